@@ -1,0 +1,185 @@
+# podkernel — build, test, benchmark and fuzz.
+#
+#   make            build/bin/{podctl,podkerneld,podagent} and build/lib/libtopo.a
+#   make deps       install the Debian packages the build and the tests need
+#   make demo       the appliance on a simulated cluster (README, first command)
+#   make check      sanitizer build (ASan + UBSan), every Check suite, every script
+#   make bench      optimised build, the benchmarks (not part of check)
+#   make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)
+#
+# Every folder with C sources is a static library; programs and tests link the
+# libraries of the folders they depend on (LIBS_* below).  A test in
+# tests/<folder>/test_*.c tests <folder> and links that folder's libraries.
+
+VERSION    := 0.1.0
+BUILD      ?= build
+SAN        ?= 0
+OPT        ?= -O2
+
+PKGS := yaml-0.1 jansson hwloc libudev libnl-3.0 libnl-route-3.0 libnl-genl-3.0 \
+	libmicrohttpd libcurl sqlite3
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+
+WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers
+CFLAGS   ?= -g $(OPT)
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE \
+	-DPODKERNEL_VERSION='"$(VERSION)"' -DPODKERNEL_SRCDIR='"$(CURDIR)"' \
+	-I. -Itopology $(PKG_CFLAGS) -MMD -MP
+ALL_LDFLAGS = $(LDFLAGS)
+
+ifeq ($(SAN),1)
+ALL_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+ALL_LDFLAGS += -fsanitize=address,undefined
+endif
+
+# --- libraries: one per source folder -------------------------------------
+# name:folder[:excluded-file]
+LIBDEFS := topo:topology \
+	topotools:topology/tools \
+	pkapi:kernel/api \
+	pksched:kernel/sched \
+	pkbuilder:kernel/builder \
+	pkstore:kernel/store \
+	pkserver:kernel/server \
+	pkappliance:kernel/appliance \
+	pkclient:kernel/podctl:kernel/podctl/main.c \
+	pkagent:agent:agent/main.c
+
+# What each library needs, most dependent first (static link order).
+LIBS_topo        := topo
+LIBS_topotools   := topotools topo
+LIBS_pkapi       := pkapi topo
+LIBS_pksched     := pksched pkapi topo
+LIBS_pkbuilder   := pkbuilder pkapi topo
+LIBS_pkstore     := pkstore pkapi topo
+LIBS_pkserver    := pkserver pkstore pkbuilder pkapi topo
+LIBS_pkappliance := pkappliance pkserver pkstore pksched pkbuilder pkapi topo
+LIBS_pkagent     := pkagent pkapi topo
+LIBS_pkclient    := pkclient topotools pkappliance pkserver pkstore pksched pkbuilder \
+	pkagent pkapi topo
+
+# test folder -> library set
+TESTLIBS_tests/topology        := topotools
+TESTLIBS_tests/topology/tools  := topotools
+TESTLIBS_tests/kernel/api      := pkapi
+TESTLIBS_tests/kernel/sched    := pksched
+TESTLIBS_tests/kernel/builder  := pkbuilder
+TESTLIBS_tests/kernel/store    := pkstore
+TESTLIBS_tests/kernel/server   := pkserver
+TESTLIBS_tests/kernel/appliance := pkappliance
+TESTLIBS_tests/kernel/podctl   := pkclient
+TESTLIBS_tests/agent           := pkagent
+
+lib_name   = $(word 1,$(subst :, ,$(1)))
+lib_dir    = $(word 2,$(subst :, ,$(1)))
+lib_skip   = $(word 3,$(subst :, ,$(1)))
+lib_path   = $(BUILD)/lib/lib$(1).a
+libs_of    = $(foreach l,$(LIBS_$(1)),$(call lib_path,$(l)))
+
+define LIB_template
+SRCS_$(call lib_name,$(1)) := $$(filter-out $(call lib_skip,$(1)),$$(wildcard $(call lib_dir,$(1))/*.c))
+OBJS_$(call lib_name,$(1)) := $$(patsubst %.c,$(BUILD)/obj/%.o,$$(SRCS_$(call lib_name,$(1))))
+$(call lib_path,$(call lib_name,$(1))): $$(OBJS_$(call lib_name,$(1)))
+	@mkdir -p $$(@D)
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+endef
+$(foreach d,$(LIBDEFS),$(eval $(call LIB_template,$(d))))
+
+ALL_LIBS := $(foreach d,$(LIBDEFS),$(call lib_path,$(call lib_name,$(d))))
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# --- programs ---------------------------------------------------------------
+PROGS := $(BUILD)/bin/podctl $(BUILD)/bin/podkerneld $(BUILD)/bin/podagent
+
+$(BUILD)/bin/podctl: $(BUILD)/obj/kernel/podctl/main.o $(call libs_of,pkclient)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/bin/podkerneld: $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard kernel/podkerneld/*.c)) \
+		$(call libs_of,pkappliance)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/bin/podagent: $(BUILD)/obj/agent/main.o $(call libs_of,pkagent)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# --- tests ------------------------------------------------------------------
+TEST_SRCS := $(shell find tests -name 'test_*.c' -not -path 'tests/fuzz/*' \
+	-not -path 'tests/bench/*' 2>/dev/null | sort)
+TEST_BINS := $(patsubst %.c,$(BUILD)/%,$(TEST_SRCS))
+TEST_SUPPORT := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/support/*.c))
+
+define TEST_template
+$(BUILD)/$(basename $(1)): $(BUILD)/obj/$(basename $(1)).o $(TEST_SUPPORT) \
+		$$(call libs_of,$$(TESTLIBS_$(patsubst %/,%,$(dir $(1)))))
+	@mkdir -p $$(@D)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(CHECK_LIBS)
+endef
+$(foreach t,$(TEST_SRCS),$(eval $(call TEST_template,$(t))))
+
+# --- benchmarks ---------------------------------------------------------------
+BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
+BENCH_BINS := $(patsubst %.c,$(BUILD)/%,$(BENCH_SRCS))
+$(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(call libs_of,pkclient)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# --- top-level targets -------------------------------------------------------
+.PHONY: all deps demo check check-build bench fuzz fuzz-smoke clean format
+.DEFAULT_GOAL := all
+
+all: $(PROGS) $(call lib_path,topo)
+
+deps:
+	@sh .ci/deps.sh
+
+check-build: $(PROGS) $(TEST_BINS)
+
+check: deps
+	$(MAKE) BUILD=build/san SAN=1 OPT=-O1 check-build
+	@sh tests/run-tests.sh build/san
+	$(MAKE) fuzz-smoke
+
+demo: deps all
+	@sh examples/demo.sh build/bin
+
+bench-build: $(PROGS) $(BENCH_BINS)
+
+bench: deps
+	$(MAKE) BUILD=build/bench OPT='-O3 -march=x86-64-v2' CFLAGS='-g -O3' bench-build
+	@sh tests/bench/run-bench.sh build/bench
+
+# libFuzzer: a clang build of every library with coverage instrumentation.
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_SECONDS ?= 60
+fuzz-build:
+	$(MAKE) BUILD=build/fuzz CC=clang WARN='-Wall -Wno-unused-parameter' \
+		CFLAGS='-g -O1 -fsanitize=fuzzer-no-link,address,undefined' \
+		LDFLAGS='-fsanitize=fuzzer,address,undefined' \
+		$(patsubst tests/fuzz/%.c,build/fuzz/tests/fuzz/%,$(FUZZ_SRCS))
+
+$(BUILD)/tests/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(call libs_of,pkclient)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+fuzz: deps fuzz-build
+	@sh tests/fuzz/run-fuzz.sh build/fuzz $(FUZZ_SECONDS)
+
+fuzz-smoke: fuzz-build
+	@sh tests/fuzz/run-fuzz.sh build/fuzz 10
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

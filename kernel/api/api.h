@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * api.h — podkernel's API object model.
+ *
+ * Objects travel as jansson trees (json_t), exactly as a user wrote them, so
+ * that unknown fields survive and a read-then-write round trip is stable.  The
+ * codec reads YAML (multi-document) or JSON into such trees and writes them back
+ * as JSON or YAML.  On top of the trees sit typed views (struct pk_pod, ...)
+ * that the scheduler, the store and the builder use; a view borrows strings from
+ * its tree and holds a reference to it (view->raw), so the tree outlives it.
+ *
+ * Field names are the upstream Kubernetes ones (../shared/CONTRACT.md).
+ */
+#ifndef PODKERNEL_KERNEL_API_H
+#define PODKERNEL_KERNEL_API_H
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- limits for hostile input ------------------------------------------ */
+#define PK_MAX_INPUT_BYTES (3 * 1024 * 1024) /* like kube-apiserver */
+#define PK_MAX_DEPTH 64                      /* nesting of maps/lists */
+#define PK_MAX_OBJECTS 100000                /* objects in one input */
+
+/* ---- error lists: field-path messages ---------------------------------- */
+struct pk_errors {
+	char **msg;
+	size_t n, cap;
+};
+/* Append "fmt..." (printf-style).  Messages read "path: what: detail". */
+void pk_errors_add(struct pk_errors *errs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void pk_errors_clear(struct pk_errors *errs); /* frees messages, keeps struct */
+/* Print each message on its own line, prefixed by prefix (e.g. file name). */
+void pk_errors_print(const struct pk_errors *errs, FILE *f, const char *prefix);
+
+/* ---- kinds --------------------------------------------------------------- */
+enum pk_kind {
+	PK_KIND_UNKNOWN = 0,
+	PK_KIND_NODE,
+	PK_KIND_POD,
+	PK_KIND_PRIORITY_CLASS,
+	PK_KIND_WORKLOAD,
+	PK_KIND_POD_GROUP,
+	PK_KIND_COMPOSITE_POD_GROUP,
+	PK_KIND_JOB,
+	PK_KIND_JOBSET,
+	_PK_KIND_MAX,
+};
+/* "Pod", "CompositePodGroup", ...; NULL for unknown. */
+const char *pk_kind_to_string(enum pk_kind kind);
+enum pk_kind pk_kind_from_string(const char *s);
+/* Expected apiVersion of a kind ("v1", "scheduling.k8s.io/v1alpha3", ...). */
+const char *pk_kind_api_version(enum pk_kind kind);
+/* Kind of an object tree from its "kind" field; also checks apiVersion. */
+enum pk_kind pk_kind_of(const json_t *obj);
+
+/* ---- codec ---------------------------------------------------------------- */
+enum pk_format { PK_FORMAT_JSON, PK_FORMAT_YAML };
+
+/*
+ * Read every object of a YAML (multi-document) or JSON input into a new JSON
+ * array; "kind: List" or "*List" documents are flattened into their items;
+ * empty documents are skipped.  Errors ("NAME:LINE:COL: message") go to err.
+ * Returns 0, -EINVAL on bad input (limits included), -errno on I/O.
+ */
+int pk_read_file(const char *path, json_t **ret_objects, char *err, size_t errlen);
+int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_objects,
+		   char *err, size_t errlen);
+/* One document (a request body) into one value, YAML or JSON. */
+int pk_parse_document(const char *name, const char *buf, size_t len, json_t **ret_value,
+		      char *err, size_t errlen);
+
+/* Write one value as JSON (indented, newline-terminated) or YAML. */
+int pk_write(FILE *f, const json_t *value, enum pk_format fmt);
+/* Same into a malloc'ed string the caller frees. */
+char *pk_write_string(const json_t *value, enum pk_format fmt);
+/* A "kind: List" (apiVersion v1) holding items (reference stolen). */
+json_t *pk_list_new(json_t *items);
+
+/* ---- small helpers on trees ------------------------------------------------ */
+/* Value at a dotted path ("spec.schedulingGroup.podGroupName"), or NULL. */
+json_t *pk_get(const json_t *obj, const char *path);
+const char *pk_get_string(const json_t *obj, const char *path); /* NULL if absent */
+/* Set a value at a dotted path, creating maps on the way; value stolen. */
+int pk_set(json_t *obj, const char *path, json_t *value);
+/* metadata.namespace, defaulting to "default" for namespaced kinds. */
+const char *pk_namespace(const json_t *obj);
+const char *pk_name(const json_t *obj);
+/* RFC 3339 timestamp to seconds since the epoch; -EINVAL if malformed. */
+int pk_time_parse(const char *s, int64_t *ret_seconds);
+void pk_time_format(int64_t seconds, char buf[32]);
+
+/*
+ * Set (or replace, by type) a metav1.Condition in status.conditions.
+ * lastTransitionTime changes only when status changes; now is seconds.
+ */
+int pk_condition_set(json_t *obj, const char *type, const char *status, const char *reason,
+		     const char *message, int64_t now);
+/* The condition of that type, or NULL. */
+json_t *pk_condition_get(const json_t *obj, const char *type);
+
+/* ---- typed views ------------------------------------------------------------ */
+struct pk_kv {
+	const char *key;
+	const char *value;
+};
+
+struct pk_resource {
+	const char *name; /* "cpu", "memory", "pods", "google.com/tpu", ... */
+	int64_t milli;
+};
+
+struct pk_meta {
+	const char *name;
+	const char *namespace; /* "default" when absent for namespaced kinds */
+	const char *uid;
+	int64_t creation; /* seconds; INT64_MIN when no creationTimestamp */
+	bool deleting;    /* metadata.deletionTimestamp set */
+	struct pk_kv *labels;
+	size_t nlabels;
+};
+
+enum pk_taint_effect {
+	PK_TAINT_NO_SCHEDULE,
+	PK_TAINT_PREFER_NO_SCHEDULE,
+	PK_TAINT_NO_EXECUTE,
+};
+
+struct pk_taint {
+	const char *key, *value;
+	enum pk_taint_effect effect;
+};
+
+struct pk_node {
+	json_t *raw;
+	struct pk_meta meta;
+	bool unschedulable;
+	struct pk_taint *taints;
+	size_t ntaints;
+	struct pk_resource *allocatable; /* "pods" always present (default 110) */
+	size_t nallocatable;
+};
+
+enum pk_toleration_op { PK_TOL_EQUAL, PK_TOL_EXISTS };
+
+struct pk_toleration {
+	const char *key; /* NULL or "" matches every key (with Exists) */
+	enum pk_toleration_op op;
+	const char *value;
+	bool has_effect; /* false: all effects */
+	enum pk_taint_effect effect;
+};
+
+enum pk_selector_op { PK_SEL_IN, PK_SEL_NOT_IN, PK_SEL_EXISTS, PK_SEL_DOES_NOT_EXIST, PK_SEL_GT, PK_SEL_LT };
+
+struct pk_selector_req {
+	const char *key;
+	enum pk_selector_op op;
+	const char **values;
+	size_t nvalues;
+};
+
+/* One nodeSelectorTerm: all requirements ANDed.  Terms are ORed. */
+struct pk_selector_term {
+	struct pk_selector_req *reqs;
+	size_t nreqs;
+};
+
+struct pk_pod {
+	json_t *raw;
+	struct pk_meta meta;
+	const char *pod_group;  /* spec.schedulingGroup.podGroupName or NULL */
+	const char *node_name;  /* spec.nodeName or NULL (pending) */
+	struct pk_kv *node_selector;
+	size_t nnode_selector;
+	struct pk_selector_term *affinity; /* required node affinity terms */
+	size_t naffinity;
+	struct pk_toleration *tolerations;
+	size_t ntolerations;
+	bool has_priority;
+	int32_t priority;
+	const char *priority_class; /* spec.priorityClassName */
+	struct pk_resource *requests; /* summed over containers; "pods" not included */
+	size_t nrequests;
+};
+
+struct pk_priority_class {
+	json_t *raw;
+	struct pk_meta meta;
+	int32_t value;
+	bool global_default;
+};
+
+enum pk_policy { PK_POLICY_BASIC, PK_POLICY_GANG };
+enum pk_disruption { PK_DISRUPTION_SINGLE, PK_DISRUPTION_ALL };
+
+/* What PodGroups and CompositePodGroups (and their templates) share. */
+struct pk_group_spec {
+	enum pk_policy policy;
+	int32_t min_count;       /* gang: minCount / minGroupCount; basic: 0 */
+	const char *topology_key; /* schedulingConstraints.topology[0].key (or .level) */
+	enum pk_disruption disruption;
+	bool has_priority;
+	int32_t priority;
+	const char *priority_class;
+};
+
+struct pk_group {
+	json_t *raw;
+	enum pk_kind kind; /* PK_KIND_POD_GROUP or PK_KIND_COMPOSITE_POD_GROUP */
+	struct pk_meta meta;
+	const char *workload_name; /* spec.workloadRef.workloadName */
+	const char *template_name; /* spec.workloadRef.templateName */
+	const char *parent;        /* spec.parentCompositePodGroupName */
+	struct pk_group_spec spec;
+};
+
+struct pk_template {
+	const char *name;
+	bool composite;
+	struct pk_group_spec spec;
+	struct pk_template *children; /* composite templates only */
+	size_t nchildren;
+};
+
+struct pk_workload {
+	json_t *raw;
+	struct pk_meta meta;
+	struct pk_template *templates; /* top-level templates */
+	size_t ntemplates;
+	bool composite; /* compositePodGroupTemplates (true) or podGroupTemplates */
+};
+
+/*
+ * Decode a tree into a typed view.  Structural errors (wrong types, unknown
+ * enum values, bad quantities) are added to errs with their field path and
+ * make the call fail with -EINVAL; the view is then not returned.
+ */
+int pk_node_decode(json_t *obj, struct pk_node **ret, struct pk_errors *errs);
+int pk_pod_decode(json_t *obj, struct pk_pod **ret, struct pk_errors *errs);
+int pk_priority_class_decode(json_t *obj, struct pk_priority_class **ret,
+			     struct pk_errors *errs);
+int pk_group_decode(json_t *obj, struct pk_group **ret, struct pk_errors *errs);
+int pk_workload_decode(json_t *obj, struct pk_workload **ret, struct pk_errors *errs);
+void pk_node_free(struct pk_node *node);
+void pk_pod_free(struct pk_pod *pod);
+void pk_priority_class_free(struct pk_priority_class *pc);
+void pk_group_free(struct pk_group *group);
+void pk_workload_free(struct pk_workload *workload);
+
+/* Requested amount of a resource by a pod, 0 when absent. */
+int64_t pk_pod_request(const struct pk_pod *pod, const char *resource);
+int64_t pk_node_allocatable(const struct pk_node *node, const char *resource);
+const char *pk_meta_label(const struct pk_meta *meta, const char *key);
+
+/*
+ * Static validation of one object of any known kind (the rules of
+ * CONTRACT.md and the foundation issue).  Every violation is added to errs as
+ * a Kubernetes-style field-path message, e.g.
+ *   spec.compositePodGroupTemplates[0].podGroupTemplates[1].name: Duplicate value: "workers"
+ * Returns 0 when valid, -EINVAL otherwise.
+ */
+int pk_validate(const json_t *obj, struct pk_errors *errs);
+
+#endif /* PODKERNEL_KERNEL_API_H */

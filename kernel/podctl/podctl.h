@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * podctl.h — the subcommands of podctl.  main.c parses the global options and
+ * hands argv (starting at the subcommand name) to one of these.  Each returns
+ * the process exit code of CONTRACT.md: 0 success, 2 bad usage or invalid
+ * input, 1 any other failure.
+ */
+#ifndef PODKERNEL_PODCTL_H
+#define PODKERNEL_PODCTL_H
+
+enum {
+	PODCTL_EXIT_OK = 0,
+	PODCTL_EXIT_FAILURE = 1,
+	PODCTL_EXIT_USAGE = 2,
+};
+
+struct podctl_globals {
+	const char *server; /* --server, $PODKERNEL_SERVER, http://127.0.0.1:6443 */
+	const char *token;  /* --token, $PODKERNEL_TOKEN, or NULL */
+};
+
+int podctl_schedule(int argc, char **argv);  /* schedule.c */
+int podctl_validate(int argc, char **argv);  /* validate.c */
+int podctl_compile(int argc, char **argv);   /* compile.c */
+/* apply, get, delete, describe, top (client.c) */
+int podctl_client(const struct podctl_globals *g, int argc, char **argv);
+/* board check|show|nodes|verify (topology/tools/board_cmd.c) */
+int podctl_board(int argc, char **argv);
+
+#endif

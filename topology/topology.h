@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * topology.h — the one public header of libtopo, podkernel's shared library.
+ *
+ * libtopo knows the things every podkernel program agrees on: Kubernetes label
+ * syntax, resource quantities, the board files that describe accelerator
+ * hardware, torus geometry, and the tree of topology domains (superslice →
+ * cube → host, block → rack → host) built from labelled nodes.
+ *
+ * Conventions (see STYLE.md): functions that act return 0 or a negative errno;
+ * predicates return bool; lookups return a pointer or NULL.  Outputs are ret_*
+ * parameters, last, written only on success.  The library never prints and
+ * never exits; errors meant for users come back in a caller-supplied buffer as
+ * "FILE:LINE:COL: message" or a field path.  Strings returned by accessors are
+ * owned by the object they come from and live as long as it does.
+ */
+#ifndef PODKERNEL_TOPOLOGY_H
+#define PODKERNEL_TOPOLOGY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Kubernetes names and labels                                               */
+/* ------------------------------------------------------------------------ */
+
+#define TOPO_LABEL_NAME_MAX 63
+#define TOPO_DNS_SUBDOMAIN_MAX 253
+
+/* RFC 1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters. */
+bool topo_dns_label_valid(const char *s);
+/* RFC 1123 subdomain: dot-separated labels, at most 253 characters. */
+bool topo_dns_subdomain_valid(const char *s);
+
+/*
+ * Label key "[prefix/]name": name at most 63 characters of [A-Za-z0-9._-],
+ * beginning and ending alphanumeric; prefix a DNS subdomain.  On failure and
+ * when why is not NULL, a sentence saying what was expected is written there.
+ */
+bool topo_label_key_valid(const char *key, char *why, size_t whylen);
+/* Label value: empty, or at most 63 of [A-Za-z0-9._-] starting/ending alnum. */
+bool topo_label_value_valid(const char *value, char *why, size_t whylen);
+/*
+ * Make a label value valid: characters outside the set become '-', leading and
+ * trailing non-alphanumerics are dropped, the result is cut to 63.  Returns 0,
+ * or -EINVAL when nothing valid is left (out then holds "").
+ */
+int topo_label_value_sanitize(const char *in, char *out, size_t outlen);
+
+/* ------------------------------------------------------------------------ */
+/* Resource quantities                                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Quantities are kept as exact integers of milli-units ("500m" -> 500,
+ * "2" -> 2000, "1Ki" -> 1024000).  Accepted: optional sign, digits with an
+ * optional fraction, then a decimal SI suffix (m k M G T P E), a binary suffix
+ * (Ki Mi Gi Ti Pi Ei) or an exponent (e3, E-2).  A value below one milli-unit
+ * is rounded up as Kubernetes does.  -EINVAL on syntax, -ERANGE on overflow.
+ */
+int topo_quantity_parse(const char *s, int64_t *ret_milli);
+
+enum topo_quantity_format {
+	TOPO_QUANTITY_DECIMAL_SI, /* "500m", "64", "2k", "1500M" */
+	TOPO_QUANTITY_BINARY_SI,  /* "256Gi" where exact, else decimal */
+};
+/* Canonical text of a quantity; -ENOSPC when buf is too small. */
+int topo_quantity_format(int64_t milli, enum topo_quantity_format fmt, char *buf, size_t len);
+/* The format a parsed string was written in (binary when it used Ki..Ei). */
+enum topo_quantity_format topo_quantity_format_of(const char *s);
+
+/* ------------------------------------------------------------------------ */
+/* Torus geometry                                                             */
+/* ------------------------------------------------------------------------ */
+
+#define TOPO_DIMS 3
+
+struct topo_shape {
+	int dim[TOPO_DIMS]; /* x, y, z; every dim >= 1 */
+};
+
+struct topo_coord {
+	int c[TOPO_DIMS];
+};
+
+/* "4x4x4", "8x8x16", "2x2x1"; -EINVAL otherwise. */
+int topo_shape_parse(const char *s, struct topo_shape *ret_shape);
+int topo_shape_format(const struct topo_shape *shape, char *buf, size_t len);
+int64_t topo_shape_volume(const struct topo_shape *shape);
+/* True when inner tiles outer exactly along every axis. */
+bool topo_shape_divides(const struct topo_shape *inner, const struct topo_shape *outer);
+
+/* Row-major index (x fastest) of a coordinate in a shape, and back. */
+int64_t topo_coord_index(const struct topo_shape *shape, const struct topo_coord *c);
+void topo_coord_of_index(const struct topo_shape *shape, int64_t index, struct topo_coord *ret);
+bool topo_coord_in(const struct topo_shape *shape, const struct topo_coord *c);
+
+/*
+ * Neighbours of c along each axis in both directions (at most 6).  Without
+ * wraparound an edge chip has fewer; with it, a dimension of size 2 yields one
+ * neighbour (not the same one twice) and size 1 yields none.  Returns the count.
+ */
+int topo_torus_neighbors(const struct topo_shape *shape, bool wrap, const struct topo_coord *c,
+			 struct topo_coord ret[2 * TOPO_DIMS]);
+
+/* The block (host, cube) holding chip c: c divided by block, per axis. */
+void topo_coord_block(const struct topo_coord *c, const struct topo_shape *block,
+		      struct topo_coord *ret);
+
+/*
+ * Axis-aligned sub-cuboids of shape sub inside shape outer, at origins that are
+ * multiples of stride (pass sub itself for a tiling, all-ones for every
+ * offset).  Calls fn for each origin until fn returns non-zero, which is then
+ * returned; 0 after the last.  -EINVAL when sub does not fit.
+ */
+int topo_subcuboids_foreach(const struct topo_shape *outer, const struct topo_shape *sub,
+			    const struct topo_shape *stride,
+			    int (*fn)(const struct topo_coord *origin, void *arg), void *arg);
+
+/* ------------------------------------------------------------------------ */
+/* Boards                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A board describes one kind of hardware (see the boards/ folder and README.md):
+ * accelerator, chips per host, torus shapes, ICI ports and wiring, host
+ * allocatable, topology levels with their node label keys, and how many
+ * domains a simulated cluster has.  Lifecycle: topo_board_new() ->
+ * topo_board_load_file() or topo_board_load_buffer() -> accessors ->
+ * topo_board_free().  Accessors on a board that is not loaded return NULL/0.
+ */
+struct topo_board;
+
+#define TOPO_ERR_MAX 512
+#define TOPO_BOARD_MAX_LEVELS 6
+
+struct topo_board *topo_board_new(void);
+void topo_board_free(struct topo_board *board);
+/* Errors: "FILE:LINE:COL: message" in err.  -EINVAL bad board, -EIO/-ENOENT io. */
+int topo_board_load_file(struct topo_board *board, const char *path, char *err, size_t errlen);
+int topo_board_load_buffer(struct topo_board *board, const char *name, const char *buf,
+			   size_t len, char *err, size_t errlen);
+
+const char *topo_board_name(const struct topo_board *board);
+const char *topo_board_description(const struct topo_board *board);
+/* Extended resource name of the accelerator, e.g. "google.com/tpu". */
+const char *topo_board_accel_resource(const struct topo_board *board);
+/* PCI vendor ID (e.g. 0x1ae0) and the device IDs the board lists. */
+unsigned topo_board_accel_vendor(const struct topo_board *board);
+size_t topo_board_accel_device_count(const struct topo_board *board);
+unsigned topo_board_accel_device(const struct topo_board *board, size_t i);
+/* True when vendor:device is an accelerator by this board's ID list. */
+bool topo_board_is_accel(const struct topo_board *board, unsigned vendor, unsigned device);
+int topo_board_chips_per_host(const struct topo_board *board);
+int topo_board_numa_per_host(const struct topo_board *board);
+
+/* Torus shapes; has_torus is false for boards without one (GPU racks). */
+bool topo_board_has_torus(const struct topo_board *board);
+const struct topo_shape *topo_board_host_shape(const struct topo_board *board);
+const struct topo_shape *topo_board_cube_shape(const struct topo_board *board);
+const struct topo_shape *topo_board_superslice_shape(const struct topo_board *board);
+bool topo_board_wraparound(const struct topo_board *board);
+
+/* Host allocatable: resource names and quantities (milli-units). */
+size_t topo_board_allocatable_count(const struct topo_board *board);
+const char *topo_board_allocatable_name(const struct topo_board *board, size_t i);
+int64_t topo_board_allocatable_milli(const struct topo_board *board, size_t i);
+
+/* Topology levels, outermost first, host level last. */
+size_t topo_board_level_count(const struct topo_board *board);
+const char *topo_board_level_name(const struct topo_board *board, size_t i);
+const char *topo_board_level_key(const struct topo_board *board, size_t i);
+/* Domains of level i in the simulated cluster (for the outermost: the count). */
+int topo_board_level_domains(const struct topo_board *board, size_t i);
+
+/* ICI ports: per chip, the netdev name pattern the agent matches. */
+int topo_board_ici_ports_per_chip(const struct topo_board *board);
+size_t topo_board_ici_port_count(const struct topo_board *board);
+const char *topo_board_ici_port_name(const struct topo_board *board, size_t i);
+
+/* Hostname pattern ("tpu-ss{superslice}-h{host}") the agent parses, or NULL. */
+const char *topo_board_hostname_pattern(const struct topo_board *board);
+
+/*
+ * A host of the board's cluster: its index (0..hosts-1), name, coordinates and
+ * domain at every level, as podagent would publish them.
+ */
+struct topo_host {
+	int64_t index;
+	char name[TOPO_LABEL_NAME_MAX + 1];
+	struct topo_coord coord; /* host coordinates in chip units; zero without torus */
+	char coords[48];         /* label value, e.g. "4.0.12" */
+	char domain[TOPO_BOARD_MAX_LEVELS][TOPO_LABEL_NAME_MAX + 1]; /* per level */
+};
+
+/* Hosts in the simulated cluster (all levels' domains multiplied out). */
+int64_t topo_board_host_count(const struct topo_board *board, int superslices);
+/* Host number index of a simulated cluster; -ERANGE past the end. */
+int topo_board_host(const struct topo_board *board, int superslices, int64_t index,
+		    struct topo_host *ret);
+
+/*
+ * Expected ICI wiring: for host index and port i, the peer host index and peer
+ * port it must be cabled to.  -ENOENT when that port is not wired (edge of a
+ * torus without wraparound).
+ */
+int topo_board_ici_peer(const struct topo_board *board, int superslices, int64_t host,
+			size_t port, int64_t *ret_peer_host, size_t *ret_peer_port);
+
+/* ------------------------------------------------------------------------ */
+/* Topology domain trees                                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A tree of topology domains built from labelled nodes and an ordered list of
+ * level label keys, outermost first (e.g. superslice key, cube key).  The root
+ * (index 0) stands for the whole cluster; nodes are the leaves below the last
+ * level.  Domains and nodes have dense indices so callers keep per-domain state
+ * in arrays.  A node lacking a level's label sits in no domain of that level
+ * or below and is reported by topo_domain_node_domain() as -1.
+ */
+struct topo_domain_tree;
+
+struct topo_domain_tree *topo_domain_tree_new(const char *const *level_keys, size_t nlevels);
+void topo_domain_tree_free(struct topo_domain_tree *tree);
+/*
+ * Add node number node_index (the caller's dense index) with its labels
+ * (parallel arrays).  Returns 0 or -errno.
+ */
+int topo_domain_tree_add_node(struct topo_domain_tree *tree, int node_index,
+			      const char *const *label_keys, const char *const *label_values,
+			      size_t nlabels);
+/* Freeze the tree: assigns final indices.  Adding afterwards fails -EBUSY. */
+int topo_domain_tree_build(struct topo_domain_tree *tree);
+
+size_t topo_domain_count(const struct topo_domain_tree *tree);
+size_t topo_domain_level_count(const struct topo_domain_tree *tree);
+/* Level of a domain: -1 for the root, 0 for the outermost level. */
+int topo_domain_level(const struct topo_domain_tree *tree, int domain);
+const char *topo_domain_value(const struct topo_domain_tree *tree, int domain);
+int topo_domain_parent(const struct topo_domain_tree *tree, int domain);
+/* Children domains of a domain, in first-seen order. */
+size_t topo_domain_child_count(const struct topo_domain_tree *tree, int domain);
+int topo_domain_child(const struct topo_domain_tree *tree, int domain, size_t i);
+/* Domains of one level, dense and ordered; -1 for none. */
+size_t topo_domain_level_size(const struct topo_domain_tree *tree, int level);
+int topo_domain_level_domain(const struct topo_domain_tree *tree, int level, size_t i);
+/* Nodes inside a domain (all levels below), as caller node indices. */
+size_t topo_domain_node_count(const struct topo_domain_tree *tree, int domain);
+int topo_domain_node(const struct topo_domain_tree *tree, int domain, size_t i);
+/* The domain of a node at a level, or -1. */
+int topo_domain_node_domain(const struct topo_domain_tree *tree, int node_index, int level);
+/* Domain of a level by label value, or -1. */
+int topo_domain_find(const struct topo_domain_tree *tree, int level, const char *value);
+/* Invariant checker (hwloc_topology_check): 0 or -EUCLEAN with why. */
+int topo_domain_tree_check(const struct topo_domain_tree *tree, char *why, size_t whylen);
+
+/* Library version string. */
+const char *topo_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PODKERNEL_TOPOLOGY_H */
