@@ -50,7 +50,7 @@ LIBDEFS := topo:topology \
 
 # What each library needs, most dependent first (static link order).
 LIBS_topo        := topo
-LIBS_topotools   := topotools topo
+LIBS_topotools   := topotools pkapi topo
 LIBS_pkapi       := pkapi topo
 LIBS_pksched     := pksched pkapi topo
 LIBS_pkbuilder   := pkbuilder pkapi topo
@@ -62,7 +62,7 @@ LIBS_pkclient    := pkclient topotools pkappliance pkserver pkstore pksched pkbu
 	pkagent pkapi topo
 
 # test folder -> library set
-TESTLIBS_tests/topology        := topotools
+TESTLIBS_tests/topology        := topo
 TESTLIBS_tests/topology/tools  := topotools
 TESTLIBS_tests/kernel/api      := pkapi
 TESTLIBS_tests/kernel/sched    := pksched
