@@ -57,6 +57,8 @@ enum pk_kind pk_kind_from_string(const char *s);
 const char *pk_kind_api_version(enum pk_kind kind);
 /* Kind of an object tree from its "kind" field; also checks apiVersion. */
 enum pk_kind pk_kind_of(const json_t *obj);
+/* Whether objects of the kind live in a namespace (unknown kinds: true). */
+bool pk_kind_namespaced(enum pk_kind kind);
 
 /* ---- codec ---------------------------------------------------------------- */
 enum pk_format { PK_FORMAT_JSON, PK_FORMAT_YAML };
