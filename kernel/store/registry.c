@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * registry.c — the write rules every writer goes through.
+ *
+ * Mirrors kube-apiserver's registry strategies for the kinds podkerneld
+ * serves: identity checks (kind, apiVersion, names, labels), defaulting (uid,
+ * creationTimestamp, generation, namespace, disruptionMode, priority from the
+ * named or the globalDefault PriorityClass, the CompositePodGroup protection
+ * finalizer), pk_validate(), optimistic concurrency, status subresource
+ * separation and graceful deletion through finalizers.  Each public call takes
+ * the store lock, runs in one SQLite transaction (store.c) and returns after
+ * the commit.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "kernel/store/store-private.h"
+#include "topology/topology.h"
+
+#define CASCADE_MAX_DEPTH 8
+
+static void now_rfc3339(char buf[32])
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void new_uid(char buf[37])
+{
+	unsigned char b[16];
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		for (size_t i = 0; i < sizeof(b); i++)
+			b[i] = (unsigned char)((ts.tv_nsec >> (i % 4 * 8)) ^ (rand() & 0xff));
+	}
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	snprintf(buf, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+		 b[13], b[14], b[15]);
+}
+
+static json_t *meta_of(json_t *obj)
+{
+	return json_object_get(obj, "metadata");
+}
+
+static bool is_group(const struct pk_store_type *t)
+{
+	return t->pk == PK_KIND_POD_GROUP || t->pk == PK_KIND_COMPOSITE_POD_GROUP;
+}
+
+static bool deleting(json_t *obj)
+{
+	return meta_str(obj, "deletionTimestamp") != NULL;
+}
+
+static size_t finalizer_count(json_t *obj)
+{
+	return json_array_size(json_object_get(meta_of(obj), "finalizers"));
+}
+
+static void finalizer_drop(json_t *obj, const char *name)
+{
+	json_t *fins = json_object_get(meta_of(obj), "finalizers");
+	for (size_t i = json_array_size(fins); i-- > 0;)
+		if (strcmp(json_string_value(json_array_get(fins, i)) ?: "", name) == 0)
+			json_array_remove(fins, i);
+	if (fins && json_array_size(fins) == 0)
+		json_object_del(meta_of(obj), "finalizers");
+}
+
+static void finalizer_ensure(json_t *obj, const char *name)
+{
+	json_t *meta = meta_of(obj);
+	json_t *fins = json_object_get(meta, "finalizers");
+	if (!json_is_array(fins)) {
+		fins = json_array();
+		json_object_set_new(meta, "finalizers", fins);
+	}
+	size_t i;
+	json_t *f;
+	json_array_foreach(fins, i, f)
+		if (strcmp(json_string_value(f) ?: "", name) == 0)
+			return;
+	json_array_append_new(fins, json_string(name));
+}
+
+static void check_string_map(json_t *meta, const char *field, bool labels,
+			     struct pk_errors *errs)
+{
+	json_t *map = json_object_get(meta, field);
+	if (!map)
+		return;
+	if (!json_is_object(map)) {
+		pk_errors_add(errs, "metadata.%s: Invalid value: expected a map of strings", field);
+		return;
+	}
+	const char *k;
+	json_t *v;
+	json_object_foreach(map, k, v) {
+		char why[160];
+		if (!json_is_string(v))
+			pk_errors_add(errs, "metadata.%s[%s]: Invalid value: expected a string", field,
+				      k);
+		else if (labels && !topo_label_key_valid(k, why, sizeof(why)))
+			pk_errors_add(errs, "metadata.%s: Invalid value: \"%s\": %s", field, k, why);
+		else if (labels && !topo_label_value_valid(json_string_value(v), why, sizeof(why)))
+			pk_errors_add(errs, "metadata.%s[%s]: Invalid value: \"%s\": %s", field, k,
+				      json_string_value(v), why);
+	}
+}
+
+/* kind/apiVersion/metadata shape; names; namespace defaulting. */
+static int check_identity(const struct pk_store_type *t, json_t *obj, struct pk_errors *errs)
+{
+	char want[96];
+	snprintf(want, sizeof(want), "%s%s%s", t->group, *t->group ? "/" : "", t->version);
+	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+	if (!av)
+		json_object_set_new(obj, "apiVersion", json_string(want));
+	else if (strcmp(av, want) != 0 && !(t->pk == PK_KIND_PRIORITY_CLASS &&
+					    strcmp(av, "scheduling.k8s.io/v1alpha3") == 0)) {
+		pk_errors_add(errs, "apiVersion: Unsupported value: \"%s\": supported values: \"%s\"",
+			      av, want);
+		return -EINVAL;
+	}
+	json_t *meta = meta_of(obj);
+	if (!json_is_object(meta)) {
+		pk_errors_add(errs, "metadata: Required value");
+		return -EINVAL;
+	}
+	const char *name = meta_str(obj, "name");
+	if (!name || !topo_dns_subdomain_valid(name)) {
+		pk_errors_add(errs, "metadata.name: %s%s%s: a lowercase RFC 1123 subdomain is expected",
+			      name ? "Invalid value: \"" : "Required value", name ? name : "",
+			      name ? "\"" : "");
+		return -EINVAL;
+	}
+	if (t->namespaced) {
+		const char *ns = meta_str(obj, "namespace");
+		if (!ns)
+			json_object_set_new(meta, "namespace", json_string("default"));
+		else if (!topo_dns_label_valid(ns)) {
+			pk_errors_add(errs, "metadata.namespace: Invalid value: \"%s\"", ns);
+			return -EINVAL;
+		}
+	} else {
+		json_object_del(meta, "namespace");
+	}
+	check_string_map(meta, "labels", true, errs);
+	check_string_map(meta, "annotations", false, errs);
+	json_t *fins = json_object_get(meta, "finalizers");
+	size_t i;
+	json_t *f;
+	if (fins && !json_is_array(fins))
+		pk_errors_add(errs, "metadata.finalizers: Invalid value: expected a list of strings");
+	json_array_foreach(fins, i, f)
+		if (!json_is_string(f))
+			pk_errors_add(errs, "metadata.finalizers[%zu]: Invalid value: expected a string",
+				      i);
+	return errs->n ? -EINVAL : 0;
+}
+
+/* spec.priority from spec.priorityClassName, or from the globalDefault class. */
+static int default_priority(struct pk_store *st, json_t *obj, struct pk_errors *errs)
+{
+	json_t *spec = json_object_get(obj, "spec");
+	if (!json_is_object(spec))
+		return 0;
+	const char *pcname = json_string_value(json_object_get(spec, "priorityClassName"));
+	json_t *pc = NULL;
+	if (pcname) {
+		pc = db_get(st, "PriorityClass", "", pcname);
+		if (!pc) {
+			pk_errors_add(errs,
+				      "spec.priorityClassName: Not found: \"%s\": no PriorityClass "
+				      "with that name",
+				      pcname);
+			return -EINVAL;
+		}
+	} else if (!json_object_get(spec, "priority")) {
+		pc = db_default_priority_class(st);
+		if (pc)
+			json_object_set(spec, "priorityClassName",
+					json_object_get(meta_of(pc), "name"));
+	}
+	if (pc && !json_object_get(spec, "priority")) {
+		json_t *value = json_object_get(pc, "value");
+		json_object_set_new(spec, "priority",
+				    json_integer(json_is_integer(value) ? json_integer_value(value) : 0));
+	}
+	json_decref(pc);
+	return 0;
+}
+
+static void default_kind(const struct pk_store_type *t, json_t *obj)
+{
+	if (!is_group(t))
+		return;
+	json_t *spec = json_object_get(obj, "spec");
+	if (!spec) {
+		spec = json_object();
+		json_object_set_new(obj, "spec", spec);
+	}
+	if (json_is_object(spec) && !json_object_get(spec, "disruptionMode"))
+		json_object_set_new(spec, "disruptionMode", json_pack("{s:{}}", "single"));
+	if (t->pk == PK_KIND_COMPOSITE_POD_GROUP)
+		finalizer_ensure(obj, PK_STORE_GROUP_FINALIZER);
+}
+
+static int validate(const struct pk_store_type *t, json_t *obj, struct pk_errors *errs)
+{
+	if (t->pk == PK_KIND_UNKNOWN)
+		return 0;
+	return pk_validate(obj, errs) < 0 ? -EINVAL : 0;
+}
+
+static const struct pk_store_type *type_of_obj(const json_t *obj, struct pk_errors *errs)
+{
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	const struct pk_store_type *t = pk_store_type_by_kind(kind);
+	if (!t)
+		pk_errors_add(errs, "kind: %s%s%s", kind ? "Unsupported value: \"" : "Required value",
+			      kind ? kind : "", kind ? "\"" : "");
+	return t;
+}
+
+/* ---- create --------------------------------------------------------------- */
+static int generate_name(json_t *obj)
+{
+	json_t *meta = meta_of(obj);
+	const char *prefix = meta_str(obj, "generateName");
+	if (!json_is_object(meta) || meta_str(obj, "name") || !prefix)
+		return 0;
+	static const char alnum[] = "bcdfghjklmnpqrstvwxz2456789";
+	unsigned char r[5];
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -EIO;
+	char name[300];
+	int n = snprintf(name, sizeof(name), "%.240s", prefix);
+	for (size_t i = 0; i < sizeof(r); i++)
+		name[n++] = alnum[r[i] % (sizeof(alnum) - 1)];
+	name[n] = '\0';
+	json_object_set_new(meta, "name", json_string(name));
+	return 0;
+}
+
+static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *errs)
+{
+	const struct pk_store_type *t = type_of_obj(obj, errs);
+	if (!t)
+		return -EINVAL;
+	int rc = generate_name(obj);
+	if (rc == 0)
+		rc = check_identity(t, obj, errs);
+	if (rc < 0)
+		return rc;
+	json_t *old = db_get(st, t->kind, ns_key(t, meta_str(obj, "namespace")),
+			     meta_str(obj, "name"));
+	if (old) {
+		json_decref(old);
+		return -EEXIST;
+	}
+	json_t *meta = meta_of(obj);
+	char buf[40];
+	new_uid(buf);
+	json_object_set_new(meta, "uid", json_string(buf));
+	now_rfc3339(buf);
+	json_object_set_new(meta, "creationTimestamp", json_string(buf));
+	json_object_set_new(meta, "generation", json_integer(1));
+	json_object_del(meta, "deletionTimestamp");
+	if (t->pk == PK_KIND_POD || is_group(t))
+		rc = default_priority(st, obj, errs);
+	if (rc < 0)
+		return rc;
+	default_kind(t, obj);
+	rc = validate(t, obj, errs);
+	if (rc < 0)
+		return rc;
+	struct txn tx;
+	rc = txn_begin(st, &tx);
+	if (rc == 0)
+		rc = txn_put(st, &tx, obj, PK_EVENT_ADDED);
+	if (rc == 0)
+		return txn_commit(st, &tx);
+	txn_abort(st, &tx);
+	return rc;
+}
+
+static int finish(int rc, json_t *obj, struct pk_errors *local, json_t **ret)
+{
+	pk_errors_clear(local);
+	if (rc == 0 && ret)
+		*ret = obj;
+	else
+		json_decref(obj);
+	return rc;
+}
+
+int pk_store_create(struct pk_store *st, const json_t *in, struct pk_errors *errs, json_t **ret)
+{
+	struct pk_errors local = { 0 };
+	json_t *obj = json_deep_copy(in);
+	if (!obj || !json_is_object(obj))
+		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
+	pthread_mutex_lock(&st->lock);
+	int rc = create_locked(st, obj, errs ? errs : &local);
+	pthread_mutex_unlock(&st->lock);
+	return finish(rc, obj, &local, ret);
+}
+
+/* ---- delete (and the cascade up the group tree) ---------------------------- */
+static int remove_cascade(struct pk_store *st, struct txn *tx, json_t *obj, int depth)
+{
+	int rc = txn_remove(st, tx, obj);
+	const struct pk_store_type *t = type_of_key(json_string_value(json_object_get(obj, "kind")));
+	if (rc < 0 || !t || !is_group(t) || depth >= CASCADE_MAX_DEPTH)
+		return rc;
+	const char *ns = meta_str(obj, "namespace");
+	const char *parent_name = json_string_value(
+		json_object_get(json_object_get(obj, "spec"), "parentCompositePodGroupName"));
+	if (!parent_name)
+		return 0;
+	json_t *parent = db_get(st, "CompositePodGroup", ns, parent_name);
+	if (!parent || !deleting(parent) || db_has_children(st, ns, parent_name)) {
+		json_decref(parent);
+		return 0;
+	}
+	finalizer_drop(parent, PK_STORE_GROUP_FINALIZER);
+	if (finalizer_count(parent) == 0)
+		rc = remove_cascade(st, tx, parent, depth + 1);
+	else
+		rc = txn_put(st, tx, parent, PK_EVENT_MODIFIED);
+	json_decref(parent);
+	return rc;
+}
+
+static int delete_locked(struct pk_store *st, const struct pk_store_type *t, const char *ns,
+			 const char *name, const char *precondition_rv, json_t **ret)
+{
+	json_t *obj = db_get(st, t->kind, ns, name);
+	if (!obj)
+		return -ENOENT;
+	if (precondition_rv && *precondition_rv &&
+	    strcmp(precondition_rv, meta_str(obj, "resourceVersion") ?: "") != 0) {
+		json_decref(obj);
+		return -PK_STORE_ECONFLICT;
+	}
+	if (t->pk == PK_KIND_COMPOSITE_POD_GROUP) {
+		if (db_has_children(st, ns, name))
+			finalizer_ensure(obj, PK_STORE_GROUP_FINALIZER);
+		else
+			finalizer_drop(obj, PK_STORE_GROUP_FINALIZER);
+	}
+	struct txn tx;
+	int rc = txn_begin(st, &tx);
+	if (rc == 0 && finalizer_count(obj) > 0) {
+		if (!deleting(obj)) {
+			char buf[32];
+			now_rfc3339(buf);
+			json_object_set_new(meta_of(obj), "deletionTimestamp", json_string(buf));
+		}
+		rc = txn_put(st, &tx, obj, PK_EVENT_MODIFIED);
+	} else if (rc == 0) {
+		rc = remove_cascade(st, &tx, obj, 0);
+	}
+	if (rc == 0)
+		rc = txn_commit(st, &tx);
+	else
+		txn_abort(st, &tx);
+	if (rc == 0)
+		*ret = obj;
+	else
+		json_decref(obj);
+	return rc;
+}
+
+int pk_store_delete(struct pk_store *st, const char *kind, const char *ns, const char *name,
+		    const char *precondition_rv, struct pk_errors *errs, json_t **ret)
+{
+	(void)errs;
+	const struct pk_store_type *t = pk_store_type_by_kind(kind);
+	if (!t || !name)
+		return -EINVAL;
+	json_t *obj = NULL;
+	pthread_mutex_lock(&st->lock);
+	int rc = delete_locked(st, t, ns_key(t, ns), name, precondition_rv, &obj);
+	pthread_mutex_unlock(&st->lock);
+	if (rc == 0 && ret)
+		*ret = obj;
+	else
+		json_decref(obj);
+	return rc;
+}
+
+/* ---- update and patch -------------------------------------------------------- */
+/* Everything but metadata and status differs? (drives metadata.generation) */
+static bool spec_changed(const json_t *a, const json_t *b)
+{
+	json_t *x = json_copy((json_t *)a), *y = json_copy((json_t *)b);
+	json_object_del(x, "metadata");
+	json_object_del(x, "status");
+	json_object_del(y, "metadata");
+	json_object_del(y, "status");
+	bool changed = !json_equal(x, y);
+	json_decref(x);
+	json_decref(y);
+	return changed;
+}
+
+static void keep_field(json_t *dst, json_t *src, const char *key)
+{
+	json_t *v = json_object_get(src, key);
+	if (v)
+		json_object_set(dst, key, v);
+	else
+		json_object_del(dst, key);
+}
+
+/* Build the object to store from the old one and the request (obj, changed in place). */
+static json_t *merge_update(const struct pk_store_type *t, json_t *old, json_t *obj,
+			    enum pk_store_sub sub)
+{
+	json_t *next;
+	if (sub == PK_SUB_STATUS) {
+		next = json_deep_copy(old);
+		keep_field(next, obj, "status");
+	} else {
+		next = json_incref(obj);
+		if (t->has_status)
+			keep_field(next, old, "status");
+	}
+	json_t *m = meta_of(next), *om = meta_of(old);
+	if (!json_is_object(m)) {
+		m = json_object();
+		json_object_set_new(next, "metadata", m);
+	}
+	keep_field(m, om, "uid");
+	keep_field(m, om, "creationTimestamp");
+	keep_field(m, om, "deletionTimestamp");
+	keep_field(m, om, "namespace");
+	keep_field(m, om, "resourceVersion");
+	json_int_t gen = json_integer_value(json_object_get(om, "generation"));
+	json_object_set_new(m, "generation", json_integer(gen + (spec_changed(old, next) ? 1 : 0)));
+	return next;
+}
+
+static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub,
+			 struct pk_errors *errs, json_t **ret)
+{
+	const struct pk_store_type *t = type_of_obj(obj, errs);
+	if (!t)
+		return -EINVAL;
+	int rc = check_identity(t, obj, errs);
+	if (rc < 0)
+		return rc;
+	json_t *old = db_get(st, t->kind, ns_key(t, meta_str(obj, "namespace")),
+			     meta_str(obj, "name"));
+	if (!old)
+		return -ENOENT;
+	const char *want = meta_str(obj, "resourceVersion");
+	if (want && *want && strcmp(want, meta_str(old, "resourceVersion") ?: "") != 0) {
+		json_decref(old);
+		return -PK_STORE_ECONFLICT;
+	}
+	json_t *next = merge_update(t, old, obj, sub);
+	rc = next ? validate(t, next, errs) : -ENOMEM;
+	if (rc == 0 && json_equal(next, old)) {
+		*ret = next;
+		json_decref(old);
+		return 0;
+	}
+	struct txn tx;
+	if (rc == 0)
+		rc = txn_begin(st, &tx);
+	if (rc == 0) {
+		if (deleting(next) && finalizer_count(next) == 0)
+			rc = remove_cascade(st, &tx, next, 0);
+		else
+			rc = txn_put(st, &tx, next, PK_EVENT_MODIFIED);
+		rc = rc == 0 ? txn_commit(st, &tx) : (txn_abort(st, &tx), rc);
+	}
+	json_decref(old);
+	if (rc == 0)
+		*ret = next;
+	else
+		json_decref(next);
+	return rc;
+}
+
+int pk_store_update(struct pk_store *st, const json_t *in, enum pk_store_sub sub,
+		    struct pk_errors *errs, json_t **ret)
+{
+	struct pk_errors local = { 0 };
+	json_t *obj = json_deep_copy(in), *out = NULL;
+	if (!obj || !json_is_object(obj))
+		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
+	pthread_mutex_lock(&st->lock);
+	int rc = update_locked(st, obj, sub, errs ? errs : &local, &out);
+	pthread_mutex_unlock(&st->lock);
+	json_decref(obj);
+	return finish(rc, out, &local, ret);
+}
+
+int pk_store_patch(struct pk_store *st, const char *kind, const char *ns, const char *name,
+		   enum pk_patch_type type, const json_t *patch, enum pk_store_sub sub,
+		   struct pk_errors *errs, json_t **ret)
+{
+	struct pk_errors local = { 0 };
+	struct pk_errors *e = errs ? errs : &local;
+	const struct pk_store_type *t = pk_store_type_by_kind(kind);
+	if (!t || !name)
+		return -EINVAL;
+	json_t *out = NULL;
+	pthread_mutex_lock(&st->lock);
+	json_t *old = db_get(st, t->kind, ns_key(t, ns), name), *next = NULL;
+	char err[256] = "";
+	int rc = old ? pk_patch_apply(old, type, patch, &next, err, sizeof(err)) : -ENOENT;
+	if (rc < 0 && old)
+		pk_errors_add(e, "patch%s: %s", type == PK_PATCH_JSON ? "" : " body", err);
+	if (rc == 0 && !json_is_object(next)) {
+		pk_errors_add(e, "patch: the result is not an object");
+		rc = -EINVAL;
+	}
+	if (rc == 0) {
+		/* Identity comes from the URL; a resourceVersion in the patch is a precondition. */
+		keep_field(next, old, "kind");
+		json_t *m = meta_of(next);
+		if (!json_is_object(m)) {
+			m = json_object();
+			json_object_set_new(next, "metadata", m);
+		}
+		keep_field(m, meta_of(old), "name");
+		keep_field(m, meta_of(old), "namespace");
+		json_t *prv = json_object_get(type == PK_PATCH_JSON ? NULL : json_object_get(patch, "metadata"),
+					      "resourceVersion");
+		if (!json_is_string(prv))
+			keep_field(m, meta_of(old), "resourceVersion");
+		rc = update_locked(st, next, sub, e, &out);
+	}
+	pthread_mutex_unlock(&st->lock);
+	json_decref(old);
+	json_decref(next);
+	return finish(rc, out, &local, ret);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* store-private.h — what store.c (database, ring) shares with registry.c (write rules). */
+#ifndef PODKERNEL_KERNEL_STORE_PRIVATE_H
+#define PODKERNEL_KERNEL_STORE_PRIVATE_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+
+#include "kernel/store/store.h"
+
+struct ring_slot {
+	enum pk_event_type type;
+	uint64_t rv;
+	json_t *object;
+};
+
+struct pk_store {
+	sqlite3 *db;
+	sqlite3_stmt *st_get, *st_put, *st_del, *st_setrv, *st_children, *st_default_pc;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	uint64_t rv;         /* last committed */
+	uint64_t rv_pending; /* last assigned inside the open transaction */
+	uint64_t writes;
+	bool closing;
+	struct ring_slot *ring; /* PK_STORE_RING_SIZE slots */
+	size_t ring_head;       /* next slot to write */
+	size_t ring_len;
+	uint64_t ring_floor;
+};
+
+/* One write transaction: events are published to the ring on commit. */
+#define TXN_MAX_EVENTS 16
+struct txn {
+	struct ring_slot ev[TXN_MAX_EVENTS];
+	size_t nev;
+};
+
+/* All below are called with store->lock held. */
+const struct pk_store_type *type_of_key(const char *kind);
+const char *ns_key(const struct pk_store_type *t, const char *ns);
+json_t *db_get(struct pk_store *st, const char *kind, const char *ns, const char *name);
+int txn_begin(struct pk_store *st, struct txn *tx);
+/* Stamp obj with the next resourceVersion and write it (obj borrowed). */
+int txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_event_type type);
+int txn_remove(struct pk_store *st, struct txn *tx, json_t *obj);
+int txn_commit(struct pk_store *st, struct txn *tx);
+void txn_abort(struct pk_store *st, struct txn *tx);
+bool db_has_children(struct pk_store *st, const char *ns, const char *name);
+json_t *db_default_priority_class(struct pk_store *st);
+uint64_t obj_rv(const json_t *obj);
+/* metadata.<key> as a string, or NULL. */
+const char *meta_str(const json_t *obj, const char *key);
+
+#endif

@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * store.c — the SQLite database, the resourceVersion counter and the event ring.
+ *
+ * One table holds every object as JSON text keyed by (kind, namespace, name);
+ * a second holds the resourceVersion counter.  Writes go through a small
+ * transaction object (txn_*): BEGIN IMMEDIATE, rows, counter, COMMIT with
+ * synchronous=FULL in WAL mode; only after COMMIT returns are the events put
+ * into the ring and waiters woken, so nobody sees an unacknowledged write.
+ * The write rules themselves (defaulting, validation, finalizers) live in
+ * registry.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "kernel/store/store-private.h"
+
+const struct pk_store_type pk_store_types[] = {
+	{ "Node", "nodes", "", "v1", "no", false, true, PK_KIND_NODE },
+	{ "Pod", "pods", "", "v1", "po", true, true, PK_KIND_POD },
+	{ "Namespace", "namespaces", "", "v1", "ns", false, true, PK_KIND_UNKNOWN },
+	{ "Event", "events", "", "v1", "ev", true, false, PK_KIND_UNKNOWN },
+	{ "PriorityClass", "priorityclasses", "scheduling.k8s.io", "v1", "pc", false, false,
+	  PK_KIND_PRIORITY_CLASS },
+	{ "Workload", "workloads", "scheduling.k8s.io", "v1alpha3", "wl", true, true,
+	  PK_KIND_WORKLOAD },
+	{ "PodGroup", "podgroups", "scheduling.k8s.io", "v1alpha3", "pg", true, true,
+	  PK_KIND_POD_GROUP },
+	{ "CompositePodGroup", "compositepodgroups", "scheduling.k8s.io", "v1alpha3", "cpg", true,
+	  true, PK_KIND_COMPOSITE_POD_GROUP },
+	{ "Job", "jobs", "batch", "v1", "", true, true, PK_KIND_JOB },
+	{ "JobSet", "jobsets", "jobset.x-k8s.io", "v1alpha2", "js", true, true, PK_KIND_JOBSET },
+	{ NULL },
+};
+
+const struct pk_store_type *pk_store_type_by_kind(const char *kind)
+{
+	for (const struct pk_store_type *t = pk_store_types; kind && t->kind; t++)
+		if (strcmp(t->kind, kind) == 0)
+			return t;
+	return NULL;
+}
+
+const struct pk_store_type *pk_store_type_by_resource(const char *group, const char *plural)
+{
+	for (const struct pk_store_type *t = pk_store_types; group && plural && t->kind; t++)
+		if (strcmp(t->group, group) == 0 && strcmp(t->plural, plural) == 0)
+			return t;
+	return NULL;
+}
+
+const char *pk_event_type_to_string(enum pk_event_type type)
+{
+	static const char *const names[] = { "ADDED", "MODIFIED", "DELETED" };
+	return (unsigned)type < 3 ? names[type] : NULL;
+}
+
+const struct pk_store_type *type_of_key(const char *kind)
+{
+	return pk_store_type_by_kind(kind);
+}
+
+const char *ns_key(const struct pk_store_type *t, const char *ns)
+{
+	if (!t->namespaced)
+		return "";
+	return ns && *ns ? ns : "default";
+}
+
+const char *meta_str(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
+}
+
+uint64_t obj_rv(const json_t *obj)
+{
+	const char *s = meta_str(obj, "resourceVersion");
+	return s ? strtoull(s, NULL, 10) : 0;
+}
+
+/* ---- database ------------------------------------------------------------ */
+static const char SCHEMA[] =
+	"PRAGMA journal_mode=WAL;"
+	"PRAGMA synchronous=FULL;"
+	"CREATE TABLE IF NOT EXISTS objects(kind TEXT NOT NULL, ns TEXT NOT NULL,"
+	" name TEXT NOT NULL, rv INTEGER NOT NULL, body TEXT NOT NULL,"
+	" PRIMARY KEY(kind, ns, name)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+	"INSERT OR IGNORE INTO meta(key, value) VALUES('rv', 0);";
+
+static int prepare(struct pk_store *st, const char *sql, sqlite3_stmt **ret)
+{
+	return sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, ret, NULL) ==
+			       SQLITE_OK
+		       ? 0
+		       : -EIO;
+}
+
+static int db_setup(struct pk_store *st, char *err, size_t errlen)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(st->db, SCHEMA, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(err, errlen, "database schema: %s", msg ? msg : "error");
+		sqlite3_free(msg);
+		return -EIO;
+	}
+	sqlite3_busy_timeout(st->db, 5000);
+	if (prepare(st, "SELECT body FROM objects WHERE kind=?1 AND ns=?2 AND name=?3",
+		    &st->st_get) < 0 ||
+	    prepare(st, "INSERT OR REPLACE INTO objects(kind,ns,name,rv,body) VALUES(?1,?2,?3,?4,?5)",
+		    &st->st_put) < 0 ||
+	    prepare(st, "DELETE FROM objects WHERE kind=?1 AND ns=?2 AND name=?3", &st->st_del) < 0 ||
+	    prepare(st, "UPDATE meta SET value=?1 WHERE key='rv'", &st->st_setrv) < 0 ||
+	    prepare(st,
+		    "SELECT 1 FROM objects WHERE kind IN ('PodGroup','CompositePodGroup') AND ns=?1"
+		    " AND json_extract(body,'$.spec.parentCompositePodGroupName')=?2 LIMIT 1",
+		    &st->st_children) < 0 ||
+	    prepare(st,
+		    "SELECT body FROM objects WHERE kind='PriorityClass'"
+		    " AND json_extract(body,'$.globalDefault')=1 ORDER BY name LIMIT 1",
+		    &st->st_default_pc) < 0) {
+		snprintf(err, errlen, "database statements: %s", sqlite3_errmsg(st->db));
+		return -EIO;
+	}
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key='rv'", -1, &q, NULL) !=
+	    SQLITE_OK)
+		return -EIO;
+	if (sqlite3_step(q) == SQLITE_ROW)
+		st->rv = (uint64_t)sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	st->rv_pending = st->rv;
+	st->ring_floor = st->rv;
+	return 0;
+}
+
+static int seed_namespaces(struct pk_store *st)
+{
+	static const char *const names[] = { "default", "kube-system", "kube-public" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		json_t *old = NULL;
+		if (pk_store_get(st, "Namespace", NULL, names[i], &old) == 0) {
+			json_decref(old);
+			continue;
+		}
+		json_t *ns = json_pack("{s:s,s:s,s:{s:s},s:{s:s}}", "apiVersion", "v1", "kind",
+				       "Namespace", "metadata", "name", names[i], "status", "phase",
+				       "Active");
+		int rc = pk_store_create(st, ns, NULL, NULL);
+		json_decref(ns);
+		if (rc < 0 && rc != -EEXIST)
+			return rc;
+	}
+	return 0;
+}
+
+int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errlen)
+{
+	char path[4096];
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", dir, strerror(e));
+		return -e;
+	}
+	if (snprintf(path, sizeof(path), "%s/podkernel.db", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	struct pk_store *st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->ring = calloc(PK_STORE_RING_SIZE, sizeof(*st->ring));
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&st->changed, &ca);
+	pthread_condattr_destroy(&ca);
+	int rc = -ENOMEM;
+	if (!st->ring)
+		goto fail;
+	if (sqlite3_open_v2(path, &st->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, st->db ? sqlite3_errmsg(st->db) : "cannot open");
+		rc = -EIO;
+		goto fail;
+	}
+	rc = db_setup(st, err, errlen);
+	if (rc < 0)
+		goto fail;
+	rc = seed_namespaces(st);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: cannot write: %s", path, strerror(-rc));
+		goto fail;
+	}
+	*ret = st;
+	return 0;
+fail:
+	pk_store_close(st);
+	return rc;
+}
+
+void pk_store_shutdown(struct pk_store *st)
+{
+	if (!st)
+		return;
+	pthread_mutex_lock(&st->lock);
+	st->closing = true;
+	pthread_cond_broadcast(&st->changed);
+	pthread_mutex_unlock(&st->lock);
+}
+
+void pk_store_close(struct pk_store *st)
+{
+	if (!st)
+		return;
+	pk_store_shutdown(st);
+	sqlite3_finalize(st->st_get);
+	sqlite3_finalize(st->st_put);
+	sqlite3_finalize(st->st_del);
+	sqlite3_finalize(st->st_setrv);
+	sqlite3_finalize(st->st_children);
+	sqlite3_finalize(st->st_default_pc);
+	sqlite3_close(st->db);
+	for (size_t i = 0; st->ring && i < PK_STORE_RING_SIZE; i++)
+		json_decref(st->ring[i].object);
+	free(st->ring);
+	pthread_cond_destroy(&st->changed);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+uint64_t pk_store_rv(struct pk_store *st)
+{
+	pthread_mutex_lock(&st->lock);
+	uint64_t rv = st->rv;
+	pthread_mutex_unlock(&st->lock);
+	return rv;
+}
+
+void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
+{
+	struct pk_store_stats s = { 0 };
+	pthread_mutex_lock(&st->lock);
+	s.writes = st->writes;
+	s.ring_floor = st->ring_floor;
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM objects", -1, &q, NULL) == SQLITE_OK) {
+		if (sqlite3_step(q) == SQLITE_ROW)
+			s.objects = (uint64_t)sqlite3_column_int64(q, 0);
+		sqlite3_finalize(q);
+	}
+	pthread_mutex_unlock(&st->lock);
+	*ret = s;
+}
+
+/* ---- rows ------------------------------------------------------------------ */
+json_t *db_get(struct pk_store *st, const char *kind, const char *ns, const char *name)
+{
+	sqlite3_stmt *q = st->st_get;
+	json_t *obj = NULL;
+	sqlite3_bind_text(q, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, ns, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 3, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		obj = json_loadb((const char *)sqlite3_column_text(q, 0),
+				 (size_t)sqlite3_column_bytes(q, 0), 0, NULL);
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	return obj;
+}
+
+bool db_has_children(struct pk_store *st, const char *ns, const char *name)
+{
+	sqlite3_stmt *q = st->st_children;
+	sqlite3_bind_text(q, 1, ns, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, name, -1, SQLITE_STATIC);
+	bool found = sqlite3_step(q) == SQLITE_ROW;
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	return found;
+}
+
+json_t *db_default_priority_class(struct pk_store *st)
+{
+	sqlite3_stmt *q = st->st_default_pc;
+	json_t *obj = NULL;
+	if (sqlite3_step(q) == SQLITE_ROW)
+		obj = json_loadb((const char *)sqlite3_column_text(q, 0),
+				 (size_t)sqlite3_column_bytes(q, 0), 0, NULL);
+	sqlite3_reset(q);
+	return obj;
+}
+
+static int exec(struct pk_store *st, const char *sql)
+{
+	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+int txn_begin(struct pk_store *st, struct txn *tx)
+{
+	tx->nev = 0;
+	st->rv_pending = st->rv;
+	return exec(st, "BEGIN IMMEDIATE");
+}
+
+static int txn_add_event(struct txn *tx, enum pk_event_type type, uint64_t rv, json_t *obj)
+{
+	if (tx->nev >= TXN_MAX_EVENTS)
+		return -E2BIG;
+	tx->ev[tx->nev++] = (struct ring_slot){ type, rv, json_incref(obj) };
+	return 0;
+}
+
+static void stamp_rv(json_t *obj, uint64_t rv)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%" PRIu64, rv);
+	json_t *meta = json_object_get(obj, "metadata");
+	json_object_set_new(meta, "resourceVersion", json_string(buf));
+}
+
+int txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_event_type type)
+{
+	const struct pk_store_type *t = type_of_key(json_string_value(json_object_get(obj, "kind")));
+	if (!t)
+		return -EINVAL;
+	uint64_t rv = st->rv_pending + 1;
+	stamp_rv(obj, rv);
+	char *body = json_dumps(obj, JSON_COMPACT);
+	if (!body)
+		return -ENOMEM;
+	sqlite3_stmt *q = st->st_put;
+	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, ns_key(t, meta_str(obj, "namespace")), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 3, meta_str(obj, "name"),
+			  -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(q, 4, (sqlite3_int64)rv);
+	sqlite3_bind_text(q, 5, body, -1, free);
+	int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -EIO;
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	if (rc == 0)
+		rc = txn_add_event(tx, type, rv, obj);
+	if (rc == 0)
+		st->rv_pending = rv;
+	return rc;
+}
+
+int txn_remove(struct pk_store *st, struct txn *tx, json_t *obj)
+{
+	const struct pk_store_type *t = type_of_key(json_string_value(json_object_get(obj, "kind")));
+	if (!t)
+		return -EINVAL;
+	uint64_t rv = st->rv_pending + 1;
+	stamp_rv(obj, rv);
+	sqlite3_stmt *q = st->st_del;
+	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, ns_key(t, meta_str(obj, "namespace")), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 3, meta_str(obj, "name"),
+			  -1, SQLITE_TRANSIENT);
+	int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -EIO;
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+	if (rc == 0)
+		rc = txn_add_event(tx, PK_EVENT_DELETED, rv, obj);
+	if (rc == 0)
+		st->rv_pending = rv;
+	return rc;
+}
+
+static void ring_push(struct pk_store *st, struct ring_slot *ev)
+{
+	struct ring_slot *slot = &st->ring[st->ring_head];
+	if (st->ring_len == PK_STORE_RING_SIZE) {
+		st->ring_floor = slot->rv;
+		json_decref(slot->object);
+	} else {
+		st->ring_len++;
+	}
+	*slot = *ev;
+	ev->object = NULL;
+	st->ring_head = (st->ring_head + 1) % PK_STORE_RING_SIZE;
+}
+
+int txn_commit(struct pk_store *st, struct txn *tx)
+{
+	if (tx->nev == 0) {
+		exec(st, "ROLLBACK");
+		return 0;
+	}
+	sqlite3_bind_int64(st->st_setrv, 1, (sqlite3_int64)st->rv_pending);
+	int rc = sqlite3_step(st->st_setrv) == SQLITE_DONE ? 0 : -EIO;
+	sqlite3_reset(st->st_setrv);
+	if (rc == 0)
+		rc = exec(st, "COMMIT");
+	if (rc < 0) {
+		txn_abort(st, tx);
+		return rc;
+	}
+	st->rv = st->rv_pending;
+	st->writes++;
+	for (size_t i = 0; i < tx->nev; i++)
+		ring_push(st, &tx->ev[i]);
+	tx->nev = 0;
+	pthread_cond_broadcast(&st->changed);
+	return 0;
+}
+
+void txn_abort(struct pk_store *st, struct txn *tx)
+{
+	exec(st, "ROLLBACK");
+	for (size_t i = 0; i < tx->nev; i++)
+		json_decref(tx->ev[i].object);
+	tx->nev = 0;
+	st->rv_pending = st->rv;
+}
+
+/* ---- reads -------------------------------------------------------------- */
+int pk_store_get(struct pk_store *st, const char *kind, const char *ns, const char *name,
+		 json_t **ret)
+{
+	const struct pk_store_type *t = pk_store_type_by_kind(kind);
+	if (!t || !name)
+		return -EINVAL;
+	pthread_mutex_lock(&st->lock);
+	json_t *obj = db_get(st, t->kind, ns_key(t, ns), name);
+	pthread_mutex_unlock(&st->lock);
+	if (!obj)
+		return -ENOENT;
+	*ret = obj;
+	return 0;
+}
+
+static char *token_encode(const char *ns, const char *name)
+{
+	size_t n = strlen(ns) + 1 + strlen(name);
+	char *out = malloc(2 * n + 1);
+	if (!out)
+		return NULL;
+	char *p = out;
+	for (const char *s = ns; *s; s++, p += 2)
+		sprintf(p, "%02x", (unsigned char)*s);
+	p += sprintf(p, "2f");
+	for (const char *s = name; *s; s++, p += 2)
+		sprintf(p, "%02x", (unsigned char)*s);
+	*p = '\0';
+	return out;
+}
+
+/* Token back into "ns" and "name" (malloc'ed, split at '/'). */
+static int token_decode(const char *tok, char **ret_ns, char **ret_name)
+{
+	size_t n = strlen(tok);
+	if (n == 0 || n % 2 || n > 2048)
+		return -EINVAL;
+	char *raw = malloc(n / 2 + 1);
+	if (!raw)
+		return -ENOMEM;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+		if (sscanf(tok + 2 * i, "%2x", &v) != 1 || !v) {
+			free(raw);
+			return -EINVAL;
+		}
+		raw[i] = (char)v;
+	}
+	raw[n / 2] = '\0';
+	char *slash = strchr(raw, '/');
+	if (!slash) {
+		free(raw);
+		return -EINVAL;
+	}
+	*slash = '\0';
+	*ret_name = strdup(slash + 1);
+	*ret_ns = raw;
+	return *ret_name ? 0 : -ENOMEM;
+}
+
+static int list_locked(struct pk_store *st, const struct pk_store_type *t, const char *ns,
+		       const struct pk_store_list_opts *o, const char *after_ns,
+		       const char *after_name, json_t *items, char **ret_continue)
+{
+	size_t limit = o->limit && o->limit < PK_STORE_LIST_MAX ? o->limit : PK_STORE_LIST_MAX;
+	char sql[256];
+	snprintf(sql, sizeof(sql), "SELECT ns, name, body FROM objects WHERE kind=?1%s%s"
+		 " ORDER BY ns, name",
+		 ns ? " AND ns=?2" : "", after_ns ? " AND (ns, name) > (?3, ?4)" : "");
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
+	if (ns)
+		sqlite3_bind_text(q, 2, ns_key(t, ns), -1, SQLITE_STATIC);
+	if (after_ns) {
+		sqlite3_bind_text(q, 3, after_ns, -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 4, after_name, -1, SQLITE_STATIC);
+	}
+	int rc = 0, step;
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		json_t *obj = json_loadb((const char *)sqlite3_column_text(q, 2),
+					 (size_t)sqlite3_column_bytes(q, 2), 0, NULL);
+		if (!obj)
+			continue;
+		bool match = pk_selector_match_labels(o->labels, obj) &&
+			     pk_selector_match_fields(o->fields, obj);
+		if (!match) {
+			json_decref(obj);
+			continue;
+		}
+		if (json_array_size(items) == limit) {
+			json_decref(obj);
+			json_t *last = json_array_get(items, limit - 1);
+			const struct pk_store_type *lt = t;
+			*ret_continue = token_encode(ns_key(lt, meta_str(last, "namespace")), meta_str(last, "name"));
+			if (!*ret_continue)
+				rc = -ENOMEM;
+			break;
+		}
+		json_array_append_new(items, obj);
+	}
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		rc = -EIO;
+	sqlite3_finalize(q);
+	return rc;
+}
+
+int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
+		  const struct pk_store_list_opts *opts, json_t **ret_items, uint64_t *ret_rv,
+		  char **ret_continue)
+{
+	static const struct pk_store_list_opts none = { 0 };
+	const struct pk_store_type *t = pk_store_type_by_kind(kind);
+	if (!t)
+		return -EINVAL;
+	const struct pk_store_list_opts *o = opts ? opts : &none;
+	char *after_ns = NULL, *after_name = NULL, *cont = NULL;
+	if (o->continue_token && *o->continue_token) {
+		int rc = token_decode(o->continue_token, &after_ns, &after_name);
+		if (rc < 0)
+			return rc;
+	}
+	json_t *items = json_array();
+	pthread_mutex_lock(&st->lock);
+	uint64_t rv = st->rv;
+	int rc = items ? list_locked(st, t, t->namespaced ? ns : NULL, o, after_ns, after_name,
+				     items, &cont)
+		       : -ENOMEM;
+	pthread_mutex_unlock(&st->lock);
+	free(after_ns);
+	free(after_name);
+	if (rc < 0) {
+		json_decref(items);
+		free(cont);
+		return rc;
+	}
+	*ret_items = items;
+	if (ret_rv)
+		*ret_rv = rv;
+	if (ret_continue)
+		*ret_continue = cont;
+	else
+		free(cont);
+	return 0;
+}
+
+/* ---- change stream -------------------------------------------------------- */
+int pk_store_events_since(struct pk_store *st, uint64_t since, size_t max,
+			  pk_store_event_cb cb, void *arg, uint64_t *ret_last)
+{
+	pthread_mutex_lock(&st->lock);
+	if (since < st->ring_floor) {
+		pthread_mutex_unlock(&st->lock);
+		return -PK_STORE_EGONE;
+	}
+	size_t cap = max && max < st->ring_len ? max : st->ring_len;
+	struct ring_slot *copy = calloc(cap ? cap : 1, sizeof(*copy));
+	if (!copy) {
+		pthread_mutex_unlock(&st->lock);
+		return -ENOMEM;
+	}
+	size_t n = 0;
+	size_t oldest = (st->ring_head + PK_STORE_RING_SIZE - st->ring_len) % PK_STORE_RING_SIZE;
+	for (size_t i = 0; i < st->ring_len && n < cap; i++) {
+		struct ring_slot *s = &st->ring[(oldest + i) % PK_STORE_RING_SIZE];
+		if (s->rv <= since)
+			continue;
+		copy[n] = *s;
+		json_incref(copy[n].object);
+		n++;
+	}
+	pthread_mutex_unlock(&st->lock);
+
+	int rc = 0;
+	uint64_t last = since;
+	for (size_t i = 0; i < n; i++) {
+		if (rc == 0) {
+			struct pk_store_event ev = {
+				.type = copy[i].type,
+				.rv = copy[i].rv,
+				.kind = json_string_value(json_object_get(copy[i].object, "kind")),
+				.object = copy[i].object,
+			};
+			rc = cb(&ev, arg);
+			last = copy[i].rv;
+		}
+		json_decref(copy[i].object);
+	}
+	free(copy);
+	if (ret_last)
+		*ret_last = last;
+	return rc;
+}
+
+int pk_store_wait(struct pk_store *st, uint64_t rv, int timeout_ms)
+{
+	struct timespec deadline;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	if (timeout_ms > 0) {
+		deadline.tv_sec += timeout_ms / 1000;
+		deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (deadline.tv_nsec >= 1000000000L) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000L;
+		}
+	}
+	int rc = 0;
+	pthread_mutex_lock(&st->lock);
+	while (st->rv <= rv && !st->closing) {
+		if (timeout_ms == 0) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (timeout_ms < 0) {
+			pthread_cond_wait(&st->changed, &st->lock);
+		} else if (pthread_cond_timedwait(&st->changed, &st->lock, &deadline) == ETIMEDOUT) {
+			rc = st->rv > rv ? 0 : -ETIMEDOUT;
+			break;
+		}
+	}
+	if (rc == 0 && st->rv <= rv && st->closing)
+		rc = -ECANCELED;
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * store.h — podkerneld's durable object store.
+ *
+ * Objects are Kubernetes-shaped jansson trees kept in one SQLite database
+ * (DIR/podkernel.db, WAL journal, synchronous=FULL).  Every write runs in its
+ * own transaction and returns only after the commit, so an acknowledged write
+ * survives kill -9 and power loss.  A global counter, persisted with the
+ * objects, gives every write a resourceVersion; the object carries it as the
+ * string metadata.resourceVersion.
+ *
+ * The write calls (create/update/patch/delete) are the one path every writer
+ * takes — the HTTP handlers and, in the same process, the scheduling loop and
+ * the Job/JobSet controllers: they default (uid, creationTimestamp, generation,
+ * namespace, disruptionMode, priority from PriorityClasses, finalizers), run
+ * pk_validate(), enforce optimistic concurrency and deletion semantics
+ * (deletionTimestamp + finalizers; bottom-up protection of CompositePodGroups).
+ *
+ * Change stream: the last PK_STORE_RING_SIZE events live in an in-memory ring.
+ * pk_store_events_since() replays them to a callback and pk_store_wait() blocks
+ * until something newer than a resourceVersion is committed, so consumers never
+ * poll the whole store.  A resourceVersion older than the ring is "gone"
+ * (-PK_STORE_EGONE, HTTP 410): re-list and watch from the list's version.
+ * After a restart the ring starts empty at the persisted counter.
+ *
+ * Thread safety: every call may be made from any thread; one mutex serialises
+ * access to the database.  Callbacks run without that mutex held and may call
+ * back into the store.
+ *
+ * Errors: 0 or a negative errno.  -ENOENT not found, -EEXIST already exists,
+ * -PK_STORE_ECONFLICT resourceVersion mismatch, -PK_STORE_EGONE too old,
+ * -EINVAL invalid object (messages with field paths in errs), -EIO database.
+ * Objects returned through ret_* are new references the caller json_decref()s.
+ */
+#ifndef PODKERNEL_KERNEL_STORE_H
+#define PODKERNEL_KERNEL_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/api/api.h"
+
+#define PK_STORE_RING_SIZE 4096     /* watch history, events */
+#define PK_STORE_LIST_MAX 10000     /* items in one list page at most */
+#define PK_STORE_ECONFLICT ESTALE   /* -PK_STORE_ECONFLICT: HTTP 409 */
+#define PK_STORE_EGONE ERANGE       /* -PK_STORE_EGONE: HTTP 410 */
+#define PK_STORE_GROUP_FINALIZER "scheduling.k8s.io/group-protection"
+
+/* ---- resource types served ----------------------------------------------- */
+struct pk_store_type {
+	const char *kind;        /* "Pod" */
+	const char *plural;      /* "pods" */
+	const char *group;       /* "" for the core group */
+	const char *version;     /* "v1" */
+	const char *short_names; /* comma-separated, "" if none */
+	bool namespaced;
+	bool has_status; /* status subresource: main writes keep status */
+	enum pk_kind pk; /* PK_KIND_UNKNOWN for Namespace, Event */
+};
+/* NULL-terminated by kind == NULL. */
+extern const struct pk_store_type pk_store_types[];
+const struct pk_store_type *pk_store_type_by_kind(const char *kind);
+/* By API group ("" core) and plural resource name. */
+const struct pk_store_type *pk_store_type_by_resource(const char *group, const char *plural);
+
+/* ---- selectors (labelSelector / fieldSelector syntax) ------------------- */
+enum pk_sel_op { PK_SELOP_EQ, PK_SELOP_NE, PK_SELOP_IN, PK_SELOP_NOTIN, PK_SELOP_EXISTS, PK_SELOP_NOT_EXISTS };
+struct pk_sel_req {
+	char *key;
+	enum pk_sel_op op;
+	char **values;
+	size_t nvalues;
+};
+struct pk_selector {
+	struct pk_sel_req *reqs;
+	size_t nreqs;
+};
+/*
+ * Parse "a=b,c!=d,e in (x,y),f notin (z),g,!h" (== is =).  With fields true
+ * only =, == and != are accepted (fieldSelector).  On error a message saying
+ * where ("col N: expected ...") is written to err.  Empty string: empty selector.
+ */
+int pk_selector_parse(const char *s, bool fields, struct pk_selector **ret, char *err,
+		      size_t errlen);
+void pk_selector_free(struct pk_selector *sel);
+/* Label selector against metadata.labels; NULL selector matches. */
+bool pk_selector_match_labels(const struct pk_selector *sel, const json_t *obj);
+/* Field selector: keys are dotted paths (metadata.name, spec.nodeName, ...). */
+bool pk_selector_match_fields(const struct pk_selector *sel, const json_t *obj);
+
+/* ---- store lifecycle ---------------------------------------------------- */
+struct pk_store;
+/* Create DIR if needed and open (or create) DIR/podkernel.db. */
+int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errlen);
+/* Wakes every pk_store_wait() caller, then closes.  Accepts NULL. */
+void pk_store_close(struct pk_store *store);
+/* Make waiters return now (-ECANCELED) and refuse new waits; for shutdown. */
+void pk_store_shutdown(struct pk_store *store);
+/* Latest committed resourceVersion. */
+uint64_t pk_store_rv(struct pk_store *store);
+
+struct pk_store_stats {
+	uint64_t writes;      /* committed write transactions */
+	uint64_t objects;     /* objects stored */
+	uint64_t ring_floor;  /* events with rv > ring_floor are replayable */
+};
+void pk_store_get_stats(struct pk_store *store, struct pk_store_stats *ret);
+
+/* ---- reads -------------------------------------------------------------- */
+/* ns is ignored (may be NULL) for cluster-scoped kinds. */
+int pk_store_get(struct pk_store *store, const char *kind, const char *ns, const char *name,
+		 json_t **ret);
+
+struct pk_store_list_opts {
+	const struct pk_selector *labels; /* NULL: all */
+	const struct pk_selector *fields; /* NULL: all */
+	size_t limit;                     /* 0: PK_STORE_LIST_MAX */
+	const char *continue_token;       /* from a previous page, or NULL */
+};
+/*
+ * Matching objects of kind in namespace ns (NULL: every namespace), ordered by
+ * namespace then name, at most limit of them.  ret_continue is a token for the
+ * next page (malloc'ed) or NULL when this was the last; ret_rv the store's
+ * resourceVersion at the time of the read.  A malformed token is -EINVAL.
+ * Pages after the first are read at their own time (not a snapshot).
+ */
+int pk_store_list(struct pk_store *store, const char *kind, const char *ns,
+		  const struct pk_store_list_opts *opts, json_t **ret_items, uint64_t *ret_rv,
+		  char **ret_continue);
+
+/* ---- writes ------------------------------------------------------------- */
+enum pk_patch_type {
+	PK_PATCH_MERGE,     /* application/merge-patch+json (RFC 7386) */
+	PK_PATCH_STRATEGIC, /* application/strategic-merge-patch+json: merge, $-directives dropped */
+	PK_PATCH_JSON,      /* application/json-patch+json (RFC 6902) */
+};
+enum pk_store_sub { PK_SUB_MAIN, PK_SUB_STATUS };
+
+/*
+ * Create obj (borrowed; the store works on a copy).  generateName is honoured
+ * when metadata.name is absent.  status is kept as given on create.
+ */
+int pk_store_create(struct pk_store *store, const json_t *obj, struct pk_errors *errs,
+		    json_t **ret);
+/*
+ * Replace an object (PUT).  When obj carries metadata.resourceVersion it must
+ * equal the stored one (else -PK_STORE_ECONFLICT).  For kinds with a status
+ * subresource, sub MAIN keeps the stored status and sub STATUS changes only
+ * status.  uid and creationTimestamp cannot change; generation is bumped when
+ * anything outside metadata and status changes.  Removing the last finalizer of
+ * an object with a deletionTimestamp deletes it.
+ */
+int pk_store_update(struct pk_store *store, const json_t *obj, enum pk_store_sub sub,
+		    struct pk_errors *errs, json_t **ret);
+/* Apply a patch to the stored object atomically, then update as above. */
+int pk_store_patch(struct pk_store *store, const char *kind, const char *ns, const char *name,
+		   enum pk_patch_type type, const json_t *patch, enum pk_store_sub sub,
+		   struct pk_errors *errs, json_t **ret);
+/*
+ * Delete: an object with finalizers gets metadata.deletionTimestamp and stays
+ * until they are gone (ret is that object); otherwise it is removed (ret is the
+ * last state).  A CompositePodGroup keeps PK_STORE_GROUP_FINALIZER while child
+ * groups (spec.parentCompositePodGroupName) exist.  precondition_rv (may be
+ * NULL) must match the stored resourceVersion.
+ */
+int pk_store_delete(struct pk_store *store, const char *kind, const char *ns, const char *name,
+		    const char *precondition_rv, struct pk_errors *errs, json_t **ret);
+
+/* Apply a patch to a tree without the store (used by pk_store_patch). */
+int pk_patch_apply(const json_t *target, enum pk_patch_type type, const json_t *patch,
+		   json_t **ret, char *err, size_t errlen);
+
+/* ---- change stream ------------------------------------------------------- */
+enum pk_event_type { PK_EVENT_ADDED, PK_EVENT_MODIFIED, PK_EVENT_DELETED };
+const char *pk_event_type_to_string(enum pk_event_type type); /* "ADDED", ... */
+
+struct pk_store_event {
+	enum pk_event_type type;
+	uint64_t rv;
+	const char *kind;   /* the object's kind */
+	json_t *object;     /* borrowed for the callback; json_incref() to keep */
+};
+/* Return 0 to continue, anything else to stop (returned by events_since). */
+typedef int (*pk_store_event_cb)(const struct pk_store_event *ev, void *arg);
+/*
+ * Call cb, in order, for every committed event with rv > since (at most max
+ * events; 0 = all in the ring).  ret_last (may be NULL) gets the rv of the last
+ * event delivered, or since when none.  -PK_STORE_EGONE when since is older
+ * than the ring.
+ */
+int pk_store_events_since(struct pk_store *store, uint64_t since, size_t max,
+			  pk_store_event_cb cb, void *arg, uint64_t *ret_last);
+/*
+ * Block until the store's resourceVersion exceeds rv (0), timeout_ms passes
+ * (-ETIMEDOUT; timeout_ms < 0 waits forever) or the store shuts down
+ * (-ECANCELED).
+ */
+int pk_store_wait(struct pk_store *store, uint64_t rv, int timeout_ms);
+
+#endif /* PODKERNEL_KERNEL_STORE_H */
