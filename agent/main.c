@@ -1,21 +1,362 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* podagent — entry point (grows with its issue). */
+/*
+ * podagent — the node agent.  Parses options, loads the board, and either
+ * runs one cycle (--once: print the Node, write the NFD file, publish) or the
+ * daemon loop of daemon.c.  Everything else lives in libpkagent (agent.h).
+ */
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+static void usage(FILE *f)
+{
+	fputs("Usage: podagent [OPTIONS]\n"
+	      "\n"
+	      "Discovers accelerators, NUMA nodes and ICI links (hwloc, libudev, libnl) and\n"
+	      "publishes them as node labels.  Without --once it runs as a daemon.\n"
+	      "\n"
+	      "Discovery:\n"
+	      "  --hwloc-xml FILE      read an hwloc XML export instead of this machine\n"
+	      "  --board FILE          board file: accelerator IDs, chips, ICI ports, levels\n"
+	      "  --host-index N        this host's index in the board's cluster\n"
+	      "                        (else $TPU_WORKER_ID, $PODKERNEL_HOST_INDEX, or the\n"
+	      "                        node name against the board's hostname pattern)\n"
+	      "  --node-name NAME      node name (default $NODE_NAME, else the hostname)\n"
+	      "  --no-udev             do not use libudev (no device nodes, no hotplug)\n"
+	      "  --no-netlink          do not read network links (no ICI report)\n"
+	      "Output:\n"
+	      "  --once                one cycle, then exit\n"
+	      "  -o, --output json|yaml  print the v1 Node (with --once)\n"
+	      "  --nfd-dir DIR         write DIR/podagent, an NFD features.d file\n"
+	      "  --nfd-ttl SECONDS     its expiry time from now (default 3600)\n"
+	      "Publishing:\n"
+	      "  --publish URL         PATCH the node's labels at URL (API server or podkerneld)\n"
+	      "  --in-cluster          publish with the pod's service account\n"
+	      "  --token TOKEN | --token-file FILE   bearer token (the file is re-read each request)\n"
+	      "  --ca-file FILE        CA bundle for https\n"
+	      "  --insecure-skip-tls-verify\n"
+	      "  --retries N           attempts per publish (default 5)\n"
+	      "  --backoff-ms MS       first retry delay (default 500), doubled up to\n"
+	      "  --backoff-max-ms MS   (default 8000)\n"
+	      "Daemon:\n"
+	      "  --interval SECONDS    republish period (default 60)\n"
+	      "  --debounce-ms MS      quiet time after hotplug or link events (default 1000)\n"
+	      "\n"
+	      "Exit: 0 ok, 2 bad usage or input, 1 other failure (e.g. publishing failed).\n",
+	      f);
+}
+
+struct options {
+	struct agent_daemon_config d;
+	struct agent_publish_config pub;
+	const char *board_path;
+	const char *output;
+	bool once, in_cluster;
+	char node_name[TOPO_DNS_SUBDOMAIN_MAX + 1];
+	char *last_warnings;
+};
+
+static int parse_long(const char *opt, const char *s, long min, long max, long *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max) {
+		fprintf(stderr, "podagent: %s: expected a number from %ld to %ld, got \"%s\"\n", opt,
+			min, max, s);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+static void default_node_name(struct options *o, const char *given)
+{
+	const char *env = getenv("NODE_NAME");
+	char host[256] = "";
+
+	if (given)
+		snprintf(o->node_name, sizeof(o->node_name), "%.253s", given);
+	else if (env && *env)
+		snprintf(o->node_name, sizeof(o->node_name), "%.253s", env);
+	else {
+		if (gethostname(host, sizeof(host) - 1) < 0)
+			snprintf(host, sizeof(host), "localhost");
+		/* Kubernetes registers hostnames lowercased */
+		for (char *p = host; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		snprintf(o->node_name, sizeof(o->node_name), "%.253s", host);
+	}
+}
+
+enum {
+	OPT_HWLOC = 256, OPT_BOARD, OPT_HOST_INDEX, OPT_NODE_NAME, OPT_NO_UDEV, OPT_NO_NETLINK,
+	OPT_ONCE, OPT_NFD_DIR, OPT_NFD_TTL, OPT_PUBLISH, OPT_IN_CLUSTER, OPT_TOKEN,
+	OPT_TOKEN_FILE, OPT_CA_FILE, OPT_INSECURE, OPT_RETRIES, OPT_BACKOFF, OPT_BACKOFF_MAX,
+	OPT_INTERVAL, OPT_DEBOUNCE, OPT_VERSION,
+};
+
+static const struct option long_opts[] = {
+	{ "hwloc-xml", required_argument, NULL, OPT_HWLOC },
+	{ "board", required_argument, NULL, OPT_BOARD },
+	{ "host-index", required_argument, NULL, OPT_HOST_INDEX },
+	{ "node-name", required_argument, NULL, OPT_NODE_NAME },
+	{ "no-udev", no_argument, NULL, OPT_NO_UDEV },
+	{ "no-netlink", no_argument, NULL, OPT_NO_NETLINK },
+	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "output", required_argument, NULL, 'o' },
+	{ "nfd-dir", required_argument, NULL, OPT_NFD_DIR },
+	{ "nfd-ttl", required_argument, NULL, OPT_NFD_TTL },
+	{ "publish", required_argument, NULL, OPT_PUBLISH },
+	{ "in-cluster", no_argument, NULL, OPT_IN_CLUSTER },
+	{ "token", required_argument, NULL, OPT_TOKEN },
+	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
+	{ "ca-file", required_argument, NULL, OPT_CA_FILE },
+	{ "insecure-skip-tls-verify", no_argument, NULL, OPT_INSECURE },
+	{ "retries", required_argument, NULL, OPT_RETRIES },
+	{ "backoff-ms", required_argument, NULL, OPT_BACKOFF },
+	{ "backoff-max-ms", required_argument, NULL, OPT_BACKOFF_MAX },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "debounce-ms", required_argument, NULL, OPT_DEBOUNCE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ 0 },
+};
+
+/* A numeric option into *dst; returns -EINVAL on a bad value. */
+static int num_opt(const char *name, long min, long max, long *dst)
+{
+	return parse_long(name, optarg, min, max, dst);
+}
+
+/* 0 to go on, 1 to exit 0 (--help/--version), -EINVAL on bad usage. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	const char *node_name = NULL;
+	long v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "ho:", long_opts, NULL)) != -1) {
+		int r = 0;
+
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return 1;
+		case OPT_VERSION:
+			printf("podagent %s\n", PODKERNEL_VERSION);
+			return 1;
+		case OPT_HWLOC: o->d.agent.hwloc_xml = optarg; break;
+		case OPT_BOARD: o->board_path = optarg; break;
+		case OPT_HOST_INDEX:
+			r = num_opt("--host-index", 0, INT32_MAX, &v);
+			o->d.agent.host_index = v;
+			break;
+		case OPT_NODE_NAME: node_name = optarg; break;
+		case OPT_NO_UDEV: o->d.agent.use_udev = false; break;
+		case OPT_NO_NETLINK: o->d.agent.use_netlink = false; break;
+		case OPT_ONCE: o->once = true; break;
+		case 'o': o->output = optarg; break;
+		case OPT_NFD_DIR: o->d.nfd_dir = optarg; break;
+		case OPT_NFD_TTL:
+			r = num_opt("--nfd-ttl", 1, 365L * 86400, &v);
+			o->d.nfd_ttl_s = (int)v;
+			break;
+		case OPT_PUBLISH: o->pub.url = optarg; break;
+		case OPT_IN_CLUSTER: o->in_cluster = true; break;
+		case OPT_TOKEN: o->pub.token = optarg; break;
+		case OPT_TOKEN_FILE: o->pub.token_file = optarg; break;
+		case OPT_CA_FILE: o->pub.ca_file = optarg; break;
+		case OPT_INSECURE: o->pub.insecure = true; break;
+		case OPT_RETRIES:
+			r = num_opt("--retries", 1, 100, &v);
+			o->pub.retries = (int)v;
+			break;
+		case OPT_BACKOFF: r = num_opt("--backoff-ms", 1, 600000, &o->pub.backoff_ms); break;
+		case OPT_BACKOFF_MAX:
+			r = num_opt("--backoff-max-ms", 1, 3600000, &o->pub.backoff_max_ms);
+			break;
+		case OPT_INTERVAL:
+			r = num_opt("--interval", 1, 86400, &v);
+			o->d.interval_s = (int)v;
+			break;
+		case OPT_DEBOUNCE:
+			r = num_opt("--debounce-ms", 1, 600000, &v);
+			o->d.debounce_ms = (int)v;
+			break;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+		if (r < 0)
+			return r;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "podagent: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->output && strcmp(o->output, "json") != 0 && strcmp(o->output, "yaml") != 0) {
+		fprintf(stderr, "podagent: -o: expected json or yaml, got \"%s\"\n", o->output);
+		return -EINVAL;
+	}
+	if (o->output && !o->once) {
+		fprintf(stderr, "podagent: -o needs --once\n");
+		return -EINVAL;
+	}
+	if (o->pub.url && o->in_cluster) {
+		fprintf(stderr, "podagent: --publish and --in-cluster exclude each other\n");
+		return -EINVAL;
+	}
+	if (o->pub.token && o->pub.token_file) {
+		fprintf(stderr, "podagent: --token and --token-file exclude each other\n");
+		return -EINVAL;
+	}
+	default_node_name(o, node_name);
+	return 0;
+}
+
+/* Print warnings, but in the daemon only when they changed since last time. */
+static void print_warnings(struct options *o, const struct pk_errors *w)
+{
+	char *joined = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&joined, &len);
+
+	if (!f)
+		return;
+	pk_errors_print(w, f, "podagent: warning");
+	fclose(f);
+	if (!joined)
+		return;
+	if (!o->last_warnings || strcmp(o->last_warnings, joined) != 0)
+		fputs(joined, stderr);
+	free(o->last_warnings);
+	o->last_warnings = joined;
+}
+
+static void on_report(const struct agent_report *r, int publish_rc, const char *err, void *arg)
+{
+	struct options *o = arg;
+
+	if (!r) {
+		fprintf(stderr, "podagent: %s\n", err);
+		return;
+	}
+	print_warnings(o, &r->warnings);
+	if (publish_rc < 0)
+		fprintf(stderr, "podagent: publishing node %s failed: %s\n", r->node_name, err);
+}
+
+static void on_log(const char *msg, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "podagent: %s\n", msg);
+}
+
+static int run_once(struct options *o)
+{
+	struct agent_report r;
+	char err[1024] = "";
+	int prc = 0, q;
+
+	q = agent_cycle(&o->d, &r, &prc, err, sizeof(err));
+	if (q < 0) {
+		fprintf(stderr, "podagent: %s\n", err);
+		return q == -EINVAL || q == -ENOENT ? EXIT_USAGE : EXIT_FAIL;
+	}
+	on_report(&r, prc, err, o);
+	if (o->output || (!o->d.publisher && !o->d.nfd_dir)) {
+		json_t *node = agent_node_json(&r, o->d.agent.board);
+		bool yaml = o->output && strcmp(o->output, "yaml") == 0;
+
+		q = node ? pk_write(stdout, node, yaml ? PK_FORMAT_YAML : PK_FORMAT_JSON) : -ENOMEM;
+		json_decref(node);
+		if (q < 0)
+			prc = q;
+	}
+	agent_report_clear(&r);
+	return prc < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+static int setup_publisher(struct options *o, char *buf, size_t len)
+{
+	int r;
+
+	if (o->in_cluster) {
+		r = agent_publish_incluster(&o->pub, getenv("PODAGENT_SERVICEACCOUNT_DIR"), buf,
+					    len);
+		if (r < 0) {
+			fprintf(stderr, "podagent: --in-cluster: KUBERNETES_SERVICE_HOST is not set\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (!o->pub.url)
+		return EXIT_OK;
+	r = agent_publisher_new(&o->pub, &o->d.publisher);
+	if (r < 0) {
+		fprintf(stderr, "podagent: --publish %s: expected an http:// or https:// URL\n",
+			o->pub.url);
+		return r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
 
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--version") == 0) {
-			printf("podagent %s\n", PODKERNEL_VERSION);
-			return 0;
+	struct options o = {
+		.d = {
+			.agent = { .host_index = -1, .use_udev = true, .use_netlink = true },
+			.interval_s = 60,
+			.debounce_ms = 1000,
+			.nfd_ttl_s = 3600,
+			.on_report = on_report,
+			.log = on_log,
+		},
+		.pub = { .retries = 5, .backoff_ms = 500, .backoff_max_ms = 8000 },
+	};
+	struct topo_board *board = NULL;
+	char err[TOPO_ERR_MAX], incluster[4096];
+	int r, rc;
+
+	r = parse_args(argc, argv, &o);
+	if (r != 0)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	o.d.arg = &o;
+	o.d.agent.node_name = o.node_name;
+	if (o.board_path) {
+		board = topo_board_new();
+		if (!board || topo_board_load_file(board, o.board_path, err, sizeof(err)) < 0) {
+			fprintf(stderr, "%s\n", board ? err : "podagent: out of memory");
+			topo_board_free(board);
+			return board ? EXIT_USAGE : EXIT_FAIL;
 		}
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			printf("Usage: podagent [OPTIONS]\n");
-			return 0;
-		}
-		fprintf(stderr, "podagent: unknown option '%s'\n", argv[i]);
-		return 2;
+		o.d.agent.board = board;
 	}
-	return 0;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	rc = setup_publisher(&o, incluster, sizeof(incluster));
+	if (rc == EXIT_OK && o.once) {
+		rc = run_once(&o);
+	} else if (rc == EXIT_OK) {
+		r = agent_daemon_run(&o.d);
+		if (r < 0) {
+			fprintf(stderr, "podagent: event loop: %s\n", strerror(-r));
+			rc = EXIT_FAIL;
+		}
+	}
+	agent_publisher_free(o.d.publisher);
+	topo_board_free(board);
+	free(o.last_warnings);
+	curl_global_cleanup();
+	return rc;
 }

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * agent.h — libpkagent, the inside of podagent.
+ *
+ * podagent discovers a host's hardware from three sources and turns it into a
+ * Kubernetes v1 Node:
+ *
+ *   hw.c        hwloc: NUMA nodes, packages, cores, PUs, PCI functions
+ *   udev.c      libudev: PCI and accel devices, VFIO groups, hotplug monitor
+ *   links.c     libnl-route: network links that are ICI ports, link watch
+ *   identity.c  board matching and the host's place in the cluster
+ *   labels.c    label sets whose keys and values are always valid
+ *   node.c      the v1 Node (labels, capacity, annotations) and link report
+ *   nfd.c       Node Feature Discovery features.d file
+ *   publish.c   JSON merge patch of the node's labels to an API server
+ *   daemon.c    the event loop: signalfd, udev, netlink, timers
+ *
+ * Conventions as in topology.h: 0 or -errno, ret_* outputs written only on
+ * success, destructors accept NULL.  Nothing here prints: warnings are
+ * collected in a struct pk_errors the program prints.
+ */
+#ifndef PODKERNEL_AGENT_H
+#define PODKERNEL_AGENT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/api/api.h"
+#include "topology.h"
+
+/* ---- annotation and label keys ------------------------------------------ */
+#define AGENT_LABEL_HOSTNAME "kubernetes.io/hostname"
+#define AGENT_LABEL_NUMA_COUNT "numa.podkernel.dev/count"
+#define AGENT_LABEL_ACCEL_COUNT "accelerator.podkernel.dev/count"
+#define AGENT_LABEL_ACCEL_VENDOR "accelerator.podkernel.dev/vendor"
+#define AGENT_LABEL_COORDS "topology.podkernel.dev/coords"
+#define AGENT_ANN_DEVICES "accelerator.podkernel.dev/devices"
+#define AGENT_ANN_LINKS "ici.podkernel.dev/links"
+#define AGENT_ANN_OWNED "agent.podkernel.dev/owned-labels"
+#define AGENT_ANN_DISAGREE "agent.podkernel.dev/discovery-disagreement"
+
+#define AGENT_NFD_MAX_BYTES (64 * 1024)
+
+/* ---- PCI functions and their classification ------------------------------ */
+struct agent_pci {
+	char bus_id[16]; /* "0000:34:00.0" */
+	unsigned vendor, device;
+	unsigned class_id; /* base class and subclass: 0x0302 */
+	int numa;          /* OS index of its NUMA node, -1 unknown */
+	char accel_node[64]; /* "/dev/accel/accel0" (udev), or "" */
+	char vfio_group[64]; /* "/dev/vfio/12" (udev), or "" */
+};
+
+/*
+ * An accelerator is a PCI function of class 0x0302 (3D controller), 0x0380
+ * (other display), 0x1200 (processing accelerator), or one whose IDs the
+ * board lists (board may be NULL).  VGA 0x0300 is a display adapter.
+ */
+bool agent_pci_is_accel(unsigned class_id, unsigned vendor, unsigned device,
+			const struct topo_board *board);
+/* "nvidia", "amd", "google", "intel", or the 4-hex-digit vendor ID. */
+void agent_vendor_name(unsigned vendor, char buf[8]);
+
+/* ---- hwloc --------------------------------------------------------------- */
+struct agent_hw {
+	int numa_count;
+	uint64_t *numa_memory; /* bytes, per NUMA node (logical order) */
+	uint64_t memory;       /* total */
+	int packages, cores, pus;
+	size_t pci_count; /* PCI functions seen (0: no I/O discovery) */
+	struct agent_pci *accels;
+	size_t naccels;
+};
+
+/*
+ * Discover this machine (xml_path NULL) or load an hwloc XML export.  PCI
+ * discovery is enabled; accelerators are classified with the board (may be
+ * NULL).  -EINVAL on a bad XML file, -errno otherwise.
+ */
+int agent_hw_discover(const char *xml_path, const struct topo_board *board,
+		      struct agent_hw *ret, char *err, size_t errlen);
+void agent_hw_clear(struct agent_hw *hw);
+
+/* ---- libudev ------------------------------------------------------------- */
+struct agent_udev_info {
+	bool available; /* libudev could enumerate */
+	size_t pci_count;
+	struct agent_pci *accels;
+	size_t naccels;
+	size_t accel_nodes; /* /dev/accel/accel* devices seen */
+	size_t vfio_groups; /* /dev/vfio/N groups seen */
+};
+
+/* Enumerate PCI, accel and vfio devices.  Problems go to warnings. */
+int agent_udev_discover(const struct topo_board *board, struct agent_udev_info *ret,
+			struct pk_errors *warnings);
+void agent_udev_clear(struct agent_udev_info *info);
+
+/* A udev monitor on the pci, accel and vfio subsystems. */
+struct agent_udev_monitor;
+int agent_udev_monitor_new(struct agent_udev_monitor **ret);
+int agent_udev_monitor_fd(const struct agent_udev_monitor *m);
+/* Drain pending events; *ret_relevant is true when an accelerator-relevant
+ * device was added, removed or changed. */
+int agent_udev_monitor_drain(struct agent_udev_monitor *m, const struct topo_board *board,
+			     bool *ret_relevant);
+void agent_udev_monitor_free(struct agent_udev_monitor *m);
+
+/* ---- links (libnl) -------------------------------------------------------- */
+struct agent_link {
+	char name[32];
+	char operstate[16]; /* "up", "down", "lowerlayerdown", ... */
+	bool carrier;
+	char peer[128]; /* from the alias "peer=<host>/<port>", or "" */
+};
+
+struct agent_links {
+	bool available;
+	struct agent_link *v;
+	size_t n;
+};
+
+/*
+ * Is name an ICI port?  With a board: it matches one of the board's port
+ * names (shell patterns allowed).  Without: it starts with "ici".
+ */
+bool agent_link_is_ici(const char *name, const struct topo_board *board);
+/* Parse "peer=<host>/<port>" out of an alias ("a b peer=h/p c" works too). */
+int agent_link_parse_alias(const char *alias, char *peer, size_t peerlen);
+int agent_links_discover(const struct topo_board *board, struct agent_links *ret,
+			 struct pk_errors *warnings);
+void agent_links_clear(struct agent_links *links);
+
+struct agent_link_watch;
+int agent_link_watch_new(const struct topo_board *board, struct agent_link_watch **ret);
+int agent_link_watch_fd(const struct agent_link_watch *w);
+/* Process pending netlink messages; ret_changed when a link changed. */
+int agent_link_watch_process(struct agent_link_watch *w, bool *ret_changed);
+void agent_link_watch_free(struct agent_link_watch *w);
+
+/* ---- host identity and board matching ------------------------------------- */
+enum agent_id_source {
+	AGENT_ID_NONE,
+	AGENT_ID_FLAG,     /* --host-index */
+	AGENT_ID_ENV,      /* TPU_WORKER_ID / PODKERNEL_HOST_INDEX */
+	AGENT_ID_HOSTNAME, /* the board's hostname pattern */
+};
+
+struct agent_identity {
+	enum agent_id_source source;
+	int64_t index; /* -1 when unknown */
+	int superslices;
+	struct topo_host host; /* valid when index >= 0 */
+};
+
+/*
+ * Find the host's index in the board's cluster: host_index (>= 0 when given),
+ * else the environment (TPU_WORKER_ID, PODKERNEL_HOST_INDEX), else the node
+ * name against the board's hostname pattern.  -ENOENT when nothing says;
+ * -ERANGE when the index is outside the board.
+ */
+int agent_identity_resolve(const struct topo_board *board, int64_t host_index,
+			   const char *node_name, struct agent_identity *ret, char *err,
+			   size_t errlen);
+/* Index of the host named name in the board's cluster (searches the pattern's
+ * outer domain); -ENOENT. */
+int agent_board_find_host(const struct topo_board *board, const char *name,
+			  int64_t *ret_index, int *ret_superslices);
+
+/* ---- label sets ----------------------------------------------------------- */
+struct agent_labels {
+	char **key, **value;
+	size_t n, cap;
+};
+
+/*
+ * Set key=value.  An invalid key is dropped; an invalid value is sanitized
+ * (topo_label_value_sanitize) or, when nothing valid is left, dropped.  Either
+ * is reported in warnings.  Returns 0, -EINVAL when dropped, -ENOMEM.
+ */
+int agent_labels_set(struct agent_labels *l, const char *key, const char *value,
+		     struct pk_errors *warnings);
+const char *agent_labels_get(const struct agent_labels *l, const char *key);
+void agent_labels_clear(struct agent_labels *l);
+
+/* ---- the whole report ----------------------------------------------------- */
+struct agent_config {
+	const char *node_name;
+	const char *hwloc_xml;
+	const struct topo_board *board;
+	int64_t host_index; /* -1: not given */
+	bool use_udev;
+	bool use_netlink;
+};
+
+struct agent_report {
+	char node_name[TOPO_DNS_SUBDOMAIN_MAX + 1];
+	struct agent_hw hw;
+	struct agent_udev_info udev;
+	struct agent_links links;
+	/* the accelerators published: hwloc's when it saw PCI, else udev's */
+	const struct agent_pci *accels;
+	size_t naccels;
+	const char *accel_source; /* "hwloc", "udev" or "none" */
+	json_t *disagreement; /* array of strings, hwloc vs udev */
+	struct agent_identity id;
+	struct agent_labels labels;
+	struct pk_errors warnings;
+};
+
+/*
+ * Run every discovery and compute the labels.  A missing source (no udev, no
+ * netlink, no permission) is a warning, never an error; only an unreadable
+ * --hwloc-xml or a bad node name fails (-EINVAL).
+ */
+int agent_report_build(const struct agent_config *cfg, struct agent_report *ret, char *err,
+		       size_t errlen);
+void agent_report_clear(struct agent_report *r);
+
+/* Compare two accelerator lists by PCI bus ID; one message per difference. */
+json_t *agent_compare_accels(const struct agent_pci *a, size_t na, const char *aname,
+			     const struct agent_pci *b, size_t nb, const char *bname);
+
+/* The v1 Node of a report (new reference). */
+json_t *agent_node_json(const struct agent_report *r, const struct topo_board *board);
+/* The devices annotation value: [{"pciBusId","vendorId","deviceId","numaNode"}]. */
+json_t *agent_devices_json(const struct agent_pci *accels, size_t n);
+/*
+ * The link report (README "Link reports"):
+ * {"apiVersion":"podkernel.dev/v1alpha1","kind":"LinkReport","host":NAME,
+ *  "hostIndex":N (when known),"links":[{"port","operstate","carrier","peer"}]}
+ */
+json_t *agent_link_report_json(const struct agent_report *r);
+
+/* ---- NFD features.d -------------------------------------------------------- */
+/*
+ * Write labels as "key=value" lines with a "# +expiry-time=" directive
+ * (RFC 3339, now + ttl) to dir/name atomically (dot-file, fsync, rename).
+ * -EFBIG when the file would exceed 64 KiB.
+ */
+int agent_nfd_format(const struct agent_labels *l, int64_t expiry, char **ret_text,
+		     size_t *ret_len);
+int agent_nfd_write(const char *dir, const char *name, const struct agent_labels *l,
+		    int64_t expiry);
+
+/* ---- publishing ----------------------------------------------------------- */
+struct agent_publisher;
+
+struct agent_publish_config {
+	const char *url;        /* https://host:port or http://...; NULL: in-cluster */
+	const char *token;      /* fixed bearer token, or NULL */
+	const char *token_file; /* re-read before every request, or NULL */
+	const char *ca_file;
+	bool insecure;       /* skip TLS verification (tests only) */
+	int retries;         /* attempts per publish, >= 1 */
+	long backoff_ms;     /* first retry delay */
+	long backoff_max_ms; /* cap */
+	long timeout_ms;     /* per request */
+};
+
+/*
+ * Fill cfg from the in-cluster environment: KUBERNETES_SERVICE_HOST/PORT and
+ * the service-account token and CA (dir defaults to
+ * /var/run/secrets/kubernetes.io/serviceaccount).  -ENOENT when not in a
+ * cluster.  Strings point into buf.
+ */
+int agent_publish_incluster(struct agent_publish_config *cfg, const char *sa_dir, char *buf,
+			    size_t buflen);
+int agent_publisher_new(const struct agent_publish_config *cfg,
+			struct agent_publisher **ret);
+void agent_publisher_free(struct agent_publisher *p);
+/*
+ * Publish the node: GET it once to learn the labels it owned before (the
+ * AGENT_ANN_OWNED annotation), POST it when missing, then PATCH
+ * (application/merge-patch+json) its labels, setting labels it owned and no
+ * longer has to null.  Retries with capped exponential backoff.  -EIO after
+ * the last attempt, -EACCES on 401/403, -EPROTO on other HTTP errors.
+ */
+int agent_publish(struct agent_publisher *p, const json_t *node, char *err, size_t errlen);
+/* The merge patch agent_publish would send, given the keys owned before. */
+json_t *agent_merge_patch(const json_t *node, const json_t *owned_before);
+
+/* ---- daemon ---------------------------------------------------------------- */
+struct agent_daemon_config {
+	struct agent_config agent;
+	int interval_s;  /* periodic republish */
+	int debounce_ms; /* quiet time after udev/netlink events */
+	const char *nfd_dir;
+	int nfd_ttl_s;
+	struct agent_publisher *publisher; /* may be NULL */
+	/* called after each cycle (r NULL when discovery failed; err says why) */
+	void (*on_report)(const struct agent_report *r, int publish_rc, const char *err,
+			  void *arg);
+	/* messages of the loop itself (a watch that could not start, ...) */
+	void (*log)(const char *msg, void *arg);
+	void *arg;
+};
+
+/*
+ * Publish at start, then after debounced udev and netlink events and every
+ * interval; returns 0 on SIGTERM or SIGINT (blocked and read by signalfd).
+ */
+int agent_daemon_run(const struct agent_daemon_config *cfg);
+/* One cycle: build, write the NFD file, publish.  Used by --once too. */
+int agent_cycle(const struct agent_daemon_config *cfg, struct agent_report *ret_report,
+		int *ret_publish_rc, char *err, size_t errlen);
+
+#endif /* PODKERNEL_AGENT_H */

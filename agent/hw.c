@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * hw.c — what hwloc says about the host: NUMA nodes with their memory,
+ * packages, cores, PUs, and the PCI functions that are accelerators.
+ *
+ * The topology is loaded with I/O discovery on (every PCI function kept) from
+ * this machine or from an XML export.  Accelerators are classified by PCI
+ * class and the board's ID list, one per PCI function: OS devices below a
+ * function (cuda0, opencl0d0, nvml0) are never looked at, so they cannot count
+ * twice.  A function's NUMA node is that of its first non-I/O ancestor.
+ */
+#include <errno.h>
+#include <hwloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+
+bool agent_pci_is_accel(unsigned class_id, unsigned vendor, unsigned device,
+			const struct topo_board *board)
+{
+	switch (class_id) {
+	case 0x0302: /* 3D controller */
+	case 0x0380: /* other display controller */
+	case 0x1200: /* processing accelerator */
+		return true;
+	default:
+		break;
+	}
+	return board && topo_board_is_accel(board, vendor, device);
+}
+
+static const struct {
+	unsigned id;
+	const char *name;
+} vendor_names[] = {
+	{ 0x10de, "nvidia" },
+	{ 0x1002, "amd" },
+	{ 0x1022, "amd" },
+	{ 0x1ae0, "google" },
+	{ 0x8086, "intel" },
+};
+
+void agent_vendor_name(unsigned vendor, char buf[8])
+{
+	for (size_t i = 0; i < sizeof(vendor_names) / sizeof(vendor_names[0]); i++)
+		if (vendor_names[i].id == vendor) {
+			snprintf(buf, 8, "%s", vendor_names[i].name);
+			return;
+		}
+	snprintf(buf, 8, "%04x", vendor & 0xffff);
+}
+
+/* OS index of the single NUMA node near obj, or -1. */
+static int pci_numa(hwloc_topology_t topo, hwloc_obj_t obj)
+{
+	hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, obj);
+
+	if (!anc || !anc->nodeset)
+		return -1;
+	if (hwloc_bitmap_weight(anc->nodeset) == 1)
+		return hwloc_bitmap_first(anc->nodeset);
+	/* a machine with one NUMA node puts devices under the machine object */
+	if (hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE) == 1)
+		return (int)hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, 0)->os_index;
+	return -1;
+}
+
+static int collect_pci(hwloc_topology_t topo, const struct topo_board *board,
+		       struct agent_hw *hw)
+{
+	size_t cap = 0;
+
+	for (hwloc_obj_t o = hwloc_get_next_pcidev(topo, NULL); o;
+	     o = hwloc_get_next_pcidev(topo, o)) {
+		const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
+		struct agent_pci *a;
+
+		hw->pci_count++;
+		if (!agent_pci_is_accel(p->class_id, p->vendor_id, p->device_id, board))
+			continue;
+		if (hw->naccels == cap) {
+			size_t ncap = cap ? cap * 2 : 8;
+			struct agent_pci *n = realloc(hw->accels, ncap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			hw->accels = n;
+			cap = ncap;
+		}
+		a = &hw->accels[hw->naccels++];
+		memset(a, 0, sizeof(*a));
+		snprintf(a->bus_id, sizeof(a->bus_id), "%04x:%02x:%02x.%01x",
+			 (unsigned)p->domain & 0xffff, p->bus, p->dev, p->func & 0x7);
+		a->vendor = p->vendor_id;
+		a->device = p->device_id;
+		a->class_id = p->class_id;
+		a->numa = pci_numa(topo, o);
+	}
+	return 0;
+}
+
+static int collect(hwloc_topology_t topo, const struct topo_board *board, struct agent_hw *hw)
+{
+	int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+
+	hw->numa_count = n > 0 ? n : 1;
+	hw->numa_memory = calloc((size_t)hw->numa_count, sizeof(*hw->numa_memory));
+	if (!hw->numa_memory)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
+
+		hw->numa_memory[i] = o->attr ? o->attr->numanode.local_memory : 0;
+		hw->memory += hw->numa_memory[i];
+	}
+	if (hw->memory == 0)
+		hw->memory = hwloc_get_root_obj(topo)->total_memory;
+	hw->packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+	hw->cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+	hw->pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+	return collect_pci(topo, board, hw);
+}
+
+int agent_hw_discover(const char *xml_path, const struct topo_board *board,
+		      struct agent_hw *ret, char *err, size_t errlen)
+{
+	struct agent_hw hw = { 0 };
+	hwloc_topology_t topo;
+	int r;
+
+	if (xml_path && access(xml_path, R_OK) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", xml_path, strerror(errno));
+		return r;
+	}
+	if (hwloc_topology_init(&topo) < 0) {
+		snprintf(err, errlen, "hwloc: cannot initialise a topology");
+		return -ENOMEM;
+	}
+	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if (xml_path && hwloc_topology_set_xml(topo, xml_path) < 0) {
+		snprintf(err, errlen, "%s: hwloc cannot read XML exports", xml_path);
+		r = -EINVAL;
+		goto out;
+	}
+	if (hwloc_topology_load(topo) < 0) {
+		snprintf(err, errlen, "%s: not a valid hwloc XML export",
+			 xml_path ? xml_path : "hwloc");
+		r = xml_path ? -EINVAL : -EIO;
+		goto out;
+	}
+	r = collect(topo, board, &hw);
+	if (r < 0) {
+		snprintf(err, errlen, "hwloc: %s", strerror(-r));
+		agent_hw_clear(&hw);
+		goto out;
+	}
+	*ret = hw;
+out:
+	hwloc_topology_destroy(topo);
+	return r;
+}
+
+void agent_hw_clear(struct agent_hw *hw)
+{
+	if (!hw)
+		return;
+	free(hw->numa_memory);
+	free(hw->accels);
+	memset(hw, 0, sizeof(*hw));
+}

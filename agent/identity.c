@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * identity.c — where this host sits in its board's cluster.
+ *
+ * The host index (row-major, as `podctl board nodes` numbers hosts) comes
+ * from, in this order: --host-index; the environment (TPU_WORKER_ID, as TPU
+ * VMs set it, or PODKERNEL_HOST_INDEX); or the node name read against the
+ * board's hostname pattern ("tpu-ss{superslice}-h{host}").  libtopo then
+ * gives the host's coordinates and its domain at every level, which become
+ * the topology labels.  The cluster is sized (superslices) just large enough
+ * to hold the index.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+
+#define MAX_SUPERSLICES 4096
+
+static const char *const index_env[] = { "TPU_WORKER_ID", "PODKERNEL_HOST_INDEX" };
+
+static int parse_index(const char *s, int64_t *ret)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* Smallest cluster (in outermost domains) that holds host index. */
+static int superslices_for(const struct topo_board *board, int64_t index, int *ret)
+{
+	for (int ss = 1; ss <= MAX_SUPERSLICES; ss++) {
+		int64_t n = topo_board_host_count(board, ss);
+
+		if (n > index) {
+			*ret = ss;
+			return 0;
+		}
+		if (ss > 1 && n == topo_board_host_count(board, ss - 1))
+			break; /* the board's cluster does not grow with superslices */
+	}
+	return -ERANGE;
+}
+
+/*
+ * Read the first placeholder's number out of name following pattern: the
+ * outermost domain's ordinal ("tpu-ss{superslice}-h{host}" and
+ * "tpu-ss3-h7" give 3).  -ENOENT when name does not have the pattern's shape.
+ */
+static int pattern_first_number(const char *pattern, const char *name, int64_t *ret)
+{
+	const char *p = pattern, *n = name;
+	int64_t first = -1;
+
+	while (*p) {
+		if (*p == '{') {
+			const char *close = strchr(p, '}');
+			int64_t v = 0;
+
+			if (!close || !isdigit((unsigned char)*n))
+				return -ENOENT;
+			while (isdigit((unsigned char)*n) && v < INT32_MAX)
+				v = v * 10 + (*n++ - '0');
+			if (first < 0)
+				first = v;
+			p = close + 1;
+		} else if (*p++ != *n++) {
+			return -ENOENT;
+		}
+	}
+	if (*n)
+		return -ENOENT;
+	*ret = first < 0 ? 0 : first;
+	return 0;
+}
+
+static int search_range(const struct topo_board *board, int ss, int64_t from, int64_t to,
+			const char *name, int64_t *ret)
+{
+	struct topo_host h;
+
+	for (int64_t i = from; i < to; i++)
+		if (topo_board_host(board, ss, i, &h) == 0 && strcmp(h.name, name) == 0) {
+			*ret = i;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int agent_board_find_host(const struct topo_board *board, const char *name,
+			  int64_t *ret_index, int *ret_superslices)
+{
+	const char *pattern = board ? topo_board_hostname_pattern(board) : NULL;
+	int64_t hint = 0, index, from, to;
+	int ss;
+
+	if (!board || !name)
+		return -EINVAL;
+	if (pattern && pattern_first_number(pattern, name, &hint) < 0)
+		return -ENOENT;
+	/* look in the outer domain the name points at, then everywhere */
+	ss = hint + 1 > MAX_SUPERSLICES ? MAX_SUPERSLICES : (int)hint + 1;
+	from = topo_board_host_count(board, ss - 1 > 0 ? ss - 1 : 0);
+	to = topo_board_host_count(board, ss);
+	if (from < 0 || from >= to)
+		from = 0;
+	if (search_range(board, ss, from, to, name, &index) == 0 ||
+	    search_range(board, ss, 0, from, name, &index) == 0) {
+		*ret_index = index;
+		*ret_superslices = ss;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int index_from_env(int64_t *ret, enum agent_id_source *src, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(index_env) / sizeof(index_env[0]); i++) {
+		const char *v = getenv(index_env[i]);
+
+		if (!v || !*v)
+			continue;
+		if (parse_index(v, ret) < 0) {
+			snprintf(err, errlen, "%s: expected a host index (0, 1, ...), got \"%.40s\"",
+				 index_env[i], v);
+			return -EINVAL;
+		}
+		*src = AGENT_ID_ENV;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int agent_identity_resolve(const struct topo_board *board, int64_t host_index,
+			   const char *node_name, struct agent_identity *ret, char *err,
+			   size_t errlen)
+{
+	struct agent_identity id = { .source = AGENT_ID_NONE, .index = -1 };
+	int r;
+
+	if (!board) {
+		snprintf(err, errlen, "no board: no topology labels");
+		return -ENOENT;
+	}
+	if (host_index >= 0) {
+		id.index = host_index;
+		id.source = AGENT_ID_FLAG;
+	} else if ((r = index_from_env(&id.index, &id.source, err, errlen)) != -ENOENT) {
+		if (r < 0)
+			return r;
+	} else if (node_name && agent_board_find_host(board, node_name, &id.index,
+						      &id.superslices) == 0) {
+		id.source = AGENT_ID_HOSTNAME;
+	} else {
+		snprintf(err, errlen,
+			 "host index unknown: pass --host-index, set TPU_WORKER_ID, or name the "
+			 "node after the board's hostname pattern%s%s",
+			 topo_board_hostname_pattern(board) ? " " : "",
+			 topo_board_hostname_pattern(board) ? topo_board_hostname_pattern(board)
+							     : "");
+		return -ENOENT;
+	}
+	if (id.superslices == 0 && superslices_for(board, id.index, &id.superslices) < 0) {
+		snprintf(err, errlen, "host index %lld is outside board %s",
+			 (long long)id.index, topo_board_name(board));
+		return -ERANGE;
+	}
+	r = topo_board_host(board, id.superslices, id.index, &id.host);
+	if (r < 0) {
+		snprintf(err, errlen, "host index %lld is outside board %s",
+			 (long long)id.index, topo_board_name(board));
+		return r;
+	}
+	*ret = id;
+	return 0;
+}

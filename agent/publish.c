@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * publish.c — the node's labels on a Kubernetes API server (or podkerneld).
+ *
+ * The agent owns only the labels it computes.  It learns which ones it owned
+ * before from the node's AGENT_ANN_OWNED annotation (one GET, on the first
+ * publish or after the node vanished), then sends a JSON merge patch
+ * (RFC 7386, application/merge-patch+json) of metadata: its labels, null for
+ * each label it owned and no longer finds, and its annotations.  Other
+ * labels are never named, so they stay as they are.  A missing node is
+ * created with POST /api/v1/nodes (full object, status included).
+ *
+ * Every request re-reads the bearer token file, so rotated service-account
+ * tokens are picked up.  Network errors, 5xx, 429 and 401 are retried with
+ * exponential backoff capped at backoff_max_ms; other 4xx fail at once.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/agent.h"
+
+#define MAX_RESPONSE (4 * 1024 * 1024)
+#define MAX_TOKEN 16384
+
+struct agent_publisher {
+	char *url, *token, *token_file, *ca_file;
+	struct agent_publish_config cfg;
+	CURL *curl;
+	json_t *owned; /* array of keys owned on the server; NULL: not learned */
+};
+
+static const char *const agent_annotations[] = {
+	AGENT_ANN_DEVICES,
+	AGENT_ANN_LINKS,
+	AGENT_ANN_OWNED,
+	AGENT_ANN_DISAGREE,
+};
+
+int agent_publish_incluster(struct agent_publish_config *cfg, const char *sa_dir, char *buf,
+			    size_t buflen)
+{
+	const char *host = getenv("KUBERNETES_SERVICE_HOST");
+	const char *port = getenv("KUBERNETES_SERVICE_PORT");
+	int n;
+
+	if (!host || !*host)
+		return -ENOENT;
+	if (!port || !*port)
+		port = "443";
+	if (!sa_dir)
+		sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount";
+	n = snprintf(buf, buflen, "https://%s%s%s:%s%c%s/token%c%s/ca.crt",
+		     strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port, '\0',
+		     sa_dir, '\0', sa_dir);
+	if (n < 0 || (size_t)n >= buflen)
+		return -ENAMETOOLONG;
+	cfg->url = buf;
+	cfg->token_file = buf + strlen(buf) + 1;
+	cfg->ca_file = cfg->token_file + strlen(cfg->token_file) + 1;
+	return 0;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+int agent_publisher_new(const struct agent_publish_config *cfg, struct agent_publisher **ret)
+{
+	struct agent_publisher *p;
+
+	if (!cfg || !cfg->url || strncmp(cfg->url, "http", 4) != 0)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->cfg = *cfg;
+	p->url = strdup(cfg->url);
+	p->token = dup_or_null(cfg->token);
+	p->token_file = dup_or_null(cfg->token_file);
+	p->ca_file = dup_or_null(cfg->ca_file);
+	p->curl = curl_easy_init();
+	if (!p->url || !p->curl || (cfg->token && !p->token) ||
+	    (cfg->token_file && !p->token_file) || (cfg->ca_file && !p->ca_file)) {
+		agent_publisher_free(p);
+		return -ENOMEM;
+	}
+	/* strip trailing slashes so paths join cleanly */
+	for (size_t n = strlen(p->url); n > 0 && p->url[n - 1] == '/'; n--)
+		p->url[n - 1] = '\0';
+	if (p->cfg.retries < 1)
+		p->cfg.retries = 1;
+	if (p->cfg.backoff_ms <= 0)
+		p->cfg.backoff_ms = 500;
+	if (p->cfg.backoff_max_ms < p->cfg.backoff_ms)
+		p->cfg.backoff_max_ms = p->cfg.backoff_ms;
+	if (p->cfg.timeout_ms <= 0)
+		p->cfg.timeout_ms = 10000;
+	*ret = p;
+	return 0;
+}
+
+void agent_publisher_free(struct agent_publisher *p)
+{
+	if (!p)
+		return;
+	curl_easy_cleanup(p->curl);
+	json_decref(p->owned);
+	free(p->url);
+	free(p->token);
+	free(p->token_file);
+	free(p->ca_file);
+	free(p);
+}
+
+/* ---- HTTP ------------------------------------------------------------------- */
+
+struct buf {
+	char *data;
+	size_t len;
+};
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct buf *b = arg;
+	size_t n = size * nmemb;
+	char *d;
+
+	if (b->len + n > MAX_RESPONSE)
+		return 0;
+	d = realloc(b->data, b->len + n + 1);
+	if (!d)
+		return 0;
+	memcpy(d + b->len, ptr, n);
+	b->data = d;
+	b->len += n;
+	d[b->len] = '\0';
+	return n;
+}
+
+/* The bearer token: the file's first line, read now, or the fixed token. */
+static int read_token(const struct agent_publisher *p, char *tok, size_t len)
+{
+	FILE *f;
+	size_t n;
+
+	tok[0] = '\0';
+	if (!p->token_file) {
+		if (p->token)
+			snprintf(tok, len, "%s", p->token);
+		return 0;
+	}
+	f = fopen(p->token_file, "re");
+	if (!f)
+		return -errno;
+	n = fread(tok, 1, len - 1, f);
+	fclose(f);
+	tok[n] = '\0';
+	tok[strcspn(tok, "\r\n")] = '\0';
+	return 0;
+}
+
+struct response {
+	long status; /* 0: no HTTP answer */
+	json_t *body;
+	char error[CURL_ERROR_SIZE];
+};
+
+static int http(struct agent_publisher *p, const char *method, const char *path,
+		const json_t *body, const char *ctype, struct response *resp)
+{
+	CURL *c = p->curl;
+	struct curl_slist *hdrs = NULL;
+	struct buf in = { 0 };
+	char *url = NULL, *text = NULL, hdr[MAX_TOKEN + 32], tok[MAX_TOKEN];
+	CURLcode rc;
+	int r;
+
+	memset(resp, 0, sizeof(*resp));
+	r = read_token(p, tok, sizeof(tok));
+	if (r < 0) {
+		snprintf(resp->error, sizeof(resp->error), "token file %s: %s", p->token_file,
+			 strerror(-r));
+		return r;
+	}
+	if (asprintf(&url, "%s%s", p->url, path) < 0)
+		return -ENOMEM;
+	curl_easy_reset(c);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, p->cfg.timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, p->cfg.timeout_ms);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, resp->error);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &in);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (p->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, p->ca_file);
+	if (p->cfg.insecure) {
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	if (tok[0]) {
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", tok);
+		hdrs = curl_slist_append(hdrs, hdr);
+	}
+	if (body) {
+		text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		snprintf(hdr, sizeof(hdr), "Content-Type: %s", ctype);
+		hdrs = curl_slist_append(hdrs, hdr);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, text ? text : "");
+	}
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	rc = curl_easy_perform(c);
+	if (rc == CURLE_OK) {
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
+		if (in.data)
+			resp->body = json_loadb(in.data, in.len, 0, NULL);
+	} else if (!resp->error[0]) {
+		snprintf(resp->error, sizeof(resp->error), "%s", curl_easy_strerror(rc));
+	}
+	explicit_bzero(hdr, sizeof(hdr));
+	explicit_bzero(tok, sizeof(tok));
+	curl_slist_free_all(hdrs);
+	free(text);
+	free(in.data);
+	free(url);
+	return rc == CURLE_OK ? 0 : -EIO;
+}
+
+/* ---- what the agent owns ------------------------------------------------------- */
+
+static json_t *split_keys(const char *s)
+{
+	json_t *arr = json_array();
+
+	while (s && *s) {
+		size_t n = strcspn(s, ",");
+
+		if (n > 0)
+			json_array_append_new(arr, json_stringn(s, n));
+		s += n + (s[n] == ',');
+	}
+	return arr;
+}
+
+static json_t *owned_of(const json_t *node)
+{
+	const json_t *ann = json_object_get(json_object_get(node, "metadata"), "annotations");
+
+	return split_keys(json_string_value(json_object_get(ann, AGENT_ANN_OWNED)));
+}
+
+json_t *agent_merge_patch(const json_t *node, const json_t *owned_before)
+{
+	const json_t *meta = json_object_get(node, "metadata");
+	const json_t *labels = json_object_get(meta, "labels");
+	const json_t *ann = json_object_get(meta, "annotations");
+	json_t *pl = labels ? json_deep_copy(labels) : json_object();
+	json_t *pa = json_object(), *patch = json_object(), *pm = json_object();
+	size_t i;
+	json_t *k;
+
+	json_array_foreach(owned_before, i, k)
+	{
+		const char *key = json_string_value(k);
+
+		if (key && !json_object_get(pl, key))
+			json_object_set_new(pl, key, json_null());
+	}
+	for (i = 0; i < sizeof(agent_annotations) / sizeof(agent_annotations[0]); i++) {
+		json_t *v = json_object_get(ann, agent_annotations[i]);
+
+		json_object_set_new(pa, agent_annotations[i], v ? json_incref(v) : json_null());
+	}
+	json_object_set_new(pm, "labels", pl);
+	json_object_set_new(pm, "annotations", pa);
+	json_object_set_new(patch, "metadata", pm);
+	return patch;
+}
+
+/* ---- one attempt ------------------------------------------------------------------ */
+
+enum step_result { STEP_DONE, STEP_RETRY, STEP_FAIL };
+
+static enum step_result classify(const struct response *resp, int *rc, char *err,
+				 size_t errlen, const char *what)
+{
+	const char *msg = json_string_value(json_object_get(resp->body, "message"));
+
+	if (resp->status == 0) {
+		snprintf(err, errlen, "%s: %s", what, resp->error);
+		*rc = -EIO;
+		return STEP_RETRY;
+	}
+	snprintf(err, errlen, "%s: HTTP %ld%s%s", what, resp->status, msg ? ": " : "",
+		 msg ? msg : "");
+	if (resp->status == 401 || resp->status == 403) {
+		*rc = -EACCES;
+		return resp->status == 401 ? STEP_RETRY : STEP_FAIL;
+	}
+	if (resp->status == 429 || resp->status >= 500) {
+		*rc = -EIO;
+		return STEP_RETRY;
+	}
+	*rc = -EPROTO;
+	return STEP_FAIL;
+}
+
+static enum step_result attempt(struct agent_publisher *p, const json_t *node, int *rc,
+				char *err, size_t errlen)
+{
+	const char *name = json_string_value(json_object_get(json_object_get(node, "metadata"),
+							     "name"));
+	char path[TOPO_DNS_SUBDOMAIN_MAX + 32];
+	struct response resp;
+	enum step_result s;
+	json_t *patch;
+
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name ? name : "");
+	if (!p->owned) {
+		if (http(p, "GET", path, NULL, NULL, &resp) < 0 && resp.error[0] == '\0')
+			return *rc = -ENOMEM, STEP_FAIL;
+		if (resp.status == 404) {
+			json_decref(resp.body);
+			if (http(p, "POST", "/api/v1/nodes", node, "application/json", &resp) < 0 &&
+			    resp.error[0] == '\0')
+				return *rc = -ENOMEM, STEP_FAIL;
+			if (resp.status == 200 || resp.status == 201) {
+				json_decref(resp.body);
+				p->owned = owned_of(node);
+				return STEP_DONE;
+			}
+			if (resp.status != 409) { /* 409: someone created it meanwhile */
+				s = classify(&resp, rc, err, errlen, "POST /api/v1/nodes");
+				json_decref(resp.body);
+				return s;
+			}
+			p->owned = json_array();
+		} else if (resp.status == 200) {
+			p->owned = owned_of(resp.body);
+		} else {
+			s = classify(&resp, rc, err, errlen, path);
+			json_decref(resp.body);
+			return s;
+		}
+		json_decref(resp.body);
+	}
+	patch = agent_merge_patch(node, p->owned);
+	if (http(p, "PATCH", path, patch, "application/merge-patch+json", &resp) < 0 &&
+	    resp.error[0] == '\0') {
+		json_decref(patch);
+		return *rc = -ENOMEM, STEP_FAIL;
+	}
+	json_decref(patch);
+	if (resp.status == 200 || resp.status == 201) {
+		json_decref(resp.body);
+		json_decref(p->owned);
+		p->owned = owned_of(node);
+		return STEP_DONE;
+	}
+	s = classify(&resp, rc, err, errlen, path);
+	if (resp.status == 404) { /* deleted meanwhile: learn and create again */
+		json_decref(p->owned);
+		p->owned = NULL;
+		s = STEP_RETRY;
+	}
+	json_decref(resp.body);
+	return s;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+int agent_publish(struct agent_publisher *p, const json_t *node, char *err, size_t errlen)
+{
+	long delay;
+	int rc = -EIO;
+
+	if (!p || !node)
+		return -EINVAL;
+	delay = p->cfg.backoff_ms;
+	for (int i = 0; i < p->cfg.retries; i++) {
+		enum step_result s;
+
+		if (i > 0) {
+			sleep_ms(delay);
+			delay = delay * 2 > p->cfg.backoff_max_ms ? p->cfg.backoff_max_ms : delay * 2;
+		}
+		s = attempt(p, node, &rc, err, errlen);
+		if (s == STEP_DONE)
+			return 0;
+		if (s == STEP_FAIL)
+			return rc;
+	}
+	return rc;
+}
