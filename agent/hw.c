@@ -4,7 +4,7 @@
  * packages, cores, PUs, and the PCI functions that are accelerators.
  *
  * The topology is loaded with I/O discovery on (every PCI function kept) from
- * this machine or from an XML export.  Accelerators are classified by PCI
+ * this machine (sysfs, through hwloc's Linux backend) or from an XML export.  Accelerators are classified by PCI
  * class and the board's ID list, one per PCI function: OS devices below a
  * function (cuda0, opencl0d0, nvml0) are never looked at, so they cannot count
  * twice.  A function's NUMA node is that of its first non-I/O ancestor.
@@ -141,6 +141,12 @@ int agent_hw_discover(const char *xml_path, const struct topo_board *board,
 		return -ENOMEM;
 	}
 	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	/*
+	 * The Linux backend reads PCI functions from sysfs itself; the libpciaccess
+	 * component adds nothing the agent uses and leaks at every load.
+	 */
+	if (!xml_path)
+		hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
 	if (xml_path && hwloc_topology_set_xml(topo, xml_path) < 0) {
 		snprintf(err, errlen, "%s: hwloc cannot read XML exports", xml_path);
 		r = -EINVAL;

@@ -40,29 +40,26 @@ static int parse_index(const char *s, int64_t *ret)
 /* Smallest cluster (in outermost domains) that holds host index. */
 static int superslices_for(const struct topo_board *board, int64_t index, int *ret)
 {
-	for (int ss = 1; ss <= MAX_SUPERSLICES; ss++) {
-		int64_t n = topo_board_host_count(board, ss);
+	int64_t per = topo_board_host_count(board, 1);
 
-		if (n > index) {
-			*ret = ss;
-			return 0;
-		}
-		if (ss > 1 && n == topo_board_host_count(board, ss - 1))
-			break; /* the board's cluster does not grow with superslices */
-	}
-	return -ERANGE;
+	if (per <= 0 || index / per + 1 > MAX_SUPERSLICES)
+		return -ERANGE;
+	*ret = (int)(index / per + 1);
+	return 0;
 }
 
 /*
- * Read the first placeholder's number out of name following pattern: the
- * outermost domain's ordinal ("tpu-ss{superslice}-h{host}" and
- * "tpu-ss3-h7" give 3).  -ENOENT when name does not have the pattern's shape.
+ * The first placeholder of pattern and its number in name: "tpu-ss{superslice}-h{host}"
+ * and "tpu-ss3-h7" give "superslice" and 3.  -ENOENT when name does not have
+ * the pattern's shape.
  */
-static int pattern_first_number(const char *pattern, const char *name, int64_t *ret)
+static int pattern_first(const char *pattern, const char *name, char *ret_what, size_t whatlen,
+			 int64_t *ret_value)
 {
 	const char *p = pattern, *n = name;
 	int64_t first = -1;
 
+	ret_what[0] = '\0';
 	while (*p) {
 		if (*p == '{') {
 			const char *close = strchr(p, '}');
@@ -72,16 +69,18 @@ static int pattern_first_number(const char *pattern, const char *name, int64_t *
 				return -ENOENT;
 			while (isdigit((unsigned char)*n) && v < INT32_MAX)
 				v = v * 10 + (*n++ - '0');
-			if (first < 0)
+			if (first < 0) {
 				first = v;
+				snprintf(ret_what, whatlen, "%.*s", (int)(close - p - 1), p + 1);
+			}
 			p = close + 1;
 		} else if (*p++ != *n++) {
 			return -ENOENT;
 		}
 	}
-	if (*n)
+	if (*n || first < 0)
 		return -ENOENT;
-	*ret = first < 0 ? 0 : first;
+	*ret_value = first;
 	return 0;
 }
 
@@ -98,30 +97,42 @@ static int search_range(const struct topo_board *board, int ss, int64_t from, in
 	return -ENOENT;
 }
 
+/*
+ * The pattern's first placeholder narrows the search: {index} is the answer
+ * itself (checked), the outermost level's ordinal names one outer domain;
+ * otherwise the board's default cluster is searched.
+ */
 int agent_board_find_host(const struct topo_board *board, const char *name,
 			  int64_t *ret_index, int *ret_superslices)
 {
 	const char *pattern = board ? topo_board_hostname_pattern(board) : NULL;
-	int64_t hint = 0, index, from, to;
-	int ss;
+	const char *outer = board ? topo_board_level_name(board, 0) : NULL;
+	int64_t v = 0, index, from = 0, to;
+	char what[64];
+	int ss = 0;
 
 	if (!board || !name)
 		return -EINVAL;
-	if (pattern && pattern_first_number(pattern, name, &hint) < 0)
+	if (pattern && pattern_first(pattern, name, what, sizeof(what), &v) < 0)
 		return -ENOENT;
-	/* look in the outer domain the name points at, then everywhere */
-	ss = hint + 1 > MAX_SUPERSLICES ? MAX_SUPERSLICES : (int)hint + 1;
-	from = topo_board_host_count(board, ss - 1 > 0 ? ss - 1 : 0);
-	to = topo_board_host_count(board, ss);
-	if (from < 0 || from >= to)
-		from = 0;
-	if (search_range(board, ss, from, to, name, &index) == 0 ||
-	    search_range(board, ss, 0, from, name, &index) == 0) {
-		*ret_index = index;
-		*ret_superslices = ss;
-		return 0;
+	if (pattern && (strcmp(what, "index") == 0 || (outer && strcmp(what, outer) == 0))) {
+		bool is_index = strcmp(what, "index") == 0;
+		int64_t per = topo_board_host_count(board, 1);
+
+		from = is_index ? v : v * per; /* the host, or its outer domain's first */
+		if (superslices_for(board, from, &ss) < 0)
+			return -ENOENT;
+		to = is_index ? v + 1 : from + per;
+	} else {
+		to = topo_board_host_count(board, 0);
 	}
-	return -ENOENT;
+	if (search_range(board, ss, from, to, name, &index) < 0)
+		return -ENOENT;
+	if (ss == 0 && superslices_for(board, index, &ss) < 0)
+		return -ENOENT;
+	*ret_index = index;
+	*ret_superslices = ss;
+	return 0;
 }
 
 static int index_from_env(int64_t *ret, enum agent_id_source *src, char *err, size_t errlen)

@@ -181,7 +181,8 @@ static int compute_labels(struct agent_report *r, const struct agent_config *cfg
 	for (size_t i = 0; i < topo_board_level_count(board) && i < TOPO_BOARD_MAX_LEVELS; i++) {
 		const char *key = topo_board_level_key(board, i);
 
-		if (key && r->id.host.domain[i][0])
+		/* the host level's key is the node name's, which stays the node's */
+		if (key && r->id.host.domain[i][0] && strcmp(key, AGENT_LABEL_HOSTNAME) != 0)
 			agent_labels_set(l, key, r->id.host.domain[i], &r->warnings);
 	}
 	if (topo_board_has_torus(board))
