@@ -33,4 +33,56 @@ json_t *pk_scalar_resolve(const char *s, size_t len);
  * in a YAML 1.1 reader (yes/no/on/off, 0777, 1_000, 12:30, ...). */
 bool pk_scalar_needs_quotes(const char *s, size_t len);
 
+/* ---- decoding helpers (objects.c) -------------------------------------- */
+
+/* A field path being built while walking a tree: "spec.containers[0].name". */
+struct pk_path {
+	char s[512];
+	size_t len;
+};
+
+/* Append ".key" (no dot at the start) and return the previous length. */
+size_t pk_path_key(struct pk_path *p, const char *key);
+/* Append "[i]" or "[key]". */
+size_t pk_path_index(struct pk_path *p, size_t i);
+size_t pk_path_mapkey(struct pk_path *p, const char *key);
+void pk_path_pop(struct pk_path *p, size_t len);
+
+/* A value as Kubernetes prints it in errors: "text", 5, true, {...}. */
+const char *pk_value_text(const json_t *v, char *buf, size_t len);
+
+/*
+ * Typed fields of an object at path p (p names the parent).  Absent or null
+ * fields leave the output alone and succeed; a field of the wrong type adds
+ * "path.key: Invalid value: ...: must be ..." and fails.
+ */
+bool pk_field_string(const json_t *parent, const char *key, struct pk_path *p,
+		     struct pk_errors *errs, const char **ret);
+bool pk_field_int32(const json_t *parent, const char *key, struct pk_path *p,
+		    struct pk_errors *errs, bool *ret_has, int32_t *ret);
+bool pk_field_bool(const json_t *parent, const char *key, struct pk_path *p,
+		   struct pk_errors *errs, bool *ret);
+/* The object (or list) at key, NULL when absent, null or of the wrong type. */
+json_t *pk_field_object(const json_t *parent, const char *key, struct pk_path *p,
+			struct pk_errors *errs);
+json_t *pk_field_array(const json_t *parent, const char *key, struct pk_path *p,
+		       struct pk_errors *errs);
+
+/* A resource quantity written as a string or a number, in milli-units. */
+int pk_quantity_of(const json_t *v, int64_t *ret_milli);
+
+int pk_meta_decode(json_t *obj, enum pk_kind kind, struct pk_meta *meta, struct pk_errors *errs);
+void pk_meta_clear(struct pk_meta *meta);
+
+/*
+ * Decoders that always hand back a view (NULL only when out of memory), with
+ * every structural problem added to errs; the public pk_*_decode fail
+ * instead.  Validation uses these to check the rest of an object too.
+ */
+struct pk_node *pk_node_decode_partial(json_t *obj, struct pk_errors *errs);
+struct pk_pod *pk_pod_decode_partial(json_t *obj, struct pk_errors *errs);
+struct pk_priority_class *pk_priority_class_decode_partial(json_t *obj, struct pk_errors *errs);
+struct pk_group *pk_group_decode_partial(json_t *obj, struct pk_errors *errs);
+struct pk_workload *pk_workload_decode_partial(json_t *obj, struct pk_errors *errs);
+
 #endif

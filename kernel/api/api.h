@@ -160,7 +160,8 @@ struct pk_toleration {
 enum pk_selector_op { PK_SEL_IN, PK_SEL_NOT_IN, PK_SEL_EXISTS, PK_SEL_DOES_NOT_EXIST, PK_SEL_GT, PK_SEL_LT };
 
 struct pk_selector_req {
-	const char *key;
+	const char *key; /* label key; "metadata.name" when field is true */
+	bool field;      /* from matchFields: compare with the node's name, not a label */
 	enum pk_selector_op op;
 	const char **values;
 	size_t nvalues;

@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * validate.c — static validation of one object, with Kubernetes messages.
+ *
+ * Validation works on a private copy of the object: the partial decoders
+ * (objects.c, groups.c) run first and contribute every structural problem
+ * (types, unions, enums, quantities); the rules that need more than one field
+ * or Kubernetes name syntax are then checked here.  A Workload's template
+ * tree is walked on the tree itself so that every message carries the exact
+ * path: list sizes (at most 8), depth (at most 4 levels), names (DNS labels,
+ * unique across the whole tree), composite templates with children, and the
+ * disruption rule (an `all` template has only `all` children).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/api/api.h"
+#include "kernel/api/api-internal.h"
+#include "topology/topology.h"
+
+#define MAX_TEMPLATES 8
+#define MAX_TEMPLATE_DEPTH 4
+#define MAX_USER_PRIORITY 1000000000
+#define SYSTEM_CRITICAL_PRIORITY 2000000000
+#define SYSTEM_NODE_CRITICAL_PRIORITY 2000001000
+
+#define SUBDOMAIN_MSG                                                                              \
+	"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "  \
+	"or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "      \
+	"regex used for validation is "                                                            \
+	"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+#define LABEL_MSG                                                                                  \
+	"a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "   \
+	"and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "   \
+	"regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+
+/* ---- small rules ------------------------------------------------------------------------- */
+
+static void check_subdomain(const char *path, const char *s, struct pk_errors *errs)
+{
+	if (s && !topo_dns_subdomain_valid(s))
+		pk_errors_add(errs, "%s: Invalid value: \"%s\": %s", path, s,
+			      strlen(s) > TOPO_DNS_SUBDOMAIN_MAX ? "must be no more than 253 characters"
+								 : SUBDOMAIN_MSG);
+}
+
+static void check_dns_label(const char *path, const char *s, struct pk_errors *errs)
+{
+	if (s && !topo_dns_label_valid(s))
+		pk_errors_add(errs, "%s: Invalid value: \"%s\": %s", path, s,
+			      strlen(s) > TOPO_LABEL_NAME_MAX ? "must be no more than 63 characters"
+							      : LABEL_MSG);
+}
+
+static void check_label_key(const char *path, const char *key, struct pk_errors *errs)
+{
+	char why[256];
+
+	if (key && !topo_label_key_valid(key, why, sizeof(why)))
+		pk_errors_add(errs, "%s: Invalid value: \"%s\": %s", path, key, why);
+}
+
+static void check_label_value(const char *path, const char *value, struct pk_errors *errs)
+{
+	char why[256];
+
+	if (value && !topo_label_value_valid(value, why, sizeof(why)))
+		pk_errors_add(errs, "%s: Invalid value: \"%s\": %s", path, value, why);
+}
+
+static void check_labels(const char *path, const struct pk_kv *kv, size_t n,
+			 struct pk_errors *errs)
+{
+	for (size_t i = 0; i < n; i++) {
+		check_label_key(path, kv[i].key, errs);
+		check_label_value(path, kv[i].value, errs);
+	}
+}
+
+static void check_max_priority(const char *path, bool has, int32_t prio, int32_t max,
+			       struct pk_errors *errs)
+{
+	if (has && prio > max)
+		pk_errors_add(errs, "%s: Invalid value: %d: must be less than or equal to %d", path,
+			      prio, max);
+}
+
+static void check_meta(const json_t *obj, const struct pk_meta *meta, enum pk_kind kind,
+		       struct pk_errors *errs)
+{
+	const char *ns = pk_get_string(obj, "metadata.namespace");
+
+	if (!meta->name || !*meta->name)
+		pk_errors_add(errs, "metadata.name: Required value: name is required");
+	else
+		check_subdomain("metadata.name", meta->name, errs);
+	if (ns && *ns) {
+		if (!pk_kind_namespaced(kind))
+			pk_errors_add(errs, "metadata.namespace: Forbidden: not allowed on this type");
+		else
+			check_dns_label("metadata.namespace", ns, errs);
+	}
+	check_labels("metadata.labels", meta->labels, meta->nlabels, errs);
+}
+
+/* ---- kinds ---------------------------------------------------------------------------------- */
+
+static void validate_node(json_t *obj, struct pk_errors *errs)
+{
+	struct pk_node *node = pk_node_decode_partial(obj, errs);
+	json_t *cap = pk_get(obj, "status.capacity"), *v;
+	const char *name;
+	char path[320];
+
+	if (!node)
+		return;
+	check_meta(obj, &node->meta, PK_KIND_NODE, errs);
+	for (size_t i = 0; i < node->ntaints; i++) {
+		snprintf(path, sizeof(path), "spec.taints[%zu].key", i);
+		check_label_key(path, node->taints[i].key, errs);
+		snprintf(path, sizeof(path), "spec.taints[%zu].value", i);
+		check_label_value(path, node->taints[i].value, errs);
+	}
+	/* capacity is checked too when allocatable is what the view used */
+	if (json_is_object(pk_get(obj, "status.allocatable")) && json_is_object(cap)) {
+		json_object_foreach(cap, name, v) {
+			int64_t milli;
+			char text[96];
+
+			if (pk_quantity_of(v, &milli) < 0 || milli < 0)
+				pk_errors_add(errs, "status.capacity[%s]: Invalid value: %s: must be a "
+						    "valid non-negative quantity", name,
+					      pk_value_text(v, text, sizeof(text)));
+		}
+	}
+	pk_node_free(node);
+}
+
+static void validate_selector_terms(const struct pk_pod *pod, struct pk_errors *errs)
+{
+	char path[384];
+
+	for (size_t t = 0; t < pod->naffinity; t++) {
+		for (size_t r = 0; r < pod->affinity[t].nreqs; r++) {
+			const struct pk_selector_req *req = &pod->affinity[t].reqs[r];
+
+			if (req->field || !req->key || !*req->key)
+				continue;
+			snprintf(path, sizeof(path),
+				 "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+				 ".nodeSelectorTerms[%zu].matchExpressions[%zu].key", t, r);
+			check_label_key(path, req->key, errs);
+			if (req->op != PK_SEL_IN && req->op != PK_SEL_NOT_IN)
+				continue;
+			for (size_t v = 0; v < req->nvalues; v++) {
+				snprintf(path, sizeof(path),
+					 "spec.affinity.nodeAffinity."
+					 "requiredDuringSchedulingIgnoredDuringExecution"
+					 ".nodeSelectorTerms[%zu].matchExpressions[%zu].values[%zu]",
+					 t, r, v);
+				check_label_value(path, req->values[v], errs);
+			}
+		}
+	}
+}
+
+static void validate_pod(json_t *obj, struct pk_errors *errs)
+{
+	struct pk_pod *pod = pk_pod_decode_partial(obj, errs);
+	char path[64];
+
+	if (!pod)
+		return;
+	check_meta(obj, &pod->meta, PK_KIND_POD, errs);
+	check_subdomain("spec.schedulingGroup.podGroupName", pod->pod_group, errs);
+	check_subdomain("spec.nodeName", pod->node_name, errs);
+	check_subdomain("spec.priorityClassName", pod->priority_class, errs);
+	check_max_priority("spec.priority", pod->has_priority, pod->priority,
+			   SYSTEM_NODE_CRITICAL_PRIORITY, errs);
+	check_labels("spec.nodeSelector", pod->node_selector, pod->nnode_selector, errs);
+	validate_selector_terms(pod, errs);
+	for (size_t i = 0; i < pod->ntolerations; i++) {
+		snprintf(path, sizeof(path), "spec.tolerations[%zu].key", i);
+		if (pod->tolerations[i].key && *pod->tolerations[i].key)
+			check_label_key(path, pod->tolerations[i].key, errs);
+	}
+	pk_pod_free(pod);
+}
+
+static void validate_priority_class(json_t *obj, struct pk_errors *errs)
+{
+	struct pk_priority_class *pc = pk_priority_class_decode_partial(obj, errs);
+	const char *name;
+
+	if (!pc)
+		return;
+	check_meta(obj, &pc->meta, PK_KIND_PRIORITY_CLASS, errs);
+	name = pc->meta.name ? pc->meta.name : "";
+	if (strncmp(name, "system-", 7) == 0) {
+		int32_t want = strcmp(name, "system-node-critical") == 0 ? SYSTEM_NODE_CRITICAL_PRIORITY
+			       : strcmp(name, "system-cluster-critical") == 0 ? SYSTEM_CRITICAL_PRIORITY
+									      : 0;
+
+		if (!want)
+			pk_errors_add(errs, "metadata.name: Forbidden: priority class names with "
+					    "'system-' prefix are reserved for system use only");
+		else if (pc->value != want)
+			pk_errors_add(errs, "value: Invalid value: %d: must be %d for %s", pc->value,
+				      want, name);
+	} else if (pc->value > MAX_USER_PRIORITY) {
+		pk_errors_add(errs, "value: Forbidden: maximum allowed value of a user defined "
+				    "priority is %d", MAX_USER_PRIORITY);
+	}
+	pk_priority_class_free(pc);
+}
+
+/* Fields shared by groups and templates, spec at path prefix. */
+static void check_group_spec(const char *prefix, const struct pk_group_spec *gs,
+			     struct pk_errors *errs)
+{
+	char path[512];
+
+	if (gs->topology_key) {
+		snprintf(path, sizeof(path), "%s%sschedulingConstraints.topology[0].key", prefix,
+			 *prefix ? "." : "");
+		check_label_key(path, gs->topology_key, errs);
+	}
+	snprintf(path, sizeof(path), "%s%spriorityClassName", prefix, *prefix ? "." : "");
+	check_subdomain(path, gs->priority_class, errs);
+	snprintf(path, sizeof(path), "%s%spriority", prefix, *prefix ? "." : "");
+	check_max_priority(path, gs->has_priority, gs->priority, MAX_USER_PRIORITY, errs);
+}
+
+static void validate_group(json_t *obj, struct pk_errors *errs)
+{
+	struct pk_group *g = pk_group_decode_partial(obj, errs);
+	bool has_ref;
+
+	if (!g)
+		return;
+	check_meta(obj, &g->meta, g->kind, errs);
+	has_ref = json_is_object(pk_get(obj, "spec.workloadRef"));
+	if (g->kind == PK_KIND_COMPOSITE_POD_GROUP && !has_ref)
+		pk_errors_add(errs, "spec.workloadRef: Required value");
+	else if (g->parent && !has_ref)
+		pk_errors_add(errs, "spec.workloadRef: Required value: must be set when "
+				    "`parentCompositePodGroupName` is set");
+	if (has_ref) {
+		if (!g->workload_name || !*g->workload_name)
+			pk_errors_add(errs, "spec.workloadRef.workloadName: Required value");
+		check_subdomain("spec.workloadRef.workloadName", g->workload_name, errs);
+		if (!g->template_name || !*g->template_name)
+			pk_errors_add(errs, "spec.workloadRef.templateName: Required value");
+		check_dns_label("spec.workloadRef.templateName", g->template_name, errs);
+	}
+	check_subdomain("spec.parentCompositePodGroupName", g->parent, errs);
+	if (g->parent && g->meta.name && strcmp(g->parent, g->meta.name) == 0 &&
+	    g->kind == PK_KIND_COMPOSITE_POD_GROUP)
+		pk_errors_add(errs, "spec.parentCompositePodGroupName: Invalid value: \"%s\": must "
+				    "not name the group itself", g->parent);
+	check_group_spec("spec", &g->spec, errs);
+	pk_group_free(g);
+}
+
+/* ---- Workload template trees -------------------------------------------------------------- */
+
+struct tree_walk {
+	struct pk_errors *errs;
+	json_t *names; /* every template name seen, for uniqueness */
+};
+
+static bool template_all(const json_t *t)
+{
+	json_t *all = pk_get(t, "disruptionMode.all");
+
+	return all && !json_is_null(all);
+}
+
+static void walk_templates(struct tree_walk *w, const json_t *parent, struct pk_path *p,
+			   int level, bool parent_all);
+
+static void walk_template(struct tree_walk *w, const json_t *t, bool composite, struct pk_path *p,
+			  int level, bool parent_all)
+{
+	const char *name = json_string_value(json_object_get(t, "name"));
+	struct pk_group_spec gs = { 0 };
+	struct pk_errors ignore = { 0 };
+	struct pk_path scratch = *p;
+	size_t old;
+	json_t *name_v = json_object_get(t, "name");
+
+	if (!json_is_object(t))
+		return; /* reported by the decoder */
+	old = pk_path_key(p, "name");
+	if (!name_v || json_is_null(name_v) || (name && !*name)) {
+		pk_errors_add(w->errs, "%s: Required value", p->s);
+	} else if (name) {
+		check_dns_label(p->s, name, w->errs);
+		if (json_object_get(w->names, name))
+			pk_errors_add(w->errs, "%s: Duplicate value: \"%s\"", p->s, name);
+		else
+			json_object_set_new(w->names, name, json_true());
+	}
+	pk_path_pop(p, old);
+	if (parent_all && !template_all(t)) {
+		old = pk_path_key(p, "disruptionMode");
+		pk_errors_add(w->errs, "%s: Forbidden: must be `all` when the parent template's "
+				       "disruption mode is `all`", p->s);
+		pk_path_pop(p, old);
+	}
+	/* The decoder already reported structural problems; only rules here. */
+	gs.topology_key = pk_get_string(t, "schedulingConstraints.topology[0].key");
+	gs.priority_class = json_string_value(json_object_get(t, "priorityClassName"));
+	pk_field_int32(t, "priority", &scratch, &ignore, &gs.has_priority, &gs.priority);
+	pk_errors_clear(&ignore);
+	check_group_spec(p->s, &gs, w->errs);
+	if (!composite)
+		return;
+	if (!json_array_size(json_object_get(t, "compositePodGroupTemplates")) &&
+	    !json_array_size(json_object_get(t, "podGroupTemplates"))) {
+		pk_errors_add(w->errs, "%s: Required value: a composite template must have at least "
+				       "one of `compositePodGroupTemplates`, `podGroupTemplates`",
+			      p->s);
+		return;
+	}
+	walk_templates(w, t, p, level + 1, template_all(t));
+}
+
+static void walk_templates(struct tree_walk *w, const json_t *parent, struct pk_path *p,
+			   int level, bool parent_all)
+{
+	static const char *const lists[] = { "compositePodGroupTemplates", "podGroupTemplates" };
+
+	for (int l = 0; l < 2; l++) {
+		json_t *list = json_object_get(parent, lists[l]);
+		size_t old = pk_path_key(p, lists[l]);
+
+		if (json_is_array(list) && json_array_size(list) > 0) {
+			if (json_array_size(list) > MAX_TEMPLATES)
+				pk_errors_add(w->errs, "%s: Too many: %zu: must have at most %d items",
+					      p->s, json_array_size(list), MAX_TEMPLATES);
+			if (level > MAX_TEMPLATE_DEPTH) {
+				pk_errors_add(w->errs, "%s: Forbidden: the template hierarchy must not "
+						       "be deeper than %d levels", p->s,
+					      MAX_TEMPLATE_DEPTH);
+			} else {
+				for (size_t i = 0; i < json_array_size(list); i++) {
+					size_t o2 = pk_path_index(p, i);
+
+					walk_template(w, json_array_get(list, i), l == 0, p, level,
+						      parent_all);
+					pk_path_pop(p, o2);
+				}
+			}
+		}
+		pk_path_pop(p, old);
+	}
+}
+
+static void validate_workload(json_t *obj, struct pk_errors *errs)
+{
+	struct pk_workload *wl = pk_workload_decode_partial(obj, errs);
+	struct tree_walk w = { .errs = errs, .names = json_object() };
+	struct pk_path p = { 0 };
+	json_t *spec = json_object_get(obj, "spec");
+	bool has_c, has_p;
+
+	if (!wl || !w.names)
+		goto out;
+	check_meta(obj, &wl->meta, PK_KIND_WORKLOAD, errs);
+	if (!spec || json_is_null(spec)) {
+		pk_errors_add(errs, "spec: Required value");
+		goto out;
+	}
+	has_c = json_array_size(json_object_get(spec, "compositePodGroupTemplates")) > 0;
+	has_p = json_array_size(json_object_get(spec, "podGroupTemplates")) > 0;
+	if (has_c && has_p)
+		pk_errors_add(errs, "spec: Invalid value: \"{compositePodGroupTemplates, "
+				    "podGroupTemplates}\": must specify exactly one of: "
+				    "`compositePodGroupTemplates`, `podGroupTemplates`");
+	else if (!has_c && !has_p && json_is_object(spec))
+		pk_errors_add(errs, "spec: Invalid value: \"\": must specify one of: "
+				    "`compositePodGroupTemplates`, `podGroupTemplates`");
+	pk_path_key(&p, "spec");
+	walk_templates(&w, spec, &p, 1, false);
+out:
+	json_decref(w.names);
+	pk_workload_free(wl);
+}
+
+static void validate_other(json_t *obj, enum pk_kind kind, struct pk_errors *errs)
+{
+	struct pk_meta meta;
+
+	if (pk_meta_decode(obj, kind, &meta, errs) < 0)
+		return;
+	check_meta(obj, &meta, kind, errs);
+	pk_meta_clear(&meta);
+}
+
+/* ---- entry -------------------------------------------------------------------------------------- */
+
+static enum pk_kind check_kind(const json_t *obj, struct pk_errors *errs)
+{
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+	enum pk_kind k = pk_kind_from_string(kind);
+
+	if (!kind || !*kind) {
+		pk_errors_add(errs, "kind: Required value");
+		return PK_KIND_UNKNOWN;
+	}
+	if (k == PK_KIND_UNKNOWN) {
+		char list[512] = "";
+		size_t n = 0;
+
+		for (int i = PK_KIND_UNKNOWN + 1; i < _PK_KIND_MAX; i++)
+			n += (size_t)snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0,
+					      "%s\"%s\"", n ? ", " : "", pk_kind_to_string(i));
+		pk_errors_add(errs, "kind: Unsupported value: \"%s\": supported values: %s", kind,
+			      list);
+		return k;
+	}
+	if (!av || !*av) {
+		pk_errors_add(errs, "apiVersion: Required value");
+		return PK_KIND_UNKNOWN;
+	}
+	if (strcmp(av, pk_kind_api_version(k)) != 0) {
+		pk_errors_add(errs, "apiVersion: Unsupported value: \"%s\": supported values: \"%s\"",
+			      av, pk_kind_api_version(k));
+		return PK_KIND_UNKNOWN;
+	}
+	return k;
+}
+
+int pk_validate(const json_t *obj, struct pk_errors *errs)
+{
+	struct pk_errors local = { 0 }, *e = errs ? errs : &local;
+	size_t n0 = e->n;
+	enum pk_kind kind;
+	json_t *copy;
+
+	if (!json_is_object(obj)) {
+		pk_errors_add(e, "<object>: Invalid value: must be an object (a mapping)");
+		pk_errors_clear(&local);
+		return -EINVAL;
+	}
+	kind = check_kind(obj, e);
+	if (kind == PK_KIND_UNKNOWN) {
+		pk_errors_clear(&local);
+		return -EINVAL;
+	}
+	copy = json_deep_copy(obj);
+	if (!copy)
+		return -ENOMEM;
+	switch (kind) {
+	case PK_KIND_NODE:
+		validate_node(copy, e);
+		break;
+	case PK_KIND_POD:
+		validate_pod(copy, e);
+		break;
+	case PK_KIND_PRIORITY_CLASS:
+		validate_priority_class(copy, e);
+		break;
+	case PK_KIND_POD_GROUP:
+	case PK_KIND_COMPOSITE_POD_GROUP:
+		validate_group(copy, e);
+		break;
+	case PK_KIND_WORKLOAD:
+		validate_workload(copy, e);
+		break;
+	default:
+		validate_other(copy, kind, e);
+		break;
+	}
+	json_decref(copy);
+	pk_errors_clear(&local);
+	return e->n == n0 ? 0 : -EINVAL;
+}
