@@ -1,21 +1,149 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* podkerneld — entry point (grows with its issue). */
+/*
+ * podkerneld — the appliance: parse flags, open the durable store, serve the
+ * Kubernetes-shaped API, and wait for SIGTERM/SIGINT.  The scheduling loop and
+ * controllers (kernel/appliance/) start and stop at the marked hook.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "kernel/server/server.h"
+#include "kernel/store/store.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: podkerneld [--listen ADDR:PORT] [--data-dir DIR] [--token-auth-file FILE]\n"
+		"                  [--tls-cert-file FILE --tls-private-key-file FILE]\n"
+		"                  [--insecure-allow-non-loopback] [--simulate-board FILE] [-v LEVEL]\n"
+		"\n"
+		"  --listen ADDR:PORT          where to serve (default %s; port 0 picks one)\n"
+		"  --data-dir DIR              durable store (default ./podkernel-data)\n"
+		"  --token-auth-file FILE      static bearer tokens: token,user,uid,\"group1,group2\"\n"
+		"                              (without it every client on loopback is admin)\n"
+		"  --tls-cert-file FILE        PEM certificate (with --tls-private-key-file)\n"
+		"  --insecure-allow-non-loopback  plain HTTP on a non-loopback address\n"
+		"  --simulate-board FILE       register the simulated nodes of a board file\n"
+		"  -v LEVEL                    0 errors, 1 startup (default), 2 every request\n",
+		PK_SERVER_DEFAULT_LISTEN);
+}
+
+static void log_line(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	fprintf(stderr, "podkerneld: %s\n", msg);
+}
+
+struct options {
+	struct pk_server_config cfg;
+	const char *data_dir;
+	const char *board;
+};
+
+/* 0 ok, 1 exit 0 (help/version), -EINVAL bad usage. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	enum { O_LISTEN = 256, O_DATA, O_TOKENS, O_CERT, O_KEY, O_INSECURE, O_BOARD, O_VERSION };
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "data-dir", required_argument, NULL, O_DATA },
+		{ "token-auth-file", required_argument, NULL, O_TOKENS },
+		{ "tls-cert-file", required_argument, NULL, O_CERT },
+		{ "tls-private-key-file", required_argument, NULL, O_KEY },
+		{ "insecure-allow-non-loopback", no_argument, NULL, O_INSECURE },
+		{ "simulate-board", required_argument, NULL, O_BOARD },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	o->cfg.listen = PK_SERVER_DEFAULT_LISTEN;
+	o->cfg.verbosity = 1;
+	o->cfg.log = log_line;
+	o->data_dir = "./podkernel-data";
+	int c;
+	while ((c = getopt_long(argc, argv, "hv:", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case O_LISTEN: o->cfg.listen = optarg; break;
+		case O_DATA: o->data_dir = optarg; break;
+		case O_TOKENS: o->cfg.token_auth_file = optarg; break;
+		case O_CERT: o->cfg.tls_cert_file = optarg; break;
+		case O_KEY: o->cfg.tls_key_file = optarg; break;
+		case O_INSECURE: o->cfg.insecure_allow_non_loopback = true; break;
+		case O_BOARD: o->board = optarg; break;
+		case O_VERSION: printf("podkerneld %s\n", PODKERNEL_VERSION); return 1;
+		case 'h': usage(stdout); return 1;
+		case 'v':
+			o->cfg.verbosity = (int)strtol(optarg, &end, 10);
+			if (*end || o->cfg.verbosity < 0) {
+				fprintf(stderr, "podkerneld: -v %s: expected a level 0..2\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		default: usage(stderr); return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "podkerneld: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--version") == 0) {
-			printf("podkerneld %s\n", PODKERNEL_VERSION);
-			return 0;
-		}
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			printf("Usage: podkerneld [OPTIONS]\n");
-			return 0;
-		}
-		fprintf(stderr, "podkerneld: unknown option '%s'\n", argv[i]);
+	struct options o = { 0 };
+	int rc = parse_args(argc, argv, &o);
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+
+	/* Block the signals before any thread starts, so only sigwait() sees them. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	char err[1024] = "";
+	struct pk_store *store = NULL;
+	struct pk_server *srv = NULL;
+	rc = pk_store_open(o.data_dir, &store, err, sizeof(err));
+	if (rc == 0)
+		rc = pk_server_new(store, &o.cfg, &srv, err, sizeof(err));
+	if (rc == -EINVAL) {
+		fprintf(stderr, "podkerneld: %s\n", err);
+		pk_store_close(store);
 		return 2;
 	}
+	if (rc == 0)
+		rc = pk_server_start(srv, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "podkerneld: %s\n", *err ? err : strerror(-rc));
+		pk_server_free(srv);
+		pk_store_close(store);
+		return rc == -EINVAL ? 2 : 1;
+	}
+	if (o.board)
+		fprintf(stderr, "podkerneld: --simulate-board %s: accepted; nodes are registered by "
+				"the scheduling appliance\n", o.board);
+
+	/* Appliance hook: start the scheduling loop and controllers on `store` here
+	 * (e.g. pk_appliance_start(store, o.board, &app)), stop it below. */
+
+	int sig = 0;
+	sigwait(&sigs, &sig);
+	fprintf(stderr, "podkerneld: signal %d, shutting down\n", sig);
+
+	/* Appliance hook: pk_appliance_stop(app) here, before the server stops. */
+
+	pk_store_shutdown(store);
+	pk_server_free(srv);
+	pk_store_close(store);
 	return 0;
 }

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * discovery.c — the legacy discovery documents kubectl reads first.
+ *
+ * /api (APIVersions), /apis (APIGroupList), /apis/GROUP (APIGroup),
+ * /api/v1 and /apis/GROUP/VERSION (APIResourceList) and /version, all built
+ * from the one resource table in the store (pk_store_types), so a kind added
+ * there is discoverable without touching this file.  Aggregated discovery
+ * (apidiscovery.k8s.io/v2) is not served; clients fall back to these.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel/server/server-private.h"
+
+static json_t *group_versions(const char *group)
+{
+	json_t *versions = json_array();
+	for (const struct pk_store_type *t = pk_store_types; t->kind; t++) {
+		if (strcmp(t->group, group) != 0)
+			continue;
+		bool seen = false;
+		size_t i;
+		json_t *v;
+		json_array_foreach(versions, i, v)
+			if (strcmp(json_string_value(json_object_get(v, "version")), t->version) == 0)
+				seen = true;
+		if (seen)
+			continue;
+		char gv[128];
+		snprintf(gv, sizeof(gv), "%s/%s", group, t->version);
+		json_array_append_new(versions, json_pack("{s:s,s:s}", "groupVersion", gv, "version",
+							  t->version));
+	}
+	return versions;
+}
+
+static json_t *api_group(const char *group)
+{
+	json_t *versions = group_versions(group);
+	if (json_array_size(versions) == 0) {
+		json_decref(versions);
+		return NULL;
+	}
+	/* Preferred: the first GA version ("v1"), else the first listed. */
+	json_t *pref = json_array_get(versions, 0);
+	size_t i;
+	json_t *v;
+	json_array_foreach(versions, i, v)
+		if (strcmp(json_string_value(json_object_get(v, "version")), "v1") == 0)
+			pref = v;
+	return json_pack("{s:s,s:s,s:s,s:o,s:O}", "kind", "APIGroup", "apiVersion", "v1", "name",
+			 group, "versions", versions, "preferredVersion", pref);
+}
+
+static json_t *group_list(void)
+{
+	json_t *groups = json_array();
+	for (const struct pk_store_type *t = pk_store_types; t->kind; t++) {
+		if (!*t->group)
+			continue;
+		bool seen = false;
+		for (const struct pk_store_type *u = pk_store_types; u < t; u++)
+			if (strcmp(u->group, t->group) == 0)
+				seen = true;
+		if (seen)
+			continue;
+		json_t *g = api_group(t->group);
+		json_object_del(g, "kind");
+		json_object_del(g, "apiVersion");
+		json_array_append_new(groups, g);
+	}
+	return json_pack("{s:s,s:s,s:o}", "kind", "APIGroupList", "apiVersion", "v1", "groups",
+			 groups);
+}
+
+static json_t *str_list(const char *csv)
+{
+	json_t *a = json_array();
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", csv);
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save))
+		json_array_append_new(a, json_string(tok));
+	return a;
+}
+
+static json_t *resource_list(const char *group, const char *version)
+{
+	json_t *res = json_array();
+	for (const struct pk_store_type *t = pk_store_types; t->kind; t++) {
+		if (strcmp(t->group, group) != 0 || strcmp(t->version, version) != 0)
+			continue;
+		char singular[64];
+		size_t n = 0;
+		for (const char *k = t->kind; *k && n + 1 < sizeof(singular); k++)
+			singular[n++] = (char)tolower((unsigned char)*k);
+		singular[n] = '\0';
+		json_t *r = json_pack("{s:s,s:s,s:b,s:s,s:[ssssssss]}", "name", t->plural,
+				      "singularName", singular, "namespaced", t->namespaced, "kind",
+				      t->kind, "verbs", "create", "delete", "get", "list", "patch",
+				      "update", "watch", "deletecollection");
+		json_array_remove(json_object_get(r, "verbs"), 7); /* not served */
+		if (*t->short_names)
+			json_object_set_new(r, "shortNames", str_list(t->short_names));
+		json_object_set_new(r, "categories", str_list("all"));
+		json_array_append_new(res, r);
+		char sub[96];
+		if (t->has_status) {
+			snprintf(sub, sizeof(sub), "%s/status", t->plural);
+			json_array_append_new(res, json_pack("{s:s,s:s,s:b,s:s,s:[sss]}", "name", sub,
+							     "singularName", "", "namespaced",
+							     t->namespaced, "kind", t->kind, "verbs",
+							     "get", "patch", "update"));
+		}
+		if (t->pk == PK_KIND_POD) {
+			snprintf(sub, sizeof(sub), "%s/binding", t->plural);
+			json_array_append_new(res, json_pack("{s:s,s:s,s:b,s:s,s:[s]}", "name", sub,
+							     "singularName", "", "namespaced", true,
+							     "kind", "Binding", "verbs", "create"));
+		}
+	}
+	if (json_array_size(res) == 0) {
+		json_decref(res);
+		return NULL;
+	}
+	char gv[128];
+	snprintf(gv, sizeof(gv), "%s%s%s", group, *group ? "/" : "", version);
+	return json_pack("{s:s,s:s,s:s,s:o}", "kind", "APIResourceList", "apiVersion", "v1",
+			 "groupVersion", gv, "resources", res);
+}
+
+bool discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp)
+{
+	char a[128], b[128], c[128];
+	json_t *doc = NULL;
+	if (strcmp(path, "/version") == 0) {
+		doc = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "major", "1", "minor", "32",
+				"gitVersion", "v1.32.0-podkernel." PODKERNEL_VERSION, "goVersion",
+				"none", "compiler", "gc", "platform", "linux/amd64");
+	} else if (strcmp(path, "/api") == 0 || strcmp(path, "/api/") == 0) {
+		char addr[128];
+		snprintf(addr, sizeof(addr), "%s", srv->listen ? srv->listen : "");
+		doc = json_pack("{s:s,s:[s],s:[{s:s,s:s}]}", "kind", "APIVersions", "versions", "v1",
+				"serverAddressByClientCIDRs", "clientCIDR", "0.0.0.0/0",
+				"serverAddress", addr);
+	} else if (strcmp(path, "/apis") == 0 || strcmp(path, "/apis/") == 0) {
+		doc = group_list();
+	} else if (strcmp(path, "/api/v1") == 0 || strcmp(path, "/api/v1/") == 0) {
+		doc = resource_list("", "v1");
+	} else if (sscanf(path, "/apis/%127[^/]/%127[^/]%127s", a, b, c) == 2) {
+		doc = resource_list(a, b);
+	} else if (sscanf(path, "/apis/%127[^/]%127s", a, c) == 1) {
+		doc = api_group(a);
+	}
+	if (!doc)
+		return false;
+	respond_json(resp, 200, doc);
+	return true;
+}

@@ -1,0 +1,809 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * router.c — one HTTP request in, one response out, no sockets.
+ *
+ * pk_server_handle() authenticates the bearer token, splits the path the way
+ * kube-apiserver does (/api/v1[/namespaces/NS]/RESOURCE[/NAME[/SUB]] and
+ * /apis/GROUP/VERSION/...), authorises the verb, parses the body (JSON or
+ * YAML, bounded by the codec's limits) and calls the store.  Store errors
+ * become Kubernetes Status objects with the matching reason and code; field
+ * errors become details.causes.  Discovery lives in discovery.c, Tables in
+ * table.c, watch streams in watch.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/server/server-private.h"
+
+#define MAX_SEGMENTS 12
+
+void server_log(struct pk_server *srv, int level, const char *fmt, ...)
+{
+	if (!srv->log || level > srv->verbosity)
+		return;
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	srv->log(srv->log_arg, level, buf);
+}
+
+void pk_response_clear(struct pk_response *resp)
+{
+	if (!resp)
+		return;
+	free(resp->body);
+	pk_watch_free(resp->watch);
+	memset(resp, 0, sizeof(*resp));
+}
+
+void respond_json(struct pk_response *resp, int status, json_t *body)
+{
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	resp->status = text ? status : 500;
+	resp->content_type = "application/json";
+	if (!text)
+		text = strdup("{}");
+	size_t n = text ? strlen(text) : 0;
+	char *nl = text ? realloc(text, n + 2) : NULL;
+	if (nl) {
+		nl[n] = '\n';
+		nl[n + 1] = '\0';
+		text = nl;
+		n++;
+	}
+	resp->body = text;
+	resp->body_len = n;
+}
+
+void respond_text(struct pk_response *resp, int status, const char *ctype, const char *text)
+{
+	resp->status = status;
+	resp->content_type = ctype;
+	resp->body = strdup(text);
+	resp->body_len = resp->body ? strlen(text) : 0;
+}
+
+static json_t *causes_of(const struct pk_errors *errs)
+{
+	json_t *causes = json_array();
+	for (size_t i = 0; errs && i < errs->n; i++) {
+		const char *msg = errs->msg[i];
+		const char *sep = strstr(msg, ": ");
+		json_t *c = json_object();
+		if (sep) {
+			json_object_set_new(c, "field", json_stringn(msg, (size_t)(sep - msg)));
+			json_object_set_new(c, "message", json_string(sep + 2));
+		} else {
+			json_object_set_new(c, "message", json_string(msg));
+		}
+		json_object_set_new(c, "reason", json_string("FieldValueInvalid"));
+		json_array_append_new(causes, c);
+	}
+	return causes;
+}
+
+void respond_status(struct pk_response *resp, int code, const char *reason, const char *kind,
+		    const char *name, const struct pk_errors *causes, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_t *details = json_object();
+	if (name)
+		json_object_set_new(details, "name", json_string(name));
+	if (kind)
+		json_object_set_new(details, "kind", json_string(kind));
+	if (causes && causes->n)
+		json_object_set_new(details, "causes", causes_of(causes));
+	json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:o,s:i}", "kind", "Status", "apiVersion",
+			       "v1", "metadata", "status", "Failure", "message", msg, "reason",
+			       reason, "details", details, "code", code);
+	respond_json(resp, code, st);
+}
+
+/* ---- request parsing ---------------------------------------------------------- */
+struct route {
+	const struct pk_store_type *type;
+	const char *group, *version;
+	char *ns;   /* namespace from the path or NULL */
+	char *name; /* object name or NULL (collection) */
+	char *sub;  /* "status", "binding" or NULL */
+};
+
+static void route_clear(struct route *r)
+{
+	free(r->ns);
+	free(r->name);
+	free(r->sub);
+}
+
+static size_t split_path(const char *path, char *buf, size_t buflen, char **segs)
+{
+	if (strlen(path) >= buflen)
+		return MAX_SEGMENTS + 1;
+	strcpy(buf, path);
+	size_t n = 0;
+	for (char *save = NULL, *tok = strtok_r(buf, "/", &save); tok;
+	     tok = strtok_r(NULL, "/", &save)) {
+		if (n == MAX_SEGMENTS)
+			return n + 1;
+		segs[n++] = tok;
+	}
+	return n;
+}
+
+/* 0: a resource path; -ENOENT: not one (404). */
+static int parse_route(const char *path, struct route *r)
+{
+	char buf[1024], *s[MAX_SEGMENTS];
+	size_t n = split_path(path, buf, sizeof(buf), s);
+	if (n > MAX_SEGMENTS || n < 3)
+		return -ENOENT;
+	size_t i;
+	if (strcmp(s[0], "api") == 0 && strcmp(s[1], "v1") == 0) {
+		r->group = "";
+		r->version = "v1";
+		i = 2;
+	} else if (strcmp(s[0], "apis") == 0 && n >= 4) {
+		i = 3;
+	} else {
+		return -ENOENT;
+	}
+	const char *group = i == 3 ? s[1] : "";
+	const char *version = i == 3 ? s[2] : "v1";
+	const char *ns = NULL;
+	if (n - i >= 3 && strcmp(s[i], "namespaces") == 0 &&
+	    pk_store_type_by_resource(group, s[i + 2])) {
+		ns = s[i + 1];
+		i += 2;
+	}
+	r->type = pk_store_type_by_resource(group, s[i]);
+	if (!r->type || strcmp(r->type->version, version) != 0 || n - i > 3)
+		return -ENOENT;
+	if (ns && !r->type->namespaced)
+		return -ENOENT;
+	r->group = r->type->group;
+	r->version = r->type->version;
+	r->ns = ns ? strdup(ns) : NULL;
+	r->name = n - i >= 2 ? strdup(s[i + 1]) : NULL;
+	r->sub = n - i == 3 ? strdup(s[i + 2]) : NULL;
+	if (r->sub && strcmp(r->sub, "status") != 0 &&
+	    !(strcmp(r->sub, "binding") == 0 && r->type->pk == PK_KIND_POD))
+		return -ENOENT;
+	if (r->sub && strcmp(r->sub, "status") == 0 && !r->type->has_status)
+		return -ENOENT;
+	return 0;
+}
+
+static const char *arg(const struct pk_request *req, const char *key)
+{
+	for (size_t i = 0; i < req->nargs; i++)
+		if (req->args[i].key && strcmp(req->args[i].key, key) == 0)
+			return req->args[i].value ? req->args[i].value : "";
+	return NULL;
+}
+
+static bool arg_true(const struct pk_request *req, const char *key)
+{
+	const char *v = arg(req, key);
+	return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || *v == '\0');
+}
+
+/* ---- authentication ------------------------------------------------------------ */
+static void tokens_reload(struct pk_server *srv)
+{
+	time_t now = time(NULL);
+	if (now == srv->token_checked && srv->tokens)
+		return;
+	srv->token_checked = now;
+	struct stat st;
+	if (stat(srv->token_file, &st) < 0)
+		return;
+	if (srv->tokens && st.st_mtim.tv_sec == srv->token_stat.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == srv->token_stat.st_mtim.tv_nsec &&
+	    st.st_size == srv->token_stat.st_size && st.st_ino == srv->token_stat.st_ino)
+		return;
+	FILE *f = fopen(srv->token_file, "re");
+	if (!f)
+		return;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	char chunk[4096];
+	size_t got;
+	while (m && (got = fread(chunk, 1, sizeof(chunk), f)) > 0 && len < (4u << 20))
+		fwrite(chunk, 1, got, m);
+	fclose(f);
+	if (m)
+		fclose(m);
+	struct pk_tokens *tk = NULL;
+	char err[512];
+	if (buf && pk_tokens_parse(srv->token_file, buf, len, &tk, err, sizeof(err)) == 0) {
+		pk_tokens_free(srv->tokens);
+		srv->tokens = tk;
+		srv->token_stat = st;
+		server_log(srv, 1, "token file %s: %zu tokens", srv->token_file, tk->n);
+	} else {
+		server_log(srv, 0, "token file: %s (keeping the previous tokens)", err);
+		srv->token_stat = st;
+	}
+	free(buf);
+}
+
+/* Fills who (strings copied into store); returns false when unauthenticated. */
+struct ident_store {
+	char user[256];
+	char groups_buf[64][128];
+	const char *groups[64];
+};
+
+static bool authenticate(struct pk_server *srv, const struct pk_request *req,
+			 struct pk_identity *who, struct ident_store *is)
+{
+	static const char *const admin_groups[] = { "system:masters", "system:authenticated" };
+	if (!srv->token_file) {
+		*who = (struct pk_identity){ "admin", admin_groups, 2, true };
+		return true;
+	}
+	*who = (struct pk_identity){ "system:anonymous", NULL, 0, false };
+	const char *h = req->authorization;
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+		return false;
+	const char *token = h + 7;
+	while (*token == ' ')
+		token++;
+	pthread_mutex_lock(&srv->auth_lock);
+	tokens_reload(srv);
+	const struct pk_token *t = pk_tokens_find(srv->tokens, token);
+	if (t) {
+		snprintf(is->user, sizeof(is->user), "%s", t->user);
+		size_t n = t->ngroups < 63 ? t->ngroups : 63;
+		for (size_t i = 0; i < n; i++) {
+			snprintf(is->groups_buf[i], sizeof(is->groups_buf[i]), "%s", t->groups[i]);
+			is->groups[i] = is->groups_buf[i];
+		}
+		is->groups[n] = "system:authenticated";
+		*who = (struct pk_identity){ is->user, is->groups, n + 1, true };
+	}
+	pthread_mutex_unlock(&srv->auth_lock);
+	return t != NULL;
+}
+
+/* ---- helpers for handlers ------------------------------------------------------ */
+static void respond_store_error(struct pk_response *resp, int rc, const struct route *r,
+				const char *name, const struct pk_errors *errs)
+{
+	const char *plural = r->type ? r->type->plural : "";
+	const char *kind = r->type ? r->type->kind : "";
+	const char *nm = name ? name : "";
+	char what[300];
+	snprintf(what, sizeof(what), "%s%s%s", plural, *r->group ? "." : "", r->group);
+	switch (rc) {
+	case -ENOENT:
+		respond_status(resp, 404, "NotFound", plural, nm, NULL, "%s \"%s\" not found", what, nm);
+		break;
+	case -EEXIST:
+		respond_status(resp, 409, "AlreadyExists", plural, nm, NULL,
+			       "%s \"%s\" already exists", what, nm);
+		break;
+	case -PK_STORE_ECONFLICT:
+		respond_status(resp, 409, "Conflict", plural, nm, NULL,
+			       "Operation cannot be fulfilled on %s \"%s\": the object has been "
+			       "modified; please apply your changes to the latest version and try again",
+			       what, nm);
+		break;
+	case -EINVAL: {
+		char first[1024] = "";
+		for (size_t i = 0; errs && i < errs->n && strlen(first) < 800; i++)
+			snprintf(first + strlen(first), sizeof(first) - strlen(first), "%s%s",
+				 i ? ", " : "", errs->msg[i]);
+		respond_status(resp, 422, "Invalid", kind, nm, errs, "%s \"%s\" is invalid: %s",
+			       kind, nm, *first ? first : "invalid object");
+		break;
+	}
+	default:
+		respond_status(resp, 500, "InternalError", plural, nm, NULL, "store error: %s",
+			       strerror(-rc));
+	}
+}
+
+static int parse_body(const struct pk_request *req, struct pk_response *resp, json_t **ret)
+{
+	if (!req->body || req->body_len == 0) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL, "request body is empty");
+		return -EINVAL;
+	}
+	char err[512] = "";
+	json_t *v = NULL;
+	int rc = pk_parse_document("body", req->body, req->body_len, &v, err, sizeof(err));
+	if (rc < 0 || !v) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			       "the request body could not be decoded: %s", *err ? err : "invalid");
+		json_decref(v);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* Body's kind, name and namespace must agree with the URL; fills them in when absent. */
+static int check_body_identity(const struct route *r, json_t *obj, bool need_name,
+			       struct pk_response *resp)
+{
+	if (!json_is_object(obj)) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			       "the request body must be an object");
+		return -EINVAL;
+	}
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	if (!kind)
+		json_object_set_new(obj, "kind", json_string(r->type->kind));
+	else if (strcmp(kind, r->type->kind) != 0) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			       "the kind of the body (%s) does not match the URL (%s)", kind,
+			       r->type->kind);
+		return -EINVAL;
+	}
+	json_t *meta = json_object_get(obj, "metadata");
+	if (!meta) {
+		meta = json_object();
+		json_object_set_new(obj, "metadata", meta);
+	}
+	if (!json_is_object(meta)) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL, "metadata must be an object");
+		return -EINVAL;
+	}
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	if (r->ns && ns && strcmp(ns, r->ns) != 0) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			       "the namespace of the provided object does not match the namespace "
+			       "sent on the request");
+		return -EINVAL;
+	}
+	if (r->ns && !ns)
+		json_object_set_new(meta, "namespace", json_string(r->ns));
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	if (need_name && r->name && name && strcmp(name, r->name) != 0) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			       "the name of the object (%s) does not match the name on the URL (%s)",
+			       name, r->name);
+		return -EINVAL;
+	}
+	if (need_name && !name)
+		json_object_set_new(meta, "name", json_string(r->name));
+	return 0;
+}
+
+static json_t *list_object(const struct pk_store_type *t, json_t *items, uint64_t rv,
+			   const char *cont)
+{
+	char kind[96], rvs[32], av[96];
+	snprintf(kind, sizeof(kind), "%sList", t->kind);
+	snprintf(rvs, sizeof(rvs), "%" PRIu64, rv);
+	snprintf(av, sizeof(av), "%s%s%s", t->group, *t->group ? "/" : "", t->version);
+	json_t *meta = json_pack("{s:s}", "resourceVersion", rvs);
+	if (cont)
+		json_object_set_new(meta, "continue", json_string(cont));
+	return json_pack("{s:s,s:s,s:o,s:o}", "kind", kind, "apiVersion", av, "metadata", meta,
+			 "items", items);
+}
+
+static int parse_selectors(const struct pk_request *req, struct pk_response *resp,
+			   struct pk_selector **ret_labels, struct pk_selector **ret_fields)
+{
+	char err[256];
+	const char *ls = arg(req, "labelSelector"), *fs = arg(req, "fieldSelector");
+	*ret_labels = *ret_fields = NULL;
+	if (ls && pk_selector_parse(ls, false, ret_labels, err, sizeof(err)) < 0) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			       "unable to parse labelSelector: %s", err);
+		return -EINVAL;
+	}
+	if (fs && pk_selector_parse(fs, true, ret_fields, err, sizeof(err)) < 0) {
+		pk_selector_free(*ret_labels);
+		*ret_labels = NULL;
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			       "unable to parse fieldSelector: %s", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- verbs ---------------------------------------------------------------------- */
+static void do_get(struct pk_server *srv, const struct pk_request *req, const struct route *r,
+		   struct pk_response *resp)
+{
+	json_t *obj = NULL;
+	int rc = pk_store_get(srv->store, r->type->kind, r->ns, r->name, &obj);
+	if (rc < 0)
+		return respond_store_error(resp, rc, r, r->name, NULL);
+	if (wants_table(req->accept)) {
+		json_t *items = json_pack("[o]", obj);
+		json_t *table = table_of(r->type, items, true,
+					 arg(req, "includeObject") &&
+						 strcmp(arg(req, "includeObject"), "Object") == 0);
+		json_decref(items);
+		return respond_json(resp, 200, table);
+	}
+	respond_json(resp, 200, obj);
+}
+
+static void do_list(struct pk_server *srv, const struct pk_request *req, const struct route *r,
+		    struct pk_response *resp)
+{
+	struct pk_selector *labels, *fields;
+	if (parse_selectors(req, resp, &labels, &fields) < 0)
+		return;
+	const char *limit = arg(req, "limit");
+	struct pk_store_list_opts o = {
+		.labels = labels,
+		.fields = fields,
+		.limit = limit ? strtoul(limit, NULL, 10) : 0,
+		.continue_token = arg(req, "continue"),
+	};
+	json_t *items = NULL;
+	uint64_t rv = 0;
+	char *cont = NULL;
+	int rc = pk_store_list(srv->store, r->type->kind, r->ns, &o, &items, &rv, &cont);
+	pk_selector_free(labels);
+	pk_selector_free(fields);
+	if (rc == -EINVAL) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL, "invalid continue token");
+		return;
+	}
+	if (rc < 0)
+		return respond_store_error(resp, rc, r, NULL, NULL);
+	json_t *out;
+	if (wants_table(req->accept)) {
+		const char *inc = arg(req, "includeObject");
+		out = table_of(r->type, items, true, inc && strcmp(inc, "Object") == 0);
+		json_t *meta = json_object_get(out, "metadata");
+		char rvs[32];
+		snprintf(rvs, sizeof(rvs), "%" PRIu64, rv);
+		json_object_set_new(meta, "resourceVersion", json_string(rvs));
+		if (cont)
+			json_object_set_new(meta, "continue", json_string(cont));
+		json_decref(items);
+	} else {
+		out = list_object(r->type, items, rv, cont);
+	}
+	free(cont);
+	respond_json(resp, 200, out);
+}
+
+static void do_watch(struct pk_server *srv, const struct pk_request *req, const struct route *r,
+		     struct pk_response *resp)
+{
+	struct watch_spec spec = { .type = r->type, .ns = r->ns, .table = wants_table(req->accept) };
+	if (parse_selectors(req, resp, &spec.labels, &spec.fields) < 0)
+		return;
+	/* A watch on one object is a watch with a name field selector. */
+	if (r->name) {
+		struct pk_selector *byname = NULL;
+		char fsel[400], err[64];
+		snprintf(fsel, sizeof(fsel), "metadata.name=%s", r->name);
+		if (pk_selector_parse(fsel, true, &byname, err, sizeof(err)) == 0) {
+			pk_selector_free(spec.fields);
+			spec.fields = byname;
+		}
+	}
+	const char *rvs = arg(req, "resourceVersion");
+	spec.since = rvs ? strtoull(rvs, NULL, 10) : 0;
+	const char *to = arg(req, "timeoutSeconds");
+	spec.timeout_s = to ? atoi(to) : PK_SERVER_WATCH_TIMEOUT_S;
+	if (spec.timeout_s <= 0 || spec.timeout_s > PK_SERVER_WATCH_TIMEOUT_S)
+		spec.timeout_s = PK_SERVER_WATCH_TIMEOUT_S;
+	struct pk_store_stats stats;
+	pk_store_get_stats(srv->store, &stats);
+	if (spec.since && spec.since < stats.ring_floor) {
+		pk_selector_free(spec.labels);
+		pk_selector_free(spec.fields);
+		respond_status(resp, 410, "Expired", NULL, NULL, NULL,
+			       "too old resource version: %" PRIu64 " (%" PRIu64 ")", spec.since,
+			       stats.ring_floor);
+		return;
+	}
+	struct pk_watch *w = NULL;
+	int rc = watch_new(srv, &spec, &w);
+	if (rc < 0)
+		return respond_store_error(resp, rc, r, NULL, NULL);
+	resp->status = 200;
+	resp->content_type = "application/json";
+	resp->watch = w;
+}
+
+static void do_create(struct pk_server *srv, const struct pk_request *req,
+		      const struct route *r, struct pk_response *resp)
+{
+	json_t *obj;
+	if (parse_body(req, resp, &obj) < 0)
+		return;
+	if (check_body_identity(r, obj, false, resp) < 0) {
+		json_decref(obj);
+		return;
+	}
+	struct pk_errors errs = { 0 };
+	json_t *out = NULL;
+	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
+							    "name"));
+	char namebuf[256];
+	snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
+	int rc = arg_true(req, "dryRun") ? 0 : pk_store_create(srv->store, obj, &errs, &out);
+	if (rc == 0 && !out)
+		out = json_incref(obj);
+	json_decref(obj);
+	if (rc < 0)
+		respond_store_error(resp, rc, r, namebuf, &errs);
+	else
+		respond_json(resp, 201, out);
+	pk_errors_clear(&errs);
+}
+
+/* pods/NAME/binding: set spec.nodeName once. */
+static void do_binding(struct pk_server *srv, const struct pk_request *req,
+		       const struct route *r, struct pk_response *resp)
+{
+	json_t *body;
+	if (parse_body(req, resp, &body) < 0)
+		return;
+	const char *node = json_string_value(json_object_get(json_object_get(body, "target"), "name"));
+	if (!node || !*node) {
+		json_decref(body);
+		respond_status(resp, 422, "Invalid", "Binding", r->name, NULL,
+			       "Binding \"%s\" is invalid: target.name: Required value", r->name);
+		return;
+	}
+	json_t *pod = NULL;
+	int rc = pk_store_get(srv->store, "Pod", r->ns, r->name, &pod);
+	const char *bound = rc == 0 ? json_string_value(json_object_get(json_object_get(pod, "spec"),
+									 "nodeName"))
+				    : NULL;
+	if (rc == 0 && bound && *bound) {
+		respond_status(resp, 409, "Conflict", "pods", r->name, NULL,
+			       "pod %s is already assigned to node \"%s\"", r->name, bound);
+	} else if (rc == 0) {
+		json_t *patch = json_pack("{s:{s:s},s:{s:s}}", "spec", "nodeName", node, "metadata",
+					  "resourceVersion", json_string_value(json_object_get(
+								     json_object_get(pod, "metadata"),
+								     "resourceVersion")));
+		struct pk_errors errs = { 0 };
+		json_t *out = NULL;
+		rc = pk_store_patch(srv->store, "Pod", r->ns, r->name, PK_PATCH_MERGE, patch,
+				    PK_SUB_MAIN, &errs, &out);
+		json_decref(patch);
+		if (rc < 0)
+			respond_store_error(resp, rc, r, r->name, &errs);
+		else
+			respond_json(resp, 201, json_pack("{s:s,s:s,s:{},s:s,s:i}", "kind", "Status",
+							  "apiVersion", "v1", "metadata", "status",
+							  "Success", "code", 201));
+		json_decref(out);
+		pk_errors_clear(&errs);
+	} else {
+		respond_store_error(resp, rc, r, r->name, NULL);
+	}
+	json_decref(pod);
+	json_decref(body);
+}
+
+static void do_update(struct pk_server *srv, const struct pk_request *req,
+		      const struct route *r, struct pk_response *resp)
+{
+	json_t *obj;
+	if (parse_body(req, resp, &obj) < 0)
+		return;
+	if (check_body_identity(r, obj, true, resp) < 0) {
+		json_decref(obj);
+		return;
+	}
+	struct pk_errors errs = { 0 };
+	json_t *out = NULL;
+	enum pk_store_sub sub = r->sub ? PK_SUB_STATUS : PK_SUB_MAIN;
+	int rc = pk_store_update(srv->store, obj, sub, &errs, &out);
+	json_decref(obj);
+	if (rc < 0)
+		respond_store_error(resp, rc, r, r->name, &errs);
+	else
+		respond_json(resp, 200, out);
+	pk_errors_clear(&errs);
+}
+
+static int patch_type_of(const char *ctype, enum pk_patch_type *ret)
+{
+	if (!ctype)
+		return -EINVAL;
+	if (strncmp(ctype, "application/merge-patch+json", 28) == 0)
+		*ret = PK_PATCH_MERGE;
+	else if (strncmp(ctype, "application/strategic-merge-patch+json", 38) == 0)
+		*ret = PK_PATCH_STRATEGIC;
+	else if (strncmp(ctype, "application/json-patch+json", 27) == 0)
+		*ret = PK_PATCH_JSON;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static void do_patch(struct pk_server *srv, const struct pk_request *req,
+		     const struct route *r, struct pk_response *resp)
+{
+	enum pk_patch_type type;
+	if (patch_type_of(req->content_type, &type) < 0) {
+		respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
+			       "the body of the request was in an unknown format - accepted media "
+			       "types include: application/json-patch+json, "
+			       "application/merge-patch+json, application/strategic-merge-patch+json");
+		return;
+	}
+	json_t *patch;
+	if (parse_body(req, resp, &patch) < 0)
+		return;
+	struct pk_errors errs = { 0 };
+	json_t *out = NULL;
+	int rc = pk_store_patch(srv->store, r->type->kind, r->ns, r->name, type, patch,
+				r->sub ? PK_SUB_STATUS : PK_SUB_MAIN, &errs, &out);
+	json_decref(patch);
+	if (rc < 0)
+		respond_store_error(resp, rc, r, r->name, &errs);
+	else
+		respond_json(resp, 200, out);
+	pk_errors_clear(&errs);
+}
+
+static void do_delete(struct pk_server *srv, const struct pk_request *req,
+		      const struct route *r, struct pk_response *resp)
+{
+	const char *pre = NULL;
+	json_t *opts = NULL;
+	if (req->body && req->body_len) {
+		char err[256];
+		if (pk_parse_document("body", req->body, req->body_len, &opts, err, sizeof(err)) < 0) {
+			respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				       "the DeleteOptions could not be decoded: %s", err);
+			return;
+		}
+		pre = json_string_value(
+			json_object_get(json_object_get(opts, "preconditions"), "resourceVersion"));
+	}
+	json_t *out = NULL;
+	int rc = pk_store_delete(srv->store, r->type->kind, r->ns, r->name, pre, NULL, &out);
+	if (rc < 0)
+		respond_store_error(resp, rc, r, r->name, NULL);
+	else
+		respond_json(resp, 200, out);
+	json_decref(opts);
+}
+
+static const char *verb_of(const char *method, const struct route *r, bool watch)
+{
+	if (strcmp(method, "GET") == 0)
+		return watch ? "watch" : r->name ? "get" : "list";
+	if (strcmp(method, "POST") == 0)
+		return r->sub ? "update" : "create"; /* binding writes the pod */
+	if (strcmp(method, "PUT") == 0)
+		return "update";
+	if (strcmp(method, "PATCH") == 0)
+		return "patch";
+	if (strcmp(method, "DELETE") == 0)
+		return "delete";
+	return NULL;
+}
+
+static void dispatch_resource(struct pk_server *srv, const struct pk_request *req,
+			      const struct route *r, const char *verb, struct pk_response *resp)
+{
+	bool collection = r->name == NULL;
+	bool is_binding = r->sub && strcmp(r->sub, "binding") == 0;
+	if (strcmp(verb, "watch") == 0)
+		do_watch(srv, req, r, resp);
+	else if (strcmp(verb, "list") == 0)
+		do_list(srv, req, r, resp);
+	else if (strcmp(verb, "get") == 0 && !is_binding)
+		do_get(srv, req, r, resp);
+	else if (strcmp(req->method, "POST") == 0 && collection)
+		do_create(srv, req, r, resp);
+	else if (strcmp(req->method, "POST") == 0 && is_binding)
+		do_binding(srv, req, r, resp);
+	else if (strcmp(verb, "update") == 0 && !collection && !is_binding)
+		do_update(srv, req, r, resp);
+	else if (strcmp(verb, "patch") == 0 && !collection && !is_binding)
+		do_patch(srv, req, r, resp);
+	else if (strcmp(verb, "delete") == 0 && !collection && !r->sub)
+		do_delete(srv, req, r, resp);
+	else
+		respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
+			       "the server does not allow this method on the requested resource");
+}
+
+static bool public_path(const char *path)
+{
+	return strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0 ||
+	       strcmp(path, "/livez") == 0 || strcmp(path, "/version") == 0 ||
+	       strcmp(path, "/version/") == 0;
+}
+
+static const char *handle(struct pk_server *srv, const struct pk_request *req,
+			  struct pk_response *resp)
+{
+	struct pk_identity who;
+	struct ident_store is;
+	bool authed = authenticate(srv, req, &who, &is);
+	if (public_path(req->path) && strcmp(req->method, "GET") == 0) {
+		if (strncmp(req->path, "/version", 8) == 0)
+			discovery_handle(srv, "/version", resp);
+		else
+			respond_text(resp, 200, "text/plain; charset=utf-8", "ok");
+		return "health";
+	}
+	if (!authed) {
+		respond_status(resp, 401, "Unauthorized", NULL, NULL, NULL, "Unauthorized");
+		return "auth";
+	}
+	if (req->body_too_large || req->body_len > PK_SERVER_MAX_BODY) {
+		respond_status(resp, 413, "RequestEntityTooLarge", NULL, NULL, NULL,
+			       "the request body is larger than %d bytes", PK_SERVER_MAX_BODY);
+		return "other";
+	}
+	if (strcmp(req->path, "/metrics") == 0 && strcmp(req->method, "GET") == 0) {
+		char *text = metrics_render(srv);
+		resp->status = text ? 200 : 500;
+		resp->content_type = "text/plain; version=0.0.4";
+		resp->body = text;
+		resp->body_len = text ? strlen(text) : 0;
+		return "metrics";
+	}
+	struct route r = { 0 };
+	if (parse_route(req->path, &r) < 0) {
+		route_clear(&r);
+		if (strcmp(req->method, "GET") == 0 && discovery_handle(srv, req->path, resp))
+			return "discovery";
+		respond_status(resp, 404, "NotFound", NULL, NULL, NULL, "the server could not find "
+			       "the requested resource");
+		return "other";
+	}
+	bool watch = arg_true(req, "watch");
+	const char *verb = verb_of(req->method, &r, watch);
+	if (!verb) {
+		respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
+			       "method %s is not allowed", req->method);
+	} else if (!pk_authorize(&who, verb, r.type->kind, r.name)) {
+		respond_status(resp, 403, "Forbidden", r.type->plural, r.name, NULL,
+			       "%s \"%s\" is forbidden: User \"%s\" cannot %s resource \"%s\" in API "
+			       "group \"%s\"",
+			       r.type->plural, r.name ? r.name : "", who.user, verb, r.type->plural,
+			       r.group);
+	} else {
+		dispatch_resource(srv, req, &r, verb, resp);
+	}
+	route_clear(&r);
+	return verb ? verb : "other";
+}
+
+int pk_server_handle(struct pk_server *srv, const struct pk_request *req,
+		     struct pk_response *ret)
+{
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct pk_response resp = { 0 };
+	if (!req->method || !req->path || req->path[0] != '/') {
+		respond_status(&resp, 400, "BadRequest", NULL, NULL, NULL, "malformed request");
+	} else {
+		const char *verb = handle(srv, req, &resp);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		metrics_record(srv, verb, resp.status, secs);
+		server_log(srv, 2, "%s %s -> %d (%.1f ms)", req->method, req->path, resp.status,
+			   secs * 1000);
+	}
+	*ret = resp;
+	return 0;
+}

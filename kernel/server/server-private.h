@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* server-private.h — state shared by the server's modules (router, watch, http, metrics). */
+#ifndef PODKERNEL_KERNEL_SERVER_PRIVATE_H
+#define PODKERNEL_KERNEL_SERVER_PRIVATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+
+#include "kernel/server/server.h"
+
+#define METRIC_SLOTS 128
+#define LATENCY_BUCKETS 8
+
+struct metric_slot {
+	const char *verb; /* static string; NULL: free slot */
+	int code;
+	uint64_t count;
+};
+
+struct pk_server {
+	struct pk_store *store;
+	char *listen, *token_file, *tls_cert_file, *tls_key_file;
+	bool insecure_non_loopback;
+	int verbosity;
+	void (*log)(void *arg, int level, const char *msg);
+	void *log_arg;
+
+	pthread_mutex_t auth_lock;
+	struct pk_tokens *tokens;
+	struct stat token_stat;
+	time_t token_checked;
+
+	void *mhd; /* struct MHD_Daemon */
+	char *tls_cert, *tls_key;
+	uint16_t port;
+	atomic_bool stopping;
+
+	pthread_mutex_t metrics_lock;
+	struct metric_slot metrics[METRIC_SLOTS];
+	uint64_t latency_buckets[LATENCY_BUCKETS]; /* cumulative at render time */
+	double latency_sum;
+	uint64_t latency_count;
+	atomic_long watchers;
+};
+
+void server_log(struct pk_server *srv, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Responses. */
+void respond_json(struct pk_response *resp, int status, json_t *body); /* body stolen */
+void respond_text(struct pk_response *resp, int status, const char *ctype, const char *text);
+/* A Status object; causes: messages "path: text" (may be NULL). */
+void respond_status(struct pk_response *resp, int code, const char *reason, const char *kind,
+		    const char *name, const struct pk_errors *causes, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
+/* discovery.c */
+bool discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp);
+
+/* table.c: meta.k8s.io/v1 Table of objects (items borrowed). */
+bool wants_table(const char *accept);
+json_t *table_of(const struct pk_store_type *t, json_t *items, bool with_header,
+		 bool full_object);
+
+/* watch.c */
+struct watch_spec {
+	const struct pk_store_type *type;
+	const char *ns; /* NULL: all */
+	struct pk_selector *labels, *fields; /* taken */
+	uint64_t since;  /* 0: send current objects first */
+	bool table;
+	int timeout_s;
+};
+int watch_new(struct pk_server *srv, struct watch_spec *spec, struct pk_watch **ret);
+
+/* metrics.c */
+void metrics_record(struct pk_server *srv, const char *verb, int code, double seconds);
+char *metrics_render(struct pk_server *srv);
+
+/* auth in router.c: identity of a request (NULL token file: admin). */
+
+#endif

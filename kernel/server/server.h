@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * server.h — podkerneld's Kubernetes-compatible HTTP API.
+ *
+ * The server routes kube-apiserver paths (/api/v1/..., /apis/GROUP/VERSION/...)
+ * to the store (kernel/store/store.h): get, list, watch, create, update,
+ * patch, delete, the status and binding subresources, discovery, meta.k8s.io
+ * Tables for kubectl, /healthz, /readyz, /livez, /version and /metrics.
+ * Requests are authenticated with bearer tokens from a static token file and
+ * authorised (system:masters: everything; system:node:<name> in system:nodes:
+ * read everything, write only its own Node).
+ *
+ * Two layers: pk_server_handle() turns one parsed request into one response
+ * without any socket (what the fuzz target and unit tests call), and
+ * pk_server_start() serves it over libmicrohttpd (one thread per connection,
+ * optional TLS).  The store handle is borrowed and must outlive the server.
+ * Other in-process code (the scheduling loop, controllers) should call the
+ * store directly, which applies the same defaulting and validation.
+ */
+#ifndef PODKERNEL_KERNEL_SERVER_H
+#define PODKERNEL_KERNEL_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "kernel/store/store.h"
+
+#define PK_SERVER_DEFAULT_LISTEN "127.0.0.1:6443"
+#define PK_SERVER_MAX_BODY PK_MAX_INPUT_BYTES /* larger bodies get 413 */
+#define PK_SERVER_WATCH_TIMEOUT_S 1800      /* default watch length */
+
+/* ---- static token file ------------------------------------------------------ */
+struct pk_token {
+	char *token, *user, *uid;
+	char **groups;
+	size_t ngroups;
+};
+struct pk_tokens {
+	struct pk_token *v;
+	size_t n;
+};
+/*
+ * Parse a Kubernetes static token file: one `token,user,uid[,"g1,g2"]` per
+ * line, fields may be double-quoted, blank lines and # comments skipped.
+ * Errors: "NAME:LINE:COL: message" in err, -EINVAL.
+ */
+int pk_tokens_parse(const char *name, const char *buf, size_t len, struct pk_tokens **ret,
+		    char *err, size_t errlen);
+void pk_tokens_free(struct pk_tokens *tokens);
+/* The entry for a bearer token (constant-time compare), or NULL. */
+const struct pk_token *pk_tokens_find(const struct pk_tokens *tokens, const char *token);
+
+/* Who made a request; anonymous when no valid token was presented. */
+struct pk_identity {
+	const char *user; /* "system:anonymous" when anonymous */
+	const char *const *groups;
+	size_t ngroups;
+	bool authenticated;
+};
+/*
+ * May identity do verb ("get", "list", "watch", "create", "update", "patch",
+ * "delete") on the object kind/name?  Rules in the header comment above; any
+ * other authenticated user may only read.  When the server runs without a
+ * token file everyone counts as system:masters.
+ */
+bool pk_authorize(const struct pk_identity *who, const char *verb, const char *kind,
+		  const char *name);
+
+/* ---- requests and responses ------------------------------------------------- */
+struct pk_query_arg {
+	const char *key, *value; /* already URL-decoded */
+};
+struct pk_request {
+	const char *method; /* "GET", "POST", ... */
+	const char *path;   /* "/api/v1/namespaces/default/pods", no query */
+	const struct pk_query_arg *args;
+	size_t nargs;
+	const char *authorization; /* header values, NULL when absent */
+	const char *content_type;
+	const char *accept;
+	const char *body;
+	size_t body_len;
+	bool body_too_large; /* transport saw more than PK_SERVER_MAX_BODY */
+};
+
+struct pk_watch;
+struct pk_response {
+	int status;
+	const char *content_type; /* static string */
+	char *body;               /* malloc'ed, body_len bytes */
+	size_t body_len;
+	struct pk_watch *watch; /* non-NULL: stream events with pk_watch_read() */
+};
+void pk_response_clear(struct pk_response *resp);
+
+/*
+ * Read the next newline-delimited JSON events of a watch into buf, waiting at
+ * most wait_ms for one.  Returns the byte count, 0 when nothing came in time,
+ * -EPIPE when the watch is over (timeout, server stopping, or after an ERROR
+ * event).  pk_watch_free() accepts NULL.
+ */
+ssize_t pk_watch_read(struct pk_watch *w, char *buf, size_t max, int wait_ms);
+void pk_watch_free(struct pk_watch *w);
+
+/* ---- the server -------------------------------------------------------------- */
+struct pk_server_config {
+	const char *listen;          /* "ADDR:PORT" or "[ADDR6]:PORT"; port 0 picks one */
+	const char *token_auth_file; /* NULL: no authentication, everyone is admin */
+	const char *tls_cert_file;   /* both or neither */
+	const char *tls_key_file;
+	bool insecure_allow_non_loopback; /* plain HTTP on a non-loopback address */
+	int verbosity;                    /* 0 errors, 1 startup, 2 every request */
+	/* Where log lines go (the program decides); NULL: nowhere. */
+	void (*log)(void *arg, int level, const char *msg);
+	void *log_arg;
+};
+
+struct pk_server;
+/* Check the configuration and load the token file; no socket yet. */
+int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
+		  struct pk_server **ret, char *err, size_t errlen);
+int pk_server_handle(struct pk_server *srv, const struct pk_request *req,
+		     struct pk_response *ret);
+/* Bind and serve in background threads. */
+int pk_server_start(struct pk_server *srv, char *err, size_t errlen);
+uint16_t pk_server_port(const struct pk_server *srv); /* after start */
+/* Stop serving: ends watches, joins threads.  Idempotent. */
+void pk_server_stop(struct pk_server *srv);
+void pk_server_free(struct pk_server *srv); /* stops first; accepts NULL */
+
+#endif /* PODKERNEL_KERNEL_SERVER_H */

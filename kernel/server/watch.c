@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * watch.c — watch streams: newline-delimited {"type", "object"} events.
+ *
+ * A watch starts either at a resourceVersion (events after it are replayed
+ * from the store's ring) or, without one, with an ADDED event per current
+ * object followed by everything after the list's resourceVersion.  Reading
+ * pulls a batch from pk_store_events_since(), keeps the events of the watched
+ * kind, namespace and selectors, and blocks in pk_store_wait() when nothing
+ * is pending.  Falling behind the ring ends the stream with an ERROR event
+ * carrying a 410 Expired Status, as kube-apiserver does.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/server/server-private.h"
+
+#define WATCH_BATCH 256
+
+struct pk_watch {
+	struct pk_server *srv;
+	struct watch_spec spec;
+	uint64_t rv;
+	time_t deadline;
+	char *buf;
+	size_t len, off, cap;
+	bool ended;
+	bool header_sent;
+};
+
+static int append(struct pk_watch *w, const char *type, json_t *obj)
+{
+	json_t *payload = obj;
+	if (w->spec.table && strcmp(type, "ERROR") != 0) {
+		json_t *items = json_pack("[O]", obj);
+		payload = table_of(w->spec.type, items, !w->header_sent, false);
+		w->header_sent = true;
+		json_decref(items);
+	} else {
+		json_incref(obj);
+	}
+	json_t *ev = json_pack("{s:s,s:o}", "type", type, "object", payload);
+	char *line = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+	json_decref(ev);
+	if (!line)
+		return -ENOMEM;
+	size_t n = strlen(line);
+	if (w->len + n + 1 > w->cap) {
+		size_t cap = (w->len + n + 1) * 2;
+		char *nb = realloc(w->buf, cap);
+		if (!nb) {
+			free(line);
+			return -ENOMEM;
+		}
+		w->buf = nb;
+		w->cap = cap;
+	}
+	memcpy(w->buf + w->len, line, n);
+	w->buf[w->len + n] = '\n';
+	w->len += n + 1;
+	free(line);
+	return 0;
+}
+
+static bool matches(const struct pk_watch *w, const json_t *obj)
+{
+	if (w->spec.ns && w->spec.type->namespaced) {
+		const char *ns = json_string_value(
+			json_object_get(json_object_get(obj, "metadata"), "namespace"));
+		if (!ns || strcmp(ns, w->spec.ns) != 0)
+			return false;
+	}
+	return pk_selector_match_labels(w->spec.labels, obj) &&
+	       pk_selector_match_fields(w->spec.fields, obj);
+}
+
+static int on_event(const struct pk_store_event *ev, void *arg)
+{
+	struct pk_watch *w = arg;
+	if (!ev->kind || strcmp(ev->kind, w->spec.type->kind) != 0 || !matches(w, ev->object))
+		return 0;
+	return append(w, pk_event_type_to_string(ev->type), ev->object);
+}
+
+void pk_watch_free(struct pk_watch *w)
+{
+	if (!w)
+		return;
+	atomic_fetch_sub(&w->srv->watchers, 1);
+	pk_selector_free(w->spec.labels);
+	pk_selector_free(w->spec.fields);
+	free((char *)w->spec.ns);
+	free(w->buf);
+	free(w);
+}
+
+static int send_initial(struct pk_watch *w)
+{
+	struct pk_store_list_opts o = { .labels = w->spec.labels, .fields = w->spec.fields };
+	char *cont = NULL;
+	uint64_t rv = 0;
+	bool first = true;
+	do {
+		json_t *items = NULL;
+		char *next = NULL;
+		o.continue_token = cont;
+		int rc = pk_store_list(w->srv->store, w->spec.type->kind, w->spec.ns, &o, &items,
+				       first ? &rv : NULL, &next);
+		free(cont);
+		cont = next;
+		if (rc < 0)
+			return rc;
+		size_t i;
+		json_t *obj;
+		json_array_foreach(items, i, obj)
+			if (append(w, "ADDED", obj) < 0)
+				break;
+		json_decref(items);
+		first = false;
+	} while (cont);
+	w->rv = rv;
+	return 0;
+}
+
+int watch_new(struct pk_server *srv, struct watch_spec *spec, struct pk_watch **ret)
+{
+	struct pk_watch *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	atomic_fetch_add(&srv->watchers, 1);
+	w->srv = srv;
+	w->spec = *spec;
+	w->spec.ns = spec->ns ? strdup(spec->ns) : NULL;
+	spec->labels = spec->fields = NULL;
+	w->deadline = time(NULL) + spec->timeout_s;
+	w->rv = spec->since;
+	int rc = spec->since ? 0 : send_initial(w);
+	if (rc < 0) {
+		pk_watch_free(w);
+		return rc;
+	}
+	*ret = w;
+	return 0;
+}
+
+static void end_gone(struct pk_watch *w)
+{
+	char msg[128];
+	snprintf(msg, sizeof(msg), "too old resource version: %" PRIu64, w->rv);
+	json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion",
+			       "v1", "metadata", "status", "Failure", "message", msg, "reason",
+			       "Expired", "code", 410);
+	append(w, "ERROR", st);
+	json_decref(st);
+	w->ended = true;
+}
+
+ssize_t pk_watch_read(struct pk_watch *w, char *buf, size_t max, int wait_ms)
+{
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if (w->off < w->len) {
+			size_t n = w->len - w->off < max ? w->len - w->off : max;
+			memcpy(buf, w->buf + w->off, n);
+			w->off += n;
+			if (w->off == w->len)
+				w->off = w->len = 0;
+			return (ssize_t)n;
+		}
+		if (w->ended || atomic_load(&w->srv->stopping) || time(NULL) >= w->deadline)
+			return -EPIPE;
+		uint64_t last = w->rv;
+		int rc = pk_store_events_since(w->srv->store, w->rv, WATCH_BATCH, on_event, w, &last);
+		w->rv = last;
+		if (rc == -PK_STORE_EGONE) {
+			end_gone(w);
+			continue;
+		}
+		if (rc < 0)
+			return rc;
+		if (w->len)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (spent >= wait_ms)
+			return 0;
+		long slice = wait_ms - spent < 250 ? wait_ms - spent : 250;
+		if (pk_store_wait(w->srv->store, w->rv, (int)slice) == -ECANCELED)
+			w->ended = true;
+	}
+}
