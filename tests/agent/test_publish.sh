@@ -1,0 +1,111 @@
+#!/bin/sh
+# Publishing to a local API server (fake_apiserver.py): merge patch of the
+# node's labels with a stale owned label removed and a foreign label kept,
+# retries through 503s, creation with POST on 404, bearer token rotation in
+# daemon mode, and an unreachable server (retries with backoff, then exit 1).
+set -u
+: "${PODKERNEL_BIN:?}" "${PODKERNEL_SRC:?}"
+AGENT=$PODKERNEL_BIN/podagent
+XML=$PODKERNEL_SRC/../shared/fixtures/hwloc/power8gpudistances.xml
+command -v python3 >/dev/null 2>&1 || { echo "test_publish: python3 not installed" >&2; exit 77; }
+tmp=$(mktemp -d) || exit 1
+srv=
+apid=
+cleanup() {
+	[ -n "$apid" ] && kill "$apid" 2>/dev/null
+	[ -n "$srv" ] && kill "$srv" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail=0
+AG="--no-udev --no-netlink --hwloc-xml $XML --backoff-ms 50 --backoff-max-ms 200"
+
+cat >"$tmp/seed.json" <<'JSON'
+[{"apiVersion": "v1", "kind": "Node",
+  "metadata": {"name": "gpu-a",
+    "labels": {"team": "ml", "accelerator.podkernel.dev/stale": "yes",
+               "kubernetes.io/hostname": "gpu-a"},
+    "annotations": {"agent.podkernel.dev/owned-labels":
+                    "accelerator.podkernel.dev/stale,kubernetes.io/hostname"}}}]
+JSON
+echo t1 >"$tmp/token"
+echo t1 >"$tmp/accepted"
+python3 "$PODKERNEL_SRC/tests/agent/fake_apiserver.py" --port-file "$tmp/port" \
+	--log "$tmp/log" --state "$tmp/state" --seed "$tmp/seed.json" \
+	--tokens "$tmp/accepted" --fail-first 2 &
+srv=$!
+i=0
+while [ ! -f "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -f "$tmp/port" ] || { echo "test_publish: fake API server did not start"; exit 1; }
+URL=http://127.0.0.1:$(cat "$tmp/port")
+
+# 1. patch an existing node, through two 503s
+"$AGENT" --once $AG --node-name gpu-a --publish "$URL" --token-file "$tmp/token" 2>"$tmp/e1"
+rc=$?
+[ $rc = 0 ] || { echo "patch: exit $rc"; cat "$tmp/e1"; fail=1; }
+# 2. a node that does not exist yet is created
+"$AGENT" --once $AG --node-name gpu-b --publish "$URL/" --token t1 2>"$tmp/e2"
+rc=$?
+[ $rc = 0 ] || { echo "create: exit $rc"; cat "$tmp/e2"; fail=1; }
+# 3. a wrong token is refused: exit 1
+"$AGENT" --once $AG --node-name gpu-a --publish "$URL" --token nope --retries 2 2>"$tmp/e3"
+rc=$?
+[ $rc = 1 ] || { echo "bad token: exit $rc, expected 1"; fail=1; }
+grep -q "401" "$tmp/e3" || { echo "bad token: no HTTP 401 in the message"; cat "$tmp/e3"; fail=1; }
+
+python3 - "$tmp/state" "$tmp/log" <<'PY' || fail=1
+import json, sys
+nodes = json.load(open(sys.argv[1]))
+log = [json.loads(l) for l in open(sys.argv[2])]
+a = nodes["gpu-a"]["metadata"]
+assert a["labels"]["team"] == "ml", a            # not ours: kept
+assert "accelerator.podkernel.dev/stale" not in a["labels"], a   # ours, gone: removed
+assert a["labels"]["accelerator.podkernel.dev/count"] == "4", a
+assert a["labels"]["numa.podkernel.dev/count"] == "2", a
+assert "team" not in a["annotations"]["agent.podkernel.dev/owned-labels"], a
+devs = json.loads(a["annotations"]["accelerator.podkernel.dev/devices"])
+assert len(devs) == 4 and devs[0]["numaNode"] == 0, devs
+assert [r["status"] for r in log[:2]] == [503, 503], log[:3]
+patches = [r for r in log if r["method"] == "PATCH"]
+assert patches and all(r["ctype"] == "application/merge-patch+json" for r in patches), patches
+p = patches[0]["body"]["metadata"]["labels"]
+assert p["accelerator.podkernel.dev/stale"] is None and "team" not in p, p
+assert patches[0]["auth"] == "Bearer t1", patches[0]
+b = nodes["gpu-b"]
+assert any(r["method"] == "POST" and r["status"] == 201 for r in log), log
+assert b["status"]["capacity"]["nvidia.com/gpu"] == "4", b
+assert b["metadata"]["labels"]["accelerator.podkernel.dev/vendor"] == "nvidia", b
+print("publish: ok")
+PY
+
+# 4. token rotation: the daemon re-reads its token file before every request
+"$AGENT" $AG --node-name gpu-a --publish "$URL" --token-file "$tmp/token" --interval 1 \
+	2>"$tmp/e4" &
+apid=$!
+sleep 1.5
+echo t2 >"$tmp/accepted"
+echo t2 >"$tmp/token"
+i=0
+while ! grep -q '"auth": "Bearer t2", "ctype": "application/merge-patch+json", "status": 200' "$tmp/log" &&
+	[ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+grep -q '"auth": "Bearer t2", "ctype": "application/merge-patch+json", "status": 200' "$tmp/log" ||
+	{ echo "rotation: no successful patch with the new token"; tail -3 "$tmp/log"; fail=1; }
+kill -TERM $apid
+wait $apid
+rc=$?
+apid=
+[ $rc = 0 ] || { echo "rotation: daemon exit $rc"; cat "$tmp/e4"; fail=1; }
+
+# 5. unreachable server: 3 attempts (50 + 100 ms of backoff), then exit 1
+kill $srv
+wait $srv 2>/dev/null
+srv=
+start=$(date +%s%N)
+"$AGENT" --once $AG --node-name gpu-a --publish "$URL" --retries 3 2>"$tmp/e5"
+rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ $rc = 1 ] || { echo "unreachable: exit $rc, expected 1"; fail=1; }
+grep -q "publishing node gpu-a failed" "$tmp/e5" || { echo "unreachable: no message"; cat "$tmp/e5"; fail=1; }
+[ $ms -ge 150 ] || { echo "unreachable: gave up after $ms ms, expected backoff >= 150 ms"; fail=1; }
+[ $fail = 0 ] && echo "test_publish: all passed"
+exit $fail
