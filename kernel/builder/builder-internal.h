@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * builder-internal.h — what the files of kernel/builder share: field-path
+ * strings, mapping of the user's building blocks into the intermediate form,
+ * object skeletons (metadata, ownerReferences) and pod stamping.
+ */
+#ifndef PODKERNEL_KERNEL_BUILDER_INTERNAL_H
+#define PODKERNEL_KERNEL_BUILDER_INTERNAL_H
+
+#include "kernel/builder/builder.h"
+
+#define WB_SCHED_API "scheduling.k8s.io/v1alpha3"
+
+/* "a.b" joined, or the non-empty one; malloc'ed, NULL on allocation failure. */
+char *wb_path_join(const char *a, const char *b);
+/* printf into a malloc'ed string, NULL on failure. */
+char *wb_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Short JSON rendering of a value for "Invalid value: X" (malloc'ed). */
+char *wb_json_brief(const json_t *value);
+
+/* Names of the block fields and their enum values (one table). */
+const char *wb_block_name(enum wb_block block);
+const char *wb_policy_name(enum wb_policy_kind kind);
+const char *wb_disruption_name(enum wb_disruption_kind kind);
+
+/*
+ * Map one user block into cfg (only that block's fields are touched).
+ * composite selects the composite variant (minGroupCount).  With
+ * declarative, the value rules of the building blocks are checked too;
+ * type errors are always reported.  path is the block's full field path.
+ * Returns 0 or -EINVAL (errors added; errs may be NULL to map silently).
+ */
+int wb_map_block(enum wb_block block, const json_t *data, const char *path, bool composite,
+		 bool declarative, struct wb_config *cfg, struct pk_errors *errs);
+
+/* Map the user's blocks of one item into u (a fresh config); errors at root_path + block path. */
+int wb_item_map_input(const struct wb_item *item, const char *root_path, bool declarative,
+		      struct wb_config *u, struct pk_errors *errs);
+/* wb_item_resolve with the declarative rules switchable. */
+int wb_item_resolve_ex(struct wb_item *root, const char *root_path, bool declarative,
+		       struct pk_errors *errs);
+
+/* Whether two configs hold the same value for one block (update rules). */
+bool wb_block_equal(enum wb_block block, const struct wb_config *a, const struct wb_config *b);
+
+/* Fill in what the library defaults when nothing else did: basic, single. */
+void wb_config_finalize(struct wb_config *cfg);
+
+/* The JSON form of a resolved config, the fields of a (Composite)PodGroup(Template). */
+int wb_config_to_json(const struct wb_config *cfg, bool composite, json_t *target);
+
+/* {apiVersion, kind, name, uid?, controller: true, blockOwnerDeletion: true} */
+json_t *wb_owner_reference(const struct wb_owner *owner);
+/* The owner of an object that its controller writes into what it creates. */
+void wb_owner_of(const json_t *obj, struct wb_owner *ret_owner);
+/* A new object {apiVersion, kind, metadata: {name, namespace, ownerReferences}}. */
+json_t *wb_object_new(const char *api_version, const char *kind, const char *name,
+		      const char *namespace, const struct wb_owner *owner);
+
+/* Error helper: adds "prefix: message" for every message of from. */
+void wb_errors_move(struct pk_errors *to, struct pk_errors *from, const char *prefix);
+
+/* Object member helpers tolerant of absent parents. */
+json_t *wb_obj(const json_t *obj, const char *key); /* object member or NULL */
+const char *wb_str(const json_t *obj, const char *key);
+const char *wb_annotation(const json_t *obj, const char *key);
+
+/* Reject members of obj not in allowed (NULL-terminated): "path.k: Forbidden: unknown field". */
+int wb_check_known_fields(const json_t *obj, const char *path, const char *const *allowed,
+			  struct pk_errors *errs);
+/* Integer member: absent -> def; wrong type or out of [min, max] -> error, -EINVAL. */
+int wb_get_int(const json_t *obj, const char *key, const char *path, int64_t def, int64_t min,
+	       int64_t max, int64_t *ret, struct pk_errors *errs);
+
+/*
+ * Append count pods of a Job to out: names <job_name>-<index>, the pod
+ * template's metadata and spec, the Job labels, bound to pod_group (unless
+ * NULL), owned by owner.
+ */
+int wb_stamp_pods(const json_t *job, const char *job_name, const char *namespace, int64_t count,
+		  const char *pod_group, const struct wb_owner *owner, json_t *out);
+
+/* Template of that name anywhere in a Workload spec, its kind in ret_composite. */
+json_t *wb_find_template(const json_t *workload, const char *name, bool *ret_composite);
+/* Direct child template of a composite template, NULL if none. */
+json_t *wb_find_child_template(const json_t *tmpl, const char *name, bool *ret_composite);
+
+#endif

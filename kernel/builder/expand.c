@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * expand.c — run the controllers over a list of objects, offline.
+ *
+ * Every Job and JobSet is replaced, in place, by what its controller creates;
+ * Jobs created by a JobSet are expanded in turn (bounded depth), so a JobSet
+ * ends as its Workload, groups and pods.  Controllers that take their groups
+ * from a parent's Workload (downward annotations) find it among the objects
+ * emitted so far or the input.  Errors of one object are prefixed with its
+ * kind, namespace and name; all objects are tried before failing.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/builder/builder-internal.h"
+
+#define EXPAND_MAX_DEPTH 4
+
+struct expand {
+	const json_t *input;
+	json_t *out;
+	struct pk_errors *errs;
+};
+
+static bool matches(const json_t *obj, enum pk_kind kind, const char *ns, const char *name)
+{
+	const char *n = pk_name(obj), *s;
+
+	if (pk_kind_of(obj) != kind || !n || strcmp(n, name) != 0)
+		return false;
+	s = pk_namespace(obj);
+	return !ns || !s || strcmp(s, ns) == 0;
+}
+
+static json_t *lookup(void *userdata, enum pk_kind kind, const char *ns, const char *name)
+{
+	struct expand *e = userdata;
+	json_t *o;
+	size_t i;
+
+	if (!name)
+		return NULL;
+	json_array_foreach(e->out, i, o)
+		if (matches(o, kind, ns, name))
+			return o;
+	json_array_foreach(e->input, i, o)
+		if (matches(o, kind, ns, name))
+			return o;
+	return NULL;
+}
+
+static int expand_one(struct expand *e, json_t *obj, unsigned depth)
+{
+	struct wb_lookup lk = { lookup, e };
+	struct pk_errors local = { 0 };
+	enum pk_kind kind = pk_kind_of(obj);
+	json_t *made = NULL, *o;
+	char *prefix;
+	size_t i;
+	int r;
+
+	if (kind != PK_KIND_JOB && kind != PK_KIND_JOBSET)
+		return json_array_append(e->out, obj) < 0 ? -ENOMEM : 0;
+	prefix = wb_strdupf("%s %s/%s", kind == PK_KIND_JOB ? "Job" : "JobSet",
+			    pk_namespace(obj) ? pk_namespace(obj) : "default",
+			    pk_name(obj) ? pk_name(obj) : "<unnamed>");
+	if (!prefix)
+		return -ENOMEM;
+	if (depth > EXPAND_MAX_DEPTH) {
+		pk_errors_add(e->errs, "%s: Invalid value: controllers nest deeper than %d levels",
+			      prefix, EXPAND_MAX_DEPTH);
+		free(prefix);
+		return -EINVAL;
+	}
+	r = kind == PK_KIND_JOB ? wb_job_reconcile(obj, &lk, &made, &local)
+				: wb_jobset_reconcile(obj, &lk, &made, &local);
+	wb_errors_move(e->errs, &local, prefix);
+	pk_errors_clear(&local);
+	if (r < 0) {
+		if (r != -ENOMEM && r != -EINVAL) {
+			if (!e->errs || e->errs->n == 0)
+				pk_errors_add(e->errs, "%s: Internal error: %s", prefix, strerror(-r));
+			r = -EINVAL;
+		}
+		free(prefix);
+		return r;
+	}
+	free(prefix);
+	json_array_foreach(made, i, o) {
+		r = expand_one(e, o, depth + 1);
+		if (r < 0)
+			break;
+	}
+	json_decref(made);
+	return r;
+}
+
+int wb_expand_objects(json_t *objects, json_t **ret_objects, struct pk_errors *errs)
+{
+	struct expand e = { .input = objects, .errs = errs };
+	json_t *o;
+	size_t i;
+	int r = 0, k;
+
+	if (!json_is_array(objects) || !ret_objects)
+		return -EINVAL;
+	e.out = json_array();
+	if (!e.out)
+		return -ENOMEM;
+	json_array_foreach(objects, i, o) {
+		k = expand_one(&e, o, 0);
+		if (k == -ENOMEM) {
+			r = k;
+			break;
+		}
+		if (k < 0)
+			r = -EINVAL;
+	}
+	if (r < 0) {
+		json_decref(e.out);
+		return r;
+	}
+	*ret_objects = e.out;
+	return 0;
+}

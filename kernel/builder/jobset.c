@@ -1,0 +1,781 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * jobset.c — the jobset.x-k8s.io/v1alpha2 JobSet controller with the
+ * centralized "targeted policies" model of KEP-6089 (JobSet KEP-969).
+ *
+ * All scheduling lives in the JobSet's spec.scheduling: a root policy for the
+ * whole JobSet, and entries that target replicated jobs by name with a policy
+ * across the replicas of that replicated job and a `job:` block for every
+ * single replica.  The controller compiles a three-level tree:
+ *
+ *   CompositePodGroupTemplate "jobset"          (root; children: replicated jobs)
+ *     CompositePodGroupTemplate "<rjob>"        (children: the replicas)
+ *       PodGroupTemplate "<rjob>-job"           (the pods of one Job replica)
+ *
+ * and materializes the root CompositePodGroup <jobset>, one CompositePodGroup
+ * <jobset>-<rjob> per replicated job, one PodGroup <jobset>-<rjob>-<i> per
+ * replica, and the Jobs <jobset>-<rjob>-<i> whose pod templates are bound to
+ * their PodGroups (centralized management).  Gang counts left out default to
+ * the number of children: replicated jobs at the root, replicas for a
+ * replicated job, the Job's parallelism for a replica.
+ *
+ * Templates inside replicatedJobs must not carry scheduling fields (no split
+ * brain).  A JobSet carrying the downward annotations is part of a parent's
+ * Workload: it compiles nothing, materializes its groups from the annotated
+ * template under the annotated parent, and delegates the PodGroups of its
+ * Jobs to the Job controller through the same annotations.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/builder/builder-internal.h"
+#include "topology.h"
+
+#define ROOT_PATH "spec.scheduling"
+#define ROOT_TEMPLATE "jobset"
+#define LEAF_SUFFIX "-job"
+
+struct rjob {
+	const char *name;
+	int64_t replicas;
+	int64_t parallelism; /* of each Job replica */
+	int64_t pods;        /* pods each Job replica creates */
+	const json_t *template; /* replicatedJobs[i].template */
+	bool shorthand;         /* template is a pod template (KEP example form) */
+	const char *priority_class;
+	long target; /* index of the spec.scheduling.replicatedJobs entry, or -1 */
+};
+
+struct jobset_view {
+	const char *name, *namespace;
+	const json_t *scheduling;
+	struct rjob *rjobs;
+	size_t nrjobs;
+	int64_t nrjobs_count; /* for the root's gang default */
+	const char *a_workload, *a_template, *a_parent;
+	const char *priority_class;
+};
+
+static const char *const block_fields[] = { "schedulingPolicy", "schedulingConstraints",
+					    "disruptionMode", "resourceClaims", NULL };
+static const char *const root_fields[] = { "schedulingPolicy", "schedulingConstraints",
+					   "disruptionMode", "resourceClaims", "replicatedJobs",
+					   NULL };
+static const char *const entry_fields[] = { "targetReplicatedJobs", "schedulingPolicy",
+					    "schedulingConstraints", "disruptionMode",
+					    "resourceClaims", "job", NULL };
+static const char *const downward[] = { WB_ANNOTATION_WORKLOAD, WB_ANNOTATION_TEMPLATE,
+					WB_ANNOTATION_PARENT };
+
+static void view_free(struct jobset_view *v)
+{
+	free(v->rjobs);
+	v->rjobs = NULL;
+}
+
+/* Templates must stay clean of scheduling directives and downward annotations. */
+static int check_split_brain(const struct rjob *rj, size_t i, struct pk_errors *errs)
+{
+	const json_t *t = rj->template;
+	const json_t *pod = rj->shorthand ? t : wb_obj(wb_obj(t, "spec"), "template");
+	const json_t *metas[2] = { wb_obj(t, "metadata"), rj->shorthand ? NULL : wb_obj(pod, "metadata") };
+	const char *meta_paths[2] = { "template.metadata", "template.spec.template.metadata" };
+	int r = 0;
+	size_t m, k;
+
+	if (json_object_get(wb_obj(t, "spec"), "scheduling")) {
+		pk_errors_add(errs, "spec.replicatedJobs[%zu].template.spec.scheduling: Forbidden: "
+				    "scheduling of a JobSet is configured in spec.scheduling "
+				    "(targetReplicatedJobs), not in its templates",
+			      i);
+		r = -EINVAL;
+	}
+	if (json_object_get(wb_obj(pod, "spec"), "schedulingGroup")) {
+		pk_errors_add(errs, "spec.replicatedJobs[%zu].%s.schedulingGroup: Forbidden: the "
+				    "JobSet binds the pods of its Jobs to their groups",
+			      i, rj->shorthand ? "template.spec" : "template.spec.template.spec");
+		r = -EINVAL;
+	}
+	for (m = 0; m < 2; m++)
+		for (k = 0; k < 3; k++)
+			if (json_object_get(wb_obj(metas[m], "annotations"), downward[k])) {
+				pk_errors_add(errs, "spec.replicatedJobs[%zu].%s.annotations[%s]: Forbidden: "
+						    "set by the JobSet controller only",
+					      i, meta_paths[m], downward[k]);
+				r = -EINVAL;
+			}
+	return r;
+}
+
+static int parse_rjob(const json_t *rjs, size_t i, struct rjob *rj, struct pk_errors *errs)
+{
+	const json_t *o = json_array_get(rjs, i), *jspec, *pod;
+	char path[64];
+	size_t j;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "spec.replicatedJobs[%zu]", i);
+	memset(rj, 0, sizeof(*rj));
+	rj->target = -1;
+	if (!json_is_object(o)) {
+		pk_errors_add(errs, "%s: Invalid value: must be an object", path);
+		return -EINVAL;
+	}
+	rj->name = wb_str(o, "name");
+	if (!rj->name || !topo_dns_label_valid(rj->name)) {
+		pk_errors_add(errs, rj->name ? "%s.name: Invalid value: \"%.80s\": must be a DNS label"
+					     : "%s.name: Required value%.0s",
+			      path, rj->name ? rj->name : "");
+		r = -EINVAL;
+		rj->name = NULL;
+	}
+	for (j = 0; rj->name && j < i; j++) {
+		const char *other = wb_str(json_array_get(rjs, j), "name");
+
+		if (other && strcmp(other, rj->name) == 0) {
+			pk_errors_add(errs, "%s.name: Duplicate value: \"%s\"", path, rj->name);
+			r = -EINVAL;
+		}
+	}
+	if (wb_get_int(o, "replicas", path, 1, 1, WB_MAX_PODS, &rj->replicas, errs) < 0)
+		r = -EINVAL;
+	rj->template = wb_obj(o, "template");
+	if (!rj->template) {
+		pk_errors_add(errs, "%s.template: Required value", path);
+		return -EINVAL;
+	}
+	jspec = wb_obj(rj->template, "spec");
+	rj->shorthand = !wb_obj(jspec, "template");
+	rj->parallelism = 1;
+	rj->pods = 1;
+	if (!rj->shorthand) {
+		int64_t completions;
+
+		snprintf(path, sizeof(path), "spec.replicatedJobs[%zu].template.spec", i);
+		if (wb_get_int(jspec, "parallelism", path, 1, 0, WB_MAX_PODS, &rj->parallelism, errs) < 0 ||
+		    wb_get_int(jspec, "completions", path, -1, 0, INT32_MAX, &completions, errs) < 0)
+			r = -EINVAL;
+		rj->pods = json_is_true(json_object_get(jspec, "suspend")) ? 0 : rj->parallelism;
+		if (r == 0 && completions >= 0 && completions < rj->pods)
+			rj->pods = completions;
+	}
+	pod = rj->shorthand ? rj->template : wb_obj(jspec, "template");
+	rj->priority_class = wb_str(wb_obj(pod, "spec"), "priorityClassName");
+	if (check_split_brain(rj, i, errs) < 0)
+		r = -EINVAL;
+	return r;
+}
+
+static int parse_targets(struct jobset_view *v, struct pk_errors *errs)
+{
+	const json_t *entries = json_object_get(v->scheduling, "replicatedJobs"), *e;
+	size_t k;
+	int r = 0;
+
+	if (!entries || json_is_null(entries))
+		return 0;
+	if (!json_is_array(entries)) {
+		pk_errors_add(errs, ROOT_PATH ".replicatedJobs: Invalid value: must be a list");
+		return -EINVAL;
+	}
+	json_array_foreach(entries, k, e) {
+		const json_t *targets = json_object_get(e, "targetReplicatedJobs"), *t;
+		char path[96];
+		size_t j, n;
+
+		snprintf(path, sizeof(path), ROOT_PATH ".replicatedJobs[%zu]", k);
+		if (!json_is_object(e)) {
+			pk_errors_add(errs, "%s: Invalid value: must be an object", path);
+			r = -EINVAL;
+			continue;
+		}
+		if (wb_check_known_fields(e, path, entry_fields, errs) < 0)
+			r = -EINVAL;
+		if (json_object_get(e, "job") && !json_is_object(json_object_get(e, "job"))) {
+			pk_errors_add(errs, "%s.job: Invalid value: must be an object", path);
+			r = -EINVAL;
+		} else if (wb_obj(e, "job")) {
+			char jp[112];
+
+			snprintf(jp, sizeof(jp), "%s.job", path);
+			if (wb_check_known_fields(wb_obj(e, "job"), jp, block_fields, errs) < 0)
+				r = -EINVAL;
+		}
+		if (!json_is_array(targets) || !json_array_size(targets)) {
+			pk_errors_add(errs, "%s.targetReplicatedJobs: Required value: names of "
+					    "spec.replicatedJobs",
+				      path);
+			r = -EINVAL;
+			continue;
+		}
+		json_array_foreach(targets, j, t) {
+			const char *name = json_string_value(t);
+
+			for (n = 0; name && n < v->nrjobs; n++)
+				if (v->rjobs[n].name && strcmp(v->rjobs[n].name, name) == 0)
+					break;
+			if (!name || n == v->nrjobs) {
+				char *b = wb_json_brief(t);
+
+				pk_errors_add(errs, "%s.targetReplicatedJobs[%zu]: Not found: %s", path,
+					      j, b ? b : "?");
+				free(b);
+				r = -EINVAL;
+			} else if (v->rjobs[n].target >= 0) {
+				pk_errors_add(errs, "%s.targetReplicatedJobs[%zu]: Duplicate value: \"%s\": "
+						    "already targeted by " ROOT_PATH ".replicatedJobs[%ld]",
+					      path, j, name, v->rjobs[n].target);
+				r = -EINVAL;
+			} else {
+				v->rjobs[n].target = (long)k;
+			}
+		}
+	}
+	return r;
+}
+
+static int check_priorities(struct jobset_view *v, struct pk_errors *errs)
+{
+	size_t i;
+
+	if (!v->nrjobs)
+		return 0;
+	v->priority_class = v->rjobs[0].priority_class;
+	for (i = 1; i < v->nrjobs; i++) {
+		const char *a = v->priority_class ? v->priority_class : "";
+		const char *b = v->rjobs[i].priority_class ? v->rjobs[i].priority_class : "";
+
+		if (strcmp(a, b) != 0) {
+			pk_errors_add(errs, "spec.replicatedJobs[%zu].template.%spriorityClassName: Invalid value: "
+					    "\"%s\": must equal \"%s\" (all groups of a workload share one priority)",
+				      i, v->rjobs[i].shorthand ? "spec." : "spec.template.spec.", b, a);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int jobset_parse(const json_t *js, struct jobset_view *v, struct pk_errors *errs)
+{
+	const json_t *spec, *rjs;
+	int64_t total = 0;
+	size_t i;
+	int r = 0;
+
+	memset(v, 0, sizeof(*v));
+	if (pk_kind_of(js) != PK_KIND_JOBSET) {
+		pk_errors_add(errs, "kind: Invalid value: \"%s\": expected jobset.x-k8s.io/v1alpha2 JobSet",
+			      wb_str(js, "kind") ? wb_str(js, "kind") : "");
+		return -EINVAL;
+	}
+	v->name = pk_name(js);
+	v->namespace = pk_namespace(js);
+	if (!v->name || !*v->name) {
+		pk_errors_add(errs, "metadata.name: Required value");
+		r = -EINVAL;
+	} else if (!topo_dns_label_valid(v->name)) {
+		pk_errors_add(errs, "metadata.name: Invalid value: \"%.80s\": must be a DNS label", v->name);
+		r = -EINVAL;
+	}
+	spec = wb_obj(js, "spec");
+	rjs = json_object_get(spec, "replicatedJobs");
+	if (!json_is_array(rjs) || !json_array_size(rjs)) {
+		pk_errors_add(errs, "spec.replicatedJobs: Required value");
+		return -EINVAL;
+	}
+	if (json_array_size(rjs) > WB_MAX_TEMPLATES) {
+		pk_errors_add(errs, "spec.replicatedJobs: Too many: %zu: must have at most %d items "
+				    "(one group template each)",
+			      json_array_size(rjs), WB_MAX_TEMPLATES);
+		return -EINVAL;
+	}
+	v->nrjobs = json_array_size(rjs);
+	v->nrjobs_count = (int64_t)v->nrjobs;
+	v->rjobs = calloc(v->nrjobs, sizeof(*v->rjobs));
+	if (!v->rjobs)
+		return -ENOMEM;
+	for (i = 0; i < v->nrjobs; i++) {
+		if (parse_rjob(rjs, i, &v->rjobs[i], errs) < 0)
+			r = -EINVAL;
+		total += v->rjobs[i].replicas * v->rjobs[i].pods;
+	}
+	if (r == 0 && total > WB_MAX_PODS) {
+		pk_errors_add(errs, "spec.replicatedJobs: Too many: %lld: the JobSet would create more "
+				    "than %d pods",
+			      (long long)total, WB_MAX_PODS);
+		r = -EINVAL;
+	}
+	v->scheduling = json_object_get(spec, "scheduling");
+	if (json_is_null(v->scheduling))
+		v->scheduling = NULL;
+	if (v->scheduling && !json_is_object(v->scheduling)) {
+		pk_errors_add(errs, ROOT_PATH ": Invalid value: must be an object");
+		v->scheduling = NULL;
+		r = -EINVAL;
+	}
+	if (v->scheduling && wb_check_known_fields(v->scheduling, ROOT_PATH, root_fields, errs) < 0)
+		r = -EINVAL;
+	if (parse_targets(v, errs) < 0)
+		r = -EINVAL;
+	if (check_priorities(v, errs) < 0)
+		r = -EINVAL;
+	v->a_workload = wb_annotation(js, WB_ANNOTATION_WORKLOAD);
+	v->a_template = wb_annotation(js, WB_ANNOTATION_TEMPLATE);
+	v->a_parent = wb_annotation(js, WB_ANNOTATION_PARENT);
+	if (!!v->a_workload != !!v->a_template || (v->a_parent && !v->a_template)) {
+		pk_errors_add(errs, "metadata.annotations[%s]: Required value: the downward annotations "
+				    WB_ANNOTATION_WORKLOAD " and " WB_ANNOTATION_TEMPLATE " go together",
+			      v->a_template ? WB_ANNOTATION_WORKLOAD : WB_ANNOTATION_TEMPLATE);
+		r = -EINVAL;
+	}
+	if (v->a_template && v->scheduling) {
+		pk_errors_add(errs, ROOT_PATH ": Forbidden: scheduling of this JobSet is managed by its "
+				    "parent (" WB_ANNOTATION_TEMPLATE ")");
+		r = -EINVAL;
+	}
+	return r;
+}
+
+/* ---- the item tree ------------------------------------------------------------- */
+static void default_min_groups(struct wb_config *cfg, void *userdata)
+{
+	const int64_t *n = userdata;
+
+	if (cfg->policy == WB_POLICY_GANG && !cfg->has_min_count) {
+		cfg->has_min_count = true;
+		cfg->min_count = *n < 1 ? 1 : (int32_t)*n;
+	}
+}
+
+static int set_inputs(struct wb_item *item, const json_t *block_parent, const char *prefix)
+{
+	static const enum wb_block blocks[] = { WB_BLOCK_POLICY, WB_BLOCK_CONSTRAINTS,
+						WB_BLOCK_DISRUPTION, WB_BLOCK_CLAIMS };
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
+		char *path = wb_path_join(prefix, wb_block_name(blocks[i]));
+
+		if (!path)
+			return -ENOMEM;
+		r = wb_item_set_input(item, blocks[i],
+				      json_object_get(block_parent, wb_block_name(blocks[i])), path);
+		free(path);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int new_item(const char *name, const struct jobset_view *v, wb_config_fn fn,
+		    const int64_t *count, struct wb_item **ret)
+{
+	struct wb_item *item;
+	int r;
+
+	r = wb_item_new(name, &item);
+	if (r < 0)
+		return r;
+	item->defaults.policy = WB_POLICY_BASIC;
+	r = wb_config_set_priority_class(&item->defaults, v->priority_class);
+	if (r >= 0)
+		r = wb_item_add_callback(item, fn, (void *)count);
+	if (r < 0) {
+		wb_item_free(item);
+		return r;
+	}
+	*ret = item;
+	return 0;
+}
+
+static int rjob_items(const struct jobset_view *v, const struct rjob *rj, struct wb_item **ret)
+{
+	const json_t *entry = rj->target >= 0
+				      ? json_array_get(json_object_get(v->scheduling, "replicatedJobs"),
+						       (size_t)rj->target)
+				      : NULL;
+	struct wb_item *group = NULL, *leaf = NULL;
+	char prefix[80], jprefix[96], *leaf_name;
+	int r;
+
+	snprintf(prefix, sizeof(prefix), "replicatedJobs[%ld]", rj->target);
+	snprintf(jprefix, sizeof(jprefix), "replicatedJobs[%ld].job", rj->target);
+	leaf_name = wb_strdupf("%s" LEAF_SUFFIX, rj->name);
+	if (!leaf_name)
+		return -ENOMEM;
+	r = new_item(rj->name, v, default_min_groups, &rj->replicas, &group);
+	if (r >= 0)
+		r = new_item(leaf_name, v, default_min_groups, &rj->parallelism, &leaf);
+	free(leaf_name);
+	if (r >= 0 && entry)
+		r = set_inputs(group, entry, prefix);
+	if (r >= 0 && entry)
+		r = set_inputs(leaf, wb_obj(entry, "job"), jprefix);
+	if (r >= 0) {
+		r = wb_item_add_child(group, leaf);
+		leaf = NULL;
+	}
+	if (r < 0) {
+		wb_item_free(leaf);
+		wb_item_free(group);
+		return r;
+	}
+	*ret = group;
+	return 0;
+}
+
+static int jobset_tree(const struct jobset_view *v, struct wb_item **ret)
+{
+	struct wb_item *root, *child;
+	size_t i;
+	int r;
+
+	r = new_item(ROOT_TEMPLATE, v, default_min_groups, &v->nrjobs_count, &root);
+	if (r >= 0)
+		r = set_inputs(root, v->scheduling, NULL);
+	for (i = 0; r >= 0 && i < v->nrjobs; i++) {
+		r = rjob_items(v, &v->rjobs[i], &child);
+		if (r >= 0)
+			r = wb_item_add_child(root, child);
+	}
+	if (r < 0) {
+		wb_item_free(root);
+		return r;
+	}
+	*ret = root;
+	return 0;
+}
+
+static int jobset_builder(const json_t *js, const struct jobset_view *v, struct wb_item *root,
+			  struct wb_builder **ret)
+{
+	struct wb_options opts = {
+		.name = v->name,
+		.namespace = v->namespace,
+		.allowed_policies = WB_ALLOW_BASIC | WB_ALLOW_GANG,
+		.allowed_disruption_modes = WB_ALLOW_SINGLE | WB_ALLOW_ALL,
+	};
+
+	wb_owner_of(js, &opts.owner);
+	return wb_builder_new(root, &opts, ret);
+}
+
+int wb_jobset_validate(const json_t *jobset, const json_t *old_jobset, struct pk_errors *errs)
+{
+	struct jobset_view v, ov = { 0 };
+	struct wb_item *root = NULL, *old_root = NULL;
+	struct wb_builder *b = NULL;
+	struct pk_errors local = { 0 };
+	int r;
+
+	r = jobset_parse(jobset, &v, errs);
+	if (r < 0 || v.a_template)
+		goto out;
+	if (old_jobset && jobset_parse(old_jobset, &ov, &local) == 0 && !ov.a_template &&
+	    jobset_tree(&ov, &old_root) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	pk_errors_clear(&local);
+	r = jobset_tree(&v, &root);
+	if (r >= 0)
+		r = jobset_builder(jobset, &v, root, &b);
+	if (r >= 0)
+		r = wb_builder_validate(b, ROOT_PATH, old_root, &local);
+	wb_errors_move(errs, &local, NULL);
+out:
+	pk_errors_clear(&local);
+	wb_builder_free(b);
+	wb_item_free(root);
+	wb_item_free(old_root);
+	view_free(&ov);
+	view_free(&v);
+	return r;
+}
+
+/* ---- objects -------------------------------------------------------------------- */
+static int add_labels(json_t *meta, const char *js, const char *rjob, int64_t index)
+{
+	json_t *labels = json_object_get(meta, "labels");
+	char idx[24];
+
+	if (!json_is_object(labels)) {
+		labels = json_object();
+		if (!labels || json_object_set_new(meta, "labels", labels) < 0)
+			return -ENOMEM;
+	}
+	snprintf(idx, sizeof(idx), "%lld", (long long)index);
+	if (json_object_set_new(labels, "jobset.sigs.k8s.io/jobset-name", json_string(js)) < 0 ||
+	    json_object_set_new(labels, "jobset.sigs.k8s.io/replicatedjob-name", json_string(rjob)) < 0 ||
+	    json_object_set_new(labels, "jobset.sigs.k8s.io/job-index", json_string(idx)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+struct job_binding {
+	const char *group;                            /* centralized: bind the pod template */
+	const char *workload, *template_name, *parent; /* delegated: annotations */
+};
+
+static json_t *make_job(const json_t *js, const struct jobset_view *v, const struct rjob *rj,
+			int64_t index, const struct job_binding *bind)
+{
+	const char *created = wb_str(wb_obj(js, "metadata"), "creationTimestamp");
+	struct wb_owner owner;
+	json_t *job, *meta, *spec, *pod, *pmeta, *ann;
+	char name[200];
+
+	snprintf(name, sizeof(name), "%s-%s-%lld", v->name, rj->name, (long long)index);
+	wb_owner_of(js, &owner);
+	job = wb_object_new("batch/v1", "Job", name, v->namespace, &owner);
+	if (!job)
+		return NULL;
+	meta = json_object_get(job, "metadata");
+	if (rj->shorthand) {
+		spec = json_pack("{s:i, s:i}", "parallelism", 1, "completions", 1);
+		if (spec && json_object_set_new(spec, "template", json_deep_copy(rj->template)) < 0) {
+			json_decref(spec);
+			spec = NULL;
+		}
+	} else {
+		const json_t *tmeta = wb_obj(rj->template, "metadata");
+
+		if (wb_obj(tmeta, "labels"))
+			json_object_set_new(meta, "labels", json_deep_copy(wb_obj(tmeta, "labels")));
+		if (wb_obj(tmeta, "annotations"))
+			json_object_set_new(meta, "annotations",
+					    json_deep_copy(wb_obj(tmeta, "annotations")));
+		spec = json_deep_copy(wb_obj(rj->template, "spec"));
+	}
+	if (!spec || json_object_set_new(job, "spec", spec) < 0)
+		goto fail;
+	if (created && json_object_set_new(meta, "creationTimestamp", json_string(created)) < 0)
+		goto fail;
+	pod = wb_obj(spec, "template");
+	if (!pod)
+		goto fail;
+	pmeta = wb_obj(pod, "metadata");
+	if (!pmeta && (json_object_set_new(pod, "metadata", json_object()) < 0 ||
+		       !(pmeta = wb_obj(pod, "metadata"))))
+		goto fail;
+	if (add_labels(meta, v->name, rj->name, index) < 0 ||
+	    add_labels(pmeta, v->name, rj->name, index) < 0)
+		goto fail;
+	if (bind->group) {
+		if (!wb_obj(pod, "spec") && json_object_set_new(pod, "spec", json_object()) < 0)
+			goto fail;
+		if (json_object_set_new(wb_obj(pod, "spec"), "schedulingGroup",
+					json_pack("{s:s}", "podGroupName", bind->group)) < 0)
+			goto fail;
+	} else {
+		ann = wb_obj(meta, "annotations");
+		if (!ann && (json_object_set_new(meta, "annotations", json_object()) < 0 ||
+			     !(ann = wb_obj(meta, "annotations"))))
+			goto fail;
+		if (json_object_set_new(ann, WB_ANNOTATION_WORKLOAD, json_string(bind->workload)) < 0 ||
+		    json_object_set_new(ann, WB_ANNOTATION_TEMPLATE, json_string(bind->template_name)) < 0 ||
+		    (bind->parent &&
+		     json_object_set_new(ann, WB_ANNOTATION_PARENT, json_string(bind->parent)) < 0))
+			goto fail;
+	}
+	return job;
+fail:
+	json_decref(job);
+	return NULL;
+}
+
+static int append_group(struct wb_builder *b, json_t *out, bool composite, const char *name,
+			const char *tmpl, const char *parent)
+{
+	json_t *g;
+	int r;
+
+	r = composite ? wb_builder_new_composite_pod_group(b, name, tmpl, parent, &g)
+		      : wb_builder_new_pod_group(b, name, tmpl, parent, &g);
+	if (r < 0)
+		return r;
+	return json_array_append_new(out, g) < 0 ? -ENOMEM : 0;
+}
+
+/* Centralized: the root, per replicated job and per replica groups, then the Jobs. */
+static int reconcile_root(const json_t *js, const struct jobset_view *v, json_t *out,
+			  struct pk_errors *errs)
+{
+	struct wb_item *root = NULL;
+	struct wb_builder *b = NULL;
+	json_t *w = NULL;
+	size_t i;
+	int64_t k;
+	int r;
+
+	r = jobset_tree(v, &root);
+	if (r >= 0)
+		r = jobset_builder(js, v, root, &b);
+	if (r >= 0)
+		r = wb_builder_build_workload(b, ROOT_PATH, &w, errs);
+	if (r >= 0 && json_array_append_new(out, w) < 0)
+		r = -ENOMEM;
+	if (r >= 0)
+		r = append_group(b, out, true, v->name, ROOT_TEMPLATE, NULL);
+	for (i = 0; r >= 0 && i < v->nrjobs; i++) {
+		const struct rjob *rj = &v->rjobs[i];
+		char *gname = wb_strdupf("%s-%s", v->name, rj->name);
+		char *leaf = wb_strdupf("%s" LEAF_SUFFIX, rj->name);
+
+		r = gname && leaf ? append_group(b, out, true, gname, rj->name, v->name) : -ENOMEM;
+		for (k = 0; r >= 0 && k < rj->replicas; k++) {
+			char *pg = wb_strdupf("%s-%lld", gname, (long long)k);
+
+			r = pg ? append_group(b, out, false, pg, leaf, gname) : -ENOMEM;
+			free(pg);
+		}
+		free(gname);
+		free(leaf);
+	}
+	for (i = 0; r >= 0 && i < v->nrjobs; i++) {
+		const struct rjob *rj = &v->rjobs[i];
+
+		for (k = 0; r >= 0 && k < rj->replicas; k++) {
+			char *pg = wb_strdupf("%s-%s-%lld", v->name, rj->name, (long long)k);
+			struct job_binding bind = { .group = pg };
+			json_t *job = pg ? make_job(js, v, rj, k, &bind) : NULL;
+
+			if (!job || json_array_append_new(out, job) < 0)
+				r = -ENOMEM;
+			free(pg);
+		}
+	}
+	wb_builder_free(b);
+	wb_item_free(root);
+	return r;
+}
+
+/* Where the Jobs of one replicated job find their PodGroupTemplate in T. */
+static int delegated_leaf(const json_t *tmpl, const struct rjob *rj, const json_t **ret_group,
+			  const char **ret_leaf)
+{
+	char leaf_name[96];
+	const json_t *g, *leaf;
+	bool comp = false;
+
+	snprintf(leaf_name, sizeof(leaf_name), "%s" LEAF_SUFFIX, rj->name);
+	g = wb_find_child_template(tmpl, rj->name, &comp);
+	if (g && comp) {
+		const json_t *leaves = json_object_get(g, "podGroupTemplates");
+
+		leaf = wb_find_child_template(g, leaf_name, &comp);
+		if (!leaf || comp)
+			leaf = json_array_size(leaves) == 1 ? json_array_get(leaves, 0) : NULL;
+		if (!leaf || !wb_str(leaf, "name"))
+			return -ENOENT;
+		*ret_group = g;
+		*ret_leaf = wb_str(leaf, "name");
+		return 0;
+	}
+	leaf = wb_find_child_template(tmpl, leaf_name, &comp);
+	if (!leaf || comp)
+		leaf = wb_find_child_template(tmpl, rj->name, &comp);
+	if (!leaf || comp)
+		return -ENOENT;
+	*ret_group = NULL;
+	*ret_leaf = wb_str(leaf, "name");
+	return 0;
+}
+
+static int reconcile_delegated(const json_t *js, const struct jobset_view *v,
+			       const struct wb_lookup *lookup, json_t *out, struct pk_errors *errs)
+{
+	struct wb_options opts = { .namespace = v->namespace };
+	struct wb_builder *b = NULL;
+	const json_t *tmpl;
+	json_t *wl = NULL;
+	bool comp = false;
+	size_t i;
+	int64_t k;
+	int r;
+
+	if (lookup && lookup->fn)
+		wl = lookup->fn(lookup->userdata, PK_KIND_WORKLOAD, v->namespace, v->a_workload);
+	if (!wl) {
+		pk_errors_add(errs, "metadata.annotations[" WB_ANNOTATION_WORKLOAD "]: Not found: \"%.253s\"",
+			      v->a_workload);
+		return -ENOENT;
+	}
+	tmpl = wb_find_template(wl, v->a_template, &comp);
+	if (!tmpl || !comp) {
+		pk_errors_add(errs, "metadata.annotations[" WB_ANNOTATION_TEMPLATE "]: Not found: \"%.63s\": "
+				    "Workload \"%.253s\" has no CompositePodGroupTemplate of that name",
+			      v->a_template, v->a_workload);
+		return -ENOENT;
+	}
+	wb_owner_of(js, &opts.owner);
+	r = wb_builder_from_workload(wl, &opts, &b);
+	if (r >= 0)
+		r = append_group(b, out, true, v->name, v->a_template, v->a_parent);
+	for (i = 0; r >= 0 && i < v->nrjobs; i++) {
+		const struct rjob *rj = &v->rjobs[i];
+		const json_t *group;
+		const char *leaf;
+		char *gname = NULL;
+
+		if (delegated_leaf(tmpl, rj, &group, &leaf) < 0) {
+			pk_errors_add(errs, "spec.replicatedJobs[%zu].name: Not found: \"%s\": template \"%s\" "
+					    "of Workload \"%s\" has no group template for it",
+				      i, rj->name, v->a_template, v->a_workload);
+			r = -ENOENT;
+			break;
+		}
+		if (group) {
+			gname = wb_strdupf("%s-%s", v->name, rj->name);
+			r = gname ? append_group(b, out, true, gname, wb_str(group, "name"), v->name)
+				  : -ENOMEM;
+		}
+		for (k = 0; r >= 0 && k < rj->replicas; k++) {
+			struct job_binding bind = { .workload = v->a_workload, .template_name = leaf,
+						    .parent = gname ? gname : v->name };
+			json_t *job = make_job(js, v, rj, k, &bind);
+
+			if (!job || json_array_append_new(out, job) < 0)
+				r = -ENOMEM;
+		}
+		free(gname);
+	}
+	wb_builder_free(b);
+	return r;
+}
+
+int wb_jobset_reconcile(const json_t *jobset, const struct wb_lookup *lookup, json_t **ret_objects,
+			struct pk_errors *errs)
+{
+	struct jobset_view v;
+	json_t *out;
+	int r;
+
+	if (!jobset || !ret_objects)
+		return -EINVAL;
+	r = wb_jobset_validate(jobset, NULL, errs);
+	if (r < 0)
+		return r;
+	r = jobset_parse(jobset, &v, errs);
+	if (r < 0) {
+		view_free(&v);
+		return r;
+	}
+	out = json_array();
+	if (!out) {
+		view_free(&v);
+		return -ENOMEM;
+	}
+	r = v.a_template ? reconcile_delegated(jobset, &v, lookup, out, errs)
+			 : reconcile_root(jobset, &v, out, errs);
+	view_free(&v);
+	if (r < 0) {
+		json_decref(out);
+		return r;
+	}
+	*ret_objects = out;
+	return 0;
+}
