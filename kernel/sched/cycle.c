@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cycle.c — one scheduling cycle.
+ *
+ * Pop the best eligible root; hold it back if PreEnqueue finds it not
+ * admissible (its pods say why); validate its hierarchy (Invalid on every
+ * group, nothing bound); run the placement strategy on the snapshot; collect
+ * the assumed pod -> node pairs; revert every assumption (the snapshot is
+ * back to its start, which the invariant check proves when enabled); then act
+ * on the root's status: Success commits the bindings, Unschedulable triggers
+ * preemption, UnschedulableAndUnresolvable does nothing.  A root that was
+ * already scheduled and placed nothing new also triggers preemption
+ * (KEP-6012 "Preemption triggering rules").  Binding and preemption never
+ * happen in the same cycle.  Finally every group of the hierarchy gets its
+ * condition and every pending pod a PodScheduled message naming the nearest
+ * failed group and the cause.
+ *
+ * Hierarchies that cannot resolve a root (a missing ancestor, a cycle) never
+ * enter a cycle; their pods are told what they wait for and groups on a
+ * cycle are marked Invalid.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sched/internal.h"
+
+void sc_trace(struct sc_ctx *ctx, const char *fmt, ...)
+{
+	const struct pk_sched_opts *o = &ctx->s->opts;
+	char line[1024];
+	int ind = ctx->depth * 2;
+	va_list ap;
+
+	if (!ctx->tracing)
+		return;
+	if (ind > 64)
+		ind = 64;
+	memset(line, ' ', (size_t)ind);
+	va_start(ap, fmt);
+	vsnprintf(line + ind, sizeof(line) - (size_t)ind, fmt, ap);
+	va_end(ap);
+	if (o->explain)
+		fprintf(o->explain, "%s\n", line);
+	if (o->trace)
+		o->trace(o->trace_arg, line);
+}
+
+static int64_t backoff_ms(const struct pk_sched *s, int attempts)
+{
+	int64_t b = s->opts.backoff_initial_ms > 0 ? s->opts.backoff_initial_ms : 1000;
+	int64_t max = s->opts.backoff_max_ms > 0 ? s->opts.backoff_max_ms : 10000;
+
+	for (int i = 1; i < attempts && b < max; i++)
+		b *= 2;
+	return b < max ? b : max;
+}
+
+/* Every pending pod of g's subtree gets message (prefixed by nothing). */
+static void tell_pending(struct sc_ctx *ctx, struct sc_group *g, int depth, const char *msg)
+{
+	if (depth > 16)
+		return;
+	for (size_t i = 0; i < g->pods.n; i++) {
+		struct sc_pod *p = g->pods.v[i];
+
+		if (p->node < 0 && !p->node_name && !p->deleting)
+			sc_emit_pod(ctx, p, "False", "Unschedulable", msg);
+	}
+	for (size_t i = 0; i < g->children.n; i++)
+		tell_pending(ctx, g->children.v[i], depth + 1, msg);
+}
+
+static void mark_invalid(struct sc_ctx *ctx, struct sc_group *g, int depth, const char *msg)
+{
+	if (depth > 16)
+		return;
+	sc_emit_group(ctx, g, "False", "Invalid", msg);
+	for (size_t i = 0; i < g->children.n; i++)
+		mark_invalid(ctx, g->children.v[i], depth + 1, msg);
+}
+
+/* Groups and pods whose hierarchy has no root: say so, once. */
+static void report_unrooted(struct sc_ctx *ctx)
+{
+	struct sc_forest *f = &ctx->s->forest;
+	char why[256];
+
+	for (size_t i = 0; i < f->all_groups.n; i++) {
+		struct sc_group *g = f->all_groups.v[i];
+
+		if (!g->present || sc_group_root(g, why, sizeof(why)))
+			continue;
+		if (strncmp(why, "cycle", 5) == 0) {
+			char msg[320];
+
+			snprintf(msg, sizeof(msg), "invalid hierarchy: %s", why);
+			sc_emit_group(ctx, g, "False", "Invalid", msg);
+		}
+	}
+	for (size_t i = 0; i < f->all_pods.n; i++) {
+		struct sc_pod *p = f->all_pods.v[i];
+		char msg[320];
+
+		if (p->node >= 0 || p->node_name || p->deleting || !p->group || p->group->implicit)
+			continue;
+		if (sc_group_root(p->group, why, sizeof(why)))
+			continue;
+		snprintf(msg, sizeof(msg), "waiting for the group hierarchy: %s", why);
+		sc_emit_pod(ctx, p, "False", "Unschedulable", msg);
+	}
+}
+
+/*
+ * Conditions after a cycle: evaluated groups report their own status, or the
+ * nearest failed ancestor's; pending pods name the nearest failed group.
+ */
+static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group *failed,
+		   bool committed, int depth)
+{
+	char msg[1024];
+	bool own_fail = false;
+
+	if (depth > 16)
+		return;
+	if (g->stamp == ctx->stamp && !failed && g->status == SC_SUCCESS && committed) {
+		snprintf(msg, sizeof(msg), "%d of %s %d %s scheduled", g->S,
+			 g->policy == PK_POLICY_GANG ? (g->composite ? "minGroupCount" : "minCount")
+						     : "required",
+			 g->M, g->composite ? "child groups" : "pods");
+		sc_emit_group(ctx, g, "True", "Scheduled", msg);
+		g->scheduled = !g->implicit;
+	} else if (g->stamp == ctx->stamp && g->status != SC_SUCCESS) {
+		snprintf(msg, sizeof(msg), "%s: %s", sc_status_to_string(g->status),
+			 g->why ? g->why : "not placed");
+		sc_emit_group(ctx, g, "False", "Unschedulable", msg);
+		own_fail = true;
+	} else if (failed) {
+		snprintf(msg, sizeof(msg), "ancestor %s %s failed: %s", sc_group_kind(failed),
+			 failed->key, failed->why ? failed->why : sc_status_to_string(failed->status));
+		sc_emit_group(ctx, g, "False", "Unschedulable", msg);
+	}
+	if (own_fail)
+		failed = g;
+	for (size_t i = 0; i < g->pods.n; i++) {
+		struct sc_pod *p = g->pods.v[i];
+
+		if (p->node >= 0 || p->node_name || p->deleting)
+			continue;
+		if (failed)
+			snprintf(msg, sizeof(msg), "%s %s: %s", sc_group_kind(failed), failed->key,
+				 failed->why ? failed->why : sc_status_to_string(failed->status));
+		else
+			snprintf(msg, sizeof(msg), "%s %s placed without this pod: %s",
+				 sc_group_kind(g), g->key, p->why ? p->why : "no node fits");
+		sc_emit_pod(ctx, p, "False", "Unschedulable", msg);
+	}
+	for (size_t i = 0; i < g->children.n; i++)
+		report(ctx, g->children.v[i], failed, committed, depth + 1);
+}
+
+struct placement {
+	struct sc_pod *pod;
+	int node;
+};
+
+static int commit(struct sc_ctx *ctx, struct placement *pl, size_t n)
+{
+	struct pk_sched *s = ctx->s;
+
+	for (size_t i = 0; i < n; i++) {
+		struct sc_pod *p = pl[i].pod;
+		const char *node = s->snap.nodes[pl[i].node]->name;
+		char msg[320];
+		int r;
+
+		sc_snapshot_bind(&s->snap, p, pl[i].node);
+		free(p->node_name);
+		p->node_name = strdup(node);
+		if (!p->node_name)
+			return -ENOMEM;
+		snprintf(msg, sizeof(msg), "bound to %s", node);
+		if ((r = sc_result_bind(ctx->res, p, node)) < 0 ||
+		    (r = sc_emit_pod(ctx, p, "True", "Scheduled", msg)) < 0)
+			return r;
+	}
+	if (n)
+		s->gen++;
+	ctx->res->bound += n;
+	return 0;
+}
+
+static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
+{
+	struct pk_sched *s = ctx->s;
+	bool was_scheduled = root->scheduled;
+	struct placement *pl = NULL;
+	size_t npl = 0;
+	enum sc_status st;
+	int r = 0;
+	char why[256];
+
+	sc_trace(ctx, "cycle %llu: root %s %s (priority %d), strategy %s",
+		 (unsigned long long)s->cycle, sc_group_kind(root), root->key,
+		 sc_root_priority(s, root), s->ops->name);
+	ctx->depth = 1;
+	ctx->placed = 0;
+	st = s->ops->place_root(ctx, root);
+	ctx->depth = 0;
+	pl = calloc(s->snap.nlog + 1, sizeof(*pl));
+	if (!pl) {
+		sc_snapshot_revert(&s->snap, 0);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->snap.nlog; i++)
+		if (s->snap.log[i].op == SC_UNDO_ASSUME)
+			pl[npl++] = (struct placement){ s->snap.log[i].pod, s->snap.log[i].node };
+	sc_snapshot_revert(&s->snap, 0);
+	if (s->opts.check && sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why,
+					       sizeof(why)) < 0) {
+		free(pl);
+		return -EUCLEAN;
+	}
+	uint64_t gen0 = s->gen;
+	bool preempt = st == SC_UNSCHEDULABLE || (st == SC_SUCCESS && npl == 0 && was_scheduled);
+
+	sc_trace(ctx, "root %s %s: %s, %zu pods placed%s", sc_group_kind(root), root->key,
+		 sc_status_to_string(st), npl, preempt ? ", preemption" : "");
+	if (st == SC_SUCCESS && !preempt) {
+		r = commit(ctx, pl, npl);
+		ctx->res->outcome = PK_SCHED_SCHEDULED;
+		report(ctx, root, NULL, true, 0);
+		root->attempts = 0;
+		root->backoff_until = 0;
+	} else {
+		ctx->res->outcome = st == SC_UNRESOLVABLE ? PK_SCHED_UNRESOLVABLE
+							  : PK_SCHED_UNSCHEDULABLE;
+		report(ctx, root, NULL, false, 0);
+		root->attempts++;
+		root->backoff_until = now + backoff_ms(s, root->attempts);
+	}
+	free(pl);
+	root->tried_gen = gen0; /* a commit bumps gen: leftovers get another try */
+	if (r == 0 && preempt) {
+		uint64_t before = s->gen;
+
+		r = sc_preempt(ctx, root);
+		if (r == 0 && s->gen != before) {
+			root->backoff_until = 0; /* the preemptor goes first once victims are gone */
+			root->tried_gen = before;
+		} else {
+			root->tried_gen = s->gen;
+		}
+	}
+	return r;
+}
+
+int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **ret)
+{
+	struct pk_sched_result *res = calloc(1, sizeof(*res));
+	struct sc_ctx ctx = { .s = s, .snap = &s->snap, .res = res };
+	bool gated = false;
+	int r = 0;
+
+	if (!res)
+		return -ENOMEM;
+	if (!ret) {
+		free(res);
+		return -EINVAL;
+	}
+	s->cycle++;
+	ctx.stamp = s->cycle;
+	ctx.tracing = s->opts.explain || s->opts.trace;
+	if (s->forest_changed) {
+		report_unrooted(&ctx);
+		s->forest_changed = false;
+	}
+	for (;;) {
+		int64_t wait = 0;
+		struct sc_group *root = sc_queue_pick(s, now_ms, &wait);
+		struct sc_buf why = { 0 };
+		char invalid[512];
+
+		if (!root) {
+			res->outcome = gated ? PK_SCHED_GATED : PK_SCHED_IDLE;
+			res->has_retry = wait > 0;
+			res->retry_at_ms = wait;
+			break;
+		}
+		root->dirty = false;
+		root->tried_gen = s->gen;
+		free(res->root);
+		if (asprintf(&res->root, "%s %s", sc_group_kind(root), root->key) < 0)
+			res->root = NULL;
+		if (!sc_group_admissible(root, 0, &why)) {
+			char msg[768];
+
+			snprintf(msg, sizeof(msg), "waiting for gang members: %s",
+				 why.s ? why.s : "not admissible");
+			sc_trace(&ctx, "root %s %s gated by PreEnqueue: %s", sc_group_kind(root),
+				 root->key, why.s ? why.s : "");
+			tell_pending(&ctx, root, 0, msg);
+			root->parked_invalid = true;
+			gated = true;
+			sc_buf_free(&why);
+			continue;
+		}
+		sc_buf_free(&why);
+		if (sc_hierarchy_validate(s, root, invalid, sizeof(invalid)) < 0) {
+			char msg[600];
+
+			snprintf(msg, sizeof(msg), "invalid hierarchy: %s", invalid);
+			sc_trace(&ctx, "root %s %s: %s", sc_group_kind(root), root->key, msg);
+			mark_invalid(&ctx, root, 0, msg);
+			tell_pending(&ctx, root, 0, msg);
+			root->parked_invalid = true;
+			res->outcome = PK_SCHED_INVALID;
+			break;
+		}
+		root->parked_invalid = false;
+		r = process_root(&ctx, root, now_ms);
+		break;
+	}
+	if (r == 0 && s->opts.check) {
+		char why[256];
+
+		r = pk_sched_check(s, why, sizeof(why));
+	}
+	if (r < 0) {
+		pk_sched_result_free(res);
+		return r;
+	}
+	*ret = res;
+	return 0;
+}

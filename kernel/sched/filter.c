@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * filter.c — can this pod go on this node?  The filters of kube-scheduler
+ * that matter here: node unschedulable, nodeSelector, required node affinity
+ * (terms ORed, requirements ANDed; In, NotIn, Exists, DoesNotExist, Gt, Lt),
+ * taints against tolerations (NoSchedule and NoExecute filter,
+ * PreferNoSchedule does not), and resource fit for every resource the pod
+ * requests, "pods" included.  The first failing filter is returned so that
+ * messages can count why nodes were rejected.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sched/internal.h"
+
+static const char *const misfit_names[_SC_MISFIT_MAX] = {
+	[SC_FIT] = "fits",
+	[SC_MISFIT_REMOVED] = "node removed",
+	[SC_MISFIT_UNSCHEDULABLE] = "node unschedulable",
+	[SC_MISFIT_SELECTOR] = "node selector mismatch",
+	[SC_MISFIT_AFFINITY] = "node affinity mismatch",
+	[SC_MISFIT_TAINT] = "untolerated taint",
+	[SC_MISFIT_RESOURCES] = "insufficient",
+};
+
+const char *sc_misfit_to_string(enum sc_misfit m)
+{
+	return m < _SC_MISFIT_MAX ? misfit_names[m] : "unknown";
+}
+
+static bool parse_int(const char *s, long long *ret)
+{
+	char *end;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	*ret = strtoll(s, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+static bool req_match(const struct sc_sel_req *req, const struct sc_node *node)
+{
+	const char *v = sc_node_label(node, req->key);
+	long long a, b;
+
+	switch (req->op) {
+	case PK_SEL_IN:
+	case PK_SEL_NOT_IN: {
+		bool in = false;
+
+		for (size_t i = 0; v && i < req->nvalues; i++)
+			if (strcmp(v, req->values[i]) == 0)
+				in = true;
+		return req->op == PK_SEL_IN ? in : !in;
+	}
+	case PK_SEL_EXISTS:
+		return v != NULL;
+	case PK_SEL_DOES_NOT_EXIST:
+		return v == NULL;
+	case PK_SEL_GT:
+	case PK_SEL_LT:
+		if (req->nvalues != 1 || !parse_int(v, &a) || !parse_int(req->values[0], &b))
+			return false;
+		return req->op == PK_SEL_GT ? a > b : a < b;
+	}
+	return false;
+}
+
+static bool affinity_match(const struct sc_pod *pod, const struct sc_node *node)
+{
+	if (!pod->nterms)
+		return true;
+	for (size_t t = 0; t < pod->nterms; t++) {
+		const struct sc_sel_term *term = &pod->terms[t];
+		bool ok = term->nreqs > 0; /* an empty term matches nothing */
+
+		for (size_t i = 0; ok && i < term->nreqs; i++)
+			ok = req_match(&term->reqs[i], node);
+		if (ok)
+			return true;
+	}
+	return false;
+}
+
+static bool tolerates(const struct sc_pod *pod, const struct sc_taint *taint)
+{
+	for (size_t i = 0; i < pod->ntols; i++) {
+		const struct sc_toleration *t = &pod->tols[i];
+
+		if (t->has_effect && t->effect != taint->effect)
+			continue;
+		if (!t->key || !*t->key) {
+			if (t->op == PK_TOL_EXISTS)
+				return true;
+			continue;
+		}
+		if (strcmp(t->key, taint->key) != 0)
+			continue;
+		if (t->op == PK_TOL_EXISTS || strcmp(t->value ? t->value : "", taint->value) == 0)
+			return true;
+	}
+	return false;
+}
+
+enum sc_misfit sc_filter_static(const struct sc_pod *pod, const struct sc_node *node)
+{
+	if (node->removed)
+		return SC_MISFIT_REMOVED;
+	if (node->unschedulable)
+		return SC_MISFIT_UNSCHEDULABLE;
+	for (size_t i = 0; i < pod->nsel; i++) {
+		const char *v = sc_node_label(node, pod->sel[i].key);
+
+		if (!v || strcmp(v, pod->sel[i].value) != 0)
+			return SC_MISFIT_SELECTOR;
+	}
+	if (!affinity_match(pod, node))
+		return SC_MISFIT_AFFINITY;
+	for (size_t i = 0; i < node->ntaints; i++)
+		if (node->taints[i].effect != PK_TAINT_PREFER_NO_SCHEDULE &&
+		    !tolerates(pod, &node->taints[i]))
+			return SC_MISFIT_TAINT;
+	return SC_FIT;
+}
+
+enum sc_misfit sc_filter(const struct sc_snapshot *snap, const struct sc_pod *pod,
+			 const struct sc_node *node, int *ret_res)
+{
+	enum sc_misfit m = sc_filter_static(pod, node);
+
+	if (m != SC_FIT)
+		return m;
+	for (int r = 0; r < snap->nres; r++) {
+		if (pod->req[r] > 0 && node->used[r] + pod->req[r] > node->alloc[r]) {
+			if (ret_res)
+				*ret_res = r;
+			return SC_MISFIT_RESOURCES;
+		}
+	}
+	return SC_FIT;
+}

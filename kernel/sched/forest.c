@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * forest.c — the workload forest: PodGroups, CompositePodGroups and pods in
+ * whatever order they arrive.
+ *
+ * Groups are kept in a map by "namespace/name".  A child names its parent; if
+ * the parent has not been seen, a placeholder entry is created and the child
+ * registers under it, so when the parent arrives its children are already
+ * there (no retroactive scan).  Pods register the same way under their leaf
+ * group.  A standalone pod gets an implicit one-pod group of its own.  Roots
+ * (present groups without a parent, and implicit groups) are the only queue
+ * entries; sc_group_root() resolves a group's root and stops on a missing
+ * ancestor or a cycle, so unresolved hierarchies never reach scheduling.
+ * Placeholders are freed once nothing hangs under them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sched/internal.h"
+
+#define SC_WALK_MAX 64 /* longest parent chain followed */
+
+void sc_forest_init(struct sc_forest *f)
+{
+	memset(f, 0, sizeof(*f));
+}
+
+static void group_clear_spec(struct sc_group *g)
+{
+	free(g->parent_key);
+	free(g->workload);
+	free(g->topo_key);
+	free(g->prio_class);
+	g->parent_key = g->workload = g->topo_key = g->prio_class = NULL;
+}
+
+static void group_free(struct sc_group *g)
+{
+	if (!g)
+		return;
+	group_clear_spec(g);
+	free(g->key);
+	free(g->ns);
+	free(g->name);
+	free(g->why);
+	free(g->memo.text);
+	sc_vec_free(&g->children);
+	sc_vec_free(&g->pods);
+	free(g);
+}
+
+static void pod_free(struct sc_pod *p)
+{
+	if (!p)
+		return;
+	free(p->key);
+	free(p->ns);
+	free(p->name);
+	free(p->group_key);
+	free(p->node_name);
+	free(p->prio_class);
+	free(p->why);
+	free(p->memo.text);
+	for (size_t i = 0; i < p->nsel; i++) {
+		free(p->sel[i].key);
+		free(p->sel[i].value);
+	}
+	free(p->sel);
+	for (size_t t = 0; t < p->nterms; t++) {
+		for (size_t i = 0; i < p->terms[t].nreqs; i++) {
+			struct sc_sel_req *r = &p->terms[t].reqs[i];
+
+			free(r->key);
+			for (size_t v = 0; v < r->nvalues; v++)
+				free(r->values[v]);
+			free(r->values);
+		}
+		free(p->terms[t].reqs);
+	}
+	free(p->terms);
+	for (size_t i = 0; i < p->ntols; i++) {
+		free(p->tols[i].key);
+		free(p->tols[i].value);
+	}
+	free(p->tols);
+	free(p);
+}
+
+void sc_forest_fini(struct sc_forest *f)
+{
+	for (size_t i = 0; i < f->all_pods.n; i++) {
+		struct sc_pod *p = f->all_pods.v[i];
+
+		if (p->group && p->group->implicit)
+			group_free(p->group);
+		pod_free(p);
+	}
+	for (size_t i = 0; i < f->all_groups.n; i++)
+		group_free(f->all_groups.v[i]);
+	sc_vec_free(&f->all_pods);
+	sc_vec_free(&f->all_groups);
+	sc_vec_free(&f->roots);
+	sc_map_free(&f->groups);
+	sc_map_free(&f->pods);
+}
+
+const char *sc_group_kind(const struct sc_group *g)
+{
+	if (g->implicit)
+		return "Pod";
+	return g->composite ? "CompositePodGroup" : "PodGroup";
+}
+
+static struct sc_group *group_new(const char *key)
+{
+	struct sc_group *g = calloc(1, sizeof(*g));
+	const char *slash = strchr(key, '/');
+
+	if (!g)
+		return NULL;
+	g->key = strdup(key);
+	g->ns = slash ? strndup(key, (size_t)(slash - key)) : strdup("");
+	g->name = strdup(slash ? slash + 1 : key);
+	g->creation = INT64_MIN;
+	if (!g->key || !g->ns || !g->name) {
+		group_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+struct sc_group *sc_forest_group(struct sc_forest *f, const char *key, bool create)
+{
+	struct sc_group *g = sc_map_get(&f->groups, key);
+
+	if (g || !create)
+		return g;
+	g = group_new(key);
+	if (!g)
+		return NULL;
+	if (sc_map_put(&f->groups, key, g) < 0 || sc_vec_push(&f->all_groups, g) < 0) {
+		sc_map_del(&f->groups, key);
+		group_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+/* Free a placeholder that nothing refers to any more. */
+static void maybe_free(struct sc_forest *f, struct sc_group *g)
+{
+	if (!g || g->present || g->implicit || g->children.n || g->pods.n)
+		return;
+	if (g->parent)
+		sc_vec_remove(&g->parent->children, g);
+	sc_map_del(&f->groups, g->key);
+	sc_vec_remove(&f->all_groups, g);
+	sc_vec_remove(&f->roots, g);
+	group_free(g);
+}
+
+void sc_group_touch(struct sc_group *g)
+{
+	for (int i = 0; g && i < SC_WALK_MAX; i++, g = g->parent) {
+		g->dirty = true;
+		g->done = false;
+	}
+}
+
+static bool in_roots(const struct sc_forest *f, const struct sc_group *g)
+{
+	for (size_t i = 0; i < f->roots.n; i++)
+		if (f->roots.v[i] == g)
+			return true;
+	return false;
+}
+
+static int link_parent(struct sc_forest *f, struct sc_group *g)
+{
+	struct sc_group *parent = NULL, *old = g->parent;
+
+	if (g->parent_key) {
+		parent = sc_forest_group(f, g->parent_key, true);
+		if (!parent)
+			return -ENOMEM;
+	}
+	if (parent != old) {
+		if (old) {
+			sc_vec_remove(&old->children, g);
+			sc_group_touch(old);
+		}
+		g->parent = NULL;
+		if (parent) {
+			if (sc_vec_push(&parent->children, g) < 0)
+				return -ENOMEM;
+			parent->sorted = false;
+			g->parent = parent;
+		}
+		if (old)
+			maybe_free(f, old);
+	}
+	if (!parent && !in_roots(f, g))
+		return sc_vec_push(&f->roots, g);
+	if (parent)
+		sc_vec_remove(&f->roots, g);
+	return 0;
+}
+
+int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool scheduled)
+{
+	char *key = sc_key(view->meta.namespace, view->meta.name);
+	struct sc_group *g;
+	int r;
+
+	if (!key)
+		return -ENOMEM;
+	g = sc_forest_group(f, key, true);
+	free(key);
+	if (!g)
+		return -ENOMEM;
+	group_clear_spec(g);
+	g->present = true;
+	g->composite = view->kind == PK_KIND_COMPOSITE_POD_GROUP;
+	g->creation = view->meta.creation;
+	if (!g->seq)
+		g->seq = ++f->seq;
+	g->workload = sc_strdup(view->workload_name);
+	g->parent_key = view->parent ? sc_key(view->meta.namespace, view->parent) : NULL;
+	g->policy = view->spec.policy;
+	g->min = view->spec.min_count;
+	g->disruption = view->spec.disruption;
+	g->topo_key = view->spec.topology_key && *view->spec.topology_key
+			      ? strdup(view->spec.topology_key)
+			      : NULL;
+	g->has_prio = view->spec.has_priority;
+	g->prio = view->spec.priority;
+	g->prio_class = sc_strdup(view->spec.priority_class);
+	g->scheduled = g->scheduled || scheduled;
+	g->parked_invalid = false;
+	if ((view->workload_name && !g->workload) || (view->parent && !g->parent_key) ||
+	    (view->spec.priority_class && !g->prio_class))
+		return -ENOMEM;
+	if (g->parent)
+		g->parent->sorted = false;
+	r = link_parent(f, g);
+	sc_group_touch(g);
+	return r;
+}
+
+int sc_forest_remove_group(struct sc_forest *f, const char *key)
+{
+	struct sc_group *g = sc_map_get(&f->groups, key);
+
+	if (!g || !g->present)
+		return -ENOENT;
+	if (g->parent)
+		sc_group_touch(g->parent);
+	g->present = false;
+	group_clear_spec(g);
+	sc_vec_remove(&f->roots, g);
+	/* Children and pods stay registered under the placeholder. */
+	sc_group_touch(g);
+	if (g->parent) {
+		struct sc_group *parent = g->parent;
+
+		sc_vec_remove(&parent->children, g);
+		g->parent = NULL;
+		maybe_free(f, parent);
+	}
+	maybe_free(f, g);
+	return 0;
+}
+
+static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v)
+{
+	p->key = sc_key(v->meta.namespace, v->meta.name);
+	p->ns = strdup(v->meta.namespace ? v->meta.namespace : "default");
+	p->name = strdup(v->meta.name ? v->meta.name : "");
+	p->creation = v->meta.creation;
+	p->deleting = v->meta.deleting;
+	p->node = -1;
+	p->assumed = -1;
+	p->node_name = sc_strdup(v->node_name && *v->node_name ? v->node_name : NULL);
+	p->group_key = v->pod_group ? sc_key(v->meta.namespace, v->pod_group) : NULL;
+	p->has_prio = v->has_priority;
+	p->prio = v->priority;
+	p->prio_class = sc_strdup(v->priority_class);
+	if (!p->key || !p->ns || !p->name)
+		return -ENOMEM;
+	p->req[SC_RES_PODS] = 1000;
+	for (size_t i = 0; i < v->nrequests; i++) {
+		int r = sc_res_id(&s->snap, v->requests[i].name);
+
+		if (r < 0)
+			return r;
+		if (r != SC_RES_PODS)
+			p->req[r] += v->requests[i].milli;
+	}
+	p->sel = calloc(v->nnode_selector + 1, sizeof(*p->sel));
+	p->terms = calloc(v->naffinity + 1, sizeof(*p->terms));
+	p->tols = calloc(v->ntolerations + 1, sizeof(*p->tols));
+	if (!p->sel || !p->terms || !p->tols)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->nnode_selector; i++, p->nsel++) {
+		p->sel[i].key = sc_strdup(v->node_selector[i].key);
+		p->sel[i].value = strdup(v->node_selector[i].value ? v->node_selector[i].value : "");
+		if (!p->sel[i].key || !p->sel[i].value)
+			return -ENOMEM;
+	}
+	for (size_t t = 0; t < v->naffinity; t++, p->nterms++) {
+		const struct pk_selector_term *in = &v->affinity[t];
+		struct sc_sel_term *out = &p->terms[t];
+
+		out->reqs = calloc(in->nreqs + 1, sizeof(*out->reqs));
+		if (!out->reqs)
+			return -ENOMEM;
+		for (size_t i = 0; i < in->nreqs; i++, out->nreqs++) {
+			struct sc_sel_req *r = &out->reqs[i];
+
+			r->key = sc_strdup(in->reqs[i].key);
+			r->op = in->reqs[i].op;
+			r->values = calloc(in->reqs[i].nvalues + 1, sizeof(char *));
+			if (!r->key || !r->values)
+				return -ENOMEM;
+			for (size_t k = 0; k < in->reqs[i].nvalues; k++, r->nvalues++)
+				if (!(r->values[k] = sc_strdup(in->reqs[i].values[k])))
+					return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < v->ntolerations; i++, p->ntols++) {
+		p->tols[i].key = sc_strdup(v->tolerations[i].key);
+		p->tols[i].value = sc_strdup(v->tolerations[i].value);
+		p->tols[i].op = v->tolerations[i].op;
+		p->tols[i].has_effect = v->tolerations[i].has_effect;
+		p->tols[i].effect = v->tolerations[i].effect;
+	}
+	return 0;
+}
+
+int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
+{
+	struct sc_forest *f = &s->forest;
+	struct sc_pod *p = calloc(1, sizeof(*p)), *old;
+	struct sc_group *g;
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	r = copy_pod(s, p, view);
+	if (r < 0)
+		goto fail;
+	old = sc_map_get(&f->pods, p->key);
+	p->seq = old ? old->seq : ++f->seq;
+	if (old && (r = sc_forest_remove_pod(s, old->key)) < 0)
+		goto fail;
+	if (p->group_key) {
+		g = sc_forest_group(f, p->group_key, true);
+	} else {
+		g = group_new(p->key);
+		if (g) {
+			g->implicit = g->present = true;
+			g->creation = p->creation;
+			g->seq = p->seq;
+			if (sc_vec_push(&f->roots, g) < 0) {
+				group_free(g);
+				g = NULL;
+			}
+		}
+	}
+	if (!g) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if ((r = sc_vec_push(&g->pods, p)) < 0 || (r = sc_vec_push(&f->all_pods, p)) < 0 ||
+	    (r = sc_map_put(&f->pods, p->key, p)) < 0) {
+		sc_vec_remove(&g->pods, p);
+		sc_vec_remove(&f->all_pods, p);
+		if (g->implicit) {
+			sc_vec_remove(&f->roots, g);
+			group_free(g);
+		}
+		goto fail;
+	}
+	p->group = g;
+	g->sorted = false;
+	if (p->node_name) {
+		struct sc_node *n = sc_snapshot_node(&s->snap, p->node_name);
+
+		if (n)
+			sc_snapshot_bind(&s->snap, p, n->index);
+		s->gen++;
+	}
+	sc_group_touch(g);
+	return 0;
+fail:
+	pod_free(p);
+	return r;
+}
+
+int sc_forest_remove_pod(struct pk_sched *s, const char *key)
+{
+	struct sc_forest *f = &s->forest;
+	struct sc_pod *p = sc_map_get(&f->pods, key);
+	struct sc_group *g;
+
+	if (!p)
+		return -ENOENT;
+	g = p->group;
+	if (p->node >= 0 || p->node_name)
+		s->gen++;
+	sc_snapshot_unbind(&s->snap, p);
+	sc_map_del(&f->pods, key);
+	sc_vec_remove(&f->all_pods, p);
+	if (g) {
+		sc_vec_remove(&g->pods, p);
+		sc_group_touch(g);
+		if (g->implicit) {
+			sc_vec_remove(&f->roots, g);
+			group_free(g);
+		} else {
+			maybe_free(f, g);
+		}
+	}
+	pod_free(p);
+	return 0;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct sc_group *x = *(struct sc_group *const *)a, *y = *(struct sc_group *const *)b;
+
+	if (x->creation != y->creation)
+		return x->creation < y->creation ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Pods with a timestamp by (time, name), then the others in read order. */
+static int cmp_pod(const void *a, const void *b)
+{
+	const struct sc_pod *x = *(struct sc_pod *const *)a, *y = *(struct sc_pod *const *)b;
+	bool tx = x->creation != INT64_MIN, ty = y->creation != INT64_MIN;
+
+	if (tx != ty)
+		return tx ? -1 : 1;
+	if (tx && x->creation != y->creation)
+		return x->creation < y->creation ? -1 : 1;
+	if (tx) {
+		int c = strcmp(x->name, y->name);
+
+		if (c)
+			return c;
+	}
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void sc_group_sort(struct sc_group *g)
+{
+	if (g->sorted)
+		return;
+	qsort(g->children.v, g->children.n, sizeof(void *), cmp_group);
+	qsort(g->pods.v, g->pods.n, sizeof(void *), cmp_pod);
+	g->sorted = true;
+}
+
+struct sc_group *sc_group_root(struct sc_group *g, char *why, size_t whylen)
+{
+	const struct sc_group *seen[SC_WALK_MAX];
+	size_t n = 0;
+
+	while (g) {
+		if (!g->present) {
+			if (why)
+				snprintf(why, whylen, "group %s not found", g->key);
+			return NULL;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (seen[i] == g) {
+				if (why)
+					snprintf(why, whylen, "cycle: parent chain returns to %s %s",
+						 sc_group_kind(g), g->key);
+				return NULL;
+			}
+		}
+		if (n == SC_WALK_MAX) {
+			if (why)
+				snprintf(why, whylen, "parent chain longer than %d", SC_WALK_MAX);
+			return NULL;
+		}
+		seen[n++] = g;
+		if (!g->parent_key)
+			return g;
+		g = g->parent;
+	}
+	return NULL;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * hierarchy.c — runtime validation of a popped hierarchy (KEP-6012 "Runtime
+ * validation").  Controllers may create groups that their Workload never
+ * described; before a root is scheduled, its tree is walked once and the
+ * first violation is reported: depth over 4, more than one Workload, groups
+ * with differing explicit priorities, a gang parent with a basic child, an
+ * `all` parent with a `single` child, a PodGroup used as a parent, or a pod
+ * naming a CompositePodGroup.  Cycles never reach here (they have no root).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel/sched/internal.h"
+
+#define SC_HIERARCHY_DEPTH_MAX 4
+
+struct walk {
+	const struct pk_sched *s;
+	const char *workload;
+	const struct sc_group *workload_group;
+	const struct sc_group *prio_group;
+	int32_t prio;
+	char *why;
+	size_t whylen;
+};
+
+static int fail(struct walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct walk *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (w->why)
+		vsnprintf(w->why, w->whylen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int visit(struct walk *w, const struct sc_group *g, int depth)
+{
+	bool expl;
+	int32_t prio;
+
+	if (depth > SC_HIERARCHY_DEPTH_MAX)
+		return fail(w, "depth over %d: %s %s is at level %d", SC_HIERARCHY_DEPTH_MAX,
+			    sc_group_kind(g), g->key, depth);
+	if (g->workload) {
+		if (w->workload && strcmp(w->workload, g->workload) != 0)
+			return fail(w, "two Workloads: %s %s references %s, %s %s references %s",
+				    sc_group_kind(w->workload_group), w->workload_group->key,
+				    w->workload, sc_group_kind(g), g->key, g->workload);
+		w->workload = g->workload;
+		w->workload_group = g;
+	}
+	prio = sc_group_priority(w->s, g, &expl);
+	if (expl) {
+		if (w->prio_group && prio != w->prio)
+			return fail(w, "priority divergence: %s %s has %d, %s %s has %d",
+				    sc_group_kind(w->prio_group), w->prio_group->key, w->prio,
+				    sc_group_kind(g), g->key, prio);
+		w->prio_group = g;
+		w->prio = prio;
+	}
+	if (!g->composite && g->children.n)
+		return fail(w, "PodGroup %s is the parent of %s %s; only CompositePodGroups have "
+			    "child groups", g->key, sc_group_kind(g->children.v[0]),
+			    ((struct sc_group *)g->children.v[0])->key);
+	if (g->composite && g->pods.n)
+		return fail(w, "pod %s names CompositePodGroup %s; pods belong to PodGroups",
+			    ((struct sc_pod *)g->pods.v[0])->key, g->key);
+	for (size_t i = 0; i < g->children.n; i++) {
+		const struct sc_group *c = g->children.v[i];
+
+		if (g->policy == PK_POLICY_GANG && c->policy == PK_POLICY_BASIC)
+			return fail(w, "gang parent with basic child: %s %s is gang, %s %s is basic",
+				    sc_group_kind(g), g->key, sc_group_kind(c), c->key);
+		if (g->disruption == PK_DISRUPTION_ALL && c->disruption == PK_DISRUPTION_SINGLE)
+			return fail(w, "all parent with single child: %s %s has disruptionMode all, "
+				    "%s %s has single", sc_group_kind(g), g->key, sc_group_kind(c),
+				    c->key);
+	}
+	for (size_t i = 0; i < g->children.n; i++) {
+		int r = visit(w, g->children.v[i], depth + 1);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int sc_hierarchy_validate(const struct pk_sched *s, struct sc_group *root, char *why,
+			  size_t whylen)
+{
+	struct walk w = { .s = s, .why = why, .whylen = whylen };
+
+	if (root->implicit)
+		return 0;
+	return visit(&w, root, 1);
+}

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * internal.h — private structures of the scheduling core (kernel/sched/).
+ *
+ * The scheduler keeps its own copies of what it needs from the API objects:
+ * nodes in a snapshot with dense indices and fixed-size resource vectors,
+ * pods and groups in a workload forest keyed by "namespace/name".  Nothing
+ * here borrows from a caller's jansson tree, so callers may free theirs.
+ *
+ * Only files of kernel/sched/ and its unit tests include this header.
+ */
+#ifndef PODKERNEL_KERNEL_SCHED_INTERNAL_H
+#define PODKERNEL_KERNEL_SCHED_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kernel/api/api.h"
+#include "kernel/sched/sched.h"
+
+/* ---- small containers (util.c) ------------------------------------------ */
+
+struct sc_vec {
+	void **v;
+	size_t n, cap;
+};
+int sc_vec_push(struct sc_vec *vec, void *item);
+void sc_vec_remove(struct sc_vec *vec, const void *item); /* first match, keeps order */
+void sc_vec_free(struct sc_vec *vec);
+
+/* Open-addressing map from string keys (copied) to pointers (borrowed). */
+struct sc_map {
+	struct sc_map_slot {
+		char *key; /* NULL: empty; SC_MAP_TOMB: deleted */
+		void *value;
+	} *slots;
+	size_t cap, used, live;
+};
+void *sc_map_get(const struct sc_map *map, const char *key);
+int sc_map_put(struct sc_map *map, const char *key, void *value);
+void sc_map_del(struct sc_map *map, const char *key);
+void sc_map_free(struct sc_map *map);
+
+char *sc_strdup(const char *s); /* NULL stays NULL */
+char *sc_key(const char *ns, const char *name); /* "ns/name", malloc'ed */
+
+/* Growable text buffer for messages and traces. */
+struct sc_buf {
+	char *s;
+	size_t n, cap;
+};
+void sc_buf_printf(struct sc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sc_buf_free(struct sc_buf *b);
+
+/* ---- snapshot (snapshot.c, filter.c) ---------------------------------- */
+
+#define SC_MAX_RES 16 /* distinct resource names in one scheduler */
+#define SC_RES_PODS 0 /* resource id of "pods": every pod uses 1000 milli */
+
+struct sc_label {
+	char *key, *value;
+};
+
+struct sc_taint {
+	char *key, *value;
+	enum pk_taint_effect effect;
+};
+
+struct sc_node {
+	char *name;
+	int index;
+	bool removed;
+	bool unschedulable;
+	struct sc_label *labels;
+	size_t nlabels;
+	struct sc_taint *taints;
+	size_t ntaints;
+	int64_t alloc[SC_MAX_RES];
+	int64_t used[SC_MAX_RES]; /* bound + assumed pods */
+};
+
+/* The domains of one topology key: node -> domain, per-domain free capacity. */
+struct sc_part {
+	char *key;
+	int ndom;
+	char **values;   /* sorted label values, one per domain */
+	int *node_dom;   /* per node index, -1 when the node lacks the label */
+	int64_t (*free)[SC_MAX_RES]; /* per domain: alloc - used over live nodes */
+};
+
+enum sc_undo_op { SC_UNDO_ASSUME, SC_UNDO_REMOVE };
+struct sc_undo {
+	enum sc_undo_op op;
+	struct sc_pod *pod;
+	int node;
+};
+
+struct sc_snapshot {
+	char *res_name[SC_MAX_RES];
+	int nres;
+	struct sc_node **nodes;
+	size_t nnodes, cap;
+	struct sc_map node_by_name;
+	struct sc_part **parts;
+	size_t nparts;
+	struct sc_undo *log; /* revert log: undone in exact reverse order */
+	size_t nlog, caplog;
+};
+
+int sc_snapshot_init(struct sc_snapshot *snap);
+void sc_snapshot_fini(struct sc_snapshot *snap);
+/* Resource id of a name, interning it; -E2BIG past SC_MAX_RES. */
+int sc_res_id(struct sc_snapshot *snap, const char *name);
+/* Add or replace a node (by name) from its view; keeps usage on replace. */
+int sc_snapshot_set_node(struct sc_snapshot *snap, const struct pk_node *view);
+int sc_snapshot_remove_node(struct sc_snapshot *snap, const char *name);
+struct sc_node *sc_snapshot_node(const struct sc_snapshot *snap, const char *name);
+const char *sc_node_label(const struct sc_node *node, const char *key);
+/* The partition of nodes by a label key (built on first use). NULL on ENOMEM. */
+struct sc_part *sc_snapshot_part(struct sc_snapshot *snap, const char *key);
+void sc_snapshot_drop_parts(struct sc_snapshot *snap);
+
+/* Permanent changes (a committed binding, a pod that went away). */
+void sc_snapshot_bind(struct sc_snapshot *snap, struct sc_pod *pod, int node);
+void sc_snapshot_unbind(struct sc_snapshot *snap, struct sc_pod *pod);
+/* In-memory assumptions; each registers its revert in the log. */
+int sc_snapshot_assume(struct sc_snapshot *snap, struct sc_pod *pod, int node);
+int sc_snapshot_assume_removed(struct sc_snapshot *snap, struct sc_pod *pod);
+static inline size_t sc_snapshot_mark(const struct sc_snapshot *snap)
+{
+	return snap->nlog;
+}
+/* Undo every assumption registered after mark, last first. */
+void sc_snapshot_revert(struct sc_snapshot *snap, size_t mark);
+/*
+ * Invariant checker (hwloc_topology_check style): usage equals the sum of
+ * bound and assumed pods, partitions agree with nodes, and, when quiet is
+ * true, no assumption is outstanding.  0 or -EUCLEAN with why filled.
+ */
+int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods, bool quiet,
+		      char *why, size_t whylen);
+
+/* Why a pod cannot go on a node (filter.c). */
+enum sc_misfit {
+	SC_FIT = 0,
+	SC_MISFIT_REMOVED,
+	SC_MISFIT_UNSCHEDULABLE,
+	SC_MISFIT_SELECTOR,
+	SC_MISFIT_AFFINITY,
+	SC_MISFIT_TAINT,
+	SC_MISFIT_RESOURCES, /* the only failure preemption can fix */
+	_SC_MISFIT_MAX,
+};
+const char *sc_misfit_to_string(enum sc_misfit m);
+/* Static filters only (selector, affinity, taints, unschedulable). */
+enum sc_misfit sc_filter_static(const struct sc_pod *pod, const struct sc_node *node);
+/* Static filters and resource fit; *ret_res gets the short resource id. */
+enum sc_misfit sc_filter(const struct sc_snapshot *snap, const struct sc_pod *pod,
+			 const struct sc_node *node, int *ret_res);
+
+/* ---- workload forest (forest.c) ------------------------------------------ */
+
+struct sc_sel_req {
+	char *key;
+	enum pk_selector_op op;
+	char **values;
+	size_t nvalues;
+};
+struct sc_sel_term {
+	struct sc_sel_req *reqs;
+	size_t nreqs;
+};
+struct sc_toleration {
+	char *key, *value;
+	enum pk_toleration_op op;
+	bool has_effect;
+	enum pk_taint_effect effect;
+};
+
+/* What the scheduler last told about an object, to write each change once. */
+struct sc_cond_memo {
+	char *text; /* "status|reason|message" */
+};
+
+struct sc_pod {
+	char *key, *ns, *name;
+	int64_t creation; /* INT64_MIN: none */
+	uint64_t seq;     /* arrival order */
+	char *group_key;  /* "ns/podGroupName" or NULL */
+	struct sc_group *group; /* leaf group (maybe a placeholder) or implicit */
+	bool deleting;
+	int node;        /* bound node index, -1 pending or unknown node */
+	char *node_name; /* spec.nodeName or NULL */
+	int assumed;     /* simulation: node index or -1 */
+	bool sim_removed;
+	bool preempted;
+	int64_t req[SC_MAX_RES];
+	struct sc_label *sel;
+	size_t nsel;
+	struct sc_sel_term *terms;
+	size_t nterms;
+	struct sc_toleration *tols;
+	size_t ntols;
+	bool has_prio;
+	int32_t prio;
+	char *prio_class;
+	char *why; /* last placement failure (this cycle) */
+	struct sc_cond_memo memo;
+};
+
+enum sc_status {
+	SC_SUCCESS = 0,
+	SC_WAIT,
+	SC_UNSCHEDULABLE,
+	SC_UNRESOLVABLE, /* UnschedulableAndUnresolvable */
+};
+const char *sc_status_to_string(enum sc_status st);
+
+struct sc_group {
+	char *key, *ns, *name;
+	bool present;   /* the object was seen (else a placeholder) */
+	bool composite;
+	bool implicit;  /* the one-pod root of a standalone pod */
+	int64_t creation;
+	uint64_t seq;
+	char *parent_key;
+	char *workload;
+	enum pk_policy policy;
+	int32_t min;
+	enum pk_disruption disruption;
+	char *topo_key;
+	bool has_prio;
+	int32_t prio;
+	char *prio_class;
+	bool scheduled; /* InitiallyScheduled True seen or written */
+	struct sc_group *parent; /* registered under this (may be a placeholder) */
+	struct sc_vec children;  /* struct sc_group * */
+	struct sc_vec pods;      /* struct sc_pod * */
+	bool sorted;
+	/* queue state (roots only) */
+	bool done, dirty, parked_invalid;
+	int attempts;
+	int64_t backoff_until;
+	uint64_t tried_gen;
+	/* per-cycle evaluation record */
+	uint64_t stamp;
+	enum sc_status status;
+	int S, R, U, UU, M;
+	char *why;
+	struct sc_cond_memo memo;
+	bool disrupted;
+};
+
+struct sc_forest {
+	struct sc_map groups; /* key -> struct sc_group* (present or placeholder) */
+	struct sc_map pods;   /* key -> struct sc_pod* */
+	struct sc_vec all_pods;
+	struct sc_vec all_groups;
+	struct sc_vec roots; /* present parentless groups and implicit groups */
+	uint64_t seq;
+};
+
+/* ---- the scheduler --------------------------------------------------------- */
+
+struct sc_ctx; /* one cycle's evaluation context (cycle.c) */
+
+/*
+ * A placement strategy.  place_root evaluates a popped, valid hierarchy on
+ * ctx's snapshot: it assumes pods (each assumption registering its revert in
+ * the snapshot log), records per-group statuses, and returns the root's
+ * PlacementFeasible status.  The assumptions it leaves are the placement; the
+ * caller commits and reverts them.
+ */
+struct pk_placement_ops {
+	const char *name;
+	const char *description;
+	enum sc_status (*place_root)(struct sc_ctx *ctx, struct sc_group *root);
+};
+
+struct pk_sched {
+	struct pk_sched_opts opts;
+	const struct pk_placement_ops *ops;
+	struct sc_snapshot snap;
+	struct sc_forest forest;
+	struct sc_map prio_classes; /* name -> (intptr_t) value + 1<<32 marker */
+	char *default_class;
+	int32_t default_prio;
+	uint64_t gen;   /* bumps on every change of capacity or usage */
+	uint64_t cycle; /* cycles run */
+	bool forest_changed; /* objects came or went since the last unrooted report */
+};
+
+struct sc_ctx {
+	struct pk_sched *s;
+	struct sc_snapshot *snap;
+	struct pk_sched_result *res;
+	uint64_t stamp;
+	int depth; /* trace indentation */
+	bool tracing;
+	size_t placed; /* pods newly assumed (whole root) */
+};
+
+void sc_trace(struct sc_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* forest.c */
+void sc_forest_init(struct sc_forest *f);
+void sc_forest_fini(struct sc_forest *f);
+struct sc_group *sc_forest_group(struct sc_forest *f, const char *key, bool create);
+int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool scheduled);
+int sc_forest_remove_group(struct sc_forest *f, const char *key);
+int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view);
+int sc_forest_remove_pod(struct pk_sched *s, const char *key);
+void sc_group_sort(struct sc_group *g);
+/* Walk up to the root; NULL when an ancestor is missing or on a cycle (why). */
+struct sc_group *sc_group_root(struct sc_group *g, char *why, size_t whylen);
+/* Mark the root of g (if any) as changed. */
+void sc_group_touch(struct sc_group *g);
+const char *sc_group_kind(const struct sc_group *g);
+
+/* queue.c: PreEnqueue and root ordering */
+bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why);
+int32_t sc_pod_priority(const struct pk_sched *s, const struct sc_pod *pod);
+int32_t sc_group_priority(const struct pk_sched *s, const struct sc_group *g, bool *ret_explicit);
+int32_t sc_root_priority(const struct pk_sched *s, const struct sc_group *root);
+/* Best eligible root, or NULL; *ret_wait gets the earliest backoff end. */
+struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wait);
+void sc_queue_order(struct pk_sched *s, struct sc_vec *ret_roots); /* test helper */
+
+/* feasible.c: PlacementFeasible */
+int sc_group_min(const struct sc_group *g);
+enum sc_status sc_feasible(int M, int S, int R, int U, int UU);
+
+/* hierarchy.c: runtime validation; 0 or -EINVAL with the violation in why */
+int sc_hierarchy_validate(const struct pk_sched *s, struct sc_group *root, char *why,
+			  size_t whylen);
+
+/* preempt.c */
+int sc_preempt(struct sc_ctx *ctx, struct sc_group *root);
+
+/* strategy.c */
+extern const struct pk_placement_ops sc_kep_ops;
+const struct pk_placement_ops *sc_strategy_find(const char *name);
+
+/* result.c: actions */
+int sc_result_condition(struct pk_sched_result *res, enum pk_kind kind, const char *ns,
+			const char *name, const char *type, const char *status,
+			const char *reason, const char *message);
+int sc_result_bind(struct pk_sched_result *res, const struct sc_pod *pod, const char *node);
+int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod);
+/* Condition on a pod or group, written only when it differs from the last. */
+int sc_emit_pod(struct sc_ctx *ctx, struct sc_pod *pod, const char *status, const char *reason,
+		const char *message);
+int sc_emit_group(struct sc_ctx *ctx, struct sc_group *g, const char *status, const char *reason,
+		  const char *message);
+
+#endif

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * offline.c — scheduling a fixed set of objects to quiescence, as
+ * `podctl schedule` and the scenario tests do.  Actions are applied to a copy
+ * of the caller's objects through an index by kind/namespace/name.  Backoff
+ * waits are skipped on a virtual clock: when the only eligible roots are
+ * backing off, the clock jumps to the earliest retry.  The loop ends when a
+ * cycle finds nothing eligible and nothing waiting.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/sched/internal.h"
+
+#define SC_OFFLINE_MAX_CYCLES 1000000
+
+static char *obj_key(enum pk_kind kind, const char *ns, const char *name)
+{
+	char *k = NULL;
+
+	if (asprintf(&k, "%s/%s/%s", pk_kind_to_string(kind) ? pk_kind_to_string(kind) : "?",
+		     ns ? ns : "default", name ? name : "") < 0)
+		return NULL;
+	return k;
+}
+
+static int index_objects(json_t *objects, struct sc_map *idx)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(objects, i, o) {
+		enum pk_kind kind = pk_kind_of(o);
+		char *k;
+		int r;
+
+		if (kind != PK_KIND_POD && kind != PK_KIND_POD_GROUP &&
+		    kind != PK_KIND_COMPOSITE_POD_GROUP)
+			continue;
+		k = obj_key(kind, pk_namespace(o), pk_name(o));
+		if (!k)
+			return -ENOMEM;
+		r = sc_map_put(idx, k, o);
+		free(k);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int apply_indexed(json_t *objects, struct sc_map *idx, const struct pk_sched_result *res,
+			 json_t *preempted, int64_t now)
+{
+	for (size_t i = 0; i < res->nactions; i++) {
+		const struct pk_sched_action *a = &res->actions[i];
+		char *k = obj_key(a->kind, a->ns, a->name);
+		json_t *o = k ? sc_map_get(idx, k) : NULL;
+		int r = 0;
+
+		if (!k)
+			return -ENOMEM;
+		if (!o) {
+			free(k);
+			continue; /* not in this array: nothing to change */
+		}
+		switch (a->action) {
+		case PK_SCHED_BIND:
+			r = pk_set(o, "spec.nodeName", json_string(a->node));
+			break;
+		case PK_SCHED_CONDITION:
+			r = pk_condition_set(o, a->type, a->status, a->reason, a->message, now);
+			break;
+		case PK_SCHED_PREEMPT:
+			if (preempted)
+				json_array_append(preempted, o);
+			for (size_t j = 0; j < json_array_size(objects); j++) {
+				if (json_array_get(objects, j) == o) {
+					json_array_remove(objects, j);
+					break;
+				}
+			}
+			sc_map_del(idx, k);
+			break;
+		}
+		free(k);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *preempted,
+		   int64_t now)
+{
+	struct sc_map idx = { 0 };
+	int r;
+
+	if (!json_is_array(objects) || !res)
+		return -EINVAL;
+	r = index_objects(objects, &idx);
+	if (r == 0)
+		r = apply_indexed(objects, &idx, res, preempted, now);
+	sc_map_free(&idx);
+	return r;
+}
+
+int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t **ret_objects,
+		 json_t **ret_preempted, struct pk_errors *errs)
+{
+	struct pk_sched *s = NULL;
+	struct sc_map idx = { 0 };
+	json_t *out = NULL, *pre = json_array();
+	int64_t clock = 0, now = (int64_t)time(NULL);
+	size_t i;
+	json_t *o;
+	int r;
+
+	if (!json_is_array(objects) || !pre) {
+		json_decref(pre);
+		return -EINVAL;
+	}
+	r = pk_sched_new(opts, &s);
+	if (r < 0)
+		goto out;
+	json_array_foreach(objects, i, o) {
+		size_t before = errs ? errs->n : 0;
+
+		r = pk_sched_add(s, o, errs);
+		if (r < 0) {
+			/* Say which object the field paths belong to. */
+			for (size_t k = before; errs && k < errs->n; k++) {
+				char *m = NULL;
+
+				if (asprintf(&m, "items[%zu] (%s %s): %s", i,
+					     json_string_value(json_object_get(o, "kind")) ?: "?",
+					     pk_name(o) ?: "?", errs->msg[k]) >= 0) {
+					free(errs->msg[k]);
+					errs->msg[k] = m;
+				}
+			}
+			goto out;
+		}
+	}
+	out = json_deep_copy(objects);
+	if (!out || (r = index_objects(out, &idx)) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (int c = 0; c < SC_OFFLINE_MAX_CYCLES; c++) {
+		struct pk_sched_result *res = NULL;
+		bool idle;
+
+		r = pk_sched_cycle(s, clock, &res);
+		if (r < 0)
+			goto out;
+		r = apply_indexed(out, &idx, res, pre, now);
+		idle = res->nactions == 0 &&
+		       (res->outcome == PK_SCHED_IDLE || res->outcome == PK_SCHED_GATED);
+		if (idle && res->has_retry && res->retry_at_ms > clock)
+			clock = res->retry_at_ms, idle = false;
+		pk_sched_result_free(res);
+		if (r < 0)
+			goto out;
+		if (idle)
+			break;
+	}
+	*ret_objects = out;
+	out = NULL;
+	if (ret_preempted) {
+		*ret_preempted = pre;
+		pre = NULL;
+	}
+	r = 0;
+out:
+	sc_map_free(&idx);
+	json_decref(out);
+	json_decref(pre);
+	pk_sched_free(s);
+	return r;
+}

@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * place_kep.c — the "kep" placement strategy: KEP-6012's recursive
+ * algorithm (groupRecursiveSchedulingPlacementAlgorithm), greedy and without
+ * backtracking across siblings.
+ *
+ * A group is evaluated within a scope (a list of node indices, the whole
+ * cluster at the root).  Without a topology key it is evaluated in its
+ * parent's scope.  With a key K, each distinct value of node label K inside
+ * the scope is a candidate domain (in value order); candidates that cannot
+ * hold every already-bound pod of the subtree, or whose free capacity is
+ * below a lower bound of what the group's minimum needs, are skipped.  Each
+ * remaining candidate is evaluated by recursing into the group's children
+ * restricted to that domain, then reverted.  Feasible (Success) candidates are
+ * scored, the best is evaluated again and kept.
+ *
+ * Score (higher wins): first the number of pods newly placed in the subtree
+ * (greedy), then the packing ratio — the largest, over resources, of what the
+ * placement takes divided by what the domain had free — so a placement that
+ * fills a small domain beats one that dents a large domain and large domains
+ * stay whole; ties go to the first domain in value order.  A candidate that
+ * places every pending pod and fills its domain exactly cannot be beaten, so
+ * the search stops there (same result as evaluating the rest).
+ *
+ * Leaves place their pending pods in order, each on the node of the scope
+ * where it packs tightest (first node on ties), and consult PlacementFeasible
+ * after every pod; composites do the same over their children.  Unschedulable
+ * or UnschedulableAndUnresolvable aborts the group and reverts its
+ * assumptions.  Children that are not admissible count as UU up front
+ * (pre-simulation check) and are never simulated.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sched/internal.h"
+
+static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
+				 size_t n);
+
+/* a/b > c/d for non-negative values with positive denominators. */
+static int frac_cmp(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+	__int128 l = (__int128)a * d, r = (__int128)c * b;
+
+	return l < r ? -1 : l > r;
+}
+
+static void record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S,
+		   int R, int U, int UU, const char *why)
+{
+	g->stamp = ctx->stamp;
+	g->status = st;
+	g->M = M;
+	g->S = S;
+	g->R = R;
+	g->U = U;
+	g->UU = UU;
+	free(g->why);
+	g->why = sc_strdup(why);
+}
+
+static bool pod_pending(const struct sc_pod *p)
+{
+	return p->node < 0 && !p->node_name && !p->deleting && !p->preempted;
+}
+
+static bool pod_running(const struct sc_pod *p)
+{
+	return (p->node >= 0 || p->node_name) && !p->deleting && !p->sim_removed;
+}
+
+/* Tightest-packing node of the scope for pod, or -1 with pod->why set. */
+static int pick_node(struct sc_ctx *ctx, struct sc_pod *pod, const int *nodes, size_t n)
+{
+	const struct sc_snapshot *snap = ctx->snap;
+	int best = -1, counts[_SC_MISFIT_MAX] = { 0 }, short_of[SC_MAX_RES] = { 0 };
+	int64_t bnum = 0, bden = 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct sc_node *node = snap->nodes[nodes[i]];
+		int res = 0;
+		enum sc_misfit m = sc_filter(snap, pod, node, &res);
+
+		if (m != SC_FIT) {
+			counts[m]++;
+			if (m == SC_MISFIT_RESOURCES)
+				short_of[res]++;
+			continue;
+		}
+		int64_t num = 0, den = 1;
+
+		/* Tightness: the fullest requested resource after placing the pod. */
+		for (int r = 0; r < snap->nres; r++)
+			if (pod->req[r] > 0 && node->alloc[r] > 0 &&
+			    frac_cmp(node->used[r] + pod->req[r], node->alloc[r], num, den) > 0) {
+				num = node->used[r] + pod->req[r];
+				den = node->alloc[r];
+			}
+
+		if (best < 0 || frac_cmp(num, den, bnum, bden) > 0) {
+			best = nodes[i];
+			bnum = num;
+			bden = den;
+			if (num == den)
+				break; /* fills the node exactly: nothing packs tighter */
+		}
+	}
+	if (best >= 0)
+		return best;
+
+	struct sc_buf b = { 0 };
+
+	sc_buf_printf(&b, "0/%zu nodes fit", n);
+	for (int m = 1; m < _SC_MISFIT_MAX; m++) {
+		if (!counts[m])
+			continue;
+		if (m == SC_MISFIT_RESOURCES) {
+			for (int r = 0; r < snap->nres; r++)
+				if (short_of[r])
+					sc_buf_printf(&b, ", %d insufficient %s", short_of[r],
+						      snap->res_name[r]);
+		} else {
+			sc_buf_printf(&b, ", %d %s", counts[m], sc_misfit_to_string(m));
+		}
+	}
+	if (!n)
+		sc_buf_printf(&b, " (empty domain)");
+	free(pod->why);
+	pod->why = b.s;
+	return -1;
+}
+
+static enum sc_status eval_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
+				size_t n)
+{
+	int M = sc_group_min(g), S = 0, R = 0, U = 0;
+	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
+	enum sc_status st;
+	const char *last_why = NULL;
+
+	for (size_t i = 0; i < g->pods.n; i++) {
+		struct sc_pod *p = g->pods.v[i];
+
+		if (pod_running(p))
+			S++;
+		else if (pod_pending(p))
+			R++;
+	}
+	st = sc_feasible(M, S, R, U, 0);
+	if (st >= SC_UNSCHEDULABLE) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "%d of minCount %d pods exist", S + R, M);
+		record(ctx, g, st, M, S, R, U, 0, why);
+		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=0 -> %s (pre-simulation: %s)",
+			 sc_group_kind(g), g->key, M, S, R, sc_status_to_string(st), why);
+		return st;
+	}
+	for (size_t i = 0; i < g->pods.n; i++) {
+		struct sc_pod *p = g->pods.v[i];
+		int node;
+
+		if (!pod_pending(p))
+			continue;
+		R--;
+		node = pick_node(ctx, p, nodes, n);
+		if (node >= 0 && sc_snapshot_assume(ctx->snap, p, node) == 0) {
+			S++;
+			ctx->placed++;
+		} else {
+			U++;
+			last_why = p->why;
+		}
+		st = sc_feasible(M, S, R, U, 0);
+		if (st >= SC_UNSCHEDULABLE)
+			break;
+	}
+	st = sc_feasible(M, S, R, U, 0);
+	if (st >= SC_UNSCHEDULABLE) {
+		char why[320];
+
+		sc_snapshot_revert(ctx->snap, mark);
+		ctx->placed = placed0;
+		snprintf(why, sizeof(why), "%d of minCount %d pods placed, %d unschedulable: %s", S,
+			 M, U, last_why ? last_why : "no pods");
+		record(ctx, g, st, M, S, R, U, 0, why);
+	} else {
+		record(ctx, g, st, M, S, R, U, 0, U ? last_why : NULL);
+	}
+	sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=%d UU=0 -> %s", sc_group_kind(g), g->key, M, S, R, U,
+		 sc_status_to_string(st));
+	return st;
+}
+
+static enum sc_status eval_composite(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
+				     size_t n)
+{
+	int M = sc_group_min(g), S = 0, R = 0, U = 0, UU = 0;
+	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
+	enum sc_status st;
+	bool *adm = calloc(g->children.n + 1, sizeof(bool));
+	const struct sc_group *failed = NULL;
+
+	if (!adm)
+		return SC_UNRESOLVABLE;
+	for (size_t i = 0; i < g->children.n; i++) {
+		struct sc_group *c = g->children.v[i];
+		struct sc_buf why = { 0 };
+
+		adm[i] = sc_group_admissible(c, 0, &why);
+		if (adm[i]) {
+			R++;
+		} else {
+			UU++;
+			record(ctx, c, SC_UNRESOLVABLE, sc_group_min(c), 0, 0, 0, 0,
+			       why.s ? why.s : "not admissible");
+			sc_trace(ctx, "%s %s: not admissible (%s) -> UU", sc_group_kind(c), c->key,
+				 why.s ? why.s : "");
+			failed = failed ? failed : c;
+		}
+		sc_buf_free(&why);
+	}
+	st = sc_feasible(M, S, R, U, UU);
+	ctx->depth++;
+	for (size_t i = 0; i < g->children.n && st < SC_UNSCHEDULABLE; i++) {
+		struct sc_group *c = g->children.v[i];
+		enum sc_status cst;
+
+		if (!adm[i])
+			continue;
+		R--;
+		cst = eval_group(ctx, c, nodes, n);
+		if (cst == SC_SUCCESS) {
+			S++;
+		} else {
+			if (cst == SC_UNSCHEDULABLE)
+				U++;
+			else
+				UU++;
+			failed = c;
+		}
+		st = sc_feasible(M, S, R, U, UU);
+	}
+	ctx->depth--;
+	free(adm);
+	if (st >= SC_UNSCHEDULABLE) {
+		char why[512];
+
+		sc_snapshot_revert(ctx->snap, mark);
+		ctx->placed = placed0;
+		snprintf(why, sizeof(why), "%d of minGroupCount %d child groups placed%s%s%s%s%s", S,
+			 M, failed ? "; " : "", failed ? sc_group_kind(failed) : "",
+			 failed ? " " : "", failed ? failed->key : "",
+			 failed && failed->why ? ": " : "");
+		if (failed && failed->why)
+			strncat(why, failed->why, sizeof(why) - strlen(why) - 1);
+		record(ctx, g, st, M, S, R, U, UU, why);
+	} else {
+		record(ctx, g, st, M, S, R, U, UU, NULL);
+	}
+	sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=%d UU=%d -> %s", sc_group_kind(g), g->key, M, S, R,
+		 U, UU, sc_status_to_string(st));
+	return st;
+}
+
+static enum sc_status eval_in(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
+			      size_t n)
+{
+	return g->composite ? eval_composite(ctx, g, nodes, n) : eval_leaf(ctx, g, nodes, n);
+}
+
+/* Lower bound, per resource, of what g's minimum still needs. */
+static void min_need(const struct sc_snapshot *snap, struct sc_group *g, int depth,
+		     int64_t need[SC_MAX_RES])
+{
+	int M = sc_group_min(g), have = 0;
+
+	memset(need, 0, SC_MAX_RES * sizeof(int64_t));
+	if (depth > 8)
+		return;
+	if (!g->composite) {
+		int64_t lo[SC_MAX_RES];
+		bool any = false;
+
+		for (size_t i = 0; i < g->pods.n; i++) {
+			struct sc_pod *p = g->pods.v[i];
+
+			if (pod_running(p))
+				have++;
+			if (!pod_pending(p))
+				continue;
+			for (int r = 0; r < snap->nres; r++)
+				lo[r] = any && lo[r] < p->req[r] ? lo[r] : p->req[r];
+			any = true;
+		}
+		if (any && M > have)
+			for (int r = 0; r < snap->nres; r++)
+				need[r] = (M - have) * lo[r];
+		return;
+	}
+	size_t nc = g->children.n;
+	int64_t (*cn)[SC_MAX_RES] = calloc(nc + 1, sizeof(*cn));
+	int64_t *col = calloc(nc + 1, sizeof(int64_t));
+
+	if (!cn || !col)
+		goto out;
+	for (size_t i = 0; i < nc; i++)
+		min_need(snap, g->children.v[i], depth + 1, cn[i]);
+	for (int r = 0; r < snap->nres; r++) {
+		for (size_t i = 0; i < nc; i++)
+			col[i] = cn[i][r];
+		/* Sum of the M smallest: a few passes of selection (children are few). */
+		for (int k = 0; k < M && (size_t)k < nc; k++) {
+			size_t lo = (size_t)k;
+
+			for (size_t i = (size_t)k + 1; i < nc; i++)
+				if (col[i] < col[lo])
+					lo = i;
+			int64_t t = col[k];
+
+			col[k] = col[lo];
+			col[lo] = t;
+			need[r] += col[k];
+		}
+	}
+out:
+	free(cn);
+	free(col);
+}
+
+/* Domain of the key holding every running pod of the subtree: -2 none, -1 conflict. */
+static int bound_domain(const struct sc_part *part, const struct sc_group *g, int depth, int dom)
+{
+	if (depth > 8)
+		return dom;
+	for (size_t i = 0; i < g->pods.n && dom != -1; i++) {
+		const struct sc_pod *p = g->pods.v[i];
+
+		if (!pod_running(p) || p->node < 0)
+			continue;
+		int d = part->node_dom[p->node];
+
+		dom = (dom == -2 || dom == d) && d >= 0 ? d : -1;
+	}
+	for (size_t i = 0; i < g->children.n && dom != -1; i++)
+		dom = bound_domain(part, g->children.v[i], depth + 1, dom);
+	return dom;
+}
+
+static size_t count_pending(const struct sc_group *g, int depth)
+{
+	size_t n = 0;
+
+	if (depth > 8)
+		return 0;
+	for (size_t i = 0; i < g->pods.n; i++)
+		n += pod_pending(g->pods.v[i]);
+	for (size_t i = 0; i < g->children.n; i++)
+		n += count_pending(g->children.v[i], depth + 1);
+	return n;
+}
+
+struct score {
+	size_t placed;
+	int64_t num, den; /* packing ratio */
+};
+
+static int score_cmp(const struct score *a, const struct score *b)
+{
+	if (a->placed != b->placed)
+		return a->placed > b->placed ? 1 : -1;
+	return frac_cmp(a->num, a->den, b->num, b->den);
+}
+
+/* Score of the assumptions made since mark, against the domain's free space. */
+static void score_of(const struct sc_snapshot *snap, size_t mark, const int64_t *free_,
+		     size_t placed, struct score *ret)
+{
+	int64_t take[SC_MAX_RES] = { 0 };
+
+	for (size_t i = mark; i < snap->nlog; i++)
+		if (snap->log[i].op == SC_UNDO_ASSUME)
+			for (int r = 0; r < snap->nres; r++)
+				take[r] += snap->log[i].pod->req[r];
+	*ret = (struct score){ .placed = placed, .num = 0, .den = 1 };
+	for (int r = 0; r < snap->nres; r++)
+		if (free_[r] > 0 && frac_cmp(take[r], free_[r], ret->num, ret->den) > 0) {
+			ret->num = take[r];
+			ret->den = free_[r];
+		}
+}
+
+static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
+				size_t n)
+{
+	struct sc_snapshot *snap = ctx->snap;
+	struct sc_part *part = sc_snapshot_part(snap, g->topo_key);
+	int *start = NULL, *order = NULL, bdom, best = -1;
+	int64_t need[SC_MAX_RES];
+	struct score bscore = { 0 };
+	enum sc_status st = SC_UNRESOLVABLE;
+	size_t total = count_pending(g, 0), ncand = 0;
+	struct sc_buf why = { 0 };
+
+	if (!part)
+		return SC_UNRESOLVABLE;
+	start = calloc((size_t)part->ndom + 2, sizeof(int));
+	order = malloc((n + 1) * sizeof(int));
+	if (!start || !order) {
+		free(start);
+		free(order);
+		return SC_UNRESOLVABLE;
+	}
+	/* Counting sort of the scope by domain: candidate d is order[start[d]..start[d+1]). */
+	for (size_t i = 0; i < n; i++)
+		if (part->node_dom[nodes[i]] >= 0)
+			start[part->node_dom[nodes[i]] + 1]++;
+	for (int d = 0; d < part->ndom; d++)
+		start[d + 1] += start[d];
+	{
+		int *fill = calloc((size_t)part->ndom + 1, sizeof(int));
+
+		if (!fill) {
+			free(start);
+			free(order);
+			return SC_UNRESOLVABLE;
+		}
+		for (size_t i = 0; i < n; i++) {
+			int d = part->node_dom[nodes[i]];
+
+			if (d >= 0)
+				order[start[d] + fill[d]++] = nodes[i];
+		}
+		free(fill);
+	}
+	bdom = bound_domain(part, g, 0, -2);
+	min_need(snap, g, 0, need);
+	sc_trace(ctx, "%s %s: topology %s, candidates in scope of %zu nodes:", sc_group_kind(g),
+		 g->key, g->topo_key, n);
+	ctx->depth++;
+	for (int d = 0; d < part->ndom; d++) {
+		const int *dn = order + start[d];
+		size_t dnn = (size_t)(start[d + 1] - start[d]);
+		int64_t free_[SC_MAX_RES] = { 0 };
+		enum sc_status cst;
+		bool short_ = false;
+
+		if (!dnn)
+			continue;
+		ncand++;
+		if (bdom == -1 || (bdom >= 0 && bdom != d)) {
+			sc_trace(ctx, "candidate %s: skipped, running pods of the subtree are elsewhere",
+				 part->values[d]);
+			sc_buf_printf(&why, "%s%s: running pods elsewhere", why.n ? "; " : "",
+				      part->values[d]);
+			continue;
+		}
+		for (size_t i = 0; i < dnn; i++)
+			for (int r = 0; r < snap->nres; r++)
+				free_[r] += snap->nodes[dn[i]]->alloc[r] - snap->nodes[dn[i]]->used[r];
+		for (int r = 0; r < snap->nres; r++)
+			short_ = short_ || free_[r] < need[r];
+		if (short_) {
+			sc_trace(ctx, "candidate %s: skipped, free capacity below the minimum's needs",
+				 part->values[d]);
+			sc_buf_printf(&why, "%s%s: insufficient free capacity", why.n ? "; " : "",
+				      part->values[d]);
+			if (st == SC_UNRESOLVABLE)
+				st = SC_UNSCHEDULABLE;
+			continue;
+		}
+		size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
+
+		sc_trace(ctx, "candidate %s (%zu nodes):", part->values[d], dnn);
+		ctx->depth++;
+		cst = eval_in(ctx, g, dn, dnn);
+		ctx->depth--;
+		if (cst != SC_SUCCESS) {
+			sc_buf_printf(&why, "%s%s: %s", why.n ? "; " : "", part->values[d],
+				      g->why ? g->why : sc_status_to_string(cst));
+			if (cst == SC_UNSCHEDULABLE)
+				st = SC_UNSCHEDULABLE;
+			continue;
+		}
+		struct score sc;
+
+		score_of(snap, mark, free_, ctx->placed - placed0, &sc);
+		sc_trace(ctx, "candidate %s: feasible, score placed=%zu packing=%.3f",
+			 part->values[d], sc.placed, sc.den ? (double)sc.num / (double)sc.den : 0.0);
+		if (best < 0 || score_cmp(&sc, &bscore) > 0) {
+			best = d;
+			bscore = sc;
+			if (sc.placed == total && sc.num == sc.den) {
+				/* Nothing can score higher: keep this evaluation as is. */
+				ctx->depth--;
+				sc_trace(ctx, "%s %s: chosen %s=%s (perfect score)", sc_group_kind(g),
+					 g->key, g->topo_key, part->values[d]);
+				st = SC_SUCCESS;
+				goto out;
+			}
+		}
+		sc_snapshot_revert(snap, mark);
+		ctx->placed = placed0;
+	}
+	ctx->depth--;
+	if (best >= 0) {
+		const int *dn = order + start[best];
+		size_t dnn = (size_t)(start[best + 1] - start[best]);
+
+		sc_trace(ctx, "%s %s: chosen %s=%s, placed=%zu packing=%.3f", sc_group_kind(g), g->key,
+			 g->topo_key, part->values[best], bscore.placed,
+			 bscore.den ? (double)bscore.num / (double)bscore.den : 0.0);
+		ctx->depth++;
+		st = eval_in(ctx, g, dn, dnn);
+		ctx->depth--;
+	} else {
+		struct sc_buf msg = { 0 };
+
+		if (!ncand)
+			sc_buf_printf(&msg, "no node in scope has label %s", g->topo_key);
+		else
+			sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s)",
+				      g->topo_key, ncand, why.s ? why.s : "");
+		record(ctx, g, st, g->M, g->S, g->R, g->U, g->UU, msg.s);
+		sc_trace(ctx, "%s %s: %s -> %s", sc_group_kind(g), g->key, msg.s ? msg.s : "",
+			 sc_status_to_string(st));
+		sc_buf_free(&msg);
+	}
+out:
+	sc_buf_free(&why);
+	free(start);
+	free(order);
+	return st;
+}
+
+static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
+				 size_t n)
+{
+	sc_group_sort(g);
+	if (g->topo_key)
+		return eval_topo(ctx, g, nodes, n);
+	return eval_in(ctx, g, nodes, n);
+}
+
+static enum sc_status kep_place_root(struct sc_ctx *ctx, struct sc_group *root)
+{
+	size_t n = ctx->snap->nnodes;
+	int *all = malloc((n + 1) * sizeof(int));
+	enum sc_status st;
+
+	if (!all)
+		return SC_UNRESOLVABLE;
+	for (size_t i = 0; i < n; i++)
+		all[i] = (int)i;
+	st = eval_group(ctx, root, all, n);
+	free(all);
+	return st;
+}
+
+const struct pk_placement_ops sc_kep_ops = {
+	.name = "kep",
+	.description = "KEP-6012 recursive placement: greedy, no sibling backtracking, "
+		       "every candidate domain evaluated and scored",
+	.place_root = kep_place_root,
+};

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * preempt.c — workload preemption at the root of a hierarchy.
+ *
+ * Victims are preemption units of lower priority than the preemptor root,
+ * outside its hierarchy: for a running pod, the highest ancestor group (its
+ * own PodGroup included) with disruptionMode `all` makes the unit — every
+ * running pod of that subtree goes together — otherwise the pod alone.  A
+ * unit is eligible only when all its pods have lower priority.
+ *
+ * Choice of victims (kube-scheduler's "remove all, then reprieve"): assume
+ * every eligible unit removed and run the strategy; if the root still does
+ * not fit, preemption cannot help and nothing happens.  Otherwise give units
+ * back one at a time — highest priority first, then the largest — keeping a
+ * unit only when the root still fits without it.  What is left is a victim
+ * set in which every unit is needed.  Victims get DisruptionTarget (reason
+ * PreemptionByScheduler) on their pods and, for `all` units, on the groups of
+ * the unit; then they are deleted.  The preemptor is scheduled in a later
+ * cycle (never in the same cycle as the preemption).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sched/internal.h"
+
+struct unit {
+	struct sc_group *group; /* `all` unit, or NULL for a single pod */
+	struct sc_vec pods;
+	int32_t prio;  /* highest priority among its pods */
+	bool victim;   /* currently removed in the simulation */
+	bool decided;  /* reprieved for good */
+};
+
+static void collect_running(struct sc_group *g, int depth, struct sc_vec *out)
+{
+	if (depth > 16)
+		return;
+	for (size_t i = 0; i < g->pods.n; i++) {
+		struct sc_pod *p = g->pods.v[i];
+
+		if (p->node >= 0 && !p->deleting)
+			sc_vec_push(out, p);
+	}
+	for (size_t i = 0; i < g->children.n; i++)
+		collect_running(g->children.v[i], depth + 1, out);
+}
+
+static struct sc_group *unit_group(struct sc_pod *p)
+{
+	struct sc_group *top = NULL;
+	int i = 0;
+
+	for (struct sc_group *g = p->group; g && !g->implicit && i < 16; g = g->parent, i++) {
+		if (!g->present)
+			break;
+		if (g->disruption == PK_DISRUPTION_ALL)
+			top = g;
+		if (!g->parent_key)
+			break;
+	}
+	return top;
+}
+
+static void units_free(struct unit *u, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sc_vec_free(&u[i].pods);
+	free(u);
+}
+
+/* Units of lower priority than prio, outside root's hierarchy. */
+static int build_units(struct pk_sched *s, struct sc_group *root, int32_t prio,
+		       struct unit **ret, size_t *ret_n)
+{
+	struct sc_vec *pods = &s->forest.all_pods;
+	struct unit *u = calloc(pods->n + 1, sizeof(*u));
+	struct sc_map by_group = { 0 };
+	size_t n = 0;
+
+	if (!u)
+		return -ENOMEM;
+	for (size_t i = 0; i < pods->n; i++) {
+		struct sc_pod *p = pods->v[i];
+		struct sc_group *ug;
+
+		if (p->node < 0 || p->deleting || !p->group)
+			continue;
+		if (sc_group_root(p->group, NULL, 0) == root)
+			continue;
+		ug = unit_group(p);
+		if (ug) {
+			if (sc_map_get(&by_group, ug->key))
+				continue;
+			sc_map_put(&by_group, ug->key, ug);
+			u[n].group = ug;
+			collect_running(ug, 0, &u[n].pods);
+		} else {
+			sc_vec_push(&u[n].pods, p);
+		}
+		u[n].prio = INT32_MIN;
+		for (size_t k = 0; k < u[n].pods.n; k++) {
+			int32_t pp = sc_pod_priority(s, u[n].pods.v[k]);
+
+			if (pp > u[n].prio)
+				u[n].prio = pp;
+		}
+		if (u[n].pods.n && u[n].prio < prio)
+			n++;
+		else
+			sc_vec_free(&u[n].pods);
+	}
+	sc_map_free(&by_group);
+	*ret = u;
+	*ret_n = n;
+	return 0;
+}
+
+static int unit_cmp(const void *a, const void *b)
+{
+	const struct unit *x = a, *y = b;
+
+	if (x->prio != y->prio)
+		return x->prio > y->prio ? -1 : 1;
+	if (x->pods.n != y->pods.n)
+		return x->pods.n > y->pods.n ? -1 : 1;
+	return 0;
+}
+
+/* Does the root fit with the units marked victim removed? */
+static bool fits(struct sc_ctx *ctx, struct sc_group *root, struct unit *u, size_t n,
+		 bool need_new)
+{
+	struct sc_snapshot *snap = ctx->snap;
+	size_t mark = sc_snapshot_mark(snap);
+	enum sc_status st;
+	bool ok;
+
+	for (size_t i = 0; i < n; i++)
+		if (u[i].victim)
+			for (size_t k = 0; k < u[i].pods.n; k++)
+				sc_snapshot_assume_removed(snap, u[i].pods.v[k]);
+	ctx->placed = 0;
+	st = ctx->s->ops->place_root(ctx, root);
+	ok = st == SC_SUCCESS && (!need_new || ctx->placed > 0);
+	sc_snapshot_revert(snap, mark);
+	ctx->placed = 0;
+	return ok;
+}
+
+int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
+{
+	struct pk_sched *s = ctx->s;
+	int32_t prio = sc_root_priority(s, root);
+	bool need_new = root->scheduled, tracing = ctx->tracing;
+	struct unit *u = NULL;
+	size_t n = 0, nvictims = 0;
+	int r;
+	char msg[320];
+
+	r = build_units(s, root, prio, &u, &n);
+	if (r < 0)
+		return r;
+	qsort(u, n, sizeof(*u), unit_cmp);
+	for (size_t i = 0; i < n; i++)
+		u[i].victim = true;
+	ctx->tracing = false;
+	if (!n || !fits(ctx, root, u, n, need_new)) {
+		ctx->tracing = tracing;
+		sc_trace(ctx, "preemption for %s %s (priority %d): %s", sc_group_kind(root), root->key,
+			 prio, n ? "no set of lower-priority victims makes room" : "no lower-priority victims");
+		units_free(u, n);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		u[i].victim = false;
+		if (!fits(ctx, root, u, n, need_new))
+			u[i].victim = true;
+	}
+	ctx->tracing = tracing;
+	snprintf(msg, sizeof(msg), "preempted by %s %s (priority %d)", sc_group_kind(root),
+		 root->key, prio);
+	for (size_t i = 0; i < n; i++) {
+		if (!u[i].victim)
+			continue;
+		nvictims++;
+		if (u[i].group) {
+			struct sc_vec groups = { 0 };
+
+			sc_vec_push(&groups, u[i].group);
+			for (size_t k = 0; k < groups.n && k < 4096; k++) {
+				struct sc_group *g = groups.v[k];
+
+				if (!g->disrupted) {
+					sc_result_condition(ctx->res,
+							    g->composite ? PK_KIND_COMPOSITE_POD_GROUP
+									 : PK_KIND_POD_GROUP,
+							    g->ns, g->name, "DisruptionTarget", "True",
+							    "PreemptionByScheduler", msg);
+					g->disrupted = true;
+				}
+				for (size_t c = 0; c < g->children.n; c++)
+					sc_vec_push(&groups, g->children.v[c]);
+			}
+			sc_vec_free(&groups);
+		}
+		for (size_t k = 0; k < u[i].pods.n; k++) {
+			struct sc_pod *p = u[i].pods.v[k];
+
+			sc_trace(ctx, "preempting pod %s (priority %d) for %s %s", p->key,
+				 sc_pod_priority(s, p), sc_group_kind(root), root->key);
+			sc_result_condition(ctx->res, PK_KIND_POD, p->ns, p->name, "DisruptionTarget",
+					    "True", "PreemptionByScheduler", msg);
+			sc_result_preempt(ctx->res, p);
+			ctx->res->preempted++;
+		}
+	}
+	/* Delete the victims last: units hold pointers to them. */
+	for (size_t i = 0; i < n; i++) {
+		if (!u[i].victim)
+			continue;
+		for (size_t k = 0; k < u[i].pods.n; k++) {
+			struct sc_pod *p = u[i].pods.v[k];
+			char *key = strdup(p->key);
+
+			if (key)
+				sc_forest_remove_pod(s, key);
+			free(key);
+		}
+	}
+	(void)nvictims;
+	units_free(u, n);
+	return 0;
+}

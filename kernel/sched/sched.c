@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sched.c — the scheduler handle: lifecycle, and the door through which API
+ * objects come in.  Each object is decoded into its typed view
+ * (kernel/api/api.h), copied into the snapshot (nodes) or the forest (pods,
+ * groups) or the priority-class table, and the view is dropped at once, so
+ * the scheduler never keeps a caller's tree.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sched/internal.h"
+
+int pk_sched_new(const struct pk_sched_opts *opts, struct pk_sched **ret)
+{
+	struct pk_sched *s;
+	const struct pk_placement_ops *ops = sc_strategy_find(opts ? opts->strategy : NULL);
+
+	if (!ops)
+		return -ENOENT;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	if (opts)
+		s->opts = *opts;
+	s->ops = ops;
+	sc_forest_init(&s->forest);
+	if (sc_snapshot_init(&s->snap) < 0) {
+		free(s);
+		return -ENOMEM;
+	}
+	*ret = s;
+	return 0;
+}
+
+void pk_sched_free(struct pk_sched *s)
+{
+	if (!s)
+		return;
+	sc_forest_fini(&s->forest);
+	sc_snapshot_fini(&s->snap);
+	for (size_t i = 0; i < s->prio_classes.cap; i++)
+		free(s->prio_classes.slots[i].value);
+	sc_map_free(&s->prio_classes);
+	free(s->default_class);
+	free(s);
+}
+
+static void refresh_default(struct pk_sched *s)
+{
+	const int32_t *v = s->default_class ? sc_map_get(&s->prio_classes, s->default_class) : NULL;
+
+	s->default_prio = v ? *v : 0;
+}
+
+static int add_priority_class(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
+{
+	struct pk_priority_class *pc = NULL;
+	int32_t *v, *old;
+	int r = pk_priority_class_decode(obj, &pc, errs);
+
+	if (r < 0)
+		return r;
+	v = malloc(sizeof(*v));
+	if (!v) {
+		pk_priority_class_free(pc);
+		return -ENOMEM;
+	}
+	*v = pc->value;
+	old = sc_map_get(&s->prio_classes, pc->meta.name);
+	r = sc_map_put(&s->prio_classes, pc->meta.name, v);
+	if (r < 0) {
+		free(v);
+	} else {
+		free(old);
+		if (pc->global_default) {
+			free(s->default_class);
+			s->default_class = strdup(pc->meta.name);
+		}
+		refresh_default(s);
+		s->gen++;
+	}
+	pk_priority_class_free(pc);
+	return r;
+}
+
+static bool scheduled_condition(const json_t *obj, const char *type)
+{
+	json_t *c = pk_condition_get(obj, type);
+	const char *st = c ? json_string_value(json_object_get(c, "status")) : NULL;
+
+	return st && strcmp(st, "True") == 0;
+}
+
+int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
+{
+	int r = 0;
+
+	if (!s || !obj)
+		return -EINVAL;
+	if (s->snap.nlog)
+		return -EBUSY;
+	switch (pk_kind_of(obj)) {
+	case PK_KIND_NODE: {
+		struct pk_node *n = NULL;
+
+		if ((r = pk_node_decode(obj, &n, errs)) < 0)
+			return r;
+		r = sc_snapshot_set_node(&s->snap, n);
+		pk_node_free(n);
+		s->gen++;
+		break;
+	}
+	case PK_KIND_POD: {
+		struct pk_pod *p = NULL;
+
+		if ((r = pk_pod_decode(obj, &p, errs)) < 0)
+			return r;
+		r = sc_forest_add_pod(s, p);
+		pk_pod_free(p);
+		if (r == -E2BIG && errs)
+			pk_errors_add(errs, "spec.containers: more than %d distinct resource names",
+				      SC_MAX_RES);
+		break;
+	}
+	case PK_KIND_POD_GROUP:
+	case PK_KIND_COMPOSITE_POD_GROUP: {
+		struct pk_group *g = NULL;
+		bool composite = pk_kind_of(obj) == PK_KIND_COMPOSITE_POD_GROUP;
+
+		if ((r = pk_group_decode(obj, &g, errs)) < 0)
+			return r;
+		r = sc_forest_add_group(&s->forest, g,
+					scheduled_condition(obj, composite
+									 ? "CompositePodGroupInitiallyScheduled"
+									 : "PodGroupInitiallyScheduled"));
+		pk_group_free(g);
+		break;
+	}
+	case PK_KIND_PRIORITY_CLASS:
+		r = add_priority_class(s, obj, errs);
+		break;
+	default:
+		break; /* Workloads, Jobs and unknown kinds carry nothing to schedule */
+	}
+	s->forest_changed = true;
+	return r;
+}
+
+int pk_sched_update(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
+{
+	return pk_sched_add(s, obj, errs);
+}
+
+int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name)
+{
+	char *key;
+	int r;
+
+	if (!s || !name)
+		return -EINVAL;
+	if (s->snap.nlog)
+		return -EBUSY;
+	s->forest_changed = true;
+	switch (kind) {
+	case PK_KIND_NODE:
+		r = sc_snapshot_remove_node(&s->snap, name);
+		s->gen++;
+		return r;
+	case PK_KIND_PRIORITY_CLASS: {
+		int32_t *v = sc_map_get(&s->prio_classes, name);
+
+		if (!v)
+			return -ENOENT;
+		sc_map_del(&s->prio_classes, name);
+		free(v);
+		refresh_default(s);
+		return 0;
+	}
+	case PK_KIND_POD:
+	case PK_KIND_POD_GROUP:
+	case PK_KIND_COMPOSITE_POD_GROUP:
+		key = sc_key(ns && *ns ? ns : "default", name);
+		if (!key)
+			return -ENOMEM;
+		r = kind == PK_KIND_POD ? sc_forest_remove_pod(s, key)
+					: sc_forest_remove_group(&s->forest, key);
+		free(key);
+		return r;
+	default:
+		return -ENOENT;
+	}
+}
+
+int pk_sched_check(const struct pk_sched *s, char *why, size_t whylen)
+{
+	const struct sc_forest *f = &s->forest;
+	int r = sc_snapshot_check(&s->snap, &f->all_pods, true, why, whylen);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < f->all_pods.n; i++) {
+		const struct sc_pod *p = f->all_pods.v[i];
+		bool found = false;
+
+		if (sc_map_get(&f->pods, p->key) != p || !p->group)
+			goto bad_pod;
+		for (size_t k = 0; k < p->group->pods.n; k++)
+			found = found || p->group->pods.v[k] == p;
+		if (!found)
+			goto bad_pod;
+		continue;
+bad_pod:
+		if (why)
+			snprintf(why, whylen, "pod %s not registered under its group", p->key);
+		return -EUCLEAN;
+	}
+	for (size_t i = 0; i < f->all_groups.n; i++) {
+		const struct sc_group *g = f->all_groups.v[i];
+		bool found = !g->parent;
+
+		for (size_t k = 0; g->parent && k < g->parent->children.n; k++)
+			found = found || g->parent->children.v[k] == g;
+		if (!found || sc_map_get(&f->groups, g->key) != g) {
+			if (why)
+				snprintf(why, whylen, "group %s not registered under its parent", g->key);
+			return -EUCLEAN;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sched.h — podkernel's scheduling core (KEP-6012 multi-level gang scheduling).
+ *
+ * A scheduler holds a snapshot of the cluster (nodes and the pods bound to
+ * them) and a workload forest (PodGroups, CompositePodGroups and their pods,
+ * in any arrival order).  Callers feed it API objects and run cycles; each
+ * cycle pops one root from the queue (a root CompositePodGroup, a standalone
+ * PodGroup or a standalone pod), validates its hierarchy, places it with the
+ * selected strategy, and returns the actions the caller applies: bind a pod to
+ * a node, set a condition on an object, preempt (delete) a victim pod.  The
+ * scheduler never touches the caller's trees; pk_sched_apply() is a helper
+ * that applies a result to a JSON array of objects (what `podctl schedule`
+ * does).
+ *
+ * Lifecycle: pk_sched_new() -> pk_sched_add()/update()/remove() ->
+ * pk_sched_cycle() (repeatedly) -> pk_sched_free().
+ */
+#ifndef PODKERNEL_KERNEL_SCHED_H
+#define PODKERNEL_KERNEL_SCHED_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kernel/api/api.h"
+
+struct pk_sched;
+
+/* Receives one trace line (no newline) of the explain trace. */
+typedef void (*pk_sched_trace_fn)(void *arg, const char *line);
+
+struct pk_sched_opts {
+	const char *strategy;   /* placement strategy name; NULL: the default */
+	FILE *explain;          /* when set, the explain trace goes here */
+	pk_sched_trace_fn trace; /* or here (both may be set) */
+	void *trace_arg;
+	bool check;             /* run the snapshot invariant check after every cycle */
+	int64_t backoff_initial_ms; /* 0: 1000 */
+	int64_t backoff_max_ms;     /* 0: 10000 */
+};
+
+/* Placement strategies: names in preference order (the first is the default). */
+size_t pk_sched_strategy_count(void);
+const char *pk_sched_strategy_name(size_t i);
+const char *pk_sched_strategy_description(size_t i);
+
+/* NULL opts means defaults.  -ENOENT for an unknown strategy, -ENOMEM. */
+int pk_sched_new(const struct pk_sched_opts *opts, struct pk_sched **ret);
+void pk_sched_free(struct pk_sched *s);
+
+/*
+ * Add, replace or remove one object: Node, Pod, PodGroup, CompositePodGroup,
+ * PriorityClass (other kinds are accepted and ignored).  The tree is only read
+ * during the call.  Decoding errors go to errs with field paths (-EINVAL);
+ * -E2BIG when more distinct resource names than the scheduler keeps.
+ * update() is add() for an object that may already exist.
+ */
+int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs);
+int pk_sched_update(struct pk_sched *s, json_t *obj, struct pk_errors *errs);
+int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
+
+enum pk_sched_action_kind {
+	PK_SCHED_BIND,      /* set spec.nodeName of pod ns/name to node */
+	PK_SCHED_CONDITION, /* set condition type/status/reason/message on the object */
+	PK_SCHED_PREEMPT,   /* delete victim pod ns/name (already given DisruptionTarget) */
+};
+
+struct pk_sched_action {
+	enum pk_sched_action_kind action;
+	enum pk_kind kind; /* of the object */
+	char *ns, *name;
+	char *node;                          /* BIND */
+	char *type, *status, *reason, *message; /* CONDITION */
+};
+
+/* Outcome of the root a cycle processed. */
+enum pk_sched_outcome {
+	PK_SCHED_IDLE = 0,         /* nothing was eligible */
+	PK_SCHED_SCHEDULED,        /* root Success: bindings committed */
+	PK_SCHED_UNSCHEDULABLE,    /* no binding; maybe preemption */
+	PK_SCHED_UNRESOLVABLE,     /* no binding, no preemption */
+	PK_SCHED_INVALID,          /* runtime hierarchy validation failed */
+	PK_SCHED_GATED,            /* only PreEnqueue-gated roots were seen */
+};
+
+struct pk_sched_result {
+	struct pk_sched_action *actions;
+	size_t nactions, cap;
+	enum pk_sched_outcome outcome;
+	char *root;      /* "Kind ns/name" of the processed root, or NULL */
+	size_t bound;    /* pods bound by this cycle */
+	size_t preempted; /* victims */
+	/* IDLE with a root waiting in backoff: the time it becomes eligible. */
+	bool has_retry;
+	int64_t retry_at_ms;
+};
+void pk_sched_result_free(struct pk_sched_result *res);
+
+/*
+ * Run one scheduling cycle at time now_ms (any monotonic clock; only
+ * differences matter, for backoff).  The result (owned by the caller) lists
+ * the actions in the order they must be applied.  The scheduler's own state
+ * already reflects them.  Returns 0 or -errno.
+ */
+int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **ret);
+
+/* Invariant check of the snapshot and forest; 0 or -EUCLEAN with why. */
+int pk_sched_check(const struct pk_sched *s, char *why, size_t whylen);
+
+/*
+ * Apply a result to a JSON array of objects (matched by kind, namespace,
+ * name): sets spec.nodeName and conditions, and moves preempted pods from
+ * objects into preempted (an array, may be NULL).  now is seconds.
+ */
+int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *preempted,
+		   int64_t now);
+
+/*
+ * Offline run: feed objects (an array; not modified) to a new scheduler, run
+ * cycles until nothing changes (backoff waits are skipped on a virtual clock),
+ * and return a new array with every object after the run, preempted pods left
+ * out and returned in ret_preempted.  Decode errors go to errs (-EINVAL).
+ */
+int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t **ret_objects,
+		 json_t **ret_preempted, struct pk_errors *errs);
+
+#endif /* PODKERNEL_KERNEL_SCHED_H */

@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * snapshot.c — the cluster as the scheduler sees it during a cycle.
+ *
+ * Nodes get dense indices and fixed-size vectors of allocatable and used
+ * capacity in milli-units, indexed by dense resource ids ("pods" is id 0;
+ * every pod uses 1000 of it).  For each topology key in use, a partition
+ * maps nodes to domains (one per distinct label value, sorted by value) and
+ * keeps each domain's free capacity, updated on every change, so a strategy
+ * can reject a full domain without looking at its nodes.
+ *
+ * Simulation goes through sc_snapshot_assume*(): each assumption pushes its
+ * revert onto a log; sc_snapshot_revert(mark) undoes everything after mark in
+ * exact reverse order.  sc_snapshot_check() recomputes every aggregate from
+ * the pods and proves the snapshot is back to its committed state.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sched/internal.h"
+
+int sc_snapshot_init(struct sc_snapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	snap->res_name[0] = strdup("pods");
+	if (!snap->res_name[0])
+		return -ENOMEM;
+	snap->nres = 1;
+	return 0;
+}
+
+static void part_free(struct sc_part *p)
+{
+	if (!p)
+		return;
+	for (int d = 0; d < p->ndom; d++)
+		free(p->values[d]);
+	free(p->values);
+	free(p->node_dom);
+	free(p->free);
+	free(p->key);
+	free(p);
+}
+
+void sc_snapshot_drop_parts(struct sc_snapshot *snap)
+{
+	for (size_t i = 0; i < snap->nparts; i++)
+		part_free(snap->parts[i]);
+	free(snap->parts);
+	snap->parts = NULL;
+	snap->nparts = 0;
+}
+
+static void node_clear(struct sc_node *n)
+{
+	for (size_t i = 0; i < n->nlabels; i++) {
+		free(n->labels[i].key);
+		free(n->labels[i].value);
+	}
+	free(n->labels);
+	for (size_t i = 0; i < n->ntaints; i++) {
+		free(n->taints[i].key);
+		free(n->taints[i].value);
+	}
+	free(n->taints);
+	n->labels = NULL;
+	n->taints = NULL;
+	n->nlabels = n->ntaints = 0;
+}
+
+void sc_snapshot_fini(struct sc_snapshot *snap)
+{
+	sc_snapshot_drop_parts(snap);
+	for (size_t i = 0; i < snap->nnodes; i++) {
+		node_clear(snap->nodes[i]);
+		free(snap->nodes[i]->name);
+		free(snap->nodes[i]);
+	}
+	free(snap->nodes);
+	for (int r = 0; r < snap->nres; r++)
+		free(snap->res_name[r]);
+	sc_map_free(&snap->node_by_name);
+	free(snap->log);
+	memset(snap, 0, sizeof(*snap));
+}
+
+int sc_res_id(struct sc_snapshot *snap, const char *name)
+{
+	for (int r = 0; r < snap->nres; r++)
+		if (strcmp(snap->res_name[r], name) == 0)
+			return r;
+	if (snap->nres == SC_MAX_RES)
+		return -E2BIG;
+	snap->res_name[snap->nres] = strdup(name);
+	if (!snap->res_name[snap->nres])
+		return -ENOMEM;
+	return snap->nres++;
+}
+
+struct sc_node *sc_snapshot_node(const struct sc_snapshot *snap, const char *name)
+{
+	return name ? sc_map_get(&snap->node_by_name, name) : NULL;
+}
+
+const char *sc_node_label(const struct sc_node *node, const char *key)
+{
+	for (size_t i = 0; i < node->nlabels; i++)
+		if (strcmp(node->labels[i].key, key) == 0)
+			return node->labels[i].value;
+	return NULL;
+}
+
+static int node_fill(struct sc_snapshot *snap, struct sc_node *n, const struct pk_node *view)
+{
+	int64_t alloc[SC_MAX_RES] = { 0 };
+
+	for (size_t i = 0; i < view->nallocatable; i++) {
+		int r = sc_res_id(snap, view->allocatable[i].name);
+
+		if (r < 0)
+			return r;
+		alloc[r] = view->allocatable[i].milli;
+	}
+	n->labels = calloc(view->meta.nlabels + 1, sizeof(*n->labels));
+	n->taints = calloc(view->ntaints + 1, sizeof(*n->taints));
+	if (!n->labels || !n->taints)
+		return -ENOMEM;
+	for (size_t i = 0; i < view->meta.nlabels; i++) {
+		n->labels[i].key = sc_strdup(view->meta.labels[i].key);
+		n->labels[i].value = strdup(view->meta.labels[i].value ? view->meta.labels[i].value : "");
+		n->nlabels++;
+		if (!n->labels[i].key || !n->labels[i].value)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < view->ntaints; i++) {
+		n->taints[i].key = strdup(view->taints[i].key ? view->taints[i].key : "");
+		n->taints[i].value = strdup(view->taints[i].value ? view->taints[i].value : "");
+		n->taints[i].effect = view->taints[i].effect;
+		n->ntaints++;
+		if (!n->taints[i].key || !n->taints[i].value)
+			return -ENOMEM;
+	}
+	memcpy(n->alloc, alloc, sizeof(alloc));
+	n->unschedulable = view->unschedulable;
+	n->removed = false;
+	return 0;
+}
+
+int sc_snapshot_set_node(struct sc_snapshot *snap, const struct pk_node *view)
+{
+	struct sc_node *n = sc_snapshot_node(snap, view->meta.name);
+	int r = -ENOMEM;
+
+	if (snap->nlog)
+		return -EBUSY;
+	sc_snapshot_drop_parts(snap);
+	if (n) {
+		node_clear(n);
+		r = node_fill(snap, n, view);
+		return r;
+	}
+	if (snap->nnodes == snap->cap) {
+		size_t cap = snap->cap ? snap->cap * 2 : 64;
+		struct sc_node **v = realloc(snap->nodes, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		snap->nodes = v;
+		snap->cap = cap;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->name = strdup(view->meta.name ? view->meta.name : "");
+	n->index = (int)snap->nnodes;
+	if (!n->name || (r = node_fill(snap, n, view)) < 0 ||
+	    (r = sc_map_put(&snap->node_by_name, n->name, n)) < 0) {
+		node_clear(n);
+		free(n->name);
+		free(n);
+		return r < 0 ? r : -ENOMEM;
+	}
+	snap->nodes[snap->nnodes++] = n;
+	return 0;
+}
+
+int sc_snapshot_remove_node(struct sc_snapshot *snap, const char *name)
+{
+	struct sc_node *n = sc_snapshot_node(snap, name);
+
+	if (!n)
+		return -ENOENT;
+	if (snap->nlog)
+		return -EBUSY;
+	sc_snapshot_drop_parts(snap);
+	n->removed = true; /* the index stays; pods bound to it keep their usage */
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static struct sc_part *part_build(struct sc_snapshot *snap, const char *key)
+{
+	struct sc_part *p = calloc(1, sizeof(*p));
+	char **vals = NULL;
+	size_t nvals = 0;
+
+	if (!p)
+		return NULL;
+	p->key = strdup(key);
+	p->node_dom = malloc((snap->nnodes + 1) * sizeof(int));
+	vals = malloc((snap->nnodes + 1) * sizeof(char *));
+	if (!p->key || !p->node_dom || !vals)
+		goto fail;
+	for (size_t i = 0; i < snap->nnodes; i++) {
+		const char *v = snap->nodes[i]->removed ? NULL : sc_node_label(snap->nodes[i], key);
+
+		if (v)
+			vals[nvals++] = (char *)v;
+	}
+	qsort(vals, nvals, sizeof(char *), cmp_str);
+	p->values = malloc((nvals + 1) * sizeof(char *));
+	if (!p->values)
+		goto fail;
+	for (size_t i = 0; i < nvals; i++) {
+		if (p->ndom && strcmp(p->values[p->ndom - 1], vals[i]) == 0)
+			continue;
+		p->values[p->ndom] = strdup(vals[i]);
+		if (!p->values[p->ndom])
+			goto fail;
+		p->ndom++;
+	}
+	p->free = calloc((size_t)p->ndom + 1, sizeof(*p->free));
+	if (!p->free)
+		goto fail;
+	for (size_t i = 0; i < snap->nnodes; i++) {
+		struct sc_node *n = snap->nodes[i];
+		const char *v = n->removed ? NULL : sc_node_label(n, key);
+		char **hit = v ? bsearch(&v, p->values, (size_t)p->ndom, sizeof(char *), cmp_str) : NULL;
+
+		p->node_dom[i] = hit ? (int)(hit - p->values) : -1;
+		if (hit)
+			for (int r = 0; r < SC_MAX_RES; r++)
+				p->free[p->node_dom[i]][r] += n->alloc[r] - n->used[r];
+	}
+	free(vals);
+	return p;
+fail:
+	free(vals);
+	part_free(p);
+	return NULL;
+}
+
+struct sc_part *sc_snapshot_part(struct sc_snapshot *snap, const char *key)
+{
+	struct sc_part **v, *p;
+
+	for (size_t i = 0; i < snap->nparts; i++)
+		if (strcmp(snap->parts[i]->key, key) == 0)
+			return snap->parts[i];
+	p = part_build(snap, key);
+	if (!p)
+		return NULL;
+	v = realloc(snap->parts, (snap->nparts + 1) * sizeof(*v));
+	if (!v) {
+		part_free(p);
+		return NULL;
+	}
+	snap->parts = v;
+	snap->parts[snap->nparts++] = p;
+	return p;
+}
+
+/* Add sign * pod's requests to a node's usage and its domains' free space. */
+static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign)
+{
+	struct sc_node *n = snap->nodes[node];
+
+	for (int r = 0; r < snap->nres; r++)
+		n->used[r] += sign * pod->req[r];
+	for (size_t i = 0; i < snap->nparts; i++) {
+		int d = snap->parts[i]->node_dom[node];
+
+		if (d >= 0)
+			for (int r = 0; r < snap->nres; r++)
+				snap->parts[i]->free[d][r] -= sign * pod->req[r];
+	}
+}
+
+void sc_snapshot_bind(struct sc_snapshot *snap, struct sc_pod *pod, int node)
+{
+	if (node < 0 || (size_t)node >= snap->nnodes)
+		return;
+	charge(snap, pod, node, +1);
+	pod->node = node;
+}
+
+void sc_snapshot_unbind(struct sc_snapshot *snap, struct sc_pod *pod)
+{
+	if (pod->node >= 0)
+		charge(snap, pod, pod->node, -1);
+	pod->node = -1;
+}
+
+static int log_push(struct sc_snapshot *snap, enum sc_undo_op op, struct sc_pod *pod, int node)
+{
+	if (snap->nlog == snap->caplog) {
+		size_t cap = snap->caplog ? snap->caplog * 2 : 256;
+		struct sc_undo *v = realloc(snap->log, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		snap->log = v;
+		snap->caplog = cap;
+	}
+	snap->log[snap->nlog++] = (struct sc_undo){ .op = op, .pod = pod, .node = node };
+	return 0;
+}
+
+int sc_snapshot_assume(struct sc_snapshot *snap, struct sc_pod *pod, int node)
+{
+	int r;
+
+	if (pod->assumed >= 0 || pod->node >= 0 || node < 0 || (size_t)node >= snap->nnodes)
+		return -EINVAL;
+	r = log_push(snap, SC_UNDO_ASSUME, pod, node);
+	if (r < 0)
+		return r;
+	charge(snap, pod, node, +1);
+	pod->assumed = node;
+	return 0;
+}
+
+int sc_snapshot_assume_removed(struct sc_snapshot *snap, struct sc_pod *pod)
+{
+	int r;
+
+	if (pod->node < 0 || pod->sim_removed)
+		return -EINVAL;
+	r = log_push(snap, SC_UNDO_REMOVE, pod, pod->node);
+	if (r < 0)
+		return r;
+	charge(snap, pod, pod->node, -1);
+	pod->sim_removed = true;
+	return 0;
+}
+
+void sc_snapshot_revert(struct sc_snapshot *snap, size_t mark)
+{
+	while (snap->nlog > mark) {
+		struct sc_undo *u = &snap->log[--snap->nlog];
+
+		if (u->op == SC_UNDO_ASSUME) {
+			charge(snap, u->pod, u->node, -1);
+			u->pod->assumed = -1;
+		} else {
+			charge(snap, u->pod, u->node, +1);
+			u->pod->sim_removed = false;
+		}
+	}
+}
+
+int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods, bool quiet,
+		      char *why, size_t whylen)
+{
+	size_t nn = snap->nnodes;
+	int64_t (*used)[SC_MAX_RES] = calloc(nn + 1, sizeof(*used));
+	int rc = 0;
+
+	if (!used)
+		return -ENOMEM;
+#define FAIL(...)                                        \
+	do {                                             \
+		if (why)                                 \
+			snprintf(why, whylen, __VA_ARGS__); \
+		rc = -EUCLEAN;                           \
+		goto out;                                \
+	} while (0)
+	if (quiet && snap->nlog)
+		FAIL("%zu assumptions still outstanding", snap->nlog);
+	for (size_t i = 0; pods && i < pods->n; i++) {
+		const struct sc_pod *p = pods->v[i];
+
+		if (quiet && (p->assumed >= 0 || p->sim_removed))
+			FAIL("pod %s still assumed", p->key);
+		if (p->node >= (int)nn || p->assumed >= (int)nn)
+			FAIL("pod %s on node index out of range", p->key);
+		if (p->node >= 0 && p->assumed >= 0)
+			FAIL("pod %s both bound and assumed", p->key);
+		for (int r = 0; r < snap->nres; r++) {
+			if (p->node >= 0 && !p->sim_removed)
+				used[p->node][r] += p->req[r];
+			if (p->assumed >= 0)
+				used[p->assumed][r] += p->req[r];
+		}
+	}
+	for (size_t i = 0; i < nn; i++) {
+		const struct sc_node *n = snap->nodes[i];
+
+		if (n->index != (int)i)
+			FAIL("node %s has index %d at %zu", n->name, n->index, i);
+		if (sc_map_get(&snap->node_by_name, n->name) != n)
+			FAIL("node %s missing from the name index", n->name);
+		for (int r = 0; r < snap->nres; r++)
+			if (n->used[r] != used[i][r])
+				FAIL("node %s: %s used %" PRId64 ", pods sum to %" PRId64, n->name,
+				     snap->res_name[r], n->used[r], used[i][r]);
+	}
+	for (size_t k = 0; k < snap->nparts; k++) {
+		const struct sc_part *p = snap->parts[k];
+
+		for (int d = 0; d < p->ndom; d++) {
+			int64_t free_[SC_MAX_RES] = { 0 };
+
+			if (d && strcmp(p->values[d - 1], p->values[d]) >= 0)
+				FAIL("partition %s: values not sorted", p->key);
+			for (size_t i = 0; i < nn; i++)
+				if (p->node_dom[i] == d)
+					for (int r = 0; r < snap->nres; r++)
+						free_[r] += snap->nodes[i]->alloc[r] - snap->nodes[i]->used[r];
+			for (int r = 0; r < snap->nres; r++)
+				if (free_[r] != p->free[d][r])
+					FAIL("partition %s=%s: free %s %" PRId64 " != %" PRId64, p->key,
+					     p->values[d], snap->res_name[r], p->free[d][r], free_[r]);
+		}
+	}
+#undef FAIL
+out:
+	free(used);
+	return rc;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * strategy.c — the table of placement strategies.  A strategy is a struct
+ * pk_placement_ops in its own file; adding one is that file plus one line
+ * here.  The first entry is the default (the best available).
+ */
+#include <string.h>
+
+#include "kernel/sched/internal.h"
+
+static const struct pk_placement_ops *const strategies[] = {
+	&sc_kep_ops,
+};
+
+#define NSTRATEGIES (sizeof(strategies) / sizeof(strategies[0]))
+
+size_t pk_sched_strategy_count(void)
+{
+	return NSTRATEGIES;
+}
+
+const char *pk_sched_strategy_name(size_t i)
+{
+	return i < NSTRATEGIES ? strategies[i]->name : NULL;
+}
+
+const char *pk_sched_strategy_description(size_t i)
+{
+	return i < NSTRATEGIES ? strategies[i]->description : NULL;
+}
+
+const struct pk_placement_ops *sc_strategy_find(const char *name)
+{
+	if (!name || !*name)
+		return strategies[0];
+	for (size_t i = 0; i < NSTRATEGIES; i++)
+		if (strcmp(strategies[i]->name, name) == 0)
+			return strategies[i];
+	return NULL;
+}
