@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_validate.c — pk_validate, one test per rule: a valid object passes
+ * and a violating one yields exactly the Kubernetes-style message.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/api/api.h"
+
+#define WL "apiVersion: scheduling.k8s.io/v1alpha3\nkind: Workload\nmetadata: {name: job}\n"
+#define PG "apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\n"
+#define CPG "apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\n"
+#define POD "apiVersion: v1\nkind: Pod\n"
+#define NODE "apiVersion: v1\nkind: Node\n"
+#define PC "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+#define GANG(n) "schedulingPolicy: {gang: {minCount: " #n "}}"
+#define CGANG(n) "schedulingPolicy: {gang: {minGroupCount: " #n "}}"
+
+static json_t *obj_of(const char *yaml)
+{
+	char err[512];
+	json_t *objs = NULL, *o;
+
+	ck_assert_msg(pk_read_buffer("t.yaml", yaml, strlen(yaml), &objs, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(json_array_size(objs), 1);
+	o = json_incref(json_array_get(objs, 0));
+	json_decref(objs);
+	return o;
+}
+
+static void valid(const char *yaml)
+{
+	struct pk_errors errs = { 0 };
+	json_t *o = obj_of(yaml);
+	int ret = pk_validate(o, &errs);
+
+	for (size_t i = 0; i < errs.n; i++)
+		fprintf(stderr, "unexpected: %s\n", errs.msg[i]);
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(errs.n, 0);
+	json_decref(o);
+}
+
+/* Invalid, with exactly one message, the one given. */
+static void invalid(const char *yaml, const char *want)
+{
+	struct pk_errors errs = { 0 };
+	json_t *o = obj_of(yaml);
+	int ret = pk_validate(o, &errs);
+
+	for (size_t i = 0; i < errs.n; i++)
+		if (errs.n != 1 || strcmp(errs.msg[i], want) != 0)
+			fprintf(stderr, "got: %s\n", errs.msg[i]);
+	ck_assert_int_eq(ret, -EINVAL);
+	ck_assert_uint_eq(errs.n, 1);
+	ck_assert_str_eq(errs.msg[0], want);
+	pk_errors_clear(&errs);
+	json_decref(o);
+}
+
+START_TEST(test_kind_and_api_version)
+{
+	invalid("metadata: {name: a}\n", "kind: Required value");
+	invalid("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n",
+		"kind: Unsupported value: \"Deployment\": supported values: \"Node\", \"Pod\", "
+		"\"PriorityClass\", \"Workload\", \"PodGroup\", \"CompositePodGroup\", \"Job\", "
+		"\"JobSet\"");
+	invalid("kind: Pod\nmetadata: {name: a}\n", "apiVersion: Required value");
+	invalid("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\n",
+		"apiVersion: Unsupported value: \"scheduling.k8s.io/v1alpha1\": supported values: "
+		"\"scheduling.k8s.io/v1alpha3\"");
+	valid("apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec: {}\n");
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	valid(POD "metadata: {name: a.b-c, namespace: team-1}\n");
+	invalid(POD "metadata: {}\n", "metadata.name: Required value: name is required");
+	invalid(POD "metadata: {name: Bad_Name}\n",
+		"metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must "
+		"consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+		"with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+		"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+	invalid(POD "metadata: {name: a, namespace: a.b}\n",
+		"metadata.namespace: Invalid value: \"a.b\": a lowercase RFC 1123 label must consist "
+		"of lower case alphanumeric characters or '-', and must start and end with an "
+		"alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation "
+		"is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+	invalid(NODE "metadata: {name: n, namespace: x}\n",
+		"metadata.namespace: Forbidden: not allowed on this type");
+}
+END_TEST
+
+START_TEST(test_labels)
+{
+	valid(NODE "metadata: {name: n, labels: {topology.podkernel.dev/cube: c-0, a: \"\"}}\n");
+	invalid(NODE "metadata: {name: n, labels: {\"bad key\": x}}\n",
+		"metadata.labels: Invalid value: \"bad key\": label key name part must consist of "
+		"alphanumeric characters, '-', '_' or '.', and must start and end with an "
+		"alphanumeric character (e.g. 'MyName', 'my.name' or '123-abc')");
+	invalid(NODE "metadata: {name: n, labels: {a: \"-x\"}}\n",
+		"metadata.labels: Invalid value: \"-x\": label value must consist of alphanumeric "
+		"characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+		"(e.g. 'MyName', 'my.name' or '123-abc')");
+}
+END_TEST
+
+START_TEST(test_workload_union)
+{
+	valid(WL "spec:\n  podGroupTemplates: [{name: a, " GANG(1) "}]\n");
+	invalid(WL "spec: {podGroupTemplates: []}\n",
+		"spec: Invalid value: \"\": must specify one of: `compositePodGroupTemplates`, "
+		"`podGroupTemplates`");
+	invalid(WL "spec:\n  podGroupTemplates: [{name: a, " GANG(1) "}]\n"
+		   "  compositePodGroupTemplates:\n"
+		   "  - {name: b, " CGANG(1) ", podGroupTemplates: [{name: c, " GANG(1) "}]}\n",
+		"spec: Invalid value: \"{compositePodGroupTemplates, podGroupTemplates}\": must "
+		"specify exactly one of: `compositePodGroupTemplates`, `podGroupTemplates`");
+	invalid(WL, "spec: Required value");
+}
+END_TEST
+
+START_TEST(test_workload_max_templates)
+{
+	const char *eight = WL "spec:\n  podGroupTemplates:\n"
+			       "  - {name: a1, " GANG(1) "}\n  - {name: a2, " GANG(1) "}\n"
+			       "  - {name: a3, " GANG(1) "}\n  - {name: a4, " GANG(1) "}\n"
+			       "  - {name: a5, " GANG(1) "}\n  - {name: a6, " GANG(1) "}\n"
+			       "  - {name: a7, " GANG(1) "}\n  - {name: a8, " GANG(1) "}\n";
+	char nine[2048];
+
+	valid(eight);
+	snprintf(nine, sizeof(nine), "%s  - {name: a9, " GANG(1) "}\n", eight);
+	invalid(nine, "spec.podGroupTemplates: Too many: 9: must have at most 8 items");
+	/* Inside a composite template too. */
+	invalid(WL "spec:\n  compositePodGroupTemplates:\n  - name: r\n    " CGANG(1) "\n"
+		   "    compositePodGroupTemplates:\n"
+		   "    - {name: c1, " CGANG(1) ", podGroupTemplates: [{name: l1, " GANG(1) "}]}\n"
+		   "    - {name: c2, " CGANG(1) ", podGroupTemplates: [{name: l2, " GANG(1) "}]}\n"
+		   "    - {name: c3, " CGANG(1) ", podGroupTemplates: [{name: l3, " GANG(1) "}]}\n"
+		   "    - {name: c4, " CGANG(1) ", podGroupTemplates: [{name: l4, " GANG(1) "}]}\n"
+		   "    - {name: c5, " CGANG(1) ", podGroupTemplates: [{name: l5, " GANG(1) "}]}\n"
+		   "    - {name: c6, " CGANG(1) ", podGroupTemplates: [{name: l6, " GANG(1) "}]}\n"
+		   "    - {name: c7, " CGANG(1) ", podGroupTemplates: [{name: l7, " GANG(1) "}]}\n"
+		   "    - {name: c8, " CGANG(1) ", podGroupTemplates: [{name: l8, " GANG(1) "}]}\n"
+		   "    - {name: c9, " CGANG(1) ", podGroupTemplates: [{name: l9, " GANG(1) "}]}\n",
+		"spec.compositePodGroupTemplates[0].compositePodGroupTemplates: Too many: 9: must "
+		"have at most 8 items");
+}
+END_TEST
+
+START_TEST(test_workload_depth)
+{
+	/* Four levels: three composites and a leaf. */
+	valid(WL "spec:\n  compositePodGroupTemplates:\n  - name: l1\n    " CGANG(1) "\n"
+		 "    compositePodGroupTemplates:\n    - name: l2\n      " CGANG(1) "\n"
+		 "      compositePodGroupTemplates:\n      - name: l3\n        " CGANG(1) "\n"
+		 "        podGroupTemplates: [{name: l4, " GANG(1) "}]\n");
+	invalid(WL "spec:\n  compositePodGroupTemplates:\n  - name: l1\n    " CGANG(1) "\n"
+		   "    compositePodGroupTemplates:\n    - name: l2\n      " CGANG(1) "\n"
+		   "      compositePodGroupTemplates:\n      - name: l3\n        " CGANG(1) "\n"
+		   "        compositePodGroupTemplates:\n        - name: l4\n          " CGANG(1) "\n"
+		   "          podGroupTemplates: [{name: l5, " GANG(1) "}]\n",
+		"spec.compositePodGroupTemplates[0].compositePodGroupTemplates[0]."
+		"compositePodGroupTemplates[0].compositePodGroupTemplates[0].podGroupTemplates: "
+		"Forbidden: the template hierarchy must not be deeper than 4 levels");
+}
+END_TEST
+
+START_TEST(test_workload_names)
+{
+	invalid(WL "spec:\n  compositePodGroupTemplates:\n  - name: replica\n    " CGANG(1) "\n"
+		   "    podGroupTemplates:\n    - {name: driver, " GANG(1) "}\n"
+		   "    - {name: workers, " GANG(1) "}\n"
+		   "  - name: other\n    " CGANG(1) "\n"
+		   "    podGroupTemplates: [{name: workers, " GANG(1) "}]\n",
+		"spec.compositePodGroupTemplates[1].podGroupTemplates[0].name: Duplicate value: "
+		"\"workers\"");
+	invalid(WL "spec:\n  compositePodGroupTemplates:\n  - name: w\n    " CGANG(1) "\n"
+		   "    podGroupTemplates:\n    - {name: x, " GANG(1) "}\n"
+		   "    - {name: workers, " GANG(1) "}\n  - name: workers\n    " CGANG(1) "\n"
+		   "    podGroupTemplates: [{name: y, " GANG(1) "}]\n",
+		"spec.compositePodGroupTemplates[1].name: Duplicate value: \"workers\"");
+	invalid(WL "spec:\n  podGroupTemplates: [{" GANG(1) "}]\n",
+		"spec.podGroupTemplates[0].name: Required value");
+	invalid(WL "spec:\n  podGroupTemplates: [{name: a.b, " GANG(1) "}]\n",
+		"spec.podGroupTemplates[0].name: Invalid value: \"a.b\": a lowercase RFC 1123 label "
+		"must consist of lower case alphanumeric characters or '-', and must start and end "
+		"with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+		"validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+}
+END_TEST
+
+START_TEST(test_workload_composite_needs_child)
+{
+	invalid(WL "spec:\n  compositePodGroupTemplates: [{name: r, " CGANG(1) "}]\n",
+		"spec.compositePodGroupTemplates[0]: Required value: a composite template must have "
+		"at least one of `compositePodGroupTemplates`, `podGroupTemplates`");
+}
+END_TEST
+
+START_TEST(test_workload_disruption_all)
+{
+	valid(WL "spec:\n  compositePodGroupTemplates:\n  - name: r\n    " CGANG(1) "\n"
+		 "    podGroupTemplates:\n"
+		 "    - {name: a, " GANG(1) ", disruptionMode: {all: {}}}\n"
+		 "    - {name: b, " GANG(1) "}\n");
+	valid(WL "spec:\n  compositePodGroupTemplates:\n  - name: r\n    " CGANG(1) "\n"
+		 "    disruptionMode: {all: {}}\n"
+		 "    podGroupTemplates: [{name: a, " GANG(1) ", disruptionMode: {all: {}}}]\n");
+	invalid(WL "spec:\n  compositePodGroupTemplates:\n  - name: r\n    " CGANG(1) "\n"
+		   "    disruptionMode: {all: {}}\n"
+		   "    podGroupTemplates:\n"
+		   "    - {name: a, " GANG(1) ", disruptionMode: {all: {}}}\n"
+		   "    - {name: b, " GANG(1) ", disruptionMode: {single: {}}}\n",
+		"spec.compositePodGroupTemplates[0].podGroupTemplates[1].disruptionMode: Forbidden: "
+		"must be `all` when the parent template's disruption mode is `all`");
+}
+END_TEST
+
+START_TEST(test_min_count)
+{
+	valid(PG "metadata: {name: g}\nspec: {" GANG(1) "}\n");
+	invalid(PG "metadata: {name: g}\nspec: {" GANG(0) "}\n",
+		"spec.schedulingPolicy.gang.minCount: Invalid value: 0: must be greater than or "
+		"equal to 1");
+	invalid(WL "spec:\n  compositePodGroupTemplates:\n  - name: r\n    " CGANG(-1) "\n"
+		   "    podGroupTemplates: [{name: a, " GANG(1) "}]\n",
+		"spec.compositePodGroupTemplates[0].schedulingPolicy.gang.minGroupCount: Invalid "
+		"value: -1: must be greater than or equal to 1");
+}
+END_TEST
+
+START_TEST(test_topology_constraints)
+{
+	valid(PG "metadata: {name: g}\nspec:\n  " GANG(2) "\n"
+		 "  schedulingConstraints: {topology: [{level: topology.podkernel.dev/rack}]}\n");
+	invalid(PG "metadata: {name: g}\nspec:\n  " GANG(2) "\n"
+		   "  schedulingConstraints: {topology: [{key: a}, {key: b}]}\n",
+		"spec.schedulingConstraints.topology: Too many: 2: must have at most 1 item");
+	invalid(PG "metadata: {name: g}\nspec:\n  " GANG(2) "\n"
+		   "  schedulingConstraints: {topology: [{key: \"not a key\"}]}\n",
+		"spec.schedulingConstraints.topology[0].key: Invalid value: \"not a key\": label key "
+		"name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
+		"and end with an alphanumeric character (e.g. 'MyName', 'my.name' or '123-abc')");
+	invalid(PG "metadata: {name: g}\nspec:\n  " GANG(2) "\n"
+		   "  schedulingConstraints: {topology: [{}]}\n",
+		"spec.schedulingConstraints.topology[0].key: Required value");
+}
+END_TEST
+
+START_TEST(test_priority)
+{
+	valid(PG "metadata: {name: g}\nspec: {" GANG(1) ", priority: 1000000000}\n");
+	invalid(PG "metadata: {name: g}\nspec: {" GANG(1) ", priority: 1000000001}\n",
+		"spec.priority: Invalid value: 1000000001: must be less than or equal to 1000000000");
+	invalid(WL "spec:\n  podGroupTemplates: [{name: a, " GANG(1) ", priority: 2000000000}]\n",
+		"spec.podGroupTemplates[0].priority: Invalid value: 2000000000: must be less than or "
+		"equal to 1000000000");
+	valid(POD "metadata: {name: p}\nspec: {priority: 2000001000}\n");
+	invalid(POD "metadata: {name: p}\nspec: {priority: 2000001001}\n",
+		"spec.priority: Invalid value: 2000001001: must be less than or equal to 2000001000");
+}
+END_TEST
+
+START_TEST(test_pod_group_parent_needs_workload)
+{
+	valid(PG "metadata: {name: g}\nspec:\n  " GANG(1) "\n  parentCompositePodGroupName: r\n"
+		 "  workloadRef: {workloadName: job, templateName: workers}\n");
+	invalid(PG "metadata: {name: g}\nspec:\n  " GANG(1) "\n  parentCompositePodGroupName: r\n",
+		"spec.workloadRef: Required value: must be set when `parentCompositePodGroupName` is "
+		"set");
+	valid(PG "metadata: {name: standalone}\nspec: {" GANG(3) "}\n");
+}
+END_TEST
+
+START_TEST(test_composite_pod_group)
+{
+	valid(CPG "metadata: {name: r}\nspec:\n  " CGANG(2) "\n"
+		  "  workloadRef: {workloadName: job, templateName: root}\n");
+	invalid(CPG "metadata: {name: r}\nspec:\n  " CGANG(2) "\n",
+		"spec.workloadRef: Required value");
+	invalid(CPG "metadata: {name: r}\nspec:\n  workloadRef: {workloadName: job, templateName: "
+		    "root}\n",
+		"spec.schedulingPolicy: Required value");
+	invalid(CPG "metadata: {name: r}\nspec:\n  workloadRef: {workloadName: job, templateName: "
+		    "root}\n  schedulingPolicy: {basic: {}, gang: {minGroupCount: 1}}\n",
+		"spec.schedulingPolicy: Invalid value: \"{basic, gang}\": must specify exactly one "
+		"of: `basic`, `gang`");
+	invalid(CPG "metadata: {name: r}\nspec:\n  " CGANG(2) "\n  workloadRef: {workloadName: job}\n",
+		"spec.workloadRef.templateName: Required value");
+}
+END_TEST
+
+START_TEST(test_pod_rules)
+{
+	valid(POD "metadata: {name: p}\nspec:\n  containers:\n"
+		  "  - {name: a, resources: {requests: {cpu: 250m, memory: 1Gi}}}\n"
+		  "  nodeSelector: {kubernetes.io/hostname: n1}\n");
+	invalid(POD "metadata: {name: p}\nspec:\n  containers:\n"
+		    "  - {name: a, resources: {requests: {cpu: abc}}}\n",
+		"spec.containers[0].resources.requests[cpu]: Invalid value: \"abc\": must be a valid "
+		"quantity");
+	invalid(POD "metadata: {name: p}\nspec:\n  nodeSelector: {zone: \"a b\"}\n",
+		"spec.nodeSelector: Invalid value: \"a b\": label value must consist of alphanumeric "
+		"characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+		"(e.g. 'MyName', 'my.name' or '123-abc')");
+	invalid(POD "metadata: {name: p}\nspec: {schedulingGroup: {podGroupName: Bad}}\n",
+		"spec.schedulingGroup.podGroupName: Invalid value: \"Bad\": a lowercase RFC 1123 "
+		"subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+		"start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+		"validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+}
+END_TEST
+
+START_TEST(test_node_rules)
+{
+	valid(NODE "metadata: {name: n}\nstatus: {allocatable: {cpu: \"8\"}, capacity: {cpu: \"8\"}}\n");
+	invalid(NODE "metadata: {name: n}\nstatus: {allocatable: {cpu: 8x}}\n",
+		"status.allocatable[cpu]: Invalid value: \"8x\": must be a valid quantity");
+	invalid(NODE "metadata: {name: n}\nstatus: {allocatable: {cpu: \"8\"}, capacity: {cpu: q}}\n",
+		"status.capacity[cpu]: Invalid value: \"q\": must be a valid non-negative quantity");
+}
+END_TEST
+
+START_TEST(test_priority_class_rules)
+{
+	valid(PC "metadata: {name: high}\nvalue: 1000000000\n");
+	invalid(PC "metadata: {name: high}\nvalue: 1000000001\n",
+		"value: Forbidden: maximum allowed value of a user defined priority is 1000000000");
+	valid(PC "metadata: {name: system-node-critical}\nvalue: 2000001000\n");
+	invalid(PC "metadata: {name: system-mine}\nvalue: 5\n",
+		"metadata.name: Forbidden: priority class names with 'system-' prefix are reserved "
+		"for system use only");
+}
+END_TEST
+
+START_TEST(test_all_errors_reported)
+{
+	struct pk_errors errs = { 0 };
+	json_t *o = obj_of(WL "spec:\n  compositePodGroupTemplates:\n  - name: r\n    " CGANG(0) "\n"
+			      "    podGroupTemplates: [{name: r, " GANG(1) "}]\n");
+
+	ck_assert_int_eq(pk_validate(o, &errs), -EINVAL);
+	ck_assert_uint_eq(errs.n, 2);
+	pk_errors_clear(&errs);
+	/* The caller's tree is not modified by validation. */
+	json_decref(o);
+	o = obj_of(PG "metadata: {name: g}\nspec: {" GANG(1) ", schedulingConstraints: "
+		      "{topology: [{level: rack}]}}\n");
+	ck_assert_int_eq(pk_validate(o, NULL), 0);
+	ck_assert_str_eq(pk_get_string(o, "spec.schedulingConstraints.topology[0].level"), "rack");
+	json_decref(o);
+	ck_assert_int_eq(pk_validate(NULL, NULL), -EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("validate");
+	TCase *tc = tcase_create("validate");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_kind_and_api_version);
+	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_labels);
+	tcase_add_test(tc, test_workload_union);
+	tcase_add_test(tc, test_workload_max_templates);
+	tcase_add_test(tc, test_workload_depth);
+	tcase_add_test(tc, test_workload_names);
+	tcase_add_test(tc, test_workload_composite_needs_child);
+	tcase_add_test(tc, test_workload_disruption_all);
+	tcase_add_test(tc, test_min_count);
+	tcase_add_test(tc, test_topology_constraints);
+	tcase_add_test(tc, test_priority);
+	tcase_add_test(tc, test_pod_group_parent_needs_workload);
+	tcase_add_test(tc, test_composite_pod_group);
+	tcase_add_test(tc, test_pod_rules);
+	tcase_add_test(tc, test_node_rules);
+	tcase_add_test(tc, test_priority_class_rules);
+	tcase_add_test(tc, test_all_errors_reported);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
