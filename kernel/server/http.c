@@ -329,7 +329,6 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 	struct MHD_OptionItem opts[] = {
 		{ MHD_OPTION_SOCK_ADDR, 0, &a.ss },
 		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL },
-		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, srv },
 		{ MHD_OPTION_CONNECTION_LIMIT, 1000, NULL },
 		{ MHD_OPTION_CONNECTION_TIMEOUT, 300, NULL },
 		{ tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert },
@@ -337,6 +336,7 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 		{ MHD_OPTION_END, 0, NULL },
 	};
 	struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
+						MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
 						MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	if (!d) {
 		snprintf(err, errlen, "cannot serve on %s%s (address in use, or bad TLS files?)",
