@@ -33,7 +33,7 @@ assert labels["accelerator.podkernel.dev/count"] == "4", labels
 assert labels["accelerator.podkernel.dev/vendor"] == "google", labels
 devs = json.loads(ann["accelerator.podkernel.dev/devices"])
 assert [d["pciBusId"] for d in devs] == ["0000:00:0%d.0" % i for i in (4, 5, 6, 7)], devs
-assert all(d["vendorId"] == "1ae0" and d["deviceId"] == "0063" for d in devs), devs
+assert all(d["vendorId"] == "1ae0" and d["deviceId"] == "005e" for d in devs), devs
 assert [d["devnode"] for d in devs] == ["/dev/accel/accel%d" % i for i in range(4)], devs
 assert [d["vfioGroup"] for d in devs] == ["/dev/vfio/%d" % i for i in (4, 5, 6, 7)], devs
 assert node["status"]["capacity"]["google.com/tpu"] == "4", node["status"]

@@ -22,11 +22,11 @@
 
 static const char new_accel[] = "P: /devices/pci0000:00/0000:00:08.0\n"
 				"E: PCI_CLASS=120000\n"
-				"E: PCI_ID=1AE0:0063\n"
+				"E: PCI_ID=1AE0:005E\n"
 				"E: PCI_SLOT_NAME=0000:00:08.0\n"
 				"E: SUBSYSTEM=pci\n"
 				"A: class=0x120000\n"
-				"A: device=0x0063\n"
+				"A: device=0x005e\n"
 				"A: numa_node=1\n"
 				"A: vendor=0x1ae0\n";
 
