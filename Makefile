@@ -22,7 +22,7 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 
-WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers
+WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-format-truncation
 CFLAGS   ?= -g $(OPT)
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE \
 	-DPODKERNEL_VERSION='"$(VERSION)"' -DPODKERNEL_SRCDIR='"$(CURDIR)"' \
