@@ -1,13 +1,202 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* podctl schedule — placeholder until its module lands; replaced by the real command. */
+/*
+ * podctl schedule — offline scheduling of object files (CONTRACT.md).
+ *
+ * Reads every -f file, expands Jobs and JobSets into the Workload, groups and
+ * pods they compile into, validates each object statically (exit 2 with
+ * "FILE: field.path: ..." messages), then runs the scheduling core to
+ * quiescence (pk_sched_run) and prints one kind: List with every object after
+ * the run.  Preempted pods are left out and named on stderr.  --explain sends
+ * the scheduler's recursive trace to stderr; --strategy picks a placement
+ * strategy by name.
+ */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "kernel/api/api.h"
+#include "kernel/builder/builder.h"
 #include "kernel/podctl/podctl.h"
+#include "kernel/sched/sched.h"
+
+#define MAX_FILES 256
+
+static void usage(FILE *f)
+{
+	fputs("Usage: podctl schedule -f FILE [-f FILE ...] [-o json|yaml] [--explain] "
+	      "[--strategy NAME]\n"
+	      "Strategies:",
+	      f);
+	for (size_t i = 0; i < pk_sched_strategy_count(); i++)
+		fprintf(f, " %s%s", pk_sched_strategy_name(i), i == 0 ? " (default)" : "");
+	fputc('\n', f);
+}
+
+static const char *arg_value(int *i, int argc, char **argv, const char *s, const char *l)
+{
+	const char *a = argv[*i];
+	size_t n;
+
+	if ((s && strcmp(a, s) == 0) || strcmp(a, l) == 0)
+		return *i + 1 < argc ? argv[++*i] : NULL;
+	n = strlen(l);
+	if (strncmp(a, l, n) == 0 && a[n] == '=')
+		return a + n + 1;
+	return NULL;
+}
+
+static bool has_workload_kinds(const json_t *objects)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(objects, i, o) {
+		enum pk_kind k = pk_kind_of(o);
+
+		if (k == PK_KIND_JOB || k == PK_KIND_JOBSET)
+			return true;
+	}
+	return false;
+}
+
+/* Read and validate every file; objects of all files go into one array. */
+static int load(const char **files, size_t nfiles, json_t *all)
+{
+	int rc = 0;
+
+	for (size_t f = 0; f < nfiles; f++) {
+		char err[1024];
+		json_t *objs = NULL;
+		size_t i;
+		json_t *o;
+
+		if (pk_read_file(files[f], &objs, err, sizeof(err)) < 0) {
+			fprintf(stderr, "podctl schedule: %s\n", err);
+			return PODCTL_EXIT_USAGE;
+		}
+		json_array_foreach(objs, i, o) {
+			struct pk_errors errs = { 0 };
+
+			if (pk_validate(o, &errs) < 0) {
+				char prefix[512];
+
+				snprintf(prefix, sizeof(prefix), "%s: %s %s: ", files[f],
+					 json_string_value(json_object_get(o, "kind")) ?: "object",
+					 pk_name(o) ?: "(unnamed)");
+				pk_errors_print(&errs, stderr, prefix);
+				rc = PODCTL_EXIT_USAGE;
+			}
+			pk_errors_clear(&errs);
+		}
+		json_array_extend(all, objs);
+		json_decref(objs);
+	}
+	return rc;
+}
+
+static int run(json_t *objects, const struct pk_sched_opts *opts, enum pk_format fmt)
+{
+	struct pk_errors errs = { 0 };
+	json_t *out = NULL, *preempted = NULL;
+	size_t i;
+	json_t *o;
+	int r;
+
+	r = pk_sched_run(objects, opts, &out, &preempted, &errs);
+	if (r < 0) {
+		if (errs.n) {
+			pk_errors_print(&errs, stderr, "podctl schedule: ");
+			pk_errors_clear(&errs);
+			return PODCTL_EXIT_USAGE;
+		}
+		fprintf(stderr, "podctl schedule: %s\n", strerror(-r));
+		return r == -EINVAL || r == -E2BIG ? PODCTL_EXIT_USAGE : PODCTL_EXIT_FAILURE;
+	}
+	json_array_foreach(preempted, i, o)
+		fprintf(stderr, "preempted: %s/%s\n", pk_namespace(o) ?: "default", pk_name(o) ?: "");
+	json_decref(preempted);
+	json_t *list = pk_list_new(out);
+
+	r = list && pk_write(stdout, list, fmt) == 0 ? PODCTL_EXIT_OK : PODCTL_EXIT_FAILURE;
+	json_decref(list);
+	return r;
+}
 
 int podctl_schedule(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fputs("podctl: 'schedule' is not in this build yet\n", stderr);
-	return PODCTL_EXIT_FAILURE;
+	const char *files[MAX_FILES];
+	size_t nfiles = 0;
+	struct pk_sched_opts opts = { 0 };
+	enum pk_format fmt = PK_FORMAT_JSON;
+	json_t *objects, *expanded = NULL;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return PODCTL_EXIT_OK;
+		}
+		if (strcmp(argv[i], "--explain") == 0) {
+			opts.explain = stderr;
+		} else if ((v = arg_value(&i, argc, argv, "-f", "--filename"))) {
+			if (nfiles == MAX_FILES) {
+				fprintf(stderr, "podctl schedule: more than %d files\n", MAX_FILES);
+				return PODCTL_EXIT_USAGE;
+			}
+			files[nfiles++] = v;
+		} else if ((v = arg_value(&i, argc, argv, "-o", "--output"))) {
+			if (strcmp(v, "json") == 0) {
+				fmt = PK_FORMAT_JSON;
+			} else if (strcmp(v, "yaml") == 0) {
+				fmt = PK_FORMAT_YAML;
+			} else {
+				fprintf(stderr, "podctl schedule: -o: expected json or yaml, got '%s'\n", v);
+				return PODCTL_EXIT_USAGE;
+			}
+		} else if ((v = arg_value(&i, argc, argv, NULL, "--strategy"))) {
+			opts.strategy = v;
+		} else {
+			fprintf(stderr, "podctl schedule: unknown or incomplete argument '%s'\n", argv[i]);
+			usage(stderr);
+			return PODCTL_EXIT_USAGE;
+		}
+	}
+	if (!nfiles) {
+		usage(stderr);
+		return PODCTL_EXIT_USAGE;
+	}
+	{
+		struct pk_sched *probe = NULL;
+
+		if (pk_sched_new(&opts, &probe) < 0) {
+			fprintf(stderr, "podctl schedule: --strategy: unknown strategy '%s'\n",
+				opts.strategy);
+			usage(stderr);
+			return PODCTL_EXIT_USAGE;
+		}
+		pk_sched_free(probe);
+	}
+	objects = json_array();
+	if (!objects)
+		return PODCTL_EXIT_FAILURE;
+	rc = load(files, nfiles, objects);
+	if (rc == PODCTL_EXIT_OK && has_workload_kinds(objects)) {
+		struct pk_errors errs = { 0 };
+
+		if (wb_expand_objects(objects, &expanded, &errs) < 0) {
+			pk_errors_print(&errs, stderr, "podctl schedule: ");
+			rc = PODCTL_EXIT_USAGE;
+		} else {
+			json_decref(objects);
+			objects = expanded;
+		}
+		pk_errors_clear(&errs);
+	}
+	if (rc == PODCTL_EXIT_OK)
+		rc = run(objects, &opts, fmt);
+	json_decref(objects);
+	return rc;
 }

@@ -458,8 +458,10 @@ void sc_group_sort(struct sc_group *g)
 {
 	if (g->sorted)
 		return;
-	qsort(g->children.v, g->children.n, sizeof(void *), cmp_group);
-	qsort(g->pods.v, g->pods.n, sizeof(void *), cmp_pod);
+	if (g->children.n > 1)
+		qsort(g->children.v, g->children.n, sizeof(void *), cmp_group);
+	if (g->pods.n > 1)
+		qsort(g->pods.v, g->pods.n, sizeof(void *), cmp_pod);
 	g->sorted = true;
 }
 

@@ -8,8 +8,7 @@
  * cluster at the root).  Without a topology key it is evaluated in its
  * parent's scope.  With a key K, each distinct value of node label K inside
  * the scope is a candidate domain (in value order); candidates that cannot
- * hold every already-bound pod of the subtree, or whose free capacity is
- * below a lower bound of what the group's minimum needs, are skipped.  Each
+ * hold every already-bound pod of the subtree are skipped.  Each
  * remaining candidate is evaluated by recursing into the group's children
  * restricted to that domain, then reverted.  Feasible (Success) candidates are
  * scored, the best is evaluated again and kept.
@@ -270,65 +269,6 @@ static enum sc_status eval_in(struct sc_ctx *ctx, struct sc_group *g, const int 
 	return g->composite ? eval_composite(ctx, g, nodes, n) : eval_leaf(ctx, g, nodes, n);
 }
 
-/* Lower bound, per resource, of what g's minimum still needs. */
-static void min_need(const struct sc_snapshot *snap, struct sc_group *g, int depth,
-		     int64_t need[SC_MAX_RES])
-{
-	int M = sc_group_min(g), have = 0;
-
-	memset(need, 0, SC_MAX_RES * sizeof(int64_t));
-	if (depth > 8)
-		return;
-	if (!g->composite) {
-		int64_t lo[SC_MAX_RES];
-		bool any = false;
-
-		for (size_t i = 0; i < g->pods.n; i++) {
-			struct sc_pod *p = g->pods.v[i];
-
-			if (pod_running(p))
-				have++;
-			if (!pod_pending(p))
-				continue;
-			for (int r = 0; r < snap->nres; r++)
-				lo[r] = any && lo[r] < p->req[r] ? lo[r] : p->req[r];
-			any = true;
-		}
-		if (any && M > have)
-			for (int r = 0; r < snap->nres; r++)
-				need[r] = (M - have) * lo[r];
-		return;
-	}
-	size_t nc = g->children.n;
-	int64_t (*cn)[SC_MAX_RES] = calloc(nc + 1, sizeof(*cn));
-	int64_t *col = calloc(nc + 1, sizeof(int64_t));
-
-	if (!cn || !col)
-		goto out;
-	for (size_t i = 0; i < nc; i++)
-		min_need(snap, g->children.v[i], depth + 1, cn[i]);
-	for (int r = 0; r < snap->nres; r++) {
-		for (size_t i = 0; i < nc; i++)
-			col[i] = cn[i][r];
-		/* Sum of the M smallest: a few passes of selection (children are few). */
-		for (int k = 0; k < M && (size_t)k < nc; k++) {
-			size_t lo = (size_t)k;
-
-			for (size_t i = (size_t)k + 1; i < nc; i++)
-				if (col[i] < col[lo])
-					lo = i;
-			int64_t t = col[k];
-
-			col[k] = col[lo];
-			col[lo] = t;
-			need[r] += col[k];
-		}
-	}
-out:
-	free(cn);
-	free(col);
-}
-
 /* Domain of the key holding every running pod of the subtree: -2 none, -1 conflict. */
 static int bound_domain(const struct sc_part *part, const struct sc_group *g, int depth, int dom)
 {
@@ -397,7 +337,6 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 	struct sc_snapshot *snap = ctx->snap;
 	struct sc_part *part = sc_snapshot_part(snap, g->topo_key);
 	int *start = NULL, *order = NULL, bdom, best = -1;
-	int64_t need[SC_MAX_RES];
 	struct score bscore = { 0 };
 	enum sc_status st = SC_UNRESOLVABLE;
 	size_t total = count_pending(g, 0), ncand = 0;
@@ -435,7 +374,6 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 		free(fill);
 	}
 	bdom = bound_domain(part, g, 0, -2);
-	min_need(snap, g, 0, need);
 	sc_trace(ctx, "%s %s: topology %s, candidates in scope of %zu nodes:", sc_group_kind(g),
 		 g->key, g->topo_key, n);
 	ctx->depth++;
@@ -444,7 +382,6 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 		size_t dnn = (size_t)(start[d + 1] - start[d]);
 		int64_t free_[SC_MAX_RES] = { 0 };
 		enum sc_status cst;
-		bool short_ = false;
 
 		if (!dnn)
 			continue;
@@ -459,17 +396,6 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 		for (size_t i = 0; i < dnn; i++)
 			for (int r = 0; r < snap->nres; r++)
 				free_[r] += snap->nodes[dn[i]]->alloc[r] - snap->nodes[dn[i]]->used[r];
-		for (int r = 0; r < snap->nres; r++)
-			short_ = short_ || free_[r] < need[r];
-		if (short_) {
-			sc_trace(ctx, "candidate %s: skipped, free capacity below the minimum's needs",
-				 part->values[d]);
-			sc_buf_printf(&why, "%s%s: insufficient free capacity", why.n ? "; " : "",
-				      part->values[d]);
-			if (st == SC_UNRESOLVABLE)
-				st = SC_UNSCHEDULABLE;
-			continue;
-		}
 		size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
 
 		sc_trace(ctx, "candidate %s (%zu nodes):", part->values[d], dnn);

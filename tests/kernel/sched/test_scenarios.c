@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_scenarios.c — runs every scenario of tests/scenarios/ (not the
+ * validate/ folder): objects in, expected outcome out.
+ *
+ * A scenario is one YAML file.  Ordinary documents are API objects, added in
+ * file order.  Two generator kinds keep clusters short to write:
+ *
+ *   kind: Nodes   count: N  namePrefix: P  labels: {...}  allocatable: {...}
+ *                 taints: [...]  unschedulable: bool         -> Nodes P0..P(N-1)
+ *   kind: Pods    count: N  namePrefix: P  podGroup: G  requests: {...}
+ *                 priority: I  nodeName: X  nodeSelector: {...}
+ *                 creationTimestamp: T  namespace: NS        -> Pods P0..P(N-1)
+ *
+ * (a %d in namePrefix or nodeName is replaced by the index).  The last
+ * document, kind: Expect, says what must hold after scheduling to quiescence
+ * (names are pod names in "default", or "ns/name"; shell globs allowed):
+ *
+ *   bound: [names]            every match has spec.nodeName
+ *   pending: [names]          no match has spec.nodeName
+ *   bindings: {pod: node}     exact nodes
+ *   sameDomain: [{key: K, pods: [names], value: V}]  one value of K (= V)
+ *   conditions: [{kind, name, type, status, reason, message}]  message: substring
+ *   preempted: [names]        reported preempted; notPreempted: [names]
+ *   explain: [substrings]     in the --explain trace
+ *
+ * Every scenario runs with the snapshot invariant check after every cycle.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/api/api.h"
+#include "kernel/sched/sched.h"
+
+#define SCENARIO_DIR PODKERNEL_SRCDIR "/tests/scenarios"
+
+static char *fmt_name(const char *prefix, size_t i)
+{
+	const char *at = strstr(prefix, "%d");
+	char *s = NULL;
+
+	if (at)
+		ck_assert(asprintf(&s, "%.*s%zu%s", (int)(at - prefix), prefix, i, at + 2) >= 0);
+	else
+		ck_assert(asprintf(&s, "%s%zu", prefix, i) >= 0);
+	return s;
+}
+
+static void gen_nodes(json_t *gen, json_t *out)
+{
+	size_t n = (size_t)json_integer_value(json_object_get(gen, "count"));
+	const char *prefix = json_string_value(json_object_get(gen, "namePrefix"));
+
+	for (size_t i = 0; i < n; i++) {
+		char *name = fmt_name(prefix ? prefix : "node-", i);
+		json_t *node = json_pack("{s:s, s:s, s:{s:s}, s:{}, s:{}}", "apiVersion", "v1", "kind",
+					 "Node", "metadata", "name", name, "spec", "status");
+		json_t *labels = json_deep_copy(json_object_get(gen, "labels"));
+
+		if (!labels)
+			labels = json_object();
+		json_object_set_new(labels, "kubernetes.io/hostname", json_string(name));
+		json_object_set_new(json_object_get(node, "metadata"), "labels", labels);
+		if (json_object_get(gen, "allocatable"))
+			json_object_set(json_object_get(node, "status"), "allocatable",
+					json_object_get(gen, "allocatable"));
+		if (json_object_get(gen, "taints"))
+			json_object_set(json_object_get(node, "spec"), "taints",
+					json_object_get(gen, "taints"));
+		if (json_is_true(json_object_get(gen, "unschedulable")))
+			json_object_set_new(json_object_get(node, "spec"), "unschedulable", json_true());
+		json_array_append_new(out, node);
+		free(name);
+	}
+}
+
+static void gen_pods(json_t *gen, json_t *out)
+{
+	size_t n = (size_t)json_integer_value(json_object_get(gen, "count"));
+	const char *prefix = json_string_value(json_object_get(gen, "namePrefix"));
+	const char *ns = json_string_value(json_object_get(gen, "namespace"));
+	const char *group = json_string_value(json_object_get(gen, "podGroup"));
+	const char *node = json_string_value(json_object_get(gen, "nodeName"));
+	const char *ts = json_string_value(json_object_get(gen, "creationTimestamp"));
+
+	for (size_t i = 0; i < n; i++) {
+		char *name = fmt_name(prefix ? prefix : "pod-", i);
+		json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:s}]}}", "apiVersion",
+					"v1", "kind", "Pod", "metadata", "name", name, "namespace",
+					ns ? ns : "default", "spec", "containers", "name", "main",
+					"image", "busybox");
+		json_t *spec = json_object_get(pod, "spec");
+
+		if (json_object_get(gen, "requests"))
+			json_object_set_new(json_array_get(json_object_get(spec, "containers"), 0),
+					    "resources",
+					    json_pack("{s:O}", "requests",
+						      json_object_get(gen, "requests")));
+		if (group)
+			json_object_set_new(spec, "schedulingGroup",
+					    json_pack("{s:s}", "podGroupName", group));
+		if (json_object_get(gen, "priority"))
+			json_object_set(spec, "priority", json_object_get(gen, "priority"));
+		if (json_object_get(gen, "priorityClassName"))
+			json_object_set(spec, "priorityClassName",
+					json_object_get(gen, "priorityClassName"));
+		if (json_object_get(gen, "nodeSelector"))
+			json_object_set(spec, "nodeSelector", json_object_get(gen, "nodeSelector"));
+		if (json_object_get(gen, "tolerations"))
+			json_object_set(spec, "tolerations", json_object_get(gen, "tolerations"));
+		if (node) {
+			char *nn = fmt_name(node, i);
+
+			if (!strstr(node, "%d")) {
+				free(nn);
+				nn = strdup(node);
+			}
+			json_object_set_new(spec, "nodeName", json_string(nn));
+			free(nn);
+		}
+		if (ts)
+			json_object_set_new(json_object_get(pod, "metadata"), "creationTimestamp",
+					    json_string(ts));
+		json_array_append_new(out, pod);
+		free(name);
+	}
+}
+
+struct run {
+	const char *file;
+	json_t *out, *preempted, *expect;
+	char *trace;
+	int failures;
+};
+
+#define FAILF(run, ...)                                      \
+	do {                                                 \
+		fprintf(stderr, "%s: ", (run)->file);        \
+		fprintf(stderr, __VA_ARGS__);                \
+		fputc('\n', stderr);                         \
+		(run)->failures++;                           \
+	} while (0)
+
+static bool pod_matches(json_t *pod, const char *pattern)
+{
+	char full[512];
+
+	if (pk_kind_of(pod) != PK_KIND_POD)
+		return false;
+	snprintf(full, sizeof(full), "%s/%s", pk_namespace(pod), pk_name(pod));
+	return fnmatch(pattern, strchr(pattern, '/') ? full : pk_name(pod), 0) == 0;
+}
+
+/* Calls fn on every pod of arr matching pattern; returns the count. */
+static size_t each_pod(json_t *arr, const char *pattern, void (*fn)(struct run *, json_t *, void *),
+		       struct run *run, void *arg)
+{
+	size_t i, n = 0;
+	json_t *o;
+
+	json_array_foreach(arr, i, o) {
+		if (!pod_matches(o, pattern))
+			continue;
+		n++;
+		if (fn)
+			fn(run, o, arg);
+	}
+	return n;
+}
+
+static void want_bound(struct run *run, json_t *pod, void *arg)
+{
+	bool bound = pk_get_string(pod, "spec.nodeName") != NULL;
+
+	if (bound != (arg != NULL))
+		FAILF(run, "pod %s: expected %s, is %s", pk_name(pod), arg ? "bound" : "pending",
+		      bound ? pk_get_string(pod, "spec.nodeName") : "pending");
+}
+
+static void check_list(struct run *run, const char *field, void *want)
+{
+	size_t i;
+	json_t *pat;
+
+	json_array_foreach(json_object_get(run->expect, field), i, pat) {
+		if (!each_pod(run->out, json_string_value(pat), want_bound, run, want))
+			FAILF(run, "%s: no pod matches %s", field, json_string_value(pat));
+	}
+}
+
+static json_t *node_named(struct run *run, const char *name)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(run->out, i, o)
+		if (pk_kind_of(o) == PK_KIND_NODE && strcmp(pk_name(o), name) == 0)
+			return o;
+	return NULL;
+}
+
+struct domain_check {
+	const char *key;
+	const char *value;
+};
+
+static void same_domain(struct run *run, json_t *pod, void *arg)
+{
+	struct domain_check *d = arg;
+	const char *node = pk_get_string(pod, "spec.nodeName");
+	json_t *n = node ? node_named(run, node) : NULL;
+	const char *v = n ? json_string_value(json_object_get(pk_get(n, "metadata.labels"), d->key))
+			  : NULL;
+
+	if (!v) {
+		FAILF(run, "sameDomain %s: pod %s is not on a labelled node", d->key, pk_name(pod));
+		return;
+	}
+	if (!d->value)
+		d->value = v;
+	else if (strcmp(d->value, v) != 0)
+		FAILF(run, "sameDomain %s: pod %s in %s, expected %s", d->key, pk_name(pod), v,
+		      d->value);
+}
+
+static void check_domains(struct run *run)
+{
+	size_t i, k;
+	json_t *e, *pat;
+
+	json_array_foreach(json_object_get(run->expect, "sameDomain"), i, e) {
+		struct domain_check d = {
+			.key = json_string_value(json_object_get(e, "key")),
+			.value = json_string_value(json_object_get(e, "value")),
+		};
+
+		json_array_foreach(json_object_get(e, "pods"), k, pat)
+			if (!each_pod(run->out, json_string_value(pat), same_domain, run, &d))
+				FAILF(run, "sameDomain: no pod matches %s", json_string_value(pat));
+	}
+}
+
+static void check_bindings(struct run *run)
+{
+	const char *pod;
+	json_t *node;
+
+	json_object_foreach(json_object_get(run->expect, "bindings"), pod, node) {
+		size_t i;
+		json_t *o;
+		bool seen = false;
+
+		json_array_foreach(run->out, i, o) {
+			const char *got;
+
+			if (!pod_matches(o, pod))
+				continue;
+			seen = true;
+			got = pk_get_string(o, "spec.nodeName");
+			if (!got || strcmp(got, json_string_value(node)) != 0)
+				FAILF(run, "pod %s: expected on %s, got %s", pod,
+				      json_string_value(node), got ? got : "pending");
+		}
+		if (!seen)
+			FAILF(run, "bindings: no pod %s", pod);
+	}
+}
+
+static void check_conditions(struct run *run)
+{
+	size_t i, k;
+	json_t *e, *o;
+
+	json_array_foreach(json_object_get(run->expect, "conditions"), i, e) {
+		const char *kind = json_string_value(json_object_get(e, "kind"));
+		const char *name = json_string_value(json_object_get(e, "name"));
+		const char *type = json_string_value(json_object_get(e, "type"));
+		bool seen = false;
+
+		json_array_foreach(run->out, k, o) {
+			json_t *c;
+			const char *f[] = { "status", "reason" };
+
+			if (strcmp(json_string_value(json_object_get(o, "kind")) ?: "", kind) != 0 ||
+			    fnmatch(name, pk_name(o) ?: "", 0) != 0)
+				continue;
+			seen = true;
+			c = pk_condition_get(o, type);
+			if (!c) {
+				FAILF(run, "%s %s: no condition %s", kind, pk_name(o), type);
+				continue;
+			}
+			for (size_t j = 0; j < 2; j++) {
+				const char *want = json_string_value(json_object_get(e, f[j]));
+				const char *got = json_string_value(json_object_get(c, f[j]));
+
+				if (want && (!got || strcmp(want, got) != 0))
+					FAILF(run, "%s %s: %s %s is %s, expected %s", kind, pk_name(o),
+					      type, f[j], got ? got : "(none)", want);
+			}
+			const char *msg = json_string_value(json_object_get(e, "message"));
+			const char *got = json_string_value(json_object_get(c, "message"));
+
+			if (msg && (!got || !strstr(got, msg)))
+				FAILF(run, "%s %s: %s message \"%s\" lacks \"%s\"", kind, pk_name(o),
+				      type, got ? got : "", msg);
+		}
+		if (!seen)
+			FAILF(run, "conditions: no %s %s", kind, name);
+	}
+}
+
+static void check_preempted(struct run *run)
+{
+	size_t i;
+	json_t *pat;
+
+	json_array_foreach(json_object_get(run->expect, "preempted"), i, pat) {
+		if (!each_pod(run->preempted, json_string_value(pat), NULL, run, NULL))
+			FAILF(run, "expected %s preempted", json_string_value(pat));
+		if (each_pod(run->out, json_string_value(pat), NULL, run, NULL))
+			FAILF(run, "preempted %s still in the output", json_string_value(pat));
+	}
+	json_array_foreach(json_object_get(run->expect, "notPreempted"), i, pat)
+		if (each_pod(run->preempted, json_string_value(pat), NULL, run, NULL))
+			FAILF(run, "%s preempted, expected not", json_string_value(pat));
+}
+
+static void check_explain(struct run *run)
+{
+	size_t i;
+	json_t *s;
+
+	json_array_foreach(json_object_get(run->expect, "explain"), i, s)
+		if (!strstr(run->trace ? run->trace : "", json_string_value(s)))
+			FAILF(run, "explain trace lacks \"%s\"", json_string_value(s));
+}
+
+static int run_scenario(const char *path)
+{
+	char err[1024];
+	json_t *docs = NULL, *objects = json_array(), *o;
+	struct run run = { .file = path };
+	struct pk_errors errs = { 0 };
+	size_t i, tlen = 0;
+	FILE *trace = open_memstream(&run.trace, &tlen);
+	struct pk_sched_opts opts = { .check = true, .explain = trace };
+	int r;
+
+	ck_assert_msg(pk_read_file(path, &docs, err, sizeof(err)) == 0, "%s", err);
+	json_array_foreach(docs, i, o) {
+		const char *kind = json_string_value(json_object_get(o, "kind")) ?: "";
+
+		if (strcmp(kind, "Nodes") == 0)
+			gen_nodes(o, objects);
+		else if (strcmp(kind, "Pods") == 0)
+			gen_pods(o, objects);
+		else if (strcmp(kind, "Expect") == 0)
+			run.expect = o;
+		else
+			json_array_append(objects, o);
+	}
+	ck_assert_msg(run.expect != NULL, "%s: no kind: Expect document", path);
+	json_array_foreach(objects, i, o) {
+		struct pk_errors verrs = { 0 };
+
+		if (pk_validate(o, &verrs) < 0) {
+			pk_errors_print(&verrs, stderr, path);
+			run.failures++;
+		}
+		pk_errors_clear(&verrs);
+	}
+	r = pk_sched_run(objects, &opts, &run.out, &run.preempted, &errs);
+	fclose(trace);
+	if (r < 0) {
+		pk_errors_print(&errs, stderr, path);
+		FAILF(&run, "pk_sched_run failed: %d", r);
+	} else {
+		check_list(&run, "bound", (void *)1);
+		check_list(&run, "pending", NULL);
+		check_bindings(&run);
+		check_domains(&run);
+		check_conditions(&run);
+		check_preempted(&run);
+		check_explain(&run);
+	}
+	if ((run.failures || getenv("SCENARIO_ALWAYS")) && getenv("SCENARIO_TRACE"))
+		fprintf(stderr, "--- trace of %s\n%s", path, run.trace ? run.trace : "");
+	if (run.failures && getenv("SCENARIO_OUT")) {
+		char *s = pk_write_string(run.out, PK_FORMAT_YAML);
+
+		fprintf(stderr, "--- output of %s\n%s", path, s ? s : "");
+		free(s);
+	}
+	pk_errors_clear(&errs);
+	json_decref(run.out);
+	json_decref(run.preempted);
+	json_decref(objects);
+	json_decref(docs);
+	free(run.trace);
+	return run.failures;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+START_TEST(test_all_scenarios)
+{
+	DIR *d = opendir(SCENARIO_DIR);
+	struct dirent *e;
+	char *names[512];
+	size_t n = 0;
+	int failures = 0;
+	const char *only = getenv("SCENARIO");
+
+	ck_assert_msg(d != NULL, "cannot open %s", SCENARIO_DIR);
+	while ((e = readdir(d)) && n < 512) {
+		size_t len = strlen(e->d_name);
+
+		if (len > 5 && strcmp(e->d_name + len - 5, ".yaml") == 0)
+			names[n++] = strdup(e->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof(char *), cmp_str);
+	ck_assert_msg(only || n >= 10, "only %zu scenarios found", n);
+	for (size_t i = 0; i < n; i++) {
+		char path[1024];
+
+		snprintf(path, sizeof(path), "%s/%s", SCENARIO_DIR, names[i]);
+		if (!only || strstr(names[i], only)) {
+			int f = run_scenario(path);
+
+			fprintf(stderr, "%-50s %s\n", names[i], f ? "FAIL" : "ok");
+			failures += f;
+		}
+		free(names[i]);
+	}
+	ck_assert_int_eq(failures, 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("scenarios");
+	TCase *tc = tcase_create("scenarios");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_all_scenarios);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
