@@ -6,7 +6,8 @@
  * cannot express on their own: the controller's allow-lists (opt-in: a
  * policy or disruption mode a controller did not list is rejected, including
  * ones this library does not know), the cross-field rules of KEP-6012
- * (`all` disruption needs a gang; an `all` parent needs `all` children), the
+ * (`all` disruption needs a gang; an `all` parent needs `all` children; a
+ * gang parent needs gang children), the
  * Workload limits (depth 4, 8 templates per list, unique DNS-label names) and,
  * given the previous tree, the update rules.  Compilation turns the tree into
  * a Workload whose template tree mirrors the item tree; runtime groups are
@@ -243,6 +244,11 @@ static void check_item(struct vctx *v, const struct wb_item *item, const struct 
 		       "%s: Invalid value: \"all\": the `all` disruption mode requires the gang "
 		       "scheduling policy%s%s",
 		       NULL, NULL);
+	if (parent && parent->resolved.policy == WB_POLICY_GANG && c->policy == WB_POLICY_BASIC)
+		verror(v, item, WB_BLOCK_POLICY,
+		       "%s: Invalid value: \"basic\": must be gang because the parent group \"%s\" "
+		       "uses the gang policy (a gang counts whole child groups)%s",
+		       parent->name, NULL);
 	if (parent && parent->resolved.disruption == WB_DISRUPTION_ALL &&
 	    c->disruption != WB_DISRUPTION_ALL)
 		verror(v, item, WB_BLOCK_DISRUPTION,

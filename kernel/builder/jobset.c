@@ -17,7 +17,10 @@
  * replica, and the Jobs <jobset>-<rjob>-<i> whose pod templates are bound to
  * their PodGroups (centralized management).  Gang counts left out default to
  * the number of children: replicated jobs at the root, replicas for a
- * replicated job, the Job's parallelism for a replica.
+ * replicated job, the Job's parallelism for a replica.  A level without a
+ * policy or disruption mode of its own inherits gang and `all` from the
+ * level above, since a gang's children must be gangs and an `all` group's
+ * children `all`.
  *
  * Templates inside replicatedJobs must not carry scheduling fields (no split
  * brain).  A JobSet carrying the downward annotations is part of a parent's
@@ -391,8 +394,45 @@ static int new_item(const char *name, const struct jobset_view *v, wb_config_fn 
 	return 0;
 }
 
+/*
+ * What a level defaults to, given the level above: a gang's children must be
+ * gangs and an `all` group's children `all` (KEP-6012), so a level the user
+ * left unset follows its parent instead of failing validation.
+ */
+struct inherited {
+	bool gang, all;
+};
+
+static bool block_has(const json_t *parent, const char *block, const char *member)
+{
+	json_t *v = json_object_get(wb_obj(parent, block), member);
+
+	return v && !json_is_null(v);
+}
+
+static struct inherited inherit(const json_t *blocks, struct inherited up)
+{
+	struct inherited r = up;
+
+	if (wb_obj(blocks, "schedulingPolicy"))
+		r.gang = block_has(blocks, "schedulingPolicy", "gang");
+	if (wb_obj(blocks, "disruptionMode"))
+		r.all = block_has(blocks, "disruptionMode", "all");
+	return r;
+}
+
+static void apply_inherited(struct wb_item *item, struct inherited in)
+{
+	if (in.gang)
+		item->defaults.policy = WB_POLICY_GANG;
+	if (in.all)
+		item->defaults.disruption = WB_DISRUPTION_ALL;
+}
+
 static int rjob_items(const struct jobset_view *v, const struct rjob *rj, struct wb_item **ret)
 {
+	struct inherited root_in = inherit(v->scheduling, (struct inherited){ false, false });
+	struct inherited group_in, leaf_in;
 	const json_t *entry = rj->target >= 0
 				      ? json_array_get(json_object_get(v->scheduling, "replicatedJobs"),
 						       (size_t)rj->target)
@@ -410,6 +450,12 @@ static int rjob_items(const struct jobset_view *v, const struct rjob *rj, struct
 	if (r >= 0)
 		r = new_item(leaf_name, v, default_min_groups, &rj->parallelism, &leaf);
 	free(leaf_name);
+	group_in = inherit(entry, root_in);
+	leaf_in = inherit(wb_obj(entry, "job"), group_in);
+	if (r >= 0) {
+		apply_inherited(group, group_in);
+		apply_inherited(leaf, leaf_in);
+	}
 	if (r >= 0 && entry)
 		r = set_inputs(group, entry, prefix);
 	if (r >= 0 && entry)
