@@ -4,13 +4,13 @@
 Serves GET/POST /api/v1/nodes[/NAME] and PATCH with JSON merge patch
 (RFC 7386; any other Content-Type is 415).  Bearer tokens are checked
 against --tokens FILE (one per line, re-read on every request; absent file:
-no auth).  --fail-first N answers the first N requests with 503.  Every
+no auth).  --tls-cert/--tls-key serve https.  --fail-first N answers the first N requests with 503.  Every
 request is appended to --log as one JSON line {method, path, auth, ctype,
 status, body}; the nodes are written to --state after each change.
 
   fake_apiserver.py --port-file F --log L --state S [--seed NODES.json]
 """
-import argparse, json, os, sys, threading
+import argparse, json, os, ssl, sys, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 lock = threading.Lock()
@@ -105,12 +105,18 @@ def main():
     p.add_argument("--seed")
     p.add_argument("--tokens")
     p.add_argument("--fail-first", type=int, default=0)
+    p.add_argument("--tls-cert")
+    p.add_argument("--tls-key")
     args = p.parse_args()
     if args.seed:
         with open(args.seed) as f:
             for n in json.load(f):
                 nodes[n["metadata"]["name"]] = n
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if args.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls_cert, args.tls_key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(srv.server_address[1]))
     os.replace(args.port_file + ".tmp", args.port_file)

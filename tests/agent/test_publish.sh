@@ -96,7 +96,37 @@ rc=$?
 apid=
 [ $rc = 0 ] || { echo "rotation: daemon exit $rc"; cat "$tmp/e4"; fail=1; }
 
-# 5. unreachable server: 3 attempts (50 + 100 ms of backoff), then exit 1
+# 5. in-cluster: https with the service account's CA and token
+if command -v openssl >/dev/null 2>&1; then
+	mkdir "$tmp/sa"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+		-keyout "$tmp/tls.key" -out "$tmp/sa/ca.crt" 2>/dev/null
+	echo sa-token >"$tmp/sa/token"
+	echo sa-token >"$tmp/accepted"
+	rm -f "$tmp/port"
+	python3 "$PODKERNEL_SRC/tests/agent/fake_apiserver.py" --port-file "$tmp/port" \
+		--log "$tmp/tlslog" --state "$tmp/tlsstate" --tokens "$tmp/accepted" \
+		--tls-cert "$tmp/sa/ca.crt" --tls-key "$tmp/tls.key" &
+	tsrv=$!
+	i=0
+	while [ ! -f "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$(cat "$tmp/port") \
+	PODAGENT_SERVICEACCOUNT_DIR="$tmp/sa" NODE_NAME=gpu-c \
+		"$AGENT" --once $AG --in-cluster 2>"$tmp/e6"
+	rc=$?
+	kill $tsrv
+	[ $rc = 0 ] || { echo "in-cluster: exit $rc"; cat "$tmp/e6"; fail=1; }
+	grep -q '"path": "/api/v1/nodes", "auth": "Bearer sa-token", "ctype": "application/json", "status": 201' \
+		"$tmp/tlslog" || { echo "in-cluster: node not created over https"; cat "$tmp/tlslog"; fail=1; }
+	# without --in-cluster's environment it is a usage error
+	env -u KUBERNETES_SERVICE_HOST "$AGENT" --once $AG --in-cluster 2>/dev/null
+	[ $? = 2 ] || { echo "in-cluster outside a cluster: expected exit 2"; fail=1; }
+else
+	echo "test_publish: no openssl, in-cluster https part skipped" >&2
+fi
+
+# 6. unreachable server: 3 attempts (50 + 100 ms of backoff), then exit 1
 kill $srv
 wait $srv 2>/dev/null
 srv=
