@@ -403,6 +403,8 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 		cst = eval_in(ctx, g, dn, dnn);
 		ctx->depth--;
 		if (cst != SC_SUCCESS) {
+			sc_trace(ctx, "candidate %s: infeasible (%s)", part->values[d],
+				 sc_status_to_string(cst));
 			sc_buf_printf(&why, "%s%s: %s", why.n ? "; " : "", part->values[d],
 				      g->why ? g->why : sc_status_to_string(cst));
 			if (cst == SC_UNSCHEDULABLE)
