@@ -724,6 +724,21 @@ static void dispatch_resource(struct pk_server *srv, const struct pk_request *re
 			       "the server does not allow this method on the requested resource");
 }
 
+/* metadata.name of a create body, for authorisation by name; NULL when unknown. */
+static const char *body_name(const struct pk_request *req)
+{
+	static __thread char name[256];
+	json_t *v = NULL;
+	char err[8];
+	if (!req->body || strcmp(req->method, "POST") != 0 ||
+	    pk_parse_document("body", req->body, req->body_len, &v, err, sizeof(err)) < 0)
+		return NULL;
+	const char *n = json_string_value(json_object_get(json_object_get(v, "metadata"), "name"));
+	snprintf(name, sizeof(name), "%s", n ? n : "");
+	json_decref(v);
+	return n ? name : NULL;
+}
+
 static bool public_path(const char *path)
 {
 	return strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0 ||
@@ -775,7 +790,8 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 	if (!verb) {
 		respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
 			       "method %s is not allowed", req->method);
-	} else if (!pk_authorize(&who, verb, r.type->kind, r.name)) {
+	} else if (!pk_authorize(&who, verb, r.type->kind, r.name) &&
+		   (r.name || !pk_authorize(&who, verb, r.type->kind, body_name(req)))) {
 		respond_status(resp, 403, "Forbidden", r.type->plural, r.name, NULL,
 			       "%s \"%s\" is forbidden: User \"%s\" cannot %s resource \"%s\" in API "
 			       "group \"%s\"",

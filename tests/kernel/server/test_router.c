@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_router.c — kernel/server without sockets: the token file parser, the
+ * authorisation rules, and pk_server_handle() on requests built in memory
+ * (status codes, Status objects, routing, Tables, watch replay).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel/server/server.h"
+
+/* ---- token file -------------------------------------------------------------- */
+START_TEST(test_tokens_parse)
+{
+	static const char file[] = "# comment\n"
+				   "\n"
+				   "tok1,alice,u1,\"system:masters,dev\"\n"
+				   "tok2,system:node:n1,u2,system:nodes\r\n"
+				   "\"tok,3\",bob,u3\n";
+	struct pk_tokens *tk = NULL;
+	char err[256];
+	ck_assert_int_eq(pk_tokens_parse("t.csv", file, strlen(file), &tk, err, sizeof(err)), 0);
+	ck_assert_uint_eq(tk->n, 3);
+	ck_assert_str_eq(tk->v[0].user, "alice");
+	ck_assert_uint_eq(tk->v[0].ngroups, 2);
+	ck_assert_str_eq(tk->v[0].groups[1], "dev");
+	ck_assert_str_eq(tk->v[1].groups[0], "system:nodes");
+	ck_assert_uint_eq(tk->v[2].ngroups, 0);
+	ck_assert_ptr_eq(pk_tokens_find(tk, "tok,3"), &tk->v[2]);
+	ck_assert_ptr_null(pk_tokens_find(tk, "tok"));
+	ck_assert_ptr_null(pk_tokens_find(tk, "tok1x"));
+	pk_tokens_free(tk);
+
+	static const char *const bad[] = { "tok,alice\n", "\"tok,alice,u1\n", "tok,alice,u1,g,x\n",
+					   ",alice,u1\n", "t,u,i,\"g\"x\n" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		tk = NULL;
+		ck_assert_msg(pk_tokens_parse("t.csv", bad[i], strlen(bad[i]), &tk, err, sizeof(err)) ==
+				      -EINVAL,
+			      "accepted: %s", bad[i]);
+		ck_assert_msg(strncmp(err, "t.csv:1:", 8) == 0, "no position: %s", err);
+	}
+	pk_tokens_free(NULL);
+}
+END_TEST
+
+START_TEST(test_authorize)
+{
+	const char *masters[] = { "system:masters" };
+	const char *nodes[] = { "system:nodes" };
+	struct pk_identity admin = { "alice", masters, 1, true };
+	struct pk_identity node = { "system:node:n1", nodes, 1, true };
+	struct pk_identity user = { "bob", NULL, 0, true };
+	struct pk_identity anon = { "system:anonymous", NULL, 0, false };
+	ck_assert(pk_authorize(&admin, "delete", "Pod", "x"));
+	ck_assert(pk_authorize(&node, "get", "Pod", "x"));
+	ck_assert(pk_authorize(&node, "watch", "Node", NULL));
+	ck_assert(pk_authorize(&node, "patch", "Node", "n1"));
+	ck_assert(pk_authorize(&node, "create", "Node", "n1"));
+	ck_assert(!pk_authorize(&node, "patch", "Node", "n2"));
+	ck_assert(!pk_authorize(&node, "delete", "Node", "n1"));
+	ck_assert(!pk_authorize(&node, "create", "Pod", "n1"));
+	ck_assert(pk_authorize(&user, "list", "Pod", NULL));
+	ck_assert(!pk_authorize(&user, "create", "Pod", "p"));
+	ck_assert(!pk_authorize(&anon, "get", "Pod", "p"));
+}
+END_TEST
+
+/* ---- the router ------------------------------------------------------------------ */
+static char dir[256];
+static struct pk_store *st;
+static struct pk_server *srv;
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/pk-router-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char path[300], err[256];
+	snprintf(path, sizeof(path), "%s/tokens", dir);
+	FILE *f = fopen(path, "w");
+	fputs("admintok,admin,1,\"system:masters\"\nnodetok,system:node:n1,2,system:nodes\n", f);
+	fclose(f);
+	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	struct pk_server_config cfg = { .token_auth_file = path };
+	ck_assert_int_eq(pk_server_new(st, &cfg, &srv, err, sizeof(err)), 0);
+}
+
+static void teardown(void)
+{
+	pk_server_free(srv);
+	pk_store_close(st);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Make a request; returns the status and the parsed JSON body in *ret (may be NULL). */
+static int call(const char *method, const char *path, const char *token, const char *ctype,
+		const char *body, json_t **ret)
+{
+	char auth[128];
+	snprintf(auth, sizeof(auth), "Bearer %s", token ? token : "");
+	struct pk_query_arg args[8];
+	size_t nargs = 0;
+	char pathbuf[512];
+	snprintf(pathbuf, sizeof(pathbuf), "%s", path);
+	char *q = strchr(pathbuf, '?');
+	if (q) {
+		*q++ = '\0';
+		for (char *save = NULL, *kv = strtok_r(q, "&", &save); kv && nargs < 8;
+		     kv = strtok_r(NULL, "&", &save)) {
+			char *eq = strchr(kv, '=');
+			if (eq)
+				*eq++ = '\0';
+			args[nargs++] = (struct pk_query_arg){ kv, eq ? eq : "" };
+		}
+	}
+	struct pk_request req = {
+		.method = method,
+		.path = pathbuf,
+		.args = args,
+		.nargs = nargs,
+		.authorization = token ? auth : NULL,
+		.content_type = ctype,
+		.body = body,
+		.body_len = body ? strlen(body) : 0,
+	};
+	struct pk_response resp;
+	ck_assert_int_eq(pk_server_handle(srv, &req, &resp), 0);
+	int status = resp.status;
+	if (ret)
+		*ret = resp.body ? json_loads(resp.body, 0, NULL) : NULL;
+	pk_response_clear(&resp);
+	return status;
+}
+
+static const char *reason(json_t *status)
+{
+	return json_string_value(json_object_get(status, "reason"));
+}
+
+static const char POD[] = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\"},"
+			  "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}";
+
+START_TEST(test_status_codes)
+{
+	json_t *b = NULL;
+	ck_assert_int_eq(call("GET", "/healthz", NULL, NULL, NULL, NULL), 200);
+	ck_assert_int_eq(call("GET", "/version", NULL, NULL, NULL, NULL), 200);
+	ck_assert_int_eq(call("GET", "/api/v1/pods", NULL, NULL, NULL, &b), 401);
+	ck_assert_str_eq(reason(b), "Unauthorized");
+	json_decref(b);
+	ck_assert_int_eq(call("GET", "/api/v1/pods", "wrong", NULL, NULL, NULL), 401);
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods", "admintok",
+			      "application/json", POD, &b),
+			 201);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(b, "metadata"),
+							   "namespace")),
+			 "default");
+	json_decref(b);
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods", "admintok",
+			      "application/json", POD, &b),
+			 409);
+	ck_assert_str_eq(reason(b), "AlreadyExists");
+	json_decref(b);
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/other/pods", "admintok", "application/json",
+			      "{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"x\"}}", &b),
+			 400);
+	json_decref(b);
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods", "admintok",
+			      "application/json", "{\"kind\": ", &b),
+			 400);
+	ck_assert_str_eq(reason(b), "BadRequest");
+	json_decref(b);
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods", "admintok",
+			      "application/json",
+			      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"UPPER\"}}",
+			      &b),
+			 422);
+	ck_assert_str_eq(reason(b), "Invalid");
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_array_get(json_object_get(json_object_get(b, "details"), "causes"),
+						0),
+				 "field")),
+			 "metadata.name");
+	json_decref(b);
+	ck_assert_int_eq(call("GET", "/api/v1/namespaces/default/pods/nope", "admintok", NULL, NULL,
+			      &b),
+			 404);
+	ck_assert_str_eq(reason(b), "NotFound");
+	json_decref(b);
+	ck_assert_int_eq(call("GET", "/api/v1/nothing", "admintok", NULL, NULL, NULL), 404);
+	ck_assert_int_eq(call("PATCH", "/api/v1/namespaces/default/pods/p1", "admintok",
+			      "text/plain", "{}", NULL),
+			 415);
+	ck_assert_int_eq(call("PUT", "/api/v1/namespaces/default/pods", "admintok",
+			      "application/json", POD, NULL),
+			 405);
+	/* Stale resourceVersion on update: 409 Conflict. */
+	ck_assert_int_eq(call("PUT", "/api/v1/namespaces/default/pods/p1", "admintok",
+			      "application/json",
+			      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\","
+			      "\"resourceVersion\":\"1\"},\"spec\":{\"containers\":[]}}",
+			      &b),
+			 409);
+	ck_assert_str_eq(reason(b), "Conflict");
+	json_decref(b);
+}
+END_TEST
+
+START_TEST(test_node_restriction)
+{
+	static const char node[] = "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+				   "\"%s\"}}";
+	char body[256];
+	json_t *b = NULL;
+	snprintf(body, sizeof(body), node, "n1");
+	ck_assert_int_eq(call("POST", "/api/v1/nodes", "nodetok", "application/json", body, NULL), 201);
+	snprintf(body, sizeof(body), node, "n2");
+	ck_assert_int_eq(call("POST", "/api/v1/nodes", "admintok", "application/json", body, NULL),
+			 201);
+	ck_assert_int_eq(call("PATCH", "/api/v1/nodes/n1", "nodetok", "application/merge-patch+json",
+			      "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", NULL),
+			 200);
+	ck_assert_int_eq(call("PATCH", "/api/v1/nodes/n2", "nodetok", "application/merge-patch+json",
+			      "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", &b),
+			 403);
+	ck_assert_str_eq(reason(b), "Forbidden");
+	json_decref(b);
+	ck_assert_int_eq(call("GET", "/api/v1/nodes", "nodetok", NULL, NULL, NULL), 200);
+	ck_assert_int_eq(call("DELETE", "/api/v1/nodes/n1", "nodetok", NULL, NULL, NULL), 403);
+}
+END_TEST
+
+START_TEST(test_list_watch_and_discovery)
+{
+	json_t *b = NULL;
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods", "admintok",
+			      "application/json", POD, NULL),
+			 201);
+	ck_assert_int_eq(call("GET", "/api/v1/pods?labelSelector=a%20in", "admintok", NULL, NULL, &b),
+			 400);
+	json_decref(b);
+	ck_assert_int_eq(call("GET", "/api/v1/namespaces/default/pods?limit=1", "admintok", NULL, NULL,
+			      &b),
+			 200);
+	ck_assert_str_eq(json_string_value(json_object_get(b, "kind")), "PodList");
+	ck_assert_uint_eq(json_array_size(json_object_get(b, "items")), 1);
+	const char *rv = json_string_value(json_object_get(json_object_get(b, "metadata"),
+							   "resourceVersion"));
+	ck_assert_ptr_nonnull(rv);
+	char rvbuf[32];
+	snprintf(rvbuf, sizeof(rvbuf), "%llu", strtoull(rv, NULL, 10) - 1);
+	json_decref(b);
+
+	/* A watch from just before the pod replays its ADDED event from the ring. */
+	char auth[] = "Bearer admintok";
+	struct pk_query_arg args[] = { { "watch", "true" }, { "resourceVersion", rvbuf } };
+	struct pk_request req = { .method = "GET", .path = "/api/v1/pods", .args = args, .nargs = 2,
+				  .authorization = auth };
+	struct pk_response resp;
+	ck_assert_int_eq(pk_server_handle(srv, &req, &resp), 0);
+	ck_assert_int_eq(resp.status, 200);
+	ck_assert_ptr_nonnull(resp.watch);
+	char buf[8192];
+	ssize_t n = pk_watch_read(resp.watch, buf, sizeof(buf) - 1, 1000);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_ptr_nonnull(strstr(buf, "{\"type\":\"ADDED\""));
+	ck_assert_int_eq(pk_watch_read(resp.watch, buf, sizeof(buf), 50), 0);
+	pk_response_clear(&resp);
+
+	/* Discovery and Tables. */
+	ck_assert_int_eq(call("GET", "/apis", "admintok", NULL, NULL, &b), 200);
+	ck_assert_str_eq(json_string_value(json_object_get(b, "kind")), "APIGroupList");
+	json_decref(b);
+	ck_assert_int_eq(call("GET", "/apis/scheduling.k8s.io/v1alpha3", "admintok", NULL, NULL, &b),
+			 200);
+	char *text = json_dumps(b, 0);
+	ck_assert_ptr_nonnull(strstr(text, "\"cpg\""));
+	free(text);
+	json_decref(b);
+	struct pk_request treq = { .method = "GET", .path = "/api/v1/namespaces/default/pods",
+				   .authorization = auth,
+				   .accept = "application/json;as=Table;v=v1;g=meta.k8s.io" };
+	ck_assert_int_eq(pk_server_handle(srv, &treq, &resp), 0);
+	json_t *table = json_loads(resp.body, 0, NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(table, "kind")), "Table");
+	ck_assert_uint_eq(json_array_size(json_object_get(table, "rows")), 1);
+	json_decref(table);
+	pk_response_clear(&resp);
+	ck_assert_int_eq(call("GET", "/metrics", "admintok", NULL, NULL, NULL), 200);
+}
+END_TEST
+
+START_TEST(test_watch_gone_after_restart)
+{
+	json_t *b = NULL;
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods", "admintok",
+			      "application/json", POD, NULL),
+			 201);
+	/* Reopen the store: the ring starts at the current version, older ones are gone. */
+	pk_server_free(srv);
+	pk_store_close(st);
+	char err[256], path[300];
+	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/tokens", dir);
+	struct pk_server_config cfg = { .token_auth_file = path };
+	ck_assert_int_eq(pk_server_new(st, &cfg, &srv, err, sizeof(err)), 0);
+	ck_assert_int_eq(call("GET", "/api/v1/pods?watch=1&resourceVersion=1", "admintok", NULL, NULL,
+			      &b),
+			 410);
+	ck_assert_str_eq(reason(b), "Expired");
+	json_decref(b);
+	ck_assert_int_eq(call("GET", "/api/v1/namespaces/default/pods/p1", "admintok", NULL, NULL,
+			      NULL),
+			 200);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("server");
+	TCase *tp = tcase_create("auth");
+	tcase_add_test(tp, test_tokens_parse);
+	tcase_add_test(tp, test_authorize);
+	suite_add_tcase(s, tp);
+	TCase *tr = tcase_create("router");
+	tcase_add_checked_fixture(tr, setup, teardown);
+	tcase_add_test(tr, test_status_codes);
+	tcase_add_test(tr, test_node_restriction);
+	tcase_add_test(tr, test_list_watch_and_discovery);
+	tcase_add_test(tr, test_watch_gone_after_restart);
+	suite_add_tcase(s, tr);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
