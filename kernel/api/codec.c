@@ -348,6 +348,8 @@ static int on_scalar(struct reader *r, const yaml_event_t *ev)
 		f->key = strndup(text, len);
 		return f->key ? 0 : -ENOMEM;
 	}
+	if (memchr(text, '\0', len))
+		return fail_mark(r, ev->start_mark, "NUL characters are not allowed in strings");
 	if (tag && (strcmp(tag, YAML_STR_TAG) == 0 || strcmp(tag, "!") == 0))
 		plain = false;
 	value = plain ? pk_scalar_resolve(text, len) : json_stringn(text, len);
