@@ -123,8 +123,8 @@ struct agent_links {
 };
 
 /*
- * Is name an ICI port?  With a board: it matches one of the board's port
- * names (shell patterns allowed).  Without: it starts with "ici".
+ * Is name an ICI port?  With a board: it is one of the board's port names.
+ * Without: it starts with "ici".
  */
 bool agent_link_is_ici(const char *name, const struct topo_board *board);
 /* Parse "peer=<host>/<port>" out of an alias ("a b peer=h/p c" works too). */

@@ -2,15 +2,14 @@
 /*
  * links.c — ICI ports as the kernel's network links (libnl-route).
  *
- * The board names the netdevs that are ICI ports (patterns such as "ici*" are
- * allowed).  For each one found, the report keeps the operational state, the
+ * The board names the netdevs that are ICI ports (without a board, every
+ * link whose name starts with "ici" is one).  For each one found, the report keeps the operational state, the
  * carrier, and the peer it is cabled to, which the cabling tool writes into
  * the link alias as "peer=<host>/<port>" (ip link set ici0 alias
  * "peer=tpu-ss0-h1/ici3").  A cache manager on NETLINK_ROUTE tells the daemon
  * when an ICI link changes.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <netlink/cache.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
@@ -29,9 +28,9 @@ bool agent_link_is_ici(const char *name, const struct topo_board *board)
 	if (n == 0)
 		return strncmp(name, "ici", 3) == 0;
 	for (size_t i = 0; i < n; i++) {
-		const char *pat = topo_board_ici_port_name(board, i);
+		const char *port = topo_board_ici_port_name(board, i);
 
-		if (pat && fnmatch(pat, name, 0) == 0)
+		if (port && strcmp(port, name) == 0)
 			return true;
 	}
 	return false;

@@ -139,15 +139,14 @@ static void board_checks(struct agent_report *r, const struct topo_board *board)
 	if (!r->links.available)
 		return;
 	for (size_t i = 0; i < nports; i++) {
-		const char *pat = topo_board_ici_port_name(board, i);
+		const char *port = topo_board_ici_port_name(board, i);
 		bool found = false;
 
 		for (size_t j = 0; j < r->links.n && !found; j++)
-			found = agent_link_is_ici(r->links.v[j].name, board) &&
-				strcmp(r->links.v[j].name, pat) == 0;
-		if (!found && pat && !strpbrk(pat, "*?["))
+			found = strcmp(r->links.v[j].name, port) == 0;
+		if (!found)
 			pk_errors_add(&r->warnings, "board %s: ICI port %s not found",
-				      topo_board_name(board), pat);
+				      topo_board_name(board), port);
 	}
 }
 
