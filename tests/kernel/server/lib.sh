@@ -1,0 +1,53 @@
+# Shared helpers for the podkerneld scripts (sourced, not run).
+# pk_start DATADIR [ARGS...]: start podkerneld on a free loopback port; sets
+# PK_PID, PK_PORT, PK_LOG.  pk_stop: SIGTERM and wait; fails if the server
+# exits non-zero (sanitizer reports included).  Every server is killed by the
+# EXIT trap.
+set -u
+WORK=$(mktemp -d /tmp/pk-server-test.XXXXXX)
+PK_PIDS=""
+pk_cleanup() {
+	for p in $PK_PIDS; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$WORK"
+}
+trap pk_cleanup EXIT INT TERM
+
+fail() { echo "FAIL: $*" >&2; [ -n "${PK_LOG:-}" ] && tail -20 "$PK_LOG" >&2; exit 1; }
+need() { command -v "$1" >/dev/null 2>&1 || { echo "$1 not installed" >&2; exit 77; }; }
+
+PK_N=0
+pk_start() {
+	dir=$1; shift
+	PK_N=$((PK_N + 1))
+	PK_LOG="$WORK/server.$PK_N.log"
+	"$PODKERNEL_BIN/podkerneld" --listen 127.0.0.1:0 --data-dir "$dir" "$@" 2>"$PK_LOG" &
+	PK_PID=$!
+	PK_PIDS="$PK_PIDS $PK_PID"
+	i=0
+	PK_PORT=""
+	while [ $i -lt 100 ]; do
+		PK_PORT=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$PK_LOG" | head -1)
+		[ -n "$PK_PORT" ] && return 0
+		kill -0 "$PK_PID" 2>/dev/null || fail "podkerneld exited at start"
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fail "podkerneld did not start"
+}
+
+pk_stop() {
+	kill -TERM "$PK_PID"
+	wait "$PK_PID" || fail "podkerneld exited with $? after SIGTERM"
+}
+
+# code METHOD PATH [curl args...]: prints the HTTP status; the body goes to $WORK/body.
+code() {
+	m=$1; p=$2; shift 2
+	curl -s -o "$WORK/body" -w '%{http_code}' -X "$m" "$PK_URL$p" "$@"
+}
+expect() {
+	want=$1; shift
+	got=$(code "$@")
+	[ "$got" = "$want" ] || fail "$* -> $got, want $want: $(head -c 400 "$WORK/body")"
+}
+rv_of() { grep -o '"resourceVersion":"[0-9]*"' "$1" | head -1 | tr -dc 0-9; }

@@ -1,0 +1,145 @@
+#!/bin/sh
+# podkerneld over plain HTTP with curl: every verb, conflicts, paging,
+# selectors, watch resumption and 410 after a restart, malformed and
+# oversized bodies, missing and wrong tokens, NodeRestriction, metrics.
+. "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
+need curl
+
+cat >"$WORK/tokens" <<'T'
+admintok,admin,1,"system:masters"
+node1tok,system:node:n1,2,"system:nodes"
+viewtok,viewer,3
+T
+pk_start "$WORK/data" --token-auth-file "$WORK/tokens"
+PK_URL="http://127.0.0.1:$PK_PORT"
+A="Authorization: Bearer admintok"
+J="Content-Type: application/json"
+POD='{"apiVersion":"v1","kind":"Pod","metadata":{"name":"NAME","labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}'
+pod() { echo "$POD" | sed "s/NAME/$1/"; }
+
+# Public and refused endpoints.
+expect 200 GET /healthz
+expect 200 GET /readyz
+expect 200 GET /version
+expect 401 GET /api/v1/pods
+expect 401 GET /api/v1/pods -H "Authorization: Bearer nope"
+grep -q '"reason":"Unauthorized"' "$WORK/body" || fail "401 without a Status"
+expect 200 GET /api/v1/pods -H "Authorization: Bearer viewtok"
+expect 403 POST /api/v1/namespaces/default/pods -H "Authorization: Bearer viewtok" -H "$J" -d "$(pod x)"
+
+# create, get, list, update, patch, delete.
+expect 201 POST /api/v1/namespaces/default/pods -H "$A" -H "$J" -d "$(pod p1)"
+rv1=$(rv_of "$WORK/body")
+expect 409 POST /api/v1/namespaces/default/pods -H "$A" -H "$J" -d "$(pod p1)"
+grep -q '"reason":"AlreadyExists"' "$WORK/body" || fail "no AlreadyExists"
+expect 200 GET /api/v1/namespaces/default/pods/p1 -H "$A"
+cp "$WORK/body" "$WORK/p1.json"
+sed 's/"app":"web"/"app":"api"/' "$WORK/p1.json" >"$WORK/p1-new.json"
+expect 200 PUT /api/v1/namespaces/default/pods/p1 -H "$A" -H "$J" --data-binary @"$WORK/p1-new.json"
+rv2=$(rv_of "$WORK/body")
+[ "$rv2" -gt "$rv1" ] || fail "resourceVersion did not grow ($rv1 -> $rv2)"
+# The same stale body again: 409 Conflict.
+expect 409 PUT /api/v1/namespaces/default/pods/p1 -H "$A" -H "$J" --data-binary @"$WORK/p1-new.json"
+grep -q '"reason":"Conflict"' "$WORK/body" || fail "no Conflict"
+expect 200 PATCH /api/v1/namespaces/default/pods/p1 -H "$A" \
+	-H "Content-Type: application/merge-patch+json" -d '{"metadata":{"labels":{"tier":"a"}}}'
+expect 200 PATCH /api/v1/namespaces/default/pods/p1 -H "$A" \
+	-H "Content-Type: application/strategic-merge-patch+json" -d '{"metadata":{"labels":{"tier":null}}}'
+grep -q '"tier"' "$WORK/body" && fail "strategic merge patch did not delete the label"
+expect 200 PATCH /api/v1/namespaces/default/pods/p1 -H "$A" \
+	-H "Content-Type: application/json-patch+json" -d '[{"op":"add","path":"/metadata/annotations","value":{"n":"1"}}]'
+expect 200 PATCH /api/v1/namespaces/default/pods/p1/status -H "$A" \
+	-H "Content-Type: application/merge-patch+json" -d '{"status":{"phase":"Running"}}'
+grep -q '"phase":"Running"' "$WORK/body" || fail "status patch lost"
+expect 201 POST /api/v1/namespaces/default/pods/p1/binding -H "$A" -H "$J" \
+	-d '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p1"},"target":{"name":"n1"}}'
+expect 409 POST /api/v1/namespaces/default/pods/p1/binding -H "$A" -H "$J" \
+	-d '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p1"},"target":{"name":"n2"}}'
+expect 200 GET "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1" -H "$A"
+grep -q '"name":"p1"' "$WORK/body" || fail "fieldSelector spec.nodeName"
+
+# Paging and label selectors.
+for i in 1 2 3 4 5 6 7; do
+	expect 201 POST /api/v1/namespaces/default/pods -H "$A" -H "$J" -d "$(pod q$i)"
+done
+expect 200 GET "/api/v1/namespaces/default/pods?limit=3" -H "$A"
+cont=$(grep -o '"continue":"[0-9a-f]*"' "$WORK/body" | cut -d'"' -f4)
+[ -n "$cont" ] || fail "no continue token"
+expect 200 GET "/api/v1/namespaces/default/pods?limit=3&continue=$cont" -H "$A"
+grep -q '"name":"q3"' "$WORK/body" || fail "second page: $(head -c 300 "$WORK/body")"
+expect 200 GET "/api/v1/pods?labelSelector=app%20in%20(api),!tier" -H "$A"
+[ "$(grep -o '"kind":"Pod"' "$WORK/body" | wc -l)" = 1 ] || fail "label selector"
+expect 400 GET "/api/v1/pods?labelSelector=app%20in" -H "$A"
+
+# Watch: resume from a resourceVersion, see the change, then delete.
+expect 200 GET /api/v1/namespaces/default/pods -H "$A"
+listrv=$(rv_of "$WORK/body")
+curl -sN --max-time 3 -H "$A" "$PK_URL/api/v1/namespaces/default/pods?watch=true&resourceVersion=$listrv" \
+	>"$WORK/watch" &
+wpid=$!
+sleep 0.5
+expect 200 DELETE /api/v1/namespaces/default/pods/q1 -H "$A"
+expect 404 DELETE /api/v1/namespaces/default/pods/q1 -H "$A"
+wait $wpid
+grep -q '"type":"DELETED".*"name":"q1"' "$WORK/watch" || fail "watch missed the delete: $(cat "$WORK/watch")"
+# Resume from before a change: replayed from the ring.
+curl -sN --max-time 1 -H "$A" "$PK_URL/api/v1/pods?watch=1&resourceVersion=$rv1" >"$WORK/watch2"
+grep -q '"type":"MODIFIED"' "$WORK/watch2" || fail "no replay from $rv1"
+
+# Malformed and oversized bodies; the server keeps serving.
+expect 400 POST /api/v1/namespaces/default/pods -H "$A" -H "$J" -d '{"kind": "Pod", '
+expect 400 POST /api/v1/namespaces/default/pods -H "$A" -H "$J" -d '[[[[[[[['
+expect 422 POST /api/v1/namespaces/default/pods -H "$A" -H "$J" -d "$(pod Bad_Name)"
+grep -q '"field":"metadata.name"' "$WORK/body" || fail "no field path in Invalid"
+head -c 4000000 /dev/zero | tr '\0' 'a' >"$WORK/big"
+expect 413 POST /api/v1/namespaces/default/pods -H "$A" -H "$J" --data-binary @"$WORK/big"
+expect 200 GET /healthz
+
+# NodeRestriction.
+NODE='{"apiVersion":"v1","kind":"Node","metadata":{"name":"NAME"}}'
+expect 201 POST /api/v1/nodes -H "Authorization: Bearer node1tok" -H "$J" -d "$(echo "$NODE" | sed s/NAME/n1/)"
+expect 403 POST /api/v1/nodes -H "Authorization: Bearer node1tok" -H "$J" -d "$(echo "$NODE" | sed s/NAME/n2/)"
+expect 201 POST /api/v1/nodes -H "$A" -H "$J" -d "$(echo "$NODE" | sed s/NAME/n2/)"
+expect 403 PATCH /api/v1/nodes/n2 -H "Authorization: Bearer node1tok" \
+	-H "Content-Type: application/merge-patch+json" -d '{"metadata":{"labels":{"x":"y"}}}'
+grep -q '"reason":"Forbidden"' "$WORK/body" || fail "no Forbidden"
+expect 200 PATCH /api/v1/nodes/n1 -H "Authorization: Bearer node1tok" \
+	-H "Content-Type: application/merge-patch+json" -d '{"metadata":{"labels":{"x":"y"}}}'
+
+# CompositePodGroup bottom-up deletion.
+G='{"apiVersion":"scheduling.k8s.io/v1alpha3","kind":"KIND","metadata":{"name":"NAME"},"spec":{"workloadRef":{"workloadName":"w","templateName":"NAME"},"schedulingPolicy":{"basic":{}}PARENT}}'
+grp() { echo "$G" | sed "s/KIND/$1/; s/NAME/$2/g; s/PARENT/$3/"; }
+SG=/apis/scheduling.k8s.io/v1alpha3/namespaces/default
+expect 201 POST $SG/compositepodgroups -H "$A" -H "$J" -d "$(grp CompositePodGroup top '')"
+grep -q 'scheduling.k8s.io/group-protection' "$WORK/body" || fail "no protection finalizer"
+expect 201 POST $SG/podgroups -H "$A" -H "$J" -d "$(grp PodGroup leaf ',"parentCompositePodGroupName":"top"')"
+expect 200 DELETE $SG/compositepodgroups/top -H "$A"
+grep -q deletionTimestamp "$WORK/body" || fail "parent removed while a child exists"
+expect 200 GET $SG/compositepodgroups/top -H "$A"
+expect 200 DELETE $SG/podgroups/leaf -H "$A"
+expect 404 GET $SG/compositepodgroups/top -H "$A"
+
+# Metrics.
+expect 200 GET /metrics -H "$A"
+grep -q 'apiserver_request_total{verb="create",code="201"}' "$WORK/body" || fail "metrics"
+grep -q 'podkernel_store_writes_total' "$WORK/body" || fail "store metrics"
+
+# Token file changes are picked up without a restart.
+sleep 1.1
+echo 'newtok,late,4,"system:masters"' >>"$WORK/tokens"
+expect 200 GET /api/v1/pods -H "Authorization: Bearer newtok"
+
+# After a restart the ring is empty: an old resourceVersion is 410 Gone.
+pk_stop
+pk_start "$WORK/data" --token-auth-file "$WORK/tokens"
+PK_URL="http://127.0.0.1:$PK_PORT"
+expect 410 GET "/api/v1/pods?watch=true&resourceVersion=$rv1" -H "$A"
+grep -q '"code":410' "$WORK/body" || fail "410 without a Status"
+expect 200 GET /api/v1/namespaces/default/pods/p1 -H "$A"
+pk_stop
+
+# Plain HTTP on a non-loopback address is refused.
+"$PODKERNEL_BIN/podkerneld" --listen 0.0.0.0:0 --data-dir "$WORK/data2" 2>"$WORK/refused" &&
+	fail "served plain HTTP on 0.0.0.0"
+grep -q 'refusing plain HTTP' "$WORK/refused" || fail "no refusal message"
+echo "test_server_http: ok"
