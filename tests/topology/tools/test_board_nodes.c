@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tests of topology/tools/board_nodes.c: the Nodes of every board's simulated
+ * cluster decode and validate as v1 Nodes, carry the labels of CONTRACT.md,
+ * and rebuild the board's domain tree when fed to libtopo's domain trees.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/api/api.h"
+#include "topology/tools/board_tools.h"
+
+#define BOARDS PODKERNEL_SRCDIR "/boards"
+
+static struct topo_board *load(const char *file)
+{
+	struct topo_board *b = topo_board_new();
+	char path[512], err[TOPO_ERR_MAX] = "";
+
+	snprintf(path, sizeof(path), BOARDS "/%s", file);
+	ck_assert_msg(topo_board_load_file(b, path, err, sizeof(err)) == 0, "%s", err);
+	return b;
+}
+
+/* Nodes decode, validate, have valid and unique names, and the contract's labels. */
+static void check_nodes(const struct topo_board *b, int superslices)
+{
+	json_t *items;
+	size_t n;
+	const char **keys = NULL;
+	struct topo_domain_tree *tree;
+	size_t nlevels = topo_board_level_count(b);
+	char why[256] = "";
+
+	ck_assert_int_eq(board_nodes_json(b, superslices, &items), 0);
+	n = json_array_size(items);
+	ck_assert_int_eq((int64_t)n, topo_board_host_count(b, superslices));
+	keys = calloc(nlevels, sizeof(*keys));
+	for (size_t l = 0; l < nlevels; l++)
+		keys[l] = topo_board_level_key(b, l);
+	tree = topo_domain_tree_new(keys, nlevels);
+	ck_assert_ptr_nonnull(tree);
+	for (size_t i = 0; i < n; i++) {
+		json_t *obj = json_array_get(items, i), *labels, *v;
+		struct pk_errors errs = {0};
+		struct pk_node *node = NULL;
+		const char *lk[16], *lv[16], *key;
+		size_t nl = 0;
+
+		ck_assert_int_eq(pk_kind_of(obj), PK_KIND_NODE);
+		ck_assert_msg(pk_validate(obj, &errs) == 0, "%s", errs.n ? errs.msg[0] : "");
+		ck_assert_int_eq(pk_node_decode(obj, &node, &errs), 0);
+		ck_assert_int_eq(pk_node_allocatable(node, topo_board_accel_resource(b)),
+				 topo_board_chips_per_host(b) * 1000LL);
+		ck_assert_str_eq(pk_meta_label(&node->meta, "kubernetes.io/hostname"),
+				 node->meta.name);
+		ck_assert_ptr_nonnull(pk_meta_label(&node->meta, "accelerator.podkernel.dev/vendor"));
+		ck_assert_ptr_nonnull(pk_meta_label(&node->meta, "numa.podkernel.dev/count"));
+		ck_assert_int_eq(topo_board_has_torus(b),
+				 pk_meta_label(&node->meta, "topology.podkernel.dev/coords") != NULL);
+		labels = pk_get(obj, "metadata.labels");
+		json_object_foreach(labels, key, v) {
+			ck_assert(topo_label_key_valid(key, NULL, 0));
+			ck_assert(topo_label_value_valid(json_string_value(v), NULL, 0));
+			ck_assert_uint_lt(nl, 16);
+			lk[nl] = key;
+			lv[nl++] = json_string_value(v);
+		}
+		ck_assert_int_eq(topo_domain_tree_add_node(tree, (int)i, lk, lv, nl), 0);
+		pk_node_free(node);
+		pk_errors_clear(&errs);
+	}
+	/* Labels rebuild the board's levels: same domain counts, sound tree. */
+	ck_assert_int_eq(topo_domain_tree_build(tree), 0);
+	ck_assert_msg(topo_domain_tree_check(tree, why, sizeof(why)) == 0, "%s", why);
+	if (superslices == 0)
+		for (size_t l = 0; l < nlevels; l++)
+			ck_assert_int_eq((int)topo_domain_level_size(tree, (int)l),
+					 topo_board_level_domains(b, l));
+	/* One host-level domain per node: names are unique. */
+	ck_assert_uint_eq(topo_domain_level_size(tree, (int)nlevels - 1), n);
+	topo_domain_tree_free(tree);
+	free(keys);
+	json_decref(items);
+}
+
+START_TEST(every_board)
+{
+	DIR *d = opendir(BOARDS);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		struct topo_board *b;
+
+		if (len < 5 || strcmp(e->d_name + len - 5, ".yaml") != 0)
+			continue;
+		b = load(e->d_name);
+		check_nodes(b, 0);
+		check_nodes(b, 1);
+		topo_board_free(b);
+		n++;
+	}
+	closedir(d);
+	ck_assert_int_ge(n, 4);
+}
+END_TEST
+
+START_TEST(one_node)
+{
+	struct topo_board *b = load("tpu-superslice.yaml");
+	json_t *node;
+
+	ck_assert_int_eq(board_node_json(b, 3, 700, &node), 0);
+	ck_assert_str_eq(pk_get_string(node, "metadata.name"), "tpu-ss2-h188");
+	ck_assert_str_eq(json_string_value(json_object_get(pk_get(node, "metadata.labels"),
+							   "topology.podkernel.dev/cube")),
+			 "ss2-c11");
+	ck_assert_str_eq(json_string_value(json_object_get(pk_get(node, "status.allocatable"),
+							   "memory")),
+			 "400Gi");
+	ck_assert_str_eq(json_string_value(json_object_get(pk_get(node, "status.capacity"),
+							   "google.com/tpu")),
+			 "4");
+	json_decref(node);
+	ck_assert_int_eq(board_node_json(b, 3, 768, &node), -ERANGE);
+	topo_board_free(b);
+}
+END_TEST
+
+START_TEST(vendor_labels)
+{
+	char buf[8];
+
+	ck_assert_str_eq(board_vendor_label(0x10de, buf), "nvidia");
+	ck_assert_str_eq(board_vendor_label(0x1002, buf), "amd");
+	ck_assert_str_eq(board_vendor_label(0x1ae0, buf), "google");
+	ck_assert_str_eq(board_vendor_label(0x8086, buf), "intel");
+	ck_assert_str_eq(board_vendor_label(0x1d0f, buf), "1d0f");
+	ck_assert_str_eq(board_vendor_label(0x00ab, buf), "00ab");
+}
+END_TEST
+
+START_TEST(show)
+{
+	struct topo_board *b = load("tpu-superslice.yaml");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_int_eq(board_show(f, b, 0), 0);
+	fclose(f);
+	ck_assert_msg(strstr(text, "cubes:        16 per superslice\n"), "%s", text);
+	ck_assert(strstr(text, "cluster:      512 hosts, 2048 chips\n"));
+	ck_assert(strstr(text, "topology.podkernel.dev/cube                  32 domains, 16 hosts each"));
+	ck_assert(strstr(text, "hostnames:    tpu-ss0-h0 .. tpu-ss1-h255"));
+	free(text);
+	topo_board_free(b);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("board_nodes");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, every_board);
+	tcase_add_test(tc, one_node);
+	tcase_add_test(tc, vendor_labels);
+	tcase_add_test(tc, show);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
