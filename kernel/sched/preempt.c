@@ -11,7 +11,8 @@
  * Choice of victims (kube-scheduler's "remove all, then reprieve"): assume
  * every eligible unit removed and run the strategy; if the root still does
  * not fit, preemption cannot help and nothing happens.  Otherwise give units
- * back one at a time — highest priority first, then the largest — keeping a
+ * back one at a time — highest priority first, then the largest, then the
+ * oldest — keeping a
  * unit only when the root still fits without it.  What is left is a victim
  * set in which every unit is needed.  Victims get DisruptionTarget (reason
  * PreemptionByScheduler) on their pods and, for `all` units, on the groups of
@@ -124,7 +125,11 @@ static int unit_cmp(const void *a, const void *b)
 		return x->prio > y->prio ? -1 : 1;
 	if (x->pods.n != y->pods.n)
 		return x->pods.n > y->pods.n ? -1 : 1;
-	return 0;
+	/* Older units are reprieved first: the newest work is preempted. */
+	uint64_t sx = ((const struct sc_pod *)x->pods.v[0])->seq;
+	uint64_t sy = ((const struct sc_pod *)y->pods.v[0])->seq;
+
+	return sx < sy ? -1 : sx > sy;
 }
 
 /* Does the root fit with the units marked victim removed? */

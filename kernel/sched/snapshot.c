@@ -5,7 +5,7 @@
  * Nodes get dense indices and fixed-size vectors of allocatable and used
  * capacity in milli-units, indexed by dense resource ids ("pods" is id 0;
  * every pod uses 1000 of it).  For each topology key in use, a partition
- * maps nodes to domains (one per distinct label value, sorted by value) and
+ * maps nodes to domains (one per distinct label value, in natural order) and
  * keeps each domain's free capacity, updated on every change, so a strategy
  * can reject a full domain without looking at its nodes.
  *
@@ -199,9 +199,10 @@ int sc_snapshot_remove_node(struct sc_snapshot *snap, const char *name)
 	return 0;
 }
 
+/* Natural order, so that rack-2 comes before rack-10. */
 static int cmp_str(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
 static struct sc_part *part_build(struct sc_snapshot *snap, const char *key)
@@ -417,7 +418,7 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 		for (int d = 0; d < p->ndom; d++) {
 			int64_t free_[SC_MAX_RES] = { 0 };
 
-			if (d && strcmp(p->values[d - 1], p->values[d]) >= 0)
+			if (d && strverscmp(p->values[d - 1], p->values[d]) >= 0)
 				FAIL("partition %s: values not sorted", p->key);
 			for (size_t i = 0; i < nn; i++)
 				if (p->node_dom[i] == d)
