@@ -1,0 +1,136 @@
+#!/bin/sh
+# podkerneld driven by the real kubectl over TLS (a self-signed certificate
+# made here with openssl) with bearer tokens from a kubeconfig: create -f,
+# get in every output format, -w, label, annotate, apply, describe, delete,
+# and a node identity refused on another node.
+. "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
+need kubectl
+need openssl
+need curl
+
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
+	-days 1 -subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+	>/dev/null 2>&1 || { echo "openssl cannot make a certificate" >&2; exit 77; }
+cat >"$WORK/tokens" <<'T'
+admintok,admin,1,"system:masters"
+node1tok,system:node:n1,2,"system:nodes"
+T
+pk_start "$WORK/data" --token-auth-file "$WORK/tokens" \
+	--tls-cert-file "$WORK/cert.pem" --tls-private-key-file "$WORK/key.pem"
+kubeconfig() {
+	cat <<K
+apiVersion: v1
+kind: Config
+clusters: [{name: pk, cluster: {server: "https://127.0.0.1:$PK_PORT", certificate-authority: "$WORK/cert.pem"}}]
+users: [{name: u, user: {token: $1}}]
+contexts: [{name: pk, context: {cluster: pk, user: u, namespace: default}}]
+current-context: pk
+K
+}
+kubeconfig admintok >"$WORK/admin.kubeconfig"
+kubeconfig node1tok >"$WORK/node.kubeconfig"
+kubeconfig wrongtok >"$WORK/wrong.kubeconfig"
+export KUBECONFIG="$WORK/admin.kubeconfig"
+k() { timeout 20 kubectl --request-timeout=10s "$@"; }
+
+# TLS is really on: plain HTTP to the port does not get an API answer.
+curl -s --max-time 3 "http://127.0.0.1:$PK_PORT/healthz" 2>/dev/null | grep -q '^ok$' &&
+	fail "plain HTTP answered on the TLS port"
+curl -s --max-time 3 --cacert "$WORK/cert.pem" "https://127.0.0.1:$PK_PORT/healthz" | grep -q ok ||
+	fail "no TLS healthz"
+
+cat >"$WORK/objs.yaml" <<'Y'
+apiVersion: v1
+kind: Node
+metadata:
+  name: n2
+  labels: {topology.podkernel.dev/cube: c0}
+status:
+  allocatable: {cpu: "8", google.com/tpu: "4"}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: Workload
+metadata: {name: w}
+spec:
+  podGroupTemplates:
+  - name: pg1
+    schedulingPolicy: {gang: {minCount: 1}}
+---
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: PodGroup
+metadata: {name: pg1}
+spec:
+  workloadRef: {workloadName: w, templateName: pg1}
+  schedulingPolicy: {gang: {minCount: 1}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p1, labels: {app: a}}
+spec:
+  priorityClassName: high
+  schedulingGroup: {podGroupName: pg1}
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+Y
+k create -f "$WORK/objs.yaml" >"$WORK/out" 2>&1 || fail "create -f: $(cat "$WORK/out")"
+grep -q 'pod/p1 created' "$WORK/out" || fail "create output: $(cat "$WORK/out")"
+
+k get ns >"$WORK/out" 2>&1 && grep -q '^default' "$WORK/out" || fail "get ns: $(cat "$WORK/out")"
+k get pods >"$WORK/out" 2>&1 && grep -q '^p1 .*Pending' "$WORK/out" || fail "get pods: $(cat "$WORK/out")"
+k get pods -o wide >"$WORK/out" 2>&1 && grep -q 'GROUP' "$WORK/out" && grep -q 'pg1' "$WORK/out" ||
+	fail "get -o wide: $(cat "$WORK/out")"
+k get pod p1 -o yaml >"$WORK/out" 2>&1 && grep -q 'priority: 1000' "$WORK/out" ||
+	fail "get -o yaml (priority from the class): $(cat "$WORK/out")"
+k get pod p1 -o json >"$WORK/out" 2>&1 && grep -q '"resourceVersion"' "$WORK/out" || fail "-o json"
+k get pods,pg,no -o name >"$WORK/out" 2>&1 || fail "-o name: $(cat "$WORK/out")"
+grep -q '^pod/p1$' "$WORK/out" && grep -q '^podgroup.scheduling.k8s.io/pg1$' "$WORK/out" &&
+	grep -q '^node/n2$' "$WORK/out" || fail "-o name: $(cat "$WORK/out")"
+k get pg >"$WORK/out" 2>&1 && grep -q '^pg1 .*gang' "$WORK/out" || fail "get pg: $(cat "$WORK/out")"
+k get wl,pc -A >"$WORK/out" 2>&1 || fail "get wl,pc: $(cat "$WORK/out")"
+k get pods -A >"$WORK/out" 2>&1 && grep -q '^default .*p1' "$WORK/out" || fail "get -A: $(cat "$WORK/out")"
+
+k label pod p1 tier=web >/dev/null 2>&1 || fail "label"
+k annotate pod p1 note=hello >/dev/null 2>&1 || fail "annotate"
+k get pods -l tier=web --show-labels >"$WORK/out" 2>&1 && grep -q 'tier=web' "$WORK/out" ||
+	fail "label selector: $(cat "$WORK/out")"
+k label pod p1 tier- >/dev/null 2>&1 || fail "label removal"
+k get pods -l tier=web >"$WORK/out" 2>&1
+grep -q p1 "$WORK/out" && fail "label not removed"
+k describe pod p1 >"$WORK/out" 2>&1 && grep -q 'note: *hello' "$WORK/out" ||
+	fail "describe: $(cat "$WORK/out")"
+
+# apply: create a new object, then change it.
+sed 's/name: pg1}/name: pg2}/; s/templateName: pg1/templateName: pg1/' "$WORK/objs.yaml" |
+	awk 'BEGIN{RS="---\n"; ORS="---\n"} /kind: PodGroup/' >"$WORK/pg2.yaml"
+k apply -f "$WORK/pg2.yaml" >"$WORK/out" 2>&1 || fail "apply create: $(cat "$WORK/out")"
+sed 's/minCount: 1/minCount: 3/' "$WORK/pg2.yaml" >"$WORK/pg2b.yaml"
+k apply -f "$WORK/pg2b.yaml" >"$WORK/out" 2>&1 || fail "apply update: $(cat "$WORK/out")"
+k get pg pg2 -o jsonpath='{.spec.schedulingPolicy.gang.minCount}' >"$WORK/out" 2>&1
+[ "$(cat "$WORK/out")" = 3 ] || fail "apply did not change pg2: $(cat "$WORK/out")"
+
+# get -w sees a new pod, then the stream is cut by the timeout.
+k get pods -w --request-timeout=4s >"$WORK/watch" 2>&1 &
+wpid=$!
+sleep 1.5
+sed 's/name: p1, labels/name: p2, labels/' "$WORK/objs.yaml" | awk 'BEGIN{RS="---\n"} /kind: Pod\n/' |
+	k create -f - >/dev/null 2>&1 || fail "create p2"
+wait $wpid
+grep -q '^p2 ' "$WORK/watch" || fail "get -w did not show p2: $(cat "$WORK/watch")"
+
+k delete pod p1 >"$WORK/out" 2>&1 && grep -q 'deleted' "$WORK/out" || fail "delete: $(cat "$WORK/out")"
+k get pod p1 >"$WORK/out" 2>&1 && fail "p1 still there"
+grep -q 'NotFound\|not found' "$WORK/out" || fail "no NotFound: $(cat "$WORK/out")"
+
+# Identities: a wrong token is refused; a node may not touch another node.
+KUBECONFIG="$WORK/wrong.kubeconfig" k get pods >"$WORK/out" 2>&1 && fail "wrong token accepted"
+grep -qi 'unauthorized\|credentials' "$WORK/out" || fail "wrong token: $(cat "$WORK/out")"
+KUBECONFIG="$WORK/node.kubeconfig" k label node n2 x=y >"$WORK/out" 2>&1 && fail "node patched another node"
+grep -qi 'forbidden' "$WORK/out" || fail "no Forbidden: $(cat "$WORK/out")"
+KUBECONFIG="$WORK/node.kubeconfig" k get nodes >/dev/null 2>&1 || fail "node cannot read nodes"
+
+pk_stop
+echo "test_server_kubectl: ok"
