@@ -1,0 +1,122 @@
+#!/bin/sh
+# podctl compile: exit codes, output formats and field-path errors.
+# Needs $PODKERNEL_BIN/podctl and $PODKERNEL_SRC (set by tests/run-tests.sh).
+set -u
+BIN=${PODKERNEL_BIN:-build/bin}
+SRC=${PODKERNEL_SRC:-.}
+PODCTL="$BIN/podctl"
+EX="$SRC/examples/jobs"
+if [ ! -x "$PODCTL" ]; then
+	echo "test_compile_cmd: $PODCTL not built" >&2
+	exit 77
+fi
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+check() { # check NAME CONDITION-RESULT
+	if [ "$2" = 0 ]; then echo "ok   $1"; else echo "FAIL $1" >&2; fail=1; fi
+}
+run() { # run EXPECTED-RC ARGS... ; stdout in $T/out, stderr in $T/err
+	want=$1
+	shift
+	"$PODCTL" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	[ "$rc" = "$want" ]
+}
+flat() { tr -d ' \n\t' <"$1"; }
+
+# KEP-6089 Example 1 as JSON: a List with the Workload, the PodGroup and 4 pods
+run 0 compile -f "$EX/job-gang-zone.yaml"
+check "job example compiles (rc=$rc)" $?
+flat "$T/out" | grep -q '"kind":"List"'
+check "output is a List" $?
+[ "$(flat "$T/out" | grep -o '"kind":"Pod"' | wc -l)" = 4 ]
+check "parallelism pods" $?
+flat "$T/out" | grep -q '"gang":{"minCount":4}'
+check "gang minCount defaults to parallelism" $?
+flat "$T/out" | grep -q '"topology":\[{"key":"topology.kubernetes.io/zone"}\]'
+check "topology level written back as key" $?
+[ ! -s "$T/err" ]
+check "nothing on stderr" $?
+
+# YAML output of the JobSet example
+run 0 compile -f "$EX/jobset-distributed-training.yaml" -o yaml
+check "jobset example compiles to yaml (rc=$rc)" $?
+grep -q '^kind: List' "$T/out" && grep -q 'kind: CompositePodGroup' "$T/out" &&
+	grep -q 'parentCompositePodGroupName: distributed-training-worker' "$T/out"
+check "yaml holds the group tree" $?
+
+# structural comparison with the expected objects, when python3 is there
+if command -v python3 >/dev/null 2>&1; then
+	for f in job-gang-zone job-basic jobset-distributed-training trainjob-delegated; do
+		"$PODCTL" compile -f "$EX/$f.yaml" -o json >"$T/$f.json" 2>"$T/err"
+		python3 - "$T/$f.json" "$SRC/tests/kernel/builder/expected/$f.json" <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+sys.exit(0 if a == b else 1)
+EOF
+		check "$f matches the expected objects" $?
+	done
+fi
+
+# compiling the output again changes nothing: no Job or JobSet is left
+run 0 compile -f "$EX/trainjob-delegated.yaml" && cp "$T/out" "$T/once.json"
+run 0 compile -f "$T/once.json"
+check "compile output is a fixed point (rc=$rc)" $?
+cmp -s "$T/out" "$T/once.json"
+check "fixed point output identical" $?
+
+# invalid input: exit 2 with FILE: path: message
+cat >"$T/bad.yaml" <<'EOF'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: bad}
+spec:
+  parallelism: 2
+  scheduling:
+    schedulingPolicy: {gang: {minCount: 0}}
+  template: {spec: {containers: [{name: c}]}}
+EOF
+run 2 compile -f "$T/bad.yaml"
+check "invalid Job exits 2 (rc=$rc)" $?
+grep -q "bad.yaml: Job default/bad: spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 0: must be greater than or equal to 1" "$T/err"
+check "field path on stderr" $?
+[ ! -s "$T/out" ]
+check "nothing on stdout on error" $?
+
+cat >"$T/split.yaml" <<'EOF'
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: split}
+spec:
+  replicatedJobs:
+  - name: w
+    template:
+      spec:
+        scheduling: {schedulingPolicy: {gang: {}}}
+        template: {spec: {containers: [{name: c}]}}
+EOF
+run 2 compile -f "$T/split.yaml"
+check "split-brain JobSet exits 2 (rc=$rc)" $?
+grep -q "spec.replicatedJobs\[0\].template.spec.scheduling: Forbidden" "$T/err"
+check "split brain reported at the template path" $?
+
+printf 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: x\n' >"$T/syntax.yaml"
+run 2 compile -f "$T/syntax.yaml"
+check "YAML syntax error exits 2 (rc=$rc)" $?
+grep -q "syntax.yaml:[0-9]*:[0-9]*" "$T/err"
+check "syntax error names FILE:LINE:COL" $?
+
+# usage and I/O
+run 2 compile
+check "no -f exits 2 (rc=$rc)" $?
+run 2 compile -f "$EX/job-basic.yaml" -o xml
+check "bad -o exits 2 (rc=$rc)" $?
+run 2 compile --frobnicate
+check "unknown option exits 2 (rc=$rc)" $?
+run 1 compile -f "$T/does-not-exist.yaml"
+check "missing file exits 1 (rc=$rc)" $?
+run 0 compile --help
+check "--help exits 0 (rc=$rc)" $?
+
+exit $fail
