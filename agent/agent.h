@@ -254,6 +254,7 @@ struct agent_publish_config {
 	const char *token_file; /* re-read before every request, or NULL */
 	const char *ca_file;
 	bool insecure;       /* skip TLS verification (tests only) */
+	bool status;         /* also own status.capacity/allocatable (no kubelet) */
 	int retries;         /* attempts per publish, >= 1 */
 	long backoff_ms;     /* first retry delay */
 	long backoff_max_ms; /* cap */
@@ -281,6 +282,9 @@ void agent_publisher_free(struct agent_publisher *p);
 int agent_publish(struct agent_publisher *p, const json_t *node, char *err, size_t errlen);
 /* The merge patch agent_publish would send, given the keys owned before. */
 json_t *agent_merge_patch(const json_t *node, const json_t *owned_before);
+/* The /status merge patch: node's capacity and allocatable, null for every
+ * other resource server_node has there. */
+json_t *agent_status_patch(const json_t *node, const json_t *server_node);
 
 /* ---- daemon ---------------------------------------------------------------- */
 struct agent_daemon_config {

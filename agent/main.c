@@ -44,6 +44,7 @@ static void usage(FILE *f)
 	      "  --token TOKEN | --token-file FILE   bearer token (the file is re-read each request)\n"
 	      "  --ca-file FILE        CA bundle for https\n"
 	      "  --insecure-skip-tls-verify\n"
+	      "  --publish-status      also own status.capacity/allocatable (no kubelet)\n"
 	      "  --retries N           attempts per publish (default 5)\n"
 	      "  --backoff-ms MS       first retry delay (default 500), doubled up to\n"
 	      "  --backoff-max-ms MS   (default 8000)\n"
@@ -104,7 +105,7 @@ enum {
 	OPT_HWLOC = 256, OPT_BOARD, OPT_HOST_INDEX, OPT_NODE_NAME, OPT_NO_UDEV, OPT_NO_NETLINK,
 	OPT_ONCE, OPT_NFD_DIR, OPT_NFD_TTL, OPT_PUBLISH, OPT_IN_CLUSTER, OPT_TOKEN,
 	OPT_TOKEN_FILE, OPT_CA_FILE, OPT_INSECURE, OPT_RETRIES, OPT_BACKOFF, OPT_BACKOFF_MAX,
-	OPT_INTERVAL, OPT_DEBOUNCE, OPT_VERSION,
+	OPT_INTERVAL, OPT_DEBOUNCE, OPT_VERSION, OPT_STATUS,
 };
 
 static const struct option long_opts[] = {
@@ -124,6 +125,7 @@ static const struct option long_opts[] = {
 	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 	{ "ca-file", required_argument, NULL, OPT_CA_FILE },
 	{ "insecure-skip-tls-verify", no_argument, NULL, OPT_INSECURE },
+	{ "publish-status", no_argument, NULL, OPT_STATUS },
 	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "backoff-ms", required_argument, NULL, OPT_BACKOFF },
 	{ "backoff-max-ms", required_argument, NULL, OPT_BACKOFF_MAX },
@@ -179,6 +181,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_TOKEN_FILE: o->pub.token_file = optarg; break;
 		case OPT_CA_FILE: o->pub.ca_file = optarg; break;
 		case OPT_INSECURE: o->pub.insecure = true; break;
+		case OPT_STATUS: o->pub.status = true; break;
 		case OPT_RETRIES:
 			r = num_opt("--retries", 1, 100, &v);
 			o->pub.retries = (int)v;

@@ -8,7 +8,10 @@
  * (RFC 7386, application/merge-patch+json) of metadata: its labels, null for
  * each label it owned and no longer finds, and its annotations.  Other
  * labels are never named, so they stay as they are.  A missing node is
- * created with POST /api/v1/nodes (full object, status included).
+ * created with POST /api/v1/nodes (full object, status included).  With
+ * status on, the agent also owns status.capacity and status.allocatable and
+ * patches them through the /status subresource (for clusters without a
+ * kubelet, such as podkerneld's): its resources, null for any other.
  *
  * Every request re-reads the bearer token file, so rotated service-account
  * tokens are picked up.  Network errors, 5xx, 429 and 401 are retried with
@@ -313,65 +316,129 @@ static enum step_result classify(const struct response *resp, int *rc, char *err
 	return STEP_FAIL;
 }
 
+/* One request; STEP_DONE with the answer's body (caller frees) on 200/201. */
+static enum step_result request(struct agent_publisher *p, const char *method, const char *path,
+				const json_t *body, const char *ctype, json_t **ret_body,
+				int *rc, char *err, size_t errlen)
+{
+	struct response resp;
+	enum step_result s;
+	char what[TOPO_DNS_SUBDOMAIN_MAX + 48];
+
+	if (http(p, method, path, body, ctype, &resp) < 0 && resp.error[0] == '\0') {
+		*rc = -ENOMEM;
+		return STEP_FAIL;
+	}
+	*rc = (int)resp.status; /* for the caller's 404/409 handling */
+	if (resp.status == 200 || resp.status == 201) {
+		*ret_body = resp.body;
+		return STEP_DONE;
+	}
+	snprintf(what, sizeof(what), "%s %s", method, path);
+	s = classify(&resp, rc, err, errlen, what);
+	if (resp.status == 404 || resp.status == 409) {
+		*rc = (int)resp.status;
+		s = STEP_FAIL;
+	}
+	json_decref(resp.body);
+	return s;
+}
+
+/*
+ * Learn the labels the agent owned from the node on the server; create the
+ * node (status included) when it is missing.  *ret_created tells which.
+ */
+static enum step_result learn(struct agent_publisher *p, const json_t *node, const char *path,
+			      bool *ret_created, int *rc, char *err, size_t errlen)
+{
+	json_t *body = NULL;
+	enum step_result s = request(p, "GET", path, NULL, NULL, &body, rc, err, errlen);
+
+	*ret_created = false;
+	if (s == STEP_DONE) {
+		p->owned = owned_of(body);
+		json_decref(body);
+		return STEP_DONE;
+	}
+	if (*rc != 404)
+		return s;
+	s = request(p, "POST", "/api/v1/nodes", node, "application/json", &body, rc, err, errlen);
+	json_decref(body);
+	if (s == STEP_DONE) {
+		p->owned = owned_of(node);
+		*ret_created = true;
+		return STEP_DONE;
+	}
+	if (*rc == 409) { /* created by someone else meanwhile: patch it */
+		p->owned = json_array();
+		return STEP_DONE;
+	}
+	return s == STEP_FAIL && *rc == 404 ? (*rc = -EPROTO, STEP_FAIL) : s;
+}
+
+json_t *agent_status_patch(const json_t *node, const json_t *server_node)
+{
+	static const char *const fields[] = { "capacity", "allocatable" };
+	json_t *st = json_object(), *patch = json_object();
+
+	for (size_t f = 0; f < 2; f++) {
+		const json_t *ours = json_object_get(json_object_get(node, "status"), fields[f]);
+		const json_t *theirs =
+			json_object_get(json_object_get(server_node, "status"), fields[f]);
+		json_t *out = ours ? json_deep_copy(ours) : json_object();
+		const char *key;
+		json_t *v;
+
+		json_object_foreach((json_t *)theirs, key, v)
+			if (!json_object_get(out, key))
+				json_object_set_new(out, key, json_null());
+		json_object_set_new(st, fields[f], out);
+	}
+	json_object_set_new(patch, "status", st);
+	return patch;
+}
+
 static enum step_result attempt(struct agent_publisher *p, const json_t *node, int *rc,
 				char *err, size_t errlen)
 {
 	const char *name = json_string_value(json_object_get(json_object_get(node, "metadata"),
 							     "name"));
-	char path[TOPO_DNS_SUBDOMAIN_MAX + 32];
-	struct response resp;
+	char path[TOPO_DNS_SUBDOMAIN_MAX + 32], spath[TOPO_DNS_SUBDOMAIN_MAX + 40];
 	enum step_result s;
-	json_t *patch;
+	json_t *patch, *server = NULL;
+	bool created = false;
 
 	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name ? name : "");
 	if (!p->owned) {
-		if (http(p, "GET", path, NULL, NULL, &resp) < 0 && resp.error[0] == '\0')
-			return *rc = -ENOMEM, STEP_FAIL;
-		if (resp.status == 404) {
-			json_decref(resp.body);
-			if (http(p, "POST", "/api/v1/nodes", node, "application/json", &resp) < 0 &&
-			    resp.error[0] == '\0')
-				return *rc = -ENOMEM, STEP_FAIL;
-			if (resp.status == 200 || resp.status == 201) {
-				json_decref(resp.body);
-				p->owned = owned_of(node);
-				return STEP_DONE;
-			}
-			if (resp.status != 409) { /* 409: someone created it meanwhile */
-				s = classify(&resp, rc, err, errlen, "POST /api/v1/nodes");
-				json_decref(resp.body);
-				return s;
-			}
-			p->owned = json_array();
-		} else if (resp.status == 200) {
-			p->owned = owned_of(resp.body);
-		} else {
-			s = classify(&resp, rc, err, errlen, path);
-			json_decref(resp.body);
+		s = learn(p, node, path, &created, rc, err, errlen);
+		if (s != STEP_DONE || created)
 			return s;
-		}
-		json_decref(resp.body);
 	}
 	patch = agent_merge_patch(node, p->owned);
-	if (http(p, "PATCH", path, patch, "application/merge-patch+json", &resp) < 0 &&
-	    resp.error[0] == '\0') {
-		json_decref(patch);
-		return *rc = -ENOMEM, STEP_FAIL;
-	}
+	s = request(p, "PATCH", path, patch, "application/merge-patch+json", &server, rc, err,
+		    errlen);
 	json_decref(patch);
-	if (resp.status == 200 || resp.status == 201) {
-		json_decref(resp.body);
-		json_decref(p->owned);
-		p->owned = owned_of(node);
-		return STEP_DONE;
-	}
-	s = classify(&resp, rc, err, errlen, path);
-	if (resp.status == 404) { /* deleted meanwhile: learn and create again */
+	if (s == STEP_FAIL && *rc == 404) { /* deleted meanwhile: learn and create again */
 		json_decref(p->owned);
 		p->owned = NULL;
-		s = STEP_RETRY;
+		return STEP_RETRY;
 	}
-	json_decref(resp.body);
+	if (s != STEP_DONE)
+		return s;
+	json_decref(p->owned);
+	p->owned = owned_of(node);
+	if (p->cfg.status) {
+		snprintf(spath, sizeof(spath), "%s/status", path);
+		patch = agent_status_patch(node, server);
+		json_decref(server);
+		server = NULL;
+		s = request(p, "PATCH", spath, patch, "application/merge-patch+json", &server, rc,
+			    err, errlen);
+		json_decref(patch);
+		if (s == STEP_FAIL && (*rc == 404 || *rc == 409))
+			*rc = -EPROTO;
+	}
+	json_decref(server);
 	return s;
 }
 
@@ -402,7 +469,7 @@ int agent_publish(struct agent_publisher *p, const json_t *node, char *err, size
 		if (s == STEP_DONE)
 			return 0;
 		if (s == STEP_FAIL)
-			return rc;
+			return rc < 0 ? rc : -EPROTO; /* rc may hold an HTTP status */
 	}
 	return rc;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A minimal Kubernetes API server for podagent's publishing tests.
 
-Serves GET/POST /api/v1/nodes[/NAME] and PATCH with JSON merge patch
+Serves GET/POST /api/v1/nodes[/NAME] and PATCH of NAME and NAME/status with
+JSON merge patch
 (RFC 7386; any other Content-Type is 415).  Bearer tokens are checked
 against --tokens FILE (one per line, re-read on every request; absent file:
 no auth).  --tls-cert/--tls-key serve https.  --fail-first N answers the first N requests with 503.  Every
@@ -79,7 +80,9 @@ class Handler(BaseHTTPRequestHandler):
                     return self.reply(409, {"kind": "Status", "message": "exists"}, body)
                 nodes[name] = body
                 return self.reply(201, body, body)
-            if len(parts) != 5 or parts[:4] != ["", "api", "v1", "nodes"]:
+            sub = parts[5] if len(parts) == 6 else None
+            if len(parts) not in (5, 6) or parts[:4] != ["", "api", "v1", "nodes"] or \
+                    sub not in (None, "status"):
                 return self.reply(404, {"kind": "Status", "message": "no route"}, body)
             name = parts[4]
             if name not in nodes:
@@ -89,6 +92,10 @@ class Handler(BaseHTTPRequestHandler):
             if self.command == "PATCH":
                 if self.headers.get("Content-Type") != "application/merge-patch+json":
                     return self.reply(415, {"kind": "Status", "message": "media"}, body)
+                if sub == "status":   # the subresource changes status only
+                    body = {"status": body.get("status")}
+                elif "status" in body:
+                    del body["status"]
                 nodes[name] = merge(nodes[name], body)
                 return self.reply(200, nodes[name], body)
             return self.reply(405, {"kind": "Status", "message": "method"}, body)

@@ -26,7 +26,9 @@ cat >"$tmp/seed.json" <<'JSON'
     "labels": {"team": "ml", "accelerator.podkernel.dev/stale": "yes",
                "kubernetes.io/hostname": "gpu-a"},
     "annotations": {"agent.podkernel.dev/owned-labels":
-                    "accelerator.podkernel.dev/stale,kubernetes.io/hostname"}}}]
+                    "accelerator.podkernel.dev/stale,kubernetes.io/hostname"}},
+  "status": {"capacity": {"google.com/tpu": "4", "cpu": "8"},
+             "allocatable": {"google.com/tpu": "4"}}}]
 JSON
 echo t1 >"$tmp/token"
 echo t1 >"$tmp/accepted"
@@ -39,8 +41,9 @@ while [ ! -f "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 [ -f "$tmp/port" ] || { echo "test_publish: fake API server did not start"; exit 1; }
 URL=http://127.0.0.1:$(cat "$tmp/port")
 
-# 1. patch an existing node, through two 503s
-"$AGENT" --once $AG --node-name gpu-a --publish "$URL" --token-file "$tmp/token" 2>"$tmp/e1"
+# 1. patch an existing node (labels, then status), through two 503s
+"$AGENT" --once $AG --node-name gpu-a --publish "$URL" --token-file "$tmp/token" \
+	--publish-status 2>"$tmp/e1"
 rc=$?
 [ $rc = 0 ] || { echo "patch: exit $rc"; cat "$tmp/e1"; fail=1; }
 # 2. a node that does not exist yet is created
@@ -66,6 +69,11 @@ assert "team" not in a["annotations"]["agent.podkernel.dev/owned-labels"], a
 devs = json.loads(a["annotations"]["accelerator.podkernel.dev/devices"])
 assert len(devs) == 4 and devs[0]["numaNode"] == 0, devs
 assert [r["status"] for r in log[:2]] == [503, 503], log[:3]
+st = nodes["gpu-a"]["status"]   # --publish-status: the agent's resources only
+assert st["capacity"] == {"cpu": "16", "memory": "133796416Ki", "pods": "110",
+                          "nvidia.com/gpu": "4"}, st
+assert "google.com/tpu" not in st["allocatable"] and st["allocatable"]["nvidia.com/gpu"] == "4", st
+assert any(r["method"] == "PATCH" and r["path"] == "/api/v1/nodes/gpu-a/status" for r in log)
 patches = [r for r in log if r["method"] == "PATCH"]
 assert patches and all(r["ctype"] == "application/merge-patch+json" for r in patches), patches
 p = patches[0]["body"]["metadata"]["labels"]
