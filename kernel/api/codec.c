@@ -667,6 +667,8 @@ static int read_any(const char *name, const char *buf, size_t len, json_t *out, 
 		err[0] = '\0';
 	if (!buf && len)
 		return -EINVAL;
+	if (!buf)
+		buf = ""; /* libyaml insists on an input pointer */
 	if (len > PK_MAX_INPUT_BYTES)
 		return fail_at(&r, 1, 1, "input is larger than %d bytes", PK_MAX_INPUT_BYTES);
 	if (looks_like_json(buf, len)) {

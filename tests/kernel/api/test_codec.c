@@ -85,6 +85,9 @@ START_TEST(test_multi_document_and_lists)
 	objs = read_ok("");
 	ck_assert_int_eq(json_array_size(objs), 0);
 	json_decref(objs);
+	ck_assert_int_eq(pk_read_buffer("none", NULL, 0, &objs, NULL, 0), 0);
+	ck_assert_int_eq(json_array_size(objs), 0);
+	json_decref(objs);
 	objs = read_ok("# only a comment\n---\n");
 	ck_assert_int_eq(json_array_size(objs), 0);
 	json_decref(objs);
