@@ -336,43 +336,26 @@ static void check_tree(struct vctx *v, const struct wb_item *item, const struct 
 static int effective(const struct wb_item *item, const struct wb_item *defaults_from,
 		     struct wb_config *ret)
 {
-	struct wb_config u;
+	struct wb_config u, cfg;
 	int r;
 
 	wb_config_init(&u);
 	r = wb_item_map_input(item, NULL, false, &u, NULL);
-	if (r == -ENOMEM)
-		goto fail;
-	r = wb_config_copy(ret, &defaults_from->defaults);
-	if (r < 0)
-		goto fail;
-	if (item->input[WB_BLOCK_POLICY].data && u.policy != WB_POLICY_UNSET) {
-		ret->policy = u.policy;
-		ret->has_min_count = u.has_min_count;
-		ret->min_count = u.min_count;
+	if (r != -ENOMEM)
+		r = wb_config_copy(&cfg, &defaults_from->defaults);
+	if (r == -ENOMEM) {
+		wb_config_clear(&u);
+		return r;
 	}
-	if (item->input[WB_BLOCK_CONSTRAINTS].data && wb_config_set_topology(ret, u.topology_key) < 0)
-		goto fail_ret;
-	if (item->input[WB_BLOCK_DISRUPTION].data && u.disruption != WB_DISRUPTION_UNSET)
-		ret->disruption = u.disruption;
-	if (item->input[WB_BLOCK_CLAIMS].data) {
-		struct wb_config tmp = *ret;
-
-		/* swap in the user's claims, keep the rest */
-		tmp.claims = u.claims;
-		tmp.nclaims = u.nclaims;
-		u.claims = ret->claims;
-		u.nclaims = ret->nclaims;
-		*ret = tmp;
-	}
-	wb_config_finalize(ret);
+	r = wb_config_override(&cfg, &u, item);
 	wb_config_clear(&u);
+	if (r < 0) {
+		wb_config_clear(&cfg);
+		return r;
+	}
+	wb_config_finalize(&cfg);
+	*ret = cfg;
 	return 0;
-fail_ret:
-	wb_config_clear(ret);
-fail:
-	wb_config_clear(&u);
-	return -ENOMEM;
 }
 
 static void check_update(struct vctx *v, const struct wb_item *item, const struct wb_item *old)

@@ -102,8 +102,8 @@ int wb_item_add_child(struct wb_item *parent, struct wb_item *child)
 	return 0;
 }
 
-/* Field-by-field override of cfg by the blocks the user set in u. */
-static int override(struct wb_config *cfg, const struct wb_config *u, const struct wb_item *item)
+/* Field-by-field override of cfg by the blocks the user set (mapped into u). */
+int wb_config_override(struct wb_config *cfg, const struct wb_config *u, const struct wb_item *item)
 {
 	if (item->input[WB_BLOCK_POLICY].data && u->policy != WB_POLICY_UNSET) {
 		cfg->policy = u->policy;
@@ -186,7 +186,7 @@ static int resolve_one(struct wb_item *item, const char *root_path, bool declara
 		wb_config_clear(&u);
 		return -ENOMEM;
 	}
-	if (override(&cfg, &u, item) < 0) {
+	if (wb_config_override(&cfg, &u, item) < 0) {
 		wb_config_clear(&u);
 		wb_config_clear(&cfg);
 		return -ENOMEM;

@@ -154,7 +154,7 @@ static int parse_rjob(const json_t *rjs, size_t i, struct rjob *rj, struct pk_er
 	rj->parallelism = 1;
 	rj->pods = 1;
 	if (!rj->shorthand) {
-		int64_t completions;
+		int64_t completions = -1;
 
 		snprintf(path, sizeof(path), "spec.replicatedJobs[%zu].template.spec", i);
 		if (wb_get_int(jspec, "parallelism", path, 1, 0, WB_MAX_PODS, &rj->parallelism, errs) < 0 ||
@@ -475,7 +475,7 @@ static int rjob_items(const struct jobset_view *v, const struct rjob *rj, struct
 
 static int jobset_tree(const struct jobset_view *v, struct wb_item **ret)
 {
-	struct wb_item *root, *child;
+	struct wb_item *root = NULL, *child = NULL;
 	size_t i;
 	int r;
 
