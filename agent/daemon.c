@@ -66,7 +66,7 @@ static void run_cycle(const struct agent_daemon_config *cfg)
 	agent_report_clear(&r);
 }
 
-static void logf_(const struct agent_daemon_config *cfg, const char *fmt, const char *a)
+static void say(const struct agent_daemon_config *cfg, const char *fmt, const char *a)
 {
 	char msg[512];
 
@@ -123,12 +123,12 @@ static int loop_open(const struct agent_daemon_config *cfg, struct loop *l)
 		arm(l->pfd[FD_TICK].fd, cfg->interval_s * 1000L, cfg->interval_s * 1000L);
 	if (cfg->agent.use_udev) {
 		if (agent_udev_monitor_new(&l->udev) < 0)
-			logf_(cfg, "%s", "udev monitor unavailable: no hotplug updates");
+			say(cfg, "%s", "udev monitor unavailable: no hotplug updates");
 		l->pfd[FD_UDEV].fd = agent_udev_monitor_fd(l->udev);
 	}
 	if (cfg->agent.use_netlink) {
 		if (agent_link_watch_new(cfg->agent.board, &l->links) < 0)
-			logf_(cfg, "%s", "netlink watch unavailable: no link-change updates");
+			say(cfg, "%s", "netlink watch unavailable: no link-change updates");
 		l->pfd[FD_NETLINK].fd = agent_link_watch_fd(l->links);
 	}
 	return 0;
@@ -169,16 +169,31 @@ int agent_daemon_run(const struct agent_daemon_config *cfg)
 			drain_fd(l.pfd[FD_SIGNAL].fd);
 			break;
 		}
-		if (l.pfd[FD_UDEV].revents &&
-		    agent_udev_monitor_drain(l.udev, cfg->agent.board, &changed) == 0 && changed)
+		if (l.pfd[FD_UDEV].revents & (POLLERR | POLLNVAL)) {
+			say(cfg, "%s", "udev monitor failed: no more hotplug updates");
+			agent_udev_monitor_free(l.udev);
+			l.udev = NULL;
+			l.pfd[FD_UDEV].fd = -1;
+		} else if (l.pfd[FD_UDEV].revents &&
+			   agent_udev_monitor_drain(l.udev, cfg->agent.board, &changed) == 0 &&
+			   changed) {
 			arm(l.pfd[FD_DEBOUNCE].fd, debounce, 0);
+		}
 		changed = false;
-		if (l.pfd[FD_NETLINK].revents &&
-		    agent_link_watch_process(l.links, &changed) == 0 && changed)
-			arm(l.pfd[FD_DEBOUNCE].fd, debounce, 0);
+		if (l.pfd[FD_NETLINK].revents) {
+			if (agent_link_watch_process(l.links, &changed) < 0) {
+				/* a broken socket would keep poll() busy: stop watching */
+				say(cfg, "%s", "netlink watch failed: no more link-change updates");
+				agent_link_watch_free(l.links);
+				l.links = NULL;
+				l.pfd[FD_NETLINK].fd = -1;
+			} else if (changed) {
+				arm(l.pfd[FD_DEBOUNCE].fd, debounce, 0);
+			}
+		}
 		if (l.pfd[FD_DEBOUNCE].revents || l.pfd[FD_TICK].revents) {
 			if (l.pfd[FD_DEBOUNCE].revents)
-				logf_(cfg, "%s", "device or link change: discovering again");
+				say(cfg, "%s", "device or link change: discovering again");
 			drain_fd(l.pfd[FD_DEBOUNCE].fd);
 			drain_fd(l.pfd[FD_TICK].fd);
 			run_cycle(cfg);

@@ -168,8 +168,11 @@ static int compute_labels(struct agent_report *r, const struct agent_config *cfg
 		agent_vendor_name(main_vendor(r, board), buf);
 		agent_labels_set(l, AGENT_LABEL_ACCEL_VENDOR, buf, &r->warnings);
 	}
-	if (!board)
+	if (!board) {
+		if (cfg->host_index >= 0)
+			pk_errors_add(&r->warnings, "--host-index without --board: no topology labels");
 		return 0;
+	}
 	board_checks(r, board);
 	if (agent_identity_resolve(board, cfg->host_index, r->node_name, &r->id, err,
 				   sizeof(err)) < 0) {
