@@ -48,7 +48,8 @@ bool topo_label_value_valid(const char *value, char *why, size_t whylen);
 /*
  * Make a label value valid: characters outside the set become '-', leading and
  * trailing non-alphanumerics are dropped, the result is cut to 63.  Returns 0,
- * or -EINVAL when nothing valid is left (out then holds "").
+ * or -EINVAL when nothing valid is left (out then holds ""), -ENOSPC when the
+ * result does not fit outlen.
  */
 int topo_label_value_sanitize(const char *in, char *out, size_t outlen);
 
@@ -60,8 +61,11 @@ int topo_label_value_sanitize(const char *in, char *out, size_t outlen);
  * Quantities are kept as exact integers of milli-units ("500m" -> 500,
  * "2" -> 2000, "1Ki" -> 1024000).  Accepted: optional sign, digits with an
  * optional fraction, then a decimal SI suffix (m k M G T P E), a binary suffix
- * (Ki Mi Gi Ti Pi Ei) or an exponent (e3, E-2).  A value below one milli-unit
- * is rounded up as Kubernetes does.  -EINVAL on syntax, -ERANGE on overflow.
+ * (Ki Mi Gi Ti Pi Ei) or an exponent (e3, E-2); n and u are accepted too.
+ * Digits beyond a milli-unit round away from zero as Kubernetes' MilliValue()
+ * does ("1u" -> 1, "-0.0001" -> -1).  The result is exact for any number of
+ * digits.  -EINVAL on syntax or text over 128 characters, -ERANGE when the
+ * magnitude exceeds INT64_MAX milli-units (so every "E" quantity but 0).
  */
 int topo_quantity_parse(const char *s, int64_t *ret_milli);
 
@@ -141,7 +145,11 @@ struct topo_board;
 
 struct topo_board *topo_board_new(void);
 void topo_board_free(struct topo_board *board);
-/* Errors: "FILE:LINE:COL: message" in err.  -EINVAL bad board, -EIO/-ENOENT io. */
+/*
+ * Errors: "FILE:LINE:COL: path: message" in err.  -EINVAL bad board (file
+ * over 1 MiB included), -EIO/-ENOENT/-EISDIR io, -EBUSY when already loaded.
+ * A failed load leaves the board as it was.
+ */
 int topo_board_load_file(struct topo_board *board, const char *path, char *err, size_t errlen);
 int topo_board_load_buffer(struct topo_board *board, const char *name, const char *buf,
 			   size_t len, char *err, size_t errlen);
@@ -175,10 +183,17 @@ int64_t topo_board_allocatable_milli(const struct topo_board *board, size_t i);
 size_t topo_board_level_count(const struct topo_board *board);
 const char *topo_board_level_name(const struct topo_board *board, size_t i);
 const char *topo_board_level_key(const struct topo_board *board, size_t i);
-/* Domains of level i in the simulated cluster (for the outermost: the count). */
+/*
+ * Domains of level i in the board's own simulated cluster, all of them (for
+ * the outermost: its count; tpu-superslice: 2, 32, 512).
+ */
 int topo_board_level_domains(const struct topo_board *board, size_t i);
 
-/* ICI ports: per chip, the netdev name pattern the agent matches. */
+/*
+ * ICI ports: links per chip, and the host's ports (the links that leave the
+ * host) with their netdev names.  Port order: chips of the host shape
+ * row-major (x fastest), then axes x, y, z, then direction -, +.
+ */
 int topo_board_ici_ports_per_chip(const struct topo_board *board);
 size_t topo_board_ici_port_count(const struct topo_board *board);
 const char *topo_board_ici_port_name(const struct topo_board *board, size_t i);
@@ -188,7 +203,11 @@ const char *topo_board_hostname_pattern(const struct topo_board *board);
 
 /*
  * A host of the board's cluster: its index (0..hosts-1), name, coordinates and
- * domain at every level, as podagent would publish them.
+ * domain at every level, as podagent would publish them.  Domain values join
+ * each level's prefix and ordinal from the outermost level ("ss1-c15",
+ * "b0-r3"); the host level's domain is the host name.  Hosts are numbered
+ * depth-first (all hosts of a cube, then the next cube); inside a torus the
+ * ordinals of tiles are row-major, x fastest.
  */
 struct topo_host {
 	int64_t index;
@@ -198,16 +217,26 @@ struct topo_host {
 	char domain[TOPO_BOARD_MAX_LEVELS][TOPO_LABEL_NAME_MAX + 1]; /* per level */
 };
 
-/* Hosts in the simulated cluster (all levels' domains multiplied out). */
+/*
+ * Hosts in the simulated cluster (all levels' domains multiplied out).
+ * superslices sets the count of the outermost level, whatever its name; 0 or
+ * less means the board's own count.  -ERANGE over 4096 outermost domains or
+ * 2^20 hosts; 0 when the board is not loaded.
+ */
 int64_t topo_board_host_count(const struct topo_board *board, int superslices);
-/* Host number index of a simulated cluster; -ERANGE past the end. */
+/*
+ * Host number index of a simulated cluster; -ERANGE past the end,
+ * -ENAMETOOLONG when its name or a label value would exceed 63 characters.
+ */
 int topo_board_host(const struct topo_board *board, int superslices, int64_t index,
 		    struct topo_host *ret);
 
 /*
  * Expected ICI wiring: for host index and port i, the peer host index and peer
- * port it must be cabled to.  -ENOENT when that port is not wired (edge of a
- * torus without wraparound).
+ * port it must be cabled to: the port on the torus neighbour facing back, so
+ * the peer of the peer is the port itself.  -ENOENT when that port is not
+ * wired (edge of a torus without wraparound, board without ICI), -ERANGE when
+ * host is past the end.
  */
 int topo_board_ici_peer(const struct topo_board *board, int superslices, int64_t host,
 			size_t port, int64_t *ret_peer_host, size_t *ret_peer_port);
@@ -222,7 +251,10 @@ int topo_board_ici_peer(const struct topo_board *board, int superslices, int64_t
  * (index 0) stands for the whole cluster; nodes are the leaves below the last
  * level.  Domains and nodes have dense indices so callers keep per-domain state
  * in arrays.  A node lacking a level's label sits in no domain of that level
- * or below and is reported by topo_domain_node_domain() as -1.
+ * or below and is reported by topo_domain_node_domain() as -1; an empty value
+ * counts as missing.  A domain is its parent plus its value: "c0" under two
+ * superslices is two domains.  Level domains are ordered by parent, then by
+ * first appearance; the nodes of every domain form one contiguous range.
  */
 struct topo_domain_tree;
 
@@ -235,7 +267,11 @@ void topo_domain_tree_free(struct topo_domain_tree *tree);
 int topo_domain_tree_add_node(struct topo_domain_tree *tree, int node_index,
 			      const char *const *label_keys, const char *const *label_values,
 			      size_t nlabels);
-/* Freeze the tree: assigns final indices.  Adding afterwards fails -EBUSY. */
+/*
+ * Freeze the tree: assigns final indices.  Adding afterwards fails -EBUSY.
+ * Queries answer 0/-1/NULL before.  After a failed build (-ENOMEM) the tree
+ * can only be freed.  Add returns -EEXIST for a node index added twice.
+ */
 int topo_domain_tree_build(struct topo_domain_tree *tree);
 
 size_t topo_domain_count(const struct topo_domain_tree *tree);
@@ -255,7 +291,7 @@ size_t topo_domain_node_count(const struct topo_domain_tree *tree, int domain);
 int topo_domain_node(const struct topo_domain_tree *tree, int domain, size_t i);
 /* The domain of a node at a level, or -1. */
 int topo_domain_node_domain(const struct topo_domain_tree *tree, int node_index, int level);
-/* Domain of a level by label value, or -1. */
+/* Domain of a level by label value (the first in level order), or -1. */
 int topo_domain_find(const struct topo_domain_tree *tree, int level, const char *value);
 /* Invariant checker (hwloc_topology_check): 0 or -EUCLEAN with why. */
 int topo_domain_tree_check(const struct topo_domain_tree *tree, char *why, size_t whylen);
