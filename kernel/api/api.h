@@ -55,7 +55,10 @@ const char *pk_kind_to_string(enum pk_kind kind);
 enum pk_kind pk_kind_from_string(const char *s);
 /* Expected apiVersion of a kind ("v1", "scheduling.k8s.io/v1alpha3", ...). */
 const char *pk_kind_api_version(enum pk_kind kind);
-/* Kind of an object tree from its "kind" field; also checks apiVersion. */
+/*
+ * Kind of an object tree from its "kind" field; also checks apiVersion: a
+ * different apiVersion gives PK_KIND_UNKNOWN, an absent one is accepted.
+ */
 enum pk_kind pk_kind_of(const json_t *obj);
 /* Whether objects of the kind live in a namespace (unknown kinds: true). */
 bool pk_kind_namespaced(enum pk_kind kind);
@@ -84,10 +87,18 @@ char *pk_write_string(const json_t *value, enum pk_format fmt);
 json_t *pk_list_new(json_t *items);
 
 /* ---- small helpers on trees ------------------------------------------------ */
-/* Value at a dotted path ("spec.schedulingGroup.podGroupName"), or NULL. */
+/*
+ * Value at a dotted path ("spec.schedulingGroup.podGroupName"), or NULL.  List
+ * items are reached as "spec.containers[0].name" (or "spec.containers.0.name");
+ * keys that contain '.' (label keys) need json_object_get on their parent.
+ */
 json_t *pk_get(const json_t *obj, const char *path);
 const char *pk_get_string(const json_t *obj, const char *path); /* NULL if absent */
-/* Set a value at a dotted path, creating maps on the way; value stolen. */
+/*
+ * Set a value at a dotted path, creating maps on the way; value stolen (also
+ * on failure).  "[N]" replaces an existing list item.  -EINVAL when a step is
+ * not a map.
+ */
 int pk_set(json_t *obj, const char *path, json_t *value);
 /* metadata.namespace, defaulting to "default" for namespaced kinds. */
 const char *pk_namespace(const json_t *obj);
