@@ -7,7 +7,7 @@
  * it has pending work, something relevant changed since its last attempt
  * (its own subtree, or for capacity failures the cluster's generation) and
  * its backoff has expired.  Among eligible roots the highest priority wins,
- * then the oldest creationTimestamp, then arrival order.  Scanning the roots
+ * then the oldest creationTimestamp (then name), then arrival order.  Scanning the roots
  * keeps the order exact under updates without a re-keyed heap; roots are few
  * compared with pods.
  *
@@ -187,6 +187,12 @@ static int rank_cmp(const struct ranked *a, const struct ranked *b)
 		return a->prio > b->prio ? -1 : 1;
 	if (a->g->creation != b->g->creation)
 		return a->g->creation < b->g->creation ? -1 : 1;
+	if (a->g->creation != INT64_MIN) {
+		int c = strcmp(a->g->key, b->g->key);
+
+		if (c)
+			return c;
+	}
 	return a->g->seq < b->g->seq ? -1 : a->g->seq > b->g->seq;
 }
 

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_queue.c — kernel/sched/forest.c and queue.c: the workload forest in
+ * any arrival order, root resolution (missing ancestors, cycles), root-only
+ * queue ordering by priority and creation time, PreEnqueue admissibility,
+ * backoff of unschedulable roots, and removal of objects.
+ */
+#include <check.h>
+#include <stdlib.h>
+
+#include "helpers.h"
+
+static json_t *with_ts(json_t *obj, const char *ts)
+{
+	json_object_set_new(json_object_get(obj, "metadata"), "creationTimestamp", json_string(ts));
+	return obj;
+}
+
+START_TEST(test_forest_any_order)
+{
+	struct pk_sched *s = new_sched();
+	char why[256];
+	struct sc_group *leaf, *root;
+
+	add_pod(s, "p0", "1", "leaf", NULL, 0); /* pod before its group */
+	add_group(s, false, "leaf", "mid", 2, NULL); /* child before parent */
+	leaf = find_group(s, "leaf");
+	ck_assert_ptr_nonnull(leaf);
+	ck_assert_ptr_null(sc_group_root(leaf, why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "default/mid not found"));
+	add_group(s, true, "mid", "top", 1, NULL);
+	ck_assert_ptr_null(sc_group_root(leaf, why, sizeof(why)));
+	add_group(s, true, "top", NULL, 1, NULL);
+	root = sc_group_root(leaf, why, sizeof(why));
+	ck_assert_ptr_nonnull(root);
+	ck_assert_str_eq(root->name, "top");
+	ck_assert_uint_eq(s->forest.roots.n, 1); /* only the root is queued */
+	ck_assert_int_eq(pk_sched_check(s, why, sizeof(why)), 0);
+	/* Not admissible yet (1 of 2 pods); a second pod makes it so. */
+	ck_assert(!sc_group_admissible(root, 0, NULL));
+	add_pod(s, "p1", "1", "leaf", NULL, 0);
+	ck_assert(sc_group_admissible(root, 0, NULL));
+	pk_sched_free(s);
+}
+END_TEST
+
+START_TEST(test_cycle_never_scheduled)
+{
+	struct pk_sched *s = new_sched();
+	char why[256];
+	struct pk_sched_result *res = NULL;
+
+	add_node(s, "n", "8", "");
+	add_group(s, true, "a", "b", 1, NULL);
+	add_group(s, true, "b", "a", 1, NULL);
+	add_group(s, false, "leaf", "a", 1, NULL);
+	add_pod(s, "p", "1", "leaf", NULL, 0);
+	ck_assert_ptr_null(sc_group_root(find_group(s, "leaf"), why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "cycle"));
+	ck_assert_uint_eq(s->forest.roots.n, 0);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
+		ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
+		ck_assert_uint_eq(res->bound, 0);
+		/* The first cycle reports the cycle once (a, b, leaf Invalid; the pod
+		 * waits); later ones are silent. */
+		ck_assert_uint_eq(res->nactions, i == 0 ? 4 : 0);
+		pk_sched_result_free(res);
+	}
+	/* Breaking the cycle makes a root: the hierarchy is scheduled. */
+	add_group(s, true, "b", NULL, 1, NULL);
+	ck_assert_uint_eq(s->forest.roots.n, 1);
+	size_t bound = 0;
+
+	run_until_idle(s, &bound, NULL);
+	ck_assert_uint_eq(bound, 1);
+	pk_sched_free(s);
+}
+END_TEST
+
+START_TEST(test_queue_order)
+{
+	struct pk_sched *s = new_sched();
+	struct sc_vec order = { 0 };
+	const char *want[] = { "default/hi", "default/g-early", "default/g-b", "default/g-c",
+			       "default/solo" };
+
+	add_obj(s, with_ts(group_obj(false, "g-c", NULL, 1, NULL, "w3"), "2026-01-01T00:00:05Z"));
+	add_obj(s, with_ts(group_obj(false, "g-b", NULL, 1, NULL, "w2"), "2026-01-01T00:00:05Z"));
+	add_obj(s, with_ts(group_obj(false, "g-early", NULL, 1, NULL, "w1"),
+			   "2026-01-01T00:00:01Z"));
+	json_t *hi = with_ts(group_obj(false, "hi", NULL, 1, NULL, "w4"), "2026-01-01T00:00:09Z");
+
+	json_object_set_new(json_object_get(hi, "spec"), "priority", json_integer(50));
+	add_obj(s, hi);
+	add_obj(s, with_ts(pod_obj("solo", "1", NULL, NULL, 0), "2026-01-01T00:00:07Z"));
+	sc_queue_order(s, &order);
+	ck_assert_uint_eq(order.n, 5);
+	for (size_t i = 0; i < 5; i++)
+		ck_assert_str_eq(((struct sc_group *)order.v[i])->key, want[i]);
+	sc_vec_free(&order);
+	pk_sched_free(s);
+}
+END_TEST
+
+START_TEST(test_preenqueue)
+{
+	struct pk_sched *s = new_sched();
+	struct sc_buf why = { 0 };
+	struct sc_group *root;
+
+	add_group(s, true, "root", NULL, 2, NULL);
+	add_group(s, true, "cpg-1", "root", 2, NULL);
+	add_group(s, false, "pg-11", "cpg-1", 2, NULL);
+	add_group(s, false, "pg-2", "root", 1, NULL);
+	add_pod(s, "a", "1", "pg-11", NULL, 0);
+	add_pod(s, "b", "1", "pg-2", NULL, 0);
+	root = find_group(s, "root");
+	ck_assert(!sc_group_admissible(root, 0, &why));
+	ck_assert_ptr_nonnull(strstr(why.s, "has 1 of minGroupCount 2 admissible child groups"));
+	ck_assert_ptr_nonnull(strstr(why.s, "default/cpg-1"));
+	sc_buf_free(&why);
+	/* Running pods count too; deleting ones do not. */
+	add_pod(s, "c", "1", "pg-11", "elsewhere", 0);
+	ck_assert(sc_group_admissible(find_group(s, "pg-11"), 0, NULL));
+	ck_assert(!sc_group_admissible(find_group(s, "cpg-1"), 0, NULL));
+	add_group(s, false, "pg-12", "cpg-1", -1, NULL); /* basic: needs one pod */
+	ck_assert(!sc_group_admissible(find_group(s, "pg-12"), 0, NULL));
+	add_pod(s, "d", "1", "pg-12", NULL, 0);
+	ck_assert(sc_group_admissible(root, 0, NULL));
+	json_t *del = pod_obj("d", "1", "pg-12", NULL, 0);
+
+	json_object_set_new(json_object_get(del, "metadata"), "deletionTimestamp",
+			    json_string("2026-01-01T00:00:00Z"));
+	add_obj(s, del);
+	ck_assert(!sc_group_admissible(root, 0, NULL));
+	pk_sched_free(s);
+}
+END_TEST
+
+START_TEST(test_gated_root_says_why)
+{
+	struct pk_sched *s = new_sched();
+	struct pk_sched_result *res = NULL;
+
+	add_node(s, "n", "8", "");
+	add_group(s, false, "pg", NULL, 3, NULL);
+	add_pod(s, "a", "1", "pg", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_GATED);
+	ck_assert_uint_eq(res->nactions, 1);
+	ck_assert_str_eq(res->actions[0].type, "PodScheduled");
+	ck_assert_str_eq(res->actions[0].reason, "Unschedulable");
+	ck_assert_ptr_nonnull(strstr(res->actions[0].message, "PodGroup default/pg has 1 of minCount 3"));
+	pk_sched_result_free(res);
+	/* Nothing changed: the gated root is not looked at again. */
+	ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
+	pk_sched_result_free(res);
+	add_pod(s, "b", "1", "pg", NULL, 0);
+	add_pod(s, "c", "1", "pg", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	ck_assert_uint_eq(res->bound, 3);
+	pk_sched_result_free(res);
+	pk_sched_free(s);
+}
+END_TEST
+
+START_TEST(test_backoff)
+{
+	struct pk_sched_opts o = { .check = true, .backoff_initial_ms = 100, .backoff_max_ms = 400 };
+	struct pk_sched *s = NULL;
+	struct pk_sched_result *res = NULL;
+
+	ck_assert_int_eq(pk_sched_new(&o, &s), 0);
+	add_node(s, "n", "1", "");
+	add_pod(s, "big", "2", NULL, NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 1000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
+	pk_sched_result_free(res);
+	/* Unchanged cluster: not retried, nothing waiting. */
+	ck_assert_int_eq(pk_sched_cycle(s, 5000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
+	ck_assert(!res->has_retry);
+	pk_sched_result_free(res);
+	/* A new node changes the cluster; within the backoff the root waits. */
+	add_node(s, "n2", "1", "");
+	ck_assert_int_eq(pk_sched_cycle(s, 1050, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
+	ck_assert(res->has_retry);
+	ck_assert_int_eq(res->retry_at_ms, 1100);
+	pk_sched_result_free(res);
+	ck_assert_int_eq(pk_sched_cycle(s, 1100, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
+	pk_sched_result_free(res);
+	ck_assert_int_eq(find_group(s, "big") == NULL, 1); /* standalone: implicit group */
+	add_node(s, "n3", "4", "");
+	ck_assert_int_eq(pk_sched_cycle(s, 1150, &res), 0);
+	ck_assert(res->has_retry);
+	ck_assert_int_eq(res->retry_at_ms, 1300); /* doubled */
+	pk_sched_result_free(res);
+	ck_assert_int_eq(pk_sched_cycle(s, 1300, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	ck_assert_str_eq(res->actions[0].node, "n3");
+	pk_sched_result_free(res);
+	pk_sched_free(s);
+}
+END_TEST
+
+START_TEST(test_remove_objects)
+{
+	struct pk_sched *s = new_sched();
+	char why[256];
+
+	add_node(s, "n", "4", "");
+	add_pod(s, "p", "1", "leaf", "n", 0);
+	add_group(s, false, "leaf", "root", 1, NULL);
+	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "p"), 0);
+	ck_assert_int_eq(s->snap.nodes[0]->used[SC_RES_PODS], 0);
+	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "p"), -ENOENT);
+	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD_GROUP, "default", "leaf"), 0);
+	/* The placeholder of "root" went away with its last child. */
+	ck_assert_ptr_null(find_group(s, "root"));
+	ck_assert_uint_eq(s->forest.all_groups.n, 0);
+	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_NODE, NULL, "n"), 0);
+	ck_assert_int_eq(pk_sched_check(s, why, sizeof(why)), 0);
+	pk_sched_free(s);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("sched-queue");
+	TCase *tc = tcase_create("queue");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_forest_any_order);
+	tcase_add_test(tc, test_cycle_never_scheduled);
+	tcase_add_test(tc, test_queue_order);
+	tcase_add_test(tc, test_preenqueue);
+	tcase_add_test(tc, test_gated_root_says_why);
+	tcase_add_test(tc, test_backoff);
+	tcase_add_test(tc, test_remove_objects);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

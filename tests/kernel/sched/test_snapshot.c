@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_snapshot.c — kernel/sched/snapshot.c and filter.c: node filters, the
+ * "pods" resource, domain partitions, and the revert log (random nested
+ * assume/remove sequences must come back to the exact starting state, with
+ * the invariant checker run after every mutation).
+ */
+#include <check.h>
+#include <stdlib.h>
+
+#include "helpers.h"
+
+static enum sc_misfit fit(struct pk_sched *s, const char *pod, const char *node)
+{
+	return sc_filter(&s->snap, find_pod(s, pod), sc_snapshot_node(&s->snap, node), NULL);
+}
+
+static void add_pod_spec(struct pk_sched *s, const char *name, const char *spec_json)
+{
+	json_error_t e;
+	json_t *p = pod_obj(name, "1", NULL, NULL, 0);
+	json_t *extra = json_loads(spec_json, 0, &e);
+
+	ck_assert_msg(extra != NULL, "%s", e.text);
+	json_object_update(json_object_get(p, "spec"), extra);
+	json_decref(extra);
+	add_obj(s, p);
+}
+
+START_TEST(test_selector_and_affinity)
+{
+	struct pk_sched *s = new_sched();
+
+	add_node(s, "a", "4", "accel=gpu,gen=5");
+	add_node(s, "b", "4", "accel=cpu,gen=3");
+	add_node(s, "c", "4", "");
+	add_pod_spec(s, "sel", "{\"nodeSelector\": {\"accel\": \"gpu\"}}");
+	ck_assert_int_eq(fit(s, "sel", "a"), SC_FIT);
+	ck_assert_int_eq(fit(s, "sel", "b"), SC_MISFIT_SELECTOR);
+	ck_assert_int_eq(fit(s, "sel", "c"), SC_MISFIT_SELECTOR);
+
+	const char *ops[][2] = {
+		{ "{\"key\": \"accel\", \"operator\": \"In\", \"values\": [\"cpu\", \"tpu\"]}", "010" },
+		{ "{\"key\": \"accel\", \"operator\": \"NotIn\", \"values\": [\"cpu\"]}", "101" },
+		{ "{\"key\": \"gen\", \"operator\": \"Exists\"}", "110" },
+		{ "{\"key\": \"gen\", \"operator\": \"DoesNotExist\"}", "001" },
+		{ "{\"key\": \"gen\", \"operator\": \"Gt\", \"values\": [\"4\"]}", "100" },
+		{ "{\"key\": \"gen\", \"operator\": \"Lt\", \"values\": [\"4\"]}", "010" },
+	};
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		char name[16], spec[512];
+
+		snprintf(name, sizeof(name), "aff%zu", i);
+		snprintf(spec, sizeof(spec),
+			 "{\"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuring"
+			 "Execution\": {\"nodeSelectorTerms\": [{\"matchExpressions\": [%s]}]}}}}",
+			 ops[i][0]);
+		add_pod_spec(s, name, spec);
+		for (int n = 0; n < 3; n++) {
+			const char node[2] = { (char)('a' + n), 0 };
+			bool want = ops[i][1][n] == '1';
+
+			ck_assert_msg((fit(s, name, node) == SC_FIT) == want, "%s on %s", ops[i][0],
+				      node);
+		}
+	}
+	/* Terms are ORed. */
+	add_pod_spec(s, "or",
+		     "{\"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution"
+		     "\": {\"nodeSelectorTerms\": [{\"matchExpressions\": [{\"key\": \"accel\", "
+		     "\"operator\": \"In\", \"values\": [\"tpu\"]}]}, {\"matchExpressions\": [{\"key\": "
+		     "\"gen\", \"operator\": \"In\", \"values\": [\"3\"]}]}]}}}}");
+	ck_assert_int_eq(fit(s, "or", "a"), SC_MISFIT_AFFINITY);
+	ck_assert_int_eq(fit(s, "or", "b"), SC_FIT);
+	pk_sched_free(s);
+}
+END_TEST
+
+START_TEST(test_taints)
+{
+	struct pk_sched *s = new_sched();
+	const char *effects[] = { "NoSchedule", "NoExecute", "PreferNoSchedule" };
+
+	for (int i = 0; i < 3; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "t%d", i);
+		add_obj(s, json_pack("{s:s, s:s, s:{s:s}, s:{s:[{s:s, s:s, s:s}]}, s:{s:{s:s}}}",
+				     "apiVersion", "v1", "kind", "Node", "metadata", "name", name,
+				     "spec", "taints", "key", "k", "value", "v", "effect", effects[i],
+				     "status", "allocatable", "cpu", "4"));
+	}
+	add_pod(s, "plain", "1", NULL, NULL, 0);
+	add_pod_spec(s, "equal", "{\"tolerations\": [{\"key\": \"k\", \"operator\": \"Equal\", "
+				 "\"value\": \"v\", \"effect\": \"NoSchedule\"}]}");
+	add_pod_spec(s, "wrongval", "{\"tolerations\": [{\"key\": \"k\", \"operator\": \"Equal\", "
+				    "\"value\": \"x\"}]}");
+	add_pod_spec(s, "exists", "{\"tolerations\": [{\"key\": \"k\", \"operator\": \"Exists\"}]}");
+	add_pod_spec(s, "all", "{\"tolerations\": [{\"operator\": \"Exists\"}]}");
+	ck_assert_int_eq(fit(s, "plain", "t0"), SC_MISFIT_TAINT);
+	ck_assert_int_eq(fit(s, "plain", "t1"), SC_MISFIT_TAINT);
+	ck_assert_int_eq(fit(s, "plain", "t2"), SC_FIT); /* PreferNoSchedule does not filter */
+	ck_assert_int_eq(fit(s, "equal", "t0"), SC_FIT);
+	ck_assert_int_eq(fit(s, "equal", "t1"), SC_MISFIT_TAINT); /* other effect */
+	ck_assert_int_eq(fit(s, "wrongval", "t0"), SC_MISFIT_TAINT);
+	ck_assert_int_eq(fit(s, "exists", "t1"), SC_FIT);
+	ck_assert_int_eq(fit(s, "all", "t0"), SC_FIT);
+	ck_assert_int_eq(fit(s, "all", "t1"), SC_FIT);
+	pk_sched_free(s);
+}
+END_TEST
+
+START_TEST(test_resources_and_pods_count)
+{
+	struct pk_sched *s = new_sched();
+	int res = -1;
+
+	add_obj(s, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s, s:s, s:s}}}", "apiVersion", "v1",
+			     "kind", "Node", "metadata", "name", "small", "status", "allocatable",
+			     "cpu", "8", "pods", "2", "memory", "1Gi"));
+	add_node(s, "cordoned", "8", "");
+	add_pod(s, "r1", "1", NULL, "small", 0);
+	add_pod(s, "big", "9", NULL, NULL, 0);
+	add_pod(s, "ok", "1", NULL, NULL, 0);
+	ck_assert_int_eq(sc_filter(&s->snap, find_pod(s, "big"), sc_snapshot_node(&s->snap, "small"),
+				   &res),
+			 SC_MISFIT_RESOURCES);
+	ck_assert_str_eq(s->snap.res_name[res], "cpu");
+	ck_assert_int_eq(fit(s, "ok", "small"), SC_FIT);
+	/* A second pod reaches pods=2; a third does not fit, whatever its cpu. */
+	add_pod(s, "r2", "1", NULL, "small", 0);
+	ck_assert_int_eq(sc_filter(&s->snap, find_pod(s, "ok"), sc_snapshot_node(&s->snap, "small"),
+				   &res),
+			 SC_MISFIT_RESOURCES);
+	ck_assert_int_eq(res, SC_RES_PODS);
+	/* A missing resource is 0 on the node. */
+	add_obj(s, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:s}}}]}}", "apiVersion",
+			     "v1", "kind", "Pod", "metadata", "name", "gpu", "namespace", "default",
+			     "spec", "containers", "name", "c", "resources", "requests",
+			     "nvidia.com/gpu", "1"));
+	ck_assert_int_eq(fit(s, "gpu", "cordoned"), SC_MISFIT_RESOURCES);
+	pk_sched_free(s);
+}
+END_TEST
+
+START_TEST(test_partitions)
+{
+	struct pk_sched *s = new_sched();
+	struct sc_part *p;
+
+	add_node(s, "n1", "4", "rack=rack-10");
+	add_node(s, "n2", "4", "rack=rack-2");
+	add_node(s, "n3", "4", "rack=rack-2");
+	add_node(s, "n4", "4", "");
+	add_pod(s, "p", "3", NULL, "n2", 0);
+	p = sc_snapshot_part(&s->snap, "rack");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(p->ndom, 2);
+	ck_assert_str_eq(p->values[0], "rack-2"); /* natural order */
+	ck_assert_str_eq(p->values[1], "rack-10");
+	ck_assert_int_eq(p->node_dom[3], -1);
+	ck_assert_int_eq(p->free[0][sc_res_id(&s->snap, "cpu")], 5000);
+	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, NULL, 0), 0);
+	pk_sched_free(s);
+}
+END_TEST
+
+/* Digest of everything an assumption may change. */
+static uint64_t digest(const struct sc_snapshot *snap)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < snap->nnodes; i++)
+		for (int r = 0; r < SC_MAX_RES; r++)
+			h = (h ^ (uint64_t)snap->nodes[i]->used[r]) * 1099511628211ull;
+	for (size_t k = 0; k < snap->nparts; k++)
+		for (int d = 0; d < snap->parts[k]->ndom; d++)
+			for (int r = 0; r < SC_MAX_RES; r++)
+				h = (h ^ (uint64_t)snap->parts[k]->free[d][r]) * 1099511628211ull;
+	return h;
+}
+
+START_TEST(test_revert_random)
+{
+	struct pk_sched *s = new_sched();
+	char why[256];
+	unsigned seed = 12345;
+
+	for (int i = 0; i < 16; i++) {
+		char name[16], labels[64];
+
+		snprintf(name, sizeof(name), "n%d", i);
+		snprintf(labels, sizeof(labels), "rack=r%d,block=b%d", i / 4, i / 8);
+		add_node(s, name, "16", labels);
+	}
+	for (int i = 0; i < 40; i++) {
+		char name[16], node[16];
+
+		snprintf(name, sizeof(name), "p%d", i);
+		snprintf(node, sizeof(node), "n%d", i % 16);
+		add_pod(s, name, "1", NULL, i < 10 ? node : NULL, 0);
+	}
+	ck_assert_ptr_nonnull(sc_snapshot_part(&s->snap, "rack"));
+	ck_assert_ptr_nonnull(sc_snapshot_part(&s->snap, "block"));
+	for (int round = 0; round < 50; round++) {
+		uint64_t start = digest(&s->snap), at_mark[8];
+		size_t marks[8];
+		int depth = 0;
+
+		for (int step = 0; step < 60; step++) {
+			struct sc_pod *p = s->forest.all_pods.v[rand_r(&seed) % s->forest.all_pods.n];
+			int op = (int)(rand_r(&seed) % 10);
+
+			if (op == 0 && depth < 8) {
+				marks[depth] = sc_snapshot_mark(&s->snap);
+				at_mark[depth++] = digest(&s->snap);
+			} else if (op == 1 && depth > 0) {
+				depth--;
+				sc_snapshot_revert(&s->snap, marks[depth]);
+				ck_assert(digest(&s->snap) == at_mark[depth]);
+			} else if (p->node >= 0 && !p->sim_removed) {
+				ck_assert_int_eq(sc_snapshot_assume_removed(&s->snap, p), 0);
+			} else if (p->node < 0 && p->assumed < 0) {
+				ck_assert_int_eq(sc_snapshot_assume(&s->snap, p,
+								    (int)(rand_r(&seed) % 16)),
+						 0);
+			}
+			ck_assert_msg(sc_snapshot_check(&s->snap, &s->forest.all_pods, false, why,
+							sizeof(why)) == 0,
+				      "%s", why);
+		}
+		sc_snapshot_revert(&s->snap, 0);
+		ck_assert(digest(&s->snap) == start);
+		ck_assert_msg(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)) ==
+				      0,
+			      "%s", why);
+	}
+	pk_sched_free(s);
+}
+END_TEST
+
+START_TEST(test_check_detects_corruption)
+{
+	struct pk_sched *s = new_sched();
+	char why[256] = "";
+
+	add_node(s, "n", "4", "rack=r");
+	add_pod(s, "p", "1", NULL, "n", 0);
+	ck_assert_ptr_nonnull(sc_snapshot_part(&s->snap, "rack"));
+	s->snap.nodes[0]->used[sc_res_id(&s->snap, "cpu")] += 1;
+	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)),
+			 -EUCLEAN);
+	ck_assert_ptr_nonnull(strstr(why, "node n"));
+	s->snap.nodes[0]->used[sc_res_id(&s->snap, "cpu")] -= 1;
+	s->snap.parts[0]->free[0][0] += 1;
+	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)),
+			 -EUCLEAN);
+	ck_assert_ptr_nonnull(strstr(why, "partition rack"));
+	s->snap.parts[0]->free[0][0] -= 1;
+	ck_assert_int_eq(sc_snapshot_assume(&s->snap, find_pod(s, "p"), 0), -EINVAL); /* bound */
+	pk_sched_free(s);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("sched-snapshot");
+	TCase *tc = tcase_create("snapshot");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_selector_and_affinity);
+	tcase_add_test(tc, test_taints);
+	tcase_add_test(tc, test_resources_and_pods_count);
+	tcase_add_test(tc, test_partitions);
+	tcase_add_test(tc, test_revert_random);
+	tcase_add_test(tc, test_check_detects_corruption);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
