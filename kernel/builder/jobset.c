@@ -303,6 +303,14 @@ static int jobset_parse(const json_t *js, struct jobset_view *v, struct pk_error
 		if (parse_rjob(rjs, i, &v->rjobs[i], errs) < 0)
 			r = -EINVAL;
 		total += v->rjobs[i].replicas * v->rjobs[i].pods;
+		if (v->name && v->rjobs[i].name &&
+		    strlen(v->name) + strlen(v->rjobs[i].name) + 2 +
+				    (size_t)snprintf(NULL, 0, "%lld", (long long)v->rjobs[i].replicas - 1) > 63) {
+			pk_errors_add(errs, "spec.replicatedJobs[%zu].name: Invalid value: \"%s\": the Job "
+					    "names %s-%s-<index> must be at most 63 characters",
+				      i, v->rjobs[i].name, v->name, v->rjobs[i].name);
+			r = -EINVAL;
+		}
 	}
 	if (r == 0 && total > WB_MAX_PODS) {
 		pk_errors_add(errs, "spec.replicatedJobs: Too many: %lld: the JobSet would create more "
