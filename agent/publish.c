@@ -316,7 +316,10 @@ static enum step_result classify(const struct response *resp, int *rc, char *err
 	return STEP_FAIL;
 }
 
-/* One request; STEP_DONE with the answer's body (caller frees) on 200/201. */
+/*
+ * One request; STEP_DONE with the answer's body (caller frees) on 200/201.
+ * 404 and 409 fail with *rc set to the status, for the caller to handle.
+ */
 static enum step_result request(struct agent_publisher *p, const char *method, const char *path,
 				const json_t *body, const char *ctype, json_t **ret_body,
 				int *rc, char *err, size_t errlen)
@@ -329,7 +332,6 @@ static enum step_result request(struct agent_publisher *p, const char *method, c
 		*rc = -ENOMEM;
 		return STEP_FAIL;
 	}
-	*rc = (int)resp.status; /* for the caller's 404/409 handling */
 	if (resp.status == 200 || resp.status == 201) {
 		*ret_body = resp.body;
 		return STEP_DONE;
@@ -373,7 +375,9 @@ static enum step_result learn(struct agent_publisher *p, const json_t *node, con
 		p->owned = json_array();
 		return STEP_DONE;
 	}
-	return s == STEP_FAIL && *rc == 404 ? (*rc = -EPROTO, STEP_FAIL) : s;
+	if (s == STEP_FAIL && *rc > 0)
+		*rc = -EPROTO; /* POST answered 404 */
+	return s;
 }
 
 json_t *agent_status_patch(const json_t *node, const json_t *server_node)
