@@ -192,6 +192,26 @@ START_TEST(test_merge_patch_owned_only)
 }
 END_TEST
 
+START_TEST(test_status_patch)
+{
+	json_t *node = json_pack("{s:{s:{s:s, s:s}, s:{s:s}}}", "status", "capacity", "cpu", "16",
+				 "nvidia.com/gpu", "4", "allocatable", "cpu", "16");
+	json_t *server = json_pack("{s:{s:{s:s, s:s}}}", "status", "capacity", "cpu", "8",
+				   "google.com/tpu", "4");
+	json_t *patch = agent_status_patch(node, server);
+	json_t *cap = pk_get(patch, "status.capacity");
+
+	ck_assert_str_eq(json_string_value(json_object_get(cap, "cpu")), "16");
+	ck_assert_str_eq(json_string_value(json_object_get(cap, "nvidia.com/gpu")), "4");
+	ck_assert(json_is_null(json_object_get(cap, "google.com/tpu")));
+	ck_assert_uint_eq(json_object_size(pk_get(patch, "status.allocatable")), 1);
+	ck_assert_ptr_null(json_object_get(patch, "metadata"));
+	json_decref(patch);
+	json_decref(server);
+	json_decref(node);
+}
+END_TEST
+
 /* ---- links ------------------------------------------------------------------ */
 
 START_TEST(test_link_alias)
@@ -365,6 +385,7 @@ int main(void)
 	tcase_add_test(tc, test_nfd_size_limit);
 	tcase_add_test(tc, test_nfd_atomic_write);
 	tcase_add_test(tc, test_merge_patch_owned_only);
+	tcase_add_test(tc, test_status_patch);
 	tcase_add_test(tc, test_link_alias);
 	tcase_add_test(tc, test_compare_accels);
 	tcase_add_test(tc, test_board_ids);
