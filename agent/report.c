@@ -130,8 +130,10 @@ static unsigned main_vendor(const struct agent_report *r, const struct topo_boar
 
 static void board_checks(struct agent_report *r, const struct topo_board *board)
 {
-	size_t nports = topo_board_ici_port_count(board);
+	size_t nports = topo_board_ici_port_count(board), missing = 0;
 	int chips = topo_board_chips_per_host(board);
+	char names[4 * (TOPO_LABEL_NAME_MAX + 2) + 1] = "";
+	size_t len = 0;
 
 	if (chips > 0 && (size_t)chips != r->naccels)
 		pk_errors_add(&r->warnings, "board %s: expected %d accelerators per host, found %zu",
@@ -144,10 +146,15 @@ static void board_checks(struct agent_report *r, const struct topo_board *board)
 
 		for (size_t j = 0; j < r->links.n && !found; j++)
 			found = strcmp(r->links.v[j].name, port) == 0;
-		if (!found)
-			pk_errors_add(&r->warnings, "board %s: ICI port %s not found",
-				      topo_board_name(board), port);
+		if (found)
+			continue;
+		if (missing++ < 4)
+			len += snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "", port);
 	}
+	if (missing)
+		pk_errors_add(&r->warnings, "board %s: %zu of %zu ICI ports not found: %s%s",
+			      topo_board_name(board), missing, nports, names,
+			      missing > 4 ? ", ..." : "");
 }
 
 static int compute_labels(struct agent_report *r, const struct agent_config *cfg)
