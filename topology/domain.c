@@ -23,50 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topology/topology.h"
-
-/* Hostile-input limits: levels per tree, caller node indices. */
-#define DOMAIN_MAX_LEVELS 16
-#define DOMAIN_MAX_NODES (1 << 24)
-
-struct domain {
-	char *value;  /* NULL for the root */
-	int level;    /* -1 for the root */
-	int parent;   /* -1 for the root */
-	int child_start, child_count;
-	int node_start, node_count; /* range in tree->perm */
-};
-
-/* Open-addressing hash from (int, string) to an int. */
-struct slot {
-	int key;
-	const char *str;
-	int val; /* -1: empty */
-};
-
-struct strhash {
-	struct slot *slots;
-	size_t cap, used;
-};
-
-struct topo_domain_tree {
-	char **keys;
-	size_t nlevels;
-	bool built;
-	bool broken; /* a build failed half-way: only free() is left */
-
-	struct domain *dom;
-	size_t ndom, domcap;
-	struct strhash by_parent; /* (parent, value) -> domain while adding */
-	struct strhash by_level;  /* (level, value) -> first domain once built */
-
-	/* Nodes: by caller index, the domain it hangs from (deepest level it has). */
-	int *attach;
-	size_t nattach; /* size of attach[] (max caller index + 1) */
-	size_t nnodes;
-	int *perm; /* caller node indices in depth-first order, once built */
-	int *level_start, *level_size;
-};
+#include "topology/domain_internal.h"
 
 static uint64_t hash_of(int key, const char *s)
 {
@@ -424,6 +381,13 @@ int topo_domain_tree_build(struct topo_domain_tree *t)
 	if (r < 0)
 		goto out;
 	t->built = true;
+#ifndef NDEBUG
+	/* Debug builds verify every tree they freeze (hwloc_topology_check). */
+	if (topo_domain_tree_check(t, NULL, 0) < 0) {
+		t->built = false;
+		r = -EUCLEAN;
+	}
+#endif
 out:
 	if (r < 0)
 		t->broken = true;

@@ -3,9 +3,10 @@
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "topology/topology.h"
+#include "topology/domain_internal.h"
 
 #define SS "topology.podkernel.dev/superslice"
 #define CUBE "topology.podkernel.dev/cube"
@@ -204,6 +205,39 @@ START_TEST(large)
 }
 END_TEST
 
+/* Each corruption of a sound tree must be caught by the checker. */
+START_TEST(checker_catches_corruption)
+{
+	char why[256];
+
+	for (int k = 0; k < 8; k++) {
+		struct topo_domain_tree *t = sample();
+		int c;
+
+		ck_assert_int_eq(topo_domain_tree_build(t), 0);
+		check_tree(t);
+		c = topo_domain_level_domain(t, 1, 1);
+		switch (k) {
+		case 0: t->dom[c].parent = 0; break;                /* cube under the root */
+		case 1: t->dom[c].level = 2; break;                 /* wrong level */
+		case 2: t->dom[0].node_count--; break;              /* root lost a node */
+		case 3: t->perm[0] = t->perm[1]; break;             /* node listed twice */
+		case 4: t->attach[3] = c; break;                    /* node moved up a level */
+		case 5: t->level_size[2]--; break;                  /* level ranges disagree */
+		case 6: free(t->dom[c].value);                      /* sibling name clash */
+			t->dom[c].value = strdup(t->dom[c - 1].value);
+			break;
+		case 7: t->dom[c].child_count = 0; break;           /* children dropped */
+		}
+		why[0] = '\0';
+		ck_assert_msg(topo_domain_tree_check(t, why, sizeof(why)) == -EUCLEAN,
+			      "corruption %d not caught", k);
+		ck_assert_msg(why[0], "corruption %d: no reason given", k);
+		topo_domain_tree_free(t);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("domain");
@@ -216,6 +250,7 @@ int main(void)
 	tcase_add_test(tc, same_value_two_parents);
 	tcase_add_test(tc, empty_and_bad);
 	tcase_add_test(tc, large);
+	tcase_add_test(tc, checker_catches_corruption);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
