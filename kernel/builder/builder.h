@@ -41,6 +41,7 @@
 #define WB_MAX_TEMPLATES 8 /* templates in one list */
 #define WB_MAX_CLAIMS 4    /* resourceClaims of one group */
 #define WB_MAX_PODS 10000  /* pods one Job or JobSet may stamp out */
+#define WB_MAX_EXPANDED 1000000 /* objects one wb_expand_objects may produce */
 
 /* ---- intermediate form ------------------------------------------------------- */
 enum wb_policy_kind { WB_POLICY_UNSET = 0, WB_POLICY_BASIC, WB_POLICY_GANG };
@@ -217,6 +218,15 @@ int wb_builder_new_pod_group(struct wb_builder *b, const char *name, const char 
 int wb_builder_new_composite_pod_group(struct wb_builder *b, const char *name,
 				       const char *template_name, const char *parent,
 				       json_t **ret_group);
+
+/*
+ * Delegation by a parent controller: write the downward annotations onto the
+ * metadata of a child object it creates (parent may be NULL), so that the
+ * child's controller materializes its groups from template_name of workload
+ * under parent instead of compiling its own Workload.
+ */
+int wb_set_downward_annotations(json_t *child, const char *workload, const char *template_name,
+				const char *parent);
 
 /* ---- controllers ------------------------------------------------------------------ */
 /* Finds an existing object (borrowed reference) or returns NULL. */

@@ -21,6 +21,7 @@ struct expand {
 	const json_t *input;
 	json_t *out;
 	struct pk_errors *errs;
+	bool too_many;
 };
 
 static bool matches(const json_t *obj, enum pk_kind kind, const char *ns, const char *name)
@@ -60,6 +61,13 @@ static int expand_one(struct expand *e, json_t *obj, unsigned depth)
 	size_t i;
 	int r;
 
+	if (json_array_size(e->out) >= WB_MAX_EXPANDED) {
+		if (!e->too_many)
+			pk_errors_add(e->errs, "<input>: Too many: the objects would expand to more than %d objects",
+				      WB_MAX_EXPANDED);
+		e->too_many = true;
+		return -EINVAL;
+	}
 	if (kind != PK_KIND_JOB && kind != PK_KIND_JOBSET)
 		return json_array_append(e->out, obj) < 0 ? -ENOMEM : 0;
 	prefix = wb_strdupf("%s %s/%s", kind == PK_KIND_JOB ? "Job" : "JobSet",
@@ -116,6 +124,8 @@ int wb_expand_objects(json_t *objects, json_t **ret_objects, struct pk_errors *e
 		}
 		if (k < 0)
 			r = -EINVAL;
+		if (e.too_many)
+			break;
 	}
 	if (r < 0) {
 		json_decref(e.out);

@@ -579,7 +579,7 @@ static json_t *make_job(const json_t *js, const struct jobset_view *v, const str
 {
 	const char *created = wb_str(wb_obj(js, "metadata"), "creationTimestamp");
 	struct wb_owner owner;
-	json_t *job, *meta, *spec, *pod, *pmeta, *ann;
+	json_t *job, *meta, *spec, *pod, *pmeta;
 	char name[200];
 
 	snprintf(name, sizeof(name), "%s-%s-%lld", v->name, rj->name, (long long)index);
@@ -624,16 +624,9 @@ static json_t *make_job(const json_t *js, const struct jobset_view *v, const str
 		if (json_object_set_new(wb_obj(pod, "spec"), "schedulingGroup",
 					json_pack("{s:s}", "podGroupName", bind->group)) < 0)
 			goto fail;
-	} else {
-		ann = wb_obj(meta, "annotations");
-		if (!ann && (json_object_set_new(meta, "annotations", json_object()) < 0 ||
-			     !(ann = wb_obj(meta, "annotations"))))
-			goto fail;
-		if (json_object_set_new(ann, WB_ANNOTATION_WORKLOAD, json_string(bind->workload)) < 0 ||
-		    json_object_set_new(ann, WB_ANNOTATION_TEMPLATE, json_string(bind->template_name)) < 0 ||
-		    (bind->parent &&
-		     json_object_set_new(ann, WB_ANNOTATION_PARENT, json_string(bind->parent)) < 0))
-			goto fail;
+	} else if (wb_set_downward_annotations(job, bind->workload, bind->template_name,
+					       bind->parent) < 0) {
+		goto fail;
 	}
 	return job;
 fail:

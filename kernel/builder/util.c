@@ -248,3 +248,28 @@ json_t *wb_find_template(const json_t *workload, const char *name, bool *ret_com
 		return NULL;
 	return find_template(spec, name, ret_composite, 0);
 }
+
+int wb_set_downward_annotations(json_t *child, const char *workload, const char *template_name,
+				const char *parent)
+{
+	json_t *meta, *ann;
+
+	if (!json_is_object(child) || !workload || !template_name)
+		return -EINVAL;
+	meta = wb_obj(child, "metadata");
+	if (!meta && (json_object_set_new(child, "metadata", json_object()) < 0 ||
+		      !(meta = wb_obj(child, "metadata"))))
+		return -ENOMEM;
+	ann = wb_obj(meta, "annotations");
+	if (!ann && (json_object_set_new(meta, "annotations", json_object()) < 0 ||
+		     !(ann = wb_obj(meta, "annotations"))))
+		return -ENOMEM;
+	if (json_object_set_new(ann, WB_ANNOTATION_WORKLOAD, json_string(workload)) < 0 ||
+	    json_object_set_new(ann, WB_ANNOTATION_TEMPLATE, json_string(template_name)) < 0)
+		return -ENOMEM;
+	if (!parent) {
+		json_object_del(ann, WB_ANNOTATION_PARENT);
+		return 0;
+	}
+	return json_object_set_new(ann, WB_ANNOTATION_PARENT, json_string(parent)) < 0 ? -ENOMEM : 0;
+}

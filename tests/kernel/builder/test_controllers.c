@@ -27,6 +27,11 @@ static json_t *yaml(const char *text)
 	return objs;
 }
 
+static const char *wb_annotation_of(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(pk_get(o, "metadata.annotations"), key));
+}
+
 static json_t *first(json_t *objs)
 {
 	json_t *o = json_incref(json_array_get(objs, 0));
@@ -464,19 +469,19 @@ static void trainjob_compiles(json_t *objects)
 
 START_TEST(delegated_trainjob_jobset_job_chain)
 {
-	json_t *objects = json_array(), *out, *o;
+	json_t *objects = json_array(), *out, *o, *js;
 	struct pk_errors errs = { 0 };
 	size_t i;
 
 	trainjob_compiles(objects);
-	json_array_append_new(objects,
-			      obj("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n"
-				  "metadata:\n  name: tj-trainer\n  namespace: ml\n  annotations:\n"
-				  "    scheduling.k8s.io/workload-name: tj\n"
-				  "    scheduling.k8s.io/group-template-name: trainer\n"
-				  "    scheduling.k8s.io/parent-compositepodgroup: tj\n"
-				  "spec:\n  replicatedJobs:\n  - name: node\n    replicas: 2\n"
-				  "    template: {spec: {parallelism: 4, template: {spec: {containers: [{name: t}]}}}}\n"));
+	js = obj("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n"
+		 "metadata:\n  name: tj-trainer\n  namespace: ml\n"
+		 "spec:\n  replicatedJobs:\n  - name: node\n    replicas: 2\n"
+		 "    template: {spec: {parallelism: 4, template: {spec: {containers: [{name: t}]}}}}\n");
+	/* the TrainJob delegates the subtree "trainer" under its group "tj" */
+	ck_assert_int_eq(wb_set_downward_annotations(js, "tj", "trainer", "tj"), 0);
+	ck_assert_str_eq(wb_annotation_of(js, "scheduling.k8s.io/parent-compositepodgroup"), "tj");
+	json_array_append_new(objects, js);
 	out = expand(objects);
 	/* one Workload: the TrainJob's; the JobSet compiled none */
 	ck_assert_uint_eq(count_kind(out, "Workload"), 1);
