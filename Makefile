@@ -56,7 +56,7 @@ LIBS_pksched     := pksched pkapi topo
 LIBS_pkbuilder   := pkbuilder pkapi topo
 LIBS_pkstore     := pkstore pkapi topo
 LIBS_pkserver    := pkserver pkstore pkbuilder pkapi topo
-LIBS_pkappliance := pkappliance pkserver pkstore pksched pkbuilder pkapi topo
+LIBS_pkappliance := pkappliance pkserver pkstore pksched pkbuilder topotools pkapi topo
 LIBS_pkagent     := pkagent pkapi topo
 LIBS_pkclient    := pkclient topotools pkappliance pkserver pkstore pksched pkbuilder \
 	pkagent pkapi topo

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/appliance/appliance.h"
 #include "kernel/server/server.h"
 #include "kernel/store/store.h"
 
@@ -129,18 +130,27 @@ int main(int argc, char **argv)
 		pk_store_close(store);
 		return rc == -EINVAL ? 2 : 1;
 	}
-	if (o.board)
-		fprintf(stderr, "podkerneld: --simulate-board %s: accepted; nodes are registered by "
-				"the scheduling appliance\n", o.board);
-
-	/* Appliance hook: start the scheduling loop and controllers on `store` here
-	 * (e.g. pk_appliance_start(store, o.board, &app)), stop it below. */
+	/* The scheduling loop, controllers and node monitor (kernel/appliance/). */
+	struct pk_appliance *app = NULL;
+	struct pk_appliance_config acfg = {
+		.board = o.board,
+		.verbosity = o.cfg.verbosity,
+		.log = log_line,
+	};
+	rc = pk_appliance_start(store, &acfg, &app, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "podkerneld: %s\n", *err ? err : strerror(-rc));
+		pk_store_shutdown(store);
+		pk_server_free(srv);
+		pk_store_close(store);
+		return rc == -EINVAL ? 2 : 1;
+	}
 
 	int sig = 0;
 	sigwait(&sigs, &sig);
 	fprintf(stderr, "podkerneld: signal %d, shutting down\n", sig);
 
-	/* Appliance hook: pk_appliance_stop(app) here, before the server stops. */
+	pk_appliance_stop(app);
 
 	pk_store_shutdown(store);
 	pk_server_free(srv);

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* appliance-internal.h — state shared by the appliance's modules. */
+#ifndef PODKERNEL_KERNEL_APPLIANCE_INTERNAL_H
+#define PODKERNEL_KERNEL_APPLIANCE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "kernel/appliance/appliance.h"
+#include "kernel/sched/sched.h"
+
+/* Entity types of the KEP's metric labels. */
+enum ap_type { AP_TYPE_COMPOSITE, AP_TYPE_GROUP, AP_TYPE_POD, _AP_TYPE_MAX };
+enum ap_result { AP_RESULT_SCHEDULED, AP_RESULT_UNSCHEDULABLE, AP_RESULT_ERROR, _AP_RESULT_MAX };
+
+#define AP_HIST_BUCKETS 12
+struct ap_hist {
+	uint64_t buckets[AP_HIST_BUCKETS]; /* cumulative at render time */
+	double sum;
+	uint64_t count;
+};
+
+struct ap_metrics {
+	pthread_mutex_t lock;
+	uint64_t attempts[_AP_TYPE_MAX][_AP_RESULT_MAX];
+	struct ap_hist algorithm[_AP_TYPE_MAX];
+	struct ap_hist attempt[_AP_TYPE_MAX];
+	uint64_t incoming[_AP_TYPE_MAX];
+	json_t *queued; /* root "Kind ns/name" -> queue name (active, backoff, gated, unschedulable) */
+	uint64_t preemption_attempts;
+	struct ap_hist victims;
+	uint64_t placements_generated, placement_evaluations;
+	struct ap_hist placement_duration;
+	uint64_t bindings, binding_conflicts, conditions, write_errors;
+	uint64_t events, events_skipped, relists;
+	uint64_t reconciles, reconcile_errors, objects_created, gc_deleted;
+	uint64_t nodes_unreachable, nodes_recovered, evictions;
+};
+
+struct pk_appliance {
+	struct pk_store *store;
+	struct pk_appliance_config cfg;
+	int64_t grace_ms;
+	pthread_t thread;
+	bool started;
+	atomic_bool stopping;
+
+	struct pk_sched *sched;
+	struct ap_cache *cache;
+	struct ap_heartbeats *beats;
+	uint64_t rv;         /* last change-stream event consumed */
+	json_t *to_reconcile; /* [kind, ns, name] triples, in order */
+	bool gc_needed;
+	int64_t next_beat_check_ms;
+
+	/* trace state: the root being traced and when its placement search began */
+	enum ap_type trace_type;
+	int64_t trace_eval_start_ns;
+
+	struct ap_metrics m;
+};
+
+/* appliance.c */
+void ap_log(struct pk_appliance *app, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int64_t ap_now_ms(void);
+int64_t ap_now_ns(void);
+/* Store write results back into the scheduler's view (also on failure). */
+void ap_resync(struct pk_appliance *app, const char *kind, const char *ns, const char *name);
+
+/* controllers.c */
+int ap_reconcile(struct pk_appliance *app, const char *kind, const char *ns, const char *name);
+int ap_collect_garbage(struct pk_appliance *app);
+/* Ask the controllers of these pods' owners to recreate them. */
+void ap_reconcile_owner_of(struct pk_appliance *app, const json_t *obj);
+
+/* nodes.c */
+int ap_register_board(struct pk_appliance *app, const char *path, char *err, size_t errlen);
+int ap_node_unreachable(struct pk_appliance *app, const char *name);
+int ap_node_recovered(struct pk_appliance *app, const char *name);
+
+/* metrics.c */
+int ap_metrics_init(struct ap_metrics *m);
+void ap_metrics_fini(struct ap_metrics *m);
+enum ap_type ap_type_of_root(const char *root); /* "CompositePodGroup ns/x" */
+void ap_hist_observe(struct ap_hist *h, double seconds, const double *bounds);
+extern const double ap_duration_bounds[AP_HIST_BUCKETS];
+extern const double ap_count_bounds[AP_HIST_BUCKETS];
+void ap_metrics_cycle(struct ap_metrics *m, const struct pk_sched_result *res, double algo_s,
+		      double attempt_s);
+void ap_metrics_trace(struct pk_appliance *app, const char *line);
+void ap_metrics_queue(struct ap_metrics *m, const char *root, const char *queue);
+#define AP_COUNT(app, field)                          \
+	do {                                          \
+		pthread_mutex_lock(&(app)->m.lock);   \
+		(app)->m.field++;                     \
+		pthread_mutex_unlock(&(app)->m.lock); \
+	} while (0)
+
+#endif

@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * appliance.c — the scheduling loop of podkerneld.
+ *
+ * One thread.  At start it lists every kind once (nodes first, so pods bound
+ * to them are counted against their capacity before any cycle) and feeds the
+ * scheduler; from then on it follows the store's change stream from the
+ * resourceVersion read before the list.  Each event goes through
+ * ap_classify() (events.c); Jobs and JobSets are queued for their
+ * controllers (controllers.c), Node writes are heartbeats (heartbeat.c).
+ * Then the scheduler runs cycles until nothing is eligible, and each
+ * cycle's actions are written through the store: a binding is a merge patch
+ * of spec.nodeName carrying the pod's resourceVersion (a concurrent binder or
+ * a second appliance loses with a conflict, so no pod is bound twice), a
+ * condition is a status update with the same precondition, a preemption is
+ * DisruptionTarget then delete.  A failed write re-reads the object and
+ * hands the truth back to the scheduler.  The thread sleeps in
+ * pk_store_wait() until the next write or the earliest backoff expiry.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/appliance/appliance-internal.h"
+
+#define AP_EVENT_BATCH 1024
+#define AP_CYCLES_PER_ROUND 256
+#define AP_BEAT_CHECK_MS 1000
+
+int64_t ap_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t ap_now_ms(void)
+{
+	return ap_now_ns() / 1000000;
+}
+
+void ap_log(struct pk_appliance *app, int level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!app->cfg.log || level > app->cfg.verbosity)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	app->cfg.log(app->cfg.log_arg, level, msg);
+}
+
+/* The sched explain trace: metrics always, log lines at -v 4. */
+static void on_trace(void *arg, const char *line)
+{
+	struct pk_appliance *app = arg;
+	static const char *const names[_AP_TYPE_MAX] = { "compositepodgroup", "podgroup", "pod" };
+
+	ap_metrics_trace(app, line);
+	ap_log(app, 4, "sched trace [%s]: %s", names[app->trace_type], line);
+}
+
+/* ---- feeding the scheduler ------------------------------------------------------ */
+
+static void sched_feed(struct pk_appliance *app, json_t *obj)
+{
+	struct pk_errors errs = { 0 };
+	int r = pk_sched_update(app->sched, obj, &errs);
+
+	if (r < 0)
+		ap_log(app, 1, "scheduler: %s %s/%s not taken: %s%s%s",
+		       json_string_value(json_object_get(obj, "kind")), pk_namespace(obj),
+		       pk_name(obj), strerror(-r), errs.n ? ": " : "", errs.n ? errs.msg[0] : "");
+	pk_errors_clear(&errs);
+}
+
+static void sched_remove(struct pk_appliance *app, const char *kind, const json_t *obj)
+{
+	pk_sched_remove(app->sched, pk_kind_from_string(kind), pk_namespace(obj), pk_name(obj));
+}
+
+void ap_resync(struct pk_appliance *app, const char *kind, const char *ns, const char *name)
+{
+	json_t *obj = NULL;
+	int r = pk_store_get(app->store, kind, ns, name, &obj);
+
+	if (r == 0) {
+		sched_feed(app, obj);
+		ap_cache_note(app->cache, kind, obj);
+		json_decref(obj);
+	} else if (r == -ENOENT) {
+		pk_sched_remove(app->sched, pk_kind_from_string(kind), ns, name);
+		ap_cache_forget(app->cache, kind, ns, name);
+	}
+}
+
+static void queue_reconcile(struct pk_appliance *app, const char *kind, const json_t *obj)
+{
+	json_array_append_new(app->to_reconcile,
+			      json_pack("[s,s,s]", kind, pk_namespace(obj), pk_name(obj)));
+}
+
+/* Kinds in the order a fresh scheduler needs them. */
+static const char *const list_order[] = {
+	"Node", "PriorityClass", "CompositePodGroup", "PodGroup", "Pod", "Workload", "Job", "JobSet",
+};
+
+static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
+{
+	char *token = NULL;
+
+	do {
+		struct pk_store_list_opts o = { .continue_token = token };
+		json_t *items = NULL, *obj;
+		char *next = NULL;
+		size_t i;
+		int r = pk_store_list(app->store, kind, NULL, &o, &items, NULL, &next);
+
+		free(token);
+		if (r < 0)
+			return r;
+		json_array_foreach(items, i, obj) {
+			ap_cache_note(app->cache, kind, obj);
+			if (strcmp(kind, "Job") == 0 || strcmp(kind, "JobSet") == 0) {
+				queue_reconcile(app, kind, obj);
+				continue;
+			}
+			if (strcmp(kind, "Workload") != 0)
+				sched_feed(app, obj);
+			if (strcmp(kind, "Node") == 0)
+				ap_heartbeat_seen(app->beats, pk_name(obj), ap_node_monitored(obj), now,
+						  NULL);
+		}
+		json_decref(items);
+		token = next;
+	} while (token);
+	return 0;
+}
+
+static int new_scheduler(struct pk_appliance *app)
+{
+	struct pk_sched_opts o = {
+		.trace = on_trace,
+		.trace_arg = app,
+		.backoff_initial_ms = app->cfg.backoff_initial_ms,
+		.backoff_max_ms = app->cfg.backoff_max_ms,
+	};
+
+	pk_sched_free(app->sched);
+	app->sched = NULL;
+	ap_cache_free(app->cache);
+	app->cache = NULL;
+	int r = pk_sched_new(&o, &app->sched);
+
+	if (r == 0)
+		r = ap_cache_new(&app->cache);
+	return r;
+}
+
+/* A fresh scheduler from one list of everything; events follow from app->rv. */
+static int load_all(struct pk_appliance *app)
+{
+	int64_t now = ap_now_ms();
+	uint64_t rv = pk_store_rv(app->store);
+	int r = new_scheduler(app);
+
+	for (size_t i = 0; r == 0 && i < sizeof(list_order) / sizeof(list_order[0]); i++)
+		r = list_kind(app, list_order[i], now);
+	if (r < 0)
+		return r;
+	app->rv = rv;
+	app->gc_needed = true;
+	ap_log(app, 1, "appliance: listed %zu objects at resourceVersion %llu",
+	       ap_cache_size(app->cache), (unsigned long long)rv);
+	return 0;
+}
+
+/* ---- the change stream ------------------------------------------------------------ */
+
+static void on_node_write(struct pk_appliance *app, const json_t *node)
+{
+	bool recovered = false;
+	json_t *taints = pk_get(node, "spec.taints");
+	size_t i;
+	json_t *t;
+
+	ap_heartbeat_seen(app->beats, pk_name(node), ap_node_monitored(node), ap_now_ms(),
+			  &recovered);
+	json_array_foreach(taints, i, t) {
+		const char *key = json_string_value(json_object_get(t, "key"));
+
+		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
+			recovered = true;
+	}
+	if (recovered && ap_node_monitored(node))
+		ap_node_recovered(app, pk_name(node));
+}
+
+static int on_event(const struct pk_store_event *ev, void *arg)
+{
+	struct pk_appliance *app = arg;
+	struct ap_decision d;
+	const char *kind = ev->kind;
+
+	if (ap_classify(app->cache, ev->type, kind, ev->object, ev->rv, &d) < 0)
+		return 0;
+	AP_COUNT(app, events);
+	ap_log(app, 3, "event %s %s %s/%s rv %llu: %s", pk_event_type_to_string(ev->type), kind,
+	       pk_namespace(ev->object), pk_name(ev->object), (unsigned long long)ev->rv,
+	       d.verdict == AP_FEED ? "requeue" : d.verdict == AP_REMOVE ? "remove" : "skip");
+	switch (d.verdict) {
+	case AP_FEED:
+		sched_feed(app, ev->object);
+		if (strcmp(kind, "Pod") == 0 || strcmp(kind, "PodGroup") == 0 ||
+		    strcmp(kind, "CompositePodGroup") == 0) {
+			enum ap_type t = ap_type_of_root(kind);
+
+			pthread_mutex_lock(&app->m.lock);
+			app->m.incoming[t]++;
+			pthread_mutex_unlock(&app->m.lock);
+		}
+		break;
+	case AP_REMOVE:
+		sched_remove(app, kind, ev->object);
+		if (strcmp(kind, "Node") == 0)
+			ap_heartbeat_forget(app->beats, pk_name(ev->object));
+		if (strcmp(kind, "Pod") == 0 || strcmp(kind, "PodGroup") == 0 ||
+		    strcmp(kind, "CompositePodGroup") == 0) {
+			char root[512];
+
+			snprintf(root, sizeof(root), "%s %s/%s", kind, pk_namespace(ev->object),
+				 pk_name(ev->object));
+			ap_metrics_queue(&app->m, root, NULL);
+		}
+		break;
+	case AP_SKIP:
+		AP_COUNT(app, events_skipped);
+		break;
+	}
+	if (d.heartbeat && ev->type != PK_EVENT_DELETED)
+		on_node_write(app, ev->object);
+	if (d.reconcile)
+		queue_reconcile(app, kind, ev->object);
+	if (d.gc)
+		app->gc_needed = true;
+	return 0;
+}
+
+static int drain_events(struct pk_appliance *app)
+{
+	for (;;) {
+		uint64_t last = app->rv;
+		int r = pk_store_events_since(app->store, app->rv, AP_EVENT_BATCH, on_event, app,
+					      &last);
+
+		if (r == -PK_STORE_EGONE) {
+			ap_log(app, 1, "appliance: change stream lost events; listing again");
+			AP_COUNT(app, relists);
+			return load_all(app);
+		}
+		if (r < 0)
+			return r;
+		if (last == app->rv)
+			return 0;
+		app->rv = last;
+	}
+}
+
+static void run_controllers(struct pk_appliance *app)
+{
+	/* Reconciles may queue more (a JobSet's Jobs arrive as events later). */
+	while (json_array_size(app->to_reconcile) > 0) {
+		json_t *work = app->to_reconcile;
+
+		app->to_reconcile = json_array();
+		size_t i;
+		json_t *w;
+
+		json_array_foreach(work, i, w)
+			ap_reconcile(app, json_string_value(json_array_get(w, 0)),
+				     json_string_value(json_array_get(w, 1)),
+				     json_string_value(json_array_get(w, 2)));
+		json_decref(work);
+		if (!app->to_reconcile)
+			return;
+	}
+	if (app->gc_needed) {
+		app->gc_needed = false;
+		ap_collect_garbage(app);
+	}
+}
+
+static void check_heartbeats(struct pk_appliance *app)
+{
+	int64_t now = ap_now_ms();
+	json_t *names = NULL, *n;
+	size_t i;
+
+	if (now < app->next_beat_check_ms)
+		return;
+	app->next_beat_check_ms = now + AP_BEAT_CHECK_MS;
+	if (ap_heartbeats_expired(app->beats, now, app->grace_ms, &names) < 0)
+		return;
+	json_array_foreach(names, i, n)
+		ap_node_unreachable(app, json_string_value(n));
+	json_decref(names);
+}
+
+/* ---- applying a cycle's actions ------------------------------------------------------ */
+
+static int write_condition(struct pk_appliance *app, const struct pk_sched_action *a)
+{
+	const char *kind = pk_kind_to_string(a->kind);
+	int r = -EIO;
+
+	for (int attempt = 0; attempt < 3; attempt++) {
+		json_t *obj = NULL, *out = NULL;
+		struct pk_errors errs = { 0 };
+
+		r = pk_store_get(app->store, kind, a->ns, a->name, &obj);
+		if (r < 0)
+			break;
+		r = pk_condition_set(obj, a->type, a->status, a->reason, a->message, time(NULL));
+		if (r == 0)
+			r = pk_store_update(app->store, obj, PK_SUB_STATUS, &errs, &out);
+		json_decref(obj);
+		pk_errors_clear(&errs);
+		if (r == 0) {
+			ap_cache_note(app->cache, kind, out);
+			json_decref(out);
+			AP_COUNT(app, conditions);
+			return 0;
+		}
+		if (r != -PK_STORE_ECONFLICT)
+			break;
+	}
+	if (r != -ENOENT) {
+		AP_COUNT(app, write_errors);
+		ap_log(app, 1, "condition %s on %s %s/%s: %s", a->type, kind, a->ns, a->name,
+		       strerror(-r));
+	}
+	return r;
+}
+
+static int write_binding(struct pk_appliance *app, const struct pk_sched_action *a)
+{
+	json_t *pod = NULL, *patch, *out = NULL;
+	struct pk_errors errs = { 0 };
+	int r = pk_store_get(app->store, "Pod", a->ns, a->name, &pod);
+
+	if (r < 0)
+		goto fail;
+	const char *bound = pk_get_string(pod, "spec.nodeName");
+	const char *rv = pk_get_string(pod, "metadata.resourceVersion");
+
+	if (bound && *bound) {
+		r = strcmp(bound, a->node) == 0 ? 0 : -PK_STORE_ECONFLICT;
+		json_decref(pod);
+		if (r < 0)
+			goto fail;
+		return 0;
+	}
+	patch = json_pack("{s:{s:s},s:{s:s}}", "metadata", "resourceVersion", rv ? rv : "", "spec",
+			  "nodeName", a->node);
+	r = patch ? pk_store_patch(app->store, "Pod", a->ns, a->name, PK_PATCH_MERGE, patch,
+				   PK_SUB_MAIN, &errs, &out)
+		  : -ENOMEM;
+	json_decref(patch);
+	json_decref(pod);
+	pk_errors_clear(&errs);
+	if (r < 0)
+		goto fail;
+	ap_cache_note(app->cache, "Pod", out);
+	json_decref(out);
+	AP_COUNT(app, bindings);
+	ap_log(app, 2, "bound pod %s/%s to node %s", a->ns, a->name, a->node);
+	return 0;
+fail:
+	AP_COUNT(app, binding_conflicts);
+	ap_log(app, 1, "binding pod %s/%s to %s failed: %s; re-reading it", a->ns, a->name, a->node,
+	       strerror(-r));
+	ap_resync(app, "Pod", a->ns, a->name);
+	return r;
+}
+
+static int write_preemption(struct pk_appliance *app, const struct pk_sched_action *a)
+{
+	struct pk_errors errs = { 0 };
+	json_t *out = NULL;
+	int r = pk_store_delete(app->store, "Pod", a->ns, a->name, NULL, &errs, &out);
+
+	pk_errors_clear(&errs);
+	json_decref(out);
+	if (r < 0 && r != -ENOENT) {
+		AP_COUNT(app, write_errors);
+		ap_log(app, 1, "preempting pod %s/%s: %s", a->ns, a->name, strerror(-r));
+		ap_resync(app, "Pod", a->ns, a->name);
+		return r;
+	}
+	ap_log(app, 2, "preempted pod %s/%s", a->ns, a->name);
+	return 0;
+}
+
+static void apply_result(struct pk_appliance *app, const struct pk_sched_result *res)
+{
+	for (size_t i = 0; i < res->nactions; i++) {
+		const struct pk_sched_action *a = &res->actions[i];
+
+		switch (a->action) {
+		case PK_SCHED_BIND: write_binding(app, a); break;
+		case PK_SCHED_CONDITION: write_condition(app, a); break;
+		case PK_SCHED_PREEMPT: write_preemption(app, a); break;
+		}
+	}
+}
+
+static const char *queue_of(enum pk_sched_outcome o)
+{
+	switch (o) {
+	case PK_SCHED_SCHEDULED: return NULL;
+	case PK_SCHED_UNSCHEDULABLE: return "backoff";
+	case PK_SCHED_UNRESOLVABLE:
+	case PK_SCHED_INVALID: return "unschedulable";
+	case PK_SCHED_GATED: return "gated";
+	default: return NULL;
+	}
+}
+
+/* Cycles until nothing is eligible; returns the earliest backoff expiry or 0. */
+static int64_t run_cycles(struct pk_appliance *app, bool *ret_more)
+{
+	*ret_more = false;
+	for (int i = 0; i < AP_CYCLES_PER_ROUND && !atomic_load(&app->stopping); i++) {
+		struct pk_sched_result *res = NULL;
+		int64_t t0 = ap_now_ns();
+		int r = pk_sched_cycle(app->sched, ap_now_ms(), &res);
+		int64_t t1 = ap_now_ns();
+
+		if (r < 0) {
+			ap_log(app, 0, "scheduling cycle failed: %s", strerror(-r));
+			return 0;
+		}
+		apply_result(app, res);
+		if (res->outcome != PK_SCHED_IDLE && res->outcome != PK_SCHED_GATED) {
+			ap_metrics_cycle(&app->m, res, (double)(t1 - t0) / 1e9,
+					 (double)(ap_now_ns() - t0) / 1e9);
+			if (res->root)
+				ap_metrics_queue(&app->m, res->root, queue_of(res->outcome));
+			ap_log(app, 2, "cycle: %s: %s, %zu bound, %zu preempted",
+			       res->root ? res->root : "?",
+			       res->outcome == PK_SCHED_SCHEDULED	? "scheduled"
+			       : res->outcome == PK_SCHED_INVALID	? "invalid"
+			       : res->outcome == PK_SCHED_UNRESOLVABLE ? "unresolvable"
+								       : "unschedulable",
+			       res->bound, res->preempted);
+		}
+		if (res->outcome == PK_SCHED_IDLE || res->outcome == PK_SCHED_GATED) {
+			int64_t retry = res->has_retry ? res->retry_at_ms : 0;
+
+			pk_sched_result_free(res);
+			return retry;
+		}
+		pk_sched_result_free(res);
+	}
+	*ret_more = true;
+	return 0;
+}
+
+static void *loop_main(void *arg)
+{
+	struct pk_appliance *app = arg;
+
+	while (!atomic_load(&app->stopping)) {
+		bool more = false;
+		int64_t retry, wait;
+		int r = drain_events(app);
+
+		if (r < 0) {
+			ap_log(app, 0, "appliance: change stream: %s", strerror(-r));
+			if (pk_store_wait(app->store, app->rv, 1000) == -ECANCELED)
+				break;
+			continue;
+		}
+		run_controllers(app);
+		check_heartbeats(app);
+		retry = run_cycles(app, &more);
+		if (more)
+			continue;
+		wait = AP_BEAT_CHECK_MS;
+		if (retry > 0) {
+			int64_t d = retry - ap_now_ms();
+
+			wait = d < 0 ? 0 : d < wait ? d : wait;
+		}
+		if (pk_store_wait(app->store, app->rv, (int)wait) == -ECANCELED)
+			break;
+	}
+	return NULL;
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------ */
+
+static int64_t grace_from_env(void)
+{
+	const char *s = getenv("PODKERNEL_NODE_GRACE_SECONDS");
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return PK_APPLIANCE_DEFAULT_GRACE_MS;
+	v = strtod(s, &end);
+	if (*end || v <= 0 || v > 86400)
+		return PK_APPLIANCE_DEFAULT_GRACE_MS;
+	return (int64_t)(v * 1000);
+}
+
+int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config *cfg,
+		       struct pk_appliance **ret, char *err, size_t errlen)
+{
+	struct pk_appliance *app;
+	int r;
+
+	if (!store || !ret)
+		return -EINVAL;
+	app = calloc(1, sizeof(*app));
+	if (!app)
+		return -ENOMEM;
+	app->store = store;
+	if (cfg)
+		app->cfg = *cfg;
+	app->grace_ms = app->cfg.node_grace_ms > 0 ? app->cfg.node_grace_ms : grace_from_env();
+	atomic_init(&app->stopping, false);
+	app->to_reconcile = json_array();
+	r = app->to_reconcile ? ap_metrics_init(&app->m) : -ENOMEM;
+	if (r == 0)
+		r = ap_heartbeats_new(&app->beats);
+	if (r == 0 && app->cfg.board)
+		r = ap_register_board(app, app->cfg.board, err, errlen);
+	if (r == 0)
+		r = load_all(app);
+	if (r == 0) {
+		r = -pthread_create(&app->thread, NULL, loop_main, app);
+		app->started = r == 0;
+	}
+	if (r < 0) {
+		if (err && errlen && !*err)
+			snprintf(err, errlen, "appliance: %s", strerror(-r));
+		pk_appliance_stop(app);
+		return r;
+	}
+	ap_log(app, 1, "appliance: scheduling loop running (node grace %lld ms)",
+	       (long long)app->grace_ms);
+	*ret = app;
+	return 0;
+}
+
+void pk_appliance_stop(struct pk_appliance *app)
+{
+	if (!app)
+		return;
+	atomic_store(&app->stopping, true);
+	if (app->started) {
+		/* pk_store_wait() wakes at least every AP_BEAT_CHECK_MS. */
+		pthread_join(app->thread, NULL);
+	}
+	pk_sched_free(app->sched);
+	ap_cache_free(app->cache);
+	ap_heartbeats_free(app->beats);
+	json_decref(app->to_reconcile);
+	ap_metrics_fini(&app->m);
+	free(app);
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * appliance.h — what podkerneld runs next to its API server: the scheduling
+ * loop, the Job/JobSet controllers with garbage collection, the node
+ * heartbeat monitor and the simulated nodes of a board file.
+ *
+ * One thread consumes the store's change stream (kernel/store/store.h): one
+ * list of every kind at start, then events only.  Each event is classified
+ * (ap_classify(): feed the scheduler, remove from it, skip a write that
+ * changes nothing the scheduler reads, reconcile a controller object, note a
+ * node heartbeat), the scheduler (kernel/sched/sched.h) runs cycles, and the
+ * actions of each cycle are written back through the same store calls the
+ * HTTP handlers use: bindings with a resourceVersion precondition, conditions
+ * through the status subresource, preemption as DisruptionTarget + delete.
+ *
+ * Lifecycle: pk_appliance_start() -> (runs) -> pk_appliance_stop().  The
+ * store is borrowed and must outlive the appliance.
+ */
+#ifndef PODKERNEL_KERNEL_APPLIANCE_H
+#define PODKERNEL_KERNEL_APPLIANCE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kernel/store/store.h"
+
+/* Annotation on Nodes registered from a board file (exempt from heartbeats). */
+#define PK_APPLIANCE_ANN_SIMULATED "podkernel.dev/simulated"
+/* Annotation podagent keeps on the Nodes it publishes (heartbeat monitored). */
+#define PK_APPLIANCE_ANN_AGENT "agent.podkernel.dev/owned-labels"
+/* Taint and reason written on a Node that stopped reporting. */
+#define PK_APPLIANCE_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
+#define PK_APPLIANCE_DEFAULT_GRACE_MS 40000
+
+struct pk_appliance_config {
+	const char *board;     /* --simulate-board FILE, or NULL */
+	int verbosity;         /* 0 errors, 1 startup, 2 actions, 3 events, 4 trace */
+	int64_t node_grace_ms; /* 0: $PODKERNEL_NODE_GRACE_SECONDS or 40 s */
+	int64_t backoff_initial_ms, backoff_max_ms; /* 0: the scheduler's defaults */
+	/* Where log lines go (the program decides); NULL: nowhere. */
+	void (*log)(void *arg, int level, const char *msg);
+	void *log_arg;
+};
+
+struct pk_appliance;
+
+/*
+ * Register the board's nodes (when configured), list the store and start the
+ * loop thread.  Errors (board file FILE:LINE:COL, store) go to err; -EINVAL
+ * for a bad board file.
+ */
+int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config *cfg,
+		       struct pk_appliance **ret, char *err, size_t errlen);
+/* Stop the thread and free everything; accepts NULL. */
+void pk_appliance_stop(struct pk_appliance *app);
+
+/* Prometheus text of the scheduler, controller and heartbeat metrics. */
+int pk_appliance_metrics(struct pk_appliance *app, FILE *f);
+/* Same, for a server hook that takes a callback (arg is the appliance). */
+void pk_appliance_metrics_cb(void *arg, FILE *f);
+
+/* ---- loop logic, exposed for tests -------------------------------------------- */
+
+/* What one change-stream event means for the loop. */
+enum ap_verdict {
+	AP_SKIP,   /* nothing the scheduler reads changed (or already seen) */
+	AP_FEED,   /* pk_sched_update() the object */
+	AP_REMOVE, /* pk_sched_remove() the object */
+};
+struct ap_decision {
+	enum ap_verdict verdict;
+	bool reconcile; /* a Job or JobSet to reconcile */
+	bool gc;        /* an owner went away: collect garbage */
+	bool heartbeat; /* a Node write from outside the appliance */
+};
+
+/*
+ * The last resourceVersion and a fingerprint of what the scheduler reads,
+ * per object.  Writes by the appliance are recorded with ap_cache_note() so
+ * their events come back as AP_SKIP.
+ */
+struct ap_cache;
+int ap_cache_new(struct ap_cache **ret);
+void ap_cache_free(struct ap_cache *c);
+/* Record obj as seen (its metadata.resourceVersion and fingerprint). */
+int ap_cache_note(struct ap_cache *c, const char *kind, const json_t *obj);
+void ap_cache_forget(struct ap_cache *c, const char *kind, const char *ns, const char *name);
+size_t ap_cache_size(const struct ap_cache *c);
+
+/* Fingerprint of the scheduling-relevant part of obj (FNV-1a of canonical JSON). */
+uint64_t ap_fingerprint(const char *kind, const json_t *obj);
+
+/* Classify one event and update the cache.  rv is the event's resourceVersion. */
+int ap_classify(struct ap_cache *c, enum pk_event_type type, const char *kind, const json_t *obj,
+		uint64_t rv, struct ap_decision *ret);
+
+/*
+ * Heartbeats: the appliance records the time of every Node write it did not
+ * make itself.  A monitored node (published by podagent: it carries
+ * PK_APPLIANCE_ANN_AGENT and not PK_APPLIANCE_ANN_SIMULATED) whose last write
+ * is older than the grace period is unreachable.
+ */
+struct ap_heartbeats;
+int ap_heartbeats_new(struct ap_heartbeats **ret);
+void ap_heartbeats_free(struct ap_heartbeats *h);
+bool ap_node_monitored(const json_t *node);
+/* A Node write seen at now_ms; ret_recovered true when it was unreachable. */
+int ap_heartbeat_seen(struct ap_heartbeats *h, const char *name, bool monitored, int64_t now_ms,
+		      bool *ret_recovered);
+void ap_heartbeat_forget(struct ap_heartbeats *h, const char *name);
+/*
+ * Names (a new JSON array of strings) of monitored nodes silent for more than
+ * grace_ms at now_ms that were not reported before; they count as
+ * unreachable until their next heartbeat.
+ */
+int ap_heartbeats_expired(struct ap_heartbeats *h, int64_t now_ms, int64_t grace_ms,
+			  json_t **ret_names);
+
+#endif /* PODKERNEL_KERNEL_APPLIANCE_H */

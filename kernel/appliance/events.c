@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * events.c — what a change-stream event means for the scheduling loop.
+ *
+ * The loop must requeue only what an event can help.  The scheduler already
+ * wakes exactly the hierarchies an object belongs to (and capacity-failed
+ * roots on a node change), so the job here is to keep writes that change
+ * nothing the scheduler reads away from it: a node agent's periodic label
+ * publish, the appliance's own binding and condition writes echoed back by
+ * the stream, status-only updates.  For that the cache keeps, per object,
+ * the last resourceVersion seen and a fingerprint (FNV-1a over the canonical
+ * JSON of the fields the scheduler decodes).  Events at or below the cached
+ * resourceVersion are replays of what is already known.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/appliance/appliance.h"
+
+struct ap_cache {
+	json_t *map; /* "Kind/ns/name" -> [rv, fingerprint as string] */
+};
+
+int ap_cache_new(struct ap_cache **ret)
+{
+	struct ap_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->map = json_object();
+	if (!c->map) {
+		free(c);
+		return -ENOMEM;
+	}
+	*ret = c;
+	return 0;
+}
+
+void ap_cache_free(struct ap_cache *c)
+{
+	if (!c)
+		return;
+	json_decref(c->map);
+	free(c);
+}
+
+size_t ap_cache_size(const struct ap_cache *c)
+{
+	return c ? json_object_size(c->map) : 0;
+}
+
+static void cache_key(char *buf, size_t len, const char *kind, const char *ns, const char *name)
+{
+	snprintf(buf, len, "%s/%s/%s", kind ? kind : "", ns ? ns : "", name ? name : "");
+}
+
+static void object_key(char *buf, size_t len, const char *kind, const json_t *obj)
+{
+	const char *ns = pk_get_string(obj, "metadata.namespace");
+	enum pk_kind k = pk_kind_from_string(kind);
+
+	if (k != PK_KIND_UNKNOWN && !pk_kind_namespaced(k))
+		ns = "";
+	else if (!ns || !*ns)
+		ns = "default";
+	cache_key(buf, len, kind, ns, pk_name(obj));
+}
+
+static uint64_t fnv1a(const char *s, uint64_t h)
+{
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static void copy_field(json_t *dst, const json_t *obj, const char *path)
+{
+	json_t *v = pk_get(obj, path);
+
+	if (v)
+		json_object_set(dst, path, v);
+}
+
+/* The condition status of type, as a string value, or nothing. */
+static void copy_condition(json_t *dst, const json_t *obj, const char *type)
+{
+	json_t *c = pk_condition_get(obj, type);
+	json_t *st = c ? json_object_get(c, "status") : NULL;
+
+	if (st)
+		json_object_set(dst, type, st);
+}
+
+uint64_t ap_fingerprint(const char *kind, const json_t *obj)
+{
+	json_t *view = json_object();
+	uint64_t h = 14695981039346656037ULL;
+	char *text;
+
+	if (!view)
+		return 0;
+	copy_field(view, obj, "metadata.labels");
+	copy_field(view, obj, "metadata.deletionTimestamp");
+	copy_field(view, obj, "metadata.uid");
+	switch (pk_kind_from_string(kind)) {
+	case PK_KIND_NODE:
+		copy_field(view, obj, "spec");
+		copy_field(view, obj, "status.allocatable");
+		break;
+	case PK_KIND_POD_GROUP:
+		copy_field(view, obj, "spec");
+		copy_condition(view, obj, "PodGroupInitiallyScheduled");
+		break;
+	case PK_KIND_COMPOSITE_POD_GROUP:
+		copy_field(view, obj, "spec");
+		copy_condition(view, obj, "CompositePodGroupInitiallyScheduled");
+		break;
+	case PK_KIND_PRIORITY_CLASS:
+		copy_field(view, obj, "value");
+		copy_field(view, obj, "globalDefault");
+		break;
+	default: /* Pod, Workload, Job, JobSet: the spec */
+		copy_field(view, obj, "spec");
+		break;
+	}
+	text = json_dumps(view, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(view);
+	if (!text)
+		return 0;
+	h = fnv1a(kind ? kind : "", h);
+	h = fnv1a(text, h);
+	free(text);
+	return h;
+}
+
+static uint64_t object_rv(const json_t *obj)
+{
+	const char *s = pk_get_string(obj, "metadata.resourceVersion");
+
+	return s ? strtoull(s, NULL, 10) : 0;
+}
+
+static int cache_put(struct ap_cache *c, const char *key, uint64_t rv, uint64_t fp)
+{
+	char fps[24];
+
+	snprintf(fps, sizeof(fps), "%016llx", (unsigned long long)fp);
+	return json_object_set_new(c->map, key, json_pack("[I,s]", (json_int_t)rv, fps)) < 0
+		       ? -ENOMEM
+		       : 0;
+}
+
+int ap_cache_note(struct ap_cache *c, const char *kind, const json_t *obj)
+{
+	char key[512];
+
+	if (!c || !kind || !obj)
+		return -EINVAL;
+	object_key(key, sizeof(key), kind, obj);
+	return cache_put(c, key, object_rv(obj), ap_fingerprint(kind, obj));
+}
+
+void ap_cache_forget(struct ap_cache *c, const char *kind, const char *ns, const char *name)
+{
+	char key[512];
+
+	if (!c)
+		return;
+	enum pk_kind k = pk_kind_from_string(kind);
+
+	if (k != PK_KIND_UNKNOWN && !pk_kind_namespaced(k))
+		ns = "";
+	else if (!ns || !*ns)
+		ns = "default";
+	cache_key(key, sizeof(key), kind, ns, name);
+	json_object_del(c->map, key);
+}
+
+static bool sched_kind(enum pk_kind k)
+{
+	return k == PK_KIND_NODE || k == PK_KIND_POD || k == PK_KIND_POD_GROUP ||
+	       k == PK_KIND_COMPOSITE_POD_GROUP || k == PK_KIND_PRIORITY_CLASS;
+}
+
+static bool owner_kind(enum pk_kind k)
+{
+	return k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_WORKLOAD;
+}
+
+int ap_classify(struct ap_cache *c, enum pk_event_type type, const char *kind, const json_t *obj,
+		uint64_t rv, struct ap_decision *ret)
+{
+	struct ap_decision d = { .verdict = AP_SKIP };
+	enum pk_kind k = pk_kind_from_string(kind);
+	char key[512];
+	json_t *seen;
+	uint64_t fp, seen_rv = 0;
+	const char *seen_fp = NULL;
+	char fps[24];
+
+	if (!c || !kind || !obj || !ret)
+		return -EINVAL;
+	object_key(key, sizeof(key), kind, obj);
+	seen = json_object_get(c->map, key);
+	if (seen) {
+		seen_rv = (uint64_t)json_integer_value(json_array_get(seen, 0));
+		seen_fp = json_string_value(json_array_get(seen, 1));
+	}
+	if (type == PK_EVENT_DELETED) {
+		json_object_del(c->map, key);
+		d.verdict = sched_kind(k) ? AP_REMOVE : AP_SKIP;
+		d.gc = owner_kind(k);
+		*ret = d;
+		return 0;
+	}
+	if (seen && rv <= seen_rv) {
+		*ret = d; /* a replay, or the echo of the appliance's own write */
+		return 0;
+	}
+	fp = ap_fingerprint(kind, obj);
+	snprintf(fps, sizeof(fps), "%016llx", (unsigned long long)fp);
+	bool changed = !seen_fp || strcmp(seen_fp, fps) != 0;
+
+	if (cache_put(c, key, rv, fp) < 0)
+		return -ENOMEM;
+	d.heartbeat = k == PK_KIND_NODE;
+	if (changed && sched_kind(k))
+		d.verdict = AP_FEED;
+	if (changed && (k == PK_KIND_JOB || k == PK_KIND_JOBSET))
+		d.reconcile = true;
+	*ret = d;
+	return 0;
+}

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * metrics.c — the appliance's Prometheus metrics under the KEP-6012 names.
+ *
+ * Counters and histograms are updated by the loop thread and rendered by an
+ * HTTP thread, so one mutex guards them.  Scheduling attempts and their
+ * algorithm durations come from each cycle's result; placement figures come
+ * from the scheduler's explain trace, which the loop always receives: a
+ * "candidate ... feasible" line is a generated placement, every candidate
+ * line an evaluation, and the time from a group's "candidates in scope" line
+ * to its "chosen" line one placement evaluation.  Queue membership per root
+ * ("active", "backoff", "gated", "unschedulable") is the outcome of its
+ * latest attempt; PreEnqueue-gated roots are seen in the trace.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/appliance/appliance-internal.h"
+
+static const char *const type_names[_AP_TYPE_MAX] = { "compositepodgroup", "podgroup", "pod" };
+static const char *const result_names[_AP_RESULT_MAX] = { "scheduled", "unschedulable", "error" };
+static const char *const queue_names[] = { "active", "backoff", "gated", "unschedulable" };
+
+const double ap_duration_bounds[AP_HIST_BUCKETS] = { 0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+						     0.025,  0.05,   0.1,   0.25,   0.5,   1 };
+const double ap_count_bounds[AP_HIST_BUCKETS] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024,
+						  4096 };
+
+int ap_metrics_init(struct ap_metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->queued = json_object();
+	if (!m->queued)
+		return -ENOMEM;
+	pthread_mutex_init(&m->lock, NULL);
+	return 0;
+}
+
+void ap_metrics_fini(struct ap_metrics *m)
+{
+	if (!m->queued)
+		return;
+	json_decref(m->queued);
+	m->queued = NULL;
+	pthread_mutex_destroy(&m->lock);
+}
+
+enum ap_type ap_type_of_root(const char *root)
+{
+	if (!root)
+		return AP_TYPE_POD;
+	if (strncmp(root, "CompositePodGroup", 17) == 0)
+		return AP_TYPE_COMPOSITE;
+	if (strncmp(root, "PodGroup", 8) == 0)
+		return AP_TYPE_GROUP;
+	return AP_TYPE_POD;
+}
+
+void ap_hist_observe(struct ap_hist *h, double v, const double *bounds)
+{
+	for (size_t b = 0; b < AP_HIST_BUCKETS; b++)
+		if (v <= bounds[b]) {
+			h->buckets[b]++;
+			break;
+		}
+	h->sum += v;
+	h->count++;
+}
+
+void ap_metrics_cycle(struct ap_metrics *m, const struct pk_sched_result *res, double algo_s,
+		      double attempt_s)
+{
+	enum ap_type t = ap_type_of_root(res->root);
+	enum ap_result r = res->outcome == PK_SCHED_SCHEDULED ? AP_RESULT_SCHEDULED
+			   : res->outcome == PK_SCHED_INVALID ? AP_RESULT_ERROR
+							      : AP_RESULT_UNSCHEDULABLE;
+
+	pthread_mutex_lock(&m->lock);
+	m->attempts[t][r]++;
+	ap_hist_observe(&m->algorithm[t], algo_s, ap_duration_bounds);
+	ap_hist_observe(&m->attempt[t], attempt_s, ap_duration_bounds);
+	if (res->outcome == PK_SCHED_UNSCHEDULABLE)
+		m->preemption_attempts++;
+	if (res->preempted > 0)
+		ap_hist_observe(&m->victims, (double)res->preempted, ap_count_bounds);
+	pthread_mutex_unlock(&m->lock);
+}
+
+void ap_metrics_queue(struct ap_metrics *m, const char *root, const char *queue)
+{
+	pthread_mutex_lock(&m->lock);
+	if (queue)
+		json_object_set_new(m->queued, root, json_string(queue));
+	else
+		json_object_del(m->queued, root);
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* "root Kind ns/name gated by PreEnqueue: ..." -> "Kind ns/name" */
+static void note_gated(struct ap_metrics *m, const char *line)
+{
+	const char *p = strstr(line, "root ");
+	const char *end = p ? strstr(p, " gated by PreEnqueue") : NULL;
+	char root[512];
+
+	if (!end || (size_t)(end - p - 5) >= sizeof(root))
+		return;
+	memcpy(root, p + 5, (size_t)(end - p - 5));
+	root[end - p - 5] = '\0';
+	ap_metrics_queue(m, root, "gated");
+}
+
+void ap_metrics_trace(struct pk_appliance *app, const char *line)
+{
+	struct ap_metrics *m = &app->m;
+	const char *s = line + strspn(line, " ");
+	const char *root;
+
+	if (strncmp(s, "cycle ", 6) == 0 && (root = strstr(s, ": root ")))
+		app->trace_type = ap_type_of_root(root + 7);
+	if (strstr(s, "gated by PreEnqueue"))
+		note_gated(m, s);
+	if (strstr(s, "candidates in scope")) {
+		app->trace_eval_start_ns = ap_now_ns();
+		return;
+	}
+	pthread_mutex_lock(&m->lock);
+	if (strncmp(s, "candidate ", 10) == 0) {
+		m->placement_evaluations++;
+		if (strstr(s, ": feasible"))
+			m->placements_generated++;
+	} else if (strstr(s, ": chosen ") && app->trace_eval_start_ns) {
+		ap_hist_observe(&m->placement_duration,
+				(double)(ap_now_ns() - app->trace_eval_start_ns) / 1e9,
+				ap_duration_bounds);
+		app->trace_eval_start_ns = 0;
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void hist_render(FILE *f, const char *name, const char *labels, const struct ap_hist *h,
+			const double *bounds)
+{
+	uint64_t cum = 0;
+
+	for (size_t b = 0; b < AP_HIST_BUCKETS; b++) {
+		cum += h->buckets[b];
+		fprintf(f, "%s_bucket{%s%sle=\"%g\"} %" PRIu64 "\n", name, labels, *labels ? "," : "",
+			bounds[b], cum);
+	}
+	fprintf(f, "%s_bucket{%s%sle=\"+Inf\"} %" PRIu64 "\n", name, labels, *labels ? "," : "",
+		h->count);
+	fprintf(f, "%s_sum%s%s%s %.9f\n%s_count%s%s%s %" PRIu64 "\n", name, *labels ? "{" : "",
+		labels, *labels ? "}" : "", h->sum, name, *labels ? "{" : "", labels,
+		*labels ? "}" : "", h->count);
+}
+
+static void counter(FILE *f, const char *name, const char *help, const char *type, uint64_t v)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n", name, help, name, type, name, v);
+}
+
+static void render_queue(FILE *f, const struct ap_metrics *m)
+{
+	uint64_t n[_AP_TYPE_MAX][4] = { { 0 } };
+	const char *root;
+	json_t *q;
+
+	json_object_foreach(m->queued, root, q) {
+		const char *name = json_string_value(q);
+
+		for (size_t i = 0; i < 4; i++)
+			if (name && strcmp(name, queue_names[i]) == 0)
+				n[ap_type_of_root(root)][i]++;
+	}
+	fprintf(f, "# HELP scheduler_queued_entities Roots waiting in the scheduling queue, by "
+		   "type and queue.\n# TYPE scheduler_queued_entities gauge\n");
+	for (int t = 0; t < _AP_TYPE_MAX; t++)
+		for (size_t i = 0; i < 4; i++)
+			fprintf(f, "scheduler_queued_entities{type=\"%s\",queue=\"%s\"} %" PRIu64 "\n",
+				type_names[t], queue_names[i], n[t][i]);
+}
+
+static void render_scheduler(FILE *f, const struct ap_metrics *m)
+{
+	char labels[64];
+
+	fprintf(f, "# HELP scheduler_podgroup_schedule_attempts_total Scheduling attempts of a "
+		   "root, by type and result.\n"
+		   "# TYPE scheduler_podgroup_schedule_attempts_total counter\n");
+	for (int t = 0; t < _AP_TYPE_MAX; t++)
+		for (int r = 0; r < _AP_RESULT_MAX; r++)
+			fprintf(f,
+				"scheduler_podgroup_schedule_attempts_total{type=\"%s\",result=\"%s\"} "
+				"%" PRIu64 "\n",
+				type_names[t], result_names[r], m->attempts[t][r]);
+	fprintf(f, "# HELP scheduler_podgroup_scheduling_algorithm_duration_seconds Time of the "
+		   "placement algorithm for one root.\n"
+		   "# TYPE scheduler_podgroup_scheduling_algorithm_duration_seconds histogram\n");
+	for (int t = 0; t < _AP_TYPE_MAX; t++) {
+		snprintf(labels, sizeof(labels), "type=\"%s\"", type_names[t]);
+		hist_render(f, "scheduler_podgroup_scheduling_algorithm_duration_seconds", labels,
+			    &m->algorithm[t], ap_duration_bounds);
+	}
+	fprintf(f, "# HELP scheduler_podgroup_scheduling_attempt_duration_seconds Algorithm plus "
+		   "binding and status writes for one root.\n"
+		   "# TYPE scheduler_podgroup_scheduling_attempt_duration_seconds histogram\n");
+	for (int t = 0; t < _AP_TYPE_MAX; t++) {
+		snprintf(labels, sizeof(labels), "type=\"%s\"", type_names[t]);
+		hist_render(f, "scheduler_podgroup_scheduling_attempt_duration_seconds", labels,
+			    &m->attempt[t], ap_duration_bounds);
+	}
+	fprintf(f, "# HELP scheduler_queue_incoming_entities_total Changes that requeued an "
+		   "entity, by type.\n# TYPE scheduler_queue_incoming_entities_total counter\n");
+	for (int t = 0; t < _AP_TYPE_MAX; t++)
+		fprintf(f, "scheduler_queue_incoming_entities_total{type=\"%s\"} %" PRIu64 "\n",
+			type_names[t], m->incoming[t]);
+	render_queue(f, m);
+	counter(f, "scheduler_workload_preemption_attempts_total",
+		"Unschedulable roots for which preemption was tried.", "counter",
+		m->preemption_attempts);
+	fprintf(f, "# HELP scheduler_workload_preemption_victims Victim pods per preemption.\n"
+		   "# TYPE scheduler_workload_preemption_victims histogram\n");
+	hist_render(f, "scheduler_workload_preemption_victims", "", &m->victims, ap_count_bounds);
+	counter(f, "scheduler_generated_placements_total",
+		"Feasible candidate placements (topology domains) generated.", "counter",
+		m->placements_generated);
+	counter(f, "scheduler_placement_evaluations_total", "Candidate placements evaluated.",
+		"counter", m->placement_evaluations);
+	fprintf(f, "# HELP scheduler_placement_evaluation_duration_seconds Time to evaluate the "
+		   "candidate placements of one group.\n"
+		   "# TYPE scheduler_placement_evaluation_duration_seconds histogram\n");
+	hist_render(f, "scheduler_placement_evaluation_duration_seconds", "",
+		    &m->placement_duration, ap_duration_bounds);
+}
+
+int pk_appliance_metrics(struct pk_appliance *app, FILE *f)
+{
+	struct ap_metrics *m;
+
+	if (!app || !f)
+		return -EINVAL;
+	m = &app->m;
+	pthread_mutex_lock(&m->lock);
+	render_scheduler(f, m);
+	counter(f, "podkernel_appliance_bindings_total", "Pods bound.", "counter", m->bindings);
+	counter(f, "podkernel_appliance_binding_conflicts_total",
+		"Bindings refused by a resourceVersion precondition or a bound pod.", "counter",
+		m->binding_conflicts);
+	counter(f, "podkernel_appliance_condition_writes_total", "Conditions written.", "counter",
+		m->conditions);
+	counter(f, "podkernel_appliance_write_errors_total", "Failed status or delete writes.",
+		"counter", m->write_errors);
+	counter(f, "podkernel_appliance_events_total", "Change-stream events consumed.", "counter",
+		m->events);
+	counter(f, "podkernel_appliance_events_skipped_total",
+		"Events that changed nothing the scheduler reads.", "counter", m->events_skipped);
+	counter(f, "podkernel_appliance_relists_total", "Full re-lists after a lost stream.",
+		"counter", m->relists);
+	counter(f, "podkernel_controller_reconciles_total", "Job and JobSet reconciles.", "counter",
+		m->reconciles);
+	counter(f, "podkernel_controller_reconcile_errors_total", "Failed reconciles.", "counter",
+		m->reconcile_errors);
+	counter(f, "podkernel_controller_objects_created_total", "Objects created by controllers.",
+		"counter", m->objects_created);
+	counter(f, "podkernel_garbage_collector_deleted_total",
+		"Owned objects deleted after their owner went away.", "counter", m->gc_deleted);
+	counter(f, "podkernel_nodes_unreachable_total", "Nodes declared unreachable.", "counter",
+		m->nodes_unreachable);
+	counter(f, "podkernel_nodes_recovered_total", "Unreachable nodes that reported again.",
+		"counter", m->nodes_recovered);
+	counter(f, "podkernel_node_evictions_total", "Pods evicted from unreachable nodes.",
+		"counter", m->evictions);
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
+void pk_appliance_metrics_cb(void *arg, FILE *f)
+{
+	pk_appliance_metrics(arg, f);
+}

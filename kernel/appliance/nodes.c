@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * nodes.c — simulated nodes from a board file, and what happens to a node
+ * that stops reporting.
+ *
+ * --simulate-board creates the Nodes `podctl board nodes FILE` prints (the
+ * same code, topology/tools), annotated PK_APPLIANCE_ANN_SIMULATED so the
+ * heartbeat rule leaves them alone; existing Nodes are kept.
+ *
+ * Unreachable node (no write for the grace period): the Node gets the taint
+ * node.kubernetes.io/unreachable:NoExecute and the condition Ready=False
+ * (reason NodeStatusUnknown), so nothing new lands there.  Every pod bound
+ * to it is evicted together with its disruption unit: the subtree of the
+ * highest ancestor group whose disruptionMode is `all` (the same indivisible
+ * unit preemption uses, KEP-6012), or the pod alone when no ancestor is
+ * `all`.  Evicted pods get DisruptionTarget (reason DeletionByTaintManager)
+ * and are deleted; their Job controllers are asked to recreate them, and the
+ * scheduler places the new pods under the rules for their (already
+ * scheduled) groups.  When the node reports again the taint goes and Ready
+ * turns True.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/appliance/appliance-internal.h"
+#include "topology/tools/board_tools.h"
+
+int ap_register_board(struct pk_appliance *app, const char *path, char *err, size_t errlen)
+{
+	struct topo_board *b = topo_board_new();
+	json_t *nodes = NULL, *n;
+	size_t i, created = 0;
+	int r;
+
+	if (!b)
+		return -ENOMEM;
+	r = topo_board_load_file(b, path, err, errlen);
+	if (r == 0)
+		r = board_nodes_json(b, 0, &nodes);
+	topo_board_free(b);
+	if (r < 0)
+		return r == -ENOMEM ? r : -EINVAL;
+	json_array_foreach(nodes, i, n) {
+		struct pk_errors errs = { 0 };
+
+		pk_set(n, "metadata.annotations",
+		       json_pack("{s:s}", PK_APPLIANCE_ANN_SIMULATED, path));
+		r = pk_store_create(app->store, n, &errs, NULL);
+		pk_errors_clear(&errs);
+		if (r == 0)
+			created++;
+		else if (r != -EEXIST)
+			break;
+		r = 0;
+	}
+	ap_log(app, 1, "appliance: board %s: %zu simulated nodes, %zu new", path,
+	       json_array_size(nodes), created);
+	json_decref(nodes);
+	if (r < 0 && err && errlen)
+		snprintf(err, errlen, "%s: registering nodes: %s", path, strerror(-r));
+	return r;
+}
+
+/* Apply fn to a fresh copy of Node name and write it (sub), retrying conflicts. */
+static int edit_node(struct pk_appliance *app, const char *name, enum pk_store_sub sub,
+		     int (*fn)(json_t *node, void *arg), void *arg)
+{
+	int r = -EIO;
+
+	for (int attempt = 0; attempt < 3; attempt++) {
+		json_t *node = NULL, *out = NULL;
+		struct pk_errors errs = { 0 };
+
+		r = pk_store_get(app->store, "Node", NULL, name, &node);
+		if (r < 0)
+			return r;
+		r = fn(node, arg);
+		if (r == 0)
+			r = pk_store_update(app->store, node, sub, &errs, &out);
+		json_decref(node);
+		pk_errors_clear(&errs);
+		if (r == 0) {
+			/* An own write is no heartbeat: remember it, and tell the scheduler. */
+			ap_cache_note(app->cache, "Node", out);
+			struct pk_errors e2 = { 0 };
+
+			pk_sched_update(app->sched, out, &e2);
+			pk_errors_clear(&e2);
+			json_decref(out);
+			return 0;
+		}
+		if (r != -PK_STORE_ECONFLICT)
+			break;
+	}
+	return r;
+}
+
+static int add_taint(json_t *node, void *arg)
+{
+	json_t *taints = pk_get(node, "spec.taints"), *t;
+	size_t i;
+	char now[32];
+
+	(void)arg;
+	json_array_foreach(taints, i, t) {
+		const char *key = json_string_value(json_object_get(t, "key"));
+
+		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
+			return 0;
+	}
+	if (!json_is_array(taints)) {
+		taints = json_array();
+		if (pk_set(node, "spec.taints", taints) < 0)
+			return -ENOMEM;
+	}
+	pk_time_format(time(NULL), now);
+	return json_array_append_new(taints, json_pack("{s:s,s:s,s:s}", "key",
+						       PK_APPLIANCE_TAINT_UNREACHABLE, "effect",
+						       "NoExecute", "timeAdded", now)) < 0
+		       ? -ENOMEM
+		       : 0;
+}
+
+static int remove_taint(json_t *node, void *arg)
+{
+	json_t *taints = pk_get(node, "spec.taints");
+
+	(void)arg;
+	for (size_t i = json_array_size(taints); i-- > 0;) {
+		const char *key = json_string_value(json_object_get(json_array_get(taints, i), "key"));
+
+		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
+			json_array_remove(taints, i);
+	}
+	return 0;
+}
+
+static int set_ready(json_t *node, void *arg)
+{
+	bool ready = arg != NULL;
+
+	return pk_condition_set(node, "Ready", ready ? "True" : "False",
+				ready ? "NodeReported" : "NodeStatusUnknown",
+				ready ? "podagent reports again"
+				      : "podagent stopped reporting: no heartbeat within the grace period",
+				time(NULL));
+}
+
+/* The group object a pod or group names, or NULL. */
+static json_t *get_group(struct pk_appliance *app, const char *ns, const char *name,
+			 const char **ret_kind)
+{
+	json_t *g = NULL;
+
+	if (pk_store_get(app->store, "PodGroup", ns, name, &g) == 0) {
+		*ret_kind = "PodGroup";
+		return g;
+	}
+	if (pk_store_get(app->store, "CompositePodGroup", ns, name, &g) == 0) {
+		*ret_kind = "CompositePodGroup";
+		return g;
+	}
+	return NULL;
+}
+
+/* Name of the highest ancestor group (from pod's group up) with disruptionMode all. */
+static char *disruption_unit(struct pk_appliance *app, const json_t *pod)
+{
+	const char *ns = pk_namespace(pod);
+	const char *first = pk_get_string(pod, "spec.schedulingGroup.podGroupName");
+	char cur[256];
+	char *unit = NULL;
+
+	if (!first)
+		return NULL;
+	snprintf(cur, sizeof(cur), "%s", first);
+	for (int depth = 0; depth < 16; depth++) {
+		const char *kind = NULL;
+		json_t *g = get_group(app, ns, cur, &kind);
+
+		if (!g)
+			break;
+		if (pk_get(g, "spec.disruptionMode.all")) {
+			free(unit);
+			unit = strdup(cur);
+		}
+		const char *parent = pk_get_string(g, "spec.parentCompositePodGroupName");
+		bool more = parent && *parent;
+
+		if (more)
+			snprintf(cur, sizeof(cur), "%s", parent);
+		json_decref(g);
+		if (!more)
+			break;
+	}
+	return unit;
+}
+
+/* Whether group name lies in the subtree of root (parents followed in store). */
+static bool in_subtree(struct pk_appliance *app, const char *ns, const char *group,
+		       const char *root)
+{
+	char cur[256];
+
+	snprintf(cur, sizeof(cur), "%s", group);
+	for (int depth = 0; depth < 16; depth++) {
+		const char *kind = NULL;
+		json_t *g;
+
+		if (strcmp(cur, root) == 0)
+			return true;
+		g = get_group(app, ns, cur, &kind);
+		const char *parent = g ? pk_get_string(g, "spec.parentCompositePodGroupName") : NULL;
+
+		if (!parent) {
+			json_decref(g);
+			return false;
+		}
+		snprintf(cur, sizeof(cur), "%s", parent);
+		json_decref(g);
+	}
+	return false;
+}
+
+static void evict(struct pk_appliance *app, const json_t *pod, const char *node)
+{
+	const char *ns = pk_namespace(pod), *name = pk_name(pod);
+	json_t *obj = NULL, *out = NULL;
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "node %s is unreachable", node);
+	if (pk_store_get(app->store, "Pod", ns, name, &obj) == 0 &&
+	    pk_condition_set(obj, "DisruptionTarget", "True", "DeletionByTaintManager", msg,
+			     time(NULL)) == 0) {
+		struct pk_errors errs = { 0 };
+
+		pk_store_update(app->store, obj, PK_SUB_STATUS, &errs, NULL);
+		pk_errors_clear(&errs);
+	}
+	json_decref(obj);
+	if (pk_store_delete(app->store, "Pod", ns, name, NULL, NULL, &out) == 0) {
+		AP_COUNT(app, evictions);
+		ap_log(app, 2, "evicted pod %s/%s: %s", ns, name, msg);
+		ap_reconcile_owner_of(app, pod);
+	}
+	json_decref(out);
+}
+
+static int evict_node_pods(struct pk_appliance *app, const char *node)
+{
+	struct pk_selector *sel = NULL;
+	char expr[300], err[128];
+	json_t *pods = NULL, *p, *units = json_object();
+	size_t i;
+	int r;
+
+	if (!units)
+		return -ENOMEM;
+	snprintf(expr, sizeof(expr), "spec.nodeName=%s", node);
+	r = pk_selector_parse(expr, true, &sel, err, sizeof(err));
+	if (r == 0) {
+		struct pk_store_list_opts o = { .fields = sel };
+
+		r = pk_store_list(app->store, "Pod", NULL, &o, &pods, NULL, NULL);
+	}
+	pk_selector_free(sel);
+	if (r < 0) {
+		json_decref(units);
+		return r;
+	}
+	json_array_foreach(pods, i, p) {
+		char *unit = disruption_unit(app, p);
+		char key[512];
+
+		if (unit) {
+			snprintf(key, sizeof(key), "%s/%s", pk_namespace(p), unit);
+			json_object_set_new(units, key, json_pack("[s,s]", pk_namespace(p), unit));
+			free(unit);
+		}
+		evict(app, p, node);
+	}
+	json_decref(pods);
+	/* Whole disruption units: every pod of the `all` subtree goes with it. */
+	const char *key;
+	json_t *u;
+
+	json_object_foreach(units, key, u) {
+		const char *ns = json_string_value(json_array_get(u, 0));
+		const char *root = json_string_value(json_array_get(u, 1));
+		json_t *all = NULL;
+
+		if (pk_store_list(app->store, "Pod", ns, NULL, &all, NULL, NULL) < 0)
+			continue;
+		json_array_foreach(all, i, p) {
+			const char *g = pk_get_string(p, "spec.schedulingGroup.podGroupName");
+
+			if (g && in_subtree(app, ns, g, root))
+				evict(app, p, node);
+		}
+		json_decref(all);
+		ap_log(app, 1, "node %s: disruption unit %s/%s (disruptionMode all) evicted whole",
+		       node, ns, root);
+	}
+	json_decref(units);
+	return 0;
+}
+
+int ap_node_unreachable(struct pk_appliance *app, const char *name)
+{
+	int r = edit_node(app, name, PK_SUB_MAIN, add_taint, NULL);
+
+	if (r == 0)
+		r = edit_node(app, name, PK_SUB_STATUS, set_ready, NULL);
+	AP_COUNT(app, nodes_unreachable);
+	ap_log(app, 1, "node %s: no heartbeat for %lld ms: tainted %s:NoExecute, evicting its pods",
+	       name, (long long)app->grace_ms, PK_APPLIANCE_TAINT_UNREACHABLE);
+	if (r < 0)
+		ap_log(app, 1, "node %s: marking unreachable: %s", name, strerror(-r));
+	return evict_node_pods(app, name);
+}
+
+int ap_node_recovered(struct pk_appliance *app, const char *name)
+{
+	int r = edit_node(app, name, PK_SUB_MAIN, remove_taint, NULL);
+
+	if (r == 0)
+		r = edit_node(app, name, PK_SUB_STATUS, set_ready, app);
+	AP_COUNT(app, nodes_recovered);
+	ap_log(app, 1, "node %s: reporting again: taint removed, Ready", name);
+	return r;
+}
