@@ -1,0 +1,120 @@
+#!/bin/sh
+# podctl schedule: a JobSet on a simulated GPU cluster end to end, output
+# formats, --explain, --strategy, preemption report, and exit codes.
+# Needs $PODKERNEL_BIN/podctl and $PODKERNEL_SRC (set by tests/run-tests.sh).
+set -u
+BIN=${PODKERNEL_BIN:-build/bin}
+SRC=${PODKERNEL_SRC:-.}
+PODCTL="$BIN/podctl"
+if [ ! -x "$PODCTL" ]; then
+	echo "test_podctl_schedule: $PODCTL not built" >&2
+	exit 77
+fi
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+check() { # check NAME CONDITION-RESULT
+	if [ "$2" = 0 ]; then echo "ok   $1"; else echo "FAIL $1" >&2; fail=1; fi
+}
+run() { # run EXPECTED-RC ARGS... ; stdout in $T/out, stderr in $T/err
+	want=$1
+	shift
+	"$PODCTL" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	[ "$rc" = "$want" ]
+}
+flat() { tr -d ' \n\t' <"$1"; }
+
+# A JobSet (launcher + 2 trainer replicas of 4 GPU pods, block/rack topology)
+# compiled and scheduled on the gpu-cluster board's simulated nodes.
+"$PODCTL" board nodes "$SRC/boards/gpu-cluster.yaml" >"$T/nodes.json"
+check "board nodes" $?
+run 0 schedule -f "$T/nodes.json" -f "$SRC/examples/jobs/jobset-gpu-racks.yaml" --explain
+check "jobset schedules (rc=$rc)" $?
+[ "$(flat "$T/out" | grep -o '"nodeName":"[^"]*"' | wc -l)" = 9 ]
+check "all 9 pods bound" $?
+if command -v python3 >/dev/null; then
+	python3 - "$T/out" <<'PY'
+import json, sys
+items = json.load(open(sys.argv[1]))["items"]
+labels = {o["metadata"]["name"]: o["metadata"].get("labels", {}) for o in items if o["kind"] == "Node"}
+racks, blocks = {}, set()
+for o in items:
+    g = o.get("spec", {}).get("schedulingGroup", {}).get("podGroupName", "")
+    if o["kind"] != "Pod" or "trainer" not in g:
+        continue
+    l = labels[o["spec"]["nodeName"]]
+    blocks.add(l["topology.podkernel.dev/block"])
+    racks.setdefault(g, set()).add(l["topology.podkernel.dev/rack"])
+assert len(blocks) == 1, blocks
+assert len(racks) == 2 and all(len(r) == 1 for r in racks.values()), racks
+PY
+	check "trainers in one block, each replica in one rack" $?
+fi
+flat "$T/out" | grep -q '"type":"CompositePodGroupInitiallyScheduled","status":"True"'
+check "root condition True" $?
+grep -q "chosen topology.podkernel.dev/block=" "$T/err"
+check "--explain trace on stderr" $?
+grep -q "S=4 R=0 U=0 UU=0 -> Success" "$T/err"
+check "--explain shows counts" $?
+
+run 0 schedule -f "$T/nodes.json" -f "$SRC/examples/jobs/jobset-gpu-racks.yaml" -o yaml
+check "yaml output (rc=$rc)" $?
+grep -q '^kind: List' "$T/out"
+check "yaml List" $?
+[ ! -s "$T/err" ]
+check "quiet without --explain" $?
+
+cat >"$T/preempt.yaml" <<'YAML'
+apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status: {allocatable: {cpu: "2"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low, namespace: batch}
+spec:
+  nodeName: n0
+  priority: 1
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "2"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: high, namespace: batch}
+spec:
+  priority: 1000
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "2"}}}]
+YAML
+run 0 schedule -f "$T/preempt.yaml"
+check "preemption run (rc=$rc)" $?
+grep -qx "preempted: batch/low" "$T/err"
+check "victim reported on stderr" $?
+! flat "$T/out" | grep -q '"name":"low"'
+check "victim left out of the List" $?
+flat "$T/out" | grep -q '"nodeName":"n0"'
+check "preemptor bound in a later cycle" $?
+
+cat >"$T/bad.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: broken}
+spec:
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "lots"}}}]
+YAML
+run 2 schedule -f "$T/bad.yaml"
+check "invalid input exits 2 (rc=$rc)" $?
+grep -q "bad.yaml" "$T/err" && grep -q "spec.containers" "$T/err"
+check "error names file and field path" $?
+
+run 2 schedule -f "$T/preempt.yaml" --strategy no-such
+check "unknown strategy exits 2 (rc=$rc)" $?
+grep -q "kep" "$T/err"
+check "usage lists strategies" $?
+run 0 schedule -f "$T/preempt.yaml" --strategy kep
+check "--strategy kep (rc=$rc)" $?
+run 2 schedule
+check "no -f exits 2 (rc=$rc)" $?
+run 2 schedule -f "$T/missing.yaml"
+check "missing file exits 2 (rc=$rc)" $?
+exit $fail
