@@ -121,7 +121,7 @@ static const char *itempath(char *buf, const char *path, size_t i)
 
 static int scalar(struct ctx *c, yaml_node_t *n, const char *path, const char **ret)
 {
-	const char *s;
+	const char *s = NULL;
 
 	if (!n || n->type != YAML_SCALAR_NODE)
 		return fail_at(c, n, path, "expected a string");
@@ -136,7 +136,7 @@ static int scalar(struct ctx *c, yaml_node_t *n, const char *path, const char **
 
 static int get_string(struct ctx *c, yaml_node_t *n, const char *path, char **ret)
 {
-	const char *s;
+	const char *s = NULL;
 	char *dup;
 	int r = scalar(c, n, path, &s);
 
@@ -152,7 +152,7 @@ static int get_string(struct ctx *c, yaml_node_t *n, const char *path, char **re
 
 static int get_int(struct ctx *c, yaml_node_t *n, const char *path, int min, int max, int *ret)
 {
-	const char *s;
+	const char *s = NULL;
 	long v = 0;
 	int r = scalar(c, n, path, &s);
 
@@ -174,7 +174,7 @@ static int get_int(struct ctx *c, yaml_node_t *n, const char *path, int min, int
 
 static int get_bool(struct ctx *c, yaml_node_t *n, const char *path, bool *ret)
 {
-	const char *s;
+	const char *s = NULL;
 	int r = scalar(c, n, path, &s);
 
 	if (r < 0)
@@ -190,7 +190,7 @@ static int get_bool(struct ctx *c, yaml_node_t *n, const char *path, bool *ret)
 
 static int get_shape(struct ctx *c, yaml_node_t *n, const char *path, struct topo_shape *ret)
 {
-	const char *s;
+	const char *s = NULL;
 	int r = scalar(c, n, path, &s);
 
 	if (r < 0)
@@ -205,7 +205,7 @@ static int get_shape(struct ctx *c, yaml_node_t *n, const char *path, struct top
 /* A PCI ID as four hex digits ("1ae0"); quoted or plain. */
 static int get_hex4(struct ctx *c, yaml_node_t *n, const char *path, unsigned *ret)
 {
-	const char *s;
+	const char *s = NULL;
 	int r = scalar(c, n, path, &s);
 
 	if (r < 0)
@@ -220,7 +220,7 @@ static int get_hex4(struct ctx *c, yaml_node_t *n, const char *path, unsigned *r
 static int get_list(struct ctx *c, yaml_node_t *n, const char *path, size_t min, size_t max,
 		    size_t *ret_n)
 {
-	size_t len;
+	size_t len = 0;
 
 	if (!n || n->type != YAML_SEQUENCE_NODE)
 		return fail_at(c, n, path, "expected a list");
@@ -245,7 +245,7 @@ static int load_accelerator(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 	const char *path = "spec.accelerator";
 	char p[PATH_MAX_LEN], why[256];
 	struct field f[] = {{"resource"}, {"vendorId"}, {"deviceIds"}, {"chipsPerHost"}};
-	size_t nd;
+	size_t nd = 0;
 	int r;
 
 	r = map_fields(c, n, path, f, 4);
@@ -282,7 +282,7 @@ static int load_accelerator(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 
 static int load_allocatable(struct ctx *c, struct topo_board *b, yaml_node_t *n, const char *path)
 {
-	size_t len;
+	size_t len = 0;
 
 	if (!n || n->type != YAML_MAPPING_NODE)
 		return fail_at(c, n, path, "expected a mapping of resource names to quantities");
@@ -297,7 +297,7 @@ static int load_allocatable(struct ctx *c, struct topo_board *b, yaml_node_t *n,
 		yaml_node_pair_t *pair = &n->data.mapping.pairs.start[i];
 		yaml_node_t *k = node(c, pair->key), *v = node(c, pair->value);
 		char p[PATH_MAX_LEN], why[256];
-		const char *name, *qty;
+		const char *name = NULL, *qty = NULL;
 		int64_t milli;
 		int r;
 
@@ -419,8 +419,8 @@ static int load_ici(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 	const char *path = "spec.ici";
 	struct field f[] = {{"portsPerChip"}, {"ports"}, {"wiring"}};
 	char p[PATH_MAX_LEN];
-	const char *wiring;
-	size_t np, expect;
+	const char *wiring = NULL;
+	size_t np = 0, expect;
 	int r, axes = 0;
 
 	r = map_fields(c, n, path, f, 3);
@@ -524,7 +524,7 @@ static int load_level(struct ctx *c, struct topo_board *b, yaml_node_t *n, size_
 			r = -ENOMEM;
 	}
 	if (r == 0 && f[3].value) {
-		const char *s;
+		const char *s = NULL;
 
 		r = scalar(c, f[3].value, subpath(p, path, "shape"), &s);
 		if (r == 0) {
@@ -604,7 +604,7 @@ static int load_levels(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 {
 	yaml_node_t *counts[TOPO_BOARD_MAX_LEVELS], *shapes[TOPO_BOARD_MAX_LEVELS];
 	char p[PATH_MAX_LEN];
-	size_t len;
+	size_t len = 0;
 	int r;
 
 	r = get_list(c, n, "spec.levels", 1, TOPO_BOARD_MAX_LEVELS, &len);
@@ -643,7 +643,7 @@ static int check_pattern(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 
 	while (*s) {
 		const char *close;
-		size_t len;
+		size_t len = 0;
 		int l;
 
 		if (*s != '{') {
@@ -768,7 +768,7 @@ static int load_spec(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 static int load_root(struct ctx *c, struct topo_board *b, yaml_node_t *root)
 {
 	struct field f[] = {{"apiVersion"}, {"kind"}, {"metadata"}, {"spec"}};
-	const char *s;
+	const char *s = NULL;
 	int r;
 
 	r = map_fields(c, root, NULL, f, 4);
