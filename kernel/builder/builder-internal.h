@@ -62,6 +62,14 @@ json_t *wb_object_new(const char *api_version, const char *kind, const char *nam
 /* Error helper: adds "prefix: message" for every message of from. */
 void wb_errors_move(struct pk_errors *to, struct pk_errors *from, const char *prefix);
 
+/*
+ * A gang count the user set on item that the group can never reach (more
+ * than limit members, described by what, e.g. "spec.parallelism"): error at
+ * the count's field path.  Returns 0 or -EINVAL.
+ */
+int wb_check_count_limit(const struct wb_item *item, const char *root_path, int64_t limit,
+			 const char *what, struct pk_errors *errs);
+
 /* Object member helpers tolerant of absent parents. */
 json_t *wb_obj(const json_t *obj, const char *key); /* object member or NULL */
 const char *wb_str(const json_t *obj, const char *key);

@@ -208,6 +208,12 @@ int wb_job_validate(const json_t *job, const json_t *old_job, struct pk_errors *
 		r = job_builder(job, &v, item, &b);
 	if (r >= 0)
 		r = wb_builder_validate(b, ROOT_PATH, old_item, errs);
+	if (r >= 0 || r == -EINVAL) {
+		int k = wb_check_count_limit(item, ROOT_PATH, v.parallelism, "spec.parallelism", errs);
+
+		if (k < 0)
+			r = k;
+	}
 out:
 	pk_errors_clear(&ignore);
 	wb_builder_free(b);

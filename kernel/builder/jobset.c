@@ -517,6 +517,29 @@ static int jobset_builder(const json_t *js, const struct jobset_view *v, struct 
 	return wb_builder_new(root, &opts, ret);
 }
 
+/* Gang counts no group can reach: more groups or pods than the JobSet has. */
+static int check_counts(const struct jobset_view *v, const struct wb_item *root,
+			struct pk_errors *errs)
+{
+	size_t i;
+	int r = 0;
+
+	if (wb_check_count_limit(root, ROOT_PATH, (int64_t)v->nrjobs, "the number of replicatedJobs",
+				 errs) < 0)
+		r = -EINVAL;
+	for (i = 0; i < v->nrjobs && i < root->nchildren; i++) {
+		const struct wb_item *group = root->children[i];
+
+		if (wb_check_count_limit(group, ROOT_PATH, v->rjobs[i].replicas, "its replicas", errs) < 0)
+			r = -EINVAL;
+		if (group->nchildren &&
+		    wb_check_count_limit(group->children[0], ROOT_PATH, v->rjobs[i].parallelism,
+					 "the Job's parallelism", errs) < 0)
+			r = -EINVAL;
+	}
+	return r;
+}
+
 int wb_jobset_validate(const json_t *jobset, const json_t *old_jobset, struct pk_errors *errs)
 {
 	struct jobset_view v, ov = { 0 };
@@ -539,6 +562,12 @@ int wb_jobset_validate(const json_t *jobset, const json_t *old_jobset, struct pk
 		r = jobset_builder(jobset, &v, root, &b);
 	if (r >= 0)
 		r = wb_builder_validate(b, ROOT_PATH, old_root, &local);
+	if (r >= 0 || r == -EINVAL) {
+		int k = check_counts(&v, root, &local);
+
+		if (k < 0)
+			r = k;
+	}
 	wb_errors_move(errs, &local, NULL);
 out:
 	pk_errors_clear(&local);

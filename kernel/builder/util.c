@@ -273,3 +273,21 @@ int wb_set_downward_annotations(json_t *child, const char *workload, const char 
 	}
 	return json_object_set_new(ann, WB_ANNOTATION_PARENT, json_string(parent)) < 0 ? -ENOMEM : 0;
 }
+
+int wb_check_count_limit(const struct wb_item *item, const char *root_path, int64_t limit,
+			 const char *what, struct pk_errors *errs)
+{
+	const struct wb_input *in = &item->input[WB_BLOCK_POLICY];
+	const char *field = wb_item_is_composite(item) ? "minGroupCount" : "minCount";
+	json_t *count = json_object_get(wb_obj(in->data, "gang"), field);
+	char *path;
+
+	if (!json_is_integer(count) || json_integer_value(count) <= limit)
+		return 0;
+	path = wb_path_join(root_path, in->path ? in->path : wb_block_name(WB_BLOCK_POLICY));
+	pk_errors_add(errs, "%s.gang.%s: Invalid value: %lld: must be less than or equal to %s (%lld)",
+		      path ? path : "", field, (long long)json_integer_value(count), what,
+		      (long long)limit);
+	free(path);
+	return -EINVAL;
+}

@@ -199,6 +199,8 @@ START_TEST(job_validation_errors_carry_field_paths)
 	job_rejects("{resourceClaims: [{name: x, resourceClaimName: a, resourceClaimTemplateName: b}]}",
 		    "spec.scheduling.resourceClaims[0]: Invalid value: both set");
 	job_rejects("{gang: {}}", "spec.scheduling.gang: Forbidden: unknown field");
+	job_rejects("{schedulingPolicy: {gang: {minCount: 4}}}",
+		    "spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 4: must be less than or equal to spec.parallelism (3)");
 	job_rejects("[]", "spec.scheduling: Invalid value: must be an object");
 }
 END_TEST
@@ -243,7 +245,7 @@ START_TEST(job_update_rules)
 {
 	struct pk_errors errs = { 0 };
 	json_t *old = job_with("{schedulingPolicy: {gang: {minCount: 3}}, schedulingConstraints: {topology: [{key: zone}]}}");
-	json_t *scaled = job_with("{schedulingPolicy: {gang: {minCount: 6}}, schedulingConstraints: {topology: [{key: zone}]}}");
+	json_t *scaled = job_with("{schedulingPolicy: {gang: {minCount: 2}}, schedulingConstraints: {topology: [{key: zone}]}}");
 	json_t *basic = job_with("{schedulingPolicy: {basic: {}}, schedulingConstraints: {topology: [{key: zone}]}}");
 	json_t *moved = job_with("{schedulingPolicy: {gang: {minCount: 3}}, schedulingConstraints: {topology: [{key: rack}]}}");
 
@@ -389,6 +391,12 @@ START_TEST(jobset_validation)
 		       NULL, "spec.scheduling.replicatedJobs[0].disruptionMode: Invalid value: \"single\": must be `all`");
 	jobset_rejects(jobset_with("{replicatedJobs: [{targetReplicatedJobs: [worker], job: {schedulingPolicy: {fairShare: {}}}}]}"),
 		       NULL, "spec.scheduling.replicatedJobs[0].job.schedulingPolicy: Unsupported value: \"fairShare\"");
+	jobset_rejects(jobset_with("{replicatedJobs: [{targetReplicatedJobs: [worker], schedulingPolicy: {gang: {minGroupCount: 4}}}]}"),
+		       NULL, "spec.scheduling.replicatedJobs[0].schedulingPolicy.gang.minGroupCount: Invalid value: 4: must be less than or equal to its replicas (3)");
+	jobset_rejects(jobset_with("{schedulingPolicy: {gang: {minGroupCount: 3}}}"),
+		       NULL, "spec.scheduling.schedulingPolicy.gang.minGroupCount: Invalid value: 3: must be less than or equal to the number of replicatedJobs (2)");
+	jobset_rejects(jobset_with("{replicatedJobs: [{targetReplicatedJobs: [worker], job: {schedulingPolicy: {gang: {minCount: 3}}}}]}"),
+		       NULL, "spec.scheduling.replicatedJobs[0].job.schedulingPolicy.gang.minCount: Invalid value: 3: must be less than or equal to the Job's parallelism (2)");
 	jobset_rejects(jobset_with("{replicatedJobs: [{targetReplicatedJobs: [worker], job: {gang: {}}}]}"),
 		       NULL, "spec.scheduling.replicatedJobs[0].job.gang: Forbidden: unknown field");
 	/* updates: the replica level's constraints are immutable, counts may change */
