@@ -298,6 +298,46 @@ START_TEST(wiring_without_wraparound)
 }
 END_TEST
 
+START_TEST(levels_above_torus)
+{
+	static const char text[] =
+		"apiVersion: podkernel.dev/v1alpha1\nkind: Board\nmetadata: {name: pods}\n"
+		"spec:\n"
+		"  accelerator: {resource: google.com/tpu, vendorId: 1ae0, deviceIds: [005e], "
+		"chipsPerHost: 2}\n"
+		"  host: {allocatable: {google.com/tpu: 2}, numaNodes: 1}\n"
+		"  torus: {host: 2x1x1, cube: 2x2x2, superslice: 4x2x2, wraparound: true}\n"
+		"  ici: {portsPerChip: 6, ports: [a, b, c, d, e, f, g, h, i, j], wiring: torus}\n"
+		"  levels:\n"
+		"    - {name: pod, key: topology.podkernel.dev/pod, prefix: p, count: 3}\n"
+		"    - {name: slice, key: topology.podkernel.dev/slice, prefix: s, shape: superslice, "
+		"count: 2}\n"
+		"    - {name: cube, key: topology.podkernel.dev/cube, prefix: c, shape: cube}\n"
+		"    - {name: host, key: kubernetes.io/hostname}\n"
+		"  hostnamePattern: \"n{index}\"\n";
+	struct topo_board *b = topo_board_new();
+	char err[TOPO_ERR_MAX] = "";
+	struct topo_host h;
+	int64_t wired;
+
+	ck_assert_msg(topo_board_load_buffer(b, "pods", text, sizeof(text) - 1, err,
+					     sizeof(err)) == 0, "%s", err);
+	/* 3 pods x 2 slices x 2 cubes x 4 hosts. */
+	ck_assert_int_eq(topo_board_host_count(b, 0), 48);
+	ck_assert_int_eq(topo_board_level_domains(b, 2), 12);
+	ck_assert_int_eq(topo_board_host(b, 0, 47, &h), 0);
+	ck_assert_str_eq(h.name, "n47");
+	ck_assert_str_eq(h.domain[0], "p2");
+	ck_assert_str_eq(h.domain[1], "p2-s1");
+	ck_assert_str_eq(h.domain[2], "p2-s1-c1");
+	ck_assert_str_eq(h.coords, "2.1.1");
+	/* Two 2x1x1 hosts share each x link pair in a 4-wide ring: all ports cabled. */
+	check_wiring(b, 0, &wired);
+	ck_assert_int_eq(wired, 48 * 10);
+	topo_board_free(b);
+}
+END_TEST
+
 START_TEST(broken_positions)
 {
 	expect_error("kind: Board", "kind: Bored",
@@ -384,6 +424,10 @@ START_TEST(broken_yaml)
 		{"a: 1\n---\nb: 2\n", "t.yaml:3:1: a board file holds one document"},
 		{"a: 1\n  b: 2\n", "t.yaml:2:4: mapping values are not allowed in this context"},
 		{"? [a]\n: 1\n", "t.yaml:1:3: expected a string key"},
+		{"apiVersion: podkernel.dev/v1alpha1\nkind: \"Bo\\0ard\"\nmetadata: {}\nspec: {}\n",
+		 "t.yaml:2:7: kind: contains a NUL character"},
+		{"apiVersion: &v podkernel.dev/v1alpha1\nkind: Board\nmetadata: *v\nspec: {}\n",
+		 "t.yaml:1:13: metadata: expected a mapping"},
 	};
 
 	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
@@ -450,6 +494,7 @@ int main(void)
 	tcase_add_test(tc, hosts_gpu);
 	tcase_add_test(tc, wiring);
 	tcase_add_test(tc, wiring_without_wraparound);
+	tcase_add_test(tc, levels_above_torus);
 	tcase_add_test(tc, broken_positions);
 	tcase_add_test(tc, broken_yaml);
 	tcase_add_test(tc, limits_and_states);
