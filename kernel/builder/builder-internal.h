@@ -37,7 +37,8 @@ int wb_map_block(enum wb_block block, const json_t *data, const char *path, bool
 int wb_item_map_input(const struct wb_item *item, const char *root_path, bool declarative,
 		      struct wb_config *u, struct pk_errors *errs);
 /* Field-by-field override of cfg by the blocks the user set in item (mapped into u). */
-int wb_config_override(struct wb_config *cfg, const struct wb_config *u, const struct wb_item *item);
+int wb_config_override(struct wb_config *cfg, const struct wb_config *u,
+		       const struct wb_item *item);
 /* wb_item_resolve with the declarative rules switchable. */
 int wb_item_resolve_ex(struct wb_item *root, const char *root_path, bool declarative,
 		       struct pk_errors *errs);

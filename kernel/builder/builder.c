@@ -55,8 +55,8 @@ static int builder_alloc(const struct wb_options *opts, struct wb_builder **ret)
 	}
 	b->opts.name = b->name;
 	b->opts.namespace = b->namespace;
-	b->opts.owner = (struct wb_owner){ b->owner_api_version, b->owner_kind, b->owner_name,
-					   b->owner_uid };
+	b->opts.owner =
+	    (struct wb_owner){b->owner_api_version, b->owner_kind, b->owner_name, b->owner_uid};
 	*ret = b;
 	return 0;
 }
@@ -80,7 +80,7 @@ int wb_builder_from_workload(const json_t *workload, const struct wb_options *op
 			     struct wb_builder **ret)
 {
 	struct wb_builder *b;
-	struct wb_options o = { 0 };
+	struct wb_options o = {0};
 	int r;
 
 	if (!json_is_object(workload) || !pk_name(workload) || !ret)
@@ -136,7 +136,7 @@ static char *where(const struct vctx *v, const struct wb_item *item, enum wb_blo
 
 	if (item->input[block].data)
 		return wb_path_join(v->root_path, item->input[block].path ? item->input[block].path
-									 : wb_block_name(block));
+									  : wb_block_name(block));
 	for (i = 0; i < _WB_BLOCK_MAX; i++)
 		if (item->input[i].data && item->input[i].path) {
 			char *p = strdup(item->input[i].path), *dot = p ? strrchr(p, '.') : NULL;
@@ -146,7 +146,8 @@ static char *where(const struct vctx *v, const struct wb_item *item, enum wb_blo
 				return NULL;
 			if (dot)
 				*dot = '\0';
-			full = dot ? wb_path_join(v->root_path, p) : wb_path_join(v->root_path, NULL);
+			full =
+			    dot ? wb_path_join(v->root_path, p) : wb_path_join(v->root_path, NULL);
 			free(p);
 			return full;
 		}
@@ -203,8 +204,8 @@ static void check_allowed(struct vctx *v, const struct wb_item *item, enum wb_bl
 					break;
 			if (i < n)
 				continue;
-			verror(v, item, block, "%s: Unsupported value: \"%s\": supported values: %s",
-			       key, list);
+			verror(v, item, block,
+			       "%s: Unsupported value: \"%s\": supported values: %s", key, list);
 			reported = true;
 		}
 	}
@@ -215,8 +216,9 @@ static void check_allowed(struct vctx *v, const struct wb_item *item, enum wb_bl
 			if (strcmp(names[i], resolved) == 0 && (mask & (1u << i)))
 				break;
 		if (i == n)
-			verror(v, item, block, "%s: Unsupported value: \"%s\": supported values: %s",
-			       resolved, list);
+			verror(v, item, block,
+			       "%s: Unsupported value: \"%s\": supported values: %s", resolved,
+			       list);
 	}
 	free(list);
 }
@@ -224,23 +226,25 @@ static void check_allowed(struct vctx *v, const struct wb_item *item, enum wb_bl
 static void check_item(struct vctx *v, const struct wb_item *item, const struct wb_item *parent,
 		       bool allow_lists)
 {
-	static const char *const policies[] = { "basic", "gang" };
-	static const char *const modes[] = { "single", "all" };
+	static const char *const policies[] = {"basic", "gang"};
+	static const char *const modes[] = {"single", "all"};
 	const struct wb_config *c = &item->resolved;
 
 	if (allow_lists) {
 		check_allowed(v, item, WB_BLOCK_POLICY, policies, 2, v->b->opts.allowed_policies,
 			      wb_policy_name(c->policy));
 		check_allowed(v, item, WB_BLOCK_DISRUPTION, modes, 2,
-			      v->b->opts.allowed_disruption_modes, wb_disruption_name(c->disruption));
+			      v->b->opts.allowed_disruption_modes,
+			      wb_disruption_name(c->disruption));
 	}
 	if (c->policy == WB_POLICY_GANG && !c->has_min_count && item->resolved_ok)
 		verror(v, item, WB_BLOCK_POLICY,
 		       "%s.gang.%s: Required value: no default is known for this group%s",
 		       wb_item_is_composite(item) ? "minGroupCount" : "minCount", NULL);
 	if (c->disruption == WB_DISRUPTION_ALL && c->policy == WB_POLICY_BASIC)
-		verror(v, item, item->input[WB_BLOCK_DISRUPTION].data ? WB_BLOCK_DISRUPTION
-								       : WB_BLOCK_POLICY,
+		verror(v, item,
+		       item->input[WB_BLOCK_DISRUPTION].data ? WB_BLOCK_DISRUPTION
+							     : WB_BLOCK_POLICY,
 		       "%s: Invalid value: \"all\": the `all` disruption mode requires the gang "
 		       "scheduling policy%s%s",
 		       NULL, NULL);
@@ -270,14 +274,17 @@ static void check_limits(struct vctx *v, const struct wb_item *item, unsigned de
 	const char *rp = root && *root ? root : "<root>";
 
 	if (!*item->name || !topo_dns_label_valid(item->name)) {
-		pk_errors_add(v->errs, "%s: Invalid value: \"%.80s\": group template name must be a DNS label",
-			      rp, item->name);
+		pk_errors_add(
+		    v->errs,
+		    "%s: Invalid value: \"%.80s\": group template name must be a DNS label", rp,
+		    item->name);
 		v->r = -EINVAL;
 	}
 	for (i = 0; i < seen->n; i++)
 		if (strcmp(seen->names[i], item->name) == 0) {
 			pk_errors_add(v->errs,
-				      "%s: Duplicate value: \"%.80s\": group template names must be unique in a Workload",
+				      "%s: Duplicate value: \"%.80s\": group template names must "
+				      "be unique in a Workload",
 				      rp, item->name);
 			v->r = -EINVAL;
 			break;
@@ -298,7 +305,9 @@ static void check_limits(struct vctx *v, const struct wb_item *item, unsigned de
 		seen->names[seen->n++] = item->name;
 	}
 	if (depth > WB_MAX_DEPTH) {
-		pk_errors_add(v->errs, "%s: Invalid value: %u: group template \"%.80s\" is nested too deep: depth must be at most %d",
+		pk_errors_add(v->errs,
+			      "%s: Invalid value: %u: group template \"%.80s\" is nested too deep: "
+			      "depth must be at most %d",
 			      rp, depth, item->name, WB_MAX_DEPTH);
 		v->r = -EINVAL;
 		free(root);
@@ -311,7 +320,9 @@ static void check_limits(struct vctx *v, const struct wb_item *item, unsigned de
 			nleaf++;
 	}
 	if (ncomp > WB_MAX_TEMPLATES || nleaf > WB_MAX_TEMPLATES) {
-		pk_errors_add(v->errs, "%s: Too many: %zu: group template \"%.80s\" must have at most %d child templates of each kind",
+		pk_errors_add(v->errs,
+			      "%s: Too many: %zu: group template \"%.80s\" must have at most %d "
+			      "child templates of each kind",
 			      rp, ncomp > nleaf ? ncomp : nleaf, item->name, WB_MAX_TEMPLATES);
 		v->r = -EINVAL;
 	}
@@ -360,8 +371,8 @@ static int effective(const struct wb_item *item, const struct wb_item *defaults_
 
 static void check_update(struct vctx *v, const struct wb_item *item, const struct wb_item *old)
 {
-	static const enum wb_block frozen[] = { WB_BLOCK_CONSTRAINTS, WB_BLOCK_DISRUPTION,
-						WB_BLOCK_CLAIMS };
+	static const enum wb_block frozen[] = {WB_BLOCK_CONSTRAINTS, WB_BLOCK_DISRUPTION,
+					       WB_BLOCK_CLAIMS};
 	struct wb_config o, n;
 	size_t i, j;
 
@@ -375,10 +386,11 @@ static void check_update(struct vctx *v, const struct wb_item *item, const struc
 		return;
 	}
 	if (o.policy != n.policy)
-		verror(v, item, WB_BLOCK_POLICY,
-		       "%s: Invalid value: \"%s\": field is immutable: the scheduling policy cannot "
-		       "change from %s (only the gang count may change)",
-		       wb_policy_name(n.policy), wb_policy_name(o.policy));
+		verror(
+		    v, item, WB_BLOCK_POLICY,
+		    "%s: Invalid value: \"%s\": field is immutable: the scheduling policy cannot "
+		    "change from %s (only the gang count may change)",
+		    wb_policy_name(n.policy), wb_policy_name(o.policy));
 	for (i = 0; i < sizeof(frozen) / sizeof(frozen[0]); i++) {
 		char *b;
 
@@ -401,8 +413,8 @@ static void check_update(struct vctx *v, const struct wb_item *item, const struc
 static int validate(struct wb_builder *b, const char *root_path, const struct wb_item *old_root,
 		    bool allow_lists, struct pk_errors *errs)
 {
-	struct vctx v = { .b = b, .root_path = root_path, .errs = errs };
-	struct name_seen seen = { 0 };
+	struct vctx v = {.b = b, .root_path = root_path, .errs = errs};
+	struct name_seen seen = {0};
 	int r;
 
 	if (!b->root)
@@ -414,7 +426,9 @@ static int validate(struct wb_builder *b, const char *root_path, const struct wb
 	if (old_root && strcmp(old_root->name, b->root->name) != 0) {
 		char *p = wb_path_join(root_path, NULL);
 
-		pk_errors_add(errs, "%s: Internal error: the previous group tree \"%.80s\" does not match \"%.80s\"",
+		pk_errors_add(errs,
+			      "%s: Internal error: the previous group tree \"%.80s\" does not "
+			      "match \"%.80s\"",
 			      p && *p ? p : "<root>", old_root->name, b->root->name);
 		free(p);
 		return -EINVAL;
@@ -451,7 +465,8 @@ static json_t *template_of(const struct wb_item *item)
 		json_t **list = wb_item_is_composite(c) ? &comp : &leaf;
 		json_t *ct = template_of(c);
 
-		if (!ct || (!*list && !(*list = json_array())) || json_array_append_new(*list, ct) < 0)
+		if (!ct || (!*list && !(*list = json_array())) ||
+		    json_array_append_new(*list, ct) < 0)
 			goto fail;
 	}
 	if (comp && json_object_set_new(t, "compositePodGroupTemplates", comp) < 0) {
@@ -489,7 +504,7 @@ static const char *api_group_of(const char *api_version, char *buf, size_t len)
 int wb_builder_build_workload(struct wb_builder *b, const char *root_path, json_t **ret_workload,
 			      struct pk_errors *errs)
 {
-	struct pk_errors local = { 0 };
+	struct pk_errors local = {0};
 	json_t *w, *spec, *tmpl;
 	int r;
 
@@ -509,13 +524,15 @@ int wb_builder_build_workload(struct wb_builder *b, const char *root_path, json_
 	if (b->opts.owner.kind) {
 		char buf[128];
 
-		json_object_set_new(spec, "controllerRef",
-				    json_pack("{s:s, s:s, s:s}", "apiGroup",
-					      api_group_of(b->opts.owner.api_version, buf, sizeof(buf)),
-					      "kind", b->opts.owner.kind, "name", b->opts.owner.name));
+		json_object_set_new(
+		    spec, "controllerRef",
+		    json_pack("{s:s, s:s, s:s}", "apiGroup",
+			      api_group_of(b->opts.owner.api_version, buf, sizeof(buf)), "kind",
+			      b->opts.owner.kind, "name", b->opts.owner.name));
 	}
-	if (json_object_set_new(spec, wb_item_is_composite(b->root) ? "compositePodGroupTemplates"
-								     : "podGroupTemplates",
+	if (json_object_set_new(spec,
+				wb_item_is_composite(b->root) ? "compositePodGroupTemplates"
+							      : "podGroupTemplates",
 				json_pack("[o]", tmpl)) < 0) {
 		tmpl = NULL;
 		goto nomem;
@@ -590,7 +607,8 @@ static int new_group(struct wb_builder *b, bool composite, const char *name,
 			 "templateName", template_name);
 	if (!obj || !spec)
 		goto nomem;
-	if (parent && json_object_set_new(spec, "parentCompositePodGroupName", json_string(parent)) < 0)
+	if (parent &&
+	    json_object_set_new(spec, "parentCompositePodGroupName", json_string(parent)) < 0)
 		goto nomem;
 	if (copy_template_fields(tmpl, spec) < 0)
 		goto nomem;

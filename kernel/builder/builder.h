@@ -37,10 +37,10 @@
 #define WB_ANNOTATION_TEMPLATE "scheduling.k8s.io/group-template-name"
 #define WB_ANNOTATION_PARENT "scheduling.k8s.io/parent-compositepodgroup"
 
-#define WB_MAX_DEPTH 4     /* levels of templates in one Workload */
-#define WB_MAX_TEMPLATES 8 /* templates in one list */
-#define WB_MAX_CLAIMS 4    /* resourceClaims of one group */
-#define WB_MAX_PODS 10000  /* pods one Job or JobSet may stamp out */
+#define WB_MAX_DEPTH 4		/* levels of templates in one Workload */
+#define WB_MAX_TEMPLATES 8	/* templates in one list */
+#define WB_MAX_CLAIMS 4		/* resourceClaims of one group */
+#define WB_MAX_PODS 10000	/* pods one Job or JobSet may stamp out */
 #define WB_MAX_EXPANDED 1000000 /* objects one wb_expand_objects may produce */
 
 /* ---- intermediate form ------------------------------------------------------- */
@@ -49,7 +49,7 @@ enum wb_disruption_kind { WB_DISRUPTION_UNSET = 0, WB_DISRUPTION_SINGLE, WB_DISR
 
 struct wb_claim {
 	char *name;
-	char *claim_name;          /* resourceClaimName, or NULL */
+	char *claim_name;	   /* resourceClaimName, or NULL */
 	char *claim_template_name; /* resourceClaimTemplateName, or NULL */
 };
 
@@ -156,7 +156,7 @@ enum {
 
 struct wb_owner {
 	const char *api_version; /* "batch/v1" */
-	const char *kind;        /* "Job"; NULL: no owner */
+	const char *kind;	 /* "Job"; NULL: no owner */
 	const char *name;
 	const char *uid; /* may be NULL (objects read from files) */
 };
@@ -166,7 +166,7 @@ struct wb_options {
 	const char *namespace; /* NULL: "default" */
 	struct wb_owner owner; /* controller ownerReference of everything built */
 	/* Allow-lists (opt-in): anything not listed is rejected by validate. */
-	unsigned allowed_policies;         /* WB_ALLOW_BASIC | WB_ALLOW_GANG */
+	unsigned allowed_policies;	   /* WB_ALLOW_BASIC | WB_ALLOW_GANG */
 	unsigned allowed_disruption_modes; /* WB_ALLOW_SINGLE | WB_ALLOW_ALL */
 	bool disable_declarative_validation;
 };

@@ -20,22 +20,22 @@
 #include "topology.h"
 
 static const char *const block_names[_WB_BLOCK_MAX] = {
-	[WB_BLOCK_POLICY] = "schedulingPolicy",
-	[WB_BLOCK_CONSTRAINTS] = "schedulingConstraints",
-	[WB_BLOCK_DISRUPTION] = "disruptionMode",
-	[WB_BLOCK_CLAIMS] = "resourceClaims",
+    [WB_BLOCK_POLICY] = "schedulingPolicy",
+    [WB_BLOCK_CONSTRAINTS] = "schedulingConstraints",
+    [WB_BLOCK_DISRUPTION] = "disruptionMode",
+    [WB_BLOCK_CLAIMS] = "resourceClaims",
 };
 
 static const char *const policy_names[] = {
-	[WB_POLICY_UNSET] = NULL,
-	[WB_POLICY_BASIC] = "basic",
-	[WB_POLICY_GANG] = "gang",
+    [WB_POLICY_UNSET] = NULL,
+    [WB_POLICY_BASIC] = "basic",
+    [WB_POLICY_GANG] = "gang",
 };
 
 static const char *const disruption_names[] = {
-	[WB_DISRUPTION_UNSET] = NULL,
-	[WB_DISRUPTION_SINGLE] = "single",
-	[WB_DISRUPTION_ALL] = "all",
+    [WB_DISRUPTION_UNSET] = NULL,
+    [WB_DISRUPTION_SINGLE] = "single",
+    [WB_DISRUPTION_ALL] = "all",
 };
 
 const char *wb_block_name(enum wb_block block)
@@ -117,7 +117,7 @@ int wb_config_set_priority_class(struct wb_config *cfg, const char *name)
 int wb_config_add_claim(struct wb_config *cfg, const char *name, const char *claim_name,
 			const char *template_name)
 {
-	struct wb_claim c = { 0 }, *n;
+	struct wb_claim c = {0}, *n;
 
 	if (!name || !!claim_name == !!template_name)
 		return -EINVAL;
@@ -267,7 +267,7 @@ static size_t union_members(const json_t *data, const char *const *names, size_t
 static void check_union(struct map_ctx *m, const json_t *data, const char *a, const char *b,
 			const char **ret_first)
 {
-	const char *names[] = { a, b };
+	const char *names[] = {a, b};
 	size_t n = union_members(data, names, 2, ret_first);
 	char *detail;
 
@@ -291,9 +291,9 @@ static void map_gang(struct map_ctx *m, const json_t *gang, struct wb_config *cf
 	cfg->policy = WB_POLICY_GANG;
 	cfg->has_min_count = false;
 	if (json_object_get(gang, other)) {
-		char *why = wb_strdupf("%s groups count %s; use %s",
-				       m->composite ? "composite" : "leaf",
-				       m->composite ? "child groups" : "pods", count);
+		char *why =
+		    wb_strdupf("%s groups count %s; use %s", m->composite ? "composite" : "leaf",
+			       m->composite ? "child groups" : "pods", count);
 		p = wb_strdupf("gang.%s", other);
 		map_error(m, p, "%s: Forbidden: %s", why);
 		free(p);
@@ -309,13 +309,14 @@ static void map_gang(struct map_ctx *m, const json_t *gang, struct wb_config *cf
 		char *b = wb_json_brief(v);
 		char *pp = wb_path_join(m->path, p);
 
-		if (m->declarative || json_integer_value(v) > INT32_MAX || json_integer_value(v) < 0) {
+		if (m->declarative || json_integer_value(v) > INT32_MAX ||
+		    json_integer_value(v) < 0) {
 			m->r = -EINVAL;
 			if (m->errs)
 				pk_errors_add(m->errs, "%s: Invalid value: %s: must be %s", pp, b,
 					      json_integer_value(v) < 1
-						      ? "greater than or equal to 1"
-						      : "less than or equal to 2147483647");
+						  ? "greater than or equal to 1"
+						  : "less than or equal to 2147483647");
 		} else {
 			cfg->has_min_count = true;
 			cfg->min_count = (int32_t)json_integer_value(v);
@@ -390,8 +391,9 @@ static void map_constraints(struct map_ctx *m, const json_t *data, struct wb_con
 		}
 		if (k && l && strcmp(k, l) != 0) {
 			snprintf(sub, sizeof(sub), "topology[%zu].level", i);
-			map_error(m, sub, "%s: Invalid value: %s: must equal key (level is an alias of key)",
-				  l);
+			map_error(
+			    m, sub,
+			    "%s: Invalid value: %s: must equal key (level is an alias of key)", l);
 			continue;
 		}
 		if (!k)
@@ -425,12 +427,13 @@ static void map_disruption(struct map_ctx *m, const json_t *data, struct wb_conf
 	if ((v = json_object_get(data, "all")) && !json_is_null(v) && !json_is_object(v))
 		type_error(m, "all", v, "an object");
 	if (first)
-		cfg->disruption = strcmp(first, "single") == 0 ? WB_DISRUPTION_SINGLE : WB_DISRUPTION_ALL;
+		cfg->disruption =
+		    strcmp(first, "single") == 0 ? WB_DISRUPTION_SINGLE : WB_DISRUPTION_ALL;
 }
 
 static void map_claim(struct map_ctx *m, const json_t *c, size_t i, struct wb_config *cfg)
 {
-	static const char *const ref_names[] = { "resourceClaimName", "resourceClaimTemplateName" };
+	static const char *const ref_names[] = {"resourceClaimName", "resourceClaimTemplateName"};
 	char sub[96];
 	const char *name = wb_str(c, "name"), *first, *ref;
 	size_t nref, j;
@@ -477,9 +480,9 @@ static void map_claim(struct map_ctx *m, const json_t *c, size_t i, struct wb_co
 	if (nref != 1) {
 		snprintf(sub, sizeof(sub), "[%zu]", i);
 		map_error(m, sub,
-			  nref ? "%s: Invalid value: both set: %s"
-			       : "%s: Required value: %s",
-			  "must specify exactly one of: `resourceClaimName`, `resourceClaimTemplateName`");
+			  nref ? "%s: Invalid value: both set: %s" : "%s: Required value: %s",
+			  "must specify exactly one of: `resourceClaimName`, "
+			  "`resourceClaimTemplateName`");
 		return;
 	}
 	ref = wb_str(c, first);
@@ -517,10 +520,10 @@ int wb_map_block(enum wb_block block, const json_t *data, const char *path, bool
 		 bool declarative, struct wb_config *cfg, struct pk_errors *errs)
 {
 	struct map_ctx m = {
-		.path = path ? path : "",
-		.composite = composite,
-		.declarative = declarative,
-		.errs = errs,
+	    .path = path ? path : "",
+	    .composite = composite,
+	    .declarative = declarative,
+	    .errs = errs,
 	};
 
 	if (!data || json_is_null(data))
@@ -567,10 +570,12 @@ int wb_config_to_json(const struct wb_config *cfg, bool composite, json_t *targe
 	}
 	r |= json_object_set_new(target, "schedulingPolicy", policy);
 	if (cfg->topology_key)
-		r |= json_object_set_new(target, "schedulingConstraints",
-					 json_pack("{s:[{s:s}]}", "topology", "key", cfg->topology_key));
-	r |= json_object_set_new(target, "disruptionMode",
-				 json_pack("{s:{}}", cfg->disruption == WB_DISRUPTION_ALL ? "all" : "single"));
+		r |= json_object_set_new(
+		    target, "schedulingConstraints",
+		    json_pack("{s:[{s:s}]}", "topology", "key", cfg->topology_key));
+	r |= json_object_set_new(
+	    target, "disruptionMode",
+	    json_pack("{s:{}}", cfg->disruption == WB_DISRUPTION_ALL ? "all" : "single"));
 	if (cfg->nclaims) {
 		claims = json_array();
 		for (i = 0; claims && i < cfg->nclaims; i++) {
@@ -578,7 +583,8 @@ int wb_config_to_json(const struct wb_config *cfg, bool composite, json_t *targe
 			json_t *o = json_pack("{s:s}", "name", c->name);
 
 			if (o && c->claim_name)
-				json_object_set_new(o, "resourceClaimName", json_string(c->claim_name));
+				json_object_set_new(o, "resourceClaimName",
+						    json_string(c->claim_name));
 			if (o && c->claim_template_name)
 				json_object_set_new(o, "resourceClaimTemplateName",
 						    json_string(c->claim_template_name));

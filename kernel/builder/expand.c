@@ -53,8 +53,8 @@ static json_t *lookup(void *userdata, enum pk_kind kind, const char *ns, const c
 
 static int expand_one(struct expand *e, json_t *obj, unsigned depth)
 {
-	struct wb_lookup lk = { lookup, e };
-	struct pk_errors local = { 0 };
+	struct wb_lookup lk = {lookup, e};
+	struct pk_errors local = {0};
 	enum pk_kind kind = pk_kind_of(obj);
 	json_t *made = NULL, *o;
 	char *prefix;
@@ -63,8 +63,10 @@ static int expand_one(struct expand *e, json_t *obj, unsigned depth)
 
 	if (json_array_size(e->out) >= WB_MAX_EXPANDED) {
 		if (!e->too_many)
-			pk_errors_add(e->errs, "<input>: Too many: the objects would expand to more than %d objects",
-				      WB_MAX_EXPANDED);
+			pk_errors_add(
+			    e->errs,
+			    "<input>: Too many: the objects would expand to more than %d objects",
+			    WB_MAX_EXPANDED);
 		e->too_many = true;
 		return -EINVAL;
 	}
@@ -88,7 +90,8 @@ static int expand_one(struct expand *e, json_t *obj, unsigned depth)
 	if (r < 0) {
 		if (r != -ENOMEM && r != -EINVAL) {
 			if (!e->errs || e->errs->n == 0)
-				pk_errors_add(e->errs, "%s: Internal error: %s", prefix, strerror(-r));
+				pk_errors_add(e->errs, "%s: Internal error: %s", prefix,
+					      strerror(-r));
 			r = -EINVAL;
 		}
 		free(prefix);
@@ -106,7 +109,7 @@ static int expand_one(struct expand *e, json_t *obj, unsigned depth)
 
 int wb_expand_objects(json_t *objects, json_t **ret_objects, struct pk_errors *errs)
 {
-	struct expand e = { .input = objects, .errs = errs };
+	struct expand e = {.input = objects, .errs = errs};
 	json_t *o;
 	size_t i;
 	int r = 0, k;

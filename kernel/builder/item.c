@@ -80,7 +80,7 @@ int wb_item_add_callback(struct wb_item *item, wb_config_fn fn, void *userdata)
 	if (!n)
 		return -ENOMEM;
 	item->callbacks = n;
-	item->callbacks[item->ncallbacks++] = (struct wb_callback){ fn, userdata };
+	item->callbacks[item->ncallbacks++] = (struct wb_callback){fn, userdata};
 	return 0;
 }
 
@@ -154,8 +154,8 @@ int wb_item_map_input(const struct wb_item *item, const char *root_path, bool de
 
 		if (!item->input[b].data)
 			continue;
-		path = wb_path_join(root_path, item->input[b].path ? item->input[b].path
-								  : wb_block_name(b));
+		path = wb_path_join(root_path,
+				    item->input[b].path ? item->input[b].path : wb_block_name(b));
 		if (!path)
 			return -ENOMEM;
 		k = wb_map_block(b, item->input[b].data, path, wb_item_is_composite(item),

@@ -37,8 +37,8 @@ struct job_view {
 	enum job_mode mode;
 };
 
-static const char *const scheduling_fields[] = { "schedulingPolicy", "schedulingConstraints",
-						 "disruptionMode", "resourceClaims", NULL };
+static const char *const scheduling_fields[] = {"schedulingPolicy", "schedulingConstraints",
+						"disruptionMode", "resourceClaims", NULL};
 
 static int check_annotations(const json_t *job, struct job_view *v, struct pk_errors *errs)
 {
@@ -48,13 +48,15 @@ static int check_annotations(const json_t *job, struct job_view *v, struct pk_er
 	v->a_template = wb_annotation(job, WB_ANNOTATION_TEMPLATE);
 	v->a_parent = wb_annotation(job, WB_ANNOTATION_PARENT);
 	if (v->a_template && !v->a_workload) {
-		pk_errors_add(errs, "metadata.annotations[" WB_ANNOTATION_WORKLOAD "]: Required value: "
-				    "required with " WB_ANNOTATION_TEMPLATE);
+		pk_errors_add(errs,
+			      "metadata.annotations[" WB_ANNOTATION_WORKLOAD "]: Required value: "
+			      "required with " WB_ANNOTATION_TEMPLATE);
 		r = -EINVAL;
 	}
 	if ((v->a_workload || v->a_parent) && !v->a_template) {
-		pk_errors_add(errs, "metadata.annotations[" WB_ANNOTATION_TEMPLATE "]: Required value: "
-				    "required with %s",
+		pk_errors_add(errs,
+			      "metadata.annotations[" WB_ANNOTATION_TEMPLATE "]: Required value: "
+			      "required with %s",
 			      v->a_workload ? WB_ANNOTATION_WORKLOAD : WB_ANNOTATION_PARENT);
 		r = -EINVAL;
 	}
@@ -79,8 +81,9 @@ static int job_parse(const json_t *job, struct job_view *v, struct pk_errors *er
 		pk_errors_add(errs, "metadata.name: Required value");
 		r = -EINVAL;
 	} else if (strlen(v->name) > 63 || !topo_dns_subdomain_valid(v->name)) {
-		pk_errors_add(errs, "metadata.name: Invalid value: \"%.80s\": must be a DNS subdomain "
-				    "of at most 63 characters (it becomes a label value)",
+		pk_errors_add(errs,
+			      "metadata.name: Invalid value: \"%.80s\": must be a DNS subdomain "
+			      "of at most 63 characters (it becomes a label value)",
 			      v->name);
 		r = -EINVAL;
 	}
@@ -89,7 +92,8 @@ static int job_parse(const json_t *job, struct job_view *v, struct pk_errors *er
 		pk_errors_add(errs, "spec: Required value");
 		return -EINVAL;
 	}
-	if (wb_get_int(v->spec, "parallelism", "spec", 1, 0, WB_MAX_PODS, &v->parallelism, errs) < 0)
+	if (wb_get_int(v->spec, "parallelism", "spec", 1, 0, WB_MAX_PODS, &v->parallelism, errs) <
+	    0)
 		r = -EINVAL;
 	if (wb_get_int(v->spec, "completions", "spec", -1, 0, INT32_MAX, &v->completions, errs) < 0)
 		r = -EINVAL;
@@ -128,7 +132,8 @@ static int job_parse(const json_t *job, struct job_view *v, struct pk_errors *er
 		r = -EINVAL;
 	}
 	if (v->scheduling && v->mode != JOB_STANDALONE) {
-		pk_errors_add(errs, ROOT_PATH ": Forbidden: scheduling of this Job is managed by %s",
+		pk_errors_add(errs,
+			      ROOT_PATH ": Forbidden: scheduling of this Job is managed by %s",
 			      v->mode == JOB_DELEGATED ? "its parent (" WB_ANNOTATION_TEMPLATE ")"
 						       : "the group its pod template is bound to");
 		r = -EINVAL;
@@ -148,8 +153,8 @@ static void default_min_count(struct wb_config *cfg, void *userdata)
 
 static int job_item(const struct job_view *v, struct wb_item **ret)
 {
-	static const enum wb_block blocks[] = { WB_BLOCK_POLICY, WB_BLOCK_CONSTRAINTS,
-						WB_BLOCK_DISRUPTION, WB_BLOCK_CLAIMS };
+	static const enum wb_block blocks[] = {WB_BLOCK_POLICY, WB_BLOCK_CONSTRAINTS,
+					       WB_BLOCK_DISRUPTION, WB_BLOCK_CLAIMS};
 	struct wb_item *item;
 	size_t i;
 	int r;
@@ -177,10 +182,10 @@ static int job_builder(const json_t *job, const struct job_view *v, struct wb_it
 		       struct wb_builder **ret)
 {
 	struct wb_options opts = {
-		.name = v->name,
-		.namespace = v->namespace,
-		.allowed_policies = WB_ALLOW_BASIC | WB_ALLOW_GANG,
-		.allowed_disruption_modes = WB_ALLOW_SINGLE | WB_ALLOW_ALL,
+	    .name = v->name,
+	    .namespace = v->namespace,
+	    .allowed_policies = WB_ALLOW_BASIC | WB_ALLOW_GANG,
+	    .allowed_disruption_modes = WB_ALLOW_SINGLE | WB_ALLOW_ALL,
 	};
 
 	wb_owner_of(job, &opts.owner);
@@ -192,7 +197,7 @@ int wb_job_validate(const json_t *job, const json_t *old_job, struct pk_errors *
 	struct job_view v, ov;
 	struct wb_item *item = NULL, *old_item = NULL;
 	struct wb_builder *b = NULL;
-	struct pk_errors ignore = { 0 };
+	struct pk_errors ignore = {0};
 	int r;
 
 	r = job_parse(job, &v, errs);
@@ -209,7 +214,8 @@ int wb_job_validate(const json_t *job, const json_t *old_job, struct pk_errors *
 	if (r >= 0)
 		r = wb_builder_validate(b, ROOT_PATH, old_item, errs);
 	if (r >= 0 || r == -EINVAL) {
-		int k = wb_check_count_limit(item, ROOT_PATH, v.parallelism, "spec.parallelism", errs);
+		int k =
+		    wb_check_count_limit(item, ROOT_PATH, v.parallelism, "spec.parallelism", errs);
 
 		if (k < 0)
 			r = k;
@@ -253,7 +259,7 @@ static int reconcile_standalone(const json_t *job, const struct job_view *v, jso
 static int reconcile_delegated(const json_t *job, const struct job_view *v,
 			       const struct wb_lookup *lookup, json_t *out, struct pk_errors *errs)
 {
-	struct wb_options opts = { .namespace = v->namespace };
+	struct wb_options opts = {.namespace = v->namespace};
 	struct wb_builder *b = NULL;
 	json_t *wl = NULL, *pg = NULL;
 	int r;
@@ -261,8 +267,9 @@ static int reconcile_delegated(const json_t *job, const struct job_view *v,
 	if (lookup && lookup->fn)
 		wl = lookup->fn(lookup->userdata, PK_KIND_WORKLOAD, v->namespace, v->a_workload);
 	if (!wl) {
-		pk_errors_add(errs, "metadata.annotations[" WB_ANNOTATION_WORKLOAD "]: Not found: \"%.253s\"",
-			      v->a_workload);
+		pk_errors_add(
+		    errs, "metadata.annotations[" WB_ANNOTATION_WORKLOAD "]: Not found: \"%.253s\"",
+		    v->a_workload);
 		return -ENOENT;
 	}
 	wb_owner_of(job, &opts.owner);
@@ -270,8 +277,10 @@ static int reconcile_delegated(const json_t *job, const struct job_view *v,
 	if (r >= 0)
 		r = wb_builder_new_pod_group(b, v->name, v->a_template, v->a_parent, &pg);
 	if (r == -ENOENT)
-		pk_errors_add(errs, "metadata.annotations[" WB_ANNOTATION_TEMPLATE "]: Not found: \"%.63s\": "
-				    "Workload \"%.253s\" has no PodGroupTemplate of that name",
+		pk_errors_add(errs,
+			      "metadata.annotations[" WB_ANNOTATION_TEMPLATE
+			      "]: Not found: \"%.63s\": "
+			      "Workload \"%.253s\" has no PodGroupTemplate of that name",
 			      v->a_template, v->a_workload);
 	if (r >= 0 && json_array_append_new(out, pg) < 0)
 		r = -ENOMEM;

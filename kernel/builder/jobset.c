@@ -43,10 +43,10 @@
 struct rjob {
 	const char *name;
 	int64_t replicas;
-	int64_t parallelism; /* of each Job replica */
-	int64_t pods;        /* pods each Job replica creates */
+	int64_t parallelism;	/* of each Job replica */
+	int64_t pods;		/* pods each Job replica creates */
 	const json_t *template; /* replicatedJobs[i].template */
-	bool shorthand;         /* template is a pod template (KEP example form) */
+	bool shorthand;		/* template is a pod template (KEP example form) */
 	const char *priority_class;
 	long target; /* index of the spec.scheduling.replicatedJobs entry, or -1 */
 };
@@ -61,16 +61,20 @@ struct jobset_view {
 	const char *priority_class;
 };
 
-static const char *const block_fields[] = { "schedulingPolicy", "schedulingConstraints",
-					    "disruptionMode", "resourceClaims", NULL };
-static const char *const root_fields[] = { "schedulingPolicy", "schedulingConstraints",
-					   "disruptionMode", "resourceClaims", "replicatedJobs",
-					   NULL };
-static const char *const entry_fields[] = { "targetReplicatedJobs", "schedulingPolicy",
-					    "schedulingConstraints", "disruptionMode",
-					    "resourceClaims", "job", NULL };
-static const char *const downward[] = { WB_ANNOTATION_WORKLOAD, WB_ANNOTATION_TEMPLATE,
-					WB_ANNOTATION_PARENT };
+static const char *const block_fields[] = {"schedulingPolicy", "schedulingConstraints",
+					   "disruptionMode", "resourceClaims", NULL};
+static const char *const root_fields[] = {"schedulingPolicy", "schedulingConstraints",
+					  "disruptionMode",   "resourceClaims",
+					  "replicatedJobs",   NULL};
+static const char *const entry_fields[] = {"targetReplicatedJobs",
+					   "schedulingPolicy",
+					   "schedulingConstraints",
+					   "disruptionMode",
+					   "resourceClaims",
+					   "job",
+					   NULL};
+static const char *const downward[] = {WB_ANNOTATION_WORKLOAD, WB_ANNOTATION_TEMPLATE,
+				       WB_ANNOTATION_PARENT};
 
 static void view_free(struct jobset_view *v)
 {
@@ -83,30 +87,35 @@ static int check_split_brain(const struct rjob *rj, size_t i, struct pk_errors *
 {
 	const json_t *t = rj->template;
 	const json_t *pod = rj->shorthand ? t : wb_obj(wb_obj(t, "spec"), "template");
-	const json_t *metas[2] = { wb_obj(t, "metadata"), rj->shorthand ? NULL : wb_obj(pod, "metadata") };
-	const char *meta_paths[2] = { "template.metadata", "template.spec.template.metadata" };
+	const json_t *metas[2] = {wb_obj(t, "metadata"),
+				  rj->shorthand ? NULL : wb_obj(pod, "metadata")};
+	const char *meta_paths[2] = {"template.metadata", "template.spec.template.metadata"};
 	int r = 0;
 	size_t m, k;
 
 	if (json_object_get(wb_obj(t, "spec"), "scheduling")) {
-		pk_errors_add(errs, "spec.replicatedJobs[%zu].template.spec.scheduling: Forbidden: "
-				    "scheduling of a JobSet is configured in spec.scheduling "
-				    "(targetReplicatedJobs), not in its templates",
+		pk_errors_add(errs,
+			      "spec.replicatedJobs[%zu].template.spec.scheduling: Forbidden: "
+			      "scheduling of a JobSet is configured in spec.scheduling "
+			      "(targetReplicatedJobs), not in its templates",
 			      i);
 		r = -EINVAL;
 	}
 	if (json_object_get(wb_obj(pod, "spec"), "schedulingGroup")) {
-		pk_errors_add(errs, "spec.replicatedJobs[%zu].%s.schedulingGroup: Forbidden: the "
-				    "JobSet binds the pods of its Jobs to their groups",
+		pk_errors_add(errs,
+			      "spec.replicatedJobs[%zu].%s.schedulingGroup: Forbidden: the "
+			      "JobSet binds the pods of its Jobs to their groups",
 			      i, rj->shorthand ? "template.spec" : "template.spec.template.spec");
 		r = -EINVAL;
 	}
 	for (m = 0; m < 2; m++)
 		for (k = 0; k < 3; k++)
 			if (json_object_get(wb_obj(metas[m], "annotations"), downward[k])) {
-				pk_errors_add(errs, "spec.replicatedJobs[%zu].%s.annotations[%s]: Forbidden: "
-						    "set by the JobSet controller only",
-					      i, meta_paths[m], downward[k]);
+				pk_errors_add(
+				    errs,
+				    "spec.replicatedJobs[%zu].%s.annotations[%s]: Forbidden: "
+				    "set by the JobSet controller only",
+				    i, meta_paths[m], downward[k]);
 				r = -EINVAL;
 			}
 	return r;
@@ -128,8 +137,9 @@ static int parse_rjob(const json_t *rjs, size_t i, struct rjob *rj, struct pk_er
 	}
 	rj->name = wb_str(o, "name");
 	if (!rj->name || !topo_dns_label_valid(rj->name)) {
-		pk_errors_add(errs, rj->name ? "%s.name: Invalid value: \"%.80s\": must be a DNS label"
-					     : "%s.name: Required value%.0s",
+		pk_errors_add(errs,
+			      rj->name ? "%s.name: Invalid value: \"%.80s\": must be a DNS label"
+				       : "%s.name: Required value%.0s",
 			      path, rj->name ? rj->name : "");
 		r = -EINVAL;
 		rj->name = NULL;
@@ -157,8 +167,10 @@ static int parse_rjob(const json_t *rjs, size_t i, struct rjob *rj, struct pk_er
 		int64_t completions = -1;
 
 		snprintf(path, sizeof(path), "spec.replicatedJobs[%zu].template.spec", i);
-		if (wb_get_int(jspec, "parallelism", path, 1, 0, WB_MAX_PODS, &rj->parallelism, errs) < 0 ||
-		    wb_get_int(jspec, "completions", path, -1, 0, INT32_MAX, &completions, errs) < 0)
+		if (wb_get_int(jspec, "parallelism", path, 1, 0, WB_MAX_PODS, &rj->parallelism,
+			       errs) < 0 ||
+		    wb_get_int(jspec, "completions", path, -1, 0, INT32_MAX, &completions, errs) <
+			0)
 			r = -EINVAL;
 		rj->pods = json_is_true(json_object_get(jspec, "suspend")) ? 0 : rj->parallelism;
 		if (r == 0 && completions >= 0 && completions < rj->pods)
@@ -207,8 +219,9 @@ static int parse_targets(struct jobset_view *v, struct pk_errors *errs)
 				r = -EINVAL;
 		}
 		if (!json_is_array(targets) || !json_array_size(targets)) {
-			pk_errors_add(errs, "%s.targetReplicatedJobs: Required value: names of "
-					    "spec.replicatedJobs",
+			pk_errors_add(errs,
+				      "%s.targetReplicatedJobs: Required value: names of "
+				      "spec.replicatedJobs",
 				      path);
 			r = -EINVAL;
 			continue;
@@ -222,14 +235,16 @@ static int parse_targets(struct jobset_view *v, struct pk_errors *errs)
 			if (!name || n == v->nrjobs) {
 				char *b = wb_json_brief(t);
 
-				pk_errors_add(errs, "%s.targetReplicatedJobs[%zu]: Not found: %s", path,
-					      j, b ? b : "?");
+				pk_errors_add(errs, "%s.targetReplicatedJobs[%zu]: Not found: %s",
+					      path, j, b ? b : "?");
 				free(b);
 				r = -EINVAL;
 			} else if (v->rjobs[n].target >= 0) {
-				pk_errors_add(errs, "%s.targetReplicatedJobs[%zu]: Duplicate value: \"%s\": "
-						    "already targeted by " ROOT_PATH ".replicatedJobs[%ld]",
-					      path, j, name, v->rjobs[n].target);
+				pk_errors_add(
+				    errs,
+				    "%s.targetReplicatedJobs[%zu]: Duplicate value: \"%s\": "
+				    "already targeted by " ROOT_PATH ".replicatedJobs[%ld]",
+				    path, j, name, v->rjobs[n].target);
 				r = -EINVAL;
 			} else {
 				v->rjobs[n].target = (long)k;
@@ -251,9 +266,12 @@ static int check_priorities(struct jobset_view *v, struct pk_errors *errs)
 		const char *b = v->rjobs[i].priority_class ? v->rjobs[i].priority_class : "";
 
 		if (strcmp(a, b) != 0) {
-			pk_errors_add(errs, "spec.replicatedJobs[%zu].template.%spriorityClassName: Invalid value: "
-					    "\"%s\": must equal \"%s\" (all groups of a workload share one priority)",
-				      i, v->rjobs[i].shorthand ? "spec." : "spec.template.spec.", b, a);
+			pk_errors_add(
+			    errs,
+			    "spec.replicatedJobs[%zu].template.%spriorityClassName: Invalid value: "
+			    "\"%s\": must equal \"%s\" (all groups of a workload share one "
+			    "priority)",
+			    i, v->rjobs[i].shorthand ? "spec." : "spec.template.spec.", b, a);
 			return -EINVAL;
 		}
 	}
@@ -269,8 +287,9 @@ static int jobset_parse(const json_t *js, struct jobset_view *v, struct pk_error
 
 	memset(v, 0, sizeof(*v));
 	if (pk_kind_of(js) != PK_KIND_JOBSET) {
-		pk_errors_add(errs, "kind: Invalid value: \"%s\": expected jobset.x-k8s.io/v1alpha2 JobSet",
-			      wb_str(js, "kind") ? wb_str(js, "kind") : "");
+		pk_errors_add(
+		    errs, "kind: Invalid value: \"%s\": expected jobset.x-k8s.io/v1alpha2 JobSet",
+		    wb_str(js, "kind") ? wb_str(js, "kind") : "");
 		return -EINVAL;
 	}
 	v->name = pk_name(js);
@@ -279,7 +298,8 @@ static int jobset_parse(const json_t *js, struct jobset_view *v, struct pk_error
 		pk_errors_add(errs, "metadata.name: Required value");
 		r = -EINVAL;
 	} else if (!topo_dns_label_valid(v->name)) {
-		pk_errors_add(errs, "metadata.name: Invalid value: \"%.80s\": must be a DNS label", v->name);
+		pk_errors_add(errs, "metadata.name: Invalid value: \"%.80s\": must be a DNS label",
+			      v->name);
 		r = -EINVAL;
 	}
 	spec = wb_obj(js, "spec");
@@ -289,8 +309,9 @@ static int jobset_parse(const json_t *js, struct jobset_view *v, struct pk_error
 		return -EINVAL;
 	}
 	if (json_array_size(rjs) > WB_MAX_TEMPLATES) {
-		pk_errors_add(errs, "spec.replicatedJobs: Too many: %zu: must have at most %d items "
-				    "(one group template each)",
+		pk_errors_add(errs,
+			      "spec.replicatedJobs: Too many: %zu: must have at most %d items "
+			      "(one group template each)",
 			      json_array_size(rjs), WB_MAX_TEMPLATES);
 		return -EINVAL;
 	}
@@ -305,16 +326,20 @@ static int jobset_parse(const json_t *js, struct jobset_view *v, struct pk_error
 		total += v->rjobs[i].replicas * v->rjobs[i].pods;
 		if (v->name && v->rjobs[i].name &&
 		    strlen(v->name) + strlen(v->rjobs[i].name) + 2 +
-				    (size_t)snprintf(NULL, 0, "%lld", (long long)v->rjobs[i].replicas - 1) > 63) {
-			pk_errors_add(errs, "spec.replicatedJobs[%zu].name: Invalid value: \"%s\": the Job "
-					    "names %s-%s-<index> must be at most 63 characters",
-				      i, v->rjobs[i].name, v->name, v->rjobs[i].name);
+			    (size_t)snprintf(NULL, 0, "%lld", (long long)v->rjobs[i].replicas - 1) >
+			63) {
+			pk_errors_add(
+			    errs,
+			    "spec.replicatedJobs[%zu].name: Invalid value: \"%s\": the Job "
+			    "names %s-%s-<index> must be at most 63 characters",
+			    i, v->rjobs[i].name, v->name, v->rjobs[i].name);
 			r = -EINVAL;
 		}
 	}
 	if (r == 0 && total > WB_MAX_PODS) {
-		pk_errors_add(errs, "spec.replicatedJobs: Too many: %lld: the JobSet would create more "
-				    "than %d pods",
+		pk_errors_add(errs,
+			      "spec.replicatedJobs: Too many: %lld: the JobSet would create more "
+			      "than %d pods",
 			      (long long)total, WB_MAX_PODS);
 		r = -EINVAL;
 	}
@@ -336,14 +361,17 @@ static int jobset_parse(const json_t *js, struct jobset_view *v, struct pk_error
 	v->a_template = wb_annotation(js, WB_ANNOTATION_TEMPLATE);
 	v->a_parent = wb_annotation(js, WB_ANNOTATION_PARENT);
 	if (!!v->a_workload != !!v->a_template || (v->a_parent && !v->a_template)) {
-		pk_errors_add(errs, "metadata.annotations[%s]: Required value: the downward annotations "
-				    WB_ANNOTATION_WORKLOAD " and " WB_ANNOTATION_TEMPLATE " go together",
+		pk_errors_add(errs,
+			      "metadata.annotations[%s]: Required value: the downward "
+			      "annotations " WB_ANNOTATION_WORKLOAD " and " WB_ANNOTATION_TEMPLATE
+			      " go together",
 			      v->a_template ? WB_ANNOTATION_WORKLOAD : WB_ANNOTATION_TEMPLATE);
 		r = -EINVAL;
 	}
 	if (v->a_template && v->scheduling) {
-		pk_errors_add(errs, ROOT_PATH ": Forbidden: scheduling of this JobSet is managed by its "
-				    "parent (" WB_ANNOTATION_TEMPLATE ")");
+		pk_errors_add(errs,
+			      ROOT_PATH ": Forbidden: scheduling of this JobSet is managed by its "
+					"parent (" WB_ANNOTATION_TEMPLATE ")");
 		r = -EINVAL;
 	}
 	return r;
@@ -362,8 +390,8 @@ static void default_min_groups(struct wb_config *cfg, void *userdata)
 
 static int set_inputs(struct wb_item *item, const json_t *block_parent, const char *prefix)
 {
-	static const enum wb_block blocks[] = { WB_BLOCK_POLICY, WB_BLOCK_CONSTRAINTS,
-						WB_BLOCK_DISRUPTION, WB_BLOCK_CLAIMS };
+	static const enum wb_block blocks[] = {WB_BLOCK_POLICY, WB_BLOCK_CONSTRAINTS,
+					       WB_BLOCK_DISRUPTION, WB_BLOCK_CLAIMS};
 	size_t i;
 	int r;
 
@@ -372,8 +400,8 @@ static int set_inputs(struct wb_item *item, const json_t *block_parent, const ch
 
 		if (!path)
 			return -ENOMEM;
-		r = wb_item_set_input(item, blocks[i],
-				      json_object_get(block_parent, wb_block_name(blocks[i])), path);
+		r = wb_item_set_input(
+		    item, blocks[i], json_object_get(block_parent, wb_block_name(blocks[i])), path);
 		free(path);
 		if (r < 0)
 			return r;
@@ -439,12 +467,12 @@ static void apply_inherited(struct wb_item *item, struct inherited in)
 
 static int rjob_items(const struct jobset_view *v, const struct rjob *rj, struct wb_item **ret)
 {
-	struct inherited root_in = inherit(v->scheduling, (struct inherited){ false, false });
+	struct inherited root_in = inherit(v->scheduling, (struct inherited){false, false});
 	struct inherited group_in, leaf_in;
 	const json_t *entry = rj->target >= 0
-				      ? json_array_get(json_object_get(v->scheduling, "replicatedJobs"),
-						       (size_t)rj->target)
-				      : NULL;
+				  ? json_array_get(json_object_get(v->scheduling, "replicatedJobs"),
+						   (size_t)rj->target)
+				  : NULL;
 	struct wb_item *group = NULL, *leaf = NULL;
 	char prefix[80], jprefix[96], *leaf_name;
 	int r;
@@ -507,10 +535,10 @@ static int jobset_builder(const json_t *js, const struct jobset_view *v, struct 
 			  struct wb_builder **ret)
 {
 	struct wb_options opts = {
-		.name = v->name,
-		.namespace = v->namespace,
-		.allowed_policies = WB_ALLOW_BASIC | WB_ALLOW_GANG,
-		.allowed_disruption_modes = WB_ALLOW_SINGLE | WB_ALLOW_ALL,
+	    .name = v->name,
+	    .namespace = v->namespace,
+	    .allowed_policies = WB_ALLOW_BASIC | WB_ALLOW_GANG,
+	    .allowed_disruption_modes = WB_ALLOW_SINGLE | WB_ALLOW_ALL,
 	};
 
 	wb_owner_of(js, &opts.owner);
@@ -524,13 +552,14 @@ static int check_counts(const struct jobset_view *v, const struct wb_item *root,
 	size_t i;
 	int r = 0;
 
-	if (wb_check_count_limit(root, ROOT_PATH, (int64_t)v->nrjobs, "the number of replicatedJobs",
-				 errs) < 0)
+	if (wb_check_count_limit(root, ROOT_PATH, (int64_t)v->nrjobs,
+				 "the number of replicatedJobs", errs) < 0)
 		r = -EINVAL;
 	for (i = 0; i < v->nrjobs && i < root->nchildren; i++) {
 		const struct wb_item *group = root->children[i];
 
-		if (wb_check_count_limit(group, ROOT_PATH, v->rjobs[i].replicas, "its replicas", errs) < 0)
+		if (wb_check_count_limit(group, ROOT_PATH, v->rjobs[i].replicas, "its replicas",
+					 errs) < 0)
 			r = -EINVAL;
 		if (group->nchildren &&
 		    wb_check_count_limit(group->children[0], ROOT_PATH, v->rjobs[i].parallelism,
@@ -542,10 +571,10 @@ static int check_counts(const struct jobset_view *v, const struct wb_item *root,
 
 int wb_jobset_validate(const json_t *jobset, const json_t *old_jobset, struct pk_errors *errs)
 {
-	struct jobset_view v, ov = { 0 };
+	struct jobset_view v, ov = {0};
 	struct wb_item *root = NULL, *old_root = NULL;
 	struct wb_builder *b = NULL;
-	struct pk_errors local = { 0 };
+	struct pk_errors local = {0};
 	int r;
 
 	r = jobset_parse(jobset, &v, errs);
@@ -592,14 +621,15 @@ static int add_labels(json_t *meta, const char *js, const char *rjob, int64_t in
 	}
 	snprintf(idx, sizeof(idx), "%lld", (long long)index);
 	if (json_object_set_new(labels, "jobset.sigs.k8s.io/jobset-name", json_string(js)) < 0 ||
-	    json_object_set_new(labels, "jobset.sigs.k8s.io/replicatedjob-name", json_string(rjob)) < 0 ||
+	    json_object_set_new(labels, "jobset.sigs.k8s.io/replicatedjob-name",
+				json_string(rjob)) < 0 ||
 	    json_object_set_new(labels, "jobset.sigs.k8s.io/job-index", json_string(idx)) < 0)
 		return -ENOMEM;
 	return 0;
 }
 
 struct job_binding {
-	const char *group;                            /* centralized: bind the pod template */
+	const char *group;			       /* centralized: bind the pod template */
 	const char *workload, *template_name, *parent; /* delegated: annotations */
 };
 
@@ -619,7 +649,8 @@ static json_t *make_job(const json_t *js, const struct jobset_view *v, const str
 	meta = json_object_get(job, "metadata");
 	if (rj->shorthand) {
 		spec = json_pack("{s:i, s:i}", "parallelism", 1, "completions", 1);
-		if (spec && json_object_set_new(spec, "template", json_deep_copy(rj->template)) < 0) {
+		if (spec &&
+		    json_object_set_new(spec, "template", json_deep_copy(rj->template)) < 0) {
 			json_decref(spec);
 			spec = NULL;
 		}
@@ -627,7 +658,8 @@ static json_t *make_job(const json_t *js, const struct jobset_view *v, const str
 		const json_t *tmeta = wb_obj(rj->template, "metadata");
 
 		if (wb_obj(tmeta, "labels"))
-			json_object_set_new(meta, "labels", json_deep_copy(wb_obj(tmeta, "labels")));
+			json_object_set_new(meta, "labels",
+					    json_deep_copy(wb_obj(tmeta, "labels")));
 		if (wb_obj(tmeta, "annotations"))
 			json_object_set_new(meta, "annotations",
 					    json_deep_copy(wb_obj(tmeta, "annotations")));
@@ -716,7 +748,7 @@ static int reconcile_root(const json_t *js, const struct jobset_view *v, json_t 
 
 		for (k = 0; r >= 0 && k < rj->replicas; k++) {
 			char *pg = wb_strdupf("%s-%s-%lld", v->name, rj->name, (long long)k);
-			struct job_binding bind = { .group = pg };
+			struct job_binding bind = {.group = pg};
 			json_t *job = pg ? make_job(js, v, rj, k, &bind) : NULL;
 
 			if (!job || json_array_append_new(out, job) < 0)
@@ -764,7 +796,7 @@ static int delegated_leaf(const json_t *tmpl, const struct rjob *rj, const json_
 static int reconcile_delegated(const json_t *js, const struct jobset_view *v,
 			       const struct wb_lookup *lookup, json_t *out, struct pk_errors *errs)
 {
-	struct wb_options opts = { .namespace = v->namespace };
+	struct wb_options opts = {.namespace = v->namespace};
 	struct wb_builder *b = NULL;
 	const json_t *tmpl;
 	json_t *wl = NULL;
@@ -776,14 +808,17 @@ static int reconcile_delegated(const json_t *js, const struct jobset_view *v,
 	if (lookup && lookup->fn)
 		wl = lookup->fn(lookup->userdata, PK_KIND_WORKLOAD, v->namespace, v->a_workload);
 	if (!wl) {
-		pk_errors_add(errs, "metadata.annotations[" WB_ANNOTATION_WORKLOAD "]: Not found: \"%.253s\"",
-			      v->a_workload);
+		pk_errors_add(
+		    errs, "metadata.annotations[" WB_ANNOTATION_WORKLOAD "]: Not found: \"%.253s\"",
+		    v->a_workload);
 		return -ENOENT;
 	}
 	tmpl = wb_find_template(wl, v->a_template, &comp);
 	if (!tmpl || !comp) {
-		pk_errors_add(errs, "metadata.annotations[" WB_ANNOTATION_TEMPLATE "]: Not found: \"%.63s\": "
-				    "Workload \"%.253s\" has no CompositePodGroupTemplate of that name",
+		pk_errors_add(errs,
+			      "metadata.annotations[" WB_ANNOTATION_TEMPLATE
+			      "]: Not found: \"%.63s\": "
+			      "Workload \"%.253s\" has no CompositePodGroupTemplate of that name",
 			      v->a_template, v->a_workload);
 		return -ENOENT;
 	}
@@ -798,20 +833,24 @@ static int reconcile_delegated(const json_t *js, const struct jobset_view *v,
 		char *gname = NULL;
 
 		if (delegated_leaf(tmpl, rj, &group, &leaf) < 0) {
-			pk_errors_add(errs, "spec.replicatedJobs[%zu].name: Not found: \"%s\": template \"%s\" "
-					    "of Workload \"%s\" has no group template for it",
-				      i, rj->name, v->a_template, v->a_workload);
+			pk_errors_add(
+			    errs,
+			    "spec.replicatedJobs[%zu].name: Not found: \"%s\": template \"%s\" "
+			    "of Workload \"%s\" has no group template for it",
+			    i, rj->name, v->a_template, v->a_workload);
 			r = -ENOENT;
 			break;
 		}
 		if (group) {
 			gname = wb_strdupf("%s-%s", v->name, rj->name);
-			r = gname ? append_group(b, out, true, gname, wb_str(group, "name"), v->name)
-				  : -ENOMEM;
+			r = gname
+				? append_group(b, out, true, gname, wb_str(group, "name"), v->name)
+				: -ENOMEM;
 		}
 		for (k = 0; r >= 0 && k < rj->replicas; k++) {
-			struct job_binding bind = { .workload = v->a_workload, .template_name = leaf,
-						    .parent = gname ? gname : v->name };
+			struct job_binding bind = {.workload = v->a_workload,
+						   .template_name = leaf,
+						   .parent = gname ? gname : v->name};
 			json_t *job = make_job(js, v, rj, k, &bind);
 
 			if (!job || json_array_append_new(out, job) < 0)

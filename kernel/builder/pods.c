@@ -22,8 +22,8 @@ static int set_label(json_t *labels, const char *key, const char *value)
 static json_t *pod_labels(const json_t *job, const json_t *tmeta, const char *job_name,
 			  int64_t index)
 {
-	json_t *labels = wb_obj(tmeta, "labels") ? json_deep_copy(wb_obj(tmeta, "labels"))
-						 : json_object();
+	json_t *labels =
+	    wb_obj(tmeta, "labels") ? json_deep_copy(wb_obj(tmeta, "labels")) : json_object();
 	const char *uid = wb_str(wb_obj(job, "metadata"), "uid");
 	const char *mode = wb_str(wb_obj(job, "spec"), "completionMode");
 	int r = 0;
@@ -67,7 +67,8 @@ static json_t *stamp_one(const json_t *job, const char *job_name, const char *na
 	if (!labels || json_object_set_new(meta, "labels", labels) < 0)
 		goto fail;
 	if (wb_obj(tmeta, "annotations") &&
-	    json_object_set_new(meta, "annotations", json_deep_copy(wb_obj(tmeta, "annotations"))) < 0)
+	    json_object_set_new(meta, "annotations", json_deep_copy(wb_obj(tmeta, "annotations"))) <
+		0)
 		goto fail;
 	if (created && json_object_set_new(meta, "creationTimestamp", json_string(created)) < 0)
 		goto fail;

@@ -55,8 +55,9 @@ json_t *wb_owner_reference(const struct wb_owner *owner)
 
 	if (!owner || !owner->kind || !owner->name)
 		return NULL;
-	ref = json_pack("{s:s, s:s, s:s}", "apiVersion", owner->api_version ? owner->api_version : "",
-			"kind", owner->kind, "name", owner->name);
+	ref =
+	    json_pack("{s:s, s:s, s:s}", "apiVersion", owner->api_version ? owner->api_version : "",
+		      "kind", owner->kind, "name", owner->name);
 	if (!ref)
 		return NULL;
 	if (owner->uid)
@@ -177,12 +178,14 @@ int wb_get_int(const json_t *obj, const char *key, const char *path, int64_t def
 	}
 	x = json_integer_value(v);
 	if (x < min) {
-		pk_errors_add(errs, "%s.%s: Invalid value: %lld: must be greater than or equal to %lld",
+		pk_errors_add(errs,
+			      "%s.%s: Invalid value: %lld: must be greater than or equal to %lld",
 			      path, key, (long long)x, (long long)min);
 		return -EINVAL;
 	}
 	if (x > max) {
-		pk_errors_add(errs, "%s.%s: Invalid value: %lld: must be less than or equal to %lld",
+		pk_errors_add(errs,
+			      "%s.%s: Invalid value: %lld: must be less than or equal to %lld",
 			      path, key, (long long)x, (long long)max);
 		return -EINVAL;
 	}
@@ -271,7 +274,8 @@ int wb_set_downward_annotations(json_t *child, const char *workload, const char 
 		json_object_del(ann, WB_ANNOTATION_PARENT);
 		return 0;
 	}
-	return json_object_set_new(ann, WB_ANNOTATION_PARENT, json_string(parent)) < 0 ? -ENOMEM : 0;
+	return json_object_set_new(ann, WB_ANNOTATION_PARENT, json_string(parent)) < 0 ? -ENOMEM
+										       : 0;
 }
 
 int wb_check_count_limit(const struct wb_item *item, const char *root_path, int64_t limit,
@@ -285,9 +289,9 @@ int wb_check_count_limit(const struct wb_item *item, const char *root_path, int6
 	if (!json_is_integer(count) || json_integer_value(count) <= limit)
 		return 0;
 	path = wb_path_join(root_path, in->path ? in->path : wb_block_name(WB_BLOCK_POLICY));
-	pk_errors_add(errs, "%s.gang.%s: Invalid value: %lld: must be less than or equal to %s (%lld)",
-		      path ? path : "", field, (long long)json_integer_value(count), what,
-		      (long long)limit);
+	pk_errors_add(
+	    errs, "%s.gang.%s: Invalid value: %lld: must be less than or equal to %s (%lld)",
+	    path ? path : "", field, (long long)json_integer_value(count), what, (long long)limit);
 	free(path);
 	return -EINVAL;
 }

@@ -44,7 +44,7 @@ int podctl_compile(int argc, char **argv)
 {
 	const char *file = NULL, *output = "json";
 	enum pk_format fmt = PK_FORMAT_JSON;
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	json_t *objects = NULL, *out = NULL, *list;
 	char err[512];
 	int i, r;

@@ -24,8 +24,8 @@ static json_t *J(const char *text)
 
 static const char *bname(enum wb_block block)
 {
-	static const char *const names[] = { "schedulingPolicy", "schedulingConstraints",
-					     "disruptionMode", "resourceClaims" };
+	static const char *const names[] = {"schedulingPolicy", "schedulingConstraints",
+					    "disruptionMode", "resourceClaims"};
 
 	return names[block];
 }
@@ -48,17 +48,17 @@ static struct wb_item *leaf(const char *name)
 }
 
 static const struct wb_options all_allowed = {
-	.name = "w",
-	.namespace = "ns",
-	.owner = { "batch/v1", "Job", "j", "uid-1" },
-	.allowed_policies = WB_ALLOW_BASIC | WB_ALLOW_GANG,
-	.allowed_disruption_modes = WB_ALLOW_SINGLE | WB_ALLOW_ALL,
+    .name = "w",
+    .namespace = "ns",
+    .owner = {"batch/v1", "Job", "j", "uid-1"},
+    .allowed_policies = WB_ALLOW_BASIC | WB_ALLOW_GANG,
+    .allowed_disruption_modes = WB_ALLOW_SINGLE | WB_ALLOW_ALL,
 };
 
 /* Build a Workload from root; ck-fails with the errors on failure. */
 static json_t *build(struct wb_item *root, const struct wb_options *opts)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	struct wb_builder *b;
 	json_t *w = NULL;
 	int r;
@@ -75,7 +75,7 @@ static json_t *build(struct wb_item *root, const struct wb_options *opts)
 static size_t validate(struct wb_item *root, const struct wb_options *opts,
 		       const struct wb_item *old, char *first, size_t len)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	struct wb_builder *b;
 	size_t n;
 	int r;
@@ -94,7 +94,7 @@ static size_t validate(struct wb_item *root, const struct wb_options *opts,
 static bool has_error(struct wb_item *root, const struct wb_options *opts,
 		      const struct wb_item *old, const char *needle)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	struct wb_builder *b;
 	bool found = false;
 	size_t i;
@@ -131,13 +131,15 @@ START_TEST(basic_leaf_compiles_to_one_pod_group_template)
 
 	ck_assert_int_eq(wb_config_set_priority_class(&item->defaults, "high"), 0);
 	w = build(item, &all_allowed);
-	assert_json(w, "{\"apiVersion\":\"scheduling.k8s.io/v1alpha3\",\"kind\":\"Workload\","
-		       "\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\",\"ownerReferences\":[{"
-		       "\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"uid-1\","
-		       "\"controller\":true,\"blockOwnerDeletion\":true}]},"
-		       "\"spec\":{\"controllerRef\":{\"apiGroup\":\"batch\",\"kind\":\"Job\",\"name\":\"j\"},"
-		       "\"podGroupTemplates\":[{\"name\":\"job\",\"schedulingPolicy\":{\"basic\":{}},"
-		       "\"disruptionMode\":{\"single\":{}},\"priorityClassName\":\"high\"}]}}");
+	assert_json(
+	    w,
+	    "{\"apiVersion\":\"scheduling.k8s.io/v1alpha3\",\"kind\":\"Workload\","
+	    "\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\",\"ownerReferences\":[{"
+	    "\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"uid-1\","
+	    "\"controller\":true,\"blockOwnerDeletion\":true}]},"
+	    "\"spec\":{\"controllerRef\":{\"apiGroup\":\"batch\",\"kind\":\"Job\",\"name\":\"j\"},"
+	    "\"podGroupTemplates\":[{\"name\":\"job\",\"schedulingPolicy\":{\"basic\":{}},"
+	    "\"disruptionMode\":{\"single\":{}},\"priorityClassName\":\"high\"}]}}");
 	json_decref(w);
 	wb_item_free(item);
 }
@@ -155,12 +157,14 @@ START_TEST(gang_leaf_and_pod_group)
 	ck_assert_int_eq(wb_builder_build_workload(b, "spec.scheduling", &w, NULL), 0);
 	assert_json(json_object_get(w, "spec"),
 		    "{\"controllerRef\":{\"apiGroup\":\"batch\",\"kind\":\"Job\",\"name\":\"j\"},"
-		    "\"podGroupTemplates\":[{\"name\":\"job\",\"schedulingPolicy\":{\"gang\":{\"minCount\":3}},"
+		    "\"podGroupTemplates\":[{\"name\":\"job\",\"schedulingPolicy\":{\"gang\":{"
+		    "\"minCount\":3}},"
 		    "\"disruptionMode\":{\"single\":{}}}]}");
 	ck_assert_int_eq(wb_builder_new_pod_group(b, "pg", "job", NULL, &pg), 0);
-	assert_json(json_object_get(pg, "spec"),
-		    "{\"workloadRef\":{\"workloadName\":\"w\",\"templateName\":\"job\"},"
-		    "\"schedulingPolicy\":{\"gang\":{\"minCount\":3}},\"disruptionMode\":{\"single\":{}}}");
+	assert_json(
+	    json_object_get(pg, "spec"),
+	    "{\"workloadRef\":{\"workloadName\":\"w\",\"templateName\":\"job\"},"
+	    "\"schedulingPolicy\":{\"gang\":{\"minCount\":3}},\"disruptionMode\":{\"single\":{}}}");
 	ck_assert_str_eq(json_string_value(json_object_get(pg, "kind")), "PodGroup");
 	ck_assert_ptr_nonnull(json_object_get(json_object_get(pg, "metadata"), "ownerReferences"));
 	json_decref(pg);
@@ -179,7 +183,8 @@ START_TEST(maps_topology_disruption_and_claims)
 	json_t *w;
 
 	set_input(item, WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":2}}", "schedulingPolicy");
-	set_input(item, WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"level\":\"topology.kubernetes.io/rack\"}]}",
+	set_input(item, WB_BLOCK_CONSTRAINTS,
+		  "{\"topology\":[{\"level\":\"topology.kubernetes.io/rack\"}]}",
 		  "schedulingConstraints");
 	set_input(item, WB_BLOCK_DISRUPTION, "{\"all\":{}}", "disruptionMode");
 	set_input(item, WB_BLOCK_CLAIMS,
@@ -187,12 +192,13 @@ START_TEST(maps_topology_disruption_and_claims)
 		  "{\"name\":\"fs\",\"resourceClaimName\":\"shared-fs\"}]",
 		  "resourceClaims");
 	w = build(item, &all_allowed);
-	assert_json(json_array_get(json_object_get(json_object_get(w, "spec"), "podGroupTemplates"), 0),
-		    "{\"name\":\"job\",\"schedulingPolicy\":{\"gang\":{\"minCount\":2}},"
-		    "\"schedulingConstraints\":{\"topology\":[{\"key\":\"topology.kubernetes.io/rack\"}]},"
-		    "\"disruptionMode\":{\"all\":{}},\"resourceClaims\":["
-		    "{\"name\":\"imex\",\"resourceClaimTemplateName\":\"imex-tmpl\"},"
-		    "{\"name\":\"fs\",\"resourceClaimName\":\"shared-fs\"}]}");
+	assert_json(
+	    json_array_get(json_object_get(json_object_get(w, "spec"), "podGroupTemplates"), 0),
+	    "{\"name\":\"job\",\"schedulingPolicy\":{\"gang\":{\"minCount\":2}},"
+	    "\"schedulingConstraints\":{\"topology\":[{\"key\":\"topology.kubernetes.io/rack\"}]},"
+	    "\"disruptionMode\":{\"all\":{}},\"resourceClaims\":["
+	    "{\"name\":\"imex\",\"resourceClaimTemplateName\":\"imex-tmpl\"},"
+	    "{\"name\":\"fs\",\"resourceClaimName\":\"shared-fs\"}]}");
 	/* the intermediate form holds the same */
 	ck_assert_str_eq(item->resolved.topology_key, "topology.kubernetes.io/rack");
 	ck_assert_int_eq(item->resolved.disruption, WB_DISRUPTION_ALL);
@@ -207,7 +213,7 @@ END_TEST
 START_TEST(user_input_overrides_defaults_field_by_field)
 {
 	struct wb_item *item = leaf("job");
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 
 	/* controller defaults: basic, rack topology, all, a claim, priority */
 	ck_assert_int_eq(wb_config_set_topology(&item->defaults, "rack"), 0);
@@ -216,7 +222,8 @@ START_TEST(user_input_overrides_defaults_field_by_field)
 	ck_assert_int_eq(wb_config_set_priority_class(&item->defaults, "p"), 0);
 	/* the user only asks for a gang and a zone */
 	set_input(item, WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":5}}", "schedulingPolicy");
-	set_input(item, WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"zone\"}]}", "schedulingConstraints");
+	set_input(item, WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"zone\"}]}",
+		  "schedulingConstraints");
 	ck_assert_int_eq(wb_item_resolve(item, "spec.scheduling", &errs), 0);
 	ck_assert_int_eq(item->resolved.policy, WB_POLICY_GANG);
 	ck_assert_int_eq(item->resolved.min_count, 5);
@@ -258,7 +265,7 @@ static void times_ten(struct wb_config *cfg, void *userdata)
 START_TEST(callbacks_run_in_order_after_the_merge)
 {
 	struct wb_item *item = leaf("job");
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	int parallelism = 4;
 
 	set_input(item, WB_BLOCK_POLICY, "{\"gang\":{}}", "schedulingPolicy");
@@ -290,37 +297,49 @@ START_TEST(validation_rejects_at_the_field_path)
 		enum wb_block block;
 		const char *json, *want;
 	} cases[] = {
-		{ WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":0}}",
-		  "spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 0: must be greater than or equal to 1" },
-		{ WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":\"4\"}}",
-		  "spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: \"4\": must be an integer" },
-		{ WB_BLOCK_POLICY, "{\"basic\":{},\"gang\":{}}",
-		  "spec.scheduling.schedulingPolicy: Invalid value: both set: must specify exactly one of: `basic`, `gang`" },
-		{ WB_BLOCK_POLICY, "{}",
-		  "spec.scheduling.schedulingPolicy: Required value: must specify exactly one of" },
-		{ WB_BLOCK_POLICY, "{\"gang\":{\"minGroupCount\":2}}",
-		  "spec.scheduling.schedulingPolicy.gang.minGroupCount: Forbidden" },
-		{ WB_BLOCK_POLICY, "[1]", "spec.scheduling.schedulingPolicy: Invalid value: [1]: must be an object" },
-		{ WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"a\"},{\"key\":\"b\"}]}",
-		  "spec.scheduling.schedulingConstraints.topology: Too many: 2: must have at most 1 items" },
-		{ WB_BLOCK_CONSTRAINTS, "{\"topology\":[{}]}",
-		  "spec.scheduling.schedulingConstraints.topology[0].key: Required value" },
-		{ WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"bad key!\"}]}",
-		  "spec.scheduling.schedulingConstraints.topology[0].key: Invalid value: \"bad key!\"" },
-		{ WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"a\",\"level\":\"b\"}]}",
-		  "spec.scheduling.schedulingConstraints.topology[0].level: Invalid value: b: must equal key" },
-		{ WB_BLOCK_DISRUPTION, "{\"single\":{},\"all\":{}}",
-		  "spec.scheduling.disruptionMode: Invalid value: both set" },
-		{ WB_BLOCK_CLAIMS, "[{\"name\":\"a\"}]",
-		  "spec.scheduling.resourceClaims[0]: Required value: must specify exactly one of: `resourceClaimName`, `resourceClaimTemplateName`" },
-		{ WB_BLOCK_CLAIMS, "[{\"name\":\"a\",\"resourceClaimName\":\"x\"},{\"name\":\"a\",\"resourceClaimName\":\"y\"}]",
-		  "spec.scheduling.resourceClaims[1].name: Duplicate value: \"a\"" },
-		{ WB_BLOCK_CLAIMS, "[{\"resourceClaimName\":\"x\"}]", "spec.scheduling.resourceClaims[0].name: Required value" },
-		{ WB_BLOCK_CLAIMS,
-		  "[{\"name\":\"a\",\"resourceClaimName\":\"x\"},{\"name\":\"b\",\"resourceClaimName\":\"x\"},"
-		  "{\"name\":\"c\",\"resourceClaimName\":\"x\"},{\"name\":\"d\",\"resourceClaimName\":\"x\"},"
-		  "{\"name\":\"e\",\"resourceClaimName\":\"x\"}]",
-		  "spec.scheduling.resourceClaims: Too many: 5: must have at most 4 items" },
+	    {WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":0}}",
+	     "spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 0: must be greater "
+	     "than or equal to 1"},
+	    {WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":\"4\"}}",
+	     "spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: \"4\": must be an "
+	     "integer"},
+	    {WB_BLOCK_POLICY, "{\"basic\":{},\"gang\":{}}",
+	     "spec.scheduling.schedulingPolicy: Invalid value: both set: must specify exactly one "
+	     "of: `basic`, `gang`"},
+	    {WB_BLOCK_POLICY, "{}",
+	     "spec.scheduling.schedulingPolicy: Required value: must specify exactly one of"},
+	    {WB_BLOCK_POLICY, "{\"gang\":{\"minGroupCount\":2}}",
+	     "spec.scheduling.schedulingPolicy.gang.minGroupCount: Forbidden"},
+	    {WB_BLOCK_POLICY, "[1]",
+	     "spec.scheduling.schedulingPolicy: Invalid value: [1]: must be an object"},
+	    {WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"a\"},{\"key\":\"b\"}]}",
+	     "spec.scheduling.schedulingConstraints.topology: Too many: 2: must have at most 1 "
+	     "items"},
+	    {WB_BLOCK_CONSTRAINTS, "{\"topology\":[{}]}",
+	     "spec.scheduling.schedulingConstraints.topology[0].key: Required value"},
+	    {WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"bad key!\"}]}",
+	     "spec.scheduling.schedulingConstraints.topology[0].key: Invalid value: \"bad key!\""},
+	    {WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"a\",\"level\":\"b\"}]}",
+	     "spec.scheduling.schedulingConstraints.topology[0].level: Invalid value: b: must "
+	     "equal key"},
+	    {WB_BLOCK_DISRUPTION, "{\"single\":{},\"all\":{}}",
+	     "spec.scheduling.disruptionMode: Invalid value: both set"},
+	    {WB_BLOCK_CLAIMS, "[{\"name\":\"a\"}]",
+	     "spec.scheduling.resourceClaims[0]: Required value: must specify exactly one of: "
+	     "`resourceClaimName`, `resourceClaimTemplateName`"},
+	    {WB_BLOCK_CLAIMS,
+	     "[{\"name\":\"a\",\"resourceClaimName\":\"x\"},{\"name\":\"a\",\"resourceClaimName\":"
+	     "\"y\"}]",
+	     "spec.scheduling.resourceClaims[1].name: Duplicate value: \"a\""},
+	    {WB_BLOCK_CLAIMS, "[{\"resourceClaimName\":\"x\"}]",
+	     "spec.scheduling.resourceClaims[0].name: Required value"},
+	    {WB_BLOCK_CLAIMS,
+	     "[{\"name\":\"a\",\"resourceClaimName\":\"x\"},{\"name\":\"b\",\"resourceClaimName\":"
+	     "\"x\"},"
+	     "{\"name\":\"c\",\"resourceClaimName\":\"x\"},{\"name\":\"d\",\"resourceClaimName\":"
+	     "\"x\"},"
+	     "{\"name\":\"e\",\"resourceClaimName\":\"x\"}]",
+	     "spec.scheduling.resourceClaims: Too many: 5: must have at most 4 items"},
 	};
 	size_t i;
 
@@ -328,8 +347,8 @@ START_TEST(validation_rejects_at_the_field_path)
 		struct wb_item *item = leaf("job");
 
 		set_input(item, cases[i].block, cases[i].json, bname(cases[i].block));
-		ck_assert_msg(has_error(item, &all_allowed, NULL, cases[i].want), "case %zu: want %s", i,
-			      cases[i].want);
+		ck_assert_msg(has_error(item, &all_allowed, NULL, cases[i].want),
+			      "case %zu: want %s", i, cases[i].want);
 		wb_item_free(item);
 	}
 }
@@ -351,7 +370,8 @@ START_TEST(declarative_validation_can_be_switched_off)
 	/* type errors cannot be mapped and stay errors */
 	set_input(item, WB_BLOCK_CONSTRAINTS, "{\"topology\":\"a\"}", "schedulingConstraints");
 	ck_assert_uint_eq(validate(item, &opts, NULL, first, sizeof(first)), 1);
-	ck_assert_ptr_nonnull(strstr(first, "spec.scheduling.schedulingConstraints.topology: Invalid value"));
+	ck_assert_ptr_nonnull(
+	    strstr(first, "spec.scheduling.schedulingConstraints.topology: Invalid value"));
 	wb_item_free(item);
 }
 END_TEST
@@ -363,7 +383,8 @@ START_TEST(cross_field_rules)
 	/* all disruption with the basic policy */
 	set_input(item, WB_BLOCK_DISRUPTION, "{\"all\":{}}", "disruptionMode");
 	ck_assert(has_error(item, &all_allowed, NULL,
-			    "spec.scheduling.disruptionMode: Invalid value: \"all\": the `all` disruption mode requires the gang scheduling policy"));
+			    "spec.scheduling.disruptionMode: Invalid value: \"all\": the `all` "
+			    "disruption mode requires the gang scheduling policy"));
 	set_input(item, WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":1}}", "schedulingPolicy");
 	ck_assert_uint_eq(validate(item, &all_allowed, NULL, NULL, 0), 0);
 	wb_item_free(item);
@@ -374,15 +395,18 @@ START_TEST(cross_field_rules)
 	ck_assert_int_eq(wb_item_add_child(root, child), 0);
 	set_input(root, WB_BLOCK_POLICY, "{\"gang\":{\"minGroupCount\":1}}", "schedulingPolicy");
 	set_input(root, WB_BLOCK_DISRUPTION, "{\"all\":{}}", "disruptionMode");
-	set_input(child, WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":2}}", "groups[0].schedulingPolicy");
+	set_input(child, WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":2}}",
+		  "groups[0].schedulingPolicy");
 	set_input(child, WB_BLOCK_DISRUPTION, "{\"single\":{}}", "groups[0].disruptionMode");
 	ck_assert(has_error(root, &all_allowed, NULL,
-			    "spec.scheduling.groups[0].disruptionMode: Invalid value: \"single\": must be `all` because the parent group \"root\""));
+			    "spec.scheduling.groups[0].disruptionMode: Invalid value: \"single\": "
+			    "must be `all` because the parent group \"root\""));
 	set_input(child, WB_BLOCK_DISRUPTION, "{\"all\":{}}", "groups[0].disruptionMode");
 	ck_assert_uint_eq(validate(root, &all_allowed, NULL, NULL, 0), 0);
 	set_input(child, WB_BLOCK_POLICY, "{\"basic\":{}}", "groups[0].schedulingPolicy");
 	ck_assert(has_error(root, &all_allowed, NULL,
-			    "spec.scheduling.groups[0].schedulingPolicy: Invalid value: \"basic\": must be gang because the parent group \"root\""));
+			    "spec.scheduling.groups[0].schedulingPolicy: Invalid value: \"basic\": "
+			    "must be gang because the parent group \"root\""));
 	wb_item_free(root);
 }
 END_TEST
@@ -396,23 +420,27 @@ START_TEST(allow_list_rejects_what_the_controller_did_not_opt_into)
 	basic_only.allowed_disruption_modes = WB_ALLOW_SINGLE;
 	set_input(item, WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":2}}", "schedulingPolicy");
 	ck_assert(has_error(item, &basic_only, NULL,
-			    "spec.scheduling.schedulingPolicy: Unsupported value: \"gang\": supported values: \"basic\""));
+			    "spec.scheduling.schedulingPolicy: Unsupported value: \"gang\": "
+			    "supported values: \"basic\""));
 	ck_assert_uint_eq(validate(item, &all_allowed, NULL, NULL, 0), 0);
 	/* a policy this library does not know is denied by default */
 	set_input(item, WB_BLOCK_POLICY, "{\"fairShare\":{}}", "schedulingPolicy");
 	ck_assert(has_error(item, &all_allowed, NULL,
-			    "spec.scheduling.schedulingPolicy: Unsupported value: \"fairShare\": supported values: \"basic\", \"gang\""));
+			    "spec.scheduling.schedulingPolicy: Unsupported value: \"fairShare\": "
+			    "supported values: \"basic\", \"gang\""));
 	/* the same for disruption modes */
 	set_input(item, WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":2}}", "schedulingPolicy");
 	set_input(item, WB_BLOCK_DISRUPTION, "{\"all\":{}}", "disruptionMode");
 	basic_only.allowed_policies = WB_ALLOW_BASIC | WB_ALLOW_GANG;
 	ck_assert(has_error(item, &basic_only, NULL,
-			    "spec.scheduling.disruptionMode: Unsupported value: \"all\": supported values: \"single\""));
+			    "spec.scheduling.disruptionMode: Unsupported value: \"all\": supported "
+			    "values: \"single\""));
 	/* a controller's own default outside its allow-list is rejected too */
 	set_input(item, WB_BLOCK_DISRUPTION, NULL, NULL);
 	set_input(item, WB_BLOCK_POLICY, NULL, NULL);
 	basic_only.allowed_policies = WB_ALLOW_GANG;
-	ck_assert(has_error(item, &basic_only, NULL, "Unsupported value: \"basic\": supported values: \"gang\""));
+	ck_assert(has_error(item, &basic_only, NULL,
+			    "Unsupported value: \"basic\": supported values: \"gang\""));
 	wb_item_free(item);
 }
 END_TEST
@@ -443,38 +471,48 @@ END_TEST
 
 START_TEST(multi_level_tree_compiles_to_nested_composites)
 {
-	const char *names[] = { "driver", "workers" };
+	const char *names[] = {"driver", "workers"};
 	struct wb_item *root = two_level(names, 2), *mid, *deep;
 	struct wb_builder *b;
 	json_t *w = NULL, *g = NULL;
 
 	/* root -> [driver, workers, replica -> [leader]] */
 	ck_assert_int_eq(wb_item_new("replica", &mid), 0);
-	set_input(mid, WB_BLOCK_POLICY, "{\"gang\":{\"minGroupCount\":2}}", "replica.schedulingPolicy");
+	set_input(mid, WB_BLOCK_POLICY, "{\"gang\":{\"minGroupCount\":2}}",
+		  "replica.schedulingPolicy");
 	deep = leaf("leader");
-	set_input(deep, WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":1}}", "replica.leader.schedulingPolicy");
+	set_input(deep, WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":1}}",
+		  "replica.leader.schedulingPolicy");
 	ck_assert_int_eq(wb_item_add_child(mid, deep), 0);
 	ck_assert_int_eq(wb_item_add_child(root, mid), 0);
 	set_input(root, WB_BLOCK_POLICY, "{\"basic\":{}}", "schedulingPolicy");
 	ck_assert_int_eq(wb_builder_new(root, &all_allowed, &b), 0);
 	ck_assert_int_eq(wb_builder_build_workload(b, "spec", &w, NULL), 0);
-	assert_json(json_object_get(json_object_get(w, "spec"), "compositePodGroupTemplates"),
-		    "[{\"name\":\"root\",\"schedulingPolicy\":{\"basic\":{}},\"disruptionMode\":{\"single\":{}},"
-		    "\"compositePodGroupTemplates\":[{\"name\":\"replica\",\"schedulingPolicy\":{\"gang\":{\"minGroupCount\":2}},"
-		    "\"disruptionMode\":{\"single\":{}},\"podGroupTemplates\":[{\"name\":\"leader\","
-		    "\"schedulingPolicy\":{\"gang\":{\"minCount\":1}},\"disruptionMode\":{\"single\":{}}}]}],"
-		    "\"podGroupTemplates\":[{\"name\":\"driver\",\"schedulingPolicy\":{\"basic\":{}},\"disruptionMode\":{\"single\":{}}},"
-		    "{\"name\":\"workers\",\"schedulingPolicy\":{\"basic\":{}},\"disruptionMode\":{\"single\":{}}}]}]");
+	assert_json(
+	    json_object_get(json_object_get(w, "spec"), "compositePodGroupTemplates"),
+	    "[{\"name\":\"root\",\"schedulingPolicy\":{\"basic\":{}},\"disruptionMode\":{"
+	    "\"single\":{}},"
+	    "\"compositePodGroupTemplates\":[{\"name\":\"replica\",\"schedulingPolicy\":{\"gang\":{"
+	    "\"minGroupCount\":2}},"
+	    "\"disruptionMode\":{\"single\":{}},\"podGroupTemplates\":[{\"name\":\"leader\","
+	    "\"schedulingPolicy\":{\"gang\":{\"minCount\":1}},\"disruptionMode\":{\"single\":{}}}]}"
+	    "],"
+	    "\"podGroupTemplates\":[{\"name\":\"driver\",\"schedulingPolicy\":{\"basic\":{}},"
+	    "\"disruptionMode\":{\"single\":{}}},"
+	    "{\"name\":\"workers\",\"schedulingPolicy\":{\"basic\":{}},\"disruptionMode\":{"
+	    "\"single\":{}}}]}]");
 	/* runtime groups from any level, with parent links */
 	ck_assert_int_eq(wb_builder_new_composite_pod_group(b, "r-0", "replica", "top", &g), 0);
 	assert_json(json_object_get(g, "spec"),
 		    "{\"workloadRef\":{\"workloadName\":\"w\",\"templateName\":\"replica\"},"
-		    "\"parentCompositePodGroupName\":\"top\",\"schedulingPolicy\":{\"gang\":{\"minGroupCount\":2}},"
+		    "\"parentCompositePodGroupName\":\"top\",\"schedulingPolicy\":{\"gang\":{"
+		    "\"minGroupCount\":2}},"
 		    "\"disruptionMode\":{\"single\":{}}}");
 	ck_assert_str_eq(json_string_value(json_object_get(g, "kind")), "CompositePodGroup");
 	json_decref(g);
 	ck_assert_int_eq(wb_builder_new_pod_group(b, "r-0-leader", "leader", "r-0", &g), 0);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(g, "spec"), "parentCompositePodGroupName")),
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(g, "spec"),
+							   "parentCompositePodGroupName")),
 			 "r-0");
 	json_decref(g);
 	json_decref(w);
@@ -485,9 +523,9 @@ END_TEST
 
 START_TEST(composite_policy_translation)
 {
-	const char *names[] = { "a" };
+	const char *names[] = {"a"};
 	struct wb_item *root = two_level(names, 1);
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 
 	set_input(root, WB_BLOCK_POLICY, "{\"gang\":{\"minGroupCount\":3}}", "schedulingPolicy");
 	set_input(root->children[0], WB_BLOCK_POLICY, "{\"gang\":{}}", "a.schedulingPolicy");
@@ -498,7 +536,8 @@ START_TEST(composite_policy_translation)
 	/* minCount on a composite is a leaf field */
 	set_input(root, WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":3}}", "schedulingPolicy");
 	ck_assert(has_error(root, &all_allowed, NULL,
-			    "spec.scheduling.schedulingPolicy.gang.minCount: Forbidden: composite groups count child groups; use minGroupCount"));
+			    "spec.scheduling.schedulingPolicy.gang.minCount: Forbidden: composite "
+			    "groups count child groups; use minGroupCount"));
 	/* a gang without a count and no callback to default it */
 	ck_assert(has_error(root, &all_allowed, NULL,
 			    "spec.scheduling.a.schedulingPolicy.gang.minCount: Required value"));
@@ -509,8 +548,8 @@ END_TEST
 
 START_TEST(workload_limits)
 {
-	const char *dup[] = { "x", "x" };
-	const char *nine[] = { "a", "b", "c", "d", "e", "f", "g", "h", "i" };
+	const char *dup[] = {"x", "x"};
+	const char *nine[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};
 	struct wb_item *root = two_level(dup, 2), *cur, *next;
 	int depth;
 
@@ -549,33 +588,45 @@ START_TEST(update_rules)
 	char first[256];
 
 	set_input(old, WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":4}}", "schedulingPolicy");
-	set_input(old, WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"zone\"}]}", "schedulingConstraints");
+	set_input(old, WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"zone\"}]}",
+		  "schedulingConstraints");
 	set_input(old, WB_BLOCK_DISRUPTION, "{\"all\":{}}", "disruptionMode");
 	/* minCount may change (scaling) */
 	set_input(cur, WB_BLOCK_POLICY, "{\"gang\":{\"minCount\":8}}", "schedulingPolicy");
-	set_input(cur, WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"level\":\"zone\"}]}", "schedulingConstraints");
+	set_input(cur, WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"level\":\"zone\"}]}",
+		  "schedulingConstraints");
 	set_input(cur, WB_BLOCK_DISRUPTION, "{\"all\":{}}", "disruptionMode");
 	ck_assert_uint_eq(validate(cur, &all_allowed, old, first, sizeof(first)), 0);
 	/* constraints are immutable */
-	set_input(cur, WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"rack\"}]}", "schedulingConstraints");
-	ck_assert(has_error(cur, &all_allowed, old, "spec.scheduling.schedulingConstraints: Invalid value: {\"topology\":[{\"key\":\"rack\"}]}: field is immutable"));
-	set_input(cur, WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"zone\"}]}", "schedulingConstraints");
+	set_input(cur, WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"rack\"}]}",
+		  "schedulingConstraints");
+	ck_assert(has_error(cur, &all_allowed, old,
+			    "spec.scheduling.schedulingConstraints: Invalid value: "
+			    "{\"topology\":[{\"key\":\"rack\"}]}: field is immutable"));
+	set_input(cur, WB_BLOCK_CONSTRAINTS, "{\"topology\":[{\"key\":\"zone\"}]}",
+		  "schedulingConstraints");
 	/* the disruption mode is immutable */
 	set_input(cur, WB_BLOCK_DISRUPTION, "{\"single\":{}}", "disruptionMode");
-	ck_assert(has_error(cur, &all_allowed, old, "spec.scheduling.disruptionMode: Invalid value: {\"single\":{}}: field is immutable"));
+	ck_assert(has_error(
+	    cur, &all_allowed, old,
+	    "spec.scheduling.disruptionMode: Invalid value: {\"single\":{}}: field is immutable"));
 	set_input(cur, WB_BLOCK_DISRUPTION, "{\"all\":{}}", "disruptionMode");
 	/* claims are immutable */
-	set_input(cur, WB_BLOCK_CLAIMS, "[{\"name\":\"c\",\"resourceClaimName\":\"x\"}]", "resourceClaims");
-	ck_assert(has_error(cur, &all_allowed, old, "spec.scheduling.resourceClaims: Invalid value"));
+	set_input(cur, WB_BLOCK_CLAIMS, "[{\"name\":\"c\",\"resourceClaimName\":\"x\"}]",
+		  "resourceClaims");
+	ck_assert(
+	    has_error(cur, &all_allowed, old, "spec.scheduling.resourceClaims: Invalid value"));
 	set_input(cur, WB_BLOCK_CLAIMS, NULL, NULL);
 	/* the variant is frozen: gang -> basic (also through an omitted block) */
 	set_input(cur, WB_BLOCK_DISRUPTION, NULL, NULL);
 	set_input(old, WB_BLOCK_DISRUPTION, NULL, NULL);
 	set_input(cur, WB_BLOCK_POLICY, "{\"basic\":{}}", "schedulingPolicy");
-	ck_assert(has_error(cur, &all_allowed, old,
-			    "spec.scheduling.schedulingPolicy: Invalid value: \"basic\": field is immutable"));
+	ck_assert(has_error(
+	    cur, &all_allowed, old,
+	    "spec.scheduling.schedulingPolicy: Invalid value: \"basic\": field is immutable"));
 	set_input(cur, WB_BLOCK_POLICY, NULL, NULL);
-	ck_assert(has_error(cur, &all_allowed, old, "field is immutable: the scheduling policy cannot change from gang"));
+	ck_assert(has_error(cur, &all_allowed, old,
+			    "field is immutable: the scheduling policy cannot change from gang"));
 	/* a root that does not match is an internal error */
 	ck_assert(has_error(cur, &all_allowed, other, "spec.scheduling: Internal error"));
 	wb_item_free(old);
@@ -586,12 +637,14 @@ END_TEST
 
 START_TEST(materialize_from_existing_workload)
 {
-	json_t *wl = J("{\"apiVersion\":\"scheduling.k8s.io/v1alpha3\",\"kind\":\"Workload\","
-		       "\"metadata\":{\"name\":\"parent\",\"namespace\":\"ml\"},\"spec\":{"
-		       "\"compositePodGroupTemplates\":[{\"name\":\"top\",\"schedulingPolicy\":{\"basic\":{}},"
-		       "\"podGroupTemplates\":[{\"name\":\"leaf\",\"schedulingPolicy\":{\"gang\":{\"minCount\":2}},"
-		       "\"schedulingConstraints\":{\"topology\":[{\"level\":\"rack\"}]}}]}]}}");
-	struct wb_options opts = { .owner = { "batch/v1", "Job", "child", NULL } };
+	json_t *wl = J(
+	    "{\"apiVersion\":\"scheduling.k8s.io/v1alpha3\",\"kind\":\"Workload\","
+	    "\"metadata\":{\"name\":\"parent\",\"namespace\":\"ml\"},\"spec\":{"
+	    "\"compositePodGroupTemplates\":[{\"name\":\"top\",\"schedulingPolicy\":{\"basic\":{}},"
+	    "\"podGroupTemplates\":[{\"name\":\"leaf\",\"schedulingPolicy\":{\"gang\":{"
+	    "\"minCount\":2}},"
+	    "\"schedulingConstraints\":{\"topology\":[{\"level\":\"rack\"}]}}]}]}}");
+	struct wb_options opts = {.owner = {"batch/v1", "Job", "child", NULL}};
 	struct wb_builder *b;
 	json_t *pg = NULL, *w = NULL;
 
@@ -599,13 +652,15 @@ START_TEST(materialize_from_existing_workload)
 	ck_assert_int_eq(wb_builder_build_workload(b, "spec", &w, NULL), -EPERM);
 	ck_assert_int_eq(wb_builder_validate(b, "spec", NULL, NULL), 0);
 	ck_assert_int_eq(wb_builder_new_pod_group(b, "child", "leaf", "top-0", &pg), 0);
-	assert_json(pg, "{\"apiVersion\":\"scheduling.k8s.io/v1alpha3\",\"kind\":\"PodGroup\","
-			"\"metadata\":{\"name\":\"child\",\"namespace\":\"ml\",\"ownerReferences\":[{"
-			"\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"child\",\"controller\":true,"
-			"\"blockOwnerDeletion\":true}]},\"spec\":{\"workloadRef\":{\"workloadName\":\"parent\","
-			"\"templateName\":\"leaf\"},\"parentCompositePodGroupName\":\"top-0\","
-			"\"schedulingPolicy\":{\"gang\":{\"minCount\":2}},"
-			"\"schedulingConstraints\":{\"topology\":[{\"key\":\"rack\"}]}}}");
+	assert_json(
+	    pg,
+	    "{\"apiVersion\":\"scheduling.k8s.io/v1alpha3\",\"kind\":\"PodGroup\","
+	    "\"metadata\":{\"name\":\"child\",\"namespace\":\"ml\",\"ownerReferences\":[{"
+	    "\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"child\",\"controller\":true,"
+	    "\"blockOwnerDeletion\":true}]},\"spec\":{\"workloadRef\":{\"workloadName\":\"parent\","
+	    "\"templateName\":\"leaf\"},\"parentCompositePodGroupName\":\"top-0\","
+	    "\"schedulingPolicy\":{\"gang\":{\"minCount\":2}},"
+	    "\"schedulingConstraints\":{\"topology\":[{\"key\":\"rack\"}]}}}");
 	json_decref(pg);
 	wb_builder_free(b);
 	json_decref(wl);
@@ -614,10 +669,18 @@ END_TEST
 
 START_TEST(hostile_inputs_do_not_crash)
 {
-	static const char *blocks[] = { "null", "1", "\"x\"", "[]", "{\"gang\":[]}",
-					"{\"gang\":{\"minCount\":1e300}}", "{\"gang\":{\"minCount\":99999999999}}",
-					"{\"topology\":[1,2,3]}", "{\"topology\":[{\"key\":7}]}",
-					"[{\"name\":7}]", "[null]", "{\"all\":1}" };
+	static const char *blocks[] = {"null",
+				       "1",
+				       "\"x\"",
+				       "[]",
+				       "{\"gang\":[]}",
+				       "{\"gang\":{\"minCount\":1e300}}",
+				       "{\"gang\":{\"minCount\":99999999999}}",
+				       "{\"topology\":[1,2,3]}",
+				       "{\"topology\":[{\"key\":7}]}",
+				       "[{\"name\":7}]",
+				       "[null]",
+				       "{\"all\":1}"};
 	size_t i, b;
 
 	for (b = 0; b < _WB_BLOCK_MAX; b++)
