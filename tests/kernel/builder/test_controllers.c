@@ -225,6 +225,7 @@ START_TEST(job_gang_defaults_to_parallelism_and_clamps)
 {
 	struct pk_errors errs = {0};
 	json_t *job = job_with("{schedulingPolicy: {gang: {}}}"), *out = NULL, *pg;
+	size_t i;
 
 	ck_assert_int_eq(wb_job_reconcile(job, NULL, &out, &errs), 0);
 	pg = by_name(out, "PodGroup", "j");
@@ -232,6 +233,22 @@ START_TEST(job_gang_defaults_to_parallelism_and_clamps)
 	ck_assert_uint_eq(count_kind(out, "Pod"), 3);
 	ck_assert_str_eq(
 	    pk_get_string(by_name(out, "Pod", "j-2"), "spec.schedulingGroup.podGroupName"), "j");
+	json_decref(out);
+	json_decref(job);
+	/* pods come in index order and share the Job's creationTimestamp, if any */
+	job = obj("apiVersion: batch/v1\nkind: Job\n"
+		  "metadata: {name: t, creationTimestamp: \"2026-01-02T03:04:05Z\"}\n"
+		  "spec: {parallelism: 12, template: {spec: {containers: [{name: c}]}}}\n");
+	ck_assert_int_eq(wb_job_reconcile(job, NULL, &out, &errs), 0);
+	ck_assert_uint_eq(json_array_size(out), 14);
+	for (i = 0; i < 12; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "t-%zu", i);
+		ck_assert_str_eq(pk_name(json_array_get(out, 2 + i)), name);
+		ck_assert_str_eq(pk_get_string(json_array_get(out, 2 + i), "metadata.creationTimestamp"),
+				 "2026-01-02T03:04:05Z");
+	}
 	json_decref(out);
 	json_decref(job);
 	/* suspended with parallelism 0: no pods, minCount 1 */
