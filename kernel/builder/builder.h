@@ -199,8 +199,9 @@ int wb_builder_validate(struct wb_builder *b, const char *root_path, const struc
 
 /*
  * Compile the tree into a new Workload (reference returned to the caller) and
- * keep a copy to materialize groups from.  Resolves the tree first; errors
- * (if errs is not NULL) as for validate; -EINVAL on an invalid tree.
+ * keep a copy to materialize groups from.  Resolves and checks the tree as
+ * validate does, except for the allow-lists (an API-validation concern, as in
+ * KEP-6089); errors go to errs if not NULL; -EINVAL on an invalid tree.
  */
 int wb_builder_build_workload(struct wb_builder *b, const char *root_path, json_t **ret_workload,
 			      struct pk_errors *errs);
