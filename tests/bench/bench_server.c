@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bench_server.c — podkerneld's store and server throughput.
+ *
+ *   durable writes/s   pod creates through pk_server_handle() (router, body
+ *                      parsing, defaulting, validation, one committed SQLite
+ *                      transaction each), against the floor of this disk: a
+ *                      4 KiB write + fdatasync() per operation, measured in
+ *                      the same run.
+ *   watch fan-out      events/s delivered to N concurrent watchers (threads
+ *                      reading pk_watch_read()) that all resume from the same
+ *                      old resourceVersion and drain FANOUT_EVENTS committed
+ *                      events from the ring (so the disk does not bound it),
+ *                      against N = 1 in the same run.
+ *
+ * Each figure is the median of RUNS runs.  Data lives under $TMPDIR (a real
+ * disk; /dev/shm would hide the cost of durability).
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernel/server/server.h"
+
+#define RUNS 5
+#define WRITES 200
+#define FANOUT_EVENTS 2000
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+static void make_dir(char *buf, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(buf, len, "%s/pk-bench-server-XXXXXX", tmp ? tmp : "/tmp");
+	if (!mkdtemp(buf)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+/* The floor: one 4 KiB write and fdatasync per operation. */
+static double fsync_per_s(void)
+{
+	char dir[256], path[300];
+	make_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	char block[4096];
+	memset(block, 'x', sizeof(block));
+	double t0 = now();
+	for (int i = 0; i < WRITES; i++)
+		if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block) || fdatasync(fd) < 0)
+			break;
+	double dt = now() - t0;
+	close(fd);
+	remove_dir(dir);
+	return WRITES / dt;
+}
+
+static int open_server(const char *dir, struct pk_store **st, struct pk_server **srv)
+{
+	char err[256];
+	struct pk_server_config cfg = { 0 };
+	if (pk_store_open(dir, st, err, sizeof(err)) < 0 ||
+	    pk_server_new(*st, &cfg, srv, err, sizeof(err)) < 0) {
+		fprintf(stderr, "bench_server: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int create_pod(struct pk_server *srv, int i)
+{
+	char body[256];
+	snprintf(body, sizeof(body),
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p%d\","
+		 "\"labels\":{\"app\":\"bench\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+		 "\"image\":\"i\"}]}}",
+		 i);
+	struct pk_request req = { .method = "POST", .path = "/api/v1/namespaces/default/pods",
+				  .content_type = "application/json", .body = body,
+				  .body_len = strlen(body) };
+	struct pk_response resp;
+	pk_server_handle(srv, &req, &resp);
+	int status = resp.status;
+	pk_response_clear(&resp);
+	return status == 201 ? 0 : -1;
+}
+
+static double writes_per_s(void)
+{
+	char dir[256];
+	make_dir(dir, sizeof(dir));
+	struct pk_store *st = NULL;
+	struct pk_server *srv = NULL;
+	double rate = 0;
+	if (open_server(dir, &st, &srv) == 0) {
+		double t0 = now();
+		int ok = 0;
+		for (int i = 0; i < WRITES; i++)
+			ok += create_pod(srv, i) == 0;
+		rate = ok / (now() - t0);
+	}
+	pk_server_free(srv);
+	pk_store_close(st);
+	remove_dir(dir);
+	return rate;
+}
+
+struct watcher {
+	struct pk_server *srv;
+	pthread_t thread;
+	long events;
+	pthread_barrier_t *ready;
+};
+
+static void *watch_main(void *arg)
+{
+	struct watcher *w = arg;
+	struct pk_query_arg args[] = { { "watch", "true" }, { "resourceVersion", "3" } };
+	struct pk_request req = { .method = "GET", .path = "/api/v1/pods", .args = args, .nargs = 2 };
+	struct pk_response resp;
+	pthread_barrier_wait(w->ready);
+	pk_server_handle(w->srv, &req, &resp);
+	char buf[65536];
+	while (resp.watch && w->events < FANOUT_EVENTS) {
+		ssize_t n = pk_watch_read(resp.watch, buf, sizeof(buf), 2000);
+		if (n < 0)
+			break;
+		if (n == 0)
+			break;
+		for (ssize_t i = 0; i < n; i++)
+			w->events += buf[i] == '\n';
+	}
+	pk_response_clear(&resp);
+	return NULL;
+}
+
+/* Events per second delivered to all watchers together, replaying the ring. */
+static double fanout_events_per_s(struct pk_server *srv, int nwatchers)
+{
+	struct watcher *w = calloc((size_t)nwatchers, sizeof(*w));
+	pthread_barrier_t ready;
+	pthread_barrier_init(&ready, NULL, (unsigned)nwatchers + 1);
+	for (int i = 0; i < nwatchers; i++) {
+		w[i] = (struct watcher){ .srv = srv, .ready = &ready };
+		pthread_create(&w[i].thread, NULL, watch_main, &w[i]);
+	}
+	pthread_barrier_wait(&ready);
+	double t0 = now();
+	long total = 0;
+	for (int i = 0; i < nwatchers; i++) {
+		pthread_join(w[i].thread, NULL);
+		total += w[i].events;
+	}
+	double rate = (double)total / (now() - t0);
+	pthread_barrier_destroy(&ready);
+	free(w);
+	return rate;
+}
+
+int main(void)
+{
+	double floor_v[RUNS], writes_v[RUNS];
+	for (int r = 0; r < RUNS; r++) {
+		floor_v[r] = fsync_per_s();
+		writes_v[r] = writes_per_s();
+	}
+	double fl = median(floor_v, RUNS), wr = median(writes_v, RUNS);
+	printf("%-40s %12s %12s\n", "benchmark", "median", "ratio");
+	printf("%-40s %10.0f/s %12s\n", "floor: 4 KiB write + fdatasync", fl, "1.00");
+	printf("%-40s %10.0f/s %11.2fx\n", "durable pod creates (router + store)", wr, wr / fl);
+
+	/* The fan-out store lives in memory when it can: durability is not measured here. */
+	char dir[256];
+	const char *tmp = getenv("TMPDIR");
+	if (access("/dev/shm", W_OK) == 0)
+		setenv("TMPDIR", "/dev/shm", 1);
+	make_dir(dir, sizeof(dir));
+	if (tmp)
+		setenv("TMPDIR", tmp, 1);
+	else
+		unsetenv("TMPDIR");
+	struct pk_store *st = NULL;
+	struct pk_server *srv = NULL;
+	if (open_server(dir, &st, &srv) < 0)
+		return 1;
+	for (int i = 0; i < FANOUT_EVENTS; i++)
+		create_pod(srv, i);
+	static const int fan[] = { 1, 16, 64 };
+	double base = 0;
+	for (size_t k = 0; k < sizeof(fan) / sizeof(*fan); k++) {
+		double v[RUNS];
+		for (int r = 0; r < RUNS; r++)
+			v[r] = fanout_events_per_s(srv, fan[k]);
+		double m = median(v, RUNS);
+		if (k == 0)
+			base = m;
+		char name[64];
+		snprintf(name, sizeof(name), "watch fan-out, %d watcher%s (events)", fan[k],
+			 fan[k] > 1 ? "s" : "");
+		printf("%-40s %10.0f/s %11.2fx\n", name, m, m / base);
+	}
+	pk_server_free(srv);
+	pk_store_close(st);
+	remove_dir(dir);
+	return wr > 0 && base > 0 ? 0 : 1;
+}
