@@ -1,13 +1,1576 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* podctl client commands — placeholder until the appliance client lands. */
+/*
+ * client.c — podctl as a client of podkerneld: apply, get, delete, describe
+ * and top.
+ *
+ * Every command speaks the Kubernetes-shaped HTTP API through libcurl with
+ * JSON bodies and an optional bearer token.  Kind names resolve like
+ * kubectl's (plural, singular, short name) through the store's table of
+ * served types, which also gives each kind's API path.  `apply` creates an
+ * object or merge-patches it onto the stored one (fields the file leaves out
+ * are kept).  `get` prints a table per kind (or the objects as JSON/YAML) and
+ * with -w follows the watch stream; `describe` adds what a person asks first
+ * about a group: its children, where its pods landed per topology level and
+ * why it is pending; `top` sums requests of bound pods against allocatable
+ * per topology domain.  Topology levels are the node label keys
+ * topology.podkernel.dev/<level>, outermost first (fewest domains first),
+ * then the host.
+ *
+ * Exit codes (CONTRACT.md): 0 success, 2 bad usage or an object the server
+ * rejected as invalid, 1 anything else (unreachable server, not found).
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
+#include "kernel/api/api.h"
 #include "kernel/podctl/podctl.h"
+#include "kernel/store/store.h"
+
+#define TOPO_PREFIX "topology.podkernel.dev/"
+#define HOST_KEY "kubernetes.io/hostname"
+#define MAX_RESPONSE (64 * 1024 * 1024)
+
+/* ---- HTTP ------------------------------------------------------------------------ */
+
+struct buf {
+	char *p;
+	size_t n;
+	bool too_big;
+};
+
+struct http {
+	const struct podctl_globals *g;
+	/* watch: called once per complete line */
+	void (*on_line)(const char *line, void *arg);
+	void *line_arg;
+	struct buf line;
+};
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct buf *b = arg;
+	size_t n = size * nmemb;
+
+	if (b->n + n > MAX_RESPONSE) {
+		b->too_big = true;
+		return 0;
+	}
+	char *p = realloc(b->p, b->n + n + 1);
+
+	if (!p)
+		return 0;
+	memcpy(p + b->n, data, n);
+	b->p = p;
+	b->n += n;
+	b->p[b->n] = '\0';
+	return n;
+}
+
+static size_t on_stream(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct http *h = arg;
+	size_t n = size * nmemb;
+
+	for (size_t i = 0; i < n; i++) {
+		if (data[i] != '\n') {
+			if (on_body(&data[i], 1, 1, &h->line) != 1)
+				return 0;
+			continue;
+		}
+		if (h->line.n) {
+			h->on_line(h->line.p, h->line_arg);
+			h->line.n = 0;
+		}
+	}
+	fflush(stdout);
+	return n;
+}
+
+/*
+ * One request.  ret_status is the HTTP code (0 when the server was not
+ * reached: ret_body then holds curl's message as a JSON string).  ret_body
+ * is the parsed JSON response (NULL if none or not JSON).
+ */
+static int http_do(struct http *h, const char *method, const char *path, const json_t *body,
+		   const char *content_type, long *ret_status, json_t **ret_body)
+{
+	CURL *c = curl_easy_init();
+	struct curl_slist *hdrs = NULL;
+	struct buf resp = { 0 };
+	char *url = NULL, *payload = NULL, errbuf[CURL_ERROR_SIZE] = "";
+	long status = 0;
+	CURLcode cc;
+
+	if (!c)
+		return -ENOMEM;
+	if (asprintf(&url, "%s%s", h->g->server, path) < 0) {
+		curl_easy_cleanup(c);
+		return -ENOMEM;
+	}
+	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	if (h->g->token && *h->g->token) {
+		char *auth = NULL;
+
+		if (asprintf(&auth, "Authorization: Bearer %s", h->g->token) >= 0)
+			hdrs = curl_slist_append(hdrs, auth);
+		free(auth);
+	}
+	if (body) {
+		char *ct = NULL;
+
+		payload = json_dumps(body, JSON_COMPACT);
+		if (asprintf(&ct, "Content-Type: %s", content_type) >= 0)
+			hdrs = curl_slist_append(hdrs, ct);
+		free(ct);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload ? payload : "");
+	}
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (h->on_line) {
+		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_stream);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
+	} else {
+		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
+		curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+	}
+	cc = curl_easy_perform(c);
+	if (cc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_slist_free_all(hdrs);
+	curl_easy_cleanup(c);
+	free(url);
+	free(payload);
+	*ret_status = status;
+	if (cc != CURLE_OK) {
+		*ret_body = json_string(*errbuf ? errbuf : curl_easy_strerror(cc));
+		free(resp.p);
+		return 0;
+	}
+	*ret_body = resp.p ? json_loadb(resp.p, resp.n, 0, NULL) : NULL;
+	free(resp.p);
+	return 0;
+}
+
+/* The message of a Status response (or curl's), for errors. */
+static const char *status_message(const json_t *body)
+{
+	const char *m;
+
+	if (json_is_string(body))
+		return json_string_value(body);
+	m = json_string_value(json_object_get(body, "message"));
+	return m ? m : "no message";
+}
+
+/* Exit code for a failed response: invalid input is 2, the rest 1. */
+static int fail_code(long status)
+{
+	return status == 400 || status == 422 ? PODCTL_EXIT_USAGE : PODCTL_EXIT_FAILURE;
+}
+
+static int report_failure(const char *what, long status, const json_t *body)
+{
+	if (status == 0)
+		fprintf(stderr, "podctl: %s: cannot reach the server: %s\n", what,
+			status_message(body));
+	else
+		fprintf(stderr, "podctl: %s: %s (HTTP %ld)\n", what, status_message(body), status);
+	return fail_code(status);
+}
+
+/* GET path into ret (200 only); failures are reported. */
+static int get_json(struct http *h, const char *path, const char *what, json_t **ret)
+{
+	long st;
+	json_t *body = NULL;
+
+	if (http_do(h, "GET", path, NULL, NULL, &st, &body) < 0)
+		return PODCTL_EXIT_FAILURE;
+	if (st != 200) {
+		int r = report_failure(what, st, body);
+
+		json_decref(body);
+		return r;
+	}
+	*ret = body;
+	return 0;
+}
+
+/* ---- kinds and paths ------------------------------------------------------------- */
+
+static bool names_kind(const struct pk_store_type *t, const char *s)
+{
+	char singular[64];
+	size_t i;
+
+	if (strcasecmp(s, t->plural) == 0 || strcasecmp(s, t->kind) == 0)
+		return true;
+	for (i = 0; t->kind[i] && i < sizeof(singular) - 1; i++)
+		singular[i] = (char)(t->kind[i] | 0x20);
+	singular[i] = '\0';
+	if (strcasecmp(s, singular) == 0)
+		return true;
+	const char *p = t->short_names;
+	size_t n = strlen(s);
+
+	while (p && *p) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (len == n && strncasecmp(p, s, n) == 0)
+			return true;
+		p = comma ? comma + 1 : NULL;
+	}
+	return false;
+}
+
+static const struct pk_store_type *resolve_kind(const char *s)
+{
+	for (const struct pk_store_type *t = pk_store_types; t->kind; t++)
+		if (names_kind(t, s))
+			return t;
+	if (strcasecmp(s, "pg") == 0)
+		return pk_store_type_by_kind("PodGroup");
+	if (strcasecmp(s, "cpg") == 0)
+		return pk_store_type_by_kind("CompositePodGroup");
+	return NULL;
+}
+
+/* /api/v1[/namespaces/NS]/PLURAL[/NAME][SUFFIX] */
+static char *type_path(const struct pk_store_type *t, const char *ns, const char *name,
+		       const char *suffix)
+{
+	char *p = NULL;
+	char base[160];
+
+	if (*t->group)
+		snprintf(base, sizeof(base), "/apis/%s/%s", t->group, t->version);
+	else
+		snprintf(base, sizeof(base), "/api/%s", t->version);
+	if (asprintf(&p, "%s%s%s/%s%s%s%s", base, t->namespaced && ns ? "/namespaces/" : "",
+		     t->namespaced && ns ? ns : "", t->plural, name ? "/" : "", name ? name : "",
+		     suffix ? suffix : "") < 0)
+		return NULL;
+	return p;
+}
+
+static char *lower(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i < len - 1; i++)
+		buf[i] = (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] | 0x20 : s[i]);
+	buf[i] = '\0';
+	return buf;
+}
+
+/* ---- common option parsing ------------------------------------------------------------ */
+
+struct opts {
+	const char *ns;
+	bool all_ns, watch;
+	const char *output; /* NULL table, wide, json, yaml */
+	const char *selector;
+	const char *files[64];
+	size_t nfiles;
+	const char *args[4];
+	size_t nargs;
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("podctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return PODCTL_EXIT_USAGE;
+}
+
+static const char *value_of(int *i, int argc, char **argv, const char *s, const char *l)
+{
+	const char *a = argv[*i];
+	size_t ll = l ? strlen(l) : 0;
+
+	if ((s && strcmp(a, s) == 0) || (l && strcmp(a, l) == 0))
+		return *i + 1 < argc ? argv[++*i] : NULL;
+	if (l && strncmp(a, l, ll) == 0 && a[ll] == '=')
+		return a + ll + 1;
+	if (s && strncmp(a, s, 2) == 0 && a[2])
+		return a + 2;
+	return NULL;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	o->ns = "default";
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+
+		if (a[0] != '-' || strcmp(a, "-") == 0) {
+			if (o->nargs >= sizeof(o->args) / sizeof(o->args[0]))
+				return usage_error("%s: too many arguments", argv[0]);
+			o->args[o->nargs++] = a;
+		} else if (strcmp(a, "-A") == 0 || strcmp(a, "--all-namespaces") == 0) {
+			o->all_ns = true;
+		} else if (strcmp(a, "-w") == 0 || strcmp(a, "--watch") == 0) {
+			o->watch = true;
+		} else if ((v = value_of(&i, argc, argv, "-n", "--namespace"))) {
+			o->ns = v;
+		} else if ((v = value_of(&i, argc, argv, "-o", "--output"))) {
+			if (strcmp(v, "wide") && strcmp(v, "json") && strcmp(v, "yaml"))
+				return usage_error("-o %s: expected wide, json or yaml", v);
+			o->output = v;
+		} else if ((v = value_of(&i, argc, argv, "-l", "--selector"))) {
+			o->selector = v;
+		} else if ((v = value_of(&i, argc, argv, "-f", "--filename"))) {
+			if (o->nfiles >= sizeof(o->files) / sizeof(o->files[0]))
+				return usage_error("too many -f files");
+			o->files[o->nfiles++] = v;
+		} else {
+			return usage_error("%s: unknown or incomplete option '%s'", argv[0], a);
+		}
+	}
+	return 0;
+}
+
+/* ---- apply ----------------------------------------------------------------------------- */
+
+static int apply_one(struct http *h, const char *file, json_t *obj)
+{
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	const struct pk_store_type *t = kind ? pk_store_type_by_kind(kind) : NULL;
+	const char *name = pk_name(obj);
+	char lk[64], what[512];
+	long st;
+	json_t *body = NULL;
+
+	if (!t)
+		return usage_error("%s: kind: Unsupported value: \"%s\"", file, kind ? kind : "");
+	if (!name || !*name)
+		return usage_error("%s: %s: metadata.name: Required value", file, kind);
+	const char *ns = t->namespaced ? pk_namespace(obj) : NULL;
+	char *path = type_path(t, ns, name, NULL);
+	char *coll = type_path(t, ns, NULL, NULL);
+	int r = PODCTL_EXIT_FAILURE;
+
+	snprintf(what, sizeof(what), "%s: %s/%s", file, lower(kind, lk, sizeof(lk)), name);
+	if (!path || !coll)
+		goto out;
+	http_do(h, "GET", path, NULL, NULL, &st, &body);
+	json_decref(body);
+	body = NULL;
+	if (st == 404) {
+		http_do(h, "POST", coll, obj, "application/json", &st, &body);
+		if (st == 200 || st == 201) {
+			printf("%s/%s created\n", lk, name);
+			r = 0;
+		}
+	} else if (st == 200) {
+		json_t *patch = json_deep_copy(obj);
+
+		json_object_del(json_object_get(patch, "metadata"), "resourceVersion");
+		http_do(h, "PATCH", path, patch, "application/merge-patch+json", &st, &body);
+		json_decref(patch);
+		if (st == 200) {
+			printf("%s/%s configured\n", lk, name);
+			r = 0;
+		}
+	}
+	if (r != 0) {
+		json_t *causes = pk_get(body, "details.causes"), *c;
+		size_t i;
+
+		json_array_foreach(causes, i, c)
+			fprintf(stderr, "%s: %s: %s\n", what,
+				json_string_value(json_object_get(c, "field")) ?: "",
+				json_string_value(json_object_get(c, "message")) ?: "");
+		r = report_failure(what, st, body);
+	}
+out:
+	json_decref(body);
+	free(path);
+	free(coll);
+	return r;
+}
+
+static int cmd_apply(struct http *h, int argc, char **argv)
+{
+	struct opts o = { 0 };
+	int r = parse_opts(argc, argv, &o), worst = 0;
+
+	if (r)
+		return r;
+	if (!o.nfiles || o.nargs)
+		return usage_error("usage: podctl apply -f FILE [-f FILE ...]");
+	for (size_t f = 0; f < o.nfiles; f++) {
+		json_t *objs = NULL, *obj;
+		char err[1024] = "";
+		size_t i;
+		const char *path = strcmp(o.files[f], "-") == 0 ? "/dev/stdin" : o.files[f];
+
+		r = pk_read_file(path, &objs, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "podctl: %s\n", *err ? err : strerror(-r));
+			return r == -EINVAL ? PODCTL_EXIT_USAGE : PODCTL_EXIT_FAILURE;
+		}
+		json_array_foreach(objs, i, obj) {
+			if (!json_object_get(json_object_get(obj, "metadata"), "namespace") &&
+			    strcmp(o.ns, "default") != 0)
+				pk_set(obj, "metadata.namespace", json_string(o.ns));
+			r = apply_one(h, o.files[f], obj);
+			if (r > worst)
+				worst = r;
+		}
+		json_decref(objs);
+	}
+	return worst;
+}
+
+/* ---- helpers over objects ---------------------------------------------------------------- */
+
+static const char *cond_status(const json_t *obj, const char *type)
+{
+	json_t *c = pk_condition_get(obj, type);
+
+	return c ? json_string_value(json_object_get(c, "status")) : NULL;
+}
+
+static const char *cond_reason(const json_t *obj, const char *type)
+{
+	json_t *c = pk_condition_get(obj, type);
+
+	return c ? json_string_value(json_object_get(c, "reason")) : NULL;
+}
+
+static void age(const json_t *obj, char *buf, size_t len)
+{
+	int64_t t;
+	const char *s = pk_get_string(obj, "metadata.creationTimestamp");
+
+	if (!s || pk_time_parse(s, &t) < 0) {
+		snprintf(buf, len, "<unknown>");
+		return;
+	}
+	int64_t d = time(NULL) - t;
+
+	if (d < 0)
+		d = 0;
+	if (d < 120)
+		snprintf(buf, len, "%llds", (long long)d);
+	else if (d < 7200)
+		snprintf(buf, len, "%lldm", (long long)d / 60);
+	else
+		snprintf(buf, len, "%lldh", (long long)d / 3600);
+}
+
+static void policy_text(const json_t *g, char *buf, size_t len)
+{
+	json_t *gang = pk_get(g, "spec.schedulingPolicy.gang");
+
+	if (gang) {
+		json_t *m = json_object_get(gang, "minCount");
+
+		if (!m)
+			m = json_object_get(gang, "minGroupCount");
+		snprintf(buf, len, "gang(%lld)", (long long)json_integer_value(m));
+	} else {
+		snprintf(buf, len, "basic");
+	}
+}
+
+static const char *group_topology(const json_t *g)
+{
+	json_t *t = json_array_get(pk_get(g, "spec.schedulingConstraints.topology"), 0);
+	const char *k = json_string_value(json_object_get(t, "key"));
+
+	return k ? k : json_string_value(json_object_get(t, "level"));
+}
+
+static const char *pod_phase(const json_t *pod)
+{
+	if (pk_get(pod, "metadata.deletionTimestamp"))
+		return "Terminating";
+	if (pk_get_string(pod, "spec.nodeName"))
+		return "Bound";
+	if (cond_status(pod, "PodScheduled") && strcmp(cond_status(pod, "PodScheduled"), "False") == 0)
+		return "Pending";
+	return "Pending";
+}
+
+static bool node_unreachable(const json_t *node)
+{
+	json_t *taints = pk_get(node, "spec.taints"), *t;
+	size_t i;
+
+	json_array_foreach(taints, i, t) {
+		const char *k = json_string_value(json_object_get(t, "key"));
+
+		if (k && strcmp(k, "node.kubernetes.io/unreachable") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Topology level keys present on nodes: outermost (fewest domains) first, host last. */
+static json_t *level_keys(const json_t *nodes)
+{
+	json_t *seen = json_object(), *keys = json_array(), *n, *labels, *v;
+	const char *k;
+	size_t i;
+
+	json_array_foreach(nodes, i, n) {
+		labels = pk_get(n, "metadata.labels");
+		json_object_foreach(labels, k, v) {
+			if (strncmp(k, TOPO_PREFIX, strlen(TOPO_PREFIX)) != 0 ||
+			    strcmp(k, TOPO_PREFIX "coords") == 0 || !json_is_string(v))
+				continue;
+			json_t *vals = json_object_get(seen, k);
+
+			if (!vals) {
+				vals = json_object();
+				json_object_set_new(seen, k, vals);
+			}
+			json_object_set_new(vals, json_string_value(v), json_true());
+		}
+	}
+	/* selection sort by domain count */
+	while (json_object_size(seen) > 0) {
+		const char *best = NULL;
+		size_t bestn = 0;
+
+		json_object_foreach(seen, k, v)
+			if (!best || json_object_size(v) < bestn) {
+				best = k;
+				bestn = json_object_size(v);
+			}
+		json_array_append_new(keys, json_string(best));
+		json_object_del(seen, best);
+	}
+	json_decref(seen);
+	return keys;
+}
+
+static const char *level_name(const char *key)
+{
+	if (strcmp(key, HOST_KEY) == 0)
+		return "host";
+	return strncmp(key, TOPO_PREFIX, strlen(TOPO_PREFIX)) == 0 ? key + strlen(TOPO_PREFIX) : key;
+}
+
+static json_t *index_by_name(const json_t *items)
+{
+	json_t *m = json_object(), *o;
+	size_t i;
+
+	json_array_foreach(items, i, o)
+		if (pk_name(o))
+			json_object_set(m, pk_name(o), o);
+	return m;
+}
+
+static int list_items(struct http *h, const char *kind, const char *ns, json_t **ret)
+{
+	const struct pk_store_type *t = pk_store_type_by_kind(kind);
+	char *path = type_path(t, ns, NULL, NULL);
+	json_t *body = NULL;
+	char what[128];
+	int r;
+
+	snprintf(what, sizeof(what), "list %s", t->plural);
+	r = path ? get_json(h, path, what, &body) : PODCTL_EXIT_FAILURE;
+	free(path);
+	if (r)
+		return r;
+	*ret = json_incref(json_object_get(body, "items"));
+	json_decref(body);
+	if (!*ret)
+		*ret = json_array();
+	return 0;
+}
+
+/* ---- tables -------------------------------------------------------------------------------- */
+
+struct table {
+	json_t *rows; /* arrays of strings */
+	size_t ncols;
+};
+
+static void table_row(struct table *t, const char *first, ...)
+{
+	json_t *row = json_array();
+	va_list ap;
+	const char *s = first;
+
+	va_start(ap, first);
+	for (size_t i = 0; i < t->ncols; i++) {
+		json_array_append_new(row, json_string(s ? s : "<none>"));
+		s = va_arg(ap, const char *);
+	}
+	va_end(ap);
+	json_array_append_new(t->rows, row);
+}
+
+static void table_print(struct table *t, bool header)
+{
+	size_t w[16] = { 0 }, i, c;
+	json_t *row;
+
+	json_array_foreach(t->rows, i, row)
+		for (c = 0; c < t->ncols && c < 16; c++) {
+			size_t n = strlen(json_string_value(json_array_get(row, c)));
+
+			if (n > w[c])
+				w[c] = n;
+		}
+	json_array_foreach(t->rows, i, row) {
+		if (i == 0 && !header)
+			continue;
+		for (c = 0; c < t->ncols && c < 16; c++)
+			printf(c + 1 < t->ncols ? "%-*s   " : "%-*s", c + 1 < t->ncols ? (int)w[c] : 0,
+			       json_string_value(json_array_get(row, c)));
+		printf("\n");
+	}
+}
+
+struct ctx {
+	struct http *h;
+	const struct opts *o;
+	json_t *nodes; /* name -> Node, for wide pod tables */
+	json_t *levels;
+};
+
+static const char *node_label(const json_t *node, const char *key)
+{
+	return node ? json_string_value(json_object_get(pk_get(node, "metadata.labels"), key)) : NULL;
+}
+
+static void pod_row(struct ctx *x, struct table *t, const json_t *p)
+{
+	const char *node = pk_get_string(p, "spec.nodeName");
+	const json_t *n = node && x->nodes ? json_object_get(x->nodes, node) : NULL;
+	char a[32], where[256] = "";
+
+	age(p, a, sizeof(a));
+	if (x->o->output && strcmp(x->o->output, "wide") == 0) {
+		size_t i;
+		json_t *k;
+
+		json_array_foreach(x->levels, i, k) {
+			const char *v = node_label(n, json_string_value(k));
+			size_t len = strlen(where);
+
+			snprintf(where + len, sizeof(where) - len, "%s%s", len ? "/" : "",
+				 v ? v : "-");
+		}
+		table_row(t, pk_namespace(p), pk_name(p), pod_phase(p), node ? node : "<none>",
+			  pk_get_string(p, "spec.schedulingGroup.podGroupName"), *where ? where : "-",
+			  a);
+	} else {
+		table_row(t, pk_namespace(p), pk_name(p), pod_phase(p), node ? node : "<none>",
+			  pk_get_string(p, "spec.schedulingGroup.podGroupName"), a);
+	}
+}
+
+static void node_row(struct ctx *x, struct table *t, const json_t *n)
+{
+	const char *ready = cond_status(n, "Ready");
+	const char *status = node_unreachable(n) ? "Unreachable"
+			     : ready && strcmp(ready, "False") == 0 ? "NotReady"
+								    : "Ready";
+	json_t *labels = pk_get(n, "metadata.labels");
+	char where[256] = "", a[32], alloc[256] = "";
+	size_t i;
+	json_t *k;
+
+	json_array_foreach(x->levels, i, k) {
+		const char *v = json_string_value(json_object_get(labels, json_string_value(k)));
+		size_t len = strlen(where);
+
+		snprintf(where + len, sizeof(where) - len, "%s%s", len ? "/" : "", v ? v : "-");
+	}
+	if (pk_get_string(n, "spec.unschedulable") || json_is_true(pk_get(n, "spec.unschedulable")))
+		status = "SchedulingDisabled";
+	age(n, a, sizeof(a));
+	json_t *ann = pk_get(n, "metadata.annotations");
+	const char *kind = json_object_get(ann, "podkernel.dev/simulated") ? "simulated"
+	       : json_object_get(ann, "agent.podkernel.dev/owned-labels") ? "podagent"
+									   : "static";
+	if (x->o->output && strcmp(x->o->output, "wide") == 0) {
+		const char *key;
+		json_t *v;
+
+		json_object_foreach(pk_get(n, "status.allocatable"), key, v) {
+			size_t len = strlen(alloc);
+
+			snprintf(alloc + len, sizeof(alloc) - len, "%s%s=%s", len ? "," : "", key,
+				 json_string_value(v) ? json_string_value(v) : "?");
+		}
+		table_row(t, "", pk_name(n), status, *where ? where : "-", kind, alloc, a);
+	} else {
+		table_row(t, "", pk_name(n), status, *where ? where : "-", kind, a);
+	}
+}
+
+static void group_row(struct ctx *x, struct table *t, const json_t *g)
+{
+	const char *ctype = strcmp(json_string_value(json_object_get(g, "kind")) ?: "",
+				   "CompositePodGroup") == 0
+				    ? "CompositePodGroupInitiallyScheduled"
+				    : "PodGroupInitiallyScheduled";
+	const char *st = cond_status(g, ctype), *reason = cond_reason(g, ctype);
+	char pol[64], sched[96], a[32];
+
+	(void)x;
+	policy_text(g, pol, sizeof(pol));
+	snprintf(sched, sizeof(sched), "%s%s%s%s", st ? st : "-", reason ? " (" : "",
+		 reason ? reason : "", reason ? ")" : "");
+	age(g, a, sizeof(a));
+	table_row(t, pk_namespace(g), pk_name(g), pol, group_topology(g) ?: "-",
+		  pk_get_string(g, "spec.parentCompositePodGroupName") ?: "-", sched, a);
+}
+
+static void other_row(struct ctx *x, struct table *t, const json_t *o)
+{
+	char a[32], extra[128] = "-";
+	const char *kind = json_string_value(json_object_get(o, "kind")) ?: "";
+
+	(void)x;
+	age(o, a, sizeof(a));
+	if (strcmp(kind, "PriorityClass") == 0)
+		snprintf(extra, sizeof(extra), "value=%lld%s",
+			 (long long)json_integer_value(json_object_get(o, "value")),
+			 json_is_true(json_object_get(o, "globalDefault")) ? " globalDefault" : "");
+	else if (strcmp(kind, "Job") == 0)
+		snprintf(extra, sizeof(extra), "parallelism=%lld",
+			 json_is_integer(pk_get(o, "spec.parallelism"))
+				 ? (long long)json_integer_value(pk_get(o, "spec.parallelism"))
+				 : 1LL);
+	else if (strcmp(kind, "JobSet") == 0)
+		snprintf(extra, sizeof(extra), "replicatedJobs=%zu",
+			 json_array_size(pk_get(o, "spec.replicatedJobs")));
+	else if (strcmp(kind, "Workload") == 0)
+		snprintf(extra, sizeof(extra), "templates=%zu",
+			 json_array_size(pk_get(o, "spec.compositePodGroupTemplates")) +
+				 json_array_size(pk_get(o, "spec.podGroupTemplates")));
+	table_row(t, pk_namespace(o), pk_name(o), extra, a);
+}
+
+typedef void (*row_fn)(struct ctx *x, struct table *t, const json_t *obj);
+
+static row_fn table_for(const struct pk_store_type *ty, struct ctx *x, struct table *t)
+{
+	bool wide = x->o->output && strcmp(x->o->output, "wide") == 0;
+
+	t->rows = json_array();
+	switch (ty->pk) {
+	case PK_KIND_POD:
+		t->ncols = wide ? 7 : 6;
+		if (wide) {
+			char lv[256] = "";
+			size_t i;
+			json_t *k;
+
+			json_array_foreach(x->levels, i, k) {
+				size_t len = strlen(lv);
+
+				snprintf(lv + len, sizeof(lv) - len, "%s%s", len ? "/" : "",
+					 level_name(json_string_value(k)));
+			}
+			char *hdr = *lv ? strdup(lv) : strdup("TOPOLOGY");
+
+			for (char *c = hdr; c && *c; c++)
+				*c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+			table_row(t, "NAMESPACE", "NAME", "STATUS", "NODE", "GROUP", hdr ?: "", "AGE");
+			free(hdr);
+		} else {
+			table_row(t, "NAMESPACE", "NAME", "STATUS", "NODE", "GROUP", "AGE");
+		}
+		return pod_row;
+	case PK_KIND_NODE:
+		t->ncols = wide ? 7 : 6;
+		if (wide)
+			table_row(t, "", "NAME", "STATUS", "TOPOLOGY", "SOURCE", "ALLOCATABLE", "AGE");
+		else
+			table_row(t, "", "NAME", "STATUS", "TOPOLOGY", "SOURCE", "AGE");
+		return node_row;
+	case PK_KIND_POD_GROUP:
+	case PK_KIND_COMPOSITE_POD_GROUP:
+		t->ncols = 7;
+		table_row(t, "NAMESPACE", "NAME", "POLICY", "TOPOLOGY", "PARENT", "SCHEDULED", "AGE");
+		return group_row;
+	default:
+		t->ncols = 4;
+		table_row(t, "NAMESPACE", "NAME", "INFO", "AGE");
+		return other_row;
+	}
+}
+
+/* Drop the NAMESPACE column unless -A (and always for cluster-scoped kinds). */
+static void table_trim(struct table *t, bool keep_ns)
+{
+	size_t i;
+	json_t *row;
+
+	if (keep_ns)
+		return;
+	json_array_foreach(t->rows, i, row)
+		json_array_remove(row, 0);
+	t->ncols--;
+}
+
+/* ---- get -------------------------------------------------------------------------------------- */
+
+struct watch_arg {
+	struct ctx *x;
+	row_fn row;
+	const struct pk_store_type *ty;
+	bool header_done;
+	bool structured;
+};
+
+static void on_watch_line(const char *line, void *arg)
+{
+	struct watch_arg *w = arg;
+	json_t *ev = json_loads(line, 0, NULL);
+	json_t *obj = json_object_get(ev, "object");
+
+	if (!obj) {
+		json_decref(ev);
+		return;
+	}
+	if (w->structured) {
+		pk_write(stdout, ev, strcmp(w->x->o->output, "yaml") == 0 ? PK_FORMAT_YAML
+									 : PK_FORMAT_JSON);
+	} else {
+		struct table t = { 0 };
+
+		table_for(w->ty, w->x, &t);
+		w->row(w->x, &t, obj);
+		/* the event type replaces the AGE column's meaning: show it first */
+		json_array_insert_new(json_array_get(t.rows, 0), 0, json_string("EVENT"));
+		json_array_insert_new(json_array_get(t.rows, 1), 0,
+				      json_string(json_string_value(json_object_get(ev, "type")) ?: ""));
+		t.ncols++;
+		table_print(&t, !w->header_done);
+		w->header_done = true;
+		json_decref(t.rows);
+	}
+	json_decref(ev);
+}
+
+static int load_nodes(struct ctx *x)
+{
+	json_t *items = NULL;
+	int r = list_items(x->h, "Node", NULL, &items);
+
+	if (r)
+		return r;
+	x->nodes = index_by_name(items);
+	x->levels = level_keys(items);
+	json_array_append_new(x->levels, json_string(HOST_KEY));
+	json_decref(items);
+	return 0;
+}
+
+static char *query_path(const struct pk_store_type *ty, const struct opts *o, const char *name,
+			bool watch)
+{
+	char *base = type_path(ty, o->all_ns ? NULL : o->ns, watch ? NULL : name, NULL), *p = NULL;
+	char *sel = NULL;
+
+	if (!base)
+		return NULL;
+	if (o->selector)
+		sel = curl_easy_escape(NULL, o->selector, 0);
+	if (asprintf(&p, "%s%s%s%s%s%s", base, watch || sel ? "?" : "", watch ? "watch=1" : "",
+		     watch && sel ? "&" : "", sel ? "labelSelector=" : "", sel ? sel : "") < 0)
+		p = NULL;
+	if (watch && name) {
+		char *q = NULL;
+
+		if (asprintf(&q, "%s&fieldSelector=metadata.name%%3D%s", p, name) < 0)
+			q = NULL;
+		free(p);
+		p = q;
+	}
+	curl_free(sel);
+	free(base);
+	return p;
+}
+
+static int cmd_get(struct http *h, int argc, char **argv)
+{
+	struct opts o = { 0 };
+	struct ctx x = { .h = h, .o = &o };
+	int r = parse_opts(argc, argv, &o);
+	const struct pk_store_type *ty;
+	json_t *body = NULL, *items;
+	bool structured;
+
+	if (r)
+		return r;
+	if (o.nargs < 1 || o.nargs > 2)
+		return usage_error("usage: podctl get KIND [NAME] [-n NS|-A] [-o wide|json|yaml] "
+				   "[-l SELECTOR] [-w]");
+	ty = resolve_kind(o.args[0]);
+	if (!ty)
+		return usage_error("get: unknown kind '%s'", o.args[0]);
+	structured = o.output && strcmp(o.output, "wide") != 0;
+	if (!structured && (r = load_nodes(&x)))
+		return r;
+	char *path = query_path(ty, &o, o.nargs == 2 ? o.args[1] : NULL, o.watch);
+
+	if (!path) {
+		r = PODCTL_EXIT_FAILURE;
+		goto out;
+	}
+	if (o.watch) {
+		struct table t = { 0 };
+		struct watch_arg w = { .x = &x, .ty = ty, .structured = structured };
+		long st;
+
+		w.row = table_for(ty, &x, &t);
+		json_decref(t.rows);
+		h->on_line = on_watch_line;
+		h->line_arg = &w;
+		http_do(h, "GET", path, NULL, NULL, &st, &body);
+		h->on_line = NULL;
+		free(h->line.p);
+		h->line = (struct buf){ 0 };
+		r = st == 200 ? 0 : report_failure("watch", st, body);
+		free(path);
+		goto out;
+	}
+	r = get_json(h, path, o.nargs == 2 ? o.args[1] : ty->plural, &body);
+	free(path);
+	if (r)
+		goto out;
+	if (o.nargs == 2) {
+		items = json_pack("[O]", body);
+	} else {
+		items = json_incref(json_object_get(body, "items"));
+		/* the list's items carry no kind: put it back for printing and apply */
+		size_t i;
+		json_t *it;
+		char av[128];
+
+		snprintf(av, sizeof(av), "%s%s%s", ty->group, *ty->group ? "/" : "", ty->version);
+		json_array_foreach(items, i, it) {
+			if (!json_object_get(it, "kind"))
+				json_object_set_new(it, "kind", json_string(ty->kind));
+			if (!json_object_get(it, "apiVersion"))
+				json_object_set_new(it, "apiVersion", json_string(av));
+		}
+	}
+	if (structured) {
+		enum pk_format f = strcmp(o.output, "yaml") == 0 ? PK_FORMAT_YAML : PK_FORMAT_JSON;
+
+		if (o.nargs == 2)
+			pk_write(stdout, body, f);
+		else {
+			json_t *list = pk_list_new(json_incref(items));
+
+			pk_write(stdout, list, f);
+			json_decref(list);
+		}
+	} else if (json_array_size(items) == 0) {
+		fprintf(stderr, "No resources found%s%s.\n", ty->namespaced && !o.all_ns ? " in " : "",
+			ty->namespaced && !o.all_ns ? o.ns : "");
+	} else {
+		struct table t = { 0 };
+		row_fn row = table_for(ty, &x, &t);
+		size_t i;
+		json_t *it;
+
+		json_array_foreach(items, i, it)
+			row(&x, &t, it);
+		table_trim(&t, o.all_ns && ty->namespaced);
+		table_print(&t, true);
+		json_decref(t.rows);
+	}
+	json_decref(items);
+out:
+	json_decref(body);
+	json_decref(x.nodes);
+	json_decref(x.levels);
+	return r;
+}
+
+/* ---- delete ------------------------------------------------------------------------------------- */
+
+static int cmd_delete(struct http *h, int argc, char **argv)
+{
+	struct opts o = { 0 };
+	int r = parse_opts(argc, argv, &o);
+	const struct pk_store_type *ty;
+	long st;
+	json_t *body = NULL;
+	char lk[64], what[300];
+
+	if (r)
+		return r;
+	if (o.nargs < 2)
+		return usage_error("usage: podctl delete KIND NAME [NAME...] [-n NS]");
+	ty = resolve_kind(o.args[0]);
+	if (!ty)
+		return usage_error("delete: unknown kind '%s'", o.args[0]);
+	for (size_t i = 1; i < o.nargs; i++) {
+		char *path = type_path(ty, o.ns, o.args[i], NULL);
+
+		if (!path)
+			return PODCTL_EXIT_FAILURE;
+		http_do(h, "DELETE", path, NULL, NULL, &st, &body);
+		free(path);
+		snprintf(what, sizeof(what), "delete %s %s", lower(ty->kind, lk, sizeof(lk)),
+			 o.args[i]);
+		if (st == 200 || st == 202)
+			printf("%s \"%s\" deleted\n", lk, o.args[i]);
+		else if ((r = report_failure(what, st, body)) == 0)
+			r = PODCTL_EXIT_FAILURE;
+		json_decref(body);
+		body = NULL;
+	}
+	return r;
+}
+
+/* ---- describe ------------------------------------------------------------------------------------ */
+
+static void print_conditions(const json_t *obj)
+{
+	json_t *conds = pk_get(obj, "status.conditions"), *c;
+	size_t i;
+
+	printf("Conditions:\n");
+	if (json_array_size(conds) == 0) {
+		printf("  <none>\n");
+		return;
+	}
+	json_array_foreach(conds, i, c)
+		printf("  %-38s %-6s %-24s %s\n", json_string_value(json_object_get(c, "type")) ?: "",
+		       json_string_value(json_object_get(c, "status")) ?: "",
+		       json_string_value(json_object_get(c, "reason")) ?: "",
+		       json_string_value(json_object_get(c, "message")) ?: "");
+}
+
+static void print_map(const char *title, const json_t *m)
+{
+	const char *k;
+	json_t *v;
+	bool first = true;
+
+	printf("%-14s", title);
+	json_object_foreach((json_t *)m, k, v) {
+		char *s = json_is_string(v) ? NULL : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+		printf("%s%s=%s\n", first ? "" : "              ", k, s ? s : json_string_value(v));
+		free(s);
+		first = false;
+	}
+	if (first)
+		printf("<none>\n");
+}
+
+/* Names of every group in the subtree of root (root included), from lists of groups. */
+static void subtree(const json_t *groups, const char *root, json_t *ret_set)
+{
+	size_t i;
+	json_t *g;
+
+	json_object_set_new(ret_set, root, json_true());
+	json_array_foreach(groups, i, g) {
+		const char *p = pk_get_string(g, "spec.parentCompositePodGroupName");
+
+		if (p && strcmp(p, root) == 0 && !json_object_get(ret_set, pk_name(g)))
+			subtree(groups, pk_name(g), ret_set);
+	}
+}
+
+static void print_placement(const json_t *pods, const struct ctx *x)
+{
+	size_t i, j, bound = 0, pending = 0;
+	json_t *p, *k;
+
+	json_array_foreach(pods, i, p) {
+		if (pk_get_string(p, "spec.nodeName"))
+			bound++;
+		else
+			pending++;
+	}
+	printf("Pods:          %zu bound, %zu pending\n", bound, pending);
+	if (!bound)
+		return;
+	printf("Placement per topology level:\n");
+	json_array_foreach(x->levels, j, k) {
+		json_t *count = json_object();
+		const char *key = json_string_value(k), *dom;
+		json_t *c;
+
+		json_array_foreach(pods, i, p) {
+			const char *node = pk_get_string(p, "spec.nodeName");
+			json_t *n = node ? json_object_get(x->nodes, node) : NULL;
+			const char *v = n ? json_string_value(json_object_get(
+						    pk_get(n, "metadata.labels"), key))
+					  : NULL;
+
+			if (!node)
+				continue;
+			v = v ? v : "-";
+			json_object_set_new(count, v,
+					    json_integer(json_integer_value(json_object_get(count, v)) + 1));
+		}
+		printf("  %-12s", level_name(key));
+		json_object_foreach(count, dom, c)
+			printf(" %s(%lld)", dom, (long long)json_integer_value(c));
+		printf("\n");
+		json_decref(count);
+	}
+}
+
+static void print_pending_reasons(const json_t *pods)
+{
+	size_t i, shown = 0;
+	json_t *p;
+
+	json_array_foreach(pods, i, p) {
+		if (pk_get_string(p, "spec.nodeName"))
+			continue;
+		json_t *c = pk_condition_get(p, "PodScheduled");
+		const char *m = c ? json_string_value(json_object_get(c, "message")) : NULL;
+
+		if (shown == 0)
+			printf("Pending pods:\n");
+		if (shown++ < 8)
+			printf("  %s: %s\n", pk_name(p), m ? m : "not yet attempted");
+	}
+	if (shown > 8)
+		printf("  ... and %zu more\n", shown - 8);
+}
+
+static int describe_group(struct ctx *x, const json_t *g)
+{
+	json_t *pgs = NULL, *cpgs = NULL, *pods = NULL, *all, *set = json_object(), *mine;
+	const char *ns = pk_namespace(g);
+	char pol[64];
+	size_t i;
+	json_t *o;
+	int r;
+
+	if ((r = list_items(x->h, "PodGroup", ns, &pgs)) ||
+	    (r = list_items(x->h, "CompositePodGroup", ns, &cpgs)) ||
+	    (r = list_items(x->h, "Pod", ns, &pods)))
+		goto out;
+	all = json_array();
+	json_array_extend(all, pgs);
+	json_array_extend(all, cpgs);
+	subtree(all, pk_name(g), set);
+	policy_text(g, pol, sizeof(pol));
+	printf("Policy:        %s\n", pol);
+	printf("Topology:      %s\n", group_topology(g) ?: "<none>");
+	printf("Disruption:    %s\n", pk_get(g, "spec.disruptionMode.all") ? "all" : "single");
+	printf("Parent:        %s\n", pk_get_string(g, "spec.parentCompositePodGroupName") ?: "<none>");
+	printf("Workload:      %s (template %s)\n",
+	       pk_get_string(g, "spec.workloadRef.workloadName") ?: "<none>",
+	       pk_get_string(g, "spec.workloadRef.templateName") ?: "-");
+	printf("Children:     ");
+	size_t nchild = 0;
+
+	json_array_foreach(all, i, o) {
+		const char *p = pk_get_string(o, "spec.parentCompositePodGroupName");
+
+		if (p && strcmp(p, pk_name(g)) == 0) {
+			char cp[64];
+
+			policy_text(o, cp, sizeof(cp));
+			printf(" %s[%s]", pk_name(o), cp);
+			nchild++;
+		}
+	}
+	printf("%s\n", nchild ? "" : " <none>");
+	mine = json_array();
+	json_array_foreach(pods, i, o) {
+		const char *pg = pk_get_string(o, "spec.schedulingGroup.podGroupName");
+
+		if (pg && json_object_get(set, pg))
+			json_array_append(mine, o);
+	}
+	print_placement(mine, x);
+	print_pending_reasons(mine);
+	print_conditions(g);
+	json_decref(mine);
+	json_decref(all);
+out:
+	json_decref(set);
+	json_decref(pgs);
+	json_decref(cpgs);
+	json_decref(pods);
+	return r;
+}
+
+static int64_t quantity_milli(const char *s)
+{
+	static const struct {
+		const char *suffix;
+		double mult;
+	} units[] = {
+		{ "Ki", 1024.0 }, { "Mi", 1048576.0 }, { "Gi", 1073741824.0 },
+		{ "Ti", 1099511627776.0 }, { "k", 1e3 }, { "M", 1e6 }, { "G", 1e9 }, { "T", 1e12 },
+		{ "m", 1e-3 }, { "", 1 },
+	};
+	char *end;
+	double v;
+
+	if (!s)
+		return 0;
+	v = strtod(s, &end);
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].suffix) == 0)
+			return (int64_t)(v * units[i].mult * 1000);
+	return 0;
+}
+
+/* Sum of container requests of resource over a pod. */
+static int64_t pod_request(const json_t *pod, const char *res)
+{
+	json_t *cs = pk_get(pod, "spec.containers"), *c;
+	size_t i;
+	int64_t sum = 0;
+
+	json_array_foreach(cs, i, c)
+		sum += quantity_milli(json_string_value(
+			json_object_get(json_object_get(json_object_get(c, "resources"), "requests"),
+					res)));
+	return sum;
+}
+
+static void fmt_qty(int64_t milli, const char *res, char *buf, size_t len)
+{
+	if (strcmp(res, "memory") == 0)
+		snprintf(buf, len, "%.0fGi", (double)milli / 1000 / 1073741824.0);
+	else if (milli % 1000)
+		snprintf(buf, len, "%lldm", (long long)milli);
+	else
+		snprintf(buf, len, "%lld", (long long)(milli / 1000));
+}
+
+static int describe_node(struct ctx *x, const json_t *n)
+{
+	json_t *pods = NULL, *p;
+	size_t i;
+	const char *k;
+	json_t *v;
+	int r = list_items(x->h, "Pod", NULL, &pods);
+
+	if (r)
+		return r;
+	print_map("Labels:", pk_get(n, "metadata.labels") ?: json_object());
+	printf("Taints:       ");
+	json_array_foreach(pk_get(n, "spec.taints"), i, v)
+		printf(" %s:%s", json_string_value(json_object_get(v, "key")) ?: "",
+		       json_string_value(json_object_get(v, "effect")) ?: "");
+	printf("%s\n", json_array_size(pk_get(n, "spec.taints")) ? "" : " <none>");
+	printf("Allocated resources (requests of bound pods / allocatable):\n");
+	json_object_foreach(pk_get(n, "status.allocatable"), k, v) {
+		int64_t used = 0, total = quantity_milli(json_string_value(v));
+		char a[32], b[32];
+
+		json_array_foreach(pods, i, p) {
+			const char *node = pk_get_string(p, "spec.nodeName");
+
+			if (node && strcmp(node, pk_name(n)) == 0)
+				used += strcmp(k, "pods") == 0 ? 1000 : pod_request(p, k);
+		}
+		fmt_qty(used, k, a, sizeof(a));
+		fmt_qty(total, k, b, sizeof(b));
+		printf("  %-20s %s / %s\n", k, a, b);
+	}
+	printf("Pods:\n");
+	json_array_foreach(pods, i, p) {
+		const char *node = pk_get_string(p, "spec.nodeName");
+
+		if (node && strcmp(node, pk_name(n)) == 0)
+			printf("  %s/%s (group %s)\n", pk_namespace(p), pk_name(p),
+			       pk_get_string(p, "spec.schedulingGroup.podGroupName") ?: "-");
+	}
+	print_conditions(n);
+	json_decref(pods);
+	return 0;
+}
+
+static int describe_pod(struct ctx *x, const json_t *p)
+{
+	const char *node = pk_get_string(p, "spec.nodeName");
+	json_t *n = node ? json_object_get(x->nodes, node) : NULL, *k;
+	size_t i;
+
+	printf("Node:          %s\n", node ?: "<none>");
+	printf("Group:         %s\n", pk_get_string(p, "spec.schedulingGroup.podGroupName") ?: "<none>");
+	printf("Priority:      %lld\n", (long long)json_integer_value(pk_get(p, "spec.priority")));
+	if (n) {
+		printf("Topology:     ");
+		json_array_foreach(x->levels, i, k) {
+			const char *v = json_string_value(json_object_get(pk_get(n, "metadata.labels"),
+									  json_string_value(k)));
+
+			printf(" %s=%s", level_name(json_string_value(k)), v ?: "-");
+		}
+		printf("\n");
+	}
+	print_conditions(p);
+	return 0;
+}
+
+static int cmd_describe(struct http *h, int argc, char **argv)
+{
+	struct opts o = { 0 };
+	struct ctx x = { .h = h, .o = &o };
+	int r = parse_opts(argc, argv, &o);
+	const struct pk_store_type *ty;
+	json_t *obj = NULL;
+
+	if (r)
+		return r;
+	if (o.nargs != 2)
+		return usage_error("usage: podctl describe KIND NAME [-n NS]");
+	ty = resolve_kind(o.args[0]);
+	if (!ty)
+		return usage_error("describe: unknown kind '%s'", o.args[0]);
+	char *path = type_path(ty, o.ns, o.args[1], NULL);
+
+	r = path ? get_json(h, path, o.args[1], &obj) : PODCTL_EXIT_FAILURE;
+	free(path);
+	if (r == 0)
+		r = load_nodes(&x);
+	if (r)
+		goto out;
+	printf("Name:          %s\n", pk_name(obj));
+	if (ty->namespaced)
+		printf("Namespace:     %s\n", pk_namespace(obj));
+	printf("Kind:          %s\n", ty->kind);
+	printf("Created:       %s\n", pk_get_string(obj, "metadata.creationTimestamp") ?: "-");
+	switch (ty->pk) {
+	case PK_KIND_POD_GROUP:
+	case PK_KIND_COMPOSITE_POD_GROUP: r = describe_group(&x, obj); break;
+	case PK_KIND_NODE: r = describe_node(&x, obj); break;
+	case PK_KIND_POD: r = describe_pod(&x, obj); break;
+	default: {
+		char *s = pk_write_string(pk_get(obj, "spec") ?: json_object(), PK_FORMAT_YAML);
+
+		printf("Spec:\n%s", s ? s : "");
+		free(s);
+		print_conditions(obj);
+	}
+	}
+out:
+	json_decref(obj);
+	json_decref(x.nodes);
+	json_decref(x.levels);
+	return r;
+}
+
+/* ---- top ---------------------------------------------------------------------------------------- */
+
+static const char *const top_resources[] = { "google.com/tpu", "nvidia.com/gpu", "cpu", "memory",
+					     "pods" };
+#define NTOP (sizeof(top_resources) / sizeof(top_resources[0]))
+
+struct dom_use {
+	int64_t used[NTOP], total[NTOP];
+	int nodes;
+};
+
+static void add_use(json_t *map, const char *domain, const struct dom_use *u)
+{
+	json_t *e = json_object_get(map, domain);
+	struct dom_use *d;
+
+	if (!e) {
+		d = calloc(1, sizeof(*d));
+		if (!d)
+			return;
+		json_object_set_new(map, domain, json_integer((json_int_t)(intptr_t)d));
+	} else {
+		d = (struct dom_use *)(intptr_t)json_integer_value(e);
+	}
+	for (size_t i = 0; i < NTOP; i++) {
+		d->used[i] += u->used[i];
+		d->total[i] += u->total[i];
+	}
+	d->nodes += u->nodes;
+}
+
+static int dom_cmp(const void *a, const void *b)
+{
+	return strverscmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Domains with pods, in natural order; idle ones summed up in one line. */
+static void print_level(const char *level, json_t *map, const bool *shown)
+{
+	size_t n = json_object_size(map), k = 0, idle = 0;
+	const char **keys = calloc(n + 1, sizeof(*keys));
+	const char *dom;
+	json_t *e;
+
+	if (!keys)
+		return;
+	json_object_foreach(map, dom, e)
+		keys[k++] = dom;
+	qsort(keys, n, sizeof(*keys), dom_cmp);
+	for (k = 0; k < n; k++) {
+		struct dom_use *d = (struct dom_use *)(intptr_t)json_integer_value(
+			json_object_get(map, keys[k]));
+
+		if (d->used[NTOP - 1] == 0 && n > 1) {
+			idle++;
+			free(d);
+			continue;
+		}
+		printf("%-12s %-16s %5d", level, keys[k], d->nodes);
+		for (size_t i = 0; i < NTOP; i++) {
+			char a[32], b[32], cell[80];
+
+			if (!shown[i])
+				continue;
+			fmt_qty(d->used[i], top_resources[i], a, sizeof(a));
+			fmt_qty(d->total[i], top_resources[i], b, sizeof(b));
+			snprintf(cell, sizeof(cell), "%s/%s", a, b);
+			printf("  %-16s", cell);
+		}
+		printf("\n");
+		free(d);
+	}
+	if (idle)
+		printf("%-12s (%zu more without pods)\n", level, idle);
+	free(keys);
+}
+
+static int cmd_top(struct http *h, int argc, char **argv)
+{
+	struct opts o = { 0 };
+	struct ctx x = { .h = h, .o = &o };
+	json_t *pods = NULL, *n, *p;
+	const char *name;
+	bool shown[NTOP] = { false };
+	int r = parse_opts(argc, argv, &o);
+	size_t i, j;
+
+	if (r)
+		return r;
+	if (o.nargs > 1 || (o.nargs == 1 && strcmp(o.args[0], "nodes") != 0))
+		return usage_error("usage: podctl top [nodes]");
+	if ((r = load_nodes(&x)) || (r = list_items(h, "Pod", NULL, &pods)))
+		goto out;
+	size_t nlev = json_array_size(x.levels);
+	json_t **maps = calloc(nlev + 1, sizeof(*maps));
+	struct dom_use cluster = { 0 };
+
+	if (!maps) {
+		r = PODCTL_EXIT_FAILURE;
+		goto out;
+	}
+	for (j = 0; j < nlev; j++)
+		maps[j] = json_object();
+	json_object_foreach(x.nodes, name, n) {
+		struct dom_use u = { .nodes = 1 };
+
+		for (size_t k = 0; k < NTOP; k++) {
+			const char *q = json_string_value(
+				json_object_get(pk_get(n, "status.allocatable"), top_resources[k]));
+
+			u.total[k] = q ? quantity_milli(q) : (strcmp(top_resources[k], "pods") == 0 ? 110000 : 0);
+			if (q && strcmp(top_resources[k], "pods") != 0)
+				shown[k] = true;
+		}
+		json_array_foreach(pods, i, p) {
+			const char *node = pk_get_string(p, "spec.nodeName");
+
+			if (!node || strcmp(node, name) != 0)
+				continue;
+			for (size_t k = 0; k < NTOP; k++)
+				u.used[k] += strcmp(top_resources[k], "pods") == 0
+						     ? 1000
+						     : pod_request(p, top_resources[k]);
+		}
+		for (j = 0; j < nlev; j++) {
+			const char *v = json_string_value(json_object_get(
+				pk_get(n, "metadata.labels"), json_string_value(json_array_get(x.levels, j))));
+
+			add_use(maps[j], v ? v : "-", &u);
+		}
+		u.nodes = 1;
+		for (size_t k = 0; k < NTOP; k++) {
+			cluster.used[k] += u.used[k];
+			cluster.total[k] += u.total[k];
+		}
+		cluster.nodes++;
+	}
+	shown[NTOP - 1] = true;
+	printf("%-12s %-16s %5s", "LEVEL", "DOMAIN", "NODES");
+	for (size_t k = 0; k < NTOP; k++)
+		if (shown[k])
+			printf("  %-16s", top_resources[k]);
+	printf("\n");
+	{
+		json_t *cm = json_object();
+
+		add_use(cm, "all", &cluster);
+		print_level("cluster", cm, shown);
+		json_decref(cm);
+	}
+	for (j = 0; j < nlev; j++) {
+		print_level(level_name(json_string_value(json_array_get(x.levels, j))), maps[j], shown);
+		json_decref(maps[j]);
+	}
+	printf("(used/allocatable: requests of bound pods against allocatable)\n");
+	free(maps);
+out:
+	json_decref(pods);
+	json_decref(x.nodes);
+	json_decref(x.levels);
+	return r;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------------ */
 
 int podctl_client(const struct podctl_globals *g, int argc, char **argv)
 {
-	(void)g;
-	(void)argc;
-	fprintf(stderr, "podctl: unknown command '%s' (try --help)\n", argv[0]);
-	return PODCTL_EXIT_USAGE;
+	struct http h = { .g = g };
+	int r;
+
+	if (strcmp(argv[0], "apply") && strcmp(argv[0], "get") && strcmp(argv[0], "delete") &&
+	    strcmp(argv[0], "describe") && strcmp(argv[0], "top")) {
+		fprintf(stderr, "podctl: unknown command '%s' (try --help)\n", argv[0]);
+		return PODCTL_EXIT_USAGE;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		fprintf(stderr, "podctl: cannot initialise libcurl\n");
+		return PODCTL_EXIT_FAILURE;
+	}
+	if (strcmp(argv[0], "apply") == 0)
+		r = cmd_apply(&h, argc, argv);
+	else if (strcmp(argv[0], "get") == 0)
+		r = cmd_get(&h, argc, argv);
+	else if (strcmp(argv[0], "delete") == 0)
+		r = cmd_delete(&h, argc, argv);
+	else if (strcmp(argv[0], "describe") == 0)
+		r = cmd_describe(&h, argc, argv);
+	else
+		r = cmd_top(&h, argc, argv);
+	curl_global_cleanup();
+	return r;
 }
