@@ -20,6 +20,7 @@ pk_start() {
 	dir=$1; shift
 	PK_N=$((PK_N + 1))
 	PK_LOG="$WORK/server.$PK_N.log"
+	: >"$PK_LOG"
 	"$PODKERNEL_BIN/podkerneld" --listen 127.0.0.1:0 --data-dir "$dir" "$@" 2>"$PK_LOG" &
 	PK_PID=$!
 	PK_PIDS="$PK_PIDS $PK_PID"

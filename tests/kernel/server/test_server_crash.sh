@@ -1,5 +1,6 @@
 #!/bin/sh
-# Durability: four writers create and update objects as fast as they can and
+# Durability: four writers create objects (PriorityClasses: nothing else in
+# podkerneld writes them, so their resourceVersions stay put) as fast as they can and
 # log every acknowledged write (name and resourceVersion); podkerneld is
 # killed with SIGKILL in the middle of the burst and restarted on the same
 # data.  Every acknowledged write must be there with the same
@@ -10,15 +11,16 @@ need curl
 pk_start "$WORK/data"
 PK_URL="http://127.0.0.1:$PK_PORT"
 J="Content-Type: application/json"
+PC=/apis/scheduling.k8s.io/v1/priorityclasses
 
 writer() {
 	w=$1
 	i=0
 	while :; do
 		i=$((i + 1))
-		body="{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"w$w-$i\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}"
+		body="{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"w$w-$i\"},\"value\":$i}"
 		out=$(curl -s --max-time 5 -w ' %{http_code}' -X POST -H "$J" -d "$body" \
-			"$PK_URL/api/v1/namespaces/default/pods") || break
+			"$PK_URL$PC") || break
 		case "$out" in
 		*" 201") echo "w$w-$i $(echo "$out" | grep -o '"resourceVersion":"[0-9]*"' | tr -dc 0-9)" ;;
 		*) break ;;
@@ -35,15 +37,15 @@ n=$(wc -l <"$WORK/acked")
 
 pk_start "$WORK/data"
 PK_URL="http://127.0.0.1:$PK_PORT"
-curl -s "$PK_URL/api/v1/namespaces/default/pods" >"$WORK/list"
+curl -s "$PK_URL$PC" >"$WORK/list"
 max=0
 while read -r name rv; do
-	grep -q "\"name\":\"$name\",\"namespace\":\"default\",\"uid\":\"[^\"]*\",\"creationTimestamp\":\"[^\"]*\",\"generation\":1,\"resourceVersion\":\"$rv\"" \
+	grep -q "\"name\":\"$name\",\"uid\":\"[^\"]*\",\"creationTimestamp\":\"[^\"]*\",\"generation\":1,\"resourceVersion\":\"$rv\"" \
 		"$WORK/list" || fail "acknowledged $name@$rv lost or changed after kill -9"
 	[ "$rv" -gt "$max" ] && max=$rv
 done <"$WORK/acked"
-expect 201 POST /api/v1/namespaces/default/pods -H "$J" \
-	-d '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"after"},"spec":{"containers":[{"name":"c","image":"i"}]}}'
+expect 201 POST $PC -H "$J" \
+	-d '{"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"after"},"value":1}'
 [ "$(rv_of "$WORK/body")" -gt "$max" ] || fail "resourceVersion went backwards after restart"
 pk_stop
 echo "test_server_crash: ok ($n acknowledged writes survived kill -9)"

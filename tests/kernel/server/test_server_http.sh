@@ -33,13 +33,17 @@ rv1=$(rv_of "$WORK/body")
 expect 409 POST /api/v1/namespaces/default/pods -H "$A" -H "$J" -d "$(pod p1)"
 grep -q '"reason":"AlreadyExists"' "$WORK/body" || fail "no AlreadyExists"
 expect 200 GET /api/v1/namespaces/default/pods/p1 -H "$A"
-cp "$WORK/body" "$WORK/p1.json"
-sed 's/"app":"web"/"app":"api"/' "$WORK/p1.json" >"$WORK/p1-new.json"
-expect 200 PUT /api/v1/namespaces/default/pods/p1 -H "$A" -H "$J" --data-binary @"$WORK/p1-new.json"
+# Replace with optimistic concurrency, on a kind the scheduling loop never writes.
+PC=/apis/scheduling.k8s.io/v1/priorityclasses
+expect 201 POST $PC -H "$A" -H "$J" -d '{"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"pc1"},"value":10}'
+expect 200 GET $PC/pc1 -H "$A"
+sed 's/"value":10/"value":20/' "$WORK/body" >"$WORK/pc1-new.json"
+expect 200 PUT $PC/pc1 -H "$A" -H "$J" --data-binary @"$WORK/pc1-new.json"
+grep -q '"value":20' "$WORK/body" || fail "update lost"
 rv2=$(rv_of "$WORK/body")
 [ "$rv2" -gt "$rv1" ] || fail "resourceVersion did not grow ($rv1 -> $rv2)"
 # The same stale body again: 409 Conflict.
-expect 409 PUT /api/v1/namespaces/default/pods/p1 -H "$A" -H "$J" --data-binary @"$WORK/p1-new.json"
+expect 409 PUT $PC/pc1 -H "$A" -H "$J" --data-binary @"$WORK/pc1-new.json"
 grep -q '"reason":"Conflict"' "$WORK/body" || fail "no Conflict"
 expect 200 PATCH /api/v1/namespaces/default/pods/p1 -H "$A" \
 	-H "Content-Type: application/merge-patch+json" -d '{"metadata":{"labels":{"tier":"a"}}}'
@@ -67,8 +71,11 @@ cont=$(grep -o '"continue":"[0-9a-f]*"' "$WORK/body" | cut -d'"' -f4)
 [ -n "$cont" ] || fail "no continue token"
 expect 200 GET "/api/v1/namespaces/default/pods?limit=3&continue=$cont" -H "$A"
 grep -q '"name":"q3"' "$WORK/body" || fail "second page: $(head -c 300 "$WORK/body")"
-expect 200 GET "/api/v1/pods?labelSelector=app%20in%20(api),!tier" -H "$A"
+expect 200 PATCH /api/v1/namespaces/default/pods/q2 -H "$A" \
+	-H "Content-Type: application/merge-patch+json" -d '{"metadata":{"labels":{"app":"api"}}}'
+expect 200 GET "/api/v1/pods?labelSelector=app%20in%20(api,x),!tier" -H "$A"
 [ "$(grep -o '"kind":"Pod"' "$WORK/body" | wc -l)" = 1 ] || fail "label selector"
+grep -q '"name":"q2"' "$WORK/body" || fail "label selector picked the wrong pod"
 expect 400 GET "/api/v1/pods?labelSelector=app%20in" -H "$A"
 
 # Watch: resume from a resourceVersion, see the change, then delete.
@@ -84,7 +91,7 @@ wait $wpid
 grep -q '"type":"DELETED".*"name":"q1"' "$WORK/watch" || fail "watch missed the delete: $(cat "$WORK/watch")"
 # Resume from before a change: replayed from the ring.
 curl -sN --max-time 1 -H "$A" "$PK_URL/api/v1/pods?watch=1&resourceVersion=$rv1" >"$WORK/watch2"
-grep -q '"type":"MODIFIED"' "$WORK/watch2" || fail "no replay from $rv1"
+grep -q '"type":"ADDED".*"name":"q7"' "$WORK/watch2" || fail "no replay from $rv1"
 
 # Malformed and oversized bodies; the server keeps serving.
 expect 400 POST /api/v1/namespaces/default/pods -H "$A" -H "$J" -d '{"kind": "Pod", '

@@ -80,7 +80,7 @@ k create -f "$WORK/objs.yaml" >"$WORK/out" 2>&1 || fail "create -f: $(cat "$WORK
 grep -q 'pod/p1 created' "$WORK/out" || fail "create output: $(cat "$WORK/out")"
 
 k get ns >"$WORK/out" 2>&1 && grep -q '^default' "$WORK/out" || fail "get ns: $(cat "$WORK/out")"
-k get pods >"$WORK/out" 2>&1 && grep -q '^p1 .*Pending' "$WORK/out" || fail "get pods: $(cat "$WORK/out")"
+k get pods >"$WORK/out" 2>&1 && grep -q '^p1 .*\(Pending\|Scheduled\)' "$WORK/out" || fail "get pods: $(cat "$WORK/out")"
 k get pods -o wide >"$WORK/out" 2>&1 && grep -q 'GROUP' "$WORK/out" && grep -q 'pg1' "$WORK/out" ||
 	fail "get -o wide: $(cat "$WORK/out")"
 k get pod p1 -o yaml >"$WORK/out" 2>&1 && grep -q 'priority: 1000' "$WORK/out" ||
