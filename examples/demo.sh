@@ -1,6 +1,92 @@
 #!/bin/sh
-# make demo: the best end-to-end path this build has.  Grows with the appliance.
+# make demo: the podkernel appliance on a simulated TPU cluster.
+#
+# Starts podkerneld on a free loopback port with a throw-away data directory
+# and the 512 simulated hosts of boards/tpu-superslice.yaml (2 superslices of
+# 16 cubes), runs the real podagent of this machine publishing its own Node
+# (with its own node token), submits the three KEP-6012 user stories with
+# podctl, waits until they are scheduled and shows where everything landed.
+# Everything started here is stopped on exit.
 set -eu
 BIN=${1:-build/bin}
-echo "podkernel demo: simulated cluster from boards/tpu-superslice.yaml"
-"$BIN/podctl" board show boards/tpu-superslice.yaml
+BIN=$(cd "$BIN" && pwd)
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+BOARD="$SRC/boards/tpu-superslice.yaml"
+STORIES="$SRC/examples/stories"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/podkernel-demo.XXXXXX")
+PIDS=""
+
+cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
+	for p in $PIDS; do wait "$p" 2>/dev/null || true; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+NODE=$(hostname | tr 'A-Z' 'a-z')
+ADMIN_TOKEN=demo-admin-$$
+NODE_TOKEN=demo-node-$$
+cat > "$WORK/tokens.csv" <<EOF
+$ADMIN_TOKEN,admin,1,"system:masters"
+$NODE_TOKEN,system:node:$NODE,2,"system:nodes"
+EOF
+
+step "podkerneld: API server, durable store, scheduling loop; simulated board $(basename "$BOARD")"
+"$BIN/podkerneld" --listen 127.0.0.1:0 --data-dir "$WORK/data" \
+	--token-auth-file "$WORK/tokens.csv" --simulate-board "$BOARD" -v 1 \
+	2> "$WORK/podkerneld.log" &
+PIDS="$PIDS $!"
+PORT=""
+for _ in $(seq 1 100); do
+	PORT=$(sed -n 's/.*serving on .*(port \([0-9]*\)).*/\1/p' "$WORK/podkerneld.log" | head -n 1)
+	[ -n "$PORT" ] && grep -q "scheduling loop running" "$WORK/podkerneld.log" && break
+	sleep 0.2
+done
+if [ -z "$PORT" ]; then
+	echo "demo: podkerneld did not start:" >&2
+	cat "$WORK/podkerneld.log" >&2
+	exit 1
+fi
+export PODKERNEL_SERVER="http://127.0.0.1:$PORT" PODKERNEL_TOKEN="$ADMIN_TOKEN"
+sed 's/^/  /' "$WORK/podkerneld.log"
+
+step "podagent on this machine publishes node $NODE (node token, every 5 s)"
+"$BIN/podagent" --publish "$PODKERNEL_SERVER" --token "$NODE_TOKEN" --node-name "$NODE" \
+	--interval 5 --no-udev --no-netlink 2> "$WORK/podagent.log" &
+PIDS="$PIDS $!"
+for _ in $(seq 1 50); do
+	"$BIN/podctl" get node "$NODE" > /dev/null 2>&1 && break
+	sleep 0.2
+done
+"$BIN/podctl" get nodes -o wide | sed -n "1p;/^$NODE /p"
+echo "  ... and $("$BIN/podctl" get nodes | grep -c simulated) simulated TPU hosts"
+
+step "submit the three KEP-6012 user stories"
+for story in training serving pipeline; do
+	echo "# $story: $(sed -n 's/^# KEP-6012 user story "\([^"]*\)".*/\1/p' "$STORIES/$story.yaml")"
+	"$BIN/podctl" apply -f "$STORIES/$story.yaml" | tail -n 2
+done
+
+step "wait until every pod is bound"
+want=53 # 32 training + 11 serving + 10 pipeline pods
+for _ in $(seq 1 150); do
+	bound=$("$BIN/podctl" get pods -A 2>/dev/null | grep -c ' Bound ' || true)
+	[ "$bound" -ge "$want" ] && break
+	sleep 0.2
+done
+echo "  $bound of $want pods bound"
+
+step "where the training shards landed (superslice/cube/host)"
+"$BIN/podctl" get pods -n training -o wide | awk 'NR == 1 || $1 ~ /-[0-3]-[07]$/'
+step "the group hierarchy of every story"
+"$BIN/podctl" get compositepodgroups -A
+"$BIN/podctl" get podgroups -A
+step "podctl describe cpg llm-train -n training"
+"$BIN/podctl" describe cpg llm-train -n training | grep -v '^  host '
+step "podctl describe cpg llm-serve -n serving"
+"$BIN/podctl" describe cpg llm-serve -n serving | grep -v '^  host '
+step "podctl top (allocated/allocatable per topology domain)"
+"$BIN/podctl" top | grep -v '^host ' 
+step "done: stopping podkerneld and podagent"
