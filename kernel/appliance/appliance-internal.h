@@ -50,6 +50,7 @@ struct pk_appliance {
 	struct ap_heartbeats *beats;
 	uint64_t rv;         /* last change-stream event consumed */
 	json_t *to_reconcile; /* [kind, ns, name] triples, in order */
+	json_t *gone_nodes;   /* names of deleted Nodes whose pods must go */
 	bool gc_needed;
 	int64_t next_beat_check_ms;
 
@@ -78,6 +79,8 @@ void ap_reconcile_owner_of(struct pk_appliance *app, const json_t *obj);
 int ap_register_board(struct pk_appliance *app, const char *path, char *err, size_t errlen);
 int ap_node_unreachable(struct pk_appliance *app, const char *name);
 int ap_node_recovered(struct pk_appliance *app, const char *name);
+/* A deleted Node: its pods are evicted like those of an unreachable one. */
+int ap_node_deleted(struct pk_appliance *app, const char *name);
 
 /* metrics.c */
 int ap_metrics_init(struct ap_metrics *m);

@@ -227,8 +227,10 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 		break;
 	case AP_REMOVE:
 		sched_remove(app, kind, ev->object);
-		if (strcmp(kind, "Node") == 0)
+		if (strcmp(kind, "Node") == 0) {
 			ap_heartbeat_forget(app->beats, pk_name(ev->object));
+			json_array_append_new(app->gone_nodes, json_string(pk_name(ev->object)));
+		}
 		if (strcmp(kind, "Pod") == 0 || strcmp(kind, "PodGroup") == 0 ||
 		    strcmp(kind, "CompositePodGroup") == 0) {
 			char root[512];
@@ -273,13 +275,17 @@ static int drain_events(struct pk_appliance *app)
 
 static void run_controllers(struct pk_appliance *app)
 {
+	size_t i;
+	json_t *n;
+
+	json_array_foreach(app->gone_nodes, i, n)
+		ap_node_deleted(app, json_string_value(n));
+	json_array_clear(app->gone_nodes);
 	/* Reconciles may queue more (a JobSet's Jobs arrive as events later). */
 	while (json_array_size(app->to_reconcile) > 0) {
-		json_t *work = app->to_reconcile;
+		json_t *work = app->to_reconcile, *w;
 
 		app->to_reconcile = json_array();
-		size_t i;
-		json_t *w;
 
 		json_array_foreach(work, i, w)
 			ap_reconcile(app, json_string_value(json_array_get(w, 0)),
@@ -536,7 +542,8 @@ int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config 
 	app->grace_ms = app->cfg.node_grace_ms > 0 ? app->cfg.node_grace_ms : grace_from_env();
 	atomic_init(&app->stopping, false);
 	app->to_reconcile = json_array();
-	r = app->to_reconcile ? ap_metrics_init(&app->m) : -ENOMEM;
+	app->gone_nodes = json_array();
+	r = app->to_reconcile && app->gone_nodes ? ap_metrics_init(&app->m) : -ENOMEM;
 	if (r == 0)
 		r = ap_heartbeats_new(&app->beats);
 	if (r == 0 && app->cfg.board)
@@ -572,6 +579,7 @@ void pk_appliance_stop(struct pk_appliance *app)
 	ap_cache_free(app->cache);
 	ap_heartbeats_free(app->beats);
 	json_decref(app->to_reconcile);
+	json_decref(app->gone_nodes);
 	ap_metrics_fini(&app->m);
 	free(app);
 }

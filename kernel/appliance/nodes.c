@@ -17,7 +17,7 @@
  * and are deleted; their Job controllers are asked to recreate them, and the
  * scheduler places the new pods under the rules for their (already
  * scheduled) groups.  When the node reports again the taint goes and Ready
- * turns True.
+ * turns True.  A deleted Node's pods are evicted the same way.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -318,6 +318,12 @@ int ap_node_unreachable(struct pk_appliance *app, const char *name)
 	       name, (long long)app->grace_ms, PK_APPLIANCE_TAINT_UNREACHABLE);
 	if (r < 0)
 		ap_log(app, 1, "node %s: marking unreachable: %s", name, strerror(-r));
+	return evict_node_pods(app, name);
+}
+
+int ap_node_deleted(struct pk_appliance *app, const char *name)
+{
+	ap_log(app, 1, "node %s deleted: evicting its pods", name);
 	return evict_node_pods(app, name);
 }
 

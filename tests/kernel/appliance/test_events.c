@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_events.c — kernel/appliance/events.c and heartbeat.c: which change
+ * events requeue scheduling work, and the node heartbeat rule.  No store, no
+ * server: objects are built here and fed in event order.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/appliance/appliance.h"
+
+static struct ap_cache *cache;
+
+static void setup(void)
+{
+	ck_assert_int_eq(ap_cache_new(&cache), 0);
+}
+
+static void teardown(void)
+{
+	ap_cache_free(cache);
+	cache = NULL;
+}
+
+static json_t *node(const char *name, const char *rv, const char *cube, const char *tpu)
+{
+	return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s},s:{s:s}},s:{s:{s:s}}}", "apiVersion", "v1",
+			 "kind", "Node", "metadata", "name", name, "resourceVersion", rv, "labels",
+			 "topology.podkernel.dev/cube", cube, "annotations",
+			 PK_APPLIANCE_ANN_AGENT, "kubernetes.io/hostname", "status", "allocatable",
+			 "google.com/tpu", tpu);
+}
+
+static json_t *pod(const char *name, const char *rv, const char *node_name)
+{
+	json_t *p = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:[{s:s}]}}", "apiVersion", "v1", "kind",
+			      "Pod", "metadata", "name", name, "namespace", "default",
+			      "resourceVersion", rv, "spec", "containers", "name", "c");
+
+	if (node_name)
+		pk_set(p, "spec.nodeName", json_string(node_name));
+	return p;
+}
+
+static struct ap_decision classify(enum pk_event_type t, const char *kind, json_t *obj, uint64_t rv)
+{
+	struct ap_decision d;
+
+	ck_assert_int_eq(ap_classify(cache, t, kind, obj, rv, &d), 0);
+	json_decref(obj);
+	return d;
+}
+
+START_TEST(new_node_is_fed_and_is_a_heartbeat)
+{
+	struct ap_decision d = classify(PK_EVENT_ADDED, "Node", node("n1", "5", "c0", "4"), 5);
+
+	ck_assert_int_eq(d.verdict, AP_FEED);
+	ck_assert(d.heartbeat);
+	ck_assert(!d.reconcile && !d.gc);
+}
+END_TEST
+
+START_TEST(agent_republish_without_change_is_only_a_heartbeat)
+{
+	classify(PK_EVENT_ADDED, "Node", node("n1", "5", "c0", "4"), 5);
+	/* podagent's periodic merge patch: new resourceVersion, same labels */
+	json_t *again = node("n1", "9", "c0", "4");
+
+	pk_set(again, "metadata.annotations.x", json_string("y"));
+	struct ap_decision d = classify(PK_EVENT_MODIFIED, "Node", again, 9);
+
+	ck_assert_int_eq(d.verdict, AP_SKIP);
+	ck_assert(d.heartbeat);
+}
+END_TEST
+
+START_TEST(label_or_capacity_change_requeues)
+{
+	classify(PK_EVENT_ADDED, "Node", node("n1", "5", "c0", "4"), 5);
+	ck_assert_int_eq(classify(PK_EVENT_MODIFIED, "Node", node("n1", "6", "c1", "4"), 6).verdict,
+			 AP_FEED);
+	ck_assert_int_eq(classify(PK_EVENT_MODIFIED, "Node", node("n1", "7", "c1", "8"), 7).verdict,
+			 AP_FEED);
+}
+END_TEST
+
+START_TEST(own_write_echo_and_replays_are_skipped)
+{
+	json_t *bound = pod("p", "12", "n1");
+
+	classify(PK_EVENT_ADDED, "Pod", pod("p", "10", NULL), 10);
+	/* the appliance bound it and noted the store's answer */
+	ck_assert_int_eq(ap_cache_note(cache, "Pod", bound), 0);
+	ck_assert_int_eq(classify(PK_EVENT_MODIFIED, "Pod", bound, 12).verdict, AP_SKIP);
+	/* a replay of an older event after a re-list */
+	ck_assert_int_eq(classify(PK_EVENT_ADDED, "Pod", pod("p", "10", NULL), 10).verdict, AP_SKIP);
+}
+END_TEST
+
+START_TEST(status_only_pod_write_is_skipped)
+{
+	json_t *p = pod("p", "21", NULL);
+
+	classify(PK_EVENT_ADDED, "Pod", pod("p", "20", NULL), 20);
+	pk_condition_set(p, "PodScheduled", "False", "Unschedulable", "no", 1);
+	ck_assert_int_eq(classify(PK_EVENT_MODIFIED, "Pod", p, 21).verdict, AP_SKIP);
+	/* someone else bound it: the scheduler must know */
+	ck_assert_int_eq(classify(PK_EVENT_MODIFIED, "Pod", pod("p", "22", "n2"), 22).verdict,
+			 AP_FEED);
+}
+END_TEST
+
+START_TEST(group_min_count_change_requeues)
+{
+	json_t *g = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:{s:{s:i}}}}", "apiVersion",
+			      "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name",
+			      "g", "namespace", "default", "resourceVersion", "30", "spec",
+			      "schedulingPolicy", "gang", "minCount", 4);
+	json_t *g2 = json_deep_copy(g);
+
+	pk_set(g2, "spec.schedulingPolicy.gang.minCount", json_integer(2));
+	ck_assert_int_eq(classify(PK_EVENT_ADDED, "PodGroup", g, 30).verdict, AP_FEED);
+	ck_assert_int_eq(classify(PK_EVENT_MODIFIED, "PodGroup", g2, 31).verdict, AP_FEED);
+}
+END_TEST
+
+START_TEST(deletions_remove_and_collect)
+{
+	struct ap_decision d = classify(PK_EVENT_DELETED, "Pod", pod("victim", "40", "n1"), 40);
+
+	ck_assert_int_eq(d.verdict, AP_REMOVE);
+	ck_assert(!d.gc);
+	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{}}", "apiVersion", "batch/v1", "kind", "Job",
+				"metadata", "name", "j", "namespace", "default", "spec");
+
+	d = classify(PK_EVENT_DELETED, "Job", job, 41);
+	ck_assert_int_eq(d.verdict, AP_SKIP);
+	ck_assert(d.gc);
+}
+END_TEST
+
+START_TEST(job_spec_change_reconciles_status_does_not)
+{
+	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:i}}", "apiVersion", "batch/v1", "kind",
+				"Job", "metadata", "name", "j", "namespace", "default", "spec",
+				"parallelism", 2);
+	json_t *status = json_deep_copy(job), *scaled = json_deep_copy(job);
+
+	pk_set(status, "status.active", json_integer(2));
+	pk_set(scaled, "spec.parallelism", json_integer(3));
+	ck_assert(classify(PK_EVENT_ADDED, "Job", job, 50).reconcile);
+	ck_assert(!classify(PK_EVENT_MODIFIED, "Job", status, 51).reconcile);
+	ck_assert(classify(PK_EVENT_MODIFIED, "Job", scaled, 52).reconcile);
+}
+END_TEST
+
+START_TEST(fingerprint_ignores_status_and_metadata_noise)
+{
+	json_t *a = pod("p", "1", "n"), *b = pod("p", "2", "n");
+
+	pk_set(b, "status.phase", json_string("Running"));
+	ck_assert_uint_eq(ap_fingerprint("Pod", a), ap_fingerprint("Pod", b));
+	pk_set(b, "metadata.labels.app", json_string("x"));
+	ck_assert_uint_ne(ap_fingerprint("Pod", a), ap_fingerprint("Pod", b));
+	json_decref(a);
+	json_decref(b);
+}
+END_TEST
+
+/* ---- heartbeats ---------------------------------------------------------------------------- */
+
+START_TEST(monitored_rule)
+{
+	json_t *agent = node("a", "1", "c0", "4");
+	json_t *sim = node("s", "1", "c0", "4");
+	json_t *plain = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Node",
+				  "metadata", "name", "p");
+
+	/* keys hold dots: no dotted-path helper here */
+	json_object_set_new(pk_get(sim, "metadata.annotations"), PK_APPLIANCE_ANN_SIMULATED,
+			    json_string("board"));
+	ck_assert(ap_node_monitored(agent));
+	ck_assert(!ap_node_monitored(sim));
+	ck_assert(!ap_node_monitored(plain));
+	json_decref(agent);
+	json_decref(sim);
+	json_decref(plain);
+}
+END_TEST
+
+START_TEST(silent_node_expires_once_and_recovers)
+{
+	struct ap_heartbeats *h;
+	json_t *names;
+	bool recovered = true;
+
+	ck_assert_int_eq(ap_heartbeats_new(&h), 0);
+	ck_assert_int_eq(ap_heartbeat_seen(h, "a", true, 1000, &recovered), 0);
+	ck_assert(!recovered);
+	ck_assert_int_eq(ap_heartbeat_seen(h, "sim", false, 1000, NULL), 0);
+	ck_assert_int_eq(ap_heartbeat_seen(h, "b", true, 5000, NULL), 0);
+
+	ck_assert_int_eq(ap_heartbeats_expired(h, 4000, 3000, &names), 0);
+	ck_assert_int_eq(json_array_size(names), 0); /* exactly at the grace: still fine */
+	json_decref(names);
+	ck_assert_int_eq(ap_heartbeats_expired(h, 4001, 3000, &names), 0);
+	ck_assert_int_eq(json_array_size(names), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(names, 0)), "a");
+	json_decref(names);
+	/* reported once per outage */
+	ck_assert_int_eq(ap_heartbeats_expired(h, 6000, 3000, &names), 0);
+	ck_assert_int_eq(json_array_size(names), 0);
+	json_decref(names);
+	ck_assert_int_eq(ap_heartbeat_seen(h, "a", true, 7000, &recovered), 0);
+	ck_assert(recovered);
+	/* b went silent later; sim never counts */
+	ck_assert_int_eq(ap_heartbeats_expired(h, 9000, 3000, &names), 0);
+	ck_assert_int_eq(json_array_size(names), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(names, 0)), "b");
+	json_decref(names);
+	ap_heartbeat_forget(h, "b");
+	ap_heartbeats_free(h);
+	ap_heartbeats_free(NULL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("appliance-events");
+	TCase *tc = tcase_create("classify");
+	TCase *hb = tcase_create("heartbeat");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, new_node_is_fed_and_is_a_heartbeat);
+	tcase_add_test(tc, agent_republish_without_change_is_only_a_heartbeat);
+	tcase_add_test(tc, label_or_capacity_change_requeues);
+	tcase_add_test(tc, own_write_echo_and_replays_are_skipped);
+	tcase_add_test(tc, status_only_pod_write_is_skipped);
+	tcase_add_test(tc, group_min_count_change_requeues);
+	tcase_add_test(tc, deletions_remove_and_collect);
+	tcase_add_test(tc, job_spec_change_reconciles_status_does_not);
+	tcase_add_test(tc, fingerprint_ignores_status_and_metadata_noise);
+	tcase_add_test(hb, monitored_rule);
+	tcase_add_test(hb, silent_node_expires_once_and_recovers);
+	suite_add_tcase(s, tc);
+	suite_add_tcase(s, hb);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
