@@ -32,6 +32,41 @@ struct pk_watch {
 	bool header_sent;
 };
 
+static int reserve(struct pk_watch *w, size_t n)
+{
+	if (w->len + n <= w->cap)
+		return 0;
+	size_t cap = (w->len + n) * 2;
+	char *nb = realloc(w->buf, cap);
+	if (!nb)
+		return -ENOMEM;
+	w->buf = nb;
+	w->cap = cap;
+	return 0;
+}
+
+/* An event line from the store's ready-made JSON text, without re-serialising. */
+static int append_text(struct pk_watch *w, const char *type, const char *json, size_t len)
+{
+	static const char head[] = "{\"type\":\"", mid[] = "\",\"object\":";
+	size_t tl = strlen(type);
+	if (reserve(w, sizeof(head) + tl + sizeof(mid) + len + 3) < 0)
+		return -ENOMEM;
+	char *p = w->buf + w->len;
+	memcpy(p, head, sizeof(head) - 1);
+	p += sizeof(head) - 1;
+	memcpy(p, type, tl);
+	p += tl;
+	memcpy(p, mid, sizeof(mid) - 1);
+	p += sizeof(mid) - 1;
+	memcpy(p, json, len);
+	p += len;
+	*p++ = '}';
+	*p++ = '\n';
+	w->len = (size_t)(p - w->buf);
+	return 0;
+}
+
 static int append(struct pk_watch *w, const char *type, json_t *obj)
 {
 	json_t *payload = obj;
@@ -49,15 +84,9 @@ static int append(struct pk_watch *w, const char *type, json_t *obj)
 	if (!line)
 		return -ENOMEM;
 	size_t n = strlen(line);
-	if (w->len + n + 1 > w->cap) {
-		size_t cap = (w->len + n + 1) * 2;
-		char *nb = realloc(w->buf, cap);
-		if (!nb) {
-			free(line);
-			return -ENOMEM;
-		}
-		w->buf = nb;
-		w->cap = cap;
+	if (reserve(w, n + 1) < 0) {
+		free(line);
+		return -ENOMEM;
 	}
 	memcpy(w->buf + w->len, line, n);
 	w->buf[w->len + n] = '\n';
@@ -83,6 +112,9 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	struct pk_watch *w = arg;
 	if (!ev->kind || strcmp(ev->kind, w->spec.type->kind) != 0 || !matches(w, ev->object))
 		return 0;
+	if (!w->spec.table && ev->object_json)
+		return append_text(w, pk_event_type_to_string(ev->type), ev->object_json,
+				   ev->object_json_len);
 	return append(w, pk_event_type_to_string(ev->type), ev->object);
 }
 

@@ -12,6 +12,7 @@ struct ring_slot {
 	enum pk_event_type type;
 	uint64_t rv;
 	json_t *object;
+	json_t *text; /* the object as compact JSON (a json string), serialised once */
 };
 
 struct pk_store {

@@ -226,8 +226,10 @@ void pk_store_close(struct pk_store *st)
 	sqlite3_finalize(st->st_children);
 	sqlite3_finalize(st->st_default_pc);
 	sqlite3_close(st->db);
-	for (size_t i = 0; st->ring && i < PK_STORE_RING_SIZE; i++)
+	for (size_t i = 0; st->ring && i < PK_STORE_RING_SIZE; i++) {
 		json_decref(st->ring[i].object);
+		json_decref(st->ring[i].text);
+	}
 	free(st->ring);
 	pthread_cond_destroy(&st->changed);
 	pthread_mutex_destroy(&st->lock);
@@ -308,11 +310,21 @@ int txn_begin(struct pk_store *st, struct txn *tx)
 	return exec(st, "BEGIN IMMEDIATE");
 }
 
-static int txn_add_event(struct txn *tx, enum pk_event_type type, uint64_t rv, json_t *obj)
+/* text: the object's compact JSON (taken; NULL: serialise here). */
+static int txn_add_event(struct txn *tx, enum pk_event_type type, uint64_t rv, json_t *obj,
+			 char *text)
 {
-	if (tx->nev >= TXN_MAX_EVENTS)
+	if (!text)
+		text = json_dumps(obj, JSON_COMPACT);
+	json_t *str = text ? json_string_nocheck(text) : NULL;
+	free(text);
+	if (!str)
+		return -ENOMEM;
+	if (tx->nev >= TXN_MAX_EVENTS) {
+		json_decref(str);
 		return -E2BIG;
-	tx->ev[tx->nev++] = (struct ring_slot){ type, rv, json_incref(obj) };
+	}
+	tx->ev[tx->nev++] = (struct ring_slot){ type, rv, json_incref(obj), str };
 	return 0;
 }
 
@@ -340,12 +352,14 @@ int txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_event_type
 	sqlite3_bind_text(q, 3, meta_str(obj, "name"),
 			  -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(q, 4, (sqlite3_int64)rv);
-	sqlite3_bind_text(q, 5, body, -1, free);
+	sqlite3_bind_text(q, 5, body, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -EIO;
 	sqlite3_reset(q);
 	sqlite3_clear_bindings(q);
 	if (rc == 0)
-		rc = txn_add_event(tx, type, rv, obj);
+		rc = txn_add_event(tx, type, rv, obj, body);
+	else
+		free(body);
 	if (rc == 0)
 		st->rv_pending = rv;
 	return rc;
@@ -367,7 +381,7 @@ int txn_remove(struct pk_store *st, struct txn *tx, json_t *obj)
 	sqlite3_reset(q);
 	sqlite3_clear_bindings(q);
 	if (rc == 0)
-		rc = txn_add_event(tx, PK_EVENT_DELETED, rv, obj);
+		rc = txn_add_event(tx, PK_EVENT_DELETED, rv, obj, NULL);
 	if (rc == 0)
 		st->rv_pending = rv;
 	return rc;
@@ -379,11 +393,13 @@ static void ring_push(struct pk_store *st, struct ring_slot *ev)
 	if (st->ring_len == PK_STORE_RING_SIZE) {
 		st->ring_floor = slot->rv;
 		json_decref(slot->object);
+		json_decref(slot->text);
 	} else {
 		st->ring_len++;
 	}
 	*slot = *ev;
 	ev->object = NULL;
+	ev->text = NULL;
 	st->ring_head = (st->ring_head + 1) % PK_STORE_RING_SIZE;
 }
 
@@ -414,8 +430,10 @@ int txn_commit(struct pk_store *st, struct txn *tx)
 void txn_abort(struct pk_store *st, struct txn *tx)
 {
 	exec(st, "ROLLBACK");
-	for (size_t i = 0; i < tx->nev; i++)
+	for (size_t i = 0; i < tx->nev; i++) {
 		json_decref(tx->ev[i].object);
+		json_decref(tx->ev[i].text);
+	}
 	tx->nev = 0;
 	st->rv_pending = st->rv;
 }
@@ -591,6 +609,7 @@ int pk_store_events_since(struct pk_store *st, uint64_t since, size_t max,
 			continue;
 		copy[n] = *s;
 		json_incref(copy[n].object);
+		json_incref(copy[n].text);
 		n++;
 	}
 	pthread_mutex_unlock(&st->lock);
@@ -604,11 +623,14 @@ int pk_store_events_since(struct pk_store *st, uint64_t since, size_t max,
 				.rv = copy[i].rv,
 				.kind = json_string_value(json_object_get(copy[i].object, "kind")),
 				.object = copy[i].object,
+				.object_json = json_string_value(copy[i].text),
+				.object_json_len = json_string_length(copy[i].text),
 			};
 			rc = cb(&ev, arg);
 			last = copy[i].rv;
 		}
 		json_decref(copy[i].object);
+		json_decref(copy[i].text);
 	}
 	free(copy);
 	if (ret_last)

@@ -181,6 +181,8 @@ struct pk_store_event {
 	uint64_t rv;
 	const char *kind;   /* the object's kind */
 	json_t *object;     /* borrowed for the callback; json_incref() to keep */
+	const char *object_json; /* the same object as compact JSON, borrowed */
+	size_t object_json_len;
 };
 /* Return 0 to continue, anything else to stop (returned by events_since). */
 typedef int (*pk_store_event_cb)(const struct pk_store_event *ev, void *arg);
