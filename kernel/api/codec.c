@@ -178,6 +178,8 @@ bool pk_scalar_needs_quotes(const char *s, size_t len)
 
 	if (len == 0 || is_one_of(s, len, yaml11))
 		return true;
+	if (len == 2 && memcmp(s, "<<", 2) == 0)
+		return true; /* would read back as a merge key */
 	/* Number-like text in any YAML dialect: 0b1, 1_000, 12:30, .5, +1, 0x1F. */
 	if (strchr("0123456789+-.", s[0]) &&
 	    all_in(s, len, "0123456789abcdefABCDEFxXoObB_:.+-eEinfINFNa"))

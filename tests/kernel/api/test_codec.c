@@ -198,7 +198,8 @@ START_TEST(test_round_trip_stable)
 		"    b: \"true\"\n    c: \"null\"\n    d: \"yes\"\n    e: \"\"\n    f: \"0777\"\n"
 		"spec:\n  priority: 10\n  ratio: 0.5\n  r2: 2.0\n  neg: -3\n  on: true\n"
 		"  note: |\n    two\n    lines\n  empty: {}\n  list: []\n  colon: \"a: b\"\n"
-		"  hash: \"# x\"\n  lead: \" space\"\n  uni: \"héllo\"\n  nul: null\n",
+		"  hash: \"# x\"\n  lead: \" space\"\n  uni: \"héllo\"\n  nul: null\n"
+		"  \"<<\": not a merge key\n",
 		"{\"kind\": \"Node\", \"metadata\": {\"name\": \"n\"}, \"status\": "
 		"{\"allocatable\": {\"cpu\": \"64\", \"pods\": 110}}}",
 	};
