@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_loop.c — kernel/appliance/appliance.c, controllers.c and nodes.c
+ * against a real store in a temporary directory, without the HTTP server:
+ * gang bindings inside one topology domain, restart without double binding
+ * or overcommit, Job controller and garbage collection, preemption, a
+ * deleted node's disruption unit, and the metrics text.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernel/appliance/appliance.h"
+
+#define CUBE "topology.podkernel.dev/cube"
+
+static char dir[256];
+static struct pk_store *st;
+static struct pk_appliance *app;
+
+static void start(void)
+{
+	struct pk_appliance_config cfg = { .backoff_initial_ms = 50, .backoff_max_ms = 200 };
+	char err[256] = "";
+
+	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+}
+
+static void setup(void)
+{
+	char err[256];
+
+	snprintf(dir, sizeof(dir), "/tmp/pk-appliance-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[300];
+
+	pk_appliance_stop(app);
+	app = NULL;
+	pk_store_shutdown(st);
+	pk_store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void create(json_t *obj)
+{
+	struct pk_errors errs = { 0 };
+	int r = pk_store_create(st, obj, &errs, NULL);
+
+	if (r < 0)
+		for (size_t i = 0; i < errs.n; i++)
+			fprintf(stderr, "create: %s\n", errs.msg[i]);
+	pk_errors_clear(&errs);
+	json_decref(obj);
+	ck_assert_int_eq(r, 0);
+}
+
+static json_t *node(const char *name, const char *cube)
+{
+	return json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:{s:{s:s,s:s,s:s}}}", "apiVersion", "v1", "kind",
+			 "Node", "metadata", "name", name, "labels", CUBE, cube, "status",
+			 "allocatable", "cpu", "8", "google.com/tpu", "4", "pods", "110");
+}
+
+static json_t *pod(const char *name, const char *group, const char *prio_class)
+{
+	json_t *p = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:[{s:s,s:s,s:{s:{s:s}}}]}}", "apiVersion",
+			      "v1", "kind", "Pod", "metadata", "name", name, "namespace", "default",
+			      "spec", "containers", "name", "c", "image", "x", "resources",
+			      "requests", "google.com/tpu", "4");
+
+	if (group)
+		pk_set(p, "spec.schedulingGroup.podGroupName", json_string(group));
+	if (prio_class)
+		pk_set(p, "spec.priorityClassName", json_string(prio_class));
+	return p;
+}
+
+static json_t *gang(const char *name, int min, const char *topology, bool all)
+{
+	json_t *g = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:s,s:s},s:{s:{s:i}}}}", "apiVersion",
+			      "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name",
+			      name, "namespace", "default", "spec", "workloadRef", "workloadName",
+			      name, "templateName", name, "schedulingPolicy", "gang", "minCount", min);
+
+	if (topology)
+		pk_set(g, "spec.schedulingConstraints",
+		       json_pack("{s:[{s:s}]}", "topology", "key", topology));
+	if (all)
+		pk_set(g, "spec.disruptionMode", json_pack("{s:{}}", "all"));
+	return g;
+}
+
+static json_t *get(const char *kind, const char *name)
+{
+	json_t *o = NULL;
+
+	return pk_store_get(st, kind, "default", name, &o) == 0 ? o : NULL;
+}
+
+/* spec.nodeName of pod name (copied into buf), or "" while pending; NULL if gone. */
+static const char *node_of(const char *name, char *buf, size_t len)
+{
+	json_t *p = get("Pod", name);
+
+	if (!p)
+		return NULL;
+	snprintf(buf, len, "%s", pk_get_string(p, "spec.nodeName") ?: "");
+	json_decref(p);
+	return buf;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Wait up to 10 s until pod name is bound (true) . */
+static bool wait_bound(const char *name)
+{
+	char buf[128];
+
+	for (int i = 0; i < 200; i++) {
+		const char *n = node_of(name, buf, sizeof(buf));
+
+		if (n && *n)
+			return true;
+		sleep_ms(50);
+	}
+	return false;
+}
+
+static bool wait_gone(const char *kind, const char *name)
+{
+	for (int i = 0; i < 200; i++) {
+		json_t *o = get(kind, name);
+
+		if (!o)
+			return true;
+		json_decref(o);
+		sleep_ms(50);
+	}
+	return false;
+}
+
+static int count_pods(bool bound_only)
+{
+	json_t *items = NULL, *p;
+	size_t i;
+	int n = 0;
+
+	ck_assert_int_eq(pk_store_list(st, "Pod", NULL, NULL, &items, NULL, NULL), 0);
+	json_array_foreach(items, i, p)
+		if (!bound_only || pk_get_string(p, "spec.nodeName"))
+			n++;
+	json_decref(items);
+	return n;
+}
+
+/* No node carries more than one 4-TPU pod (allocatable 4). */
+static void assert_no_overcommit(void)
+{
+	json_t *items = NULL, *seen = json_object(), *p;
+	size_t i;
+
+	ck_assert_int_eq(pk_store_list(st, "Pod", NULL, NULL, &items, NULL, NULL), 0);
+	json_array_foreach(items, i, p) {
+		const char *n = pk_get_string(p, "spec.nodeName");
+
+		if (!n)
+			continue;
+		ck_assert_msg(!json_object_get(seen, n), "node %s holds two 4-TPU pods", n);
+		json_object_set_new(seen, n, json_true());
+	}
+	json_decref(items);
+	json_decref(seen);
+}
+
+static void cluster(void)
+{
+	create(node("a1", "ca"));
+	create(node("a2", "ca"));
+	create(node("b1", "cb"));
+	create(node("b2", "cb"));
+}
+
+START_TEST(gang_lands_in_one_cube)
+{
+	char x[64], y[64];
+
+	cluster();
+	start();
+	create(gang("g", 2, CUBE, false));
+	create(pod("g-0", "g", NULL));
+	create(pod("g-1", "g", NULL));
+	ck_assert(wait_bound("g-0"));
+	ck_assert(wait_bound("g-1"));
+	node_of("g-0", x, sizeof(x));
+	node_of("g-1", y, sizeof(y));
+	ck_assert_str_ne(x, y);
+	ck_assert_int_eq(x[0], y[0]); /* a* or b*: one cube */
+	json_t *g = get("PodGroup", "g");
+
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 pk_condition_get(g, "PodGroupInitiallyScheduled"), "status")),
+			 "True");
+	json_decref(g);
+	json_t *p = get("Pod", "g-0");
+
+	ck_assert_str_eq(json_string_value(json_object_get(pk_condition_get(p, "PodScheduled"),
+							   "status")),
+			 "True");
+	json_decref(p);
+}
+END_TEST
+
+START_TEST(gang_waits_for_members_then_binds)
+{
+	char x[64];
+
+	cluster();
+	start();
+	create(gang("w", 3, NULL, false));
+	create(pod("w-0", "w", NULL));
+	create(pod("w-1", "w", NULL));
+	sleep_ms(300);
+	ck_assert_str_eq(node_of("w-0", x, sizeof(x)), ""); /* gated: 2 of minCount 3 */
+	create(pod("w-2", "w", NULL));
+	ck_assert(wait_bound("w-0") && wait_bound("w-1") && wait_bound("w-2"));
+}
+END_TEST
+
+START_TEST(restart_keeps_bindings_and_capacity)
+{
+	char before[64], after[64], name[32];
+
+	cluster();
+	start();
+	create(pod("solo", NULL, NULL));
+	ck_assert(wait_bound("solo"));
+	node_of("solo", before, sizeof(before));
+	pk_appliance_stop(app);
+	app = NULL;
+	/* while no loop runs: more pods than the 3 free nodes */
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "late-%d", i);
+		create(pod(name, NULL, NULL));
+	}
+	start();
+	for (int i = 0; i < 200 && count_pods(true) < 4; i++)
+		sleep_ms(50);
+	sleep_ms(300);
+	ck_assert_int_eq(count_pods(true), 4);
+	ck_assert_str_eq(node_of("solo", after, sizeof(after)), before);
+	assert_no_overcommit();
+}
+END_TEST
+
+START_TEST(job_controller_and_garbage_collection)
+{
+	cluster();
+	start();
+	create(json_loads("{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": "
+			  "{\"name\": \"train\", \"namespace\": \"default\"}, \"spec\": "
+			  "{\"parallelism\": 2, \"scheduling\": {\"schedulingPolicy\": {\"gang\": {}}}, "
+			  "\"template\": {\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": "
+			  "\"x\", \"resources\": {\"requests\": {\"google.com/tpu\": \"4\"}}}]}}}}",
+			  0, NULL));
+	ck_assert(wait_bound("train-0"));
+	ck_assert(wait_bound("train-1"));
+	json_t *wl = get("Workload", "train");
+
+	ck_assert_ptr_nonnull(wl);
+	json_decref(wl);
+	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "train", NULL, NULL, NULL), 0);
+	ck_assert(wait_gone("Pod", "train-0"));
+	ck_assert(wait_gone("Pod", "train-1"));
+	ck_assert(wait_gone("Workload", "train"));
+}
+END_TEST
+
+static json_t *prio_class(const char *name, int value)
+{
+	return json_pack("{s:s,s:s,s:{s:s},s:i}", "apiVersion", "scheduling.k8s.io/v1", "kind",
+			 "PriorityClass", "metadata", "name", name, "value", value);
+}
+
+START_TEST(preemption_makes_room_for_higher_priority)
+{
+	char name[32];
+
+	cluster();
+	create(prio_class("low", 10));
+	create(prio_class("high", 1000));
+	start();
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "low-%d", i);
+		create(pod(name, NULL, "low"));
+	}
+	for (int i = 0; i < 200 && count_pods(true) < 4; i++)
+		sleep_ms(50);
+	ck_assert_int_eq(count_pods(true), 4);
+	create(gang("hi", 2, CUBE, false));
+	create(pod("hi-0", "hi", "high"));
+	create(pod("hi-1", "hi", "high"));
+	ck_assert(wait_bound("hi-0"));
+	ck_assert(wait_bound("hi-1"));
+	ck_assert_int_eq(count_pods(false), 4); /* two victims deleted */
+	assert_no_overcommit();
+	FILE *f = tmpfile();
+	char text[65536];
+	size_t n;
+
+	ck_assert_int_eq(pk_appliance_metrics(app, f), 0);
+	rewind(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(text, "scheduler_podgroup_schedule_attempts_total{type=\"podgroup\",result=\"scheduled\"} 1"));
+	ck_assert_ptr_nonnull(strstr(text, "scheduler_workload_preemption_attempts_total"));
+	ck_assert_ptr_nonnull(strstr(text, "scheduler_workload_preemption_victims_count 1"));
+	ck_assert_ptr_nonnull(strstr(text, "scheduler_queued_entities{type=\"compositepodgroup\",queue=\"gated\"}"));
+}
+END_TEST
+
+START_TEST(deleted_node_evicts_the_disruption_unit)
+{
+	char x[64], y[64];
+
+	cluster();
+	start();
+	create(gang("u", 2, NULL, true)); /* disruptionMode all */
+	create(pod("u-0", "u", NULL));
+	create(pod("u-1", "u", NULL));
+	create(pod("other", NULL, NULL));
+	ck_assert(wait_bound("u-0") && wait_bound("u-1") && wait_bound("other"));
+	node_of("u-0", x, sizeof(x));
+	node_of("other", y, sizeof(y));
+	ck_assert_int_eq(pk_store_delete(st, "Node", NULL, x, NULL, NULL, NULL), 0);
+	ck_assert(wait_gone("Pod", "u-0"));
+	ck_assert(wait_gone("Pod", "u-1")); /* on another node, same unit */
+	json_t *o = get("Pod", "other");
+
+	ck_assert_ptr_nonnull(o); /* unrelated pod stays */
+	json_decref(o);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("appliance-loop");
+	TCase *tc = tcase_create("loop");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, gang_lands_in_one_cube);
+	tcase_add_test(tc, gang_waits_for_members_then_binds);
+	tcase_add_test(tc, restart_keeps_bindings_and_capacity);
+	tcase_add_test(tc, job_controller_and_garbage_collection);
+	tcase_add_test(tc, preemption_makes_room_for_higher_priority);
+	tcase_add_test(tc, deleted_node_evicts_the_disruption_unit);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
