@@ -149,16 +149,26 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 	return MHD_YES;
 }
 
+/*
+ * Blocks until events come.  After WATCH_HEARTBEAT_S quiet seconds it sends a
+ * lone newline (JSON stream decoders skip whitespace): writing is the only way
+ * to notice a client that went away, and that frees the connection's thread.
+ */
+#define WATCH_HEARTBEAT_S 15
 static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	(void)pos;
 	struct pk_watch *w = cls;
-	for (;;) {
+	for (int quiet = 0;; quiet++) {
 		ssize_t n = pk_watch_read(w, buf, max, 1000);
 		if (n > 0)
 			return n;
 		if (n < 0)
 			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (quiet + 1 >= WATCH_HEARTBEAT_S && max > 0) {
+			buf[0] = '\n';
+			return 1;
+		}
 	}
 }
 

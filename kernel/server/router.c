@@ -538,7 +538,8 @@ static void do_create(struct pk_server *srv, const struct pk_request *req,
 							    "name"));
 	char namebuf[256];
 	snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
-	int rc = arg_true(req, "dryRun") ? 0 : pk_store_create(srv->store, obj, &errs, &out);
+	const char *dry = arg(req, "dryRun");
+	int rc = dry && *dry ? 0 : pk_store_create(srv->store, obj, &errs, &out);
 	if (rc == 0 && !out)
 		out = json_incref(obj);
 	json_decref(obj);
