@@ -778,42 +778,89 @@ static int container_requests(json_t *c, struct pk_path *p, struct pk_errors *er
 	return ret;
 }
 
+static int64_t res_get(const struct reslist *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].name, name) == 0)
+			return l->v[i].milli;
+	return 0;
+}
+
 /*
- * The pod's requests as the scheduler counts them: the sum over containers,
- * at least the largest init container, plus spec.overhead.
+ * Init containers run one at a time before the others, except restartable
+ * ("sidecar", restartPolicy: Always) ones, which keep running: each init
+ * container needs its own requests plus every sidecar started before it.
+ * Into init: the peak; into sidecars: what the sidecars hold at the end.
+ */
+static int init_requests(json_t *cs, struct pk_path *p, struct pk_errors *errs,
+			 struct reslist *init, struct reslist *sidecars)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < json_array_size(cs) && ret == 0; i++) {
+		json_t *c = json_array_get(cs, i);
+		const char *policy = json_string_value(json_object_get(c, "restartPolicy"));
+		bool sidecar = policy && strcmp(policy, "Always") == 0;
+		struct reslist one = { 0 };
+		size_t o2 = pk_path_index(p, i);
+
+		ret = container_requests(c, p, errs, &one);
+		for (size_t k = 0; k < one.n && ret == 0; k++) {
+			const char *name = one.v[k].name;
+
+			if (sidecar)
+				ret = res_put(sidecars, name, one.v[k].milli, RES_ADD);
+			else
+				ret = res_put(init, name, sat_add(one.v[k].milli,
+								  res_get(sidecars, name)), RES_MAX);
+		}
+		for (size_t k = 0; sidecar && k < sidecars->n && ret == 0; k++)
+			ret = res_put(init, sidecars->v[k].name, sidecars->v[k].milli, RES_MAX);
+		free(one.v);
+		pk_path_pop(p, o2);
+	}
+	return ret;
+}
+
+/*
+ * The pod's requests as the scheduler counts them: the sum over containers
+ * and sidecars, at least the peak of the init containers, plus spec.overhead.
  */
 static int pod_requests(json_t *spec, struct pk_path *p, struct pk_errors *errs,
 			struct reslist *total)
 {
-	static const char *const lists[] = { "containers", "initContainers" };
-	struct reslist init = { 0 };
-	json_t *overhead;
+	struct reslist init = { 0 }, sidecars = { 0 };
+	json_t *cs, *overhead;
+	size_t old;
 	int ret = 0;
 
-	for (int l = 0; l < 2 && ret == 0; l++) {
-		json_t *cs = pk_field_array(spec, lists[l], p, errs);
-		size_t old = pk_path_key(p, lists[l]);
+	cs = pk_field_array(spec, "containers", p, errs);
+	old = pk_path_key(p, "containers");
+	for (size_t i = 0; i < json_array_size(cs) && ret == 0; i++) {
+		struct reslist one = { 0 };
+		size_t o2 = pk_path_index(p, i);
 
-		for (size_t i = 0; i < json_array_size(cs) && ret == 0; i++) {
-			struct reslist one = { 0 };
-			size_t o2 = pk_path_index(p, i);
-
-			ret = container_requests(json_array_get(cs, i), p, errs, &one);
-			for (size_t k = 0; k < one.n && ret == 0; k++)
-				ret = res_put(l ? &init : total, one.v[k].name, one.v[k].milli,
-					      l ? RES_MAX : RES_ADD);
-			free(one.v);
-			pk_path_pop(p, o2);
-		}
-		pk_path_pop(p, old);
+		ret = container_requests(json_array_get(cs, i), p, errs, &one);
+		for (size_t k = 0; k < one.n && ret == 0; k++)
+			ret = res_put(total, one.v[k].name, one.v[k].milli, RES_ADD);
+		free(one.v);
+		pk_path_pop(p, o2);
 	}
+	pk_path_pop(p, old);
+	cs = pk_field_array(spec, "initContainers", p, errs);
+	old = pk_path_key(p, "initContainers");
+	if (ret == 0)
+		ret = init_requests(cs, p, errs, &init, &sidecars);
+	pk_path_pop(p, old);
+	for (size_t k = 0; k < sidecars.n && ret == 0; k++)
+		ret = res_put(total, sidecars.v[k].name, sidecars.v[k].milli, RES_ADD);
 	for (size_t k = 0; k < init.n && ret == 0; k++)
 		ret = res_put(total, init.v[k].name, init.v[k].milli, RES_MAX);
 	free(init.v);
+	free(sidecars.v);
 	overhead = pk_field_object(spec, "overhead", p, errs);
 	if (overhead && ret == 0) {
-		size_t old = pk_path_key(p, "overhead");
-
+		old = pk_path_key(p, "overhead");
 		ret = res_decode(overhead, p, errs, total, RES_ADD);
 		pk_path_pop(p, old);
 	}

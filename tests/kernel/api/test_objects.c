@@ -232,6 +232,30 @@ START_TEST(test_pod_errors)
 }
 END_TEST
 
+START_TEST(test_pod_sidecars)
+{
+	/* Sidecars keep running: the later init container needs 1 + 2 cpu, and
+	 * the regular containers run next to the 1 cpu sidecar. */
+	json_t *o = obj_of("kind: Pod\nmetadata: {name: p}\nspec:\n  initContainers:\n"
+			   "  - {name: side, restartPolicy: Always, resources: {requests: {cpu: \"1\"}}}\n"
+			   "  - {name: setup, resources: {requests: {cpu: \"2\"}}}\n"
+			   "  containers:\n  - {name: a, resources: {requests: {cpu: 500m}}}\n");
+	struct pk_pod *p = NULL;
+
+	ck_assert_int_eq(pk_pod_decode(o, &p, NULL), 0);
+	ck_assert_int_eq(pk_pod_request(p, "cpu"), 3000);
+	pk_pod_free(p);
+	json_decref(o);
+	o = obj_of("kind: Pod\nmetadata: {name: p}\nspec:\n  initContainers:\n"
+		   "  - {name: side, restartPolicy: Always, resources: {requests: {cpu: \"1\"}}}\n"
+		   "  containers:\n  - {name: a, resources: {requests: {cpu: \"4\"}}}\n");
+	ck_assert_int_eq(pk_pod_decode(o, &p, NULL), 0);
+	ck_assert_int_eq(pk_pod_request(p, "cpu"), 5000);
+	pk_pod_free(p);
+	json_decref(o);
+}
+END_TEST
+
 START_TEST(test_priority_class)
 {
 	json_t *o = obj_of("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
@@ -467,6 +491,7 @@ int main(void)
 	tcase_add_test(tc, test_node_capacity_fallback_and_errors);
 	tcase_add_test(tc, test_pod);
 	tcase_add_test(tc, test_pod_errors);
+	tcase_add_test(tc, test_pod_sidecars);
 	tcase_add_test(tc, test_priority_class);
 	tcase_add_test(tc, test_pod_group);
 	tcase_add_test(tc, test_composite_pod_group);
