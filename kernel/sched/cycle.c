@@ -112,6 +112,13 @@ static void report_unrooted(struct sc_ctx *ctx)
 	}
 }
 
+static const char *failed_why(struct sc_ctx *ctx, const struct sc_group *failed)
+{
+	const char *w = sc_group_why(ctx->snap, (struct sc_group *)failed);
+
+	return w ? w : sc_status_to_string(failed->status);
+}
+
 /*
  * Conditions after a cycle: evaluated groups report their own status, or the
  * nearest failed ancestor's; pending pods name the nearest failed group.
@@ -133,12 +140,12 @@ static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group
 		g->scheduled = !g->implicit;
 	} else if (g->stamp == ctx->stamp && g->status != SC_SUCCESS) {
 		snprintf(msg, sizeof(msg), "%s: %s", sc_status_to_string(g->status),
-			 g->why ? g->why : "not placed");
+			 sc_group_why(ctx->snap, g) ? g->why : "not placed");
 		sc_emit_group(ctx, g, "False", "Unschedulable", msg);
 		own_fail = true;
 	} else if (failed) {
 		snprintf(msg, sizeof(msg), "ancestor %s %s failed: %s", sc_group_kind(failed),
-			 failed->key, failed->why ? failed->why : sc_status_to_string(failed->status));
+			 failed->key, failed_why(ctx, failed));
 		sc_emit_group(ctx, g, "False", "Unschedulable", msg);
 	}
 	if (own_fail)
@@ -150,10 +157,11 @@ static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group
 			continue;
 		if (failed)
 			snprintf(msg, sizeof(msg), "%s %s: %s", sc_group_kind(failed), failed->key,
-				 failed->why ? failed->why : sc_status_to_string(failed->status));
+				 failed_why(ctx, failed));
 		else
 			snprintf(msg, sizeof(msg), "%s %s placed without this pod: %s",
-				 sc_group_kind(g), g->key, p->why ? p->why : "no node fits");
+				 sc_group_kind(g), g->key,
+				 sc_pod_why(ctx->snap, p) ? p->why : "no node fits");
 		sc_emit_pod(ctx, p, "False", "Unschedulable", msg);
 	}
 	for (size_t i = 0; i < g->children.n; i++)

@@ -165,6 +165,7 @@ void sc_group_touch(struct sc_group *g)
 	for (int i = 0; g && i < SC_WALK_MAX; i++, g = g->parent) {
 		g->dirty = true;
 		g->done = false;
+		g->prio_valid = false;
 	}
 }
 
@@ -413,6 +414,8 @@ int sc_forest_remove_pod(struct pk_sched *s, const char *key)
 	sc_map_del(&f->pods, key);
 	sc_vec_remove(&f->all_pods, p);
 	if (g) {
+		if (g->why_pod == p)
+			g->why_pod = NULL;
 		sc_vec_remove(&g->pods, p);
 		sc_group_touch(g);
 		if (g->implicit) {

@@ -88,6 +88,7 @@ struct sc_part {
 	int ndom;
 	char **values;   /* sorted label values, one per domain */
 	int *node_dom;   /* per node index, -1 when the node lacks the label */
+	int *dom_size;   /* nodes per domain */
 	int64_t (*free)[SC_MAX_RES]; /* per domain: alloc - used over live nodes */
 };
 
@@ -207,7 +208,11 @@ struct sc_pod {
 	bool has_prio;
 	int32_t prio;
 	char *prio_class;
-	char *why; /* last placement failure (this cycle) */
+	char *why; /* last placement failure, built on demand (sc_pod_why) */
+	bool misfit_set; /* misfit counts below describe the last failure */
+	int misfit[_SC_MISFIT_MAX];
+	int short_of[SC_MAX_RES];
+	size_t scope_n;
 	struct sc_cond_memo memo;
 };
 
@@ -218,6 +223,9 @@ enum sc_status {
 	SC_UNRESOLVABLE, /* UnschedulableAndUnresolvable */
 };
 const char *sc_status_to_string(enum sc_status st);
+
+/* How a group's failure message is built, lazily: formatting is costly. */
+enum sc_why { SC_WHY_TEXT = 0, SC_WHY_PRESIM, SC_WHY_LEAF, SC_WHY_POD };
 
 struct sc_group {
 	char *key, *ns, *name;
@@ -242,6 +250,9 @@ struct sc_group {
 	bool sorted;
 	/* queue state (roots only) */
 	bool done, dirty, parked_invalid;
+	bool prio_valid; /* prio_cache holds sc_root_priority() at prio_epoch */
+	uint64_t prio_epoch;
+	int32_t prio_cache;
 	int attempts;
 	int64_t backoff_until;
 	uint64_t tried_gen;
@@ -249,7 +260,9 @@ struct sc_group {
 	uint64_t stamp;
 	enum sc_status status;
 	int S, R, U, UU, M;
-	char *why;
+	char *why; /* built on demand from why_kind (sc_group_why) */
+	int why_kind;
+	struct sc_pod *why_pod;
 	struct sc_cond_memo memo;
 	bool disrupted;
 };
@@ -291,6 +304,7 @@ struct pk_sched {
 	uint64_t gen;   /* bumps on every change of capacity or usage */
 	uint64_t cycle; /* cycles run */
 	bool forest_changed; /* objects came or went since the last unrooted report */
+	uint64_t prio_epoch;  /* bumps when priority classes change */
 };
 
 struct sc_ctx {
@@ -328,6 +342,10 @@ int32_t sc_root_priority(const struct pk_sched *s, const struct sc_group *root);
 /* Best eligible root, or NULL; *ret_wait gets the earliest backoff end. */
 struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wait);
 void sc_queue_order(struct pk_sched *s, struct sc_vec *ret_roots); /* test helper */
+
+/* Failure messages, built on first use and cached (place_kep.c). */
+const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod);
+const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g);
 
 /* feasible.c: PlacementFeasible */
 int sc_group_min(const struct sc_group *g);

@@ -19,7 +19,10 @@
  * fills a small domain beats one that dents a large domain and large domains
  * stay whole; ties go to the first domain in value order.  A candidate that
  * places every pending pod and fills its domain exactly cannot be beaten, so
- * the search stops there (same result as evaluating the rest).
+ * the search stops there; once every pending pod is placed, a later candidate
+ * whose packing ratio cannot exceed the best one's (bounded by what the
+ * subtree wants over what the candidate has free) is skipped.  Both give the
+ * same choice as evaluating every candidate.
  *
  * Leaves place their pending pods in order, each on the node of the scope
  * where it packs tightest (first node on ties), and consult PlacementFeasible
@@ -38,6 +41,8 @@
 static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
 				 size_t n);
 
+#define SC_WHY_LIST 3 /* failed candidates named in a group's message */
+
 /* a/b > c/d for non-negative values with positive denominators. */
 static int frac_cmp(int64_t a, int64_t b, int64_t c, int64_t d)
 {
@@ -46,8 +51,8 @@ static int frac_cmp(int64_t a, int64_t b, int64_t c, int64_t d)
 	return l < r ? -1 : l > r;
 }
 
-static void record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S,
-		   int R, int U, int UU, const char *why)
+static void record_kind(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S,
+			int R, int U, int UU, enum sc_why kind, struct sc_pod *pod, const char *why)
 {
 	g->stamp = ctx->stamp;
 	g->status = st;
@@ -56,8 +61,67 @@ static void record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, in
 	g->R = R;
 	g->U = U;
 	g->UU = UU;
+	g->why_kind = kind;
+	g->why_pod = pod;
 	free(g->why);
 	g->why = sc_strdup(why);
+}
+
+static void record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S,
+		   int R, int U, int UU, const char *why)
+{
+	record_kind(ctx, g, st, M, S, R, U, UU, SC_WHY_TEXT, NULL, why);
+}
+
+const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
+{
+	struct sc_buf b = { 0 };
+
+	if (pod->why || !pod->misfit_set)
+		return pod->why;
+	sc_buf_printf(&b, "0/%zu nodes fit", pod->scope_n);
+	for (int m = 1; m < _SC_MISFIT_MAX; m++) {
+		if (!pod->misfit[m])
+			continue;
+		if (m == SC_MISFIT_RESOURCES) {
+			for (int r = 0; r < snap->nres; r++)
+				if (pod->short_of[r])
+					sc_buf_printf(&b, ", %d insufficient %s", pod->short_of[r],
+						      snap->res_name[r]);
+		} else {
+			sc_buf_printf(&b, ", %d %s", pod->misfit[m], sc_misfit_to_string(m));
+		}
+	}
+	if (!pod->scope_n)
+		sc_buf_printf(&b, " (empty domain)");
+	pod->why = b.s;
+	return pod->why;
+}
+
+const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g)
+{
+	const char *pw = g->why_pod ? sc_pod_why(snap, g->why_pod) : NULL;
+	char *s = NULL;
+	int n = -1;
+
+	if (g->why || g->why_kind == SC_WHY_TEXT)
+		return g->why;
+	switch (g->why_kind) {
+	case SC_WHY_PRESIM:
+		n = asprintf(&s, "%d of minCount %d pods exist", g->S + g->R, g->M);
+		break;
+	case SC_WHY_LEAF:
+		n = asprintf(&s, "%d of minCount %d pods placed, %d unschedulable: %s", g->S, g->M,
+			     g->U, pw ? pw : "no pods");
+		break;
+	case SC_WHY_POD:
+		n = pw ? asprintf(&s, "%s", pw) : -1;
+		break;
+	default:
+		break;
+	}
+	g->why = n >= 0 ? s : NULL;
+	return g->why;
 }
 
 static bool pod_pending(const struct sc_pod *p)
@@ -107,26 +171,13 @@ static int pick_node(struct sc_ctx *ctx, struct sc_pod *pod, const int *nodes, s
 	}
 	if (best >= 0)
 		return best;
-
-	struct sc_buf b = { 0 };
-
-	sc_buf_printf(&b, "0/%zu nodes fit", n);
-	for (int m = 1; m < _SC_MISFIT_MAX; m++) {
-		if (!counts[m])
-			continue;
-		if (m == SC_MISFIT_RESOURCES) {
-			for (int r = 0; r < snap->nres; r++)
-				if (short_of[r])
-					sc_buf_printf(&b, ", %d insufficient %s", short_of[r],
-						      snap->res_name[r]);
-		} else {
-			sc_buf_printf(&b, ", %d %s", counts[m], sc_misfit_to_string(m));
-		}
-	}
-	if (!n)
-		sc_buf_printf(&b, " (empty domain)");
+	/* The message is built only if someone asks (sc_pod_why). */
 	free(pod->why);
-	pod->why = b.s;
+	pod->why = NULL;
+	pod->misfit_set = true;
+	pod->scope_n = n;
+	memcpy(pod->misfit, counts, sizeof(pod->misfit));
+	memcpy(pod->short_of, short_of, sizeof(pod->short_of));
 	return -1;
 }
 
@@ -136,7 +187,7 @@ static enum sc_status eval_leaf(struct sc_ctx *ctx, struct sc_group *g, const in
 	int M = sc_group_min(g), S = 0, R = 0, U = 0;
 	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
 	enum sc_status st;
-	const char *last_why = NULL;
+	struct sc_pod *last_failed = NULL;
 
 	for (size_t i = 0; i < g->pods.n; i++) {
 		struct sc_pod *p = g->pods.v[i];
@@ -148,12 +199,10 @@ static enum sc_status eval_leaf(struct sc_ctx *ctx, struct sc_group *g, const in
 	}
 	st = sc_feasible(M, S, R, U, 0);
 	if (st >= SC_UNSCHEDULABLE) {
-		char why[160];
-
-		snprintf(why, sizeof(why), "%d of minCount %d pods exist", S + R, M);
-		record(ctx, g, st, M, S, R, U, 0, why);
+		record_kind(ctx, g, st, M, S, R, U, 0, SC_WHY_PRESIM, NULL, NULL);
 		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=0 -> %s (pre-simulation: %s)",
-			 sc_group_kind(g), g->key, M, S, R, sc_status_to_string(st), why);
+			 sc_group_kind(g), g->key, M, S, R, sc_status_to_string(st),
+			 ctx->tracing ? sc_group_why(ctx->snap, g) : "");
 		return st;
 	}
 	for (size_t i = 0; i < g->pods.n; i++) {
@@ -169,7 +218,7 @@ static enum sc_status eval_leaf(struct sc_ctx *ctx, struct sc_group *g, const in
 			ctx->placed++;
 		} else {
 			U++;
-			last_why = p->why;
+			last_failed = p;
 		}
 		st = sc_feasible(M, S, R, U, 0);
 		if (st >= SC_UNSCHEDULABLE)
@@ -177,15 +226,12 @@ static enum sc_status eval_leaf(struct sc_ctx *ctx, struct sc_group *g, const in
 	}
 	st = sc_feasible(M, S, R, U, 0);
 	if (st >= SC_UNSCHEDULABLE) {
-		char why[320];
-
 		sc_snapshot_revert(ctx->snap, mark);
 		ctx->placed = placed0;
-		snprintf(why, sizeof(why), "%d of minCount %d pods placed, %d unschedulable: %s", S,
-			 M, U, last_why ? last_why : "no pods");
-		record(ctx, g, st, M, S, R, U, 0, why);
+		record_kind(ctx, g, st, M, S, R, U, 0, SC_WHY_LEAF, last_failed, NULL);
 	} else {
-		record(ctx, g, st, M, S, R, U, 0, U ? last_why : NULL);
+		record_kind(ctx, g, st, M, S, R, U, 0, U ? SC_WHY_POD : SC_WHY_TEXT, last_failed,
+			    NULL);
 	}
 	sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=%d UU=0 -> %s", sc_group_kind(g), g->key, M, S, R, U,
 		 sc_status_to_string(st));
@@ -248,12 +294,14 @@ static enum sc_status eval_composite(struct sc_ctx *ctx, struct sc_group *g, con
 
 		sc_snapshot_revert(ctx->snap, mark);
 		ctx->placed = placed0;
+		const char *fw = failed ? sc_group_why(ctx->snap, (struct sc_group *)failed) : NULL;
+
 		snprintf(why, sizeof(why), "%d of minGroupCount %d child groups placed%s%s%s%s%s", S,
 			 M, failed ? "; " : "", failed ? sc_group_kind(failed) : "",
 			 failed ? " " : "", failed ? failed->key : "",
-			 failed && failed->why ? ": " : "");
-		if (failed && failed->why)
-			strncat(why, failed->why, sizeof(why) - strlen(why) - 1);
+			 fw ? ": " : "");
+		if (fw)
+			strncat(why, fw, sizeof(why) - strlen(why) - 1);
 		record(ctx, g, st, M, S, R, U, UU, why);
 	} else {
 		record(ctx, g, st, M, S, R, U, UU, NULL);
@@ -301,6 +349,22 @@ static size_t count_pending(const struct sc_group *g, int depth)
 	return n;
 }
 
+/* Sum of the requests of every pending pod of the subtree. */
+static void pending_requests(const struct sc_group *g, int depth, int64_t sum[SC_MAX_RES])
+{
+	if (depth > 8)
+		return;
+	for (size_t i = 0; i < g->pods.n; i++) {
+		const struct sc_pod *p = g->pods.v[i];
+
+		if (pod_pending(p))
+			for (int r = 0; r < SC_MAX_RES; r++)
+				sum[r] += p->req[r];
+	}
+	for (size_t i = 0; i < g->children.n; i++)
+		pending_requests(g->children.v[i], depth + 1, sum);
+}
+
 struct score {
 	size_t placed;
 	int64_t num, den; /* packing ratio */
@@ -311,6 +375,24 @@ static int score_cmp(const struct score *a, const struct score *b)
 	if (a->placed != b->placed)
 		return a->placed > b->placed ? 1 : -1;
 	return frac_cmp(a->num, a->den, b->num, b->den);
+}
+
+/*
+ * Could a candidate with free space free_ score strictly above best?  Its
+ * packing ratio is at most max over resources of min(want, free) / free,
+ * since it cannot take more than the subtree wants nor more than is free.
+ * Skipping it when not gives the same choice as evaluating it (ties go to
+ * the earlier domain), only faster.
+ */
+static bool can_beat(const struct score *best, const int64_t *want, const int64_t *free_, int nres)
+{
+	for (int r = 0; r < nres; r++) {
+		int64_t take = want[r] < free_[r] ? want[r] : free_[r];
+
+		if (free_[r] > 0 && frac_cmp(take, free_[r], best->num, best->den) > 0)
+			return true;
+	}
+	return false;
 }
 
 /* Score of the assumptions made since mark, against the domain's free space. */
@@ -339,7 +421,8 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 	int *start = NULL, *order = NULL, bdom, best = -1;
 	struct score bscore = { 0 };
 	enum sc_status st = SC_UNRESOLVABLE;
-	size_t total = count_pending(g, 0), ncand = 0;
+	size_t total = count_pending(g, 0), ncand = 0, nfailed = 0;
+	int64_t want[SC_MAX_RES] = { 0 };
 	struct sc_buf why = { 0 };
 
 	if (!part)
@@ -374,6 +457,7 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 		free(fill);
 	}
 	bdom = bound_domain(part, g, 0, -2);
+	pending_requests(g, 0, want);
 	sc_trace(ctx, "%s %s: topology %s, candidates in scope of %zu nodes:", sc_group_kind(g),
 		 g->key, g->topo_key, n);
 	ctx->depth++;
@@ -389,13 +473,23 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 		if (bdom == -1 || (bdom >= 0 && bdom != d)) {
 			sc_trace(ctx, "candidate %s: skipped, running pods of the subtree are elsewhere",
 				 part->values[d]);
-			sc_buf_printf(&why, "%s%s: running pods elsewhere", why.n ? "; " : "",
-				      part->values[d]);
+			if (nfailed++ < SC_WHY_LIST)
+				sc_buf_printf(&why, "%s%s: running pods elsewhere", why.n ? "; " : "",
+					      part->values[d]);
 			continue;
 		}
-		for (size_t i = 0; i < dnn; i++)
-			for (int r = 0; r < snap->nres; r++)
-				free_[r] += snap->nodes[dn[i]]->alloc[r] - snap->nodes[dn[i]]->used[r];
+		if (dnn == (size_t)part->dom_size[d]) /* the whole domain: use its aggregate */
+			memcpy(free_, part->free[d], sizeof(free_));
+		else
+			for (size_t i = 0; i < dnn; i++)
+				for (int r = 0; r < snap->nres; r++)
+					free_[r] += snap->nodes[dn[i]]->alloc[r] -
+						    snap->nodes[dn[i]]->used[r];
+		if (best >= 0 && bscore.placed == total && !can_beat(&bscore, want, free_, snap->nres)) {
+			sc_trace(ctx, "candidate %s: skipped, cannot score above %s", part->values[d],
+				 part->values[best]);
+			continue;
+		}
 		size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
 
 		sc_trace(ctx, "candidate %s (%zu nodes):", part->values[d], dnn);
@@ -405,8 +499,12 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 		if (cst != SC_SUCCESS) {
 			sc_trace(ctx, "candidate %s: infeasible (%s)", part->values[d],
 				 sc_status_to_string(cst));
-			sc_buf_printf(&why, "%s%s: %s", why.n ? "; " : "", part->values[d],
-				      g->why ? g->why : sc_status_to_string(cst));
+			if (best < 0 && nfailed++ < SC_WHY_LIST) {
+				const char *w = sc_group_why(snap, g);
+
+				sc_buf_printf(&why, "%s%s: %s", why.n ? "; " : "", part->values[d],
+					      w ? w : sc_status_to_string(cst));
+			}
 			if (cst == SC_UNSCHEDULABLE)
 				st = SC_UNSCHEDULABLE;
 			continue;
@@ -448,8 +546,9 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 		if (!ncand)
 			sc_buf_printf(&msg, "no node in scope has label %s", g->topo_key);
 		else
-			sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s)",
-				      g->topo_key, ncand, why.s ? why.s : "");
+			sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s%s)",
+				      g->topo_key, ncand, why.s ? why.s : "",
+				      nfailed > SC_WHY_LIST ? "; ..." : "");
 		record(ctx, g, st, g->M, g->S, g->R, g->U, g->UU, msg.s);
 		sc_trace(ctx, "%s %s: %s -> %s", sc_group_kind(g), g->key, msg.s ? msg.s : "",
 			 sc_status_to_string(st));

@@ -241,7 +241,12 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 			waiting = true;
 			continue;
 		}
-		struct ranked r = { .g = g, .prio = sc_root_priority(s, g) };
+		if (!g->prio_valid || g->prio_epoch != s->prio_epoch) {
+			g->prio_cache = sc_root_priority(s, g);
+			g->prio_epoch = s->prio_epoch;
+			g->prio_valid = true;
+		}
+		struct ranked r = { .g = g, .prio = g->prio_cache };
 
 		if (!best.g || rank_cmp(&r, &best) < 0)
 			best = r;

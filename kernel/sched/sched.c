@@ -80,6 +80,7 @@ static int add_priority_class(struct pk_sched *s, json_t *obj, struct pk_errors 
 		}
 		refresh_default(s);
 		s->gen++;
+		s->prio_epoch++;
 	}
 	pk_priority_class_free(pc);
 	return r;
@@ -176,6 +177,7 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
 		sc_map_del(&s->prio_classes, name);
 		free(v);
 		refresh_default(s);
+		s->prio_epoch++;
 		return 0;
 	}
 	case PK_KIND_POD:

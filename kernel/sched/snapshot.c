@@ -39,6 +39,7 @@ static void part_free(struct sc_part *p)
 		free(p->values[d]);
 	free(p->values);
 	free(p->node_dom);
+	free(p->dom_size);
 	free(p->free);
 	free(p->key);
 	free(p);
@@ -237,7 +238,8 @@ static struct sc_part *part_build(struct sc_snapshot *snap, const char *key)
 		p->ndom++;
 	}
 	p->free = calloc((size_t)p->ndom + 1, sizeof(*p->free));
-	if (!p->free)
+	p->dom_size = calloc((size_t)p->ndom + 1, sizeof(int));
+	if (!p->free || !p->dom_size)
 		goto fail;
 	for (size_t i = 0; i < snap->nnodes; i++) {
 		struct sc_node *n = snap->nodes[i];
@@ -245,6 +247,8 @@ static struct sc_part *part_build(struct sc_snapshot *snap, const char *key)
 		char **hit = v ? bsearch(&v, p->values, (size_t)p->ndom, sizeof(char *), cmp_str) : NULL;
 
 		p->node_dom[i] = hit ? (int)(hit - p->values) : -1;
+		if (hit)
+			p->dom_size[p->node_dom[i]]++;
 		if (hit)
 			for (int r = 0; r < SC_MAX_RES; r++)
 				p->free[p->node_dom[i]][r] += n->alloc[r] - n->used[r];
