@@ -513,8 +513,9 @@ static void reader_clear(struct reader *r)
 }
 
 /*
- * Parse YAML; each non-empty document is passed to on_doc with its position.
- * one_doc: stop with an error at a second document.
+ * Parse YAML; each non-empty document's objects are appended to out, or with
+ * one_doc the single document's value goes to *ret_single (a second document
+ * is an error).
  */
 static int read_yaml(struct reader *r, const char *buf, size_t len, json_t *out, bool one_doc,
 		     json_t **ret_single)

@@ -285,11 +285,9 @@ static void walk_template(struct tree_walk *w, const json_t *t, bool composite, 
 			  int level, bool parent_all)
 {
 	const char *name = json_string_value(json_object_get(t, "name"));
+	json_t *name_v = json_object_get(t, "name"), *prio = json_object_get(t, "priority");
 	struct pk_group_spec gs = { 0 };
-	struct pk_errors ignore = { 0 };
-	struct pk_path scratch = *p;
 	size_t old;
-	json_t *name_v = json_object_get(t, "name");
 
 	if (!json_is_object(t))
 		return; /* reported by the decoder */
@@ -313,8 +311,11 @@ static void walk_template(struct tree_walk *w, const json_t *t, bool composite, 
 	/* The decoder already reported structural problems; only rules here. */
 	gs.topology_key = pk_get_string(t, "schedulingConstraints.topology[0].key");
 	gs.priority_class = json_string_value(json_object_get(t, "priorityClassName"));
-	pk_field_int32(t, "priority", &scratch, &ignore, &gs.has_priority, &gs.priority);
-	pk_errors_clear(&ignore);
+	if (json_is_integer(prio) && json_integer_value(prio) <= INT32_MAX &&
+	    json_integer_value(prio) >= INT32_MIN) {
+		gs.has_priority = true;
+		gs.priority = (int32_t)json_integer_value(prio);
+	}
 	check_group_spec(p->s, &gs, w->errs);
 	if (!composite)
 		return;
