@@ -184,13 +184,13 @@ struct pk_group *pk_group_decode_partial(json_t *obj, struct pk_errors *errs)
 	if (!g)
 		return NULL;
 	g->raw = json_incref(obj);
-	g->kind = pk_kind_of(obj);
+	/* The kind decides the shape; apiVersion is validation's business. */
+	g->kind = pk_kind_from_string(json_string_value(json_object_get(obj, "kind")));
 	if (g->kind != PK_KIND_POD_GROUP && g->kind != PK_KIND_COMPOSITE_POD_GROUP) {
 		const char *kind = json_string_value(json_object_get(obj, "kind"));
 
 		pk_errors_add(errs, "kind: Unsupported value: \"%s\": supported values: "
-				    "\"CompositePodGroup\", \"PodGroup\" (apiVersion %s)",
-			      kind ? kind : "", pk_kind_api_version(PK_KIND_POD_GROUP));
+				    "\"CompositePodGroup\", \"PodGroup\"", kind ? kind : "");
 		g->kind = PK_KIND_POD_GROUP;
 	}
 	if (pk_meta_decode(obj, g->kind, &g->meta, errs) < 0) {

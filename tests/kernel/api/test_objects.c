@@ -393,6 +393,8 @@ START_TEST(test_group_errors)
 
 	o = obj_of("kind: Pod\nmetadata: {name: p}\n");
 	ck_assert_int_eq(pk_group_decode(o, &g, &errs), -EINVAL);
+	ck_assert_error(&errs, "kind: Unsupported value: \"Pod\": supported values: "
+			       "\"CompositePodGroup\", \"PodGroup\"");
 	pk_errors_clear(&errs);
 	json_decref(o);
 }
