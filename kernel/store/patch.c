@@ -6,8 +6,10 @@
  * anything else replaces.  Strategic merge patch is served as the subset
  * kubectl label/annotate/apply send for the kinds here: a merge patch whose
  * "$"-prefixed directive keys ($setElementOrder/..., $retainKeys, $patch) are
- * dropped; lists are replaced whole.  JSON patch (RFC 6902) supports add,
- * remove, replace, move, copy and test with JSON-pointer paths.
+ * dropped; lists are replaced whole except those upstream merges by key
+ * (containers by name, conditions by type, ...: merge_keys below), whose items
+ * merge one by one and go with "$patch": "delete".  JSON patch (RFC 6902)
+ * supports add, remove, replace, move, copy and test with JSON-pointer paths.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,8 +20,82 @@
 
 #define PATCH_MAX_OPS 10000
 
-static json_t *merge(json_t *target, const json_t *patch, bool strategic, int depth)
+/* Lists kubectl's strategic merge patch merges item by item (patchMergeKey). */
+static const struct {
+	const char *field, *key;
+} merge_keys[] = {
+	{ "containers", "name" },     { "initContainers", "name" }, { "volumes", "name" },
+	{ "env", "name" },            { "volumeMounts", "mountPath" }, { "ports", "containerPort" },
+	{ "conditions", "type" },     { "taints", "key" },          { "imagePullSecrets", "name" },
+};
+
+static const char *merge_key_of(const char *field)
 {
+	for (size_t i = 0; field && i < sizeof(merge_keys) / sizeof(*merge_keys); i++)
+		if (strcmp(merge_keys[i].field, field) == 0)
+			return merge_keys[i].key;
+	return NULL;
+}
+
+static json_t *merge(json_t *target, const json_t *patch, bool strategic, int depth,
+		     const char *field);
+
+static size_t find_item(json_t *list, const char *key, json_t *value)
+{
+	size_t i;
+	json_t *item;
+	json_array_foreach(list, i, item)
+		if (json_equal(json_object_get(item, key), value))
+			return i;
+	return (size_t)-1;
+}
+
+/* Items with the same merge key merge; "$patch": "delete" removes; new ones append. */
+static json_t *merge_list(json_t *target, const json_t *patch, const char *key, int depth)
+{
+	json_t *out = json_deep_copy(target);
+	size_t i;
+	json_t *pitem;
+	json_array_foreach(patch, i, pitem) {
+		json_t *kv = json_object_get(pitem, key);
+		size_t at = kv ? find_item(out, key, kv) : (size_t)-1;
+		const char *directive = json_string_value(json_object_get(pitem, "$patch"));
+		if (directive && strcmp(directive, "delete") == 0) {
+			if (at != (size_t)-1)
+				json_array_remove(out, at);
+			continue;
+		}
+		json_t *merged = merge(at != (size_t)-1 ? json_array_get(out, at) : NULL, pitem, true,
+				       depth + 1, NULL);
+		if (!merged) {
+			json_decref(out);
+			return NULL;
+		}
+		if (at != (size_t)-1)
+			json_array_set_new(out, at, merged);
+		else
+			json_array_append_new(out, merged);
+	}
+	return out;
+}
+
+static bool all_objects(const json_t *list)
+{
+	size_t i;
+	json_t *item;
+	json_array_foreach(list, i, item)
+		if (!json_is_object(item))
+			return false;
+	return true;
+}
+
+static json_t *merge(json_t *target, const json_t *patch, bool strategic, int depth,
+		     const char *field)
+{
+	const char *mk = strategic ? merge_key_of(field) : NULL;
+	if (mk && json_is_array(target) && json_is_array(patch) && all_objects(target) &&
+	    all_objects(patch) && depth <= PK_MAX_DEPTH)
+		return merge_list(target, patch, mk, depth);
 	if (!json_is_object(patch) || depth > PK_MAX_DEPTH)
 		return json_deep_copy(patch);
 	json_t *out = json_is_object(target) ? json_deep_copy(target) : json_object();
@@ -34,7 +110,7 @@ static json_t *merge(json_t *target, const json_t *patch, bool strategic, int de
 			json_object_del(out, key);
 			continue;
 		}
-		json_t *merged = merge(json_object_get(out, key), pv, strategic, depth + 1);
+		json_t *merged = merge(json_object_get(out, key), pv, strategic, depth + 1, key);
 		if (!merged || json_object_set_new(out, key, merged) < 0) {
 			json_decref(out);
 			return NULL;
@@ -216,7 +292,7 @@ int pk_patch_apply(const json_t *target, enum pk_patch_type type, const json_t *
 			snprintf(err, errlen, "merge patch must be a JSON object");
 			return -EINVAL;
 		}
-		json_t *out = merge((json_t *)target, patch, type == PK_PATCH_STRATEGIC, 0);
+		json_t *out = merge((json_t *)target, patch, type == PK_PATCH_STRATEGIC, 0, NULL);
 		if (!out)
 			return -ENOMEM;
 		*ret = out;

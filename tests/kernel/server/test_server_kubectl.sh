@@ -112,6 +112,23 @@ k apply -f "$WORK/pg2b.yaml" >"$WORK/out" 2>&1 || fail "apply update: $(cat "$WO
 k get pg pg2 -o jsonpath='{.spec.schedulingPolicy.gang.minCount}' >"$WORK/out" 2>&1
 [ "$(cat "$WORK/out")" = 3 ] || fail "apply did not change pg2: $(cat "$WORK/out")"
 
+# apply on a Pod (strategic merge patch): the container keeps its requests.
+cat >"$WORK/pa.yaml" <<'Y'
+apiVersion: v1
+kind: Pod
+metadata: {name: pa}
+spec:
+  containers: [{name: c, image: one, resources: {requests: {cpu: "1"}}}]
+Y
+k apply -f "$WORK/pa.yaml" >"$WORK/out" 2>&1 || fail "apply pod: $(cat "$WORK/out")"
+sed 's/image: one/image: two/' "$WORK/pa.yaml" >"$WORK/pa2.yaml"
+k apply -f "$WORK/pa2.yaml" >"$WORK/out" 2>&1 || fail "apply pod again: $(cat "$WORK/out")"
+k get pod pa -o jsonpath='{.spec.containers[0].image} {.spec.containers[0].resources.requests.cpu}' \
+	>"$WORK/out" 2>&1
+[ "$(cat "$WORK/out")" = "two 1" ] || fail "apply on a pod: $(cat "$WORK/out")"
+k describe pg pg1 >"$WORK/out" 2>&1 && grep -q 'Min Count: *1' "$WORK/out" ||
+	fail "describe pg: $(cat "$WORK/out")"
+
 # get -w sees a new pod, then the stream is cut by the timeout.
 k get pods -w --request-timeout=4s >"$WORK/watch" 2>&1 &
 wpid=$!

@@ -373,6 +373,26 @@ START_TEST(test_patches)
 	ck_assert_ptr_null(json_object_get(out, "$retainKeys"));
 	json_decref(out);
 	json_decref(mp);
+	/* Strategic: containers merge by name, "$patch": "delete" removes one. */
+	json_t *pod = json_pack("{s:{s:[{s:s,s:s,s:{}},{s:s,s:s}]}}", "spec", "containers", "name",
+				"a", "image", "old", "resources", "name", "b", "image", "x");
+	mp = json_pack("{s:{s:[{s:s,s:s},{s:s,s:s}]}}", "spec", "containers", "name", "a", "image",
+		       "new", "name", "b", "$patch", "delete");
+	ck_assert_int_eq(pk_patch_apply(pod, PK_PATCH_STRATEGIC, mp, &out, err, sizeof(err)), 0);
+	json_t *cs = json_object_get(json_object_get(out, "spec"), "containers");
+	ck_assert_uint_eq(json_array_size(cs), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(cs, 0), "image")), "new");
+	ck_assert_ptr_nonnull(json_object_get(json_array_get(cs, 0), "resources"));
+	json_decref(out);
+	/* The same as a JSON merge patch replaces the list. */
+	ck_assert_int_eq(pk_patch_apply(pod, PK_PATCH_MERGE, mp, &out, err, sizeof(err)), 0);
+	cs = json_object_get(json_object_get(out, "spec"), "containers");
+	ck_assert_uint_eq(json_array_size(cs), 2);
+	ck_assert_ptr_null(json_object_get(json_array_get(cs, 0), "resources"));
+	json_decref(out);
+	json_decref(mp);
+	json_decref(pod);
+
 	json_t *jp = json_pack("[{s:s,s:s,s:i},{s:s,s:s},{s:s,s:s,s:s}]", "op", "add", "path",
 			       "/a/l/-", "value", 3, "op", "remove", "path", "/b", "op", "test", "path",
 			       "/a/l/2", "value", "nope");
