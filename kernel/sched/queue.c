@@ -148,7 +148,7 @@ static bool max_explicit(const struct pk_sched *s, const struct sc_group *g, int
 		return true;
 	}
 	for (size_t i = 0; i < g->children.n; i++) {
-		int32_t c;
+		int32_t c = 0;
 
 		if (max_explicit(s, g->children.v[i], depth + 1, &c) && (!any || c > *best)) {
 			*best = c;
