@@ -436,6 +436,22 @@ static enum pk_kind check_kind(const json_t *obj, struct pk_errors *errs)
 	return k;
 }
 
+/* Metadata problems first, then the rest, each group in the order found. */
+static void metadata_first(struct pk_errors *e, size_t from)
+{
+	size_t n = e->n - from, k = 0;
+	char **tmp;
+
+	if (n < 2 || !(tmp = malloc(n * sizeof(*tmp))))
+		return;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = from; i < e->n; i++)
+			if ((strncmp(e->msg[i], "metadata.", 9) == 0) == (pass == 0))
+				tmp[k++] = e->msg[i];
+	memcpy(e->msg + from, tmp, n * sizeof(*tmp));
+	free(tmp);
+}
+
 int pk_validate(const json_t *obj, struct pk_errors *errs)
 {
 	struct pk_errors local = { 0 }, *e = errs ? errs : &local;
@@ -478,6 +494,7 @@ int pk_validate(const json_t *obj, struct pk_errors *errs)
 		break;
 	}
 	json_decref(copy);
+	metadata_first(e, n0);
 	pk_errors_clear(&local);
 	return e->n == n0 ? 0 : -EINVAL;
 }

@@ -349,6 +349,14 @@ START_TEST(test_all_errors_reported)
 	ck_assert_int_eq(pk_validate(o, &errs), -EINVAL);
 	ck_assert_uint_eq(errs.n, 2);
 	pk_errors_clear(&errs);
+	json_decref(o);
+	/* Metadata problems come first even when the decoder found others earlier. */
+	o = obj_of(POD "metadata: {name: Bad}\nspec: {priority: x}\n");
+	ck_assert_int_eq(pk_validate(o, &errs), -EINVAL);
+	ck_assert_uint_eq(errs.n, 2);
+	ck_assert_ptr_nonnull(strstr(errs.msg[0], "metadata.name: Invalid value: \"Bad\""));
+	ck_assert_str_eq(errs.msg[1], "spec.priority: Invalid value: \"x\": must be an integer");
+	pk_errors_clear(&errs);
 	/* The caller's tree is not modified by validation. */
 	json_decref(o);
 	o = obj_of(PG "metadata: {name: g}\nspec: {" GANG(1) ", schedulingConstraints: "
