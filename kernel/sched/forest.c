@@ -353,8 +353,13 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 		goto fail;
 	old = sc_map_get(&f->pods, p->key);
 	p->seq = old ? old->seq : ++f->seq;
-	if (old && (r = sc_forest_remove_pod(s, old->key)) < 0)
-		goto fail;
+	if (old) {
+		/* What was said about the pod stays said: no repeated conditions. */
+		p->memo.text = old->memo.text;
+		old->memo.text = NULL;
+		if ((r = sc_forest_remove_pod(s, old->key)) < 0)
+			goto fail;
+	}
 	if (p->group_key) {
 		g = sc_forest_group(f, p->group_key, true);
 	} else {

@@ -208,6 +208,7 @@ struct sc_pod {
 	bool has_prio;
 	int32_t prio;
 	char *prio_class;
+	uint64_t fp; /* fingerprint of what scheduling reads (spec, timestamps) */
 	char *why; /* last placement failure, built on demand (sc_pod_why) */
 	bool misfit_set; /* misfit counts below describe the last failure */
 	int misfit[_SC_MISFIT_MAX];

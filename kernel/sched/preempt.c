@@ -17,13 +17,17 @@
  * set in which every unit is needed.  Victims get DisruptionTarget (reason
  * PreemptionByScheduler) on their pods and, for `all` units, on the groups of
  * the unit; then they are deleted.  The preemptor is scheduled in a later
- * cycle (never in the same cycle as the preemption).
+ * cycle (never in the same cycle as the preemption).  At most
+ * SC_PREEMPT_MAX_UNITS units, the lowest-priority ones, are considered.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernel/sched/internal.h"
+
+/* Units considered per preemption: each costs one placement simulation. */
+#define SC_PREEMPT_MAX_UNITS 256
 
 struct unit {
 	struct sc_group *group; /* `all` unit, or NULL for a single pod */
@@ -167,6 +171,13 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 	if (r < 0)
 		return r;
 	qsort(u, n, sizeof(*u), unit_cmp);
+	if (n > SC_PREEMPT_MAX_UNITS) {
+		/* Keep the lowest-priority units (the end of the order). */
+		for (size_t i = 0; i < n - SC_PREEMPT_MAX_UNITS; i++)
+			sc_vec_free(&u[i].pods);
+		memmove(u, u + (n - SC_PREEMPT_MAX_UNITS), SC_PREEMPT_MAX_UNITS * sizeof(*u));
+		n = SC_PREEMPT_MAX_UNITS;
+	}
 	for (size_t i = 0; i < n; i++)
 		u[i].victim = true;
 	ctx->tracing = false;

@@ -86,6 +86,29 @@ static int add_priority_class(struct pk_sched *s, json_t *obj, struct pk_errors 
 	return r;
 }
 
+/*
+ * FNV-1a over what scheduling reads of a pod: spec, labels and timestamps.
+ * An update that only touches status (the conditions this scheduler asked
+ * for) then changes nothing, so appliances do not loop on their own writes.
+ */
+static uint64_t pod_fingerprint(const json_t *obj)
+{
+	const char *parts[] = { "spec", "metadata.labels", "metadata.creationTimestamp",
+				"metadata.deletionTimestamp" };
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		json_t *v = pk_get(obj, parts[i]);
+		char *text = v ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+
+		for (const char *c = text ? text : "-"; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ull;
+		h = (h ^ '|') * 1099511628211ull;
+		free(text);
+	}
+	return h;
+}
+
 static bool scheduled_condition(const json_t *obj, const char *type)
 {
 	json_t *c = pk_condition_get(obj, type);
@@ -115,11 +138,24 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 	}
 	case PK_KIND_POD: {
 		struct pk_pod *p = NULL;
+		uint64_t fp = pod_fingerprint(obj);
+		char *key = sc_key(pk_namespace(obj), pk_name(obj));
+		struct sc_pod *old = key ? sc_map_get(&s->forest.pods, key) : NULL;
 
-		if ((r = pk_pod_decode(obj, &p, errs)) < 0)
+		if (old && old->fp == fp) {
+			free(key);
+			return 0; /* only status changed: nothing to reschedule */
+		}
+		if ((r = pk_pod_decode(obj, &p, errs)) < 0) {
+			free(key);
 			return r;
+		}
 		r = sc_forest_add_pod(s, p);
 		pk_pod_free(p);
+		old = r == 0 && key ? sc_map_get(&s->forest.pods, key) : NULL;
+		if (old)
+			old->fp = fp;
+		free(key);
 		if (r == -E2BIG && errs)
 			pk_errors_add(errs, "spec.containers: more than %d distinct resource names",
 				      SC_MAX_RES);

@@ -229,6 +229,51 @@ START_TEST(test_remove_objects)
 }
 END_TEST
 
+
+/*
+ * The appliance feeds every object it writes back through pk_sched_update:
+ * status-only changes must not make the scheduler write the same conditions
+ * again, so the loop goes quiet.
+ */
+START_TEST(test_feedback_goes_quiet)
+{
+	struct pk_sched *s = new_sched();
+	json_t *objs = json_array();
+	size_t i, quiet = 0, bound = 0;
+	json_t *o;
+
+	json_array_append_new(objs, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s}}}", "apiVersion", "v1",
+					      "kind", "Node", "metadata", "name", "n0", "status",
+					      "allocatable", "cpu", "2"));
+	json_array_append_new(objs, group_obj(false, "fits", NULL, 1, NULL, "w1"));
+	json_array_append_new(objs, group_obj(false, "gated", NULL, 3, NULL, "w2"));
+	json_array_append_new(objs, pod_obj("a", "1", "fits", NULL, 0));
+	json_array_append_new(objs, pod_obj("b", "1", "fits", NULL, 0));
+	json_array_append_new(objs, pod_obj("c", "1", "fits", NULL, 0)); /* no room: pending */
+	json_array_append_new(objs, pod_obj("g", "1", "gated", NULL, 0));
+	json_array_foreach(objs, i, o)
+		ck_assert_int_eq(pk_sched_add(s, o, NULL), 0);
+	for (int round = 0; round < 30; round++) {
+		struct pk_sched_result *res = NULL;
+
+		ck_assert_int_eq(pk_sched_cycle(s, round * 20000, &res), 0);
+		bound += res->bound;
+		ck_assert_int_eq(pk_sched_apply(objs, res, NULL, 0), 0);
+		quiet = res->nactions ? 0 : quiet + 1;
+		for (size_t k = 0; k < res->nactions; k++) {
+			json_array_foreach(objs, i, o)
+				if (strcmp(pk_name(o), res->actions[k].name) == 0)
+					ck_assert_int_eq(pk_sched_update(s, o, NULL), 0);
+		}
+		pk_sched_result_free(res);
+	}
+	ck_assert_uint_eq(bound, 2);
+	ck_assert_uint_ge(quiet, 20);
+	json_decref(objs);
+	pk_sched_free(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sched-queue");
@@ -243,6 +288,7 @@ int main(void)
 	tcase_add_test(tc, test_gated_root_says_why);
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_remove_objects);
+	tcase_add_test(tc, test_feedback_goes_quiet);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
