@@ -28,8 +28,15 @@
 
 /* Annotation on Nodes registered from a board file (exempt from heartbeats). */
 #define PK_APPLIANCE_ANN_SIMULATED "podkernel.dev/simulated"
-/* Annotation podagent keeps on the Nodes it publishes (heartbeat monitored). */
+/* Annotation podagent keeps on the Nodes it publishes. */
 #define PK_APPLIANCE_ANN_AGENT "agent.podkernel.dev/owned-labels"
+/*
+ * Annotation a node agent refreshes (any changing value, e.g. an RFC 3339
+ * time) every interval.  The store drops writes that change nothing, so an
+ * unchanged label publish is no heartbeat: only Nodes carrying this
+ * annotation are monitored.
+ */
+#define PK_APPLIANCE_ANN_HEARTBEAT "agent.podkernel.dev/heartbeat"
 /* Taint and reason written on a Node that stopped reporting. */
 #define PK_APPLIANCE_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
 #define PK_APPLIANCE_DEFAULT_GRACE_MS 40000
@@ -98,9 +105,9 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, const char *kind, c
 
 /*
  * Heartbeats: the appliance records the time of every Node write it did not
- * make itself.  A monitored node (published by podagent: it carries
- * PK_APPLIANCE_ANN_AGENT and not PK_APPLIANCE_ANN_SIMULATED) whose last write
- * is older than the grace period is unreachable.
+ * make itself.  A monitored node (it carries PK_APPLIANCE_ANN_HEARTBEAT and
+ * not PK_APPLIANCE_ANN_SIMULATED) whose last write is older than the grace
+ * period is unreachable.
  */
 struct ap_heartbeats;
 int ap_heartbeats_new(struct ap_heartbeats **ret);

@@ -16,6 +16,8 @@
  * topology.podkernel.dev/<level>, outermost first (fewest domains first),
  * then the host.
  *
+ * $PODKERNEL_CA_FILE names the PEM bundle that verifies an https server.
+ *
  * Exit codes (CONTRACT.md): 0 success, 2 bad usage or an object the server
  * rejected as invalid, 1 anything else (unreachable server, not found).
  */
@@ -136,6 +138,8 @@ static int http_do(struct http *h, const char *method, const char *path, const j
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (getenv("PODKERNEL_CA_FILE") && *getenv("PODKERNEL_CA_FILE"))
+		curl_easy_setopt(c, CURLOPT_CAINFO, getenv("PODKERNEL_CA_FILE"));
 	if (h->on_line) {
 		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_stream);
 		curl_easy_setopt(c, CURLOPT_WRITEDATA, h);

@@ -1,0 +1,162 @@
+# Shared pieces of the end-to-end scripts (sourced, not run).
+#
+# Every script gets PODKERNEL_BIN (the programs) and PODKERNEL_SRC (the tree).
+# e2e_setup makes a temporary directory and a token file; e2e_start_server
+# starts podkerneld on a free loopback port (port 0, read back from its log);
+# everything started is recorded and killed by the EXIT trap.
+
+: "${PODKERNEL_BIN:?set PODKERNEL_BIN to the directory of podkerneld, podctl and podagent}"
+: "${PODKERNEL_SRC:?set PODKERNEL_SRC to the source tree}"
+BIN=$PODKERNEL_BIN
+FIXTURES="$PODKERNEL_SRC/../shared/fixtures/hwloc"
+E2E_PIDS=""
+ADMIN_TOKEN=e2e-admin-token
+
+e2e_cleanup() {
+	for p in $E2E_PIDS; do kill -9 "$p" 2>/dev/null || true; done
+	for p in $E2E_PIDS; do wait "$p" 2>/dev/null || true; done
+	[ -n "${WORK:-}" ] && rm -rf "$WORK"
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	if [ -n "${WORK:-}" ] && [ -f "$WORK/podkerneld.log" ]; then
+		echo "--- podkerneld log (tail)" >&2
+		tail -n 40 "$WORK/podkerneld.log" >&2
+	fi
+	exit 1
+}
+
+e2e_setup() {
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/podkernel-e2e.XXXXXX")
+	trap e2e_cleanup EXIT
+	trap 'exit 1' INT TERM
+	echo "$ADMIN_TOKEN,admin,1,\"system:masters\"" > "$WORK/tokens.csv"
+	export PODKERNEL_TOKEN=$ADMIN_TOKEN
+}
+
+# e2e_node_token NAME: add a node identity (once), print its token
+e2e_node_token() {
+	grep -q "^e2e-node-$1," "$WORK/tokens.csv" ||
+		echo "e2e-node-$1,system:node:$1,uid-$1,\"system:nodes\"" >> "$WORK/tokens.csv"
+	echo "e2e-node-$1"
+}
+
+# e2e_tls: a self-signed certificate; the server then serves https (kubectl
+# sends bearer tokens only over TLS) and podctl/podagent trust it.
+E2E_TLS_ARGS=""
+E2E_SCHEME=http
+e2e_tls() {
+	command -v openssl > /dev/null 2>&1 || { echo "openssl not available" >&2; exit 77; }
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
+		-days 1 -subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+		> /dev/null 2>&1 || { echo "openssl cannot make a certificate" >&2; exit 77; }
+	E2E_TLS_ARGS="--tls-cert-file $WORK/cert.pem --tls-private-key-file $WORK/key.pem"
+	E2E_SCHEME=https
+	export PODKERNEL_CA_FILE="$WORK/cert.pem"
+}
+
+# kc ARGS...: kubectl as admin, through a kubeconfig (after e2e_start_server)
+kc() { timeout 30 kubectl --kubeconfig "$WORK/kubeconfig" --request-timeout=10s "$@"; }
+e2e_kubeconfig() {
+	cat > "$WORK/kubeconfig" <<K
+apiVersion: v1
+kind: Config
+clusters: [{name: pk, cluster: {server: "$PODKERNEL_SERVER", certificate-authority: "$WORK/cert.pem"}}]
+users: [{name: u, user: {token: $ADMIN_TOKEN}}]
+contexts: [{name: pk, context: {cluster: pk, user: u, namespace: default}}]
+current-context: pk
+K
+}
+
+# e2e_start_server [podkerneld args...]: sets PORT and PODKERNEL_SERVER
+e2e_start_server() {
+	# shellcheck disable=SC2086 # E2E_TLS_ARGS holds two options
+	"$BIN/podkerneld" --listen 127.0.0.1:0 --data-dir "$WORK/data" \
+		--token-auth-file "$WORK/tokens.csv" $E2E_TLS_ARGS "$@" >> "$WORK/podkerneld.log" 2>&1 &
+	SERVER_PID=$!
+	E2E_PIDS="$E2E_PIDS $SERVER_PID"
+	PORT=""
+	for _ in $(seq 1 200); do
+		PORT=$(sed -n 's/.*serving on .*(port \([0-9]*\)).*/\1/p' "$WORK/podkerneld.log" | tail -n 1)
+		if [ -n "$PORT" ] && grep -q "scheduling loop running" "$WORK/podkerneld.log"; then
+			break
+		fi
+		kill -0 "$SERVER_PID" 2>/dev/null || fail "podkerneld exited"
+		sleep 0.1
+	done
+	[ -n "$PORT" ] || fail "podkerneld did not start"
+	export PODKERNEL_SERVER="$E2E_SCHEME://127.0.0.1:$PORT"
+}
+
+# e2e_agent NAME FIXTURE.xml: a podagent daemon publishing node NAME every second
+e2e_agent() {
+	tok=$(e2e_node_token "$1")
+	# shellcheck disable=SC2046
+	"$BIN/podagent" --hwloc-xml "$FIXTURES/$2" --node-name "$1" --publish "$PODKERNEL_SERVER" \
+		--token "$tok" $([ "$E2E_SCHEME" = https ] && echo --ca-file "$WORK/cert.pem") --interval 1 --no-udev --no-netlink --retries 3 --backoff-ms 100 \
+		>> "$WORK/agent-$1.log" 2>&1 &
+	E2E_PIDS="$E2E_PIDS $!"
+	eval "AGENT_PID_$(echo "$1" | tr -c 'a-zA-Z0-9\n' '_')=$!"
+}
+
+# e2e_heartbeat NAME: what a node agent does every second to stay monitored:
+# refresh the agent.podkernel.dev/heartbeat annotation of its Node (with its
+# node token).  podagent itself republishes only its labels, and the store
+# drops writes that change nothing.
+e2e_heartbeat() {
+	tok=$(e2e_node_token "$1")
+	(
+		while :; do
+			curl -s -o /dev/null ${PODKERNEL_CA_FILE:+--cacert "$PODKERNEL_CA_FILE"} -X PATCH \
+				-H "Authorization: Bearer $tok" \
+				-H 'Content-Type: application/merge-patch+json' \
+				-d "{\"metadata\":{\"annotations\":{\"agent.podkernel.dev/heartbeat\":\"$(date +%s.%N)\"}}}" \
+				"$PODKERNEL_SERVER/api/v1/nodes/$1" || true
+			sleep 1
+		done
+	) > /dev/null 2>&1 &
+	E2E_PIDS="$E2E_PIDS $!"
+	eval "HEARTBEAT_PID_$(echo "$1" | tr -c 'a-zA-Z0-9\n' '_')=$!"
+}
+
+# wait_for SECONDS COMMAND...: retry COMMAND every 0.2 s until it succeeds
+wait_for() {
+	t=$1
+	shift
+	i=0
+	while [ "$i" -lt $((t * 5)) ]; do
+		if "$@" > /dev/null 2>&1; then return 0; fi
+		sleep 0.2
+		i=$((i + 1))
+	done
+	return 1
+}
+
+podctl() { "$BIN/podctl" "$@"; }
+
+# bound_count [NS]: pods with spec.nodeName
+bound_count() {
+	if [ -n "${1:-}" ]; then set -- -n "$1"; else set -- -A; fi
+	podctl get pods "$@" 2>/dev/null | grep -c ' Bound ' || true
+}
+
+has_bound() { [ "$(bound_count "${2:-}")" -ge "$1" ]; }
+
+need_python() {
+	command -v python3 > /dev/null 2>&1 || { echo "python3 not available" >&2; exit 77; }
+}
+
+need_fixtures() {
+	[ -d "$FIXTURES" ] || { echo "hwloc fixtures not found at $FIXTURES" >&2; exit 77; }
+}
+
+# check_placement: gang, topology and capacity invariants of the whole cluster
+# (pods and nodes as podctl -o json prints them), in python3.
+check_placement() {
+	podctl get nodes -o json > "$WORK/nodes.json" || fail "get nodes"
+	podctl get pods -A -o json > "$WORK/pods.json" || fail "get pods"
+	podctl get podgroups -A -o json > "$WORK/pgs.json" || fail "get podgroups"
+	podctl get compositepodgroups -A -o json > "$WORK/cpgs.json" || fail "get cpgs"
+	python3 "$PODKERNEL_SRC/tests/e2e/check_placement.py" "$WORK" || fail "placement invariants"
+}
