@@ -413,6 +413,40 @@ static void score_of(const struct sc_snapshot *snap, size_t mark, const int64_t 
 		}
 }
 
+/*
+ * Counting sort of the scope by domain of part: candidate d is
+ * order[start[d] .. start[d + 1]).  Nodes without the label are left out.
+ */
+static int bucket_scope(const struct sc_part *part, const int *nodes, size_t n, int **ret_start,
+			int **ret_order)
+{
+	int *start = calloc((size_t)part->ndom + 2, sizeof(int));
+	int *fill = calloc((size_t)part->ndom + 1, sizeof(int));
+	int *order = malloc((n + 1) * sizeof(int));
+
+	if (!start || !fill || !order) {
+		free(start);
+		free(fill);
+		free(order);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (part->node_dom[nodes[i]] >= 0)
+			start[part->node_dom[nodes[i]] + 1]++;
+	for (int d = 0; d < part->ndom; d++)
+		start[d + 1] += start[d];
+	for (size_t i = 0; i < n; i++) {
+		int d = part->node_dom[nodes[i]];
+
+		if (d >= 0)
+			order[start[d] + fill[d]++] = nodes[i];
+	}
+	free(fill);
+	*ret_start = start;
+	*ret_order = order;
+	return 0;
+}
+
 static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
 				size_t n)
 {
@@ -425,37 +459,8 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 	int64_t want[SC_MAX_RES] = { 0 };
 	struct sc_buf why = { 0 };
 
-	if (!part)
+	if (!part || bucket_scope(part, nodes, n, &start, &order) < 0)
 		return SC_UNRESOLVABLE;
-	start = calloc((size_t)part->ndom + 2, sizeof(int));
-	order = malloc((n + 1) * sizeof(int));
-	if (!start || !order) {
-		free(start);
-		free(order);
-		return SC_UNRESOLVABLE;
-	}
-	/* Counting sort of the scope by domain: candidate d is order[start[d]..start[d+1]). */
-	for (size_t i = 0; i < n; i++)
-		if (part->node_dom[nodes[i]] >= 0)
-			start[part->node_dom[nodes[i]] + 1]++;
-	for (int d = 0; d < part->ndom; d++)
-		start[d + 1] += start[d];
-	{
-		int *fill = calloc((size_t)part->ndom + 1, sizeof(int));
-
-		if (!fill) {
-			free(start);
-			free(order);
-			return SC_UNRESOLVABLE;
-		}
-		for (size_t i = 0; i < n; i++) {
-			int d = part->node_dom[nodes[i]];
-
-			if (d >= 0)
-				order[start[d] + fill[d]++] = nodes[i];
-		}
-		free(fill);
-	}
 	bdom = bound_domain(part, g, 0, -2);
 	pending_requests(g, 0, want);
 	sc_trace(ctx, "%s %s: topology %s, candidates in scope of %zu nodes:", sc_group_kind(g),
