@@ -260,6 +260,57 @@ void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 	*ret = s;
 }
 
+static int check_rows(struct pk_store *st, char *err, size_t errlen)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(st->db, "SELECT kind, ns, name, rv, body FROM objects", -1, &q,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	int rc = 0;
+	while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
+		uint64_t rv = (uint64_t)sqlite3_column_int64(q, 3);
+		json_t *obj = json_loadb((const char *)sqlite3_column_text(q, 4),
+					 (size_t)sqlite3_column_bytes(q, 4), 0, NULL);
+		if (!obj || obj_rv(obj) != rv || rv > st->rv || !pk_store_type_by_kind(
+			(const char *)sqlite3_column_text(q, 0))) {
+			snprintf(err, errlen, "%s %s/%s: row rv %" PRIu64 ", body rv %" PRIu64
+				 ", counter %" PRIu64,
+				 sqlite3_column_text(q, 0), sqlite3_column_text(q, 1),
+				 sqlite3_column_text(q, 2), rv, obj ? obj_rv(obj) : 0, st->rv);
+			rc = -EUCLEAN;
+		}
+		json_decref(obj);
+	}
+	sqlite3_finalize(q);
+	return rc;
+}
+
+static int check_ring(struct pk_store *st, char *err, size_t errlen)
+{
+	uint64_t prev = st->ring_floor;
+	size_t oldest = (st->ring_head + PK_STORE_RING_SIZE - st->ring_len) % PK_STORE_RING_SIZE;
+	for (size_t i = 0; i < st->ring_len; i++) {
+		const struct ring_slot *s = &st->ring[(oldest + i) % PK_STORE_RING_SIZE];
+		if (s->rv <= prev || s->rv > st->rv || !s->object || !s->text) {
+			snprintf(err, errlen, "ring slot %zu: rv %" PRIu64 " after %" PRIu64
+				 " (counter %" PRIu64 ")", i, s->rv, prev, st->rv);
+			return -EUCLEAN;
+		}
+		prev = s->rv;
+	}
+	return 0;
+}
+
+int pk_store_check(struct pk_store *st, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&st->lock);
+	int rc = check_rows(st, err, errlen);
+	if (rc == 0)
+		rc = check_ring(st, err, errlen);
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
 /* ---- rows ------------------------------------------------------------------ */
 json_t *db_get(struct pk_store *st, const char *kind, const char *ns, const char *name)
 {

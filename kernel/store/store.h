@@ -108,6 +108,14 @@ struct pk_store_stats {
 };
 void pk_store_get_stats(struct pk_store *store, struct pk_store_stats *ret);
 
+/*
+ * Invariant checker (tests, debug builds): every row's resourceVersion column
+ * equals its body's metadata.resourceVersion and does not exceed the counter;
+ * ring events are in strictly increasing order above ring_floor and not past
+ * the counter.  Returns 0 or -EUCLEAN with the first violation in err.
+ */
+int pk_store_check(struct pk_store *store, char *err, size_t errlen);
+
 /* ---- reads -------------------------------------------------------------- */
 /* ns is ignored (may be NULL) for cluster-scoped kinds. */
 int pk_store_get(struct pk_store *store, const char *kind, const char *ns, const char *name,

@@ -24,8 +24,15 @@ static void setup(void)
 	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
 }
 
+static void check_invariants(void)
+{
+	char err[256] = "";
+	ck_assert_msg(pk_store_check(st, err, sizeof(err)) == 0, "invariant: %s", err);
+}
+
 static void teardown(void)
 {
+	check_invariants();
 	pk_store_close(st);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
@@ -62,6 +69,7 @@ static json_t *create(json_t *obj)
 	ck_assert_int_eq(rc, 0);
 	pk_errors_clear(&errs);
 	json_decref(obj);
+	check_invariants();
 	return out;
 }
 
@@ -224,6 +232,7 @@ START_TEST(test_events_and_ring)
 		ck_assert_int_eq(pk_store_update(st, obj, PK_SUB_MAIN, NULL, NULL), 0);
 		json_decref(obj);
 	}
+	check_invariants();
 	c.types = json_array();
 	ck_assert_int_eq(pk_store_events_since(st, start, 0, collect_cb, &c, NULL), -PK_STORE_EGONE);
 	ck_assert_int_eq(pk_store_events_since(st, pk_store_rv(st) - 10, 0, collect_cb, &c, NULL), 0);
