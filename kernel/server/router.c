@@ -538,8 +538,7 @@ static void do_create(struct pk_server *srv, const struct pk_request *req,
 							    "name"));
 	char namebuf[256];
 	snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
-	const char *dry = arg(req, "dryRun");
-	int rc = dry && *dry ? 0 : pk_store_create(srv->store, obj, &errs, &out);
+	int rc = pk_store_create(srv->store, obj, &errs, &out);
 	if (rc == 0 && !out)
 		out = json_incref(obj);
 	json_decref(obj);
@@ -702,6 +701,12 @@ static const char *verb_of(const char *method, const struct route *r, bool watch
 static void dispatch_resource(struct pk_server *srv, const struct pk_request *req,
 			      const struct route *r, const char *verb, struct pk_response *resp)
 {
+	const char *dry = arg(req, "dryRun");
+	if (dry && *dry && strcmp(req->method, "GET") != 0) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			       "dryRun is not supported by this server");
+		return;
+	}
 	bool collection = r->name == NULL;
 	bool is_binding = r->sub && strcmp(r->sub, "binding") == 0;
 	if (strcmp(verb, "watch") == 0)
