@@ -71,6 +71,7 @@ enum pk_format { PK_FORMAT_JSON, PK_FORMAT_YAML };
  * array; "kind: List" or "*List" documents are flattened into their items;
  * empty documents are skipped.  Errors ("NAME:LINE:COL: message") go to err.
  * Returns 0, -EINVAL on bad input (limits included), -errno on I/O.
+ * pk_read_file reads standard input for the path "-" (named "<stdin>").
  */
 int pk_read_file(const char *path, json_t **ret_objects, char *err, size_t errlen);
 int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_objects,

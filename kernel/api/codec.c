@@ -745,11 +745,13 @@ int pk_read_file(const char *path, json_t **ret_objects, char *err, size_t errle
 	FILE *f;
 	char *buf;
 	size_t len;
+	bool is_stdin;
 	int ret;
 
 	if (err && errlen)
 		err[0] = '\0';
-	f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+	is_stdin = strcmp(path, "-") == 0;
+	f = is_stdin ? stdin : fopen(path, "re");
 	if (!f) {
 		ret = -errno;
 		if (err && errlen)
@@ -758,19 +760,20 @@ int pk_read_file(const char *path, json_t **ret_objects, char *err, size_t errle
 	}
 	buf = malloc(PK_MAX_INPUT_BYTES + 1);
 	if (!buf) {
-		if (f != stdin)
+		if (!is_stdin)
 			fclose(f);
 		return -ENOMEM;
 	}
 	len = fread(buf, 1, PK_MAX_INPUT_BYTES + 1, f);
 	ret = ferror(f) ? -EIO : 0;
-	if (f != stdin)
+	if (!is_stdin)
 		fclose(f);
 	if (ret < 0) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s: read error", path);
 	} else {
-		ret = pk_read_buffer(path, buf, len, ret_objects, err, errlen);
+		ret = pk_read_buffer(is_stdin ? "<stdin>" : path, buf, len, ret_objects, err,
+				     errlen);
 	}
 	free(buf);
 	return ret;
