@@ -658,9 +658,15 @@ struct ctx {
 	json_t *levels;
 };
 
+/* A node's label; for the host level a node without it is its own domain. */
 static const char *node_label(const json_t *node, const char *key)
 {
-	return node ? json_string_value(json_object_get(pk_get(node, "metadata.labels"), key)) : NULL;
+	const char *v;
+
+	if (!node)
+		return NULL;
+	v = json_string_value(json_object_get(pk_get(node, "metadata.labels"), key));
+	return v || strcmp(key, HOST_KEY) != 0 ? v : pk_name(node);
 }
 
 static void pod_row(struct ctx *x, struct table *t, const json_t *p)
@@ -696,13 +702,12 @@ static void node_row(struct ctx *x, struct table *t, const json_t *n)
 	const char *status = node_unreachable(n) ? "Unreachable"
 			     : ready && strcmp(ready, "False") == 0 ? "NotReady"
 								    : "Ready";
-	json_t *labels = pk_get(n, "metadata.labels");
 	char where[256] = "", a[32], alloc[256] = "";
 	size_t i;
 	json_t *k;
 
 	json_array_foreach(x->levels, i, k) {
-		const char *v = json_string_value(json_object_get(labels, json_string_value(k)));
+		const char *v = node_label(n, json_string_value(k));
 		size_t len = strlen(where);
 
 		snprintf(where + len, sizeof(where) - len, "%s%s", len ? "/" : "", v ? v : "-");
@@ -1127,9 +1132,7 @@ static void print_placement(const json_t *pods, const struct ctx *x)
 		json_array_foreach(pods, i, p) {
 			const char *node = pk_get_string(p, "spec.nodeName");
 			json_t *n = node ? json_object_get(x->nodes, node) : NULL;
-			const char *v = n ? json_string_value(json_object_get(
-						    pk_get(n, "metadata.labels"), key))
-					  : NULL;
+			const char *v = node_label(n, key);
 
 			if (!node)
 				continue;
@@ -1327,8 +1330,7 @@ static int describe_pod(struct ctx *x, const json_t *p)
 	if (n) {
 		printf("Topology:     ");
 		json_array_foreach(x->levels, i, k) {
-			const char *v = json_string_value(json_object_get(pk_get(n, "metadata.labels"),
-									  json_string_value(k)));
+			const char *v = node_label(n, json_string_value(k));
 
 			printf(" %s=%s", level_name(json_string_value(k)), v ?: "-");
 		}

@@ -71,6 +71,11 @@ K
 
 # e2e_start_server [podkerneld args...]: sets PORT and PODKERNEL_SERVER
 e2e_start_server() {
+	# a restart: keep the old log aside so the new port is read
+	if [ -f "$WORK/podkerneld.log" ]; then
+		cat "$WORK/podkerneld.log" >> "$WORK/podkerneld.old.log"
+		: > "$WORK/podkerneld.log"
+	fi
 	# shellcheck disable=SC2086 # E2E_TLS_ARGS holds two options
 	"$BIN/podkerneld" --listen 127.0.0.1:0 --data-dir "$WORK/data" \
 		--token-auth-file "$WORK/tokens.csv" $E2E_TLS_ARGS "$@" >> "$WORK/podkerneld.log" 2>&1 &
