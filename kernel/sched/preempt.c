@@ -80,7 +80,7 @@ static int build_units(struct pk_sched *s, struct sc_group *root, int32_t prio,
 {
 	struct sc_vec *pods = &s->forest.all_pods;
 	struct unit *u = calloc(pods->n + 1, sizeof(*u));
-	struct sc_map by_group = { 0 };
+	struct sc_map by_group = { 0 }, taken = { 0 };
 	size_t n = 0;
 
 	if (!u)
@@ -89,11 +89,15 @@ static int build_units(struct pk_sched *s, struct sc_group *root, int32_t prio,
 		struct sc_pod *p = pods->v[i];
 		struct sc_group *ug;
 
-		if (p->node < 0 || p->deleting || !p->group)
+		struct sc_group *top;
+
+		if (p->node < 0 || p->deleting || !p->group || sc_map_get(&taken, p->key))
 			continue;
-		if (sc_group_root(p->group, NULL, 0) == root)
+		top = sc_group_root(p->group, NULL, 0);
+		if (top == root)
 			continue;
-		ug = unit_group(p);
+		/* Without a root (missing ancestor, cycle) a pod is its own unit. */
+		ug = top ? unit_group(p) : NULL;
 		if (ug) {
 			if (sc_map_get(&by_group, ug->key))
 				continue;
@@ -103,6 +107,8 @@ static int build_units(struct pk_sched *s, struct sc_group *root, int32_t prio,
 		} else {
 			sc_vec_push(&u[n].pods, p);
 		}
+		for (size_t k = 0; k < u[n].pods.n; k++)
+			sc_map_put(&taken, ((struct sc_pod *)u[n].pods.v[k])->key, u[n].pods.v[k]);
 		u[n].prio = INT32_MIN;
 		for (size_t k = 0; k < u[n].pods.n; k++) {
 			int32_t pp = sc_pod_priority(s, u[n].pods.v[k]);
@@ -116,6 +122,7 @@ static int build_units(struct pk_sched *s, struct sc_group *root, int32_t prio,
 			sc_vec_free(&u[n].pods);
 	}
 	sc_map_free(&by_group);
+	sc_map_free(&taken);
 	*ret = u;
 	*ret_n = n;
 	return 0;

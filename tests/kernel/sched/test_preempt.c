@@ -139,6 +139,28 @@ START_TEST(test_no_preemption_when_useless)
 }
 END_TEST
 
+START_TEST(test_rootless_victims_are_single)
+{
+	struct pk_sched *s = new_sched();
+	struct pk_sched_result *res;
+
+	/* Bound pods of a hierarchy on a parent cycle: each is its own unit. */
+	add_node(s, "n0", "1", "");
+	add_node(s, "n1", "1", "");
+	add_obj(s, group_obj(true, "a", "b", 1, "all", "loop"));
+	add_obj(s, group_obj(true, "b", "a", 1, "all", "loop"));
+	add_obj(s, group_obj(false, "leaf-a", "a", 1, "all", "loop"));
+	add_obj(s, group_obj(false, "leaf-b", "b", 1, "all", "loop"));
+	add_pod(s, "x", "1", "leaf-a", "n0", 1);
+	add_pod(s, "y", "1", "leaf-b", "n1", 1);
+	add_preemptor(s, 1, 100);
+	res = cycle(s);
+	ck_assert_uint_eq(res->preempted, 1);
+	pk_sched_result_free(res);
+	pk_sched_free(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sched-preempt");
@@ -150,6 +172,7 @@ int main(void)
 	tcase_add_test(tc, test_single_pods_minimal_set);
 	tcase_add_test(tc, test_no_equal_or_higher_victims);
 	tcase_add_test(tc, test_no_preemption_when_useless);
+	tcase_add_test(tc, test_rootless_victims_are_single);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
