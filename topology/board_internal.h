@@ -19,6 +19,7 @@
 #define BOARD_MAX_CHIPS_PER_HOST 64
 #define BOARD_MAX_NUMA 64
 #define BOARD_IFNAME_MAX 15         /* IFNAMSIZ - 1 */
+#define BOARD_MAX_FLOW_DEPTH 32     /* [ and { nesting */
 
 /* Torus shapes a level can be tiled by. */
 enum board_shape {

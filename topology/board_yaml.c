@@ -790,6 +790,60 @@ static int load_root(struct ctx *c, struct topo_board *b, yaml_node_t *root)
 	return r;
 }
 
+/*
+ * libyaml's scanner takes time quadratic in the flow nesting depth ("[[[[..."),
+ * so deep flow nesting is refused before libyaml sees the text.  The scan
+ * skips comments and quoted scalars (a quote opens one only where a scalar can
+ * start) and counts '[' and '{'; a bracket inside a plain scalar counts too,
+ * which only makes the limit stricter for such odd files.
+ */
+static int check_flow_depth(struct ctx *c, const char *buf, size_t len)
+{
+	size_t line = 1, col = 1;
+	int depth = 0;
+	char quote = 0, prev = '\n';
+	bool comment = false;
+
+	for (size_t i = 0; i < len; i++, col++) {
+		char ch = buf[i];
+
+		if (ch == '\n') {
+			line++;
+			col = 0;
+			comment = false;
+			if (quote == 0) {
+				prev = ch;
+				continue;
+			}
+		}
+		if (comment)
+			continue;
+		if (quote) {
+			if (quote == '"' && ch == '\\')
+				i++, col++;
+			else if (ch == quote && quote == '\'' && i + 1 < len && buf[i + 1] == '\'')
+				i++, col++;
+			else if (ch == quote)
+				quote = 0;
+			prev = ch;
+			continue;
+		}
+		if (ch == '#' && strchr(" \t\r\n", prev))
+			comment = true;
+		else if ((ch == '"' || ch == '\'') && strchr(" \t\r\n[{,", prev))
+			quote = ch;
+		else if ((ch == '[' || ch == '{') && ++depth > BOARD_MAX_FLOW_DEPTH) {
+			if (c->err && c->errlen)
+				snprintf(c->err, c->errlen, "%s:%zu:%zu: nested deeper than %d levels",
+					 c->file, line, col, BOARD_MAX_FLOW_DEPTH);
+			return -EINVAL;
+		} else if ((ch == ']' || ch == '}') && depth > 0)
+			depth--;
+		prev = ch;
+	}
+	return 0;
+}
+
 static int yaml_error(struct ctx *c, const yaml_parser_t *p)
 {
 	if (c->err && c->errlen)
@@ -818,6 +872,9 @@ int topo_board_load_buffer(struct topo_board *board, const char *name, const cha
 		return -EBUSY;
 	if (len > BOARD_MAX_BYTES)
 		return fail_at(&c, NULL, NULL, "larger than %d bytes", BOARD_MAX_BYTES);
+	r = check_flow_depth(&c, buf, len);
+	if (r < 0)
+		return r;
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)(buf ? buf : ""), len);

@@ -430,10 +430,21 @@ START_TEST(broken_yaml)
 		 "t.yaml:1:13: metadata: expected a mapping"},
 	};
 
+	char deep[200];
+
 	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
 		ck_assert_int_eq(load_text(docs[i][0], err, sizeof(err)), -EINVAL);
 		ck_assert_str_eq(err, docs[i][1]);
 	}
+	/* Flow nesting is bounded before libyaml (quadratic in depth) sees it. */
+	snprintf(deep, sizeof(deep), "a: %.40s", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[");
+	ck_assert_int_eq(load_text(deep, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "t.yaml:1:36: nested deeper than 32 levels");
+	/* Brackets in quotes and comments do not count. */
+	snprintf(deep, sizeof(deep), "# [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\na: '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[''s'\n"
+		 "b: \"\\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"\n");
+	ck_assert_int_eq(load_text(deep, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "t.yaml:2:1: unknown field \"a\"");
 }
 END_TEST
 
