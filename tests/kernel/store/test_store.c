@@ -253,6 +253,10 @@ START_TEST(test_finalizers_and_group_protection)
 	json_decref(obj);
 	ck_assert_int_eq(pk_store_get(st, "CompositePodGroup", "default", "top", &obj), 0);
 	json_decref(obj);
+	uint64_t rv = pk_store_rv(st);
+	ck_assert_int_eq(pk_store_delete(st, "CompositePodGroup", "default", "top", NULL, NULL, NULL),
+			 0);
+	ck_assert_uint_eq(pk_store_rv(st), rv); /* a second delete writes nothing */
 	/* The last child goes: the parent goes with it. */
 	ck_assert_int_eq(pk_store_delete(st, "PodGroup", "default", "child", NULL, NULL, NULL), 0);
 	ck_assert_int_eq(pk_store_get(st, "CompositePodGroup", "default", "top", &obj), -ENOENT);
