@@ -350,10 +350,11 @@ static int load_host(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 	/* The accelerator resource must be allocatable, one per chip. */
 	for (size_t i = 0; i < b->nalloc; i++)
 		if (strcmp(b->alloc_names[i], b->resource) == 0) {
+			yaml_node_t *v = node(c, f[0].value->data.mapping.pairs.start[i].value);
+
+			snprintf(p, sizeof(p), "spec.host.allocatable[%s]", b->resource);
 			if (b->alloc_milli[i] != (int64_t)b->chips_per_host * 1000)
-				return fail_at(c, f[0].value, "spec.host.allocatable",
-					       "%s is %lld, expected chipsPerHost (%d)",
-					       b->resource, (long long)(b->alloc_milli[i] / 1000),
+				return fail_at(c, v, p, "must equal spec.accelerator.chipsPerHost (%d)",
 					       b->chips_per_host);
 			return 0;
 		}

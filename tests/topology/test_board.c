@@ -361,8 +361,8 @@ START_TEST(broken_positions)
 	expect_error("cpu: \"64\"", "cpu: 1E",
 		     "t.yaml:13:12: spec.host.allocatable[cpu]: quantity \"1E\" is too large");
 	expect_error("nvidia.com/gpu: \"8\"", "nvidia.com/gpu: \"4\"",
-		     "t.yaml:13:7: spec.host.allocatable: nvidia.com/gpu is 4, expected "
-		     "chipsPerHost (8)");
+		     "t.yaml:14:23: spec.host.allocatable[nvidia.com/gpu]: must equal "
+		     "spec.accelerator.chipsPerHost (8)");
 	expect_error("    numaNodes: 2\n", "",
 		     "t.yaml:12:5: spec.host: missing required field \"numaNodes\"");
 	expect_error("    numaNodes: 2\n", "    numaNodes: 2\n    numaNodes: 2\n",
