@@ -262,14 +262,15 @@ int sc_forest_remove_group(struct sc_forest *f, const char *key)
 	sc_vec_remove(&f->roots, g);
 	/* Children and pods stay registered under the placeholder. */
 	sc_group_touch(g);
-	if (g->parent) {
-		struct sc_group *parent = g->parent;
+	struct sc_group *parent = g->parent;
 
+	if (parent) {
 		sc_vec_remove(&parent->children, g);
 		g->parent = NULL;
-		maybe_free(f, parent);
 	}
-	maybe_free(f, g);
+	maybe_free(f, g); /* g may be gone from here on */
+	if (parent && parent != g)
+		maybe_free(f, parent);
 	return 0;
 }
 

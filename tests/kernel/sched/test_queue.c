@@ -225,6 +225,11 @@ START_TEST(test_remove_objects)
 	ck_assert_uint_eq(s->forest.all_groups.n, 0);
 	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_NODE, NULL, "n"), 0);
 	ck_assert_int_eq(pk_sched_check(s, why, sizeof(why)), 0);
+	/* A group naming itself as parent is removed cleanly. */
+	add_group(s, false, "self", "self", 1, NULL);
+	ck_assert_ptr_null(sc_group_root(find_group(s, "self"), NULL, 0));
+	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD_GROUP, "default", "self"), 0);
+	ck_assert_uint_eq(s->forest.all_groups.n, 0);
 	pk_sched_free(s);
 }
 END_TEST
