@@ -119,8 +119,9 @@ void ap_metrics_trace(struct pk_appliance *app, const char *line)
 	const char *s = line + strspn(line, " ");
 	const char *root;
 
-	if (strncmp(s, "cycle ", 6) == 0 && (root = strstr(s, ": root ")))
-		app->trace_type = ap_type_of_root(root + 7);
+	/* "cycle N: root Kind ns/x ..." and "root Kind ns/x gated ..." name the root */
+	if ((root = strstr(s, "root ")) && (root == s || root[-1] == ' '))
+		app->trace_type = ap_type_of_root(root + 5);
 	if (strstr(s, "gated by PreEnqueue"))
 		note_gated(m, s);
 	if (strstr(s, "candidates in scope")) {

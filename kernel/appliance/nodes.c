@@ -224,13 +224,13 @@ static bool in_subtree(struct pk_appliance *app, const char *ns, const char *gro
 	return false;
 }
 
-static void evict(struct pk_appliance *app, const json_t *pod, const char *node)
+static void evict(struct pk_appliance *app, const json_t *pod, const char *node, const char *why)
 {
 	const char *ns = pk_namespace(pod), *name = pk_name(pod);
 	json_t *obj = NULL, *out = NULL;
 	char msg[512];
 
-	snprintf(msg, sizeof(msg), "node %s is unreachable", node);
+	snprintf(msg, sizeof(msg), "node %s %s", node, why);
 	if (pk_store_get(app->store, "Pod", ns, name, &obj) == 0 &&
 	    pk_condition_set(obj, "DisruptionTarget", "True", "DeletionByTaintManager", msg,
 			     time(NULL)) == 0) {
@@ -248,7 +248,7 @@ static void evict(struct pk_appliance *app, const json_t *pod, const char *node)
 	json_decref(out);
 }
 
-static int evict_node_pods(struct pk_appliance *app, const char *node)
+static int evict_node_pods(struct pk_appliance *app, const char *node, const char *why)
 {
 	struct pk_selector *sel = NULL;
 	char expr[300], err[128];
@@ -279,7 +279,7 @@ static int evict_node_pods(struct pk_appliance *app, const char *node)
 			json_object_set_new(units, key, json_pack("[s,s]", pk_namespace(p), unit));
 			free(unit);
 		}
-		evict(app, p, node);
+		evict(app, p, node, why);
 	}
 	json_decref(pods);
 	/* Whole disruption units: every pod of the `all` subtree goes with it. */
@@ -297,7 +297,7 @@ static int evict_node_pods(struct pk_appliance *app, const char *node)
 			const char *g = pk_get_string(p, "spec.schedulingGroup.podGroupName");
 
 			if (g && in_subtree(app, ns, g, root))
-				evict(app, p, node);
+				evict(app, p, node, why);
 		}
 		json_decref(all);
 		ap_log(app, 1, "node %s: disruption unit %s/%s (disruptionMode all) evicted whole",
@@ -318,13 +318,13 @@ int ap_node_unreachable(struct pk_appliance *app, const char *name)
 	       name, (long long)app->grace_ms, PK_APPLIANCE_TAINT_UNREACHABLE);
 	if (r < 0)
 		ap_log(app, 1, "node %s: marking unreachable: %s", name, strerror(-r));
-	return evict_node_pods(app, name);
+	return evict_node_pods(app, name, "is unreachable");
 }
 
 int ap_node_deleted(struct pk_appliance *app, const char *name)
 {
 	ap_log(app, 1, "node %s deleted: evicting its pods", name);
-	return evict_node_pods(app, name);
+	return evict_node_pods(app, name, "was deleted");
 }
 
 int ap_node_recovered(struct pk_appliance *app, const char *name)

@@ -141,6 +141,48 @@ static bool wait_bound(const char *name)
 	return false;
 }
 
+/* Conditions follow the bindings of a cycle: wait for them too. */
+static bool wait_condition(const char *kind, const char *name, const char *type,
+			   const char *status)
+{
+	for (int i = 0; i < 200; i++) {
+		json_t *o = get(kind, name);
+		const char *st = o ? json_string_value(json_object_get(pk_condition_get(o, type),
+								       "status"))
+				   : NULL;
+		bool ok = st && strcmp(st, status) == 0;
+
+		json_decref(o);
+		if (ok)
+			return true;
+		sleep_ms(50);
+	}
+	return false;
+}
+
+/* The metrics text once it contains want (the loop records after writing). */
+static bool wait_metric(const char *want)
+{
+	static char text[1 << 17];
+
+	for (int i = 0; i < 100; i++) {
+		FILE *f = tmpfile();
+		size_t n;
+
+		ck_assert_ptr_nonnull(f);
+		ck_assert_int_eq(pk_appliance_metrics(app, f), 0);
+		rewind(f);
+		n = fread(text, 1, sizeof(text) - 1, f);
+		text[n] = '\0';
+		fclose(f);
+		if (strstr(text, want))
+			return true;
+		sleep_ms(50);
+	}
+	fprintf(stderr, "metrics without \"%s\":\n%s", want, text);
+	return false;
+}
+
 static bool wait_gone(const char *kind, const char *name)
 {
 	for (int i = 0; i < 200; i++) {
@@ -210,18 +252,8 @@ START_TEST(gang_lands_in_one_cube)
 	node_of("g-1", y, sizeof(y));
 	ck_assert_str_ne(x, y);
 	ck_assert_int_eq(x[0], y[0]); /* a* or b*: one cube */
-	json_t *g = get("PodGroup", "g");
-
-	ck_assert_str_eq(json_string_value(json_object_get(
-				 pk_condition_get(g, "PodGroupInitiallyScheduled"), "status")),
-			 "True");
-	json_decref(g);
-	json_t *p = get("Pod", "g-0");
-
-	ck_assert_str_eq(json_string_value(json_object_get(pk_condition_get(p, "PodScheduled"),
-							   "status")),
-			 "True");
-	json_decref(p);
+	ck_assert(wait_condition("PodGroup", "g", "PodGroupInitiallyScheduled", "True"));
+	ck_assert(wait_condition("Pod", "g-0", "PodScheduled", "True"));
 }
 END_TEST
 
@@ -318,19 +350,12 @@ START_TEST(preemption_makes_room_for_higher_priority)
 	ck_assert(wait_bound("hi-1"));
 	ck_assert_int_eq(count_pods(false), 4); /* two victims deleted */
 	assert_no_overcommit();
-	FILE *f = tmpfile();
-	char text[65536];
-	size_t n;
-
-	ck_assert_int_eq(pk_appliance_metrics(app, f), 0);
-	rewind(f);
-	n = fread(text, 1, sizeof(text) - 1, f);
-	text[n] = '\0';
-	fclose(f);
-	ck_assert_ptr_nonnull(strstr(text, "scheduler_podgroup_schedule_attempts_total{type=\"podgroup\",result=\"scheduled\"} 1"));
-	ck_assert_ptr_nonnull(strstr(text, "scheduler_workload_preemption_attempts_total"));
-	ck_assert_ptr_nonnull(strstr(text, "scheduler_workload_preemption_victims_count 1"));
-	ck_assert_ptr_nonnull(strstr(text, "scheduler_queued_entities{type=\"compositepodgroup\",queue=\"gated\"}"));
+	ck_assert(wait_metric("scheduler_podgroup_schedule_attempts_total{type=\"podgroup\","
+			      "result=\"scheduled\"} 1\n"));
+	ck_assert(wait_metric("scheduler_workload_preemption_victims_count 1\n"));
+	ck_assert(wait_metric("scheduler_workload_preemption_attempts_total 1\n"));
+	ck_assert(wait_metric("scheduler_queued_entities{type=\"compositepodgroup\",queue=\"gated\"} 0"));
+	ck_assert(wait_metric("podkernel_appliance_bindings_total 6\n"));
 }
 END_TEST
 
