@@ -51,7 +51,8 @@ static bool has_workload_kinds(const json_t *objects)
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(objects, i, o) {
+	json_array_foreach(objects, i, o)
+	{
 		enum pk_kind k = pk_kind_of(o);
 
 		if (k == PK_KIND_JOB || k == PK_KIND_JOBSET)
@@ -75,8 +76,9 @@ static int load(const char **files, size_t nfiles, json_t *all)
 			fprintf(stderr, "podctl schedule: %s\n", err);
 			return PODCTL_EXIT_USAGE;
 		}
-		json_array_foreach(objs, i, o) {
-			struct pk_errors errs = { 0 };
+		json_array_foreach(objs, i, o)
+		{
+			struct pk_errors errs = {0};
 
 			if (pk_validate(o, &errs) < 0) {
 				char prefix[512];
@@ -97,7 +99,7 @@ static int load(const char **files, size_t nfiles, json_t *all)
 
 static int run(json_t *objects, const struct pk_sched_opts *opts, enum pk_format fmt)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	json_t *out = NULL, *preempted = NULL;
 	size_t i;
 	json_t *o;
@@ -114,7 +116,7 @@ static int run(json_t *objects, const struct pk_sched_opts *opts, enum pk_format
 		return r == -EINVAL || r == -E2BIG ? PODCTL_EXIT_USAGE : PODCTL_EXIT_FAILURE;
 	}
 	json_array_foreach(preempted, i, o)
-		fprintf(stderr, "preempted: %s/%s\n", pk_namespace(o) ?: "default", pk_name(o) ?: "");
+	    fprintf(stderr, "preempted: %s/%s\n", pk_namespace(o) ?: "default", pk_name(o) ?: "");
 	json_decref(preempted);
 	json_t *list = pk_list_new(out);
 
@@ -127,7 +129,7 @@ int podctl_schedule(int argc, char **argv)
 {
 	const char *files[MAX_FILES];
 	size_t nfiles = 0;
-	struct pk_sched_opts opts = { 0 };
+	struct pk_sched_opts opts = {0};
 	enum pk_format fmt = PK_FORMAT_JSON;
 	json_t *objects, *expanded = NULL;
 	int rc;
@@ -153,13 +155,16 @@ int podctl_schedule(int argc, char **argv)
 			} else if (strcmp(v, "yaml") == 0) {
 				fmt = PK_FORMAT_YAML;
 			} else {
-				fprintf(stderr, "podctl schedule: -o: expected json or yaml, got '%s'\n", v);
+				fprintf(stderr,
+					"podctl schedule: -o: expected json or yaml, got '%s'\n",
+					v);
 				return PODCTL_EXIT_USAGE;
 			}
 		} else if ((v = arg_value(&i, argc, argv, NULL, "--strategy"))) {
 			opts.strategy = v;
 		} else {
-			fprintf(stderr, "podctl schedule: unknown or incomplete argument '%s'\n", argv[i]);
+			fprintf(stderr, "podctl schedule: unknown or incomplete argument '%s'\n",
+				argv[i]);
 			usage(stderr);
 			return PODCTL_EXIT_USAGE;
 		}
@@ -184,7 +189,7 @@ int podctl_schedule(int argc, char **argv)
 		return PODCTL_EXIT_FAILURE;
 	rc = load(files, nfiles, objects);
 	if (rc == PODCTL_EXIT_OK && has_workload_kinds(objects)) {
-		struct pk_errors errs = { 0 };
+		struct pk_errors errs = {0};
 
 		if (wb_expand_objects(objects, &expanded, &errs) < 0) {
 			pk_errors_print(&errs, stderr, "podctl schedule: ");

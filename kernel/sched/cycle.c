@@ -223,10 +223,10 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 	}
 	for (size_t i = 0; i < s->snap.nlog; i++)
 		if (s->snap.log[i].op == SC_UNDO_ASSUME)
-			pl[npl++] = (struct placement){ s->snap.log[i].pod, s->snap.log[i].node };
+			pl[npl++] = (struct placement){s->snap.log[i].pod, s->snap.log[i].node};
 	sc_snapshot_revert(&s->snap, 0);
-	if (s->opts.check && sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why,
-					       sizeof(why)) < 0) {
+	if (s->opts.check &&
+	    sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)) < 0) {
 		free(pl);
 		return -EUCLEAN;
 	}
@@ -242,8 +242,8 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 		root->attempts = 0;
 		root->backoff_until = 0;
 	} else {
-		ctx->res->outcome = st == SC_UNRESOLVABLE ? PK_SCHED_UNRESOLVABLE
-							  : PK_SCHED_UNSCHEDULABLE;
+		ctx->res->outcome =
+		    st == SC_UNRESOLVABLE ? PK_SCHED_UNRESOLVABLE : PK_SCHED_UNSCHEDULABLE;
 		report(ctx, root, NULL, false, 0);
 		root->attempts++;
 		root->backoff_until = now + backoff_ms(s, root->attempts);
@@ -255,7 +255,8 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 
 		r = sc_preempt(ctx, root);
 		if (r == 0 && s->gen != before) {
-			root->backoff_until = 0; /* the preemptor goes first once victims are gone */
+			root->backoff_until =
+			    0; /* the preemptor goes first once victims are gone */
 			root->tried_gen = before;
 		} else {
 			root->tried_gen = s->gen;
@@ -267,7 +268,7 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **ret)
 {
 	struct pk_sched_result *res = calloc(1, sizeof(*res));
-	struct sc_ctx ctx = { .s = s, .snap = &s->snap, .res = res };
+	struct sc_ctx ctx = {.s = s, .snap = &s->snap, .res = res};
 	bool gated = false;
 	int r = 0;
 
@@ -287,7 +288,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 	for (;;) {
 		int64_t wait = 0;
 		struct sc_group *root = sc_queue_pick(s, now_ms, &wait);
-		struct sc_buf why = { 0 };
+		struct sc_buf why = {0};
 		char invalid[512];
 
 		if (!root) {

@@ -13,10 +13,10 @@
 #include "kernel/sched/internal.h"
 
 static const char *const status_names[] = {
-	[SC_SUCCESS] = "Success",
-	[SC_WAIT] = "Wait",
-	[SC_UNSCHEDULABLE] = "Unschedulable",
-	[SC_UNRESOLVABLE] = "UnschedulableAndUnresolvable",
+    [SC_SUCCESS] = "Success",
+    [SC_WAIT] = "Wait",
+    [SC_UNSCHEDULABLE] = "Unschedulable",
+    [SC_UNRESOLVABLE] = "UnschedulableAndUnresolvable",
 };
 
 const char *sc_status_to_string(enum sc_status st)

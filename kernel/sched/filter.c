@@ -15,13 +15,13 @@
 #include "kernel/sched/internal.h"
 
 static const char *const misfit_names[_SC_MISFIT_MAX] = {
-	[SC_FIT] = "fits",
-	[SC_MISFIT_REMOVED] = "node removed",
-	[SC_MISFIT_UNSCHEDULABLE] = "node unschedulable",
-	[SC_MISFIT_SELECTOR] = "node selector mismatch",
-	[SC_MISFIT_AFFINITY] = "node affinity mismatch",
-	[SC_MISFIT_TAINT] = "untolerated taint",
-	[SC_MISFIT_RESOURCES] = "insufficient",
+    [SC_FIT] = "fits",
+    [SC_MISFIT_REMOVED] = "node removed",
+    [SC_MISFIT_UNSCHEDULABLE] = "node unschedulable",
+    [SC_MISFIT_SELECTOR] = "node selector mismatch",
+    [SC_MISFIT_AFFINITY] = "node affinity mismatch",
+    [SC_MISFIT_TAINT] = "untolerated taint",
+    [SC_MISFIT_RESOURCES] = "insufficient",
 };
 
 const char *sc_misfit_to_string(enum sc_misfit m)

@@ -232,8 +232,8 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 	g->min = view->spec.min_count;
 	g->disruption = view->spec.disruption;
 	g->topo_key = view->spec.topology_key && *view->spec.topology_key
-			      ? strdup(view->spec.topology_key)
-			      : NULL;
+			  ? strdup(view->spec.topology_key)
+			  : NULL;
 	g->has_prio = view->spec.has_priority;
 	g->prio = view->spec.priority;
 	g->prio_class = sc_strdup(view->spec.priority_class);
@@ -306,7 +306,8 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 		return -ENOMEM;
 	for (size_t i = 0; i < v->nnode_selector; i++, p->nsel++) {
 		p->sel[i].key = sc_strdup(v->node_selector[i].key);
-		p->sel[i].value = strdup(v->node_selector[i].value ? v->node_selector[i].value : "");
+		p->sel[i].value =
+		    strdup(v->node_selector[i].value ? v->node_selector[i].value : "");
 		if (!p->sel[i].key || !p->sel[i].value)
 			return -ENOMEM;
 	}
@@ -488,7 +489,8 @@ struct sc_group *sc_group_root(struct sc_group *g, char *why, size_t whylen)
 		for (size_t i = 0; i < n; i++) {
 			if (seen[i] == g) {
 				if (why)
-					snprintf(why, whylen, "cycle: parent chain returns to %s %s",
+					snprintf(why, whylen,
+						 "cycle: parent chain returns to %s %s",
 						 sc_group_kind(g), g->key);
 				return NULL;
 			}

@@ -64,8 +64,10 @@ static int visit(struct walk *w, const struct sc_group *g, int depth)
 		w->prio = prio;
 	}
 	if (!g->composite && g->children.n)
-		return fail(w, "PodGroup %s is the parent of %s %s; only CompositePodGroups have "
-			    "child groups", g->key, sc_group_kind(g->children.v[0]),
+		return fail(w,
+			    "PodGroup %s is the parent of %s %s; only CompositePodGroups have "
+			    "child groups",
+			    g->key, sc_group_kind(g->children.v[0]),
 			    ((struct sc_group *)g->children.v[0])->key);
 	if (g->composite && g->pods.n)
 		return fail(w, "pod %s names CompositePodGroup %s; pods belong to PodGroups",
@@ -74,12 +76,14 @@ static int visit(struct walk *w, const struct sc_group *g, int depth)
 		const struct sc_group *c = g->children.v[i];
 
 		if (g->policy == PK_POLICY_GANG && c->policy == PK_POLICY_BASIC)
-			return fail(w, "gang parent with basic child: %s %s is gang, %s %s is basic",
+			return fail(w,
+				    "gang parent with basic child: %s %s is gang, %s %s is basic",
 				    sc_group_kind(g), g->key, sc_group_kind(c), c->key);
 		if (g->disruption == PK_DISRUPTION_ALL && c->disruption == PK_DISRUPTION_SINGLE)
-			return fail(w, "all parent with single child: %s %s has disruptionMode all, "
-				    "%s %s has single", sc_group_kind(g), g->key, sc_group_kind(c),
-				    c->key);
+			return fail(w,
+				    "all parent with single child: %s %s has disruptionMode all, "
+				    "%s %s has single",
+				    sc_group_kind(g), g->key, sc_group_kind(c), c->key);
 	}
 	for (size_t i = 0; i < g->children.n; i++) {
 		int r = visit(w, g->children.v[i], depth + 1);
@@ -90,10 +94,9 @@ static int visit(struct walk *w, const struct sc_group *g, int depth)
 	return 0;
 }
 
-int sc_hierarchy_validate(const struct pk_sched *s, struct sc_group *root, char *why,
-			  size_t whylen)
+int sc_hierarchy_validate(const struct pk_sched *s, struct sc_group *root, char *why, size_t whylen)
 {
-	struct walk w = { .s = s, .why = why, .whylen = whylen };
+	struct walk w = {.s = s, .why = why, .whylen = whylen};
 
 	if (root->implicit)
 		return 0;

@@ -36,7 +36,7 @@ struct sc_map {
 	struct sc_map_slot {
 		char *key; /* NULL: empty; SC_MAP_TOMB: deleted */
 		void *value;
-	} *slots;
+	} * slots;
 	size_t cap, used, live;
 };
 void *sc_map_get(const struct sc_map *map, const char *key);
@@ -44,7 +44,7 @@ int sc_map_put(struct sc_map *map, const char *key, void *value);
 void sc_map_del(struct sc_map *map, const char *key);
 void sc_map_free(struct sc_map *map);
 
-char *sc_strdup(const char *s); /* NULL stays NULL */
+char *sc_strdup(const char *s);			/* NULL stays NULL */
 char *sc_key(const char *ns, const char *name); /* "ns/name", malloc'ed */
 
 /* Growable text buffer for messages and traces. */
@@ -86,9 +86,9 @@ struct sc_node {
 struct sc_part {
 	char *key;
 	int ndom;
-	char **values;   /* sorted label values, one per domain */
-	int *node_dom;   /* per node index, -1 when the node lacks the label */
-	int *dom_size;   /* nodes per domain */
+	char **values;		     /* sorted label values, one per domain */
+	int *node_dom;		     /* per node index, -1 when the node lacks the label */
+	int *dom_size;		     /* nodes per domain */
 	int64_t (*free)[SC_MAX_RES]; /* per domain: alloc - used over live nodes */
 };
 
@@ -188,14 +188,14 @@ struct sc_cond_memo {
 
 struct sc_pod {
 	char *key, *ns, *name;
-	int64_t creation; /* INT64_MIN: none */
-	uint64_t seq;     /* arrival order */
-	char *group_key;  /* "ns/podGroupName" or NULL */
+	int64_t creation;	/* INT64_MIN: none */
+	uint64_t seq;		/* arrival order */
+	char *group_key;	/* "ns/podGroupName" or NULL */
 	struct sc_group *group; /* leaf group (maybe a placeholder) or implicit */
 	bool deleting;
-	int node;        /* bound node index, -1 pending or unknown node */
+	int node;	 /* bound node index, -1 pending or unknown node */
 	char *node_name; /* spec.nodeName or NULL */
-	int assumed;     /* simulation: node index or -1 */
+	int assumed;	 /* simulation: node index or -1 */
 	bool sim_removed;
 	bool preempted;
 	int64_t req[SC_MAX_RES];
@@ -208,8 +208,8 @@ struct sc_pod {
 	bool has_prio;
 	int32_t prio;
 	char *prio_class;
-	uint64_t fp; /* fingerprint of what scheduling reads (spec, timestamps) */
-	char *why; /* last placement failure, built on demand (sc_pod_why) */
+	uint64_t fp;	 /* fingerprint of what scheduling reads (spec, timestamps) */
+	char *why;	 /* last placement failure, built on demand (sc_pod_why) */
 	bool misfit_set; /* misfit counts below describe the last failure */
 	int misfit[_SC_MISFIT_MAX];
 	int short_of[SC_MAX_RES];
@@ -230,9 +230,9 @@ enum sc_why { SC_WHY_TEXT = 0, SC_WHY_PRESIM, SC_WHY_LEAF, SC_WHY_POD };
 
 struct sc_group {
 	char *key, *ns, *name;
-	bool present;   /* the object was seen (else a placeholder) */
+	bool present; /* the object was seen (else a placeholder) */
 	bool composite;
-	bool implicit;  /* the one-pod root of a standalone pod */
+	bool implicit; /* the one-pod root of a standalone pod */
 	int64_t creation;
 	uint64_t seq;
 	char *parent_key;
@@ -244,10 +244,10 @@ struct sc_group {
 	bool has_prio;
 	int32_t prio;
 	char *prio_class;
-	bool scheduled; /* InitiallyScheduled True seen or written */
+	bool scheduled;		 /* InitiallyScheduled True seen or written */
 	struct sc_group *parent; /* registered under this (may be a placeholder) */
-	struct sc_vec children;  /* struct sc_group * */
-	struct sc_vec pods;      /* struct sc_pod * */
+	struct sc_vec children;	 /* struct sc_group * */
+	struct sc_vec pods;	 /* struct sc_pod * */
 	bool sorted;
 	/* queue state (roots only) */
 	bool done, dirty, parked_invalid;
@@ -302,10 +302,10 @@ struct pk_sched {
 	struct sc_map prio_classes; /* name -> (intptr_t) value + 1<<32 marker */
 	char *default_class;
 	int32_t default_prio;
-	uint64_t gen;   /* bumps on every change of capacity or usage */
-	uint64_t cycle; /* cycles run */
+	uint64_t gen;	     /* bumps on every change of capacity or usage */
+	uint64_t cycle;	     /* cycles run */
 	bool forest_changed; /* objects came or went since the last unrooted report */
-	uint64_t prio_epoch;  /* bumps when priority classes change */
+	uint64_t prio_epoch; /* bumps when priority classes change */
 };
 
 struct sc_ctx {
@@ -365,8 +365,8 @@ const struct pk_placement_ops *sc_strategy_find(const char *name);
 
 /* result.c: actions */
 int sc_result_condition(struct pk_sched_result *res, enum pk_kind kind, const char *ns,
-			const char *name, const char *type, const char *status,
-			const char *reason, const char *message);
+			const char *name, const char *type, const char *status, const char *reason,
+			const char *message);
 int sc_result_bind(struct pk_sched_result *res, const struct sc_pod *pod, const char *node);
 int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod);
 /* Condition on a pod or group, written only when it differs from the last. */

@@ -31,7 +31,8 @@ static int index_objects(json_t *objects, struct sc_map *idx)
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(objects, i, o) {
+	json_array_foreach(objects, i, o)
+	{
 		enum pk_kind kind = pk_kind_of(o);
 		char *k;
 		int r;
@@ -94,7 +95,7 @@ static int apply_indexed(json_t *objects, struct sc_map *idx, const struct pk_sc
 int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *preempted,
 		   int64_t now)
 {
-	struct sc_map idx = { 0 };
+	struct sc_map idx = {0};
 	int r;
 
 	if (!json_is_array(objects) || !res)
@@ -110,7 +111,7 @@ int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t
 		 json_t **ret_preempted, struct pk_errors *errs)
 {
 	struct pk_sched *s = NULL;
-	struct sc_map idx = { 0 };
+	struct sc_map idx = {0};
 	json_t *out = NULL, *pre = json_array();
 	int64_t clock = 0, now = (int64_t)time(NULL);
 	size_t i;
@@ -124,7 +125,8 @@ int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t
 	r = pk_sched_new(opts, &s);
 	if (r < 0)
 		goto out;
-	json_array_foreach(objects, i, o) {
+	json_array_foreach(objects, i, o)
+	{
 		size_t before = errs ? errs->n : 0;
 
 		r = pk_sched_add(s, o, errs);

@@ -67,15 +67,15 @@ static void record_kind(struct sc_ctx *ctx, struct sc_group *g, enum sc_status s
 	g->why = sc_strdup(why);
 }
 
-static void record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S,
-		   int R, int U, int UU, const char *why)
+static void record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S, int R,
+		   int U, int UU, const char *why)
 {
 	record_kind(ctx, g, st, M, S, R, U, UU, SC_WHY_TEXT, NULL, why);
 }
 
 const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
 {
-	struct sc_buf b = { 0 };
+	struct sc_buf b = {0};
 
 	if (pod->why || !pod->misfit_set)
 		return pod->why;
@@ -138,7 +138,7 @@ static bool pod_running(const struct sc_pod *p)
 static int pick_node(struct sc_ctx *ctx, struct sc_pod *pod, const int *nodes, size_t n)
 {
 	const struct sc_snapshot *snap = ctx->snap;
-	int best = -1, counts[_SC_MISFIT_MAX] = { 0 }, short_of[SC_MAX_RES] = { 0 };
+	int best = -1, counts[_SC_MISFIT_MAX] = {0}, short_of[SC_MAX_RES] = {0};
 	int64_t bnum = 0, bden = 1;
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_node *node = snap->nodes[nodes[i]];
@@ -181,8 +181,7 @@ static int pick_node(struct sc_ctx *ctx, struct sc_pod *pod, const int *nodes, s
 	return -1;
 }
 
-static enum sc_status eval_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
-				size_t n)
+static enum sc_status eval_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes, size_t n)
 {
 	int M = sc_group_min(g), S = 0, R = 0, U = 0;
 	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
@@ -251,7 +250,7 @@ static enum sc_status eval_composite(struct sc_ctx *ctx, struct sc_group *g, con
 		return SC_UNRESOLVABLE;
 	for (size_t i = 0; i < g->children.n; i++) {
 		struct sc_group *c = g->children.v[i];
-		struct sc_buf why = { 0 };
+		struct sc_buf why = {0};
 
 		adm[i] = sc_group_admissible(c, 0, &why);
 		if (adm[i]) {
@@ -296,10 +295,9 @@ static enum sc_status eval_composite(struct sc_ctx *ctx, struct sc_group *g, con
 		ctx->placed = placed0;
 		const char *fw = failed ? sc_group_why(ctx->snap, (struct sc_group *)failed) : NULL;
 
-		snprintf(why, sizeof(why), "%d of minGroupCount %d child groups placed%s%s%s%s%s", S,
-			 M, failed ? "; " : "", failed ? sc_group_kind(failed) : "",
-			 failed ? " " : "", failed ? failed->key : "",
-			 fw ? ": " : "");
+		snprintf(why, sizeof(why), "%d of minGroupCount %d child groups placed%s%s%s%s%s",
+			 S, M, failed ? "; " : "", failed ? sc_group_kind(failed) : "",
+			 failed ? " " : "", failed ? failed->key : "", fw ? ": " : "");
 		if (fw)
 			strncat(why, fw, sizeof(why) - strlen(why) - 1);
 		record(ctx, g, st, M, S, R, U, UU, why);
@@ -311,8 +309,7 @@ static enum sc_status eval_composite(struct sc_ctx *ctx, struct sc_group *g, con
 	return st;
 }
 
-static enum sc_status eval_in(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
-			      size_t n)
+static enum sc_status eval_in(struct sc_ctx *ctx, struct sc_group *g, const int *nodes, size_t n)
 {
 	return g->composite ? eval_composite(ctx, g, nodes, n) : eval_leaf(ctx, g, nodes, n);
 }
@@ -399,13 +396,13 @@ static bool can_beat(const struct score *best, const int64_t *want, const int64_
 static void score_of(const struct sc_snapshot *snap, size_t mark, const int64_t *free_,
 		     size_t placed, struct score *ret)
 {
-	int64_t take[SC_MAX_RES] = { 0 };
+	int64_t take[SC_MAX_RES] = {0};
 
 	for (size_t i = mark; i < snap->nlog; i++)
 		if (snap->log[i].op == SC_UNDO_ASSUME)
 			for (int r = 0; r < snap->nres; r++)
 				take[r] += snap->log[i].pod->req[r];
-	*ret = (struct score){ .placed = placed, .num = 0, .den = 1 };
+	*ret = (struct score){.placed = placed, .num = 0, .den = 1};
 	for (int r = 0; r < snap->nres; r++)
 		if (free_[r] > 0 && frac_cmp(take[r], free_[r], ret->num, ret->den) > 0) {
 			ret->num = take[r];
@@ -447,17 +444,16 @@ static int bucket_scope(const struct sc_part *part, const int *nodes, size_t n, 
 	return 0;
 }
 
-static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
-				size_t n)
+static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const int *nodes, size_t n)
 {
 	struct sc_snapshot *snap = ctx->snap;
 	struct sc_part *part = sc_snapshot_part(snap, g->topo_key);
 	int *start = NULL, *order = NULL, bdom, best = -1;
-	struct score bscore = { 0 };
+	struct score bscore = {0};
 	enum sc_status st = SC_UNRESOLVABLE;
 	size_t total = count_pending(g, 0), ncand = 0, nfailed = 0;
-	int64_t want[SC_MAX_RES] = { 0 };
-	struct sc_buf why = { 0 };
+	int64_t want[SC_MAX_RES] = {0};
+	struct sc_buf why = {0};
 
 	if (!part || bucket_scope(part, nodes, n, &start, &order) < 0)
 		return SC_UNRESOLVABLE;
@@ -469,18 +465,19 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 	for (int d = 0; d < part->ndom; d++) {
 		const int *dn = order + start[d];
 		size_t dnn = (size_t)(start[d + 1] - start[d]);
-		int64_t free_[SC_MAX_RES] = { 0 };
+		int64_t free_[SC_MAX_RES] = {0};
 		enum sc_status cst;
 
 		if (!dnn)
 			continue;
 		ncand++;
 		if (bdom == -1 || (bdom >= 0 && bdom != d)) {
-			sc_trace(ctx, "candidate %s: skipped, running pods of the subtree are elsewhere",
+			sc_trace(ctx,
+				 "candidate %s: skipped, running pods of the subtree are elsewhere",
 				 part->values[d]);
 			if (nfailed++ < SC_WHY_LIST)
-				sc_buf_printf(&why, "%s%s: running pods elsewhere", why.n ? "; " : "",
-					      part->values[d]);
+				sc_buf_printf(&why, "%s%s: running pods elsewhere",
+					      why.n ? "; " : "", part->values[d]);
 			continue;
 		}
 		if (dnn == (size_t)part->dom_size[d]) /* the whole domain: use its aggregate */
@@ -490,9 +487,10 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 				for (int r = 0; r < snap->nres; r++)
 					free_[r] += snap->nodes[dn[i]]->alloc[r] -
 						    snap->nodes[dn[i]]->used[r];
-		if (best >= 0 && bscore.placed == total && !can_beat(&bscore, want, free_, snap->nres)) {
-			sc_trace(ctx, "candidate %s: skipped, cannot score above %s", part->values[d],
-				 part->values[best]);
+		if (best >= 0 && bscore.placed == total &&
+		    !can_beat(&bscore, want, free_, snap->nres)) {
+			sc_trace(ctx, "candidate %s: skipped, cannot score above %s",
+				 part->values[d], part->values[best]);
 			continue;
 		}
 		size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
@@ -518,15 +516,16 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 
 		score_of(snap, mark, free_, ctx->placed - placed0, &sc);
 		sc_trace(ctx, "candidate %s: feasible, score placed=%zu packing=%.3f",
-			 part->values[d], sc.placed, sc.den ? (double)sc.num / (double)sc.den : 0.0);
+			 part->values[d], sc.placed,
+			 sc.den ? (double)sc.num / (double)sc.den : 0.0);
 		if (best < 0 || score_cmp(&sc, &bscore) > 0) {
 			best = d;
 			bscore = sc;
 			if (sc.placed == total && sc.num == sc.den) {
 				/* Nothing can score higher: keep this evaluation as is. */
 				ctx->depth--;
-				sc_trace(ctx, "%s %s: chosen %s=%s (perfect score)", sc_group_kind(g),
-					 g->key, g->topo_key, part->values[d]);
+				sc_trace(ctx, "%s %s: chosen %s=%s (perfect score)",
+					 sc_group_kind(g), g->key, g->topo_key, part->values[d]);
 				st = SC_SUCCESS;
 				goto out;
 			}
@@ -539,14 +538,14 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 		const int *dn = order + start[best];
 		size_t dnn = (size_t)(start[best + 1] - start[best]);
 
-		sc_trace(ctx, "%s %s: chosen %s=%s, placed=%zu packing=%.3f", sc_group_kind(g), g->key,
-			 g->topo_key, part->values[best], bscore.placed,
+		sc_trace(ctx, "%s %s: chosen %s=%s, placed=%zu packing=%.3f", sc_group_kind(g),
+			 g->key, g->topo_key, part->values[best], bscore.placed,
 			 bscore.den ? (double)bscore.num / (double)bscore.den : 0.0);
 		ctx->depth++;
 		st = eval_in(ctx, g, dn, dnn);
 		ctx->depth--;
 	} else {
-		struct sc_buf msg = { 0 };
+		struct sc_buf msg = {0};
 
 		if (!ncand)
 			sc_buf_printf(&msg, "no node in scope has label %s", g->topo_key);
@@ -566,8 +565,7 @@ out:
 	return st;
 }
 
-static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
-				 size_t n)
+static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const int *nodes, size_t n)
 {
 	sc_group_sort(g);
 	if (g->topo_key)
@@ -591,8 +589,8 @@ static enum sc_status kep_place_root(struct sc_ctx *ctx, struct sc_group *root)
 }
 
 const struct pk_placement_ops sc_kep_ops = {
-	.name = "kep",
-	.description = "KEP-6012 recursive placement: greedy, no sibling backtracking, "
-		       "every candidate domain evaluated and scored",
-	.place_root = kep_place_root,
+    .name = "kep",
+    .description = "KEP-6012 recursive placement: greedy, no sibling backtracking, "
+		   "every candidate domain evaluated and scored",
+    .place_root = kep_place_root,
 };

@@ -32,9 +32,9 @@
 struct unit {
 	struct sc_group *group; /* `all` unit, or NULL for a single pod */
 	struct sc_vec pods;
-	int32_t prio;  /* highest priority among its pods */
-	bool victim;   /* currently removed in the simulation */
-	bool decided;  /* reprieved for good */
+	int32_t prio; /* highest priority among its pods */
+	bool victim;  /* currently removed in the simulation */
+	bool decided; /* reprieved for good */
 };
 
 static void collect_running(struct sc_group *g, int depth, struct sc_vec *out)
@@ -75,12 +75,12 @@ static void units_free(struct unit *u, size_t n)
 }
 
 /* Units of lower priority than prio, outside root's hierarchy. */
-static int build_units(struct pk_sched *s, struct sc_group *root, int32_t prio,
-		       struct unit **ret, size_t *ret_n)
+static int build_units(struct pk_sched *s, struct sc_group *root, int32_t prio, struct unit **ret,
+		       size_t *ret_n)
 {
 	struct sc_vec *pods = &s->forest.all_pods;
 	struct unit *u = calloc(pods->n + 1, sizeof(*u));
-	struct sc_map by_group = { 0 }, taken = { 0 };
+	struct sc_map by_group = {0}, taken = {0};
 	size_t n = 0;
 
 	if (!u)
@@ -144,8 +144,7 @@ static int unit_cmp(const void *a, const void *b)
 }
 
 /* Does the root fit with the units marked victim removed? */
-static bool fits(struct sc_ctx *ctx, struct sc_group *root, struct unit *u, size_t n,
-		 bool need_new)
+static bool fits(struct sc_ctx *ctx, struct sc_group *root, struct unit *u, size_t n, bool need_new)
 {
 	struct sc_snapshot *snap = ctx->snap;
 	size_t mark = sc_snapshot_mark(snap);
@@ -190,8 +189,10 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 	ctx->tracing = false;
 	if (!n || !fits(ctx, root, u, n, need_new)) {
 		ctx->tracing = tracing;
-		sc_trace(ctx, "preemption for %s %s (priority %d): %s", sc_group_kind(root), root->key,
-			 prio, n ? "no set of lower-priority victims makes room" : "no lower-priority victims");
+		sc_trace(ctx, "preemption for %s %s (priority %d): %s", sc_group_kind(root),
+			 root->key, prio,
+			 n ? "no set of lower-priority victims makes room"
+			   : "no lower-priority victims");
 		units_free(u, n);
 		return 0;
 	}
@@ -208,7 +209,7 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 			continue;
 		nvictims++;
 		if (u[i].group) {
-			struct sc_vec groups = { 0 };
+			struct sc_vec groups = {0};
 
 			sc_vec_push(&groups, u[i].group);
 			for (size_t k = 0; k < groups.n && k < 4096; k++) {
@@ -216,10 +217,11 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 
 				if (!g->disrupted) {
 					sc_result_condition(ctx->res,
-							    g->composite ? PK_KIND_COMPOSITE_POD_GROUP
-									 : PK_KIND_POD_GROUP,
-							    g->ns, g->name, "DisruptionTarget", "True",
-							    "PreemptionByScheduler", msg);
+							    g->composite
+								? PK_KIND_COMPOSITE_POD_GROUP
+								: PK_KIND_POD_GROUP,
+							    g->ns, g->name, "DisruptionTarget",
+							    "True", "PreemptionByScheduler", msg);
 					g->disrupted = true;
 				}
 				for (size_t c = 0; c < g->children.n; c++)
@@ -232,8 +234,9 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 
 			sc_trace(ctx, "preempting pod %s (priority %d) for %s %s", p->key,
 				 sc_pod_priority(s, p), sc_group_kind(root), root->key);
-			sc_result_condition(ctx->res, PK_KIND_POD, p->ns, p->name, "DisruptionTarget",
-					    "True", "PreemptionByScheduler", msg);
+			sc_result_condition(ctx->res, PK_KIND_POD, p->ns, p->name,
+					    "DisruptionTarget", "True", "PreemptionByScheduler",
+					    msg);
 			sc_result_preempt(ctx->res, p);
 			ctx->res->preempted++;
 		}

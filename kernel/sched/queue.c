@@ -73,8 +73,8 @@ bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why
 		return true;
 	if (why) {
 		sc_buf_printf(why, "CompositePodGroup %s has %d of %s %d admissible child groups",
-			      g->key, have, g->policy == PK_POLICY_GANG ? "minGroupCount" : "at least",
-			      need);
+			      g->key, have,
+			      g->policy == PK_POLICY_GANG ? "minGroupCount" : "at least", need);
 		if (first_bad) {
 			sc_buf_printf(why, " (");
 			sc_group_admissible(first_bad, depth + 1, why);
@@ -219,7 +219,7 @@ static bool has_pending(const struct sc_group *g, int depth)
 
 struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wait)
 {
-	struct ranked best = { 0 };
+	struct ranked best = {0};
 	bool waiting = false;
 	int64_t wait = 0;
 
@@ -246,7 +246,7 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 			g->prio_epoch = s->prio_epoch;
 			g->prio_valid = true;
 		}
-		struct ranked r = { .g = g, .prio = g->prio_cache };
+		struct ranked r = {.g = g, .prio = g->prio_cache};
 
 		if (!best.g || rank_cmp(&r, &best) < 0)
 			best = r;
@@ -264,8 +264,8 @@ void sc_queue_order(struct pk_sched *s, struct sc_vec *ret_roots)
 	if (!r)
 		return;
 	for (size_t i = 0; i < n; i++)
-		r[i] = (struct ranked){ .g = s->forest.roots.v[i],
-					.prio = sc_root_priority(s, s->forest.roots.v[i]) };
+		r[i] = (struct ranked){.g = s->forest.roots.v[i],
+				       .prio = sc_root_priority(s, s->forest.roots.v[i])};
 	qsort(r, n, sizeof(*r), rank_qsort);
 	for (size_t i = 0; i < n; i++)
 		sc_vec_push(ret_roots, r[i].g);

@@ -59,8 +59,8 @@ static int finish(struct pk_sched_result *res, struct pk_sched_action *a, bool o
 }
 
 int sc_result_condition(struct pk_sched_result *res, enum pk_kind kind, const char *ns,
-			const char *name, const char *type, const char *status,
-			const char *reason, const char *message)
+			const char *name, const char *type, const char *status, const char *reason,
+			const char *message)
 {
 	struct pk_sched_action *a = push(res);
 
@@ -139,10 +139,9 @@ int sc_emit_group(struct sc_ctx *ctx, struct sc_group *g, const char *status, co
 		return 0; /* InitiallyScheduled True is terminal */
 	if (!memo_update(&g->memo, status, reason, message))
 		return 0;
-	return sc_result_condition(ctx->res,
-				   g->composite ? PK_KIND_COMPOSITE_POD_GROUP : PK_KIND_POD_GROUP,
-				   g->ns, g->name,
-				   g->composite ? "CompositePodGroupInitiallyScheduled"
-						: "PodGroupInitiallyScheduled",
-				   status, reason, message);
+	return sc_result_condition(
+	    ctx->res, g->composite ? PK_KIND_COMPOSITE_POD_GROUP : PK_KIND_POD_GROUP, g->ns,
+	    g->name,
+	    g->composite ? "CompositePodGroupInitiallyScheduled" : "PodGroupInitiallyScheduled",
+	    status, reason, message);
 }

@@ -93,13 +93,14 @@ static int add_priority_class(struct pk_sched *s, json_t *obj, struct pk_errors 
  */
 static uint64_t pod_fingerprint(const json_t *obj)
 {
-	const char *parts[] = { "spec", "metadata.labels", "metadata.creationTimestamp",
-				"metadata.deletionTimestamp" };
+	const char *parts[] = {"spec", "metadata.labels", "metadata.creationTimestamp",
+			       "metadata.deletionTimestamp"};
 	uint64_t h = 1469598103934665603ull;
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		json_t *v = pk_get(obj, parts[i]);
-		char *text = v ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+		char *text =
+		    v ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
 
 		for (const char *c = text ? text : "-"; *c; c++)
 			h = (h ^ (unsigned char)*c) * 1099511628211ull;
@@ -168,10 +169,10 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 
 		if ((r = pk_group_decode(obj, &g, errs)) < 0)
 			return r;
-		r = sc_forest_add_group(&s->forest, g,
-					scheduled_condition(obj, composite
-									 ? "CompositePodGroupInitiallyScheduled"
-									 : "PodGroupInitiallyScheduled"));
+		r = sc_forest_add_group(
+		    &s->forest, g,
+		    scheduled_condition(obj, composite ? "CompositePodGroupInitiallyScheduled"
+						       : "PodGroupInitiallyScheduled"));
 		pk_group_free(g);
 		break;
 	}
@@ -249,7 +250,7 @@ int pk_sched_check(const struct pk_sched *s, char *why, size_t whylen)
 		if (!found)
 			goto bad_pod;
 		continue;
-bad_pod:
+	bad_pod:
 		if (why)
 			snprintf(why, whylen, "pod %s not registered under its group", p->key);
 		return -EUCLEAN;
@@ -262,7 +263,8 @@ bad_pod:
 			found = found || g->parent->children.v[k] == g;
 		if (!found || sc_map_get(&f->groups, g->key) != g) {
 			if (why)
-				snprintf(why, whylen, "group %s not registered under its parent", g->key);
+				snprintf(why, whylen, "group %s not registered under its parent",
+					 g->key);
 			return -EUCLEAN;
 		}
 	}

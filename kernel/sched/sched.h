@@ -32,13 +32,13 @@ struct pk_sched;
 typedef void (*pk_sched_trace_fn)(void *arg, const char *line);
 
 struct pk_sched_opts {
-	const char *strategy;   /* placement strategy name; NULL: the default */
-	FILE *explain;          /* when set, the explain trace goes here */
+	const char *strategy;	 /* placement strategy name; NULL: the default */
+	FILE *explain;		 /* when set, the explain trace goes here */
 	pk_sched_trace_fn trace; /* or here (both may be set) */
 	void *trace_arg;
-	bool check;             /* run the snapshot invariant check after every cycle */
+	bool check;		    /* run the snapshot invariant check after every cycle */
 	int64_t backoff_initial_ms; /* 0: 1000 */
-	int64_t backoff_max_ms;     /* 0: 10000 */
+	int64_t backoff_max_ms;	    /* 0: 10000 */
 };
 
 /* Placement strategies: names in preference order (the first is the default). */
@@ -62,7 +62,7 @@ int pk_sched_update(struct pk_sched *s, json_t *obj, struct pk_errors *errs);
 int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
 
 enum pk_sched_action_kind {
-	PK_SCHED_BIND,      /* set spec.nodeName of pod ns/name to node */
+	PK_SCHED_BIND,	    /* set spec.nodeName of pod ns/name to node */
 	PK_SCHED_CONDITION, /* set condition type/status/reason/message on the object */
 	PK_SCHED_PREEMPT,   /* delete victim pod ns/name (already given DisruptionTarget) */
 };
@@ -71,26 +71,26 @@ struct pk_sched_action {
 	enum pk_sched_action_kind action;
 	enum pk_kind kind; /* of the object */
 	char *ns, *name;
-	char *node;                          /* BIND */
+	char *node;				/* BIND */
 	char *type, *status, *reason, *message; /* CONDITION */
 };
 
 /* Outcome of the root a cycle processed. */
 enum pk_sched_outcome {
-	PK_SCHED_IDLE = 0,         /* nothing was eligible */
-	PK_SCHED_SCHEDULED,        /* root Success: bindings committed */
-	PK_SCHED_UNSCHEDULABLE,    /* no binding; maybe preemption */
-	PK_SCHED_UNRESOLVABLE,     /* no binding, no preemption */
-	PK_SCHED_INVALID,          /* runtime hierarchy validation failed */
-	PK_SCHED_GATED,            /* only PreEnqueue-gated roots were seen */
+	PK_SCHED_IDLE = 0,	/* nothing was eligible */
+	PK_SCHED_SCHEDULED,	/* root Success: bindings committed */
+	PK_SCHED_UNSCHEDULABLE, /* no binding; maybe preemption */
+	PK_SCHED_UNRESOLVABLE,	/* no binding, no preemption */
+	PK_SCHED_INVALID,	/* runtime hierarchy validation failed */
+	PK_SCHED_GATED,		/* only PreEnqueue-gated roots were seen */
 };
 
 struct pk_sched_result {
 	struct pk_sched_action *actions;
 	size_t nactions, cap;
 	enum pk_sched_outcome outcome;
-	char *root;      /* "Kind ns/name" of the processed root, or NULL */
-	size_t bound;    /* pods bound by this cycle */
+	char *root;	  /* "Kind ns/name" of the processed root, or NULL */
+	size_t bound;	  /* pods bound by this cycle */
 	size_t preempted; /* victims */
 	/* IDLE with a root waiting in backoff: the time it becomes eligible. */
 	bool has_retry;

@@ -115,7 +115,7 @@ const char *sc_node_label(const struct sc_node *node, const char *key)
 
 static int node_fill(struct sc_snapshot *snap, struct sc_node *n, const struct pk_node *view)
 {
-	int64_t alloc[SC_MAX_RES] = { 0 };
+	int64_t alloc[SC_MAX_RES] = {0};
 
 	for (size_t i = 0; i < view->nallocatable; i++) {
 		int r = sc_res_id(snap, view->allocatable[i].name);
@@ -130,7 +130,8 @@ static int node_fill(struct sc_snapshot *snap, struct sc_node *n, const struct p
 		return -ENOMEM;
 	for (size_t i = 0; i < view->meta.nlabels; i++) {
 		n->labels[i].key = sc_strdup(view->meta.labels[i].key);
-		n->labels[i].value = strdup(view->meta.labels[i].value ? view->meta.labels[i].value : "");
+		n->labels[i].value =
+		    strdup(view->meta.labels[i].value ? view->meta.labels[i].value : "");
 		n->nlabels++;
 		if (!n->labels[i].key || !n->labels[i].value)
 			return -ENOMEM;
@@ -244,7 +245,8 @@ static struct sc_part *part_build(struct sc_snapshot *snap, const char *key)
 	for (size_t i = 0; i < snap->nnodes; i++) {
 		struct sc_node *n = snap->nodes[i];
 		const char *v = n->removed ? NULL : sc_node_label(n, key);
-		char **hit = v ? bsearch(&v, p->values, (size_t)p->ndom, sizeof(char *), cmp_str) : NULL;
+		char **hit =
+		    v ? bsearch(&v, p->values, (size_t)p->ndom, sizeof(char *), cmp_str) : NULL;
 
 		p->node_dom[i] = hit ? (int)(hit - p->values) : -1;
 		if (hit)
@@ -323,7 +325,7 @@ static int log_push(struct sc_snapshot *snap, enum sc_undo_op op, struct sc_pod 
 		snap->log = v;
 		snap->caplog = cap;
 	}
-	snap->log[snap->nlog++] = (struct sc_undo){ .op = op, .pod = pod, .node = node };
+	snap->log[snap->nlog++] = (struct sc_undo){.op = op, .pod = pod, .node = node};
 	return 0;
 }
 
@@ -374,17 +376,17 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 		      char *why, size_t whylen)
 {
 	size_t nn = snap->nnodes;
-	int64_t (*used)[SC_MAX_RES] = calloc(nn + 1, sizeof(*used));
+	int64_t(*used)[SC_MAX_RES] = calloc(nn + 1, sizeof(*used));
 	int rc = 0;
 
 	if (!used)
 		return -ENOMEM;
-#define FAIL(...)                                        \
-	do {                                             \
-		if (why)                                 \
-			snprintf(why, whylen, __VA_ARGS__); \
-		rc = -EUCLEAN;                           \
-		goto out;                                \
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		if (why)                                                                           \
+			snprintf(why, whylen, __VA_ARGS__);                                        \
+		rc = -EUCLEAN;                                                                     \
+		goto out;                                                                          \
 	} while (0)
 	if (quiet && snap->nlog)
 		FAIL("%zu assumptions still outstanding", snap->nlog);
@@ -420,18 +422,20 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 		const struct sc_part *p = snap->parts[k];
 
 		for (int d = 0; d < p->ndom; d++) {
-			int64_t free_[SC_MAX_RES] = { 0 };
+			int64_t free_[SC_MAX_RES] = {0};
 
 			if (d && strverscmp(p->values[d - 1], p->values[d]) >= 0)
 				FAIL("partition %s: values not sorted", p->key);
 			for (size_t i = 0; i < nn; i++)
 				if (p->node_dom[i] == d)
 					for (int r = 0; r < snap->nres; r++)
-						free_[r] += snap->nodes[i]->alloc[r] - snap->nodes[i]->used[r];
+						free_[r] += snap->nodes[i]->alloc[r] -
+							    snap->nodes[i]->used[r];
 			for (int r = 0; r < snap->nres; r++)
 				if (free_[r] != p->free[d][r])
-					FAIL("partition %s=%s: free %s %" PRId64 " != %" PRId64, p->key,
-					     p->values[d], snap->res_name[r], p->free[d][r], free_[r]);
+					FAIL("partition %s=%s: free %s %" PRId64 " != %" PRId64,
+					     p->key, p->values[d], snap->res_name[r], p->free[d][r],
+					     free_[r]);
 		}
 	}
 #undef FAIL

@@ -9,7 +9,7 @@
 #include "kernel/sched/internal.h"
 
 static const struct pk_placement_ops *const strategies[] = {
-	&sc_kep_ops,
+    &sc_kep_ops,
 };
 
 #define NSTRATEGIES (sizeof(strategies) / sizeof(strategies[0]))

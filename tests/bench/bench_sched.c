@@ -66,7 +66,7 @@ static void die(const char *what, int r)
 
 static void add(struct pk_sched *s, json_t *o)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	int r = pk_sched_add(s, o, &errs);
 
 	if (r < 0) {
@@ -91,32 +91,33 @@ static struct pk_sched *cluster(const struct topo_board *b, int superslices)
 		if ((r = topo_board_host(b, superslices, i, &h)) < 0)
 			die("topo_board_host", r);
 		for (size_t l = 0; l < topo_board_level_count(b); l++)
-			json_object_set_new(labels, topo_board_level_key(b, l), json_string(h.domain[l]));
+			json_object_set_new(labels, topo_board_level_key(b, l),
+					    json_string(h.domain[l]));
 		json_object_set_new(labels, "kubernetes.io/hostname", json_string(h.name));
 		for (size_t a = 0; a < topo_board_allocatable_count(b); a++) {
 			char q[64];
 
-			topo_quantity_format(topo_board_allocatable_milli(b, a), TOPO_QUANTITY_DECIMAL_SI, q,
-					     sizeof(q));
-			json_object_set_new(alloc, topo_board_allocatable_name(b, a), json_string(q));
+			topo_quantity_format(topo_board_allocatable_milli(b, a),
+					     TOPO_QUANTITY_DECIMAL_SI, q, sizeof(q));
+			json_object_set_new(alloc, topo_board_allocatable_name(b, a),
+					    json_string(q));
 		}
-		add(s, json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:o}}", "apiVersion", "v1", "kind", "Node",
-				 "metadata", "name", h.name, "labels", labels, "status", "allocatable",
-				 alloc));
+		add(s, json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:o}}", "apiVersion", "v1", "kind",
+				 "Node", "metadata", "name", h.name, "labels", labels, "status",
+				 "allocatable", alloc));
 	}
 	return s;
 }
 
-static json_t *group(bool composite, const char *name, const char *parent, int min,
-		     const char *key)
+static json_t *group(bool composite, const char *name, const char *parent, int min, const char *key)
 {
-	json_t *g = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s, s:s}, s:{s:{s:i}}, s:{s:[{s:s}]}}}",
-			      "apiVersion", "scheduling.k8s.io/v1alpha3", "kind",
-			      composite ? "CompositePodGroup" : "PodGroup", "metadata", "name", name,
-			      "namespace", "bench", "spec", "workloadRef", "workloadName", "bench",
-			      "templateName", "t", "schedulingPolicy", "gang",
-			      composite ? "minGroupCount" : "minCount", min,
-			      "schedulingConstraints", "topology", "key", key);
+	json_t *g = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s, s:s}, s:{s:{s:i}}, s:{s:[{s:s}]}}}", "apiVersion",
+	    "scheduling.k8s.io/v1alpha3", "kind", composite ? "CompositePodGroup" : "PodGroup",
+	    "metadata", "name", name, "namespace", "bench", "spec", "workloadRef", "workloadName",
+	    "bench", "templateName", "t", "schedulingPolicy", "gang",
+	    composite ? "minGroupCount" : "minCount", min, "schedulingConstraints", "topology",
+	    "key", key);
 
 	if (parent)
 		json_object_set_new(json_object_get(g, "spec"), "parentCompositePodGroupName",
@@ -128,14 +129,14 @@ static json_t *pod(const char *name, const char *grp)
 {
 	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}, s:[{s:s, s:{s:{s:s, s:s}}}]}}",
 			 "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
-			 "bench", "spec", "schedulingGroup", "podGroupName", grp, "containers", "name",
-			 "c", "resources", "requests", "google.com/tpu", "4", "cpu", "8");
+			 "bench", "spec", "schedulingGroup", "podGroupName", grp, "containers",
+			 "name", "c", "resources", "requests", "google.com/tpu", "4", "cpu", "8");
 }
 
 /* The linear floor: sum every node's free capacity once. */
 static double linear_pass(struct pk_sched *s)
 {
-	int64_t sum[SC_MAX_RES] = { 0 };
+	int64_t sum[SC_MAX_RES] = {0};
 	volatile int64_t sink = 0;
 	double t0 = now_ms();
 
@@ -272,7 +273,8 @@ int main(void)
 
 	if (!b)
 		die("topo_board_new", -ENOMEM);
-	r = topo_board_load_file(b, PODKERNEL_SRCDIR "/boards/tpu-superslice.yaml", err, sizeof(err));
+	r = topo_board_load_file(b, PODKERNEL_SRCDIR "/boards/tpu-superslice.yaml", err,
+				 sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "bench_sched: %s\n", err);
 		return 1;

@@ -19,7 +19,7 @@
 
 static inline void add_obj(struct pk_sched *s, json_t *o)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	int r;
 
 	ck_assert_ptr_nonnull(o);
@@ -58,19 +58,20 @@ static inline json_t *pod_obj(const char *name, const char *cpu, const char *gro
 {
 	json_t *p = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:s}}}], s:i}}",
 			      "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
-			      "namespace", "default", "spec", "containers", "name", "c", "resources",
-			      "requests", "cpu", cpu, "priority", priority);
+			      "namespace", "default", "spec", "containers", "name", "c",
+			      "resources", "requests", "cpu", cpu, "priority", priority);
 	json_t *spec = json_object_get(p, "spec");
 
 	if (group)
-		json_object_set_new(spec, "schedulingGroup", json_pack("{s:s}", "podGroupName", group));
+		json_object_set_new(spec, "schedulingGroup",
+				    json_pack("{s:s}", "podGroupName", group));
 	if (node)
 		json_object_set_new(spec, "nodeName", json_string(node));
 	return p;
 }
 
-static inline void add_pod(struct pk_sched *s, const char *name, const char *cpu,
-			   const char *group, const char *node, int priority)
+static inline void add_pod(struct pk_sched *s, const char *name, const char *cpu, const char *group,
+			   const char *node, int priority)
 {
 	add_obj(s, pod_obj(name, cpu, group, node, priority));
 }
@@ -84,8 +85,8 @@ static inline json_t *group_obj(bool composite, const char *name, const char *pa
 {
 	json_t *g = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s, s:s}}}", "apiVersion",
 			      "scheduling.k8s.io/v1alpha3", "kind",
-			      composite ? "CompositePodGroup" : "PodGroup", "metadata", "name", name,
-			      "namespace", "default", "spec", "workloadRef", "workloadName",
+			      composite ? "CompositePodGroup" : "PodGroup", "metadata", "name",
+			      name, "namespace", "default", "spec", "workloadRef", "workloadName",
 			      workload ? workload : "app", "templateName", name);
 	json_t *spec = json_object_get(g, "spec");
 
@@ -94,9 +95,9 @@ static inline json_t *group_obj(bool composite, const char *name, const char *pa
 	if (min < 0)
 		json_object_set_new(spec, "schedulingPolicy", json_pack("{s:{}}", "basic"));
 	else
-		json_object_set_new(spec, "schedulingPolicy",
-				    json_pack("{s:{s:i}}", "gang",
-					      composite ? "minGroupCount" : "minCount", min));
+		json_object_set_new(
+		    spec, "schedulingPolicy",
+		    json_pack("{s:{s:i}}", "gang", composite ? "minGroupCount" : "minCount", min));
 	if (disruption)
 		json_object_set_new(spec, "disruptionMode", json_pack("{s:{}}", disruption));
 	return g;
@@ -110,7 +111,7 @@ static inline void add_group(struct pk_sched *s, bool composite, const char *nam
 
 static inline struct pk_sched *new_sched(void)
 {
-	struct pk_sched_opts o = { .check = true };
+	struct pk_sched_opts o = {.check = true};
 	struct pk_sched *s = NULL;
 
 	ck_assert_int_eq(pk_sched_new(&o, &s), 0);

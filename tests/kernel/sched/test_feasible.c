@@ -15,20 +15,20 @@ START_TEST(test_table)
 {
 	/* M S R U UU -> status */
 	const int rows[][6] = {
-		{ 2, 2, 0, 0, 0, SC_SUCCESS },
-		{ 2, 3, 0, 1, 1, SC_SUCCESS },
-		{ 2, 1, 1, 0, 0, SC_WAIT },
-		{ 2, 0, 2, 0, 1, SC_WAIT }, /* KEP: CPG-1 failed UU, PG-2 and PG-3 untried */
-		{ 2, 1, 0, 1, 0, SC_UNSCHEDULABLE },
-		{ 5, 3, 1, 1, 0, SC_UNSCHEDULABLE },
-		{ 2, 1, 0, 0, 0, SC_UNRESOLVABLE }, /* KEP: CPG-1 with one child */
-		{ 2, 0, 0, 1, 1, SC_UNRESOLVABLE },
-		{ 0, 0, 0, 0, 0, SC_SUCCESS },
+	    {2, 2, 0, 0, 0, SC_SUCCESS},
+	    {2, 3, 0, 1, 1, SC_SUCCESS},
+	    {2, 1, 1, 0, 0, SC_WAIT},
+	    {2, 0, 2, 0, 1, SC_WAIT}, /* KEP: CPG-1 failed UU, PG-2 and PG-3 untried */
+	    {2, 1, 0, 1, 0, SC_UNSCHEDULABLE},
+	    {5, 3, 1, 1, 0, SC_UNSCHEDULABLE},
+	    {2, 1, 0, 0, 0, SC_UNRESOLVABLE}, /* KEP: CPG-1 with one child */
+	    {2, 0, 0, 1, 1, SC_UNRESOLVABLE},
+	    {0, 0, 0, 0, 0, SC_SUCCESS},
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		ck_assert_msg(sc_feasible(rows[i][0], rows[i][1], rows[i][2], rows[i][3], rows[i][4]) ==
-				      (enum sc_status)rows[i][5],
+		ck_assert_msg(sc_feasible(rows[i][0], rows[i][1], rows[i][2], rows[i][3],
+					  rows[i][4]) == (enum sc_status)rows[i][5],
 			      "row %zu", i);
 	ck_assert_str_eq(sc_status_to_string(SC_UNRESOLVABLE), "UnschedulableAndUnresolvable");
 }
@@ -102,7 +102,7 @@ static void count_pod_lines(void *arg, const char *line)
 
 START_TEST(test_presimulation_skip)
 {
-	struct pk_sched_opts o = { .check = true, .trace = count_pod_lines };
+	struct pk_sched_opts o = {.check = true, .trace = count_pod_lines};
 	struct pk_sched *s = NULL;
 	struct pk_sched_result *res;
 	struct sc_group *root, *cpg1;

@@ -61,15 +61,15 @@ START_TEST(test_highest_all_ancestor_is_the_unit)
 	add_preemptor(s, 2, 100);
 	res = cycle(s);
 	ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
-	ck_assert_uint_eq(res->bound, 0); /* never bind and preempt in one cycle */
+	ck_assert_uint_eq(res->bound, 0);     /* never bind and preempt in one cycle */
 	ck_assert_uint_eq(res->preempted, 2); /* one pod would do; the unit is all of svc */
 	ck_assert(has_action(res, PK_SCHED_PREEMPT, PK_KIND_POD, "a", NULL));
 	ck_assert(has_action(res, PK_SCHED_PREEMPT, PK_KIND_POD, "b", NULL));
 	ck_assert(has_action(res, PK_SCHED_CONDITION, PK_KIND_POD, "a", "DisruptionTarget"));
 	ck_assert(has_action(res, PK_SCHED_CONDITION, PK_KIND_COMPOSITE_POD_GROUP, "svc",
 			     "DisruptionTarget"));
-	ck_assert(has_action(res, PK_SCHED_CONDITION, PK_KIND_POD_GROUP, "svc-b",
-			     "DisruptionTarget"));
+	ck_assert(
+	    has_action(res, PK_SCHED_CONDITION, PK_KIND_POD_GROUP, "svc-b", "DisruptionTarget"));
 	ck_assert_ptr_null(find_pod(s, "a"));
 	pk_sched_result_free(res);
 	res = cycle(s);

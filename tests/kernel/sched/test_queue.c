@@ -22,7 +22,7 @@ START_TEST(test_forest_any_order)
 	char why[256];
 	struct sc_group *leaf, *root;
 
-	add_pod(s, "p0", "1", "leaf", NULL, 0); /* pod before its group */
+	add_pod(s, "p0", "1", "leaf", NULL, 0);	     /* pod before its group */
 	add_group(s, false, "leaf", "mid", 2, NULL); /* child before parent */
 	leaf = find_group(s, "leaf");
 	ck_assert_ptr_nonnull(leaf);
@@ -81,14 +81,14 @@ END_TEST
 START_TEST(test_queue_order)
 {
 	struct pk_sched *s = new_sched();
-	struct sc_vec order = { 0 };
-	const char *want[] = { "default/hi", "default/g-early", "default/g-b", "default/g-c",
-			       "default/solo" };
+	struct sc_vec order = {0};
+	const char *want[] = {"default/hi", "default/g-early", "default/g-b", "default/g-c",
+			      "default/solo"};
 
 	add_obj(s, with_ts(group_obj(false, "g-c", NULL, 1, NULL, "w3"), "2026-01-01T00:00:05Z"));
 	add_obj(s, with_ts(group_obj(false, "g-b", NULL, 1, NULL, "w2"), "2026-01-01T00:00:05Z"));
-	add_obj(s, with_ts(group_obj(false, "g-early", NULL, 1, NULL, "w1"),
-			   "2026-01-01T00:00:01Z"));
+	add_obj(s,
+		with_ts(group_obj(false, "g-early", NULL, 1, NULL, "w1"), "2026-01-01T00:00:01Z"));
 	json_t *hi = with_ts(group_obj(false, "hi", NULL, 1, NULL, "w4"), "2026-01-01T00:00:09Z");
 
 	json_object_set_new(json_object_get(hi, "spec"), "priority", json_integer(50));
@@ -106,7 +106,7 @@ END_TEST
 START_TEST(test_preenqueue)
 {
 	struct pk_sched *s = new_sched();
-	struct sc_buf why = { 0 };
+	struct sc_buf why = {0};
 	struct sc_group *root;
 
 	add_group(s, true, "root", NULL, 2, NULL);
@@ -151,7 +151,8 @@ START_TEST(test_gated_root_says_why)
 	ck_assert_uint_eq(res->nactions, 1);
 	ck_assert_str_eq(res->actions[0].type, "PodScheduled");
 	ck_assert_str_eq(res->actions[0].reason, "Unschedulable");
-	ck_assert_ptr_nonnull(strstr(res->actions[0].message, "PodGroup default/pg has 1 of minCount 3"));
+	ck_assert_ptr_nonnull(
+	    strstr(res->actions[0].message, "PodGroup default/pg has 1 of minCount 3"));
 	pk_sched_result_free(res);
 	/* Nothing changed: the gated root is not looked at again. */
 	ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
@@ -169,7 +170,7 @@ END_TEST
 
 START_TEST(test_backoff)
 {
-	struct pk_sched_opts o = { .check = true, .backoff_initial_ms = 100, .backoff_max_ms = 400 };
+	struct pk_sched_opts o = {.check = true, .backoff_initial_ms = 100, .backoff_max_ms = 400};
 	struct pk_sched *s = NULL;
 	struct pk_sched_result *res = NULL;
 
@@ -234,7 +235,6 @@ START_TEST(test_remove_objects)
 }
 END_TEST
 
-
 /*
  * The appliance feeds every object it writes back through pk_sched_update:
  * status-only changes must not make the scheduler write the same conditions
@@ -247,17 +247,16 @@ START_TEST(test_feedback_goes_quiet)
 	size_t i, quiet = 0, bound = 0;
 	json_t *o;
 
-	json_array_append_new(objs, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s}}}", "apiVersion", "v1",
-					      "kind", "Node", "metadata", "name", "n0", "status",
-					      "allocatable", "cpu", "2"));
+	json_array_append_new(objs, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s}}}", "apiVersion",
+					      "v1", "kind", "Node", "metadata", "name", "n0",
+					      "status", "allocatable", "cpu", "2"));
 	json_array_append_new(objs, group_obj(false, "fits", NULL, 1, NULL, "w1"));
 	json_array_append_new(objs, group_obj(false, "gated", NULL, 3, NULL, "w2"));
 	json_array_append_new(objs, pod_obj("a", "1", "fits", NULL, 0));
 	json_array_append_new(objs, pod_obj("b", "1", "fits", NULL, 0));
 	json_array_append_new(objs, pod_obj("c", "1", "fits", NULL, 0)); /* no room: pending */
 	json_array_append_new(objs, pod_obj("g", "1", "gated", NULL, 0));
-	json_array_foreach(objs, i, o)
-		ck_assert_int_eq(pk_sched_add(s, o, NULL), 0);
+	json_array_foreach(objs, i, o) ck_assert_int_eq(pk_sched_add(s, o, NULL), 0);
 	for (int round = 0; round < 30; round++) {
 		struct pk_sched_result *res = NULL;
 
@@ -266,9 +265,9 @@ START_TEST(test_feedback_goes_quiet)
 		ck_assert_int_eq(pk_sched_apply(objs, res, NULL, 0), 0);
 		quiet = res->nactions ? 0 : quiet + 1;
 		for (size_t k = 0; k < res->nactions; k++) {
-			json_array_foreach(objs, i, o)
-				if (strcmp(pk_name(o), res->actions[k].name) == 0)
-					ck_assert_int_eq(pk_sched_update(s, o, NULL), 0);
+			json_array_foreach(objs, i,
+					   o) if (strcmp(pk_name(o), res->actions[k].name) == 0)
+			    ck_assert_int_eq(pk_sched_update(s, o, NULL), 0);
 		}
 		pk_sched_result_free(res);
 	}

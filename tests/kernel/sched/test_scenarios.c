@@ -57,8 +57,9 @@ static void gen_nodes(json_t *gen, json_t *out)
 
 	for (size_t i = 0; i < n; i++) {
 		char *name = fmt_name(prefix ? prefix : "node-", i);
-		json_t *node = json_pack("{s:s, s:s, s:{s:s}, s:{}, s:{}}", "apiVersion", "v1", "kind",
-					 "Node", "metadata", "name", name, "spec", "status");
+		json_t *node =
+		    json_pack("{s:s, s:s, s:{s:s}, s:{}, s:{}}", "apiVersion", "v1", "kind", "Node",
+			      "metadata", "name", name, "spec", "status");
 		json_t *labels = json_deep_copy(json_object_get(gen, "labels"));
 
 		if (!labels)
@@ -72,7 +73,8 @@ static void gen_nodes(json_t *gen, json_t *out)
 			json_object_set(json_object_get(node, "spec"), "taints",
 					json_object_get(gen, "taints"));
 		if (json_is_true(json_object_get(gen, "unschedulable")))
-			json_object_set_new(json_object_get(node, "spec"), "unschedulable", json_true());
+			json_object_set_new(json_object_get(node, "spec"), "unschedulable",
+					    json_true());
 		json_array_append_new(out, node);
 		free(name);
 	}
@@ -89,17 +91,16 @@ static void gen_pods(json_t *gen, json_t *out)
 
 	for (size_t i = 0; i < n; i++) {
 		char *name = fmt_name(prefix ? prefix : "pod-", i);
-		json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:s}]}}", "apiVersion",
-					"v1", "kind", "Pod", "metadata", "name", name, "namespace",
-					ns ? ns : "default", "spec", "containers", "name", "main",
-					"image", "busybox");
+		json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:s}]}}",
+					"apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
+					"namespace", ns ? ns : "default", "spec", "containers",
+					"name", "main", "image", "busybox");
 		json_t *spec = json_object_get(pod, "spec");
 
 		if (json_object_get(gen, "requests"))
-			json_object_set_new(json_array_get(json_object_get(spec, "containers"), 0),
-					    "resources",
-					    json_pack("{s:O}", "requests",
-						      json_object_get(gen, "requests")));
+			json_object_set_new(
+			    json_array_get(json_object_get(spec, "containers"), 0), "resources",
+			    json_pack("{s:O}", "requests", json_object_get(gen, "requests")));
 		if (group)
 			json_object_set_new(spec, "schedulingGroup",
 					    json_pack("{s:s}", "podGroupName", group));
@@ -137,12 +138,12 @@ struct run {
 	int failures;
 };
 
-#define FAILF(run, ...)                                      \
-	do {                                                 \
-		fprintf(stderr, "%s: ", (run)->file);        \
-		fprintf(stderr, __VA_ARGS__);                \
-		fputc('\n', stderr);                         \
-		(run)->failures++;                           \
+#define FAILF(run, ...)                                                                            \
+	do {                                                                                       \
+		fprintf(stderr, "%s: ", (run)->file);                                              \
+		fprintf(stderr, __VA_ARGS__);                                                      \
+		fputc('\n', stderr);                                                               \
+		(run)->failures++;                                                                 \
 	} while (0)
 
 static bool pod_matches(json_t *pod, const char *pattern)
@@ -162,7 +163,8 @@ static size_t each_pod(json_t *arr, const char *pattern, void (*fn)(struct run *
 	size_t i, n = 0;
 	json_t *o;
 
-	json_array_foreach(arr, i, o) {
+	json_array_foreach(arr, i, o)
+	{
 		if (!pod_matches(o, pattern))
 			continue;
 		n++;
@@ -186,7 +188,8 @@ static void check_list(struct run *run, const char *field, void *want)
 	size_t i;
 	json_t *pat;
 
-	json_array_foreach(json_object_get(run->expect, field), i, pat) {
+	json_array_foreach(json_object_get(run->expect, field), i, pat)
+	{
 		if (!each_pod(run->out, json_string_value(pat), want_bound, run, want))
 			FAILF(run, "%s: no pod matches %s", field, json_string_value(pat));
 	}
@@ -197,9 +200,8 @@ static json_t *node_named(struct run *run, const char *name)
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(run->out, i, o)
-		if (pk_kind_of(o) == PK_KIND_NODE && strcmp(pk_name(o), name) == 0)
-			return o;
+	json_array_foreach(run->out, i, o) if (pk_kind_of(o) == PK_KIND_NODE &&
+					       strcmp(pk_name(o), name) == 0) return o;
 	return NULL;
 }
 
@@ -213,8 +215,8 @@ static void same_domain(struct run *run, json_t *pod, void *arg)
 	struct domain_check *d = arg;
 	const char *node = pk_get_string(pod, "spec.nodeName");
 	json_t *n = node ? node_named(run, node) : NULL;
-	const char *v = n ? json_string_value(json_object_get(pk_get(n, "metadata.labels"), d->key))
-			  : NULL;
+	const char *v =
+	    n ? json_string_value(json_object_get(pk_get(n, "metadata.labels"), d->key)) : NULL;
 
 	if (!v) {
 		FAILF(run, "sameDomain %s: pod %s is not on a labelled node", d->key, pk_name(pod));
@@ -232,15 +234,17 @@ static void check_domains(struct run *run)
 	size_t i, k;
 	json_t *e, *pat;
 
-	json_array_foreach(json_object_get(run->expect, "sameDomain"), i, e) {
+	json_array_foreach(json_object_get(run->expect, "sameDomain"), i, e)
+	{
 		struct domain_check d = {
-			.key = json_string_value(json_object_get(e, "key")),
-			.value = json_string_value(json_object_get(e, "value")),
+		    .key = json_string_value(json_object_get(e, "key")),
+		    .value = json_string_value(json_object_get(e, "value")),
 		};
 
-		json_array_foreach(json_object_get(e, "pods"), k, pat)
-			if (!each_pod(run->out, json_string_value(pat), same_domain, run, &d))
-				FAILF(run, "sameDomain: no pod matches %s", json_string_value(pat));
+		json_array_foreach(
+		    json_object_get(e, "pods"), k,
+		    pat) if (!each_pod(run->out, json_string_value(pat), same_domain, run, &d))
+		    FAILF(run, "sameDomain: no pod matches %s", json_string_value(pat));
 	}
 }
 
@@ -249,12 +253,14 @@ static void check_bindings(struct run *run)
 	const char *pod;
 	json_t *node;
 
-	json_object_foreach(json_object_get(run->expect, "bindings"), pod, node) {
+	json_object_foreach(json_object_get(run->expect, "bindings"), pod, node)
+	{
 		size_t i;
 		json_t *o;
 		bool seen = false;
 
-		json_array_foreach(run->out, i, o) {
+		json_array_foreach(run->out, i, o)
+		{
 			const char *got;
 
 			if (!pod_matches(o, pod))
@@ -275,17 +281,20 @@ static void check_conditions(struct run *run)
 	size_t i, k;
 	json_t *e, *o;
 
-	json_array_foreach(json_object_get(run->expect, "conditions"), i, e) {
+	json_array_foreach(json_object_get(run->expect, "conditions"), i, e)
+	{
 		const char *kind = json_string_value(json_object_get(e, "kind"));
 		const char *name = json_string_value(json_object_get(e, "name"));
 		const char *type = json_string_value(json_object_get(e, "type"));
 		bool seen = false;
 
-		json_array_foreach(run->out, k, o) {
+		json_array_foreach(run->out, k, o)
+		{
 			json_t *c;
-			const char *f[] = { "status", "reason" };
+			const char *f[] = {"status", "reason"};
 
-			if (strcmp(json_string_value(json_object_get(o, "kind")) ?: "", kind) != 0 ||
+			if (strcmp(json_string_value(json_object_get(o, "kind")) ?: "", kind) !=
+				0 ||
 			    fnmatch(name, pk_name(o) ?: "", 0) != 0)
 				continue;
 			seen = true;
@@ -299,15 +308,15 @@ static void check_conditions(struct run *run)
 				const char *got = json_string_value(json_object_get(c, f[j]));
 
 				if (want && (!got || strcmp(want, got) != 0))
-					FAILF(run, "%s %s: %s %s is %s, expected %s", kind, pk_name(o),
-					      type, f[j], got ? got : "(none)", want);
+					FAILF(run, "%s %s: %s %s is %s, expected %s", kind,
+					      pk_name(o), type, f[j], got ? got : "(none)", want);
 			}
 			const char *msg = json_string_value(json_object_get(e, "message"));
 			const char *got = json_string_value(json_object_get(c, "message"));
 
 			if (msg && (!got || !strstr(got, msg)))
-				FAILF(run, "%s %s: %s message \"%s\" lacks \"%s\"", kind, pk_name(o),
-				      type, got ? got : "", msg);
+				FAILF(run, "%s %s: %s message \"%s\" lacks \"%s\"", kind,
+				      pk_name(o), type, got ? got : "", msg);
 		}
 		if (!seen)
 			FAILF(run, "conditions: no %s %s", kind, name);
@@ -319,15 +328,17 @@ static void check_preempted(struct run *run)
 	size_t i;
 	json_t *pat;
 
-	json_array_foreach(json_object_get(run->expect, "preempted"), i, pat) {
+	json_array_foreach(json_object_get(run->expect, "preempted"), i, pat)
+	{
 		if (!each_pod(run->preempted, json_string_value(pat), NULL, run, NULL))
 			FAILF(run, "expected %s preempted", json_string_value(pat));
 		if (each_pod(run->out, json_string_value(pat), NULL, run, NULL))
 			FAILF(run, "preempted %s still in the output", json_string_value(pat));
 	}
-	json_array_foreach(json_object_get(run->expect, "notPreempted"), i, pat)
-		if (each_pod(run->preempted, json_string_value(pat), NULL, run, NULL))
-			FAILF(run, "%s preempted, expected not", json_string_value(pat));
+	json_array_foreach(
+	    json_object_get(run->expect, "notPreempted"), i,
+	    pat) if (each_pod(run->preempted, json_string_value(pat), NULL, run, NULL))
+	    FAILF(run, "%s preempted, expected not", json_string_value(pat));
 }
 
 static void check_explain(struct run *run)
@@ -335,24 +346,25 @@ static void check_explain(struct run *run)
 	size_t i;
 	json_t *s;
 
-	json_array_foreach(json_object_get(run->expect, "explain"), i, s)
-		if (!strstr(run->trace ? run->trace : "", json_string_value(s)))
-			FAILF(run, "explain trace lacks \"%s\"", json_string_value(s));
+	json_array_foreach(json_object_get(run->expect, "explain"), i,
+			   s) if (!strstr(run->trace ? run->trace : "", json_string_value(s)))
+	    FAILF(run, "explain trace lacks \"%s\"", json_string_value(s));
 }
 
 static int run_scenario(const char *path)
 {
 	char err[1024];
 	json_t *docs = NULL, *objects = json_array(), *o;
-	struct run run = { .file = path };
-	struct pk_errors errs = { 0 };
+	struct run run = {.file = path};
+	struct pk_errors errs = {0};
 	size_t i, tlen = 0;
 	FILE *trace = open_memstream(&run.trace, &tlen);
-	struct pk_sched_opts opts = { .check = true, .explain = trace };
+	struct pk_sched_opts opts = {.check = true, .explain = trace};
 	int r;
 
 	ck_assert_msg(pk_read_file(path, &docs, err, sizeof(err)) == 0, "%s", err);
-	json_array_foreach(docs, i, o) {
+	json_array_foreach(docs, i, o)
+	{
 		const char *kind = json_string_value(json_object_get(o, "kind")) ?: "";
 
 		if (strcmp(kind, "Nodes") == 0)
@@ -365,8 +377,9 @@ static int run_scenario(const char *path)
 			json_array_append(objects, o);
 	}
 	ck_assert_msg(run.expect != NULL, "%s: no kind: Expect document", path);
-	json_array_foreach(objects, i, o) {
-		struct pk_errors verrs = { 0 };
+	json_array_foreach(objects, i, o)
+	{
+		struct pk_errors verrs = {0};
 
 		if (pk_validate(o, &verrs) < 0) {
 			pk_errors_print(&verrs, stderr, path);

@@ -40,24 +40,25 @@ START_TEST(test_selector_and_affinity)
 	ck_assert_int_eq(fit(s, "sel", "c"), SC_MISFIT_SELECTOR);
 
 	const char *ops[][2] = {
-		{ "{\"key\": \"accel\", \"operator\": \"In\", \"values\": [\"cpu\", \"tpu\"]}", "010" },
-		{ "{\"key\": \"accel\", \"operator\": \"NotIn\", \"values\": [\"cpu\"]}", "101" },
-		{ "{\"key\": \"gen\", \"operator\": \"Exists\"}", "110" },
-		{ "{\"key\": \"gen\", \"operator\": \"DoesNotExist\"}", "001" },
-		{ "{\"key\": \"gen\", \"operator\": \"Gt\", \"values\": [\"4\"]}", "100" },
-		{ "{\"key\": \"gen\", \"operator\": \"Lt\", \"values\": [\"4\"]}", "010" },
+	    {"{\"key\": \"accel\", \"operator\": \"In\", \"values\": [\"cpu\", \"tpu\"]}", "010"},
+	    {"{\"key\": \"accel\", \"operator\": \"NotIn\", \"values\": [\"cpu\"]}", "101"},
+	    {"{\"key\": \"gen\", \"operator\": \"Exists\"}", "110"},
+	    {"{\"key\": \"gen\", \"operator\": \"DoesNotExist\"}", "001"},
+	    {"{\"key\": \"gen\", \"operator\": \"Gt\", \"values\": [\"4\"]}", "100"},
+	    {"{\"key\": \"gen\", \"operator\": \"Lt\", \"values\": [\"4\"]}", "010"},
 	};
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		char name[16], spec[512];
 
 		snprintf(name, sizeof(name), "aff%zu", i);
-		snprintf(spec, sizeof(spec),
-			 "{\"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuring"
-			 "Execution\": {\"nodeSelectorTerms\": [{\"matchExpressions\": [%s]}]}}}}",
-			 ops[i][0]);
+		snprintf(
+		    spec, sizeof(spec),
+		    "{\"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuring"
+		    "Execution\": {\"nodeSelectorTerms\": [{\"matchExpressions\": [%s]}]}}}}",
+		    ops[i][0]);
 		add_pod_spec(s, name, spec);
 		for (int n = 0; n < 3; n++) {
-			const char node[2] = { (char)('a' + n), 0 };
+			const char node[2] = {(char)('a' + n), 0};
 			bool want = ops[i][1][n] == '1';
 
 			ck_assert_msg((fit(s, name, node) == SC_FIT) == want, "%s on %s", ops[i][0],
@@ -65,11 +66,12 @@ START_TEST(test_selector_and_affinity)
 		}
 	}
 	/* Terms are ORed. */
-	add_pod_spec(s, "or",
-		     "{\"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution"
-		     "\": {\"nodeSelectorTerms\": [{\"matchExpressions\": [{\"key\": \"accel\", "
-		     "\"operator\": \"In\", \"values\": [\"tpu\"]}]}, {\"matchExpressions\": [{\"key\": "
-		     "\"gen\", \"operator\": \"In\", \"values\": [\"3\"]}]}]}}}}");
+	add_pod_spec(
+	    s, "or",
+	    "{\"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution"
+	    "\": {\"nodeSelectorTerms\": [{\"matchExpressions\": [{\"key\": \"accel\", "
+	    "\"operator\": \"In\", \"values\": [\"tpu\"]}]}, {\"matchExpressions\": [{\"key\": "
+	    "\"gen\", \"operator\": \"In\", \"values\": [\"3\"]}]}]}}}}");
 	ck_assert_int_eq(fit(s, "or", "a"), SC_MISFIT_AFFINITY);
 	ck_assert_int_eq(fit(s, "or", "b"), SC_FIT);
 	pk_sched_free(s);
@@ -79,7 +81,7 @@ END_TEST
 START_TEST(test_taints)
 {
 	struct pk_sched *s = new_sched();
-	const char *effects[] = { "NoSchedule", "NoExecute", "PreferNoSchedule" };
+	const char *effects[] = {"NoSchedule", "NoExecute", "PreferNoSchedule"};
 
 	for (int i = 0; i < 3; i++) {
 		char name[8];
@@ -87,15 +89,18 @@ START_TEST(test_taints)
 		snprintf(name, sizeof(name), "t%d", i);
 		add_obj(s, json_pack("{s:s, s:s, s:{s:s}, s:{s:[{s:s, s:s, s:s}]}, s:{s:{s:s}}}",
 				     "apiVersion", "v1", "kind", "Node", "metadata", "name", name,
-				     "spec", "taints", "key", "k", "value", "v", "effect", effects[i],
-				     "status", "allocatable", "cpu", "4"));
+				     "spec", "taints", "key", "k", "value", "v", "effect",
+				     effects[i], "status", "allocatable", "cpu", "4"));
 	}
 	add_pod(s, "plain", "1", NULL, NULL, 0);
-	add_pod_spec(s, "equal", "{\"tolerations\": [{\"key\": \"k\", \"operator\": \"Equal\", "
-				 "\"value\": \"v\", \"effect\": \"NoSchedule\"}]}");
-	add_pod_spec(s, "wrongval", "{\"tolerations\": [{\"key\": \"k\", \"operator\": \"Equal\", "
-				    "\"value\": \"x\"}]}");
-	add_pod_spec(s, "exists", "{\"tolerations\": [{\"key\": \"k\", \"operator\": \"Exists\"}]}");
+	add_pod_spec(s, "equal",
+		     "{\"tolerations\": [{\"key\": \"k\", \"operator\": \"Equal\", "
+		     "\"value\": \"v\", \"effect\": \"NoSchedule\"}]}");
+	add_pod_spec(s, "wrongval",
+		     "{\"tolerations\": [{\"key\": \"k\", \"operator\": \"Equal\", "
+		     "\"value\": \"x\"}]}");
+	add_pod_spec(s, "exists",
+		     "{\"tolerations\": [{\"key\": \"k\", \"operator\": \"Exists\"}]}");
 	add_pod_spec(s, "all", "{\"tolerations\": [{\"operator\": \"Exists\"}]}");
 	ck_assert_int_eq(fit(s, "plain", "t0"), SC_MISFIT_TAINT);
 	ck_assert_int_eq(fit(s, "plain", "t1"), SC_MISFIT_TAINT);
@@ -122,16 +127,16 @@ START_TEST(test_resources_and_pods_count)
 	add_pod(s, "r1", "1", NULL, "small", 0);
 	add_pod(s, "big", "9", NULL, NULL, 0);
 	add_pod(s, "ok", "1", NULL, NULL, 0);
-	ck_assert_int_eq(sc_filter(&s->snap, find_pod(s, "big"), sc_snapshot_node(&s->snap, "small"),
-				   &res),
-			 SC_MISFIT_RESOURCES);
+	ck_assert_int_eq(
+	    sc_filter(&s->snap, find_pod(s, "big"), sc_snapshot_node(&s->snap, "small"), &res),
+	    SC_MISFIT_RESOURCES);
 	ck_assert_str_eq(s->snap.res_name[res], "cpu");
 	ck_assert_int_eq(fit(s, "ok", "small"), SC_FIT);
 	/* A second pod reaches pods=2; a third does not fit, whatever its cpu. */
 	add_pod(s, "r2", "1", NULL, "small", 0);
-	ck_assert_int_eq(sc_filter(&s->snap, find_pod(s, "ok"), sc_snapshot_node(&s->snap, "small"),
-				   &res),
-			 SC_MISFIT_RESOURCES);
+	ck_assert_int_eq(
+	    sc_filter(&s->snap, find_pod(s, "ok"), sc_snapshot_node(&s->snap, "small"), &res),
+	    SC_MISFIT_RESOURCES);
 	ck_assert_int_eq(res, SC_RES_PODS);
 	/* A missing resource is 0 on the node. */
 	add_obj(s, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:s}}}]}}", "apiVersion",
@@ -208,7 +213,8 @@ START_TEST(test_revert_random)
 		int depth = 0;
 
 		for (int step = 0; step < 60; step++) {
-			struct sc_pod *p = s->forest.all_pods.v[rand_r(&seed) % s->forest.all_pods.n];
+			struct sc_pod *p =
+			    s->forest.all_pods.v[rand_r(&seed) % s->forest.all_pods.n];
 			int op = (int)(rand_r(&seed) % 10);
 
 			if (op == 0 && depth < 8) {
@@ -221,9 +227,8 @@ START_TEST(test_revert_random)
 			} else if (p->node >= 0 && !p->sim_removed) {
 				ck_assert_int_eq(sc_snapshot_assume_removed(&s->snap, p), 0);
 			} else if (p->node < 0 && p->assumed < 0) {
-				ck_assert_int_eq(sc_snapshot_assume(&s->snap, p,
-								    (int)(rand_r(&seed) % 16)),
-						 0);
+				ck_assert_int_eq(
+				    sc_snapshot_assume(&s->snap, p, (int)(rand_r(&seed) % 16)), 0);
 			}
 			ck_assert_msg(sc_snapshot_check(&s->snap, &s->forest.all_pods, false, why,
 							sizeof(why)) == 0,
@@ -231,9 +236,9 @@ START_TEST(test_revert_random)
 		}
 		sc_snapshot_revert(&s->snap, 0);
 		ck_assert(digest(&s->snap) == start);
-		ck_assert_msg(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)) ==
-				      0,
-			      "%s", why);
+		ck_assert_msg(
+		    sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)) == 0,
+		    "%s", why);
 	}
 	pk_sched_free(s);
 }

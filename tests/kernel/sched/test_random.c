@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_random.c — randomized property tests of the whole scheduling core.
+ * Random clusters and hierarchies (cycles, missing parents, invalid mixes,
+ * bound and deleting pods, priorities, topology keys) are scheduled to
+ * quiescence; random add/update/remove/cycle sequences are run on one
+ * scheduler.  The snapshot and forest invariants are checked after every
+ * cycle and every step, and the sanitizers watch memory.  Seeds are fixed,
+ * so a failure names a reproducible iteration.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/api/api.h"
+#include "kernel/sched/sched.h"
+
+static unsigned seed;
+static int rnd(int n)
+{
+	return (int)(rand_r(&seed) % (unsigned)n);
+}
+
+START_TEST(test_random_offline)
+{
+	int iters = 300;
+
+	for (int it = 0; it < iters; it++) {
+		seed = (unsigned)it * 7919u + 1;
+		json_t *objs = json_array();
+		int nn = 1 + rnd(24), ng = rnd(14), np = rnd(60);
+		for (int i = 0; i < nn; i++) {
+			char name[16], rack[16], blk[16];
+			snprintf(name, sizeof name, "n%d", i);
+			snprintf(rack, sizeof rack, "r%d", rnd(4));
+			snprintf(blk, sizeof blk, "b%d", rnd(2));
+			json_t *n =
+			    json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s}},s:{s:{s:s,s:s}}}", "apiVersion",
+				      "v1", "kind", "Node", "metadata", "name", name, "labels",
+				      "rack", rack, "block", blk, "status", "allocatable", "cpu",
+				      rnd(2) ? "2" : "4", "pods", "3");
+			if (rnd(5) == 0)
+				json_object_set_new(n, "spec",
+						    json_pack("{s:b}", "unschedulable", 1));
+			json_array_append_new(objs, n);
+		}
+		for (int i = 0; i < ng; i++) {
+			char name[16], parent[16];
+			int comp = rnd(2);
+			snprintf(name, sizeof name, "g%d", i);
+			snprintf(parent, sizeof parent, "g%d", rnd(ng + 2));
+			json_t *g = json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:s}}}", "apiVersion",
+					      "scheduling.k8s.io/v1alpha3", "kind",
+					      comp ? "CompositePodGroup" : "PodGroup", "metadata",
+					      "name", name, "spec", "workloadRef", "workloadName",
+					      rnd(8) ? "w" : "x", "templateName", "t");
+			json_t *spec = json_object_get(g, "spec");
+			if (rnd(3))
+				json_object_set_new(spec, "parentCompositePodGroupName",
+						    json_string(parent));
+			if (rnd(3))
+				json_object_set_new(spec, "schedulingPolicy",
+						    json_pack("{s:{s:i}}", "gang",
+							      comp ? "minGroupCount" : "minCount",
+							      1 + rnd(3)));
+			else
+				json_object_set_new(spec, "schedulingPolicy",
+						    json_pack("{s:{}}", "basic"));
+			if (rnd(3) == 0)
+				json_object_set_new(spec, "schedulingConstraints",
+						    json_pack("{s:[{s:s}]}", "topology", "key",
+							      rnd(2) ? "rack" : "block"));
+			if (rnd(3) == 0)
+				json_object_set_new(spec, "disruptionMode",
+						    json_pack("{s:{}}", rnd(2) ? "all" : "single"));
+			if (rnd(6) == 0)
+				json_object_set_new(spec, "priority", json_integer(rnd(3) * 10));
+			json_array_append_new(objs, g);
+		}
+		for (int i = 0; i < np; i++) {
+			char name[16], grp[16], node[16];
+			snprintf(name, sizeof name, "p%d", i);
+			snprintf(grp, sizeof grp, "g%d", rnd(ng + 1));
+			snprintf(node, sizeof node, "n%d", rnd(nn + 1));
+			json_t *p =
+			    json_pack("{s:s,s:s,s:{s:s},s:{s:[{s:s,s:{s:{s:s}}}],s:i}}",
+				      "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
+				      "spec", "containers", "name", "c", "resources", "requests",
+				      "cpu", rnd(2) ? "1" : "2", "priority", rnd(3) * 10);
+			json_t *spec = json_object_get(p, "spec");
+			if (rnd(4))
+				json_object_set_new(spec, "schedulingGroup",
+						    json_pack("{s:s}", "podGroupName", grp));
+			if (rnd(4) == 0)
+				json_object_set_new(spec, "nodeName", json_string(node));
+			if (rnd(6) == 0)
+				json_object_set_new(spec, "nodeSelector",
+						    json_pack("{s:s}", "rack", "r1"));
+			json_array_append_new(objs, p);
+		}
+		struct pk_sched_opts o = {.check = true};
+		struct pk_errors errs = {0};
+		json_t *out = NULL, *pre = NULL;
+		int r = pk_sched_run(objs, &o, &out, &pre, &errs);
+		ck_assert_msg(r == 0, "iteration %d: %d %s", it, r, errs.n ? errs.msg[0] : "");
+		pk_errors_clear(&errs);
+		json_decref(out);
+		json_decref(pre);
+		json_decref(objs);
+	}
+}
+END_TEST
+
+static json_t *node(int i)
+{
+	char name[16], rack[16];
+	snprintf(name, sizeof name, "n%d", i);
+	snprintf(rack, sizeof rack, "r%d", rnd(3));
+	return json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:{s:{s:s}}}", "apiVersion", "v1", "kind",
+			 "Node", "metadata", "name", name, "labels", "rack", rack, "status",
+			 "allocatable", "cpu", rnd(2) ? "2" : "3");
+}
+static json_t *group(int i, int ng)
+{
+	char name[16], parent[16];
+	int comp = rnd(2);
+	snprintf(name, sizeof name, "g%d", i);
+	snprintf(parent, sizeof parent, "g%d", rnd(ng));
+	json_t *g = json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:s}}}", "apiVersion",
+			      "scheduling.k8s.io/v1alpha3", "kind",
+			      comp ? "CompositePodGroup" : "PodGroup", "metadata", "name", name,
+			      "spec", "workloadRef", "workloadName", "w", "templateName", "t");
+	json_t *spec = json_object_get(g, "spec");
+	if (rnd(2))
+		json_object_set_new(spec, "parentCompositePodGroupName", json_string(parent));
+	json_object_set_new(
+	    spec, "schedulingPolicy",
+	    json_pack("{s:{s:i}}", "gang", comp ? "minGroupCount" : "minCount", 1 + rnd(2)));
+	if (rnd(3) == 0)
+		json_object_set_new(spec, "schedulingConstraints",
+				    json_pack("{s:[{s:s}]}", "topology", "key", "rack"));
+	if (rnd(3) == 0)
+		json_object_set_new(spec, "disruptionMode", json_pack("{s:{}}", "all"));
+	return g;
+}
+static json_t *pod(int i, int ng, int nn)
+{
+	char name[16], grp[16], nd[16];
+	snprintf(name, sizeof name, "p%d", i);
+	snprintf(grp, sizeof grp, "g%d", rnd(ng));
+	snprintf(nd, sizeof nd, "n%d", rnd(nn));
+	json_t *p = json_pack("{s:s,s:s,s:{s:s},s:{s:[{s:s,s:{s:{s:s}}}],s:i}}", "apiVersion", "v1",
+			      "kind", "Pod", "metadata", "name", name, "spec", "containers", "name",
+			      "c", "resources", "requests", "cpu", "1", "priority", rnd(3) * 10);
+	json_t *spec = json_object_get(p, "spec");
+	if (rnd(4))
+		json_object_set_new(spec, "schedulingGroup",
+				    json_pack("{s:s}", "podGroupName", grp));
+	if (rnd(5) == 0)
+		json_object_set_new(spec, "nodeName", json_string(nd));
+	if (rnd(8) == 0)
+		json_object_set_new(json_object_get(p, "metadata"), "deletionTimestamp",
+				    json_string("2026-01-01T00:00:00Z"));
+	return p;
+}
+START_TEST(test_random_incremental)
+{
+	int iters = 120;
+
+	for (int it = 0; it < iters; it++) {
+		seed = (unsigned)it * 104729u + 7;
+		struct pk_sched_opts o = {.check = true};
+		struct pk_sched *s = NULL;
+		pk_sched_new(&o, &s);
+		int nn = 6, ng = 8, np = 20;
+		int64_t now = 0;
+		for (int step = 0; step < 200; step++) {
+			int op = rnd(10);
+			json_t *obj = NULL;
+			char name[16];
+			if (op == 0)
+				obj = node(rnd(nn));
+			else if (op == 1)
+				obj = group(rnd(ng), ng);
+			else if (op <= 3)
+				obj = pod(rnd(np), ng, nn);
+			else if (op == 4) {
+				snprintf(name, sizeof name, "p%d", rnd(np));
+				pk_sched_remove(s, PK_KIND_POD, "default", name);
+			} else if (op == 5) {
+				snprintf(name, sizeof name, "g%d", rnd(ng));
+				pk_sched_remove(
+				    s, rnd(2) ? PK_KIND_POD_GROUP : PK_KIND_COMPOSITE_POD_GROUP,
+				    "default", name);
+			} else if (op == 6 && rnd(4) == 0) {
+				snprintf(name, sizeof name, "n%d", rnd(nn));
+				pk_sched_remove(s, PK_KIND_NODE, NULL, name);
+			} else {
+				struct pk_sched_result *res = NULL;
+				now += rnd(3000);
+				int r = pk_sched_cycle(s, now, &res);
+				ck_assert_msg(r == 0, "iteration %d step %d: cycle %d", it, step,
+					      r);
+				pk_sched_result_free(res);
+			}
+			if (obj) {
+				pk_sched_update(s, obj, NULL);
+				json_decref(obj);
+			}
+			char why[256];
+			ck_assert_msg(pk_sched_check(s, why, sizeof why) == 0,
+				      "iteration %d step %d: %s", it, step, why);
+		}
+		pk_sched_free(s);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("sched-random");
+	TCase *tc = tcase_create("random");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_random_offline);
+	tcase_add_test(tc, test_random_incremental);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
