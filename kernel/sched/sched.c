@@ -134,6 +134,10 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 			return r;
 		r = sc_snapshot_set_node(&s->snap, n);
 		pk_node_free(n);
+		if (r == -E2BIG && errs)
+			pk_errors_add(errs,
+				      "status.allocatable: more than %d distinct resource names",
+				      SC_MAX_RES);
 		s->gen++;
 		break;
 	}

@@ -267,6 +267,30 @@ START_TEST(test_check_detects_corruption)
 }
 END_TEST
 
+START_TEST(test_too_many_resources)
+{
+	struct pk_sched *s = new_sched();
+	json_t *alloc = json_object(), *node;
+	struct pk_errors errs = {0};
+
+	for (int i = 0; i < SC_MAX_RES + 2; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "example.com/r%d", i);
+		json_object_set_new(alloc, name, json_string("1"));
+	}
+	node = json_pack("{s:s, s:s, s:{s:s}, s:{s:o}}", "apiVersion", "v1", "kind", "Node",
+			 "metadata", "name", "wide", "status", "allocatable", alloc);
+	ck_assert_int_eq(pk_sched_add(s, node, &errs), -E2BIG);
+	ck_assert_uint_eq(errs.n, 1);
+	ck_assert_ptr_nonnull(strstr(errs.msg[0], "status.allocatable"));
+	pk_errors_clear(&errs);
+	json_decref(node);
+	ck_assert_int_eq(pk_sched_check(s, NULL, 0), 0);
+	pk_sched_free(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sched-snapshot");
@@ -280,6 +304,7 @@ int main(void)
 	tcase_add_test(tc, test_partitions);
 	tcase_add_test(tc, test_revert_random);
 	tcase_add_test(tc, test_check_detects_corruption);
+	tcase_add_test(tc, test_too_many_resources);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
