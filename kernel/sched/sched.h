@@ -102,7 +102,10 @@ void pk_sched_result_free(struct pk_sched_result *res);
  * Run one scheduling cycle at time now_ms (any monotonic clock; only
  * differences matter, for backoff).  The result (owned by the caller) lists
  * the actions in the order they must be applied.  The scheduler's own state
- * already reflects them.  Returns 0 or -errno.
+ * already reflects them: bound pods are bound, preempted pods are gone (a
+ * later pk_sched_remove of a victim answers -ENOENT).  Feeding back objects
+ * whose only change is status (the conditions written) changes nothing.
+ * Returns 0 or -errno.
  */
 int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **ret);
 
