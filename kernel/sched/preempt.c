@@ -254,7 +254,8 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 			free(key);
 		}
 	}
-	(void)nvictims;
+	sc_trace(ctx, "preemption for %s %s (priority %d): %zu of %zu lower-priority units evicted",
+		 sc_group_kind(root), root->key, prio, nvictims, n);
 	units_free(u, n);
 	return 0;
 }
