@@ -3,12 +3,13 @@
 # low-priority training hierarchy (disruptionMode all: one preemption unit)
 # fills every host; a high-priority gang arrives.  The whole low unit is
 # marked DisruptionTarget (PreemptionByScheduler), seen on a `podctl get -w`
-# stream, and deleted; the high-priority gang is bound inside one cube.
+# stream, and deleted; the high-priority gang is bound inside one cube.  The
+# -v 4 log holds the recursive trace tagged compositepodgroup.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 need_python
 e2e_setup
-e2e_start_server -v 2
+e2e_start_server -v 4
 
 cat > "$WORK/setup.yaml" <<'EOF'
 apiVersion: scheduling.k8s.io/v1
@@ -112,5 +113,10 @@ grep -q '"type": "DELETED"' "$WORK/watch.json" || fail "no DELETED event on the 
 grep -c "preempted pod default/low-" "$WORK/podkerneld.log" | grep -q '^4$' ||
 	fail "expected 4 preempted pods in the log"
 check_placement
+# -v 4: the recursive trace, greppable by the KEP's troubleshooting word
+grep -q 'sched trace \[compositepodgroup\].*CompositePodGroup default/low' "$WORK/podkerneld.log" ||
+	fail "no compositepodgroup trace at -v 4"
+grep -q 'sched trace .*preempting pod default/low-' "$WORK/podkerneld.log" ||
+	fail "no preemption in the trace"
 podctl describe pg high | sed -n '/Placement/,$p'
 echo "ok"

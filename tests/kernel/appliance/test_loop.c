@@ -4,7 +4,8 @@
  * against a real store in a temporary directory, without the HTTP server:
  * gang bindings inside one topology domain, restart without double binding
  * or overcommit, Job controller and garbage collection, preemption, a
- * deleted node's disruption unit, and the metrics text.
+ * deleted node's disruption unit, a Job pod recreated after eviction, and the
+ * metrics text.
  */
 #include <check.h>
 #include <errno.h>
@@ -359,6 +360,42 @@ START_TEST(preemption_makes_room_for_higher_priority)
 }
 END_TEST
 
+START_TEST(evicted_job_pod_is_recreated_elsewhere)
+{
+	char x[64], y[64];
+	json_t *before, *after;
+
+	cluster();
+	start();
+	create(json_loads("{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": "
+			  "{\"name\": \"svc\", \"namespace\": \"default\"}, \"spec\": "
+			  "{\"parallelism\": 1, \"template\": {\"spec\": {\"containers\": [{\"name\": "
+			  "\"c\", \"image\": \"x\", \"resources\": {\"requests\": "
+			  "{\"google.com/tpu\": \"4\"}}}]}}}}",
+			  0, NULL));
+	ck_assert(wait_bound("svc-0"));
+	node_of("svc-0", x, sizeof(x));
+	before = get("Pod", "svc-0");
+	ck_assert_int_eq(pk_store_delete(st, "Node", NULL, x, NULL, NULL, NULL), 0);
+	/* evicted, then recreated by the Job controller (a new uid) and bound again */
+	for (int i = 0; i < 200; i++) {
+		after = get("Pod", "svc-0");
+		if (after && strcmp(pk_get_string(after, "metadata.uid"),
+				    pk_get_string(before, "metadata.uid")) != 0 &&
+		    pk_get_string(after, "spec.nodeName"))
+			break;
+		json_decref(after);
+		after = NULL;
+		sleep_ms(50);
+	}
+	ck_assert_ptr_nonnull(after);
+	node_of("svc-0", y, sizeof(y));
+	ck_assert_str_ne(x, y);
+	json_decref(before);
+	json_decref(after);
+}
+END_TEST
+
 START_TEST(deleted_node_evicts_the_disruption_unit)
 {
 	char x[64], y[64];
@@ -397,6 +434,7 @@ int main(void)
 	tcase_add_test(tc, job_controller_and_garbage_collection);
 	tcase_add_test(tc, preemption_makes_room_for_higher_priority);
 	tcase_add_test(tc, deleted_node_evicts_the_disruption_unit);
+	tcase_add_test(tc, evicted_job_pod_is_recreated_elsewhere);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,103 @@
+#!/bin/sh
+# podctl as a client: kind aliases, apply create/configure, every output
+# format, describe of a pending gang saying why, delete, top, and the exit
+# codes of CONTRACT.md (2 bad usage or invalid object with its field path,
+# 1 not found or no server, 401 without a token).
+set -eu
+. "$PODKERNEL_SRC/tests/e2e/lib.sh"
+e2e_setup
+e2e_start_server
+
+expect_rc() {
+	want=$1
+	shift
+	set +e
+	"$@" > "$WORK/out" 2> "$WORK/err"
+	rc=$?
+	set -e
+	[ "$rc" -eq "$want" ] || { cat "$WORK/out" "$WORK/err"; fail "'$*' exited $rc, expected $want"; }
+}
+
+cat > "$WORK/objs.yaml" <<'EOF'
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {topology.podkernel.dev/cube: c0}}
+status: {allocatable: {cpu: "8", google.com/tpu: "4"}}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: batch}
+value: 50
+---
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: PodGroup
+metadata: {name: duo}
+spec:
+  workloadRef: {workloadName: duo, templateName: duo}
+  schedulingPolicy: {gang: {minCount: 2}}
+  schedulingConstraints: {topology: [{key: topology.podkernel.dev/cube}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: duo-0, labels: {app: duo}}
+spec:
+  schedulingGroup: {podGroupName: duo}
+  containers: [{name: c, image: x, resources: {requests: {google.com/tpu: "4"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: duo-1, labels: {app: duo}}
+spec:
+  schedulingGroup: {podGroupName: duo}
+  containers: [{name: c, image: x, resources: {requests: {google.com/tpu: "4"}}}]
+EOF
+expect_rc 0 podctl apply -f "$WORK/objs.yaml"
+grep -q '^pod/duo-1 created$' "$WORK/out" || fail "apply did not report creation"
+expect_rc 0 podctl apply -f "$WORK/objs.yaml"
+grep -q '^podgroup/duo configured$' "$WORK/out" || fail "second apply did not configure"
+
+# One 4-TPU host for a gang of two 4-TPU pods: it stays pending, and says why.
+wait_for 10 sh -c "'$BIN/podctl' describe pg duo | grep -q 'PodGroupInitiallyScheduled *False'" ||
+	fail "no False condition on the pending gang"
+expect_rc 0 podctl describe podgroup duo
+grep -q 'Pending pods:' "$WORK/out" || fail "describe does not list pending pods"
+grep -q 'Unschedulable' "$WORK/out" || fail "describe does not say Unschedulable"
+
+for k in po pod pods no nodes pg podgroups pc priorityclasses cpg wl jobs jobsets; do
+	expect_rc 0 podctl get "$k" -A
+done
+expect_rc 0 podctl get pods -l app=duo -o json
+grep -q '"duo-0"' "$WORK/out" || fail "label selector lost duo-0"
+expect_rc 0 podctl get pod duo-0 -o yaml
+grep -q '^kind: Pod$' "$WORK/out" || fail "-o yaml of one pod"
+expect_rc 0 podctl get nodes -o wide
+grep -q 'c0/n1' "$WORK/out" || fail "wide node topology column"
+expect_rc 0 podctl top
+grep -q '^cube  *c0 ' "$WORK/out" || grep -q '^cube  *(1 more' "$WORK/out" || fail "top has no cube level"
+
+# Exit codes.
+expect_rc 2 podctl get
+expect_rc 2 podctl get flavours
+expect_rc 2 podctl get pods -o table
+expect_rc 1 podctl get pod nosuch
+expect_rc 1 podctl delete pod nosuch
+cat > "$WORK/bad.yaml" <<'EOF'
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: PodGroup
+metadata: {name: bad}
+spec:
+  schedulingPolicy: {gang: {minCount: -3}}
+EOF
+expect_rc 2 podctl apply -f "$WORK/bad.yaml"
+grep -q 'minCount' "$WORK/err" || fail "invalid object error lacks the field path"
+printf 'kind: Pod\n  bad: [\n' > "$WORK/broken.yaml"
+expect_rc 2 podctl apply -f "$WORK/broken.yaml"
+grep -q 'broken.yaml:[0-9]*:[0-9]*' "$WORK/err" || fail "syntax error lacks FILE:LINE:COL"
+expect_rc 1 env PODKERNEL_TOKEN= "$BIN/podctl" get pods
+grep -q '401' "$WORK/err" || fail "no 401 without a token"
+expect_rc 1 podctl --server http://127.0.0.1:1 get pods
+grep -q 'cannot reach' "$WORK/err" || fail "no connection message"
+
+expect_rc 0 podctl delete pod duo-1
+grep -q 'pod "duo-1" deleted' "$WORK/out" || fail "delete message"
+echo "ok"
