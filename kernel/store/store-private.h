@@ -19,6 +19,11 @@ struct pk_store {
 	sqlite3 *db;
 	sqlite3_stmt *st_get, *st_put, *st_del, *st_setrv, *st_children, *st_default_pc;
 	pthread_mutex_t lock;
+	/* Reads (get, list) use their own connection: WAL lets them run during a
+	 * write's commit, and they only ever see committed data. */
+	sqlite3 *rdb;
+	sqlite3_stmt *st_rget;
+	pthread_mutex_t rlock;
 	pthread_cond_t changed;
 	uint64_t rv;         /* last committed */
 	uint64_t rv_pending; /* last assigned inside the open transaction */

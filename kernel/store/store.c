@@ -139,6 +139,21 @@ static int db_setup(struct pk_store *st, char *err, size_t errlen)
 	return 0;
 }
 
+static int open_reader(struct pk_store *st, const char *path, char *err, size_t errlen)
+{
+	if (sqlite3_open_v2(path, &st->rdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_exec(st->rdb, "PRAGMA query_only=1", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(st->rdb, "SELECT body FROM objects WHERE kind=?1 AND ns=?2 AND name=?3",
+			       -1, SQLITE_PREPARE_PERSISTENT, &st->st_rget, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: read connection: %s", path,
+			 st->rdb ? sqlite3_errmsg(st->rdb) : "cannot open");
+		return -EIO;
+	}
+	sqlite3_busy_timeout(st->rdb, 5000);
+	return 0;
+}
+
 static int seed_namespaces(struct pk_store *st)
 {
 	static const char *const names[] = { "default", "kube-system", "kube-public" };
@@ -174,6 +189,7 @@ int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errl
 		return -ENOMEM;
 	st->ring = calloc(PK_STORE_RING_SIZE, sizeof(*st->ring));
 	pthread_mutex_init(&st->lock, NULL);
+	pthread_mutex_init(&st->rlock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -190,6 +206,8 @@ int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errl
 		goto fail;
 	}
 	rc = db_setup(st, err, errlen);
+	if (rc == 0)
+		rc = open_reader(st, path, err, errlen);
 	if (rc < 0)
 		goto fail;
 	rc = seed_namespaces(st);
@@ -226,6 +244,8 @@ void pk_store_close(struct pk_store *st)
 	sqlite3_finalize(st->st_children);
 	sqlite3_finalize(st->st_default_pc);
 	sqlite3_close(st->db);
+	sqlite3_finalize(st->st_rget);
+	sqlite3_close(st->rdb);
 	for (size_t i = 0; st->ring && i < PK_STORE_RING_SIZE; i++) {
 		json_decref(st->ring[i].object);
 		json_decref(st->ring[i].text);
@@ -233,6 +253,7 @@ void pk_store_close(struct pk_store *st)
 	free(st->ring);
 	pthread_cond_destroy(&st->changed);
 	pthread_mutex_destroy(&st->lock);
+	pthread_mutex_destroy(&st->rlock);
 	free(st);
 }
 
@@ -312,9 +333,8 @@ int pk_store_check(struct pk_store *st, char *err, size_t errlen)
 }
 
 /* ---- rows ------------------------------------------------------------------ */
-json_t *db_get(struct pk_store *st, const char *kind, const char *ns, const char *name)
+static json_t *row_get(sqlite3_stmt *q, const char *kind, const char *ns, const char *name)
 {
-	sqlite3_stmt *q = st->st_get;
 	json_t *obj = NULL;
 	sqlite3_bind_text(q, 1, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 2, ns, -1, SQLITE_STATIC);
@@ -325,6 +345,11 @@ json_t *db_get(struct pk_store *st, const char *kind, const char *ns, const char
 	sqlite3_reset(q);
 	sqlite3_clear_bindings(q);
 	return obj;
+}
+
+json_t *db_get(struct pk_store *st, const char *kind, const char *ns, const char *name)
+{
+	return row_get(st->st_get, kind, ns, name);
 }
 
 bool db_has_children(struct pk_store *st, const char *ns, const char *name)
@@ -375,7 +400,13 @@ static int txn_add_event(struct txn *tx, enum pk_event_type type, uint64_t rv, j
 		json_decref(str);
 		return -E2BIG;
 	}
-	tx->ev[tx->nev++] = (struct ring_slot){ type, rv, json_incref(obj), str };
+	/* The ring keeps its own copy: callers own (and may change) what they get back. */
+	json_t *copy = json_deep_copy(obj);
+	if (!copy) {
+		json_decref(str);
+		return -ENOMEM;
+	}
+	tx->ev[tx->nev++] = (struct ring_slot){ type, rv, copy, str };
 	return 0;
 }
 
@@ -496,9 +527,9 @@ int pk_store_get(struct pk_store *st, const char *kind, const char *ns, const ch
 	const struct pk_store_type *t = pk_store_type_by_kind(kind);
 	if (!t || !name)
 		return -EINVAL;
-	pthread_mutex_lock(&st->lock);
-	json_t *obj = db_get(st, t->kind, ns_key(t, ns), name);
-	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_lock(&st->rlock);
+	json_t *obj = row_get(st->st_rget, t->kind, ns_key(t, ns), name);
+	pthread_mutex_unlock(&st->rlock);
 	if (!obj)
 		return -ENOENT;
 	*ret = obj;
@@ -560,7 +591,7 @@ static int list_locked(struct pk_store *st, const struct pk_store_type *t, const
 		 " ORDER BY ns, name",
 		 ns ? " AND ns=?2" : "", after_ns ? " AND (ns, name) > (?3, ?4)" : "");
 	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(st->rdb, sql, -1, &q, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
 	if (ns)
@@ -585,7 +616,8 @@ static int list_locked(struct pk_store *st, const struct pk_store_type *t, const
 			json_decref(obj);
 			json_t *last = json_array_get(items, limit - 1);
 			const struct pk_store_type *lt = t;
-			*ret_continue = token_encode(ns_key(lt, meta_str(last, "namespace")), meta_str(last, "name"));
+			*ret_continue = token_encode(ns_key(lt, meta_str(last, "namespace")),
+						     meta_str(last, "name"));
 			if (!*ret_continue)
 				rc = -ENOMEM;
 			break;
@@ -595,6 +627,25 @@ static int list_locked(struct pk_store *st, const struct pk_store_type *t, const
 	if (step != SQLITE_ROW && step != SQLITE_DONE)
 		rc = -EIO;
 	sqlite3_finalize(q);
+	return rc;
+}
+
+static int snapshot_begin(struct pk_store *st, uint64_t *ret_rv)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_exec(st->rdb, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	int rc = -EIO;
+	if (sqlite3_prepare_v2(st->rdb, "SELECT value FROM meta WHERE key='rv'", -1, &q, NULL) ==
+	    SQLITE_OK) {
+		if (sqlite3_step(q) == SQLITE_ROW) {
+			*ret_rv = (uint64_t)sqlite3_column_int64(q, 0);
+			rc = 0;
+		}
+		sqlite3_finalize(q);
+	}
+	if (rc < 0)
+		sqlite3_exec(st->rdb, "ROLLBACK", NULL, NULL, NULL);
 	return rc;
 }
 
@@ -614,12 +665,16 @@ int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
 			return rc;
 	}
 	json_t *items = json_array();
-	pthread_mutex_lock(&st->lock);
-	uint64_t rv = st->rv;
-	int rc = items ? list_locked(st, t, t->namespaced ? ns : NULL, o, after_ns, after_name,
-				     items, &cont)
-		       : -ENOMEM;
-	pthread_mutex_unlock(&st->lock);
+	uint64_t rv = 0;
+	/* One read transaction: the items and the version are the same snapshot. */
+	pthread_mutex_lock(&st->rlock);
+	int rc = items ? snapshot_begin(st, &rv) : -ENOMEM;
+	if (rc == 0) {
+		rc = list_locked(st, t, t->namespaced ? ns : NULL, o, after_ns, after_name, items,
+				 &cont);
+		sqlite3_exec(st->rdb, "COMMIT", NULL, NULL, NULL);
+	}
+	pthread_mutex_unlock(&st->rlock);
 	free(after_ns);
 	free(after_name);
 	if (rc < 0) {

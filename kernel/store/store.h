@@ -188,7 +188,7 @@ struct pk_store_event {
 	enum pk_event_type type;
 	uint64_t rv;
 	const char *kind;   /* the object's kind */
-	json_t *object;     /* borrowed for the callback; json_incref() to keep */
+	json_t *object;     /* borrowed and shared: read only; json_deep_copy() to change */
 	const char *object_json; /* the same object as compact JSON, borrowed */
 	size_t object_json_len;
 };

@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,6 +421,91 @@ START_TEST(test_patches)
 }
 END_TEST
 
+/* Writers, readers and a change-stream consumer at once (run under ASan/TSan-like load). */
+struct stress {
+	int id;
+	int ok;
+	uint64_t seen;
+};
+
+static void *stress_writer(void *arg)
+{
+	struct stress *w = arg;
+	for (int i = 0; i < 40; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "s%d-%d", w->id, i);
+		json_t *p = pod(name, "s");
+		w->ok += pk_store_create(st, p, NULL, NULL) == 0;
+		json_decref(p);
+	}
+	return NULL;
+}
+
+static void *stress_reader(void *arg)
+{
+	struct stress *r = arg;
+	for (int i = 0; i < 40; i++) {
+		json_t *items = NULL;
+		uint64_t rv = 0;
+		if (pk_store_list(st, "Pod", "default", NULL, &items, &rv, NULL) == 0) {
+			/* A snapshot never holds an object newer than its own version. */
+			size_t k;
+			json_t *obj;
+			json_array_foreach(items, k, obj)
+				if (strtoull(rv_of(obj), NULL, 10) > rv)
+					r->ok = -1000;
+			if (r->ok >= 0)
+				r->ok++;
+		}
+		json_decref(items);
+	}
+	return NULL;
+}
+
+static int count_added(const struct pk_store_event *ev, void *arg)
+{
+	struct stress *c = arg;
+	c->ok += ev->type == PK_EVENT_ADDED;
+	c->seen = ev->rv;
+	return 0;
+}
+
+static void *stress_consumer(void *arg)
+{
+	struct stress *c = arg;
+	while (c->ok < 160) {
+		if (pk_store_events_since(st, c->seen, 0, count_added, c, NULL) < 0)
+			break;
+		if (c->ok < 160 && pk_store_wait(st, c->seen, 5000) == -ETIMEDOUT)
+			break;
+	}
+	return NULL;
+}
+
+START_TEST(test_concurrency)
+{
+	pthread_t th[7];
+	struct stress s[7] = { { 0 } };
+	s[6].seen = pk_store_rv(st);
+	for (int i = 0; i < 4; i++) {
+		s[i].id = i;
+		pthread_create(&th[i], NULL, stress_writer, &s[i]);
+	}
+	for (int i = 4; i < 6; i++)
+		pthread_create(&th[i], NULL, stress_reader, &s[i]);
+	pthread_create(&th[6], NULL, stress_consumer, &s[6]);
+	for (int i = 0; i < 7; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(s[i].ok, 40);
+	ck_assert_int_eq(s[4].ok, 40);
+	ck_assert_int_eq(s[5].ok, 40);
+	ck_assert_int_eq(s[6].ok, 160);
+	ck_assert_uint_eq(s[6].seen, pk_store_rv(st));
+	check_invariants();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("store");
@@ -435,6 +521,7 @@ int main(void)
 	tcase_add_test(tc, test_durability_across_reopen);
 	tcase_add_test(tc, test_selector_syntax);
 	tcase_add_test(tc, test_patches);
+	tcase_add_test(tc, test_concurrency);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
