@@ -58,7 +58,7 @@ LIBS_pkstore     := pkstore pkapi topo
 LIBS_pkserver    := pkserver pkstore pkbuilder pkapi topo
 LIBS_pkappliance := pkappliance pkserver pkstore pksched pkbuilder topotools pkapi topo
 LIBS_pkagent     := pkagent pkapi topo
-LIBS_pkclient    := pkclient topotools pkappliance pkserver pkstore pksched pkbuilder \
+LIBS_pkclient    := pkclient pkappliance pkserver pkstore pksched pkbuilder topotools \
 	pkagent pkapi topo
 
 # test folder -> library set
