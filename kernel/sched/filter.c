@@ -133,7 +133,13 @@ enum sc_misfit sc_filter(const struct sc_snapshot *snap, const struct sc_pod *po
 	if (m != SC_FIT)
 		return m;
 	for (int r = 0; r < snap->nres; r++) {
-		if (pod->req[r] > 0 && node->used[r] + pod->req[r] > node->alloc[r]) {
+		int64_t after;
+
+		/* A wrapped (negative) usage means an overbooked node: full. */
+		if (pod->req[r] > 0 &&
+		    (node->used[r] < 0 ||
+		     __builtin_add_overflow(node->used[r], pod->req[r], &after) ||
+		     after > node->alloc[r])) {
 			if (ret_res)
 				*ret_res = r;
 			return SC_MISFIT_RESOURCES;

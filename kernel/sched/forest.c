@@ -296,8 +296,8 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 
 		if (r < 0)
 			return r;
-		if (r != SC_RES_PODS)
-			p->req[r] += v->requests[i].milli;
+		if (r != SC_RES_PODS && v->requests[i].milli > 0)
+			p->req[r] = sc_add(p->req[r], v->requests[i].milli);
 	}
 	p->sel = calloc(v->nnode_selector + 1, sizeof(*p->sel));
 	p->terms = calloc(v->naffinity + 1, sizeof(*p->terms));

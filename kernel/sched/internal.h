@@ -58,6 +58,21 @@ void sc_buf_free(struct sc_buf *b);
 /* ---- snapshot (snapshot.c, filter.c) ---------------------------------- */
 
 #define SC_MAX_RES 16 /* distinct resource names in one scheduler */
+
+/*
+ * Sums of quantities wrap instead of overflowing (hostile inputs can bind any
+ * number of huge pods to one node); every sum is computed the same way, so
+ * reverts and the invariant checker stay exact.  Fit decisions use checked
+ * additions.
+ */
+static inline int64_t sc_add(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+static inline int64_t sc_sub(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a - (uint64_t)b);
+}
 #define SC_RES_PODS 0 /* resource id of "pods": every pod uses 1000 milli */
 
 struct sc_label {

@@ -156,8 +156,8 @@ static int pick_node(struct sc_ctx *ctx, struct sc_pod *pod, const int *nodes, s
 		/* Tightness: the fullest requested resource after placing the pod. */
 		for (int r = 0; r < snap->nres; r++)
 			if (pod->req[r] > 0 && node->alloc[r] > 0 &&
-			    frac_cmp(node->used[r] + pod->req[r], node->alloc[r], num, den) > 0) {
-				num = node->used[r] + pod->req[r];
+			    frac_cmp(sc_add(node->used[r], pod->req[r]), node->alloc[r], num, den) > 0) {
+				num = sc_add(node->used[r], pod->req[r]);
 				den = node->alloc[r];
 			}
 
@@ -356,7 +356,7 @@ static void pending_requests(const struct sc_group *g, int depth, int64_t sum[SC
 
 		if (pod_pending(p))
 			for (int r = 0; r < SC_MAX_RES; r++)
-				sum[r] += p->req[r];
+				sum[r] = sc_add(sum[r], p->req[r]);
 	}
 	for (size_t i = 0; i < g->children.n; i++)
 		pending_requests(g->children.v[i], depth + 1, sum);
@@ -401,7 +401,7 @@ static void score_of(const struct sc_snapshot *snap, size_t mark, const int64_t 
 	for (size_t i = mark; i < snap->nlog; i++)
 		if (snap->log[i].op == SC_UNDO_ASSUME)
 			for (int r = 0; r < snap->nres; r++)
-				take[r] += snap->log[i].pod->req[r];
+				take[r] = sc_add(take[r], snap->log[i].pod->req[r]);
 	*ret = (struct score){.placed = placed, .num = 0, .den = 1};
 	for (int r = 0; r < snap->nres; r++)
 		if (free_[r] > 0 && frac_cmp(take[r], free_[r], ret->num, ret->den) > 0) {
@@ -485,8 +485,9 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 		else
 			for (size_t i = 0; i < dnn; i++)
 				for (int r = 0; r < snap->nres; r++)
-					free_[r] += snap->nodes[dn[i]]->alloc[r] -
-						    snap->nodes[dn[i]]->used[r];
+					free_[r] =
+					    sc_add(free_[r], sc_sub(snap->nodes[dn[i]]->alloc[r],
+								    snap->nodes[dn[i]]->used[r]));
 		if (best >= 0 && bscore.placed == total &&
 		    !can_beat(&bscore, want, free_, snap->nres)) {
 			sc_trace(ctx, "candidate %s: skipped, cannot score above %s",

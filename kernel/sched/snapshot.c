@@ -122,7 +122,7 @@ static int node_fill(struct sc_snapshot *snap, struct sc_node *n, const struct p
 
 		if (r < 0)
 			return r;
-		alloc[r] = view->allocatable[i].milli;
+		alloc[r] = view->allocatable[i].milli > 0 ? view->allocatable[i].milli : 0;
 	}
 	n->labels = calloc(view->meta.nlabels + 1, sizeof(*n->labels));
 	n->taints = calloc(view->ntaints + 1, sizeof(*n->taints));
@@ -253,7 +253,8 @@ static struct sc_part *part_build(struct sc_snapshot *snap, const char *key)
 			p->dom_size[p->node_dom[i]]++;
 		if (hit)
 			for (int r = 0; r < SC_MAX_RES; r++)
-				p->free[p->node_dom[i]][r] += n->alloc[r] - n->used[r];
+				p->free[p->node_dom[i]][r] = sc_add(
+				    p->free[p->node_dom[i]][r], sc_sub(n->alloc[r], n->used[r]));
 	}
 	free(vals);
 	return p;
@@ -289,13 +290,16 @@ static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node,
 	struct sc_node *n = snap->nodes[node];
 
 	for (int r = 0; r < snap->nres; r++)
-		n->used[r] += sign * pod->req[r];
+		n->used[r] =
+		    sign > 0 ? sc_add(n->used[r], pod->req[r]) : sc_sub(n->used[r], pod->req[r]);
 	for (size_t i = 0; i < snap->nparts; i++) {
 		int d = snap->parts[i]->node_dom[node];
 
 		if (d >= 0)
 			for (int r = 0; r < snap->nres; r++)
-				snap->parts[i]->free[d][r] -= sign * pod->req[r];
+				snap->parts[i]->free[d][r] =
+				    sign > 0 ? sc_sub(snap->parts[i]->free[d][r], pod->req[r])
+					     : sc_add(snap->parts[i]->free[d][r], pod->req[r]);
 	}
 }
 
@@ -401,9 +405,9 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 			FAIL("pod %s both bound and assumed", p->key);
 		for (int r = 0; r < snap->nres; r++) {
 			if (p->node >= 0 && !p->sim_removed)
-				used[p->node][r] += p->req[r];
+				used[p->node][r] = sc_add(used[p->node][r], p->req[r]);
 			if (p->assumed >= 0)
-				used[p->assumed][r] += p->req[r];
+				used[p->assumed][r] = sc_add(used[p->assumed][r], p->req[r]);
 		}
 	}
 	for (size_t i = 0; i < nn; i++) {
@@ -429,8 +433,9 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 			for (size_t i = 0; i < nn; i++)
 				if (p->node_dom[i] == d)
 					for (int r = 0; r < snap->nres; r++)
-						free_[r] += snap->nodes[i]->alloc[r] -
-							    snap->nodes[i]->used[r];
+						free_[r] = sc_add(free_[r],
+								  sc_sub(snap->nodes[i]->alloc[r],
+									 snap->nodes[i]->used[r]));
 			for (int r = 0; r < snap->nres; r++)
 				if (free_[r] != p->free[d][r])
 					FAIL("partition %s=%s: free %s %" PRId64 " != %" PRId64,

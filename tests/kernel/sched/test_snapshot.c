@@ -291,6 +291,31 @@ START_TEST(test_too_many_resources)
 }
 END_TEST
 
+START_TEST(test_huge_quantities)
+{
+	struct pk_sched *s = new_sched();
+	size_t bound = 0;
+	char why[256];
+
+	/* Bound pods may exceed a node by any amount; sums must not overflow. */
+	add_node(s, "n", "9P", "rack=r");
+	add_node(s, "m", "9P", "rack=r");
+	for (int i = 0; i < 4; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "big%d", i);
+		add_pod(s, name, "9P", NULL, "n", 0);
+	}
+	add_pod(s, "pending", "9P", NULL, NULL, 0);
+	add_pod(s, "more", "9P", NULL, NULL, 0);
+	ck_assert_ptr_nonnull(sc_snapshot_part(&s->snap, "rack"));
+	run_until_idle(s, &bound, NULL);
+	ck_assert_uint_eq(bound, 1); /* only m has room, for one of them */
+	ck_assert_int_eq(pk_sched_check(s, why, sizeof(why)), 0);
+	pk_sched_free(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sched-snapshot");
@@ -305,6 +330,7 @@ int main(void)
 	tcase_add_test(tc, test_revert_random);
 	tcase_add_test(tc, test_check_detects_corruption);
 	tcase_add_test(tc, test_too_many_resources);
+	tcase_add_test(tc, test_huge_quantities);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
