@@ -201,6 +201,34 @@ static void on_node_write(struct pk_appliance *app, const json_t *node)
 		ap_node_recovered(app, pk_name(node));
 }
 
+/*
+ * Metrics of the queue: a changed pod or group counts as incoming, and a
+ * root that now has work to do (a standalone pending pod, a root group not
+ * yet scheduled) is "active" until its next attempt says otherwise.
+ */
+static void note_incoming(struct pk_appliance *app, const char *kind, const json_t *obj)
+{
+	bool group = strcmp(kind, "PodGroup") == 0 || strcmp(kind, "CompositePodGroup") == 0;
+	bool pod = strcmp(kind, "Pod") == 0;
+	char root[512];
+
+	if (!group && !pod)
+		return;
+	pthread_mutex_lock(&app->m.lock);
+	app->m.incoming[ap_type_of_root(kind)]++;
+	pthread_mutex_unlock(&app->m.lock);
+	if (pod && (pk_get_string(obj, "spec.nodeName") ||
+		    pk_get_string(obj, "spec.schedulingGroup.podGroupName")))
+		return;
+	if (group && (pk_get_string(obj, "spec.parentCompositePodGroupName") ||
+		      pk_condition_get(obj, strcmp(kind, "PodGroup") == 0
+						    ? "PodGroupInitiallyScheduled"
+						    : "CompositePodGroupInitiallyScheduled")))
+		return;
+	snprintf(root, sizeof(root), "%s %s/%s", kind, pk_namespace(obj), pk_name(obj));
+	ap_metrics_queue(&app->m, root, "active");
+}
+
 static int on_event(const struct pk_store_event *ev, void *arg)
 {
 	struct pk_appliance *app = arg;
@@ -216,14 +244,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	switch (d.verdict) {
 	case AP_FEED:
 		sched_feed(app, ev->object);
-		if (strcmp(kind, "Pod") == 0 || strcmp(kind, "PodGroup") == 0 ||
-		    strcmp(kind, "CompositePodGroup") == 0) {
-			enum ap_type t = ap_type_of_root(kind);
-
-			pthread_mutex_lock(&app->m.lock);
-			app->m.incoming[t]++;
-			pthread_mutex_unlock(&app->m.lock);
-		}
+		note_incoming(app, kind, ev->object);
 		break;
 	case AP_REMOVE:
 		sched_remove(app, kind, ev->object);
