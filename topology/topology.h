@@ -221,7 +221,7 @@ struct topo_host {
  * Hosts in the simulated cluster (all levels' domains multiplied out).
  * superslices sets the count of the outermost level, whatever its name; 0 or
  * less means the board's own count.  -ERANGE over 4096 outermost domains or
- * 2^20 hosts; 0 when the board is not loaded.
+ * 131072 (2^17) hosts; 0 when the board is not loaded.
  */
 int64_t topo_board_host_count(const struct topo_board *board, int superslices);
 /*
