@@ -253,7 +253,8 @@ static int generate_name(json_t *obj)
 	return 0;
 }
 
-static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *errs)
+static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *errs,
+			 struct txn *tx)
 {
 	const struct pk_store_type *t = type_of_obj(obj, errs);
 	if (!t)
@@ -285,13 +286,12 @@ static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *err
 	rc = validate(t, obj, errs);
 	if (rc < 0)
 		return rc;
-	struct txn tx;
-	rc = txn_begin(st, &tx);
+	rc = txn_begin(st, tx);
 	if (rc == 0)
-		rc = txn_put(st, &tx, obj, PK_EVENT_ADDED);
+		rc = txn_put(st, tx, obj, PK_EVENT_ADDED);
 	if (rc == 0)
-		return txn_commit(st, &tx);
-	txn_abort(st, &tx);
+		return txn_commit(st, tx);
+	txn_abort(st, tx);
 	return rc;
 }
 
@@ -311,9 +311,11 @@ int pk_store_create(struct pk_store *st, const json_t *in, struct pk_errors *err
 	json_t *obj = json_deep_copy(in);
 	if (!obj || !json_is_object(obj))
 		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
-	pthread_mutex_lock(&st->lock);
-	int rc = create_locked(st, obj, errs ? errs : &local);
-	pthread_mutex_unlock(&st->lock);
+	struct txn tx = { 0 };
+	writer_enter(st);
+	int rc = create_locked(st, obj, errs ? errs : &local, &tx);
+	int crc = writer_leave(st, &tx);
+	rc = rc < 0 ? rc : crc;
 	return finish(rc, obj, &local, ret);
 }
 
@@ -344,7 +346,7 @@ static int remove_cascade(struct pk_store *st, struct txn *tx, json_t *obj, int 
 }
 
 static int delete_locked(struct pk_store *st, const struct pk_store_type *t, const char *ns,
-			 const char *name, const char *precondition_rv, json_t **ret)
+			 const char *name, const char *precondition_rv, struct txn *tx, json_t **ret)
 {
 	json_t *obj = db_get(st, t->kind, ns, name);
 	if (!obj)
@@ -368,22 +370,21 @@ static int delete_locked(struct pk_store *st, const struct pk_store_type *t, con
 		*ret = obj;
 		return 0;
 	}
-	struct txn tx;
-	int rc = txn_begin(st, &tx);
+	int rc = txn_begin(st, tx);
 	if (rc == 0 && finalizer_count(obj) > 0) {
 		if (!deleting(obj)) {
 			char buf[32];
 			now_rfc3339(buf);
 			json_object_set_new(meta_of(obj), "deletionTimestamp", json_string(buf));
 		}
-		rc = txn_put(st, &tx, obj, PK_EVENT_MODIFIED);
+		rc = txn_put(st, tx, obj, PK_EVENT_MODIFIED);
 	} else if (rc == 0) {
-		rc = remove_cascade(st, &tx, obj, 0);
+		rc = remove_cascade(st, tx, obj, 0);
 	}
 	if (rc == 0)
-		rc = txn_commit(st, &tx);
+		rc = txn_commit(st, tx);
 	else
-		txn_abort(st, &tx);
+		txn_abort(st, tx);
 	if (rc == 0)
 		*ret = obj;
 	else
@@ -399,9 +400,11 @@ int pk_store_delete(struct pk_store *st, const char *kind, const char *ns, const
 	if (!t || !name)
 		return -EINVAL;
 	json_t *obj = NULL;
-	pthread_mutex_lock(&st->lock);
-	int rc = delete_locked(st, t, ns_key(t, ns), name, precondition_rv, &obj);
-	pthread_mutex_unlock(&st->lock);
+	struct txn tx = { 0 };
+	writer_enter(st);
+	int rc = delete_locked(st, t, ns_key(t, ns), name, precondition_rv, &tx, &obj);
+	int crc = writer_leave(st, &tx);
+	rc = rc < 0 ? rc : crc;
 	if (rc == 0 && ret)
 		*ret = obj;
 	else
@@ -462,7 +465,7 @@ static json_t *merge_update(const struct pk_store_type *t, json_t *old, json_t *
 }
 
 static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub,
-			 struct pk_errors *errs, json_t **ret)
+			 struct pk_errors *errs, struct txn *tx, json_t **ret)
 {
 	const struct pk_store_type *t = type_of_obj(obj, errs);
 	if (!t)
@@ -486,15 +489,16 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 		json_decref(old);
 		return 0;
 	}
-	struct txn tx;
 	if (rc == 0)
-		rc = txn_begin(st, &tx);
+		rc = txn_begin(st, tx);
 	if (rc == 0) {
 		if (deleting(next) && finalizer_count(next) == 0)
-			rc = remove_cascade(st, &tx, next, 0);
+			rc = remove_cascade(st, tx, next, 0);
 		else
-			rc = txn_put(st, &tx, next, PK_EVENT_MODIFIED);
-		rc = rc == 0 ? txn_commit(st, &tx) : (txn_abort(st, &tx), rc);
+			rc = txn_put(st, tx, next, PK_EVENT_MODIFIED);
+		rc = rc == 0 ? txn_commit(st, tx) : (txn_abort(st, tx), rc);
+	} else if (tx->savepoint) {
+		txn_abort(st, tx);
 	}
 	json_decref(old);
 	if (rc == 0)
@@ -511,9 +515,11 @@ int pk_store_update(struct pk_store *st, const json_t *in, enum pk_store_sub sub
 	json_t *obj = json_deep_copy(in), *out = NULL;
 	if (!obj || !json_is_object(obj))
 		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
-	pthread_mutex_lock(&st->lock);
-	int rc = update_locked(st, obj, sub, errs ? errs : &local, &out);
-	pthread_mutex_unlock(&st->lock);
+	struct txn tx = { 0 };
+	writer_enter(st);
+	int rc = update_locked(st, obj, sub, errs ? errs : &local, &tx, &out);
+	int crc = writer_leave(st, &tx);
+	rc = rc < 0 ? rc : crc;
 	json_decref(obj);
 	return finish(rc, out, &local, ret);
 }
@@ -528,7 +534,8 @@ int pk_store_patch(struct pk_store *st, const char *kind, const char *ns, const 
 	if (!t || !name)
 		return -EINVAL;
 	json_t *out = NULL;
-	pthread_mutex_lock(&st->lock);
+	struct txn tx = { 0 };
+	writer_enter(st);
 	json_t *old = db_get(st, t->kind, ns_key(t, ns), name), *next = NULL;
 	char err[256] = "";
 	int rc = old ? pk_patch_apply(old, type, patch, &next, err, sizeof(err)) : -ENOENT;
@@ -552,9 +559,10 @@ int pk_store_patch(struct pk_store *st, const char *kind, const char *ns, const 
 					      "resourceVersion");
 		if (!json_is_string(prv))
 			keep_field(m, meta_of(old), "resourceVersion");
-		rc = update_locked(st, next, sub, e, &out);
+		rc = update_locked(st, next, sub, e, &tx, &out);
 	}
-	pthread_mutex_unlock(&st->lock);
+	int crc = writer_leave(st, &tx);
+	rc = rc < 0 ? rc : crc;
 	json_decref(old);
 	json_decref(next);
 	return finish(rc, out, &local, ret);

@@ -4,6 +4,7 @@
 #define PODKERNEL_KERNEL_STORE_PRIVATE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 
 #include "kernel/store/store.h"
@@ -29,6 +30,14 @@ struct pk_store {
 	uint64_t rv_pending; /* last assigned inside the open transaction */
 	uint64_t writes;
 	bool closing;
+	/* Group commit: the open batch, its events and the writers waiting on it. */
+	atomic_int writers_waiting;
+	bool batch_open;
+	struct ring_slot *batch_ev;
+	size_t batch_nev, batch_cap;
+	struct txn **stakes;
+	size_t nstakes, stakes_cap;
+	pthread_cond_t batch_cond;
 	struct ring_slot *ring; /* PK_STORE_RING_SIZE slots */
 	size_t ring_head;       /* next slot to write */
 	size_t ring_len;
@@ -40,7 +49,20 @@ struct pk_store {
 struct txn {
 	struct ring_slot ev[TXN_MAX_EVENTS];
 	size_t nev;
+	uint64_t rv_start; /* rv_pending before this writer */
+	bool savepoint;    /* inside its SAVEPOINT */
+	bool staked;       /* rows handed to the batch; wait for done */
+	bool done;
+	int rc;            /* the batch's commit result */
 };
+
+/* Every write: writer_enter() (takes the lock), txn_*, then writer_leave(),
+ * which commits the batch when nobody else waits and returns this writer's
+ * commit result (0 when it wrote nothing).  tx may be NULL. */
+void writer_enter(struct pk_store *st);
+int writer_leave(struct pk_store *st, struct txn *tx);
+/* With the lock held: wait until no batch is open (for reads of st->db). */
+void wait_batch_closed(struct pk_store *st);
 
 /* All below are called with store->lock held. */
 const struct pk_store_type *type_of_key(const char *kind);

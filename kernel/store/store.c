@@ -7,6 +7,7 @@
  * transaction object (txn_*): BEGIN IMMEDIATE, rows, counter, COMMIT with
  * synchronous=FULL in WAL mode; only after COMMIT returns are the events put
  * into the ring and waiters woken, so nobody sees an unacknowledged write.
+ * Concurrent writers share one commit (group commit, see writer_enter()).
  * The write rules themselves (defaulting, validation, finalizers) live in
  * registry.c.
  */
@@ -194,6 +195,7 @@ int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errl
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&st->changed, &ca);
+	pthread_cond_init(&st->batch_cond, NULL);
 	pthread_condattr_destroy(&ca);
 	int rc = -ENOMEM;
 	if (!st->ring)
@@ -252,6 +254,9 @@ void pk_store_close(struct pk_store *st)
 	}
 	free(st->ring);
 	pthread_cond_destroy(&st->changed);
+	pthread_cond_destroy(&st->batch_cond);
+	free(st->batch_ev);
+	free(st->stakes);
 	pthread_mutex_destroy(&st->lock);
 	pthread_mutex_destroy(&st->rlock);
 	free(st);
@@ -269,6 +274,7 @@ void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 {
 	struct pk_store_stats s = { 0 };
 	pthread_mutex_lock(&st->lock);
+	wait_batch_closed(st);
 	s.writes = st->writes;
 	s.ring_floor = st->ring_floor;
 	sqlite3_stmt *q;
@@ -325,6 +331,7 @@ static int check_ring(struct pk_store *st, char *err, size_t errlen)
 int pk_store_check(struct pk_store *st, char *err, size_t errlen)
 {
 	pthread_mutex_lock(&st->lock);
+	wait_batch_closed(st);
 	int rc = check_rows(st, err, errlen);
 	if (rc == 0)
 		rc = check_ring(st, err, errlen);
@@ -379,11 +386,107 @@ static int exec(struct pk_store *st, const char *sql)
 	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
+static void ring_push(struct pk_store *st, struct ring_slot *ev)
+{
+	struct ring_slot *slot = &st->ring[st->ring_head];
+	if (st->ring_len == PK_STORE_RING_SIZE) {
+		st->ring_floor = slot->rv;
+		json_decref(slot->object);
+		json_decref(slot->text);
+	} else {
+		st->ring_len++;
+	}
+	*slot = *ev;
+	ev->object = NULL;
+	ev->text = NULL;
+	st->ring_head = (st->ring_head + 1) % PK_STORE_RING_SIZE;
+}
+
+/*
+ * Group commit.  Writers take the lock in turn; the first opens a batch
+ * (BEGIN IMMEDIATE) and each writes its rows inside its own SAVEPOINT, so a
+ * failing writer undoes only its part.  A writer that leaves while others
+ * wait for the lock keeps the batch open and sleeps; the last one commits it
+ * (one fsync for all of them), publishes the events and wakes them with the
+ * result.  Nobody is acknowledged before the commit.
+ */
+void writer_enter(struct pk_store *st)
+{
+	atomic_fetch_add(&st->writers_waiting, 1);
+	pthread_mutex_lock(&st->lock);
+	atomic_fetch_sub(&st->writers_waiting, 1);
+}
+
+static void batch_commit(struct pk_store *st)
+{
+	int rc = 0;
+	if (st->batch_nev > 0) {
+		sqlite3_bind_int64(st->st_setrv, 1, (sqlite3_int64)st->rv_pending);
+		rc = sqlite3_step(st->st_setrv) == SQLITE_DONE ? 0 : -EIO;
+		sqlite3_reset(st->st_setrv);
+		if (rc == 0)
+			rc = exec(st, "COMMIT");
+	} else {
+		exec(st, "ROLLBACK");
+	}
+	if (rc < 0) {
+		exec(st, "ROLLBACK");
+		st->rv_pending = st->rv;
+		for (size_t i = 0; i < st->batch_nev; i++) {
+			json_decref(st->batch_ev[i].object);
+			json_decref(st->batch_ev[i].text);
+		}
+	} else if (st->batch_nev > 0) {
+		st->rv = st->rv_pending;
+		st->writes++;
+		for (size_t i = 0; i < st->batch_nev; i++)
+			ring_push(st, &st->batch_ev[i]);
+		pthread_cond_broadcast(&st->changed);
+	}
+	st->batch_nev = 0;
+	st->batch_open = false;
+	for (size_t i = 0; i < st->nstakes; i++) {
+		st->stakes[i]->rc = rc;
+		st->stakes[i]->done = true;
+	}
+	st->nstakes = 0;
+	pthread_cond_broadcast(&st->batch_cond);
+}
+
+int writer_leave(struct pk_store *st, struct txn *tx)
+{
+	if (st->batch_open && atomic_load(&st->writers_waiting) == 0)
+		batch_commit(st);
+	int rc = 0;
+	if (tx && tx->staked) {
+		while (!tx->done)
+			pthread_cond_wait(&st->batch_cond, &st->lock);
+		rc = tx->rc;
+	}
+	pthread_mutex_unlock(&st->lock);
+	return rc;
+}
+
+void wait_batch_closed(struct pk_store *st)
+{
+	while (st->batch_open)
+		pthread_cond_wait(&st->batch_cond, &st->lock);
+}
+
 int txn_begin(struct pk_store *st, struct txn *tx)
 {
 	tx->nev = 0;
-	st->rv_pending = st->rv;
-	return exec(st, "BEGIN IMMEDIATE");
+	tx->staked = tx->done = false;
+	tx->rc = 0;
+	if (!st->batch_open) {
+		if (exec(st, "BEGIN IMMEDIATE") < 0)
+			return -EIO;
+		st->batch_open = true;
+		st->rv_pending = st->rv;
+	}
+	tx->rv_start = st->rv_pending;
+	tx->savepoint = exec(st, "SAVEPOINT w") == 0;
+	return tx->savepoint ? 0 : -EIO;
 }
 
 /* text: the object's compact JSON (taken; NULL: serialise here). */
@@ -469,55 +572,60 @@ int txn_remove(struct pk_store *st, struct txn *tx, json_t *obj)
 	return rc;
 }
 
-static void ring_push(struct pk_store *st, struct ring_slot *ev)
+static void ring_slots_free(struct ring_slot *ev, size_t n)
 {
-	struct ring_slot *slot = &st->ring[st->ring_head];
-	if (st->ring_len == PK_STORE_RING_SIZE) {
-		st->ring_floor = slot->rv;
-		json_decref(slot->object);
-		json_decref(slot->text);
-	} else {
-		st->ring_len++;
+	for (size_t i = 0; i < n; i++) {
+		json_decref(ev[i].object);
+		json_decref(ev[i].text);
 	}
-	*slot = *ev;
-	ev->object = NULL;
-	ev->text = NULL;
-	st->ring_head = (st->ring_head + 1) % PK_STORE_RING_SIZE;
 }
 
 int txn_commit(struct pk_store *st, struct txn *tx)
 {
 	if (tx->nev == 0) {
-		exec(st, "ROLLBACK");
+		txn_abort(st, tx);
 		return 0;
 	}
-	sqlite3_bind_int64(st->st_setrv, 1, (sqlite3_int64)st->rv_pending);
-	int rc = sqlite3_step(st->st_setrv) == SQLITE_DONE ? 0 : -EIO;
-	sqlite3_reset(st->st_setrv);
-	if (rc == 0)
-		rc = exec(st, "COMMIT");
-	if (rc < 0) {
-		txn_abort(st, tx);
-		return rc;
+	if (st->batch_nev + tx->nev > st->batch_cap || st->nstakes == st->stakes_cap) {
+		size_t cap = (st->batch_nev + tx->nev) * 2 + 16;
+		struct ring_slot *ev = realloc(st->batch_ev, cap * sizeof(*ev));
+		if (ev) {
+			st->batch_ev = ev;
+			st->batch_cap = cap;
+		}
+		struct txn **sk = realloc(st->stakes, (st->nstakes * 2 + 16) * sizeof(*sk));
+		if (sk) {
+			st->stakes = sk;
+			st->stakes_cap = st->nstakes * 2 + 16;
+		}
+		if (!ev || !sk) {
+			txn_abort(st, tx);
+			return -ENOMEM;
+		}
 	}
-	st->rv = st->rv_pending;
-	st->writes++;
-	for (size_t i = 0; i < tx->nev; i++)
-		ring_push(st, &tx->ev[i]);
+	if (exec(st, "RELEASE w") < 0) {
+		txn_abort(st, tx);
+		return -EIO;
+	}
+	memcpy(st->batch_ev + st->batch_nev, tx->ev, tx->nev * sizeof(*tx->ev));
+	st->batch_nev += tx->nev;
 	tx->nev = 0;
-	pthread_cond_broadcast(&st->changed);
+	st->stakes[st->nstakes++] = tx;
+	tx->staked = true;
 	return 0;
 }
 
 void txn_abort(struct pk_store *st, struct txn *tx)
 {
-	exec(st, "ROLLBACK");
-	for (size_t i = 0; i < tx->nev; i++) {
-		json_decref(tx->ev[i].object);
-		json_decref(tx->ev[i].text);
+	if (tx->savepoint) {
+		exec(st, "ROLLBACK TO w");
+		exec(st, "RELEASE w");
+		tx->savepoint = false;
 	}
+	ring_slots_free(tx->ev, tx->nev);
 	tx->nev = 0;
-	st->rv_pending = st->rv;
+	if (st->batch_open)
+		st->rv_pending = tx->rv_start;
 }
 
 /* ---- reads -------------------------------------------------------------- */
