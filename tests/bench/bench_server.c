@@ -198,8 +198,10 @@ static double fanout_events_per_s(struct pk_server *srv, int nwatchers)
 		w[i] = (struct watcher){ .srv = srv, .ready = &ready };
 		pthread_create(&w[i].thread, NULL, watch_main, &w[i]);
 	}
-	pthread_barrier_wait(&ready);
+	/* Start the clock before releasing the watchers: the main thread may be
+	 * descheduled right after the barrier. */
 	double t0 = now();
+	pthread_barrier_wait(&ready);
 	long total = 0;
 	for (int i = 0; i < nwatchers; i++) {
 		pthread_join(w[i].thread, NULL);
