@@ -410,6 +410,8 @@ static void ring_push(struct pk_store *st, struct ring_slot *ev)
  * (one fsync for all of them), publishes the events and wakes them with the
  * result.  Nobody is acknowledged before the commit.
  */
+#define BATCH_MAX_WRITERS 64
+
 void writer_enter(struct pk_store *st)
 {
 	atomic_fetch_add(&st->writers_waiting, 1);
@@ -455,7 +457,10 @@ static void batch_commit(struct pk_store *st)
 
 int writer_leave(struct pk_store *st, struct txn *tx)
 {
-	if (st->batch_open && atomic_load(&st->writers_waiting) == 0)
+	/* Commit when nobody else is about to join, or the batch is big enough
+	 * that its first writers should not wait any longer. */
+	if (st->batch_open &&
+	    (atomic_load(&st->writers_waiting) == 0 || st->nstakes >= BATCH_MAX_WRITERS))
 		batch_commit(st);
 	int rc = 0;
 	if (tx && tx->staked) {

@@ -3,9 +3,11 @@
  * store.h — podkerneld's durable object store.
  *
  * Objects are Kubernetes-shaped jansson trees kept in one SQLite database
- * (DIR/podkernel.db, WAL journal, synchronous=FULL).  Every write runs in its
- * own transaction and returns only after the commit, so an acknowledged write
- * survives kill -9 and power loss.  A global counter, persisted with the
+ * (DIR/podkernel.db, WAL journal, synchronous=FULL).  Every write returns
+ * only after its commit, so an acknowledged write survives kill -9 and power
+ * loss; writers that arrive together share one commit (group commit), each
+ * inside its own savepoint so that one failing writer undoes only itself.
+ * Reads use a second connection and see committed data only.  A global counter, persisted with the
  * objects, gives every write a resourceVersion; the object carries it as the
  * string metadata.resourceVersion.
  *
