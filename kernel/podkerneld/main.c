@@ -128,7 +128,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "podkerneld: %s\n", *err ? err : strerror(-rc));
 		pk_server_free(srv);
 		pk_store_close(store);
-		return rc == -EINVAL ? 2 : 1;
+		/* A bad --listen, TLS files or plain HTTP off loopback: bad usage. */
+		return rc == -EINVAL || rc == -EPERM ? 2 : 1;
 	}
 	/* The scheduling loop, controllers and node monitor (kernel/appliance/). */
 	struct pk_appliance *app = NULL;

@@ -146,7 +146,16 @@ expect 200 GET /api/v1/namespaces/default/pods/p1 -H "$A"
 pk_stop
 
 # Plain HTTP on a non-loopback address is refused.
-"$PODKERNEL_BIN/podkerneld" --listen 0.0.0.0:0 --data-dir "$WORK/data2" 2>"$WORK/refused" &&
-	fail "served plain HTTP on 0.0.0.0"
+"$PODKERNEL_BIN/podkerneld" --listen 0.0.0.0:0 --data-dir "$WORK/data2" 2>"$WORK/refused"
+[ $? = 2 ] || fail "plain HTTP on 0.0.0.0 not refused as bad usage"
 grep -q 'refusing plain HTTP' "$WORK/refused" || fail "no refusal message"
+"$PODKERNEL_BIN/podkerneld" --listen nowhere --data-dir "$WORK/data2" 2>"$WORK/refused"
+[ $? = 2 ] || fail "bad --listen not bad usage"
+"$PODKERNEL_BIN/podkerneld" --bogus 2>/dev/null
+[ $? = 2 ] || fail "unknown flag not bad usage"
+printf 'tok,user\n' >"$WORK/badtokens"
+"$PODKERNEL_BIN/podkerneld" --listen 127.0.0.1:0 --data-dir "$WORK/data2" \
+	--token-auth-file "$WORK/badtokens" 2>"$WORK/refused"
+[ $? = 2 ] || fail "bad token file not bad usage"
+grep -q "badtokens:1:" "$WORK/refused" || fail "token file error without position: $(cat "$WORK/refused")"
 echo "test_server_http: ok"
