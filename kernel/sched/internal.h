@@ -105,6 +105,8 @@ struct sc_part {
 	int *node_dom;		     /* per node index, -1 when the node lacks the label */
 	int *dom_size;		     /* nodes per domain */
 	int64_t (*free)[SC_MAX_RES]; /* per domain: alloc - used over live nodes */
+	int64_t *used_pods;	     /* per domain: pods bound or assumed (milli "pods") */
+	int *order, *start;	     /* live nodes by domain: d is order[start[d]..start[d+1]) */
 };
 
 enum sc_undo_op { SC_UNDO_ASSUME, SC_UNDO_REMOVE };
@@ -281,6 +283,7 @@ struct sc_group {
 	struct sc_pod *why_pod;
 	struct sc_cond_memo memo;
 	bool disrupted;
+	int fit_dom; /* "fit": the domain of topo_key chosen by the last evaluation */
 };
 
 struct sc_forest {
@@ -321,6 +324,7 @@ struct pk_sched {
 	uint64_t cycle;	     /* cycles run */
 	bool forest_changed; /* objects came or went since the last unrooted report */
 	uint64_t prio_epoch; /* bumps when priority classes change */
+	struct sc_vec topo_keys; /* every topology key seen on a group (char *) */
 };
 
 struct sc_ctx {
@@ -331,6 +335,7 @@ struct sc_ctx {
 	int depth; /* trace indentation */
 	bool tracing;
 	size_t placed; /* pods newly assumed (whole root) */
+	void *priv;    /* the running strategy's own state */
 };
 
 void sc_trace(struct sc_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -363,6 +368,16 @@ void sc_queue_order(struct pk_sched *s, struct sc_vec *ret_roots); /* test helpe
 const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod);
 const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g);
 
+/* Shared by the strategies (place_kep.c). */
+int sc_frac_cmp(int64_t a, int64_t b, int64_t c, int64_t d); /* a/b vs c/d: -1, 0, 1 */
+bool sc_pod_pending(const struct sc_pod *p);
+bool sc_pod_running(const struct sc_pod *p);
+/* Record a group's evaluation (status, counts, how its message is built). */
+void sc_record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S, int R,
+	       int U, int UU, enum sc_why kind, struct sc_pod *pod, const char *why);
+/* Domain of part holding every running pod of g's subtree: -2 none, -1 conflict. */
+int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int depth, int dom);
+
 /* feasible.c: PlacementFeasible */
 int sc_group_min(const struct sc_group *g);
 enum sc_status sc_feasible(int M, int S, int R, int U, int UU);
@@ -376,7 +391,12 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root);
 
 /* strategy.c */
 extern const struct pk_placement_ops sc_kep_ops;
+extern const struct pk_placement_ops sc_fit_ops;
+/* Test-only: exhaustive search on small instances (not in the strategy table). */
+extern const struct pk_placement_ops sc_exhaustive_ops;
 const struct pk_placement_ops *sc_strategy_find(const char *name);
+/* Remember a topology key in use (the fit strategy keeps their partitions). */
+int sc_note_topo_key(struct pk_sched *s, const char *key);
 
 /* result.c: actions */
 int sc_result_condition(struct pk_sched_result *res, enum pk_kind kind, const char *ns,

@@ -44,14 +44,14 @@ static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const i
 #define SC_WHY_LIST 3 /* failed candidates named in a group's message */
 
 /* a/b > c/d for non-negative values with positive denominators. */
-static int frac_cmp(int64_t a, int64_t b, int64_t c, int64_t d)
+int sc_frac_cmp(int64_t a, int64_t b, int64_t c, int64_t d)
 {
 	__int128 l = (__int128)a * d, r = (__int128)c * b;
 
 	return l < r ? -1 : l > r;
 }
 
-static void record_kind(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S,
+void sc_record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S,
 			int R, int U, int UU, enum sc_why kind, struct sc_pod *pod, const char *why)
 {
 	g->stamp = ctx->stamp;
@@ -70,7 +70,7 @@ static void record_kind(struct sc_ctx *ctx, struct sc_group *g, enum sc_status s
 static void record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S, int R,
 		   int U, int UU, const char *why)
 {
-	record_kind(ctx, g, st, M, S, R, U, UU, SC_WHY_TEXT, NULL, why);
+	sc_record(ctx, g, st, M, S, R, U, UU, SC_WHY_TEXT, NULL, why);
 }
 
 const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
@@ -124,12 +124,12 @@ const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g)
 	return g->why;
 }
 
-static bool pod_pending(const struct sc_pod *p)
+bool sc_pod_pending(const struct sc_pod *p)
 {
 	return p->node < 0 && !p->node_name && !p->deleting && !p->preempted;
 }
 
-static bool pod_running(const struct sc_pod *p)
+bool sc_pod_running(const struct sc_pod *p)
 {
 	return (p->node >= 0 || p->node_name) && !p->deleting && !p->sim_removed;
 }
@@ -156,12 +156,12 @@ static int pick_node(struct sc_ctx *ctx, struct sc_pod *pod, const int *nodes, s
 		/* Tightness: the fullest requested resource after placing the pod. */
 		for (int r = 0; r < snap->nres; r++)
 			if (pod->req[r] > 0 && node->alloc[r] > 0 &&
-			    frac_cmp(sc_add(node->used[r], pod->req[r]), node->alloc[r], num, den) > 0) {
+			    sc_frac_cmp(sc_add(node->used[r], pod->req[r]), node->alloc[r], num, den) > 0) {
 				num = sc_add(node->used[r], pod->req[r]);
 				den = node->alloc[r];
 			}
 
-		if (best < 0 || frac_cmp(num, den, bnum, bden) > 0) {
+		if (best < 0 || sc_frac_cmp(num, den, bnum, bden) > 0) {
 			best = nodes[i];
 			bnum = num;
 			bden = den;
@@ -191,14 +191,14 @@ static enum sc_status eval_leaf(struct sc_ctx *ctx, struct sc_group *g, const in
 	for (size_t i = 0; i < g->pods.n; i++) {
 		struct sc_pod *p = g->pods.v[i];
 
-		if (pod_running(p))
+		if (sc_pod_running(p))
 			S++;
-		else if (pod_pending(p))
+		else if (sc_pod_pending(p))
 			R++;
 	}
 	st = sc_feasible(M, S, R, U, 0);
 	if (st >= SC_UNSCHEDULABLE) {
-		record_kind(ctx, g, st, M, S, R, U, 0, SC_WHY_PRESIM, NULL, NULL);
+		sc_record(ctx, g, st, M, S, R, U, 0, SC_WHY_PRESIM, NULL, NULL);
 		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=0 -> %s (pre-simulation: %s)",
 			 sc_group_kind(g), g->key, M, S, R, sc_status_to_string(st),
 			 ctx->tracing ? sc_group_why(ctx->snap, g) : "");
@@ -208,7 +208,7 @@ static enum sc_status eval_leaf(struct sc_ctx *ctx, struct sc_group *g, const in
 		struct sc_pod *p = g->pods.v[i];
 		int node;
 
-		if (!pod_pending(p))
+		if (!sc_pod_pending(p))
 			continue;
 		R--;
 		node = pick_node(ctx, p, nodes, n);
@@ -227,9 +227,9 @@ static enum sc_status eval_leaf(struct sc_ctx *ctx, struct sc_group *g, const in
 	if (st >= SC_UNSCHEDULABLE) {
 		sc_snapshot_revert(ctx->snap, mark);
 		ctx->placed = placed0;
-		record_kind(ctx, g, st, M, S, R, U, 0, SC_WHY_LEAF, last_failed, NULL);
+		sc_record(ctx, g, st, M, S, R, U, 0, SC_WHY_LEAF, last_failed, NULL);
 	} else {
-		record_kind(ctx, g, st, M, S, R, U, 0, U ? SC_WHY_POD : SC_WHY_TEXT, last_failed,
+		sc_record(ctx, g, st, M, S, R, U, 0, U ? SC_WHY_POD : SC_WHY_TEXT, last_failed,
 			    NULL);
 	}
 	sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=%d UU=0 -> %s", sc_group_kind(g), g->key, M, S, R, U,
@@ -315,21 +315,21 @@ static enum sc_status eval_in(struct sc_ctx *ctx, struct sc_group *g, const int 
 }
 
 /* Domain of the key holding every running pod of the subtree: -2 none, -1 conflict. */
-static int bound_domain(const struct sc_part *part, const struct sc_group *g, int depth, int dom)
+int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int depth, int dom)
 {
 	if (depth > 8)
 		return dom;
 	for (size_t i = 0; i < g->pods.n && dom != -1; i++) {
 		const struct sc_pod *p = g->pods.v[i];
 
-		if (!pod_running(p) || p->node < 0)
+		if (!sc_pod_running(p) || p->node < 0)
 			continue;
 		int d = part->node_dom[p->node];
 
 		dom = (dom == -2 || dom == d) && d >= 0 ? d : -1;
 	}
 	for (size_t i = 0; i < g->children.n && dom != -1; i++)
-		dom = bound_domain(part, g->children.v[i], depth + 1, dom);
+		dom = sc_bound_domain(part, g->children.v[i], depth + 1, dom);
 	return dom;
 }
 
@@ -340,7 +340,7 @@ static size_t count_pending(const struct sc_group *g, int depth)
 	if (depth > 8)
 		return 0;
 	for (size_t i = 0; i < g->pods.n; i++)
-		n += pod_pending(g->pods.v[i]);
+		n += sc_pod_pending(g->pods.v[i]);
 	for (size_t i = 0; i < g->children.n; i++)
 		n += count_pending(g->children.v[i], depth + 1);
 	return n;
@@ -354,7 +354,7 @@ static void pending_requests(const struct sc_group *g, int depth, int64_t sum[SC
 	for (size_t i = 0; i < g->pods.n; i++) {
 		const struct sc_pod *p = g->pods.v[i];
 
-		if (pod_pending(p))
+		if (sc_pod_pending(p))
 			for (int r = 0; r < SC_MAX_RES; r++)
 				sum[r] = sc_add(sum[r], p->req[r]);
 	}
@@ -371,7 +371,7 @@ static int score_cmp(const struct score *a, const struct score *b)
 {
 	if (a->placed != b->placed)
 		return a->placed > b->placed ? 1 : -1;
-	return frac_cmp(a->num, a->den, b->num, b->den);
+	return sc_frac_cmp(a->num, a->den, b->num, b->den);
 }
 
 /*
@@ -386,7 +386,7 @@ static bool can_beat(const struct score *best, const int64_t *want, const int64_
 	for (int r = 0; r < nres; r++) {
 		int64_t take = want[r] < free_[r] ? want[r] : free_[r];
 
-		if (free_[r] > 0 && frac_cmp(take, free_[r], best->num, best->den) > 0)
+		if (free_[r] > 0 && sc_frac_cmp(take, free_[r], best->num, best->den) > 0)
 			return true;
 	}
 	return false;
@@ -404,7 +404,7 @@ static void score_of(const struct sc_snapshot *snap, size_t mark, const int64_t 
 				take[r] = sc_add(take[r], snap->log[i].pod->req[r]);
 	*ret = (struct score){.placed = placed, .num = 0, .den = 1};
 	for (int r = 0; r < snap->nres; r++)
-		if (free_[r] > 0 && frac_cmp(take[r], free_[r], ret->num, ret->den) > 0) {
+		if (free_[r] > 0 && sc_frac_cmp(take[r], free_[r], ret->num, ret->den) > 0) {
 			ret->num = take[r];
 			ret->den = free_[r];
 		}
@@ -457,7 +457,7 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 
 	if (!part || bucket_scope(part, nodes, n, &start, &order) < 0)
 		return SC_UNRESOLVABLE;
-	bdom = bound_domain(part, g, 0, -2);
+	bdom = sc_bound_domain(part, g, 0, -2);
 	pending_requests(g, 0, want);
 	sc_trace(ctx, "%s %s: topology %s, candidates in scope of %zu nodes:", sc_group_kind(g),
 		 g->key, g->topo_key, n);

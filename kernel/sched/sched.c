@@ -44,7 +44,33 @@ void pk_sched_free(struct pk_sched *s)
 		free(s->prio_classes.slots[i].value);
 	sc_map_free(&s->prio_classes);
 	free(s->default_class);
+	for (size_t i = 0; i < s->topo_keys.n; i++)
+		free(s->topo_keys.v[i]);
+	sc_vec_free(&s->topo_keys);
 	free(s);
+}
+
+#define SC_MAX_TOPO_KEYS 16 /* keys whose partitions the fit strategy keeps */
+
+int sc_note_topo_key(struct pk_sched *s, const char *key)
+{
+	char *copy;
+	int r;
+
+	if (!key || !*key)
+		return 0;
+	for (size_t i = 0; i < s->topo_keys.n; i++)
+		if (strcmp(s->topo_keys.v[i], key) == 0)
+			return 0;
+	if (s->topo_keys.n >= SC_MAX_TOPO_KEYS)
+		return 0; /* more keys are still placed; they only miss fragmentation scoring */
+	copy = strdup(key);
+	if (!copy)
+		return -ENOMEM;
+	r = sc_vec_push(&s->topo_keys, copy);
+	if (r < 0)
+		free(copy);
+	return r;
 }
 
 static void refresh_default(struct pk_sched *s)
@@ -177,6 +203,8 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 		    &s->forest, g,
 		    scheduled_condition(obj, composite ? "CompositePodGroupInitiallyScheduled"
 						       : "PodGroupInitiallyScheduled"));
+		if (r == 0)
+			r = sc_note_topo_key(s, g->spec.topology_key);
 		pk_group_free(g);
 		break;
 	}

@@ -41,6 +41,9 @@ static void part_free(struct sc_part *p)
 	free(p->node_dom);
 	free(p->dom_size);
 	free(p->free);
+	free(p->used_pods);
+	free(p->order);
+	free(p->start);
 	free(p->key);
 	free(p);
 }
@@ -240,7 +243,10 @@ static struct sc_part *part_build(struct sc_snapshot *snap, const char *key)
 	}
 	p->free = calloc((size_t)p->ndom + 1, sizeof(*p->free));
 	p->dom_size = calloc((size_t)p->ndom + 1, sizeof(int));
-	if (!p->free || !p->dom_size)
+	p->used_pods = calloc((size_t)p->ndom + 1, sizeof(int64_t));
+	p->start = calloc((size_t)p->ndom + 2, sizeof(int));
+	p->order = malloc((snap->nnodes + 1) * sizeof(int));
+	if (!p->free || !p->dom_size || !p->used_pods || !p->start || !p->order)
 		goto fail;
 	for (size_t i = 0; i < snap->nnodes; i++) {
 		struct sc_node *n = snap->nodes[i];
@@ -251,10 +257,29 @@ static struct sc_part *part_build(struct sc_snapshot *snap, const char *key)
 		p->node_dom[i] = hit ? (int)(hit - p->values) : -1;
 		if (hit)
 			p->dom_size[p->node_dom[i]]++;
-		if (hit)
+		if (hit) {
+			p->used_pods[p->node_dom[i]] =
+			    sc_add(p->used_pods[p->node_dom[i]], n->used[SC_RES_PODS]);
 			for (int r = 0; r < SC_MAX_RES; r++)
 				p->free[p->node_dom[i]][r] = sc_add(
 				    p->free[p->node_dom[i]][r], sc_sub(n->alloc[r], n->used[r]));
+		}
+	}
+	/* Counting sort of the live nodes by domain, for whole-cluster scopes. */
+	for (int d = 0; d < p->ndom; d++)
+		p->start[d + 1] = p->start[d] + p->dom_size[d];
+	{
+		int *fill = calloc((size_t)p->ndom + 1, sizeof(int));
+
+		if (!fill)
+			goto fail;
+		for (size_t i = 0; i < snap->nnodes; i++) {
+			int d = p->node_dom[i];
+
+			if (d >= 0)
+				p->order[p->start[d] + fill[d]++] = (int)i;
+		}
+		free(fill);
 	}
 	free(vals);
 	return p;
@@ -295,11 +320,15 @@ static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node,
 	for (size_t i = 0; i < snap->nparts; i++) {
 		int d = snap->parts[i]->node_dom[node];
 
-		if (d >= 0)
-			for (int r = 0; r < snap->nres; r++)
-				snap->parts[i]->free[d][r] =
-				    sign > 0 ? sc_sub(snap->parts[i]->free[d][r], pod->req[r])
-					     : sc_add(snap->parts[i]->free[d][r], pod->req[r]);
+		if (d < 0)
+			continue;
+		for (int r = 0; r < snap->nres; r++)
+			snap->parts[i]->free[d][r] =
+			    sign > 0 ? sc_sub(snap->parts[i]->free[d][r], pod->req[r])
+				     : sc_add(snap->parts[i]->free[d][r], pod->req[r]);
+		snap->parts[i]->used_pods[d] =
+		    sign > 0 ? sc_add(snap->parts[i]->used_pods[d], pod->req[SC_RES_PODS])
+			     : sc_sub(snap->parts[i]->used_pods[d], pod->req[SC_RES_PODS]);
 	}
 }
 
@@ -426,16 +455,22 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 		const struct sc_part *p = snap->parts[k];
 
 		for (int d = 0; d < p->ndom; d++) {
-			int64_t free_[SC_MAX_RES] = {0};
+			int64_t free_[SC_MAX_RES] = {0}, upods = 0;
 
 			if (d && strverscmp(p->values[d - 1], p->values[d]) >= 0)
 				FAIL("partition %s: values not sorted", p->key);
-			for (size_t i = 0; i < nn; i++)
-				if (p->node_dom[i] == d)
-					for (int r = 0; r < snap->nres; r++)
-						free_[r] = sc_add(free_[r],
-								  sc_sub(snap->nodes[i]->alloc[r],
-									 snap->nodes[i]->used[r]));
+			for (size_t i = 0; i < nn; i++) {
+				if (p->node_dom[i] != d)
+					continue;
+				upods = sc_add(upods, snap->nodes[i]->used[SC_RES_PODS]);
+				for (int r = 0; r < snap->nres; r++)
+					free_[r] =
+					    sc_add(free_[r], sc_sub(snap->nodes[i]->alloc[r],
+								    snap->nodes[i]->used[r]));
+			}
+			if (upods != p->used_pods[d])
+				FAIL("partition %s=%s: %" PRId64 " pods used, nodes say %" PRId64,
+				     p->key, p->values[d], p->used_pods[d], upods);
 			for (int r = 0; r < snap->nres; r++)
 				if (free_[r] != p->free[d][r])
 					FAIL("partition %s=%s: free %s %" PRId64 " != %" PRId64,

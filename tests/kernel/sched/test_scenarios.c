@@ -25,6 +25,10 @@
  *   explain: [substrings]     in the --explain trace
  *
  * Every scenario runs with the snapshot invariant check after every cycle.
+ * A file may hold several kind: Expect documents, each with an optional
+ * strategy: NAME; each is a separate run of the same objects under that
+ * strategy.  Without one, the scenarios at the top (KEP-6012 semantics) run
+ * under "kep" and those of placement/ under the default strategy.
  */
 #include <check.h>
 #include <dirent.h>
@@ -351,16 +355,61 @@ static void check_explain(struct run *run)
 	    FAILF(run, "explain trace lacks \"%s\"", json_string_value(s));
 }
 
-static int run_scenario(const char *path)
+/* One run of the objects with one expectation under one strategy. */
+static int run_expect(const char *path, json_t *objects, json_t *expect, const char *strategy)
+{
+	struct run run = {.file = path, .expect = expect};
+	struct pk_errors errs = {0};
+	size_t tlen = 0;
+	FILE *trace = open_memstream(&run.trace, &tlen);
+	struct pk_sched_opts opts = {.check = true, .explain = trace, .strategy = strategy};
+	int r;
+
+	r = pk_sched_run(objects, &opts, &run.out, &run.preempted, &errs);
+	fclose(trace);
+	if (r < 0) {
+		pk_errors_print(&errs, stderr, path);
+		FAILF(&run, "pk_sched_run (strategy %s) failed: %d", strategy ? strategy : "default",
+		      r);
+	} else {
+		check_list(&run, "bound", (void *)1);
+		check_list(&run, "pending", NULL);
+		check_bindings(&run);
+		check_domains(&run);
+		check_conditions(&run);
+		check_preempted(&run);
+		check_explain(&run);
+	}
+	if (run.failures)
+		fprintf(stderr, "%s: the failures above are under strategy %s\n", path,
+			strategy ? strategy : "(default)");
+	if ((run.failures || getenv("SCENARIO_ALWAYS")) && getenv("SCENARIO_TRACE"))
+		fprintf(stderr, "--- trace of %s (%s)\n%s", path, strategy ? strategy : "default",
+			run.trace ? run.trace : "");
+	if (run.failures && getenv("SCENARIO_OUT")) {
+		char *s = pk_write_string(run.out, PK_FORMAT_YAML);
+
+		fprintf(stderr, "--- output of %s\n%s", path, s ? s : "");
+		free(s);
+	}
+	pk_errors_clear(&errs);
+	json_decref(run.out);
+	json_decref(run.preempted);
+	free(run.trace);
+	return run.failures;
+}
+
+/*
+ * Every kind: Expect document is one run; its optional strategy field names
+ * the strategy (else default_strategy: "kep" for the KEP scenarios at the
+ * top, the default strategy for placement/).
+ */
+static int run_scenario(const char *path, const char *default_strategy)
 {
 	char err[1024];
-	json_t *docs = NULL, *objects = json_array(), *o;
-	struct run run = {.file = path};
-	struct pk_errors errs = {0};
-	size_t i, tlen = 0;
-	FILE *trace = open_memstream(&run.trace, &tlen);
-	struct pk_sched_opts opts = {.check = true, .explain = trace};
-	int r;
+	json_t *docs = NULL, *objects = json_array(), *expects = json_array(), *o;
+	size_t i;
+	int failures = 0;
 
 	ck_assert_msg(pk_read_file(path, &docs, err, sizeof(err)) == 0, "%s", err);
 	json_array_foreach(docs, i, o)
@@ -372,50 +421,31 @@ static int run_scenario(const char *path)
 		else if (strcmp(kind, "Pods") == 0)
 			gen_pods(o, objects);
 		else if (strcmp(kind, "Expect") == 0)
-			run.expect = o;
+			json_array_append(expects, o);
 		else
 			json_array_append(objects, o);
 	}
-	ck_assert_msg(run.expect != NULL, "%s: no kind: Expect document", path);
+	ck_assert_msg(json_array_size(expects) > 0, "%s: no kind: Expect document", path);
 	json_array_foreach(objects, i, o)
 	{
 		struct pk_errors verrs = {0};
 
 		if (pk_validate(o, &verrs) < 0) {
 			pk_errors_print(&verrs, stderr, path);
-			run.failures++;
+			failures++;
 		}
 		pk_errors_clear(&verrs);
 	}
-	r = pk_sched_run(objects, &opts, &run.out, &run.preempted, &errs);
-	fclose(trace);
-	if (r < 0) {
-		pk_errors_print(&errs, stderr, path);
-		FAILF(&run, "pk_sched_run failed: %d", r);
-	} else {
-		check_list(&run, "bound", (void *)1);
-		check_list(&run, "pending", NULL);
-		check_bindings(&run);
-		check_domains(&run);
-		check_conditions(&run);
-		check_preempted(&run);
-		check_explain(&run);
-	}
-	if ((run.failures || getenv("SCENARIO_ALWAYS")) && getenv("SCENARIO_TRACE"))
-		fprintf(stderr, "--- trace of %s\n%s", path, run.trace ? run.trace : "");
-	if (run.failures && getenv("SCENARIO_OUT")) {
-		char *s = pk_write_string(run.out, PK_FORMAT_YAML);
+	json_array_foreach(expects, i, o)
+	{
+		const char *st = json_string_value(json_object_get(o, "strategy"));
 
-		fprintf(stderr, "--- output of %s\n%s", path, s ? s : "");
-		free(s);
+		failures += run_expect(path, objects, o, st ? st : default_strategy);
 	}
-	pk_errors_clear(&errs);
-	json_decref(run.out);
-	json_decref(run.preempted);
+	json_decref(expects);
 	json_decref(objects);
 	json_decref(docs);
-	free(run.trace);
-	return run.failures;
+	return failures;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -423,16 +453,16 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-START_TEST(test_all_scenarios)
+/* Runs every *.yaml of dir (sorted); returns the number of files run. */
+static size_t run_dir(const char *dir, const char *default_strategy, int *failures)
 {
-	DIR *d = opendir(SCENARIO_DIR);
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	char *names[512];
 	size_t n = 0;
-	int failures = 0;
 	const char *only = getenv("SCENARIO");
 
-	ck_assert_msg(d != NULL, "cannot open %s", SCENARIO_DIR);
+	ck_assert_msg(d != NULL, "cannot open %s", dir);
 	while ((e = readdir(d)) && n < 512) {
 		size_t len = strlen(e->d_name);
 
@@ -441,19 +471,39 @@ START_TEST(test_all_scenarios)
 	}
 	closedir(d);
 	qsort(names, n, sizeof(char *), cmp_str);
-	ck_assert_msg(only || n >= 10, "only %zu scenarios found", n);
 	for (size_t i = 0; i < n; i++) {
 		char path[1024];
 
-		snprintf(path, sizeof(path), "%s/%s", SCENARIO_DIR, names[i]);
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		if (!only || strstr(names[i], only)) {
-			int f = run_scenario(path);
+			int f = run_scenario(path, default_strategy);
 
 			fprintf(stderr, "%-50s %s\n", names[i], f ? "FAIL" : "ok");
-			failures += f;
+			*failures += f;
 		}
 		free(names[i]);
 	}
+	return n;
+}
+
+START_TEST(test_all_scenarios)
+{
+	int failures = 0;
+	/* SCENARIO_STRATEGY=fit shows how another strategy does on them. */
+	const char *st = getenv("SCENARIO_STRATEGY");
+	size_t n = run_dir(SCENARIO_DIR, st ? st : "kep", &failures);
+
+	ck_assert_msg(getenv("SCENARIO") || n >= 10, "only %zu scenarios found", n);
+	ck_assert_int_eq(failures, 0);
+}
+END_TEST
+
+START_TEST(test_placement_scenarios)
+{
+	int failures = 0;
+	size_t n = run_dir(SCENARIO_DIR "/placement", NULL, &failures);
+
+	ck_assert_msg(getenv("SCENARIO") || n >= 4, "only %zu placement scenarios found", n);
 	ck_assert_int_eq(failures, 0);
 }
 END_TEST
@@ -466,6 +516,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_all_scenarios);
+	tcase_add_test(tc, test_placement_scenarios);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

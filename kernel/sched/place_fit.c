@@ -1,0 +1,873 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * place_fit.c — the "fit" placement strategy (the default): KEP-6012's
+ * statuses and PlacementFeasible at every level, with a search that finds
+ * placements the KEP's greedy creation-order pass misses, and stops early.
+ *
+ * Minimums first.  The hierarchy is evaluated with every leaf placing only
+ * the pods its minCount still needs (running pods count); once the root is
+ * Success, a second pass places every extra pending pod greedily inside the
+ * domains already chosen.  A large optional gang can no longer take the
+ * slots a sibling's minimum needs (KEP "resource stealing").
+ *
+ * Largest first, with bounded backtracking.  A composite evaluates its
+ * admissible children by decreasing dominant share of what their minimums
+ * request (ties in creation order).  When PlacementFeasible says the
+ * composite can no longer succeed, it backtracks chronologically: the latest
+ * placed child with a topology key moves to its next candidate domain and
+ * every later child is evaluated again.  Every candidate simulation costs one
+ * unit of a budget of FIT_BUDGET per root; when it runs out the search stops
+ * with the best found so far and the explain trace says so.
+ *
+ * Best-first candidates.  A group with a topology key ranks the domains of
+ * its scope from the partition summaries alone (free capacity per resource
+ * and per domain, kept by the snapshot on every assume and revert): domains
+ * whose free capacity cannot hold the minimums are pruned without
+ * simulating a pod; the rest are ordered by (holds every pending pod, fewest
+ * scarce resources left idle, fewest untouched coarser domains broken,
+ * tightest packing, natural value order) and simulated in that order; the
+ * first feasible one is taken.  Only the first is found by a linear scan; the
+ * ranking is sorted only when a second candidate is needed.
+ *
+ * Nodes.  A pod goes on the node of its scope with the fewest scarce
+ * resources (anything but pods, cpu, memory, ephemeral-storage) it would
+ * leave idle, then the fewest untouched domains (of the keys in use) it
+ * would break, weighted by their size (Slurm-like fragmentation cost), then
+ * the tightest packing, then the first node.
+ *
+ * Never worse than the KEP.  When this search does not reach Success the
+ * root is evaluated again with the KEP algorithm (place_kep.c) and its result
+ * stands, so statuses and messages of failures are the KEP's.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sched/internal.h"
+
+#define FIT_BUDGET 4096 /* candidate simulations per root */
+#define FIT_DEPTH 8
+
+struct fit {
+	struct sc_ctx *ctx;
+	long budget;
+	bool exhausted;
+	bool scarce[SC_MAX_RES];
+	int64_t total[SC_MAX_RES]; /* allocatable over the cluster, for dominant shares */
+	struct sc_part *parts[16]; /* partitions of the keys in use */
+	size_t nparts;
+};
+
+static enum sc_status eval_group(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
+				 int start, int *ret_rank);
+
+/* ---- demand ------------------------------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sum over resources of the k smallest of vals[0..n) per resource (vals[i][r]). */
+static void sum_smallest(int64_t (*vals)[SC_MAX_RES], size_t n, size_t k, int nres,
+			 int64_t *out)
+{
+	int64_t *col = malloc((n + 1) * sizeof(int64_t));
+
+	if (!col)
+		return; /* a lower bound of zero prunes nothing */
+	for (int r = 0; r < nres; r++) {
+		for (size_t i = 0; i < n; i++)
+			col[i] = vals[i][r];
+		qsort(col, n, sizeof(int64_t), cmp_i64);
+		for (size_t i = 0; i < k && i < n; i++)
+			out[r] = sc_add(out[r], col[i]);
+	}
+	free(col);
+}
+
+/*
+ * What g's subtree still requests: all pending pods (full) or a lower bound
+ * of what its minimums need (min).  Added into need.
+ */
+static void group_need(const struct sc_snapshot *snap, const struct sc_group *g, bool min,
+		       int depth, int64_t *need)
+{
+	if (depth > FIT_DEPTH)
+		return;
+	if (!g->composite) {
+		size_t pend = 0, k;
+		int running = 0, M = sc_group_min(g);
+		bool same = true;
+		const struct sc_pod *first = NULL;
+
+		for (size_t i = 0; i < g->pods.n; i++) {
+			const struct sc_pod *p = g->pods.v[i];
+
+			if (sc_pod_running(p)) {
+				running++;
+			} else if (sc_pod_pending(p) && p->assumed < 0) {
+				pend++;
+				if (!first)
+					first = p;
+				else if (memcmp(first->req, p->req, sizeof(p->req)) != 0)
+					same = false;
+			}
+		}
+		if (!pend)
+			return;
+		k = !min ? pend : M > running ? (size_t)(M - running) : 0;
+		if (k > pend)
+			k = pend;
+		if (!k)
+			return;
+		if (same || k == pend) {
+			for (size_t i = 0; i < g->pods.n; i++) {
+				const struct sc_pod *p = g->pods.v[i];
+
+				if (!same && !(sc_pod_pending(p) && p->assumed < 0))
+					continue;
+				if (same && p != first)
+					continue;
+				for (int r = 0; r < snap->nres; r++)
+					need[r] = sc_add(need[r],
+							 same ? (int64_t)((uint64_t)p->req[r] * k)
+							      : p->req[r]);
+			}
+			return;
+		}
+		int64_t(*vals)[SC_MAX_RES] = calloc(pend, sizeof(*vals));
+		size_t j = 0;
+
+		if (!vals)
+			return;
+		for (size_t i = 0; i < g->pods.n; i++) {
+			const struct sc_pod *p = g->pods.v[i];
+
+			if (sc_pod_pending(p) && p->assumed < 0)
+				memcpy(vals[j++], p->req, sizeof(p->req));
+		}
+		sum_smallest(vals, pend, k, snap->nres, need);
+		free(vals);
+		return;
+	}
+	size_t nc = g->children.n;
+	int M = sc_group_min(g);
+
+	if (!min || (size_t)M >= nc) {
+		for (size_t i = 0; i < nc; i++)
+			group_need(snap, g->children.v[i], min, depth + 1, need);
+		return;
+	}
+	if (M <= 0)
+		return;
+	int64_t(*vals)[SC_MAX_RES] = calloc(nc, sizeof(*vals));
+
+	if (!vals)
+		return;
+	for (size_t i = 0; i < nc; i++)
+		group_need(snap, g->children.v[i], true, depth + 1, vals[i]);
+	sum_smallest(vals, nc, (size_t)M, snap->nres, need);
+	free(vals);
+}
+
+static bool covers(const int64_t *free_, const int64_t *need, int nres)
+{
+	for (int r = 0; r < nres; r++)
+		if (need[r] > 0 && free_[r] < need[r])
+			return false;
+	return true;
+}
+
+/* ---- nodes -------------------------------------------------------------- */
+
+struct node_score {
+	int waste;	  /* scarce resources the pod would leave idle on the node */
+	int64_t frag;	  /* sizes of the untouched domains the pod would break */
+	int64_t num, den; /* packing: fullest requested resource after the pod */
+};
+
+static int node_score_cmp(const struct node_score *a, const struct node_score *b)
+{
+	if (a->waste != b->waste)
+		return a->waste < b->waste ? 1 : -1;
+	if (a->frag != b->frag)
+		return a->frag < b->frag ? 1 : -1;
+	return sc_frac_cmp(a->num, a->den, b->num, b->den);
+}
+
+static int scarce_waste(const struct fit *f, const struct sc_pod *pod, const int64_t *free_,
+			int nres)
+{
+	int w = 0;
+
+	for (int r = 1; r < nres; r++)
+		if (f->scarce[r] && pod->req[r] <= 0 && free_[r] > 0)
+			w++;
+	return w;
+}
+
+/* Best node of the scope for pod, or -1 with the pod's misfit counts set. */
+static int pick_node(struct fit *f, struct sc_pod *pod, const int *nodes, size_t n)
+{
+	const struct sc_snapshot *snap = f->ctx->snap;
+	int best = -1, counts[_SC_MISFIT_MAX] = {0}, short_of[SC_MAX_RES] = {0};
+	struct node_score bs = {0};
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sc_node *node = snap->nodes[nodes[i]];
+		int res = 0;
+		enum sc_misfit m = sc_filter(snap, pod, node, &res);
+
+		if (m != SC_FIT) {
+			counts[m]++;
+			if (m == SC_MISFIT_RESOURCES)
+				short_of[res]++;
+			continue;
+		}
+		struct node_score sc = {.num = 0, .den = 1};
+		int64_t free_[SC_MAX_RES];
+
+		for (int r = 0; r < snap->nres; r++)
+			free_[r] = sc_sub(node->alloc[r], node->used[r]);
+		sc.waste = scarce_waste(f, pod, free_, snap->nres);
+		for (size_t k = 0; k < f->nparts; k++) {
+			int d = f->parts[k]->node_dom[nodes[i]];
+
+			if (d >= 0 && f->parts[k]->used_pods[d] == 0)
+				sc.frag += f->parts[k]->dom_size[d];
+		}
+		for (int r = 0; r < snap->nres; r++)
+			if (pod->req[r] > 0 && node->alloc[r] > 0 &&
+			    sc_frac_cmp(sc_add(node->used[r], pod->req[r]), node->alloc[r], sc.num,
+					sc.den) > 0) {
+				sc.num = sc_add(node->used[r], pod->req[r]);
+				sc.den = node->alloc[r];
+			}
+		if (best < 0 || node_score_cmp(&sc, &bs) > 0) {
+			best = nodes[i];
+			bs = sc;
+			if (!sc.waste && !sc.frag && sc.num == sc.den)
+				break; /* nothing scores higher */
+		}
+	}
+	if (best >= 0)
+		return best;
+	free(pod->why);
+	pod->why = NULL;
+	pod->misfit_set = true;
+	pod->scope_n = n;
+	memcpy(pod->misfit, counts, sizeof(pod->misfit));
+	memcpy(pod->short_of, short_of, sizeof(pod->short_of));
+	return -1;
+}
+
+/* ---- leaves and composites (minimums) ---------------------------------- */
+
+static enum sc_status eval_leaf(struct fit *f, struct sc_group *g, const int *nodes, size_t n)
+{
+	struct sc_ctx *ctx = f->ctx;
+	int M = sc_group_min(g), S = 0, R = 0, U = 0;
+	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
+	enum sc_status st;
+	struct sc_pod *last_failed = NULL;
+
+	for (size_t i = 0; i < g->pods.n; i++) {
+		struct sc_pod *p = g->pods.v[i];
+
+		if (sc_pod_running(p))
+			S++;
+		else if (sc_pod_pending(p))
+			R++;
+	}
+	st = sc_feasible(M, S, R, U, 0);
+	if (st >= SC_UNSCHEDULABLE) {
+		sc_record(ctx, g, st, M, S, R, U, 0, SC_WHY_PRESIM, NULL, NULL);
+		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=0 -> %s (pre-simulation: %s)",
+			 sc_group_kind(g), g->key, M, S, R, sc_status_to_string(st),
+			 ctx->tracing ? sc_group_why(ctx->snap, g) : "");
+		return st;
+	}
+	for (size_t i = 0; i < g->pods.n && S < M; i++) {
+		struct sc_pod *p = g->pods.v[i];
+		int node;
+
+		if (!sc_pod_pending(p))
+			continue;
+		R--;
+		node = pick_node(f, p, nodes, n);
+		if (node >= 0 && sc_snapshot_assume(ctx->snap, p, node) == 0) {
+			S++;
+			ctx->placed++;
+		} else {
+			U++;
+			last_failed = p;
+		}
+		if (sc_feasible(M, S, R, U, 0) >= SC_UNSCHEDULABLE)
+			break;
+	}
+	st = sc_feasible(M, S, R, U, 0);
+	if (st >= SC_UNSCHEDULABLE) {
+		sc_snapshot_revert(ctx->snap, mark);
+		ctx->placed = placed0;
+		sc_record(ctx, g, st, M, S, R, U, 0, SC_WHY_LEAF, last_failed, NULL);
+	} else {
+		sc_record(ctx, g, st, M, S, R, U, 0, U ? SC_WHY_POD : SC_WHY_TEXT, last_failed,
+			  NULL);
+	}
+	sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=%d UU=0 -> %s (minimum)", sc_group_kind(g), g->key,
+		 M, S, R, U, sc_status_to_string(st));
+	return st;
+}
+
+struct child {
+	struct sc_group *g;
+	int64_t share_num, share_den; /* dominant share of the minimum's request */
+	size_t pos;		      /* creation order */
+	/* search state */
+	size_t mark, placed0;
+	int S0, U0, UU0;
+	int start, chosen; /* candidate rank to start from; rank taken, -1 failed */
+};
+
+static int child_cmp(const void *a, const void *b)
+{
+	const struct child *x = a, *y = b;
+	int c = sc_frac_cmp(x->share_num, x->share_den, y->share_num, y->share_den);
+
+	if (c)
+		return -c; /* larger first */
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static void child_share(const struct fit *f, struct child *c)
+{
+	int64_t need[SC_MAX_RES] = {0};
+	const struct sc_snapshot *snap = f->ctx->snap;
+
+	group_need(snap, c->g, true, 0, need);
+	c->share_num = 0;
+	c->share_den = 1;
+	for (int r = 0; r < snap->nres; r++)
+		if (f->total[r] > 0 && need[r] > 0 &&
+		    sc_frac_cmp(need[r], f->total[r], c->share_num, c->share_den) > 0) {
+			c->share_num = need[r];
+			c->share_den = f->total[r];
+		}
+}
+
+static enum sc_status eval_composite(struct fit *f, struct sc_group *g, const int *nodes,
+				     size_t n)
+{
+	struct sc_ctx *ctx = f->ctx;
+	int M = sc_group_min(g), S = 0, U = 0, UU = 0, bestS = -1, bU = 0, bUU = 0;
+	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed, k = 0, i = 0;
+	enum sc_status st;
+	struct child *ch = calloc(g->children.n + 1, sizeof(*ch));
+	const struct sc_group *failed = NULL;
+	long tries = 0;
+
+	if (!ch)
+		return SC_UNRESOLVABLE;
+	for (size_t j = 0; j < g->children.n; j++) {
+		struct sc_group *c = g->children.v[j];
+		struct sc_buf why = {0};
+
+		if (sc_group_admissible(c, 0, &why)) {
+			ch[k] = (struct child){.g = c, .pos = j};
+			child_share(f, &ch[k]);
+			k++;
+		} else {
+			UU++;
+			sc_record(ctx, c, SC_UNRESOLVABLE, sc_group_min(c), 0, 0, 0, 0, SC_WHY_TEXT,
+				  NULL, why.s ? why.s : "not admissible");
+			sc_trace(ctx, "%s %s: not admissible (%s) -> UU", sc_group_kind(c), c->key,
+				 why.s ? why.s : "");
+			failed = failed ? failed : c;
+		}
+		sc_buf_free(&why);
+	}
+	qsort(ch, k, sizeof(*ch), child_cmp);
+	int UUpre = UU;
+
+	ctx->depth++;
+	for (;;) {
+		st = sc_feasible(M, S, (int)(k - i), U, UU);
+		if (i < k && st < SC_UNSCHEDULABLE) {
+			struct child *c = &ch[i];
+			enum sc_status cst;
+
+			c->mark = sc_snapshot_mark(ctx->snap);
+			c->placed0 = ctx->placed;
+			c->S0 = S;
+			c->U0 = U;
+			c->UU0 = UU;
+			cst = eval_group(f, c->g, nodes, n, c->start, &c->chosen);
+			if (cst == SC_SUCCESS) {
+				S++;
+			} else {
+				c->chosen = -1;
+				if (cst == SC_UNSCHEDULABLE)
+					U++;
+				else
+					UU++;
+				failed = c->g;
+			}
+			i++;
+			continue;
+		}
+		if (st == SC_SUCCESS)
+			break; /* every child tried (or nothing left to reach) */
+		/* Infeasible: remember the best, then backtrack. */
+		if (S > bestS) {
+			bestS = S;
+			bU = U;
+			bUU = UU;
+		}
+		size_t j = i;
+
+		while (j > 0 && !(ch[j - 1].chosen >= 0 && ch[j - 1].g->topo_key))
+			j--;
+		if (j == 0)
+			break;
+		if (f->budget <= 0) {
+			if (!f->exhausted)
+				sc_trace(ctx, "%s %s: search budget of %d candidate evaluations "
+					      "exhausted; best found: %d of %d child groups",
+					 sc_group_kind(g), g->key, FIT_BUDGET, bestS, M);
+			f->exhausted = true;
+			break;
+		}
+		j--;
+		tries++;
+		sc_snapshot_revert(ctx->snap, ch[j].mark);
+		ctx->placed = ch[j].placed0;
+		S = ch[j].S0;
+		U = ch[j].U0;
+		UU = ch[j].UU0;
+		ch[j].start = ch[j].chosen + 1;
+		for (size_t l = j + 1; l < k; l++)
+			ch[l].start = 0;
+		sc_trace(ctx, "%s %s: backtrack: %s %s tries its candidate #%d", sc_group_kind(g),
+			 g->key, sc_group_kind(ch[j].g), ch[j].g->key, ch[j].start + 1);
+		i = j;
+	}
+	ctx->depth--;
+	free(ch);
+	if (st >= SC_UNSCHEDULABLE) {
+		char why[512];
+
+		if (bestS > S) {
+			S = bestS;
+			U = bU;
+			UU = bUU;
+		}
+		(void)UUpre;
+		sc_snapshot_revert(ctx->snap, mark);
+		ctx->placed = placed0;
+		const char *fw = failed ? sc_group_why(ctx->snap, (struct sc_group *)failed) : NULL;
+
+		snprintf(why, sizeof(why), "%d of minGroupCount %d child groups placed%s%s%s%s%s",
+			 S, M, failed ? "; " : "", failed ? sc_group_kind(failed) : "",
+			 failed ? " " : "", failed ? failed->key : "", fw ? ": " : "");
+		if (fw)
+			strncat(why, fw, sizeof(why) - strlen(why) - 1);
+		sc_record(ctx, g, st, M, S, 0, U, UU, SC_WHY_TEXT, NULL, why);
+	} else {
+		sc_record(ctx, g, st, M, S, 0, U, UU, SC_WHY_TEXT, NULL, NULL);
+	}
+	sc_trace(ctx, "%s %s: M=%d S=%d R=0 U=%d UU=%d -> %s%s", sc_group_kind(g), g->key, M, S, U,
+		 UU, sc_status_to_string(st), tries ? " (after backtracking)" : "");
+	return st;
+}
+
+static enum sc_status eval_in(struct fit *f, struct sc_group *g, const int *nodes, size_t n)
+{
+	return g->composite ? eval_composite(f, g, nodes, n) : eval_leaf(f, g, nodes, n);
+}
+
+/* ---- topology: best-first candidates ----------------------------------- */
+
+/* Nodes of the scope by domain of part (see place_kep.c); whole cluster: cached. */
+static int bucket_scope(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes,
+			size_t n, int **ret_start, int **ret_order, bool *ret_owned)
+{
+	if (n == snap->nnodes) {
+		*ret_start = part->start;
+		*ret_order = part->order;
+		*ret_owned = false;
+		return 0;
+	}
+	int *start = calloc((size_t)part->ndom + 2, sizeof(int));
+	int *fill = calloc((size_t)part->ndom + 1, sizeof(int));
+	int *order = malloc((n + 1) * sizeof(int));
+
+	if (!start || !fill || !order) {
+		free(start);
+		free(fill);
+		free(order);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (part->node_dom[nodes[i]] >= 0)
+			start[part->node_dom[nodes[i]] + 1]++;
+	for (int d = 0; d < part->ndom; d++)
+		start[d + 1] += start[d];
+	for (size_t i = 0; i < n; i++) {
+		int d = part->node_dom[nodes[i]];
+
+		if (d >= 0)
+			order[start[d] + fill[d]++] = nodes[i];
+	}
+	free(fill);
+	*ret_start = start;
+	*ret_order = order;
+	*ret_owned = true;
+	return 0;
+}
+
+struct cand {
+	int d;
+	bool full;
+	int waste;
+	int64_t frag;
+	int64_t num, den;
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->full != y->full)
+		return x->full ? -1 : 1;
+	if (x->waste != y->waste)
+		return x->waste < y->waste ? -1 : 1;
+	if (x->frag != y->frag)
+		return x->frag < y->frag ? -1 : 1;
+	int c = sc_frac_cmp(x->num, x->den, y->num, y->den);
+
+	if (c)
+		return -c;
+	return x->d < y->d ? -1 : x->d > y->d;
+}
+
+static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
+				int start_rank, int *ret_rank)
+{
+	struct sc_ctx *ctx = f->ctx;
+	struct sc_snapshot *snap = ctx->snap;
+	struct sc_part *part = sc_snapshot_part(snap, g->topo_key);
+	int *start = NULL, *order = NULL, bdom;
+	bool owned = false, sorted = false;
+	int64_t need_min[SC_MAX_RES] = {0}, need_full[SC_MAX_RES] = {0};
+	struct cand *cands = NULL;
+	size_t ncand = 0, nscope = 0, npruned = 0;
+	enum sc_status st = SC_UNRESOLVABLE;
+	struct sc_buf why = {0};
+
+	if (!part || bucket_scope(snap, part, nodes, n, &start, &order, &owned) < 0)
+		return SC_UNRESOLVABLE;
+	cands = malloc(((size_t)part->ndom + 1) * sizeof(*cands));
+	if (!cands)
+		goto out;
+	bdom = sc_bound_domain(part, g, 0, -2);
+	group_need(snap, g, true, 0, need_min);
+	group_need(snap, g, false, 0, need_full);
+	for (int d = 0; d < part->ndom; d++) {
+		const int *dn = order + start[d];
+		size_t dnn = (size_t)(start[d + 1] - start[d]);
+		int64_t free_[SC_MAX_RES] = {0};
+
+		if (!dnn)
+			continue;
+		nscope++;
+		if (bdom == -1 || (bdom >= 0 && bdom != d)) {
+			if (npruned++ < 3)
+				sc_buf_printf(&why, "%s%s: running pods elsewhere", why.n ? "; " : "",
+					      part->values[d]);
+			continue;
+		}
+		if (dnn == (size_t)part->dom_size[d])
+			memcpy(free_, part->free[d], sizeof(free_));
+		else
+			for (size_t i = 0; i < dnn; i++)
+				for (int r = 0; r < snap->nres; r++)
+					free_[r] =
+					    sc_add(free_[r], sc_sub(snap->nodes[dn[i]]->alloc[r],
+								    snap->nodes[dn[i]]->used[r]));
+		if (!covers(free_, need_min, snap->nres)) {
+			if (npruned++ < 3) {
+				int r = 0;
+
+				while (r < snap->nres && !(need_min[r] > 0 && free_[r] < need_min[r]))
+					r++;
+				sc_buf_printf(&why, "%s%s: insufficient free %s", why.n ? "; " : "",
+					      part->values[d],
+					      r < snap->nres ? snap->res_name[r] : "capacity");
+			}
+			continue;
+		}
+		struct cand *c = &cands[ncand++];
+
+		*c = (struct cand){.d = d, .full = covers(free_, need_full, snap->nres),
+				   .num = 0, .den = 1};
+		for (int r = 1; r < snap->nres; r++)
+			if (f->scarce[r] && need_full[r] <= 0 && free_[r] > 0)
+				c->waste++;
+		for (size_t k = 0; k < f->nparts; k++) {
+			struct sc_part *p = f->parts[k];
+			int pd = p->node_dom[dn[0]];
+
+			if (p != part && p->ndom < part->ndom && pd >= 0 && p->used_pods[pd] == 0)
+				c->frag += p->dom_size[pd];
+		}
+		for (int r = 0; r < snap->nres; r++) {
+			int64_t take = need_full[r] < free_[r] ? need_full[r] : free_[r];
+
+			if (free_[r] > 0 && take > 0 && sc_frac_cmp(take, free_[r], c->num, c->den) > 0) {
+				c->num = take;
+				c->den = free_[r];
+			}
+		}
+	}
+	sc_trace(ctx, "%s %s: topology %s, %zu of %zu domains in scope of %zu nodes can hold "
+		      "the minimums",
+		 sc_group_kind(g), g->key, g->topo_key, ncand, nscope, n);
+	ctx->depth++;
+	if (ncand && start_rank == 0) {
+		/* The best by a linear scan; the rest are sorted only if it fails. */
+		size_t b = 0;
+
+		for (size_t i = 1; i < ncand; i++)
+			if (cand_cmp(&cands[i], &cands[b]) < 0)
+				b = i;
+		struct cand tmp = cands[0];
+
+		cands[0] = cands[b];
+		cands[b] = tmp;
+	} else if (ncand) {
+		qsort(cands, ncand, sizeof(*cands), cand_cmp); /* the same total order */
+		sorted = true;
+	}
+	for (size_t rank = (size_t)(start_rank > 0 ? start_rank : 0); rank < ncand; rank++) {
+		struct cand *c;
+
+		if (rank == 1 && !sorted) {
+			qsort(cands + 1, ncand - 1, sizeof(*cands), cand_cmp);
+			sorted = true;
+		}
+		c = &cands[rank];
+		if (f->budget <= 0) {
+			if (!f->exhausted)
+				sc_trace(ctx, "search budget of %d candidate evaluations exhausted",
+					 FIT_BUDGET);
+			f->exhausted = true;
+			break;
+		}
+		f->budget--;
+		const int *dn = order + start[c->d];
+		size_t dnn = (size_t)(start[c->d + 1] - start[c->d]);
+		size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
+		enum sc_status cst;
+
+		sc_trace(ctx, "candidate %s (#%zu, %zu nodes, %s, scarce idle %d, breaks %lld, "
+			      "packing %.3f):",
+			 part->values[c->d], rank + 1, dnn, c->full ? "holds all" : "holds minimums",
+			 c->waste, (long long)c->frag, c->den ? (double)c->num / (double)c->den : 0);
+		ctx->depth++;
+		cst = eval_in(f, g, dn, dnn);
+		ctx->depth--;
+		if (cst == SC_SUCCESS) {
+			g->fit_dom = c->d;
+			*ret_rank = (int)rank;
+			ctx->depth--;
+			sc_trace(ctx, "%s %s: chosen %s=%s", sc_group_kind(g), g->key, g->topo_key,
+				 part->values[c->d]);
+			st = SC_SUCCESS;
+			goto out;
+		}
+		sc_snapshot_revert(snap, mark);
+		ctx->placed = placed0;
+		if (cst == SC_UNSCHEDULABLE)
+			st = SC_UNSCHEDULABLE;
+		if (npruned++ < 3) {
+			const char *w = sc_group_why(snap, g);
+
+			sc_buf_printf(&why, "%s%s: %s", why.n ? "; " : "", part->values[c->d],
+				      w ? w : sc_status_to_string(cst));
+		}
+		sc_trace(ctx, "candidate %s: infeasible (%s)", part->values[c->d],
+			 sc_status_to_string(cst));
+	}
+	ctx->depth--;
+	{
+		struct sc_buf msg = {0};
+
+		if (!nscope)
+			sc_buf_printf(&msg, "no node in scope has label %s", g->topo_key);
+		else
+			sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s%s)",
+				      g->topo_key, nscope, why.s ? why.s : "",
+				      npruned > 3 ? "; ..." : "");
+		if (start_rank > 0 && st == SC_UNRESOLVABLE)
+			st = SC_UNSCHEDULABLE; /* an earlier candidate did fit */
+		sc_record(ctx, g, st, sc_group_min(g), g->stamp == ctx->stamp ? g->S : 0, 0,
+			  g->stamp == ctx->stamp ? g->U : 0, g->stamp == ctx->stamp ? g->UU : 0,
+			  SC_WHY_TEXT, NULL, msg.s);
+		sc_trace(ctx, "%s %s: %s -> %s", sc_group_kind(g), g->key, msg.s ? msg.s : "",
+			 sc_status_to_string(st));
+		sc_buf_free(&msg);
+	}
+out:
+	sc_buf_free(&why);
+	free(cands);
+	if (owned) {
+		free(start);
+		free(order);
+	}
+	return st;
+}
+
+static enum sc_status eval_group(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
+				 int start, int *ret_rank)
+{
+	sc_group_sort(g);
+	*ret_rank = 0;
+	if (g->topo_key)
+		return eval_topo(f, g, nodes, n, start, ret_rank);
+	if (start > 0)
+		return SC_UNSCHEDULABLE; /* one way only */
+	return eval_in(f, g, nodes, n);
+}
+
+/* ---- extras ------------------------------------------------------------- */
+
+/* Place every remaining pending pod of a Success subtree in its chosen domains. */
+static int extend(struct fit *f, struct sc_group *g, const int *nodes, size_t n, int depth)
+{
+	struct sc_ctx *ctx = f->ctx;
+	struct sc_snapshot *snap = ctx->snap;
+	int *sub = NULL;
+	int r = 0;
+
+	if (depth > FIT_DEPTH || g->stamp != ctx->stamp || g->status != SC_SUCCESS)
+		return 0;
+	if (g->topo_key) {
+		struct sc_part *part = sc_snapshot_part(snap, g->topo_key);
+		size_t m = 0;
+
+		if (!part || g->fit_dom < 0 || g->fit_dom >= part->ndom)
+			return -ENOMEM;
+		sub = malloc((n + 1) * sizeof(int));
+		if (!sub)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			if (part->node_dom[nodes[i]] == g->fit_dom)
+				sub[m++] = nodes[i];
+		nodes = sub;
+		n = m;
+	}
+	if (g->composite) {
+		for (size_t i = 0; i < g->children.n && r == 0; i++)
+			r = extend(f, g->children.v[i], nodes, n, depth + 1);
+		free(sub);
+		return r;
+	}
+	int extra = 0, U = g->U;
+	struct sc_pod *last_failed = g->why_pod;
+
+	for (size_t i = 0; i < g->pods.n; i++) {
+		struct sc_pod *p = g->pods.v[i];
+		int node;
+
+		if (!sc_pod_pending(p) || p->assumed >= 0)
+			continue;
+		node = pick_node(f, p, nodes, n);
+		if (node >= 0 && sc_snapshot_assume(snap, p, node) == 0) {
+			extra++;
+			ctx->placed++;
+		} else {
+			U++;
+			last_failed = p;
+		}
+	}
+	if (extra || U != g->U) {
+		sc_record(ctx, g, SC_SUCCESS, g->M, g->S + extra, 0, U, 0,
+			  U ? SC_WHY_POD : SC_WHY_TEXT, last_failed, NULL);
+		sc_trace(ctx, "%s %s: %d extra pods placed, %d not placed", sc_group_kind(g),
+			 g->key, extra, U);
+	}
+	free(sub);
+	return 0;
+}
+
+static bool is_scarce(const char *name)
+{
+	static const char *const common[] = {"pods", "cpu", "memory", "ephemeral-storage"};
+
+	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+		if (strcmp(name, common[i]) == 0)
+			return false;
+	return strncmp(name, "hugepages-", 10) != 0;
+}
+
+static enum sc_status fit_place_root(struct sc_ctx *ctx, struct sc_group *root)
+{
+	struct sc_snapshot *snap = ctx->snap;
+	struct fit f = {.ctx = ctx, .budget = FIT_BUDGET};
+	size_t n = snap->nnodes, mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
+	int *all = malloc((n + 1) * sizeof(int)), rank = 0;
+	enum sc_status st;
+
+	if (!all)
+		return SC_UNRESOLVABLE;
+	for (size_t i = 0; i < n; i++)
+		all[i] = (int)i;
+	for (int r = 0; r < snap->nres; r++)
+		f.scarce[r] = r > 0 && is_scarce(snap->res_name[r]);
+	for (size_t i = 0; i < ctx->s->topo_keys.n && f.nparts < 16; i++) {
+		struct sc_part *p = sc_snapshot_part(snap, ctx->s->topo_keys.v[i]);
+
+		if (p)
+			f.parts[f.nparts++] = p;
+	}
+	/* Cluster totals from the coarsest summary when there is one. */
+	if (f.nparts && f.parts[0]->ndom) {
+		for (int d = 0; d < f.parts[0]->ndom; d++)
+			for (int r = 0; r < snap->nres; r++)
+				f.total[r] = sc_add(f.total[r], f.parts[0]->free[d][r]);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			for (int r = 0; r < snap->nres; r++)
+				f.total[r] = sc_add(f.total[r], snap->nodes[i]->alloc[r]);
+	}
+	st = eval_group(&f, root, all, n, 0, &rank);
+	if (st == SC_SUCCESS) {
+		sc_trace(ctx, "%s %s: minimums placed; extra pods:", sc_group_kind(root), root->key);
+		if (extend(&f, root, all, n, 0) < 0)
+			st = SC_UNRESOLVABLE;
+	}
+	if (st != SC_SUCCESS) {
+		sc_snapshot_revert(snap, mark);
+		ctx->placed = placed0;
+		sc_trace(ctx, "%s %s: fit search found no placement%s; KEP greedy pass:",
+			 sc_group_kind(root), root->key,
+			 f.exhausted ? " within its budget" : "");
+		st = sc_kep_ops.place_root(ctx, root);
+	} else if (f.exhausted) {
+		sc_trace(ctx, "%s %s: placed with the best found before the budget ran out",
+			 sc_group_kind(root), root->key);
+	}
+	free(all);
+	return st;
+}
+
+const struct pk_placement_ops sc_fit_ops = {
+    .name = "fit",
+    .description = "minimums first, largest siblings first with bounded backtracking, "
+		   "best-first candidate domains pruned by capacity summaries, scarce-resource "
+		   "and fragmentation aware node choice; never worse than kep",
+    .place_root = fit_place_root,
+};
