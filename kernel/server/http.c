@@ -151,8 +151,8 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 
 /*
  * Blocks until events come.  After WATCH_HEARTBEAT_S quiet seconds it sends a
- * lone newline (JSON stream decoders skip whitespace): writing is the only way
- * to notice a client that went away, and that frees the connection's thread.
+ * heartbeat (a BOOKMARK event or a lone newline): writing is the only way to
+ * notice a client that went away, and that frees the connection's thread.
  */
 #define WATCH_HEARTBEAT_S 15
 static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -165,9 +165,10 @@ static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
 			return n;
 		if (n < 0)
 			return MHD_CONTENT_READER_END_OF_STREAM;
-		if (quiet + 1 >= WATCH_HEARTBEAT_S && max > 0) {
-			buf[0] = '\n';
-			return 1;
+		if (quiet + 1 >= WATCH_HEARTBEAT_S) {
+			n = pk_watch_heartbeat(w, buf, max);
+			if (n > 0)
+				return n;
 		}
 	}
 }

@@ -484,7 +484,8 @@ static void do_list(struct pk_server *srv, const struct pk_request *req, const s
 static void do_watch(struct pk_server *srv, const struct pk_request *req, const struct route *r,
 		     struct pk_response *resp)
 {
-	struct watch_spec spec = { .type = r->type, .ns = r->ns, .table = wants_table(req->accept) };
+	struct watch_spec spec = { .type = r->type, .ns = r->ns, .table = wants_table(req->accept),
+				   .bookmarks = arg_true(req, "allowWatchBookmarks") };
 	if (parse_selectors(req, resp, &spec.labels, &spec.fields) < 0)
 		return;
 	/* A watch on one object is a watch with a name field selector. */

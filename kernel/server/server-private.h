@@ -70,6 +70,7 @@ struct watch_spec {
 	struct pk_selector *labels, *fields; /* taken */
 	uint64_t since;  /* 0: send current objects first */
 	bool table;
+	bool bookmarks; /* allowWatchBookmarks */
 	int timeout_s;
 };
 int watch_new(struct pk_server *srv, struct watch_spec *spec, struct pk_watch **ret);

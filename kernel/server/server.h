@@ -102,6 +102,13 @@ void pk_response_clear(struct pk_response *resp);
  * event).  pk_watch_free() accepts NULL.
  */
 ssize_t pk_watch_read(struct pk_watch *w, char *buf, size_t max, int wait_ms);
+/*
+ * What to send on a quiet watch: a BOOKMARK event at the latest resourceVersion
+ * seen when the client asked for allowWatchBookmarks, else a lone newline
+ * (which JSON stream decoders skip).  Returns the byte count (0 if max is too
+ * small).
+ */
+ssize_t pk_watch_heartbeat(struct pk_watch *w, char *buf, size_t max);
 void pk_watch_free(struct pk_watch *w);
 
 /* ---- the server -------------------------------------------------------------- */

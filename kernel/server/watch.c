@@ -191,6 +191,27 @@ static void end_gone(struct pk_watch *w)
 	w->ended = true;
 }
 
+ssize_t pk_watch_heartbeat(struct pk_watch *w, char *buf, size_t max)
+{
+	char line[512];
+	int n;
+	if (w->spec.bookmarks && !w->spec.table) {
+		char av[96];
+		const struct pk_store_type *t = w->spec.type;
+		snprintf(av, sizeof(av), "%s%s%s", t->group, *t->group ? "/" : "", t->version);
+		n = snprintf(line, sizeof(line),
+			     "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":"
+			     "\"%s\",\"metadata\":{\"resourceVersion\":\"%" PRIu64 "\"}}}\n",
+			     t->kind, av, w->rv);
+	} else {
+		n = snprintf(line, sizeof(line), "\n");
+	}
+	if (n < 0 || (size_t)n > max)
+		return 0;
+	memcpy(buf, line, (size_t)n);
+	return n;
+}
+
 ssize_t pk_watch_read(struct pk_watch *w, char *buf, size_t max, int wait_ms)
 {
 	struct timespec start, now;

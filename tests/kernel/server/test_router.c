@@ -272,6 +272,24 @@ START_TEST(test_list_watch_and_discovery)
 	buf[n] = '\0';
 	ck_assert_ptr_nonnull(strstr(buf, "{\"type\":\"ADDED\""));
 	ck_assert_int_eq(pk_watch_read(resp.watch, buf, sizeof(buf), 50), 0);
+	ck_assert_int_eq(pk_watch_heartbeat(resp.watch, buf, sizeof(buf)), 1); /* "\n" */
+	pk_response_clear(&resp);
+
+	/* With allowWatchBookmarks the heartbeat is a BOOKMARK at the version seen. */
+	struct pk_query_arg bargs[] = { { "watch", "1" }, { "resourceVersion", rvbuf },
+					{ "allowWatchBookmarks", "true" } };
+	req.args = bargs;
+	req.nargs = 3;
+	ck_assert_int_eq(pk_server_handle(srv, &req, &resp), 0);
+	ck_assert_int_gt(pk_watch_read(resp.watch, buf, sizeof(buf) - 1, 1000), 0);
+	n = pk_watch_heartbeat(resp.watch, buf, sizeof(buf) - 1);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	char want[128];
+	snprintf(want, sizeof(want), "\"type\":\"BOOKMARK\"");
+	ck_assert_ptr_nonnull(strstr(buf, want));
+	snprintf(want, sizeof(want), "\"resourceVersion\":\"%llu\"", strtoull(rvbuf, NULL, 10) + 1);
+	ck_assert_msg(strstr(buf, want) != NULL, "%s", buf);
 	pk_response_clear(&resp);
 
 	/* Discovery and Tables. */
