@@ -340,6 +340,52 @@ START_TEST(test_watch_gone_after_restart)
 }
 END_TEST
 
+/* A watch that falls behind the ring ends with an ERROR event carrying 410. */
+START_TEST(test_watch_falls_behind)
+{
+	/* tmpfs when there is one: this writes more events than the ring holds. */
+	char d[64] = "/dev/shm/pk-router-behind-XXXXXX", err[256];
+	if (!mkdtemp(d)) {
+		snprintf(d, sizeof(d), "/tmp/pk-router-behind-XXXXXX");
+		ck_assert_ptr_nonnull(mkdtemp(d));
+	}
+	struct pk_store *s2 = NULL;
+	struct pk_server *v2 = NULL;
+	struct pk_server_config cfg = { 0 };
+	ck_assert_int_eq(pk_store_open(d, &s2, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_server_new(s2, &cfg, &v2, err, sizeof(err)), 0);
+	char rv[32];
+	snprintf(rv, sizeof(rv), "%llu", (unsigned long long)pk_store_rv(s2));
+	struct pk_query_arg args[] = { { "watch", "1" }, { "resourceVersion", rv } };
+	struct pk_request req = { .method = "GET", .path = "/api/v1/namespaces/default/pods",
+				  .args = args, .nargs = 2 };
+	struct pk_response resp;
+	ck_assert_int_eq(pk_server_handle(v2, &req, &resp), 0);
+	ck_assert_ptr_nonnull(resp.watch);
+	json_t *pod = json_loads(POD, 0, NULL);
+	for (int i = 0; i < PK_STORE_RING_SIZE + 8; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "p%d", i);
+		json_object_set_new(json_object_get(pod, "metadata"), "name", json_string(name));
+		ck_assert_int_eq(pk_store_create(s2, pod, NULL, NULL), 0);
+	}
+	json_decref(pod);
+	char buf[4096];
+	ssize_t n = pk_watch_read(resp.watch, buf, sizeof(buf) - 1, 1000);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_msg(strncmp(buf, "{\"type\":\"ERROR\"", 15) == 0, "%s", buf);
+	ck_assert_ptr_nonnull(strstr(buf, "\"code\":410"));
+	ck_assert_int_eq(pk_watch_read(resp.watch, buf, sizeof(buf), 100), -EPIPE);
+	pk_response_clear(&resp);
+	pk_server_free(v2);
+	pk_store_close(s2);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("server");
@@ -353,6 +399,7 @@ int main(void)
 	tcase_add_test(tr, test_node_restriction);
 	tcase_add_test(tr, test_list_watch_and_discovery);
 	tcase_add_test(tr, test_watch_gone_after_restart);
+	tcase_add_test(tr, test_watch_falls_behind);
 	suite_add_tcase(s, tr);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
