@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "kernel/api/api.h"
+#include "kernel/builder/builder.h"
 #include "kernel/podctl/podctl.h"
 
 static void usage(FILE *f)
@@ -68,6 +69,29 @@ static int check_duplicate(json_t *seen, const json_t *obj, const char *file, co
 	return 0;
 }
 
+/*
+ * The object model's static rules, and for Jobs and JobSets the workload
+ * builder's rules of their scheduling intent (allow-lists, cross-field rules).
+ */
+static int validate_object(const json_t *obj, struct pk_errors *errs)
+{
+	int r = pk_validate(obj, errs);
+
+	switch (pk_kind_of(obj)) {
+	case PK_KIND_JOB:
+		if (wb_job_validate(obj, NULL, errs) < 0)
+			r = -EINVAL;
+		break;
+	case PK_KIND_JOBSET:
+		if (wb_jobset_validate(obj, NULL, errs) < 0)
+			r = -EINVAL;
+		break;
+	default:
+		break;
+	}
+	return r;
+}
+
 /* Validate one file: 0 valid, 1 invalid objects, or -errno when unreadable. */
 static int validate_file(const char *file, json_t *seen)
 {
@@ -84,7 +108,7 @@ static int validate_file(const char *file, json_t *seen)
 	}
 	json_array_foreach(objs, i, obj) {
 		describe(obj, i, what, sizeof(what));
-		if (pk_validate(obj, &errs) < 0) {
+		if (validate_object(obj, &errs) < 0) {
 			char prefix[1400];
 
 			snprintf(prefix, sizeof(prefix), "%s: %s", file, what);
