@@ -760,14 +760,19 @@ static int extend(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
 
 		if (!part || g->fit_dom < 0 || g->fit_dom >= part->ndom)
 			return -ENOMEM;
-		sub = malloc((n + 1) * sizeof(int));
-		if (!sub)
-			return -ENOMEM;
-		for (size_t i = 0; i < n; i++)
-			if (part->node_dom[nodes[i]] == g->fit_dom)
-				sub[m++] = nodes[i];
-		nodes = sub;
-		n = m;
+		if (n == snap->nnodes) { /* the whole cluster: the partition's own list */
+			nodes = part->order + part->start[g->fit_dom];
+			n = (size_t)(part->start[g->fit_dom + 1] - part->start[g->fit_dom]);
+		} else {
+			sub = malloc((n + 1) * sizeof(int));
+			if (!sub)
+				return -ENOMEM;
+			for (size_t i = 0; i < n; i++)
+				if (part->node_dom[nodes[i]] == g->fit_dom)
+					sub[m++] = nodes[i];
+			nodes = sub;
+			n = m;
+		}
 	}
 	if (g->composite) {
 		for (size_t i = 0; i < g->children.n && r == 0; i++)

@@ -6,9 +6,12 @@
  *
  *   gang-4096 / gang-16384   one 3-level gang of 256 pods (16 shards x 16
  *                            pods; shard -> cube, job -> superslice), one cycle
+ *   busy-16384               the same gang when every superslice but one
+ *                            holds a busy host (the gang needs a whole one)
  *   stream-4096              1,000 small gangs (4 pods each, one cube) one
  *                            after the other until the queue is idle
  *
+ * Every case runs under the default strategy and under "kep".
  * Each case reports the median over several runs, pods per second, the ratio
  * to one linear pass over the snapshot's free capacities (the floor: reading
  * every node once) measured in the same run, and peak memory (getrusage).
@@ -76,11 +79,12 @@ static void add(struct pk_sched *s, json_t *o)
 	json_decref(o);
 }
 
-static struct pk_sched *cluster(const struct topo_board *b, int superslices)
+static struct pk_sched *cluster(const struct topo_board *b, int superslices, const char *strategy)
 {
+	struct pk_sched_opts opts = {.strategy = strategy};
 	struct pk_sched *s = NULL;
 	int64_t hosts = topo_board_host_count(b, superslices);
-	int r = pk_sched_new(NULL, &s);
+	int r = pk_sched_new(&opts, &s);
 
 	if (r < 0)
 		die("pk_sched_new", r);
@@ -133,6 +137,15 @@ static json_t *pod(const char *name, const char *grp)
 			 "name", "c", "resources", "requests", "google.com/tpu", "4", "cpu", "8");
 }
 
+/* A standalone pod already bound to node (taking one chip). */
+static json_t *busy_pod(const char *name, const char *node)
+{
+	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[{s:s, s:{s:{s:s, s:s}}}]}}",
+			 "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
+			 "bench", "spec", "nodeName", node, "containers", "name", "c", "resources",
+			 "requests", "google.com/tpu", "1", "cpu", "1");
+}
+
 /* The linear floor: sum every node's free capacity once. */
 static double linear_pass(struct pk_sched *s)
 {
@@ -168,21 +181,35 @@ static size_t run_cycles(struct pk_sched *s)
 	}
 }
 
-static void report(const char *name, double *t, double *floor_, int runs, size_t pods)
+static void report(const char *name, const char *strategy, double *t, double *floor_, int runs,
+		   size_t pods)
 {
 	double tm = median(t, runs), fm = median(floor_, runs);
 
-	printf("%-14s %10.3f ms %12.0f pods/s %10.1fx linear pass (%.3f ms) %8ld KiB peak RSS\n",
-	       name, tm, (double)pods / (tm / 1e3), fm > 0 ? tm / fm : 0.0, fm, peak_rss_kb());
+	printf("%-14s %-4s %10.3f ms %12.0f pods/s %10.1fx linear pass (%.3f ms) %8ld KiB peak "
+	       "RSS\n",
+	       name, strategy, tm, (double)pods / (tm / 1e3), fm > 0 ? tm / fm : 0.0, fm,
+	       peak_rss_kb());
 }
 
-static void bench_gang(const struct topo_board *b, int superslices)
+static void bench_gang(const struct topo_board *b, int superslices, const char *strategy,
+		       bool busy)
 {
-	struct pk_sched *s = cluster(b, superslices);
+	struct pk_sched *s = cluster(b, superslices, strategy);
 	const char *ss = topo_board_level_key(b, 0), *cube = topo_board_level_key(b, 1);
 	double t[RUNS], f[RUNS];
 	char name[64];
+	int64_t per_ss = topo_board_host_count(b, 1);
 
+	for (int i = 0; busy && i + 1 < superslices; i++) { /* the last superslice stays free */
+		struct topo_host h;
+		char p[32];
+
+		if (topo_board_host(b, superslices, i * per_ss + (i * 37) % per_ss, &h) < 0)
+			die("topo_board_host", -EINVAL);
+		snprintf(p, sizeof(p), "busy-%d", i);
+		add(s, busy_pod(p, h.name));
+	}
 	for (int run = 0; run < RUNS; run++) {
 		add(s, group(true, "job", NULL, 16, ss));
 		for (int sh = 0; sh < 16; sh++) {
@@ -216,14 +243,14 @@ static void bench_gang(const struct topo_board *b, int superslices)
 		}
 		pk_sched_remove(s, PK_KIND_COMPOSITE_POD_GROUP, "bench", "job");
 	}
-	snprintf(name, sizeof(name), "gang-%zu", s->snap.nnodes);
-	report(name, t, f, RUNS, 256);
+	snprintf(name, sizeof(name), "%s-%zu", busy ? "busy" : "gang", s->snap.nnodes);
+	report(name, strategy, t, f, RUNS, 256);
 	pk_sched_free(s);
 }
 
-static void bench_stream(const struct topo_board *b, int superslices)
+static void bench_stream(const struct topo_board *b, int superslices, const char *strategy)
 {
-	struct pk_sched *s = cluster(b, superslices);
+	struct pk_sched *s = cluster(b, superslices, strategy);
 	const char *cube = topo_board_level_key(b, 1);
 	double t[3], f[3];
 	char name[64];
@@ -260,7 +287,7 @@ static void bench_stream(const struct topo_board *b, int superslices)
 		}
 	}
 	snprintf(name, sizeof(name), "stream-%zu", s->snap.nnodes);
-	report(name, t, f, 3, 4000);
+	report(name, strategy, t, f, 3, 4000);
 	pk_sched_free(s);
 }
 
@@ -284,11 +311,17 @@ int main(void)
 		fprintf(stderr, "bench_sched: board without superslice and cube levels\n");
 		return 1;
 	}
-	printf("bench_sched: strategy %s, board %s (%lld hosts per superslice), medians\n",
+	printf("bench_sched: strategies %s (default) and kep, board %s (%lld hosts per "
+	       "superslice), medians\n",
 	       pk_sched_strategy_name(0), topo_board_name(b), (long long)per_ss);
-	bench_gang(b, (int)(4096 / per_ss));
-	bench_gang(b, (int)(16384 / per_ss));
-	bench_stream(b, (int)(4096 / per_ss));
+	for (int k = 0; k < 2; k++) {
+		const char *st = k ? "kep" : pk_sched_strategy_name(0);
+
+		bench_gang(b, (int)(4096 / per_ss), st, false);
+		bench_gang(b, (int)(16384 / per_ss), st, false);
+		bench_gang(b, (int)(16384 / per_ss), st, true);
+		bench_stream(b, (int)(4096 / per_ss), st);
+	}
 	topo_board_free(b);
 	return 0;
 }

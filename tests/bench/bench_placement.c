@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bench_placement.c — the default placement strategy next to the KEP's, on
+ * clusters generated from the tpu-superslice board (hosts of 4 chips, cubes
+ * of 16 hosts, superslices of 256 hosts), and against an exhaustive search:
+ *
+ *   gang-1024 empty     one 3-level gang of 1024 pods (64 shards of 16,
+ *                       one chip each; shard -> cube, job -> superslice) on
+ *                       65,536 hosts (256 superslices), all free
+ *   gang-1024 busy      the same, with one busy host in every superslice but
+ *                       one (a random one): the only fit is that superslice
+ *   stream              3,000 gangs of 4 pods (one host each, cube-bound) one
+ *                       after the other on 16,384 hosts, every 4th cube
+ *                       already half busy
+ *   success             1,000 generated fragmented clusters (random busy
+ *                       nodes, racks and zones, mixed gang sizes and minimums,
+ *                       GPUs; tests/kernel/sched/gen_placement.h): roots
+ *                       scheduled by each strategy and by the exhaustive
+ *                       oracle ("exhaustive", a test-only strategy)
+ *
+ * Times are medians over runs on one core; the floor is one linear pass over
+ * the snapshot's free capacities measured in the same run.  Objects are added
+ * outside the timed region; each run starts from the same cluster.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/api/api.h"
+#include "kernel/sched/internal.h"
+#include "kernel/sched/sched.h"
+#include "tests/kernel/sched/gen_placement.h"
+#include "topology.h"
+
+#define RUNS 7
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void die(const char *what, int r)
+{
+	fprintf(stderr, "bench_placement: %s: %s\n", what, strerror(-r));
+	exit(1);
+}
+
+static void add(struct pk_sched *s, json_t *o)
+{
+	struct pk_errors errs = {0};
+	int r = pk_sched_add(s, o, &errs);
+
+	if (r < 0) {
+		pk_errors_print(&errs, stderr, "bench_placement: ");
+		die("add", r);
+	}
+	json_decref(o);
+}
+
+static struct pk_sched *cluster(const struct topo_board *b, int superslices, const char *strategy)
+{
+	struct pk_sched_opts opts = {.strategy = strategy};
+	struct pk_sched *s = NULL;
+	int64_t hosts = topo_board_host_count(b, superslices);
+	int r = pk_sched_new(&opts, &s);
+
+	if (r < 0)
+		die("pk_sched_new", r);
+	for (int64_t i = 0; i < hosts; i++) {
+		struct topo_host h;
+		json_t *labels = json_object(), *alloc = json_object();
+
+		if ((r = topo_board_host(b, superslices, i, &h)) < 0)
+			die("topo_board_host", r);
+		for (size_t l = 0; l < topo_board_level_count(b); l++)
+			json_object_set_new(labels, topo_board_level_key(b, l),
+					    json_string(h.domain[l]));
+		json_object_set_new(labels, "kubernetes.io/hostname", json_string(h.name));
+		for (size_t a = 0; a < topo_board_allocatable_count(b); a++) {
+			char q[64];
+
+			topo_quantity_format(topo_board_allocatable_milli(b, a),
+					     TOPO_QUANTITY_DECIMAL_SI, q, sizeof(q));
+			json_object_set_new(alloc, topo_board_allocatable_name(b, a),
+					    json_string(q));
+		}
+		add(s, json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:o}}", "apiVersion", "v1", "kind",
+				 "Node", "metadata", "name", h.name, "labels", labels, "status",
+				 "allocatable", alloc));
+	}
+	return s;
+}
+
+static json_t *group(bool composite, const char *name, const char *parent, int min, const char *key)
+{
+	json_t *g = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s, s:s}, s:{s:{s:i}}, s:{s:[{s:s}]}}}", "apiVersion",
+	    "scheduling.k8s.io/v1alpha3", "kind", composite ? "CompositePodGroup" : "PodGroup",
+	    "metadata", "name", name, "namespace", "bench", "spec", "workloadRef", "workloadName",
+	    "bench", "templateName", "t", "schedulingPolicy", "gang",
+	    composite ? "minGroupCount" : "minCount", min, "schedulingConstraints", "topology",
+	    "key", key);
+
+	if (parent)
+		json_object_set_new(json_object_get(g, "spec"), "parentCompositePodGroupName",
+				    json_string(parent));
+	return g;
+}
+
+static json_t *pod(const char *name, const char *grp, const char *node, const char *tpu,
+		   const char *cpu)
+{
+	json_t *p = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:s, s:s}}}]}}", "apiVersion", "v1", "kind",
+	    "Pod", "metadata", "name", name, "namespace", "bench", "spec", "containers", "name", "c",
+	    "resources", "requests", "google.com/tpu", tpu, "cpu", cpu);
+
+	if (grp)
+		json_object_set_new(json_object_get(p, "spec"), "schedulingGroup",
+				    json_pack("{s:s}", "podGroupName", grp));
+	if (node)
+		json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string(node));
+	return p;
+}
+
+static double linear_pass(struct pk_sched *s)
+{
+	int64_t sum[SC_MAX_RES] = {0};
+	volatile int64_t sink = 0;
+	double t0 = now_ms();
+
+	for (size_t i = 0; i < s->snap.nnodes; i++)
+		for (int r = 0; r < s->snap.nres; r++)
+			sum[r] += s->snap.nodes[i]->alloc[r] - s->snap.nodes[i]->used[r];
+	for (int r = 0; r < SC_MAX_RES; r++)
+		sink += sum[r];
+	(void)sink;
+	return now_ms() - t0;
+}
+
+static size_t run_cycles(struct pk_sched *s)
+{
+	size_t bound = 0;
+
+	for (;;) {
+		struct pk_sched_result *res = NULL;
+		int r = pk_sched_cycle(s, 0, &res);
+		bool idle;
+
+		if (r < 0)
+			die("pk_sched_cycle", r);
+		bound += res->bound;
+		idle = res->outcome == PK_SCHED_IDLE || res->outcome == PK_SCHED_GATED;
+		pk_sched_result_free(res);
+		if (idle)
+			return bound;
+	}
+}
+
+static void row(const char *name, const char *strategy, double tm, double fm, size_t pods,
+		const char *note)
+{
+	printf("%-16s %-5s %10.3f ms %12.0f pods/s %8.1fx floor (%.3f ms)%s\n", name, strategy, tm,
+	       (double)pods / (tm / 1e3), fm > 0 ? tm / fm : 0.0, fm, note);
+}
+
+/* The 1024-pod gang; busy: one busy host in every superslice but one. */
+static void bench_gang(const struct topo_board *b, int superslices, const char *strategy,
+		       bool busy, int runs)
+{
+	struct pk_sched *s = cluster(b, superslices, strategy);
+	const char *ss = topo_board_level_key(b, 0), *cube = topo_board_level_key(b, 1);
+	int64_t per_ss = topo_board_host_count(b, 1);
+	double t[RUNS], f[RUNS];
+	unsigned seed = 42;
+	int free_ss = (int)(rand_r(&seed) % (unsigned)superslices);
+	size_t expect = 1024;
+
+	if (busy)
+		for (int i = 0; i < superslices; i++) {
+			char p[32];
+			struct topo_host h;
+
+			if (i == free_ss)
+				continue;
+			if (topo_board_host(b, superslices,
+					    i * per_ss + (int64_t)(rand_r(&seed) % (unsigned)per_ss),
+					    &h) < 0)
+				die("topo_board_host", -EINVAL);
+			snprintf(p, sizeof(p), "busy-%d", i);
+			add(s, pod(p, NULL, h.name, "1", "1"));
+		}
+	for (int run = 0; run < runs; run++) {
+		add(s, group(true, "job", NULL, 64, ss));
+		for (int sh = 0; sh < 64; sh++) {
+			char g[32], p[48];
+
+			snprintf(g, sizeof(g), "shard-%d", sh);
+			add(s, group(false, g, "job", 16, cube));
+			for (int i = 0; i < 16; i++) {
+				snprintf(p, sizeof(p), "shard-%d-%d", sh, i);
+				add(s, pod(p, g, NULL, "1", "60"));
+			}
+		}
+		f[run] = linear_pass(s);
+		double t0 = now_ms();
+		size_t bound = run_cycles(s);
+
+		t[run] = now_ms() - t0;
+		if (bound != expect) {
+			fprintf(stderr, "bench_placement: %s gang bound %zu of %zu pods\n", strategy,
+				bound, expect);
+			exit(1);
+		}
+		for (int sh = 0; sh < 64; sh++) {
+			char g[32], p[48];
+
+			for (int i = 0; i < 16; i++) {
+				snprintf(p, sizeof(p), "shard-%d-%d", sh, i);
+				pk_sched_remove(s, PK_KIND_POD, "bench", p);
+			}
+			snprintf(g, sizeof(g), "shard-%d", sh);
+			pk_sched_remove(s, PK_KIND_POD_GROUP, "bench", g);
+		}
+		pk_sched_remove(s, PK_KIND_COMPOSITE_POD_GROUP, "bench", "job");
+	}
+	char name[64];
+
+	snprintf(name, sizeof(name), "gang-1024 %s", busy ? "busy" : "empty");
+	row(name, strategy, median(t, runs), median(f, runs), 1024,
+	    busy ? "  (255 of 256 superslices hold a busy host)" : "");
+	pk_sched_free(s);
+}
+
+/* 3,000 cube-bound gangs of 4 one-host pods; every 4th cube half busy. */
+static void bench_stream(const struct topo_board *b, int superslices, const char *strategy,
+			 int runs)
+{
+	struct pk_sched *s = cluster(b, superslices, strategy);
+	const char *cube = topo_board_level_key(b, 1);
+	int64_t hosts = topo_board_host_count(b, superslices);
+	double t[RUNS], f[RUNS];
+	const int ngangs = 3000;
+
+	for (int64_t c = 0; c * 16 < hosts; c += 4)
+		for (int i = 0; i < 8; i++) {
+			struct topo_host h;
+			char p[32];
+
+			if (topo_board_host(b, superslices, c * 16 + i, &h) < 0)
+				die("topo_board_host", -EINVAL);
+			snprintf(p, sizeof(p), "busy-%lld-%d", (long long)c, i);
+			add(s, pod(p, NULL, h.name, "4", "1"));
+		}
+	for (int run = 0; run < runs; run++) {
+		for (int gidx = 0; gidx < ngangs; gidx++) {
+			char g[32], p[48];
+
+			snprintf(g, sizeof(g), "g-%d", gidx);
+			add(s, group(false, g, NULL, 4, cube));
+			for (int i = 0; i < 4; i++) {
+				snprintf(p, sizeof(p), "g-%d-%d", gidx, i);
+				add(s, pod(p, g, NULL, "4", "8"));
+			}
+		}
+		f[run] = linear_pass(s);
+		double t0 = now_ms();
+		size_t bound = run_cycles(s);
+
+		t[run] = now_ms() - t0;
+		if (bound != (size_t)ngangs * 4) {
+			fprintf(stderr, "bench_placement: %s stream bound %zu of %d pods\n",
+				strategy, bound, ngangs * 4);
+			exit(1);
+		}
+		for (int gidx = 0; gidx < ngangs; gidx++) {
+			char g[32], p[48];
+
+			for (int i = 0; i < 4; i++) {
+				snprintf(p, sizeof(p), "g-%d-%d", gidx, i);
+				pk_sched_remove(s, PK_KIND_POD, "bench", p);
+			}
+			snprintf(g, sizeof(g), "g-%d", gidx);
+			pk_sched_remove(s, PK_KIND_POD_GROUP, "bench", g);
+		}
+	}
+	row("stream 3000x4", strategy, median(t, runs), median(f, runs), (size_t)ngangs * 4,
+	    "  (every 4th cube half busy)");
+	pk_sched_free(s);
+}
+
+/* Success rate on generated fragmented clusters, with the oracle. */
+static void bench_success(int n)
+{
+	const char *names[] = {pk_sched_strategy_name(0), "kep", "exhaustive"};
+	int ok[3] = {0}, invalid = 0;
+	double ms[3] = {0};
+
+	for (int it = 0; it < n; it++) {
+		struct gp_inst in;
+
+		gp_generate(&in, 0xbe7c0000u + (unsigned)it);
+		for (int k = 0; k < 3; k++) {
+			char why[256];
+			double t0 = now_ms();
+			int r = gp_run(&in, names[k], why, sizeof(why));
+
+			ms[k] += now_ms() - t0;
+			if (r < 0) {
+				fprintf(stderr, "bench_placement: instance %d: %s invalid: %s\n", it,
+					names[k], why);
+				invalid++;
+			} else {
+				ok[k] += r;
+			}
+		}
+	}
+	for (int k = 0; k < 3; k++)
+		printf("success %-10s %4d of %d roots scheduled  %6.2f%% of the oracle  "
+		       "(%.3f ms an instance, setup included)\n",
+		       names[k], ok[k], n, ok[2] ? 100.0 * ok[k] / ok[2] : 0.0, ms[k] / n);
+	if (invalid)
+		exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	struct topo_board *b = topo_board_new();
+	char err[TOPO_ERR_MAX];
+	int64_t per_ss;
+	int r;
+	bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+
+	if (!b)
+		die("topo_board_new", -ENOMEM);
+	r = topo_board_load_file(b, PODKERNEL_SRCDIR "/boards/tpu-superslice.yaml", err,
+				 sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "bench_placement: %s\n", err);
+		return 1;
+	}
+	per_ss = topo_board_host_count(b, 1);
+	if (per_ss <= 0 || topo_board_level_count(b) < 2) {
+		fprintf(stderr, "bench_placement: board without superslice and cube levels\n");
+		return 1;
+	}
+	printf("bench_placement: default strategy %s vs kep, board %s, medians\n",
+	       pk_sched_strategy_name(0), topo_board_name(b));
+	int ss = quick ? 16 : (int)(65536 / per_ss);
+
+	bench_gang(b, ss, pk_sched_strategy_name(0), false, RUNS);
+	bench_gang(b, ss, "kep", false, RUNS);
+	bench_gang(b, ss, pk_sched_strategy_name(0), true, RUNS);
+	bench_gang(b, ss, "kep", true, quick ? 1 : 3);
+	bench_stream(b, (int)(16384 / per_ss), pk_sched_strategy_name(0), 3);
+	bench_stream(b, (int)(16384 / per_ss), "kep", 1);
+	bench_success(quick ? 100 : 1000);
+	topo_board_free(b);
+	return 0;
+}
