@@ -302,6 +302,10 @@ static void respond_store_error(struct pk_response *resp, int rc, const struct r
 			       "modified; please apply your changes to the latest version and try again",
 			       what, nm);
 		break;
+	case -EPERM:
+		respond_status(resp, 403, "Forbidden", plural, nm, errs, "%s \"%s\" is forbidden: %s",
+			       what, nm, errs && errs->n ? errs->msg[0] : "not allowed");
+		break;
 	case -EINVAL: {
 		char first[1024] = "";
 		for (size_t i = 0; errs && i < errs->n && strlen(first) < 800; i++)
@@ -319,6 +323,22 @@ static void respond_store_error(struct pk_response *resp, int rc, const struct r
 
 static int parse_body(const struct pk_request *req, struct pk_response *resp, json_t **ret)
 {
+	if (req->content_type && strstr(req->content_type, "protobuf") && req->body) {
+		char perr[256] = "";
+		int rc = pk_protobuf_decode(req->body, req->body_len, ret, perr, sizeof(perr));
+		if (rc == -EPROTONOSUPPORT)
+			respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL, "%s", perr);
+		else if (rc < 0)
+			respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				       "the request body could not be decoded: %s", perr);
+		return rc < 0 ? -EINVAL : 0;
+	}
+	if (req->content_type && strstr(req->content_type, "cbor")) {
+		respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
+			       "the body of the request was in an unknown format - accepted media "
+			       "types include: application/json, application/yaml");
+		return -EINVAL;
+	}
 	if (!req->body || req->body_len == 0) {
 		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL, "request body is empty");
 		return -EINVAL;
@@ -676,11 +696,13 @@ static void do_delete(struct pk_server *srv, const struct pk_request *req,
 			json_object_get(json_object_get(opts, "preconditions"), "resourceVersion"));
 	}
 	json_t *out = NULL;
-	int rc = pk_store_delete(srv->store, r->type->kind, r->ns, r->name, pre, NULL, &out);
+	struct pk_errors errs = { 0 };
+	int rc = pk_store_delete(srv->store, r->type->kind, r->ns, r->name, pre, &errs, &out);
 	if (rc < 0)
-		respond_store_error(resp, rc, r, r->name, NULL);
+		respond_store_error(resp, rc, r, r->name, &errs);
 	else
 		respond_json(resp, 200, out);
+	pk_errors_clear(&errs);
 	json_decref(opts);
 }
 

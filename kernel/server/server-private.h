@@ -55,6 +55,10 @@ void respond_status(struct pk_response *resp, int code, const char *reason, cons
 		    const char *name, const struct pk_errors *causes, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
 
+/* protobuf.c: a Kubernetes protobuf body (Namespace, PriorityClass) as JSON;
+ * -EPROTONOSUPPORT for other kinds, -EINVAL when malformed. */
+int pk_protobuf_decode(const char *buf, size_t len, json_t **ret, char *err, size_t errlen);
+
 /* discovery.c */
 bool discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp);
 

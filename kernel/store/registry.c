@@ -203,6 +203,8 @@ static int default_priority(struct pk_store *st, json_t *obj, struct pk_errors *
 
 static void default_kind(const struct pk_store_type *t, json_t *obj)
 {
+	if (strcmp(t->kind, "Namespace") == 0 && !json_object_get(obj, "status"))
+		json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
 	if (!is_group(t))
 		return;
 	json_t *spec = json_object_get(obj, "spec");
@@ -270,6 +272,17 @@ static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *err
 		json_decref(old);
 		return -EEXIST;
 	}
+	json_t *nsobj = t->namespaced ? db_get(st, "Namespace", "", meta_str(obj, "namespace"))
+				      : NULL;
+	bool terminating = nsobj && deleting(nsobj);
+	json_decref(nsobj);
+	if (terminating) {
+		pk_errors_add(errs,
+			      "metadata.namespace: Forbidden: unable to create new content in "
+			      "namespace %s because it is being terminated",
+			      meta_str(obj, "namespace"));
+		return -EPERM;
+	}
 	json_t *meta = meta_of(obj);
 	char buf[40];
 	new_uid(buf);
@@ -320,21 +333,44 @@ int pk_store_create(struct pk_store *st, const json_t *in, struct pk_errors *err
 }
 
 /* ---- delete (and the cascade up the group tree) ---------------------------- */
+static void mark_deleting(json_t *obj)
+{
+	if (deleting(obj))
+		return;
+	char buf[32];
+	now_rfc3339(buf);
+	json_object_set_new(meta_of(obj), "deletionTimestamp", json_string(buf));
+}
+
+static int remove_cascade(struct pk_store *st, struct txn *tx, json_t *obj, int depth);
+
+/* A terminating namespace goes with its last object. */
+static int namespace_gc(struct pk_store *st, struct txn *tx, const char *ns)
+{
+	json_t *nsobj = ns ? db_get(st, "Namespace", "", ns) : NULL;
+	int rc = 0;
+	if (nsobj && deleting(nsobj) && finalizer_count(nsobj) == 0 && db_namespace_empty(st, ns))
+		rc = txn_remove(st, tx, nsobj);
+	json_decref(nsobj);
+	return rc;
+}
+
+/* Remove obj; a group's parent that waits for its last child goes with it. */
 static int remove_cascade(struct pk_store *st, struct txn *tx, json_t *obj, int depth)
 {
 	int rc = txn_remove(st, tx, obj);
 	const struct pk_store_type *t = type_of_key(json_string_value(json_object_get(obj, "kind")));
-	if (rc < 0 || !t || !is_group(t) || depth >= CASCADE_MAX_DEPTH)
-		return rc;
 	const char *ns = meta_str(obj, "namespace");
+	if (rc < 0 || !t || depth >= CASCADE_MAX_DEPTH)
+		return rc;
 	const char *parent_name = json_string_value(
 		json_object_get(json_object_get(obj, "spec"), "parentCompositePodGroupName"));
-	if (!parent_name)
-		return 0;
+	if (!is_group(t) || !parent_name)
+		return t->namespaced ? namespace_gc(st, tx, ns) : 0;
 	json_t *parent = db_get(st, "CompositePodGroup", ns, parent_name);
 	if (!parent || !deleting(parent) || db_has_children(st, ns, parent_name)) {
 		json_decref(parent);
-		return 0;
+		return namespace_gc(st, tx, ns);
 	}
 	finalizer_drop(parent, PK_STORE_GROUP_FINALIZER);
 	if (finalizer_count(parent) == 0)
@@ -342,20 +378,18 @@ static int remove_cascade(struct pk_store *st, struct txn *tx, json_t *obj, int 
 	else
 		rc = txn_put(st, tx, parent, PK_EVENT_MODIFIED);
 	json_decref(parent);
-	return rc;
+	return rc == 0 ? namespace_gc(st, tx, ns) : rc;
 }
 
-static int delete_locked(struct pk_store *st, const struct pk_store_type *t, const char *ns,
-			 const char *name, const char *precondition_rv, struct txn *tx, json_t **ret)
+/*
+ * The deletion rules for one fetched object inside an open transaction:
+ * finalizers keep it (marked), otherwise it goes.  *ret_changed says whether
+ * anything was written.
+ */
+static int delete_obj(struct pk_store *st, struct txn *tx, const struct pk_store_type *t,
+		      json_t *obj, bool *ret_changed)
 {
-	json_t *obj = db_get(st, t->kind, ns, name);
-	if (!obj)
-		return -ENOENT;
-	if (precondition_rv && *precondition_rv &&
-	    strcmp(precondition_rv, meta_str(obj, "resourceVersion") ?: "") != 0) {
-		json_decref(obj);
-		return -PK_STORE_ECONFLICT;
-	}
+	const char *ns = meta_str(obj, "namespace"), *name = meta_str(obj, "name");
 	json_t *before = json_deep_copy(obj);
 	if (t->pk == PK_KIND_COMPOSITE_POD_GROUP) {
 		if (db_has_children(st, ns, name))
@@ -366,21 +400,90 @@ static int delete_locked(struct pk_store *st, const struct pk_store_type *t, con
 	/* Deleting again what is already waiting for its finalizers changes nothing. */
 	bool unchanged = deleting(obj) && finalizer_count(obj) > 0 && json_equal(before, obj);
 	json_decref(before);
-	if (unchanged) {
-		*ret = obj;
+	*ret_changed = !unchanged;
+	if (unchanged)
 		return 0;
+	if (finalizer_count(obj) > 0) {
+		mark_deleting(obj);
+		return txn_put(st, tx, obj, PK_EVENT_MODIFIED);
 	}
-	int rc = txn_begin(st, tx);
-	if (rc == 0 && finalizer_count(obj) > 0) {
-		if (!deleting(obj)) {
-			char buf[32];
-			now_rfc3339(buf);
-			json_object_set_new(meta_of(obj), "deletionTimestamp", json_string(buf));
+	return remove_cascade(st, tx, obj, 0);
+}
+
+static bool protected_namespace(const char *name)
+{
+	return strcmp(name, "default") == 0 || strcmp(name, "kube-system") == 0 ||
+	       strcmp(name, "kube-public") == 0;
+}
+
+/* Delete everything in the namespace, then the namespace itself once empty. */
+static int delete_namespace(struct pk_store *st, struct txn *tx, json_t *nsobj)
+{
+	const char *ns = meta_str(nsobj, "name");
+	int rc = 0;
+	for (const struct pk_store_type *t = pk_store_types; rc == 0 && t->kind; t++) {
+		if (!t->namespaced)
+			continue;
+		json_t *names = db_names(st, t->kind, ns);
+		size_t i;
+		json_t *n;
+		json_array_foreach(names, i, n) {
+			/* Fetched again: an earlier cascade may have removed it. */
+			json_t *obj = db_get(st, t->kind, ns, json_string_value(n));
+			bool changed;
+			if (obj)
+				rc = delete_obj(st, tx, t, obj, &changed);
+			json_decref(obj);
+			if (rc < 0)
+				break;
 		}
-		rc = txn_put(st, tx, obj, PK_EVENT_MODIFIED);
-	} else if (rc == 0) {
-		rc = remove_cascade(st, tx, obj, 0);
+		json_decref(names);
 	}
+	json_t *now = rc == 0 ? db_get(st, "Namespace", "", ns) : NULL;
+	if (now && db_namespace_empty(st, ns) && finalizer_count(now) == 0) {
+		rc = txn_remove(st, tx, now);
+	} else if (now) {
+		mark_deleting(now);
+		json_t *status = json_object_get(now, "status");
+		if (!json_is_object(status)) {
+			status = json_object();
+			json_object_set_new(now, "status", status);
+		}
+		json_object_set_new(status, "phase", json_string("Terminating"));
+		rc = txn_put(st, tx, now, PK_EVENT_MODIFIED);
+	}
+	/* Hand back the final state. */
+	if (rc == 0 && now) {
+		json_object_clear(nsobj);
+		json_object_update(nsobj, now);
+	}
+	json_decref(now);
+	return rc;
+}
+
+static int delete_locked(struct pk_store *st, const struct pk_store_type *t, const char *ns,
+			 const char *name, const char *precondition_rv, struct txn *tx,
+			 struct pk_errors *errs, json_t **ret)
+{
+	json_t *obj = db_get(st, t->kind, ns, name);
+	if (!obj)
+		return -ENOENT;
+	if (precondition_rv && *precondition_rv &&
+	    strcmp(precondition_rv, meta_str(obj, "resourceVersion") ?: "") != 0) {
+		json_decref(obj);
+		return -PK_STORE_ECONFLICT;
+	}
+	bool is_ns = strcmp(t->kind, "Namespace") == 0;
+	if (is_ns && protected_namespace(name)) {
+		pk_errors_add(errs, "metadata.name: Forbidden: namespace \"%s\" may not be deleted",
+			      name);
+		json_decref(obj);
+		return -EPERM;
+	}
+	bool changed = true;
+	int rc = txn_begin(st, tx);
+	if (rc == 0)
+		rc = is_ns ? delete_namespace(st, tx, obj) : delete_obj(st, tx, t, obj, &changed);
 	if (rc == 0)
 		rc = txn_commit(st, tx);
 	else
@@ -395,16 +498,18 @@ static int delete_locked(struct pk_store *st, const struct pk_store_type *t, con
 int pk_store_delete(struct pk_store *st, const char *kind, const char *ns, const char *name,
 		    const char *precondition_rv, struct pk_errors *errs, json_t **ret)
 {
-	(void)errs;
 	const struct pk_store_type *t = pk_store_type_by_kind(kind);
 	if (!t || !name)
 		return -EINVAL;
 	json_t *obj = NULL;
 	struct txn tx = { 0 };
+	struct pk_errors local = { 0 };
 	writer_enter(st);
-	int rc = delete_locked(st, t, ns_key(t, ns), name, precondition_rv, &tx, &obj);
+	int rc = delete_locked(st, t, ns_key(t, ns), name, precondition_rv, &tx,
+			       errs ? errs : &local, &obj);
 	int crc = writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
+	pk_errors_clear(&local);
 	if (rc == 0 && ret)
 		*ret = obj;
 	else

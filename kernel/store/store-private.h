@@ -45,10 +45,10 @@ struct pk_store {
 };
 
 /* One write transaction: events are published to the ring on commit. */
-#define TXN_MAX_EVENTS 16
+#define TXN_MAX_EVENTS 100000 /* a namespace deletion touches all its objects */
 struct txn {
-	struct ring_slot ev[TXN_MAX_EVENTS];
-	size_t nev;
+	struct ring_slot *ev; /* malloc'ed */
+	size_t nev, cap;
 	uint64_t rv_start; /* rv_pending before this writer */
 	bool savepoint;    /* inside its SAVEPOINT */
 	bool staked;       /* rows handed to the batch; wait for done */
@@ -73,8 +73,14 @@ int txn_begin(struct pk_store *st, struct txn *tx);
 int txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_event_type type);
 int txn_remove(struct pk_store *st, struct txn *tx, json_t *obj);
 int txn_commit(struct pk_store *st, struct txn *tx);
+/* Free the event array (txn_commit and txn_abort do; safe to call twice). */
+void txn_release(struct txn *tx);
 void txn_abort(struct pk_store *st, struct txn *tx);
 bool db_has_children(struct pk_store *st, const char *ns, const char *name);
+/* No object at all in namespace ns? */
+bool db_namespace_empty(struct pk_store *st, const char *ns);
+/* Names of the objects of kind in ns, as a JSON array of strings. */
+json_t *db_names(struct pk_store *st, const char *kind, const char *ns);
 json_t *db_default_priority_class(struct pk_store *st);
 uint64_t obj_rv(const json_t *obj);
 /* metadata.<key> as a string, or NULL. */

@@ -91,6 +91,7 @@ static const char SCHEMA[] =
 	"CREATE TABLE IF NOT EXISTS objects(kind TEXT NOT NULL, ns TEXT NOT NULL,"
 	" name TEXT NOT NULL, rv INTEGER NOT NULL, body TEXT NOT NULL,"
 	" PRIMARY KEY(kind, ns, name)) WITHOUT ROWID;"
+	"CREATE INDEX IF NOT EXISTS objects_by_ns ON objects(ns);"
 	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
 	"INSERT OR IGNORE INTO meta(key, value) VALUES('rv', 0);";
 
@@ -370,6 +371,33 @@ bool db_has_children(struct pk_store *st, const char *ns, const char *name)
 	return found;
 }
 
+bool db_namespace_empty(struct pk_store *st, const char *ns)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM objects WHERE ns=?1 LIMIT 1", -1, &q, NULL) !=
+	    SQLITE_OK)
+		return false;
+	sqlite3_bind_text(q, 1, ns, -1, SQLITE_STATIC);
+	bool empty = sqlite3_step(q) == SQLITE_DONE;
+	sqlite3_finalize(q);
+	return empty;
+}
+
+json_t *db_names(struct pk_store *st, const char *kind, const char *ns)
+{
+	sqlite3_stmt *q;
+	json_t *names = json_array();
+	if (sqlite3_prepare_v2(st->db, "SELECT name FROM objects WHERE kind=?1 AND ns=?2", -1, &q,
+			       NULL) != SQLITE_OK)
+		return names;
+	sqlite3_bind_text(q, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, ns, -1, SQLITE_STATIC);
+	while (sqlite3_step(q) == SQLITE_ROW)
+		json_array_append_new(names, json_string((const char *)sqlite3_column_text(q, 0)));
+	sqlite3_finalize(q);
+	return names;
+}
+
 json_t *db_default_priority_class(struct pk_store *st)
 {
 	sqlite3_stmt *q = st->st_default_pc;
@@ -508,6 +536,16 @@ static int txn_add_event(struct txn *tx, enum pk_event_type type, uint64_t rv, j
 		json_decref(str);
 		return -E2BIG;
 	}
+	if (tx->nev == tx->cap) {
+		size_t cap = tx->cap ? tx->cap * 2 : 4;
+		struct ring_slot *ev = realloc(tx->ev, cap * sizeof(*ev));
+		if (!ev) {
+			json_decref(str);
+			return -ENOMEM;
+		}
+		tx->ev = ev;
+		tx->cap = cap;
+	}
 	/* The ring keeps its own copy: callers own (and may change) what they get back. */
 	json_t *copy = json_deep_copy(obj);
 	if (!copy) {
@@ -585,6 +623,13 @@ static void ring_slots_free(struct ring_slot *ev, size_t n)
 	}
 }
 
+void txn_release(struct txn *tx)
+{
+	free(tx->ev);
+	tx->ev = NULL;
+	tx->nev = tx->cap = 0;
+}
+
 int txn_commit(struct pk_store *st, struct txn *tx)
 {
 	if (tx->nev == 0) {
@@ -615,6 +660,7 @@ int txn_commit(struct pk_store *st, struct txn *tx)
 	memcpy(st->batch_ev + st->batch_nev, tx->ev, tx->nev * sizeof(*tx->ev));
 	st->batch_nev += tx->nev;
 	tx->nev = 0;
+	txn_release(tx);
 	st->stakes[st->nstakes++] = tx;
 	tx->staked = true;
 	return 0;
@@ -629,6 +675,7 @@ void txn_abort(struct pk_store *st, struct txn *tx)
 	}
 	ring_slots_free(tx->ev, tx->nev);
 	tx->nev = 0;
+	txn_release(tx);
 	if (st->batch_open)
 		st->rv_pending = tx->rv_start;
 }

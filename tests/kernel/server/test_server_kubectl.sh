@@ -142,6 +142,16 @@ k delete pod p1 >"$WORK/out" 2>&1 && grep -q 'deleted' "$WORK/out" || fail "dele
 k get pod p1 >"$WORK/out" 2>&1 && fail "p1 still there"
 grep -q 'NotFound\|not found' "$WORK/out" || fail "no NotFound: $(cat "$WORK/out")"
 
+# Namespaces: delete takes the contents along; default is protected.
+k create namespace team >/dev/null 2>&1 || fail "create namespace"
+sed 's/name: pa}/name: pa, namespace: team}/' "$WORK/pa.yaml" | k create -f - >/dev/null 2>&1 ||
+	fail "create in team"
+k delete namespace team >"$WORK/out" 2>&1 || fail "delete namespace: $(cat "$WORK/out")"
+k get pods -n team -o name >"$WORK/out" 2>&1
+[ -s "$WORK/out" ] && fail "pods left in a deleted namespace: $(cat "$WORK/out")"
+k delete namespace default >"$WORK/out" 2>&1 && fail "deleted the default namespace"
+grep -qi forbidden "$WORK/out" || fail "default namespace: $(cat "$WORK/out")"
+
 # Identities: a wrong token is refused; a node may not touch another node.
 KUBECONFIG="$WORK/wrong.kubeconfig" k get pods >"$WORK/out" 2>&1 && fail "wrong token accepted"
 grep -qi 'unauthorized\|credentials' "$WORK/out" || fail "wrong token: $(cat "$WORK/out")"

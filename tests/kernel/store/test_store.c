@@ -426,6 +426,60 @@ START_TEST(test_patches)
 }
 END_TEST
 
+static json_t *in_ns(json_t *obj, const char *ns)
+{
+	json_object_set_new(json_object_get(obj, "metadata"), "namespace", json_string(ns));
+	return obj;
+}
+
+START_TEST(test_namespace_deletion)
+{
+	json_decref(create(json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+				     "metadata", "name", "team")));
+	json_decref(create(in_ns(pod("a", "x"), "team")));
+	json_decref(create(in_ns(pod("b", "x"), "team")));
+	json_t *held = in_ns(pod("held", "x"), "team");
+	json_object_set_new(json_object_get(held, "metadata"), "finalizers",
+			    json_pack("[s]", "example.com/hold"));
+	json_decref(create(held));
+	json_decref(create(in_ns(group("CompositePodGroup", "top", NULL), "team")));
+	json_decref(create(in_ns(group("PodGroup", "leaf", "top"), "team")));
+	json_decref(create(pod("elsewhere", "x")));
+
+	json_t *ns = NULL;
+	ck_assert_int_eq(pk_store_delete(st, "Namespace", NULL, "team", NULL, NULL, &ns), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(ns, "status"), "phase")),
+			 "Terminating");
+	json_decref(ns);
+	json_t *obj = NULL;
+	ck_assert_int_eq(pk_store_get(st, "Pod", "team", "a", &obj), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, "PodGroup", "team", "leaf", &obj), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, "CompositePodGroup", "team", "top", &obj), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "elsewhere", &obj), 0);
+	json_decref(obj);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "team", "held", &obj), 0);
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp"));
+	json_decref(obj);
+	check_invariants();
+
+	/* No new content while terminating; the last finalizer takes the namespace along. */
+	struct pk_errors errs = { 0 };
+	json_t *late = in_ns(pod("late", "x"), "team");
+	ck_assert_int_eq(pk_store_create(st, late, &errs, NULL), -EPERM);
+	ck_assert_ptr_nonnull(strstr(errs.msg[0], "being terminated"));
+	pk_errors_clear(&errs);
+	json_decref(late);
+	json_t *patch = json_pack("{s:{s:n}}", "metadata", "finalizers");
+	ck_assert_int_eq(pk_store_patch(st, "Pod", "team", "held", PK_PATCH_MERGE, patch, PK_SUB_MAIN,
+					NULL, NULL),
+			 0);
+	json_decref(patch);
+	ck_assert_int_eq(pk_store_get(st, "Namespace", NULL, "team", &obj), -ENOENT);
+	ck_assert_int_eq(pk_store_delete(st, "Namespace", NULL, "default", NULL, &errs, NULL), -EPERM);
+	pk_errors_clear(&errs);
+}
+END_TEST
+
 /* Writers, readers and a change-stream consumer at once (run under ASan/TSan-like load). */
 struct stress {
 	int id;
@@ -527,6 +581,7 @@ int main(void)
 	tcase_add_test(tc, test_selector_syntax);
 	tcase_add_test(tc, test_patches);
 	tcase_add_test(tc, test_concurrency);
+	tcase_add_test(tc, test_namespace_deletion);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
