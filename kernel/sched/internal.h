@@ -107,6 +107,7 @@ struct sc_part {
 	int64_t (*free)[SC_MAX_RES]; /* per domain: alloc - used over live nodes */
 	int64_t *used_pods;	     /* per domain: pods bound or assumed (milli "pods") */
 	int *order, *start;	     /* live nodes by domain: d is order[start[d]..start[d+1]) */
+	int *scratch;		     /* per domain, all zero between uses (strategies' counters) */
 };
 
 enum sc_undo_op { SC_UNDO_ASSUME, SC_UNDO_REMOVE };

@@ -490,46 +490,77 @@ static enum sc_status eval_in(struct fit *f, struct sc_group *g, const int *node
 
 /* ---- topology: best-first candidates ----------------------------------- */
 
-/* Nodes of the scope by domain of part (see place_kep.c); whole cluster: cached. */
-static int bucket_scope(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes,
-			size_t n, int **ret_start, int **ret_order, bool *ret_owned)
+/*
+ * The scope's nodes grouped by domain of part: the k-th domain present is
+ * dom[k] (NULL: k itself), its nodes order[start[k] .. start[k + 1]), in
+ * natural value order.  The whole cluster uses the partition's own lists;
+ * a smaller scope costs its size, not the number of domains of the key.
+ */
+struct buckets {
+	int nd;
+	int *dom, *start, *order;
+	bool owned;
+};
+
+static void buckets_free(struct buckets *b)
 {
+	if (b->owned) {
+		free(b->dom);
+		free(b->start);
+		free(b->order);
+	}
+	memset(b, 0, sizeof(*b));
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int bucket_scope(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes,
+			size_t n, struct buckets *ret)
+{
+	struct buckets b = {.owned = true};
+
 	if (n == snap->nnodes) {
-		*ret_start = part->start;
-		*ret_order = part->order;
-		*ret_owned = false;
+		*ret = (struct buckets){.nd = part->ndom, .start = part->start, .order = part->order};
 		return 0;
 	}
-	int *start = calloc((size_t)part->ndom + 2, sizeof(int));
-	int *fill = calloc((size_t)part->ndom + 1, sizeof(int));
-	int *order = malloc((n + 1) * sizeof(int));
-
-	if (!start || !fill || !order) {
-		free(start);
-		free(fill);
-		free(order);
+	b.dom = malloc((n + 1) * sizeof(int));
+	b.start = malloc((n + 2) * sizeof(int));
+	b.order = malloc((n + 1) * sizeof(int));
+	if (!b.dom || !b.start || !b.order) {
+		buckets_free(&b);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (part->node_dom[nodes[i]] >= 0)
-			start[part->node_dom[nodes[i]] + 1]++;
-	for (int d = 0; d < part->ndom; d++)
-		start[d + 1] += start[d];
+	for (size_t i = 0; i < n; i++) {
+		int d = part->node_dom[nodes[i]];
+
+		if (d >= 0 && part->scratch[d]++ == 0)
+			b.dom[b.nd++] = d;
+	}
+	qsort(b.dom, (size_t)b.nd, sizeof(int), cmp_int);
+	b.start[0] = 0;
+	for (int k = 0; k < b.nd; k++) {
+		b.start[k + 1] = b.start[k] + part->scratch[b.dom[k]];
+		part->scratch[b.dom[k]] = b.start[k]; /* now the fill position */
+	}
 	for (size_t i = 0; i < n; i++) {
 		int d = part->node_dom[nodes[i]];
 
 		if (d >= 0)
-			order[start[d] + fill[d]++] = nodes[i];
+			b.order[part->scratch[d]++] = nodes[i];
 	}
-	free(fill);
-	*ret_start = start;
-	*ret_order = order;
-	*ret_owned = true;
+	for (int k = 0; k < b.nd; k++)
+		part->scratch[b.dom[k]] = 0;
+	*ret = b;
 	return 0;
 }
 
 struct cand {
-	int d;
+	int d, k; /* domain, and its index in the buckets */
 	bool full;
 	int waste;
 	int64_t frag;
@@ -559,25 +590,27 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 	struct sc_ctx *ctx = f->ctx;
 	struct sc_snapshot *snap = ctx->snap;
 	struct sc_part *part = sc_snapshot_part(snap, g->topo_key);
-	int *start = NULL, *order = NULL, bdom;
-	bool owned = false, sorted = false;
+	struct buckets bk = {0};
+	int bdom;
+	bool sorted = false;
 	int64_t need_min[SC_MAX_RES] = {0}, need_full[SC_MAX_RES] = {0};
 	struct cand *cands = NULL;
 	size_t ncand = 0, nscope = 0, npruned = 0;
 	enum sc_status st = SC_UNRESOLVABLE;
 	struct sc_buf why = {0};
 
-	if (!part || bucket_scope(snap, part, nodes, n, &start, &order, &owned) < 0)
+	if (!part || bucket_scope(snap, part, nodes, n, &bk) < 0)
 		return SC_UNRESOLVABLE;
-	cands = malloc(((size_t)part->ndom + 1) * sizeof(*cands));
+	cands = malloc(((size_t)bk.nd + 1) * sizeof(*cands));
 	if (!cands)
 		goto out;
 	bdom = sc_bound_domain(part, g, 0, -2);
 	group_need(snap, g, true, 0, need_min);
 	group_need(snap, g, false, 0, need_full);
-	for (int d = 0; d < part->ndom; d++) {
-		const int *dn = order + start[d];
-		size_t dnn = (size_t)(start[d + 1] - start[d]);
+	for (int k = 0; k < bk.nd; k++) {
+		int d = bk.dom ? bk.dom[k] : k;
+		const int *dn = bk.order + bk.start[k];
+		size_t dnn = (size_t)(bk.start[k + 1] - bk.start[k]);
 		int64_t free_[SC_MAX_RES] = {0};
 
 		if (!dnn)
@@ -611,7 +644,7 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		}
 		struct cand *c = &cands[ncand++];
 
-		*c = (struct cand){.d = d, .full = covers(free_, need_full, snap->nres),
+		*c = (struct cand){.d = d, .k = k, .full = covers(free_, need_full, snap->nres),
 				   .num = 0, .den = 1};
 		for (int r = 1; r < snap->nres; r++)
 			if (f->scarce[r] && need_full[r] <= 0 && free_[r] > 0)
@@ -667,8 +700,8 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 			break;
 		}
 		f->budget--;
-		const int *dn = order + start[c->d];
-		size_t dnn = (size_t)(start[c->d + 1] - start[c->d]);
+		const int *dn = bk.order + bk.start[c->k];
+		size_t dnn = (size_t)(bk.start[c->k + 1] - bk.start[c->k]);
 		size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
 		enum sc_status cst;
 
@@ -723,10 +756,7 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 out:
 	sc_buf_free(&why);
 	free(cands);
-	if (owned) {
-		free(start);
-		free(order);
-	}
+	buckets_free(&bk);
 	return st;
 }
 

@@ -44,6 +44,7 @@ static void part_free(struct sc_part *p)
 	free(p->used_pods);
 	free(p->order);
 	free(p->start);
+	free(p->scratch);
 	free(p->key);
 	free(p);
 }
@@ -246,7 +247,8 @@ static struct sc_part *part_build(struct sc_snapshot *snap, const char *key)
 	p->used_pods = calloc((size_t)p->ndom + 1, sizeof(int64_t));
 	p->start = calloc((size_t)p->ndom + 2, sizeof(int));
 	p->order = malloc((snap->nnodes + 1) * sizeof(int));
-	if (!p->free || !p->dom_size || !p->used_pods || !p->start || !p->order)
+	p->scratch = calloc((size_t)p->ndom + 1, sizeof(int));
+	if (!p->free || !p->dom_size || !p->used_pods || !p->start || !p->order || !p->scratch)
 		goto fail;
 	for (size_t i = 0; i < snap->nnodes; i++) {
 		struct sc_node *n = snap->nodes[i];
@@ -468,6 +470,9 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 					    sc_add(free_[r], sc_sub(snap->nodes[i]->alloc[r],
 								    snap->nodes[i]->used[r]));
 			}
+			if (p->scratch[d])
+				FAIL("partition %s=%s: scratch counter left at %d", p->key,
+				     p->values[d], p->scratch[d]);
 			if (upods != p->used_pods[d])
 				FAIL("partition %s=%s: %" PRId64 " pods used, nodes say %" PRId64,
 				     p->key, p->values[d], p->used_pods[d], upods);
