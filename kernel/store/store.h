@@ -31,7 +31,9 @@
  *
  * Errors: 0 or a negative errno.  -ENOENT not found, -EEXIST already exists,
  * -PK_STORE_ECONFLICT resourceVersion mismatch, -PK_STORE_EGONE too old,
- * -EINVAL invalid object (messages with field paths in errs), -EIO database.
+ * -EINVAL invalid object (messages with field paths in errs), -EPERM refused
+ * by a rule (a system namespace, content in a terminating namespace; the
+ * reason in errs), -EIO database.
  * Objects returned through ret_* are new references the caller json_decref()s.
  */
 #ifndef PODKERNEL_KERNEL_STORE_H
@@ -173,7 +175,8 @@ int pk_store_patch(struct pk_store *store, const char *kind, const char *ns, con
  * until they are gone (ret is that object); otherwise it is removed (ret is the
  * last state).  A CompositePodGroup keeps PK_STORE_GROUP_FINALIZER while child
  * groups (spec.parentCompositePodGroupName) exist.  precondition_rv (may be
- * NULL) must match the stored resourceVersion.
+ * NULL) must match the stored resourceVersion.  Deleting a Namespace deletes
+ * every object in it by the same rules; it goes when its last object does.
  */
 int pk_store_delete(struct pk_store *store, const char *kind, const char *ns, const char *name,
 		    const char *precondition_rv, struct pk_errors *errs, json_t **ret);
