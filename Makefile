@@ -6,6 +6,7 @@
 #   make check      sanitizer build (ASan + UBSan), every Check suite, every script
 #   make bench      optimised build, the benchmarks (not part of check)
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)
+#   make valgrind   every Check suite under valgrind (memcheck, leaks)
 #
 # Every folder with C sources is a static library; programs and tests link the
 # libraries of the folders they depend on (LIBS_* below).  A test in
@@ -133,7 +134,7 @@ $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(call libs_of,pkclient)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # --- top-level targets -------------------------------------------------------
-.PHONY: all deps demo check check-build bench fuzz fuzz-smoke clean format
+.PHONY: all deps demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke valgrind clean format
 .DEFAULT_GOAL := all
 
 all: $(PROGS) $(call lib_path,topo)
@@ -156,6 +157,11 @@ bench-build: $(PROGS) $(BENCH_BINS)
 bench: deps
 	$(MAKE) BUILD=build/bench OPT='-O3 -march=x86-64-v2' CFLAGS='-g -O3' bench-build
 	@sh tests/bench/run-bench.sh build/bench
+
+# valgrind over every Check suite, on a plain (unsanitized) build.
+valgrind: deps
+	$(MAKE) BUILD=build/vg OPT=-O1 check-build
+	@sh tests/run-valgrind.sh build/vg
 
 # libFuzzer: a clang build of every library with coverage instrumentation.
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
