@@ -60,8 +60,6 @@ struct agent_pci {
  */
 bool agent_pci_is_accel(unsigned class_id, unsigned vendor, unsigned device,
 			const struct topo_board *board);
-/* "nvidia", "amd", "google", "intel", or the 4-hex-digit vendor ID. */
-void agent_vendor_name(unsigned vendor, char buf[8]);
 
 /* ---- hwloc --------------------------------------------------------------- */
 struct agent_hw {

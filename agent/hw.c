@@ -32,27 +32,6 @@ bool agent_pci_is_accel(unsigned class_id, unsigned vendor, unsigned device,
 	return board && topo_board_is_accel(board, vendor, device);
 }
 
-static const struct {
-	unsigned id;
-	const char *name;
-} vendor_names[] = {
-	{ 0x10de, "nvidia" },
-	{ 0x1002, "amd" },
-	{ 0x1022, "amd" },
-	{ 0x1ae0, "google" },
-	{ 0x8086, "intel" },
-};
-
-void agent_vendor_name(unsigned vendor, char buf[8])
-{
-	for (size_t i = 0; i < sizeof(vendor_names) / sizeof(vendor_names[0]); i++)
-		if (vendor_names[i].id == vendor) {
-			snprintf(buf, 8, "%s", vendor_names[i].name);
-			return;
-		}
-	snprintf(buf, 8, "%04x", vendor & 0xffff);
-}
-
 /* OS index of the single NUMA node near obj, or -1. */
 static int pci_numa(hwloc_topology_t topo, hwloc_obj_t obj)
 {

@@ -172,8 +172,10 @@ static int compute_labels(struct agent_report *r, const struct agent_config *cfg
 	snprintf(buf, sizeof(buf), "%zu", r->naccels);
 	agent_labels_set(l, AGENT_LABEL_ACCEL_COUNT, buf, &r->warnings);
 	if (r->naccels > 0) {
-		agent_vendor_name(main_vendor(r, board), buf);
-		agent_labels_set(l, AGENT_LABEL_ACCEL_VENDOR, buf, &r->warnings);
+		char vbuf[TOPO_PCI_VENDOR_LABEL_MAX];
+
+		agent_labels_set(l, AGENT_LABEL_ACCEL_VENDOR,
+				 topo_pci_vendor_label(main_vendor(r, board), vbuf), &r->warnings);
 	}
 	if (!board) {
 		if (cfg->host_index >= 0)

@@ -54,6 +54,18 @@ bool topo_label_value_valid(const char *value, char *why, size_t whylen);
 int topo_label_value_sanitize(const char *in, char *out, size_t outlen);
 
 /* ------------------------------------------------------------------------ */
+/* PCI vendors                                                                */
+/* ------------------------------------------------------------------------ */
+
+#define TOPO_PCI_VENDOR_LABEL_MAX 8
+/*
+ * Value of the accelerator.podkernel.dev/vendor label for a PCI vendor ID:
+ * "nvidia", "amd", "google", "intel", or the ID as 4 hex digits written into
+ * buf (which is then returned).  Named vendors return a static string.
+ */
+const char *topo_pci_vendor_label(unsigned vendor, char buf[TOPO_PCI_VENDOR_LABEL_MAX]);
+
+/* ------------------------------------------------------------------------ */
 /* Resource quantities                                                        */
 /* ------------------------------------------------------------------------ */
 

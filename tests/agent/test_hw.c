@@ -52,23 +52,6 @@ START_TEST(test_class_rules)
 }
 END_TEST
 
-START_TEST(test_vendor_names)
-{
-	char buf[8];
-
-	agent_vendor_name(0x10de, buf);
-	ck_assert_str_eq(buf, "nvidia");
-	agent_vendor_name(0x1002, buf);
-	ck_assert_str_eq(buf, "amd");
-	agent_vendor_name(0x1ae0, buf);
-	ck_assert_str_eq(buf, "google");
-	agent_vendor_name(0x8086, buf);
-	ck_assert_str_eq(buf, "intel");
-	agent_vendor_name(0x15b3, buf);
-	ck_assert_str_eq(buf, "15b3");
-}
-END_TEST
-
 START_TEST(test_power8_gpus_count_once)
 {
 	struct agent_hw hw;
@@ -184,7 +167,6 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_class_rules);
-	tcase_add_test(tc, test_vendor_names);
 	tcase_add_test(tc, test_power8_gpus_count_once);
 	tcase_add_test(tc, test_24em64t_vga_excluded);
 	tcase_add_test(tc, test_many_vfs_no_accels);

@@ -16,25 +16,6 @@
 
 #include "topology/tools/board_tools.h"
 
-static const struct {
-	unsigned id;
-	const char *name;
-} vendors[] = {
-	{0x10de, "nvidia"},
-	{0x1002, "amd"},
-	{0x1ae0, "google"},
-	{0x8086, "intel"},
-};
-
-const char *board_vendor_label(unsigned vendor, char buf[8])
-{
-	for (size_t i = 0; i < sizeof(vendors) / sizeof(vendors[0]); i++)
-		if (vendors[i].id == vendor)
-			return vendors[i].name;
-	snprintf(buf, 8, "%04x", vendor & 0xffff);
-	return buf;
-}
-
 /* Memory-like resources read best in binary units (256Gi), others in SI. */
 static enum topo_quantity_format format_for(const char *resource)
 {
@@ -82,7 +63,7 @@ static int labels_json(const struct topo_board *b, const struct topo_host *h, js
 		r = set_label(labels, "accelerator.podkernel.dev/count", num);
 	if (r == 0)
 		r = set_label(labels, "accelerator.podkernel.dev/vendor",
-			      board_vendor_label(topo_board_accel_vendor(b), vbuf));
+			      topo_pci_vendor_label(topo_board_accel_vendor(b), vbuf));
 	snprintf(num, sizeof(num), "%d", topo_board_numa_per_host(b));
 	if (r == 0)
 		r = set_label(labels, "numa.podkernel.dev/count", num);
@@ -220,7 +201,7 @@ int board_show(FILE *f, const struct topo_board *b, int superslices)
 	if (topo_board_description(b))
 		fprintf(f, "description:  %s\n", topo_board_description(b));
 	fprintf(f, "accelerator:  %s, PCI vendor %04x (%s), devices", topo_board_accel_resource(b),
-		topo_board_accel_vendor(b), board_vendor_label(topo_board_accel_vendor(b), vbuf));
+		topo_board_accel_vendor(b), topo_pci_vendor_label(topo_board_accel_vendor(b), vbuf));
 	for (size_t i = 0; i < topo_board_accel_device_count(b); i++)
 		fprintf(f, " %04x", topo_board_accel_device(b, i));
 	fprintf(f, "\nhost:         %d chips, %d NUMA nodes, allocatable",

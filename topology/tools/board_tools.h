@@ -11,8 +11,6 @@
 
 #include "topology/topology.h"
 
-/* Label value of a PCI vendor: nvidia, amd, google, intel, else 4 hex digits. */
-const char *board_vendor_label(unsigned vendor, char buf[8]);
 
 /*
  * The v1 Node podagent would publish for host index of a cluster of

@@ -134,19 +134,6 @@ START_TEST(one_node)
 }
 END_TEST
 
-START_TEST(vendor_labels)
-{
-	char buf[8];
-
-	ck_assert_str_eq(board_vendor_label(0x10de, buf), "nvidia");
-	ck_assert_str_eq(board_vendor_label(0x1002, buf), "amd");
-	ck_assert_str_eq(board_vendor_label(0x1ae0, buf), "google");
-	ck_assert_str_eq(board_vendor_label(0x8086, buf), "intel");
-	ck_assert_str_eq(board_vendor_label(0x1d0f, buf), "1d0f");
-	ck_assert_str_eq(board_vendor_label(0x00ab, buf), "00ab");
-}
-END_TEST
-
 START_TEST(show)
 {
 	struct topo_board *b = load("tpu-superslice.yaml");
@@ -174,7 +161,6 @@ int main(void)
 
 	tcase_add_test(tc, every_board);
 	tcase_add_test(tc, one_node);
-	tcase_add_test(tc, vendor_labels);
 	tcase_add_test(tc, show);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
