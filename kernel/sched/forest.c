@@ -214,6 +214,7 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 	struct sc_group *g;
 	int r;
 
+	f->version++;
 	if (!key)
 		return -ENOMEM;
 	g = sc_forest_group(f, key, true);
@@ -253,6 +254,7 @@ int sc_forest_remove_group(struct sc_forest *f, const char *key)
 {
 	struct sc_group *g = sc_map_get(&f->groups, key);
 
+	f->version++;
 	if (!g || !g->present)
 		return -ENOENT;
 	if (g->parent)
@@ -348,6 +350,7 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 	struct sc_group *g;
 	int r;
 
+	f->version++;
 	if (!p)
 		return -ENOMEM;
 	r = copy_pod(s, p, view);
@@ -412,6 +415,7 @@ int sc_forest_remove_pod(struct pk_sched *s, const char *key)
 	struct sc_pod *p = sc_map_get(&f->pods, key);
 	struct sc_group *g;
 
+	f->version++;
 	if (!p)
 		return -ENOENT;
 	g = p->group;

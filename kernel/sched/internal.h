@@ -294,6 +294,7 @@ struct sc_forest {
 	struct sc_vec all_groups;
 	struct sc_vec roots; /* present parentless groups and implicit groups */
 	uint64_t seq;
+	uint64_t version; /* bumps on every add or remove (roots, done flags, priorities) */
 };
 
 /* ---- the scheduler --------------------------------------------------------- */
@@ -326,7 +327,18 @@ struct pk_sched {
 	bool forest_changed; /* objects came or went since the last unrooted report */
 	uint64_t prio_epoch; /* bumps when priority classes change */
 	struct sc_vec topo_keys; /* every topology key seen on a group (char *) */
+	int *all_nodes;		 /* 0, 1, 2, ...: the whole cluster as a scope */
+	size_t all_cap;
+	/* The queue's roots in rank order, valid while the forest version and the
+	 * priority epoch are those it was built at; roots before qcursor are done. */
+	struct sc_vec qsorted;
+	bool qvalid;
+	uint64_t qversion, qepoch;
+	size_t qcursor;
 };
+
+/* The scope of every node index (0 .. nnodes-1); NULL on ENOMEM. */
+const int *sc_all_nodes(struct pk_sched *s);
 
 struct sc_ctx {
 	struct pk_sched *s;

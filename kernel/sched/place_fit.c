@@ -53,7 +53,8 @@ struct fit {
 	long budget;
 	bool exhausted;
 	bool scarce[SC_MAX_RES];
-	int64_t total[SC_MAX_RES]; /* allocatable over the cluster, for dominant shares */
+	bool have_total;
+	int64_t total[SC_MAX_RES]; /* free over the cluster, for dominant shares (lazy) */
 	struct sc_part *parts[16]; /* partitions of the keys in use */
 	size_t nparts;
 };
@@ -342,11 +343,30 @@ static int child_cmp(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static void child_share(const struct fit *f, struct child *c)
+static void cluster_total(struct fit *f)
+{
+	const struct sc_snapshot *snap = f->ctx->snap;
+
+	f->have_total = true;
+	if (f->nparts && f->parts[0]->ndom) { /* from a summary when there is one */
+		for (int d = 0; d < f->parts[0]->ndom; d++)
+			for (int r = 0; r < snap->nres; r++)
+				f->total[r] = sc_add(f->total[r], f->parts[0]->free[d][r]);
+		return;
+	}
+	for (size_t i = 0; i < snap->nnodes; i++)
+		for (int r = 0; r < snap->nres; r++)
+			f->total[r] =
+			    sc_add(f->total[r], sc_sub(snap->nodes[i]->alloc[r], snap->nodes[i]->used[r]));
+}
+
+static void child_share(struct fit *f, struct child *c)
 {
 	int64_t need[SC_MAX_RES] = {0};
 	const struct sc_snapshot *snap = f->ctx->snap;
 
+	if (!f->have_total)
+		cluster_total(f);
 	group_need(snap, c->g, true, 0, need);
 	c->share_num = 0;
 	c->share_den = 1;
@@ -377,7 +397,6 @@ static enum sc_status eval_composite(struct fit *f, struct sc_group *g, const in
 
 		if (sc_group_admissible(c, 0, &why)) {
 			ch[k] = (struct child){.g = c, .pos = j};
-			child_share(f, &ch[k]);
 			k++;
 		} else {
 			UU++;
@@ -389,7 +408,11 @@ static enum sc_status eval_composite(struct fit *f, struct sc_group *g, const in
 		}
 		sc_buf_free(&why);
 	}
-	qsort(ch, k, sizeof(*ch), child_cmp);
+	if (k > 1) {
+		for (size_t j = 0; j < k; j++)
+			child_share(f, &ch[j]);
+		qsort(ch, k, sizeof(*ch), child_cmp);
+	}
 	int UUpre = UU;
 
 	ctx->depth++;
@@ -584,91 +607,122 @@ static int cand_cmp(const void *a, const void *b)
 	return x->d < y->d ? -1 : x->d > y->d;
 }
 
-static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
-				int start_rank, int *ret_rank)
-{
-	struct sc_ctx *ctx = f->ctx;
-	struct sc_snapshot *snap = ctx->snap;
-	struct sc_part *part = sc_snapshot_part(snap, g->topo_key);
-	struct buckets bk = {0};
+/* One topology evaluation's candidate list, built in domain order. */
+struct cands {
+	struct fit *f;
+	struct sc_group *g;
+	struct sc_part *part;
+	struct buckets bk;
 	int bdom;
-	bool sorted = false;
-	int64_t need_min[SC_MAX_RES] = {0}, need_full[SC_MAX_RES] = {0};
-	struct cand *cands = NULL;
-	size_t ncand = 0, nscope = 0, npruned = 0;
-	enum sc_status st = SC_UNRESOLVABLE;
-	struct sc_buf why = {0};
+	int64_t need_min[SC_MAX_RES], need_full[SC_MAX_RES];
+	struct cand *v;
+	size_t n, nscope, npruned;
+	int next_k; /* the next bucket to scan */
+	struct sc_buf why;
+};
 
-	if (!part || bucket_scope(snap, part, nodes, n, &bk) < 0)
-		return SC_UNRESOLVABLE;
-	cands = malloc(((size_t)bk.nd + 1) * sizeof(*cands));
-	if (!cands)
-		goto out;
-	bdom = sc_bound_domain(part, g, 0, -2);
-	group_need(snap, g, true, 0, need_min);
-	group_need(snap, g, false, 0, need_full);
-	for (int k = 0; k < bk.nd; k++) {
-		int d = bk.dom ? bk.dom[k] : k;
-		const int *dn = bk.order + bk.start[k];
-		size_t dnn = (size_t)(bk.start[k + 1] - bk.start[k]);
-		int64_t free_[SC_MAX_RES] = {0};
+static bool cand_perfect(const struct cand *c)
+{
+	return c->full && !c->waste && !c->frag && c->num == c->den;
+}
+
+/*
+ * Scan buckets from next_k, appending the domains that can hold the
+ * minimums.  With stop_perfect, stop after a candidate nothing can outrank
+ * (it holds every pending pod, idles no scarce resource, breaks no untouched
+ * domain and fills a resource exactly): the first such is the best.
+ */
+static void cands_scan(struct cands *cs, bool stop_perfect)
+{
+	const struct sc_snapshot *snap = cs->f->ctx->snap;
+	struct sc_part *part = cs->part;
+	int nres = snap->nres;
+
+	while (cs->next_k < cs->bk.nd) {
+		int k = cs->next_k++;
+		int d = cs->bk.dom ? cs->bk.dom[k] : k;
+		const int *dn = cs->bk.order + cs->bk.start[k];
+		size_t dnn = (size_t)(cs->bk.start[k + 1] - cs->bk.start[k]);
+		int64_t sum[SC_MAX_RES] = {0};
+		const int64_t *free_ = sum;
 
 		if (!dnn)
 			continue;
-		nscope++;
-		if (bdom == -1 || (bdom >= 0 && bdom != d)) {
-			if (npruned++ < 3)
-				sc_buf_printf(&why, "%s%s: running pods elsewhere", why.n ? "; " : "",
-					      part->values[d]);
+		cs->nscope++;
+		if (cs->bdom == -1 || (cs->bdom >= 0 && cs->bdom != d)) {
+			if (cs->npruned++ < 3)
+				sc_buf_printf(&cs->why, "%s%s: running pods elsewhere",
+					      cs->why.n ? "; " : "", part->values[d]);
 			continue;
 		}
 		if (dnn == (size_t)part->dom_size[d])
-			memcpy(free_, part->free[d], sizeof(free_));
+			free_ = part->free[d]; /* the whole domain: its summary */
 		else
 			for (size_t i = 0; i < dnn; i++)
-				for (int r = 0; r < snap->nres; r++)
-					free_[r] =
-					    sc_add(free_[r], sc_sub(snap->nodes[dn[i]]->alloc[r],
-								    snap->nodes[dn[i]]->used[r]));
-		if (!covers(free_, need_min, snap->nres)) {
-			if (npruned++ < 3) {
+				for (int r = 0; r < nres; r++)
+					sum[r] = sc_add(sum[r], sc_sub(snap->nodes[dn[i]]->alloc[r],
+								       snap->nodes[dn[i]]->used[r]));
+		if (!covers(free_, cs->need_min, nres)) {
+			if (cs->npruned++ < 3) {
 				int r = 0;
 
-				while (r < snap->nres && !(need_min[r] > 0 && free_[r] < need_min[r]))
+				while (r < nres && !(cs->need_min[r] > 0 && free_[r] < cs->need_min[r]))
 					r++;
-				sc_buf_printf(&why, "%s%s: insufficient free %s", why.n ? "; " : "",
-					      part->values[d],
-					      r < snap->nres ? snap->res_name[r] : "capacity");
+				sc_buf_printf(&cs->why, "%s%s: insufficient free %s",
+					      cs->why.n ? "; " : "", part->values[d],
+					      r < nres ? snap->res_name[r] : "capacity");
 			}
 			continue;
 		}
-		struct cand *c = &cands[ncand++];
+		struct cand *c = &cs->v[cs->n++];
 
-		*c = (struct cand){.d = d, .k = k, .full = covers(free_, need_full, snap->nres),
+		*c = (struct cand){.d = d, .k = k, .full = covers(free_, cs->need_full, nres),
 				   .num = 0, .den = 1};
-		for (int r = 1; r < snap->nres; r++)
-			if (f->scarce[r] && need_full[r] <= 0 && free_[r] > 0)
+		for (int r = 1; r < nres; r++)
+			if (cs->f->scarce[r] && cs->need_full[r] <= 0 && free_[r] > 0)
 				c->waste++;
-		for (size_t k = 0; k < f->nparts; k++) {
-			struct sc_part *p = f->parts[k];
+		for (size_t j = 0; j < cs->f->nparts; j++) {
+			struct sc_part *p = cs->f->parts[j];
 			int pd = p->node_dom[dn[0]];
 
 			if (p != part && p->ndom < part->ndom && pd >= 0 && p->used_pods[pd] == 0)
 				c->frag += p->dom_size[pd];
 		}
-		for (int r = 0; r < snap->nres; r++) {
-			int64_t take = need_full[r] < free_[r] ? need_full[r] : free_[r];
+		for (int r = 0; r < nres; r++) {
+			int64_t take = cs->need_full[r] < free_[r] ? cs->need_full[r] : free_[r];
 
 			if (free_[r] > 0 && take > 0 && sc_frac_cmp(take, free_[r], c->num, c->den) > 0) {
 				c->num = take;
 				c->den = free_[r];
 			}
 		}
+		if (stop_perfect && cand_perfect(c))
+			return;
 	}
-	sc_trace(ctx, "%s %s: topology %s, %zu of %zu domains in scope of %zu nodes can hold "
-		      "the minimums",
-		 sc_group_kind(g), g->key, g->topo_key, ncand, nscope, n);
-	ctx->depth++;
+}
+
+static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
+				int start_rank, int *ret_rank)
+{
+	struct sc_ctx *ctx = f->ctx;
+	struct sc_snapshot *snap = ctx->snap;
+	struct sc_part *part = sc_snapshot_part(snap, g->topo_key);
+	struct cands cs = {.f = f, .g = g, .part = part};
+	struct cand *cands;
+	bool sorted = false;
+	size_t ncand;
+	enum sc_status st = SC_UNRESOLVABLE;
+
+	if (!part || bucket_scope(snap, part, nodes, n, &cs.bk) < 0)
+		return SC_UNRESOLVABLE;
+	cs.v = cands = malloc(((size_t)cs.bk.nd + 1) * sizeof(*cands));
+	if (!cands)
+		goto out;
+	cs.bdom = sc_bound_domain(part, g, 0, -2);
+	group_need(snap, g, true, 0, cs.need_min);
+	group_need(snap, g, false, 0, cs.need_full);
+	cands_scan(&cs, start_rank == 0);
+	ncand = cs.n;
 	if (ncand && start_rank == 0) {
 		/* The best by a linear scan; the rest are sorted only if it fails. */
 		size_t b = 0;
@@ -684,13 +738,23 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		qsort(cands, ncand, sizeof(*cands), cand_cmp); /* the same total order */
 		sorted = true;
 	}
-	for (size_t rank = (size_t)(start_rank > 0 ? start_rank : 0); rank < ncand; rank++) {
+	sc_trace(ctx, "%s %s: topology %s, %zu domains scanned of %d in scope of %zu nodes, %zu "
+		      "can hold the minimums%s",
+		 sc_group_kind(g), g->key, g->topo_key, cs.nscope, cs.bk.nd, n, ncand,
+		 cs.next_k < cs.bk.nd ? " (stopped at an unbeatable one)" : "");
+	ctx->depth++;
+	for (size_t rank = (size_t)(start_rank > 0 ? start_rank : 0);; rank++) {
 		struct cand *c;
 
-		if (rank == 1 && !sorted) {
-			qsort(cands + 1, ncand - 1, sizeof(*cands), cand_cmp);
+		if (rank >= 1 && !sorted) {
+			cands_scan(&cs, false); /* the rest of the domains */
+			ncand = cs.n;
+			if (ncand > 1)
+				qsort(cands + 1, ncand - 1, sizeof(*cands), cand_cmp);
 			sorted = true;
 		}
+		if (rank >= ncand)
+			break;
 		c = &cands[rank];
 		if (f->budget <= 0) {
 			if (!f->exhausted)
@@ -700,8 +764,8 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 			break;
 		}
 		f->budget--;
-		const int *dn = bk.order + bk.start[c->k];
-		size_t dnn = (size_t)(bk.start[c->k + 1] - bk.start[c->k]);
+		const int *dn = cs.bk.order + cs.bk.start[c->k];
+		size_t dnn = (size_t)(cs.bk.start[c->k + 1] - cs.bk.start[c->k]);
 		size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
 		enum sc_status cst;
 
@@ -725,10 +789,10 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		ctx->placed = placed0;
 		if (cst == SC_UNSCHEDULABLE)
 			st = SC_UNSCHEDULABLE;
-		if (npruned++ < 3) {
+		if (cs.npruned++ < 3) {
 			const char *w = sc_group_why(snap, g);
 
-			sc_buf_printf(&why, "%s%s: %s", why.n ? "; " : "", part->values[c->d],
+			sc_buf_printf(&cs.why, "%s%s: %s", cs.why.n ? "; " : "", part->values[c->d],
 				      w ? w : sc_status_to_string(cst));
 		}
 		sc_trace(ctx, "candidate %s: infeasible (%s)", part->values[c->d],
@@ -738,12 +802,12 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 	{
 		struct sc_buf msg = {0};
 
-		if (!nscope)
+		if (!cs.nscope)
 			sc_buf_printf(&msg, "no node in scope has label %s", g->topo_key);
 		else
 			sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s%s)",
-				      g->topo_key, nscope, why.s ? why.s : "",
-				      npruned > 3 ? "; ..." : "");
+				      g->topo_key, cs.nscope, cs.why.s ? cs.why.s : "",
+				      cs.npruned > 3 ? "; ..." : "");
 		if (start_rank > 0 && st == SC_UNRESOLVABLE)
 			st = SC_UNSCHEDULABLE; /* an earlier candidate did fit */
 		sc_record(ctx, g, st, sc_group_min(g), g->stamp == ctx->stamp ? g->S : 0, 0,
@@ -754,9 +818,9 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		sc_buf_free(&msg);
 	}
 out:
-	sc_buf_free(&why);
+	sc_buf_free(&cs.why);
 	free(cands);
-	buckets_free(&bk);
+	buckets_free(&cs.bk);
 	return st;
 }
 
@@ -853,13 +917,12 @@ static enum sc_status fit_place_root(struct sc_ctx *ctx, struct sc_group *root)
 	struct sc_snapshot *snap = ctx->snap;
 	struct fit f = {.ctx = ctx, .budget = FIT_BUDGET};
 	size_t n = snap->nnodes, mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
-	int *all = malloc((n + 1) * sizeof(int)), rank = 0;
+	const int *all = sc_all_nodes(ctx->s);
+	int rank = 0;
 	enum sc_status st;
 
 	if (!all)
 		return SC_UNRESOLVABLE;
-	for (size_t i = 0; i < n; i++)
-		all[i] = (int)i;
 	for (int r = 0; r < snap->nres; r++)
 		f.scarce[r] = r > 0 && is_scarce(snap->res_name[r]);
 	for (size_t i = 0; i < ctx->s->topo_keys.n && f.nparts < 16; i++) {
@@ -867,16 +930,6 @@ static enum sc_status fit_place_root(struct sc_ctx *ctx, struct sc_group *root)
 
 		if (p)
 			f.parts[f.nparts++] = p;
-	}
-	/* Cluster totals from the coarsest summary when there is one. */
-	if (f.nparts && f.parts[0]->ndom) {
-		for (int d = 0; d < f.parts[0]->ndom; d++)
-			for (int r = 0; r < snap->nres; r++)
-				f.total[r] = sc_add(f.total[r], f.parts[0]->free[d][r]);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			for (int r = 0; r < snap->nres; r++)
-				f.total[r] = sc_add(f.total[r], snap->nodes[i]->alloc[r]);
 	}
 	st = eval_group(&f, root, all, n, 0, &rank);
 	if (st == SC_SUCCESS) {
@@ -895,7 +948,6 @@ static enum sc_status fit_place_root(struct sc_ctx *ctx, struct sc_group *root)
 		sc_trace(ctx, "%s %s: placed with the best found before the budget ran out",
 			 sc_group_kind(root), root->key);
 	}
-	free(all);
 	return st;
 }
 

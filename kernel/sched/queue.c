@@ -217,43 +217,88 @@ static bool has_pending(const struct sc_group *g, int depth)
 	return false;
 }
 
+/*
+ * The roots in rank order, rebuilt only when the forest or the priority
+ * classes changed: a stream of cycles that only binds pods picks in time
+ * proportional to the roots it skips, and roots found done are skipped once.
+ */
+static int queue_sorted(struct pk_sched *s)
+{
+	struct sc_forest *f = &s->forest;
+	size_t n = f->roots.n;
+	struct ranked *r;
+
+	if (s->qvalid && s->qversion == f->version && s->qepoch == s->prio_epoch)
+		return 0;
+	r = calloc(n + 1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	s->qsorted.n = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct sc_group *g = f->roots.v[i];
+
+		if (!g->prio_valid || g->prio_epoch != s->prio_epoch) {
+			g->prio_cache = sc_root_priority(s, g);
+			g->prio_epoch = s->prio_epoch;
+			g->prio_valid = true;
+		}
+		r[i] = (struct ranked){.g = g, .prio = g->prio_cache};
+	}
+	qsort(r, n, sizeof(*r), rank_qsort);
+	for (size_t i = 0; i < n; i++)
+		if (sc_vec_push(&s->qsorted, r[i].g) < 0) {
+			free(r);
+			s->qvalid = false;
+			return -ENOMEM;
+		}
+	free(r);
+	s->qvalid = true;
+	s->qversion = f->version;
+	s->qepoch = s->prio_epoch;
+	s->qcursor = 0;
+	return 0;
+}
+
 struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wait)
 {
-	struct ranked best = {0};
-	bool waiting = false;
+	bool waiting = false, prefix = true;
 	int64_t wait = 0;
 
-	for (size_t i = 0; i < s->forest.roots.n; i++) {
-		struct sc_group *g = s->forest.roots.v[i];
+	if (ret_wait)
+		*ret_wait = 0;
+	if (queue_sorted(s) < 0)
+		return NULL;
+	for (size_t i = s->qcursor; i < s->qsorted.n; i++) {
+		struct sc_group *g = s->qsorted.v[i];
 
-		if (!g->present || g->done)
+		if (!g->present || g->done) {
+			if (prefix)
+				s->qcursor = i + 1;
 			continue;
-		if (!g->dirty && (g->parked_invalid || s->gen <= g->tried_gen))
+		}
+		if (!g->dirty && (g->parked_invalid || s->gen <= g->tried_gen)) {
+			prefix = false;
 			continue;
+		}
 		if (!has_pending(g, 0)) {
 			g->done = true;
 			g->dirty = false;
+			if (prefix)
+				s->qcursor = i + 1;
 			continue;
 		}
+		prefix = false;
 		if (g->backoff_until > now) {
 			if (!waiting || g->backoff_until < wait)
 				wait = g->backoff_until;
 			waiting = true;
 			continue;
 		}
-		if (!g->prio_valid || g->prio_epoch != s->prio_epoch) {
-			g->prio_cache = sc_root_priority(s, g);
-			g->prio_epoch = s->prio_epoch;
-			g->prio_valid = true;
-		}
-		struct ranked r = {.g = g, .prio = g->prio_cache};
-
-		if (!best.g || rank_cmp(&r, &best) < 0)
-			best = r;
+		return g; /* the first eligible root in rank order is the best */
 	}
 	if (ret_wait)
 		*ret_wait = waiting ? wait : 0;
-	return best.g;
+	return NULL;
 }
 
 void sc_queue_order(struct pk_sched *s, struct sc_vec *ret_roots)

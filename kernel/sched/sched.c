@@ -47,7 +47,27 @@ void pk_sched_free(struct pk_sched *s)
 	for (size_t i = 0; i < s->topo_keys.n; i++)
 		free(s->topo_keys.v[i]);
 	sc_vec_free(&s->topo_keys);
+	free(s->all_nodes);
+	sc_vec_free(&s->qsorted);
 	free(s);
+}
+
+const int *sc_all_nodes(struct pk_sched *s)
+{
+	size_t n = s->snap.nnodes;
+
+	if (n + 1 > s->all_cap) {
+		size_t cap = (n + 1) * 2;
+		int *v = realloc(s->all_nodes, cap * sizeof(int));
+
+		if (!v)
+			return NULL;
+		for (size_t i = s->all_cap; i < cap; i++)
+			v[i] = (int)i;
+		s->all_nodes = v;
+		s->all_cap = cap;
+	}
+	return s->all_nodes;
 }
 
 #define SC_MAX_TOPO_KEYS 16 /* keys whose partitions the fit strategy keeps */

@@ -365,14 +365,22 @@ int main(int argc, char **argv)
 	printf("bench_placement: default strategy %s vs kep, board %s, medians\n",
 	       pk_sched_strategy_name(0), topo_board_name(b));
 	int ss = quick ? 16 : (int)(65536 / per_ss);
+	/* BENCH_ONLY=gang|stream|success runs one kind (for profiling). */
+	const char *only = getenv("BENCH_ONLY");
 
-	bench_gang(b, ss, pk_sched_strategy_name(0), false, RUNS);
-	bench_gang(b, ss, "kep", false, RUNS);
-	bench_gang(b, ss, pk_sched_strategy_name(0), true, RUNS);
-	bench_gang(b, ss, "kep", true, quick ? 1 : 3);
-	bench_stream(b, (int)(16384 / per_ss), pk_sched_strategy_name(0), 3);
-	bench_stream(b, (int)(16384 / per_ss), "kep", 1);
-	bench_success(quick ? 100 : 1000);
+	if (!only || strcmp(only, "gang") == 0) {
+		bench_gang(b, ss, pk_sched_strategy_name(0), false, RUNS);
+		bench_gang(b, ss, "kep", false, RUNS);
+		bench_gang(b, ss, pk_sched_strategy_name(0), true, RUNS);
+		bench_gang(b, ss, "kep", true, quick ? 1 : 3);
+	}
+	if (!only || strcmp(only, "stream") == 0) {
+		bench_stream(b, (int)(16384 / per_ss), pk_sched_strategy_name(0), 3);
+		if (!only)
+			bench_stream(b, (int)(16384 / per_ss), "kep", 1);
+	}
+	if (!only || strcmp(only, "success") == 0)
+		bench_success(quick ? 100 : 1000);
 	topo_board_free(b);
 	return 0;
 }
