@@ -233,6 +233,8 @@ int ap_collect_garbage(struct pk_appliance *app)
 				       owned_kinds[k], ns, pk_name(obj),
 				       json_string_value(json_object_get(ref, "kind")),
 				       json_string_value(json_object_get(ref, "name")));
+				/* an owner recreated under the same name wants its objects back */
+				ap_reconcile_owner_of(app, obj);
 			}
 		}
 		json_decref(items);

@@ -396,6 +396,49 @@ START_TEST(evicted_job_pod_is_recreated_elsewhere)
 }
 END_TEST
 
+static json_t *job(const char *name)
+{
+	json_t *j = json_loads("{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": "
+			       "{\"namespace\": \"default\"}, \"spec\": {\"parallelism\": 1, "
+			       "\"template\": {\"spec\": {\"containers\": [{\"name\": \"c\", "
+			       "\"image\": \"x\", \"resources\": {\"requests\": "
+			       "{\"google.com/tpu\": \"4\"}}}]}}}}",
+			       0, NULL);
+
+	pk_set(j, "metadata.name", json_string(name));
+	return j;
+}
+
+START_TEST(job_recreated_under_the_same_name_gets_its_own_pods)
+{
+	json_t *j, *p = NULL;
+	const char *uid, *owner;
+	bool ok = false;
+
+	cluster();
+	start();
+	create(job("re"));
+	ck_assert(wait_bound("re-0"));
+	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "re", NULL, NULL, NULL), 0);
+	create(job("re"));
+	j = get("Job", "re");
+	uid = pk_get_string(j, "metadata.uid");
+	for (int i = 0; i < 200 && !ok; i++) {
+		json_decref(p);
+		p = get("Pod", "re-0");
+		owner = p ? json_string_value(json_object_get(
+				    json_array_get(pk_get(p, "metadata.ownerReferences"), 0), "uid"))
+			  : NULL;
+		ok = owner && strcmp(owner, uid) == 0 && pk_get_string(p, "spec.nodeName");
+		if (!ok)
+			sleep_ms(50);
+	}
+	ck_assert_msg(ok, "pod re-0 does not belong to the new Job");
+	json_decref(p);
+	json_decref(j);
+}
+END_TEST
+
 START_TEST(deleted_node_evicts_the_disruption_unit)
 {
 	char x[64], y[64];
@@ -435,6 +478,7 @@ int main(void)
 	tcase_add_test(tc, preemption_makes_room_for_higher_priority);
 	tcase_add_test(tc, deleted_node_evicts_the_disruption_unit);
 	tcase_add_test(tc, evicted_job_pod_is_recreated_elsewhere);
+	tcase_add_test(tc, job_recreated_under_the_same_name_gets_its_own_pods);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
