@@ -72,8 +72,7 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* Sum over resources of the k smallest of vals[0..n) per resource (vals[i][r]). */
-static void sum_smallest(int64_t (*vals)[SC_MAX_RES], size_t n, size_t k, int nres,
-			 int64_t *out)
+static void sum_smallest(int64_t (*vals)[SC_MAX_RES], size_t n, size_t k, int nres, int64_t *out)
 {
 	int64_t *col = malloc((n + 1) * sizeof(int64_t));
 
@@ -356,8 +355,8 @@ static void cluster_total(struct fit *f)
 	}
 	for (size_t i = 0; i < snap->nnodes; i++)
 		for (int r = 0; r < snap->nres; r++)
-			f->total[r] =
-			    sc_add(f->total[r], sc_sub(snap->nodes[i]->alloc[r], snap->nodes[i]->used[r]));
+			f->total[r] = sc_add(
+			    f->total[r], sc_sub(snap->nodes[i]->alloc[r], snap->nodes[i]->used[r]));
 }
 
 static void child_share(struct fit *f, struct child *c)
@@ -378,8 +377,7 @@ static void child_share(struct fit *f, struct child *c)
 		}
 }
 
-static enum sc_status eval_composite(struct fit *f, struct sc_group *g, const int *nodes,
-				     size_t n)
+static enum sc_status eval_composite(struct fit *f, struct sc_group *g, const int *nodes, size_t n)
 {
 	struct sc_ctx *ctx = f->ctx;
 	int M = sc_group_min(g), S = 0, U = 0, UU = 0, bestS = -1, bU = 0, bUU = 0;
@@ -457,8 +455,9 @@ static enum sc_status eval_composite(struct fit *f, struct sc_group *g, const in
 			break;
 		if (f->budget <= 0) {
 			if (!f->exhausted)
-				sc_trace(ctx, "%s %s: search budget of %d candidate evaluations "
-					      "exhausted; best found: %d of %d child groups",
+				sc_trace(ctx,
+					 "%s %s: search budget of %d candidate evaluations "
+					 "exhausted; best found: %d of %d child groups",
 					 sc_group_kind(g), g->key, FIT_BUDGET, bestS, M);
 			f->exhausted = true;
 			break;
@@ -548,7 +547,8 @@ static int bucket_scope(const struct sc_snapshot *snap, struct sc_part *part, co
 	struct buckets b = {.owned = true};
 
 	if (n == snap->nnodes) {
-		*ret = (struct buckets){.nd = part->ndom, .start = part->start, .order = part->order};
+		*ret =
+		    (struct buckets){.nd = part->ndom, .start = part->start, .order = part->order};
 		return 0;
 	}
 	b.dom = malloc((n + 1) * sizeof(int));
@@ -660,13 +660,15 @@ static void cands_scan(struct cands *cs, bool stop_perfect)
 		else
 			for (size_t i = 0; i < dnn; i++)
 				for (int r = 0; r < nres; r++)
-					sum[r] = sc_add(sum[r], sc_sub(snap->nodes[dn[i]]->alloc[r],
-								       snap->nodes[dn[i]]->used[r]));
+					sum[r] =
+					    sc_add(sum[r], sc_sub(snap->nodes[dn[i]]->alloc[r],
+								  snap->nodes[dn[i]]->used[r]));
 		if (!covers(free_, cs->need_min, nres)) {
 			if (cs->npruned++ < 3) {
 				int r = 0;
 
-				while (r < nres && !(cs->need_min[r] > 0 && free_[r] < cs->need_min[r]))
+				while (r < nres &&
+				       !(cs->need_min[r] > 0 && free_[r] < cs->need_min[r]))
 					r++;
 				sc_buf_printf(&cs->why, "%s%s: insufficient free %s",
 					      cs->why.n ? "; " : "", part->values[d],
@@ -676,8 +678,8 @@ static void cands_scan(struct cands *cs, bool stop_perfect)
 		}
 		struct cand *c = &cs->v[cs->n++];
 
-		*c = (struct cand){.d = d, .k = k, .full = covers(free_, cs->need_full, nres),
-				   .num = 0, .den = 1};
+		*c = (struct cand){
+		    .d = d, .k = k, .full = covers(free_, cs->need_full, nres), .num = 0, .den = 1};
 		for (int r = 1; r < nres; r++)
 			if (cs->f->scarce[r] && cs->need_full[r] <= 0 && free_[r] > 0)
 				c->waste++;
@@ -691,7 +693,8 @@ static void cands_scan(struct cands *cs, bool stop_perfect)
 		for (int r = 0; r < nres; r++) {
 			int64_t take = cs->need_full[r] < free_[r] ? cs->need_full[r] : free_[r];
 
-			if (free_[r] > 0 && take > 0 && sc_frac_cmp(take, free_[r], c->num, c->den) > 0) {
+			if (free_[r] > 0 && take > 0 &&
+			    sc_frac_cmp(take, free_[r], c->num, c->den) > 0) {
 				c->num = take;
 				c->den = free_[r];
 			}
@@ -738,8 +741,9 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		qsort(cands, ncand, sizeof(*cands), cand_cmp); /* the same total order */
 		sorted = true;
 	}
-	sc_trace(ctx, "%s %s: topology %s, %zu domains scanned of %d in scope of %zu nodes, %zu "
-		      "can hold the minimums%s",
+	sc_trace(ctx,
+		 "%s %s: topology %s, %zu domains scanned of %d in scope of %zu nodes, %zu "
+		 "can hold the minimums%s",
 		 sc_group_kind(g), g->key, g->topo_key, cs.nscope, cs.bk.nd, n, ncand,
 		 cs.next_k < cs.bk.nd ? " (stopped at an unbeatable one)" : "");
 	ctx->depth++;
@@ -769,10 +773,12 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
 		enum sc_status cst;
 
-		sc_trace(ctx, "candidate %s (#%zu, %zu nodes, %s, scarce idle %d, breaks %lld, "
-			      "packing %.3f):",
-			 part->values[c->d], rank + 1, dnn, c->full ? "holds all" : "holds minimums",
-			 c->waste, (long long)c->frag, c->den ? (double)c->num / (double)c->den : 0);
+		sc_trace(ctx,
+			 "candidate %s (#%zu, %zu nodes, %s, scarce idle %d, breaks %lld, "
+			 "packing %.3f):",
+			 part->values[c->d], rank + 1, dnn,
+			 c->full ? "holds all" : "holds minimums", c->waste, (long long)c->frag,
+			 c->den ? (double)c->num / (double)c->den : 0);
 		ctx->depth++;
 		cst = eval_in(f, g, dn, dnn);
 		ctx->depth--;
@@ -933,7 +939,8 @@ static enum sc_status fit_place_root(struct sc_ctx *ctx, struct sc_group *root)
 	}
 	st = eval_group(&f, root, all, n, 0, &rank);
 	if (st == SC_SUCCESS) {
-		sc_trace(ctx, "%s %s: minimums placed; extra pods:", sc_group_kind(root), root->key);
+		sc_trace(ctx, "%s %s: minimums placed; extra pods:", sc_group_kind(root),
+			 root->key);
 		if (extend(&f, root, all, n, 0) < 0)
 			st = SC_UNRESOLVABLE;
 	}
@@ -941,8 +948,7 @@ static enum sc_status fit_place_root(struct sc_ctx *ctx, struct sc_group *root)
 		sc_snapshot_revert(snap, mark);
 		ctx->placed = placed0;
 		sc_trace(ctx, "%s %s: fit search found no placement%s; KEP greedy pass:",
-			 sc_group_kind(root), root->key,
-			 f.exhausted ? " within its budget" : "");
+			 sc_group_kind(root), root->key, f.exhausted ? " within its budget" : "");
 		st = sc_kep_ops.place_root(ctx, root);
 	} else if (f.exhausted) {
 		sc_trace(ctx, "%s %s: placed with the best found before the budget ran out",

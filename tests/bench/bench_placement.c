@@ -128,10 +128,10 @@ static json_t *group(bool composite, const char *name, const char *parent, int m
 static json_t *pod(const char *name, const char *grp, const char *node, const char *tpu,
 		   const char *cpu)
 {
-	json_t *p = json_pack(
-	    "{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:s, s:s}}}]}}", "apiVersion", "v1", "kind",
-	    "Pod", "metadata", "name", name, "namespace", "bench", "spec", "containers", "name", "c",
-	    "resources", "requests", "google.com/tpu", tpu, "cpu", cpu);
+	json_t *p = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:s, s:s}}}]}}",
+			      "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
+			      "namespace", "bench", "spec", "containers", "name", "c", "resources",
+			      "requests", "google.com/tpu", tpu, "cpu", cpu);
 
 	if (grp)
 		json_object_set_new(json_object_get(p, "spec"), "schedulingGroup",
@@ -183,8 +183,8 @@ static void row(const char *name, const char *strategy, double tm, double fm, si
 }
 
 /* The 1024-pod gang; busy: one busy host in every superslice but one. */
-static void bench_gang(const struct topo_board *b, int superslices, const char *strategy,
-		       bool busy, int runs)
+static void bench_gang(const struct topo_board *b, int superslices, const char *strategy, bool busy,
+		       int runs)
 {
 	struct pk_sched *s = cluster(b, superslices, strategy);
 	const char *ss = topo_board_level_key(b, 0), *cube = topo_board_level_key(b, 1);
@@ -201,9 +201,9 @@ static void bench_gang(const struct topo_board *b, int superslices, const char *
 
 			if (i == free_ss)
 				continue;
-			if (topo_board_host(b, superslices,
-					    i * per_ss + (int64_t)(rand_r(&seed) % (unsigned)per_ss),
-					    &h) < 0)
+			if (topo_board_host(
+				b, superslices,
+				i * per_ss + (int64_t)(rand_r(&seed) % (unsigned)per_ss), &h) < 0)
 				die("topo_board_host", -EINVAL);
 			snprintf(p, sizeof(p), "busy-%d", i);
 			add(s, pod(p, NULL, h.name, "1", "1"));
@@ -226,8 +226,8 @@ static void bench_gang(const struct topo_board *b, int superslices, const char *
 
 		t[run] = now_ms() - t0;
 		if (bound != expect) {
-			fprintf(stderr, "bench_placement: %s gang bound %zu of %zu pods\n", strategy,
-				bound, expect);
+			fprintf(stderr, "bench_placement: %s gang bound %zu of %zu pods\n",
+				strategy, bound, expect);
 			exit(1);
 		}
 		for (int sh = 0; sh < 64; sh++) {
@@ -325,8 +325,8 @@ static void bench_success(int n)
 
 			ms[k] += now_ms() - t0;
 			if (r < 0) {
-				fprintf(stderr, "bench_placement: instance %d: %s invalid: %s\n", it,
-					names[k], why);
+				fprintf(stderr, "bench_placement: instance %d: %s invalid: %s\n",
+					it, names[k], why);
 				invalid++;
 			} else {
 				ok[k] += r;

@@ -121,20 +121,21 @@ static inline json_t *gp_objects(const struct gp_inst *in)
 
 			snprintf(name, sizeof(name), "busy-%d-%d", i, b);
 			json_array_append_new(
-			    objs, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[{s:s, s:{s:{s:s}}}]}}",
-					    "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
-					    "namespace", "default", "spec", "nodeName", n->name,
-					    "containers", "name", "c", "resources", "requests", "cpu",
-					    "1"));
+			    objs,
+			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[{s:s, s:{s:{s:s}}}]}}",
+				      "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
+				      "namespace", "default", "spec", "nodeName", n->name,
+				      "containers", "name", "c", "resources", "requests", "cpu",
+				      "1"));
 		}
 	}
 	if (in->composite) {
-		json_t *root = json_pack(
-		    "{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s, s:s}, s:{s:{s:i}}}}", "apiVersion",
-		    "scheduling.k8s.io/v1alpha3", "kind", "CompositePodGroup", "metadata", "name",
-		    "root", "creationTimestamp", "2026-01-01T00:00:00Z", "spec", "workloadRef",
-		    "workloadName", "w", "templateName", "root", "schedulingPolicy", "gang",
-		    "minGroupCount", in->root_min);
+		json_t *root = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s, s:s}, s:{s:{s:i}}}}",
+					 "apiVersion", "scheduling.k8s.io/v1alpha3", "kind",
+					 "CompositePodGroup", "metadata", "name", "root",
+					 "creationTimestamp", "2026-01-01T00:00:00Z", "spec",
+					 "workloadRef", "workloadName", "w", "templateName", "root",
+					 "schedulingPolicy", "gang", "minGroupCount", in->root_min);
 
 		if (in->zone)
 			json_object_set_new(json_object_get(root, "spec"), "schedulingConstraints",

@@ -121,19 +121,20 @@ START_TEST(test_budget_runs_out)
 		add(s, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s, s:s}, s:s, s:{s:{s:i}}, "
 				 "s:{s:[{s:s}]}}}",
 				 "apiVersion", "scheduling.k8s.io/v1alpha3", "kind", "PodGroup",
-				 "metadata", "name", name, "spec", "workloadRef", "workloadName", "w",
-				 "templateName", name, "parentCompositePodGroupName", "root",
+				 "metadata", "name", name, "spec", "workloadRef", "workloadName",
+				 "w", "templateName", name, "parentCompositePodGroupName", "root",
 				 "schedulingPolicy", "gang", "minCount", 3, "schedulingConstraints",
 				 "topology", "key", "rack"));
 		for (int p = 0; p < 3; p++) {
 			char pod[24];
 
 			snprintf(pod, sizeof(pod), "g%d-%d", g, p);
-			add(s, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s}, s:[{s:s, "
-					 "s:{s:{s:s}}}]}}",
-					 "apiVersion", "v1", "kind", "Pod", "metadata", "name", pod,
-					 "spec", "schedulingGroup", "podGroupName", name, "containers",
-					 "name", "c", "resources", "requests", "cpu", "1"));
+			add(s,
+			    json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s}, s:[{s:s, "
+				      "s:{s:{s:s}}}]}}",
+				      "apiVersion", "v1", "kind", "Pod", "metadata", "name", pod,
+				      "spec", "schedulingGroup", "podGroupName", name, "containers",
+				      "name", "c", "resources", "requests", "cpu", "1"));
 		}
 	}
 	ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
