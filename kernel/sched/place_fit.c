@@ -615,9 +615,11 @@ struct cands {
 	struct buckets bk;
 	int bdom;
 	int64_t need_min[SC_MAX_RES], need_full[SC_MAX_RES];
+	/* resources the subtree requests; scarce ones it does not */
+	int need_r[SC_MAX_RES], nneed, idle_r[SC_MAX_RES], nidle;
+	bool same_need; /* need_full == need_min: every candidate holds all */
 	struct cand *v;
 	size_t n, nscope, npruned;
-	int next_k; /* the next bucket to scan */
 	struct sc_buf why;
 };
 
@@ -626,82 +628,115 @@ static bool cand_perfect(const struct cand *c)
 	return c->full && !c->waste && !c->frag && c->num == c->den;
 }
 
+static void cands_prepare(struct cands *cs)
+{
+	const struct sc_snapshot *snap = cs->f->ctx->snap;
+
+	cs->same_need = memcmp(cs->need_min, cs->need_full, sizeof(cs->need_min)) == 0;
+	for (int r = 0; r < snap->nres; r++) {
+		if (cs->need_full[r] > 0)
+			cs->need_r[cs->nneed++] = r;
+		else if (r > 0 && cs->f->scarce[r])
+			cs->idle_r[cs->nidle++] = r;
+	}
+}
+
 /*
- * Scan buckets from next_k, appending the domains that can hold the
- * minimums.  With stop_perfect, stop after a candidate nothing can outrank
- * (it holds every pending pod, idles no scarce resource, breaks no untouched
- * domain and fills a resource exactly): the first such is the best.
+ * Scan every domain of the scope.  best_only (the first pass): keep only the
+ * best candidate, stop at one nothing can outrank (it holds every pending
+ * pod, idles no scarce resource, breaks no untouched domain and fills a
+ * resource exactly: the first such is the best), and drop a candidate as
+ * soon as it is known to rank below the best.  Otherwise list every domain
+ * that can hold the minimums, and say why the others cannot.
  */
-static void cands_scan(struct cands *cs, bool stop_perfect)
+static void cands_scan(struct cands *cs, bool best_only)
 {
 	const struct sc_snapshot *snap = cs->f->ctx->snap;
 	struct sc_part *part = cs->part;
 	int nres = snap->nres;
+	struct cand best = {0};
+	bool have = false;
+	int64_t sum[SC_MAX_RES];
 
-	while (cs->next_k < cs->bk.nd) {
-		int k = cs->next_k++;
+	cs->n = cs->nscope = cs->npruned = 0;
+	sc_buf_free(&cs->why);
+	for (int k = 0; k < cs->bk.nd; k++) {
 		int d = cs->bk.dom ? cs->bk.dom[k] : k;
 		const int *dn = cs->bk.order + cs->bk.start[k];
 		size_t dnn = (size_t)(cs->bk.start[k + 1] - cs->bk.start[k]);
-		int64_t sum[SC_MAX_RES] = {0};
 		const int64_t *free_ = sum;
+		int j;
 
 		if (!dnn)
 			continue;
 		cs->nscope++;
 		if (cs->bdom == -1 || (cs->bdom >= 0 && cs->bdom != d)) {
-			if (cs->npruned++ < 3)
+			if (!best_only && cs->npruned++ < 3)
 				sc_buf_printf(&cs->why, "%s%s: running pods elsewhere",
 					      cs->why.n ? "; " : "", part->values[d]);
 			continue;
 		}
-		if (dnn == (size_t)part->dom_size[d])
+		if (dnn == (size_t)part->dom_size[d]) {
 			free_ = part->free[d]; /* the whole domain: its summary */
-		else
+		} else {
+			memset(sum, 0, sizeof(sum));
 			for (size_t i = 0; i < dnn; i++)
 				for (int r = 0; r < nres; r++)
 					sum[r] =
 					    sc_add(sum[r], sc_sub(snap->nodes[dn[i]]->alloc[r],
 								  snap->nodes[dn[i]]->used[r]));
-		if (!covers(free_, cs->need_min, nres)) {
-			if (cs->npruned++ < 3) {
-				int r = 0;
-
-				while (r < nres &&
-				       !(cs->need_min[r] > 0 && free_[r] < cs->need_min[r]))
-					r++;
+		}
+		for (j = 0; j < cs->nneed; j++)
+			if (free_[cs->need_r[j]] < cs->need_min[cs->need_r[j]])
+				break;
+		if (j < cs->nneed) {
+			if (!best_only && cs->npruned++ < 3)
 				sc_buf_printf(&cs->why, "%s%s: insufficient free %s",
 					      cs->why.n ? "; " : "", part->values[d],
-					      r < nres ? snap->res_name[r] : "capacity");
-			}
+					      snap->res_name[cs->need_r[j]]);
 			continue;
 		}
-		struct cand *c = &cs->v[cs->n++];
+		struct cand c = {.d = d, .k = k, .num = 0, .den = 1};
 
-		*c = (struct cand){
-		    .d = d, .k = k, .full = covers(free_, cs->need_full, nres), .num = 0, .den = 1};
-		for (int r = 1; r < nres; r++)
-			if (cs->f->scarce[r] && cs->need_full[r] <= 0 && free_[r] > 0)
-				c->waste++;
-		for (size_t j = 0; j < cs->f->nparts; j++) {
-			struct sc_part *p = cs->f->parts[j];
+		c.full = cs->same_need || covers(free_, cs->need_full, nres);
+		if (have && best.full && !c.full)
+			continue;
+		for (j = 0; j < cs->nidle; j++)
+			c.waste += free_[cs->idle_r[j]] > 0;
+		if (have && best.full == c.full && c.waste > best.waste)
+			continue;
+		for (size_t i = 0; i < cs->f->nparts; i++) {
+			struct sc_part *p = cs->f->parts[i];
 			int pd = p->node_dom[dn[0]];
 
 			if (p != part && p->ndom < part->ndom && pd >= 0 && p->used_pods[pd] == 0)
-				c->frag += p->dom_size[pd];
+				c.frag += p->dom_size[pd];
 		}
-		for (int r = 0; r < nres; r++) {
+		if (have && best.full == c.full && best.waste == c.waste && c.frag > best.frag)
+			continue;
+		for (j = 0; j < cs->nneed; j++) {
+			int r = cs->need_r[j];
 			int64_t take = cs->need_full[r] < free_[r] ? cs->need_full[r] : free_[r];
 
 			if (free_[r] > 0 && take > 0 &&
-			    sc_frac_cmp(take, free_[r], c->num, c->den) > 0) {
-				c->num = take;
-				c->den = free_[r];
+			    sc_frac_cmp(take, free_[r], c.num, c.den) > 0) {
+				c.num = take;
+				c.den = free_[r];
 			}
 		}
-		if (stop_perfect && cand_perfect(c))
-			return;
+		if (!best_only) {
+			cs->v[cs->n++] = c;
+			continue;
+		}
+		if (!have || cand_cmp(&c, &best) < 0) {
+			best = c;
+			have = true;
+			if (cand_perfect(&c))
+				break;
+		}
 	}
+	if (best_only && have)
+		cs->v[cs->n++] = best;
 }
 
 static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
@@ -724,37 +759,27 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 	cs.bdom = sc_bound_domain(part, g, 0, -2);
 	group_need(snap, g, true, 0, cs.need_min);
 	group_need(snap, g, false, 0, cs.need_full);
+	cands_prepare(&cs);
+	/* First the best alone; the full ranking only if it fails (or for an
+	 * alternative), in the same total order. */
 	cands_scan(&cs, start_rank == 0);
-	ncand = cs.n;
-	if (ncand && start_rank == 0) {
-		/* The best by a linear scan; the rest are sorted only if it fails. */
-		size_t b = 0;
-
-		for (size_t i = 1; i < ncand; i++)
-			if (cand_cmp(&cands[i], &cands[b]) < 0)
-				b = i;
-		struct cand tmp = cands[0];
-
-		cands[0] = cands[b];
-		cands[b] = tmp;
-	} else if (ncand) {
-		qsort(cands, ncand, sizeof(*cands), cand_cmp); /* the same total order */
+	if (start_rank > 0 || !cs.n) {
+		if (start_rank == 0)
+			cands_scan(&cs, false); /* nothing fits: say why */
+		qsort(cands, cs.n, sizeof(*cands), cand_cmp);
 		sorted = true;
 	}
-	sc_trace(ctx,
-		 "%s %s: topology %s, %zu domains scanned of %d in scope of %zu nodes, %zu "
-		 "can hold the minimums%s",
-		 sc_group_kind(g), g->key, g->topo_key, cs.nscope, cs.bk.nd, n, ncand,
-		 cs.next_k < cs.bk.nd ? " (stopped at an unbeatable one)" : "");
+	ncand = cs.n;
+	sc_trace(ctx, "%s %s: topology %s, %zu domains in scope of %zu nodes, %s", sc_group_kind(g),
+		 g->key, g->topo_key, cs.nscope, n, sorted ? "ranked" : "best first");
 	ctx->depth++;
 	for (size_t rank = (size_t)(start_rank > 0 ? start_rank : 0);; rank++) {
 		struct cand *c;
 
 		if (rank >= 1 && !sorted) {
-			cands_scan(&cs, false); /* the rest of the domains */
+			cands_scan(&cs, false); /* every domain, ranked; [0] is the same best */
+			qsort(cands, cs.n, sizeof(*cands), cand_cmp);
 			ncand = cs.n;
-			if (ncand > 1)
-				qsort(cands + 1, ncand - 1, sizeof(*cands), cand_cmp);
 			sorted = true;
 		}
 		if (rank >= ncand)
