@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernel/server/server-private.h"
@@ -175,6 +176,33 @@ static json_t *openapi_gv(const char *group, const char *version)
 	return json_pack("{s:s,s:{s:s,s:s},s:o,s:{s:{}}}", "openapi", "3.0.0", "info", "title",
 			 "podkerneld", "version", PODKERNEL_VERSION, "paths", paths, "components",
 			 "schemas");
+}
+
+/*
+ * OpenAPI v2, empty: kubectl validates the items of a `kind: List` against
+ * /openapi/v2 (in gnostic protobuf) and skips kinds it has no schema for.
+ * The protobuf form is a Document {1: swagger "2.0", 2: Info {1: title,
+ * 2: version}}, written out by hand.
+ */
+void discovery_openapi_v2(const char *accept, struct pk_response *resp)
+{
+	static const char pb[] = "\x0a\x03" "2.0"
+				 "\x12\x13"
+				 "\x0a\x0a" "podkerneld"
+				 "\x12\x05" PODKERNEL_VERSION;
+	_Static_assert(sizeof(PODKERNEL_VERSION) == 6, "protobuf lengths above assume x.y.z");
+	if (accept && strstr(accept, "protobuf")) {
+		resp->status = 200;
+		resp->content_type = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+		resp->body = malloc(sizeof(pb) - 1);
+		resp->body_len = resp->body ? sizeof(pb) - 1 : 0;
+		if (resp->body)
+			memcpy(resp->body, pb, sizeof(pb) - 1);
+		return;
+	}
+	respond_json(resp, 200,
+		     json_pack("{s:s,s:{s:s,s:s},s:{}}", "swagger", "2.0", "info", "title",
+			       "podkerneld", "version", PODKERNEL_VERSION, "paths"));
 }
 
 bool discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp)

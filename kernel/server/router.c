@@ -797,6 +797,10 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 			       "the request body is larger than %d bytes", PK_SERVER_MAX_BODY);
 		return "other";
 	}
+	if (strcmp(req->path, "/openapi/v2") == 0 && strcmp(req->method, "GET") == 0) {
+		discovery_openapi_v2(req->accept, resp);
+		return "discovery";
+	}
 	if (strcmp(req->path, "/metrics") == 0 && strcmp(req->method, "GET") == 0) {
 		char *text = metrics_render(srv);
 		resp->status = text ? 200 : 500;

@@ -61,6 +61,8 @@ int pk_protobuf_decode(const char *buf, size_t len, json_t **ret, char *err, siz
 
 /* discovery.c */
 bool discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp);
+/* /openapi/v2: an empty document, protobuf when accepted, else JSON. */
+void discovery_openapi_v2(const char *accept, struct pk_response *resp);
 
 /* table.c: meta.k8s.io/v1 Table of objects (items borrowed). */
 bool wants_table(const char *accept);

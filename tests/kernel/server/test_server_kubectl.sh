@@ -142,6 +142,17 @@ k delete pod p1 >"$WORK/out" 2>&1 && grep -q 'deleted' "$WORK/out" || fail "dele
 k get pod p1 >"$WORK/out" 2>&1 && fail "p1 still there"
 grep -q 'NotFound\|not found' "$WORK/out" || fail "no NotFound: $(cat "$WORK/out")"
 
+# A JSON kind: List (kubectl validates its items against /openapi/v2).
+cat >"$WORK/list.json" <<'L'
+{"apiVersion": "v1", "kind": "List", "items": [
+ {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "l1"}, "value": 1},
+ {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "l2"}, "value": 2}]}
+L
+k create -f "$WORK/list.json" >"$WORK/out" 2>&1 || fail "create a List: $(cat "$WORK/out")"
+k create priorityclass l3 --value=3 >"$WORK/out" 2>&1 || fail "create priorityclass: $(cat "$WORK/out")"
+k get pc -o name >"$WORK/out" 2>&1
+grep -q 'l1$' "$WORK/out" && grep -q 'l3$' "$WORK/out" || fail "List items: $(cat "$WORK/out")"
+
 # Namespaces: delete takes the contents along; default is protected.
 k create namespace team >/dev/null 2>&1 || fail "create namespace"
 sed 's/name: pa}/name: pa, namespace: team}/' "$WORK/pa.yaml" | k create -f - >/dev/null 2>&1 ||
