@@ -770,8 +770,9 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		sorted = true;
 	}
 	ncand = cs.n;
-	sc_trace(ctx, "%s %s: topology %s, %zu domains in scope of %zu nodes, %s", sc_group_kind(g),
-		 g->key, g->topo_key, cs.nscope, n, sorted ? "ranked" : "best first");
+	sc_trace(ctx, "%s %s: topology %s, scope of %zu nodes, %zu of %d domains scanned, %s",
+		 sc_group_kind(g), g->key, g->topo_key, n, cs.nscope, cs.bk.nd,
+		 sorted ? "ranked" : "best first");
 	ctx->depth++;
 	for (size_t rank = (size_t)(start_rank > 0 ? start_rank : 0);; rank++) {
 		struct cand *c;
