@@ -18,6 +18,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "kernel/builder/builder.h"
 #include "kernel/store/store-private.h"
 #include "topology/topology.h"
 
@@ -218,11 +219,24 @@ static void default_kind(const struct pk_store_type *t, json_t *obj)
 		finalizer_ensure(obj, PK_STORE_GROUP_FINALIZER);
 }
 
-static int validate(const struct pk_store_type *t, json_t *obj, struct pk_errors *errs)
+/*
+ * Static validation of every write; Jobs and JobSets also go through the
+ * workload builder's rules for their scheduling intent, including the update
+ * rules against the stored object (old, NULL on create).
+ */
+static int validate(const struct pk_store_type *t, json_t *obj, const json_t *old,
+		    struct pk_errors *errs)
 {
+	int rc;
+
 	if (t->pk == PK_KIND_UNKNOWN)
 		return 0;
-	return pk_validate(obj, errs) < 0 ? -EINVAL : 0;
+	rc = pk_validate(obj, errs) < 0 ? -EINVAL : 0;
+	if (t->pk == PK_KIND_JOB && wb_job_validate(obj, old, errs) < 0)
+		rc = -EINVAL;
+	if (t->pk == PK_KIND_JOBSET && wb_jobset_validate(obj, old, errs) < 0)
+		rc = -EINVAL;
+	return rc;
 }
 
 static const struct pk_store_type *type_of_obj(const json_t *obj, struct pk_errors *errs)
@@ -296,7 +310,7 @@ static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *err
 	if (rc < 0)
 		return rc;
 	default_kind(t, obj);
-	rc = validate(t, obj, errs);
+	rc = validate(t, obj, NULL, errs);
 	if (rc < 0)
 		return rc;
 	rc = txn_begin(st, tx);
@@ -588,7 +602,7 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 		return -PK_STORE_ECONFLICT;
 	}
 	json_t *next = merge_update(t, old, obj, sub);
-	rc = next ? validate(t, next, errs) : -ENOMEM;
+	rc = next ? validate(t, next, old, errs) : -ENOMEM;
 	if (rc == 0 && json_equal(next, old)) {
 		*ret = next;
 		json_decref(old);

@@ -167,6 +167,49 @@ START_TEST(test_invalid_objects)
 }
 END_TEST
 
+static json_t *gang_job(const char *name, int min_count)
+{
+	return json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:i,s:{s:{s:{s:i}}},s:{s:{s:[{s:s,s:s}]}}}}",
+			 "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name,
+			 "namespace", "default", "spec", "parallelism", 4, "scheduling",
+			 "schedulingPolicy", "gang", "minCount", min_count, "template", "spec",
+			 "containers", "name", "c", "image", "trainer");
+}
+
+/* Jobs go through the workload builder's rules, on create and on update. */
+START_TEST(test_job_scheduling_intent)
+{
+	struct pk_errors errs = { 0 };
+	json_t *job = gang_job("j", 0), *out = NULL;
+
+	ck_assert_int_eq(pk_store_create(st, job, &errs, NULL), -EINVAL);
+	ck_assert_uint_ge(errs.n, 1);
+	ck_assert_str_eq(errs.msg[0], "spec.scheduling.schedulingPolicy.gang.minCount: "
+				      "Invalid value: 0: must be greater than or equal to 1");
+	pk_errors_clear(&errs);
+	json_decref(job);
+
+	job = gang_job("j", 2);
+	ck_assert_int_eq(pk_store_create(st, job, &errs, &out), 0);
+	json_decref(job);
+
+	/* minCount may change; the gang/basic variant is frozen. */
+	json_object_set_new(pk_get(out, "spec.scheduling.schedulingPolicy.gang"), "minCount",
+			    json_integer(3));
+	ck_assert_int_eq(pk_store_update(st, out, PK_SUB_MAIN, &errs, NULL), 0);
+	json_object_set_new(pk_get(out, "spec.scheduling"), "schedulingPolicy",
+			    json_pack("{s:{}}", "basic"));
+	json_object_del(out, "metadata");
+	json_object_set_new(out, "metadata", json_pack("{s:s,s:s}", "name", "j", "namespace",
+						       "default"));
+	ck_assert_int_eq(pk_store_update(st, out, PK_SUB_MAIN, &errs, NULL), -EINVAL);
+	ck_assert_uint_ge(errs.n, 1);
+	ck_assert_ptr_nonnull(strstr(errs.msg[0], "spec.scheduling.schedulingPolicy"));
+	pk_errors_clear(&errs);
+	json_decref(out);
+}
+END_TEST
+
 START_TEST(test_priority_and_group_defaults)
 {
 	json_decref(create(json_pack("{s:s,s:s,s:{s:s},s:i,s:b}", "apiVersion", "scheduling.k8s.io/v1",
@@ -573,6 +616,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_crud_and_defaults);
 	tcase_add_test(tc, test_invalid_objects);
+	tcase_add_test(tc, test_job_scheduling_intent);
 	tcase_add_test(tc, test_priority_and_group_defaults);
 	tcase_add_test(tc, test_events_and_ring);
 	tcase_add_test(tc, test_finalizers_and_group_protection);
