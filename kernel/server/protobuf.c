@@ -93,7 +93,7 @@ static int set_string(json_t *obj, const char *key, const struct pb_field *f)
 /* map<string,string> entry: {1: key, 2: value}. */
 static int map_entry(json_t *map, struct pb entry)
 {
-	struct pb_field f;
+	struct pb_field f = { 0 };
 	json_t *k = NULL, *v = NULL;
 	int r;
 	while ((r = pb_next(&entry, &f)) > 0) {
@@ -117,7 +117,7 @@ static int object_meta(struct pb b, json_t **ret)
 {
 	json_t *m = json_object(), *labels = json_object(), *ann = json_object(),
 	       *fins = json_array();
-	struct pb_field f;
+	struct pb_field f = { 0 };
 	int r;
 	while ((r = pb_next(&b, &f)) > 0) {
 		switch (f.num) {
@@ -155,7 +155,7 @@ static int object_meta(struct pb b, json_t **ret)
 static int decode_raw(const char *kind, struct pb b, json_t *obj)
 {
 	bool pc = strcmp(kind, "PriorityClass") == 0;
-	struct pb_field f;
+	struct pb_field f = { 0 };
 	int r;
 	while ((r = pb_next(&b, &f)) > 0) {
 		json_t *meta = NULL;
@@ -186,7 +186,7 @@ int pk_protobuf_decode(const char *buf, size_t len, json_t **ret, char *err, siz
 		return -EINVAL;
 	}
 	struct pb b = { (const uint8_t *)buf + 4, (const uint8_t *)buf + len };
-	struct pb_field f;
+	struct pb_field f = { 0 };
 	struct pb raw = { NULL, NULL };
 	json_t *obj = json_object();
 	int r;
