@@ -2,7 +2,8 @@
 # podctl as a client: kind aliases, apply create/configure, every output
 # format, describe of a pending gang saying why, delete, top, and the exit
 # codes of CONTRACT.md (2 bad usage or invalid object with its field path,
-# 1 not found or no server, 401 without a token).
+# 1 not found or no server, 401 without a token), and podkerneld refusing a
+# broken --simulate-board file.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 e2e_setup
@@ -97,6 +98,12 @@ expect_rc 1 env PODKERNEL_TOKEN= "$BIN/podctl" get pods
 grep -q '401' "$WORK/err" || fail "no 401 without a token"
 expect_rc 1 podctl --server http://127.0.0.1:1 get pods
 grep -q 'cannot reach' "$WORK/err" || fail "no connection message"
+
+# A broken board file stops podkerneld with FILE:LINE:COL and exit 2.
+printf 'apiVersion: podkernel.dev/v1alpha1\nkind: Board\nlevels: [\n' > "$WORK/board.yaml"
+expect_rc 2 "$BIN/podkerneld" --listen 127.0.0.1:0 --data-dir "$WORK/data2" \
+	--simulate-board "$WORK/board.yaml"
+grep -q 'board.yaml:[0-9]*:[0-9]*:' "$WORK/err" || fail "board error lacks FILE:LINE:COL"
 
 expect_rc 0 podctl delete pod duo-1
 grep -q 'pod "duo-1" deleted' "$WORK/out" || fail "delete message"
