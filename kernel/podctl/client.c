@@ -433,8 +433,11 @@ static int cmd_apply(struct http *h, int argc, char **argv)
 			return r == -EINVAL ? PODCTL_EXIT_USAGE : PODCTL_EXIT_FAILURE;
 		}
 		json_array_foreach(objs, i, obj) {
-			if (!json_object_get(json_object_get(obj, "metadata"), "namespace") &&
-			    strcmp(o.ns, "default") != 0)
+			const char *k = json_string_value(json_object_get(obj, "kind"));
+			const struct pk_store_type *t = k ? pk_store_type_by_kind(k) : NULL;
+
+			if (t && t->namespaced && strcmp(o.ns, "default") != 0 &&
+			    !json_object_get(json_object_get(obj, "metadata"), "namespace"))
 				pk_set(obj, "metadata.namespace", json_string(o.ns));
 			r = apply_one(h, o.files[f], obj);
 			if (r > worst)
