@@ -873,6 +873,7 @@ static void on_watch_line(const char *line, void *arg)
 
 		table_for(w->ty, w->x, &t);
 		w->row(w->x, &t, obj);
+		table_trim(&t, w->x->o->all_ns && w->ty->namespaced);
 		/* the event type replaces the AGE column's meaning: show it first */
 		json_array_insert_new(json_array_get(t.rows, 0), 0, json_string("EVENT"));
 		json_array_insert_new(json_array_get(t.rows, 1), 0,
