@@ -5,10 +5,8 @@
  * Counters and histograms are updated by the loop thread and rendered by an
  * HTTP thread, so one mutex guards them.  Scheduling attempts and their
  * algorithm durations come from each cycle's result; placement figures come
- * from the scheduler's explain trace, which the loop always receives: a
- * "candidate ... feasible" line is a generated placement, every candidate
- * line an evaluation, and the time from a group's "candidates in scope" line
- * to its "chosen" line one placement evaluation.  Queue membership per root
+ * from the scheduler's explain trace, which the loop always receives (see
+ * ap_metrics_trace()).  Queue membership per root
  * ("active", "backoff", "gated", "unschedulable") is the outcome of its
  * latest attempt; PreEnqueue-gated roots are seen in the trace.
  */
@@ -113,26 +111,48 @@ static void note_gated(struct ap_metrics *m, const char *line)
 	ap_metrics_queue(m, root, "gated");
 }
 
+/*
+ * Placement figures from the trace of either strategy.  kep lists every
+ * candidate domain ("candidate D (N nodes):", generated) and scores the
+ * feasible ones ("candidate D: feasible, score ...", evaluated); fit says how
+ * many domains it scanned ("K of M domains scanned", generated) and then
+ * evaluates candidates best first ("candidate D (#R, ...):", evaluated).  A
+ * group's search runs from its "topology KEY, ..." line to its "chosen" line.
+ */
 void ap_metrics_trace(struct pk_appliance *app, const char *line)
 {
 	struct ap_metrics *m = &app->m;
 	const char *s = line + strspn(line, " ");
-	const char *root;
+	const char *root, *p;
+	unsigned long scanned = 0;
 
 	/* "cycle N: root Kind ns/x ..." and "root Kind ns/x gated ..." name the root */
 	if ((root = strstr(s, "root ")) && (root == s || root[-1] == ' '))
 		app->trace_type = ap_type_of_root(root + 5);
 	if (strstr(s, "gated by PreEnqueue"))
 		note_gated(m, s);
-	if (strstr(s, "candidates in scope")) {
+	if ((p = strstr(s, " domains scanned")) != NULL) {
+		const char *q = p;
+
+		while (q > s && q[-1] != ',')
+			q--;
+		scanned = strtoul(q + strspn(q, " "), NULL, 10);
+	}
+	if (strstr(s, "candidates in scope") || p) {
 		app->trace_eval_start_ns = ap_now_ns();
+		pthread_mutex_lock(&m->lock);
+		m->placements_generated += scanned;
+		pthread_mutex_unlock(&m->lock);
 		return;
 	}
 	pthread_mutex_lock(&m->lock);
 	if (strncmp(s, "candidate ", 10) == 0) {
-		m->placement_evaluations++;
-		if (strstr(s, ": feasible"))
+		if (strstr(s, " (#"))
+			m->placement_evaluations++;
+		else if (strchr(s, '(') && !strstr(s, ": "))
 			m->placements_generated++;
+		else if (strstr(s, ": feasible"))
+			m->placement_evaluations++;
 	} else if (strstr(s, ": chosen ") && app->trace_eval_start_ns) {
 		ap_hist_observe(&m->placement_duration,
 				(double)(ap_now_ns() - app->trace_eval_start_ns) / 1e9,

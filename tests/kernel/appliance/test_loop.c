@@ -162,11 +162,11 @@ static bool wait_condition(const char *kind, const char *name, const char *type,
 }
 
 /* The metrics text once it contains want (the loop records after writing). */
-static bool wait_metric(const char *want)
+static bool wait_metric_tries(const char *want, int tries, bool quiet)
 {
 	static char text[1 << 17];
 
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < tries; i++) {
 		FILE *f = tmpfile();
 		size_t n;
 
@@ -180,8 +180,20 @@ static bool wait_metric(const char *want)
 			return true;
 		sleep_ms(50);
 	}
-	fprintf(stderr, "metrics without \"%s\":\n%s", want, text);
+	if (!quiet)
+		fprintf(stderr, "metrics without \"%s\":\n%s", want, text);
 	return false;
+}
+
+static bool wait_metric(const char *want)
+{
+	return wait_metric_tries(want, 100, false);
+}
+
+/* One look: for lines that must not be there. */
+static bool wait_metric_briefly(const char *want)
+{
+	return wait_metric_tries(want, 1, true);
 }
 
 static bool wait_gone(const char *kind, const char *name)
@@ -255,6 +267,10 @@ START_TEST(gang_lands_in_one_cube)
 	ck_assert_int_eq(x[0], y[0]); /* a* or b*: one cube */
 	ck_assert(wait_condition("PodGroup", "g", "PodGroupInitiallyScheduled", "True"));
 	ck_assert(wait_condition("Pod", "g-0", "PodScheduled", "True"));
+	/* the cube search shows in the placement figures, whatever the strategy */
+	ck_assert(wait_metric("scheduler_placement_evaluation_duration_seconds_count 1\n"));
+	ck_assert(!wait_metric_briefly("scheduler_generated_placements_total 0\n"));
+	ck_assert(!wait_metric_briefly("scheduler_placement_evaluations_total 0\n"));
 }
 END_TEST
 
