@@ -29,7 +29,8 @@ static void usage(FILE *f)
 		"  --tls-cert-file FILE        PEM certificate (with --tls-private-key-file)\n"
 		"  --insecure-allow-non-loopback  plain HTTP on a non-loopback address\n"
 		"  --simulate-board FILE       register the simulated nodes of a board file\n"
-		"  -v LEVEL                    0 errors, 1 startup (default), 2 every request\n",
+		"  -v LEVEL                    0 errors, 1 startup (default), 2 every request,\n"
+		"                              3 scheduling decisions, 4 the recursive placement trace\n",
 		PK_SERVER_DEFAULT_LISTEN);
 }
 
@@ -82,7 +83,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'v':
 			o->cfg.verbosity = (int)strtol(optarg, &end, 10);
 			if (*end || o->cfg.verbosity < 0) {
-				fprintf(stderr, "podkerneld: -v %s: expected a level 0..2\n", optarg);
+				fprintf(stderr, "podkerneld: -v %s: expected a level 0..4\n", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -147,10 +148,13 @@ int main(int argc, char **argv)
 		return rc == -EINVAL ? 2 : 1;
 	}
 
+	pk_server_set_metrics_hook(srv, pk_appliance_metrics_cb, app);
+
 	int sig = 0;
 	sigwait(&sigs, &sig);
 	fprintf(stderr, "podkerneld: signal %d, shutting down\n", sig);
 
+	pk_server_set_metrics_hook(srv, NULL, NULL);
 	pk_appliance_stop(app);
 
 	pk_store_shutdown(store);

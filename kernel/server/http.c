@@ -46,6 +46,7 @@ int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 	srv->log_arg = cfg->log_arg;
 	pthread_mutex_init(&srv->auth_lock, NULL);
 	pthread_mutex_init(&srv->metrics_lock, NULL);
+	pthread_mutex_init(&srv->hook_lock, NULL);
 	if (srv->token_file) {
 		FILE *f = fopen(srv->token_file, "re");
 		char *buf = NULL;
@@ -390,5 +391,6 @@ void pk_server_free(struct pk_server *srv)
 	free(srv->tls_key);
 	pthread_mutex_destroy(&srv->auth_lock);
 	pthread_mutex_destroy(&srv->metrics_lock);
+	pthread_mutex_destroy(&srv->hook_lock);
 	free(srv);
 }

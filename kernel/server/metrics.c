@@ -76,6 +76,18 @@ char *metrics_render(struct pk_server *srv)
 		   "# TYPE apiserver_registered_watchers gauge\n"
 		   "apiserver_registered_watchers %ld\n",
 		st.writes, st.objects, pk_store_rv(srv->store), atomic_load(&srv->watchers));
+	pthread_mutex_lock(&srv->hook_lock);
+	if (srv->metrics_hook)
+		srv->metrics_hook(srv->metrics_hook_arg, f);
+	pthread_mutex_unlock(&srv->hook_lock);
 	fclose(f);
 	return out;
+}
+
+void pk_server_set_metrics_hook(struct pk_server *srv, void (*fn)(void *arg, FILE *f), void *arg)
+{
+	pthread_mutex_lock(&srv->hook_lock);
+	srv->metrics_hook = fn;
+	srv->metrics_hook_arg = arg;
+	pthread_mutex_unlock(&srv->hook_lock);
 }

@@ -3,6 +3,7 @@
 #ifndef PODKERNEL_KERNEL_SERVER_PRIVATE_H
 #define PODKERNEL_KERNEL_SERVER_PRIVATE_H
 
+#include <stdio.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
@@ -42,6 +43,11 @@ struct pk_server {
 	double latency_sum;
 	uint64_t latency_count;
 	atomic_long watchers;
+
+	/* More metrics from the program around the server (the appliance). */
+	pthread_mutex_t hook_lock;
+	void (*metrics_hook)(void *arg, FILE *f);
+	void *metrics_hook_arg;
 };
 
 void server_log(struct pk_server *srv, int level, const char *fmt, ...)

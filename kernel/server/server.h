@@ -20,6 +20,7 @@
 #ifndef PODKERNEL_KERNEL_SERVER_H
 #define PODKERNEL_KERNEL_SERVER_H
 
+#include <stdio.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -136,5 +137,12 @@ uint16_t pk_server_port(const struct pk_server *srv); /* after start */
 /* Stop serving: ends watches, joins threads.  Idempotent. */
 void pk_server_stop(struct pk_server *srv);
 void pk_server_free(struct pk_server *srv); /* stops first; accepts NULL */
+/*
+ * Let /metrics append the exposition lines fn writes to f (Prometheus text).
+ * Calls to fn are serialized with this setter: once
+ * pk_server_set_metrics_hook(srv, NULL, NULL) returns, fn is not running and
+ * will not be called again, so arg may be freed.
+ */
+void pk_server_set_metrics_hook(struct pk_server *srv, void (*fn)(void *arg, FILE *f), void *arg);
 
 #endif /* PODKERNEL_KERNEL_SERVER_H */

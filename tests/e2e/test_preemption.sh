@@ -118,5 +118,20 @@ grep -q 'sched trace \[compositepodgroup\].*CompositePodGroup default/low' "$WOR
 	fail "no compositepodgroup trace at -v 4"
 grep -q 'sched trace .*preempting pod default/low-' "$WORK/podkerneld.log" ||
 	fail "no preemption in the trace"
+# /metrics: the KEP's scheduler metrics, served by podkerneld itself
+metrics() {
+	curl -sSf --max-time 10 ${PODKERNEL_CA_FILE:+--cacert "$PODKERNEL_CA_FILE"} \
+		-H "Authorization: Bearer $PODKERNEL_TOKEN" "$PODKERNEL_SERVER/metrics"
+}
+metrics > "$WORK/metrics.txt" || fail "GET /metrics"
+for m in scheduler_podgroup_schedule_attempts_total scheduler_queued_entities \
+	scheduler_podgroup_scheduling_algorithm_duration_seconds_bucket \
+	scheduler_workload_preemption_attempts_total scheduler_workload_preemption_victims \
+	scheduler_generated_placements_total scheduler_placement_evaluation_duration_seconds_count \
+	apiserver_request_total podkernel_store_writes_total; do
+	grep -q "^$m" "$WORK/metrics.txt" || fail "/metrics lacks $m"
+done
+grep -Eq '^scheduler_workload_preemption_attempts_total(\{[^}]*\})? [1-9]' "$WORK/metrics.txt" ||
+	fail "/metrics counts no preemption attempt"
 podctl describe pg high | sed -n '/Placement/,$p'
 echo "ok"
