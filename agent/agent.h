@@ -40,6 +40,8 @@
 #define AGENT_ANN_LINKS "ici.podkernel.dev/links"
 #define AGENT_ANN_OWNED "agent.podkernel.dev/owned-labels"
 #define AGENT_ANN_DISAGREE "agent.podkernel.dev/discovery-disagreement"
+/* RFC 3339 time of the last publish: podkerneld watches nodes carrying it. */
+#define AGENT_ANN_HEARTBEAT "agent.podkernel.dev/heartbeat"
 
 #define AGENT_NFD_MAX_BYTES (64 * 1024)
 

@@ -41,6 +41,7 @@ static const char *const agent_annotations[] = {
 	AGENT_ANN_LINKS,
 	AGENT_ANN_OWNED,
 	AGENT_ANN_DISAGREE,
+	AGENT_ANN_HEARTBEAT,
 };
 
 int agent_publish_incluster(struct agent_publish_config *cfg, const char *sa_dir, char *buf,
@@ -402,8 +403,51 @@ json_t *agent_status_patch(const json_t *node, const json_t *server_node)
 	return patch;
 }
 
+/*
+ * The node as published now: with the heartbeat annotation, so that every
+ * publish (even of unchanged labels) is a write the appliance sees.
+ */
+static json_t *with_heartbeat(const json_t *node)
+{
+	json_t *copy = json_deep_copy(node), *ann;
+	char now[32];
+
+	if (!copy)
+		return NULL;
+	ann = pk_get(copy, "metadata.annotations");
+	if (!json_is_object(ann) && pk_set(copy, "metadata.annotations", json_object()) == 0)
+		ann = pk_get(copy, "metadata.annotations");
+	pk_time_format((int64_t)time(NULL), now);
+	/* Annotation keys hold dots: set it on the map, not through a dotted path. */
+	if (!json_is_object(ann) ||
+	    json_object_set_new(ann, AGENT_ANN_HEARTBEAT, json_string(now)) < 0) {
+		json_decref(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+static enum step_result attempt_beat(struct agent_publisher *p, const json_t *node, int *rc,
+				     char *err, size_t errlen);
+
 static enum step_result attempt(struct agent_publisher *p, const json_t *node, int *rc,
 				char *err, size_t errlen)
+{
+	json_t *beat = with_heartbeat(node);
+	enum step_result s;
+
+	if (!beat) {
+		*rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		return STEP_FAIL;
+	}
+	s = attempt_beat(p, beat, rc, err, errlen);
+	json_decref(beat);
+	return s;
+}
+
+static enum step_result attempt_beat(struct agent_publisher *p, const json_t *node, int *rc,
+				     char *err, size_t errlen)
 {
 	const char *name = json_string_value(json_object_get(json_object_get(node, "metadata"),
 							     "name"));

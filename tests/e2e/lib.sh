@@ -95,6 +95,7 @@ e2e_start_server() {
 }
 
 # e2e_agent NAME FIXTURE.xml: a podagent daemon publishing node NAME every second
+# (each publish refreshes its agent.podkernel.dev/heartbeat annotation)
 e2e_agent() {
 	tok=$(e2e_node_token "$1")
 	# shellcheck disable=SC2046
@@ -103,26 +104,6 @@ e2e_agent() {
 		>> "$WORK/agent-$1.log" 2>&1 &
 	E2E_PIDS="$E2E_PIDS $!"
 	eval "AGENT_PID_$(echo "$1" | tr -c 'a-zA-Z0-9\n' '_')=$!"
-}
-
-# e2e_heartbeat NAME: what a node agent does every second to stay monitored:
-# refresh the agent.podkernel.dev/heartbeat annotation of its Node (with its
-# node token).  podagent itself republishes only its labels, and the store
-# drops writes that change nothing.
-e2e_heartbeat() {
-	tok=$(e2e_node_token "$1")
-	(
-		while :; do
-			curl -s -o /dev/null ${PODKERNEL_CA_FILE:+--cacert "$PODKERNEL_CA_FILE"} -X PATCH \
-				-H "Authorization: Bearer $tok" \
-				-H 'Content-Type: application/merge-patch+json' \
-				-d "{\"metadata\":{\"annotations\":{\"agent.podkernel.dev/heartbeat\":\"$(date +%s.%N)\"}}}" \
-				"$PODKERNEL_SERVER/api/v1/nodes/$1" || true
-			sleep 1
-		done
-	) > /dev/null 2>&1 &
-	E2E_PIDS="$E2E_PIDS $!"
-	eval "HEARTBEAT_PID_$(echo "$1" | tr -c 'a-zA-Z0-9\n' '_')=$!"
 }
 
 # wait_for SECONDS COMMAND...: retry COMMAND every 0.2 s until it succeeds
