@@ -430,7 +430,7 @@ static int cmd_apply(struct http *h, int argc, char **argv)
 		r = pk_read_file(path, &objs, err, sizeof(err));
 		if (r < 0) {
 			fprintf(stderr, "podctl: %s\n", *err ? err : strerror(-r));
-			return r == -EINVAL ? PODCTL_EXIT_USAGE : PODCTL_EXIT_FAILURE;
+			return podctl_input_exit(r);
 		}
 		json_array_foreach(objs, i, obj) {
 			const char *k = json_string_value(json_object_get(obj, "kind"));

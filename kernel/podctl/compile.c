@@ -92,7 +92,7 @@ int podctl_compile(int argc, char **argv)
 	r = pk_read_file(file, &objects, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "%s\n", *err ? err : strerror(-r));
-		return r == -EINVAL ? PODCTL_EXIT_USAGE : PODCTL_EXIT_FAILURE;
+		return podctl_input_exit(r);
 	}
 	r = wb_expand_objects(objects, &out, &errs);
 	json_decref(objects);

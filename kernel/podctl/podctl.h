@@ -8,11 +8,29 @@
 #ifndef PODKERNEL_PODCTL_H
 #define PODKERNEL_PODCTL_H
 
+#include <errno.h>
+
 enum {
 	PODCTL_EXIT_OK = 0,
 	PODCTL_EXIT_FAILURE = 1,
 	PODCTL_EXIT_USAGE = 2,
 };
+
+/*
+ * Exit code for a failure to read an input the user named: a file that is
+ * missing, not a file, unreadable or not valid is bad input (2); anything
+ * else (out of memory, an I/O error) is another failure (1).
+ */
+static inline int podctl_input_exit(int r)
+{
+	switch (-r) {
+	case EINVAL: case ENOENT: case ENOTDIR: case EISDIR: case EACCES:
+	case ENAMETOOLONG: case EFBIG: case E2BIG:
+		return PODCTL_EXIT_USAGE;
+	default:
+		return PODCTL_EXIT_FAILURE;
+	}
+}
 
 struct podctl_globals {
 	const char *server; /* --server, $PODKERNEL_SERVER, http://127.0.0.1:6443 */

@@ -38,8 +38,8 @@ has err "$T/syntax.yaml:2:1:"
 # one good and one bad: the bad one decides the exit code, the good one is still reported
 expect 2 "$PODCTL" board check "$SRC/boards/tpu-cube.yaml" "$T/bad.yaml"
 has out "tpu-cube.yaml: ok"
-# missing file: not invalid input but a failure to read
-expect 1 "$PODCTL" board check "$T/missing.yaml"
+# a missing file is bad input the user named: exit 2, as every command
+expect 2 "$PODCTL" board check "$T/missing.yaml"
 has err "$T/missing.yaml: No such file or directory"
 
 # usage errors

@@ -60,7 +60,7 @@ static int load(const char *path, struct topo_board **ret)
 	if (r < 0) {
 		fprintf(stderr, "%s\n", err[0] ? err : strerror(-r));
 		topo_board_free(b);
-		return r == -EINVAL ? PODCTL_EXIT_USAGE : PODCTL_EXIT_FAILURE;
+		return podctl_input_exit(r);
 	}
 	*ret = b;
 	return PODCTL_EXIT_OK;

@@ -114,8 +114,8 @@ run 2 compile -f "$EX/job-basic.yaml" -o xml
 check "bad -o exits 2 (rc=$rc)" $?
 run 2 compile --frobnicate
 check "unknown option exits 2 (rc=$rc)" $?
-run 1 compile -f "$T/does-not-exist.yaml"
-check "missing file exits 1 (rc=$rc)" $?
+run 2 compile -f "$T/does-not-exist.yaml"
+check "missing file exits 2 (rc=$rc)" $?
 run 0 compile --help
 check "--help exits 0 (rc=$rc)" $?
 
