@@ -145,7 +145,8 @@ int main(int argc, char **argv)
 		pk_store_shutdown(store);
 		pk_server_free(srv);
 		pk_store_close(store);
-		return rc == -EINVAL ? 2 : 1;
+		/* A bad or missing --simulate-board file is bad input. */
+		return rc == -EINVAL || rc == -ENOENT || rc == -EISDIR || rc == -EACCES ? 2 : 1;
 	}
 
 	pk_server_set_metrics_hook(srv, pk_appliance_metrics_cb, app);
