@@ -49,7 +49,7 @@ static void usage(FILE *f)
 	      "  --backoff-ms MS       first retry delay (default 500), doubled up to\n"
 	      "  --backoff-max-ms MS   (default 8000)\n"
 	      "Daemon:\n"
-	      "  --interval SECONDS    republish period (default 60)\n"
+	      "  --interval SECONDS    republish period and heartbeat (default 10)\n"
 	      "  --debounce-ms MS      quiet time after hotplug or link events (default 1000)\n"
 	      "\n"
 	      "Exit: 0 ok, 2 bad usage or input, 1 other failure (e.g. publishing failed).\n",
@@ -320,7 +320,7 @@ int main(int argc, char **argv)
 	struct options o = {
 		.d = {
 			.agent = { .host_index = -1, .use_udev = true, .use_netlink = true },
-			.interval_s = 60,
+			.interval_s = 10,
 			.debounce_ms = 1000,
 			.nfd_ttl_s = 3600,
 			.on_report = on_report,
