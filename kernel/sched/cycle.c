@@ -26,7 +26,7 @@
 
 #include "kernel/sched/internal.h"
 
-void sc_trace(struct sc_ctx *ctx, const char *fmt, ...)
+void sc_trace_line(struct sc_ctx *ctx, const char *fmt, ...)
 {
 	const struct pk_sched_opts *o = &ctx->s->opts;
 	char line[1024];
@@ -168,18 +168,14 @@ static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group
 		report(ctx, g->children.v[i], failed, committed, depth + 1);
 }
 
-struct placement {
-	struct sc_pod *pod;
-	int node;
-};
-
-static int commit(struct sc_ctx *ctx, struct placement *pl, size_t n)
+static int commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
 {
 	struct pk_sched *s = ctx->s;
 
 	for (size_t i = 0; i < n; i++) {
 		struct sc_pod *p = pl[i].pod;
 		const char *node = s->snap.nodes[pl[i].node]->name;
+		size_t len = strlen(node);
 		char msg[320];
 		int r;
 
@@ -188,7 +184,11 @@ static int commit(struct sc_ctx *ctx, struct placement *pl, size_t n)
 		p->node_name = strdup(node);
 		if (!p->node_name)
 			return -ENOMEM;
-		snprintf(msg, sizeof(msg), "bound to %s", node);
+		if (len > sizeof(msg) - 10)
+			len = sizeof(msg) - 10;
+		memcpy(msg, "bound to ", 9);
+		memcpy(msg + 9, node, len);
+		msg[9 + len] = '\0';
 		if ((r = sc_result_bind(ctx->res, p, node)) < 0 ||
 		    (r = sc_emit_pod(ctx, p, "True", "Scheduled", msg)) < 0)
 			return r;
@@ -203,7 +203,7 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 {
 	struct pk_sched *s = ctx->s;
 	bool was_scheduled = root->scheduled;
-	struct placement *pl = NULL;
+	struct sc_placement *pl;
 	size_t npl = 0;
 	enum sc_status st;
 	int r = 0;
@@ -216,20 +216,25 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 	ctx->placed = 0;
 	st = s->ops->place_root(ctx, root);
 	ctx->depth = 0;
-	pl = calloc(s->snap.nlog + 1, sizeof(*pl));
-	if (!pl) {
-		sc_snapshot_revert(&s->snap, 0);
-		return -ENOMEM;
+	if (s->snap.nlog + 1 > s->pl_cap) {
+		size_t cap = (s->snap.nlog + 1) * 2;
+
+		pl = realloc(s->pl, cap * sizeof(*pl));
+		if (!pl) {
+			sc_snapshot_revert(&s->snap, 0);
+			return -ENOMEM;
+		}
+		s->pl = pl;
+		s->pl_cap = cap;
 	}
+	pl = s->pl;
 	for (size_t i = 0; i < s->snap.nlog; i++)
 		if (s->snap.log[i].op == SC_UNDO_ASSUME)
-			pl[npl++] = (struct placement){s->snap.log[i].pod, s->snap.log[i].node};
+			pl[npl++] = (struct sc_placement){s->snap.log[i].pod, s->snap.log[i].node};
 	sc_snapshot_revert(&s->snap, 0);
 	if (s->opts.check &&
-	    sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)) < 0) {
-		free(pl);
+	    sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)) < 0)
 		return -EUCLEAN;
-	}
 	uint64_t gen0 = s->gen;
 	bool preempt = st == SC_UNSCHEDULABLE || (st == SC_SUCCESS && npl == 0 && was_scheduled);
 
@@ -248,7 +253,6 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 		root->attempts++;
 		root->backoff_until = now + backoff_ms(s, root->attempts);
 	}
-	free(pl);
 	root->tried_gen = gen0; /* a commit bumps gen: leftovers get another try */
 	if (r == 0 && preempt) {
 		uint64_t before = s->gen;
@@ -300,8 +304,17 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 		root->dirty = false;
 		root->tried_gen = s->gen;
 		free(res->root);
-		if (asprintf(&res->root, "%s %s", sc_group_kind(root), root->key) < 0)
-			res->root = NULL;
+		{
+			const char *kind = sc_group_kind(root);
+			size_t kl = strlen(kind), rl = strlen(root->key);
+
+			res->root = malloc(kl + rl + 2);
+			if (res->root) {
+				memcpy(res->root, kind, kl);
+				res->root[kl] = ' ';
+				memcpy(res->root + kl + 1, root->key, rl + 1);
+			}
+		}
 		if (!sc_group_admissible(root, 0, &why)) {
 			char msg[768];
 

@@ -108,7 +108,18 @@ struct sc_part {
 	int64_t *used_pods;	     /* per domain: pods bound or assumed (milli "pods") */
 	int *order, *start;	     /* live nodes by domain: d is order[start[d]..start[d+1]) */
 	int *scratch;		     /* per domain, all zero between uses (strategies' counters) */
+	/*
+	 * Capacity index (built on demand by sc_part_index): a segment tree over
+	 * the domains in value order; node i (1 = root, leaves at tleaves + d)
+	 * holds the per-resource minimum and maximum of free[] over its
+	 * domains, and the minimum over the domains where it is positive, for
+	 * the first tres resources.  Padding leaves hold min = pos = INT64_MAX,
+	 * max = INT64_MIN.  Kept exact on every charge.
+	 */
+	int tleaves, tres;
+	int64_t *tmin, *tmax, *tpos; /* (2 * tleaves) * tres each, node-major */
 };
+
 
 enum sc_undo_op { SC_UNDO_ASSUME, SC_UNDO_REMOVE };
 struct sc_undo {
@@ -141,6 +152,8 @@ const char *sc_node_label(const struct sc_node *node, const char *key);
 /* The partition of nodes by a label key (built on first use). NULL on ENOMEM. */
 struct sc_part *sc_snapshot_part(struct sc_snapshot *snap, const char *key);
 void sc_snapshot_drop_parts(struct sc_snapshot *snap);
+/* The capacity index of part, built or rebuilt when needed; -ENOMEM. */
+int sc_part_index(const struct sc_snapshot *snap, struct sc_part *part);
 
 /* Permanent changes (a committed binding, a pod that went away). */
 void sc_snapshot_bind(struct sc_snapshot *snap, struct sc_pod *pod, int node);
@@ -335,6 +348,12 @@ struct pk_sched {
 	bool qvalid;
 	uint64_t qversion, qepoch;
 	size_t qcursor;
+	/* A cycle's assumed pod -> node pairs, reused from cycle to cycle. */
+	struct sc_placement {
+		struct sc_pod *pod;
+		int node;
+	} * pl;
+	size_t pl_cap;
 };
 
 /* The scope of every node index (0 .. nnodes-1); NULL on ENOMEM. */
@@ -351,7 +370,13 @@ struct sc_ctx {
 	void *priv;    /* the running strategy's own state */
 };
 
-void sc_trace(struct sc_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sc_trace_line(struct sc_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Explain-trace line; the arguments are evaluated only while tracing. */
+#define sc_trace(ctx, ...)                                                                         \
+	do {                                                                                       \
+		if ((ctx)->tracing)                                                                \
+			sc_trace_line((ctx), __VA_ARGS__);                                         \
+	} while (0)
 
 /* forest.c */
 void sc_forest_init(struct sc_forest *f);

@@ -642,6 +642,52 @@ static void cands_prepare(struct cands *cs)
 }
 
 /*
+ * Rank domain d (the k-th of the buckets, nodes dn, free capacity free_)
+ * into *c.  False when it cannot hold the minimums (*why_r: the resource).
+ * With best set, stop as soon as the candidate is known to rank below it
+ * (then *c is incomplete and ranks below best).
+ */
+static bool cand_make(const struct cands *cs, int d, int k, const int *dn, const int64_t *free_,
+		      const struct cand *best, struct cand *c, int *why_r)
+{
+	struct sc_part *part = cs->part;
+	int nres = cs->f->ctx->snap->nres, j;
+
+	for (j = 0; j < cs->nneed; j++)
+		if (free_[cs->need_r[j]] < cs->need_min[cs->need_r[j]]) {
+			*why_r = cs->need_r[j];
+			return false;
+		}
+	*c = (struct cand){.d = d, .k = k, .num = 0, .den = 1};
+	c->full = cs->same_need || covers(free_, cs->need_full, nres);
+	if (best && best->full && !c->full)
+		return true;
+	for (j = 0; j < cs->nidle; j++)
+		c->waste += free_[cs->idle_r[j]] > 0;
+	if (best && best->full == c->full && c->waste > best->waste)
+		return true;
+	for (size_t i = 0; i < cs->f->nparts; i++) {
+		struct sc_part *p = cs->f->parts[i];
+		int pd = p->node_dom[dn[0]];
+
+		if (p != part && p->ndom < part->ndom && pd >= 0 && p->used_pods[pd] == 0)
+			c->frag += p->dom_size[pd];
+	}
+	if (best && best->full == c->full && best->waste == c->waste && c->frag > best->frag)
+		return true;
+	for (j = 0; j < cs->nneed; j++) {
+		int r = cs->need_r[j];
+		int64_t take = cs->need_full[r] < free_[r] ? cs->need_full[r] : free_[r];
+
+		if (free_[r] > 0 && take > 0 && sc_frac_cmp(take, free_[r], c->num, c->den) > 0) {
+			c->num = take;
+			c->den = free_[r];
+		}
+	}
+	return true;
+}
+
+/*
  * Scan every domain of the scope.  best_only (the first pass): keep only the
  * best candidate, stop at one nothing can outrank (it holds every pending
  * pod, idles no scarce resource, breaks no untouched domain and fills a
@@ -661,11 +707,11 @@ static void cands_scan(struct cands *cs, bool best_only)
 	cs->n = cs->nscope = cs->npruned = 0;
 	sc_buf_free(&cs->why);
 	for (int k = 0; k < cs->bk.nd; k++) {
-		int d = cs->bk.dom ? cs->bk.dom[k] : k;
+		int d = cs->bk.dom ? cs->bk.dom[k] : k, why_r = 0;
 		const int *dn = cs->bk.order + cs->bk.start[k];
 		size_t dnn = (size_t)(cs->bk.start[k + 1] - cs->bk.start[k]);
 		const int64_t *free_ = sum;
-		int j;
+		struct cand c;
 
 		if (!dnn)
 			continue;
@@ -686,43 +732,13 @@ static void cands_scan(struct cands *cs, bool best_only)
 					    sc_add(sum[r], sc_sub(snap->nodes[dn[i]]->alloc[r],
 								  snap->nodes[dn[i]]->used[r]));
 		}
-		for (j = 0; j < cs->nneed; j++)
-			if (free_[cs->need_r[j]] < cs->need_min[cs->need_r[j]])
-				break;
-		if (j < cs->nneed) {
+		if (!cand_make(cs, d, k, dn, free_, best_only && have ? &best : NULL, &c,
+			       &why_r)) {
 			if (!best_only && cs->npruned++ < 3)
 				sc_buf_printf(&cs->why, "%s%s: insufficient free %s",
 					      cs->why.n ? "; " : "", part->values[d],
-					      snap->res_name[cs->need_r[j]]);
+					      snap->res_name[why_r]);
 			continue;
-		}
-		struct cand c = {.d = d, .k = k, .num = 0, .den = 1};
-
-		c.full = cs->same_need || covers(free_, cs->need_full, nres);
-		if (have && best.full && !c.full)
-			continue;
-		for (j = 0; j < cs->nidle; j++)
-			c.waste += free_[cs->idle_r[j]] > 0;
-		if (have && best.full == c.full && c.waste > best.waste)
-			continue;
-		for (size_t i = 0; i < cs->f->nparts; i++) {
-			struct sc_part *p = cs->f->parts[i];
-			int pd = p->node_dom[dn[0]];
-
-			if (p != part && p->ndom < part->ndom && pd >= 0 && p->used_pods[pd] == 0)
-				c.frag += p->dom_size[pd];
-		}
-		if (have && best.full == c.full && best.waste == c.waste && c.frag > best.frag)
-			continue;
-		for (j = 0; j < cs->nneed; j++) {
-			int r = cs->need_r[j];
-			int64_t take = cs->need_full[r] < free_[r] ? cs->need_full[r] : free_[r];
-
-			if (free_[r] > 0 && take > 0 &&
-			    sc_frac_cmp(take, free_[r], c.num, c.den) > 0) {
-				c.num = take;
-				c.den = free_[r];
-			}
 		}
 		if (!best_only) {
 			cs->v[cs->n++] = c;
@@ -737,6 +753,111 @@ static void cands_scan(struct cands *cs, bool best_only)
 	}
 	if (best_only && have)
 		cs->v[cs->n++] = best;
+}
+
+/* cand_cmp without the final tie on the domain. */
+static int cand_rank_cmp(const struct cand *x, const struct cand *y)
+{
+	if (x->full != y->full)
+		return x->full ? -1 : 1;
+	if (x->waste != y->waste)
+		return x->waste < y->waste ? -1 : 1;
+	if (x->frag != y->frag)
+		return x->frag < y->frag ? -1 : 1;
+	return -sc_frac_cmp(x->num, x->den, y->num, y->den);
+}
+
+struct best_search {
+	struct cands *cs;
+	struct cand best;
+	bool have;
+	size_t visited; /* domains ranked */
+};
+
+/*
+ * Branch and bound over the partition's capacity index, domains in value
+ * order: a subtree is skipped when its per-resource maxima cannot hold the
+ * minimums, or when the best rank any of its domains could reach (holds all
+ * if the maxima cover every pending pod, at least as many idle scarce
+ * resources as its minima show, no fragmentation, and the packing of the
+ * smallest positive free capacity that still holds the minimums; a domain
+ * with nothing free of a resource scores nothing on it) does not beat the
+ * best found so far: every domain in it comes later in value order, so a tie
+ * loses.  The result is the first domain in value order among the best
+ * ranked, exactly what the linear scan finds.
+ */
+static void best_dfs(struct best_search *bs, int i)
+{
+	struct cands *cs = bs->cs;
+	struct sc_part *part = cs->part;
+	const int64_t *mn = part->tmin + (size_t)i * part->tres;
+	const int64_t *mx = part->tmax + (size_t)i * part->tres;
+	int j;
+
+	if (bs->have && cand_perfect(&bs->best))
+		return;
+	for (j = 0; j < cs->nneed; j++)
+		if (mx[cs->need_r[j]] < cs->need_min[cs->need_r[j]])
+			return;
+	if (i >= part->tleaves) {
+		int d = i - part->tleaves, why_r;
+		struct cand c;
+
+		if (d >= part->ndom || part->start[d + 1] == part->start[d])
+			return;
+		bs->visited++;
+		if (cand_make(cs, d, d, part->order + part->start[d], part->free[d],
+			      bs->have ? &bs->best : NULL, &c, &why_r) &&
+		    (!bs->have || cand_cmp(&c, &bs->best) < 0)) {
+			bs->best = c;
+			bs->have = true;
+		}
+		return;
+	}
+	if (bs->have) {
+		struct cand ub = {.num = 0, .den = 1};
+
+		ub.full = cs->same_need || covers(mx, cs->need_full, cs->f->ctx->snap->nres);
+		for (j = 0; j < cs->nidle; j++)
+			ub.waste += mn[cs->idle_r[j]] > 0;
+		const int64_t *ps = part->tpos + (size_t)i * part->tres;
+
+		/* Domains with no free r score nothing on r: the positive minimum. */
+		for (j = 0; j < cs->nneed; j++) {
+			int r = cs->need_r[j];
+			int64_t x = ps[r] > cs->need_min[r] ? ps[r] : cs->need_min[r];
+
+			if (x <= cs->need_full[r]) {
+				ub.num = ub.den = 1;
+				break;
+			}
+			if (sc_frac_cmp(cs->need_full[r], x, ub.num, ub.den) > 0) {
+				ub.num = cs->need_full[r];
+				ub.den = x;
+			}
+		}
+		if (cand_rank_cmp(&ub, &bs->best) >= 0)
+			return;
+	}
+	best_dfs(bs, 2 * i);
+	best_dfs(bs, 2 * i + 1);
+}
+
+/* The best candidate of a whole-cluster scope through the index; false: no index. */
+static bool cands_best_indexed(struct cands *cs)
+{
+	struct best_search bs = {.cs = cs};
+	const struct sc_snapshot *snap = cs->f->ctx->snap;
+
+	if (cs->bk.dom || cs->bdom != -2 || sc_part_index(snap, cs->part) < 0)
+		return false;
+	cs->n = cs->npruned = 0;
+	sc_buf_free(&cs->why);
+	best_dfs(&bs, 1);
+	cs->nscope = bs.visited;
+	if (bs.have)
+		cs->v[cs->n++] = bs.best;
+	return true;
 }
 
 static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
@@ -762,7 +883,8 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 	cands_prepare(&cs);
 	/* First the best alone; the full ranking only if it fails (or for an
 	 * alternative), in the same total order. */
-	cands_scan(&cs, start_rank == 0);
+	if (start_rank > 0 || !cands_best_indexed(&cs))
+		cands_scan(&cs, start_rank == 0);
 	if (start_rank > 0 || !cs.n) {
 		if (start_rank == 0)
 			cands_scan(&cs, false); /* nothing fits: say why */

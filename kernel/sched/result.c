@@ -3,6 +3,10 @@
  * result.c — the actions a cycle hands back (bind, condition, preempt), and
  * the condition memo that writes each object's condition only when it
  * changes, so repeated cycles over a parked hierarchy stay silent.
+ *
+ * An action's strings live in one allocation (a->ns is its start, the other
+ * fields point into it), so a binding or a condition costs one malloc; the
+ * memo is compared in place and only rewritten when the condition changed.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,13 +33,40 @@ static struct pk_sched_action *push(struct pk_sched_result *res)
 
 static void action_clear(struct pk_sched_action *a)
 {
-	free(a->ns);
-	free(a->name);
-	free(a->node);
-	free(a->type);
-	free(a->status);
-	free(a->reason);
-	free(a->message);
+	free(a->ns); /* the block holding every string of the action */
+}
+
+/*
+ * Fill a's string fields from src[0..n) (NULL stays NULL) in one block;
+ * fields[i] receives a pointer into it.  -ENOMEM.
+ */
+static int pack(struct pk_sched_action *a, char **fields[], const char *src[], size_t n)
+{
+	size_t len[8], total = 0;
+	char *blk, *w;
+
+	for (size_t i = 0; i < n; i++) {
+		len[i] = src[i] ? strlen(src[i]) + 1 : 0;
+		total += len[i];
+	}
+	blk = malloc(total + 1);
+	if (!blk)
+		return -ENOMEM;
+	w = blk;
+	for (size_t i = 0; i < n; i++) {
+		if (!src[i]) {
+			*fields[i] = NULL;
+			continue;
+		}
+		memcpy(w, src[i], len[i]);
+		*fields[i] = w;
+		w += len[i];
+	}
+	if (a->ns != blk) { /* ns must own the block: it is the first field */
+		free(blk);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 void pk_sched_result_free(struct pk_sched_result *res)
@@ -49,13 +80,13 @@ void pk_sched_result_free(struct pk_sched_result *res)
 	free(res);
 }
 
-static int finish(struct pk_sched_result *res, struct pk_sched_action *a, bool ok)
+static int finish(struct pk_sched_result *res, struct pk_sched_action *a, int r)
 {
-	if (ok)
+	if (r == 0)
 		return 0;
-	action_clear(a);
 	res->nactions--;
-	return -ENOMEM;
+	memset(a, 0, sizeof(*a));
+	return r;
 }
 
 int sc_result_condition(struct pk_sched_result *res, enum pk_kind kind, const char *ns,
@@ -66,15 +97,12 @@ int sc_result_condition(struct pk_sched_result *res, enum pk_kind kind, const ch
 
 	if (!a)
 		return -ENOMEM;
+	char **fields[] = {&a->ns, &a->name, &a->type, &a->status, &a->reason, &a->message};
+	const char *src[] = {ns ? ns : "", name, type, status, reason, message ? message : ""};
+
 	a->action = PK_SCHED_CONDITION;
 	a->kind = kind;
-	a->ns = sc_strdup(ns);
-	a->name = sc_strdup(name);
-	a->type = sc_strdup(type);
-	a->status = sc_strdup(status);
-	a->reason = sc_strdup(reason);
-	a->message = strdup(message ? message : "");
-	return finish(res, a, a->ns && a->name && a->type && a->status && a->reason && a->message);
+	return finish(res, a, pack(a, fields, src, 6));
 }
 
 int sc_result_bind(struct pk_sched_result *res, const struct sc_pod *pod, const char *node)
@@ -83,12 +111,12 @@ int sc_result_bind(struct pk_sched_result *res, const struct sc_pod *pod, const 
 
 	if (!a)
 		return -ENOMEM;
+	char **fields[] = {&a->ns, &a->name, &a->node};
+	const char *src[] = {pod->ns ? pod->ns : "", pod->name ? pod->name : "", node};
+
 	a->action = PK_SCHED_BIND;
 	a->kind = PK_KIND_POD;
-	a->ns = strdup(pod->ns);
-	a->name = strdup(pod->name);
-	a->node = strdup(node);
-	return finish(res, a, a->ns && a->name && a->node);
+	return finish(res, a, pack(a, fields, src, 3));
 }
 
 int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod)
@@ -97,24 +125,46 @@ int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod)
 
 	if (!a)
 		return -ENOMEM;
+	char **fields[] = {&a->ns, &a->name};
+	const char *src[] = {pod->ns ? pod->ns : "", pod->name ? pod->name : ""};
+
 	a->action = PK_SCHED_PREEMPT;
 	a->kind = PK_KIND_POD;
-	a->ns = strdup(pod->ns);
-	a->name = strdup(pod->name);
-	return finish(res, a, a->ns && a->name);
+	return finish(res, a, pack(a, fields, src, 2));
 }
 
 /* True when the memo changed (the condition must be written). */
 static bool memo_update(struct sc_cond_memo *memo, const char *status, const char *reason,
 			const char *message)
 {
-	char *text = NULL;
+	const char *parts[3] = {status, reason, message ? message : ""};
+	size_t len[3], total = 0;
+	char *text, *w;
 
-	if (asprintf(&text, "%s|%s|%s", status, reason, message ? message : "") < 0)
+	for (int i = 0; i < 3; i++) {
+		len[i] = strlen(parts[i]);
+		total += len[i] + 1;
+	}
+	if (memo->text) { /* "status|reason|message", compared in place */
+		const char *m = memo->text;
+		int i;
+
+		for (i = 0; i < 3; i++) {
+			if (strncmp(m, parts[i], len[i]) != 0 || m[len[i]] != (i < 2 ? '|' : '\0'))
+				break;
+			m += len[i] + 1;
+		}
+		if (i == 3)
+			return false;
+	}
+	text = malloc(total);
+	if (!text)
 		return true;
-	if (memo->text && strcmp(memo->text, text) == 0) {
-		free(text);
-		return false;
+	w = text;
+	for (int i = 0; i < 3; i++) {
+		memcpy(w, parts[i], len[i]);
+		w += len[i];
+		*w++ = i < 2 ? '|' : '\0';
 	}
 	free(memo->text);
 	memo->text = text;

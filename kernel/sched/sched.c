@@ -49,6 +49,7 @@ void pk_sched_free(struct pk_sched *s)
 	sc_vec_free(&s->topo_keys);
 	free(s->all_nodes);
 	sc_vec_free(&s->qsorted);
+	free(s->pl);
 	free(s);
 }
 

@@ -45,6 +45,9 @@ static void part_free(struct sc_part *p)
 	free(p->order);
 	free(p->start);
 	free(p->scratch);
+	free(p->tmin);
+	free(p->tmax);
+	free(p->tpos);
 	free(p->key);
 	free(p);
 }
@@ -311,6 +314,76 @@ struct sc_part *sc_snapshot_part(struct sc_snapshot *snap, const char *key)
 	return p;
 }
 
+/* Recompute tree node i of part's index from its children. */
+static void tree_pull(struct sc_part *p, int i)
+{
+	size_t o = (size_t)i * p->tres, c = (size_t)(2 * i) * p->tres, t = (size_t)p->tres;
+
+	for (size_t r = 0; r < t; r++) {
+		int64_t a = p->tmin[c + r], b = p->tmin[c + t + r];
+
+		p->tmin[o + r] = a < b ? a : b;
+		a = p->tmax[c + r];
+		b = p->tmax[c + t + r];
+		p->tmax[o + r] = a > b ? a : b;
+		a = p->tpos[c + r];
+		b = p->tpos[c + t + r];
+		p->tpos[o + r] = a < b ? a : b;
+	}
+}
+
+static void tree_leaf(struct sc_part *p, int d)
+{
+	size_t o = (size_t)(p->tleaves + d) * p->tres;
+
+	for (int r = 0; r < p->tres; r++) {
+		int64_t v = d < p->ndom ? p->free[d][r] : 0;
+
+		p->tmin[o + r] = d < p->ndom ? v : INT64_MAX;
+		p->tmax[o + r] = d < p->ndom ? v : INT64_MIN;
+		p->tpos[o + r] = v > 0 ? v : INT64_MAX;
+	}
+}
+
+/* Domain d's free capacity changed: refresh its leaf and the path up. */
+static void tree_update(struct sc_part *p, int d)
+{
+	tree_leaf(p, d);
+	for (int i = (p->tleaves + d) / 2; i >= 1; i /= 2)
+		tree_pull(p, i);
+}
+
+int sc_part_index(const struct sc_snapshot *snap, struct sc_part *p)
+{
+	int leaves = 1, nres = snap->nres > 0 ? snap->nres : 1;
+
+	if (p->tmin && p->tres == nres)
+		return 0;
+	while (leaves < p->ndom)
+		leaves *= 2;
+	free(p->tmin);
+	free(p->tmax);
+	free(p->tpos);
+	p->tleaves = p->tres = 0;
+	p->tmin = malloc((size_t)(2 * leaves) * (size_t)nres * sizeof(int64_t));
+	p->tmax = malloc((size_t)(2 * leaves) * (size_t)nres * sizeof(int64_t));
+	p->tpos = malloc((size_t)(2 * leaves) * (size_t)nres * sizeof(int64_t));
+	if (!p->tmin || !p->tmax || !p->tpos) {
+		free(p->tmin);
+		free(p->tmax);
+		free(p->tpos);
+		p->tmin = p->tmax = p->tpos = NULL;
+		return -ENOMEM;
+	}
+	p->tleaves = leaves;
+	p->tres = nres;
+	for (int d = 0; d < leaves; d++)
+		tree_leaf(p, d);
+	for (int i = leaves - 1; i >= 1; i--)
+		tree_pull(p, i);
+	return 0;
+}
+
 /* Add sign * pod's requests to a node's usage and its domains' free space. */
 static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign)
 {
@@ -331,6 +404,8 @@ static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node,
 		snap->parts[i]->used_pods[d] =
 		    sign > 0 ? sc_add(snap->parts[i]->used_pods[d], pod->req[SC_RES_PODS])
 			     : sc_sub(snap->parts[i]->used_pods[d], pod->req[SC_RES_PODS]);
+		if (snap->parts[i]->tmin)
+			tree_update(snap->parts[i], d);
 	}
 }
 
@@ -481,6 +556,38 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 					FAIL("partition %s=%s: free %s %" PRId64 " != %" PRId64,
 					     p->key, p->values[d], snap->res_name[r], p->free[d][r],
 					     free_[r]);
+		}
+		/* The capacity index: leaves are the summaries, inner nodes min/max. */
+		for (int i = p->tmin ? 2 * p->tleaves - 1 : 0; i >= 1; i--) {
+			const int64_t *mn = p->tmin + (size_t)i * p->tres;
+			const int64_t *mx = p->tmax + (size_t)i * p->tres;
+			const int64_t *ps = p->tpos + (size_t)i * p->tres;
+
+			for (int r = 0; r < p->tres; r++) {
+				int64_t wmn, wmx, wps;
+
+				if (i >= p->tleaves) {
+					int d = i - p->tleaves;
+					int64_t v = d < p->ndom ? p->free[d][r] : 0;
+
+					wmn = d < p->ndom ? v : INT64_MAX;
+					wmx = d < p->ndom ? v : INT64_MIN;
+					wps = v > 0 ? v : INT64_MAX;
+				} else {
+					size_t c = (size_t)(2 * i) * p->tres, t = (size_t)p->tres;
+					const int64_t *l = p->tmin + c, *h = p->tmax + c, *q = p->tpos + c;
+
+					wmn = l[r] < l[t + r] ? l[r] : l[t + r];
+					wmx = h[r] > h[t + r] ? h[r] : h[t + r];
+					wps = q[r] < q[t + r] ? q[r] : q[t + r];
+				}
+				if (mn[r] != wmn || mx[r] != wmx || ps[r] != wps)
+					FAIL("partition %s: capacity index node %d, %s: min %" PRId64
+					     " max %" PRId64 " positive min %" PRId64
+					     ", expected %" PRId64 " %" PRId64 " %" PRId64,
+					     p->key, i, snap->res_name[r], mn[r], mx[r], ps[r], wmn,
+					     wmx, wps);
+			}
 		}
 	}
 #undef FAIL
