@@ -5,9 +5,10 @@
  * Pop the best eligible root; hold it back if PreEnqueue finds it not
  * admissible (its pods say why); validate its hierarchy (Invalid on every
  * group, nothing bound); run the placement strategy on the snapshot; collect
- * the assumed pod -> node pairs; revert every assumption (the snapshot is
- * back to its start, which the invariant check proves when enabled); then act
- * on the root's status: Success commits the bindings, Unschedulable triggers
+ * the assumed pod -> node pairs; then act on the root's status: Success
+ * commits the assumptions in place (they become the bindings), anything else
+ * reverts them (the invariant check proves no assumption is left either
+ * way, when enabled); Unschedulable triggers
  * preemption, UnschedulableAndUnresolvable does nothing.  A root that was
  * already scheduled and placed nothing new also triggers preemption
  * (KEP-6012 "Preemption triggering rules").  Binding and preemption never
@@ -179,8 +180,7 @@ static int commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
 		char msg[320];
 		int r;
 
-		sc_snapshot_bind(&s->snap, p, pl[i].node);
-		free(p->node_name);
+		free(p->node_name); /* the snapshot already holds the binding */
 		p->node_name = strdup(node);
 		if (!p->node_name)
 			return -ENOMEM;
@@ -231,12 +231,17 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 	for (size_t i = 0; i < s->snap.nlog; i++)
 		if (s->snap.log[i].op == SC_UNDO_ASSUME)
 			pl[npl++] = (struct sc_placement){s->snap.log[i].pod, s->snap.log[i].node};
-	sc_snapshot_revert(&s->snap, 0);
+	uint64_t gen0 = s->gen;
+	bool preempt = st == SC_UNSCHEDULABLE || (st == SC_SUCCESS && npl == 0 && was_scheduled);
+
+	/* A placement that stands is committed where it is; anything else is undone. */
+	if (st == SC_SUCCESS && !preempt)
+		sc_snapshot_commit(&s->snap);
+	else
+		sc_snapshot_revert(&s->snap, 0);
 	if (s->opts.check &&
 	    sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)) < 0)
 		return -EUCLEAN;
-	uint64_t gen0 = s->gen;
-	bool preempt = st == SC_UNSCHEDULABLE || (st == SC_SUCCESS && npl == 0 && was_scheduled);
 
 	sc_trace(ctx, "root %s %s: %s, %zu pods placed%s", sc_group_kind(root), root->key,
 		 sc_status_to_string(st), npl, preempt ? ", preemption" : "");

@@ -114,10 +114,15 @@ struct sc_part {
 	 * holds the per-resource minimum and maximum of free[] over its
 	 * domains, and the minimum over the domains where it is positive, for
 	 * the first tres resources.  Padding leaves hold min = pos = INT64_MAX,
-	 * max = INT64_MIN.  Kept exact on every charge.
+	 * max = INT64_MIN.  Inner nodes always combine their children; a leaf
+	 * equals free[] unless its domain is listed dirty.
 	 */
 	int tleaves, tres;
 	int64_t *tmin, *tmax, *tpos; /* (2 * tleaves) * tres each, node-major */
+	/* Domains whose leaf lags free[] (charged since the last query), each
+	 * listed once; sc_part_index refreshes them and their paths. */
+	unsigned char *tdirty;
+	int *tdlist, ntd;
 };
 
 
@@ -167,6 +172,11 @@ static inline size_t sc_snapshot_mark(const struct sc_snapshot *snap)
 }
 /* Undo every assumption registered after mark, last first. */
 void sc_snapshot_revert(struct sc_snapshot *snap, size_t mark);
+/*
+ * Make every outstanding assumption permanent (assumed pods become bound,
+ * simulated removals are undone) and empty the log; usage is already there.
+ */
+void sc_snapshot_commit(struct sc_snapshot *snap);
 /*
  * Invariant checker (hwloc_topology_check style): usage equals the sum of
  * bound and assumed pods, partitions agree with nodes, and, when quiet is

@@ -48,6 +48,8 @@ static void part_free(struct sc_part *p)
 	free(p->tmin);
 	free(p->tmax);
 	free(p->tpos);
+	free(p->tdirty);
+	free(p->tdlist);
 	free(p->key);
 	free(p);
 }
@@ -357,8 +359,16 @@ int sc_part_index(const struct sc_snapshot *snap, struct sc_part *p)
 {
 	int leaves = 1, nres = snap->nres > 0 ? snap->nres : 1;
 
-	if (p->tmin && p->tres == nres)
+	if (p->tmin && p->tres == nres) {
+		for (int k = 0; k < p->ntd; k++) {
+			int d = p->tdlist[k];
+
+			p->tdirty[d] = 0;
+			tree_update(p, d);
+		}
+		p->ntd = 0;
 		return 0;
+	}
 	while (leaves < p->ndom)
 		leaves *= 2;
 	free(p->tmin);
@@ -368,13 +378,20 @@ int sc_part_index(const struct sc_snapshot *snap, struct sc_part *p)
 	p->tmin = malloc((size_t)(2 * leaves) * (size_t)nres * sizeof(int64_t));
 	p->tmax = malloc((size_t)(2 * leaves) * (size_t)nres * sizeof(int64_t));
 	p->tpos = malloc((size_t)(2 * leaves) * (size_t)nres * sizeof(int64_t));
-	if (!p->tmin || !p->tmax || !p->tpos) {
+	if (!p->tdirty)
+		p->tdirty = calloc((size_t)p->ndom + 1, 1);
+	if (!p->tdlist)
+		p->tdlist = malloc(((size_t)p->ndom + 1) * sizeof(int));
+	if (!p->tmin || !p->tmax || !p->tpos || !p->tdirty || !p->tdlist) {
 		free(p->tmin);
 		free(p->tmax);
 		free(p->tpos);
 		p->tmin = p->tmax = p->tpos = NULL;
 		return -ENOMEM;
 	}
+	for (int k = 0; k < p->ntd; k++)
+		p->tdirty[p->tdlist[k]] = 0;
+	p->ntd = 0;
 	p->tleaves = leaves;
 	p->tres = nres;
 	for (int d = 0; d < leaves; d++)
@@ -404,8 +421,10 @@ static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node,
 		snap->parts[i]->used_pods[d] =
 		    sign > 0 ? sc_add(snap->parts[i]->used_pods[d], pod->req[SC_RES_PODS])
 			     : sc_sub(snap->parts[i]->used_pods[d], pod->req[SC_RES_PODS]);
-		if (snap->parts[i]->tmin)
-			tree_update(snap->parts[i], d);
+		if (snap->parts[i]->tmin && !snap->parts[i]->tdirty[d]) {
+			snap->parts[i]->tdirty[d] = 1;
+			snap->parts[i]->tdlist[snap->parts[i]->ntd++] = d;
+		}
 	}
 }
 
@@ -465,6 +484,22 @@ int sc_snapshot_assume_removed(struct sc_snapshot *snap, struct sc_pod *pod)
 	charge(snap, pod, pod->node, -1);
 	pod->sim_removed = true;
 	return 0;
+}
+
+void sc_snapshot_commit(struct sc_snapshot *snap)
+{
+	for (size_t i = 0; i < snap->nlog; i++) {
+		struct sc_undo *u = &snap->log[i];
+
+		if (u->op == SC_UNDO_ASSUME) {
+			u->pod->assumed = -1;
+			u->pod->node = u->node;
+		} else {
+			charge(snap, u->pod, u->node, +1);
+			u->pod->sim_removed = false;
+		}
+	}
+	snap->nlog = 0;
 }
 
 void sc_snapshot_revert(struct sc_snapshot *snap, size_t mark)
@@ -557,7 +592,16 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 					     p->key, p->values[d], snap->res_name[r], p->free[d][r],
 					     free_[r]);
 		}
-		/* The capacity index: leaves are the summaries, inner nodes min/max. */
+		/* The capacity index: leaves are the summaries (or listed dirty),
+		 * inner nodes combine their children. */
+		for (int k = 0; p->tmin && k < p->ntd; k++)
+			if (p->tdlist[k] < 0 || p->tdlist[k] >= p->ndom ||
+			    p->tdirty[p->tdlist[k]] != 1)
+				FAIL("partition %s: dirty list entry %d is wrong", p->key, k);
+		for (int d = 0, nd = 0; p->tmin && d < p->ndom; d++)
+			if (p->tdirty[d] && ++nd > p->ntd)
+				FAIL("partition %s: domain %s dirty but not listed", p->key,
+				     p->values[d]);
 		for (int i = p->tmin ? 2 * p->tleaves - 1 : 0; i >= 1; i--) {
 			const int64_t *mn = p->tmin + (size_t)i * p->tres;
 			const int64_t *mx = p->tmax + (size_t)i * p->tres;
@@ -569,6 +613,9 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 				if (i >= p->tleaves) {
 					int d = i - p->tleaves;
 					int64_t v = d < p->ndom ? p->free[d][r] : 0;
+
+					if (d < p->ndom && p->tdirty[d])
+						continue; /* refreshed at the next query */
 
 					wmn = d < p->ndom ? v : INT64_MAX;
 					wmx = d < p->ndom ? v : INT64_MIN;
