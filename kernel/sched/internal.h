@@ -417,7 +417,12 @@ const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod);
 const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g);
 
 /* Shared by the strategies (place_kep.c). */
-int sc_frac_cmp(int64_t a, int64_t b, int64_t c, int64_t d); /* a/b vs c/d: -1, 0, 1 */
+static inline int sc_frac_cmp(int64_t a, int64_t b, int64_t c, int64_t d) /* a/b vs c/d */
+{
+	__int128 l = (__int128)a * d, r = (__int128)c * b;
+
+	return l < r ? -1 : l > r;
+}
 bool sc_pod_pending(const struct sc_pod *p);
 bool sc_pod_running(const struct sc_pod *p);
 /* Record a group's evaluation (status, counts, how its message is built). */

@@ -209,7 +209,27 @@ static int scarce_waste(const struct fit *f, const struct sc_pod *pod, const int
 	return w;
 }
 
-/* Best node of the scope for pod, or -1 with the pod's misfit counts set. */
+/* The resource part of sc_filter: does pod fit node's free capacity? */
+static bool fits_resources(const struct sc_snapshot *snap, const struct sc_pod *pod,
+			   const struct sc_node *node)
+{
+	for (int r = 0; r < snap->nres; r++) {
+		int64_t after;
+
+		if (pod->req[r] > 0 &&
+		    (node->used[r] < 0 || __builtin_add_overflow(node->used[r], pod->req[r], &after) ||
+		     after > node->alloc[r]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Best node of the scope for pod, or -1 with the pod's misfit counts set.
+ * Nodes are tested on capacity first (the cheap test that fails most often
+ * in a busy scope), then on the static filters; only when no node fits are
+ * the misfits classified again in sc_filter's order, for the message.
+ */
 static int pick_node(struct fit *f, struct sc_pod *pod, const int *nodes, size_t n)
 {
 	const struct sc_snapshot *snap = f->ctx->snap;
@@ -218,15 +238,9 @@ static int pick_node(struct fit *f, struct sc_pod *pod, const int *nodes, size_t
 
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_node *node = snap->nodes[nodes[i]];
-		int res = 0;
-		enum sc_misfit m = sc_filter(snap, pod, node, &res);
 
-		if (m != SC_FIT) {
-			counts[m]++;
-			if (m == SC_MISFIT_RESOURCES)
-				short_of[res]++;
+		if (!fits_resources(snap, pod, node) || sc_filter_static(pod, node) != SC_FIT)
 			continue;
-		}
 		struct node_score sc = {.num = 0, .den = 1};
 		int64_t free_[SC_MAX_RES];
 
@@ -255,6 +269,15 @@ static int pick_node(struct fit *f, struct sc_pod *pod, const int *nodes, size_t
 	}
 	if (best >= 0)
 		return best;
+	for (size_t i = 0; i < n; i++) {
+		int res = 0;
+		enum sc_misfit m = sc_filter(snap, pod, snap->nodes[nodes[i]], &res);
+
+		counts[m]++;
+		if (m == SC_MISFIT_RESOURCES)
+			short_of[res]++;
+	}
+	counts[SC_FIT] = 0;
 	free(pod->why);
 	pod->why = NULL;
 	pod->misfit_set = true;
@@ -618,7 +641,8 @@ struct cands {
 	/* resources the subtree requests; scarce ones it does not */
 	int need_r[SC_MAX_RES], nneed, idle_r[SC_MAX_RES], nidle;
 	bool same_need; /* need_full == need_min: every candidate holds all */
-	struct cand *v;
+	struct cand *v; /* &one for the best alone, else heap (every domain) */
+	struct cand one, *heap;
 	size_t n, nscope, npruned;
 	struct sc_buf why;
 };
@@ -706,6 +730,14 @@ static void cands_scan(struct cands *cs, bool best_only)
 
 	cs->n = cs->nscope = cs->npruned = 0;
 	sc_buf_free(&cs->why);
+	cs->v = &cs->one;
+	if (!best_only) {
+		if (!cs->heap)
+			cs->heap = malloc(((size_t)cs->bk.nd + 1) * sizeof(*cs->heap));
+		if (!cs->heap)
+			return; /* no candidate: the group fails, nothing is corrupted */
+		cs->v = cs->heap;
+	}
 	for (int k = 0; k < cs->bk.nd; k++) {
 		int d = cs->bk.dom ? cs->bk.dom[k] : k, why_r = 0;
 		const int *dn = cs->bk.order + cs->bk.start[k];
@@ -853,6 +885,7 @@ static bool cands_best_indexed(struct cands *cs)
 		return false;
 	cs->n = cs->npruned = 0;
 	sc_buf_free(&cs->why);
+	cs->v = &cs->one;
 	best_dfs(&bs, 1);
 	cs->nscope = bs.visited;
 	if (bs.have)
@@ -867,16 +900,13 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 	struct sc_snapshot *snap = ctx->snap;
 	struct sc_part *part = sc_snapshot_part(snap, g->topo_key);
 	struct cands cs = {.f = f, .g = g, .part = part};
-	struct cand *cands;
 	bool sorted = false;
 	size_t ncand;
 	enum sc_status st = SC_UNRESOLVABLE;
 
 	if (!part || bucket_scope(snap, part, nodes, n, &cs.bk) < 0)
 		return SC_UNRESOLVABLE;
-	cs.v = cands = malloc(((size_t)cs.bk.nd + 1) * sizeof(*cands));
-	if (!cands)
-		goto out;
+	cs.v = &cs.one;
 	cs.bdom = sc_bound_domain(part, g, 0, -2);
 	group_need(snap, g, true, 0, cs.need_min);
 	group_need(snap, g, false, 0, cs.need_full);
@@ -888,7 +918,7 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 	if (start_rank > 0 || !cs.n) {
 		if (start_rank == 0)
 			cands_scan(&cs, false); /* nothing fits: say why */
-		qsort(cands, cs.n, sizeof(*cands), cand_cmp);
+		qsort(cs.v, cs.n, sizeof(*cs.v), cand_cmp);
 		sorted = true;
 	}
 	ncand = cs.n;
@@ -901,13 +931,13 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 
 		if (rank >= 1 && !sorted) {
 			cands_scan(&cs, false); /* every domain, ranked; [0] is the same best */
-			qsort(cands, cs.n, sizeof(*cands), cand_cmp);
+			qsort(cs.v, cs.n, sizeof(*cs.v), cand_cmp);
 			ncand = cs.n;
 			sorted = true;
 		}
 		if (rank >= ncand)
 			break;
-		c = &cands[rank];
+		c = &cs.v[rank];
 		if (f->budget <= 0) {
 			if (!f->exhausted)
 				sc_trace(ctx, "search budget of %d candidate evaluations exhausted",
@@ -973,7 +1003,7 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 	}
 out:
 	sc_buf_free(&cs.why);
-	free(cands);
+	free(cs.heap);
 	buckets_free(&cs.bk);
 	return st;
 }

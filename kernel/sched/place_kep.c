@@ -44,12 +44,6 @@ static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const i
 #define SC_WHY_LIST 3 /* failed candidates named in a group's message */
 
 /* a/b > c/d for non-negative values with positive denominators. */
-int sc_frac_cmp(int64_t a, int64_t b, int64_t c, int64_t d)
-{
-	__int128 l = (__int128)a * d, r = (__int128)c * b;
-
-	return l < r ? -1 : l > r;
-}
 
 void sc_record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S,
 			int R, int U, int UU, enum sc_why kind, struct sc_pod *pod, const char *why)

@@ -316,22 +316,30 @@ struct sc_part *sc_snapshot_part(struct sc_snapshot *snap, const char *key)
 	return p;
 }
 
-/* Recompute tree node i of part's index from its children. */
-static void tree_pull(struct sc_part *p, int i)
+/* Recompute tree node i of part's index from its children; true if it changed. */
+static bool tree_pull(struct sc_part *p, int i)
 {
 	size_t o = (size_t)i * p->tres, c = (size_t)(2 * i) * p->tres, t = (size_t)p->tres;
+	bool changed = false;
 
 	for (size_t r = 0; r < t; r++) {
-		int64_t a = p->tmin[c + r], b = p->tmin[c + t + r];
+		int64_t a = p->tmin[c + r], b = p->tmin[c + t + r], v;
 
-		p->tmin[o + r] = a < b ? a : b;
+		v = a < b ? a : b;
+		changed |= p->tmin[o + r] != v;
+		p->tmin[o + r] = v;
 		a = p->tmax[c + r];
 		b = p->tmax[c + t + r];
-		p->tmax[o + r] = a > b ? a : b;
+		v = a > b ? a : b;
+		changed |= p->tmax[o + r] != v;
+		p->tmax[o + r] = v;
 		a = p->tpos[c + r];
 		b = p->tpos[c + t + r];
-		p->tpos[o + r] = a < b ? a : b;
+		v = a < b ? a : b;
+		changed |= p->tpos[o + r] != v;
+		p->tpos[o + r] = v;
 	}
+	return changed;
 }
 
 static void tree_leaf(struct sc_part *p, int d)
@@ -351,8 +359,9 @@ static void tree_leaf(struct sc_part *p, int d)
 static void tree_update(struct sc_part *p, int d)
 {
 	tree_leaf(p, d);
-	for (int i = (p->tleaves + d) / 2; i >= 1; i /= 2)
-		tree_pull(p, i);
+	/* Ancestors depend only on their children: stop where nothing changed. */
+	for (int i = (p->tleaves + d) / 2; i >= 1 && tree_pull(p, i); i /= 2)
+		;
 }
 
 int sc_part_index(const struct sc_snapshot *snap, struct sc_part *p)
