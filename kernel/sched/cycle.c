@@ -120,6 +120,33 @@ static const char *failed_why(struct sc_ctx *ctx, const struct sc_group *failed)
 	return w ? w : sc_status_to_string(failed->status);
 }
 
+/* Append s (short, fixed text) at w; returns the new end. */
+static char *put_str(char *w, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(w, s, n + 1);
+	return w + n;
+}
+
+/* Append the decimal form of v at w (at most 11 characters). */
+static char *put_int(char *w, int v)
+{
+	char tmp[12];
+	int n = 0;
+	unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+
+	do
+		tmp[n++] = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*w++ = '-';
+	while (n)
+		*w++ = tmp[--n];
+	*w = '\0';
+	return w;
+}
+
 /*
  * Conditions after a cycle: evaluated groups report their own status, or the
  * nearest failed ancestor's; pending pods name the nearest failed group.
@@ -133,10 +160,18 @@ static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group
 	if (depth > 16)
 		return;
 	if (g->stamp == ctx->stamp && !failed && g->status == SC_SUCCESS && committed) {
-		snprintf(msg, sizeof(msg), "%d of %s %d %s scheduled", g->S,
-			 g->policy == PK_POLICY_GANG ? (g->composite ? "minGroupCount" : "minCount")
-						     : "required",
-			 g->M, g->composite ? "child groups" : "pods");
+		/* "%d of %s %d %s scheduled", without printf (once per cycle) */
+		char *w = msg;
+
+		w = put_int(w, g->S);
+		w = put_str(w, " of ");
+		w = put_str(w, g->policy == PK_POLICY_GANG
+				   ? (g->composite ? "minGroupCount" : "minCount")
+				   : "required");
+		w = put_str(w, " ");
+		w = put_int(w, g->M);
+		w = put_str(w, g->composite ? " child groups" : " pods");
+		put_str(w, " scheduled");
 		sc_emit_group(ctx, g, "True", "Scheduled", msg);
 		g->scheduled = !g->implicit;
 	} else if (g->stamp == ctx->stamp && g->status != SC_SUCCESS) {

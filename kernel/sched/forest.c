@@ -44,7 +44,6 @@ static void group_free(struct sc_group *g)
 	free(g->ns);
 	free(g->name);
 	free(g->why);
-	free(g->memo.text);
 	sc_vec_free(&g->children);
 	sc_vec_free(&g->pods);
 	free(g);
@@ -61,7 +60,6 @@ static void pod_free(struct sc_pod *p)
 	free(p->node_name);
 	free(p->prio_class);
 	free(p->why);
-	free(p->memo.text);
 	for (size_t i = 0; i < p->nsel; i++) {
 		free(p->sel[i].key);
 		free(p->sel[i].value);
@@ -360,8 +358,7 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 	p->seq = old ? old->seq : ++f->seq;
 	if (old) {
 		/* What was said about the pod stays said: no repeated conditions. */
-		p->memo.text = old->memo.text;
-		old->memo.text = NULL;
+		p->memo = old->memo;
 		if ((r = sc_forest_remove_pod(s, old->key)) < 0)
 			goto fail;
 	}

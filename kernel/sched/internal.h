@@ -222,9 +222,13 @@ struct sc_toleration {
 	enum pk_taint_effect effect;
 };
 
-/* What the scheduler last told about an object, to write each change once. */
+/*
+ * What the scheduler last told about an object, to write each change once:
+ * a 64-bit FNV-1a fingerprint of status, reason and message (0: nothing
+ * said yet), so checking a condition allocates nothing.
+ */
 struct sc_cond_memo {
-	char *text; /* "status|reason|message" */
+	uint64_t fp;
 };
 
 struct sc_pod {

@@ -209,16 +209,16 @@ static int scarce_waste(const struct fit *f, const struct sc_pod *pod, const int
 	return w;
 }
 
-/* The resource part of sc_filter: does pod fit node's free capacity? */
-static bool fits_resources(const struct sc_snapshot *snap, const struct sc_pod *pod,
-			   const struct sc_node *node)
+/* The resource part of sc_filter over the pod's requested resources rr[0..nrr). */
+static bool fits_resources(const struct sc_pod *pod, const struct sc_node *node, const int *rr,
+			   int nrr)
 {
-	for (int r = 0; r < snap->nres; r++) {
+	for (int j = 0; j < nrr; j++) {
+		int r = rr[j];
 		int64_t after;
 
-		if (pod->req[r] > 0 &&
-		    (node->used[r] < 0 || __builtin_add_overflow(node->used[r], pod->req[r], &after) ||
-		     after > node->alloc[r]))
+		if (node->used[r] < 0 || __builtin_add_overflow(node->used[r], pod->req[r], &after) ||
+		    after > node->alloc[r])
 			return false;
 	}
 	return true;
@@ -235,11 +235,15 @@ static int pick_node(struct fit *f, struct sc_pod *pod, const int *nodes, size_t
 	const struct sc_snapshot *snap = f->ctx->snap;
 	int best = -1, counts[_SC_MISFIT_MAX] = {0}, short_of[SC_MAX_RES] = {0};
 	struct node_score bs = {0};
+	int rr[SC_MAX_RES], nrr = 0;
 
+	for (int r = 0; r < snap->nres; r++)
+		if (pod->req[r] > 0)
+			rr[nrr++] = r;
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_node *node = snap->nodes[nodes[i]];
 
-		if (!fits_resources(snap, pod, node) || sc_filter_static(pod, node) != SC_FIT)
+		if (!fits_resources(pod, node, rr, nrr) || sc_filter_static(pod, node) != SC_FIT)
 			continue;
 		struct node_score sc = {.num = 0, .den = 1};
 		int64_t free_[SC_MAX_RES];

@@ -6,7 +6,7 @@
  *
  * An action's strings live in one allocation (a->ns is its start, the other
  * fields point into it), so a binding or a condition costs one malloc; the
- * memo is compared in place and only rewritten when the condition changed.
+ * memo is a fingerprint of the last condition written (internal.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -133,41 +133,24 @@ int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod)
 	return finish(res, a, pack(a, fields, src, 2));
 }
 
+static uint64_t fnv(uint64_t h, const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		h = (h ^ *c) * 0x100000001b3ull;
+	return (h ^ 0xff) * 0x100000001b3ull; /* terminator: "a","bc" != "ab","c" */
+}
+
 /* True when the memo changed (the condition must be written). */
 static bool memo_update(struct sc_cond_memo *memo, const char *status, const char *reason,
 			const char *message)
 {
-	const char *parts[3] = {status, reason, message ? message : ""};
-	size_t len[3], total = 0;
-	char *text, *w;
+	uint64_t h = fnv(fnv(fnv(0xcbf29ce484222325ull, status), reason), message ? message : "");
 
-	for (int i = 0; i < 3; i++) {
-		len[i] = strlen(parts[i]);
-		total += len[i] + 1;
-	}
-	if (memo->text) { /* "status|reason|message", compared in place */
-		const char *m = memo->text;
-		int i;
-
-		for (i = 0; i < 3; i++) {
-			if (strncmp(m, parts[i], len[i]) != 0 || m[len[i]] != (i < 2 ? '|' : '\0'))
-				break;
-			m += len[i] + 1;
-		}
-		if (i == 3)
-			return false;
-	}
-	text = malloc(total);
-	if (!text)
-		return true;
-	w = text;
-	for (int i = 0; i < 3; i++) {
-		memcpy(w, parts[i], len[i]);
-		w += len[i];
-		*w++ = i < 2 ? '|' : '\0';
-	}
-	free(memo->text);
-	memo->text = text;
+	if (!h)
+		h = 1;
+	if (memo->fp == h)
+		return false;
+	memo->fp = h;
 	return true;
 }
 

@@ -375,7 +375,7 @@ int main(int argc, char **argv)
 		bench_gang(b, ss, "kep", true, quick ? 1 : 3);
 	}
 	if (!only || strcmp(only, "stream") == 0) {
-		bench_stream(b, (int)(16384 / per_ss), pk_sched_strategy_name(0), 3);
+		bench_stream(b, (int)(16384 / per_ss), pk_sched_strategy_name(0), RUNS);
 		if (!only)
 			bench_stream(b, (int)(16384 / per_ss), "kep", 1);
 	}

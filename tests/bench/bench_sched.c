@@ -252,10 +252,10 @@ static void bench_stream(const struct topo_board *b, int superslices, const char
 {
 	struct pk_sched *s = cluster(b, superslices, strategy);
 	const char *cube = topo_board_level_key(b, 1);
-	double t[3], f[3];
+	double t[RUNS], f[RUNS];
 	char name[64];
 
-	for (int run = 0; run < 3; run++) {
+	for (int run = 0; run < RUNS; run++) {
 		for (int gidx = 0; gidx < 1000; gidx++) {
 			char g[32], p[48];
 
@@ -287,7 +287,7 @@ static void bench_stream(const struct topo_board *b, int superslices, const char
 		}
 	}
 	snprintf(name, sizeof(name), "stream-%zu", s->snap.nnodes);
-	report(name, strategy, t, f, 3, 4000);
+	report(name, strategy, t, f, RUNS, 4000);
 	pk_sched_free(s);
 }
 
