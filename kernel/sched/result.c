@@ -4,9 +4,10 @@
  * the condition memo that writes each object's condition only when it
  * changes, so repeated cycles over a parked hierarchy stay silent.
  *
- * An action's strings live in one allocation (a->ns is its start, the other
- * fields point into it), so a binding or a condition costs one malloc; the
- * memo is a fingerprint of the last condition written (internal.h).
+ * The actions' strings live in blocks owned by the result (res->strings, a
+ * chain of 4 KiB blocks), so a cycle's bindings and conditions cost a
+ * malloc or two in all; the memo is a fingerprint of the last condition
+ * written (internal.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,16 +32,37 @@ static struct pk_sched_action *push(struct pk_sched_result *res)
 	return a;
 }
 
-static void action_clear(struct pk_sched_action *a)
+struct strblk {
+	struct strblk *next;
+	size_t used, cap;
+	char data[];
+};
+
+/* n bytes from the result's string blocks, or NULL. */
+static char *str_alloc(struct pk_sched_result *res, size_t n)
 {
-	free(a->ns); /* the block holding every string of the action */
+	struct strblk *b = res->strings;
+
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > 4096 - sizeof(*b) ? n : 4096 - sizeof(*b);
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = res->strings;
+		b->used = 0;
+		b->cap = cap;
+		res->strings = b;
+	}
+	b->used += n;
+	return b->data + b->used - n;
 }
 
 /*
- * Fill a's string fields from src[0..n) (NULL stays NULL) in one block;
- * fields[i] receives a pointer into it.  -ENOMEM.
+ * Copy src[0..n) (NULL stays NULL) into the result's strings; fields[i]
+ * receives the copy.  -ENOMEM.
  */
-static int pack(struct pk_sched_action *a, char **fields[], const char *src[], size_t n)
+static int pack(struct pk_sched_result *res, char **fields[], const char *src[], size_t n)
 {
 	size_t len[8], total = 0;
 	char *blk, *w;
@@ -49,7 +71,7 @@ static int pack(struct pk_sched_action *a, char **fields[], const char *src[], s
 		len[i] = src[i] ? strlen(src[i]) + 1 : 0;
 		total += len[i];
 	}
-	blk = malloc(total + 1);
+	blk = str_alloc(res, total + 1);
 	if (!blk)
 		return -ENOMEM;
 	w = blk;
@@ -62,10 +84,6 @@ static int pack(struct pk_sched_action *a, char **fields[], const char *src[], s
 		*fields[i] = w;
 		w += len[i];
 	}
-	if (a->ns != blk) { /* ns must own the block: it is the first field */
-		free(blk);
-		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -73,8 +91,10 @@ void pk_sched_result_free(struct pk_sched_result *res)
 {
 	if (!res)
 		return;
-	for (size_t i = 0; i < res->nactions; i++)
-		action_clear(&res->actions[i]);
+	for (struct strblk *b = res->strings, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
 	free(res->actions);
 	free(res->root);
 	free(res);
@@ -102,7 +122,7 @@ int sc_result_condition(struct pk_sched_result *res, enum pk_kind kind, const ch
 
 	a->action = PK_SCHED_CONDITION;
 	a->kind = kind;
-	return finish(res, a, pack(a, fields, src, 6));
+	return finish(res, a, pack(res, fields, src, 6));
 }
 
 int sc_result_bind(struct pk_sched_result *res, const struct sc_pod *pod, const char *node)
@@ -116,7 +136,7 @@ int sc_result_bind(struct pk_sched_result *res, const struct sc_pod *pod, const 
 
 	a->action = PK_SCHED_BIND;
 	a->kind = PK_KIND_POD;
-	return finish(res, a, pack(a, fields, src, 3));
+	return finish(res, a, pack(res, fields, src, 3));
 }
 
 int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod)
@@ -130,7 +150,7 @@ int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod)
 
 	a->action = PK_SCHED_PREEMPT;
 	a->kind = PK_KIND_POD;
-	return finish(res, a, pack(a, fields, src, 2));
+	return finish(res, a, pack(res, fields, src, 2));
 }
 
 static uint64_t fnv(uint64_t h, const char *s)

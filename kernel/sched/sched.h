@@ -95,6 +95,7 @@ struct pk_sched_result {
 	/* IDLE with a root waiting in backoff: the time it becomes eligible. */
 	bool has_retry;
 	int64_t retry_at_ms;
+	void *strings; /* private: where the actions' strings live (freed with the result) */
 };
 void pk_sched_result_free(struct pk_sched_result *res);
 
