@@ -125,7 +125,6 @@ struct sc_part {
 	int *tdlist, ntd;
 };
 
-
 enum sc_undo_op { SC_UNDO_ASSUME, SC_UNDO_REMOVE };
 struct sc_undo {
 	enum sc_undo_op op;
@@ -349,10 +348,10 @@ struct pk_sched {
 	struct sc_map prio_classes; /* name -> (intptr_t) value + 1<<32 marker */
 	char *default_class;
 	int32_t default_prio;
-	uint64_t gen;	     /* bumps on every change of capacity or usage */
-	uint64_t cycle;	     /* cycles run */
-	bool forest_changed; /* objects came or went since the last unrooted report */
-	uint64_t prio_epoch; /* bumps when priority classes change */
+	uint64_t gen;		 /* bumps on every change of capacity or usage */
+	uint64_t cycle;		 /* cycles run */
+	bool forest_changed;	 /* objects came or went since the last unrooted report */
+	uint64_t prio_epoch;	 /* bumps when priority classes change */
 	struct sc_vec topo_keys; /* every topology key seen on a group (char *) */
 	int *all_nodes;		 /* 0, 1, 2, ...: the whole cluster as a scope */
 	size_t all_cap;

@@ -217,7 +217,8 @@ static bool fits_resources(const struct sc_pod *pod, const struct sc_node *node,
 		int r = rr[j];
 		int64_t after;
 
-		if (node->used[r] < 0 || __builtin_add_overflow(node->used[r], pod->req[r], &after) ||
+		if (node->used[r] < 0 ||
+		    __builtin_add_overflow(node->used[r], pod->req[r], &after) ||
 		    after > node->alloc[r])
 			return false;
 	}
@@ -768,8 +769,7 @@ static void cands_scan(struct cands *cs, bool best_only)
 					    sc_add(sum[r], sc_sub(snap->nodes[dn[i]]->alloc[r],
 								  snap->nodes[dn[i]]->used[r]));
 		}
-		if (!cand_make(cs, d, k, dn, free_, best_only && have ? &best : NULL, &c,
-			       &why_r)) {
+		if (!cand_make(cs, d, k, dn, free_, best_only && have ? &best : NULL, &c, &why_r)) {
 			if (!best_only && cs->npruned++ < 3)
 				sc_buf_printf(&cs->why, "%s%s: insufficient free %s",
 					      cs->why.n ? "; " : "", part->values[d],

@@ -631,18 +631,20 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 					wps = v > 0 ? v : INT64_MAX;
 				} else {
 					size_t c = (size_t)(2 * i) * p->tres, t = (size_t)p->tres;
-					const int64_t *l = p->tmin + c, *h = p->tmax + c, *q = p->tpos + c;
+					const int64_t *l = p->tmin + c, *h = p->tmax + c,
+						      *q = p->tpos + c;
 
 					wmn = l[r] < l[t + r] ? l[r] : l[t + r];
 					wmx = h[r] > h[t + r] ? h[r] : h[t + r];
 					wps = q[r] < q[t + r] ? q[r] : q[t + r];
 				}
 				if (mn[r] != wmn || mx[r] != wmx || ps[r] != wps)
-					FAIL("partition %s: capacity index node %d, %s: min %" PRId64
-					     " max %" PRId64 " positive min %" PRId64
-					     ", expected %" PRId64 " %" PRId64 " %" PRId64,
-					     p->key, i, snap->res_name[r], mn[r], mx[r], ps[r], wmn,
-					     wmx, wps);
+					FAIL(
+					    "partition %s: capacity index node %d, %s: min %" PRId64
+					    " max %" PRId64 " positive min %" PRId64
+					    ", expected %" PRId64 " %" PRId64 " %" PRId64,
+					    p->key, i, snap->res_name[r], mn[r], mx[r], ps[r], wmn,
+					    wmx, wps);
 			}
 		}
 	}

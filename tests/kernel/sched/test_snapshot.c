@@ -185,6 +185,28 @@ static uint64_t digest(const struct sc_snapshot *snap)
 	return h;
 }
 
+/* A refreshed index's root holds the min, max and positive min over all domains. */
+static void check_index_root(const struct sc_snapshot *snap, const struct sc_part *p)
+{
+	ck_assert_int_eq(p->ntd, 0);
+	for (int r = 0; r < p->tres; r++) {
+		int64_t mn = INT64_MAX, mx = INT64_MIN, pos = INT64_MAX;
+
+		for (int d = 0; d < p->ndom; d++) {
+			int64_t v = p->free[d][r];
+
+			mn = v < mn ? v : mn;
+			mx = v > mx ? v : mx;
+			if (v > 0 && v < pos)
+				pos = v;
+		}
+		ck_assert_int_eq(p->tmin[p->tres + r], mn);
+		ck_assert_int_eq(p->tmax[p->tres + r], mx);
+		ck_assert_int_eq(p->tpos[p->tres + r], pos);
+	}
+	(void)snap;
+}
+
 START_TEST(test_revert_random)
 {
 	struct pk_sched *s = new_sched();
@@ -207,6 +229,7 @@ START_TEST(test_revert_random)
 	}
 	ck_assert_ptr_nonnull(sc_snapshot_part(&s->snap, "rack"));
 	ck_assert_ptr_nonnull(sc_snapshot_part(&s->snap, "block"));
+	ck_assert_int_eq(sc_part_index(&s->snap, s->snap.parts[0]), 0); /* rack: indexed */
 	for (int round = 0; round < 50; round++) {
 		uint64_t start = digest(&s->snap), at_mark[8];
 		size_t marks[8];
@@ -224,6 +247,9 @@ START_TEST(test_revert_random)
 				depth--;
 				sc_snapshot_revert(&s->snap, marks[depth]);
 				ck_assert(digest(&s->snap) == at_mark[depth]);
+			} else if (op == 2) {
+				ck_assert_int_eq(sc_part_index(&s->snap, s->snap.parts[0]), 0);
+				check_index_root(&s->snap, s->snap.parts[0]);
 			} else if (p->node >= 0 && !p->sim_removed) {
 				ck_assert_int_eq(sc_snapshot_assume_removed(&s->snap, p), 0);
 			} else if (p->node < 0 && p->assumed < 0) {
@@ -263,6 +289,63 @@ START_TEST(test_check_detects_corruption)
 	ck_assert_ptr_nonnull(strstr(why, "partition rack"));
 	s->snap.parts[0]->free[0][0] -= 1;
 	ck_assert_int_eq(sc_snapshot_assume(&s->snap, find_pod(s, "p"), 0), -EINVAL); /* bound */
+	pk_sched_free(s);
+}
+END_TEST
+
+/* The capacity index follows charges lazily and the checker catches a bad node. */
+START_TEST(test_capacity_index)
+{
+	struct pk_sched *s = new_sched();
+	struct sc_part *p;
+	char why[256] = "";
+	int cpu;
+
+	for (int i = 0; i < 12; i++) {
+		char name[16], labels[32];
+
+		snprintf(name, sizeof(name), "n%d", i);
+		snprintf(labels, sizeof(labels), "rack=r%d", i / 2); /* 6 racks: padded to 8 */
+		add_node(s, name, "4", labels);
+		snprintf(name, sizeof(name), "p%d", i);
+		add_pod(s, name, "1", NULL, NULL, 0);
+	}
+	p = sc_snapshot_part(&s->snap, "rack");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(sc_part_index(&s->snap, p), 0);
+	ck_assert_int_eq(p->tleaves, 8);
+	cpu = sc_res_id(&s->snap, "cpu");
+	check_index_root(&s->snap, p);
+	/* Fill rack r5 (nodes 10, 11) with 4 pods of 1 cpu each... */
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(sc_snapshot_assume(&s->snap, s->forest.all_pods.v[i], 10 + i / 2),
+				 0);
+		ck_assert_int_eq(
+		    sc_snapshot_check(&s->snap, &s->forest.all_pods, false, why, sizeof(why)), 0);
+	}
+	ck_assert_int_eq(p->ntd, 1); /* one domain charged, listed once */
+	ck_assert_int_eq(sc_part_index(&s->snap, p), 0);
+	check_index_root(&s->snap, p);
+	ck_assert_int_eq(p->tmin[p->tres + cpu], 4000); /* r5 has 8 - 4 cpus left */
+	ck_assert_int_eq(p->tmax[p->tres + cpu], 8000);
+	sc_snapshot_revert(&s->snap, 0);
+	ck_assert_int_eq(sc_part_index(&s->snap, p), 0);
+	check_index_root(&s->snap, p);
+	ck_assert_int_eq(p->tmin[p->tres + cpu], 8000);
+	/* ...then a committed placement stays charged without a log. */
+	ck_assert_int_eq(sc_snapshot_assume(&s->snap, s->forest.all_pods.v[0], 0), 0);
+	sc_snapshot_commit(&s->snap);
+	ck_assert_int_eq(s->snap.nlog, 0);
+	ck_assert_int_eq(((struct sc_pod *)s->forest.all_pods.v[0])->node, 0);
+	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)),
+			 0);
+	ck_assert_int_eq(sc_part_index(&s->snap, p), 0);
+	ck_assert_int_eq(p->tmin[p->tres + cpu], 7000);
+	/* A corrupted inner node is reported. */
+	p->tmax[2 * p->tres + cpu] += 1;
+	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)),
+			 -EUCLEAN);
+	ck_assert_ptr_nonnull(strstr(why, "capacity index"));
 	pk_sched_free(s);
 }
 END_TEST
@@ -329,6 +412,7 @@ int main(void)
 	tcase_add_test(tc, test_partitions);
 	tcase_add_test(tc, test_revert_random);
 	tcase_add_test(tc, test_check_detects_corruption);
+	tcase_add_test(tc, test_capacity_index);
 	tcase_add_test(tc, test_too_many_resources);
 	tcase_add_test(tc, test_huge_quantities);
 	suite_add_tcase(s, tc);
