@@ -118,7 +118,7 @@ struct sc_part {
 	 * equals free[] unless its domain is listed dirty.
 	 */
 	int tleaves, tres;
-	int64_t *tmin, *tmax, *tpos; /* (2 * tleaves) * tres each, node-major */
+	int64_t *tree; /* 2 * tleaves nodes of 3 * tres: sc_tmin/sc_tmax/sc_tpos */
 	/* Domains whose leaf lags free[] (charged since the last query), each
 	 * listed once; sc_part_index refreshes them and their paths. */
 	unsigned char *tdirty;
@@ -158,6 +158,19 @@ struct sc_part *sc_snapshot_part(struct sc_snapshot *snap, const char *key);
 void sc_snapshot_drop_parts(struct sc_snapshot *snap);
 /* The capacity index of part, built or rebuilt when needed; -ENOMEM. */
 int sc_part_index(const struct sc_snapshot *snap, struct sc_part *part);
+/* Node i of part's index: per-resource minimum, maximum, positive minimum. */
+static inline int64_t *sc_tmin(const struct sc_part *p, int i)
+{
+	return p->tree + (size_t)i * 3 * (size_t)p->tres;
+}
+static inline int64_t *sc_tmax(const struct sc_part *p, int i)
+{
+	return sc_tmin(p, i) + p->tres;
+}
+static inline int64_t *sc_tpos(const struct sc_part *p, int i)
+{
+	return sc_tmin(p, i) + 2 * p->tres;
+}
 
 /* Permanent changes (a committed binding, a pod that went away). */
 void sc_snapshot_bind(struct sc_snapshot *snap, struct sc_pod *pod, int node);

@@ -826,8 +826,7 @@ static void best_dfs(struct best_search *bs, int i)
 {
 	struct cands *cs = bs->cs;
 	struct sc_part *part = cs->part;
-	const int64_t *mn = part->tmin + (size_t)i * part->tres;
-	const int64_t *mx = part->tmax + (size_t)i * part->tres;
+	const int64_t *mn = sc_tmin(part, i), *mx = sc_tmax(part, i);
 	int j;
 
 	if (bs->have && cand_perfect(&bs->best))
@@ -856,7 +855,7 @@ static void best_dfs(struct best_search *bs, int i)
 		ub.full = cs->same_need || covers(mx, cs->need_full, cs->f->ctx->snap->nres);
 		for (j = 0; j < cs->nidle; j++)
 			ub.waste += mn[cs->idle_r[j]] > 0;
-		const int64_t *ps = part->tpos + (size_t)i * part->tres;
+		const int64_t *ps = sc_tpos(part, i);
 
 		/* Domains with no free r score nothing on r: the positive minimum. */
 		for (j = 0; j < cs->nneed; j++) {

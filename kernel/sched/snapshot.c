@@ -45,9 +45,7 @@ static void part_free(struct sc_part *p)
 	free(p->order);
 	free(p->start);
 	free(p->scratch);
-	free(p->tmin);
-	free(p->tmax);
-	free(p->tpos);
+	free(p->tree);
 	free(p->tdirty);
 	free(p->tdlist);
 	free(p->key);
@@ -319,39 +317,35 @@ struct sc_part *sc_snapshot_part(struct sc_snapshot *snap, const char *key)
 /* Recompute tree node i of part's index from its children; true if it changed. */
 static bool tree_pull(struct sc_part *p, int i)
 {
-	size_t o = (size_t)i * p->tres, c = (size_t)(2 * i) * p->tres, t = (size_t)p->tres;
+	int64_t *o = sc_tmin(p, i);
+	const int64_t *l = sc_tmin(p, 2 * i), *h = sc_tmin(p, 2 * i + 1);
+	int t = p->tres;
 	bool changed = false;
 
-	for (size_t r = 0; r < t; r++) {
-		int64_t a = p->tmin[c + r], b = p->tmin[c + t + r], v;
+	for (int r = 0; r < t; r++) {
+		int64_t mn = l[r] < h[r] ? l[r] : h[r];
+		int64_t mx = l[t + r] > h[t + r] ? l[t + r] : h[t + r];
+		int64_t ps = l[2 * t + r] < h[2 * t + r] ? l[2 * t + r] : h[2 * t + r];
 
-		v = a < b ? a : b;
-		changed |= p->tmin[o + r] != v;
-		p->tmin[o + r] = v;
-		a = p->tmax[c + r];
-		b = p->tmax[c + t + r];
-		v = a > b ? a : b;
-		changed |= p->tmax[o + r] != v;
-		p->tmax[o + r] = v;
-		a = p->tpos[c + r];
-		b = p->tpos[c + t + r];
-		v = a < b ? a : b;
-		changed |= p->tpos[o + r] != v;
-		p->tpos[o + r] = v;
+		changed |= o[r] != mn || o[t + r] != mx || o[2 * t + r] != ps;
+		o[r] = mn;
+		o[t + r] = mx;
+		o[2 * t + r] = ps;
 	}
 	return changed;
 }
 
 static void tree_leaf(struct sc_part *p, int d)
 {
-	size_t o = (size_t)(p->tleaves + d) * p->tres;
+	int64_t *o = sc_tmin(p, p->tleaves + d);
+	int t = p->tres;
 
-	for (int r = 0; r < p->tres; r++) {
+	for (int r = 0; r < t; r++) {
 		int64_t v = d < p->ndom ? p->free[d][r] : 0;
 
-		p->tmin[o + r] = d < p->ndom ? v : INT64_MAX;
-		p->tmax[o + r] = d < p->ndom ? v : INT64_MIN;
-		p->tpos[o + r] = v > 0 ? v : INT64_MAX;
+		o[r] = d < p->ndom ? v : INT64_MAX;
+		o[t + r] = d < p->ndom ? v : INT64_MIN;
+		o[2 * t + r] = v > 0 ? v : INT64_MAX;
 	}
 }
 
@@ -368,7 +362,7 @@ int sc_part_index(const struct sc_snapshot *snap, struct sc_part *p)
 {
 	int leaves = 1, nres = snap->nres > 0 ? snap->nres : 1;
 
-	if (p->tmin && p->tres == nres) {
+	if (p->tree && p->tres == nres) {
 		for (int k = 0; k < p->ntd; k++) {
 			int d = p->tdlist[k];
 
@@ -380,22 +374,16 @@ int sc_part_index(const struct sc_snapshot *snap, struct sc_part *p)
 	}
 	while (leaves < p->ndom)
 		leaves *= 2;
-	free(p->tmin);
-	free(p->tmax);
-	free(p->tpos);
+	free(p->tree);
 	p->tleaves = p->tres = 0;
-	p->tmin = malloc((size_t)(2 * leaves) * (size_t)nres * sizeof(int64_t));
-	p->tmax = malloc((size_t)(2 * leaves) * (size_t)nres * sizeof(int64_t));
-	p->tpos = malloc((size_t)(2 * leaves) * (size_t)nres * sizeof(int64_t));
+	p->tree = malloc((size_t)(2 * leaves) * 3 * (size_t)nres * sizeof(int64_t));
 	if (!p->tdirty)
 		p->tdirty = calloc((size_t)p->ndom + 1, 1);
 	if (!p->tdlist)
 		p->tdlist = malloc(((size_t)p->ndom + 1) * sizeof(int));
-	if (!p->tmin || !p->tmax || !p->tpos || !p->tdirty || !p->tdlist) {
-		free(p->tmin);
-		free(p->tmax);
-		free(p->tpos);
-		p->tmin = p->tmax = p->tpos = NULL;
+	if (!p->tree || !p->tdirty || !p->tdlist) {
+		free(p->tree);
+		p->tree = NULL;
 		return -ENOMEM;
 	}
 	for (int k = 0; k < p->ntd; k++)
@@ -430,7 +418,7 @@ static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node,
 		snap->parts[i]->used_pods[d] =
 		    sign > 0 ? sc_add(snap->parts[i]->used_pods[d], pod->req[SC_RES_PODS])
 			     : sc_sub(snap->parts[i]->used_pods[d], pod->req[SC_RES_PODS]);
-		if (snap->parts[i]->tmin && !snap->parts[i]->tdirty[d]) {
+		if (snap->parts[i]->tree && !snap->parts[i]->tdirty[d]) {
 			snap->parts[i]->tdirty[d] = 1;
 			snap->parts[i]->tdlist[snap->parts[i]->ntd++] = d;
 		}
@@ -603,18 +591,16 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 		}
 		/* The capacity index: leaves are the summaries (or listed dirty),
 		 * inner nodes combine their children. */
-		for (int k = 0; p->tmin && k < p->ntd; k++)
+		for (int k = 0; p->tree && k < p->ntd; k++)
 			if (p->tdlist[k] < 0 || p->tdlist[k] >= p->ndom ||
 			    p->tdirty[p->tdlist[k]] != 1)
 				FAIL("partition %s: dirty list entry %d is wrong", p->key, k);
-		for (int d = 0, nd = 0; p->tmin && d < p->ndom; d++)
+		for (int d = 0, nd = 0; p->tree && d < p->ndom; d++)
 			if (p->tdirty[d] && ++nd > p->ntd)
 				FAIL("partition %s: domain %s dirty but not listed", p->key,
 				     p->values[d]);
-		for (int i = p->tmin ? 2 * p->tleaves - 1 : 0; i >= 1; i--) {
-			const int64_t *mn = p->tmin + (size_t)i * p->tres;
-			const int64_t *mx = p->tmax + (size_t)i * p->tres;
-			const int64_t *ps = p->tpos + (size_t)i * p->tres;
+		for (int i = p->tree ? 2 * p->tleaves - 1 : 0; i >= 1; i--) {
+			const int64_t *mn = sc_tmin(p, i), *mx = sc_tmax(p, i), *ps = sc_tpos(p, i);
 
 			for (int r = 0; r < p->tres; r++) {
 				int64_t wmn, wmx, wps;
@@ -630,13 +616,14 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 					wmx = d < p->ndom ? v : INT64_MIN;
 					wps = v > 0 ? v : INT64_MAX;
 				} else {
-					size_t c = (size_t)(2 * i) * p->tres, t = (size_t)p->tres;
-					const int64_t *l = p->tmin + c, *h = p->tmax + c,
-						      *q = p->tpos + c;
+					const int64_t *l = sc_tmin(p, 2 * i),
+						      *h = sc_tmin(p, 2 * i + 1);
+					int t = p->tres;
 
-					wmn = l[r] < l[t + r] ? l[r] : l[t + r];
-					wmx = h[r] > h[t + r] ? h[r] : h[t + r];
-					wps = q[r] < q[t + r] ? q[r] : q[t + r];
+					wmn = l[r] < h[r] ? l[r] : h[r];
+					wmx = l[t + r] > h[t + r] ? l[t + r] : h[t + r];
+					wps = l[2 * t + r] < h[2 * t + r] ? l[2 * t + r]
+									  : h[2 * t + r];
 				}
 				if (mn[r] != wmn || mx[r] != wmx || ps[r] != wps)
 					FAIL(

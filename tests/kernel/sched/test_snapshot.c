@@ -200,9 +200,9 @@ static void check_index_root(const struct sc_snapshot *snap, const struct sc_par
 			if (v > 0 && v < pos)
 				pos = v;
 		}
-		ck_assert_int_eq(p->tmin[p->tres + r], mn);
-		ck_assert_int_eq(p->tmax[p->tres + r], mx);
-		ck_assert_int_eq(p->tpos[p->tres + r], pos);
+		ck_assert_int_eq(sc_tmin(p, 1)[r], mn);
+		ck_assert_int_eq(sc_tmax(p, 1)[r], mx);
+		ck_assert_int_eq(sc_tpos(p, 1)[r], pos);
 	}
 	(void)snap;
 }
@@ -326,12 +326,12 @@ START_TEST(test_capacity_index)
 	ck_assert_int_eq(p->ntd, 1); /* one domain charged, listed once */
 	ck_assert_int_eq(sc_part_index(&s->snap, p), 0);
 	check_index_root(&s->snap, p);
-	ck_assert_int_eq(p->tmin[p->tres + cpu], 4000); /* r5 has 8 - 4 cpus left */
-	ck_assert_int_eq(p->tmax[p->tres + cpu], 8000);
+	ck_assert_int_eq(sc_tmin(p, 1)[cpu], 4000); /* r5 has 8 - 4 cpus left */
+	ck_assert_int_eq(sc_tmax(p, 1)[cpu], 8000);
 	sc_snapshot_revert(&s->snap, 0);
 	ck_assert_int_eq(sc_part_index(&s->snap, p), 0);
 	check_index_root(&s->snap, p);
-	ck_assert_int_eq(p->tmin[p->tres + cpu], 8000);
+	ck_assert_int_eq(sc_tmin(p, 1)[cpu], 8000);
 	/* ...then a committed placement stays charged without a log. */
 	ck_assert_int_eq(sc_snapshot_assume(&s->snap, s->forest.all_pods.v[0], 0), 0);
 	sc_snapshot_commit(&s->snap);
@@ -340,9 +340,9 @@ START_TEST(test_capacity_index)
 	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)),
 			 0);
 	ck_assert_int_eq(sc_part_index(&s->snap, p), 0);
-	ck_assert_int_eq(p->tmin[p->tres + cpu], 7000);
+	ck_assert_int_eq(sc_tmin(p, 1)[cpu], 7000);
 	/* A corrupted inner node is reported. */
-	p->tmax[2 * p->tres + cpu] += 1;
+	sc_tmax(p, 2)[cpu] += 1;
 	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)),
 			 -EUCLEAN);
 	ck_assert_ptr_nonnull(strstr(why, "capacity index"));
