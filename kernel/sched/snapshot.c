@@ -376,7 +376,7 @@ int sc_part_index(const struct sc_snapshot *snap, struct sc_part *p)
 		leaves *= 2;
 	free(p->tree);
 	p->tleaves = p->tres = 0;
-	p->tree = malloc((size_t)(2 * leaves) * 3 * (size_t)nres * sizeof(int64_t));
+	p->tree = calloc((size_t)(2 * leaves) * 3 * (size_t)nres, sizeof(int64_t));
 	if (!p->tdirty)
 		p->tdirty = calloc((size_t)p->ndom + 1, 1);
 	if (!p->tdlist)
