@@ -374,6 +374,9 @@ struct pk_sched {
 	bool qvalid;
 	uint64_t qversion, qepoch;
 	size_t qcursor;
+	/* "fit": which resources are scarce, for the first scarce_nres ids. */
+	bool scarce[SC_MAX_RES];
+	int scarce_nres;
 	/* A cycle's assumed pod -> node pairs, reused from cycle to cycle. */
 	struct sc_placement {
 		struct sc_pod *pod;

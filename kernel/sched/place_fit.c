@@ -1111,7 +1111,11 @@ static enum sc_status fit_place_root(struct sc_ctx *ctx, struct sc_group *root)
 	if (!all)
 		return SC_UNRESOLVABLE;
 	for (int r = 0; r < snap->nres; r++)
-		f.scarce[r] = r > 0 && is_scarce(snap->res_name[r]);
+		if (r >= ctx->s->scarce_nres) { /* names are interned once: classify once */
+			ctx->s->scarce[r] = r > 0 && is_scarce(snap->res_name[r]);
+			ctx->s->scarce_nres = r + 1;
+		}
+	memcpy(f.scarce, ctx->s->scarce, sizeof(f.scarce));
 	for (size_t i = 0; i < ctx->s->topo_keys.n && f.nparts < 16; i++) {
 		struct sc_part *p = sc_snapshot_part(snap, ctx->s->topo_keys.v[i]);
 
