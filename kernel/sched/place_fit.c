@@ -37,7 +37,9 @@
  *
  * Never worse than the KEP.  When this search does not reach Success the
  * root is evaluated again with the KEP algorithm (place_kep.c) and its result
- * stands, so statuses and messages of failures are the KEP's.
+ * stands, so statuses and messages of failures are the KEP's.  When it
+ * succeeds but leaves extra pods pending, the KEP pass runs too and the
+ * placement that binds more pods stands.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,6 +54,7 @@ struct fit {
 	struct sc_ctx *ctx;
 	long budget;
 	bool exhausted;
+	size_t unplaced; /* pending pods the extras pass found no node for */
 	bool scarce[SC_MAX_RES];
 	bool have_total;
 	int64_t total[SC_MAX_RES]; /* free over the cluster, for dominant shares (lazy) */
@@ -1077,6 +1080,7 @@ static int extend(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
 		} else {
 			U++;
 			last_failed = p;
+			f->unplaced++;
 		}
 	}
 	if (extra || U != g->U) {
@@ -1099,11 +1103,10 @@ static bool is_scarce(const char *name)
 	return strncmp(name, "hugepages-", 10) != 0;
 }
 
-static enum sc_status fit_place_root(struct sc_ctx *ctx, struct sc_group *root)
+/* One fit search of a root: minimums, then the extra pods. */
+static enum sc_status fit_search(struct sc_ctx *ctx, struct sc_group *root, struct fit *f)
 {
 	struct sc_snapshot *snap = ctx->snap;
-	struct fit f = {.ctx = ctx, .budget = FIT_BUDGET};
-	size_t n = snap->nnodes, mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
 	const int *all = sc_all_nodes(ctx->s);
 	int rank = 0;
 	enum sc_status st;
@@ -1115,20 +1118,63 @@ static enum sc_status fit_place_root(struct sc_ctx *ctx, struct sc_group *root)
 			ctx->s->scarce[r] = r > 0 && is_scarce(snap->res_name[r]);
 			ctx->s->scarce_nres = r + 1;
 		}
-	memcpy(f.scarce, ctx->s->scarce, sizeof(f.scarce));
-	for (size_t i = 0; i < ctx->s->topo_keys.n && f.nparts < 16; i++) {
+	memcpy(f->scarce, ctx->s->scarce, sizeof(f->scarce));
+	for (size_t i = 0; i < ctx->s->topo_keys.n && f->nparts < 16; i++) {
 		struct sc_part *p = sc_snapshot_part(snap, ctx->s->topo_keys.v[i]);
 
 		if (p)
-			f.parts[f.nparts++] = p;
+			f->parts[f->nparts++] = p;
 	}
-	st = eval_group(&f, root, all, n, 0, &rank);
+	st = eval_group(f, root, all, snap->nnodes, 0, &rank);
 	if (st == SC_SUCCESS) {
 		sc_trace(ctx, "%s %s: minimums placed; extra pods:", sc_group_kind(root),
 			 root->key);
-		if (extend(&f, root, all, n, 0) < 0)
+		if (extend(f, root, all, snap->nnodes, 0) < 0)
 			st = SC_UNRESOLVABLE;
 	}
+	return st;
+}
+
+/*
+ * The domains were chosen for the minimums, from capacity summaries that can
+ * promise more than the nodes hold; when the extras then leave pods pending,
+ * the KEP's pass (which scores candidates by the pods they take) may place
+ * more.  The placement with more pods stands, so a pod is never left pending
+ * (and later a victim preempted for it) where the KEP would have placed it.
+ */
+static enum sc_status fit_or_kep(struct sc_ctx *ctx, struct sc_group *root, size_t mark,
+				 size_t placed0, size_t fit_placed)
+{
+	struct sc_snapshot *snap = ctx->snap;
+	struct fit again = {.ctx = ctx, .budget = FIT_BUDGET};
+	enum sc_status st;
+
+	sc_snapshot_revert(snap, mark);
+	ctx->placed = placed0;
+	sc_trace(ctx, "%s %s: fit left pods pending; KEP pass to compare:", sc_group_kind(root),
+		 root->key);
+	st = sc_kep_ops.place_root(ctx, root);
+	if (st == SC_SUCCESS && ctx->placed - placed0 > fit_placed) {
+		sc_trace(ctx, "%s %s: the KEP pass places %zu pods, fit %zu: KEP placement stands",
+			 sc_group_kind(root), root->key, ctx->placed - placed0, fit_placed);
+		return st;
+	}
+	sc_snapshot_revert(snap, mark);
+	ctx->placed = placed0;
+	sc_trace(ctx, "%s %s: fit placement stands (%zu pods); fit again:", sc_group_kind(root),
+		 root->key, fit_placed);
+	return fit_search(ctx, root, &again);
+}
+
+static enum sc_status fit_place_root(struct sc_ctx *ctx, struct sc_group *root)
+{
+	struct sc_snapshot *snap = ctx->snap;
+	struct fit f = {.ctx = ctx, .budget = FIT_BUDGET};
+	size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
+	enum sc_status st = fit_search(ctx, root, &f);
+
+	if (st == SC_SUCCESS && f.unplaced > 0)
+		return fit_or_kep(ctx, root, mark, placed0, ctx->placed - placed0);
 	if (st != SC_SUCCESS) {
 		sc_snapshot_revert(snap, mark);
 		ctx->placed = placed0;

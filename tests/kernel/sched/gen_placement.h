@@ -301,8 +301,12 @@ static inline int gp_check(const struct gp_inst *in, const struct pk_sched_resul
 	return 0;
 }
 
-/* Run one cycle of strategy on the instance; 1 scheduled, 0 not, -1 invalid. */
-static inline int gp_run(const struct gp_inst *in, const char *strategy, char *why, size_t whylen)
+/*
+ * Run one cycle of strategy on the instance; 1 scheduled, 0 not, -1 invalid.
+ * ret_bound (optional) gets the number of pods the cycle bound.
+ */
+static inline int gp_run_bound(const struct gp_inst *in, const char *strategy, char *why,
+			       size_t whylen, size_t *ret_bound)
 {
 	struct pk_sched *s = gp_sched(in, strategy);
 	struct pk_sched_result *res = NULL;
@@ -320,9 +324,16 @@ static inline int gp_run(const struct gp_inst *in, const char *strategy, char *w
 		return -1;
 	}
 	r = gp_check(in, res, &ok, why, whylen);
+	if (ret_bound)
+		*ret_bound = res->bound;
 	pk_sched_result_free(res);
 	pk_sched_free(s);
 	return r < 0 ? -1 : ok;
+}
+
+static inline int gp_run(const struct gp_inst *in, const char *strategy, char *why, size_t whylen)
+{
+	return gp_run_bound(in, strategy, why, whylen, NULL);
 }
 
 #endif

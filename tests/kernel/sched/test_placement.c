@@ -6,7 +6,8 @@
  * oracle, with the snapshot invariant checked after every cycle.
  *
  *   every strategy's result is valid (capacity, gang minimums, topology);
- *   the default succeeds whenever kep does (never worse than the KEP);
+ *   the default succeeds whenever kep does (never worse than the KEP), and
+ *   when both do, it binds at least as many pods;
  *   nothing succeeds where the oracle proves no placement exists;
  *   the default succeeds on at least 97% of what the oracle places.
  *
@@ -29,16 +30,20 @@ START_TEST(test_default_vs_kep_vs_oracle)
 	for (int it = 0; it < INSTANCES; it++) {
 		struct gp_inst in;
 		char why[256];
+		size_t fb = 0, kb = 0;
 		int f, k, x;
 
 		gp_generate(&in, 0x5eed0000u + (unsigned)it);
-		f = gp_run(&in, NULL, why, sizeof(why));
+		f = gp_run_bound(&in, NULL, why, sizeof(why), &fb);
 		ck_assert_msg(f >= 0, "instance %d: %s invalid: %s", it, def, why);
-		k = gp_run(&in, "kep", why, sizeof(why));
+		k = gp_run_bound(&in, "kep", why, sizeof(why), &kb);
 		ck_assert_msg(k >= 0, "instance %d: kep invalid: %s", it, why);
 		x = gp_run(&in, "exhaustive", why, sizeof(why));
 		ck_assert_msg(x >= 0, "instance %d: exhaustive invalid: %s", it, why);
 		ck_assert_msg(!k || f, "instance %d: kep succeeds, %s fails", it, def);
+		/* When both place the root, the default binds at least as many pods. */
+		ck_assert_msg(!k || !f || fb >= kb, "instance %d: %s binds %zu pods, kep %zu", it,
+			      def, fb, kb);
 		ck_assert_msg(!f || x, "instance %d: %s succeeds, the oracle says impossible", it,
 			      def);
 		ck_assert_msg(!k || x, "instance %d: kep succeeds, the oracle says impossible", it);
