@@ -44,3 +44,28 @@ enum sc_status sc_feasible(int M, int S, int R, int U, int UU)
 		return SC_UNSCHEDULABLE;
 	return SC_UNRESOLVABLE;
 }
+
+enum sc_status sc_leaf_presim(struct sc_ctx *ctx, struct sc_group *g, int *ret_S, int *ret_R)
+{
+	int M = sc_group_min(g), S = 0, R = 0;
+	enum sc_status st;
+
+	for (size_t i = 0; i < g->pods.n; i++) {
+		struct sc_pod *p = g->pods.v[i];
+
+		if (sc_pod_running(p))
+			S++;
+		else if (sc_pod_pending(p))
+			R++;
+	}
+	st = sc_feasible(M, S, R, 0, 0);
+	if (st >= SC_UNSCHEDULABLE) {
+		sc_record(ctx, g, st, M, S, R, 0, 0, SC_WHY_PRESIM, NULL, NULL);
+		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=0 -> %s (pre-simulation: %s)",
+			 sc_group_kind(g), g->key, M, S, R, sc_status_to_string(st),
+			 ctx->tracing ? sc_group_why(ctx->snap, g) : "");
+	}
+	*ret_S = S;
+	*ret_R = R;
+	return st;
+}

@@ -453,6 +453,12 @@ int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int de
 /* feasible.c: PlacementFeasible */
 int sc_group_min(const struct sc_group *g);
 enum sc_status sc_feasible(int M, int S, int R, int U, int UU);
+/*
+ * The pre-simulation check of a leaf, shared by the strategies: counts its
+ * running (S) and pending (R) pods; when the leaf can never reach its minimum
+ * the failure is recorded and traced.  Returns sc_feasible() of the counts.
+ */
+enum sc_status sc_leaf_presim(struct sc_ctx *ctx, struct sc_group *g, int *ret_S, int *ret_R);
 
 /* hierarchy.c: runtime validation; 0 or -EINVAL with the violation in why */
 int sc_hierarchy_validate(const struct pk_sched *s, struct sc_group *root, char *why,

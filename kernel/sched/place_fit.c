@@ -305,22 +305,9 @@ static enum sc_status eval_leaf(struct fit *f, struct sc_group *g, const int *no
 	enum sc_status st;
 	struct sc_pod *last_failed = NULL;
 
-	for (size_t i = 0; i < g->pods.n; i++) {
-		struct sc_pod *p = g->pods.v[i];
-
-		if (sc_pod_running(p))
-			S++;
-		else if (sc_pod_pending(p))
-			R++;
-	}
-	st = sc_feasible(M, S, R, U, 0);
-	if (st >= SC_UNSCHEDULABLE) {
-		sc_record(ctx, g, st, M, S, R, U, 0, SC_WHY_PRESIM, NULL, NULL);
-		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=0 -> %s (pre-simulation: %s)",
-			 sc_group_kind(g), g->key, M, S, R, sc_status_to_string(st),
-			 ctx->tracing ? sc_group_why(ctx->snap, g) : "");
+	st = sc_leaf_presim(ctx, g, &S, &R);
+	if (st >= SC_UNSCHEDULABLE)
 		return st;
-	}
 	for (size_t i = 0; i < g->pods.n && S < M; i++) {
 		struct sc_pod *p = g->pods.v[i];
 		int node;
