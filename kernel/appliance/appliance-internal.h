@@ -54,9 +54,8 @@ struct pk_appliance {
 	bool gc_needed;
 	int64_t next_beat_check_ms;
 
-	/* trace state: the root being traced and when its placement search began */
+	/* the kind of root the -v 4 trace is about (its log lines are tagged) */
 	enum ap_type trace_type;
-	int64_t trace_eval_start_ns;
 
 	struct ap_metrics m;
 };
@@ -91,7 +90,7 @@ extern const double ap_duration_bounds[AP_HIST_BUCKETS];
 extern const double ap_count_bounds[AP_HIST_BUCKETS];
 void ap_metrics_cycle(struct ap_metrics *m, const struct pk_sched_result *res, double algo_s,
 		      double attempt_s);
-void ap_metrics_trace(struct pk_appliance *app, const char *line);
+void ap_metrics_stat(void *arg, enum pk_sched_stat stat, double value, const char *root);
 void ap_metrics_queue(struct ap_metrics *m, const char *root, const char *queue);
 #define AP_COUNT(app, field)                          \
 	do {                                          \

@@ -55,13 +55,19 @@ void ap_log(struct pk_appliance *app, int level, const char *fmt, ...)
 	app->cfg.log(app->cfg.log_arg, level, msg);
 }
 
-/* The sched explain trace: metrics always, log lines at -v 4. */
+/*
+ * The sched explain trace, asked for at -v 4 only: log lines tagged with the
+ * kind of root they are about ("cycle N: root Kind ns/x ..." names it), as
+ * the KEP's troubleshooting section greps for compositepodgroup.
+ */
 static void on_trace(void *arg, const char *line)
 {
 	struct pk_appliance *app = arg;
 	static const char *const names[_AP_TYPE_MAX] = { "compositepodgroup", "podgroup", "pod" };
+	const char *s = line + strspn(line, " "), *root = strstr(s, "root ");
 
-	ap_metrics_trace(app, line);
+	if (root && (root == s || root[-1] == ' '))
+		app->trace_type = ap_type_of_root(root + 5);
 	ap_log(app, 4, "sched trace [%s]: %s", names[app->trace_type], line);
 }
 
@@ -145,8 +151,10 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 static int new_scheduler(struct pk_appliance *app)
 {
 	struct pk_sched_opts o = {
-		.trace = on_trace,
+		.trace = app->cfg.verbosity >= 4 ? on_trace : NULL,
 		.trace_arg = app,
+		.stat = ap_metrics_stat,
+		.stat_arg = app,
 		.backoff_initial_ms = app->cfg.backoff_initial_ms,
 		.backoff_max_ms = app->cfg.backoff_max_ms,
 	};

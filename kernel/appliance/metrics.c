@@ -4,11 +4,10 @@
  *
  * Counters and histograms are updated by the loop thread and rendered by an
  * HTTP thread, so one mutex guards them.  Scheduling attempts and their
- * algorithm durations come from each cycle's result; placement figures come
- * from the scheduler's explain trace, which the loop always receives (see
- * ap_metrics_trace()).  Queue membership per root
- * ("active", "backoff", "gated", "unschedulable") is the outcome of its
- * latest attempt; PreEnqueue-gated roots are seen in the trace.
+ * algorithm durations come from each cycle's result; placement figures and
+ * PreEnqueue gating come from the scheduler's statistics callback
+ * (ap_metrics_stat()).  Queue membership per root ("active", "backoff",
+ * "gated", "unschedulable") is the outcome of its latest attempt.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -97,67 +96,33 @@ void ap_metrics_queue(struct ap_metrics *m, const char *root, const char *queue)
 	pthread_mutex_unlock(&m->lock);
 }
 
-/* "root Kind ns/name gated by PreEnqueue: ..." -> "Kind ns/name" */
-static void note_gated(struct ap_metrics *m, const char *line)
-{
-	const char *p = strstr(line, "root ");
-	const char *end = p ? strstr(p, " gated by PreEnqueue") : NULL;
-	char root[512];
-
-	if (!end || (size_t)(end - p - 5) >= sizeof(root))
-		return;
-	memcpy(root, p + 5, (size_t)(end - p - 5));
-	root[end - p - 5] = '\0';
-	ap_metrics_queue(m, root, "gated");
-}
-
 /*
- * Placement figures from the trace of either strategy.  kep lists every
- * candidate domain ("candidate D (N nodes):", generated) and scores the
- * feasible ones ("candidate D: feasible, score ...", evaluated); fit says how
- * many domains it scanned ("K of M domains scanned", generated) and then
- * evaluates candidates best first ("candidate D (#R, ...):", evaluated).  A
- * group's search runs from its "topology KEY, ..." line to its "chosen" line.
+ * Placement figures and PreEnqueue gating, as the scheduler reports them
+ * (struct pk_sched_opts.stat): no tracing is needed for metrics.
  */
-void ap_metrics_trace(struct pk_appliance *app, const char *line)
+void ap_metrics_stat(void *arg, enum pk_sched_stat stat, double value, const char *root)
 {
+	struct pk_appliance *app = arg;
 	struct ap_metrics *m = &app->m;
-	const char *s = line + strspn(line, " ");
-	const char *root, *p;
-	unsigned long scanned = 0;
 
-	/* "cycle N: root Kind ns/x ..." and "root Kind ns/x gated ..." name the root */
-	if ((root = strstr(s, "root ")) && (root == s || root[-1] == ' '))
-		app->trace_type = ap_type_of_root(root + 5);
-	if (strstr(s, "gated by PreEnqueue"))
-		note_gated(m, s);
-	if ((p = strstr(s, " domains scanned")) != NULL) {
-		const char *q = p;
-
-		while (q > s && q[-1] != ',')
-			q--;
-		scanned = strtoul(q + strspn(q, " "), NULL, 10);
-	}
-	if (strstr(s, "candidates in scope") || p) {
-		app->trace_eval_start_ns = ap_now_ns();
-		pthread_mutex_lock(&m->lock);
-		m->placements_generated += scanned;
-		pthread_mutex_unlock(&m->lock);
+	if (stat == PK_SCHED_STAT_ROOT_GATED) {
+		if (root)
+			ap_metrics_queue(m, root, "gated");
 		return;
 	}
 	pthread_mutex_lock(&m->lock);
-	if (strncmp(s, "candidate ", 10) == 0) {
-		if (strstr(s, " (#"))
-			m->placement_evaluations++;
-		else if (strchr(s, '(') && !strstr(s, ": "))
-			m->placements_generated++;
-		else if (strstr(s, ": feasible"))
-			m->placement_evaluations++;
-	} else if (strstr(s, ": chosen ") && app->trace_eval_start_ns) {
-		ap_hist_observe(&m->placement_duration,
-				(double)(ap_now_ns() - app->trace_eval_start_ns) / 1e9,
-				ap_duration_bounds);
-		app->trace_eval_start_ns = 0;
+	switch (stat) {
+	case PK_SCHED_STAT_GENERATED:
+		m->placements_generated += (uint64_t)value;
+		break;
+	case PK_SCHED_STAT_EVALUATED:
+		m->placement_evaluations += (uint64_t)value;
+		break;
+	case PK_SCHED_STAT_SEARCH:
+		ap_hist_observe(&m->placement_duration, value, ap_duration_bounds);
+		break;
+	default:
+		break;
 	}
 	pthread_mutex_unlock(&m->lock);
 }

@@ -24,8 +24,27 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernel/sched/internal.h"
+
+double sc_stat_clock(const struct sc_ctx *ctx)
+{
+	struct timespec ts;
+
+	if (!ctx->s->opts.stat)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void sc_stat_line(struct sc_ctx *ctx, enum pk_sched_stat stat, double value, const char *root)
+{
+	const struct pk_sched_opts *o = &ctx->s->opts;
+
+	if (o->stat)
+		o->stat(o->stat_arg, stat, value, root);
+}
 
 void sc_trace_line(struct sc_ctx *ctx, const char *fmt, ...)
 {
@@ -362,6 +381,12 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 				 why.s ? why.s : "not admissible");
 			sc_trace(&ctx, "root %s %s gated by PreEnqueue: %s", sc_group_kind(root),
 				 root->key, why.s ? why.s : "");
+			if (s->opts.stat) {
+				char name[600];
+
+				snprintf(name, sizeof(name), "%s %s", sc_group_kind(root), root->key);
+				sc_stat_line(&ctx, PK_SCHED_STAT_ROOT_GATED, 0, name);
+			}
 			tell_pending(&ctx, root, 0, msg);
 			root->parked_invalid = true;
 			gated = true;

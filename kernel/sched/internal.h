@@ -407,6 +407,15 @@ void sc_trace_line(struct sc_ctx *ctx, const char *fmt, ...) __attribute__((form
 			sc_trace_line((ctx), __VA_ARGS__);                                         \
 	} while (0)
 
+/* Placement statistics (sched.h); the clock is read only when someone listens. */
+double sc_stat_clock(const struct sc_ctx *ctx);
+void sc_stat_line(struct sc_ctx *ctx, enum pk_sched_stat stat, double value, const char *root);
+#define sc_stat(ctx, which, value)                                                                 \
+	do {                                                                                       \
+		if ((ctx)->s->opts.stat)                                                           \
+			sc_stat_line((ctx), (which), (value), NULL);                               \
+	} while (0)
+
 /* forest.c */
 void sc_forest_init(struct sc_forest *f);
 void sc_forest_fini(struct sc_forest *f);

@@ -896,6 +896,7 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 	bool sorted = false;
 	size_t ncand;
 	enum sc_status st = SC_UNRESOLVABLE;
+	double t0 = sc_stat_clock(ctx);
 
 	if (!part || bucket_scope(snap, part, nodes, n, &cs.bk) < 0)
 		return SC_UNRESOLVABLE;
@@ -915,6 +916,7 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		sorted = true;
 	}
 	ncand = cs.n;
+	sc_stat(ctx, PK_SCHED_STAT_GENERATED, (double)cs.nscope);
 	sc_trace(ctx, "%s %s: topology %s, scope of %zu nodes, %zu of %d domains scanned, %s",
 		 sc_group_kind(g), g->key, g->topo_key, n, cs.nscope, cs.bk.nd,
 		 sorted ? "ranked" : "best first");
@@ -939,6 +941,7 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 			break;
 		}
 		f->budget--;
+		sc_stat(ctx, PK_SCHED_STAT_EVALUATED, 1);
 		const int *dn = cs.bk.order + cs.bk.start[c->k];
 		size_t dnn = (size_t)(cs.bk.start[c->k + 1] - cs.bk.start[c->k]);
 		size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
@@ -995,6 +998,7 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		sc_buf_free(&msg);
 	}
 out:
+	sc_stat(ctx, PK_SCHED_STAT_SEARCH, sc_stat_clock(ctx) - t0);
 	sc_buf_free(&cs.why);
 	free(cs.heap);
 	buckets_free(&cs.bk);

@@ -435,6 +435,7 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 	size_t total = count_pending(g, 0), ncand = 0, nfailed = 0;
 	int64_t want[SC_MAX_RES] = {0};
 	struct sc_buf why = {0};
+	double t0 = sc_stat_clock(ctx);
 
 	if (!part || bucket_scope(part, nodes, n, &start, &order) < 0)
 		return SC_UNRESOLVABLE;
@@ -452,6 +453,7 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 		if (!dnn)
 			continue;
 		ncand++;
+		sc_stat(ctx, PK_SCHED_STAT_GENERATED, 1);
 		if (bdom == -1 || (bdom >= 0 && bdom != d)) {
 			sc_trace(ctx,
 				 "candidate %s: skipped, running pods of the subtree are elsewhere",
@@ -478,6 +480,7 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 		size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
 
 		sc_trace(ctx, "candidate %s (%zu nodes):", part->values[d], dnn);
+		sc_stat(ctx, PK_SCHED_STAT_EVALUATED, 1);
 		ctx->depth++;
 		cst = eval_in(ctx, g, dn, dnn);
 		ctx->depth--;
@@ -541,6 +544,7 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 		sc_buf_free(&msg);
 	}
 out:
+	sc_stat(ctx, PK_SCHED_STAT_SEARCH, sc_stat_clock(ctx) - t0);
 	sc_buf_free(&why);
 	free(start);
 	free(order);

@@ -31,11 +31,32 @@ struct pk_sched;
 /* Receives one trace line (no newline) of the explain trace. */
 typedef void (*pk_sched_trace_fn)(void *arg, const char *line);
 
+/*
+ * Placement statistics for metrics (KEP-6012 "Monitoring Requirements"),
+ * reported as they happen without any tracing:
+ *   GENERATED   value candidate placements (topology domains in scope) one
+ *               group's search generated
+ *   EVALUATED   value 1: one candidate domain simulated
+ *   SEARCH      value seconds one topology-constrained group's search over
+ *               its candidates took
+ *   ROOT_GATED  root ("Kind ns/name") held back by PreEnqueue; value 0
+ */
+enum pk_sched_stat {
+	PK_SCHED_STAT_GENERATED,
+	PK_SCHED_STAT_EVALUATED,
+	PK_SCHED_STAT_SEARCH,
+	PK_SCHED_STAT_ROOT_GATED,
+};
+typedef void (*pk_sched_stat_fn)(void *arg, enum pk_sched_stat stat, double value,
+				 const char *root);
+
 struct pk_sched_opts {
 	const char *strategy;	 /* placement strategy name; NULL: the default */
 	FILE *explain;		 /* when set, the explain trace goes here */
 	pk_sched_trace_fn trace; /* or here (both may be set) */
 	void *trace_arg;
+	pk_sched_stat_fn stat; /* placement statistics, or NULL */
+	void *stat_arg;
 	bool check;		    /* run the snapshot invariant check after every cycle */
 	int64_t backoff_initial_ms; /* 0: 1000 */
 	int64_t backoff_max_ms;	    /* 0: 10000 */
