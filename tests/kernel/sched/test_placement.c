@@ -172,6 +172,102 @@ START_TEST(test_oracle_hidden)
 }
 END_TEST
 
+struct stats {
+	double generated, evaluated;
+	int searches, gated;
+};
+
+static void count_stat(void *arg, enum pk_sched_stat stat, double value, const char *root)
+{
+	struct stats *st = arg;
+
+	switch (stat) {
+	case PK_SCHED_STAT_GENERATED:
+		st->generated += value;
+		break;
+	case PK_SCHED_STAT_EVALUATED:
+		st->evaluated += value;
+		break;
+	case PK_SCHED_STAT_SEARCH:
+		ck_assert(value >= 0);
+		st->searches++;
+		break;
+	case PK_SCHED_STAT_ROOT_GATED:
+		ck_assert_str_eq(root, "PodGroup default/g");
+		st->gated++;
+		break;
+	}
+}
+
+static json_t *rack_gang(const char *name, int min)
+{
+	return json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s, s:s}, s:{s:{s:i}}, s:{s:[{s:s}]}}}",
+			 "apiVersion", "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata",
+			 "name", name, "spec", "workloadRef", "workloadName", "w", "templateName",
+			 name, "schedulingPolicy", "gang", "minCount", min, "schedulingConstraints",
+			 "topology", "key", "rack");
+}
+
+static json_t *gang_pod(const char *name, const char *group)
+{
+	return json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s}, s:[{s:s, s:{s:{s:s}}}]}}", "apiVersion",
+			 "v1", "kind", "Pod", "metadata", "name", name, "spec", "schedulingGroup",
+			 "podGroupName", group, "containers", "name", "c", "resources", "requests",
+			 "cpu", "1");
+}
+
+/*
+ * Both strategies report their placement statistics without tracing: a
+ * rack-bound gang over three racks generates one to three candidates (both
+ * strategies stop at a perfect one), simulates at least one, and its search
+ * is timed once; a gang short of pods is reported as gated by PreEnqueue.
+ */
+START_TEST(test_stats_reported)
+{
+	for (size_t k = 0; k < 2; k++) {
+		struct stats st = {0};
+		struct pk_sched_opts opts = {
+			.check = true, .strategy = k ? "kep" : NULL, .stat = count_stat, .stat_arg = &st};
+		struct pk_sched *s = NULL;
+		struct pk_sched_result *res = NULL;
+
+		ck_assert_int_eq(pk_sched_new(&opts, &s), 0);
+		for (int r = 0; r < 3; r++)
+			for (int i = 0; i < 2; i++) {
+				char name[16], rack[8];
+
+				snprintf(name, sizeof(name), "r%d-n%d", r, i);
+				snprintf(rack, sizeof(rack), "r%d", r);
+				add(s, json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s}}}",
+						 "apiVersion", "v1", "kind", "Node", "metadata", "name",
+						 name, "labels", "rack", rack, "status", "allocatable",
+						 "cpu", "1"));
+			}
+		add(s, rack_gang("g", 3)); /* 2 of 3 pods: gated */
+		add(s, gang_pod("g-0", "g"));
+		add(s, gang_pod("g-1", "g"));
+		ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
+		pk_sched_result_free(res);
+		ck_assert_int_eq(st.gated, 1);
+		ck_assert_int_eq(st.searches, 0);
+
+		add(s, rack_gang("h", 2));
+		add(s, gang_pod("h-0", "h"));
+		add(s, gang_pod("h-1", "h"));
+		for (int c = 0; c < 3; c++) {
+			ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
+			pk_sched_result_free(res);
+		}
+		/* both stop early at a perfect candidate: between one and three racks */
+		ck_assert_msg(st.generated >= 1 && st.generated <= 3, "%s: %g generated",
+			      opts.strategy ?: "fit", st.generated);
+		ck_assert(st.evaluated >= 1 && st.evaluated <= st.generated);
+		ck_assert_int_eq(st.searches, 1);
+		pk_sched_free(s);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("placement");
@@ -182,6 +278,7 @@ int main(void)
 	tcase_add_test(tc, test_default_vs_kep_vs_oracle);
 	tcase_add_test(tc, test_oracle_hidden);
 	tcase_add_test(tc, test_budget_runs_out);
+	tcase_add_test(tc, test_stats_reported);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
