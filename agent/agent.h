@@ -273,11 +273,19 @@ int agent_publisher_new(const struct agent_publish_config *cfg,
 			struct agent_publisher **ret);
 void agent_publisher_free(struct agent_publisher *p);
 /*
+ * Stop waiting between retries as soon as fd is readable (the daemon passes
+ * its SIGTERM/SIGINT signalfd, so a shutdown is not held up by backoff);
+ * agent_publish then returns -ECANCELED.  -1 (the default) waits out the
+ * backoff.
+ */
+void agent_publisher_set_cancel_fd(struct agent_publisher *p, int fd);
+/*
  * Publish the node: GET it once to learn the labels it owned before (the
  * AGENT_ANN_OWNED annotation), POST it when missing, then PATCH
  * (application/merge-patch+json) its labels, setting labels it owned and no
  * longer has to null.  Retries with capped exponential backoff.  -EIO after
- * the last attempt, -EACCES on 401/403, -EPROTO on other HTTP errors.
+ * the last attempt, -EACCES on 401/403, -EPROTO on other HTTP errors,
+ * -ECANCELED when the cancel descriptor became readable during a backoff.
  */
 int agent_publish(struct agent_publisher *p, const json_t *node, char *err, size_t errlen);
 /* The merge patch agent_publish would send, given the keys owned before. */

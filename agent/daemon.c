@@ -155,6 +155,8 @@ int agent_daemon_run(const struct agent_daemon_config *cfg)
 		loop_close(&l);
 		return r;
 	}
+	/* SIGTERM during a publish backoff ends the wait, not only the next poll. */
+	agent_publisher_set_cancel_fd(cfg->publisher, l.pfd[FD_SIGNAL].fd);
 	run_cycle(cfg);
 	for (;;) {
 		bool changed = false;
@@ -199,6 +201,7 @@ int agent_daemon_run(const struct agent_daemon_config *cfg)
 			run_cycle(cfg);
 		}
 	}
+	agent_publisher_set_cancel_fd(cfg->publisher, -1);
 	loop_close(&l);
 	return r;
 }

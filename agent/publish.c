@@ -19,6 +19,7 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 
 struct agent_publisher {
 	char *url, *token, *token_file, *ca_file;
+	int cancel_fd; /* readable: stop retrying (the daemon's signalfd), or -1 */
 	struct agent_publish_config cfg;
 	CURL *curl;
 	json_t *owned; /* array of keys owned on the server; NULL: not learned */
@@ -83,6 +85,7 @@ int agent_publisher_new(const struct agent_publish_config *cfg, struct agent_pub
 	if (!p)
 		return -ENOMEM;
 	p->cfg = *cfg;
+	p->cancel_fd = -1;
 	p->url = strdup(cfg->url);
 	p->token = dup_or_null(cfg->token);
 	p->token_file = dup_or_null(cfg->token_file);
@@ -490,12 +493,28 @@ static enum step_result attempt_beat(struct agent_publisher *p, const json_t *no
 	return s;
 }
 
-static void sleep_ms(long ms)
+void agent_publisher_set_cancel_fd(struct agent_publisher *p, int fd)
+{
+	if (p)
+		p->cancel_fd = fd;
+}
+
+/* Wait ms before a retry; -ECANCELED as soon as the cancel descriptor is readable. */
+static int backoff_wait(const struct agent_publisher *p, long ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
 
+	if (p->cancel_fd >= 0) {
+		struct pollfd pfd = { .fd = p->cancel_fd, .events = POLLIN };
+		int n;
+
+		while ((n = poll(&pfd, 1, (int)ms)) < 0 && errno == EINTR)
+			;
+		return n > 0 ? -ECANCELED : 0;
+	}
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+	return 0;
 }
 
 int agent_publish(struct agent_publisher *p, const json_t *node, char *err, size_t errlen)
@@ -510,7 +529,10 @@ int agent_publish(struct agent_publisher *p, const json_t *node, char *err, size
 		enum step_result s;
 
 		if (i > 0) {
-			sleep_ms(delay);
+			if (backoff_wait(p, delay) < 0) {
+				snprintf(err, errlen, "publishing cancelled");
+				return -ECANCELED;
+			}
 			delay = delay * 2 > p->cfg.backoff_max_ms ? p->cfg.backoff_max_ms : delay * 2;
 		}
 		s = attempt(p, node, &rc, err, errlen);

@@ -145,5 +145,19 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ $rc = 1 ] || { echo "unreachable: exit $rc, expected 1"; fail=1; }
 grep -q "publishing node gpu-a failed" "$tmp/e5" || { echo "unreachable: no message"; cat "$tmp/e5"; fail=1; }
 [ $ms -ge 150 ] || { echo "unreachable: gave up after $ms ms, expected backoff >= 150 ms"; fail=1; }
+
+# 7. SIGTERM during a long backoff: the daemon stops at once, not after it
+"$AGENT" $AG --node-name gpu-a --publish "$URL" --retries 10 --backoff-ms 30000 \
+	--interval 3600 2>"$tmp/e6" &
+apid=$!
+sleep 1
+start=$(date +%s%N)
+kill -TERM $apid
+wait $apid
+rc=$?
+apid=
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ $rc = 0 ] || { echo "SIGTERM in backoff: exit $rc, expected 0"; cat "$tmp/e6"; fail=1; }
+[ $ms -lt 5000 ] || { echo "SIGTERM in backoff: took $ms ms"; fail=1; }
 [ $fail = 0 ] && echo "test_publish: all passed"
 exit $fail
