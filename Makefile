@@ -144,10 +144,12 @@ deps:
 
 check-build: $(PROGS) $(TEST_BINS)
 
+# The fuzz smoke run comes first so that the suites' closing line
+# ("N passed, N failed") is the last thing check prints.
 check: deps
 	$(MAKE) BUILD=build/san SAN=1 OPT=-O1 check-build
-	@sh tests/run-tests.sh build/san
 	$(MAKE) fuzz-smoke
+	@sh tests/run-tests.sh build/san
 
 demo: deps all
 	@sh examples/demo.sh build/bin
