@@ -144,6 +144,8 @@ deps:
 
 check-build: $(PROGS) $(TEST_BINS)
 
+# Targets that need the Debian packages build in a sub-make after deps, so
+# that `make -j` never compiles before they are installed.
 # The fuzz smoke run comes first so that the suites' closing line
 # ("N passed, N failed") is the last thing check prints.
 check: deps
@@ -151,7 +153,8 @@ check: deps
 	$(MAKE) fuzz-smoke
 	@sh tests/run-tests.sh build/san
 
-demo: deps all
+demo: deps
+	$(MAKE) all
 	@sh examples/demo.sh build/bin
 
 bench-build: $(PROGS) $(BENCH_BINS)
@@ -178,7 +181,8 @@ $(BUILD)/tests/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(call libs_of,pkclient)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-fuzz: deps fuzz-build
+fuzz: deps
+	$(MAKE) fuzz-build
 	@sh tests/fuzz/run-fuzz.sh build/fuzz $(FUZZ_SECONDS)
 
 fuzz-smoke: fuzz-build
