@@ -30,18 +30,8 @@
 #include "kernel/api/api.h"
 #include "topology.h"
 
-/* ---- annotation and label keys ------------------------------------------ */
-#define AGENT_LABEL_HOSTNAME "kubernetes.io/hostname"
-#define AGENT_LABEL_NUMA_COUNT "numa.podkernel.dev/count"
-#define AGENT_LABEL_ACCEL_COUNT "accelerator.podkernel.dev/count"
-#define AGENT_LABEL_ACCEL_VENDOR "accelerator.podkernel.dev/vendor"
-#define AGENT_LABEL_COORDS "topology.podkernel.dev/coords"
-#define AGENT_ANN_DEVICES "accelerator.podkernel.dev/devices"
-#define AGENT_ANN_LINKS "ici.podkernel.dev/links"
-#define AGENT_ANN_OWNED "agent.podkernel.dev/owned-labels"
+/* ---- the agent's own annotation keys (the contract's are in topology.h) -- */
 #define AGENT_ANN_DISAGREE "agent.podkernel.dev/discovery-disagreement"
-/* RFC 3339 time of the last publish: podkerneld watches nodes carrying it. */
-#define AGENT_ANN_HEARTBEAT "agent.podkernel.dev/heartbeat"
 
 #define AGENT_NFD_MAX_BYTES (64 * 1024)
 
@@ -281,7 +271,7 @@ void agent_publisher_free(struct agent_publisher *p);
 void agent_publisher_set_cancel_fd(struct agent_publisher *p, int fd);
 /*
  * Publish the node: GET it once to learn the labels it owned before (the
- * AGENT_ANN_OWNED annotation), POST it when missing, then PATCH
+ * TOPO_ANN_AGENT_OWNED annotation), POST it when missing, then PATCH
  * (application/merge-patch+json) its labels, setting labels it owned and no
  * longer has to null.  Retries with capped exponential backoff.  -EIO after
  * the last attempt, -EACCES on 401/403, -EPROTO on other HTTP errors,

@@ -183,13 +183,13 @@ json_t *agent_node_json(const struct agent_report *r, const struct topo_board *b
 	for (size_t i = 0; i < r->labels.n; i++)
 		json_object_set_new(labels, r->labels.key[i], json_string(r->labels.value[i]));
 	json_object_set_new(meta, "labels", labels);
-	json_object_set_new(ann, AGENT_ANN_DEVICES,
+	json_object_set_new(ann, TOPO_ANN_DEVICES,
 			    json_text(agent_devices_json(r->accels, r->naccels)));
-	json_object_set_new(ann, AGENT_ANN_LINKS, json_text(agent_link_report_json(r)));
+	json_object_set_new(ann, TOPO_ANN_LINKS, json_text(agent_link_report_json(r)));
 	if (json_array_size(r->disagreement) > 0)
 		json_object_set_new(ann, AGENT_ANN_DISAGREE,
 				    json_text(json_incref(r->disagreement)));
-	json_object_set_new(ann, AGENT_ANN_OWNED, owned_keys(&r->labels));
+	json_object_set_new(ann, TOPO_ANN_AGENT_OWNED, owned_keys(&r->labels));
 	json_object_set_new(meta, "annotations", ann);
 	json_object_set_new(node, "metadata", meta);
 	cap = capacity_json(r, board);

@@ -3,7 +3,7 @@
  * publish.c — the node's labels on a Kubernetes API server (or podkerneld).
  *
  * The agent owns only the labels it computes.  It learns which ones it owned
- * before from the node's AGENT_ANN_OWNED annotation (one GET, on the first
+ * before from the node's TOPO_ANN_AGENT_OWNED annotation (one GET, on the first
  * publish or after the node vanished), then sends a JSON merge patch
  * (RFC 7386, application/merge-patch+json) of metadata: its labels, null for
  * each label it owned and no longer finds, and its annotations.  Other
@@ -39,11 +39,11 @@ struct agent_publisher {
 };
 
 static const char *const agent_annotations[] = {
-	AGENT_ANN_DEVICES,
-	AGENT_ANN_LINKS,
-	AGENT_ANN_OWNED,
+	TOPO_ANN_DEVICES,
+	TOPO_ANN_LINKS,
+	TOPO_ANN_AGENT_OWNED,
 	AGENT_ANN_DISAGREE,
-	AGENT_ANN_HEARTBEAT,
+	TOPO_ANN_HEARTBEAT,
 };
 
 int agent_publish_incluster(struct agent_publish_config *cfg, const char *sa_dir, char *buf,
@@ -261,7 +261,7 @@ static json_t *owned_of(const json_t *node)
 {
 	const json_t *ann = json_object_get(json_object_get(node, "metadata"), "annotations");
 
-	return split_keys(json_string_value(json_object_get(ann, AGENT_ANN_OWNED)));
+	return split_keys(json_string_value(json_object_get(ann, TOPO_ANN_AGENT_OWNED)));
 }
 
 json_t *agent_merge_patch(const json_t *node, const json_t *owned_before)
@@ -423,7 +423,7 @@ static json_t *with_heartbeat(const json_t *node)
 	pk_time_format((int64_t)time(NULL), now);
 	/* Annotation keys hold dots: set it on the map, not through a dotted path. */
 	if (!json_is_object(ann) ||
-	    json_object_set_new(ann, AGENT_ANN_HEARTBEAT, json_string(now)) < 0) {
+	    json_object_set_new(ann, TOPO_ANN_HEARTBEAT, json_string(now)) < 0) {
 		json_decref(copy);
 		return NULL;
 	}

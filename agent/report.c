@@ -164,17 +164,17 @@ static int compute_labels(struct agent_report *r, const struct agent_config *cfg
 	char buf[64];
 	char err[TOPO_ERR_MAX];
 
-	agent_labels_set(l, AGENT_LABEL_HOSTNAME, r->node_name, &r->warnings);
+	agent_labels_set(l, TOPO_LABEL_HOSTNAME, r->node_name, &r->warnings);
 	if (r->hw.numa_count > 0) {
 		snprintf(buf, sizeof(buf), "%d", r->hw.numa_count);
-		agent_labels_set(l, AGENT_LABEL_NUMA_COUNT, buf, &r->warnings);
+		agent_labels_set(l, TOPO_LABEL_NUMA_COUNT, buf, &r->warnings);
 	}
 	snprintf(buf, sizeof(buf), "%zu", r->naccels);
-	agent_labels_set(l, AGENT_LABEL_ACCEL_COUNT, buf, &r->warnings);
+	agent_labels_set(l, TOPO_LABEL_ACCEL_COUNT, buf, &r->warnings);
 	if (r->naccels > 0) {
 		char vbuf[TOPO_PCI_VENDOR_LABEL_MAX];
 
-		agent_labels_set(l, AGENT_LABEL_ACCEL_VENDOR,
+		agent_labels_set(l, TOPO_LABEL_ACCEL_VENDOR,
 				 topo_pci_vendor_label(main_vendor(r, board), vbuf), &r->warnings);
 	}
 	if (!board) {
@@ -193,11 +193,11 @@ static int compute_labels(struct agent_report *r, const struct agent_config *cfg
 		const char *key = topo_board_level_key(board, i);
 
 		/* the host level's key is the node name's, which stays the node's */
-		if (key && r->id.host.domain[i][0] && strcmp(key, AGENT_LABEL_HOSTNAME) != 0)
+		if (key && r->id.host.domain[i][0] && strcmp(key, TOPO_LABEL_HOSTNAME) != 0)
 			agent_labels_set(l, key, r->id.host.domain[i], &r->warnings);
 	}
 	if (topo_board_has_torus(board))
-		agent_labels_set(l, AGENT_LABEL_COORDS, r->id.host.coords, &r->warnings);
+		agent_labels_set(l, TOPO_LABEL_COORDS, r->id.host.coords, &r->warnings);
 	return 0;
 }
 

@@ -31,8 +31,6 @@
 
 #define BOARD_API_VERSION "podkernel.dev/v1alpha1"
 #define BOARD_KIND "Board"
-#define HOST_LEVEL_KEY "kubernetes.io/hostname"
-#define LEVEL_KEY_PREFIX "topology.podkernel.dev/"
 #define LEVEL_NAME_MAX 32
 #define PATH_MAX_LEN 128
 
@@ -504,12 +502,12 @@ static int load_level(struct ctx *c, struct topo_board *b, yaml_node_t *n, size_
 		r = get_string(c, f[1].value, subpath(p, path, "key"), &lv->key);
 	if (r == 0 && !topo_label_key_valid(lv->key, why, sizeof(why)))
 		r = fail_at(c, f[1].value, p, "%s", why);
-	if (r == 0 && last && strcmp(lv->key, HOST_LEVEL_KEY) != 0)
-		r = fail_at(c, f[1].value, p, "the last level is the host: expected " HOST_LEVEL_KEY);
-	if (r == 0 && !last && (strncmp(lv->key, LEVEL_KEY_PREFIX, strlen(LEVEL_KEY_PREFIX)) ||
-				strcmp(lv->key, LEVEL_KEY_PREFIX "coords") == 0))
-		r = fail_at(c, f[1].value, p, "expected a key " LEVEL_KEY_PREFIX "<level> "
-					      "(and not " LEVEL_KEY_PREFIX "coords)");
+	if (r == 0 && last && strcmp(lv->key, TOPO_LABEL_HOSTNAME) != 0)
+		r = fail_at(c, f[1].value, p, "the last level is the host: expected " TOPO_LABEL_HOSTNAME);
+	if (r == 0 && !last && (strncmp(lv->key, TOPO_LABEL_LEVEL_PREFIX, strlen(TOPO_LABEL_LEVEL_PREFIX)) ||
+				strcmp(lv->key, TOPO_LABEL_COORDS) == 0))
+		r = fail_at(c, f[1].value, p, "expected a key " TOPO_LABEL_LEVEL_PREFIX "<level> "
+					      "(and not " TOPO_LABEL_LEVEL_PREFIX "coords)");
 	for (size_t j = 0; r == 0 && j < i; j++)
 		if (strcmp(b->levels[j].key, lv->key) == 0)
 			r = fail_at(c, f[1].value, p, "duplicate key \"%s\"", lv->key);

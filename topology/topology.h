@@ -54,6 +54,27 @@ bool topo_label_value_valid(const char *value, char *why, size_t whylen);
 int topo_label_value_sanitize(const char *in, char *out, size_t outlen);
 
 /* ------------------------------------------------------------------------ */
+/* Node label and annotation keys of the contract (CONTRACT.md)               */
+/* ------------------------------------------------------------------------ */
+
+/* Published by podagent, and by `podctl board nodes` for simulated hosts. */
+#define TOPO_LABEL_HOSTNAME "kubernetes.io/hostname"
+#define TOPO_LABEL_NUMA_COUNT "numa.podkernel.dev/count"
+#define TOPO_LABEL_ACCEL_COUNT "accelerator.podkernel.dev/count"
+#define TOPO_LABEL_ACCEL_VENDOR "accelerator.podkernel.dev/vendor"
+/* A node's domain at board level L is the label TOPO_LABEL_LEVEL_PREFIX "L". */
+#define TOPO_LABEL_LEVEL_PREFIX "topology.podkernel.dev/"
+#define TOPO_LABEL_COORDS TOPO_LABEL_LEVEL_PREFIX "coords"
+/* JSON array of {"pciBusId","vendorId","deviceId","numaNode"}. */
+#define TOPO_ANN_DEVICES "accelerator.podkernel.dev/devices"
+/* RFC 3339 time of podagent's last publish; podkerneld watches nodes carrying it. */
+#define TOPO_ANN_HEARTBEAT "agent.podkernel.dev/heartbeat"
+/* podagent's ICI link report (a LinkReport object as JSON). */
+#define TOPO_ANN_LINKS "ici.podkernel.dev/links"
+/* Comma-separated label keys podagent set (and may remove) on its Node. */
+#define TOPO_ANN_AGENT_OWNED "agent.podkernel.dev/owned-labels"
+
+/* ------------------------------------------------------------------------ */
 /* PCI vendors                                                                */
 /* ------------------------------------------------------------------------ */
 

@@ -25,18 +25,16 @@
 #include <stdio.h>
 
 #include "kernel/store/store.h"
+#include "topology.h"
 
 /* Annotation on Nodes registered from a board file (exempt from heartbeats). */
 #define PK_APPLIANCE_ANN_SIMULATED "podkernel.dev/simulated"
-/* Annotation podagent keeps on the Nodes it publishes. */
-#define PK_APPLIANCE_ANN_AGENT "agent.podkernel.dev/owned-labels"
 /*
- * Annotation a node agent refreshes (any changing value, e.g. an RFC 3339
- * time) every interval.  The store drops writes that change nothing, so an
- * unchanged label publish is no heartbeat: only Nodes carrying this
- * annotation are monitored.
+ * Nodes podagent publishes carry TOPO_ANN_AGENT_OWNED, and it refreshes
+ * TOPO_ANN_HEARTBEAT (topology.h) every interval.  The store drops writes
+ * that change nothing, so an unchanged label publish is no heartbeat: only
+ * Nodes carrying the heartbeat annotation are monitored.
  */
-#define PK_APPLIANCE_ANN_HEARTBEAT "agent.podkernel.dev/heartbeat"
 /* Taint and reason written on a Node that stopped reporting. */
 #define PK_APPLIANCE_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
 #define PK_APPLIANCE_DEFAULT_GRACE_MS 40000
@@ -105,7 +103,7 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, const char *kind, c
 
 /*
  * Heartbeats: the appliance records the time of every Node write it did not
- * make itself.  A monitored node (it carries PK_APPLIANCE_ANN_HEARTBEAT and
+ * make itself.  A monitored node (it carries TOPO_ANN_HEARTBEAT and
  * not PK_APPLIANCE_ANN_SIMULATED) whose last write is older than the grace
  * period is unreachable.
  */

@@ -5,7 +5,7 @@
  * Every Node write the appliance did not make itself is a heartbeat.  The
  * store drops writes that change nothing, so a node agent that republishes
  * unchanged labels leaves no trace; an agent takes part by refreshing the
- * annotation PK_APPLIANCE_ANN_HEARTBEAT every interval, and only Nodes that
+ * annotation TOPO_ANN_HEARTBEAT every interval, and only Nodes that
  * carry it are monitored.  The table keeps, per monitored node, the
  * monotonic time of the last write and whether the node was already
  * declared unreachable (so the loop acts once per outage).  Nodes registered
@@ -53,7 +53,7 @@ bool ap_node_monitored(const json_t *node)
 		return false;
 	if (json_object_get(ann, PK_APPLIANCE_ANN_SIMULATED))
 		return false;
-	return json_object_get(ann, PK_APPLIANCE_ANN_HEARTBEAT) != NULL;
+	return json_object_get(ann, TOPO_ANN_HEARTBEAT) != NULL;
 }
 
 int ap_heartbeat_seen(struct ap_heartbeats *h, const char *name, bool monitored, int64_t now_ms,

@@ -31,11 +31,11 @@
 #include <time.h>
 
 #include "kernel/api/api.h"
+#include "kernel/appliance/appliance.h"
 #include "kernel/podctl/podctl.h"
 #include "kernel/store/store.h"
+#include "topology.h"
 
-#define TOPO_PREFIX "topology.podkernel.dev/"
-#define HOST_KEY "kubernetes.io/hostname"
 #define MAX_RESPONSE (64 * 1024 * 1024)
 
 /* ---- HTTP ------------------------------------------------------------------------ */
@@ -543,8 +543,8 @@ static json_t *level_keys(const json_t *nodes)
 	json_array_foreach(nodes, i, n) {
 		labels = pk_get(n, "metadata.labels");
 		json_object_foreach(labels, k, v) {
-			if (strncmp(k, TOPO_PREFIX, strlen(TOPO_PREFIX)) != 0 ||
-			    strcmp(k, TOPO_PREFIX "coords") == 0 || !json_is_string(v))
+			if (strncmp(k, TOPO_LABEL_LEVEL_PREFIX, strlen(TOPO_LABEL_LEVEL_PREFIX)) != 0 ||
+			    strcmp(k, TOPO_LABEL_COORDS) == 0 || !json_is_string(v))
 				continue;
 			json_t *vals = json_object_get(seen, k);
 
@@ -574,9 +574,9 @@ static json_t *level_keys(const json_t *nodes)
 
 static const char *level_name(const char *key)
 {
-	if (strcmp(key, HOST_KEY) == 0)
+	if (strcmp(key, TOPO_LABEL_HOSTNAME) == 0)
 		return "host";
-	return strncmp(key, TOPO_PREFIX, strlen(TOPO_PREFIX)) == 0 ? key + strlen(TOPO_PREFIX) : key;
+	return strncmp(key, TOPO_LABEL_LEVEL_PREFIX, strlen(TOPO_LABEL_LEVEL_PREFIX)) == 0 ? key + strlen(TOPO_LABEL_LEVEL_PREFIX) : key;
 }
 
 static json_t *index_by_name(const json_t *items)
@@ -669,7 +669,7 @@ static const char *node_label(const json_t *node, const char *key)
 	if (!node)
 		return NULL;
 	v = json_string_value(json_object_get(pk_get(node, "metadata.labels"), key));
-	return v || strcmp(key, HOST_KEY) != 0 ? v : pk_name(node);
+	return v || strcmp(key, TOPO_LABEL_HOSTNAME) != 0 ? v : pk_name(node);
 }
 
 static void pod_row(struct ctx *x, struct table *t, const json_t *p)
@@ -719,8 +719,8 @@ static void node_row(struct ctx *x, struct table *t, const json_t *n)
 		status = "SchedulingDisabled";
 	age(n, a, sizeof(a));
 	json_t *ann = pk_get(n, "metadata.annotations");
-	const char *kind = json_object_get(ann, "podkernel.dev/simulated") ? "simulated"
-	       : json_object_get(ann, "agent.podkernel.dev/owned-labels") ? "podagent"
+	const char *kind = json_object_get(ann, PK_APPLIANCE_ANN_SIMULATED) ? "simulated"
+	       : json_object_get(ann, TOPO_ANN_AGENT_OWNED) ? "podagent"
 									   : "static";
 	if (x->o->output && strcmp(x->o->output, "wide") == 0) {
 		const char *key;
@@ -895,7 +895,7 @@ static int load_nodes(struct ctx *x)
 		return r;
 	x->nodes = index_by_name(items);
 	x->levels = level_keys(items);
-	json_array_append_new(x->levels, json_string(HOST_KEY));
+	json_array_append_new(x->levels, json_string(TOPO_LABEL_HOSTNAME));
 	json_decref(items);
 	return 0;
 }

@@ -171,7 +171,7 @@ START_TEST(test_merge_patch_owned_only)
 	json_t *node = json_pack("{s:s, s:{s:s, s:{s:s, s:s}, s:{s:s}}}", "kind", "Node",
 				 "metadata", "name", "n1", "labels", "numa.podkernel.dev/count",
 				 "2", "kubernetes.io/hostname", "n1", "annotations",
-				 AGENT_ANN_OWNED, "kubernetes.io/hostname,numa.podkernel.dev/count");
+				 TOPO_ANN_AGENT_OWNED, "kubernetes.io/hostname,numa.podkernel.dev/count");
 	json_t *owned = json_pack("[s, s, s]", "numa.podkernel.dev/count",
 				  "accelerator.podkernel.dev/vendor", "topology.podkernel.dev/cube");
 	json_t *patch = agent_merge_patch(node, owned);
@@ -183,7 +183,7 @@ START_TEST(test_merge_patch_owned_only)
 	ck_assert(json_is_null(json_object_get(labels, "topology.podkernel.dev/cube")));
 	ck_assert_uint_eq(json_object_size(labels), 4);
 	/* the agent's own annotations: set, or null when absent now */
-	ck_assert(json_is_string(json_object_get(ann, AGENT_ANN_OWNED)));
+	ck_assert(json_is_string(json_object_get(ann, TOPO_ANN_AGENT_OWNED)));
 	ck_assert(json_is_null(json_object_get(ann, AGENT_ANN_DISAGREE)));
 	ck_assert_ptr_null(json_object_get(patch, "status")); /* kubelet's, not ours */
 	json_decref(patch);
@@ -343,10 +343,10 @@ START_TEST(test_report_with_board)
 	unsetenv("PODKERNEL_HOST_INDEX");
 	ck_assert_int_eq(agent_report_build(&cfg, &r, err, sizeof(err)), 0);
 	ck_assert_str_eq(agent_labels_get(&r.labels, "topology.podkernel.dev/cube"), "cube0");
-	ck_assert_str_eq(agent_labels_get(&r.labels, AGENT_LABEL_COORDS), "2.0.1");
-	ck_assert_str_eq(agent_labels_get(&r.labels, AGENT_LABEL_HOSTNAME), "tpu-cube0-h5");
-	ck_assert_str_eq(agent_labels_get(&r.labels, AGENT_LABEL_ACCEL_COUNT), "3");
-	ck_assert_str_eq(agent_labels_get(&r.labels, AGENT_LABEL_NUMA_COUNT), "2");
+	ck_assert_str_eq(agent_labels_get(&r.labels, TOPO_LABEL_COORDS), "2.0.1");
+	ck_assert_str_eq(agent_labels_get(&r.labels, TOPO_LABEL_HOSTNAME), "tpu-cube0-h5");
+	ck_assert_str_eq(agent_labels_get(&r.labels, TOPO_LABEL_ACCEL_COUNT), "3");
+	ck_assert_str_eq(agent_labels_get(&r.labels, TOPO_LABEL_NUMA_COUNT), "2");
 	for (size_t i = 0; i < r.warnings.n; i++)
 		warned |= strstr(r.warnings.msg[i], "expected 4 accelerators per host, found 3") != NULL;
 	ck_assert_msg(warned, "no chip-count warning");

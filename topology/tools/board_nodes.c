@@ -57,21 +57,21 @@ static int labels_json(const struct topo_board *b, const struct topo_host *h, js
 
 	if (!labels)
 		return -ENOMEM;
-	r = set_label(labels, "kubernetes.io/hostname", h->name);
+	r = set_label(labels, TOPO_LABEL_HOSTNAME, h->name);
 	snprintf(num, sizeof(num), "%d", topo_board_chips_per_host(b));
 	if (r == 0)
-		r = set_label(labels, "accelerator.podkernel.dev/count", num);
+		r = set_label(labels, TOPO_LABEL_ACCEL_COUNT, num);
 	if (r == 0)
-		r = set_label(labels, "accelerator.podkernel.dev/vendor",
+		r = set_label(labels, TOPO_LABEL_ACCEL_VENDOR,
 			      topo_pci_vendor_label(topo_board_accel_vendor(b), vbuf));
 	snprintf(num, sizeof(num), "%d", topo_board_numa_per_host(b));
 	if (r == 0)
-		r = set_label(labels, "numa.podkernel.dev/count", num);
+		r = set_label(labels, TOPO_LABEL_NUMA_COUNT, num);
 	/* The host level's key is kubernetes.io/hostname, already set. */
 	for (size_t l = 0; r == 0 && l + 1 < nlevels; l++)
 		r = set_label(labels, topo_board_level_key(b, l), h->domain[l]);
 	if (r == 0 && topo_board_has_torus(b))
-		r = set_label(labels, "topology.podkernel.dev/coords", h->coords);
+		r = set_label(labels, TOPO_LABEL_COORDS, h->coords);
 	if (r < 0) {
 		json_decref(labels);
 		return r;
@@ -222,13 +222,13 @@ int board_show(FILE *f, const struct topo_board *b, int superslices)
 	fprintf(f, "hostnames:    %s .. %s", first.name, last.name);
 	if (topo_board_hostname_pattern(b))
 		fprintf(f, " (%s)", topo_board_hostname_pattern(b));
-	fputs("\nlabel keys:   kubernetes.io/hostname accelerator.podkernel.dev/count "
-	      "accelerator.podkernel.dev/vendor numa.podkernel.dev/count",
+	fputs("\nlabel keys:   " TOPO_LABEL_HOSTNAME " " TOPO_LABEL_ACCEL_COUNT " "
+	      TOPO_LABEL_ACCEL_VENDOR " " TOPO_LABEL_NUMA_COUNT,
 	      f);
 	for (size_t l = 0; l + 1 < nlevels; l++)
 		fprintf(f, " %s", topo_board_level_key(b, l));
 	if (topo_board_has_torus(b))
-		fputs(" topology.podkernel.dev/coords", f);
+		fputs(" " TOPO_LABEL_COORDS, f);
 	fputc('\n', f);
 	return ferror(f) ? -EIO : 0;
 }

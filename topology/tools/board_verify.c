@@ -22,7 +22,6 @@
 #include "topology/tools/board_verify.h"
 #include "topology/topology.h"
 
-#define LINKS_ANNOTATION "ici.podkernel.dev/links"
 #define MAX_PORT_NAME 64
 
 enum { VERIFY_OK = 0, VERIFY_MISMATCH = 1, VERIFY_USAGE = 2 };
@@ -115,16 +114,16 @@ static json_t *report_of(const json_t *obj, const char *item, char *err, size_t 
 		return NULL;
 	}
 	text = json_string_value(json_object_get(
-		json_object_get(json_object_get(obj, "metadata"), "annotations"), LINKS_ANNOTATION));
+		json_object_get(json_object_get(obj, "metadata"), "annotations"), TOPO_ANN_LINKS));
 	if (!text) {
 		snprintf(err, errlen, "%s.metadata.annotations[%s]: missing: not a podagent Node",
-			 item, LINKS_ANNOTATION);
+			 item, TOPO_ANN_LINKS);
 		return NULL;
 	}
 	rep = json_loads(text, 0, &jerr);
 	if (!json_is_object(rep)) {
 		snprintf(err, errlen, "%s.metadata.annotations[%s]: not a JSON object: %s", item,
-			 LINKS_ANNOTATION, rep ? "wrong type" : jerr.text);
+			 TOPO_ANN_LINKS, rep ? "wrong type" : jerr.text);
 		json_decref(rep);
 		return NULL;
 	}

@@ -29,7 +29,7 @@ static json_t *node(const char *name, const char *rv, const char *cube, const ch
 	return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s},s:{s:s}},s:{s:{s:s}}}", "apiVersion", "v1",
 			 "kind", "Node", "metadata", "name", name, "resourceVersion", rv, "labels",
 			 "topology.podkernel.dev/cube", cube, "annotations",
-			 PK_APPLIANCE_ANN_HEARTBEAT, "2026-01-01T00:00:00Z", "status", "allocatable",
+			 TOPO_ANN_HEARTBEAT, "2026-01-01T00:00:00Z", "status", "allocatable",
 			 "google.com/tpu", tpu);
 }
 
