@@ -48,6 +48,7 @@ enum pk_kind {
 	PK_KIND_COMPOSITE_POD_GROUP,
 	PK_KIND_JOB,
 	PK_KIND_JOBSET,
+	PK_KIND_LEASE, /* coordination.k8s.io/v1: node heartbeats, leader election */
 	_PK_KIND_MAX,
 };
 /* "Pod", "CompositePodGroup", ...; NULL for unknown. */

@@ -18,6 +18,7 @@ static const struct pk_kind_info kinds[_PK_KIND_MAX] = {
 	[PK_KIND_COMPOSITE_POD_GROUP] = { "CompositePodGroup", "scheduling.k8s.io/v1alpha3", true },
 	[PK_KIND_JOB] = { "Job", "batch/v1", true },
 	[PK_KIND_JOBSET] = { "JobSet", "jobset.x-k8s.io/v1alpha2", true },
+	[PK_KIND_LEASE] = { "Lease", "coordination.k8s.io/v1", true },
 };
 
 const struct pk_kind_info *pk_kind_info(enum pk_kind kind)

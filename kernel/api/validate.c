@@ -401,6 +401,52 @@ static void validate_other(json_t *obj, enum pk_kind kind, struct pk_errors *err
 	pk_meta_clear(&meta);
 }
 
+/*
+ * Lease (coordination.k8s.io/v1), as kube-apiserver's ValidateLeaseSpec:
+ * holderIdentity a string, leaseDurationSeconds above 0, leaseTransitions not
+ * negative, acquireTime and renewTime RFC 3339 (MicroTime) strings.
+ */
+static void validate_lease(json_t *obj, struct pk_errors *errs)
+{
+	static const char *const times[] = { "acquireTime", "renewTime" };
+	json_t *spec = json_object_get(obj, "spec"), *v;
+	struct pk_meta meta;
+	char text[96];
+	int64_t secs;
+
+	if (pk_meta_decode(obj, PK_KIND_LEASE, &meta, errs) < 0)
+		return;
+	check_meta(obj, &meta, PK_KIND_LEASE, errs);
+	pk_meta_clear(&meta);
+	if (!spec || json_is_null(spec))
+		return;
+	if (!json_is_object(spec)) {
+		pk_errors_add(errs, "spec: Invalid value: %s: must be an object",
+			      pk_value_text(spec, text, sizeof(text)));
+		return;
+	}
+	v = json_object_get(spec, "holderIdentity");
+	if (v && !json_is_null(v) && !json_is_string(v))
+		pk_errors_add(errs, "spec.holderIdentity: Invalid value: %s: must be a string",
+			      pk_value_text(v, text, sizeof(text)));
+	v = json_object_get(spec, "leaseDurationSeconds");
+	if (v && !json_is_null(v) && (!json_is_integer(v) || json_integer_value(v) <= 0))
+		pk_errors_add(errs, "spec.leaseDurationSeconds: Invalid value: %s: must be greater "
+				    "than 0", pk_value_text(v, text, sizeof(text)));
+	v = json_object_get(spec, "leaseTransitions");
+	if (v && !json_is_null(v) && (!json_is_integer(v) || json_integer_value(v) < 0))
+		pk_errors_add(errs, "spec.leaseTransitions: Invalid value: %s: must be greater than "
+				    "or equal to 0", pk_value_text(v, text, sizeof(text)));
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+		v = json_object_get(spec, times[i]);
+		if (v && !json_is_null(v) &&
+		    (!json_is_string(v) || pk_time_parse(json_string_value(v), &secs) < 0))
+			pk_errors_add(errs, "spec.%s: Invalid value: %s: must be an RFC 3339 time "
+					    "(e.g. 2024-05-01T10:00:00.000000Z)", times[i],
+				      pk_value_text(v, text, sizeof(text)));
+	}
+}
+
 /* ---- entry -------------------------------------------------------------------------------------- */
 
 static enum pk_kind check_kind(const json_t *obj, struct pk_errors *errs)
@@ -488,6 +534,9 @@ int pk_validate(const json_t *obj, struct pk_errors *errs)
 		break;
 	case PK_KIND_WORKLOAD:
 		validate_workload(copy, e);
+		break;
+	case PK_KIND_LEASE:
+		validate_lease(copy, e);
 		break;
 	default:
 		validate_other(copy, kind, e);

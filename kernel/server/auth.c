@@ -242,7 +242,9 @@ bool pk_authorize(const struct pk_identity *who, const char *verb, const char *k
 	static const char prefix[] = "system:node:";
 	if (in_group(who, "system:nodes") && strncmp(who->user, prefix, sizeof(prefix) - 1) == 0) {
 		const char *node = who->user + sizeof(prefix) - 1;
-		return kind && strcmp(kind, "Node") == 0 && name && strcmp(name, node) == 0 &&
+		/* its own Node, and its own heartbeat Lease (named after the node) */
+		return kind && (strcmp(kind, "Node") == 0 || strcmp(kind, "Lease") == 0) && name &&
+		       strcmp(name, node) == 0 &&
 		       (strcmp(verb, "create") == 0 || strcmp(verb, "update") == 0 ||
 			strcmp(verb, "patch") == 0);
 	}

@@ -36,6 +36,7 @@ const struct pk_store_type pk_store_types[] = {
 	  true, PK_KIND_COMPOSITE_POD_GROUP },
 	{ "Job", "jobs", "batch", "v1", "", true, true, PK_KIND_JOB },
 	{ "JobSet", "jobsets", "jobset.x-k8s.io", "v1alpha2", "js", true, true, PK_KIND_JOBSET },
+	{ "Lease", "leases", "coordination.k8s.io", "v1", "", true, false, PK_KIND_LEASE },
 	{ NULL },
 };
 

@@ -68,7 +68,7 @@ START_TEST(test_kind_and_api_version)
 	invalid("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n",
 		"kind: Unsupported value: \"Deployment\": supported values: \"Node\", \"Pod\", "
 		"\"PriorityClass\", \"Workload\", \"PodGroup\", \"CompositePodGroup\", \"Job\", "
-		"\"JobSet\"");
+		"\"JobSet\", \"Lease\"");
 	invalid("kind: Pod\nmetadata: {name: a}\n", "apiVersion: Required value");
 	invalid("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\n",
 		"apiVersion: Unsupported value: \"scheduling.k8s.io/v1alpha1\": supported values: "
@@ -340,6 +340,28 @@ START_TEST(test_priority_class_rules)
 }
 END_TEST
 
+#define LEASE "apiVersion: coordination.k8s.io/v1\nkind: Lease\n"
+START_TEST(test_lease_rules)
+{
+	valid(LEASE "metadata: {name: n1, namespace: kube-node-lease}\n"
+		    "spec: {holderIdentity: n1, leaseDurationSeconds: 40,"
+		    " renewTime: \"2026-01-01T00:00:00.123456Z\"}\n");
+	valid(LEASE "metadata: {name: n1}\n");
+	invalid(LEASE "metadata: {name: n1}\nspec: {leaseDurationSeconds: 0}\n",
+		"spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0");
+	invalid(LEASE "metadata: {name: n1}\nspec: {leaseTransitions: -1}\n",
+		"spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0");
+	invalid(LEASE "metadata: {name: n1}\nspec: {renewTime: yesterday}\n",
+		"spec.renewTime: Invalid value: \"yesterday\": must be an RFC 3339 time "
+		"(e.g. 2024-05-01T10:00:00.000000Z)");
+	invalid(LEASE "metadata: {name: n1}\nspec: {holderIdentity: 3}\n",
+		"spec.holderIdentity: Invalid value: 3: must be a string");
+	invalid("apiVersion: coordination.k8s.io/v1beta1\nkind: Lease\nmetadata: {name: n1}\n",
+		"apiVersion: Unsupported value: \"coordination.k8s.io/v1beta1\": supported values: "
+		"\"coordination.k8s.io/v1\"");
+}
+END_TEST
+
 START_TEST(test_all_errors_reported)
 {
 	struct pk_errors errs = { 0 };
@@ -392,6 +414,7 @@ int main(void)
 	tcase_add_test(tc, test_pod_rules);
 	tcase_add_test(tc, test_node_rules);
 	tcase_add_test(tc, test_priority_class_rules);
+	tcase_add_test(tc, test_lease_rules);
 	tcase_add_test(tc, test_all_errors_reported);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

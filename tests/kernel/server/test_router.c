@@ -64,6 +64,10 @@ START_TEST(test_authorize)
 	ck_assert(!pk_authorize(&node, "patch", "Node", "n2"));
 	ck_assert(!pk_authorize(&node, "delete", "Node", "n1"));
 	ck_assert(!pk_authorize(&node, "create", "Pod", "n1"));
+	ck_assert(pk_authorize(&node, "create", "Lease", "n1"));
+	ck_assert(pk_authorize(&node, "update", "Lease", "n1"));
+	ck_assert(!pk_authorize(&node, "update", "Lease", "n2"));
+	ck_assert(!pk_authorize(&node, "delete", "Lease", "n1"));
 	ck_assert(pk_authorize(&user, "list", "Pod", NULL));
 	ck_assert(!pk_authorize(&user, "create", "Pod", "p"));
 	ck_assert(!pk_authorize(&anon, "get", "Pod", "p"));
@@ -236,6 +240,53 @@ START_TEST(test_node_restriction)
 }
 END_TEST
 
+/* Leases (coordination.k8s.io/v1): served, validated, a node renews only its own. */
+START_TEST(test_leases)
+{
+	static const char lease[] = "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
+				    "\"metadata\":{\"name\":\"%s\",\"namespace\":\"kube-node-lease\"},"
+				    "\"spec\":{\"holderIdentity\":\"%s\",\"leaseDurationSeconds\":%d,"
+				    "\"renewTime\":\"2026-01-01T00:00:00.000000Z\"}}";
+	static const char base[] = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
+	char body[512], path[256];
+	json_t *b = NULL;
+
+	snprintf(body, sizeof(body), lease, "n1", "n1", 40);
+	ck_assert_int_eq(call("POST", base, "nodetok", "application/json", body, &b), 201);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(b, "metadata"),
+							   "namespace")),
+			 "kube-node-lease");
+	json_decref(b);
+	snprintf(path, sizeof(path), "%s/n1", base);
+	ck_assert_int_eq(call("PATCH", path, "nodetok", "application/merge-patch+json",
+			      "{\"spec\":{\"renewTime\":\"2026-01-01T00:00:10.000000Z\"}}", &b),
+			 200);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(b, "spec"), "renewTime")),
+			 "2026-01-01T00:00:10.000000Z");
+	json_decref(b);
+	snprintf(body, sizeof(body), lease, "n2", "n2", 40);
+	ck_assert_int_eq(call("POST", base, "nodetok", "application/json", body, NULL), 403);
+	snprintf(body, sizeof(body), lease, "n2", "n2", 0);
+	ck_assert_int_eq(call("POST", base, "admintok", "application/json", body, &b), 422);
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_array_get(json_object_get(json_object_get(b, "details"), "causes"),
+						0),
+				 "field")),
+			 "spec.leaseDurationSeconds");
+	json_decref(b);
+	ck_assert_int_eq(call("GET", "/apis/coordination.k8s.io/v1/leases", "nodetok", NULL, NULL,
+			      &b),
+			 200);
+	ck_assert_uint_eq(json_array_size(json_object_get(b, "items")), 1);
+	json_decref(b);
+	ck_assert_int_eq(call("GET", "/apis/coordination.k8s.io/v1", "nodetok", NULL, NULL, &b), 200);
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_array_get(json_object_get(b, "resources"), 0), "name")),
+			 "leases");
+	json_decref(b);
+}
+END_TEST
+
 START_TEST(test_list_watch_and_discovery)
 {
 	json_t *b = NULL;
@@ -397,6 +448,7 @@ int main(void)
 	tcase_add_checked_fixture(tr, setup, teardown);
 	tcase_add_test(tr, test_status_codes);
 	tcase_add_test(tr, test_node_restriction);
+	tcase_add_test(tr, test_leases);
 	tcase_add_test(tr, test_list_watch_and_discovery);
 	tcase_add_test(tr, test_watch_gone_after_restart);
 	tcase_add_test(tr, test_watch_falls_behind);
