@@ -5,8 +5,11 @@
  * Requests are counted by verb and HTTP code in a small fixed table (verbs are
  * static strings, so a pointer compare finds the slot); latency goes into a
  * cumulative histogram with fixed bucket bounds.  Store writes and live
- * watchers are read at render time.
+ * watchers are read at render time.  The program around the server adds
+ * its own lines through the metrics hook, and serves /ui/ through the ui
+ * hook (both guarded by hook_lock, so clearing a hook waits for its call).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,4 +93,23 @@ void pk_server_set_metrics_hook(struct pk_server *srv, void (*fn)(void *arg, FIL
 	srv->metrics_hook = fn;
 	srv->metrics_hook_arg = arg;
 	pthread_mutex_unlock(&srv->hook_lock);
+}
+
+void pk_server_set_ui_hook(struct pk_server *srv, pk_server_ui_fn fn, void *arg)
+{
+	pthread_mutex_lock(&srv->hook_lock);
+	srv->ui_hook = fn;
+	srv->ui_hook_arg = arg;
+	pthread_mutex_unlock(&srv->hook_lock);
+}
+
+int ui_render(struct pk_server *srv, const struct pk_request *req, struct pk_response *resp)
+{
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&srv->hook_lock);
+	if (srv->ui_hook)
+		r = srv->ui_hook(srv->ui_hook_arg, req, resp);
+	pthread_mutex_unlock(&srv->hook_lock);
+	return r;
 }

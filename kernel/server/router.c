@@ -775,6 +775,23 @@ static bool public_path(const char *path)
 	       strcmp(path, "/version/") == 0;
 }
 
+/* /ui/: the placement map hook (GET only); 404 when nothing serves it. */
+static const char *handle_ui(struct pk_server *srv, const struct pk_request *req,
+			     struct pk_response *resp)
+{
+	if (strcmp(req->method, "GET") != 0) {
+		respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
+			       "method %s is not allowed", req->method);
+		return "ui";
+	}
+	if (ui_render(srv, req, resp) < 0) {
+		pk_response_clear(resp);
+		respond_status(resp, 404, "NotFound", NULL, NULL, NULL,
+			       "the server could not find the requested resource");
+	}
+	return "ui";
+}
+
 static const char *handle(struct pk_server *srv, const struct pk_request *req,
 			  struct pk_response *resp)
 {
@@ -788,9 +805,21 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 			respond_text(resp, 200, "text/plain; charset=utf-8", "ok");
 		return "health";
 	}
+	bool ui = strncmp(req->path, "/ui/", 4) == 0 || strcmp(req->path, "/ui") == 0;
+	bool ui_api = strncmp(req->path, "/ui/api/", 8) == 0;
+	if (ui && !ui_api)
+		return handle_ui(srv, req, resp);
 	if (!authed) {
 		respond_status(resp, 401, "Unauthorized", NULL, NULL, NULL, "Unauthorized");
 		return "auth";
+	}
+	if (ui_api) {
+		if (!pk_authorize(&who, "list", "Node", NULL) || !pk_authorize(&who, "list", "Pod", NULL)) {
+			respond_status(resp, 403, "Forbidden", NULL, NULL, NULL,
+				       "User \"%s\" cannot read the placement map", who.user);
+			return "ui";
+		}
+		return handle_ui(srv, req, resp);
 	}
 	if (req->body_too_large || req->body_len > PK_SERVER_MAX_BODY) {
 		respond_status(resp, 413, "RequestEntityTooLarge", NULL, NULL, NULL,

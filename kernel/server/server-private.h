@@ -48,6 +48,8 @@ struct pk_server {
 	pthread_mutex_t hook_lock;
 	void (*metrics_hook)(void *arg, FILE *f);
 	void *metrics_hook_arg;
+	pk_server_ui_fn ui_hook; /* /ui/ (placement map), under hook_lock too */
+	void *ui_hook_arg;
 };
 
 void server_log(struct pk_server *srv, int level, const char *fmt, ...)
@@ -90,6 +92,8 @@ int watch_new(struct pk_server *srv, struct watch_spec *spec, struct pk_watch **
 /* metrics.c */
 void metrics_record(struct pk_server *srv, const char *verb, int code, double seconds);
 char *metrics_render(struct pk_server *srv);
+/* /ui/ through the hook: 0 answered, -ENOENT not served here. */
+int ui_render(struct pk_server *srv, const struct pk_request *req, struct pk_response *resp);
 
 /* auth in router.c: identity of a request (NULL token file: admin). */
 

@@ -144,5 +144,16 @@ void pk_server_free(struct pk_server *srv); /* stops first; accepts NULL */
  * will not be called again, so arg may be freed.
  */
 void pk_server_set_metrics_hook(struct pk_server *srv, void (*fn)(void *arg, FILE *f), void *arg);
+/*
+ * Let fn answer GET requests under /ui/ (the appliance's placement map).
+ * Paths under /ui/api/ are authenticated and authorised like reading Nodes
+ * and Pods through the API; the rest of /ui/ (the page itself, which holds
+ * no cluster data) is public, so a browser can load it and then ask for a
+ * token.  fn fills resp (status, static content_type, malloc'ed body) and
+ * returns 0, or -ENOENT for a path it does not serve (the server answers
+ * 404).  Calls are serialized with this setter like the metrics hook.
+ */
+typedef int (*pk_server_ui_fn)(void *arg, const struct pk_request *req, struct pk_response *resp);
+void pk_server_set_ui_hook(struct pk_server *srv, pk_server_ui_fn fn, void *arg);
 
 #endif /* PODKERNEL_KERNEL_SERVER_H */
