@@ -9,7 +9,7 @@
  * that the scheduler, the store and the builder use; a view borrows strings from
  * its tree and holds a reference to it (view->raw), so the tree outlives it.
  *
- * Field names are the upstream Kubernetes ones (../shared/CONTRACT.md).
+ * Field names are the upstream Kubernetes ones (docs/CONTRACT.md).
  */
 #ifndef PODKERNEL_KERNEL_API_H
 #define PODKERNEL_KERNEL_API_H
@@ -275,7 +275,7 @@ const char *pk_meta_label(const struct pk_meta *meta, const char *key);
 
 /*
  * Static validation of one object of any known kind (the rules of
- * CONTRACT.md and the foundation issue).  Every violation is added to errs as
+ * docs/CONTRACT.md and KEP-6012).  Every violation is added to errs as
  * a Kubernetes-style field-path message, e.g.
  *   spec.compositePodGroupTemplates[0].podGroupTemplates[1].name: Duplicate value: "workers"
  * Returns 0 when valid, -EINVAL otherwise.

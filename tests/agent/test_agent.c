@@ -18,7 +18,7 @@
 #include "agent/agent.h"
 
 #define BOARDS PODKERNEL_SRCDIR "/boards/"
-#define HWLOC PODKERNEL_SRCDIR "/../shared/fixtures/hwloc/"
+#define HWLOC PODKERNEL_SRCDIR "/tests/fixtures/hwloc/"
 
 static struct topo_board *board_load(const char *name)
 {

@@ -10,8 +10,10 @@ PODCTL=$PODKERNEL_BIN/podctl
 AGENT=$PODKERNEL_BIN/podagent
 BOARD=$PODKERNEL_SRC/boards/tpu-cube.yaml
 GOOD=$PODKERNEL_SRC/tests/agent/fixtures/tpu-cube-links.yaml
-XML=$PODKERNEL_SRC/../shared/fixtures/hwloc/power8gpudistances.xml
-command -v python3 >/dev/null 2>&1 || { echo "test_board_verify: python3 not installed" >&2; exit 77; }
+XML=$PODKERNEL_SRC/tests/fixtures/hwloc/power8gpudistances.xml
+. "$PODKERNEL_SRC/tests/need.sh"
+need_file "$XML"
+need_tool python3 ip
 tmp=$(mktemp -d) || exit 1
 ns=
 cleanup() { [ -n "$ns" ] && ip netns del "$ns" 2>/dev/null; rm -rf "$tmp"; }
@@ -73,7 +75,6 @@ printf '{"kind":"LinkReport","host":"elsewhere","links":[]}\n' >"$tmp/stranger.j
 ns=pkagent-verify-$$
 if ! ip netns add "$ns" 2>/dev/null; then
 	ns=
-	echo "test_board_verify: no network namespaces; end-to-end part skipped" >&2
 else
 	i=0
 	grep -A17 "host: tpu-cube0-h0$" "$GOOD" | sed -n 's/.*port: \([^,]*\),.*peer: \([^}]*\)}/\1 \2/p' |
@@ -94,5 +95,6 @@ else
 	grep -q "^1 hosts, 16 ports: 15 ok, 0 missing, 0 wrong peer, 1 down" "$tmp/out" ||
 		{ echo "end to end:"; cat "$tmp/out"; fail=1; }
 fi
-[ $fail = 0 ] && echo "test_board_verify: all passed"
-exit $fail
+[ $fail = 0 ] || exit 1
+[ -n "$ns" ] || skip "no network namespaces (needs root/CAP_NET_ADMIN): the rest passed, the end-to-end part did not run"
+echo "test_board_verify: all passed"

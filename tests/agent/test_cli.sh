@@ -5,8 +5,10 @@
 set -u
 : "${PODKERNEL_BIN:?}" "${PODKERNEL_SRC:?}"
 AGENT=$PODKERNEL_BIN/podagent
-FX=$PODKERNEL_SRC/../shared/fixtures/hwloc
-command -v python3 >/dev/null 2>&1 || { echo "test_cli: python3 not installed" >&2; exit 77; }
+FX=$PODKERNEL_SRC/tests/fixtures/hwloc
+. "$PODKERNEL_SRC/tests/need.sh"
+need_file "$FX"
+need_tool python3
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail=0

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_hw.c — accelerator classification and NUMA discovery on real hwloc XML
- * exports (../shared/fixtures/hwloc and its README's expected answers), and
+ * exports (tests/fixtures/hwloc and its README's expected answers), and
  * the devices annotation built from them.
  */
 #include <check.h>
@@ -19,7 +19,7 @@ static const char *fx(const char *name)
 {
 	const char *dir = getenv("PODKERNEL_HWLOC_FIXTURES");
 
-	snprintf(fixture, sizeof(fixture), "%s/%s", dir ? dir : PODKERNEL_SRCDIR "/../shared/fixtures/hwloc",
+	snprintf(fixture, sizeof(fixture), "%s/%s", dir ? dir : PODKERNEL_SRCDIR "/tests/fixtures/hwloc",
 		 name);
 	return fixture;
 }

@@ -6,11 +6,12 @@
 set -u
 : "${PODKERNEL_BIN:?}" "${PODKERNEL_SRC:?}"
 AGENT=$PODKERNEL_BIN/podagent
-XML=$PODKERNEL_SRC/../shared/fixtures/hwloc/24em64t-2n6c2t-pci.xml
-command -v ip >/dev/null 2>&1 || { echo "test_links: iproute2 not installed" >&2; exit 77; }
-command -v python3 >/dev/null 2>&1 || { echo "test_links: python3 not installed" >&2; exit 77; }
+XML=$PODKERNEL_SRC/tests/fixtures/hwloc/24em64t-2n6c2t-pci.xml
+. "$PODKERNEL_SRC/tests/need.sh"
+need_file "$XML"
+need_tool ip python3
 ns=pkagent-links-$$
-ip netns add $ns 2>/dev/null || { echo "test_links: cannot create a network namespace (needs root/CAP_NET_ADMIN)" >&2; exit 77; }
+ip netns add $ns 2>/dev/null || skip "cannot create a network namespace (needs root/CAP_NET_ADMIN)"
 tmp=$(mktemp -d) || exit 1
 pid=
 cleanup() {
@@ -29,7 +30,7 @@ in_ns ip link set ici0 alias "peer=tpu-h1/ici1" &&
 in_ns ip link set ici1 alias "rack=r3 peer=tpu-h0/ici0" &&
 in_ns ip link set ici2 alias "peer=tpu-h1/ici3" &&
 in_ns ip link set ici0 up && in_ns ip link set ici1 up && in_ns ip link set ici2 up ||
-	{ echo "test_links: cannot set up veth pairs" >&2; exit 77; }
+	{ echo "FAIL: test_links: cannot set up veth pairs in a namespace" >&2; exit 1; }
 # ici3 stays down: ici2 has no carrier
 
 in_ns "$AGENT" --once --no-udev --hwloc-xml "$XML" --node-name tpu-h0 -o json \

@@ -7,9 +7,10 @@ set -u
 : "${PODKERNEL_BIN:?}" "${PODKERNEL_SRC:?}"
 AGENT=$PODKERNEL_BIN/podagent
 SERVER=$PODKERNEL_BIN/podkerneld
-FX=$PODKERNEL_SRC/../shared/fixtures/hwloc
-[ -x "$SERVER" ] || { echo "test_podkerneld: no podkerneld in $PODKERNEL_BIN" >&2; exit 77; }
-command -v python3 >/dev/null 2>&1 || { echo "test_podkerneld: python3 not installed" >&2; exit 77; }
+FX=$PODKERNEL_SRC/tests/fixtures/hwloc
+. "$PODKERNEL_SRC/tests/need.sh"
+need_file "$SERVER" "$FX"
+need_tool python3
 tmp=$(mktemp -d) || exit 1
 srv=
 cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"; }

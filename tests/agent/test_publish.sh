@@ -6,8 +6,10 @@
 set -u
 : "${PODKERNEL_BIN:?}" "${PODKERNEL_SRC:?}"
 AGENT=$PODKERNEL_BIN/podagent
-XML=$PODKERNEL_SRC/../shared/fixtures/hwloc/power8gpudistances.xml
-command -v python3 >/dev/null 2>&1 || { echo "test_publish: python3 not installed" >&2; exit 77; }
+XML=$PODKERNEL_SRC/tests/fixtures/hwloc/power8gpudistances.xml
+. "$PODKERNEL_SRC/tests/need.sh"
+need_file "$XML"
+need_tool python3 openssl
 tmp=$(mktemp -d) || exit 1
 srv=
 apid=
@@ -131,7 +133,7 @@ if command -v openssl >/dev/null 2>&1; then
 	env -u KUBERNETES_SERVICE_HOST "$AGENT" --once $AG --in-cluster 2>/dev/null
 	[ $? = 2 ] || { echo "in-cluster outside a cluster: expected exit 2"; fail=1; }
 else
-	echo "test_publish: no openssl, in-cluster https part skipped" >&2
+	echo "test_publish: openssl is not installed (make deps installs it)"; fail=1
 fi
 
 # 6. unreachable server: 3 attempts (50 + 100 ms of backoff), then exit 1

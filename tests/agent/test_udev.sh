@@ -9,10 +9,9 @@ set -u
 : "${PODKERNEL_BIN:?}" "${PODKERNEL_SRC:?}"
 AGENT=$PODKERNEL_BIN/podagent
 FX=$PODKERNEL_SRC/tests/agent/fixtures
-for t in umockdev-run umockdev-wrapper python3 cc pkg-config; do
-	command -v $t >/dev/null 2>&1 || { echo "test_udev: $t not installed" >&2; exit 77; }
-done
-pkg-config --exists umockdev-1.0 || { echo "test_udev: libumockdev-dev not installed" >&2; exit 77; }
+. "$PODKERNEL_SRC/tests/need.sh"
+need_tool umockdev-run umockdev-wrapper python3 cc pkg-config
+pkg-config --exists umockdev-1.0 || { echo "FAIL: test_udev: libumockdev-dev is not installed (make deps installs it)" >&2; exit 1; }
 # umockdev's preload library comes before the sanitizer runtime
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
 tmp=$(mktemp -d) || exit 1

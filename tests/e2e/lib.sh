@@ -8,7 +8,8 @@
 : "${PODKERNEL_BIN:?set PODKERNEL_BIN to the directory of podkerneld, podctl and podagent}"
 : "${PODKERNEL_SRC:?set PODKERNEL_SRC to the source tree}"
 BIN=$PODKERNEL_BIN
-FIXTURES="$PODKERNEL_SRC/../shared/fixtures/hwloc"
+. "$PODKERNEL_SRC/tests/need.sh"
+FIXTURES="$PODKERNEL_SRC/tests/fixtures/hwloc"
 E2E_PIDS=""
 ADMIN_TOKEN=e2e-admin-token
 
@@ -47,10 +48,10 @@ e2e_node_token() {
 E2E_TLS_ARGS=""
 E2E_SCHEME=http
 e2e_tls() {
-	command -v openssl > /dev/null 2>&1 || { echo "openssl not available" >&2; exit 77; }
+	need_tool openssl
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
 		-days 1 -subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
-		> /dev/null 2>&1 || { echo "openssl cannot make a certificate" >&2; exit 77; }
+		> /dev/null 2>&1 || fail "openssl cannot make a certificate"
 	E2E_TLS_ARGS="--tls-cert-file $WORK/cert.pem --tls-private-key-file $WORK/key.pem"
 	E2E_SCHEME=https
 	export PODKERNEL_CA_FILE="$WORK/cert.pem"
@@ -130,11 +131,11 @@ bound_count() {
 has_bound() { [ "$(bound_count "${2:-}")" -ge "$1" ]; }
 
 need_python() {
-	command -v python3 > /dev/null 2>&1 || { echo "python3 not available" >&2; exit 77; }
+	need_tool python3
 }
 
 need_fixtures() {
-	[ -d "$FIXTURES" ] || { echo "hwloc fixtures not found at $FIXTURES" >&2; exit 77; }
+	need_file "$FIXTURES"
 }
 
 # check_placement: gang, topology and capacity invariants of the whole cluster

@@ -10,8 +10,7 @@ set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 need_python
 need_fixtures
-command -v kubectl > /dev/null 2>&1 || { echo "kubectl not available" >&2; exit 77; }
-command -v curl > /dev/null 2>&1 || { echo "curl not available" >&2; exit 77; }
+need_tool kubectl curl
 
 e2e_setup
 e2e_tls

@@ -5,8 +5,10 @@ set -u
 BUILD=${1:-build/fuzz}
 SECONDS_EACH=${2:-60}
 rc=0
+n=0
 for f in "$BUILD"/tests/fuzz/fuzz_*; do
 	[ -x "$f" ] || continue
+	n=$((n + 1))
 	name=$(basename "$f")
 	seeds="tests/fuzz/corpus/$name"
 	work=$(mktemp -d)
@@ -21,4 +23,8 @@ for f in "$BUILD"/tests/fuzz/fuzz_*; do
 	fi
 	rm -rf "$work" "$work.log"
 done
+if [ "$n" = 0 ]; then
+	echo "fuzz: no targets under $BUILD/tests/fuzz (make fuzz-build)"
+	rc=1
+fi
 exit $rc

@@ -3,7 +3,7 @@
 set -u
 PODCTL="${PODKERNEL_BIN:?}/podctl"
 SRC="${PODKERNEL_SRC:?}"
-[ -x "$PODCTL" ] || { echo "no podctl in $PODKERNEL_BIN" >&2; exit 77; }
+[ -x "$PODCTL" ] || { echo "FAIL: no podctl in $PODKERNEL_BIN" >&2; exit 1; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0

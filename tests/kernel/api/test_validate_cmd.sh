@@ -5,7 +5,7 @@ set -u
 PODCTL="${PODKERNEL_BIN:-build/bin}/podctl"
 SRC="${PODKERNEL_SRC:-.}"
 DIR="$SRC/tests/scenarios/validate"
-[ -x "$PODCTL" ] || { echo "no podctl at $PODCTL" >&2; exit 77; }
+[ -x "$PODCTL" ] || { echo "FAIL: no podctl at $PODCTL" >&2; exit 1; }
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

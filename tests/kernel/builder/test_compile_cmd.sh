@@ -8,7 +8,7 @@ PODCTL="$BIN/podctl"
 EX="$SRC/examples/jobs"
 if [ ! -x "$PODCTL" ]; then
 	echo "test_compile_cmd: $PODCTL not built" >&2
-	exit 77
+	exit 1
 fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -8,7 +8,7 @@ SRC=${PODKERNEL_SRC:-.}
 PODCTL="$BIN/podctl"
 if [ ! -x "$PODCTL" ]; then
 	echo "test_podctl_schedule: $PODCTL not built" >&2
-	exit 77
+	exit 1
 fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

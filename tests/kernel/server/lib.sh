@@ -13,7 +13,8 @@ pk_cleanup() {
 trap pk_cleanup EXIT INT TERM
 
 fail() { echo "FAIL: $*" >&2; [ -n "${PK_LOG:-}" ] && tail -20 "$PK_LOG" >&2; exit 1; }
-need() { command -v "$1" >/dev/null 2>&1 || { echo "$1 not installed" >&2; exit 77; }; }
+. "$PODKERNEL_SRC/tests/need.sh"
+need() { need_tool "$@"; }
 
 PK_N=0
 pk_start() {

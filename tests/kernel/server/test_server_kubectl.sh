@@ -10,7 +10,7 @@ need curl
 
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
 	-days 1 -subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
-	>/dev/null 2>&1 || { echo "openssl cannot make a certificate" >&2; exit 77; }
+	>/dev/null 2>&1 || { echo "FAIL: openssl cannot make a certificate" >&2; exit 1; }
 cat >"$WORK/tokens" <<'T'
 admintok,admin,1,"system:masters"
 node1tok,system:node:n1,2,"system:nodes"
