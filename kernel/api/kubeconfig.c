@@ -748,9 +748,11 @@ static json_t *config_tree(const char *name, const char *server, const char *ca_
 
 	if (cluster && ca_b64)
 		json_object_set_new(cluster, "certificate-authority-data", json_string(ca_b64));
-	return json_pack("{s:s,s:s,s:[{s:s,s:o}],s:[{s:s,s:{s:s}}],s:[{s:s,s:{s:s,s:s}}],s:s}",
+	json_t *user = token ? json_pack("{s:s}", "token", token) : json_object();
+
+	return json_pack("{s:s,s:s,s:[{s:s,s:o}],s:[{s:s,s:o}],s:[{s:s,s:{s:s,s:s}}],s:s}",
 			 "apiVersion", "v1", "kind", "Config", "clusters", "name", name,
-			 "cluster", cluster, "users", "name", name, "user", "token", token,
+			 "cluster", cluster, "users", "name", name, "user", user,
 			 "contexts", "name", name, "context", "cluster", name, "user", name,
 			 "current-context", name);
 }
@@ -763,7 +765,7 @@ int pk_kubeconfig_write(const char *path, const char *name, const char *server,
 	json_t *tree = NULL;
 	int r = 0, fd = -1;
 
-	if (!path || !name || !server || !token)
+	if (!path || !name || !server)
 		return -EINVAL;
 	if (ca_file && (r = read_small_file(ca_file, &ca, &ca_len)) < 0) {
 		snprintf(err, errlen, "%s: %s", ca_file, strerror(-r));

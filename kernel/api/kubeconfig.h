@@ -100,7 +100,8 @@ void pk_kube_credentials_clear(struct pk_kube_credentials *c);
 
 /*
  * Write a kubeconfig with one cluster (server, CA file contents embedded as
- * certificate-authority-data when ca_file is given), one user (the token),
+ * certificate-authority-data when ca_file is given), one user (the token, or
+ * no credentials when token is NULL),
  * and one context named name, as current-context.  The file is created with
  * mode 0600 through a temporary file and a rename.
  */

@@ -16,7 +16,10 @@
  * topology.podkernel.dev/<level>, outermost first (fewest domains first),
  * then the host.
  *
- * $PODKERNEL_CA_FILE names the PEM bundle that verifies an https server.
+ * The server and credentials come from kubeconfig like kubectl's (main.c's
+ * client options, kernel/api/kubeconfig.h): a CA file or data, a bearer token
+ * or token file (re-read before every request), a client certificate and key
+ * (files or data), or no verification at all when asked.
  *
  * Exit codes (CONTRACT.md): 0 success, 2 bad usage or an object the server
  * rejected as invalid, 1 anything else (unreachable server, not found).
@@ -47,7 +50,7 @@ struct buf {
 };
 
 struct http {
-	const struct podctl_globals *g;
+	struct podctl_globals *g;
 	/* watch: called once per complete line */
 	void (*on_line)(const char *line, void *arg);
 	void *line_arg;
@@ -94,6 +97,71 @@ static size_t on_stream(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+/* The bearer token: the token file's first line, read now, or the token. */
+static struct curl_slist *auth_header(const struct pk_kube_credentials *cr,
+				      struct curl_slist *hdrs)
+{
+	char tok[16384] = "", *auth = NULL;
+
+	if (cr->token_file) {
+		FILE *f = fopen(cr->token_file, "re");
+		size_t n = f ? fread(tok, 1, sizeof(tok) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		else
+			fprintf(stderr, "podctl: warning: token file %s: %s\n", cr->token_file,
+				strerror(errno));
+		tok[n] = '\0';
+		tok[strcspn(tok, "\r\n")] = '\0';
+	} else if (cr->token) {
+		snprintf(tok, sizeof(tok), "%s", cr->token);
+	}
+	if (tok[0] && asprintf(&auth, "Authorization: Bearer %s", tok) >= 0)
+		hdrs = curl_slist_append(hdrs, auth);
+	if (auth)
+		explicit_bzero(auth, strlen(auth));
+	free(auth);
+	explicit_bzero(tok, sizeof(tok));
+	return hdrs;
+}
+
+/* CA, client certificate and key (files or PEM data), basic auth, verification. */
+static void set_tls(CURL *c, const struct pk_kube_credentials *cr)
+{
+	if (cr->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, cr->ca_file);
+	if (cr->ca_data) {
+		struct curl_blob b = { cr->ca_data, cr->ca_data_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &b);
+	}
+	if (cr->cert_file)
+		curl_easy_setopt(c, CURLOPT_SSLCERT, cr->cert_file);
+	if (cr->key_file)
+		curl_easy_setopt(c, CURLOPT_SSLKEY, cr->key_file);
+	if (cr->cert_data) {
+		struct curl_blob b = { cr->cert_data, cr->cert_data_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &b);
+		curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+	}
+	if (cr->key_data) {
+		struct curl_blob b = { cr->key_data, cr->key_data_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &b);
+		curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	if (cr->username && cr->password) {
+		curl_easy_setopt(c, CURLOPT_USERNAME, cr->username);
+		curl_easy_setopt(c, CURLOPT_PASSWORD, cr->password);
+	}
+	if (cr->insecure) {
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+}
+
 /*
  * One request.  ret_status is the HTTP code (0 when the server was not
  * reached: ret_body then holds curl's message as a JSON string).  ret_body
@@ -111,18 +179,13 @@ static int http_do(struct http *h, const char *method, const char *path, const j
 
 	if (!c)
 		return -ENOMEM;
-	if (asprintf(&url, "%s%s", h->g->server, path) < 0) {
+	if (asprintf(&url, "%s%s", h->g->creds.server, path) < 0) {
 		curl_easy_cleanup(c);
 		return -ENOMEM;
 	}
 	hdrs = curl_slist_append(hdrs, "Accept: application/json");
-	if (h->g->token && *h->g->token) {
-		char *auth = NULL;
-
-		if (asprintf(&auth, "Authorization: Bearer %s", h->g->token) >= 0)
-			hdrs = curl_slist_append(hdrs, auth);
-		free(auth);
-	}
+	hdrs = auth_header(&h->g->creds, hdrs);
+	set_tls(c, &h->g->creds);
 	if (body) {
 		char *ct = NULL;
 
@@ -138,8 +201,6 @@ static int http_do(struct http *h, const char *method, const char *path, const j
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	if (getenv("PODKERNEL_CA_FILE") && *getenv("PODKERNEL_CA_FILE"))
-		curl_easy_setopt(c, CURLOPT_CAINFO, getenv("PODKERNEL_CA_FILE"));
 	if (h->on_line) {
 		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_stream);
 		curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
@@ -319,9 +380,9 @@ static const char *value_of(int *i, int argc, char **argv, const char *s, const 
 	return NULL;
 }
 
-static int parse_opts(int argc, char **argv, struct opts *o)
+static int parse_opts(const struct http *h, int argc, char **argv, struct opts *o)
 {
-	o->ns = "default";
+	o->ns = h->g->creds.namespace ? h->g->creds.namespace : "default";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 
@@ -415,7 +476,7 @@ out:
 static int cmd_apply(struct http *h, int argc, char **argv)
 {
 	struct opts o = { 0 };
-	int r = parse_opts(argc, argv, &o), worst = 0;
+	int r = parse_opts(h, argc, argv, &o), worst = 0;
 
 	if (r)
 		return r;
@@ -930,7 +991,7 @@ static int cmd_get(struct http *h, int argc, char **argv)
 {
 	struct opts o = { 0 };
 	struct ctx x = { .h = h, .o = &o };
-	int r = parse_opts(argc, argv, &o);
+	int r = parse_opts(h, argc, argv, &o);
 	const struct pk_store_type *ty;
 	json_t *body = NULL, *items;
 	bool structured;
@@ -1029,7 +1090,7 @@ out:
 static int cmd_delete(struct http *h, int argc, char **argv)
 {
 	struct opts o = { 0 };
-	int r = parse_opts(argc, argv, &o);
+	int r = parse_opts(h, argc, argv, &o);
 	const struct pk_store_type *ty;
 	long st;
 	json_t *body = NULL;
@@ -1348,7 +1409,7 @@ static int cmd_describe(struct http *h, int argc, char **argv)
 {
 	struct opts o = { 0 };
 	struct ctx x = { .h = h, .o = &o };
-	int r = parse_opts(argc, argv, &o);
+	int r = parse_opts(h, argc, argv, &o);
 	const struct pk_store_type *ty;
 	json_t *obj = NULL;
 
@@ -1476,7 +1537,7 @@ static int cmd_top(struct http *h, int argc, char **argv)
 	json_t *pods = NULL, *n, *p;
 	const char *name;
 	bool shown[NTOP] = { false };
-	int r = parse_opts(argc, argv, &o);
+	int r = parse_opts(h, argc, argv, &o);
 	size_t i, j;
 
 	if (r)
@@ -1557,7 +1618,37 @@ out:
 
 /* ---- dispatch ------------------------------------------------------------------------------------ */
 
-int podctl_client(const struct podctl_globals *g, int argc, char **argv)
+/*
+ * The server and credentials: the kubeconfig's context with the command
+ * line's overrides; without any server, http://127.0.0.1:6443.
+ */
+static int resolve_credentials(struct podctl_globals *g)
+{
+	struct pk_kubeconfig *kc = NULL;
+	struct pk_kube_overrides o = g->kube;
+	char err[1024] = "";
+	int r;
+
+	o.server = g->server && *g->server ? g->server : NULL;
+	o.token = g->token && *g->token ? g->token : NULL;
+	r = pk_kubeconfig_load(g->kubeconfig, getenv("KUBECONFIG"), getenv("HOME"), &kc, err,
+			       sizeof(err));
+	if (r == 0) {
+		r = pk_kubeconfig_resolve(kc, &o, &g->creds, err, sizeof(err));
+		if (r == -ENOENT && !o.server && !pk_kubeconfig_current_context(kc) && !o.context) {
+			o.server = "http://127.0.0.1:6443";
+			r = pk_kubeconfig_resolve(kc, &o, &g->creds, err, sizeof(err));
+		}
+	}
+	pk_kubeconfig_free(kc);
+	if (r < 0) {
+		fprintf(stderr, "podctl: %s\n", err);
+		return r == -ENOMEM || r == -EIO ? PODCTL_EXIT_FAILURE : PODCTL_EXIT_USAGE;
+	}
+	return PODCTL_EXIT_OK;
+}
+
+int podctl_client(struct podctl_globals *g, int argc, char **argv)
 {
 	struct http h = { .g = g };
 	int r;
@@ -1567,6 +1658,9 @@ int podctl_client(const struct podctl_globals *g, int argc, char **argv)
 		fprintf(stderr, "podctl: unknown command '%s' (try --help)\n", argv[0]);
 		return PODCTL_EXIT_USAGE;
 	}
+	r = resolve_credentials(g);
+	if (r != PODCTL_EXIT_OK)
+		return r;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		fprintf(stderr, "podctl: cannot initialise libcurl\n");
 		return PODCTL_EXIT_FAILURE;
@@ -1582,5 +1676,6 @@ int podctl_client(const struct podctl_globals *g, int argc, char **argv)
 	else
 		r = cmd_top(&h, argc, argv);
 	curl_global_cleanup();
+	pk_kube_credentials_clear(&g->creds);
 	return r;
 }

@@ -4,6 +4,7 @@
  * object files, board tools for hardware teams, and a client of podkerneld.
  * This file only parses the global options and dispatches to a subcommand.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: podctl [--server URL] [--token TOKEN] COMMAND [ARGS...]\n"
+	fputs("Usage: podctl [CLIENT OPTIONS] COMMAND [ARGS...]\n"
 	      "\n"
 	      "Offline:\n"
 	      "  schedule -f FILE... [-o json|yaml] [--explain] [--strategy NAME]\n"
@@ -23,8 +24,18 @@ static void usage(FILE *f)
 	      "Appliance client (podkerneld):\n"
 	      "  apply -f FILE | get KIND [NAME] | delete KIND NAME | describe KIND NAME | top\n"
 	      "\n"
-	      "--server defaults to $PODKERNEL_SERVER or http://127.0.0.1:6443;\n"
-	      "--token to $PODKERNEL_TOKEN.  Exit: 0 ok, 2 bad usage or input, 1 other failure.\n",
+	      "\n"
+	      "Client options (as kubectl's):\n"
+	      "  --kubeconfig FILE     else $KUBECONFIG (a ':' list), else ~/.kube/config\n"
+	      "  --context NAME        else the kubeconfig's current-context\n"
+	      "  --cluster NAME | --user NAME   override the context's\n"
+	      "  --server URL          else $PODKERNEL_SERVER, the kubeconfig, http://127.0.0.1:6443\n"
+	      "  --token TOKEN         else $PODKERNEL_TOKEN, the kubeconfig's token or tokenFile\n"
+	      "  --certificate-authority FILE   else $PODKERNEL_CA_FILE, the kubeconfig's CA\n"
+	      "  --client-certificate FILE --client-key FILE\n"
+	      "  --insecure-skip-tls-verify\n"
+	      "\n"
+	      "Exit: 0 ok, 2 bad usage or input, 1 other failure.\n",
 	      f);
 }
 
@@ -42,18 +53,48 @@ static const char *option_value(int *i, int argc, char **argv, const char *name)
 	return NULL;
 }
 
+/* --name VALUE or --name=VALUE of the client options (kubectl's names). */
+static bool global_option(int *i, int argc, char **argv, struct podctl_globals *g)
+{
+	const struct {
+		const char *name;
+		const char **dst;
+	} opts[] = {
+		{ "--server", &g->server },
+		{ "--token", &g->token },
+		{ "--kubeconfig", &g->kubeconfig },
+		{ "--context", &g->kube.context },
+		{ "--cluster", &g->kube.cluster },
+		{ "--user", &g->kube.user },
+		{ "--certificate-authority", &g->kube.ca_file },
+		{ "--client-certificate", &g->kube.cert_file },
+		{ "--client-key", &g->kube.key_file },
+	};
+
+	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+		size_t n = strlen(opts[k].name);
+		const char *v;
+
+		if (strncmp(argv[*i], opts[k].name, n) != 0 || (argv[*i][n] && argv[*i][n] != '='))
+			continue;
+		v = option_value(i, argc, argv, opts[k].name);
+		if (!v)
+			return false;
+		*opts[k].dst = v;
+		return true;
+	}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	struct podctl_globals g = {
 		.server = getenv("PODKERNEL_SERVER"),
 		.token = getenv("PODKERNEL_TOKEN"),
+		.kube = { .ca_file = getenv("PODKERNEL_CA_FILE") },
 	};
 	int i;
-
-	if (!g.server || !*g.server)
-		g.server = "http://127.0.0.1:6443";
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		const char *v;
 
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
@@ -63,14 +104,13 @@ int main(int argc, char **argv)
 			printf("podctl %s\n", PODKERNEL_VERSION);
 			return PODCTL_EXIT_OK;
 		}
-		if (strncmp(argv[i], "--server", 8) == 0 && (v = option_value(&i, argc, argv, "--server"))) {
-			g.server = v;
+		if (strcmp(argv[i], "--insecure-skip-tls-verify") == 0 ||
+		    strcmp(argv[i], "--insecure-skip-tls-verify=true") == 0) {
+			g.kube.insecure = true;
 			continue;
 		}
-		if (strncmp(argv[i], "--token", 7) == 0 && (v = option_value(&i, argc, argv, "--token"))) {
-			g.token = v;
+		if (global_option(&i, argc, argv, &g))
 			continue;
-		}
 		fprintf(stderr, "podctl: unknown or incomplete option '%s'\n", argv[i]);
 		usage(stderr);
 		return PODCTL_EXIT_USAGE;

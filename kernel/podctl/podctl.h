@@ -10,6 +10,8 @@
 
 #include <errno.h>
 
+#include "kernel/api/kubeconfig.h"
+
 enum {
 	PODCTL_EXIT_OK = 0,
 	PODCTL_EXIT_FAILURE = 1,
@@ -33,15 +35,21 @@ static inline int podctl_input_exit(int r)
 }
 
 struct podctl_globals {
-	const char *server; /* --server, $PODKERNEL_SERVER, http://127.0.0.1:6443 */
+	const char *server; /* --server, $PODKERNEL_SERVER, or NULL */
 	const char *token;  /* --token, $PODKERNEL_TOKEN, or NULL */
+	const char *kubeconfig; /* --kubeconfig, or NULL ($KUBECONFIG, ~/.kube/config) */
+	/* --context, --cluster, --user, --certificate-authority ($PODKERNEL_CA_FILE),
+	 * --client-certificate, --client-key, --insecure-skip-tls-verify */
+	struct pk_kube_overrides kube;
+	/* the server and credentials the client commands use (client.c resolves them) */
+	struct pk_kube_credentials creds;
 };
 
 int podctl_schedule(int argc, char **argv);  /* schedule.c */
 int podctl_validate(int argc, char **argv);  /* validate.c */
 int podctl_compile(int argc, char **argv);   /* compile.c */
-/* apply, get, delete, describe, top (client.c) */
-int podctl_client(const struct podctl_globals *g, int argc, char **argv);
+/* apply, get, delete, describe, top (client.c); resolves g->creds first */
+int podctl_client(struct podctl_globals *g, int argc, char **argv);
 /* board check|show|nodes|verify (topology/tools/board_cmd.c) */
 int podctl_board(int argc, char **argv);
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/api/kubeconfig.h"
 #include "kernel/appliance/appliance.h"
 #include "kernel/server/server.h"
 #include "kernel/store/store.h"
@@ -21,6 +22,7 @@ static void usage(FILE *f)
 		"Usage: podkerneld [--listen ADDR:PORT] [--data-dir DIR] [--token-auth-file FILE]\n"
 		"                  [--tls-cert-file FILE --tls-private-key-file FILE]\n"
 		"                  [--insecure-allow-non-loopback] [--simulate-board FILE] [-v LEVEL]\n"
+		"                  [--write-kubeconfig FILE]\n"
 		"\n"
 		"  --listen ADDR:PORT          where to serve (default %s; port 0 picks one)\n"
 		"  --data-dir DIR              durable store (default ./podkernel-data)\n"
@@ -29,6 +31,8 @@ static void usage(FILE *f)
 		"  --tls-cert-file FILE        PEM certificate (with --tls-private-key-file)\n"
 		"  --insecure-allow-non-loopback  plain HTTP on a non-loopback address\n"
 		"  --simulate-board FILE       register the simulated nodes of a board file\n"
+		"  --write-kubeconfig FILE     once serving, write a kubeconfig for the first\n"
+		"                              system:masters token (server URL, TLS certificate)\n"
 		"  -v LEVEL                    0 errors, 1 startup (default), 2 every request,\n"
 		"                              3 scheduling decisions, 4 the recursive placement trace\n",
 		PK_SERVER_DEFAULT_LISTEN);
@@ -45,12 +49,14 @@ struct options {
 	struct pk_server_config cfg;
 	const char *data_dir;
 	const char *board;
+	const char *write_kubeconfig;
 };
 
 /* 0 ok, 1 exit 0 (help/version), -EINVAL bad usage. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { O_LISTEN = 256, O_DATA, O_TOKENS, O_CERT, O_KEY, O_INSECURE, O_BOARD, O_VERSION };
+	enum { O_LISTEN = 256, O_DATA, O_TOKENS, O_CERT, O_KEY, O_INSECURE, O_BOARD, O_VERSION,
+	       O_WRITE_KC };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "data-dir", required_argument, NULL, O_DATA },
@@ -59,6 +65,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "tls-private-key-file", required_argument, NULL, O_KEY },
 		{ "insecure-allow-non-loopback", no_argument, NULL, O_INSECURE },
 		{ "simulate-board", required_argument, NULL, O_BOARD },
+		{ "write-kubeconfig", required_argument, NULL, O_WRITE_KC },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -78,6 +85,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case O_KEY: o->cfg.tls_key_file = optarg; break;
 		case O_INSECURE: o->cfg.insecure_allow_non_loopback = true; break;
 		case O_BOARD: o->board = optarg; break;
+		case O_WRITE_KC: o->write_kubeconfig = optarg; break;
 		case O_VERSION: printf("podkerneld %s\n", PODKERNEL_VERSION); return 1;
 		case 'h': usage(stdout); return 1;
 		case 'v':
@@ -95,6 +103,77 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* The token of the first system:masters user of the token file, or NULL. */
+static char *admin_token(const char *path, char *err, size_t errlen)
+{
+	struct pk_tokens *tk = NULL;
+	char *buf = NULL, *tok = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return NULL;
+	FILE *m = open_memstream(&buf, &len);
+	char chunk[4096];
+	size_t n;
+	while (m && (n = fread(chunk, 1, sizeof(chunk), f)) > 0 && len < (1u << 24))
+		fwrite(chunk, 1, n, m);
+	if (m)
+		fclose(m);
+	fclose(f);
+	if (buf && pk_tokens_parse(path, buf, len, &tk, err, errlen) == 0) {
+		for (size_t i = 0; i < tk->n && !tok; i++)
+			for (size_t g = 0; g < tk->v[i].ngroups && !tok; g++)
+				if (strcmp(tk->v[i].groups[g], "system:masters") == 0)
+					tok = strdup(tk->v[i].token);
+		pk_tokens_free(tk);
+	}
+	if (buf)
+		explicit_bzero(buf, len);
+	free(buf);
+	return tok;
+}
+
+/*
+ * --write-kubeconfig: the URL clients reach (a wildcard listen address
+ * becomes loopback), the serving certificate as the CA to trust, the admin
+ * token.
+ */
+static int write_kubeconfig(const struct options *o, uint16_t port)
+{
+	char host[300], url[340], err[1024] = "";
+	const char *l = o->cfg.listen, *colon = strrchr(l, ':');
+	char *tok = NULL;
+	int r;
+
+	snprintf(host, sizeof(host), "%.*s", colon ? (int)(colon - l) : (int)strlen(l), l);
+	if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "") == 0)
+		snprintf(host, sizeof(host), "127.0.0.1");
+	else if (strcmp(host, "[::]") == 0)
+		snprintf(host, sizeof(host), "[::1]");
+	snprintf(url, sizeof(url), "%s://%s:%u", o->cfg.tls_cert_file ? "https" : "http", host,
+		 (unsigned)port);
+	if (o->cfg.token_auth_file) {
+		tok = admin_token(o->cfg.token_auth_file, err, sizeof(err));
+		if (!tok) {
+			fprintf(stderr, "podkerneld: --write-kubeconfig: no system:masters token in %s\n",
+				o->cfg.token_auth_file);
+			return -ENOENT;
+		}
+	}
+	r = pk_kubeconfig_write(o->write_kubeconfig, "podkernel", url, o->cfg.tls_cert_file, tok,
+				err, sizeof(err));
+	if (tok)
+		explicit_bzero(tok, strlen(tok));
+	free(tok);
+	if (r < 0)
+		fprintf(stderr, "podkerneld: --write-kubeconfig: %s\n", err);
+	else
+		fprintf(stderr, "podkerneld: wrote kubeconfig %s (server %s)\n", o->write_kubeconfig,
+			url);
+	return r;
 }
 
 int main(int argc, char **argv)
@@ -150,6 +229,14 @@ int main(int argc, char **argv)
 	}
 
 	pk_server_set_metrics_hook(srv, pk_appliance_metrics_cb, app);
+	if (o.write_kubeconfig && write_kubeconfig(&o, pk_server_port(srv)) < 0) {
+		pk_server_set_metrics_hook(srv, NULL, NULL);
+		pk_appliance_stop(app);
+		pk_store_shutdown(store);
+		pk_server_free(srv);
+		pk_store_close(store);
+		return 1;
+	}
 
 	int sig = 0;
 	sigwait(&sigs, &sig);

@@ -1,0 +1,112 @@
+#!/bin/sh
+# podctl reads kubeconfig like kubectl, over TLS: the README's openssl recipe
+# (a CA, a serving certificate signed by it, a token file), podkerneld
+# --write-kubeconfig used by podctl and by the real kubectl, kubeconfigs made
+# with `kubectl config`, $KUBECONFIG lists, --context, tokenFile, the
+# overrides (--server, --token, --certificate-authority,
+# --insecure-skip-tls-verify) and the errors that name what is wrong.
+set -eu
+. "$PODKERNEL_SRC/tests/e2e/lib.sh"
+e2e_setup
+command -v openssl > /dev/null 2>&1 || { echo "SKIP: openssl not available" >&2; exit 77; }
+command -v kubectl > /dev/null 2>&1 || { echo "SKIP: kubectl not available" >&2; exit 77; }
+unset PODKERNEL_SERVER PODKERNEL_TOKEN PODKERNEL_CA_FILE KUBECONFIG
+export HOME="$WORK/home"
+mkdir -p "$HOME"
+
+expect_rc() {
+	want=$1
+	shift
+	set +e
+	"$@" > "$WORK/out" 2> "$WORK/err"
+	rc=$?
+	set -e
+	[ "$rc" -eq "$want" ] || { cat "$WORK/out" "$WORK/err" >&2; fail "'$*' exited $rc, expected $want"; }
+}
+
+# --- the README recipe (section Installation, "TLS, tokens and kubeconfig")
+cd "$WORK"
+openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj /CN=podkernel-ca \
+	-keyout ca.key -out ca.crt > /dev/null 2>&1
+openssl req -newkey rsa:2048 -nodes -subj /CN=podkerneld \
+	-keyout server.key -out server.csr > /dev/null 2>&1
+printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > server.ext
+openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 365 \
+	-extfile server.ext -out server.crt > /dev/null 2>&1
+cat server.crt ca.crt > server-chain.crt
+echo "$(openssl rand -hex 32),admin,admin-uid,\"system:masters\"" > tokens.csv
+cd - > /dev/null
+E2E_TLS_ARGS="--tls-cert-file $WORK/server-chain.crt --tls-private-key-file $WORK/server.key"
+E2E_SCHEME=https
+e2e_start_server --write-kubeconfig "$WORK/admin.kubeconfig"
+grep -q "wrote kubeconfig $WORK/admin.kubeconfig (server https://127.0.0.1:$PORT)" \
+	"$WORK/podkerneld.log" || fail "no kubeconfig written"
+[ "$(stat -c %a "$WORK/admin.kubeconfig")" = 600 ] || fail "kubeconfig readable by others"
+ADMIN=$(cut -d, -f1 "$WORK/tokens.csv")
+
+# podctl and kubectl both use the written kubeconfig
+expect_rc 0 "$BIN/podctl" --kubeconfig "$WORK/admin.kubeconfig" apply -f - <<'EOF'
+apiVersion: v1
+kind: Node
+metadata: {name: kc-node}
+status: {allocatable: {cpu: "4"}}
+EOF
+grep -q '^node/kc-node created$' "$WORK/out" || fail "apply through the kubeconfig"
+timeout 30 kubectl --kubeconfig "$WORK/admin.kubeconfig" get node kc-node > /dev/null 2>&1 ||
+	fail "kubectl rejects the written kubeconfig"
+expect_rc 0 env KUBECONFIG="$WORK/missing.yaml:$WORK/admin.kubeconfig" "$BIN/podctl" get nodes
+grep -q kc-node "$WORK/out" || fail "\$KUBECONFIG list not followed"
+cp "$WORK/admin.kubeconfig" "$HOME/.kube-config"
+mkdir -p "$HOME/.kube" && mv "$HOME/.kube-config" "$HOME/.kube/config"
+expect_rc 0 "$BIN/podctl" get node kc-node
+rm "$HOME/.kube/config"
+
+# A kubeconfig made with kubectl config: CA file, token file (relative), two contexts
+KC="$WORK/kc/multi.kubeconfig"
+mkdir -p "$WORK/kc"
+echo "$ADMIN" > "$WORK/kc/admin.token"
+cp "$WORK/ca.crt" "$WORK/kc/ca.crt"
+k() { kubectl config --kubeconfig "$KC" "$@" > /dev/null; }
+k set-cluster pk --server "https://127.0.0.1:$PORT" --certificate-authority "$WORK/kc/ca.crt"
+k set-cluster bad --server "https://127.0.0.1:$PORT"
+k set-credentials admin --token wrong-token
+k set-context good --cluster pk --user admin --namespace kc-ns
+k set-context nocafile --cluster bad --user admin
+k use-context good
+# relative paths resolve against the kubeconfig's folder, as in kubectl
+sed -i "s|certificate-authority: .*|certificate-authority: ca.crt|" "$KC"
+sed -i "s|token: wrong-token|tokenFile: admin.token|" "$KC"
+expect_rc 0 "$BIN/podctl" --kubeconfig "$KC" get nodes
+expect_rc 0 "$BIN/podctl" --kubeconfig "$KC" apply -f - <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: in-context-ns}
+spec: {containers: [{name: c, image: x}]}
+EOF
+expect_rc 0 "$BIN/podctl" --kubeconfig "$KC" get pods -n kc-ns in-context-ns
+expect_rc 1 "$BIN/podctl" --kubeconfig "$KC" get pods -n default in-context-ns
+# the server's certificate is not trusted without a CA ...
+expect_rc 1 "$BIN/podctl" --kubeconfig "$KC" --context nocafile get nodes
+grep -qi "certificate" "$WORK/err" || fail "TLS failure not reported: $(cat "$WORK/err")"
+# ... unless given on the command line, or verification is skipped
+expect_rc 0 "$BIN/podctl" --kubeconfig "$KC" --context nocafile --certificate-authority "$WORK/ca.crt" get nodes
+expect_rc 0 "$BIN/podctl" --kubeconfig "$KC" --context nocafile --insecure-skip-tls-verify get nodes
+expect_rc 0 "$BIN/podctl" --kubeconfig "$KC" --insecure-skip-tls-verify get nodes
+expect_rc 2 "$BIN/podctl" --kubeconfig "$KC" --insecure-skip-tls-verify --certificate-authority "$WORK/ca.crt" get nodes
+grep -q "insecure flag is not allowed" "$WORK/err" || fail "CA with insecure accepted"
+# --token and --server override the kubeconfig
+expect_rc 1 "$BIN/podctl" --kubeconfig "$KC" --token wrong get nodes
+grep -q "HTTP 401" "$WORK/err" || fail "--token did not override: $(cat "$WORK/err")"
+expect_rc 1 "$BIN/podctl" --kubeconfig "$KC" --server https://127.0.0.1:1 get nodes
+grep -q "cannot reach the server" "$WORK/err" || fail "--server did not override"
+# errors name the context, the file and the field
+expect_rc 2 "$BIN/podctl" --kubeconfig "$KC" --context nope get nodes
+grep -q 'context "nope" not found' "$WORK/err" || fail "missing context: $(cat "$WORK/err")"
+expect_rc 2 "$BIN/podctl" --kubeconfig "$WORK/none.yaml" get nodes
+printf 'users:\n- name: u\n  user: {token: [x]}\n' > "$WORK/bad.kubeconfig"
+expect_rc 2 "$BIN/podctl" --kubeconfig "$WORK/bad.kubeconfig" get nodes
+grep -q "bad.kubeconfig: users\[0\].user.token: must be a string" "$WORK/err" ||
+	fail "bad field not named: $(cat "$WORK/err")"
+# offline commands never read the kubeconfig
+expect_rc 0 "$BIN/podctl" --kubeconfig "$WORK/bad.kubeconfig" validate -f "$PODKERNEL_SRC/tests/scenarios/validate/list.json"
+echo ok
