@@ -2,7 +2,8 @@
 /*
  * filter.c — can this pod go on this node?  The filters of kube-scheduler
  * that matter here: node unschedulable, nodeSelector, required node affinity
- * (terms ORed, requirements ANDed; In, NotIn, Exists, DoesNotExist, Gt, Lt),
+ * (terms ORed, requirements ANDed; In, NotIn, Exists, DoesNotExist, Gt, Lt;
+ * matchFields on metadata.name against the node's name),
  * taints against tolerations (NoSchedule and NoExecute filter,
  * PreferNoSchedule does not), and resource fit for every resource the pod
  * requests, "pods" included.  The first failing filter is returned so that
@@ -42,7 +43,8 @@ static bool parse_int(const char *s, long long *ret)
 
 static bool req_match(const struct sc_sel_req *req, const struct sc_node *node)
 {
-	const char *v = sc_node_label(node, req->key);
+	/* matchFields has one field, metadata.name (validation refuses others) */
+	const char *v = req->field ? node->name : sc_node_label(node, req->key);
 	long long a, b;
 
 	switch (req->op) {

@@ -322,6 +322,7 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 			struct sc_sel_req *r = &out->reqs[i];
 
 			r->key = sc_strdup(in->reqs[i].key);
+			r->field = in->reqs[i].field;
 			r->op = in->reqs[i].op;
 			r->values = calloc(in->reqs[i].nvalues + 1, sizeof(char *));
 			if (!r->key || !r->values)

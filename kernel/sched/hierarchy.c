@@ -4,7 +4,9 @@
  * validation").  Controllers may create groups that their Workload never
  * described; before a root is scheduled, its tree is walked once and the
  * first violation is reported: depth over 4, more than one Workload, groups
- * with differing explicit priorities, a gang parent with a basic child, an
+ * or pods with differing explicit priorities (KEP-6012: all member groups
+ * *and pods* of one hierarchy share one priority; a pod without its own
+ * inherits it), a gang parent with a basic child, an
  * `all` parent with a `single` child, a PodGroup used as a parent, or a pod
  * naming a CompositePodGroup.  Cycles never reach here (they have no root).
  */
@@ -20,7 +22,7 @@ struct walk {
 	const struct pk_sched *s;
 	const char *workload;
 	const struct sc_group *workload_group;
-	const struct sc_group *prio_group;
+	const char *prio_kind, *prio_key; /* the first group or pod with its own priority */
 	int32_t prio;
 	char *why;
 	size_t whylen;
@@ -36,6 +38,21 @@ static int fail(struct walk *w, const char *fmt, ...)
 		vsnprintf(w->why, w->whylen, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
+}
+
+/* The first explicit priority of the hierarchy sets it; any other differs. */
+static int check_priority(struct walk *w, const char *kind, const char *key, int32_t prio)
+{
+	if (!w->prio_kind) {
+		w->prio_kind = kind;
+		w->prio_key = key;
+		w->prio = prio;
+		return 0;
+	}
+	if (prio == w->prio)
+		return 0;
+	return fail(w, "priority divergence: %s %s has %d, %s %s has %d", w->prio_kind,
+		    w->prio_key, w->prio, kind, key, prio);
 }
 
 static int visit(struct walk *w, const struct sc_group *g, int depth)
@@ -55,13 +72,14 @@ static int visit(struct walk *w, const struct sc_group *g, int depth)
 		w->workload_group = g;
 	}
 	prio = sc_group_priority(w->s, g, &expl);
-	if (expl) {
-		if (w->prio_group && prio != w->prio)
-			return fail(w, "priority divergence: %s %s has %d, %s %s has %d",
-				    sc_group_kind(w->prio_group), w->prio_group->key, w->prio,
-				    sc_group_kind(g), g->key, prio);
-		w->prio_group = g;
-		w->prio = prio;
+	if (expl && check_priority(w, sc_group_kind(g), g->key, prio) < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < g->pods.n; i++) {
+		const struct sc_pod *p = g->pods.v[i];
+
+		if (sc_pod_explicit_priority(w->s, p, &prio) &&
+		    check_priority(w, "pod", p->key, prio) < 0)
+			return -EINVAL;
 	}
 	if (!g->composite && g->children.n)
 		return fail(w,

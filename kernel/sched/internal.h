@@ -219,6 +219,7 @@ enum sc_misfit sc_filter(const struct sc_snapshot *snap, const struct sc_pod *po
 
 struct sc_sel_req {
 	char *key;
+	bool field; /* matchFields: key is metadata.name, compared with the node's name */
 	enum pk_selector_op op;
 	char **values;
 	size_t nvalues;
@@ -433,6 +434,9 @@ const char *sc_group_kind(const struct sc_group *g);
 
 /* queue.c: PreEnqueue and root ordering */
 bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why);
+/* A pod's own priority (spec.priority, else a known spec.priorityClassName):
+ * false when it has none and inherits its group's. */
+bool sc_pod_explicit_priority(const struct pk_sched *s, const struct sc_pod *pod, int32_t *ret_prio);
 int32_t sc_pod_priority(const struct pk_sched *s, const struct sc_pod *pod);
 int32_t sc_group_priority(const struct pk_sched *s, const struct sc_group *g, bool *ret_explicit);
 int32_t sc_root_priority(const struct pk_sched *s, const struct sc_group *root);

@@ -113,13 +113,23 @@ int32_t sc_group_priority(const struct pk_sched *s, const struct sc_group *g, bo
 	return v;
 }
 
-int32_t sc_pod_priority(const struct pk_sched *s, const struct sc_pod *pod)
+bool sc_pod_explicit_priority(const struct pk_sched *s, const struct sc_pod *pod, int32_t *ret_prio)
 {
 	int32_t v;
 
 	if (pod->has_prio)
-		return pod->prio;
-	if (pod->prio_class && class_value(s, pod->prio_class, &v))
+		v = pod->prio;
+	else if (!pod->prio_class || !class_value(s, pod->prio_class, &v))
+		return false;
+	*ret_prio = v;
+	return true;
+}
+
+int32_t sc_pod_priority(const struct pk_sched *s, const struct sc_pod *pod)
+{
+	int32_t v;
+
+	if (sc_pod_explicit_priority(s, pod, &v))
 		return v;
 	for (const struct sc_group *g = pod->group; g; g = g->parent) {
 		bool expl;
