@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/appliance/writer.h"
 #include "kernel/sched/sched.h"
 
 /* Entity types of the KEP's metric labels. */
@@ -46,6 +47,7 @@ struct pk_appliance {
 	atomic_bool stopping;
 
 	struct pk_sched *sched;
+	struct pk_writer *writer; /* where the scheduling rounds write (writer.h) */
 	struct ap_cache *cache;
 	struct ap_heartbeats *beats;
 	uint64_t rv;         /* last change-stream event consumed */

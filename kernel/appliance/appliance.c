@@ -346,111 +346,166 @@ static void check_heartbeats(struct pk_appliance *app)
 	json_decref(names);
 }
 
-/* ---- applying a cycle's actions ------------------------------------------------------ */
+/* ---- applying a round's actions ---------------------------------------------------- */
 
-static int write_condition(struct pk_appliance *app, const struct pk_sched_action *a)
+/* The resourceVersion the loop last saw of an object: the write's precondition. */
+static struct pk_write_ref ref_of(struct pk_appliance *app, enum pk_kind kind, const char *ns,
+				  const char *name)
 {
-	const char *kind = pk_kind_to_string(a->kind);
-	int r = -EIO;
-
-	for (int attempt = 0; attempt < 3; attempt++) {
-		json_t *obj = NULL, *out = NULL;
-		struct pk_errors errs = { 0 };
-
-		r = pk_store_get(app->store, kind, a->ns, a->name, &obj);
-		if (r < 0)
-			break;
-		r = pk_condition_set(obj, a->type, a->status, a->reason, a->message, time(NULL));
-		if (r == 0)
-			r = pk_store_update(app->store, obj, PK_SUB_STATUS, &errs, &out);
-		json_decref(obj);
-		pk_errors_clear(&errs);
-		if (r == 0) {
-			ap_cache_note(app->cache, kind, out);
-			json_decref(out);
-			AP_COUNT(app, conditions);
-			return 0;
-		}
-		if (r != -PK_STORE_ECONFLICT)
-			break;
-	}
-	if (r != -ENOENT) {
-		AP_COUNT(app, write_errors);
-		ap_log(app, 1, "condition %s on %s %s/%s: %s", a->type, kind, a->ns, a->name,
-		       strerror(-r));
-	}
-	return r;
+	return (struct pk_write_ref){
+		.kind = kind,
+		.ns = ns,
+		.name = name,
+		.rv = ap_cache_rv(app->cache, pk_kind_to_string(kind), ns, name),
+	};
 }
 
-static int write_binding(struct pk_appliance *app, const struct pk_sched_action *a)
-{
-	json_t *pod = NULL, *patch, *out = NULL;
-	struct pk_errors errs = { 0 };
-	int r = pk_store_get(app->store, "Pod", a->ns, a->name, &pod);
-
-	if (r < 0)
-		goto fail;
-	const char *bound = pk_get_string(pod, "spec.nodeName");
-	const char *rv = pk_get_string(pod, "metadata.resourceVersion");
-
-	if (bound && *bound) {
-		r = strcmp(bound, a->node) == 0 ? 0 : -PK_STORE_ECONFLICT;
-		json_decref(pod);
-		if (r < 0)
-			goto fail;
-		return 0;
-	}
-	patch = json_pack("{s:{s:s},s:{s:s}}", "metadata", "resourceVersion", rv ? rv : "", "spec",
-			  "nodeName", a->node);
-	r = patch ? pk_store_patch(app->store, "Pod", a->ns, a->name, PK_PATCH_MERGE, patch,
-				   PK_SUB_MAIN, &errs, &out)
-		  : -ENOMEM;
-	json_decref(patch);
-	json_decref(pod);
-	pk_errors_clear(&errs);
-	if (r < 0)
-		goto fail;
-	ap_cache_note(app->cache, "Pod", out);
-	json_decref(out);
-	AP_COUNT(app, bindings);
-	ap_log(app, 2, "bound pod %s/%s to node %s", a->ns, a->name, a->node);
-	return 0;
-fail:
-	AP_COUNT(app, binding_conflicts);
-	ap_log(app, 1, "binding pod %s/%s to %s failed: %s; re-reading it", a->ns, a->name, a->node,
-	       strerror(-r));
-	ap_resync(app, "Pod", a->ns, a->name);
-	return r;
-}
-
-static int write_preemption(struct pk_appliance *app, const struct pk_sched_action *a)
-{
-	struct pk_errors errs = { 0 };
-	json_t *out = NULL;
-	int r = pk_store_delete(app->store, "Pod", a->ns, a->name, NULL, &errs, &out);
-
-	pk_errors_clear(&errs);
-	json_decref(out);
-	if (r < 0 && r != -ENOENT) {
-		AP_COUNT(app, write_errors);
-		ap_log(app, 1, "preempting pod %s/%s: %s", a->ns, a->name, strerror(-r));
-		ap_resync(app, "Pod", a->ns, a->name);
-		return r;
-	}
-	ap_log(app, 2, "preempted pod %s/%s", a->ns, a->name);
-	return 0;
-}
-
-static void apply_result(struct pk_appliance *app, const struct pk_sched_result *res)
+/* Queue one cycle's actions into the open batch. */
+static void batch_result(struct pk_appliance *app, const struct pk_sched_result *res)
 {
 	for (size_t i = 0; i < res->nactions; i++) {
 		const struct pk_sched_action *a = &res->actions[i];
+		struct pk_write_ref ref = ref_of(app, a->kind, a->ns, a->name);
+		int r = 0;
 
 		switch (a->action) {
-		case PK_SCHED_BIND: write_binding(app, a); break;
-		case PK_SCHED_CONDITION: write_condition(app, a); break;
-		case PK_SCHED_PREEMPT: write_preemption(app, a); break;
+		case PK_SCHED_BIND: r = pk_writer_bind(app->writer, &ref, a->node, NULL); break;
+		case PK_SCHED_CONDITION:
+			r = pk_writer_set_condition(app->writer, &ref, a->type, a->status,
+						    a->reason, a->message);
+			break;
+		case PK_SCHED_PREEMPT: r = pk_writer_evict(app->writer, &ref); break;
 		}
+		if (r < 0) {
+			AP_COUNT(app, write_errors);
+			ap_log(app, 0, "batching a write of %s %s/%s: %s",
+			       pk_kind_to_string(a->kind), a->ns, a->name, strerror(-r));
+		}
+	}
+}
+
+/*
+ * Hand an object whose write failed back to the scheduler as it is now:
+ * forgotten and taken again, so a pod assumed bound is pending (or bound
+ * where the store says) and what was said about it is said again.
+ */
+static void hand_back(struct pk_appliance *app, const struct pk_write_result *wr)
+{
+	const char *kind = pk_kind_to_string(wr->kind);
+	json_t *obj = json_incref(wr->object);
+	int r = obj ? 0 : pk_writer_get(app->writer, wr->kind, wr->ns, wr->name, &obj);
+
+	pk_sched_remove(app->sched, wr->kind, wr->ns, wr->name);
+	if (r == 0) {
+		sched_feed(app, obj);
+		ap_cache_note(app->cache, kind, obj);
+	} else if (r == -ENOENT) {
+		ap_cache_forget(app->cache, kind, wr->ns, wr->name);
+	}
+	json_decref(obj);
+}
+
+static void log_written(struct pk_appliance *app, const struct pk_write_item *it)
+{
+	if (it->node) {
+		AP_COUNT(app, bindings);
+		ap_log(app, 2, "bound pod %s/%s to node %s", it->ns, it->name, it->node);
+	}
+	if (it->evict)
+		ap_log(app, 2, "preempted pod %s/%s", it->ns, it->name);
+	for (size_t c = 0; c < it->nconds; c++)
+		AP_COUNT(app, conditions);
+}
+
+/* A new batch of the conditions of the items listed in retry ([index, current object]). */
+static void retry_conditions(struct pk_appliance *app, const struct pk_write_batch *b,
+			     json_t *retry)
+{
+	json_t *saved = json_array(), *e;
+	size_t i;
+
+	json_array_foreach(retry, i, e) {
+		const struct pk_write_item *it =
+		    &b->items[json_integer_value(json_array_get(e, 0))];
+		const char *rv = pk_get_string(json_array_get(e, 1), "metadata.resourceVersion");
+
+		for (size_t c = 0; c < it->nconds; c++)
+			json_array_append_new(
+			    saved, json_pack("[i,s,s,s,s,s,s,s]", (int)it->kind, it->ns, it->name,
+					     rv ? rv : "0", it->conds[c].type, it->conds[c].status,
+					     it->conds[c].reason, it->conds[c].message));
+	}
+	pk_writer_batch_begin(app->writer);
+	json_array_foreach(saved, i, e) {
+		struct pk_write_ref ref = {
+			.kind = (enum pk_kind)json_integer_value(json_array_get(e, 0)),
+			.ns = json_string_value(json_array_get(e, 1)),
+			.name = json_string_value(json_array_get(e, 2)),
+			.rv = strtoull(json_string_value(json_array_get(e, 3)), NULL, 10),
+		};
+
+		pk_writer_set_condition(app->writer, &ref, json_string_value(json_array_get(e, 4)),
+					json_string_value(json_array_get(e, 5)),
+					json_string_value(json_array_get(e, 6)),
+					json_string_value(json_array_get(e, 7)));
+	}
+	json_decref(saved);
+}
+
+/*
+ * Commit the round's batch.  Written objects are noted (their echo in the
+ * change stream is then skipped).  A condition-only item that lost its
+ * precondition is tried again on the current object (up to
+ * AP_CONDITION_RETRIES times): a condition says what the scheduler decided
+ * and stands whatever else changed.  Any other failed object is handed back.
+ */
+#define AP_CONDITION_RETRIES 2
+static void commit_batch(struct pk_appliance *app)
+{
+	for (int attempt = 0; attempt <= AP_CONDITION_RETRIES; attempt++) {
+		const struct pk_write_result *res = NULL;
+		const struct pk_write_batch *b = pk_writer_batch(app->writer);
+		json_t *retry = json_array();
+		size_t n = 0;
+		int r = pk_writer_batch_commit(app->writer, &res, &n);
+
+		if (r < 0)
+			ap_log(app, 0, "write batch of %zu objects: %s", n, strerror(-r));
+		for (size_t i = 0; i < n; i++) {
+			const struct pk_write_item *it = &b->items[i];
+			const struct pk_write_result *wr = &res[i];
+			bool cond_only = !it->node && !it->evict;
+
+			if (wr->error == 0) {
+				if (wr->object)
+					ap_cache_note(app->cache, pk_kind_to_string(wr->kind), wr->object);
+				log_written(app, it);
+				continue;
+			}
+			if (wr->error == -ENOENT && (cond_only || it->evict)) {
+				ap_cache_forget(app->cache, pk_kind_to_string(wr->kind), wr->ns, wr->name);
+				continue; /* nothing left to say anything about */
+			}
+			if (it->node)
+				AP_COUNT(app, binding_conflicts);
+			else
+				AP_COUNT(app, write_errors);
+			ap_log(app, 1, "writing %s %s/%s failed: %s; %s",
+			       pk_kind_to_string(wr->kind), wr->ns, wr->name, strerror(-wr->error),
+			       cond_only && attempt < AP_CONDITION_RETRIES ? "again on the current object"
+									  : "re-reading it");
+			if (cond_only && wr->error == -PK_STORE_ECONFLICT && wr->object &&
+			    attempt < AP_CONDITION_RETRIES)
+				json_array_append(retry, json_pack("[i,O]", (int)i, wr->object));
+			else
+				hand_back(app, wr);
+		}
+		if (json_array_size(retry) == 0) {
+			json_decref(retry);
+			return;
+		}
+		retry_conditions(app, b, retry);
+		json_decref(retry);
 	}
 }
 
@@ -480,7 +535,7 @@ static int64_t run_cycles(struct pk_appliance *app, bool *ret_more)
 			ap_log(app, 0, "scheduling cycle failed: %s", strerror(-r));
 			return 0;
 		}
-		apply_result(app, res);
+		batch_result(app, res);
 		if (res->outcome != PK_SCHED_IDLE && res->outcome != PK_SCHED_GATED) {
 			ap_metrics_cycle(&app->m, res, (double)(t1 - t0) / 1e9,
 					 (double)(ap_now_ns() - t0) / 1e9);
@@ -523,7 +578,9 @@ static void *loop_main(void *arg)
 		}
 		run_controllers(app);
 		check_heartbeats(app);
+		pk_writer_batch_begin(app->writer);
 		retry = run_cycles(app, &more);
+		commit_batch(app);
 		if (more)
 			continue;
 		wait = AP_BEAT_CHECK_MS;
@@ -575,6 +632,12 @@ int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config 
 	r = app->to_reconcile && app->gone_nodes ? ap_metrics_init(&app->m) : -ENOMEM;
 	if (r == 0)
 		r = ap_heartbeats_new(&app->beats);
+	if (r == 0) {
+		app->writer = app->cfg.writer;
+		app->cfg.writer = NULL;
+		if (!app->writer)
+			r = pk_writer_store_new(store, &app->writer);
+	}
 	if (r == 0 && app->cfg.board)
 		r = ap_register_board(app, app->cfg.board, err, errlen);
 	if (r == 0)
@@ -607,6 +670,7 @@ void pk_appliance_stop(struct pk_appliance *app)
 	pk_sched_free(app->sched);
 	ap_cache_free(app->cache);
 	ap_heartbeats_free(app->beats);
+	pk_writer_free(app->writer);
 	json_decref(app->to_reconcile);
 	json_decref(app->gone_nodes);
 	ap_metrics_fini(&app->m);

@@ -39,11 +39,17 @@
 #define PK_APPLIANCE_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
 #define PK_APPLIANCE_DEFAULT_GRACE_MS 40000
 
+struct pk_writer;
 struct pk_appliance_config {
 	const char *board;     /* --simulate-board FILE, or NULL */
 	int verbosity;         /* 0 errors, 1 startup, 2 actions, 3 events, 4 trace */
 	int64_t node_grace_ms; /* 0: $PODKERNEL_NODE_GRACE_SECONDS or 40 s */
 	int64_t backoff_initial_ms, backoff_max_ms; /* 0: the scheduler's defaults */
+	/*
+	 * Where the scheduling rounds write (kernel/appliance/writer.h); the
+	 * appliance takes it over (also on failure).  NULL: the store.
+	 */
+	struct pk_writer *writer;
 	/* Where log lines go (the program decides); NULL: nowhere. */
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;
@@ -92,6 +98,8 @@ void ap_cache_free(struct ap_cache *c);
 /* Record obj as seen (its metadata.resourceVersion and fingerprint). */
 int ap_cache_note(struct ap_cache *c, const char *kind, const json_t *obj);
 void ap_cache_forget(struct ap_cache *c, const char *kind, const char *ns, const char *name);
+/* The last resourceVersion seen of an object, 0 when unknown. */
+uint64_t ap_cache_rv(const struct ap_cache *c, const char *kind, const char *ns, const char *name);
 size_t ap_cache_size(const struct ap_cache *c);
 
 /* Fingerprint of the scheduling-relevant part of obj (FNV-1a of canonical JSON). */

@@ -179,6 +179,21 @@ void ap_cache_forget(struct ap_cache *c, const char *kind, const char *ns, const
 	json_object_del(c->map, key);
 }
 
+uint64_t ap_cache_rv(const struct ap_cache *c, const char *kind, const char *ns, const char *name)
+{
+	char key[512];
+	enum pk_kind k = pk_kind_from_string(kind);
+
+	if (!c || !name)
+		return 0;
+	if (k != PK_KIND_UNKNOWN && !pk_kind_namespaced(k))
+		ns = "";
+	else if (!ns || !*ns)
+		ns = "default";
+	cache_key(key, sizeof(key), kind, ns, name);
+	return (uint64_t)json_integer_value(json_array_get(json_object_get(c->map, key), 0));
+}
+
 static bool sched_kind(enum pk_kind k)
 {
 	return k == PK_KIND_NODE || k == PK_KIND_POD || k == PK_KIND_POD_GROUP ||

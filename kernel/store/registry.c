@@ -686,3 +686,115 @@ int pk_store_patch(struct pk_store *st, const char *kind, const char *ns, const 
 	json_decref(next);
 	return finish(rc, out, &local, ret);
 }
+
+/* ---- batched edits -------------------------------------------------------------- */
+/* What an edit may not change: identity, lifecycle stamps, the version. */
+static void keep_identity(json_t *next, json_t *old)
+{
+	json_t *m = meta_of(next), *om = meta_of(old);
+
+	keep_field(next, old, "kind");
+	keep_field(next, old, "apiVersion");
+	if (!json_is_object(m)) {
+		m = json_object();
+		json_object_set_new(next, "metadata", m);
+	}
+	keep_field(m, om, "name");
+	keep_field(m, om, "namespace");
+	keep_field(m, om, "uid");
+	keep_field(m, om, "creationTimestamp");
+	keep_field(m, om, "deletionTimestamp");
+	keep_field(m, om, "resourceVersion");
+	json_int_t gen = json_integer_value(json_object_get(om, "generation"));
+	json_object_set_new(m, "generation", json_integer(gen + (spec_changed(old, next) ? 1 : 0)));
+}
+
+/* The edit's new state written (unless unchanged), then the deletion if asked. */
+static int edit_write(struct pk_store *st, struct txn *tx, const struct pk_store_type *t,
+		      json_t *old, json_t *next, bool delete_after)
+{
+	bool changed = !json_equal(next, old);
+	int rc = txn_begin(st, tx);
+
+	if (rc == 0 && changed) {
+		if (deleting(next) && finalizer_count(next) == 0)
+			rc = remove_cascade(st, tx, next, 0);
+		else
+			rc = txn_put(st, tx, next, PK_EVENT_MODIFIED);
+	}
+	if (rc == 0 && delete_after) {
+		bool deleted_changed;
+
+		rc = delete_obj(st, tx, t, next, &deleted_changed);
+	}
+	if (rc == 0)
+		return txn_commit(st, tx);
+	txn_abort(st, tx);
+	return rc;
+}
+
+static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn *tx)
+{
+	const struct pk_store_type *t = pk_store_type_by_kind(e->kind);
+	struct pk_errors errs = { 0 };
+	json_t *old, *next;
+	int rc;
+
+	if (!t || !e->name || !e->apply)
+		return -EINVAL;
+	old = db_get(st, t->kind, ns_key(t, e->ns), e->name);
+	if (!old)
+		return -ENOENT;
+	if (e->precondition_rv && obj_rv(old) != e->precondition_rv) {
+		e->object = old;
+		return -PK_STORE_ECONFLICT;
+	}
+	next = json_deep_copy(old);
+	rc = next ? e->apply(next, e->arg) : -ENOMEM;
+	if (rc == 0 && !json_is_object(next))
+		rc = -EINVAL;
+	if (rc == 0) {
+		keep_identity(next, old);
+		rc = validate(t, next, old, &errs);
+		pk_errors_clear(&errs);
+	}
+	if (rc == 0)
+		rc = edit_write(st, tx, t, old, next, e->delete_after);
+	if (rc == 0) {
+		e->object = next;
+		json_decref(old);
+		return 0;
+	}
+	json_decref(next);
+	if (rc == -PK_STORE_ECONFLICT)
+		e->object = old;
+	else
+		json_decref(old);
+	return rc;
+}
+
+int pk_store_edit_batch(struct pk_store *st, struct pk_store_edit *edits, size_t n)
+{
+	struct txn *txs = calloc(n ? n : 1, sizeof(*txs));
+	int crc;
+
+	if (!txs)
+		return -ENOMEM;
+	writer_enter(st);
+	for (size_t i = 0; i < n; i++) {
+		edits[i].object = NULL;
+		edits[i].rc = edit_locked(st, &edits[i], &txs[i]);
+	}
+	crc = writer_leave_many(st, txs, n);
+	for (size_t i = 0; crc < 0 && i < n; i++) {
+		if (edits[i].rc == 0) {
+			json_decref(edits[i].object);
+			edits[i].object = NULL;
+			edits[i].rc = crc;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		txn_release(&txs[i]);
+	free(txs);
+	return crc < 0 ? -EIO : 0;
+}

@@ -61,6 +61,9 @@ struct txn {
  * commit result (0 when it wrote nothing).  tx may be NULL. */
 void writer_enter(struct pk_store *st);
 int writer_leave(struct pk_store *st, struct txn *tx);
+/* The same for n transactions of one writer (all staked in one batch): the
+ * first commit error of any of them, or 0. */
+int writer_leave_many(struct pk_store *st, struct txn *txs, size_t n);
 /* With the lock held: wait until no batch is open (for reads of st->db). */
 void wait_batch_closed(struct pk_store *st);
 

@@ -484,7 +484,7 @@ static void batch_commit(struct pk_store *st)
 	pthread_cond_broadcast(&st->batch_cond);
 }
 
-int writer_leave(struct pk_store *st, struct txn *tx)
+int writer_leave_many(struct pk_store *st, struct txn *txs, size_t n)
 {
 	/* Commit when nobody else is about to join, or the batch is big enough
 	 * that its first writers should not wait any longer. */
@@ -492,13 +492,21 @@ int writer_leave(struct pk_store *st, struct txn *tx)
 	    (atomic_load(&st->writers_waiting) == 0 || st->nstakes >= BATCH_MAX_WRITERS))
 		batch_commit(st);
 	int rc = 0;
-	if (tx && tx->staked) {
-		while (!tx->done)
+	for (size_t i = 0; txs && i < n; i++) {
+		if (!txs[i].staked)
+			continue;
+		while (!txs[i].done)
 			pthread_cond_wait(&st->batch_cond, &st->lock);
-		rc = tx->rc;
+		if (txs[i].rc < 0)
+			rc = txs[i].rc;
 	}
 	pthread_mutex_unlock(&st->lock);
 	return rc;
+}
+
+int writer_leave(struct pk_store *st, struct txn *tx)
+{
+	return writer_leave_many(st, tx, tx ? 1 : 0);
 }
 
 void wait_batch_closed(struct pk_store *st)

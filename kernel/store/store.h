@@ -181,6 +181,34 @@ int pk_store_patch(struct pk_store *store, const char *kind, const char *ns, con
 int pk_store_delete(struct pk_store *store, const char *kind, const char *ns, const char *name,
 		    const char *precondition_rv, struct pk_errors *errs, json_t **ret);
 
+/*
+ * Batched edits (the scheduling loop's write path): read-modify-write of
+ * many objects in one transaction, one commit.  Each edit reads the stored
+ * object, checks precondition_rv (0: none), lets apply() change a private
+ * copy in place (any of metadata, spec, status; identity, uid, timestamps
+ * and resourceVersion are kept), validates and stores it; with
+ * delete_after it is then deleted by the rules of pk_store_delete().  An
+ * edit that fails (-PK_STORE_ECONFLICT, -ENOENT, -EINVAL, or what apply()
+ * returned) is undone alone and the others commit.  Watchers see one event
+ * per edited object (two when it is deleted after the edit), in order.
+ *
+ * Results per edit: rc, and object (a new reference or NULL): on success
+ * the object as stored (its last state when deleted), on a conflict the
+ * current stored object.  Returns 0 once the transaction committed (then
+ * each rc tells), -EIO when the commit failed (each edit that was to be
+ * written then carries the commit's error and no object).
+ */
+struct pk_store_edit {
+	const char *kind, *ns, *name;
+	uint64_t precondition_rv;
+	int (*apply)(json_t *obj, void *arg);
+	void *arg;
+	bool delete_after;
+	int rc;		/* out */
+	json_t *object; /* out */
+};
+int pk_store_edit_batch(struct pk_store *store, struct pk_store_edit *edits, size_t n);
+
 /* Apply a patch to a tree without the store (used by pk_store_patch). */
 int pk_patch_apply(const json_t *target, enum pk_patch_type type, const json_t *patch,
 		   json_t **ret, char *err, size_t errlen);

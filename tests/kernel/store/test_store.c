@@ -530,6 +530,92 @@ struct stress {
 	uint64_t seen;
 };
 
+/* Batched edits: one commit, each object under its own precondition. */
+static int edit_bind(json_t *obj, void *arg)
+{
+	json_t *spec = json_object_get(obj, "spec");
+
+	if (!arg)
+		return -EINVAL; /* an edit that refuses: left out alone */
+	json_object_set_new(spec, "nodeName", json_string(arg));
+	return pk_condition_set(obj, "PodScheduled", "True", "Scheduled", "bound", 0);
+}
+
+static int collect_types(const struct pk_store_event *ev, void *arg)
+{
+	char line[128];
+	snprintf(line, sizeof(line), "%s %s", pk_event_type_to_string(ev->type),
+		 json_string_value(json_object_get(json_object_get(ev->object, "metadata"), "name")));
+	json_array_append_new(arg, json_string(line));
+	return 0;
+}
+
+START_TEST(test_edit_batch)
+{
+	json_t *a = create(pod("a", "x")), *b = create(pod("b", "x")), *c = create(pod("c", "x"));
+	json_t *d = create(pod("d", "x"));
+	uint64_t rv_b = strtoull(rv_of(b), NULL, 10);
+	/* b changes behind the batch's back: its precondition is stale. */
+	json_t *b2 = NULL;
+	json_object_set_new(json_object_get(b, "metadata"), "labels",
+			    json_pack("{s:s}", "app", "changed"));
+	ck_assert_int_eq(pk_store_update(st, b, PK_SUB_MAIN, NULL, &b2), 0);
+	struct pk_store_stats before, after;
+	pk_store_get_stats(st, &before);
+	uint64_t since = pk_store_rv(st);
+	struct pk_store_edit e[] = {
+		{ .kind = "Pod", .ns = "default", .name = "a",
+		  .precondition_rv = strtoull(rv_of(a), NULL, 10), .apply = edit_bind, .arg = "n1" },
+		{ .kind = "Pod", .ns = "default", .name = "b", .precondition_rv = rv_b,
+		  .apply = edit_bind, .arg = "n1" },
+		{ .kind = "Pod", .ns = "default", .name = "c", .apply = edit_bind, .arg = "n2",
+		  .delete_after = true },
+		{ .kind = "Pod", .ns = "default", .name = "d", .apply = edit_bind, .arg = NULL },
+		{ .kind = "Pod", .ns = "default", .name = "gone", .apply = edit_bind, .arg = "n1" },
+	};
+	ck_assert_int_eq(pk_store_edit_batch(st, e, 5), 0);
+	pk_store_get_stats(st, &after);
+	ck_assert_uint_eq(after.writes, before.writes + 1); /* one commit for the batch */
+	ck_assert_int_eq(e[0].rc, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(e[0].object, "spec"),
+							   "nodeName")), "n1");
+	ck_assert_int_eq(e[1].rc, -PK_STORE_ECONFLICT);
+	ck_assert_str_eq(rv_of(e[1].object), rv_of(b2)); /* handed back as it is now */
+	ck_assert_int_eq(e[2].rc, 0);
+	ck_assert_int_eq(e[3].rc, -EINVAL);
+	ck_assert_ptr_null(e[3].object);
+	ck_assert_int_eq(e[4].rc, -ENOENT);
+	json_t *got = NULL;
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "a", &got), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(got, "spec"),
+							   "nodeName")), "n1");
+	ck_assert_str_eq(rv_of(got), rv_of(e[0].object));
+	json_decref(got);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "b", &got), 0);
+	ck_assert_ptr_null(json_object_get(json_object_get(got, "spec"), "nodeName"));
+	json_decref(got);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "c", &got), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "d", &got), 0);
+	ck_assert_str_eq(rv_of(got), rv_of(d));
+	json_decref(got);
+	/* Watchers: a's new state, then c's (with its condition) and its deletion. */
+	json_t *lines = json_array();
+	ck_assert_int_eq(pk_store_events_since(st, since, 0, collect_types, lines, NULL), 0);
+	ck_assert_int_eq(json_array_size(lines), 3);
+	ck_assert_str_eq(json_string_value(json_array_get(lines, 0)), "MODIFIED a");
+	ck_assert_str_eq(json_string_value(json_array_get(lines, 1)), "MODIFIED c");
+	ck_assert_str_eq(json_string_value(json_array_get(lines, 2)), "DELETED c");
+	json_decref(lines);
+	for (size_t i = 0; i < 5; i++)
+		json_decref(e[i].object);
+	json_decref(a);
+	json_decref(b);
+	json_decref(b2);
+	json_decref(c);
+	json_decref(d);
+}
+END_TEST
+
 static void *stress_writer(void *arg)
 {
 	struct stress *w = arg;
@@ -626,6 +712,7 @@ int main(void)
 	tcase_add_test(tc, test_patches);
 	tcase_add_test(tc, test_concurrency);
 	tcase_add_test(tc, test_namespace_deletion);
+	tcase_add_test(tc, test_edit_batch);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

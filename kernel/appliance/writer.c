@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * writer.c — the batching every write-path backend shares (writer.h).
+ *
+ * A batch is a vector of items, one per object, found again through a small
+ * open-addressing index of (kind, namespace, name) so that a binding, its
+ * condition and a later eviction of the same pod land in one item.  The
+ * first action on an object fixes its precondition.  Committing hands the
+ * finished batch to the backend's commit() and keeps the results until the
+ * next batch begins.  pk_write_item_apply() is the one definition of what an
+ * item does to an object, used by every backend that writes whole objects.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/appliance/writer.h"
+#include "kernel/store/store.h"
+
+struct pk_writer {
+	const struct pk_writer_ops *ops;
+	void *backend;
+	struct pk_write_batch batch;
+	size_t *slots; /* index into batch.items + 1; 0 empty */
+	size_t nslots;
+	struct pk_write_result *results;
+	size_t nresults;
+};
+
+int pk_writer_new(const struct pk_writer_ops *ops, void *backend, struct pk_writer **ret)
+{
+	struct pk_writer *w;
+
+	if (!ops || !ops->commit || !ops->get || !ret)
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->ops = ops;
+	w->backend = backend;
+	*ret = w;
+	return 0;
+}
+
+static void item_clear(struct pk_write_item *it)
+{
+	free(it->ns);
+	free(it->name);
+	free(it->node);
+	json_decref(it->annotations);
+	for (size_t i = 0; i < it->nconds; i++) {
+		free(it->conds[i].type);
+		free(it->conds[i].status);
+		free(it->conds[i].reason);
+		free(it->conds[i].message);
+	}
+	free(it->conds);
+	memset(it, 0, sizeof(*it));
+}
+
+static void results_clear(struct pk_writer *w)
+{
+	for (size_t i = 0; i < w->nresults; i++)
+		json_decref(w->results[i].object);
+	free(w->results);
+	w->results = NULL;
+	w->nresults = 0;
+}
+
+static void batch_clear(struct pk_writer *w)
+{
+	results_clear(w);
+	for (size_t i = 0; i < w->batch.n; i++)
+		item_clear(&w->batch.items[i]);
+	w->batch.n = 0;
+	if (w->slots)
+		memset(w->slots, 0, w->nslots * sizeof(*w->slots));
+}
+
+void pk_writer_free(struct pk_writer *w)
+{
+	if (!w)
+		return;
+	batch_clear(w);
+	free(w->batch.items);
+	free(w->slots);
+	if (w->ops->free)
+		w->ops->free(w->backend);
+	free(w);
+}
+
+const char *pk_writer_name(const struct pk_writer *w)
+{
+	return w ? w->ops->name : NULL;
+}
+
+int pk_writer_batch_begin(struct pk_writer *w)
+{
+	if (!w)
+		return -EINVAL;
+	batch_clear(w);
+	return 0;
+}
+
+size_t pk_writer_batch_size(const struct pk_writer *w)
+{
+	return w ? w->batch.n : 0;
+}
+
+const struct pk_write_batch *pk_writer_batch(const struct pk_writer *w)
+{
+	return w ? &w->batch : NULL;
+}
+
+/* ---- the per-object index ------------------------------------------------------ */
+
+static const char *ns_of(const struct pk_write_ref *ref)
+{
+	return pk_kind_namespaced(ref->kind) ? (ref->ns && *ref->ns ? ref->ns : "default") : "";
+}
+
+static uint64_t ref_hash(enum pk_kind kind, const char *ns, const char *name)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)kind;
+
+	for (const char *s = ns; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	h = (h ^ '/') * 1099511628211ull;
+	for (const char *s = name; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static int index_grow(struct pk_writer *w)
+{
+	size_t n = w->nslots ? w->nslots * 2 : 64;
+	size_t *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->batch.n; i++) {
+		const struct pk_write_item *it = &w->batch.items[i];
+		size_t s = ref_hash(it->kind, it->ns, it->name) & (n - 1);
+
+		while (slots[s])
+			s = (s + 1) & (n - 1);
+		slots[s] = i + 1;
+	}
+	free(w->slots);
+	w->slots = slots;
+	w->nslots = n;
+	return 0;
+}
+
+/* The item of ref, created (with ref's precondition) when new; NULL on ENOMEM. */
+static struct pk_write_item *item_of(struct pk_writer *w, const struct pk_write_ref *ref)
+{
+	const char *ns = ns_of(ref);
+	size_t s;
+	struct pk_write_item *it;
+
+	if ((w->batch.n + 1) * 2 > w->nslots && index_grow(w) < 0)
+		return NULL;
+	s = ref_hash(ref->kind, ns, ref->name) & (w->nslots - 1);
+	for (; w->slots[s]; s = (s + 1) & (w->nslots - 1)) {
+		it = &w->batch.items[w->slots[s] - 1];
+		if (it->kind == ref->kind && strcmp(it->ns, ns) == 0 &&
+		    strcmp(it->name, ref->name) == 0)
+			return it;
+	}
+	if (w->batch.n == w->batch.cap) {
+		size_t cap = w->batch.cap ? w->batch.cap * 2 : 64;
+		struct pk_write_item *v = realloc(w->batch.items, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		w->batch.items = v;
+		w->batch.cap = cap;
+	}
+	it = &w->batch.items[w->batch.n];
+	memset(it, 0, sizeof(*it));
+	it->kind = ref->kind;
+	it->rv = ref->rv;
+	it->ns = strdup(ns);
+	it->name = strdup(ref->name);
+	if (!it->ns || !it->name) {
+		item_clear(it);
+		return NULL;
+	}
+	w->slots[s] = ++w->batch.n;
+	return it;
+}
+
+static bool ref_ok(const struct pk_writer *w, const struct pk_write_ref *ref)
+{
+	return w && ref && ref->name && *ref->name && ref->kind != PK_KIND_UNKNOWN;
+}
+
+/* ---- actions --------------------------------------------------------------------- */
+
+int pk_writer_bind(struct pk_writer *w, const struct pk_write_ref *pod, const char *node,
+		   const json_t *annotations)
+{
+	struct pk_write_item *it;
+
+	if (!ref_ok(w, pod) || pod->kind != PK_KIND_POD || !node || !*node ||
+	    (annotations && !json_is_object(annotations)))
+		return -EINVAL;
+	it = item_of(w, pod);
+	if (!it)
+		return -ENOMEM;
+	free(it->node);
+	it->node = strdup(node);
+	if (!it->node)
+		return -ENOMEM;
+	if (annotations) {
+		if (!it->annotations)
+			it->annotations = json_object();
+		if (!it->annotations || json_object_update(it->annotations, (json_t *)annotations) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static char *dup0(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+int pk_writer_set_condition(struct pk_writer *w, const struct pk_write_ref *obj,
+			    const char *type, const char *status, const char *reason,
+			    const char *message)
+{
+	struct pk_write_item *it;
+	struct pk_write_cond *c = NULL;
+
+	if (!ref_ok(w, obj) || !type || !*type || !status)
+		return -EINVAL;
+	it = item_of(w, obj);
+	if (!it)
+		return -ENOMEM;
+	for (size_t i = 0; i < it->nconds && !c; i++)
+		if (strcmp(it->conds[i].type, type) == 0)
+			c = &it->conds[i];
+	if (!c) {
+		struct pk_write_cond *v = realloc(it->conds, (it->nconds + 1) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		it->conds = v;
+		c = &v[it->nconds++];
+		memset(c, 0, sizeof(*c));
+		c->type = strdup(type);
+	} else {
+		free(c->status);
+		free(c->reason);
+		free(c->message);
+	}
+	c->status = strdup(status);
+	c->reason = dup0(reason);
+	c->message = dup0(message);
+	return c->type && c->status && c->reason && c->message ? 0 : -ENOMEM;
+}
+
+int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod)
+{
+	struct pk_write_item *it;
+
+	if (!ref_ok(w, pod) || pod->kind != PK_KIND_POD)
+		return -EINVAL;
+	it = item_of(w, pod);
+	if (!it)
+		return -ENOMEM;
+	it->evict = true;
+	return 0;
+}
+
+int pk_writer_batch_commit(struct pk_writer *w, const struct pk_write_result **ret_results,
+			   size_t *ret_n)
+{
+	int r = 0;
+
+	if (!w || !ret_results || !ret_n)
+		return -EINVAL;
+	results_clear(w);
+	if (w->batch.n) {
+		w->results = calloc(w->batch.n, sizeof(*w->results));
+		if (!w->results)
+			return -ENOMEM;
+		w->nresults = w->batch.n;
+		for (size_t i = 0; i < w->batch.n; i++) {
+			w->results[i].kind = w->batch.items[i].kind;
+			w->results[i].ns = w->batch.items[i].ns;
+			w->results[i].name = w->batch.items[i].name;
+		}
+		r = w->ops->commit(w->backend, &w->batch, w->results);
+	}
+	*ret_results = w->results;
+	*ret_n = w->nresults;
+	return r;
+}
+
+int pk_writer_get(struct pk_writer *w, enum pk_kind kind, const char *ns, const char *name,
+		  json_t **ret)
+{
+	if (!w || !name || !ret)
+		return -EINVAL;
+	return w->ops->get(w->backend, kind, ns, name, ret);
+}
+
+/* ---- what an item does to an object ------------------------------------------------ */
+
+static int merge_annotations(json_t *obj, const json_t *ann)
+{
+	json_t *meta = json_object_get(obj, "metadata"), *have;
+
+	if (!json_is_object(meta))
+		return -EINVAL;
+	have = json_object_get(meta, "annotations");
+	if (!json_is_object(have)) {
+		have = json_object();
+		if (!have || json_object_set_new(meta, "annotations", have) < 0)
+			return -ENOMEM;
+	}
+	return json_object_update(have, (json_t *)ann) < 0 ? -ENOMEM : 0;
+}
+
+int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now)
+{
+	int r;
+
+	if (!it || !json_is_object(obj))
+		return -EINVAL;
+	if (it->node) {
+		const char *bound = pk_get_string(obj, "spec.nodeName");
+
+		if (bound && *bound && strcmp(bound, it->node) != 0)
+			return -PK_STORE_ECONFLICT; /* bound elsewhere meanwhile */
+		if (!json_is_object(json_object_get(obj, "spec")))
+			return -EINVAL;
+		r = pk_set(obj, "spec.nodeName", json_string(it->node));
+		if (r < 0)
+			return r;
+	}
+	if (it->annotations && (r = merge_annotations(obj, it->annotations)) < 0)
+		return r;
+	for (size_t i = 0; i < it->nconds; i++) {
+		const struct pk_write_cond *c = &it->conds[i];
+
+		r = pk_condition_set(obj, c->type, c->status, c->reason, c->message, now);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * writer.h — the write path of the scheduling loop: one interface, several
+ * backends.
+ *
+ * The loop collects the actions of the cycles of one scheduling round
+ * (bindings, conditions, evictions) into a batch and commits the batch at
+ * the end of the round.  Writes are grouped per object: every action on one
+ * object becomes one write of that object (a binding and its PodScheduled
+ * condition are one update, as a Kubernetes binding is), guarded by the
+ * object's resourceVersion as the loop last saw it.  An object whose
+ * precondition fails (a concurrent writer changed or deleted it) is left out
+ * and handed back with its current state; the other objects commit.
+ *
+ * The batching is shared (writer.c); a backend only commits a finished batch
+ * and reads an object back:
+ *   - the store backend (writer_store.c) writes the whole batch in one
+ *     SQLite transaction, one fsync, through pk_store_edit_batch();
+ *   - a remote backend (attach mode) sends each object's write to a
+ *     kube-apiserver, many in flight.
+ * The loop does not know which one it runs on.
+ *
+ * Lifecycle: pk_writer_new(ops, backend) -> { pk_writer_batch_begin() ->
+ * pk_writer_bind()/set_condition()/evict() ... -> pk_writer_batch_commit() }*
+ * -> pk_writer_free() (which frees the backend through ops->free).
+ * Not thread safe: one loop owns a writer.
+ */
+#ifndef PODKERNEL_KERNEL_APPLIANCE_WRITER_H
+#define PODKERNEL_KERNEL_APPLIANCE_WRITER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/api/api.h"
+
+/* Which object a write is about, and what it must still look like. */
+struct pk_write_ref {
+	enum pk_kind kind;
+	const char *ns;	  /* NULL or "" for cluster-scoped kinds */
+	const char *name;
+	uint64_t rv;	  /* precondition: metadata.resourceVersion; 0: none */
+};
+
+/* A condition to set (replacing one of the same type). */
+struct pk_write_cond {
+	char *type, *status, *reason, *message;
+};
+
+/*
+ * One object's writes in a batch, in the order they were asked for; what a
+ * backend's commit() receives.  Strings are owned by the batch.
+ */
+struct pk_write_item {
+	enum pk_kind kind;
+	char *ns, *name;
+	uint64_t rv;	    /* precondition of the first action on the object */
+	char *node;	    /* bind: spec.nodeName, or NULL */
+	json_t *annotations; /* bind: merged into metadata.annotations, or NULL */
+	struct pk_write_cond *conds;
+	size_t nconds;
+	bool evict;	    /* delete the pod after its conditions are written */
+};
+
+/*
+ * The outcome of one item, in item order.  error: 0 written;
+ * -PK_STORE_ECONFLICT the precondition failed (or a binding found the pod
+ * bound elsewhere); -ENOENT the object is gone; another -errno the write
+ * failed.  object (a new reference, may be NULL): on 0 the object as
+ * written (NULL when the backend does not know it, e.g. a binding POST);
+ * on a conflict the current object (NULL: the loop reads it again with
+ * ops->get).
+ */
+struct pk_write_result {
+	enum pk_kind kind;
+	const char *ns, *name; /* borrowed from the batch: valid until the next batch_begin */
+	int error;
+	json_t *object;
+};
+
+struct pk_write_batch {
+	struct pk_write_item *items;
+	size_t n, cap;
+	void *index; /* private: "Kind/ns/name" -> item */
+};
+
+struct pk_writer_ops {
+	const char *name; /* "store", "kube" */
+	/*
+	 * Write every item of batch (n >= 1).  Each item is guarded by its
+	 * precondition on its own; failed ones are left out and the rest are
+	 * written (the store backend: in one transaction).  Fill results[i] for
+	 * items[i] (zeroed on entry).  Return 0, or -errno when nothing could be
+	 * written at all (then every result carries that error too).
+	 */
+	int (*commit)(void *backend, const struct pk_write_batch *batch,
+		      struct pk_write_result *results);
+	/* Read the current object (a new reference), -ENOENT when gone. */
+	int (*get)(void *backend, enum pk_kind kind, const char *ns, const char *name,
+		   json_t **ret);
+	void (*free)(void *backend); /* may be NULL */
+};
+
+struct pk_writer;
+
+/* The writer takes ownership of backend (freed through ops->free). */
+int pk_writer_new(const struct pk_writer_ops *ops, void *backend, struct pk_writer **ret);
+void pk_writer_free(struct pk_writer *w);
+const char *pk_writer_name(const struct pk_writer *w);
+
+/* Start a new batch (drops the results of the previous one). */
+int pk_writer_batch_begin(struct pk_writer *w);
+/* Bind a pod; annotations (borrowed, may be NULL) are merged into the pod's. */
+int pk_writer_bind(struct pk_writer *w, const struct pk_write_ref *pod, const char *node,
+		   const json_t *annotations);
+int pk_writer_set_condition(struct pk_writer *w, const struct pk_write_ref *obj,
+			    const char *type, const char *status, const char *reason,
+			    const char *message);
+/* Preemption or eviction: the conditions already asked for, then delete the pod. */
+int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod);
+/* Items in the open batch. */
+size_t pk_writer_batch_size(const struct pk_writer *w);
+/* The open (or just committed) batch, owned by the writer. */
+const struct pk_write_batch *pk_writer_batch(const struct pk_writer *w);
+/*
+ * Commit the open batch.  *ret_results (owned by the writer, valid until the
+ * next batch_begin or free) gets one result per object, *ret_n their number.
+ * Returns what ops->commit returned.
+ */
+int pk_writer_batch_commit(struct pk_writer *w, const struct pk_write_result **ret_results,
+			   size_t *ret_n);
+/* ops->get. */
+int pk_writer_get(struct pk_writer *w, enum pk_kind kind, const char *ns, const char *name,
+		  json_t **ret);
+
+/* Apply one item to a copy of its object (what a backend writes); 0 or -errno. */
+int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now);
+
+/* The store backend. */
+struct pk_store;
+int pk_writer_store_new(struct pk_store *store, struct pk_writer **ret);
+
+#endif /* PODKERNEL_KERNEL_APPLIANCE_WRITER_H */

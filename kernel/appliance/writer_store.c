@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * writer_store.c — the write-path backend of standalone mode: podkerneld's
+ * own store (kernel/store/).
+ *
+ * A batch becomes one pk_store_edit_batch() call: every item is one
+ * read-modify-write of its object under its resourceVersion precondition,
+ * all of them in one SQLite transaction and one fsync; an item that fails
+ * is undone alone.  Watchers see each written object's new state as one
+ * MODIFIED event (then DELETED for an eviction), committed together.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "kernel/appliance/writer.h"
+#include "kernel/store/store.h"
+
+struct store_backend {
+	struct pk_store *store;
+	struct pk_store_edit *edits;
+	size_t cap;
+};
+
+struct item_arg {
+	const struct pk_write_item *it;
+	int64_t now;
+};
+
+static int apply_item(json_t *obj, void *arg)
+{
+	const struct item_arg *a = arg;
+
+	return pk_write_item_apply(a->it, obj, a->now);
+}
+
+static int store_commit(void *backend, const struct pk_write_batch *batch,
+			struct pk_write_result *results)
+{
+	struct store_backend *b = backend;
+	struct item_arg *args;
+	int64_t now = time(NULL);
+	int r;
+
+	if (batch->n > b->cap) {
+		struct pk_store_edit *e = realloc(b->edits, batch->n * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		b->edits = e;
+		b->cap = batch->n;
+	}
+	args = calloc(batch->n, sizeof(*args));
+	if (!args)
+		return -ENOMEM;
+	for (size_t i = 0; i < batch->n; i++) {
+		const struct pk_write_item *it = &batch->items[i];
+
+		args[i] = (struct item_arg){ .it = it, .now = now };
+		b->edits[i] = (struct pk_store_edit){
+			.kind = pk_kind_to_string(it->kind),
+			.ns = it->ns,
+			.name = it->name,
+			.precondition_rv = it->rv,
+			.apply = apply_item,
+			.arg = &args[i],
+			.delete_after = it->evict,
+		};
+	}
+	r = pk_store_edit_batch(b->store, b->edits, batch->n);
+	for (size_t i = 0; i < batch->n; i++) {
+		results[i].error = b->edits[i].rc;
+		results[i].object = b->edits[i].object;
+	}
+	free(args);
+	return r;
+}
+
+static int store_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
+		     json_t **ret)
+{
+	struct store_backend *b = backend;
+
+	return pk_store_get(b->store, pk_kind_to_string(kind), ns, name, ret);
+}
+
+static void store_free(void *backend)
+{
+	struct store_backend *b = backend;
+
+	if (!b)
+		return;
+	free(b->edits);
+	free(b);
+}
+
+static const struct pk_writer_ops store_ops = {
+	.name = "store",
+	.commit = store_commit,
+	.get = store_get,
+	.free = store_free,
+};
+
+int pk_writer_store_new(struct pk_store *store, struct pk_writer **ret)
+{
+	struct store_backend *b;
+	int r;
+
+	if (!store || !ret)
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->store = store;
+	r = pk_writer_new(&store_ops, b, ret);
+	if (r < 0)
+		store_free(b);
+	return r;
+}
