@@ -3,8 +3,12 @@
  * forest.c — the workload forest: PodGroups, CompositePodGroups and pods in
  * whatever order they arrive.
  *
- * Groups are kept in a map by "namespace/name".  A child names its parent; if
- * the parent has not been seen, a placeholder entry is created and the child
+ * Groups are kept in two maps by "namespace/name", one for PodGroups and one
+ * for CompositePodGroups: they are separate resources, so a PodGroup and a
+ * CompositePodGroup may share a name (a child's parentCompositePodGroupName
+ * names a CompositePodGroup, a pod's podGroupName a PodGroup).  A child names
+ * its parent; if the parent has not been seen, a placeholder entry of that
+ * kind is created and the child
  * registers under it, so when the parent arrives its children are already
  * there (no retroactive scan).  Pods register the same way under their leaf
  * group.  A standalone pod gets an implicit one-pod group of its own.  Roots
@@ -99,7 +103,8 @@ void sc_forest_fini(struct sc_forest *f)
 	sc_vec_free(&f->all_pods);
 	sc_vec_free(&f->all_groups);
 	sc_vec_free(&f->roots);
-	sc_map_free(&f->groups);
+	sc_map_free(&f->groups[0]);
+	sc_map_free(&f->groups[1]);
 	sc_map_free(&f->pods);
 }
 
@@ -110,7 +115,7 @@ const char *sc_group_kind(const struct sc_group *g)
 	return g->composite ? "CompositePodGroup" : "PodGroup";
 }
 
-static struct sc_group *group_new(const char *key)
+static struct sc_group *group_new(const char *key, bool composite)
 {
 	struct sc_group *g = calloc(1, sizeof(*g));
 	const char *slash = strchr(key, '/');
@@ -121,6 +126,7 @@ static struct sc_group *group_new(const char *key)
 	g->ns = slash ? strndup(key, (size_t)(slash - key)) : strdup("");
 	g->name = strdup(slash ? slash + 1 : key);
 	g->creation = INT64_MIN;
+	g->composite = composite;
 	if (!g->key || !g->ns || !g->name) {
 		group_free(g);
 		return NULL;
@@ -128,17 +134,18 @@ static struct sc_group *group_new(const char *key)
 	return g;
 }
 
-struct sc_group *sc_forest_group(struct sc_forest *f, const char *key, bool create)
+struct sc_group *sc_forest_group(struct sc_forest *f, const char *key, bool composite, bool create)
 {
-	struct sc_group *g = sc_map_get(&f->groups, key);
+	struct sc_map *m = &f->groups[composite];
+	struct sc_group *g = sc_map_get(m, key);
 
 	if (g || !create)
 		return g;
-	g = group_new(key);
+	g = group_new(key, composite);
 	if (!g)
 		return NULL;
-	if (sc_map_put(&f->groups, key, g) < 0 || sc_vec_push(&f->all_groups, g) < 0) {
-		sc_map_del(&f->groups, key);
+	if (sc_map_put(m, key, g) < 0 || sc_vec_push(&f->all_groups, g) < 0) {
+		sc_map_del(m, key);
 		group_free(g);
 		return NULL;
 	}
@@ -152,7 +159,7 @@ static void maybe_free(struct sc_forest *f, struct sc_group *g)
 		return;
 	if (g->parent)
 		sc_vec_remove(&g->parent->children, g);
-	sc_map_del(&f->groups, g->key);
+	sc_map_del(&f->groups[g->composite], g->key);
 	sc_vec_remove(&f->all_groups, g);
 	sc_vec_remove(&f->roots, g);
 	group_free(g);
@@ -180,7 +187,7 @@ static int link_parent(struct sc_forest *f, struct sc_group *g)
 	struct sc_group *parent = NULL, *old = g->parent;
 
 	if (g->parent_key) {
-		parent = sc_forest_group(f, g->parent_key, true);
+		parent = sc_forest_group(f, g->parent_key, true, true);
 		if (!parent)
 			return -ENOMEM;
 	}
@@ -215,13 +222,12 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 	f->version++;
 	if (!key)
 		return -ENOMEM;
-	g = sc_forest_group(f, key, true);
+	g = sc_forest_group(f, key, view->kind == PK_KIND_COMPOSITE_POD_GROUP, true);
 	free(key);
 	if (!g)
 		return -ENOMEM;
 	group_clear_spec(g);
 	g->present = true;
-	g->composite = view->kind == PK_KIND_COMPOSITE_POD_GROUP;
 	g->creation = view->meta.creation;
 	if (!g->seq)
 		g->seq = ++f->seq;
@@ -248,9 +254,9 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 	return r;
 }
 
-int sc_forest_remove_group(struct sc_forest *f, const char *key)
+int sc_forest_remove_group(struct sc_forest *f, const char *key, bool composite)
 {
-	struct sc_group *g = sc_map_get(&f->groups, key);
+	struct sc_group *g = sc_map_get(&f->groups[composite], key);
 
 	f->version++;
 	if (!g || !g->present)
@@ -364,9 +370,9 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 			goto fail;
 	}
 	if (p->group_key) {
-		g = sc_forest_group(f, p->group_key, true);
+		g = sc_forest_group(f, p->group_key, false, true);
 	} else {
-		g = group_new(p->key);
+		g = group_new(p->key, false);
 		if (g) {
 			g->implicit = g->present = true;
 			g->creation = p->creation;

@@ -6,9 +6,11 @@
  * first violation is reported: depth over 4, more than one Workload, groups
  * or pods with differing explicit priorities (KEP-6012: all member groups
  * *and pods* of one hierarchy share one priority; a pod without its own
- * inherits it), a gang parent with a basic child, an
- * `all` parent with a `single` child, a PodGroup used as a parent, or a pod
- * naming a CompositePodGroup.  Cycles never reach here (they have no root).
+ * inherits it), a gang parent with a basic child, or an
+ * `all` parent with a `single` child.  Cycles never reach here (they have no
+ * root).  A PodGroup never has child groups and a CompositePodGroup never has
+ * pods: parents and pods are looked up by kind (forest.c), and the forest
+ * invariant (pk_sched_check) says so.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -81,15 +83,6 @@ static int visit(struct walk *w, const struct sc_group *g, int depth)
 		    check_priority(w, "pod", p->key, prio) < 0)
 			return -EINVAL;
 	}
-	if (!g->composite && g->children.n)
-		return fail(w,
-			    "PodGroup %s is the parent of %s %s; only CompositePodGroups have "
-			    "child groups",
-			    g->key, sc_group_kind(g->children.v[0]),
-			    ((struct sc_group *)g->children.v[0])->key);
-	if (g->composite && g->pods.n)
-		return fail(w, "pod %s names CompositePodGroup %s; pods belong to PodGroups",
-			    ((struct sc_pod *)g->pods.v[0])->key, g->key);
 	for (size_t i = 0; i < g->children.n; i++) {
 		const struct sc_group *c = g->children.v[i];
 

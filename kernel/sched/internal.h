@@ -328,7 +328,10 @@ struct sc_group {
 };
 
 struct sc_forest {
-	struct sc_map groups; /* key -> struct sc_group* (present or placeholder) */
+	/* key -> struct sc_group* (present or placeholder), one map per kind:
+	 * [0] PodGroups, [1] CompositePodGroups (separate resources; the same
+	 * name may be both) */
+	struct sc_map groups[2];
 	struct sc_map pods;   /* key -> struct sc_pod* */
 	struct sc_vec all_pods;
 	struct sc_vec all_groups;
@@ -420,9 +423,9 @@ void sc_stat_line(struct sc_ctx *ctx, enum pk_sched_stat stat, double value, con
 /* forest.c */
 void sc_forest_init(struct sc_forest *f);
 void sc_forest_fini(struct sc_forest *f);
-struct sc_group *sc_forest_group(struct sc_forest *f, const char *key, bool create);
+struct sc_group *sc_forest_group(struct sc_forest *f, const char *key, bool composite, bool create);
 int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool scheduled);
-int sc_forest_remove_group(struct sc_forest *f, const char *key);
+int sc_forest_remove_group(struct sc_forest *f, const char *key, bool composite);
 int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view);
 int sc_forest_remove_pod(struct pk_sched *s, const char *key);
 void sc_group_sort(struct sc_group *g);

@@ -277,7 +277,8 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
 		if (!key)
 			return -ENOMEM;
 		r = kind == PK_KIND_POD ? sc_forest_remove_pod(s, key)
-					: sc_forest_remove_group(&s->forest, key);
+					: sc_forest_remove_group(&s->forest, key,
+								 kind == PK_KIND_COMPOSITE_POD_GROUP);
 		free(key);
 		return r;
 	default:
@@ -314,10 +315,16 @@ int pk_sched_check(const struct pk_sched *s, char *why, size_t whylen)
 
 		for (size_t k = 0; g->parent && k < g->parent->children.n; k++)
 			found = found || g->parent->children.v[k] == g;
-		if (!found || sc_map_get(&f->groups, g->key) != g) {
+		if (!found || sc_map_get(&f->groups[g->composite], g->key) != g) {
 			if (why)
 				snprintf(why, whylen, "group %s not registered under its parent",
 					 g->key);
+			return -EUCLEAN;
+		}
+		if ((g->composite && g->pods.n) || (!g->composite && g->children.n)) {
+			if (why)
+				snprintf(why, whylen, "%s %s holds %s", sc_group_kind(g), g->key,
+					 g->composite ? "pods" : "child groups");
 			return -EUCLEAN;
 		}
 	}

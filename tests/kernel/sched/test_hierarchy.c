@@ -43,6 +43,7 @@ START_TEST(test_violations)
 {
 	char why[256];
 	struct pk_sched *s;
+	struct sc_group *g;
 
 	s = new_sched();
 	add_group(s, true, "r", NULL, 1, NULL);
@@ -89,18 +90,33 @@ START_TEST(test_violations)
 	ck_assert_int_eq(validate(s, "r", why, sizeof(why)), 0);
 	pk_sched_free(s);
 
+	/*
+	 * PodGroups and CompositePodGroups are separate resources: a child
+	 * naming PodGroup "leafparent" as its parent waits for a
+	 * CompositePodGroup of that name, and a pod naming "r" belongs to
+	 * PodGroup r, never to CompositePodGroup r.
+	 */
 	s = new_sched();
 	add_group(s, false, "leafparent", NULL, 1, NULL);
 	add_group(s, false, "c", "leafparent", 1, NULL);
-	ck_assert_int_eq(validate(s, "leafparent", why, sizeof(why)), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(why, "only CompositePodGroups have child groups"));
+	ck_assert_int_eq(validate(s, "leafparent", why, sizeof(why)), 0);
+	g = sc_forest_group(&s->forest, "default/leafparent", false, false);
+	ck_assert_int_eq(g->children.n, 0);
+	g = sc_forest_group(&s->forest, "default/leafparent", true, false);
+	ck_assert(g && !g->present && g->children.n == 1); /* a placeholder */
+	ck_assert_ptr_null(sc_group_root(find_group(s, "c"), why, sizeof(why)));
+	ck_assert_int_eq(pk_sched_check(s, why, sizeof(why)), 0);
 	pk_sched_free(s);
 
 	s = new_sched();
 	add_group(s, true, "r", NULL, 1, NULL);
 	add_pod(s, "p", "1", "r", NULL, 0);
-	ck_assert_int_eq(validate(s, "r", why, sizeof(why)), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(why, "pods belong to PodGroups"));
+	g = sc_forest_group(&s->forest, "default/r", true, false);
+	ck_assert(g && g->present && g->pods.n == 0);
+	ck_assert_int_eq(sc_hierarchy_validate(s, g, why, sizeof(why)), 0);
+	g = sc_forest_group(&s->forest, "default/r", false, false);
+	ck_assert(g && !g->present && g->pods.n == 1);
+	ck_assert_int_eq(pk_sched_check(s, why, sizeof(why)), 0);
 	pk_sched_free(s);
 }
 END_TEST
