@@ -24,10 +24,11 @@ const struct pk_kind_info *pk_kind_info(enum pk_kind kind);
  * The value a plain (unquoted, untagged) YAML scalar stands for under the
  * YAML 1.2 core schema: null, a bool, an integer (decimal, 0o octal, 0x hex;
  * integers beyond 64 bits become reals) or a real; anything else, including
- * .inf and .nan which JSON cannot hold, is a string.  Returns a new value or
- * NULL on allocation failure.
+ * .inf and .nan which JSON cannot hold, is a string.  Returns 0 and the new
+ * value in *ret_value, -ERANGE for a number too large for a double (1e400:
+ * bad input, not a string), or -ENOMEM.
  */
-json_t *pk_scalar_resolve(const char *s, size_t len);
+int pk_scalar_resolve(const char *s, size_t len, json_t **ret_value);
 
 /* True when a string written plain would read back as something else here or
  * in a YAML 1.1 reader (yes/no/on/off, 0777, 1_000, 12:30, ...). */

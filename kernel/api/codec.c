@@ -16,6 +16,7 @@
  * replaced by their items.  Errors read "NAME:LINE:COL: message".
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,7 +122,18 @@ static bool is_yaml_float(const char *s, size_t len)
 	return i == len;
 }
 
-static json_t *integer_or_real(const char *text, int base)
+/* A real, or -ERANGE when it does not fit a double (JSON has no infinity). */
+static int real(const char *text, json_t **ret_value)
+{
+	double d = strtod(text, NULL);
+
+	if (!isfinite(d))
+		return -ERANGE;
+	*ret_value = json_real(d);
+	return *ret_value ? 0 : -ENOMEM;
+}
+
+static int integer_or_real(const char *text, int base, json_t **ret_value)
 {
 	char *end;
 	long long v;
@@ -129,14 +141,16 @@ static json_t *integer_or_real(const char *text, int base)
 	errno = 0;
 	v = strtoll(text, &end, base);
 	if (errno == ERANGE) {
-		if (base != 10)
-			return json_string(text - 2); /* too big for 64 bits: keep as text */
-		return json_real(strtod(text, NULL));
+		if (base == 10)
+			return real(text, ret_value);
+		*ret_value = json_string(text - 2); /* too big for 64 bits: keep as text */
+	} else {
+		*ret_value = json_integer(v);
 	}
-	return json_integer(v);
+	return *ret_value ? 0 : -ENOMEM;
 }
 
-json_t *pk_scalar_resolve(const char *s, size_t len)
+static int scalar_value(const char *s, size_t len, json_t **ret_value)
 {
 	static const char *const nulls[] = { "", "~", "null", "Null", "NULL", NULL };
 	static const char *const trues[] = { "true", "True", "TRUE", NULL };
@@ -144,28 +158,43 @@ json_t *pk_scalar_resolve(const char *s, size_t len)
 	char buf[64];
 
 	if (memchr(s, '\0', len))
-		return json_stringn(s, len);
-	if (is_one_of(s, len, nulls))
-		return json_null();
-	if (is_one_of(s, len, trues))
-		return json_true();
-	if (is_one_of(s, len, falses))
-		return json_false();
-	if (len >= sizeof(buf))
-		return json_stringn(s, len);
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	if (len > 2 && buf[0] == '0' && buf[1] == 'o' && all_in(buf + 2, len - 2, "01234567"))
-		return integer_or_real(buf + 2, 8);
-	if (len > 2 && buf[0] == '0' && buf[1] == 'x' &&
-	    all_in(buf + 2, len - 2, "0123456789abcdefABCDEF"))
-		return integer_or_real(buf + 2, 16);
-	if (all_in(buf + (buf[0] == '-' || buf[0] == '+'), len - (buf[0] == '-' || buf[0] == '+'),
-		   "0123456789"))
-		return integer_or_real(buf, 10);
-	if (is_yaml_float(buf, len))
-		return json_real(strtod(buf, NULL));
-	return json_stringn(s, len);
+		*ret_value = json_stringn(s, len);
+	else if (is_one_of(s, len, nulls))
+		*ret_value = json_null();
+	else if (is_one_of(s, len, trues))
+		*ret_value = json_true();
+	else if (is_one_of(s, len, falses))
+		*ret_value = json_false();
+	else if (len >= sizeof(buf))
+		*ret_value = json_stringn(s, len);
+	else {
+		memcpy(buf, s, len);
+		buf[len] = '\0';
+		if (len > 2 && buf[0] == '0' && buf[1] == 'o' &&
+		    all_in(buf + 2, len - 2, "01234567"))
+			return integer_or_real(buf + 2, 8, ret_value);
+		if (len > 2 && buf[0] == '0' && buf[1] == 'x' &&
+		    all_in(buf + 2, len - 2, "0123456789abcdefABCDEF"))
+			return integer_or_real(buf + 2, 16, ret_value);
+		if (all_in(buf + (buf[0] == '-' || buf[0] == '+'),
+			   len - (buf[0] == '-' || buf[0] == '+'), "0123456789"))
+			return integer_or_real(buf, 10, ret_value);
+		if (is_yaml_float(buf, len))
+			return real(buf, ret_value);
+		*ret_value = json_stringn(s, len);
+	}
+	return *ret_value ? 0 : -ENOMEM;
+}
+
+int pk_scalar_resolve(const char *s, size_t len, json_t **ret_value)
+{
+	json_t *v = NULL;
+	int r = scalar_value(s, len, &v);
+
+	if (r < 0)
+		return r;
+	*ret_value = v;
+	return 0;
 }
 
 bool pk_scalar_needs_quotes(const char *s, size_t len)
@@ -184,7 +213,8 @@ bool pk_scalar_needs_quotes(const char *s, size_t len)
 	if (strchr("0123456789+-.", s[0]) &&
 	    all_in(s, len, "0123456789abcdefABCDEFxXoObB_:.+-eEinfINFNa"))
 		return true;
-	v = pk_scalar_resolve(s, len);
+	if (pk_scalar_resolve(s, len, &v) < 0)
+		return true; /* a number out of range still reads as a number */
 	quote = !json_is_string(v);
 	json_decref(v);
 	return quote;
@@ -354,7 +384,14 @@ static int on_scalar(struct reader *r, const yaml_event_t *ev)
 		return fail_mark(r, ev->start_mark, "NUL characters are not allowed in strings");
 	if (tag && (strcmp(tag, YAML_STR_TAG) == 0 || strcmp(tag, "!") == 0))
 		plain = false;
-	value = plain ? pk_scalar_resolve(text, len) : json_stringn(text, len);
+	if (!plain)
+		value = json_stringn(text, len);
+	else if ((ret = pk_scalar_resolve(text, len, &value)) == -ERANGE)
+		return fail_mark(r, ev->start_mark,
+				 "number %.*s is out of range (largest is about 1.8e308)", (int)len,
+				 text);
+	else if (ret < 0)
+		return ret;
 	if (!value)
 		return -ENOMEM;
 	if (ev->data.scalar.anchor &&

@@ -107,6 +107,14 @@ check "invalid input exits 2 (rc=$rc)" $?
 grep -q "bad.yaml" "$T/err" && grep -q "spec.containers" "$T/err"
 check "error names file and field path" $?
 
+# A number that overflows a double is bad input at its position (it used to
+# be reported with an empty message).
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: big}\nspec:\n  priority: 1e400\n' >"$T/big.yaml"
+run 2 schedule -f "$T/big.yaml"
+check "number overflow exits 2 (rc=$rc)" $?
+grep -q "big.yaml:5:13: number 1e400 is out of range" "$T/err"
+check "number overflow names FILE:LINE:COL" $?
+
 run 2 schedule -f "$T/preempt.yaml" --strategy no-such
 check "unknown strategy exits 2 (rc=$rc)" $?
 grep -q "kep" "$T/err"
