@@ -21,8 +21,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: podkerneld [--listen ADDR:PORT] [--data-dir DIR] [--token-auth-file FILE]\n"
 		"                  [--tls-cert-file FILE --tls-private-key-file FILE]\n"
-		"                  [--insecure-allow-non-loopback] [--simulate-board FILE] [-v LEVEL]\n"
-		"                  [--write-kubeconfig FILE]\n"
+		"                  [--insecure-allow-non-loopback] [--insecure-allow-anonymous-admin]\n"
+		"                  [--simulate-board FILE] [-v LEVEL] [--write-kubeconfig FILE]\n"
 		"\n"
 		"  --listen ADDR:PORT          where to serve (default %s; port 0 picks one)\n"
 		"  --data-dir DIR              durable store (default ./podkernel-data)\n"
@@ -30,6 +30,7 @@ static void usage(FILE *f)
 		"                              (without it every client on loopback is admin)\n"
 		"  --tls-cert-file FILE        PEM certificate (with --tls-private-key-file)\n"
 		"  --insecure-allow-non-loopback  plain HTTP on a non-loopback address\n"
+		"  --insecure-allow-anonymous-admin  no --token-auth-file on a non-loopback address\n"
 		"  --simulate-board FILE       register the simulated nodes of a board file\n"
 		"  --write-kubeconfig FILE     once serving, write a kubeconfig for the first\n"
 		"                              system:masters token (server URL, TLS certificate)\n"
@@ -55,8 +56,8 @@ struct options {
 /* 0 ok, 1 exit 0 (help/version), -EINVAL bad usage. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { O_LISTEN = 256, O_DATA, O_TOKENS, O_CERT, O_KEY, O_INSECURE, O_BOARD, O_VERSION,
-	       O_WRITE_KC };
+	enum { O_LISTEN = 256, O_DATA, O_TOKENS, O_CERT, O_KEY, O_INSECURE, O_ANON, O_BOARD,
+	       O_VERSION, O_WRITE_KC };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "data-dir", required_argument, NULL, O_DATA },
@@ -64,6 +65,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "tls-cert-file", required_argument, NULL, O_CERT },
 		{ "tls-private-key-file", required_argument, NULL, O_KEY },
 		{ "insecure-allow-non-loopback", no_argument, NULL, O_INSECURE },
+		{ "insecure-allow-anonymous-admin", no_argument, NULL, O_ANON },
 		{ "simulate-board", required_argument, NULL, O_BOARD },
 		{ "write-kubeconfig", required_argument, NULL, O_WRITE_KC },
 		{ "version", no_argument, NULL, O_VERSION },
@@ -84,6 +86,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case O_CERT: o->cfg.tls_cert_file = optarg; break;
 		case O_KEY: o->cfg.tls_key_file = optarg; break;
 		case O_INSECURE: o->cfg.insecure_allow_non_loopback = true; break;
+		case O_ANON: o->cfg.insecure_allow_anonymous_admin = true; break;
 		case O_BOARD: o->board = optarg; break;
 		case O_WRITE_KC: o->write_kubeconfig = optarg; break;
 		case O_VERSION: printf("podkerneld %s\n", PODKERNEL_VERSION); return 1;

@@ -2,13 +2,23 @@
 /*
  * http.c — serving pk_server_handle() over libmicrohttpd.
  *
- * One thread per connection (watch streams block in their content reader).
- * The access handler collects the request body (beyond PK_SERVER_MAX_BODY it
- * keeps draining but remembers "too large"), gathers the query arguments and
- * the few headers the router needs, and turns the pk_response into an MHD
- * response: a buffer, or a chunked stream fed by pk_watch_read().  TLS is
- * MHD's (GnuTLS) with the PEM files loaded at start; plain HTTP is refused on
- * a non-loopback address unless explicitly allowed.
+ * An event loop, not a thread per connection: PK_SERVER_THREADS epoll threads
+ * serve every connection, so idle or half-sent requests cost a socket and a
+ * little memory, never a thread.  Connections are capped in total and per
+ * client address, and any connection idle for PK_SERVER_IDLE_TIMEOUT_S
+ * (unfinished headers included) is closed, so a flood from one address leaves
+ * the others served.  Request line and headers must fit in
+ * PK_SERVER_MAX_HEADER_BYTES.
+ *
+ * The access handler first sees the headers alone and answers there what the
+ * body cannot change (no valid token, a declared body over the limit), so an
+ * anonymous client never makes the server buffer a body.  Then it collects
+ * the body (beyond PK_SERVER_MAX_BODY it keeps draining but remembers "too
+ * large"), gathers every query argument and the few headers the router needs,
+ * and turns the pk_response into an MHD response: a buffer, or a watch stream
+ * (stream.c) that parks instead of blocking.  TLS is MHD's (GnuTLS) with the
+ * PEM files loaded at start.  Off loopback, plain HTTP and running without a
+ * token file (everyone admin) are refused unless explicitly allowed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,10 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "kernel/server/server-private.h"
-
-#define MAX_ARGS 64
 
 int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 		  struct pk_server **ret, char *err, size_t errlen)
@@ -41,12 +50,14 @@ int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 	srv->tls_cert_file = cfg->tls_cert_file ? strdup(cfg->tls_cert_file) : NULL;
 	srv->tls_key_file = cfg->tls_key_file ? strdup(cfg->tls_key_file) : NULL;
 	srv->insecure_non_loopback = cfg->insecure_allow_non_loopback;
+	srv->insecure_anonymous_admin = cfg->insecure_allow_anonymous_admin;
 	srv->verbosity = cfg->verbosity;
 	srv->log = cfg->log;
 	srv->log_arg = cfg->log_arg;
 	pthread_mutex_init(&srv->auth_lock, NULL);
 	pthread_mutex_init(&srv->metrics_lock, NULL);
 	pthread_mutex_init(&srv->hook_lock, NULL);
+	pthread_mutex_init(&srv->park_lock, NULL);
 	if (srv->token_file) {
 		FILE *f = fopen(srv->token_file, "re");
 		char *buf = NULL;
@@ -135,48 +146,30 @@ struct conn_ctx {
 	bool too_large;
 };
 
-struct arg_collect {
-	struct pk_query_arg args[MAX_ARGS];
-	size_t n;
+struct arg_list {
+	struct pk_query_arg *v;
+	size_t n, cap;
+	bool oom;
 };
 
+/* Every query argument, in order: none is ever dropped (the router refuses too many). */
 static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
 				   const char *value)
 {
 	(void)kind;
-	struct arg_collect *c = cls;
-	if (c->n < MAX_ARGS)
-		c->args[c->n++] = (struct pk_query_arg){ key, value };
-	return MHD_YES;
-}
-
-/*
- * Blocks until events come.  After WATCH_HEARTBEAT_S quiet seconds it sends a
- * heartbeat (a BOOKMARK event or a lone newline): writing is the only way to
- * notice a client that went away, and that frees the connection's thread.
- */
-#define WATCH_HEARTBEAT_S 15
-static ssize_t watch_reader(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	(void)pos;
-	struct pk_watch *w = cls;
-	for (int quiet = 0;; quiet++) {
-		ssize_t n = pk_watch_read(w, buf, max, 1000);
-		if (n > 0)
-			return n;
-		if (n < 0)
-			return MHD_CONTENT_READER_END_OF_STREAM;
-		if (quiet + 1 >= WATCH_HEARTBEAT_S) {
-			n = pk_watch_heartbeat(w, buf, max);
-			if (n > 0)
-				return n;
+	struct arg_list *a = cls;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 16;
+		struct pk_query_arg *v = realloc(a->v, cap * sizeof(*v));
+		if (!v) {
+			a->oom = true;
+			return MHD_NO;
 		}
+		a->v = v;
+		a->cap = cap;
 	}
-}
-
-static void watch_done(void *cls)
-{
-	pk_watch_free(cls);
+	a->v[a->n++] = (struct pk_query_arg){ key, value };
+	return MHD_YES;
 }
 
 static int body_append(struct conn_ctx *c, const char *data, size_t n)
@@ -199,6 +192,52 @@ static int body_append(struct conn_ctx *c, const char *data, size_t n)
 	return 0;
 }
 
+/* A declared Content-Length over the limit is known before any byte of the body. */
+static bool declared_too_large(struct MHD_Connection *conn)
+{
+	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+	if (!cl)
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(cl, &end, 10);
+	return errno == ERANGE || (end != cl && n > PK_SERVER_MAX_BODY);
+}
+
+static enum MHD_Result send_response(struct pk_server *srv, struct MHD_Connection *conn,
+				     struct pk_response *resp, bool close)
+{
+	struct MHD_Response *r;
+	if (resp->watch) {
+		r = stream_response(srv, conn, resp->watch);
+		resp->watch = NULL;
+	} else {
+		r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
+		if (r)
+			resp->body = NULL;
+	}
+	if (!r) {
+		pk_response_clear(resp);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", resp->content_type ? resp->content_type
+								    : "application/json");
+	if (resp->status == 401)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"podkerneld\"");
+	if (close)
+		MHD_add_response_header(r, "Connection", "close");
+	enum MHD_Result ret = MHD_queue_response(conn, (unsigned)resp->status, r);
+	MHD_destroy_response(r);
+	pk_response_clear(resp);
+	return ret;
+}
+
+/*
+ * Called first with the request line and headers (con_cls still NULL): a
+ * request that will be refused whatever its body (no valid token, a declared
+ * body over the limit) is answered right there, before a byte of body is read.
+ * Then once per body chunk, then once more to answer.
+ */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
@@ -206,25 +245,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	(void)version;
 	struct pk_server *srv = cls;
 	struct conn_ctx *c = *con_cls;
-	if (!c) {
+	bool first = !c;
+	if (first) {
 		c = calloc(1, sizeof(*c));
 		if (!c)
 			return MHD_NO;
 		*con_cls = c;
-		return MHD_YES;
-	}
-	if (*upload_size) {
+		c->too_large = declared_too_large(conn);
+	} else if (*upload_size) {
 		if (body_append(c, upload, *upload_size) < 0)
 			return MHD_NO;
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	struct arg_collect args = { .n = 0 };
+	struct arg_list args = { 0 };
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
+	if (args.oom) {
+		free(args.v);
+		return MHD_NO;
+	}
 	struct pk_request req = {
 		.method = method,
 		.path = url,
-		.args = args.args,
+		.args = args.v,
 		.nargs = args.n,
 		.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
 		.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
@@ -233,33 +276,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		.body_len = c->len,
 		.body_too_large = c->too_large,
 	};
-	struct pk_response resp;
-	pk_server_handle(srv, &req, &resp);
-	struct MHD_Response *r;
-	if (resp.watch) {
-		r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, watch_reader,
-						      resp.watch, watch_done);
-		if (!r)
-			pk_watch_free(resp.watch);
-		resp.watch = NULL;
-	} else {
-		r = MHD_create_response_from_buffer(resp.body_len, resp.body, MHD_RESPMEM_MUST_FREE);
-		if (r)
-			resp.body = NULL;
-	}
-	if (!r) {
-		pk_response_clear(&resp);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, "Content-Type", resp.content_type ? resp.content_type
-								   : "application/json");
-	if (resp.status == 401)
-		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"podkerneld\"");
-	if (c->too_large)
-		MHD_add_response_header(r, "Connection", "close");
-	enum MHD_Result ret = MHD_queue_response(conn, (unsigned)resp.status, r);
-	MHD_destroy_response(r);
-	pk_response_clear(&resp);
+	struct pk_response resp = { 0 };
+	enum MHD_Result ret = MHD_YES;
+	if (!first)
+		pk_server_handle(srv, &req, &resp);
+	if (!first || pk_server_precheck(srv, &req, &resp))
+		ret = send_response(srv, conn, &resp, first || c->too_large);
+	free(args.v);
 	return ret;
 }
 
@@ -311,6 +334,20 @@ static char *slurp(const char *path, char *err, size_t errlen)
 	return buf;
 }
 
+/* Could we bind a. now?  (Tells a TLS failure from an address in use.) */
+static bool address_free(const struct addr *a)
+{
+	int fd = socket(a->v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	socklen_t len = a->v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	bool ok = bind(fd, (const struct sockaddr *)&a->ss, len) == 0;
+	close(fd);
+	return ok;
+}
+
 int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 {
 	struct addr a;
@@ -325,7 +362,14 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 			 srv->listen);
 		return -EPERM;
 	}
-	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+	if (!a.loopback && !srv->token_file && !srv->insecure_anonymous_admin) {
+		snprintf(err, errlen,
+			 "refusing to serve %s without authentication (everyone would be admin): "
+			 "give --token-auth-file or --insecure-allow-anonymous-admin",
+			 srv->listen);
+		return -EPERM;
+	}
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
 			 MHD_USE_ERROR_LOG | (a.v6 ? MHD_USE_IPv6 : 0);
 	if (tls) {
 		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
@@ -341,18 +385,34 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 	struct MHD_OptionItem opts[] = {
 		{ MHD_OPTION_SOCK_ADDR, 0, &a.ss },
 		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL },
-		{ MHD_OPTION_CONNECTION_LIMIT, 1000, NULL },
-		{ MHD_OPTION_CONNECTION_TIMEOUT, 300, NULL },
+		{ MHD_OPTION_THREAD_POOL_SIZE, PK_SERVER_THREADS, NULL },
+		{ MHD_OPTION_CONNECTION_LIMIT, PK_SERVER_MAX_CONNECTIONS, NULL },
+		{ MHD_OPTION_PER_IP_CONNECTION_LIMIT, PK_SERVER_MAX_CONNECTIONS_PER_ADDR, NULL },
+		{ MHD_OPTION_CONNECTION_TIMEOUT, PK_SERVER_IDLE_TIMEOUT_S, NULL },
+		{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, PK_SERVER_MAX_HEADER_BYTES, NULL },
 		{ tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert },
 		{ tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key },
 		{ MHD_OPTION_END, 0, NULL },
 	};
+	rc = stream_hub_start(srv);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot start the watch thread: %s", strerror(-rc));
+		return rc;
+	}
 	struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
 						MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
 						MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	if (!d) {
-		snprintf(err, errlen, "cannot serve on %s%s (address in use, or bad TLS files?)",
-			 srv->listen, tls ? " with TLS" : "");
+		stream_hub_stop(srv);
+		atomic_store(&srv->stopping, false);
+		/* The address was free, so TLS is what failed: bad input. */
+		if (tls && address_free(&a)) {
+			snprintf(err, errlen, "cannot serve TLS with %s and %s (not a PEM certificate "
+				 "and its private key?)", srv->tls_cert_file, srv->tls_key_file);
+			return -EINVAL;
+		}
+		snprintf(err, errlen, "cannot serve on %s%s (address in use?)", srv->listen,
+			 tls ? " with TLS" : "");
 		return -EADDRNOTAVAIL;
 	}
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
@@ -372,7 +432,8 @@ void pk_server_stop(struct pk_server *srv)
 {
 	if (!srv || !srv->mhd)
 		return;
-	atomic_store(&srv->stopping, true);
+	/* No suspended connection may meet MHD_stop_daemon(). */
+	stream_hub_stop(srv);
 	MHD_stop_daemon(srv->mhd);
 	srv->mhd = NULL;
 }
@@ -392,5 +453,6 @@ void pk_server_free(struct pk_server *srv)
 	pthread_mutex_destroy(&srv->auth_lock);
 	pthread_mutex_destroy(&srv->metrics_lock);
 	pthread_mutex_destroy(&srv->hook_lock);
+	pthread_mutex_destroy(&srv->park_lock);
 	free(srv);
 }

@@ -193,10 +193,34 @@ static const char *arg(const struct pk_request *req, const char *key)
 	return NULL;
 }
 
+/*
+ * A boolean query argument, spelled as Go's strconv.ParseBool accepts (1 t T
+ * TRUE true True, 0 f F FALSE false False; the Python client sends "True").
+ * A bare "?watch" counts as true.  Absent: false.  Else -EINVAL.
+ */
+static int arg_bool(const struct pk_request *req, const char *key, bool *ret)
+{
+	static const char *const yes[] = { "", "1", "t", "T", "TRUE", "true", "True" };
+	static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
+	const char *v = arg(req, key);
+	*ret = false;
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (strcmp(v, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (strcmp(v, no[i]) == 0)
+			return 0;
+	return -EINVAL;
+}
+
 static bool arg_true(const struct pk_request *req, const char *key)
 {
-	const char *v = arg(req, key);
-	return v && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0 || *v == '\0');
+	bool v;
+	return arg_bool(req, key, &v) == 0 && v;
 }
 
 /* ---- authentication ------------------------------------------------------------ */
@@ -256,12 +280,21 @@ static bool authenticate(struct pk_server *srv, const struct pk_request *req,
 		return true;
 	}
 	*who = (struct pk_identity){ "system:anonymous", NULL, 0, false };
+	/* As kube-apiserver: "Bearer" and the token split at single spaces; an empty
+	 * token (two spaces) is no token, text after a further space is ignored. */
 	const char *h = req->authorization;
+	while (h && (*h == ' ' || *h == '\t'))
+		h++;
 	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
 		return false;
-	const char *token = h + 7;
-	while (*token == ' ')
-		token++;
+	char token[4096];
+	size_t tl = strcspn(h + 7, " ");
+	while (tl && (h[7 + tl - 1] == '\t' || h[7 + tl - 1] == '\r'))
+		tl--;
+	if (tl == 0 || tl >= sizeof(token))
+		return false;
+	memcpy(token, h + 7, tl);
+	token[tl] = '\0';
 	pthread_mutex_lock(&srv->auth_lock);
 	tokens_reload(srv);
 	const struct pk_token *t = pk_tokens_find(srv->tokens, token);
@@ -792,27 +825,57 @@ static const char *handle_ui(struct pk_server *srv, const struct pk_request *req
 	return "ui";
 }
 
+/* The /ui/ page itself (not /ui/api/): public like /healthz. */
+static bool ui_page(const char *path)
+{
+	return (strncmp(path, "/ui/", 4) == 0 || strcmp(path, "/ui") == 0) &&
+	       strncmp(path, "/ui/api/", 8) != 0;
+}
+
+/* A GET of /healthz, /readyz, /livez or /version (served to anyone); false otherwise. */
+static bool serve_public(struct pk_server *srv, const struct pk_request *req,
+			 struct pk_response *resp)
+{
+	if (!public_path(req->path) || strcmp(req->method, "GET") != 0)
+		return false;
+	if (strncmp(req->path, "/version", 8) == 0)
+		discovery_handle(srv, "/version", resp);
+	else
+		respond_text(resp, 200, "text/plain; charset=utf-8", "ok");
+	return true;
+}
+
+/* What the request line and headers alone refuse; true when resp holds it. */
+static bool refuse_early(bool authed, const struct pk_request *req, struct pk_response *resp)
+{
+	if (!authed) {
+		respond_status(resp, 401, "Unauthorized", NULL, NULL, NULL, "Unauthorized");
+	} else if (req->nargs > PK_SERVER_MAX_QUERY_ARGS) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			       "too many query parameters: %zu (at most %d)", req->nargs,
+			       PK_SERVER_MAX_QUERY_ARGS);
+	} else if (req->body_too_large || req->body_len > PK_SERVER_MAX_BODY) {
+		respond_status(resp, 413, "RequestEntityTooLarge", NULL, NULL, NULL,
+			       "the request body is larger than %d bytes", PK_SERVER_MAX_BODY);
+	} else {
+		return false;
+	}
+	return true;
+}
+
 static const char *handle(struct pk_server *srv, const struct pk_request *req,
 			  struct pk_response *resp)
 {
 	struct pk_identity who;
 	struct ident_store is;
 	bool authed = authenticate(srv, req, &who, &is);
-	if (public_path(req->path) && strcmp(req->method, "GET") == 0) {
-		if (strncmp(req->path, "/version", 8) == 0)
-			discovery_handle(srv, "/version", resp);
-		else
-			respond_text(resp, 200, "text/plain; charset=utf-8", "ok");
+	if (serve_public(srv, req, resp))
 		return "health";
-	}
-	bool ui = strncmp(req->path, "/ui/", 4) == 0 || strcmp(req->path, "/ui") == 0;
 	bool ui_api = strncmp(req->path, "/ui/api/", 8) == 0;
-	if (ui && !ui_api)
+	if (ui_page(req->path))
 		return handle_ui(srv, req, resp);
-	if (!authed) {
-		respond_status(resp, 401, "Unauthorized", NULL, NULL, NULL, "Unauthorized");
-		return "auth";
-	}
+	if (refuse_early(authed, req, resp))
+		return authed ? "other" : "auth";
 	if (ui_api) {
 		if (!pk_authorize(&who, "list", "Node", NULL) || !pk_authorize(&who, "list", "Pod", NULL)) {
 			respond_status(resp, 403, "Forbidden", NULL, NULL, NULL,
@@ -820,11 +883,6 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 			return "ui";
 		}
 		return handle_ui(srv, req, resp);
-	}
-	if (req->body_too_large || req->body_len > PK_SERVER_MAX_BODY) {
-		respond_status(resp, 413, "RequestEntityTooLarge", NULL, NULL, NULL,
-			       "the request body is larger than %d bytes", PK_SERVER_MAX_BODY);
-		return "other";
 	}
 	if (strcmp(req->path, "/openapi/v2") == 0 && strcmp(req->method, "GET") == 0) {
 		discovery_openapi_v2(req->accept, resp);
@@ -847,8 +905,16 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 			       "the requested resource");
 		return "other";
 	}
-	bool watch = arg_true(req, "watch");
-	const char *verb = verb_of(req->method, &r, watch);
+	bool watch = false, bookmarks = false;
+	const char *verb = NULL;
+	if (arg_bool(req, "watch", &watch) < 0 || arg_bool(req, "allowWatchBookmarks", &bookmarks) < 0) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			       "watch and allowWatchBookmarks take a boolean (true, false, 1, 0, "
+			       "t, f, ...)");
+		route_clear(&r);
+		return "other";
+	}
+	verb = verb_of(req->method, &r, watch);
 	if (!verb) {
 		respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
 			       "method %s is not allowed", req->method);
@@ -864,6 +930,24 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 	}
 	route_clear(&r);
 	return verb ? verb : "other";
+}
+
+bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
+			struct pk_response *ret)
+{
+	struct pk_identity who;
+	struct ident_store is;
+	struct pk_response resp = { 0 };
+	if (!req->method || !req->path || req->path[0] != '/' || public_path(req->path) ||
+	    ui_page(req->path))
+		return false;
+	bool authed = authenticate(srv, req, &who, &is);
+	if (!refuse_early(authed, req, &resp))
+		return false;
+	metrics_record(srv, authed ? "other" : "auth", resp.status, 0);
+	server_log(srv, 2, "%s %s -> %d (before the body)", req->method, req->path, resp.status);
+	*ret = resp;
+	return true;
 }
 
 int pk_server_handle(struct pk_server *srv, const struct pk_request *req,

@@ -23,6 +23,7 @@ struct pk_server {
 	struct pk_store *store;
 	char *listen, *token_file, *tls_cert_file, *tls_key_file;
 	bool insecure_non_loopback;
+	bool insecure_anonymous_admin;
 	int verbosity;
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;
@@ -33,6 +34,11 @@ struct pk_server {
 	time_t token_checked;
 
 	void *mhd; /* struct MHD_Daemon */
+	/* Watch streams waiting for news (stream.c) and the thread that wakes them. */
+	pthread_mutex_t park_lock;
+	struct stream *parked;
+	pthread_t hub;
+	bool hub_running;
 	char *tls_cert, *tls_key;
 	uint16_t port;
 	atomic_bool stopping;
@@ -88,6 +94,16 @@ struct watch_spec {
 	int timeout_s;
 };
 int watch_new(struct pk_server *srv, struct watch_spec *spec, struct pk_watch **ret);
+
+/* stream.c: a watch as a chunked response that never blocks an event-loop
+ * thread (w is taken, also on failure). */
+struct MHD_Connection;
+struct MHD_Response;
+struct MHD_Response *stream_response(struct pk_server *srv, struct MHD_Connection *conn,
+				     struct pk_watch *w);
+int stream_hub_start(struct pk_server *srv);
+/* Sets srv->stopping, joins the hub and resumes every parked stream. */
+void stream_hub_stop(struct pk_server *srv);
 
 /* metrics.c */
 void metrics_record(struct pk_server *srv, const char *verb, int code, double seconds);

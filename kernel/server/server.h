@@ -12,8 +12,8 @@
  *
  * Two layers: pk_server_handle() turns one parsed request into one response
  * without any socket (what the fuzz target and unit tests call), and
- * pk_server_start() serves it over libmicrohttpd (one thread per connection,
- * optional TLS).  The store handle is borrowed and must outlive the server.
+ * pk_server_start() serves it over libmicrohttpd (an epoll event loop on a
+ * few threads; watches park instead of holding a thread; optional TLS).  The store handle is borrowed and must outlive the server.
  * Other in-process code (the scheduling loop, controllers) should call the
  * store directly, which applies the same defaulting and validation.
  */
@@ -31,6 +31,14 @@
 #define PK_SERVER_DEFAULT_LISTEN "127.0.0.1:6443"
 #define PK_SERVER_MAX_BODY PK_MAX_INPUT_BYTES /* larger bodies get 413 */
 #define PK_SERVER_WATCH_TIMEOUT_S 1800      /* default watch length */
+/* Limits against hostile clients (README, "Security"). */
+#define PK_SERVER_THREADS 16                   /* event-loop threads */
+#define PK_SERVER_MAX_CONNECTIONS 4000         /* in total */
+#define PK_SERVER_MAX_CONNECTIONS_PER_ADDR 200 /* from one client address */
+#define PK_SERVER_IDLE_TIMEOUT_S 10   /* idle or unfinished request: closed */
+#define PK_SERVER_MAX_HEADER_BYTES (64 * 1024) /* request line + headers (per connection) */
+#define PK_SERVER_MAX_QUERY_ARGS 256  /* more: 400, never silently dropped */
+#define PK_SERVER_WATCH_BUFFER (1 << 20) /* bytes a watch buffers ahead (plus one event) */
 
 /* ---- static token file ------------------------------------------------------ */
 struct pk_token {
@@ -119,6 +127,8 @@ struct pk_server_config {
 	const char *tls_cert_file;   /* both or neither */
 	const char *tls_key_file;
 	bool insecure_allow_non_loopback; /* plain HTTP on a non-loopback address */
+	/* No token file on a non-loopback address (everyone is admin). */
+	bool insecure_allow_anonymous_admin;
 	int verbosity;                    /* 0 errors, 1 startup, 2 every request */
 	/* Where log lines go (the program decides); NULL: nowhere. */
 	void (*log)(void *arg, int level, const char *msg);
@@ -131,6 +141,14 @@ int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 		  struct pk_server **ret, char *err, size_t errlen);
 int pk_server_handle(struct pk_server *srv, const struct pk_request *req,
 		     struct pk_response *ret);
+/*
+ * Decide on the request line and headers alone (req->body unset), before any
+ * body is read: when the request would be refused whatever its body (no valid
+ * token, a declared body over PK_SERVER_MAX_BODY, too many query arguments)
+ * ret gets that response and true is returned.  Otherwise ret stays empty.
+ */
+bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
+			struct pk_response *ret);
 /* Bind and serve in background threads. */
 int pk_server_start(struct pk_server *srv, char *err, size_t errlen);
 uint16_t pk_server_port(const struct pk_server *srv); /* after start */

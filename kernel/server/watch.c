@@ -4,11 +4,16 @@
  *
  * A watch starts either at a resourceVersion (events after it are replayed
  * from the store's ring) or, without one, with an ADDED event per current
- * object followed by everything after the list's resourceVersion.  Reading
- * pulls a batch from pk_store_events_since(), keeps the events of the watched
- * kind, namespace and selectors, and blocks in pk_store_wait() when nothing
- * is pending.  Falling behind the ring ends the stream with an ERROR event
- * carrying a 410 Expired Status, as kube-apiserver does.
+ * object followed by everything after the list's resourceVersion.  Nothing
+ * is produced ahead of the reader: the initial list is read a page of
+ * WATCH_LIST_PAGE objects at a time as the client takes it (later pages skip
+ * objects newer than the first page's resourceVersion: their events follow),
+ * and events are pulled from pk_store_events_since() only when the buffer is
+ * empty, at most PK_SERVER_WATCH_BUFFER bytes (plus one event) at a time.  A
+ * client that stops reading therefore costs one buffer, never a copy of the
+ * store; when it falls behind the ring its stream ends with an ERROR event
+ * carrying a 410 Expired Status and it re-lists, as with kube-apiserver.
+ * Reading waits in pk_store_wait() only when asked to (stream.c never asks).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +25,8 @@
 #include "kernel/server/server-private.h"
 
 #define WATCH_BATCH 256
+#define WATCH_LIST_PAGE 16
+#define WATCH_BUFFER_KEEP (64 * 1024) /* a larger buffer is freed once drained */
 
 struct pk_watch {
 	struct pk_server *srv;
@@ -30,13 +37,21 @@ struct pk_watch {
 	size_t len, off, cap;
 	bool ended;
 	bool header_sent;
+	/* The initial list, while it lasts: the current page and the next token. */
+	bool listing;
+	json_t *page;
+	size_t page_idx;
+	bool first_page;
+	char *cont;
 };
 
 static int reserve(struct pk_watch *w, size_t n)
 {
 	if (w->len + n <= w->cap)
 		return 0;
-	size_t cap = (w->len + n) * 2;
+	size_t cap = w->cap * 2;
+	if (cap < w->len + n)
+		cap = w->len + n;
 	char *nb = realloc(w->buf, cap);
 	if (!nb)
 		return -ENOMEM;
@@ -112,10 +127,14 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	struct pk_watch *w = arg;
 	if (!ev->kind || strcmp(ev->kind, w->spec.type->kind) != 0 || !matches(w, ev->object))
 		return 0;
+	int rc;
 	if (!w->spec.table && ev->object_json)
-		return append_text(w, pk_event_type_to_string(ev->type), ev->object_json,
-				   ev->object_json_len);
-	return append(w, pk_event_type_to_string(ev->type), ev->object);
+		rc = append_text(w, pk_event_type_to_string(ev->type), ev->object_json,
+				 ev->object_json_len);
+	else
+		rc = append(w, pk_event_type_to_string(ev->type), ev->object);
+	/* A full buffer stops the batch here; the rest waits for the reader. */
+	return rc < 0 ? rc : w->len >= PK_SERVER_WATCH_BUFFER;
 }
 
 void pk_watch_free(struct pk_watch *w)
@@ -126,35 +145,58 @@ void pk_watch_free(struct pk_watch *w)
 	pk_selector_free(w->spec.labels);
 	pk_selector_free(w->spec.fields);
 	free((char *)w->spec.ns);
+	json_decref(w->page);
+	free(w->cont);
 	free(w->buf);
 	free(w);
 }
 
-static int send_initial(struct pk_watch *w)
+static int list_page(struct pk_watch *w, uint64_t *ret_rv)
 {
-	struct pk_store_list_opts o = { .labels = w->spec.labels, .fields = w->spec.fields };
-	char *cont = NULL;
-	uint64_t rv = 0;
-	bool first = true;
-	do {
-		json_t *items = NULL;
-		char *next = NULL;
-		o.continue_token = cont;
-		int rc = pk_store_list(w->srv->store, w->spec.type->kind, w->spec.ns, &o, &items,
-				       first ? &rv : NULL, &next);
-		free(cont);
-		cont = next;
-		if (rc < 0)
-			return rc;
-		size_t i;
-		json_t *obj;
-		json_array_foreach(items, i, obj)
+	struct pk_store_list_opts o = { .labels = w->spec.labels, .fields = w->spec.fields,
+					.limit = WATCH_LIST_PAGE, .continue_token = w->cont };
+	json_t *items = NULL;
+	char *next = NULL;
+	int rc = pk_store_list(w->srv->store, w->spec.type->kind, w->spec.ns, &o, &items, ret_rv,
+			       &next);
+	if (rc < 0)
+		return rc;
+	free(w->cont);
+	w->cont = next;
+	json_decref(w->page);
+	w->page = items;
+	w->page_idx = 0;
+	return 0;
+}
+
+static uint64_t object_rv(const json_t *obj)
+{
+	const char *s = json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	return s ? strtoull(s, NULL, 10) : 0;
+}
+
+/* Move initial-list objects into the buffer until it is full or the list ends. */
+static int fill_initial(struct pk_watch *w)
+{
+	while (w->listing && w->len < PK_SERVER_WATCH_BUFFER) {
+		if (w->page_idx < json_array_size(w->page)) {
+			json_t *obj = json_array_get(w->page, w->page_idx++);
+			if (!w->first_page && object_rv(obj) > w->rv)
+				continue; /* changed after the list began: its event follows */
 			if (append(w, "ADDED", obj) < 0)
-				break;
-		json_decref(items);
-		first = false;
-	} while (cont);
-	w->rv = rv;
+				return -ENOMEM;
+		} else if (w->cont) {
+			int rc = list_page(w, NULL);
+			if (rc < 0)
+				return rc;
+			w->first_page = false;
+		} else {
+			w->listing = false;
+			json_decref(w->page);
+			w->page = NULL;
+		}
+	}
 	return 0;
 }
 
@@ -170,7 +212,11 @@ int watch_new(struct pk_server *srv, struct watch_spec *spec, struct pk_watch **
 	spec->labels = spec->fields = NULL;
 	w->deadline = time(NULL) + spec->timeout_s;
 	w->rv = spec->since;
-	int rc = spec->since ? 0 : send_initial(w);
+	int rc = 0;
+	if (!spec->since) {
+		w->listing = w->first_page = true;
+		rc = list_page(w, &w->rv);
+	}
 	if (rc < 0) {
 		pk_watch_free(w);
 		return rc;
@@ -221,12 +267,24 @@ ssize_t pk_watch_read(struct pk_watch *w, char *buf, size_t max, int wait_ms)
 			size_t n = w->len - w->off < max ? w->len - w->off : max;
 			memcpy(buf, w->buf + w->off, n);
 			w->off += n;
-			if (w->off == w->len)
+			if (w->off == w->len) {
 				w->off = w->len = 0;
+				if (w->cap > WATCH_BUFFER_KEEP) {
+					free(w->buf);
+					w->buf = NULL;
+					w->cap = 0;
+				}
+			}
 			return (ssize_t)n;
 		}
 		if (w->ended || atomic_load(&w->srv->stopping) || time(NULL) >= w->deadline)
 			return -EPIPE;
+		if (w->listing) {
+			int rc = fill_initial(w);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
 		uint64_t last = w->rv;
 		int rc = pk_store_events_since(w->srv->store, w->rv, WATCH_BATCH, on_event, w, &last);
 		w->rv = last;

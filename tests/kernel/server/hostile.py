@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Hostile clients against a running podkerneld (loopback only, bounded).
+
+Usage: hostile.py PORT PID ATTACK [ARGS...]; prints what it saw and exits 1 on
+a failed expectation.  Each attack is bounded in connections and seconds.
+Loopback addresses 127.0.0.2.. act as other client addresses.
+"""
+import json
+import os
+import socket
+import sys
+import time
+
+PORT = int(sys.argv[1])
+PID = int(sys.argv[2])
+TOKEN = os.environ.get("PK_TOKEN", "admintok")
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def rss_mb():
+    with open("/proc/%d/status" % PID) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def connect(src="127.0.0.1", timeout=5.0):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", PORT))
+    return s
+
+
+def request(path, method="GET", headers=None, body=b"", src="127.0.0.1", timeout=5.0,
+            token=TOKEN):
+    """One request on a fresh connection; returns (status, body bytes)."""
+    s = connect(src, timeout)
+    h = {"Host": "127.0.0.1", "Connection": "close"}
+    if token:
+        h["Authorization"] = "Bearer " + token
+    if body:
+        h["Content-Length"] = str(len(body))
+        h["Content-Type"] = "application/json"
+    h.update(headers or {})
+    head = "%s %s HTTP/1.1\r\n" % (method, path)
+    head += "".join("%s: %s\r\n" % kv for kv in h.items()) + "\r\n"
+    s.sendall(head.encode() + body)
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        s.close()
+    if not data:
+        return 0, b""
+    status = int(data.split(b" ", 2)[1])
+    return status, data.split(b"\r\n\r\n", 1)[-1]
+
+
+def healthz_ok(src="127.0.0.1"):
+    t = time.monotonic()
+    status, _ = request("/healthz", src=src, timeout=5.0, token=None)
+    return status == 200, time.monotonic() - t
+
+
+def closed_by_server(s, wait):
+    """True when the server closes s (EOF or reset) within wait seconds."""
+    s.settimeout(wait)
+    try:
+        return s.recv(1) == b""
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+def attack_idle_flood(n_per_addr, n_addrs, timeout_s):
+    """n_per_addr idle connections (half a header) from each of n_addrs addresses."""
+    socks = []
+    for a in range(n_addrs):
+        for _ in range(n_per_addr):
+            try:
+                s = connect("127.0.0.%d" % (a + 2))
+                s.sendall(b"GET /api/v1/pods HTTP/1.1\r\nHost: x\r\n")
+                socks.append(s)
+            except OSError:
+                pass
+    time.sleep(0.5)
+    ok, took = healthz_ok()
+    if not ok:
+        fail("/healthz not served during a flood of %d connections" % len(socks))
+    print("healthz served in %.2f s beside %d idle connections from %d addresses"
+          % (took, len(socks), n_addrs))
+    # More than the per-address limit: the excess is closed at once.
+    limit = int(os.environ.get("PK_PER_ADDR", "200"))
+    if n_per_addr > limit:
+        refused = sum(1 for s in socks[:n_per_addr] if closed_by_server(s, 0.05))
+        if refused < n_per_addr - limit:
+            fail("only %d of %d connections over the per-address limit were closed"
+                 % (refused, n_per_addr - limit))
+        print("%d connections over the per-address limit of %d closed" % (refused, limit))
+    # Unfinished requests are closed after the idle timeout.
+    if timeout_s > 0:
+        time.sleep(timeout_s + 2)
+        open_left = sum(1 for s in socks if not closed_by_server(s, 0.01))
+        if open_left:
+            fail("%d half-sent requests still open after %d s" % (open_left, timeout_s + 2))
+        print("every half-sent request closed after the %d s idle timeout" % timeout_s)
+    for s in socks:
+        s.close()
+
+
+def attack_anonymous_bodies(n, size):
+    """n anonymous requests declaring size-byte bodies: 401 before any body byte."""
+    before = rss_mb()
+    socks = []
+    for i in range(n):
+        s = connect("127.0.0.%d" % (2 + i % 4))
+        s.sendall(("POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: x\r\n"
+                   "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % size).encode())
+        socks.append(s)
+    for s in socks:
+        s.settimeout(5)
+        head = s.recv(4096)
+        if not head.startswith(b"HTTP/1.1 401"):
+            fail("anonymous request with an unsent body answered %r" % head[:40])
+    # Sending the bodies now gets nowhere: the server does not read them.
+    sent = 0
+    chunk = b"x" * 65536
+    for s in socks:
+        s.setblocking(False)
+        try:
+            while sent < size * n:
+                sent += s.send(chunk)
+        except (BlockingIOError, OSError):
+            pass
+    grew = rss_mb() - before
+    for s in socks:
+        s.close()
+    print("%d anonymous %d-byte bodies: 401 before the body, RSS grew %.0f MB" % (n, size, grew))
+    if grew > 64:
+        fail("RSS grew %.0f MB for bodies that should never be read" % grew)
+
+
+def attack_unread_watches(n, path):
+    """n watches that never read, over a large object: RSS stays bounded."""
+    before = rss_mb()
+    socks = []
+    for i in range(n):
+        s = connect("127.0.0.%d" % (2 + i % 4))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n"
+                   % (path, TOKEN)).encode())
+        socks.append(s)
+    time.sleep(3)
+    grew = rss_mb() - before
+    t = time.monotonic()
+    status, _ = request("/api/v1/namespaces/default/pods?limit=1")
+    took = time.monotonic() - t
+    for s in socks:
+        s.close()
+    print("%d unread watches: RSS grew %.0f MB, a list took %.2f s" % (n, grew, took))
+    if status != 200:
+        fail("list beside unread watches answered %d" % status)
+    limit = float(os.environ.get("PK_WATCH_RSS_MB", "200"))
+    if grew > limit:
+        fail("RSS grew %.0f MB (> %.0f) for %d unread watches" % (grew, limit, n))
+
+
+def attack_watch_true(path):
+    """watch=True (the Python client's spelling) streams events, not a List."""
+    s = connect()
+    s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n"
+               % (path, TOKEN)).encode())
+    data = b""
+    deadline = time.monotonic() + 5
+    while b'"type":"ADDED"' not in data and time.monotonic() < deadline:
+        data += s.recv(65536)
+    s.close()
+    if b'"type":"ADDED"' not in data or b'"kind":"PodList"' in data:
+        fail("%s did not stream watch events: %r" % (path, data[:200]))
+    print("%s streams watch events" % path)
+
+
+def main():
+    attack = sys.argv[3]
+    args = sys.argv[4:]
+    if attack == "idle-flood":
+        attack_idle_flood(int(args[0]), int(args[1]), int(args[2]))
+    elif attack == "anonymous-bodies":
+        attack_anonymous_bodies(int(args[0]), int(args[1]))
+    elif attack == "unread-watches":
+        attack_unread_watches(int(args[0]), args[1])
+    elif attack == "watch-true":
+        attack_watch_true(args[0])
+    elif attack == "request":
+        # request METHOD PATH [BODY]: prints "STATUS BODY"
+        status, body = request(args[1], method=args[0],
+                               body=args[2].encode() if len(args) > 2 else b"")
+        print(status, body.decode(errors="replace"))
+    else:
+        fail("unknown attack " + attack)
+
+
+if __name__ == "__main__":
+    main()
