@@ -30,6 +30,9 @@
 #include "kernel/api/api.h"
 #include "topology.h"
 
+/* Where node heartbeat Leases live by default (as the kubelet's). */
+#define AGENT_LEASE_NAMESPACE "kube-node-lease"
+
 /* ---- the agent's own annotation keys (the contract's are in topology.h) -- */
 #define AGENT_ANN_DISAGREE "agent.podkernel.dev/discovery-disagreement"
 
@@ -243,8 +246,13 @@ struct agent_publish_config {
 	const char *token;      /* fixed bearer token, or NULL */
 	const char *token_file; /* re-read before every request, or NULL */
 	const char *ca_file;
+	const char *cert_file, *key_file; /* client certificate (the node's identity) */
 	bool insecure;       /* skip TLS verification (tests only) */
 	bool status;         /* also own status.capacity/allocatable (no kubelet) */
+	bool register_node;  /* create the Node when missing (no kubelet registers it) */
+	const char *lease_namespace; /* NULL: AGENT_LEASE_NAMESPACE */
+	int lease_duration_s; /* the Lease's leaseDurationSeconds (default 40) */
+	int resync_s;        /* send an unchanged patch again after this long (300) */
 	int retries;         /* attempts per publish, >= 1 */
 	long backoff_ms;     /* first retry delay */
 	long backoff_max_ms; /* cap */
@@ -271,13 +279,22 @@ void agent_publisher_free(struct agent_publisher *p);
 void agent_publisher_set_cancel_fd(struct agent_publisher *p, int fd);
 /*
  * Publish the node: GET it once to learn the labels it owned before (the
- * TOPO_ANN_AGENT_OWNED annotation), POST it when missing, then PATCH
- * (application/merge-patch+json) its labels, setting labels it owned and no
- * longer has to null.  Retries with capped exponential backoff.  -EIO after
- * the last attempt, -EACCES on 401/403, -EPROTO on other HTTP errors,
- * -ECANCELED when the cancel descriptor became readable during a backoff.
+ * TOPO_ANN_AGENT_OWNED annotation), then PATCH (application/merge-patch+json)
+ * its labels, setting labels it owned and no longer has to null; nothing is
+ * sent when the patch and status equal the last accepted ones (until
+ * resync_s).  A missing Node is -ENOENT, or created with register_node.
+ * Retries with capped exponential backoff.  -EIO after the last attempt,
+ * -EACCES on 401/403, -EPROTO on other HTTP errors, -ECANCELED when the
+ * cancel descriptor became readable during a backoff.
  */
 int agent_publish(struct agent_publisher *p, const json_t *node, char *err, size_t errlen);
+/*
+ * Renew the node's Lease (namespace lease_namespace, named after the node):
+ * merge-patch holderIdentity, leaseDurationSeconds and renewTime, creating
+ * the Lease on 404.  One attempt (the daemon renews every interval).
+ */
+int agent_lease_renew(struct agent_publisher *p, const char *node_name, char *err,
+		      size_t errlen);
 /* The merge patch agent_publish would send, given the keys owned before. */
 json_t *agent_merge_patch(const json_t *node, const json_t *owned_before);
 /* The /status merge patch: node's capacity and allocatable, null for every
@@ -292,6 +309,7 @@ struct agent_daemon_config {
 	const char *nfd_dir;
 	int nfd_ttl_s;
 	struct agent_publisher *publisher; /* may be NULL */
+	bool lease; /* renew the node's Lease every cycle (daemon only) */
 	/* called after each cycle (r NULL when discovery failed; err says why) */
 	void (*on_report)(const struct agent_report *r, int publish_rc, const char *err,
 			  void *arg);

@@ -2,7 +2,9 @@
 /*
  * daemon.c — podagent's cycle and its event loop.
  *
- * A cycle discovers (report.c), writes the NFD file and publishes.  The loop
+ * A cycle renews the node's Lease (the heartbeat), discovers (report.c),
+ * writes the NFD file and publishes (a Node write only when something
+ * changed).  The loop
  * polls five descriptors: a signalfd for SIGTERM/SIGINT, the udev monitor,
  * the netlink cache manager, a periodic timerfd (--interval) and a one-shot
  * debounce timerfd.  Hotplug and link events only re-arm the debounce timer,
@@ -50,12 +52,31 @@ int agent_cycle(const struct agent_daemon_config *cfg, struct agent_report *ret_
 	return 0;
 }
 
+static void say(const struct agent_daemon_config *cfg, const char *fmt, const char *a);
+
+/* The node's Lease first: it says the agent is alive whatever the Node patch does. */
+static void renew_lease(const struct agent_daemon_config *cfg)
+{
+	char err[1024] = "", msg[1100];
+	int r;
+
+	if (!cfg->publisher || !cfg->lease)
+		return;
+	r = agent_lease_renew(cfg->publisher, cfg->agent.node_name, err, sizeof(err));
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "renewing the node's Lease: %s",
+			 err[0] ? err : strerror(-r));
+		say(cfg, "%s", msg);
+	}
+}
+
 static void run_cycle(const struct agent_daemon_config *cfg)
 {
 	struct agent_report r;
 	char err[1024] = "";
 	int prc = 0;
 
+	renew_lease(cfg);
 	if (agent_cycle(cfg, &r, &prc, err, sizeof(err)) < 0) {
 		if (cfg->on_report)
 			cfg->on_report(NULL, 0, err, cfg->arg);

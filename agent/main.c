@@ -43,13 +43,19 @@ static void usage(FILE *f)
 	      "  --in-cluster          publish with the pod's service account\n"
 	      "  --token TOKEN | --token-file FILE   bearer token (the file is re-read each request)\n"
 	      "  --ca-file FILE        CA bundle for https\n"
+	      "  --client-certificate FILE --client-key FILE   the node's own TLS identity\n"
 	      "  --insecure-skip-tls-verify\n"
 	      "  --publish-status      also own status.capacity/allocatable (no kubelet)\n"
+	      "  --register-node       create the Node when missing (no kubelet registers it)\n"
+	      "  --lease-namespace NS  the node's heartbeat Lease (default kube-node-lease)\n"
+	      "  --lease-duration S    its leaseDurationSeconds (default 40)\n"
+	      "  --no-lease            do not renew a Lease\n"
+	      "  --resync SECONDS      send an unchanged Node patch again after (default 300)\n"
 	      "  --retries N           attempts per publish (default 5)\n"
 	      "  --backoff-ms MS       first retry delay (default 500), doubled up to\n"
 	      "  --backoff-max-ms MS   (default 8000)\n"
 	      "Daemon:\n"
-	      "  --interval SECONDS    republish period and heartbeat (default 10)\n"
+	      "  --interval SECONDS    Lease renewal and discovery period (default 10)\n"
 	      "  --debounce-ms MS      quiet time after hotplug or link events (default 1000)\n"
 	      "\n"
 	      "Exit: 0 ok, 2 bad usage or input, 1 other failure (e.g. publishing failed).\n",
@@ -105,7 +111,8 @@ enum {
 	OPT_HWLOC = 256, OPT_BOARD, OPT_HOST_INDEX, OPT_NODE_NAME, OPT_NO_UDEV, OPT_NO_NETLINK,
 	OPT_ONCE, OPT_NFD_DIR, OPT_NFD_TTL, OPT_PUBLISH, OPT_IN_CLUSTER, OPT_TOKEN,
 	OPT_TOKEN_FILE, OPT_CA_FILE, OPT_INSECURE, OPT_RETRIES, OPT_BACKOFF, OPT_BACKOFF_MAX,
-	OPT_INTERVAL, OPT_DEBOUNCE, OPT_VERSION, OPT_STATUS,
+	OPT_INTERVAL, OPT_DEBOUNCE, OPT_VERSION, OPT_STATUS, OPT_REGISTER, OPT_LEASE_NS,
+	OPT_LEASE_DURATION, OPT_NO_LEASE, OPT_RESYNC, OPT_CERT, OPT_KEY,
 };
 
 static const struct option long_opts[] = {
@@ -126,6 +133,13 @@ static const struct option long_opts[] = {
 	{ "ca-file", required_argument, NULL, OPT_CA_FILE },
 	{ "insecure-skip-tls-verify", no_argument, NULL, OPT_INSECURE },
 	{ "publish-status", no_argument, NULL, OPT_STATUS },
+	{ "register-node", no_argument, NULL, OPT_REGISTER },
+	{ "lease-namespace", required_argument, NULL, OPT_LEASE_NS },
+	{ "lease-duration", required_argument, NULL, OPT_LEASE_DURATION },
+	{ "no-lease", no_argument, NULL, OPT_NO_LEASE },
+	{ "resync", required_argument, NULL, OPT_RESYNC },
+	{ "client-certificate", required_argument, NULL, OPT_CERT },
+	{ "client-key", required_argument, NULL, OPT_KEY },
 	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "backoff-ms", required_argument, NULL, OPT_BACKOFF },
 	{ "backoff-max-ms", required_argument, NULL, OPT_BACKOFF_MAX },
@@ -182,6 +196,26 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_CA_FILE: o->pub.ca_file = optarg; break;
 		case OPT_INSECURE: o->pub.insecure = true; break;
 		case OPT_STATUS: o->pub.status = true; break;
+		case OPT_REGISTER: o->pub.register_node = true; break;
+		case OPT_LEASE_NS:
+			if (!topo_dns_label_valid(optarg)) {
+				fprintf(stderr, "podagent: --lease-namespace: \"%s\" is not a namespace "
+					"name (a DNS label)\n", optarg);
+				return -EINVAL;
+			}
+			o->pub.lease_namespace = optarg;
+			break;
+		case OPT_LEASE_DURATION:
+			r = num_opt("--lease-duration", 1, 3600, &v);
+			o->pub.lease_duration_s = (int)v;
+			break;
+		case OPT_NO_LEASE: o->d.lease = false; break;
+		case OPT_RESYNC:
+			r = num_opt("--resync", 1, 86400, &v);
+			o->pub.resync_s = (int)v;
+			break;
+		case OPT_CERT: o->pub.cert_file = optarg; break;
+		case OPT_KEY: o->pub.key_file = optarg; break;
 		case OPT_RETRIES:
 			r = num_opt("--retries", 1, 100, &v);
 			o->pub.retries = (int)v;
@@ -219,6 +253,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (o->pub.url && o->in_cluster) {
 		fprintf(stderr, "podagent: --publish and --in-cluster exclude each other\n");
+		return -EINVAL;
+	}
+	if (!o->pub.cert_file != !o->pub.key_file) {
+		fprintf(stderr, "podagent: --client-certificate and --client-key go together\n");
 		return -EINVAL;
 	}
 	if (o->pub.token && o->pub.token_file) {
@@ -321,6 +359,7 @@ int main(int argc, char **argv)
 		.d = {
 			.agent = { .host_index = -1, .use_udev = true, .use_netlink = true },
 			.interval_s = 10,
+			.lease = true,
 			.debounce_ms = 1000,
 			.nfd_ttl_s = 3600,
 			.on_report = on_report,

@@ -7,11 +7,19 @@
  * publish or after the node vanished), then sends a JSON merge patch
  * (RFC 7386, application/merge-patch+json) of metadata: its labels, null for
  * each label it owned and no longer finds, and its annotations.  Other
- * labels are never named, so they stay as they are.  A missing node is
- * created with POST /api/v1/nodes (full object, status included).  With
- * status on, the agent also owns status.capacity and status.allocatable and
- * patches them through the /status subresource (for clusters without a
- * kubelet, such as podkerneld's): its resources, null for any other.
+ * labels are never named, so they stay as they are.  A patch identical to
+ * the last one accepted is not sent again (the Node is written only when
+ * something changed) until resync_s have passed, which puts back what others
+ * removed.  A missing Node is an error: the kubelet registers Nodes; only
+ * with register (bare hosts whose cluster has no kubelet, such as
+ * podkerneld's) is it created with POST /api/v1/nodes (full object, status
+ * included).  With status on, the agent also owns status.capacity and
+ * status.allocatable and patches them through the /status subresource: its
+ * resources, null for any other.
+ *
+ * Liveness is a coordination.k8s.io/v1 Lease per node (agent_lease_renew):
+ * its renewTime is patched every interval, and the Lease is created when
+ * missing, as the kubelet does with its own.
  *
  * Every request re-reads the bearer token file, so rotated service-account
  * tokens are picked up.  Network errors, 5xx, 429 and 401 are retried with
@@ -31,7 +39,9 @@
 #define MAX_TOKEN 16384
 
 struct agent_publisher {
-	char *url, *token, *token_file, *ca_file;
+	char *url, *token, *token_file, *ca_file, *cert_file, *key_file, *lease_ns;
+	json_t *last;      /* {"meta": patch, "status": node status} last accepted */
+	int64_t last_sync; /* monotonic seconds of that write */
 	int cancel_fd; /* readable: stop retrying (the daemon's signalfd), or -1 */
 	struct agent_publish_config cfg;
 	CURL *curl;
@@ -43,7 +53,7 @@ static const char *const agent_annotations[] = {
 	TOPO_ANN_LINKS,
 	TOPO_ANN_AGENT_OWNED,
 	AGENT_ANN_DISAGREE,
-	TOPO_ANN_HEARTBEAT,
+	TOPO_ANN_HEARTBEAT, /* the older liveness signal: removed from Nodes now */
 };
 
 int agent_publish_incluster(struct agent_publish_config *cfg, const char *sa_dir, char *buf,
@@ -90,9 +100,13 @@ int agent_publisher_new(const struct agent_publish_config *cfg, struct agent_pub
 	p->token = dup_or_null(cfg->token);
 	p->token_file = dup_or_null(cfg->token_file);
 	p->ca_file = dup_or_null(cfg->ca_file);
+	p->cert_file = dup_or_null(cfg->cert_file);
+	p->key_file = dup_or_null(cfg->key_file);
+	p->lease_ns = strdup(cfg->lease_namespace ? cfg->lease_namespace : AGENT_LEASE_NAMESPACE);
 	p->curl = curl_easy_init();
-	if (!p->url || !p->curl || (cfg->token && !p->token) ||
-	    (cfg->token_file && !p->token_file) || (cfg->ca_file && !p->ca_file)) {
+	if (!p->url || !p->curl || !p->lease_ns || (cfg->token && !p->token) ||
+	    (cfg->token_file && !p->token_file) || (cfg->ca_file && !p->ca_file) ||
+	    (cfg->cert_file && !p->cert_file) || (cfg->key_file && !p->key_file)) {
 		agent_publisher_free(p);
 		return -ENOMEM;
 	}
@@ -107,6 +121,10 @@ int agent_publisher_new(const struct agent_publish_config *cfg, struct agent_pub
 		p->cfg.backoff_max_ms = p->cfg.backoff_ms;
 	if (p->cfg.timeout_ms <= 0)
 		p->cfg.timeout_ms = 10000;
+	if (p->cfg.lease_duration_s <= 0)
+		p->cfg.lease_duration_s = 40;
+	if (p->cfg.resync_s <= 0)
+		p->cfg.resync_s = 300;
 	*ret = p;
 	return 0;
 }
@@ -117,6 +135,10 @@ void agent_publisher_free(struct agent_publisher *p)
 		return;
 	curl_easy_cleanup(p->curl);
 	json_decref(p->owned);
+	json_decref(p->last);
+	free(p->cert_file);
+	free(p->key_file);
+	free(p->lease_ns);
 	free(p->url);
 	free(p->token);
 	free(p->token_file);
@@ -208,6 +230,10 @@ static int http(struct agent_publisher *p, const char *method, const char *path,
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (p->ca_file)
 		curl_easy_setopt(c, CURLOPT_CAINFO, p->ca_file);
+	if (p->cert_file) /* the node's own identity (CN system:node:NAME) */
+		curl_easy_setopt(c, CURLOPT_SSLCERT, p->cert_file);
+	if (p->key_file)
+		curl_easy_setopt(c, CURLOPT_SSLKEY, p->key_file);
 	if (p->cfg.insecure) {
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -368,6 +394,13 @@ static enum step_result learn(struct agent_publisher *p, const json_t *node, con
 	}
 	if (*rc != 404)
 		return s;
+	if (!p->cfg.register_node) {
+		snprintf(err, errlen, "node %s not found: the kubelet registers Nodes (podagent "
+			 "creates it only with --register-node)",
+			 json_string_value(pk_get(node, "metadata.name")));
+		*rc = -ENOENT;
+		return STEP_FAIL;
+	}
 	s = request(p, "POST", "/api/v1/nodes", node, "application/json", &body, rc, err, errlen);
 	json_decref(body);
 	if (s == STEP_DONE) {
@@ -406,57 +439,30 @@ json_t *agent_status_patch(const json_t *node, const json_t *server_node)
 	return patch;
 }
 
-/*
- * The node as published now: with the heartbeat annotation, so that every
- * publish (even of unchanged labels) is a write the appliance sees.
- */
-static json_t *with_heartbeat(const json_t *node)
+/* What a publish would write: the metadata patch and the node's status. */
+static json_t *change_of(const json_t *patch, const json_t *node)
 {
-	json_t *copy = json_deep_copy(node), *ann;
-	char now[32];
+	json_t *st = json_object_get(node, "status");
 
-	if (!copy)
-		return NULL;
-	ann = pk_get(copy, "metadata.annotations");
-	if (!json_is_object(ann) && pk_set(copy, "metadata.annotations", json_object()) == 0)
-		ann = pk_get(copy, "metadata.annotations");
-	pk_time_format((int64_t)time(NULL), now);
-	/* Annotation keys hold dots: set it on the map, not through a dotted path. */
-	if (!json_is_object(ann) ||
-	    json_object_set_new(ann, TOPO_ANN_HEARTBEAT, json_string(now)) < 0) {
-		json_decref(copy);
-		return NULL;
-	}
-	return copy;
+	return json_pack("{s:O,s:O}", "meta", patch, "status", st ? st : json_null());
 }
 
-static enum step_result attempt_beat(struct agent_publisher *p, const json_t *node, int *rc,
-				     char *err, size_t errlen);
+static int64_t mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec;
+}
 
 static enum step_result attempt(struct agent_publisher *p, const json_t *node, int *rc,
 				char *err, size_t errlen)
-{
-	json_t *beat = with_heartbeat(node);
-	enum step_result s;
-
-	if (!beat) {
-		*rc = -ENOMEM;
-		snprintf(err, errlen, "out of memory");
-		return STEP_FAIL;
-	}
-	s = attempt_beat(p, beat, rc, err, errlen);
-	json_decref(beat);
-	return s;
-}
-
-static enum step_result attempt_beat(struct agent_publisher *p, const json_t *node, int *rc,
-				     char *err, size_t errlen)
 {
 	const char *name = json_string_value(json_object_get(json_object_get(node, "metadata"),
 							     "name"));
 	char path[TOPO_DNS_SUBDOMAIN_MAX + 32], spath[TOPO_DNS_SUBDOMAIN_MAX + 40];
 	enum step_result s;
-	json_t *patch, *server = NULL;
+	json_t *patch, *change, *server = NULL;
 	bool created = false;
 
 	snprintf(path, sizeof(path), "/api/v1/nodes/%s", name ? name : "");
@@ -466,16 +472,27 @@ static enum step_result attempt_beat(struct agent_publisher *p, const json_t *no
 			return s;
 	}
 	patch = agent_merge_patch(node, p->owned);
+	change = change_of(patch, node);
+	if (!created && p->last && json_equal(change, p->last) &&
+	    mono_s() - p->last_sync < p->cfg.resync_s) {
+		json_decref(patch);
+		json_decref(change);
+		return STEP_DONE; /* nothing changed: no write */
+	}
 	s = request(p, "PATCH", path, patch, "application/merge-patch+json", &server, rc, err,
 		    errlen);
 	json_decref(patch);
-	if (s == STEP_FAIL && *rc == 404) { /* deleted meanwhile: learn and create again */
+	if (s == STEP_FAIL && *rc == 404) { /* deleted meanwhile: learn (and create) again */
 		json_decref(p->owned);
+		json_decref(change);
 		p->owned = NULL;
-		return STEP_RETRY;
+		return p->cfg.register_node ? STEP_RETRY : learn(p, node, path, &created, rc, err,
+								   errlen);
 	}
-	if (s != STEP_DONE)
+	if (s != STEP_DONE) {
+		json_decref(change);
 		return s;
+	}
 	json_decref(p->owned);
 	p->owned = owned_of(node);
 	if (p->cfg.status) {
@@ -490,6 +507,11 @@ static enum step_result attempt_beat(struct agent_publisher *p, const json_t *no
 			*rc = -EPROTO;
 	}
 	json_decref(server);
+	json_decref(p->last);
+	p->last = s == STEP_DONE ? change : NULL;
+	if (s != STEP_DONE)
+		json_decref(change);
+	p->last_sync = mono_s();
 	return s;
 }
 
@@ -542,4 +564,60 @@ int agent_publish(struct agent_publisher *p, const json_t *node, char *err, size
 			return rc < 0 ? rc : -EPROTO; /* rc may hold an HTTP status */
 	}
 	return rc;
+}
+
+/* ---- the node's Lease ------------------------------------------------------------ */
+
+/* MicroTime, as the kubelet writes renewTime: 2026-01-01T10:00:00.123456Z */
+static void micro_time(char buf[40])
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(buf, 40, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000);
+}
+
+int agent_lease_renew(struct agent_publisher *p, const char *node_name, char *err,
+		      size_t errlen)
+{
+	char path[TOPO_DNS_SUBDOMAIN_MAX + 128], now[40];
+	json_t *spec, *body = NULL, *lease;
+	enum step_result s;
+	int rc = 0;
+
+	if (!p || !node_name)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases",
+		 p->lease_ns);
+	micro_time(now);
+	spec = json_pack("{s:s,s:i,s:s}", "holderIdentity", node_name, "leaseDurationSeconds",
+			 p->cfg.lease_duration_s, "renewTime", now);
+	if (!spec)
+		return -ENOMEM;
+	lease = json_pack("{s:O}", "spec", spec);
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", node_name);
+	s = request(p, "PATCH", path, lease, "application/merge-patch+json", &body, &rc, err,
+		    errlen);
+	json_decref(lease);
+	json_decref(body);
+	body = NULL;
+	if (s == STEP_FAIL && rc == 404) { /* the first renewal: create it */
+		json_object_set_new(spec, "acquireTime", json_string(now));
+		lease = json_pack("{s:s,s:s,s:{s:s,s:s},s:O}", "apiVersion", "coordination.k8s.io/v1",
+				  "kind", "Lease", "metadata", "name", node_name, "namespace",
+				  p->lease_ns, "spec", spec);
+		path[strlen(path) - strlen(node_name) - 1] = '\0';
+		s = request(p, "POST", path, lease, "application/json", &body, &rc, err, errlen);
+		json_decref(lease);
+		json_decref(body);
+		if (s == STEP_FAIL && rc == 409)
+			s = STEP_DONE; /* created meanwhile: the next renewal patches it */
+	}
+	json_decref(spec);
+	if (s == STEP_DONE)
+		return 0;
+	return rc < 0 ? rc : -EPROTO;
 }

@@ -53,7 +53,7 @@ export PODKERNEL_SERVER="http://127.0.0.1:$PORT" PODKERNEL_TOKEN="$ADMIN_TOKEN"
 sed 's/^/  /' "$WORK/podkerneld.log"
 
 step "podagent on this machine publishes node $NODE (node token, every 5 s)"
-"$BIN/podagent" --publish "$PODKERNEL_SERVER" --token "$NODE_TOKEN" --node-name "$NODE" \
+"$BIN/podagent" --publish "$PODKERNEL_SERVER" --register-node --token "$NODE_TOKEN" --node-name "$NODE" \
 	--interval 5 --no-udev --no-netlink 2> "$WORK/podagent.log" &
 PIDS="$PIDS $!"
 for _ in $(seq 1 50); do

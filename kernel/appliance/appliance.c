@@ -112,9 +112,18 @@ static void queue_reconcile(struct pk_appliance *app, const char *kind, const js
 }
 
 /* Kinds in the order a fresh scheduler needs them. */
+/* Leases first, so that the Nodes listed next find their heartbeat Lease. */
 static const char *const list_order[] = {
-	"Node", "PriorityClass", "CompositePodGroup", "PodGroup", "Pod", "Workload", "Job", "JobSet",
+	"Lease", "Node", "PriorityClass", "CompositePodGroup", "PodGroup", "Pod", "Workload", "Job", "JobSet",
 };
+
+/* A node's heartbeat Lease: in the node lease namespace. */
+static bool is_node_lease(const struct pk_appliance *app, const json_t *lease)
+{
+	const char *ns = pk_get_string(lease, "metadata.namespace");
+
+	return ns && strcmp(ns, app->cfg.node_lease_namespace) == 0;
+}
 
 static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 {
@@ -131,6 +140,11 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 		if (r < 0)
 			return r;
 		json_array_foreach(items, i, obj) {
+			if (strcmp(kind, "Lease") == 0) {
+				if (is_node_lease(app, obj))
+					ap_heartbeat_lease(app->beats, pk_name(obj), true, now, NULL);
+				continue;
+			}
 			ap_cache_note(app->cache, kind, obj);
 			if (strcmp(kind, "Job") == 0 || strcmp(kind, "JobSet") == 0) {
 				queue_reconcile(app, kind, obj);
@@ -205,8 +219,35 @@ static void on_node_write(struct pk_appliance *app, const json_t *node)
 		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
 			recovered = true;
 	}
-	if (recovered && ap_node_monitored(node))
+	if (recovered && ap_heartbeat_live(app->beats, pk_name(node)))
 		ap_node_recovered(app, pk_name(node));
+}
+
+/* A renewed (or deleted) node Lease: a sign of life of the node it names. */
+static void on_lease_event(struct pk_appliance *app, const struct pk_store_event *ev)
+{
+	bool recovered = false;
+	const char *name = pk_name(ev->object);
+	json_t *node = NULL;
+
+	if (!is_node_lease(app, ev->object))
+		return;
+	ap_heartbeat_lease(app->beats, name, ev->type != PK_EVENT_DELETED, ap_now_ms(),
+			   &recovered);
+	if (!recovered && ev->type != PK_EVENT_DELETED && ap_heartbeat_live(app->beats, name) &&
+	    pk_store_get(app->store, "Node", NULL, name, &node) == 0) {
+		/* still tainted from before a restart of the appliance */
+		json_t *taints = pk_get(node, "spec.taints"), *t;
+		size_t i;
+
+		json_array_foreach(taints, i, t)
+			if (strcmp(json_string_value(json_object_get(t, "key")) ?: "",
+				   PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
+				recovered = true;
+		json_decref(node);
+	}
+	if (recovered)
+		ap_node_recovered(app, name);
 }
 
 /*
@@ -243,6 +284,10 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	struct ap_decision d;
 	const char *kind = ev->kind;
 
+	if (strcmp(kind, "Lease") == 0) {
+		on_lease_event(app, ev);
+		return 0;
+	}
 	if (ap_classify(app->cache, ev->type, kind, ev->object, ev->rv, &d) < 0)
 		return 0;
 	AP_COUNT(app, events);
@@ -626,6 +671,8 @@ int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config 
 	if (cfg)
 		app->cfg = *cfg;
 	app->grace_ms = app->cfg.node_grace_ms > 0 ? app->cfg.node_grace_ms : grace_from_env();
+	if (!app->cfg.node_lease_namespace || !*app->cfg.node_lease_namespace)
+		app->cfg.node_lease_namespace = PK_APPLIANCE_DEFAULT_LEASE_NS;
 	atomic_init(&app->stopping, false);
 	app->to_reconcile = json_array();
 	app->gone_nodes = json_array();

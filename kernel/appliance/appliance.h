@@ -38,12 +38,15 @@
 /* Taint and reason written on a Node that stopped reporting. */
 #define PK_APPLIANCE_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
 #define PK_APPLIANCE_DEFAULT_GRACE_MS 40000
+/* Where node heartbeat Leases live (as kubelet's). */
+#define PK_APPLIANCE_DEFAULT_LEASE_NS "kube-node-lease"
 
 struct pk_writer;
 struct pk_appliance_config {
 	const char *board;     /* --simulate-board FILE, or NULL */
 	int verbosity;         /* 0 errors, 1 startup, 2 actions, 3 events, 4 trace */
 	int64_t node_grace_ms; /* 0: $PODKERNEL_NODE_GRACE_SECONDS or 40 s */
+	const char *node_lease_namespace; /* node heartbeat Leases; NULL: kube-node-lease */
 	int64_t backoff_initial_ms, backoff_max_ms; /* 0: the scheduler's defaults */
 	/*
 	 * Where the scheduling rounds write (kernel/appliance/writer.h); the
@@ -110,18 +113,27 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, const char *kind, c
 		uint64_t rv, struct ap_decision *ret);
 
 /*
- * Heartbeats: the appliance records the time of every Node write it did not
- * make itself.  A monitored node (it carries TOPO_ANN_HEARTBEAT and
- * not PK_APPLIANCE_ANN_SIMULATED) whose last write is older than the grace
- * period is unreachable.
+ * Heartbeats (heartbeat.c): a node's Lease renewals, or (the older way) Node
+ * writes the appliance did not make while the Node carries TOPO_ANN_HEARTBEAT
+ * (and not PK_APPLIANCE_ANN_SIMULATED).  An existing Node with either, silent
+ * for more than the grace period, is unreachable.
  */
 struct ap_heartbeats;
 int ap_heartbeats_new(struct ap_heartbeats **ret);
 void ap_heartbeats_free(struct ap_heartbeats *h);
 bool ap_node_monitored(const json_t *node);
-/* A Node write seen at now_ms; ret_recovered true when it was unreachable. */
-int ap_heartbeat_seen(struct ap_heartbeats *h, const char *name, bool monitored, int64_t now_ms,
+/*
+ * A Node write seen at now_ms; annotated: it carries the heartbeat annotation
+ * (a sign of life).  ret_recovered true when it was unreachable.
+ */
+int ap_heartbeat_seen(struct ap_heartbeats *h, const char *name, bool annotated, int64_t now_ms,
 		      bool *ret_recovered);
+/* A write of the node's Lease (present), or its deletion (!present). */
+int ap_heartbeat_lease(struct ap_heartbeats *h, const char *name, bool present, int64_t now_ms,
+		       bool *ret_recovered);
+/* Monitored and not declared unreachable. */
+bool ap_heartbeat_live(const struct ap_heartbeats *h, const char *name);
+/* The Node was deleted. */
 void ap_heartbeat_forget(struct ap_heartbeats *h, const char *name);
 /*
  * Names (a new JSON array of strings) of monitored nodes silent for more than

@@ -2,15 +2,19 @@
 /*
  * heartbeat.c — which nodes stopped reporting.
  *
- * Every Node write the appliance did not make itself is a heartbeat.  The
- * store drops writes that change nothing, so a node agent that republishes
- * unchanged labels leaves no trace; an agent takes part by refreshing the
- * annotation TOPO_ANN_HEARTBEAT every interval, and only Nodes that
- * carry it are monitored.  The table keeps, per monitored node, the
- * monotonic time of the last write and whether the node was already
- * declared unreachable (so the loop acts once per outage).  Nodes registered
- * from a board file, or without the annotation, are never declared
- * unreachable.
+ * A node proves it is alive in one of two ways.  The current one is its
+ * Lease (coordination.k8s.io/v1, namespace kube-node-lease by default, named
+ * after the node), renewed by podagent every --interval: every write of it
+ * counts.  The older one, honoured for a release, is the annotation
+ * TOPO_ANN_HEARTBEAT refreshed on the Node itself: every Node write the
+ * appliance did not make counts while the Node carries it.  The table keeps,
+ * per node name, the monotonic time of the last sign of life, whether the
+ * Node exists, whether it has a Lease or the annotation, and whether it was
+ * already declared unreachable (so the loop acts once per outage).  Only an
+ * existing Node with a Lease or the annotation is monitored; nodes
+ * registered from a board file are never declared unreachable.  Times are
+ * when the appliance saw the write, not the Lease's renewTime, so clocks of
+ * the nodes do not matter (as in kube-controller-manager's node lifecycle).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,7 +23,7 @@
 #include "kernel/appliance/appliance.h"
 
 struct ap_heartbeats {
-	json_t *map; /* name -> [last_seen_ms, unreachable] */
+	json_t *map; /* name -> {"t": last_seen_ms, "down", "node", "ann", "lease"} */
 };
 
 int ap_heartbeats_new(struct ap_heartbeats **ret)
@@ -56,30 +60,103 @@ bool ap_node_monitored(const json_t *node)
 	return json_object_get(ann, TOPO_ANN_HEARTBEAT) != NULL;
 }
 
-int ap_heartbeat_seen(struct ap_heartbeats *h, const char *name, bool monitored, int64_t now_ms,
-		      bool *ret_recovered)
+static bool flag(const json_t *e, const char *name)
 {
-	json_t *e;
-	bool was_down;
+	return json_is_true(json_object_get(e, name));
+}
 
-	if (!h || !name)
-		return -EINVAL;
-	e = json_object_get(h->map, name);
-	was_down = e && json_is_true(json_array_get(e, 1));
-	if (!monitored) {
-		json_object_del(h->map, name);
-	} else if (json_object_set_new(h->map, name, json_pack("[I,b]", (json_int_t)now_ms, 0)) <
-		   0) {
+static bool monitored(const json_t *e)
+{
+	return flag(e, "node") && (flag(e, "ann") || flag(e, "lease"));
+}
+
+/* The entry of name, created when missing; NULL without memory. */
+static json_t *entry(struct ap_heartbeats *h, const char *name, int64_t now_ms)
+{
+	json_t *e = json_object_get(h->map, name);
+
+	if (e)
+		return e;
+	e = json_pack("{s:I,s:b,s:b,s:b,s:b}", "t", (json_int_t)now_ms, "down", 0, "node", 0,
+		      "ann", 0, "lease", 0);
+	if (!e || json_object_set_new(h->map, name, e) < 0)
+		return NULL;
+	return e;
+}
+
+/* A sign of life: refresh the time; *ret_recovered when it was down. */
+static int alive(json_t *e, int64_t now_ms, bool *ret_recovered)
+{
+	bool was_down = flag(e, "down");
+
+	if (json_object_set_new(e, "t", json_integer((json_int_t)now_ms)) < 0 ||
+	    json_object_set_new(e, "down", json_false()) < 0)
 		return -ENOMEM;
-	}
 	if (ret_recovered)
 		*ret_recovered = was_down;
 	return 0;
 }
 
+int ap_heartbeat_seen(struct ap_heartbeats *h, const char *name, bool annotated, int64_t now_ms,
+		      bool *ret_recovered)
+{
+	json_t *e;
+
+	if (!h || !name)
+		return -EINVAL;
+	if (ret_recovered)
+		*ret_recovered = false;
+	e = json_object_get(h->map, name);
+	if (!annotated && !(e && flag(e, "lease"))) {
+		json_object_del(h->map, name); /* not monitored (any more) */
+		return 0;
+	}
+	e = entry(h, name, now_ms);
+	if (!e || json_object_set_new(e, "node", json_true()) < 0 ||
+	    json_object_set_new(e, "ann", json_boolean(annotated)) < 0)
+		return -ENOMEM;
+	/* without the annotation, only the Lease says the agent is alive */
+	return annotated ? alive(e, now_ms, ret_recovered) : 0;
+}
+
+int ap_heartbeat_lease(struct ap_heartbeats *h, const char *name, bool present, int64_t now_ms,
+		       bool *ret_recovered)
+{
+	json_t *e;
+
+	if (!h || !name)
+		return -EINVAL;
+	if (ret_recovered)
+		*ret_recovered = false;
+	e = json_object_get(h->map, name);
+	if (!present) {
+		if (e && !flag(e, "ann") && !flag(e, "node"))
+			json_object_del(h->map, name);
+		else if (e && json_object_set_new(e, "lease", json_false()) < 0)
+			return -ENOMEM;
+		return 0;
+	}
+	e = entry(h, name, now_ms);
+	if (!e || json_object_set_new(e, "lease", json_true()) < 0)
+		return -ENOMEM;
+	return alive(e, now_ms, monitored(e) ? ret_recovered : NULL);
+}
+
+bool ap_heartbeat_live(const struct ap_heartbeats *h, const char *name)
+{
+	const json_t *e = h && name ? json_object_get(h->map, name) : NULL;
+
+	return e && monitored(e) && !flag(e, "down");
+}
+
 void ap_heartbeat_forget(struct ap_heartbeats *h, const char *name)
 {
-	if (h && name)
+	json_t *e = h && name ? json_object_get(h->map, name) : NULL;
+
+	/* the Node is gone; a Lease that stays is remembered for a Node that returns */
+	if (e && flag(e, "lease"))
+		json_object_set_new(e, "node", json_false());
+	else if (e)
 		json_object_del(h->map, name);
 }
 
@@ -95,12 +172,12 @@ int ap_heartbeats_expired(struct ap_heartbeats *h, int64_t now_ms, int64_t grace
 	if (!names)
 		return -ENOMEM;
 	json_object_foreach(h->map, name, e) {
-		int64_t last = json_integer_value(json_array_get(e, 0));
+		int64_t last = json_integer_value(json_object_get(e, "t"));
 
-		if (json_is_true(json_array_get(e, 1)) || now_ms - last <= grace_ms)
+		if (!monitored(e) || flag(e, "down") || now_ms - last <= grace_ms)
 			continue;
 		if (json_array_append_new(names, json_string(name)) < 0 ||
-		    json_array_set_new(e, 1, json_true()) < 0) {
+		    json_object_set_new(e, "down", json_true()) < 0) {
 			json_decref(names);
 			return -ENOMEM;
 		}

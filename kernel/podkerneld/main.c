@@ -32,6 +32,7 @@ static void usage(FILE *f)
 		"  --insecure-allow-non-loopback  plain HTTP on a non-loopback address\n"
 		"  --insecure-allow-anonymous-admin  no --token-auth-file on a non-loopback address\n"
 		"  --simulate-board FILE       register the simulated nodes of a board file\n"
+		"  --node-lease-namespace NS   where node heartbeat Leases live (kube-node-lease)\n"
 		"  --write-kubeconfig FILE     once serving, write a kubeconfig for the first\n"
 		"                              system:masters token (server URL, TLS certificate)\n"
 		"  -v LEVEL                    0 errors, 1 startup (default), 2 every request,\n"
@@ -51,13 +52,14 @@ struct options {
 	const char *data_dir;
 	const char *board;
 	const char *write_kubeconfig;
+	const char *lease_ns;
 };
 
 /* 0 ok, 1 exit 0 (help/version), -EINVAL bad usage. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_LISTEN = 256, O_DATA, O_TOKENS, O_CERT, O_KEY, O_INSECURE, O_ANON, O_BOARD,
-	       O_VERSION, O_WRITE_KC };
+	       O_VERSION, O_WRITE_KC, O_LEASE_NS };
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "data-dir", required_argument, NULL, O_DATA },
@@ -68,6 +70,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "insecure-allow-anonymous-admin", no_argument, NULL, O_ANON },
 		{ "simulate-board", required_argument, NULL, O_BOARD },
 		{ "write-kubeconfig", required_argument, NULL, O_WRITE_KC },
+		{ "node-lease-namespace", required_argument, NULL, O_LEASE_NS },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -89,6 +92,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case O_ANON: o->cfg.insecure_allow_anonymous_admin = true; break;
 		case O_BOARD: o->board = optarg; break;
 		case O_WRITE_KC: o->write_kubeconfig = optarg; break;
+		case O_LEASE_NS: o->lease_ns = optarg; break;
 		case O_VERSION: printf("podkerneld %s\n", PODKERNEL_VERSION); return 1;
 		case 'h': usage(stdout); return 1;
 		case 'v':
@@ -218,6 +222,7 @@ int main(int argc, char **argv)
 	struct pk_appliance *app = NULL;
 	struct pk_appliance_config acfg = {
 		.board = o.board,
+		.node_lease_namespace = o.lease_ns,
 		.verbosity = o.cfg.verbosity,
 		.log = log_line,
 	};

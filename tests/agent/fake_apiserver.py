@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """A minimal Kubernetes API server for podagent's publishing tests.
 
-Serves GET/POST /api/v1/nodes[/NAME] and PATCH of NAME and NAME/status with
-JSON merge patch
+Serves GET/POST /api/v1/nodes[/NAME] and PATCH of NAME and NAME/status, and
+GET/POST/PATCH of coordination.k8s.io/v1 Leases
+(/apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]), with JSON merge
+patch
 (RFC 7386; any other Content-Type is 415).  Bearer tokens are checked
 against --tokens FILE (one per line, re-read on every request; absent file:
 no auth).  --tls-cert/--tls-key serve https.  --fail-first N answers the first N requests with 503.  Every
@@ -16,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 lock = threading.Lock()
 nodes = {}
+leases = {}   # "NS/NAME" -> Lease
 args = None
 count = 0
 
@@ -59,6 +62,9 @@ class Handler(BaseHTTPRequestHandler):
                                 "status": status, "body": body}) + "\n")
         with open(args.state + ".tmp", "w") as f:
             json.dump(nodes, f)
+        with open(args.state + ".leases.tmp", "w") as f:
+            json.dump(leases, f)
+        os.replace(args.state + ".leases.tmp", args.state + ".leases")
         os.replace(args.state + ".tmp", args.state)
 
     def handle_any(self):
@@ -74,6 +80,8 @@ class Handler(BaseHTTPRequestHandler):
             if ok is not None and self.headers.get("Authorization", "")[7:] not in ok:
                 return self.reply(401, {"kind": "Status", "message": "Unauthorized"}, body)
             parts = self.path.split("/")
+            if parts[:4] == ["", "apis", "coordination.k8s.io", "v1"]:
+                return self.lease(parts, body)
             if self.path == "/api/v1/nodes" and self.command == "POST":
                 name = body["metadata"]["name"]
                 if name in nodes:
@@ -99,6 +107,29 @@ class Handler(BaseHTTPRequestHandler):
                 nodes[name] = merge(nodes[name], body)
                 return self.reply(200, nodes[name], body)
             return self.reply(405, {"kind": "Status", "message": "method"}, body)
+
+    def lease(self, parts, body):
+        # ["", "apis", "coordination.k8s.io", "v1", "namespaces", NS, "leases"[, NAME]]
+        if len(parts) not in (7, 8) or parts[4] != "namespaces" or parts[6] != "leases":
+            return self.reply(404, {"kind": "Status", "message": "no route"}, body)
+        ns = parts[5]
+        if len(parts) == 7:
+            if self.command != "POST":
+                return self.reply(405, {"kind": "Status", "message": "method"}, body)
+            key = ns + "/" + body["metadata"]["name"]
+            if key in leases:
+                return self.reply(409, {"kind": "Status", "message": "exists"}, body)
+            leases[key] = body
+            return self.reply(201, body, body)
+        key = ns + "/" + parts[7]
+        if key not in leases:
+            return self.reply(404, {"kind": "Status", "message": "not found"}, body)
+        if self.command == "GET":
+            return self.reply(200, leases[key], body)
+        if self.command == "PATCH":
+            leases[key] = merge(leases[key], body)
+            return self.reply(200, leases[key], body)
+        return self.reply(405, {"kind": "Status", "message": "method"}, body)
 
     do_GET = do_POST = do_PATCH = handle_any
 

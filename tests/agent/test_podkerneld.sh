@@ -1,5 +1,5 @@
 #!/bin/sh
-# podagent publishing to the real appliance: podkerneld creates the Node on
+# podagent publishing to the real appliance: --register-node creates the Node on
 # the first publish, a second publish from other hardware without a board
 # drops the topology labels the first one set, keeps a label someone else
 # added, and --publish-status replaces the accelerator resource in status.
@@ -24,7 +24,7 @@ while ! grep -q "serving on" "$tmp/server.log" && [ $i -lt 100 ]; do sleep 0.1; 
 port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$tmp/server.log" | head -1)
 [ -n "$port" ] || { echo "test_podkerneld: podkerneld did not start"; cat "$tmp/server.log"; exit 1; }
 URL=http://127.0.0.1:$port
-AG="--once --no-udev --no-netlink --node-name tpu-cube0-h5 --publish $URL --retries 2 --backoff-ms 50"
+AG="--once --no-udev --no-netlink --node-name tpu-cube0-h5 --publish $URL --register-node --retries 2 --backoff-ms 50"
 
 "$AGENT" $AG --hwloc-xml "$FX/power8gpudistances.xml" --board "$PODKERNEL_SRC/boards/tpu-cube.yaml" \
 	2>"$tmp/e1" || { echo "first publish failed"; cat "$tmp/e1"; fail=1; }

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Publishing to a local API server (fake_apiserver.py): merge patch of the
 # node's labels with a stale owned label removed and a foreign label kept,
-# retries through 503s, creation with POST on 404, bearer token rotation in
-# daemon mode, and an unreachable server (retries with backoff, then exit 1).
+# retries through 503s, a missing Node an error (created with POST only with
+# --register-node), the daemon's Lease renewals with bearer token rotation
+# and no Node write while nothing changes, and an unreachable server
+# (retries with backoff, then exit 1).
 set -u
 : "${PODKERNEL_BIN:?}" "${PODKERNEL_SRC:?}"
 AGENT=$PODKERNEL_BIN/podagent
@@ -48,8 +50,15 @@ URL=http://127.0.0.1:$(cat "$tmp/port")
 	--publish-status 2>"$tmp/e1"
 rc=$?
 [ $rc = 0 ] || { echo "patch: exit $rc"; cat "$tmp/e1"; fail=1; }
-# 2. a node that does not exist yet is created
-"$AGENT" --once $AG --node-name gpu-b --publish "$URL/" --token t1 2>"$tmp/e2"
+# 2. a node that does not exist is an error (the kubelet registers Nodes) ...
+"$AGENT" --once $AG --node-name gpu-b --publish "$URL/" --token t1 --retries 1 2>"$tmp/e2"
+rc=$?
+[ $rc = 1 ] || { echo "missing node: exit $rc, expected 1"; cat "$tmp/e2"; fail=1; }
+grep -q "node gpu-b not found.*--register-node" "$tmp/e2" ||
+	{ echo "missing node: no message"; cat "$tmp/e2"; fail=1; }
+grep -q '"method": "POST"' "$tmp/log" && { echo "missing node: created without --register-node"; fail=1; }
+# ... created only with --register-node
+"$AGENT" --once $AG --node-name gpu-b --publish "$URL/" --token t1 --register-node 2>"$tmp/e2"
 rc=$?
 [ $rc = 0 ] || { echo "create: exit $rc"; cat "$tmp/e2"; fail=1; }
 # 3. a wrong token is refused: exit 1
@@ -88,23 +97,43 @@ assert b["metadata"]["labels"]["accelerator.podkernel.dev/vendor"] == "nvidia", 
 print("publish: ok")
 PY
 
-# 4. token rotation: the daemon re-reads its token file before every request
+# 4. the daemon: a Lease renewed every interval (created at the first one),
+# the Node patched once while nothing changes, and token rotation (the token
+# file is re-read before every request)
+: >"$tmp/log"
 "$AGENT" $AG --node-name gpu-a --publish "$URL" --token-file "$tmp/token" --interval 1 \
 	2>"$tmp/e4" &
 apid=$!
 sleep 1.5
 echo t2 >"$tmp/accepted"
 echo t2 >"$tmp/token"
+LEASE=/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/gpu-a
 i=0
-while ! grep -q '"auth": "Bearer t2", "ctype": "application/merge-patch+json", "status": 200' "$tmp/log" &&
+while [ "$(grep -c "\"path\": \"$LEASE\", \"auth\": \"Bearer t2\", \"ctype\": \"application/merge-patch+json\", \"status\": 200" "$tmp/log")" -lt 2 ] &&
 	[ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-grep -q '"auth": "Bearer t2", "ctype": "application/merge-patch+json", "status": 200' "$tmp/log" ||
-	{ echo "rotation: no successful patch with the new token"; tail -3 "$tmp/log"; fail=1; }
 kill -TERM $apid
 wait $apid
 rc=$?
 apid=
 [ $rc = 0 ] || { echo "rotation: daemon exit $rc"; cat "$tmp/e4"; fail=1; }
+python3 - "$tmp/state.leases" "$tmp/log" "$LEASE" <<'PY' || { tail -5 "$tmp/log"; fail=1; }
+import json, sys
+leases = json.load(open(sys.argv[1]))
+log = [json.loads(l) for l in open(sys.argv[2])]
+spec = leases["kube-node-lease/gpu-a"]["spec"]
+assert spec["holderIdentity"] == "gpu-a" and spec["leaseDurationSeconds"] == 40, spec
+assert spec["renewTime"].endswith("Z") and len(spec["renewTime"]) == 27, spec
+renewals = [r for r in log if r["path"] == sys.argv[3] and r["method"] == "PATCH"]
+assert [r["status"] for r in renewals][:1] == [404], renewals[:2]   # created next
+assert any(r["method"] == "POST" and r["status"] == 201 and
+           r["path"] == sys.argv[3].rsplit("/", 1)[0] for r in log), log
+assert sum(r["status"] == 200 and r["auth"] == "Bearer t2" for r in renewals) >= 2, renewals
+node_writes = [r for r in log if r["method"] == "PATCH" and r["path"] == "/api/v1/nodes/gpu-a"]
+assert len(node_writes) == 1, node_writes     # nothing changed after the first cycle
+ann = node_writes[0]["body"]["metadata"]["annotations"]
+assert ann["agent.podkernel.dev/heartbeat"] is None, ann   # the older signal is removed
+print("daemon: ok")
+PY
 
 # 5. in-cluster: https with the service account's CA and token
 if command -v openssl >/dev/null 2>&1; then
@@ -123,7 +152,7 @@ if command -v openssl >/dev/null 2>&1; then
 	while [ ! -f "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$(cat "$tmp/port") \
 	PODAGENT_SERVICEACCOUNT_DIR="$tmp/sa" NODE_NAME=gpu-c \
-		"$AGENT" --once $AG --in-cluster 2>"$tmp/e6"
+		"$AGENT" --once $AG --in-cluster --register-node 2>"$tmp/e6"
 	rc=$?
 	kill $tsrv
 	[ $rc = 0 ] || { echo "in-cluster: exit $rc"; cat "$tmp/e6"; fail=1; }

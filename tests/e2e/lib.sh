@@ -47,6 +47,7 @@ e2e_node_token() {
 # sends bearer tokens only over TLS) and podctl/podagent trust it.
 E2E_TLS_ARGS=""
 E2E_SCHEME=http
+E2E_CA=""
 e2e_tls() {
 	need_tool openssl
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
@@ -54,6 +55,7 @@ e2e_tls() {
 		> /dev/null 2>&1 || fail "openssl cannot make a certificate"
 	E2E_TLS_ARGS="--tls-cert-file $WORK/cert.pem --tls-private-key-file $WORK/key.pem"
 	E2E_SCHEME=https
+	E2E_CA="$WORK/cert.pem"
 	export PODKERNEL_CA_FILE="$WORK/cert.pem"
 }
 
@@ -95,16 +97,19 @@ e2e_start_server() {
 	export PODKERNEL_SERVER="$E2E_SCHEME://127.0.0.1:$PORT"
 }
 
-# e2e_agent NAME FIXTURE.xml: a podagent daemon publishing node NAME every second
-# (each publish refreshes its agent.podkernel.dev/heartbeat annotation)
+# e2e_agent NAME FIXTURE.xml [ARGS...]: a podagent daemon registering node NAME
+# (no kubelet here) and renewing its Lease every second
 e2e_agent() {
 	tok=$(e2e_node_token "$1")
+	n=$1 fx=$2
+	shift 2
 	# shellcheck disable=SC2046
-	"$BIN/podagent" --hwloc-xml "$FIXTURES/$2" --node-name "$1" --publish "$PODKERNEL_SERVER" \
-		--token "$tok" $([ "$E2E_SCHEME" = https ] && echo --ca-file "$WORK/cert.pem") --interval 1 --no-udev --no-netlink --retries 3 --backoff-ms 100 \
-		>> "$WORK/agent-$1.log" 2>&1 &
+	"$BIN/podagent" --hwloc-xml "$FIXTURES/$fx" --node-name "$n" --publish "$PODKERNEL_SERVER" \
+		--register-node --token "$tok" $([ "$E2E_SCHEME" = https ] && echo --ca-file "$E2E_CA") \
+		--interval 1 --no-udev --no-netlink --retries 3 --backoff-ms 100 "$@" \
+		>> "$WORK/agent-$n.log" 2>&1 &
 	E2E_PIDS="$E2E_PIDS $!"
-	eval "AGENT_PID_$(echo "$1" | tr -c 'a-zA-Z0-9\n' '_')=$!"
+	eval "AGENT_PID_$(echo "$n" | tr -c 'a-zA-Z0-9\n' '_')=$!"
 }
 
 # wait_for SECONDS COMMAND...: retry COMMAND every 0.2 s until it succeeds

@@ -7,9 +7,8 @@
 # --insecure-skip-tls-verify) and the errors that name what is wrong.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
+need_tool openssl kubectl
 e2e_setup
-command -v openssl > /dev/null 2>&1 || { echo "SKIP: openssl not available" >&2; exit 77; }
-command -v kubectl > /dev/null 2>&1 || { echo "SKIP: kubectl not available" >&2; exit 77; }
 unset PODKERNEL_SERVER PODKERNEL_TOKEN PODKERNEL_CA_FILE KUBECONFIG
 export HOME="$WORK/home"
 mkdir -p "$HOME"

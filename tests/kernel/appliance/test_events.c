@@ -227,6 +227,55 @@ START_TEST(silent_node_expires_once_and_recovers)
 }
 END_TEST
 
+/* Leases: renewals keep a node alive; Node writes without the annotation do not. */
+START_TEST(lease_renewals_are_heartbeats)
+{
+	struct ap_heartbeats *h;
+	json_t *names;
+	bool recovered = true;
+
+	ck_assert_int_eq(ap_heartbeats_new(&h), 0);
+	/* a Lease before its Node: not monitored until the Node exists */
+	ck_assert_int_eq(ap_heartbeat_lease(h, "n", true, 1000, &recovered), 0);
+	ck_assert(!recovered);
+	ck_assert(!ap_heartbeat_live(h, "n"));
+	ck_assert_int_eq(ap_heartbeats_expired(h, 9000, 3000, &names), 0);
+	ck_assert_int_eq(json_array_size(names), 0);
+	json_decref(names);
+	/* the Node (no annotation) makes it monitored, but is no sign of life itself */
+	ck_assert_int_eq(ap_heartbeat_seen(h, "n", false, 2000, NULL), 0);
+	ck_assert(ap_heartbeat_live(h, "n"));
+	ck_assert_int_eq(ap_heartbeat_lease(h, "n", true, 3000, NULL), 0);
+	ck_assert_int_eq(ap_heartbeat_seen(h, "n", false, 6500, NULL), 0);
+	ck_assert_int_eq(ap_heartbeats_expired(h, 6000, 3000, &names), 0);
+	ck_assert_int_eq(json_array_size(names), 0);
+	json_decref(names);
+	ck_assert_int_eq(ap_heartbeats_expired(h, 6001, 3000, &names), 0);
+	ck_assert_int_eq(json_array_size(names), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(names, 0)), "n");
+	json_decref(names);
+	ck_assert(!ap_heartbeat_live(h, "n"));
+	/* the next renewal: recovered */
+	ck_assert_int_eq(ap_heartbeat_lease(h, "n", true, 7000, &recovered), 0);
+	ck_assert(recovered);
+	ck_assert(ap_heartbeat_live(h, "n"));
+	/* the Lease deleted: no longer monitored (unless annotated) */
+	ck_assert_int_eq(ap_heartbeat_lease(h, "n", false, 7100, NULL), 0);
+	ck_assert(!ap_heartbeat_live(h, "n"));
+	ck_assert_int_eq(ap_heartbeats_expired(h, 99000, 3000, &names), 0);
+	ck_assert_int_eq(json_array_size(names), 0);
+	json_decref(names);
+	/* Node deleted, Lease stays: a Node that returns is monitored again */
+	ck_assert_int_eq(ap_heartbeat_lease(h, "m", true, 1000, NULL), 0);
+	ck_assert_int_eq(ap_heartbeat_seen(h, "m", false, 1000, NULL), 0);
+	ap_heartbeat_forget(h, "m");
+	ck_assert(!ap_heartbeat_live(h, "m"));
+	ck_assert_int_eq(ap_heartbeat_seen(h, "m", false, 1000, NULL), 0);
+	ck_assert(ap_heartbeat_live(h, "m"));
+	ap_heartbeats_free(h);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("appliance-events");
@@ -247,6 +296,7 @@ int main(void)
 	tcase_add_test(tc, fingerprint_ignores_status_and_metadata_noise);
 	tcase_add_test(hb, monitored_rule);
 	tcase_add_test(hb, silent_node_expires_once_and_recovers);
+	tcase_add_test(hb, lease_renewals_are_heartbeats);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, hb);
 	sr = srunner_create(s);
