@@ -92,6 +92,16 @@ $(foreach d,$(LIBDEFS),$(eval $(call LIB_template,$(d))))
 
 ALL_LIBS := $(foreach d,$(LIBDEFS),$(call lib_path,$(call lib_name,$(d))))
 
+# The placement map's page (kernel/ui/) is compiled into the appliance library.
+UI_FILES := $(sort $(wildcard kernel/ui/*.html kernel/ui/*.js kernel/ui/*.css))
+$(BUILD)/gen/ui_assets.c: $(UI_FILES) kernel/ui/embed.sh
+	@mkdir -p $(@D)
+	sh kernel/ui/embed.sh $@ $(UI_FILES)
+$(BUILD)/obj/gen/ui_assets.o: $(BUILD)/gen/ui_assets.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(call lib_path,pkappliance): $(BUILD)/obj/gen/ui_assets.o
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@

@@ -8,6 +8,7 @@
 
 #include "kernel/appliance/appliance.h"
 #include "kernel/appliance/writer.h"
+#include "kernel/appliance/placement_map.h"
 #include "kernel/sched/sched.h"
 
 /* Entity types of the KEP's metric labels. */
@@ -50,6 +51,7 @@ struct pk_appliance {
 	struct pk_writer *writer; /* where the scheduling rounds write (writer.h) */
 	struct ap_cache *cache;
 	struct ap_heartbeats *beats;
+	struct ap_pmap *pmap; /* the placement map (/ui/), fed like the scheduler */
 	uint64_t rv;         /* last change-stream event consumed */
 	json_t *to_reconcile; /* [kind, ns, name] triples, in order */
 	json_t *gone_nodes;   /* names of deleted Nodes whose pods must go */

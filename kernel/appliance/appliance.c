@@ -146,6 +146,7 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 				continue;
 			}
 			ap_cache_note(app->cache, kind, obj);
+			ap_pmap_update(app->pmap, kind, obj);
 			if (strcmp(kind, "Job") == 0 || strcmp(kind, "JobSet") == 0) {
 				queue_reconcile(app, kind, obj);
 				continue;
@@ -191,6 +192,7 @@ static int load_all(struct pk_appliance *app)
 	uint64_t rv = pk_store_rv(app->store);
 	int r = new_scheduler(app);
 
+	ap_pmap_clear(app->pmap);
 	for (size_t i = 0; r == 0 && i < sizeof(list_order) / sizeof(list_order[0]); i++)
 		r = list_kind(app, list_order[i], now);
 	if (r < 0)
@@ -288,6 +290,8 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 		on_lease_event(app, ev);
 		return 0;
 	}
+	/* every event, the appliance's own writes too (the scheduler skips those) */
+	ap_pmap_event(app->pmap, ev->type, kind, ev->object);
 	if (ap_classify(app->cache, ev->type, kind, ev->object, ev->rv, &d) < 0)
 		return 0;
 	AP_COUNT(app, events);
@@ -685,6 +689,8 @@ int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config 
 		if (!app->writer)
 			r = pk_writer_store_new(store, &app->writer);
 	}
+	if (r == 0)
+		r = ap_pmap_new(&app->pmap);
 	if (r == 0 && app->cfg.board)
 		r = ap_register_board(app, app->cfg.board, err, errlen);
 	if (r == 0)
@@ -718,8 +724,16 @@ void pk_appliance_stop(struct pk_appliance *app)
 	ap_cache_free(app->cache);
 	ap_heartbeats_free(app->beats);
 	pk_writer_free(app->writer);
+	ap_pmap_free(app->pmap);
 	json_decref(app->to_reconcile);
 	json_decref(app->gone_nodes);
 	ap_metrics_fini(&app->m);
 	free(app);
+}
+
+int pk_appliance_ui_cb(void *arg, const struct pk_request *req, struct pk_response *resp)
+{
+	struct pk_appliance *app = arg;
+
+	return app ? ap_pmap_serve(app->pmap, req, resp) : -ENOENT;
 }

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "kernel/server/server.h"
 #include "kernel/store/store.h"
 #include "topology.h"
 
@@ -74,6 +75,11 @@ void pk_appliance_stop(struct pk_appliance *app);
 int pk_appliance_metrics(struct pk_appliance *app, FILE *f);
 /* Same, for a server hook that takes a callback (arg is the appliance). */
 void pk_appliance_metrics_cb(void *arg, FILE *f);
+/*
+ * The placement map: the /ui/ page and /ui/api/placement, for
+ * pk_server_set_ui_hook() (arg is the appliance; kernel/appliance/placement_map.h).
+ */
+int pk_appliance_ui_cb(void *arg, const struct pk_request *req, struct pk_response *resp);
 
 /* ---- loop logic, exposed for tests -------------------------------------------- */
 

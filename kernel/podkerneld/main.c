@@ -237,8 +237,10 @@ int main(int argc, char **argv)
 	}
 
 	pk_server_set_metrics_hook(srv, pk_appliance_metrics_cb, app);
+	pk_server_set_ui_hook(srv, pk_appliance_ui_cb, app);
 	if (o.write_kubeconfig && write_kubeconfig(&o, pk_server_port(srv)) < 0) {
 		pk_server_set_metrics_hook(srv, NULL, NULL);
+		pk_server_set_ui_hook(srv, NULL, NULL);
 		pk_appliance_stop(app);
 		pk_store_shutdown(store);
 		pk_server_free(srv);
@@ -251,6 +253,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "podkerneld: signal %d, shutting down\n", sig);
 
 	pk_server_set_metrics_hook(srv, NULL, NULL);
+	pk_server_set_ui_hook(srv, NULL, NULL);
 	pk_appliance_stop(app);
 
 	pk_store_shutdown(store);

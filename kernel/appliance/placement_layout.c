@@ -1,0 +1,698 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * placement_layout.c — the PlacementMap document: where each host is drawn,
+ * what holds it, which gangs wait, and the largest free box per domain.
+ *
+ * Levels come from the node labels topology.podkernel.dev/<level> (not
+ * .../coords): the key with the fewest distinct values is the domain
+ * (superslice, block), the one with the most is the cube (cube, rack,
+ * NVLink domain); levels in between are not drawn.  Hosts are sorted by
+ * domain, cube and name (natural order), so each domain and cube is one
+ * run of the sorted array.
+ *
+ * Torus layout, for a domain whose hosts all carry topology.podkernel.dev/coords
+ * (chip coordinates of the host's first chip): the host stride per axis is
+ * the gcd of the coordinate offsets (the host shape, 2x2x1 on the TPU
+ * boards), which turns chips into a host grid; the cube extent is the
+ * largest span of one cube's hosts, and a cube's place in the domain is its
+ * first host divided by that extent.  A cube is drawn as its z layers on a
+ * near-square grid (x right, y down inside a layer, one blank cell between
+ * layers: a 2x2x4-host cube is 5x5 cells); the cubes of one z slab are
+ * drawn x right and y down, and the slabs on a near-square grid again.  Other domains use the list layout:
+ * cubes in natural order on a near-square grid, hosts in natural order,
+ * rows about half as long as wide.
+ *
+ * Largest free box: over the domain's host grid (free = no pod, not
+ * cordoned, reachable), every x and y range is tried and the longest run of
+ * z layers where that rectangle is all free (2-D prefix sums per layer)
+ * gives its depth: O(X²·Y²·Z/4), skipped above a bound.  Boxes across the
+ * torus seam are not counted (the labels do not say whether the board wraps
+ * around).  In the list layout the largest free domain is the cube with
+ * the most free hosts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/appliance/placement_map.h"
+#include "topology.h"
+
+#define BOX_MAX_CELLS (1 << 20)
+#define BOX_MAX_WORK 20000000LL
+
+enum hstate { ST_FREE, ST_BUSY, ST_CORDONED, ST_UNREACHABLE, _ST_MAX };
+static const char *const state_names[_ST_MAX] = { "free", "busy", "cordoned", "unreachable" };
+
+struct lhost {
+	const char *name, *domain, *cube, *coords;
+	int c[3], h[3];
+	bool has_coords;
+	enum hstate st;
+	int pods;
+	long group; /* -1: none */
+	int x, y;
+};
+
+struct counts {
+	int n[_ST_MAX];
+	int hosts;
+};
+
+struct lgroup {
+	const char *key;
+	const json_t *g;
+	long root;
+	int pods, bound, hosts;
+};
+
+struct layout {
+	struct lhost *hosts;
+	size_t nhosts;
+	struct lgroup *groups;
+	size_t ngroups;
+	json_t *group_ids; /* "ns/name" -> id */
+	char *domain_key, *cube_key; /* label keys of the drawn levels, or NULL */
+};
+
+/* ---- levels ------------------------------------------------------------------------------ */
+
+static bool is_level_key(const char *k)
+{
+	return strncmp(k, TOPO_LABEL_LEVEL_PREFIX, strlen(TOPO_LABEL_LEVEL_PREFIX)) == 0 &&
+	       strcmp(k, TOPO_LABEL_COORDS) != 0;
+}
+
+/* The domain key (fewest values) and cube key (most values); NULL when none. */
+static int find_levels(const json_t *nodes, struct layout *L)
+{
+	json_t *seen = json_object(), *n, *v, *vals;
+	const char *name, *k, *dk = NULL, *ck = NULL;
+	size_t fewest = 0, most = 0;
+	int r = 0;
+
+	if (!seen)
+		return -ENOMEM;
+	json_object_foreach((json_t *)nodes, name, n) {
+		json_object_foreach(json_array_get(n, 0), k, v) {
+			if (!is_level_key(k))
+				continue;
+			vals = json_object_get(seen, k);
+			if (!vals && json_object_set_new(seen, k, vals = json_object()) < 0)
+				r = -ENOMEM;
+			else
+				json_object_set(vals, json_string_value(v), json_true());
+		}
+	}
+	json_object_foreach(seen, k, vals) {
+		size_t c = json_object_size(vals);
+
+		if (!dk || c < fewest || (c == fewest && strcmp(k, dk) < 0)) {
+			dk = k;
+			fewest = c;
+		}
+		if (!ck || c > most || (c == most && strcmp(k, ck) > 0)) {
+			ck = k;
+			most = c;
+		}
+	}
+	L->domain_key = dk ? strdup(dk) : NULL;
+	L->cube_key = ck ? strdup(ck) : NULL;
+	if ((dk && !L->domain_key) || (ck && !L->cube_key))
+		r = -ENOMEM;
+	json_decref(seen);
+	return r;
+}
+
+/* ---- hosts and groups -------------------------------------------------------------------- */
+
+static bool parse_coords(const char *s, int c[3])
+{
+	int n = 0;
+
+	if (!s || sscanf(s, "%d.%d.%d%n", &c[0], &c[1], &c[2], &n) != 3 || s[n] || c[0] < 0 ||
+	    c[1] < 0 || c[2] < 0 || c[0] > 65535 || c[1] > 65535 || c[2] > 65535)
+		return false;
+	return true;
+}
+
+static int load_hosts(const json_t *nodes, struct layout *L)
+{
+	const char *name;
+	json_t *n;
+	size_t i = 0;
+
+	L->hosts = calloc(json_object_size(nodes) + 1, sizeof(*L->hosts));
+	if (!L->hosts)
+		return -ENOMEM;
+	json_object_foreach((json_t *)nodes, name, n) {
+		json_t *labels = json_array_get(n, 0);
+		struct lhost *h = &L->hosts[i++];
+		const char *d = L->domain_key ? json_string_value(json_object_get(labels, L->domain_key))
+					      : NULL;
+		const char *c = L->cube_key ? json_string_value(json_object_get(labels, L->cube_key))
+					    : NULL;
+
+		h->name = name;
+		h->domain = d ? d : "-";
+		h->cube = c ? c : h->domain;
+		h->coords = json_string_value(json_object_get(labels, TOPO_LABEL_COORDS));
+		h->has_coords = parse_coords(h->coords, h->c);
+		h->group = -1;
+		h->st = json_is_true(json_array_get(n, 2))   ? ST_UNREACHABLE
+			: json_is_true(json_array_get(n, 1)) ? ST_CORDONED
+							     : ST_FREE;
+	}
+	L->nhosts = i;
+	return 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct lgroup *)a)->key, ((const struct lgroup *)b)->key);
+}
+
+static long group_id(const struct layout *L, const char *ns, const char *name)
+{
+	char key[512];
+	json_t *id;
+
+	if (!ns || !name)
+		return -1;
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	id = json_object_get(L->group_ids, key);
+	return id ? (long)json_integer_value(id) : -1;
+}
+
+static int load_groups(const json_t *groups, struct layout *L)
+{
+	const char *key;
+	json_t *g;
+	size_t i = 0;
+
+	L->groups = calloc(json_object_size(groups) + 1, sizeof(*L->groups));
+	L->group_ids = json_object();
+	if (!L->groups || !L->group_ids)
+		return -ENOMEM;
+	json_object_foreach((json_t *)groups, key, g)
+		L->groups[i++] = (struct lgroup){ .key = key, .g = g, .root = -1 };
+	L->ngroups = i;
+	qsort(L->groups, L->ngroups, sizeof(*L->groups), key_cmp);
+	for (i = 0; i < L->ngroups; i++)
+		if (json_object_set_new(L->group_ids, L->groups[i].key, json_integer((json_int_t)i)) < 0)
+			return -ENOMEM;
+	for (i = 0; i < L->ngroups; i++) {
+		long cur = (long)i;
+
+		for (int d = 0; d < 16; d++) {
+			const json_t *g = L->groups[cur].g;
+			long up = group_id(L, json_string_value(json_object_get(g, "namespace")),
+					   json_string_value(json_object_get(g, "parent")));
+
+			if (up < 0)
+				break;
+			cur = up;
+		}
+		L->groups[i].root = cur;
+	}
+	return 0;
+}
+
+/* Pods onto hosts: busy state, the first group seen colours the host. */
+static int place_pods(const json_t *pods, struct layout *L)
+{
+	json_t *by_name = json_object(), *p;
+	const char *key;
+
+	if (!by_name)
+		return -ENOMEM;
+	for (size_t i = 0; i < L->nhosts; i++)
+		json_object_set_new(by_name, L->hosts[i].name, json_integer((json_int_t)i));
+	json_object_foreach((json_t *)pods, key, p) {
+		const char *node = json_string_value(json_array_get(p, 0));
+		long g = group_id(L, json_string_value(json_array_get(p, 4)),
+				  json_string_value(json_array_get(p, 1)));
+		json_t *hi = node ? json_object_get(by_name, node) : NULL;
+
+		if (g >= 0) {
+			L->groups[g].pods++;
+			if (hi)
+				L->groups[g].bound++;
+		}
+		if (!hi)
+			continue;
+		struct lhost *h = &L->hosts[json_integer_value(hi)];
+
+		h->pods++;
+		if (h->st == ST_FREE)
+			h->st = ST_BUSY;
+		if (h->group < 0 && g >= 0) {
+			h->group = g;
+			L->groups[g].hosts++;
+		}
+	}
+	json_decref(by_name);
+	return 0;
+}
+
+static int host_cmp(const void *a, const void *b)
+{
+	const struct lhost *x = a, *y = b;
+	int r = strverscmp(x->domain, y->domain);
+
+	if (r == 0)
+		r = strverscmp(x->cube, y->cube);
+	return r ? r : strverscmp(x->name, y->name);
+}
+
+/* ---- layouts ------------------------------------------------------------------------------ */
+
+struct span {
+	size_t first, n;
+};
+
+/* Runs of equal cube in hosts[first, first+n); returns the count (spans malloc'ed). */
+static size_t cube_spans(const struct lhost *hosts, struct span dom, struct span **ret)
+{
+	struct span *s = calloc(dom.n + 1, sizeof(*s));
+	size_t k = 0;
+
+	if (!s)
+		return 0;
+	for (size_t i = dom.first; i < dom.first + dom.n; i++) {
+		if (k == 0 || strcmp(hosts[i].cube, hosts[s[k - 1].first].cube) != 0)
+			s[k++] = (struct span){ i, 0 };
+		s[k - 1].n++;
+	}
+	*ret = s;
+	return k;
+}
+
+struct geom {
+	bool torus;
+	int grid_cols, grid_rows, cube_cols, cube_rows;
+	int stride[3], dims[3], ext[3];
+	int *cube_col, *cube_row, *cube_w, *cube_h; /* per span */
+};
+
+static int gcd(int a, int b)
+{
+	while (b) {
+		int t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+static int isqrt_ceil(size_t n)
+{
+	int r = 1;
+
+	while ((size_t)r * (size_t)r < n)
+		r++;
+	return r;
+}
+
+static bool layout_torus(struct lhost *H, struct span dom, const struct span *cs, size_t nc,
+			 struct geom *g)
+{
+	int lo[3] = { 65536, 65536, 65536 }, q[3], Q[3] = { 1, 1, 1 };
+
+	for (size_t i = dom.first; i < dom.first + dom.n; i++) {
+		if (!H[i].has_coords)
+			return false;
+		for (int a = 0; a < 3; a++)
+			lo[a] = H[i].c[a] < lo[a] ? H[i].c[a] : lo[a];
+	}
+	for (int a = 0; a < 3; a++) {
+		g->stride[a] = 0;
+		for (size_t i = dom.first; i < dom.first + dom.n; i++)
+			g->stride[a] = gcd(g->stride[a], H[i].c[a] - lo[a]);
+		if (g->stride[a] == 0)
+			g->stride[a] = 1;
+		g->dims[a] = 1;
+		g->ext[a] = 1;
+	}
+	for (size_t i = dom.first; i < dom.first + dom.n; i++)
+		for (int a = 0; a < 3; a++) {
+			H[i].h[a] = (H[i].c[a] - lo[a]) / g->stride[a];
+			if (H[i].h[a] + 1 > g->dims[a])
+				g->dims[a] = H[i].h[a] + 1;
+		}
+	for (size_t k = 0; k < nc; k++)
+		for (int a = 0; a < 3; a++) {
+			int mn = 1 << 30, mx = 0;
+
+			for (size_t i = cs[k].first; i < cs[k].first + cs[k].n; i++) {
+				mn = H[i].h[a] < mn ? H[i].h[a] : mn;
+				mx = H[i].h[a] > mx ? H[i].h[a] : mx;
+			}
+			if (mx - mn + 1 > g->ext[a])
+				g->ext[a] = mx - mn + 1;
+		}
+	/* z layers of a cube, and z slabs of cubes, on near-square grids */
+	int lc = isqrt_ceil((size_t)g->ext[2]), lr = (g->ext[2] + lc - 1) / lc;
+
+	g->cube_cols = lc * g->ext[0] + lc - 1;
+	g->cube_rows = lr * g->ext[1] + lr - 1;
+	for (size_t k = 0; k < nc; k++) {
+		for (int a = 0; a < 3; a++) {
+			q[a] = 1 << 30;
+			for (size_t i = cs[k].first; i < cs[k].first + cs[k].n; i++)
+				q[a] = H[i].h[a] / g->ext[a] < q[a] ? H[i].h[a] / g->ext[a] : q[a];
+			Q[a] = q[a] + 1 > Q[a] ? q[a] + 1 : Q[a];
+		}
+		g->cube_col[k] = q[0];
+		g->cube_row[k] = q[1];
+		g->cube_h[k] = q[2]; /* the z index until Q is known */
+	}
+	int zc = isqrt_ceil((size_t)Q[2]), zr = (Q[2] + zc - 1) / zc;
+
+	for (size_t k = 0; k < nc; k++) {
+		g->cube_col[k] += Q[0] * (g->cube_h[k] % zc);
+		g->cube_row[k] += Q[1] * (g->cube_h[k] / zc);
+		g->cube_w[k] = g->cube_cols;
+		g->cube_h[k] = g->cube_rows;
+		for (size_t i = cs[k].first; i < cs[k].first + cs[k].n; i++) {
+			int l[3];
+
+			for (int a = 0; a < 3; a++)
+				l[a] = H[i].h[a] % g->ext[a];
+			H[i].x = l[0] + (l[2] % lc) * (g->ext[0] + 1);
+			H[i].y = l[1] + (l[2] / lc) * (g->ext[1] + 1);
+		}
+	}
+	g->grid_cols = Q[0] * zc;
+	g->grid_rows = Q[1] * zr;
+	g->torus = true;
+	return true;
+}
+
+static void layout_list(struct lhost *H, const struct span *cs, size_t nc, struct geom *g)
+{
+	g->torus = false;
+	g->grid_cols = isqrt_ceil(nc);
+	g->grid_rows = (int)((nc + (size_t)g->grid_cols - 1) / (size_t)g->grid_cols);
+	g->cube_cols = g->cube_rows = 1;
+	for (size_t k = 0; k < nc; k++) {
+		int cols = isqrt_ceil(2 * cs[k].n);
+
+		cols = (size_t)cols > cs[k].n ? (int)cs[k].n : cols;
+		g->cube_col[k] = (int)(k % (size_t)g->grid_cols);
+		g->cube_row[k] = (int)(k / (size_t)g->grid_cols);
+		g->cube_w[k] = cols;
+		g->cube_h[k] = (int)((cs[k].n + (size_t)cols - 1) / (size_t)cols);
+		g->cube_cols = g->cube_w[k] > g->cube_cols ? g->cube_w[k] : g->cube_cols;
+		g->cube_rows = g->cube_h[k] > g->cube_rows ? g->cube_h[k] : g->cube_rows;
+		for (size_t j = 0; j < cs[k].n; j++) {
+			H[cs[k].first + j].x = (int)(j % (size_t)cols);
+			H[cs[k].first + j].y = (int)(j / (size_t)cols);
+		}
+	}
+}
+
+/* ---- largest free box ---------------------------------------------------------------------- */
+
+struct box {
+	long volume;
+	int len[3], at[3];
+};
+
+/* Longest run of layers z where the rectangle is all free; P: per-layer 2-D prefix sums. */
+static void best_depth(const int *P, const int *dims, int x0, int x1, int y0, int y1,
+		       struct box *best)
+{
+	int W = dims[1] + 1, area = (x1 - x0 + 1) * (y1 - y0 + 1), run = 0;
+
+	for (int z = 0; z < dims[2]; z++) {
+		const int *p = P + (size_t)z * (size_t)(dims[0] + 1) * (size_t)W;
+		int s = p[(x1 + 1) * W + y1 + 1] - p[x0 * W + y1 + 1] - p[(x1 + 1) * W + y0] +
+			p[x0 * W + y0];
+
+		run = s == area ? run + 1 : 0;
+		if (run && (long)area * run > best->volume) {
+			*best = (struct box){ (long)area * run,
+					      { x1 - x0 + 1, y1 - y0 + 1, run },
+					      { x0, y0, z - run + 1 } };
+		}
+	}
+}
+
+static int largest_box(const struct lhost *H, struct span dom, const struct geom *g,
+		       struct box *ret)
+{
+	const int *d = g->dims;
+	long cells = (long)d[0] * d[1] * d[2];
+	long long work = (long long)d[0] * d[0] * d[1] * d[1] * d[2] / 4;
+	size_t layer = (size_t)(d[0] + 1) * (size_t)(d[1] + 1);
+	int *P;
+
+	memset(ret, 0, sizeof(*ret));
+	if (cells > BOX_MAX_CELLS || work > BOX_MAX_WORK)
+		return -E2BIG;
+	P = calloc(layer * (size_t)d[2], sizeof(*P));
+	if (!P)
+		return -ENOMEM;
+	for (size_t i = dom.first; i < dom.first + dom.n; i++)
+		if (H[i].st == ST_FREE)
+			P[(size_t)H[i].h[2] * layer + (size_t)(H[i].h[0] + 1) * (size_t)(d[1] + 1) +
+			  (size_t)H[i].h[1] + 1] = 1;
+	for (int z = 0; z < d[2]; z++) {
+		int *p = P + (size_t)z * layer, W = d[1] + 1;
+
+		for (int x = 1; x <= d[0]; x++)
+			for (int y = 1; y <= d[1]; y++) {
+				int cell = p[x * W + y] ? 1 : 0;
+
+				p[x * W + y] = cell + p[(x - 1) * W + y] + p[x * W + y - 1] -
+					       p[(x - 1) * W + y - 1];
+			}
+	}
+	for (int x0 = 0; x0 < d[0]; x0++)
+		for (int x1 = x0; x1 < d[0]; x1++)
+			for (int y0 = 0; y0 < d[1]; y0++)
+				for (int y1 = y0; y1 < d[1]; y1++)
+					best_depth(P, d, x0, x1, y0, y1, ret);
+	free(P);
+	return 0;
+}
+
+/* ---- the document ---------------------------------------------------------------------------- */
+
+static json_t *str_or_null_json(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *counts_json(const struct counts *c)
+{
+	return json_pack("{s:i,s:i,s:i,s:i,s:i}", "hosts", c->hosts, "busy", c->n[ST_BUSY], "free",
+			 c->n[ST_FREE], "cordoned", c->n[ST_CORDONED], "unreachable",
+			 c->n[ST_UNREACHABLE]);
+}
+
+static json_t *host_json(const struct lhost *h)
+{
+	json_t *o = json_pack("{s:s,s:i,s:i,s:s,s:i}", "name", h->name, "x", h->x, "y", h->y,
+			      "state", state_names[h->st], "pods", h->pods);
+
+	if (o && h->group >= 0)
+		json_object_set_new(o, "group", json_integer(h->group));
+	if (o && h->coords)
+		json_object_set_new(o, "coords", json_string(h->coords));
+	return o;
+}
+
+static json_t *largest_json(const struct lhost *H, struct span dom, const struct span *cs,
+			    size_t nc, const struct geom *g)
+{
+	json_t *o = json_object();
+	int whole = 0, most = -1;
+	size_t most_k = 0;
+
+	for (size_t k = 0; k < nc; k++) {
+		int free_n = 0;
+
+		for (size_t i = cs[k].first; i < cs[k].first + cs[k].n; i++)
+			free_n += H[i].st == ST_FREE;
+		whole += free_n == (int)cs[k].n;
+		if (free_n > most) {
+			most = free_n;
+			most_k = k;
+		}
+	}
+	json_object_set_new(o, "freeCubes", json_integer(whole));
+	if (g->torus) {
+		struct box b;
+
+		if (largest_box(H, dom, g, &b) < 0) {
+			json_object_set_new(o, "hosts", json_null());
+			return o;
+		}
+		json_object_set_new(o, "hosts", json_integer(b.volume));
+		if (b.volume > 0) {
+			char shape[64], origin[64];
+			int lo[3] = { 65536, 65536, 65536 };
+
+			for (size_t i = dom.first; i < dom.first + dom.n; i++)
+				for (int a = 0; a < 3; a++)
+					lo[a] = H[i].c[a] < lo[a] ? H[i].c[a] : lo[a];
+			snprintf(shape, sizeof(shape), "%dx%dx%d", b.len[0] * g->stride[0],
+				 b.len[1] * g->stride[1], b.len[2] * g->stride[2]);
+			snprintf(origin, sizeof(origin), "%d.%d.%d", lo[0] + b.at[0] * g->stride[0],
+				 lo[1] + b.at[1] * g->stride[1], lo[2] + b.at[2] * g->stride[2]);
+			json_object_set_new(o, "shape", json_string(shape));
+			json_object_set_new(o, "origin", json_string(origin));
+		}
+		return o;
+	}
+	json_object_set_new(o, "hosts", json_integer(most < 0 ? 0 : most));
+	if (most > 0)
+		json_object_set_new(o, "cube", json_string(H[cs[most_k].first].cube));
+	return o;
+}
+
+static json_t *cube_json(const struct lhost *H, struct span c, const struct geom *g, size_t k,
+			 struct counts *dom_counts)
+{
+	json_t *hosts = json_array();
+	struct counts cc = { .hosts = (int)c.n };
+
+	for (size_t i = c.first; i < c.first + c.n; i++) {
+		cc.n[H[i].st]++;
+		json_array_append_new(hosts, host_json(&H[i]));
+	}
+	for (int s = 0; s < _ST_MAX; s++)
+		dom_counts->n[s] += cc.n[s];
+	dom_counts->hosts += cc.hosts;
+	return json_pack("{s:s,s:i,s:i,s:i,s:i,s:o,s:o}", "name", H[c.first].cube, "col",
+			 g->cube_col[k], "row", g->cube_row[k], "cols", g->cube_w[k], "rows",
+			 g->cube_h[k], "counts", counts_json(&cc), "hosts", hosts);
+}
+
+static json_t *domain_json(struct lhost *H, struct span dom, struct counts *total)
+{
+	struct span *cs = NULL;
+	size_t nc = cube_spans(H, dom, &cs);
+	struct geom g = { 0 };
+	json_t *cubes = json_array(), *o = NULL;
+	struct counts dc = { 0 };
+
+	if (!cs || !cubes)
+		goto out;
+	g.cube_col = calloc(nc, sizeof(int));
+	g.cube_row = calloc(nc, sizeof(int));
+	g.cube_w = calloc(nc, sizeof(int));
+	g.cube_h = calloc(nc, sizeof(int));
+	if (!g.cube_col || !g.cube_row || !g.cube_w || !g.cube_h)
+		goto out;
+	if (!layout_torus(H, dom, cs, nc, &g))
+		layout_list(H, cs, nc, &g);
+	for (size_t k = 0; k < nc; k++)
+		json_array_append_new(cubes, cube_json(H, cs[k], &g, k, &dc));
+	for (int s = 0; s < _ST_MAX; s++)
+		total->n[s] += dc.n[s];
+	total->hosts += dc.hosts;
+	o = json_pack("{s:s,s:s,s:o,s:{s:i,s:i},s:{s:i,s:i},s:o,s:O}", "name", H[dom.first].domain,
+		      "layout", g.torus ? "torus" : "list", "counts", counts_json(&dc), "grid",
+		      "cols", g.grid_cols, "rows", g.grid_rows, "cubeSize", "cols", g.cube_cols,
+		      "rows", g.cube_rows, "largestFree", largest_json(H, dom, cs, nc, &g), "cubes",
+		      cubes);
+out:
+	json_decref(cubes);
+	free(g.cube_col);
+	free(g.cube_row);
+	free(g.cube_w);
+	free(g.cube_h);
+	free(cs);
+	return o;
+}
+
+static json_t *groups_json(const struct layout *L, json_t **ret_pending)
+{
+	json_t *out = json_array(), *pending = json_array();
+
+	for (size_t i = 0; i < L->ngroups; i++) {
+		const struct lgroup *lg = &L->groups[i];
+		const char *status = json_string_value(json_object_get(lg->g, "status"));
+		bool scheduled = status && strcmp(status, "True") == 0;
+		json_t *o = json_pack("{s:i,s:O,s:O,s:O,s:i,s:O,s:i,s:i,s:i,s:b,s:O,s:O}", "id",
+				      (int)i, "kind", json_object_get(lg->g, "kind"), "namespace",
+				      json_object_get(lg->g, "namespace"), "name",
+				      json_object_get(lg->g, "name"), "root", (int)lg->root,
+				      "sliceShape", json_object_get(lg->g, "sliceShape"), "pods",
+				      lg->pods, "boundPods", lg->bound, "hosts", lg->hosts,
+				      "scheduled", scheduled, "reason",
+				      json_object_get(lg->g, "reason"), "message",
+				      json_object_get(lg->g, "message"));
+
+		json_array_append_new(out, o);
+		if (lg->root == (long)i && !scheduled)
+			json_array_append_new(pending, json_integer((json_int_t)i));
+	}
+	*ret_pending = pending;
+	return out;
+}
+
+static void layout_free(struct layout *L)
+{
+	free(L->domain_key);
+	free(L->cube_key);
+	free(L->hosts);
+	free(L->groups);
+	json_decref(L->group_ids);
+}
+
+int ap_pmap_layout(const json_t *nodes, const json_t *pods, const json_t *groups,
+		   uint64_t generation, json_t **ret)
+{
+	struct layout L = { 0 };
+	struct counts total = { 0 };
+	json_t *domains = json_array(), *pending = NULL, *gj, *doc;
+	size_t i, pods_bound = 0;
+	int r = domains ? find_levels(nodes, &L) : -ENOMEM;
+
+	if (r == 0)
+		r = load_hosts(nodes, &L);
+	if (r == 0)
+		r = load_groups(groups, &L);
+	if (r == 0)
+		r = place_pods(pods, &L);
+	if (r < 0) {
+		layout_free(&L);
+		json_decref(domains);
+		return r;
+	}
+	qsort(L.hosts, L.nhosts, sizeof(*L.hosts), host_cmp);
+	for (i = 0; i < L.nhosts;) {
+		struct span dom = { i, 0 };
+
+		while (i < L.nhosts && strcmp(L.hosts[i].domain, L.hosts[dom.first].domain) == 0)
+			i++;
+		dom.n = i - dom.first;
+		json_array_append_new(domains, domain_json(L.hosts, dom, &total));
+	}
+	for (i = 0; i < L.nhosts; i++)
+		pods_bound += (size_t)L.hosts[i].pods;
+	gj = groups_json(&L, &pending);
+	doc = json_pack("{s:s,s:s,s:I,s:{s:o,s:o},s:o,s:o,s:o,s:o}", "kind", "PlacementMap",
+			"apiVersion", "podkernel.dev/v1alpha1", "generation", (json_int_t)generation,
+			"levels", "domain", str_or_null_json(L.domain_key), "cube",
+			str_or_null_json(L.cube_key), "summary", counts_json(&total), "groups", gj,
+			"pending", pending, "domains", domains);
+	if (doc) {
+		json_t *s = json_object_get(doc, "summary");
+
+		json_object_set_new(s, "pods", json_integer((json_int_t)json_object_size(pods)));
+		json_object_set_new(s, "boundPods", json_integer((json_int_t)pods_bound));
+		json_object_set_new(s, "pendingGangs",
+				    json_integer((json_int_t)json_array_size(pending)));
+	}
+	layout_free(&L);
+	if (!doc)
+		return -ENOMEM;
+	*ret = doc;
+	return 0;
+}

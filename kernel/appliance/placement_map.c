@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * placement_map.c — the appliance's view for the placement map: what it
+ * keeps of each object, the /ui/ hook, and the per-node detail.
+ *
+ * Three jansson maps hold only what the map shows (see placement_map.h):
+ * a Node keeps the labels a person asks about (topology, accelerator,
+ * NUMA, host name), whether it is cordoned (spec.unschedulable) and
+ * whether it is unreachable (the node.kubernetes.io/unreachable taint the
+ * appliance writes after a lost heartbeat, as the node lifecycle controller
+ * does in a Kubernetes cluster, or Ready=Unknown); a Pod its node (only
+ * while it holds it: not after Succeeded/Failed), group and slice
+ * annotations; a group its parent, slice shape and InitiallyScheduled
+ * condition.  An update that changes nothing of this leaves the generation
+ * alone, so pollers get "unchanged" answers while the cluster is quiet.
+ *
+ * The loop thread writes, HTTP threads read; one mutex guards the maps and
+ * the cached document of the last generation rendered.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/appliance/placement_map.h"
+#include "topology.h"
+
+struct ap_pmap {
+	pthread_mutex_t lock;
+	json_t *nodes, *pods, *groups;
+	uint64_t generation;
+	char *cache; /* document of cache_gen */
+	size_t cache_len;
+	uint64_t cache_gen;
+};
+
+/* Label key prefixes shown with a host. */
+static const char *const shown_labels[] = {
+	TOPO_LABEL_LEVEL_PREFIX, "accelerator.podkernel.dev/", "numa.podkernel.dev/",
+	TOPO_LABEL_HOSTNAME,	 "node.kubernetes.io/instance-type",
+};
+
+#define UNREACHABLE_TAINT "node.kubernetes.io/unreachable"
+
+int ap_pmap_new(struct ap_pmap **ret)
+{
+	struct ap_pmap *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	m->nodes = json_object();
+	m->pods = json_object();
+	m->groups = json_object();
+	if (!m->nodes || !m->pods || !m->groups) {
+		json_decref(m->nodes);
+		json_decref(m->pods);
+		json_decref(m->groups);
+		free(m);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	*ret = m;
+	return 0;
+}
+
+void ap_pmap_free(struct ap_pmap *m)
+{
+	if (!m)
+		return;
+	json_decref(m->nodes);
+	json_decref(m->pods);
+	json_decref(m->groups);
+	free(m->cache);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+void ap_pmap_clear(struct ap_pmap *m)
+{
+	pthread_mutex_lock(&m->lock);
+	json_object_clear(m->nodes);
+	json_object_clear(m->pods);
+	json_object_clear(m->groups);
+	m->generation++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+uint64_t ap_pmap_generation(struct ap_pmap *m)
+{
+	uint64_t g;
+
+	pthread_mutex_lock(&m->lock);
+	g = m->generation;
+	pthread_mutex_unlock(&m->lock);
+	return g;
+}
+
+/* ---- what is kept of each kind ---------------------------------------------------- */
+
+static bool label_shown(const char *key)
+{
+	for (size_t i = 0; i < sizeof(shown_labels) / sizeof(shown_labels[0]); i++)
+		if (strncmp(key, shown_labels[i], strlen(shown_labels[i])) == 0)
+			return true;
+	return false;
+}
+
+static bool node_unreachable(const json_t *node)
+{
+	json_t *taints = pk_get(node, "spec.taints"), *t, *ready;
+	size_t i;
+
+	json_array_foreach(taints, i, t) {
+		const char *key = json_string_value(json_object_get(t, "key"));
+
+		if (key && strcmp(key, UNREACHABLE_TAINT) == 0)
+			return true;
+	}
+	ready = pk_condition_get(node, "Ready");
+	return ready && json_string_value(json_object_get(ready, "status")) &&
+	       strcmp(json_string_value(json_object_get(ready, "status")), "Unknown") == 0;
+}
+
+static json_t *node_entry(const json_t *node)
+{
+	json_t *labels = json_object(), *v;
+	const char *k;
+
+	json_object_foreach(pk_get(node, "metadata.labels"), k, v)
+		if (json_is_string(v) && label_shown(k))
+			json_object_set(labels, k, v);
+	return json_pack("[o,b,b]", labels, json_is_true(pk_get(node, "spec.unschedulable")),
+			 node_unreachable(node));
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *pod_entry(const json_t *pod)
+{
+	const char *node = pk_get_string(pod, "spec.nodeName");
+	const char *phase = pk_get_string(pod, "status.phase");
+	json_t *ann = pk_get(pod, "metadata.annotations");
+
+	if (node && (!*node || (phase && (strcmp(phase, "Succeeded") == 0 ||
+					  strcmp(phase, "Failed") == 0))))
+		node = NULL;
+	return json_pack("[o,o,o,o,s]", str_or_null(node),
+			 str_or_null(pk_get_string(pod, "spec.schedulingGroup.podGroupName")),
+			 str_or_null(json_string_value(json_object_get(ann, AP_PMAP_ANN_SLICE_COORDS))),
+			 str_or_null(json_string_value(json_object_get(ann, AP_PMAP_ANN_WORKER_ID))),
+			 pk_namespace(pod));
+}
+
+static json_t *group_entry(const char *kind, const json_t *g)
+{
+	bool composite = strcmp(kind, "CompositePodGroup") == 0;
+	json_t *cond = pk_condition_get(g, composite ? "CompositePodGroupInitiallyScheduled"
+						     : "PodGroupInitiallyScheduled");
+	json_t *ann = pk_get(g, "metadata.annotations");
+	const char *parent = pk_get_string(g, "spec.parentCompositePodGroupName");
+
+	return json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o}", "kind", kind, "namespace",
+			 pk_namespace(g), "name", pk_name(g), "parent",
+			 str_or_null(parent && *parent ? parent : NULL), "sliceShape",
+			 str_or_null(json_string_value(json_object_get(ann, AP_PMAP_ANN_SLICE_SHAPE))),
+			 "status", str_or_null(json_string_value(json_object_get(cond, "status"))),
+			 "reason", str_or_null(json_string_value(json_object_get(cond, "reason"))),
+			 "message", str_or_null(json_string_value(json_object_get(cond, "message"))));
+}
+
+/* The table and key of obj's kind; false for kinds the map does not keep. */
+static bool table_of(struct ap_pmap *m, const char *kind, const json_t *obj, json_t **ret_table,
+		     char *key, size_t keylen)
+{
+	if (strcmp(kind, "Node") == 0) {
+		*ret_table = m->nodes;
+		snprintf(key, keylen, "%s", pk_name(obj));
+		return true;
+	}
+	if (strcmp(kind, "Pod") == 0)
+		*ret_table = m->pods;
+	else if (strcmp(kind, "PodGroup") == 0 || strcmp(kind, "CompositePodGroup") == 0)
+		*ret_table = m->groups;
+	else
+		return false;
+	snprintf(key, keylen, "%s/%s", pk_namespace(obj), pk_name(obj));
+	return true;
+}
+
+int ap_pmap_update(struct ap_pmap *m, const char *kind, const json_t *obj)
+{
+	char key[512];
+	json_t *table, *e;
+	int r = 0;
+
+	if (!m || !kind || !obj || !pk_name(obj) || !table_of(m, kind, obj, &table, key, sizeof(key)))
+		return 0;
+	e = table == m->nodes ? node_entry(obj)
+	    : table == m->pods ? pod_entry(obj)
+			       : group_entry(kind, obj);
+	if (!e)
+		return -ENOMEM;
+	pthread_mutex_lock(&m->lock);
+	if (!json_equal(json_object_get(table, key), e)) {
+		r = json_object_set(table, key, e) < 0 ? -ENOMEM : 0;
+		m->generation++;
+	}
+	pthread_mutex_unlock(&m->lock);
+	json_decref(e);
+	return r;
+}
+
+void ap_pmap_remove(struct ap_pmap *m, const char *kind, const json_t *obj)
+{
+	char key[512];
+	json_t *table;
+
+	if (!m || !kind || !obj || !pk_name(obj) || !table_of(m, kind, obj, &table, key, sizeof(key)))
+		return;
+	pthread_mutex_lock(&m->lock);
+	if (json_object_del(table, key) == 0)
+		m->generation++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void ap_pmap_event(struct ap_pmap *m, enum pk_event_type type, const char *kind,
+		   const json_t *obj)
+{
+	if (type == PK_EVENT_DELETED)
+		ap_pmap_remove(m, kind, obj);
+	else
+		ap_pmap_update(m, kind, obj);
+}
+
+/* ---- documents ------------------------------------------------------------------------ */
+
+int ap_pmap_render(struct ap_pmap *m, uint64_t since, char **ret_json, size_t *ret_len)
+{
+	json_t *doc = NULL;
+	char *text;
+	int r = 0;
+
+	pthread_mutex_lock(&m->lock);
+	if (since == m->generation && since != 0) {
+		doc = json_pack("{s:s,s:s,s:I,s:b}", "kind", "PlacementMap", "apiVersion",
+				"podkernel.dev/v1alpha1", "generation", (json_int_t)m->generation,
+				"unchanged", 1);
+		text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+		json_decref(doc);
+	} else if (m->cache && m->cache_gen == m->generation) {
+		text = strndup(m->cache, m->cache_len);
+	} else {
+		r = ap_pmap_layout(m->nodes, m->pods, m->groups, m->generation, &doc);
+		text = r == 0 ? json_dumps(doc, JSON_COMPACT) : NULL;
+		json_decref(doc);
+		if (text) {
+			free(m->cache);
+			m->cache = strdup(text);
+			m->cache_len = m->cache ? strlen(text) : 0;
+			m->cache_gen = m->generation;
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (!text)
+		return r < 0 ? r : -ENOMEM;
+	*ret_json = text;
+	*ret_len = strlen(text);
+	return 0;
+}
+
+/* Pods on the node, with their group and the group's root. */
+static json_t *node_pods(struct ap_pmap *m, const char *name)
+{
+	json_t *out = json_array(), *p;
+	const char *key;
+
+	json_object_foreach(m->pods, key, p) {
+		const char *node = json_string_value(json_array_get(p, 0));
+		const char *group = json_string_value(json_array_get(p, 1));
+		const char *ns = json_string_value(json_array_get(p, 4));
+		json_t *g = NULL, *root = NULL;
+		char gkey[512];
+
+		if (!node || strcmp(node, name) != 0)
+			continue;
+		if (group) {
+			snprintf(gkey, sizeof(gkey), "%s/%s", ns, group);
+			g = json_object_get(m->groups, gkey);
+			/* the root: follow parents (bounded: a cycle is invalid anyway) */
+			root = g;
+			for (int d = 0; d < 16 && root; d++) {
+				const char *parent = json_string_value(json_object_get(root, "parent"));
+				json_t *up;
+
+				snprintf(gkey, sizeof(gkey), "%s/%s", ns, parent ? parent : "");
+				up = parent ? json_object_get(m->groups, gkey) : NULL;
+				if (!up)
+					break;
+				root = up;
+			}
+		}
+		json_array_append_new(
+			out, json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "namespace", ns, "name",
+				       strchr(key, '/') + 1, "group", str_or_null(group), "groupKind",
+				       json_incref(g ? json_object_get(g, "kind") : json_null()),
+				       "root",
+				       json_incref(root ? json_object_get(root, "name") : json_null()),
+				       "rootKind",
+				       json_incref(root ? json_object_get(root, "kind") : json_null()),
+				       "sliceCoords", json_incref(json_array_get(p, 2)), "workerId",
+				       json_incref(json_array_get(p, 3))));
+	}
+	return out;
+}
+
+int ap_pmap_node(struct ap_pmap *m, const char *name, json_t **ret)
+{
+	json_t *n, *doc = NULL, *pods;
+
+	pthread_mutex_lock(&m->lock);
+	n = json_object_get(m->nodes, name);
+	if (n) {
+		bool cordoned = json_is_true(json_array_get(n, 1));
+		bool unreachable = json_is_true(json_array_get(n, 2));
+
+		pods = node_pods(m, name);
+		doc = json_pack("{s:s,s:s,s:s,s:O,s:b,s:b,s:s,s:o}", "kind", "PlacementNode",
+				"apiVersion", "podkernel.dev/v1alpha1", "name", name, "labels",
+				json_array_get(n, 0), "cordoned", cordoned, "unreachable",
+				unreachable, "state",
+				unreachable		? "unreachable"
+				: cordoned		? "cordoned"
+				: json_array_size(pods) ? "busy"
+							: "free",
+				"pods", pods);
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (!n)
+		return -ENOENT;
+	if (!doc)
+		return -ENOMEM;
+	*ret = doc;
+	return 0;
+}
+
+/* ---- the /ui/ hook ---------------------------------------------------------------------- */
+
+static const char *query(const struct pk_request *req, const char *key)
+{
+	for (size_t i = 0; i < req->nargs; i++)
+		if (req->args[i].key && strcmp(req->args[i].key, key) == 0)
+			return req->args[i].value ? req->args[i].value : "";
+	return NULL;
+}
+
+static int respond_doc(struct pk_response *resp, int status, json_t *doc)
+{
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+
+	json_decref(doc);
+	if (!text)
+		return -ENOMEM;
+	resp->status = status;
+	resp->content_type = "application/json";
+	resp->body = text;
+	resp->body_len = strlen(text);
+	return 0;
+}
+
+static int serve_api(struct ap_pmap *m, const struct pk_request *req, struct pk_response *resp)
+{
+	const char *node = query(req, "node"), *since = query(req, "since");
+	uint64_t gen = 0;
+	char *end;
+	json_t *doc = NULL;
+	int r;
+
+	if (node) {
+		r = ap_pmap_node(m, node, &doc);
+		if (r == -ENOENT)
+			return respond_doc(resp, 404,
+					   json_pack("{s:s,s:s,s:s,s:s,s:i}", "kind", "Status",
+						     "status", "Failure", "reason", "NotFound",
+						     "message", "no such node in the placement map",
+						     "code", 404));
+		return r < 0 ? r : respond_doc(resp, 200, doc);
+	}
+	if (since) {
+		gen = strtoull(since, &end, 10);
+		if (!*since || *end)
+			return respond_doc(resp, 400,
+					   json_pack("{s:s,s:s,s:s,s:s,s:i}", "kind", "Status",
+						     "status", "Failure", "reason", "BadRequest",
+						     "message", "since: expected a generation number",
+						     "code", 400));
+	}
+	r = ap_pmap_render(m, gen, &resp->body, &resp->body_len);
+	if (r < 0)
+		return r;
+	resp->status = 200;
+	resp->content_type = "application/json";
+	return 0;
+}
+
+int ap_pmap_serve(void *arg, const struct pk_request *req, struct pk_response *resp)
+{
+	struct ap_pmap *m = arg;
+	const char *path = req->path;
+
+	if (!m)
+		return -ENOENT;
+	if (strcmp(path, "/ui/api/placement") == 0)
+		return serve_api(m, req, resp);
+	if (strcmp(path, "/ui") == 0 || strcmp(path, "/ui/") == 0)
+		path = "/ui/index.html";
+	for (size_t i = 0; i < ap_ui_nassets; i++) {
+		if (strcmp(ap_ui_assets[i].path, path) != 0)
+			continue;
+		resp->body = malloc(ap_ui_assets[i].len + 1);
+		if (!resp->body)
+			return -ENOMEM;
+		memcpy(resp->body, ap_ui_assets[i].data, ap_ui_assets[i].len);
+		resp->body_len = ap_ui_assets[i].len;
+		resp->status = 200;
+		resp->content_type = ap_ui_assets[i].content_type;
+		return 0;
+	}
+	return -ENOENT;
+}
