@@ -1616,6 +1616,14 @@ out:
 	return r;
 }
 
+int podctl_get_json(const struct podctl_globals *g, const char *path, const char *what,
+		    json_t **ret)
+{
+	struct http h = { .g = (struct podctl_globals *)g };
+
+	return get_json(&h, path, what, ret);
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------------ */
 
 /*
@@ -1654,7 +1662,7 @@ int podctl_client(struct podctl_globals *g, int argc, char **argv)
 	int r;
 
 	if (strcmp(argv[0], "apply") && strcmp(argv[0], "get") && strcmp(argv[0], "delete") &&
-	    strcmp(argv[0], "describe") && strcmp(argv[0], "top")) {
+	    strcmp(argv[0], "describe") && strcmp(argv[0], "top") && strcmp(argv[0], "map")) {
 		fprintf(stderr, "podctl: unknown command '%s' (try --help)\n", argv[0]);
 		return PODCTL_EXIT_USAGE;
 	}
@@ -1673,6 +1681,8 @@ int podctl_client(struct podctl_globals *g, int argc, char **argv)
 		r = cmd_delete(&h, argc, argv);
 	else if (strcmp(argv[0], "describe") == 0)
 		r = cmd_describe(&h, argc, argv);
+	else if (strcmp(argv[0], "map") == 0)
+		r = podctl_map(g, argc, argv);
 	else
 		r = cmd_top(&h, argc, argv);
 	curl_global_cleanup();

@@ -23,6 +23,7 @@ static void usage(FILE *f)
 	      "  board check|show|nodes|verify FILE ...\n"
 	      "Appliance client (podkerneld):\n"
 	      "  apply -f FILE | get KIND [NAME] | delete KIND NAME | describe KIND NAME | top\n"
+	      "  map [--color auto|always|never] [--width N] [DOMAIN...]   placement map\n"
 	      "\n"
 	      "\n"
 	      "Client options (as kubectl's):\n"

@@ -9,6 +9,7 @@
 #define PODKERNEL_PODCTL_H
 
 #include <errno.h>
+#include <jansson.h>
 
 #include "kernel/api/kubeconfig.h"
 
@@ -50,6 +51,11 @@ int podctl_validate(int argc, char **argv);  /* validate.c */
 int podctl_compile(int argc, char **argv);   /* compile.c */
 /* apply, get, delete, describe, top (client.c); resolves g->creds first */
 int podctl_client(struct podctl_globals *g, int argc, char **argv);
+/* GET path from the server as JSON (client.c; failures reported, exit code returned). */
+int podctl_get_json(const struct podctl_globals *g, const char *path, const char *what,
+		    json_t **ret);
+/* map: the placement map in the terminal (map.c), called by podctl_client */
+int podctl_map(const struct podctl_globals *g, int argc, char **argv);
 /* board check|show|nodes|verify (topology/tools/board_cmd.c) */
 int podctl_board(int argc, char **argv);
 

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_placement_map.c — kernel/appliance/placement_map.c and
+ * placement_layout.c: the PlacementMap document for the Nodes of the real
+ * board files (boards/tpu-superslice.yaml, boards/gpu-cluster.yaml) with
+ * pods and groups fed as the appliance feeds them.  Checks the drawn grid
+ * (every host once, no two on one cell), the states and their precedence,
+ * the pending gangs with their reasons, the largest free box, slice shapes,
+ * the node detail, the "unchanged" answer and the /ui/ hook.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/appliance/placement_map.h"
+#include "topology/tools/board_tools.h"
+
+static struct ap_pmap *pm;
+
+static void setup(void)
+{
+	ck_assert_int_eq(ap_pmap_new(&pm), 0);
+}
+
+static void teardown(void)
+{
+	ap_pmap_free(pm);
+	pm = NULL;
+}
+
+/* Feed the Nodes of a board file (as --simulate-board registers them). */
+static void feed_board(const char *file)
+{
+	char path[512], err[512];
+	struct topo_board *b = topo_board_new();
+	json_t *nodes = NULL, *n;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/boards/%s", PODKERNEL_SRCDIR, file);
+	ck_assert_int_eq(topo_board_load_file(b, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(board_nodes_json(b, 0, &nodes), 0);
+	topo_board_free(b);
+	json_array_foreach(nodes, i, n)
+		ck_assert_int_eq(ap_pmap_update(pm, "Node", n), 0);
+	json_decref(nodes);
+}
+
+static void feed(const char *kind, json_t *obj)
+{
+	ck_assert_ptr_nonnull(obj);
+	ck_assert_int_eq(ap_pmap_update(pm, kind, obj), 0);
+	json_decref(obj);
+}
+
+static json_t *pod(const char *name, const char *group, const char *node)
+{
+	json_t *p = json_pack("{s:s,s:s,s:{s:s,s:s},s:{}}", "apiVersion", "v1", "kind", "Pod",
+			      "metadata", "name", name, "namespace", "ml", "spec");
+
+	if (group)
+		pk_set(p, "spec.schedulingGroup.podGroupName", json_string(group));
+	if (node)
+		pk_set(p, "spec.nodeName", json_string(node));
+	return p;
+}
+
+static json_t *group(const char *kind, const char *name, const char *parent, const char *status,
+		     const char *reason, const char *message)
+{
+	json_t *g = json_pack("{s:s,s:s,s:{s:s,s:s},s:{}}", "apiVersion",
+			      "scheduling.k8s.io/v1alpha3", "kind", kind, "metadata", "name", name,
+			      "namespace", "ml", "spec");
+
+	if (parent)
+		pk_set(g, "spec.parentCompositePodGroupName", json_string(parent));
+	if (status) {
+		char type[64];
+
+		snprintf(type, sizeof(type), "%sInitiallyScheduled", kind);
+		pk_condition_set(g, type, status, reason, message, 1700000000);
+	}
+	return g;
+}
+
+static json_t *render(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	json_t *doc;
+
+	ck_assert_int_eq(ap_pmap_render(pm, 0, &text, &len), 0);
+	doc = json_loadb(text, len, 0, NULL);
+	free(text);
+	ck_assert_ptr_nonnull(doc);
+	return doc;
+}
+
+static json_t *domain_named(json_t *doc, const char *name)
+{
+	size_t i;
+	json_t *d;
+
+	json_array_foreach(json_object_get(doc, "domains"), i, d)
+		if (strcmp(json_string_value(json_object_get(d, "name")), name) == 0)
+			return d;
+	ck_abort_msg("no domain %s", name);
+	return NULL;
+}
+
+static int count(json_t *o, const char *key)
+{
+	return (int)json_integer_value(json_object_get(json_object_get(o, "counts"), key));
+}
+
+/* Every host once, inside its cube's cells, no two hosts on one cell, cubes on distinct grid cells. */
+static void check_grid(json_t *doc, int want_hosts)
+{
+	json_t *d, *c, *h;
+	size_t i, j, k;
+	int hosts = 0;
+	json_t *names = json_object();
+
+	json_array_foreach(json_object_get(doc, "domains"), i, d) {
+		json_t *cubes_at = json_object();
+		int gc = (int)json_integer_value(pk_get(d, "grid.cols"));
+		int gr = (int)json_integer_value(pk_get(d, "grid.rows"));
+
+		json_array_foreach(json_object_get(d, "cubes"), j, c) {
+			char key[64];
+			int col = (int)json_integer_value(json_object_get(c, "col"));
+			int row = (int)json_integer_value(json_object_get(c, "row"));
+			int w = (int)json_integer_value(json_object_get(c, "cols"));
+			int hgt = (int)json_integer_value(json_object_get(c, "rows"));
+			json_t *cells = json_object();
+
+			ck_assert(col >= 0 && col < gc && row >= 0 && row < gr);
+			snprintf(key, sizeof(key), "%d,%d", col, row);
+			ck_assert_msg(!json_object_get(cubes_at, key), "two cubes at %s", key);
+			json_object_set_new(cubes_at, key, json_true());
+			json_array_foreach(json_object_get(c, "hosts"), k, h) {
+				int x = (int)json_integer_value(json_object_get(h, "x"));
+				int y = (int)json_integer_value(json_object_get(h, "y"));
+				const char *name = json_string_value(json_object_get(h, "name"));
+
+				ck_assert(x >= 0 && x < w && y >= 0 && y < hgt);
+				snprintf(key, sizeof(key), "%d,%d", x, y);
+				ck_assert_msg(!json_object_get(cells, key), "two hosts at %s", key);
+				json_object_set_new(cells, key, json_true());
+				ck_assert(!json_object_get(names, name));
+				json_object_set_new(names, name, json_true());
+				hosts++;
+			}
+			json_decref(cells);
+		}
+		json_decref(cubes_at);
+	}
+	json_decref(names);
+	ck_assert_int_eq(hosts, want_hosts);
+}
+
+START_TEST(test_torus_layout_and_states)
+{
+	feed_board("tpu-superslice.yaml");
+	/* a composite gang of two PodGroups, each on one host of cube ss0-c0 */
+	feed("CompositePodGroup", group("CompositePodGroup", "train", NULL, "True", "Scheduled", "ok"));
+	feed("PodGroup", group("PodGroup", "shard-0", "train", "True", "Scheduled", "ok"));
+	feed("PodGroup", group("PodGroup", "shard-1", "train", "True", "Scheduled", "ok"));
+	feed("Pod", pod("a0", "shard-0", "tpu-ss0-h0"));
+	feed("Pod", pod("a1", "shard-0", "tpu-ss0-h0"));
+	feed("Pod", pod("b0", "shard-1", "tpu-ss0-h1"));
+	/* a pending gang */
+	feed("PodGroup", group("PodGroup", "big", NULL, "False", "Unschedulable",
+			       "0/512 nodes fit 600 pods"));
+	feed("Pod", pod("big-0", "big", NULL));
+	/* a standalone pod, a finished pod (holds nothing) */
+	feed("Pod", pod("solo", NULL, "tpu-ss1-h5"));
+	json_t *done = pod("done", NULL, "tpu-ss1-h6");
+	pk_set(done, "status.phase", json_string("Succeeded"));
+	feed("Pod", done);
+	/* cordoned, and unreachable with a pod (unreachable wins) */
+	json_t *n = json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{s:b}}", "apiVersion", "v1",
+			      "kind", "Node", "metadata", "name", "tpu-ss1-h7", "labels",
+			      TOPO_LABEL_LEVEL_PREFIX "superslice", "ss1",
+			      TOPO_LABEL_LEVEL_PREFIX "cube", "ss1-c0", TOPO_LABEL_COORDS, "2.2.1",
+			      "spec", "unschedulable", 1);
+	feed("Node", n);
+	n = json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{s:[{s:s,s:s}]}}", "apiVersion", "v1",
+		      "kind", "Node", "metadata", "name", "tpu-ss1-h8", "labels",
+		      TOPO_LABEL_LEVEL_PREFIX "superslice", "ss1", TOPO_LABEL_LEVEL_PREFIX "cube",
+		      "ss1-c0", TOPO_LABEL_COORDS, "0.0.2", "spec", "taints", "key",
+		      "node.kubernetes.io/unreachable", "effect", "NoExecute");
+	feed("Node", n);
+	feed("Pod", pod("stranded", NULL, "tpu-ss1-h8"));
+
+	json_t *doc = render();
+	check_grid(doc, 512);
+	ck_assert_str_eq(json_string_value(pk_get(doc, "levels.domain")),
+			 TOPO_LABEL_LEVEL_PREFIX "superslice");
+	ck_assert_str_eq(json_string_value(pk_get(doc, "levels.cube")),
+			 TOPO_LABEL_LEVEL_PREFIX "cube");
+	ck_assert_int_eq(json_array_size(json_object_get(doc, "domains")), 2);
+	json_t *ss0 = domain_named(doc, "ss0"), *ss1 = domain_named(doc, "ss1");
+	ck_assert_str_eq(json_string_value(json_object_get(ss0, "layout")), "torus");
+	ck_assert_int_eq(json_array_size(json_object_get(ss0, "cubes")), 16);
+	/* 2x2x4-host cubes: z layers on a 2x2 grid with a blank cell between: 5x5 */
+	ck_assert_int_eq(json_integer_value(pk_get(ss0, "cubeSize.cols")), 5);
+	ck_assert_int_eq(json_integer_value(pk_get(ss0, "cubeSize.rows")), 5);
+	ck_assert_int_eq(count(ss0, "busy"), 2);
+	ck_assert_int_eq(count(ss0, "free"), 254);
+	ck_assert_int_eq(count(ss1, "busy"), 1);
+	ck_assert_int_eq(count(ss1, "cordoned"), 1);
+	ck_assert_int_eq(count(ss1, "unreachable"), 1);
+	ck_assert_int_eq(count(ss1, "free"), 253);
+	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.busy")), 3);
+	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.pods")), 7);
+	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.boundPods")), 5);
+
+	/* host h0 is coloured by shard-0, whose root is train */
+	json_t *h0 = json_array_get(json_object_get(json_array_get(json_object_get(ss0, "cubes"), 0),
+						    "hosts"),
+				    0);
+	ck_assert_str_eq(json_string_value(json_object_get(h0, "name")), "tpu-ss0-h0");
+	ck_assert_int_eq(json_integer_value(json_object_get(h0, "pods")), 2);
+	json_t *g = json_array_get(json_object_get(doc, "groups"),
+				   json_integer_value(json_object_get(h0, "group")));
+	ck_assert_str_eq(json_string_value(json_object_get(g, "name")), "shard-0");
+	json_t *root = json_array_get(json_object_get(doc, "groups"),
+				      json_integer_value(json_object_get(g, "root")));
+	ck_assert_str_eq(json_string_value(json_object_get(root, "name")), "train");
+
+	/* pending: only the root that is not scheduled, with its condition */
+	json_t *pending = json_object_get(doc, "pending");
+	ck_assert_int_eq(json_array_size(pending), 1);
+	g = json_array_get(json_object_get(doc, "groups"), json_integer_value(json_array_get(pending, 0)));
+	ck_assert_str_eq(json_string_value(json_object_get(g, "name")), "big");
+	ck_assert_str_eq(json_string_value(json_object_get(g, "reason")), "Unschedulable");
+	ck_assert_str_eq(json_string_value(json_object_get(g, "message")), "0/512 nodes fit 600 pods");
+	ck_assert_int_eq(json_integer_value(json_object_get(g, "pods")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(g, "boundPods")), 0);
+	json_decref(doc);
+}
+END_TEST
+
+/* Fill cube ss1-c0 (chips x 0-3, y 0-3, z 0-3): the largest free box is z 4-15 of all x, y. */
+START_TEST(test_largest_free_box)
+{
+	char name[64];
+
+	feed_board("tpu-superslice.yaml");
+	json_t *doc = render();
+	ck_assert_int_eq(json_integer_value(pk_get(domain_named(doc, "ss1"), "largestFree.hosts")), 256);
+	ck_assert_str_eq(json_string_value(pk_get(domain_named(doc, "ss1"), "largestFree.shape")),
+			 "8x8x16");
+	json_decref(doc);
+	for (int h = 0; h < 16; h++) {
+		snprintf(name, sizeof(name), "tpu-ss1-h%d", h);
+		feed("Pod", pod(name, NULL, name));
+	}
+	doc = render();
+	json_t *lf = pk_get(domain_named(doc, "ss1"), "largestFree");
+	ck_assert_int_eq(json_integer_value(json_object_get(lf, "hosts")), 192);
+	ck_assert_str_eq(json_string_value(json_object_get(lf, "shape")), "8x8x12");
+	ck_assert_str_eq(json_string_value(json_object_get(lf, "origin")), "0.0.4");
+	ck_assert_int_eq(json_integer_value(json_object_get(lf, "freeCubes")), 15);
+	json_decref(doc);
+}
+END_TEST
+
+START_TEST(test_list_layout_gpu_racks)
+{
+	feed_board("gpu-cluster.yaml");
+	feed("Pod", pod("p", NULL, "gpu-b0-r1-n3"));
+	json_t *doc = render();
+	check_grid(doc, 64);
+	json_t *b0 = json_array_get(json_object_get(doc, "domains"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(b0, "name")), "b0");
+	ck_assert_str_eq(json_string_value(json_object_get(b0, "layout")), "list");
+	ck_assert_int_eq(json_array_size(json_object_get(b0, "cubes")), 4);
+	ck_assert_int_eq(json_integer_value(pk_get(b0, "grid.cols")), 2);
+	ck_assert_int_eq(json_integer_value(pk_get(b0, "largestFree.hosts")), 8);
+	ck_assert_int_eq(json_integer_value(pk_get(b0, "largestFree.freeCubes")), 3);
+	ck_assert_int_eq(count(b0, "busy"), 1);
+	json_decref(doc);
+}
+END_TEST
+
+START_TEST(test_slice_shape_and_node_detail)
+{
+	feed_board("tpu-cube.yaml");
+	json_t *g = group("PodGroup", "slice", NULL, "True", "Scheduled", "ok");
+	pk_set(g, "metadata.annotations",
+	       json_pack("{s:s}", AP_PMAP_ANN_SLICE_SHAPE, "4x4x2"));
+	feed("PodGroup", g);
+	json_t *p = pod("w0", "slice", "tpu-cube0-h0");
+	pk_set(p, "metadata.annotations",
+	       json_pack("{s:s,s:s}", AP_PMAP_ANN_SLICE_COORDS, "0.0.0", AP_PMAP_ANN_WORKER_ID, "0"));
+	feed("Pod", p);
+	json_t *doc = render();
+	check_grid(doc, 16);
+	ck_assert_str_eq(json_string_value(pk_get(json_array_get(json_object_get(doc, "groups"), 0),
+						  "sliceShape")),
+			 "4x4x2");
+	json_decref(doc);
+
+	json_t *d = NULL;
+	ck_assert_int_eq(ap_pmap_node(pm, "tpu-cube0-h0", &d), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(d, "state")), "busy");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "labels"),
+							   TOPO_LABEL_COORDS)),
+			 "0.0.0");
+	json_t *p0 = json_array_get(json_object_get(d, "pods"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(p0, "group")), "slice");
+	ck_assert_str_eq(json_string_value(json_object_get(p0, "root")), "slice");
+	ck_assert_str_eq(json_string_value(json_object_get(p0, "sliceCoords")), "0.0.0");
+	ck_assert_str_eq(json_string_value(json_object_get(p0, "workerId")), "0");
+	json_decref(d);
+	ck_assert_int_eq(ap_pmap_node(pm, "nope", &d), -ENOENT);
+}
+END_TEST
+
+START_TEST(test_generation_and_unchanged)
+{
+	char *text = NULL;
+	size_t len;
+
+	feed_board("tpu-cube.yaml");
+	uint64_t g0 = ap_pmap_generation(pm);
+	/* the same Node again (an unchanged heartbeat publish): no new generation */
+	feed_board("tpu-cube.yaml");
+	ck_assert_uint_eq(ap_pmap_generation(pm), g0);
+	ck_assert_int_eq(ap_pmap_render(pm, g0, &text, &len), 0);
+	json_t *doc = json_loadb(text, len, 0, NULL);
+	free(text);
+	ck_assert(json_is_true(json_object_get(doc, "unchanged")));
+	ck_assert_ptr_null(json_object_get(doc, "domains"));
+	json_decref(doc);
+	json_t *p = pod("x", NULL, "tpu-cube0-h3");
+	ck_assert_int_eq(ap_pmap_update(pm, "Pod", p), 0);
+	ck_assert_uint_gt(ap_pmap_generation(pm), g0);
+	doc = render();
+	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.busy")), 1);
+	json_decref(doc);
+	ap_pmap_remove(pm, "Pod", p);
+	json_decref(p);
+	doc = render();
+	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.busy")), 0);
+	json_decref(doc);
+	/* kinds the map does not keep change nothing */
+	uint64_t g1 = ap_pmap_generation(pm);
+	feed("Job", json_pack("{s:s,s:{s:s,s:s}}", "kind", "Job", "metadata", "name", "j",
+			      "namespace", "ml"));
+	ck_assert_uint_eq(ap_pmap_generation(pm), g1);
+}
+END_TEST
+
+static int serve(const char *path, const char *key, const char *value, struct pk_response *resp)
+{
+	struct pk_query_arg arg = { key, value };
+	struct pk_request req = { .method = "GET", .path = path, .args = &arg, .nargs = key ? 1 : 0 };
+
+	memset(resp, 0, sizeof(*resp));
+	return ap_pmap_serve(pm, &req, resp);
+}
+
+START_TEST(test_serve)
+{
+	struct pk_response r;
+
+	feed_board("tpu-cube.yaml");
+	ck_assert_int_eq(serve("/ui/", NULL, NULL, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.content_type, "text/html; charset=utf-8");
+	ck_assert_ptr_nonnull(memmem(r.body, r.body_len, "/ui/map.js", 10));
+	pk_response_clear(&r);
+	ck_assert_int_eq(serve("/ui/map.js", NULL, NULL, &r), 0);
+	ck_assert_ptr_nonnull(memmem(r.body, r.body_len, "/ui/api/placement", 17));
+	pk_response_clear(&r);
+	ck_assert_int_eq(serve("/ui/api/placement", NULL, NULL, &r), 0);
+	ck_assert_str_eq(r.content_type, "application/json");
+	ck_assert_ptr_nonnull(memmem(r.body, r.body_len, "\"PlacementMap\"", 14));
+	pk_response_clear(&r);
+	ck_assert_int_eq(serve("/ui/api/placement", "since", "12x", &r), 0);
+	ck_assert_int_eq(r.status, 400);
+	pk_response_clear(&r);
+	ck_assert_int_eq(serve("/ui/api/placement", "node", "tpu-cube0-h1", &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	pk_response_clear(&r);
+	ck_assert_int_eq(serve("/ui/api/placement", "node", "nope", &r), 0);
+	ck_assert_int_eq(r.status, 404);
+	pk_response_clear(&r);
+	ck_assert_int_eq(serve("/ui/../etc/passwd", NULL, NULL, &r), -ENOENT);
+	ck_assert_int_eq(serve("/ui/other.js", NULL, NULL, &r), -ENOENT);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("placement-map");
+	TCase *tc = tcase_create("map");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_torus_layout_and_states);
+	tcase_add_test(tc, test_largest_free_box);
+	tcase_add_test(tc, test_list_layout_gpu_racks);
+	tcase_add_test(tc, test_slice_shape_and_node_detail);
+	tcase_add_test(tc, test_generation_and_unchanged);
+	tcase_add_test(tc, test_serve);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
