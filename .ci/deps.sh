@@ -6,7 +6,8 @@ PKGS="build-essential pkg-config clang libclang-rt-14-dev
 libyaml-dev libjansson-dev libhwloc-dev hwloc libudev-dev
 libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
 libmicrohttpd-dev libcurl4-openssl-dev curl libsqlite3-dev sqlite3
-check umockdev libumockdev-dev iproute2 openssl valgrind python3 git"
+check umockdev libumockdev-dev iproute2 openssl valgrind python3 git
+chromium"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -34,11 +34,15 @@
   const $ = (s) => document.querySelector(s);
 
   // ---- access -------------------------------------------------------------------
+  // #token=T stores a token (then leaves the address bar); #node=NAME opens a host.
+  let openNode = null;
   function takeToken() {
     const m = location.hash.match(/token=([^&]+)/);
+    const n = location.hash.match(/node=([^&]+)/);
+    if (n) openNode = decodeURIComponent(n[1]);
     if (m) {
       sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
-      history.replaceState(null, '', location.pathname + location.search);
+      history.replaceState(null, '', location.pathname + location.search + (n ? '#node=' + n[1] : ''));
     }
     token = sessionStorage.getItem(TOKEN_KEY);
   }
@@ -89,6 +93,10 @@
     try {
       const d = await fetchJSON(API + (gen ? '?since=' + gen : ''));
       if (!d.unchanged) render(d);
+      if (openNode) {
+        showDetail(openNode);
+        openNode = null;
+      }
       gen = d.generation;
       setStatus('generation ' + gen + ' · ' + new Date().toLocaleTimeString());
     } catch (e) {
@@ -222,6 +230,8 @@
         pods.append(el('li', { text: p.namespace + '/' + p.name + group + slice }));
       }
       if (!n.pods.length) pods.append(el('li', { class: 'muted', text: 'no pods' }));
+      box.setAttribute('data-node', n.name);
+      box.setAttribute('data-pods', String(n.pods.length));
       box.replaceChildren(el('div', null, el('b', { text: n.name }), ' ', el('span', { class: 'muted', text: n.state })),
         labels, el('div', { class: 'muted', text: 'pods' }), pods);
     } catch (e) {
@@ -264,7 +274,7 @@
     st.height = dom.grid.rows * ch - CUBE_GAP + 2 * PAD;
     st.cells = null;
     const c = dom.counts;
-    st.title.replaceChildren(dom.name, el('small', { text: c.hosts + ' hosts · ' + c.busy + ' busy · ' + c.free + ' free' +
+    st.title.replaceChildren(dom.name, el('small', { text: c.hosts + (c.hosts === 1 ? ' host · ' : ' hosts · ') + c.busy + ' busy · ' + c.free + ' free' +
       (c.cordoned ? ' · ' + c.cordoned + ' cordoned' : '') + (c.unreachable ? ' · ' + c.unreachable + ' unreachable' : '') }));
     st.canvas.setAttribute('aria-label', dom.name + ': ' + c.busy + ' busy, ' + c.free + ' free of ' + c.hosts + ' hosts');
     // fallback content: one item per cube with the counts this page draws
