@@ -210,8 +210,11 @@ bool discovery_handle(struct pk_server *srv, const char *path, struct pk_respons
 	char a[128], b[128], c[128];
 	json_t *doc = NULL;
 	if (strcmp(path, "/version") == 0) {
-		doc = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "major", "1", "minor", "32",
-				"gitVersion", "v1.32.0-podkernel." PODKERNEL_VERSION, "goVersion",
+		/* Every field of version.Info (clients such as the Python one require them);
+		 * the build stamps are kube-apiserver's values for an unstamped build. */
+		doc = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "major", "1", "minor", "32",
+				"gitVersion", "v1.32.0-podkernel." PODKERNEL_VERSION, "gitCommit", "",
+				"gitTreeState", "", "buildDate", "1970-01-01T00:00:00Z", "goVersion",
 				"none", "compiler", "gc", "platform", "linux/amd64");
 	} else if (strcmp(path, "/openapi/v3") == 0 || strcmp(path, "/openapi/v3/") == 0) {
 		doc = openapi_root();

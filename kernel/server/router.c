@@ -172,6 +172,9 @@ static int parse_route(const char *path, struct route *r)
 		return -ENOENT;
 	if (ns && !r->type->namespaced)
 		return -ENOENT;
+	/* A namespaced object is only ever addressed inside its namespace. */
+	if (!ns && r->type->namespaced && n - i >= 2)
+		return -ENOENT;
 	r->group = r->type->group;
 	r->version = r->type->version;
 	r->ns = ns ? strdup(ns) : NULL;
@@ -331,9 +334,15 @@ static void respond_store_error(struct pk_response *resp, int rc, const struct r
 		break;
 	case -PK_STORE_ECONFLICT:
 		respond_status(resp, 409, "Conflict", plural, nm, NULL,
-			       "Operation cannot be fulfilled on %s \"%s\": the object has been "
-			       "modified; please apply your changes to the latest version and try again",
-			       what, nm);
+			       "Operation cannot be fulfilled on %s \"%s\": %s", what, nm,
+			       errs && errs->n ? errs->msg[0]
+					       : "the object has been modified; please apply your "
+						 "changes to the latest version and try again");
+		break;
+	case -E2BIG:
+		respond_status(resp, 413, "RequestEntityTooLarge", plural, nm, NULL,
+			       "Request entity too large: %s \"%s\" would be larger than the limit "
+			       "of %d bytes", what, nm, PK_STORE_OBJECT_MAX);
 		break;
 	case -EPERM:
 		respond_status(resp, 403, "Forbidden", plural, nm, errs, "%s \"%s\" is forbidden: %s",
@@ -491,19 +500,109 @@ static void do_get(struct pk_server *srv, const struct pk_request *req, const st
 	respond_json(resp, 200, obj);
 }
 
+/* ---- resourceVersion semantics (list and watch) ------------------------------ */
+struct rv_query {
+	uint64_t rv;  /* resourceVersion; 0: unset or "0" (any) */
+	bool exact;   /* resourceVersionMatch=Exact */
+};
+
+/* 504 as kube-apiserver answers a resourceVersion it has not reached. */
+static void respond_too_large_rv(struct pk_response *resp, uint64_t want, uint64_t have)
+{
+	char msg[160];
+	snprintf(msg, sizeof(msg), "Timeout: Too large resource version: %" PRIu64 ", current: %" PRIu64,
+		 want, have);
+	json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:{s:[{s:s,s:s}],s:i},s:i}", "kind",
+			       "Status", "apiVersion", "v1", "metadata", "status", "Failure", "message",
+			       msg, "reason", "Timeout", "details", "causes", "reason",
+			       "ResourceVersionTooLarge", "message", "Too large resource version",
+			       "retryAfterSeconds", 1, "code", 504);
+	respond_json(resp, 504, st);
+}
+
+/*
+ * resourceVersion and resourceVersionMatch as kube-apiserver validates them:
+ * digits only; Exact or NotOlderThan, only with a resourceVersion (Exact not
+ * with "0"), never with continue.  A version past the store's is 504 (the
+ * server answers at once instead of waiting for it).  0 or -EINVAL (answered).
+ */
+static int parse_rv_query(struct pk_server *srv, const struct pk_request *req, bool watch,
+			  struct pk_response *resp, struct rv_query *ret)
+{
+	const char *rvs = arg(req, "resourceVersion"), *match = arg(req, "resourceVersionMatch");
+	*ret = (struct rv_query){ 0 };
+	if (rvs && *rvs) {
+		char *end;
+		errno = 0;
+		ret->rv = strtoull(rvs, &end, 10);
+		if (*end || errno || !(*rvs >= '0' && *rvs <= '9')) {
+			respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				       "resourceVersion: Invalid value: \"%s\": must be an unsigned "
+				       "decimal number", rvs);
+			return -EINVAL;
+		}
+	}
+	if (match && *match) {
+		const char *why = NULL;
+		if (watch)
+			why = "resourceVersionMatch is forbidden for watch";
+		else if (strcmp(match, "Exact") != 0 && strcmp(match, "NotOlderThan") != 0)
+			why = "supported values: \"Exact\", \"NotOlderThan\"";
+		else if (!rvs || !*rvs)
+			why = "resourceVersionMatch is forbidden unless resourceVersion is provided";
+		else if (arg(req, "continue") && *arg(req, "continue"))
+			why = "resourceVersionMatch is forbidden when continue is provided";
+		else if (strcmp(match, "Exact") == 0 && ret->rv == 0)
+			why = "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"";
+		if (why) {
+			respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				       "resourceVersionMatch: Invalid value: \"%s\": %s", match, why);
+			return -EINVAL;
+		}
+		ret->exact = strcmp(match, "Exact") == 0;
+	}
+	uint64_t now = pk_store_rv(srv->store);
+	if (ret->rv > now) {
+		respond_too_large_rv(resp, ret->rv, now);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * limit: absent or 0 means every object (one snapshot, as kube-apiserver);
+ * anything else must be a positive number.
+ */
+static int parse_limit(const struct pk_request *req, struct pk_response *resp, size_t *ret)
+{
+	const char *limit = arg(req, "limit");
+	*ret = 0;
+	if (!limit || !*limit)
+		return 0;
+	char *end;
+	errno = 0;
+	long long n = strtoll(limit, &end, 10);
+	if (*end || errno || n < 0) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			       "limit: Invalid value: \"%s\": must be a non-negative integer", limit);
+		return -EINVAL;
+	}
+	*ret = (size_t)n;
+	return 0;
+}
+
 static void do_list(struct pk_server *srv, const struct pk_request *req, const struct route *r,
 		    struct pk_response *resp)
 {
+	struct rv_query rq;
+	struct pk_store_list_opts o = { .continue_token = arg(req, "continue") };
+	if (parse_rv_query(srv, req, false, resp, &rq) < 0 || parse_limit(req, resp, &o.limit) < 0)
+		return;
 	struct pk_selector *labels, *fields;
 	if (parse_selectors(req, resp, &labels, &fields) < 0)
 		return;
-	const char *limit = arg(req, "limit");
-	struct pk_store_list_opts o = {
-		.labels = labels,
-		.fields = fields,
-		.limit = limit ? strtoul(limit, NULL, 10) : 0,
-		.continue_token = arg(req, "continue"),
-	};
+	o.labels = labels;
+	o.fields = fields;
 	json_t *items = NULL;
 	uint64_t rv = 0;
 	char *cont = NULL;
@@ -516,6 +615,15 @@ static void do_list(struct pk_server *srv, const struct pk_request *req, const s
 	}
 	if (rc < 0)
 		return respond_store_error(resp, rc, r, NULL, NULL);
+	/* Only the present is kept: an older exact version is gone, as after compaction. */
+	if (rq.exact && rq.rv != rv) {
+		json_decref(items);
+		free(cont);
+		respond_status(resp, 410, "Expired", NULL, NULL, NULL,
+			       "The resourceVersion for the provided list is too old: %" PRIu64
+			       " (current %" PRIu64 ")", rq.rv, rv);
+		return;
+	}
 	json_t *out;
 	if (wants_table(req->accept)) {
 		const char *inc = arg(req, "includeObject");
@@ -534,25 +642,42 @@ static void do_list(struct pk_server *srv, const struct pk_request *req, const s
 	respond_json(resp, 200, out);
 }
 
+/* AND "metadata.name == name" into a field selector (built, not parsed: any name). */
+static int select_name(struct pk_selector **sel, const char *name)
+{
+	if (!*sel && !(*sel = calloc(1, sizeof(**sel))))
+		return -ENOMEM;
+	struct pk_selector *s = *sel;
+	struct pk_sel_req *reqs = realloc(s->reqs, (s->nreqs + 1) * sizeof(*reqs));
+	if (!reqs)
+		return -ENOMEM;
+	s->reqs = reqs;
+	struct pk_sel_req *q = &reqs[s->nreqs];
+	*q = (struct pk_sel_req){ .key = strdup("metadata.name"), .op = PK_SELOP_EQ,
+				  .values = calloc(1, sizeof(char *)), .nvalues = 1 };
+	if (q->values)
+		q->values[0] = strdup(name);
+	s->nreqs++;
+	return q->key && q->values && q->values[0] ? 0 : -ENOMEM;
+}
+
 static void do_watch(struct pk_server *srv, const struct pk_request *req, const struct route *r,
 		     struct pk_response *resp)
 {
 	struct watch_spec spec = { .type = r->type, .ns = r->ns, .table = wants_table(req->accept),
 				   .bookmarks = arg_true(req, "allowWatchBookmarks") };
+	struct rv_query rq;
+	if (parse_rv_query(srv, req, true, resp, &rq) < 0)
+		return;
 	if (parse_selectors(req, resp, &spec.labels, &spec.fields) < 0)
 		return;
 	/* A watch on one object is a watch with a name field selector. */
-	if (r->name) {
-		struct pk_selector *byname = NULL;
-		char fsel[400], err[64];
-		snprintf(fsel, sizeof(fsel), "metadata.name=%s", r->name);
-		if (pk_selector_parse(fsel, true, &byname, err, sizeof(err)) == 0) {
-			pk_selector_free(spec.fields);
-			spec.fields = byname;
-		}
+	if (r->name && select_name(&spec.fields, r->name) < 0) {
+		pk_selector_free(spec.labels);
+		pk_selector_free(spec.fields);
+		return respond_store_error(resp, -ENOMEM, r, NULL, NULL);
 	}
-	const char *rvs = arg(req, "resourceVersion");
-	spec.since = rvs ? strtoull(rvs, NULL, 10) : 0;
+	spec.since = rq.rv;
 	const char *to = arg(req, "timeoutSeconds");
 	spec.timeout_s = to ? atoi(to) : PK_SERVER_WATCH_TIMEOUT_S;
 	if (spec.timeout_s <= 0 || spec.timeout_s > PK_SERVER_WATCH_TIMEOUT_S)
@@ -576,9 +701,100 @@ static void do_watch(struct pk_server *srv, const struct pk_request *req, const 
 	resp->watch = w;
 }
 
-static void do_create(struct pk_server *srv, const struct pk_request *req,
-		      const struct route *r, struct pk_response *resp)
+/* ---- writes: dryRun and preconditions, NodeRestriction ------------------------- */
+/* A write on its way: who asks, and the store options from the query and body. */
+struct call {
+	struct pk_server *srv;
+	const struct pk_request *req;
+	const struct route *r;
+	const struct pk_identity *who;
+	struct pk_store_write_opts wo;
+};
+
+/* The node name when NodeRestriction applies to this write (a node, its Node's main resource). */
+static const char *restricted_node(const struct call *c)
 {
+	const char *node = NULL;
+	if (c->r->type->pk != PK_KIND_NODE || c->r->sub || !admission_node_name(c->who, &node))
+		return NULL;
+	return node;
+}
+
+/*
+ * PUT by a node: checked against the stored object, and pinned to its
+ * resourceVersion so that what was checked is what gets replaced.
+ */
+static int admit_update(const struct call *c, json_t *obj, struct pk_errors *errs)
+{
+	const char *node = restricted_node(c);
+	if (!node)
+		return 0;
+	json_t *old = NULL;
+	int rc = pk_store_get(c->srv->store, "Node", NULL, c->r->name, &old);
+	if (rc == 0)
+		rc = admission_node_write(node, old, obj, errs);
+	json_t *meta = json_object_get(obj, "metadata");
+	if (rc == 0 && !json_string_value(json_object_get(meta, "resourceVersion")))
+		json_object_set(meta, "resourceVersion",
+				json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
+	json_decref(old);
+	return rc;
+}
+
+/*
+ * PATCH: straight to the store, or for a node on its Node: applied here to
+ * the stored object, checked, and written as an update pinned to the version
+ * it was applied to (retried a few times when someone else wrote between).
+ */
+static int patch_admitted(const struct call *c, enum pk_patch_type type, const json_t *patch,
+			  struct pk_errors *errs, json_t **ret)
+{
+	const struct route *r = c->r;
+	enum pk_store_sub sub = r->sub ? PK_SUB_STATUS : PK_SUB_MAIN;
+	const char *node = restricted_node(c);
+	if (!node)
+		return pk_store_patch_opts(c->srv->store, r->type->kind, r->ns, r->name, type, patch,
+					   sub, &c->wo, errs, ret);
+	int rc = -PK_STORE_ECONFLICT;
+	for (int attempt = 0; attempt < 5 && rc == -PK_STORE_ECONFLICT; attempt++) {
+		json_t *old = NULL, *next = NULL;
+		char err[256] = "";
+		rc = pk_store_get(c->srv->store, "Node", NULL, r->name, &old);
+		if (rc == 0 && pk_patch_apply(old, type, patch, &next, err, sizeof(err)) < 0) {
+			pk_errors_add(errs, "patch: %s", err);
+			rc = -EINVAL;
+		}
+		if (rc == 0 && !json_is_object(json_object_get(next, "metadata"))) {
+			pk_errors_add(errs, "patch: metadata: Required value");
+			rc = -EINVAL;
+		}
+		json_t *meta = rc == 0 ? json_object_get(next, "metadata") : NULL;
+		bool pinned_by_client = meta && json_is_string(json_object_get(
+						json_object_get(patch, "metadata"), "resourceVersion"));
+		if (rc == 0) {
+			json_object_set(next, "kind", json_object_get(old, "kind"));
+			json_object_set(meta, "name", json_object_get(json_object_get(old, "metadata"),
+								     "name"));
+			if (!pinned_by_client)
+				json_object_set(meta, "resourceVersion",
+						json_object_get(json_object_get(old, "metadata"),
+								"resourceVersion"));
+			rc = admission_node_write(node, old, next, errs);
+		}
+		if (rc == 0)
+			rc = pk_store_update_opts(c->srv->store, next, sub, &c->wo, errs, ret);
+		json_decref(old);
+		json_decref(next);
+		if (pinned_by_client)
+			break;
+	}
+	return rc;
+}
+
+static void do_create(const struct call *c, struct pk_response *resp)
+{
+	const struct pk_request *req = c->req;
+	const struct route *r = c->r;
 	json_t *obj;
 	if (parse_body(req, resp, &obj) < 0)
 		return;
@@ -592,7 +808,10 @@ static void do_create(struct pk_server *srv, const struct pk_request *req,
 							    "name"));
 	char namebuf[256];
 	snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
-	int rc = pk_store_create(srv->store, obj, &errs, &out);
+	const char *node = restricted_node(c);
+	int rc = node ? admission_node_write(node, NULL, obj, &errs) : 0;
+	if (rc == 0)
+		rc = pk_store_create_opts(c->srv->store, obj, &c->wo, &errs, &out);
 	if (rc == 0 && !out)
 		out = json_incref(obj);
 	json_decref(obj);
@@ -650,9 +869,10 @@ static void do_binding(struct pk_server *srv, const struct pk_request *req,
 	json_decref(body);
 }
 
-static void do_update(struct pk_server *srv, const struct pk_request *req,
-		      const struct route *r, struct pk_response *resp)
+static void do_update(const struct call *c, struct pk_response *resp)
 {
+	const struct pk_request *req = c->req;
+	const struct route *r = c->r;
 	json_t *obj;
 	if (parse_body(req, resp, &obj) < 0)
 		return;
@@ -663,7 +883,9 @@ static void do_update(struct pk_server *srv, const struct pk_request *req,
 	struct pk_errors errs = { 0 };
 	json_t *out = NULL;
 	enum pk_store_sub sub = r->sub ? PK_SUB_STATUS : PK_SUB_MAIN;
-	int rc = pk_store_update(srv->store, obj, sub, &errs, &out);
+	int rc = admit_update(c, obj, &errs);
+	if (rc == 0)
+		rc = pk_store_update_opts(c->srv->store, obj, sub, &c->wo, &errs, &out);
 	json_decref(obj);
 	if (rc < 0)
 		respond_store_error(resp, rc, r, r->name, &errs);
@@ -687,9 +909,10 @@ static int patch_type_of(const char *ctype, enum pk_patch_type *ret)
 	return 0;
 }
 
-static void do_patch(struct pk_server *srv, const struct pk_request *req,
-		     const struct route *r, struct pk_response *resp)
+static void do_patch(const struct call *c, struct pk_response *resp)
 {
+	const struct pk_request *req = c->req;
+	const struct route *r = c->r;
 	enum pk_patch_type type;
 	if (patch_type_of(req->content_type, &type) < 0) {
 		respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
@@ -703,8 +926,7 @@ static void do_patch(struct pk_server *srv, const struct pk_request *req,
 		return;
 	struct pk_errors errs = { 0 };
 	json_t *out = NULL;
-	int rc = pk_store_patch(srv->store, r->type->kind, r->ns, r->name, type, patch,
-				r->sub ? PK_SUB_STATUS : PK_SUB_MAIN, &errs, &out);
+	int rc = patch_admitted(c, type, patch, &errs, &out);
 	json_decref(patch);
 	if (rc < 0)
 		respond_store_error(resp, rc, r, r->name, &errs);
@@ -713,26 +935,57 @@ static void do_patch(struct pk_server *srv, const struct pk_request *req,
 	pk_errors_clear(&errs);
 }
 
-static void do_delete(struct pk_server *srv, const struct pk_request *req,
-		      const struct route *r, struct pk_response *resp)
+/* DeleteOptions in a DELETE body: dryRun and both preconditions (opts borrowed). */
+static int delete_options(const struct pk_request *req, struct pk_response *resp, json_t **ret_opts,
+			  struct pk_store_write_opts *wo)
 {
-	const char *pre = NULL;
+	*ret_opts = NULL;
+	if (!req->body || !req->body_len)
+		return 0;
+	char err[256];
 	json_t *opts = NULL;
-	if (req->body && req->body_len) {
-		char err[256];
-		if (pk_parse_document("body", req->body, req->body_len, &opts, err, sizeof(err)) < 0) {
-			respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				       "the DeleteOptions could not be decoded: %s", err);
-			return;
-		}
-		pre = json_string_value(
-			json_object_get(json_object_get(opts, "preconditions"), "resourceVersion"));
+	if (pk_parse_document("body", req->body, req->body_len, &opts, err, sizeof(err)) < 0 ||
+	    !json_is_object(opts)) {
+		json_decref(opts);
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			       "the DeleteOptions could not be decoded: %s", err);
+		return -EINVAL;
 	}
+	json_t *pre = json_object_get(opts, "preconditions"), *dry = json_object_get(opts, "dryRun");
+	wo->precondition_rv = json_string_value(json_object_get(pre, "resourceVersion"));
+	wo->precondition_uid = json_string_value(json_object_get(pre, "uid"));
+	size_t i;
+	json_t *v;
+	if (dry && !json_is_array(dry)) {
+		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			       "dryRun: Invalid value: expected a list of strings");
+		json_decref(opts);
+		return -EINVAL;
+	}
+	json_array_foreach(dry, i, v) {
+		if (!json_is_string(v) || strcmp(json_string_value(v), "All") != 0) {
+			respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				       "dryRun[%zu]: Unsupported value: supported values: \"All\"", i);
+			json_decref(opts);
+			return -EINVAL;
+		}
+		wo->dry_run = true;
+	}
+	*ret_opts = opts;
+	return 0;
+}
+
+static void do_delete(struct call *c, struct pk_response *resp)
+{
+	json_t *opts = NULL;
+	if (delete_options(c->req, resp, &opts, &c->wo) < 0)
+		return;
 	json_t *out = NULL;
 	struct pk_errors errs = { 0 };
-	int rc = pk_store_delete(srv->store, r->type->kind, r->ns, r->name, pre, &errs, &out);
+	int rc = pk_store_delete_opts(c->srv->store, c->r->type->kind, c->r->ns, c->r->name, &c->wo,
+				      &errs, &out);
 	if (rc < 0)
-		respond_store_error(resp, rc, r, r->name, &errs);
+		respond_store_error(resp, rc, c->r, c->r->name, &errs);
 	else
 		respond_json(resp, 200, out);
 	pk_errors_clear(&errs);
@@ -754,33 +1007,52 @@ static const char *verb_of(const char *method, const struct route *r, bool watch
 	return NULL;
 }
 
-static void dispatch_resource(struct pk_server *srv, const struct pk_request *req,
-			      const struct route *r, const char *verb, struct pk_response *resp)
+/* ?dryRun=All (repeatable); any other value is 400, as kube-apiserver. */
+static int query_dry_run(const struct pk_request *req, struct pk_response *resp, bool *ret)
 {
-	const char *dry = arg(req, "dryRun");
-	if (dry && *dry && strcmp(req->method, "GET") != 0) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-			       "dryRun is not supported by this server");
-		return;
+	*ret = false;
+	for (size_t i = 0; i < req->nargs; i++) {
+		if (!req->args[i].key || strcmp(req->args[i].key, "dryRun") != 0)
+			continue;
+		const char *v = req->args[i].value ? req->args[i].value : "";
+		if (strcmp(v, "All") != 0) {
+			respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				       "dryRun: Unsupported value: \"%s\": supported values: \"All\"", v);
+			return -EINVAL;
+		}
+		*ret = true;
 	}
+	return 0;
+}
+
+static void dispatch_resource(struct pk_server *srv, const struct pk_request *req,
+			      const struct route *r, const struct pk_identity *who,
+			      const char *verb, struct pk_response *resp)
+{
+	struct call c = { .srv = srv, .req = req, .r = r, .who = who };
+	bool is_get = strcmp(req->method, "GET") == 0;
+	if (!is_get && query_dry_run(req, resp, &c.wo.dry_run) < 0)
+		return;
 	bool collection = r->name == NULL;
 	bool is_binding = r->sub && strcmp(r->sub, "binding") == 0;
+	/* A namespaced kind is created inside its namespace, not at /api/v1/pods. */
+	bool where_ok = !r->type->namespaced || r->ns;
 	if (strcmp(verb, "watch") == 0)
 		do_watch(srv, req, r, resp);
 	else if (strcmp(verb, "list") == 0)
 		do_list(srv, req, r, resp);
 	else if (strcmp(verb, "get") == 0 && !is_binding)
 		do_get(srv, req, r, resp);
-	else if (strcmp(req->method, "POST") == 0 && collection)
-		do_create(srv, req, r, resp);
-	else if (strcmp(req->method, "POST") == 0 && is_binding)
+	else if (strcmp(req->method, "POST") == 0 && collection && where_ok)
+		do_create(&c, resp);
+	else if (strcmp(req->method, "POST") == 0 && is_binding && !c.wo.dry_run)
 		do_binding(srv, req, r, resp);
 	else if (strcmp(verb, "update") == 0 && !collection && !is_binding)
-		do_update(srv, req, r, resp);
+		do_update(&c, resp);
 	else if (strcmp(verb, "patch") == 0 && !collection && !is_binding)
-		do_patch(srv, req, r, resp);
+		do_patch(&c, resp);
 	else if (strcmp(verb, "delete") == 0 && !collection && !r->sub)
-		do_delete(srv, req, r, resp);
+		do_delete(&c, resp);
 	else
 		respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
 			       "the server does not allow this method on the requested resource");
@@ -840,6 +1112,11 @@ static bool serve_public(struct pk_server *srv, const struct pk_request *req,
 		return false;
 	if (strncmp(req->path, "/version", 8) == 0)
 		discovery_handle(srv, "/version", resp);
+	else if (strcmp(req->path, "/readyz") == 0 && !pk_store_writable(srv->store))
+		/* Not ready while writes fail (disk full, I/O errors): kube's etcd check. */
+		respond_text(resp, 500, "text/plain; charset=utf-8",
+			     "[-]store failed: the last write to the store failed\n"
+			     "readyz check failed\n");
 	else
 		respond_text(resp, 200, "text/plain; charset=utf-8", "ok");
 	return true;
@@ -926,7 +1203,7 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 			       r.type->plural, r.name ? r.name : "", who.user, verb, r.type->plural,
 			       r.group);
 	} else {
-		dispatch_resource(srv, req, &r, verb, resp);
+		dispatch_resource(srv, req, &r, &who, verb, resp);
 	}
 	route_clear(&r);
 	return verb ? verb : "other";

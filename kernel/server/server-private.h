@@ -105,6 +105,14 @@ int stream_hub_start(struct pk_server *srv);
 /* Sets srv->stopping, joins the hub and resumes every parked stream. */
 void stream_hub_stop(struct pk_server *srv);
 
+/* admission.c: NodeRestriction.  The node name of a node identity (not
+ * system:masters); false for anyone else. */
+bool admission_node_name(const struct pk_identity *who, const char **ret_name);
+/* May node write next over old (NULL: create) of its own Node?  0 or -EPERM
+ * with the field and reason in errs. */
+int admission_node_write(const char *node, const json_t *old, const json_t *next,
+			 struct pk_errors *errs);
+
 /* metrics.c */
 void metrics_record(struct pk_server *srv, const char *verb, int code, double seconds);
 char *metrics_render(struct pk_server *srv);

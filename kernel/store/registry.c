@@ -119,6 +119,30 @@ static void check_string_map(json_t *meta, const char *field, bool labels,
 	}
 }
 
+/* Keys and values of metadata.annotations together, as kube-apiserver counts them. */
+static void check_annotations_size(json_t *meta, struct pk_errors *errs)
+{
+	size_t total = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(json_object_get(meta, "annotations"), k, v)
+		total += strlen(k) + json_string_length(v);
+	if (total > PK_STORE_ANNOTATIONS_MAX)
+		pk_errors_add(errs, "metadata.annotations: Too long: must have at most %d bytes (%zu)",
+			      PK_STORE_ANNOTATIONS_MAX, total);
+}
+
+/* The stored uid against the one a writer expects (NULL or "": no check). */
+static int check_uid(const json_t *old, const char *want, struct pk_errors *errs)
+{
+	const char *have = meta_str(old, "uid");
+	if (!want || !*want || (have && strcmp(want, have) == 0))
+		return 0;
+	pk_errors_add(errs, "metadata.uid: Precondition failed: UID in precondition: %s, UID in "
+		      "object meta: %s", want, have ? have : "");
+	return -PK_STORE_ECONFLICT;
+}
+
 /* kind/apiVersion/metadata shape; names; namespace defaulting. */
 static int check_identity(const struct pk_store_type *t, json_t *obj, struct pk_errors *errs)
 {
@@ -158,6 +182,7 @@ static int check_identity(const struct pk_store_type *t, json_t *obj, struct pk_
 	}
 	check_string_map(meta, "labels", true, errs);
 	check_string_map(meta, "annotations", false, errs);
+	check_annotations_size(meta, errs);
 	json_t *fins = json_object_get(meta, "finalizers");
 	size_t i;
 	json_t *f;
@@ -334,11 +359,18 @@ static int finish(int rc, json_t *obj, struct pk_errors *local, json_t **ret)
 
 int pk_store_create(struct pk_store *st, const json_t *in, struct pk_errors *errs, json_t **ret)
 {
+	return pk_store_create_opts(st, in, NULL, errs, ret);
+}
+
+int pk_store_create_opts(struct pk_store *st, const json_t *in,
+			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
+			 json_t **ret)
+{
 	struct pk_errors local = { 0 };
 	json_t *obj = json_deep_copy(in);
 	if (!obj || !json_is_object(obj))
 		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
-	struct txn tx = { 0 };
+	struct txn tx = { .dry_run = opts && opts->dry_run };
 	writer_enter(st);
 	int rc = create_locked(st, obj, errs ? errs : &local, &tx);
 	int crc = writer_leave(st, &tx);
@@ -476,12 +508,17 @@ static int delete_namespace(struct pk_store *st, struct txn *tx, json_t *nsobj)
 }
 
 static int delete_locked(struct pk_store *st, const struct pk_store_type *t, const char *ns,
-			 const char *name, const char *precondition_rv, struct txn *tx,
-			 struct pk_errors *errs, json_t **ret)
+			 const char *name, const char *precondition_rv,
+			 const char *precondition_uid, struct txn *tx, struct pk_errors *errs,
+			 json_t **ret)
 {
 	json_t *obj = db_get(st, t->kind, ns, name);
 	if (!obj)
 		return -ENOENT;
+	if (check_uid(obj, precondition_uid, errs) < 0) {
+		json_decref(obj);
+		return -PK_STORE_ECONFLICT;
+	}
 	if (precondition_rv && *precondition_rv &&
 	    strcmp(precondition_rv, meta_str(obj, "resourceVersion") ?: "") != 0) {
 		json_decref(obj);
@@ -512,15 +549,25 @@ static int delete_locked(struct pk_store *st, const struct pk_store_type *t, con
 int pk_store_delete(struct pk_store *st, const char *kind, const char *ns, const char *name,
 		    const char *precondition_rv, struct pk_errors *errs, json_t **ret)
 {
+	struct pk_store_write_opts o = { .precondition_rv = precondition_rv };
+	return pk_store_delete_opts(st, kind, ns, name, &o, errs, ret);
+}
+
+int pk_store_delete_opts(struct pk_store *st, const char *kind, const char *ns,
+			 const char *name, const struct pk_store_write_opts *opts,
+			 struct pk_errors *errs, json_t **ret)
+{
+	static const struct pk_store_write_opts none = { 0 };
+	const struct pk_store_write_opts *o = opts ? opts : &none;
 	const struct pk_store_type *t = pk_store_type_by_kind(kind);
 	if (!t || !name)
 		return -EINVAL;
 	json_t *obj = NULL;
-	struct txn tx = { 0 };
+	struct txn tx = { .dry_run = o->dry_run };
 	struct pk_errors local = { 0 };
 	writer_enter(st);
-	int rc = delete_locked(st, t, ns_key(t, ns), name, precondition_rv, &tx,
-			       errs ? errs : &local, &obj);
+	int rc = delete_locked(st, t, ns_key(t, ns), name, o->precondition_rv, o->precondition_uid,
+			       &tx, errs ? errs : &local, &obj);
 	int crc = writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
 	pk_errors_clear(&local);
@@ -584,7 +631,8 @@ static json_t *merge_update(const struct pk_store_type *t, json_t *old, json_t *
 }
 
 static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub,
-			 struct pk_errors *errs, struct txn *tx, json_t **ret)
+			 const char *precondition_uid, struct pk_errors *errs, struct txn *tx,
+			 json_t **ret)
 {
 	const struct pk_store_type *t = type_of_obj(obj, errs);
 	if (!t)
@@ -598,6 +646,12 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 		return -ENOENT;
 	const char *want = meta_str(obj, "resourceVersion");
 	if (want && *want && strcmp(want, meta_str(old, "resourceVersion") ?: "") != 0) {
+		json_decref(old);
+		return -PK_STORE_ECONFLICT;
+	}
+	/* A uid in the body is a precondition too: it never changes. */
+	if (check_uid(old, precondition_uid, errs) < 0 ||
+	    check_uid(old, meta_str(obj, "uid"), errs) < 0) {
 		json_decref(old);
 		return -PK_STORE_ECONFLICT;
 	}
@@ -630,13 +684,21 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 int pk_store_update(struct pk_store *st, const json_t *in, enum pk_store_sub sub,
 		    struct pk_errors *errs, json_t **ret)
 {
+	return pk_store_update_opts(st, in, sub, NULL, errs, ret);
+}
+
+int pk_store_update_opts(struct pk_store *st, const json_t *in, enum pk_store_sub sub,
+			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
+			 json_t **ret)
+{
 	struct pk_errors local = { 0 };
 	json_t *obj = json_deep_copy(in), *out = NULL;
 	if (!obj || !json_is_object(obj))
 		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
-	struct txn tx = { 0 };
+	struct txn tx = { .dry_run = opts && opts->dry_run };
 	writer_enter(st);
-	int rc = update_locked(st, obj, sub, errs ? errs : &local, &tx, &out);
+	int rc = update_locked(st, obj, sub, opts ? opts->precondition_uid : NULL,
+			       errs ? errs : &local, &tx, &out);
 	int crc = writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
 	json_decref(obj);
@@ -647,13 +709,21 @@ int pk_store_patch(struct pk_store *st, const char *kind, const char *ns, const 
 		   enum pk_patch_type type, const json_t *patch, enum pk_store_sub sub,
 		   struct pk_errors *errs, json_t **ret)
 {
+	return pk_store_patch_opts(st, kind, ns, name, type, patch, sub, NULL, errs, ret);
+}
+
+int pk_store_patch_opts(struct pk_store *st, const char *kind, const char *ns,
+			const char *name, enum pk_patch_type type, const json_t *patch,
+			enum pk_store_sub sub, const struct pk_store_write_opts *opts,
+			struct pk_errors *errs, json_t **ret)
+{
 	struct pk_errors local = { 0 };
 	struct pk_errors *e = errs ? errs : &local;
 	const struct pk_store_type *t = pk_store_type_by_kind(kind);
 	if (!t || !name)
 		return -EINVAL;
 	json_t *out = NULL;
-	struct txn tx = { 0 };
+	struct txn tx = { .dry_run = opts && opts->dry_run };
 	writer_enter(st);
 	json_t *old = db_get(st, t->kind, ns_key(t, ns), name), *next = NULL;
 	char err[256] = "";
@@ -678,7 +748,8 @@ int pk_store_patch(struct pk_store *st, const char *kind, const char *ns, const 
 					      "resourceVersion");
 		if (!json_is_string(prv))
 			keep_field(m, meta_of(old), "resourceVersion");
-		rc = update_locked(st, next, sub, e, &tx, &out);
+		rc = update_locked(st, next, sub, opts ? opts->precondition_uid : NULL, e, &tx,
+				   &out);
 	}
 	int crc = writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;

@@ -41,7 +41,9 @@ struct pk_store {
 	struct ring_slot *ring; /* PK_STORE_RING_SIZE slots */
 	size_t ring_head;       /* next slot to write */
 	size_t ring_len;
+	size_t ring_bytes; /* JSON text held by the ring */
 	uint64_t ring_floor;
+	atomic_bool write_failed; /* the last commit failed (disk full, I/O error) */
 };
 
 /* One write transaction: events are published to the ring on commit. */
@@ -53,6 +55,7 @@ struct txn {
 	bool savepoint;    /* inside its SAVEPOINT */
 	bool staked;       /* rows handed to the batch; wait for done */
 	bool done;
+	bool dry_run;      /* roll back instead of committing (set before txn_begin) */
 	int rc;            /* the batch's commit result */
 };
 

@@ -279,6 +279,8 @@ void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 	wait_batch_closed(st);
 	s.writes = st->writes;
 	s.ring_floor = st->ring_floor;
+	s.ring_events = st->ring_len;
+	s.ring_bytes = st->ring_bytes;
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM objects", -1, &q, NULL) == SQLITE_OK) {
 		if (sqlite3_step(q) == SQLITE_ROW)
@@ -415,17 +417,30 @@ static int exec(struct pk_store *st, const char *sql)
 	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
+/* Drop the oldest event; watchers older than it get 410 Gone. */
+static void ring_drop_oldest(struct pk_store *st)
+{
+	size_t oldest = (st->ring_head + PK_STORE_RING_SIZE - st->ring_len) % PK_STORE_RING_SIZE;
+	struct ring_slot *slot = &st->ring[oldest];
+	st->ring_floor = slot->rv;
+	st->ring_bytes -= json_string_length(slot->text);
+	json_decref(slot->object);
+	json_decref(slot->text);
+	slot->object = slot->text = NULL;
+	st->ring_len--;
+}
+
+/* The ring is bounded by count and by bytes (PK_STORE_RING_BYTES of JSON). */
 static void ring_push(struct pk_store *st, struct ring_slot *ev)
 {
-	struct ring_slot *slot = &st->ring[st->ring_head];
-	if (st->ring_len == PK_STORE_RING_SIZE) {
-		st->ring_floor = slot->rv;
-		json_decref(slot->object);
-		json_decref(slot->text);
-	} else {
-		st->ring_len++;
-	}
-	*slot = *ev;
+	if (st->ring_len == PK_STORE_RING_SIZE)
+		ring_drop_oldest(st);
+	size_t bytes = json_string_length(ev->text);
+	while (st->ring_len > 0 && st->ring_bytes + bytes > PK_STORE_RING_BYTES)
+		ring_drop_oldest(st);
+	st->ring[st->ring_head] = *ev;
+	st->ring_len++;
+	st->ring_bytes += bytes;
 	ev->object = NULL;
 	ev->text = NULL;
 	st->ring_head = (st->ring_head + 1) % PK_STORE_RING_SIZE;
@@ -460,6 +475,9 @@ static void batch_commit(struct pk_store *st)
 	} else {
 		exec(st, "ROLLBACK");
 	}
+	/* /readyz reports the store unready from a failed commit to the next good one. */
+	if (rc < 0 || st->batch_nev > 0)
+		atomic_store(&st->write_failed, rc < 0);
 	if (rc < 0) {
 		exec(st, "ROLLBACK");
 		st->rv_pending = st->rv;
@@ -573,16 +591,36 @@ static void stamp_rv(json_t *obj, uint64_t rv)
 	json_object_set_new(meta, "resourceVersion", json_string(buf));
 }
 
+/* Put metadata.resourceVersion back to prev (taken; NULL: none). */
+static void restore_rv(json_t *obj, json_t *prev)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	if (prev)
+		json_object_set_new(meta, "resourceVersion", prev);
+	else
+		json_object_del(meta, "resourceVersion");
+}
+
 int txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_event_type type)
 {
 	const struct pk_store_type *t = type_of_key(json_string_value(json_object_get(obj, "kind")));
 	if (!t)
 		return -EINVAL;
 	uint64_t rv = st->rv_pending + 1;
+	json_t *prev_rv = json_incref(json_object_get(json_object_get(obj, "metadata"),
+						      "resourceVersion"));
 	stamp_rv(obj, rv);
 	char *body = json_dumps(obj, JSON_COMPACT);
-	if (!body)
-		return -ENOMEM;
+	if (!body || strlen(body) > PK_STORE_OBJECT_MAX) {
+		restore_rv(obj, prev_rv);
+		free(body);
+		return body ? -E2BIG : -ENOMEM;
+	}
+	/* A dry run writes (to see every rule apply) but rolls back: the caller
+	 * gets the object as it would be stored, under its current version. */
+	if (tx->dry_run)
+		restore_rv(obj, json_incref(prev_rv));
+	json_decref(prev_rv);
 	sqlite3_stmt *q = st->st_put;
 	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 2, ns_key(t, meta_str(obj, "namespace")), -1, SQLITE_TRANSIENT);
@@ -608,6 +646,9 @@ int txn_remove(struct pk_store *st, struct txn *tx, json_t *obj)
 	if (!t)
 		return -EINVAL;
 	uint64_t rv = st->rv_pending + 1;
+	json_t *prev_rv = tx->dry_run ? json_incref(json_object_get(json_object_get(obj, "metadata"),
+								      "resourceVersion"))
+				      : NULL;
 	stamp_rv(obj, rv);
 	sqlite3_stmt *q = st->st_del;
 	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
@@ -619,6 +660,8 @@ int txn_remove(struct pk_store *st, struct txn *tx, json_t *obj)
 	sqlite3_clear_bindings(q);
 	if (rc == 0)
 		rc = txn_add_event(tx, PK_EVENT_DELETED, rv, obj, NULL);
+	if (tx->dry_run)
+		restore_rv(obj, prev_rv);
 	if (rc == 0)
 		st->rv_pending = rv;
 	return rc;
@@ -641,7 +684,7 @@ void txn_release(struct txn *tx)
 
 int txn_commit(struct pk_store *st, struct txn *tx)
 {
-	if (tx->nev == 0) {
+	if (tx->nev == 0 || tx->dry_run) {
 		txn_abort(st, tx);
 		return 0;
 	}
@@ -687,6 +730,11 @@ void txn_abort(struct pk_store *st, struct txn *tx)
 	txn_release(tx);
 	if (st->batch_open)
 		st->rv_pending = tx->rv_start;
+}
+
+bool pk_store_writable(struct pk_store *st)
+{
+	return !atomic_load(&st->write_failed);
 }
 
 /* ---- reads -------------------------------------------------------------- */
@@ -754,7 +802,7 @@ static int list_locked(struct pk_store *st, const struct pk_store_type *t, const
 		       const struct pk_store_list_opts *o, const char *after_ns,
 		       const char *after_name, json_t *items, char **ret_continue)
 {
-	size_t limit = o->limit && o->limit < PK_STORE_LIST_MAX ? o->limit : PK_STORE_LIST_MAX;
+	size_t limit = o->limit ? o->limit : SIZE_MAX;
 	char sql[256];
 	snprintf(sql, sizeof(sql), "SELECT ns, name, body FROM objects WHERE kind=?1%s%s"
 		 " ORDER BY ns, name",

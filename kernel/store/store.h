@@ -18,7 +18,12 @@
  * pk_validate(), enforce optimistic concurrency and deletion semantics
  * (deletionTimestamp + finalizers; bottom-up protection of CompositePodGroups).
  *
- * Change stream: the last PK_STORE_RING_SIZE events live in an in-memory ring.
+ * Limits: an object serializes to at most PK_STORE_OBJECT_MAX bytes (-E2BIG,
+ * HTTP 413) and its annotations total at most PK_STORE_ANNOTATIONS_MAX
+ * (-EINVAL with the field path, HTTP 422), as kube-apiserver and etcd.
+ *
+ * Change stream: the last PK_STORE_RING_SIZE events, and no more than
+ * PK_STORE_RING_BYTES of their JSON, live in an in-memory ring.
  * pk_store_events_since() replays them to a callback and pk_store_wait() blocks
  * until something newer than a resourceVersion is committed, so consumers never
  * poll the whole store.  A resourceVersion older than the ring is "gone"
@@ -47,7 +52,9 @@
 #include "kernel/api/api.h"
 
 #define PK_STORE_RING_SIZE 4096     /* watch history, events */
-#define PK_STORE_LIST_MAX 10000     /* items in one list page at most */
+#define PK_STORE_RING_BYTES (64u << 20) /* ... and at most this much JSON text */
+#define PK_STORE_OBJECT_MAX (1536 * 1024) /* serialized object (etcd's request limit) */
+#define PK_STORE_ANNOTATIONS_MAX (256 * 1024) /* keys + values, as kube-apiserver */
 #define PK_STORE_ECONFLICT ESTALE   /* -PK_STORE_ECONFLICT: HTTP 409 */
 #define PK_STORE_EGONE ERANGE       /* -PK_STORE_EGONE: HTTP 410 */
 #define PK_STORE_GROUP_FINALIZER "scheduling.k8s.io/group-protection"
@@ -109,6 +116,8 @@ struct pk_store_stats {
 	uint64_t writes;      /* committed write transactions */
 	uint64_t objects;     /* objects stored */
 	uint64_t ring_floor;  /* events with rv > ring_floor are replayable */
+	size_t ring_events;   /* events in the ring */
+	size_t ring_bytes;    /* their JSON text (at most PK_STORE_RING_BYTES) */
 };
 void pk_store_get_stats(struct pk_store *store, struct pk_store_stats *ret);
 
@@ -120,6 +129,12 @@ void pk_store_get_stats(struct pk_store *store, struct pk_store_stats *ret);
  */
 int pk_store_check(struct pk_store *store, char *err, size_t errlen);
 
+/*
+ * False from a failed commit (disk full, I/O error) until the next commit
+ * succeeds: /readyz reports it.
+ */
+bool pk_store_writable(struct pk_store *store);
+
 /* ---- reads -------------------------------------------------------------- */
 /* ns is ignored (may be NULL) for cluster-scoped kinds. */
 int pk_store_get(struct pk_store *store, const char *kind, const char *ns, const char *name,
@@ -128,7 +143,7 @@ int pk_store_get(struct pk_store *store, const char *kind, const char *ns, const
 struct pk_store_list_opts {
 	const struct pk_selector *labels; /* NULL: all */
 	const struct pk_selector *fields; /* NULL: all */
-	size_t limit;                     /* 0: PK_STORE_LIST_MAX */
+	size_t limit;                     /* 0: every matching object */
 	const char *continue_token;       /* from a previous page, or NULL */
 };
 /*
@@ -208,6 +223,34 @@ struct pk_store_edit {
 	json_t *object; /* out */
 };
 int pk_store_edit_batch(struct pk_store *store, struct pk_store_edit *edits, size_t n);
+
+/*
+ * The same four writes with options (NULL opts: as above).  dry_run runs
+ * defaulting, validation and every rule, writes nothing, publishes no event,
+ * and returns in ret what would be stored (under the current resourceVersion,
+ * none for a create).  precondition_uid (update, patch, delete): the stored
+ * object's metadata.uid must equal it, else -PK_STORE_ECONFLICT with the
+ * reason in errs.  An update or patch that changes metadata.uid is refused the
+ * same way.
+ */
+struct pk_store_write_opts {
+	bool dry_run;
+	const char *precondition_uid;
+	const char *precondition_rv; /* delete only (update/patch: metadata.resourceVersion) */
+};
+int pk_store_create_opts(struct pk_store *store, const json_t *obj,
+			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
+			 json_t **ret);
+int pk_store_update_opts(struct pk_store *store, const json_t *obj, enum pk_store_sub sub,
+			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
+			 json_t **ret);
+int pk_store_patch_opts(struct pk_store *store, const char *kind, const char *ns,
+			const char *name, enum pk_patch_type type, const json_t *patch,
+			enum pk_store_sub sub, const struct pk_store_write_opts *opts,
+			struct pk_errors *errs, json_t **ret);
+int pk_store_delete_opts(struct pk_store *store, const char *kind, const char *ns,
+			 const char *name, const struct pk_store_write_opts *opts,
+			 struct pk_errors *errs, json_t **ret);
 
 /* Apply a patch to a tree without the store (used by pk_store_patch). */
 int pk_patch_apply(const json_t *target, enum pk_patch_type type, const json_t *patch,
