@@ -169,7 +169,9 @@ static bool scheduled_condition(const json_t *obj, const char *type)
 static void invalidate_floor_of(struct pk_sched *s, const struct pk_group *view)
 {
 	char *key = sc_key(view->meta.namespace, view->meta.name);
-	const struct sc_group *g = key ? sc_map_get(&s->forest.groups, key) : NULL;
+	const struct sc_group *g =
+	    key ? sc_forest_group(&s->forest, key, view->kind == PK_KIND_COMPOSITE_POD_GROUP, false)
+		: NULL;
 
 	if (!key || (g && (g->pods.n || g->children.n)))
 		sc_preempt_floor_invalidate(s);
