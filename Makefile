@@ -46,6 +46,8 @@ LIBDEFS := topo:topology \
 	pkstore:kernel/store \
 	pkserver:kernel/server \
 	pkappliance:kernel/appliance \
+	pkkube:kernel/kube \
+	pkattach:kernel/attach \
 	pkclient:kernel/podctl:kernel/podctl/main.c \
 	pkagent:agent:agent/main.c
 
@@ -58,6 +60,9 @@ LIBS_pkbuilder   := pkbuilder pkapi topo
 LIBS_pkstore     := pkstore pkbuilder pkapi topo
 LIBS_pkserver    := pkserver pkstore pkbuilder pkapi topo
 LIBS_pkappliance := pkappliance pkserver pkstore pksched pkbuilder topotools pkapi topo
+LIBS_pkkube      := pkkube pkapi topo
+LIBS_pkattach    := pkattach pkkube pkappliance pkserver pkstore pksched pkbuilder topotools \
+	pkapi topo
 LIBS_pkagent     := pkagent pkapi topo
 LIBS_pkclient    := pkclient pkappliance pkserver pkstore pksched pkbuilder topotools \
 	pkagent pkapi topo
@@ -72,6 +77,8 @@ TESTLIBS_tests/kernel/store    := pkstore
 TESTLIBS_tests/kernel/server   := pkserver
 TESTLIBS_tests/kernel/appliance := pkappliance
 TESTLIBS_tests/kernel/podctl   := pkclient
+TESTLIBS_tests/kernel/kube     := pkkube
+TESTLIBS_tests/kernel/attach   := pkattach
 TESTLIBS_tests/agent           := pkagent
 
 lib_name   = $(word 1,$(subst :, ,$(1)))
@@ -114,7 +121,7 @@ $(BUILD)/bin/podctl: $(BUILD)/obj/kernel/podctl/main.o $(call libs_of,pkclient)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/bin/podkerneld: $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard kernel/podkerneld/*.c)) \
-		$(call libs_of,pkappliance)
+		$(call libs_of,pkattach)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 

@@ -40,7 +40,9 @@ struct ap_metrics {
 };
 
 struct pk_appliance {
-	struct pk_store *store;
+	struct pk_store *store; /* NULL in attach mode */
+	const struct pk_appliance_source_ops *src;
+	void *src_arg;
 	struct pk_appliance_config cfg;
 	int64_t grace_ms;
 	pthread_t thread;

@@ -16,6 +16,10 @@
  * DisruptionTarget then delete.  A failed write re-reads the object and
  * hands the truth back to the scheduler.  The thread sleeps in
  * pk_store_wait() until the next write or the earliest backoff expiry.
+ *
+ * The reads go through a source table: the store itself, or in attach mode a
+ * mirror of a Kubernetes cluster (then the controllers and the heartbeat
+ * monitor, which write the store, stay off).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -93,7 +97,7 @@ static void sched_remove(struct pk_appliance *app, const char *kind, const json_
 void ap_resync(struct pk_appliance *app, const char *kind, const char *ns, const char *name)
 {
 	json_t *obj = NULL;
-	int r = pk_store_get(app->store, kind, ns, name, &obj);
+	int r = app->src->get(app->src_arg, kind, ns, name, &obj);
 
 	if (r == 0) {
 		sched_feed(app, obj);
@@ -134,7 +138,7 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 		json_t *items = NULL, *obj;
 		char *next = NULL;
 		size_t i;
-		int r = pk_store_list(app->store, kind, NULL, &o, &items, NULL, &next);
+		int r = app->src->list(app->src_arg, kind, &o, &items, &next);
 
 		free(token);
 		if (r < 0)
@@ -189,7 +193,7 @@ static int new_scheduler(struct pk_appliance *app)
 static int load_all(struct pk_appliance *app)
 {
 	int64_t now = ap_now_ms();
-	uint64_t rv = pk_store_rv(app->store);
+	uint64_t rv = app->src->rv(app->src_arg);
 	int r = new_scheduler(app);
 
 	ap_pmap_clear(app->pmap);
@@ -322,7 +326,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 		AP_COUNT(app, events_skipped);
 		break;
 	}
-	if (d.heartbeat && ev->type != PK_EVENT_DELETED)
+	if (d.heartbeat && ev->type != PK_EVENT_DELETED && app->store)
 		on_node_write(app, ev->object);
 	if (d.reconcile)
 		queue_reconcile(app, kind, ev->object);
@@ -335,8 +339,8 @@ static int drain_events(struct pk_appliance *app)
 {
 	for (;;) {
 		uint64_t last = app->rv;
-		int r = pk_store_events_since(app->store, app->rv, AP_EVENT_BATCH, on_event, app,
-					      &last);
+		int r = app->src->events_since(app->src_arg, app->rv, AP_EVENT_BATCH, on_event,
+					       app, &last);
 
 		if (r == -PK_STORE_EGONE) {
 			ap_log(app, 1, "appliance: change stream lost events; listing again");
@@ -621,12 +625,21 @@ static void *loop_main(void *arg)
 
 		if (r < 0) {
 			ap_log(app, 0, "appliance: change stream: %s", strerror(-r));
-			if (pk_store_wait(app->store, app->rv, 1000) == -ECANCELED)
+			if (app->src->wait(app->src_arg, app->rv, 1000) == -ECANCELED)
 				break;
 			continue;
 		}
-		run_controllers(app);
-		check_heartbeats(app);
+		if (app->store) {
+			run_controllers(app);
+			check_heartbeats(app);
+		} else {
+			json_array_clear(app->gone_nodes); /* the cluster's own controllers */
+		}
+		if (app->cfg.may_schedule && !app->cfg.may_schedule(app->cfg.may_schedule_arg)) {
+			if (app->src->wait(app->src_arg, app->rv, AP_BEAT_CHECK_MS) == -ECANCELED)
+				break;
+			continue;
+		}
 		pk_writer_batch_begin(app->writer);
 		retry = run_cycles(app, &more);
 		commit_batch(app);
@@ -638,7 +651,7 @@ static void *loop_main(void *arg)
 
 			wait = d < 0 ? 0 : d < wait ? d : wait;
 		}
-		if (pk_store_wait(app->store, app->rv, (int)wait) == -ECANCELED)
+		if (app->src->wait(app->src_arg, app->rv, (int)wait) == -ECANCELED)
 			break;
 	}
 	return NULL;
@@ -660,13 +673,53 @@ static int64_t grace_from_env(void)
 	return (int64_t)(v * 1000);
 }
 
+/* ---- the store as the loop's source ------------------------------------------------ */
+
+static int store_list(void *src, const char *kind, const struct pk_store_list_opts *opts,
+		      json_t **ret_items, char **ret_continue)
+{
+	return pk_store_list(src, kind, NULL, opts, ret_items, NULL, ret_continue);
+}
+
+static uint64_t store_rv(void *src)
+{
+	return pk_store_rv(src);
+}
+
+static int store_events_since(void *src, uint64_t since, size_t max, pk_store_event_cb cb,
+			      void *arg, uint64_t *ret_last)
+{
+	return pk_store_events_since(src, since, max, cb, arg, ret_last);
+}
+
+static int store_wait(void *src, uint64_t since, int timeout_ms)
+{
+	return pk_store_wait(src, since, timeout_ms);
+}
+
+static int store_get(void *src, const char *kind, const char *ns, const char *name,
+		     json_t **ret)
+{
+	return pk_store_get(src, kind, ns, name, ret);
+}
+
+static const struct pk_appliance_source_ops store_source = {
+	.list = store_list,
+	.rv = store_rv,
+	.events_since = store_events_since,
+	.wait = store_wait,
+	.get = store_get,
+};
+
+/* ---- lifecycle, continued ----------------------------------------------------------------- */
+
 int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config *cfg,
 		       struct pk_appliance **ret, char *err, size_t errlen)
 {
 	struct pk_appliance *app;
 	int r;
 
-	if (!store || !ret)
+	if (!ret || (!store && !(cfg && cfg->source)))
 		return -EINVAL;
 	app = calloc(1, sizeof(*app));
 	if (!app)
@@ -674,6 +727,8 @@ int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config 
 	app->store = store;
 	if (cfg)
 		app->cfg = *cfg;
+	app->src = store ? &store_source : app->cfg.source;
+	app->src_arg = store ? (void *)store : app->cfg.source_arg;
 	app->grace_ms = app->cfg.node_grace_ms > 0 ? app->cfg.node_grace_ms : grace_from_env();
 	if (!app->cfg.node_lease_namespace || !*app->cfg.node_lease_namespace)
 		app->cfg.node_lease_namespace = PK_APPLIANCE_DEFAULT_LEASE_NS;
@@ -687,11 +742,11 @@ int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config 
 		app->writer = app->cfg.writer;
 		app->cfg.writer = NULL;
 		if (!app->writer)
-			r = pk_writer_store_new(store, &app->writer);
+			r = store ? pk_writer_store_new(store, &app->writer) : -EINVAL;
 	}
 	if (r == 0)
 		r = ap_pmap_new(&app->pmap);
-	if (r == 0 && app->cfg.board)
+	if (r == 0 && app->cfg.board && store)
 		r = ap_register_board(app, app->cfg.board, err, errlen);
 	if (r == 0)
 		r = load_all(app);

@@ -14,7 +14,8 @@
  * through the status subresource, preemption as DisruptionTarget + delete.
  *
  * Lifecycle: pk_appliance_start() -> (runs) -> pk_appliance_stop().  The
- * store is borrowed and must outlive the appliance.
+ * store (or the configured source) is borrowed and must outlive the
+ * appliance.
  */
 #ifndef PODKERNEL_KERNEL_APPLIANCE_H
 #define PODKERNEL_KERNEL_APPLIANCE_H
@@ -43,6 +44,23 @@
 #define PK_APPLIANCE_DEFAULT_LEASE_NS "kube-node-lease"
 
 struct pk_writer;
+/*
+ * Where the loop reads objects: by default the store itself; in attach mode
+ * a mirror of a Kubernetes cluster (kernel/attach/).  The calls have the
+ * store's meaning (kernel/store/store.h): list pages of a kind, the latest
+ * position of the change stream, the events after a position (each carrying
+ * its object's resourceVersion), a wait for news, one object.
+ */
+struct pk_appliance_source_ops {
+	int (*list)(void *src, const char *kind, const struct pk_store_list_opts *opts,
+		    json_t **ret_items, char **ret_continue);
+	uint64_t (*rv)(void *src);
+	int (*events_since)(void *src, uint64_t since, size_t max, pk_store_event_cb cb,
+			    void *arg, uint64_t *ret_last);
+	int (*wait)(void *src, uint64_t since, int timeout_ms);
+	int (*get)(void *src, const char *kind, const char *ns, const char *name, json_t **ret);
+};
+
 struct pk_appliance_config {
 	const char *board;     /* --simulate-board FILE, or NULL */
 	int verbosity;         /* 0 errors, 1 startup, 2 actions, 3 events, 4 trace */
@@ -54,6 +72,18 @@ struct pk_appliance_config {
 	 * appliance takes it over (also on failure).  NULL: the store.
 	 */
 	struct pk_writer *writer;
+	/*
+	 * Attach mode (pk_appliance_start() with a NULL store): the loop reads
+	 * source and only schedules; the Job/JobSet controllers, the node
+	 * heartbeat monitor and board registration belong to the standalone
+	 * appliance and stay off.  Cycles run only while may_schedule(arg)
+	 * says yes (caches synced, leader); events are consumed regardless, so
+	 * a standby's scheduler stays warm.
+	 */
+	const struct pk_appliance_source_ops *source;
+	void *source_arg;
+	bool (*may_schedule)(void *arg);
+	void *may_schedule_arg;
 	/* Where log lines go (the program decides); NULL: nowhere. */
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;
@@ -63,7 +93,7 @@ struct pk_appliance;
 
 /*
  * Register the board's nodes (when configured), list the store and start the
- * loop thread.  Errors (board file FILE:LINE:COL, store) go to err; -EINVAL
+ * loop thread.  store NULL: attach mode (cfg->source is required).  Errors (board file FILE:LINE:COL, store) go to err; -EINVAL
  * for a bad board file.
  */
 int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config *cfg,

@@ -2,7 +2,9 @@
 /*
  * podkerneld — the appliance: parse flags, open the durable store, serve the
  * Kubernetes-shaped API, and wait for SIGTERM/SIGINT.  The scheduling loop and
- * controllers (kernel/appliance/) start and stop at the marked hook.
+ * controllers (kernel/appliance/) start and stop at the marked hook.  With
+ * --kubeconfig or --in-cluster it attaches to an existing cluster instead
+ * (kernel/attach/): no store, no API, the cluster's pods are scheduled.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,6 +15,7 @@
 
 #include "kernel/api/kubeconfig.h"
 #include "kernel/appliance/appliance.h"
+#include "kernel/attach/attach.h"
 #include "kernel/server/server.h"
 #include "kernel/store/store.h"
 
@@ -23,6 +26,13 @@ static void usage(FILE *f)
 		"                  [--tls-cert-file FILE --tls-private-key-file FILE]\n"
 		"                  [--insecure-allow-non-loopback] [--insecure-allow-anonymous-admin]\n"
 		"                  [--simulate-board FILE] [-v LEVEL] [--write-kubeconfig FILE]\n"
+		"                  [--no-scheduling]\n"
+		"       podkerneld (--kubeconfig FILE [--context NAME] | --in-cluster)\n"
+		"                  [--scheduler-name NAME] [--workload-api GROUP/VERSION]\n"
+		"                  [--leader-elect [--leader-elect-namespace NS]\n"
+		"                   [--leader-elect-name NAME] [--leader-elect-identity ID]\n"
+		"                   [--leader-elect-lease-duration S] [--leader-elect-renew-deadline S]\n"
+		"                   [--leader-elect-retry-period S]] [--listen ADDR:PORT] [-v LEVEL]\n"
 		"\n"
 		"  --listen ADDR:PORT          where to serve (default %s; port 0 picks one)\n"
 		"  --data-dir DIR              durable store (default ./podkernel-data)\n"
@@ -35,9 +45,23 @@ static void usage(FILE *f)
 		"  --node-lease-namespace NS   where node heartbeat Leases live (kube-node-lease)\n"
 		"  --write-kubeconfig FILE     once serving, write a kubeconfig for the first\n"
 		"                              system:masters token (server URL, TLS certificate)\n"
+		"  --no-scheduling             serve the API and store only (no scheduling loop,\n"
+		"                              no controllers): a stand-in kube-apiserver\n"
+		"\nAttach mode (schedule an existing Kubernetes cluster):\n"
+		"  --kubeconfig FILE           the cluster's kubeconfig (--context NAME picks one)\n"
+		"  --in-cluster                the pod's service account\n"
+		"  --scheduler-name NAME       schedule pods with this spec.schedulerName\n"
+		"                              (default %s)\n"
+		"  --workload-api G/V          group/version of Workload, PodGroup and\n"
+		"                              CompositePodGroup (default %s)\n"
+		"  --leader-elect              one active instance, through a coordination.k8s.io/v1\n"
+		"                              Lease (default %s/%s; times in seconds)\n"
+		"  --listen ADDR:PORT          in attach mode: /healthz, /readyz, /metrics only\n"
+		"\n"
 		"  -v LEVEL                    0 errors, 1 startup (default), 2 every request,\n"
 		"                              3 scheduling decisions, 4 the recursive placement trace\n",
-		PK_SERVER_DEFAULT_LISTEN);
+		PK_SERVER_DEFAULT_LISTEN, PK_ATTACH_DEFAULT_SCHEDULER, PK_ATTACH_DEFAULT_WORKLOAD_API,
+		PK_ATTACH_DEFAULT_LEASE_NAMESPACE, PK_ATTACH_DEFAULT_LEASE_NAME);
 }
 
 static void log_line(void *arg, int level, const char *msg)
@@ -47,19 +71,65 @@ static void log_line(void *arg, int level, const char *msg)
 	fprintf(stderr, "podkerneld: %s\n", msg);
 }
 
+enum {
+	O_LISTEN = 256, O_DATA, O_TOKENS, O_CERT, O_KEY, O_INSECURE, O_ANON, O_BOARD, O_VERSION,
+	O_WRITE_KC, O_LEASE_NS, O_NO_SCHED, O_KUBECONFIG, O_CONTEXT, O_IN_CLUSTER, O_SCHED_NAME,
+	O_WORKLOAD_API, O_LE, O_LE_NS, O_LE_NAME, O_LE_ID, O_LE_DURATION, O_LE_RENEW, O_LE_RETRY,
+};
+
 struct options {
 	struct pk_server_config cfg;
 	const char *data_dir;
 	const char *board;
 	const char *write_kubeconfig;
 	const char *lease_ns;
+	bool no_scheduling;
+	bool attach; /* --kubeconfig or --in-cluster */
+	struct pk_attach_config acfg;
 };
+
+/* Seconds (fractions allowed) as milliseconds; -EINVAL unless in (0, 3600]. */
+static int parse_seconds(const char *flag, const char *s, int *ret_ms)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (*end || !(v > 0 && v <= 3600)) {
+		fprintf(stderr, "podkerneld: %s %s: expected seconds in (0, 3600]\n", flag, s);
+		return -EINVAL;
+	}
+	*ret_ms = (int)(v * 1000);
+	return 0;
+}
+
+/* The attach-mode flags; 0 taken, 1 not one of them, -EINVAL bad value. */
+static int parse_attach_arg(int c, const char *arg, struct options *o)
+{
+	struct pk_attach_config *a = &o->acfg;
+
+	switch (c) {
+	case O_KUBECONFIG: a->kubeconfig = arg; o->attach = true; return 0;
+	case O_CONTEXT: a->context = arg; return 0;
+	case O_IN_CLUSTER: a->in_cluster = true; o->attach = true; return 0;
+	case O_SCHED_NAME: a->scheduler_name = arg; return 0;
+	case O_WORKLOAD_API: a->workload_api = arg; return 0;
+	case O_LE: a->leader_elect = true; return 0;
+	case O_LE_NS: a->lease_namespace = arg; return 0;
+	case O_LE_NAME: a->lease_name = arg; return 0;
+	case O_LE_ID: a->identity = arg; return 0;
+	case O_LE_DURATION: return parse_seconds("--leader-elect-lease-duration", arg,
+						 &a->lease_duration_ms);
+	case O_LE_RENEW: return parse_seconds("--leader-elect-renew-deadline", arg,
+					      &a->renew_deadline_ms);
+	case O_LE_RETRY: return parse_seconds("--leader-elect-retry-period", arg, &a->retry_ms);
+	default: return 1;
+	}
+}
 
 /* 0 ok, 1 exit 0 (help/version), -EINVAL bad usage. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { O_LISTEN = 256, O_DATA, O_TOKENS, O_CERT, O_KEY, O_INSECURE, O_ANON, O_BOARD,
-	       O_VERSION, O_WRITE_KC, O_LEASE_NS };
+	/* (the enum is shared with parse_attach_arg) */
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "data-dir", required_argument, NULL, O_DATA },
@@ -71,6 +141,19 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "simulate-board", required_argument, NULL, O_BOARD },
 		{ "write-kubeconfig", required_argument, NULL, O_WRITE_KC },
 		{ "node-lease-namespace", required_argument, NULL, O_LEASE_NS },
+		{ "no-scheduling", no_argument, NULL, O_NO_SCHED },
+		{ "kubeconfig", required_argument, NULL, O_KUBECONFIG },
+		{ "context", required_argument, NULL, O_CONTEXT },
+		{ "in-cluster", no_argument, NULL, O_IN_CLUSTER },
+		{ "scheduler-name", required_argument, NULL, O_SCHED_NAME },
+		{ "workload-api", required_argument, NULL, O_WORKLOAD_API },
+		{ "leader-elect", no_argument, NULL, O_LE },
+		{ "leader-elect-namespace", required_argument, NULL, O_LE_NS },
+		{ "leader-elect-name", required_argument, NULL, O_LE_NAME },
+		{ "leader-elect-identity", required_argument, NULL, O_LE_ID },
+		{ "leader-elect-lease-duration", required_argument, NULL, O_LE_DURATION },
+		{ "leader-elect-renew-deadline", required_argument, NULL, O_LE_RENEW },
+		{ "leader-elect-retry-period", required_argument, NULL, O_LE_RETRY },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -79,7 +162,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->cfg.verbosity = 1;
 	o->cfg.log = log_line;
 	o->data_dir = "./podkernel-data";
-	int c;
+	int c, r;
 	while ((c = getopt_long(argc, argv, "hv:", longopts, NULL)) != -1) {
 		char *end;
 		switch (c) {
@@ -93,6 +176,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case O_BOARD: o->board = optarg; break;
 		case O_WRITE_KC: o->write_kubeconfig = optarg; break;
 		case O_LEASE_NS: o->lease_ns = optarg; break;
+		case O_NO_SCHED: o->no_scheduling = true; break;
 		case O_VERSION: printf("podkerneld %s\n", PODKERNEL_VERSION); return 1;
 		case 'h': usage(stdout); return 1;
 		case 'v':
@@ -102,8 +186,28 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			}
 			break;
-		default: usage(stderr); return -EINVAL;
+		default:
+			r = parse_attach_arg(c, optarg, o);
+			if (r < 0)
+				return r;
+			if (r > 0) {
+				usage(stderr);
+				return -EINVAL;
+			}
 		}
+	}
+	if (o->attach && (o->board || o->write_kubeconfig || o->no_scheduling ||
+			  o->cfg.token_auth_file || o->cfg.tls_cert_file)) {
+		fprintf(stderr, "podkerneld: --kubeconfig/--in-cluster attach to a cluster: "
+				"--simulate-board, --write-kubeconfig, --no-scheduling, "
+				"--token-auth-file and TLS belong to standalone mode\n");
+		return -EINVAL;
+	}
+	if (!o->attach && (o->acfg.leader_elect || o->acfg.scheduler_name ||
+			   o->acfg.workload_api || o->acfg.context)) {
+		fprintf(stderr, "podkerneld: --leader-elect, --scheduler-name, --workload-api and "
+				"--context need --kubeconfig or --in-cluster\n");
+		return -EINVAL;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "podkerneld: unexpected argument '%s'\n", argv[optind]);
@@ -183,6 +287,27 @@ static int write_kubeconfig(const struct options *o, uint16_t port)
 	return r;
 }
 
+/* Attach mode: no store and no API of our own; health on --listen. */
+static int run_attached(struct options *o, sigset_t *sigs)
+{
+	char err[1024] = "";
+	struct pk_attach *a = NULL;
+	int sig = 0, r;
+
+	o->acfg.listen = o->cfg.listen;
+	o->acfg.verbosity = o->cfg.verbosity;
+	o->acfg.log = log_line;
+	r = pk_attach_start(&o->acfg, &a, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "podkerneld: %s\n", *err ? err : strerror(-r));
+		return r == -EINVAL || r == -ENOENT || r == -ENOTSUP ? 2 : 1;
+	}
+	sigwait(sigs, &sig);
+	fprintf(stderr, "podkerneld: signal %d, shutting down\n", sig);
+	pk_attach_stop(a);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
@@ -197,6 +322,9 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+
+	if (o.attach)
+		return run_attached(&o, &sigs);
 
 	char err[1024] = "";
 	struct pk_store *store = NULL;
@@ -226,7 +354,10 @@ int main(int argc, char **argv)
 		.verbosity = o.cfg.verbosity,
 		.log = log_line,
 	};
-	rc = pk_appliance_start(store, &acfg, &app, err, sizeof(err));
+	if (o.no_scheduling)
+		fprintf(stderr, "podkerneld: --no-scheduling: serving the API and store only\n");
+	else
+		rc = pk_appliance_start(store, &acfg, &app, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "podkerneld: %s\n", *err ? err : strerror(-rc));
 		pk_store_shutdown(store);
@@ -236,8 +367,10 @@ int main(int argc, char **argv)
 		return rc == -EINVAL || rc == -ENOENT || rc == -EISDIR || rc == -EACCES ? 2 : 1;
 	}
 
-	pk_server_set_metrics_hook(srv, pk_appliance_metrics_cb, app);
-	pk_server_set_ui_hook(srv, pk_appliance_ui_cb, app);
+	if (app) {
+		pk_server_set_metrics_hook(srv, pk_appliance_metrics_cb, app);
+		pk_server_set_ui_hook(srv, pk_appliance_ui_cb, app);
+	}
 	if (o.write_kubeconfig && write_kubeconfig(&o, pk_server_port(srv)) < 0) {
 		pk_server_set_metrics_hook(srv, NULL, NULL);
 		pk_server_set_ui_hook(srv, NULL, NULL);

@@ -143,6 +143,13 @@ static int check_uid(const json_t *old, const char *want, struct pk_errors *errs
 	return -PK_STORE_ECONFLICT;
 }
 
+/* A resource also served at a second group/version, stored as written. */
+static bool other_version_ok(const struct pk_store_type *t, const char *av)
+{
+	return (t->pk == PK_KIND_PRIORITY_CLASS && strcmp(av, "scheduling.k8s.io/v1alpha3") == 0) ||
+	       (strcmp(t->kind, "Event") == 0 && strcmp(av, "events.k8s.io/v1") == 0);
+}
+
 /* kind/apiVersion/metadata shape; names; namespace defaulting. */
 static int check_identity(const struct pk_store_type *t, json_t *obj, struct pk_errors *errs)
 {
@@ -151,8 +158,7 @@ static int check_identity(const struct pk_store_type *t, json_t *obj, struct pk_
 	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
 	if (!av)
 		json_object_set_new(obj, "apiVersion", json_string(want));
-	else if (strcmp(av, want) != 0 && !(t->pk == PK_KIND_PRIORITY_CLASS &&
-					    strcmp(av, "scheduling.k8s.io/v1alpha3") == 0)) {
+	else if (strcmp(av, want) != 0 && !other_version_ok(t, av)) {
 		pk_errors_add(errs, "apiVersion: Unsupported value: \"%s\": supported values: \"%s\"",
 			      av, want);
 		return -EINVAL;

@@ -26,6 +26,8 @@ const struct pk_store_type pk_store_types[] = {
 	{ "Pod", "pods", "", "v1", "po", true, true, PK_KIND_POD },
 	{ "Namespace", "namespaces", "", "v1", "ns", false, true, PK_KIND_UNKNOWN },
 	{ "Event", "events", "", "v1", "ev", true, false, PK_KIND_UNKNOWN },
+	/* events.k8s.io/v1 is the same resource in another shape (note, regarding, ...) */
+	{ "Event", "events", "events.k8s.io", "v1", "", true, false, PK_KIND_UNKNOWN },
 	{ "PriorityClass", "priorityclasses", "scheduling.k8s.io", "v1", "pc", false, false,
 	  PK_KIND_PRIORITY_CLASS },
 	{ "Workload", "workloads", "scheduling.k8s.io", "v1alpha3", "wl", true, true,

@@ -287,6 +287,37 @@ START_TEST(test_leases)
 }
 END_TEST
 
+/* events.k8s.io/v1 Events (what a scheduler writes) are served next to core v1 ones. */
+START_TEST(test_events_v1)
+{
+	static const char ev[] =
+		"{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\","
+		"\"metadata\":{\"name\":\"p1.1\"},\"eventTime\":\"2026-01-01T00:00:00.000000Z\","
+		"\"reportingController\":\"podkernel\",\"reportingInstance\":\"a\","
+		"\"action\":\"Binding\",\"reason\":\"Scheduled\",\"type\":\"Normal\","
+		"\"regarding\":{\"kind\":\"Pod\",\"name\":\"p1\",\"namespace\":\"default\"},"
+		"\"note\":\"Successfully assigned default/p1 to n1\"}";
+	static const char base[] = "/apis/events.k8s.io/v1/namespaces/default/events";
+	json_t *b = NULL;
+
+	ck_assert_int_eq(call("POST", base, "admintok", "application/json", ev, &b), 201);
+	ck_assert_str_eq(json_string_value(json_object_get(b, "apiVersion")), "events.k8s.io/v1");
+	json_decref(b);
+	ck_assert_int_eq(call("GET", base, "admintok", NULL, NULL, &b), 200);
+	ck_assert_uint_eq(json_array_size(json_object_get(b, "items")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(b, "items"),
+									  0),
+							   "note")),
+			 "Successfully assigned default/p1 to n1");
+	json_decref(b);
+	ck_assert_int_eq(call("GET", "/apis/events.k8s.io/v1", "admintok", NULL, NULL, &b), 200);
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_array_get(json_object_get(b, "resources"), 0), "name")),
+			 "events");
+	json_decref(b);
+}
+END_TEST
+
 START_TEST(test_list_watch_and_discovery)
 {
 	json_t *b = NULL;
@@ -449,6 +480,7 @@ int main(void)
 	tcase_add_test(tr, test_status_codes);
 	tcase_add_test(tr, test_node_restriction);
 	tcase_add_test(tr, test_leases);
+	tcase_add_test(tr, test_events_v1);
 	tcase_add_test(tr, test_list_watch_and_discovery);
 	tcase_add_test(tr, test_watch_gone_after_restart);
 	tcase_add_test(tr, test_watch_falls_behind);

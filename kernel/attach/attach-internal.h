@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* attach-internal.h — what the modules of attach mode share. */
+#ifndef PODKERNEL_KERNEL_ATTACH_INTERNAL_H
+#define PODKERNEL_KERNEL_ATTACH_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "kernel/appliance/appliance.h"
+#include "kernel/appliance/writer.h"
+#include "kernel/attach/attach.h"
+#include "kernel/kube/kube.h"
+#include "kernel/store/store.h"
+
+/* ---- the API the cluster serves -------------------------------------------------- */
+/* The resources attach mode watches, in the order the scheduler wants them. */
+enum at_res {
+	AT_RES_NODE,
+	AT_RES_PRIORITY_CLASS,
+	AT_RES_NAMESPACE,
+	AT_RES_COMPOSITE_POD_GROUP,
+	AT_RES_POD_GROUP,
+	AT_RES_WORKLOAD,
+	AT_RES_POD,
+	_AT_RES_MAX,
+};
+struct at_api {
+	struct kube_resource res[_AT_RES_MAX];
+	char workload_group[128], workload_version[64];
+};
+/* Fill the table for a workload API "GROUP/VERSION"; -EINVAL when malformed. */
+int at_api_init(struct at_api *api, const char *workload_api);
+/* The resource of a kind the scheduler writes, or NULL. */
+const struct kube_resource *at_api_resource(const struct at_api *api, enum pk_kind kind);
+/* An object from the cluster as the scheduler reads it (apiVersion of workload kinds). */
+void at_api_normalize(json_t *obj);
+
+/* ---- mirror.c ------------------------------------------------------------------------ */
+#define AT_MIRROR_MAX_PENDING (1u << 20)
+struct at_mirror;
+/* Pods of other schedulers than scheduler_name are mirrored only once bound. */
+int at_mirror_new(const char *scheduler_name, struct at_mirror **ret);
+void at_mirror_free(struct at_mirror *m);
+/* Wake the loop's wait for good (shutdown). */
+void at_mirror_close(struct at_mirror *m);
+/* Wake the loop's wait once (leadership changed, lists synced). */
+void at_mirror_kick(struct at_mirror *m);
+void at_mirror_event(struct at_mirror *m, const char *kind, enum kube_event type,
+		     const json_t *obj);
+void at_mirror_replace(struct at_mirror *m, const char *kind, const json_t *items);
+int at_mirror_get(struct at_mirror *m, const char *kind, const char *ns, const char *name,
+		  json_t **ret);
+void at_mirror_stats(struct at_mirror *m, uint64_t *ret_events, uint64_t *ret_filtered,
+		     size_t *ret_objects);
+extern const struct pk_appliance_source_ops at_mirror_source_ops;
+
+/* ---- recorder.c: events.k8s.io/v1 Events ----------------------------------------------- */
+#define AT_REPORTING_CONTROLLER "podkernel.dev/scheduler"
+#define AT_EVENT_QUEUE_MAX 4096
+#define AT_EVENT_REPEAT_S 300 /* the same note about an object: at most this often */
+struct at_recorder;
+int at_recorder_new(struct kube_client *c, const struct at_api *api, const char *instance,
+		    struct at_recorder **ret);
+void at_recorder_free(struct at_recorder *rec);
+/*
+ * Queue an Event about an object (sent by the recorder's thread).  type
+ * "Normal" or "Warning".  A note repeated within AT_EVENT_REPEAT_S is
+ * dropped and counted.  regarding: the object (its uid is read from it when present).
+ */
+void at_recorder_emit(struct at_recorder *rec, enum pk_kind kind, const char *ns,
+		      const char *name, const char *uid, const char *type, const char *reason,
+		      const char *action, const char *note);
+void at_recorder_stats(struct at_recorder *rec, uint64_t *ret_sent, uint64_t *ret_limited,
+		       uint64_t *ret_failed);
+
+/* ---- remote.c: the write-path backend on a kube-apiserver -------------------------------- */
+#define AT_REMOTE_IN_FLIGHT 16
+struct at_remote_config {
+	struct kube_client *client;
+	const struct at_api *api;
+	struct at_mirror *mirror;
+	struct at_recorder *recorder; /* may be NULL */
+	/* Writes go out only while this says yes (the leader election's fence). */
+	bool (*may_write)(void *arg);
+	void *may_write_arg;
+};
+int at_remote_writer_new(const struct at_remote_config *cfg, struct pk_writer **ret);
+
+/* ---- health.c: /healthz, /readyz, /metrics ------------------------------------------------ */
+struct at_health;
+int at_health_start(struct pk_attach *a, const char *listen, struct at_health **ret,
+		    char *err, size_t errlen);
+uint16_t at_health_port(const struct at_health *h);
+void at_health_stop(struct at_health *h);
+
+#endif /* PODKERNEL_KERNEL_ATTACH_INTERNAL_H */

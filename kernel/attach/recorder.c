@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * recorder.c — events.k8s.io/v1 Events, so `kubectl describe` and
+ * `kubectl events` explain what the scheduler did (Scheduled,
+ * FailedScheduling, Preempted).
+ *
+ * Emitting never blocks the scheduling loop: an Event is queued (at most
+ * AT_EVENT_QUEUE_MAX; beyond that it is dropped and counted) and a thread
+ * of its own POSTs the queue.  Repeats are limited per object and reason,
+ * like client-go's event correlator: the same note again is dropped for
+ * AT_EVENT_REPEAT_S; a new note goes out (it says something new, and the
+ * scheduler only writes a condition when its message changes).  Events are
+ * best effort: a failed POST is counted, not retried.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/attach/attach-internal.h"
+
+#define LIMITER_MAX 65536 /* remembered (object, reason) pairs before forgetting all */
+
+struct at_recorder {
+	struct kube_client *c;
+	const struct at_api *api;
+	char *instance;
+	struct kube_conn *conn;
+	pthread_t thread;
+	bool started, stop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	json_t *queue;	 /* [namespace, Event] pairs */
+	json_t *limiter; /* "Kind/ns/name/reason" -> [last second, note] */
+	uint64_t sent, limited, failed, seq;
+};
+
+static int64_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+/* With the lock held: may this note go out now? */
+static bool allowed(struct at_recorder *rec, const char *key, const char *note)
+{
+	json_t *seen = json_object_get(rec->limiter, key);
+	int64_t now = now_s();
+
+	if (seen) {
+		int64_t last = json_integer_value(json_array_get(seen, 0));
+		bool same = strcmp(json_string_value(json_array_get(seen, 1)) ?: "", note) == 0;
+
+		if (same && now - last < AT_EVENT_REPEAT_S)
+			return false;
+	}
+	if (json_object_size(rec->limiter) >= LIMITER_MAX)
+		json_object_clear(rec->limiter);
+	json_object_set_new(rec->limiter, key, json_pack("[I,s]", (json_int_t)now, note));
+	return true;
+}
+
+static json_t *event_new(struct at_recorder *rec, enum pk_kind kind, const char *ns,
+			 const char *name, const char *uid, const char *type, const char *reason,
+			 const char *action, const char *note)
+{
+	const struct kube_resource *res = at_api_resource(rec->api, kind);
+	char when[40], evname[320], av[200];
+	json_t *regarding;
+
+	kube_micro_time(when);
+	/* unique like client-go's: the object's name and a time-based suffix */
+	snprintf(evname, sizeof(evname), "%.240s.%llx%04llx", name,
+		 (unsigned long long)time(NULL), (unsigned long long)(rec->seq++ & 0xffff));
+	snprintf(av, sizeof(av), "%s%s%s", res && *res->group ? res->group : "",
+		 res && *res->group ? "/" : "", res ? res->version : "v1");
+	regarding = json_pack("{s:s,s:s,s:s,s:s}", "kind", pk_kind_to_string(kind), "apiVersion",
+			      av, "namespace", ns, "name", name);
+	if (uid && *uid)
+		json_object_set_new(regarding, "uid", json_string(uid));
+	return json_pack("{s:s,s:s,s:{s:s,s:s},s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:s}", "apiVersion",
+			 "events.k8s.io/v1", "kind", "Event", "metadata", "name", evname,
+			 "namespace", ns, "eventTime", when, "reportingController",
+			 AT_REPORTING_CONTROLLER, "reportingInstance", rec->instance, "action",
+			 action, "reason", reason, "type", type, "regarding", regarding, "note",
+			 note);
+}
+
+void at_recorder_emit(struct at_recorder *rec, enum pk_kind kind, const char *ns,
+		      const char *name, const char *uid, const char *type, const char *reason,
+		      const char *action, const char *note)
+{
+	char key[768];
+	char shortnote[1024];
+
+	if (!rec)
+		return;
+	/* events.k8s.io/v1 limits note to 1 kB */
+	snprintf(shortnote, sizeof(shortnote), "%s", note ? note : "");
+	snprintf(key, sizeof(key), "%s/%s/%s/%s", pk_kind_to_string(kind), ns, name, reason);
+	pthread_mutex_lock(&rec->lock);
+	if (!allowed(rec, key, shortnote) || json_array_size(rec->queue) >= AT_EVENT_QUEUE_MAX) {
+		rec->limited++;
+	} else {
+		json_t *ev = event_new(rec, kind, ns, name, uid, type, reason, action, shortnote);
+
+		if (ev) {
+			json_array_append_new(rec->queue, json_pack("[s,o]", ns, ev));
+			pthread_cond_signal(&rec->cond);
+		}
+	}
+	pthread_mutex_unlock(&rec->lock);
+}
+
+static void post(struct at_recorder *rec, const char *ns, json_t *ev)
+{
+	char path[512];
+	long status = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
+	r = kube_request(rec->conn, "POST", path, NULL, ev, 10000, &status, NULL);
+	pthread_mutex_lock(&rec->lock);
+	if (r == 0 && (status == 200 || status == 201))
+		rec->sent++;
+	else
+		rec->failed++;
+	pthread_mutex_unlock(&rec->lock);
+}
+
+static void *recorder_main(void *arg)
+{
+	struct at_recorder *rec = arg;
+
+	pthread_mutex_lock(&rec->lock);
+	while (!rec->stop) {
+		if (json_array_size(rec->queue) == 0) {
+			pthread_cond_wait(&rec->cond, &rec->lock);
+			continue;
+		}
+		json_t *work = rec->queue, *e;
+		size_t i;
+
+		rec->queue = json_array();
+		pthread_mutex_unlock(&rec->lock);
+		json_array_foreach(work, i, e)
+			post(rec, json_string_value(json_array_get(e, 0)), json_array_get(e, 1));
+		json_decref(work);
+		pthread_mutex_lock(&rec->lock);
+		if (!rec->queue) /* out of memory: start over */
+			rec->queue = json_array();
+	}
+	pthread_mutex_unlock(&rec->lock);
+	return NULL;
+}
+
+int at_recorder_new(struct kube_client *c, const struct at_api *api, const char *instance,
+		    struct at_recorder **ret)
+{
+	struct at_recorder *rec = calloc(1, sizeof(*rec));
+	int r;
+
+	if (!rec)
+		return -ENOMEM;
+	rec->c = c;
+	rec->api = api;
+	pthread_mutex_init(&rec->lock, NULL);
+	pthread_cond_init(&rec->cond, NULL);
+	rec->instance = strdup(instance);
+	rec->queue = json_array();
+	rec->limiter = json_object();
+	r = rec->instance && rec->queue && rec->limiter ? kube_conn_new(c, &rec->conn) : -ENOMEM;
+	if (r == 0) {
+		r = -pthread_create(&rec->thread, NULL, recorder_main, rec);
+		rec->started = r == 0;
+	}
+	if (r < 0) {
+		at_recorder_free(rec);
+		return r;
+	}
+	*ret = rec;
+	return 0;
+}
+
+void at_recorder_free(struct at_recorder *rec)
+{
+	if (!rec)
+		return;
+	pthread_mutex_lock(&rec->lock);
+	rec->stop = true;
+	pthread_cond_signal(&rec->cond);
+	pthread_mutex_unlock(&rec->lock);
+	if (rec->started)
+		pthread_join(rec->thread, NULL);
+	kube_conn_free(rec->conn);
+	json_decref(rec->queue);
+	json_decref(rec->limiter);
+	free(rec->instance);
+	pthread_cond_destroy(&rec->cond);
+	pthread_mutex_destroy(&rec->lock);
+	free(rec);
+}
+
+void at_recorder_stats(struct at_recorder *rec, uint64_t *ret_sent, uint64_t *ret_limited,
+		       uint64_t *ret_failed)
+{
+	pthread_mutex_lock(&rec->lock);
+	*ret_sent = rec->sent;
+	*ret_limited = rec->limited;
+	*ret_failed = rec->failed;
+	pthread_mutex_unlock(&rec->lock);
+}

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * remote.c — the write path's backend on a kube-apiserver (attach mode).
+ *
+ * A batch (kernel/appliance/writer.h: one item per object) becomes the
+ * requests a scheduler makes, sent concurrently over a pool of
+ * AT_REMOTE_IN_FLIGHT kept-alive connections:
+ *   - a binding is POST pods/NAME/binding (a Binding naming the node, with
+ *     the item's annotations, which the server copies onto the pod and sets
+ *     PodScheduled itself); a pod bound elsewhere answers 409;
+ *   - conditions are a PUT of the status subresource: the object as the
+ *     mirror holds it with the conditions applied, carrying the
+ *     resourceVersion the loop saw, so a concurrent change answers 409;
+ *   - an eviction (preemption) writes its DisruptionTarget condition that
+ *     way first, then DELETEs the pod with preconditions on its uid and the
+ *     resourceVersion the status write returned.
+ * 409 is a conflict (the loop re-reads the object through get(), a GET on
+ * the cluster), 404 gone, anything else (no answer included) a failed write.
+ * The writes go out only while may_write() holds (the leader's lease); a
+ * batch stops starting requests the moment it does not.  Events follow the
+ * answers: Scheduled for a binding, FailedScheduling with the condition's
+ * message, Preempted for a deleted victim.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/attach/attach-internal.h"
+
+struct remote {
+	struct at_remote_config cfg;
+	struct kube_multi *multi;
+	struct kube_conn *conn; /* get() */
+	struct kube_call *calls;
+	char (*paths)[512];
+	json_t **bodies;
+	size_t *item_of; /* call -> item */
+	size_t cap;
+};
+
+static bool fenced(void *arg)
+{
+	struct remote *rb = arg;
+
+	return rb->cfg.may_write && !rb->cfg.may_write(rb->cfg.may_write_arg);
+}
+
+static int grow(struct remote *rb, size_t n)
+{
+	if (n <= rb->cap)
+		return 0;
+	size_t cap = n < 64 ? 64 : n;
+	void *c = realloc(rb->calls, cap * sizeof(*rb->calls));
+
+	if (c)
+		rb->calls = c;
+	void *p = realloc(rb->paths, cap * sizeof(*rb->paths));
+
+	if (p)
+		rb->paths = p;
+	void *b = realloc(rb->bodies, cap * sizeof(*rb->bodies));
+
+	if (b)
+		rb->bodies = b;
+	void *i = realloc(rb->item_of, cap * sizeof(*rb->item_of));
+
+	if (i)
+		rb->item_of = i;
+	if (!c || !p || !b || !i)
+		return -ENOMEM;
+	rb->cap = cap;
+	return 0;
+}
+
+static int error_of(long status)
+{
+	if (status == 200 || status == 201)
+		return 0;
+	if (status == 409)
+		return -PK_STORE_ECONFLICT;
+	if (status == 404)
+		return -ENOENT;
+	if (status == 0)
+		return -EIO;
+	return status == 403 || status == 401 ? -EACCES : status == 422 ? -EINVAL : -EPROTO;
+}
+
+static int path_of(struct remote *rb, enum pk_kind kind, const char *ns, const char *name,
+		   const char *sub, char buf[512])
+{
+	const struct kube_resource *res = at_api_resource(rb->cfg.api, kind);
+
+	return res ? kube_resource_path(res, ns, name, sub, buf, 512) : -EINVAL;
+}
+
+/* A pod's binding. */
+static json_t *binding_body(const struct pk_write_item *it)
+{
+	json_t *b = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind",
+			      "Binding", "metadata", "name", it->name, "namespace", it->ns,
+			      "target", "apiVersion", "v1", "kind", "Node", "name", it->node);
+
+	if (b && it->annotations)
+		json_object_set(json_object_get(b, "metadata"), "annotations", it->annotations);
+	return b;
+}
+
+/* The object with the item's conditions, to PUT to its status (NULL: -ENOENT etc.). */
+static int status_body(struct remote *rb, const struct pk_write_item *it, json_t **ret)
+{
+	const struct kube_resource *res = at_api_resource(rb->cfg.api, it->kind);
+	json_t *cur = NULL, *obj;
+	char rv[32], av[200];
+	int r = at_mirror_get(rb->cfg.mirror, pk_kind_to_string(it->kind), it->ns, it->name, &cur);
+
+	if (r < 0)
+		return r;
+	obj = json_deep_copy(cur);
+	json_decref(cur);
+	if (!obj || !res)
+		return obj ? -EINVAL : -ENOMEM;
+	struct pk_write_item conds = *it;
+
+	conds.node = NULL; /* a binding goes through pods/binding, never a status write */
+	conds.annotations = NULL;
+	r = pk_write_item_apply(&conds, obj, time(NULL));
+	if (r == 0 && it->rv) {
+		snprintf(rv, sizeof(rv), "%llu", (unsigned long long)it->rv);
+		r = pk_set(obj, "metadata.resourceVersion", json_string(rv));
+	}
+	snprintf(av, sizeof(av), "%s%s%s", res->group, *res->group ? "/" : "", res->version);
+	json_object_set_new(obj, "apiVersion", json_string(av));
+	if (r < 0) {
+		json_decref(obj);
+		return r;
+	}
+	*ret = obj;
+	return 0;
+}
+
+/* Only PodScheduled=True with a binding: the binding says it already. */
+static bool needs_status(const struct pk_write_item *it)
+{
+	for (size_t c = 0; c < it->nconds; c++)
+		if (!it->node || strcmp(it->conds[c].type, "PodScheduled") != 0)
+			return true;
+	return false;
+}
+
+static void add_call(struct remote *rb, size_t *n, size_t item, const char *method,
+		     json_t *body)
+{
+	rb->calls[*n] = (struct kube_call){ .method = method, .path = rb->paths[*n], .body = body };
+	rb->bodies[*n] = body;
+	rb->item_of[*n] = item;
+	(*n)++;
+}
+
+/* Send calls [0, n) and fold their answers into the items' results. */
+static void send_calls(struct remote *rb, size_t n, struct pk_write_result *results,
+		       json_t **answers)
+{
+	kube_request_many(rb->multi, rb->calls, n, fenced, rb);
+	for (size_t c = 0; c < n; c++) {
+		struct pk_write_result *wr = &results[rb->item_of[c]];
+		int e = rb->calls[c].status ? error_of(rb->calls[c].status)
+					    : (fenced(rb) ? -EPERM : -EIO);
+
+		if (wr->error == 0)
+			wr->error = e;
+		/* a binding answers with a Status, not the pod */
+		if (e == 0 && rb->calls[c].answer && answers &&
+		    strcmp(rb->calls[c].method, "PUT") == 0) {
+			at_api_normalize(rb->calls[c].answer);
+			json_decref(answers[rb->item_of[c]]);
+			answers[rb->item_of[c]] = json_incref(rb->calls[c].answer);
+		}
+		json_decref(rb->calls[c].answer);
+		json_decref(rb->bodies[c]);
+	}
+}
+
+/* Phase one: bindings and status writes of every item. */
+static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
+			  struct pk_write_result *results)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < batch->n; i++) {
+		const struct pk_write_item *it = &batch->items[i];
+		json_t *body = NULL;
+
+		if (it->node) {
+			if (path_of(rb, it->kind, it->ns, it->name, "binding", rb->paths[n]) == 0)
+				add_call(rb, &n, i, "POST", binding_body(it));
+			else
+				results[i].error = -EINVAL;
+		}
+		if (!needs_status(it))
+			continue;
+		int r = status_body(rb, it, &body);
+
+		if (r == 0)
+			r = path_of(rb, it->kind, it->ns, it->name, "status", rb->paths[n]);
+		if (r < 0) {
+			json_decref(body);
+			results[i].error = r;
+			continue;
+		}
+		add_call(rb, &n, i, "PUT", body);
+	}
+	return n;
+}
+
+/* Phase two: delete the victims whose DisruptionTarget is written. */
+static size_t delete_calls(struct remote *rb, const struct pk_write_batch *batch,
+			   struct pk_write_result *results, json_t **answers)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < batch->n; i++) {
+		const struct pk_write_item *it = &batch->items[i];
+		json_t *cur;
+		char rv[32];
+
+		if (!it->evict || results[i].error != 0)
+			continue;
+		cur = json_incref(answers[i]);
+		if (!cur && at_mirror_get(rb->cfg.mirror, "Pod", it->ns, it->name, &cur) < 0) {
+			results[i].error = -ENOENT;
+			continue;
+		}
+		const char *uid = pk_get_string(cur, "metadata.uid");
+		const char *crv = pk_get_string(cur, "metadata.resourceVersion");
+
+		snprintf(rv, sizeof(rv), "%s", crv ? crv : "");
+		if (!answers[i] && it->rv)
+			snprintf(rv, sizeof(rv), "%llu", (unsigned long long)it->rv);
+		json_t *opts = json_pack("{s:s,s:s,s:{}}", "apiVersion", "v1", "kind",
+					 "DeleteOptions", "preconditions");
+
+		if (uid)
+			json_object_set_new(json_object_get(opts, "preconditions"), "uid",
+					    json_string(uid));
+		if (*rv)
+			json_object_set_new(json_object_get(opts, "preconditions"),
+					    "resourceVersion", json_string(rv));
+		json_decref(cur);
+		if (path_of(rb, PK_KIND_POD, it->ns, it->name, NULL, rb->paths[n]) == 0)
+			add_call(rb, &n, i, "DELETE", opts);
+		else
+			json_decref(opts);
+	}
+	return n;
+}
+
+/* The Events of what was written. */
+static void record(struct remote *rb, const struct pk_write_batch *batch,
+		   const struct pk_write_result *results, json_t **answers)
+{
+	char note[1024];
+
+	for (size_t i = 0; rb->cfg.recorder && i < batch->n; i++) {
+		const struct pk_write_item *it = &batch->items[i];
+		json_t *obj = answers[i];
+		const char *uid = obj ? pk_get_string(obj, "metadata.uid") : NULL;
+
+		if (results[i].error != 0)
+			continue;
+		if (it->node) {
+			snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s", it->ns,
+				 it->name, it->node);
+			at_recorder_emit(rb->cfg.recorder, it->kind, it->ns, it->name, uid, "Normal",
+					 "Scheduled", "Binding", note);
+		}
+		for (size_t c = 0; c < it->nconds; c++) {
+			const struct pk_write_cond *cd = &it->conds[c];
+
+			if (strcmp(cd->status, "False") == 0 && !it->node)
+				at_recorder_emit(rb->cfg.recorder, it->kind, it->ns, it->name, uid,
+						 "Warning", "FailedScheduling", "Scheduling",
+						 cd->message);
+			if (it->evict && strcmp(cd->type, "DisruptionTarget") == 0)
+				at_recorder_emit(rb->cfg.recorder, it->kind, it->ns, it->name, uid,
+						 "Normal", "Preempted", "Preempting", cd->message);
+		}
+	}
+}
+
+static int remote_commit(void *backend, const struct pk_write_batch *batch,
+			 struct pk_write_result *results)
+{
+	struct remote *rb = backend;
+	json_t **answers;
+	size_t n;
+
+	/* at most a binding and a status write per item */
+	if (grow(rb, batch->n * 2) < 0)
+		return -ENOMEM;
+	answers = calloc(batch->n, sizeof(*answers));
+	if (!answers)
+		return -ENOMEM;
+	for (size_t i = 0; i < batch->n; i++)
+		results[i] = (struct pk_write_result){ batch->items[i].kind, batch->items[i].ns,
+						       batch->items[i].name, 0, NULL };
+	if (fenced(rb)) {
+		for (size_t i = 0; i < batch->n; i++)
+			results[i].error = -EPERM;
+		free(answers);
+		return -EPERM;
+	}
+	n = first_calls(rb, batch, results);
+	send_calls(rb, n, results, answers);
+	n = delete_calls(rb, batch, results, answers);
+	send_calls(rb, n, results, NULL);
+	record(rb, batch, results, answers);
+	for (size_t i = 0; i < batch->n; i++) {
+		/* what was written, for the loop to recognise its echo; not for evictions */
+		if (results[i].error == 0 && !batch->items[i].evict)
+			results[i].object = answers[i];
+		else
+			json_decref(answers[i]);
+	}
+	free(answers);
+	return 0;
+}
+
+static int remote_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
+		      json_t **ret)
+{
+	struct remote *rb = backend;
+	const struct kube_resource *res = at_api_resource(rb->cfg.api, kind);
+	char path[512];
+	json_t *obj = NULL;
+	long status = 0;
+	int r = path_of(rb, kind, ns, name, NULL, path);
+
+	if (r == 0)
+		r = kube_request(rb->conn, "GET", path, NULL, NULL, 10000, &status, &obj);
+	if (r == 0 && status != 200)
+		r = error_of(status);
+	if (r == 0 && !json_is_object(obj))
+		r = -EPROTO;
+	if (r < 0) {
+		json_decref(obj);
+		return r;
+	}
+	if (!json_object_get(obj, "kind"))
+		json_object_set_new(obj, "kind", json_string(res->kind));
+	at_api_normalize(obj);
+	*ret = obj;
+	return 0;
+}
+
+static void remote_free(void *backend)
+{
+	struct remote *rb = backend;
+
+	if (!rb)
+		return;
+	kube_multi_free(rb->multi);
+	kube_conn_free(rb->conn);
+	free(rb->calls);
+	free(rb->paths);
+	free(rb->bodies);
+	free(rb->item_of);
+	free(rb);
+}
+
+static const struct pk_writer_ops remote_ops = {
+	.name = "kube",
+	.commit = remote_commit,
+	.get = remote_get,
+	.free = remote_free,
+};
+
+int at_remote_writer_new(const struct at_remote_config *cfg, struct pk_writer **ret)
+{
+	struct remote *rb = calloc(1, sizeof(*rb));
+	int r;
+
+	if (!rb)
+		return -ENOMEM;
+	rb->cfg = *cfg;
+	r = kube_multi_new(cfg->client, AT_REMOTE_IN_FLIGHT, &rb->multi);
+	if (r == 0)
+		r = kube_conn_new(cfg->client, &rb->conn);
+	if (r == 0)
+		r = pk_writer_new(&remote_ops, rb, ret);
+	if (r < 0)
+		remote_free(rb);
+	return r;
+}

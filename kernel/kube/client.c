@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * client.c — HTTP requests to a Kubernetes API server over libcurl.
+ *
+ * Every handle is configured the same way (kube_setup_handle): the server's
+ * CA (file or in-memory PEM), the client certificate when the user has one,
+ * TCP keepalive, connect timeout.  A bearer token travels in a header built
+ * per request, so a rotating token file is picked up (it is re-read at most
+ * once a minute).  Answers are buffered up to KUBE_MAX_ANSWER bytes and
+ * parsed as JSON; a watch streams instead (kube_stream: each complete line
+ * goes to a callback).  kube_request_many() drives a libcurl multi handle
+ * over a pool of easy handles that outlives a batch, so a scheduler's
+ * bindings reuse warm TLS connections.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/kube/kube-internal.h"
+#include "kernel/kube/kube.h"
+
+#define KUBE_MAX_ANSWER (256u << 20)
+#define KUBE_TOKEN_REFRESH_S 60
+
+struct kube_client {
+	struct pk_kube_credentials cfg[1];
+	pthread_mutex_t lock; /* token */
+	char *token;
+	time_t token_read;
+};
+
+struct kube_conn {
+	struct kube_client *c;
+	CURL *h;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+struct buf {
+	char *p;
+	size_t n, cap;
+	bool too_big;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int kube_client_new(struct pk_kube_credentials *creds, struct kube_client **ret)
+{
+	struct kube_client *c;
+
+	if (!creds || !creds->server) {
+		pk_kube_credentials_clear(creds);
+		return -EINVAL;
+	}
+	pthread_once(&curl_once, curl_init_once);
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		pk_kube_credentials_clear(creds);
+		return -ENOMEM;
+	}
+	c->cfg[0] = *creds;
+	memset(creds, 0, sizeof(*creds));
+	pthread_mutex_init(&c->lock, NULL);
+	*ret = c;
+	return 0;
+}
+
+void kube_client_free(struct kube_client *c)
+{
+	if (!c)
+		return;
+	pk_kube_credentials_clear(c->cfg);
+	free(c->token);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+const struct pk_kube_credentials *kube_client_credentials(const struct kube_client *c)
+{
+	return c->cfg;
+}
+
+char *kube_escape(const char *s, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	for (; *s && o + 4 < len; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		    ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+			buf[o++] = (char)ch;
+		} else {
+			buf[o++] = '%';
+			buf[o++] = hex[ch >> 4];
+			buf[o++] = hex[ch & 15];
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+const char *kube_status_message(const json_t *answer)
+{
+	const char *m = json_string_value(json_object_get(answer, "message"));
+
+	return m ? m : "";
+}
+
+struct curl_slist *kube_headers(struct kube_client *c, const char *content_type, bool watch)
+{
+	struct curl_slist *h = NULL;
+	char line[8192];
+
+	h = curl_slist_append(h, "Accept: application/json");
+	if (content_type) {
+		snprintf(line, sizeof(line), "Content-Type: %s", content_type);
+		h = curl_slist_append(h, line);
+	}
+	if (watch)
+		h = curl_slist_append(h, "Expect:");
+	pthread_mutex_lock(&c->lock);
+	if (c->cfg->token_file && time(NULL) - c->token_read >= KUBE_TOKEN_REFRESH_S) {
+		char *t = NULL;
+
+		if (kube_read_token_file(c->cfg->token_file, &t) == 0) {
+			free(c->token);
+			c->token = t;
+		}
+		c->token_read = time(NULL);
+	}
+	const char *tok = c->token ? c->token : c->cfg->token;
+
+	if (tok && *tok && strlen(tok) < sizeof(line) - 32) {
+		snprintf(line, sizeof(line), "Authorization: Bearer %s", tok);
+		h = curl_slist_append(h, line);
+	}
+	pthread_mutex_unlock(&c->lock);
+	h = curl_slist_append(h, "User-Agent: podkerneld/" PODKERNEL_VERSION);
+	return h;
+}
+
+int kube_setup_handle(struct kube_client *c, CURL *h, char *errbuf)
+{
+	const struct pk_kube_credentials *cfg = c->cfg;
+
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 15L);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 5L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+	if (cfg->ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
+	if (cfg->ca_data) {
+		struct curl_blob b = { cfg->ca_data, cfg->ca_data_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
+	}
+	if (cfg->insecure) {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (cfg->username) {
+		curl_easy_setopt(h, CURLOPT_USERNAME, cfg->username);
+		curl_easy_setopt(h, CURLOPT_PASSWORD, cfg->password ? cfg->password : "");
+	}
+	if (cfg->cert_file)
+		curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file);
+	if (cfg->key_file)
+		curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
+	if (cfg->cert_data) {
+		struct curl_blob b = { cfg->cert_data, cfg->cert_data_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
+		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+	}
+	if (cfg->key_data) {
+		struct curl_blob b = { cfg->key_data, cfg->key_data_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
+		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	return 0;
+}
+
+int kube_conn_new(struct kube_client *c, struct kube_conn **ret)
+{
+	struct kube_conn *conn = calloc(1, sizeof(*conn));
+
+	if (!conn)
+		return -ENOMEM;
+	conn->c = c;
+	conn->h = curl_easy_init();
+	if (!conn->h) {
+		free(conn);
+		return -ENOMEM;
+	}
+	*ret = conn;
+	return 0;
+}
+
+void kube_conn_free(struct kube_conn *conn)
+{
+	if (!conn)
+		return;
+	curl_easy_cleanup(conn->h);
+	free(conn);
+}
+
+const char *kube_conn_error(const struct kube_conn *conn)
+{
+	return conn->errbuf;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *arg)
+{
+	struct buf *b = arg;
+	size_t len = size * n;
+
+	if (b->n + len + 1 > KUBE_MAX_ANSWER) {
+		b->too_big = true;
+		return 0;
+	}
+	if (b->n + len + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 16384;
+		char *q;
+
+		while (cap < b->n + len + 1)
+			cap *= 2;
+		q = realloc(b->p, cap);
+		if (!q)
+			return 0;
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, p, len);
+	b->n += len;
+	b->p[b->n] = '\0';
+	return len;
+}
+
+/* Set up h for one buffered request; the header list and payload belong to the caller. */
+static int prepare(struct kube_client *c, CURL *h, char *errbuf, const char *method,
+		   const char *path, const char *content_type, const char *payload,
+		   int timeout_ms, struct buf *b, struct curl_slist **ret_hdrs)
+{
+	char url[4096];
+
+	if (snprintf(url, sizeof(url), "%s%s", c->cfg->server, path) >= (int)sizeof(url))
+		return -ENAMETOOLONG;
+	curl_easy_reset(h);
+	kube_setup_handle(c, h, errbuf);
+	*ret_hdrs = kube_headers(c, payload ? (content_type ? content_type : "application/json")
+					    : NULL,
+				 false);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *ret_hdrs);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_ms > 0 ? timeout_ms : 30000));
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
+	if (payload)
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
+	else if (strcmp(method, "GET") == 0)
+		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	return 0;
+}
+
+int kube_request(struct kube_conn *conn, const char *method, const char *path,
+		 const char *content_type, const json_t *body, int timeout_ms, long *ret_status,
+		 json_t **ret_body)
+{
+	struct buf b = { 0 };
+	struct curl_slist *hdrs = NULL;
+	char *payload = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	long status = 0;
+	CURLcode cc;
+	int r;
+
+	if (body && !payload)
+		return -ENOMEM;
+	conn->errbuf[0] = '\0';
+	r = prepare(conn->c, conn->h, conn->errbuf, method, path, content_type, payload,
+		    timeout_ms, &b, &hdrs);
+	if (r == 0) {
+		cc = curl_easy_perform(conn->h);
+		if (cc == CURLE_OK)
+			curl_easy_getinfo(conn->h, CURLINFO_RESPONSE_CODE, &status);
+		else if (!conn->errbuf[0])
+			snprintf(conn->errbuf, sizeof(conn->errbuf), "%s", curl_easy_strerror(cc));
+		r = cc == CURLE_OK ? 0 : b.too_big ? -EFBIG : -EIO;
+	}
+	curl_slist_free_all(hdrs);
+	free(payload);
+	if (r == 0) {
+		*ret_status = status;
+		if (ret_body)
+			*ret_body = b.p ? json_loadb(b.p, b.n, 0, NULL) : NULL;
+	}
+	free(b.p);
+	return r;
+}
+
+/* ---- concurrent batches ------------------------------------------------------------- */
+
+struct slot {
+	CURL *h;
+	struct buf b;
+	struct curl_slist *hdrs;
+	char *payload;
+	size_t call; /* index in the batch */
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+struct kube_multi {
+	struct kube_client *c;
+	CURLM *m;
+	struct slot *slots;
+	size_t nslots;
+};
+
+int kube_multi_new(struct kube_client *c, size_t max_in_flight, struct kube_multi **ret)
+{
+	struct kube_multi *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	m->c = c;
+	m->nslots = max_in_flight ? max_in_flight : 1;
+	m->m = curl_multi_init();
+	m->slots = calloc(m->nslots, sizeof(*m->slots));
+	for (size_t i = 0; m->slots && i < m->nslots; i++)
+		m->slots[i].h = curl_easy_init();
+	if (!m->m || !m->slots || !m->slots[m->nslots - 1].h) {
+		kube_multi_free(m);
+		return -ENOMEM;
+	}
+	curl_multi_setopt(m->m, CURLMOPT_MAX_HOST_CONNECTIONS, (long)m->nslots);
+	*ret = m;
+	return 0;
+}
+
+void kube_multi_free(struct kube_multi *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; m->slots && i < m->nslots; i++)
+		curl_easy_cleanup(m->slots[i].h);
+	free(m->slots);
+	curl_multi_cleanup(m->m);
+	free(m);
+}
+
+static void slot_release(struct slot *s)
+{
+	curl_slist_free_all(s->hdrs);
+	s->hdrs = NULL;
+	free(s->payload);
+	s->payload = NULL;
+	free(s->b.p);
+	memset(&s->b, 0, sizeof(s->b));
+}
+
+static int slot_start(struct kube_multi *m, struct slot *s, struct kube_call *call, size_t idx)
+{
+	int r;
+
+	s->call = idx;
+	s->payload = call->body ? json_dumps(call->body, JSON_COMPACT) : NULL;
+	r = prepare(m->c, s->h, s->errbuf, call->method, call->path, call->content_type,
+		    s->payload, 30000, &s->b, &s->hdrs);
+	if (r == 0 && curl_multi_add_handle(m->m, s->h) != CURLM_OK)
+		r = -EIO;
+	if (r < 0)
+		slot_release(s);
+	return r;
+}
+
+static void slot_finish(struct kube_multi *m, struct slot *s, CURLcode cc, struct kube_call *call)
+{
+	curl_multi_remove_handle(m->m, s->h);
+	call->status = 0;
+	if (cc == CURLE_OK) {
+		curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &call->status);
+		call->answer = s->b.p ? json_loadb(s->b.p, s->b.n, 0, NULL) : NULL;
+	}
+	slot_release(s);
+	s->call = SIZE_MAX;
+}
+
+int kube_request_many(struct kube_multi *m, struct kube_call *calls, size_t n,
+		      bool (*stop)(void *arg), void *arg)
+{
+	size_t next = 0, running = 0;
+
+	for (size_t i = 0; i < m->nslots; i++)
+		m->slots[i].call = SIZE_MAX;
+	for (size_t i = 0; i < n; i++) {
+		calls[i].status = 0;
+		calls[i].answer = NULL;
+	}
+	for (;;) {
+		bool stopped = stop && stop(arg);
+
+		for (size_t i = 0; i < m->nslots && next < n && !stopped; i++) {
+			if (m->slots[i].call != SIZE_MAX)
+				continue;
+			if (slot_start(m, &m->slots[i], &calls[next], next) == 0)
+				running++;
+			next++;
+		}
+		if (running == 0 && (next >= n || stopped))
+			return 0;
+		int still = 0;
+		CURLMsg *msg;
+		int left;
+
+		curl_multi_perform(m->m, &still);
+		while ((msg = curl_multi_info_read(m->m, &left))) {
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			for (size_t i = 0; i < m->nslots; i++) {
+				struct slot *s = &m->slots[i];
+
+				if (s->call != SIZE_MAX && s->h == msg->easy_handle) {
+					slot_finish(m, s, msg->data.result, &calls[s->call]);
+					running--;
+					break;
+				}
+			}
+		}
+		if (running > 0)
+			curl_multi_poll(m->m, NULL, 0, 100, NULL);
+	}
+}
+
+/* ---- streams (watch) --------------------------------------------------------------- */
+
+struct stream {
+	struct buf b;
+	int (*on_line)(void *arg, const char *line, size_t len);
+	void *arg;
+	const atomic_bool *cancel;
+	int stopped; /* the callback's nonzero answer */
+};
+
+static size_t on_stream(char *p, size_t size, size_t n, void *arg)
+{
+	struct stream *st = arg;
+	size_t len = size * n, start = 0;
+
+	if (on_body(p, 1, len, &st->b) != len)
+		return 0;
+	for (size_t i = 0; i < st->b.n; i++) {
+		if (st->b.p[i] != '\n')
+			continue;
+		if (i > start) {
+			int r = st->on_line(st->arg, st->b.p + start, i - start);
+
+			if (r != 0) {
+				st->stopped = r;
+				return 0;
+			}
+		}
+		start = i + 1;
+	}
+	memmove(st->b.p, st->b.p + start, st->b.n - start);
+	st->b.n -= start;
+	return len;
+}
+
+static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct stream *st = arg;
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	return st->cancel && atomic_load(st->cancel) ? 1 : 0;
+}
+
+int kube_stream(struct kube_conn *conn, const char *path, int (*on_line)(void *, const char *,
+									 size_t),
+		void *arg, const atomic_bool *cancel, long *ret_status)
+{
+	struct stream st = { .on_line = on_line, .arg = arg, .cancel = cancel };
+	struct curl_slist *hdrs = NULL;
+	char url[4096];
+	long status = 0;
+	CURLcode cc;
+
+	if (snprintf(url, sizeof(url), "%s%s", conn->c->cfg->server, path) >= (int)sizeof(url))
+		return -ENAMETOOLONG;
+	conn->errbuf[0] = '\0';
+	curl_easy_reset(conn->h);
+	kube_setup_handle(conn->c, conn->h, conn->errbuf);
+	hdrs = kube_headers(conn->c, NULL, true);
+	curl_easy_setopt(conn->h, CURLOPT_URL, url);
+	curl_easy_setopt(conn->h, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(conn->h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(conn->h, CURLOPT_WRITEFUNCTION, on_stream);
+	curl_easy_setopt(conn->h, CURLOPT_WRITEDATA, &st);
+	curl_easy_setopt(conn->h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(conn->h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(conn->h, CURLOPT_XFERINFODATA, &st);
+	cc = curl_easy_perform(conn->h);
+	curl_easy_getinfo(conn->h, CURLINFO_RESPONSE_CODE, &status);
+	curl_slist_free_all(hdrs);
+	/* a non-200 answer is one JSON Status, left in the buffer without a newline */
+	if (status != 200 && st.b.n > 0 && !st.stopped)
+		st.on_line(st.arg, st.b.p, st.b.n);
+	free(st.b.p);
+	*ret_status = status;
+	if (st.stopped)
+		return st.stopped < 0 ? st.stopped : 0;
+	if (cc == CURLE_ABORTED_BY_CALLBACK)
+		return -ECANCELED;
+	if (cc != CURLE_OK && !conn->errbuf[0])
+		snprintf(conn->errbuf, sizeof(conn->errbuf), "%s", curl_easy_strerror(cc));
+	return cc == CURLE_OK ? 0 : -EIO;
+}

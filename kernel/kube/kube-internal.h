@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kube-internal.h — what the client's modules share. */
+#ifndef PODKERNEL_KERNEL_KUBE_INTERNAL_H
+#define PODKERNEL_KERNEL_KUBE_INTERNAL_H
+
+#include <curl/curl.h>
+
+#include "kernel/kube/kube.h"
+
+/* Read a token file, first line only, into a new string. */
+int kube_read_token_file(const char *path, char **ret);
+/* Configure a libcurl handle for the client's server (TLS, identity, timeouts). */
+int kube_setup_handle(struct kube_client *c, CURL *h, char *errbuf);
+/* "Authorization: Bearer ..." header list (plus extra, may be NULL); NULL on no memory. */
+struct curl_slist *kube_headers(struct kube_client *c, const char *content_type, bool watch);
+
+/* obj.a.b as a string, or NULL. */
+static inline const char *pk_kube_str(const json_t *obj, const char *a, const char *b)
+{
+	return json_string_value(json_object_get(json_object_get(obj, a), b));
+}
+/* Monotonic milliseconds. */
+int64_t kube_now_ms(void);
+
+#endif

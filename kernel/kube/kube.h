@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * kube.h — a small Kubernetes API client: kubeconfig and in-cluster
+ * configuration, requests over libcurl, list+watch informers and a
+ * coordination.k8s.io/v1 Lease elector.
+ *
+ * Configuration: the credentials of a kubeconfig context
+ * (pk_kubeconfig_resolve(), kernel/api/kubeconfig.h) or of the pod's service
+ * account (kube_credentials_in_cluster()).
+ *
+ * Requests: a kube_client holds the configuration; each thread that talks to
+ * the server opens its own kube_conn (one libcurl handle, so the connection
+ * is kept alive between requests).  kube_request() sends one request and
+ * parses the JSON answer; kube_request_many() sends a batch concurrently
+ * (libcurl multi, a bounded number in flight) and reports each answer.
+ *
+ * Errors: 0 or a negative errno.  A request that reached the server returns
+ * 0 whatever the HTTP status (the caller reads ret_status); -EIO when no
+ * answer came (connection refused or broken, TLS failure, timeout), with
+ * libcurl's reason in the connection's last error.
+ */
+#ifndef PODKERNEL_KERNEL_KUBE_H
+#define PODKERNEL_KERNEL_KUBE_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/api/kubeconfig.h"
+
+/* ---- configuration ----------------------------------------------------------- */
+#define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+/*
+ * In-cluster credentials: sa_dir (NULL: KUBE_SA_DIR) holds token, ca.crt and
+ * namespace; $KUBERNETES_SERVICE_HOST/PORT name the server.  A kubeconfig
+ * gives the same struct through pk_kubeconfig_resolve().
+ */
+int kube_credentials_in_cluster(const char *sa_dir, struct pk_kube_credentials *ret,
+				char *err, size_t errlen);
+
+/* ---- requests ------------------------------------------------------------------ */
+struct kube_client;
+/* Takes over the strings of creds (it is cleared, also on failure). */
+int kube_client_new(struct pk_kube_credentials *creds, struct kube_client **ret);
+void kube_client_free(struct kube_client *c);
+const struct pk_kube_credentials *kube_client_credentials(const struct kube_client *c);
+
+struct kube_conn;
+int kube_conn_new(struct kube_client *c, struct kube_conn **ret);
+void kube_conn_free(struct kube_conn *conn);
+/* libcurl's reason for the last -EIO on this connection ("" when none). */
+const char *kube_conn_error(const struct kube_conn *conn);
+
+/*
+ * One request.  path starts with '/' (query included); body (borrowed, may
+ * be NULL) is sent as JSON with content_type (NULL: application/json).
+ * ret_status gets the HTTP status, ret_body (may be NULL) the parsed answer
+ * (NULL when it was not JSON).  timeout_ms 0: 30 s.
+ */
+int kube_request(struct kube_conn *conn, const char *method, const char *path,
+		 const char *content_type, const json_t *body, int timeout_ms, long *ret_status,
+		 json_t **ret_body);
+
+/* One request of a batch: the caller fills the first part, kube_request_many the rest. */
+struct kube_call {
+	const char *method, *path, *content_type; /* borrowed */
+	json_t *body;				  /* borrowed, may be NULL */
+	long status;				  /* 0 when no answer came */
+	json_t *answer;				  /* new reference or NULL */
+};
+/*
+ * Send calls concurrently, at most max_in_flight at once, over a pool of
+ * connections kept by m between batches.  Stops starting new calls once
+ * stop(arg) answers true (stop may be NULL); those keep status 0.
+ */
+struct kube_multi;
+int kube_multi_new(struct kube_client *c, size_t max_in_flight, struct kube_multi **ret);
+void kube_multi_free(struct kube_multi *m);
+int kube_request_many(struct kube_multi *m, struct kube_call *calls, size_t n,
+		      bool (*stop)(void *arg), void *arg);
+
+/*
+ * Stream a watch: GET path and hand every complete line to on_line (a
+ * nonzero answer stops the stream and is returned when negative).  Returns
+ * when the server ends the stream (0), *cancel turns true (-ECANCELED) or
+ * the connection breaks (-EIO).  ret_status: the HTTP status; a non-200
+ * answer's body goes to on_line as one line.
+ */
+int kube_stream(struct kube_conn *conn, const char *path,
+		int (*on_line)(void *arg, const char *line, size_t len), void *arg,
+		const atomic_bool *cancel, long *ret_status);
+
+/* Percent-encode a query value into buf; returns buf. */
+char *kube_escape(const char *s, char *buf, size_t len);
+/* The "message" of a Status answer, or "" */
+const char *kube_status_message(const json_t *answer);
+
+/* ---- informers: list + watch of one resource ------------------------------------------ */
+struct kube_resource {
+	const char *kind, *group, *version, *plural; /* group "" for the core group */
+	bool namespaced;
+};
+/* "/api/v1/pods" or "/apis/GROUP/VERSION/PLURAL" into buf. */
+int kube_resource_path(const struct kube_resource *res, const char *ns, const char *name,
+		       const char *sub, char *buf, size_t len);
+
+enum kube_event { KUBE_ADDED, KUBE_MODIFIED, KUBE_DELETED };
+/*
+ * Where an informer delivers, from its own thread.  replace() gets the whole
+ * current list of the resource (the first sync and every relist after a 410
+ * Gone: the receiver turns it into the adds, updates and deletes it missed);
+ * event() gets each watch event in order.  Objects are borrowed.
+ */
+struct kube_informer_sink {
+	void (*replace)(void *arg, const struct kube_resource *res, const json_t *items);
+	void (*event)(void *arg, const struct kube_resource *res, enum kube_event type,
+		      const json_t *obj);
+	void (*log)(void *arg, int level, const char *msg); /* may be NULL */
+	void *arg;
+};
+struct kube_informer_stats {
+	uint64_t lists, watches, events, gone, errors;
+	bool synced; /* the first list was delivered */
+};
+/*
+ * Start a thread that lists res (pages of KUBE_LIST_PAGE), then watches from
+ * the list's resourceVersion with bookmarks; a watch that ends is resumed
+ * from the last resourceVersion seen, a 410 Gone relists, a broken
+ * connection is retried with exponential backoff (KUBE_BACKOFF_*).  A
+ * resource the server does not serve (404) counts as synced and empty and
+ * is asked for again every KUBE_MISSING_RETRY_S.  res is copied.
+ */
+#define KUBE_LIST_PAGE 500
+#define KUBE_BACKOFF_MIN_MS 100
+#define KUBE_BACKOFF_MAX_MS 5000
+#define KUBE_MISSING_RETRY_S 30
+struct kube_informer;
+int kube_informer_start(struct kube_client *c, const struct kube_resource *res,
+			const struct kube_informer_sink *sink, struct kube_informer **ret);
+/* Stop the thread (breaks its connection) and free; accepts NULL. */
+void kube_informer_stop(struct kube_informer *inf);
+void kube_informer_get_stats(struct kube_informer *inf, struct kube_informer_stats *ret);
+
+/* ---- leader election with a coordination.k8s.io/v1 Lease ------------------------------ */
+/*
+ * client-go's leader election: every retry period the elector reads the
+ * Lease; the holder renews it (an update with the resourceVersion it read),
+ * another candidate takes it over when the holder has not renewed for a
+ * lease duration as measured on the candidate's own clock (so clocks need
+ * not agree) or when it is free.  A leader that has not renewed within the
+ * renew deadline is no longer leading: kube_lease_leading() turns false at
+ * that moment by the clock alone, even while a request hangs.  Stopping
+ * releases a held lease so a standby takes over at once.
+ */
+#define KUBE_LEASE_DURATION_MS 10000
+#define KUBE_LEASE_RENEW_DEADLINE_MS 7000
+#define KUBE_LEASE_RETRY_MS 2000
+struct kube_lease_config {
+	const char *ns, *name, *identity; /* copied */
+	int duration_ms, renew_deadline_ms, retry_ms; /* 0: the defaults above */
+	/* Called from the elector's thread when leadership starts or ends. */
+	void (*on_change)(void *arg, bool leading);
+	void (*log)(void *arg, int level, const char *msg); /* may be NULL */
+	void *arg;
+};
+struct kube_lease;
+int kube_lease_start(struct kube_client *c, const struct kube_lease_config *cfg,
+		     struct kube_lease **ret);
+/* Release the lease when held, stop the thread, free; accepts NULL. */
+void kube_lease_stop(struct kube_lease *l);
+/* Leading now: the last renewal is younger than the renew deadline. */
+bool kube_lease_leading(const struct kube_lease *l);
+/* RFC 3339 with microseconds (a metav1.MicroTime) of the wall clock now. */
+void kube_micro_time(char buf[40]);
+
+#endif /* PODKERNEL_KERNEL_KUBE_H */

@@ -1,0 +1,88 @@
+# Shared pieces of the attach-mode scripts (sourced after lib.sh, not run).
+#
+# The "cluster" is a standalone podkerneld --no-scheduling with TLS and a
+# token file: it serves everything attach mode uses (list/watch, pods/binding,
+# status subresources, Leases, events.k8s.io Events) and schedules nothing.
+# The attached podkerneld instances reach it through a kubeconfig (server,
+# CA file, token) as they would reach a kube-apiserver.
+#
+#   attach_cluster_start [args]   start (or restart on the same port) the cluster
+#   attach_start NAME [args]      an attached podkerneld; sets ATTACH_PID_NAME, ATTACH_PORT_NAME
+#   attach_register_board [N]     the Nodes of boards/tpu-superslice.yaml (N superslices)
+#   bound_to POD [NS]             the node a pod is bound to ("" when pending)
+
+ATTACH_TOKEN=e2e-scheduler-token
+CLUSTER_PORT=""
+
+attach_cluster_start() {
+	if [ -z "$CLUSTER_PORT" ]; then
+		e2e_tls
+		echo "$ATTACH_TOKEN,system:kube-scheduler,sched,\"system:masters\"" >> "$WORK/tokens.csv"
+		listen=127.0.0.1:0
+	else
+		listen=127.0.0.1:$CLUSTER_PORT
+	fi
+	[ -f "$WORK/cluster.log" ] && cat "$WORK/cluster.log" >> "$WORK/cluster.old.log"
+	: > "$WORK/cluster.log"
+	# shellcheck disable=SC2086 # E2E_TLS_ARGS holds two options
+	"$BIN/podkerneld" --no-scheduling --listen "$listen" --data-dir "$WORK/cluster" \
+		--token-auth-file "$WORK/tokens.csv" $E2E_TLS_ARGS "$@" >> "$WORK/cluster.log" 2>&1 &
+	CLUSTER_PID=$!
+	E2E_PIDS="$E2E_PIDS $CLUSTER_PID"
+	for _ in $(seq 1 150); do
+		p=$(sed -n 's/.*serving on .*(port \([0-9]*\)).*/\1/p' "$WORK/cluster.log" | tail -n 1)
+		[ -n "$p" ] && break
+		kill -0 "$CLUSTER_PID" 2>/dev/null || { cat "$WORK/cluster.log" >&2; fail "cluster exited"; }
+		sleep 0.1
+	done
+	[ -n "$p" ] || fail "the cluster did not start"
+	CLUSTER_PORT=$p
+	export PODKERNEL_SERVER="https://127.0.0.1:$CLUSTER_PORT"
+	cat > "$WORK/attach.kubeconfig" <<K
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "$PODKERNEL_SERVER", certificate-authority: "$WORK/cert.pem"}}]
+users: [{name: sched, user: {token: $ATTACH_TOKEN}}]
+contexts: [{name: c, context: {cluster: c, user: sched}}]
+current-context: c
+K
+}
+
+attach_start() {
+	name=$1
+	shift
+	log="$WORK/attach-$name.log"
+	"$BIN/podkerneld" --kubeconfig "$WORK/attach.kubeconfig" --listen 127.0.0.1:0 -v 2 "$@" \
+		>> "$log" 2>&1 &
+	pid=$!
+	E2E_PIDS="$E2E_PIDS $pid"
+	port=""
+	for _ in $(seq 1 150); do
+		port=$(sed -n 's/.*serving health on .*(port \([0-9]*\)).*/\1/p' "$log" | tail -n 1)
+		[ -n "$port" ] && break
+		kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; fail "attached podkerneld $name exited"; }
+		sleep 0.1
+	done
+	[ -n "$port" ] || { cat "$log" >&2; fail "attached podkerneld $name did not start"; }
+	eval "ATTACH_PID_$name=$pid ATTACH_PORT_$name=$port"
+}
+
+attach_register_board() {
+	podctl board nodes "$PODKERNEL_SRC/boards/tpu-superslice.yaml" --superslices "${1:-1}" \
+		-o json > "$WORK/board-nodes.json" || fail "podctl board nodes"
+	podctl apply -f "$WORK/board-nodes.json" > /dev/null || fail "registering the board's nodes"
+}
+
+bound_to() {
+	podctl get pod "$1" -n "${2:-default}" -o json 2>/dev/null |
+		python3 -c 'import json,sys; print(json.load(sys.stdin).get("spec",{}).get("nodeName",""))'
+}
+
+# attach_dump: the attached instances' logs, on failure
+attach_dump() {
+	for f in "$WORK"/attach-*.log "$WORK/cluster.log"; do
+		[ -f "$f" ] || continue
+		echo "--- $(basename "$f") (tail)" >&2
+		tail -n 30 "$f" >&2
+	done
+}

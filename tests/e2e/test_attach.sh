@@ -1,0 +1,151 @@
+#!/bin/sh
+# Attach mode end to end: a stand-in cluster (podkerneld --no-scheduling,
+# TLS, token file) with the 256 hosts of one TPU superslice; a second
+# podkerneld attached to it through a kubeconfig.  The KEP-6012 training
+# story (a CompositePodGroup of 4 PodGroups of 8 pods: superslice, cube and
+# host levels) submitted with schedulerName: podkernel is bound within its
+# topology (check_placement.py); a pod of the default scheduler stays
+# unbound; a bound pod of another scheduler takes capacity; a gang that
+# cannot fit is told why in its condition and a FailedScheduling Event with
+# the same message; Scheduled Events exist; the attached instance serves
+# only /healthz, /readyz and /metrics.
+set -eu
+. "$PODKERNEL_SRC/tests/e2e/lib.sh"
+. "$PODKERNEL_SRC/tests/e2e/attach_lib.sh"
+need_python
+command -v curl > /dev/null 2>&1 || { echo "curl not available" >&2; exit 77; }
+trap 'attach_dump' USR1
+
+e2e_setup
+attach_cluster_start
+attach_register_board 1
+attach_start a
+HP=$ATTACH_PORT_a
+wait_for 20 curl -sf "http://127.0.0.1:$HP/readyz" || { attach_dump; fail "never ready"; }
+curl -sf "http://127.0.0.1:$HP/healthz" > /dev/null || fail "/healthz"
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HP/api/v1/pods")
+[ "$code" = 404 ] || fail "attach mode served /api/v1/pods ($code)"
+
+# Capacity taken by another scheduler's bound pod: tpu-ss0-h255 is full.
+cat > "$WORK/foreign.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: foreign-bound}
+spec:
+  schedulerName: default-scheduler
+  nodeName: tpu-ss0-h255
+  containers: [{name: c, image: x, resources: {requests: {google.com/tpu: "4"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: plain}
+spec:
+  schedulerName: default-scheduler
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: wants-full-node}
+spec:
+  schedulerName: podkernel
+  nodeSelector: {kubernetes.io/hostname: tpu-ss0-h255}
+  containers: [{name: c, image: x, resources: {requests: {google.com/tpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: wants-free-node}
+spec:
+  schedulerName: podkernel
+  nodeSelector: {kubernetes.io/hostname: tpu-ss0-h254}
+  containers: [{name: c, image: x, resources: {requests: {google.com/tpu: "1"}}}]
+EOF
+podctl apply -f "$WORK/foreign.yaml" > /dev/null || fail "apply foreign.yaml"
+
+# The training story, for podkernel.
+sed 's/^  schedulingGroup:/  schedulerName: podkernel\n  schedulingGroup:/' \
+	"$PODKERNEL_SRC/examples/stories/training.yaml" > "$WORK/training.yaml"
+[ "$(grep -c 'schedulerName: podkernel' "$WORK/training.yaml")" = 32 ] || fail "story edit"
+podctl apply -f "$WORK/training.yaml" > /dev/null || fail "apply training.yaml"
+
+wait_for 30 has_bound 32 training || { attach_dump; fail "the training gang was not bound"; }
+check_placement
+[ "$(bound_to wants-free-node)" = tpu-ss0-h254 ] || { attach_dump; fail "wants-free-node"; }
+
+# A gang that cannot fit: two pods of 5 chips (hosts have 4).
+cat > "$WORK/toobig.yaml" <<'EOF'
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: PodGroup
+metadata: {name: toobig}
+spec:
+  schedulingPolicy: {gang: {minCount: 2}}
+EOF
+for i in 0 1; do cat >> "$WORK/toobig.yaml" <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: toobig-$i}
+spec:
+  schedulerName: podkernel
+  schedulingGroup: {podGroupName: toobig}
+  containers: [{name: c, image: x, resources: {requests: {google.com/tpu: "5"}}}]
+EOF
+done
+podctl apply -f "$WORK/toobig.yaml" > /dev/null || fail "apply toobig.yaml"
+
+events() {
+	curl -sf --cacert "$WORK/cert.pem" -H "Authorization: Bearer $ADMIN_TOKEN" \
+		"$PODKERNEL_SERVER/apis/events.k8s.io/v1/namespaces/$1/events"
+}
+has_failed_event() {
+	podctl get pod toobig-0 -o json > "$WORK/toobig-0.json" || return 1
+	events default | python3 -c '
+import json, sys
+pod = json.load(open(sys.argv[1]))
+msg = [c for c in pod.get("status", {}).get("conditions", [])
+       if c["type"] == "PodScheduled"][0]["message"]
+items = json.load(sys.stdin)["items"]
+sys.exit(0 if any(e.get("reason") == "FailedScheduling" and e.get("note") == msg and
+                  e.get("regarding", {}).get("name") == "toobig-0" for e in items) else 1)' \
+		"$WORK/toobig-0.json"
+}
+wait_for 20 has_failed_event ||
+	{ attach_dump; fail "no FailedScheduling Event for toobig-0 with its condition's message"; }
+
+# The Event says what the condition says.
+podctl get pod toobig-0 -o json > "$WORK/toobig-0.json"
+events default > "$WORK/events-default.json"
+events training > "$WORK/events-training.json"
+python3 - "$WORK" <<'EOF' || fail "Events"
+import json, sys
+w = sys.argv[1]
+pod = json.load(open(w + "/toobig-0.json"))
+cond = [c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled"][0]
+assert cond["status"] == "False", cond
+ev = [e for e in json.load(open(w + "/events-default.json"))["items"]
+      if e["reason"] == "FailedScheduling" and e["regarding"]["name"] == "toobig-0"]
+ev.sort(key=lambda e: e["eventTime"])
+assert ev and ev[-1]["note"] == cond["message"][:1023], (ev, cond)
+assert ev[-1]["type"] == "Warning" and ev[-1]["apiVersion"] == "events.k8s.io/v1"
+sched = [e for e in json.load(open(w + "/events-training.json"))["items"]
+         if e["reason"] == "Scheduled"]
+names = {e["regarding"]["name"] for e in sched}
+assert len(names) == 32, len(names)
+assert all(e["note"].startswith("Successfully assigned training/") for e in sched)
+print("events: FailedScheduling matches the condition; %d Scheduled" % len(sched))
+EOF
+
+# Other schedulers' pods are left alone.
+[ -z "$(bound_to plain)" ] || fail "a default-scheduler pod was bound"
+[ -z "$(bound_to wants-full-node)" ] || fail "a pod was bound to a node another scheduler filled"
+[ "$(bound_to foreign-bound)" = tpu-ss0-h255 ] || fail "the foreign pod moved"
+curl -sf "http://127.0.0.1:$HP/metrics" > "$WORK/metrics.txt" || fail "/metrics"
+grep -q '^podkernel_attach_ready 1' "$WORK/metrics.txt" || fail "metrics: not ready"
+grep -q 'podkernel_attach_informer_total{resource="pods",what="lists"} 1' "$WORK/metrics.txt" ||
+	fail "metrics: pods listed more than once"
+
+# SIGTERM: a clean stop.
+kill -TERM "$ATTACH_PID_a"
+rc=0
+wait "$ATTACH_PID_a" || rc=$?
+[ "$rc" = 0 ] || { tail -n 40 "$WORK/attach-a.log" >&2; fail "attached podkerneld exited with $rc"; }
+echo "PASS: attach mode"
