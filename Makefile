@@ -7,6 +7,9 @@
 #   make bench      optimised build, the benchmarks (not part of check)
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)
 #   make valgrind   every Check suite under valgrind (memcheck, leaks)
+#   make install    programs, man pages, libtopo + pkg-config, systemd units,
+#                   boards under PREFIX (default /usr/local), staged in DESTDIR
+#   make uninstall  removes what install installed
 #
 # Every folder with C sources is a static library; programs and tests link the
 # libraries of the folders they depend on (LIBS_* below).  A test in
@@ -151,7 +154,8 @@ $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(call libs_of,pkclient)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # --- top-level targets -------------------------------------------------------
-.PHONY: all deps demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke valgrind clean format
+.PHONY: all deps demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke valgrind clean format \
+	install uninstall
 .DEFAULT_GOAL := all
 
 all: $(PROGS) $(call lib_path,topo)
@@ -204,6 +208,56 @@ fuzz: deps
 
 fuzz-smoke: fuzz-build
 	@sh tests/fuzz/run-fuzz.sh build/fuzz 10
+
+# --- install -------------------------------------------------------------------
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+SBINDIR    ?= $(PREFIX)/sbin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+DOCDIR     ?= $(DATADIR)/doc/podkernel
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+INSTALL    ?= install
+MANPAGES   := podctl.1 podkerneld.8 podagent.8 podkernel-board.5
+UNITS      := podagent.service podkerneld.service
+BOARDS     := $(notdir $(wildcard boards/*.yaml))
+# @NAME@ in man pages, units and the .pc file
+SUBST = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' \
+	-e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' \
+	-e 's|@DOCDIR@|$(DOCDIR)|g' -e 's|@UNITDIR@|$(UNITDIR)|g'
+
+install: all
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/podkernel $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(DATADIR)/podkernel/boards $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	$(INSTALL) -m 755 $(BUILD)/bin/podctl $(DESTDIR)$(BINDIR)/podctl
+	$(INSTALL) -m 755 $(BUILD)/bin/podkerneld $(BUILD)/bin/podagent $(DESTDIR)$(SBINDIR)/
+	$(INSTALL) -m 644 $(call lib_path,topo) $(DESTDIR)$(LIBDIR)/libtopo.a
+	$(INSTALL) -m 644 topology/topology.h $(DESTDIR)$(INCLUDEDIR)/podkernel/topology.h
+	$(SUBST) deploy/pkgconfig/podkernel-topology.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/podkernel-topology.pc
+	for m in $(MANPAGES); do \
+		$(SUBST) docs/man/$$m > $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m || exit 1; done
+	for u in $(UNITS); do \
+		$(SUBST) deploy/systemd/$$u.in > $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
+	$(INSTALL) -m 644 $(addprefix boards/,$(BOARDS)) $(DESTDIR)$(DATADIR)/podkernel/boards/
+	$(INSTALL) -m 644 README.md $(DESTDIR)$(DOCDIR)/README.md
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/podctl $(DESTDIR)$(SBINDIR)/podkerneld \
+		$(DESTDIR)$(SBINDIR)/podagent $(DESTDIR)$(LIBDIR)/libtopo.a \
+		$(DESTDIR)$(INCLUDEDIR)/podkernel/topology.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/podkernel-topology.pc \
+		$(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m)) \
+		$(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) \
+		$(addprefix $(DESTDIR)$(DATADIR)/podkernel/boards/,$(BOARDS)) \
+		$(DESTDIR)$(DOCDIR)/README.md
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/podkernel $(DESTDIR)$(DATADIR)/podkernel/boards \
+		$(DESTDIR)$(DATADIR)/podkernel $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

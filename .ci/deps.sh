@@ -7,7 +7,7 @@ libyaml-dev libjansson-dev libhwloc-dev hwloc libudev-dev
 libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
 libmicrohttpd-dev libcurl4-openssl-dev curl libsqlite3-dev sqlite3
 check umockdev libumockdev-dev iproute2 openssl valgrind python3 git
-chromium"
+chromium man-db groff-base systemd python3-yaml"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

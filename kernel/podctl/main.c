@@ -25,7 +25,6 @@ static void usage(FILE *f)
 	      "  apply -f FILE | get KIND [NAME] | delete KIND NAME | describe KIND NAME | top\n"
 	      "  map [--color auto|always|never] [--width N] [DOMAIN...]   placement map\n"
 	      "\n"
-	      "\n"
 	      "Client options (as kubectl's):\n"
 	      "  --kubeconfig FILE     else $KUBECONFIG (a ':' list), else ~/.kube/config\n"
 	      "  --context NAME        else the kubeconfig's current-context\n"

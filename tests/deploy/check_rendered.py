@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Check the objects `kubectl kustomize DIR` rendered (YAML on stdin).
+
+Every base: each object has apiVersion, kind and a name, namespaced kinds a
+namespace, and the label app.kubernetes.io/part-of=podkernel; references
+between objects (ConfigMaps, ServiceAccounts, claims, Service selectors,
+RBAC subjects) resolve inside the output or are Secrets the README tells the
+operator to create.  Known bases get their own rules (the agent's RBAC may
+patch Nodes and manage Leases only, and so on).
+
+  check_rendered.py BASE-NAME VERSION BOARD-FILE < rendered.yaml
+"""
+import sys
+import yaml
+
+CLUSTER_KINDS = {"Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
+                 "PriorityClass"}
+OPERATOR_SECRETS = {"podkerneld-tls", "podkerneld-tokens"}
+errors = []
+
+
+def err(msg):
+    errors.append(msg)
+
+
+def key(o):
+    m = o.get("metadata", {})
+    return (o.get("kind"), m.get("namespace"), m.get("name"))
+
+
+def generic(objs):
+    for o in objs:
+        m = o.get("metadata") or {}
+        what = "%s/%s" % (o.get("kind"), m.get("name"))
+        if not o.get("apiVersion") or not o.get("kind") or not m.get("name"):
+            err("%s: apiVersion, kind and metadata.name are required" % what)
+        if o.get("kind") not in CLUSTER_KINDS and not m.get("namespace"):
+            err("%s: no namespace" % what)
+        if (m.get("labels") or {}).get("app.kubernetes.io/part-of") != "podkernel":
+            err("%s: no app.kubernetes.io/part-of=podkernel label" % what)
+
+
+def pod_refs(objs, o):
+    """References of a workload's pod template, resolved in the output."""
+    ns = o["metadata"]["namespace"]
+    spec = o["spec"]["template"]["spec"]
+    have = {key(x) for x in objs}
+    sa = spec.get("serviceAccountName")
+    if sa and ("ServiceAccount", ns, sa) not in have:
+        err("%s: ServiceAccount %s/%s is not in the base" % (o["metadata"]["name"], ns, sa))
+    for v in spec.get("volumes", []):
+        if "configMap" in v and ("ConfigMap", ns, v["configMap"]["name"]) not in have:
+            err("volume %s: ConfigMap %s is not in the base" % (v["name"], v["configMap"]["name"]))
+        if "persistentVolumeClaim" in v and ("PersistentVolumeClaim", ns,
+                                             v["persistentVolumeClaim"]["claimName"]) not in have:
+            err("volume %s: claim is not in the base" % v["name"])
+        if "secret" in v and v["secret"]["secretName"] not in OPERATOR_SECRETS and \
+                ("Secret", ns, v["secret"]["secretName"]) not in have:
+            err("volume %s: Secret %s is neither in the base nor documented" %
+                (v["name"], v["secret"]["secretName"]))
+    labels = o["spec"]["template"]["metadata"]["labels"]
+    sel = o["spec"]["selector"]["matchLabels"]
+    if any(labels.get(k) != v for k, v in sel.items()):
+        err("%s: selector does not match its template" % o["metadata"]["name"])
+
+
+def find(objs, kind, name):
+    got = [o for o in objs if o["kind"] == kind and o["metadata"]["name"] == name]
+    if len(got) != 1:
+        err("expected one %s %s, found %d" % (kind, name, len(got)))
+        return None
+    return got[0]
+
+
+def check_agent(objs, version, board):
+    ds = find(objs, "DaemonSet", "podagent")
+    if not ds:
+        return
+    spec = ds["spec"]["template"]["spec"]
+    c = spec["containers"][0]
+    args = c.get("args", [])
+    if c["image"] != "podkernel/podagent:" + version:
+        err("DaemonSet image %s, expected podkernel/podagent:%s" % (c["image"], version))
+    if not spec.get("hostNetwork"):
+        err("the agent needs hostNetwork for ICI links")
+    if any(e.get("name") == "TPU_WORKER_ID" for e in c.get("env", [])):
+        err("TPU_WORKER_ID is not a DaemonSet's identity")
+    if not any(e.get("name") == "NODE_NAME" and
+               e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName"
+               for e in c.get("env", [])):
+        err("NODE_NAME must come from spec.nodeName")
+    if not c.get("securityContext", {}).get("runAsNonRoot"):
+        err("the agent runs as root")
+    lease_ns = [a.split("=", 1)[1] for a in args if a.startswith("--lease-namespace=")]
+    if lease_ns != ["podkernel-node-lease"]:
+        err("the agent's Leases must live outside kube-node-lease: %s" % args)
+    if "--register-node" in args:
+        err("the DaemonSet must not register Nodes")
+    pod_refs(objs, ds)
+    # the board ConfigMap holds the board file
+    vol = [v for v in spec["volumes"] if "configMap" in v]
+    cm = [o for o in objs if o["kind"] == "ConfigMap" and vol and
+          o["metadata"]["name"] == vol[0]["configMap"]["name"]]
+    if not cm or cm[0]["data"].get("board.yaml") != open(board).read():
+        err("the board ConfigMap does not hold %s" % board)
+    # RBAC: patch Nodes, manage Leases, nothing else
+    cr = find(objs, "ClusterRole", "podagent")
+    if cr and [(r["apiGroups"], r["resources"], sorted(r["verbs"])) for r in cr["rules"]] != \
+            [([""], ["nodes"], ["get", "patch"])]:
+        err("ClusterRole podagent may do more than get and patch Nodes: %s" % cr["rules"])
+    role = find(objs, "Role", "podagent-leases")
+    if role:
+        if not lease_ns or role["metadata"]["namespace"] != lease_ns[0]:
+            err("the Lease Role is not in the agent's lease namespace")
+        for r in role["rules"]:
+            if r["apiGroups"] != ["coordination.k8s.io"] or r["resources"] != ["leases"] or \
+                    not set(r["verbs"]) <= {"get", "create", "update", "patch"}:
+                err("Role podagent-leases allows more than Leases: %s" % r)
+    for b in [o for o in objs if o["kind"] in ("RoleBinding", "ClusterRoleBinding")]:
+        for s in b["subjects"]:
+            if (s["kind"], s.get("namespace"), s["name"]) != \
+                    ("ServiceAccount", ds["metadata"]["namespace"], spec["serviceAccountName"]):
+                err("%s binds %s" % (b["metadata"]["name"], s))
+        ref = b["roleRef"]
+        if not [o for o in objs if o["kind"] == ref["kind"] and o["metadata"]["name"] == ref["name"]]:
+            err("%s names a missing %s" % (b["metadata"]["name"], ref["kind"]))
+    if not find(objs, "Namespace", "podkernel-node-lease"):
+        err("the lease namespace is not created")
+
+
+def check_appliance(objs, version, _board):
+    d = find(objs, "Deployment", "podkerneld")
+    if not d:
+        return
+    c = d["spec"]["template"]["spec"]["containers"][0]
+    if c["image"] != "podkernel/podkerneld:" + version:
+        err("Deployment image %s" % c["image"])
+    if d["spec"].get("replicas") != 1 or d["spec"].get("strategy", {}).get("type") != "Recreate":
+        err("one store, one replica: replicas 1 and strategy Recreate")
+    args = c.get("args", [])
+    for want in ("--tls-cert-file=", "--tls-private-key-file=", "--token-auth-file=",
+                 "--data-dir=/var/lib/podkerneld"):
+        if not any(a.startswith(want) for a in args):
+            err("podkerneld lacks %s" % want)
+    pod_refs(objs, d)
+    svc = find(objs, "Service", "podkerneld")
+    if svc and any(d["spec"]["template"]["metadata"]["labels"].get(k) != v
+                   for k, v in svc["spec"]["selector"].items()):
+        err("Service podkerneld selects no pod of the Deployment")
+
+
+def check_crds(objs, _version, _board):
+    names = set()
+    for o in objs:
+        if o["kind"] != "CustomResourceDefinition":
+            err("crds: unexpected %s" % o["kind"])
+            continue
+        s = o["spec"]
+        if o["metadata"]["name"] != "%s.%s" % (s["names"]["plural"], s["group"]):
+            err("CRD %s: name is not plural.group" % o["metadata"]["name"])
+        if s["group"].endswith(".k8s.io") and \
+                "api-approved.kubernetes.io" not in o["metadata"].get("annotations", {}):
+            err("CRD %s: a k8s.io group needs api-approved.kubernetes.io" % o["metadata"]["name"])
+        if [v["name"] for v in s["versions"] if v["served"] and v["storage"]] != ["v1alpha3"]:
+            err("CRD %s: v1alpha3 must be served and stored" % o["metadata"]["name"])
+        names.add(s["names"]["kind"])
+    if names != {"Workload", "PodGroup", "CompositePodGroup"}:
+        err("crds: kinds %s" % sorted(names))
+
+
+CHECKS = {"agent": check_agent, "appliance": check_appliance, "crds": check_crds}
+
+
+def main():
+    base, version, board = sys.argv[1:4]
+    objs = [o for o in yaml.safe_load_all(sys.stdin) if o]
+    if not objs:
+        err("%s renders no objects" % base)
+    generic(objs)
+    if base in CHECKS and objs:
+        CHECKS[base](objs, version, board)
+    for e in errors:
+        print("deploy/%s: %s" % (base, e))
+    if not errors:
+        print("deploy/%s: %d objects ok" % (base, len(objs)))
+    return 1 if errors else 0
+
+
+sys.exit(main())

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Every kustomize base under deploy/ renders with `kubectl kustomize` (the
+# kustomize built into kubectl), and its objects pass check_rendered.py:
+# well-formed, labelled, references resolved, and the rules of each base
+# (the agent's RBAC may only get/patch Nodes and manage its Leases, its board
+# ConfigMap holds the board, the appliance is one Recreate replica behind a
+# Service, the CRDs are the KEP-6012 kinds).  A base added later (an overlay,
+# attach mode) is found and rendered too.
+set -eu
+: "${PODKERNEL_SRC:?}" "${PODKERNEL_BIN:?}"
+. "$PODKERNEL_SRC/tests/need.sh"
+need_tool kubectl python3
+python3 -c 'import yaml' 2> /dev/null || { echo "FAIL: python3-yaml is not installed (make deps)" >&2; exit 1; }
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/podkernel-kustomize.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+cd "$PODKERNEL_SRC"
+VERSION=$(sed -n 's/^VERSION *:= *//p' Makefile)
+fail=0
+n=0
+for k in $(find deploy -name kustomization.yaml | sort); do
+	dir=$(dirname "$k")
+	base=${dir#deploy/}
+	n=$((n + 1))
+	if ! kubectl kustomize "$dir" > "$WORK/out.yaml" 2> "$WORK/err"; then
+		echo "FAIL: kubectl kustomize $dir"; cat "$WORK/err"; fail=1; continue
+	fi
+	python3 tests/deploy/check_rendered.py "$base" "$VERSION" deploy/agent/board.yaml \
+		< "$WORK/out.yaml" || fail=1
+done
+[ "$n" -ge 3 ] || { echo "FAIL: only $n kustomize bases under deploy/"; fail=1; }
+# The agent's board is a valid board file, and the one the README names.
+"$PODKERNEL_BIN/podctl" board check deploy/agent/board.yaml > /dev/null || fail=1
+cmp -s deploy/agent/board.yaml boards/tpu-superslice.yaml ||
+	{ echo "FAIL: deploy/agent/board.yaml differs from boards/tpu-superslice.yaml"; fail=1; }
+[ $fail = 0 ] && echo "ok"
+exit $fail
