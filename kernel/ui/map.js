@@ -10,7 +10,8 @@
 //
 // When everything of the first answer is drawn, <body> gets data-render-ms
 // (milliseconds since navigation), data-draw-ms (since the answer arrived)
-// and data-drawn-hosts.  Host colours are stable: the hue comes from the
+// and data-drawn-hosts; data-longest-task-ms is the longest task that held
+// the page (a long-task entry, over 50 ms), if any.  Host colours are stable: the hue comes from the
 // root gang's name, the shade from the sub-group's name.
 'use strict';
 (function () {
@@ -492,6 +493,17 @@
     tip.style.left = (e.clientX + 14) + 'px';
     tip.style.top = (e.clientY + 12) + 'px';
     tip.hidden = false;
+  }
+
+  // The longest task that blocked the page (Chrome's long-task entries, > 50 ms).
+  let longest = 0;
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) longest = Math.max(longest, e.duration);
+      document.body.setAttribute('data-longest-task-ms', longest.toFixed(1));
+    }).observe({ type: 'longtask', buffered: true });
+  } catch (e) {
+    // no long-task timing in this browser
   }
 
   takeToken();

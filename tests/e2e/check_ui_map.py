@@ -13,11 +13,17 @@
                                 the glyphs drawn equal the document's counts
   render DOM.html HOSTS         the page drew HOSTS hosts and finished (prints
                                 data-render-ms)
+  list URL OUT                  every page of a list (following metadata.continue)
+                                into OUT, with $PODKERNEL_TOKEN and $PODKERNEL_CA_FILE
 
 Exit 1 with the differences on stderr when something does not match.
 """
 import json
+import os
+import ssl
 import sys
+import urllib.parse
+import urllib.request
 from html.parser import HTMLParser
 
 LEVEL = "topology.podkernel.dev/"
@@ -197,9 +203,30 @@ def cmd_render(html, hosts):
     print(b.get("data-render-ms"), b.get("data-draw-ms"))
 
 
+def cmd_list(url, out):
+    ctx = None
+    if os.environ.get("PODKERNEL_CA_FILE"):
+        ctx = ssl.create_default_context(cafile=os.environ["PODKERNEL_CA_FILE"])
+    items, cont = [], ""
+    while True:
+        sep = "&" if "?" in url else "?"
+        page = url + sep + "limit=5000" + ("&continue=" + urllib.parse.quote(cont) if cont else "")
+        req = urllib.request.Request(page, headers={
+            "Authorization": "Bearer " + os.environ.get("PODKERNEL_TOKEN", ""),
+            "Accept": "application/json"})
+        with urllib.request.urlopen(req, context=ctx, timeout=60) as r:
+            d = json.load(r)
+        items += d.get("items") or []
+        cont = (d.get("metadata") or {}).get("continue")
+        if not cont:
+            break
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump({"items": items}, f)
+
+
 def main(argv):
     cmds = {"dom": (cmd_dom, 2), "json": (cmd_json, 2), "map": (cmd_map, 2),
-            "render": (cmd_render, 2)}
+            "render": (cmd_render, 2), "list": (cmd_list, 2)}
     if len(argv) >= 2 and argv[1] == "expected" and len(argv) == 3:
         json.dump(expected(argv[2]), sys.stdout, indent=1)
         return

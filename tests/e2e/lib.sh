@@ -85,7 +85,8 @@ e2e_start_server() {
 	SERVER_PID=$!
 	E2E_PIDS="$E2E_PIDS $SERVER_PID"
 	PORT=""
-	for _ in $(seq 1 200); do
+	# E2E_START_SECONDS: how long the scheduling loop may take to start (default 20)
+	for _ in $(seq 1 $((${E2E_START_SECONDS:-20} * 10))); do
 		PORT=$(sed -n 's/.*serving on .*(port \([0-9]*\)).*/\1/p' "$WORK/podkerneld.log" | tail -n 1)
 		if [ -n "$PORT" ] && grep -q "scheduling loop running" "$WORK/podkerneld.log"; then
 			break

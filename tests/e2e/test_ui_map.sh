@@ -99,8 +99,11 @@ wait_for 10 sh -c "'$BIN/podctl' describe pg -n tpu too-big | grep -q Unschedula
 	fail "too-big has no Unschedulable condition"
 sleep 1 # the map follows the change stream: let the last conditions land
 
-podctl get nodes -o json > "$WORK/nodes.json" || fail "get nodes"
-podctl get pods -A -o json > "$WORK/pods.json" || fail "get pods"
+# every page of the lists (one list answer holds at most 10,000 objects)
+python3 "$PODKERNEL_SRC/tests/e2e/check_ui_map.py" list "$PODKERNEL_SERVER/api/v1/nodes" "$WORK/nodes.json" ||
+	fail "list nodes"
+python3 "$PODKERNEL_SRC/tests/e2e/check_ui_map.py" list "$PODKERNEL_SERVER/api/v1/pods" "$WORK/pods.json" ||
+	fail "list pods"
 api "$API/ui/api/placement" > "$WORK/placement.json" || fail "GET /ui/api/placement"
 python3 "$CHECK" json "$WORK" "$WORK/placement.json" || fail "/ui/api/placement differs from the objects"
 python3 - "$WORK/placement.json" <<'EOF' || fail "placement document"
