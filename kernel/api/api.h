@@ -21,9 +21,18 @@
 #include <stdio.h>
 
 /* ---- limits for hostile input ------------------------------------------ */
-#define PK_MAX_INPUT_BYTES (3 * 1024 * 1024) /* like kube-apiserver */
+#define PK_MAX_INPUT_BYTES (3 * 1024 * 1024) /* one API request body, like kube-apiserver */
 #define PK_MAX_DEPTH 64                      /* nesting of maps/lists */
-#define PK_MAX_OBJECTS 100000                /* objects in one input */
+#define PK_MAX_OBJECTS 100000                /* objects in one request body */
+/*
+ * Files (podctl -f) hold whole clusters: a dump of 65,536 Nodes is about
+ * 55 MB of JSON.  Their default limit is PK_MAX_FILE_BYTES; a caller may set
+ * another (podctl --max-input-size).  A file may hold one object per
+ * PK_FILE_BYTES_PER_OBJECT bytes of its limit, and never fewer than
+ * PK_MAX_OBJECTS.
+ */
+#define PK_MAX_FILE_BYTES ((size_t)256 * 1024 * 1024)
+#define PK_FILE_BYTES_PER_OBJECT 128
 
 /* ---- error lists: field-path messages ---------------------------------- */
 struct pk_errors {
@@ -71,10 +80,19 @@ enum pk_format { PK_FORMAT_JSON, PK_FORMAT_YAML };
  * Read every object of a YAML (multi-document) or JSON input into a new JSON
  * array; "kind: List" or "*List" documents are flattened into their items;
  * empty documents are skipped.  Errors ("NAME:LINE:COL: message") go to err.
- * Returns 0, -EINVAL on bad input (limits included), -errno on I/O.
+ * Returns 0, -EINVAL on bad input (limits included), -EFBIG for a file over
+ * its size limit, -errno on I/O.  pk_read_buffer applies the request limits
+ * (PK_MAX_INPUT_BYTES, PK_MAX_OBJECTS); pk_read_file the file limits, with
+ * max_bytes 0 meaning PK_MAX_FILE_BYTES.  A file over the limit is refused
+ * before it is read when its size is known, and otherwise after max_bytes + 1
+ * bytes, so memory stays bounded by the limit (/dev/zero included).
  * pk_read_file reads standard input for the path "-" (named "<stdin>").
  */
 int pk_read_file(const char *path, json_t **ret_objects, char *err, size_t errlen);
+int pk_read_file_max(const char *path, size_t max_bytes, json_t **ret_objects, char *err,
+		     size_t errlen);
+/* Parse a size such as "300Mi", "1Gi" or "5000000" (bytes, at least 1). */
+int pk_parse_size(const char *s, size_t *ret_bytes);
 int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_objects,
 		   char *err, size_t errlen);
 /* One document (a request body) into one value, YAML or JSON. */

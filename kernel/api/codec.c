@@ -21,10 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "kernel/api/api.h"
 #include "kernel/api/api-internal.h"
+#include "topology/topology.h"
 
 /* Nodes all aliases of one input may expand to. */
 #define PK_MAX_ALIAS_NODES 100000
@@ -52,6 +54,7 @@ struct reader {
 	struct anchor *anchors;
 	size_t nanchors, capanchors;
 	size_t alias_budget;
+	size_t max_objects;
 	json_t *doc; /* root value of the current document */
 };
 
@@ -506,8 +509,8 @@ static int collect(struct reader *r, json_t *out, json_t *obj, size_t line, size
 		return fail_at(r, line, col, "expected an object (a mapping), found %s",
 			       type_name(obj));
 	if (!is_list_kind(obj)) {
-		if (json_array_size(out) >= PK_MAX_OBJECTS)
-			return fail_at(r, line, col, "more than %d objects", PK_MAX_OBJECTS);
+		if (json_array_size(out) >= r->max_objects)
+			return fail_at(r, line, col, "more than %zu objects", r->max_objects);
 		return json_array_append(out, obj) < 0 ? -ENOMEM : 0;
 	}
 	items = json_object_get(obj, "items");
@@ -697,29 +700,23 @@ static bool looks_like_json(const char *buf, size_t len)
 
 /* ---- entry points ------------------------------------------------------------- */
 
-static int read_any(const char *name, const char *buf, size_t len, json_t *out, bool one_doc,
-		    json_t **ret_single, char *err, size_t errlen)
+/* JSON when it looks like JSON (else, or when jansson refuses it, YAML). */
+static int read_input(struct reader *r, const char *buf, size_t len, json_t *out, bool one_doc,
+		      json_t **ret_single)
 {
-	struct reader r = { .name = name ? name : "<input>", .err = err, .errlen = errlen };
+	char *err = r->err;
+	size_t errlen = r->errlen;
 	int ret;
 
-	if (err && errlen)
-		err[0] = '\0';
-	if (!buf && len)
-		return -EINVAL;
-	if (!buf)
-		buf = ""; /* libyaml insists on an input pointer */
-	if (len > PK_MAX_INPUT_BYTES)
-		return fail_at(&r, 1, 1, "input is larger than %d bytes", PK_MAX_INPUT_BYTES);
 	if (looks_like_json(buf, len)) {
 		char jerr[512];
 		json_t *tmp = one_doc ? NULL : json_array();
 
 		if (!one_doc && !tmp)
 			return -ENOMEM;
-		r.err = jerr;
-		r.errlen = sizeof(jerr);
-		ret = read_json(&r, buf, len, tmp, one_doc, ret_single);
+		r->err = jerr;
+		r->errlen = sizeof(jerr);
+		ret = read_json(r, buf, len, tmp, one_doc, ret_single);
 		if (ret == 0) {
 			if (!one_doc)
 				ret = json_array_extend(out, tmp) < 0 ? -ENOMEM : 0;
@@ -730,14 +727,46 @@ static int read_any(const char *name, const char *buf, size_t len, json_t *out, 
 		if (ret != -EINVAL)
 			return ret;
 		/* Not JSON after all?  YAML flow style is a superset. */
-		r.err = err;
-		r.errlen = errlen;
-		ret = read_yaml(&r, buf, len, out, one_doc, ret_single);
+		r->err = err;
+		r->errlen = errlen;
+		ret = read_yaml(r, buf, len, out, one_doc, ret_single);
 		if (ret == -EINVAL && err && errlen)
 			snprintf(err, errlen, "%s", jerr);
 		return ret;
 	}
-	return read_yaml(&r, buf, len, out, one_doc, ret_single);
+	return read_yaml(r, buf, len, out, one_doc, ret_single);
+}
+
+static size_t max_objects_for(size_t max_bytes)
+{
+	size_t n = max_bytes / PK_FILE_BYTES_PER_OBJECT;
+
+	return n > PK_MAX_OBJECTS ? n : PK_MAX_OBJECTS;
+}
+
+/* A file over its limit: -EFBIG, said in bytes and MiB. */
+static int too_big(struct reader *r, size_t max_bytes)
+{
+	fail_at(r, 1, 1, "input is larger than %zu bytes (%.1f MiB)", max_bytes,
+		(double)max_bytes / (1024.0 * 1024.0));
+	return -EFBIG;
+}
+
+static int read_any(const char *name, const char *buf, size_t len, json_t *out, bool one_doc,
+		    json_t **ret_single, char *err, size_t errlen)
+{
+	struct reader r = { .name = name ? name : "<input>", .err = err, .errlen = errlen,
+			    .max_objects = PK_MAX_OBJECTS };
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!buf && len)
+		return -EINVAL;
+	if (!buf)
+		buf = ""; /* libyaml insists on an input pointer */
+	if (len > PK_MAX_INPUT_BYTES)
+		return fail_at(&r, 1, 1, "input is larger than %d bytes", PK_MAX_INPUT_BYTES);
+	return read_input(&r, buf, len, out, one_doc, ret_single);
 }
 
 int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_objects,
@@ -777,17 +806,67 @@ int pk_parse_document(const char *name, const char *buf, size_t len, json_t **re
 	return 0;
 }
 
-int pk_read_file(const char *path, json_t **ret_objects, char *err, size_t errlen)
+/*
+ * The whole of f into a buffer: one allocation of size_hint + 1 bytes for a
+ * regular file (its size), else one that doubles as it fills (a stream has no
+ * size to ask for); -EFBIG after max_bytes + 1 bytes.
+ */
+static int slurp(FILE *f, size_t size_hint, size_t max_bytes, char **ret_buf, size_t *ret_len)
 {
+	size_t cap = 0, len = 0;
+	char *buf = NULL;
+
+	for (;;) {
+		if (len == cap) {
+			size_t want = cap ? cap * 2 : size_hint + 1;
+			char *nb;
+
+			if (want > max_bytes + 1)
+				want = max_bytes + 1;
+			if (want <= cap) {
+				free(buf);
+				return -EFBIG;
+			}
+			if (!(nb = realloc(buf, want))) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap = want;
+		}
+		size_t n = fread(buf + len, 1, cap - len, f);
+
+		len += n;
+		if (n == 0 || len > max_bytes)
+			break;
+	}
+	if (ferror(f) || len > max_bytes) {
+		free(buf);
+		return ferror(f) ? -EIO : -EFBIG;
+	}
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}
+
+int pk_read_file_max(const char *path, size_t max_bytes, json_t **ret_objects, char *err,
+		     size_t errlen)
+{
+	bool is_stdin = strcmp(path, "-") == 0;
+	const char *name = is_stdin ? "<stdin>" : path;
+	struct reader r = { .name = name, .err = err, .errlen = errlen };
+	struct stat st = {0};
+	json_t *out;
+	char *buf = NULL;
+	size_t len = 0;
 	FILE *f;
-	char *buf;
-	size_t len;
-	bool is_stdin;
 	int ret;
 
 	if (err && errlen)
 		err[0] = '\0';
-	is_stdin = strcmp(path, "-") == 0;
+	if (!max_bytes)
+		max_bytes = PK_MAX_FILE_BYTES;
+	r.max_objects = max_objects_for(max_bytes);
 	f = is_stdin ? stdin : fopen(path, "re");
 	if (!f) {
 		ret = -errno;
@@ -795,23 +874,44 @@ int pk_read_file(const char *path, json_t **ret_objects, char *err, size_t errle
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return ret;
 	}
-	buf = malloc(PK_MAX_INPUT_BYTES + 1);
-	if (!buf) {
-		if (!is_stdin)
-			fclose(f);
-		return -ENOMEM;
-	}
-	len = fread(buf, 1, PK_MAX_INPUT_BYTES + 1, f);
-	ret = ferror(f) ? -EIO : 0;
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > max_bytes)
+		ret = -EFBIG;
+	else
+		ret = slurp(f, S_ISREG(st.st_mode) ? (size_t)st.st_size : 64 * 1024, max_bytes,
+			    &buf, &len);
 	if (!is_stdin)
 		fclose(f);
+	if (ret == -EFBIG)
+		return too_big(&r, max_bytes);
 	if (ret < 0) {
 		if (err && errlen)
-			snprintf(err, errlen, "%s: read error", path);
-	} else {
-		ret = pk_read_buffer(is_stdin ? "<stdin>" : path, buf, len, ret_objects, err,
-				     errlen);
+			snprintf(err, errlen, "%s: %s", name, ret == -EIO ? "read error" : strerror(-ret));
+		return ret;
 	}
+	out = json_array();
+	ret = out ? read_input(&r, buf ? buf : "", len, out, false, NULL) : -ENOMEM;
 	free(buf);
-	return ret;
+	if (ret < 0) {
+		json_decref(out);
+		return ret;
+	}
+	*ret_objects = out;
+	return 0;
+}
+
+int pk_read_file(const char *path, json_t **ret_objects, char *err, size_t errlen)
+{
+	return pk_read_file_max(path, 0, ret_objects, err, errlen);
+}
+
+int pk_parse_size(const char *s, size_t *ret_bytes)
+{
+	int64_t milli;
+
+	if (!s || topo_quantity_parse(s, &milli) < 0 || milli < 1000 || milli % 1000)
+		return -EINVAL;
+	if ((uint64_t)(milli / 1000) > SIZE_MAX / 2)
+		return -ERANGE;
+	*ret_bytes = (size_t)(milli / 1000);
+	return 0;
 }

@@ -19,9 +19,10 @@
 
 static void compile_usage(FILE *f)
 {
-	fputs("Usage: podctl compile -f FILE [-o json|yaml]\n"
+	fputs("Usage: podctl compile -f FILE [-o json|yaml] [--max-input-size SIZE]\n"
 	      "Compile the Jobs and JobSets of FILE into the Workload, groups and pods\n"
-	      "they create (KEP-6089) and print them as a kind: List.\n",
+	      "they create (KEP-6089) and print them as a kind: List.\n"
+	      "  " PODCTL_MAX_INPUT_HELP "\n",
 	      f);
 }
 
@@ -47,6 +48,7 @@ int podctl_compile(int argc, char **argv)
 	struct pk_errors errs = {0};
 	json_t *objects = NULL, *out = NULL, *list;
 	char err[512];
+	size_t max_bytes = 0;
 	int i, r;
 
 	for (i = 1; i < argc; i++) {
@@ -55,6 +57,11 @@ int podctl_compile(int argc, char **argv)
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			compile_usage(stdout);
 			return PODCTL_EXIT_OK;
+		}
+		if ((v = podctl_max_input_arg(&i, argc, argv))) {
+			if ((r = podctl_max_input_size("compile", v, &max_bytes)) != 0)
+				return r;
+			continue;
 		}
 		if (strncmp(argv[i], "-f", 2) == 0 || strncmp(argv[i], "--filename", 10) == 0) {
 			v = arg_value(&i, argc, argv, "-f", "--filename");
@@ -89,9 +96,10 @@ int podctl_compile(int argc, char **argv)
 			output);
 		return PODCTL_EXIT_USAGE;
 	}
-	r = pk_read_file(file, &objects, err, sizeof(err));
+	r = pk_read_file_max(file, max_bytes, &objects, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, "%s\n", *err ? err : strerror(-r));
+		fprintf(stderr, "%s%s\n", *err ? err : strerror(-r),
+			r == -EFBIG ? "; --max-input-size raises the limit" : "");
 		return podctl_input_exit(r);
 	}
 	r = wb_expand_objects(objects, &out, &errs);

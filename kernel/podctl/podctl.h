@@ -10,7 +10,10 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdio.h>
+#include <string.h>
 
+#include "kernel/api/api.h"
 #include "kernel/api/kubeconfig.h"
 
 enum {
@@ -33,6 +36,36 @@ static inline int podctl_input_exit(int r)
 	default:
 		return PODCTL_EXIT_FAILURE;
 	}
+}
+
+/*
+ * --max-input-size SIZE of the offline commands (schedule, validate,
+ * compile): the largest input file, e.g. 512Mi (default PK_MAX_FILE_BYTES).
+ * Prints the usage error itself; returns 0 or PODCTL_EXIT_USAGE.
+ */
+#define PODCTL_MAX_INPUT_HELP \
+	"--max-input-size SIZE  largest input file, e.g. 512Mi or 1Gi (default 256Mi)"
+/* argv[*i] is --max-input-size: its value ("--max-input-size=V" or the next
+ * argument, consumed), "" when it is missing; NULL when argv[*i] is another flag. */
+static inline const char *podctl_max_input_arg(int *i, int argc, char **argv)
+{
+	static const char flag[] = "--max-input-size";
+	const char *a = argv[*i];
+
+	if (strcmp(a, flag) == 0)
+		return *i + 1 < argc ? argv[++*i] : "";
+	if (strncmp(a, flag, sizeof(flag) - 1) == 0 && a[sizeof(flag) - 1] == '=')
+		return a + sizeof(flag);
+	return NULL;
+}
+
+static inline int podctl_max_input_size(const char *cmd, const char *v, size_t *ret_bytes)
+{
+	if (pk_parse_size(v, ret_bytes) == 0)
+		return 0;
+	fprintf(stderr, "podctl %s: --max-input-size: expected a size in bytes such as 512Mi, got '%s'\n",
+		cmd, v ? v : "");
+	return PODCTL_EXIT_USAGE;
 }
 
 struct podctl_globals {

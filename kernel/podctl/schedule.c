@@ -26,6 +26,8 @@ static void usage(FILE *f)
 {
 	fputs("Usage: podctl schedule -f FILE [-f FILE ...] [-o json|yaml] [--explain] "
 	      "[--strategy NAME]\n"
+	      "                       [--max-input-size SIZE]\n"
+	      "  " PODCTL_MAX_INPUT_HELP "\n"
 	      "Strategies:",
 	      f);
 	for (size_t i = 0; i < pk_sched_strategy_count(); i++)
@@ -62,7 +64,7 @@ static bool has_workload_kinds(const json_t *objects)
 }
 
 /* Read and validate every file; objects of all files go into one array. */
-static int load(const char **files, size_t nfiles, json_t *all)
+static int load(const char **files, size_t nfiles, size_t max_bytes, json_t *all)
 {
 	int rc = 0;
 
@@ -72,9 +74,12 @@ static int load(const char **files, size_t nfiles, json_t *all)
 		size_t i;
 		json_t *o;
 
-		if (pk_read_file(files[f], &objs, err, sizeof(err)) < 0) {
-			fprintf(stderr, "podctl schedule: %s\n", err);
-			return PODCTL_EXIT_USAGE;
+		int r = pk_read_file_max(files[f], max_bytes, &objs, err, sizeof(err));
+
+		if (r < 0) {
+			fprintf(stderr, "podctl schedule: %s%s\n", *err ? err : strerror(-r),
+				r == -EFBIG ? "; --max-input-size raises the limit" : "");
+			return podctl_input_exit(r);
 		}
 		json_array_foreach(objs, i, o)
 		{
@@ -132,6 +137,7 @@ int podctl_schedule(int argc, char **argv)
 	struct pk_sched_opts opts = {0};
 	enum pk_format fmt = PK_FORMAT_JSON;
 	json_t *objects, *expanded = NULL;
+	size_t max_bytes = 0;
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
@@ -162,6 +168,9 @@ int podctl_schedule(int argc, char **argv)
 			}
 		} else if ((v = arg_value(&i, argc, argv, NULL, "--strategy"))) {
 			opts.strategy = v;
+		} else if ((v = arg_value(&i, argc, argv, NULL, "--max-input-size"))) {
+			if ((rc = podctl_max_input_size("schedule", v, &max_bytes)) != 0)
+				return rc;
 		} else {
 			fprintf(stderr, "podctl schedule: unknown or incomplete argument '%s'\n",
 				argv[i]);
@@ -187,7 +196,7 @@ int podctl_schedule(int argc, char **argv)
 	objects = json_array();
 	if (!objects)
 		return PODCTL_EXIT_FAILURE;
-	rc = load(files, nfiles, objects);
+	rc = load(files, nfiles, max_bytes, objects);
 	if (rc == PODCTL_EXIT_OK && has_workload_kinds(objects)) {
 		struct pk_errors errs = {0};
 

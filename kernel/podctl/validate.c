@@ -24,10 +24,11 @@
 
 static void usage(FILE *f)
 {
-	fputs("Usage: podctl validate -f FILE [-f FILE ...]\n"
+	fputs("Usage: podctl validate -f FILE [-f FILE ...] [--max-input-size SIZE]\n"
 	      "\n"
 	      "Checks Kubernetes-shaped objects (YAML or JSON) without a server.\n"
-	      "Errors: FILE: Kind/name: field.path: message (exit 2).\n",
+	      "Errors: FILE: Kind/name: field.path: message (exit 2).\n"
+	      "  " PODCTL_MAX_INPUT_HELP "\n",
 	      f);
 }
 
@@ -93,7 +94,7 @@ static int validate_object(const json_t *obj, struct pk_errors *errs)
 }
 
 /* Validate one file: 0 valid, 1 invalid objects, or -errno when unreadable. */
-static int validate_file(const char *file, json_t *seen)
+static int validate_file(const char *file, size_t max_bytes, json_t *seen)
 {
 	struct pk_errors errs = { 0 };
 	char err[1024], what[320];
@@ -101,9 +102,10 @@ static int validate_file(const char *file, json_t *seen)
 	size_t i;
 	int ret, bad = 0;
 
-	ret = pk_read_file(file, &objs, err, sizeof(err));
+	ret = pk_read_file_max(file, max_bytes, &objs, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "%s\n", err[0] ? err : strerror(-ret));
+		fprintf(stderr, "%s%s\n", err[0] ? err : strerror(-ret),
+			ret == -EFBIG ? "; --max-input-size raises the limit" : "");
 		return ret;
 	}
 	json_array_foreach(objs, i, obj) {
@@ -129,7 +131,7 @@ static int validate_file(const char *file, json_t *seen)
 int podctl_validate(int argc, char **argv)
 {
 	const char **files = calloc((size_t)argc + 1, sizeof(*files));
-	size_t nfiles = 0;
+	size_t nfiles = 0, max_bytes = 0;
 	json_t *seen = json_object();
 	int status = PODCTL_EXIT_OK;
 
@@ -139,11 +141,14 @@ int podctl_validate(int argc, char **argv)
 		return PODCTL_EXIT_FAILURE;
 	}
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+		const char *a = argv[i], *v;
 
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			usage(stdout);
 			goto out;
+		} else if ((v = podctl_max_input_arg(&i, argc, argv))) {
+			if ((status = podctl_max_input_size("validate", v, &max_bytes)) != 0)
+				goto out;
 		} else if ((strcmp(a, "-f") == 0 || strcmp(a, "--filename") == 0) && i + 1 < argc) {
 			files[nfiles++] = argv[++i];
 		} else if (strncmp(a, "--filename=", 11) == 0 && a[11]) {
@@ -164,9 +169,9 @@ int podctl_validate(int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < nfiles; i++) {
-		int ret = validate_file(files[i], seen);
+		int ret = validate_file(files[i], max_bytes, seen);
 
-		if (ret == 1 || ret == -EINVAL || ret == -ENOENT) {
+		if (ret == 1 || (ret < 0 && podctl_input_exit(ret) == PODCTL_EXIT_USAGE)) {
 			if (status == PODCTL_EXIT_OK)
 				status = PODCTL_EXIT_USAGE;
 		} else if (ret < 0) {

@@ -2,7 +2,9 @@
 /*
  * offline.c — scheduling a fixed set of objects to quiescence, as
  * `podctl schedule` and the scenario tests do.  Actions are applied to a copy
- * of the caller's objects through an index by kind/namespace/name.  Backoff
+ * of the caller's objects through an index by kind/namespace/name; only the
+ * kinds scheduling changes (pods and groups) are copied, the rest (Nodes are
+ * most of a cluster dump) are shared with the caller.  Backoff
  * waits are skipped on a virtual clock: when the only eligible roots are
  * backing off, the clock jumps to the earliest retry.  The loop ends when a
  * cycle finds nothing eligible and nothing waiting.
@@ -26,6 +28,12 @@ static char *obj_key(enum pk_kind kind, const char *ns, const char *name)
 	return k;
 }
 
+static bool scheduling_changes(enum pk_kind kind)
+{
+	return kind == PK_KIND_POD || kind == PK_KIND_POD_GROUP ||
+	       kind == PK_KIND_COMPOSITE_POD_GROUP;
+}
+
 static int index_objects(json_t *objects, struct sc_map *idx)
 {
 	size_t i;
@@ -37,8 +45,7 @@ static int index_objects(json_t *objects, struct sc_map *idx)
 		char *k;
 		int r;
 
-		if (kind != PK_KIND_POD && kind != PK_KIND_POD_GROUP &&
-		    kind != PK_KIND_COMPOSITE_POD_GROUP)
+		if (!scheduling_changes(kind))
 			continue;
 		k = obj_key(kind, pk_namespace(o), pk_name(o));
 		if (!k)
@@ -49,6 +56,47 @@ static int index_objects(json_t *objects, struct sc_map *idx)
 			return r;
 	}
 	return 0;
+}
+
+/*
+ * The output array: a private copy of every object scheduling may change,
+ * indexed by kind/namespace/name, and a shared reference to every other.
+ */
+static int copy_and_index(const json_t *objects, json_t **ret_out, struct sc_map *idx)
+{
+	json_t *out = json_array(), *o;
+	size_t i;
+
+	if (!out)
+		return -ENOMEM;
+	json_array_foreach(objects, i, o)
+	{
+		enum pk_kind kind = pk_kind_of(o);
+		json_t *copy;
+		char *k;
+		int r;
+
+		if (!scheduling_changes(kind)) {
+			if (json_array_append(out, o) < 0)
+				goto nomem;
+			continue;
+		}
+		copy = json_deep_copy(o);
+		if (!copy || json_array_append_new(out, copy) < 0)
+			goto nomem;
+		k = obj_key(kind, pk_namespace(copy), pk_name(copy));
+		if (!k)
+			goto nomem;
+		r = sc_map_put(idx, k, copy);
+		free(k);
+		if (r < 0)
+			goto nomem;
+	}
+	*ret_out = out;
+	return 0;
+nomem:
+	json_decref(out);
+	return -ENOMEM;
 }
 
 static int apply_indexed(json_t *objects, struct sc_map *idx, const struct pk_sched_result *res,
@@ -145,11 +193,8 @@ int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t
 			goto out;
 		}
 	}
-	out = json_deep_copy(objects);
-	if (!out || (r = index_objects(out, &idx)) < 0) {
-		r = -ENOMEM;
+	if ((r = copy_and_index(objects, &out, &idx)) < 0)
 		goto out;
-	}
 	for (int c = 0; c < SC_OFFLINE_MAX_CYCLES; c++) {
 		struct pk_sched_result *res = NULL;
 		bool idle;

@@ -292,6 +292,55 @@ START_TEST(test_read_file)
 }
 END_TEST
 
+/*
+ * Files have their own size limit (default PK_MAX_FILE_BYTES, far above the
+ * request limit) and the caller may set another; a file over it is refused
+ * by its size, a stream after limit + 1 bytes (memory stays bounded).
+ */
+START_TEST(test_read_file_limits)
+{
+	char path[] = "/tmp/pk-codec-XXXXXX", err[256];
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	json_t *objs = NULL;
+	size_t bytes = 0;
+
+	/* 4 Pods with a 1 MiB annotation each: over the request limit */
+	for (int i = 0; i < 4; i++) {
+		fprintf(f, "---\nkind: Pod\nmetadata:\n  name: p%d\n  annotations:\n    a: ", i);
+		for (int k = 0; k < 1024 * 1024; k++)
+			fputc('x', f);
+		fputc('\n', f);
+	}
+	fclose(f);
+	ck_assert_int_eq(pk_read_file(path, &objs, err, sizeof(err)), 0);
+	ck_assert_uint_eq(json_array_size(objs), 4);
+	json_decref(objs);
+	objs = NULL;
+
+	ck_assert_int_eq(pk_read_file_max(path, 1024 * 1024, &objs, err, sizeof(err)), -EFBIG);
+	ck_assert_ptr_nonnull(strstr(err, ":1:1: input is larger than 1048576 bytes (1.0 MiB)"));
+	ck_assert_ptr_null(objs);
+	unlink(path);
+
+	/* a stream without end: refused after limit + 1 bytes */
+	ck_assert_int_eq(pk_read_file_max("/dev/zero", 65536, &objs, err, sizeof(err)), -EFBIG);
+	ck_assert_str_eq(err, "/dev/zero:1:1: input is larger than 65536 bytes (0.1 MiB)");
+	ck_assert_ptr_null(objs);
+
+	ck_assert_int_eq(pk_parse_size("512Mi", &bytes), 0);
+	ck_assert_uint_eq(bytes, 512u * 1024 * 1024);
+	ck_assert_int_eq(pk_parse_size("5000000", &bytes), 0);
+	ck_assert_uint_eq(bytes, 5000000);
+	ck_assert_int_eq(pk_parse_size("1G", &bytes), 0);
+	ck_assert_uint_eq(bytes, 1000000000);
+	ck_assert_int_eq(pk_parse_size("0", &bytes), -EINVAL);
+	ck_assert_int_eq(pk_parse_size("100m", &bytes), -EINVAL); /* a fraction of a byte */
+	ck_assert_int_eq(pk_parse_size("lots", &bytes), -EINVAL);
+	ck_assert_int_eq(pk_parse_size("-1Mi", &bytes), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_paths)
 {
 	json_t *o = json_pack("{s:s, s:{s:[{s:s}, {s:s}]}}", "kind", "Pod", "spec", "containers",
@@ -451,6 +500,7 @@ int main(void)
 	tcase_add_test(tc, test_conditions);
 	tcase_add_test(tc, test_kinds);
 	tcase_add_test(tc, test_errors_list);
+	tcase_add_test(tc, test_read_file_limits);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

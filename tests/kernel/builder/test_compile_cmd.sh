@@ -118,5 +118,14 @@ run 2 compile -f "$T/does-not-exist.yaml"
 check "missing file exits 2 (rc=$rc)" $?
 run 0 compile --help
 check "--help exits 0 (rc=$rc)" $?
+# --max-input-size: the file limit (default 256Mi) may be lowered or raised
+run 2 compile -f "$EX/job-gang-zone.yaml" --max-input-size 100
+check "a file over --max-input-size exits 2 (rc=$rc)" $?
+grep -q "job-gang-zone.yaml:1:1: input is larger than 100 bytes" "$T/err"
+check "the limit message names the file" $?
+run 0 compile -f "$EX/job-gang-zone.yaml" --max-input-size=1Mi
+check "--max-input-size=1Mi admits it (rc=$rc)" $?
+run 2 compile -f "$EX/job-gang-zone.yaml" --max-input-size
+check "--max-input-size without a size exits 2 (rc=$rc)" $?
 
 exit $fail

@@ -107,6 +107,43 @@ check "invalid input exits 2 (rc=$rc)" $?
 grep -q "bad.yaml" "$T/err" && grep -q "spec.containers" "$T/err"
 check "error names file and field path" $?
 
+# Offline inputs are files of whole clusters, not API requests: a 4,096-host
+# cluster (3.4 MB of JSON, over the 3 MiB request limit) schedules;
+# --max-input-size lowers or raises the file limit (exit 2 over it, naming
+# the flag); a bad size is a usage error.
+"$PODCTL" board nodes "$SRC/boards/tpu-superslice.yaml" --superslices 16 >"$T/n16.json"
+check "board nodes of 16 superslices" $?
+[ "$(wc -c <"$T/n16.json")" -gt 3145728 ]
+check "cluster file is over the request limit" $?
+cat >"$T/gang.yaml" <<'YAML'
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: PodGroup
+metadata: {name: big}
+spec:
+  workloadRef: {workloadName: big, templateName: big}
+  schedulingPolicy: {gang: {minCount: 4}}
+  schedulingConstraints: {topology: [{key: topology.podkernel.dev/cube}]}
+YAML
+for i in 0 1 2 3; do
+	printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: big-%d}\nspec:\n  schedulingGroup: {podGroupName: big}\n  containers: [{name: c, image: x, resources: {requests: {google.com/tpu: "4"}}}]\n' "$i" >>"$T/gang.yaml"
+done
+run 0 schedule -f "$T/n16.json" -f "$T/gang.yaml" -o yaml
+check "a 3.4 MB cluster file schedules (rc=$rc)" $?
+[ "$(grep -c 'nodeName: tpu-' "$T/out")" = 4 ]
+check "the gang on it is bound" $?
+run 2 schedule -f "$T/n16.json" -f "$T/gang.yaml" --max-input-size 1Mi
+check "--max-input-size 1Mi refuses it (rc=$rc)" $?
+grep -q "n16.json:1:1: input is larger than 1048576 bytes (1.0 MiB); --max-input-size raises the limit" "$T/err"
+check "the limit message names the file and the flag" $?
+run 0 schedule -f "$T/n16.json" -f "$T/gang.yaml" --max-input-size=4Mi
+check "--max-input-size=4Mi admits it (rc=$rc)" $?
+run 2 schedule -f "$T/gang.yaml" --max-input-size lots
+check "a bad --max-input-size exits 2 (rc=$rc)" $?
+run 2 validate -f "$T/n16.json" --max-input-size 1Mi
+check "validate --max-input-size 1Mi refuses it (rc=$rc)" $?
+run 0 validate -f "$T/n16.json"
+check "validate reads it by default (rc=$rc)" $?
+
 # A number that overflows a double is bad input at its position (it used to
 # be reported with an empty message).
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: big}\nspec:\n  priority: 1e400\n' >"$T/big.yaml"
