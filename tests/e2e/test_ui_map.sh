@@ -127,7 +127,7 @@ pods_h0=$(python3 -c "import json,sys; print(sum(1 for p in json.load(open(sys.a
 grep -q "data-pods=\"$pods_h0\"" "$WORK/map.html" || fail "host detail does not list its $pods_h0 pods"
 grep -q 'data-group="tpu/too-big"' "$WORK/map.html" || fail "the pending gang is not listed"
 rm -rf "$WORK/chromium"
-browse --screenshot="$WORK/ui-map.png" "$API/ui/#token=$ADMIN_TOKEN" > /dev/null ||
+browse --screenshot="$WORK/ui-map.png" "$API/ui/#token=$ADMIN_TOKEN&node=tpu-ss0-h0" > /dev/null ||
 	fail "chromium --screenshot"
 [ -s "$WORK/ui-map.png" ] || fail "no screenshot"
 mkdir -p "$PODKERNEL_BUILD"
