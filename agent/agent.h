@@ -60,7 +60,7 @@ bool agent_pci_is_accel(unsigned class_id, unsigned vendor, unsigned device,
 struct agent_hw {
 	int numa_count;
 	uint64_t *numa_memory; /* bytes, per NUMA node (logical order) */
-	uint64_t memory;       /* total */
+	uint64_t memory;       /* total: MemTotal on this machine, the NUMA sum of an export */
 	int packages, cores, pus;
 	size_t pci_count; /* PCI functions seen (0: no I/O discovery) */
 	struct agent_pci *accels;
@@ -75,6 +75,8 @@ struct agent_hw {
 int agent_hw_discover(const char *xml_path, const struct topo_board *board,
 		      struct agent_hw *ret, char *err, size_t errlen);
 void agent_hw_clear(struct agent_hw *hw);
+/* MemTotal of a /proc/meminfo file, in bytes (what the kubelet reports). */
+int agent_meminfo_total(const char *path, uint64_t *ret_bytes);
 
 /* ---- libudev ------------------------------------------------------------- */
 struct agent_udev_info {

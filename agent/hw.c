@@ -8,6 +8,13 @@
  * class and the board's ID list, one per PCI function: OS devices below a
  * function (cuda0, opencl0d0, nvml0) are never looked at, so they cannot count
  * twice.  A function's NUMA node is that of its first non-I/O ancestor.
+ *
+ * Capacity is counted as the kubelet does: the machine's memory is MemTotal
+ * of /proc/meminfo (hwloc's NUMA totals leave out memory the kernel keeps,
+ * and inside a cgroup only what is allowed), and every PU of the machine
+ * counts, also those outside the container's cpuset (hwloc's
+ * include-disallowed flag).  An XML export is another machine: its own
+ * totals stand.
  */
 #include <errno.h>
 #include <hwloc.h>
@@ -103,6 +110,27 @@ static int collect(hwloc_topology_t topo, const struct topo_board *board, struct
 	return collect_pci(topo, board, hw);
 }
 
+/* MemTotal of a /proc/meminfo text, in bytes; -ENOENT when absent. */
+int agent_meminfo_total(const char *path, uint64_t *ret_bytes)
+{
+	FILE *f = fopen(path, "re");
+	char line[256];
+	unsigned long long kb;
+	int r = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1 && kb > 0 &&
+		    kb < UINT64_MAX / 1024) {
+			*ret_bytes = (uint64_t)kb * 1024;
+			r = 0;
+			break;
+		}
+	fclose(f);
+	return r;
+}
+
 int agent_hw_discover(const char *xml_path, const struct topo_board *board,
 		      struct agent_hw *ret, char *err, size_t errlen)
 {
@@ -120,6 +148,8 @@ int agent_hw_discover(const char *xml_path, const struct topo_board *board,
 		return -ENOMEM;
 	}
 	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	/* the whole machine, not only the cpuset this process may use */
+	hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
 	/*
 	 * The Linux backend reads PCI functions from sysfs itself; the libpciaccess
 	 * component adds nothing the agent uses and leaks at every load.
@@ -138,6 +168,8 @@ int agent_hw_discover(const char *xml_path, const struct topo_board *board,
 		goto out;
 	}
 	r = collect(topo, board, &hw);
+	if (r == 0 && !xml_path)
+		agent_meminfo_total("/proc/meminfo", &hw.memory);
 	if (r < 0) {
 		snprintf(err, errlen, "hwloc: %s", strerror(-r));
 		agent_hw_clear(&hw);
