@@ -41,6 +41,7 @@
 struct agent_publisher {
 	char *url, *token, *token_file, *ca_file, *cert_file, *key_file, *lease_ns;
 	json_t *last;      /* {"meta": patch, "status": node status} last accepted */
+	json_t *foreign;   /* label keys someone else set on the Node: never written */
 	int64_t last_sync; /* monotonic seconds of that write */
 	int cancel_fd; /* readable: stop retrying (the daemon's signalfd), or -1 */
 	struct agent_publish_config cfg;
@@ -136,6 +137,7 @@ void agent_publisher_free(struct agent_publisher *p)
 	curl_easy_cleanup(p->curl);
 	json_decref(p->owned);
 	json_decref(p->last);
+	json_decref(p->foreign);
 	free(p->cert_file);
 	free(p->key_file);
 	free(p->lease_ns);
@@ -377,6 +379,60 @@ static enum step_result request(struct agent_publisher *p, const char *method, c
 }
 
 /*
+ * Labels of the Node on the server that the agent did not set (its owned
+ * list does not name them): a provider's topology label, the kubelet's
+ * hostname.  The agent leaves them as they are even where it computes the
+ * same key (a board level that uses the provider's key).
+ */
+static json_t *foreign_of(const json_t *server_node, const json_t *owned)
+{
+	json_t *labels = pk_get(server_node, "metadata.labels"), *v, *out = json_object();
+	const char *key;
+
+	json_object_foreach(labels, key, v) {
+		bool mine = false;
+		size_t i;
+		json_t *k;
+
+		json_array_foreach(owned, i, k)
+			mine = mine || strcmp(json_string_value(k) ?: "", key) == 0;
+		if (!mine)
+			json_object_set_new(out, key, json_true());
+	}
+	return out;
+}
+
+/* The node without the foreign labels (in its labels and its owned list). */
+static json_t *without_foreign(const json_t *node, json_t *foreign)
+{
+	json_t *copy = json_deep_copy(node), *labels, *ann, *owned, *k;
+	const char *key;
+	json_t *v;
+	char *list = NULL;
+	size_t len = 0, i;
+	FILE *f;
+
+	if (!copy || json_object_size(foreign) == 0)
+		return copy;
+	labels = pk_get(copy, "metadata.labels");
+	json_object_foreach(foreign, key, v)
+		json_object_del(labels, key);
+	ann = pk_get(copy, "metadata.annotations");
+	owned = split_keys(json_string_value(json_object_get(ann, TOPO_ANN_AGENT_OWNED)));
+	f = open_memstream(&list, &len);
+	json_array_foreach(owned, i, k)
+		if (f && !json_object_get(foreign, json_string_value(k)))
+			fprintf(f, "%s%s", ftell(f) ? "," : "", json_string_value(k));
+	if (f)
+		fclose(f);
+	if (list && json_is_object(ann))
+		json_object_set_new(ann, TOPO_ANN_AGENT_OWNED, json_string(list));
+	free(list);
+	json_decref(owned);
+	return copy;
+}
+
+/*
  * Learn the labels the agent owned from the node on the server; create the
  * node (status included) when it is missing.  *ret_created tells which.
  */
@@ -389,6 +445,8 @@ static enum step_result learn(struct agent_publisher *p, const json_t *node, con
 	*ret_created = false;
 	if (s == STEP_DONE) {
 		p->owned = owned_of(body);
+		json_decref(p->foreign);
+		p->foreign = foreign_of(body, p->owned);
 		json_decref(body);
 		return STEP_DONE;
 	}
@@ -455,8 +513,37 @@ static int64_t mono_s(void)
 	return (int64_t)ts.tv_sec;
 }
 
+static enum step_result attempt_mine(struct agent_publisher *p, const json_t *node, int *rc,
+				     char *err, size_t errlen);
+
 static enum step_result attempt(struct agent_publisher *p, const json_t *node, int *rc,
 				char *err, size_t errlen)
+{
+	json_t *mine;
+	enum step_result s;
+
+	if (!p->owned) { /* learn first: the foreign labels come with it */
+		char path[TOPO_DNS_SUBDOMAIN_MAX + 32];
+		bool created = false;
+
+		snprintf(path, sizeof(path), "/api/v1/nodes/%s",
+			 json_string_value(pk_get(node, "metadata.name")) ?: "");
+		s = learn(p, node, path, &created, rc, err, errlen);
+		if (s != STEP_DONE || created)
+			return s;
+	}
+	mine = without_foreign(node, p->foreign);
+	if (!mine) {
+		*rc = -ENOMEM;
+		return STEP_FAIL;
+	}
+	s = attempt_mine(p, mine, rc, err, errlen);
+	json_decref(mine);
+	return s;
+}
+
+static enum step_result attempt_mine(struct agent_publisher *p, const json_t *node, int *rc,
+				     char *err, size_t errlen)
 {
 	const char *name = json_string_value(json_object_get(json_object_get(node, "metadata"),
 							     "name"));

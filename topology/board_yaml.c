@@ -474,6 +474,24 @@ static int load_ici(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 
 /* ---- spec.levels ----------------------------------------------------------------------------------- */
 
+/*
+ * A level above the host may use any valid label key (podkernel's
+ * topology.podkernel.dev/<level>, or a key the provider already puts on its
+ * nodes), except the keys podagent publishes from what it discovers.
+ */
+static bool level_key_reserved(const char *key)
+{
+	static const char *const reserved[] = {
+		TOPO_LABEL_HOSTNAME, TOPO_LABEL_COORDS, TOPO_LABEL_NUMA_COUNT,
+		TOPO_LABEL_ACCEL_COUNT, TOPO_LABEL_ACCEL_VENDOR, TOPO_LABEL_ACCEL_PRODUCT,
+	};
+
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (strcmp(key, reserved[i]) == 0)
+			return true;
+	return false;
+}
+
 static int load_level(struct ctx *c, struct topo_board *b, yaml_node_t *n, size_t i,
 		      bool last, yaml_node_t **ret_count, yaml_node_t **ret_shape)
 {
@@ -504,10 +522,12 @@ static int load_level(struct ctx *c, struct topo_board *b, yaml_node_t *n, size_
 		r = fail_at(c, f[1].value, p, "%s", why);
 	if (r == 0 && last && strcmp(lv->key, TOPO_LABEL_HOSTNAME) != 0)
 		r = fail_at(c, f[1].value, p, "the last level is the host: expected " TOPO_LABEL_HOSTNAME);
-	if (r == 0 && !last && (strncmp(lv->key, TOPO_LABEL_LEVEL_PREFIX, strlen(TOPO_LABEL_LEVEL_PREFIX)) ||
-				strcmp(lv->key, TOPO_LABEL_COORDS) == 0))
-		r = fail_at(c, f[1].value, p, "expected a key " TOPO_LABEL_LEVEL_PREFIX "<level> "
-					      "(and not " TOPO_LABEL_LEVEL_PREFIX "coords)");
+	if (r == 0 && !last && level_key_reserved(lv->key))
+		r = fail_at(c, f[1].value, p, "\"%s\" is a label podagent sets itself: a level "
+					      "needs a key of its own (e.g. " TOPO_LABEL_LEVEL_PREFIX
+					      "%s, or a provider's such as "
+					      "cloud.google.com/gce-topology-block)",
+			    lv->key, lv->name);
 	for (size_t j = 0; r == 0 && j < i; j++)
 		if (strcmp(b->levels[j].key, lv->key) == 0)
 			r = fail_at(c, f[1].value, p, "duplicate key \"%s\"", lv->key);

@@ -62,6 +62,8 @@ int topo_label_value_sanitize(const char *in, char *out, size_t outlen);
 #define TOPO_LABEL_NUMA_COUNT "numa.podkernel.dev/count"
 #define TOPO_LABEL_ACCEL_COUNT "accelerator.podkernel.dev/count"
 #define TOPO_LABEL_ACCEL_VENDOR "accelerator.podkernel.dev/vendor"
+/* The accelerator's product name (PCI database), sanitized to a label value. */
+#define TOPO_LABEL_ACCEL_PRODUCT "accelerator.podkernel.dev/product"
 /* A node's domain at board level L is the label TOPO_LABEL_LEVEL_PREFIX "L". */
 #define TOPO_LABEL_LEVEL_PREFIX "topology.podkernel.dev/"
 #define TOPO_LABEL_COORDS TOPO_LABEL_LEVEL_PREFIX "coords"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Publishing to a local API server (fake_apiserver.py): merge patch of the
-# node's labels with a stale owned label removed and a foreign label kept,
+# node's labels with a stale owned label removed and foreign labels kept (also
+# one whose key the agent computes: a provider's label is never overwritten),
 # retries through 503s, a missing Node an error (created with POST only with
 # --register-node), the daemon's Lease renewals with bearer token rotation
 # and no Node write while nothing changes, and an unreachable server
@@ -28,6 +29,7 @@ cat >"$tmp/seed.json" <<'JSON'
 [{"apiVersion": "v1", "kind": "Node",
   "metadata": {"name": "gpu-a",
     "labels": {"team": "ml", "accelerator.podkernel.dev/stale": "yes",
+               "accelerator.podkernel.dev/vendor": "set-by-provider",
                "kubernetes.io/hostname": "gpu-a"},
     "annotations": {"agent.podkernel.dev/owned-labels":
                     "accelerator.podkernel.dev/stale,kubernetes.io/hostname"}},
@@ -73,6 +75,9 @@ nodes = json.load(open(sys.argv[1]))
 log = [json.loads(l) for l in open(sys.argv[2])]
 a = nodes["gpu-a"]["metadata"]
 assert a["labels"]["team"] == "ml", a            # not ours: kept
+# a key the agent computes too, but someone else set: left as it is, not owned
+assert a["labels"]["accelerator.podkernel.dev/vendor"] == "set-by-provider", a
+assert "vendor" not in a["annotations"]["agent.podkernel.dev/owned-labels"], a
 assert "accelerator.podkernel.dev/stale" not in a["labels"], a   # ours, gone: removed
 assert a["labels"]["accelerator.podkernel.dev/count"] == "4", a
 assert a["labels"]["numa.podkernel.dev/count"] == "2", a
@@ -89,6 +94,7 @@ patches = [r for r in log if r["method"] == "PATCH"]
 assert patches and all(r["ctype"] == "application/merge-patch+json" for r in patches), patches
 p = patches[0]["body"]["metadata"]["labels"]
 assert p["accelerator.podkernel.dev/stale"] is None and "team" not in p, p
+assert "accelerator.podkernel.dev/vendor" not in p, p
 assert patches[0]["auth"] == "Bearer t1", patches[0]
 b = nodes["gpu-b"]
 assert any(r["method"] == "POST" and r["status"] == 201 for r in log), log

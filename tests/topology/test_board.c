@@ -75,6 +75,34 @@ static void expect_error(const char *from, const char *to, const char *want)
 	ck_assert_str_eq(err, want);
 }
 
+/* Levels may use the label keys a provider already puts on its nodes. */
+START_TEST(provider_level_keys)
+{
+	static const struct {
+		const char *key;
+	} keys[] = { { "cloud.google.com/gce-topology-block" },
+		     { "network.topology.nvidia.com/spine" },
+		     { "rack" } };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		char text[4096], err[TOPO_ERR_MAX] = "";
+		const char *from = "key: topology.podkernel.dev/rack";
+		const char *at = strstr(gpu_board, from);
+		struct topo_board *b = topo_board_new();
+		struct topo_host h;
+
+		snprintf(text, sizeof(text), "%.*skey: %s%s", (int)(at - gpu_board), gpu_board,
+			 keys[i].key, at + strlen(from));
+		ck_assert_msg(topo_board_load_buffer(b, "t.yaml", text, strlen(text), err,
+						     sizeof(err)) == 0, "%s: %s", keys[i].key, err);
+		ck_assert_str_eq(topo_board_level_key(b, 0), keys[i].key);
+		ck_assert_int_eq(topo_board_host(b, 0, 4, &h), 0);
+		ck_assert_str_eq(h.domain[0], "rack1");
+		topo_board_free(b);
+	}
+}
+END_TEST
+
 START_TEST(all_boards_load)
 {
 	DIR *d = opendir(BOARDS);
@@ -367,9 +395,17 @@ START_TEST(broken_positions)
 		     "t.yaml:12:5: spec.host: missing required field \"numaNodes\"");
 	expect_error("    numaNodes: 2\n", "    numaNodes: 2\n    numaNodes: 2\n",
 		     "t.yaml:16:5: spec.host: duplicate field \"numaNodes\"");
-	expect_error("key: topology.podkernel.dev/rack", "key: rack",
-		     "t.yaml:18:12: spec.levels[0].key: expected a key topology.podkernel.dev/"
-		     "<level> (and not topology.podkernel.dev/coords)");
+	expect_error("key: topology.podkernel.dev/rack", "key: topology.podkernel.dev/coords",
+		     "t.yaml:18:12: spec.levels[0].key: \"topology.podkernel.dev/coords\" is a label "
+		     "podagent sets itself: a level needs a key of its own (e.g. "
+		     "topology.podkernel.dev/rack, or a provider's such as "
+		     "cloud.google.com/gce-topology-block)");
+	expect_error("key: topology.podkernel.dev/rack", "key: accelerator.podkernel.dev/count",
+		     "t.yaml:18:12: spec.levels[0].key: \"accelerator.podkernel.dev/count\" is a "
+		     "label podagent sets itself: a level needs a key of its own (e.g. "
+		     "topology.podkernel.dev/rack, or a provider's such as "
+		     "cloud.google.com/gce-topology-block)");
+
 	expect_error("key: kubernetes.io/hostname", "key: topology.podkernel.dev/host",
 		     "t.yaml:21:12: spec.levels[1].key: the last level is the host: expected "
 		     "kubernetes.io/hostname");
@@ -500,6 +536,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, all_boards_load);
+	tcase_add_test(tc, provider_level_keys);
 	tcase_add_test(tc, superslice_facts);
 	tcase_add_test(tc, hosts_superslice);
 	tcase_add_test(tc, hosts_gpu);
