@@ -81,6 +81,7 @@ bound_to() {
 # attach_dump: the attached instances' logs, on failure
 attach_dump() {
 	for f in "$WORK"/attach-*.log "$WORK/cluster.log"; do
+		[ -n "${ATTACH_KEEP_LOGS:-}" ] && cp "$f" "$ATTACH_KEEP_LOGS/"
 		[ -f "$f" ] || continue
 		echo "--- $(basename "$f") (tail)" >&2
 		tail -n 30 "$f" >&2
