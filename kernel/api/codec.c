@@ -874,6 +874,14 @@ int pk_read_file_max(const char *path, size_t max_bytes, json_t **ret_objects, c
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return ret;
 	}
+	/* A directory opens for reading on Linux; it is bad input, not an I/O error. */
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (!is_stdin)
+			fclose(f);
+		if (err && errlen)
+			snprintf(err, errlen, "%s: is a directory (a file is expected)", path);
+		return -EISDIR;
+	}
 	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > max_bytes)
 		ret = -EFBIG;
 	else

@@ -120,14 +120,14 @@ static int csv_line(struct csv *c, struct pk_token *t)
 	size_t nf = 0;
 	int rc = 0;
 	for (;;) {
-		if (nf == 4) {
-			rc = csv_fail(c, "too many fields (token,user,uid,\"groups\" expected)");
-			break;
-		}
-		rc = csv_field(c, &fields[nf]);
+		/* Columns after the groups are ignored, as kube-apiserver does. */
+		char *extra = NULL;
+		rc = csv_field(c, nf < 4 ? &fields[nf] : &extra);
+		free(extra);
 		if (rc < 0)
 			break;
-		nf++;
+		if (nf < 4)
+			nf++;
 		if (c->pos < c->len && c->buf[c->pos] == ',') {
 			c->pos++;
 			continue;
@@ -151,6 +151,47 @@ static int csv_line(struct csv *c, struct pk_token *t)
 	for (size_t i = 0; i < 4; i++)
 		free(fields[i]);
 	return rc;
+}
+
+static int token_cmp(const void *a, const void *b)
+{
+	const struct pk_token *const *x = a, *const *y = b;
+	return strcmp((*x)->token, (*y)->token);
+}
+
+/* "NAME:LINE: ..." for the first repeated token, and how many repeat. */
+static int find_duplicates(const char *name, struct pk_tokens *tk)
+{
+	if (tk->n < 2)
+		return 0;
+	const struct pk_token **v = malloc(tk->n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < tk->n; i++)
+		v[i] = &tk->v[i];
+	qsort(v, tk->n, sizeof(*v), token_cmp);
+	size_t dups = 0;
+	const struct pk_token *first = NULL, *later = NULL;
+	for (size_t i = 1; i < tk->n; i++)
+		if (strcmp(v[i - 1]->token, v[i]->token) == 0) {
+			const struct pk_token *a = v[i - 1], *b = v[i];
+			if (a->line > b->line) {
+				const struct pk_token *t = a;
+				a = b;
+				b = t;
+			}
+			if (!later || b->line < later->line) {
+				first = a;
+				later = b;
+			}
+			dups++;
+		}
+	free(v);
+	if (dups)
+		snprintf(tk->warning, sizeof(tk->warning),
+			 "%s:%u: duplicate token (also on line %u): the later line is used "
+			 "(%zu duplicate%s)", name, later->line, first->line, dups, dups > 1 ? "s" : "");
+	return 0;
 }
 
 int pk_tokens_parse(const char *name, const char *buf, size_t len, struct pk_tokens **ret,
@@ -181,6 +222,7 @@ int pk_tokens_parse(const char *name, const char *buf, size_t len, struct pk_tok
 			}
 			tk->v = v;
 			memset(&tk->v[tk->n], 0, sizeof(*v));
+			tk->v[tk->n].line = (unsigned)c.line;
 			tk->n++;
 			rc = csv_line(&c, &tk->v[tk->n - 1]);
 			while (rc == 0 && c.pos < end && buf[c.pos] == '\r')
@@ -191,6 +233,8 @@ int pk_tokens_parse(const char *name, const char *buf, size_t len, struct pk_tok
 		c.pos = end + 1;
 		c.line++;
 	}
+	if (rc == 0)
+		rc = find_duplicates(name, tk);
 	if (rc < 0) {
 		pk_tokens_free(tk);
 		return rc;
@@ -208,14 +252,16 @@ static bool same_secret(const char *a, const char *b)
 	return diff == 0;
 }
 
+/* Every entry is compared (constant time in the position); a repeated token's last line wins. */
 const struct pk_token *pk_tokens_find(const struct pk_tokens *tokens, const char *token)
 {
 	const struct pk_token *found = NULL;
 	for (size_t i = 0; tokens && token && i < tokens->n; i++)
-		if (same_secret(tokens->v[i].token, token) && !found)
+		if (same_secret(tokens->v[i].token, token))
 			found = &tokens->v[i];
 	return found;
 }
+
 
 static bool in_group(const struct pk_identity *who, const char *group)
 {

@@ -82,6 +82,8 @@ int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 		free(buf);
 		if (rc == 0)
 			stat(srv->token_file, &srv->token_stat);
+		if (rc == 0 && *srv->tokens->warning)
+			server_log(srv, 0, "token file: %s", srv->tokens->warning);
 		if (rc < 0) {
 			pk_server_free(srv);
 			return rc;

@@ -234,8 +234,15 @@ static void tokens_reload(struct pk_server *srv)
 		return;
 	srv->token_checked = now;
 	struct stat st;
-	if (stat(srv->token_file, &st) < 0)
+	if (stat(srv->token_file, &st) < 0) {
+		/* Said once per disappearance; the tokens loaded last stay in force. */
+		if (!srv->token_missing)
+			server_log(srv, 0, "token file %s: %s (keeping the %zu tokens loaded last)",
+				   srv->token_file, strerror(errno), srv->tokens ? srv->tokens->n : 0);
+		srv->token_missing = true;
 		return;
+	}
+	srv->token_missing = false;
 	if (srv->tokens && st.st_mtim.tv_sec == srv->token_stat.st_mtim.tv_sec &&
 	    st.st_mtim.tv_nsec == srv->token_stat.st_mtim.tv_nsec &&
 	    st.st_size == srv->token_stat.st_size && st.st_ino == srv->token_stat.st_ino)
@@ -260,6 +267,8 @@ static void tokens_reload(struct pk_server *srv)
 		srv->tokens = tk;
 		srv->token_stat = st;
 		server_log(srv, 1, "token file %s: %zu tokens", srv->token_file, tk->n);
+		if (*tk->warning)
+			server_log(srv, 0, "token file: %s", tk->warning);
 	} else {
 		server_log(srv, 0, "token file: %s (keeping the previous tokens)", err);
 		srv->token_stat = st;

@@ -32,6 +32,7 @@ struct pk_server {
 	struct pk_tokens *tokens;
 	struct stat token_stat;
 	time_t token_checked;
+	bool token_missing; /* the file was gone at the last check (logged once) */
 
 	void *mhd; /* struct MHD_Daemon */
 	/* Watch streams waiting for news (stream.c) and the thread that wakes them. */

@@ -45,20 +45,24 @@ struct pk_token {
 	char *token, *user, *uid;
 	char **groups;
 	size_t ngroups;
+	unsigned line;
 };
 struct pk_tokens {
 	struct pk_token *v;
 	size_t n;
+	char warning[256]; /* "" or "NAME:LINE: duplicate token ..." for the log */
 };
 /*
  * Parse a Kubernetes static token file: one `token,user,uid[,"g1,g2"]` per
- * line, fields may be double-quoted, blank lines and # comments skipped.
+ * line, fields may be double-quoted, blank lines and # comments skipped,
+ * columns after the groups ignored (as kube-apiserver).  A repeated token is
+ * kept; pk_tokens_find() answers with its last line, and warning says so.
  * Errors: "NAME:LINE:COL: message" in err, -EINVAL.
  */
 int pk_tokens_parse(const char *name, const char *buf, size_t len, struct pk_tokens **ret,
 		    char *err, size_t errlen);
 void pk_tokens_free(struct pk_tokens *tokens);
-/* The entry for a bearer token (constant-time compare), or NULL. */
+/* The entry for a bearer token (constant-time compare; the last of repeats), or NULL. */
 const struct pk_token *pk_tokens_find(const struct pk_tokens *tokens, const char *token);
 
 /* Who made a request; anonymous when no valid token was presented. */

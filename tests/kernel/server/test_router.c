@@ -35,8 +35,21 @@ START_TEST(test_tokens_parse)
 	ck_assert_ptr_null(pk_tokens_find(tk, "tok1x"));
 	pk_tokens_free(tk);
 
-	static const char *const bad[] = { "tok,alice\n", "\"tok,alice,u1\n", "tok,alice,u1,g,x\n",
-					   ",alice,u1\n", "t,u,i,\"g\"x\n" };
+	/* As kube-apiserver: columns after the groups are ignored, and a repeated
+	 * token's later line wins, with a warning naming both lines. */
+	static const char more[] = "tok,alice,u1,g,ignored\n"
+				   "other,carol,u4\n"
+				   "tok,dave,u5,\"system:masters\"\n";
+	ck_assert_int_eq(pk_tokens_parse("t.csv", more, strlen(more), &tk, err, sizeof(err)), 0);
+	ck_assert_uint_eq(tk->v[0].ngroups, 1);
+	ck_assert_str_eq(tk->v[0].groups[0], "g");
+	ck_assert_str_eq(pk_tokens_find(tk, "tok")->user, "dave");
+	ck_assert_msg(strstr(tk->warning, "t.csv:3: duplicate token (also on line 1)"), "%s",
+		      tk->warning);
+	pk_tokens_free(tk);
+
+	static const char *const bad[] = { "tok,alice\n", "\"tok,alice,u1\n", ",alice,u1\n",
+					   "t,u,i,\"g\"x\n" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		tk = NULL;
 		ck_assert_msg(pk_tokens_parse("t.csv", bad[i], strlen(bad[i]), &tk, err, sizeof(err)) ==
