@@ -87,7 +87,21 @@ struct at_remote_config {
 };
 int at_remote_writer_new(const struct at_remote_config *cfg, struct pk_writer **ret);
 
-/* ---- health.c: /healthz, /readyz, /metrics ------------------------------------------------ */
+/* ---- attach.c: what the listener's modules read ------------------------------------------- */
+struct pk_appliance *at_appliance(struct pk_attach *a);
+struct kube_client *at_client(struct pk_attach *a);
+
+/* ---- ui.c: /ui/ (the placement map) on the listener --------------------------------------- */
+struct at_ui;
+int at_ui_new(struct pk_attach *a, struct at_ui **ret);
+void at_ui_free(struct at_ui *u);
+/*
+ * Answer a GET under /ui/: the page to anyone, /ui/api/ to a bearer token
+ * the cluster lets list Nodes and Pods.  -ENOENT for other paths.
+ */
+int at_ui_handle(struct at_ui *u, const struct pk_request *req, struct pk_response *resp);
+
+/* ---- health.c: /healthz, /readyz, /metrics, /ui/ -------------------------------------------- */
 struct at_health;
 int at_health_start(struct pk_attach *a, const char *listen, struct at_health **ret,
 		    char *err, size_t errlen);

@@ -268,6 +268,16 @@ void pk_attach_stop(struct pk_attach *a)
 	free(a);
 }
 
+struct pk_appliance *at_appliance(struct pk_attach *a)
+{
+	return a->app;
+}
+
+struct kube_client *at_client(struct pk_attach *a)
+{
+	return a->client;
+}
+
 uint16_t pk_attach_port(const struct pk_attach *a)
 {
 	return at_health_port(a->health);

@@ -14,7 +14,8 @@
  * bound pod takes capacity.  Events (recorder.c) explain decisions.  With
  * leader election one instance of several writes; the others keep their
  * mirror and scheduler warm and take over when the Lease expires.  The
- * listen address serves /healthz, /readyz and /metrics (health.c).
+ * listen address serves /healthz, /readyz, /metrics and the placement map
+ * /ui/ (health.c, ui.c: its data to tokens the cluster lets list Nodes and Pods).
  *
  * Lifecycle: pk_attach_start() -> (runs) -> pk_attach_stop().
  */

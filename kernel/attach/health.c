@@ -2,9 +2,11 @@
 /*
  * health.c — what attach mode serves on its listen address: /healthz (the
  * process runs), /readyz (every informer delivered its first list; 503
- * before), /metrics (Prometheus text) and nothing else, in particular none
- * of the cluster's objects.  A small libmicrohttpd daemon with one polling
- * thread: every answer is computed from memory without waiting.
+ * before), /metrics (Prometheus text), the placement map under /ui/ (ui.c:
+ * its data only to a token the cluster lets read Nodes and Pods) and
+ * nothing else, in particular none of the cluster's objects.  A small
+ * libmicrohttpd daemon, one thread per connection: a token check asks the
+ * cluster, and probes must not wait behind it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,6 +20,7 @@
 struct at_health {
 	struct pk_attach *a;
 	struct MHD_Daemon *d;
+	struct at_ui *ui;
 	uint16_t port;
 };
 
@@ -43,6 +46,64 @@ static enum MHD_Result text(struct MHD_Connection *conn, unsigned int status, co
 	char *b = strdup(s);
 
 	return b ? reply(conn, status, b, strlen(b), "text/plain; charset=utf-8") : MHD_NO;
+}
+
+#define UI_MAX_ARGS 16
+
+struct ui_args {
+	struct pk_query_arg v[UI_MAX_ARGS];
+	size_t n;
+};
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	struct ui_args *args = cls;
+
+	(void)kind;
+	if (args->n < UI_MAX_ARGS)
+		args->v[args->n++] = (struct pk_query_arg){ key, value ? value : "" };
+	return MHD_YES;
+}
+
+/* /ui/...: ui.c answers; MHD_NO only when no response could be made. */
+static enum MHD_Result ui_reply(struct at_health *h, struct MHD_Connection *conn, const char *url,
+				const char *method)
+{
+	struct ui_args args = { .n = 0 };
+	struct pk_response resp = { 0 };
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	int rc;
+
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
+	struct pk_request req = {
+		.method = method,
+		.path = url,
+		.args = args.v,
+		.nargs = args.n,
+		.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
+	};
+	rc = at_ui_handle(h->ui, &req, &resp);
+	if (rc < 0) {
+		pk_response_clear(&resp);
+		return text(conn, rc == -ENOENT ? 404 : 500,
+			    rc == -ENOENT ? "not found\n" : "cannot render the placement map\n");
+	}
+	r = MHD_create_response_from_buffer(resp.body_len, resp.body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		pk_response_clear(&resp);
+		return MHD_NO;
+	}
+	resp.body = NULL;
+	MHD_add_response_header(r, "Content-Type", resp.content_type ? resp.content_type
+								   : "application/json");
+	if (resp.status == 401)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"podkerneld\"");
+	ret = MHD_queue_response(conn, (unsigned)resp.status, r);
+	MHD_destroy_response(r);
+	pk_response_clear(&resp);
+	return ret;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -74,8 +135,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		fclose(f);
 		return reply(conn, 200, buf, len, "text/plain; version=0.0.4");
 	}
+	if (strcmp(url, "/ui") == 0 || strncmp(url, "/ui/", 4) == 0)
+		return ui_reply(h, conn, url, method);
 	return text(conn, 404,
-		    "attach mode serves /healthz, /readyz and /metrics; the objects are the "
+		    "attach mode serves /healthz, /readyz, /metrics and /ui/; the objects are the "
 		    "cluster's\n");
 }
 
@@ -115,12 +178,19 @@ int at_health_start(struct pk_attach *a, const char *listen, struct at_health **
 	if (!h)
 		return -ENOMEM;
 	h->a = a;
-	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL,
+	if (at_ui_new(a, &h->ui) < 0) {
+		free(h);
+		return -ENOMEM;
+	}
+	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+					MHD_USE_ERROR_LOG,
+				0, NULL,
 				NULL, on_request, h, MHD_OPTION_SOCK_ADDR, &sa,
 				MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_CONNECTION_LIMIT,
 				64u, MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errlen, "--listen %s: cannot listen there", listen);
+		at_ui_free(h->ui);
 		free(h);
 		return -EADDRINUSE;
 	}
@@ -140,5 +210,6 @@ void at_health_stop(struct at_health *h)
 	if (!h)
 		return;
 	MHD_stop_daemon(h->d);
+	at_ui_free(h->ui);
 	free(h);
 }
