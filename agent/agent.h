@@ -6,6 +6,7 @@
  * Kubernetes v1 Node:
  *
  *   hw.c        hwloc: NUMA nodes, packages, cores, PUs, PCI functions
+ *   hwloc_xml.c an --hwloc-xml export read and checked (size, nesting) for hwloc
  *   udev.c      libudev: PCI and accel devices, VFIO groups, hotplug monitor
  *   links.c     libnl-route: network links that are ICI ports, link watch
  *   identity.c  board matching and the host's place in the cluster
@@ -37,6 +38,9 @@
 #define AGENT_ANN_DISAGREE "agent.podkernel.dev/discovery-disagreement"
 
 #define AGENT_NFD_MAX_BYTES (64 * 1024)
+/* An hwloc XML export: real ones are under 1 MiB and nest about 20 elements. */
+#define AGENT_HWLOC_XML_MAX_BYTES (16 * 1024 * 1024)
+#define AGENT_HWLOC_XML_MAX_DEPTH 256
 
 /* ---- PCI functions and their classification ------------------------------ */
 struct agent_pci {
@@ -68,9 +72,17 @@ struct agent_hw {
 };
 
 /*
- * Discover this machine (xml_path NULL) or load an hwloc XML export.  PCI
- * discovery is enabled; accelerators are classified with the board (may be
- * NULL).  -EINVAL on a bad XML file, -errno otherwise.
+ * Read an hwloc XML export for hwloc: at most AGENT_HWLOC_XML_MAX_BYTES and
+ * AGENT_HWLOC_XML_MAX_DEPTH nested elements, else -EINVAL with "FILE: ..." or
+ * "FILE:LINE:COL: ..." in err.  *ret_buf is NUL-terminated; free() it.
+ */
+int agent_hwloc_xml_read(const char *path, char **ret_buf, size_t *ret_len, char *err,
+			 size_t errlen);
+/*
+ * Discover this machine (xml_path NULL) or load an hwloc XML export (read and
+ * checked by agent_hwloc_xml_read first).  PCI discovery is enabled;
+ * accelerators are classified with the board (may be NULL).  -EINVAL on a
+ * bad XML file, -errno otherwise.
  */
 int agent_hw_discover(const char *xml_path, const struct topo_board *board,
 		      struct agent_hw *ret, char *err, size_t errlen);
@@ -203,6 +215,7 @@ struct agent_report {
 	struct agent_identity id;
 	struct agent_labels labels;
 	struct pk_errors warnings;
+	int nfd_rc; /* agent_cycle: 0, or the -errno of writing the NFD file */
 };
 
 /*
@@ -233,12 +246,18 @@ json_t *agent_link_report_json(const struct agent_report *r);
 /*
  * Write labels as "key=value" lines with a "# +expiry-time=" directive
  * (RFC 3339, now + ttl) to dir/name atomically (dot-file, fsync, rename).
- * -EFBIG when the file would exceed 64 KiB.
+ * Only keys nfd-master accepts are written (agent_nfd_key_allowed): the
+ * kubernetes.io and k8s.io namespaces are Kubernetes' own (nfd-master always
+ * denies kubernetes.io/hostname).  -EFBIG when the file would exceed 64 KiB.
+ * agent_nfd_write creates dir like mkdir -p.
  */
+bool agent_nfd_key_allowed(const char *key);
 int agent_nfd_format(const struct agent_labels *l, int64_t expiry, char **ret_text,
 		     size_t *ret_len);
 int agent_nfd_write(const char *dir, const char *name, const struct agent_labels *l,
 		    int64_t expiry);
+/* mkdir -p DIR (0755): 0, or -errno (-ENOTDIR when a component is not a directory). */
+int agent_mkdir_p(const char *dir);
 
 /* ---- publishing ----------------------------------------------------------- */
 struct agent_publisher;

@@ -40,6 +40,7 @@ int agent_cycle(const struct agent_daemon_config *cfg, struct agent_report *ret_
 				    (int64_t)time(NULL) + (cfg->nfd_ttl_s > 0 ? cfg->nfd_ttl_s : 3600));
 		if (q < 0)
 			pk_errors_add(&r.warnings, "NFD file in %s: %s", cfg->nfd_dir, strerror(-q));
+		r.nfd_rc = q;
 	}
 	if (cfg->publisher) {
 		json_t *node = agent_node_json(&r, cfg->agent.board);

@@ -14,7 +14,7 @@
  * and inside a cgroup only what is allowed), and every PU of the machine
  * counts, also those outside the container's cpuset (hwloc's
  * include-disallowed flag).  An XML export is another machine: its own
- * totals stand.
+ * totals stand; it is read and checked by hwloc_xml.c before hwloc parses it.
  */
 #include <errno.h>
 #include <hwloc.h>
@@ -136,14 +136,15 @@ int agent_hw_discover(const char *xml_path, const struct topo_board *board,
 {
 	struct agent_hw hw = { 0 };
 	hwloc_topology_t topo;
+	char *xml = NULL;
+	size_t xml_len = 0;
 	int r;
 
-	if (xml_path && access(xml_path, R_OK) < 0) {
-		r = -errno;
-		snprintf(err, errlen, "%s: %s", xml_path, strerror(errno));
+	/* checked for size and nesting before hwloc sees it (hwloc_xml.c) */
+	if (xml_path && (r = agent_hwloc_xml_read(xml_path, &xml, &xml_len, err, errlen)) < 0)
 		return r;
-	}
 	if (hwloc_topology_init(&topo) < 0) {
+		free(xml);
 		snprintf(err, errlen, "hwloc: cannot initialise a topology");
 		return -ENOMEM;
 	}
@@ -156,7 +157,7 @@ int agent_hw_discover(const char *xml_path, const struct topo_board *board,
 	 */
 	if (!xml_path)
 		hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
-	if (xml_path && hwloc_topology_set_xml(topo, xml_path) < 0) {
+	if (xml && hwloc_topology_set_xmlbuffer(topo, xml, (int)xml_len + 1) < 0) {
 		snprintf(err, errlen, "%s: hwloc cannot read XML exports", xml_path);
 		r = -EINVAL;
 		goto out;
@@ -178,6 +179,7 @@ int agent_hw_discover(const char *xml_path, const struct topo_board *board,
 	*ret = hw;
 out:
 	hwloc_topology_destroy(topo);
+	free(xml);
 	return r;
 }
 

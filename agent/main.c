@@ -36,7 +36,8 @@ static void usage(FILE *f)
 	      "Output:\n"
 	      "  --once                one cycle, then exit\n"
 	      "  -o, --output json|yaml  print the v1 Node (with --once)\n"
-	      "  --nfd-dir DIR         write DIR/podagent, an NFD features.d file\n"
+	      "  --nfd-dir DIR         write DIR/podagent, an NFD features.d file (DIR is\n"
+	      "                        created when missing)\n"
 	      "  --nfd-ttl SECONDS     its expiry time from now (default 3600)\n"
 	      "Publishing:\n"
 	      "  --publish URL         PATCH the node's labels at URL (API server or podkerneld)\n"
@@ -317,6 +318,8 @@ static int run_once(struct options *o)
 		return q == -EINVAL || q == -ENOENT ? EXIT_USAGE : EXIT_FAIL;
 	}
 	on_report(&r, prc, err, o);
+	if (r.nfd_rc < 0)
+		prc = r.nfd_rc; /* the warning said why */
 	if (o->output || (!o->d.publisher && !o->d.nfd_dir)) {
 		json_t *node = agent_node_json(&r, o->d.agent.board);
 		bool yaml = o->output && strcmp(o->output, "yaml") == 0;
@@ -376,6 +379,11 @@ int main(int argc, char **argv)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
 	o.d.arg = &o;
 	o.d.agent.node_name = o.node_name;
+	if (o.d.nfd_dir && (r = agent_mkdir_p(o.d.nfd_dir)) < 0) {
+		fprintf(stderr, "podagent: --nfd-dir %s: cannot create the directory: %s\n",
+			o.d.nfd_dir, strerror(-r));
+		return r == -ENOMEM || r == -EIO || r == -ENOSPC ? EXIT_FAIL : EXIT_USAGE;
+	}
 	if (o.board_path) {
 		board = topo_board_new();
 		if (!board || topo_board_load_file(board, o.board_path, err, sizeof(err)) < 0) {

@@ -93,9 +93,16 @@ START_TEST(test_nfd_format)
 	char *text;
 	size_t len;
 
+	agent_labels_set(&l, "kubernetes.io/hostname", "tpu-h0", NULL);
 	agent_labels_set(&l, "accelerator.podkernel.dev/count", "4", NULL);
 	agent_labels_set(&l, "topology.podkernel.dev/cube", "cube0", NULL);
+	agent_labels_set(&l, "topology.kubernetes.io/zone", "z1", NULL);
+	agent_labels_set(&l, "feature.node.kubernetes.io/tpu", "true", NULL);
 	ck_assert_int_eq(agent_nfd_format(&l, 1700000000, &text, &len), 0);
+	/* nfd-master denies kubernetes.io and its subdomains but feature.node's */
+	ck_assert_ptr_null(strstr(text, "hostname"));
+	ck_assert_ptr_null(strstr(text, "topology.kubernetes.io"));
+	ck_assert_ptr_nonnull(strstr(text, "\nfeature.node.kubernetes.io/tpu=true\n"));
 	ck_assert_uint_eq(strlen(text), len);
 	ck_assert_ptr_nonnull(strstr(text, "\n# +expiry-time=2023-11-14T22:13:20Z\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\naccelerator.podkernel.dev/count=4\n"));
@@ -157,10 +164,59 @@ START_TEST(test_nfd_atomic_write)
 	closedir(d);
 	ck_assert_int_eq(files, 1); /* no dot-file left behind */
 	ck_assert_int_eq(agent_nfd_write(dir, "../escape", &l, 0), -EINVAL);
-	ck_assert_int_eq(agent_nfd_write("/nonexistent-dir", "podagent", &l, 0), -ENOENT);
 	unlink(path);
 	rmdir(dir);
 	agent_labels_clear(&l);
+}
+END_TEST
+
+/* The directory is created like mkdir -p; a file in the way is -ENOTDIR. */
+START_TEST(test_nfd_creates_dir)
+{
+	struct agent_labels l = { 0 };
+	char dir[] = "/tmp/podagent-nfd-XXXXXX", path[256];
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	agent_labels_set(&l, "a.dev/x", "1", NULL);
+	snprintf(path, sizeof(path), "%s/a/b/features.d", dir);
+	ck_assert_int_eq(agent_nfd_write(path, "podagent", &l, 0), 0);
+	snprintf(path, sizeof(path), "%s/a/b/features.d/podagent", dir);
+	ck_assert_int_eq(access(path, R_OK), 0);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/file", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	ck_assert_int_eq(agent_nfd_write(path, "podagent", &l, 0), -ENOTDIR);
+	snprintf(path, sizeof(path), "%s/file/sub", dir);
+	ck_assert_int_eq(agent_mkdir_p(path), -ENOTDIR);
+	ck_assert_int_eq(agent_mkdir_p(""), -EINVAL);
+	snprintf(path, sizeof(path), "%s/file", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/a/b/features.d", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/a/b", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/a", dir);
+	rmdir(path);
+	ck_assert_int_eq(rmdir(dir), 0);
+	agent_labels_clear(&l);
+}
+END_TEST
+
+START_TEST(test_nfd_keys)
+{
+	ck_assert(!agent_nfd_key_allowed("kubernetes.io/hostname"));
+	ck_assert(!agent_nfd_key_allowed("node.kubernetes.io/instance-type"));
+	ck_assert(!agent_nfd_key_allowed("k8s.io/x"));
+	ck_assert(!agent_nfd_key_allowed("node-role.k8s.io/x"));
+	ck_assert(agent_nfd_key_allowed("feature.node.kubernetes.io/x"));
+	ck_assert(agent_nfd_key_allowed("sub.feature.node.kubernetes.io/x"));
+	ck_assert(agent_nfd_key_allowed("profile.node.kubernetes.io/x"));
+	ck_assert(agent_nfd_key_allowed("accelerator.podkernel.dev/count"));
+	ck_assert(agent_nfd_key_allowed("notkubernetes.io/x")); /* not a subdomain */
+	ck_assert(agent_nfd_key_allowed("plain"));
 }
 END_TEST
 
@@ -384,6 +440,8 @@ int main(void)
 	tcase_add_test(tc, test_nfd_format);
 	tcase_add_test(tc, test_nfd_size_limit);
 	tcase_add_test(tc, test_nfd_atomic_write);
+	tcase_add_test(tc, test_nfd_creates_dir);
+	tcase_add_test(tc, test_nfd_keys);
 	tcase_add_test(tc, test_merge_patch_owned_only);
 	tcase_add_test(tc, test_status_patch);
 	tcase_add_test(tc, test_link_alias);

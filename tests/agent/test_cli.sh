@@ -1,7 +1,8 @@
 #!/bin/sh
 # podagent's command line: --help/--version, exit 2 on bad usage and bad
-# input (naming the file or option), and `--once -o json|yaml` on every hwloc
-# fixture with the counts the fixtures' README promises.
+# input (naming the file or option; hostile --hwloc-xml files), --nfd-dir
+# (created, only keys nfd-master accepts), and `--once -o json|yaml` on every
+# hwloc fixture with the counts the fixtures' README promises.
 set -u
 : "${PODKERNEL_BIN:?}" "${PODKERNEL_SRC:?}"
 AGENT=$PODKERNEL_BIN/podagent
@@ -35,6 +36,37 @@ expect 2 "bad.yaml:" --once --board "$tmp/bad.yaml"
 expect 2 "Bad_Name" --once --no-udev --no-netlink --hwloc-xml "$FX/power8gpudistances.xml" \
 	--node-name Bad_Name
 expect 2 "expected an http:// or https:// URL" --once --publish ftp://x --no-udev --no-netlink
+
+# --hwloc-xml is hostile input to libhwloc: nesting and size are checked
+# before hwloc sees the file (100,000 nested elements crashed it; /dev/zero
+# grew without end), exit 2 naming the file.
+python3 -c 'import sys; n = 100000; sys.stdout.write("<?xml version=\"1.0\"?>\n<topology version=\"2.0\">" + "<object type=\"Group\">" * n + "</object>" * n + "</topology>\n")' >"$tmp/deep.xml"
+expect 2 "deep.xml:2:" --once --no-udev --no-netlink --hwloc-xml "$tmp/deep.xml"
+grep -q "elements nested deeper than 256 levels" "$tmp/err" ||
+	{ echo "deep.xml: message"; cat "$tmp/err"; fail=1; }
+expect 2 "/dev/zero: larger than 16777216 bytes" --once --no-udev --no-netlink --hwloc-xml /dev/zero
+head -c 17000000 /dev/zero | tr '\0' ' ' >"$tmp/big.xml"
+expect 2 "big.xml: larger than 16777216 bytes" --once --no-udev --no-netlink --hwloc-xml "$tmp/big.xml"
+printf '<?xml version="1.0"?>\n<topology version="2.0">\n  <object type="Machine" os_index="0"\n' >"$tmp/open.xml"
+expect 2 "open.xml:3:3: not an hwloc XML export: markup not closed" --once --no-udev --no-netlink \
+	--hwloc-xml "$tmp/open.xml"
+# --nfd-dir is created like mkdir -p, and holds only keys nfd-master accepts
+# (no kubernetes.io/hostname); a path that cannot be a directory is exit 2.
+expect 0 '"kind": "Node"' --once --no-udev --no-netlink --hwloc-xml "$FX/power8gpudistances.xml" \
+	--node-name n1 --nfd-dir "$tmp/nfd/features.d" -o json
+if [ -f "$tmp/nfd/features.d/podagent" ]; then
+	grep -q '^numa.podkernel.dev/count=2$' "$tmp/nfd/features.d/podagent" ||
+		{ echo "nfd file lacks the labels"; cat "$tmp/nfd/features.d/podagent"; fail=1; }
+	if grep -q 'kubernetes.io' "$tmp/nfd/features.d/podagent"; then
+		echo "nfd file has a kubernetes.io key"; fail=1
+	fi
+else
+	echo "--nfd-dir: $tmp/nfd/features.d/podagent was not written"; fail=1
+fi
+: >"$tmp/plain"
+expect 2 "--nfd-dir $tmp/plain/features.d: cannot create the directory: Not a directory" \
+	--once --no-udev --no-netlink --hwloc-xml "$FX/power8gpudistances.xml" --node-name n1 \
+	--nfd-dir "$tmp/plain/features.d"
 
 for f in power8gpudistances:2:4:nvidia 24em64t-2n6c2t-pci:2:3:nvidia \
 	16intel64-manyVFs:2:0: 192em64t-24n8c2t:24:0:; do

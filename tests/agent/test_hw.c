@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_hw.c — accelerator classification and NUMA discovery on real hwloc XML
- * exports (tests/fixtures/hwloc and its README's expected answers), and
- * the devices annotation built from them.
+ * exports (tests/fixtures/hwloc and its README's expected answers), the
+ * devices annotation built from them, and the size and nesting checks of an
+ * XML file before hwloc reads it.
  */
 #include <check.h>
 #include <errno.h>
@@ -140,6 +141,68 @@ START_TEST(test_bad_xml)
 }
 END_TEST
 
+/* Write text (repeated parts: head, mid x n, tail) to a temp file; read it. */
+static int xml_read(const char *head, const char *mid, int n, const char *tail, char *err,
+		    size_t errlen)
+{
+	char path[] = "/tmp/podagent-xml-XXXXXX", *buf = NULL;
+	int fd = mkstemp(path), r;
+	FILE *f = fdopen(fd, "w");
+	size_t len = 0;
+
+	ck_assert_ptr_nonnull(f);
+	fputs(head, f);
+	for (int i = 0; i < n; i++)
+		fputs(mid, f);
+	fputs(tail, f);
+	fclose(f);
+	r = agent_hwloc_xml_read(path, &buf, &len, err, errlen);
+	if (r == 0)
+		ck_assert_uint_eq(strlen(buf), len);
+	free(buf);
+	unlink(path);
+	return r;
+}
+
+/*
+ * --hwloc-xml is checked before libhwloc parses it (its parser recursed to a
+ * crash on 100,000 nested elements and read /dev/zero without end): element
+ * nesting over AGENT_HWLOC_XML_MAX_DEPTH and files over
+ * AGENT_HWLOC_XML_MAX_BYTES are -EINVAL with the file (and position) named.
+ * Markup that is not an element (comments, CDATA, a DOCTYPE subset, quoted
+ * attribute values) does not count as nesting.
+ */
+START_TEST(test_xml_limits)
+{
+	char err[512], deep[64];
+	int max = AGENT_HWLOC_XML_MAX_DEPTH;
+
+	ck_assert_int_eq(xml_read("<?xml version=\"1.0\"?>\n", "<object type=\"Group\">",
+				  max + 1, "", err, sizeof(err)), -EINVAL);
+	snprintf(deep, sizeof(deep), "nested deeper than %d levels", max);
+	ck_assert_ptr_nonnull(strstr(err, deep));
+	ck_assert_ptr_nonnull(strstr(err, ":2:"));
+	/* exactly the limit, closed, with self-closing children: fine */
+	ck_assert_int_eq(xml_read("", "<o a=\"x\">", max, "<i/></o>", err, sizeof(err)), 0);
+	/* quoted > and />, comments, CDATA and a DOCTYPE subset are not elements */
+	ck_assert_int_eq(xml_read("<!DOCTYPE t [<!ENTITY e \"<a>\">]><t>",
+				  "<!-- <a><b> --><![CDATA[<c><d>]]><?pi <e> ?><i v=\"a>b\" w='<f>'/>",
+				  3 * max, "</t>", err, sizeof(err)), 0);
+	ck_assert_int_eq(xml_read("<t v=\"/>\">", "<a>", max - 1, "", err, sizeof(err)), 0);
+	ck_assert_int_eq(xml_read("<t v=\"/>\">", "<a>", max, "", err, sizeof(err)), -EINVAL);
+	/* markup never closed */
+	ck_assert_int_eq(xml_read("<t>\n  <!-- never", "", 0, "", err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, ":2:3: not an hwloc XML export: markup not closed"));
+	/* size: a regular file by its size, a stream after the limit */
+	ck_assert_int_eq(xml_read("", "                ", AGENT_HWLOC_XML_MAX_BYTES / 16 + 1, "",
+				  err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "larger than 16777216 bytes"));
+	ck_assert_int_eq(agent_hw_discover("/dev/zero", NULL, &(struct agent_hw){ 0 }, err,
+					   sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "/dev/zero: larger than 16777216 bytes, not an hwloc XML export");
+}
+END_TEST
+
 START_TEST(test_devices_annotation)
 {
 	struct agent_hw hw;
@@ -172,6 +235,7 @@ int main(void)
 	tcase_add_test(tc, test_many_vfs_no_accels);
 	tcase_add_test(tc, test_192_numa_matrox_excluded);
 	tcase_add_test(tc, test_bad_xml);
+	tcase_add_test(tc, test_xml_limits);
 	tcase_add_test(tc, test_devices_annotation);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
