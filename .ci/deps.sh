@@ -7,14 +7,28 @@ libyaml-dev libjansson-dev libhwloc-dev hwloc libudev-dev
 libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
 libmicrohttpd-dev libcurl4-openssl-dev curl libsqlite3-dev sqlite3
 check umockdev libumockdev-dev iproute2 openssl valgrind python3 git
-chromium man-db groff-base systemd python3-yaml"
+chromium man-db groff-base systemd python3-yaml python3-kubernetes"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
+# Node.js runs the official JavaScript client's tests; a newer node already
+# installed is kept.
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
+# kubectl: the tests want one within the supported skew of the v1.32 the
+# server reports (1.31 or newer, README "Dependencies").  A present kubectl is
+# kept whatever its version; only when there is none is Debian's
+# kubernetes-client (1.20) installed, and the tests that need a newer one
+# print SKIP with the version they found.
 need_kubectl=0
 command -v kubectl >/dev/null 2>&1 || need_kubectl=1
-if [ -z "$missing" ] && [ $need_kubectl = 0 ]; then
+# @kubernetes/client-node, pinned in tests/clients/js/package.json (no lock
+# file: see tests/clients/js/.npmrc), into tests/clients/js/node_modules.
+JS_DIR="$(cd "$(dirname "$0")/.." && pwd)/tests/clients/js"
+need_js=0
+[ -f "$JS_DIR/node_modules/@kubernetes/client-node/package.json" ] || need_js=1
+if [ -z "$missing" ] && [ $need_kubectl = 0 ] && [ $need_js = 0 ]; then
 	exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
@@ -22,9 +36,11 @@ if [ "$(id -u)" != 0 ]; then
 else
 	SUDO=
 fi
-echo "deps: installing:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
+if [ -n "$missing" ] || [ $need_kubectl = 1 ]; then
+	echo "deps: installing:$missing" >&2
+	$SUDO apt-get update -qq
+fi
 if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
@@ -33,4 +49,8 @@ if [ $need_kubectl = 1 ]; then
 	# Debian 12 ships the client as kubernetes-client.
 	$SUDO apt-get install -y -qq --no-install-recommends kubernetes-client >/dev/null ||
 		echo "deps: no kubectl package; kubectl tests will be skipped" >&2
+fi
+if [ $need_js = 1 ]; then
+	echo "deps: installing @kubernetes/client-node into $JS_DIR" >&2
+	(cd "$JS_DIR" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi

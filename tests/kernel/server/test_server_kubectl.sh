@@ -7,6 +7,13 @@
 need kubectl
 need openssl
 need curl
+. "$PODKERNEL_SRC/tests/need.sh"
+# kubectl's supported skew is one minor version around the server's (v1.32):
+# an older client (Debian's kubernetes-client is 1.20) is no test of today's.
+kminor=$(kubectl version --client -o json 2>/dev/null | tr -d ' \n' |
+	sed -n 's/.*"clientVersion":{[^}]*"minor":"\([0-9]*\).*/\1/p')
+[ -n "$kminor" ] || { echo "FAIL: cannot read kubectl's version" >&2; exit 1; }
+[ "$kminor" -ge 31 ] || skip "kubectl 1.$kminor is older than 1.31 (the tests need 1.31+)"
 
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
 	-days 1 -subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
@@ -138,6 +145,15 @@ sed 's/name: p1, labels/name: p2, labels/' "$WORK/objs.yaml" | awk 'BEGIN{RS="--
 wait $wpid
 grep -q '^p2 ' "$WORK/watch" || fail "get -w did not show p2: $(cat "$WORK/watch")"
 
+# Server-side dry runs write nothing (they used to delete for real).
+k delete pod p1 --dry-run=server >"$WORK/out" 2>&1 && grep -q 'deleted (server dry run)' "$WORK/out" ||
+	fail "delete --dry-run=server: $(cat "$WORK/out")"
+k get pod p1 >/dev/null 2>&1 || fail "delete --dry-run=server deleted p1"
+sed 's/name: pa}/name: pdry}/' "$WORK/pa.yaml" | k create --dry-run=server -f - >"$WORK/out" 2>&1 &&
+	grep -q 'created (server dry run)' "$WORK/out" || fail "create --dry-run=server: $(cat "$WORK/out")"
+k get pod pdry >/dev/null 2>&1 && fail "create --dry-run=server created pdry"
+k version >"$WORK/out" 2>&1 && grep -q 'Server Version: v1.32' "$WORK/out" ||
+	fail "kubectl version: $(cat "$WORK/out")"
 k delete pod p1 >"$WORK/out" 2>&1 && grep -q 'deleted' "$WORK/out" || fail "delete: $(cat "$WORK/out")"
 k get pod p1 >"$WORK/out" 2>&1 && fail "p1 still there"
 grep -q 'NotFound\|not found' "$WORK/out" || fail "no NotFound: $(cat "$WORK/out")"
