@@ -151,7 +151,8 @@ void agent_link_watch_free(struct agent_link_watch *w);
 enum agent_id_source {
 	AGENT_ID_NONE,
 	AGENT_ID_FLAG,     /* --host-index */
-	AGENT_ID_ENV,      /* TPU_WORKER_ID / PODKERNEL_HOST_INDEX */
+	AGENT_ID_LABEL,    /* TOPO_LABEL_HOST_INDEX on the Node, set by an operator */
+	AGENT_ID_ICI,      /* the ICI neighbours' published indexes */
 	AGENT_ID_HOSTNAME, /* the board's hostname pattern */
 };
 
@@ -162,13 +163,22 @@ struct agent_identity {
 	struct topo_host host; /* valid when index >= 0 */
 };
 
+/* What the host knows about its place besides its name. */
+struct agent_id_hints {
+	int64_t host_index;              /* --host-index, or -1 */
+	const char *label;               /* the Node's TOPO_LABEL_HOST_INDEX, or NULL */
+	const struct agent_links *links; /* ICI links and their peers, or NULL */
+	const json_t *peers;             /* {"node": host index} of known peers, or NULL */
+};
+
 /*
- * Find the host's index in the board's cluster: host_index (>= 0 when given),
- * else the environment (TPU_WORKER_ID, PODKERNEL_HOST_INDEX), else the node
- * name against the board's hostname pattern.  -ENOENT when nothing says;
- * -ERANGE when the index is outside the board.
+ * Find the host's index in the board's cluster: hints->host_index (>= 0 when
+ * given), else the operator's label, else the ICI neighbours, else the node
+ * name against the board's hostname pattern (never the environment).
+ * -ENOENT when nothing says; -EINVAL on a bad label or disagreeing links;
+ * -ERANGE when the index is outside the board.  hints may be NULL.
  */
-int agent_identity_resolve(const struct topo_board *board, int64_t host_index,
+int agent_identity_resolve(const struct topo_board *board, const struct agent_id_hints *hints,
 			   const char *node_name, struct agent_identity *ret, char *err,
 			   size_t errlen);
 /* Index of the host named name in the board's cluster (searches the pattern's
@@ -200,6 +210,14 @@ struct agent_config {
 	int64_t host_index; /* -1: not given */
 	bool use_udev;
 	bool use_netlink;
+	/*
+	 * Lookups on the API server for the host index (NULL offline): a label of
+	 * a Node (the pointer stays valid until the next lookup), and the host
+	 * index a peer Node published in its link report.
+	 */
+	const char *(*node_label)(void *arg, const char *node, const char *key);
+	int (*peer_index)(void *arg, const char *node, int64_t *ret_index);
+	void *lookup_arg;
 };
 
 struct agent_report {
@@ -309,6 +327,13 @@ void agent_publisher_set_cancel_fd(struct agent_publisher *p, int fd);
  * cancel descriptor became readable during a backoff.
  */
 int agent_publish(struct agent_publisher *p, const json_t *node, char *err, size_t errlen);
+/*
+ * Lookups for the host index (agent_config's callbacks, arg a publisher):
+ * a label of the Node (read again after resync_s), and the hostIndex of a
+ * peer Node's link report annotation (-ENOENT when it has none).
+ */
+const char *agent_publisher_node_label(void *publisher, const char *node, const char *key);
+int agent_publisher_peer_index(void *publisher, const char *node, int64_t *ret_index);
 /*
  * Renew the node's Lease (namespace lease_namespace, named after the node):
  * merge-patch holderIdentity, leaseDurationSeconds and renewTime, creating

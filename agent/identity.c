@@ -3,12 +3,16 @@
  * identity.c — where this host sits in its board's cluster.
  *
  * The host index (row-major, as `podctl board nodes` numbers hosts) comes
- * from, in this order: --host-index; the environment (TPU_WORKER_ID, as TPU
- * VMs set it, or PODKERNEL_HOST_INDEX); or the node name read against the
- * board's hostname pattern ("tpu-ss{superslice}-h{host}").  libtopo then
- * gives the host's coordinates and its domain at every level, which become
- * the topology labels.  The cluster is sized (superslices) just large enough
- * to hold the index.
+ * from, in this order: --host-index; the label TOPO_LABEL_HOST_INDEX an
+ * operator put on the Node; the ICI neighbours (a link whose peer Node
+ * published its own index gives ours: the board's expected peer of the peer's
+ * port, which must be the link's own port; every such link must agree); or
+ * the node name read against the board's hostname pattern
+ * ("tpu-ss{superslice}-h{host}").  Never from the environment: TPU_WORKER_ID
+ * is a rank inside one TPU job, not a host's place.  libtopo then gives the
+ * host's coordinates and its domain at every level, which become the
+ * topology labels.  The cluster is sized (superslices) just large enough to
+ * hold the index.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -19,8 +23,6 @@
 #include "agent/agent.h"
 
 #define MAX_SUPERSLICES 4096
-
-static const char *const index_env[] = { "TPU_WORKER_ID", "PODKERNEL_HOST_INDEX" };
 
 static int parse_index(const char *s, int64_t *ret)
 {
@@ -135,48 +137,99 @@ int agent_board_find_host(const struct topo_board *board, const char *name,
 	return 0;
 }
 
-static int index_from_env(int64_t *ret, enum agent_id_source *src, char *err, size_t errlen)
+static int board_port(const struct topo_board *board, const char *name, size_t *ret)
 {
-	for (size_t i = 0; i < sizeof(index_env) / sizeof(index_env[0]); i++) {
-		const char *v = getenv(index_env[i]);
-
-		if (!v || !*v)
-			continue;
-		if (parse_index(v, ret) < 0) {
-			snprintf(err, errlen, "%s: expected a host index (0, 1, ...), got \"%.40s\"",
-				 index_env[i], v);
-			return -EINVAL;
+	for (size_t i = 0; i < topo_board_ici_port_count(board); i++)
+		if (strcmp(topo_board_ici_port_name(board, i), name) == 0) {
+			*ret = i;
+			return 0;
 		}
-		*src = AGENT_ID_ENV;
-		return 0;
-	}
 	return -ENOENT;
 }
 
-int agent_identity_resolve(const struct topo_board *board, int64_t host_index,
+/*
+ * Our index from the ICI links whose peer Node is known: -ENOENT when no link
+ * tells, -EINVAL (err says which) when two links disagree or a link is
+ * cabled where the board has no such link.
+ */
+static int index_from_ici(const struct topo_board *board, const struct agent_id_hints *h,
+			  int64_t *ret, char *err, size_t errlen)
+{
+	int64_t found = -1;
+	const char *found_by = NULL;
+
+	for (size_t i = 0; h->links && h->peers && i < h->links->n; i++) {
+		const struct agent_link *l = &h->links->v[i];
+		const char *slash = strchr(l->peer, '/');
+		char host[sizeof(l->peer)];
+		size_t peer_port, my_port;
+		int64_t peer_index, mine;
+		int ss;
+		json_t *v;
+
+		if (!slash || board_port(board, slash + 1, &peer_port) < 0 ||
+		    board_port(board, l->name, &my_port) < 0)
+			continue;
+		snprintf(host, sizeof(host), "%.*s", (int)(slash - l->peer), l->peer);
+		v = json_object_get(h->peers, host);
+		if (!json_is_integer(v) || (peer_index = json_integer_value(v)) < 0 ||
+		    superslices_for(board, peer_index, &ss) < 0)
+			continue;
+		if (topo_board_ici_peer(board, ss, peer_index, peer_port, &mine, &peer_port) < 0 ||
+		    peer_port != my_port) {
+			snprintf(err, errlen, "ICI port %s: its peer %s (host %lld) is not wired to "
+				 "it on this board", l->name, l->peer, (long long)peer_index);
+			return -EINVAL;
+		}
+		if (found >= 0 && mine != found) {
+			snprintf(err, errlen, "ICI neighbours disagree: port %s says host %lld, port %s "
+				 "says host %lld", found_by, (long long)found, l->name, (long long)mine);
+			return -EINVAL;
+		}
+		found = mine;
+		found_by = l->name;
+	}
+	if (found < 0)
+		return -ENOENT;
+	*ret = found;
+	return 0;
+}
+
+int agent_identity_resolve(const struct topo_board *board, const struct agent_id_hints *hints,
 			   const char *node_name, struct agent_identity *ret, char *err,
 			   size_t errlen)
 {
+	static const struct agent_id_hints none = { .host_index = -1 };
 	struct agent_identity id = { .source = AGENT_ID_NONE, .index = -1 };
+	const struct agent_id_hints *h = hints ? hints : &none;
 	int r;
 
 	if (!board) {
 		snprintf(err, errlen, "no board: no topology labels");
 		return -ENOENT;
 	}
-	if (host_index >= 0) {
-		id.index = host_index;
+	if (h->host_index >= 0) {
+		id.index = h->host_index;
 		id.source = AGENT_ID_FLAG;
-	} else if ((r = index_from_env(&id.index, &id.source, err, errlen)) != -ENOENT) {
+	} else if (h->label) {
+		if (parse_index(h->label, &id.index) < 0) {
+			snprintf(err, errlen, "label %s: expected a host index (0, 1, ...), got \"%.40s\"",
+				 TOPO_LABEL_HOST_INDEX, h->label);
+			return -EINVAL;
+		}
+		id.source = AGENT_ID_LABEL;
+	} else if ((r = index_from_ici(board, h, &id.index, err, errlen)) != -ENOENT) {
 		if (r < 0)
 			return r;
+		id.source = AGENT_ID_ICI;
 	} else if (node_name && agent_board_find_host(board, node_name, &id.index,
 						      &id.superslices) == 0) {
 		id.source = AGENT_ID_HOSTNAME;
 	} else {
 		snprintf(err, errlen,
-			 "host index unknown: pass --host-index, set TPU_WORKER_ID, or name the "
-			 "node after the board's hostname pattern%s%s",
+			 "host index unknown: pass --host-index, label the Node %s=N, cable an ICI "
+			 "port to a node that knows its index, or name the node after the board's "
+			 "hostname pattern%s%s", TOPO_LABEL_HOST_INDEX,
 			 topo_board_hostname_pattern(board) ? " " : "",
 			 topo_board_hostname_pattern(board) ? topo_board_hostname_pattern(board)
 							     : "");

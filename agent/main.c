@@ -27,9 +27,10 @@ static void usage(FILE *f)
 	      "Discovery:\n"
 	      "  --hwloc-xml FILE      read an hwloc XML export instead of this machine\n"
 	      "  --board FILE          board file: accelerator IDs, chips, ICI ports, levels\n"
-	      "  --host-index N        this host's index in the board's cluster\n"
-	      "                        (else $TPU_WORKER_ID, $PODKERNEL_HOST_INDEX, or the\n"
-	      "                        node name against the board's hostname pattern)\n"
+	      "  --host-index N        this host's index in the board's cluster (else the\n"
+	      "                        Node's label topology.podkernel.dev/host-index, the\n"
+	      "                        ICI neighbours' published indexes, or the node name\n"
+	      "                        against the board's hostname pattern)\n"
 	      "  --node-name NAME      node name (default $NODE_NAME, else the hostname)\n"
 	      "  --no-udev             do not use libudev (no device nodes, no hotplug)\n"
 	      "  --no-netlink          do not read network links (no ICI report)\n"
@@ -353,6 +354,10 @@ static int setup_publisher(struct options *o, char *buf, size_t len)
 			o->pub.url);
 		return r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 	}
+	/* the host index may come from the Node's label or the ICI neighbours' Nodes */
+	o->d.agent.node_label = agent_publisher_node_label;
+	o->d.agent.peer_index = agent_publisher_peer_index;
+	o->d.agent.lookup_arg = o->d.publisher;
 	return EXIT_OK;
 }
 

@@ -42,6 +42,9 @@ struct agent_publisher {
 	char *url, *token, *token_file, *ca_file, *cert_file, *key_file, *lease_ns;
 	json_t *last;      /* {"meta": patch, "status": node status} last accepted */
 	json_t *foreign;   /* label keys someone else set on the Node: never written */
+	json_t *own_labels; /* the Node's labels as last read for a lookup */
+	int64_t own_read;   /* monotonic seconds of that read */
+	json_t *peers;      /* node name -> host index its link report says */
 	int64_t last_sync; /* monotonic seconds of that write */
 	int cancel_fd; /* readable: stop retrying (the daemon's signalfd), or -1 */
 	struct agent_publish_config cfg;
@@ -138,6 +141,8 @@ void agent_publisher_free(struct agent_publisher *p)
 	json_decref(p->owned);
 	json_decref(p->last);
 	json_decref(p->foreign);
+	json_decref(p->own_labels);
+	json_decref(p->peers);
 	free(p->cert_file);
 	free(p->key_file);
 	free(p->lease_ns);
@@ -707,4 +712,73 @@ int agent_lease_renew(struct agent_publisher *p, const char *node_name, char *er
 	if (s == STEP_DONE)
 		return 0;
 	return rc < 0 ? rc : -EPROTO;
+}
+
+/* ---- lookups for the host index ------------------------------------------------------ */
+
+/* GET a Node (one attempt); NULL when missing or unreachable. */
+static json_t *get_node(struct agent_publisher *p, const char *node)
+{
+	char path[TOPO_DNS_SUBDOMAIN_MAX + 32], err[512];
+	json_t *body = NULL;
+	int rc = 0;
+
+	if (!node || !topo_dns_subdomain_valid(node))
+		return NULL;
+	snprintf(path, sizeof(path), "/api/v1/nodes/%s", node);
+	if (request(p, "GET", path, NULL, NULL, &body, &rc, err, sizeof(err)) != STEP_DONE)
+		return NULL;
+	return body;
+}
+
+const char *agent_publisher_node_label(void *publisher, const char *node, const char *key)
+{
+	struct agent_publisher *p = publisher;
+
+	if (!p || !key)
+		return NULL;
+	if (!p->own_labels || mono_s() - p->own_read >= p->cfg.resync_s) {
+		json_t *n = get_node(p, node);
+
+		json_decref(p->own_labels);
+		p->own_labels = n ? json_incref(pk_get(n, "metadata.labels")) : NULL;
+		p->own_read = mono_s();
+		json_decref(n);
+	}
+	return json_string_value(json_object_get(p->own_labels, key));
+}
+
+int agent_publisher_peer_index(void *publisher, const char *node, int64_t *ret_index)
+{
+	struct agent_publisher *p = publisher;
+	json_t *n, *report, *idx;
+	const char *text;
+
+	if (!p || !node || !ret_index)
+		return -EINVAL;
+	if (!p->peers && !(p->peers = json_object()))
+		return -ENOMEM;
+	idx = json_object_get(p->peers, node);
+	if (json_is_integer(idx)) { /* a host's index does not change */
+		*ret_index = json_integer_value(idx);
+		return 0;
+	}
+	/* a peer that did not know its index is asked again only after resync_s */
+	if (json_is_real(idx) && mono_s() - (int64_t)json_real_value(idx) < p->cfg.resync_s)
+		return -ENOENT;
+	n = get_node(p, node);
+	text = json_string_value(json_object_get(pk_get(n, "metadata.annotations"), TOPO_ANN_LINKS));
+	report = text ? json_loads(text, 0, NULL) : NULL;
+	idx = json_object_get(report, "hostIndex");
+	if (json_is_integer(idx) && json_integer_value(idx) >= 0)
+		json_object_set(p->peers, node, idx);
+	else
+		json_object_set_new(p->peers, node, json_real((double)mono_s()));
+	json_decref(report);
+	json_decref(n);
+	idx = json_object_get(p->peers, node);
+	if (!json_is_integer(idx))
+		return -ENOENT;
+	*ret_index = json_integer_value(idx);
+	return 0;
 }

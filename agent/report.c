@@ -157,12 +157,38 @@ static void board_checks(struct agent_report *r, const struct topo_board *board)
 			      missing > 4 ? ", ..." : "");
 }
 
+/* {"node": index} of the ICI peers whose Node published its host index. */
+static json_t *known_peers(const struct agent_report *r, const struct agent_config *cfg)
+{
+	json_t *peers;
+
+	if (!cfg->peer_index || !r->links.available)
+		return NULL;
+	peers = json_object();
+	for (size_t i = 0; peers && i < r->links.n; i++) {
+		const char *peer = r->links.v[i].peer, *slash = strchr(peer, '/');
+		char host[sizeof(r->links.v[i].peer)];
+		int64_t idx;
+
+		if (!slash)
+			continue;
+		snprintf(host, sizeof(host), "%.*s", (int)(slash - peer), peer);
+		if (!json_object_get(peers, host) &&
+		    cfg->peer_index(cfg->lookup_arg, host, &idx) == 0)
+			json_object_set_new(peers, host, json_integer(idx));
+	}
+	return peers;
+}
+
 static int compute_labels(struct agent_report *r, const struct agent_config *cfg)
 {
 	const struct topo_board *board = cfg->board;
 	struct agent_labels *l = &r->labels;
+	struct agent_id_hints hints = { .host_index = cfg->host_index, .links = &r->links };
+	json_t *peers;
 	char buf[64];
 	char err[TOPO_ERR_MAX];
+	int q;
 
 	agent_labels_set(l, TOPO_LABEL_HOSTNAME, r->node_name, &r->warnings);
 	if (r->hw.numa_count > 0) {
@@ -183,8 +209,12 @@ static int compute_labels(struct agent_report *r, const struct agent_config *cfg
 		return 0;
 	}
 	board_checks(r, board);
-	if (agent_identity_resolve(board, cfg->host_index, r->node_name, &r->id, err,
-				   sizeof(err)) < 0) {
+	hints.peers = peers = cfg->host_index < 0 ? known_peers(r, cfg) : NULL;
+	if (cfg->host_index < 0 && cfg->node_label)
+		hints.label = cfg->node_label(cfg->lookup_arg, r->node_name, TOPO_LABEL_HOST_INDEX);
+	q = agent_identity_resolve(board, &hints, r->node_name, &r->id, err, sizeof(err));
+	json_decref(peers);
+	if (q < 0) {
 		r->id.index = -1;
 		pk_errors_add(&r->warnings, "board %s: %s", topo_board_name(board), err);
 		return 0;

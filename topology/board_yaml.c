@@ -484,6 +484,7 @@ static bool level_key_reserved(const char *key)
 	static const char *const reserved[] = {
 		TOPO_LABEL_HOSTNAME, TOPO_LABEL_COORDS, TOPO_LABEL_NUMA_COUNT,
 		TOPO_LABEL_ACCEL_COUNT, TOPO_LABEL_ACCEL_VENDOR, TOPO_LABEL_ACCEL_PRODUCT,
+		TOPO_LABEL_HOST_INDEX,
 	};
 
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)

@@ -67,6 +67,8 @@ int topo_label_value_sanitize(const char *in, char *out, size_t outlen);
 /* A node's domain at board level L is the label TOPO_LABEL_LEVEL_PREFIX "L". */
 #define TOPO_LABEL_LEVEL_PREFIX "topology.podkernel.dev/"
 #define TOPO_LABEL_COORDS TOPO_LABEL_LEVEL_PREFIX "coords"
+/* Set by an operator on a Node: the host's index in its board's cluster. */
+#define TOPO_LABEL_HOST_INDEX TOPO_LABEL_LEVEL_PREFIX "host-index"
 /* JSON array of {"pciBusId","vendorId","deviceId","numaNode"}. */
 #define TOPO_ANN_DEVICES "accelerator.podkernel.dev/devices"
 /* RFC 3339 time of podagent's last publish; podkerneld watches nodes carrying it. */

@@ -328,33 +328,85 @@ START_TEST(test_identity_sources)
 {
 	struct topo_board *b = board_load(BOARDS "tpu-cube.yaml");
 	struct agent_identity id;
+	struct agent_id_hints h = { .host_index = 5 };
 	char err[256];
 
-	unsetenv("TPU_WORKER_ID");
-	unsetenv("PODKERNEL_HOST_INDEX");
-	ck_assert_int_eq(agent_identity_resolve(b, 5, "whatever", &id, err, sizeof(err)), 0);
+	ck_assert_int_eq(agent_identity_resolve(b, &h, "whatever", &id, err, sizeof(err)), 0);
 	ck_assert_int_eq(id.source, AGENT_ID_FLAG);
 	ck_assert_int_eq(id.index, 5);
 	ck_assert_str_eq(id.host.coords, "2.0.1");
 	ck_assert_str_eq(id.host.name, "tpu-cube0-h5");
 
+	/* never the environment: TPU_WORKER_ID is a rank inside a TPU job */
 	setenv("TPU_WORKER_ID", "15", 1);
-	ck_assert_int_eq(agent_identity_resolve(b, -1, "whatever", &id, err, sizeof(err)), 0);
-	ck_assert_int_eq(id.source, AGENT_ID_ENV);
-	ck_assert_int_eq(id.index, 15);
-	setenv("TPU_WORKER_ID", "x1", 1);
-	ck_assert_int_eq(agent_identity_resolve(b, -1, "n", &id, err, sizeof(err)), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "TPU_WORKER_ID"));
+	setenv("PODKERNEL_HOST_INDEX", "15", 1);
+	ck_assert_int_eq(agent_identity_resolve(b, NULL, "whatever", &id, err, sizeof(err)),
+			 -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, TOPO_LABEL_HOST_INDEX));
 	unsetenv("TPU_WORKER_ID");
+	unsetenv("PODKERNEL_HOST_INDEX");
 
-	ck_assert_int_eq(agent_identity_resolve(b, -1, "tpu-cube0-h12", &id, err, sizeof(err)), 0);
+	/* an operator's label on the Node */
+	h = (struct agent_id_hints){ .host_index = -1, .label = "14" };
+	ck_assert_int_eq(agent_identity_resolve(b, &h, "tpu-cube0-h3", &id, err, sizeof(err)), 0);
+	ck_assert_int_eq(id.source, AGENT_ID_LABEL);
+	ck_assert_int_eq(id.index, 14);
+	h.label = "x1";
+	ck_assert_int_eq(agent_identity_resolve(b, &h, "n", &id, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, TOPO_LABEL_HOST_INDEX));
+
+	ck_assert_int_eq(agent_identity_resolve(b, NULL, "tpu-cube0-h12", &id, err, sizeof(err)), 0);
 	ck_assert_int_eq(id.source, AGENT_ID_HOSTNAME);
 	ck_assert_int_eq(id.index, 12);
-	ck_assert_int_eq(agent_identity_resolve(b, -1, "node-7", &id, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(agent_identity_resolve(b, NULL, "node-7", &id, err, sizeof(err)), -ENOENT);
 	ck_assert_ptr_nonnull(strstr(err, "tpu-cube{cube}-h{host}"));
-	ck_assert_int_eq(agent_identity_resolve(b, -1, "tpu-cube0-h99", &id, err, sizeof(err)),
+	ck_assert_int_eq(agent_identity_resolve(b, NULL, "tpu-cube0-h99", &id, err, sizeof(err)),
 			 -ENOENT);
-	ck_assert_int_eq(agent_identity_resolve(b, 1 << 30, NULL, &id, err, sizeof(err)), -ERANGE);
+	h = (struct agent_id_hints){ .host_index = 1 << 30 };
+	ck_assert_int_eq(agent_identity_resolve(b, &h, NULL, &id, err, sizeof(err)), -ERANGE);
+	topo_board_free(b);
+}
+END_TEST
+
+/* The ICI neighbours: a peer that published its index places this host. */
+START_TEST(test_identity_from_ici)
+{
+	struct topo_board *b = board_load(BOARDS "tpu-cube.yaml");
+	struct agent_link v[2] = { { .operstate = "up", .carrier = true },
+				   { .operstate = "up", .carrier = true } };
+	struct agent_links links = { .available = true, .v = v, .n = 2 };
+	json_t *peers = json_object();
+	struct agent_id_hints h = { .host_index = -1, .links = &links, .peers = peers };
+	struct agent_identity id;
+	int64_t peer[2];
+	size_t pport[2];
+	char err[256];
+
+	/* host 5's ports 0 and 3 are cabled to these peers and ports */
+	for (int i = 0; i < 2; i++) {
+		size_t port = i == 0 ? 0 : 3;
+
+		ck_assert_int_eq(topo_board_ici_peer(b, 1, 5, port, &peer[i], &pport[i]), 0);
+		snprintf(v[i].name, sizeof(v[i].name), "%s", topo_board_ici_port_name(b, port));
+		snprintf(v[i].peer, sizeof(v[i].peer), "peer%d/%s", i,
+			 topo_board_ici_port_name(b, pport[i]));
+	}
+	/* no peer known yet: the name decides (here: nothing) */
+	ck_assert_int_eq(agent_identity_resolve(b, &h, "node-x", &id, err, sizeof(err)), -ENOENT);
+	json_object_set_new(peers, "peer0", json_integer(peer[0]));
+	ck_assert_msg(agent_identity_resolve(b, &h, "node-x", &id, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(id.source, AGENT_ID_ICI);
+	ck_assert_int_eq(id.index, 5);
+	ck_assert_str_eq(id.host.coords, "2.0.1");
+	/* ICI wins over a name that says otherwise */
+	json_object_set_new(peers, "peer1", json_integer(peer[1]));
+	ck_assert_int_eq(agent_identity_resolve(b, &h, "tpu-cube0-h9", &id, err, sizeof(err)), 0);
+	ck_assert_int_eq(id.index, 5);
+	/* a peer that says another place: the links disagree */
+	json_object_set_new(peers, "peer1", json_integer((peer[1] + 1) % 16));
+	ck_assert_int_eq(agent_identity_resolve(b, &h, "node-x", &id, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "ICI"), "%s", err);
+	json_decref(peers);
 	topo_board_free(b);
 }
 END_TEST
@@ -395,8 +447,6 @@ START_TEST(test_report_with_board)
 	bool warned = false;
 	json_t *node;
 
-	unsetenv("TPU_WORKER_ID");
-	unsetenv("PODKERNEL_HOST_INDEX");
 	ck_assert_int_eq(agent_report_build(&cfg, &r, err, sizeof(err)), 0);
 	ck_assert_str_eq(agent_labels_get(&r.labels, "topology.podkernel.dev/cube"), "cube0");
 	ck_assert_str_eq(agent_labels_get(&r.labels, TOPO_LABEL_COORDS), "2.0.1");
@@ -448,6 +498,7 @@ int main(void)
 	tcase_add_test(tc, test_compare_accels);
 	tcase_add_test(tc, test_board_ids);
 	tcase_add_test(tc, test_identity_sources);
+	tcase_add_test(tc, test_identity_from_ici);
 	tcase_add_test(tc, test_find_host_nested_levels);
 	tcase_add_test(tc, test_report_with_board);
 	suite_add_tcase(s, tc);
