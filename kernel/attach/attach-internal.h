@@ -38,6 +38,8 @@ void at_api_normalize(json_t *obj);
 
 /* ---- mirror.c ------------------------------------------------------------------------ */
 #define AT_MIRROR_MAX_PENDING (1u << 20)
+#define AT_MIRROR_QUIET_MS 5   /* a burst of events is over after this much quiet */
+#define AT_MIRROR_SETTLE_MS 25 /* ... or after this long */
 struct at_mirror;
 /* Pods of other schedulers than scheduler_name are mirrored only once bound. */
 int at_mirror_new(const char *scheduler_name, struct at_mirror **ret);
@@ -76,6 +78,10 @@ void at_recorder_stats(struct at_recorder *rec, uint64_t *ret_sent, uint64_t *re
 
 /* ---- remote.c: the write-path backend on a kube-apiserver -------------------------------- */
 #define AT_REMOTE_IN_FLIGHT 16
+/* Requests the backend sent, by what they were (read by /metrics). */
+struct at_remote_stats {
+	atomic_ullong bindings, status_writes, deletes, conflicts, failures, fenced;
+};
 struct at_remote_config {
 	struct kube_client *client;
 	const struct at_api *api;
@@ -84,6 +90,7 @@ struct at_remote_config {
 	/* Writes go out only while this says yes (the leader election's fence). */
 	bool (*may_write)(void *arg);
 	void *may_write_arg;
+	struct at_remote_stats *stats; /* owned by the caller, outlives the writer */
 };
 int at_remote_writer_new(const struct at_remote_config *cfg, struct pk_writer **ret);
 

@@ -34,6 +34,7 @@ struct pk_attach {
 	struct at_health *health;
 	char identity[256];
 	atomic_bool ready; /* latched once every informer synced */
+	struct at_remote_stats writes;
 };
 
 static void at_log(struct pk_attach *a, int level, const char *fmt, ...)
@@ -163,6 +164,7 @@ static int start_loop(struct pk_attach *a, char *err, size_t errlen)
 		.recorder = a->recorder,
 		.may_write = may_write,
 		.may_write_arg = a,
+		.stats = &a->writes,
 	};
 	struct pk_appliance_config acfg = {
 		.verbosity = a->cfg.verbosity,
@@ -327,6 +329,22 @@ void pk_attach_metrics(struct pk_attach *a, FILE *f)
 		objects, (unsigned long long)events, (unsigned long long)filtered,
 		(unsigned long long)sent, (unsigned long long)limited, (unsigned long long)failed,
 		pk_attach_ready(a) ? 1 : 0, pk_attach_leading(a) ? 1 : 0);
+	fprintf(f,
+		"# HELP podkernel_attach_requests_total Writes sent to the cluster.\n"
+		"# TYPE podkernel_attach_requests_total counter\n"
+		"podkernel_attach_requests_total{request=\"binding\"} %llu\n"
+		"podkernel_attach_requests_total{request=\"status\"} %llu\n"
+		"podkernel_attach_requests_total{request=\"delete\"} %llu\n"
+		"# TYPE podkernel_attach_request_conflicts_total counter\n"
+		"podkernel_attach_request_conflicts_total %llu\n"
+		"# TYPE podkernel_attach_request_failures_total counter\n"
+		"podkernel_attach_request_failures_total %llu\n"
+		"# HELP podkernel_attach_requests_fenced_total Writes not sent: not the leader.\n"
+		"# TYPE podkernel_attach_requests_fenced_total counter\n"
+		"podkernel_attach_requests_fenced_total %llu\n",
+		atomic_load(&a->writes.bindings), atomic_load(&a->writes.status_writes),
+		atomic_load(&a->writes.deletes), atomic_load(&a->writes.conflicts),
+		atomic_load(&a->writes.failures), atomic_load(&a->writes.fenced));
 	if (a->app)
 		pk_appliance_metrics(a->app, f);
 }

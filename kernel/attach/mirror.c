@@ -347,23 +347,54 @@ static int src_events_since(void *arg, uint64_t since, size_t max, pk_store_even
 	return r;
 }
 
-static int src_wait(void *arg, uint64_t since, int timeout_ms)
+static struct timespec deadline_in(int ms)
 {
-	struct at_mirror *m = arg;
 	struct timespec ts;
-	int r = 0;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
 	if (ts.tv_nsec >= 1000000000L) {
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
+	return ts;
+}
+
+/*
+ * Wait for an event after since.  An event that wakes an idle loop is
+ * usually the first of a burst (the pods of a gang arrive one request after
+ * the other): the wait goes on while more follow within AT_MIRROR_QUIET_MS,
+ * up to AT_MIRROR_SETTLE_MS, so that one round sees the burst and writes
+ * each object once instead of once per intermediate state.
+ */
+static int src_wait(void *arg, uint64_t since, int timeout_ms)
+{
+	struct at_mirror *m = arg;
+	struct timespec ts = deadline_in(timeout_ms), settle;
+	int r = 0;
+
 	pthread_mutex_lock(&m->lock);
 	/* one wait at most: at_mirror_kick() wakes it for news that is not an event */
 	if (!m->closing && m->seq <= since)
 		r = pthread_cond_timedwait(&m->cond, &m->lock, &ts) == ETIMEDOUT ? -ETIMEDOUT : 0;
+	if (r == 0 && !m->closing && m->seq > since) {
+		settle = deadline_in(AT_MIRROR_SETTLE_MS);
+		for (;;) {
+			uint64_t seen = m->seq;
+			struct timespec quiet = deadline_in(AT_MIRROR_QUIET_MS);
+			bool last = quiet.tv_sec > settle.tv_sec ||
+				    (quiet.tv_sec == settle.tv_sec && quiet.tv_nsec >= settle.tv_nsec);
+			int w = 0;
+
+			if (last)
+				quiet = settle;
+			while (!m->closing && m->seq == seen && w != ETIMEDOUT)
+				w = pthread_cond_timedwait(&m->cond, &m->lock, &quiet);
+			if (m->closing || m->seq == seen || last)
+				break;
+		}
+	}
 	if (m->closing)
 		r = -ECANCELED;
 	pthread_mutex_unlock(&m->lock);

@@ -158,6 +158,28 @@ static void add_call(struct remote *rb, size_t *n, size_t item, const char *meth
 	(*n)++;
 }
 
+static void count(struct remote *rb, const struct kube_call *call, int e)
+{
+	struct at_remote_stats *st = rb->cfg.stats;
+
+	if (!st)
+		return;
+	if (call->status == 0 && e == -EPERM) {
+		atomic_fetch_add(&st->fenced, 1);
+		return;
+	}
+	if (strcmp(call->method, "POST") == 0)
+		atomic_fetch_add(&st->bindings, 1);
+	else if (strcmp(call->method, "PUT") == 0)
+		atomic_fetch_add(&st->status_writes, 1);
+	else
+		atomic_fetch_add(&st->deletes, 1);
+	if (e == -PK_STORE_ECONFLICT)
+		atomic_fetch_add(&st->conflicts, 1);
+	else if (e < 0 && e != -ENOENT)
+		atomic_fetch_add(&st->failures, 1);
+}
+
 /* Send calls [0, n) and fold their answers into the items' results. */
 static void send_calls(struct remote *rb, size_t n, struct pk_write_result *results,
 		       json_t **answers)
@@ -170,6 +192,7 @@ static void send_calls(struct remote *rb, size_t n, struct pk_write_result *resu
 
 		if (wr->error == 0)
 			wr->error = e;
+		count(rb, &rb->calls[c], e);
 		/* a binding answers with a Status, not the pod */
 		if (e == 0 && rb->calls[c].answer && answers &&
 		    strcmp(rb->calls[c].method, "PUT") == 0) {
