@@ -105,12 +105,12 @@ static int load(const char **files, size_t nfiles, size_t max_bytes, json_t *all
 static int run(json_t *objects, const struct pk_sched_opts *opts, enum pk_format fmt)
 {
 	struct pk_errors errs = {0};
-	json_t *out = NULL, *preempted = NULL;
+	json_t *preempted = NULL;
 	size_t i;
 	json_t *o;
 	int r;
 
-	r = pk_sched_run(objects, opts, &out, &preempted, &errs);
+	r = pk_sched_run_in_place(objects, opts, &preempted, &errs);
 	if (r < 0) {
 		if (errs.n) {
 			pk_errors_print(&errs, stderr, "podctl schedule: ");
@@ -123,7 +123,7 @@ static int run(json_t *objects, const struct pk_sched_opts *opts, enum pk_format
 	json_array_foreach(preempted, i, o)
 	    fprintf(stderr, "preempted: %s/%s\n", pk_namespace(o) ?: "default", pk_name(o) ?: "");
 	json_decref(preempted);
-	json_t *list = pk_list_new(out);
+	json_t *list = pk_list_new(json_incref(objects));
 
 	r = list && pk_write(stdout, list, fmt) == 0 ? PODCTL_EXIT_OK : PODCTL_EXIT_FAILURE;
 	json_decref(list);

@@ -155,15 +155,67 @@ int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *p
 	return r;
 }
 
-int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t **ret_objects,
-		 json_t **ret_preempted, struct pk_errors *errs)
+/* Add every object; errors name the object their field paths belong to. */
+static int add_all(struct pk_sched *s, const json_t *objects, struct pk_errors *errs)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(objects, i, o)
+	{
+		size_t before = errs ? errs->n : 0;
+		int r = pk_sched_add(s, o, errs);
+
+		if (r == 0)
+			continue;
+		for (size_t k = before; errs && k < errs->n; k++) {
+			char *m = NULL;
+
+			if (asprintf(&m, "items[%zu] (%s %s): %s", i,
+				     json_string_value(json_object_get(o, "kind")) ?: "?",
+				     pk_name(o) ?: "?", errs->msg[k]) >= 0) {
+				free(errs->msg[k]);
+				errs->msg[k] = m;
+			}
+		}
+		return r;
+	}
+	return 0;
+}
+
+/* Cycles until nothing changes, each result applied to out through idx. */
+static int run_cycles(struct pk_sched *s, json_t *out, struct sc_map *idx, json_t *pre)
+{
+	int64_t clock = 0, now = (int64_t)time(NULL);
+
+	for (int c = 0; c < SC_OFFLINE_MAX_CYCLES; c++) {
+		struct pk_sched_result *res = NULL;
+		bool idle;
+		int r = pk_sched_cycle(s, clock, &res);
+
+		if (r < 0)
+			return r;
+		r = apply_indexed(out, idx, res, pre, now);
+		idle = res->nactions == 0 &&
+		       (res->outcome == PK_SCHED_IDLE || res->outcome == PK_SCHED_GATED);
+		if (idle && res->has_retry && res->retry_at_ms > clock)
+			clock = res->retry_at_ms, idle = false;
+		pk_sched_result_free(res);
+		if (r < 0)
+			return r;
+		if (idle)
+			break;
+	}
+	return 0;
+}
+
+/* objects scheduled into out (objects itself when in place, else a copy). */
+static int run(const json_t *objects, bool in_place, const struct pk_sched_opts *opts,
+	       json_t **ret_objects, json_t **ret_preempted, struct pk_errors *errs)
 {
 	struct pk_sched *s = NULL;
 	struct sc_map idx = {0};
 	json_t *out = NULL, *pre = json_array();
-	int64_t clock = 0, now = (int64_t)time(NULL);
-	size_t i;
-	json_t *o;
 	int r;
 
 	if (!json_is_array(objects) || !pre) {
@@ -171,59 +223,37 @@ int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t
 		return -EINVAL;
 	}
 	r = pk_sched_new(opts, &s);
-	if (r < 0)
-		goto out;
-	json_array_foreach(objects, i, o)
-	{
-		size_t before = errs ? errs->n : 0;
-
-		r = pk_sched_add(s, o, errs);
-		if (r < 0) {
-			/* Say which object the field paths belong to. */
-			for (size_t k = before; errs && k < errs->n; k++) {
-				char *m = NULL;
-
-				if (asprintf(&m, "items[%zu] (%s %s): %s", i,
-					     json_string_value(json_object_get(o, "kind")) ?: "?",
-					     pk_name(o) ?: "?", errs->msg[k]) >= 0) {
-					free(errs->msg[k]);
-					errs->msg[k] = m;
-				}
-			}
-			goto out;
-		}
+	if (r == 0)
+		r = add_all(s, objects, errs);
+	if (r == 0 && in_place) {
+		out = json_incref((json_t *)objects);
+		r = index_objects(out, &idx);
+	} else if (r == 0) {
+		r = copy_and_index(objects, &out, &idx);
 	}
-	if ((r = copy_and_index(objects, &out, &idx)) < 0)
-		goto out;
-	for (int c = 0; c < SC_OFFLINE_MAX_CYCLES; c++) {
-		struct pk_sched_result *res = NULL;
-		bool idle;
-
-		r = pk_sched_cycle(s, clock, &res);
-		if (r < 0)
-			goto out;
-		r = apply_indexed(out, &idx, res, pre, now);
-		idle = res->nactions == 0 &&
-		       (res->outcome == PK_SCHED_IDLE || res->outcome == PK_SCHED_GATED);
-		if (idle && res->has_retry && res->retry_at_ms > clock)
-			clock = res->retry_at_ms, idle = false;
-		pk_sched_result_free(res);
-		if (r < 0)
-			goto out;
-		if (idle)
-			break;
+	if (r == 0)
+		r = run_cycles(s, out, &idx, pre);
+	if (r == 0) {
+		if (ret_objects)
+			*ret_objects = json_incref(out);
+		if (ret_preempted)
+			*ret_preempted = json_incref(pre);
 	}
-	*ret_objects = out;
-	out = NULL;
-	if (ret_preempted) {
-		*ret_preempted = pre;
-		pre = NULL;
-	}
-	r = 0;
-out:
 	sc_map_free(&idx);
 	json_decref(out);
 	json_decref(pre);
 	pk_sched_free(s);
 	return r;
+}
+
+int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t **ret_objects,
+		 json_t **ret_preempted, struct pk_errors *errs)
+{
+	return run(objects, false, opts, ret_objects, ret_preempted, errs);
+}
+
+int pk_sched_run_in_place(json_t *objects, const struct pk_sched_opts *opts,
+			  json_t **ret_preempted, struct pk_errors *errs)
+{
+	return run(objects, true, opts, NULL, ret_preempted, errs);
 }

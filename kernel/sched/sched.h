@@ -150,5 +150,13 @@ int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *p
  */
 int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t **ret_objects,
 		 json_t **ret_preempted, struct pk_errors *errs);
+/*
+ * The same run applied to objects itself (no copy: what podctl schedule uses,
+ * as it has no further use for its input): bound pods and conditions are set
+ * in place and preempted pods moved from objects to ret_preempted.  On
+ * failure objects may be partly changed.
+ */
+int pk_sched_run_in_place(json_t *objects, const struct pk_sched_opts *opts,
+			  json_t **ret_preempted, struct pk_errors *errs);
 
 #endif /* PODKERNEL_KERNEL_SCHED_H */
