@@ -50,7 +50,15 @@ struct agent_pci {
 	int numa;          /* OS index of its NUMA node, -1 unknown */
 	char accel_node[64]; /* "/dev/accel/accel0" (udev), or "" */
 	char vfio_group[64]; /* "/dev/vfio/12" (udev), or "" */
+	char product[128];   /* PCI database name: udev's ID_MODEL_FROM_DATABASE, or "" */
 };
+
+/*
+ * The PCI database's name of vendor:device from udev's hwdb (what udev puts
+ * in ID_MODEL_FROM_DATABASE), into buf; -ENOENT when the hwdb does not know it
+ * or is not installed.
+ */
+int agent_pci_product(unsigned vendor, unsigned device, char *buf, size_t len);
 
 /*
  * An accelerator is a PCI function of class 0x0302 (3D controller), 0x0380
@@ -203,6 +211,12 @@ const char *agent_labels_get(const struct agent_labels *l, const char *key);
 void agent_labels_clear(struct agent_labels *l);
 
 /* ---- the whole report ----------------------------------------------------- */
+/* Compatible label sets (--compatible-labels). */
+enum {
+	AGENT_COMPAT_NVIDIA = 1 << 0, /* nvidia.com/gpu.{present,count,product} (GFD) */
+	AGENT_COMPAT_GKE = 1 << 1,    /* cloud.google.com/gke-tpu-topology */
+};
+
 struct agent_config {
 	const char *node_name;
 	const char *hwloc_xml;
@@ -210,6 +224,7 @@ struct agent_config {
 	int64_t host_index; /* -1: not given */
 	bool use_udev;
 	bool use_netlink;
+	unsigned compat; /* AGENT_COMPAT_* label sets to publish too */
 	/*
 	 * Lookups on the API server for the host index (NULL offline): a label of
 	 * a Node (the pointer stays valid until the next lookup), and the host

@@ -84,6 +84,10 @@ static int collect_pci(hwloc_topology_t topo, const struct topo_board *board,
 		a->device = p->device_id;
 		a->class_id = p->class_id;
 		a->numa = pci_numa(topo, o);
+		/* exports made with libpciaccess carry the PCI database's name */
+		if (hwloc_obj_get_info_by_name(o, "PCIDevice"))
+			snprintf(a->product, sizeof(a->product), "%s",
+				 hwloc_obj_get_info_by_name(o, "PCIDevice"));
 	}
 	return 0;
 }

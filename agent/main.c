@@ -40,6 +40,8 @@ static void usage(FILE *f)
 	      "  --nfd-dir DIR         write DIR/podagent, an NFD features.d file (DIR is\n"
 	      "                        created when missing)\n"
 	      "  --nfd-ttl SECONDS     its expiry time from now (default 3600)\n"
+	      "  --compatible-labels LIST   also publish nvidia (GPU Feature Discovery's\n"
+	      "                        nvidia.com/gpu.*) and/or gke (gke-tpu-topology)\n"
 	      "Publishing:\n"
 	      "  --publish URL         PATCH the node's labels at URL (API server or podkerneld)\n"
 	      "  --in-cluster          publish with the pod's service account\n"
@@ -114,7 +116,7 @@ enum {
 	OPT_ONCE, OPT_NFD_DIR, OPT_NFD_TTL, OPT_PUBLISH, OPT_IN_CLUSTER, OPT_TOKEN,
 	OPT_TOKEN_FILE, OPT_CA_FILE, OPT_INSECURE, OPT_RETRIES, OPT_BACKOFF, OPT_BACKOFF_MAX,
 	OPT_INTERVAL, OPT_DEBOUNCE, OPT_VERSION, OPT_STATUS, OPT_REGISTER, OPT_LEASE_NS,
-	OPT_LEASE_DURATION, OPT_NO_LEASE, OPT_RESYNC, OPT_CERT, OPT_KEY,
+	OPT_LEASE_DURATION, OPT_NO_LEASE, OPT_RESYNC, OPT_CERT, OPT_KEY, OPT_COMPAT,
 };
 
 static const struct option long_opts[] = {
@@ -142,6 +144,7 @@ static const struct option long_opts[] = {
 	{ "resync", required_argument, NULL, OPT_RESYNC },
 	{ "client-certificate", required_argument, NULL, OPT_CERT },
 	{ "client-key", required_argument, NULL, OPT_KEY },
+	{ "compatible-labels", required_argument, NULL, OPT_COMPAT },
 	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "backoff-ms", required_argument, NULL, OPT_BACKOFF },
 	{ "backoff-max-ms", required_argument, NULL, OPT_BACKOFF_MAX },
@@ -151,6 +154,27 @@ static const struct option long_opts[] = {
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ 0 },
 };
+
+/* "nvidia,gke" into AGENT_COMPAT_* bits. */
+static int parse_compat(const char *list, unsigned *ret)
+{
+	char buf[128];
+	char *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (strcmp(w, "nvidia") == 0)
+			*ret |= AGENT_COMPAT_NVIDIA;
+		else if (strcmp(w, "gke") == 0)
+			*ret |= AGENT_COMPAT_GKE;
+		else {
+			fprintf(stderr, "podagent: --compatible-labels: unknown set \"%s\" "
+				"(nvidia, gke)\n", w);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
 
 /* A numeric option into *dst; returns -EINVAL on a bad value. */
 static int num_opt(const char *name, long min, long max, long *dst)
@@ -218,6 +242,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_CERT: o->pub.cert_file = optarg; break;
 		case OPT_KEY: o->pub.key_file = optarg; break;
+		case OPT_COMPAT: r = parse_compat(optarg, &o->d.agent.compat); break;
 		case OPT_RETRIES:
 			r = num_opt("--retries", 1, 100, &v);
 			o->pub.retries = (int)v;

@@ -34,6 +34,8 @@ json_t *agent_devices_json(const struct agent_pci *accels, size_t n)
 			json_object_set_new(o, "devnode", json_string(accels[i].accel_node));
 		if (accels[i].vfio_group[0])
 			json_object_set_new(o, "vfioGroup", json_string(accels[i].vfio_group));
+		if (accels[i].product[0])
+			json_object_set_new(o, "product", json_string(accels[i].product));
 		json_array_append_new(arr, o);
 	}
 	return arr;

@@ -74,6 +74,8 @@ static void merge_udev_nodes(struct agent_hw *hw, const struct agent_udev_info *
 			continue;
 		memcpy(hw->accels[i].accel_node, o->accel_node, sizeof(o->accel_node));
 		memcpy(hw->accels[i].vfio_group, o->vfio_group, sizeof(o->vfio_group));
+		if (o->product[0])
+			memcpy(hw->accels[i].product, o->product, sizeof(o->product));
 	}
 }
 
@@ -126,6 +128,48 @@ static unsigned main_vendor(const struct agent_report *r, const struct topo_boar
 		}
 	}
 	return best;
+}
+
+/* Words joined by single dashes ("GH100 [H100 SXM5 80GB]" -> "GH100-H100-SXM5-80GB"). */
+static int words_label(const char *in, char *out, size_t outlen)
+{
+	char joined[256];
+	size_t n = 0;
+
+	for (const char *p = in; *p && n + 2 < sizeof(joined); p++) {
+		bool word = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			    (*p >= '0' && *p <= '9') || *p == '.' || *p == '_';
+
+		if (word)
+			joined[n++] = *p;
+		else if (n > 0 && joined[n - 1] != '-')
+			joined[n++] = '-';
+	}
+	joined[n] = '\0';
+	return topo_label_value_sanitize(joined, out, outlen);
+}
+
+/*
+ * The product name of the main vendor's first accelerator (the PCI
+ * database's, as udev or hwloc gave it, else the hwdb), as a label value:
+ * "GH100 [H100 SXM5 80GB]" becomes "GH100-H100-SXM5-80GB".
+ */
+static void product_label(struct agent_report *r, unsigned vendor)
+{
+	char clean[TOPO_LABEL_NAME_MAX + 1], name[128] = "";
+
+	for (size_t i = 0; i < r->naccels; i++) {
+		const struct agent_pci *a = &r->accels[i];
+		const char *product = a->product;
+
+		if (a->vendor != vendor)
+			continue;
+		if (!product[0] && agent_pci_product(a->vendor, a->device, name, sizeof(name)) == 0)
+			product = name;
+		if (product[0] && words_label(product, clean, sizeof(clean)) == 0 && clean[0])
+			agent_labels_set(&r->labels, TOPO_LABEL_ACCEL_PRODUCT, clean, &r->warnings);
+		return;
+	}
 }
 
 static void board_checks(struct agent_report *r, const struct topo_board *board)
@@ -202,6 +246,7 @@ static int compute_labels(struct agent_report *r, const struct agent_config *cfg
 
 		agent_labels_set(l, TOPO_LABEL_ACCEL_VENDOR,
 				 topo_pci_vendor_label(main_vendor(r, board), vbuf), &r->warnings);
+		product_label(r, main_vendor(r, board));
 	}
 	if (!board) {
 		if (cfg->host_index >= 0)
@@ -229,6 +274,36 @@ static int compute_labels(struct agent_report *r, const struct agent_config *cfg
 	if (topo_board_has_torus(board))
 		agent_labels_set(l, TOPO_LABEL_COORDS, r->id.host.coords, &r->warnings);
 	return 0;
+}
+
+/*
+ * Labels other tools publish, for users who already select on them (README,
+ * "Compatible labels"): NVIDIA GPU Feature Discovery's count, product and
+ * presence on NVIDIA hosts; GKE's TPU topology (the torus the host belongs
+ * to) on torus boards.  Values come from podkernel's own discovery.
+ */
+static void compatible_labels(struct agent_report *r, const struct agent_config *cfg)
+{
+	const struct topo_board *board = cfg->board;
+	const char *product = agent_labels_get(&r->labels, TOPO_LABEL_ACCEL_PRODUCT);
+	char buf[64];
+
+	if ((cfg->compat & AGENT_COMPAT_NVIDIA) && r->naccels > 0 &&
+	    main_vendor(r, board) == 0x10de) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < r->naccels; i++)
+			n += r->accels[i].vendor == 0x10de;
+		snprintf(buf, sizeof(buf), "%zu", n);
+		agent_labels_set(&r->labels, "nvidia.com/gpu.present", "true", &r->warnings);
+		agent_labels_set(&r->labels, "nvidia.com/gpu.count", buf, &r->warnings);
+		if (product)
+			agent_labels_set(&r->labels, "nvidia.com/gpu.product", product, &r->warnings);
+	}
+	if ((cfg->compat & AGENT_COMPAT_GKE) && board && topo_board_has_torus(board) &&
+	    r->id.index >= 0 &&
+	    topo_shape_format(topo_board_superslice_shape(board), buf, sizeof(buf)) == 0)
+		agent_labels_set(&r->labels, "cloud.google.com/gke-tpu-topology", buf, &r->warnings);
 }
 
 int agent_report_build(const struct agent_config *cfg, struct agent_report *ret, char *err,
@@ -261,6 +336,7 @@ int agent_report_build(const struct agent_config *cfg, struct agent_report *ret,
 		goto fail;
 	choose_accels(&r, cfg->hwloc_xml);
 	compute_labels(&r, cfg);
+	compatible_labels(&r, cfg);
 	*ret = r;
 	return 0;
 fail:

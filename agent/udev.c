@@ -142,6 +142,10 @@ static int scan_pci(struct udev_device *dev, struct agent_udev_info *info, void 
 	    !agent_pci_is_accel(p.class_id, p.vendor, p.device, s->board))
 		return 0;
 	snprintf(p.bus_id, sizeof(p.bus_id), "%s", udev_device_get_sysname(dev));
+	/* udevd stores the hwdb's names in its database (20-pci-vendor-model.rules) */
+	if (udev_device_get_property_value(dev, "ID_MODEL_FROM_DATABASE"))
+		snprintf(p.product, sizeof(p.product), "%s",
+			 udev_device_get_property_value(dev, "ID_MODEL_FROM_DATABASE"));
 	numa = udev_device_get_sysattr_value(dev, "numa_node");
 	if (numa)
 		p.numa = atoi(numa) >= 0 ? atoi(numa) : -1;
@@ -306,4 +310,27 @@ void agent_udev_monitor_free(struct agent_udev_monitor *m)
 	udev_monitor_unref(m->mon);
 	udev_unref(m->udev);
 	free(m);
+}
+
+int agent_pci_product(unsigned vendor, unsigned device, char *buf, size_t len)
+{
+	struct udev *udev = udev_new();
+	struct udev_hwdb *hwdb = udev ? udev_hwdb_new(udev) : NULL;
+	struct udev_list_entry *e;
+	char modalias[64];
+	int r = -ENOENT;
+
+	snprintf(modalias, sizeof(modalias), "pci:v%08Xd%08X", vendor & 0xffff, device & 0xffff);
+	udev_list_entry_foreach(e, hwdb ? udev_hwdb_get_properties_list_entry(hwdb, modalias, 0)
+					: NULL)
+	{
+		if (strcmp(udev_list_entry_get_name(e), "ID_MODEL_FROM_DATABASE") == 0 &&
+		    udev_list_entry_get_value(e)) {
+			snprintf(buf, len, "%s", udev_list_entry_get_value(e));
+			r = 0;
+		}
+	}
+	udev_hwdb_unref(hwdb);
+	udev_unref(udev);
+	return r;
 }

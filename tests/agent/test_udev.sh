@@ -54,11 +54,24 @@ labels = node["metadata"]["labels"]
 ann = node["metadata"]["annotations"]
 assert labels["accelerator.podkernel.dev/count"] == "2", labels
 assert labels["accelerator.podkernel.dev/vendor"] == "nvidia", labels
+# the product name from udev's database (the hwdb's ID_MODEL_FROM_DATABASE)
+assert labels["accelerator.podkernel.dev/product"] == "GH100-H100-SXM5-80GB", labels
 devs = json.loads(ann["accelerator.podkernel.dev/devices"])
 assert [d["pciBusId"] for d in devs] == ["0000:18:00.0", "0000:2a:00.0"], devs
+assert devs[0]["product"] == "GH100 [H100 SXM5 80GB]", devs
 assert "agent.podkernel.dev/discovery-disagreement" not in ann, ann
 assert node["status"]["capacity"]["nvidia.com/gpu"] == "2"
 print("gpu host: ok")
+PY
+umockdev-run -d "$FX/gpu-host.umockdev" -- "$AGENT" --once --no-netlink \
+	--node-name gpu-h0 --compatible-labels nvidia -o json >"$tmp/gfd.json" 2>"$tmp/gfd.err" ||
+	{ echo "gpu host, GFD labels: failed"; cat "$tmp/gfd.err"; fail=1; }
+python3 - "$tmp/gfd.json" <<'PY' || fail=1
+import json, sys
+labels = json.load(open(sys.argv[1]))["metadata"]["labels"]
+assert labels["nvidia.com/gpu.product"] == "GH100-H100-SXM5-80GB", labels
+assert labels["nvidia.com/gpu.count"] == "2", labels
+print("gpu host, GFD labels: ok")
 PY
 
 cc -std=gnu11 -o "$tmp/hotplug" "$PODKERNEL_SRC/tests/agent/umockdev_hotplug.c" \
