@@ -19,6 +19,7 @@ static void usage(FILE *f)
 	      "  schedule -f FILE... [-o json|yaml] [--explain] [--strategy NAME]\n"
 	      "  compile  -f FILE [-o json|yaml]    Jobs/JobSets -> Workload, groups, pods\n"
 	      "  validate -f FILE...                static validation\n"
+	      "  (each also takes --max-input-size SIZE: the largest input file, default 256Mi)\n"
 	      "Boards:\n"
 	      "  board check|show|nodes|verify FILE ...\n"
 	      "Appliance client (podkerneld):\n"
