@@ -271,8 +271,11 @@ static int compute_labels(struct agent_report *r, const struct agent_config *cfg
 		if (key && r->id.host.domain[i][0] && strcmp(key, TOPO_LABEL_HOSTNAME) != 0)
 			agent_labels_set(l, key, r->id.host.domain[i], &r->warnings);
 	}
-	if (topo_board_has_torus(board))
-		agent_labels_set(l, TOPO_LABEL_COORDS, r->id.host.coords, &r->warnings);
+	struct topo_label tl[TOPO_TORUS_LABELS];
+	int ntl = topo_board_torus_labels(board, &r->id.host, tl);
+
+	for (int i = 0; i < ntl; i++)
+		agent_labels_set(l, tl[i].key, tl[i].value, &r->warnings);
 	return 0;
 }
 

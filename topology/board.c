@@ -486,6 +486,40 @@ int topo_board_host(const struct topo_board *b, int superslices, int64_t index,
 	return 0;
 }
 
+static const char *const torus_keys[TOPO_TORUS_LABELS] = {
+	TOPO_LABEL_COORDS,     TOPO_LABEL_TORUS,      TOPO_LABEL_TORUS_SHAPE,
+	TOPO_LABEL_CUBE_SHAPE, TOPO_LABEL_HOST_SHAPE, TOPO_LABEL_WRAPAROUND,
+};
+
+bool topo_label_torus_reserved(const char *key)
+{
+	for (size_t i = 0; i < TOPO_TORUS_LABELS; i++)
+		if (strcmp(key, torus_keys[i]) == 0)
+			return true;
+	return false;
+}
+
+int topo_board_torus_labels(const struct topo_board *b, const struct topo_host *h,
+			    struct topo_label ret[TOPO_TORUS_LABELS])
+{
+	struct topo_label l[TOPO_TORUS_LABELS];
+
+	if (!LOADED(b) || !h || !ret)
+		return -EINVAL;
+	if (!b->has_torus || b->torus_level < 0)
+		return 0;
+	for (size_t i = 0; i < TOPO_TORUS_LABELS; i++)
+		l[i].key = torus_keys[i];
+	snprintf(l[0].value, sizeof(l[0].value), "%s", h->coords);
+	snprintf(l[1].value, sizeof(l[1].value), "%s", h->domain[b->torus_level]);
+	topo_shape_format(&b->shapes[BOARD_SHAPE_SUPERSLICE], l[2].value, sizeof(l[2].value));
+	topo_shape_format(&b->shapes[BOARD_SHAPE_CUBE], l[3].value, sizeof(l[3].value));
+	topo_shape_format(&b->shapes[BOARD_SHAPE_HOST], l[4].value, sizeof(l[4].value));
+	snprintf(l[5].value, sizeof(l[5].value), "%s", b->wrap ? "true" : "false");
+	memcpy(ret, l, sizeof(l));
+	return TOPO_TORUS_LABELS;
+}
+
 /* ---- ICI wiring -------------------------------------------------------------------- */
 
 static int find_port(const struct topo_board *b, int chip, int axis, int dir)

@@ -490,7 +490,7 @@ static bool level_key_reserved(const char *key)
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
 		if (strcmp(key, reserved[i]) == 0)
 			return true;
-	return false;
+	return topo_label_torus_reserved(key); /* the torus geometry labels */
 }
 
 static int load_level(struct ctx *c, struct topo_board *b, yaml_node_t *n, size_t i,

@@ -69,6 +69,27 @@ int topo_label_value_sanitize(const char *in, char *out, size_t outlen);
 #define TOPO_LABEL_COORDS TOPO_LABEL_LEVEL_PREFIX "coords"
 /* Set by an operator on a Node: the host's index in its board's cluster. */
 #define TOPO_LABEL_HOST_INDEX TOPO_LABEL_LEVEL_PREFIX "host-index"
+/*
+ * Torus geometry on every host of a torus board, what slice placement reads:
+ * the torus the host belongs to (its domain at the board's torus level, e.g.
+ * "ss1"), the torus, cube and host extents in chips ("8x8x16", "4x4x4",
+ * "2x2x1") and whether the torus wraps around ("true"/"false").  With
+ * TOPO_LABEL_COORDS they are the labels topo_board_torus_labels() returns.
+ */
+#define TOPO_LABEL_TORUS TOPO_LABEL_LEVEL_PREFIX "torus"
+#define TOPO_LABEL_TORUS_SHAPE TOPO_LABEL_LEVEL_PREFIX "torus-shape"
+#define TOPO_LABEL_CUBE_SHAPE TOPO_LABEL_LEVEL_PREFIX "cube-shape"
+#define TOPO_LABEL_HOST_SHAPE TOPO_LABEL_LEVEL_PREFIX "host-shape"
+#define TOPO_LABEL_WRAPAROUND TOPO_LABEL_LEVEL_PREFIX "wraparound"
+/*
+ * A PodGroup asks for a TPU slice with TOPO_ANN_SLICE_SHAPE ("4x4x8", chips
+ * along x, y, z); each pod bound into the slice gets its host's position in
+ * the slice (TOPO_ANN_SLICE_COORDS, "x.y.z" in chips) and its rank
+ * (TOPO_ANN_WORKER_ID, x fastest, then y, then z).
+ */
+#define TOPO_ANN_SLICE_SHAPE "scheduling.podkernel.dev/slice-shape"
+#define TOPO_ANN_SLICE_COORDS "scheduling.podkernel.dev/slice-coords"
+#define TOPO_ANN_WORKER_ID "scheduling.podkernel.dev/worker-id"
 /* JSON array of {"pciBusId","vendorId","deviceId","numaNode"}. */
 #define TOPO_ANN_DEVICES "accelerator.podkernel.dev/devices"
 /* RFC 3339 time of podagent's last publish; podkerneld watches nodes carrying it. */
@@ -141,27 +162,125 @@ int64_t topo_coord_index(const struct topo_shape *shape, const struct topo_coord
 void topo_coord_of_index(const struct topo_shape *shape, int64_t index, struct topo_coord *ret);
 bool topo_coord_in(const struct topo_shape *shape, const struct topo_coord *c);
 
-/*
- * Neighbours of c along each axis in both directions (at most 6).  Without
- * wraparound an edge chip has fewer; with it, a dimension of size 2 yields one
- * neighbour (not the same one twice) and size 1 yields none.  Returns the count.
- */
-int topo_torus_neighbors(const struct topo_shape *shape, bool wrap, const struct topo_coord *c,
-			 struct topo_coord ret[2 * TOPO_DIMS]);
-
 /* The block (host, cube) holding chip c: c divided by block, per axis. */
 void topo_coord_block(const struct topo_coord *c, const struct topo_shape *block,
 		      struct topo_coord *ret);
 
 /*
- * Axis-aligned sub-cuboids of shape sub inside shape outer, at origins that are
- * multiples of stride (pass sub itself for a tiling, all-ones for every
- * offset).  Calls fn for each origin until fn returns non-zero, which is then
- * returned; 0 after the last.  -EINVAL when sub does not fit.
+ * A rotation of a slice: its chip extents laid along the torus axes.  Torus
+ * axis a carries slice axis axis[a], so ext.dim[a] = slice.dim[axis[a]].
  */
-int topo_subcuboids_foreach(const struct topo_shape *outer, const struct topo_shape *sub,
-			    const struct topo_shape *stride,
-			    int (*fn)(const struct topo_coord *origin, void *arg), void *arg);
+struct topo_rotation {
+	struct topo_shape ext; /* chips along the torus axes */
+	int axis[TOPO_DIMS];
+};
+
+/*
+ * The distinct rotations (axis permutations, identity first) of a slice of
+ * chips that tile into whole hosts of shape host and fit inside torus.
+ * Writes at most 6 to ret and returns how many (0: the slice cannot be laid
+ * out on that board, either because no permutation tiles into whole hosts
+ * or because none fits).
+ */
+int topo_slice_rotations(const struct topo_shape *slice, const struct topo_shape *host,
+			 const struct topo_shape *torus, struct topo_rotation ret[6]);
+
+/* ------------------------------------------------------------------------ */
+/* Torus occupancy                                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Which hosts (cells) of one torus are busy, with a 3-D summed-area table so
+ * that "is this box free" costs eight lookups, and the free-box searches of
+ * slice placement (see occupancy.c).  Cells are hosts: a torus of 8x8x16
+ * chips with 2x2x1 hosts is a grid of 4x4x16 cells.  Each cell holds a count
+ * of users (pods, or anything else that makes a host unavailable); a cell is
+ * busy while its count is positive.  Counts change one at a time
+ * (topo_occ_add); the table is refreshed lazily on the next query.  Boxes are
+ * given in cells; along wrapping axes a box may cross the seam (its origin
+ * is still inside the grid).  Lifecycle: topo_occ_new() -> topo_occ_add() /
+ * queries -> topo_occ_free().
+ */
+struct topo_occ;
+
+struct topo_box {
+	struct topo_coord origin; /* cell of the box's low corner, inside the grid */
+	struct topo_shape ext;	  /* cells per axis */
+};
+
+/*
+ * Rank of a free box for placement, lower broken first, then higher contact:
+ * broken counts the cells of blocks (cubes) that are entirely free now and
+ * that the box would use only in part, plus the whole torus when it is
+ * entirely free (Slurm torus3d's fragmentation cost: a box that fits inside
+ * used blocks keeps the free ones whole); contact counts the busy cells and
+ * the torus faces (without wraparound) that touch the box's faces, so boxes
+ * pack against what is already used.
+ */
+struct topo_box_rank {
+	int64_t broken;
+	int64_t contact;
+};
+
+/*
+ * grid: cells per axis (each at least 1, volume at most 2^24); block: cells
+ * per block (a cube), dividing grid, or NULL for none; wrap: whether the
+ * torus closes along every axis.  NULL on bad arguments or ENOMEM.
+ */
+struct topo_occ *topo_occ_new(const struct topo_shape *grid, const struct topo_shape *block,
+			      bool wrap);
+void topo_occ_free(struct topo_occ *occ);
+/* An independent copy (for a search with extra cells blocked); NULL on ENOMEM. */
+struct topo_occ *topo_occ_dup(const struct topo_occ *occ);
+const struct topo_shape *topo_occ_grid(const struct topo_occ *occ);
+bool topo_occ_wrap(const struct topo_occ *occ);
+/* Add delta (may be negative) to a cell's count; -EINVAL outside the grid. */
+int topo_occ_add(struct topo_occ *occ, const struct topo_coord *cell, int delta);
+int topo_occ_count(const struct topo_occ *occ, const struct topo_coord *cell);
+int64_t topo_occ_busy_cells(const struct topo_occ *occ);
+/* Bumps whenever a cell turns busy or free. */
+uint64_t topo_occ_version(const struct topo_occ *occ);
+/* Busy cells inside a box (wrapping where allowed); -EINVAL for a bad box. */
+int64_t topo_occ_box_busy(struct topo_occ *occ, const struct topo_box *box);
+/* The placement rank of a free box (its cells must be free). */
+void topo_occ_box_rank(struct topo_occ *occ, const struct topo_box *box,
+		       struct topo_box_rank *ret);
+/* -1, 0, 1: a ranks better, the same, worse than b. */
+int topo_box_rank_cmp(const struct topo_box_rank *a, const struct topo_box_rank *b);
+
+enum topo_box_policy {
+	TOPO_BOX_BEST,	/* the best rank; ties: first extent, then first origin */
+	TOPO_BOX_FIRST, /* the first free box: extents in order, origins z, y, x */
+};
+/*
+ * Search free boxes of any of the n extents exts (cells), origins in raster
+ * order (x fastest).  accept, when not NULL, vetoes candidates (e.g. a box
+ * must contain given cells).  Returns 1 with the box (and its rank when
+ * ret_rank is not NULL), 0 when no free box exists, -EINVAL on bad extents.
+ */
+int topo_occ_find_box(struct topo_occ *occ, const struct topo_shape *exts, size_t n,
+		      enum topo_box_policy policy,
+		      bool (*accept)(const struct topo_box *box, void *arg), void *arg,
+		      struct topo_box *ret_box, struct topo_box_rank *ret_rank);
+/*
+ * The largest free box by cells (ties: first found, extents by increasing
+ * x then y), or 0 when every cell is busy.  Cached until a cell changes.
+ */
+int topo_occ_largest_free_box(struct topo_occ *occ, struct topo_box *ret_box);
+/*
+ * Cover the cells that are busy (or free) with disjoint boxes, each grown
+ * greedily from its first cell in raster order along x, then y, then z
+ * (no wraparound): what `podctl board occupancy` prints.  Calls fn for each
+ * until it returns non-zero, which is returned; 0 after the last; -ENOMEM.
+ */
+int topo_occ_cover(const struct topo_occ *occ, bool busy,
+		   int (*fn)(const struct topo_box *box, void *arg), void *arg);
+/*
+ * Invariant checker: busy and block counts agree with the cells, and a
+ * table that is not pending a refresh agrees with a recomputation.  0 or
+ * -EUCLEAN with why filled.
+ */
+int topo_occ_check(const struct topo_occ *occ, char *why, size_t whylen);
 
 /* ------------------------------------------------------------------------ */
 /* Boards                                                                     */
@@ -277,6 +396,22 @@ int topo_board_host(const struct topo_board *board, int superslices, int64_t ind
  */
 int topo_board_ici_peer(const struct topo_board *board, int superslices, int64_t host,
 			size_t port, int64_t *ret_peer_host, size_t *ret_peer_port);
+
+/* A node label (key is a static string). */
+struct topo_label {
+	const char *key;
+	char value[TOPO_LABEL_NAME_MAX + 1];
+};
+#define TOPO_TORUS_LABELS 6
+/*
+ * The torus labels of host h of a torus board: TOPO_LABEL_COORDS and the
+ * geometry keys above.  Returns how many were written (0 for a board
+ * without torus), -EINVAL when the board is not loaded.
+ */
+int topo_board_torus_labels(const struct topo_board *board, const struct topo_host *h,
+			    struct topo_label ret[TOPO_TORUS_LABELS]);
+/* True for the keys of topo_board_torus_labels(): no board level may use them. */
+bool topo_label_torus_reserved(const char *key);
 
 /* ------------------------------------------------------------------------ */
 /* Topology domain trees                                                      */

@@ -5,16 +5,15 @@
  * A shape is the size of a box of chips along x, y and z ("4x4x4"); a
  * coordinate is a chip position in it.  Chips are numbered row-major with x
  * fastest, so an index and a coordinate convert with a few divisions.
- * Neighbours follow the ICI links of a torus: one per direction per axis,
- * wrapping at the edges when the torus has wraparound links.  A dimension of
- * size 2 wraps onto the same chip in both directions and a dimension of size 1
- * has no link at all, so both are special-cased to avoid duplicate or self
- * neighbours.  Sub-cuboid enumeration walks the origins of every box of one
- * shape inside another, the search space of topology-aware placement.
+ * A slice (a box of chips a job asks for) may be laid out along the torus
+ * axes in any of the permutations of its extents that tile into whole hosts;
+ * the distinct ones are the rotations slice placement searches (with
+ * occupancy.c, which knows which hosts are free).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "topology/topology.h"
 
@@ -100,35 +99,6 @@ bool topo_coord_in(const struct topo_shape *shape, const struct topo_coord *c)
 	return true;
 }
 
-int topo_torus_neighbors(const struct topo_shape *shape, bool wrap, const struct topo_coord *c,
-			 struct topo_coord ret[2 * TOPO_DIMS])
-{
-	int n = 0;
-
-	for (int axis = 0; axis < TOPO_DIMS; axis++) {
-		int size = shape->dim[axis];
-
-		if (size < 2)
-			continue;
-		for (int dir = -1; dir <= 1; dir += 2) {
-			int v = c->c[axis] + dir;
-
-			if (v < 0 || v >= size) {
-				if (!wrap)
-					continue;
-				v = (v + size) % size;
-			}
-			/* Size 2 with wraparound: both directions reach one chip. */
-			if (wrap && size == 2 && dir == 1)
-				continue;
-			ret[n] = *c;
-			ret[n].c[axis] = v;
-			n++;
-		}
-	}
-	return n;
-}
-
 void topo_coord_block(const struct topo_coord *c, const struct topo_shape *block,
 		      struct topo_coord *ret)
 {
@@ -136,25 +106,29 @@ void topo_coord_block(const struct topo_coord *c, const struct topo_shape *block
 		ret->c[i] = c->c[i] / block->dim[i];
 }
 
-int topo_subcuboids_foreach(const struct topo_shape *outer, const struct topo_shape *sub,
-			    const struct topo_shape *stride,
-			    int (*fn)(const struct topo_coord *origin, void *arg), void *arg)
+/* The 6 permutations of three axes, identity first. */
+static const int perms[6][TOPO_DIMS] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+					{1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+
+int topo_slice_rotations(const struct topo_shape *slice, const struct topo_shape *host,
+			 const struct topo_shape *torus, struct topo_rotation ret[6])
 {
-	struct topo_coord o;
+	int n = 0;
 
-	if (!outer || !sub || !stride || !fn)
-		return -EINVAL;
-	for (int i = 0; i < TOPO_DIMS; i++)
-		if (sub->dim[i] < 1 || stride->dim[i] < 1 || sub->dim[i] > outer->dim[i])
-			return -EINVAL;
-	for (o.c[2] = 0; o.c[2] + sub->dim[2] <= outer->dim[2]; o.c[2] += stride->dim[2])
-		for (o.c[1] = 0; o.c[1] + sub->dim[1] <= outer->dim[1]; o.c[1] += stride->dim[1])
-			for (o.c[0] = 0; o.c[0] + sub->dim[0] <= outer->dim[0];
-			     o.c[0] += stride->dim[0]) {
-				int r = fn(&o, arg);
+	for (int p = 0; p < 6; p++) {
+		struct topo_rotation r;
+		bool ok = true, dup = false;
 
-				if (r)
-					return r;
-			}
-	return 0;
+		for (int a = 0; a < TOPO_DIMS; a++) {
+			r.axis[a] = perms[p][a];
+			r.ext.dim[a] = slice->dim[perms[p][a]];
+			ok = ok && r.ext.dim[a] <= torus->dim[a] &&
+			     r.ext.dim[a] % host->dim[a] == 0;
+		}
+		for (int k = 0; ok && k < n; k++)
+			dup = dup || memcmp(&ret[k].ext, &r.ext, sizeof(r.ext)) == 0;
+		if (ok && !dup)
+			ret[n++] = r;
+	}
+	return n;
 }

@@ -251,6 +251,8 @@ struct pk_group {
 	const char *template_name; /* spec.workloadRef.templateName */
 	const char *parent;        /* spec.parentCompositePodGroupName */
 	struct pk_group_spec spec;
+	/* metadata.annotations[scheduling.podkernel.dev/slice-shape], "AxBxC" in chips */
+	const char *slice_shape;
 };
 
 struct pk_template {

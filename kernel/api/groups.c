@@ -19,6 +19,7 @@
 
 #include "kernel/api/api.h"
 #include "kernel/api/api-internal.h"
+#include "topology/topology.h"
 
 /*
  * A union of empty-ish members ("basic"/"gang", "single"/"all") at path p:
@@ -174,6 +175,24 @@ static void group_spec_decode(const json_t *spec, bool composite, struct pk_path
 
 /* ---- PodGroup and CompositePodGroup ----------------------------------------------------- */
 
+/* The slice-shape annotation (a string; its syntax is validation's business). */
+static void slice_decode(const json_t *obj, struct pk_errors *errs, const char **ret)
+{
+	const json_t *v = json_object_get(json_object_get(json_object_get(obj, "metadata"),
+							  "annotations"),
+					  TOPO_ANN_SLICE_SHAPE);
+	char text[96];
+
+	if (!v)
+		return;
+	if (json_is_string(v))
+		*ret = json_string_value(v);
+	else
+		pk_errors_add(errs, "metadata.annotations[" TOPO_ANN_SLICE_SHAPE "]: Invalid "
+				    "value: %s: must be a string",
+			      pk_value_text(v, text, sizeof(text)));
+}
+
 struct pk_group *pk_group_decode_partial(json_t *obj, struct pk_errors *errs)
 {
 	struct pk_group *g = calloc(1, sizeof(*g));
@@ -208,6 +227,7 @@ struct pk_group *pk_group_decode_partial(json_t *obj, struct pk_errors *errs)
 	if (g->parent && !*g->parent)
 		g->parent = NULL;
 	group_spec_decode(spec, g->kind == PK_KIND_COMPOSITE_POD_GROUP, &p, errs, &g->spec);
+	slice_decode(obj, errs, &g->slice_shape);
 	return g;
 }
 

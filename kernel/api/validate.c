@@ -233,6 +233,46 @@ static void check_group_spec(const char *prefix, const struct pk_group_spec *gs,
 	check_max_priority(path, gs->has_priority, gs->priority, MAX_USER_PRIORITY, errs);
 }
 
+#define SLICE_PATH "metadata.annotations[" TOPO_ANN_SLICE_SHAPE "]"
+#define SLICE_MAX_CHIPS 65536 /* one superslice torus at most */
+
+/*
+ * The slice-shape annotation, as far as it can be checked without the board:
+ * syntax, a PodGroup with a gang policy, and chips that minCount pods (one
+ * per host) split evenly.  Whether the shape tiles into whole hosts of the
+ * board and whether its host count equals minCount needs the host block,
+ * which only the nodes' labels give: the scheduler checks that.
+ */
+static void check_slice(const struct pk_group *g, struct pk_errors *errs)
+{
+	struct topo_shape shape;
+	int64_t chips;
+
+	if (!g->slice_shape)
+		return;
+	if (g->kind == PK_KIND_COMPOSITE_POD_GROUP) {
+		pk_errors_add(errs, SLICE_PATH ": Invalid value: \"%s\": only a PodGroup (one pod "
+				    "per host of the slice) can ask for a slice", g->slice_shape);
+		return;
+	}
+	if (topo_shape_parse(g->slice_shape, &shape) < 0) {
+		pk_errors_add(errs, SLICE_PATH ": Invalid value: \"%s\": expected chip extents "
+				    "AxBxC, e.g. 4x4x8", g->slice_shape);
+		return;
+	}
+	chips = topo_shape_volume(&shape);
+	if (chips > SLICE_MAX_CHIPS)
+		pk_errors_add(errs, SLICE_PATH ": Invalid value: \"%s\": must be at most %d chips "
+				    "(one superslice)", g->slice_shape, SLICE_MAX_CHIPS);
+	else if (g->spec.policy != PK_POLICY_GANG)
+		pk_errors_add(errs, SLICE_PATH ": Invalid value: \"%s\": a slice needs "
+				    "spec.schedulingPolicy.gang (one pod per host)", g->slice_shape);
+	else if (g->spec.min_count >= 1 && chips % g->spec.min_count != 0)
+		pk_errors_add(errs, SLICE_PATH ": Invalid value: \"%s\": %lld chips cannot be "
+				    "split evenly among minCount %d pods (one pod per host)",
+			      g->slice_shape, (long long)chips, g->spec.min_count);
+}
+
 static void validate_group(json_t *obj, struct pk_errors *errs)
 {
 	struct pk_group *g = pk_group_decode_partial(obj, errs);
@@ -261,6 +301,7 @@ static void validate_group(json_t *obj, struct pk_errors *errs)
 		pk_errors_add(errs, "spec.parentCompositePodGroupName: Invalid value: \"%s\": must "
 				    "not name the group itself", g->parent);
 	check_group_spec("spec", &g->spec, errs);
+	check_slice(g, errs);
 	pk_group_free(g);
 }
 

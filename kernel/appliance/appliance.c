@@ -413,6 +413,22 @@ static struct pk_write_ref ref_of(struct pk_appliance *app, enum pk_kind kind, c
 	};
 }
 
+/* A binding's annotations (a TPU slice pod's coordinates and worker id), or NULL. */
+static json_t *bind_annotations(const struct pk_sched_action *a)
+{
+	json_t *ann = NULL;
+
+	for (size_t i = 0; i < PK_SCHED_BIND_ANNOTATIONS; i++) {
+		if (!a->annotations[i].key)
+			continue;
+		if (!ann && !(ann = json_object()))
+			return NULL;
+		json_object_set_new(ann, a->annotations[i].key,
+				    json_string(a->annotations[i].value));
+	}
+	return ann;
+}
+
 /* Queue one cycle's actions into the open batch. */
 static void batch_result(struct pk_appliance *app, const struct pk_sched_result *res)
 {
@@ -422,7 +438,13 @@ static void batch_result(struct pk_appliance *app, const struct pk_sched_result 
 		int r = 0;
 
 		switch (a->action) {
-		case PK_SCHED_BIND: r = pk_writer_bind(app->writer, &ref, a->node, NULL); break;
+		case PK_SCHED_BIND: {
+			json_t *ann = bind_annotations(a);
+
+			r = pk_writer_bind(app->writer, &ref, a->node, ann);
+			json_decref(ann);
+			break;
+		}
 		case PK_SCHED_CONDITION:
 			r = pk_writer_set_condition(app->writer, &ref, a->type, a->status,
 						    a->reason, a->message);

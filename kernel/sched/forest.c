@@ -37,6 +37,7 @@ static void group_clear_spec(struct sc_group *g)
 	free(g->topo_key);
 	free(g->prio_class);
 	g->parent_key = g->workload = g->topo_key = g->prio_class = NULL;
+	g->has_slice = g->slice_bad = false;
 }
 
 static void group_free(struct sc_group *g)
@@ -239,6 +240,8 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 	g->topo_key = view->spec.topology_key && *view->spec.topology_key
 			  ? strdup(view->spec.topology_key)
 			  : NULL;
+	g->has_slice = view->slice_shape != NULL && !g->composite;
+	g->slice_bad = g->has_slice && topo_shape_parse(view->slice_shape, &g->slice) < 0;
 	g->has_prio = view->spec.has_priority;
 	g->prio = view->spec.priority;
 	g->prio_class = sc_strdup(view->spec.priority_class);
@@ -289,6 +292,7 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 	p->deleting = v->meta.deleting;
 	p->node = -1;
 	p->assumed = -1;
+	p->slice_worker = -1;
 	p->node_name = sc_strdup(v->node_name && *v->node_name ? v->node_name : NULL);
 	p->group_key = v->pod_group ? sc_key(v->meta.namespace, v->pod_group) : NULL;
 	p->has_prio = v->has_priority;

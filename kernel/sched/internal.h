@@ -20,6 +20,7 @@
 
 #include "kernel/api/api.h"
 #include "kernel/sched/sched.h"
+#include "topology/topology.h"
 
 /* ---- small containers (util.c) ------------------------------------------ */
 
@@ -142,6 +143,7 @@ struct sc_snapshot {
 	size_t nparts;
 	struct sc_undo *log; /* revert log: undone in exact reverse order */
 	size_t nlog, caplog;
+	struct sc_slices *slices; /* torus occupancy (slice.c), built on first use */
 };
 
 int sc_snapshot_init(struct sc_snapshot *snap);
@@ -273,6 +275,10 @@ struct sc_pod {
 	int short_of[SC_MAX_RES];
 	size_t scope_n;
 	struct sc_cond_memo memo;
+	/* TPU slice (slice.c): rank and chip position in the box of the last
+	 * placement of its slice group; -1 when never placed in one. */
+	int slice_worker;
+	struct topo_coord slice_at;
 };
 
 enum sc_status {
@@ -299,6 +305,9 @@ struct sc_group {
 	int32_t min;
 	enum pk_disruption disruption;
 	char *topo_key;
+	/* TPU slice: the slice-shape annotation (slice_bad: it does not parse) */
+	bool has_slice, slice_bad;
+	struct topo_shape slice;
 	bool has_prio;
 	int32_t prio;
 	char *prio_class;
@@ -465,6 +474,23 @@ void sc_record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M,
 	       int U, int UU, enum sc_why kind, struct sc_pod *pod, const char *why);
 /* Domain of part holding every running pod of g's subtree: -2 none, -1 conflict. */
 int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int depth, int dom);
+
+/*
+ * slice.c: TPU slices.  A leaf with a slice-shape annotation places its pods
+ * as one free box of hosts of one torus (every strategy's leaf placement
+ * starts with this call).  The per-torus occupancy index follows the
+ * snapshot: charge() reports every pod added to or taken from a node.
+ */
+enum sc_status sc_slice_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
+				   size_t n);
+void sc_slices_free(struct sc_slices *sl);
+void sc_slices_charge(struct sc_slices *sl, int node, int sign);
+int sc_slices_check(const struct sc_snapshot *snap, char *why, size_t whylen);
+/* The bind annotations of a slice pod; false for a pod outside any slice. */
+bool sc_slice_pod_annotations(const struct sc_pod *pod, char *coords, size_t clen, char *worker,
+			      size_t wlen);
+/* The index itself, built on first use; NULL on ENOMEM. */
+struct sc_slices *sc_snapshot_slices(struct sc_snapshot *snap);
 
 /* feasible.c: PlacementFeasible */
 int sc_group_min(const struct sc_group *g);

@@ -99,6 +99,22 @@ nomem:
 	return -ENOMEM;
 }
 
+/* metadata.annotations[key] = value (keys hold dots: no pk_set path). */
+static int set_annotation(json_t *o, const char *key, const char *value)
+{
+	json_t *md = json_object_get(o, "metadata"), *ann;
+
+	if (!json_is_object(md))
+		return -EINVAL;
+	ann = json_object_get(md, "annotations");
+	if (!json_is_object(ann)) {
+		ann = json_object();
+		if (!ann || json_object_set_new(md, "annotations", ann) < 0)
+			return -ENOMEM;
+	}
+	return json_object_set_new(ann, key, json_string(value)) < 0 ? -ENOMEM : 0;
+}
+
 static int apply_indexed(json_t *objects, struct sc_map *idx, const struct pk_sched_result *res,
 			 json_t *preempted, int64_t now)
 {
@@ -117,6 +133,10 @@ static int apply_indexed(json_t *objects, struct sc_map *idx, const struct pk_sc
 		switch (a->action) {
 		case PK_SCHED_BIND:
 			r = pk_set(o, "spec.nodeName", json_string(a->node));
+			for (size_t j = 0; r == 0 && j < PK_SCHED_BIND_ANNOTATIONS; j++)
+				if (a->annotations[j].key)
+					r = set_annotation(o, a->annotations[j].key,
+							   a->annotations[j].value);
 			break;
 		case PK_SCHED_CONDITION:
 			r = pk_condition_set(o, a->type, a->status, a->reason, a->message, now);

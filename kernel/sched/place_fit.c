@@ -305,6 +305,8 @@ static enum sc_status eval_leaf(struct fit *f, struct sc_group *g, const int *no
 	enum sc_status st;
 	struct sc_pod *last_failed = NULL;
 
+	if (g->has_slice)
+		return sc_slice_place_leaf(ctx, g, nodes, n);
 	st = sc_leaf_presim(ctx, g, &S, &R);
 	if (st >= SC_UNSCHEDULABLE)
 		return st;
@@ -1057,6 +1059,11 @@ static int extend(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
 	}
 	int extra = 0, U = g->U;
 	struct sc_pod *last_failed = g->why_pod;
+
+	if (g->has_slice) {
+		free(sub);
+		return 0; /* a slice is its box: no pod beyond it */
+	}
 
 	for (size_t i = 0; i < g->pods.n; i++) {
 		struct sc_pod *p = g->pods.v[i];

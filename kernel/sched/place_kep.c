@@ -182,6 +182,8 @@ static enum sc_status eval_leaf(struct sc_ctx *ctx, struct sc_group *g, const in
 	enum sc_status st;
 	struct sc_pod *last_failed = NULL;
 
+	if (g->has_slice)
+		return sc_slice_place_leaf(ctx, g, nodes, n);
 	st = sc_leaf_presim(ctx, g, &S, &R);
 	if (st >= SC_UNSCHEDULABLE)
 		return st;

@@ -128,15 +128,29 @@ int sc_result_condition(struct pk_sched_result *res, enum pk_kind kind, const ch
 int sc_result_bind(struct pk_sched_result *res, const struct sc_pod *pod, const char *node)
 {
 	struct pk_sched_action *a = push(res);
+	char coords[48], worker[16];
+	bool slice = sc_slice_pod_annotations(pod, coords, sizeof(coords), worker, sizeof(worker));
 
 	if (!a)
 		return -ENOMEM;
-	char **fields[] = {&a->ns, &a->name, &a->node};
-	const char *src[] = {pod->ns ? pod->ns : "", pod->name ? pod->name : "", node};
+	char **fields[] = {&a->ns,
+			   &a->name,
+			   &a->node,
+			   &a->annotations[0].key,
+			   &a->annotations[0].value,
+			   &a->annotations[1].key,
+			   &a->annotations[1].value};
+	const char *src[] = {pod->ns ? pod->ns : "",
+			     pod->name ? pod->name : "",
+			     node,
+			     slice ? TOPO_ANN_SLICE_COORDS : NULL,
+			     slice ? coords : NULL,
+			     slice ? TOPO_ANN_WORKER_ID : NULL,
+			     slice ? worker : NULL};
 
 	a->action = PK_SCHED_BIND;
 	a->kind = PK_KIND_POD;
-	return finish(res, a, pack(res, fields, src, 3));
+	return finish(res, a, pack(res, fields, src, 7));
 }
 
 int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod)

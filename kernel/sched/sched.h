@@ -88,11 +88,23 @@ enum pk_sched_action_kind {
 	PK_SCHED_PREEMPT,   /* delete victim pod ns/name (already given DisruptionTarget) */
 };
 
+/* Annotations a binding carries at most (a TPU slice pod: coordinates, worker id). */
+#define PK_SCHED_BIND_ANNOTATIONS 2
+
+struct pk_sched_kv {
+	char *key, *value;
+};
+
 struct pk_sched_action {
 	enum pk_sched_action_kind action;
 	enum pk_kind kind; /* of the object */
 	char *ns, *name;
-	char *node;				/* BIND */
+	char *node; /* BIND */
+	/*
+	 * BIND: annotations to set on the pod in the same write as the node
+	 * (entries with a NULL key are unused; most bindings carry none).
+	 */
+	struct pk_sched_kv annotations[PK_SCHED_BIND_ANNOTATIONS];
 	char *type, *status, *reason, *message; /* CONDITION */
 };
 
@@ -136,7 +148,7 @@ int pk_sched_check(const struct pk_sched *s, char *why, size_t whylen);
 
 /*
  * Apply a result to a JSON array of objects (matched by kind, namespace,
- * name): sets spec.nodeName and conditions, and moves preempted pods from
+ * name): sets spec.nodeName (and a binding's annotations) and conditions, and moves preempted pods from
  * objects into preempted (an array, may be NULL).  now is seconds.
  */
 int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *preempted,

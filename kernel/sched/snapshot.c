@@ -54,6 +54,8 @@ static void part_free(struct sc_part *p)
 
 void sc_snapshot_drop_parts(struct sc_snapshot *snap)
 {
+	sc_slices_free(snap->slices); /* node geometry may have changed too */
+	snap->slices = NULL;
 	for (size_t i = 0; i < snap->nparts; i++)
 		part_free(snap->parts[i]);
 	free(snap->parts);
@@ -406,6 +408,8 @@ static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node,
 	for (int r = 0; r < snap->nres; r++)
 		n->used[r] =
 		    sign > 0 ? sc_add(n->used[r], pod->req[r]) : sc_sub(n->used[r], pod->req[r]);
+	if (snap->slices)
+		sc_slices_charge(snap->slices, node, sign);
 	for (size_t i = 0; i < snap->nparts; i++) {
 		int d = snap->parts[i]->node_dom[node];
 
@@ -636,6 +640,7 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 		}
 	}
 #undef FAIL
+	rc = sc_slices_check(snap, why, whylen);
 out:
 	free(used);
 	return rc;

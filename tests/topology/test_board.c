@@ -406,6 +406,11 @@ START_TEST(broken_positions)
 		     "topology.podkernel.dev/rack, or a provider's such as "
 		     "cloud.google.com/gce-topology-block)");
 
+	expect_error("key: topology.podkernel.dev/rack", "key: topology.podkernel.dev/torus",
+		     "t.yaml:18:12: spec.levels[0].key: \"topology.podkernel.dev/torus\" is a label "
+		     "podagent sets itself: a level needs a key of its own (e.g. "
+		     "topology.podkernel.dev/rack, or a provider's such as "
+		     "cloud.google.com/gce-topology-block)");
 	expect_error("key: kubernetes.io/hostname", "key: topology.podkernel.dev/host",
 		     "t.yaml:21:12: spec.levels[1].key: the last level is the host: expected "
 		     "kubernetes.io/hostname");

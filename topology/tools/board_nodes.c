@@ -70,8 +70,11 @@ static int labels_json(const struct topo_board *b, const struct topo_host *h, js
 	/* The host level's key is kubernetes.io/hostname, already set. */
 	for (size_t l = 0; r == 0 && l + 1 < nlevels; l++)
 		r = set_label(labels, topo_board_level_key(b, l), h->domain[l]);
-	if (r == 0 && topo_board_has_torus(b))
-		r = set_label(labels, TOPO_LABEL_COORDS, h->coords);
+	struct topo_label tl[TOPO_TORUS_LABELS];
+	int ntl = topo_board_torus_labels(b, h, tl);
+
+	for (int i = 0; r == 0 && i < ntl; i++)
+		r = set_label(labels, tl[i].key, tl[i].value);
 	if (r < 0) {
 		json_decref(labels);
 		return r;
