@@ -14,8 +14,8 @@
  *
  * The searches walk box origins in raster order, rejecting an origin whose
  * first or last cell is busy before asking the table.  TOPO_BOX_BEST ranks
- * every free box (struct topo_box_rank: blocks broken, then contact with busy
- * cells and torus faces) and stops early at one nothing can outrank;
+ * every free box (struct topo_box_rank: free blocks broken, then free cells
+ * left touching it) and stops early at one nothing can outrank;
  * TOPO_BOX_FIRST takes the first (the baseline `make bench` compares with).
  * The largest free box walks box extents as a staircase: for a fixed x
  * extent, the largest z extent that fits can only shrink as y grows.
@@ -213,8 +213,8 @@ static void sat_fill(const struct topo_occ *o, int32_t *s)
 			const int32_t *pyz = s + sat_at(o, 0, y - 1, z - 1);
 
 			p[0] = 0;
-			for (int x = 1; x < o->sx; x++)
-				p[x] = (row[(x - 1) % gx] > 0) + py[x] + pz[x] + p[x - 1] - pyz[x] -
+			for (int x = 1, cx = 0; x < o->sx; x++, cx = cx + 1 == gx ? 0 : cx + 1)
+				p[x] = (row[cx] > 0) + py[x] + pz[x] + p[x - 1] - pyz[x] -
 				       py[x - 1] - pz[x - 1] + pyz[x - 1];
 		}
 	}
@@ -272,27 +272,15 @@ int topo_box_rank_cmp(const struct topo_box_rank *a, const struct topo_box_rank 
 {
 	if (a->broken != b->broken)
 		return a->broken < b->broken ? -1 : 1;
-	if (a->contact != b->contact)
-		return a->contact > b->contact ? -1 : 1;
+	if (a->exposed != b->exposed)
+		return a->exposed < b->exposed ? -1 : 1;
 	return 0;
 }
 
-/* Cells on the faces of a box of extents e that have a neighbour outside it. */
-static int64_t face_area(const struct topo_occ *o, const struct topo_shape *e)
+/* Free cells touching the faces of a box (its own cells excluded). */
+static int64_t exposed_of(const struct topo_occ *o, const struct topo_box *b)
 {
-	int64_t area = 0;
-
-	for (int a = 0; a < TOPO_DIMS; a++) {
-		if (o->wrap && e->dim[a] == o->grid.dim[a])
-			continue; /* the box closes on itself along a */
-		area += 2 * (int64_t)e->dim[(a + 1) % 3] * e->dim[(a + 2) % 3];
-	}
-	return area;
-}
-
-static int64_t contact_of(const struct topo_occ *o, const struct topo_box *b)
-{
-	int64_t contact = 0;
+	int64_t exposed = 0;
 
 	for (int a = 0; a < TOPO_DIMS; a++) {
 		int g = o->grid.dim[a], lo = b->origin.c[a], hi = lo + b->ext.dim[a];
@@ -301,22 +289,18 @@ static int64_t contact_of(const struct topo_occ *o, const struct topo_box *b)
 		struct topo_shape se = b->ext;
 
 		if (o->wrap && b->ext.dim[a] == g)
-			continue;
+			continue; /* the box closes on itself along a */
 		se.dim[a] = 1;
-		if (!o->wrap && lo == 0) {
-			contact += area; /* the torus face */
-		} else {
-			s.c[a] = (lo - 1 + g) % g;
-			contact += box_busy(o, &s, &se);
+		if (o->wrap || lo > 0) { /* else the torus face */
+			s.c[a] = lo > 0 ? lo - 1 : g - 1;
+			exposed += area - box_busy(o, &s, &se);
 		}
-		if (!o->wrap && hi == g) {
-			contact += area;
-		} else {
-			s.c[a] = hi % g;
-			contact += box_busy(o, &s, &se);
+		if (o->wrap || hi < g) {
+			s.c[a] = hi < g ? hi : hi - g;
+			exposed += area - box_busy(o, &s, &se);
 		}
 	}
-	return contact;
+	return exposed;
 }
 
 /* Blocks a box meets along axis a: block number and cells covered, ring order. */
@@ -373,7 +357,7 @@ void topo_occ_box_rank(struct topo_occ *o, const struct topo_box *b, struct topo
 {
 	refresh(o);
 	ret->broken = broken_of(o, b);
-	ret->contact = contact_of(o, b);
+	ret->exposed = exposed_of(o, b);
 }
 
 /* ---- searches ------------------------------------------------------------------ */
@@ -394,21 +378,25 @@ static void search_extent(struct search *s, const struct topo_shape *e)
 	struct topo_occ *o = s->o;
 	const struct topo_shape *g = &o->grid;
 	int lim[TOPO_DIMS];
-	int64_t top = face_area(o, e);
 	struct topo_box b = {.ext = *e};
 
 	for (int a = 0; a < TOPO_DIMS; a++)
 		lim[a] = o->wrap ? (e->dim[a] == g->dim[a] ? 1 : g->dim[a])
 				 : g->dim[a] - e->dim[a] + 1;
 	for (int z = 0; z < lim[2]; z++)
-		for (int y = 0; y < lim[1]; y++)
-			for (int x = 0; x < lim[0]; x++) {
+		for (int y = 0; y < lim[1]; y++) {
+			/* the far corner's row, without a division per origin */
+			int fy = y + e->dim[1] - 1, fz = z + e->dim[2] - 1;
+			const int32_t *near = o->count + cell_index(g, 0, y, z), *far;
+
+			fy -= fy >= g->dim[1] ? g->dim[1] : 0;
+			fz -= fz >= g->dim[2] ? g->dim[2] : 0;
+			far = o->count + cell_index(g, 0, fy, fz);
+			for (int x = 0, fx = e->dim[0] - 1; x < lim[0];
+			     x++, fx = fx + 1 == g->dim[0] ? 0 : fx + 1) {
 				struct topo_box_rank r;
 
-				if (o->count[cell_index(g, x, y, z)] > 0 ||
-				    o->count[cell_index(g, (x + e->dim[0] - 1) % g->dim[0],
-							(y + e->dim[1] - 1) % g->dim[1],
-							(z + e->dim[2] - 1) % g->dim[2])] > 0)
+				if (near[x] > 0 || far[fx] > 0)
 					continue;
 				b.origin = (struct topo_coord){{x, y, z}};
 				if (box_busy(o, &b.origin, e) != 0)
@@ -423,17 +411,18 @@ static void search_extent(struct search *s, const struct topo_shape *e)
 				r.broken = broken_of(o, &b);
 				if (s->have && r.broken > s->rank.broken)
 					continue;
-				r.contact = contact_of(o, &b);
+				r.exposed = exposed_of(o, &b);
 				if (!s->have || topo_box_rank_cmp(&r, &s->rank) < 0) {
 					s->best = b;
 					s->rank = r;
 					s->have = true;
-					if (r.broken == 0 && r.contact == top) {
+					if (r.broken == 0 && r.exposed == 0) {
 						s->done = true; /* nothing ranks higher */
 						return;
 					}
 				}
 			}
+		}
 }
 
 int topo_occ_find_box(struct topo_occ *o, const struct topo_shape *exts, size_t n,

@@ -209,17 +209,18 @@ struct topo_box {
 };
 
 /*
- * Rank of a free box for placement, lower broken first, then higher contact:
- * broken counts the cells of blocks (cubes) that are entirely free now and
- * that the box would use only in part, plus the whole torus when it is
- * entirely free (Slurm torus3d's fragmentation cost: a box that fits inside
- * used blocks keeps the free ones whole); contact counts the busy cells and
- * the torus faces (without wraparound) that touch the box's faces, so boxes
- * pack against what is already used.
+ * Rank of a free box for placement, lower is better, broken first: broken
+ * counts the cells of blocks (cubes) that are entirely free now and that the
+ * box would use only in part, plus the whole torus when it is entirely free
+ * (Slurm torus3d's fragmentation cost: a box that fits inside used blocks
+ * keeps the free ones whole); exposed counts the free cells touching the
+ * box's faces (busy cells and the faces of a torus without wraparound do
+ * not count), so boxes pack against what is already used.  A box with
+ * neither is perfect: nothing ranks better.
  */
 struct topo_box_rank {
 	int64_t broken;
-	int64_t contact;
+	int64_t exposed;
 };
 
 /*

@@ -17,8 +17,8 @@
  *
  * Placement of a slice leaf in a scope of nodes: for every torus with nodes
  * in scope whose board tiles the shape into exactly minCount hosts, the best
- * free box over the shape's rotations (fewest free cubes broken, then most
- * contact with busy hosts and torus faces; ties to the torus first in
+ * free box over the shape's rotations (fewest free cubes broken, then fewest
+ * free hosts left touching it; ties to the torus first in
  * natural order, then the earlier rotation and origin).  Cells outside the
  * scope, and cells whose node fails the pods' filters, are blocked in a
  * private copy of that torus' grid and the torus searched again.  A torus's
@@ -772,12 +772,12 @@ static enum sc_status slice_placed(struct slice_place *sp, int k, int placed)
 	sc_record(sp->ctx, g, SC_SUCCESS, sp->M, S, R, 0, 0, SC_WHY_TEXT, NULL, NULL);
 	sc_trace(sp->ctx,
 		 "%s %s: slice %dx%dx%d: box %dx%dx%d at chip %d.%d.%d of superslice %s "
-		 "(breaks %lld, contact %lld); M=%d S=%d R=%d -> Success",
+		 "(breaks %lld, exposes %lld); M=%d S=%d R=%d -> Success",
 		 sc_group_kind(g), g->key, g->slice.dim[0], g->slice.dim[1], g->slice.dim[2],
 		 c->box.ext.dim[0] * t->host.dim[0], c->box.ext.dim[1] * t->host.dim[1],
 		 c->box.ext.dim[2] * t->host.dim[2], c->box.origin.c[0] * t->host.dim[0],
 		 c->box.origin.c[1] * t->host.dim[1], c->box.origin.c[2] * t->host.dim[2],
-		 t->name, (long long)c->rank.broken, (long long)c->rank.contact, sp->M, S, R);
+		 t->name, (long long)c->rank.broken, (long long)c->rank.exposed, sp->M, S, R);
 	return SC_SUCCESS;
 }
 

@@ -87,6 +87,11 @@ static struct pk_sched *cluster(const struct topo_board *b, int superslices, con
 			json_object_set_new(labels, topo_board_level_key(b, l),
 					    json_string(h.domain[l]));
 		json_object_set_new(labels, "kubernetes.io/hostname", json_string(h.name));
+		struct topo_label tl[TOPO_TORUS_LABELS];
+		int ntl = topo_board_torus_labels(b, &h, tl);
+
+		for (int k = 0; k < ntl; k++)
+			json_object_set_new(labels, tl[k].key, json_string(tl[k].value));
 		for (size_t a = 0; a < topo_board_allocatable_count(b); a++) {
 			char q[64];
 
@@ -102,7 +107,7 @@ static struct pk_sched *cluster(const struct topo_board *b, int superslices, con
 	return s;
 }
 
-static json_t *group(bool composite, const char *name, const char *parent, int min, const char *key)
+__attribute__((unused)) static json_t *group(bool composite, const char *name, const char *parent, int min, const char *key)
 {
 	json_t *g = json_pack(
 	    "{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s, s:s}, s:{s:{s:i}}, s:{s:[{s:s}]}}}", "apiVersion",
