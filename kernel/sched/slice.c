@@ -384,6 +384,7 @@ struct slice_place {
 	int64_t *run_cell; /* their cells */
 	int nrun;
 	int blocked; /* hosts blocked because a pod's filters failed there */
+	bool all;    /* the scope is the whole cluster (no node marks) */
 	struct sc_buf why;
 	int nwhy;
 };
@@ -483,7 +484,7 @@ static int torus_restrict(struct slice_place *sp, int k)
 		int node = t->cell_node[i];
 
 		topo_coord_of_index(&t->grid, i, &cc);
-		if (node >= 0 && !sp->sl->mark[node])
+		if (node >= 0 && !sp->all && !sp->sl->mark[node])
 			topo_occ_add(o, &cc, 1); /* outside the scope */
 	}
 	for (int i = 0; k == sp->run_torus && i < sp->nrun; i++) {
@@ -663,7 +664,7 @@ static int search_tori(struct slice_place *sp, const int *nodes, size_t n, int *
 		       int *ret_admitted)
 {
 	struct sc_slices *sl = sp->sl;
-	bool all = n == sp->ctx->snap->nnodes;
+	bool all = sp->all = n == sp->ctx->snap->nnodes;
 	int admitted = 0, inscope = 0, r = 0;
 
 	for (int k = 0; k < sl->nt; k++)

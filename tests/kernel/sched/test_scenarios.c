@@ -12,7 +12,12 @@
  *                 priority: I  nodeName: X  nodeSelector: {...}
  *                 creationTimestamp: T  namespace: NS        -> Pods P0..P(N-1)
  *
- * (a %d in namePrefix or nodeName is replaced by the index).  The last
+ * (a %d in namePrefix or nodeName is replaced by the index).  Nodes with
+ *   torus: {name: T, shape: 8x8x16, host: 2x2x1, cube: 4x4x4, wraparound: B}
+ * are the hosts of one torus (count is its host count), host i at cell i in
+ * raster order (x fastest), with the torus labels of topology.h; Pods with
+ * nodes: [i, ...] go on hosts P<i> of nodeName P%d (count: the list's length).
+ * The last
  * document, kind: Expect, says what must hold after scheduling to quiescence
  * (names are pod names in "default", or "ns/name"; shell globs allowed):
  *
@@ -23,6 +28,12 @@
  *   conditions: [{kind, name, type, status, reason, message}]  message: substring
  *   preempted: [names]        reported preempted; notPreempted: [names]
  *   explain: [substrings]     in the --explain trace
+ *   annotations: {pod: {key: value}}  exact annotations of bound pods
+ *   slices: [{pods: glob, shape: AxBxC, torus: T}]  the matching pods are bound,
+ *                             one per host, to a box of that shape (up to
+ *                             rotation, across the seam) of torus T (or any
+ *                             one torus), and their slice-coords and
+ *                             worker-id annotations agree with it
  *
  * Every scenario runs with the snapshot invariant check after every cycle.
  * A file may hold several kind: Expect documents, each with an optional
@@ -39,6 +50,7 @@
 
 #include "kernel/api/api.h"
 #include "kernel/sched/sched.h"
+#include "topology/topology.h"
 
 #define SCENARIO_DIR PODKERNEL_SRCDIR "/tests/scenarios"
 
@@ -54,8 +66,60 @@ static char *fmt_name(const char *prefix, size_t i)
 	return s;
 }
 
+/* The hosts of one torus, labelled like `podctl board nodes` does. */
+static void gen_torus(json_t *gen, json_t *torus, json_t *out)
+{
+	const char *prefix = json_string_value(json_object_get(gen, "namePrefix"));
+	const char *name = json_string_value(json_object_get(torus, "name"));
+	const char *ts = json_string_value(json_object_get(torus, "shape"));
+	const char *hs = json_string_value(json_object_get(torus, "host"));
+	const char *cs = json_string_value(json_object_get(torus, "cube"));
+	bool wrap = json_is_true(json_object_get(torus, "wraparound"));
+	struct topo_shape chips, host, grid;
+
+	ck_assert(name && ts && hs);
+	ck_assert_int_eq(topo_shape_parse(ts, &chips), 0);
+	ck_assert_int_eq(topo_shape_parse(hs, &host), 0);
+	for (int a = 0; a < TOPO_DIMS; a++)
+		grid.dim[a] = chips.dim[a] / host.dim[a];
+	for (int64_t i = 0; i < topo_shape_volume(&grid); i++) {
+		char *nn = fmt_name(prefix ? prefix : "node-", (size_t)i), coords[48];
+		struct topo_coord c;
+		json_t *node = json_pack("{s:s, s:s, s:{s:s}, s:{}, s:{}}", "apiVersion", "v1", "kind",
+					 "Node", "metadata", "name", nn, "spec", "status");
+		json_t *labels = json_deep_copy(json_object_get(gen, "labels"));
+
+		topo_coord_of_index(&grid, i, &c);
+		snprintf(coords, sizeof(coords), "%d.%d.%d", c.c[0] * host.dim[0],
+			 c.c[1] * host.dim[1], c.c[2] * host.dim[2]);
+		if (!labels)
+			labels = json_object();
+		json_object_set_new(labels, "kubernetes.io/hostname", json_string(nn));
+		json_object_set_new(labels, TOPO_LABEL_TORUS, json_string(name));
+		json_object_set_new(labels, TOPO_LABEL_TORUS_SHAPE, json_string(ts));
+		json_object_set_new(labels, TOPO_LABEL_HOST_SHAPE, json_string(hs));
+		if (cs)
+			json_object_set_new(labels, TOPO_LABEL_CUBE_SHAPE, json_string(cs));
+		json_object_set_new(labels, TOPO_LABEL_WRAPAROUND, json_string(wrap ? "true" : "false"));
+		json_object_set_new(labels, TOPO_LABEL_COORDS, json_string(coords));
+		json_object_set_new(json_object_get(node, "metadata"), "labels", labels);
+		if (json_object_get(gen, "allocatable"))
+			json_object_set(json_object_get(node, "status"), "allocatable",
+					json_object_get(gen, "allocatable"));
+		if (json_object_get(gen, "taints"))
+			json_object_set(json_object_get(node, "spec"), "taints",
+					json_object_get(gen, "taints"));
+		json_array_append_new(out, node);
+		free(nn);
+	}
+}
+
 static void gen_nodes(json_t *gen, json_t *out)
 {
+	if (json_object_get(gen, "torus")) {
+		gen_torus(gen, json_object_get(gen, "torus"), out);
+		return;
+	}
 	size_t n = (size_t)json_integer_value(json_object_get(gen, "count"));
 	const char *prefix = json_string_value(json_object_get(gen, "namePrefix"));
 
@@ -89,10 +153,13 @@ static void gen_pods(json_t *gen, json_t *out)
 	size_t n = (size_t)json_integer_value(json_object_get(gen, "count"));
 	const char *prefix = json_string_value(json_object_get(gen, "namePrefix"));
 	const char *ns = json_string_value(json_object_get(gen, "namespace"));
+	json_t *on = json_object_get(gen, "nodes");
 	const char *group = json_string_value(json_object_get(gen, "podGroup"));
 	const char *node = json_string_value(json_object_get(gen, "nodeName"));
 	const char *ts = json_string_value(json_object_get(gen, "creationTimestamp"));
 
+	if (on)
+		n = json_array_size(on);
 	for (size_t i = 0; i < n; i++) {
 		char *name = fmt_name(prefix ? prefix : "pod-", i);
 		json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:s}]}}",
@@ -118,7 +185,8 @@ static void gen_pods(json_t *gen, json_t *out)
 		if (json_object_get(gen, "tolerations"))
 			json_object_set(spec, "tolerations", json_object_get(gen, "tolerations"));
 		if (node) {
-			char *nn = fmt_name(node, i);
+			char *nn = fmt_name(
+			    node, on ? (size_t)json_integer_value(json_array_get(on, i)) : i);
 
 			if (!strstr(node, "%d")) {
 				free(nn);
@@ -355,6 +423,165 @@ static void check_explain(struct run *run)
 	    FAILF(run, "explain trace lacks \"%s\"", json_string_value(s));
 }
 
+static void check_annotations(struct run *run)
+{
+	const char *pod, *key;
+	json_t *want, *v;
+
+	json_object_foreach(json_object_get(run->expect, "annotations"), pod, want)
+	{
+		size_t i, seen = 0;
+		json_t *o;
+
+		json_array_foreach(run->out, i, o)
+		{
+			json_t *ann = json_object_get(json_object_get(o, "metadata"), "annotations");
+
+			if (!pod_matches(o, pod))
+				continue;
+			seen++;
+			json_object_foreach(want, key, v)
+			{
+				const char *got = json_string_value(json_object_get(ann, key));
+
+				if (!got || strcmp(got, json_string_value(v)) != 0)
+					FAILF(run, "pod %s: annotation %s is %s, expected %s",
+					      pk_name(o), key, got ? got : "(none)",
+					      json_string_value(v));
+			}
+		}
+		if (!seen)
+			FAILF(run, "annotations: no pod %s", pod);
+	}
+}
+
+static int coords_of(json_t *o, const char *key, int c[3])
+{
+	const char *v = json_string_value(json_object_get(
+	    json_object_get(json_object_get(o, "metadata"), key[0] == 't' ? "labels" : "annotations"),
+	    key));
+
+	return v && sscanf(v, "%d.%d.%d", &c[0], &c[1], &c[2]) == 3 ? 0 : -1;
+}
+
+struct slice_pod {
+	int node[3], slice[3], worker;
+};
+
+/* Is there a rotation and origin taking every pod's slice coords to its host? */
+static bool slice_consistent(const struct slice_pod *sp, size_t n, const int torus[3])
+{
+	static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+					{1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+
+	for (int p = 0; p < 6; p++) {
+		bool ok = true;
+		int origin[3];
+
+		for (int a = 0; a < 3; a++)
+			origin[a] = sp[0].node[a] - sp[0].slice[perms[p][a]];
+		for (size_t i = 0; i < n && ok; i++)
+			for (int a = 0; a < 3; a++)
+				ok = ok && ((origin[a] + sp[i].slice[perms[p][a]]) % torus[a] + torus[a]) %
+						       torus[a] ==
+						   sp[i].node[a];
+		if (ok)
+			return true;
+	}
+	return false;
+}
+
+static void check_one_slice(struct run *run, json_t *e)
+{
+	const char *glob = json_string_value(json_object_get(e, "pods"));
+	const char *shape = json_string_value(json_object_get(e, "shape"));
+	const char *want_torus = json_string_value(json_object_get(e, "torus"));
+	struct topo_shape s, host, chips;
+	struct slice_pod sp[1024];
+	const char *torus = NULL;
+	size_t n = 0, i;
+	json_t *o;
+	bool *seen;
+
+	ck_assert(glob && shape && topo_shape_parse(shape, &s) == 0);
+	json_array_foreach(run->out, i, o)
+	{
+		json_t *node;
+		const char *t, *w;
+
+		if (!pod_matches(o, glob) || n >= 1024)
+			continue;
+		node = pk_get_string(o, "spec.nodeName")
+			   ? node_named(run, pk_get_string(o, "spec.nodeName"))
+			   : NULL;
+		if (!node) {
+			FAILF(run, "slice %s: pod %s is not bound", glob, pk_name(o));
+			return;
+		}
+		t = json_string_value(json_object_get(
+		    json_object_get(json_object_get(node, "metadata"), "labels"), TOPO_LABEL_TORUS));
+		w = json_string_value(json_object_get(
+		    json_object_get(json_object_get(o, "metadata"), "annotations"),
+		    TOPO_ANN_WORKER_ID));
+		if (torus && t && strcmp(torus, t) != 0)
+			FAILF(run, "slice %s: pods in tori %s and %s", glob, torus, t);
+		torus = t;
+		if (coords_of(node, TOPO_LABEL_COORDS, sp[n].node) < 0 ||
+		    coords_of(o, TOPO_ANN_SLICE_COORDS, sp[n].slice) < 0 || !w) {
+			FAILF(run, "slice %s: pod %s lacks coordinates or worker id", glob,
+			      pk_name(o));
+			return;
+		}
+		sp[n].worker = atoi(w);
+		topo_shape_parse(json_string_value(json_object_get(
+				     json_object_get(json_object_get(node, "metadata"), "labels"),
+				     TOPO_LABEL_HOST_SHAPE)),
+				 &host);
+		topo_shape_parse(json_string_value(json_object_get(
+				     json_object_get(json_object_get(node, "metadata"), "labels"),
+				     TOPO_LABEL_TORUS_SHAPE)),
+				 &chips);
+		n++;
+	}
+	if (want_torus && (!torus || strcmp(torus, want_torus) != 0))
+		FAILF(run, "slice %s: in torus %s, expected %s", glob, torus ? torus : "(none)",
+		      want_torus);
+	if ((int64_t)n * topo_shape_volume(&host) != topo_shape_volume(&s)) {
+		FAILF(run, "slice %s: %zu pods for a %s slice", glob, n, shape);
+		return;
+	}
+	seen = calloc(n, sizeof(bool));
+	for (i = 0; i < n; i++) {
+		/* worker id = rank of the slice coords, x fastest, in host units of the
+		 * slice frame; every rank once */
+		int w = sp[i].worker;
+
+		if (w < 0 || (size_t)w >= n || seen[w])
+			FAILF(run, "slice %s: worker id %d repeated or out of range", glob, w);
+		else
+			seen[w] = true;
+		for (int a = 0; a < 3; a++)
+			if (sp[i].slice[a] < 0 || sp[i].slice[a] >= s.dim[a])
+				FAILF(run, "slice %s: slice coords outside %s", glob, shape);
+	}
+	free(seen);
+	for (i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (!memcmp(sp[i].node, sp[j].node, sizeof(sp[i].node)))
+				FAILF(run, "slice %s: two pods on one host", glob);
+	if (!slice_consistent(sp, n, chips.dim))
+		FAILF(run, "slice %s: hosts do not form a %s box matching the slice coords", glob,
+		      shape);
+}
+
+static void check_slices(struct run *run)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(json_object_get(run->expect, "slices"), i, e) check_one_slice(run, e);
+}
+
 /* One run of the objects with one expectation under one strategy. */
 static int run_expect(const char *path, json_t *objects, json_t *expect, const char *strategy)
 {
@@ -379,6 +606,8 @@ static int run_expect(const char *path, json_t *objects, json_t *expect, const c
 		check_conditions(&run);
 		check_preempted(&run);
 		check_explain(&run);
+		check_annotations(&run);
+		check_slices(&run);
 	}
 	if (run.failures)
 		fprintf(stderr, "%s: the failures above are under strategy %s\n", path,
@@ -508,6 +737,16 @@ START_TEST(test_placement_scenarios)
 }
 END_TEST
 
+START_TEST(test_slice_scenarios)
+{
+	int failures = 0;
+	size_t n = run_dir(SCENARIO_DIR "/slices", NULL, &failures);
+
+	ck_assert_msg(getenv("SCENARIO") || n >= 4, "only %zu slice scenarios found", n);
+	ck_assert_int_eq(failures, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("scenarios");
@@ -517,6 +756,7 @@ int main(void)
 
 	tcase_add_test(tc, test_all_scenarios);
 	tcase_add_test(tc, test_placement_scenarios);
+	tcase_add_test(tc, test_slice_scenarios);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
