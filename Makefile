@@ -21,7 +21,7 @@ SAN        ?= 0
 OPT        ?= -O2
 
 PKGS := yaml-0.1 jansson hwloc libudev libnl-3.0 libnl-route-3.0 libnl-genl-3.0 \
-	libmicrohttpd libcurl sqlite3
+	libmicrohttpd gnutls libcurl sqlite3
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)

@@ -42,6 +42,8 @@ static void usage(FILE *f)
 		"  --insecure-allow-non-loopback  plain HTTP on a non-loopback address\n"
 		"  --insecure-allow-anonymous-admin  no --token-auth-file on a non-loopback address\n"
 		"  --simulate-board FILE       register the simulated nodes of a board file\n"
+		"  --client-ca-file FILE       accept client certificates this CA signed: CN the\n"
+		"                              user, O the groups (e.g. system:node:NAME, system:nodes)\n"
 		"  --node-lease-namespace NS   where node heartbeat Leases live (kube-node-lease)\n"
 		"  --write-kubeconfig FILE     once serving, write a kubeconfig for the first\n"
 		"                              system:masters token (server URL, TLS certificate)\n"
@@ -73,7 +75,7 @@ static void log_line(void *arg, int level, const char *msg)
 
 enum {
 	O_LISTEN = 256, O_DATA, O_TOKENS, O_CERT, O_KEY, O_INSECURE, O_ANON, O_BOARD, O_VERSION,
-	O_WRITE_KC, O_LEASE_NS, O_NO_SCHED, O_KUBECONFIG, O_CONTEXT, O_IN_CLUSTER, O_SCHED_NAME,
+	O_WRITE_KC, O_LEASE_NS, O_CLIENT_CA, O_NO_SCHED, O_KUBECONFIG, O_CONTEXT, O_IN_CLUSTER, O_SCHED_NAME,
 	O_WORKLOAD_API, O_LE, O_LE_NS, O_LE_NAME, O_LE_ID, O_LE_DURATION, O_LE_RENEW, O_LE_RETRY,
 };
 
@@ -141,6 +143,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "simulate-board", required_argument, NULL, O_BOARD },
 		{ "write-kubeconfig", required_argument, NULL, O_WRITE_KC },
 		{ "node-lease-namespace", required_argument, NULL, O_LEASE_NS },
+		{ "client-ca-file", required_argument, NULL, O_CLIENT_CA },
 		{ "no-scheduling", no_argument, NULL, O_NO_SCHED },
 		{ "kubeconfig", required_argument, NULL, O_KUBECONFIG },
 		{ "context", required_argument, NULL, O_CONTEXT },
@@ -176,6 +179,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case O_BOARD: o->board = optarg; break;
 		case O_WRITE_KC: o->write_kubeconfig = optarg; break;
 		case O_LEASE_NS: o->lease_ns = optarg; break;
+		case O_CLIENT_CA: o->cfg.client_ca_file = optarg; break;
 		case O_NO_SCHED: o->no_scheduling = true; break;
 		case O_VERSION: printf("podkerneld %s\n", PODKERNEL_VERSION); return 1;
 		case 'h': usage(stdout); return 1;

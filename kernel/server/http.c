@@ -22,6 +22,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -41,6 +43,10 @@ int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 		snprintf(err, errlen, "--tls-cert-file and --tls-private-key-file go together");
 		return -EINVAL;
 	}
+	if (cfg->client_ca_file && !cfg->tls_cert_file) {
+		snprintf(err, errlen, "--client-ca-file needs TLS (--tls-cert-file)");
+		return -EINVAL;
+	}
 	struct pk_server *srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
@@ -49,6 +55,7 @@ int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 	srv->token_file = cfg->token_auth_file ? strdup(cfg->token_auth_file) : NULL;
 	srv->tls_cert_file = cfg->tls_cert_file ? strdup(cfg->tls_cert_file) : NULL;
 	srv->tls_key_file = cfg->tls_key_file ? strdup(cfg->tls_key_file) : NULL;
+	srv->client_ca_file = cfg->client_ca_file ? strdup(cfg->client_ca_file) : NULL;
 	srv->insecure_non_loopback = cfg->insecure_allow_non_loopback;
 	srv->insecure_anonymous_admin = cfg->insecure_allow_anonymous_admin;
 	srv->verbosity = cfg->verbosity;
@@ -142,10 +149,58 @@ bad:
 }
 
 /* ---- MHD glue --------------------------------------------------------------------- */
+/*
+ * The identity of a client certificate that verifies against the client CA:
+ * CN the user, every O a group (kube-apiserver's x509 authenticator), so a
+ * node can use its own identity (CN system:node:NAME, O system:nodes).  A
+ * connection without a certificate, or with one that does not verify, has no
+ * identity here and may still present a bearer token.
+ */
+#define PEER_MAX_GROUPS 16
+struct peer_identity {
+	char user[256];
+	char group_buf[PEER_MAX_GROUPS][128];
+	const char *groups[PEER_MAX_GROUPS];
+	size_t ngroups;
+};
+
+static void peer_identity(struct MHD_Connection *conn, struct peer_identity *ret)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_session_t s = ci ? (gnutls_session_t)ci->tls_session : NULL;
+	const gnutls_datum_t *certs;
+	unsigned n = 0, status = 1;
+	gnutls_x509_crt_t crt;
+	size_t len;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!s || gnutls_certificate_verify_peers2(s, &status) < 0 || status != 0 ||
+	    !(certs = gnutls_certificate_get_peers(s, &n)) || n == 0 ||
+	    gnutls_x509_crt_init(&crt) < 0)
+		return;
+	len = sizeof(ret->user);
+	if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) < 0 ||
+	    gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, ret->user,
+					  &len) < 0)
+		ret->user[0] = '\0';
+	for (unsigned i = 0; ret->user[0] && ret->ngroups < PEER_MAX_GROUPS; i++) {
+		char *g = ret->group_buf[ret->ngroups];
+
+		len = sizeof(ret->group_buf[0]);
+		if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i, 0, g,
+						  &len) < 0)
+			break;
+		ret->groups[ret->ngroups++] = g;
+	}
+	gnutls_x509_crt_deinit(crt);
+}
+
 struct conn_ctx {
 	char *body;
 	size_t len, cap;
 	bool too_large;
+	struct peer_identity peer; /* a verified client certificate, if any */
 };
 
 struct arg_list {
@@ -254,6 +309,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		*con_cls = c;
 		c->too_large = declared_too_large(conn);
+		if (srv->client_ca)
+			peer_identity(conn, &c->peer);
 	} else if (*upload_size) {
 		if (body_append(c, upload, *upload_size) < 0)
 			return MHD_NO;
@@ -277,6 +334,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		.body = c->body,
 		.body_len = c->len,
 		.body_too_large = c->too_large,
+		.client_user = c->peer.user[0] ? c->peer.user : NULL,
+		.client_groups = c->peer.groups,
+		.nclient_groups = c->peer.ngroups,
 	};
 	struct pk_response resp = { 0 };
 	enum MHD_Result ret = MHD_YES;
@@ -364,7 +424,8 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 			 srv->listen);
 		return -EPERM;
 	}
-	if (!a.loopback && !srv->token_file && !srv->insecure_anonymous_admin) {
+	if (!a.loopback && !srv->token_file && !srv->client_ca_file &&
+	    !srv->insecure_anonymous_admin) {
 		snprintf(err, errlen,
 			 "refusing to serve %s without authentication (everyone would be admin): "
 			 "give --token-auth-file or --insecure-allow-anonymous-admin",
@@ -382,6 +443,8 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 		srv->tls_key = srv->tls_cert ? slurp(srv->tls_key_file, err, errlen) : NULL;
 		if (!srv->tls_key)
 			return -EINVAL;
+		if (srv->client_ca_file && !(srv->client_ca = slurp(srv->client_ca_file, err, errlen)))
+			return -EINVAL;
 		flags |= MHD_USE_TLS;
 	}
 	struct MHD_OptionItem opts[] = {
@@ -394,6 +457,8 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 		{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, PK_SERVER_MAX_HEADER_BYTES, NULL },
 		{ tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert },
 		{ tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key },
+		/* a trust list makes libmicrohttpd ask clients for a certificate */
+		{ srv->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, srv->client_ca },
 		{ MHD_OPTION_END, 0, NULL },
 	};
 	rc = stream_hub_start(srv);
@@ -450,8 +515,10 @@ void pk_server_free(struct pk_server *srv)
 	free(srv->token_file);
 	free(srv->tls_cert_file);
 	free(srv->tls_key_file);
+	free(srv->client_ca_file);
 	free(srv->tls_cert);
 	free(srv->tls_key);
+	free(srv->client_ca);
 	pthread_mutex_destroy(&srv->auth_lock);
 	pthread_mutex_destroy(&srv->metrics_lock);
 	pthread_mutex_destroy(&srv->hook_lock);

@@ -287,11 +287,26 @@ static bool authenticate(struct pk_server *srv, const struct pk_request *req,
 			 struct pk_identity *who, struct ident_store *is)
 {
 	static const char *const admin_groups[] = { "system:masters", "system:authenticated" };
-	if (!srv->token_file) {
+	if (!srv->token_file && !srv->client_ca_file) {
 		*who = (struct pk_identity){ "admin", admin_groups, 2, true };
 		return true;
 	}
 	*who = (struct pk_identity){ "system:anonymous", NULL, 0, false };
+	/* A verified client certificate first, as kube-apiserver's x509 authenticator. */
+	if (req->client_user && *req->client_user) {
+		snprintf(is->user, sizeof(is->user), "%s", req->client_user);
+		size_t n = req->nclient_groups < 63 ? req->nclient_groups : 63;
+		for (size_t i = 0; i < n; i++) {
+			snprintf(is->groups_buf[i], sizeof(is->groups_buf[i]), "%s",
+				 req->client_groups[i]);
+			is->groups[i] = is->groups_buf[i];
+		}
+		is->groups[n] = "system:authenticated";
+		*who = (struct pk_identity){ is->user, is->groups, n + 1, true };
+		return true;
+	}
+	if (!srv->token_file)
+		return false;
 	/* As kube-apiserver: "Bearer" and the token split at single spaces; an empty
 	 * token (two spaces) is no token, text after a further space is ignored. */
 	const char *h = req->authorization;

@@ -21,7 +21,7 @@ struct metric_slot {
 
 struct pk_server {
 	struct pk_store *store;
-	char *listen, *token_file, *tls_cert_file, *tls_key_file;
+	char *listen, *token_file, *tls_cert_file, *tls_key_file, *client_ca_file;
 	bool insecure_non_loopback;
 	bool insecure_anonymous_admin;
 	int verbosity;
@@ -40,7 +40,7 @@ struct pk_server {
 	struct stream *parked;
 	pthread_t hub;
 	bool hub_running;
-	char *tls_cert, *tls_key;
+	char *tls_cert, *tls_key, *client_ca;
 	uint16_t port;
 	atomic_bool stopping;
 

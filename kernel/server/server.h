@@ -96,6 +96,11 @@ struct pk_request {
 	const char *body;
 	size_t body_len;
 	bool body_too_large; /* transport saw more than PK_SERVER_MAX_BODY */
+	/* A client certificate the transport verified against --client-ca-file:
+	 * its CN (the user) and O entries (the groups); NULL/0 without one. */
+	const char *client_user;
+	const char *const *client_groups;
+	size_t nclient_groups;
 };
 
 struct pk_watch;
@@ -130,6 +135,9 @@ struct pk_server_config {
 	const char *token_auth_file; /* NULL: no authentication, everyone is admin */
 	const char *tls_cert_file;   /* both or neither */
 	const char *tls_key_file;
+	/* Verify client certificates against this CA (PEM): CN is the user, each O
+	 * a group, as kube-apiserver's --client-ca-file.  Needs TLS. */
+	const char *client_ca_file;
 	bool insecure_allow_non_loopback; /* plain HTTP on a non-loopback address */
 	/* No token file on a non-loopback address (everyone is admin). */
 	bool insecure_allow_anonymous_admin;
