@@ -38,8 +38,8 @@ void at_api_normalize(json_t *obj);
 
 /* ---- mirror.c ------------------------------------------------------------------------ */
 #define AT_MIRROR_MAX_PENDING (1u << 20)
-#define AT_MIRROR_QUIET_MS 5   /* a burst of events is over after this much quiet */
-#define AT_MIRROR_SETTLE_MS 25 /* ... or after this long */
+#define AT_MIRROR_QUIET_MS 10  /* a burst of events is over after this much quiet */
+#define AT_MIRROR_SETTLE_MS 50 /* ... or after this long */
 struct at_mirror;
 /* Pods of other schedulers than scheduler_name are mirrored only once bound. */
 int at_mirror_new(const char *scheduler_name, struct at_mirror **ret);

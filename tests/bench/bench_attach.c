@@ -11,7 +11,9 @@
  *            the two times added
  *   attach   the same gangs created unbound by 8 clients with schedulerName
  *            podkernel: pods/s until the watch has seen every pod bound by
- *            the attached scheduler (target >= 0.8x floor)
+ *            the attached scheduler (target >= 0.8x floor; the ratio is the
+ *            median of each run's attach/floor, the halves of a run being
+ *            measured one right after the other)
  *
  * Both halves of a run start a fresh cluster on a copy of the same
  * node-only data directory.  Figures are medians of BENCH_ATTACH_RUNS runs
@@ -228,14 +230,19 @@ int main(void)
 		fl[r] = floor_rate(r, gangs);
 		at[r] = attach_rate(r, gangs);
 	}
-	double f = bh_median(fl, runs), a = bh_median(at, runs);
+	double f = bh_median(fl, runs), a = bh_median(at, runs), ratio[16];
+
+	/* the two halves of a run are next to each other in time: their ratio is
+	 * steadier than the ratio of medians on a shared machine */
+	for (int r = 0; r < runs; r++)
+		ratio[r] = at[r] / fl[r];
 
 	printf("%-58s %12s %10s %8s\n", "benchmark (attach mode, stand-in cluster)", "median",
 	       "ratio", "target");
 	printf("%-58s %10.0f/s %10s\n", "floor: pre-bound creates + a binding POST per pod", f,
 	       "1.00");
 	printf("%-58s %10.0f/s %9.2fx %8s\n", "attach: 1,500 gangs of 4 created, bound by podkerneld",
-	       a, a / f, ">=0.80x");
+	       a, bh_median(ratio, runs), ">=0.80x");
 	printf("%-58s %11.2f\n", "attach: requests per pod (bindings + status writes)",
 	       bh_median(writes_per_pod, runs));
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);

@@ -168,7 +168,76 @@ def check_crds(objs, _version, _board):
         err("crds: kinds %s" % sorted(names))
 
 
-CHECKS = {"agent": check_agent, "appliance": check_appliance, "crds": check_crds}
+# What attach mode calls (README, "Running against an existing cluster"): the
+# ClusterRole grants exactly this, the Lease Role only the election's Lease.
+ATTACH_RULES = {
+    ("", "nodes"): {"get", "list", "watch"},
+    ("", "namespaces"): {"get", "list", "watch"},
+    ("", "pods"): {"get", "list", "watch", "delete"},
+    ("", "pods/binding"): {"create"},
+    ("", "pods/status"): {"update"},
+    ("scheduling.k8s.io", "priorityclasses"): {"get", "list", "watch"},
+    ("scheduling.k8s.io", "workloads"): {"get", "list", "watch"},
+    ("scheduling.k8s.io", "podgroups"): {"get", "list", "watch"},
+    ("scheduling.k8s.io", "compositepodgroups"): {"get", "list", "watch"},
+    ("scheduling.k8s.io", "podgroups/status"): {"update"},
+    ("scheduling.k8s.io", "compositepodgroups/status"): {"update"},
+    ("events.k8s.io", "events"): {"create"},
+}
+
+
+def rule_map(rules):
+    got = {}
+    for r in rules:
+        for g in r["apiGroups"]:
+            for res in r["resources"]:
+                names = tuple(r.get("resourceNames", []))
+                got.setdefault((g, res, names), set()).update(r["verbs"])
+    return got
+
+
+def check_attach(objs, version, _board):
+    d = find(objs, "Deployment", "podkerneld-scheduler")
+    if not d:
+        return
+    c = d["spec"]["template"]["spec"]["containers"][0]
+    args = c.get("args", [])
+    if c["image"] != "podkernel/podkerneld:" + version:
+        err("Deployment image %s" % c["image"])
+    for want in ("--in-cluster", "--leader-elect", "--scheduler-name=podkernel",
+                 "--leader-elect-namespace=kube-system", "--leader-elect-name=podkernel-scheduler"):
+        if want not in args:
+            err("podkerneld lacks %s" % want)
+    if any(a.startswith(("--data-dir", "--token-auth-file")) for a in args):
+        err("attach mode has no store and no token file: %s" % args)
+    if d["spec"].get("replicas", 1) < 2:
+        err("leader election wants a standby: replicas >= 2")
+    pod_refs(objs, d)
+    cr = find(objs, "ClusterRole", "podkernel-scheduler")
+    if cr:
+        want = {(g, r, ()): v for (g, r), v in ATTACH_RULES.items()}
+        if rule_map(cr["rules"]) != want:
+            err("ClusterRole podkernel-scheduler is not exactly attach mode's calls: %s" %
+                rule_map(cr["rules"]))
+    role = find(objs, "Role", "podkernel-scheduler-lease")
+    if role:
+        if role["metadata"]["namespace"] != "kube-system":
+            err("the Lease Role is not in kube-system")
+        if rule_map(role["rules"]) != {
+                ("coordination.k8s.io", "leases", ()): {"create"},
+                ("coordination.k8s.io", "leases", ("podkernel-scheduler",)): {"get", "update"}}:
+            err("Role podkernel-scheduler-lease allows more than the election's Lease: %s" %
+                role["rules"])
+    sa = d["spec"]["template"]["spec"]["serviceAccountName"]
+    for b in [o for o in objs if o["kind"] in ("RoleBinding", "ClusterRoleBinding")]:
+        for s in b["subjects"]:
+            if (s["kind"], s.get("namespace"), s["name"]) != \
+                    ("ServiceAccount", d["metadata"]["namespace"], sa):
+                err("%s binds %s" % (b["metadata"]["name"], s))
+
+
+CHECKS = {"agent": check_agent, "appliance": check_appliance, "crds": check_crds,
+          "appliance/attach": check_attach}
 
 
 def main():

@@ -7,8 +7,9 @@
 # topology (check_placement.py); a pod of the default scheduler stays
 # unbound; a bound pod of another scheduler takes capacity; a gang that
 # cannot fit is told why in its condition and a FailedScheduling Event with
-# the same message; Scheduled Events exist; the attached instance serves
-# only /healthz, /readyz and /metrics.
+# the same message; Scheduled Events exist; a high-priority gang preempts a
+# low-priority one (DisruptionTarget, DELETE with preconditions, a Preempted
+# Event); the attached instance serves only /healthz, /readyz and /metrics.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 . "$PODKERNEL_SRC/tests/e2e/attach_lib.sh"
@@ -142,6 +143,58 @@ curl -sf "http://127.0.0.1:$HP/metrics" > "$WORK/metrics.txt" || fail "/metrics"
 grep -q '^podkernel_attach_ready 1' "$WORK/metrics.txt" || fail "metrics: not ready"
 grep -q 'podkernel_attach_informer_total{resource="pods",what="lists"} 1' "$WORK/metrics.txt" ||
 	fail "metrics: pods listed more than once"
+
+# Preemption: a high-priority gang needs the host a low-priority one holds.
+# The victim gets DisruptionTarget, then is deleted (uid and resourceVersion
+# preconditions), with a Preempted Event; the preemptor is bound there.
+cat > "$WORK/classes.yaml" <<'EOF'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 100
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 10000
+EOF
+podctl apply -f "$WORK/classes.yaml" > /dev/null || fail "apply classes.yaml"
+prio_gang() { # NAME CLASS
+	cat > "$WORK/$1.yaml" <<EOF
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: PodGroup
+metadata: {name: $1}
+spec:
+  schedulingPolicy: {gang: {minCount: 1}}
+  disruptionMode: {all: {}}
+  priorityClassName: $2
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $1-0}
+spec:
+  schedulerName: podkernel
+  priorityClassName: $2
+  schedulingGroup: {podGroupName: $1}
+  nodeSelector: {kubernetes.io/hostname: tpu-ss0-h200}
+  containers: [{name: c, image: x, resources: {requests: {google.com/tpu: "4"}}}]
+EOF
+	podctl apply -f "$WORK/$1.yaml" > /dev/null || fail "apply $1"
+}
+sleep 1 # the classes reach the mirror before the pods that name them
+prio_gang victim low
+on_h200() { [ "$(bound_to "$1")" = tpu-ss0-h200 ]; }
+wait_for 20 on_h200 victim-0 || { attach_dump; fail "the victim was not bound"; }
+prio_gang preemptor high
+gone() { ! podctl get pod "$1" > /dev/null 2>&1; }
+wait_for 20 gone victim-0 || { attach_dump; fail "the victim was not preempted"; }
+wait_for 20 on_h200 preemptor-0 || { attach_dump; fail "the preemptor was not bound"; }
+events default | python3 -c '
+import json, sys
+ev = [e for e in json.load(sys.stdin)["items"]
+      if e["reason"] == "Preempted" and e["regarding"]["name"] == "victim-0"]
+assert ev, "no Preempted Event"
+print("preempted: %s" % ev[0]["note"])' || fail "Preempted Event"
 
 # SIGTERM: a clean stop.
 kill -TERM "$ATTACH_PID_a"
