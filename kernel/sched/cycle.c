@@ -234,6 +234,7 @@ static int commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
 		char msg[320];
 		int r;
 
+		sc_preempt_note_bound(s, p);
 		free(p->node_name); /* the snapshot already holds the binding */
 		p->node_name = strdup(node);
 		if (!p->node_name)
@@ -247,8 +248,7 @@ static int commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
 		    (r = sc_emit_pod(ctx, p, "True", "Scheduled", msg)) < 0)
 			return r;
 	}
-	if (n)
-		s->gen++;
+	/* No s->gen bump: capacity taken never helps a root that failed for capacity. */
 	ctx->res->bound += n;
 	return 0;
 }
@@ -312,7 +312,9 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 		root->attempts++;
 		root->backoff_until = now + backoff_ms(s, root->attempts);
 	}
-	root->tried_gen = gen0; /* a commit bumps gen: leftovers get another try */
+	root->tried_gen = gen0;
+	if (st == SC_SUCCESS && !preempt && npl)
+		root->dirty = true; /* leftovers (a basic group's extra pods) get another try */
 	if (r == 0 && preempt) {
 		uint64_t before = s->gen;
 

@@ -406,9 +406,11 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 	if (p->node_name) {
 		struct sc_node *n = sc_snapshot_node(&s->snap, p->node_name);
 
-		if (n)
+		if (n) {
 			sc_snapshot_bind(&s->snap, p, n->index);
-		s->gen++;
+			sc_preempt_note_bound(s, p);
+		}
+		/* Capacity taken wakes nobody (s->gen counts what may free some). */
 	}
 	sc_group_touch(g);
 	return 0;

@@ -374,7 +374,7 @@ struct pk_sched {
 	struct sc_map prio_classes; /* name -> (intptr_t) value + 1<<32 marker */
 	char *default_class;
 	int32_t default_prio;
-	uint64_t gen;		 /* bumps on every change of capacity or usage */
+	uint64_t gen;		 /* bumps when capacity may have grown (not on bindings) */
 	uint64_t cycle;		 /* cycles run */
 	bool forest_changed;	 /* objects came or went since the last unrooted report */
 	uint64_t prio_epoch;	 /* bumps when priority classes change */
@@ -390,6 +390,10 @@ struct pk_sched {
 	/* "fit": which resources are scarce, for the first scarce_nres ids. */
 	bool scarce[SC_MAX_RES];
 	int scarce_nres;
+	/* Lowest priority of a bound pod (a lower bound; preempt.c). */
+	bool floor_valid;
+	int32_t victim_floor;
+	uint64_t floor_epoch;
 	/* A cycle's assumed pod -> node pairs, reused from cycle to cycle. */
 	struct sc_placement {
 		struct sc_pod *pod;
@@ -508,6 +512,14 @@ int sc_hierarchy_validate(const struct pk_sched *s, struct sc_group *root, char 
 
 /* preempt.c */
 int sc_preempt(struct sc_ctx *ctx, struct sc_group *root);
+/*
+ * The victim floor: a lower bound of the priorities of bound pods, so a
+ * preemptor no bound pod ranks below is answered without looking at every
+ * pod.  Bindings lower it; a group or priority-class change that may lower
+ * a bound pod's priority makes it recomputed on the next preemption.
+ */
+void sc_preempt_note_bound(struct pk_sched *s, const struct sc_pod *pod);
+void sc_preempt_floor_invalidate(struct pk_sched *s);
 
 /* strategy.c */
 extern const struct pk_placement_ops sc_kep_ops;

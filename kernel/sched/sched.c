@@ -165,6 +165,19 @@ static bool scheduled_condition(const json_t *obj, const char *type)
 	return st && strcmp(st, "True") == 0;
 }
 
+/* A group with members already may change their priorities: victims are counted again. */
+static void invalidate_floor_of(struct pk_sched *s, const struct pk_group *view)
+{
+	char *key = sc_key(view->meta.namespace, view->meta.name);
+	const struct sc_group *g =
+	    key ? sc_forest_group(&s->forest, key, view->kind == PK_KIND_COMPOSITE_POD_GROUP, false)
+		: NULL;
+
+	if (!key || (g && (g->pods.n || g->children.n)))
+		sc_preempt_floor_invalidate(s);
+	free(key);
+}
+
 int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 {
 	int r = 0;
@@ -220,6 +233,7 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 
 		if ((r = pk_group_decode(obj, &g, errs)) < 0)
 			return r;
+		invalidate_floor_of(s, g);
 		r = sc_forest_add_group(
 		    &s->forest, g,
 		    scheduled_condition(obj, composite ? "CompositePodGroupInitiallyScheduled"

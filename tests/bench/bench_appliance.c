@@ -189,8 +189,19 @@ static void server_stop(struct server *s)
 {
 	if (s->pid <= 0)
 		return;
-	kill(s->pid, SIGKILL);
-	waitpid(s->pid, NULL, 0);
+	/* SIGTERM first: a profiler wrapping podkerneld (PODKERNELD) writes its data. */
+	bool reaped = false;
+
+	kill(s->pid, SIGTERM);
+	for (int i = 0; i < 500 && !reaped; i++) {
+		reaped = waitpid(s->pid, NULL, WNOHANG) == s->pid;
+		if (!reaped)
+			usleep(10000);
+	}
+	if (!reaped) {
+		kill(s->pid, SIGKILL);
+		waitpid(s->pid, NULL, 0);
+	}
 	s->pid = 0;
 }
 

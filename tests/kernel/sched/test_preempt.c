@@ -121,6 +121,36 @@ START_TEST(test_no_equal_or_higher_victims)
 }
 END_TEST
 
+/*
+ * The victim floor: once a preemption found no lower-priority pod, a pod
+ * bound later by the scheduler itself is still found as a victim.
+ */
+START_TEST(test_victim_bound_after_a_failed_preemption)
+{
+	struct pk_sched *s = new_sched();
+	struct pk_sched_result *res;
+
+	add_node(s, "n", "4", "");
+	add_pod(s, "a", "2", NULL, "n", 100);
+	add_pod(s, "first", "3", NULL, NULL, 100);
+	res = cycle(s);
+	ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
+	ck_assert_uint_eq(res->preempted, 0); /* nothing ranks below 100 */
+	pk_sched_result_free(res);
+	add_pod(s, "low", "2", NULL, NULL, 1);
+	res = cycle(s);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	pk_sched_result_free(res);
+	add_pod(s, "second", "2", NULL, NULL, 50);
+	res = cycle(s);
+	ck_assert_str_eq(res->root, "Pod default/second");
+	ck_assert_uint_eq(res->preempted, 1);
+	ck_assert(has_action(res, PK_SCHED_PREEMPT, PK_KIND_POD, "low", NULL));
+	pk_sched_result_free(res);
+	pk_sched_free(s);
+}
+END_TEST
+
 START_TEST(test_no_preemption_when_useless)
 {
 	struct pk_sched *s = new_sched();
@@ -172,6 +202,7 @@ int main(void)
 	tcase_add_test(tc, test_single_pods_minimal_set);
 	tcase_add_test(tc, test_no_equal_or_higher_victims);
 	tcase_add_test(tc, test_no_preemption_when_useless);
+	tcase_add_test(tc, test_victim_bound_after_a_failed_preemption);
 	tcase_add_test(tc, test_rootless_victims_are_single);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

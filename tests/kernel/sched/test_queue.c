@@ -209,6 +209,45 @@ START_TEST(test_backoff)
 }
 END_TEST
 
+/*
+ * KEP requeueing on cluster events: a root that failed for capacity is tried
+ * again when capacity may have grown (a pod removed, a node added), never
+ * because capacity was taken (a binding, a bound pod arriving).
+ */
+START_TEST(test_binding_wakes_no_capacity_failure)
+{
+	struct pk_sched_opts o = {.check = true, .backoff_initial_ms = 100, .backoff_max_ms = 400};
+	struct pk_sched *s = NULL;
+	struct pk_sched_result *res = NULL;
+
+	ck_assert_int_eq(pk_sched_new(&o, &s), 0);
+	add_node(s, "n", "3", "");
+	add_pod(s, "big", "4", NULL, NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 1000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
+	pk_sched_result_free(res);
+	add_pod(s, "small", "1", NULL, NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 5000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	pk_sched_result_free(res);
+	/* Past the backoff: the binding freed nothing, big is not tried. */
+	ck_assert_int_eq(pk_sched_cycle(s, 6000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
+	pk_sched_result_free(res);
+	add_pod(s, "elsewhere", "1", NULL, "n", 0); /* bound by someone else */
+	ck_assert_int_eq(pk_sched_cycle(s, 7000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
+	pk_sched_result_free(res);
+	/* A removed pod frees capacity: big is tried again (and still fails). */
+	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "small"), 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 8000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
+	ck_assert_str_eq(res->root, "Pod default/big");
+	pk_sched_result_free(res);
+	pk_sched_free(s);
+}
+END_TEST
+
 START_TEST(test_remove_objects)
 {
 	struct pk_sched *s = new_sched();
@@ -291,6 +330,7 @@ int main(void)
 	tcase_add_test(tc, test_preenqueue);
 	tcase_add_test(tc, test_gated_root_says_why);
 	tcase_add_test(tc, test_backoff);
+	tcase_add_test(tc, test_binding_wakes_no_capacity_failure);
 	tcase_add_test(tc, test_remove_objects);
 	tcase_add_test(tc, test_feedback_goes_quiet);
 	suite_add_tcase(s, tc);
