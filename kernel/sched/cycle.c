@@ -101,35 +101,75 @@ static void mark_invalid(struct sc_ctx *ctx, struct sc_group *g, int depth, cons
 		mark_invalid(ctx, g->children.v[i], depth + 1, msg);
 }
 
-/* Groups and pods whose hierarchy has no root: say so, once. */
+#define SC_REPORT_DEPTH 64 /* deepest subtree walked when reporting unrooted groups */
+
+static void report_unrooted_pod(struct sc_ctx *ctx, struct sc_pod *p)
+{
+	char why[256], msg[320];
+
+	if (p->node >= 0 || p->node_name || p->deleting || !p->group || p->group->implicit)
+		return;
+	if (sc_group_root(p->group, why, sizeof(why)))
+		return;
+	snprintf(msg, sizeof(msg), "waiting for the group hierarchy: %s", why);
+	sc_emit_pod(ctx, p, "False", "Unschedulable", msg);
+}
+
+/*
+ * A changed group without a root: it (when on a cycle) and everything below
+ * it is reported; a group with a root has a rooted subtree.  seen stops the
+ * walk going round a cycle.
+ */
+static void report_unrooted_group(struct sc_ctx *ctx, struct sc_group *g, int depth,
+				  struct sc_map *seen)
+{
+	char why[256];
+
+	if (depth > SC_REPORT_DEPTH || sc_map_get(seen, g->key) == g ||
+	    sc_group_root(g, why, sizeof(why)))
+		return;
+	sc_map_put(seen, g->key, g);
+	if (g->present && strncmp(why, "cycle", 5) == 0) {
+		char msg[320];
+
+		snprintf(msg, sizeof(msg), "invalid hierarchy: %s", why);
+		sc_emit_group(ctx, g, "False", "Invalid", msg);
+	}
+	for (size_t i = 0; i < g->children.n; i++)
+		report_unrooted_group(ctx, g->children.v[i], depth + 1, seen);
+	for (size_t i = 0; i < g->pods.n; i++)
+		report_unrooted_pod(ctx, g->pods.v[i]);
+}
+
+/*
+ * Groups and pods whose hierarchy has no root: say so, once.  Only what was
+ * added or unlinked since the last report is looked at (and what hangs
+ * below it): a hierarchy loses its root only through one of those.
+ */
 static void report_unrooted(struct sc_ctx *ctx)
 {
 	struct sc_forest *f = &ctx->s->forest;
-	char why[256];
+	struct sc_map seen = {0};
 
-	for (size_t i = 0; i < f->all_groups.n; i++) {
-		struct sc_group *g = f->all_groups.v[i];
+	for (size_t i = 0; i < f->unrooted_groups.n; i++) {
+		const char *k = f->unrooted_groups.v[i];
+		struct sc_group *g = sc_forest_group(f, k + 1, k[0] == 'C', false);
 
-		if (!g->present || sc_group_root(g, why, sizeof(why)))
-			continue;
-		if (strncmp(why, "cycle", 5) == 0) {
-			char msg[320];
-
-			snprintf(msg, sizeof(msg), "invalid hierarchy: %s", why);
-			sc_emit_group(ctx, g, "False", "Invalid", msg);
-		}
+		if (g)
+			report_unrooted_group(ctx, g, 0, &seen);
+		free(f->unrooted_groups.v[i]);
 	}
-	for (size_t i = 0; i < f->all_pods.n; i++) {
-		struct sc_pod *p = f->all_pods.v[i];
-		char msg[320];
+	f->unrooted_groups.n = 0;
+	for (size_t i = 0; i < f->unrooted_pods.n; i++) {
+		const char *k = f->unrooted_pods.v[i];
+		struct sc_pod *p = sc_map_get(&f->pods, k + 1);
 
-		if (p->node >= 0 || p->node_name || p->deleting || !p->group || p->group->implicit)
-			continue;
-		if (sc_group_root(p->group, why, sizeof(why)))
-			continue;
-		snprintf(msg, sizeof(msg), "waiting for the group hierarchy: %s", why);
-		sc_emit_pod(ctx, p, "False", "Unschedulable", msg);
+		if (p)
+			report_unrooted_pod(ctx, p);
+		free(f->unrooted_pods.v[i]);
 	}
+	f->unrooted_pods.n = 0;
+	sc_map_free(&seen);
 }
 
 static const char *failed_why(struct sc_ctx *ctx, const struct sc_group *failed)
@@ -393,6 +433,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			root->parked_invalid = true;
 			gated = true;
 			sc_buf_free(&why);
+			sc_queue_place(s, root, now_ms);
 			continue;
 		}
 		sc_buf_free(&why);
@@ -405,10 +446,12 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			tell_pending(&ctx, root, 0, msg);
 			root->parked_invalid = true;
 			res->outcome = PK_SCHED_INVALID;
+			sc_queue_place(s, root, now_ms);
 			break;
 		}
 		root->parked_invalid = false;
 		r = process_root(&ctx, root, now_ms);
+		sc_queue_place(s, root, now_ms);
 		break;
 	}
 	if (r == 0 && s->opts.check) {

@@ -90,8 +90,18 @@ static void pod_free(struct sc_pod *p)
 	free(p);
 }
 
+static void free_strings(struct sc_vec *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		free(v->v[i]);
+	sc_vec_free(v);
+}
+
 void sc_forest_fini(struct sc_forest *f)
 {
+	sc_queue_fini(&f->queue); /* before the groups it points to go */
+	free_strings(&f->unrooted_groups);
+	free_strings(&f->unrooted_pods);
 	for (size_t i = 0; i < f->all_pods.n; i++) {
 		struct sc_pod *p = f->all_pods.v[i];
 
@@ -153,6 +163,46 @@ struct sc_group *sc_forest_group(struct sc_forest *f, const char *key, bool comp
 	return g;
 }
 
+/* The forest's roots and the queue's view of them. */
+static int roots_add(struct sc_forest *f, struct sc_group *g)
+{
+	if (g->is_root)
+		return 0;
+	if (sc_vec_push(&f->roots, g) < 0)
+		return -ENOMEM;
+	g->is_root = true;
+	sc_queue_touched(&f->queue, g);
+	return 0;
+}
+
+static void roots_del(struct sc_forest *f, struct sc_group *g)
+{
+	if (g->is_root) {
+		sc_vec_remove(&f->roots, g);
+		g->is_root = false;
+	}
+	sc_queue_forget(&f->queue, g);
+}
+
+static void forest_group_free(struct sc_forest *f, struct sc_group *g)
+{
+	roots_del(f, g);
+	group_free(g);
+}
+
+/* Remember what to look at in the next report of unrooted hierarchies. */
+static void note_unrooted(struct sc_vec *v, char tag, const char *key)
+{
+	char *k = malloc(strlen(key) + 2);
+
+	if (!k)
+		return;
+	k[0] = tag;
+	strcpy(k + 1, key);
+	if (sc_vec_push(v, k) < 0)
+		free(k);
+}
+
 /* Free a placeholder that nothing refers to any more. */
 static void maybe_free(struct sc_forest *f, struct sc_group *g)
 {
@@ -162,25 +212,21 @@ static void maybe_free(struct sc_forest *f, struct sc_group *g)
 		sc_vec_remove(&g->parent->children, g);
 	sc_map_del(&f->groups[g->composite], g->key);
 	sc_vec_remove(&f->all_groups, g);
-	sc_vec_remove(&f->roots, g);
-	group_free(g);
+	forest_group_free(f, g);
 }
 
-void sc_group_touch(struct sc_group *g)
+void sc_group_touch(struct sc_forest *f, struct sc_group *g)
 {
+	struct sc_group *top = NULL;
+
 	for (int i = 0; g && i < SC_WALK_MAX; i++, g = g->parent) {
 		g->dirty = true;
 		g->done = false;
 		g->prio_valid = false;
+		top = g;
 	}
-}
-
-static bool in_roots(const struct sc_forest *f, const struct sc_group *g)
-{
-	for (size_t i = 0; i < f->roots.n; i++)
-		if (f->roots.v[i] == g)
-			return true;
-	return false;
+	if (top)
+		sc_queue_touched(&f->queue, top);
 }
 
 static int link_parent(struct sc_forest *f, struct sc_group *g)
@@ -195,7 +241,7 @@ static int link_parent(struct sc_forest *f, struct sc_group *g)
 	if (parent != old) {
 		if (old) {
 			sc_vec_remove(&old->children, g);
-			sc_group_touch(old);
+			sc_group_touch(f, old);
 		}
 		g->parent = NULL;
 		if (parent) {
@@ -207,10 +253,9 @@ static int link_parent(struct sc_forest *f, struct sc_group *g)
 		if (old)
 			maybe_free(f, old);
 	}
-	if (!parent && !in_roots(f, g))
-		return sc_vec_push(&f->roots, g);
-	if (parent)
-		sc_vec_remove(&f->roots, g);
+	if (!parent)
+		return roots_add(f, g);
+	roots_del(f, g);
 	return 0;
 }
 
@@ -253,7 +298,8 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 	if (g->parent)
 		g->parent->sorted = false;
 	r = link_parent(f, g);
-	sc_group_touch(g);
+	sc_group_touch(f, g);
+	note_unrooted(&f->unrooted_groups, g->composite ? 'C' : 'P', g->key);
 	return r;
 }
 
@@ -265,12 +311,13 @@ int sc_forest_remove_group(struct sc_forest *f, const char *key, bool composite)
 	if (!g || !g->present)
 		return -ENOENT;
 	if (g->parent)
-		sc_group_touch(g->parent);
+		sc_group_touch(f, g->parent);
 	g->present = false;
 	group_clear_spec(g);
-	sc_vec_remove(&f->roots, g);
+	roots_del(f, g);
 	/* Children and pods stay registered under the placeholder. */
-	sc_group_touch(g);
+	sc_group_touch(f, g);
+	note_unrooted(&f->unrooted_groups, composite ? 'C' : 'P', key);
 	struct sc_group *parent = g->parent;
 
 	if (parent) {
@@ -381,8 +428,8 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 			g->implicit = g->present = true;
 			g->creation = p->creation;
 			g->seq = p->seq;
-			if (sc_vec_push(&f->roots, g) < 0) {
-				group_free(g);
+			if (roots_add(f, g) < 0) {
+				forest_group_free(f, g);
 				g = NULL;
 			}
 		}
@@ -395,10 +442,8 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 	    (r = sc_map_put(&f->pods, p->key, p)) < 0) {
 		sc_vec_remove(&g->pods, p);
 		sc_vec_remove(&f->all_pods, p);
-		if (g->implicit) {
-			sc_vec_remove(&f->roots, g);
-			group_free(g);
-		}
+		if (g->implicit)
+			forest_group_free(f, g);
 		goto fail;
 	}
 	p->group = g;
@@ -412,7 +457,9 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 		}
 		/* Capacity taken wakes nobody (s->gen counts what may free some). */
 	}
-	sc_group_touch(g);
+	sc_group_touch(f, g);
+	if (!g->implicit)
+		note_unrooted(&f->unrooted_pods, 'p', p->key);
 	return 0;
 fail:
 	pod_free(p);
@@ -438,10 +485,9 @@ int sc_forest_remove_pod(struct pk_sched *s, const char *key)
 		if (g->why_pod == p)
 			g->why_pod = NULL;
 		sc_vec_remove(&g->pods, p);
-		sc_group_touch(g);
+		sc_group_touch(f, g);
 		if (g->implicit) {
-			sc_vec_remove(&f->roots, g);
-			group_free(g);
+			forest_group_free(f, g);
 		} else {
 			maybe_free(f, g);
 		}

@@ -317,7 +317,11 @@ struct sc_group {
 	struct sc_vec pods;	 /* struct sc_pod * */
 	bool sorted;
 	/* queue state (roots only) */
+	bool is_root; /* in the forest's roots */
 	bool done, dirty, parked_invalid;
+	unsigned char qheap; /* SC_QUEUE_NONE, _ACTIVE or _BACKOFF */
+	bool qtouched;	     /* listed in the queue's touched roots */
+	size_t qpos;	     /* index in its heap */
 	bool prio_valid; /* prio_cache holds sc_root_priority() at prio_epoch */
 	uint64_t prio_epoch;
 	int32_t prio_cache;
@@ -336,6 +340,25 @@ struct sc_group {
 	int fit_dom; /* "fit": the domain of topo_key chosen by the last evaluation */
 };
 
+/*
+ * The queue (queue.c): eligible roots in two binary heaps, active (by rank)
+ * and backoff (by the end of their backoff); roots changed since the last
+ * pick are listed in touched and placed at the next pick.  A root that is
+ * not eligible (parked until its subtree or the cluster changes, or done)
+ * is in neither heap, so picking costs O(log roots), not a scan.
+ */
+enum { SC_QUEUE_NONE, SC_QUEUE_ACTIVE, SC_QUEUE_BACKOFF };
+struct sc_heap {
+	struct sc_group **v;
+	size_t n, cap;
+};
+struct sc_queue {
+	struct sc_heap active, backoff;
+	struct sc_vec touched;
+	uint64_t gen_seen, epoch_seen;
+	bool started;
+};
+
 struct sc_forest {
 	/* key -> struct sc_group* (present or placeholder), one map per kind:
 	 * [0] PodGroups, [1] CompositePodGroups (separate resources; the same
@@ -346,7 +369,11 @@ struct sc_forest {
 	struct sc_vec all_groups;
 	struct sc_vec roots; /* present parentless groups and implicit groups */
 	uint64_t seq;
-	uint64_t version; /* bumps on every add or remove (roots, done flags, priorities) */
+	uint64_t version; /* bumps on every add or remove */
+	struct sc_queue queue;
+	/* Groups ("P"/"C" + key) and pods (key) added or unlinked since the
+	 * last report of unrooted hierarchies (cycle.c); malloc'ed strings. */
+	struct sc_vec unrooted_groups, unrooted_pods;
 };
 
 /* ---- the scheduler --------------------------------------------------------- */
@@ -381,12 +408,6 @@ struct pk_sched {
 	struct sc_vec topo_keys; /* every topology key seen on a group (char *) */
 	int *all_nodes;		 /* 0, 1, 2, ...: the whole cluster as a scope */
 	size_t all_cap;
-	/* The queue's roots in rank order, valid while the forest version and the
-	 * priority epoch are those it was built at; roots before qcursor are done. */
-	struct sc_vec qsorted;
-	bool qvalid;
-	uint64_t qversion, qepoch;
-	size_t qcursor;
 	/* "fit": which resources are scarce, for the first scarce_nres ids. */
 	bool scarce[SC_MAX_RES];
 	int scarce_nres;
@@ -444,8 +465,8 @@ int sc_forest_remove_pod(struct pk_sched *s, const char *key);
 void sc_group_sort(struct sc_group *g);
 /* Walk up to the root; NULL when an ancestor is missing or on a cycle (why). */
 struct sc_group *sc_group_root(struct sc_group *g, char *why, size_t whylen);
-/* Mark the root of g (if any) as changed. */
-void sc_group_touch(struct sc_group *g);
+/* Mark g and its ancestors as changed; the top one is queued for placement. */
+void sc_group_touch(struct sc_forest *f, struct sc_group *g);
 const char *sc_group_kind(const struct sc_group *g);
 
 /* queue.c: PreEnqueue and root ordering */
@@ -456,8 +477,18 @@ bool sc_pod_explicit_priority(const struct pk_sched *s, const struct sc_pod *pod
 int32_t sc_pod_priority(const struct pk_sched *s, const struct sc_pod *pod);
 int32_t sc_group_priority(const struct pk_sched *s, const struct sc_group *g, bool *ret_explicit);
 int32_t sc_root_priority(const struct pk_sched *s, const struct sc_group *root);
-/* Best eligible root, or NULL; *ret_wait gets the earliest backoff end. */
+/*
+ * Best eligible root, or NULL; *ret_wait gets the earliest backoff end.  The
+ * root returned leaves the queue; sc_queue_place() puts it back after its
+ * cycle when it is still eligible.
+ */
 struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wait);
+void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now);
+/* g (changed) is placed at the next pick. */
+void sc_queue_touched(struct sc_queue *q, struct sc_group *g);
+/* g leaves the queue (no longer a root, or about to be freed). */
+void sc_queue_forget(struct sc_queue *q, struct sc_group *g);
+void sc_queue_fini(struct sc_queue *q);
 void sc_queue_order(struct pk_sched *s, struct sc_vec *ret_roots); /* test helper */
 
 /* Failure messages, built on first use and cached (place_kep.c). */

@@ -131,7 +131,10 @@ int32_t sc_pod_priority(const struct pk_sched *s, const struct sc_pod *pod)
 
 	if (sc_pod_explicit_priority(s, pod, &v))
 		return v;
-	for (const struct sc_group *g = pod->group; g; g = g->parent) {
+	/* Bounded: a parent chain may be a cycle (an invalid hierarchy). */
+	const struct sc_group *g = pod->group;
+
+	for (int depth = 0; g && depth <= SC_DEPTH_MAX; g = g->parent, depth++) {
 		bool expl;
 
 		if (g->implicit)
@@ -227,87 +230,216 @@ static bool has_pending(const struct sc_group *g, int depth)
 	return false;
 }
 
+/* ---- the heaps ------------------------------------------------------------------- */
+
+/* Does a go before b in heap h? */
+static bool heap_before(int h, const struct sc_group *a, const struct sc_group *b)
+{
+	if (h == SC_QUEUE_BACKOFF && a->backoff_until != b->backoff_until)
+		return a->backoff_until < b->backoff_until;
+	struct ranked x = {.g = (struct sc_group *)a, .prio = a->prio_cache};
+	struct ranked y = {.g = (struct sc_group *)b, .prio = b->prio_cache};
+
+	return rank_cmp(&x, &y) < 0;
+}
+
+static struct sc_heap *heap_of(struct sc_queue *q, int h)
+{
+	return h == SC_QUEUE_ACTIVE ? &q->active : &q->backoff;
+}
+
+static void heap_set(struct sc_heap *hp, size_t i, struct sc_group *g)
+{
+	hp->v[i] = g;
+	g->qpos = i;
+}
+
+static void sift_up(struct sc_heap *hp, int h, size_t i)
+{
+	struct sc_group *g = hp->v[i];
+
+	while (i > 0 && heap_before(h, g, hp->v[(i - 1) / 2])) {
+		heap_set(hp, i, hp->v[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	heap_set(hp, i, g);
+}
+
+static void sift_down(struct sc_heap *hp, int h, size_t i)
+{
+	struct sc_group *g = hp->v[i];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= hp->n)
+			break;
+		if (c + 1 < hp->n && heap_before(h, hp->v[c + 1], hp->v[c]))
+			c++;
+		if (!heap_before(h, hp->v[c], g))
+			break;
+		heap_set(hp, i, hp->v[c]);
+		i = c;
+	}
+	heap_set(hp, i, g);
+}
+
+static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
+{
+	struct sc_heap *hp = heap_of(q, h);
+
+	if (hp->n == hp->cap) {
+		size_t cap = hp->cap ? hp->cap * 2 : 64;
+		struct sc_group **v = realloc(hp->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		hp->v = v;
+		hp->cap = cap;
+	}
+	hp->v[hp->n++] = g;
+	g->qheap = (unsigned char)h;
+	sift_up(hp, h, hp->n - 1);
+	return 0;
+}
+
+static void heap_remove(struct sc_queue *q, struct sc_group *g)
+{
+	int h = g->qheap;
+	struct sc_heap *hp;
+	size_t i = g->qpos;
+
+	if (h == SC_QUEUE_NONE)
+		return;
+	hp = heap_of(q, h);
+	g->qheap = SC_QUEUE_NONE;
+	if (i != --hp->n) {
+		heap_set(hp, i, hp->v[hp->n]);
+		sift_down(hp, h, i);
+		sift_up(hp, h, i);
+	}
+}
+
+void sc_queue_forget(struct sc_queue *q, struct sc_group *g)
+{
+	heap_remove(q, g);
+	if (g->qtouched) {
+		sc_vec_remove(&q->touched, g);
+		g->qtouched = false;
+	}
+}
+
+void sc_queue_touched(struct sc_queue *q, struct sc_group *g)
+{
+	if (g->qtouched || sc_vec_push(&q->touched, g) < 0)
+		return;
+	g->qtouched = true;
+}
+
+void sc_queue_fini(struct sc_queue *q)
+{
+	free(q->active.v);
+	free(q->backoff.v);
+	sc_vec_free(&q->touched);
+	memset(q, 0, sizeof(*q));
+}
+
+/* ---- placing roots ------------------------------------------------------------------ */
+
 /*
- * The roots in rank order, rebuilt only when the forest or the priority
- * classes changed: a stream of cycles that only binds pods picks in time
- * proportional to the roots it skips, and roots found done are skipped once.
+ * Eligible: a root with work that changed since its last attempt (its own
+ * subtree, or for capacity failures the cluster's generation).  Whether it
+ * still has pending pods is checked when it comes out of the heap.
  */
-static int queue_sorted(struct pk_sched *s)
+static bool eligible(const struct pk_sched *s, const struct sc_group *g)
+{
+	return g->is_root && g->present && !g->done &&
+	       (g->dirty || (!g->parked_invalid && s->gen > g->tried_gen));
+}
+
+void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
+{
+	struct sc_queue *q = &s->forest.queue;
+	int want;
+
+	if (!g->is_root) {
+		sc_queue_forget(q, g); /* a placeholder or inner group reached by a touch */
+		return;
+	}
+	if (!g->prio_valid || g->prio_epoch != s->prio_epoch) {
+		int32_t prio = sc_root_priority(s, g);
+
+		if (g->qheap == SC_QUEUE_ACTIVE && prio != g->prio_cache)
+			heap_remove(q, g); /* its rank moved */
+		g->prio_cache = prio;
+		g->prio_epoch = s->prio_epoch;
+		g->prio_valid = true;
+	}
+	want = !eligible(s, g)	       ? SC_QUEUE_NONE
+	       : g->backoff_until > now ? SC_QUEUE_BACKOFF
+					: SC_QUEUE_ACTIVE;
+	if (want == g->qheap) {
+		if (want != SC_QUEUE_NONE) { /* creation or backoff may have moved */
+			sift_down(heap_of(q, want), want, g->qpos);
+			sift_up(heap_of(q, want), want, g->qpos);
+		}
+		return;
+	}
+	heap_remove(q, g);
+	if (want != SC_QUEUE_NONE)
+		heap_push(q, want, g);
+}
+
+/* Bring the heaps up to date: priority classes, cluster events, touched roots. */
+static void queue_refresh(struct pk_sched *s, int64_t now)
 {
 	struct sc_forest *f = &s->forest;
-	size_t n = f->roots.n;
-	struct ranked *r;
+	struct sc_queue *q = &f->queue;
 
-	if (s->qvalid && s->qversion == f->version && s->qepoch == s->prio_epoch)
-		return 0;
-	r = calloc(n + 1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	s->qsorted.n = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct sc_group *g = f->roots.v[i];
-
-		if (!g->prio_valid || g->prio_epoch != s->prio_epoch) {
-			g->prio_cache = sc_root_priority(s, g);
-			g->prio_epoch = s->prio_epoch;
-			g->prio_valid = true;
-		}
-		r[i] = (struct ranked){.g = g, .prio = g->prio_cache};
+	if (!q->started || q->epoch_seen != s->prio_epoch || q->gen_seen != s->gen) {
+		/* Every root may have changed rank or become eligible: once per event. */
+		for (size_t i = 0; i < f->roots.n; i++)
+			sc_queue_place(s, f->roots.v[i], now);
+		q->started = true;
+		q->epoch_seen = s->prio_epoch;
+		q->gen_seen = s->gen;
 	}
-	qsort(r, n, sizeof(*r), rank_qsort);
-	for (size_t i = 0; i < n; i++)
-		if (sc_vec_push(&s->qsorted, r[i].g) < 0) {
-			free(r);
-			s->qvalid = false;
-			return -ENOMEM;
-		}
-	free(r);
-	s->qvalid = true;
-	s->qversion = f->version;
-	s->qepoch = s->prio_epoch;
-	s->qcursor = 0;
-	return 0;
+	for (size_t i = 0; i < q->touched.n; i++) {
+		struct sc_group *g = q->touched.v[i];
+
+		g->qtouched = false;
+		sc_queue_place(s, g, now);
+	}
+	q->touched.n = 0;
+	/* Backoffs that ended. */
+	while (q->backoff.n && q->backoff.v[0]->backoff_until <= now) {
+		struct sc_group *g = q->backoff.v[0];
+
+		heap_remove(q, g);
+		heap_push(q, SC_QUEUE_ACTIVE, g);
+	}
 }
 
 struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wait)
 {
-	bool waiting = false, prefix = true;
-	int64_t wait = 0;
+	struct sc_queue *q = &s->forest.queue;
 
 	if (ret_wait)
 		*ret_wait = 0;
-	if (queue_sorted(s) < 0)
-		return NULL;
-	for (size_t i = s->qcursor; i < s->qsorted.n; i++) {
-		struct sc_group *g = s->qsorted.v[i];
+	queue_refresh(s, now);
+	while (q->active.n) {
+		struct sc_group *g = q->active.v[0];
 
-		if (!g->present || g->done) {
-			if (prefix)
-				s->qcursor = i + 1;
-			continue;
-		}
-		if (!g->dirty && (g->parked_invalid || s->gen <= g->tried_gen)) {
-			prefix = false;
-			continue;
-		}
+		heap_remove(q, g);
 		if (!has_pending(g, 0)) {
 			g->done = true;
 			g->dirty = false;
-			if (prefix)
-				s->qcursor = i + 1;
 			continue;
 		}
-		prefix = false;
-		if (g->backoff_until > now) {
-			if (!waiting || g->backoff_until < wait)
-				wait = g->backoff_until;
-			waiting = true;
-			continue;
-		}
-		return g; /* the first eligible root in rank order is the best */
+		return g; /* the best eligible root in rank order */
 	}
-	if (ret_wait)
-		*ret_wait = waiting ? wait : 0;
+	if (ret_wait && q->backoff.n)
+		*ret_wait = q->backoff.v[0]->backoff_until;
 	return NULL;
 }
 

@@ -48,7 +48,6 @@ void pk_sched_free(struct pk_sched *s)
 		free(s->topo_keys.v[i]);
 	sc_vec_free(&s->topo_keys);
 	free(s->all_nodes);
-	sc_vec_free(&s->qsorted);
 	free(s->pl);
 	free(s);
 }

@@ -158,6 +158,7 @@ static void server_start(struct server *s, const char *dir, const char *board)
 {
 	snprintf(s->dir, sizeof(s->dir), "%s", dir);
 	snprintf(s->log, sizeof(s->log), "%s.log", dir);
+	unlink(s->log); /* an earlier run's port must not be read */
 	s->pid = fork();
 	if (s->pid == 0) {
 		int fd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);

@@ -151,6 +151,29 @@ START_TEST(test_victim_bound_after_a_failed_preemption)
 }
 END_TEST
 
+/* A bound pod under a cyclic hierarchy has a priority (its chain is walked boundedly). */
+START_TEST(test_victim_under_a_cycle)
+{
+	struct pk_sched *s = new_sched();
+	struct pk_sched_result *res;
+
+	add_node(s, "n", "1", "");
+	add_obj(s, group_obj(true, "a", "b", 1, NULL, "w"));
+	add_obj(s, group_obj(true, "b", "a", 1, NULL, "w"));
+	add_obj(s, group_obj(false, "leaf", "a", 1, NULL, "w"));
+	json_t *stuck = pod_obj("stuck", "1", "leaf", "n", 0);
+
+	json_object_del(json_object_get(stuck, "spec"), "priority"); /* inherited: walk the chain */
+	add_obj(s, stuck);
+	add_pod(s, "urgent", "1", NULL, NULL, 100);
+	res = cycle(s);
+	ck_assert_str_eq(res->root, "Pod default/urgent");
+	ck_assert_uint_eq(res->preempted, 1);
+	pk_sched_result_free(res);
+	pk_sched_free(s);
+}
+END_TEST
+
 START_TEST(test_no_preemption_when_useless)
 {
 	struct pk_sched *s = new_sched();
@@ -203,6 +226,7 @@ int main(void)
 	tcase_add_test(tc, test_no_equal_or_higher_victims);
 	tcase_add_test(tc, test_no_preemption_when_useless);
 	tcase_add_test(tc, test_victim_bound_after_a_failed_preemption);
+	tcase_add_test(tc, test_victim_under_a_cycle);
 	tcase_add_test(tc, test_rootless_victims_are_single);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

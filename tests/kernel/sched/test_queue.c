@@ -248,6 +248,59 @@ START_TEST(test_binding_wakes_no_capacity_failure)
 }
 END_TEST
 
+/*
+ * Roots parked as unschedulable sit in neither heap, so picking does not
+ * look at them; a cluster event that may free capacity puts each back once.
+ */
+START_TEST(test_parked_roots_leave_the_heaps)
+{
+	struct pk_sched_opts o = {.check = true, .backoff_initial_ms = 100, .backoff_max_ms = 400};
+	struct pk_sched *s = NULL;
+	struct pk_sched_result *res = NULL;
+	struct sc_queue *q;
+
+	ck_assert_int_eq(pk_sched_new(&o, &s), 0);
+	q = &s->forest.queue;
+	add_node(s, "n", "2", "");
+	for (int i = 0; i < 50; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "big-%d", i);
+		add_pod(s, name, "4", NULL, NULL, 0);
+	}
+	for (int i = 0; i < 50; i++) {
+		ck_assert_int_eq(pk_sched_cycle(s, 1000, &res), 0);
+		ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
+		pk_sched_result_free(res);
+	}
+	ck_assert_int_eq(pk_sched_cycle(s, 1000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
+	pk_sched_result_free(res);
+	ck_assert_uint_eq(q->active.n + q->backoff.n, 0);
+	/* A new pod is the only one looked at. */
+	add_pod(s, "small", "1", NULL, NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 1001, &res), 0);
+	ck_assert_str_eq(res->root, "Pod default/small");
+	pk_sched_result_free(res);
+	ck_assert_int_eq(pk_sched_cycle(s, 1001, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE); /* the binding woke nobody */
+	pk_sched_result_free(res);
+	ck_assert_uint_eq(q->active.n + q->backoff.n, 0);
+	/* A node: every parked root comes back, in backoff until 1100. */
+	add_node(s, "n2", "2", "");
+	ck_assert_int_eq(pk_sched_cycle(s, 1002, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
+	ck_assert_int_eq(res->retry_at_ms, 1100);
+	pk_sched_result_free(res);
+	ck_assert_uint_eq(q->backoff.n, 50);
+	ck_assert_int_eq(pk_sched_cycle(s, 1100, &res), 0);
+	ck_assert_str_eq(res->root, "Pod default/big-0"); /* rank order: name */
+	pk_sched_result_free(res);
+	ck_assert_uint_eq(q->active.n, 49);
+	pk_sched_free(s);
+}
+END_TEST
+
 START_TEST(test_remove_objects)
 {
 	struct pk_sched *s = new_sched();
@@ -331,6 +384,7 @@ int main(void)
 	tcase_add_test(tc, test_gated_root_says_why);
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_binding_wakes_no_capacity_failure);
+	tcase_add_test(tc, test_parked_roots_leave_the_heaps);
 	tcase_add_test(tc, test_remove_objects);
 	tcase_add_test(tc, test_feedback_goes_quiet);
 	suite_add_tcase(s, tc);
