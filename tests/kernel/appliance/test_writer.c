@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_writer.c — kernel/appliance/writer.c and writer_store.c: a batch
+ * groups the actions per object (a binding, its annotations and its
+ * condition are one write), the store backend commits the batch in one
+ * transaction, and an object whose resourceVersion precondition fails is
+ * left out and handed back with its current state while the rest commit.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel/appliance/writer.h"
+#include "kernel/store/store.h"
+
+static char dir[256];
+static struct pk_store *st;
+
+static void setup(void)
+{
+	char err[256];
+
+	snprintf(dir, sizeof(dir), "/tmp/pk-writer-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[300], err[256] = "";
+
+	ck_assert_msg(pk_store_check(st, err, sizeof(err)) == 0, "invariant: %s", err);
+	pk_store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static uint64_t create_pod(const char *name)
+{
+	json_t *p = json_pack("{s:s,s:s,s:{s:s},s:{s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind",
+			      "Pod", "metadata", "name", name, "spec", "containers", "name", "c",
+			      "image", "x"),
+	       *out = NULL;
+
+	ck_assert_int_eq(pk_store_create(st, p, NULL, &out), 0);
+	uint64_t rv = strtoull(pk_get_string(out, "metadata.resourceVersion"), NULL, 10);
+
+	json_decref(p);
+	json_decref(out);
+	return rv;
+}
+
+static struct pk_write_ref pod_ref(const char *name, uint64_t rv)
+{
+	return (struct pk_write_ref){ .kind = PK_KIND_POD, .ns = "default", .name = name, .rv = rv };
+}
+
+START_TEST(test_store_batch_leaves_out_a_stale_object)
+{
+	uint64_t rv_a = create_pod("a"), rv_b = create_pod("b");
+	struct pk_writer *w = NULL;
+	struct pk_write_ref a = pod_ref("a", rv_a), b = pod_ref("b", rv_b);
+	json_t *ann = json_pack("{s:s}", "example.com/worker-id", "0");
+	const struct pk_write_result *res = NULL;
+	struct pk_store_stats before, after;
+	size_t n = 0;
+
+	/* b changes behind the loop's back. */
+	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "x", "y");
+	ck_assert_int_eq(pk_store_patch(st, "Pod", "default", "b", PK_PATCH_MERGE, patch,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
+	json_decref(patch);
+
+	ck_assert_int_eq(pk_writer_store_new(st, &w), 0);
+	ck_assert_str_eq(pk_writer_name(w), "store");
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_bind(w, &a, "n1", ann), 0);
+	ck_assert_int_eq(pk_writer_set_condition(w, &a, "PodScheduled", "True", "Scheduled",
+						 "bound to n1"),
+			 0);
+	ck_assert_int_eq(pk_writer_bind(w, &b, "n2", NULL), 0);
+	ck_assert_int_eq(pk_writer_set_condition(w, &b, "PodScheduled", "True", "Scheduled",
+						 "bound to n2"),
+			 0);
+	ck_assert_uint_eq(pk_writer_batch_size(w), 2); /* one item per object */
+	pk_store_get_stats(st, &before);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	pk_store_get_stats(st, &after);
+	ck_assert_uint_eq(after.writes, before.writes + 1); /* one transaction */
+	ck_assert_uint_eq(n, 2);
+
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert_str_eq(res[0].name, "a");
+	ck_assert_str_eq(pk_get_string(res[0].object, "spec.nodeName"), "n1");
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 pk_get(res[0].object, "metadata.annotations"), "example.com/worker-id")),
+			 "0");
+	json_t *c = pk_condition_get(res[0].object, "PodScheduled");
+	ck_assert_str_eq(json_string_value(json_object_get(c, "message")), "bound to n1");
+
+	ck_assert_int_eq(res[1].error, -PK_STORE_ECONFLICT);
+	ck_assert_ptr_nonnull(res[1].object); /* handed back as it is now */
+	ck_assert_str_eq(pk_get_string(res[1].object, "metadata.labels.x"), "y");
+	ck_assert_ptr_null(pk_get(res[1].object, "spec.nodeName"));
+
+	/* The store agrees: a bound with its condition, b untouched. */
+	json_t *got = NULL;
+	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "a", &got), 0);
+	ck_assert_str_eq(pk_get_string(got, "spec.nodeName"), "n1");
+	json_decref(got);
+	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "b", &got), 0);
+	ck_assert_ptr_null(pk_get(got, "spec.nodeName"));
+	json_decref(got);
+	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "nope", &got), -ENOENT);
+	json_decref(ann);
+	pk_writer_free(w);
+}
+END_TEST
+
+START_TEST(test_bound_elsewhere_and_eviction)
+{
+	uint64_t rv_a = create_pod("a"), rv_v = create_pod("victim");
+	struct pk_writer *w = NULL;
+	struct pk_write_ref a = pod_ref("a", 0), v = pod_ref("victim", rv_v);
+	const struct pk_write_result *res = NULL;
+	size_t n = 0;
+
+	(void)rv_a;
+	json_t *patch = json_pack("{s:{s:s}}", "spec", "nodeName", "other");
+	ck_assert_int_eq(pk_store_patch(st, "Pod", "default", "a", PK_PATCH_MERGE, patch,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
+	json_decref(patch);
+	ck_assert_int_eq(pk_writer_store_new(st, &w), 0);
+	pk_writer_batch_begin(w);
+	/* No precondition, but the pod is bound elsewhere meanwhile: a conflict. */
+	ck_assert_int_eq(pk_writer_bind(w, &a, "n1", NULL), 0);
+	ck_assert_int_eq(pk_writer_set_condition(w, &v, "DisruptionTarget", "True",
+						 "PreemptionByScheduler", "preempted"),
+			 0);
+	ck_assert_int_eq(pk_writer_evict(w, &v), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(res[0].error, -PK_STORE_ECONFLICT);
+	ck_assert_str_eq(pk_get_string(res[0].object, "spec.nodeName"), "other");
+	ck_assert_int_eq(res[1].error, 0);
+	ck_assert_ptr_nonnull(pk_condition_get(res[1].object, "DisruptionTarget"));
+	json_t *got = NULL;
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "victim", &got), -ENOENT);
+	/* A new batch starts empty. */
+	pk_writer_batch_begin(w);
+	ck_assert_uint_eq(pk_writer_batch_size(w), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	pk_writer_free(w);
+}
+END_TEST
+
+/* A backend sees the finished batch only: what it is handed, and its results back. */
+struct recorder {
+	size_t commits, items;
+	char first[64];
+};
+
+static int rec_commit(void *backend, const struct pk_write_batch *b, struct pk_write_result *r)
+{
+	struct recorder *rec = backend;
+
+	rec->commits++;
+	rec->items += b->n;
+	snprintf(rec->first, sizeof(rec->first), "%s %s/%s rv %llu node %s conds %zu",
+		 pk_kind_to_string(b->items[0].kind), b->items[0].ns, b->items[0].name,
+		 (unsigned long long)b->items[0].rv, b->items[0].node ? b->items[0].node : "-",
+		 b->items[0].nconds);
+	for (size_t i = 0; i < b->n; i++)
+		r[i].error = i == 1 ? -PK_STORE_ECONFLICT : 0;
+	return 0;
+}
+
+static int rec_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
+		   json_t **ret)
+{
+	(void)backend, (void)kind, (void)ns, (void)name, (void)ret;
+	return -ENOENT;
+}
+
+START_TEST(test_any_backend_gets_the_same_batch)
+{
+	static const struct pk_writer_ops ops = { .name = "recorder", .commit = rec_commit,
+						  .get = rec_get };
+	struct recorder rec = { 0 };
+	struct pk_writer *w = NULL;
+	struct pk_write_ref p = pod_ref("p", 7), g = { .kind = PK_KIND_POD_GROUP, .name = "g",
+						      .rv = 9 };
+	const struct pk_write_result *res = NULL;
+	size_t n = 0;
+
+	ck_assert_int_eq(pk_writer_new(&ops, &rec, &w), 0);
+	pk_writer_batch_begin(w);
+	ck_assert_int_eq(pk_writer_set_condition(w, &p, "PodScheduled", "False", "Unschedulable",
+						 "no room"),
+			 0);
+	ck_assert_int_eq(pk_writer_bind(w, &p, "n3", NULL), 0);
+	/* The same condition type again replaces the first. */
+	ck_assert_int_eq(pk_writer_set_condition(w, &p, "PodScheduled", "True", "Scheduled",
+						 "bound to n3"),
+			 0);
+	ck_assert_int_eq(pk_writer_set_condition(w, &g, "PodGroupInitiallyScheduled", "True",
+						 "Scheduled", "ok"),
+			 0);
+	ck_assert_int_eq(pk_writer_bind(w, &g, "n3", NULL), -EINVAL); /* only pods bind */
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	ck_assert_uint_eq(rec.commits, 1);
+	ck_assert_uint_eq(rec.items, 2);
+	ck_assert_str_eq(rec.first, "Pod default/p rv 7 node n3 conds 1");
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert_int_eq(res[1].error, -PK_STORE_ECONFLICT);
+	ck_assert_str_eq(res[1].name, "g");
+	ck_assert_str_eq(res[1].ns, "default");
+	pk_writer_free(w);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("appliance-writer");
+	TCase *tc = tcase_create("writer");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_store_batch_leaves_out_a_stale_object);
+	tcase_add_test(tc, test_bound_elsewhere_and_eviction);
+	tcase_add_test(tc, test_any_backend_gets_the_same_batch);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
