@@ -236,6 +236,37 @@ START_TEST(test_min_count)
 }
 END_TEST
 
+#define SLICE(s) "metadata: {name: g, annotations: {scheduling.podkernel.dev/slice-shape: " s "}}\n"
+#define SLICE_PATH "metadata.annotations[scheduling.podkernel.dev/slice-shape]: "
+
+/* What can be checked without the board; tiling into hosts is the scheduler's. */
+START_TEST(test_slice_shape)
+{
+	valid(PG SLICE("4x4x8") "spec: {" GANG(32) "}\n");
+	valid(PG SLICE("3x2x1") "spec: {" GANG(1) "}\n"); /* tiles no 2x2x1 host: at run time */
+	invalid(PG SLICE("4x4") "spec: {" GANG(8) "}\n",
+		SLICE_PATH "Invalid value: \"4x4\": expected chip extents AxBxC, e.g. 4x4x8");
+	invalid(PG SLICE("0x4x4") "spec: {" GANG(8) "}\n",
+		SLICE_PATH "Invalid value: \"0x4x4\": expected chip extents AxBxC, e.g. 4x4x8");
+	invalid(PG SLICE("4x4x8") "spec: {" GANG(3) "}\n",
+		SLICE_PATH "Invalid value: \"4x4x8\": 128 chips cannot be split evenly among "
+			   "minCount 3 pods (one pod per host)");
+	invalid(PG SLICE("4x4x8") "spec: {schedulingPolicy: {basic: {}}}\n",
+		SLICE_PATH "Invalid value: \"4x4x8\": a slice needs spec.schedulingPolicy.gang "
+			   "(one pod per host)");
+	invalid(PG SLICE("64x64x32") "spec: {" GANG(1) "}\n",
+		SLICE_PATH "Invalid value: \"64x64x32\": must be at most 65536 chips (one "
+			   "superslice)");
+	invalid(PG "metadata: {name: g, annotations: {scheduling.podkernel.dev/slice-shape: 8}}\n"
+		   "spec: {" GANG(1) "}\n",
+		SLICE_PATH "Invalid value: 8: must be a string");
+	invalid(CPG SLICE("4x4x4") "spec: {workloadRef: {workloadName: w, templateName: t}, "
+		    CGANG(1) "}\n",
+		SLICE_PATH "Invalid value: \"4x4x4\": only a PodGroup (one pod per host of the "
+			   "slice) can ask for a slice");
+}
+END_TEST
+
 START_TEST(test_topology_constraints)
 {
 	valid(PG "metadata: {name: g}\nspec:\n  " GANG(2) "\n"
@@ -408,6 +439,7 @@ int main(void)
 	tcase_add_test(tc, test_workload_disruption_all);
 	tcase_add_test(tc, test_min_count);
 	tcase_add_test(tc, test_topology_constraints);
+	tcase_add_test(tc, test_slice_shape);
 	tcase_add_test(tc, test_priority);
 	tcase_add_test(tc, test_pod_group_parent_needs_workload);
 	tcase_add_test(tc, test_composite_pod_group);
