@@ -520,6 +520,55 @@ int topo_board_torus_labels(const struct topo_board *b, const struct topo_host *
 	return TOPO_TORUS_LABELS;
 }
 
+/* "x.y.z" of non-negative integers. */
+static int coords_parse(const char *s, struct topo_coord *ret)
+{
+	struct topo_coord c;
+	char *end;
+
+	for (int a = 0; a < TOPO_DIMS; a++) {
+		long v;
+
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = strtol(s, &end, 10);
+		if (v > 65535 || (a < TOPO_DIMS - 1 ? *end != '.' : *end != '\0'))
+			return -EINVAL;
+		c.c[a] = (int)v;
+		s = end + 1;
+	}
+	*ret = c;
+	return 0;
+}
+
+int topo_torus_host_parse(const char *(*get)(const char *key, void *arg), void *arg,
+			  struct topo_torus_host *ret)
+{
+	const char *torus = get(TOPO_LABEL_TORUS, arg), *ts = get(TOPO_LABEL_TORUS_SHAPE, arg);
+	const char *hs = get(TOPO_LABEL_HOST_SHAPE, arg), *cs = get(TOPO_LABEL_CUBE_SHAPE, arg);
+	const char *w = get(TOPO_LABEL_WRAPAROUND, arg), *co = get(TOPO_LABEL_COORDS, arg);
+	struct topo_torus_host h = {0};
+	struct topo_coord c;
+
+	if (!torus || !*torus || !ts || !hs || !w || !co)
+		return -ENOENT;
+	if (strlen(torus) > TOPO_LABEL_NAME_MAX || topo_shape_parse(ts, &h.chips) < 0 ||
+	    topo_shape_parse(hs, &h.host) < 0 || !topo_shape_divides(&h.host, &h.chips) ||
+	    coords_parse(co, &c) < 0 || !topo_coord_in(&h.chips, &c) ||
+	    (strcmp(w, "true") && strcmp(w, "false")))
+		return -EINVAL;
+	for (int a = 0; a < TOPO_DIMS; a++)
+		if (c.c[a] % h.host.dim[a])
+			return -EINVAL;
+	h.has_cube = cs && topo_shape_parse(cs, &h.cube) == 0 &&
+		     topo_shape_divides(&h.host, &h.cube) && topo_shape_divides(&h.cube, &h.chips);
+	snprintf(h.torus, sizeof(h.torus), "%s", torus);
+	h.wrap = strcmp(w, "true") == 0;
+	topo_coord_block(&c, &h.host, &h.cell);
+	*ret = h;
+	return 0;
+}
+
 /* ---- ICI wiring -------------------------------------------------------------------- */
 
 static int find_port(const struct topo_board *b, int chip, int axis, int dir)

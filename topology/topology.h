@@ -414,6 +414,23 @@ int topo_board_torus_labels(const struct topo_board *board, const struct topo_ho
 /* True for the keys of topo_board_torus_labels(): no board level may use them. */
 bool topo_label_torus_reserved(const char *key);
 
+/* What a node's torus labels say (the reading side of topo_board_torus_labels). */
+struct topo_torus_host {
+	char torus[TOPO_LABEL_NAME_MAX + 1]; /* TOPO_LABEL_TORUS */
+	struct topo_shape chips, cube, host;
+	bool has_cube; /* a valid cube-shape that tiles the torus by hosts */
+	bool wrap;
+	struct topo_coord cell; /* host position in hosts: coords / host shape */
+};
+/*
+ * Read a node's torus labels through get (a label's value or NULL).  0, or
+ * -ENOENT when the node is no torus host (a label missing), -EINVAL when the
+ * labels are malformed or disagree (coordinates outside the torus or not on a
+ * host boundary, a host shape that does not tile the torus).
+ */
+int topo_torus_host_parse(const char *(*get)(const char *key, void *arg), void *arg,
+			  struct topo_torus_host *ret);
+
 /* ------------------------------------------------------------------------ */
 /* Topology domain trees                                                      */
 /* ------------------------------------------------------------------------ */

@@ -21,7 +21,7 @@ static void usage(FILE *f)
 	      "  validate -f FILE...                static validation\n"
 	      "  (each also takes --max-input-size SIZE: the largest input file, default 256Mi)\n"
 	      "Boards:\n"
-	      "  board check|show|nodes|verify FILE ...\n"
+	      "  board check|show|nodes|verify|occupancy ...\n"
 	      "Appliance client (podkerneld):\n"
 	      "  apply -f FILE | get KIND [NAME] | delete KIND NAME | describe KIND NAME | top\n"
 	      "  map [--color auto|always|never] [--width N] [DOMAIN...]   placement map\n"

@@ -91,5 +91,8 @@ int podctl_get_json(const struct podctl_globals *g, const char *path, const char
 int podctl_map(const struct podctl_globals *g, int argc, char **argv);
 /* board check|show|nodes|verify (topology/tools/board_cmd.c) */
 int podctl_board(int argc, char **argv);
+/* `podctl board occupancy` (topology/tools/board_occupancy.c): argv[0] is "occupancy". */
+int podctl_board_occupancy(int argc, char **argv);
+void podctl_board_occupancy_usage(FILE *f);
 
 #endif

@@ -58,63 +58,18 @@ void sc_slices_free(struct sc_slices *sl)
 	free(sl);
 }
 
-/* "x.y.z" of non-negative integers. */
-static int coords_parse(const char *s, struct topo_coord *ret)
+static const char *label_of(const char *key, void *arg)
 {
-	struct topo_coord c;
-	char *end;
-
-	for (int a = 0; a < TOPO_DIMS; a++) {
-		long v;
-
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		v = strtol(s, &end, 10);
-		if (v > 65535 || (a < TOPO_DIMS - 1 ? *end != '.' : *end != '\0'))
-			return -EINVAL;
-		c.c[a] = (int)v;
-		s = end + 1;
-	}
-	*ret = c;
-	return 0;
+	return sc_node_label(arg, key);
 }
 
 /* What one node says about its torus; false when it is not a slice host. */
-struct node_geo {
-	const char *torus;
-	struct topo_shape chips, cube, host;
-	bool has_cube, wrap;
-	struct topo_coord cell;
-};
-
-static bool node_geo(const struct sc_node *n, struct node_geo *g)
+static bool node_geo(const struct sc_node *n, struct topo_torus_host *g)
 {
-	const char *torus = sc_node_label(n, TOPO_LABEL_TORUS);
-	const char *ts = sc_node_label(n, TOPO_LABEL_TORUS_SHAPE);
-	const char *hs = sc_node_label(n, TOPO_LABEL_HOST_SHAPE);
-	const char *cs = sc_node_label(n, TOPO_LABEL_CUBE_SHAPE);
-	const char *w = sc_node_label(n, TOPO_LABEL_WRAPAROUND);
-	const char *co = sc_node_label(n, TOPO_LABEL_COORDS);
-	struct topo_coord c;
-
-	if (n->removed || !torus || !*torus || !ts || !hs || !w || !co ||
-	    topo_shape_parse(ts, &g->chips) < 0 || topo_shape_parse(hs, &g->host) < 0 ||
-	    !topo_shape_divides(&g->host, &g->chips) || coords_parse(co, &c) < 0 ||
-	    !topo_coord_in(&g->chips, &c) || (strcmp(w, "true") && strcmp(w, "false")))
-		return false;
-	for (int a = 0; a < TOPO_DIMS; a++)
-		if (c.c[a] % g->host.dim[a])
-			return false;
-	g->has_cube = cs && topo_shape_parse(cs, &g->cube) == 0 &&
-		      topo_shape_divides(&g->host, &g->cube) &&
-		      topo_shape_divides(&g->cube, &g->chips);
-	g->torus = torus;
-	g->wrap = strcmp(w, "true") == 0;
-	topo_coord_block(&c, &g->host, &g->cell);
-	return true;
+	return !n->removed && topo_torus_host_parse(label_of, (void *)n, g) == 0;
 }
 
-static int torus_init(struct sc_torus *t, const struct node_geo *g)
+static int torus_init(struct sc_torus *t, const struct topo_torus_host *g)
 {
 	struct topo_shape cube;
 	int64_t cells;
@@ -137,7 +92,7 @@ static int torus_init(struct sc_torus *t, const struct node_geo *g)
 	return 0;
 }
 
-static bool same_torus(const struct sc_torus *t, const struct node_geo *g)
+static bool same_torus(const struct sc_torus *t, const struct topo_torus_host *g)
 {
 	return !memcmp(&t->chips, &g->chips, sizeof(t->chips)) &&
 	       !memcmp(&t->host, &g->host, sizeof(t->host)) && t->wrap == g->wrap;
@@ -153,7 +108,7 @@ static int torus_cmp(const void *a, const void *b)
 static int slices_map(const struct sc_snapshot *snap, struct sc_slices *sl)
 {
 	struct sc_map by_name = {0};
-	struct node_geo *geo = calloc(snap->nnodes + 1, sizeof(*geo));
+	struct topo_torus_host *geo = calloc(snap->nnodes + 1, sizeof(*geo));
 	bool *ok = calloc(snap->nnodes + 1, sizeof(bool));
 	int r = geo && ok ? 0 : -ENOMEM;
 

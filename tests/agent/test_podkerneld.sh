@@ -34,6 +34,9 @@ node = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/nodes/tpu-cube0-h
 labels = node["metadata"]["labels"]
 assert labels["topology.podkernel.dev/cube"] == "cube0", labels
 assert labels["topology.podkernel.dev/coords"] == "2.0.1", labels
+for k, v in (("torus", "cube0"), ("torus-shape", "4x4x4"), ("cube-shape", "4x4x4"),
+             ("host-shape", "2x2x1"), ("wraparound", "true")):
+    assert labels["topology.podkernel.dev/" + k] == v, (k, labels)
 assert node["status"]["capacity"]["google.com/tpu"] == "4", node["status"]
 req = urllib.request.Request(sys.argv[1] + "/api/v1/nodes/tpu-cube0-h5",
     data=json.dumps({"metadata": {"labels": {"team": "ml"}}}).encode(), method="PATCH",
@@ -49,6 +52,7 @@ labels = node["metadata"]["labels"]
 assert labels["team"] == "ml", labels
 assert labels["accelerator.podkernel.dev/count"] == "3", labels
 assert "topology.podkernel.dev/cube" not in labels and "topology.podkernel.dev/coords" not in labels, labels
+assert "topology.podkernel.dev/torus" not in labels and "topology.podkernel.dev/wraparound" not in labels, labels
 cap = node["status"]["capacity"]
 assert cap.get("nvidia.com/gpu") == "3" and "google.com/tpu" not in cap, cap
 print("podkerneld: ok")

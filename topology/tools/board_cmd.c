@@ -26,13 +26,15 @@ static void usage(FILE *f)
 	      "       podctl board show FILE [--superslices N]\n"
 	      "       podctl board nodes FILE [-o json|yaml] [--superslices N]\n"
 	      "       podctl board verify FILE --links REPORT\n"
+	      "       podctl board occupancy -f FILE [-f FILE...] [--superslice NAME] [--map]\n"
 	      "\n"
 	      "check   validate board files; errors as FILE:LINE:COL: message\n"
 	      "show    summary: chips, hosts, cubes, levels, label keys\n"
 	      "nodes   the v1 Nodes (a List) of the board's simulated cluster, with the\n"
 	      "        labels podagent publishes; --superslices N sets how many outermost\n"
 	      "        domains the cluster has (default: the board's count)\n"
-	      "verify  the board's expected ICI wiring against a podagent link report\n",
+	      "verify  the board's expected ICI wiring against a podagent link report\n"
+	      "occupancy  used and free boxes of each superslice from a file of Nodes and Pods\n",
 	      f);
 }
 
@@ -241,5 +243,7 @@ int podctl_board(int argc, char **argv)
 		return cmd_nodes(argc - 1, argv + 1);
 	if (strcmp(sub, "verify") == 0)
 		return podctl_board_verify(argc - 1, argv + 1);
+	if (strcmp(sub, "occupancy") == 0)
+		return podctl_board_occupancy(argc - 1, argv + 1);
 	return usage_error("unknown subcommand '%s'", sub);
 }
