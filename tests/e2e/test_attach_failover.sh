@@ -12,7 +12,7 @@ set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 . "$PODKERNEL_SRC/tests/e2e/attach_lib.sh"
 need_python
-command -v curl > /dev/null 2>&1 || { echo "curl not available" >&2; exit 77; }
+need_tool curl
 
 e2e_setup
 attach_cluster_start
