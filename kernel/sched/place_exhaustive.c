@@ -15,7 +15,8 @@
  * are placed; identical pods of one leaf are placed in non-decreasing node
  * order (they are interchangeable), and a branch that cannot beat the best
  * is cut.  Instances beyond EX_MAX_PODS pending pods or EX_MAX_NODES nodes
- * are refused (UnschedulableAndUnresolvable), and EX_MAX_STEPS bounds the
+ * are refused (UnschedulableAndUnresolvable), as are TPU slice groups (their
+ * hosts must form a box), and EX_MAX_STEPS bounds the
  * search (the trace says when it was hit).
  */
 #include <errno.h>
@@ -60,8 +61,8 @@ static int collect(struct ex *x, struct sc_group *g, int parent, bool adm, int d
 	struct sc_buf why = {0};
 	int me;
 
-	if (depth > 8 || x->ng >= EX_MAX_GROUPS)
-		return -E2BIG;
+	if (depth > 8 || x->ng >= EX_MAX_GROUPS || g->has_slice)
+		return -E2BIG; /* a slice's box is not among the assignments searched */
 	sc_group_sort(g);
 	me = x->ng++;
 	x->gr[me] = (struct ex_group){.g = g, .parent = parent, .dom = -1};
@@ -231,7 +232,7 @@ static enum sc_status ex_place_root(struct sc_ctx *ctx, struct sc_group *root)
 	r = x->nn > EX_MAX_NODES ? -E2BIG : collect(x, root, -1, true, 0);
 	if (r < 0) {
 		sc_record(ctx, root, SC_UNRESOLVABLE, sc_group_min(root), 0, 0, 0, 0, SC_WHY_TEXT,
-			  NULL, "instance too large for the exhaustive search");
+			  NULL, "instance too large for the exhaustive search (or a TPU slice)");
 		sc_trace(ctx, "exhaustive: instance too large (%d pods, %d nodes)", x->np, x->nn);
 		free(x);
 		return SC_UNRESOLVABLE;
