@@ -274,6 +274,76 @@ START_TEST(gang_lands_in_one_cube)
 }
 END_TEST
 
+/* A host of a 4x4x1-chip torus of 2x2x1 hosts, at host position (x, y). */
+static json_t *torus_node(const char *name, int x, int y)
+{
+	char coords[32];
+
+	snprintf(coords, sizeof(coords), "%d.%d.0", 2 * x, 2 * y);
+	return json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s,s:s,s:s}},s:{s:{s:s,s:s,s:s}}}",
+			 "apiVersion", "v1", "kind", "Node", "metadata", "name", name, "labels",
+			 "topology.podkernel.dev/torus", "t0", "topology.podkernel.dev/torus-shape",
+			 "4x4x1", "topology.podkernel.dev/host-shape", "2x2x1",
+			 "topology.podkernel.dev/wraparound", "false", "topology.podkernel.dev/coords",
+			 coords, "status", "allocatable", "cpu", "8", "google.com/tpu", "4", "pods",
+			 "110");
+}
+
+/* The binding write carries the slice annotations; the API refuses a bad shape. */
+START_TEST(slice_binding_carries_annotations)
+{
+	json_t *bad = gang("bad", 3, NULL, false);
+	struct pk_errors errs = { 0 };
+
+	pk_set(bad, "metadata.annotations", json_pack("{s:s}", "scheduling.podkernel.dev/slice-shape",
+						      "4x4x1"));
+	ck_assert_int_eq(pk_store_create(st, bad, &errs, NULL), -EINVAL);
+	ck_assert_uint_eq(errs.n, 1);
+	ck_assert_str_eq(errs.msg[0], "metadata.annotations[scheduling.podkernel.dev/slice-shape]: "
+				      "Invalid value: \"4x4x1\": 16 chips cannot be split evenly "
+				      "among minCount 3 pods (one pod per host)");
+	pk_errors_clear(&errs);
+	json_decref(bad);
+	create(torus_node("h0", 0, 0));
+	create(torus_node("h1", 1, 0));
+	create(torus_node("h2", 0, 1));
+	create(torus_node("h3", 1, 1));
+	start();
+	json_t *g = gang("s", 4, NULL, false);
+
+	pk_set(g, "metadata.annotations", json_pack("{s:s}", "scheduling.podkernel.dev/slice-shape",
+						    "4x4x1"));
+	create(g);
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "s-%d", i);
+		create(pod(name, "s", NULL));
+	}
+	for (int i = 0; i < 4; i++) {
+		char name[16], want[16];
+		json_t *p;
+
+		snprintf(name, sizeof(name), "s-%d", i);
+		ck_assert(wait_bound(name));
+		p = get("Pod", name);
+		json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
+
+		snprintf(want, sizeof(want), "%d", i);
+		ck_assert_str_eq(json_string_value(json_object_get(
+				     ann, "scheduling.podkernel.dev/worker-id")) ?: "",
+				 want);
+		snprintf(want, sizeof(want), "%d.%d.0", 2 * (i % 2), 2 * (i / 2));
+		ck_assert_str_eq(json_string_value(json_object_get(
+				     ann, "scheduling.podkernel.dev/slice-coords")) ?: "",
+				 want);
+		snprintf(want, sizeof(want), "h%d", i);
+		ck_assert_str_eq(pk_get_string(p, "spec.nodeName"), want);
+		json_decref(p);
+	}
+}
+END_TEST
+
 START_TEST(gang_waits_for_members_then_binds)
 {
 	char x[64];
@@ -488,6 +558,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, gang_lands_in_one_cube);
+	tcase_add_test(tc, slice_binding_carries_annotations);
 	tcase_add_test(tc, gang_waits_for_members_then_binds);
 	tcase_add_test(tc, restart_keeps_bindings_and_capacity);
 	tcase_add_test(tc, job_controller_and_garbage_collection);
