@@ -83,12 +83,16 @@ static bool is_level_key(const char *k)
 	       strcmp(k, TOPO_LABEL_COORDS) != 0;
 }
 
-/* The domain key (fewest values) and cube key (most values); NULL when none. */
+/*
+ * The domain key (fewest values) and cube key (most values); NULL when none.
+ * Equal counts (one cube per superslice) are told apart by the length of the
+ * values: a level's values extend those of the level above ("ss1", "ss1-c0").
+ */
 static int find_levels(const json_t *nodes, struct layout *L)
 {
 	json_t *seen = json_object(), *n, *v, *vals;
 	const char *name, *k, *dk = NULL, *ck = NULL;
-	size_t fewest = 0, most = 0;
+	size_t dn = 0, dlen = 0, cn = 0, clen = 0;
 	int r = 0;
 
 	if (!seen)
@@ -105,15 +109,22 @@ static int find_levels(const json_t *nodes, struct layout *L)
 		}
 	}
 	json_object_foreach(seen, k, vals) {
-		size_t c = json_object_size(vals);
+		size_t c = json_object_size(vals), len = 0;
+		const char *val;
+		json_t *t;
 
-		if (!dk || c < fewest || (c == fewest && strcmp(k, dk) < 0)) {
+		json_object_foreach(vals, val, t)
+			len += strlen(val);
+		len /= c ? c : 1;
+		if (!dk || c < dn || (c == dn && len < dlen)) {
 			dk = k;
-			fewest = c;
+			dn = c;
+			dlen = len;
 		}
-		if (!ck || c > most || (c == most && strcmp(k, ck) > 0)) {
+		if (!ck || c > cn || (c == cn && len > clen)) {
 			ck = k;
-			most = c;
+			cn = c;
+			clen = len;
 		}
 	}
 	L->domain_key = dk ? strdup(dk) : NULL;
@@ -444,13 +455,14 @@ static int largest_box(const struct lhost *H, struct span dom, const struct geom
 		       struct box *ret)
 {
 	const int *d = g->dims;
-	long cells = (long)d[0] * d[1] * d[2];
-	long long work = (long long)d[0] * d[0] * d[1] * d[1] * d[2] / 4;
+	long long cells = (long long)d[0] * d[1] * d[2]; /* each at most 65536: no overflow */
 	size_t layer = (size_t)(d[0] + 1) * (size_t)(d[1] + 1);
 	int *P;
 
 	memset(ret, 0, sizeof(*ret));
-	if (cells > BOX_MAX_CELLS || work > BOX_MAX_WORK)
+	/* within BOX_MAX_CELLS the work bound (<= cells squared) cannot overflow either */
+	if (cells > BOX_MAX_CELLS ||
+	    (long long)d[0] * d[0] * d[1] * d[1] * d[2] / 4 > BOX_MAX_WORK)
 		return -E2BIG;
 	P = calloc(layer * (size_t)d[2], sizeof(*P));
 	if (!P)

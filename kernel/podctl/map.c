@@ -242,7 +242,10 @@ static int paint_domain(const json_t *dom, const json_t *groups, bool color, str
 	size_t i, j;
 	int r = 0;
 
-	if (cw <= 0 || ch <= 0 || gc <= 0 || gr <= 0 || (long)cw * ch * gc * gr > MAP_MAX_CELLS)
+	/* a hostile document must not make us allocate without bound */
+	if (cw <= 0 || ch <= 0 || gc <= 0 || gr <= 0 || cw > MAP_MAX_CELLS || ch > MAP_MAX_CELLS ||
+	    (long long)cw * ch > MAP_MAX_CELLS || (long long)gc * gr > MAP_MAX_CELLS ||
+	    (long long)cw * ch * gc * gr > MAP_MAX_CELLS)
 		return -E2BIG;
 	colx = calloc((size_t)cw, sizeof(*colx));
 	if (!colx)

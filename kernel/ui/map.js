@@ -307,10 +307,18 @@
     ctx.restore();
   }
 
+  const MAX_PIXELS = 1 << 26;
+
   function draw(st) {
     const dom = st.dom;
     const cv = st.canvas;
     const dpr = window.devicePixelRatio || 1;
+    if (st.width * st.height * dpr * dpr > MAX_PIXELS) {
+      // labels that make no sense as a torus: say so instead of a canvas no browser holds
+      st.title.append(el('small', { text: ' · too large to draw' }));
+      st.el.setAttribute('data-drawn', '1');
+      return dom.cubes.reduce((a, c) => a + c.hosts.length, 0);
+    }
     if (cv.width !== Math.round(st.width * dpr)) {
       cv.width = Math.round(st.width * dpr);
       cv.height = Math.round(st.height * dpr);

@@ -355,6 +355,34 @@ START_TEST(test_generation_and_unchanged)
 }
 END_TEST
 
+/* Labels from a hostile or broken agent: no crash, no overflow, a sane document. */
+START_TEST(test_hostile_labels)
+{
+	static const char *const coords[] = { "65535.65535.65535", "0.0.0", "1.1.1", "1.2",
+					      "x.y.z", "-1.0.0", "99999999999.0.0", "" };
+	char name[32];
+
+	for (size_t i = 0; i < sizeof(coords) / sizeof(coords[0]); i++) {
+		snprintf(name, sizeof(name), "odd-%zu", i);
+		feed("Node", json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}}}", "apiVersion", "v1",
+				       "kind", "Node", "metadata", "name", name, "labels",
+				       TOPO_LABEL_LEVEL_PREFIX "superslice", i < 3 ? "far" : "odd",
+				       TOPO_LABEL_LEVEL_PREFIX "cube", i < 3 ? "far-c0" : "odd-c0",
+				       TOPO_LABEL_COORDS, coords[i]));
+	}
+	json_t *doc = render();
+	check_grid(doc, 8);
+	/* hosts 1 and 65535 chips apart: a torus too large to search for a free box */
+	json_t *far = domain_named(doc, "far");
+	ck_assert_str_eq(json_string_value(json_object_get(far, "layout")), "torus");
+	ck_assert(json_is_null(pk_get(far, "largestFree.hosts")));
+	/* unparsable coordinates: the list layout */
+	ck_assert_str_eq(json_string_value(json_object_get(domain_named(doc, "odd"), "layout")),
+			 "list");
+	json_decref(doc);
+}
+END_TEST
+
 static int serve(const char *path, const char *key, const char *value, struct pk_response *resp)
 {
 	struct pk_query_arg arg = { key, value };
@@ -406,6 +434,7 @@ int main(void)
 	tcase_add_test(tc, test_slice_shape_and_node_detail);
 	tcase_add_test(tc, test_generation_and_unchanged);
 	tcase_add_test(tc, test_serve);
+	tcase_add_test(tc, test_hostile_labels);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
