@@ -9,7 +9,8 @@
 # own objects give (check_ui_map.py computes them independently) and every
 # domain drawn; #node=NAME shows that host's pods.  A screenshot goes to
 # $PODKERNEL_BUILD/ui-map.png.  `podctl map` must print the occupancy of
-# /ui/api/placement.
+# /ui/api/placement.  Hovering and clicking a host (DevTools protocol,
+# ui_interact.py) name it, and a cordon shows up without a reload.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 need_python
@@ -139,4 +140,10 @@ podctl map --color never --width 1 > "$WORK/map.txt" || fail "podctl map"
 api "$API/ui/api/placement" > "$WORK/placement2.json" || fail "GET /ui/api/placement"
 python3 "$CHECK" map "$WORK/placement2.json" "$WORK/map.txt" || fail "podctl map differs"
 grep -q 'too-big (0/2 pods bound): Unschedulable' "$WORK/map.txt" || fail "podctl map: no pending gang"
+# Under a real mouse (DevTools protocol): the tooltip and the host panel; then
+# the page follows a change of the cluster without a reload.
+python3 "$PODKERNEL_SRC/tests/e2e/ui_interact.py" "$API/ui/#token=$ADMIN_TOKEN" ss0 tpu-ss0-h0 \
+	curl -sS -o /dev/null -X PATCH -H "Authorization: Bearer $ADMIN_TOKEN" \
+	-H 'Content-Type: application/merge-patch+json' -d '{"spec":{"unschedulable":true}}' \
+	"$API/api/v1/nodes/tpu-ss1-h21" || fail "hover, click or live update"
 echo "placement map: page, JSON and terminal agree"
