@@ -3,32 +3,30 @@
  * placement_layout.c — the PlacementMap document: where each host is drawn,
  * what holds it, which gangs wait, and the largest free box per domain.
  *
- * Levels come from the node labels topology.podkernel.dev/<level> (not
- * .../coords): the key with the fewest distinct values is the domain
- * (superslice, block), the one with the most is the cube (cube, rack,
- * NVLink domain); levels in between are not drawn.  Hosts are sorted by
- * domain, cube and name (natural order), so each domain and cube is one
- * run of the sorted array.
+ * Levels come from the node labels topology.podkernel.dev/<level> (not the
+ * torus geometry keys of topology.h): the key with the fewest distinct
+ * values is the domain (superslice, block), the one with the most is the
+ * cube (cube, rack, NVLink domain); equal counts are told apart by value
+ * length; levels in between are not drawn.  Hosts are sorted by domain,
+ * cube and name (natural order), so each domain and cube is one run of the
+ * sorted array.
  *
- * Torus layout, for a domain whose hosts all carry topology.podkernel.dev/coords
- * (chip coordinates of the host's first chip): the host stride per axis is
- * the gcd of the coordinate offsets (the host shape, 2x2x1 on the TPU
- * boards), which turns chips into a host grid; the cube extent is the
- * largest span of one cube's hosts, and a cube's place in the domain is its
- * first host divided by that extent.  A cube is drawn as its z layers on a
+ * Torus layout, for a domain whose hosts all carry the torus labels of one
+ * torus (topo_torus_host_parse(): host cells, host, cube and torus shapes,
+ * wraparound), or at least topology.podkernel.dev/coords (older agents: the
+ * host stride is then the gcd of the coordinate offsets and the cube extent
+ * the largest span of one cube's hosts).  A cube's place is its first host
+ * divided by the cube extent.  A cube is drawn as its z layers on a
  * near-square grid (x right, y down inside a layer, one blank cell between
- * layers: a 2x2x4-host cube is 5x5 cells); the cubes of one z slab are
- * drawn x right and y down, and the slabs on a near-square grid again.  Other domains use the list layout:
- * cubes in natural order on a near-square grid, hosts in natural order,
- * rows about half as long as wide.
+ * layers: a 2x2x4-host cube is 5x5 cells); the cubes of one z slab are drawn
+ * x right and y down, and the slabs on a near-square grid again.  Other
+ * domains use the list layout: cubes in natural order on a near-square
+ * grid, hosts in natural order, rows about half as long as wide.
  *
- * Largest free box: over the domain's host grid (free = no pod, not
- * cordoned, reachable), every x and y range is tried and the longest run of
- * z layers where that rectangle is all free (2-D prefix sums per layer)
- * gives its depth: O(X²·Y²·Z/4), skipped above a bound.  Boxes across the
- * torus seam are not counted (the labels do not say whether the board wraps
- * around).  In the list layout the largest free domain is the cube with
- * the most free hosts.
+ * Largest free box (free = no pod, not cordoned, reachable): libtopo's
+ * occupancy index, the one slice placement uses, over the domain's host
+ * cells, across the seam where the torus wraps around.  In the list layout
+ * the largest free domain is the cube with the most free hosts.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,10 +34,9 @@
 #include <string.h>
 
 #include "kernel/appliance/placement_map.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 #define BOX_MAX_CELLS (1 << 20)
-#define BOX_MAX_WORK 20000000LL
 
 enum hstate { ST_FREE, ST_BUSY, ST_CORDONED, ST_UNREACHABLE, _ST_MAX };
 static const char *const state_names[_ST_MAX] = { "free", "busy", "cordoned", "unreachable" };
@@ -47,7 +44,8 @@ static const char *const state_names[_ST_MAX] = { "free", "busy", "cordoned", "u
 struct lhost {
 	const char *name, *domain, *cube, *coords;
 	int c[3], h[3];
-	bool has_coords;
+	bool has_coords, has_torus;
+	struct topo_torus_host th; /* the node's torus labels, when has_torus */
 	enum hstate st;
 	int pods;
 	long group; /* -1: none */
@@ -80,7 +78,7 @@ struct layout {
 static bool is_level_key(const char *k)
 {
 	return strncmp(k, TOPO_LABEL_LEVEL_PREFIX, strlen(TOPO_LABEL_LEVEL_PREFIX)) == 0 &&
-	       strcmp(k, TOPO_LABEL_COORDS) != 0;
+	       !topo_label_torus_reserved(k) && strcmp(k, TOPO_LABEL_HOST_INDEX) != 0;
 }
 
 /*
@@ -147,6 +145,11 @@ static bool parse_coords(const char *s, int c[3])
 	return true;
 }
 
+static const char *label_get(const char *key, void *arg)
+{
+	return json_string_value(json_object_get(arg, key));
+}
+
 static int load_hosts(const json_t *nodes, struct layout *L)
 {
 	const char *name;
@@ -169,6 +172,7 @@ static int load_hosts(const json_t *nodes, struct layout *L)
 		h->cube = c ? c : h->domain;
 		h->coords = json_string_value(json_object_get(labels, TOPO_LABEL_COORDS));
 		h->has_coords = parse_coords(h->coords, h->c);
+		h->has_torus = topo_torus_host_parse(label_get, labels, &h->th) == 0;
 		h->group = -1;
 		h->st = json_is_true(json_array_get(n, 2))   ? ST_UNREACHABLE
 			: json_is_true(json_array_get(n, 1)) ? ST_CORDONED
@@ -300,9 +304,9 @@ static size_t cube_spans(const struct lhost *hosts, struct span dom, struct span
 }
 
 struct geom {
-	bool torus;
+	bool torus, wrap;
 	int grid_cols, grid_rows, cube_cols, cube_rows;
-	int stride[3], dims[3], ext[3];
+	int stride[3], dims[3], ext[3], lo[3]; /* chips per host cell, cells, cells per cube, origin */
 	int *cube_col, *cube_row, *cube_w, *cube_h; /* per span */
 };
 
@@ -326,32 +330,70 @@ static int isqrt_ceil(size_t n)
 	return r;
 }
 
-static bool layout_torus(struct lhost *H, struct span dom, const struct span *cs, size_t nc,
-			 struct geom *g)
+/* Every host of the domain in one torus with the same geometry labels: cells from them. */
+static bool cells_from_torus_labels(struct lhost *H, struct span dom, struct geom *g)
 {
-	int lo[3] = { 65536, 65536, 65536 }, q[3], Q[3] = { 1, 1, 1 };
+	const struct topo_torus_host *t0 = &H[dom.first].th;
 
+	for (size_t i = dom.first; i < dom.first + dom.n; i++) {
+		const struct topo_torus_host *t = &H[i].th;
+
+		if (!H[i].has_torus || strcmp(t->torus, t0->torus) != 0 ||
+		    memcmp(&t->chips, &t0->chips, sizeof(t->chips)) != 0 ||
+		    memcmp(&t->host, &t0->host, sizeof(t->host)) != 0 || t->wrap != t0->wrap ||
+		    t->has_cube != t0->has_cube ||
+		    (t->has_cube && memcmp(&t->cube, &t0->cube, sizeof(t->cube)) != 0))
+			return false;
+	}
+	for (int a = 0; a < 3; a++) {
+		g->stride[a] = t0->host.dim[a];
+		g->dims[a] = t0->chips.dim[a] / t0->host.dim[a];
+		g->ext[a] = t0->has_cube ? t0->cube.dim[a] / t0->host.dim[a] : 0;
+		g->lo[a] = 0;
+	}
+	g->wrap = t0->wrap;
+	for (size_t i = dom.first; i < dom.first + dom.n; i++)
+		memcpy(H[i].h, H[i].th.cell.c, sizeof(H[i].h));
+	return true;
+}
+
+/*
+ * Only coordinates (older agents): the host stride is the gcd of the
+ * offsets, the origin the lowest corner, no wraparound assumed.
+ */
+static bool cells_from_coords(struct lhost *H, struct span dom, struct geom *g)
+{
+	for (int a = 0; a < 3; a++)
+		g->lo[a] = 65536;
 	for (size_t i = dom.first; i < dom.first + dom.n; i++) {
 		if (!H[i].has_coords)
 			return false;
 		for (int a = 0; a < 3; a++)
-			lo[a] = H[i].c[a] < lo[a] ? H[i].c[a] : lo[a];
+			g->lo[a] = H[i].c[a] < g->lo[a] ? H[i].c[a] : g->lo[a];
 	}
 	for (int a = 0; a < 3; a++) {
 		g->stride[a] = 0;
 		for (size_t i = dom.first; i < dom.first + dom.n; i++)
-			g->stride[a] = gcd(g->stride[a], H[i].c[a] - lo[a]);
-		if (g->stride[a] == 0)
-			g->stride[a] = 1;
+			g->stride[a] = gcd(g->stride[a], H[i].c[a] - g->lo[a]);
+		g->stride[a] = g->stride[a] ? g->stride[a] : 1;
 		g->dims[a] = 1;
-		g->ext[a] = 1;
+		g->ext[a] = 0;
 	}
+	g->wrap = false;
 	for (size_t i = dom.first; i < dom.first + dom.n; i++)
 		for (int a = 0; a < 3; a++) {
-			H[i].h[a] = (H[i].c[a] - lo[a]) / g->stride[a];
-			if (H[i].h[a] + 1 > g->dims[a])
-				g->dims[a] = H[i].h[a] + 1;
+			H[i].h[a] = (H[i].c[a] - g->lo[a]) / g->stride[a];
+			g->dims[a] = H[i].h[a] + 1 > g->dims[a] ? H[i].h[a] + 1 : g->dims[a];
 		}
+	return true;
+}
+
+/* Cells per cube when the labels do not say: the largest span of one cube's hosts. */
+static void infer_cube_extent(const struct lhost *H, const struct span *cs, size_t nc,
+			      struct geom *g)
+{
+	for (int a = 0; a < 3; a++)
+		g->ext[a] = 1;
 	for (size_t k = 0; k < nc; k++)
 		for (int a = 0; a < 3; a++) {
 			int mn = 1 << 30, mx = 0;
@@ -360,9 +402,19 @@ static bool layout_torus(struct lhost *H, struct span dom, const struct span *cs
 				mn = H[i].h[a] < mn ? H[i].h[a] : mn;
 				mx = H[i].h[a] > mx ? H[i].h[a] : mx;
 			}
-			if (mx - mn + 1 > g->ext[a])
-				g->ext[a] = mx - mn + 1;
+			g->ext[a] = mx - mn + 1 > g->ext[a] ? mx - mn + 1 : g->ext[a];
 		}
+}
+
+static bool layout_torus(struct lhost *H, struct span dom, const struct span *cs, size_t nc,
+			 struct geom *g)
+{
+	int q[3], Q[3] = { 1, 1, 1 };
+
+	if (!cells_from_torus_labels(H, dom, g) && !cells_from_coords(H, dom, g))
+		return false;
+	if (g->ext[0] <= 0)
+		infer_cube_extent(H, cs, nc, g);
 	/* z layers of a cube, and z slabs of cubes, on near-square grids */
 	int lc = isqrt_ceil((size_t)g->ext[2]), lr = (g->ext[2] + lc - 1) / lc;
 
@@ -426,68 +478,42 @@ static void layout_list(struct lhost *H, const struct span *cs, size_t nc, struc
 
 /* ---- largest free box ---------------------------------------------------------------------- */
 
-struct box {
-	long volume;
-	int len[3], at[3];
-};
-
-/* Longest run of layers z where the rectangle is all free; P: per-layer 2-D prefix sums. */
-static void best_depth(const int *P, const int *dims, int x0, int x1, int y0, int y1,
-		       struct box *best)
-{
-	int W = dims[1] + 1, area = (x1 - x0 + 1) * (y1 - y0 + 1), run = 0;
-
-	for (int z = 0; z < dims[2]; z++) {
-		const int *p = P + (size_t)z * (size_t)(dims[0] + 1) * (size_t)W;
-		int s = p[(x1 + 1) * W + y1 + 1] - p[x0 * W + y1 + 1] - p[(x1 + 1) * W + y0] +
-			p[x0 * W + y0];
-
-		run = s == area ? run + 1 : 0;
-		if (run && (long)area * run > best->volume) {
-			*best = (struct box){ (long)area * run,
-					      { x1 - x0 + 1, y1 - y0 + 1, run },
-					      { x0, y0, z - run + 1 } };
-		}
-	}
-}
-
+/*
+ * The largest box of free hosts, in cells, by libtopo's occupancy index (the
+ * one slice placement uses): every cell starts busy (a cell without a host
+ * is not free), free hosts are released.  -E2BIG beyond BOX_MAX_CELLS.
+ */
 static int largest_box(const struct lhost *H, struct span dom, const struct geom *g,
-		       struct box *ret)
+		       struct topo_box *ret, int *ret_found)
 {
 	const int *d = g->dims;
-	long long cells = (long long)d[0] * d[1] * d[2]; /* each at most 65536: no overflow */
-	size_t layer = (size_t)(d[0] + 1) * (size_t)(d[1] + 1);
-	int *P;
+	struct topo_shape grid = { { d[0], d[1], d[2] } }, block = { { g->ext[0], g->ext[1], g->ext[2] } };
+	bool blocks = d[0] % g->ext[0] == 0 && d[1] % g->ext[1] == 0 && d[2] % g->ext[2] == 0;
+	struct topo_occ *occ;
+	struct topo_coord c;
+	int r = 0;
 
-	memset(ret, 0, sizeof(*ret));
-	/* within BOX_MAX_CELLS the work bound (<= cells squared) cannot overflow either */
-	if (cells > BOX_MAX_CELLS ||
-	    (long long)d[0] * d[0] * d[1] * d[1] * d[2] / 4 > BOX_MAX_WORK)
+	if ((long long)d[0] * d[1] * d[2] > BOX_MAX_CELLS)
 		return -E2BIG;
-	P = calloc(layer * (size_t)d[2], sizeof(*P));
-	if (!P)
+	occ = topo_occ_new(&grid, blocks ? &block : NULL, g->wrap);
+	if (!occ)
 		return -ENOMEM;
-	for (size_t i = dom.first; i < dom.first + dom.n; i++)
-		if (H[i].st == ST_FREE)
-			P[(size_t)H[i].h[2] * layer + (size_t)(H[i].h[0] + 1) * (size_t)(d[1] + 1) +
-			  (size_t)H[i].h[1] + 1] = 1;
-	for (int z = 0; z < d[2]; z++) {
-		int *p = P + (size_t)z * layer, W = d[1] + 1;
-
-		for (int x = 1; x <= d[0]; x++)
-			for (int y = 1; y <= d[1]; y++) {
-				int cell = p[x * W + y] ? 1 : 0;
-
-				p[x * W + y] = cell + p[(x - 1) * W + y] + p[x * W + y - 1] -
-					       p[(x - 1) * W + y - 1];
-			}
-	}
-	for (int x0 = 0; x0 < d[0]; x0++)
-		for (int x1 = x0; x1 < d[0]; x1++)
-			for (int y0 = 0; y0 < d[1]; y0++)
-				for (int y1 = y0; y1 < d[1]; y1++)
-					best_depth(P, d, x0, x1, y0, y1, ret);
-	free(P);
+	for (c.c[2] = 0; r == 0 && c.c[2] < d[2]; c.c[2]++)
+		for (c.c[1] = 0; r == 0 && c.c[1] < d[1]; c.c[1]++)
+			for (c.c[0] = 0; r == 0 && c.c[0] < d[0]; c.c[0]++)
+				r = topo_occ_add(occ, &c, 1);
+	for (size_t i = dom.first; r == 0 && i < dom.first + dom.n; i++)
+		if (H[i].st == ST_FREE) {
+			memcpy(c.c, H[i].h, sizeof(c.c));
+			if (topo_occ_count(occ, &c) > 0)
+				r = topo_occ_add(occ, &c, -1);
+		}
+	if (r == 0)
+		r = topo_occ_largest_free_box(occ, ret);
+	topo_occ_free(occ);
+	if (r < 0)
+		return r;
+	*ret_found = r;
 	return 0;
 }
 
@@ -537,24 +563,25 @@ static json_t *largest_json(const struct lhost *H, struct span dom, const struct
 	}
 	json_object_set_new(o, "freeCubes", json_integer(whole));
 	if (g->torus) {
-		struct box b;
+		struct topo_box b;
+		int found = 0;
+		long long volume;
 
-		if (largest_box(H, dom, g, &b) < 0) {
+		if (largest_box(H, dom, g, &b, &found) < 0) {
 			json_object_set_new(o, "hosts", json_null());
 			return o;
 		}
-		json_object_set_new(o, "hosts", json_integer(b.volume));
-		if (b.volume > 0) {
+		volume = found ? (long long)b.ext.dim[0] * b.ext.dim[1] * b.ext.dim[2] : 0;
+		json_object_set_new(o, "hosts", json_integer(volume));
+		if (volume > 0) {
 			char shape[64], origin[64];
-			int lo[3] = { 65536, 65536, 65536 };
 
-			for (size_t i = dom.first; i < dom.first + dom.n; i++)
-				for (int a = 0; a < 3; a++)
-					lo[a] = H[i].c[a] < lo[a] ? H[i].c[a] : lo[a];
-			snprintf(shape, sizeof(shape), "%dx%dx%d", b.len[0] * g->stride[0],
-				 b.len[1] * g->stride[1], b.len[2] * g->stride[2]);
-			snprintf(origin, sizeof(origin), "%d.%d.%d", lo[0] + b.at[0] * g->stride[0],
-				 lo[1] + b.at[1] * g->stride[1], lo[2] + b.at[2] * g->stride[2]);
+			snprintf(shape, sizeof(shape), "%dx%dx%d", b.ext.dim[0] * g->stride[0],
+				 b.ext.dim[1] * g->stride[1], b.ext.dim[2] * g->stride[2]);
+			snprintf(origin, sizeof(origin), "%d.%d.%d",
+				 g->lo[0] + b.origin.c[0] * g->stride[0],
+				 g->lo[1] + b.origin.c[1] * g->stride[1],
+				 g->lo[2] + b.origin.c[2] * g->stride[2]);
 			json_object_set_new(o, "shape", json_string(shape));
 			json_object_set_new(o, "origin", json_string(origin));
 		}

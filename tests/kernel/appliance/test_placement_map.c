@@ -268,6 +268,26 @@ START_TEST(test_largest_free_box)
 }
 END_TEST
 
+/* The board wraps around (its torus labels say so): a free box may cross the seam. */
+START_TEST(test_largest_free_box_wraps)
+{
+	char name[64];
+
+	feed_board("tpu-superslice.yaml");
+	/* cubes 4..11 of ss1 (chips z 4-11) busy: free are z 12-15 and 0-3 */
+	for (int h = 64; h < 192; h++) {
+		snprintf(name, sizeof(name), "tpu-ss1-h%d", h);
+		feed("Pod", pod(name, NULL, name));
+	}
+	json_t *doc = render();
+	json_t *lf = pk_get(domain_named(doc, "ss1"), "largestFree");
+	ck_assert_int_eq(json_integer_value(json_object_get(lf, "hosts")), 128);
+	ck_assert_str_eq(json_string_value(json_object_get(lf, "shape")), "8x8x8");
+	ck_assert_str_eq(json_string_value(json_object_get(lf, "origin")), "0.0.12");
+	json_decref(doc);
+}
+END_TEST
+
 START_TEST(test_list_layout_gpu_racks)
 {
 	feed_board("gpu-cluster.yaml");
@@ -430,6 +450,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_torus_layout_and_states);
 	tcase_add_test(tc, test_largest_free_box);
+	tcase_add_test(tc, test_largest_free_box_wraps);
 	tcase_add_test(tc, test_list_layout_gpu_racks);
 	tcase_add_test(tc, test_slice_shape_and_node_detail);
 	tcase_add_test(tc, test_generation_and_unchanged);
