@@ -48,7 +48,7 @@ fi
 if [ $need_kubectl = 1 ]; then
 	# Debian 12 ships the client as kubernetes-client.
 	$SUDO apt-get install -y -qq --no-install-recommends kubernetes-client >/dev/null ||
-		echo "deps: no kubectl package; kubectl tests will be skipped" >&2
+		{ echo "deps: cannot install kubectl (kubernetes-client); the tests need it" >&2; exit 1; }
 fi
 if [ $need_js = 1 ]; then
 	echo "deps: installing @kubernetes/client-node into $JS_DIR" >&2
