@@ -330,6 +330,25 @@ int sc_forest_remove_group(struct sc_forest *f, const char *key, bool composite)
 	return 0;
 }
 
+/* A bound slice pod's place from its annotations (TPU slices), else none. */
+static void slice_place_of(const struct pk_pod *v, struct sc_pod *p)
+{
+	const json_t *ann = json_object_get(json_object_get(v->raw, "metadata"), "annotations");
+	const char *w = json_string_value(json_object_get(ann, TOPO_ANN_WORKER_ID));
+	const char *c = json_string_value(json_object_get(ann, TOPO_ANN_SLICE_COORDS));
+	char *end = NULL;
+	long id = w ? strtol(w, &end, 10) : -1;
+	struct topo_coord at;
+	char tail;
+
+	p->slice_worker = -1;
+	if (id < 0 || id > 65535 || !end || *end || !c ||
+	    sscanf(c, "%d.%d.%d%c", &at.c[0], &at.c[1], &at.c[2], &tail) != 3)
+		return;
+	p->slice_worker = (int)id;
+	p->slice_at = at;
+}
+
 static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v)
 {
 	p->key = sc_key(v->meta.namespace, v->meta.name);
@@ -339,7 +358,7 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 	p->deleting = v->meta.deleting;
 	p->node = -1;
 	p->assumed = -1;
-	p->slice_worker = -1;
+	slice_place_of(v, p);
 	p->node_name = sc_strdup(v->node_name && *v->node_name ? v->node_name : NULL);
 	p->group_key = v->pod_group ? sc_key(v->meta.namespace, v->pod_group) : NULL;
 	p->has_prio = v->has_priority;

@@ -308,6 +308,8 @@ struct slice_place {
 	struct tcand *tc;
 	int run_torus;	 /* torus of the group's running pods, -1 none */
 	int64_t *run_cell; /* their cells */
+	struct sc_pod **run_pod;
+	bool strict;	   /* running pods must keep their worker ids and coordinates */
 	int nrun;
 	int blocked; /* hosts blocked because a pod's filters failed there */
 	bool all;    /* the scope is the whole cluster (no node marks) */
@@ -422,6 +424,35 @@ static int torus_restrict(struct slice_place *sp, int k)
 	return 0;
 }
 
+static int64_t box_cell(const struct sc_torus *t, const struct tcand *c, const struct topo_box *b,
+			int w, struct topo_coord *ret_at);
+
+/*
+ * holds_running, and every running pod that knows its place in the slice
+ * (annotations of an earlier placement) is at that place in this box: its
+ * worker id names its host, its slice coordinates match.
+ */
+static bool keeps_running(const struct topo_box *b, void *arg)
+{
+	const struct slice_place *sp = arg;
+	const struct sc_torus *t = &sp->sl->t[sp->run_torus];
+
+	if (!holds_running(b, arg))
+		return false;
+	for (int i = 0; i < sp->nrun; i++) {
+		const struct sc_pod *p = sp->run_pod[i];
+		struct topo_coord at;
+
+		if (p->slice_worker < 0)
+			continue;
+		if (p->slice_worker >= sp->M ||
+		    box_cell(t, &sp->tc[sp->run_torus], b, p->slice_worker, &at) != sp->run_cell[i] ||
+		    memcmp(&at, &p->slice_at, sizeof(at)) != 0)
+			return false;
+	}
+	return true;
+}
+
 /* The best box of torus k (cached in the torus when unrestricted). */
 static int torus_search(struct slice_place *sp, int k)
 {
@@ -437,8 +468,20 @@ static int torus_search(struct slice_place *sp, int k)
 		c->rank = t->crank;
 		return 0;
 	}
-	r = topo_occ_find_box(shared ? t->occ : c->own, c->ext, c->nrot, TOPO_BOX_BEST,
-			      k == sp->run_torus ? holds_running : NULL, sp, &c->box, &c->rank);
+	if (k == sp->run_torus) {
+		/* Keep the running pods' places if a box allows it, else just hold them. */
+		sp->strict = true;
+		r = topo_occ_find_box(c->own, c->ext, c->nrot, TOPO_BOX_BEST, keeps_running, sp,
+				      &c->box, &c->rank);
+		if (r == 0) {
+			sp->strict = false;
+			r = topo_occ_find_box(c->own, c->ext, c->nrot, TOPO_BOX_BEST, holds_running,
+					      sp, &c->box, &c->rank);
+		}
+	} else {
+		r = topo_occ_find_box(shared ? t->occ : c->own, c->ext, c->nrot, TOPO_BOX_BEST,
+				      NULL, NULL, &c->box, &c->rank);
+	}
 	if (r < 0)
 		return r;
 	c->found = r;
@@ -580,6 +623,7 @@ static int collect_running(struct slice_place *sp)
 			return -EINVAL;
 		}
 		sp->run_torus = k;
+		sp->run_pod[sp->nrun] = (struct sc_pod *)p;
 		sp->run_cell[sp->nrun++] = sp->sl->node_cell[p->node];
 	}
 	return 0;
@@ -699,12 +743,16 @@ static enum sc_status slice_placed(struct slice_place *sp, int k, int placed)
 	sc_record(sp->ctx, g, SC_SUCCESS, sp->M, S, R, 0, 0, SC_WHY_TEXT, NULL, NULL);
 	sc_trace(sp->ctx,
 		 "%s %s: slice %dx%dx%d: box %dx%dx%d at chip %d.%d.%d of superslice %s "
-		 "(breaks %lld, exposes %lld); M=%d S=%d R=%d -> Success",
+		 "(breaks %lld, exposes %lld%s); M=%d S=%d R=%d -> Success",
 		 sc_group_kind(g), g->key, g->slice.dim[0], g->slice.dim[1], g->slice.dim[2],
 		 c->box.ext.dim[0] * t->host.dim[0], c->box.ext.dim[1] * t->host.dim[1],
 		 c->box.ext.dim[2] * t->host.dim[2], c->box.origin.c[0] * t->host.dim[0],
 		 c->box.origin.c[1] * t->host.dim[1], c->box.origin.c[2] * t->host.dim[2],
-		 t->name, (long long)c->rank.broken, (long long)c->rank.exposed, sp->M, S, R);
+		 t->name, (long long)c->rank.broken, (long long)c->rank.exposed,
+		 sp->nrun ? (sp->strict ? ", running pods keep their places"
+					: ", around the running pods")
+			  : "",
+		 sp->M, S, R);
 	return SC_SUCCESS;
 }
 
@@ -749,8 +797,9 @@ enum sc_status sc_slice_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const
 		return slice_fail(&sp, SC_UNRESOLVABLE, "out of memory");
 	sp.tc = calloc((size_t)sp.sl->nt + 1, sizeof(*sp.tc));
 	sp.run_cell = calloc((size_t)sp.S + 1, sizeof(int64_t));
+	sp.run_pod = calloc((size_t)sp.S + 1, sizeof(*sp.run_pod));
 	pods = calloc((size_t)sp.M + 1, sizeof(*pods));
-	if (!sp.tc || !sp.run_cell || !pods) {
+	if (!sp.tc || !sp.run_cell || !sp.run_pod || !pods) {
 		st = slice_fail(&sp, SC_UNRESOLVABLE, "out of memory");
 		goto out;
 	}
@@ -777,6 +826,7 @@ out:
 		topo_occ_free(sp.tc[k].own);
 	free(sp.tc);
 	free(sp.run_cell);
+	free(sp.run_pod);
 	free(pods);
 	sc_buf_free(&sp.why);
 	return st;
