@@ -301,6 +301,9 @@ struct agent_publish_config {
 	const char *token_file; /* re-read before every request, or NULL */
 	const char *ca_file;
 	const char *cert_file, *key_file; /* client certificate (the node's identity) */
+	/* PEM bytes instead of files (a kubeconfig's *-data), or NULL */
+	const char *ca_data, *cert_data, *key_data;
+	size_t ca_data_len, cert_data_len, key_data_len;
 	bool insecure;       /* skip TLS verification (tests only) */
 	bool status;         /* also own status.capacity/allocatable (no kubelet) */
 	bool register_node;  /* create the Node when missing (no kubelet registers it) */

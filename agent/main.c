@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "kernel/api/kubeconfig.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -45,6 +46,8 @@ static void usage(FILE *f)
 	      "Publishing:\n"
 	      "  --publish URL         PATCH the node's labels at URL (API server or podkerneld)\n"
 	      "  --in-cluster          publish with the pod's service account\n"
+	      "  --kubeconfig FILE [--context NAME]   server and credentials from a kubeconfig\n"
+	      "                        (e.g. the kubelet's: the node's own identity)\n"
 	      "  --token TOKEN | --token-file FILE   bearer token (the file is re-read each request)\n"
 	      "  --ca-file FILE        CA bundle for https\n"
 	      "  --client-certificate FILE --client-key FILE   the node's own TLS identity\n"
@@ -72,6 +75,8 @@ struct options {
 	const char *board_path;
 	const char *output;
 	bool once, in_cluster;
+	const char *kubeconfig, *context;
+	struct pk_kube_credentials creds; /* from --kubeconfig */
 	char node_name[TOPO_DNS_SUBDOMAIN_MAX + 1];
 	char *last_warnings;
 };
@@ -117,6 +122,7 @@ enum {
 	OPT_TOKEN_FILE, OPT_CA_FILE, OPT_INSECURE, OPT_RETRIES, OPT_BACKOFF, OPT_BACKOFF_MAX,
 	OPT_INTERVAL, OPT_DEBOUNCE, OPT_VERSION, OPT_STATUS, OPT_REGISTER, OPT_LEASE_NS,
 	OPT_LEASE_DURATION, OPT_NO_LEASE, OPT_RESYNC, OPT_CERT, OPT_KEY, OPT_COMPAT,
+	OPT_KUBECONFIG, OPT_CONTEXT,
 };
 
 static const struct option long_opts[] = {
@@ -145,6 +151,8 @@ static const struct option long_opts[] = {
 	{ "client-certificate", required_argument, NULL, OPT_CERT },
 	{ "client-key", required_argument, NULL, OPT_KEY },
 	{ "compatible-labels", required_argument, NULL, OPT_COMPAT },
+	{ "kubeconfig", required_argument, NULL, OPT_KUBECONFIG },
+	{ "context", required_argument, NULL, OPT_CONTEXT },
 	{ "retries", required_argument, NULL, OPT_RETRIES },
 	{ "backoff-ms", required_argument, NULL, OPT_BACKOFF },
 	{ "backoff-max-ms", required_argument, NULL, OPT_BACKOFF_MAX },
@@ -243,6 +251,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_CERT: o->pub.cert_file = optarg; break;
 		case OPT_KEY: o->pub.key_file = optarg; break;
 		case OPT_COMPAT: r = parse_compat(optarg, &o->d.agent.compat); break;
+		case OPT_KUBECONFIG: o->kubeconfig = optarg; break;
+		case OPT_CONTEXT: o->context = optarg; break;
 		case OPT_RETRIES:
 			r = num_opt("--retries", 1, 100, &v);
 			o->pub.retries = (int)v;
@@ -276,6 +286,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (o->output && !o->once) {
 		fprintf(stderr, "podagent: -o needs --once\n");
+		return -EINVAL;
+	}
+	if ((o->pub.url || o->in_cluster) && o->kubeconfig) {
+		fprintf(stderr, "podagent: --kubeconfig excludes --publish and --in-cluster\n");
+		return -EINVAL;
+	}
+	if (o->context && !o->kubeconfig) {
+		fprintf(stderr, "podagent: --context needs --kubeconfig\n");
 		return -EINVAL;
 	}
 	if (o->pub.url && o->in_cluster) {
@@ -359,10 +377,50 @@ static int run_once(struct options *o)
 	return prc < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
+/* --kubeconfig: the context's server and credentials (command-line ones win). */
+static int from_kubeconfig(struct options *o)
+{
+	struct pk_kubeconfig *kc = NULL;
+	struct pk_kube_overrides ov = { .context = o->context };
+	struct pk_kube_credentials *c = &o->creds;
+	char err[1024] = "";
+	int r = pk_kubeconfig_load(o->kubeconfig, NULL, NULL, &kc, err, sizeof(err));
+
+	if (r == 0)
+		r = pk_kubeconfig_resolve(kc, &ov, c, err, sizeof(err));
+	pk_kubeconfig_free(kc);
+	if (r < 0) {
+		fprintf(stderr, "podagent: --kubeconfig: %s\n", err);
+		return r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
+	}
+	o->pub.url = c->server;
+	o->pub.insecure = o->pub.insecure || c->insecure;
+	if (!o->pub.token && !o->pub.token_file) {
+		o->pub.token = c->token;
+		o->pub.token_file = c->token_file;
+	}
+	if (!o->pub.ca_file) {
+		o->pub.ca_file = c->ca_file;
+		o->pub.ca_data = c->ca_data;
+		o->pub.ca_data_len = c->ca_data_len;
+	}
+	if (!o->pub.cert_file) {
+		o->pub.cert_file = c->cert_file;
+		o->pub.key_file = c->key_file;
+		o->pub.cert_data = c->cert_data;
+		o->pub.cert_data_len = c->cert_data_len;
+		o->pub.key_data = c->key_data;
+		o->pub.key_data_len = c->key_data_len;
+	}
+	return EXIT_OK;
+}
+
 static int setup_publisher(struct options *o, char *buf, size_t len)
 {
 	int r;
 
+	if (o->kubeconfig && (r = from_kubeconfig(o)) != EXIT_OK)
+		return r;
 	if (o->in_cluster) {
 		r = agent_publish_incluster(&o->pub, getenv("PODAGENT_SERVICEACCOUNT_DIR"), buf,
 					    len);
@@ -435,6 +493,7 @@ int main(int argc, char **argv)
 		}
 	}
 	agent_publisher_free(o.d.publisher);
+	pk_kube_credentials_clear(&o.creds);
 	topo_board_free(board);
 	free(o.last_warnings);
 	curl_global_cleanup();

@@ -178,6 +178,28 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+/* A kubeconfig's certificate-authority-data, client-certificate-data, client-key-data. */
+static void set_blobs(CURL *c, const struct agent_publish_config *cfg)
+{
+	if (cfg->ca_data) {
+		struct curl_blob b = { (void *)cfg->ca_data, cfg->ca_data_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &b);
+	}
+	if (cfg->cert_data) {
+		struct curl_blob b = { (void *)cfg->cert_data, cfg->cert_data_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &b);
+		curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+	}
+	if (cfg->key_data) {
+		struct curl_blob b = { (void *)cfg->key_data, cfg->key_data_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &b);
+		curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+}
+
 /* The bearer token: the file's first line, read now, or the fixed token. */
 static int read_token(const struct agent_publisher *p, char *tok, size_t len)
 {
@@ -241,6 +263,7 @@ static int http(struct agent_publisher *p, const char *method, const char *path,
 		curl_easy_setopt(c, CURLOPT_SSLCERT, p->cert_file);
 	if (p->key_file)
 		curl_easy_setopt(c, CURLOPT_SSLKEY, p->key_file);
+	set_blobs(c, &p->cfg);
 	if (p->cfg.insecure) {
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);

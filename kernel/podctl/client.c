@@ -1653,6 +1653,10 @@ static int resolve_credentials(struct podctl_globals *g)
 		fprintf(stderr, "podctl: %s\n", err);
 		return r == -ENOMEM || r == -EIO ? PODCTL_EXIT_FAILURE : PODCTL_EXIT_USAGE;
 	}
+	/* $PODKERNEL_CA_FILE: only where neither the flags nor the kubeconfig name a CA */
+	if (g->env_ca_file && *g->env_ca_file && !g->creds.ca_file && !g->creds.ca_data &&
+	    !g->creds.insecure && !(g->creds.ca_file = strdup(g->env_ca_file)))
+		return PODCTL_EXIT_FAILURE;
 	return PODCTL_EXIT_OK;
 }
 

@@ -32,7 +32,7 @@ static void usage(FILE *f)
 	      "  --cluster NAME | --user NAME   override the context's\n"
 	      "  --server URL          else $PODKERNEL_SERVER, the kubeconfig, http://127.0.0.1:6443\n"
 	      "  --token TOKEN         else $PODKERNEL_TOKEN, the kubeconfig's token or tokenFile\n"
-	      "  --certificate-authority FILE   else $PODKERNEL_CA_FILE, the kubeconfig's CA\n"
+	      "  --certificate-authority FILE   else the kubeconfig's CA, else $PODKERNEL_CA_FILE\n"
 	      "  --client-certificate FILE --client-key FILE\n"
 	      "  --insecure-skip-tls-verify\n"
 	      "\n"
@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 	struct podctl_globals g = {
 		.server = getenv("PODKERNEL_SERVER"),
 		.token = getenv("PODKERNEL_TOKEN"),
-		.kube = { .ca_file = getenv("PODKERNEL_CA_FILE") },
+		.env_ca_file = getenv("PODKERNEL_CA_FILE"),
 	};
 	int i;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {

@@ -72,9 +72,10 @@ struct podctl_globals {
 	const char *server; /* --server, $PODKERNEL_SERVER, or NULL */
 	const char *token;  /* --token, $PODKERNEL_TOKEN, or NULL */
 	const char *kubeconfig; /* --kubeconfig, or NULL ($KUBECONFIG, ~/.kube/config) */
-	/* --context, --cluster, --user, --certificate-authority ($PODKERNEL_CA_FILE),
+	/* --context, --cluster, --user, --certificate-authority,
 	 * --client-certificate, --client-key, --insecure-skip-tls-verify */
 	struct pk_kube_overrides kube;
+	const char *env_ca_file; /* $PODKERNEL_CA_FILE: a CA when nothing else names one */
 	/* the server and credentials the client commands use (client.c resolves them) */
 	struct pk_kube_credentials creds;
 };

@@ -5,7 +5,8 @@
 # podagent registers and labels its Node and renews its Lease with it, but
 # may not touch another node; an admin certificate (O system:masters) may do
 # anything; a certificate from another CA is not an identity.  podctl reads
-# the certificate from a kubeconfig (files and -data).
+# the certificate from a kubeconfig (files and -data), and so does podagent
+# --kubeconfig.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 need_python
@@ -80,5 +81,17 @@ kubectl config --kubeconfig "$KC" set-context pk --cluster pk --user alice > /de
 kubectl config --kubeconfig "$KC" use-context pk > /dev/null
 env -u PODKERNEL_CA_FILE "$BIN/podctl" --kubeconfig "$KC" get node cert-node-2 > /dev/null ||
 	fail "podctl with client-certificate-data"
-timeout 30 kubectl --kubeconfig "$KC" get node cert-node-2 > /dev/null 2>&1 || fail "kubectl with the same"
+timeout 30 kubectl --kubeconfig "$KC" get node cert-node-1 > /dev/null 2>&1 || fail "kubectl with the same"
+# podagent with a kubeconfig holding the node's certificate (as a kubelet's)
+NKC="$WORK/node1.kubeconfig"
+kubectl config --kubeconfig "$NKC" set-cluster pk --server "$PODKERNEL_SERVER" \
+	--certificate-authority "$WORK/ca.crt" --embed-certs > /dev/null
+kubectl config --kubeconfig "$NKC" set-credentials node --client-certificate "$WORK/node1.crt" \
+	--client-key "$WORK/node1.key" --embed-certs > /dev/null
+kubectl config --kubeconfig "$NKC" set-context node --cluster pk --user node > /dev/null
+"$BIN/podagent" --once --no-udev --no-netlink --hwloc-xml "$FIXTURES/24em64t-2n6c2t-pci.xml" \
+	--node-name cert-node-1 --kubeconfig "$NKC" --context node 2> "$WORK/agent2.err" ||
+	fail "podagent --kubeconfig: $(cat "$WORK/agent2.err")"
+as admin get node cert-node-1 -o json | grep -q '"accelerator.podkernel.dev/count": "3"' ||
+	fail "podagent --kubeconfig did not publish"
 echo "ok"

@@ -90,6 +90,10 @@ grep -qi "certificate" "$WORK/err" || fail "TLS failure not reported: $(cat "$WO
 # ... unless given on the command line, or verification is skipped
 expect_rc 0 "$BIN/podctl" --kubeconfig "$KC" --context nocafile --certificate-authority "$WORK/ca.crt" get nodes
 expect_rc 0 "$BIN/podctl" --kubeconfig "$KC" --context nocafile --insecure-skip-tls-verify get nodes
+# $PODKERNEL_CA_FILE stands in where nothing else names a CA, and never clashes with the flag
+expect_rc 0 env PODKERNEL_CA_FILE="$WORK/ca.crt" "$BIN/podctl" --kubeconfig "$KC" --context nocafile get nodes
+expect_rc 0 env PODKERNEL_CA_FILE="$WORK/ca.crt" "$BIN/podctl" --kubeconfig "$KC" --context nocafile \
+	--insecure-skip-tls-verify get nodes
 expect_rc 0 "$BIN/podctl" --kubeconfig "$KC" --insecure-skip-tls-verify get nodes
 expect_rc 2 "$BIN/podctl" --kubeconfig "$KC" --insecure-skip-tls-verify --certificate-authority "$WORK/ca.crt" get nodes
 grep -q "insecure flag is not allowed" "$WORK/err" || fail "CA with insecure accepted"
