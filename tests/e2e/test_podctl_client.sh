@@ -3,11 +3,18 @@
 # format, describe of a pending gang saying why, delete, top, and the exit
 # codes of CONTRACT.md (2 bad usage or invalid object with its field path,
 # 1 not found or no server, 401 without a token), and podkerneld refusing a
-# broken --simulate-board file.
+# broken --simulate-board file.  podctl reaches the server over TLS through a
+# kubeconfig ($KUBECONFIG), as kubectl would.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 e2e_setup
+e2e_tls
 e2e_start_server
+# podctl finds the server, its CA and the token in a kubeconfig over TLS, as kubectl does
+e2e_kubeconfig
+URL=$PODKERNEL_SERVER
+unset PODKERNEL_SERVER PODKERNEL_TOKEN PODKERNEL_CA_FILE
+export KUBECONFIG="$WORK/kubeconfig" HOME="$WORK"
 
 expect_rc() {
 	want=$1
@@ -94,7 +101,7 @@ grep -q 'minCount' "$WORK/err" || fail "invalid object error lacks the field pat
 printf 'kind: Pod\n  bad: [\n' > "$WORK/broken.yaml"
 expect_rc 2 podctl apply -f "$WORK/broken.yaml"
 grep -q 'broken.yaml:[0-9]*:[0-9]*' "$WORK/err" || fail "syntax error lacks FILE:LINE:COL"
-expect_rc 1 env PODKERNEL_TOKEN= "$BIN/podctl" get pods
+expect_rc 1 env KUBECONFIG= "$BIN/podctl" --server "$URL" --certificate-authority "$E2E_CA" get pods
 grep -q '401' "$WORK/err" || fail "no 401 without a token"
 expect_rc 1 podctl --server http://127.0.0.1:1 get pods
 grep -q 'cannot reach' "$WORK/err" || fail "no connection message"
