@@ -241,8 +241,10 @@ static void on_lease_event(struct pk_appliance *app, const struct pk_store_event
 	ap_heartbeat_lease(app->beats, name, ev->type != PK_EVENT_DELETED, ap_now_ms(),
 			   &recovered);
 	if (!recovered && ev->type != PK_EVENT_DELETED && ap_heartbeat_live(app->beats, name) &&
+	    ap_heartbeat_lease_writes(app->beats, name) <= 2 &&
 	    pk_store_get(app->store, "Node", NULL, name, &node) == 0) {
-		/* still tainted from before a restart of the appliance */
+		/* the first renewal seen: the Node may still be tainted from before a
+		 * restart of the appliance (later renewals need no look) */
 		json_t *taints = pk_get(node, "spec.taints"), *t;
 		size_t i;
 

@@ -167,6 +167,8 @@ int ap_heartbeat_seen(struct ap_heartbeats *h, const char *name, bool annotated,
 /* A write of the node's Lease (present), or its deletion (!present). */
 int ap_heartbeat_lease(struct ap_heartbeats *h, const char *name, bool present, int64_t now_ms,
 		       bool *ret_recovered);
+/* How many Lease writes of name were seen (the listing at start counts one). */
+int64_t ap_heartbeat_lease_writes(const struct ap_heartbeats *h, const char *name);
 /* Monitored and not declared unreachable. */
 bool ap_heartbeat_live(const struct ap_heartbeats *h, const char *name);
 /* The Node was deleted. */

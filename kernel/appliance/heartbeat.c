@@ -23,7 +23,7 @@
 #include "kernel/appliance/appliance.h"
 
 struct ap_heartbeats {
-	json_t *map; /* name -> {"t": last_seen_ms, "down", "node", "ann", "lease"} */
+	json_t *map; /* name -> {"t": last_seen_ms, "down", "node", "ann", "lease", "n"} */
 };
 
 int ap_heartbeats_new(struct ap_heartbeats **ret)
@@ -137,9 +137,18 @@ int ap_heartbeat_lease(struct ap_heartbeats *h, const char *name, bool present, 
 		return 0;
 	}
 	e = entry(h, name, now_ms);
-	if (!e || json_object_set_new(e, "lease", json_true()) < 0)
+	if (!e || json_object_set_new(e, "lease", json_true()) < 0 ||
+	    json_object_set_new(e, "n", json_integer(json_integer_value(json_object_get(e, "n")) +
+						     1)) < 0)
 		return -ENOMEM;
 	return alive(e, now_ms, monitored(e) ? ret_recovered : NULL);
+}
+
+int64_t ap_heartbeat_lease_writes(const struct ap_heartbeats *h, const char *name)
+{
+	const json_t *e = h && name ? json_object_get(h->map, name) : NULL;
+
+	return e ? json_integer_value(json_object_get(e, "n")) : 0;
 }
 
 bool ap_heartbeat_live(const struct ap_heartbeats *h, const char *name)

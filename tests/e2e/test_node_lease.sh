@@ -4,7 +4,8 @@
 # the same on both sides) and writes its Node only when something changed;
 # podkerneld's node-loss monitor reads the Leases: an agent killed with -9
 # leaves its node tainted unreachable after the grace period, and the node
-# is Ready again when the agent comes back.  A node that still uses the
+# is Ready again when the agent comes back (also after a restart of
+# podkerneld in between).  A node that still uses the
 # older heartbeat annotation is monitored too (honoured for a release).
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
@@ -47,7 +48,12 @@ podctl describe node lease-a | grep -q 'node.kubernetes.io/unreachable:NoExecute
 	fail "lease-a lacks the unreachable taint"
 grep -q "node lease-a: no heartbeat" "$WORK/podkerneld.log" || fail "no node-loss log line"
 
-echo "--- lease-a's agent comes back"
+echo "--- podkerneld restarts (kill -9) while lease-a is tainted; then the agent comes back"
+kill -9 "$SERVER_PID"
+wait "$SERVER_PID" 2> /dev/null || true
+e2e_start_server -v 2 --node-lease-namespace "$LNS"
+e2e_kubeconfig # the new port
+podctl describe node lease-a | grep -q 'node.kubernetes.io/unreachable' || fail "taint lost in the restart"
 e2e_agent lease-a power8gpudistances.xml --lease-namespace "$LNS"
 wait_for 20 sh -c "'$BIN/podctl' get node lease-a | grep -q ' Ready '" || fail "lease-a did not recover"
 podctl describe node lease-a | grep -q 'node.kubernetes.io/unreachable' && fail "taint stayed"
