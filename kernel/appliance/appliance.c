@@ -30,6 +30,9 @@
 #include "kernel/appliance/appliance-internal.h"
 
 #define AP_EVENT_BATCH 1024
+/* Objects per list page at start: small pages keep the transient trees of a
+ * big cluster's list from scattering the heap the loop's state lives in. */
+#define AP_LIST_PAGE 256
 #define AP_CYCLES_PER_ROUND 256
 #define AP_BEAT_CHECK_MS 1000
 
@@ -134,7 +137,7 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 	char *token = NULL;
 
 	do {
-		struct pk_store_list_opts o = { .continue_token = token };
+		struct pk_store_list_opts o = { .continue_token = token, .limit = AP_LIST_PAGE };
 		json_t *items = NULL, *obj;
 		char *next = NULL;
 		size_t i;

@@ -78,18 +78,28 @@ static int64_t backoff_ms(const struct pk_sched *s, int attempts)
 }
 
 /* Every pending pod of g's subtree gets message (prefixed by nothing). */
-static void tell_pending(struct sc_ctx *ctx, struct sc_group *g, int depth, const char *msg)
+/*
+ * Tell the pending pods of a hierarchy why they wait.  A pod held back by
+ * PreEnqueue is told once: while the gang fills up, the counts in the
+ * message change with every member that arrives, and rewriting every
+ * waiting pod each time would cost writes in proportion to the pods
+ * waiting, for every arrival.
+ */
+static void tell_pending(struct sc_ctx *ctx, struct sc_group *g, int depth, const char *msg,
+			 bool gated)
 {
 	if (depth > 16)
 		return;
 	for (size_t i = 0; i < g->pods.n; i++) {
 		struct sc_pod *p = g->pods.v[i];
 
-		if (p->node < 0 && !p->node_name && !p->deleting)
-			sc_emit_pod(ctx, p, "False", "Unschedulable", msg);
+		if (p->node >= 0 || p->node_name || p->deleting || (gated && p->memo.gated))
+			continue;
+		sc_emit_pod(ctx, p, "False", "Unschedulable", msg);
+		p->memo.gated = gated;
 	}
 	for (size_t i = 0; i < g->children.n; i++)
-		tell_pending(ctx, g->children.v[i], depth + 1, msg);
+		tell_pending(ctx, g->children.v[i], depth + 1, msg, gated);
 }
 
 static void mark_invalid(struct sc_ctx *ctx, struct sc_group *g, int depth, const char *msg)
@@ -429,7 +439,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 				snprintf(name, sizeof(name), "%s %s", sc_group_kind(root), root->key);
 				sc_stat_line(&ctx, PK_SCHED_STAT_ROOT_GATED, 0, name);
 			}
-			tell_pending(&ctx, root, 0, msg);
+			tell_pending(&ctx, root, 0, msg, true);
 			root->parked_invalid = true;
 			gated = true;
 			sc_buf_free(&why);
@@ -443,7 +453,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			snprintf(msg, sizeof(msg), "invalid hierarchy: %s", invalid);
 			sc_trace(&ctx, "root %s %s: %s", sc_group_kind(root), root->key, msg);
 			mark_invalid(&ctx, root, 0, msg);
-			tell_pending(&ctx, root, 0, msg);
+			tell_pending(&ctx, root, 0, msg, false);
 			root->parked_invalid = true;
 			res->outcome = PK_SCHED_INVALID;
 			sc_queue_place(s, root, now_ms);

@@ -244,6 +244,7 @@ struct sc_toleration {
  */
 struct sc_cond_memo {
 	uint64_t fp;
+	bool gated; /* the last thing said was a PreEnqueue wait (said once, cycle.c) */
 };
 
 struct sc_pod {

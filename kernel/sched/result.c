@@ -193,6 +193,7 @@ int sc_emit_pod(struct sc_ctx *ctx, struct sc_pod *pod, const char *status, cons
 {
 	if (!memo_update(&pod->memo, status, reason, message))
 		return 0;
+	pod->memo.gated = false;
 	return sc_result_condition(ctx->res, PK_KIND_POD, pod->ns, pod->name, "PodScheduled",
 				   status, reason, message);
 }

@@ -88,9 +88,22 @@ uint64_t obj_rv(const json_t *obj)
 }
 
 /* ---- database ------------------------------------------------------------ */
+/*
+ * SQLite's page cache, per connection (two of them): bounded, so the
+ * process's memory grows with the objects the appliance keeps, not with the
+ * database file.  Rows are read by primary key; the OS page cache holds the
+ * rest.
+ */
+#define PK_STORE_CACHE_KIB 2048
+#define PK_STORE_STR(x) #x
+#define PK_STORE_XSTR(x) PK_STORE_STR(x)
+#define PK_STORE_CACHE_PRAGMA                                                          \
+	"PRAGMA cache_size=-" PK_STORE_XSTR(PK_STORE_CACHE_KIB) ";PRAGMA mmap_size=0;" \
+	"PRAGMA cache_spill=1;"
 static const char SCHEMA[] =
 	"PRAGMA journal_mode=WAL;"
 	"PRAGMA synchronous=FULL;"
+	PK_STORE_CACHE_PRAGMA
 	"CREATE TABLE IF NOT EXISTS objects(kind TEXT NOT NULL, ns TEXT NOT NULL,"
 	" name TEXT NOT NULL, rv INTEGER NOT NULL, body TEXT NOT NULL,"
 	" PRIMARY KEY(kind, ns, name)) WITHOUT ROWID;"
@@ -148,7 +161,8 @@ static int open_reader(struct pk_store *st, const char *path, char *err, size_t 
 {
 	if (sqlite3_open_v2(path, &st->rdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
 		    SQLITE_OK ||
-	    sqlite3_exec(st->rdb, "PRAGMA query_only=1", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(st->rdb, "PRAGMA query_only=1;" PK_STORE_CACHE_PRAGMA, NULL, NULL, NULL) !=
+		    SQLITE_OK ||
 	    sqlite3_prepare_v3(st->rdb, "SELECT body FROM objects WHERE kind=?1 AND ns=?2 AND name=?3",
 			       -1, SQLITE_PREPARE_PERSISTENT, &st->st_rget, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: read connection: %s", path,

@@ -168,6 +168,38 @@ START_TEST(test_gated_root_says_why)
 }
 END_TEST
 
+/*
+ * A gang filling up: each waiting pod is told why once; a new member is not
+ * a reason to rewrite every earlier one (writes per arrival stay constant).
+ */
+START_TEST(test_gated_pods_told_once)
+{
+	struct pk_sched *s = new_sched();
+	struct pk_sched_result *res = NULL;
+
+	add_node(s, "n", "8", "");
+	add_group(s, false, "pg", NULL, 4, NULL);
+	add_pod(s, "a", "1", "pg", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
+	ck_assert_uint_eq(res->nactions, 1);
+	pk_sched_result_free(res);
+	add_pod(s, "b", "1", "pg", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_GATED);
+	ck_assert_uint_eq(res->nactions, 1);
+	ck_assert_str_eq(res->actions[0].name, "b");
+	ck_assert_ptr_nonnull(strstr(res->actions[0].message, "has 2 of minCount 4"));
+	pk_sched_result_free(res);
+	add_pod(s, "c", "1", "pg", NULL, 0);
+	add_pod(s, "d", "1", "pg", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	ck_assert_uint_eq(res->bound, 4);
+	pk_sched_result_free(res);
+	pk_sched_free(s);
+}
+END_TEST
+
 START_TEST(test_backoff)
 {
 	struct pk_sched_opts o = {.check = true, .backoff_initial_ms = 100, .backoff_max_ms = 400};
@@ -382,6 +414,7 @@ int main(void)
 	tcase_add_test(tc, test_queue_order);
 	tcase_add_test(tc, test_preenqueue);
 	tcase_add_test(tc, test_gated_root_says_why);
+	tcase_add_test(tc, test_gated_pods_told_once);
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_binding_wakes_no_capacity_failure);
 	tcase_add_test(tc, test_parked_roots_leave_the_heaps);
