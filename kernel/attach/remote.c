@@ -5,9 +5,10 @@
  * A batch (kernel/appliance/writer.h: one item per object) becomes the
  * requests a scheduler makes, sent concurrently over a pool of
  * AT_REMOTE_IN_FLIGHT kept-alive connections:
- *   - a binding is POST pods/NAME/binding (a Binding naming the node, with
- *     the item's annotations, which the server copies onto the pod and sets
- *     PodScheduled itself); a pod bound elsewhere answers 409;
+ *   - a binding is POST pods/NAME/binding (a Binding naming the node and
+ *     the pod's uid, with the item's annotations, which the server copies
+ *     onto the pod, setting PodScheduled itself); a pod bound elsewhere, or
+ *     another pod of the same name, answers 409;
  *   - conditions are a PUT of the status subresource: the object as the
  *     mirror holds it with the conditions applied, carrying the
  *     resourceVersion the loop saw, so a concurrent change answers 409;
@@ -95,15 +96,25 @@ static int path_of(struct remote *rb, enum pk_kind kind, const char *ns, const c
 	return res ? kube_resource_path(res, ns, name, sub, buf, 512) : -EINVAL;
 }
 
-/* A pod's binding. */
-static json_t *binding_body(const struct pk_write_item *it)
+/*
+ * A pod's binding.  It names the pod's uid as the mirror knows it, as
+ * kube-scheduler does: a pod deleted and created again under the same name
+ * is not bound by a decision about the old one.
+ */
+static json_t *binding_body(struct remote *rb, const struct pk_write_item *it)
 {
 	json_t *b = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind",
 			      "Binding", "metadata", "name", it->name, "namespace", it->ns,
 			      "target", "apiVersion", "v1", "kind", "Node", "name", it->node);
+	json_t *pod = NULL;
 
 	if (b && it->annotations)
 		json_object_set(json_object_get(b, "metadata"), "annotations", it->annotations);
+	if (b && at_mirror_get(rb->cfg.mirror, "Pod", it->ns, it->name, &pod) == 0 &&
+	    pk_get_string(pod, "metadata.uid"))
+		json_object_set_new(json_object_get(b, "metadata"), "uid",
+				    json_string(pk_get_string(pod, "metadata.uid")));
+	json_decref(pod);
 	return b;
 }
 
@@ -217,7 +228,7 @@ static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 
 		if (it->node) {
 			if (path_of(rb, it->kind, it->ns, it->name, "binding", rb->paths[n]) == 0)
-				add_call(rb, &n, i, "POST", binding_body(it));
+				add_call(rb, &n, i, "POST", binding_body(rb, it));
 			else
 				results[i].error = -EINVAL;
 		}

@@ -123,7 +123,7 @@ static void stamp_kind(struct kube_informer *inf, json_t *obj)
  */
 static int list_all(struct kube_informer *inf, json_t **ret_items)
 {
-	char base[512], path[2048], esc[1024];
+	char base[512], path[3072], esc[2048];
 	json_t *items = json_array();
 	char *cont = NULL;
 	int r = kube_resource_path(&inf->res, NULL, NULL, NULL, base, sizeof(base));

@@ -846,6 +846,30 @@ static void do_create(const struct call *c, struct pk_response *resp)
 	pk_errors_clear(&errs);
 }
 
+/* A Binding naming a uid (kube-scheduler sets the pod's) must name this pod. */
+static bool binding_uid_differs(const json_t *binding, const json_t *pod)
+{
+	const char *want = pk_get_string(binding, "metadata.uid");
+	const char *have = pk_get_string(pod, "metadata.uid");
+
+	return want && *want && (!have || strcmp(want, have) != 0);
+}
+
+/*
+ * As kube-apiserver's binding does: the pod's PodScheduled condition turns
+ * True (a second write; a concurrent status writer wins and is left alone).
+ */
+static void binding_mark_scheduled(struct pk_server *srv, json_t *pod)
+{
+	struct pk_errors errs = { 0 };
+	json_t *out = NULL;
+
+	if (pod && pk_condition_set(pod, "PodScheduled", "True", "", "", time(NULL)) == 0)
+		pk_store_update(srv->store, pod, PK_SUB_STATUS, &errs, &out);
+	json_decref(out);
+	pk_errors_clear(&errs);
+}
+
 /* pods/NAME/binding: set spec.nodeName once. */
 static void do_binding(struct pk_server *srv, const struct pk_request *req,
 		       const struct route *r, struct pk_response *resp)
@@ -868,6 +892,11 @@ static void do_binding(struct pk_server *srv, const struct pk_request *req,
 	if (rc == 0 && bound && *bound) {
 		respond_status(resp, 409, "Conflict", "pods", r->name, NULL,
 			       "pod %s is already assigned to node \"%s\"", r->name, bound);
+	} else if (rc == 0 && binding_uid_differs(body, pod)) {
+		respond_status(resp, 409, "Conflict", "pods", r->name, NULL,
+			       "Precondition failed: UID in precondition: %s, UID in object meta: %s",
+			       pk_get_string(body, "metadata.uid"),
+			       pk_get_string(pod, "metadata.uid") ?: "");
 	} else if (rc == 0) {
 		json_t *patch = json_pack("{s:{s:s},s:{s:s}}", "spec", "nodeName", node, "metadata",
 					  "resourceVersion", json_string_value(json_object_get(
@@ -875,9 +904,16 @@ static void do_binding(struct pk_server *srv, const struct pk_request *req,
 								     "resourceVersion")));
 		struct pk_errors errs = { 0 };
 		json_t *out = NULL;
+		json_t *ann = pk_get(body, "metadata.annotations");
+
+		/* kube-apiserver copies the Binding's annotations onto the pod */
+		if (json_is_object(ann) && json_object_size(ann))
+			json_object_set(json_object_get(patch, "metadata"), "annotations", ann);
 		rc = pk_store_patch(srv->store, "Pod", r->ns, r->name, PK_PATCH_MERGE, patch,
 				    PK_SUB_MAIN, &errs, &out);
 		json_decref(patch);
+		if (rc == 0)
+			binding_mark_scheduled(srv, out);
 		if (rc < 0)
 			respond_store_error(resp, rc, r, r->name, &errs);
 		else

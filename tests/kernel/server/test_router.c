@@ -300,6 +300,45 @@ START_TEST(test_leases)
 }
 END_TEST
 
+/* pods/binding as kube-apiserver: uid precondition, annotations copied, PodScheduled True. */
+START_TEST(test_binding)
+{
+	static const char base[] = "/api/v1/namespaces/default/pods";
+	json_t *b = NULL;
+
+	ck_assert_int_eq(call("POST", base, "admintok", "application/json", POD, NULL), 201);
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods/p1/binding", "admintok",
+			      "application/json",
+			      "{\"metadata\":{\"name\":\"p1\",\"uid\":\"not-its-uid\"},"
+			      "\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}",
+			      NULL),
+			 409);
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods/p1/binding", "admintok",
+			      "application/json",
+			      "{\"metadata\":{\"name\":\"p1\",\"annotations\":"
+			      "{\"example.com/slice\":\"0.1.2\"}},"
+			      "\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}",
+			      NULL),
+			 201);
+	ck_assert_int_eq(call("GET", "/api/v1/namespaces/default/pods/p1", "admintok", NULL, NULL,
+			      &b),
+			 200);
+	ck_assert_str_eq(pk_get_string(b, "spec.nodeName"), "n1");
+	ck_assert_str_eq(json_string_value(json_object_get(pk_get(b, "metadata.annotations"),
+							   "example.com/slice")),
+			 "0.1.2");
+	ck_assert_str_eq(json_string_value(json_object_get(pk_condition_get(b, "PodScheduled"),
+							   "status")),
+			 "True");
+	json_decref(b);
+	/* bound once */
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods/p1/binding", "admintok",
+			      "application/json", "{\"target\":{\"kind\":\"Node\",\"name\":\"n2\"}}",
+			      NULL),
+			 409);
+}
+END_TEST
+
 /* events.k8s.io/v1 Events (what a scheduler writes) are served next to core v1 ones. */
 START_TEST(test_events_v1)
 {
@@ -494,6 +533,7 @@ int main(void)
 	tcase_add_test(tr, test_node_restriction);
 	tcase_add_test(tr, test_leases);
 	tcase_add_test(tr, test_events_v1);
+	tcase_add_test(tr, test_binding);
 	tcase_add_test(tr, test_list_watch_and_discovery);
 	tcase_add_test(tr, test_watch_gone_after_restart);
 	tcase_add_test(tr, test_watch_falls_behind);

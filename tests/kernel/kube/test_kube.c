@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_kube.c — the Kubernetes client's pieces that need no server: the
+ * in-cluster credentials of a pod's service account, resource paths and
+ * query escaping.  Talking to a server (informers, the Lease elector,
+ * concurrent bindings) is tested end to end by tests/e2e/test_attach*.sh.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel/kube/kube.h"
+
+static char dir[256];
+
+static void put(const char *name, const char *text)
+{
+	char path[400];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "%s/pk-kube-XXXXXX", getenv("TMPDIR") ?: "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	unsetenv("KUBERNETES_SERVICE_PORT");
+}
+
+START_TEST(test_in_cluster)
+{
+	struct pk_kube_credentials c = { 0 };
+	char err[256] = "", want[400];
+
+	ck_assert_int_eq(kube_credentials_in_cluster(dir, &c, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "KUBERNETES_SERVICE_HOST"));
+	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+	/* no token yet: an error naming the file */
+	ck_assert_int_eq(kube_credentials_in_cluster(dir, &c, err, sizeof(err)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "/token"));
+	put("token", "eyJhbGciOi.token\n");
+	put("ca.crt", "-----BEGIN CERTIFICATE-----\n");
+	put("namespace", "podkernel-system");
+	ck_assert_int_eq(kube_credentials_in_cluster(dir, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c.server, "https://10.96.0.1:443");
+	snprintf(want, sizeof(want), "%s/token", dir);
+	ck_assert_str_eq(c.token_file, want); /* a file: the token rotates */
+	ck_assert_ptr_null(c.token);
+	snprintf(want, sizeof(want), "%s/ca.crt", dir);
+	ck_assert_str_eq(c.ca_file, want);
+	ck_assert_str_eq(c.namespace, "podkernel-system");
+	pk_kube_credentials_clear(&c);
+	/* IPv6 service address */
+	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+	ck_assert_int_eq(kube_credentials_in_cluster(dir, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c.server, "https://[fd00::1]:443");
+	pk_kube_credentials_clear(&c);
+}
+END_TEST
+
+START_TEST(test_paths_and_escaping)
+{
+	const struct kube_resource pods = { "Pod", "", "v1", "pods", true };
+	const struct kube_resource lease = { "Lease", "coordination.k8s.io", "v1", "leases", true };
+	const struct kube_resource nodes = { "Node", "", "v1", "nodes", false };
+	char buf[128], tiny[16];
+
+	ck_assert_int_eq(kube_resource_path(&pods, NULL, NULL, NULL, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/api/v1/pods");
+	ck_assert_int_eq(kube_resource_path(&pods, "ns", "p", "binding", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/api/v1/namespaces/ns/pods/p/binding");
+	ck_assert_int_eq(kube_resource_path(&lease, "kube-system", "x", NULL, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/x");
+	ck_assert_int_eq(kube_resource_path(&nodes, "ns", "n1", "status", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/api/v1/nodes/n1/status");
+	ck_assert_int_eq(kube_resource_path(&lease, "kube-system", "x", NULL, tiny, sizeof(tiny)),
+			 -ENAMETOOLONG);
+	ck_assert_str_eq(kube_escape("a b/c=d&e~f.g", buf, sizeof(buf)), "a%20b%2Fc%3Dd%26e~f.g");
+	/* a continue token longer than the buffer is cut, never overflows */
+	ck_assert_uint_lt(strlen(kube_escape("//////////////////", tiny, sizeof(tiny))),
+			  sizeof(tiny));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("kube");
+	TCase *tc = tcase_create("client");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_in_cluster);
+	tcase_add_test(tc, test_paths_and_escaping);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
