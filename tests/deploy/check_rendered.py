@@ -236,7 +236,31 @@ def check_attach(objs, version, _board):
                 err("%s binds %s" % (b["metadata"]["name"], s))
 
 
-CHECKS = {"agent": check_agent, "appliance": check_appliance, "crds": check_crds,
+def check_agent_node_identity(objs, version, board):
+    """The overlay: the kubelet's identity, no RBAC, no Lease of the agent's own."""
+    ds = find(objs, "DaemonSet", "podagent")
+    if not ds:
+        return
+    spec = ds["spec"]["template"]["spec"]
+    args = spec["containers"][0]["args"]
+    for want in ("--kubeconfig=/etc/kubernetes/kubelet.conf", "--no-lease"):
+        if want not in args:
+            err("node identity: %s missing from %s" % (want, args))
+    if "--in-cluster" in args or spec.get("automountServiceAccountToken") is not False:
+        err("node identity: the service account's token must not be used")
+    mounts = {m["mountPath"]: m for m in spec["containers"][0]["volumeMounts"]}
+    for path in ("/etc/kubernetes/kubelet.conf", "/var/lib/kubelet/pki"):
+        if not mounts.get(path, {}).get("readOnly"):
+            err("node identity: %s must be mounted read-only" % path)
+    rbac = [o["kind"] for o in objs if o["kind"] in ("ClusterRole", "ClusterRoleBinding", "Role",
+                                                      "RoleBinding")]
+    if rbac:
+        err("node identity: RBAC left in the overlay: %s" % rbac)
+    pod_refs(objs, ds)
+
+
+CHECKS = {"agent": check_agent, "agent-node-identity": check_agent_node_identity,
+          "appliance": check_appliance, "crds": check_crds,
           "appliance/attach": check_attach}
 
 
