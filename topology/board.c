@@ -553,6 +553,7 @@ int topo_torus_host_parse(const char *(*get)(const char *key, void *arg), void *
 	if (!torus || !*torus || !ts || !hs || !w || !co)
 		return -ENOENT;
 	if (strlen(torus) > TOPO_LABEL_NAME_MAX || topo_shape_parse(ts, &h.chips) < 0 ||
+	    topo_shape_volume(&h.chips) > TOPO_TORUS_MAX_CHIPS ||
 	    topo_shape_parse(hs, &h.host) < 0 || !topo_shape_divides(&h.host, &h.chips) ||
 	    coords_parse(co, &c) < 0 || !topo_coord_in(&h.chips, &c) ||
 	    (strcmp(w, "true") && strcmp(w, "false")))

@@ -4,8 +4,7 @@
  *
  * libtopo knows the things every podkernel program agrees on: Kubernetes label
  * syntax, resource quantities, the board files that describe accelerator
- * hardware, torus geometry, and the tree of topology domains (superslice →
- * cube → host, block → rack → host) built from labelled nodes.
+ * hardware, and torus geometry with the occupancy of a torus' hosts.
  *
  * Conventions (see STYLE.md): functions that act return 0 or a negative errno;
  * predicates return bool; lookups return a pointer or NULL.  Outputs are ret_*
@@ -422,69 +421,16 @@ struct topo_torus_host {
 	bool wrap;
 	struct topo_coord cell; /* host position in hosts: coords / host shape */
 };
+#define TOPO_TORUS_MAX_CHIPS 65536 /* chips in one torus, as the board loader allows */
 /*
  * Read a node's torus labels through get (a label's value or NULL).  0, or
  * -ENOENT when the node is no torus host (a label missing), -EINVAL when the
  * labels are malformed or disagree (coordinates outside the torus or not on a
- * host boundary, a host shape that does not tile the torus).
+ * host boundary, a host shape that does not tile the torus, a torus over
+ * TOPO_TORUS_MAX_CHIPS chips).
  */
 int topo_torus_host_parse(const char *(*get)(const char *key, void *arg), void *arg,
 			  struct topo_torus_host *ret);
-
-/* ------------------------------------------------------------------------ */
-/* Topology domain trees                                                      */
-/* ------------------------------------------------------------------------ */
-
-/*
- * A tree of topology domains built from labelled nodes and an ordered list of
- * level label keys, outermost first (e.g. superslice key, cube key).  The root
- * (index 0) stands for the whole cluster; nodes are the leaves below the last
- * level.  Domains and nodes have dense indices so callers keep per-domain state
- * in arrays.  A node lacking a level's label sits in no domain of that level
- * or below and is reported by topo_domain_node_domain() as -1; an empty value
- * counts as missing.  A domain is its parent plus its value: "c0" under two
- * superslices is two domains.  Level domains are ordered by parent, then by
- * first appearance; the nodes of every domain form one contiguous range.
- */
-struct topo_domain_tree;
-
-struct topo_domain_tree *topo_domain_tree_new(const char *const *level_keys, size_t nlevels);
-void topo_domain_tree_free(struct topo_domain_tree *tree);
-/*
- * Add node number node_index (the caller's dense index) with its labels
- * (parallel arrays).  Returns 0 or -errno.
- */
-int topo_domain_tree_add_node(struct topo_domain_tree *tree, int node_index,
-			      const char *const *label_keys, const char *const *label_values,
-			      size_t nlabels);
-/*
- * Freeze the tree: assigns final indices.  Adding afterwards fails -EBUSY.
- * Queries answer 0/-1/NULL before.  After a failed build (-ENOMEM) the tree
- * can only be freed.  Add returns -EEXIST for a node index added twice.
- */
-int topo_domain_tree_build(struct topo_domain_tree *tree);
-
-size_t topo_domain_count(const struct topo_domain_tree *tree);
-size_t topo_domain_level_count(const struct topo_domain_tree *tree);
-/* Level of a domain: -1 for the root, 0 for the outermost level. */
-int topo_domain_level(const struct topo_domain_tree *tree, int domain);
-const char *topo_domain_value(const struct topo_domain_tree *tree, int domain);
-int topo_domain_parent(const struct topo_domain_tree *tree, int domain);
-/* Children domains of a domain, in first-seen order. */
-size_t topo_domain_child_count(const struct topo_domain_tree *tree, int domain);
-int topo_domain_child(const struct topo_domain_tree *tree, int domain, size_t i);
-/* Domains of one level, dense and ordered; -1 for none. */
-size_t topo_domain_level_size(const struct topo_domain_tree *tree, int level);
-int topo_domain_level_domain(const struct topo_domain_tree *tree, int level, size_t i);
-/* Nodes inside a domain (all levels below), as caller node indices. */
-size_t topo_domain_node_count(const struct topo_domain_tree *tree, int domain);
-int topo_domain_node(const struct topo_domain_tree *tree, int domain, size_t i);
-/* The domain of a node at a level, or -1. */
-int topo_domain_node_domain(const struct topo_domain_tree *tree, int node_index, int level);
-/* Domain of a level by label value (the first in level order), or -1. */
-int topo_domain_find(const struct topo_domain_tree *tree, int level, const char *value);
-/* Invariant checker (hwloc_topology_check): 0 or -EUCLEAN with why. */
-int topo_domain_tree_check(const struct topo_domain_tree *tree, char *why, size_t whylen);
 
 /* Library version string. */
 const char *topo_version(void);

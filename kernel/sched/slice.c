@@ -112,10 +112,20 @@ static int slices_map(const struct sc_snapshot *snap, struct sc_slices *sl)
 	bool *ok = calloc(snap->nnodes + 1, sizeof(bool));
 	int r = geo && ok ? 0 : -ENOMEM;
 
+	/* Hostile labels: tori may hold a few missing hosts, not millions. */
+	int64_t budget = 4 * (int64_t)snap->nnodes + TOPO_TORUS_MAX_CHIPS;
+
 	for (size_t i = 0; r == 0 && i < snap->nnodes; i++) {
 		if (!(ok[i] = node_geo(snap->nodes[i], &geo[i])) ||
 		    sc_map_get(&by_name, geo[i].torus))
 			continue;
+		int64_t cells = topo_shape_volume(&geo[i].chips) / topo_shape_volume(&geo[i].host);
+
+		if (cells > budget) {
+			ok[i] = false; /* its nodes are no slice hosts */
+			continue;
+		}
+		budget -= cells;
 		struct sc_torus *v = realloc(sl->t, (size_t)(sl->nt + 1) * sizeof(*v));
 
 		if (!v) {

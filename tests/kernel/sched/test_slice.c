@@ -298,6 +298,34 @@ START_TEST(message_names_the_largest_free_box)
 }
 END_TEST
 
+/* Labels claiming huge or many tori cost no more than a bounded index. */
+START_TEST(hostile_labels_are_bounded)
+{
+	struct pk_sched *s = NULL;
+
+	ck_assert_int_eq(pk_sched_new(NULL, &s), 0);
+	add_torus(s, "t0", 2, 2, 4, true);
+	for (int i = 0; i < 64; i++) {
+		char name[32], torus[32];
+
+		snprintf(name, sizeof(name), "evil-%d", i);
+		snprintf(torus, sizeof(torus), "evil-%d", i);
+		add_obj(s, json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s, s:s, s:s}}}", "apiVersion",
+				     "v1", "kind", "Node", "metadata", "name", name, "labels",
+				     TOPO_LABEL_TORUS, torus, TOPO_LABEL_TORUS_SHAPE,
+				     i ? "256x256x1" : "256x256x2", TOPO_LABEL_HOST_SHAPE, "1x1x1",
+				     TOPO_LABEL_WRAPAROUND, "true", TOPO_LABEL_COORDS, "0.0.0"));
+	}
+	ck_assert_ptr_nonnull(sc_snapshot_slices(&s->snap));
+	/* 256x256x2 is over 65536 chips; of the 65536-host tori one fits the budget */
+	ck_assert_int_eq(s->snap.slices->nt, 2);
+	ck_assert_str_eq(s->snap.slices->t[0].name, "evil-1");
+	ck_assert_str_eq(s->snap.slices->t[1].name, "t0");
+	check_ok(s);
+	pk_sched_free(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("slice");
@@ -310,6 +338,7 @@ int main(void)
 	tcase_add_test(tc, checker_catches_a_corrupted_index);
 	tcase_add_test(tc, random_slices_match_brute_force);
 	tcase_add_test(tc, message_names_the_largest_free_box);
+	tcase_add_test(tc, hostile_labels_are_bounded);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
