@@ -43,6 +43,13 @@ case "$(holder)" in
 esac
 eval "LPID=\$ATTACH_PID_$L SPID=\$ATTACH_PID_$S"
 echo "leader: $L (pid $LPID), standby: $S (pid $SPID)"
+eval "SPORT=\$ATTACH_PORT_$S"
+# the standby is ready (its mirror synced, its scheduler fed) but not leading
+wait_for 20 curl -sf "http://127.0.0.1:$SPORT/readyz" || fail "the standby is not ready"
+curl -sf "http://127.0.0.1:$SPORT/metrics" > "$WORK/standby.txt" || fail "standby /metrics"
+grep -q '^podkernel_attach_leader 0' "$WORK/standby.txt" || fail "the standby says it leads"
+grep -q '^podkernel_attach_mirror_objects [1-9]' "$WORK/standby.txt" ||
+	fail "the standby's mirror is empty"
 
 # gangs NAME: two gangs of 4 one-chip pods, schedulerName podkernel
 gangs() {
