@@ -667,9 +667,18 @@ static void *loop_main(void *arg)
 				break;
 			continue;
 		}
+		int64_t t0 = ap_now_ns(), t1, t2;
+		size_t nwrites;
+
 		pk_writer_batch_begin(app->writer);
 		retry = run_cycles(app, &more);
+		t1 = ap_now_ns();
+		nwrites = pk_writer_batch_size(app->writer);
 		commit_batch(app);
+		t2 = ap_now_ns();
+		if (nwrites)
+			ap_log(app, 3, "round: cycles %.2f ms, %zu objects written in %.2f ms",
+			       (double)(t1 - t0) / 1e6, nwrites, (double)(t2 - t1) / 1e6);
 		if (more)
 			continue;
 		wait = AP_BEAT_CHECK_MS;

@@ -18,8 +18,18 @@
 
 #include "kernel/appliance/appliance.h"
 
+/*
+ * An open-addressing table (linear probing, backward-shift deletion) of
+ * "Kind/ns/name" -> resourceVersion and fingerprint: one key string and 24
+ * bytes per object, as every object of the cluster has an entry.
+ */
+struct ap_cache_slot {
+	char *key; /* NULL: empty */
+	uint64_t rv, fp;
+};
 struct ap_cache {
-	json_t *map; /* "Kind/ns/name" -> [rv, fingerprint as string] */
+	struct ap_cache_slot *slots;
+	size_t cap, n; /* cap a power of two */
 };
 
 int ap_cache_new(struct ap_cache **ret)
@@ -28,11 +38,6 @@ int ap_cache_new(struct ap_cache **ret)
 
 	if (!c)
 		return -ENOMEM;
-	c->map = json_object();
-	if (!c->map) {
-		free(c);
-		return -ENOMEM;
-	}
 	*ret = c;
 	return 0;
 }
@@ -41,13 +46,81 @@ void ap_cache_free(struct ap_cache *c)
 {
 	if (!c)
 		return;
-	json_decref(c->map);
+	for (size_t i = 0; i < c->cap; i++)
+		free(c->slots[i].key);
+	free(c->slots);
 	free(c);
 }
 
 size_t ap_cache_size(const struct ap_cache *c)
 {
-	return c ? json_object_size(c->map) : 0;
+	return c ? c->n : 0;
+}
+
+static uint64_t key_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* The slot of key, or the empty slot where it would go. */
+static struct ap_cache_slot *slot_of(const struct ap_cache *c, const char *key)
+{
+	size_t i = key_hash(key) & (c->cap - 1);
+
+	while (c->slots[i].key && strcmp(c->slots[i].key, key) != 0)
+		i = (i + 1) & (c->cap - 1);
+	return &c->slots[i];
+}
+
+static const struct ap_cache_slot *cache_get(const struct ap_cache *c, const char *key)
+{
+	const struct ap_cache_slot *sl = c->cap ? slot_of(c, key) : NULL;
+
+	return sl && sl->key ? sl : NULL;
+}
+
+static int cache_grow(struct ap_cache *c)
+{
+	struct ap_cache old = *c;
+
+	c->cap = old.cap ? old.cap * 2 : 256;
+	c->slots = calloc(c->cap, sizeof(*c->slots));
+	if (!c->slots) {
+		*c = old;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.slots[i].key)
+			*slot_of(c, old.slots[i].key) = old.slots[i];
+	free(old.slots);
+	return 0;
+}
+
+static void cache_del(struct ap_cache *c, const char *key)
+{
+	struct ap_cache_slot *sl = c->cap ? slot_of(c, key) : NULL;
+	size_t i, j, mask = c->cap - 1;
+
+	if (!sl || !sl->key)
+		return;
+	free(sl->key);
+	sl->key = NULL;
+	c->n--;
+	/* Backward shift: move up every entry whose probe passed the hole. */
+	i = (size_t)(sl - c->slots);
+	for (j = (i + 1) & mask; c->slots[j].key; j = (j + 1) & mask) {
+		size_t home = key_hash(c->slots[j].key) & mask;
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			c->slots[i] = c->slots[j];
+			c->slots[j].key = NULL;
+			i = j;
+		}
+	}
 }
 
 static void cache_key(char *buf, size_t len, const char *kind, const char *ns, const char *name)
@@ -145,12 +218,20 @@ static uint64_t object_rv(const json_t *obj)
 
 static int cache_put(struct ap_cache *c, const char *key, uint64_t rv, uint64_t fp)
 {
-	char fps[24];
+	struct ap_cache_slot *sl;
 
-	snprintf(fps, sizeof(fps), "%016llx", (unsigned long long)fp);
-	return json_object_set_new(c->map, key, json_pack("[I,s]", (json_int_t)rv, fps)) < 0
-		       ? -ENOMEM
-		       : 0;
+	if ((c->n + 1) * 4 > c->cap * 3 && cache_grow(c) < 0)
+		return -ENOMEM;
+	sl = slot_of(c, key);
+	if (!sl->key) {
+		sl->key = strdup(key);
+		if (!sl->key)
+			return -ENOMEM;
+		c->n++;
+	}
+	sl->rv = rv;
+	sl->fp = fp;
+	return 0;
 }
 
 int ap_cache_note(struct ap_cache *c, const char *kind, const json_t *obj)
@@ -176,7 +257,7 @@ void ap_cache_forget(struct ap_cache *c, const char *kind, const char *ns, const
 	else if (!ns || !*ns)
 		ns = "default";
 	cache_key(key, sizeof(key), kind, ns, name);
-	json_object_del(c->map, key);
+	cache_del(c, key);
 }
 
 uint64_t ap_cache_rv(const struct ap_cache *c, const char *kind, const char *ns, const char *name)
@@ -191,7 +272,9 @@ uint64_t ap_cache_rv(const struct ap_cache *c, const char *kind, const char *ns,
 	else if (!ns || !*ns)
 		ns = "default";
 	cache_key(key, sizeof(key), kind, ns, name);
-	return (uint64_t)json_integer_value(json_array_get(json_object_get(c->map, key), 0));
+	const struct ap_cache_slot *sl = cache_get(c, key);
+
+	return sl ? sl->rv : 0;
 }
 
 static bool sched_kind(enum pk_kind k)
@@ -210,34 +293,27 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, const char *kind, c
 {
 	struct ap_decision d = { .verdict = AP_SKIP };
 	enum pk_kind k = pk_kind_from_string(kind);
+	const struct ap_cache_slot *seen;
 	char key[512];
-	json_t *seen;
-	uint64_t fp, seen_rv = 0;
-	const char *seen_fp = NULL;
-	char fps[24];
+	uint64_t fp;
 
 	if (!c || !kind || !obj || !ret)
 		return -EINVAL;
 	object_key(key, sizeof(key), kind, obj);
-	seen = json_object_get(c->map, key);
-	if (seen) {
-		seen_rv = (uint64_t)json_integer_value(json_array_get(seen, 0));
-		seen_fp = json_string_value(json_array_get(seen, 1));
-	}
+	seen = cache_get(c, key);
 	if (type == PK_EVENT_DELETED) {
-		json_object_del(c->map, key);
+		cache_del(c, key);
 		d.verdict = sched_kind(k) ? AP_REMOVE : AP_SKIP;
 		d.gc = owner_kind(k);
 		*ret = d;
 		return 0;
 	}
-	if (seen && rv <= seen_rv) {
+	if (seen && rv <= seen->rv) {
 		*ret = d; /* a replay, or the echo of the appliance's own write */
 		return 0;
 	}
 	fp = ap_fingerprint(kind, obj);
-	snprintf(fps, sizeof(fps), "%016llx", (unsigned long long)fp);
-	bool changed = !seen_fp || strcmp(seen_fp, fps) != 0;
+	bool changed = !seen || seen->fp != fp;
 
 	if (cache_put(c, key, rv, fp) < 0)
 		return -ENOMEM;

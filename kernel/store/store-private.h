@@ -19,6 +19,7 @@ struct ring_slot {
 struct pk_store {
 	sqlite3 *db;
 	sqlite3_stmt *st_get, *st_put, *st_del, *st_setrv, *st_children, *st_default_pc;
+	sqlite3_stmt *st_savepoint, *st_release, *st_rollback_to;
 	pthread_mutex_t lock;
 	/* Reads (get, list) use their own connection: WAL lets them run during a
 	 * write's commit, and they only ever see committed data. */

@@ -134,6 +134,9 @@ static int db_setup(struct pk_store *st, char *err, size_t errlen)
 		    &st->st_put) < 0 ||
 	    prepare(st, "DELETE FROM objects WHERE kind=?1 AND ns=?2 AND name=?3", &st->st_del) < 0 ||
 	    prepare(st, "UPDATE meta SET value=?1 WHERE key='rv'", &st->st_setrv) < 0 ||
+	    prepare(st, "SAVEPOINT w", &st->st_savepoint) < 0 ||
+	    prepare(st, "RELEASE w", &st->st_release) < 0 ||
+	    prepare(st, "ROLLBACK TO w", &st->st_rollback_to) < 0 ||
 	    prepare(st,
 		    "SELECT 1 FROM objects WHERE kind IN ('PodGroup','CompositePodGroup') AND ns=?1"
 		    " AND json_extract(body,'$.spec.parentCompositePodGroupName')=?2 LIMIT 1",
@@ -261,6 +264,9 @@ void pk_store_close(struct pk_store *st)
 	sqlite3_finalize(st->st_put);
 	sqlite3_finalize(st->st_del);
 	sqlite3_finalize(st->st_setrv);
+	sqlite3_finalize(st->st_savepoint);
+	sqlite3_finalize(st->st_release);
+	sqlite3_finalize(st->st_rollback_to);
 	sqlite3_finalize(st->st_children);
 	sqlite3_finalize(st->st_default_pc);
 	sqlite3_close(st->db);
@@ -447,6 +453,16 @@ static void ring_drop_oldest(struct pk_store *st)
 }
 
 /* The ring is bounded by count and by bytes (PK_STORE_RING_BYTES of JSON). */
+/* A prepared statement without results (savepoints: one per writer, so a
+ * batch of many edits does not parse the same SQL again and again). */
+static int step(sqlite3_stmt *q)
+{
+	int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -EIO;
+
+	sqlite3_reset(q);
+	return rc;
+}
+
 static void ring_push(struct pk_store *st, struct ring_slot *ev)
 {
 	if (st->ring_len == PK_STORE_RING_SIZE)
@@ -561,7 +577,7 @@ int txn_begin(struct pk_store *st, struct txn *tx)
 		st->rv_pending = st->rv;
 	}
 	tx->rv_start = st->rv_pending;
-	tx->savepoint = exec(st, "SAVEPOINT w") == 0;
+	tx->savepoint = step(st->st_savepoint) == 0;
 	return tx->savepoint ? 0 : -EIO;
 }
 
@@ -721,7 +737,7 @@ int txn_commit(struct pk_store *st, struct txn *tx)
 			return -ENOMEM;
 		}
 	}
-	if (exec(st, "RELEASE w") < 0) {
+	if (step(st->st_release) < 0) {
 		txn_abort(st, tx);
 		return -EIO;
 	}
@@ -737,8 +753,8 @@ int txn_commit(struct pk_store *st, struct txn *tx)
 void txn_abort(struct pk_store *st, struct txn *tx)
 {
 	if (tx->savepoint) {
-		exec(st, "ROLLBACK TO w");
-		exec(st, "RELEASE w");
+		step(st->st_rollback_to);
+		step(st->st_release);
 		tx->savepoint = false;
 	}
 	ring_slots_free(tx->ev, tx->nev);

@@ -172,6 +172,36 @@ END_TEST
 
 /* ---- heartbeats ---------------------------------------------------------------------------- */
 
+/* The cache table keeps every object's version through growth and deletions. */
+START_TEST(cache_table_survives_churn)
+{
+	struct ap_cache *c = NULL;
+	char name[32], rv[16];
+
+	ck_assert_int_eq(ap_cache_new(&c), 0);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		snprintf(rv, sizeof(rv), "%d", i + 1);
+		json_t *p = pod(name, rv, NULL);
+
+		ck_assert_int_eq(ap_cache_note(c, "Pod", p), 0);
+		json_decref(p);
+	}
+	ck_assert_uint_eq(ap_cache_size(c), 5000);
+	for (int i = 0; i < 5000; i += 2) {
+		snprintf(name, sizeof(name), "p%d", i);
+		ap_cache_forget(c, "Pod", "default", name);
+	}
+	ck_assert_uint_eq(ap_cache_size(c), 2500);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		ck_assert_uint_eq(ap_cache_rv(c, "Pod", "default", name), i % 2 ? (uint64_t)i + 1 : 0);
+	}
+	ck_assert_uint_eq(ap_cache_rv(c, "Node", NULL, "p1"), 0); /* kind is part of the key */
+	ap_cache_free(c);
+}
+END_TEST
+
 START_TEST(monitored_rule)
 {
 	json_t *agent = node("a", "1", "c0", "4");
@@ -294,6 +324,7 @@ int main(void)
 	tcase_add_test(tc, deletions_remove_and_collect);
 	tcase_add_test(tc, job_spec_change_reconciles_status_does_not);
 	tcase_add_test(tc, fingerprint_ignores_status_and_metadata_noise);
+	tcase_add_test(tc, cache_table_survives_churn);
 	tcase_add_test(hb, monitored_rule);
 	tcase_add_test(hb, silent_node_expires_once_and_recovers);
 	tcase_add_test(hb, lease_renewals_are_heartbeats);
