@@ -22,7 +22,8 @@
 #include "kernel/kube/kube-internal.h"
 #include "kernel/kube/kube.h"
 
-#define KUBE_MAX_ANSWER (256u << 20)
+#define KUBE_MAX_ANSWER (256u << 20) /* a list page */
+#define KUBE_MAX_EVENT (16u << 20)   /* one watch event (an object is at most ~1.5 MiB) */
 #define KUBE_TOKEN_REFRESH_S 60
 
 struct kube_client {
@@ -461,6 +462,8 @@ static size_t on_stream(char *p, size_t size, size_t n, void *arg)
 
 	if (on_body(p, 1, len, &st->b) != len)
 		return 0;
+	if (st->b.n > KUBE_MAX_EVENT && !memchr(st->b.p, '\n', st->b.n))
+		return 0; /* one event larger than any object can be: not a server to follow */
 	for (size_t i = 0; i < st->b.n; i++) {
 		if (st->b.p[i] != '\n')
 			continue;

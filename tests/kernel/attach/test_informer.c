@@ -6,7 +6,8 @@
  * the same port: the informer resumes its watch from the last
  * resourceVersion it saw and receives exactly what it missed, without
  * listing again.  Then the store's history is cut (a new store): the watch
- * is answered 410 Gone and the informer lists again.
+ * is answered 410 Gone and the informer lists again.  The Event recorder
+ * posts to the same server and drops a note it already sent.
  */
 #include <check.h>
 #include <errno.h>
@@ -162,6 +163,49 @@ START_TEST(test_resume_and_relist)
 }
 END_TEST
 
+/* Events reach the server; the same note about an object again is dropped. */
+START_TEST(test_recorder_limits_repeats)
+{
+	struct pk_kube_credentials creds = { 0 };
+	struct kube_client *c = NULL;
+	struct at_recorder *rec = NULL;
+	struct at_api api;
+	uint64_t sent = 0, limited = 0, failed = 0;
+	json_t *items = NULL;
+	char server[64];
+
+	snprintf(server, sizeof(server), "http://127.0.0.1:%u", (unsigned)port);
+	creds.server = strdup(server);
+	ck_assert_int_eq(kube_client_new(&creds, &c), 0);
+	ck_assert_int_eq(at_api_init(&api, PK_ATTACH_DEFAULT_WORKLOAD_API), 0);
+	ck_assert_int_eq(at_recorder_new(c, &api, "test", &rec), 0);
+	for (int i = 0; i < 3; i++)
+		at_recorder_emit(rec, PK_KIND_POD, "default", "p", NULL, "Warning",
+				 "FailedScheduling", "Scheduling", "0/4 nodes fit");
+	at_recorder_emit(rec, PK_KIND_POD, "default", "p", NULL, "Warning", "FailedScheduling",
+			 "Scheduling", "0/5 nodes fit"); /* news: sent */
+	at_recorder_emit(rec, PK_KIND_POD_GROUP, "default", "g", NULL, "Warning",
+			 "FailedScheduling", "Scheduling", "0/4 nodes fit"); /* another object */
+	for (int i = 0; i < 200 && sent + failed < 3; i++) {
+		usleep(50000);
+		at_recorder_stats(rec, &sent, &limited, &failed);
+	}
+	ck_assert_uint_eq(sent, 3);
+	ck_assert_uint_eq(limited, 2);
+	ck_assert_uint_eq(failed, 0);
+	ck_assert_int_eq(pk_store_list(st, "Event", "default", NULL, &items, NULL, NULL), 0);
+	ck_assert_uint_eq(json_array_size(items), 3);
+	json_t *ev = json_array_get(items, 0);
+
+	ck_assert_str_eq(json_string_value(json_object_get(ev, "apiVersion")), "events.k8s.io/v1");
+	ck_assert_str_eq(json_string_value(json_object_get(ev, "reportingController")),
+			 AT_REPORTING_CONTROLLER);
+	json_decref(items);
+	at_recorder_free(rec);
+	kube_client_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("attach-informer");
@@ -172,6 +216,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_resume_and_relist);
+	tcase_add_test(tc, test_recorder_limits_repeats);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
