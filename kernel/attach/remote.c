@@ -16,7 +16,8 @@
  *     way first, then DELETEs the pod with preconditions on its uid and the
  *     resourceVersion the status write returned.
  * 409 is a conflict (the loop re-reads the object through get(), a GET on
- * the cluster), 404 gone, anything else (no answer included) a failed write.
+ * the cluster, or the mirror's copy when the cluster does not answer), 404
+ * gone, anything else (no answer included) a failed write.
  * The writes go out only while may_write() holds (the leader's lease); a
  * batch stops starting requests the moment it does not.  Events follow the
  * answers: Scheduled for a binding, FailedScheduling with the condition's
@@ -369,14 +370,24 @@ static int remote_get(void *backend, enum pk_kind kind, const char *ns, const ch
 	char path[512];
 	json_t *obj = NULL;
 	long status = 0;
-	int r = path_of(rb, kind, ns, name, NULL, path);
+	int r = res ? path_of(rb, kind, ns, name, NULL, path) : -EINVAL;
 
-	if (r == 0)
-		r = kube_request(rb->conn, "GET", path, NULL, NULL, 10000, &status, &obj);
+	if (r < 0)
+		return r;
+	r = kube_request(rb->conn, "GET", path, NULL, NULL, 10000, &status, &obj);
 	if (r == 0 && status != 200)
 		r = error_of(status);
 	if (r == 0 && !json_is_object(obj))
 		r = -EPROTO;
+	if (r < 0 && r != -ENOENT) {
+		/*
+		 * The cluster did not answer: the mirror's copy is the latest state
+		 * known, and the scheduler must not forget the object until its next
+		 * event (there may be none).
+		 */
+		json_decref(obj);
+		return at_mirror_get(rb->cfg.mirror, res->kind, ns, name, ret);
+	}
 	if (r < 0) {
 		json_decref(obj);
 		return r;

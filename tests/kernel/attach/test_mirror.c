@@ -200,6 +200,59 @@ START_TEST(test_api_table)
 }
 END_TEST
 
+static bool never(void *arg)
+{
+	(void)arg;
+	return false;
+}
+
+/*
+ * The write backend when the cluster does not answer (nothing listens on
+ * the port): a re-read falls back to the mirror's copy so the scheduler
+ * keeps the object; a backend that may not write (not the leader) sends
+ * nothing and says so for every object.
+ */
+START_TEST(test_remote_offline_and_fenced)
+{
+	struct pk_kube_credentials creds = { .server = strdup("http://127.0.0.1:1") };
+	struct kube_client *c = NULL;
+	struct at_mirror *m = NULL;
+	struct at_api api;
+	struct at_remote_stats stats = { 0 };
+	struct pk_writer *w = NULL;
+	const struct pk_write_result *res = NULL;
+	size_t n = 0;
+	json_t *p = pod("p", "7", "podkernel", NULL, NULL), *got = NULL;
+
+	ck_assert_int_eq(kube_client_new(&creds, &c), 0);
+	ck_assert_int_eq(at_mirror_new("podkernel", &m), 0);
+	ck_assert_int_eq(at_api_init(&api, PK_ATTACH_DEFAULT_WORKLOAD_API), 0);
+	at_mirror_event(m, "Pod", KUBE_ADDED, p);
+	json_decref(p);
+	struct at_remote_config cfg = { .client = c, .api = &api, .mirror = m,
+					.may_write = never, .stats = &stats };
+
+	ck_assert_int_eq(at_remote_writer_new(&cfg, &w), 0);
+	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "p", &got), 0);
+	ck_assert_str_eq(pk_get_string(got, "metadata.resourceVersion"), "7");
+	json_decref(got);
+	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "q", &got), -ENOENT);
+	ck_assert_int_eq(pk_writer_get(w, PK_KIND_JOB, "default", "j", &got), -EINVAL);
+
+	struct pk_write_ref ref = { PK_KIND_POD, "default", "p", 7 };
+
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_bind(w, &ref, "n1", NULL), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), -EPERM);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(res[0].error, -EPERM);
+	ck_assert_uint_eq(atomic_load(&stats.bindings), 0);
+	pk_writer_free(w);
+	at_mirror_free(m);
+	kube_client_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("attach-mirror");
@@ -211,6 +264,7 @@ int main(void)
 	tcase_add_test(tc, test_relist_turns_into_events);
 	tcase_add_test(tc, test_workload_group_and_waits);
 	tcase_add_test(tc, test_api_table);
+	tcase_add_test(tc, test_remote_offline_and_fenced);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
