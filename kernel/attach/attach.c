@@ -5,9 +5,9 @@
  * write backend, the scheduling loop on the mirror, and the health server.
  *
  * The loop may schedule only when every informer has delivered its first
- * list (a scheduler that has seen the pods but not yet all the nodes would
- * place gangs on part of the cluster) and, with --leader-elect, while this
- * instance holds the Lease.  Both conditions are checked before every round
+ * list and none is listing again after a 410 (a scheduler that has seen the
+ * pods but not yet all the nodes would place gangs on part of the cluster)
+ * and, with --leader-elect, while this instance holds the Lease.  Both conditions are checked before every round
  * and again by the write backend before each request, so a leader that
  * loses the Lease stops writing even in the middle of a round.  A standby
  * consumes every event all the same: its scheduler is warm when it takes
@@ -80,11 +80,24 @@ bool pk_attach_leading(struct pk_attach *a)
 	return !a->cfg.leader_elect || kube_lease_leading(a->lease);
 }
 
+/* No informer is listing again (after a 410 its kind is stale until the list lands). */
+static bool lists_current(struct pk_attach *a)
+{
+	for (int i = 0; i < _AT_RES_MAX; i++) {
+		struct kube_informer_stats st;
+
+		kube_informer_get_stats(a->inf[i], &st);
+		if (st.listing)
+			return false;
+	}
+	return true;
+}
+
 static bool may_schedule(void *arg)
 {
 	struct pk_attach *a = arg;
 
-	return pk_attach_ready(a) && pk_attach_leading(a);
+	return pk_attach_ready(a) && pk_attach_leading(a) && lists_current(a);
 }
 
 static bool may_write(void *arg)
@@ -97,12 +110,18 @@ static bool may_write(void *arg)
 static void on_replace(void *arg, const struct kube_resource *res, const json_t *items)
 {
 	struct pk_attach *a = arg;
-	bool was_ready = atomic_load(&a->ready);
 
 	at_mirror_replace(a->mirror, res->kind, items);
 	at_log(a, 2, "attach: listed %zu %s", json_array_size(items), res->plural);
-	if (!was_ready && pk_attach_ready(a))
-		at_mirror_kick(a->mirror);
+}
+
+static void on_listed(void *arg, const struct kube_resource *res)
+{
+	struct pk_attach *a = arg;
+
+	(void)res;
+	pk_attach_ready(a);	   /* logs the first time every list is in */
+	at_mirror_kick(a->mirror); /* maybe every list is current now: schedule */
 }
 
 static void on_event(void *arg, const struct kube_resource *res, enum kube_event type,
@@ -143,7 +162,8 @@ static int credentials(const struct pk_attach_config *cfg, struct pk_kube_creden
 static int start_informers(struct pk_attach *a)
 {
 	struct kube_informer_sink sink = {
-		.replace = on_replace, .event = on_event, .log = sub_log, .arg = a
+		.replace = on_replace, .event = on_event, .log = sub_log, .listed = on_listed,
+		.arg = a
 	};
 
 	for (int i = 0; i < _AT_RES_MAX; i++) {

@@ -260,8 +260,16 @@ static int backoff_next(int ms)
 }
 
 /* List (until it works) and deliver; false when stopping. */
+static void set_listing(struct kube_informer *inf, bool listing)
+{
+	pthread_mutex_lock(&inf->lock);
+	inf->stats.listing = listing;
+	pthread_mutex_unlock(&inf->lock);
+}
+
 static bool sync_list(struct kube_informer *inf, int *backoff)
 {
+	set_listing(inf, true);
 	for (;;) {
 		json_t *items = NULL;
 		int r = list_all(inf, &items);
@@ -281,7 +289,10 @@ static bool sync_list(struct kube_informer *inf, int *backoff)
 			pthread_mutex_lock(&inf->lock);
 			inf->stats.lists++;
 			inf->stats.synced = true;
+			inf->stats.listing = false;
 			pthread_mutex_unlock(&inf->lock);
+			if (inf->sink.listed)
+				inf->sink.listed(inf->sink.arg, &inf->res);
 			if (r == 0)
 				return true;
 			if (!nap(inf, KUBE_MISSING_RETRY_S * 1000))

@@ -118,11 +118,14 @@ struct kube_informer_sink {
 	void (*event)(void *arg, const struct kube_resource *res, enum kube_event type,
 		      const json_t *obj);
 	void (*log)(void *arg, int level, const char *msg); /* may be NULL */
+	/* After replace(), once the stats say synced and not listing; may be NULL. */
+	void (*listed)(void *arg, const struct kube_resource *res);
 	void *arg;
 };
 struct kube_informer_stats {
 	uint64_t lists, watches, events, gone, errors;
-	bool synced; /* the first list was delivered */
+	bool synced;  /* the first list was delivered */
+	bool listing; /* a list is under way (the first, or after a 410) */
 };
 /*
  * Start a thread that lists res (pages of KUBE_LIST_PAGE), then watches from
