@@ -168,6 +168,9 @@ static int load_hosts(const json_t *nodes, struct layout *L)
 					    : NULL;
 
 		h->name = name;
+		/* a board whose levels use other label keys: its torus is still a domain */
+		if (!d)
+			d = json_string_value(json_object_get(labels, TOPO_LABEL_TORUS));
 		h->domain = d ? d : "-";
 		h->cube = c ? c : h->domain;
 		h->coords = json_string_value(json_object_get(labels, TOPO_LABEL_COORDS));

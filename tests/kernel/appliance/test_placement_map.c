@@ -375,6 +375,39 @@ START_TEST(test_generation_and_unchanged)
 }
 END_TEST
 
+/* Levels under another key (a provider's): the torus labels still make the domain. */
+START_TEST(test_torus_without_level_labels)
+{
+	char path[512], err[512];
+	struct topo_board *b = topo_board_new();
+	json_t *nodes = NULL, *n, *labels, *v;
+	size_t i;
+	const char *k;
+	void *tmp;
+
+	snprintf(path, sizeof(path), "%s/boards/tpu-cube.yaml", PODKERNEL_SRCDIR);
+	ck_assert_int_eq(topo_board_load_file(b, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(board_nodes_json(b, 0, &nodes), 0);
+	topo_board_free(b);
+	json_array_foreach(nodes, i, n) {
+		labels = pk_get(n, "metadata.labels");
+		json_object_foreach_safe(labels, tmp, k, v)
+			if (strcmp(k, TOPO_LABEL_LEVEL_PREFIX "cube") == 0)
+				json_object_del(labels, k);
+	}
+	json_array_foreach(nodes, i, n)
+		ck_assert_int_eq(ap_pmap_update(pm, "Node", n), 0);
+	json_decref(nodes);
+	json_t *doc = render();
+	check_grid(doc, 16);
+	json_t *d = json_array_get(json_object_get(doc, "domains"), 0);
+	ck_assert_str_ne(json_string_value(json_object_get(d, "name")), "-");
+	ck_assert_str_eq(json_string_value(json_object_get(d, "layout")), "torus");
+	ck_assert_int_eq(json_integer_value(pk_get(d, "largestFree.hosts")), 16);
+	json_decref(doc);
+}
+END_TEST
+
 /* Labels from a hostile or broken agent: no crash, no overflow, a sane document. */
 START_TEST(test_hostile_labels)
 {
@@ -456,6 +489,7 @@ int main(void)
 	tcase_add_test(tc, test_generation_and_unchanged);
 	tcase_add_test(tc, test_serve);
 	tcase_add_test(tc, test_hostile_labels);
+	tcase_add_test(tc, test_torus_without_level_labels);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
