@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernel/appliance/placement_map.h"
 #include "topology.h"
@@ -60,6 +61,12 @@ int ap_pmap_new(struct ap_pmap **ret)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&m->lock, NULL);
+	/*
+	 * Generations start from the clock (microseconds, below 2^53 so the page's
+	 * numbers stay exact): a page polling with ?since= across a restart of
+	 * podkerneld cannot meet its old generation again.
+	 */
+	m->generation = (uint64_t)time(NULL) * 1000000u;
 	*ret = m;
 	return 0;
 }

@@ -48,7 +48,7 @@ void ap_pmap_remove(struct ap_pmap *m, const char *kind, const json_t *obj);
 void ap_pmap_event(struct ap_pmap *m, enum pk_event_type type, const char *kind,
 		   const json_t *obj);
 
-/* Changes so far (the "generation" of the rendered document). */
+/* The generation of the rendered document: grows with every change (from the clock at start). */
 uint64_t ap_pmap_generation(struct ap_pmap *m);
 
 /*
