@@ -20,17 +20,18 @@ BUILD      ?= build
 SAN        ?= 0
 OPT        ?= -O2
 
+# Every Debian package's pkg-config name; each library says which it uses
+# (PKGS_* below) and each program links only what its libraries use.
 PKGS := yaml-0.1 jansson hwloc libudev libnl-3.0 libnl-route-3.0 libnl-genl-3.0 \
 	libmicrohttpd gnutls libcurl sqlite3
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 
 WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-format-truncation
 CFLAGS   ?= -g $(OPT)
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE \
 	-DPODKERNEL_VERSION='"$(VERSION)"' -DPODKERNEL_SRCDIR='"$(CURDIR)"' \
-	-I. -Itopology $(PKG_CFLAGS) -MMD -MP
+	-I. $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS)
 
 ifeq ($(SAN),1)
@@ -42,7 +43,6 @@ endif
 # --- libraries: one per source folder -------------------------------------
 # name:folder[:excluded-file]
 LIBDEFS := topo:topology \
-	topotools:topology/tools \
 	pkapi:kernel/api \
 	pksched:kernel/sched \
 	pkbuilder:kernel/builder \
@@ -54,25 +54,40 @@ LIBDEFS := topo:topology \
 	pkclient:kernel/podctl:kernel/podctl/main.c \
 	pkagent:agent:agent/main.c
 
-# What each library needs, most dependent first (static link order).
+# What each library needs, most dependent first (static link order): only
+# the libraries whose headers its sources include.
 LIBS_topo        := topo
-LIBS_topotools   := topotools pkapi topo
 LIBS_pkapi       := pkapi topo
 LIBS_pksched     := pksched pkapi topo
 LIBS_pkbuilder   := pkbuilder pkapi topo
 LIBS_pkstore     := pkstore pkbuilder pkapi topo
 LIBS_pkserver    := pkserver pkstore pkbuilder pkapi topo
-LIBS_pkappliance := pkappliance pkserver pkstore pksched pkbuilder topotools pkapi topo
+LIBS_pkappliance := pkappliance pkstore pksched pkbuilder pkapi topo
 LIBS_pkkube      := pkkube pkapi topo
-LIBS_pkattach    := pkattach pkkube pkappliance pkserver pkstore pksched pkbuilder topotools \
-	pkapi topo
+LIBS_pkattach    := pkattach pkkube pkappliance pkstore pksched pkbuilder pkapi topo
 LIBS_pkagent     := pkagent pkapi topo
-LIBS_pkclient    := pkclient pkappliance pkserver pkstore pksched pkbuilder topotools \
-	pkagent pkapi topo
+LIBS_pkclient    := pkclient pksched pkbuilder pkapi topo
+# Everything, for the benchmarks and the fuzz targets.
+LIBS_all         := pkclient pkagent pkattach pkkube pkappliance pkserver pkstore pksched \
+	pkbuilder pkapi topo
+
+# The packages each library's own sources use (pkg-config names).
+PKGS_topo        := yaml-0.1
+PKGS_pkapi       := jansson yaml-0.1
+PKGS_pkstore     := sqlite3
+PKGS_pkserver    := libmicrohttpd gnutls
+PKGS_pkclient    := libcurl
+PKGS_pkagent     := libcurl hwloc libudev libnl-3.0 libnl-route-3.0 libnl-genl-3.0
+PKGS_pkkube      := libcurl
+PKGS_pkattach    := libmicrohttpd
+
+# Programs: their libraries, hence their packages.
+PROG_LIBS_podctl     := pkclient
+PROG_LIBS_podkerneld := pkserver pkattach
+PROG_LIBS_podagent   := pkagent
 
 # test folder -> library set
 TESTLIBS_tests/topology        := topo
-TESTLIBS_tests/topology/tools  := topotools
 TESTLIBS_tests/kernel/api      := pkapi
 TESTLIBS_tests/kernel/sched    := pksched
 TESTLIBS_tests/kernel/builder  := pkbuilder
@@ -89,6 +104,14 @@ lib_dir    = $(word 2,$(subst :, ,$(1)))
 lib_skip   = $(word 3,$(subst :, ,$(1)))
 lib_path   = $(BUILD)/lib/lib$(1).a
 libs_of    = $(foreach l,$(LIBS_$(1)),$(call lib_path,$(l)))
+# Archives of a set of libraries, in link order: each kept at its last place.
+libset     = $(call uniq_last,$(foreach x,$(1),$(LIBS_$(x))))
+uniq_last  = $(if $(1),$(if $(filter $(firstword $(1)),$(wordlist 2,999,$(1))),,$(firstword \
+	$(1))) $(call uniq_last,$(wordlist 2,999,$(1))))
+libs_of_set = $(foreach l,$(call libset,$(1)),$(call lib_path,$(l)))
+# Linker flags of the packages a set of libraries uses.
+pkg_libs   = $(shell pkg-config --libs $(sort $(foreach l,$(call libset,$(1)),$(PKGS_$(l)))) \
+	2>/dev/null) -lpthread -lm
 
 define LIB_template
 SRCS_$(call lib_name,$(1)) := $$(filter-out $(call lib_skip,$(1)),$$(wildcard $(call lib_dir,$(1))/*.c))
@@ -119,18 +142,18 @@ $(BUILD)/obj/%.o: %.c
 # --- programs ---------------------------------------------------------------
 PROGS := $(BUILD)/bin/podctl $(BUILD)/bin/podkerneld $(BUILD)/bin/podagent
 
-$(BUILD)/bin/podctl: $(BUILD)/obj/kernel/podctl/main.o $(call libs_of,pkclient)
+$(BUILD)/bin/podctl: $(BUILD)/obj/kernel/podctl/main.o $(call libs_of_set,$(PROG_LIBS_podctl))
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,$(PROG_LIBS_podctl))
 
 $(BUILD)/bin/podkerneld: $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard kernel/podkerneld/*.c)) \
-		$(call libs_of,pkattach)
+		$(call libs_of_set,$(PROG_LIBS_podkerneld))
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,$(PROG_LIBS_podkerneld))
 
-$(BUILD)/bin/podagent: $(BUILD)/obj/agent/main.o $(call libs_of,pkagent)
+$(BUILD)/bin/podagent: $(BUILD)/obj/agent/main.o $(call libs_of_set,$(PROG_LIBS_podagent))
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,$(PROG_LIBS_podagent))
 
 # --- tests ------------------------------------------------------------------
 TEST_SRCS := $(shell find tests -name 'test_*.c' -not -path 'tests/fuzz/*' \
@@ -142,16 +165,17 @@ define TEST_template
 $(BUILD)/$(basename $(1)): $(BUILD)/obj/$(basename $(1)).o $(TEST_SUPPORT) \
 		$$(call libs_of,$$(TESTLIBS_$(patsubst %/,%,$(dir $(1)))))
 	@mkdir -p $$(@D)
-	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(CHECK_LIBS)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ \
+		$$(call pkg_libs,$$(TESTLIBS_$(patsubst %/,%,$(dir $(1))))) $$(CHECK_LIBS)
 endef
 $(foreach t,$(TEST_SRCS),$(eval $(call TEST_template,$(t))))
 
 # --- benchmarks ---------------------------------------------------------------
 BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
 BENCH_BINS := $(patsubst %.c,$(BUILD)/%,$(BENCH_SRCS))
-$(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(call libs_of,pkclient)
+$(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(call libs_of,all)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,all)
 
 # --- top-level targets -------------------------------------------------------
 .PHONY: all deps demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke valgrind clean format \
@@ -198,9 +222,9 @@ fuzz-build:
 		LDFLAGS='-fsanitize=fuzzer,address,undefined' \
 		$(patsubst tests/fuzz/%.c,build/fuzz/tests/fuzz/%,$(FUZZ_SRCS))
 
-$(BUILD)/tests/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(call libs_of,pkclient)
+$(BUILD)/tests/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(call libs_of,all)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,all)
 
 fuzz: deps
 	$(MAKE) fuzz-build

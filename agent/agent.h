@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "kernel/api/api.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 /* Where node heartbeat Leases live by default (as the kubelet's). */
 #define AGENT_LEASE_NAMESPACE "kube-node-lease"

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topology/board_internal.h"
+#include "topology/board-internal.h"
 
 static const char *const shape_names[_BOARD_SHAPE_MAX] = {
 	[BOARD_SHAPE_SUPERSLICE] = "superslice",
@@ -28,12 +28,12 @@ static const char *const shape_names[_BOARD_SHAPE_MAX] = {
 	[BOARD_SHAPE_HOST] = "host",
 };
 
-const char *board_shape_to_string(enum board_shape s)
+const char *topo__board_shape_to_string(enum board_shape s)
 {
 	return s >= 0 && s < _BOARD_SHAPE_MAX ? shape_names[s] : NULL;
 }
 
-enum board_shape board_shape_from_string(const char *s)
+enum board_shape topo__board_shape_from_string(const char *s)
 {
 	for (int i = 0; s && i < _BOARD_SHAPE_MAX; i++)
 		if (strcmp(shape_names[i], s) == 0)
@@ -50,7 +50,7 @@ struct topo_board *topo_board_new(void)
 	return b;
 }
 
-void board_reset(struct topo_board *b)
+void topo__board_reset(struct topo_board *b)
 {
 	free(b->name);
 	free(b->description);
@@ -77,7 +77,7 @@ void topo_board_free(struct topo_board *b)
 {
 	if (!b)
 		return;
-	board_reset(b);
+	topo__board_reset(b);
 	free(b);
 }
 
@@ -243,7 +243,7 @@ static bool port_exists(const struct topo_board *b, const struct topo_coord *loc
 	return dir < 0 ? local->c[axis] == 0 : local->c[axis] == host->dim[axis] - 1;
 }
 
-int board_host_port(const struct topo_board *b, size_t i, struct board_port *ret)
+int topo__board_host_port(const struct topo_board *b, size_t i, struct board_port *ret)
 {
 	const struct topo_shape *host = &b->shapes[BOARD_SHAPE_HOST];
 	size_t n = 0;
@@ -268,17 +268,17 @@ int board_host_port(const struct topo_board *b, size_t i, struct board_port *ret
 	return -ENOENT;
 }
 
-size_t board_host_port_count(const struct topo_board *b)
+size_t topo__board_host_port_count(const struct topo_board *b)
 {
 	struct board_port p;
 	size_t n = 0;
 
-	while (board_host_port(b, n, &p) == 0)
+	while (topo__board_host_port(b, n, &p) == 0)
 		n++;
 	return n;
 }
 
-int board_finish(struct topo_board *b, char *err, size_t errlen)
+int topo__board_finish(struct topo_board *b, char *err, size_t errlen)
 {
 	int64_t hosts = 1;
 
@@ -299,9 +299,9 @@ int board_finish(struct topo_board *b, char *err, size_t errlen)
 	for (size_t i = 0; i < b->nports; i++) {
 		struct board_port p;
 
-		if (board_host_port(b, i, &p) < 0) {
+		if (topo__board_host_port(b, i, &p) < 0) {
 			snprintf(err, errlen, "host has %zu ICI ports, board lists %zu",
-				 board_host_port_count(b), b->nports);
+				 topo__board_host_port_count(b), b->nports);
 			return -EINVAL;
 		}
 		b->ports[i].chip = p.chip;

@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "topology/board_internal.h"
+#include "topology/board-internal.h"
 
 #define BOARD_API_VERSION "podkernel.dev/v1alpha1"
 #define BOARD_KIND "Board"
@@ -445,7 +445,7 @@ static int load_ici(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 		r = get_list(c, f[1].value, subpath(p, path, "ports"), 0, BOARD_MAX_LIST, &np);
 	if (r < 0)
 		return r;
-	expect = board_host_port_count(b);
+	expect = topo__board_host_port_count(b);
 	if (np != expect)
 		return fail_at(c, f[1].value, p,
 			       "a %dx%dx%d host has %zu ICI ports leaving it, %zu listed",
@@ -548,7 +548,7 @@ static int load_level(struct ctx *c, struct topo_board *b, yaml_node_t *n, size_
 
 		r = scalar(c, f[3].value, subpath(p, path, "shape"), &s);
 		if (r == 0) {
-			lv->shape = board_shape_from_string(s);
+			lv->shape = topo__board_shape_from_string(s);
 			if (lv->shape == BOARD_SHAPE_NONE)
 				r = fail_at(c, f[3].value, p,
 					    "expected superslice, cube or host, got \"%.32s\"", s);
@@ -776,7 +776,7 @@ static int load_spec(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 	}
 	if (r < 0)
 		return r;
-	r = board_finish(b, err, sizeof(err));
+	r = topo__board_finish(b, err, sizeof(err));
 	if (r < 0)
 		return fail_at(c, f[S_LEVELS].value, "spec.levels", "%s", err);
 	b->loaded = true; /* the accessors used by check_hosts need it */
@@ -924,13 +924,13 @@ int topo_board_load_buffer(struct topo_board *board, const char *name, const cha
 	if (r == -ENOMEM)
 		fail_at(&c, NULL, NULL, "out of memory");
 	if (r == 0) {
-		board_reset(board);
+		topo__board_reset(board);
 		*board = scratch;
 		board->loaded = true;
 		scratch = (struct topo_board){0};
 	}
 out_doc:
-	board_reset(&scratch);
+	topo__board_reset(&scratch);
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
 	return r;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * api-internal.h — what the files of kernel/api share and nobody else needs:
- * the kind table and YAML scalar resolution (the reader and the writer must
- * agree on which plain scalars are not strings).
+ * YAML scalar resolution (the reader and the writer must agree on which plain
+ * scalars are not strings) and the decoding helpers of objects.c.
  */
 #ifndef PODKERNEL_KERNEL_API_INTERNAL_H
 #define PODKERNEL_KERNEL_API_INTERNAL_H
@@ -11,14 +11,6 @@
 #include <stddef.h>
 
 #include "kernel/api/api.h"
-
-struct pk_kind_info {
-	const char *name;
-	const char *api_version;
-	bool namespaced;
-};
-
-const struct pk_kind_info *pk_kind_info(enum pk_kind kind);
 
 /*
  * The value a plain (unquoted, untagged) YAML scalar stands for under the

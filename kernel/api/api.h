@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "topology/topology.h"
+
 /* ---- limits for hostile input ------------------------------------------ */
 #define PK_MAX_INPUT_BYTES (3 * 1024 * 1024) /* one API request body, like kube-apiserver */
 #define PK_MAX_DEPTH 64                      /* nesting of maps/lists */
@@ -33,6 +35,9 @@
  */
 #define PK_MAX_FILE_BYTES ((size_t)256 * 1024 * 1024)
 #define PK_FILE_BYTES_PER_OBJECT 128
+
+/* Annotation on Nodes registered from a board file (exempt from heartbeats). */
+#define PK_ANN_SIMULATED "podkernel.dev/simulated"
 
 /* ---- error lists: field-path messages ---------------------------------- */
 struct pk_errors {
@@ -72,6 +77,31 @@ const char *pk_kind_api_version(enum pk_kind kind);
 enum pk_kind pk_kind_of(const json_t *obj);
 /* Whether objects of the kind live in a namespace (unknown kinds: true). */
 bool pk_kind_namespaced(enum pk_kind kind);
+
+/*
+ * The resource types podkernel serves, in discovery order: the one table of
+ * kinds (kinds.c).  Namespace and Event are served but have no typed view
+ * (pk is PK_KIND_UNKNOWN for them).
+ */
+struct pk_type {
+	const char *kind;        /* "Pod" */
+	const char *plural;      /* "pods" */
+	const char *group;       /* "" for the core group */
+	const char *version;     /* "v1" */
+	const char *api_version; /* "v1", "scheduling.k8s.io/v1alpha3": group/version */
+	const char *short_names; /* comma-separated, "" if none */
+	bool namespaced;
+	bool has_status; /* status subresource: main writes keep status */
+	enum pk_kind pk; /* PK_KIND_UNKNOWN for Namespace, Event */
+};
+/* NULL-terminated by kind == NULL. */
+extern const struct pk_type pk_types[];
+/* By kind name ("Pod"); NULL when not served. */
+const struct pk_type *pk_type_by_kind(const char *kind);
+/* By API group ("" core) and plural resource name. */
+const struct pk_type *pk_type_by_resource(const char *group, const char *plural);
+/* The served type of a typed kind; NULL for PK_KIND_UNKNOWN. */
+const struct pk_type *pk_type_of(enum pk_kind kind);
 
 /* ---- codec ---------------------------------------------------------------- */
 enum pk_format { PK_FORMAT_JSON, PK_FORMAT_YAML };
@@ -301,5 +331,36 @@ const char *pk_meta_label(const struct pk_meta *meta, const char *key);
  * Returns 0 when valid, -EINVAL otherwise.
  */
 int pk_validate(const json_t *obj, struct pk_errors *errs);
+
+/* ---- boards as API objects (board_nodes.c, board_links.c) -------------------- */
+/*
+ * The v1 Node podagent would publish for host index of a board's simulated
+ * cluster of superslices outermost domains (0: the board's count): labels,
+ * capacity and allocatable.  Returns 0 or -errno (-ERANGE past the last host).
+ */
+int pk_board_node_json(const struct topo_board *board, int superslices, int64_t index,
+		       json_t **ret_node);
+/* Every Node of the cluster, in host order, as a JSON array. */
+int pk_board_nodes_json(const struct topo_board *board, int superslices, json_t **ret_items);
+/* How a resource's quantity reads best: binary units for memory-like ones. */
+enum topo_quantity_format pk_board_quantity_format(const char *resource);
+
+/*
+ * Verifier of a board's ICI wiring against podagent link reports.  new sorts
+ * the cluster's host names once (the board is borrowed and must outlive it);
+ * verify reads reports (a JSON array of LinkReports or Nodes carrying one in
+ * TOPO_ANN_LINKS), writes one line per mismatch to out and adds to tally.
+ * verify returns -EINVAL (malformed report) or -ENOENT (host not of the board)
+ * with a message naming the field path (items[N]...) in err.
+ */
+struct pk_board_links;
+struct pk_link_tally {
+	int hosts, ports, ok, missing, wrong, down, unexpected, unknown;
+};
+int pk_board_links_new(const struct topo_board *board, int superslices,
+		       struct pk_board_links **ret);
+int pk_board_links_verify(const struct pk_board_links *links, const json_t *reports, FILE *out,
+			  struct pk_link_tally *tally, char *err, size_t errlen);
+void pk_board_links_free(struct pk_board_links *links); /* accepts NULL */
 
 #endif /* PODKERNEL_KERNEL_API_H */

@@ -1,55 +1,83 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * kinds.c — the one table of object kinds: name, apiVersion, whether objects
- * of the kind live in a namespace.  Parsers, printers and validation all read
- * this table, so a kind is added in exactly one place.
+ * kinds.c — the one table of object kinds: name, plural and short names,
+ * API group and version, whether objects of the kind live in a namespace and
+ * whether they have a status subresource.  Parsers, printers, validation, the
+ * store, the API server's discovery and podctl all read this table, so a kind
+ * is added in exactly one place.
  */
 #include <string.h>
 
 #include "kernel/api/api.h"
-#include "kernel/api/api-internal.h"
 
-static const struct pk_kind_info kinds[_PK_KIND_MAX] = {
-	[PK_KIND_NODE] = { "Node", "v1", false },
-	[PK_KIND_POD] = { "Pod", "v1", true },
-	[PK_KIND_PRIORITY_CLASS] = { "PriorityClass", "scheduling.k8s.io/v1", false },
-	[PK_KIND_WORKLOAD] = { "Workload", "scheduling.k8s.io/v1alpha3", true },
-	[PK_KIND_POD_GROUP] = { "PodGroup", "scheduling.k8s.io/v1alpha3", true },
-	[PK_KIND_COMPOSITE_POD_GROUP] = { "CompositePodGroup", "scheduling.k8s.io/v1alpha3", true },
-	[PK_KIND_JOB] = { "Job", "batch/v1", true },
-	[PK_KIND_JOBSET] = { "JobSet", "jobset.x-k8s.io/v1alpha2", true },
-	[PK_KIND_LEASE] = { "Lease", "coordination.k8s.io/v1", true },
+#define CORE(v) .group = "", .version = v, .api_version = v
+#define GROUP(g, v) .group = g, .version = v, .api_version = g "/" v
+
+const struct pk_type pk_types[] = {
+	{ "Node", "nodes", CORE("v1"), "no", false, true, PK_KIND_NODE },
+	{ "Pod", "pods", CORE("v1"), "po", true, true, PK_KIND_POD },
+	{ "Namespace", "namespaces", CORE("v1"), "ns", false, true, PK_KIND_UNKNOWN },
+	{ "Event", "events", CORE("v1"), "ev", true, false, PK_KIND_UNKNOWN },
+	{ "PriorityClass", "priorityclasses", GROUP("scheduling.k8s.io", "v1"), "pc", false, false,
+	  PK_KIND_PRIORITY_CLASS },
+	{ "Workload", "workloads", GROUP("scheduling.k8s.io", "v1alpha3"), "wl", true, true,
+	  PK_KIND_WORKLOAD },
+	{ "PodGroup", "podgroups", GROUP("scheduling.k8s.io", "v1alpha3"), "pg", true, true,
+	  PK_KIND_POD_GROUP },
+	{ "CompositePodGroup", "compositepodgroups", GROUP("scheduling.k8s.io", "v1alpha3"), "cpg",
+	  true, true, PK_KIND_COMPOSITE_POD_GROUP },
+	{ "Job", "jobs", GROUP("batch", "v1"), "", true, true, PK_KIND_JOB },
+	{ "JobSet", "jobsets", GROUP("jobset.x-k8s.io", "v1alpha2"), "js", true, true,
+	  PK_KIND_JOBSET },
+	{ "Lease", "leases", GROUP("coordination.k8s.io", "v1"), "", true, false, PK_KIND_LEASE },
+	{ NULL },
 };
 
-const struct pk_kind_info *pk_kind_info(enum pk_kind kind)
+const struct pk_type *pk_type_by_kind(const char *kind)
+{
+	for (const struct pk_type *t = pk_types; kind && t->kind; t++)
+		if (strcmp(t->kind, kind) == 0)
+			return t;
+	return NULL;
+}
+
+const struct pk_type *pk_type_by_resource(const char *group, const char *plural)
+{
+	for (const struct pk_type *t = pk_types; group && plural && t->kind; t++)
+		if (strcmp(t->group, group) == 0 && strcmp(t->plural, plural) == 0)
+			return t;
+	return NULL;
+}
+
+const struct pk_type *pk_type_of(enum pk_kind kind)
 {
 	if (kind <= PK_KIND_UNKNOWN || kind >= _PK_KIND_MAX)
 		return NULL;
-	return &kinds[kind];
+	for (const struct pk_type *t = pk_types; t->kind; t++)
+		if (t->pk == kind)
+			return t;
+	return NULL;
 }
 
 const char *pk_kind_to_string(enum pk_kind kind)
 {
-	const struct pk_kind_info *k = pk_kind_info(kind);
+	const struct pk_type *t = pk_type_of(kind);
 
-	return k ? k->name : NULL;
+	return t ? t->kind : NULL;
 }
 
 enum pk_kind pk_kind_from_string(const char *s)
 {
-	if (!s)
-		return PK_KIND_UNKNOWN;
-	for (int k = PK_KIND_UNKNOWN + 1; k < _PK_KIND_MAX; k++)
-		if (strcmp(kinds[k].name, s) == 0)
-			return (enum pk_kind)k;
-	return PK_KIND_UNKNOWN;
+	const struct pk_type *t = pk_type_by_kind(s);
+
+	return t ? t->pk : PK_KIND_UNKNOWN;
 }
 
 const char *pk_kind_api_version(enum pk_kind kind)
 {
-	const struct pk_kind_info *k = pk_kind_info(kind);
+	const struct pk_type *t = pk_type_of(kind);
 
-	return k ? k->api_version : NULL;
+	return t ? t->api_version : NULL;
 }
 
 /*
@@ -59,23 +87,23 @@ const char *pk_kind_api_version(enum pk_kind kind)
  */
 enum pk_kind pk_kind_of(const json_t *obj)
 {
+	const struct pk_type *t;
 	const char *av;
-	enum pk_kind kind;
 
 	if (!json_is_object(obj))
 		return PK_KIND_UNKNOWN;
-	kind = pk_kind_from_string(json_string_value(json_object_get(obj, "kind")));
-	if (kind == PK_KIND_UNKNOWN)
-		return kind;
-	av = json_string_value(json_object_get(obj, "apiVersion"));
-	if (av && strcmp(av, kinds[kind].api_version) != 0)
+	t = pk_type_by_kind(json_string_value(json_object_get(obj, "kind")));
+	if (!t || t->pk == PK_KIND_UNKNOWN)
 		return PK_KIND_UNKNOWN;
-	return kind;
+	av = json_string_value(json_object_get(obj, "apiVersion"));
+	if (av && strcmp(av, t->api_version) != 0)
+		return PK_KIND_UNKNOWN;
+	return t->pk;
 }
 
 bool pk_kind_namespaced(enum pk_kind kind)
 {
-	const struct pk_kind_info *k = pk_kind_info(kind);
+	const struct pk_type *t = pk_type_of(kind);
 
-	return k ? k->namespaced : true;
+	return t ? t->namespaced : true;
 }

@@ -27,10 +27,8 @@
 
 #include "kernel/server/server.h"
 #include "kernel/store/store.h"
-#include "topology.h"
+#include "topology/topology.h"
 
-/* Annotation on Nodes registered from a board file (exempt from heartbeats). */
-#define PK_APPLIANCE_ANN_SIMULATED "podkernel.dev/simulated"
 /*
  * Nodes podagent publishes carry TOPO_ANN_AGENT_OWNED, and it refreshes
  * TOPO_ANN_HEARTBEAT (topology.h) every interval.  The store drops writes
@@ -151,7 +149,7 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, const char *kind, c
 /*
  * Heartbeats (heartbeat.c): a node's Lease renewals, or (the older way) Node
  * writes the appliance did not make while the Node carries TOPO_ANN_HEARTBEAT
- * (and not PK_APPLIANCE_ANN_SIMULATED).  An existing Node with either, silent
+ * (and not PK_ANN_SIMULATED).  An existing Node with either, silent
  * for more than the grace period, is unreachable.
  */
 struct ap_heartbeats;

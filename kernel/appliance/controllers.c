@@ -192,7 +192,7 @@ static bool owner_alive(struct pk_appliance *app, json_t *memo, const char *ns,
 	json_t *seen, *owner = NULL;
 	bool alive;
 
-	if (!kind || !name || !pk_store_type_by_kind(kind))
+	if (!kind || !name || !pk_type_by_kind(kind))
 		return true; /* an owner this appliance does not serve: not ours to judge */
 	snprintf(key, sizeof(key), "%s/%s/%s/%s", kind, ns, name, uid ? uid : "");
 	seen = json_object_get(memo, key);

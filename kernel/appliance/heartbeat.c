@@ -55,7 +55,7 @@ bool ap_node_monitored(const json_t *node)
 
 	if (!json_is_object(ann))
 		return false;
-	if (json_object_get(ann, PK_APPLIANCE_ANN_SIMULATED))
+	if (json_object_get(ann, PK_ANN_SIMULATED))
 		return false;
 	return json_object_get(ann, TOPO_ANN_HEARTBEAT) != NULL;
 }

@@ -4,7 +4,7 @@
  * that stops reporting.
  *
  * --simulate-board creates the Nodes `podctl board nodes FILE` prints (the
- * same code, topology/tools), annotated PK_APPLIANCE_ANN_SIMULATED so the
+ * same code, kernel/api/board_nodes.c), annotated PK_ANN_SIMULATED so the
  * heartbeat rule leaves them alone; existing Nodes are kept.
  *
  * Unreachable node (no write for the grace period): the Node gets the taint
@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include "kernel/appliance/appliance-internal.h"
-#include "topology/tools/board_tools.h"
+#include "kernel/api/api.h"
 
 int ap_register_board(struct pk_appliance *app, const char *path, char *err, size_t errlen)
 {
@@ -38,7 +38,7 @@ int ap_register_board(struct pk_appliance *app, const char *path, char *err, siz
 		return -ENOMEM;
 	r = topo_board_load_file(b, path, err, errlen);
 	if (r == 0)
-		r = board_nodes_json(b, 0, &nodes);
+		r = pk_board_nodes_json(b, 0, &nodes);
 	topo_board_free(b);
 	if (r < 0)
 		return r == -ENOMEM ? r : -EINVAL;
@@ -46,7 +46,7 @@ int ap_register_board(struct pk_appliance *app, const char *path, char *err, siz
 		struct pk_errors errs = { 0 };
 
 		pk_set(n, "metadata.annotations",
-		       json_pack("{s:s}", PK_APPLIANCE_ANN_SIMULATED, path));
+		       json_pack("{s:s}", PK_ANN_SIMULATED, path));
 		r = pk_store_create(app->store, n, &errs, NULL);
 		pk_errors_clear(&errs);
 		if (r == 0)

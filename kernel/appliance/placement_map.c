@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include "kernel/appliance/placement_map.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 struct ap_pmap {
 	pthread_mutex_t lock;
@@ -180,7 +180,7 @@ static json_t *group_entry(const char *kind, const json_t *g)
 }
 
 /* The table and key of obj's kind; false for kinds the map does not keep. */
-static bool table_of(struct ap_pmap *m, const char *kind, const json_t *obj, json_t **ret_table,
+static bool pk_srv_table_of(struct ap_pmap *m, const char *kind, const json_t *obj, json_t **ret_table,
 		     char *key, size_t keylen)
 {
 	if (strcmp(kind, "Node") == 0) {
@@ -204,7 +204,7 @@ int ap_pmap_update(struct ap_pmap *m, const char *kind, const json_t *obj)
 	json_t *table, *e;
 	int r = 0;
 
-	if (!m || !kind || !obj || !pk_name(obj) || !table_of(m, kind, obj, &table, key, sizeof(key)))
+	if (!m || !kind || !obj || !pk_name(obj) || !pk_srv_table_of(m, kind, obj, &table, key, sizeof(key)))
 		return 0;
 	e = table == m->nodes ? node_entry(obj)
 	    : table == m->pods ? pod_entry(obj)
@@ -226,7 +226,7 @@ void ap_pmap_remove(struct ap_pmap *m, const char *kind, const json_t *obj)
 	char key[512];
 	json_t *table;
 
-	if (!m || !kind || !obj || !pk_name(obj) || !table_of(m, kind, obj, &table, key, sizeof(key)))
+	if (!m || !kind || !obj || !pk_name(obj) || !pk_srv_table_of(m, kind, obj, &table, key, sizeof(key)))
 		return;
 	pthread_mutex_lock(&m->lock);
 	if (json_object_del(table, key) == 0)

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "kernel/builder/builder-internal.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 struct wb_builder {
 	struct wb_item *root; /* borrowed; NULL for a builder over a Workload */

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "kernel/builder/builder-internal.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 static const char *const block_names[_WB_BLOCK_MAX] = {
     [WB_BLOCK_POLICY] = "schedulingPolicy",

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "kernel/builder/builder-internal.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 #define JOB_TEMPLATE_NAME "job"
 #define ROOT_PATH "spec.scheduling"

@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "kernel/builder/builder-internal.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 #define ROOT_PATH "spec.scheduling"
 #define ROOT_TEMPLATE "jobset"

@@ -34,10 +34,8 @@
 #include <time.h>
 
 #include "kernel/api/api.h"
-#include "kernel/appliance/appliance.h"
 #include "kernel/podctl/podctl.h"
-#include "kernel/store/store.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 #define MAX_RESPONSE (64 * 1024 * 1024)
 
@@ -274,7 +272,7 @@ static int get_json(struct http *h, const char *path, const char *what, json_t *
 
 /* ---- kinds and paths ------------------------------------------------------------- */
 
-static bool names_kind(const struct pk_store_type *t, const char *s)
+static bool names_kind(const struct pk_type *t, const char *s)
 {
 	char singular[64];
 	size_t i;
@@ -300,20 +298,20 @@ static bool names_kind(const struct pk_store_type *t, const char *s)
 	return false;
 }
 
-static const struct pk_store_type *resolve_kind(const char *s)
+static const struct pk_type *resolve_kind(const char *s)
 {
-	for (const struct pk_store_type *t = pk_store_types; t->kind; t++)
+	for (const struct pk_type *t = pk_types; t->kind; t++)
 		if (names_kind(t, s))
 			return t;
 	if (strcasecmp(s, "pg") == 0)
-		return pk_store_type_by_kind("PodGroup");
+		return pk_type_by_kind("PodGroup");
 	if (strcasecmp(s, "cpg") == 0)
-		return pk_store_type_by_kind("CompositePodGroup");
+		return pk_type_by_kind("CompositePodGroup");
 	return NULL;
 }
 
 /* /api/v1[/namespaces/NS]/PLURAL[/NAME][SUFFIX] */
-static char *type_path(const struct pk_store_type *t, const char *ns, const char *name,
+static char *type_path(const struct pk_type *t, const char *ns, const char *name,
 		       const char *suffix)
 {
 	char *p = NULL;
@@ -418,7 +416,7 @@ static int parse_opts(const struct http *h, int argc, char **argv, struct opts *
 static int apply_one(struct http *h, const char *file, json_t *obj)
 {
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
-	const struct pk_store_type *t = kind ? pk_store_type_by_kind(kind) : NULL;
+	const struct pk_type *t = kind ? pk_type_by_kind(kind) : NULL;
 	const char *name = pk_name(obj);
 	char lk[64], what[512];
 	long st;
@@ -495,7 +493,7 @@ static int cmd_apply(struct http *h, int argc, char **argv)
 		}
 		json_array_foreach(objs, i, obj) {
 			const char *k = json_string_value(json_object_get(obj, "kind"));
-			const struct pk_store_type *t = k ? pk_store_type_by_kind(k) : NULL;
+			const struct pk_type *t = k ? pk_type_by_kind(k) : NULL;
 
 			if (t && t->namespaced && strcmp(o.ns, "default") != 0 &&
 			    !json_object_get(json_object_get(obj, "metadata"), "namespace"))
@@ -653,7 +651,7 @@ static json_t *index_by_name(const json_t *items)
 
 static int list_items(struct http *h, const char *kind, const char *ns, json_t **ret)
 {
-	const struct pk_store_type *t = pk_store_type_by_kind(kind);
+	const struct pk_type *t = pk_type_by_kind(kind);
 	char *path = type_path(t, ns, NULL, NULL);
 	json_t *body = NULL;
 	char what[128];
@@ -780,7 +778,7 @@ static void node_row(struct ctx *x, struct table *t, const json_t *n)
 		status = "SchedulingDisabled";
 	age(n, a, sizeof(a));
 	json_t *ann = pk_get(n, "metadata.annotations");
-	const char *kind = json_object_get(ann, PK_APPLIANCE_ANN_SIMULATED) ? "simulated"
+	const char *kind = json_object_get(ann, PK_ANN_SIMULATED) ? "simulated"
 	       : json_object_get(ann, TOPO_ANN_AGENT_OWNED) ? "podagent"
 									   : "static";
 	if (x->o->output && strcmp(x->o->output, "wide") == 0) {
@@ -845,7 +843,7 @@ static void other_row(struct ctx *x, struct table *t, const json_t *o)
 
 typedef void (*row_fn)(struct ctx *x, struct table *t, const json_t *obj);
 
-static row_fn table_for(const struct pk_store_type *ty, struct ctx *x, struct table *t)
+static row_fn table_for(const struct pk_type *ty, struct ctx *x, struct table *t)
 {
 	bool wide = x->o->output && strcmp(x->o->output, "wide") == 0;
 
@@ -911,7 +909,7 @@ static void table_trim(struct table *t, bool keep_ns)
 struct watch_arg {
 	struct ctx *x;
 	row_fn row;
-	const struct pk_store_type *ty;
+	const struct pk_type *ty;
 	bool header_done;
 	bool structured;
 };
@@ -961,7 +959,7 @@ static int load_nodes(struct ctx *x)
 	return 0;
 }
 
-static char *query_path(const struct pk_store_type *ty, const struct opts *o, const char *name,
+static char *query_path(const struct pk_type *ty, const struct opts *o, const char *name,
 			bool watch)
 {
 	char *base = type_path(ty, o->all_ns ? NULL : o->ns, watch ? NULL : name, NULL), *p = NULL;
@@ -992,7 +990,7 @@ static int cmd_get(struct http *h, int argc, char **argv)
 	struct opts o = { 0 };
 	struct ctx x = { .h = h, .o = &o };
 	int r = parse_opts(h, argc, argv, &o);
-	const struct pk_store_type *ty;
+	const struct pk_type *ty;
 	json_t *body = NULL, *items;
 	bool structured;
 
@@ -1091,7 +1089,7 @@ static int cmd_delete(struct http *h, int argc, char **argv)
 {
 	struct opts o = { 0 };
 	int r = parse_opts(h, argc, argv, &o);
-	const struct pk_store_type *ty;
+	const struct pk_type *ty;
 	long st;
 	json_t *body = NULL;
 	char lk[64], what[300];
@@ -1410,7 +1408,7 @@ static int cmd_describe(struct http *h, int argc, char **argv)
 	struct opts o = { 0 };
 	struct ctx x = { .h = h, .o = &o };
 	int r = parse_opts(h, argc, argv, &o);
-	const struct pk_store_type *ty;
+	const struct pk_type *ty;
 	json_t *obj = NULL;
 
 	if (r)

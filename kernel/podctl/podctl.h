@@ -90,10 +90,16 @@ int podctl_get_json(const struct podctl_globals *g, const char *path, const char
 		    json_t **ret);
 /* map: the placement map in the terminal (map.c), called by podctl_client */
 int podctl_map(const struct podctl_globals *g, int argc, char **argv);
-/* board check|show|nodes|verify (topology/tools/board_cmd.c) */
+/* board check|show|nodes|verify (board.c) */
 int podctl_board(int argc, char **argv);
-/* `podctl board occupancy` (topology/tools/board_occupancy.c): argv[0] is "occupancy". */
+/* `podctl board occupancy` (board_occupancy.c): argv[0] is "occupancy". */
 int podctl_board_occupancy(int argc, char **argv);
 void podctl_board_occupancy_usage(FILE *f);
+/* board verify, argv starting at "verify" (board_verify.c) */
+int podctl_board_verify(int argc, char **argv);
+
+struct topo_board;
+/* The human summary of `podctl board show` (board_show.c); 0 or -errno. */
+int podctl_board_show(FILE *f, const struct topo_board *board, int superslices);
 
 #endif

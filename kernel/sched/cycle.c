@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 double sc_stat_clock(const struct sc_ctx *ctx)
 {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 static const char *const misfit_names[_SC_MISFIT_MAX] = {
     [SC_FIT] = "fits",

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 #define SC_WALK_MAX 64 /* longest parent chain followed */
 

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 #define SC_HIERARCHY_DEPTH_MAX 4
 

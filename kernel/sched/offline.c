@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 #define SC_OFFLINE_MAX_CYCLES 1000000
 

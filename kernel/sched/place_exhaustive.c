@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 #define EX_MAX_PODS 14
 #define EX_MAX_NODES 16

@@ -45,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 #define FIT_BUDGET 4096 /* candidate simulations per root */
 #define FIT_DEPTH 8

@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
 				 size_t n);

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 /* Units considered per preemption: each costs one placement simulation. */
 #define SC_PREEMPT_MAX_UNITS 256

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 #define SC_DEPTH_MAX 64
 

@@ -7,13 +7,13 @@
  * The actions' strings live in blocks owned by the result (res->strings, a
  * chain of 4 KiB blocks), so a cycle's bindings and conditions cost a
  * malloc or two in all; the memo is a fingerprint of the last condition
- * written (internal.h).
+ * written (sched-internal.h).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 static struct pk_sched_action *push(struct pk_sched_result *res)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 int pk_sched_new(const struct pk_sched_opts *opts, struct pk_sched **ret)
 {

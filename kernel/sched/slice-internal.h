@@ -7,7 +7,7 @@
 #ifndef PODKERNEL_KERNEL_SCHED_SLICE_INTERNAL_H
 #define PODKERNEL_KERNEL_SCHED_SLICE_INTERNAL_H
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 #include "topology/topology.h"
 
 #define SLICE_FILTER_RETRIES 64 /* hosts a search may block for failed filters */

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 #include "kernel/sched/slice-internal.h"
 
 /* ---- the index ---------------------------------------------------------------- */

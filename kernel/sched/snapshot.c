@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 int sc_snapshot_init(struct sc_snapshot *snap)
 {

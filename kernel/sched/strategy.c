@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 static const struct pk_placement_ops *const strategies[] = {
     &sc_fit_ops,

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 
 #define SC_MAP_TOMB ((char *)1)
 

@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernel/server/server-private.h"
+#include "kernel/server/server-internal.h"
 
 static const char *const kubelet_labels[] = {
 	"kubernetes.io/hostname",
@@ -101,7 +101,7 @@ static bool field_changed(const json_t *next, const json_t *old, const char *top
 	return !json_equal(a, b);
 }
 
-bool admission_node_name(const struct pk_identity *who, const char **ret_name)
+bool pk_srv_admission_node_name(const struct pk_identity *who, const char **ret_name)
 {
 	static const char prefix[] = "system:node:";
 	for (size_t i = 0; who && i < who->ngroups; i++)
@@ -116,7 +116,7 @@ bool admission_node_name(const struct pk_identity *who, const char **ret_name)
 	return false;
 }
 
-int admission_node_write(const char *node, const json_t *old, const json_t *next,
+int pk_srv_admission_node_write(const char *node, const json_t *old, const json_t *next,
 			 struct pk_errors *errs)
 {
 	char bad[1024];

@@ -4,7 +4,7 @@
  *
  * /api (APIVersions), /apis (APIGroupList), /apis/GROUP (APIGroup),
  * /api/v1 and /apis/GROUP/VERSION (APIResourceList) and /version, all built
- * from the one resource table in the store (pk_store_types), so a kind added
+ * from the one table of kinds (pk_types, kernel/api/kinds.c), so a kind added
  * there is discoverable without touching this file.  Aggregated discovery
  * (apidiscovery.k8s.io/v2) is not served; clients fall back to these.
  */
@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/server/server-private.h"
+#include "kernel/server/server-internal.h"
 
 static json_t *group_versions(const char *group)
 {
 	json_t *versions = json_array();
-	for (const struct pk_store_type *t = pk_store_types; t->kind; t++) {
+	for (const struct pk_type *t = pk_types; t->kind; t++) {
 		if (strcmp(t->group, group) != 0)
 			continue;
 		bool seen = false;
@@ -58,11 +58,11 @@ static json_t *api_group(const char *group)
 static json_t *group_list(void)
 {
 	json_t *groups = json_array();
-	for (const struct pk_store_type *t = pk_store_types; t->kind; t++) {
+	for (const struct pk_type *t = pk_types; t->kind; t++) {
 		if (!*t->group)
 			continue;
 		bool seen = false;
-		for (const struct pk_store_type *u = pk_store_types; u < t; u++)
+		for (const struct pk_type *u = pk_types; u < t; u++)
 			if (strcmp(u->group, t->group) == 0)
 				seen = true;
 		if (seen)
@@ -90,7 +90,7 @@ static json_t *str_list(const char *csv)
 static json_t *resource_list(const char *group, const char *version)
 {
 	json_t *res = json_array();
-	for (const struct pk_store_type *t = pk_store_types; t->kind; t++) {
+	for (const struct pk_type *t = pk_types; t->kind; t++) {
 		if (strcmp(t->group, group) != 0 || strcmp(t->version, version) != 0)
 			continue;
 		char singular[64];
@@ -141,7 +141,7 @@ static json_t *resource_list(const char *group, const char *version)
 static json_t *openapi_root(void)
 {
 	json_t *paths = json_object();
-	for (const struct pk_store_type *t = pk_store_types; t->kind; t++) {
+	for (const struct pk_type *t = pk_types; t->kind; t++) {
 		char key[128], url[160];
 		if (*t->group)
 			snprintf(key, sizeof(key), "apis/%s/%s", t->group, t->version);
@@ -156,7 +156,7 @@ static json_t *openapi_root(void)
 static json_t *openapi_gv(const char *group, const char *version)
 {
 	json_t *paths = json_object();
-	for (const struct pk_store_type *t = pk_store_types; t->kind; t++) {
+	for (const struct pk_type *t = pk_types; t->kind; t++) {
 		if (strcmp(t->group, group) != 0 || strcmp(t->version, version) != 0)
 			continue;
 		char path[256];
@@ -184,7 +184,7 @@ static json_t *openapi_gv(const char *group, const char *version)
  * The protobuf form is a Document {1: swagger "2.0", 2: Info {1: title,
  * 2: version}}, written out by hand.
  */
-void discovery_openapi_v2(const char *accept, struct pk_response *resp)
+void pk_srv_discovery_openapi_v2(const char *accept, struct pk_response *resp)
 {
 	static const char pb[] = "\x0a\x03" "2.0"
 				 "\x12\x13"
@@ -200,12 +200,12 @@ void discovery_openapi_v2(const char *accept, struct pk_response *resp)
 			memcpy(resp->body, pb, sizeof(pb) - 1);
 		return;
 	}
-	respond_json(resp, 200,
+	pk_srv_respond_json(resp, 200,
 		     json_pack("{s:s,s:{s:s,s:s},s:{}}", "swagger", "2.0", "info", "title",
 			       "podkerneld", "version", PODKERNEL_VERSION, "paths"));
 }
 
-bool discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp)
+bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp)
 {
 	char a[128], b[128], c[128];
 	json_t *doc = NULL;
@@ -239,6 +239,6 @@ bool discovery_handle(struct pk_server *srv, const char *path, struct pk_respons
 	}
 	if (!doc)
 		return false;
-	respond_json(resp, 200, doc);
+	pk_srv_respond_json(resp, 200, doc);
 	return true;
 }

@@ -32,7 +32,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "kernel/server/server-private.h"
+#include "kernel/server/server-internal.h"
 
 int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 		  struct pk_server **ret, char *err, size_t errlen)
@@ -90,7 +90,7 @@ int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 		if (rc == 0)
 			stat(srv->token_file, &srv->token_stat);
 		if (rc == 0 && *srv->tokens->warning)
-			server_log(srv, 0, "token file: %s", srv->tokens->warning);
+			pk_srv_log(srv, 0, "token file: %s", srv->tokens->warning);
 		if (rc < 0) {
 			pk_server_free(srv);
 			return rc;
@@ -266,7 +266,7 @@ static enum MHD_Result send_response(struct pk_server *srv, struct MHD_Connectio
 {
 	struct MHD_Response *r;
 	if (resp->watch) {
-		r = stream_response(srv, conn, resp->watch);
+		r = pk_srv_stream_response(srv, conn, resp->watch);
 		resp->watch = NULL;
 	} else {
 		r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
@@ -370,7 +370,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	size_t n = strlen(buf);
 	while (n && buf[n - 1] == '\n')
 		buf[--n] = '\0';
-	server_log(srv, 1, "http: %s", buf);
+	pk_srv_log(srv, 1, "http: %s", buf);
 }
 
 static char *slurp(const char *path, char *err, size_t errlen)
@@ -461,7 +461,7 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 		{ srv->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, srv->client_ca },
 		{ MHD_OPTION_END, 0, NULL },
 	};
-	rc = stream_hub_start(srv);
+	rc = pk_srv_stream_hub_start(srv);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot start the watch thread: %s", strerror(-rc));
 		return rc;
@@ -470,7 +470,7 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 						MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
 						MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	if (!d) {
-		stream_hub_stop(srv);
+		pk_srv_stream_hub_stop(srv);
 		atomic_store(&srv->stopping, false);
 		/* The address was free, so TLS is what failed: bad input. */
 		if (tls && address_free(&a)) {
@@ -485,7 +485,7 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	srv->port = info ? info->port : 0;
 	srv->mhd = d;
-	server_log(srv, 1, "serving on %s (port %u)%s%s", srv->listen, srv->port,
+	pk_srv_log(srv, 1, "serving on %s (port %u)%s%s", srv->listen, srv->port,
 		   tls ? " with TLS" : "", srv->token_file ? "" : ", no authentication");
 	return 0;
 }
@@ -500,7 +500,7 @@ void pk_server_stop(struct pk_server *srv)
 	if (!srv || !srv->mhd)
 		return;
 	/* No suspended connection may meet MHD_stop_daemon(). */
-	stream_hub_stop(srv);
+	pk_srv_stream_hub_stop(srv);
 	MHD_stop_daemon(srv->mhd);
 	srv->mhd = NULL;
 }

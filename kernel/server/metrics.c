@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/server/server-private.h"
+#include "kernel/server/server-internal.h"
 
 static const double bounds[LATENCY_BUCKETS] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5 };
 
-void metrics_record(struct pk_server *srv, const char *verb, int code, double seconds)
+void pk_srv_metrics_record(struct pk_server *srv, const char *verb, int code, double seconds)
 {
 	pthread_mutex_lock(&srv->metrics_lock);
 	for (size_t i = 0; i < METRIC_SLOTS; i++) {
@@ -41,7 +41,7 @@ void metrics_record(struct pk_server *srv, const char *verb, int code, double se
 	pthread_mutex_unlock(&srv->metrics_lock);
 }
 
-char *metrics_render(struct pk_server *srv)
+char *pk_srv_metrics_render(struct pk_server *srv)
 {
 	char *out = NULL;
 	size_t len = 0;
@@ -103,7 +103,7 @@ void pk_server_set_ui_hook(struct pk_server *srv, pk_server_ui_fn fn, void *arg)
 	pthread_mutex_unlock(&srv->hook_lock);
 }
 
-int ui_render(struct pk_server *srv, const struct pk_request *req, struct pk_response *resp)
+int pk_srv_ui_render(struct pk_server *srv, const struct pk_request *req, struct pk_response *resp)
 {
 	int r = -ENOENT;
 

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernel/server/server-private.h"
+#include "kernel/server/server-internal.h"
 
 struct pb {
 	const uint8_t *p, *end;

@@ -18,11 +18,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/server/server-private.h"
+#include "kernel/server/server-internal.h"
 
 #define MAX_SEGMENTS 12
 
-void server_log(struct pk_server *srv, int level, const char *fmt, ...)
+void pk_srv_log(struct pk_server *srv, int level, const char *fmt, ...)
 {
 	if (!srv->log || level > srv->verbosity)
 		return;
@@ -43,7 +43,7 @@ void pk_response_clear(struct pk_response *resp)
 	memset(resp, 0, sizeof(*resp));
 }
 
-void respond_json(struct pk_response *resp, int status, json_t *body)
+void pk_srv_respond_json(struct pk_response *resp, int status, json_t *body)
 {
 	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
@@ -63,7 +63,7 @@ void respond_json(struct pk_response *resp, int status, json_t *body)
 	resp->body_len = n;
 }
 
-void respond_text(struct pk_response *resp, int status, const char *ctype, const char *text)
+void pk_srv_respond_text(struct pk_response *resp, int status, const char *ctype, const char *text)
 {
 	resp->status = status;
 	resp->content_type = ctype;
@@ -90,7 +90,7 @@ static json_t *causes_of(const struct pk_errors *errs)
 	return causes;
 }
 
-void respond_status(struct pk_response *resp, int code, const char *reason, const char *kind,
+void pk_srv_respond_status(struct pk_response *resp, int code, const char *reason, const char *kind,
 		    const char *name, const struct pk_errors *causes, const char *fmt, ...)
 {
 	char msg[2048];
@@ -108,12 +108,12 @@ void respond_status(struct pk_response *resp, int code, const char *reason, cons
 	json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:o,s:i}", "kind", "Status", "apiVersion",
 			       "v1", "metadata", "status", "Failure", "message", msg, "reason",
 			       reason, "details", details, "code", code);
-	respond_json(resp, code, st);
+	pk_srv_respond_json(resp, code, st);
 }
 
 /* ---- request parsing ---------------------------------------------------------- */
 struct route {
-	const struct pk_store_type *type;
+	const struct pk_type *type;
 	const char *group, *version;
 	char *ns;   /* namespace from the path or NULL */
 	char *name; /* object name or NULL (collection) */
@@ -163,11 +163,11 @@ static int parse_route(const char *path, struct route *r)
 	const char *version = i == 3 ? s[2] : "v1";
 	const char *ns = NULL;
 	if (n - i >= 3 && strcmp(s[i], "namespaces") == 0 &&
-	    pk_store_type_by_resource(group, s[i + 2])) {
+	    pk_type_by_resource(group, s[i + 2])) {
 		ns = s[i + 1];
 		i += 2;
 	}
-	r->type = pk_store_type_by_resource(group, s[i]);
+	r->type = pk_type_by_resource(group, s[i]);
 	if (!r->type || strcmp(r->type->version, version) != 0 || n - i > 3)
 		return -ENOENT;
 	if (ns && !r->type->namespaced)
@@ -237,7 +237,7 @@ static void tokens_reload(struct pk_server *srv)
 	if (stat(srv->token_file, &st) < 0) {
 		/* Said once per disappearance; the tokens loaded last stay in force. */
 		if (!srv->token_missing)
-			server_log(srv, 0, "token file %s: %s (keeping the %zu tokens loaded last)",
+			pk_srv_log(srv, 0, "token file %s: %s (keeping the %zu tokens loaded last)",
 				   srv->token_file, strerror(errno), srv->tokens ? srv->tokens->n : 0);
 		srv->token_missing = true;
 		return;
@@ -266,11 +266,11 @@ static void tokens_reload(struct pk_server *srv)
 		pk_tokens_free(srv->tokens);
 		srv->tokens = tk;
 		srv->token_stat = st;
-		server_log(srv, 1, "token file %s: %zu tokens", srv->token_file, tk->n);
+		pk_srv_log(srv, 1, "token file %s: %zu tokens", srv->token_file, tk->n);
 		if (*tk->warning)
-			server_log(srv, 0, "token file: %s", tk->warning);
+			pk_srv_log(srv, 0, "token file: %s", tk->warning);
 	} else {
-		server_log(srv, 0, "token file: %s (keeping the previous tokens)", err);
+		pk_srv_log(srv, 0, "token file: %s (keeping the previous tokens)", err);
 		srv->token_stat = st;
 	}
 	free(buf);
@@ -350,26 +350,26 @@ static void respond_store_error(struct pk_response *resp, int rc, const struct r
 	snprintf(what, sizeof(what), "%s%s%s", plural, *r->group ? "." : "", r->group);
 	switch (rc) {
 	case -ENOENT:
-		respond_status(resp, 404, "NotFound", plural, nm, NULL, "%s \"%s\" not found", what, nm);
+		pk_srv_respond_status(resp, 404, "NotFound", plural, nm, NULL, "%s \"%s\" not found", what, nm);
 		break;
 	case -EEXIST:
-		respond_status(resp, 409, "AlreadyExists", plural, nm, NULL,
+		pk_srv_respond_status(resp, 409, "AlreadyExists", plural, nm, NULL,
 			       "%s \"%s\" already exists", what, nm);
 		break;
 	case -PK_STORE_ECONFLICT:
-		respond_status(resp, 409, "Conflict", plural, nm, NULL,
+		pk_srv_respond_status(resp, 409, "Conflict", plural, nm, NULL,
 			       "Operation cannot be fulfilled on %s \"%s\": %s", what, nm,
 			       errs && errs->n ? errs->msg[0]
 					       : "the object has been modified; please apply your "
 						 "changes to the latest version and try again");
 		break;
 	case -E2BIG:
-		respond_status(resp, 413, "RequestEntityTooLarge", plural, nm, NULL,
+		pk_srv_respond_status(resp, 413, "RequestEntityTooLarge", plural, nm, NULL,
 			       "Request entity too large: %s \"%s\" would be larger than the limit "
 			       "of %d bytes", what, nm, PK_STORE_OBJECT_MAX);
 		break;
 	case -EPERM:
-		respond_status(resp, 403, "Forbidden", plural, nm, errs, "%s \"%s\" is forbidden: %s",
+		pk_srv_respond_status(resp, 403, "Forbidden", plural, nm, errs, "%s \"%s\" is forbidden: %s",
 			       what, nm, errs && errs->n ? errs->msg[0] : "not allowed");
 		break;
 	case -EINVAL: {
@@ -377,12 +377,12 @@ static void respond_store_error(struct pk_response *resp, int rc, const struct r
 		for (size_t i = 0; errs && i < errs->n && strlen(first) < 800; i++)
 			snprintf(first + strlen(first), sizeof(first) - strlen(first), "%s%s",
 				 i ? ", " : "", errs->msg[i]);
-		respond_status(resp, 422, "Invalid", kind, nm, errs, "%s \"%s\" is invalid: %s",
+		pk_srv_respond_status(resp, 422, "Invalid", kind, nm, errs, "%s \"%s\" is invalid: %s",
 			       kind, nm, *first ? first : "invalid object");
 		break;
 	}
 	default:
-		respond_status(resp, 500, "InternalError", plural, nm, NULL, "store error: %s",
+		pk_srv_respond_status(resp, 500, "InternalError", plural, nm, NULL, "store error: %s",
 			       strerror(-rc));
 	}
 }
@@ -393,27 +393,27 @@ static int parse_body(const struct pk_request *req, struct pk_response *resp, js
 		char perr[256] = "";
 		int rc = pk_protobuf_decode(req->body, req->body_len, ret, perr, sizeof(perr));
 		if (rc == -EPROTONOSUPPORT)
-			respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL, "%s", perr);
+			pk_srv_respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL, "%s", perr);
 		else if (rc < 0)
-			respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 				       "the request body could not be decoded: %s", perr);
 		return rc < 0 ? -EINVAL : 0;
 	}
 	if (req->content_type && strstr(req->content_type, "cbor")) {
-		respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
 			       "the body of the request was in an unknown format - accepted media "
 			       "types include: application/json, application/yaml");
 		return -EINVAL;
 	}
 	if (!req->body || req->body_len == 0) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL, "request body is empty");
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL, "request body is empty");
 		return -EINVAL;
 	}
 	char err[512] = "";
 	json_t *v = NULL;
 	int rc = pk_parse_document("body", req->body, req->body_len, &v, err, sizeof(err));
 	if (rc < 0 || !v) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 			       "the request body could not be decoded: %s", *err ? err : "invalid");
 		json_decref(v);
 		return -EINVAL;
@@ -427,7 +427,7 @@ static int check_body_identity(const struct route *r, json_t *obj, bool need_nam
 			       struct pk_response *resp)
 {
 	if (!json_is_object(obj)) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 			       "the request body must be an object");
 		return -EINVAL;
 	}
@@ -435,7 +435,7 @@ static int check_body_identity(const struct route *r, json_t *obj, bool need_nam
 	if (!kind)
 		json_object_set_new(obj, "kind", json_string(r->type->kind));
 	else if (strcmp(kind, r->type->kind) != 0) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 			       "the kind of the body (%s) does not match the URL (%s)", kind,
 			       r->type->kind);
 		return -EINVAL;
@@ -446,12 +446,12 @@ static int check_body_identity(const struct route *r, json_t *obj, bool need_nam
 		json_object_set_new(obj, "metadata", meta);
 	}
 	if (!json_is_object(meta)) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL, "metadata must be an object");
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL, "metadata must be an object");
 		return -EINVAL;
 	}
 	const char *ns = json_string_value(json_object_get(meta, "namespace"));
 	if (r->ns && ns && strcmp(ns, r->ns) != 0) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 			       "the namespace of the provided object does not match the namespace "
 			       "sent on the request");
 		return -EINVAL;
@@ -460,7 +460,7 @@ static int check_body_identity(const struct route *r, json_t *obj, bool need_nam
 		json_object_set_new(meta, "namespace", json_string(r->ns));
 	const char *name = json_string_value(json_object_get(meta, "name"));
 	if (need_name && r->name && name && strcmp(name, r->name) != 0) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 			       "the name of the object (%s) does not match the name on the URL (%s)",
 			       name, r->name);
 		return -EINVAL;
@@ -470,7 +470,7 @@ static int check_body_identity(const struct route *r, json_t *obj, bool need_nam
 	return 0;
 }
 
-static json_t *list_object(const struct pk_store_type *t, json_t *items, uint64_t rv,
+static json_t *list_object(const struct pk_type *t, json_t *items, uint64_t rv,
 			   const char *cont)
 {
 	char kind[96], rvs[32], av[96];
@@ -491,14 +491,14 @@ static int parse_selectors(const struct pk_request *req, struct pk_response *res
 	const char *ls = arg(req, "labelSelector"), *fs = arg(req, "fieldSelector");
 	*ret_labels = *ret_fields = NULL;
 	if (ls && pk_selector_parse(ls, false, ret_labels, err, sizeof(err)) < 0) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 			       "unable to parse labelSelector: %s", err);
 		return -EINVAL;
 	}
 	if (fs && pk_selector_parse(fs, true, ret_fields, err, sizeof(err)) < 0) {
 		pk_selector_free(*ret_labels);
 		*ret_labels = NULL;
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 			       "unable to parse fieldSelector: %s", err);
 		return -EINVAL;
 	}
@@ -513,15 +513,15 @@ static void do_get(struct pk_server *srv, const struct pk_request *req, const st
 	int rc = pk_store_get(srv->store, r->type->kind, r->ns, r->name, &obj);
 	if (rc < 0)
 		return respond_store_error(resp, rc, r, r->name, NULL);
-	if (wants_table(req->accept)) {
+	if (pk_srv_wants_table(req->accept)) {
 		json_t *items = json_pack("[o]", obj);
-		json_t *table = table_of(r->type, items, true,
+		json_t *table = pk_srv_table_of(r->type, items, true,
 					 arg(req, "includeObject") &&
 						 strcmp(arg(req, "includeObject"), "Object") == 0);
 		json_decref(items);
-		return respond_json(resp, 200, table);
+		return pk_srv_respond_json(resp, 200, table);
 	}
-	respond_json(resp, 200, obj);
+	pk_srv_respond_json(resp, 200, obj);
 }
 
 /* ---- resourceVersion semantics (list and watch) ------------------------------ */
@@ -541,7 +541,7 @@ static void respond_too_large_rv(struct pk_response *resp, uint64_t want, uint64
 			       msg, "reason", "Timeout", "details", "causes", "reason",
 			       "ResourceVersionTooLarge", "message", "Too large resource version",
 			       "retryAfterSeconds", 1, "code", 504);
-	respond_json(resp, 504, st);
+	pk_srv_respond_json(resp, 504, st);
 }
 
 /*
@@ -560,7 +560,7 @@ static int parse_rv_query(struct pk_server *srv, const struct pk_request *req, b
 		errno = 0;
 		ret->rv = strtoull(rvs, &end, 10);
 		if (*end || errno || !(*rvs >= '0' && *rvs <= '9')) {
-			respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 				       "resourceVersion: Invalid value: \"%s\": must be an unsigned "
 				       "decimal number", rvs);
 			return -EINVAL;
@@ -579,7 +579,7 @@ static int parse_rv_query(struct pk_server *srv, const struct pk_request *req, b
 		else if (strcmp(match, "Exact") == 0 && ret->rv == 0)
 			why = "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"";
 		if (why) {
-			respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 				       "resourceVersionMatch: Invalid value: \"%s\": %s", match, why);
 			return -EINVAL;
 		}
@@ -607,7 +607,7 @@ static int parse_limit(const struct pk_request *req, struct pk_response *resp, s
 	errno = 0;
 	long long n = strtoll(limit, &end, 10);
 	if (*end || errno || n < 0) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 			       "limit: Invalid value: \"%s\": must be a non-negative integer", limit);
 		return -EINVAL;
 	}
@@ -634,7 +634,7 @@ static void do_list(struct pk_server *srv, const struct pk_request *req, const s
 	pk_selector_free(labels);
 	pk_selector_free(fields);
 	if (rc == -EINVAL) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL, "invalid continue token");
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL, "invalid continue token");
 		return;
 	}
 	if (rc < 0)
@@ -643,15 +643,15 @@ static void do_list(struct pk_server *srv, const struct pk_request *req, const s
 	if (rq.exact && rq.rv != rv) {
 		json_decref(items);
 		free(cont);
-		respond_status(resp, 410, "Expired", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 410, "Expired", NULL, NULL, NULL,
 			       "The resourceVersion for the provided list is too old: %" PRIu64
 			       " (current %" PRIu64 ")", rq.rv, rv);
 		return;
 	}
 	json_t *out;
-	if (wants_table(req->accept)) {
+	if (pk_srv_wants_table(req->accept)) {
 		const char *inc = arg(req, "includeObject");
-		out = table_of(r->type, items, true, inc && strcmp(inc, "Object") == 0);
+		out = pk_srv_table_of(r->type, items, true, inc && strcmp(inc, "Object") == 0);
 		json_t *meta = json_object_get(out, "metadata");
 		char rvs[32];
 		snprintf(rvs, sizeof(rvs), "%" PRIu64, rv);
@@ -663,7 +663,7 @@ static void do_list(struct pk_server *srv, const struct pk_request *req, const s
 		out = list_object(r->type, items, rv, cont);
 	}
 	free(cont);
-	respond_json(resp, 200, out);
+	pk_srv_respond_json(resp, 200, out);
 }
 
 /* AND "metadata.name == name" into a field selector (built, not parsed: any name). */
@@ -688,7 +688,7 @@ static int select_name(struct pk_selector **sel, const char *name)
 static void do_watch(struct pk_server *srv, const struct pk_request *req, const struct route *r,
 		     struct pk_response *resp)
 {
-	struct watch_spec spec = { .type = r->type, .ns = r->ns, .table = wants_table(req->accept),
+	struct watch_spec spec = { .type = r->type, .ns = r->ns, .table = pk_srv_wants_table(req->accept),
 				   .bookmarks = arg_true(req, "allowWatchBookmarks") };
 	struct rv_query rq;
 	if (parse_rv_query(srv, req, true, resp, &rq) < 0)
@@ -711,13 +711,13 @@ static void do_watch(struct pk_server *srv, const struct pk_request *req, const 
 	if (spec.since && spec.since < stats.ring_floor) {
 		pk_selector_free(spec.labels);
 		pk_selector_free(spec.fields);
-		respond_status(resp, 410, "Expired", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 410, "Expired", NULL, NULL, NULL,
 			       "too old resource version: %" PRIu64 " (%" PRIu64 ")", spec.since,
 			       stats.ring_floor);
 		return;
 	}
 	struct pk_watch *w = NULL;
-	int rc = watch_new(srv, &spec, &w);
+	int rc = pk_srv_watch_new(srv, &spec, &w);
 	if (rc < 0)
 		return respond_store_error(resp, rc, r, NULL, NULL);
 	resp->status = 200;
@@ -739,7 +739,7 @@ struct call {
 static const char *restricted_node(const struct call *c)
 {
 	const char *node = NULL;
-	if (c->r->type->pk != PK_KIND_NODE || c->r->sub || !admission_node_name(c->who, &node))
+	if (c->r->type->pk != PK_KIND_NODE || c->r->sub || !pk_srv_admission_node_name(c->who, &node))
 		return NULL;
 	return node;
 }
@@ -756,7 +756,7 @@ static int admit_update(const struct call *c, json_t *obj, struct pk_errors *err
 	json_t *old = NULL;
 	int rc = pk_store_get(c->srv->store, "Node", NULL, c->r->name, &old);
 	if (rc == 0)
-		rc = admission_node_write(node, old, obj, errs);
+		rc = pk_srv_admission_node_write(node, old, obj, errs);
 	json_t *meta = json_object_get(obj, "metadata");
 	if (rc == 0 && !json_string_value(json_object_get(meta, "resourceVersion")))
 		json_object_set(meta, "resourceVersion",
@@ -803,7 +803,7 @@ static int patch_admitted(const struct call *c, enum pk_patch_type type, const j
 				json_object_set(meta, "resourceVersion",
 						json_object_get(json_object_get(old, "metadata"),
 								"resourceVersion"));
-			rc = admission_node_write(node, old, next, errs);
+			rc = pk_srv_admission_node_write(node, old, next, errs);
 		}
 		if (rc == 0)
 			rc = pk_store_update_opts(c->srv->store, next, sub, &c->wo, errs, ret);
@@ -833,7 +833,7 @@ static void do_create(const struct call *c, struct pk_response *resp)
 	char namebuf[256];
 	snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
 	const char *node = restricted_node(c);
-	int rc = node ? admission_node_write(node, NULL, obj, &errs) : 0;
+	int rc = node ? pk_srv_admission_node_write(node, NULL, obj, &errs) : 0;
 	if (rc == 0)
 		rc = pk_store_create_opts(c->srv->store, obj, &c->wo, &errs, &out);
 	if (rc == 0 && !out)
@@ -842,7 +842,7 @@ static void do_create(const struct call *c, struct pk_response *resp)
 	if (rc < 0)
 		respond_store_error(resp, rc, r, namebuf, &errs);
 	else
-		respond_json(resp, 201, out);
+		pk_srv_respond_json(resp, 201, out);
 	pk_errors_clear(&errs);
 }
 
@@ -880,7 +880,7 @@ static void do_binding(struct pk_server *srv, const struct pk_request *req,
 	const char *node = json_string_value(json_object_get(json_object_get(body, "target"), "name"));
 	if (!node || !*node) {
 		json_decref(body);
-		respond_status(resp, 422, "Invalid", "Binding", r->name, NULL,
+		pk_srv_respond_status(resp, 422, "Invalid", "Binding", r->name, NULL,
 			       "Binding \"%s\" is invalid: target.name: Required value", r->name);
 		return;
 	}
@@ -890,10 +890,10 @@ static void do_binding(struct pk_server *srv, const struct pk_request *req,
 									 "nodeName"))
 				    : NULL;
 	if (rc == 0 && bound && *bound) {
-		respond_status(resp, 409, "Conflict", "pods", r->name, NULL,
+		pk_srv_respond_status(resp, 409, "Conflict", "pods", r->name, NULL,
 			       "pod %s is already assigned to node \"%s\"", r->name, bound);
 	} else if (rc == 0 && binding_uid_differs(body, pod)) {
-		respond_status(resp, 409, "Conflict", "pods", r->name, NULL,
+		pk_srv_respond_status(resp, 409, "Conflict", "pods", r->name, NULL,
 			       "Precondition failed: UID in precondition: %s, UID in object meta: %s",
 			       pk_get_string(body, "metadata.uid"),
 			       pk_get_string(pod, "metadata.uid") ?: "");
@@ -917,7 +917,7 @@ static void do_binding(struct pk_server *srv, const struct pk_request *req,
 		if (rc < 0)
 			respond_store_error(resp, rc, r, r->name, &errs);
 		else
-			respond_json(resp, 201, json_pack("{s:s,s:s,s:{},s:s,s:i}", "kind", "Status",
+			pk_srv_respond_json(resp, 201, json_pack("{s:s,s:s,s:{},s:s,s:i}", "kind", "Status",
 							  "apiVersion", "v1", "metadata", "status",
 							  "Success", "code", 201));
 		json_decref(out);
@@ -950,7 +950,7 @@ static void do_update(const struct call *c, struct pk_response *resp)
 	if (rc < 0)
 		respond_store_error(resp, rc, r, r->name, &errs);
 	else
-		respond_json(resp, 200, out);
+		pk_srv_respond_json(resp, 200, out);
 	pk_errors_clear(&errs);
 }
 
@@ -975,7 +975,7 @@ static void do_patch(const struct call *c, struct pk_response *resp)
 	const struct route *r = c->r;
 	enum pk_patch_type type;
 	if (patch_type_of(req->content_type, &type) < 0) {
-		respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
 			       "the body of the request was in an unknown format - accepted media "
 			       "types include: application/json-patch+json, "
 			       "application/merge-patch+json, application/strategic-merge-patch+json");
@@ -991,7 +991,7 @@ static void do_patch(const struct call *c, struct pk_response *resp)
 	if (rc < 0)
 		respond_store_error(resp, rc, r, r->name, &errs);
 	else
-		respond_json(resp, 200, out);
+		pk_srv_respond_json(resp, 200, out);
 	pk_errors_clear(&errs);
 }
 
@@ -1007,7 +1007,7 @@ static int delete_options(const struct pk_request *req, struct pk_response *resp
 	if (pk_parse_document("body", req->body, req->body_len, &opts, err, sizeof(err)) < 0 ||
 	    !json_is_object(opts)) {
 		json_decref(opts);
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 			       "the DeleteOptions could not be decoded: %s", err);
 		return -EINVAL;
 	}
@@ -1017,14 +1017,14 @@ static int delete_options(const struct pk_request *req, struct pk_response *resp
 	size_t i;
 	json_t *v;
 	if (dry && !json_is_array(dry)) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 			       "dryRun: Invalid value: expected a list of strings");
 		json_decref(opts);
 		return -EINVAL;
 	}
 	json_array_foreach(dry, i, v) {
 		if (!json_is_string(v) || strcmp(json_string_value(v), "All") != 0) {
-			respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 				       "dryRun[%zu]: Unsupported value: supported values: \"All\"", i);
 			json_decref(opts);
 			return -EINVAL;
@@ -1047,7 +1047,7 @@ static void do_delete(struct call *c, struct pk_response *resp)
 	if (rc < 0)
 		respond_store_error(resp, rc, c->r, c->r->name, &errs);
 	else
-		respond_json(resp, 200, out);
+		pk_srv_respond_json(resp, 200, out);
 	pk_errors_clear(&errs);
 	json_decref(opts);
 }
@@ -1076,7 +1076,7 @@ static int query_dry_run(const struct pk_request *req, struct pk_response *resp,
 			continue;
 		const char *v = req->args[i].value ? req->args[i].value : "";
 		if (strcmp(v, "All") != 0) {
-			respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 				       "dryRun: Unsupported value: \"%s\": supported values: \"All\"", v);
 			return -EINVAL;
 		}
@@ -1114,7 +1114,7 @@ static void dispatch_resource(struct pk_server *srv, const struct pk_request *re
 	else if (strcmp(verb, "delete") == 0 && !collection && !r->sub)
 		do_delete(&c, resp);
 	else
-		respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
 			       "the server does not allow this method on the requested resource");
 }
 
@@ -1145,13 +1145,13 @@ static const char *handle_ui(struct pk_server *srv, const struct pk_request *req
 			     struct pk_response *resp)
 {
 	if (strcmp(req->method, "GET") != 0) {
-		respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
 			       "method %s is not allowed", req->method);
 		return "ui";
 	}
-	if (ui_render(srv, req, resp) < 0) {
+	if (pk_srv_ui_render(srv, req, resp) < 0) {
 		pk_response_clear(resp);
-		respond_status(resp, 404, "NotFound", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 404, "NotFound", NULL, NULL, NULL,
 			       "the server could not find the requested resource");
 	}
 	return "ui";
@@ -1171,14 +1171,14 @@ static bool serve_public(struct pk_server *srv, const struct pk_request *req,
 	if (!public_path(req->path) || strcmp(req->method, "GET") != 0)
 		return false;
 	if (strncmp(req->path, "/version", 8) == 0)
-		discovery_handle(srv, "/version", resp);
+		pk_srv_discovery_handle(srv, "/version", resp);
 	else if (strcmp(req->path, "/readyz") == 0 && !pk_store_writable(srv->store))
 		/* Not ready while writes fail (disk full, I/O errors): kube's etcd check. */
-		respond_text(resp, 500, "text/plain; charset=utf-8",
+		pk_srv_respond_text(resp, 500, "text/plain; charset=utf-8",
 			     "[-]store failed: the last write to the store failed\n"
 			     "readyz check failed\n");
 	else
-		respond_text(resp, 200, "text/plain; charset=utf-8", "ok");
+		pk_srv_respond_text(resp, 200, "text/plain; charset=utf-8", "ok");
 	return true;
 }
 
@@ -1186,13 +1186,13 @@ static bool serve_public(struct pk_server *srv, const struct pk_request *req,
 static bool refuse_early(bool authed, const struct pk_request *req, struct pk_response *resp)
 {
 	if (!authed) {
-		respond_status(resp, 401, "Unauthorized", NULL, NULL, NULL, "Unauthorized");
+		pk_srv_respond_status(resp, 401, "Unauthorized", NULL, NULL, NULL, "Unauthorized");
 	} else if (req->nargs > PK_SERVER_MAX_QUERY_ARGS) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 			       "too many query parameters: %zu (at most %d)", req->nargs,
 			       PK_SERVER_MAX_QUERY_ARGS);
 	} else if (req->body_too_large || req->body_len > PK_SERVER_MAX_BODY) {
-		respond_status(resp, 413, "RequestEntityTooLarge", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 413, "RequestEntityTooLarge", NULL, NULL, NULL,
 			       "the request body is larger than %d bytes", PK_SERVER_MAX_BODY);
 	} else {
 		return false;
@@ -1215,18 +1215,18 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 		return authed ? "other" : "auth";
 	if (ui_api) {
 		if (!pk_authorize(&who, "list", "Node", NULL) || !pk_authorize(&who, "list", "Pod", NULL)) {
-			respond_status(resp, 403, "Forbidden", NULL, NULL, NULL,
+			pk_srv_respond_status(resp, 403, "Forbidden", NULL, NULL, NULL,
 				       "User \"%s\" cannot read the placement map", who.user);
 			return "ui";
 		}
 		return handle_ui(srv, req, resp);
 	}
 	if (strcmp(req->path, "/openapi/v2") == 0 && strcmp(req->method, "GET") == 0) {
-		discovery_openapi_v2(req->accept, resp);
+		pk_srv_discovery_openapi_v2(req->accept, resp);
 		return "discovery";
 	}
 	if (strcmp(req->path, "/metrics") == 0 && strcmp(req->method, "GET") == 0) {
-		char *text = metrics_render(srv);
+		char *text = pk_srv_metrics_render(srv);
 		resp->status = text ? 200 : 500;
 		resp->content_type = "text/plain; version=0.0.4";
 		resp->body = text;
@@ -1236,16 +1236,16 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 	struct route r = { 0 };
 	if (parse_route(req->path, &r) < 0) {
 		route_clear(&r);
-		if (strcmp(req->method, "GET") == 0 && discovery_handle(srv, req->path, resp))
+		if (strcmp(req->method, "GET") == 0 && pk_srv_discovery_handle(srv, req->path, resp))
 			return "discovery";
-		respond_status(resp, 404, "NotFound", NULL, NULL, NULL, "the server could not find "
+		pk_srv_respond_status(resp, 404, "NotFound", NULL, NULL, NULL, "the server could not find "
 			       "the requested resource");
 		return "other";
 	}
 	bool watch = false, bookmarks = false;
 	const char *verb = NULL;
 	if (arg_bool(req, "watch", &watch) < 0 || arg_bool(req, "allowWatchBookmarks", &bookmarks) < 0) {
-		respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 			       "watch and allowWatchBookmarks take a boolean (true, false, 1, 0, "
 			       "t, f, ...)");
 		route_clear(&r);
@@ -1253,11 +1253,11 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 	}
 	verb = verb_of(req->method, &r, watch);
 	if (!verb) {
-		respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
+		pk_srv_respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
 			       "method %s is not allowed", req->method);
 	} else if (!pk_authorize(&who, verb, r.type->kind, r.name) &&
 		   (r.name || !pk_authorize(&who, verb, r.type->kind, body_name(req)))) {
-		respond_status(resp, 403, "Forbidden", r.type->plural, r.name, NULL,
+		pk_srv_respond_status(resp, 403, "Forbidden", r.type->plural, r.name, NULL,
 			       "%s \"%s\" is forbidden: User \"%s\" cannot %s resource \"%s\" in API "
 			       "group \"%s\"",
 			       r.type->plural, r.name ? r.name : "", who.user, verb, r.type->plural,
@@ -1281,8 +1281,8 @@ bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
 	bool authed = authenticate(srv, req, &who, &is);
 	if (!refuse_early(authed, req, &resp))
 		return false;
-	metrics_record(srv, authed ? "other" : "auth", resp.status, 0);
-	server_log(srv, 2, "%s %s -> %d (before the body)", req->method, req->path, resp.status);
+	pk_srv_metrics_record(srv, authed ? "other" : "auth", resp.status, 0);
+	pk_srv_log(srv, 2, "%s %s -> %d (before the body)", req->method, req->path, resp.status);
 	*ret = resp;
 	return true;
 }
@@ -1294,13 +1294,13 @@ int pk_server_handle(struct pk_server *srv, const struct pk_request *req,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	struct pk_response resp = { 0 };
 	if (!req->method || !req->path || req->path[0] != '/') {
-		respond_status(&resp, 400, "BadRequest", NULL, NULL, NULL, "malformed request");
+		pk_srv_respond_status(&resp, 400, "BadRequest", NULL, NULL, NULL, "malformed request");
 	} else {
 		const char *verb = handle(srv, req, &resp);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		metrics_record(srv, verb, resp.status, secs);
-		server_log(srv, 2, "%s %s -> %d (%.1f ms)", req->method, req->path, resp.status,
+		pk_srv_metrics_record(srv, verb, resp.status, secs);
+		pk_srv_log(srv, 2, "%s %s -> %d (%.1f ms)", req->method, req->path, resp.status,
 			   secs * 1000);
 	}
 	*ret = resp;

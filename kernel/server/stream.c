@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "kernel/server/server-private.h"
+#include "kernel/server/server-internal.h"
 
 #define WATCH_HEARTBEAT_S 15
 #define HUB_TICK_MS 1000
@@ -84,7 +84,7 @@ static void stream_free(void *cls)
 	free(s);
 }
 
-struct MHD_Response *stream_response(struct pk_server *srv, struct MHD_Connection *conn,
+struct MHD_Response *pk_srv_stream_response(struct pk_server *srv, struct MHD_Connection *conn,
 				     struct pk_watch *w)
 {
 	struct stream *s = calloc(1, sizeof(*s));
@@ -101,7 +101,7 @@ struct MHD_Response *stream_response(struct pk_server *srv, struct MHD_Connectio
 }
 
 /* Resume every parked stream; the readers look for news and park again. */
-void stream_resume_all(struct pk_server *srv)
+void pk_srv_stream_resume_all(struct pk_server *srv)
 {
 	pthread_mutex_lock(&srv->park_lock);
 	struct stream *s = srv->parked;
@@ -126,12 +126,12 @@ static void *hub_main(void *arg)
 			struct timespec ts = { 0, HUB_TICK_MS * 1000000L / 4 };
 			nanosleep(&ts, NULL);
 		}
-		stream_resume_all(srv);
+		pk_srv_stream_resume_all(srv);
 	}
 	return NULL;
 }
 
-int stream_hub_start(struct pk_server *srv)
+int pk_srv_stream_hub_start(struct pk_server *srv)
 {
 	int rc = pthread_create(&srv->hub, NULL, hub_main, srv);
 	if (rc != 0)
@@ -140,12 +140,12 @@ int stream_hub_start(struct pk_server *srv)
 	return 0;
 }
 
-void stream_hub_stop(struct pk_server *srv)
+void pk_srv_stream_hub_stop(struct pk_server *srv)
 {
 	atomic_store(&srv->stopping, true);
 	if (srv->hub_running) {
 		pthread_join(srv->hub, NULL);
 		srv->hub_running = false;
 	}
-	stream_resume_all(srv);
+	pk_srv_stream_resume_all(srv);
 }

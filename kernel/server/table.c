@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/server/server-private.h"
+#include "kernel/server/server-internal.h"
 
 typedef json_t *(*cell_fn)(json_t *obj);
 
@@ -191,7 +191,7 @@ static const struct column ns_cols[] = { NAME_COL, { "Status", "string", 0, cell
 					 AGE_COL, { NULL } };
 static const struct column default_cols[] = { NAME_COL, AGE_COL, { NULL } };
 
-static const struct column *columns_of(const struct pk_store_type *t)
+static const struct column *columns_of(const struct pk_type *t)
 {
 	switch (t->pk) {
 	case PK_KIND_NODE:
@@ -208,12 +208,12 @@ static const struct column *columns_of(const struct pk_store_type *t)
 	}
 }
 
-bool wants_table(const char *accept)
+bool pk_srv_wants_table(const char *accept)
 {
 	return accept && strstr(accept, "as=Table") != NULL;
 }
 
-json_t *table_of(const struct pk_store_type *t, json_t *items, bool with_header,
+json_t *pk_srv_table_of(const struct pk_type *t, json_t *items, bool with_header,
 		 bool full_object)
 {
 	const struct column *cols = columns_of(t);

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/server/server-private.h"
+#include "kernel/server/server-internal.h"
 
 #define WATCH_BATCH 256
 #define WATCH_LIST_PAGE 16
@@ -87,7 +87,7 @@ static int append(struct pk_watch *w, const char *type, json_t *obj)
 	json_t *payload = obj;
 	if (w->spec.table && strcmp(type, "ERROR") != 0) {
 		json_t *items = json_pack("[O]", obj);
-		payload = table_of(w->spec.type, items, !w->header_sent, false);
+		payload = pk_srv_table_of(w->spec.type, items, !w->header_sent, false);
 		w->header_sent = true;
 		json_decref(items);
 	} else {
@@ -200,7 +200,7 @@ static int fill_initial(struct pk_watch *w)
 	return 0;
 }
 
-int watch_new(struct pk_server *srv, struct watch_spec *spec, struct pk_watch **ret)
+int pk_srv_watch_new(struct pk_server *srv, struct watch_spec *spec, struct pk_watch **ret)
 {
 	struct pk_watch *w = calloc(1, sizeof(*w));
 	if (!w)
@@ -243,7 +243,7 @@ ssize_t pk_watch_heartbeat(struct pk_watch *w, char *buf, size_t max)
 	int n;
 	if (w->spec.bookmarks && !w->spec.table) {
 		char av[96];
-		const struct pk_store_type *t = w->spec.type;
+		const struct pk_type *t = w->spec.type;
 		snprintf(av, sizeof(av), "%s%s%s", t->group, *t->group ? "/" : "", t->version);
 		n = snprintf(line, sizeof(line),
 			     "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":"

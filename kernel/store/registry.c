@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "kernel/builder/builder.h"
-#include "kernel/store/store-private.h"
+#include "kernel/store/store-internal.h"
 #include "topology/topology.h"
 
 #define CASCADE_MAX_DEPTH 8
@@ -53,14 +53,14 @@ static json_t *meta_of(json_t *obj)
 	return json_object_get(obj, "metadata");
 }
 
-static bool is_group(const struct pk_store_type *t)
+static bool is_group(const struct pk_type *t)
 {
 	return t->pk == PK_KIND_POD_GROUP || t->pk == PK_KIND_COMPOSITE_POD_GROUP;
 }
 
 static bool deleting(json_t *obj)
 {
-	return meta_str(obj, "deletionTimestamp") != NULL;
+	return pk_store_meta_str(obj, "deletionTimestamp") != NULL;
 }
 
 static size_t finalizer_count(json_t *obj)
@@ -135,7 +135,7 @@ static void check_annotations_size(json_t *meta, struct pk_errors *errs)
 /* The stored uid against the one a writer expects (NULL or "": no check). */
 static int check_uid(const json_t *old, const char *want, struct pk_errors *errs)
 {
-	const char *have = meta_str(old, "uid");
+	const char *have = pk_store_meta_str(old, "uid");
 	if (!want || !*want || (have && strcmp(want, have) == 0))
 		return 0;
 	pk_errors_add(errs, "metadata.uid: Precondition failed: UID in precondition: %s, UID in "
@@ -144,14 +144,14 @@ static int check_uid(const json_t *old, const char *want, struct pk_errors *errs
 }
 
 /* A resource also served at a second group/version, stored as written. */
-static bool other_version_ok(const struct pk_store_type *t, const char *av)
+static bool other_version_ok(const struct pk_type *t, const char *av)
 {
 	return (t->pk == PK_KIND_PRIORITY_CLASS && strcmp(av, "scheduling.k8s.io/v1alpha3") == 0) ||
 	       (strcmp(t->kind, "Event") == 0 && strcmp(av, "events.k8s.io/v1") == 0);
 }
 
 /* kind/apiVersion/metadata shape; names; namespace defaulting. */
-static int check_identity(const struct pk_store_type *t, json_t *obj, struct pk_errors *errs)
+static int check_identity(const struct pk_type *t, json_t *obj, struct pk_errors *errs)
 {
 	char want[96];
 	snprintf(want, sizeof(want), "%s%s%s", t->group, *t->group ? "/" : "", t->version);
@@ -168,7 +168,7 @@ static int check_identity(const struct pk_store_type *t, json_t *obj, struct pk_
 		pk_errors_add(errs, "metadata: Required value");
 		return -EINVAL;
 	}
-	const char *name = meta_str(obj, "name");
+	const char *name = pk_store_meta_str(obj, "name");
 	if (!name || !topo_dns_subdomain_valid(name)) {
 		pk_errors_add(errs, "metadata.name: %s%s%s: a lowercase RFC 1123 subdomain is expected",
 			      name ? "Invalid value: \"" : "Required value", name ? name : "",
@@ -176,7 +176,7 @@ static int check_identity(const struct pk_store_type *t, json_t *obj, struct pk_
 		return -EINVAL;
 	}
 	if (t->namespaced) {
-		const char *ns = meta_str(obj, "namespace");
+		const char *ns = pk_store_meta_str(obj, "namespace");
 		if (!ns)
 			json_object_set_new(meta, "namespace", json_string("default"));
 		else if (!topo_dns_label_valid(ns)) {
@@ -210,7 +210,7 @@ static int default_priority(struct pk_store *st, json_t *obj, struct pk_errors *
 	const char *pcname = json_string_value(json_object_get(spec, "priorityClassName"));
 	json_t *pc = NULL;
 	if (pcname) {
-		pc = db_get(st, "PriorityClass", "", pcname);
+		pc = pk_store_db_get(st, "PriorityClass", "", pcname);
 		if (!pc) {
 			pk_errors_add(errs,
 				      "spec.priorityClassName: Not found: \"%s\": no PriorityClass "
@@ -219,7 +219,7 @@ static int default_priority(struct pk_store *st, json_t *obj, struct pk_errors *
 			return -EINVAL;
 		}
 	} else if (!json_object_get(spec, "priority")) {
-		pc = db_default_priority_class(st);
+		pc = pk_store_db_default_priority_class(st);
 		if (pc)
 			json_object_set(spec, "priorityClassName",
 					json_object_get(meta_of(pc), "name"));
@@ -233,7 +233,7 @@ static int default_priority(struct pk_store *st, json_t *obj, struct pk_errors *
 	return 0;
 }
 
-static void default_kind(const struct pk_store_type *t, json_t *obj)
+static void default_kind(const struct pk_type *t, json_t *obj)
 {
 	if (strcmp(t->kind, "Namespace") == 0 && !json_object_get(obj, "status"))
 		json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
@@ -255,7 +255,7 @@ static void default_kind(const struct pk_store_type *t, json_t *obj)
  * workload builder's rules for their scheduling intent, including the update
  * rules against the stored object (old, NULL on create).
  */
-static int validate(const struct pk_store_type *t, json_t *obj, const json_t *old,
+static int validate(const struct pk_type *t, json_t *obj, const json_t *old,
 		    struct pk_errors *errs)
 {
 	int rc;
@@ -270,10 +270,10 @@ static int validate(const struct pk_store_type *t, json_t *obj, const json_t *ol
 	return rc;
 }
 
-static const struct pk_store_type *type_of_obj(const json_t *obj, struct pk_errors *errs)
+static const struct pk_type *type_of_obj(const json_t *obj, struct pk_errors *errs)
 {
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
-	const struct pk_store_type *t = pk_store_type_by_kind(kind);
+	const struct pk_type *t = pk_type_by_kind(kind);
 	if (!t)
 		pk_errors_add(errs, "kind: %s%s%s", kind ? "Unsupported value: \"" : "Required value",
 			      kind ? kind : "", kind ? "\"" : "");
@@ -284,8 +284,8 @@ static const struct pk_store_type *type_of_obj(const json_t *obj, struct pk_erro
 static int generate_name(json_t *obj)
 {
 	json_t *meta = meta_of(obj);
-	const char *prefix = meta_str(obj, "generateName");
-	if (!json_is_object(meta) || meta_str(obj, "name") || !prefix)
+	const char *prefix = pk_store_meta_str(obj, "generateName");
+	if (!json_is_object(meta) || pk_store_meta_str(obj, "name") || !prefix)
 		return 0;
 	static const char alnum[] = "bcdfghjklmnpqrstvwxz2456789";
 	unsigned char r[5];
@@ -303,7 +303,7 @@ static int generate_name(json_t *obj)
 static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *errs,
 			 struct txn *tx)
 {
-	const struct pk_store_type *t = type_of_obj(obj, errs);
+	const struct pk_type *t = type_of_obj(obj, errs);
 	if (!t)
 		return -EINVAL;
 	int rc = generate_name(obj);
@@ -311,13 +311,13 @@ static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *err
 		rc = check_identity(t, obj, errs);
 	if (rc < 0)
 		return rc;
-	json_t *old = db_get(st, t->kind, ns_key(t, meta_str(obj, "namespace")),
-			     meta_str(obj, "name"));
+	json_t *old = pk_store_db_get(st, t->kind, pk_store_ns_key(t, pk_store_meta_str(obj, "namespace")),
+			     pk_store_meta_str(obj, "name"));
 	if (old) {
 		json_decref(old);
 		return -EEXIST;
 	}
-	json_t *nsobj = t->namespaced ? db_get(st, "Namespace", "", meta_str(obj, "namespace"))
+	json_t *nsobj = t->namespaced ? pk_store_db_get(st, "Namespace", "", pk_store_meta_str(obj, "namespace"))
 				      : NULL;
 	bool terminating = nsobj && deleting(nsobj);
 	json_decref(nsobj);
@@ -325,7 +325,7 @@ static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *err
 		pk_errors_add(errs,
 			      "metadata.namespace: Forbidden: unable to create new content in "
 			      "namespace %s because it is being terminated",
-			      meta_str(obj, "namespace"));
+			      pk_store_meta_str(obj, "namespace"));
 		return -EPERM;
 	}
 	json_t *meta = meta_of(obj);
@@ -344,12 +344,12 @@ static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *err
 	rc = validate(t, obj, NULL, errs);
 	if (rc < 0)
 		return rc;
-	rc = txn_begin(st, tx);
+	rc = pk_store_txn_begin(st, tx);
 	if (rc == 0)
-		rc = txn_put(st, tx, obj, PK_EVENT_ADDED);
+		rc = pk_store_txn_put(st, tx, obj, PK_EVENT_ADDED);
 	if (rc == 0)
-		return txn_commit(st, tx);
-	txn_abort(st, tx);
+		return pk_store_txn_commit(st, tx);
+	pk_store_txn_abort(st, tx);
 	return rc;
 }
 
@@ -377,9 +377,9 @@ int pk_store_create_opts(struct pk_store *st, const json_t *in,
 	if (!obj || !json_is_object(obj))
 		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
 	struct txn tx = { .dry_run = opts && opts->dry_run };
-	writer_enter(st);
+	pk_store_writer_enter(st);
 	int rc = create_locked(st, obj, errs ? errs : &local, &tx);
-	int crc = writer_leave(st, &tx);
+	int crc = pk_store_writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
 	return finish(rc, obj, &local, ret);
 }
@@ -399,10 +399,10 @@ static int remove_cascade(struct pk_store *st, struct txn *tx, json_t *obj, int 
 /* A terminating namespace goes with its last object. */
 static int namespace_gc(struct pk_store *st, struct txn *tx, const char *ns)
 {
-	json_t *nsobj = ns ? db_get(st, "Namespace", "", ns) : NULL;
+	json_t *nsobj = ns ? pk_store_db_get(st, "Namespace", "", ns) : NULL;
 	int rc = 0;
-	if (nsobj && deleting(nsobj) && finalizer_count(nsobj) == 0 && db_namespace_empty(st, ns))
-		rc = txn_remove(st, tx, nsobj);
+	if (nsobj && deleting(nsobj) && finalizer_count(nsobj) == 0 && pk_store_db_namespace_empty(st, ns))
+		rc = pk_store_txn_remove(st, tx, nsobj);
 	json_decref(nsobj);
 	return rc;
 }
@@ -410,17 +410,17 @@ static int namespace_gc(struct pk_store *st, struct txn *tx, const char *ns)
 /* Remove obj; a group's parent that waits for its last child goes with it. */
 static int remove_cascade(struct pk_store *st, struct txn *tx, json_t *obj, int depth)
 {
-	int rc = txn_remove(st, tx, obj);
-	const struct pk_store_type *t = type_of_key(json_string_value(json_object_get(obj, "kind")));
-	const char *ns = meta_str(obj, "namespace");
+	int rc = pk_store_txn_remove(st, tx, obj);
+	const struct pk_type *t = pk_type_by_kind(json_string_value(json_object_get(obj, "kind")));
+	const char *ns = pk_store_meta_str(obj, "namespace");
 	if (rc < 0 || !t || depth >= CASCADE_MAX_DEPTH)
 		return rc;
 	const char *parent_name = json_string_value(
 		json_object_get(json_object_get(obj, "spec"), "parentCompositePodGroupName"));
 	if (!is_group(t) || !parent_name)
 		return t->namespaced ? namespace_gc(st, tx, ns) : 0;
-	json_t *parent = db_get(st, "CompositePodGroup", ns, parent_name);
-	if (!parent || !deleting(parent) || db_has_children(st, ns, parent_name)) {
+	json_t *parent = pk_store_db_get(st, "CompositePodGroup", ns, parent_name);
+	if (!parent || !deleting(parent) || pk_store_db_has_children(st, ns, parent_name)) {
 		json_decref(parent);
 		return namespace_gc(st, tx, ns);
 	}
@@ -428,7 +428,7 @@ static int remove_cascade(struct pk_store *st, struct txn *tx, json_t *obj, int 
 	if (finalizer_count(parent) == 0)
 		rc = remove_cascade(st, tx, parent, depth + 1);
 	else
-		rc = txn_put(st, tx, parent, PK_EVENT_MODIFIED);
+		rc = pk_store_txn_put(st, tx, parent, PK_EVENT_MODIFIED);
 	json_decref(parent);
 	return rc == 0 ? namespace_gc(st, tx, ns) : rc;
 }
@@ -438,13 +438,13 @@ static int remove_cascade(struct pk_store *st, struct txn *tx, json_t *obj, int 
  * finalizers keep it (marked), otherwise it goes.  *ret_changed says whether
  * anything was written.
  */
-static int delete_obj(struct pk_store *st, struct txn *tx, const struct pk_store_type *t,
+static int delete_obj(struct pk_store *st, struct txn *tx, const struct pk_type *t,
 		      json_t *obj, bool *ret_changed)
 {
-	const char *ns = meta_str(obj, "namespace"), *name = meta_str(obj, "name");
+	const char *ns = pk_store_meta_str(obj, "namespace"), *name = pk_store_meta_str(obj, "name");
 	json_t *before = json_deep_copy(obj);
 	if (t->pk == PK_KIND_COMPOSITE_POD_GROUP) {
-		if (db_has_children(st, ns, name))
+		if (pk_store_db_has_children(st, ns, name))
 			finalizer_ensure(obj, PK_STORE_GROUP_FINALIZER);
 		else
 			finalizer_drop(obj, PK_STORE_GROUP_FINALIZER);
@@ -457,7 +457,7 @@ static int delete_obj(struct pk_store *st, struct txn *tx, const struct pk_store
 		return 0;
 	if (finalizer_count(obj) > 0) {
 		mark_deleting(obj);
-		return txn_put(st, tx, obj, PK_EVENT_MODIFIED);
+		return pk_store_txn_put(st, tx, obj, PK_EVENT_MODIFIED);
 	}
 	return remove_cascade(st, tx, obj, 0);
 }
@@ -471,17 +471,17 @@ static bool protected_namespace(const char *name)
 /* Delete everything in the namespace, then the namespace itself once empty. */
 static int delete_namespace(struct pk_store *st, struct txn *tx, json_t *nsobj)
 {
-	const char *ns = meta_str(nsobj, "name");
+	const char *ns = pk_store_meta_str(nsobj, "name");
 	int rc = 0;
-	for (const struct pk_store_type *t = pk_store_types; rc == 0 && t->kind; t++) {
+	for (const struct pk_type *t = pk_types; rc == 0 && t->kind; t++) {
 		if (!t->namespaced)
 			continue;
-		json_t *names = db_names(st, t->kind, ns);
+		json_t *names = pk_store_db_names(st, t->kind, ns);
 		size_t i;
 		json_t *n;
 		json_array_foreach(names, i, n) {
 			/* Fetched again: an earlier cascade may have removed it. */
-			json_t *obj = db_get(st, t->kind, ns, json_string_value(n));
+			json_t *obj = pk_store_db_get(st, t->kind, ns, json_string_value(n));
 			bool changed;
 			if (obj)
 				rc = delete_obj(st, tx, t, obj, &changed);
@@ -491,9 +491,9 @@ static int delete_namespace(struct pk_store *st, struct txn *tx, json_t *nsobj)
 		}
 		json_decref(names);
 	}
-	json_t *now = rc == 0 ? db_get(st, "Namespace", "", ns) : NULL;
-	if (now && db_namespace_empty(st, ns) && finalizer_count(now) == 0) {
-		rc = txn_remove(st, tx, now);
+	json_t *now = rc == 0 ? pk_store_db_get(st, "Namespace", "", ns) : NULL;
+	if (now && pk_store_db_namespace_empty(st, ns) && finalizer_count(now) == 0) {
+		rc = pk_store_txn_remove(st, tx, now);
 	} else if (now) {
 		mark_deleting(now);
 		json_t *status = json_object_get(now, "status");
@@ -502,7 +502,7 @@ static int delete_namespace(struct pk_store *st, struct txn *tx, json_t *nsobj)
 			json_object_set_new(now, "status", status);
 		}
 		json_object_set_new(status, "phase", json_string("Terminating"));
-		rc = txn_put(st, tx, now, PK_EVENT_MODIFIED);
+		rc = pk_store_txn_put(st, tx, now, PK_EVENT_MODIFIED);
 	}
 	/* Hand back the final state. */
 	if (rc == 0 && now) {
@@ -513,12 +513,12 @@ static int delete_namespace(struct pk_store *st, struct txn *tx, json_t *nsobj)
 	return rc;
 }
 
-static int delete_locked(struct pk_store *st, const struct pk_store_type *t, const char *ns,
+static int delete_locked(struct pk_store *st, const struct pk_type *t, const char *ns,
 			 const char *name, const char *precondition_rv,
 			 const char *precondition_uid, struct txn *tx, struct pk_errors *errs,
 			 json_t **ret)
 {
-	json_t *obj = db_get(st, t->kind, ns, name);
+	json_t *obj = pk_store_db_get(st, t->kind, ns, name);
 	if (!obj)
 		return -ENOENT;
 	if (check_uid(obj, precondition_uid, errs) < 0) {
@@ -526,7 +526,7 @@ static int delete_locked(struct pk_store *st, const struct pk_store_type *t, con
 		return -PK_STORE_ECONFLICT;
 	}
 	if (precondition_rv && *precondition_rv &&
-	    strcmp(precondition_rv, meta_str(obj, "resourceVersion") ?: "") != 0) {
+	    strcmp(precondition_rv, pk_store_meta_str(obj, "resourceVersion") ?: "") != 0) {
 		json_decref(obj);
 		return -PK_STORE_ECONFLICT;
 	}
@@ -538,13 +538,13 @@ static int delete_locked(struct pk_store *st, const struct pk_store_type *t, con
 		return -EPERM;
 	}
 	bool changed = true;
-	int rc = txn_begin(st, tx);
+	int rc = pk_store_txn_begin(st, tx);
 	if (rc == 0)
 		rc = is_ns ? delete_namespace(st, tx, obj) : delete_obj(st, tx, t, obj, &changed);
 	if (rc == 0)
-		rc = txn_commit(st, tx);
+		rc = pk_store_txn_commit(st, tx);
 	else
-		txn_abort(st, tx);
+		pk_store_txn_abort(st, tx);
 	if (rc == 0)
 		*ret = obj;
 	else
@@ -565,16 +565,16 @@ int pk_store_delete_opts(struct pk_store *st, const char *kind, const char *ns,
 {
 	static const struct pk_store_write_opts none = { 0 };
 	const struct pk_store_write_opts *o = opts ? opts : &none;
-	const struct pk_store_type *t = pk_store_type_by_kind(kind);
+	const struct pk_type *t = pk_type_by_kind(kind);
 	if (!t || !name)
 		return -EINVAL;
 	json_t *obj = NULL;
 	struct txn tx = { .dry_run = o->dry_run };
 	struct pk_errors local = { 0 };
-	writer_enter(st);
-	int rc = delete_locked(st, t, ns_key(t, ns), name, o->precondition_rv, o->precondition_uid,
+	pk_store_writer_enter(st);
+	int rc = delete_locked(st, t, pk_store_ns_key(t, ns), name, o->precondition_rv, o->precondition_uid,
 			       &tx, errs ? errs : &local, &obj);
-	int crc = writer_leave(st, &tx);
+	int crc = pk_store_writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
 	pk_errors_clear(&local);
 	if (rc == 0 && ret)
@@ -609,7 +609,7 @@ static void keep_field(json_t *dst, json_t *src, const char *key)
 }
 
 /* Build the object to store from the old one and the request (obj, changed in place). */
-static json_t *merge_update(const struct pk_store_type *t, json_t *old, json_t *obj,
+static json_t *merge_update(const struct pk_type *t, json_t *old, json_t *obj,
 			    enum pk_store_sub sub)
 {
 	json_t *next;
@@ -640,24 +640,24 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 			 const char *precondition_uid, struct pk_errors *errs, struct txn *tx,
 			 json_t **ret)
 {
-	const struct pk_store_type *t = type_of_obj(obj, errs);
+	const struct pk_type *t = type_of_obj(obj, errs);
 	if (!t)
 		return -EINVAL;
 	int rc = check_identity(t, obj, errs);
 	if (rc < 0)
 		return rc;
-	json_t *old = db_get(st, t->kind, ns_key(t, meta_str(obj, "namespace")),
-			     meta_str(obj, "name"));
+	json_t *old = pk_store_db_get(st, t->kind, pk_store_ns_key(t, pk_store_meta_str(obj, "namespace")),
+			     pk_store_meta_str(obj, "name"));
 	if (!old)
 		return -ENOENT;
-	const char *want = meta_str(obj, "resourceVersion");
-	if (want && *want && strcmp(want, meta_str(old, "resourceVersion") ?: "") != 0) {
+	const char *want = pk_store_meta_str(obj, "resourceVersion");
+	if (want && *want && strcmp(want, pk_store_meta_str(old, "resourceVersion") ?: "") != 0) {
 		json_decref(old);
 		return -PK_STORE_ECONFLICT;
 	}
 	/* A uid in the body is a precondition too: it never changes. */
 	if (check_uid(old, precondition_uid, errs) < 0 ||
-	    check_uid(old, meta_str(obj, "uid"), errs) < 0) {
+	    check_uid(old, pk_store_meta_str(obj, "uid"), errs) < 0) {
 		json_decref(old);
 		return -PK_STORE_ECONFLICT;
 	}
@@ -669,15 +669,15 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 		return 0;
 	}
 	if (rc == 0)
-		rc = txn_begin(st, tx);
+		rc = pk_store_txn_begin(st, tx);
 	if (rc == 0) {
 		if (deleting(next) && finalizer_count(next) == 0)
 			rc = remove_cascade(st, tx, next, 0);
 		else
-			rc = txn_put(st, tx, next, PK_EVENT_MODIFIED);
-		rc = rc == 0 ? txn_commit(st, tx) : (txn_abort(st, tx), rc);
+			rc = pk_store_txn_put(st, tx, next, PK_EVENT_MODIFIED);
+		rc = rc == 0 ? pk_store_txn_commit(st, tx) : (pk_store_txn_abort(st, tx), rc);
 	} else if (tx->savepoint) {
-		txn_abort(st, tx);
+		pk_store_txn_abort(st, tx);
 	}
 	json_decref(old);
 	if (rc == 0)
@@ -702,10 +702,10 @@ int pk_store_update_opts(struct pk_store *st, const json_t *in, enum pk_store_su
 	if (!obj || !json_is_object(obj))
 		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
 	struct txn tx = { .dry_run = opts && opts->dry_run };
-	writer_enter(st);
+	pk_store_writer_enter(st);
 	int rc = update_locked(st, obj, sub, opts ? opts->precondition_uid : NULL,
 			       errs ? errs : &local, &tx, &out);
-	int crc = writer_leave(st, &tx);
+	int crc = pk_store_writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
 	json_decref(obj);
 	return finish(rc, out, &local, ret);
@@ -725,13 +725,13 @@ int pk_store_patch_opts(struct pk_store *st, const char *kind, const char *ns,
 {
 	struct pk_errors local = { 0 };
 	struct pk_errors *e = errs ? errs : &local;
-	const struct pk_store_type *t = pk_store_type_by_kind(kind);
+	const struct pk_type *t = pk_type_by_kind(kind);
 	if (!t || !name)
 		return -EINVAL;
 	json_t *out = NULL;
 	struct txn tx = { .dry_run = opts && opts->dry_run };
-	writer_enter(st);
-	json_t *old = db_get(st, t->kind, ns_key(t, ns), name), *next = NULL;
+	pk_store_writer_enter(st);
+	json_t *old = pk_store_db_get(st, t->kind, pk_store_ns_key(t, ns), name), *next = NULL;
 	char err[256] = "";
 	int rc = old ? pk_patch_apply(old, type, patch, &next, err, sizeof(err)) : -ENOENT;
 	if (rc < 0 && old)
@@ -757,7 +757,7 @@ int pk_store_patch_opts(struct pk_store *st, const char *kind, const char *ns,
 		rc = update_locked(st, next, sub, opts ? opts->precondition_uid : NULL, e, &tx,
 				   &out);
 	}
-	int crc = writer_leave(st, &tx);
+	int crc = pk_store_writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
 	json_decref(old);
 	json_decref(next);
@@ -787,17 +787,17 @@ static void keep_identity(json_t *next, json_t *old)
 }
 
 /* The edit's new state written (unless unchanged), then the deletion if asked. */
-static int edit_write(struct pk_store *st, struct txn *tx, const struct pk_store_type *t,
+static int edit_write(struct pk_store *st, struct txn *tx, const struct pk_type *t,
 		      json_t *old, json_t *next, bool delete_after)
 {
 	bool changed = !json_equal(next, old);
-	int rc = txn_begin(st, tx);
+	int rc = pk_store_txn_begin(st, tx);
 
 	if (rc == 0 && changed) {
 		if (deleting(next) && finalizer_count(next) == 0)
 			rc = remove_cascade(st, tx, next, 0);
 		else
-			rc = txn_put(st, tx, next, PK_EVENT_MODIFIED);
+			rc = pk_store_txn_put(st, tx, next, PK_EVENT_MODIFIED);
 	}
 	if (rc == 0 && delete_after) {
 		bool deleted_changed;
@@ -805,24 +805,24 @@ static int edit_write(struct pk_store *st, struct txn *tx, const struct pk_store
 		rc = delete_obj(st, tx, t, next, &deleted_changed);
 	}
 	if (rc == 0)
-		return txn_commit(st, tx);
-	txn_abort(st, tx);
+		return pk_store_txn_commit(st, tx);
+	pk_store_txn_abort(st, tx);
 	return rc;
 }
 
 static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn *tx)
 {
-	const struct pk_store_type *t = pk_store_type_by_kind(e->kind);
+	const struct pk_type *t = pk_type_by_kind(e->kind);
 	struct pk_errors errs = { 0 };
 	json_t *old, *next;
 	int rc;
 
 	if (!t || !e->name || !e->apply)
 		return -EINVAL;
-	old = db_get(st, t->kind, ns_key(t, e->ns), e->name);
+	old = pk_store_db_get(st, t->kind, pk_store_ns_key(t, e->ns), e->name);
 	if (!old)
 		return -ENOENT;
-	if (e->precondition_rv && obj_rv(old) != e->precondition_rv) {
+	if (e->precondition_rv && pk_store_obj_rv(old) != e->precondition_rv) {
 		e->object = old;
 		return -PK_STORE_ECONFLICT;
 	}
@@ -857,12 +857,12 @@ int pk_store_edit_batch(struct pk_store *st, struct pk_store_edit *edits, size_t
 
 	if (!txs)
 		return -ENOMEM;
-	writer_enter(st);
+	pk_store_writer_enter(st);
 	for (size_t i = 0; i < n; i++) {
 		edits[i].object = NULL;
 		edits[i].rc = edit_locked(st, &edits[i], &txs[i]);
 	}
-	crc = writer_leave_many(st, txs, n);
+	crc = pk_store_writer_leave_many(st, txs, n);
 	for (size_t i = 0; crc < 0 && i < n; i++) {
 		if (edits[i].rc == 0) {
 			json_decref(edits[i].object);
@@ -871,7 +871,7 @@ int pk_store_edit_batch(struct pk_store *st, struct pk_store_edit *edits, size_t
 		}
 	}
 	for (size_t i = 0; i < n; i++)
-		txn_release(&txs[i]);
+		pk_store_txn_release(&txs[i]);
 	free(txs);
 	return crc < 0 ? -EIO : 0;
 }

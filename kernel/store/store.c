@@ -7,7 +7,7 @@
  * transaction object (txn_*): BEGIN IMMEDIATE, rows, counter, COMMIT with
  * synchronous=FULL in WAL mode; only after COMMIT returns are the events put
  * into the ring and waiters woken, so nobody sees an unacknowledged write.
- * Concurrent writers share one commit (group commit, see writer_enter()).
+ * Concurrent writers share one commit (group commit, see pk_store_writer_enter()).
  * The write rules themselves (defaulting, validation, finalizers) live in
  * registry.c.
  */
@@ -19,44 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "kernel/store/store-private.h"
-
-const struct pk_store_type pk_store_types[] = {
-	{ "Node", "nodes", "", "v1", "no", false, true, PK_KIND_NODE },
-	{ "Pod", "pods", "", "v1", "po", true, true, PK_KIND_POD },
-	{ "Namespace", "namespaces", "", "v1", "ns", false, true, PK_KIND_UNKNOWN },
-	{ "Event", "events", "", "v1", "ev", true, false, PK_KIND_UNKNOWN },
-	/* events.k8s.io/v1 is the same resource in another shape (note, regarding, ...) */
-	{ "Event", "events", "events.k8s.io", "v1", "", true, false, PK_KIND_UNKNOWN },
-	{ "PriorityClass", "priorityclasses", "scheduling.k8s.io", "v1", "pc", false, false,
-	  PK_KIND_PRIORITY_CLASS },
-	{ "Workload", "workloads", "scheduling.k8s.io", "v1alpha3", "wl", true, true,
-	  PK_KIND_WORKLOAD },
-	{ "PodGroup", "podgroups", "scheduling.k8s.io", "v1alpha3", "pg", true, true,
-	  PK_KIND_POD_GROUP },
-	{ "CompositePodGroup", "compositepodgroups", "scheduling.k8s.io", "v1alpha3", "cpg", true,
-	  true, PK_KIND_COMPOSITE_POD_GROUP },
-	{ "Job", "jobs", "batch", "v1", "", true, true, PK_KIND_JOB },
-	{ "JobSet", "jobsets", "jobset.x-k8s.io", "v1alpha2", "js", true, true, PK_KIND_JOBSET },
-	{ "Lease", "leases", "coordination.k8s.io", "v1", "", true, false, PK_KIND_LEASE },
-	{ NULL },
-};
-
-const struct pk_store_type *pk_store_type_by_kind(const char *kind)
-{
-	for (const struct pk_store_type *t = pk_store_types; kind && t->kind; t++)
-		if (strcmp(t->kind, kind) == 0)
-			return t;
-	return NULL;
-}
-
-const struct pk_store_type *pk_store_type_by_resource(const char *group, const char *plural)
-{
-	for (const struct pk_store_type *t = pk_store_types; group && plural && t->kind; t++)
-		if (strcmp(t->group, group) == 0 && strcmp(t->plural, plural) == 0)
-			return t;
-	return NULL;
-}
+#include "kernel/store/store-internal.h"
 
 const char *pk_event_type_to_string(enum pk_event_type type)
 {
@@ -64,26 +27,21 @@ const char *pk_event_type_to_string(enum pk_event_type type)
 	return (unsigned)type < 3 ? names[type] : NULL;
 }
 
-const struct pk_store_type *type_of_key(const char *kind)
-{
-	return pk_store_type_by_kind(kind);
-}
-
-const char *ns_key(const struct pk_store_type *t, const char *ns)
+const char *pk_store_ns_key(const struct pk_type *t, const char *ns)
 {
 	if (!t->namespaced)
 		return "";
 	return ns && *ns ? ns : "default";
 }
 
-const char *meta_str(const json_t *obj, const char *key)
+const char *pk_store_meta_str(const json_t *obj, const char *key)
 {
 	return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
 }
 
-uint64_t obj_rv(const json_t *obj)
+uint64_t pk_store_obj_rv(const json_t *obj)
 {
-	const char *s = meta_str(obj, "resourceVersion");
+	const char *s = pk_store_meta_str(obj, "resourceVersion");
 	return s ? strtoull(s, NULL, 10) : 0;
 }
 
@@ -298,7 +256,7 @@ void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 {
 	struct pk_store_stats s = { 0 };
 	pthread_mutex_lock(&st->lock);
-	wait_batch_closed(st);
+	pk_store_wait_batch_closed(st);
 	s.writes = st->writes;
 	s.ring_floor = st->ring_floor;
 	s.ring_events = st->ring_len;
@@ -324,12 +282,12 @@ static int check_rows(struct pk_store *st, char *err, size_t errlen)
 		uint64_t rv = (uint64_t)sqlite3_column_int64(q, 3);
 		json_t *obj = json_loadb((const char *)sqlite3_column_text(q, 4),
 					 (size_t)sqlite3_column_bytes(q, 4), 0, NULL);
-		if (!obj || obj_rv(obj) != rv || rv > st->rv || !pk_store_type_by_kind(
+		if (!obj || pk_store_obj_rv(obj) != rv || rv > st->rv || !pk_type_by_kind(
 			(const char *)sqlite3_column_text(q, 0))) {
 			snprintf(err, errlen, "%s %s/%s: row rv %" PRIu64 ", body rv %" PRIu64
 				 ", counter %" PRIu64,
 				 sqlite3_column_text(q, 0), sqlite3_column_text(q, 1),
-				 sqlite3_column_text(q, 2), rv, obj ? obj_rv(obj) : 0, st->rv);
+				 sqlite3_column_text(q, 2), rv, obj ? pk_store_obj_rv(obj) : 0, st->rv);
 			rc = -EUCLEAN;
 		}
 		json_decref(obj);
@@ -357,7 +315,7 @@ static int check_ring(struct pk_store *st, char *err, size_t errlen)
 int pk_store_check(struct pk_store *st, char *err, size_t errlen)
 {
 	pthread_mutex_lock(&st->lock);
-	wait_batch_closed(st);
+	pk_store_wait_batch_closed(st);
 	int rc = check_rows(st, err, errlen);
 	if (rc == 0)
 		rc = check_ring(st, err, errlen);
@@ -380,12 +338,12 @@ static json_t *row_get(sqlite3_stmt *q, const char *kind, const char *ns, const 
 	return obj;
 }
 
-json_t *db_get(struct pk_store *st, const char *kind, const char *ns, const char *name)
+json_t *pk_store_db_get(struct pk_store *st, const char *kind, const char *ns, const char *name)
 {
 	return row_get(st->st_get, kind, ns, name);
 }
 
-bool db_has_children(struct pk_store *st, const char *ns, const char *name)
+bool pk_store_db_has_children(struct pk_store *st, const char *ns, const char *name)
 {
 	sqlite3_stmt *q = st->st_children;
 	sqlite3_bind_text(q, 1, ns, -1, SQLITE_STATIC);
@@ -396,7 +354,7 @@ bool db_has_children(struct pk_store *st, const char *ns, const char *name)
 	return found;
 }
 
-bool db_namespace_empty(struct pk_store *st, const char *ns)
+bool pk_store_db_namespace_empty(struct pk_store *st, const char *ns)
 {
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM objects WHERE ns=?1 LIMIT 1", -1, &q, NULL) !=
@@ -408,7 +366,7 @@ bool db_namespace_empty(struct pk_store *st, const char *ns)
 	return empty;
 }
 
-json_t *db_names(struct pk_store *st, const char *kind, const char *ns)
+json_t *pk_store_db_names(struct pk_store *st, const char *kind, const char *ns)
 {
 	sqlite3_stmt *q;
 	json_t *names = json_array();
@@ -423,7 +381,7 @@ json_t *db_names(struct pk_store *st, const char *kind, const char *ns)
 	return names;
 }
 
-json_t *db_default_priority_class(struct pk_store *st)
+json_t *pk_store_db_default_priority_class(struct pk_store *st)
 {
 	sqlite3_stmt *q = st->st_default_pc;
 	json_t *obj = NULL;
@@ -488,7 +446,7 @@ static void ring_push(struct pk_store *st, struct ring_slot *ev)
  */
 #define BATCH_MAX_WRITERS 64
 
-void writer_enter(struct pk_store *st)
+void pk_store_writer_enter(struct pk_store *st)
 {
 	atomic_fetch_add(&st->writers_waiting, 1);
 	pthread_mutex_lock(&st->lock);
@@ -534,7 +492,7 @@ static void batch_commit(struct pk_store *st)
 	pthread_cond_broadcast(&st->batch_cond);
 }
 
-int writer_leave_many(struct pk_store *st, struct txn *txs, size_t n)
+int pk_store_writer_leave_many(struct pk_store *st, struct txn *txs, size_t n)
 {
 	/* Commit when nobody else is about to join, or the batch is big enough
 	 * that its first writers should not wait any longer. */
@@ -554,18 +512,18 @@ int writer_leave_many(struct pk_store *st, struct txn *txs, size_t n)
 	return rc;
 }
 
-int writer_leave(struct pk_store *st, struct txn *tx)
+int pk_store_writer_leave(struct pk_store *st, struct txn *tx)
 {
-	return writer_leave_many(st, tx, tx ? 1 : 0);
+	return pk_store_writer_leave_many(st, tx, tx ? 1 : 0);
 }
 
-void wait_batch_closed(struct pk_store *st)
+void pk_store_wait_batch_closed(struct pk_store *st)
 {
 	while (st->batch_open)
 		pthread_cond_wait(&st->batch_cond, &st->lock);
 }
 
-int txn_begin(struct pk_store *st, struct txn *tx)
+int pk_store_txn_begin(struct pk_store *st, struct txn *tx)
 {
 	tx->nev = 0;
 	tx->staked = tx->done = false;
@@ -633,9 +591,9 @@ static void restore_rv(json_t *obj, json_t *prev)
 		json_object_del(meta, "resourceVersion");
 }
 
-int txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_event_type type)
+int pk_store_txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_event_type type)
 {
-	const struct pk_store_type *t = type_of_key(json_string_value(json_object_get(obj, "kind")));
+	const struct pk_type *t = pk_type_by_kind(json_string_value(json_object_get(obj, "kind")));
 	if (!t)
 		return -EINVAL;
 	uint64_t rv = st->rv_pending + 1;
@@ -655,8 +613,8 @@ int txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_event_type
 	json_decref(prev_rv);
 	sqlite3_stmt *q = st->st_put;
 	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 2, ns_key(t, meta_str(obj, "namespace")), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(q, 3, meta_str(obj, "name"),
+	sqlite3_bind_text(q, 2, pk_store_ns_key(t, pk_store_meta_str(obj, "namespace")), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 3, pk_store_meta_str(obj, "name"),
 			  -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(q, 4, (sqlite3_int64)rv);
 	sqlite3_bind_text(q, 5, body, -1, SQLITE_STATIC);
@@ -672,9 +630,9 @@ int txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_event_type
 	return rc;
 }
 
-int txn_remove(struct pk_store *st, struct txn *tx, json_t *obj)
+int pk_store_txn_remove(struct pk_store *st, struct txn *tx, json_t *obj)
 {
-	const struct pk_store_type *t = type_of_key(json_string_value(json_object_get(obj, "kind")));
+	const struct pk_type *t = pk_type_by_kind(json_string_value(json_object_get(obj, "kind")));
 	if (!t)
 		return -EINVAL;
 	uint64_t rv = st->rv_pending + 1;
@@ -684,8 +642,8 @@ int txn_remove(struct pk_store *st, struct txn *tx, json_t *obj)
 	stamp_rv(obj, rv);
 	sqlite3_stmt *q = st->st_del;
 	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 2, ns_key(t, meta_str(obj, "namespace")), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(q, 3, meta_str(obj, "name"),
+	sqlite3_bind_text(q, 2, pk_store_ns_key(t, pk_store_meta_str(obj, "namespace")), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 3, pk_store_meta_str(obj, "name"),
 			  -1, SQLITE_TRANSIENT);
 	int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -EIO;
 	sqlite3_reset(q);
@@ -707,17 +665,17 @@ static void ring_slots_free(struct ring_slot *ev, size_t n)
 	}
 }
 
-void txn_release(struct txn *tx)
+void pk_store_txn_release(struct txn *tx)
 {
 	free(tx->ev);
 	tx->ev = NULL;
 	tx->nev = tx->cap = 0;
 }
 
-int txn_commit(struct pk_store *st, struct txn *tx)
+int pk_store_txn_commit(struct pk_store *st, struct txn *tx)
 {
 	if (tx->nev == 0 || tx->dry_run) {
-		txn_abort(st, tx);
+		pk_store_txn_abort(st, tx);
 		return 0;
 	}
 	if (st->batch_nev + tx->nev > st->batch_cap || st->nstakes == st->stakes_cap) {
@@ -733,24 +691,24 @@ int txn_commit(struct pk_store *st, struct txn *tx)
 			st->stakes_cap = st->nstakes * 2 + 16;
 		}
 		if (!ev || !sk) {
-			txn_abort(st, tx);
+			pk_store_txn_abort(st, tx);
 			return -ENOMEM;
 		}
 	}
 	if (step(st->st_release) < 0) {
-		txn_abort(st, tx);
+		pk_store_txn_abort(st, tx);
 		return -EIO;
 	}
 	memcpy(st->batch_ev + st->batch_nev, tx->ev, tx->nev * sizeof(*tx->ev));
 	st->batch_nev += tx->nev;
 	tx->nev = 0;
-	txn_release(tx);
+	pk_store_txn_release(tx);
 	st->stakes[st->nstakes++] = tx;
 	tx->staked = true;
 	return 0;
 }
 
-void txn_abort(struct pk_store *st, struct txn *tx)
+void pk_store_txn_abort(struct pk_store *st, struct txn *tx)
 {
 	if (tx->savepoint) {
 		step(st->st_rollback_to);
@@ -759,7 +717,7 @@ void txn_abort(struct pk_store *st, struct txn *tx)
 	}
 	ring_slots_free(tx->ev, tx->nev);
 	tx->nev = 0;
-	txn_release(tx);
+	pk_store_txn_release(tx);
 	if (st->batch_open)
 		st->rv_pending = tx->rv_start;
 }
@@ -773,11 +731,11 @@ bool pk_store_writable(struct pk_store *st)
 int pk_store_get(struct pk_store *st, const char *kind, const char *ns, const char *name,
 		 json_t **ret)
 {
-	const struct pk_store_type *t = pk_store_type_by_kind(kind);
+	const struct pk_type *t = pk_type_by_kind(kind);
 	if (!t || !name)
 		return -EINVAL;
 	pthread_mutex_lock(&st->rlock);
-	json_t *obj = row_get(st->st_rget, t->kind, ns_key(t, ns), name);
+	json_t *obj = row_get(st->st_rget, t->kind, pk_store_ns_key(t, ns), name);
 	pthread_mutex_unlock(&st->rlock);
 	if (!obj)
 		return -ENOENT;
@@ -830,7 +788,7 @@ static int token_decode(const char *tok, char **ret_ns, char **ret_name)
 	return *ret_name ? 0 : -ENOMEM;
 }
 
-static int list_locked(struct pk_store *st, const struct pk_store_type *t, const char *ns,
+static int list_locked(struct pk_store *st, const struct pk_type *t, const char *ns,
 		       const struct pk_store_list_opts *o, const char *after_ns,
 		       const char *after_name, json_t *items, char **ret_continue)
 {
@@ -844,7 +802,7 @@ static int list_locked(struct pk_store *st, const struct pk_store_type *t, const
 		return -EIO;
 	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
 	if (ns)
-		sqlite3_bind_text(q, 2, ns_key(t, ns), -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 2, pk_store_ns_key(t, ns), -1, SQLITE_STATIC);
 	if (after_ns) {
 		sqlite3_bind_text(q, 3, after_ns, -1, SQLITE_STATIC);
 		sqlite3_bind_text(q, 4, after_name, -1, SQLITE_STATIC);
@@ -864,9 +822,9 @@ static int list_locked(struct pk_store *st, const struct pk_store_type *t, const
 		if (json_array_size(items) == limit) {
 			json_decref(obj);
 			json_t *last = json_array_get(items, limit - 1);
-			const struct pk_store_type *lt = t;
-			*ret_continue = token_encode(ns_key(lt, meta_str(last, "namespace")),
-						     meta_str(last, "name"));
+			const struct pk_type *lt = t;
+			*ret_continue = token_encode(pk_store_ns_key(lt, pk_store_meta_str(last, "namespace")),
+						     pk_store_meta_str(last, "name"));
 			if (!*ret_continue)
 				rc = -ENOMEM;
 			break;
@@ -903,7 +861,7 @@ int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
 		  char **ret_continue)
 {
 	static const struct pk_store_list_opts none = { 0 };
-	const struct pk_store_type *t = pk_store_type_by_kind(kind);
+	const struct pk_type *t = pk_type_by_kind(kind);
 	if (!t)
 		return -EINVAL;
 	const struct pk_store_list_opts *o = opts ? opts : &none;

@@ -59,23 +59,6 @@
 #define PK_STORE_EGONE ERANGE       /* -PK_STORE_EGONE: HTTP 410 */
 #define PK_STORE_GROUP_FINALIZER "scheduling.k8s.io/group-protection"
 
-/* ---- resource types served ----------------------------------------------- */
-struct pk_store_type {
-	const char *kind;        /* "Pod" */
-	const char *plural;      /* "pods" */
-	const char *group;       /* "" for the core group */
-	const char *version;     /* "v1" */
-	const char *short_names; /* comma-separated, "" if none */
-	bool namespaced;
-	bool has_status; /* status subresource: main writes keep status */
-	enum pk_kind pk; /* PK_KIND_UNKNOWN for Namespace, Event */
-};
-/* NULL-terminated by kind == NULL. */
-extern const struct pk_store_type pk_store_types[];
-const struct pk_store_type *pk_store_type_by_kind(const char *kind);
-/* By API group ("" core) and plural resource name. */
-const struct pk_store_type *pk_store_type_by_resource(const char *group, const char *plural);
-
 /* ---- selectors (labelSelector / fieldSelector syntax) ------------------- */
 enum pk_sel_op { PK_SELOP_EQ, PK_SELOP_NE, PK_SELOP_IN, PK_SELOP_NOTIN, PK_SELOP_EXISTS, PK_SELOP_NOT_EXISTS };
 struct pk_sel_req {

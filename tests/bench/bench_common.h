@@ -17,9 +17,9 @@
 #include <time.h>
 
 #include "kernel/api/api.h"
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 #include "kernel/sched/sched.h"
-#include "topology.h"
+#include "topology/topology.h"
 
 static double now_ms(void)
 {

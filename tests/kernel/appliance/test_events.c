@@ -210,7 +210,7 @@ START_TEST(monitored_rule)
 				  "metadata", "name", "p");
 
 	/* keys hold dots: no dotted-path helper here */
-	json_object_set_new(pk_get(sim, "metadata.annotations"), PK_APPLIANCE_ANN_SIMULATED,
+	json_object_set_new(pk_get(sim, "metadata.annotations"), PK_ANN_SIMULATED,
 			    json_string("board"));
 	ck_assert(ap_node_monitored(agent));
 	ck_assert(!ap_node_monitored(sim));

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "kernel/appliance/placement_map.h"
-#include "topology/tools/board_tools.h"
+#include "kernel/api/api.h"
 
 static struct ap_pmap *pm;
 
@@ -40,7 +40,7 @@ static void feed_board(const char *file)
 
 	snprintf(path, sizeof(path), "%s/boards/%s", PODKERNEL_SRCDIR, file);
 	ck_assert_int_eq(topo_board_load_file(b, path, err, sizeof(err)), 0);
-	ck_assert_int_eq(board_nodes_json(b, 0, &nodes), 0);
+	ck_assert_int_eq(pk_board_nodes_json(b, 0, &nodes), 0);
 	topo_board_free(b);
 	json_array_foreach(nodes, i, n)
 		ck_assert_int_eq(ap_pmap_update(pm, "Node", n), 0);
@@ -387,7 +387,7 @@ START_TEST(test_torus_without_level_labels)
 
 	snprintf(path, sizeof(path), "%s/boards/tpu-cube.yaml", PODKERNEL_SRCDIR);
 	ck_assert_int_eq(topo_board_load_file(b, path, err, sizeof(err)), 0);
-	ck_assert_int_eq(board_nodes_json(b, 0, &nodes), 0);
+	ck_assert_int_eq(pk_board_nodes_json(b, 0, &nodes), 0);
 	topo_board_free(b);
 	json_array_foreach(nodes, i, n) {
 		labels = pk_get(n, "metadata.labels");

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "kernel/api/api.h"
-#include "kernel/sched/internal.h"
+#include "kernel/sched/sched-internal.h"
 #include "kernel/sched/sched.h"
 
 static inline void add_obj(struct pk_sched *s, json_t *o)

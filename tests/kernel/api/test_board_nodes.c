@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Tests of topology/tools/board_nodes.c: the Nodes of every board's simulated
+ * Tests of kernel/api/board_nodes.c: the Nodes of every board's simulated
  * cluster decode and validate as v1 Nodes, carry the labels of CONTRACT.md
  * (the torus labels on torus boards), and their level labels rebuild the
  * board's domain tree: every domain in one parent, the board's counts.
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "kernel/api/api.h"
-#include "topology/tools/board_tools.h"
+#include "topology/topology.h"
 
 #define BOARDS PODKERNEL_SRCDIR "/boards"
 
@@ -36,7 +36,7 @@ static void check_nodes(const struct topo_board *b, int superslices)
 	size_t nlevels = topo_board_level_count(b);
 	json_t *parent_of = json_array(); /* per level: value -> value one level up */
 
-	ck_assert_int_eq(board_nodes_json(b, superslices, &items), 0);
+	ck_assert_int_eq(pk_board_nodes_json(b, superslices, &items), 0);
 	n = json_array_size(items);
 	ck_assert_int_eq((int64_t)n, topo_board_host_count(b, superslices));
 	keys = calloc(nlevels, sizeof(*keys));
@@ -127,7 +127,7 @@ START_TEST(one_node)
 	struct topo_board *b = load("tpu-superslice.yaml");
 	json_t *node;
 
-	ck_assert_int_eq(board_node_json(b, 3, 700, &node), 0);
+	ck_assert_int_eq(pk_board_node_json(b, 3, 700, &node), 0);
 	ck_assert_str_eq(pk_get_string(node, "metadata.name"), "tpu-ss2-h188");
 	ck_assert_str_eq(json_string_value(json_object_get(pk_get(node, "metadata.labels"),
 							   "topology.podkernel.dev/cube")),
@@ -139,25 +139,7 @@ START_TEST(one_node)
 							   "google.com/tpu")),
 			 "4");
 	json_decref(node);
-	ck_assert_int_eq(board_node_json(b, 3, 768, &node), -ERANGE);
-	topo_board_free(b);
-}
-END_TEST
-
-START_TEST(show)
-{
-	struct topo_board *b = load("tpu-superslice.yaml");
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	ck_assert_int_eq(board_show(f, b, 0), 0);
-	fclose(f);
-	ck_assert_msg(strstr(text, "cubes:        16 per superslice\n"), "%s", text);
-	ck_assert(strstr(text, "cluster:      512 hosts, 2048 chips\n"));
-	ck_assert(strstr(text, "topology.podkernel.dev/cube                  32 domains, 16 hosts each"));
-	ck_assert(strstr(text, "hostnames:    tpu-ss0-h0 .. tpu-ss1-h255"));
-	free(text);
+	ck_assert_int_eq(pk_board_node_json(b, 3, 768, &node), -ERANGE);
 	topo_board_free(b);
 }
 END_TEST
@@ -171,7 +153,6 @@ int main(void)
 
 	tcase_add_test(tc, every_board);
 	tcase_add_test(tc, one_node);
-	tcase_add_test(tc, show);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

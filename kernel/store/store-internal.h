@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* store-private.h — what store.c (database, ring) shares with registry.c (write rules). */
-#ifndef PODKERNEL_KERNEL_STORE_PRIVATE_H
-#define PODKERNEL_KERNEL_STORE_PRIVATE_H
+/* store-internal.h — what store.c (database, ring) shares with registry.c (write rules). */
+#ifndef PODKERNEL_KERNEL_STORE_INTERNAL_H
+#define PODKERNEL_KERNEL_STORE_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -56,41 +56,40 @@ struct txn {
 	bool savepoint;    /* inside its SAVEPOINT */
 	bool staked;       /* rows handed to the batch; wait for done */
 	bool done;
-	bool dry_run;      /* roll back instead of committing (set before txn_begin) */
+	bool dry_run;      /* roll back instead of committing (set before pk_store_txn_begin) */
 	int rc;            /* the batch's commit result */
 };
 
-/* Every write: writer_enter() (takes the lock), txn_*, then writer_leave(),
+/* Every write: pk_store_writer_enter() (takes the lock), txn_*, then pk_store_writer_leave(),
  * which commits the batch when nobody else waits and returns this writer's
  * commit result (0 when it wrote nothing).  tx may be NULL. */
-void writer_enter(struct pk_store *st);
-int writer_leave(struct pk_store *st, struct txn *tx);
+void pk_store_writer_enter(struct pk_store *st);
+int pk_store_writer_leave(struct pk_store *st, struct txn *tx);
 /* The same for n transactions of one writer (all staked in one batch): the
  * first commit error of any of them, or 0. */
-int writer_leave_many(struct pk_store *st, struct txn *txs, size_t n);
+int pk_store_writer_leave_many(struct pk_store *st, struct txn *txs, size_t n);
 /* With the lock held: wait until no batch is open (for reads of st->db). */
-void wait_batch_closed(struct pk_store *st);
+void pk_store_wait_batch_closed(struct pk_store *st);
 
 /* All below are called with store->lock held. */
-const struct pk_store_type *type_of_key(const char *kind);
-const char *ns_key(const struct pk_store_type *t, const char *ns);
-json_t *db_get(struct pk_store *st, const char *kind, const char *ns, const char *name);
-int txn_begin(struct pk_store *st, struct txn *tx);
+const char *pk_store_ns_key(const struct pk_type *t, const char *ns);
+json_t *pk_store_db_get(struct pk_store *st, const char *kind, const char *ns, const char *name);
+int pk_store_txn_begin(struct pk_store *st, struct txn *tx);
 /* Stamp obj with the next resourceVersion and write it (obj borrowed). */
-int txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_event_type type);
-int txn_remove(struct pk_store *st, struct txn *tx, json_t *obj);
-int txn_commit(struct pk_store *st, struct txn *tx);
-/* Free the event array (txn_commit and txn_abort do; safe to call twice). */
-void txn_release(struct txn *tx);
-void txn_abort(struct pk_store *st, struct txn *tx);
-bool db_has_children(struct pk_store *st, const char *ns, const char *name);
+int pk_store_txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_event_type type);
+int pk_store_txn_remove(struct pk_store *st, struct txn *tx, json_t *obj);
+int pk_store_txn_commit(struct pk_store *st, struct txn *tx);
+/* Free the event array (pk_store_txn_commit and pk_store_txn_abort do; safe to call twice). */
+void pk_store_txn_release(struct txn *tx);
+void pk_store_txn_abort(struct pk_store *st, struct txn *tx);
+bool pk_store_db_has_children(struct pk_store *st, const char *ns, const char *name);
 /* No object at all in namespace ns? */
-bool db_namespace_empty(struct pk_store *st, const char *ns);
+bool pk_store_db_namespace_empty(struct pk_store *st, const char *ns);
 /* Names of the objects of kind in ns, as a JSON array of strings. */
-json_t *db_names(struct pk_store *st, const char *kind, const char *ns);
-json_t *db_default_priority_class(struct pk_store *st);
-uint64_t obj_rv(const json_t *obj);
+json_t *pk_store_db_names(struct pk_store *st, const char *kind, const char *ns);
+json_t *pk_store_db_default_priority_class(struct pk_store *st);
+uint64_t pk_store_obj_rv(const json_t *obj);
 /* metadata.<key> as a string, or NULL. */
-const char *meta_str(const json_t *obj, const char *key);
+const char *pk_store_meta_str(const json_t *obj, const char *key);
 
 #endif

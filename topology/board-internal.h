@@ -30,8 +30,8 @@ enum board_shape {
 	_BOARD_SHAPE_MAX,
 };
 
-const char *board_shape_to_string(enum board_shape s);
-enum board_shape board_shape_from_string(const char *s);
+const char *topo__board_shape_to_string(enum board_shape s);
+enum board_shape topo__board_shape_from_string(const char *s);
 
 struct board_level {
 	char *name;   /* "superslice", also the hostname placeholder {superslice} */
@@ -82,18 +82,18 @@ struct topo_board {
 };
 
 /* Release everything a load filled in and return the board to "new". */
-void board_reset(struct topo_board *board);
+void topo__board_reset(struct topo_board *board);
 
 /*
  * Work out what the loader does not read: hosts per level, the torus level,
  * the ports of a host.  Fills err with a message on inconsistency (without a
  * position; the loader adds it) and returns -EINVAL.
  */
-int board_finish(struct topo_board *board, char *err, size_t errlen);
+int topo__board_finish(struct topo_board *board, char *err, size_t errlen);
 
 /* Number of ICI ports a host has by its shape (the length ici.ports must have). */
-size_t board_host_port_count(const struct topo_board *board);
+size_t topo__board_host_port_count(const struct topo_board *board);
 /* The (chip, axis, dir) of host port number i, in port order. */
-int board_host_port(const struct topo_board *board, size_t i, struct board_port *ret);
+int topo__board_host_port(const struct topo_board *board, size_t i, struct board_port *ret);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* server-private.h — state shared by the server's modules (router, watch, http, metrics). */
-#ifndef PODKERNEL_KERNEL_SERVER_PRIVATE_H
-#define PODKERNEL_KERNEL_SERVER_PRIVATE_H
+/* server-internal.h — state shared by the server's modules (router, watch, http, metrics). */
+#ifndef PODKERNEL_KERNEL_SERVER_INTERNAL_H
+#define PODKERNEL_KERNEL_SERVER_INTERNAL_H
 
 #include <stdio.h>
 #include <pthread.h>
@@ -59,14 +59,14 @@ struct pk_server {
 	void *ui_hook_arg;
 };
 
-void server_log(struct pk_server *srv, int level, const char *fmt, ...)
+void pk_srv_log(struct pk_server *srv, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Responses. */
-void respond_json(struct pk_response *resp, int status, json_t *body); /* body stolen */
-void respond_text(struct pk_response *resp, int status, const char *ctype, const char *text);
+void pk_srv_respond_json(struct pk_response *resp, int status, json_t *body); /* body stolen */
+void pk_srv_respond_text(struct pk_response *resp, int status, const char *ctype, const char *text);
 /* A Status object; causes: messages "path: text" (may be NULL). */
-void respond_status(struct pk_response *resp, int code, const char *reason, const char *kind,
+void pk_srv_respond_status(struct pk_response *resp, int code, const char *reason, const char *kind,
 		    const char *name, const struct pk_errors *causes, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
 
@@ -75,18 +75,18 @@ void respond_status(struct pk_response *resp, int code, const char *reason, cons
 int pk_protobuf_decode(const char *buf, size_t len, json_t **ret, char *err, size_t errlen);
 
 /* discovery.c */
-bool discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp);
+bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp);
 /* /openapi/v2: an empty document, protobuf when accepted, else JSON. */
-void discovery_openapi_v2(const char *accept, struct pk_response *resp);
+void pk_srv_discovery_openapi_v2(const char *accept, struct pk_response *resp);
 
 /* table.c: meta.k8s.io/v1 Table of objects (items borrowed). */
-bool wants_table(const char *accept);
-json_t *table_of(const struct pk_store_type *t, json_t *items, bool with_header,
+bool pk_srv_wants_table(const char *accept);
+json_t *pk_srv_table_of(const struct pk_type *t, json_t *items, bool with_header,
 		 bool full_object);
 
 /* watch.c */
 struct watch_spec {
-	const struct pk_store_type *type;
+	const struct pk_type *type;
 	const char *ns; /* NULL: all */
 	struct pk_selector *labels, *fields; /* taken */
 	uint64_t since;  /* 0: send current objects first */
@@ -94,31 +94,31 @@ struct watch_spec {
 	bool bookmarks; /* allowWatchBookmarks */
 	int timeout_s;
 };
-int watch_new(struct pk_server *srv, struct watch_spec *spec, struct pk_watch **ret);
+int pk_srv_watch_new(struct pk_server *srv, struct watch_spec *spec, struct pk_watch **ret);
 
 /* stream.c: a watch as a chunked response that never blocks an event-loop
  * thread (w is taken, also on failure). */
 struct MHD_Connection;
 struct MHD_Response;
-struct MHD_Response *stream_response(struct pk_server *srv, struct MHD_Connection *conn,
+struct MHD_Response *pk_srv_stream_response(struct pk_server *srv, struct MHD_Connection *conn,
 				     struct pk_watch *w);
-int stream_hub_start(struct pk_server *srv);
+int pk_srv_stream_hub_start(struct pk_server *srv);
 /* Sets srv->stopping, joins the hub and resumes every parked stream. */
-void stream_hub_stop(struct pk_server *srv);
+void pk_srv_stream_hub_stop(struct pk_server *srv);
 
 /* admission.c: NodeRestriction.  The node name of a node identity (not
  * system:masters); false for anyone else. */
-bool admission_node_name(const struct pk_identity *who, const char **ret_name);
+bool pk_srv_admission_node_name(const struct pk_identity *who, const char **ret_name);
 /* May node write next over old (NULL: create) of its own Node?  0 or -EPERM
  * with the field and reason in errs. */
-int admission_node_write(const char *node, const json_t *old, const json_t *next,
+int pk_srv_admission_node_write(const char *node, const json_t *old, const json_t *next,
 			 struct pk_errors *errs);
 
 /* metrics.c */
-void metrics_record(struct pk_server *srv, const char *verb, int code, double seconds);
-char *metrics_render(struct pk_server *srv);
+void pk_srv_metrics_record(struct pk_server *srv, const char *verb, int code, double seconds);
+char *pk_srv_metrics_render(struct pk_server *srv);
 /* /ui/ through the hook: 0 answered, -ENOENT not served here. */
-int ui_render(struct pk_server *srv, const struct pk_request *req, struct pk_response *resp);
+int pk_srv_ui_render(struct pk_server *srv, const struct pk_request *req, struct pk_response *resp);
 
 /* auth in router.c: identity of a request (NULL token file: admin). */
 

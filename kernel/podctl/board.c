@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * board_cmd.c — `podctl board check|show|nodes|verify`.
+ * board.c — `podctl board check|show|nodes|verify`.
  *
  * Parses the subcommand's arguments, loads the board with libtopo and hands
- * it to the printers of board_nodes.c (show, nodes) or to the link verifier
- * (board_verify.c).  Exit codes follow CONTRACT.md: 0 success, 2 bad usage or
- * an invalid board (the loader's FILE:LINE:COL message on stderr), 1 any other
- * failure (a file that cannot be read, output that cannot be written).
+ * it to the summary (board_show.c), the Node objects of kernel/api
+ * (board_nodes.c) or the link verifier (board_verify.c).  Exit codes follow
+ * CONTRACT.md: 0 success, 2 bad usage or an invalid board (the loader's
+ * FILE:LINE:COL message on stderr), 1 any other failure (a file that cannot
+ * be read, output that cannot be written).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,8 +16,7 @@
 
 #include "kernel/api/api.h"
 #include "kernel/podctl/podctl.h"
-#include "topology/tools/board_tools.h"
-#include "topology/tools/board_verify.h"
+#include "topology/topology.h"
 
 #define MAX_SUPERSLICES 4096
 
@@ -173,7 +173,7 @@ static int cmd_show(int argc, char **argv)
 		return rc;
 	rc = check_cluster(b, &o);
 	if (rc == PODCTL_EXIT_OK) {
-		r = board_show(stdout, b, o.superslices);
+		r = podctl_board_show(stdout, b, o.superslices);
 		if (r < 0) {
 			fprintf(stderr, "podctl board show: %s: %s\n", o.file, strerror(-r));
 			rc = PODCTL_EXIT_FAILURE;
@@ -197,7 +197,7 @@ static int cmd_nodes(int argc, char **argv)
 	rc = check_cluster(b, &o);
 	if (rc != PODCTL_EXIT_OK)
 		goto out;
-	r = board_nodes_json(b, o.superslices, &items);
+	r = pk_board_nodes_json(b, o.superslices, &items);
 	if (r < 0) {
 		fprintf(stderr, "podctl board nodes: %s: %s%s\n", o.file, strerror(-r),
 			r == -ENAMETOOLONG ? " (a host name or label value is over 63 characters)"

@@ -1,17 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * board_verify.c — `podctl board verify BOARD --links REPORT`.
+ * board_links.c — a board's expected ICI wiring against podagent link reports.
  *
  * Compares the ICI cabling podagent found with the wiring the board demands
- * (topo_board_ici_peer).  REPORT holds link reports, YAML or JSON, one or
- * many (a List): a podagent LinkReport object, or a Node whose
- * ici.podkernel.dev/links annotation holds one.  Each report names its host
- * (hostIndex, else the host name looked up among the board's hosts) and
- * lists ports with operstate, carrier and peer ("<host>/<port>").  For every
- * port the board gives the host, the verifier reports a missing link, a
- * missing or wrong peer, a port that is down, and cabling on a port the
- * board leaves unwired; ports the board does not know are reported too.
- * Exit 0 when everything matches, 1 on any mismatch, 2 on bad input.
+ * (topo_board_ici_peer).  A report is a podagent LinkReport object, or a Node
+ * whose ici.podkernel.dev/links annotation holds one; it names its host
+ * (hostIndex, else the host name looked up among the board's hosts, sorted
+ * once for bsearch) and lists ports with operstate, carrier and peer
+ * ("<host>/<port>").  For every port the board gives the host, the verifier
+ * reports a missing link, a missing or wrong peer, a port that is down, and
+ * cabling on a port the board leaves unwired; ports the board does not know
+ * are reported too.  `podctl board verify` is the command around it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,12 +18,9 @@
 #include <string.h>
 
 #include "kernel/api/api.h"
-#include "topology/tools/board_verify.h"
 #include "topology/topology.h"
 
 #define MAX_PORT_NAME 64
-
-enum { VERIFY_OK = 0, VERIFY_MISMATCH = 1, VERIFY_USAGE = 2 };
 
 /* ---- host names of the cluster, sorted for lookup -------------------------- */
 
@@ -33,7 +29,7 @@ struct host_name {
 	int64_t index;
 };
 
-struct cluster {
+struct pk_board_links {
 	const struct topo_board *board;
 	int superslices;
 	struct host_name *names;
@@ -45,32 +41,50 @@ static int cmp_host_name(const void *a, const void *b)
 	return strcmp(((const struct host_name *)a)->name, ((const struct host_name *)b)->name);
 }
 
-static int cluster_init(struct cluster *c, const struct topo_board *board, int superslices)
+void pk_board_links_free(struct pk_board_links *c)
+{
+	if (!c)
+		return;
+	free(c->names);
+	free(c);
+}
+
+int pk_board_links_new(const struct topo_board *board, int superslices,
+		       struct pk_board_links **ret)
 {
 	int64_t n = topo_board_host_count(board, superslices);
+	struct pk_board_links *c;
 
-	c->board = board;
-	c->superslices = superslices;
 	if (n < 0)
 		return (int)n;
-	c->names = calloc((size_t)n + 1, sizeof(*c->names));
-	if (!c->names)
+	c = calloc(1, sizeof(*c));
+	if (!c)
 		return -ENOMEM;
+	c->board = board;
+	c->superslices = superslices;
+	c->names = calloc((size_t)n + 1, sizeof(*c->names));
+	if (!c->names) {
+		pk_board_links_free(c);
+		return -ENOMEM;
+	}
 	for (int64_t i = 0; i < n; i++) {
 		struct topo_host h;
 		int r = topo_board_host(board, superslices, i, &h);
 
-		if (r < 0)
+		if (r < 0) {
+			pk_board_links_free(c);
 			return r;
+		}
 		memcpy(c->names[i].name, h.name, sizeof(h.name));
 		c->names[i].index = i;
 	}
 	c->n = n;
 	qsort(c->names, (size_t)n, sizeof(*c->names), cmp_host_name);
+	*ret = c;
 	return 0;
 }
 
-static int64_t cluster_find(const struct cluster *c, const char *name)
+static int64_t cluster_find(const struct pk_board_links *c, const char *name)
 {
 	struct host_name key = { 0 }, *hit;
 
@@ -81,7 +95,7 @@ static int64_t cluster_find(const struct cluster *c, const char *name)
 	return hit ? hit->index : -1;
 }
 
-static const char *cluster_name(const struct cluster *c, int64_t index, char *buf,
+static const char *cluster_name(const struct pk_board_links *c, int64_t index, char *buf,
 				size_t len)
 {
 	struct topo_host h;
@@ -136,7 +150,7 @@ struct port_state {
 };
 
 /* Check the shape of one report and resolve its host. */
-static int report_host(const struct cluster *c, const json_t *rep, const char *item,
+static int report_host(const struct pk_board_links *c, const json_t *rep, const char *item,
 		       int64_t *ret_host, char *err, size_t errlen)
 {
 	const json_t *idx = json_object_get(rep, "hostIndex");
@@ -198,12 +212,8 @@ static bool find_port(const json_t *links, const char *name, struct port_state *
 
 /* ---- checking ------------------------------------------------------------------- */
 
-struct tally {
-	int hosts, ports, ok, missing, wrong, down, unexpected, unknown;
-};
-
-static void check_port(const struct cluster *c, int64_t host, const char *hname, size_t port,
-		       const json_t *links, struct tally *t, FILE *out)
+static void check_port(const struct pk_board_links *c, int64_t host, const char *hname, size_t port,
+		       const json_t *links, struct pk_link_tally *t, FILE *out)
 {
 	const char *pname = topo_board_ici_port_name(c->board, port);
 	char want[TOPO_LABEL_NAME_MAX + MAX_PORT_NAME + 2], peer_host[TOPO_LABEL_NAME_MAX + 16];
@@ -253,8 +263,8 @@ static void check_port(const struct cluster *c, int64_t host, const char *hname,
 		t->ok++;
 }
 
-static void check_unknown_ports(const struct cluster *c, const char *hname, const json_t *links,
-				struct tally *t, FILE *out)
+static void check_unknown_ports(const struct pk_board_links *c, const char *hname, const json_t *links,
+				struct pk_link_tally *t, FILE *out)
 {
 	size_t n = topo_board_ici_port_count(c->board), i, j;
 	json_t *l;
@@ -274,8 +284,8 @@ static void check_unknown_ports(const struct cluster *c, const char *hname, cons
 	}
 }
 
-static int verify_report(const struct cluster *c, const json_t *rep, const char *item,
-			 struct tally *t, FILE *out, char *err, size_t errlen)
+static int verify_report(const struct pk_board_links *c, const json_t *rep, const char *item,
+			 struct pk_link_tally *t, FILE *out, char *err, size_t errlen)
 {
 	const json_t *links = json_object_get(rep, "links");
 	char hname[TOPO_LABEL_NAME_MAX + 16];
@@ -292,132 +302,24 @@ static int verify_report(const struct cluster *c, const json_t *rep, const char 
 	return 0;
 }
 
-/* ---- command ----------------------------------------------------------------------- */
-
-static void usage(FILE *f)
+int pk_board_links_verify(const struct pk_board_links *c, const json_t *reports, FILE *out,
+			  struct pk_link_tally *tally, char *err, size_t errlen)
 {
-	fputs("Usage: podctl board verify BOARD --links REPORT [--superslices N]\n"
-	      "REPORT: podagent LinkReports or Nodes (YAML or JSON, a List for many hosts).\n"
-	      "Exit 0 when the wiring matches, 1 on a mismatch, 2 on bad input.\n",
-	      f);
-}
-
-struct verify_args {
-	const char *board, *links;
-	int superslices;
-};
-
-static int parse(int argc, char **argv, struct verify_args *a)
-{
-	for (int i = 1; i < argc; i++) {
-		char *end;
-
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			return 1;
-		}
-		if (strcmp(argv[i], "--links") == 0 && i + 1 < argc) {
-			a->links = argv[++i];
-		} else if (strncmp(argv[i], "--links=", 8) == 0) {
-			a->links = argv[i] + 8;
-		} else if (strcmp(argv[i], "--superslices") == 0 && i + 1 < argc) {
-			long v = strtol(argv[++i], &end, 10);
-
-			if (*end || v < 1 || v > 4096) {
-				fprintf(stderr, "podctl board verify: --superslices: expected 1..4096\n");
-				return -EINVAL;
-			}
-			a->superslices = (int)v;
-		} else if (argv[i][0] != '-' && !a->board) {
-			a->board = argv[i];
-		} else {
-			fprintf(stderr, "podctl board verify: unexpected argument '%s'\n", argv[i]);
-			usage(stderr);
-			return -EINVAL;
-		}
-	}
-	if (!a->board || !a->links) {
-		usage(stderr);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int verify_all(const struct cluster *c, const char *path, const json_t *objs,
-		      struct tally *t)
-{
-	char err[TOPO_ERR_MAX + 128], item[64];
+	char item[64];
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(objs, i, o)
+	json_array_foreach(reports, i, o)
 	{
 		json_t *rep;
 		int r;
 
 		snprintf(item, sizeof(item), "items[%zu]", i);
-		rep = report_of(o, item, err, sizeof(err));
-		r = rep ? verify_report(c, rep, item, t, stdout, err, sizeof(err)) : -EINVAL;
+		rep = report_of(o, item, err, errlen);
+		r = rep ? verify_report(c, rep, item, tally, out, err, errlen) : -EINVAL;
 		json_decref(rep);
-		if (r < 0) {
-			fprintf(stderr, "%s: %s\n", path, err);
+		if (r < 0)
 			return r;
-		}
 	}
 	return 0;
-}
-
-int podctl_board_verify(int argc, char **argv)
-{
-	struct verify_args a = { 0 };
-	struct topo_board *board = NULL;
-	struct cluster c = { 0 };
-	struct tally t = { 0 };
-	json_t *objs = NULL;
-	char err[TOPO_ERR_MAX];
-	int r, rc = VERIFY_USAGE;
-
-	r = parse(argc, argv, &a);
-	if (r != 0)
-		return r > 0 ? VERIFY_OK : VERIFY_USAGE;
-	board = topo_board_new();
-	if (!board) {
-		rc = VERIFY_MISMATCH;
-		goto out;
-	}
-	if (topo_board_load_file(board, a.board, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
-		goto out;
-	}
-	if (topo_board_ici_port_count(board) == 0) {
-		fprintf(stderr, "%s: board %s has no ICI ports to verify\n", a.board,
-			topo_board_name(board));
-		goto out;
-	}
-	if (pk_read_file(a.links, &objs, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
-		goto out;
-	}
-	r = cluster_init(&c, board, a.superslices);
-	if (r < 0) {
-		fprintf(stderr, "%s: cannot enumerate the board's hosts: %s\n", a.board, strerror(-r));
-		rc = r == -ENOMEM ? VERIFY_MISMATCH : VERIFY_USAGE;
-		goto out;
-	}
-	if (json_array_size(objs) == 0) {
-		fprintf(stderr, "%s: no link reports\n", a.links);
-		goto out;
-	}
-	if (verify_all(&c, a.links, objs, &t) < 0)
-		goto out;
-	printf("%d hosts, %d ports: %d ok, %d missing, %d wrong peer, %d down, %d unexpected, "
-	       "%d unknown\n",
-	       t.hosts, t.ports, t.ok, t.missing, t.wrong, t.down, t.unexpected, t.unknown);
-	rc = t.missing || t.wrong || t.down || t.unexpected || t.unknown ? VERIFY_MISMATCH
-									 : VERIFY_OK;
-out:
-	json_decref(objs);
-	free(c.names);
-	topo_board_free(board);
-	return rc;
 }
