@@ -86,14 +86,15 @@ PROG_LIBS_podctl     := pkclient
 PROG_LIBS_podkerneld := pkserver pkattach
 PROG_LIBS_podagent   := pkagent
 
-# test folder -> library set
+# test folder -> the libraries it tests (and their dependencies)
 TESTLIBS_tests/topology        := topo
 TESTLIBS_tests/kernel/api      := pkapi
 TESTLIBS_tests/kernel/sched    := pksched
 TESTLIBS_tests/kernel/builder  := pkbuilder
 TESTLIBS_tests/kernel/store    := pkstore
 TESTLIBS_tests/kernel/server   := pkserver
-TESTLIBS_tests/kernel/appliance := pkappliance
+# the placement map's tests answer requests as the server would (pk_response_*)
+TESTLIBS_tests/kernel/appliance := pkappliance pkserver
 TESTLIBS_tests/kernel/podctl   := pkclient
 TESTLIBS_tests/kernel/kube     := pkkube
 TESTLIBS_tests/kernel/attach   := pkattach
@@ -163,7 +164,7 @@ TEST_SUPPORT := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/support/*.c))
 
 define TEST_template
 $(BUILD)/$(basename $(1)): $(BUILD)/obj/$(basename $(1)).o $(TEST_SUPPORT) \
-		$$(call libs_of,$$(TESTLIBS_$(patsubst %/,%,$(dir $(1)))))
+		$$(call libs_of_set,$$(TESTLIBS_$(patsubst %/,%,$(dir $(1)))))
 	@mkdir -p $$(@D)
 	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ \
 		$$(call pkg_libs,$$(TESTLIBS_$(patsubst %/,%,$(dir $(1))))) $$(CHECK_LIBS)
