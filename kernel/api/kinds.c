@@ -18,6 +18,8 @@ const struct pk_type pk_types[] = {
 	{ "Pod", "pods", CORE("v1"), "po", true, true, PK_KIND_POD },
 	{ "Namespace", "namespaces", CORE("v1"), "ns", false, true, PK_KIND_UNKNOWN },
 	{ "Event", "events", CORE("v1"), "ev", true, false, PK_KIND_UNKNOWN },
+	/* events.k8s.io/v1 is the same resource in another shape (note, regarding, ...) */
+	{ "Event", "events", GROUP("events.k8s.io", "v1"), "", true, false, PK_KIND_UNKNOWN },
 	{ "PriorityClass", "priorityclasses", GROUP("scheduling.k8s.io", "v1"), "pc", false, false,
 	  PK_KIND_PRIORITY_CLASS },
 	{ "Workload", "workloads", GROUP("scheduling.k8s.io", "v1alpha3"), "wl", true, true,
