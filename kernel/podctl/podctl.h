@@ -90,7 +90,7 @@ int podctl_get_json(const struct podctl_globals *g, const char *path, const char
 		    json_t **ret);
 /* map: the placement map in the terminal (map.c), called by podctl_client */
 int podctl_map(const struct podctl_globals *g, int argc, char **argv);
-/* board check|show|nodes|verify (board.c) */
+/* board check|show|nodes|verify|occupancy (board.c) */
 int podctl_board(int argc, char **argv);
 /* `podctl board occupancy` (board_occupancy.c): argv[0] is "occupancy". */
 int podctl_board_occupancy(int argc, char **argv);
