@@ -97,7 +97,8 @@ TESTLIBS_tests/kernel/server   := pkserver
 TESTLIBS_tests/kernel/appliance := pkappliance pkserver
 TESTLIBS_tests/kernel/podctl   := pkclient
 TESTLIBS_tests/kernel/kube     := pkkube
-TESTLIBS_tests/kernel/attach   := pkattach
+# the informer test runs podkerneld's API server in the same process
+TESTLIBS_tests/kernel/attach   := pkattach pkserver
 TESTLIBS_tests/agent           := pkagent
 
 lib_name   = $(word 1,$(subst :, ,$(1)))
