@@ -135,6 +135,16 @@ int pk_write(FILE *f, const json_t *value, enum pk_format fmt);
 char *pk_write_string(const json_t *value, enum pk_format fmt);
 /* A "kind: List" (apiVersion v1) holding items (reference stolen). */
 json_t *pk_list_new(json_t *items);
+/*
+ * An object as its compact JSON text in a JSON string: about a tenth of the
+ * memory of its tree, for objects only kept to be written out again.
+ */
+json_t *pk_compact_object(const json_t *obj);
+/*
+ * Write pk_list_new(items) as pk_write would, item by item: an item that is
+ * a pk_compact_object() string is parsed back only while it is written.
+ */
+int pk_write_list(FILE *f, const json_t *items, enum pk_format fmt);
 
 /* ---- small helpers on trees ------------------------------------------------ */
 /*

@@ -8,6 +8,10 @@
  * string that would read back as a number, bool or null (here or in a YAML
  * 1.1 reader such as kubectl's) is double-quoted, multi-line strings become
  * literal blocks, reals always carry a '.' or exponent so they stay reals.
+ *
+ * A List can be written item by item (pk_write_list) with the same output as
+ * the whole tree: items kept as compact text (pk_compact_object) are parsed
+ * back one at a time, so a cluster of them never exists as trees at once.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -110,7 +114,54 @@ static int emit_value(yaml_emitter_t *e, const json_t *v)
 	}
 }
 
-static int write_yaml(FILE *f, const json_t *value)
+/* An item of a List: the tree, or the one its compact text reads back as. */
+static json_t *list_item(const json_t *item)
+{
+	if (!json_is_string(item))
+		return json_incref((json_t *)item);
+	return json_loadb(json_string_value(item), json_string_length(item), 0, NULL);
+}
+
+/* value, or (items non-NULL) a List of items written item by item. */
+static int emit_document(yaml_emitter_t *e, const json_t *value, const json_t *items)
+{
+	static const char *const head[] = { "apiVersion", "v1", "kind", "List", "items" };
+	yaml_event_t ev;
+	size_t i;
+	int ret = 0;
+
+	if (!items)
+		return emit_value(e, value);
+	if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) ||
+	    (ret = emit(e, &ev)) < 0)
+		return ret ? ret : -ENOMEM;
+	for (i = 0; i < 5 && ret == 0; i++) {
+		json_t *s = json_string(head[i]);
+
+		ret = s ? emit_string(e, s) : -ENOMEM;
+		json_decref(s);
+	}
+	if (ret < 0)
+		return ret;
+	if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||
+	    (ret = emit(e, &ev)) < 0)
+		return ret ? ret : -ENOMEM;
+	for (i = 0; i < json_array_size(items) && ret == 0; i++) {
+		json_t *v = list_item(json_array_get(items, i));
+
+		ret = v ? emit_value(e, v) : -ENOMEM;
+		json_decref(v);
+	}
+	if (ret < 0)
+		return ret;
+	yaml_sequence_end_event_initialize(&ev);
+	if ((ret = emit(e, &ev)) < 0)
+		return ret;
+	yaml_mapping_end_event_initialize(&ev);
+	return emit(e, &ev);
+}
+
+static int write_yaml(FILE *f, const json_t *value, const json_t *items)
 {
 	yaml_emitter_t e;
 	yaml_event_t ev;
@@ -129,7 +180,7 @@ static int write_yaml(FILE *f, const json_t *value)
 		ret = emit(&e, &ev);
 	}
 	if (ret == 0)
-		ret = emit_value(&e, value);
+		ret = emit_document(&e, value, items);
 	if (ret == 0) {
 		yaml_document_end_event_initialize(&ev, 1);
 		ret = emit(&e, &ev);
@@ -149,7 +200,7 @@ int pk_write(FILE *f, const json_t *value, enum pk_format fmt)
 	if (!f || !value)
 		return -EINVAL;
 	if (fmt == PK_FORMAT_YAML)
-		return write_yaml(f, value);
+		return write_yaml(f, value, NULL);
 	if (json_dumpf(value, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) < 0)
 		return -EIO;
 	return fputc('\n', f) == EOF ? -EIO : 0;
@@ -170,6 +221,51 @@ char *pk_write_string(const json_t *value, enum pk_format fmt)
 		return NULL;
 	}
 	return buf;
+}
+
+json_t *pk_compact_object(const json_t *obj)
+{
+	char *text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+	json_t *s = text ? json_string_nocheck(text) : NULL;
+
+	free(text);
+	return s;
+}
+
+/* One item as pk_write's JSON would indent it at depth 2 of a List. */
+static int write_json_item(FILE *f, const json_t *item)
+{
+	json_t *v = list_item(item);
+	char *text = v ? json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY)
+		       : NULL;
+	int ret = text ? 0 : -ENOMEM;
+
+	json_decref(v);
+	fputs("    ", f);
+	for (const char *p = text; p && *p; p++)
+		if ((*p == '\n' ? fputs("\n    ", f) : fputc(*p, f)) == EOF)
+			ret = -EIO;
+	free(text);
+	return ret;
+}
+
+int pk_write_list(FILE *f, const json_t *items, enum pk_format fmt)
+{
+	size_t n = json_array_size(items);
+	int ret = 0;
+
+	if (!f || !json_is_array(items))
+		return -EINVAL;
+	if (fmt == PK_FORMAT_YAML)
+		return write_yaml(f, NULL, items);
+	fputs("{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"List\",\n  \"items\": [", f);
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		ret = write_json_item(f, json_array_get(items, i));
+	}
+	if (ret == 0)
+		fputs(n ? "\n  ]\n}\n" : "]\n}\n", f);
+	return ret == 0 && ferror(f) ? -EIO : ret;
 }
 
 json_t *pk_list_new(json_t *items)

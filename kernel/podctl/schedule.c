@@ -63,6 +63,27 @@ static bool has_workload_kinds(const json_t *objects)
 	return false;
 }
 
+/*
+ * Nodes are most of a cluster and scheduling only reads them: each file's are
+ * kept as compact text (pk_compact_object) from the moment they are
+ * validated, so only one file's trees exist at a time; the scheduler reads
+ * them back one by one and pk_write_list writes them out as they were.
+ */
+static int compact_nodes(json_t *objs)
+{
+	size_t i;
+	json_t *o, *c;
+
+	json_array_foreach(objs, i, o)
+	{
+		if (pk_kind_of(o) != PK_KIND_NODE)
+			continue;
+		if (!(c = pk_compact_object(o)) || json_array_set_new(objs, i, c) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Read and validate every file; objects of all files go into one array. */
 static int load(const char **files, size_t nfiles, size_t max_bytes, json_t *all)
 {
@@ -96,6 +117,8 @@ static int load(const char **files, size_t nfiles, size_t max_bytes, json_t *all
 			}
 			pk_errors_clear(&errs);
 		}
+		if (rc == PODCTL_EXIT_OK && compact_nodes(objs) < 0)
+			rc = PODCTL_EXIT_FAILURE;
 		json_array_extend(all, objs);
 		json_decref(objs);
 	}
@@ -123,11 +146,8 @@ static int run(json_t *objects, const struct pk_sched_opts *opts, enum pk_format
 	json_array_foreach(preempted, i, o)
 	    fprintf(stderr, "preempted: %s/%s\n", pk_namespace(o) ?: "default", pk_name(o) ?: "");
 	json_decref(preempted);
-	json_t *list = pk_list_new(json_incref(objects));
-
-	r = list && pk_write(stdout, list, fmt) == 0 ? PODCTL_EXIT_OK : PODCTL_EXIT_FAILURE;
-	json_decref(list);
-	return r;
+	return pk_write_list(stdout, objects, fmt) == 0 && fflush(stdout) == 0 ? PODCTL_EXIT_OK
+										  : PODCTL_EXIT_FAILURE;
 }
 
 int podctl_schedule(int argc, char **argv)

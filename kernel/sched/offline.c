@@ -175,8 +175,29 @@ int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *p
 	return r;
 }
 
-/* Add every object; errors name the object their field paths belong to. */
-static int add_all(struct pk_sched *s, const json_t *objects, struct pk_errors *errs)
+/* Say which object the field paths of errs (from before on) belong to. */
+static void name_errors(struct pk_errors *errs, size_t before, size_t i, const json_t *o)
+{
+	for (size_t k = before; errs && k < errs->n; k++) {
+		char *m = NULL;
+
+		if (asprintf(&m, "items[%zu] (%s %s): %s", i,
+			     json_string_value(json_object_get(o, "kind")) ?: "?", pk_name(o) ?: "?",
+			     errs->msg[k]) >= 0) {
+			free(errs->msg[k]);
+			errs->msg[k] = m;
+		}
+	}
+}
+
+/*
+ * Add every object (an item that is compact text, pk_compact_object, is read
+ * back for the moment of its adding).  compact (in place): the objects
+ * scheduling never changes (Nodes above all) are only kept to be written out
+ * again, so once added each is replaced by its compact text, and the trees of
+ * a cluster never coexist with all of the scheduler's own copy.
+ */
+static int add_all(struct pk_sched *s, json_t *objects, bool compact, struct pk_errors *errs)
 {
 	size_t i;
 	json_t *o;
@@ -184,21 +205,22 @@ static int add_all(struct pk_sched *s, const json_t *objects, struct pk_errors *
 	json_array_foreach(objects, i, o)
 	{
 		size_t before = errs ? errs->n : 0;
-		int r = pk_sched_add(s, o, errs);
+		bool text = json_is_string(o);
+		json_t *tree = text ? json_loadb(json_string_value(o), json_string_length(o), 0, NULL)
+				    : json_incref(o);
+		int r = tree ? pk_sched_add(s, tree, errs) : -ENOMEM;
 
-		if (r == 0)
-			continue;
-		for (size_t k = before; errs && k < errs->n; k++) {
-			char *m = NULL;
+		if (r == 0 && compact && !text && !scheduling_changes(pk_kind_of(tree))) {
+			json_t *c = pk_compact_object(tree);
 
-			if (asprintf(&m, "items[%zu] (%s %s): %s", i,
-				     json_string_value(json_object_get(o, "kind")) ?: "?",
-				     pk_name(o) ?: "?", errs->msg[k]) >= 0) {
-				free(errs->msg[k]);
-				errs->msg[k] = m;
-			}
+			if (!c || json_array_set_new(objects, i, c) < 0)
+				r = -ENOMEM;
+		} else if (r < 0 && tree) {
+			name_errors(errs, before, i, tree);
 		}
-		return r;
+		json_decref(tree);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -244,7 +266,7 @@ static int run(const json_t *objects, bool in_place, const struct pk_sched_opts 
 	}
 	r = pk_sched_new(opts, &s);
 	if (r == 0)
-		r = add_all(s, objects, errs);
+		r = add_all(s, (json_t *)objects, in_place, errs);
 	if (r == 0 && in_place) {
 		out = json_incref((json_t *)objects);
 		r = index_objects(out, &idx);

@@ -155,7 +155,8 @@ int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *p
 		   int64_t now);
 
 /*
- * Offline run: feed objects (an array; not modified) to a new scheduler, run
+ * Offline run: feed objects (an array; not modified; an item may be the
+ * compact text of an object, pk_compact_object) to a new scheduler, run
  * cycles until nothing changes (backoff waits are skipped on a virtual clock),
  * and return a new array with every object after the run, preempted pods left
  * out and returned in ret_preempted.  Decode errors go to errs (-EINVAL).
@@ -165,8 +166,10 @@ int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t
 /*
  * The same run applied to objects itself (no copy: what podctl schedule uses,
  * as it has no further use for its input): bound pods and conditions are set
- * in place and preempted pods moved from objects to ret_preempted.  On
- * failure objects may be partly changed.
+ * in place and preempted pods moved from objects to ret_preempted; objects
+ * the run never changes (all but pods and groups) are replaced by their
+ * compact text (pk_compact_object), which pk_write_list writes out as they
+ * were.  On failure objects may be partly changed.
  */
 int pk_sched_run_in_place(json_t *objects, const struct pk_sched_opts *opts,
 			  json_t **ret_preempted, struct pk_errors *errs);

@@ -2,10 +2,10 @@
 # bench_offline_memory.sh BUILD — peak memory of `podctl schedule` on a whole
 # cluster dump, per object.  Input: the 65,536 Nodes of
 # `podctl board nodes boards/tpu-superslice.yaml --superslices 256` (one JSON
-# file, about 55 MB) and 1,024 four-cube gangs of 16 pods (17,408 objects).
-# Floor: `podctl validate` of the same files, which holds the parsed input of
-# the largest file and nothing else.  Medians of RUNS (default 3) runs each;
-# peak RSS is the child's ru_maxrss (python3's resource module).
+# file of about 70 MB, or the same Nodes split into 16 files) and 1,024
+# cube gangs of 16 pods (17,408 objects).  Floor: `podctl validate` of the
+# one-file input, which holds the parsed input of that file and nothing else.
+# Medians of RUNS (default 3) runs each; peak RSS is the child's ru_maxrss.
 set -eu
 BUILD=${1:-build/bench}
 BIN=$(cd "$BUILD/bin" && pwd)
@@ -32,11 +32,21 @@ for g in range(1024):
                                                {"requests": {"google.com/tpu": "4", "cpu": "8"}}}]}})
 json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(sys.argv[1], "w"))
 PY
+python3 - "$WORK" <<'PY'
+import json, os, sys
+nodes = json.load(open(os.path.join(sys.argv[1], "nodes.json")))["items"]
+n = len(nodes) // 16
+for k in range(16):
+    json.dump({"apiVersion": "v1", "kind": "List", "items": nodes[k * n:(k + 1) * n]},
+              open(os.path.join(sys.argv[1], "nodes-%02d.json" % k), "w"))
+PY
 
 python3 - "$BIN/podctl" "$WORK" "$RUNS" <<'PY'
 import os, resource, statistics, subprocess, sys, time
 podctl, work, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-files = ["-f", os.path.join(work, "nodes.json"), "-f", os.path.join(work, "pods.json")]
+pods = ["-f", os.path.join(work, "pods.json")]
+files = ["-f", os.path.join(work, "nodes.json")] + pods
+split = sum((["-f", os.path.join(work, "nodes-%02d.json" % k)] for k in range(16)), []) + pods
 
 def peak(args):
     """Peak RSS (KiB) and wall time of one podctl run, in a fresh child."""
@@ -53,12 +63,13 @@ def peak(args):
 
 objects = 65536 + 1024 * 17
 rows = []
-for name, args in (("validate (floor)", ["validate"] + files), ("schedule", ["schedule"] + files)):
+for name, args in (("validate (floor)", ["validate"] + files), ("schedule", ["schedule"] + files),
+                   ("schedule, 16 files", ["schedule"] + split)):
     res = [peak(args) for _ in range(runs)]
     rows.append((name, statistics.median(r[0] for r in res), statistics.median(r[1] for r in res)))
 floor = rows[0][1]
-print("%-18s %10s %12s %8s %8s" % ("command", "peak MiB", "KiB/object", "ratio", "wall s"))
+print("%-20s %10s %12s %8s %8s" % ("command", "peak MiB", "KiB/object", "ratio", "wall s"))
 for name, kb, wall in rows:
-    print("%-18s %10.0f %12.2f %8.2f %8.2f" % (name, kb / 1024, kb / objects, kb / floor, wall))
-print("%d objects (65,536 Nodes in one file, 1,024 gangs of 16 pods), medians of %d runs" % (objects, runs))
+    print("%-20s %10.0f %12.2f %8.2f %8.2f" % (name, kb / 1024, kb / objects, kb / floor, wall))
+print("%d objects (65,536 Nodes, 1,024 gangs of 16 pods), medians of %d runs" % (objects, runs))
 PY

@@ -191,6 +191,46 @@ START_TEST(test_limits)
 }
 END_TEST
 
+/*
+ * pk_write_list writes exactly what pk_write writes for the whole List, in
+ * JSON and YAML, with items given as trees or as compact text.
+ */
+START_TEST(test_write_list)
+{
+	static const char *const text =
+	    "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels: {gen: \"0777\", z: a}\n"
+	    "  annotations: {note: \"h\u00e9llo\\nline2\", q: \"yes\"}\nstatus:\n"
+	    "  extra: {real: 0.1, big: 1.5e300, neg: -3, t: true, n: null, l: [], o: {}}\n"
+	    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: n}\n";
+	static const enum pk_format fmts[] = { PK_FORMAT_JSON, PK_FORMAT_YAML };
+	char err[256];
+	json_t *objs = NULL;
+
+	ck_assert_int_eq(pk_read_buffer("w.yaml", text, strlen(text), &objs, err, sizeof(err)), 0);
+	for (int empty = 0; empty <= 1; empty++) {
+		for (size_t f = 0; f < 2; f++) {
+			json_t *items = empty ? json_array() : json_deep_copy(objs);
+			json_t *list = pk_list_new(json_deep_copy(items));
+			char *whole = pk_write_string(list, fmts[f]), *streamed = NULL;
+			size_t len = 0;
+			FILE *m = open_memstream(&streamed, &len);
+
+			if (!empty) /* the Node as compact text, the Pod as a tree */
+				json_array_set_new(items, 0, pk_compact_object(json_array_get(items, 0)));
+			ck_assert(empty || json_is_string(json_array_get(items, 0)));
+			ck_assert_int_eq(pk_write_list(m, items, fmts[f]), 0);
+			fclose(m);
+			ck_assert_str_eq(streamed, whole);
+			free(whole);
+			free(streamed);
+			json_decref(list);
+			json_decref(items);
+		}
+	}
+	json_decref(objs);
+}
+END_TEST
+
 START_TEST(test_round_trip_stable)
 {
 	static const char *const inputs[] = {
@@ -501,6 +541,7 @@ int main(void)
 	tcase_add_test(tc, test_kinds);
 	tcase_add_test(tc, test_errors_list);
 	tcase_add_test(tc, test_read_file_limits);
+	tcase_add_test(tc, test_write_list);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
