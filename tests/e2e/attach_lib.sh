@@ -4,7 +4,8 @@
 # token file: it serves everything attach mode uses (list/watch, pods/binding,
 # status subresources, Leases, events.k8s.io Events) and schedules nothing.
 # The attached podkerneld instances reach it through a kubeconfig (server,
-# CA file, token) as they would reach a kube-apiserver.
+# CA file, token; or with ATTACH_AUTH=cert a CA and a client certificate
+# embedded as -data) as they would reach a kube-apiserver.
 #
 #   attach_cluster_start [args]   start (or restart on the same port) the cluster
 #   attach_start NAME [args]      an attached podkerneld; sets ATTACH_PID_NAME, ATTACH_PORT_NAME
@@ -14,9 +15,52 @@
 ATTACH_TOKEN=e2e-scheduler-token
 CLUSTER_PORT=""
 
+# attach_certs: a CA, the cluster's serving certificate and the scheduler's
+# client certificate (O=system:masters); cert.pem is the CA, so whatever
+# trusts the cluster's certificate keeps working.
+attach_certs() {
+	command -v openssl > /dev/null 2>&1 || { echo "openssl not available" >&2; exit 77; }
+	(
+		cd "$WORK" || exit 1
+		ssl() { openssl "$@" > /dev/null 2>&1 || exit 1; }
+		ssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=attach-ca -keyout ca.key -out cert.pem
+		ssl req -newkey rsa:2048 -nodes -subj /CN=cluster -keyout key.pem -out server.csr
+		printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > server.ext
+		ssl x509 -req -in server.csr -CA cert.pem -CAkey ca.key -CAcreateserial -days 1 \
+			-extfile server.ext -out server.pem
+		ssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=system:kube-scheduler" \
+			-keyout sched.key -out sched.csr
+		ssl x509 -req -in sched.csr -CA cert.pem -CAkey ca.key -CAcreateserial -days 1 -out sched.crt
+	) || fail "openssl could not make the certificates"
+	E2E_TLS_ARGS="--tls-cert-file $WORK/server.pem --tls-private-key-file $WORK/key.pem --client-ca-file $WORK/cert.pem"
+	E2E_SCHEME=https
+	export PODKERNEL_CA_FILE="$WORK/cert.pem"
+}
+
+# The scheduler's kubeconfig: a token and a CA file, or with ATTACH_AUTH=cert
+# everything embedded as -data (CA, client certificate and key).
+attach_kubeconfig() {
+	if [ "${ATTACH_AUTH:-token}" = cert ]; then
+		b64() { base64 -w0 < "$1"; }
+		cluster="{server: \"$PODKERNEL_SERVER\", certificate-authority-data: $(b64 "$WORK/cert.pem")}"
+		user="{client-certificate-data: $(b64 "$WORK/sched.crt"), client-key-data: $(b64 "$WORK/sched.key")}"
+	else
+		cluster="{server: \"$PODKERNEL_SERVER\", certificate-authority: \"$WORK/cert.pem\"}"
+		user="{token: $ATTACH_TOKEN}"
+	fi
+	cat > "$WORK/attach.kubeconfig" <<K
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: $cluster}]
+users: [{name: sched, user: $user}]
+contexts: [{name: c, context: {cluster: c, user: sched}}]
+current-context: c
+K
+}
+
 attach_cluster_start() {
 	if [ -z "$CLUSTER_PORT" ]; then
-		e2e_tls
+		if [ "${ATTACH_AUTH:-token}" = cert ]; then attach_certs; else e2e_tls; fi
 		echo "$ATTACH_TOKEN,system:kube-scheduler,sched,\"system:masters\"" >> "$WORK/tokens.csv"
 		listen=127.0.0.1:0
 	else
@@ -38,14 +82,7 @@ attach_cluster_start() {
 	[ -n "$p" ] || fail "the cluster did not start"
 	CLUSTER_PORT=$p
 	export PODKERNEL_SERVER="https://127.0.0.1:$CLUSTER_PORT"
-	cat > "$WORK/attach.kubeconfig" <<K
-apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "$PODKERNEL_SERVER", certificate-authority: "$WORK/cert.pem"}}]
-users: [{name: sched, user: {token: $ATTACH_TOKEN}}]
-contexts: [{name: c, context: {cluster: c, user: sched}}]
-current-context: c
-K
+	attach_kubeconfig
 }
 
 attach_start() {

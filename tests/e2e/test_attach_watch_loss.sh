@@ -6,7 +6,8 @@
 # podkerneld's informers, which retry with backoff while the cluster is
 # down, are answered 410 Gone and list again.  Then four nodes get the
 # label: the pending gang is bound on them, and a gang created after the
-# restart is bound too (on four nodes labelled pool=early).
+# restart is bound too (on four nodes labelled pool=early).  The scheduler
+# authenticates with a client certificate here (kubeconfig -data fields).
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 . "$PODKERNEL_SRC/tests/e2e/attach_lib.sh"
@@ -14,6 +15,7 @@ need_python
 need_tool curl
 
 e2e_setup
+ATTACH_AUTH=cert # a client certificate, CA and key as -data in the kubeconfig
 attach_cluster_start
 attach_register_board 1
 attach_start a
