@@ -6,8 +6,9 @@
 # Lease: the standby binds new pods within 15 s, and the old leader, thawed,
 # writes nothing (its leadership ended with its renew deadline).  Then the
 # new leader is killed with SIGKILL and the thawed instance binds new pods
-# within 15 s.  A watch on the cluster's pods, open the whole time, proves
-# that no pod was ever bound twice or moved.
+# within 15 s; stopped with SIGTERM, that one hands the Lease to a third
+# instance at once.  A watch on the cluster's pods, open the whole time,
+# proves that no pod was ever bound twice or moved.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 . "$PODKERNEL_SRC/tests/e2e/attach_lib.sh"
@@ -91,6 +92,18 @@ t0=$(date +%s)
 gangs fourth
 wait_for 15 has_bound 32 || { attach_dump; fail "no takeover within 15 s of kill -9"; }
 echo "takeover after SIGKILL: $(($(date +%s) - t0)) s"
+
+# A leader stopped with SIGTERM gives the Lease back: a new standby takes
+# over at its next retry (2 s), not after the lease duration.
+attach_start c --leader-elect
+wait_for 20 curl -sf "http://127.0.0.1:$ATTACH_PORT_c/readyz" || fail "c is not ready"
+kill -TERM "$LPID"
+wait "$LPID" 2>/dev/null || true
+t0=$(date +%s)
+holds_c() { case "$(holder)" in *_"$ATTACH_PID_c") return 0 ;; esac; return 1; }
+wait_for 6 holds_c || { attach_dump; fail "the Lease was not handed over at SIGTERM"; }
+echo "handover after SIGTERM: $(($(date +%s) - t0)) s"
+grep -q "released lease" "$WORK/attach-$L.log" || fail "the leader did not say it released the Lease"
 
 kill "$WATCH_PID" 2>/dev/null || true
 python3 - "$WORK/watch.jsonl" <<'EOF' || fail "a pod was bound twice"
