@@ -15,7 +15,9 @@
  * alone, so pollers get "unchanged" answers while the cluster is quiet.
  *
  * The loop thread writes, HTTP threads read; one mutex guards the maps and
- * the cached document of the last generation rendered.
+ * the cached document of the last generation rendered.  A render copies the
+ * three maps under the mutex (shallow: entries are immutable and shared) and
+ * lays them out without it, so the scheduling loop never waits for a render.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -245,35 +247,80 @@ void ap_pmap_event(struct ap_pmap *m, enum pk_event_type type, const char *kind,
 
 /* ---- documents ------------------------------------------------------------------------ */
 
-int ap_pmap_render(struct ap_pmap *m, uint64_t since, char **ret_json, size_t *ret_len)
+static char *unchanged_doc(uint64_t generation)
+{
+	json_t *doc = json_pack("{s:s,s:s,s:I,s:b}", "kind", "PlacementMap", "apiVersion",
+				"podkernel.dev/v1alpha1", "generation", (json_int_t)generation,
+				"unchanged", 1);
+	char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+
+	json_decref(doc);
+	return text;
+}
+
+/*
+ * The document of generation gen from shallow copies of the tables, made
+ * under the lock: entries are never changed in place (an update replaces
+ * one), and jansson's reference counts are atomic, so the layout runs
+ * without the lock and the loop thread waits only for the copies.
+ */
+static int render_unlocked(json_t *nodes, json_t *pods, json_t *groups, uint64_t gen,
+			   char **ret_text)
 {
 	json_t *doc = NULL;
-	char *text;
-	int r = 0;
+	int r = nodes && pods && groups ? ap_pmap_layout(nodes, pods, groups, gen, &doc) : -ENOMEM;
+
+	json_decref(nodes);
+	json_decref(pods);
+	json_decref(groups);
+	*ret_text = r == 0 ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	return r < 0 ? r : *ret_text ? 0 : -ENOMEM;
+}
+
+int ap_pmap_render(struct ap_pmap *m, uint64_t since, char **ret_json, size_t *ret_len)
+{
+	json_t *nodes, *pods, *groups;
+	char *text = NULL;
+	uint64_t gen;
+	int r;
 
 	pthread_mutex_lock(&m->lock);
-	if (since == m->generation && since != 0) {
-		doc = json_pack("{s:s,s:s,s:I,s:b}", "kind", "PlacementMap", "apiVersion",
-				"podkernel.dev/v1alpha1", "generation", (json_int_t)m->generation,
-				"unchanged", 1);
-		text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-		json_decref(doc);
-	} else if (m->cache && m->cache_gen == m->generation) {
-		text = strndup(m->cache, m->cache_len);
-	} else {
-		r = ap_pmap_layout(m->nodes, m->pods, m->groups, m->generation, &doc);
-		text = r == 0 ? json_dumps(doc, JSON_COMPACT) : NULL;
-		json_decref(doc);
-		if (text) {
-			free(m->cache);
-			m->cache = strdup(text);
-			m->cache_len = m->cache ? strlen(text) : 0;
-			m->cache_gen = m->generation;
-		}
+	gen = m->generation;
+	if (since == gen && since != 0) {
+		pthread_mutex_unlock(&m->lock);
+		text = unchanged_doc(gen);
+		r = text ? 0 : -ENOMEM;
+		goto out;
 	}
+	if (m->cache && m->cache_gen == gen) {
+		text = strndup(m->cache, m->cache_len);
+		pthread_mutex_unlock(&m->lock);
+		r = text ? 0 : -ENOMEM;
+		goto out;
+	}
+	nodes = json_copy(m->nodes);
+	pods = json_copy(m->pods);
+	groups = json_copy(m->groups);
 	pthread_mutex_unlock(&m->lock);
-	if (!text)
-		return r < 0 ? r : -ENOMEM;
+	r = render_unlocked(nodes, pods, groups, gen, &text);
+	if (r == 0) {
+		char *keep = strdup(text);
+
+		pthread_mutex_lock(&m->lock);
+		if (keep && (!m->cache || m->cache_gen < gen)) {
+			free(m->cache);
+			m->cache = keep;
+			m->cache_len = strlen(keep);
+			m->cache_gen = gen;
+			keep = NULL;
+		}
+		pthread_mutex_unlock(&m->lock);
+		free(keep);
+	}
+out:
+	if (r < 0)
+		return r;
 	*ret_json = text;
 	*ret_len = strlen(text);
 	return 0;
