@@ -39,7 +39,7 @@
 #define BOX_MAX_CELLS (1 << 20)
 
 enum hstate { ST_FREE, ST_BUSY, ST_CORDONED, ST_UNREACHABLE, _ST_MAX };
-static const char *const state_names[_ST_MAX] = { "free", "busy", "cordoned", "unreachable" };
+static const char *const state_names[_ST_MAX] = {"free", "busy", "cordoned", "unreachable"};
 
 struct lhost {
 	const char *name, *domain, *cube, *coords;
@@ -69,7 +69,7 @@ struct layout {
 	size_t nhosts;
 	struct lgroup *groups;
 	size_t ngroups;
-	json_t *group_ids; /* "ns/name" -> id */
+	json_t *group_ids;	     /* "ns/name" -> id */
 	char *domain_key, *cube_key; /* label keys of the drawn levels, or NULL */
 };
 
@@ -95,8 +95,10 @@ static int find_levels(const json_t *nodes, struct layout *L)
 
 	if (!seen)
 		return -ENOMEM;
-	json_object_foreach((json_t *)nodes, name, n) {
-		json_object_foreach(json_array_get(n, 0), k, v) {
+	json_object_foreach((json_t *)nodes, name, n)
+	{
+		json_object_foreach(json_array_get(n, 0), k, v)
+		{
 			if (!is_level_key(k))
 				continue;
 			vals = json_object_get(seen, k);
@@ -106,13 +108,13 @@ static int find_levels(const json_t *nodes, struct layout *L)
 				json_object_set(vals, json_string_value(v), json_true());
 		}
 	}
-	json_object_foreach(seen, k, vals) {
+	json_object_foreach(seen, k, vals)
+	{
 		size_t c = json_object_size(vals), len = 0;
 		const char *val;
 		json_t *t;
 
-		json_object_foreach(vals, val, t)
-			len += strlen(val);
+		json_object_foreach(vals, val, t) len += strlen(val);
 		len /= c ? c : 1;
 		if (!dk || c < dn || (c == dn && len < dlen)) {
 			dk = k;
@@ -159,13 +161,15 @@ static int load_hosts(const json_t *nodes, struct layout *L)
 	L->hosts = calloc(json_object_size(nodes) + 1, sizeof(*L->hosts));
 	if (!L->hosts)
 		return -ENOMEM;
-	json_object_foreach((json_t *)nodes, name, n) {
+	json_object_foreach((json_t *)nodes, name, n)
+	{
 		json_t *labels = json_array_get(n, 0);
 		struct lhost *h = &L->hosts[i++];
-		const char *d = L->domain_key ? json_string_value(json_object_get(labels, L->domain_key))
-					      : NULL;
-		const char *c = L->cube_key ? json_string_value(json_object_get(labels, L->cube_key))
-					    : NULL;
+		const char *d = L->domain_key
+				    ? json_string_value(json_object_get(labels, L->domain_key))
+				    : NULL;
+		const char *c =
+		    L->cube_key ? json_string_value(json_object_get(labels, L->cube_key)) : NULL;
 
 		h->name = name;
 		/* a board whose levels use other label keys: its torus is still a domain */
@@ -212,12 +216,13 @@ static int load_groups(const json_t *groups, struct layout *L)
 	L->group_ids = json_object();
 	if (!L->groups || !L->group_ids)
 		return -ENOMEM;
-	json_object_foreach((json_t *)groups, key, g)
-		L->groups[i++] = (struct lgroup){ .key = key, .g = g, .root = -1 };
+	json_object_foreach((json_t *)groups, key, g) L->groups[i++] =
+	    (struct lgroup){.key = key, .g = g, .root = -1};
 	L->ngroups = i;
 	qsort(L->groups, L->ngroups, sizeof(*L->groups), key_cmp);
 	for (i = 0; i < L->ngroups; i++)
-		if (json_object_set_new(L->group_ids, L->groups[i].key, json_integer((json_int_t)i)) < 0)
+		if (json_object_set_new(L->group_ids, L->groups[i].key,
+					json_integer((json_int_t)i)) < 0)
 			return -ENOMEM;
 	for (i = 0; i < L->ngroups; i++) {
 		long cur = (long)i;
@@ -246,7 +251,8 @@ static int place_pods(const json_t *pods, struct layout *L)
 		return -ENOMEM;
 	for (size_t i = 0; i < L->nhosts; i++)
 		json_object_set_new(by_name, L->hosts[i].name, json_integer((json_int_t)i));
-	json_object_foreach((json_t *)pods, key, p) {
+	json_object_foreach((json_t *)pods, key, p)
+	{
 		const char *node = json_string_value(json_array_get(p, 0));
 		long g = group_id(L, json_string_value(json_array_get(p, 4)),
 				  json_string_value(json_array_get(p, 1)));
@@ -299,7 +305,7 @@ static size_t cube_spans(const struct lhost *hosts, struct span dom, struct span
 		return 0;
 	for (size_t i = dom.first; i < dom.first + dom.n; i++) {
 		if (k == 0 || strcmp(hosts[i].cube, hosts[s[k - 1].first].cube) != 0)
-			s[k++] = (struct span){ i, 0 };
+			s[k++] = (struct span){i, 0};
 		s[k - 1].n++;
 	}
 	*ret = s;
@@ -309,7 +315,8 @@ static size_t cube_spans(const struct lhost *hosts, struct span dom, struct span
 struct geom {
 	bool torus, wrap;
 	int grid_cols, grid_rows, cube_cols, cube_rows;
-	int stride[3], dims[3], ext[3], lo[3]; /* chips per host cell, cells, cells per cube, origin */
+	int stride[3], dims[3], ext[3],
+	    lo[3]; /* chips per host cell, cells, cells per cube, origin */
 	int *cube_col, *cube_row, *cube_w, *cube_h; /* per span */
 };
 
@@ -412,7 +419,7 @@ static void infer_cube_extent(const struct lhost *H, const struct span *cs, size
 static bool layout_torus(struct lhost *H, struct span dom, const struct span *cs, size_t nc,
 			 struct geom *g)
 {
-	int q[3], Q[3] = { 1, 1, 1 };
+	int q[3], Q[3] = {1, 1, 1};
 
 	if (!cells_from_torus_labels(H, dom, g) && !cells_from_coords(H, dom, g))
 		return false;
@@ -490,7 +497,7 @@ static int largest_box(const struct lhost *H, struct span dom, const struct geom
 		       struct topo_box *ret, int *ret_found)
 {
 	const int *d = g->dims;
-	struct topo_shape grid = { { d[0], d[1], d[2] } }, block = { { g->ext[0], g->ext[1], g->ext[2] } };
+	struct topo_shape grid = {{d[0], d[1], d[2]}}, block = {{g->ext[0], g->ext[1], g->ext[2]}};
 	bool blocks = d[0] % g->ext[0] == 0 && d[1] % g->ext[1] == 0 && d[2] % g->ext[2] == 0;
 	struct topo_occ *occ;
 	struct topo_coord c;
@@ -521,11 +528,6 @@ static int largest_box(const struct lhost *H, struct span dom, const struct geom
 }
 
 /* ---- the document ---------------------------------------------------------------------------- */
-
-static json_t *str_or_null_json(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
 
 static json_t *counts_json(const struct counts *c)
 {
@@ -600,7 +602,7 @@ static json_t *cube_json(const struct lhost *H, struct span c, const struct geom
 			 struct counts *dom_counts)
 {
 	json_t *hosts = json_array();
-	struct counts cc = { .hosts = (int)c.n };
+	struct counts cc = {.hosts = (int)c.n};
 
 	for (size_t i = c.first; i < c.first + c.n; i++) {
 		cc.n[H[i].st]++;
@@ -618,9 +620,9 @@ static json_t *domain_json(struct lhost *H, struct span dom, struct counts *tota
 {
 	struct span *cs = NULL;
 	size_t nc = cube_spans(H, dom, &cs);
-	struct geom g = { 0 };
+	struct geom g = {0};
 	json_t *cubes = json_array(), *o = NULL;
-	struct counts dc = { 0 };
+	struct counts dc = {0};
 
 	if (!cs || !cubes)
 		goto out;
@@ -660,15 +662,14 @@ static json_t *groups_json(const struct layout *L, json_t **ret_pending)
 		const struct lgroup *lg = &L->groups[i];
 		const char *status = json_string_value(json_object_get(lg->g, "status"));
 		bool scheduled = status && strcmp(status, "True") == 0;
-		json_t *o = json_pack("{s:i,s:O,s:O,s:O,s:i,s:O,s:i,s:i,s:i,s:b,s:O,s:O}", "id",
-				      (int)i, "kind", json_object_get(lg->g, "kind"), "namespace",
-				      json_object_get(lg->g, "namespace"), "name",
-				      json_object_get(lg->g, "name"), "root", (int)lg->root,
-				      "sliceShape", json_object_get(lg->g, "sliceShape"), "pods",
-				      lg->pods, "boundPods", lg->bound, "hosts", lg->hosts,
-				      "scheduled", scheduled, "reason",
-				      json_object_get(lg->g, "reason"), "message",
-				      json_object_get(lg->g, "message"));
+		json_t *o = json_pack(
+		    "{s:i,s:O,s:O,s:O,s:i,s:O,s:i,s:i,s:i,s:b,s:O,s:O}", "id", (int)i, "kind",
+		    json_object_get(lg->g, "kind"), "namespace",
+		    json_object_get(lg->g, "namespace"), "name", json_object_get(lg->g, "name"),
+		    "root", (int)lg->root, "sliceShape", json_object_get(lg->g, "sliceShape"),
+		    "pods", lg->pods, "boundPods", lg->bound, "hosts", lg->hosts, "scheduled",
+		    scheduled, "reason", json_object_get(lg->g, "reason"), "message",
+		    json_object_get(lg->g, "message"));
 
 		json_array_append_new(out, o);
 		if (lg->root == (long)i && !scheduled)
@@ -690,8 +691,8 @@ static void layout_free(struct layout *L)
 int ap_pmap_layout(const json_t *nodes, const json_t *pods, const json_t *groups,
 		   uint64_t generation, json_t **ret)
 {
-	struct layout L = { 0 };
-	struct counts total = { 0 };
+	struct layout L = {0};
+	struct counts total = {0};
 	json_t *domains = json_array(), *pending = NULL, *gj, *doc;
 	size_t i, pods_bound = 0;
 	int r = domains ? find_levels(nodes, &L) : -ENOMEM;
@@ -709,7 +710,7 @@ int ap_pmap_layout(const json_t *nodes, const json_t *pods, const json_t *groups
 	}
 	qsort(L.hosts, L.nhosts, sizeof(*L.hosts), host_cmp);
 	for (i = 0; i < L.nhosts;) {
-		struct span dom = { i, 0 };
+		struct span dom = {i, 0};
 
 		while (i < L.nhosts && strcmp(L.hosts[i].domain, L.hosts[dom.first].domain) == 0)
 			i++;
@@ -719,11 +720,11 @@ int ap_pmap_layout(const json_t *nodes, const json_t *pods, const json_t *groups
 	for (i = 0; i < L.nhosts; i++)
 		pods_bound += (size_t)L.hosts[i].pods;
 	gj = groups_json(&L, &pending);
-	doc = json_pack("{s:s,s:s,s:I,s:{s:o,s:o},s:o,s:o,s:o,s:o}", "kind", "PlacementMap",
-			"apiVersion", "podkernel.dev/v1alpha1", "generation", (json_int_t)generation,
-			"levels", "domain", str_or_null_json(L.domain_key), "cube",
-			str_or_null_json(L.cube_key), "summary", counts_json(&total), "groups", gj,
-			"pending", pending, "domains", domains);
+	doc = json_pack(
+	    "{s:s,s:s,s:I,s:{s:o,s:o},s:o,s:o,s:o,s:o}", "kind", "PlacementMap", "apiVersion",
+	    "podkernel.dev/v1alpha1", "generation", (json_int_t)generation, "levels", "domain",
+	    ap_pmap_str_or_null(L.domain_key), "cube", ap_pmap_str_or_null(L.cube_key), "summary",
+	    counts_json(&total), "groups", gj, "pending", pending, "domains", domains);
 	if (doc) {
 		json_t *s = json_object_get(doc, "summary");
 

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernel/appliance/appliance.h"
 #include "kernel/appliance/placement_map.h"
 #include "topology/topology.h"
 
@@ -40,11 +41,9 @@ struct ap_pmap {
 
 /* Label key prefixes shown with a host. */
 static const char *const shown_labels[] = {
-	TOPO_LABEL_LEVEL_PREFIX, "accelerator.podkernel.dev/", "numa.podkernel.dev/",
-	TOPO_LABEL_HOSTNAME,	 "node.kubernetes.io/instance-type",
+    TOPO_LABEL_LEVEL_PREFIX, "accelerator.podkernel.dev/",	 "numa.podkernel.dev/",
+    TOPO_LABEL_HOSTNAME,     "node.kubernetes.io/instance-type",
 };
-
-#define UNREACHABLE_TAINT "node.kubernetes.io/unreachable"
 
 int ap_pmap_new(struct ap_pmap **ret)
 {
@@ -120,10 +119,11 @@ static bool node_unreachable(const json_t *node)
 	json_t *taints = pk_get(node, "spec.taints"), *t, *ready;
 	size_t i;
 
-	json_array_foreach(taints, i, t) {
+	json_array_foreach(taints, i, t)
+	{
 		const char *key = json_string_value(json_object_get(t, "key"));
 
-		if (key && strcmp(key, UNREACHABLE_TAINT) == 0)
+		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
 			return true;
 	}
 	ready = pk_condition_get(node, "Ready");
@@ -136,16 +136,11 @@ static json_t *node_entry(const json_t *node)
 	json_t *labels = json_object(), *v;
 	const char *k;
 
-	json_object_foreach(pk_get(node, "metadata.labels"), k, v)
-		if (json_is_string(v) && label_shown(k))
-			json_object_set(labels, k, v);
+	json_object_foreach(pk_get(node, "metadata.labels"), k,
+			    v) if (json_is_string(v) && label_shown(k))
+	    json_object_set(labels, k, v);
 	return json_pack("[o,b,b]", labels, json_is_true(pk_get(node, "spec.unschedulable")),
 			 node_unreachable(node));
-}
-
-static json_t *str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
 }
 
 static json_t *pod_entry(const json_t *pod)
@@ -154,14 +149,15 @@ static json_t *pod_entry(const json_t *pod)
 	const char *phase = pk_get_string(pod, "status.phase");
 	json_t *ann = pk_get(pod, "metadata.annotations");
 
-	if (node && (!*node || (phase && (strcmp(phase, "Succeeded") == 0 ||
-					  strcmp(phase, "Failed") == 0))))
+	if (node && (!*node ||
+		     (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))))
 		node = NULL;
-	return json_pack("[o,o,o,o,s]", str_or_null(node),
-			 str_or_null(pk_get_string(pod, "spec.schedulingGroup.podGroupName")),
-			 str_or_null(json_string_value(json_object_get(ann, AP_PMAP_ANN_SLICE_COORDS))),
-			 str_or_null(json_string_value(json_object_get(ann, AP_PMAP_ANN_WORKER_ID))),
-			 pk_namespace(pod));
+	return json_pack(
+	    "[o,o,o,o,s]", ap_pmap_str_or_null(node),
+	    ap_pmap_str_or_null(pk_get_string(pod, "spec.schedulingGroup.podGroupName")),
+	    ap_pmap_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_SLICE_COORDS))),
+	    ap_pmap_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_WORKER_ID))),
+	    pk_namespace(pod));
 }
 
 static json_t *group_entry(const char *kind, const json_t *g)
@@ -172,17 +168,18 @@ static json_t *group_entry(const char *kind, const json_t *g)
 	json_t *ann = pk_get(g, "metadata.annotations");
 	const char *parent = pk_get_string(g, "spec.parentCompositePodGroupName");
 
-	return json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o}", "kind", kind, "namespace",
-			 pk_namespace(g), "name", pk_name(g), "parent",
-			 str_or_null(parent && *parent ? parent : NULL), "sliceShape",
-			 str_or_null(json_string_value(json_object_get(ann, AP_PMAP_ANN_SLICE_SHAPE))),
-			 "status", str_or_null(json_string_value(json_object_get(cond, "status"))),
-			 "reason", str_or_null(json_string_value(json_object_get(cond, "reason"))),
-			 "message", str_or_null(json_string_value(json_object_get(cond, "message"))));
+	return json_pack(
+	    "{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o}", "kind", kind, "namespace", pk_namespace(g), "name",
+	    pk_name(g), "parent", ap_pmap_str_or_null(parent && *parent ? parent : NULL),
+	    "sliceShape",
+	    ap_pmap_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_SLICE_SHAPE))),
+	    "status", ap_pmap_str_or_null(json_string_value(json_object_get(cond, "status"))),
+	    "reason", ap_pmap_str_or_null(json_string_value(json_object_get(cond, "reason"))),
+	    "message", ap_pmap_str_or_null(json_string_value(json_object_get(cond, "message"))));
 }
 
 /* The table and key of obj's kind; false for kinds the map does not keep. */
-static bool pk_srv_table_of(struct ap_pmap *m, const char *kind, const json_t *obj, json_t **ret_table,
+static bool pmap_table_of(struct ap_pmap *m, const char *kind, const json_t *obj, json_t **ret_table,
 		     char *key, size_t keylen)
 {
 	if (strcmp(kind, "Node") == 0) {
@@ -206,9 +203,10 @@ int ap_pmap_update(struct ap_pmap *m, const char *kind, const json_t *obj)
 	json_t *table, *e;
 	int r = 0;
 
-	if (!m || !kind || !obj || !pk_name(obj) || !pk_srv_table_of(m, kind, obj, &table, key, sizeof(key)))
+	if (!m || !kind || !obj || !pk_name(obj) ||
+	    !pmap_table_of(m, kind, obj, &table, key, sizeof(key)))
 		return 0;
-	e = table == m->nodes ? node_entry(obj)
+	e = table == m->nodes  ? node_entry(obj)
 	    : table == m->pods ? pod_entry(obj)
 			       : group_entry(kind, obj);
 	if (!e)
@@ -228,7 +226,8 @@ void ap_pmap_remove(struct ap_pmap *m, const char *kind, const json_t *obj)
 	char key[512];
 	json_t *table;
 
-	if (!m || !kind || !obj || !pk_name(obj) || !pk_srv_table_of(m, kind, obj, &table, key, sizeof(key)))
+	if (!m || !kind || !obj || !pk_name(obj) ||
+	    !pmap_table_of(m, kind, obj, &table, key, sizeof(key)))
 		return;
 	pthread_mutex_lock(&m->lock);
 	if (json_object_del(table, key) == 0)
@@ -236,8 +235,7 @@ void ap_pmap_remove(struct ap_pmap *m, const char *kind, const json_t *obj)
 	pthread_mutex_unlock(&m->lock);
 }
 
-void ap_pmap_event(struct ap_pmap *m, enum pk_event_type type, const char *kind,
-		   const json_t *obj)
+void ap_pmap_event(struct ap_pmap *m, enum pk_event_type type, const char *kind, const json_t *obj)
 {
 	if (type == PK_EVENT_DELETED)
 		ap_pmap_remove(m, kind, obj);
@@ -332,7 +330,8 @@ static json_t *node_pods(struct ap_pmap *m, const char *name)
 	json_t *out = json_array(), *p;
 	const char *key;
 
-	json_object_foreach(m->pods, key, p) {
+	json_object_foreach(m->pods, key, p)
+	{
 		const char *node = json_string_value(json_array_get(p, 0));
 		const char *group = json_string_value(json_array_get(p, 1));
 		const char *ns = json_string_value(json_array_get(p, 4));
@@ -347,7 +346,8 @@ static json_t *node_pods(struct ap_pmap *m, const char *name)
 			/* the root: follow parents (bounded: a cycle is invalid anyway) */
 			root = g;
 			for (int d = 0; d < 16 && root; d++) {
-				const char *parent = json_string_value(json_object_get(root, "parent"));
+				const char *parent =
+				    json_string_value(json_object_get(root, "parent"));
 				json_t *up;
 
 				snprintf(gkey, sizeof(gkey), "%s/%s", ns, parent ? parent : "");
@@ -358,15 +358,15 @@ static json_t *node_pods(struct ap_pmap *m, const char *name)
 			}
 		}
 		json_array_append_new(
-			out, json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "namespace", ns, "name",
-				       strchr(key, '/') + 1, "group", str_or_null(group), "groupKind",
-				       json_incref(g ? json_object_get(g, "kind") : json_null()),
-				       "root",
-				       json_incref(root ? json_object_get(root, "name") : json_null()),
-				       "rootKind",
-				       json_incref(root ? json_object_get(root, "kind") : json_null()),
-				       "sliceCoords", json_incref(json_array_get(p, 2)), "workerId",
-				       json_incref(json_array_get(p, 3))));
+		    out,
+		    json_pack(
+			"{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "namespace", ns, "name",
+			strchr(key, '/') + 1, "group", ap_pmap_str_or_null(group), "groupKind",
+			json_incref(g ? json_object_get(g, "kind") : json_null()), "root",
+			json_incref(root ? json_object_get(root, "name") : json_null()), "rootKind",
+			json_incref(root ? json_object_get(root, "kind") : json_null()),
+			"sliceCoords", json_incref(json_array_get(p, 2)), "workerId",
+			json_incref(json_array_get(p, 3))));
 	}
 	return out;
 }
@@ -446,11 +446,11 @@ static int serve_api(struct ap_pmap *m, const struct pk_request *req, struct pk_
 	if (since) {
 		gen = strtoull(since, &end, 10);
 		if (!*since || *end)
-			return respond_doc(resp, 400,
-					   json_pack("{s:s,s:s,s:s,s:s,s:i}", "kind", "Status",
-						     "status", "Failure", "reason", "BadRequest",
-						     "message", "since: expected a generation number",
-						     "code", 400));
+			return respond_doc(
+			    resp, 400,
+			    json_pack("{s:s,s:s,s:s,s:s,s:i}", "kind", "Status", "status",
+				      "Failure", "reason", "BadRequest", "message",
+				      "since: expected a generation number", "code", 400));
 	}
 	r = ap_pmap_render(m, gen, &resp->body, &resp->body_len);
 	if (r < 0)

@@ -26,10 +26,11 @@
 #include "kernel/server/server.h"
 #include "kernel/store/store.h"
 
-/* Annotations of TPU slices (CONTRACT.md "TPU slices"). */
-#define AP_PMAP_ANN_SLICE_SHAPE "scheduling.podkernel.dev/slice-shape"
-#define AP_PMAP_ANN_SLICE_COORDS "scheduling.podkernel.dev/slice-coords"
-#define AP_PMAP_ANN_WORKER_ID "scheduling.podkernel.dev/worker-id"
+/* A string, or JSON null for NULL (the documents' optional fields). */
+static inline json_t *ap_pmap_str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
 
 struct ap_pmap;
 
@@ -45,8 +46,7 @@ void ap_pmap_clear(struct ap_pmap *m);
 int ap_pmap_update(struct ap_pmap *m, const char *kind, const json_t *obj);
 void ap_pmap_remove(struct ap_pmap *m, const char *kind, const json_t *obj);
 /* One change-stream event: update or remove. */
-void ap_pmap_event(struct ap_pmap *m, enum pk_event_type type, const char *kind,
-		   const json_t *obj);
+void ap_pmap_event(struct ap_pmap *m, enum pk_event_type type, const char *kind, const json_t *obj);
 
 /* The generation of the rendered document: grows with every change (from the clock at start). */
 uint64_t ap_pmap_generation(struct ap_pmap *m);

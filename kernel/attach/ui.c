@@ -69,10 +69,10 @@ static char *dup_or_null(const char *s)
 static bool cluster_allows(struct at_ui *u, const char *token)
 {
 	const struct pk_kube_credentials *mine = kube_client_credentials(at_client(u->a));
-	struct pk_kube_credentials cr = { 0 };
+	struct pk_kube_credentials cr = {0};
 	struct kube_client *c = NULL;
 	struct kube_conn *conn = NULL;
-	static const char *const paths[] = { "/api/v1/nodes?limit=1", "/api/v1/pods?limit=1" };
+	static const char *const paths[] = {"/api/v1/nodes?limit=1", "/api/v1/pods?limit=1"};
 	bool ok = false;
 
 	cr.server = dup_or_null(mine->server);
@@ -158,9 +158,10 @@ int at_ui_handle(struct at_ui *u, const struct pk_request *req, struct pk_respon
 		    strlen(auth) > AT_UI_TOKEN_MAX)
 			return respond(resp, 401, "Unauthorized: a bearer token of the cluster");
 		if (!token_allowed(u, auth + 7))
-			return respond(resp, 401,
-				       "Unauthorized: the cluster does not let this token list Nodes "
-				       "and Pods");
+			return respond(
+			    resp, 401,
+			    "Unauthorized: the cluster does not let this token list Nodes "
+			    "and Pods");
 	}
 	return pk_appliance_ui_cb(at_appliance(u->a), req, resp);
 }

@@ -68,13 +68,13 @@ static uint32_t fnv(const char *s)
 static int ansi_of_hsl(double hue, double sat, double light)
 {
 	double c = (1 - fabs(2 * light - 1)) * sat, hp = hue / 60.0;
-	double x = c * (1 - fabs(fmod(hp, 2) - 1)), m = light - c / 2, rgb[3] = { 0 };
+	double x = c * (1 - fabs(fmod(hp, 2) - 1)), m = light - c / 2, rgb[3] = {0};
 	int i = (int)hp % 6, idx[3];
 
-	static const int pick[6][3] = { { 0, 1, 2 }, { 1, 0, 2 }, { 2, 0, 1 },
-					{ 2, 1, 0 }, { 1, 2, 0 }, { 0, 2, 1 } };
+	static const int pick[6][3] = {{0, 1, 2}, {1, 0, 2}, {2, 0, 1},
+				       {2, 1, 0}, {1, 2, 0}, {0, 2, 1}};
 	/* pick[i]: which of (c, x, 0) goes to r, g, b */
-	double v[3] = { c, x, 0 };
+	double v[3] = {c, x, 0};
 
 	for (int k = 0; k < 3; k++)
 		rgb[k] = v[pick[i][k]] + m;
@@ -86,7 +86,8 @@ static int ansi_of_hsl(double hue, double sat, double light)
 static int group_color(const json_t *groups, json_int_t id)
 {
 	const json_t *g = json_array_get(groups, (size_t)id);
-	const json_t *root = json_array_get(groups, (size_t)json_integer_value(json_object_get(g, "root")));
+	const json_t *root =
+	    json_array_get(groups, (size_t)json_integer_value(json_object_get(g, "root")));
 	char key[512];
 	double hue, light;
 
@@ -97,12 +98,15 @@ static int group_color(const json_t *groups, json_int_t id)
 	snprintf(key, sizeof(key), "%s/%s", json_string_value(json_object_get(root, "namespace")),
 		 json_string_value(json_object_get(root, "name")));
 	hue = fmod((double)fnv(key) * 137.508, 360.0);
-	light = root == g ? 0.48
-			  : 0.34 + (double)(fnv(json_string_value(json_object_get(g, "name"))) % 5) * 0.07;
+	light =
+	    root == g
+		? 0.48
+		: 0.34 + (double)(fnv(json_string_value(json_object_get(g, "name"))) % 5) * 0.07;
 	return ansi_of_hsl(hue, 0.62, light);
 }
 
-/* ---- painting a domain ------------------------------------------------------------------------ */
+/* ---- painting a domain ------------------------------------------------------------------------
+ */
 
 static int block_add(struct block *b, const char *text, int width)
 {
@@ -145,14 +149,15 @@ static void paint_host(struct cell *cells, int W, int X, int y, const json_t *h,
 {
 	const char *state = json_string_value(json_object_get(h, "state"));
 	const json_t *gid = json_object_get(h, "group");
-	struct cell c = { GLYPH_FREE, -1 };
+	struct cell c = {GLYPH_FREE, -1};
 
 	if (state && strcmp(state, "busy") == 0)
-		c = (struct cell){ GLYPH_BUSY, gid ? group_color(groups, json_integer_value(gid)) : 244 };
+		c = (struct cell){GLYPH_BUSY,
+				  gid ? group_color(groups, json_integer_value(gid)) : 244};
 	else if (state && strcmp(state, "cordoned") == 0)
-		c = (struct cell){ GLYPH_CORDONED, 245 };
+		c = (struct cell){GLYPH_CORDONED, 245};
 	else if (state && strcmp(state, "unreachable") == 0)
-		c = (struct cell){ GLYPH_UNREACHABLE, 160 };
+		c = (struct cell){GLYPH_UNREACHABLE, 160};
 	cells[y * W + X] = c;
 	cells[y * W + X + 1] = c;
 }
@@ -202,12 +207,13 @@ static int cube_columns(const json_t *dom, int cw, int *ret_x)
 	if (!used)
 		return -ENOMEM;
 	json_array_foreach(json_object_get(dom, "cubes"), i, c)
-		json_array_foreach(json_object_get(c, "hosts"), j, h) {
-			int hx = integer(h, "x");
+	    json_array_foreach(json_object_get(c, "hosts"), j, h)
+	{
+		int hx = integer(h, "x");
 
-			if (hx >= 0 && hx < cw)
-				used[hx] = true;
-		}
+		if (hx >= 0 && hx < cw)
+			used[hx] = true;
+	}
 	for (int k = 0; k < cw; k++) {
 		ret_x[k] = x;
 		x += used[k] ? 2 : 1;
@@ -224,10 +230,10 @@ static void paint_frame(struct cell *cells, int W, int H, int tw, int ch)
 			bool vline = (X % (tw + 3)) == tw + 1, hline = (y % (ch + 1)) == ch;
 
 			if (vline || hline)
-				cells[y * W + X] = (struct cell){ vline && hline ? "\u253c"
-								  : vline	  ? "\u2502"
-										  : "\u2500",
-								  240 };
+				cells[y * W + X] = (struct cell){vline && hline ? "\u253c"
+								 : vline	? "\u2502"
+										: "\u2500",
+								 240};
 		}
 }
 
@@ -259,10 +265,12 @@ static int paint_domain(const json_t *dom, const json_t *groups, bool color, str
 		return -ENOMEM;
 	}
 	paint_frame(cells, W, H, tw, ch);
-	json_array_foreach(json_object_get(dom, "cubes"), i, c) {
+	json_array_foreach(json_object_get(dom, "cubes"), i, c)
+	{
 		int ox = integer(c, "col") * (tw + 3), oy = integer(c, "row") * (ch + 1);
 
-		json_array_foreach(json_object_get(c, "hosts"), j, h) {
+		json_array_foreach(json_object_get(c, "hosts"), j, h)
+		{
 			int x = integer(h, "x"), y = oy + integer(h, "y");
 
 			if (x >= 0 && x < cw && ox + colx[x] + 1 < W && y >= 0 && y < H)
@@ -282,8 +290,10 @@ static int paint_domain(const json_t *dom, const json_t *groups, bool color, str
 
 		snprintf(line, sizeof(line), "largest free: %d hosts%s%s%s, %d free cubes",
 			 integer(lf, "hosts"), shape || cube ? " in " : "",
-			 shape ? shape : cube ? cube : "", shape ? " chips" : "",
-			 integer(lf, "freeCubes"));
+			 shape	? shape
+			 : cube ? cube
+				: "",
+			 shape ? " chips" : "", integer(lf, "freeCubes"));
 		r = block_add(b, line, (int)strlen(line));
 	}
 	free(cells);
@@ -291,7 +301,8 @@ static int paint_domain(const json_t *dom, const json_t *groups, bool color, str
 	return r;
 }
 
-/* ---- output ----------------------------------------------------------------------------------- */
+/* ---- output -----------------------------------------------------------------------------------
+ */
 
 /* Blocks side by side, as many as fit in width, two spaces apart. */
 static void print_blocks(struct block *bs, size_t n, int width)
@@ -333,12 +344,12 @@ static void print_gangs(const json_t *doc, bool color)
 
 	if (!hosts)
 		return;
-	json_array_foreach(groups, i, g)
-		hosts[json_integer_value(json_object_get(g, "root"))] +=
-			json_integer_value(json_object_get(g, "hosts"));
+	json_array_foreach(groups, i, g) hosts[json_integer_value(json_object_get(g, "root"))] +=
+	    json_integer_value(json_object_get(g, "hosts"));
 	printf("%s busy (by gang)  %s free  %s cordoned  %s unreachable\n", GLYPH_BUSY, GLYPH_FREE,
 	       GLYPH_CORDONED, GLYPH_UNREACHABLE);
-	json_array_foreach(groups, i, g) {
+	json_array_foreach(groups, i, g)
+	{
 		if (json_integer_value(json_object_get(g, "root")) != (json_int_t)i || !hosts[i])
 			continue;
 		if (color)
@@ -354,7 +365,8 @@ static void print_gangs(const json_t *doc, bool color)
 	if (json_array_size(json_object_get(doc, "pending")) == 0)
 		return;
 	printf("\nPending gangs:\n");
-	json_array_foreach(json_object_get(doc, "pending"), i, p) {
+	json_array_foreach(json_object_get(doc, "pending"), i, p)
+	{
 		g = json_array_get(groups, (size_t)json_integer_value(p));
 		const char *reason = json_string_value(json_object_get(g, "reason"));
 		const char *msg = json_string_value(json_object_get(g, "message"));
@@ -387,9 +399,10 @@ static int parse_map_opts(int argc, char **argv, struct map_opts *o)
 		else if (a[0] != '-' && o->nonly < MAP_MAX_ONLY)
 			o->only[o->nonly++] = a;
 		else {
-			fprintf(stderr, "podctl map: unexpected argument '%s'\n"
-					"usage: podctl map [--color auto|always|never] [--width N] "
-					"[DOMAIN...]\n",
+			fprintf(stderr,
+				"podctl map: unexpected argument '%s'\n"
+				"usage: podctl map [--color auto|always|never] [--width N] "
+				"[DOMAIN...]\n",
 				a);
 			return PODCTL_EXIT_USAGE;
 		}
@@ -421,7 +434,7 @@ static bool wanted(const struct map_opts *o, const char *name)
 
 int podctl_map(const struct podctl_globals *g, int argc, char **argv)
 {
-	struct map_opts o = { 0 };
+	struct map_opts o = {0};
 	json_t *doc = NULL, *d;
 	struct block *bs;
 	size_t i, n = 0;
@@ -437,7 +450,8 @@ int podctl_map(const struct podctl_globals *g, int argc, char **argv)
 		json_decref(doc);
 		return PODCTL_EXIT_FAILURE;
 	}
-	json_array_foreach(json_object_get(doc, "domains"), i, d) {
+	json_array_foreach(json_object_get(doc, "domains"), i, d)
+	{
 		if (!wanted(&o, json_string_value(json_object_get(d, "name"))))
 			continue;
 		if (paint_domain(d, json_object_get(doc, "groups"), o.color, &bs[n++]) < 0) {
@@ -447,11 +461,12 @@ int podctl_map(const struct podctl_globals *g, int argc, char **argv)
 		}
 	}
 	print_blocks(bs, n, o.width);
-	printf("cluster: %d hosts: %d busy, %d free, %d cordoned, %d unreachable; %d/%d pods bound\n",
-	       integer(doc, "summary.hosts"), integer(doc, "summary.busy"),
-	       integer(doc, "summary.free"), integer(doc, "summary.cordoned"),
-	       integer(doc, "summary.unreachable"), integer(doc, "summary.boundPods"),
-	       integer(doc, "summary.pods"));
+	printf(
+	    "cluster: %d hosts: %d busy, %d free, %d cordoned, %d unreachable; %d/%d pods bound\n",
+	    integer(doc, "summary.hosts"), integer(doc, "summary.busy"),
+	    integer(doc, "summary.free"), integer(doc, "summary.cordoned"),
+	    integer(doc, "summary.unreachable"), integer(doc, "summary.boundPods"),
+	    integer(doc, "summary.pods"));
 	print_gangs(doc, o.color);
 	for (i = 0; i < n; i++)
 		block_clear(&bs[i]);

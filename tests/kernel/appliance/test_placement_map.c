@@ -42,8 +42,7 @@ static void feed_board(const char *file)
 	ck_assert_int_eq(topo_board_load_file(b, path, err, sizeof(err)), 0);
 	ck_assert_int_eq(pk_board_nodes_json(b, 0, &nodes), 0);
 	topo_board_free(b);
-	json_array_foreach(nodes, i, n)
-		ck_assert_int_eq(ap_pmap_update(pm, "Node", n), 0);
+	json_array_foreach(nodes, i, n) ck_assert_int_eq(ap_pmap_update(pm, "Node", n), 0);
 	json_decref(nodes);
 }
 
@@ -69,9 +68,9 @@ static json_t *pod(const char *name, const char *group, const char *node)
 static json_t *group(const char *kind, const char *name, const char *parent, const char *status,
 		     const char *reason, const char *message)
 {
-	json_t *g = json_pack("{s:s,s:s,s:{s:s,s:s},s:{}}", "apiVersion",
-			      "scheduling.k8s.io/v1alpha3", "kind", kind, "metadata", "name", name,
-			      "namespace", "ml", "spec");
+	json_t *g =
+	    json_pack("{s:s,s:s,s:{s:s,s:s},s:{}}", "apiVersion", "scheduling.k8s.io/v1alpha3",
+		      "kind", kind, "metadata", "name", name, "namespace", "ml", "spec");
 
 	if (parent)
 		pk_set(g, "spec.parentCompositePodGroupName", json_string(parent));
@@ -102,9 +101,9 @@ static json_t *domain_named(json_t *doc, const char *name)
 	size_t i;
 	json_t *d;
 
-	json_array_foreach(json_object_get(doc, "domains"), i, d)
-		if (strcmp(json_string_value(json_object_get(d, "name")), name) == 0)
-			return d;
+	json_array_foreach(json_object_get(doc, "domains"), i,
+			   d) if (strcmp(json_string_value(json_object_get(d, "name")), name) ==
+				  0) return d;
 	ck_abort_msg("no domain %s", name);
 	return NULL;
 }
@@ -114,7 +113,8 @@ static int count(json_t *o, const char *key)
 	return (int)json_integer_value(json_object_get(json_object_get(o, "counts"), key));
 }
 
-/* Every host once, inside its cube's cells, no two hosts on one cell, cubes on distinct grid cells. */
+/* Every host once, inside its cube's cells, no two hosts on one cell, cubes on distinct grid cells.
+ */
 static void check_grid(json_t *doc, int want_hosts)
 {
 	json_t *d, *c, *h;
@@ -122,12 +122,14 @@ static void check_grid(json_t *doc, int want_hosts)
 	int hosts = 0;
 	json_t *names = json_object();
 
-	json_array_foreach(json_object_get(doc, "domains"), i, d) {
+	json_array_foreach(json_object_get(doc, "domains"), i, d)
+	{
 		json_t *cubes_at = json_object();
 		int gc = (int)json_integer_value(pk_get(d, "grid.cols"));
 		int gr = (int)json_integer_value(pk_get(d, "grid.rows"));
 
-		json_array_foreach(json_object_get(d, "cubes"), j, c) {
+		json_array_foreach(json_object_get(d, "cubes"), j, c)
+		{
 			char key[64];
 			int col = (int)json_integer_value(json_object_get(c, "col"));
 			int row = (int)json_integer_value(json_object_get(c, "row"));
@@ -139,7 +141,8 @@ static void check_grid(json_t *doc, int want_hosts)
 			snprintf(key, sizeof(key), "%d,%d", col, row);
 			ck_assert_msg(!json_object_get(cubes_at, key), "two cubes at %s", key);
 			json_object_set_new(cubes_at, key, json_true());
-			json_array_foreach(json_object_get(c, "hosts"), k, h) {
+			json_array_foreach(json_object_get(c, "hosts"), k, h)
+			{
 				int x = (int)json_integer_value(json_object_get(h, "x"));
 				int y = (int)json_integer_value(json_object_get(h, "y"));
 				const char *name = json_string_value(json_object_get(h, "name"));
@@ -164,15 +167,16 @@ START_TEST(test_torus_layout_and_states)
 {
 	feed_board("tpu-superslice.yaml");
 	/* a composite gang of two PodGroups, each on one host of cube ss0-c0 */
-	feed("CompositePodGroup", group("CompositePodGroup", "train", NULL, "True", "Scheduled", "ok"));
+	feed("CompositePodGroup",
+	     group("CompositePodGroup", "train", NULL, "True", "Scheduled", "ok"));
 	feed("PodGroup", group("PodGroup", "shard-0", "train", "True", "Scheduled", "ok"));
 	feed("PodGroup", group("PodGroup", "shard-1", "train", "True", "Scheduled", "ok"));
 	feed("Pod", pod("a0", "shard-0", "tpu-ss0-h0"));
 	feed("Pod", pod("a1", "shard-0", "tpu-ss0-h0"));
 	feed("Pod", pod("b0", "shard-1", "tpu-ss0-h1"));
 	/* a pending gang */
-	feed("PodGroup", group("PodGroup", "big", NULL, "False", "Unschedulable",
-			       "0/512 nodes fit 600 pods"));
+	feed("PodGroup",
+	     group("PodGroup", "big", NULL, "False", "Unschedulable", "0/512 nodes fit 600 pods"));
 	feed("Pod", pod("big-0", "big", NULL));
 	/* a standalone pod, a finished pod (holds nothing) */
 	feed("Pod", pod("solo", NULL, "tpu-ss1-h5"));
@@ -180,11 +184,11 @@ START_TEST(test_torus_layout_and_states)
 	pk_set(done, "status.phase", json_string("Succeeded"));
 	feed("Pod", done);
 	/* cordoned, and unreachable with a pod (unreachable wins) */
-	json_t *n = json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{s:b}}", "apiVersion", "v1",
-			      "kind", "Node", "metadata", "name", "tpu-ss1-h7", "labels",
-			      TOPO_LABEL_LEVEL_PREFIX "superslice", "ss1",
-			      TOPO_LABEL_LEVEL_PREFIX "cube", "ss1-c0", TOPO_LABEL_COORDS, "2.2.1",
-			      "spec", "unschedulable", 1);
+	json_t *n =
+	    json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{s:b}}", "apiVersion", "v1", "kind",
+		      "Node", "metadata", "name", "tpu-ss1-h7", "labels",
+		      TOPO_LABEL_LEVEL_PREFIX "superslice", "ss1", TOPO_LABEL_LEVEL_PREFIX "cube",
+		      "ss1-c0", TOPO_LABEL_COORDS, "2.2.1", "spec", "unschedulable", 1);
 	feed("Node", n);
 	n = json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{s:[{s:s,s:s}]}}", "apiVersion", "v1",
 		      "kind", "Node", "metadata", "name", "tpu-ss1-h8", "labels",
@@ -218,9 +222,8 @@ START_TEST(test_torus_layout_and_states)
 	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.boundPods")), 5);
 
 	/* host h0 is coloured by shard-0, whose root is train */
-	json_t *h0 = json_array_get(json_object_get(json_array_get(json_object_get(ss0, "cubes"), 0),
-						    "hosts"),
-				    0);
+	json_t *h0 = json_array_get(
+	    json_object_get(json_array_get(json_object_get(ss0, "cubes"), 0), "hosts"), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(h0, "name")), "tpu-ss0-h0");
 	ck_assert_int_eq(json_integer_value(json_object_get(h0, "pods")), 2);
 	json_t *g = json_array_get(json_object_get(doc, "groups"),
@@ -233,10 +236,12 @@ START_TEST(test_torus_layout_and_states)
 	/* pending: only the root that is not scheduled, with its condition */
 	json_t *pending = json_object_get(doc, "pending");
 	ck_assert_int_eq(json_array_size(pending), 1);
-	g = json_array_get(json_object_get(doc, "groups"), json_integer_value(json_array_get(pending, 0)));
+	g = json_array_get(json_object_get(doc, "groups"),
+			   json_integer_value(json_array_get(pending, 0)));
 	ck_assert_str_eq(json_string_value(json_object_get(g, "name")), "big");
 	ck_assert_str_eq(json_string_value(json_object_get(g, "reason")), "Unschedulable");
-	ck_assert_str_eq(json_string_value(json_object_get(g, "message")), "0/512 nodes fit 600 pods");
+	ck_assert_str_eq(json_string_value(json_object_get(g, "message")),
+			 "0/512 nodes fit 600 pods");
 	ck_assert_int_eq(json_integer_value(json_object_get(g, "pods")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(g, "boundPods")), 0);
 	json_decref(doc);
@@ -250,7 +255,8 @@ START_TEST(test_largest_free_box)
 
 	feed_board("tpu-superslice.yaml");
 	json_t *doc = render();
-	ck_assert_int_eq(json_integer_value(pk_get(domain_named(doc, "ss1"), "largestFree.hosts")), 256);
+	ck_assert_int_eq(json_integer_value(pk_get(domain_named(doc, "ss1"), "largestFree.hosts")),
+			 256);
 	ck_assert_str_eq(json_string_value(pk_get(domain_named(doc, "ss1"), "largestFree.shape")),
 			 "8x8x16");
 	json_decref(doc);
@@ -310,12 +316,11 @@ START_TEST(test_slice_shape_and_node_detail)
 {
 	feed_board("tpu-cube.yaml");
 	json_t *g = group("PodGroup", "slice", NULL, "True", "Scheduled", "ok");
-	pk_set(g, "metadata.annotations",
-	       json_pack("{s:s}", AP_PMAP_ANN_SLICE_SHAPE, "4x4x2"));
+	pk_set(g, "metadata.annotations", json_pack("{s:s}", TOPO_ANN_SLICE_SHAPE, "4x4x2"));
 	feed("PodGroup", g);
 	json_t *p = pod("w0", "slice", "tpu-cube0-h0");
 	pk_set(p, "metadata.annotations",
-	       json_pack("{s:s,s:s}", AP_PMAP_ANN_SLICE_COORDS, "0.0.0", AP_PMAP_ANN_WORKER_ID, "0"));
+	       json_pack("{s:s,s:s}", TOPO_ANN_SLICE_COORDS, "0.0.0", TOPO_ANN_WORKER_ID, "0"));
 	feed("Pod", p);
 	json_t *doc = render();
 	check_grid(doc, 16);
@@ -327,9 +332,9 @@ START_TEST(test_slice_shape_and_node_detail)
 	json_t *d = NULL;
 	ck_assert_int_eq(ap_pmap_node(pm, "tpu-cube0-h0", &d), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(d, "state")), "busy");
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "labels"),
-							   TOPO_LABEL_COORDS)),
-			 "0.0.0");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(d, "labels"), TOPO_LABEL_COORDS)),
+	    "0.0.0");
 	json_t *p0 = json_array_get(json_object_get(d, "pods"), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(p0, "group")), "slice");
 	ck_assert_str_eq(json_string_value(json_object_get(p0, "root")), "slice");
@@ -389,14 +394,14 @@ START_TEST(test_torus_without_level_labels)
 	ck_assert_int_eq(topo_board_load_file(b, path, err, sizeof(err)), 0);
 	ck_assert_int_eq(pk_board_nodes_json(b, 0, &nodes), 0);
 	topo_board_free(b);
-	json_array_foreach(nodes, i, n) {
-		labels = pk_get(n, "metadata.labels");
-		json_object_foreach_safe(labels, tmp, k, v)
-			if (strcmp(k, TOPO_LABEL_LEVEL_PREFIX "cube") == 0)
-				json_object_del(labels, k);
-	}
 	json_array_foreach(nodes, i, n)
-		ck_assert_int_eq(ap_pmap_update(pm, "Node", n), 0);
+	{
+		labels = pk_get(n, "metadata.labels");
+		json_object_foreach_safe(labels, tmp, k,
+					 v) if (strcmp(k, TOPO_LABEL_LEVEL_PREFIX "cube") == 0)
+		    json_object_del(labels, k);
+	}
+	json_array_foreach(nodes, i, n) ck_assert_int_eq(ap_pmap_update(pm, "Node", n), 0);
 	json_decref(nodes);
 	json_t *doc = render();
 	check_grid(doc, 16);
@@ -411,8 +416,8 @@ END_TEST
 /* Labels from a hostile or broken agent: no crash, no overflow, a sane document. */
 START_TEST(test_hostile_labels)
 {
-	static const char *const coords[] = { "65535.65535.65535", "0.0.0", "1.1.1", "1.2",
-					      "x.y.z", "-1.0.0", "99999999999.0.0", "" };
+	static const char *const coords[] = {
+	    "65535.65535.65535", "0.0.0", "1.1.1", "1.2", "x.y.z", "-1.0.0", "99999999999.0.0", ""};
 	char name[32];
 
 	for (size_t i = 0; i < sizeof(coords) / sizeof(coords[0]); i++) {
@@ -438,8 +443,8 @@ END_TEST
 
 static int serve(const char *path, const char *key, const char *value, struct pk_response *resp)
 {
-	struct pk_query_arg arg = { key, value };
-	struct pk_request req = { .method = "GET", .path = path, .args = &arg, .nargs = key ? 1 : 0 };
+	struct pk_query_arg arg = {key, value};
+	struct pk_request req = {.method = "GET", .path = path, .args = &arg, .nargs = key ? 1 : 0};
 
 	memset(resp, 0, sizeof(*resp));
 	return ap_pmap_serve(pm, &req, resp);

@@ -29,7 +29,7 @@ static void setup(void)
 	fputs("admintok,admin,1,\"system:masters\"\nbobtok,bob,2\n", f);
 	fclose(f);
 	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
-	struct pk_server_config cfg = { .token_auth_file = path };
+	struct pk_server_config cfg = {.token_auth_file = path};
 	ck_assert_int_eq(pk_server_new(st, &cfg, &srv, err, sizeof(err)), 0);
 	calls = 0;
 }
@@ -67,9 +67,9 @@ static int call(const char *method, const char *path, const char *token, char **
 
 	snprintf(auth, sizeof(auth), "Bearer %s", token ? token : "");
 	struct pk_request req = {
-		.method = method,
-		.path = path,
-		.authorization = token ? auth : NULL,
+	    .method = method,
+	    .path = path,
+	    .authorization = token ? auth : NULL,
 	};
 	ck_assert_int_eq(pk_server_handle(srv, &req, &resp), 0);
 	int status = resp.status;
