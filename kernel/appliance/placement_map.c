@@ -17,7 +17,7 @@
  * The loop thread writes, HTTP threads read; one mutex guards the maps and
  * the cached document of the last generation rendered.  A render copies the
  * three maps under the mutex (shallow: entries are immutable and shared) and
- * lays them out without it, so the scheduling loop never waits for a render.
+ * lays them out without it: the scheduling loop waits for the copies only.
  */
 #include <errno.h>
 #include <inttypes.h>
