@@ -36,6 +36,14 @@
 #define PK_MAX_FILE_BYTES ((size_t)256 * 1024 * 1024)
 #define PK_FILE_BYTES_PER_OBJECT 128
 
+/*
+ * Levels of a group hierarchy: Workload templates, CompositePodGroup nesting
+ * (KEP-6012).  Validation refuses deeper ones; walks over a hierarchy stop
+ * past twice this, so a cycle or an unchecked tree cannot recurse without end.
+ */
+#define PK_HIERARCHY_DEPTH_MAX 4
+#define PK_HIERARCHY_WALK_MAX (2 * PK_HIERARCHY_DEPTH_MAX)
+
 /* Annotation on Nodes registered from a board file (exempt from heartbeats). */
 #define PK_ANN_SIMULATED "podkernel.dev/simulated"
 

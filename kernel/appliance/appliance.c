@@ -612,7 +612,9 @@ static int64_t run_cycles(struct pk_appliance *app, bool *ret_more)
 		int64_t t1 = ap_now_ns();
 
 		if (r < 0) {
-			ap_log(app, 0, "scheduling cycle failed: %s", strerror(-r));
+			ap_log(app, 0, "scheduling cycle failed: %s%s%s", strerror(-r),
+			       r == -EUCLEAN ? ": " : "",
+			       r == -EUCLEAN ? pk_sched_check_message(app->sched) : "");
 			return 0;
 		}
 		batch_result(app, res);

@@ -311,7 +311,6 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 	size_t npl = 0;
 	enum sc_status st;
 	int r = 0;
-	char why[256];
 
 	sc_trace(ctx, "cycle %llu: root %s %s (priority %d), strategy %s",
 		 (unsigned long long)s->cycle, sc_group_kind(root), root->key,
@@ -343,8 +342,8 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 		sc_snapshot_commit(&s->snap);
 	else
 		sc_snapshot_revert(&s->snap, 0);
-	if (s->opts.check &&
-	    sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)) < 0)
+	if (s->opts.check && sc_snapshot_check(&s->snap, &s->forest.all_pods, true, s->check_why,
+					       sizeof(s->check_why)) < 0)
 		return -EUCLEAN;
 
 	sc_trace(ctx, "root %s %s: %s, %zu pods placed%s", sc_group_kind(root), root->key,
@@ -394,6 +393,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 		return -EINVAL;
 	}
 	s->cycle++;
+	s->check_why[0] = '\0';
 	ctx.stamp = s->cycle;
 	ctx.tracing = s->opts.explain || s->opts.trace;
 	if (s->forest_changed) {
@@ -464,11 +464,8 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 		sc_queue_place(s, root, now_ms);
 		break;
 	}
-	if (r == 0 && s->opts.check) {
-		char why[256];
-
-		r = pk_sched_check(s, why, sizeof(why));
-	}
+	if (r == 0 && s->opts.check)
+		r = pk_sched_check(s, s->check_why, sizeof(s->check_why));
 	if (r < 0) {
 		pk_sched_result_free(res);
 		return r;

@@ -234,8 +234,9 @@ static bool fits_resources(const struct sc_pod *pod, const struct sc_node *node,
  * in a busy scope), then on the static filters; only when no node fits are
  * the misfits classified again in sc_filter's order, for the message.
  */
-static int pick_node(struct fit *f, struct sc_pod *pod, const int *nodes, size_t n)
+static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 {
+	const struct fit *f = arg;
 	const struct sc_snapshot *snap = f->ctx->snap;
 	int best = -1, counts[_SC_MISFIT_MAX] = {0}, short_of[SC_MAX_RES] = {0};
 	struct node_score bs = {0};
@@ -286,12 +287,7 @@ static int pick_node(struct fit *f, struct sc_pod *pod, const int *nodes, size_t
 			short_of[res]++;
 	}
 	counts[SC_FIT] = 0;
-	free(pod->why);
-	pod->why = NULL;
-	pod->misfit_set = true;
-	pod->scope_n = n;
-	memcpy(pod->misfit, counts, sizeof(pod->misfit));
-	memcpy(pod->short_of, short_of, sizeof(pod->short_of));
+	sc_pod_set_misfits(pod, n, counts, short_of);
 	return -1;
 }
 
@@ -299,47 +295,9 @@ static int pick_node(struct fit *f, struct sc_pod *pod, const int *nodes, size_t
 
 static enum sc_status eval_leaf(struct fit *f, struct sc_group *g, const int *nodes, size_t n)
 {
-	struct sc_ctx *ctx = f->ctx;
-	int M = sc_group_min(g), S = 0, R = 0, U = 0;
-	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
-	enum sc_status st;
-	struct sc_pod *last_failed = NULL;
+	const struct sc_leaf_pick pick = {.node = pick_node, .arg = f, .minimum_only = true};
 
-	if (g->has_slice)
-		return sc_slice_place_leaf(ctx, g, nodes, n);
-	st = sc_leaf_presim(ctx, g, &S, &R);
-	if (st >= SC_UNSCHEDULABLE)
-		return st;
-	for (size_t i = 0; i < g->pods.n && S < M; i++) {
-		struct sc_pod *p = g->pods.v[i];
-		int node;
-
-		if (!sc_pod_pending(p))
-			continue;
-		R--;
-		node = pick_node(f, p, nodes, n);
-		if (node >= 0 && sc_snapshot_assume(ctx->snap, p, node) == 0) {
-			S++;
-			ctx->placed++;
-		} else {
-			U++;
-			last_failed = p;
-		}
-		if (sc_feasible(M, S, R, U, 0) >= SC_UNSCHEDULABLE)
-			break;
-	}
-	st = sc_feasible(M, S, R, U, 0);
-	if (st >= SC_UNSCHEDULABLE) {
-		sc_snapshot_revert(ctx->snap, mark);
-		ctx->placed = placed0;
-		sc_record(ctx, g, st, M, S, R, U, 0, SC_WHY_LEAF, last_failed, NULL);
-	} else {
-		sc_record(ctx, g, st, M, S, R, U, 0, U ? SC_WHY_POD : SC_WHY_TEXT, last_failed,
-			  NULL);
-	}
-	sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=%d UU=0 -> %s (minimum)", sc_group_kind(g), g->key,
-		 M, S, R, U, sc_status_to_string(st));
-	return st;
+	return sc_place_leaf(f->ctx, g, nodes, n, &pick);
 }
 
 struct child {
@@ -397,131 +355,151 @@ static void child_share(struct fit *f, struct child *c)
 		}
 }
 
+/* One composite's search: its admissible children in evaluation order, the counts. */
+struct comp_search {
+	struct fit *f;
+	struct sc_group *g;
+	const int *nodes;
+	size_t n;
+	struct child *ch;
+	size_t k, i; /* admissible children; the next one to evaluate */
+	int M, S, U, UU;
+	int bestS, bU, bUU; /* the best infeasible state met, for the message */
+	const struct sc_group *failed;
+	long tries;
+};
+
+/* The admissible children, largest dominant share first (ties in creation order). */
+static int children_order(struct comp_search *cs)
+{
+	struct sc_group *g = cs->g;
+	bool *adm = calloc(g->children.n + 1, sizeof(bool));
+
+	cs->ch = calloc(g->children.n + 1, sizeof(*cs->ch));
+	if (!adm || !cs->ch) {
+		free(adm);
+		free(cs->ch);
+		return -ENOMEM;
+	}
+	cs->UU = sc_admit_children(cs->f->ctx, g, adm, &cs->failed);
+	for (size_t j = 0; j < g->children.n; j++)
+		if (adm[j])
+			cs->ch[cs->k++] = (struct child){.g = g->children.v[j], .pos = j};
+	free(adm);
+	if (cs->k > 1) {
+		for (size_t j = 0; j < cs->k; j++)
+			child_share(cs->f, &cs->ch[j]);
+		qsort(cs->ch, cs->k, sizeof(*cs->ch), child_cmp);
+	}
+	return 0;
+}
+
+/* Evaluate the next child from its starting candidate. */
+static void child_eval(struct comp_search *cs)
+{
+	struct sc_ctx *ctx = cs->f->ctx;
+	struct child *c = &cs->ch[cs->i++];
+	enum sc_status cst;
+
+	c->mark = sc_snapshot_mark(ctx->snap);
+	c->placed0 = ctx->placed;
+	c->S0 = cs->S;
+	c->U0 = cs->U;
+	c->UU0 = cs->UU;
+	cst = eval_group(cs->f, c->g, cs->nodes, cs->n, c->start, &c->chosen);
+	if (cst == SC_SUCCESS) {
+		cs->S++;
+		return;
+	}
+	c->chosen = -1;
+	if (cst == SC_UNSCHEDULABLE)
+		cs->U++;
+	else
+		cs->UU++;
+	cs->failed = c->g;
+}
+
+/*
+ * The composite cannot succeed any more: remember the best state met, then
+ * move the latest placed child with a topology key to its next candidate
+ * domain and start every later child over.  False when there is no such
+ * child or the budget is spent.
+ */
+static bool backtrack(struct comp_search *cs)
+{
+	struct fit *f = cs->f;
+	struct sc_ctx *ctx = f->ctx;
+	size_t j = cs->i;
+
+	if (cs->S > cs->bestS) {
+		cs->bestS = cs->S;
+		cs->bU = cs->U;
+		cs->bUU = cs->UU;
+	}
+	while (j > 0 && !(cs->ch[j - 1].chosen >= 0 && cs->ch[j - 1].g->topo_key))
+		j--;
+	if (j == 0)
+		return false;
+	if (f->budget <= 0) {
+		if (!f->exhausted)
+			sc_trace(ctx,
+				 "%s %s: search budget of %d candidate evaluations "
+				 "exhausted; best found: %d of %d child groups",
+				 sc_group_kind(cs->g), cs->g->key, FIT_BUDGET, cs->bestS, cs->M);
+		f->exhausted = true;
+		return false;
+	}
+	j--;
+	cs->tries++;
+	sc_snapshot_revert(ctx->snap, cs->ch[j].mark);
+	ctx->placed = cs->ch[j].placed0;
+	cs->S = cs->ch[j].S0;
+	cs->U = cs->ch[j].U0;
+	cs->UU = cs->ch[j].UU0;
+	cs->ch[j].start = cs->ch[j].chosen + 1;
+	for (size_t l = j + 1; l < cs->k; l++)
+		cs->ch[l].start = 0;
+	sc_trace(ctx, "%s %s: backtrack: %s %s tries its candidate #%d", sc_group_kind(cs->g),
+		 cs->g->key, sc_group_kind(cs->ch[j].g), cs->ch[j].g->key, cs->ch[j].start + 1);
+	cs->i = j;
+	return true;
+}
+
 static enum sc_status eval_composite(struct fit *f, struct sc_group *g, const int *nodes, size_t n)
 {
 	struct sc_ctx *ctx = f->ctx;
-	int M = sc_group_min(g), S = 0, U = 0, UU = 0, bestS = -1, bU = 0, bUU = 0;
-	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed, k = 0, i = 0;
+	struct comp_search cs = {.f = f, .g = g, .nodes = nodes, .n = n, .M = sc_group_min(g),
+				 .bestS = -1};
+	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
 	enum sc_status st;
-	struct child *ch = calloc(g->children.n + 1, sizeof(*ch));
-	const struct sc_group *failed = NULL;
-	long tries = 0;
 
-	if (!ch)
+	if (children_order(&cs) < 0)
 		return SC_UNRESOLVABLE;
-	for (size_t j = 0; j < g->children.n; j++) {
-		struct sc_group *c = g->children.v[j];
-		struct sc_buf why = {0};
-
-		if (sc_group_admissible(c, 0, &why)) {
-			ch[k] = (struct child){.g = c, .pos = j};
-			k++;
-		} else {
-			UU++;
-			sc_record(ctx, c, SC_UNRESOLVABLE, sc_group_min(c), 0, 0, 0, 0, SC_WHY_TEXT,
-				  NULL, why.s ? why.s : "not admissible");
-			sc_trace(ctx, "%s %s: not admissible (%s) -> UU", sc_group_kind(c), c->key,
-				 why.s ? why.s : "");
-			failed = failed ? failed : c;
-		}
-		sc_buf_free(&why);
-	}
-	if (k > 1) {
-		for (size_t j = 0; j < k; j++)
-			child_share(f, &ch[j]);
-		qsort(ch, k, sizeof(*ch), child_cmp);
-	}
-	int UUpre = UU;
-
 	ctx->depth++;
 	for (;;) {
-		st = sc_feasible(M, S, (int)(k - i), U, UU);
-		if (i < k && st < SC_UNSCHEDULABLE) {
-			struct child *c = &ch[i];
-			enum sc_status cst;
-
-			c->mark = sc_snapshot_mark(ctx->snap);
-			c->placed0 = ctx->placed;
-			c->S0 = S;
-			c->U0 = U;
-			c->UU0 = UU;
-			cst = eval_group(f, c->g, nodes, n, c->start, &c->chosen);
-			if (cst == SC_SUCCESS) {
-				S++;
-			} else {
-				c->chosen = -1;
-				if (cst == SC_UNSCHEDULABLE)
-					U++;
-				else
-					UU++;
-				failed = c->g;
-			}
-			i++;
-			continue;
-		}
-		if (st == SC_SUCCESS)
-			break; /* every child tried (or nothing left to reach) */
-		/* Infeasible: remember the best, then backtrack. */
-		if (S > bestS) {
-			bestS = S;
-			bU = U;
-			bUU = UU;
-		}
-		size_t j = i;
-
-		while (j > 0 && !(ch[j - 1].chosen >= 0 && ch[j - 1].g->topo_key))
-			j--;
-		if (j == 0)
-			break;
-		if (f->budget <= 0) {
-			if (!f->exhausted)
-				sc_trace(ctx,
-					 "%s %s: search budget of %d candidate evaluations "
-					 "exhausted; best found: %d of %d child groups",
-					 sc_group_kind(g), g->key, FIT_BUDGET, bestS, M);
-			f->exhausted = true;
-			break;
-		}
-		j--;
-		tries++;
-		sc_snapshot_revert(ctx->snap, ch[j].mark);
-		ctx->placed = ch[j].placed0;
-		S = ch[j].S0;
-		U = ch[j].U0;
-		UU = ch[j].UU0;
-		ch[j].start = ch[j].chosen + 1;
-		for (size_t l = j + 1; l < k; l++)
-			ch[l].start = 0;
-		sc_trace(ctx, "%s %s: backtrack: %s %s tries its candidate #%d", sc_group_kind(g),
-			 g->key, sc_group_kind(ch[j].g), ch[j].g->key, ch[j].start + 1);
-		i = j;
+		st = sc_feasible(cs.M, cs.S, (int)(cs.k - cs.i), cs.U, cs.UU);
+		if (cs.i < cs.k && st < SC_UNSCHEDULABLE)
+			child_eval(&cs);
+		else if (st == SC_SUCCESS || !backtrack(&cs))
+			break; /* every child tried, nothing left to reach, or no way back */
 	}
 	ctx->depth--;
-	free(ch);
+	free(cs.ch);
 	if (st >= SC_UNSCHEDULABLE) {
-		char why[512];
-
-		if (bestS > S) {
-			S = bestS;
-			U = bU;
-			UU = bUU;
+		if (cs.bestS > cs.S) {
+			cs.S = cs.bestS;
+			cs.U = cs.bU;
+			cs.UU = cs.bUU;
 		}
-		(void)UUpre;
 		sc_snapshot_revert(ctx->snap, mark);
 		ctx->placed = placed0;
-		const char *fw = failed ? sc_group_why(ctx->snap, (struct sc_group *)failed) : NULL;
-
-		snprintf(why, sizeof(why), "%d of minGroupCount %d child groups placed%s%s%s%s%s",
-			 S, M, failed ? "; " : "", failed ? sc_group_kind(failed) : "",
-			 failed ? " " : "", failed ? failed->key : "", fw ? ": " : "");
-		if (fw)
-			strncat(why, fw, sizeof(why) - strlen(why) - 1);
-		sc_record(ctx, g, st, M, S, 0, U, UU, SC_WHY_TEXT, NULL, why);
+		sc_record_composite_failure(ctx, g, st, cs.M, cs.S, 0, cs.U, cs.UU, cs.failed);
 	} else {
-		sc_record(ctx, g, st, M, S, 0, U, UU, SC_WHY_TEXT, NULL, NULL);
+		sc_record(ctx, g, st, cs.M, cs.S, 0, cs.U, cs.UU, SC_WHY_TEXT, NULL, NULL);
 	}
-	sc_trace(ctx, "%s %s: M=%d S=%d R=0 U=%d UU=%d -> %s%s", sc_group_kind(g), g->key, M, S, U,
-		 UU, sc_status_to_string(st), tries ? " (after backtracking)" : "");
+	sc_trace(ctx, "%s %s: M=%d S=%d R=0 U=%d UU=%d -> %s%s", sc_group_kind(g), g->key, cs.M,
+		 cs.S, cs.U, cs.UU, sc_status_to_string(st),
+		 cs.tries ? " (after backtracking)" : "");
 	return st;
 }
 
@@ -531,76 +509,6 @@ static enum sc_status eval_in(struct fit *f, struct sc_group *g, const int *node
 }
 
 /* ---- topology: best-first candidates ----------------------------------- */
-
-/*
- * The scope's nodes grouped by domain of part: the k-th domain present is
- * dom[k] (NULL: k itself), its nodes order[start[k] .. start[k + 1]), in
- * natural value order.  The whole cluster uses the partition's own lists;
- * a smaller scope costs its size, not the number of domains of the key.
- */
-struct buckets {
-	int nd;
-	int *dom, *start, *order;
-	bool owned;
-};
-
-static void buckets_free(struct buckets *b)
-{
-	if (b->owned) {
-		free(b->dom);
-		free(b->start);
-		free(b->order);
-	}
-	memset(b, 0, sizeof(*b));
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int bucket_scope(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes,
-			size_t n, struct buckets *ret)
-{
-	struct buckets b = {.owned = true};
-
-	if (n == snap->nnodes) {
-		*ret =
-		    (struct buckets){.nd = part->ndom, .start = part->start, .order = part->order};
-		return 0;
-	}
-	b.dom = malloc((n + 1) * sizeof(int));
-	b.start = malloc((n + 2) * sizeof(int));
-	b.order = malloc((n + 1) * sizeof(int));
-	if (!b.dom || !b.start || !b.order) {
-		buckets_free(&b);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		int d = part->node_dom[nodes[i]];
-
-		if (d >= 0 && part->scratch[d]++ == 0)
-			b.dom[b.nd++] = d;
-	}
-	qsort(b.dom, (size_t)b.nd, sizeof(int), cmp_int);
-	b.start[0] = 0;
-	for (int k = 0; k < b.nd; k++) {
-		b.start[k + 1] = b.start[k] + part->scratch[b.dom[k]];
-		part->scratch[b.dom[k]] = b.start[k]; /* now the fill position */
-	}
-	for (size_t i = 0; i < n; i++) {
-		int d = part->node_dom[nodes[i]];
-
-		if (d >= 0)
-			b.order[part->scratch[d]++] = nodes[i];
-	}
-	for (int k = 0; k < b.nd; k++)
-		part->scratch[b.dom[k]] = 0;
-	*ret = b;
-	return 0;
-}
 
 struct cand {
 	int d, k; /* domain, and its index in the buckets */
@@ -632,7 +540,7 @@ struct cands {
 	struct fit *f;
 	struct sc_group *g;
 	struct sc_part *part;
-	struct buckets bk;
+	struct sc_buckets bk;
 	int bdom;
 	int64_t need_min[SC_MAX_RES], need_full[SC_MAX_RES];
 	/* resources the subtree requests; scarce ones it does not */
@@ -900,7 +808,7 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 	enum sc_status st = SC_UNRESOLVABLE;
 	double t0 = sc_stat_clock(ctx);
 
-	if (!part || bucket_scope(snap, part, nodes, n, &cs.bk) < 0)
+	if (!part || sc_buckets_of(snap, part, nodes, n, &cs.bk) < 0)
 		return SC_UNRESOLVABLE;
 	cs.v = &cs.one;
 	cs.bdom = sc_bound_domain(part, g, 0, -2);
@@ -1003,7 +911,7 @@ out:
 	sc_stat(ctx, PK_SCHED_STAT_SEARCH, sc_stat_clock(ctx) - t0);
 	sc_buf_free(&cs.why);
 	free(cs.heap);
-	buckets_free(&cs.bk);
+	sc_buckets_free(&cs.bk);
 	return st;
 }
 
@@ -1101,6 +1009,27 @@ static bool is_scarce(const char *name)
 	return strncmp(name, "hugepages-", 10) != 0;
 }
 
+/* What the fit strategy keeps from cycle to cycle (pk_sched's ops_state). */
+struct fit_cache {
+	bool scarce[SC_MAX_RES]; /* for the first scarce_nres resource ids */
+	int scarce_nres;
+};
+
+/* Which resources are scarce: names are interned once, so classified once. */
+static void classify_scarce(struct fit *f)
+{
+	const struct sc_snapshot *snap = f->ctx->snap;
+	struct fit_cache local = {0}, *c = f->ctx->s->ops == &sc_fit_ops && f->ctx->s->ops_state
+						      ? f->ctx->s->ops_state
+						      : &local;
+
+	for (int r = c->scarce_nres; r < snap->nres; r++) {
+		c->scarce[r] = r > 0 && is_scarce(snap->res_name[r]);
+		c->scarce_nres = r + 1;
+	}
+	memcpy(f->scarce, c->scarce, sizeof(f->scarce));
+}
+
 /* One fit search of a root: minimums, then the extra pods. */
 static enum sc_status fit_search(struct sc_ctx *ctx, struct sc_group *root, struct fit *f)
 {
@@ -1111,12 +1040,7 @@ static enum sc_status fit_search(struct sc_ctx *ctx, struct sc_group *root, stru
 
 	if (!all)
 		return SC_UNRESOLVABLE;
-	for (int r = 0; r < snap->nres; r++)
-		if (r >= ctx->s->scarce_nres) { /* names are interned once: classify once */
-			ctx->s->scarce[r] = r > 0 && is_scarce(snap->res_name[r]);
-			ctx->s->scarce_nres = r + 1;
-		}
-	memcpy(f->scarce, ctx->s->scarce, sizeof(f->scarce));
+	classify_scarce(f);
 	for (size_t i = 0; i < ctx->s->topo_keys.n && f->nparts < 16; i++) {
 		struct sc_part *p = sc_snapshot_part(snap, ctx->s->topo_keys.v[i]);
 
@@ -1192,4 +1116,5 @@ const struct pk_placement_ops sc_fit_ops = {
 		   "best-first candidate domains pruned by capacity summaries, scarce-resource "
 		   "and fragmentation aware node choice; never worse than kep",
     .place_root = fit_place_root,
+    .state_size = sizeof(struct fit_cache),
 };

@@ -43,97 +43,15 @@ static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const i
 
 #define SC_WHY_LIST 3 /* failed candidates named in a group's message */
 
-/* a/b > c/d for non-negative values with positive denominators. */
+/* ---- leaves ---------------------------------------------------------------- */
 
-void sc_record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S,
-			int R, int U, int UU, enum sc_why kind, struct sc_pod *pod, const char *why)
+/* Tightest-packing node of the scope for pod, or -1 with its misfits set. */
+static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 {
-	g->stamp = ctx->stamp;
-	g->status = st;
-	g->M = M;
-	g->S = S;
-	g->R = R;
-	g->U = U;
-	g->UU = UU;
-	g->why_kind = kind;
-	g->why_pod = pod;
-	free(g->why);
-	g->why = sc_strdup(why);
-}
-
-static void record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S, int R,
-		   int U, int UU, const char *why)
-{
-	sc_record(ctx, g, st, M, S, R, U, UU, SC_WHY_TEXT, NULL, why);
-}
-
-const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
-{
-	struct sc_buf b = {0};
-
-	if (pod->why || !pod->misfit_set)
-		return pod->why;
-	sc_buf_printf(&b, "0/%zu nodes fit", pod->scope_n);
-	for (int m = 1; m < _SC_MISFIT_MAX; m++) {
-		if (!pod->misfit[m])
-			continue;
-		if (m == SC_MISFIT_RESOURCES) {
-			for (int r = 0; r < snap->nres; r++)
-				if (pod->short_of[r])
-					sc_buf_printf(&b, ", %d insufficient %s", pod->short_of[r],
-						      snap->res_name[r]);
-		} else {
-			sc_buf_printf(&b, ", %d %s", pod->misfit[m], sc_misfit_to_string(m));
-		}
-	}
-	if (!pod->scope_n)
-		sc_buf_printf(&b, " (empty domain)");
-	pod->why = b.s;
-	return pod->why;
-}
-
-const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g)
-{
-	const char *pw = g->why_pod ? sc_pod_why(snap, g->why_pod) : NULL;
-	char *s = NULL;
-	int n = -1;
-
-	if (g->why || g->why_kind == SC_WHY_TEXT)
-		return g->why;
-	switch (g->why_kind) {
-	case SC_WHY_PRESIM:
-		n = asprintf(&s, "%d of minCount %d pods exist", g->S + g->R, g->M);
-		break;
-	case SC_WHY_LEAF:
-		n = asprintf(&s, "%d of minCount %d pods placed, %d unschedulable: %s", g->S, g->M,
-			     g->U, pw ? pw : "no pods");
-		break;
-	case SC_WHY_POD:
-		n = pw ? asprintf(&s, "%s", pw) : -1;
-		break;
-	default:
-		break;
-	}
-	g->why = n >= 0 ? s : NULL;
-	return g->why;
-}
-
-bool sc_pod_pending(const struct sc_pod *p)
-{
-	return p->node < 0 && !p->node_name && !p->deleting && !p->preempted;
-}
-
-bool sc_pod_running(const struct sc_pod *p)
-{
-	return (p->node >= 0 || p->node_name) && !p->deleting && !p->sim_removed;
-}
-
-/* Tightest-packing node of the scope for pod, or -1 with pod->why set. */
-static int pick_node(struct sc_ctx *ctx, struct sc_pod *pod, const int *nodes, size_t n)
-{
-	const struct sc_snapshot *snap = ctx->snap;
+	const struct sc_snapshot *snap = ((struct sc_ctx *)arg)->snap;
 	int best = -1, counts[_SC_MISFIT_MAX] = {0}, short_of[SC_MAX_RES] = {0};
 	int64_t bnum = 0, bden = 1;
+
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_node *node = snap->nodes[nodes[i]];
 		int res = 0;
@@ -163,67 +81,24 @@ static int pick_node(struct sc_ctx *ctx, struct sc_pod *pod, const int *nodes, s
 				break; /* fills the node exactly: nothing packs tighter */
 		}
 	}
-	if (best >= 0)
-		return best;
-	/* The message is built only if someone asks (sc_pod_why). */
-	free(pod->why);
-	pod->why = NULL;
-	pod->misfit_set = true;
-	pod->scope_n = n;
-	memcpy(pod->misfit, counts, sizeof(pod->misfit));
-	memcpy(pod->short_of, short_of, sizeof(pod->short_of));
-	return -1;
+	if (best < 0) /* the message is built only if someone asks (sc_pod_why) */
+		sc_pod_set_misfits(pod, n, counts, short_of);
+	return best;
 }
 
 static enum sc_status eval_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes, size_t n)
 {
-	int M = sc_group_min(g), S = 0, R = 0, U = 0;
-	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
-	enum sc_status st;
-	struct sc_pod *last_failed = NULL;
+	const struct sc_leaf_pick pick = {.node = pick_node, .arg = ctx};
 
-	if (g->has_slice)
-		return sc_slice_place_leaf(ctx, g, nodes, n);
-	st = sc_leaf_presim(ctx, g, &S, &R);
-	if (st >= SC_UNSCHEDULABLE)
-		return st;
-	for (size_t i = 0; i < g->pods.n; i++) {
-		struct sc_pod *p = g->pods.v[i];
-		int node;
-
-		if (!sc_pod_pending(p))
-			continue;
-		R--;
-		node = pick_node(ctx, p, nodes, n);
-		if (node >= 0 && sc_snapshot_assume(ctx->snap, p, node) == 0) {
-			S++;
-			ctx->placed++;
-		} else {
-			U++;
-			last_failed = p;
-		}
-		st = sc_feasible(M, S, R, U, 0);
-		if (st >= SC_UNSCHEDULABLE)
-			break;
-	}
-	st = sc_feasible(M, S, R, U, 0);
-	if (st >= SC_UNSCHEDULABLE) {
-		sc_snapshot_revert(ctx->snap, mark);
-		ctx->placed = placed0;
-		sc_record(ctx, g, st, M, S, R, U, 0, SC_WHY_LEAF, last_failed, NULL);
-	} else {
-		sc_record(ctx, g, st, M, S, R, U, 0, U ? SC_WHY_POD : SC_WHY_TEXT, last_failed,
-			    NULL);
-	}
-	sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=%d UU=0 -> %s", sc_group_kind(g), g->key, M, S, R, U,
-		 sc_status_to_string(st));
-	return st;
+	return sc_place_leaf(ctx, g, nodes, n, &pick);
 }
+
+/* ---- composites ----------------------------------------------------------- */
 
 static enum sc_status eval_composite(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
 				     size_t n)
 {
-	int M = sc_group_min(g), S = 0, R = 0, U = 0, UU = 0;
+	int M = sc_group_min(g), S = 0, R, U = 0, UU;
 	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
 	enum sc_status st;
 	bool *adm = calloc(g->children.n + 1, sizeof(bool));
@@ -231,23 +106,8 @@ static enum sc_status eval_composite(struct sc_ctx *ctx, struct sc_group *g, con
 
 	if (!adm)
 		return SC_UNRESOLVABLE;
-	for (size_t i = 0; i < g->children.n; i++) {
-		struct sc_group *c = g->children.v[i];
-		struct sc_buf why = {0};
-
-		adm[i] = sc_group_admissible(c, 0, &why);
-		if (adm[i]) {
-			R++;
-		} else {
-			UU++;
-			record(ctx, c, SC_UNRESOLVABLE, sc_group_min(c), 0, 0, 0, 0,
-			       why.s ? why.s : "not admissible");
-			sc_trace(ctx, "%s %s: not admissible (%s) -> UU", sc_group_kind(c), c->key,
-				 why.s ? why.s : "");
-			failed = failed ? failed : c;
-		}
-		sc_buf_free(&why);
-	}
+	UU = sc_admit_children(ctx, g, adm, &failed);
+	R = (int)g->children.n - UU;
 	st = sc_feasible(M, S, R, U, UU);
 	ctx->depth++;
 	for (size_t i = 0; i < g->children.n && st < SC_UNSCHEDULABLE; i++) {
@@ -272,20 +132,11 @@ static enum sc_status eval_composite(struct sc_ctx *ctx, struct sc_group *g, con
 	ctx->depth--;
 	free(adm);
 	if (st >= SC_UNSCHEDULABLE) {
-		char why[512];
-
 		sc_snapshot_revert(ctx->snap, mark);
 		ctx->placed = placed0;
-		const char *fw = failed ? sc_group_why(ctx->snap, (struct sc_group *)failed) : NULL;
-
-		snprintf(why, sizeof(why), "%d of minGroupCount %d child groups placed%s%s%s%s%s",
-			 S, M, failed ? "; " : "", failed ? sc_group_kind(failed) : "",
-			 failed ? " " : "", failed ? failed->key : "", fw ? ": " : "");
-		if (fw)
-			strncat(why, fw, sizeof(why) - strlen(why) - 1);
-		record(ctx, g, st, M, S, R, U, UU, why);
+		sc_record_composite_failure(ctx, g, st, M, S, R, U, UU, failed);
 	} else {
-		record(ctx, g, st, M, S, R, U, UU, NULL);
+		sc_record(ctx, g, st, M, S, R, U, UU, SC_WHY_TEXT, NULL, NULL);
 	}
 	sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=%d UU=%d -> %s", sc_group_kind(g), g->key, M, S, R,
 		 U, UU, sc_status_to_string(st));
@@ -297,30 +148,13 @@ static enum sc_status eval_in(struct sc_ctx *ctx, struct sc_group *g, const int 
 	return g->composite ? eval_composite(ctx, g, nodes, n) : eval_leaf(ctx, g, nodes, n);
 }
 
-/* Domain of the key holding every running pod of the subtree: -2 none, -1 conflict. */
-int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int depth, int dom)
-{
-	if (depth > 8)
-		return dom;
-	for (size_t i = 0; i < g->pods.n && dom != -1; i++) {
-		const struct sc_pod *p = g->pods.v[i];
-
-		if (!sc_pod_running(p) || p->node < 0)
-			continue;
-		int d = part->node_dom[p->node];
-
-		dom = (dom == -2 || dom == d) && d >= 0 ? d : -1;
-	}
-	for (size_t i = 0; i < g->children.n && dom != -1; i++)
-		dom = sc_bound_domain(part, g->children.v[i], depth + 1, dom);
-	return dom;
-}
+/* ---- topology: every candidate domain, scored -------------------------------- */
 
 static size_t count_pending(const struct sc_group *g, int depth)
 {
 	size_t n = 0;
 
-	if (depth > 8)
+	if (depth > PK_HIERARCHY_WALK_MAX)
 		return 0;
 	for (size_t i = 0; i < g->pods.n; i++)
 		n += sc_pod_pending(g->pods.v[i]);
@@ -332,7 +166,7 @@ static size_t count_pending(const struct sc_group *g, int depth)
 /* Sum of the requests of every pending pod of the subtree. */
 static void pending_requests(const struct sc_group *g, int depth, int64_t sum[SC_MAX_RES])
 {
-	if (depth > 8)
+	if (depth > PK_HIERARCHY_WALK_MAX)
 		return;
 	for (size_t i = 0; i < g->pods.n; i++) {
 		const struct sc_pod *p = g->pods.v[i];
@@ -393,164 +227,179 @@ static void score_of(const struct sc_snapshot *snap, size_t mark, const int64_t 
 		}
 }
 
-/*
- * Counting sort of the scope by domain of part: candidate d is
- * order[start[d] .. start[d + 1]).  Nodes without the label are left out.
- */
-static int bucket_scope(const struct sc_part *part, const int *nodes, size_t n, int **ret_start,
-			int **ret_order)
+/* One topology search: the group, its scope by domain, the best so far. */
+struct topo_search {
+	struct sc_ctx *ctx;
+	struct sc_group *g;
+	struct sc_part *part;
+	struct sc_buckets b;
+	int bdom;	/* domain of the subtree's running pods (sc_bound_domain) */
+	size_t total;	/* pending pods of the subtree */
+	int64_t want[SC_MAX_RES];
+	int best;	/* bucket index of the best candidate, -1 none */
+	struct score bscore;
+	enum sc_status st;
+	size_t ncand, nfailed;
+	struct sc_buf why; /* the first failed candidates, for the message */
+};
+
+/* Free space of the k-th candidate: the domain's aggregate when it is whole. */
+static void candidate_free(const struct topo_search *ts, int k, int64_t free_[SC_MAX_RES])
 {
-	int *start = calloc((size_t)part->ndom + 2, sizeof(int));
-	int *fill = calloc((size_t)part->ndom + 1, sizeof(int));
-	int *order = malloc((n + 1) * sizeof(int));
+	const struct sc_snapshot *snap = ts->ctx->snap;
+	int d = ts->b.dom ? ts->b.dom[k] : k;
+	const int *dn = ts->b.order + ts->b.start[k];
+	size_t dnn = (size_t)(ts->b.start[k + 1] - ts->b.start[k]);
 
-	if (!start || !fill || !order) {
-		free(start);
-		free(fill);
-		free(order);
-		return -ENOMEM;
+	memset(free_, 0, SC_MAX_RES * sizeof(int64_t));
+	if (dnn == (size_t)ts->part->dom_size[d]) {
+		memcpy(free_, ts->part->free[d], SC_MAX_RES * sizeof(int64_t));
+		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (part->node_dom[nodes[i]] >= 0)
-			start[part->node_dom[nodes[i]] + 1]++;
-	for (int d = 0; d < part->ndom; d++)
-		start[d + 1] += start[d];
-	for (size_t i = 0; i < n; i++) {
-		int d = part->node_dom[nodes[i]];
+	for (size_t i = 0; i < dnn; i++)
+		for (int r = 0; r < snap->nres; r++)
+			free_[r] = sc_add(free_[r], sc_sub(snap->nodes[dn[i]]->alloc[r],
+							   snap->nodes[dn[i]]->used[r]));
+}
 
-		if (d >= 0)
-			order[start[d] + fill[d]++] = nodes[i];
+/* A candidate that failed: remembered for the message while none succeeded. */
+static void candidate_failed(struct topo_search *ts, const char *value, const char *what)
+{
+	if (ts->nfailed++ < SC_WHY_LIST)
+		sc_buf_printf(&ts->why, "%s%s: %s", ts->why.n ? "; " : "", value, what);
+}
+
+/*
+ * Evaluate the k-th candidate.  Returns true when it scored perfectly: its
+ * evaluation is kept and the search ends; otherwise it is reverted.
+ */
+static bool candidate_eval(struct topo_search *ts, int k)
+{
+	struct sc_ctx *ctx = ts->ctx;
+	struct sc_snapshot *snap = ctx->snap;
+	int d = ts->b.dom ? ts->b.dom[k] : k;
+	const char *value = ts->part->values[d];
+	const int *dn = ts->b.order + ts->b.start[k];
+	size_t dnn = (size_t)(ts->b.start[k + 1] - ts->b.start[k]);
+	int64_t free_[SC_MAX_RES];
+	struct score sc;
+	enum sc_status cst;
+
+	if (!dnn)
+		return false;
+	ts->ncand++;
+	sc_stat(ctx, PK_SCHED_STAT_GENERATED, 1);
+	if (ts->bdom == -1 || (ts->bdom >= 0 && ts->bdom != d)) {
+		sc_trace(ctx, "candidate %s: skipped, running pods of the subtree are elsewhere",
+			 value);
+		candidate_failed(ts, value, "running pods elsewhere");
+		return false;
 	}
-	free(fill);
-	*ret_start = start;
-	*ret_order = order;
-	return 0;
+	candidate_free(ts, k, free_);
+	if (ts->best >= 0 && ts->bscore.placed == ts->total &&
+	    !can_beat(&ts->bscore, ts->want, free_, snap->nres)) {
+		sc_trace(ctx, "candidate %s: skipped, cannot score above %s", value,
+			 ts->part->values[ts->b.dom ? ts->b.dom[ts->best] : ts->best]);
+		return false;
+	}
+	size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
+
+	sc_trace(ctx, "candidate %s (%zu nodes):", value, dnn);
+	sc_stat(ctx, PK_SCHED_STAT_EVALUATED, 1);
+	ctx->depth++;
+	cst = eval_in(ctx, ts->g, dn, dnn);
+	ctx->depth--;
+	if (cst != SC_SUCCESS) {
+		sc_trace(ctx, "candidate %s: infeasible (%s)", value, sc_status_to_string(cst));
+		if (ts->best < 0) {
+			const char *w = ts->nfailed < SC_WHY_LIST ? sc_group_why(snap, ts->g) : NULL;
+
+			candidate_failed(ts, value, w ? w : sc_status_to_string(cst));
+		}
+		if (cst == SC_UNSCHEDULABLE)
+			ts->st = SC_UNSCHEDULABLE;
+		return false;
+	}
+	score_of(snap, mark, free_, ctx->placed - placed0, &sc);
+	sc_trace(ctx, "candidate %s: feasible, score placed=%zu packing=%.3f", value, sc.placed,
+		 sc.den ? (double)sc.num / (double)sc.den : 0.0);
+	if (ts->best < 0 || score_cmp(&sc, &ts->bscore) > 0) {
+		ts->best = k;
+		ts->bscore = sc;
+		if (sc.placed == ts->total && sc.num == sc.den)
+			return true; /* nothing can score higher: keep this evaluation */
+	}
+	sc_snapshot_revert(snap, mark);
+	ctx->placed = placed0;
+	return false;
+}
+
+/* Evaluate the chosen candidate again and keep it. */
+static enum sc_status topo_choose(struct topo_search *ts)
+{
+	struct sc_ctx *ctx = ts->ctx;
+	int k = ts->best, d = ts->b.dom ? ts->b.dom[k] : k;
+	enum sc_status st;
+
+	sc_trace(ctx, "%s %s: chosen %s=%s, placed=%zu packing=%.3f", sc_group_kind(ts->g),
+		 ts->g->key, ts->g->topo_key, ts->part->values[d], ts->bscore.placed,
+		 ts->bscore.den ? (double)ts->bscore.num / (double)ts->bscore.den : 0.0);
+	ctx->depth++;
+	st = eval_in(ctx, ts->g, ts->b.order + ts->b.start[k],
+		     (size_t)(ts->b.start[k + 1] - ts->b.start[k]));
+	ctx->depth--;
+	return st;
+}
+
+/* No candidate succeeded: say which were tried and why they failed. */
+static void topo_fail(struct topo_search *ts)
+{
+	struct sc_group *g = ts->g;
+	struct sc_buf msg = {0};
+
+	if (!ts->ncand)
+		sc_buf_printf(&msg, "no node in scope has label %s", g->topo_key);
+	else
+		sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s%s)", g->topo_key,
+			      ts->ncand, ts->why.s ? ts->why.s : "",
+			      ts->nfailed > SC_WHY_LIST ? "; ..." : "");
+	sc_record(ts->ctx, g, ts->st, g->M, g->S, g->R, g->U, g->UU, SC_WHY_TEXT, NULL, msg.s);
+	sc_trace(ts->ctx, "%s %s: %s -> %s", sc_group_kind(g), g->key, msg.s ? msg.s : "",
+		 sc_status_to_string(ts->st));
+	sc_buf_free(&msg);
 }
 
 static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const int *nodes, size_t n)
 {
-	struct sc_snapshot *snap = ctx->snap;
-	struct sc_part *part = sc_snapshot_part(snap, g->topo_key);
-	int *start = NULL, *order = NULL, bdom, best = -1;
-	struct score bscore = {0};
-	enum sc_status st = SC_UNRESOLVABLE;
-	size_t total = count_pending(g, 0), ncand = 0, nfailed = 0;
-	int64_t want[SC_MAX_RES] = {0};
-	struct sc_buf why = {0};
+	struct topo_search ts = {.ctx = ctx, .g = g, .best = -1, .st = SC_UNRESOLVABLE};
 	double t0 = sc_stat_clock(ctx);
+	bool perfect = false;
 
-	if (!part || bucket_scope(part, nodes, n, &start, &order) < 0)
+	ts.part = sc_snapshot_part(ctx->snap, g->topo_key);
+	if (!ts.part || sc_buckets_of(ctx->snap, ts.part, nodes, n, &ts.b) < 0)
 		return SC_UNRESOLVABLE;
-	bdom = sc_bound_domain(part, g, 0, -2);
-	pending_requests(g, 0, want);
+	ts.bdom = sc_bound_domain(ts.part, g, 0, -2);
+	ts.total = count_pending(g, 0);
+	pending_requests(g, 0, ts.want);
 	sc_trace(ctx, "%s %s: topology %s, candidates in scope of %zu nodes:", sc_group_kind(g),
 		 g->key, g->topo_key, n);
 	ctx->depth++;
-	for (int d = 0; d < part->ndom; d++) {
-		const int *dn = order + start[d];
-		size_t dnn = (size_t)(start[d + 1] - start[d]);
-		int64_t free_[SC_MAX_RES] = {0};
-		enum sc_status cst;
-
-		if (!dnn)
-			continue;
-		ncand++;
-		sc_stat(ctx, PK_SCHED_STAT_GENERATED, 1);
-		if (bdom == -1 || (bdom >= 0 && bdom != d)) {
-			sc_trace(ctx,
-				 "candidate %s: skipped, running pods of the subtree are elsewhere",
-				 part->values[d]);
-			if (nfailed++ < SC_WHY_LIST)
-				sc_buf_printf(&why, "%s%s: running pods elsewhere",
-					      why.n ? "; " : "", part->values[d]);
-			continue;
-		}
-		if (dnn == (size_t)part->dom_size[d]) /* the whole domain: use its aggregate */
-			memcpy(free_, part->free[d], sizeof(free_));
-		else
-			for (size_t i = 0; i < dnn; i++)
-				for (int r = 0; r < snap->nres; r++)
-					free_[r] =
-					    sc_add(free_[r], sc_sub(snap->nodes[dn[i]]->alloc[r],
-								    snap->nodes[dn[i]]->used[r]));
-		if (best >= 0 && bscore.placed == total &&
-		    !can_beat(&bscore, want, free_, snap->nres)) {
-			sc_trace(ctx, "candidate %s: skipped, cannot score above %s",
-				 part->values[d], part->values[best]);
-			continue;
-		}
-		size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
-
-		sc_trace(ctx, "candidate %s (%zu nodes):", part->values[d], dnn);
-		sc_stat(ctx, PK_SCHED_STAT_EVALUATED, 1);
-		ctx->depth++;
-		cst = eval_in(ctx, g, dn, dnn);
-		ctx->depth--;
-		if (cst != SC_SUCCESS) {
-			sc_trace(ctx, "candidate %s: infeasible (%s)", part->values[d],
-				 sc_status_to_string(cst));
-			if (best < 0 && nfailed++ < SC_WHY_LIST) {
-				const char *w = sc_group_why(snap, g);
-
-				sc_buf_printf(&why, "%s%s: %s", why.n ? "; " : "", part->values[d],
-					      w ? w : sc_status_to_string(cst));
-			}
-			if (cst == SC_UNSCHEDULABLE)
-				st = SC_UNSCHEDULABLE;
-			continue;
-		}
-		struct score sc;
-
-		score_of(snap, mark, free_, ctx->placed - placed0, &sc);
-		sc_trace(ctx, "candidate %s: feasible, score placed=%zu packing=%.3f",
-			 part->values[d], sc.placed,
-			 sc.den ? (double)sc.num / (double)sc.den : 0.0);
-		if (best < 0 || score_cmp(&sc, &bscore) > 0) {
-			best = d;
-			bscore = sc;
-			if (sc.placed == total && sc.num == sc.den) {
-				/* Nothing can score higher: keep this evaluation as is. */
-				ctx->depth--;
-				sc_trace(ctx, "%s %s: chosen %s=%s (perfect score)",
-					 sc_group_kind(g), g->key, g->topo_key, part->values[d]);
-				st = SC_SUCCESS;
-				goto out;
-			}
-		}
-		sc_snapshot_revert(snap, mark);
-		ctx->placed = placed0;
-	}
+	for (int k = 0; k < ts.b.nd && !perfect; k++)
+		perfect = candidate_eval(&ts, k);
 	ctx->depth--;
-	if (best >= 0) {
-		const int *dn = order + start[best];
-		size_t dnn = (size_t)(start[best + 1] - start[best]);
-
-		sc_trace(ctx, "%s %s: chosen %s=%s, placed=%zu packing=%.3f", sc_group_kind(g),
-			 g->key, g->topo_key, part->values[best], bscore.placed,
-			 bscore.den ? (double)bscore.num / (double)bscore.den : 0.0);
-		ctx->depth++;
-		st = eval_in(ctx, g, dn, dnn);
-		ctx->depth--;
+	if (perfect) {
+		sc_trace(ctx, "%s %s: chosen %s=%s (perfect score)", sc_group_kind(g), g->key,
+			 g->topo_key, ts.part->values[ts.b.dom ? ts.b.dom[ts.best] : ts.best]);
+		ts.st = SC_SUCCESS;
+	} else if (ts.best >= 0) {
+		ts.st = topo_choose(&ts);
 	} else {
-		struct sc_buf msg = {0};
-
-		if (!ncand)
-			sc_buf_printf(&msg, "no node in scope has label %s", g->topo_key);
-		else
-			sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s%s)",
-				      g->topo_key, ncand, why.s ? why.s : "",
-				      nfailed > SC_WHY_LIST ? "; ..." : "");
-		record(ctx, g, st, g->M, g->S, g->R, g->U, g->UU, msg.s);
-		sc_trace(ctx, "%s %s: %s -> %s", sc_group_kind(g), g->key, msg.s ? msg.s : "",
-			 sc_status_to_string(st));
-		sc_buf_free(&msg);
+		topo_fail(&ts);
 	}
-out:
 	sc_stat(ctx, PK_SCHED_STAT_SEARCH, sc_stat_clock(ctx) - t0);
-	sc_buf_free(&why);
-	free(start);
-	free(order);
-	return st;
+	sc_buf_free(&ts.why);
+	sc_buckets_free(&ts.b);
+	return ts.st;
 }
 
 static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const int *nodes, size_t n)

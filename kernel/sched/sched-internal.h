@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * internal.h — private structures of the scheduling core (kernel/sched/).
+ * sched-internal.h — private structures of the scheduling core (kernel/sched/).
  *
  * The scheduler keeps its own copies of what it needs from the API objects:
  * nodes in a snapshot with dense indices and fixed-size resource vectors,
@@ -392,11 +392,19 @@ struct pk_placement_ops {
 	const char *name;
 	const char *description;
 	enum sc_status (*place_root)(struct sc_ctx *ctx, struct sc_group *root);
+	/*
+	 * Bytes of the strategy's own state kept from cycle to cycle (caches),
+	 * 0 for none: zeroed by pk_sched_new(), freed with the scheduler, found
+	 * at s->ops_state while this strategy is the scheduler's.
+	 */
+	size_t state_size;
 };
 
 struct pk_sched {
 	struct pk_sched_opts opts;
 	const struct pk_placement_ops *ops;
+	void *ops_state; /* ops->state_size bytes, or NULL */
+	char check_why[256]; /* the invariant checker's message when a cycle failed it */
 	struct sc_snapshot snap;
 	struct sc_forest forest;
 	struct sc_map prio_classes; /* name -> (intptr_t) value + 1<<32 marker */
@@ -409,9 +417,6 @@ struct pk_sched {
 	struct sc_vec topo_keys; /* every topology key seen on a group (char *) */
 	int *all_nodes;		 /* 0, 1, 2, ...: the whole cluster as a scope */
 	size_t all_cap;
-	/* "fit": which resources are scarce, for the first scarce_nres ids. */
-	bool scarce[SC_MAX_RES];
-	int scarce_nres;
 	/* Lowest priority of a bound pod (a lower bound; preempt.c). */
 	bool floor_valid;
 	int32_t victim_floor;
@@ -492,11 +497,8 @@ void sc_queue_forget(struct sc_queue *q, struct sc_group *g);
 void sc_queue_fini(struct sc_queue *q);
 void sc_queue_order(struct pk_sched *s, struct sc_vec *ret_roots); /* test helper */
 
-/* Failure messages, built on first use and cached (place_kep.c). */
-const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod);
-const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g);
+/* ---- what every strategy uses (place_common.c) ------------------------------ */
 
-/* Shared by the strategies (place_kep.c). */
 static inline int sc_frac_cmp(int64_t a, int64_t b, int64_t c, int64_t d) /* a/b vs c/d */
 {
 	__int128 l = (__int128)a * d, r = (__int128)c * b;
@@ -508,8 +510,58 @@ bool sc_pod_running(const struct sc_pod *p);
 /* Record a group's evaluation (status, counts, how its message is built). */
 void sc_record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S, int R,
 	       int U, int UU, enum sc_why kind, struct sc_pod *pod, const char *why);
+/* Failure messages, built on first use and cached. */
+const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod);
+const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g);
+/* No node of a scope of scope_n fits pod: keep the misfit counts for sc_pod_why. */
+void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts,
+			const int *short_of);
 /* Domain of part holding every running pod of g's subtree: -2 none, -1 conflict. */
 int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int depth, int dom);
+
+/*
+ * A scope's nodes grouped by domain of a partition: the k-th domain present
+ * is dom[k] (NULL: k itself), its nodes order[start[k] .. start[k + 1]), in
+ * natural value order and, within a domain, in scope order.  Nodes without
+ * the label are left out.
+ */
+struct sc_buckets {
+	int nd;
+	int *dom, *start, *order;
+	bool owned; /* false: the partition's own whole-cluster lists */
+};
+/* Sort nodes[0..n) (NULL: 0 .. n-1) into new buckets; 0 or -ENOMEM. */
+int sc_part_sort(struct sc_part *part, const int *nodes, size_t n, struct sc_buckets *ret);
+/* Same, answered from the partition's lists when the scope is the whole cluster. */
+int sc_buckets_of(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes,
+		  size_t n, struct sc_buckets *ret);
+void sc_buckets_free(struct sc_buckets *b);
+
+/*
+ * The leaf loop every strategy shares: the leaf's pending pods in order, each
+ * on the node node() chooses (-1 with the pod's misfits set when none fits),
+ * PlacementFeasible after every pod; minimum_only stops once minCount pods
+ * run or are placed.  An infeasible leaf is reverted.  The evaluation is
+ * recorded and traced; slice-shape leaves go to sc_slice_place_leaf.
+ */
+struct sc_leaf_pick {
+	int (*node)(void *arg, struct sc_pod *pod, const int *nodes, size_t n);
+	void *arg;
+	bool minimum_only;
+};
+enum sc_status sc_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes, size_t n,
+			     const struct sc_leaf_pick *pick);
+/*
+ * A composite's pre-simulation check: ret_adm[i] says whether child i is
+ * admissible; the others are recorded UnschedulableAndUnresolvable and the
+ * first of them is *ret_failed when that is still NULL.  Returns their count.
+ */
+int sc_admit_children(struct sc_ctx *ctx, struct sc_group *g, bool *ret_adm,
+		      const struct sc_group **ret_failed);
+/* Record a failed composite: "S of minGroupCount M child groups placed; <child>: why". */
+void sc_record_composite_failure(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st,
+				 int M, int S, int R, int U, int UU,
+				 const struct sc_group *failed);
 
 /*
  * slice.c: TPU slices.  A leaf with a slice-shape annotation places its pods

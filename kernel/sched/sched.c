@@ -26,7 +26,12 @@ int pk_sched_new(const struct pk_sched_opts *opts, struct pk_sched **ret)
 		s->opts = *opts;
 	s->ops = ops;
 	sc_forest_init(&s->forest);
+	if (ops->state_size && !(s->ops_state = calloc(1, ops->state_size))) {
+		free(s);
+		return -ENOMEM;
+	}
 	if (sc_snapshot_init(&s->snap) < 0) {
+		free(s->ops_state);
 		free(s);
 		return -ENOMEM;
 	}
@@ -49,6 +54,7 @@ void pk_sched_free(struct pk_sched *s)
 	sc_vec_free(&s->topo_keys);
 	free(s->all_nodes);
 	free(s->pl);
+	free(s->ops_state);
 	free(s);
 }
 
@@ -297,6 +303,11 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
 	default:
 		return -ENOENT;
 	}
+}
+
+const char *pk_sched_check_message(const struct pk_sched *s)
+{
+	return s->check_why;
 }
 
 int pk_sched_check(const struct pk_sched *s, char *why, size_t whylen)

@@ -139,12 +139,19 @@ void pk_sched_result_free(struct pk_sched_result *res);
  * already reflects them: bound pods are bound, preempted pods are gone (a
  * later pk_sched_remove of a victim answers -ENOENT).  Feeding back objects
  * whose only change is status (the conditions written) changes nothing.
- * Returns 0 or -errno.
+ * Returns 0 or -errno; -EUCLEAN when opts.check found a broken invariant
+ * (pk_sched_check_message() says which).
  */
 int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **ret);
 
 /* Invariant check of the snapshot and forest; 0 or -EUCLEAN with why. */
 int pk_sched_check(const struct pk_sched *s, char *why, size_t whylen);
+/*
+ * After pk_sched_cycle() returned -EUCLEAN (opts.check found a broken
+ * invariant): the checker's message, naming what is wrong.  "" otherwise.
+ * Owned by the scheduler, valid until its next cycle.
+ */
+const char *pk_sched_check_message(const struct pk_sched *s);
 
 /*
  * Apply a result to a JSON array of objects (matched by kind, namespace,

@@ -15,6 +15,7 @@
  * the pods and proves the snapshot is back to its committed state.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,10 +251,8 @@ static struct sc_part *part_build(struct sc_snapshot *snap, const char *key)
 	p->free = calloc((size_t)p->ndom + 1, sizeof(*p->free));
 	p->dom_size = calloc((size_t)p->ndom + 1, sizeof(int));
 	p->used_pods = calloc((size_t)p->ndom + 1, sizeof(int64_t));
-	p->start = calloc((size_t)p->ndom + 2, sizeof(int));
-	p->order = malloc((snap->nnodes + 1) * sizeof(int));
 	p->scratch = calloc((size_t)p->ndom + 1, sizeof(int));
-	if (!p->free || !p->dom_size || !p->used_pods || !p->start || !p->order || !p->scratch)
+	if (!p->free || !p->dom_size || !p->used_pods || !p->scratch)
 		goto fail;
 	for (size_t i = 0; i < snap->nnodes; i++) {
 		struct sc_node *n = snap->nodes[i];
@@ -272,21 +271,17 @@ static struct sc_part *part_build(struct sc_snapshot *snap, const char *key)
 				    p->free[p->node_dom[i]][r], sc_sub(n->alloc[r], n->used[r]));
 		}
 	}
-	/* Counting sort of the live nodes by domain, for whole-cluster scopes. */
-	for (int d = 0; d < p->ndom; d++)
-		p->start[d + 1] = p->start[d] + p->dom_size[d];
+	/* The live nodes by domain, for whole-cluster scopes: every domain has one. */
 	{
-		int *fill = calloc((size_t)p->ndom + 1, sizeof(int));
+		struct sc_buckets b;
 
-		if (!fill)
+		if (sc_part_sort(p, NULL, snap->nnodes, &b) < 0)
 			goto fail;
-		for (size_t i = 0; i < snap->nnodes; i++) {
-			int d = p->node_dom[i];
-
-			if (d >= 0)
-				p->order[p->start[d] + fill[d]++] = (int)i;
-		}
-		free(fill);
+		p->start = b.start;
+		p->order = b.order;
+		free(b.dom);
+		if (b.nd != p->ndom)
+			goto fail;
 	}
 	free(vals);
 	return p;
@@ -518,33 +513,46 @@ void sc_snapshot_revert(struct sc_snapshot *snap, size_t mark)
 	}
 }
 
-int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods, bool quiet,
-		      char *why, size_t whylen)
-{
-	size_t nn = snap->nnodes;
-	int64_t(*used)[SC_MAX_RES] = calloc(nn + 1, sizeof(*used));
-	int rc = 0;
+/* ---- invariant checker: one step per property ------------------------------- */
 
-	if (!used)
-		return -ENOMEM;
-#define FAIL(...)                                                                                  \
-	do {                                                                                       \
-		if (why)                                                                           \
-			snprintf(why, whylen, __VA_ARGS__);                                        \
-		rc = -EUCLEAN;                                                                     \
-		goto out;                                                                          \
-	} while (0)
+struct check {
+	const struct sc_snapshot *snap;
+	char *why;
+	size_t whylen;
+};
+
+static int check_fail(struct check *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int check_fail(struct check *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->why) {
+		va_start(ap, fmt);
+		vsnprintf(c->why, c->whylen, fmt, ap);
+		va_end(ap);
+	}
+	return -EUCLEAN;
+}
+
+/* Pods are on existing nodes, never bound and assumed at once, none assumed
+ * when quiet; what they request is summed per node into used. */
+static int check_pods(struct check *c, const struct sc_vec *pods, bool quiet,
+		      int64_t (*used)[SC_MAX_RES])
+{
+	const struct sc_snapshot *snap = c->snap;
+	int nn = (int)snap->nnodes;
+
 	if (quiet && snap->nlog)
-		FAIL("%zu assumptions still outstanding", snap->nlog);
+		return check_fail(c, "%zu assumptions still outstanding", snap->nlog);
 	for (size_t i = 0; pods && i < pods->n; i++) {
 		const struct sc_pod *p = pods->v[i];
 
 		if (quiet && (p->assumed >= 0 || p->sim_removed))
-			FAIL("pod %s still assumed", p->key);
-		if (p->node >= (int)nn || p->assumed >= (int)nn)
-			FAIL("pod %s on node index out of range", p->key);
+			return check_fail(c, "pod %s still assumed", p->key);
+		if (p->node >= nn || p->assumed >= nn)
+			return check_fail(c, "pod %s on node index out of range", p->key);
 		if (p->node >= 0 && p->assumed >= 0)
-			FAIL("pod %s both bound and assumed", p->key);
+			return check_fail(c, "pod %s both bound and assumed", p->key);
 		for (int r = 0; r < snap->nres; r++) {
 			if (p->node >= 0 && !p->sim_removed)
 				used[p->node][r] = sc_add(used[p->node][r], p->req[r]);
@@ -552,96 +560,143 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 				used[p->assumed][r] = sc_add(used[p->assumed][r], p->req[r]);
 		}
 	}
-	for (size_t i = 0; i < nn; i++) {
+	return 0;
+}
+
+/* Nodes sit at their index, are in the name index, and use what their pods sum to. */
+static int check_nodes(struct check *c, int64_t (*used)[SC_MAX_RES])
+{
+	const struct sc_snapshot *snap = c->snap;
+
+	for (size_t i = 0; i < snap->nnodes; i++) {
 		const struct sc_node *n = snap->nodes[i];
 
 		if (n->index != (int)i)
-			FAIL("node %s has index %d at %zu", n->name, n->index, i);
+			return check_fail(c, "node %s has index %d at %zu", n->name, n->index, i);
 		if (sc_map_get(&snap->node_by_name, n->name) != n)
-			FAIL("node %s missing from the name index", n->name);
+			return check_fail(c, "node %s missing from the name index", n->name);
 		for (int r = 0; r < snap->nres; r++)
 			if (n->used[r] != used[i][r])
-				FAIL("node %s: %s used %" PRId64 ", pods sum to %" PRId64, n->name,
-				     snap->res_name[r], n->used[r], used[i][r]);
+				return check_fail(c, "node %s: %s used %" PRId64 ", pods sum to %" PRId64,
+						  n->name, snap->res_name[r], n->used[r], used[i][r]);
 	}
-	for (size_t k = 0; k < snap->nparts; k++) {
-		const struct sc_part *p = snap->parts[k];
+	return 0;
+}
 
-		for (int d = 0; d < p->ndom; d++) {
-			int64_t free_[SC_MAX_RES] = {0}, upods = 0;
+/* A partition's values are sorted and each domain's summaries equal its nodes' sums. */
+static int check_part_summaries(struct check *c, const struct sc_part *p)
+{
+	const struct sc_snapshot *snap = c->snap;
 
-			if (d && strverscmp(p->values[d - 1], p->values[d]) >= 0)
-				FAIL("partition %s: values not sorted", p->key);
-			for (size_t i = 0; i < nn; i++) {
-				if (p->node_dom[i] != d)
-					continue;
-				upods = sc_add(upods, snap->nodes[i]->used[SC_RES_PODS]);
-				for (int r = 0; r < snap->nres; r++)
-					free_[r] =
-					    sc_add(free_[r], sc_sub(snap->nodes[i]->alloc[r],
-								    snap->nodes[i]->used[r]));
-			}
-			if (p->scratch[d])
-				FAIL("partition %s=%s: scratch counter left at %d", p->key,
-				     p->values[d], p->scratch[d]);
-			if (upods != p->used_pods[d])
-				FAIL("partition %s=%s: %" PRId64 " pods used, nodes say %" PRId64,
-				     p->key, p->values[d], p->used_pods[d], upods);
+	for (int d = 0; d < p->ndom; d++) {
+		int64_t free_[SC_MAX_RES] = {0}, upods = 0;
+
+		if (d && strverscmp(p->values[d - 1], p->values[d]) >= 0)
+			return check_fail(c, "partition %s: values not sorted", p->key);
+		for (size_t i = 0; i < snap->nnodes; i++) {
+			if (p->node_dom[i] != d)
+				continue;
+			upods = sc_add(upods, snap->nodes[i]->used[SC_RES_PODS]);
 			for (int r = 0; r < snap->nres; r++)
-				if (free_[r] != p->free[d][r])
-					FAIL("partition %s=%s: free %s %" PRId64 " != %" PRId64,
-					     p->key, p->values[d], snap->res_name[r], p->free[d][r],
-					     free_[r]);
+				free_[r] = sc_add(free_[r], sc_sub(snap->nodes[i]->alloc[r],
+								   snap->nodes[i]->used[r]));
 		}
-		/* The capacity index: leaves are the summaries (or listed dirty),
-		 * inner nodes combine their children. */
-		for (int k = 0; p->tree && k < p->ntd; k++)
-			if (p->tdlist[k] < 0 || p->tdlist[k] >= p->ndom ||
-			    p->tdirty[p->tdlist[k]] != 1)
-				FAIL("partition %s: dirty list entry %d is wrong", p->key, k);
-		for (int d = 0, nd = 0; p->tree && d < p->ndom; d++)
-			if (p->tdirty[d] && ++nd > p->ntd)
-				FAIL("partition %s: domain %s dirty but not listed", p->key,
-				     p->values[d]);
-		for (int i = p->tree ? 2 * p->tleaves - 1 : 0; i >= 1; i--) {
-			const int64_t *mn = sc_tmin(p, i), *mx = sc_tmax(p, i), *ps = sc_tpos(p, i);
+		if (p->scratch[d])
+			return check_fail(c, "partition %s=%s: scratch counter left at %d", p->key,
+					  p->values[d], p->scratch[d]);
+		if (upods != p->used_pods[d])
+			return check_fail(c, "partition %s=%s: %" PRId64 " pods used, nodes say %" PRId64,
+					  p->key, p->values[d], p->used_pods[d], upods);
+		for (int r = 0; r < snap->nres; r++)
+			if (free_[r] != p->free[d][r])
+				return check_fail(c, "partition %s=%s: free %s %" PRId64 " != %" PRId64,
+						  p->key, p->values[d], snap->res_name[r],
+						  p->free[d][r], free_[r]);
+	}
+	return 0;
+}
 
-			for (int r = 0; r < p->tres; r++) {
-				int64_t wmn, wmx, wps;
+/* The capacity index's dirty list names exactly the dirty domains, once each. */
+static int check_part_dirty(struct check *c, const struct sc_part *p)
+{
+	for (int k = 0; p->tree && k < p->ntd; k++)
+		if (p->tdlist[k] < 0 || p->tdlist[k] >= p->ndom || p->tdirty[p->tdlist[k]] != 1)
+			return check_fail(c, "partition %s: dirty list entry %d is wrong", p->key, k);
+	for (int d = 0, nd = 0; p->tree && d < p->ndom; d++)
+		if (p->tdirty[d] && ++nd > p->ntd)
+			return check_fail(c, "partition %s: domain %s dirty but not listed", p->key,
+					  p->values[d]);
+	return 0;
+}
 
-				if (i >= p->tleaves) {
-					int d = i - p->tleaves;
-					int64_t v = d < p->ndom ? p->free[d][r] : 0;
+/* What node i of the capacity index should hold for resource r (min, max, positive min). */
+static bool index_expected(const struct sc_part *p, int i, int r, int64_t ret[3])
+{
+	if (i >= p->tleaves) {
+		int d = i - p->tleaves;
+		int64_t v = d < p->ndom ? p->free[d][r] : 0;
 
-					if (d < p->ndom && p->tdirty[d])
-						continue; /* refreshed at the next query */
+		if (d < p->ndom && p->tdirty[d])
+			return false; /* refreshed at the next query */
+		ret[0] = d < p->ndom ? v : INT64_MAX;
+		ret[1] = d < p->ndom ? v : INT64_MIN;
+		ret[2] = v > 0 ? v : INT64_MAX;
+		return true;
+	}
+	const int64_t *l = sc_tmin(p, 2 * i), *h = sc_tmin(p, 2 * i + 1);
+	int t = p->tres;
 
-					wmn = d < p->ndom ? v : INT64_MAX;
-					wmx = d < p->ndom ? v : INT64_MIN;
-					wps = v > 0 ? v : INT64_MAX;
-				} else {
-					const int64_t *l = sc_tmin(p, 2 * i),
-						      *h = sc_tmin(p, 2 * i + 1);
-					int t = p->tres;
+	ret[0] = l[r] < h[r] ? l[r] : h[r];
+	ret[1] = l[t + r] > h[t + r] ? l[t + r] : h[t + r];
+	ret[2] = l[2 * t + r] < h[2 * t + r] ? l[2 * t + r] : h[2 * t + r];
+	return true;
+}
 
-					wmn = l[r] < h[r] ? l[r] : h[r];
-					wmx = l[t + r] > h[t + r] ? l[t + r] : h[t + r];
-					wps = l[2 * t + r] < h[2 * t + r] ? l[2 * t + r]
-									  : h[2 * t + r];
-				}
-				if (mn[r] != wmn || mx[r] != wmx || ps[r] != wps)
-					FAIL(
-					    "partition %s: capacity index node %d, %s: min %" PRId64
-					    " max %" PRId64 " positive min %" PRId64
-					    ", expected %" PRId64 " %" PRId64 " %" PRId64,
-					    p->key, i, snap->res_name[r], mn[r], mx[r], ps[r], wmn,
-					    wmx, wps);
-			}
+/* The capacity index: leaves are the summaries (or listed dirty), inner nodes
+ * combine their children. */
+static int check_part_index(struct check *c, const struct sc_part *p)
+{
+	for (int i = p->tree ? 2 * p->tleaves - 1 : 0; i >= 1; i--) {
+		const int64_t *mn = sc_tmin(p, i), *mx = sc_tmax(p, i), *ps = sc_tpos(p, i);
+
+		for (int r = 0; r < p->tres; r++) {
+			int64_t w[3];
+
+			if (!index_expected(p, i, r, w))
+				continue;
+			if (mn[r] != w[0] || mx[r] != w[1] || ps[r] != w[2])
+				return check_fail(c,
+						  "partition %s: capacity index node %d, %s: min %" PRId64
+						  " max %" PRId64 " positive min %" PRId64
+						  ", expected %" PRId64 " %" PRId64 " %" PRId64,
+						  p->key, i, c->snap->res_name[r], mn[r], mx[r], ps[r],
+						  w[0], w[1], w[2]);
 		}
 	}
-#undef FAIL
-	rc = sc_slices_check(snap, why, whylen);
-out:
+	return 0;
+}
+
+int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods, bool quiet,
+		      char *why, size_t whylen)
+{
+	struct check c = {.snap = snap, .why = why, .whylen = whylen};
+	int64_t(*used)[SC_MAX_RES] = calloc(snap->nnodes + 1, sizeof(*used));
+	int rc;
+
+	if (!used)
+		return -ENOMEM;
+	rc = check_pods(&c, pods, quiet, used);
+	if (rc == 0)
+		rc = check_nodes(&c, used);
 	free(used);
+	for (size_t k = 0; rc == 0 && k < snap->nparts; k++) {
+		rc = check_part_summaries(&c, snap->parts[k]);
+		if (rc == 0)
+			rc = check_part_dirty(&c, snap->parts[k]);
+		if (rc == 0)
+			rc = check_part_index(&c, snap->parts[k]);
+	}
+	if (rc == 0)
+		rc = sc_slices_check(snap, why, whylen);
 	return rc;
 }

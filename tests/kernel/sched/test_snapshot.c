@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "helpers.h"
 
@@ -293,6 +294,29 @@ START_TEST(test_check_detects_corruption)
 }
 END_TEST
 
+/* A cycle that finds a broken invariant says which (not a bare -EUCLEAN). */
+START_TEST(test_cycle_reports_check_message)
+{
+	struct pk_sched *s = new_sched();
+	struct pk_sched_result *res = NULL;
+
+	add_node(s, "n", "4", "");
+	add_pod(s, "bound", "1", NULL, "n", 0);
+	add_pod(s, "pending", "1", NULL, NULL, 0);
+	ck_assert_str_eq(pk_sched_check_message(s), "");
+	s->snap.nodes[0]->used[sc_res_id(&s->snap, "cpu")] += 1;
+	ck_assert_int_eq(pk_sched_cycle(s, 0, &res), -EUCLEAN);
+	ck_assert_ptr_null(res);
+	ck_assert_msg(strstr(pk_sched_check_message(s), "node n: cpu used") != NULL, "message: %s",
+		      pk_sched_check_message(s));
+	s->snap.nodes[0]->used[sc_res_id(&s->snap, "cpu")] -= 1;
+	ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
+	ck_assert_str_eq(pk_sched_check_message(s), "");
+	pk_sched_result_free(res);
+	pk_sched_free(s);
+}
+END_TEST
+
 /* The capacity index follows charges lazily and the checker catches a bad node. */
 START_TEST(test_capacity_index)
 {
@@ -412,6 +436,7 @@ int main(void)
 	tcase_add_test(tc, test_partitions);
 	tcase_add_test(tc, test_revert_random);
 	tcase_add_test(tc, test_check_detects_corruption);
+	tcase_add_test(tc, test_cycle_reports_check_message);
 	tcase_add_test(tc, test_capacity_index);
 	tcase_add_test(tc, test_too_many_resources);
 	tcase_add_test(tc, test_huge_quantities);

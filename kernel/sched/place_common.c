@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * place_common.c — what every placement strategy uses, kept out of any one
+ * strategy's file (as Slurm keeps plugins/topology/common/).
+ *
+ * A strategy evaluates groups within scopes (lists of node indices) and
+ * records each evaluation on the group (sc_record); the failure messages are
+ * built only when someone reads them (sc_pod_why, sc_group_why).  The scope
+ * of a group with a topology key is split into its candidate domains by one
+ * counting sort (sc_buckets_of), which the snapshot also uses for a
+ * partition's whole-cluster lists.  A leaf places its pending pods in order
+ * with the shared loop of sc_place_leaf, the strategy choosing each pod's
+ * node through a callback; a composite first sets aside the children that
+ * are not admissible (sc_admit_children) and, when it fails, says which child
+ * failed and why (sc_record_composite_failure).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sched/sched-internal.h"
+
+/* ---- recording an evaluation and its message ---------------------------- */
+
+void sc_record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S, int R,
+	       int U, int UU, enum sc_why kind, struct sc_pod *pod, const char *why)
+{
+	g->stamp = ctx->stamp;
+	g->status = st;
+	g->M = M;
+	g->S = S;
+	g->R = R;
+	g->U = U;
+	g->UU = UU;
+	g->why_kind = kind;
+	g->why_pod = pod;
+	free(g->why);
+	g->why = sc_strdup(why);
+}
+
+const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
+{
+	struct sc_buf b = {0};
+
+	if (pod->why || !pod->misfit_set)
+		return pod->why;
+	sc_buf_printf(&b, "0/%zu nodes fit", pod->scope_n);
+	for (int m = 1; m < _SC_MISFIT_MAX; m++) {
+		if (!pod->misfit[m])
+			continue;
+		if (m == SC_MISFIT_RESOURCES) {
+			for (int r = 0; r < snap->nres; r++)
+				if (pod->short_of[r])
+					sc_buf_printf(&b, ", %d insufficient %s", pod->short_of[r],
+						      snap->res_name[r]);
+		} else {
+			sc_buf_printf(&b, ", %d %s", pod->misfit[m], sc_misfit_to_string(m));
+		}
+	}
+	if (!pod->scope_n)
+		sc_buf_printf(&b, " (empty domain)");
+	pod->why = b.s;
+	return pod->why;
+}
+
+const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g)
+{
+	const char *pw = g->why_pod ? sc_pod_why(snap, g->why_pod) : NULL;
+	char *s = NULL;
+	int n = -1;
+
+	if (g->why || g->why_kind == SC_WHY_TEXT)
+		return g->why;
+	switch (g->why_kind) {
+	case SC_WHY_PRESIM:
+		n = asprintf(&s, "%d of minCount %d pods exist", g->S + g->R, g->M);
+		break;
+	case SC_WHY_LEAF:
+		n = asprintf(&s, "%d of minCount %d pods placed, %d unschedulable: %s", g->S, g->M,
+			     g->U, pw ? pw : "no pods");
+		break;
+	case SC_WHY_POD:
+		n = pw ? asprintf(&s, "%s", pw) : -1;
+		break;
+	default:
+		break;
+	}
+	g->why = n >= 0 ? s : NULL;
+	return g->why;
+}
+
+void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts,
+			const int *short_of)
+{
+	free(pod->why);
+	pod->why = NULL;
+	pod->misfit_set = true;
+	pod->scope_n = scope_n;
+	memcpy(pod->misfit, counts, sizeof(pod->misfit));
+	memcpy(pod->short_of, short_of, sizeof(pod->short_of));
+}
+
+/* ---- pods and subtrees ---------------------------------------------------- */
+
+bool sc_pod_pending(const struct sc_pod *p)
+{
+	return p->node < 0 && !p->node_name && !p->deleting && !p->preempted;
+}
+
+bool sc_pod_running(const struct sc_pod *p)
+{
+	return (p->node >= 0 || p->node_name) && !p->deleting && !p->sim_removed;
+}
+
+int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int depth, int dom)
+{
+	if (depth > PK_HIERARCHY_WALK_MAX)
+		return dom;
+	for (size_t i = 0; i < g->pods.n && dom != -1; i++) {
+		const struct sc_pod *p = g->pods.v[i];
+
+		if (!sc_pod_running(p) || p->node < 0)
+			continue;
+		int d = part->node_dom[p->node];
+
+		dom = (dom == -2 || dom == d) && d >= 0 ? d : -1;
+	}
+	for (size_t i = 0; i < g->children.n && dom != -1; i++)
+		dom = sc_bound_domain(part, g->children.v[i], depth + 1, dom);
+	return dom;
+}
+
+/* ---- a scope's nodes by domain ----------------------------------------------- */
+
+void sc_buckets_free(struct sc_buckets *b)
+{
+	if (b->owned) {
+		free(b->dom);
+		free(b->start);
+		free(b->order);
+	}
+	memset(b, 0, sizeof(*b));
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A stable counting sort on part->node_dom, using part->scratch (all zero
+ * between uses) as the per-domain counter and then fill position; the
+ * domains present are listed and sorted, so the cost is the scope's size and
+ * not the number of domains of the key.
+ */
+int sc_part_sort(struct sc_part *part, const int *nodes, size_t n, struct sc_buckets *ret)
+{
+	struct sc_buckets b = {.owned = true};
+
+	b.dom = malloc((n + 1) * sizeof(int));
+	b.start = malloc((n + 2) * sizeof(int));
+	b.order = malloc((n + 1) * sizeof(int));
+	if (!b.dom || !b.start || !b.order) {
+		sc_buckets_free(&b);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int d = part->node_dom[nodes ? nodes[i] : (int)i];
+
+		if (d >= 0 && part->scratch[d]++ == 0)
+			b.dom[b.nd++] = d;
+	}
+	qsort(b.dom, (size_t)b.nd, sizeof(int), cmp_int);
+	b.start[0] = 0;
+	for (int k = 0; k < b.nd; k++) {
+		b.start[k + 1] = b.start[k] + part->scratch[b.dom[k]];
+		part->scratch[b.dom[k]] = b.start[k]; /* now the fill position */
+	}
+	for (size_t i = 0; i < n; i++) {
+		int node = nodes ? nodes[i] : (int)i, d = part->node_dom[node];
+
+		if (d >= 0)
+			b.order[part->scratch[d]++] = node;
+	}
+	for (int k = 0; k < b.nd; k++)
+		part->scratch[b.dom[k]] = 0;
+	*ret = b;
+	return 0;
+}
+
+int sc_buckets_of(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes,
+		  size_t n, struct sc_buckets *ret)
+{
+	if (n == snap->nnodes) { /* the whole cluster: the partition's own lists */
+		*ret = (struct sc_buckets){.nd = part->ndom, .start = part->start,
+					   .order = part->order};
+		return 0;
+	}
+	return sc_part_sort(part, nodes, n, ret);
+}
+
+/* ---- the leaf loop ----------------------------------------------------------- */
+
+enum sc_status sc_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes, size_t n,
+			     const struct sc_leaf_pick *pick)
+{
+	int M = sc_group_min(g), S = 0, R = 0, U = 0;
+	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
+	enum sc_status st;
+	struct sc_pod *last_failed = NULL;
+
+	if (g->has_slice)
+		return sc_slice_place_leaf(ctx, g, nodes, n);
+	st = sc_leaf_presim(ctx, g, &S, &R);
+	if (st >= SC_UNSCHEDULABLE)
+		return st;
+	for (size_t i = 0; i < g->pods.n && !(pick->minimum_only && S >= M); i++) {
+		struct sc_pod *p = g->pods.v[i];
+		int node;
+
+		if (!sc_pod_pending(p))
+			continue;
+		R--;
+		node = pick->node(pick->arg, p, nodes, n);
+		if (node >= 0 && sc_snapshot_assume(ctx->snap, p, node) == 0) {
+			S++;
+			ctx->placed++;
+		} else {
+			U++;
+			last_failed = p;
+		}
+		if (sc_feasible(M, S, R, U, 0) >= SC_UNSCHEDULABLE)
+			break;
+	}
+	st = sc_feasible(M, S, R, U, 0);
+	if (st >= SC_UNSCHEDULABLE) {
+		sc_snapshot_revert(ctx->snap, mark);
+		ctx->placed = placed0;
+		sc_record(ctx, g, st, M, S, R, U, 0, SC_WHY_LEAF, last_failed, NULL);
+	} else {
+		sc_record(ctx, g, st, M, S, R, U, 0, U ? SC_WHY_POD : SC_WHY_TEXT, last_failed,
+			  NULL);
+	}
+	sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=%d UU=0 -> %s%s", sc_group_kind(g), g->key, M, S,
+		 R, U, sc_status_to_string(st), pick->minimum_only ? " (minimum)" : "");
+	return st;
+}
+
+/* ---- composites ------------------------------------------------------------------ */
+
+int sc_admit_children(struct sc_ctx *ctx, struct sc_group *g, bool *ret_adm,
+		      const struct sc_group **ret_failed)
+{
+	int UU = 0;
+
+	for (size_t i = 0; i < g->children.n; i++) {
+		struct sc_group *c = g->children.v[i];
+		struct sc_buf why = {0};
+
+		ret_adm[i] = sc_group_admissible(c, 0, &why);
+		if (!ret_adm[i]) {
+			UU++;
+			sc_record(ctx, c, SC_UNRESOLVABLE, sc_group_min(c), 0, 0, 0, 0, SC_WHY_TEXT,
+				  NULL, why.s ? why.s : "not admissible");
+			sc_trace(ctx, "%s %s: not admissible (%s) -> UU", sc_group_kind(c), c->key,
+				 why.s ? why.s : "");
+			if (!*ret_failed)
+				*ret_failed = c;
+		}
+		sc_buf_free(&why);
+	}
+	return UU;
+}
+
+void sc_record_composite_failure(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st,
+				 int M, int S, int R, int U, int UU,
+				 const struct sc_group *failed)
+{
+	const char *fw = failed ? sc_group_why(ctx->snap, (struct sc_group *)failed) : NULL;
+	char why[512];
+
+	snprintf(why, sizeof(why), "%d of minGroupCount %d child groups placed%s%s%s%s%s", S, M,
+		 failed ? "; " : "", failed ? sc_group_kind(failed) : "", failed ? " " : "",
+		 failed ? failed->key : "", fw ? ": " : "");
+	if (fw)
+		strncat(why, fw, sizeof(why) - strlen(why) - 1);
+	sc_record(ctx, g, st, M, S, R, U, UU, SC_WHY_TEXT, NULL, why);
+}
