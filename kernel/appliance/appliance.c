@@ -33,6 +33,9 @@
 /* Objects per list page at start: small pages keep the transient trees of a
  * big cluster's list from scattering the heap the loop's state lives in. */
 #define AP_LIST_PAGE 256
+/* A gang PreEnqueue holds back tells its pods why after this long: a gang
+ * whose pods are being created is not written a message per member. */
+#define AP_GATED_TELL_MS 500
 #define AP_CYCLES_PER_ROUND 256
 #define AP_BEAT_CHECK_MS 1000
 
@@ -179,6 +182,7 @@ static int new_scheduler(struct pk_appliance *app)
 		.stat_arg = app,
 		.backoff_initial_ms = app->cfg.backoff_initial_ms,
 		.backoff_max_ms = app->cfg.backoff_max_ms,
+		.gated_tell_ms = AP_GATED_TELL_MS,
 	};
 
 	pk_sched_free(app->sched);

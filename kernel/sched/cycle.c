@@ -111,6 +111,72 @@ static void mark_invalid(struct sc_ctx *ctx, struct sc_group *g, int depth, cons
 		mark_invalid(ctx, g->children.v[i], depth + 1, msg);
 }
 
+/* ---- telling a gated gang's pods, later --------------------------------------------- */
+
+/* Remember to tell root's pods at time at (once per gated spell). */
+static void tell_later(struct pk_sched *s, const struct sc_group *root, int64_t at)
+{
+	char *k = malloc(strlen(root->key) + 2);
+
+	if (!k)
+		return;
+	k[0] = root->composite ? 'C' : 'P';
+	strcpy(k + 1, root->key);
+	if (s->tell_keys.n == s->tell_cap) {
+		size_t cap = s->tell_cap ? s->tell_cap * 2 : 16;
+		int64_t *v = realloc(s->tell_at, cap * sizeof(*v));
+
+		if (!v) {
+			free(k);
+			return;
+		}
+		s->tell_at = v;
+		s->tell_cap = cap;
+	}
+	if (sc_vec_push(&s->tell_keys, k) < 0) {
+		free(k);
+		return;
+	}
+	s->tell_at[s->tell_keys.n - 1] = at;
+}
+
+/* The message of a root PreEnqueue holds back, or false when it is admissible. */
+static bool gated_message(struct sc_group *root, char *msg, size_t len)
+{
+	struct sc_buf why = {0};
+	bool gated = !sc_group_admissible(root, 0, &why);
+
+	if (gated)
+		snprintf(msg, len, "waiting for gang members: %s", why.s ? why.s : "not admissible");
+	sc_buf_free(&why);
+	return gated;
+}
+
+/* Tell the roots whose wait is over and that are still gated. */
+static void tell_due(struct sc_ctx *ctx, int64_t now)
+{
+	struct pk_sched *s = ctx->s;
+	size_t keep = 0;
+
+	for (size_t i = 0; i < s->tell_keys.n; i++) {
+		char *k = s->tell_keys.v[i];
+		int64_t at = s->tell_at[i];
+
+		if (at > now) {
+			s->tell_keys.v[keep] = k;
+			s->tell_at[keep++] = at;
+			continue;
+		}
+		struct sc_group *g = sc_forest_group(&s->forest, k + 1, k[0] == 'C', false);
+		char msg[768];
+
+		if (g && g->is_root && g->gated && gated_message(g, msg, sizeof(msg)))
+			tell_pending(ctx, g, 0, msg, true);
+		free(k);
+	}
+	s->tell_keys.n = keep;
+}
+
 #define SC_REPORT_DEPTH 64 /* deepest subtree walked when reporting unrooted groups */
 
 static void report_unrooted_pod(struct sc_ctx *ctx, struct sc_pod *p)
@@ -400,6 +466,8 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 		report_unrooted(&ctx);
 		s->forest_changed = false;
 	}
+	if (s->tell_keys.n)
+		tell_due(&ctx, now_ms);
 	for (;;) {
 		int64_t wait = 0;
 		struct sc_group *root = sc_queue_pick(s, now_ms, &wait);
@@ -408,6 +476,9 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 
 		if (!root) {
 			res->outcome = gated ? PK_SCHED_GATED : PK_SCHED_IDLE;
+			for (size_t i = 0; i < s->tell_keys.n; i++)
+				if (!wait || s->tell_at[i] < wait)
+					wait = s->tell_at[i];
 			res->has_retry = wait > 0;
 			res->retry_at_ms = wait;
 			break;
@@ -439,7 +510,14 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 				snprintf(name, sizeof(name), "%s %s", sc_group_kind(root), root->key);
 				sc_stat_line(&ctx, PK_SCHED_STAT_ROOT_GATED, 0, name);
 			}
-			tell_pending(&ctx, root, 0, msg, true);
+			if (!root->gated) {
+				root->gated = true;
+				root->gated_since = now_ms;
+				if (s->opts.gated_tell_ms > 0)
+					tell_later(s, root, now_ms + s->opts.gated_tell_ms);
+			}
+			if (now_ms - root->gated_since >= s->opts.gated_tell_ms)
+				tell_pending(&ctx, root, 0, msg, true);
 			root->parked_invalid = true;
 			gated = true;
 			sc_buf_free(&why);
@@ -447,6 +525,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			continue;
 		}
 		sc_buf_free(&why);
+		root->gated = false;
 		if (sc_hierarchy_validate(s, root, invalid, sizeof(invalid)) < 0) {
 			char msg[600];
 

@@ -328,6 +328,8 @@ struct sc_group {
 	int32_t prio_cache;
 	int attempts;
 	int64_t backoff_until;
+	bool gated;	     /* held back by PreEnqueue since gated_since */
+	int64_t gated_since;
 	uint64_t tried_gen;
 	/* per-cycle evaluation record */
 	uint64_t stamp;
@@ -421,6 +423,11 @@ struct pk_sched {
 	bool floor_valid;
 	int32_t victim_floor;
 	uint64_t floor_epoch;
+	/* Gated roots whose pods are to be told why at a time: "C"/"P" + key,
+	 * and the time (cycle.c). */
+	struct sc_vec tell_keys;
+	int64_t *tell_at;
+	size_t tell_cap;
 	/* A cycle's assumed pod -> node pairs, reused from cycle to cycle. */
 	struct sc_placement {
 		struct sc_pod *pod;

@@ -44,6 +44,10 @@ void pk_sched_free(struct pk_sched *s)
 	if (!s)
 		return;
 	sc_forest_fini(&s->forest);
+	for (size_t i = 0; i < s->tell_keys.n; i++)
+		free(s->tell_keys.v[i]);
+	sc_vec_free(&s->tell_keys);
+	free(s->tell_at);
 	sc_snapshot_fini(&s->snap);
 	for (size_t i = 0; i < s->prio_classes.cap; i++)
 		free(s->prio_classes.slots[i].value);

@@ -60,6 +60,13 @@ struct pk_sched_opts {
 	bool check;		    /* run the snapshot invariant check after every cycle */
 	int64_t backoff_initial_ms; /* 0: 1000 */
 	int64_t backoff_max_ms;	    /* 0: 10000 */
+	/*
+	 * A gang held back by PreEnqueue tells its pending pods why only once
+	 * it has waited this long (0: at once), so the pods of a gang being
+	 * created are not each written a message the next member makes stale.
+	 * The result's retry time covers the wait.
+	 */
+	int64_t gated_tell_ms;
 };
 
 /* Placement strategies: names in preference order (the first is the default). */

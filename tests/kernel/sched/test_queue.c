@@ -200,6 +200,59 @@ START_TEST(test_gated_pods_told_once)
 }
 END_TEST
 
+/* gated_tell_ms: a gang being created is told why only once it has waited that long. */
+START_TEST(test_gated_pods_told_after_a_wait)
+{
+	struct pk_sched_opts o = {.check = true, .gated_tell_ms = 500};
+	struct pk_sched *s = NULL;
+	struct pk_sched_result *res = NULL;
+
+	ck_assert_int_eq(pk_sched_new(&o, &s), 0);
+	add_node(s, "n", "8", "");
+	add_group(s, false, "pg", NULL, 4, NULL);
+	add_pod(s, "a", "1", "pg", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_GATED);
+	ck_assert_uint_eq(res->nactions, 0);
+	ck_assert(res->has_retry);
+	ck_assert_int_eq(res->retry_at_ms, 500);
+	pk_sched_result_free(res);
+	add_pod(s, "b", "1", "pg", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 100, &res), 0);
+	ck_assert_uint_eq(res->nactions, 0);
+	pk_sched_result_free(res);
+	ck_assert_int_eq(pk_sched_cycle(s, 500, &res), 0);
+	ck_assert_uint_eq(res->nactions, 2); /* a and b, with the count of now */
+	ck_assert_ptr_nonnull(strstr(res->actions[0].message, "has 2 of minCount 4"));
+	ck_assert(!res->has_retry);
+	pk_sched_result_free(res);
+	add_pod(s, "c", "1", "pg", NULL, 0); /* the gang has waited: told at once */
+	ck_assert_int_eq(pk_sched_cycle(s, 600, &res), 0);
+	ck_assert_uint_eq(res->nactions, 1);
+	ck_assert_str_eq(res->actions[0].name, "c");
+	pk_sched_result_free(res);
+	add_pod(s, "d", "1", "pg", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 700, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	ck_assert_uint_eq(res->bound, 4);
+	pk_sched_result_free(res);
+	/* A gang completed within the wait is never told it waited. */
+	add_group(s, false, "quick", NULL, 2, NULL);
+	add_pod(s, "q0", "1", "quick", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 1000, &res), 0);
+	ck_assert_uint_eq(res->nactions, 0);
+	pk_sched_result_free(res);
+	add_pod(s, "q1", "1", "quick", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 1010, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	pk_sched_result_free(res);
+	ck_assert_int_eq(pk_sched_cycle(s, 1600, &res), 0);
+	ck_assert_uint_eq(res->nactions, 0);
+	pk_sched_result_free(res);
+	pk_sched_free(s);
+}
+END_TEST
+
 START_TEST(test_backoff)
 {
 	struct pk_sched_opts o = {.check = true, .backoff_initial_ms = 100, .backoff_max_ms = 400};
@@ -415,6 +468,7 @@ int main(void)
 	tcase_add_test(tc, test_preenqueue);
 	tcase_add_test(tc, test_gated_root_says_why);
 	tcase_add_test(tc, test_gated_pods_told_once);
+	tcase_add_test(tc, test_gated_pods_told_after_a_wait);
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_binding_wakes_no_capacity_failure);
 	tcase_add_test(tc, test_parked_roots_leave_the_heaps);
