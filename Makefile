@@ -207,7 +207,7 @@ demo: deps
 bench-build: $(PROGS) $(BENCH_BINS)
 
 bench: deps
-	$(MAKE) BUILD=build/bench OPT='-O3 -march=x86-64-v2' CFLAGS='-g -O3' bench-build
+	$(MAKE) BUILD=build/bench OPT='-O3 -march=x86-64-v2' bench-build
 	@sh tests/bench/run-bench.sh build/bench
 
 # valgrind over every Check suite, on a plain (unsanitized) build.

@@ -432,9 +432,6 @@ struct topo_torus_host {
 int topo_torus_host_parse(const char *(*get)(const char *key, void *arg), void *arg,
 			  struct topo_torus_host *ret);
 
-/* Library version string. */
-const char *topo_version(void);
-
 #ifdef __cplusplus
 }
 #endif

@@ -38,11 +38,12 @@
 
 /*
  * Levels of a group hierarchy: Workload templates, CompositePodGroup nesting
- * (KEP-6012).  Validation refuses deeper ones; walks over a hierarchy stop
- * past twice this, so a cycle or an unchecked tree cannot recurse without end.
+ * (KEP-6012).  Validation refuses deeper ones; walks over a hierarchy that
+ * may not be validated yet stop past four times this, so a cycle or a hostile
+ * tree cannot recurse without end.
  */
 #define PK_HIERARCHY_DEPTH_MAX 4
-#define PK_HIERARCHY_WALK_MAX (2 * PK_HIERARCHY_DEPTH_MAX)
+#define PK_HIERARCHY_WALK_MAX (4 * PK_HIERARCHY_DEPTH_MAX)
 
 /* Annotation on Nodes registered from a board file (exempt from heartbeats). */
 #define PK_ANN_SIMULATED "podkernel.dev/simulated"
@@ -153,6 +154,16 @@ json_t *pk_compact_object(const json_t *obj);
  * a pk_compact_object() string is parsed back only while it is written.
  */
 int pk_write_list(FILE *f, const json_t *items, enum pk_format fmt);
+
+/* ---- hashing (hash.c) ------------------------------------------------------ */
+#define PK_FNV1A_INIT 14695981039346656037ULL /* the 64-bit FNV-1a offset basis */
+/* Fold one byte into the FNV-1a hash h (also a separator between fields). */
+static inline uint64_t pk_fnv1a_byte(uint64_t h, unsigned char c)
+{
+	return (h ^ c) * 1099511628211ULL;
+}
+/* Fold the bytes of s, up to its NUL, into h; start from PK_FNV1A_INIT. */
+uint64_t pk_fnv1a(uint64_t h, const char *s);
 
 /* ---- small helpers on trees ------------------------------------------------ */
 /*
@@ -340,6 +351,22 @@ void pk_workload_free(struct pk_workload *workload);
 int64_t pk_pod_request(const struct pk_pod *pod, const char *resource);
 int64_t pk_node_allocatable(const struct pk_node *node, const char *resource);
 const char *pk_meta_label(const struct pk_meta *meta, const char *key);
+
+/*
+ * The disruption unit of a group (KEP-6012): from the group up through its
+ * parents, the highest one whose disruptionMode is `all`; NULL when none is
+ * (a pod of the group is disrupted alone).  Groups are the caller's handles:
+ * up() gives a group's parent (NULL at the top or when it is not known) and
+ * is_all() whether a group says `all`.  The scheduler walks its forest with
+ * it, the appliance the stored objects; the walk stops after
+ * PK_HIERARCHY_WALK_MAX groups.
+ */
+struct pk_group_walk {
+	void *(*up)(void *arg, void *group);
+	bool (*is_all)(void *arg, const void *group);
+	void *arg;
+};
+void *pk_disruption_unit(void *group, const struct pk_group_walk *walk);
 
 /*
  * Static validation of one object of any known kind (the rules of

@@ -11,6 +11,8 @@
  * everything downstream (and every writer) sees the upstream field name.
  * Workload templates form a tree (composite templates hold composite and
  * leaf children) decoded recursively; each view node borrows its strings.
+ * The disruption unit of a group is found by one walk up its parents, over
+ * whatever handles the caller keeps (pk_disruption_unit).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -337,4 +339,16 @@ void pk_workload_free(struct pk_workload *workload)
 	templates_free(workload->templates, workload->ntemplates);
 	json_decref(workload->raw);
 	free(workload);
+}
+
+void *pk_disruption_unit(void *group, const struct pk_group_walk *walk)
+{
+	void *top = NULL;
+
+	for (int i = 0; group && i < PK_HIERARCHY_WALK_MAX; i++) {
+		if (walk->is_all(walk->arg, group))
+			top = group;
+		group = walk->up(walk->arg, group);
+	}
+	return top;
 }

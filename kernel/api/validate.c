@@ -21,7 +21,6 @@
 #include "topology/topology.h"
 
 #define MAX_TEMPLATES 8
-#define MAX_TEMPLATE_DEPTH 4
 #define MAX_USER_PRIORITY 1000000000
 #define SYSTEM_CRITICAL_PRIORITY 2000000000
 #define SYSTEM_NODE_CRITICAL_PRIORITY 2000001000
@@ -383,10 +382,10 @@ static void walk_templates(struct tree_walk *w, const json_t *parent, struct pk_
 			if (json_array_size(list) > MAX_TEMPLATES)
 				pk_errors_add(w->errs, "%s: Too many: %zu: must have at most %d items",
 					      p->s, json_array_size(list), MAX_TEMPLATES);
-			if (level > MAX_TEMPLATE_DEPTH) {
+			if (level > PK_HIERARCHY_DEPTH_MAX) {
 				pk_errors_add(w->errs, "%s: Forbidden: the template hierarchy must not "
 						       "be deeper than %d levels", p->s,
-					      MAX_TEMPLATE_DEPTH);
+					      PK_HIERARCHY_DEPTH_MAX);
 			} else {
 				for (size_t i = 0; i < json_array_size(list); i++) {
 					size_t o2 = pk_path_index(p, i);

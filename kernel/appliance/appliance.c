@@ -149,21 +149,23 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 		free(token);
 		if (r < 0)
 			return r;
+		enum pk_kind k = pk_kind_from_string(kind);
+
 		json_array_foreach(items, i, obj) {
-			if (strcmp(kind, "Lease") == 0) {
+			if (k == PK_KIND_LEASE) {
 				if (is_node_lease(app, obj))
 					ap_heartbeat_lease(app->beats, pk_name(obj), true, now, NULL);
 				continue;
 			}
 			ap_cache_note(app->cache, kind, obj);
 			ap_pmap_update(app->pmap, kind, obj);
-			if (strcmp(kind, "Job") == 0 || strcmp(kind, "JobSet") == 0) {
+			if (k == PK_KIND_JOB || k == PK_KIND_JOBSET) {
 				queue_reconcile(app, kind, obj);
 				continue;
 			}
-			if (strcmp(kind, "Workload") != 0)
+			if (k != PK_KIND_WORKLOAD)
 				sched_feed(app, obj);
-			if (strcmp(kind, "Node") == 0)
+			if (k == PK_KIND_NODE)
 				ap_heartbeat_seen(app->beats, pk_name(obj), ap_node_monitored(obj), now,
 						  NULL);
 		}
@@ -272,8 +274,9 @@ static void on_lease_event(struct pk_appliance *app, const struct pk_store_event
  */
 static void note_incoming(struct pk_appliance *app, const char *kind, const json_t *obj)
 {
-	bool group = strcmp(kind, "PodGroup") == 0 || strcmp(kind, "CompositePodGroup") == 0;
-	bool pod = strcmp(kind, "Pod") == 0;
+	enum pk_kind k = pk_kind_from_string(kind);
+	bool group = k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP;
+	bool pod = k == PK_KIND_POD;
 	char root[512];
 
 	if (!group && !pod)
@@ -285,7 +288,7 @@ static void note_incoming(struct pk_appliance *app, const char *kind, const json
 		    pk_get_string(obj, "spec.schedulingGroup.podGroupName")))
 		return;
 	if (group && (pk_get_string(obj, "spec.parentCompositePodGroupName") ||
-		      pk_condition_get(obj, strcmp(kind, "PodGroup") == 0
+		      pk_condition_get(obj, k == PK_KIND_POD_GROUP
 						    ? "PodGroupInitiallyScheduled"
 						    : "CompositePodGroupInitiallyScheduled")))
 		return;
@@ -298,8 +301,9 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	struct pk_appliance *app = arg;
 	struct ap_decision d;
 	const char *kind = ev->kind;
+	enum pk_kind k = pk_kind_from_string(kind);
 
-	if (strcmp(kind, "Lease") == 0) {
+	if (k == PK_KIND_LEASE) {
 		on_lease_event(app, ev);
 		return 0;
 	}
@@ -318,12 +322,11 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 		break;
 	case AP_REMOVE:
 		sched_remove(app, kind, ev->object);
-		if (strcmp(kind, "Node") == 0) {
+		if (k == PK_KIND_NODE) {
 			ap_heartbeat_forget(app->beats, pk_name(ev->object));
 			json_array_append_new(app->gone_nodes, json_string(pk_name(ev->object)));
 		}
-		if (strcmp(kind, "Pod") == 0 || strcmp(kind, "PodGroup") == 0 ||
-		    strcmp(kind, "CompositePodGroup") == 0) {
+		if (k == PK_KIND_POD || k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP) {
 			char root[512];
 
 			snprintf(root, sizeof(root), "%s %s/%s", kind, pk_namespace(ev->object),

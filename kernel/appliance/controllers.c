@@ -147,7 +147,7 @@ int ap_reconcile(struct pk_appliance *app, const char *kind, const char *ns, con
 		return r == -ENOENT ? 0 : r;
 	}
 	AP_COUNT(app, reconciles);
-	if (strcmp(kind, "Job") == 0)
+	if (pk_kind_from_string(kind) == PK_KIND_JOB)
 		r = wb_job_reconcile(obj, &lk, &objects, &errs);
 	else
 		r = wb_jobset_reconcile(obj, &lk, &objects, &errs);
@@ -175,7 +175,9 @@ void ap_reconcile_owner_of(struct pk_appliance *app, const json_t *obj)
 	const char *kind = ref ? json_string_value(json_object_get(ref, "kind")) : NULL;
 	const char *name = ref ? json_string_value(json_object_get(ref, "name")) : NULL;
 
-	if (!kind || !name || (strcmp(kind, "Job") != 0 && strcmp(kind, "JobSet") != 0))
+	enum pk_kind k = pk_kind_from_string(kind);
+
+	if (!name || (k != PK_KIND_JOB && k != PK_KIND_JOBSET))
 		return;
 	json_array_append_new(app->to_reconcile, json_pack("[s,s,s]", kind, pk_namespace(obj),
 							   name));

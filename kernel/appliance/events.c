@@ -57,19 +57,10 @@ size_t ap_cache_size(const struct ap_cache *c)
 	return c ? c->n : 0;
 }
 
-static uint64_t key_hash(const char *s)
-{
-	uint64_t h = 14695981039346656037ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 /* The slot of key, or the empty slot where it would go. */
 static struct ap_cache_slot *slot_of(const struct ap_cache *c, const char *key)
 {
-	size_t i = key_hash(key) & (c->cap - 1);
+	size_t i = pk_fnv1a(PK_FNV1A_INIT, key) & (c->cap - 1);
 
 	while (c->slots[i].key && strcmp(c->slots[i].key, key) != 0)
 		i = (i + 1) & (c->cap - 1);
@@ -113,7 +104,7 @@ static void cache_del(struct ap_cache *c, const char *key)
 	/* Backward shift: move up every entry whose probe passed the hole. */
 	i = (size_t)(sl - c->slots);
 	for (j = (i + 1) & mask; c->slots[j].key; j = (j + 1) & mask) {
-		size_t home = key_hash(c->slots[j].key) & mask;
+		size_t home = pk_fnv1a(PK_FNV1A_INIT, c->slots[j].key) & mask;
 
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			c->slots[i] = c->slots[j];
@@ -140,15 +131,6 @@ static void object_key(char *buf, size_t len, const char *kind, const json_t *ob
 	cache_key(buf, len, kind, ns, pk_name(obj));
 }
 
-static uint64_t fnv1a(const char *s, uint64_t h)
-{
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 static void copy_field(json_t *dst, const json_t *obj, const char *path)
 {
 	json_t *v = pk_get(obj, path);
@@ -170,7 +152,7 @@ static void copy_condition(json_t *dst, const json_t *obj, const char *type)
 uint64_t ap_fingerprint(const char *kind, const json_t *obj)
 {
 	json_t *view = json_object();
-	uint64_t h = 14695981039346656037ULL;
+	uint64_t h = PK_FNV1A_INIT;
 	char *text;
 
 	if (!view)
@@ -203,8 +185,8 @@ uint64_t ap_fingerprint(const char *kind, const json_t *obj)
 	json_decref(view);
 	if (!text)
 		return 0;
-	h = fnv1a(kind ? kind : "", h);
-	h = fnv1a(text, h);
+	h = pk_fnv1a(h, kind ? kind : "");
+	h = pk_fnv1a(h, text);
 	free(text);
 	return h;
 }

@@ -165,37 +165,50 @@ static json_t *get_group(struct pk_appliance *app, const char *ns, const char *n
 	return NULL;
 }
 
+/* The walk over stored groups: every group read stays in held until the end. */
+struct store_walk {
+	struct pk_appliance *app;
+	const char *ns;
+	json_t *held;
+};
+
+static json_t *hold_group(struct store_walk *w, const char *name)
+{
+	const char *kind = NULL;
+	json_t *g = name && *name ? get_group(w->app, w->ns, name, &kind) : NULL;
+
+	if (g && json_array_append_new(w->held, g) < 0)
+		return NULL;
+	return g;
+}
+
+static void *store_up(void *arg, void *group)
+{
+	return hold_group(arg, pk_get_string(group, "spec.parentCompositePodGroupName"));
+}
+
+static bool store_is_all(void *arg, const void *group)
+{
+	(void)arg;
+	return pk_get(group, "spec.disruptionMode.all") != NULL;
+}
+
 /* Name of the highest ancestor group (from pod's group up) with disruptionMode all. */
 static char *disruption_unit(struct pk_appliance *app, const json_t *pod)
 {
-	const char *ns = pk_namespace(pod);
-	const char *first = pk_get_string(pod, "spec.schedulingGroup.podGroupName");
-	char cur[256];
-	char *unit = NULL;
+	struct store_walk w = {.app = app, .ns = pk_namespace(pod), .held = json_array()};
+	const struct pk_group_walk walk = {.up = store_up, .is_all = store_is_all, .arg = &w};
+	json_t *first, *unit;
+	char *name = NULL;
 
-	if (!first)
+	if (!w.held)
 		return NULL;
-	snprintf(cur, sizeof(cur), "%s", first);
-	for (int depth = 0; depth < 16; depth++) {
-		const char *kind = NULL;
-		json_t *g = get_group(app, ns, cur, &kind);
-
-		if (!g)
-			break;
-		if (pk_get(g, "spec.disruptionMode.all")) {
-			free(unit);
-			unit = strdup(cur);
-		}
-		const char *parent = pk_get_string(g, "spec.parentCompositePodGroupName");
-		bool more = parent && *parent;
-
-		if (more)
-			snprintf(cur, sizeof(cur), "%s", parent);
-		json_decref(g);
-		if (!more)
-			break;
-	}
-	return unit;
+	first = hold_group(&w, pk_get_string(pod, "spec.schedulingGroup.podGroupName"));
+	unit = first ? pk_disruption_unit(first, &walk) : NULL;
+	if (unit)
+		name = strdup(pk_name(unit));
+	json_decref(w.held);
+	return name;
 }
 
 /* Whether group name lies in the subtree of root (parents followed in store). */
@@ -205,7 +218,7 @@ static bool in_subtree(struct pk_appliance *app, const char *ns, const char *gro
 	char cur[256];
 
 	snprintf(cur, sizeof(cur), "%s", group);
-	for (int depth = 0; depth < 16; depth++) {
+	for (int depth = 0; depth < PK_HIERARCHY_WALK_MAX; depth++) {
 		const char *kind = NULL;
 		json_t *g;
 

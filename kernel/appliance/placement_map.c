@@ -162,7 +162,7 @@ static json_t *pod_entry(const json_t *pod)
 
 static json_t *group_entry(const char *kind, const json_t *g)
 {
-	bool composite = strcmp(kind, "CompositePodGroup") == 0;
+	bool composite = pk_kind_from_string(kind) == PK_KIND_COMPOSITE_POD_GROUP;
 	json_t *cond = pk_condition_get(g, composite ? "CompositePodGroupInitiallyScheduled"
 						     : "PodGroupInitiallyScheduled");
 	json_t *ann = pk_get(g, "metadata.annotations");
@@ -182,17 +182,21 @@ static json_t *group_entry(const char *kind, const json_t *g)
 static bool pmap_table_of(struct ap_pmap *m, const char *kind, const json_t *obj, json_t **ret_table,
 		     char *key, size_t keylen)
 {
-	if (strcmp(kind, "Node") == 0) {
+	switch (pk_kind_from_string(kind)) {
+	case PK_KIND_NODE:
 		*ret_table = m->nodes;
 		snprintf(key, keylen, "%s", pk_name(obj));
 		return true;
-	}
-	if (strcmp(kind, "Pod") == 0)
+	case PK_KIND_POD:
 		*ret_table = m->pods;
-	else if (strcmp(kind, "PodGroup") == 0 || strcmp(kind, "CompositePodGroup") == 0)
+		break;
+	case PK_KIND_POD_GROUP:
+	case PK_KIND_COMPOSITE_POD_GROUP:
 		*ret_table = m->groups;
-	else
+		break;
+	default:
 		return false;
+	}
 	snprintf(key, keylen, "%s/%s", pk_namespace(obj), pk_name(obj));
 	return true;
 }

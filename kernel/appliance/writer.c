@@ -121,14 +121,9 @@ static const char *ns_of(const struct pk_write_ref *ref)
 
 static uint64_t ref_hash(enum pk_kind kind, const char *ns, const char *name)
 {
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)kind;
+	uint64_t h = pk_fnv1a_byte(PK_FNV1A_INIT, (unsigned char)kind);
 
-	for (const char *s = ns; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	h = (h ^ '/') * 1099511628211ull;
-	for (const char *s = name; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return pk_fnv1a(pk_fnv1a_byte(pk_fnv1a(h, ns), '/'), name);
 }
 
 static int index_grow(struct pk_writer *w)

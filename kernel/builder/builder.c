@@ -304,11 +304,11 @@ static void check_limits(struct vctx *v, const struct wb_item *item, unsigned de
 		}
 		seen->names[seen->n++] = item->name;
 	}
-	if (depth > WB_MAX_DEPTH) {
+	if (depth > PK_HIERARCHY_DEPTH_MAX) {
 		pk_errors_add(v->errs,
 			      "%s: Invalid value: %u: group template \"%.80s\" is nested too deep: "
 			      "depth must be at most %d",
-			      rp, depth, item->name, WB_MAX_DEPTH);
+			      rp, depth, item->name, PK_HIERARCHY_DEPTH_MAX);
 		v->r = -EINVAL;
 		free(root);
 		return;
@@ -336,7 +336,7 @@ static void check_tree(struct vctx *v, const struct wb_item *item, const struct 
 {
 	size_t i;
 
-	if (depth > WB_MAX_DEPTH + 1)
+	if (depth > PK_HIERARCHY_DEPTH_MAX + 1)
 		return; /* reported by check_limits */
 	check_item(v, item, parent, allow_lists);
 	for (i = 0; i < item->nchildren; i++)

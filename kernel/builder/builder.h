@@ -37,7 +37,6 @@
 #define WB_ANNOTATION_TEMPLATE "scheduling.k8s.io/group-template-name"
 #define WB_ANNOTATION_PARENT "scheduling.k8s.io/parent-compositepodgroup"
 
-#define WB_MAX_DEPTH 4		/* levels of templates in one Workload */
 #define WB_MAX_TEMPLATES 8	/* templates in one list */
 #define WB_MAX_CLAIMS 4		/* resourceClaims of one group */
 #define WB_MAX_PODS 10000	/* pods one Job or JobSet may stamp out */

@@ -15,8 +15,6 @@
 
 #include "kernel/builder/builder-internal.h"
 
-#define EXPAND_MAX_DEPTH 4
-
 struct expand {
 	const json_t *input;
 	json_t *out;
@@ -77,9 +75,9 @@ static int expand_one(struct expand *e, json_t *obj, unsigned depth)
 			    pk_name(obj) ? pk_name(obj) : "<unnamed>");
 	if (!prefix)
 		return -ENOMEM;
-	if (depth > EXPAND_MAX_DEPTH) {
+	if (depth > PK_HIERARCHY_DEPTH_MAX) {
 		pk_errors_add(e->errs, "%s: Invalid value: controllers nest deeper than %d levels",
-			      prefix, EXPAND_MAX_DEPTH);
+			      prefix, PK_HIERARCHY_DEPTH_MAX);
 		free(prefix);
 		return -EINVAL;
 	}

@@ -822,19 +822,21 @@ static void other_row(struct ctx *x, struct table *t, const json_t *o)
 
 	(void)x;
 	age(o, a, sizeof(a));
-	if (strcmp(kind, "PriorityClass") == 0)
+	enum pk_kind k = pk_kind_from_string(kind);
+
+	if (k == PK_KIND_PRIORITY_CLASS)
 		snprintf(extra, sizeof(extra), "value=%lld%s",
 			 (long long)json_integer_value(json_object_get(o, "value")),
 			 json_is_true(json_object_get(o, "globalDefault")) ? " globalDefault" : "");
-	else if (strcmp(kind, "Job") == 0)
+	else if (k == PK_KIND_JOB)
 		snprintf(extra, sizeof(extra), "parallelism=%lld",
 			 json_is_integer(pk_get(o, "spec.parallelism"))
 				 ? (long long)json_integer_value(pk_get(o, "spec.parallelism"))
 				 : 1LL);
-	else if (strcmp(kind, "JobSet") == 0)
+	else if (k == PK_KIND_JOBSET)
 		snprintf(extra, sizeof(extra), "replicatedJobs=%zu",
 			 json_array_size(pk_get(o, "spec.replicatedJobs")));
-	else if (strcmp(kind, "Workload") == 0)
+	else if (k == PK_KIND_WORKLOAD)
 		snprintf(extra, sizeof(extra), "templates=%zu",
 			 json_array_size(pk_get(o, "spec.compositePodGroupTemplates")) +
 				 json_array_size(pk_get(o, "spec.podGroupTemplates")));

@@ -88,7 +88,7 @@ static int64_t backoff_ms(const struct pk_sched *s, int attempts)
 static void tell_pending(struct sc_ctx *ctx, struct sc_group *g, int depth, const char *msg,
 			 bool gated)
 {
-	if (depth > 16)
+	if (depth > PK_HIERARCHY_WALK_MAX)
 		return;
 	for (size_t i = 0; i < g->pods.n; i++) {
 		struct sc_pod *p = g->pods.v[i];
@@ -104,7 +104,7 @@ static void tell_pending(struct sc_ctx *ctx, struct sc_group *g, int depth, cons
 
 static void mark_invalid(struct sc_ctx *ctx, struct sc_group *g, int depth, const char *msg)
 {
-	if (depth > 16)
+	if (depth > PK_HIERARCHY_WALK_MAX)
 		return;
 	sc_emit_group(ctx, g, "False", "Invalid", msg);
 	for (size_t i = 0; i < g->children.n; i++)
@@ -292,7 +292,7 @@ static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group
 	char msg[1024];
 	bool own_fail = false;
 
-	if (depth > 16)
+	if (depth > PK_HIERARCHY_WALK_MAX)
 		return;
 	if (g->stamp == ctx->stamp && !failed && g->status == SC_SUCCESS && committed) {
 		/* "%d of %s %d %s scheduled", without printf (once per cycle) */

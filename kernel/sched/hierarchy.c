@@ -18,8 +18,6 @@
 
 #include "kernel/sched/sched-internal.h"
 
-#define SC_HIERARCHY_DEPTH_MAX 4
-
 struct walk {
 	const struct pk_sched *s;
 	const char *workload;
@@ -62,8 +60,8 @@ static int visit(struct walk *w, const struct sc_group *g, int depth)
 	bool expl;
 	int32_t prio;
 
-	if (depth > SC_HIERARCHY_DEPTH_MAX)
-		return fail(w, "depth over %d: %s %s is at level %d", SC_HIERARCHY_DEPTH_MAX,
+	if (depth > PK_HIERARCHY_DEPTH_MAX)
+		return fail(w, "depth over %d: %s %s is at level %d", PK_HIERARCHY_DEPTH_MAX,
 			    sc_group_kind(g), g->key, depth);
 	if (g->workload) {
 		if (w->workload && strcmp(w->workload, g->workload) != 0)

@@ -61,7 +61,7 @@ static int collect(struct ex *x, struct sc_group *g, int parent, bool adm, int d
 	struct sc_buf why = {0};
 	int me;
 
-	if (depth > 8 || x->ng >= EX_MAX_GROUPS || g->has_slice)
+	if (depth > PK_HIERARCHY_WALK_MAX || x->ng >= EX_MAX_GROUPS || g->has_slice)
 		return -E2BIG; /* a slice's box is not among the assignments searched */
 	sc_group_sort(g);
 	me = x->ng++;

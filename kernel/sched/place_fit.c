@@ -48,7 +48,6 @@
 #include "kernel/sched/sched-internal.h"
 
 #define FIT_BUDGET 4096 /* candidate simulations per root */
-#define FIT_DEPTH 8
 
 struct fit {
 	struct sc_ctx *ctx;
@@ -98,7 +97,7 @@ static void sum_smallest(int64_t (*vals)[SC_MAX_RES], size_t n, size_t k, int nr
 static void group_need(const struct sc_snapshot *snap, const struct sc_group *g, bool min,
 		       int depth, int64_t *need)
 {
-	if (depth > FIT_DEPTH)
+	if (depth > PK_HIERARCHY_WALK_MAX)
 		return;
 	if (!g->composite) {
 		size_t pend = 0, k;
@@ -937,7 +936,7 @@ static int extend(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
 	int *sub = NULL;
 	int r = 0;
 
-	if (depth > FIT_DEPTH || g->stamp != ctx->stamp || g->status != SC_SUCCESS)
+	if (depth > PK_HIERARCHY_WALK_MAX || g->stamp != ctx->stamp || g->status != SC_SUCCESS)
 		return 0;
 	if (g->topo_key) {
 		struct sc_part *part = sc_snapshot_part(snap, g->topo_key);

@@ -39,7 +39,7 @@ struct unit {
 
 static void collect_running(struct sc_group *g, int depth, struct sc_vec *out)
 {
-	if (depth > 16)
+	if (depth > PK_HIERARCHY_WALK_MAX)
 		return;
 	for (size_t i = 0; i < g->pods.n; i++) {
 		struct sc_pod *p = g->pods.v[i];
@@ -51,20 +51,31 @@ static void collect_running(struct sc_group *g, int depth, struct sc_vec *out)
 		collect_running(g->children.v[i], depth + 1, out);
 }
 
+/* A group of the forest that exists: stored, and not a pod's implicit group. */
+static bool real_group(const struct sc_group *g)
+{
+	return g && !g->implicit && g->present;
+}
+
+static void *forest_up(void *arg, void *group)
+{
+	struct sc_group *g = group;
+
+	(void)arg;
+	return g->parent_key && real_group(g->parent) ? g->parent : NULL;
+}
+
+static bool forest_is_all(void *arg, const void *group)
+{
+	(void)arg;
+	return ((const struct sc_group *)group)->disruption == PK_DISRUPTION_ALL;
+}
+
 static struct sc_group *unit_group(struct sc_pod *p)
 {
-	struct sc_group *top = NULL;
-	int i = 0;
+	const struct pk_group_walk walk = {.up = forest_up, .is_all = forest_is_all};
 
-	for (struct sc_group *g = p->group; g && !g->implicit && i < 16; g = g->parent, i++) {
-		if (!g->present)
-			break;
-		if (g->disruption == PK_DISRUPTION_ALL)
-			top = g;
-		if (!g->parent_key)
-			break;
-	}
-	return top;
+	return real_group(p->group) ? pk_disruption_unit(p->group, &walk) : NULL;
 }
 
 static void units_free(struct unit *u, size_t n)

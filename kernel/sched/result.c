@@ -169,16 +169,14 @@ int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod)
 
 static uint64_t fnv(uint64_t h, const char *s)
 {
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
-		h = (h ^ *c) * 0x100000001b3ull;
-	return (h ^ 0xff) * 0x100000001b3ull; /* terminator: "a","bc" != "ab","c" */
+	return pk_fnv1a_byte(pk_fnv1a(h, s), 0xff); /* terminator: "a","bc" != "ab","c" */
 }
 
 /* True when the memo changed (the condition must be written). */
 static bool memo_update(struct sc_cond_memo *memo, const char *status, const char *reason,
 			const char *message)
 {
-	uint64_t h = fnv(fnv(fnv(0xcbf29ce484222325ull, status), reason), message ? message : "");
+	uint64_t h = fnv(fnv(fnv(PK_FNV1A_INIT, status), reason), message ? message : "");
 
 	if (!h)
 		h = 1;

@@ -409,7 +409,7 @@ struct pk_sched {
 	char check_why[256]; /* the invariant checker's message when a cycle failed it */
 	struct sc_snapshot snap;
 	struct sc_forest forest;
-	struct sc_map prio_classes; /* name -> (intptr_t) value + 1<<32 marker */
+	struct sc_map prio_classes; /* PriorityClass name -> malloc'ed int32_t value */
 	char *default_class;
 	int32_t default_prio;
 	uint64_t gen;		 /* bumps when capacity may have grown (not on bindings) */

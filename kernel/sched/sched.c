@@ -151,16 +151,14 @@ static uint64_t pod_fingerprint(const json_t *obj)
 {
 	const char *parts[] = {"spec", "metadata.labels", "metadata.creationTimestamp",
 			       "metadata.deletionTimestamp"};
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = PK_FNV1A_INIT;
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		json_t *v = pk_get(obj, parts[i]);
 		char *text =
 		    v ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
 
-		for (const char *c = text ? text : "-"; *c; c++)
-			h = (h ^ (unsigned char)*c) * 1099511628211ull;
-		h = (h ^ '|') * 1099511628211ull;
+		h = pk_fnv1a_byte(pk_fnv1a(h, text ? text : "-"), '|');
 		free(text);
 	}
 	return h;

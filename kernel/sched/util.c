@@ -49,11 +49,7 @@ void sc_vec_free(struct sc_vec *vec)
 
 static uint64_t hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return pk_fnv1a(PK_FNV1A_INIT, s);
 }
 
 static struct sc_map_slot *find(const struct sc_map *map, const char *key)

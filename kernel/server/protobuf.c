@@ -154,7 +154,7 @@ static int object_meta(struct pb b, json_t **ret)
  * 2 value, 3 globalDefault, 4 description, 5 preemptionPolicy}. */
 static int decode_raw(const char *kind, struct pb b, json_t *obj)
 {
-	bool pc = strcmp(kind, "PriorityClass") == 0;
+	bool pc = pk_kind_from_string(kind) == PK_KIND_PRIORITY_CLASS;
 	struct pb_field f = { 0 };
 	int r;
 	while ((r = pb_next(&b, &f)) > 0) {

@@ -128,7 +128,7 @@ static json_t *cell_min(json_t *o)
 static json_t *cell_scheduled(json_t *o)
 {
 	const char *kind = json_string_value(json_object_get(o, "kind")) ?: "";
-	json_t *s = condition_status(o, strcmp(kind, "PodGroup") == 0
+	json_t *s = condition_status(o, pk_kind_from_string(kind) == PK_KIND_POD_GROUP
 						? "PodGroupInitiallyScheduled"
 						: "CompositePodGroupInitiallyScheduled");
 	return json_string(json_string_value(s) ?: "Unknown");

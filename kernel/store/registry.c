@@ -251,10 +251,24 @@ static void default_kind(const struct pk_type *t, json_t *obj)
 }
 
 /*
- * Static validation of every write; Jobs and JobSets also go through the
- * workload builder's rules for their scheduling intent, including the update
- * rules against the stored object (old, NULL on create).
+ * Admission control: rules a kind's writes must pass beyond static
+ * validation, each named for where it comes from.  A hook sees the new object
+ * and the stored one (old, NULL on create), adds field-path messages to errs
+ * and returns < 0 to refuse the write.  The workload builder admits Jobs and
+ * JobSets: their scheduling intent and its update rules (KEP-6089).
  */
+struct admission_hook {
+	enum pk_kind kind;
+	const char *name;
+	int (*admit)(const json_t *obj, const json_t *old, struct pk_errors *errs);
+};
+
+static const struct admission_hook admission_hooks[] = {
+	{PK_KIND_JOB, "workloadbuilder: Job", wb_job_validate},
+	{PK_KIND_JOBSET, "workloadbuilder: JobSet", wb_jobset_validate},
+};
+
+/* Static validation of every write, then the admission hooks of its kind. */
 static int validate(const struct pk_type *t, json_t *obj, const json_t *old,
 		    struct pk_errors *errs)
 {
@@ -263,10 +277,9 @@ static int validate(const struct pk_type *t, json_t *obj, const json_t *old,
 	if (t->pk == PK_KIND_UNKNOWN)
 		return 0;
 	rc = pk_validate(obj, errs) < 0 ? -EINVAL : 0;
-	if (t->pk == PK_KIND_JOB && wb_job_validate(obj, old, errs) < 0)
-		rc = -EINVAL;
-	if (t->pk == PK_KIND_JOBSET && wb_jobset_validate(obj, old, errs) < 0)
-		rc = -EINVAL;
+	for (size_t i = 0; i < sizeof(admission_hooks) / sizeof(admission_hooks[0]); i++)
+		if (admission_hooks[i].kind == t->pk && admission_hooks[i].admit(obj, old, errs) < 0)
+			rc = -EINVAL;
 	return rc;
 }
 
