@@ -5,10 +5,15 @@
  * pk_server_handle() authenticates the bearer token, splits the path the way
  * kube-apiserver does (/api/v1[/namespaces/NS]/RESOURCE[/NAME[/SUB]] and
  * /apis/GROUP/VERSION/...), authorises the verb, parses the body (JSON or
- * YAML, bounded by the codec's limits) and calls the store.  Store errors
- * become Kubernetes Status objects with the matching reason and code; field
- * errors become details.causes.  Discovery lives in discovery.c, Tables in
- * table.c, watch streams in watch.c.
+ * YAML, bounded by the codec's limits) and calls the store.  Query
+ * arguments are validated as kube-apiserver does (booleans as Go's ParseBool,
+ * resourceVersion and resourceVersionMatch, limit, dryRun=All) before any
+ * store call; writes carry dryRun and the DeleteOptions preconditions to the
+ * store, and a node's writes to its own Node pass NodeRestriction
+ * (admission.c) first.  pk_server_precheck() is the part that needs no body.
+ * Store errors become Kubernetes Status objects with the matching reason and
+ * code; field errors become details.causes.  Discovery lives in discovery.c,
+ * Tables in table.c, watch streams in watch.c and stream.c.
  */
 #include <errno.h>
 #include <inttypes.h>

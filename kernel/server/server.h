@@ -8,7 +8,8 @@
  * Tables for kubectl, /healthz, /readyz, /livez, /version and /metrics.
  * Requests are authenticated with bearer tokens from a static token file and
  * authorised (system:masters: everything; system:node:<name> in system:nodes:
- * read everything, write only its own Node).
+ * read everything, write only its own Node and Lease, under NodeRestriction;
+ * other users read only).
  *
  * Two layers: pk_server_handle() turns one parsed request into one response
  * without any socket (what the fuzz target and unit tests call), and
