@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_gc_scale.c — the appliance's internal listers see every object, past
+ * any page size: with 10,050 pods in another namespace (sorted first), a
+ * deleted Job's pods are still found and removed by the garbage collector.
+ * They used to be cut at the store's 10,000-item page and left behind.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernel/appliance/appliance.h"
+
+#define FILLER 10050
+
+static char dir[256];
+static struct pk_store *st;
+static struct pk_appliance *app;
+
+static void setup(void)
+{
+	char err[256];
+
+	/* tmpfs when there is one: ten thousand commits */
+	snprintf(dir, sizeof(dir), "/dev/shm/pk-gc-scale-XXXXXX");
+	if (!mkdtemp(dir)) {
+		snprintf(dir, sizeof(dir), "/tmp/pk-gc-scale-XXXXXX");
+		ck_assert_ptr_nonnull(mkdtemp(dir));
+	}
+	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[300];
+
+	pk_appliance_stop(app);
+	app = NULL;
+	pk_store_shutdown(st);
+	pk_store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void create(json_t *obj)
+{
+	struct pk_errors errs = { 0 };
+	int r = pk_store_create(st, obj, &errs, NULL);
+
+	for (size_t i = 0; r < 0 && i < errs.n; i++)
+		fprintf(stderr, "create: %s\n", errs.msg[i]);
+	pk_errors_clear(&errs);
+	json_decref(obj);
+	ck_assert_int_eq(r, 0);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static bool exists(const char *name)
+{
+	json_t *o = NULL;
+	bool there = pk_store_get(st, "Pod", "default", name, &o) == 0;
+
+	json_decref(o);
+	return there;
+}
+
+/* Wait up to 30 s for pod name in default to be (or stop being) there. */
+static bool wait_pod(const char *name, bool there)
+{
+	for (int i = 0; i < 600; i++) {
+		if (exists(name) == there)
+			return true;
+		sleep_ms(50);
+	}
+	return false;
+}
+
+START_TEST(gc_finds_pods_past_ten_thousand)
+{
+	create(json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:s}}}", "apiVersion", "v1", "kind", "Node",
+			 "metadata", "name", "filler", "status", "allocatable", "cpu", "100000",
+			 "pods", "20000"));
+	create(json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:s,s:s}}}", "apiVersion", "v1", "kind",
+			 "Node", "metadata", "name", "n1", "status", "allocatable", "cpu", "8",
+			 "google.com/tpu", "4", "pods", "110"));
+	/* Bound already (nothing to schedule), in a namespace that lists first. */
+	for (int i = 0; i < FILLER; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "filler-%05d", i);
+		create(json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:[{s:s,s:s}]}}", "apiVersion", "v1",
+				 "kind", "Pod", "metadata", "name", name, "namespace", "aaa", "spec",
+				 "nodeName", "filler", "containers", "name", "c", "image", "x"));
+	}
+	struct pk_appliance_config cfg = { .backoff_initial_ms = 50, .backoff_max_ms = 200 };
+	char err[256] = "";
+
+	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	create(json_loads("{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": "
+			  "{\"name\": \"train\", \"namespace\": \"default\"}, \"spec\": "
+			  "{\"parallelism\": 1, \"template\": {\"spec\": {\"containers\": [{\"name\": "
+			  "\"c\", \"image\": \"x\", \"resources\": {\"requests\": "
+			  "{\"google.com/tpu\": \"4\"}}}]}}}}",
+			  0, NULL));
+	ck_assert(wait_pod("train-0", true));
+	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "train", NULL, NULL, NULL), 0);
+	ck_assert_msg(wait_pod("train-0", false), "the deleted Job's pod was left behind");
+	json_t *items = NULL;
+
+	ck_assert_int_eq(pk_store_list(st, "Pod", "aaa", NULL, &items, NULL, NULL), 0);
+	ck_assert_uint_eq(json_array_size(items), FILLER);
+	json_decref(items);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("appliance-gc-scale");
+	TCase *tc = tcase_create("gc");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 180);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, gc_finds_pods_past_ten_thousand);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
