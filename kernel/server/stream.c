@@ -24,6 +24,7 @@
 #include "kernel/server/server-internal.h"
 
 #define WATCH_HEARTBEAT_S 15
+#define WATCH_STALL_S 20 /* > the heartbeat: a live, idle watch always sends in time */
 #define HUB_TICK_MS 1000
 
 struct stream {
@@ -95,8 +96,14 @@ struct MHD_Response *pk_srv_stream_response(struct pk_server *srv, struct MHD_Co
 	*s = (struct stream){ .srv = srv, .w = w, .conn = conn, .last_sent = now_s() };
 	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
 								   stream_read, s, stream_free);
-	if (!r)
+	if (!r) {
 		stream_free(s);
+		return NULL;
+	}
+	/* Its own timeout: a watch whose client stops reading (nothing can be sent
+	 * for WATCH_STALL_S) is closed and relists, as kube-apiserver closes a
+	 * watcher that falls behind.  Parked streams do not count as stalled. */
+	MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, WATCH_STALL_S);
 	return r;
 }
 

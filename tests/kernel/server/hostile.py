@@ -178,6 +178,29 @@ def attack_unread_watches(n, path):
         fail("RSS grew %.0f MB (> %.0f) for %d unread watches" % (grew, limit, n))
 
 
+def attack_stalled_watch(path, wait_s):
+    """A watch whose client stops reading with more pending than the sockets
+    hold: the server must have closed it after wait_s (the client relists)."""
+    s = connect()
+    s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n"
+               % (path, TOKEN)).encode())
+    time.sleep(wait_s)
+    s.settimeout(5)
+    got = 0
+    try:
+        while True:
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                break
+            got += len(chunk)
+    except socket.timeout:
+        fail("a watch that stopped reading was still open after %d s (%d bytes read)"
+             % (wait_s, got))
+    finally:
+        s.close()
+    print("a watch that stopped reading was closed (%d bytes were in the sockets)" % got)
+
+
 def attack_watch_true(path):
     """watch=True (the Python client's spelling) streams events, not a List."""
     s = connect()
@@ -202,6 +225,8 @@ def main():
         attack_anonymous_bodies(int(args[0]), int(args[1]))
     elif attack == "unread-watches":
         attack_unread_watches(int(args[0]), args[1])
+    elif attack == "stalled-watch":
+        attack_stalled_watch(args[0], int(args[1]))
     elif attack == "watch-true":
         attack_watch_true(args[0])
     elif attack == "request":
