@@ -44,6 +44,13 @@ void *sc_map_get(const struct sc_map *map, const char *key);
 int sc_map_put(struct sc_map *map, const char *key, void *value);
 void sc_map_del(struct sc_map *map, const char *key);
 void sc_map_free(struct sc_map *map);
+/*
+ * A string pool over a map: sc_intern() returns the pool's copy of s (one
+ * more user; NULL on ENOMEM), sc_unintern() drops a user and frees the copy
+ * with its last one.  The copies live until then, whatever the map does.
+ */
+const char *sc_intern(struct sc_map *pool, const char *s);
+void sc_unintern(struct sc_map *pool, const char *s);
 
 char *sc_strdup(const char *s);			/* NULL stays NULL */
 char *sc_key(const char *ns, const char *name); /* "ns/name", malloc'ed */
@@ -139,6 +146,9 @@ struct sc_snapshot {
 	struct sc_node **nodes;
 	size_t nnodes, cap;
 	struct sc_map node_by_name;
+	/* Node label keys and values, interned (sc_intern): a board's nodes share
+	 * most of them; the map's value counts the users. */
+	struct sc_map strings;
 	struct sc_part **parts;
 	size_t nparts;
 	struct sc_undo *log; /* revert log: undone in exact reverse order */

@@ -64,11 +64,11 @@ void sc_snapshot_drop_parts(struct sc_snapshot *snap)
 	snap->nparts = 0;
 }
 
-static void node_clear(struct sc_node *n)
+static void node_clear(struct sc_snapshot *snap, struct sc_node *n)
 {
 	for (size_t i = 0; i < n->nlabels; i++) {
-		free(n->labels[i].key);
-		free(n->labels[i].value);
+		sc_unintern(&snap->strings, n->labels[i].key);
+		sc_unintern(&snap->strings, n->labels[i].value);
 	}
 	free(n->labels);
 	for (size_t i = 0; i < n->ntaints; i++) {
@@ -85,11 +85,12 @@ void sc_snapshot_fini(struct sc_snapshot *snap)
 {
 	sc_snapshot_drop_parts(snap);
 	for (size_t i = 0; i < snap->nnodes; i++) {
-		node_clear(snap->nodes[i]);
+		node_clear(snap, snap->nodes[i]);
 		free(snap->nodes[i]->name);
 		free(snap->nodes[i]);
 	}
 	free(snap->nodes);
+	sc_map_free(&snap->strings);
 	for (int r = 0; r < snap->nres; r++)
 		free(snap->res_name[r]);
 	sc_map_free(&snap->node_by_name);
@@ -139,11 +140,12 @@ static int node_fill(struct sc_snapshot *snap, struct sc_node *n, const struct p
 	if (!n->labels || !n->taints)
 		return -ENOMEM;
 	for (size_t i = 0; i < view->meta.nlabels; i++) {
-		n->labels[i].key = sc_strdup(view->meta.labels[i].key);
-		n->labels[i].value =
-		    strdup(view->meta.labels[i].value ? view->meta.labels[i].value : "");
+		const char *key = view->meta.labels[i].key, *value = view->meta.labels[i].value;
+
+		n->labels[i].key = key ? (char *)sc_intern(&snap->strings, key) : NULL;
+		n->labels[i].value = (char *)sc_intern(&snap->strings, value ? value : "");
 		n->nlabels++;
-		if (!n->labels[i].key || !n->labels[i].value)
+		if ((key && !n->labels[i].key) || !n->labels[i].value)
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < view->ntaints; i++) {
@@ -169,7 +171,7 @@ int sc_snapshot_set_node(struct sc_snapshot *snap, const struct pk_node *view)
 		return -EBUSY;
 	sc_snapshot_drop_parts(snap);
 	if (n) {
-		node_clear(n);
+		node_clear(snap, n);
 		r = node_fill(snap, n, view);
 		return r;
 	}
@@ -189,7 +191,7 @@ int sc_snapshot_set_node(struct sc_snapshot *snap, const struct pk_node *view)
 	n->index = (int)snap->nnodes;
 	if (!n->name || (r = node_fill(snap, n, view)) < 0 ||
 	    (r = sc_map_put(&snap->node_by_name, n->name, n)) < 0) {
-		node_clear(n);
+		node_clear(snap, n);
 		free(n->name);
 		free(n);
 		return r < 0 ? r : -ENOMEM;

@@ -137,6 +137,30 @@ void sc_map_del(struct sc_map *map, const char *key)
 	map->live--;
 }
 
+const char *sc_intern(struct sc_map *pool, const char *s)
+{
+	struct sc_map_slot *slot = find(pool, s);
+
+	if (!slot) {
+		if (sc_map_put(pool, s, NULL) < 0)
+			return NULL;
+		slot = find(pool, s);
+	}
+	slot->value = (void *)((uintptr_t)slot->value + 1);
+	return slot->key;
+}
+
+void sc_unintern(struct sc_map *pool, const char *s)
+{
+	struct sc_map_slot *slot = s ? find(pool, s) : NULL;
+
+	if (!slot)
+		return;
+	slot->value = (void *)((uintptr_t)slot->value - 1);
+	if (!slot->value)
+		sc_map_del(pool, slot->key);
+}
+
 void sc_map_free(struct sc_map *map)
 {
 	for (size_t i = 0; i < map->cap; i++)

@@ -79,6 +79,28 @@ START_TEST(test_selector_and_affinity)
 }
 END_TEST
 
+/* Nodes share one copy of each label key and value; replacing a node drops its old ones. */
+START_TEST(test_labels_interned)
+{
+	struct pk_sched *s = new_sched();
+	struct sc_node *a, *b;
+
+	add_node(s, "a", "1", "zone=z1,rack=r1");
+	add_node(s, "b", "1", "zone=z1,rack=r2");
+	a = sc_snapshot_node(&s->snap, "a");
+	b = sc_snapshot_node(&s->snap, "b");
+	ck_assert_ptr_eq(sc_node_label(a, "zone"), sc_node_label(b, "zone"));
+	ck_assert_str_eq(sc_node_label(b, "rack"), "r2");
+	ck_assert_uint_eq(s->snap.strings.live, 5); /* zone, z1, rack, r1, r2: once each */
+	add_node(s, "b", "1", "zone=z2"); /* replaced: r2 and rack's second user go */
+	ck_assert_str_eq(sc_node_label(sc_snapshot_node(&s->snap, "b"), "zone"), "z2");
+	ck_assert_ptr_null(sc_node_label(sc_snapshot_node(&s->snap, "b"), "rack"));
+	ck_assert_str_eq(sc_node_label(sc_snapshot_node(&s->snap, "a"), "rack"), "r1");
+	ck_assert_uint_eq(s->snap.strings.live, 5); /* zone, z1, rack, r1, z2 */
+	pk_sched_free(s);
+}
+END_TEST
+
 START_TEST(test_taints)
 {
 	struct pk_sched *s = new_sched();
@@ -431,6 +453,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_selector_and_affinity);
+	tcase_add_test(tc, test_labels_interned);
 	tcase_add_test(tc, test_taints);
 	tcase_add_test(tc, test_resources_and_pods_count);
 	tcase_add_test(tc, test_partitions);
