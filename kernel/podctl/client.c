@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "kernel/api/api.h"
+#include "kernel/podctl/podctl-internal.h"
 #include "kernel/podctl/podctl.h"
 #include "topology/topology.h"
 
@@ -272,62 +273,6 @@ static int get_json(struct http *h, const char *path, const char *what, json_t *
 
 /* ---- kinds and paths ------------------------------------------------------------- */
 
-static bool names_kind(const struct pk_type *t, const char *s)
-{
-	char singular[64];
-	size_t i;
-
-	if (strcasecmp(s, t->plural) == 0 || strcasecmp(s, t->kind) == 0)
-		return true;
-	for (i = 0; t->kind[i] && i < sizeof(singular) - 1; i++)
-		singular[i] = (char)(t->kind[i] | 0x20);
-	singular[i] = '\0';
-	if (strcasecmp(s, singular) == 0)
-		return true;
-	const char *p = t->short_names;
-	size_t n = strlen(s);
-
-	while (p && *p) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-
-		if (len == n && strncasecmp(p, s, n) == 0)
-			return true;
-		p = comma ? comma + 1 : NULL;
-	}
-	return false;
-}
-
-static const struct pk_type *resolve_kind(const char *s)
-{
-	for (const struct pk_type *t = pk_types; t->kind; t++)
-		if (names_kind(t, s))
-			return t;
-	if (strcasecmp(s, "pg") == 0)
-		return pk_type_by_kind("PodGroup");
-	if (strcasecmp(s, "cpg") == 0)
-		return pk_type_by_kind("CompositePodGroup");
-	return NULL;
-}
-
-/* /api/v1[/namespaces/NS]/PLURAL[/NAME][SUFFIX] */
-static char *type_path(const struct pk_type *t, const char *ns, const char *name,
-		       const char *suffix)
-{
-	char *p = NULL;
-	char base[160];
-
-	if (*t->group)
-		snprintf(base, sizeof(base), "/apis/%s/%s", t->group, t->version);
-	else
-		snprintf(base, sizeof(base), "/api/%s", t->version);
-	if (asprintf(&p, "%s%s%s/%s%s%s%s", base, t->namespaced && ns ? "/namespaces/" : "",
-		     t->namespaced && ns ? ns : "", t->plural, name ? "/" : "", name ? name : "",
-		     suffix ? suffix : "") < 0)
-		return NULL;
-	return p;
-}
-
 static char *lower(const char *s, char *buf, size_t len)
 {
 	size_t i;
@@ -427,8 +372,8 @@ static int apply_one(struct http *h, const char *file, json_t *obj)
 	if (!name || !*name)
 		return usage_error("%s: %s: metadata.name: Required value", file, kind);
 	const char *ns = t->namespaced ? pk_namespace(obj) : NULL;
-	char *path = type_path(t, ns, name, NULL);
-	char *coll = type_path(t, ns, NULL, NULL);
+	char *path = podctl_type_path(t, ns, name, NULL);
+	char *coll = podctl_type_path(t, ns, NULL, NULL);
 	int r = PODCTL_EXIT_FAILURE;
 
 	snprintf(what, sizeof(what), "%s: %s/%s", file, lower(kind, lk, sizeof(lk)), name);
@@ -521,42 +466,6 @@ static const char *cond_reason(const json_t *obj, const char *type)
 	json_t *c = pk_condition_get(obj, type);
 
 	return c ? json_string_value(json_object_get(c, "reason")) : NULL;
-}
-
-static void age(const json_t *obj, char *buf, size_t len)
-{
-	int64_t t;
-	const char *s = pk_get_string(obj, "metadata.creationTimestamp");
-
-	if (!s || pk_time_parse(s, &t) < 0) {
-		snprintf(buf, len, "<unknown>");
-		return;
-	}
-	int64_t d = time(NULL) - t;
-
-	if (d < 0)
-		d = 0;
-	if (d < 120)
-		snprintf(buf, len, "%llds", (long long)d);
-	else if (d < 7200)
-		snprintf(buf, len, "%lldm", (long long)d / 60);
-	else
-		snprintf(buf, len, "%lldh", (long long)d / 3600);
-}
-
-static void policy_text(const json_t *g, char *buf, size_t len)
-{
-	json_t *gang = pk_get(g, "spec.schedulingPolicy.gang");
-
-	if (gang) {
-		json_t *m = json_object_get(gang, "minCount");
-
-		if (!m)
-			m = json_object_get(gang, "minGroupCount");
-		snprintf(buf, len, "gang(%lld)", (long long)json_integer_value(m));
-	} else {
-		snprintf(buf, len, "basic");
-	}
 }
 
 static const char *group_topology(const json_t *g)
@@ -652,7 +561,7 @@ static json_t *index_by_name(const json_t *items)
 static int list_items(struct http *h, const char *kind, const char *ns, json_t **ret)
 {
 	const struct pk_type *t = pk_type_by_kind(kind);
-	char *path = type_path(t, ns, NULL, NULL);
+	char *path = podctl_type_path(t, ns, NULL, NULL);
 	json_t *body = NULL;
 	char what[128];
 	int r;
@@ -737,7 +646,7 @@ static void pod_row(struct ctx *x, struct table *t, const json_t *p)
 	const json_t *n = node && x->nodes ? json_object_get(x->nodes, node) : NULL;
 	char a[32], where[256] = "";
 
-	age(p, a, sizeof(a));
+	podctl_age(p, time(NULL), a, sizeof(a));
 	if (x->o->output && strcmp(x->o->output, "wide") == 0) {
 		size_t i;
 		json_t *k;
@@ -776,7 +685,7 @@ static void node_row(struct ctx *x, struct table *t, const json_t *n)
 	}
 	if (pk_get_string(n, "spec.unschedulable") || json_is_true(pk_get(n, "spec.unschedulable")))
 		status = "SchedulingDisabled";
-	age(n, a, sizeof(a));
+	podctl_age(n, time(NULL), a, sizeof(a));
 	json_t *ann = pk_get(n, "metadata.annotations");
 	const char *kind = json_object_get(ann, PK_ANN_SIMULATED) ? "simulated"
 	       : json_object_get(ann, TOPO_ANN_AGENT_OWNED) ? "podagent"
@@ -807,10 +716,10 @@ static void group_row(struct ctx *x, struct table *t, const json_t *g)
 	char pol[64], sched[96], a[32];
 
 	(void)x;
-	policy_text(g, pol, sizeof(pol));
+	podctl_policy_text(g, pol, sizeof(pol));
 	snprintf(sched, sizeof(sched), "%s%s%s%s", st ? st : "-", reason ? " (" : "",
 		 reason ? reason : "", reason ? ")" : "");
-	age(g, a, sizeof(a));
+	podctl_age(g, time(NULL), a, sizeof(a));
 	table_row(t, pk_namespace(g), pk_name(g), pol, group_topology(g) ?: "-",
 		  pk_get_string(g, "spec.parentCompositePodGroupName") ?: "-", sched, a);
 }
@@ -821,7 +730,7 @@ static void other_row(struct ctx *x, struct table *t, const json_t *o)
 	const char *kind = json_string_value(json_object_get(o, "kind")) ?: "";
 
 	(void)x;
-	age(o, a, sizeof(a));
+	podctl_age(o, time(NULL), a, sizeof(a));
 	enum pk_kind k = pk_kind_from_string(kind);
 
 	if (k == PK_KIND_PRIORITY_CLASS)
@@ -964,7 +873,7 @@ static int load_nodes(struct ctx *x)
 static char *query_path(const struct pk_type *ty, const struct opts *o, const char *name,
 			bool watch)
 {
-	char *base = type_path(ty, o->all_ns ? NULL : o->ns, watch ? NULL : name, NULL), *p = NULL;
+	char *base = podctl_type_path(ty, o->all_ns ? NULL : o->ns, watch ? NULL : name, NULL), *p = NULL;
 	char *sel = NULL;
 
 	if (!base)
@@ -1001,7 +910,7 @@ static int cmd_get(struct http *h, int argc, char **argv)
 	if (o.nargs < 1 || o.nargs > 2)
 		return usage_error("usage: podctl get KIND [NAME] [-n NS|-A] [-o wide|json|yaml] "
 				   "[-l SELECTOR] [-w]");
-	ty = resolve_kind(o.args[0]);
+	ty = podctl_resolve_kind(o.args[0]);
 	if (!ty)
 		return usage_error("get: unknown kind '%s'", o.args[0]);
 	structured = o.output && strcmp(o.output, "wide") != 0;
@@ -1100,11 +1009,11 @@ static int cmd_delete(struct http *h, int argc, char **argv)
 		return r;
 	if (o.nargs < 2)
 		return usage_error("usage: podctl delete KIND NAME [NAME...] [-n NS]");
-	ty = resolve_kind(o.args[0]);
+	ty = podctl_resolve_kind(o.args[0]);
 	if (!ty)
 		return usage_error("delete: unknown kind '%s'", o.args[0]);
 	for (size_t i = 1; i < o.nargs; i++) {
-		char *path = type_path(ty, o.ns, o.args[i], NULL);
+		char *path = podctl_type_path(ty, o.ns, o.args[i], NULL);
 
 		if (!path)
 			return PODCTL_EXIT_FAILURE;
@@ -1250,7 +1159,7 @@ static int describe_group(struct ctx *x, const json_t *g)
 	json_array_extend(all, pgs);
 	json_array_extend(all, cpgs);
 	subtree(all, pk_name(g), set);
-	policy_text(g, pol, sizeof(pol));
+	podctl_policy_text(g, pol, sizeof(pol));
 	printf("Policy:        %s\n", pol);
 	printf("Topology:      %s\n", group_topology(g) ?: "<none>");
 	printf("Disruption:    %s\n", pk_get(g, "spec.disruptionMode.all") ? "all" : "single");
@@ -1267,7 +1176,7 @@ static int describe_group(struct ctx *x, const json_t *g)
 		if (p && strcmp(p, pk_name(g)) == 0) {
 			char cp[64];
 
-			policy_text(o, cp, sizeof(cp));
+			podctl_policy_text(o, cp, sizeof(cp));
 			printf(" %s[%s]", pk_name(o), cp);
 			nchild++;
 		}
@@ -1293,52 +1202,6 @@ out:
 	return r;
 }
 
-static int64_t quantity_milli(const char *s)
-{
-	static const struct {
-		const char *suffix;
-		double mult;
-	} units[] = {
-		{ "Ki", 1024.0 }, { "Mi", 1048576.0 }, { "Gi", 1073741824.0 },
-		{ "Ti", 1099511627776.0 }, { "k", 1e3 }, { "M", 1e6 }, { "G", 1e9 }, { "T", 1e12 },
-		{ "m", 1e-3 }, { "", 1 },
-	};
-	char *end;
-	double v;
-
-	if (!s)
-		return 0;
-	v = strtod(s, &end);
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(end, units[i].suffix) == 0)
-			return (int64_t)(v * units[i].mult * 1000);
-	return 0;
-}
-
-/* Sum of container requests of resource over a pod. */
-static int64_t pod_request(const json_t *pod, const char *res)
-{
-	json_t *cs = pk_get(pod, "spec.containers"), *c;
-	size_t i;
-	int64_t sum = 0;
-
-	json_array_foreach(cs, i, c)
-		sum += quantity_milli(json_string_value(
-			json_object_get(json_object_get(json_object_get(c, "resources"), "requests"),
-					res)));
-	return sum;
-}
-
-static void fmt_qty(int64_t milli, const char *res, char *buf, size_t len)
-{
-	if (strcmp(res, "memory") == 0)
-		snprintf(buf, len, "%.0fGi", (double)milli / 1000 / 1073741824.0);
-	else if (milli % 1000)
-		snprintf(buf, len, "%lldm", (long long)milli);
-	else
-		snprintf(buf, len, "%lld", (long long)(milli / 1000));
-}
-
 static int describe_node(struct ctx *x, const json_t *n)
 {
 	json_t *pods = NULL, *p;
@@ -1357,17 +1220,17 @@ static int describe_node(struct ctx *x, const json_t *n)
 	printf("%s\n", json_array_size(pk_get(n, "spec.taints")) ? "" : " <none>");
 	printf("Allocated resources (requests of bound pods / allocatable):\n");
 	json_object_foreach(pk_get(n, "status.allocatable"), k, v) {
-		int64_t used = 0, total = quantity_milli(json_string_value(v));
+		int64_t used = 0, total = podctl_quantity_milli(json_string_value(v));
 		char a[32], b[32];
 
 		json_array_foreach(pods, i, p) {
 			const char *node = pk_get_string(p, "spec.nodeName");
 
 			if (node && strcmp(node, pk_name(n)) == 0)
-				used += strcmp(k, "pods") == 0 ? 1000 : pod_request(p, k);
+				used += strcmp(k, "pods") == 0 ? 1000 : podctl_pod_request(p, k);
 		}
-		fmt_qty(used, k, a, sizeof(a));
-		fmt_qty(total, k, b, sizeof(b));
+		podctl_fmt_qty(used, k, a, sizeof(a));
+		podctl_fmt_qty(total, k, b, sizeof(b));
 		printf("  %-20s %s / %s\n", k, a, b);
 	}
 	printf("Pods:\n");
@@ -1417,10 +1280,10 @@ static int cmd_describe(struct http *h, int argc, char **argv)
 		return r;
 	if (o.nargs != 2)
 		return usage_error("usage: podctl describe KIND NAME [-n NS]");
-	ty = resolve_kind(o.args[0]);
+	ty = podctl_resolve_kind(o.args[0]);
 	if (!ty)
 		return usage_error("describe: unknown kind '%s'", o.args[0]);
-	char *path = type_path(ty, o.ns, o.args[1], NULL);
+	char *path = podctl_type_path(ty, o.ns, o.args[1], NULL);
 
 	r = path ? get_json(h, path, o.args[1], &obj) : PODCTL_EXIT_FAILURE;
 	free(path);
@@ -1517,8 +1380,8 @@ static void print_level(const char *level, json_t *map, const bool *shown)
 
 			if (!shown[i])
 				continue;
-			fmt_qty(d->used[i], top_resources[i], a, sizeof(a));
-			fmt_qty(d->total[i], top_resources[i], b, sizeof(b));
+			podctl_fmt_qty(d->used[i], top_resources[i], a, sizeof(a));
+			podctl_fmt_qty(d->total[i], top_resources[i], b, sizeof(b));
 			snprintf(cell, sizeof(cell), "%s/%s", a, b);
 			printf("  %-16s", cell);
 		}
@@ -1563,7 +1426,7 @@ static int cmd_top(struct http *h, int argc, char **argv)
 			const char *q = json_string_value(
 				json_object_get(pk_get(n, "status.allocatable"), top_resources[k]));
 
-			u.total[k] = q ? quantity_milli(q) : (strcmp(top_resources[k], "pods") == 0 ? 110000 : 0);
+			u.total[k] = q ? podctl_quantity_milli(q) : (strcmp(top_resources[k], "pods") == 0 ? 110000 : 0);
 			if (q && strcmp(top_resources[k], "pods") != 0)
 				shown[k] = true;
 		}
@@ -1575,7 +1438,7 @@ static int cmd_top(struct http *h, int argc, char **argv)
 			for (size_t k = 0; k < NTOP; k++)
 				u.used[k] += strcmp(top_resources[k], "pods") == 0
 						     ? 1000
-						     : pod_request(p, top_resources[k]);
+						     : podctl_pod_request(p, top_resources[k]);
 		}
 		for (j = 0; j < nlev; j++) {
 			const char *v = json_string_value(json_object_get(

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * podctl-internal.h — what podctl's client (client.c) shares with its pure
+ * helpers (client_text.c) and their unit tests.
+ */
+#ifndef PODKERNEL_PODCTL_INTERNAL_H
+#define PODKERNEL_PODCTL_INTERNAL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/api/api.h"
+
+/* The served type a command-line word names: kind, plural, lower-case
+ * singular or short name, in any case; NULL when none. */
+const struct pk_type *podctl_resolve_kind(const char *word);
+/* /api/v1[/namespaces/NS]/PLURAL[/NAME][SUFFIX] (or /apis/GROUP/VERSION/...);
+ * ns is ignored for cluster-scoped types.  malloc'ed, NULL on ENOMEM. */
+char *podctl_type_path(const struct pk_type *t, const char *ns, const char *name,
+		       const char *suffix);
+/* Age of an object at now (seconds): "42s", "17m", "5h", "<unknown>". */
+void podctl_age(const json_t *obj, int64_t now, char *buf, size_t len);
+/* "gang(N)" or "basic" for a PodGroup or CompositePodGroup. */
+void podctl_policy_text(const json_t *group, char *buf, size_t len);
+/* A quantity ("2", "500m", "4Gi", "1k") in milli-units; 0 when unreadable. */
+int64_t podctl_quantity_milli(const char *s);
+/* Sum of the containers' requests of resource over a pod, in milli-units. */
+int64_t podctl_pod_request(const json_t *pod, const char *resource);
+/* A quantity for a table: memory in Gi, fractions in m, else whole units. */
+void podctl_fmt_qty(int64_t milli, const char *resource, char *buf, size_t len);
+
+#endif
