@@ -7,6 +7,7 @@
 #   make bench      optimised build, the benchmarks (not part of check)
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)
 #   make valgrind   every Check suite under valgrind (memcheck, leaks)
+#   make format-check  the files of .clang-format-files are clang-formatted (part of check)
 #   make install    programs, man pages, libtopo + pkg-config, systemd units,
 #                   boards under PREFIX (default /usr/local), staged in DESTDIR
 #   make uninstall  removes what install installed
@@ -180,7 +181,7 @@ $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(call libs_of,all)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,all)
 
 # --- top-level targets -------------------------------------------------------
-.PHONY: all deps demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke valgrind clean format \
+.PHONY: all deps demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke valgrind clean format format-listed format-check \
 	install uninstall
 .DEFAULT_GOAL := all
 
@@ -196,6 +197,7 @@ check-build: $(PROGS) $(TEST_BINS)
 # The fuzz smoke run comes first so that the suites' closing line
 # ("N passed, N failed") is the last thing check prints.
 check: deps
+	$(MAKE) format-check
 	$(MAKE) BUILD=build/san SAN=1 OPT=-O1 check-build
 	$(MAKE) fuzz-smoke
 	@sh tests/run-tests.sh build/san
@@ -285,8 +287,20 @@ uninstall:
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/podkernel $(DESTDIR)$(DATADIR)/podkernel/boards \
 		$(DESTDIR)$(DATADIR)/podkernel $(DESTDIR)$(DOCDIR) 2>/dev/null
 
+# The files listed in .clang-format-files are kept formatted (make check
+# fails otherwise); `make format` formats the whole tree, `make format-listed`
+# only those.  A file joins the list once it is formatted.
+FORMAT_FILES = $(shell cat .clang-format-files 2>/dev/null)
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
+
+format-listed:
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	@test -n "$(FORMAT_FILES)" || { echo "format-check: .clang-format-files lists nothing"; exit 1; }
+	@clang-format --dry-run --Werror $(FORMAT_FILES)
+	@echo "format-check: $(words $(FORMAT_FILES)) files formatted"
 
 clean:
 	rm -rf build

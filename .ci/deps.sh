@@ -2,7 +2,7 @@
 # Install the Debian packages podkernel builds and tests with.  A no-op when
 # they are all present.  README.md ("Dependencies") says why each is here.
 set -eu
-PKGS="build-essential pkg-config clang libclang-rt-14-dev
+PKGS="build-essential pkg-config clang clang-format libclang-rt-14-dev
 libyaml-dev libjansson-dev libhwloc-dev hwloc libudev-dev
 libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
 libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev curl libsqlite3-dev sqlite3

@@ -49,8 +49,7 @@ void pk_board_links_free(struct pk_board_links *c)
 	free(c);
 }
 
-int pk_board_links_new(const struct topo_board *board, int superslices,
-		       struct pk_board_links **ret)
+int pk_board_links_new(const struct topo_board *board, int superslices, struct pk_board_links **ret)
 {
 	int64_t n = topo_board_host_count(board, superslices);
 	struct pk_board_links *c;
@@ -86,7 +85,7 @@ int pk_board_links_new(const struct topo_board *board, int superslices,
 
 static int64_t cluster_find(const struct pk_board_links *c, const char *name)
 {
-	struct host_name key = { 0 }, *hit;
+	struct host_name key = {0}, *hit;
 
 	if (!name || strlen(name) > TOPO_LABEL_NAME_MAX)
 		return -1;
@@ -128,7 +127,7 @@ static json_t *report_of(const json_t *obj, const char *item, char *err, size_t 
 		return NULL;
 	}
 	text = json_string_value(json_object_get(
-		json_object_get(json_object_get(obj, "metadata"), "annotations"), TOPO_ANN_LINKS));
+	    json_object_get(json_object_get(obj, "metadata"), "annotations"), TOPO_ANN_LINKS));
 	if (!text) {
 		snprintf(err, errlen, "%s.metadata.annotations[%s]: missing: not a podagent Node",
 			 item, TOPO_ANN_LINKS);
@@ -169,8 +168,10 @@ static int report_host(const struct pk_board_links *c, const json_t *rep, const 
 			snprintf(err, errlen, "%s.links[%zu].port: expected a string", item, i);
 			return -EINVAL;
 		}
-		if (json_object_get(l, "carrier") && !json_is_boolean(json_object_get(l, "carrier"))) {
-			snprintf(err, errlen, "%s.links[%zu].carrier: expected true or false", item, i);
+		if (json_object_get(l, "carrier") &&
+		    !json_is_boolean(json_object_get(l, "carrier"))) {
+			snprintf(err, errlen, "%s.links[%zu].carrier: expected true or false", item,
+				 i);
 			return -EINVAL;
 		}
 	}
@@ -217,7 +218,7 @@ static void check_port(const struct pk_board_links *c, int64_t host, const char 
 {
 	const char *pname = topo_board_ici_port_name(c->board, port);
 	char want[TOPO_LABEL_NAME_MAX + MAX_PORT_NAME + 2], peer_host[TOPO_LABEL_NAME_MAX + 16];
-	struct port_state st = { 0 };
+	struct port_state st = {0};
 	int64_t ph;
 	size_t pp;
 	bool wired = topo_board_ici_peer(c->board, c->superslices, host, port, &ph, &pp) == 0;
@@ -226,11 +227,13 @@ static void check_port(const struct pk_board_links *c, int64_t host, const char 
 
 	t->ports++;
 	if (wired)
-		snprintf(want, sizeof(want), "%s/%s", cluster_name(c, ph, peer_host, sizeof(peer_host)),
+		snprintf(want, sizeof(want), "%s/%s",
+			 cluster_name(c, ph, peer_host, sizeof(peer_host)),
 			 topo_board_ici_port_name(c->board, pp));
 	if (!found) {
 		if (wired) {
-			fprintf(out, "missing link: %s/%s (expected peer %s)\n", hname, pname, want);
+			fprintf(out, "missing link: %s/%s (expected peer %s)\n", hname, pname,
+				want);
 			t->missing++;
 			return;
 		}
@@ -239,8 +242,10 @@ static void check_port(const struct pk_board_links *c, int64_t host, const char 
 	}
 	if (!wired) {
 		if (st.peer) {
-			fprintf(out, "unexpected link: %s/%s -> %s (the board leaves this port unwired)\n",
-				hname, pname, st.peer);
+			fprintf(
+			    out,
+			    "unexpected link: %s/%s -> %s (the board leaves this port unwired)\n",
+			    hname, pname, st.peer);
 			t->unexpected++;
 		} else {
 			t->ok++;
@@ -263,8 +268,8 @@ static void check_port(const struct pk_board_links *c, int64_t host, const char 
 		t->ok++;
 }
 
-static void check_unknown_ports(const struct pk_board_links *c, const char *hname, const json_t *links,
-				struct pk_link_tally *t, FILE *out)
+static void check_unknown_ports(const struct pk_board_links *c, const char *hname,
+				const json_t *links, struct pk_link_tally *t, FILE *out)
 {
 	size_t n = topo_board_ici_port_count(c->board), i, j;
 	json_t *l;
@@ -277,8 +282,8 @@ static void check_unknown_ports(const struct pk_board_links *c, const char *hnam
 			if (strcmp(topo_board_ici_port_name(c->board, j), name) == 0)
 				break;
 		if (j == n) {
-			fprintf(out, "unknown port: %s/%s is not an ICI port of board %s\n", hname, name,
-				topo_board_name(c->board));
+			fprintf(out, "unknown port: %s/%s is not an ICI port of board %s\n", hname,
+				name, topo_board_name(c->board));
 			t->unknown++;
 		}
 	}

@@ -34,8 +34,8 @@ static json_t *resources_json(const struct topo_board *b)
 		const char *name = topo_board_allocatable_name(b, i);
 		char q[64];
 
-		if (topo_quantity_format(topo_board_allocatable_milli(b, i), pk_board_quantity_format(name), q,
-					 sizeof(q)) < 0 ||
+		if (topo_quantity_format(topo_board_allocatable_milli(b, i),
+					 pk_board_quantity_format(name), q, sizeof(q)) < 0 ||
 		    json_object_set_new(res, name, json_string(q)) < 0) {
 			json_decref(res);
 			return NULL;
@@ -84,7 +84,8 @@ static int labels_json(const struct topo_board *b, const struct topo_host *h, js
 	return 0;
 }
 
-int pk_board_node_json(const struct topo_board *b, int superslices, int64_t index, json_t **ret_node)
+int pk_board_node_json(const struct topo_board *b, int superslices, int64_t index,
+		       json_t **ret_node)
 {
 	struct topo_host h;
 	json_t *labels, *node, *cap, *alloc;

@@ -14,25 +14,24 @@
 #define GROUP(g, v) .group = g, .version = v, .api_version = g "/" v
 
 const struct pk_type pk_types[] = {
-	{ "Node", "nodes", CORE("v1"), "no", false, true, PK_KIND_NODE },
-	{ "Pod", "pods", CORE("v1"), "po", true, true, PK_KIND_POD },
-	{ "Namespace", "namespaces", CORE("v1"), "ns", false, true, PK_KIND_UNKNOWN },
-	{ "Event", "events", CORE("v1"), "ev", true, false, PK_KIND_UNKNOWN },
-	/* events.k8s.io/v1 is the same resource in another shape (note, regarding, ...) */
-	{ "Event", "events", GROUP("events.k8s.io", "v1"), "", true, false, PK_KIND_UNKNOWN },
-	{ "PriorityClass", "priorityclasses", GROUP("scheduling.k8s.io", "v1"), "pc", false, false,
-	  PK_KIND_PRIORITY_CLASS },
-	{ "Workload", "workloads", GROUP("scheduling.k8s.io", "v1alpha3"), "wl", true, true,
-	  PK_KIND_WORKLOAD },
-	{ "PodGroup", "podgroups", GROUP("scheduling.k8s.io", "v1alpha3"), "pg", true, true,
-	  PK_KIND_POD_GROUP },
-	{ "CompositePodGroup", "compositepodgroups", GROUP("scheduling.k8s.io", "v1alpha3"), "cpg",
-	  true, true, PK_KIND_COMPOSITE_POD_GROUP },
-	{ "Job", "jobs", GROUP("batch", "v1"), "", true, true, PK_KIND_JOB },
-	{ "JobSet", "jobsets", GROUP("jobset.x-k8s.io", "v1alpha2"), "js", true, true,
-	  PK_KIND_JOBSET },
-	{ "Lease", "leases", GROUP("coordination.k8s.io", "v1"), "", true, false, PK_KIND_LEASE },
-	{ NULL },
+    {"Node", "nodes", CORE("v1"), "no", false, true, PK_KIND_NODE},
+    {"Pod", "pods", CORE("v1"), "po", true, true, PK_KIND_POD},
+    {"Namespace", "namespaces", CORE("v1"), "ns", false, true, PK_KIND_UNKNOWN},
+    {"Event", "events", CORE("v1"), "ev", true, false, PK_KIND_UNKNOWN},
+    /* events.k8s.io/v1 is the same resource in another shape (note, regarding, ...) */
+    {"Event", "events", GROUP("events.k8s.io", "v1"), "", true, false, PK_KIND_UNKNOWN},
+    {"PriorityClass", "priorityclasses", GROUP("scheduling.k8s.io", "v1"), "pc", false, false,
+     PK_KIND_PRIORITY_CLASS},
+    {"Workload", "workloads", GROUP("scheduling.k8s.io", "v1alpha3"), "wl", true, true,
+     PK_KIND_WORKLOAD},
+    {"PodGroup", "podgroups", GROUP("scheduling.k8s.io", "v1alpha3"), "pg", true, true,
+     PK_KIND_POD_GROUP},
+    {"CompositePodGroup", "compositepodgroups", GROUP("scheduling.k8s.io", "v1alpha3"), "cpg", true,
+     true, PK_KIND_COMPOSITE_POD_GROUP},
+    {"Job", "jobs", GROUP("batch", "v1"), "", true, true, PK_KIND_JOB},
+    {"JobSet", "jobsets", GROUP("jobset.x-k8s.io", "v1alpha2"), "js", true, true, PK_KIND_JOBSET},
+    {"Lease", "leases", GROUP("coordination.k8s.io", "v1"), "", true, false, PK_KIND_LEASE},
+    {NULL},
 };
 
 const struct pk_type *pk_type_by_kind(const char *kind)

@@ -128,7 +128,8 @@ static int parse_opts(int argc, char **argv, bool allow_output, struct opts *o)
 		if (v && strncmp(a, "--superslices", 13) == 0) {
 			if (parse_superslices(v, &o->superslices) < 0)
 				return usage_error("--superslices: expected a number from 1 to "
-						   "4096, got '%s'", v);
+						   "4096, got '%s'",
+						   v);
 		} else if (v && allow_output) {
 			if (strcmp(v, "json") == 0)
 				o->fmt = PK_FORMAT_JSON;

@@ -54,8 +54,9 @@ static void show_levels(FILE *f, const struct topo_board *b, int superslices, in
 
 	fputs("levels:       (outermost first)\n", f);
 	for (size_t l = 0; l < n; l++) {
-		int64_t per = l == 0 ? (superslices > 0 ? superslices : topo_board_level_domains(b, 0))
-				     : topo_board_level_domains(b, l) / topo_board_level_domains(b, l - 1);
+		int64_t per =
+		    l == 0 ? (superslices > 0 ? superslices : topo_board_level_domains(b, 0))
+			   : topo_board_level_domains(b, l) / topo_board_level_domains(b, l - 1);
 
 		domains *= per;
 		fprintf(f, "  %-14s %-40s %6" PRId64 " domains, %" PRId64 " host%s each\n",
@@ -83,7 +84,8 @@ int podctl_board_show(FILE *f, const struct topo_board *b, int superslices)
 	if (topo_board_description(b))
 		fprintf(f, "description:  %s\n", topo_board_description(b));
 	fprintf(f, "accelerator:  %s, PCI vendor %04x (%s), devices", topo_board_accel_resource(b),
-		topo_board_accel_vendor(b), topo_pci_vendor_label(topo_board_accel_vendor(b), vbuf));
+		topo_board_accel_vendor(b),
+		topo_pci_vendor_label(topo_board_accel_vendor(b), vbuf));
 	for (size_t i = 0; i < topo_board_accel_device_count(b); i++)
 		fprintf(f, " %04x", topo_board_accel_device(b, i));
 	fprintf(f, "\nhost:         %d chips, %d NUMA nodes, allocatable",
@@ -92,8 +94,8 @@ int podctl_board_show(FILE *f, const struct topo_board *b, int superslices)
 		const char *name = topo_board_allocatable_name(b, i);
 		char q[64];
 
-		if (topo_quantity_format(topo_board_allocatable_milli(b, i), pk_board_quantity_format(name), q,
-					 sizeof(q)) == 0)
+		if (topo_quantity_format(topo_board_allocatable_milli(b, i),
+					 pk_board_quantity_format(name), q, sizeof(q)) == 0)
 			fprintf(f, " %s=%s", name, q);
 	}
 	fputc('\n', f);
@@ -104,8 +106,8 @@ int podctl_board_show(FILE *f, const struct topo_board *b, int superslices)
 	fprintf(f, "hostnames:    %s .. %s", first.name, last.name);
 	if (topo_board_hostname_pattern(b))
 		fprintf(f, " (%s)", topo_board_hostname_pattern(b));
-	fputs("\nlabel keys:   " TOPO_LABEL_HOSTNAME " " TOPO_LABEL_ACCEL_COUNT " "
-	      TOPO_LABEL_ACCEL_VENDOR " " TOPO_LABEL_NUMA_COUNT,
+	fputs("\nlabel keys:   " TOPO_LABEL_HOSTNAME " " TOPO_LABEL_ACCEL_COUNT
+	      " " TOPO_LABEL_ACCEL_VENDOR " " TOPO_LABEL_NUMA_COUNT,
 	      f);
 	for (size_t l = 0; l + 1 < nlevels; l++)
 		fprintf(f, " %s", topo_board_level_key(b, l));

@@ -51,7 +51,8 @@ static int parse(int argc, char **argv, struct verify_args *a)
 			long v = strtol(argv[++i], &end, 10);
 
 			if (*end || v < 1 || v > 4096) {
-				fprintf(stderr, "podctl board verify: --superslices: expected 1..4096\n");
+				fprintf(stderr,
+					"podctl board verify: --superslices: expected 1..4096\n");
 				return -EINVAL;
 			}
 			a->superslices = (int)v;
@@ -72,10 +73,10 @@ static int parse(int argc, char **argv, struct verify_args *a)
 
 int podctl_board_verify(int argc, char **argv)
 {
-	struct verify_args a = { 0 };
+	struct verify_args a = {0};
 	struct topo_board *board = NULL;
 	struct pk_board_links *c = NULL;
-	struct pk_link_tally t = { 0 };
+	struct pk_link_tally t = {0};
 	json_t *objs = NULL;
 	char err[TOPO_ERR_MAX + 128];
 	int r, rc = VERIFY_USAGE;
@@ -103,7 +104,8 @@ int podctl_board_verify(int argc, char **argv)
 	}
 	r = pk_board_links_new(board, a.superslices, &c);
 	if (r < 0) {
-		fprintf(stderr, "%s: cannot enumerate the board's hosts: %s\n", a.board, strerror(-r));
+		fprintf(stderr, "%s: cannot enumerate the board's hosts: %s\n", a.board,
+			strerror(-r));
 		rc = r == -ENOMEM ? VERIFY_MISMATCH : VERIFY_USAGE;
 		goto out;
 	}

@@ -116,9 +116,9 @@ int64_t podctl_quantity_milli(const char *s)
 		const char *suffix;
 		double mult;
 	} units[] = {
-		{ "Ki", 1024.0 }, { "Mi", 1048576.0 }, { "Gi", 1073741824.0 },
-		{ "Ti", 1099511627776.0 }, { "k", 1e3 }, { "M", 1e6 }, { "G", 1e9 }, { "T", 1e12 },
-		{ "m", 1e-3 }, { "", 1 },
+	    {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+	    {"k", 1e3},	    {"M", 1e6},	       {"G", 1e9},	     {"T", 1e12},
+	    {"m", 1e-3},    {"", 1},
 	};
 	char *end;
 	double v;
@@ -139,10 +139,8 @@ int64_t podctl_pod_request(const json_t *pod, const char *res)
 	size_t i;
 	int64_t sum = 0;
 
-	json_array_foreach(cs, i, c)
-		sum += podctl_quantity_milli(json_string_value(
-			json_object_get(json_object_get(json_object_get(c, "resources"), "requests"),
-					res)));
+	json_array_foreach(cs, i, c) sum += podctl_quantity_milli(json_string_value(
+	    json_object_get(json_object_get(json_object_get(c, "resources"), "requests"), res)));
 	return sum;
 }
 

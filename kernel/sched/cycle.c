@@ -147,7 +147,8 @@ static bool gated_message(struct sc_group *root, char *msg, size_t len)
 	bool gated = !sc_group_admissible(root, 0, &why);
 
 	if (gated)
-		snprintf(msg, len, "waiting for gang members: %s", why.s ? why.s : "not admissible");
+		snprintf(msg, len, "waiting for gang members: %s",
+			 why.s ? why.s : "not admissible");
 	sc_buf_free(&why);
 	return gated;
 }
@@ -507,7 +508,8 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			if (s->opts.stat) {
 				char name[600];
 
-				snprintf(name, sizeof(name), "%s %s", sc_group_kind(root), root->key);
+				snprintf(name, sizeof(name), "%s %s", sc_group_kind(root),
+					 root->key);
 				sc_stat_line(&ctx, PK_SCHED_STAT_ROOT_GATED, 0, name);
 			}
 			if (!root->gated) {

@@ -51,8 +51,8 @@ static int check_priority(struct walk *w, const char *kind, const char *key, int
 	}
 	if (prio == w->prio)
 		return 0;
-	return fail(w, "priority divergence: %s %s has %d, %s %s has %d", w->prio_kind,
-		    w->prio_key, w->prio, kind, key, prio);
+	return fail(w, "priority divergence: %s %s has %d, %s %s has %d", w->prio_kind, w->prio_key,
+		    w->prio, kind, key, prio);
 }
 
 static int visit(struct walk *w, const struct sc_group *g, int depth)

@@ -182,8 +182,8 @@ static void name_errors(struct pk_errors *errs, size_t before, size_t i, const j
 		char *m = NULL;
 
 		if (asprintf(&m, "items[%zu] (%s %s): %s", i,
-			     json_string_value(json_object_get(o, "kind")) ?: "?", pk_name(o) ?: "?",
-			     errs->msg[k]) >= 0) {
+			     json_string_value(json_object_get(o, "kind")) ?: "?",
+			     pk_name(o) ?: "?", errs->msg[k]) >= 0) {
 			free(errs->msg[k]);
 			errs->msg[k] = m;
 		}
@@ -206,8 +206,9 @@ static int add_all(struct pk_sched *s, json_t *objects, bool compact, struct pk_
 	{
 		size_t before = errs ? errs->n : 0;
 		bool text = json_is_string(o);
-		json_t *tree = text ? json_loadb(json_string_value(o), json_string_length(o), 0, NULL)
-				    : json_incref(o);
+		json_t *tree =
+		    text ? json_loadb(json_string_value(o), json_string_length(o), 0, NULL)
+			 : json_incref(o);
 		int r = tree ? pk_sched_add(s, tree, errs) : -ENOMEM;
 
 		if (r == 0 && compact && !text && !scheduling_changes(pk_kind_of(tree))) {
@@ -294,8 +295,8 @@ int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t
 	return run(objects, false, opts, ret_objects, ret_preempted, errs);
 }
 
-int pk_sched_run_in_place(json_t *objects, const struct pk_sched_opts *opts,
-			  json_t **ret_preempted, struct pk_errors *errs)
+int pk_sched_run_in_place(json_t *objects, const struct pk_sched_opts *opts, json_t **ret_preempted,
+			  struct pk_errors *errs)
 {
 	return run(objects, true, opts, NULL, ret_preempted, errs);
 }

@@ -89,8 +89,7 @@ const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g)
 	return g->why;
 }
 
-void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts,
-			const int *short_of)
+void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts, const int *short_of)
 {
 	free(pod->why);
 	pod->why = NULL;
@@ -190,12 +189,12 @@ int sc_part_sort(struct sc_part *part, const int *nodes, size_t n, struct sc_buc
 	return 0;
 }
 
-int sc_buckets_of(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes,
-		  size_t n, struct sc_buckets *ret)
+int sc_buckets_of(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes, size_t n,
+		  struct sc_buckets *ret)
 {
 	if (n == snap->nnodes) { /* the whole cluster: the partition's own lists */
-		*ret = (struct sc_buckets){.nd = part->ndom, .start = part->start,
-					   .order = part->order};
+		*ret = (struct sc_buckets){
+		    .nd = part->ndom, .start = part->start, .order = part->order};
 		return 0;
 	}
 	return sc_part_sort(part, nodes, n, ret);
@@ -243,8 +242,8 @@ enum sc_status sc_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *
 		sc_record(ctx, g, st, M, S, R, U, 0, U ? SC_WHY_POD : SC_WHY_TEXT, last_failed,
 			  NULL);
 	}
-	sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=%d UU=0 -> %s%s", sc_group_kind(g), g->key, M, S,
-		 R, U, sc_status_to_string(st), pick->minimum_only ? " (minimum)" : "");
+	sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=%d UU=0 -> %s%s", sc_group_kind(g), g->key, M, S, R,
+		 U, sc_status_to_string(st), pick->minimum_only ? " (minimum)" : "");
 	return st;
 }
 
@@ -274,9 +273,8 @@ int sc_admit_children(struct sc_ctx *ctx, struct sc_group *g, bool *ret_adm,
 	return UU;
 }
 
-void sc_record_composite_failure(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st,
-				 int M, int S, int R, int U, int UU,
-				 const struct sc_group *failed)
+void sc_record_composite_failure(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M,
+				 int S, int R, int U, int UU, const struct sc_group *failed)
 {
 	const char *fw = failed ? sc_group_why(ctx->snap, (struct sc_group *)failed) : NULL;
 	char why[512];

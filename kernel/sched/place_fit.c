@@ -467,8 +467,8 @@ static bool backtrack(struct comp_search *cs)
 static enum sc_status eval_composite(struct fit *f, struct sc_group *g, const int *nodes, size_t n)
 {
 	struct sc_ctx *ctx = f->ctx;
-	struct comp_search cs = {.f = f, .g = g, .nodes = nodes, .n = n, .M = sc_group_min(g),
-				 .bestS = -1};
+	struct comp_search cs = {
+	    .f = f, .g = g, .nodes = nodes, .n = n, .M = sc_group_min(g), .bestS = -1};
 	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
 	enum sc_status st;
 
@@ -1019,8 +1019,8 @@ static void classify_scarce(struct fit *f)
 {
 	const struct sc_snapshot *snap = f->ctx->snap;
 	struct fit_cache local = {0}, *c = f->ctx->s->ops == &sc_fit_ops && f->ctx->s->ops_state
-						      ? f->ctx->s->ops_state
-						      : &local;
+					       ? f->ctx->s->ops_state
+					       : &local;
 
 	for (int r = c->scarce_nres; r < snap->nres; r++) {
 		c->scarce[r] = r > 0 && is_scarce(snap->res_name[r]);

@@ -68,7 +68,8 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 		/* Tightness: the fullest requested resource after placing the pod. */
 		for (int r = 0; r < snap->nres; r++)
 			if (pod->req[r] > 0 && node->alloc[r] > 0 &&
-			    sc_frac_cmp(sc_add(node->used[r], pod->req[r]), node->alloc[r], num, den) > 0) {
+			    sc_frac_cmp(sc_add(node->used[r], pod->req[r]), node->alloc[r], num,
+					den) > 0) {
 				num = sc_add(node->used[r], pod->req[r]);
 				den = node->alloc[r];
 			}
@@ -233,10 +234,10 @@ struct topo_search {
 	struct sc_group *g;
 	struct sc_part *part;
 	struct sc_buckets b;
-	int bdom;	/* domain of the subtree's running pods (sc_bound_domain) */
-	size_t total;	/* pending pods of the subtree */
+	int bdom;     /* domain of the subtree's running pods (sc_bound_domain) */
+	size_t total; /* pending pods of the subtree */
 	int64_t want[SC_MAX_RES];
-	int best;	/* bucket index of the best candidate, -1 none */
+	int best; /* bucket index of the best candidate, -1 none */
 	struct score bscore;
 	enum sc_status st;
 	size_t ncand, nfailed;
@@ -312,7 +313,8 @@ static bool candidate_eval(struct topo_search *ts, int k)
 	if (cst != SC_SUCCESS) {
 		sc_trace(ctx, "candidate %s: infeasible (%s)", value, sc_status_to_string(cst));
 		if (ts->best < 0) {
-			const char *w = ts->nfailed < SC_WHY_LIST ? sc_group_why(snap, ts->g) : NULL;
+			const char *w =
+			    ts->nfailed < SC_WHY_LIST ? sc_group_why(snap, ts->g) : NULL;
 
 			candidate_failed(ts, value, w ? w : sc_status_to_string(cst));
 		}
@@ -360,8 +362,8 @@ static void topo_fail(struct topo_search *ts)
 	if (!ts->ncand)
 		sc_buf_printf(&msg, "no node in scope has label %s", g->topo_key);
 	else
-		sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s%s)", g->topo_key,
-			      ts->ncand, ts->why.s ? ts->why.s : "",
+		sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s%s)",
+			      g->topo_key, ts->ncand, ts->why.s ? ts->why.s : "",
 			      ts->nfailed > SC_WHY_LIST ? "; ..." : "");
 	sc_record(ts->ctx, g, ts->st, g->M, g->S, g->R, g->U, g->UU, SC_WHY_TEXT, NULL, msg.s);
 	sc_trace(ts->ctx, "%s %s: %s -> %s", sc_group_kind(g), g->key, msg.s ? msg.s : "",

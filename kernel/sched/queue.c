@@ -375,7 +375,7 @@ void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 		g->prio_epoch = s->prio_epoch;
 		g->prio_valid = true;
 	}
-	want = !eligible(s, g)	       ? SC_QUEUE_NONE
+	want = !eligible(s, g)		? SC_QUEUE_NONE
 	       : g->backoff_until > now ? SC_QUEUE_BACKOFF
 					: SC_QUEUE_ACTIVE;
 	if (want == g->qheap) {

@@ -333,12 +333,12 @@ struct sc_group {
 	unsigned char qheap; /* SC_QUEUE_NONE, _ACTIVE or _BACKOFF */
 	bool qtouched;	     /* listed in the queue's touched roots */
 	size_t qpos;	     /* index in its heap */
-	bool prio_valid; /* prio_cache holds sc_root_priority() at prio_epoch */
+	bool prio_valid;     /* prio_cache holds sc_root_priority() at prio_epoch */
 	uint64_t prio_epoch;
 	int32_t prio_cache;
 	int attempts;
 	int64_t backoff_until;
-	bool gated;	     /* held back by PreEnqueue since gated_since */
+	bool gated; /* held back by PreEnqueue since gated_since */
 	int64_t gated_since;
 	uint64_t tried_gen;
 	/* per-cycle evaluation record */
@@ -377,7 +377,7 @@ struct sc_forest {
 	 * [0] PodGroups, [1] CompositePodGroups (separate resources; the same
 	 * name may be both) */
 	struct sc_map groups[2];
-	struct sc_map pods;   /* key -> struct sc_pod* */
+	struct sc_map pods; /* key -> struct sc_pod* */
 	struct sc_vec all_pods;
 	struct sc_vec all_groups;
 	struct sc_vec roots; /* present parentless groups and implicit groups */
@@ -415,7 +415,7 @@ struct pk_placement_ops {
 struct pk_sched {
 	struct pk_sched_opts opts;
 	const struct pk_placement_ops *ops;
-	void *ops_state; /* ops->state_size bytes, or NULL */
+	void *ops_state;     /* ops->state_size bytes, or NULL */
 	char check_why[256]; /* the invariant checker's message when a cycle failed it */
 	struct sc_snapshot snap;
 	struct sc_forest forest;
@@ -496,7 +496,8 @@ const char *sc_group_kind(const struct sc_group *g);
 bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why);
 /* A pod's own priority (spec.priority, else a known spec.priorityClassName):
  * false when it has none and inherits its group's. */
-bool sc_pod_explicit_priority(const struct pk_sched *s, const struct sc_pod *pod, int32_t *ret_prio);
+bool sc_pod_explicit_priority(const struct pk_sched *s, const struct sc_pod *pod,
+			      int32_t *ret_prio);
 int32_t sc_pod_priority(const struct pk_sched *s, const struct sc_pod *pod);
 int32_t sc_group_priority(const struct pk_sched *s, const struct sc_group *g, bool *ret_explicit);
 int32_t sc_root_priority(const struct pk_sched *s, const struct sc_group *root);
@@ -531,8 +532,7 @@ void sc_record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M,
 const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod);
 const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g);
 /* No node of a scope of scope_n fits pod: keep the misfit counts for sc_pod_why. */
-void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts,
-			const int *short_of);
+void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts, const int *short_of);
 /* Domain of part holding every running pod of g's subtree: -2 none, -1 conflict. */
 int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int depth, int dom);
 
@@ -550,8 +550,8 @@ struct sc_buckets {
 /* Sort nodes[0..n) (NULL: 0 .. n-1) into new buckets; 0 or -ENOMEM. */
 int sc_part_sort(struct sc_part *part, const int *nodes, size_t n, struct sc_buckets *ret);
 /* Same, answered from the partition's lists when the scope is the whole cluster. */
-int sc_buckets_of(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes,
-		  size_t n, struct sc_buckets *ret);
+int sc_buckets_of(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes, size_t n,
+		  struct sc_buckets *ret);
 void sc_buckets_free(struct sc_buckets *b);
 
 /*
@@ -576,9 +576,8 @@ enum sc_status sc_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *
 int sc_admit_children(struct sc_ctx *ctx, struct sc_group *g, bool *ret_adm,
 		      const struct sc_group **ret_failed);
 /* Record a failed composite: "S of minGroupCount M child groups placed; <child>: why". */
-void sc_record_composite_failure(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st,
-				 int M, int S, int R, int U, int UU,
-				 const struct sc_group *failed);
+void sc_record_composite_failure(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M,
+				 int S, int R, int U, int UU, const struct sc_group *failed);
 
 /*
  * slice.c: TPU slices.  A leaf with a slice-shape annotation places its pods

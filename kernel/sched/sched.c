@@ -298,8 +298,8 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
 		if (!key)
 			return -ENOMEM;
 		r = kind == PK_KIND_POD ? sc_forest_remove_pod(s, key)
-					: sc_forest_remove_group(&s->forest, key,
-								 kind == PK_KIND_COMPOSITE_POD_GROUP);
+					: sc_forest_remove_group(
+					      &s->forest, key, kind == PK_KIND_COMPOSITE_POD_GROUP);
 		free(key);
 		return r;
 	default:

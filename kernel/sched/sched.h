@@ -162,8 +162,8 @@ const char *pk_sched_check_message(const struct pk_sched *s);
 
 /*
  * Apply a result to a JSON array of objects (matched by kind, namespace,
- * name): sets spec.nodeName (and a binding's annotations) and conditions, and moves preempted pods from
- * objects into preempted (an array, may be NULL).  now is seconds.
+ * name): sets spec.nodeName (and a binding's annotations) and conditions, and moves preempted pods
+ * from objects into preempted (an array, may be NULL).  now is seconds.
  */
 int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *preempted,
 		   int64_t now);
@@ -185,7 +185,7 @@ int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t
  * compact text (pk_compact_object), which pk_write_list writes out as they
  * were.  On failure objects may be partly changed.
  */
-int pk_sched_run_in_place(json_t *objects, const struct pk_sched_opts *opts,
-			  json_t **ret_preempted, struct pk_errors *errs);
+int pk_sched_run_in_place(json_t *objects, const struct pk_sched_opts *opts, json_t **ret_preempted,
+			  struct pk_errors *errs);
 
 #endif /* PODKERNEL_KERNEL_SCHED_H */

@@ -33,9 +33,9 @@ struct sc_slices {
 	struct sc_torus *t;
 	int nt;
 	size_t nnodes;
-	int *node_torus; /* per node: torus index or -1 */
-	int *node_cell;	 /* per node: cell index in its torus */
-	bool *blocked;	 /* per node: counts as busy for good (cordoned) */
+	int *node_torus;     /* per node: torus index or -1 */
+	int *node_cell;	     /* per node: cell index in its torus */
+	bool *blocked;	     /* per node: counts as busy for good (cordoned) */
 	unsigned char *mark; /* per node scratch, zero between uses */
 	int *scope;	     /* per torus scratch: nodes in scope */
 };

@@ -262,12 +262,13 @@ int sc_slices_check(const struct sc_snapshot *snap, char *why, size_t whylen)
 
 			topo_coord_of_index(&t->grid, c, &cc);
 			if (topo_occ_count(t->occ, &cc) != want) {
-				snprintf(why, whylen,
-					 "slice index, torus %s: cell %d.%d.%d (node %s) counts %d, "
-					 "pods and state say %d",
-					 t->name, cc.c[0], cc.c[1], cc.c[2],
-					 node >= 0 ? snap->nodes[node]->name : "missing",
-					 topo_occ_count(t->occ, &cc), want);
+				snprintf(
+				    why, whylen,
+				    "slice index, torus %s: cell %d.%d.%d (node %s) counts %d, "
+				    "pods and state say %d",
+				    t->name, cc.c[0], cc.c[1], cc.c[2],
+				    node >= 0 ? snap->nodes[node]->name : "missing",
+				    topo_occ_count(t->occ, &cc), want);
 				return -EUCLEAN;
 			}
 			if (node >= 0 && (sl->node_torus[node] != k || sl->node_cell[node] != c)) {
@@ -316,10 +317,10 @@ struct slice_place {
 	struct sc_slices *sl;
 	int M, S, R;
 	struct tcand *tc;
-	int run_torus;	 /* torus of the group's running pods, -1 none */
+	int run_torus;	   /* torus of the group's running pods, -1 none */
 	int64_t *run_cell; /* their cells */
 	struct sc_pod **run_pod;
-	bool strict;	   /* running pods must keep their worker ids and coordinates */
+	bool strict; /* running pods must keep their worker ids and coordinates */
 	int nrun;
 	int blocked; /* hosts blocked because a pod's filters failed there */
 	bool all;    /* the scope is the whole cluster (no node marks) */
@@ -390,7 +391,8 @@ static int torus_admit(struct slice_place *sp, int k)
 		char tb[48];
 
 		topo_shape_format(&t->chips, tb, sizeof(tb));
-		say(sp, "superslice %s: %s does not tile into whole %s hosts inside %s in any rotation",
+		say(sp,
+		    "superslice %s: %s does not tile into whole %s hosts inside %s in any rotation",
 		    t->name, sb, hb, tb);
 		return -1;
 	}
@@ -456,7 +458,8 @@ static bool keeps_running(const struct topo_box *b, void *arg)
 		if (p->slice_worker < 0)
 			continue;
 		if (p->slice_worker >= sp->M ||
-		    box_cell(t, &sp->tc[sp->run_torus], b, p->slice_worker, &at) != sp->run_cell[i] ||
+		    box_cell(t, &sp->tc[sp->run_torus], b, p->slice_worker, &at) !=
+			sp->run_cell[i] ||
 		    memcmp(&at, &p->slice_at, sizeof(at)) != 0)
 			return false;
 	}
@@ -757,8 +760,8 @@ static enum sc_status slice_placed(struct slice_place *sp, int k, int placed)
 		 sc_group_kind(g), g->key, g->slice.dim[0], g->slice.dim[1], g->slice.dim[2],
 		 c->box.ext.dim[0] * t->host.dim[0], c->box.ext.dim[1] * t->host.dim[1],
 		 c->box.ext.dim[2] * t->host.dim[2], c->box.origin.c[0] * t->host.dim[0],
-		 c->box.origin.c[1] * t->host.dim[1], c->box.origin.c[2] * t->host.dim[2],
-		 t->name, (long long)c->rank.broken, (long long)c->rank.exposed,
+		 c->box.origin.c[1] * t->host.dim[1], c->box.origin.c[2] * t->host.dim[2], t->name,
+		 (long long)c->rank.broken, (long long)c->rank.exposed,
 		 sp->nrun ? (sp->strict ? ", running pods keep their places"
 					: ", around the running pods")
 			  : "",

@@ -579,8 +579,9 @@ static int check_nodes(struct check *c, int64_t (*used)[SC_MAX_RES])
 			return check_fail(c, "node %s missing from the name index", n->name);
 		for (int r = 0; r < snap->nres; r++)
 			if (n->used[r] != used[i][r])
-				return check_fail(c, "node %s: %s used %" PRId64 ", pods sum to %" PRId64,
-						  n->name, snap->res_name[r], n->used[r], used[i][r]);
+				return check_fail(
+				    c, "node %s: %s used %" PRId64 ", pods sum to %" PRId64,
+				    n->name, snap->res_name[r], n->used[r], used[i][r]);
 	}
 	return 0;
 }
@@ -607,13 +608,14 @@ static int check_part_summaries(struct check *c, const struct sc_part *p)
 			return check_fail(c, "partition %s=%s: scratch counter left at %d", p->key,
 					  p->values[d], p->scratch[d]);
 		if (upods != p->used_pods[d])
-			return check_fail(c, "partition %s=%s: %" PRId64 " pods used, nodes say %" PRId64,
-					  p->key, p->values[d], p->used_pods[d], upods);
+			return check_fail(
+			    c, "partition %s=%s: %" PRId64 " pods used, nodes say %" PRId64, p->key,
+			    p->values[d], p->used_pods[d], upods);
 		for (int r = 0; r < snap->nres; r++)
 			if (free_[r] != p->free[d][r])
-				return check_fail(c, "partition %s=%s: free %s %" PRId64 " != %" PRId64,
-						  p->key, p->values[d], snap->res_name[r],
-						  p->free[d][r], free_[r]);
+				return check_fail(
+				    c, "partition %s=%s: free %s %" PRId64 " != %" PRId64, p->key,
+				    p->values[d], snap->res_name[r], p->free[d][r], free_[r]);
 	}
 	return 0;
 }
@@ -623,7 +625,8 @@ static int check_part_dirty(struct check *c, const struct sc_part *p)
 {
 	for (int k = 0; p->tree && k < p->ntd; k++)
 		if (p->tdlist[k] < 0 || p->tdlist[k] >= p->ndom || p->tdirty[p->tdlist[k]] != 1)
-			return check_fail(c, "partition %s: dirty list entry %d is wrong", p->key, k);
+			return check_fail(c, "partition %s: dirty list entry %d is wrong", p->key,
+					  k);
 	for (int d = 0, nd = 0; p->tree && d < p->ndom; d++)
 		if (p->tdirty[d] && ++nd > p->ntd)
 			return check_fail(c, "partition %s: domain %s dirty but not listed", p->key,
@@ -667,12 +670,13 @@ static int check_part_index(struct check *c, const struct sc_part *p)
 			if (!index_expected(p, i, r, w))
 				continue;
 			if (mn[r] != w[0] || mx[r] != w[1] || ps[r] != w[2])
-				return check_fail(c,
-						  "partition %s: capacity index node %d, %s: min %" PRId64
-						  " max %" PRId64 " positive min %" PRId64
-						  ", expected %" PRId64 " %" PRId64 " %" PRId64,
-						  p->key, i, c->snap->res_name[r], mn[r], mx[r], ps[r],
-						  w[0], w[1], w[2]);
+				return check_fail(
+				    c,
+				    "partition %s: capacity index node %d, %s: min %" PRId64
+				    " max %" PRId64 " positive min %" PRId64 ", expected %" PRId64
+				    " %" PRId64 " %" PRId64,
+				    p->key, i, c->snap->res_name[r], mn[r], mx[r], ps[r], w[0],
+				    w[1], w[2]);
 		}
 	}
 	return 0;

@@ -57,15 +57,18 @@ static void check_nodes(const struct topo_board *b, int superslices)
 				 topo_board_chips_per_host(b) * 1000LL);
 		ck_assert_str_eq(pk_meta_label(&node->meta, "kubernetes.io/hostname"),
 				 node->meta.name);
-		ck_assert_ptr_nonnull(pk_meta_label(&node->meta, "accelerator.podkernel.dev/vendor"));
+		ck_assert_ptr_nonnull(
+		    pk_meta_label(&node->meta, "accelerator.podkernel.dev/vendor"));
 		ck_assert_ptr_nonnull(pk_meta_label(&node->meta, "numa.podkernel.dev/count"));
 		ck_assert_int_eq(topo_board_has_torus(b),
-				 pk_meta_label(&node->meta, "topology.podkernel.dev/coords") != NULL);
+				 pk_meta_label(&node->meta, "topology.podkernel.dev/coords") !=
+				     NULL);
 		ck_assert_int_eq(topo_board_has_torus(b),
 				 pk_meta_label(&node->meta, TOPO_LABEL_TORUS) != NULL &&
 				     pk_meta_label(&node->meta, TOPO_LABEL_WRAPAROUND) != NULL);
 		labels = pk_get(obj, "metadata.labels");
-		json_object_foreach(labels, key, v) {
+		json_object_foreach(labels, key, v)
+		{
 			ck_assert(topo_label_key_valid(key, NULL, 0));
 			ck_assert(topo_label_value_valid(json_string_value(v), NULL, 0));
 		}
@@ -132,12 +135,12 @@ START_TEST(one_node)
 	ck_assert_str_eq(json_string_value(json_object_get(pk_get(node, "metadata.labels"),
 							   "topology.podkernel.dev/cube")),
 			 "ss2-c11");
-	ck_assert_str_eq(json_string_value(json_object_get(pk_get(node, "status.allocatable"),
-							   "memory")),
-			 "400Gi");
-	ck_assert_str_eq(json_string_value(json_object_get(pk_get(node, "status.capacity"),
-							   "google.com/tpu")),
-			 "4");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(pk_get(node, "status.allocatable"), "memory")),
+	    "400Gi");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(pk_get(node, "status.capacity"), "google.com/tpu")),
+	    "4");
 	json_decref(node);
 	ck_assert_int_eq(pk_board_node_json(b, 3, 768, &node), -ERANGE);
 	topo_board_free(b);

@@ -34,7 +34,8 @@ START_TEST(show)
 	fclose(f);
 	ck_assert_msg(strstr(text, "cubes:        16 per superslice\n"), "%s", text);
 	ck_assert(strstr(text, "cluster:      512 hosts, 2048 chips\n"));
-	ck_assert(strstr(text, "topology.podkernel.dev/cube                  32 domains, 16 hosts each"));
+	ck_assert(
+	    strstr(text, "topology.podkernel.dev/cube                  32 domains, 16 hosts each"));
 	ck_assert(strstr(text, "hostnames:    tpu-ss0-h0 .. tpu-ss1-h255"));
 	free(text);
 	topo_board_free(b);

@@ -15,16 +15,25 @@ START_TEST(kind_words)
 	static const struct {
 		const char *word, *kind;
 	} cases[] = {
-	    {"pods", "Pod"},		  {"Pod", "Pod"},
-	    {"pod", "Pod"},		  {"po", "Pod"},
-	    {"PODS", "Pod"},		  {"no", "Node"},
-	    {"nodes", "Node"},		  {"ns", "Namespace"},
-	    {"pg", "PodGroup"},		  {"podgroups", "PodGroup"},
-	    {"podgroup", "PodGroup"},	  {"cpg", "CompositePodGroup"},
+	    {"pods", "Pod"},
+	    {"Pod", "Pod"},
+	    {"pod", "Pod"},
+	    {"po", "Pod"},
+	    {"PODS", "Pod"},
+	    {"no", "Node"},
+	    {"nodes", "Node"},
+	    {"ns", "Namespace"},
+	    {"pg", "PodGroup"},
+	    {"podgroups", "PodGroup"},
+	    {"podgroup", "PodGroup"},
+	    {"cpg", "CompositePodGroup"},
 	    {"CompositePodGroups", "CompositePodGroup"},
-	    {"pc", "PriorityClass"},	  {"wl", "Workload"},
-	    {"jobs", "Job"},		  {"js", "JobSet"},
-	    {"leases", "Lease"},	  {"ev", "Event"},
+	    {"pc", "PriorityClass"},
+	    {"wl", "Workload"},
+	    {"jobs", "Job"},
+	    {"js", "JobSet"},
+	    {"leases", "Lease"},
+	    {"ev", "Event"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -52,7 +61,8 @@ START_TEST(paths)
 	    {"PodGroup", "team", "g", "/status",
 	     "/apis/scheduling.k8s.io/v1alpha3/namespaces/team/podgroups/g/status"},
 	    {"PriorityClass", "team", NULL, NULL, "/apis/scheduling.k8s.io/v1/priorityclasses"},
-	    {"JobSet", "ml", "train", NULL, "/apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/train"},
+	    {"JobSet", "ml", "train", NULL,
+	     "/apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/train"},
 	    {"Lease", "kube-node-lease", "h0", NULL,
 	     "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/h0"},
 	};
@@ -99,8 +109,8 @@ END_TEST
 
 START_TEST(policies)
 {
-	json_t *gang = json_loads("{\"spec\":{\"schedulingPolicy\":{\"gang\":{\"minCount\":4}}}}", 0,
-				  NULL);
+	json_t *gang =
+	    json_loads("{\"spec\":{\"schedulingPolicy\":{\"gang\":{\"minCount\":4}}}}", 0, NULL);
 	json_t *cgang = json_loads(
 	    "{\"spec\":{\"schedulingPolicy\":{\"gang\":{\"minGroupCount\":2}}}}", 0, NULL);
 	json_t *basic = json_loads("{\"spec\":{\"schedulingPolicy\":{\"basic\":{}}}}", 0, NULL);
@@ -120,10 +130,11 @@ END_TEST
 
 START_TEST(quantities)
 {
-	json_t *pod = json_loads("{\"spec\":{\"containers\":["
-				 "{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"2Gi\"}}},"
-				 "{\"resources\":{\"requests\":{\"cpu\":\"500m\"}}},{}]}}",
-				 0, NULL);
+	json_t *pod =
+	    json_loads("{\"spec\":{\"containers\":["
+		       "{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"2Gi\"}}},"
+		       "{\"resources\":{\"requests\":{\"cpu\":\"500m\"}}},{}]}}",
+		       0, NULL);
 	char buf[32];
 
 	ck_assert_int_eq(podctl_quantity_milli("2"), 2000);
