@@ -92,7 +92,7 @@ START_TEST(test_labels_interned)
 	ck_assert_ptr_eq(sc_node_label(a, "zone"), sc_node_label(b, "zone"));
 	ck_assert_str_eq(sc_node_label(b, "rack"), "r2");
 	ck_assert_uint_eq(s->snap.strings.live, 5); /* zone, z1, rack, r1, r2: once each */
-	add_node(s, "b", "1", "zone=z2"); /* replaced: r2 and rack's second user go */
+	add_node(s, "b", "1", "zone=z2");	    /* replaced: r2 and rack's second user go */
 	ck_assert_str_eq(sc_node_label(sc_snapshot_node(&s->snap, "b"), "zone"), "z2");
 	ck_assert_ptr_null(sc_node_label(sc_snapshot_node(&s->snap, "b"), "rack"));
 	ck_assert_str_eq(sc_node_label(sc_snapshot_node(&s->snap, "a"), "rack"), "r1");
