@@ -561,8 +561,17 @@ static double gang_rate(int run, const char *what, int ngangs, bool prebound, co
 			break;
 		usleep(50000);
 	}
-	if (from == backlog_dir)
+	/* ... and the loop quiet: no write for 300 ms. */
+	for (char *rv = from == backlog_dir ? list_rv(s.port, "backlog") : NULL, *again; rv;
+	     rv = again) {
 		usleep(300000);
+		again = list_rv(s.port, "backlog");
+		if (strcmp(rv, again) == 0) {
+			free(again);
+			again = NULL;
+		}
+		free(rv);
+	}
 	watch_start(&w, s.port, "bench", ngangs * 4);
 	t0 = now_s();
 	create_gangs(s.port, "bench", ngangs, 1, prebound);
