@@ -644,7 +644,17 @@ static int64_t run_cycles(struct pk_appliance *app, bool *ret_more)
 			pk_sched_result_free(res);
 			return retry;
 		}
+		/*
+		 * Victims end the round: their evictions commit before the
+		 * preemptor's binding is batched, so a victim whose eviction is
+		 * refused (changed meanwhile) is handed back still holding its
+		 * place and the preemptor finds no room, never a full node.
+		 */
+		bool preempted = res->preempted > 0;
+
 		pk_sched_result_free(res);
+		if (preempted)
+			break;
 	}
 	*ret_more = true;
 	return 0;

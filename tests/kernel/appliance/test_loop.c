@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/appliance/writer.h"
 
 #define CUBE "topology.podkernel.dev/cube"
 
@@ -446,6 +447,99 @@ START_TEST(preemption_makes_room_for_higher_priority)
 }
 END_TEST
 
+/*
+ * A backend that refuses every eviction as if the victim had changed
+ * meanwhile (and counts them); everything else goes to the store.
+ */
+struct refusing {
+	struct pk_writer *store;
+	int refused;
+};
+
+static int refusing_commit(void *backend, const struct pk_write_batch *b,
+			   struct pk_write_result *results)
+{
+	struct refusing *rb = backend;
+	const struct pk_write_result *res = NULL;
+	size_t n = 0;
+
+	pk_writer_batch_begin(rb->store);
+	for (size_t i = 0; i < b->n; i++) {
+		const struct pk_write_item *it = &b->items[i];
+		struct pk_write_ref ref = { it->kind, it->ns, it->name, it->rv };
+
+		if (it->evict)
+			continue;
+		if (it->node)
+			pk_writer_bind(rb->store, &ref, it->node, it->annotations);
+		for (size_t c = 0; c < it->nconds; c++)
+			pk_writer_set_condition(rb->store, &ref, it->conds[c].type, it->conds[c].status,
+						it->conds[c].reason, it->conds[c].message);
+	}
+	int r = pk_writer_batch_commit(rb->store, &res, &n);
+
+	for (size_t i = 0, k = 0; i < b->n; i++) {
+		if (b->items[i].evict) {
+			results[i].error = -PK_STORE_ECONFLICT; /* object NULL: read again */
+			__atomic_fetch_add(&rb->refused, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (k < n) {
+			results[i].error = res[k].error;
+			results[i].object = json_incref(res[k].object);
+			k++;
+		}
+	}
+	return r;
+}
+
+static int refusing_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
+			json_t **ret)
+{
+	return pk_writer_get(((struct refusing *)backend)->store, kind, ns, name, ret);
+}
+
+/*
+ * Preemption whose evictions are refused: the victims stay where they are and
+ * the preemptor is never bound beside them (its binding is never in the batch
+ * of the evictions it needs).
+ */
+START_TEST(refused_eviction_never_overcommits)
+{
+	static const struct pk_writer_ops ops = { .name = "refusing", .commit = refusing_commit,
+						  .get = refusing_get };
+	struct refusing rb = { 0 };
+	struct pk_appliance_config cfg = { .backoff_initial_ms = 50, .backoff_max_ms = 200 };
+	char err[256] = "";
+
+	cluster();
+	create(prio_class("low", 10));
+	create(prio_class("high", 1000));
+	ck_assert_int_eq(pk_writer_store_new(st, &rb.store), 0);
+	ck_assert_int_eq(pk_writer_new(&ops, &rb, &cfg.writer), 0);
+	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	for (int i = 0; i < 4; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "low-%d", i);
+		create(pod(name, NULL, "low"));
+	}
+	for (int i = 0; i < 200 && count_pods(true) < 4; i++)
+		sleep_ms(50);
+	ck_assert_int_eq(count_pods(true), 4);
+	create(pod("urgent", NULL, "high"));
+	for (int i = 0; i < 200 && __atomic_load_n(&rb.refused, __ATOMIC_RELAXED) < 3; i++)
+		sleep_ms(50);
+	ck_assert_int_ge(__atomic_load_n(&rb.refused, __ATOMIC_RELAXED), 3); /* tried again */
+	ck_assert_int_eq(count_pods(true), 4);
+	ck_assert_int_eq(count_pods(false), 5);
+	assert_no_overcommit();
+	pk_appliance_stop(app);
+	app = NULL;
+	pk_writer_free(rb.store);
+}
+END_TEST
+
 START_TEST(evicted_job_pod_is_recreated_elsewhere)
 {
 	char x[64], y[64];
@@ -563,6 +657,7 @@ int main(void)
 	tcase_add_test(tc, restart_keeps_bindings_and_capacity);
 	tcase_add_test(tc, job_controller_and_garbage_collection);
 	tcase_add_test(tc, preemption_makes_room_for_higher_priority);
+	tcase_add_test(tc, refused_eviction_never_overcommits);
 	tcase_add_test(tc, deleted_node_evicts_the_disruption_unit);
 	tcase_add_test(tc, evicted_job_pod_is_recreated_elsewhere);
 	tcase_add_test(tc, job_recreated_under_the_same_name_gets_its_own_pods);
