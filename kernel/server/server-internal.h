@@ -50,6 +50,7 @@ struct pk_server {
 	double latency_sum;
 	uint64_t latency_count;
 	atomic_long watchers;
+	atomic_size_t watch_bytes; /* buffered by all watches (PK_SERVER_WATCH_MEMORY) */
 
 	/* More metrics from the program around the server (the appliance). */
 	pthread_mutex_t hook_lock;

@@ -40,6 +40,7 @@
 #define PK_SERVER_MAX_HEADER_BYTES (64 * 1024) /* request line + headers (per connection) */
 #define PK_SERVER_MAX_QUERY_ARGS 256  /* more: 400, never silently dropped */
 #define PK_SERVER_WATCH_BUFFER (1 << 20) /* bytes a watch buffers ahead (plus one event) */
+#define PK_SERVER_WATCH_MEMORY (64u << 20) /* all watches together (plus one fill each) */
 
 /* ---- static token file ------------------------------------------------------ */
 struct pk_token {

@@ -4,16 +4,19 @@
  *
  * A watch starts either at a resourceVersion (events after it are replayed
  * from the store's ring) or, without one, with an ADDED event per current
- * object followed by everything after the list's resourceVersion.  Nothing
- * is produced ahead of the reader: the initial list is read a page of
- * WATCH_LIST_PAGE objects at a time as the client takes it (later pages skip
- * objects newer than the first page's resourceVersion: their events follow),
- * and events are pulled from pk_store_events_since() only when the buffer is
- * empty, at most PK_SERVER_WATCH_BUFFER bytes (plus one event) at a time.  A
- * client that stops reading therefore costs one buffer, never a copy of the
- * store; when it falls behind the ring its stream ends with an ERROR event
- * carrying a 410 Expired Status and it re-lists, as with kube-apiserver.
- * Reading waits in pk_store_wait() only when asked to (stream.c never asks).
+ * object followed by everything after the store's resourceVersion when the
+ * watch began (w->rv).  Nothing is produced ahead of the reader: the initial
+ * list is read one object at a time as the client takes it, skipping objects
+ * newer than w->rv (their events follow from the ring), and events are pulled
+ * from pk_store_events_since() only when the buffer is empty, at most
+ * PK_SERVER_WATCH_BUFFER bytes (plus one event) at a time.  All watches
+ * together buffer at most PK_SERVER_WATCH_MEMORY: over it, a watch produces
+ * nothing until others drain (its stream parks and is tried again).  A client
+ * that stops reading therefore costs one bounded buffer, never a copy of the
+ * store; stream.c closes it when it stalls, and one that falls behind the ring
+ * gets an ERROR event carrying a 410 Expired Status: either way it re-lists,
+ * as with kube-apiserver.  Reading waits in pk_store_wait() only when asked
+ * to (stream.c never asks).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,7 +28,7 @@
 #include "kernel/server/server-internal.h"
 
 #define WATCH_BATCH 256
-#define WATCH_LIST_PAGE 16
+#define WATCH_LIST_PAGE 1 /* objects held parsed per watch: one at a time */
 #define WATCH_BUFFER_KEEP (64 * 1024) /* a larger buffer is freed once drained */
 
 struct pk_watch {
@@ -38,12 +41,28 @@ struct pk_watch {
 	bool ended;
 	bool header_sent;
 	/* The initial list, while it lasts: the current page and the next token. */
-	bool listing;
+	bool listing, started;
 	json_t *page;
 	size_t page_idx;
-	bool first_page;
 	char *cont;
+	size_t charged; /* bytes of buf counted in srv->watch_bytes */
 };
+
+/* Count the bytes buf holds beyond what is charged already (after appending). */
+static void charge(struct pk_watch *w)
+{
+	size_t held = w->len - w->off;
+	if (held > w->charged)
+		atomic_fetch_add(&w->srv->watch_bytes, held - w->charged);
+	else
+		atomic_fetch_sub(&w->srv->watch_bytes, w->charged - held);
+	w->charged = held;
+}
+
+static bool over_budget(const struct pk_watch *w)
+{
+	return atomic_load(&w->srv->watch_bytes) >= PK_SERVER_WATCH_MEMORY;
+}
 
 static int reserve(struct pk_watch *w, size_t n)
 {
@@ -82,6 +101,17 @@ static int append_text(struct pk_watch *w, const char *type, const char *json, s
 	return 0;
 }
 
+/* jansson writes the event straight into the watch's buffer (no second copy). */
+static int dump_into(const char *data, size_t n, void *arg)
+{
+	struct pk_watch *w = arg;
+	if (reserve(w, n) < 0)
+		return -1;
+	memcpy(w->buf + w->len, data, n);
+	w->len += n;
+	return 0;
+}
+
 static int append(struct pk_watch *w, const char *type, json_t *obj)
 {
 	json_t *payload = obj;
@@ -94,20 +124,14 @@ static int append(struct pk_watch *w, const char *type, json_t *obj)
 		json_incref(obj);
 	}
 	json_t *ev = json_pack("{s:s,s:o}", "type", type, "object", payload);
-	char *line = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+	size_t start = w->len;
+	int rc = ev && json_dump_callback(ev, dump_into, w, JSON_COMPACT) == 0 ? 0 : -ENOMEM;
 	json_decref(ev);
-	if (!line)
-		return -ENOMEM;
-	size_t n = strlen(line);
-	if (reserve(w, n + 1) < 0) {
-		free(line);
-		return -ENOMEM;
-	}
-	memcpy(w->buf + w->len, line, n);
-	w->buf[w->len + n] = '\n';
-	w->len += n + 1;
-	free(line);
-	return 0;
+	if (rc == 0)
+		rc = dump_into("\n", 1, w) == 0 ? 0 : -ENOMEM;
+	if (rc < 0)
+		w->len = start; /* no half event */
+	return rc;
 }
 
 static bool matches(const struct pk_watch *w, const json_t *obj)
@@ -142,6 +166,7 @@ void pk_watch_free(struct pk_watch *w)
 	if (!w)
 		return;
 	atomic_fetch_sub(&w->srv->watchers, 1);
+	atomic_fetch_sub(&w->srv->watch_bytes, w->charged);
 	pk_selector_free(w->spec.labels);
 	pk_selector_free(w->spec.fields);
 	free((char *)w->spec.ns);
@@ -151,13 +176,13 @@ void pk_watch_free(struct pk_watch *w)
 	free(w);
 }
 
-static int list_page(struct pk_watch *w, uint64_t *ret_rv)
+static int list_page(struct pk_watch *w)
 {
 	struct pk_store_list_opts o = { .labels = w->spec.labels, .fields = w->spec.fields,
 					.limit = WATCH_LIST_PAGE, .continue_token = w->cont };
 	json_t *items = NULL;
 	char *next = NULL;
-	int rc = pk_store_list(w->srv->store, w->spec.type->kind, w->spec.ns, &o, &items, ret_rv,
+	int rc = pk_store_list(w->srv->store, w->spec.type->kind, w->spec.ns, &o, &items, NULL,
 			       &next);
 	if (rc < 0)
 		return rc;
@@ -176,26 +201,37 @@ static uint64_t object_rv(const json_t *obj)
 	return s ? strtoull(s, NULL, 10) : 0;
 }
 
-/* Move initial-list objects into the buffer until it is full or the list ends. */
+/*
+ * Move initial-list objects into the buffer until it is full or the list
+ * ends; a page is dropped as soon as it is used, so nothing parsed stays.
+ */
 static int fill_initial(struct pk_watch *w)
 {
 	while (w->listing && w->len < PK_SERVER_WATCH_BUFFER) {
 		if (w->page_idx < json_array_size(w->page)) {
 			json_t *obj = json_array_get(w->page, w->page_idx++);
-			if (!w->first_page && object_rv(obj) > w->rv)
-				continue; /* changed after the list began: its event follows */
-			if (append(w, "ADDED", obj) < 0)
-				return -ENOMEM;
-		} else if (w->cont) {
-			int rc = list_page(w, NULL);
+			/* changed after the watch began: its event follows from the ring */
+			int rc = object_rv(obj) <= w->rv ? append(w, "ADDED", obj) : 0;
+			if (w->page_idx == json_array_size(w->page)) {
+				json_decref(w->page); /* nothing parsed stays between reads */
+				w->page = NULL;
+				w->page_idx = 0;
+			}
 			if (rc < 0)
 				return rc;
-			w->first_page = false;
-		} else {
-			w->listing = false;
-			json_decref(w->page);
-			w->page = NULL;
+			continue;
 		}
+		json_decref(w->page);
+		w->page = NULL;
+		w->page_idx = 0;
+		if (!w->cont && w->started) {
+			w->listing = false;
+			break;
+		}
+		w->started = true;
+		int rc = list_page(w);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -212,14 +248,10 @@ int pk_srv_watch_new(struct pk_server *srv, struct watch_spec *spec, struct pk_w
 	spec->labels = spec->fields = NULL;
 	w->deadline = time(NULL) + spec->timeout_s;
 	w->rv = spec->since;
-	int rc = 0;
+	/* Every object at or below this version is listed; newer ones come as events. */
 	if (!spec->since) {
-		w->listing = w->first_page = true;
-		rc = list_page(w, &w->rv);
-	}
-	if (rc < 0) {
-		pk_watch_free(w);
-		return rc;
+		w->listing = true;
+		w->rv = pk_store_rv(srv->store);
 	}
 	*ret = w;
 	return 0;
@@ -267,6 +299,8 @@ ssize_t pk_watch_read(struct pk_watch *w, char *buf, size_t max, int wait_ms)
 			size_t n = w->len - w->off < max ? w->len - w->off : max;
 			memcpy(buf, w->buf + w->off, n);
 			w->off += n;
+			atomic_fetch_sub(&w->srv->watch_bytes, n);
+			w->charged -= n;
 			if (w->off == w->len) {
 				w->off = w->len = 0;
 				if (w->cap > WATCH_BUFFER_KEEP) {
@@ -279,17 +313,23 @@ ssize_t pk_watch_read(struct pk_watch *w, char *buf, size_t max, int wait_ms)
 		}
 		if (w->ended || atomic_load(&w->srv->stopping) || time(NULL) >= w->deadline)
 			return -EPIPE;
+		/* Over the shared budget nothing new is produced now (the caller retries). */
+		if (over_budget(w) && !w->ended)
+			return 0;
 		if (w->listing) {
 			int rc = fill_initial(w);
+			charge(w);
 			if (rc < 0)
 				return rc;
 			continue;
 		}
 		uint64_t last = w->rv;
 		int rc = pk_store_events_since(w->srv->store, w->rv, WATCH_BATCH, on_event, w, &last);
+		charge(w);
 		w->rv = last;
 		if (rc == -PK_STORE_EGONE) {
 			end_gone(w);
+			charge(w);
 			continue;
 		}
 		if (rc < 0)
