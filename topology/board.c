@@ -499,6 +499,12 @@ bool topo_label_torus_reserved(const char *key)
 	return false;
 }
 
+bool topo_label_is_level(const char *key)
+{
+	return strncmp(key, TOPO_LABEL_LEVEL_PREFIX, strlen(TOPO_LABEL_LEVEL_PREFIX)) == 0 &&
+	       !topo_label_torus_reserved(key) && strcmp(key, TOPO_LABEL_HOST_INDEX) != 0;
+}
+
 int topo_board_torus_labels(const struct topo_board *b, const struct topo_host *h,
 			    struct topo_label ret[TOPO_TORUS_LABELS])
 {

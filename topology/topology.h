@@ -412,6 +412,12 @@ int topo_board_torus_labels(const struct topo_board *board, const struct topo_ho
 			    struct topo_label ret[TOPO_TORUS_LABELS]);
 /* True for the keys of topo_board_torus_labels(): no board level may use them. */
 bool topo_label_torus_reserved(const char *key);
+/*
+ * True for a topology.podkernel.dev/ key that names a domain level (cube,
+ * superslice, ...): not the host's coordinates, its torus geometry or its
+ * host index, which are per-host facts rather than domains.
+ */
+bool topo_label_is_level(const char *key);
 
 /* What a node's torus labels say (the reading side of topo_board_torus_labels). */
 struct topo_torus_host {

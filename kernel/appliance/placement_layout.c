@@ -75,12 +75,6 @@ struct layout {
 
 /* ---- levels ------------------------------------------------------------------------------ */
 
-static bool is_level_key(const char *k)
-{
-	return strncmp(k, TOPO_LABEL_LEVEL_PREFIX, strlen(TOPO_LABEL_LEVEL_PREFIX)) == 0 &&
-	       !topo_label_torus_reserved(k) && strcmp(k, TOPO_LABEL_HOST_INDEX) != 0;
-}
-
 /*
  * The domain key (fewest values) and cube key (most values); NULL when none.
  * Equal counts (one cube per superslice) are told apart by the length of the
@@ -99,7 +93,7 @@ static int find_levels(const json_t *nodes, struct layout *L)
 	{
 		json_object_foreach(json_array_get(n, 0), k, v)
 		{
-			if (!is_level_key(k))
+			if (!topo_label_is_level(k))
 				continue;
 			vals = json_object_get(seen, k);
 			if (!vals && json_object_set_new(seen, k, vals = json_object()) < 0)

@@ -511,8 +511,7 @@ static json_t *level_keys(const json_t *nodes)
 	json_array_foreach(nodes, i, n) {
 		labels = pk_get(n, "metadata.labels");
 		json_object_foreach(labels, k, v) {
-			if (strncmp(k, TOPO_LABEL_LEVEL_PREFIX, strlen(TOPO_LABEL_LEVEL_PREFIX)) != 0 ||
-			    strcmp(k, TOPO_LABEL_COORDS) == 0 || !json_is_string(v))
+			if (!topo_label_is_level(k) || !json_is_string(v))
 				continue;
 			json_t *vals = json_object_get(seen, k);
 

@@ -76,6 +76,23 @@ static void expect_error(const char *from, const char *to, const char *want)
 }
 
 /* Levels may use the label keys a provider already puts on its nodes. */
+/* Domain levels are told apart from the per-host geometry under the same prefix. */
+START_TEST(level_keys_not_geometry)
+{
+	ck_assert(topo_label_is_level("topology.podkernel.dev/cube"));
+	ck_assert(topo_label_is_level("topology.podkernel.dev/superslice"));
+	ck_assert(!topo_label_is_level(TOPO_LABEL_COORDS));
+	ck_assert(!topo_label_is_level(TOPO_LABEL_TORUS));
+	ck_assert(!topo_label_is_level(TOPO_LABEL_TORUS_SHAPE));
+	ck_assert(!topo_label_is_level(TOPO_LABEL_CUBE_SHAPE));
+	ck_assert(!topo_label_is_level(TOPO_LABEL_HOST_SHAPE));
+	ck_assert(!topo_label_is_level(TOPO_LABEL_WRAPAROUND));
+	ck_assert(!topo_label_is_level(TOPO_LABEL_HOST_INDEX));
+	ck_assert(!topo_label_is_level(TOPO_LABEL_HOSTNAME));
+	ck_assert(!topo_label_is_level("accelerator.podkernel.dev/count"));
+}
+END_TEST
+
 START_TEST(provider_level_keys)
 {
 	static const struct {
@@ -542,6 +559,7 @@ int main(void)
 
 	tcase_add_test(tc, all_boards_load);
 	tcase_add_test(tc, provider_level_keys);
+	tcase_add_test(tc, level_keys_not_geometry);
 	tcase_add_test(tc, superslice_facts);
 	tcase_add_test(tc, hosts_superslice);
 	tcase_add_test(tc, hosts_gpu);

@@ -29,7 +29,10 @@ expect_rc() {
 cat > "$WORK/objs.yaml" <<'EOF'
 apiVersion: v1
 kind: Node
-metadata: {name: n1, labels: {topology.podkernel.dev/cube: c0}}
+metadata:
+  name: n1
+  labels: {topology.podkernel.dev/cube: c0, topology.podkernel.dev/coords: 0.0.0,
+    topology.podkernel.dev/torus-shape: 4x4x4, topology.podkernel.dev/wraparound: "true"}
 status: {allocatable: {cpu: "8", google.com/tpu: "4"}}
 ---
 apiVersion: scheduling.k8s.io/v1
@@ -82,6 +85,9 @@ expect_rc 0 podctl get nodes -o wide
 grep -q 'c0/n1' "$WORK/out" || fail "wide node topology column"
 expect_rc 0 podctl top
 grep -q '^cube  *c0 ' "$WORK/out" || grep -q '^cube  *(1 more' "$WORK/out" || fail "top has no cube level"
+grep -Eq '^(coords|torus-shape|wraparound) ' "$WORK/out" && fail "top shows per-host geometry labels as levels"
+expect_rc 0 podctl describe podgroup duo
+grep -Eq '^  (coords|torus-shape|wraparound) ' "$WORK/out" && fail "describe shows geometry labels as levels"
 
 # Exit codes.
 expect_rc 2 podctl get
