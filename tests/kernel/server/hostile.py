@@ -173,7 +173,7 @@ def attack_unread_watches(n, path):
     print("%d unread watches: RSS grew %.0f MB, a list took %.2f s" % (n, grew, took))
     if status != 200:
         fail("list beside unread watches answered %d" % status)
-    limit = float(os.environ.get("PK_WATCH_RSS_MB", "200"))
+    limit = float(os.environ.get("PK_WATCH_RSS_MB", "160"))
     if grew > limit:
         fail("RSS grew %.0f MB (> %.0f) for %d unread watches" % (grew, limit, n))
 
