@@ -139,7 +139,7 @@ void ap_cache_forget(struct ap_cache *c, const char *kind, const char *ns, const
 uint64_t ap_cache_rv(const struct ap_cache *c, const char *kind, const char *ns, const char *name);
 size_t ap_cache_size(const struct ap_cache *c);
 
-/* Fingerprint of the scheduling-relevant part of obj (FNV-1a of canonical JSON). */
+/* Fingerprint of the scheduling-relevant part of obj (FNV-1a over a canonical walk). */
 uint64_t ap_fingerprint(const char *kind, const json_t *obj);
 
 /* Classify one event and update the cache.  rv is the event's resourceVersion. */

@@ -8,8 +8,9 @@
  * nothing the scheduler reads away from it: a node agent's periodic label
  * publish, the appliance's own binding and condition writes echoed back by
  * the stream, status-only updates.  For that the cache keeps, per object,
- * the last resourceVersion seen and a fingerprint (FNV-1a over the canonical
- * JSON of the fields the scheduler decodes).  Events at or below the cached
+ * the last resourceVersion seen and a fingerprint (FNV-1a over a canonical
+ * walk of the fields the scheduler decodes: object keys in sorted order,
+ * every value tagged with its type; no text is built).  Events at or below the cached
  * resourceVersion are replays of what is already known.
  */
 #include <errno.h>
@@ -131,64 +132,125 @@ static void object_key(char *buf, size_t len, const char *kind, const json_t *ob
 	cache_key(buf, len, kind, ns, pk_name(obj));
 }
 
-static void copy_field(json_t *dst, const json_t *obj, const char *path)
-{
-	json_t *v = pk_get(obj, path);
+#define FP_DEPTH_MAX 64 /* deeper values hash by type only (stored objects are shallower) */
+#define FP_KEYS_STACK 32
 
-	if (v)
-		json_object_set(dst, path, v);
+static uint64_t fp_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = pk_fnv1a_byte(h, b[i]);
+	return h;
 }
 
-/* The condition status of type, as a string value, or nothing. */
-static void copy_condition(json_t *dst, const json_t *obj, const char *type)
+/* A string with its length first: "a","bc" and "ab","c" differ. */
+static uint64_t fp_string(uint64_t h, const char *s, size_t n)
+{
+	uint64_t len = n;
+
+	return fp_bytes(fp_bytes(h, &len, sizeof(len)), s, n);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static uint64_t fp_value(uint64_t h, const json_t *v, int depth);
+
+static uint64_t fp_object(uint64_t h, const json_t *v, int depth)
+{
+	const char *stack[FP_KEYS_STACK], **keys = stack, *key;
+	size_t n = json_object_size(v), i = 0;
+	json_t *x;
+
+	if (n > FP_KEYS_STACK && !(keys = malloc(n * sizeof(*keys))))
+		return pk_fnv1a_byte(h, '!'); /* no memory: a value that matches nothing */
+	json_object_foreach((json_t *)v, key, x)
+		keys[i++] = key;
+	qsort(keys, n, sizeof(*keys), cmp_key);
+	h = fp_bytes(pk_fnv1a_byte(h, '{'), &(uint64_t){ n }, sizeof(uint64_t));
+	for (i = 0; i < n; i++) {
+		h = fp_string(h, keys[i], strlen(keys[i]));
+		h = fp_value(h, json_object_get(v, keys[i]), depth + 1);
+	}
+	if (keys != stack)
+		free(keys);
+	return h;
+}
+
+/* Equal JSON values hash equal whatever the order of their keys. */
+static uint64_t fp_value(uint64_t h, const json_t *v, int depth)
+{
+	if (depth > FP_DEPTH_MAX)
+		return pk_fnv1a_byte(h, (unsigned char)json_typeof(v));
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return fp_object(h, v, depth);
+	case JSON_ARRAY: {
+		size_t n = json_array_size(v);
+
+		h = fp_bytes(pk_fnv1a_byte(h, '['), &(uint64_t){ n }, sizeof(uint64_t));
+		for (size_t i = 0; i < n; i++)
+			h = fp_value(h, json_array_get(v, i), depth + 1);
+		return h;
+	}
+	case JSON_STRING:
+		return fp_string(pk_fnv1a_byte(h, '"'), json_string_value(v), json_string_length(v));
+	case JSON_INTEGER: {
+		json_int_t i = json_integer_value(v);
+
+		return fp_bytes(pk_fnv1a_byte(h, 'i'), &i, sizeof(i));
+	}
+	case JSON_REAL: {
+		double d = json_real_value(v);
+
+		return fp_bytes(pk_fnv1a_byte(h, 'r'), &d, sizeof(d));
+	}
+	case JSON_TRUE: return pk_fnv1a_byte(h, 't');
+	case JSON_FALSE: return pk_fnv1a_byte(h, 'f');
+	default: return pk_fnv1a_byte(h, 'n');
+	}
+}
+
+/* One field: its name, then its value or a mark for "absent". */
+static uint64_t fp_field(uint64_t h, const char *name, const json_t *v)
+{
+	h = fp_string(h, name, strlen(name));
+	return v ? fp_value(h, v, 0) : pk_fnv1a_byte(h, '-');
+}
+
+/* The condition status of type, as a field named type. */
+static uint64_t fp_condition(uint64_t h, const json_t *obj, const char *type)
 {
 	json_t *c = pk_condition_get(obj, type);
-	json_t *st = c ? json_object_get(c, "status") : NULL;
 
-	if (st)
-		json_object_set(dst, type, st);
+	return fp_field(h, type, c ? json_object_get(c, "status") : NULL);
 }
 
 uint64_t ap_fingerprint(const char *kind, const json_t *obj)
 {
-	json_t *view = json_object();
-	uint64_t h = PK_FNV1A_INIT;
-	char *text;
+	uint64_t h = pk_fnv1a(PK_FNV1A_INIT, kind ? kind : "");
 
-	if (!view)
-		return 0;
-	copy_field(view, obj, "metadata.labels");
-	copy_field(view, obj, "metadata.deletionTimestamp");
-	copy_field(view, obj, "metadata.uid");
+	h = fp_field(h, "metadata.labels", pk_get(obj, "metadata.labels"));
+	h = fp_field(h, "metadata.deletionTimestamp", pk_get(obj, "metadata.deletionTimestamp"));
+	h = fp_field(h, "metadata.uid", pk_get(obj, "metadata.uid"));
 	switch (pk_kind_from_string(kind)) {
 	case PK_KIND_NODE:
-		copy_field(view, obj, "spec");
-		copy_field(view, obj, "status.allocatable");
-		break;
+		h = fp_field(h, "spec", pk_get(obj, "spec"));
+		return fp_field(h, "status.allocatable", pk_get(obj, "status.allocatable"));
 	case PK_KIND_POD_GROUP:
-		copy_field(view, obj, "spec");
-		copy_condition(view, obj, "PodGroupInitiallyScheduled");
-		break;
+		h = fp_field(h, "spec", pk_get(obj, "spec"));
+		return fp_condition(h, obj, "PodGroupInitiallyScheduled");
 	case PK_KIND_COMPOSITE_POD_GROUP:
-		copy_field(view, obj, "spec");
-		copy_condition(view, obj, "CompositePodGroupInitiallyScheduled");
-		break;
+		h = fp_field(h, "spec", pk_get(obj, "spec"));
+		return fp_condition(h, obj, "CompositePodGroupInitiallyScheduled");
 	case PK_KIND_PRIORITY_CLASS:
-		copy_field(view, obj, "value");
-		copy_field(view, obj, "globalDefault");
-		break;
+		h = fp_field(h, "value", pk_get(obj, "value"));
+		return fp_field(h, "globalDefault", pk_get(obj, "globalDefault"));
 	default: /* Pod, Workload, Job, JobSet: the spec */
-		copy_field(view, obj, "spec");
-		break;
+		return fp_field(h, "spec", pk_get(obj, "spec"));
 	}
-	text = json_dumps(view, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(view);
-	if (!text)
-		return 0;
-	h = pk_fnv1a(h, kind ? kind : "");
-	h = pk_fnv1a(h, text);
-	free(text);
-	return h;
 }
 
 static uint64_t object_rv(const json_t *obj)

@@ -76,7 +76,7 @@ struct pk_write_result {
 	enum pk_kind kind;
 	const char *ns, *name; /* borrowed from the batch: valid until the next batch_begin */
 	int error;
-	json_t *object;
+	json_t *object; /* read it, never change it: the store backend shares it with watchers */
 };
 
 struct pk_write_batch {

@@ -799,7 +799,12 @@ static void keep_identity(json_t *next, json_t *old)
 	json_object_set_new(m, "generation", json_integer(gen + (spec_changed(old, next) ? 1 : 0)));
 }
 
-/* The edit's new state written (unless unchanged), then the deletion if asked. */
+/*
+ * The edit's new state written (unless unchanged), then the deletion if
+ * asked.  A plain write's event keeps next itself, which goes back to the
+ * caller unchanged from here on (read-only, see pk_store_edit_batch()):
+ * no copy of each object for the watchers.
+ */
 static int edit_write(struct pk_store *st, struct txn *tx, const struct pk_type *t,
 		      json_t *old, json_t *next, bool delete_after)
 {
@@ -807,10 +812,13 @@ static int edit_write(struct pk_store *st, struct txn *tx, const struct pk_type 
 	int rc = pk_store_txn_begin(st, tx);
 
 	if (rc == 0 && changed) {
-		if (deleting(next) && finalizer_count(next) == 0)
+		if (deleting(next) && finalizer_count(next) == 0) {
 			rc = remove_cascade(st, tx, next, 0);
-		else
+		} else {
+			tx->share = !delete_after;
 			rc = pk_store_txn_put(st, tx, next, PK_EVENT_MODIFIED);
+			tx->share = false;
+		}
 	}
 	if (rc == 0 && delete_after) {
 		bool deleted_changed;

@@ -18,7 +18,7 @@ struct ring_slot {
 
 struct pk_store {
 	sqlite3 *db;
-	sqlite3_stmt *st_get, *st_put, *st_del, *st_setrv, *st_children, *st_default_pc;
+	sqlite3_stmt *st_get, *st_put, *st_update, *st_del, *st_setrv, *st_children, *st_default_pc;
 	sqlite3_stmt *st_savepoint, *st_release, *st_rollback_to;
 	pthread_mutex_t lock;
 	/* Reads (get, list) use their own connection: WAL lets them run during a
@@ -57,6 +57,8 @@ struct txn {
 	bool staked;       /* rows handed to the batch; wait for done */
 	bool done;
 	bool dry_run;      /* roll back instead of committing (set before pk_store_txn_begin) */
+	bool share;        /* the next put's event keeps the object itself, not a copy:
+			    * the caller changes it no more (a batched edit's result) */
 	int rc;            /* the batch's commit result */
 };
 

@@ -90,6 +90,8 @@ static int db_setup(struct pk_store *st, char *err, size_t errlen)
 		    &st->st_get) < 0 ||
 	    prepare(st, "INSERT OR REPLACE INTO objects(kind,ns,name,rv,body) VALUES(?1,?2,?3,?4,?5)",
 		    &st->st_put) < 0 ||
+	    prepare(st, "UPDATE objects SET rv=?4, body=?5 WHERE kind=?1 AND ns=?2 AND name=?3",
+		    &st->st_update) < 0 ||
 	    prepare(st, "DELETE FROM objects WHERE kind=?1 AND ns=?2 AND name=?3", &st->st_del) < 0 ||
 	    prepare(st, "UPDATE meta SET value=?1 WHERE key='rv'", &st->st_setrv) < 0 ||
 	    prepare(st, "SAVEPOINT w", &st->st_savepoint) < 0 ||
@@ -220,6 +222,7 @@ void pk_store_close(struct pk_store *st)
 	pk_store_shutdown(st);
 	sqlite3_finalize(st->st_get);
 	sqlite3_finalize(st->st_put);
+	sqlite3_finalize(st->st_update);
 	sqlite3_finalize(st->st_del);
 	sqlite3_finalize(st->st_setrv);
 	sqlite3_finalize(st->st_savepoint);
@@ -563,8 +566,9 @@ static int txn_add_event(struct txn *tx, enum pk_event_type type, uint64_t rv, j
 		tx->ev = ev;
 		tx->cap = cap;
 	}
-	/* The ring keeps its own copy: callers own (and may change) what they get back. */
-	json_t *copy = json_deep_copy(obj);
+	/* The ring keeps its own copy: callers own (and may change) what they
+	 * get back, unless they promised not to (tx->share). */
+	json_t *copy = tx->share ? json_incref(obj) : json_deep_copy(obj);
 	if (!copy) {
 		json_decref(str);
 		return -ENOMEM;
@@ -591,6 +595,33 @@ static void restore_rv(json_t *obj, json_t *prev)
 		json_object_del(meta, "resourceVersion");
 }
 
+/*
+ * Write a row: an object that was there (MODIFIED) is updated in place, so
+ * the primary key and the namespace index stay as they are; a new one (or a
+ * MODIFIED one that is somehow missing) is inserted.
+ */
+static int row_put(struct pk_store *st, const struct pk_type *t, const json_t *obj, uint64_t rv,
+		   const char *body, enum pk_event_type type)
+{
+	sqlite3_stmt *q = type == PK_EVENT_MODIFIED ? st->st_update : st->st_put;
+	int rc;
+
+	for (;;) {
+		sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 2, pk_store_ns_key(t, pk_store_meta_str(obj, "namespace")), -1,
+				  SQLITE_TRANSIENT);
+		sqlite3_bind_text(q, 3, pk_store_meta_str(obj, "name"), -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(q, 4, (sqlite3_int64)rv);
+		sqlite3_bind_text(q, 5, body, -1, SQLITE_STATIC);
+		rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -EIO;
+		sqlite3_reset(q);
+		sqlite3_clear_bindings(q);
+		if (rc < 0 || q == st->st_put || sqlite3_changes(st->db) > 0)
+			return rc;
+		q = st->st_put;
+	}
+}
+
 int pk_store_txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_event_type type)
 {
 	const struct pk_type *t = pk_type_by_kind(json_string_value(json_object_get(obj, "kind")));
@@ -611,16 +642,7 @@ int pk_store_txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_e
 	if (tx->dry_run)
 		restore_rv(obj, json_incref(prev_rv));
 	json_decref(prev_rv);
-	sqlite3_stmt *q = st->st_put;
-	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 2, pk_store_ns_key(t, pk_store_meta_str(obj, "namespace")), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(q, 3, pk_store_meta_str(obj, "name"),
-			  -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(q, 4, (sqlite3_int64)rv);
-	sqlite3_bind_text(q, 5, body, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -EIO;
-	sqlite3_reset(q);
-	sqlite3_clear_bindings(q);
+	int rc = row_put(st, t, obj, rv, body, type);
 	if (rc == 0)
 		rc = txn_add_event(tx, type, rv, obj, body);
 	else

@@ -192,7 +192,8 @@ int pk_store_delete(struct pk_store *store, const char *kind, const char *ns, co
  *
  * Results per edit: rc, and object (a new reference or NULL): on success
  * the object as stored (its last state when deleted), on a conflict the
- * current stored object.  Returns 0 once the transaction committed (then
+ * current stored object.  A stored object is shared with the change stream:
+ * read it, never change it.  Returns 0 once the transaction committed (then
  * each rc tells), -EIO when the commit failed (each edit that was to be
  * written then carries the commit's error and no object).
  */

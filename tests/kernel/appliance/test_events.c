@@ -170,6 +170,30 @@ START_TEST(fingerprint_ignores_status_and_metadata_noise)
 }
 END_TEST
 
+/* Equal values hash equal whatever their key order; the structure counts, not just the text. */
+START_TEST(fingerprint_is_canonical)
+{
+	json_t *a = json_pack("{s:{s:s,s:{s:i,s:[s,s]}}}", "spec", "nodeName", "n", "x", "b", 1,
+			      "a", "p", "q");
+	json_t *b = json_pack("{s:{s:{s:[s,s],s:i},s:s}}", "spec", "x", "a", "p", "q", "b", 1,
+			      "nodeName", "n");
+	json_t *c = json_pack("{s:{s:s,s:{s:i,s:[s,s]}}}", "spec", "nodeName", "n", "x", "b", 1,
+			      "a", "pq", "");
+	json_t *d = json_pack("{s:{s:s,s:{s:i,s:[s,s]}}}", "spec", "nodeName", "n", "x", "b", 1,
+			      "a", "p", "q");
+
+	ck_assert_uint_eq(ap_fingerprint("Pod", a), ap_fingerprint("Pod", b));
+	ck_assert_uint_ne(ap_fingerprint("Pod", a), ap_fingerprint("Pod", c));
+	pk_set(d, "spec.x.b", json_string("1")); /* "1" is not 1 */
+	ck_assert_uint_ne(ap_fingerprint("Pod", a), ap_fingerprint("Pod", d));
+	ck_assert_uint_ne(ap_fingerprint("Pod", a), ap_fingerprint("Job", a));
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+	json_decref(d);
+}
+END_TEST
+
 /* ---- heartbeats ---------------------------------------------------------------------------- */
 
 /* The cache table keeps every object's version through growth and deletions. */
@@ -324,6 +348,7 @@ int main(void)
 	tcase_add_test(tc, deletions_remove_and_collect);
 	tcase_add_test(tc, job_spec_change_reconciles_status_does_not);
 	tcase_add_test(tc, fingerprint_ignores_status_and_metadata_noise);
+	tcase_add_test(tc, fingerprint_is_canonical);
 	tcase_add_test(tc, cache_table_survives_churn);
 	tcase_add_test(hb, monitored_rule);
 	tcase_add_test(hb, silent_node_expires_once_and_recovers);
