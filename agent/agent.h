@@ -46,8 +46,8 @@
 struct agent_pci {
 	char bus_id[16]; /* "0000:34:00.0" */
 	unsigned vendor, device;
-	unsigned class_id; /* base class and subclass: 0x0302 */
-	int numa;          /* OS index of its NUMA node, -1 unknown */
+	unsigned class_id;   /* base class and subclass: 0x0302 */
+	int numa;	     /* OS index of its NUMA node, -1 unknown */
 	char accel_node[64]; /* "/dev/accel/accel0" (udev), or "" */
 	char vfio_group[64]; /* "/dev/vfio/12" (udev), or "" */
 	char product[128];   /* PCI database name: udev's ID_MODEL_FROM_DATABASE, or "" */
@@ -92,8 +92,8 @@ int agent_hwloc_xml_read(const char *path, char **ret_buf, size_t *ret_len, char
  * accelerators are classified with the board (may be NULL).  -EINVAL on a
  * bad XML file, -errno otherwise.
  */
-int agent_hw_discover(const char *xml_path, const struct topo_board *board,
-		      struct agent_hw *ret, char *err, size_t errlen);
+int agent_hw_discover(const char *xml_path, const struct topo_board *board, struct agent_hw *ret,
+		      char *err, size_t errlen);
 void agent_hw_clear(struct agent_hw *hw);
 /* MemTotal of a /proc/meminfo file, in bytes (what the kubelet reports). */
 int agent_meminfo_total(const char *path, uint64_t *ret_bytes);
@@ -158,9 +158,9 @@ void agent_link_watch_free(struct agent_link_watch *w);
 /* ---- host identity and board matching ------------------------------------- */
 enum agent_id_source {
 	AGENT_ID_NONE,
-	AGENT_ID_FLAG,     /* --host-index */
-	AGENT_ID_LABEL,    /* TOPO_LABEL_HOST_INDEX on the Node, set by an operator */
-	AGENT_ID_ICI,      /* the ICI neighbours' published indexes */
+	AGENT_ID_FLAG,	   /* --host-index */
+	AGENT_ID_LABEL,	   /* TOPO_LABEL_HOST_INDEX on the Node, set by an operator */
+	AGENT_ID_ICI,	   /* the ICI neighbours' published indexes */
 	AGENT_ID_HOSTNAME, /* the board's hostname pattern */
 };
 
@@ -173,10 +173,10 @@ struct agent_identity {
 
 /* What the host knows about its place besides its name. */
 struct agent_id_hints {
-	int64_t host_index;              /* --host-index, or -1 */
-	const char *label;               /* the Node's TOPO_LABEL_HOST_INDEX, or NULL */
+	int64_t host_index;		 /* --host-index, or -1 */
+	const char *label;		 /* the Node's TOPO_LABEL_HOST_INDEX, or NULL */
 	const struct agent_links *links; /* ICI links and their peers, or NULL */
-	const json_t *peers;             /* {"node": host index} of known peers, or NULL */
+	const json_t *peers;		 /* {"node": host index} of known peers, or NULL */
 };
 
 /*
@@ -191,8 +191,8 @@ int agent_identity_resolve(const struct topo_board *board, const struct agent_id
 			   size_t errlen);
 /* Index of the host named name in the board's cluster (searches the pattern's
  * outer domain); -ENOENT. */
-int agent_board_find_host(const struct topo_board *board, const char *name,
-			  int64_t *ret_index, int *ret_superslices);
+int agent_board_find_host(const struct topo_board *board, const char *name, int64_t *ret_index,
+			  int *ret_superslices);
 
 /* ---- label sets ----------------------------------------------------------- */
 struct agent_labels {
@@ -244,7 +244,7 @@ struct agent_report {
 	const struct agent_pci *accels;
 	size_t naccels;
 	const char *accel_source; /* "hwloc", "udev" or "none" */
-	json_t *disagreement; /* array of strings, hwloc vs udev */
+	json_t *disagreement;	  /* array of strings, hwloc vs udev */
 	struct agent_identity id;
 	struct agent_labels labels;
 	struct pk_errors warnings;
@@ -296,24 +296,24 @@ int agent_mkdir_p(const char *dir);
 struct agent_publisher;
 
 struct agent_publish_config {
-	const char *url;        /* https://host:port or http://...; NULL: in-cluster */
-	const char *token;      /* fixed bearer token, or NULL */
+	const char *url;	/* https://host:port or http://...; NULL: in-cluster */
+	const char *token;	/* fixed bearer token, or NULL */
 	const char *token_file; /* re-read before every request, or NULL */
 	const char *ca_file;
 	const char *cert_file, *key_file; /* client certificate (the node's identity) */
 	/* PEM bytes instead of files (a kubeconfig's *-data), or NULL */
 	const char *ca_data, *cert_data, *key_data;
 	size_t ca_data_len, cert_data_len, key_data_len;
-	bool insecure;       /* skip TLS verification (tests only) */
-	bool status;         /* also own status.capacity/allocatable (no kubelet) */
-	bool register_node;  /* create the Node when missing (no kubelet registers it) */
+	bool insecure;		     /* skip TLS verification (tests only) */
+	bool status;		     /* also own status.capacity/allocatable (no kubelet) */
+	bool register_node;	     /* create the Node when missing (no kubelet registers it) */
 	const char *lease_namespace; /* NULL: AGENT_LEASE_NAMESPACE */
-	int lease_duration_s; /* the Lease's leaseDurationSeconds (default 40) */
-	int resync_s;        /* send an unchanged patch again after this long (300) */
-	int retries;         /* attempts per publish, >= 1 */
-	long backoff_ms;     /* first retry delay */
-	long backoff_max_ms; /* cap */
-	long timeout_ms;     /* per request */
+	int lease_duration_s;	     /* the Lease's leaseDurationSeconds (default 40) */
+	int resync_s;		     /* send an unchanged patch again after this long (300) */
+	int retries;		     /* attempts per publish, >= 1 */
+	long backoff_ms;	     /* first retry delay */
+	long backoff_max_ms;	     /* cap */
+	long timeout_ms;	     /* per request */
 };
 
 /*
@@ -324,8 +324,7 @@ struct agent_publish_config {
  */
 int agent_publish_incluster(struct agent_publish_config *cfg, const char *sa_dir, char *buf,
 			    size_t buflen);
-int agent_publisher_new(const struct agent_publish_config *cfg,
-			struct agent_publisher **ret);
+int agent_publisher_new(const struct agent_publish_config *cfg, struct agent_publisher **ret);
 void agent_publisher_free(struct agent_publisher *p);
 /*
  * Stop waiting between retries as soon as fd is readable (the daemon passes
@@ -357,8 +356,7 @@ int agent_publisher_peer_index(void *publisher, const char *node, int64_t *ret_i
  * merge-patch holderIdentity, leaseDurationSeconds and renewTime, creating
  * the Lease on 404.  One attempt (the daemon renews every interval).
  */
-int agent_lease_renew(struct agent_publisher *p, const char *node_name, char *err,
-		      size_t errlen);
+int agent_lease_renew(struct agent_publisher *p, const char *node_name, char *err, size_t errlen);
 /* The merge patch agent_publish would send, given the keys owned before. */
 json_t *agent_merge_patch(const json_t *node, const json_t *owned_before);
 /* The /status merge patch: node's capacity and allocatable, null for every
@@ -368,15 +366,14 @@ json_t *agent_status_patch(const json_t *node, const json_t *server_node);
 /* ---- daemon ---------------------------------------------------------------- */
 struct agent_daemon_config {
 	struct agent_config agent;
-	int interval_s;  /* periodic republish */
+	int interval_s;	 /* periodic republish */
 	int debounce_ms; /* quiet time after udev/netlink events */
 	const char *nfd_dir;
 	int nfd_ttl_s;
 	struct agent_publisher *publisher; /* may be NULL */
-	bool lease; /* renew the node's Lease every cycle (daemon only) */
+	bool lease;			   /* renew the node's Lease every cycle (daemon only) */
 	/* called after each cycle (r NULL when discovery failed; err says why) */
-	void (*on_report)(const struct agent_report *r, int publish_rc, const char *err,
-			  void *arg);
+	void (*on_report)(const struct agent_report *r, int publish_rc, const char *err, void *arg);
 	/* messages of the loop itself (a watch that could not start, ...) */
 	void (*log)(const char *msg, void *arg);
 	void *arg;

@@ -37,9 +37,11 @@ int agent_cycle(const struct agent_daemon_config *cfg, struct agent_report *ret_
 		return q;
 	if (cfg->nfd_dir) {
 		q = agent_nfd_write(cfg->nfd_dir, "podagent", &r.labels,
-				    (int64_t)time(NULL) + (cfg->nfd_ttl_s > 0 ? cfg->nfd_ttl_s : 3600));
+				    (int64_t)time(NULL) +
+					(cfg->nfd_ttl_s > 0 ? cfg->nfd_ttl_s : 3600));
 		if (q < 0)
-			pk_errors_add(&r.warnings, "NFD file in %s: %s", cfg->nfd_dir, strerror(-q));
+			pk_errors_add(&r.warnings, "NFD file in %s: %s", cfg->nfd_dir,
+				      strerror(-q));
 		r.nfd_rc = q;
 	}
 	if (cfg->publisher) {
@@ -101,8 +103,8 @@ static void say(const struct agent_daemon_config *cfg, const char *fmt, const ch
 static int arm(int fd, long first_ms, long every_ms)
 {
 	struct itimerspec it = {
-		.it_value = { first_ms / 1000, (first_ms % 1000) * 1000000L },
-		.it_interval = { every_ms / 1000, (every_ms % 1000) * 1000000L },
+	    .it_value = {first_ms / 1000, (first_ms % 1000) * 1000000L},
+	    .it_interval = {every_ms / 1000, (every_ms % 1000) * 1000000L},
 	};
 
 	return timerfd_settime(fd, 0, &it, NULL) < 0 ? -errno : 0;
@@ -130,7 +132,7 @@ static int loop_open(const struct agent_daemon_config *cfg, struct loop *l)
 	sigset_t mask;
 
 	for (int i = 0; i < FD_COUNT; i++)
-		l->pfd[i] = (struct pollfd){ .fd = -1, .events = POLLIN };
+		l->pfd[i] = (struct pollfd){.fd = -1, .events = POLLIN};
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -169,7 +171,7 @@ static void loop_close(struct loop *l)
 
 int agent_daemon_run(const struct agent_daemon_config *cfg)
 {
-	struct loop l = { 0 };
+	struct loop l = {0};
 	long debounce = cfg->debounce_ms > 0 ? cfg->debounce_ms : 1000;
 	int r = loop_open(cfg, &l);
 

@@ -4,8 +4,8 @@
  * packages, cores, PUs, and the PCI functions that are accelerators.
  *
  * The topology is loaded with I/O discovery on (every PCI function kept) from
- * this machine (sysfs, through hwloc's Linux backend) or from an XML export.  Accelerators are classified by PCI
- * class and the board's ID list, one per PCI function: OS devices below a
+ * this machine (sysfs, through hwloc's Linux backend) or from an XML export.  Accelerators are
+ * classified by PCI class and the board's ID list, one per PCI function: OS devices below a
  * function (cuda0, opencl0d0, nvml0) are never looked at, so they cannot count
  * twice.  A function's NUMA node is that of its first non-I/O ancestor.
  *
@@ -54,8 +54,7 @@ static int pci_numa(hwloc_topology_t topo, hwloc_obj_t obj)
 	return -1;
 }
 
-static int collect_pci(hwloc_topology_t topo, const struct topo_board *board,
-		       struct agent_hw *hw)
+static int collect_pci(hwloc_topology_t topo, const struct topo_board *board, struct agent_hw *hw)
 {
 	size_t cap = 0;
 
@@ -135,10 +134,10 @@ int agent_meminfo_total(const char *path, uint64_t *ret_bytes)
 	return r;
 }
 
-int agent_hw_discover(const char *xml_path, const struct topo_board *board,
-		      struct agent_hw *ret, char *err, size_t errlen)
+int agent_hw_discover(const char *xml_path, const struct topo_board *board, struct agent_hw *ret,
+		      char *err, size_t errlen)
 {
-	struct agent_hw hw = { 0 };
+	struct agent_hw hw = {0};
 	hwloc_topology_t topo;
 	char *xml = NULL;
 	size_t xml_len = 0;
@@ -160,7 +159,8 @@ int agent_hw_discover(const char *xml_path, const struct topo_board *board,
 	 * component adds nothing the agent uses and leaks at every load.
 	 */
 	if (!xml_path)
-		hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
+		hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+					      "pci");
 	if (xml && hwloc_topology_set_xmlbuffer(topo, xml, (int)xml_len + 1) < 0) {
 		snprintf(err, errlen, "%s: hwloc cannot read XML exports", xml_path);
 		r = -EINVAL;

@@ -155,8 +155,9 @@ int agent_hwloc_xml_read(const char *path, char **ret_buf, size_t *ret_len, char
 	if (depth < 0 || depth > AGENT_HWLOC_XML_MAX_DEPTH) {
 		line_col(buf, at, &line, &col);
 		if (depth < 0)
-			snprintf(err, errlen, "%s:%zu:%zu: not an hwloc XML export: markup not closed",
-				 path, line, col);
+			snprintf(err, errlen,
+				 "%s:%zu:%zu: not an hwloc XML export: markup not closed", path,
+				 line, col);
 		else
 			snprintf(err, errlen, "%s:%zu:%zu: elements nested deeper than %d levels",
 				 path, line, col, AGENT_HWLOC_XML_MAX_DEPTH);

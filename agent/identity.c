@@ -104,8 +104,8 @@ static int search_range(const struct topo_board *board, int ss, int64_t from, in
  * itself (checked), the outermost level's ordinal names one outer domain;
  * otherwise the board's default cluster is searched.
  */
-int agent_board_find_host(const struct topo_board *board, const char *name,
-			  int64_t *ret_index, int *ret_superslices)
+int agent_board_find_host(const struct topo_board *board, const char *name, int64_t *ret_index,
+			  int *ret_superslices)
 {
 	const char *pattern = board ? topo_board_hostname_pattern(board) : NULL;
 	const char *outer = board ? topo_board_level_name(board, 0) : NULL;
@@ -177,13 +177,17 @@ static int index_from_ici(const struct topo_board *board, const struct agent_id_
 			continue;
 		if (topo_board_ici_peer(board, ss, peer_index, peer_port, &mine, &peer_port) < 0 ||
 		    peer_port != my_port) {
-			snprintf(err, errlen, "ICI port %s: its peer %s (host %lld) is not wired to "
-				 "it on this board", l->name, l->peer, (long long)peer_index);
+			snprintf(err, errlen,
+				 "ICI port %s: its peer %s (host %lld) is not wired to "
+				 "it on this board",
+				 l->name, l->peer, (long long)peer_index);
 			return -EINVAL;
 		}
 		if (found >= 0 && mine != found) {
-			snprintf(err, errlen, "ICI neighbours disagree: port %s says host %lld, port %s "
-				 "says host %lld", found_by, (long long)found, l->name, (long long)mine);
+			snprintf(err, errlen,
+				 "ICI neighbours disagree: port %s says host %lld, port %s "
+				 "says host %lld",
+				 found_by, (long long)found, l->name, (long long)mine);
 			return -EINVAL;
 		}
 		found = mine;
@@ -199,8 +203,8 @@ int agent_identity_resolve(const struct topo_board *board, const struct agent_id
 			   const char *node_name, struct agent_identity *ret, char *err,
 			   size_t errlen)
 {
-	static const struct agent_id_hints none = { .host_index = -1 };
-	struct agent_identity id = { .source = AGENT_ID_NONE, .index = -1 };
+	static const struct agent_id_hints none = {.host_index = -1};
+	struct agent_identity id = {.source = AGENT_ID_NONE, .index = -1};
 	const struct agent_id_hints *h = hints ? hints : &none;
 	int r;
 
@@ -213,7 +217,8 @@ int agent_identity_resolve(const struct topo_board *board, const struct agent_id
 		id.source = AGENT_ID_FLAG;
 	} else if (h->label) {
 		if (parse_index(h->label, &id.index) < 0) {
-			snprintf(err, errlen, "label %s: expected a host index (0, 1, ...), got \"%.40s\"",
+			snprintf(err, errlen,
+				 "label %s: expected a host index (0, 1, ...), got \"%.40s\"",
 				 TOPO_LABEL_HOST_INDEX, h->label);
 			return -EINVAL;
 		}
@@ -222,28 +227,28 @@ int agent_identity_resolve(const struct topo_board *board, const struct agent_id
 		if (r < 0)
 			return r;
 		id.source = AGENT_ID_ICI;
-	} else if (node_name && agent_board_find_host(board, node_name, &id.index,
-						      &id.superslices) == 0) {
+	} else if (node_name &&
+		   agent_board_find_host(board, node_name, &id.index, &id.superslices) == 0) {
 		id.source = AGENT_ID_HOSTNAME;
 	} else {
 		snprintf(err, errlen,
 			 "host index unknown: pass --host-index, label the Node %s=N, cable an ICI "
 			 "port to a node that knows its index, or name the node after the board's "
-			 "hostname pattern%s%s", TOPO_LABEL_HOST_INDEX,
-			 topo_board_hostname_pattern(board) ? " " : "",
+			 "hostname pattern%s%s",
+			 TOPO_LABEL_HOST_INDEX, topo_board_hostname_pattern(board) ? " " : "",
 			 topo_board_hostname_pattern(board) ? topo_board_hostname_pattern(board)
-							     : "");
+							    : "");
 		return -ENOENT;
 	}
 	if (id.superslices == 0 && superslices_for(board, id.index, &id.superslices) < 0) {
-		snprintf(err, errlen, "host index %lld is outside board %s",
-			 (long long)id.index, topo_board_name(board));
+		snprintf(err, errlen, "host index %lld is outside board %s", (long long)id.index,
+			 topo_board_name(board));
 		return -ERANGE;
 	}
 	r = topo_board_host(board, id.superslices, id.index, &id.host);
 	if (r < 0) {
-		snprintf(err, errlen, "host index %lld is outside board %s",
-			 (long long)id.index, topo_board_name(board));
+		snprintf(err, errlen, "host index %lld is outside board %s", (long long)id.index,
+			 topo_board_name(board));
 		return r;
 	}
 	*ret = id;

@@ -78,8 +78,8 @@ int agent_labels_set(struct agent_labels *l, const char *key, const char *value,
 			      value, why);
 		return -EINVAL;
 	}
-	pk_errors_add(warnings, "label %s: invalid value \"%.80s\" sent as \"%s\": %s", key,
-		      value, clean, why);
+	pk_errors_add(warnings, "label %s: invalid value \"%.80s\" sent as \"%s\": %s", key, value,
+		      clean, why);
 	return labels_put(l, key, clean);
 }
 

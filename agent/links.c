@@ -3,11 +3,10 @@
  * links.c — ICI ports as the kernel's network links (libnl-route).
  *
  * The board names the netdevs that are ICI ports (without a board, every
- * link whose name starts with "ici" is one).  For each one found, the report keeps the operational state, the
- * carrier, and the peer it is cabled to, which the cabling tool writes into
- * the link alias as "peer=<host>/<port>" (ip link set ici0 alias
- * "peer=tpu-ss0-h1/ici3").  A cache manager on NETLINK_ROUTE tells the daemon
- * when an ICI link changes.
+ * link whose name starts with "ici" is one).  For each one found, the report keeps the operational
+ * state, the carrier, and the peer it is cabled to, which the cabling tool writes into the link
+ * alias as "peer=<host>/<port>" (ip link set ici0 alias "peer=tpu-ss0-h1/ici3").  A cache manager
+ * on NETLINK_ROUTE tells the daemon when an ICI link changes.
  */
 #include <errno.h>
 #include <netlink/cache.h>
@@ -64,8 +63,7 @@ static void link_fill(struct rtnl_link *l, struct agent_link *out)
 
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", rtnl_link_get_name(l));
-	rtnl_link_operstate2str(rtnl_link_get_operstate(l), out->operstate,
-				sizeof(out->operstate));
+	rtnl_link_operstate2str(rtnl_link_get_operstate(l), out->operstate, sizeof(out->operstate));
 	out->carrier = rtnl_link_get_carrier(l) != 0;
 	if (alias && agent_link_parse_alias(alias, out->peer, sizeof(out->peer)) < 0)
 		out->peer[0] = '\0';
@@ -80,7 +78,7 @@ static int link_cmp(const void *a, const void *b)
 int agent_links_discover(const struct topo_board *board, struct agent_links *ret,
 			 struct pk_errors *warnings)
 {
-	struct agent_links links = { 0 };
+	struct agent_links links = {0};
 	struct nl_sock *sk = nl_socket_alloc();
 	struct nl_cache *cache = NULL;
 	size_t cap = 0;

@@ -48,7 +48,8 @@ static void usage(FILE *f)
 	      "  --in-cluster          publish with the pod's service account\n"
 	      "  --kubeconfig FILE [--context NAME]   server and credentials from a kubeconfig\n"
 	      "                        (e.g. the kubelet's: the node's own identity)\n"
-	      "  --token TOKEN | --token-file FILE   bearer token (the file is re-read each request)\n"
+	      "  --token TOKEN | --token-file FILE   bearer token (the file is re-read each "
+	      "request)\n"
 	      "  --ca-file FILE        CA bundle for https\n"
 	      "  --client-certificate FILE --client-key FILE   the node's own TLS identity\n"
 	      "  --insecure-skip-tls-verify\n"
@@ -89,8 +90,8 @@ static int parse_long(const char *opt, const char *s, long min, long max, long *
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < min || v > max) {
-		fprintf(stderr, "podagent: %s: expected a number from %ld to %ld, got \"%s\"\n", opt,
-			min, max, s);
+		fprintf(stderr, "podagent: %s: expected a number from %ld to %ld, got \"%s\"\n",
+			opt, min, max, s);
 		return -EINVAL;
 	}
 	*ret = v;
@@ -117,50 +118,76 @@ static void default_node_name(struct options *o, const char *given)
 }
 
 enum {
-	OPT_HWLOC = 256, OPT_BOARD, OPT_HOST_INDEX, OPT_NODE_NAME, OPT_NO_UDEV, OPT_NO_NETLINK,
-	OPT_ONCE, OPT_NFD_DIR, OPT_NFD_TTL, OPT_PUBLISH, OPT_IN_CLUSTER, OPT_TOKEN,
-	OPT_TOKEN_FILE, OPT_CA_FILE, OPT_INSECURE, OPT_RETRIES, OPT_BACKOFF, OPT_BACKOFF_MAX,
-	OPT_INTERVAL, OPT_DEBOUNCE, OPT_VERSION, OPT_STATUS, OPT_REGISTER, OPT_LEASE_NS,
-	OPT_LEASE_DURATION, OPT_NO_LEASE, OPT_RESYNC, OPT_CERT, OPT_KEY, OPT_COMPAT,
-	OPT_KUBECONFIG, OPT_CONTEXT,
+	OPT_HWLOC = 256,
+	OPT_BOARD,
+	OPT_HOST_INDEX,
+	OPT_NODE_NAME,
+	OPT_NO_UDEV,
+	OPT_NO_NETLINK,
+	OPT_ONCE,
+	OPT_NFD_DIR,
+	OPT_NFD_TTL,
+	OPT_PUBLISH,
+	OPT_IN_CLUSTER,
+	OPT_TOKEN,
+	OPT_TOKEN_FILE,
+	OPT_CA_FILE,
+	OPT_INSECURE,
+	OPT_RETRIES,
+	OPT_BACKOFF,
+	OPT_BACKOFF_MAX,
+	OPT_INTERVAL,
+	OPT_DEBOUNCE,
+	OPT_VERSION,
+	OPT_STATUS,
+	OPT_REGISTER,
+	OPT_LEASE_NS,
+	OPT_LEASE_DURATION,
+	OPT_NO_LEASE,
+	OPT_RESYNC,
+	OPT_CERT,
+	OPT_KEY,
+	OPT_COMPAT,
+	OPT_KUBECONFIG,
+	OPT_CONTEXT,
 };
 
 static const struct option long_opts[] = {
-	{ "hwloc-xml", required_argument, NULL, OPT_HWLOC },
-	{ "board", required_argument, NULL, OPT_BOARD },
-	{ "host-index", required_argument, NULL, OPT_HOST_INDEX },
-	{ "node-name", required_argument, NULL, OPT_NODE_NAME },
-	{ "no-udev", no_argument, NULL, OPT_NO_UDEV },
-	{ "no-netlink", no_argument, NULL, OPT_NO_NETLINK },
-	{ "once", no_argument, NULL, OPT_ONCE },
-	{ "output", required_argument, NULL, 'o' },
-	{ "nfd-dir", required_argument, NULL, OPT_NFD_DIR },
-	{ "nfd-ttl", required_argument, NULL, OPT_NFD_TTL },
-	{ "publish", required_argument, NULL, OPT_PUBLISH },
-	{ "in-cluster", no_argument, NULL, OPT_IN_CLUSTER },
-	{ "token", required_argument, NULL, OPT_TOKEN },
-	{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
-	{ "ca-file", required_argument, NULL, OPT_CA_FILE },
-	{ "insecure-skip-tls-verify", no_argument, NULL, OPT_INSECURE },
-	{ "publish-status", no_argument, NULL, OPT_STATUS },
-	{ "register-node", no_argument, NULL, OPT_REGISTER },
-	{ "lease-namespace", required_argument, NULL, OPT_LEASE_NS },
-	{ "lease-duration", required_argument, NULL, OPT_LEASE_DURATION },
-	{ "no-lease", no_argument, NULL, OPT_NO_LEASE },
-	{ "resync", required_argument, NULL, OPT_RESYNC },
-	{ "client-certificate", required_argument, NULL, OPT_CERT },
-	{ "client-key", required_argument, NULL, OPT_KEY },
-	{ "compatible-labels", required_argument, NULL, OPT_COMPAT },
-	{ "kubeconfig", required_argument, NULL, OPT_KUBECONFIG },
-	{ "context", required_argument, NULL, OPT_CONTEXT },
-	{ "retries", required_argument, NULL, OPT_RETRIES },
-	{ "backoff-ms", required_argument, NULL, OPT_BACKOFF },
-	{ "backoff-max-ms", required_argument, NULL, OPT_BACKOFF_MAX },
-	{ "interval", required_argument, NULL, OPT_INTERVAL },
-	{ "debounce-ms", required_argument, NULL, OPT_DEBOUNCE },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	{ 0 },
+    {"hwloc-xml", required_argument, NULL, OPT_HWLOC},
+    {"board", required_argument, NULL, OPT_BOARD},
+    {"host-index", required_argument, NULL, OPT_HOST_INDEX},
+    {"node-name", required_argument, NULL, OPT_NODE_NAME},
+    {"no-udev", no_argument, NULL, OPT_NO_UDEV},
+    {"no-netlink", no_argument, NULL, OPT_NO_NETLINK},
+    {"once", no_argument, NULL, OPT_ONCE},
+    {"output", required_argument, NULL, 'o'},
+    {"nfd-dir", required_argument, NULL, OPT_NFD_DIR},
+    {"nfd-ttl", required_argument, NULL, OPT_NFD_TTL},
+    {"publish", required_argument, NULL, OPT_PUBLISH},
+    {"in-cluster", no_argument, NULL, OPT_IN_CLUSTER},
+    {"token", required_argument, NULL, OPT_TOKEN},
+    {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+    {"ca-file", required_argument, NULL, OPT_CA_FILE},
+    {"insecure-skip-tls-verify", no_argument, NULL, OPT_INSECURE},
+    {"publish-status", no_argument, NULL, OPT_STATUS},
+    {"register-node", no_argument, NULL, OPT_REGISTER},
+    {"lease-namespace", required_argument, NULL, OPT_LEASE_NS},
+    {"lease-duration", required_argument, NULL, OPT_LEASE_DURATION},
+    {"no-lease", no_argument, NULL, OPT_NO_LEASE},
+    {"resync", required_argument, NULL, OPT_RESYNC},
+    {"client-certificate", required_argument, NULL, OPT_CERT},
+    {"client-key", required_argument, NULL, OPT_KEY},
+    {"compatible-labels", required_argument, NULL, OPT_COMPAT},
+    {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+    {"context", required_argument, NULL, OPT_CONTEXT},
+    {"retries", required_argument, NULL, OPT_RETRIES},
+    {"backoff-ms", required_argument, NULL, OPT_BACKOFF},
+    {"backoff-max-ms", required_argument, NULL, OPT_BACKOFF_MAX},
+    {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"debounce-ms", required_argument, NULL, OPT_DEBOUNCE},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {0},
 };
 
 /* "nvidia,gke" into AGENT_COMPAT_* bits. */
@@ -176,8 +203,10 @@ static int parse_compat(const char *list, unsigned *ret)
 		else if (strcmp(w, "gke") == 0)
 			*ret |= AGENT_COMPAT_GKE;
 		else {
-			fprintf(stderr, "podagent: --compatible-labels: unknown set \"%s\" "
-				"(nvidia, gke)\n", w);
+			fprintf(stderr,
+				"podagent: --compatible-labels: unknown set \"%s\" "
+				"(nvidia, gke)\n",
+				w);
 			return -EINVAL;
 		}
 	}
@@ -207,34 +236,68 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_VERSION:
 			printf("podagent %s\n", PODKERNEL_VERSION);
 			return 1;
-		case OPT_HWLOC: o->d.agent.hwloc_xml = optarg; break;
-		case OPT_BOARD: o->board_path = optarg; break;
+		case OPT_HWLOC:
+			o->d.agent.hwloc_xml = optarg;
+			break;
+		case OPT_BOARD:
+			o->board_path = optarg;
+			break;
 		case OPT_HOST_INDEX:
 			r = num_opt("--host-index", 0, INT32_MAX, &v);
 			o->d.agent.host_index = v;
 			break;
-		case OPT_NODE_NAME: node_name = optarg; break;
-		case OPT_NO_UDEV: o->d.agent.use_udev = false; break;
-		case OPT_NO_NETLINK: o->d.agent.use_netlink = false; break;
-		case OPT_ONCE: o->once = true; break;
-		case 'o': o->output = optarg; break;
-		case OPT_NFD_DIR: o->d.nfd_dir = optarg; break;
+		case OPT_NODE_NAME:
+			node_name = optarg;
+			break;
+		case OPT_NO_UDEV:
+			o->d.agent.use_udev = false;
+			break;
+		case OPT_NO_NETLINK:
+			o->d.agent.use_netlink = false;
+			break;
+		case OPT_ONCE:
+			o->once = true;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_NFD_DIR:
+			o->d.nfd_dir = optarg;
+			break;
 		case OPT_NFD_TTL:
 			r = num_opt("--nfd-ttl", 1, 365L * 86400, &v);
 			o->d.nfd_ttl_s = (int)v;
 			break;
-		case OPT_PUBLISH: o->pub.url = optarg; break;
-		case OPT_IN_CLUSTER: o->in_cluster = true; break;
-		case OPT_TOKEN: o->pub.token = optarg; break;
-		case OPT_TOKEN_FILE: o->pub.token_file = optarg; break;
-		case OPT_CA_FILE: o->pub.ca_file = optarg; break;
-		case OPT_INSECURE: o->pub.insecure = true; break;
-		case OPT_STATUS: o->pub.status = true; break;
-		case OPT_REGISTER: o->pub.register_node = true; break;
+		case OPT_PUBLISH:
+			o->pub.url = optarg;
+			break;
+		case OPT_IN_CLUSTER:
+			o->in_cluster = true;
+			break;
+		case OPT_TOKEN:
+			o->pub.token = optarg;
+			break;
+		case OPT_TOKEN_FILE:
+			o->pub.token_file = optarg;
+			break;
+		case OPT_CA_FILE:
+			o->pub.ca_file = optarg;
+			break;
+		case OPT_INSECURE:
+			o->pub.insecure = true;
+			break;
+		case OPT_STATUS:
+			o->pub.status = true;
+			break;
+		case OPT_REGISTER:
+			o->pub.register_node = true;
+			break;
 		case OPT_LEASE_NS:
 			if (!topo_dns_label_valid(optarg)) {
-				fprintf(stderr, "podagent: --lease-namespace: \"%s\" is not a namespace "
-					"name (a DNS label)\n", optarg);
+				fprintf(stderr,
+					"podagent: --lease-namespace: \"%s\" is not a namespace "
+					"name (a DNS label)\n",
+					optarg);
 				return -EINVAL;
 			}
 			o->pub.lease_namespace = optarg;
@@ -243,21 +306,35 @@ static int parse_args(int argc, char **argv, struct options *o)
 			r = num_opt("--lease-duration", 1, 3600, &v);
 			o->pub.lease_duration_s = (int)v;
 			break;
-		case OPT_NO_LEASE: o->d.lease = false; break;
+		case OPT_NO_LEASE:
+			o->d.lease = false;
+			break;
 		case OPT_RESYNC:
 			r = num_opt("--resync", 1, 86400, &v);
 			o->pub.resync_s = (int)v;
 			break;
-		case OPT_CERT: o->pub.cert_file = optarg; break;
-		case OPT_KEY: o->pub.key_file = optarg; break;
-		case OPT_COMPAT: r = parse_compat(optarg, &o->d.agent.compat); break;
-		case OPT_KUBECONFIG: o->kubeconfig = optarg; break;
-		case OPT_CONTEXT: o->context = optarg; break;
+		case OPT_CERT:
+			o->pub.cert_file = optarg;
+			break;
+		case OPT_KEY:
+			o->pub.key_file = optarg;
+			break;
+		case OPT_COMPAT:
+			r = parse_compat(optarg, &o->d.agent.compat);
+			break;
+		case OPT_KUBECONFIG:
+			o->kubeconfig = optarg;
+			break;
+		case OPT_CONTEXT:
+			o->context = optarg;
+			break;
 		case OPT_RETRIES:
 			r = num_opt("--retries", 1, 100, &v);
 			o->pub.retries = (int)v;
 			break;
-		case OPT_BACKOFF: r = num_opt("--backoff-ms", 1, 600000, &o->pub.backoff_ms); break;
+		case OPT_BACKOFF:
+			r = num_opt("--backoff-ms", 1, 600000, &o->pub.backoff_ms);
+			break;
 		case OPT_BACKOFF_MAX:
 			r = num_opt("--backoff-max-ms", 1, 3600000, &o->pub.backoff_max_ms);
 			break;
@@ -381,7 +458,7 @@ static int run_once(struct options *o)
 static int from_kubeconfig(struct options *o)
 {
 	struct pk_kubeconfig *kc = NULL;
-	struct pk_kube_overrides ov = { .context = o->context };
+	struct pk_kube_overrides ov = {.context = o->context};
 	struct pk_kube_credentials *c = &o->creds;
 	char err[1024] = "";
 	int r = pk_kubeconfig_load(o->kubeconfig, NULL, NULL, &kc, err, sizeof(err));
@@ -425,7 +502,8 @@ static int setup_publisher(struct options *o, char *buf, size_t len)
 		r = agent_publish_incluster(&o->pub, getenv("PODAGENT_SERVICEACCOUNT_DIR"), buf,
 					    len);
 		if (r < 0) {
-			fprintf(stderr, "podagent: --in-cluster: KUBERNETES_SERVICE_HOST is not set\n");
+			fprintf(stderr,
+				"podagent: --in-cluster: KUBERNETES_SERVICE_HOST is not set\n");
 			return EXIT_USAGE;
 		}
 	}
@@ -447,16 +525,17 @@ static int setup_publisher(struct options *o, char *buf, size_t len)
 int main(int argc, char **argv)
 {
 	struct options o = {
-		.d = {
-			.agent = { .host_index = -1, .use_udev = true, .use_netlink = true },
-			.interval_s = 10,
-			.lease = true,
-			.debounce_ms = 1000,
-			.nfd_ttl_s = 3600,
-			.on_report = on_report,
-			.log = on_log,
+	    .d =
+		{
+		    .agent = {.host_index = -1, .use_udev = true, .use_netlink = true},
+		    .interval_s = 10,
+		    .lease = true,
+		    .debounce_ms = 1000,
+		    .nfd_ttl_s = 3600,
+		    .on_report = on_report,
+		    .log = on_log,
 		},
-		.pub = { .retries = 5, .backoff_ms = 500, .backoff_max_ms = 8000 },
+	    .pub = {.retries = 5, .backoff_ms = 500, .backoff_max_ms = 8000},
 	};
 	struct topo_board *board = NULL;
 	char err[TOPO_ERR_MAX], incluster[4096];

@@ -86,8 +86,7 @@ int agent_mkdir_p(const char *dir)
 	return r;
 }
 
-int agent_nfd_format(const struct agent_labels *l, int64_t expiry, char **ret_text,
-		     size_t *ret_len)
+int agent_nfd_format(const struct agent_labels *l, int64_t expiry, char **ret_text, size_t *ret_len)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -131,8 +130,7 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-int agent_nfd_write(const char *dir, const char *name, const struct agent_labels *l,
-		    int64_t expiry)
+int agent_nfd_write(const char *dir, const char *name, const struct agent_labels *l, int64_t expiry)
 {
 	char *text, *tmp = NULL, *dst = NULL;
 	size_t len;

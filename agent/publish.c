@@ -40,24 +40,21 @@
 
 struct agent_publisher {
 	char *url, *token, *token_file, *ca_file, *cert_file, *key_file, *lease_ns;
-	json_t *last;      /* {"meta": patch, "status": node status} last accepted */
-	json_t *foreign;   /* label keys someone else set on the Node: never written */
+	json_t *last;	    /* {"meta": patch, "status": node status} last accepted */
+	json_t *foreign;    /* label keys someone else set on the Node: never written */
 	json_t *own_labels; /* the Node's labels as last read for a lookup */
 	int64_t own_read;   /* monotonic seconds of that read */
-	json_t *peers;      /* node name -> host index its link report says */
-	int64_t last_sync; /* monotonic seconds of that write */
-	int cancel_fd; /* readable: stop retrying (the daemon's signalfd), or -1 */
+	json_t *peers;	    /* node name -> host index its link report says */
+	int64_t last_sync;  /* monotonic seconds of that write */
+	int cancel_fd;	    /* readable: stop retrying (the daemon's signalfd), or -1 */
 	struct agent_publish_config cfg;
 	CURL *curl;
 	json_t *owned; /* array of keys owned on the server; NULL: not learned */
 };
 
 static const char *const agent_annotations[] = {
-	TOPO_ANN_DEVICES,
-	TOPO_ANN_LINKS,
-	TOPO_ANN_AGENT_OWNED,
-	AGENT_ANN_DISAGREE,
-	TOPO_ANN_HEARTBEAT, /* the older liveness signal: removed from Nodes now */
+    TOPO_ANN_DEVICES,	TOPO_ANN_LINKS,	    TOPO_ANN_AGENT_OWNED,
+    AGENT_ANN_DISAGREE, TOPO_ANN_HEARTBEAT, /* the older liveness signal: removed from Nodes now */
 };
 
 int agent_publish_incluster(struct agent_publish_config *cfg, const char *sa_dir, char *buf,
@@ -182,18 +179,18 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg)
 static void set_blobs(CURL *c, const struct agent_publish_config *cfg)
 {
 	if (cfg->ca_data) {
-		struct curl_blob b = { (void *)cfg->ca_data, cfg->ca_data_len, CURL_BLOB_COPY };
+		struct curl_blob b = {(void *)cfg->ca_data, cfg->ca_data_len, CURL_BLOB_COPY};
 
 		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &b);
 	}
 	if (cfg->cert_data) {
-		struct curl_blob b = { (void *)cfg->cert_data, cfg->cert_data_len, CURL_BLOB_COPY };
+		struct curl_blob b = {(void *)cfg->cert_data, cfg->cert_data_len, CURL_BLOB_COPY};
 
 		curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &b);
 		curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
 	}
 	if (cfg->key_data) {
-		struct curl_blob b = { (void *)cfg->key_data, cfg->key_data_len, CURL_BLOB_COPY };
+		struct curl_blob b = {(void *)cfg->key_data, cfg->key_data_len, CURL_BLOB_COPY};
 
 		curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &b);
 		curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
@@ -228,12 +225,12 @@ struct response {
 	char error[CURL_ERROR_SIZE];
 };
 
-static int http(struct agent_publisher *p, const char *method, const char *path,
-		const json_t *body, const char *ctype, struct response *resp)
+static int http(struct agent_publisher *p, const char *method, const char *path, const json_t *body,
+		const char *ctype, struct response *resp)
 {
 	CURL *c = p->curl;
 	struct curl_slist *hdrs = NULL;
-	struct buf in = { 0 };
+	struct buf in = {0};
 	char *url = NULL, *text = NULL, hdr[MAX_TOKEN + 32], tok[MAX_TOKEN];
 	CURLcode rc;
 	int r;
@@ -352,8 +349,8 @@ json_t *agent_merge_patch(const json_t *node, const json_t *owned_before)
 
 enum step_result { STEP_DONE, STEP_RETRY, STEP_FAIL };
 
-static enum step_result classify(const struct response *resp, int *rc, char *err,
-				 size_t errlen, const char *what)
+static enum step_result classify(const struct response *resp, int *rc, char *err, size_t errlen,
+				 const char *what)
 {
 	const char *msg = json_string_value(json_object_get(resp->body, "message"));
 
@@ -381,8 +378,8 @@ static enum step_result classify(const struct response *resp, int *rc, char *err
  * 404 and 409 fail with *rc set to the status, for the caller to handle.
  */
 static enum step_result request(struct agent_publisher *p, const char *method, const char *path,
-				const json_t *body, const char *ctype, json_t **ret_body,
-				int *rc, char *err, size_t errlen)
+				const json_t *body, const char *ctype, json_t **ret_body, int *rc,
+				char *err, size_t errlen)
 {
 	struct response resp;
 	enum step_result s;
@@ -417,13 +414,14 @@ static json_t *foreign_of(const json_t *server_node, const json_t *owned)
 	json_t *labels = pk_get(server_node, "metadata.labels"), *v, *out = json_object();
 	const char *key;
 
-	json_object_foreach(labels, key, v) {
+	json_object_foreach(labels, key, v)
+	{
 		bool mine = false;
 		size_t i;
 		json_t *k;
 
-		json_array_foreach(owned, i, k)
-			mine = mine || strcmp(json_string_value(k) ?: "", key) == 0;
+		json_array_foreach(owned, i, k) mine =
+		    mine || strcmp(json_string_value(k) ?: "", key) == 0;
 		if (!mine)
 			json_object_set_new(out, key, json_true());
 	}
@@ -443,14 +441,12 @@ static json_t *without_foreign(const json_t *node, json_t *foreign)
 	if (!copy || json_object_size(foreign) == 0)
 		return copy;
 	labels = pk_get(copy, "metadata.labels");
-	json_object_foreach(foreign, key, v)
-		json_object_del(labels, key);
+	json_object_foreach(foreign, key, v) json_object_del(labels, key);
 	ann = pk_get(copy, "metadata.annotations");
 	owned = split_keys(json_string_value(json_object_get(ann, TOPO_ANN_AGENT_OWNED)));
 	f = open_memstream(&list, &len);
-	json_array_foreach(owned, i, k)
-		if (f && !json_object_get(foreign, json_string_value(k)))
-			fprintf(f, "%s%s", ftell(f) ? "," : "", json_string_value(k));
+	json_array_foreach(owned, i, k) if (f && !json_object_get(foreign, json_string_value(k)))
+	    fprintf(f, "%s%s", ftell(f) ? "," : "", json_string_value(k));
 	if (f)
 		fclose(f);
 	if (list && json_is_object(ann))
@@ -481,7 +477,8 @@ static enum step_result learn(struct agent_publisher *p, const json_t *node, con
 	if (*rc != 404)
 		return s;
 	if (!p->cfg.register_node) {
-		snprintf(err, errlen, "node %s not found: the kubelet registers Nodes (podagent "
+		snprintf(err, errlen,
+			 "node %s not found: the kubelet registers Nodes (podagent "
 			 "creates it only with --register-node)",
 			 json_string_value(pk_get(node, "metadata.name")));
 		*rc = -ENOENT;
@@ -505,20 +502,19 @@ static enum step_result learn(struct agent_publisher *p, const json_t *node, con
 
 json_t *agent_status_patch(const json_t *node, const json_t *server_node)
 {
-	static const char *const fields[] = { "capacity", "allocatable" };
+	static const char *const fields[] = {"capacity", "allocatable"};
 	json_t *st = json_object(), *patch = json_object();
 
 	for (size_t f = 0; f < 2; f++) {
 		const json_t *ours = json_object_get(json_object_get(node, "status"), fields[f]);
 		const json_t *theirs =
-			json_object_get(json_object_get(server_node, "status"), fields[f]);
+		    json_object_get(json_object_get(server_node, "status"), fields[f]);
 		json_t *out = ours ? json_deep_copy(ours) : json_object();
 		const char *key;
 		json_t *v;
 
-		json_object_foreach((json_t *)theirs, key, v)
-			if (!json_object_get(out, key))
-				json_object_set_new(out, key, json_null());
+		json_object_foreach((json_t *)theirs, key, v) if (!json_object_get(out, key))
+		    json_object_set_new(out, key, json_null());
 		json_object_set_new(st, fields[f], out);
 	}
 	json_object_set_new(patch, "status", st);
@@ -544,8 +540,8 @@ static int64_t mono_s(void)
 static enum step_result attempt_mine(struct agent_publisher *p, const json_t *node, int *rc,
 				     char *err, size_t errlen);
 
-static enum step_result attempt(struct agent_publisher *p, const json_t *node, int *rc,
-				char *err, size_t errlen)
+static enum step_result attempt(struct agent_publisher *p, const json_t *node, int *rc, char *err,
+				size_t errlen)
 {
 	json_t *mine;
 	enum step_result s;
@@ -573,8 +569,8 @@ static enum step_result attempt(struct agent_publisher *p, const json_t *node, i
 static enum step_result attempt_mine(struct agent_publisher *p, const json_t *node, int *rc,
 				     char *err, size_t errlen)
 {
-	const char *name = json_string_value(json_object_get(json_object_get(node, "metadata"),
-							     "name"));
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(node, "metadata"), "name"));
 	char path[TOPO_DNS_SUBDOMAIN_MAX + 32], spath[TOPO_DNS_SUBDOMAIN_MAX + 40];
 	enum step_result s;
 	json_t *patch, *change, *server = NULL;
@@ -601,8 +597,8 @@ static enum step_result attempt_mine(struct agent_publisher *p, const json_t *no
 		json_decref(p->owned);
 		json_decref(change);
 		p->owned = NULL;
-		return p->cfg.register_node ? STEP_RETRY : learn(p, node, path, &created, rc, err,
-								   errlen);
+		return p->cfg.register_node ? STEP_RETRY
+					    : learn(p, node, path, &created, rc, err, errlen);
 	}
 	if (s != STEP_DONE) {
 		json_decref(change);
@@ -639,10 +635,10 @@ void agent_publisher_set_cancel_fd(struct agent_publisher *p, int fd)
 /* Wait ms before a retry; -ECANCELED as soon as the cancel descriptor is readable. */
 static int backoff_wait(const struct agent_publisher *p, long ms)
 {
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
 
 	if (p->cancel_fd >= 0) {
-		struct pollfd pfd = { .fd = p->cancel_fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = p->cancel_fd, .events = POLLIN};
 		int n;
 
 		while ((n = poll(&pfd, 1, (int)ms)) < 0 && errno == EINTR)
@@ -670,7 +666,8 @@ int agent_publish(struct agent_publisher *p, const json_t *node, char *err, size
 				snprintf(err, errlen, "publishing cancelled");
 				return -ECANCELED;
 			}
-			delay = delay * 2 > p->cfg.backoff_max_ms ? p->cfg.backoff_max_ms : delay * 2;
+			delay =
+			    delay * 2 > p->cfg.backoff_max_ms ? p->cfg.backoff_max_ms : delay * 2;
 		}
 		s = attempt(p, node, &rc, err, errlen);
 		if (s == STEP_DONE)
@@ -695,8 +692,7 @@ static void micro_time(char buf[40])
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000);
 }
 
-int agent_lease_renew(struct agent_publisher *p, const char *node_name, char *err,
-		      size_t errlen)
+int agent_lease_renew(struct agent_publisher *p, const char *node_name, char *err, size_t errlen)
 {
 	char path[TOPO_DNS_SUBDOMAIN_MAX + 128], now[40];
 	json_t *spec, *body = NULL, *lease;
@@ -721,9 +717,9 @@ int agent_lease_renew(struct agent_publisher *p, const char *node_name, char *er
 	body = NULL;
 	if (s == STEP_FAIL && rc == 404) { /* the first renewal: create it */
 		json_object_set_new(spec, "acquireTime", json_string(now));
-		lease = json_pack("{s:s,s:s,s:{s:s,s:s},s:O}", "apiVersion", "coordination.k8s.io/v1",
-				  "kind", "Lease", "metadata", "name", node_name, "namespace",
-				  p->lease_ns, "spec", spec);
+		lease = json_pack("{s:s,s:s,s:{s:s,s:s},s:O}", "apiVersion",
+				  "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name",
+				  node_name, "namespace", p->lease_ns, "spec", spec);
 		path[strlen(path) - strlen(node_name) - 1] = '\0';
 		s = request(p, "POST", path, lease, "application/json", &body, &rc, err, errlen);
 		json_decref(lease);
@@ -790,7 +786,8 @@ int agent_publisher_peer_index(void *publisher, const char *node, int64_t *ret_i
 	if (json_is_real(idx) && mono_s() - (int64_t)json_real_value(idx) < p->cfg.resync_s)
 		return -ENOENT;
 	n = get_node(p, node);
-	text = json_string_value(json_object_get(pk_get(n, "metadata.annotations"), TOPO_ANN_LINKS));
+	text =
+	    json_string_value(json_object_get(pk_get(n, "metadata.annotations"), TOPO_ANN_LINKS));
 	report = text ? json_loads(text, 0, NULL) : NULL;
 	idx = json_object_get(report, "hostIndex");
 	if (json_is_integer(idx) && json_integer_value(idx) >= 0)

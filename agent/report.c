@@ -26,9 +26,8 @@ static const struct agent_pci *find_bus(const struct agent_pci *v, size_t n, con
 	return NULL;
 }
 
-static void compare_one_way(json_t *out, const struct agent_pci *a, size_t na,
-			    const char *aname, const struct agent_pci *b, size_t nb,
-			    const char *bname, bool both)
+static void compare_one_way(json_t *out, const struct agent_pci *a, size_t na, const char *aname,
+			    const struct agent_pci *b, size_t nb, const char *bname, bool both)
 {
 	char msg[256];
 
@@ -121,8 +120,8 @@ static unsigned main_vendor(const struct agent_report *r, const struct topo_boar
 
 		for (size_t j = 0; j < r->naccels; j++)
 			n += r->accels[j].vendor == r->accels[i].vendor;
-		if (n > best_n ||
-		    (n == best_n && board && r->accels[i].vendor == topo_board_accel_vendor(board))) {
+		if (n > best_n || (n == best_n && board &&
+				   r->accels[i].vendor == topo_board_accel_vendor(board))) {
 			best = r->accels[i].vendor;
 			best_n = n;
 		}
@@ -180,7 +179,8 @@ static void board_checks(struct agent_report *r, const struct topo_board *board)
 	size_t len = 0;
 
 	if (chips > 0 && (size_t)chips != r->naccels)
-		pk_errors_add(&r->warnings, "board %s: expected %d accelerators per host, found %zu",
+		pk_errors_add(&r->warnings,
+			      "board %s: expected %d accelerators per host, found %zu",
 			      topo_board_name(board), chips, r->naccels);
 	if (!r->links.available)
 		return;
@@ -193,7 +193,8 @@ static void board_checks(struct agent_report *r, const struct topo_board *board)
 		if (found)
 			continue;
 		if (missing++ < 4)
-			len += snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "", port);
+			len += snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+					port);
 	}
 	if (missing)
 		pk_errors_add(&r->warnings, "board %s: %zu of %zu ICI ports not found: %s%s",
@@ -228,7 +229,7 @@ static int compute_labels(struct agent_report *r, const struct agent_config *cfg
 {
 	const struct topo_board *board = cfg->board;
 	struct agent_labels *l = &r->labels;
-	struct agent_id_hints hints = { .host_index = cfg->host_index, .links = &r->links };
+	struct agent_id_hints hints = {.host_index = cfg->host_index, .links = &r->links};
 	json_t *peers;
 	char buf[64];
 	char err[TOPO_ERR_MAX];
@@ -250,7 +251,8 @@ static int compute_labels(struct agent_report *r, const struct agent_config *cfg
 	}
 	if (!board) {
 		if (cfg->host_index >= 0)
-			pk_errors_add(&r->warnings, "--host-index without --board: no topology labels");
+			pk_errors_add(&r->warnings,
+				      "--host-index without --board: no topology labels");
 		return 0;
 	}
 	board_checks(r, board);
@@ -301,24 +303,28 @@ static void compatible_labels(struct agent_report *r, const struct agent_config 
 		agent_labels_set(&r->labels, "nvidia.com/gpu.present", "true", &r->warnings);
 		agent_labels_set(&r->labels, "nvidia.com/gpu.count", buf, &r->warnings);
 		if (product)
-			agent_labels_set(&r->labels, "nvidia.com/gpu.product", product, &r->warnings);
+			agent_labels_set(&r->labels, "nvidia.com/gpu.product", product,
+					 &r->warnings);
 	}
 	if ((cfg->compat & AGENT_COMPAT_GKE) && board && topo_board_has_torus(board) &&
 	    r->id.index >= 0 &&
 	    topo_shape_format(topo_board_superslice_shape(board), buf, sizeof(buf)) == 0)
-		agent_labels_set(&r->labels, "cloud.google.com/gke-tpu-topology", buf, &r->warnings);
+		agent_labels_set(&r->labels, "cloud.google.com/gke-tpu-topology", buf,
+				 &r->warnings);
 }
 
 int agent_report_build(const struct agent_config *cfg, struct agent_report *ret, char *err,
 		       size_t errlen)
 {
-	struct agent_report r = { .id = { .index = -1 } };
+	struct agent_report r = {.id = {.index = -1}};
 	char herr[512];
 	int q;
 
 	if (!cfg->node_name || !topo_dns_subdomain_valid(cfg->node_name)) {
-		snprintf(err, errlen, "node name \"%.253s\": expected a DNS subdomain "
-			 "(lowercase letters, digits, '-', '.')", cfg->node_name ? cfg->node_name : "");
+		snprintf(err, errlen,
+			 "node name \"%.253s\": expected a DNS subdomain "
+			 "(lowercase letters, digits, '-', '.')",
+			 cfg->node_name ? cfg->node_name : "");
 		return -EINVAL;
 	}
 	snprintf(r.node_name, sizeof(r.node_name), "%s", cfg->node_name);

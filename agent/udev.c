@@ -38,8 +38,7 @@ static unsigned hex_attr(struct udev_device *dev, const char *attr, bool *ok)
 }
 
 /* vendor, device and 16-bit class of a pci device; false when unknown. */
-static bool pci_ids(struct udev_device *dev, unsigned *vendor, unsigned *device,
-		    unsigned *class_id)
+static bool pci_ids(struct udev_device *dev, unsigned *vendor, unsigned *device, unsigned *class_id)
 {
 	bool okv, okd, okc;
 	const char *id, *cls;
@@ -113,7 +112,7 @@ static int scan_subsystem(struct udev *udev, const char *subsystem, scan_fn fn,
 	udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e))
 	{
 		struct udev_device *dev =
-			udev_device_new_from_syspath(udev, udev_list_entry_get_name(entry));
+		    udev_device_new_from_syspath(udev, udev_list_entry_get_name(entry));
 
 		if (!dev)
 			continue;
@@ -134,7 +133,7 @@ struct pci_scan {
 static int scan_pci(struct udev_device *dev, struct agent_udev_info *info, void *arg)
 {
 	struct pci_scan *s = arg;
-	struct agent_pci p = { .numa = -1 };
+	struct agent_pci p = {.numa = -1};
 	const char *numa;
 
 	info->pci_count++;
@@ -199,8 +198,8 @@ static void keep_existing_groups(struct udev *udev, struct agent_udev_info *info
 int agent_udev_discover(const struct topo_board *board, struct agent_udev_info *ret,
 			struct pk_errors *warnings)
 {
-	struct agent_udev_info info = { 0 };
-	struct pci_scan s = { .board = board };
+	struct agent_udev_info info = {0};
+	struct pci_scan s = {.board = board};
 	struct udev *udev = udev_new();
 	int r;
 
@@ -248,7 +247,7 @@ struct agent_udev_monitor {
 int agent_udev_monitor_new(struct agent_udev_monitor **ret)
 {
 	struct agent_udev_monitor *m = calloc(1, sizeof(*m));
-	static const char *const subsystems[] = { "pci", "accel", "vfio" };
+	static const char *const subsystems[] = {"pci", "accel", "vfio"};
 
 	if (!m)
 		return -ENOMEM;

@@ -11,15 +11,15 @@
 
 /* Limits for hostile board files. */
 #define BOARD_MAX_BYTES (1024 * 1024)
-#define BOARD_MAX_LIST 256          /* device IDs, ports, allocatable entries */
-#define BOARD_MAX_STRING 1024       /* any scalar */
-#define BOARD_MAX_COUNT 4096        /* domains of a level per parent domain */
-#define BOARD_MAX_HOSTS (1 << 17)   /* hosts in a simulated cluster */
-#define BOARD_MAX_CHIPS (1 << 16)   /* chips in one superslice torus */
+#define BOARD_MAX_LIST 256	  /* device IDs, ports, allocatable entries */
+#define BOARD_MAX_STRING 1024	  /* any scalar */
+#define BOARD_MAX_COUNT 4096	  /* domains of a level per parent domain */
+#define BOARD_MAX_HOSTS (1 << 17) /* hosts in a simulated cluster */
+#define BOARD_MAX_CHIPS (1 << 16) /* chips in one superslice torus */
 #define BOARD_MAX_CHIPS_PER_HOST 64
 #define BOARD_MAX_NUMA 64
-#define BOARD_IFNAME_MAX 15         /* IFNAMSIZ - 1 */
-#define BOARD_MAX_FLOW_DEPTH 32     /* [ and { nesting */
+#define BOARD_IFNAME_MAX 15	/* IFNAMSIZ - 1 */
+#define BOARD_MAX_FLOW_DEPTH 32 /* [ and { nesting */
 
 /* Torus shapes a level can be tiled by. */
 enum board_shape {

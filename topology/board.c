@@ -23,9 +23,9 @@
 #include "topology/board-internal.h"
 
 static const char *const shape_names[_BOARD_SHAPE_MAX] = {
-	[BOARD_SHAPE_SUPERSLICE] = "superslice",
-	[BOARD_SHAPE_CUBE] = "cube",
-	[BOARD_SHAPE_HOST] = "host",
+    [BOARD_SHAPE_SUPERSLICE] = "superslice",
+    [BOARD_SHAPE_CUBE] = "cube",
+    [BOARD_SHAPE_HOST] = "host",
 };
 
 const char *topo__board_shape_to_string(enum board_shape s)
@@ -260,7 +260,7 @@ int topo__board_host_port(const struct topo_board *b, size_t i, struct board_por
 					continue;
 				if (n++ == i) {
 					*ret = (struct board_port){
-						.chip = (int)chip, .axis = axis, .dir = dir};
+					    .chip = (int)chip, .axis = axis, .dir = dir};
 					return 0;
 				}
 			}
@@ -292,7 +292,8 @@ int topo__board_finish(struct topo_board *b, char *err, size_t errlen)
 		b->levels[l].hosts = hosts;
 		hosts *= b->levels[l].count;
 		if (hosts > BOARD_MAX_HOSTS) {
-			snprintf(err, errlen, "the cluster has more than %d hosts", BOARD_MAX_HOSTS);
+			snprintf(err, errlen, "the cluster has more than %d hosts",
+				 BOARD_MAX_HOSTS);
 			return -EINVAL;
 		}
 	}
@@ -487,8 +488,8 @@ int topo_board_host(const struct topo_board *b, int superslices, int64_t index,
 }
 
 static const char *const torus_keys[TOPO_TORUS_LABELS] = {
-	TOPO_LABEL_COORDS,     TOPO_LABEL_TORUS,      TOPO_LABEL_TORUS_SHAPE,
-	TOPO_LABEL_CUBE_SHAPE, TOPO_LABEL_HOST_SHAPE, TOPO_LABEL_WRAPAROUND,
+    TOPO_LABEL_COORDS,	   TOPO_LABEL_TORUS,	  TOPO_LABEL_TORUS_SHAPE,
+    TOPO_LABEL_CUBE_SHAPE, TOPO_LABEL_HOST_SHAPE, TOPO_LABEL_WRAPAROUND,
 };
 
 bool topo_label_torus_reserved(const char *key)

@@ -47,7 +47,7 @@ struct field {
 };
 
 static int fail_at(struct ctx *c, const yaml_node_t *n, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static int fail_at(struct ctx *c, const yaml_node_t *n, const char *path, const char *fmt, ...)
 {
 	char msg[TOPO_ERR_MAX];
@@ -224,7 +224,8 @@ static int get_list(struct ctx *c, yaml_node_t *n, const char *path, size_t min,
 		return fail_at(c, n, path, "expected a list");
 	len = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (len < min)
-		return fail_at(c, n, path, "expected at least %zu item%s", min, min == 1 ? "" : "s");
+		return fail_at(c, n, path, "expected at least %zu item%s", min,
+			       min == 1 ? "" : "s");
 	if (len > max)
 		return fail_at(c, n, path, "more than %zu items", max);
 	*ret_n = len;
@@ -251,8 +252,8 @@ static int load_accelerator(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 		r = need(c, n, path, &f[i]);
 	if (r == 0)
 		r = get_string(c, f[0].value, subpath(p, path, "resource"), &b->resource);
-	if (r == 0 && (!strchr(b->resource, '/') ||
-		       !topo_label_key_valid(b->resource, why, sizeof(why))))
+	if (r == 0 &&
+	    (!strchr(b->resource, '/') || !topo_label_key_valid(b->resource, why, sizeof(why))))
 		r = fail_at(c, f[0].value, p,
 			    "expected an extended resource name like google.com/tpu");
 	if (r == 0)
@@ -272,8 +273,8 @@ static int load_accelerator(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 			return r;
 		b->ndevices++;
 	}
-	return get_int(c, f[3].value, subpath(p, path, "chipsPerHost"), 1,
-		       BOARD_MAX_CHIPS_PER_HOST, &b->chips_per_host);
+	return get_int(c, f[3].value, subpath(p, path, "chipsPerHost"), 1, BOARD_MAX_CHIPS_PER_HOST,
+		       &b->chips_per_host);
 }
 
 /* ---- spec.host ------------------------------------------------------------------------------ */
@@ -315,8 +316,10 @@ static int load_allocatable(struct ctx *c, struct topo_board *b, yaml_node_t *n,
 		if (r == -ERANGE)
 			return fail_at(c, v, p, "quantity \"%.64s\" is too large", qty);
 		if (r < 0)
-			return fail_at(c, v, p, "expected a quantity like 500m, 64 or 256Gi, got "
-						"\"%.64s\"", qty);
+			return fail_at(c, v, p,
+				       "expected a quantity like 500m, 64 or 256Gi, got "
+				       "\"%.64s\"",
+				       qty);
 		if (milli < 0)
 			return fail_at(c, v, p, "must not be negative");
 		b->alloc_names[i] = strdup(name);
@@ -352,15 +355,19 @@ static int load_host(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 
 			snprintf(p, sizeof(p), "spec.host.allocatable[%s]", b->resource);
 			if (b->alloc_milli[i] != (int64_t)b->chips_per_host * 1000)
-				return fail_at(c, v, p, "must equal spec.accelerator.chipsPerHost (%d)",
+				return fail_at(c, v, p,
+					       "must equal spec.accelerator.chipsPerHost (%d)",
 					       b->chips_per_host);
 			return 0;
 		}
-	return fail_at(c, f[0].value, "spec.host.allocatable", "missing the accelerator "
-			"resource \"%s\"", b->resource);
+	return fail_at(c, f[0].value, "spec.host.allocatable",
+		       "missing the accelerator "
+		       "resource \"%s\"",
+		       b->resource);
 }
 
-/* ---- spec.torus --------------------------------------------------------------------------------- */
+/* ---- spec.torus ---------------------------------------------------------------------------------
+ */
 
 static int load_torus(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 {
@@ -403,7 +410,8 @@ static int load_torus(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 	return 0;
 }
 
-/* ---- spec.ici ------------------------------------------------------------------------------------- */
+/* ---- spec.ici
+ * ------------------------------------------------------------------------------------- */
 
 static bool ifname_valid(const char *s)
 {
@@ -436,8 +444,8 @@ static int load_ici(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 	if (r < 0)
 		return r;
 	if (b->ports_per_chip != 2 * axes)
-		return fail_at(c, f[0].value, p, "a torus with %d linked axes has %d ports per chip",
-			       axes, 2 * axes);
+		return fail_at(c, f[0].value, p,
+			       "a torus with %d linked axes has %d ports per chip", axes, 2 * axes);
 	r = scalar(c, f[2].value, subpath(p, path, "wiring"), &wiring);
 	if (r == 0 && strcmp(wiring, "torus") != 0)
 		r = fail_at(c, f[2].value, p, "expected \"torus\", got \"%.32s\"", wiring);
@@ -447,10 +455,10 @@ static int load_ici(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 		return r;
 	expect = topo__board_host_port_count(b);
 	if (np != expect)
-		return fail_at(c, f[1].value, p,
-			       "a %dx%dx%d host has %zu ICI ports leaving it, %zu listed",
-			       b->shapes[BOARD_SHAPE_HOST].dim[0], b->shapes[BOARD_SHAPE_HOST].dim[1],
-			       b->shapes[BOARD_SHAPE_HOST].dim[2], expect, np);
+		return fail_at(
+		    c, f[1].value, p, "a %dx%dx%d host has %zu ICI ports leaving it, %zu listed",
+		    b->shapes[BOARD_SHAPE_HOST].dim[0], b->shapes[BOARD_SHAPE_HOST].dim[1],
+		    b->shapes[BOARD_SHAPE_HOST].dim[2], expect, np);
 	b->ports = calloc(np ? np : 1, sizeof(*b->ports));
 	if (!b->ports)
 		return -ENOMEM;
@@ -463,16 +471,20 @@ static int load_ici(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 			return r;
 		b->nports++;
 		if (!ifname_valid(b->ports[i].name))
-			return fail_at(c, it, ip, "expected a network interface name (1 to %d of "
-					       "[A-Za-z0-9._-])", BOARD_IFNAME_MAX);
+			return fail_at(c, it, ip,
+				       "expected a network interface name (1 to %d of "
+				       "[A-Za-z0-9._-])",
+				       BOARD_IFNAME_MAX);
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(b->ports[j].name, b->ports[i].name) == 0)
-				return fail_at(c, it, ip, "duplicate port \"%s\"", b->ports[i].name);
+				return fail_at(c, it, ip, "duplicate port \"%s\"",
+					       b->ports[i].name);
 	}
 	return 0;
 }
 
-/* ---- spec.levels ----------------------------------------------------------------------------------- */
+/* ---- spec.levels
+ * ----------------------------------------------------------------------------------- */
 
 /*
  * A level above the host may use any valid label key (podkernel's
@@ -482,9 +494,9 @@ static int load_ici(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 static bool level_key_reserved(const char *key)
 {
 	static const char *const reserved[] = {
-		TOPO_LABEL_HOSTNAME, TOPO_LABEL_COORDS, TOPO_LABEL_NUMA_COUNT,
-		TOPO_LABEL_ACCEL_COUNT, TOPO_LABEL_ACCEL_VENDOR, TOPO_LABEL_ACCEL_PRODUCT,
-		TOPO_LABEL_HOST_INDEX,
+	    TOPO_LABEL_HOSTNAME,    TOPO_LABEL_COORDS,	     TOPO_LABEL_NUMA_COUNT,
+	    TOPO_LABEL_ACCEL_COUNT, TOPO_LABEL_ACCEL_VENDOR, TOPO_LABEL_ACCEL_PRODUCT,
+	    TOPO_LABEL_HOST_INDEX,
 	};
 
 	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
@@ -493,8 +505,8 @@ static bool level_key_reserved(const char *key)
 	return topo_label_torus_reserved(key); /* the torus geometry labels */
 }
 
-static int load_level(struct ctx *c, struct topo_board *b, yaml_node_t *n, size_t i,
-		      bool last, yaml_node_t **ret_count, yaml_node_t **ret_shape)
+static int load_level(struct ctx *c, struct topo_board *b, yaml_node_t *n, size_t i, bool last,
+		      yaml_node_t **ret_count, yaml_node_t **ret_shape)
 {
 	struct board_level *lv = &b->levels[i];
 	struct field f[] = {{"name"}, {"key"}, {"prefix"}, {"shape"}, {"count"}};
@@ -512,8 +524,10 @@ static int load_level(struct ctx *c, struct topo_board *b, yaml_node_t *n, size_
 		r = get_string(c, f[0].value, subpath(p, path, "name"), &lv->name);
 	if (r == 0 && (!topo_dns_label_valid(lv->name) || strlen(lv->name) > LEVEL_NAME_MAX ||
 		       strcmp(lv->name, "index") == 0))
-		r = fail_at(c, f[0].value, p, "expected a lowercase name of at most %d characters "
-					      "(a-z, 0-9, '-'), not \"index\"", LEVEL_NAME_MAX);
+		r = fail_at(c, f[0].value, p,
+			    "expected a lowercase name of at most %d characters "
+			    "(a-z, 0-9, '-'), not \"index\"",
+			    LEVEL_NAME_MAX);
 	for (size_t j = 0; r == 0 && j < i; j++)
 		if (strcmp(b->levels[j].name, lv->name) == 0)
 			r = fail_at(c, f[0].value, p, "duplicate level \"%s\"", lv->name);
@@ -522,12 +536,14 @@ static int load_level(struct ctx *c, struct topo_board *b, yaml_node_t *n, size_
 	if (r == 0 && !topo_label_key_valid(lv->key, why, sizeof(why)))
 		r = fail_at(c, f[1].value, p, "%s", why);
 	if (r == 0 && last && strcmp(lv->key, TOPO_LABEL_HOSTNAME) != 0)
-		r = fail_at(c, f[1].value, p, "the last level is the host: expected " TOPO_LABEL_HOSTNAME);
+		r = fail_at(c, f[1].value, p,
+			    "the last level is the host: expected " TOPO_LABEL_HOSTNAME);
 	if (r == 0 && !last && level_key_reserved(lv->key))
-		r = fail_at(c, f[1].value, p, "\"%s\" is a label podagent sets itself: a level "
-					      "needs a key of its own (e.g. " TOPO_LABEL_LEVEL_PREFIX
-					      "%s, or a provider's such as "
-					      "cloud.google.com/gce-topology-block)",
+		r = fail_at(c, f[1].value, p,
+			    "\"%s\" is a label podagent sets itself: a level "
+			    "needs a key of its own (e.g. " TOPO_LABEL_LEVEL_PREFIX
+			    "%s, or a provider's such as "
+			    "cloud.google.com/gce-topology-block)",
 			    lv->key, lv->name);
 	for (size_t j = 0; r == 0 && j < i; j++)
 		if (strcmp(b->levels[j].key, lv->key) == 0)
@@ -593,8 +609,9 @@ static int check_torus_levels(struct ctx *c, struct topo_board *b, yaml_node_t *
 			first = (int)l;
 			if (memcmp(&b->shapes[lv->shape], &b->shapes[BOARD_SHAPE_SUPERSLICE],
 				   sizeof(struct topo_shape)) != 0)
-				return fail_at(c, shapes[l], p, "the outermost shaped level must be "
-							       "the whole torus (superslice)");
+				return fail_at(c, shapes[l], p,
+					       "the outermost shaped level must be "
+					       "the whole torus (superslice)");
 			continue;
 		}
 		if (lv->shape <= b->levels[l - 1].shape)
@@ -648,7 +665,8 @@ static int load_levels(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 	return 0;
 }
 
-/* ---- hostnamePattern ---------------------------------------------------------------------------------- */
+/* ---- hostnamePattern
+ * ---------------------------------------------------------------------------------- */
 
 /*
  * Placeholders name levels in order (each counted inside the previous one) or
@@ -668,7 +686,8 @@ static int check_pattern(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 
 		if (*s != '{') {
 			if (!strchr("abcdefghijklmnopqrstuvwxyz0123456789-.", *s))
-				return fail_at(c, n, path, "'%c' is not allowed in a node name", *s);
+				return fail_at(c, n, path, "'%c' is not allowed in a node name",
+					       *s);
 			literal_since = true;
 			s++;
 			continue;
@@ -686,11 +705,14 @@ static int check_pattern(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 			continue;
 		}
 		for (l = 0; l < (int)b->nlevels; l++)
-			if (strlen(b->levels[l].name) == len && strncmp(b->levels[l].name, s + 1, len) == 0)
+			if (strlen(b->levels[l].name) == len &&
+			    strncmp(b->levels[l].name, s + 1, len) == 0)
 				break;
 		if (l == (int)b->nlevels)
-			return fail_at(c, n, path, "unknown placeholder {%.*s}: expected a level name "
-						   "or {index}", (int)(len > 32 ? 32 : len), s + 1);
+			return fail_at(c, n, path,
+				       "unknown placeholder {%.*s}: expected a level name "
+				       "or {index}",
+				       (int)(len > 32 ? 32 : len), s + 1);
 		if (l <= prev)
 			return fail_at(c, n, path, "placeholders must follow the level order");
 		prev = l;
@@ -713,17 +735,20 @@ static int check_hosts(struct ctx *c, struct topo_board *b, yaml_node_t *at)
 		int r = topo_board_host(b, 0, probe[i], &h);
 
 		if (r == -ENAMETOOLONG)
-			return fail_at(c, at, b->hostname_pattern ? "spec.hostnamePattern" : "spec.levels",
-				       "host %lld: a name or label value is longer than %d characters",
-				       (long long)probe[i], TOPO_LABEL_NAME_MAX);
+			return fail_at(
+			    c, at, b->hostname_pattern ? "spec.hostnamePattern" : "spec.levels",
+			    "host %lld: a name or label value is longer than %d characters",
+			    (long long)probe[i], TOPO_LABEL_NAME_MAX);
 		if (r < 0)
-			return fail_at(c, at, b->hostname_pattern ? "spec.hostnamePattern" : "metadata.name",
-				       "host %lld: not a valid node name", (long long)probe[i]);
+			return fail_at(
+			    c, at, b->hostname_pattern ? "spec.hostnamePattern" : "metadata.name",
+			    "host %lld: not a valid node name", (long long)probe[i]);
 	}
 	return 0;
 }
 
-/* ---- the document -------------------------------------------------------------------------------------- */
+/* ---- the document
+ * -------------------------------------------------------------------------------------- */
 
 static int load_metadata(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 {
@@ -745,8 +770,8 @@ enum { S_DESC, S_ACCEL, S_HOST, S_TORUS, S_ICI, S_LEVELS, S_PATTERN, _S_MAX };
 
 static int load_spec(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 {
-	struct field f[_S_MAX] = {{"description"}, {"accelerator"}, {"host"}, {"torus"},
-				  {"ici"},         {"levels"},      {"hostnamePattern"}};
+	struct field f[_S_MAX] = {{"description"}, {"accelerator"}, {"host"},		{"torus"},
+				  {"ici"},	   {"levels"},	    {"hostnamePattern"}};
 	char err[TOPO_ERR_MAX];
 	int r;
 
@@ -797,8 +822,8 @@ static int load_root(struct ctx *c, struct topo_board *b, yaml_node_t *root)
 	if (r == 0)
 		r = scalar(c, f[0].value, "apiVersion", &s);
 	if (r == 0 && strcmp(s, BOARD_API_VERSION) != 0)
-		r = fail_at(c, f[0].value, "apiVersion", "expected " BOARD_API_VERSION
-			    ", got \"%.64s\"", s);
+		r = fail_at(c, f[0].value, "apiVersion",
+			    "expected " BOARD_API_VERSION ", got \"%.64s\"", s);
 	if (r == 0)
 		r = scalar(c, f[1].value, "kind", &s);
 	if (r == 0 && strcmp(s, BOARD_KIND) != 0)
@@ -854,8 +879,9 @@ static int check_flow_depth(struct ctx *c, const char *buf, size_t len)
 			quote = ch;
 		else if ((ch == '[' || ch == '{') && ++depth > BOARD_MAX_FLOW_DEPTH) {
 			if (c->err && c->errlen)
-				snprintf(c->err, c->errlen, "%s:%zu:%zu: nested deeper than %d levels",
-					 c->file, line, col, BOARD_MAX_FLOW_DEPTH);
+				snprintf(c->err, c->errlen,
+					 "%s:%zu:%zu: nested deeper than %d levels", c->file, line,
+					 col, BOARD_MAX_FLOW_DEPTH);
 			return -EINVAL;
 		} else if ((ch == ']' || ch == '}') && depth > 0)
 			depth--;
@@ -867,15 +893,14 @@ static int check_flow_depth(struct ctx *c, const char *buf, size_t len)
 static int yaml_error(struct ctx *c, const yaml_parser_t *p)
 {
 	if (c->err && c->errlen)
-		snprintf(c->err, c->errlen, "%s:%zu:%zu: %s%s%s", c->file,
-			 p->problem_mark.line + 1, p->problem_mark.column + 1,
-			 p->problem ? p->problem : "YAML error", p->context ? " " : "",
-			 p->context ? p->context : "");
+		snprintf(c->err, c->errlen, "%s:%zu:%zu: %s%s%s", c->file, p->problem_mark.line + 1,
+			 p->problem_mark.column + 1, p->problem ? p->problem : "YAML error",
+			 p->context ? " " : "", p->context ? p->context : "");
 	return -EINVAL;
 }
 
-int topo_board_load_buffer(struct topo_board *board, const char *name, const char *buf,
-			   size_t len, char *err, size_t errlen)
+int topo_board_load_buffer(struct topo_board *board, const char *name, const char *buf, size_t len,
+			   char *err, size_t errlen)
 {
 	struct topo_board scratch = {.torus_level = -1};
 	yaml_parser_t parser;

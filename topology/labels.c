@@ -31,7 +31,8 @@ static bool is_name_char(char c)
 	return is_alnum(c) || c == '-' || c == '_' || c == '.';
 }
 
-static void say(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void say(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
@@ -97,7 +98,7 @@ static bool qualified_name_valid_n(const char *s, size_t n)
 }
 
 #define NAME_RULE                                                                                  \
-	"must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "  \
+	"must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "   \
 	"an alphanumeric character (e.g. 'MyName', 'my.name' or '123-abc')"
 
 bool topo_label_key_valid(const char *key, char *why, size_t whylen)
@@ -112,8 +113,9 @@ bool topo_label_key_valid(const char *key, char *why, size_t whylen)
 	slash = strchr(key, '/');
 	name = slash ? slash + 1 : key;
 	if (slash && strchr(name, '/')) {
-		say(why, whylen, "label key must be a name with an optional DNS subdomain prefix and "
-				 "'/' (e.g. 'example.com/MyName')");
+		say(why, whylen,
+		    "label key must be a name with an optional DNS subdomain prefix and "
+		    "'/' (e.g. 'example.com/MyName')");
 		return false;
 	}
 	if (slash) {
@@ -132,8 +134,9 @@ bool topo_label_key_valid(const char *key, char *why, size_t whylen)
 		memcpy(prefix, key, plen);
 		prefix[plen] = '\0';
 		if (!topo_dns_subdomain_valid(prefix)) {
-			say(why, whylen, "label key prefix part must be a lowercase RFC 1123 subdomain "
-					 "(e.g. 'example.com')");
+			say(why, whylen,
+			    "label key prefix part must be a lowercase RFC 1123 subdomain "
+			    "(e.g. 'example.com')");
 			return false;
 		}
 	}

@@ -35,12 +35,12 @@ struct topo_occ {
 	bool has_block;
 	struct topo_shape block, bgrid; /* cells per block, blocks per axis */
 	int64_t ncells, nblocks, nbusy;
-	int32_t *count;	 /* users per cell */
-	int32_t *bbusy;	 /* busy cells per block */
-	int sx, sy, sz;	 /* summed-area table dimensions (extended grid + 1) */
+	int32_t *count; /* users per cell */
+	int32_t *bbusy; /* busy cells per block */
+	int sx, sy, sz; /* summed-area table dimensions (extended grid + 1) */
 	int32_t *sat;
 	int *seg[TOPO_DIMS][2]; /* per axis: blocks a box meets, cells in each */
-	bool stale;	 /* the table lags the counts */
+	bool stale;		/* the table lags the counts */
 	uint64_t version;
 	/* the largest free box, valid while lfb_version == version */
 	bool lfb_ok;
@@ -128,8 +128,8 @@ void topo_occ_free(struct topo_occ *o)
 
 struct topo_occ *topo_occ_dup(const struct topo_occ *src)
 {
-	struct topo_occ *o = topo_occ_new(&src->grid, src->has_block ? &src->block : NULL,
-					  src->wrap);
+	struct topo_occ *o =
+	    topo_occ_new(&src->grid, src->has_block ? &src->block : NULL, src->wrap);
 
 	if (!o)
 		return NULL;
@@ -205,8 +205,8 @@ static void sat_fill(const struct topo_occ *o, int32_t *s)
 	for (int z = 1; z < o->sz; z++) {
 		memset(s + sat_at(o, 0, 0, z), 0, (size_t)o->sx * sizeof(int32_t));
 		for (int y = 1; y < o->sy; y++) {
-			const int32_t *row = o->count + cell_index(&o->grid, 0, (y - 1) % gy,
-								   (z - 1) % gz);
+			const int32_t *row =
+			    o->count + cell_index(&o->grid, 0, (y - 1) % gy, (z - 1) % gz);
 			int32_t *p = s + sat_at(o, 0, y, z);
 			const int32_t *py = s + sat_at(o, 0, y - 1, z);
 			const int32_t *pz = s + sat_at(o, 0, y, z - 1);
@@ -315,7 +315,7 @@ static int axis_segments(const struct topo_occ *o, const struct topo_box *b, int
 
 		if (n && blk[0] == k) {
 			len[0] += l; /* wrapped back into the first block */
-		} else { /* each other block once: n stays within bgrid */
+		} else {	     /* each other block once: n stays within bgrid */
 			blk[n] = k;
 			len[n++] = l;
 		}
@@ -381,8 +381,8 @@ static void search_extent(struct search *s, const struct topo_shape *e)
 	struct topo_box b = {.ext = *e};
 
 	for (int a = 0; a < TOPO_DIMS; a++)
-		lim[a] = o->wrap ? (e->dim[a] == g->dim[a] ? 1 : g->dim[a])
-				 : g->dim[a] - e->dim[a] + 1;
+		lim[a] =
+		    o->wrap ? (e->dim[a] == g->dim[a] ? 1 : g->dim[a]) : g->dim[a] - e->dim[a] + 1;
 	for (int z = 0; z < lim[2]; z++)
 		for (int y = 0; y < lim[1]; y++) {
 			/* the far corner's row, without a division per origin */
@@ -582,7 +582,8 @@ int topo_occ_check(const struct topo_occ *o, char *why, size_t whylen)
 		struct topo_coord c;
 
 		if (o->count[i] < 0) {
-			r = fail(why, whylen, "cell %lld has a negative count %lld", i, o->count[i]);
+			r = fail(why, whylen, "cell %lld has a negative count %lld", i,
+				 o->count[i]);
 			break;
 		}
 		topo_coord_of_index(&o->grid, i, &c);

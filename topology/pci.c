@@ -14,11 +14,7 @@ static const struct {
 	unsigned id;
 	const char *name;
 } vendor_names[] = {
-	{ 0x10de, "nvidia" },
-	{ 0x1002, "amd" },
-	{ 0x1022, "amd" },
-	{ 0x1ae0, "google" },
-	{ 0x8086, "intel" },
+    {0x10de, "nvidia"}, {0x1002, "amd"}, {0x1022, "amd"}, {0x1ae0, "google"}, {0x8086, "intel"},
 };
 
 const char *topo_pci_vendor_label(unsigned vendor, char buf[TOPO_PCI_VENDOR_LABEL_MAX])

@@ -30,15 +30,15 @@
 
 struct suffix {
 	const char *text;
-	int exp10;      /* decimal exponent of the suffix */
-	int pow1024;    /* binary exponent (power of 1024) */
+	int exp10;   /* decimal exponent of the suffix */
+	int pow1024; /* binary exponent (power of 1024) */
 };
 
 /* One table for parser and printer (longest match first for binary). */
 static const struct suffix suffixes[] = {
-	{"Ki", 0, 1}, {"Mi", 0, 2}, {"Gi", 0, 3}, {"Ti", 0, 4}, {"Pi", 0, 5}, {"Ei", 0, 6},
-	{"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0}, {"", 0, 0},  {"k", 3, 0},  {"M", 6, 0},
-	{"G", 9, 0},  {"T", 12, 0}, {"P", 15, 0}, {"E", 18, 0},
+    {"Ki", 0, 1}, {"Mi", 0, 2}, {"Gi", 0, 3}, {"Ti", 0, 4}, {"Pi", 0, 5}, {"Ei", 0, 6},
+    {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0}, {"", 0, 0},   {"k", 3, 0},  {"M", 6, 0},
+    {"G", 9, 0},  {"T", 12, 0}, {"P", 15, 0}, {"E", 18, 0},
 };
 
 static const struct suffix *suffix_lookup(const char *s)

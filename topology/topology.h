@@ -243,8 +243,7 @@ uint64_t topo_occ_version(const struct topo_occ *occ);
 /* Busy cells inside a box (wrapping where allowed); -EINVAL for a bad box. */
 int64_t topo_occ_box_busy(struct topo_occ *occ, const struct topo_box *box);
 /* The placement rank of a free box (its cells must be free). */
-void topo_occ_box_rank(struct topo_occ *occ, const struct topo_box *box,
-		       struct topo_box_rank *ret);
+void topo_occ_box_rank(struct topo_occ *occ, const struct topo_box *box, struct topo_box_rank *ret);
 /* -1, 0, 1: a ranks better, the same, worse than b. */
 int topo_box_rank_cmp(const struct topo_box_rank *a, const struct topo_box_rank *b);
 
@@ -307,8 +306,8 @@ void topo_board_free(struct topo_board *board);
  * A failed load leaves the board as it was.
  */
 int topo_board_load_file(struct topo_board *board, const char *path, char *err, size_t errlen);
-int topo_board_load_buffer(struct topo_board *board, const char *name, const char *buf,
-			   size_t len, char *err, size_t errlen);
+int topo_board_load_buffer(struct topo_board *board, const char *name, const char *buf, size_t len,
+			   char *err, size_t errlen);
 
 const char *topo_board_name(const struct topo_board *board);
 const char *topo_board_description(const struct topo_board *board);
@@ -369,7 +368,7 @@ struct topo_host {
 	int64_t index;
 	char name[TOPO_LABEL_NAME_MAX + 1];
 	struct topo_coord coord; /* host coordinates in chip units; zero without torus */
-	char coords[48];         /* label value, e.g. "4.0.12" */
+	char coords[48];	 /* label value, e.g. "4.0.12" */
 	char domain[TOPO_BOARD_MAX_LEVELS][TOPO_LABEL_NAME_MAX + 1]; /* per level */
 };
 
@@ -394,8 +393,8 @@ int topo_board_host(const struct topo_board *board, int superslices, int64_t ind
  * wired (edge of a torus without wraparound, board without ICI), -ERANGE when
  * host is past the end.
  */
-int topo_board_ici_peer(const struct topo_board *board, int superslices, int64_t host,
-			size_t port, int64_t *ret_peer_host, size_t *ret_peer_port);
+int topo_board_ici_peer(const struct topo_board *board, int superslices, int64_t host, size_t port,
+			int64_t *ret_peer_host, size_t *ret_peer_port);
 
 /* A node label (key is a static string). */
 struct topo_label {

@@ -122,8 +122,8 @@ int topo_slice_rotations(const struct topo_shape *slice, const struct topo_shape
 		for (int a = 0; a < TOPO_DIMS; a++) {
 			r.axis[a] = perms[p][a];
 			r.ext.dim[a] = slice->dim[perms[p][a]];
-			ok = ok && r.ext.dim[a] <= torus->dim[a] &&
-			     r.ext.dim[a] % host->dim[a] == 0;
+			ok =
+			    ok && r.ext.dim[a] <= torus->dim[a] && r.ext.dim[a] % host->dim[a] == 0;
 		}
 		for (int k = 0; ok && k < n; k++)
 			dup = dup || memcmp(&ret[k].ext, &r.ext, sizeof(r.ext)) == 0;

@@ -53,8 +53,8 @@ bool pk_field_string(const json_t *parent, const char *key, struct pk_path *p,
 		     struct pk_errors *errs, const char **ret);
 bool pk_field_int32(const json_t *parent, const char *key, struct pk_path *p,
 		    struct pk_errors *errs, bool *ret_has, int32_t *ret);
-bool pk_field_bool(const json_t *parent, const char *key, struct pk_path *p,
-		   struct pk_errors *errs, bool *ret);
+bool pk_field_bool(const json_t *parent, const char *key, struct pk_path *p, struct pk_errors *errs,
+		   bool *ret);
 /* The object (or list) at key, NULL when absent, null or of the wrong type. */
 json_t *pk_field_object(const json_t *parent, const char *key, struct pk_path *p,
 			struct pk_errors *errs);

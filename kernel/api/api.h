@@ -24,8 +24,8 @@
 
 /* ---- limits for hostile input ------------------------------------------ */
 #define PK_MAX_INPUT_BYTES (3 * 1024 * 1024) /* one API request body, like kube-apiserver */
-#define PK_MAX_DEPTH 64                      /* nesting of maps/lists */
-#define PK_MAX_OBJECTS 100000                /* objects in one request body */
+#define PK_MAX_DEPTH 64			     /* nesting of maps/lists */
+#define PK_MAX_OBJECTS 100000		     /* objects in one request body */
 /*
  * Files (podctl -f) hold whole clusters: a dump of 65,536 Nodes is about
  * 55 MB of JSON.  Their default limit is PK_MAX_FILE_BYTES; a caller may set
@@ -55,7 +55,7 @@ struct pk_errors {
 };
 /* Append "fmt..." (printf-style).  Messages read "path: what: detail". */
 void pk_errors_add(struct pk_errors *errs, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void pk_errors_clear(struct pk_errors *errs); /* frees messages, keeps struct */
 /* Print each message on its own line, prefixed by prefix (e.g. file name). */
 void pk_errors_print(const struct pk_errors *errs, FILE *f, const char *prefix);
@@ -93,10 +93,10 @@ bool pk_kind_namespaced(enum pk_kind kind);
  * (pk is PK_KIND_UNKNOWN for them).
  */
 struct pk_type {
-	const char *kind;        /* "Pod" */
-	const char *plural;      /* "pods" */
-	const char *group;       /* "" for the core group */
-	const char *version;     /* "v1" */
+	const char *kind;	 /* "Pod" */
+	const char *plural;	 /* "pods" */
+	const char *group;	 /* "" for the core group */
+	const char *version;	 /* "v1" */
 	const char *api_version; /* "v1", "scheduling.k8s.io/v1alpha3": group/version */
 	const char *short_names; /* comma-separated, "" if none */
 	bool namespaced;
@@ -132,11 +132,11 @@ int pk_read_file_max(const char *path, size_t max_bytes, json_t **ret_objects, c
 		     size_t errlen);
 /* Parse a size such as "300Mi", "1Gi" or "5000000" (bytes, at least 1). */
 int pk_parse_size(const char *s, size_t *ret_bytes);
-int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_objects,
-		   char *err, size_t errlen);
+int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_objects, char *err,
+		   size_t errlen);
 /* One document (a request body) into one value, YAML or JSON. */
-int pk_parse_document(const char *name, const char *buf, size_t len, json_t **ret_value,
-		      char *err, size_t errlen);
+int pk_parse_document(const char *name, const char *buf, size_t len, json_t **ret_value, char *err,
+		      size_t errlen);
 
 /* Write one value as JSON (indented, newline-terminated) or YAML. */
 int pk_write(FILE *f, const json_t *value, enum pk_format fmt);
@@ -211,7 +211,7 @@ struct pk_meta {
 	const char *namespace; /* "default" when absent for namespaced kinds */
 	const char *uid;
 	int64_t creation; /* seconds; INT64_MIN when no creationTimestamp */
-	bool deleting;    /* metadata.deletionTimestamp set */
+	bool deleting;	  /* metadata.deletionTimestamp set */
 	struct pk_kv *labels;
 	size_t nlabels;
 };
@@ -247,11 +247,18 @@ struct pk_toleration {
 	enum pk_taint_effect effect;
 };
 
-enum pk_selector_op { PK_SEL_IN, PK_SEL_NOT_IN, PK_SEL_EXISTS, PK_SEL_DOES_NOT_EXIST, PK_SEL_GT, PK_SEL_LT };
+enum pk_selector_op {
+	PK_SEL_IN,
+	PK_SEL_NOT_IN,
+	PK_SEL_EXISTS,
+	PK_SEL_DOES_NOT_EXIST,
+	PK_SEL_GT,
+	PK_SEL_LT
+};
 
 struct pk_selector_req {
 	const char *key; /* label key; "metadata.name" when field is true */
-	bool field;      /* from matchFields: compare with the node's name, not a label */
+	bool field;	 /* from matchFields: compare with the node's name, not a label */
 	enum pk_selector_op op;
 	const char **values;
 	size_t nvalues;
@@ -266,8 +273,8 @@ struct pk_selector_term {
 struct pk_pod {
 	json_t *raw;
 	struct pk_meta meta;
-	const char *pod_group;  /* spec.schedulingGroup.podGroupName or NULL */
-	const char *node_name;  /* spec.nodeName or NULL (pending) */
+	const char *pod_group; /* spec.schedulingGroup.podGroupName or NULL */
+	const char *node_name; /* spec.nodeName or NULL (pending) */
 	struct pk_kv *node_selector;
 	size_t nnode_selector;
 	struct pk_selector_term *affinity; /* required node affinity terms */
@@ -276,7 +283,7 @@ struct pk_pod {
 	size_t ntolerations;
 	bool has_priority;
 	int32_t priority;
-	const char *priority_class; /* spec.priorityClassName */
+	const char *priority_class;   /* spec.priorityClassName */
 	struct pk_resource *requests; /* summed over containers; "pods" not included */
 	size_t nrequests;
 };
@@ -294,7 +301,7 @@ enum pk_disruption { PK_DISRUPTION_SINGLE, PK_DISRUPTION_ALL };
 /* What PodGroups and CompositePodGroups (and their templates) share. */
 struct pk_group_spec {
 	enum pk_policy policy;
-	int32_t min_count;       /* gang: minCount / minGroupCount; basic: 0 */
+	int32_t min_count;	  /* gang: minCount / minGroupCount; basic: 0 */
 	const char *topology_key; /* schedulingConstraints.topology[0].key (or .level) */
 	enum pk_disruption disruption;
 	bool has_priority;
@@ -308,7 +315,7 @@ struct pk_group {
 	struct pk_meta meta;
 	const char *workload_name; /* spec.workloadRef.workloadName */
 	const char *template_name; /* spec.workloadRef.templateName */
-	const char *parent;        /* spec.parentCompositePodGroupName */
+	const char *parent;	   /* spec.parentCompositePodGroupName */
 	struct pk_group_spec spec;
 	/* metadata.annotations[scheduling.podkernel.dev/slice-shape], "AxBxC" in chips */
 	const char *slice_shape;
@@ -337,8 +344,7 @@ struct pk_workload {
  */
 int pk_node_decode(json_t *obj, struct pk_node **ret, struct pk_errors *errs);
 int pk_pod_decode(json_t *obj, struct pk_pod **ret, struct pk_errors *errs);
-int pk_priority_class_decode(json_t *obj, struct pk_priority_class **ret,
-			     struct pk_errors *errs);
+int pk_priority_class_decode(json_t *obj, struct pk_priority_class **ret, struct pk_errors *errs);
 int pk_group_decode(json_t *obj, struct pk_group **ret, struct pk_errors *errs);
 int pk_workload_decode(json_t *obj, struct pk_workload **ret, struct pk_errors *errs);
 void pk_node_free(struct pk_node *node);

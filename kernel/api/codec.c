@@ -32,11 +32,11 @@
 #define PK_MAX_ALIAS_NODES 100000
 
 struct frame {
-	json_t *node;    /* object or array being filled */
-	char *key;       /* mapping: key waiting for its value */
-	bool merge_key;  /* the waiting key is a plain "<<" */
-	json_t *merged;  /* mapping: keys that came from "<<" (may be overridden) */
-	char *anchor;    /* recorded when the collection closes */
+	json_t *node;	/* object or array being filled */
+	char *key;	/* mapping: key waiting for its value */
+	bool merge_key; /* the waiting key is a plain "<<" */
+	json_t *merged; /* mapping: keys that came from "<<" (may be overridden) */
+	char *anchor;	/* recorded when the collection closes */
 	yaml_mark_t mark;
 };
 
@@ -59,7 +59,7 @@ struct reader {
 };
 
 static int fail_at(struct reader *r, size_t line, size_t col, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int fail_at(struct reader *r, size_t line, size_t col, const char *fmt, ...)
 {
@@ -155,9 +155,9 @@ static int integer_or_real(const char *text, int base, json_t **ret_value)
 
 static int scalar_value(const char *s, size_t len, json_t **ret_value)
 {
-	static const char *const nulls[] = { "", "~", "null", "Null", "NULL", NULL };
-	static const char *const trues[] = { "true", "True", "TRUE", NULL };
-	static const char *const falses[] = { "false", "False", "FALSE", NULL };
+	static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
+	static const char *const trues[] = {"true", "True", "TRUE", NULL};
+	static const char *const falses[] = {"false", "False", "FALSE", NULL};
 	char buf[64];
 
 	if (memchr(s, '\0', len))
@@ -202,9 +202,9 @@ int pk_scalar_resolve(const char *s, size_t len, json_t **ret_value)
 
 bool pk_scalar_needs_quotes(const char *s, size_t len)
 {
-	static const char *const yaml11[] = { "y", "Y", "yes", "Yes", "YES", "n", "N", "no",
-					      "No", "NO", "on", "On", "ON", "off", "Off", "OFF",
-					      NULL };
+	static const char *const yaml11[] = {"y",  "Y",	  "yes", "Yes", "YES", "n",
+					     "N",  "no",  "No",	 "NO",	"on",  "On",
+					     "ON", "off", "Off", "OFF", NULL};
 	json_t *v;
 	bool quote;
 
@@ -273,13 +273,15 @@ static size_t tree_size(const json_t *v, int *ret_depth)
 	json_t *child;
 
 	if (json_is_object(v)) {
-		json_object_foreach((json_t *)v, k, child) {
+		json_object_foreach((json_t *)v, k, child)
+		{
 			n += tree_size(child, &d);
 			depth = d > depth ? d : depth;
 		}
 		depth++;
 	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, child) {
+		json_array_foreach(v, i, child)
+		{
 			n += tree_size(child, &d);
 			depth = d > depth ? d : depth;
 		}
@@ -300,10 +302,12 @@ static int merge_into(struct reader *r, struct frame *f, json_t *src, yaml_mark_
 		return fail_mark(r, mark, "merge key \"<<\" needs a mapping or a list of mappings");
 	if (!f->merged && !(f->merged = json_object()))
 		return -ENOMEM;
-	json_object_foreach(src, k, v) {
+	json_object_foreach(src, k, v)
+	{
 		if (json_object_get(f->node, k))
 			continue;
-		if (json_object_set(f->node, k, v) < 0 || json_object_set(f->merged, k, json_null()) < 0)
+		if (json_object_set(f->node, k, v) < 0 ||
+		    json_object_set(f->merged, k, json_null()) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -330,9 +334,8 @@ static int attach(struct reader *r, json_t *value, yaml_mark_t mark)
 			size_t i;
 			json_t *item;
 
-			json_array_foreach(value, i, item)
-				if ((ret = merge_into(r, f, item, mark)) < 0)
-					break;
+			json_array_foreach(
+			    value, i, item) if ((ret = merge_into(r, f, item, mark)) < 0) break;
 		} else {
 			ret = merge_into(r, f, value, mark);
 		}
@@ -418,8 +421,8 @@ static int on_alias(struct reader *r, const yaml_event_t *ev)
 		return fail_mark(r, ev->start_mark, "aliases cannot be mapping keys");
 	n = tree_size(target, &depth);
 	if (n > r->alias_budget)
-		return fail_mark(r, ev->start_mark,
-				 "aliases expand to more than %d nodes", PK_MAX_ALIAS_NODES);
+		return fail_mark(r, ev->start_mark, "aliases expand to more than %d nodes",
+				 PK_MAX_ALIAS_NODES);
 	if (r->depth + depth > PK_MAX_DEPTH)
 		return fail_mark(r, ev->start_mark, "nesting deeper than %d levels", PK_MAX_DEPTH);
 	r->alias_budget -= n;
@@ -428,8 +431,8 @@ static int on_alias(struct reader *r, const yaml_event_t *ev)
 
 static int on_collection_start(struct reader *r, const yaml_event_t *ev, bool mapping)
 {
-	const yaml_char_t *anchor = mapping ? ev->data.mapping_start.anchor
-					    : ev->data.sequence_start.anchor;
+	const yaml_char_t *anchor =
+	    mapping ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor;
 	struct frame *f;
 
 	if (waiting_for_key(r))
@@ -479,14 +482,20 @@ static int on_collection_end(struct reader *r)
 static const char *type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "a mapping";
-	case JSON_ARRAY: return "a list";
-	case JSON_STRING: return "a string";
+	case JSON_OBJECT:
+		return "a mapping";
+	case JSON_ARRAY:
+		return "a list";
+	case JSON_STRING:
+		return "a string";
 	case JSON_INTEGER:
-	case JSON_REAL: return "a number";
+	case JSON_REAL:
+		return "a number";
 	case JSON_TRUE:
-	case JSON_FALSE: return "a bool";
-	default: return "null";
+	case JSON_FALSE:
+		return "a bool";
+	default:
+		return "null";
 	}
 }
 
@@ -518,7 +527,8 @@ static int collect(struct reader *r, json_t *out, json_t *obj, size_t line, size
 		return fail_at(r, line, col, "items: expected a list, found %s", type_name(items));
 	if (depth >= PK_MAX_DEPTH)
 		return fail_at(r, line, col, "Lists nested too deeply");
-	json_array_foreach(items, i, item) {
+	json_array_foreach(items, i, item)
+	{
 		if (!json_is_object(item))
 			return fail_at(r, line, col, "items[%zu]: expected an object, found %s", i,
 				       type_name(item));
@@ -537,7 +547,8 @@ static int parser_error(struct reader *r, const yaml_parser_t *p)
 	if (p->context)
 		return fail_at(r, m->line + 1, m->column + 1, "%s %s",
 			       p->problem ? p->problem : "invalid YAML", p->context);
-	return fail_at(r, m->line + 1, m->column + 1, "%s", p->problem ? p->problem : "invalid YAML");
+	return fail_at(r, m->line + 1, m->column + 1, "%s",
+		       p->problem ? p->problem : "invalid YAML");
 }
 
 static void reader_clear(struct reader *r)
@@ -562,7 +573,7 @@ static int read_yaml(struct reader *r, const char *buf, size_t len, json_t *out,
 {
 	yaml_parser_t parser;
 	yaml_event_t ev;
-	yaml_mark_t doc_mark = { 0 };
+	yaml_mark_t doc_mark = {0};
 	size_t ndocs = 0;
 	bool done = false;
 	int ret = 0;
@@ -661,9 +672,11 @@ static int read_json(struct reader *r, const char *buf, size_t len, json_t *out,
 		size_t line, col;
 		int depth, ret;
 
-		v = json_loadb(buf + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
+		v = json_loadb(buf + off, len - off,
+			       JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
 		if (!v) {
-			offset_to_line(buf, off + (jerr.position > 0 ? (size_t)jerr.position - 1 : 0),
+			offset_to_line(buf,
+				       off + (jerr.position > 0 ? (size_t)jerr.position - 1 : 0),
 				       &line, &col);
 			return fail_at(r, line, col, "%s", jerr.text);
 		}
@@ -755,8 +768,10 @@ static int too_big(struct reader *r, size_t max_bytes)
 static int read_any(const char *name, const char *buf, size_t len, json_t *out, bool one_doc,
 		    json_t **ret_single, char *err, size_t errlen)
 {
-	struct reader r = { .name = name ? name : "<input>", .err = err, .errlen = errlen,
-			    .max_objects = PK_MAX_OBJECTS };
+	struct reader r = {.name = name ? name : "<input>",
+			   .err = err,
+			   .errlen = errlen,
+			   .max_objects = PK_MAX_OBJECTS};
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -769,8 +784,8 @@ static int read_any(const char *name, const char *buf, size_t len, json_t *out, 
 	return read_input(&r, buf, len, out, one_doc, ret_single);
 }
 
-int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_objects,
-		   char *err, size_t errlen)
+int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_objects, char *err,
+		   size_t errlen)
 {
 	json_t *out = json_array();
 	int ret;
@@ -786,8 +801,8 @@ int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_o
 	return 0;
 }
 
-int pk_parse_document(const char *name, const char *buf, size_t len, json_t **ret_value,
-		      char *err, size_t errlen)
+int pk_parse_document(const char *name, const char *buf, size_t len, json_t **ret_value, char *err,
+		      size_t errlen)
 {
 	json_t *value = NULL;
 	int ret;
@@ -798,7 +813,7 @@ int pk_parse_document(const char *name, const char *buf, size_t len, json_t **re
 		return ret;
 	}
 	if (!value) {
-		struct reader r = { .name = name ? name : "<input>", .err = err, .errlen = errlen };
+		struct reader r = {.name = name ? name : "<input>", .err = err, .errlen = errlen};
 
 		return fail_at(&r, 1, 1, "empty document");
 	}
@@ -854,7 +869,7 @@ int pk_read_file_max(const char *path, size_t max_bytes, json_t **ret_objects, c
 {
 	bool is_stdin = strcmp(path, "-") == 0;
 	const char *name = is_stdin ? "<stdin>" : path;
-	struct reader r = { .name = name, .err = err, .errlen = errlen };
+	struct reader r = {.name = name, .err = err, .errlen = errlen};
 	struct stat st = {0};
 	json_t *out;
 	char *buf = NULL;
@@ -893,7 +908,8 @@ int pk_read_file_max(const char *path, size_t max_bytes, json_t **ret_objects, c
 		return too_big(&r, max_bytes);
 	if (ret < 0) {
 		if (err && errlen)
-			snprintf(err, errlen, "%s: %s", name, ret == -EIO ? "read error" : strerror(-ret));
+			snprintf(err, errlen, "%s: %s", name,
+				 ret == -EIO ? "read error" : strerror(-ret));
 		return ret;
 	}
 	out = json_array();

@@ -34,13 +34,15 @@ static int union_member(const json_t *u, const char *a, const char *b, struct pk
 	bool has_a = va && !json_is_null(va), has_b = vb && !json_is_null(vb);
 
 	if (has_a && has_b) {
-		pk_errors_add(errs, "%s: Invalid value: \"{%s, %s}\": must specify exactly one of: "
-				    "`%s`, `%s`", p->s, a, b, a, b);
+		pk_errors_add(errs,
+			      "%s: Invalid value: \"{%s, %s}\": must specify exactly one of: "
+			      "`%s`, `%s`",
+			      p->s, a, b, a, b);
 		return -1;
 	}
 	if (!has_a && !has_b) {
-		pk_errors_add(errs, "%s: Invalid value: \"\": must specify one of: `%s`, `%s`", p->s,
-			      a, b);
+		pk_errors_add(errs, "%s: Invalid value: \"\": must specify one of: `%s`, `%s`",
+			      p->s, a, b);
 		return -1;
 	}
 	if (!json_is_object(has_a ? va : vb)) {
@@ -81,8 +83,8 @@ static void policy_decode(const json_t *spec, bool composite, struct pk_path *p,
 	if (!has)
 		pk_errors_add(errs, "%s: Required value", p->s);
 	else if (min < 1)
-		pk_errors_add(errs, "%s: Invalid value: %d: must be greater than or equal to 1", p->s,
-			      min);
+		pk_errors_add(errs, "%s: Invalid value: %d: must be greater than or equal to 1",
+			      p->s, min);
 	else
 		gs->min_count = min;
 out:
@@ -108,8 +110,10 @@ static void topology_item_decode(json_t *item, struct pk_path *p, struct pk_erro
 		return;
 	if (level && key && strcmp(level, key) != 0) {
 		old = pk_path_key(p, "level");
-		pk_errors_add(errs, "%s: Invalid value: \"%s\": must equal `key` (\"%s\"); `level` "
-				    "is another name for `key`", p->s, level, key);
+		pk_errors_add(errs,
+			      "%s: Invalid value: \"%s\": must equal `key` (\"%s\"); `level` "
+			      "is another name for `key`",
+			      p->s, level, key);
 		pk_path_pop(p, old);
 		return;
 	}
@@ -180,9 +184,8 @@ static void group_spec_decode(const json_t *spec, bool composite, struct pk_path
 /* The slice-shape annotation (a string; its syntax is validation's business). */
 static void slice_decode(const json_t *obj, struct pk_errors *errs, const char **ret)
 {
-	const json_t *v = json_object_get(json_object_get(json_object_get(obj, "metadata"),
-							  "annotations"),
-					  TOPO_ANN_SLICE_SHAPE);
+	const json_t *v = json_object_get(
+	    json_object_get(json_object_get(obj, "metadata"), "annotations"), TOPO_ANN_SLICE_SHAPE);
 	char text[96];
 
 	if (!v)
@@ -190,15 +193,16 @@ static void slice_decode(const json_t *obj, struct pk_errors *errs, const char *
 	if (json_is_string(v))
 		*ret = json_string_value(v);
 	else
-		pk_errors_add(errs, "metadata.annotations[" TOPO_ANN_SLICE_SHAPE "]: Invalid "
-				    "value: %s: must be a string",
+		pk_errors_add(errs,
+			      "metadata.annotations[" TOPO_ANN_SLICE_SHAPE "]: Invalid "
+			      "value: %s: must be a string",
 			      pk_value_text(v, text, sizeof(text)));
 }
 
 struct pk_group *pk_group_decode_partial(json_t *obj, struct pk_errors *errs)
 {
 	struct pk_group *g = calloc(1, sizeof(*g));
-	struct pk_path p = { 0 };
+	struct pk_path p = {0};
 	json_t *spec, *ref;
 	size_t old;
 
@@ -210,8 +214,10 @@ struct pk_group *pk_group_decode_partial(json_t *obj, struct pk_errors *errs)
 	if (g->kind != PK_KIND_POD_GROUP && g->kind != PK_KIND_COMPOSITE_POD_GROUP) {
 		const char *kind = json_string_value(json_object_get(obj, "kind"));
 
-		pk_errors_add(errs, "kind: Unsupported value: \"%s\": supported values: "
-				    "\"CompositePodGroup\", \"PodGroup\"", kind ? kind : "");
+		pk_errors_add(errs,
+			      "kind: Unsupported value: \"%s\": supported values: "
+			      "\"CompositePodGroup\", \"PodGroup\"",
+			      kind ? kind : "");
 		g->kind = PK_KIND_POD_GROUP;
 	}
 	if (pk_meta_decode(obj, g->kind, &g->meta, errs) < 0) {
@@ -270,8 +276,8 @@ static int templates_decode(const json_t *parent, struct pk_path *p, struct pk_e
 			    int depth, struct pk_template **ret_tpl, size_t *ret_n)
 {
 	json_t *lists[2] = {
-		pk_field_array(parent, "compositePodGroupTemplates", p, errs),
-		pk_field_array(parent, "podGroupTemplates", p, errs),
+	    pk_field_array(parent, "compositePodGroupTemplates", p, errs),
+	    pk_field_array(parent, "podGroupTemplates", p, errs),
 	};
 	size_t n = json_array_size(lists[0]) + json_array_size(lists[1]), k = 0;
 	int ret = 0;
@@ -312,7 +318,7 @@ static void templates_free(struct pk_template *t, size_t n)
 struct pk_workload *pk_workload_decode_partial(json_t *obj, struct pk_errors *errs)
 {
 	struct pk_workload *w = calloc(1, sizeof(*w));
-	struct pk_path p = { 0 };
+	struct pk_path p = {0};
 	json_t *spec;
 
 	if (!w)

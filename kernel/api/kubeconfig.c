@@ -113,39 +113,39 @@ struct field_rule {
 };
 
 static const struct field_rule cluster_fields[] = {
-	{ "server", JSON_STRING },
-	{ "certificate-authority", JSON_STRING },
-	{ "certificate-authority-data", JSON_STRING },
-	{ "insecure-skip-tls-verify", JSON_TRUE },
-	{ "tls-server-name", JSON_STRING },
-	{ "proxy-url", JSON_STRING },
-	{ "disable-compression", JSON_TRUE },
-	{ "extensions", JSON_ARRAY },
-	{ NULL, 0 },
+    {"server", JSON_STRING},
+    {"certificate-authority", JSON_STRING},
+    {"certificate-authority-data", JSON_STRING},
+    {"insecure-skip-tls-verify", JSON_TRUE},
+    {"tls-server-name", JSON_STRING},
+    {"proxy-url", JSON_STRING},
+    {"disable-compression", JSON_TRUE},
+    {"extensions", JSON_ARRAY},
+    {NULL, 0},
 };
 
 static const struct field_rule user_fields[] = {
-	{ "token", JSON_STRING },
-	{ "tokenFile", JSON_STRING },
-	{ "client-certificate", JSON_STRING },
-	{ "client-certificate-data", JSON_STRING },
-	{ "client-key", JSON_STRING },
-	{ "client-key-data", JSON_STRING },
-	{ "username", JSON_STRING },
-	{ "password", JSON_STRING },
-	{ "as", JSON_STRING },
-	{ "exec", JSON_OBJECT },
-	{ "auth-provider", JSON_OBJECT },
-	{ "extensions", JSON_ARRAY },
-	{ NULL, 0 },
+    {"token", JSON_STRING},
+    {"tokenFile", JSON_STRING},
+    {"client-certificate", JSON_STRING},
+    {"client-certificate-data", JSON_STRING},
+    {"client-key", JSON_STRING},
+    {"client-key-data", JSON_STRING},
+    {"username", JSON_STRING},
+    {"password", JSON_STRING},
+    {"as", JSON_STRING},
+    {"exec", JSON_OBJECT},
+    {"auth-provider", JSON_OBJECT},
+    {"extensions", JSON_ARRAY},
+    {NULL, 0},
 };
 
 static const struct field_rule context_fields[] = {
-	{ "cluster", JSON_STRING },
-	{ "user", JSON_STRING },
-	{ "namespace", JSON_STRING },
-	{ "extensions", JSON_ARRAY },
-	{ NULL, 0 },
+    {"cluster", JSON_STRING},
+    {"user", JSON_STRING},
+    {"namespace", JSON_STRING},
+    {"extensions", JSON_ARRAY},
+    {NULL, 0},
 };
 
 static bool type_ok(const json_t *v, json_type want)
@@ -160,10 +160,14 @@ static bool type_ok(const json_t *v, json_type want)
 static const char *type_word(json_type t)
 {
 	switch (t) {
-	case JSON_STRING: return "a string";
-	case JSON_TRUE: return "true or false";
-	case JSON_OBJECT: return "a mapping";
-	default: return "a list";
+	case JSON_STRING:
+		return "a string";
+	case JSON_TRUE:
+		return "true or false";
+	case JSON_OBJECT:
+		return "a mapping";
+	default:
+		return "a list";
 	}
 }
 
@@ -205,7 +209,8 @@ static int read_list(const char *file, const char *dir, const json_t *doc, const
 		snprintf(err, errlen, "%s: %s: more than %d entries", file, list, MAX_ENTRIES);
 		return -EINVAL;
 	}
-	json_array_foreach(arr, i, item) {
+	json_array_foreach(arr, i, item)
+	{
 		const char *name = json_string_value(json_object_get(item, "name"));
 		json_t *v = json_object_get(item, inner);
 
@@ -226,8 +231,8 @@ static int read_list(const char *file, const char *dir, const json_t *doc, const
 		if (json_is_object(v) && check_fields(file, path, v, rules, err, errlen) < 0)
 			return -EINVAL;
 		if (json_object_get(map, name)) {
-			snprintf(err, errlen, "%s: %s[%zu].name: Duplicate value: \"%.200s\"", file, list,
-				 i, name);
+			snprintf(err, errlen, "%s: %s[%zu].name: Duplicate value: \"%.200s\"", file,
+				 list, i, name);
 			return -EINVAL;
 		}
 		if (json_object_set_new(map, name,
@@ -337,17 +342,16 @@ int pk_kubeconfig_parse(const char *name, const char *dir, const char *text, siz
 /* Add what `from` names that `into` does not (the first file wins). */
 static int merge_into(struct pk_kubeconfig *into, const struct pk_kubeconfig *from)
 {
-	json_t *maps[3][2] = { { into->clusters, from->clusters },
-			       { into->users, from->users },
-			       { into->contexts, from->contexts } };
+	json_t *maps[3][2] = {{into->clusters, from->clusters},
+			      {into->users, from->users},
+			      {into->contexts, from->contexts}};
 	const char *key;
 	json_t *v;
 
 	for (int m = 0; m < 3; m++)
-		json_object_foreach(maps[m][1], key, v)
-			if (!json_object_get(maps[m][0], key) &&
-			    json_object_set(maps[m][0], key, v) < 0)
-				return -ENOMEM;
+		json_object_foreach(maps[m][1], key,
+				    v) if (!json_object_get(maps[m][0], key) &&
+					   json_object_set(maps[m][0], key, v) < 0) return -ENOMEM;
 	if (!into->current && from->current && !(into->current = strdup(from->current)))
 		return -ENOMEM;
 	return 0;
@@ -492,8 +496,8 @@ static int set_path(char **dst, const json_t *entry, const char *field)
 	if (p[0] == '/' || !dir || !*dir)
 		return (*dst = strdup(p)) ? 0 : -ENOMEM;
 	return asprintf(dst, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", p) < 0
-		       ? (*dst = NULL, -ENOMEM)
-		       : 0;
+		   ? (*dst = NULL, -ENOMEM)
+		   : 0;
 }
 
 static int set_data(char **dst, size_t *dst_len, const char *file, const char *path,
@@ -531,13 +535,13 @@ static int from_cluster(struct pk_kube_credentials *c, const json_t *cl, const c
 	    (r = set_data(&c->ca_data, &c->ca_data_len, "kubeconfig", path, cl,
 			  "certificate-authority-data", err, errlen)) < 0)
 		return r;
-	c->insecure = json_is_true(json_object_get(json_object_get(cl, "v"),
-						   "insecure-skip-tls-verify"));
+	c->insecure =
+	    json_is_true(json_object_get(json_object_get(cl, "v"), "insecure-skip-tls-verify"));
 	return 0;
 }
 
-static int from_user(struct pk_kube_credentials *c, const json_t *u, const char *name,
-		     char *err, size_t errlen)
+static int from_user(struct pk_kube_credentials *c, const json_t *u, const char *name, char *err,
+		     size_t errlen)
 {
 	const json_t *v = json_object_get(u, "v");
 	char path[300];
@@ -552,14 +556,15 @@ static int from_user(struct pk_kube_credentials *c, const json_t *u, const char 
 	    (r = set_str(&c->password, entry_str(u, "password"))) < 0 ||
 	    (r = set_data(&c->cert_data, &c->cert_data_len, "kubeconfig", path, u,
 			  "client-certificate-data", err, errlen)) < 0 ||
-	    (r = set_data(&c->key_data, &c->key_data_len, "kubeconfig", path, u,
-			  "client-key-data", err, errlen)) < 0)
+	    (r = set_data(&c->key_data, &c->key_data_len, "kubeconfig", path, u, "client-key-data",
+			  err, errlen)) < 0)
 		return r;
 	if (json_is_object(json_object_get(v, "exec")) ||
 	    json_is_object(json_object_get(v, "auth-provider"))) {
-		snprintf(err, errlen, "user \"%.200s\": %s credentials are not supported (use a "
-			 "token, a token file or a client certificate)", name,
-			 json_object_get(v, "exec") ? "exec plugin" : "auth-provider");
+		snprintf(err, errlen,
+			 "user \"%.200s\": %s credentials are not supported (use a "
+			 "token, a token file or a client certificate)",
+			 name, json_object_get(v, "exec") ? "exec plugin" : "auth-provider");
 		return -ENOTSUP;
 	}
 	return 0;
@@ -570,8 +575,8 @@ static int pick(const struct pk_kubeconfig *kc, const struct pk_kube_overrides *
 		struct pk_kube_credentials *c, const json_t **ret_cl, const char **ret_clname,
 		const json_t **ret_u, const char **ret_uname, char *err, size_t errlen)
 {
-	const char *ctxname = o->context && *o->context ? o->context
-							 : pk_kubeconfig_current_context(kc);
+	const char *ctxname =
+	    o->context && *o->context ? o->context : pk_kubeconfig_current_context(kc);
 	const json_t *ctx = NULL;
 	const char *clname = o->cluster, *uname = o->user;
 
@@ -652,9 +657,10 @@ static int apply_overrides(struct pk_kube_credentials *c, const struct pk_kube_o
 static int check_usable(const struct pk_kube_credentials *c, char *err, size_t errlen)
 {
 	if (!c->server || !*c->server) {
-		snprintf(err, errlen, "no server: give --server, or a kubeconfig whose context "
-			 "names a cluster with a server%s%s", c->context ? " (context " : "",
-			 c->context ? c->context : "");
+		snprintf(err, errlen,
+			 "no server: give --server, or a kubeconfig whose context "
+			 "names a cluster with a server%s%s",
+			 c->context ? " (context " : "", c->context ? c->context : "");
 		if (c->context)
 			strncat(err, ")", errlen - strlen(err) - 1);
 		return -ENOENT;
@@ -665,12 +671,14 @@ static int check_usable(const struct pk_kube_credentials *c, char *err, size_t e
 		return -EINVAL;
 	}
 	if (c->insecure && (c->ca_file || c->ca_data)) {
-		snprintf(err, errlen, "specifying a root certificates file with the insecure flag "
+		snprintf(err, errlen,
+			 "specifying a root certificates file with the insecure flag "
 			 "is not allowed");
 		return -EINVAL;
 	}
 	if ((c->cert_file || c->cert_data) != (c->key_file || c->key_data)) {
-		snprintf(err, errlen, "a client certificate needs its key (client-key or "
+		snprintf(err, errlen,
+			 "a client certificate needs its key (client-key or "
 			 "client-key-data), and a key its certificate");
 		return -EINVAL;
 	}
@@ -680,8 +688,8 @@ static int check_usable(const struct pk_kube_credentials *c, char *err, size_t e
 int pk_kubeconfig_resolve(const struct pk_kubeconfig *kc, const struct pk_kube_overrides *o,
 			  struct pk_kube_credentials *ret, char *err, size_t errlen)
 {
-	static const struct pk_kube_overrides none = { 0 };
-	struct pk_kube_credentials c = { 0 };
+	static const struct pk_kube_overrides none = {0};
+	struct pk_kube_credentials c = {0};
 	const json_t *cl, *u;
 	const char *clname, *uname;
 	bool token_override;
@@ -751,14 +759,13 @@ static json_t *config_tree(const char *name, const char *server, const char *ca_
 	json_t *user = token ? json_pack("{s:s}", "token", token) : json_object();
 
 	return json_pack("{s:s,s:s,s:[{s:s,s:o}],s:[{s:s,s:o}],s:[{s:s,s:{s:s,s:s}}],s:s}",
-			 "apiVersion", "v1", "kind", "Config", "clusters", "name", name,
-			 "cluster", cluster, "users", "name", name, "user", user,
-			 "contexts", "name", name, "context", "cluster", name, "user", name,
-			 "current-context", name);
+			 "apiVersion", "v1", "kind", "Config", "clusters", "name", name, "cluster",
+			 cluster, "users", "name", name, "user", user, "contexts", "name", name,
+			 "context", "cluster", name, "user", name, "current-context", name);
 }
 
-int pk_kubeconfig_write(const char *path, const char *name, const char *server,
-			const char *ca_file, const char *token, char *err, size_t errlen)
+int pk_kubeconfig_write(const char *path, const char *name, const char *server, const char *ca_file,
+			const char *token, char *err, size_t errlen)
 {
 	char *ca = NULL, *ca_b64 = NULL, *text = NULL, *tmp = NULL;
 	size_t ca_len = 0;

@@ -53,34 +53,34 @@ const char *pk_kubeconfig_current_context(const struct pk_kubeconfig *kc);
 
 /* What the command line says; NULL / false: not given. */
 struct pk_kube_overrides {
-	const char *context;     /* --context */
-	const char *cluster;     /* --cluster */
-	const char *user;        /* --user */
-	const char *server;      /* --server */
-	const char *token;       /* --token */
-	const char *ca_file;     /* --certificate-authority */
-	const char *cert_file;   /* --client-certificate */
-	const char *key_file;    /* --client-key */
-	bool insecure;           /* --insecure-skip-tls-verify */
-	const char *namespace;   /* -n / --namespace */
+	const char *context;   /* --context */
+	const char *cluster;   /* --cluster */
+	const char *user;      /* --user */
+	const char *server;    /* --server */
+	const char *token;     /* --token */
+	const char *ca_file;   /* --certificate-authority */
+	const char *cert_file; /* --client-certificate */
+	const char *key_file;  /* --client-key */
+	bool insecure;	       /* --insecure-skip-tls-verify */
+	const char *namespace; /* -n / --namespace */
 };
 
 /* A server and how to authenticate to it.  Every string is owned. */
 struct pk_kube_credentials {
-	char *context;    /* the context used, or NULL */
-	char *server;     /* https://host:port (never NULL after resolve) */
+	char *context; /* the context used, or NULL */
+	char *server;  /* https://host:port (never NULL after resolve) */
 	char *tls_server_name;
-	bool insecure;    /* do not verify the server certificate */
-	char *ca_file;    /* PEM bundle path, or NULL */
-	char *ca_data;    /* PEM bytes (decoded certificate-authority-data), or NULL */
+	bool insecure; /* do not verify the server certificate */
+	char *ca_file; /* PEM bundle path, or NULL */
+	char *ca_data; /* PEM bytes (decoded certificate-authority-data), or NULL */
 	size_t ca_data_len;
-	char *token;      /* bearer token, or NULL */
-	char *token_file; /* re-read before each request, or NULL */
+	char *token;		    /* bearer token, or NULL */
+	char *token_file;	    /* re-read before each request, or NULL */
 	char *cert_file, *key_file; /* client certificate and key paths, or NULL */
 	char *cert_data, *key_data; /* ... or their PEM bytes */
 	size_t cert_data_len, key_data_len;
-	char *username, *password;  /* basic auth (rare), or NULL */
-	char *namespace;  /* the context's namespace, or the override, or NULL */
+	char *username, *password; /* basic auth (rare), or NULL */
+	char *namespace;	   /* the context's namespace, or the override, or NULL */
 };
 
 /*
@@ -105,8 +105,8 @@ void pk_kube_credentials_clear(struct pk_kube_credentials *c);
  * and one context named name, as current-context.  The file is created with
  * mode 0600 through a temporary file and a rename.
  */
-int pk_kubeconfig_write(const char *path, const char *name, const char *server,
-			const char *ca_file, const char *token, char *err, size_t errlen);
+int pk_kubeconfig_write(const char *path, const char *name, const char *server, const char *ca_file,
+			const char *token, char *err, size_t errlen);
 
 /* Standard base64 (RFC 4648, padding optional, whitespace skipped). */
 int pk_base64_decode(const char *in, size_t inlen, char **ret, size_t *ret_len);

@@ -25,7 +25,7 @@
 /* ---- field paths ----------------------------------------------------------- */
 
 static size_t path_append(struct pk_path *p, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static size_t path_append(struct pk_path *p, const char *fmt, ...)
 {
@@ -84,8 +84,8 @@ const char *pk_value_text(const json_t *v, char *buf, size_t len)
 
 /* ---- typed fields ------------------------------------------------------------- */
 
-static void wrong_type(const json_t *v, const char *key, struct pk_path *p,
-		       struct pk_errors *errs, const char *want)
+static void wrong_type(const json_t *v, const char *key, struct pk_path *p, struct pk_errors *errs,
+		       const char *want)
 {
 	char text[96];
 	size_t old = pk_path_key(p, key);
@@ -133,8 +133,8 @@ bool pk_field_int32(const json_t *parent, const char *key, struct pk_path *p,
 	return true;
 }
 
-bool pk_field_bool(const json_t *parent, const char *key, struct pk_path *p,
-		   struct pk_errors *errs, bool *ret)
+bool pk_field_bool(const json_t *parent, const char *key, struct pk_path *p, struct pk_errors *errs,
+		   bool *ret)
 {
 	json_t *v = json_object_get(parent, key);
 
@@ -262,17 +262,19 @@ static int res_decode(const json_t *map, struct pk_path *p, struct pk_errors *er
 	json_t *v;
 	char text[96];
 
-	json_object_foreach((json_t *)map, name, v) {
+	json_object_foreach((json_t *)map, name, v)
+	{
 		int64_t milli;
 		size_t old = pk_path_mapkey(p, name);
 		int ret = pk_quantity_of(v, &milli);
 
 		if (ret < 0) {
-			pk_errors_add(errs, "%s: Invalid value: %s: must be a valid quantity%s", p->s,
-				      pk_value_text(v, text, sizeof(text)),
+			pk_errors_add(errs, "%s: Invalid value: %s: must be a valid quantity%s",
+				      p->s, pk_value_text(v, text, sizeof(text)),
 				      ret == -ERANGE ? " (out of range)" : "");
 		} else if (milli < 0) {
-			pk_errors_add(errs, "%s: Invalid value: %s: must be greater than or equal to 0",
+			pk_errors_add(errs,
+				      "%s: Invalid value: %s: must be greater than or equal to 0",
 				      p->s, pk_value_text(v, text, sizeof(text)));
 		} else if ((ret = res_put(l, name, milli, op)) < 0) {
 			pk_path_pop(p, old);
@@ -287,7 +289,7 @@ static int res_decode(const json_t *map, struct pk_path *p, struct pk_errors *er
 
 int pk_meta_decode(json_t *obj, enum pk_kind kind, struct pk_meta *meta, struct pk_errors *errs)
 {
-	struct pk_path p = { 0 };
+	struct pk_path p = {0};
 	json_t *md, *labels, *v;
 	const char *ts = NULL, *key;
 	size_t i = 0;
@@ -303,8 +305,10 @@ int pk_meta_decode(json_t *obj, enum pk_kind kind, struct pk_meta *meta, struct 
 	pk_field_string(md, "uid", &p, errs, &meta->uid);
 	if (pk_field_string(md, "creationTimestamp", &p, errs, &ts) && ts &&
 	    pk_time_parse(ts, &meta->creation) < 0)
-		pk_errors_add(errs, "metadata.creationTimestamp: Invalid value: \"%s\": must be an "
-				    "RFC 3339 time (e.g. 2024-05-01T10:00:00Z)", ts);
+		pk_errors_add(errs,
+			      "metadata.creationTimestamp: Invalid value: \"%s\": must be an "
+			      "RFC 3339 time (e.g. 2024-05-01T10:00:00Z)",
+			      ts);
 	v = json_object_get(md, "deletionTimestamp");
 	meta->deleting = v && !json_is_null(v);
 	labels = pk_field_object(md, "labels", &p, errs);
@@ -314,7 +318,8 @@ int pk_meta_decode(json_t *obj, enum pk_kind kind, struct pk_meta *meta, struct 
 			return -ENOMEM;
 	}
 	pk_path_key(&p, "labels");
-	json_object_foreach(labels, key, v) {
+	json_object_foreach(labels, key, v)
+	{
 		if (!json_is_string(v)) {
 			char text[96];
 
@@ -355,26 +360,26 @@ struct enum_name {
 };
 
 static const struct enum_name taint_effects[] = {
-	{ "NoExecute", PK_TAINT_NO_EXECUTE },
-	{ "NoSchedule", PK_TAINT_NO_SCHEDULE },
-	{ "PreferNoSchedule", PK_TAINT_PREFER_NO_SCHEDULE },
-	{ NULL, 0 },
+    {"NoExecute", PK_TAINT_NO_EXECUTE},
+    {"NoSchedule", PK_TAINT_NO_SCHEDULE},
+    {"PreferNoSchedule", PK_TAINT_PREFER_NO_SCHEDULE},
+    {NULL, 0},
 };
 
 static const struct enum_name selector_ops[] = {
-	{ "DoesNotExist", PK_SEL_DOES_NOT_EXIST },
-	{ "Exists", PK_SEL_EXISTS },
-	{ "Gt", PK_SEL_GT },
-	{ "In", PK_SEL_IN },
-	{ "Lt", PK_SEL_LT },
-	{ "NotIn", PK_SEL_NOT_IN },
-	{ NULL, 0 },
+    {"DoesNotExist", PK_SEL_DOES_NOT_EXIST},
+    {"Exists", PK_SEL_EXISTS},
+    {"Gt", PK_SEL_GT},
+    {"In", PK_SEL_IN},
+    {"Lt", PK_SEL_LT},
+    {"NotIn", PK_SEL_NOT_IN},
+    {NULL, 0},
 };
 
 static const struct enum_name toleration_ops[] = {
-	{ "Equal", PK_TOL_EQUAL },
-	{ "Exists", PK_TOL_EXISTS },
-	{ NULL, 0 },
+    {"Equal", PK_TOL_EQUAL},
+    {"Exists", PK_TOL_EXISTS},
+    {NULL, 0},
 };
 
 /* Look s up; on failure add "path: Unsupported value: ..." listing the names. */
@@ -430,8 +435,8 @@ static void taint_decode(json_t *t, struct pk_path *p, struct pk_errors *errs, s
 struct pk_node *pk_node_decode_partial(json_t *obj, struct pk_errors *errs)
 {
 	struct pk_node *node = calloc(1, sizeof(*node));
-	struct pk_path p = { 0 };
-	struct reslist res = { 0 };
+	struct pk_path p = {0};
+	struct reslist res = {0};
 	json_t *spec, *status, *taints, *alloc;
 	size_t i;
 
@@ -516,12 +521,13 @@ static int kv_decode(const json_t *map, struct pk_path *p, struct pk_errors *err
 	*ret = calloc(json_object_size(map), sizeof(**ret));
 	if (!*ret)
 		return -ENOMEM;
-	json_object_foreach((json_t *)map, key, v) {
+	json_object_foreach((json_t *)map, key, v)
+	{
 		if (!json_is_string(v)) {
 			char text[96];
 
-			pk_errors_add(errs, "%s[%s]: Invalid value: %s: must be a string", p->s, key,
-				      pk_value_text(v, text, sizeof(text)));
+			pk_errors_add(errs, "%s[%s]: Invalid value: %s: must be a string", p->s,
+				      key, pk_value_text(v, text, sizeof(text)));
 			continue;
 		}
 		(*ret)[n].key = key;
@@ -551,23 +557,29 @@ static void req_check_values(struct pk_selector_req *r, struct pk_path *p, struc
 	case PK_SEL_IN:
 	case PK_SEL_NOT_IN:
 		if (!r->nvalues)
-			pk_errors_add(errs, "%s: Required value: must be specified when `operator` "
-					    "is 'In' or 'NotIn'", p->s);
+			pk_errors_add(errs,
+				      "%s: Required value: must be specified when `operator` "
+				      "is 'In' or 'NotIn'",
+				      p->s);
 		break;
 	case PK_SEL_EXISTS:
 	case PK_SEL_DOES_NOT_EXIST:
 		if (r->nvalues)
-			pk_errors_add(errs, "%s: Forbidden: may not be specified when `operator` is "
-					    "'Exists' or 'DoesNotExist'", p->s);
+			pk_errors_add(errs,
+				      "%s: Forbidden: may not be specified when `operator` is "
+				      "'Exists' or 'DoesNotExist'",
+				      p->s);
 		break;
 	case PK_SEL_GT:
 	case PK_SEL_LT:
 		if (r->nvalues != 1)
-			pk_errors_add(errs, "%s: Required value: must be specified single value when "
-					    "`operator` is 'Lt' or 'Gt'", p->s);
+			pk_errors_add(errs,
+				      "%s: Required value: must be specified single value when "
+				      "`operator` is 'Lt' or 'Gt'",
+				      p->s);
 		else if (!is_integer_text(r->values[0]))
-			pk_errors_add(errs, "%s[0]: Invalid value: \"%s\": must be an integer", p->s,
-				      r->values[0]);
+			pk_errors_add(errs, "%s[0]: Invalid value: \"%s\": must be an integer",
+				      p->s, r->values[0]);
 		break;
 	}
 	pk_path_pop(p, old);
@@ -596,8 +608,10 @@ static int req_decode(json_t *e, bool field, struct pk_path *p, struct pk_errors
 	if (!r->key || !*r->key)
 		pk_errors_add(errs, "%s: Required value", p->s);
 	else if (field && strcmp(r->key, "metadata.name") != 0)
-		pk_errors_add(errs, "%s: Invalid value: \"%s\": a valid field selector key must be "
-				    "metadata.name", p->s, r->key);
+		pk_errors_add(errs,
+			      "%s: Invalid value: \"%s\": a valid field selector key must be "
+			      "metadata.name",
+			      p->s, r->key);
 	pk_path_pop(p, old);
 	old = pk_path_key(p, "operator");
 	if (!op || !*op)
@@ -673,8 +687,8 @@ static int term_decode(json_t *t, struct pk_path *p, struct pk_errors *errs,
 static int affinity_decode(json_t *spec, struct pk_path *p, struct pk_errors *errs,
 			   struct pk_pod *pod)
 {
-	static const char *const steps[] = { "affinity", "nodeAffinity",
-					     "requiredDuringSchedulingIgnoredDuringExecution" };
+	static const char *const steps[] = {"affinity", "nodeAffinity",
+					    "requiredDuringSchedulingIgnoredDuringExecution"};
 	json_t *cur = spec, *terms;
 	size_t old = p->len, n;
 	int ret = 0;
@@ -728,11 +742,14 @@ static void toleration_decode(json_t *t, struct pk_path *p, struct pk_errors *er
 	if (op && *op && enum_decode(toleration_ops, op, p, errs, &v))
 		tol->op = (enum pk_toleration_op)v;
 	if (tol->op == PK_TOL_EXISTS && tol->value && *tol->value)
-		pk_errors_add(errs, "%s: Invalid value: \"%s\": value must be empty when `operator` "
-				    "is 'Exists'", p->s, tol->value);
+		pk_errors_add(errs,
+			      "%s: Invalid value: \"%s\": value must be empty when `operator` "
+			      "is 'Exists'",
+			      p->s, tol->value);
 	if (tol->op == PK_TOL_EQUAL && (!tol->key || !*tol->key))
-		pk_errors_add(errs, "%s: Invalid value: \"%s\": operator must be Exists when `key` "
-				    "is empty, which means \"match all values and all keys\"",
+		pk_errors_add(errs,
+			      "%s: Invalid value: \"%s\": operator must be Exists when `key` "
+			      "is empty, which means \"match all values and all keys\"",
 			      p->s, op ? op : "Equal");
 	pk_path_pop(p, old);
 	old = pk_path_key(p, "effect");
@@ -801,7 +818,7 @@ static int init_requests(json_t *cs, struct pk_path *p, struct pk_errors *errs,
 		json_t *c = json_array_get(cs, i);
 		const char *policy = json_string_value(json_object_get(c, "restartPolicy"));
 		bool sidecar = policy && strcmp(policy, "Always") == 0;
-		struct reslist one = { 0 };
+		struct reslist one = {0};
 		size_t o2 = pk_path_index(p, i);
 
 		ret = container_requests(c, p, errs, &one);
@@ -811,8 +828,9 @@ static int init_requests(json_t *cs, struct pk_path *p, struct pk_errors *errs,
 			if (sidecar)
 				ret = res_put(sidecars, name, one.v[k].milli, RES_ADD);
 			else
-				ret = res_put(init, name, sat_add(one.v[k].milli,
-								  res_get(sidecars, name)), RES_MAX);
+				ret = res_put(init, name,
+					      sat_add(one.v[k].milli, res_get(sidecars, name)),
+					      RES_MAX);
 		}
 		for (size_t k = 0; sidecar && k < sidecars->n && ret == 0; k++)
 			ret = res_put(init, sidecars->v[k].name, sidecars->v[k].milli, RES_MAX);
@@ -829,7 +847,7 @@ static int init_requests(json_t *cs, struct pk_path *p, struct pk_errors *errs,
 static int pod_requests(json_t *spec, struct pk_path *p, struct pk_errors *errs,
 			struct reslist *total)
 {
-	struct reslist init = { 0 }, sidecars = { 0 };
+	struct reslist init = {0}, sidecars = {0};
 	json_t *cs, *overhead;
 	size_t old;
 	int ret = 0;
@@ -837,7 +855,7 @@ static int pod_requests(json_t *spec, struct pk_path *p, struct pk_errors *errs,
 	cs = pk_field_array(spec, "containers", p, errs);
 	old = pk_path_key(p, "containers");
 	for (size_t i = 0; i < json_array_size(cs) && ret == 0; i++) {
-		struct reslist one = { 0 };
+		struct reslist one = {0};
 		size_t o2 = pk_path_index(p, i);
 
 		ret = container_requests(json_array_get(cs, i), p, errs, &one);
@@ -870,7 +888,7 @@ static int pod_requests(json_t *spec, struct pk_path *p, struct pk_errors *errs,
 static int pod_spec_decode(json_t *spec, struct pk_path *p, struct pk_errors *errs,
 			   struct pk_pod *pod)
 {
-	struct reslist req = { 0 };
+	struct reslist req = {0};
 	json_t *sg, *sel, *tols;
 	size_t old;
 	int ret;
@@ -914,7 +932,7 @@ static int pod_spec_decode(json_t *spec, struct pk_path *p, struct pk_errors *er
 struct pk_pod *pk_pod_decode_partial(json_t *obj, struct pk_errors *errs)
 {
 	struct pk_pod *pod = calloc(1, sizeof(*pod));
-	struct pk_path p = { 0 };
+	struct pk_path p = {0};
 	json_t *spec;
 
 	if (!pod)
@@ -960,12 +978,13 @@ int64_t pk_pod_request(const struct pk_pod *pod, const char *resource)
 	return 0;
 }
 
-/* ---- priority classes ---------------------------------------------------------------------------- */
+/* ---- priority classes
+ * ---------------------------------------------------------------------------- */
 
 struct pk_priority_class *pk_priority_class_decode_partial(json_t *obj, struct pk_errors *errs)
 {
 	struct pk_priority_class *pc = calloc(1, sizeof(*pc));
-	struct pk_path p = { 0 };
+	struct pk_path p = {0};
 	bool has = false;
 
 	if (!pc)
@@ -990,16 +1009,17 @@ void pk_priority_class_free(struct pk_priority_class *pc)
 	free(pc);
 }
 
-/* ---- public decoders: all or nothing -------------------------------------------------------------- */
+/* ---- public decoders: all or nothing
+ * -------------------------------------------------------------- */
 
-#define DECODE_ALL_OR_NOTHING(type, partial, destroy)                                             \
+#define DECODE_ALL_OR_NOTHING(type, partial, destroy)                                              \
 	do {                                                                                       \
-		struct pk_errors local = { 0 }, *e = errs ? errs : &local;                          \
+		struct pk_errors local = {0}, *e = errs ? errs : &local;                           \
 		size_t n0 = e->n;                                                                  \
 		struct type *v;                                                                    \
                                                                                                    \
 		if (!json_is_object(obj)) {                                                        \
-			pk_errors_add(e, "<object>: Invalid value: must be an object");              \
+			pk_errors_add(e, "<object>: Invalid value: must be an object");            \
 			pk_errors_clear(&local);                                                   \
 			return -EINVAL;                                                            \
 		}                                                                                  \

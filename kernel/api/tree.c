@@ -182,7 +182,7 @@ static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
 
 static int days_in_month(int64_t y, int m)
 {
-	static const int dm[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 
 	return m == 2 && leap ? 29 : dm[m - 1];
@@ -266,7 +266,8 @@ json_t *pk_condition_get(const json_t *obj, const char *type)
 
 	if (!type)
 		return NULL;
-	json_array_foreach(conds, i, c) {
+	json_array_foreach(conds, i, c)
+	{
 		const char *t = json_string_value(json_object_get(c, "type"));
 
 		if (t && strcmp(t, type) == 0)
@@ -317,8 +318,8 @@ int pk_condition_set(json_t *obj, const char *type, const char *status, const ch
 		fresh = true;
 	}
 	old = json_string_value(json_object_get(c, "status"));
-	changed = fresh || !old || strcmp(old, status) != 0 ||
-		  !json_object_get(c, "lastTransitionTime");
+	changed =
+	    fresh || !old || strcmp(old, status) != 0 || !json_object_get(c, "lastTransitionTime");
 	if (fresh && json_object_set_new(c, "type", json_string(type)) < 0)
 		return -ENOMEM;
 	if (json_object_set_new(c, "status", json_string(status)) < 0)

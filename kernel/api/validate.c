@@ -41,8 +41,9 @@ static void check_subdomain(const char *path, const char *s, struct pk_errors *e
 {
 	if (s && !topo_dns_subdomain_valid(s))
 		pk_errors_add(errs, "%s: Invalid value: \"%s\": %s", path, s,
-			      strlen(s) > TOPO_DNS_SUBDOMAIN_MAX ? "must be no more than 253 characters"
-								 : SUBDOMAIN_MSG);
+			      strlen(s) > TOPO_DNS_SUBDOMAIN_MAX
+				  ? "must be no more than 253 characters"
+				  : SUBDOMAIN_MSG);
 }
 
 static void check_dns_label(const char *path, const char *s, struct pk_errors *errs)
@@ -69,8 +70,7 @@ static void check_label_value(const char *path, const char *value, struct pk_err
 		pk_errors_add(errs, "%s: Invalid value: \"%s\": %s", path, value, why);
 }
 
-static void check_labels(const char *path, const struct pk_kv *kv, size_t n,
-			 struct pk_errors *errs)
+static void check_labels(const char *path, const struct pk_kv *kv, size_t n, struct pk_errors *errs)
 {
 	for (size_t i = 0; i < n; i++) {
 		check_label_key(path, kv[i].key, errs);
@@ -97,7 +97,8 @@ static void check_meta(const json_t *obj, const struct pk_meta *meta, enum pk_ki
 		check_subdomain("metadata.name", meta->name, errs);
 	if (ns && *ns) {
 		if (!pk_kind_namespaced(kind))
-			pk_errors_add(errs, "metadata.namespace: Forbidden: not allowed on this type");
+			pk_errors_add(errs,
+				      "metadata.namespace: Forbidden: not allowed on this type");
 		else
 			check_dns_label("metadata.namespace", ns, errs);
 	}
@@ -124,14 +125,16 @@ static void validate_node(json_t *obj, struct pk_errors *errs)
 	}
 	/* capacity is checked too when allocatable is what the view used */
 	if (json_is_object(pk_get(obj, "status.allocatable")) && json_is_object(cap)) {
-		json_object_foreach(cap, name, v) {
+		json_object_foreach(cap, name, v)
+		{
 			int64_t milli;
 			char text[96];
 
 			if (pk_quantity_of(v, &milli) < 0 || milli < 0)
-				pk_errors_add(errs, "status.capacity[%s]: Invalid value: %s: must be a "
-						    "valid non-negative quantity", name,
-					      pk_value_text(v, text, sizeof(text)));
+				pk_errors_add(errs,
+					      "status.capacity[%s]: Invalid value: %s: must be a "
+					      "valid non-negative quantity",
+					      name, pk_value_text(v, text, sizeof(text)));
 		}
 	}
 	pk_node_free(node);
@@ -148,17 +151,20 @@ static void validate_selector_terms(const struct pk_pod *pod, struct pk_errors *
 			if (req->field || !req->key || !*req->key)
 				continue;
 			snprintf(path, sizeof(path),
-				 "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-				 ".nodeSelectorTerms[%zu].matchExpressions[%zu].key", t, r);
+				 "spec.affinity.nodeAffinity."
+				 "requiredDuringSchedulingIgnoredDuringExecution"
+				 ".nodeSelectorTerms[%zu].matchExpressions[%zu].key",
+				 t, r);
 			check_label_key(path, req->key, errs);
 			if (req->op != PK_SEL_IN && req->op != PK_SEL_NOT_IN)
 				continue;
 			for (size_t v = 0; v < req->nvalues; v++) {
-				snprintf(path, sizeof(path),
-					 "spec.affinity.nodeAffinity."
-					 "requiredDuringSchedulingIgnoredDuringExecution"
-					 ".nodeSelectorTerms[%zu].matchExpressions[%zu].values[%zu]",
-					 t, r, v);
+				snprintf(
+				    path, sizeof(path),
+				    "spec.affinity.nodeAffinity."
+				    "requiredDuringSchedulingIgnoredDuringExecution"
+				    ".nodeSelectorTerms[%zu].matchExpressions[%zu].values[%zu]",
+				    t, r, v);
 				check_label_value(path, req->values[v], errs);
 			}
 		}
@@ -198,19 +204,22 @@ static void validate_priority_class(json_t *obj, struct pk_errors *errs)
 	check_meta(obj, &pc->meta, PK_KIND_PRIORITY_CLASS, errs);
 	name = pc->meta.name ? pc->meta.name : "";
 	if (strncmp(name, "system-", 7) == 0) {
-		int32_t want = strcmp(name, "system-node-critical") == 0 ? SYSTEM_NODE_CRITICAL_PRIORITY
-			       : strcmp(name, "system-cluster-critical") == 0 ? SYSTEM_CRITICAL_PRIORITY
-									      : 0;
+		int32_t want =
+		    strcmp(name, "system-node-critical") == 0	   ? SYSTEM_NODE_CRITICAL_PRIORITY
+		    : strcmp(name, "system-cluster-critical") == 0 ? SYSTEM_CRITICAL_PRIORITY
+								   : 0;
 
 		if (!want)
 			pk_errors_add(errs, "metadata.name: Forbidden: priority class names with "
 					    "'system-' prefix are reserved for system use only");
 		else if (pc->value != want)
-			pk_errors_add(errs, "value: Invalid value: %d: must be %d for %s", pc->value,
-				      want, name);
+			pk_errors_add(errs, "value: Invalid value: %d: must be %d for %s",
+				      pc->value, want, name);
 	} else if (pc->value > MAX_USER_PRIORITY) {
-		pk_errors_add(errs, "value: Forbidden: maximum allowed value of a user defined "
-				    "priority is %d", MAX_USER_PRIORITY);
+		pk_errors_add(errs,
+			      "value: Forbidden: maximum allowed value of a user defined "
+			      "priority is %d",
+			      MAX_USER_PRIORITY);
 	}
 	pk_priority_class_free(pc);
 }
@@ -250,25 +259,34 @@ static void check_slice(const struct pk_group *g, struct pk_errors *errs)
 	if (!g->slice_shape)
 		return;
 	if (g->kind == PK_KIND_COMPOSITE_POD_GROUP) {
-		pk_errors_add(errs, SLICE_PATH ": Invalid value: \"%s\": only a PodGroup (one pod "
-				    "per host of the slice) can ask for a slice", g->slice_shape);
+		pk_errors_add(errs,
+			      SLICE_PATH ": Invalid value: \"%s\": only a PodGroup (one pod "
+					 "per host of the slice) can ask for a slice",
+			      g->slice_shape);
 		return;
 	}
 	if (topo_shape_parse(g->slice_shape, &shape) < 0) {
-		pk_errors_add(errs, SLICE_PATH ": Invalid value: \"%s\": expected chip extents "
-				    "AxBxC, e.g. 4x4x8", g->slice_shape);
+		pk_errors_add(errs,
+			      SLICE_PATH ": Invalid value: \"%s\": expected chip extents "
+					 "AxBxC, e.g. 4x4x8",
+			      g->slice_shape);
 		return;
 	}
 	chips = topo_shape_volume(&shape);
 	if (chips > SLICE_MAX_CHIPS)
-		pk_errors_add(errs, SLICE_PATH ": Invalid value: \"%s\": must be at most %d chips "
-				    "(one superslice)", g->slice_shape, SLICE_MAX_CHIPS);
+		pk_errors_add(errs,
+			      SLICE_PATH ": Invalid value: \"%s\": must be at most %d chips "
+					 "(one superslice)",
+			      g->slice_shape, SLICE_MAX_CHIPS);
 	else if (g->spec.policy != PK_POLICY_GANG)
-		pk_errors_add(errs, SLICE_PATH ": Invalid value: \"%s\": a slice needs "
-				    "spec.schedulingPolicy.gang (one pod per host)", g->slice_shape);
+		pk_errors_add(errs,
+			      SLICE_PATH ": Invalid value: \"%s\": a slice needs "
+					 "spec.schedulingPolicy.gang (one pod per host)",
+			      g->slice_shape);
 	else if (g->spec.min_count >= 1 && chips % g->spec.min_count != 0)
-		pk_errors_add(errs, SLICE_PATH ": Invalid value: \"%s\": %lld chips cannot be "
-				    "split evenly among minCount %d pods (one pod per host)",
+		pk_errors_add(errs,
+			      SLICE_PATH ": Invalid value: \"%s\": %lld chips cannot be "
+					 "split evenly among minCount %d pods (one pod per host)",
 			      g->slice_shape, (long long)chips, g->spec.min_count);
 }
 
@@ -297,8 +315,10 @@ static void validate_group(json_t *obj, struct pk_errors *errs)
 	check_subdomain("spec.parentCompositePodGroupName", g->parent, errs);
 	if (g->parent && g->meta.name && strcmp(g->parent, g->meta.name) == 0 &&
 	    g->kind == PK_KIND_COMPOSITE_POD_GROUP)
-		pk_errors_add(errs, "spec.parentCompositePodGroupName: Invalid value: \"%s\": must "
-				    "not name the group itself", g->parent);
+		pk_errors_add(errs,
+			      "spec.parentCompositePodGroupName: Invalid value: \"%s\": must "
+			      "not name the group itself",
+			      g->parent);
 	check_group_spec("spec", &g->spec, errs);
 	check_slice(g, errs);
 	pk_group_free(g);
@@ -318,15 +338,15 @@ static bool template_all(const json_t *t)
 	return all && !json_is_null(all);
 }
 
-static void walk_templates(struct tree_walk *w, const json_t *parent, struct pk_path *p,
-			   int level, bool parent_all);
+static void walk_templates(struct tree_walk *w, const json_t *parent, struct pk_path *p, int level,
+			   bool parent_all);
 
 static void walk_template(struct tree_walk *w, const json_t *t, bool composite, struct pk_path *p,
 			  int level, bool parent_all)
 {
 	const char *name = json_string_value(json_object_get(t, "name"));
 	json_t *name_v = json_object_get(t, "name"), *prio = json_object_get(t, "priority");
-	struct pk_group_spec gs = { 0 };
+	struct pk_group_spec gs = {0};
 	size_t old;
 
 	if (!json_is_object(t))
@@ -344,8 +364,10 @@ static void walk_template(struct tree_walk *w, const json_t *t, bool composite, 
 	pk_path_pop(p, old);
 	if (parent_all && !template_all(t)) {
 		old = pk_path_key(p, "disruptionMode");
-		pk_errors_add(w->errs, "%s: Forbidden: must be `all` when the parent template's "
-				       "disruption mode is `all`", p->s);
+		pk_errors_add(w->errs,
+			      "%s: Forbidden: must be `all` when the parent template's "
+			      "disruption mode is `all`",
+			      p->s);
 		pk_path_pop(p, old);
 	}
 	/* The decoder already reported structural problems; only rules here. */
@@ -361,18 +383,19 @@ static void walk_template(struct tree_walk *w, const json_t *t, bool composite, 
 		return;
 	if (!json_array_size(json_object_get(t, "compositePodGroupTemplates")) &&
 	    !json_array_size(json_object_get(t, "podGroupTemplates"))) {
-		pk_errors_add(w->errs, "%s: Required value: a composite template must have at least "
-				       "one of `compositePodGroupTemplates`, `podGroupTemplates`",
+		pk_errors_add(w->errs,
+			      "%s: Required value: a composite template must have at least "
+			      "one of `compositePodGroupTemplates`, `podGroupTemplates`",
 			      p->s);
 		return;
 	}
 	walk_templates(w, t, p, level + 1, template_all(t));
 }
 
-static void walk_templates(struct tree_walk *w, const json_t *parent, struct pk_path *p,
-			   int level, bool parent_all)
+static void walk_templates(struct tree_walk *w, const json_t *parent, struct pk_path *p, int level,
+			   bool parent_all)
 {
-	static const char *const lists[] = { "compositePodGroupTemplates", "podGroupTemplates" };
+	static const char *const lists[] = {"compositePodGroupTemplates", "podGroupTemplates"};
 
 	for (int l = 0; l < 2; l++) {
 		json_t *list = json_object_get(parent, lists[l]);
@@ -380,12 +403,14 @@ static void walk_templates(struct tree_walk *w, const json_t *parent, struct pk_
 
 		if (json_is_array(list) && json_array_size(list) > 0) {
 			if (json_array_size(list) > MAX_TEMPLATES)
-				pk_errors_add(w->errs, "%s: Too many: %zu: must have at most %d items",
-					      p->s, json_array_size(list), MAX_TEMPLATES);
+				pk_errors_add(w->errs,
+					      "%s: Too many: %zu: must have at most %d items", p->s,
+					      json_array_size(list), MAX_TEMPLATES);
 			if (level > PK_HIERARCHY_DEPTH_MAX) {
-				pk_errors_add(w->errs, "%s: Forbidden: the template hierarchy must not "
-						       "be deeper than %d levels", p->s,
-					      PK_HIERARCHY_DEPTH_MAX);
+				pk_errors_add(w->errs,
+					      "%s: Forbidden: the template hierarchy must not "
+					      "be deeper than %d levels",
+					      p->s, PK_HIERARCHY_DEPTH_MAX);
 			} else {
 				for (size_t i = 0; i < json_array_size(list); i++) {
 					size_t o2 = pk_path_index(p, i);
@@ -403,8 +428,8 @@ static void walk_templates(struct tree_walk *w, const json_t *parent, struct pk_
 static void validate_workload(json_t *obj, struct pk_errors *errs)
 {
 	struct pk_workload *wl = pk_workload_decode_partial(obj, errs);
-	struct tree_walk w = { .errs = errs, .names = json_object() };
-	struct pk_path p = { 0 };
+	struct tree_walk w = {.errs = errs, .names = json_object()};
+	struct pk_path p = {0};
 	json_t *spec = json_object_get(obj, "spec");
 	bool has_c, has_p;
 
@@ -448,7 +473,7 @@ static void validate_other(json_t *obj, enum pk_kind kind, struct pk_errors *err
  */
 static void validate_lease(json_t *obj, struct pk_errors *errs)
 {
-	static const char *const times[] = { "acquireTime", "renewTime" };
+	static const char *const times[] = {"acquireTime", "renewTime"};
 	json_t *spec = json_object_get(obj, "spec"), *v;
 	struct pk_meta meta;
 	char text[96];
@@ -471,23 +496,29 @@ static void validate_lease(json_t *obj, struct pk_errors *errs)
 			      pk_value_text(v, text, sizeof(text)));
 	v = json_object_get(spec, "leaseDurationSeconds");
 	if (v && !json_is_null(v) && (!json_is_integer(v) || json_integer_value(v) <= 0))
-		pk_errors_add(errs, "spec.leaseDurationSeconds: Invalid value: %s: must be greater "
-				    "than 0", pk_value_text(v, text, sizeof(text)));
+		pk_errors_add(errs,
+			      "spec.leaseDurationSeconds: Invalid value: %s: must be greater "
+			      "than 0",
+			      pk_value_text(v, text, sizeof(text)));
 	v = json_object_get(spec, "leaseTransitions");
 	if (v && !json_is_null(v) && (!json_is_integer(v) || json_integer_value(v) < 0))
-		pk_errors_add(errs, "spec.leaseTransitions: Invalid value: %s: must be greater than "
-				    "or equal to 0", pk_value_text(v, text, sizeof(text)));
+		pk_errors_add(errs,
+			      "spec.leaseTransitions: Invalid value: %s: must be greater than "
+			      "or equal to 0",
+			      pk_value_text(v, text, sizeof(text)));
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
 		v = json_object_get(spec, times[i]);
 		if (v && !json_is_null(v) &&
 		    (!json_is_string(v) || pk_time_parse(json_string_value(v), &secs) < 0))
-			pk_errors_add(errs, "spec.%s: Invalid value: %s: must be an RFC 3339 time "
-					    "(e.g. 2024-05-01T10:00:00.000000Z)", times[i],
-				      pk_value_text(v, text, sizeof(text)));
+			pk_errors_add(errs,
+				      "spec.%s: Invalid value: %s: must be an RFC 3339 time "
+				      "(e.g. 2024-05-01T10:00:00.000000Z)",
+				      times[i], pk_value_text(v, text, sizeof(text)));
 	}
 }
 
-/* ---- entry -------------------------------------------------------------------------------------- */
+/* ---- entry --------------------------------------------------------------------------------------
+ */
 
 static enum pk_kind check_kind(const json_t *obj, struct pk_errors *errs)
 {
@@ -515,8 +546,9 @@ static enum pk_kind check_kind(const json_t *obj, struct pk_errors *errs)
 		return PK_KIND_UNKNOWN;
 	}
 	if (strcmp(av, pk_kind_api_version(k)) != 0) {
-		pk_errors_add(errs, "apiVersion: Unsupported value: \"%s\": supported values: \"%s\"",
-			      av, pk_kind_api_version(k));
+		pk_errors_add(errs,
+			      "apiVersion: Unsupported value: \"%s\": supported values: \"%s\"", av,
+			      pk_kind_api_version(k));
 		return PK_KIND_UNKNOWN;
 	}
 	return k;
@@ -540,7 +572,7 @@ static void metadata_first(struct pk_errors *e, size_t from)
 
 int pk_validate(const json_t *obj, struct pk_errors *errs)
 {
-	struct pk_errors local = { 0 }, *e = errs ? errs : &local;
+	struct pk_errors local = {0}, *e = errs ? errs : &local;
 	size_t n0 = e->n;
 	enum pk_kind kind;
 	json_t *copy;

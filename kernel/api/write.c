@@ -73,11 +73,13 @@ static int emit_value(yaml_emitter_t *e, const json_t *v)
 
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
-		if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE))
+		if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+							 YAML_BLOCK_MAPPING_STYLE))
 			return -ENOMEM;
 		if ((ret = emit(e, &ev)) < 0)
 			return ret;
-		json_object_foreach((json_t *)v, k, child) {
+		json_object_foreach((json_t *)v, k, child)
+		{
 			json_t *key = json_string(k);
 
 			ret = key ? emit_string(e, key) : -ENOMEM;
@@ -88,13 +90,12 @@ static int emit_value(yaml_emitter_t *e, const json_t *v)
 		yaml_mapping_end_event_initialize(&ev);
 		return emit(e, &ev);
 	case JSON_ARRAY:
-		if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE))
+		if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+							  YAML_BLOCK_SEQUENCE_STYLE))
 			return -ENOMEM;
 		if ((ret = emit(e, &ev)) < 0)
 			return ret;
-		json_array_foreach(v, i, child)
-			if ((ret = emit_value(e, child)) < 0)
-				return ret;
+		json_array_foreach(v, i, child) if ((ret = emit_value(e, child)) < 0) return ret;
 		yaml_sequence_end_event_initialize(&ev);
 		return emit(e, &ev);
 	case JSON_STRING:
@@ -125,7 +126,7 @@ static json_t *list_item(const json_t *item)
 /* value, or (items non-NULL) a List of items written item by item. */
 static int emit_document(yaml_emitter_t *e, const json_t *value, const json_t *items)
 {
-	static const char *const head[] = { "apiVersion", "v1", "kind", "List", "items" };
+	static const char *const head[] = {"apiVersion", "v1", "kind", "List", "items"};
 	yaml_event_t ev;
 	size_t i;
 	int ret = 0;
@@ -236,8 +237,8 @@ json_t *pk_compact_object(const json_t *obj)
 static int write_json_item(FILE *f, const json_t *item)
 {
 	json_t *v = list_item(item);
-	char *text = v ? json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY)
-		       : NULL;
+	char *text =
+	    v ? json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) : NULL;
 	int ret = text ? 0 : -ENOMEM;
 
 	json_decref(v);

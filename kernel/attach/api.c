@@ -25,22 +25,19 @@ int at_api_init(struct at_api *api, const char *workload_api)
 	snprintf(api->workload_group, sizeof(api->workload_group), "%.*s",
 		 (int)(slash - workload_api), workload_api);
 	snprintf(api->workload_version, sizeof(api->workload_version), "%s", slash + 1);
-	api->res[AT_RES_NODE] = (struct kube_resource){ "Node", "", "v1", "nodes", false };
+	api->res[AT_RES_NODE] = (struct kube_resource){"Node", "", "v1", "nodes", false};
 	api->res[AT_RES_PRIORITY_CLASS] = (struct kube_resource){
-		"PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", false
-	};
+	    "PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", false};
 	api->res[AT_RES_NAMESPACE] =
-		(struct kube_resource){ "Namespace", "", "v1", "namespaces", false };
+	    (struct kube_resource){"Namespace", "", "v1", "namespaces", false};
 	api->res[AT_RES_COMPOSITE_POD_GROUP] =
-		(struct kube_resource){ "CompositePodGroup", api->workload_group,
-					api->workload_version, "compositepodgroups", true };
+	    (struct kube_resource){"CompositePodGroup", api->workload_group, api->workload_version,
+				   "compositepodgroups", true};
 	api->res[AT_RES_POD_GROUP] = (struct kube_resource){
-		"PodGroup", api->workload_group, api->workload_version, "podgroups", true
-	};
+	    "PodGroup", api->workload_group, api->workload_version, "podgroups", true};
 	api->res[AT_RES_WORKLOAD] = (struct kube_resource){
-		"Workload", api->workload_group, api->workload_version, "workloads", true
-	};
-	api->res[AT_RES_POD] = (struct kube_resource){ "Pod", "", "v1", "pods", true };
+	    "Workload", api->workload_group, api->workload_version, "workloads", true};
+	api->res[AT_RES_POD] = (struct kube_resource){"Pod", "", "v1", "pods", true};
 	return 0;
 }
 

@@ -70,9 +70,9 @@ void at_recorder_free(struct at_recorder *rec);
  * "Normal" or "Warning".  A note repeated within AT_EVENT_REPEAT_S is
  * dropped and counted.  regarding: the object (its uid is read from it when present).
  */
-void at_recorder_emit(struct at_recorder *rec, enum pk_kind kind, const char *ns,
-		      const char *name, const char *uid, const char *type, const char *reason,
-		      const char *action, const char *note);
+void at_recorder_emit(struct at_recorder *rec, enum pk_kind kind, const char *ns, const char *name,
+		      const char *uid, const char *type, const char *reason, const char *action,
+		      const char *note);
 void at_recorder_stats(struct at_recorder *rec, uint64_t *ret_sent, uint64_t *ret_limited,
 		       uint64_t *ret_failed);
 
@@ -110,8 +110,8 @@ int at_ui_handle(struct at_ui *u, const struct pk_request *req, struct pk_respon
 
 /* ---- health.c: /healthz, /readyz, /metrics, /ui/ -------------------------------------------- */
 struct at_health;
-int at_health_start(struct pk_attach *a, const char *listen, struct at_health **ret,
-		    char *err, size_t errlen);
+int at_health_start(struct pk_attach *a, const char *listen, struct at_health **ret, char *err,
+		    size_t errlen);
 uint16_t at_health_port(const struct at_health *h);
 void at_health_stop(struct at_health *h);
 

@@ -7,11 +7,11 @@
  * The loop may schedule only when every informer has delivered its first
  * list and none is listing again after a 410 (a scheduler that has seen the
  * pods but not yet all the nodes would place gangs on part of the cluster)
- * and, with --leader-elect, while this instance holds the Lease.  Both conditions are checked before every round
- * and again by the write backend before each request, so a leader that
- * loses the Lease stops writing even in the middle of a round.  A standby
- * consumes every event all the same: its scheduler is warm when it takes
- * over.  Leadership changes and the first sync wake the loop at once.
+ * and, with --leader-elect, while this instance holds the Lease.  Both conditions are checked
+ * before every round and again by the write backend before each request, so a leader that loses the
+ * Lease stops writing even in the middle of a round.  A standby consumes every event all the same:
+ * its scheduler is warm when it takes over.  Leadership changes and the first sync wake the loop at
+ * once.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -38,7 +38,7 @@ struct pk_attach {
 };
 
 static void at_log(struct pk_attach *a, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void at_log(struct pk_attach *a, int level, const char *fmt, ...)
 {
 	char msg[1024];
@@ -146,7 +146,7 @@ static int credentials(const struct pk_attach_config *cfg, struct pk_kube_creden
 		       char *err, size_t errlen)
 {
 	struct pk_kubeconfig *kc = NULL;
-	struct pk_kube_overrides o = { .context = cfg->context };
+	struct pk_kube_overrides o = {.context = cfg->context};
 	int r;
 
 	if (cfg->in_cluster)
@@ -161,10 +161,11 @@ static int credentials(const struct pk_attach_config *cfg, struct pk_kube_creden
 
 static int start_informers(struct pk_attach *a)
 {
-	struct kube_informer_sink sink = {
-		.replace = on_replace, .event = on_event, .log = sub_log, .listed = on_listed,
-		.arg = a
-	};
+	struct kube_informer_sink sink = {.replace = on_replace,
+					  .event = on_event,
+					  .log = sub_log,
+					  .listed = on_listed,
+					  .arg = a};
 
 	for (int i = 0; i < _AT_RES_MAX; i++) {
 		int r = kube_informer_start(a->client, &a->api.res[i], &sink, &a->inf[i]);
@@ -178,22 +179,22 @@ static int start_informers(struct pk_attach *a)
 static int start_loop(struct pk_attach *a, char *err, size_t errlen)
 {
 	struct at_remote_config rc = {
-		.client = a->client,
-		.api = &a->api,
-		.mirror = a->mirror,
-		.recorder = a->recorder,
-		.may_write = may_write,
-		.may_write_arg = a,
-		.stats = &a->writes,
+	    .client = a->client,
+	    .api = &a->api,
+	    .mirror = a->mirror,
+	    .recorder = a->recorder,
+	    .may_write = may_write,
+	    .may_write_arg = a,
+	    .stats = &a->writes,
 	};
 	struct pk_appliance_config acfg = {
-		.verbosity = a->cfg.verbosity,
-		.source = &at_mirror_source_ops,
-		.source_arg = a->mirror,
-		.may_schedule = may_schedule,
-		.may_schedule_arg = a,
-		.log = a->cfg.log,
-		.log_arg = a->cfg.log_arg,
+	    .verbosity = a->cfg.verbosity,
+	    .source = &at_mirror_source_ops,
+	    .source_arg = a->mirror,
+	    .may_schedule = may_schedule,
+	    .may_schedule_arg = a,
+	    .log = a->cfg.log,
+	    .log_arg = a->cfg.log_arg,
 	};
 	int r = at_remote_writer_new(&rc, &acfg.writer);
 
@@ -205,16 +206,16 @@ static int start_loop(struct pk_attach *a, char *err, size_t errlen)
 static int start_lease(struct pk_attach *a)
 {
 	struct kube_lease_config lc = {
-		.ns = a->cfg.lease_namespace ? a->cfg.lease_namespace
-					     : PK_ATTACH_DEFAULT_LEASE_NAMESPACE,
-		.name = a->cfg.lease_name ? a->cfg.lease_name : PK_ATTACH_DEFAULT_LEASE_NAME,
-		.identity = a->identity,
-		.duration_ms = a->cfg.lease_duration_ms,
-		.renew_deadline_ms = a->cfg.renew_deadline_ms,
-		.retry_ms = a->cfg.retry_ms,
-		.on_change = on_leading,
-		.log = sub_log,
-		.arg = a,
+	    .ns =
+		a->cfg.lease_namespace ? a->cfg.lease_namespace : PK_ATTACH_DEFAULT_LEASE_NAMESPACE,
+	    .name = a->cfg.lease_name ? a->cfg.lease_name : PK_ATTACH_DEFAULT_LEASE_NAME,
+	    .identity = a->identity,
+	    .duration_ms = a->cfg.lease_duration_ms,
+	    .renew_deadline_ms = a->cfg.renew_deadline_ms,
+	    .retry_ms = a->cfg.retry_ms,
+	    .on_change = on_leading,
+	    .log = sub_log,
+	    .arg = a,
 	};
 
 	return kube_lease_start(a->client, &lc, &a->lease);
@@ -223,7 +224,7 @@ static int start_lease(struct pk_attach *a)
 int pk_attach_start(const struct pk_attach_config *cfg, struct pk_attach **ret, char *err,
 		    size_t errlen)
 {
-	struct pk_kube_credentials creds = { 0 };
+	struct pk_kube_credentials creds = {0};
 	struct pk_attach *a = calloc(1, sizeof(*a));
 	char host[200] = "podkernel";
 	int r;
@@ -236,10 +237,11 @@ int pk_attach_start(const struct pk_attach_config *cfg, struct pk_attach **ret, 
 	snprintf(a->identity, sizeof(a->identity), "%s", cfg->identity ? cfg->identity : "");
 	if (!cfg->identity)
 		snprintf(a->identity, sizeof(a->identity), "%s_%ld", host, (long)getpid());
-	r = at_api_init(&a->api, cfg->workload_api ? cfg->workload_api
-						    : PK_ATTACH_DEFAULT_WORKLOAD_API);
+	r = at_api_init(&a->api,
+			cfg->workload_api ? cfg->workload_api : PK_ATTACH_DEFAULT_WORKLOAD_API);
 	if (r < 0)
-		snprintf(err, errlen, "--workload-api %s: expected GROUP/VERSION", cfg->workload_api);
+		snprintf(err, errlen, "--workload-api %s: expected GROUP/VERSION",
+			 cfg->workload_api);
 	if (r == 0)
 		r = credentials(cfg, &creds, err, errlen);
 	if (r == 0)
@@ -264,8 +266,9 @@ int pk_attach_start(const struct pk_attach_config *cfg, struct pk_attach **ret, 
 		pk_attach_stop(a);
 		return r;
 	}
-	at_log(a, 1, "attach: scheduling pods of schedulerName %s on %s as %s; serving health on %s "
-		     "(port %u)",
+	at_log(a, 1,
+	       "attach: scheduling pods of schedulerName %s on %s as %s; serving health on %s "
+	       "(port %u)",
 	       cfg->scheduler_name ? cfg->scheduler_name : PK_ATTACH_DEFAULT_SCHEDULER,
 	       kube_client_credentials(a->client)->server, a->identity, cfg->listen,
 	       (unsigned)at_health_port(a->health));
@@ -281,7 +284,7 @@ void pk_attach_stop(struct pk_attach *a)
 	if (a->mirror)
 		at_mirror_close(a->mirror);
 	pk_appliance_stop(a->app); /* no writes after this */
-	kube_lease_stop(a->lease);  /* then hand the Lease over */
+	kube_lease_stop(a->lease); /* then hand the Lease over */
 	for (int i = 0; i < _AT_RES_MAX; i++)
 		kube_informer_stop(a->inf[i]);
 	at_recorder_free(a->recorder);
@@ -332,23 +335,24 @@ void pk_attach_metrics(struct pk_attach *a, FILE *f)
 	}
 	at_mirror_stats(a->mirror, &events, &filtered, &objects);
 	at_recorder_stats(a->recorder, &sent, &limited, &failed);
-	fprintf(f,
-		"# TYPE podkernel_attach_mirror_objects gauge\npodkernel_attach_mirror_objects %zu\n"
-		"# TYPE podkernel_attach_mirror_events_total counter\n"
-		"podkernel_attach_mirror_events_total %llu\n"
-		"# HELP podkernel_attach_foreign_pods_total Pod updates of other schedulers "
-		"ignored (unbound).\n"
-		"# TYPE podkernel_attach_foreign_pods_total counter\n"
-		"podkernel_attach_foreign_pods_total %llu\n"
-		"# TYPE podkernel_attach_events_total counter\n"
-		"podkernel_attach_events_total{result=\"sent\"} %llu\n"
-		"podkernel_attach_events_total{result=\"rate_limited\"} %llu\n"
-		"podkernel_attach_events_total{result=\"failed\"} %llu\n"
-		"# TYPE podkernel_attach_ready gauge\npodkernel_attach_ready %d\n"
-		"# TYPE podkernel_attach_leader gauge\npodkernel_attach_leader %d\n",
-		objects, (unsigned long long)events, (unsigned long long)filtered,
-		(unsigned long long)sent, (unsigned long long)limited, (unsigned long long)failed,
-		pk_attach_ready(a) ? 1 : 0, pk_attach_leading(a) ? 1 : 0);
+	fprintf(
+	    f,
+	    "# TYPE podkernel_attach_mirror_objects gauge\npodkernel_attach_mirror_objects %zu\n"
+	    "# TYPE podkernel_attach_mirror_events_total counter\n"
+	    "podkernel_attach_mirror_events_total %llu\n"
+	    "# HELP podkernel_attach_foreign_pods_total Pod updates of other schedulers "
+	    "ignored (unbound).\n"
+	    "# TYPE podkernel_attach_foreign_pods_total counter\n"
+	    "podkernel_attach_foreign_pods_total %llu\n"
+	    "# TYPE podkernel_attach_events_total counter\n"
+	    "podkernel_attach_events_total{result=\"sent\"} %llu\n"
+	    "podkernel_attach_events_total{result=\"rate_limited\"} %llu\n"
+	    "podkernel_attach_events_total{result=\"failed\"} %llu\n"
+	    "# TYPE podkernel_attach_ready gauge\npodkernel_attach_ready %d\n"
+	    "# TYPE podkernel_attach_leader gauge\npodkernel_attach_leader %d\n",
+	    objects, (unsigned long long)events, (unsigned long long)filtered,
+	    (unsigned long long)sent, (unsigned long long)limited, (unsigned long long)failed,
+	    pk_attach_ready(a) ? 1 : 0, pk_attach_leading(a) ? 1 : 0);
 	fprintf(f,
 		"# HELP podkernel_attach_requests_total Writes sent to the cluster.\n"
 		"# TYPE podkernel_attach_requests_total counter\n"

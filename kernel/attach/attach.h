@@ -32,15 +32,15 @@
 #define PK_ATTACH_DEFAULT_LEASE_NAME "podkernel-scheduler"
 
 struct pk_attach_config {
-	const char *kubeconfig; /* --kubeconfig FILE (else $KUBECONFIG, ~/.kube/config) */
-	const char *context;	/* --context NAME, or NULL */
-	bool in_cluster;	/* --in-cluster: the pod's service account */
-	const char *sa_dir;	/* NULL: the standard service account folder */
+	const char *kubeconfig;	    /* --kubeconfig FILE (else $KUBECONFIG, ~/.kube/config) */
+	const char *context;	    /* --context NAME, or NULL */
+	bool in_cluster;	    /* --in-cluster: the pod's service account */
+	const char *sa_dir;	    /* NULL: the standard service account folder */
 	const char *scheduler_name; /* NULL: PK_ATTACH_DEFAULT_SCHEDULER */
 	const char *workload_api;   /* GROUP/VERSION; NULL: PK_ATTACH_DEFAULT_WORKLOAD_API */
 	bool leader_elect;
-	const char *lease_namespace, *lease_name; /* NULL: the defaults above */
-	const char *identity;			  /* NULL: HOSTNAME_PID */
+	const char *lease_namespace, *lease_name;	    /* NULL: the defaults above */
+	const char *identity;				    /* NULL: HOSTNAME_PID */
 	int lease_duration_ms, renew_deadline_ms, retry_ms; /* 0: kube.h defaults */
 	const char *listen; /* ADDR:PORT of /healthz, /readyz, /metrics (port 0 picks one) */
 	int verbosity;

@@ -27,8 +27,7 @@ struct at_health {
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, char *body,
 			     size_t len, const char *ctype)
 {
-	struct MHD_Response *r =
-		MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result ret;
 
 	if (!r) {
@@ -62,7 +61,7 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 
 	(void)kind;
 	if (args->n < UI_MAX_ARGS)
-		args->v[args->n++] = (struct pk_query_arg){ key, value ? value : "" };
+		args->v[args->n++] = (struct pk_query_arg){key, value ? value : ""};
 	return MHD_YES;
 }
 
@@ -70,19 +69,19 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 static enum MHD_Result ui_reply(struct at_health *h, struct MHD_Connection *conn, const char *url,
 				const char *method)
 {
-	struct ui_args args = { .n = 0 };
-	struct pk_response resp = { 0 };
+	struct ui_args args = {.n = 0};
+	struct pk_response resp = {0};
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 	int rc;
 
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
 	struct pk_request req = {
-		.method = method,
-		.path = url,
-		.args = args.v,
-		.nargs = args.n,
-		.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
+	    .method = method,
+	    .path = url,
+	    .args = args.v,
+	    .nargs = args.n,
+	    .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
 	};
 	rc = at_ui_handle(h->ui, &req, &resp);
 	if (rc < 0) {
@@ -96,8 +95,8 @@ static enum MHD_Result ui_reply(struct at_health *h, struct MHD_Connection *conn
 		return MHD_NO;
 	}
 	resp.body = NULL;
-	MHD_add_response_header(r, "Content-Type", resp.content_type ? resp.content_type
-								   : "application/json");
+	MHD_add_response_header(r, "Content-Type",
+				resp.content_type ? resp.content_type : "application/json");
 	if (resp.status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"podkerneld\"");
 	ret = MHD_queue_response(conn, (unsigned)resp.status, r);
@@ -182,12 +181,10 @@ int at_health_start(struct pk_attach *a, const char *listen, struct at_health **
 		free(h);
 		return -ENOMEM;
 	}
-	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-					MHD_USE_ERROR_LOG,
-				0, NULL,
-				NULL, on_request, h, MHD_OPTION_SOCK_ADDR, &sa,
-				MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_CONNECTION_LIMIT,
-				64u, MHD_OPTION_END);
+	h->d = MHD_start_daemon(
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
+	    NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_CONNECTION_TIMEOUT,
+	    10u, MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errlen, "--listen %s: cannot listen there", listen);
 		at_ui_free(h->ui);

@@ -154,7 +154,7 @@ static void push(struct at_mirror *m, enum pk_event_type type, const char *kind,
 		m->ev = ev;
 		m->cap = cap;
 	}
-	m->ev[m->n++] = (struct at_event){ type, ++m->seq, rv_of(obj), kind, obj };
+	m->ev[m->n++] = (struct at_event){type, ++m->seq, rv_of(obj), kind, obj};
 	m->events++;
 	pthread_cond_broadcast(&m->cond);
 }
@@ -222,8 +222,7 @@ static void apply(struct at_mirror *m, const char *kind, enum kube_event type, c
 	push(m, old ? PK_EVENT_MODIFIED : PK_EVENT_ADDED, kind, seen);
 }
 
-void at_mirror_event(struct at_mirror *m, const char *kind, enum kube_event type,
-		     const json_t *obj)
+void at_mirror_event(struct at_mirror *m, const char *kind, enum kube_event type, const json_t *obj)
 {
 	const char *k = static_kind(kind);
 
@@ -249,19 +248,20 @@ void at_mirror_replace(struct at_mirror *m, const char *kind, const json_t *item
 	}
 	snprintf(prefix, sizeof(prefix), "%s/", k);
 	pthread_mutex_lock(&m->lock);
-	json_array_foreach(items, i, it) {
+	json_array_foreach(items, i, it)
+	{
 		if (!pk_name(it))
 			continue;
 		key_of(key, sizeof(key), k, pk_get_string(it, "metadata.namespace"), pk_name(it));
 		json_object_set_new(listed, key, json_true());
 		apply(m, k, KUBE_MODIFIED, it);
 	}
-	json_object_foreach(m->objects, mk, it) {
+	json_object_foreach(m->objects, mk, it)
+	{
 		if (strncmp(mk, prefix, strlen(prefix)) == 0 && !json_object_get(listed, mk))
 			json_array_append(gone, it);
 	}
-	json_array_foreach(gone, i, it)
-		apply(m, k, KUBE_DELETED, it);
+	json_array_foreach(gone, i, it) apply(m, k, KUBE_DELETED, it);
 	pthread_mutex_unlock(&m->lock);
 	json_decref(listed);
 	json_decref(gone);
@@ -282,7 +282,8 @@ static int src_list(void *arg, const char *kind, const struct pk_store_list_opts
 		return -ENOMEM;
 	snprintf(prefix, sizeof(prefix), "%s/", kind);
 	pthread_mutex_lock(&m->lock);
-	json_object_foreach(m->objects, key, obj) {
+	json_object_foreach(m->objects, key, obj)
+	{
 		if (strncmp(key, prefix, strlen(prefix)) == 0)
 			json_array_append(items, obj);
 	}
@@ -332,8 +333,8 @@ static int src_events_since(void *arg, uint64_t since, size_t max, pk_store_even
 	int r = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		struct pk_store_event ev = { out[i].type, out[i].rv, out[i].kind, out[i].obj, NULL,
-					     0 };
+		struct pk_store_event ev = {out[i].type, out[i].rv, out[i].kind,
+					    out[i].obj,	 NULL,	    0};
 
 		if (r == 0) {
 			r = cb(&ev, cbarg);
@@ -383,8 +384,9 @@ static int src_wait(void *arg, uint64_t since, int timeout_ms)
 		for (;;) {
 			uint64_t seen = m->seq;
 			struct timespec quiet = deadline_in(AT_MIRROR_QUIET_MS);
-			bool last = quiet.tv_sec > settle.tv_sec ||
-				    (quiet.tv_sec == settle.tv_sec && quiet.tv_nsec >= settle.tv_nsec);
+			bool last =
+			    quiet.tv_sec > settle.tv_sec ||
+			    (quiet.tv_sec == settle.tv_sec && quiet.tv_nsec >= settle.tv_nsec);
 			int w = 0;
 
 			if (last)
@@ -418,11 +420,11 @@ static int src_get(void *arg, const char *kind, const char *ns, const char *name
 }
 
 const struct pk_appliance_source_ops at_mirror_source_ops = {
-	.list = src_list,
-	.rv = src_rv,
-	.events_since = src_events_since,
-	.wait = src_wait,
-	.get = src_get,
+    .list = src_list,
+    .rv = src_rv,
+    .events_since = src_events_since,
+    .wait = src_wait,
+    .get = src_get,
 };
 
 int at_mirror_get(struct at_mirror *m, const char *kind, const char *ns, const char *name,

@@ -73,8 +73,8 @@ static json_t *event_new(struct at_recorder *rec, enum pk_kind kind, const char 
 
 	kube_micro_time(when);
 	/* unique like client-go's: the object's name and a time-based suffix */
-	snprintf(evname, sizeof(evname), "%.240s.%llx%04llx", name,
-		 (unsigned long long)time(NULL), (unsigned long long)(rec->seq++ & 0xffff));
+	snprintf(evname, sizeof(evname), "%.240s.%llx%04llx", name, (unsigned long long)time(NULL),
+		 (unsigned long long)(rec->seq++ & 0xffff));
 	snprintf(av, sizeof(av), "%s%s%s", res && *res->group ? res->group : "",
 		 res && *res->group ? "/" : "", res ? res->version : "v1");
 	regarding = json_pack("{s:s,s:s,s:s,s:s}", "kind", pk_kind_to_string(kind), "apiVersion",
@@ -89,9 +89,9 @@ static json_t *event_new(struct at_recorder *rec, enum pk_kind kind, const char 
 			 note);
 }
 
-void at_recorder_emit(struct at_recorder *rec, enum pk_kind kind, const char *ns,
-		      const char *name, const char *uid, const char *type, const char *reason,
-		      const char *action, const char *note)
+void at_recorder_emit(struct at_recorder *rec, enum pk_kind kind, const char *ns, const char *name,
+		      const char *uid, const char *type, const char *reason, const char *action,
+		      const char *note)
 {
 	char key[768];
 	char shortnote[1024];
@@ -147,7 +147,7 @@ static void *recorder_main(void *arg)
 		rec->queue = json_array();
 		pthread_mutex_unlock(&rec->lock);
 		json_array_foreach(work, i, e)
-			post(rec, json_string_value(json_array_get(e, 0)), json_array_get(e, 1));
+		    post(rec, json_string_value(json_array_get(e, 0)), json_array_get(e, 1));
 		json_decref(work);
 		pthread_mutex_lock(&rec->lock);
 		if (!rec->queue) /* out of memory: start over */

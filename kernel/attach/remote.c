@@ -161,10 +161,9 @@ static bool needs_status(const struct pk_write_item *it)
 	return false;
 }
 
-static void add_call(struct remote *rb, size_t *n, size_t item, const char *method,
-		     json_t *body)
+static void add_call(struct remote *rb, size_t *n, size_t item, const char *method, json_t *body)
 {
-	rb->calls[*n] = (struct kube_call){ .method = method, .path = rb->paths[*n], .body = body };
+	rb->calls[*n] = (struct kube_call){.method = method, .path = rb->paths[*n], .body = body};
 	rb->bodies[*n] = body;
 	rb->item_of[*n] = item;
 	(*n)++;
@@ -307,8 +306,8 @@ static void record(struct remote *rb, const struct pk_write_batch *batch,
 		if (it->node) {
 			snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s", it->ns,
 				 it->name, it->node);
-			at_recorder_emit(rb->cfg.recorder, it->kind, it->ns, it->name, uid, "Normal",
-					 "Scheduled", "Binding", note);
+			at_recorder_emit(rb->cfg.recorder, it->kind, it->ns, it->name, uid,
+					 "Normal", "Scheduled", "Binding", note);
 		}
 		for (size_t c = 0; c < it->nconds; c++) {
 			const struct pk_write_cond *cd = &it->conds[c];
@@ -338,8 +337,8 @@ static int remote_commit(void *backend, const struct pk_write_batch *batch,
 	if (!answers)
 		return -ENOMEM;
 	for (size_t i = 0; i < batch->n; i++)
-		results[i] = (struct pk_write_result){ batch->items[i].kind, batch->items[i].ns,
-						       batch->items[i].name, 0, NULL };
+		results[i] = (struct pk_write_result){batch->items[i].kind, batch->items[i].ns,
+						      batch->items[i].name, 0, NULL};
 	if (fenced(rb)) {
 		for (size_t i = 0; i < batch->n; i++)
 			results[i].error = -EPERM;
@@ -415,10 +414,10 @@ static void remote_free(void *backend)
 }
 
 static const struct pk_writer_ops remote_ops = {
-	.name = "kube",
-	.commit = remote_commit,
-	.get = remote_get,
-	.free = remote_free,
+    .name = "kube",
+    .commit = remote_commit,
+    .get = remote_get,
+    .free = remote_free,
 };
 
 int at_remote_writer_new(const struct at_remote_config *cfg, struct pk_writer **ret)

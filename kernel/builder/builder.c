@@ -194,7 +194,8 @@ static void check_allowed(struct vctx *v, const struct wb_item *item, enum wb_bl
 	json_t *val;
 
 	if (json_is_object(data)) {
-		json_object_foreach((json_t *)data, key, val) {
+		json_object_foreach((json_t *)data, key, val)
+		{
 			size_t i;
 
 			if (json_is_null(val))
@@ -563,7 +564,8 @@ static int copy_template_fields(const json_t *tmpl, json_t *spec)
 	const char *key;
 	json_t *val;
 
-	json_object_foreach((json_t *)tmpl, key, val) {
+	json_object_foreach((json_t *)tmpl, key, val)
+	{
 		json_t *copy;
 
 		if (strcmp(key, "name") == 0 || strcmp(key, "podGroupTemplates") == 0 ||
@@ -576,7 +578,8 @@ static int copy_template_fields(const json_t *tmpl, json_t *spec)
 			json_t *topo = json_object_get(copy, "topology"), *c;
 			size_t i;
 
-			json_array_foreach(topo, i, c) {
+			json_array_foreach(topo, i, c)
+			{
 				json_t *level = json_object_get(c, "level");
 
 				if (level && !json_object_get(c, "key"))

@@ -373,7 +373,8 @@ static void map_constraints(struct map_ctx *m, const json_t *data, struct wb_con
 		map_error(m, "topology", "%s: Too many: %s: must have at most 1 items", n);
 		free(n);
 	}
-	json_array_foreach(topo, i, c) {
+	json_array_foreach(topo, i, c)
+	{
 		char sub[64], why[160];
 		const char *k, *l;
 
@@ -511,8 +512,7 @@ static void map_claims(struct map_ctx *m, const json_t *data, struct wb_config *
 		free(n);
 		return; /* always: hostile sizes are never mapped */
 	}
-	json_array_foreach(data, i, c)
-		map_claim(m, c, i, cfg);
+	json_array_foreach(data, i, c) map_claim(m, c, i, cfg);
 	cfg->has_claims = true;
 }
 

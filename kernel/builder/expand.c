@@ -40,12 +40,8 @@ static json_t *lookup(void *userdata, enum pk_kind kind, const char *ns, const c
 
 	if (!name)
 		return NULL;
-	json_array_foreach(e->out, i, o)
-		if (matches(o, kind, ns, name))
-			return o;
-	json_array_foreach(e->input, i, o)
-		if (matches(o, kind, ns, name))
-			return o;
+	json_array_foreach(e->out, i, o) if (matches(o, kind, ns, name)) return o;
+	json_array_foreach(e->input, i, o) if (matches(o, kind, ns, name)) return o;
 	return NULL;
 }
 
@@ -96,7 +92,8 @@ static int expand_one(struct expand *e, json_t *obj, unsigned depth)
 		return r;
 	}
 	free(prefix);
-	json_array_foreach(made, i, o) {
+	json_array_foreach(made, i, o)
+	{
 		r = expand_one(e, o, depth + 1);
 		if (r < 0)
 			break;
@@ -117,7 +114,8 @@ int wb_expand_objects(json_t *objects, json_t **ret_objects, struct pk_errors *e
 	e.out = json_array();
 	if (!e.out)
 		return -ENOMEM;
-	json_array_foreach(objects, i, o) {
+	json_array_foreach(objects, i, o)
+	{
 		k = expand_one(&e, o, 0);
 		if (k == -ENOMEM) {
 			r = k;

@@ -195,7 +195,8 @@ static int parse_targets(struct jobset_view *v, struct pk_errors *errs)
 		pk_errors_add(errs, ROOT_PATH ".replicatedJobs: Invalid value: must be a list");
 		return -EINVAL;
 	}
-	json_array_foreach(entries, k, e) {
+	json_array_foreach(entries, k, e)
+	{
 		const json_t *targets = json_object_get(e, "targetReplicatedJobs"), *t;
 		char path[96];
 		size_t j, n;
@@ -226,7 +227,8 @@ static int parse_targets(struct jobset_view *v, struct pk_errors *errs)
 			r = -EINVAL;
 			continue;
 		}
-		json_array_foreach(targets, j, t) {
+		json_array_foreach(targets, j, t)
+		{
 			const char *name = json_string_value(t);
 
 			for (n = 0; name && n < v->nrjobs; n++)

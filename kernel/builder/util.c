@@ -144,7 +144,8 @@ int wb_check_known_fields(const json_t *obj, const char *path, const char *const
 	json_t *v;
 	int r = 0;
 
-	json_object_foreach((json_t *)obj, key, v) {
+	json_object_foreach((json_t *)obj, key, v)
+	{
 		size_t i;
 
 		for (i = 0; allowed[i]; i++)
@@ -198,7 +199,8 @@ static json_t *find_in_list(const json_t *list, const char *name)
 	size_t i;
 	json_t *t;
 
-	json_array_foreach(list, i, t) {
+	json_array_foreach(list, i, t)
+	{
 		const char *n = wb_str(t, "name");
 
 		if (n && strcmp(n, name) == 0)
@@ -235,7 +237,8 @@ static json_t *find_template(const json_t *tmpl, const char *name, bool *ret_com
 	t = wb_find_child_template(tmpl, name, ret_composite);
 	if (t)
 		return t;
-	json_array_foreach(json_object_get(tmpl, "compositePodGroupTemplates"), i, child) {
+	json_array_foreach(json_object_get(tmpl, "compositePodGroupTemplates"), i, child)
+	{
 		t = find_template(child, name, ret_composite, depth + 1);
 		if (t)
 			return t;

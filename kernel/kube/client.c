@@ -95,8 +95,8 @@ char *kube_escape(const char *s, char *buf, size_t len)
 	for (; *s && o + 4 < len; s++) {
 		unsigned char ch = (unsigned char)*s;
 
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-		    ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
 			buf[o++] = (char)ch;
 		} else {
 			buf[o++] = '%';
@@ -163,7 +163,7 @@ int kube_setup_handle(struct kube_client *c, CURL *h, char *errbuf)
 	if (cfg->ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
 	if (cfg->ca_data) {
-		struct curl_blob b = { cfg->ca_data, cfg->ca_data_len, CURL_BLOB_COPY };
+		struct curl_blob b = {cfg->ca_data, cfg->ca_data_len, CURL_BLOB_COPY};
 
 		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
 	}
@@ -180,13 +180,13 @@ int kube_setup_handle(struct kube_client *c, CURL *h, char *errbuf)
 	if (cfg->key_file)
 		curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
 	if (cfg->cert_data) {
-		struct curl_blob b = { cfg->cert_data, cfg->cert_data_len, CURL_BLOB_COPY };
+		struct curl_blob b = {cfg->cert_data, cfg->cert_data_len, CURL_BLOB_COPY};
 
 		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
 		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
 	}
 	if (cfg->key_data) {
-		struct curl_blob b = { cfg->key_data, cfg->key_data_len, CURL_BLOB_COPY };
+		struct curl_blob b = {cfg->key_data, cfg->key_data_len, CURL_BLOB_COPY};
 
 		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
 		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
@@ -252,8 +252,8 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 
 /* Set up h for one buffered request; the header list and payload belong to the caller. */
 static int prepare(struct kube_client *c, CURL *h, char *errbuf, const char *method,
-		   const char *path, const char *content_type, const char *payload,
-		   int timeout_ms, struct buf *b, struct curl_slist **ret_hdrs)
+		   const char *path, const char *content_type, const char *payload, int timeout_ms,
+		   struct buf *b, struct curl_slist **ret_hdrs)
 {
 	char url[4096];
 
@@ -261,9 +261,8 @@ static int prepare(struct kube_client *c, CURL *h, char *errbuf, const char *met
 		return -ENAMETOOLONG;
 	curl_easy_reset(h);
 	kube_setup_handle(c, h, errbuf);
-	*ret_hdrs = kube_headers(c, payload ? (content_type ? content_type : "application/json")
-					    : NULL,
-				 false);
+	*ret_hdrs = kube_headers(
+	    c, payload ? (content_type ? content_type : "application/json") : NULL, false);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *ret_hdrs);
@@ -281,7 +280,7 @@ int kube_request(struct kube_conn *conn, const char *method, const char *path,
 		 const char *content_type, const json_t *body, int timeout_ms, long *ret_status,
 		 json_t **ret_body)
 {
-	struct buf b = { 0 };
+	struct buf b = {0};
 	struct curl_slist *hdrs = NULL;
 	char *payload = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	long status = 0;
@@ -291,8 +290,8 @@ int kube_request(struct kube_conn *conn, const char *method, const char *path,
 	if (body && !payload)
 		return -ENOMEM;
 	conn->errbuf[0] = '\0';
-	r = prepare(conn->c, conn->h, conn->errbuf, method, path, content_type, payload,
-		    timeout_ms, &b, &hdrs);
+	r = prepare(conn->c, conn->h, conn->errbuf, method, path, content_type, payload, timeout_ms,
+		    &b, &hdrs);
 	if (r == 0) {
 		cc = curl_easy_perform(conn->h);
 		if (cc == CURLE_OK)
@@ -378,8 +377,8 @@ static int slot_start(struct kube_multi *m, struct slot *s, struct kube_call *ca
 
 	s->call = idx;
 	s->payload = call->body ? json_dumps(call->body, JSON_COMPACT) : NULL;
-	r = prepare(m->c, s->h, s->errbuf, call->method, call->path, call->content_type,
-		    s->payload, 30000, &s->b, &s->hdrs);
+	r = prepare(m->c, s->h, s->errbuf, call->method, call->path, call->content_type, s->payload,
+		    30000, &s->b, &s->hdrs);
 	if (r == 0 && curl_multi_add_handle(m->m, s->h) != CURLM_OK)
 		r = -EIO;
 	if (r < 0)
@@ -490,11 +489,11 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 	return st->cancel && atomic_load(st->cancel) ? 1 : 0;
 }
 
-int kube_stream(struct kube_conn *conn, const char *path, int (*on_line)(void *, const char *,
-									 size_t),
-		void *arg, const atomic_bool *cancel, long *ret_status)
+int kube_stream(struct kube_conn *conn, const char *path,
+		int (*on_line)(void *, const char *, size_t), void *arg, const atomic_bool *cancel,
+		long *ret_status)
 {
-	struct stream st = { .on_line = on_line, .arg = arg, .cancel = cancel };
+	struct stream st = {.on_line = on_line, .arg = arg, .cancel = cancel};
 	struct curl_slist *hdrs = NULL;
 	char url[4096];
 	long status = 0;

@@ -53,20 +53,21 @@ int kube_read_token_file(const char *path, char **ret)
 	return 0;
 }
 
-int kube_credentials_in_cluster(const char *sa_dir, struct pk_kube_credentials *ret,
-				char *err, size_t errlen)
+int kube_credentials_in_cluster(const char *sa_dir, struct pk_kube_credentials *ret, char *err,
+				size_t errlen)
 {
 	const char *host = getenv("KUBERNETES_SERVICE_HOST");
 	const char *port = getenv("KUBERNETES_SERVICE_PORT");
-	struct pk_kube_credentials c = { 0 };
+	struct pk_kube_credentials c = {0};
 	char *tok = NULL, *ns = NULL, *p = NULL;
 	int r = 0;
 
 	if (!sa_dir)
 		sa_dir = KUBE_SA_DIR;
 	if (!host || !*host || !port || !*port) {
-		snprintf(err, errlen, "in-cluster: KUBERNETES_SERVICE_HOST and "
-				      "KUBERNETES_SERVICE_PORT must be set (not running in a pod?)");
+		snprintf(err, errlen,
+			 "in-cluster: KUBERNETES_SERVICE_HOST and "
+			 "KUBERNETES_SERVICE_PORT must be set (not running in a pod?)");
 		return -EINVAL;
 	}
 	if (asprintf(&c.server, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,

@@ -63,7 +63,7 @@ int kube_resource_path(const struct kube_resource *res, const char *ns, const ch
 }
 
 static void inf_log(struct kube_informer *inf, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void inf_log(struct kube_informer *inf, int level, const char *fmt, ...)
 {
 	char msg[1024];
@@ -146,7 +146,8 @@ static int list_all(struct kube_informer *inf, json_t **ret_items)
 			inf_log(inf, 1, "list %s: %s", base, kube_conn_error(inf->conn));
 		}
 		if (r == 0) {
-			json_array_foreach(json_object_get(ans, "items"), i, it) {
+			json_array_foreach(json_object_get(ans, "items"), i, it)
+			{
 				stamp_kind(inf, it);
 				json_array_append(items, it);
 			}
@@ -352,13 +353,13 @@ int kube_informer_start(struct kube_client *c, const struct kube_resource *res,
 	inf->group = strdup(res->group);
 	inf->version = strdup(res->version);
 	inf->plural = strdup(res->plural);
-	inf->res = (struct kube_resource){ inf->kind, inf->group, inf->version, inf->plural,
-					   res->namespaced };
+	inf->res = (struct kube_resource){inf->kind, inf->group, inf->version, inf->plural,
+					  res->namespaced};
 	atomic_init(&inf->stop, false);
 	pthread_mutex_init(&inf->lock, NULL);
 	pthread_cond_init(&inf->cond, NULL);
 	r = inf->kind && inf->group && inf->version && inf->plural ? kube_conn_new(c, &inf->conn)
-								    : -ENOMEM;
+								   : -ENOMEM;
 	if (r == 0) {
 		r = -pthread_create(&inf->thread, NULL, informer_main, inf);
 		inf->started = r == 0;

@@ -37,8 +37,8 @@
  * namespace; $KUBERNETES_SERVICE_HOST/PORT name the server.  A kubeconfig
  * gives the same struct through pk_kubeconfig_resolve().
  */
-int kube_credentials_in_cluster(const char *sa_dir, struct pk_kube_credentials *ret,
-				char *err, size_t errlen);
+int kube_credentials_in_cluster(const char *sa_dir, struct pk_kube_credentials *ret, char *err,
+				size_t errlen);
 
 /* ---- requests ------------------------------------------------------------------ */
 struct kube_client;
@@ -161,7 +161,7 @@ void kube_informer_get_stats(struct kube_informer *inf, struct kube_informer_sta
 #define KUBE_LEASE_RENEW_DEADLINE_MS 7000
 #define KUBE_LEASE_RETRY_MS 2000
 struct kube_lease_config {
-	const char *ns, *name, *identity; /* copied */
+	const char *ns, *name, *identity;	      /* copied */
 	int duration_ms, renew_deadline_ms, retry_ms; /* 0: the defaults above */
 	/* Called from the elector's thread when leadership starts or ends. */
 	void (*on_change)(void *arg, bool leading);

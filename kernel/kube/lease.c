@@ -63,7 +63,7 @@ void kube_micro_time(char buf[40])
 }
 
 static void lease_log(struct kube_lease *l, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void lease_log(struct kube_lease *l, int level, const char *fmt, ...)
 {
 	char msg[1024];
@@ -113,7 +113,8 @@ static json_t *spec_for(struct kube_lease *l, const json_t *old, bool takeover)
 	if (takeover || !json_object_get(spec, "acquireTime")) {
 		json_object_set_new(spec, "acquireTime", json_string(now));
 		if (old && takeover)
-			json_object_set_new(spec, "leaseTransitions", json_integer(transitions + 1));
+			json_object_set_new(spec, "leaseTransitions",
+					    json_integer(transitions + 1));
 	}
 	return spec;
 }
@@ -172,7 +173,8 @@ static void try_once(struct kube_lease *l)
 			 &lease);
 	if (r < 0 || (status != 200 && status != 404)) {
 		if (r < 0)
-			lease_log(l, 2, "leader election: reading lease: %s", kube_conn_error(l->conn));
+			lease_log(l, 2, "leader election: reading lease: %s",
+				  kube_conn_error(l->conn));
 		json_decref(lease);
 		return;
 	}
@@ -190,7 +192,8 @@ static void try_once(struct kube_lease *l)
 	} else {
 		if (strcmp(holder ? holder : "", l->seen_holder) != 0 ||
 		    strcmp(rv ? rv : "", l->seen_rv) != 0 || l->seen_at == 0) {
-			snprintf(l->seen_holder, sizeof(l->seen_holder), "%s", holder ? holder : "");
+			snprintf(l->seen_holder, sizeof(l->seen_holder), "%s",
+				 holder ? holder : "");
 			snprintf(l->seen_rv, sizeof(l->seen_rv), "%s", rv ? rv : "");
 			l->seen_at = now;
 		}

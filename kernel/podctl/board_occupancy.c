@@ -56,8 +56,7 @@ static const char *label_of(const char *key, void *arg)
 	return json_string_value(json_object_get(arg, key));
 }
 
-static struct otorus *torus_for(struct occupancy *o, const struct topo_torus_host *g,
-				size_t *ret_k)
+static struct otorus *torus_for(struct occupancy *o, const struct topo_torus_host *g, size_t *ret_k)
 {
 	struct otorus *t, *v;
 
@@ -119,8 +118,8 @@ static int add_node(struct occupancy *o, json_t *node)
 		return 0;
 	}
 	t->state[cell] = json_is_true(pk_get(node, "spec.unschedulable")) ? 'c' : '.';
-	return json_object_set_new(o->node_torus, name, json_pack("[I,I]", (json_int_t)k,
-								   (json_int_t)cell));
+	return json_object_set_new(o->node_torus, name,
+				   json_pack("[I,I]", (json_int_t)k, (json_int_t)cell));
 }
 
 /* A pod that holds its node: bound and not finished. */
@@ -234,9 +233,8 @@ static void print_torus(struct otorus *t, bool map)
 	       t->geo.has_cube ? (topo_shape_format(&t->geo.cube, s[2], sizeof(s[2])), s[2]) : "",
 	       t->geo.wrap ? "wraparound" : "no wraparound");
 	printf("  hosts %lld: used %lld (pods on %lld, cordoned %lld, missing %lld), free %lld\n",
-	       (long long)t->hosts, (long long)busy, (long long)t->pods_on,
-	       (long long)t->cordoned, (long long)(busy - t->pods_on - t->cordoned),
-	       (long long)(t->hosts - busy));
+	       (long long)t->hosts, (long long)busy, (long long)t->pods_on, (long long)t->cordoned,
+	       (long long)(busy - t->pods_on - t->cordoned), (long long)(t->hosts - busy));
 	if (topo_occ_largest_free_box(t->occ, &b) == 1) {
 		box_text(t, &b, buf, sizeof(buf));
 		printf("  largest free box: %s\n", buf);
@@ -315,7 +313,8 @@ int podctl_board_occupancy(int argc, char **argv)
 				any = true;
 			}
 		} else {
-			fprintf(stderr, "podctl board occupancy: unexpected argument '%s'\n", argv[i]);
+			fprintf(stderr, "podctl board occupancy: unexpected argument '%s'\n",
+				argv[i]);
 			usage(stderr);
 			rc = PODCTL_EXIT_USAGE;
 		}
@@ -335,8 +334,9 @@ int podctl_board_occupancy(int argc, char **argv)
 			shown++;
 		}
 	if (rc == PODCTL_EXIT_OK && o.inconsistent)
-		fprintf(stderr, "podctl board occupancy: %d nodes left out: their torus labels "
-				"disagree with their torus or repeat a host's coordinates\n",
+		fprintf(stderr,
+			"podctl board occupancy: %d nodes left out: their torus labels "
+			"disagree with their torus or repeat a host's coordinates\n",
 			o.inconsistent);
 	if (rc == PODCTL_EXIT_OK && !shown) {
 		fprintf(stderr, "podctl board occupancy: %s\n",

@@ -97,8 +97,7 @@ static size_t on_stream(char *data, size_t size, size_t nmemb, void *arg)
 }
 
 /* The bearer token: the token file's first line, read now, or the token. */
-static struct curl_slist *auth_header(const struct pk_kube_credentials *cr,
-				      struct curl_slist *hdrs)
+static struct curl_slist *auth_header(const struct pk_kube_credentials *cr, struct curl_slist *hdrs)
 {
 	char tok[16384] = "", *auth = NULL;
 
@@ -131,7 +130,7 @@ static void set_tls(CURL *c, const struct pk_kube_credentials *cr)
 	if (cr->ca_file)
 		curl_easy_setopt(c, CURLOPT_CAINFO, cr->ca_file);
 	if (cr->ca_data) {
-		struct curl_blob b = { cr->ca_data, cr->ca_data_len, CURL_BLOB_COPY };
+		struct curl_blob b = {cr->ca_data, cr->ca_data_len, CURL_BLOB_COPY};
 
 		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &b);
 	}
@@ -140,13 +139,13 @@ static void set_tls(CURL *c, const struct pk_kube_credentials *cr)
 	if (cr->key_file)
 		curl_easy_setopt(c, CURLOPT_SSLKEY, cr->key_file);
 	if (cr->cert_data) {
-		struct curl_blob b = { cr->cert_data, cr->cert_data_len, CURL_BLOB_COPY };
+		struct curl_blob b = {cr->cert_data, cr->cert_data_len, CURL_BLOB_COPY};
 
 		curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &b);
 		curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
 	}
 	if (cr->key_data) {
-		struct curl_blob b = { cr->key_data, cr->key_data_len, CURL_BLOB_COPY };
+		struct curl_blob b = {cr->key_data, cr->key_data_len, CURL_BLOB_COPY};
 
 		curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &b);
 		curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
@@ -171,7 +170,7 @@ static int http_do(struct http *h, const char *method, const char *path, const j
 {
 	CURL *c = curl_easy_init();
 	struct curl_slist *hdrs = NULL;
-	struct buf resp = { 0 };
+	struct buf resp = {0};
 	char *url = NULL, *payload = NULL, errbuf[CURL_ERROR_SIZE] = "";
 	long status = 0;
 	CURLcode cc;
@@ -404,9 +403,9 @@ static int apply_one(struct http *h, const char *file, json_t *obj)
 		size_t i;
 
 		json_array_foreach(causes, i, c)
-			fprintf(stderr, "%s: %s: %s\n", what,
-				json_string_value(json_object_get(c, "field")) ?: "",
-				json_string_value(json_object_get(c, "message")) ?: "");
+		    fprintf(stderr, "%s: %s: %s\n", what,
+			    json_string_value(json_object_get(c, "field")) ?: "",
+			    json_string_value(json_object_get(c, "message")) ?: "");
 		r = report_failure(what, st, body);
 	}
 out:
@@ -418,7 +417,7 @@ out:
 
 static int cmd_apply(struct http *h, int argc, char **argv)
 {
-	struct opts o = { 0 };
+	struct opts o = {0};
 	int r = parse_opts(h, argc, argv, &o), worst = 0;
 
 	if (r)
@@ -436,7 +435,8 @@ static int cmd_apply(struct http *h, int argc, char **argv)
 			fprintf(stderr, "podctl: %s\n", *err ? err : strerror(-r));
 			return podctl_input_exit(r);
 		}
-		json_array_foreach(objs, i, obj) {
+		json_array_foreach(objs, i, obj)
+		{
 			const char *k = json_string_value(json_object_get(obj, "kind"));
 			const struct pk_type *t = k ? pk_type_by_kind(k) : NULL;
 
@@ -482,7 +482,8 @@ static const char *pod_phase(const json_t *pod)
 		return "Terminating";
 	if (pk_get_string(pod, "spec.nodeName"))
 		return "Bound";
-	if (cond_status(pod, "PodScheduled") && strcmp(cond_status(pod, "PodScheduled"), "False") == 0)
+	if (cond_status(pod, "PodScheduled") &&
+	    strcmp(cond_status(pod, "PodScheduled"), "False") == 0)
 		return "Pending";
 	return "Pending";
 }
@@ -492,7 +493,8 @@ static bool node_unreachable(const json_t *node)
 	json_t *taints = pk_get(node, "spec.taints"), *t;
 	size_t i;
 
-	json_array_foreach(taints, i, t) {
+	json_array_foreach(taints, i, t)
+	{
 		const char *k = json_string_value(json_object_get(t, "key"));
 
 		if (k && strcmp(k, "node.kubernetes.io/unreachable") == 0)
@@ -508,9 +510,11 @@ static json_t *level_keys(const json_t *nodes)
 	const char *k;
 	size_t i;
 
-	json_array_foreach(nodes, i, n) {
+	json_array_foreach(nodes, i, n)
+	{
 		labels = pk_get(n, "metadata.labels");
-		json_object_foreach(labels, k, v) {
+		json_object_foreach(labels, k, v)
+		{
 			if (!topo_label_is_level(k) || !json_is_string(v))
 				continue;
 			json_t *vals = json_object_get(seen, k);
@@ -527,11 +531,11 @@ static json_t *level_keys(const json_t *nodes)
 		const char *best = NULL;
 		size_t bestn = 0;
 
-		json_object_foreach(seen, k, v)
-			if (!best || json_object_size(v) < bestn) {
-				best = k;
-				bestn = json_object_size(v);
-			}
+		json_object_foreach(seen, k, v) if (!best || json_object_size(v) < bestn)
+		{
+			best = k;
+			bestn = json_object_size(v);
+		}
 		json_array_append_new(keys, json_string(best));
 		json_object_del(seen, best);
 	}
@@ -543,7 +547,9 @@ static const char *level_name(const char *key)
 {
 	if (strcmp(key, TOPO_LABEL_HOSTNAME) == 0)
 		return "host";
-	return strncmp(key, TOPO_LABEL_LEVEL_PREFIX, strlen(TOPO_LABEL_LEVEL_PREFIX)) == 0 ? key + strlen(TOPO_LABEL_LEVEL_PREFIX) : key;
+	return strncmp(key, TOPO_LABEL_LEVEL_PREFIX, strlen(TOPO_LABEL_LEVEL_PREFIX)) == 0
+		   ? key + strlen(TOPO_LABEL_LEVEL_PREFIX)
+		   : key;
 }
 
 static json_t *index_by_name(const json_t *items)
@@ -551,9 +557,7 @@ static json_t *index_by_name(const json_t *items)
 	json_t *m = json_object(), *o;
 	size_t i;
 
-	json_array_foreach(items, i, o)
-		if (pk_name(o))
-			json_object_set(m, pk_name(o), o);
+	json_array_foreach(items, i, o) if (pk_name(o)) json_object_set(m, pk_name(o), o);
 	return m;
 }
 
@@ -601,21 +605,23 @@ static void table_row(struct table *t, const char *first, ...)
 
 static void table_print(struct table *t, bool header)
 {
-	size_t w[16] = { 0 }, i, c;
+	size_t w[16] = {0}, i, c;
 	json_t *row;
 
-	json_array_foreach(t->rows, i, row)
-		for (c = 0; c < t->ncols && c < 16; c++) {
-			size_t n = strlen(json_string_value(json_array_get(row, c)));
+	json_array_foreach(t->rows, i, row) for (c = 0; c < t->ncols && c < 16; c++)
+	{
+		size_t n = strlen(json_string_value(json_array_get(row, c)));
 
-			if (n > w[c])
-				w[c] = n;
-		}
-	json_array_foreach(t->rows, i, row) {
+		if (n > w[c])
+			w[c] = n;
+	}
+	json_array_foreach(t->rows, i, row)
+	{
 		if (i == 0 && !header)
 			continue;
 		for (c = 0; c < t->ncols && c < 16; c++)
-			printf(c + 1 < t->ncols ? "%-*s   " : "%-*s", c + 1 < t->ncols ? (int)w[c] : 0,
+			printf(c + 1 < t->ncols ? "%-*s   " : "%-*s",
+			       c + 1 < t->ncols ? (int)w[c] : 0,
 			       json_string_value(json_array_get(row, c)));
 		printf("\n");
 	}
@@ -650,7 +656,8 @@ static void pod_row(struct ctx *x, struct table *t, const json_t *p)
 		size_t i;
 		json_t *k;
 
-		json_array_foreach(x->levels, i, k) {
+		json_array_foreach(x->levels, i, k)
+		{
 			const char *v = node_label(n, json_string_value(k));
 			size_t len = strlen(where);
 
@@ -658,8 +665,8 @@ static void pod_row(struct ctx *x, struct table *t, const json_t *p)
 				 v ? v : "-");
 		}
 		table_row(t, pk_namespace(p), pk_name(p), pod_phase(p), node ? node : "<none>",
-			  pk_get_string(p, "spec.schedulingGroup.podGroupName"), *where ? where : "-",
-			  a);
+			  pk_get_string(p, "spec.schedulingGroup.podGroupName"),
+			  *where ? where : "-", a);
 	} else {
 		table_row(t, pk_namespace(p), pk_name(p), pod_phase(p), node ? node : "<none>",
 			  pk_get_string(p, "spec.schedulingGroup.podGroupName"), a);
@@ -669,14 +676,15 @@ static void pod_row(struct ctx *x, struct table *t, const json_t *p)
 static void node_row(struct ctx *x, struct table *t, const json_t *n)
 {
 	const char *ready = cond_status(n, "Ready");
-	const char *status = node_unreachable(n) ? "Unreachable"
+	const char *status = node_unreachable(n)		    ? "Unreachable"
 			     : ready && strcmp(ready, "False") == 0 ? "NotReady"
 								    : "Ready";
 	char where[256] = "", a[32], alloc[256] = "";
 	size_t i;
 	json_t *k;
 
-	json_array_foreach(x->levels, i, k) {
+	json_array_foreach(x->levels, i, k)
+	{
 		const char *v = node_label(n, json_string_value(k));
 		size_t len = strlen(where);
 
@@ -686,14 +694,15 @@ static void node_row(struct ctx *x, struct table *t, const json_t *n)
 		status = "SchedulingDisabled";
 	podctl_age(n, time(NULL), a, sizeof(a));
 	json_t *ann = pk_get(n, "metadata.annotations");
-	const char *kind = json_object_get(ann, PK_ANN_SIMULATED) ? "simulated"
-	       : json_object_get(ann, TOPO_ANN_AGENT_OWNED) ? "podagent"
-									   : "static";
+	const char *kind = json_object_get(ann, PK_ANN_SIMULATED)	? "simulated"
+			   : json_object_get(ann, TOPO_ANN_AGENT_OWNED) ? "podagent"
+									: "static";
 	if (x->o->output && strcmp(x->o->output, "wide") == 0) {
 		const char *key;
 		json_t *v;
 
-		json_object_foreach(pk_get(n, "status.allocatable"), key, v) {
+		json_object_foreach(pk_get(n, "status.allocatable"), key, v)
+		{
 			size_t len = strlen(alloc);
 
 			snprintf(alloc + len, sizeof(alloc) - len, "%s%s=%s", len ? "," : "", key,
@@ -707,10 +716,10 @@ static void node_row(struct ctx *x, struct table *t, const json_t *n)
 
 static void group_row(struct ctx *x, struct table *t, const json_t *g)
 {
-	const char *ctype = strcmp(json_string_value(json_object_get(g, "kind")) ?: "",
-				   "CompositePodGroup") == 0
-				    ? "CompositePodGroupInitiallyScheduled"
-				    : "PodGroupInitiallyScheduled";
+	const char *ctype =
+	    strcmp(json_string_value(json_object_get(g, "kind")) ?: "", "CompositePodGroup") == 0
+		? "CompositePodGroupInitiallyScheduled"
+		: "PodGroupInitiallyScheduled";
 	const char *st = cond_status(g, ctype), *reason = cond_reason(g, ctype);
 	char pol[64], sched[96], a[32];
 
@@ -739,15 +748,15 @@ static void other_row(struct ctx *x, struct table *t, const json_t *o)
 	else if (k == PK_KIND_JOB)
 		snprintf(extra, sizeof(extra), "parallelism=%lld",
 			 json_is_integer(pk_get(o, "spec.parallelism"))
-				 ? (long long)json_integer_value(pk_get(o, "spec.parallelism"))
-				 : 1LL);
+			     ? (long long)json_integer_value(pk_get(o, "spec.parallelism"))
+			     : 1LL);
 	else if (k == PK_KIND_JOBSET)
 		snprintf(extra, sizeof(extra), "replicatedJobs=%zu",
 			 json_array_size(pk_get(o, "spec.replicatedJobs")));
 	else if (k == PK_KIND_WORKLOAD)
 		snprintf(extra, sizeof(extra), "templates=%zu",
 			 json_array_size(pk_get(o, "spec.compositePodGroupTemplates")) +
-				 json_array_size(pk_get(o, "spec.podGroupTemplates")));
+			     json_array_size(pk_get(o, "spec.podGroupTemplates")));
 	table_row(t, pk_namespace(o), pk_name(o), extra, a);
 }
 
@@ -766,7 +775,8 @@ static row_fn table_for(const struct pk_type *ty, struct ctx *x, struct table *t
 			size_t i;
 			json_t *k;
 
-			json_array_foreach(x->levels, i, k) {
+			json_array_foreach(x->levels, i, k)
+			{
 				size_t len = strlen(lv);
 
 				snprintf(lv + len, sizeof(lv) - len, "%s%s", len ? "/" : "",
@@ -776,7 +786,8 @@ static row_fn table_for(const struct pk_type *ty, struct ctx *x, struct table *t
 
 			for (char *c = hdr; c && *c; c++)
 				*c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
-			table_row(t, "NAMESPACE", "NAME", "STATUS", "NODE", "GROUP", hdr ?: "", "AGE");
+			table_row(t, "NAMESPACE", "NAME", "STATUS", "NODE", "GROUP", hdr ?: "",
+				  "AGE");
 			free(hdr);
 		} else {
 			table_row(t, "NAMESPACE", "NAME", "STATUS", "NODE", "GROUP", "AGE");
@@ -785,14 +796,16 @@ static row_fn table_for(const struct pk_type *ty, struct ctx *x, struct table *t
 	case PK_KIND_NODE:
 		t->ncols = wide ? 7 : 6;
 		if (wide)
-			table_row(t, "", "NAME", "STATUS", "TOPOLOGY", "SOURCE", "ALLOCATABLE", "AGE");
+			table_row(t, "", "NAME", "STATUS", "TOPOLOGY", "SOURCE", "ALLOCATABLE",
+				  "AGE");
 		else
 			table_row(t, "", "NAME", "STATUS", "TOPOLOGY", "SOURCE", "AGE");
 		return node_row;
 	case PK_KIND_POD_GROUP:
 	case PK_KIND_COMPOSITE_POD_GROUP:
 		t->ncols = 7;
-		table_row(t, "NAMESPACE", "NAME", "POLICY", "TOPOLOGY", "PARENT", "SCHEDULED", "AGE");
+		table_row(t, "NAMESPACE", "NAME", "POLICY", "TOPOLOGY", "PARENT", "SCHEDULED",
+			  "AGE");
 		return group_row;
 	default:
 		t->ncols = 4;
@@ -809,12 +822,12 @@ static void table_trim(struct table *t, bool keep_ns)
 
 	if (keep_ns)
 		return;
-	json_array_foreach(t->rows, i, row)
-		json_array_remove(row, 0);
+	json_array_foreach(t->rows, i, row) json_array_remove(row, 0);
 	t->ncols--;
 }
 
-/* ---- get -------------------------------------------------------------------------------------- */
+/* ---- get --------------------------------------------------------------------------------------
+ */
 
 struct watch_arg {
 	struct ctx *x;
@@ -835,18 +848,19 @@ static void on_watch_line(const char *line, void *arg)
 		return;
 	}
 	if (w->structured) {
-		pk_write(stdout, ev, strcmp(w->x->o->output, "yaml") == 0 ? PK_FORMAT_YAML
-									 : PK_FORMAT_JSON);
+		pk_write(stdout, ev,
+			 strcmp(w->x->o->output, "yaml") == 0 ? PK_FORMAT_YAML : PK_FORMAT_JSON);
 	} else {
-		struct table t = { 0 };
+		struct table t = {0};
 
 		table_for(w->ty, w->x, &t);
 		w->row(w->x, &t, obj);
 		table_trim(&t, w->x->o->all_ns && w->ty->namespaced);
 		/* the event type replaces the AGE column's meaning: show it first */
 		json_array_insert_new(json_array_get(t.rows, 0), 0, json_string("EVENT"));
-		json_array_insert_new(json_array_get(t.rows, 1), 0,
-				      json_string(json_string_value(json_object_get(ev, "type")) ?: ""));
+		json_array_insert_new(
+		    json_array_get(t.rows, 1), 0,
+		    json_string(json_string_value(json_object_get(ev, "type")) ?: ""));
 		t.ncols++;
 		table_print(&t, !w->header_done);
 		w->header_done = true;
@@ -872,7 +886,8 @@ static int load_nodes(struct ctx *x)
 static char *query_path(const struct pk_type *ty, const struct opts *o, const char *name,
 			bool watch)
 {
-	char *base = podctl_type_path(ty, o->all_ns ? NULL : o->ns, watch ? NULL : name, NULL), *p = NULL;
+	char *base = podctl_type_path(ty, o->all_ns ? NULL : o->ns, watch ? NULL : name, NULL),
+	     *p = NULL;
 	char *sel = NULL;
 
 	if (!base)
@@ -897,8 +912,8 @@ static char *query_path(const struct pk_type *ty, const struct opts *o, const ch
 
 static int cmd_get(struct http *h, int argc, char **argv)
 {
-	struct opts o = { 0 };
-	struct ctx x = { .h = h, .o = &o };
+	struct opts o = {0};
+	struct ctx x = {.h = h, .o = &o};
 	int r = parse_opts(h, argc, argv, &o);
 	const struct pk_type *ty;
 	json_t *body = NULL, *items;
@@ -922,8 +937,8 @@ static int cmd_get(struct http *h, int argc, char **argv)
 		goto out;
 	}
 	if (o.watch) {
-		struct table t = { 0 };
-		struct watch_arg w = { .x = &x, .ty = ty, .structured = structured };
+		struct table t = {0};
+		struct watch_arg w = {.x = &x, .ty = ty, .structured = structured};
 		long st;
 
 		w.row = table_for(ty, &x, &t);
@@ -933,7 +948,7 @@ static int cmd_get(struct http *h, int argc, char **argv)
 		http_do(h, "GET", path, NULL, NULL, &st, &body);
 		h->on_line = NULL;
 		free(h->line.p);
-		h->line = (struct buf){ 0 };
+		h->line = (struct buf){0};
 		r = st == 200 ? 0 : report_failure("watch", st, body);
 		free(path);
 		goto out;
@@ -952,7 +967,8 @@ static int cmd_get(struct http *h, int argc, char **argv)
 		char av[128];
 
 		snprintf(av, sizeof(av), "%s%s%s", ty->group, *ty->group ? "/" : "", ty->version);
-		json_array_foreach(items, i, it) {
+		json_array_foreach(items, i, it)
+		{
 			if (!json_object_get(it, "kind"))
 				json_object_set_new(it, "kind", json_string(ty->kind));
 			if (!json_object_get(it, "apiVersion"))
@@ -971,16 +987,16 @@ static int cmd_get(struct http *h, int argc, char **argv)
 			json_decref(list);
 		}
 	} else if (json_array_size(items) == 0) {
-		fprintf(stderr, "No resources found%s%s.\n", ty->namespaced && !o.all_ns ? " in " : "",
+		fprintf(stderr, "No resources found%s%s.\n",
+			ty->namespaced && !o.all_ns ? " in " : "",
 			ty->namespaced && !o.all_ns ? o.ns : "");
 	} else {
-		struct table t = { 0 };
+		struct table t = {0};
 		row_fn row = table_for(ty, &x, &t);
 		size_t i;
 		json_t *it;
 
-		json_array_foreach(items, i, it)
-			row(&x, &t, it);
+		json_array_foreach(items, i, it) row(&x, &t, it);
 		table_trim(&t, o.all_ns && ty->namespaced);
 		table_print(&t, true);
 		json_decref(t.rows);
@@ -993,11 +1009,12 @@ out:
 	return r;
 }
 
-/* ---- delete ------------------------------------------------------------------------------------- */
+/* ---- delete -------------------------------------------------------------------------------------
+ */
 
 static int cmd_delete(struct http *h, int argc, char **argv)
 {
-	struct opts o = { 0 };
+	struct opts o = {0};
 	int r = parse_opts(h, argc, argv, &o);
 	const struct pk_type *ty;
 	long st;
@@ -1030,7 +1047,8 @@ static int cmd_delete(struct http *h, int argc, char **argv)
 	return r;
 }
 
-/* ---- describe ------------------------------------------------------------------------------------ */
+/* ---- describe
+ * ------------------------------------------------------------------------------------ */
 
 static void print_conditions(const json_t *obj)
 {
@@ -1043,10 +1061,10 @@ static void print_conditions(const json_t *obj)
 		return;
 	}
 	json_array_foreach(conds, i, c)
-		printf("  %-38s %-6s %-24s %s\n", json_string_value(json_object_get(c, "type")) ?: "",
-		       json_string_value(json_object_get(c, "status")) ?: "",
-		       json_string_value(json_object_get(c, "reason")) ?: "",
-		       json_string_value(json_object_get(c, "message")) ?: "");
+	    printf("  %-38s %-6s %-24s %s\n", json_string_value(json_object_get(c, "type")) ?: "",
+		   json_string_value(json_object_get(c, "status")) ?: "",
+		   json_string_value(json_object_get(c, "reason")) ?: "",
+		   json_string_value(json_object_get(c, "message")) ?: "");
 }
 
 static void print_map(const char *title, const json_t *m)
@@ -1056,7 +1074,8 @@ static void print_map(const char *title, const json_t *m)
 	bool first = true;
 
 	printf("%-14s", title);
-	json_object_foreach((json_t *)m, k, v) {
+	json_object_foreach((json_t *)m, k, v)
+	{
 		char *s = json_is_string(v) ? NULL : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 
 		printf("%s%s=%s\n", first ? "" : "              ", k, s ? s : json_string_value(v));
@@ -1074,7 +1093,8 @@ static void subtree(const json_t *groups, const char *root, json_t *ret_set)
 	json_t *g;
 
 	json_object_set_new(ret_set, root, json_true());
-	json_array_foreach(groups, i, g) {
+	json_array_foreach(groups, i, g)
+	{
 		const char *p = pk_get_string(g, "spec.parentCompositePodGroupName");
 
 		if (p && strcmp(p, root) == 0 && !json_object_get(ret_set, pk_name(g)))
@@ -1087,7 +1107,8 @@ static void print_placement(const json_t *pods, const struct ctx *x)
 	size_t i, j, bound = 0, pending = 0;
 	json_t *p, *k;
 
-	json_array_foreach(pods, i, p) {
+	json_array_foreach(pods, i, p)
+	{
 		if (pk_get_string(p, "spec.nodeName"))
 			bound++;
 		else
@@ -1097,12 +1118,14 @@ static void print_placement(const json_t *pods, const struct ctx *x)
 	if (!bound)
 		return;
 	printf("Placement per topology level:\n");
-	json_array_foreach(x->levels, j, k) {
+	json_array_foreach(x->levels, j, k)
+	{
 		json_t *count = json_object();
 		const char *key = json_string_value(k), *dom;
 		json_t *c;
 
-		json_array_foreach(pods, i, p) {
+		json_array_foreach(pods, i, p)
+		{
 			const char *node = pk_get_string(p, "spec.nodeName");
 			json_t *n = node ? json_object_get(x->nodes, node) : NULL;
 			const char *v = node_label(n, key);
@@ -1110,12 +1133,13 @@ static void print_placement(const json_t *pods, const struct ctx *x)
 			if (!node)
 				continue;
 			v = v ? v : "-";
-			json_object_set_new(count, v,
-					    json_integer(json_integer_value(json_object_get(count, v)) + 1));
+			json_object_set_new(
+			    count, v,
+			    json_integer(json_integer_value(json_object_get(count, v)) + 1));
 		}
 		printf("  %-12s", level_name(key));
 		json_object_foreach(count, dom, c)
-			printf(" %s(%lld)", dom, (long long)json_integer_value(c));
+		    printf(" %s(%lld)", dom, (long long)json_integer_value(c));
 		printf("\n");
 		json_decref(count);
 	}
@@ -1126,7 +1150,8 @@ static void print_pending_reasons(const json_t *pods)
 	size_t i, shown = 0;
 	json_t *p;
 
-	json_array_foreach(pods, i, p) {
+	json_array_foreach(pods, i, p)
+	{
 		if (pk_get_string(p, "spec.nodeName"))
 			continue;
 		json_t *c = pk_condition_get(p, "PodScheduled");
@@ -1162,14 +1187,16 @@ static int describe_group(struct ctx *x, const json_t *g)
 	printf("Policy:        %s\n", pol);
 	printf("Topology:      %s\n", group_topology(g) ?: "<none>");
 	printf("Disruption:    %s\n", pk_get(g, "spec.disruptionMode.all") ? "all" : "single");
-	printf("Parent:        %s\n", pk_get_string(g, "spec.parentCompositePodGroupName") ?: "<none>");
+	printf("Parent:        %s\n",
+	       pk_get_string(g, "spec.parentCompositePodGroupName") ?: "<none>");
 	printf("Workload:      %s (template %s)\n",
 	       pk_get_string(g, "spec.workloadRef.workloadName") ?: "<none>",
 	       pk_get_string(g, "spec.workloadRef.templateName") ?: "-");
 	printf("Children:     ");
 	size_t nchild = 0;
 
-	json_array_foreach(all, i, o) {
+	json_array_foreach(all, i, o)
+	{
 		const char *p = pk_get_string(o, "spec.parentCompositePodGroupName");
 
 		if (p && strcmp(p, pk_name(g)) == 0) {
@@ -1182,7 +1209,8 @@ static int describe_group(struct ctx *x, const json_t *g)
 	}
 	printf("%s\n", nchild ? "" : " <none>");
 	mine = json_array();
-	json_array_foreach(pods, i, o) {
+	json_array_foreach(pods, i, o)
+	{
 		const char *pg = pk_get_string(o, "spec.schedulingGroup.podGroupName");
 
 		if (pg && json_object_get(set, pg))
@@ -1214,15 +1242,17 @@ static int describe_node(struct ctx *x, const json_t *n)
 	print_map("Labels:", pk_get(n, "metadata.labels") ?: json_object());
 	printf("Taints:       ");
 	json_array_foreach(pk_get(n, "spec.taints"), i, v)
-		printf(" %s:%s", json_string_value(json_object_get(v, "key")) ?: "",
-		       json_string_value(json_object_get(v, "effect")) ?: "");
+	    printf(" %s:%s", json_string_value(json_object_get(v, "key")) ?: "",
+		   json_string_value(json_object_get(v, "effect")) ?: "");
 	printf("%s\n", json_array_size(pk_get(n, "spec.taints")) ? "" : " <none>");
 	printf("Allocated resources (requests of bound pods / allocatable):\n");
-	json_object_foreach(pk_get(n, "status.allocatable"), k, v) {
+	json_object_foreach(pk_get(n, "status.allocatable"), k, v)
+	{
 		int64_t used = 0, total = podctl_quantity_milli(json_string_value(v));
 		char a[32], b[32];
 
-		json_array_foreach(pods, i, p) {
+		json_array_foreach(pods, i, p)
+		{
 			const char *node = pk_get_string(p, "spec.nodeName");
 
 			if (node && strcmp(node, pk_name(n)) == 0)
@@ -1233,7 +1263,8 @@ static int describe_node(struct ctx *x, const json_t *n)
 		printf("  %-20s %s / %s\n", k, a, b);
 	}
 	printf("Pods:\n");
-	json_array_foreach(pods, i, p) {
+	json_array_foreach(pods, i, p)
+	{
 		const char *node = pk_get_string(p, "spec.nodeName");
 
 		if (node && strcmp(node, pk_name(n)) == 0)
@@ -1252,11 +1283,13 @@ static int describe_pod(struct ctx *x, const json_t *p)
 	size_t i;
 
 	printf("Node:          %s\n", node ?: "<none>");
-	printf("Group:         %s\n", pk_get_string(p, "spec.schedulingGroup.podGroupName") ?: "<none>");
+	printf("Group:         %s\n",
+	       pk_get_string(p, "spec.schedulingGroup.podGroupName") ?: "<none>");
 	printf("Priority:      %lld\n", (long long)json_integer_value(pk_get(p, "spec.priority")));
 	if (n) {
 		printf("Topology:     ");
-		json_array_foreach(x->levels, i, k) {
+		json_array_foreach(x->levels, i, k)
+		{
 			const char *v = node_label(n, json_string_value(k));
 
 			printf(" %s=%s", level_name(json_string_value(k)), v ?: "-");
@@ -1269,8 +1302,8 @@ static int describe_pod(struct ctx *x, const json_t *p)
 
 static int cmd_describe(struct http *h, int argc, char **argv)
 {
-	struct opts o = { 0 };
-	struct ctx x = { .h = h, .o = &o };
+	struct opts o = {0};
+	struct ctx x = {.h = h, .o = &o};
 	int r = parse_opts(h, argc, argv, &o);
 	const struct pk_type *ty;
 	json_t *obj = NULL;
@@ -1297,9 +1330,15 @@ static int cmd_describe(struct http *h, int argc, char **argv)
 	printf("Created:       %s\n", pk_get_string(obj, "metadata.creationTimestamp") ?: "-");
 	switch (ty->pk) {
 	case PK_KIND_POD_GROUP:
-	case PK_KIND_COMPOSITE_POD_GROUP: r = describe_group(&x, obj); break;
-	case PK_KIND_NODE: r = describe_node(&x, obj); break;
-	case PK_KIND_POD: r = describe_pod(&x, obj); break;
+	case PK_KIND_COMPOSITE_POD_GROUP:
+		r = describe_group(&x, obj);
+		break;
+	case PK_KIND_NODE:
+		r = describe_node(&x, obj);
+		break;
+	case PK_KIND_POD:
+		r = describe_pod(&x, obj);
+		break;
 	default: {
 		char *s = pk_write_string(pk_get(obj, "spec") ?: json_object(), PK_FORMAT_YAML);
 
@@ -1315,10 +1354,11 @@ out:
 	return r;
 }
 
-/* ---- top ---------------------------------------------------------------------------------------- */
+/* ---- top ----------------------------------------------------------------------------------------
+ */
 
-static const char *const top_resources[] = { "google.com/tpu", "nvidia.com/gpu", "cpu", "memory",
-					     "pods" };
+static const char *const top_resources[] = {"google.com/tpu", "nvidia.com/gpu", "cpu", "memory",
+					    "pods"};
 #define NTOP (sizeof(top_resources) / sizeof(top_resources[0]))
 
 struct dom_use {
@@ -1361,12 +1401,11 @@ static void print_level(const char *level, json_t *map, const bool *shown)
 
 	if (!keys)
 		return;
-	json_object_foreach(map, dom, e)
-		keys[k++] = dom;
+	json_object_foreach(map, dom, e) keys[k++] = dom;
 	qsort(keys, n, sizeof(*keys), dom_cmp);
 	for (k = 0; k < n; k++) {
-		struct dom_use *d = (struct dom_use *)(intptr_t)json_integer_value(
-			json_object_get(map, keys[k]));
+		struct dom_use *d =
+		    (struct dom_use *)(intptr_t)json_integer_value(json_object_get(map, keys[k]));
 
 		if (d->used[NTOP - 1] == 0 && n > 1) {
 			idle++;
@@ -1394,11 +1433,11 @@ static void print_level(const char *level, json_t *map, const bool *shown)
 
 static int cmd_top(struct http *h, int argc, char **argv)
 {
-	struct opts o = { 0 };
-	struct ctx x = { .h = h, .o = &o };
+	struct opts o = {0};
+	struct ctx x = {.h = h, .o = &o};
 	json_t *pods = NULL, *n, *p;
 	const char *name;
-	bool shown[NTOP] = { false };
+	bool shown[NTOP] = {false};
 	int r = parse_opts(h, argc, argv, &o);
 	size_t i, j;
 
@@ -1410,7 +1449,7 @@ static int cmd_top(struct http *h, int argc, char **argv)
 		goto out;
 	size_t nlev = json_array_size(x.levels);
 	json_t **maps = calloc(nlev + 1, sizeof(*maps));
-	struct dom_use cluster = { 0 };
+	struct dom_use cluster = {0};
 
 	if (!maps) {
 		r = PODCTL_EXIT_FAILURE;
@@ -1418,30 +1457,34 @@ static int cmd_top(struct http *h, int argc, char **argv)
 	}
 	for (j = 0; j < nlev; j++)
 		maps[j] = json_object();
-	json_object_foreach(x.nodes, name, n) {
-		struct dom_use u = { .nodes = 1 };
+	json_object_foreach(x.nodes, name, n)
+	{
+		struct dom_use u = {.nodes = 1};
 
 		for (size_t k = 0; k < NTOP; k++) {
 			const char *q = json_string_value(
-				json_object_get(pk_get(n, "status.allocatable"), top_resources[k]));
+			    json_object_get(pk_get(n, "status.allocatable"), top_resources[k]));
 
-			u.total[k] = q ? podctl_quantity_milli(q) : (strcmp(top_resources[k], "pods") == 0 ? 110000 : 0);
+			u.total[k] = q ? podctl_quantity_milli(q)
+				       : (strcmp(top_resources[k], "pods") == 0 ? 110000 : 0);
 			if (q && strcmp(top_resources[k], "pods") != 0)
 				shown[k] = true;
 		}
-		json_array_foreach(pods, i, p) {
+		json_array_foreach(pods, i, p)
+		{
 			const char *node = pk_get_string(p, "spec.nodeName");
 
 			if (!node || strcmp(node, name) != 0)
 				continue;
 			for (size_t k = 0; k < NTOP; k++)
 				u.used[k] += strcmp(top_resources[k], "pods") == 0
-						     ? 1000
-						     : podctl_pod_request(p, top_resources[k]);
+						 ? 1000
+						 : podctl_pod_request(p, top_resources[k]);
 		}
 		for (j = 0; j < nlev; j++) {
-			const char *v = json_string_value(json_object_get(
-				pk_get(n, "metadata.labels"), json_string_value(json_array_get(x.levels, j))));
+			const char *v = json_string_value(
+			    json_object_get(pk_get(n, "metadata.labels"),
+					    json_string_value(json_array_get(x.levels, j))));
 
 			add_use(maps[j], v ? v : "-", &u);
 		}
@@ -1466,7 +1509,8 @@ static int cmd_top(struct http *h, int argc, char **argv)
 		json_decref(cm);
 	}
 	for (j = 0; j < nlev; j++) {
-		print_level(level_name(json_string_value(json_array_get(x.levels, j))), maps[j], shown);
+		print_level(level_name(json_string_value(json_array_get(x.levels, j))), maps[j],
+			    shown);
 		json_decref(maps[j]);
 	}
 	printf("(used/allocatable: requests of bound pods against allocatable)\n");
@@ -1481,12 +1525,13 @@ out:
 int podctl_get_json(const struct podctl_globals *g, const char *path, const char *what,
 		    json_t **ret)
 {
-	struct http h = { .g = (struct podctl_globals *)g };
+	struct http h = {.g = (struct podctl_globals *)g};
 
 	return get_json(&h, path, what, ret);
 }
 
-/* ---- dispatch ------------------------------------------------------------------------------------ */
+/* ---- dispatch
+ * ------------------------------------------------------------------------------------ */
 
 /*
  * The server and credentials: the kubeconfig's context with the command
@@ -1524,7 +1569,7 @@ static int resolve_credentials(struct podctl_globals *g)
 
 int podctl_client(struct podctl_globals *g, int argc, char **argv)
 {
-	struct http h = { .g = g };
+	struct http h = {.g = g};
 	int r;
 
 	if (strcmp(argv[0], "apply") && strcmp(argv[0], "get") && strcmp(argv[0], "delete") &&

@@ -30,7 +30,8 @@ static void usage(FILE *f)
 	      "  --kubeconfig FILE     else $KUBECONFIG (a ':' list), else ~/.kube/config\n"
 	      "  --context NAME        else the kubeconfig's current-context\n"
 	      "  --cluster NAME | --user NAME   override the context's\n"
-	      "  --server URL          else $PODKERNEL_SERVER, the kubeconfig, http://127.0.0.1:6443\n"
+	      "  --server URL          else $PODKERNEL_SERVER, the kubeconfig, "
+	      "http://127.0.0.1:6443\n"
 	      "  --token TOKEN         else $PODKERNEL_TOKEN, the kubeconfig's token or tokenFile\n"
 	      "  --certificate-authority FILE   else the kubeconfig's CA, else $PODKERNEL_CA_FILE\n"
 	      "  --client-certificate FILE --client-key FILE\n"
@@ -61,15 +62,15 @@ static bool global_option(int *i, int argc, char **argv, struct podctl_globals *
 		const char *name;
 		const char **dst;
 	} opts[] = {
-		{ "--server", &g->server },
-		{ "--token", &g->token },
-		{ "--kubeconfig", &g->kubeconfig },
-		{ "--context", &g->kube.context },
-		{ "--cluster", &g->kube.cluster },
-		{ "--user", &g->kube.user },
-		{ "--certificate-authority", &g->kube.ca_file },
-		{ "--client-certificate", &g->kube.cert_file },
-		{ "--client-key", &g->kube.key_file },
+	    {"--server", &g->server},
+	    {"--token", &g->token},
+	    {"--kubeconfig", &g->kubeconfig},
+	    {"--context", &g->kube.context},
+	    {"--cluster", &g->kube.cluster},
+	    {"--user", &g->kube.user},
+	    {"--certificate-authority", &g->kube.ca_file},
+	    {"--client-certificate", &g->kube.cert_file},
+	    {"--client-key", &g->kube.key_file},
 	};
 
 	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
@@ -90,9 +91,9 @@ static bool global_option(int *i, int argc, char **argv, struct podctl_globals *
 int main(int argc, char **argv)
 {
 	struct podctl_globals g = {
-		.server = getenv("PODKERNEL_SERVER"),
-		.token = getenv("PODKERNEL_TOKEN"),
-		.env_ca_file = getenv("PODKERNEL_CA_FILE"),
+	    .server = getenv("PODKERNEL_SERVER"),
+	    .token = getenv("PODKERNEL_TOKEN"),
+	    .env_ca_file = getenv("PODKERNEL_CA_FILE"),
 	};
 	int i;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {

@@ -30,8 +30,14 @@ enum {
 static inline int podctl_input_exit(int r)
 {
 	switch (-r) {
-	case EINVAL: case ENOENT: case ENOTDIR: case EISDIR: case EACCES:
-	case ENAMETOOLONG: case EFBIG: case E2BIG:
+	case EINVAL:
+	case ENOENT:
+	case ENOTDIR:
+	case EISDIR:
+	case EACCES:
+	case ENAMETOOLONG:
+	case EFBIG:
+	case E2BIG:
 		return PODCTL_EXIT_USAGE;
 	default:
 		return PODCTL_EXIT_FAILURE;
@@ -43,7 +49,7 @@ static inline int podctl_input_exit(int r)
  * compile): the largest input file, e.g. 512Mi (default PK_MAX_FILE_BYTES).
  * Prints the usage error itself; returns 0 or PODCTL_EXIT_USAGE.
  */
-#define PODCTL_MAX_INPUT_HELP \
+#define PODCTL_MAX_INPUT_HELP                                                                      \
 	"--max-input-size SIZE  largest input file, e.g. 512Mi or 1Gi (default 256Mi)"
 /* argv[*i] is --max-input-size: its value ("--max-input-size=V" or the next
  * argument, consumed), "" when it is missing; NULL when argv[*i] is another flag. */
@@ -63,14 +69,15 @@ static inline int podctl_max_input_size(const char *cmd, const char *v, size_t *
 {
 	if (pk_parse_size(v, ret_bytes) == 0)
 		return 0;
-	fprintf(stderr, "podctl %s: --max-input-size: expected a size in bytes such as 512Mi, got '%s'\n",
+	fprintf(stderr,
+		"podctl %s: --max-input-size: expected a size in bytes such as 512Mi, got '%s'\n",
 		cmd, v ? v : "");
 	return PODCTL_EXIT_USAGE;
 }
 
 struct podctl_globals {
-	const char *server; /* --server, $PODKERNEL_SERVER, or NULL */
-	const char *token;  /* --token, $PODKERNEL_TOKEN, or NULL */
+	const char *server;	/* --server, $PODKERNEL_SERVER, or NULL */
+	const char *token;	/* --token, $PODKERNEL_TOKEN, or NULL */
 	const char *kubeconfig; /* --kubeconfig, or NULL ($KUBECONFIG, ~/.kube/config) */
 	/* --context, --cluster, --user, --certificate-authority,
 	 * --client-certificate, --client-key, --insecure-skip-tls-verify */
@@ -80,9 +87,9 @@ struct podctl_globals {
 	struct pk_kube_credentials creds;
 };
 
-int podctl_schedule(int argc, char **argv);  /* schedule.c */
-int podctl_validate(int argc, char **argv);  /* validate.c */
-int podctl_compile(int argc, char **argv);   /* compile.c */
+int podctl_schedule(int argc, char **argv); /* schedule.c */
+int podctl_validate(int argc, char **argv); /* validate.c */
+int podctl_compile(int argc, char **argv);  /* compile.c */
 /* apply, get, delete, describe, top (client.c); resolves g->creds first */
 int podctl_client(struct podctl_globals *g, int argc, char **argv);
 /* GET path from the server as JSON (client.c; failures reported, exit code returned). */

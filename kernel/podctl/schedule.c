@@ -146,8 +146,9 @@ static int run(json_t *objects, const struct pk_sched_opts *opts, enum pk_format
 	json_array_foreach(preempted, i, o)
 	    fprintf(stderr, "preempted: %s/%s\n", pk_namespace(o) ?: "default", pk_name(o) ?: "");
 	json_decref(preempted);
-	return pk_write_list(stdout, objects, fmt) == 0 && fflush(stdout) == 0 ? PODCTL_EXIT_OK
-										  : PODCTL_EXIT_FAILURE;
+	return pk_write_list(stdout, objects, fmt) == 0 && fflush(stdout) == 0
+		   ? PODCTL_EXIT_OK
+		   : PODCTL_EXIT_FAILURE;
 }
 
 int podctl_schedule(int argc, char **argv)

@@ -60,8 +60,8 @@ static int check_duplicate(json_t *seen, const json_t *obj, const char *file, co
 		return -ENOMEM;
 	first = json_string_value(json_object_get(seen, key));
 	if (first) {
-		fprintf(stderr, "%s: %s: metadata.name: Duplicate value: \"%s\" (also in %s)\n", file,
-			what, name, first);
+		fprintf(stderr, "%s: %s: metadata.name: Duplicate value: \"%s\" (also in %s)\n",
+			file, what, name, first);
 		free(key);
 		return 1;
 	}
@@ -96,7 +96,7 @@ static int validate_object(const json_t *obj, struct pk_errors *errs)
 /* Validate one file: 0 valid, 1 invalid objects, or -errno when unreadable. */
 static int validate_file(const char *file, size_t max_bytes, json_t *seen)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	char err[1024], what[320];
 	json_t *objs, *obj;
 	size_t i;
@@ -108,7 +108,8 @@ static int validate_file(const char *file, size_t max_bytes, json_t *seen)
 			ret == -EFBIG ? "; --max-input-size raises the limit" : "");
 		return ret;
 	}
-	json_array_foreach(objs, i, obj) {
+	json_array_foreach(objs, i, obj)
+	{
 		describe(obj, i, what, sizeof(what));
 		if (validate_object(obj, &errs) < 0) {
 			char prefix[1400];
@@ -156,7 +157,8 @@ int podctl_validate(int argc, char **argv)
 		} else if (strncmp(a, "-f", 2) == 0 && a[2] && a[2] != '-') {
 			files[nfiles++] = a + 2 + (a[2] == '=');
 		} else {
-			fprintf(stderr, "podctl validate: unknown or incomplete argument '%s'\n", a);
+			fprintf(stderr, "podctl validate: unknown or incomplete argument '%s'\n",
+				a);
 			usage(stderr);
 			status = PODCTL_EXIT_USAGE;
 			goto out;

@@ -21,49 +21,53 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: podkerneld [--listen ADDR:PORT] [--data-dir DIR] [--token-auth-file FILE]\n"
-		"                  [--tls-cert-file FILE --tls-private-key-file FILE]\n"
-		"                  [--insecure-allow-non-loopback] [--insecure-allow-anonymous-admin]\n"
-		"                  [--simulate-board FILE] [-v LEVEL] [--write-kubeconfig FILE]\n"
-		"                  [--no-scheduling]\n"
-		"       podkerneld (--kubeconfig FILE [--context NAME] | --in-cluster)\n"
-		"                  [--scheduler-name NAME] [--workload-api GROUP/VERSION]\n"
-		"                  [--leader-elect [--leader-elect-namespace NS]\n"
-		"                   [--leader-elect-name NAME] [--leader-elect-identity ID]\n"
-		"                   [--leader-elect-lease-duration S] [--leader-elect-renew-deadline S]\n"
-		"                   [--leader-elect-retry-period S]] [--listen ADDR:PORT] [-v LEVEL]\n"
-		"\n"
-		"  --listen ADDR:PORT          where to serve (default %s; port 0 picks one)\n"
-		"  --data-dir DIR              durable store (default ./podkernel-data)\n"
-		"  --token-auth-file FILE      static bearer tokens: token,user,uid,\"group1,group2\"\n"
-		"                              (without it every client on loopback is admin)\n"
-		"  --tls-cert-file FILE        PEM certificate (with --tls-private-key-file)\n"
-		"  --insecure-allow-non-loopback  plain HTTP on a non-loopback address\n"
-		"  --insecure-allow-anonymous-admin  no --token-auth-file on a non-loopback address\n"
-		"  --simulate-board FILE       register the simulated nodes of a board file\n"
-		"  --client-ca-file FILE       accept client certificates this CA signed: CN the\n"
-		"                              user, O the groups (e.g. system:node:NAME, system:nodes)\n"
-		"  --node-lease-namespace NS   where node heartbeat Leases live (kube-node-lease)\n"
-		"  --write-kubeconfig FILE     once serving, write a kubeconfig for the first\n"
-		"                              system:masters token (server URL, TLS certificate)\n"
-		"  --no-scheduling             serve the API and store only (no scheduling loop,\n"
-		"                              no controllers): a stand-in kube-apiserver\n"
-		"\nAttach mode (schedule an existing Kubernetes cluster):\n"
-		"  --kubeconfig FILE           the cluster's kubeconfig (--context NAME picks one)\n"
-		"  --in-cluster                the pod's service account\n"
-		"  --scheduler-name NAME       schedule pods with this spec.schedulerName\n"
-		"                              (default %s)\n"
-		"  --workload-api G/V          group/version of Workload, PodGroup and\n"
-		"                              CompositePodGroup (default %s)\n"
-		"  --leader-elect              one active instance, through a coordination.k8s.io/v1\n"
-		"                              Lease (default %s/%s; times in seconds)\n"
-		"  --listen ADDR:PORT          in attach mode: /healthz, /readyz, /metrics only\n"
-		"\n"
-		"  -v LEVEL                    0 errors, 1 startup (default), 2 every request,\n"
-		"                              3 scheduling decisions, 4 the recursive placement trace\n",
-		PK_SERVER_DEFAULT_LISTEN, PK_ATTACH_DEFAULT_SCHEDULER, PK_ATTACH_DEFAULT_WORKLOAD_API,
-		PK_ATTACH_DEFAULT_LEASE_NAMESPACE, PK_ATTACH_DEFAULT_LEASE_NAME);
+	fprintf(
+	    f,
+	    "Usage: podkerneld [--listen ADDR:PORT] [--data-dir DIR] [--token-auth-file FILE]\n"
+	    "                  [--tls-cert-file FILE --tls-private-key-file FILE]\n"
+	    "                  [--insecure-allow-non-loopback] [--insecure-allow-anonymous-admin]\n"
+	    "                  [--simulate-board FILE] [-v LEVEL] [--write-kubeconfig FILE]\n"
+	    "                  [--no-scheduling]\n"
+	    "       podkerneld (--kubeconfig FILE [--context NAME] | --in-cluster)\n"
+	    "                  [--scheduler-name NAME] [--workload-api GROUP/VERSION]\n"
+	    "                  [--leader-elect [--leader-elect-namespace NS]\n"
+	    "                   [--leader-elect-name NAME] [--leader-elect-identity ID]\n"
+	    "                   [--leader-elect-lease-duration S] [--leader-elect-renew-deadline "
+	    "S]\n"
+	    "                   [--leader-elect-retry-period S]] [--listen ADDR:PORT] [-v LEVEL]\n"
+	    "\n"
+	    "  --listen ADDR:PORT          where to serve (default %s; port 0 picks one)\n"
+	    "  --data-dir DIR              durable store (default ./podkernel-data)\n"
+	    "  --token-auth-file FILE      static bearer tokens: token,user,uid,\"group1,group2\"\n"
+	    "                              (without it every client on loopback is admin)\n"
+	    "  --tls-cert-file FILE        PEM certificate (with --tls-private-key-file)\n"
+	    "  --insecure-allow-non-loopback  plain HTTP on a non-loopback address\n"
+	    "  --insecure-allow-anonymous-admin  no --token-auth-file on a non-loopback address\n"
+	    "  --simulate-board FILE       register the simulated nodes of a board file\n"
+	    "  --client-ca-file FILE       accept client certificates this CA signed: CN the\n"
+	    "                              user, O the groups (e.g. system:node:NAME, "
+	    "system:nodes)\n"
+	    "  --node-lease-namespace NS   where node heartbeat Leases live (kube-node-lease)\n"
+	    "  --write-kubeconfig FILE     once serving, write a kubeconfig for the first\n"
+	    "                              system:masters token (server URL, TLS certificate)\n"
+	    "  --no-scheduling             serve the API and store only (no scheduling loop,\n"
+	    "                              no controllers): a stand-in kube-apiserver\n"
+	    "\nAttach mode (schedule an existing Kubernetes cluster):\n"
+	    "  --kubeconfig FILE           the cluster's kubeconfig (--context NAME picks one)\n"
+	    "  --in-cluster                the pod's service account\n"
+	    "  --scheduler-name NAME       schedule pods with this spec.schedulerName\n"
+	    "                              (default %s)\n"
+	    "  --workload-api G/V          group/version of Workload, PodGroup and\n"
+	    "                              CompositePodGroup (default %s)\n"
+	    "  --leader-elect              one active instance, through a coordination.k8s.io/v1\n"
+	    "                              Lease (default %s/%s; times in seconds)\n"
+	    "  --listen ADDR:PORT          in attach mode: /healthz, /readyz, /metrics only\n"
+	    "\n"
+	    "  -v LEVEL                    0 errors, 1 startup (default), 2 every request,\n"
+	    "                              3 scheduling decisions, 4 the recursive placement "
+	    "trace\n",
+	    PK_SERVER_DEFAULT_LISTEN, PK_ATTACH_DEFAULT_SCHEDULER, PK_ATTACH_DEFAULT_WORKLOAD_API,
+	    PK_ATTACH_DEFAULT_LEASE_NAMESPACE, PK_ATTACH_DEFAULT_LEASE_NAME);
 }
 
 static void log_line(void *arg, int level, const char *msg)
@@ -74,9 +78,31 @@ static void log_line(void *arg, int level, const char *msg)
 }
 
 enum {
-	O_LISTEN = 256, O_DATA, O_TOKENS, O_CERT, O_KEY, O_INSECURE, O_ANON, O_BOARD, O_VERSION,
-	O_WRITE_KC, O_LEASE_NS, O_CLIENT_CA, O_NO_SCHED, O_KUBECONFIG, O_CONTEXT, O_IN_CLUSTER, O_SCHED_NAME,
-	O_WORKLOAD_API, O_LE, O_LE_NS, O_LE_NAME, O_LE_ID, O_LE_DURATION, O_LE_RENEW, O_LE_RETRY,
+	O_LISTEN = 256,
+	O_DATA,
+	O_TOKENS,
+	O_CERT,
+	O_KEY,
+	O_INSECURE,
+	O_ANON,
+	O_BOARD,
+	O_VERSION,
+	O_WRITE_KC,
+	O_LEASE_NS,
+	O_CLIENT_CA,
+	O_NO_SCHED,
+	O_KUBECONFIG,
+	O_CONTEXT,
+	O_IN_CLUSTER,
+	O_SCHED_NAME,
+	O_WORKLOAD_API,
+	O_LE,
+	O_LE_NS,
+	O_LE_NAME,
+	O_LE_ID,
+	O_LE_DURATION,
+	O_LE_RENEW,
+	O_LE_RETRY,
 };
 
 struct options {
@@ -110,21 +136,43 @@ static int parse_attach_arg(int c, const char *arg, struct options *o)
 	struct pk_attach_config *a = &o->acfg;
 
 	switch (c) {
-	case O_KUBECONFIG: a->kubeconfig = arg; o->attach = true; return 0;
-	case O_CONTEXT: a->context = arg; return 0;
-	case O_IN_CLUSTER: a->in_cluster = true; o->attach = true; return 0;
-	case O_SCHED_NAME: a->scheduler_name = arg; return 0;
-	case O_WORKLOAD_API: a->workload_api = arg; return 0;
-	case O_LE: a->leader_elect = true; return 0;
-	case O_LE_NS: a->lease_namespace = arg; return 0;
-	case O_LE_NAME: a->lease_name = arg; return 0;
-	case O_LE_ID: a->identity = arg; return 0;
-	case O_LE_DURATION: return parse_seconds("--leader-elect-lease-duration", arg,
-						 &a->lease_duration_ms);
-	case O_LE_RENEW: return parse_seconds("--leader-elect-renew-deadline", arg,
-					      &a->renew_deadline_ms);
-	case O_LE_RETRY: return parse_seconds("--leader-elect-retry-period", arg, &a->retry_ms);
-	default: return 1;
+	case O_KUBECONFIG:
+		a->kubeconfig = arg;
+		o->attach = true;
+		return 0;
+	case O_CONTEXT:
+		a->context = arg;
+		return 0;
+	case O_IN_CLUSTER:
+		a->in_cluster = true;
+		o->attach = true;
+		return 0;
+	case O_SCHED_NAME:
+		a->scheduler_name = arg;
+		return 0;
+	case O_WORKLOAD_API:
+		a->workload_api = arg;
+		return 0;
+	case O_LE:
+		a->leader_elect = true;
+		return 0;
+	case O_LE_NS:
+		a->lease_namespace = arg;
+		return 0;
+	case O_LE_NAME:
+		a->lease_name = arg;
+		return 0;
+	case O_LE_ID:
+		a->identity = arg;
+		return 0;
+	case O_LE_DURATION:
+		return parse_seconds("--leader-elect-lease-duration", arg, &a->lease_duration_ms);
+	case O_LE_RENEW:
+		return parse_seconds("--leader-elect-renew-deadline", arg, &a->renew_deadline_ms);
+	case O_LE_RETRY:
+		return parse_seconds("--leader-elect-retry-period", arg, &a->retry_ms);
+	default:
+		return 1;
 	}
 }
 
@@ -133,33 +181,33 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
 	/* (the enum is shared with parse_attach_arg) */
 	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, O_LISTEN },
-		{ "data-dir", required_argument, NULL, O_DATA },
-		{ "token-auth-file", required_argument, NULL, O_TOKENS },
-		{ "tls-cert-file", required_argument, NULL, O_CERT },
-		{ "tls-private-key-file", required_argument, NULL, O_KEY },
-		{ "insecure-allow-non-loopback", no_argument, NULL, O_INSECURE },
-		{ "insecure-allow-anonymous-admin", no_argument, NULL, O_ANON },
-		{ "simulate-board", required_argument, NULL, O_BOARD },
-		{ "write-kubeconfig", required_argument, NULL, O_WRITE_KC },
-		{ "node-lease-namespace", required_argument, NULL, O_LEASE_NS },
-		{ "client-ca-file", required_argument, NULL, O_CLIENT_CA },
-		{ "no-scheduling", no_argument, NULL, O_NO_SCHED },
-		{ "kubeconfig", required_argument, NULL, O_KUBECONFIG },
-		{ "context", required_argument, NULL, O_CONTEXT },
-		{ "in-cluster", no_argument, NULL, O_IN_CLUSTER },
-		{ "scheduler-name", required_argument, NULL, O_SCHED_NAME },
-		{ "workload-api", required_argument, NULL, O_WORKLOAD_API },
-		{ "leader-elect", no_argument, NULL, O_LE },
-		{ "leader-elect-namespace", required_argument, NULL, O_LE_NS },
-		{ "leader-elect-name", required_argument, NULL, O_LE_NAME },
-		{ "leader-elect-identity", required_argument, NULL, O_LE_ID },
-		{ "leader-elect-lease-duration", required_argument, NULL, O_LE_DURATION },
-		{ "leader-elect-renew-deadline", required_argument, NULL, O_LE_RENEW },
-		{ "leader-elect-retry-period", required_argument, NULL, O_LE_RETRY },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"listen", required_argument, NULL, O_LISTEN},
+	    {"data-dir", required_argument, NULL, O_DATA},
+	    {"token-auth-file", required_argument, NULL, O_TOKENS},
+	    {"tls-cert-file", required_argument, NULL, O_CERT},
+	    {"tls-private-key-file", required_argument, NULL, O_KEY},
+	    {"insecure-allow-non-loopback", no_argument, NULL, O_INSECURE},
+	    {"insecure-allow-anonymous-admin", no_argument, NULL, O_ANON},
+	    {"simulate-board", required_argument, NULL, O_BOARD},
+	    {"write-kubeconfig", required_argument, NULL, O_WRITE_KC},
+	    {"node-lease-namespace", required_argument, NULL, O_LEASE_NS},
+	    {"client-ca-file", required_argument, NULL, O_CLIENT_CA},
+	    {"no-scheduling", no_argument, NULL, O_NO_SCHED},
+	    {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
+	    {"context", required_argument, NULL, O_CONTEXT},
+	    {"in-cluster", no_argument, NULL, O_IN_CLUSTER},
+	    {"scheduler-name", required_argument, NULL, O_SCHED_NAME},
+	    {"workload-api", required_argument, NULL, O_WORKLOAD_API},
+	    {"leader-elect", no_argument, NULL, O_LE},
+	    {"leader-elect-namespace", required_argument, NULL, O_LE_NS},
+	    {"leader-elect-name", required_argument, NULL, O_LE_NAME},
+	    {"leader-elect-identity", required_argument, NULL, O_LE_ID},
+	    {"leader-elect-lease-duration", required_argument, NULL, O_LE_DURATION},
+	    {"leader-elect-renew-deadline", required_argument, NULL, O_LE_RENEW},
+	    {"leader-elect-retry-period", required_argument, NULL, O_LE_RETRY},
+	    {"version", no_argument, NULL, O_VERSION},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	o->cfg.listen = PK_SERVER_DEFAULT_LISTEN;
 	o->cfg.verbosity = 1;
@@ -169,24 +217,53 @@ static int parse_args(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, "hv:", longopts, NULL)) != -1) {
 		char *end;
 		switch (c) {
-		case O_LISTEN: o->cfg.listen = optarg; break;
-		case O_DATA: o->data_dir = optarg; break;
-		case O_TOKENS: o->cfg.token_auth_file = optarg; break;
-		case O_CERT: o->cfg.tls_cert_file = optarg; break;
-		case O_KEY: o->cfg.tls_key_file = optarg; break;
-		case O_INSECURE: o->cfg.insecure_allow_non_loopback = true; break;
-		case O_ANON: o->cfg.insecure_allow_anonymous_admin = true; break;
-		case O_BOARD: o->board = optarg; break;
-		case O_WRITE_KC: o->write_kubeconfig = optarg; break;
-		case O_LEASE_NS: o->lease_ns = optarg; break;
-		case O_CLIENT_CA: o->cfg.client_ca_file = optarg; break;
-		case O_NO_SCHED: o->no_scheduling = true; break;
-		case O_VERSION: printf("podkerneld %s\n", PODKERNEL_VERSION); return 1;
-		case 'h': usage(stdout); return 1;
+		case O_LISTEN:
+			o->cfg.listen = optarg;
+			break;
+		case O_DATA:
+			o->data_dir = optarg;
+			break;
+		case O_TOKENS:
+			o->cfg.token_auth_file = optarg;
+			break;
+		case O_CERT:
+			o->cfg.tls_cert_file = optarg;
+			break;
+		case O_KEY:
+			o->cfg.tls_key_file = optarg;
+			break;
+		case O_INSECURE:
+			o->cfg.insecure_allow_non_loopback = true;
+			break;
+		case O_ANON:
+			o->cfg.insecure_allow_anonymous_admin = true;
+			break;
+		case O_BOARD:
+			o->board = optarg;
+			break;
+		case O_WRITE_KC:
+			o->write_kubeconfig = optarg;
+			break;
+		case O_LEASE_NS:
+			o->lease_ns = optarg;
+			break;
+		case O_CLIENT_CA:
+			o->cfg.client_ca_file = optarg;
+			break;
+		case O_NO_SCHED:
+			o->no_scheduling = true;
+			break;
+		case O_VERSION:
+			printf("podkerneld %s\n", PODKERNEL_VERSION);
+			return 1;
+		case 'h':
+			usage(stdout);
+			return 1;
 		case 'v':
 			o->cfg.verbosity = (int)strtol(optarg, &end, 10);
 			if (*end || o->cfg.verbosity < 0) {
-				fprintf(stderr, "podkerneld: -v %s: expected a level 0..4\n", optarg);
+				fprintf(stderr, "podkerneld: -v %s: expected a level 0..4\n",
+					optarg);
 				return -EINVAL;
 			}
 			break;
@@ -207,8 +284,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 				"--token-auth-file and TLS belong to standalone mode\n");
 		return -EINVAL;
 	}
-	if (!o->attach && (o->acfg.leader_elect || o->acfg.scheduler_name ||
-			   o->acfg.workload_api || o->acfg.context)) {
+	if (!o->attach && (o->acfg.leader_elect || o->acfg.scheduler_name || o->acfg.workload_api ||
+			   o->acfg.context)) {
 		fprintf(stderr, "podkerneld: --leader-elect, --scheduler-name, --workload-api and "
 				"--context need --kubeconfig or --in-cluster\n");
 		return -EINVAL;
@@ -273,7 +350,8 @@ static int write_kubeconfig(const struct options *o, uint16_t port)
 	if (o->cfg.token_auth_file) {
 		tok = admin_token(o->cfg.token_auth_file, err, sizeof(err));
 		if (!tok) {
-			fprintf(stderr, "podkerneld: --write-kubeconfig: no system:masters token in %s\n",
+			fprintf(stderr,
+				"podkerneld: --write-kubeconfig: no system:masters token in %s\n",
 				o->cfg.token_auth_file);
 			return -ENOENT;
 		}
@@ -286,8 +364,8 @@ static int write_kubeconfig(const struct options *o, uint16_t port)
 	if (r < 0)
 		fprintf(stderr, "podkerneld: --write-kubeconfig: %s\n", err);
 	else
-		fprintf(stderr, "podkerneld: wrote kubeconfig %s (server %s)\n", o->write_kubeconfig,
-			url);
+		fprintf(stderr, "podkerneld: wrote kubeconfig %s (server %s)\n",
+			o->write_kubeconfig, url);
 	return r;
 }
 
@@ -314,7 +392,7 @@ static int run_attached(struct options *o, sigset_t *sigs)
 
 int main(int argc, char **argv)
 {
-	struct options o = { 0 };
+	struct options o = {0};
 	int rc = parse_args(argc, argv, &o);
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
@@ -353,10 +431,10 @@ int main(int argc, char **argv)
 	/* The scheduling loop, controllers and node monitor (kernel/appliance/). */
 	struct pk_appliance *app = NULL;
 	struct pk_appliance_config acfg = {
-		.board = o.board,
-		.node_lease_namespace = o.lease_ns,
-		.verbosity = o.cfg.verbosity,
-		.log = log_line,
+	    .board = o.board,
+	    .node_lease_namespace = o.lease_ns,
+	    .verbosity = o.cfg.verbosity,
+	    .log = log_line,
 	};
 	if (o.no_scheduling)
 		fprintf(stderr, "podkerneld: --no-scheduling: serving the API and store only\n");

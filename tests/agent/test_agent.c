@@ -34,8 +34,8 @@ static struct topo_board *board_load(const char *name)
 
 START_TEST(test_labels_valid_and_overwrite)
 {
-	struct agent_labels l = { 0 };
-	struct pk_errors w = { 0 };
+	struct agent_labels l = {0};
+	struct pk_errors w = {0};
 
 	ck_assert_int_eq(agent_labels_set(&l, "numa.podkernel.dev/count", "2", &w), 0);
 	ck_assert_int_eq(agent_labels_set(&l, "numa.podkernel.dev/count", "4", &w), 0);
@@ -53,8 +53,8 @@ END_TEST
 
 START_TEST(test_labels_sanitized_or_dropped)
 {
-	struct agent_labels l = { 0 };
-	struct pk_errors w = { 0 };
+	struct agent_labels l = {0};
+	struct pk_errors w = {0};
 	char longv[200];
 
 	/* bad keys never get in */
@@ -89,7 +89,7 @@ END_TEST
 
 START_TEST(test_nfd_format)
 {
-	struct agent_labels l = { 0 };
+	struct agent_labels l = {0};
 	char *text;
 	size_t len;
 
@@ -116,7 +116,7 @@ END_TEST
 
 START_TEST(test_nfd_size_limit)
 {
-	struct agent_labels l = { 0 };
+	struct agent_labels l = {0};
 	char key[64], value[64], *text = NULL;
 	size_t len;
 
@@ -136,7 +136,7 @@ END_TEST
 
 START_TEST(test_nfd_atomic_write)
 {
-	struct agent_labels l = { 0 };
+	struct agent_labels l = {0};
 	char dir[] = "/tmp/podagent-nfd-XXXXXX", path[256], buf[512];
 	struct dirent *de;
 	FILE *f;
@@ -173,7 +173,7 @@ END_TEST
 /* The directory is created like mkdir -p; a file in the way is -ENOTDIR. */
 START_TEST(test_nfd_creates_dir)
 {
-	struct agent_labels l = { 0 };
+	struct agent_labels l = {0};
 	char dir[] = "/tmp/podagent-nfd-XXXXXX", path[256];
 	FILE *f;
 
@@ -224,17 +224,19 @@ END_TEST
 
 START_TEST(test_merge_patch_owned_only)
 {
-	json_t *node = json_pack("{s:s, s:{s:s, s:{s:s, s:s}, s:{s:s}}}", "kind", "Node",
-				 "metadata", "name", "n1", "labels", "numa.podkernel.dev/count",
-				 "2", "kubernetes.io/hostname", "n1", "annotations",
-				 TOPO_ANN_AGENT_OWNED, "kubernetes.io/hostname,numa.podkernel.dev/count");
-	json_t *owned = json_pack("[s, s, s]", "numa.podkernel.dev/count",
-				  "accelerator.podkernel.dev/vendor", "topology.podkernel.dev/cube");
+	json_t *node = json_pack(
+	    "{s:s, s:{s:s, s:{s:s, s:s}, s:{s:s}}}", "kind", "Node", "metadata", "name", "n1",
+	    "labels", "numa.podkernel.dev/count", "2", "kubernetes.io/hostname", "n1",
+	    "annotations", TOPO_ANN_AGENT_OWNED, "kubernetes.io/hostname,numa.podkernel.dev/count");
+	json_t *owned =
+	    json_pack("[s, s, s]", "numa.podkernel.dev/count", "accelerator.podkernel.dev/vendor",
+		      "topology.podkernel.dev/cube");
 	json_t *patch = agent_merge_patch(node, owned);
 	json_t *labels = pk_get(patch, "metadata.labels");
 	json_t *ann = pk_get(patch, "metadata.annotations");
 
-	ck_assert_str_eq(json_string_value(json_object_get(labels, "numa.podkernel.dev/count")), "2");
+	ck_assert_str_eq(json_string_value(json_object_get(labels, "numa.podkernel.dev/count")),
+			 "2");
 	ck_assert(json_is_null(json_object_get(labels, "accelerator.podkernel.dev/vendor")));
 	ck_assert(json_is_null(json_object_get(labels, "topology.podkernel.dev/cube")));
 	ck_assert_uint_eq(json_object_size(labels), 4);
@@ -281,9 +283,9 @@ START_TEST(test_link_alias)
 	ck_assert_int_eq(agent_link_parse_alias("notpeer=h/p", peer, sizeof(peer)), -ENOENT);
 	ck_assert_int_eq(agent_link_parse_alias("peer=nohost", peer, sizeof(peer)), -EINVAL);
 	ck_assert_int_eq(agent_link_parse_alias("", peer, sizeof(peer)), -ENOENT);
-	ck_assert_int_eq(agent_link_parse_alias("peer=a-very-long-host-name-indeed/ici0", peer,
-						sizeof(peer)),
-			 -ENAMETOOLONG);
+	ck_assert_int_eq(
+	    agent_link_parse_alias("peer=a-very-long-host-name-indeed/ici0", peer, sizeof(peer)),
+	    -ENAMETOOLONG);
 	ck_assert(agent_link_is_ici("ici3", NULL));
 	ck_assert(!agent_link_is_ici("eth0", NULL));
 }
@@ -291,10 +293,10 @@ END_TEST
 
 START_TEST(test_compare_accels)
 {
-	struct agent_pci a[2] = { { "0000:01:00.0", 0x10de, 0x2330, 0x0302, 0 },
-				  { "0000:02:00.0", 0x10de, 0x2330, 0x0302, 1 } };
-	struct agent_pci b[2] = { { "0000:01:00.0", 0x10de, 0x2330, 0x0302, 0 },
-				  { "0000:03:00.0", 0x10de, 0x2330, 0x0302, 1 } };
+	struct agent_pci a[2] = {{"0000:01:00.0", 0x10de, 0x2330, 0x0302, 0},
+				 {"0000:02:00.0", 0x10de, 0x2330, 0x0302, 1}};
+	struct agent_pci b[2] = {{"0000:01:00.0", 0x10de, 0x2330, 0x0302, 0},
+				 {"0000:03:00.0", 0x10de, 0x2330, 0x0302, 1}};
 	json_t *d = agent_compare_accels(a, 2, "hwloc", b, 2, "udev");
 
 	ck_assert_uint_eq(json_array_size(d), 2);
@@ -328,7 +330,7 @@ START_TEST(test_identity_sources)
 {
 	struct topo_board *b = board_load(BOARDS "tpu-cube.yaml");
 	struct agent_identity id;
-	struct agent_id_hints h = { .host_index = 5 };
+	struct agent_id_hints h = {.host_index = 5};
 	char err[256];
 
 	ck_assert_int_eq(agent_identity_resolve(b, &h, "whatever", &id, err, sizeof(err)), 0);
@@ -347,7 +349,7 @@ START_TEST(test_identity_sources)
 	unsetenv("PODKERNEL_HOST_INDEX");
 
 	/* an operator's label on the Node */
-	h = (struct agent_id_hints){ .host_index = -1, .label = "14" };
+	h = (struct agent_id_hints){.host_index = -1, .label = "14"};
 	ck_assert_int_eq(agent_identity_resolve(b, &h, "tpu-cube0-h3", &id, err, sizeof(err)), 0);
 	ck_assert_int_eq(id.source, AGENT_ID_LABEL);
 	ck_assert_int_eq(id.index, 14);
@@ -355,14 +357,15 @@ START_TEST(test_identity_sources)
 	ck_assert_int_eq(agent_identity_resolve(b, &h, "n", &id, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, TOPO_LABEL_HOST_INDEX));
 
-	ck_assert_int_eq(agent_identity_resolve(b, NULL, "tpu-cube0-h12", &id, err, sizeof(err)), 0);
+	ck_assert_int_eq(agent_identity_resolve(b, NULL, "tpu-cube0-h12", &id, err, sizeof(err)),
+			 0);
 	ck_assert_int_eq(id.source, AGENT_ID_HOSTNAME);
 	ck_assert_int_eq(id.index, 12);
 	ck_assert_int_eq(agent_identity_resolve(b, NULL, "node-7", &id, err, sizeof(err)), -ENOENT);
 	ck_assert_ptr_nonnull(strstr(err, "tpu-cube{cube}-h{host}"));
 	ck_assert_int_eq(agent_identity_resolve(b, NULL, "tpu-cube0-h99", &id, err, sizeof(err)),
 			 -ENOENT);
-	h = (struct agent_id_hints){ .host_index = 1 << 30 };
+	h = (struct agent_id_hints){.host_index = 1 << 30};
 	ck_assert_int_eq(agent_identity_resolve(b, &h, NULL, &id, err, sizeof(err)), -ERANGE);
 	topo_board_free(b);
 }
@@ -372,11 +375,11 @@ END_TEST
 START_TEST(test_identity_from_ici)
 {
 	struct topo_board *b = board_load(BOARDS "tpu-cube.yaml");
-	struct agent_link v[2] = { { .operstate = "up", .carrier = true },
-				   { .operstate = "up", .carrier = true } };
-	struct agent_links links = { .available = true, .v = v, .n = 2 };
+	struct agent_link v[2] = {{.operstate = "up", .carrier = true},
+				  {.operstate = "up", .carrier = true}};
+	struct agent_links links = {.available = true, .v = v, .n = 2};
 	json_t *peers = json_object();
-	struct agent_id_hints h = { .host_index = -1, .links = &links, .peers = peers };
+	struct agent_id_hints h = {.host_index = -1, .links = &links, .peers = peers};
 	struct agent_identity id;
 	int64_t peer[2];
 	size_t pport[2];
@@ -394,7 +397,8 @@ START_TEST(test_identity_from_ici)
 	/* no peer known yet: the name decides (here: nothing) */
 	ck_assert_int_eq(agent_identity_resolve(b, &h, "node-x", &id, err, sizeof(err)), -ENOENT);
 	json_object_set_new(peers, "peer0", json_integer(peer[0]));
-	ck_assert_msg(agent_identity_resolve(b, &h, "node-x", &id, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(agent_identity_resolve(b, &h, "node-x", &id, err, sizeof(err)) == 0, "%s",
+		      err);
 	ck_assert_int_eq(id.source, AGENT_ID_ICI);
 	ck_assert_int_eq(id.index, 5);
 	ck_assert_str_eq(id.host.coords, "2.0.1");
@@ -437,10 +441,10 @@ START_TEST(test_report_with_board)
 {
 	struct topo_board *b = board_load(BOARDS "tpu-cube.yaml");
 	struct agent_config cfg = {
-		.node_name = "tpu-cube0-h5",
-		.hwloc_xml = HWLOC "24em64t-2n6c2t-pci.xml",
-		.board = b,
-		.host_index = -1,
+	    .node_name = "tpu-cube0-h5",
+	    .hwloc_xml = HWLOC "24em64t-2n6c2t-pci.xml",
+	    .board = b,
+	    .host_index = -1,
 	};
 	struct agent_report r;
 	char err[256];
@@ -454,19 +458,19 @@ START_TEST(test_report_with_board)
 	ck_assert_str_eq(agent_labels_get(&r.labels, TOPO_LABEL_ACCEL_COUNT), "3");
 	ck_assert_str_eq(agent_labels_get(&r.labels, TOPO_LABEL_NUMA_COUNT), "2");
 	for (size_t i = 0; i < r.warnings.n; i++)
-		warned |= strstr(r.warnings.msg[i], "expected 4 accelerators per host, found 3") != NULL;
+		warned |=
+		    strstr(r.warnings.msg[i], "expected 4 accelerators per host, found 3") != NULL;
 	ck_assert_msg(warned, "no chip-count warning");
 	node = agent_node_json(&r, b);
 	/* the board's resource name; allocatable never above what was found */
-	ck_assert_str_eq(json_string_value(json_object_get(pk_get(node, "status.capacity"),
-							   "google.com/tpu")),
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(pk_get(node, "status.capacity"), "google.com/tpu")),
+	    "3");
+	ck_assert_str_eq(json_string_value(
+			     json_object_get(pk_get(node, "status.allocatable"), "google.com/tpu")),
 			 "3");
-	ck_assert_str_eq(json_string_value(json_object_get(pk_get(node, "status.allocatable"),
-							   "google.com/tpu")),
-			 "3");
-	ck_assert_str_eq(json_string_value(json_object_get(pk_get(node, "status.allocatable"),
-							   "cpu")),
-			 "24");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(pk_get(node, "status.allocatable"), "cpu")), "24");
 	json_decref(node);
 	agent_report_clear(&r);
 

@@ -20,8 +20,8 @@ static const char *fx(const char *name)
 {
 	const char *dir = getenv("PODKERNEL_HWLOC_FIXTURES");
 
-	snprintf(fixture, sizeof(fixture), "%s/%s", dir ? dir : PODKERNEL_SRCDIR "/tests/fixtures/hwloc",
-		 name);
+	snprintf(fixture, sizeof(fixture), "%s/%s",
+		 dir ? dir : PODKERNEL_SRCDIR "/tests/fixtures/hwloc", name);
 	return fixture;
 }
 
@@ -123,7 +123,7 @@ END_TEST
 
 START_TEST(test_bad_xml)
 {
-	struct agent_hw hw = { .numa_count = 42 };
+	struct agent_hw hw = {.numa_count = 42};
 	char err[512] = "";
 	char path[] = "/tmp/podagent-bad-XXXXXX";
 	int fd = mkstemp(path);
@@ -177,17 +177,20 @@ START_TEST(test_xml_limits)
 	char err[512], deep[64];
 	int max = AGENT_HWLOC_XML_MAX_DEPTH;
 
-	ck_assert_int_eq(xml_read("<?xml version=\"1.0\"?>\n", "<object type=\"Group\">",
-				  max + 1, "", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(xml_read("<?xml version=\"1.0\"?>\n", "<object type=\"Group\">", max + 1,
+				  "", err, sizeof(err)),
+			 -EINVAL);
 	snprintf(deep, sizeof(deep), "nested deeper than %d levels", max);
 	ck_assert_ptr_nonnull(strstr(err, deep));
 	ck_assert_ptr_nonnull(strstr(err, ":2:"));
 	/* exactly the limit, closed, with self-closing children: fine */
 	ck_assert_int_eq(xml_read("", "<o a=\"x\">", max, "<i/></o>", err, sizeof(err)), 0);
 	/* quoted > and />, comments, CDATA and a DOCTYPE subset are not elements */
-	ck_assert_int_eq(xml_read("<!DOCTYPE t [<!ENTITY e \"<a>\">]><t>",
-				  "<!-- <a><b> --><![CDATA[<c><d>]]><?pi <e> ?><i v=\"a>b\" w='<f>'/>",
-				  3 * max, "</t>", err, sizeof(err)), 0);
+	ck_assert_int_eq(
+	    xml_read("<!DOCTYPE t [<!ENTITY e \"<a>\">]><t>",
+		     "<!-- <a><b> --><![CDATA[<c><d>]]><?pi <e> ?><i v=\"a>b\" w='<f>'/>", 3 * max,
+		     "</t>", err, sizeof(err)),
+	    0);
 	ck_assert_int_eq(xml_read("<t v=\"/>\">", "<a>", max - 1, "", err, sizeof(err)), 0);
 	ck_assert_int_eq(xml_read("<t v=\"/>\">", "<a>", max, "", err, sizeof(err)), -EINVAL);
 	/* markup never closed */
@@ -195,10 +198,11 @@ START_TEST(test_xml_limits)
 	ck_assert_ptr_nonnull(strstr(err, ":2:3: not an hwloc XML export: markup not closed"));
 	/* size: a regular file by its size, a stream after the limit */
 	ck_assert_int_eq(xml_read("", "                ", AGENT_HWLOC_XML_MAX_BYTES / 16 + 1, "",
-				  err, sizeof(err)), -EINVAL);
+				  err, sizeof(err)),
+			 -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "larger than 16777216 bytes"));
-	ck_assert_int_eq(agent_hw_discover("/dev/zero", NULL, &(struct agent_hw){ 0 }, err,
-					   sizeof(err)), -EINVAL);
+	ck_assert_int_eq(
+	    agent_hw_discover("/dev/zero", NULL, &(struct agent_hw){0}, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "/dev/zero: larger than 16777216 bytes, not an hwloc XML export");
 }
 END_TEST

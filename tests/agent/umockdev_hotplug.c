@@ -53,8 +53,8 @@ static int wait_for(const char *file, const char *want, double timeout)
 			buf[n] = '\0';
 			fclose(f);
 			if (strstr(buf, want)) {
-				printf("hotplug: %.*s after %.2f s\n", (int)strcspn(want, "\n"), want,
-				       now() - start);
+				printf("hotplug: %.*s after %.2f s\n", (int)strcspn(want, "\n"),
+				       want, now() - start);
 				return 0;
 			}
 		}

@@ -34,7 +34,7 @@ static void round_trip(const json_t *obj, enum pk_format fmt)
 
 static void decode(json_t *obj)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 
 	switch (pk_kind_of(obj)) {
 	case PK_KIND_NODE: {
@@ -91,7 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (pk_read_buffer("fuzz", (const char *)data, size, &objs, err, sizeof(err)) != 0)
 		return 0;
-	json_array_foreach(objs, i, obj) {
+	json_array_foreach(objs, i, obj)
+	{
 		round_trip(obj, PK_FORMAT_YAML);
 		round_trip(obj, PK_FORMAT_JSON);
 		decode(obj);

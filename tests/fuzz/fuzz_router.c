@@ -27,8 +27,8 @@ static char workdir[64];
 
 static void cleanup(void)
 {
-	static const char *const files[] = { "tokens", "podkernel.db", "podkernel.db-wal",
-					     "podkernel.db-shm" };
+	static const char *const files[] = {"tokens", "podkernel.db", "podkernel.db-wal",
+					    "podkernel.db-shm"};
 	pk_server_free(server);
 	pk_store_close(store);
 	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
@@ -54,7 +54,7 @@ static void init(void)
 		abort();
 	fputs("admin,admin,1,system:masters\nnode,system:node:n1,2,system:nodes\n", f);
 	fclose(f);
-	struct pk_server_config cfg = { .token_auth_file = path };
+	struct pk_server_config cfg = {.token_auth_file = path};
 	if (pk_store_open(d, &store, err, sizeof(err)) < 0 ||
 	    pk_server_new(store, &cfg, &server, err, sizeof(err)) < 0)
 		abort();
@@ -71,7 +71,7 @@ static size_t split_query(char *q, struct pk_query_arg *args, size_t max)
 		char *eq = strchr(kv, '=');
 		if (eq)
 			*eq++ = '\0';
-		args[n++] = (struct pk_query_arg){ kv, eq ? eq : "" };
+		args[n++] = (struct pk_query_arg){kv, eq ? eq : ""};
 	}
 	return n;
 }
@@ -85,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(buf, data, size);
 	buf[size] = '\0';
-	struct pk_request req = { 0 };
+	struct pk_request req = {0};
 	struct pk_query_arg args[16];
 	char *line_end = strchr(buf, '\n');
 	char *rest = line_end ? line_end + 1 : buf + size;

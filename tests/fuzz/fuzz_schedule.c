@@ -29,8 +29,9 @@ static int64_t bound_request(const json_t *objects, const char *node, const char
 	size_t i;
 	json_t *obj;
 
-	json_array_foreach(objects, i, obj) {
-		struct pk_errors errs = { 0 };
+	json_array_foreach(objects, i, obj)
+	{
+		struct pk_errors errs = {0};
 		struct pk_pod *pod = NULL;
 
 		if (pk_kind_of(obj) != PK_KIND_POD)
@@ -65,8 +66,9 @@ static void check_result(const json_t *in, const json_t *out)
 	size_t i, r;
 	json_t *obj;
 
-	json_array_foreach(out, i, obj) {
-		struct pk_errors errs = { 0 };
+	json_array_foreach(out, i, obj)
+	{
+		struct pk_errors errs = {0};
 		struct pk_node *node = NULL;
 
 		if (pk_kind_of(obj) == PK_KIND_POD) {
@@ -76,11 +78,11 @@ static void check_result(const json_t *in, const json_t *out)
 			size_t j;
 			json_t *o;
 
-			json_array_foreach(in, j, o)
-				if (pk_kind_of(o) == PK_KIND_POD && pk_name(o) && name &&
-				    strcmp(pk_name(o), name) == 0 && ns && pk_namespace(o) &&
-				    strcmp(pk_namespace(o), ns) == 0 && pk_get_string(o, "spec.nodeName"))
-					was_bound = true;
+			json_array_foreach(
+			    in, j, o) if (pk_kind_of(o) == PK_KIND_POD && pk_name(o) && name &&
+					  strcmp(pk_name(o), name) == 0 && ns && pk_namespace(o) &&
+					  strcmp(pk_namespace(o), ns) == 0 &&
+					  pk_get_string(o, "spec.nodeName")) was_bound = true;
 			if (bound && !was_bound && last_node(out, bound, 0) < 0)
 				abort();
 			continue;
@@ -109,7 +111,7 @@ static void check_result(const json_t *in, const json_t *out)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	json_t *objects = NULL, *expanded = NULL;
 	char err[512];
 
@@ -122,13 +124,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < json_array_size(expanded); i++)
 		if (pk_validate(json_array_get(expanded, i), &errs) != 0)
 			goto out;
-	if (
-	    json_array_size(expanded) > 4 * FUZZ_MAX_OBJECTS)
+	if (json_array_size(expanded) > 4 * FUZZ_MAX_OBJECTS)
 		goto out;
 	for (size_t i = 0; i < pk_sched_strategy_count(); i++) {
 		struct pk_sched_opts opts = {
-			.strategy = pk_sched_strategy_name(i),
-			.check = true,
+		    .strategy = pk_sched_strategy_name(i),
+		    .check = true,
 		};
 		json_t *result = NULL, *preempted = NULL;
 

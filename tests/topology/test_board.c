@@ -28,28 +28,28 @@ static struct topo_board *load(const char *file)
 }
 
 /* A valid GPU board to break line by line in the tests below. */
-static const char gpu_board[] = "apiVersion: podkernel.dev/v1alpha1\n" /* 1 */
-				"kind: Board\n"                        /* 2 */
-				"metadata:\n"                          /* 3 */
-				"  name: small\n"                      /* 4 */
-				"spec:\n"                              /* 5 */
-				"  accelerator:\n"                     /* 6 */
-				"    resource: nvidia.com/gpu\n"       /* 7 */
-				"    vendorId: \"10de\"\n"             /* 8 */
-				"    deviceIds: [\"2330\"]\n"          /* 9 */
-				"    chipsPerHost: 8\n"                /* 10 */
-				"  host:\n"                            /* 11 */
-				"    allocatable:\n"                   /* 12 */
-				"      cpu: \"64\"\n"                  /* 13 */
-				"      nvidia.com/gpu: \"8\"\n"        /* 14 */
-				"    numaNodes: 2\n"                   /* 15 */
-				"  levels:\n"                          /* 16 */
-				"    - name: rack\n"                   /* 17 */
+static const char gpu_board[] = "apiVersion: podkernel.dev/v1alpha1\n"	   /* 1 */
+				"kind: Board\n"				   /* 2 */
+				"metadata:\n"				   /* 3 */
+				"  name: small\n"			   /* 4 */
+				"spec:\n"				   /* 5 */
+				"  accelerator:\n"			   /* 6 */
+				"    resource: nvidia.com/gpu\n"	   /* 7 */
+				"    vendorId: \"10de\"\n"		   /* 8 */
+				"    deviceIds: [\"2330\"]\n"		   /* 9 */
+				"    chipsPerHost: 8\n"			   /* 10 */
+				"  host:\n"				   /* 11 */
+				"    allocatable:\n"			   /* 12 */
+				"      cpu: \"64\"\n"			   /* 13 */
+				"      nvidia.com/gpu: \"8\"\n"		   /* 14 */
+				"    numaNodes: 2\n"			   /* 15 */
+				"  levels:\n"				   /* 16 */
+				"    - name: rack\n"			   /* 17 */
 				"      key: topology.podkernel.dev/rack\n" /* 18 */
-				"      count: 2\n"                     /* 19 */
-				"    - name: host\n"                   /* 20 */
-				"      key: kubernetes.io/hostname\n"  /* 21 */
-				"      count: 3\n";                    /* 22 */
+				"      count: 2\n"			   /* 19 */
+				"    - name: host\n"			   /* 20 */
+				"      key: kubernetes.io/hostname\n"	   /* 21 */
+				"      count: 3\n";			   /* 22 */
 
 static int load_text(const char *text, char *err, size_t errlen)
 {
@@ -97,9 +97,9 @@ START_TEST(provider_level_keys)
 {
 	static const struct {
 		const char *key;
-	} keys[] = { { "cloud.google.com/gce-topology-block" },
-		     { "network.topology.nvidia.com/spine" },
-		     { "rack" } };
+	} keys[] = {{"cloud.google.com/gce-topology-block"},
+		    {"network.topology.nvidia.com/spine"},
+		    {"rack"}};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		char text[4096], err[TOPO_ERR_MAX] = "";
@@ -110,8 +110,9 @@ START_TEST(provider_level_keys)
 
 		snprintf(text, sizeof(text), "%.*skey: %s%s", (int)(at - gpu_board), gpu_board,
 			 keys[i].key, at + strlen(from));
-		ck_assert_msg(topo_board_load_buffer(b, "t.yaml", text, strlen(text), err,
-						     sizeof(err)) == 0, "%s: %s", keys[i].key, err);
+		ck_assert_msg(
+		    topo_board_load_buffer(b, "t.yaml", text, strlen(text), err, sizeof(err)) == 0,
+		    "%s: %s", keys[i].key, err);
 		ck_assert_str_eq(topo_board_level_key(b, 0), keys[i].key);
 		ck_assert_int_eq(topo_board_host(b, 0, 4, &h), 0);
 		ck_assert_str_eq(h.domain[0], "rack1");
@@ -215,8 +216,8 @@ START_TEST(hosts_superslice)
 		ck_assert(topo_label_value_valid(h.coords, NULL, 0));
 		for (int dx = 0; dx < 2; dx++)
 			for (int dy = 0; dy < 2; dy++) {
-				struct topo_coord c = {{h.coord.c[0] + dx, h.coord.c[1] + dy,
-							h.coord.c[2]}};
+				struct topo_coord c = {
+				    {h.coord.c[0] + dx, h.coord.c[1] + dy, h.coord.c[2]}};
 				int64_t k = topo_coord_index(topo_board_superslice_shape(b), &c);
 
 				ck_assert(topo_coord_in(topo_board_superslice_shape(b), &c));
@@ -275,7 +276,8 @@ static void check_wiring(struct topo_board *b, int superslices, int64_t *ret_wir
 			ck_assert_int_eq(bh, h);
 			ck_assert_uint_eq(bp, p);
 			/* Peers stay inside one superslice torus. */
-			ck_assert_int_eq(ph / topo_board_host_count(b, 1), h / topo_board_host_count(b, 1));
+			ck_assert_int_eq(ph / topo_board_host_count(b, 1),
+					 h / topo_board_host_count(b, 1));
 		}
 	*ret_wired = wired;
 }
@@ -315,24 +317,25 @@ END_TEST
 START_TEST(wiring_without_wraparound)
 {
 	static const char text[] =
-		"apiVersion: podkernel.dev/v1alpha1\nkind: Board\nmetadata: {name: mesh}\n"
-		"spec:\n"
-		"  accelerator: {resource: google.com/tpu, vendorId: 1ae0, deviceIds: [005e], "
-		"chipsPerHost: 1}\n"
-		"  host: {allocatable: {google.com/tpu: 1}, numaNodes: 1}\n"
-		"  torus: {host: 1x1x1, cube: 2x2x1, superslice: 4x2x1, wraparound: false}\n"
-		"  ici: {portsPerChip: 4, ports: [a, b, c, d], wiring: torus}\n"
-		"  levels:\n"
-		"    - {name: slice, key: topology.podkernel.dev/slice, shape: superslice, "
-		"count: 1}\n"
-		"    - {name: host, key: kubernetes.io/hostname}\n";
+	    "apiVersion: podkernel.dev/v1alpha1\nkind: Board\nmetadata: {name: mesh}\n"
+	    "spec:\n"
+	    "  accelerator: {resource: google.com/tpu, vendorId: 1ae0, deviceIds: [005e], "
+	    "chipsPerHost: 1}\n"
+	    "  host: {allocatable: {google.com/tpu: 1}, numaNodes: 1}\n"
+	    "  torus: {host: 1x1x1, cube: 2x2x1, superslice: 4x2x1, wraparound: false}\n"
+	    "  ici: {portsPerChip: 4, ports: [a, b, c, d], wiring: torus}\n"
+	    "  levels:\n"
+	    "    - {name: slice, key: topology.podkernel.dev/slice, shape: superslice, "
+	    "count: 1}\n"
+	    "    - {name: host, key: kubernetes.io/hostname}\n";
 	struct topo_board *b = topo_board_new();
 	char err[TOPO_ERR_MAX] = "";
 	int64_t wired, ph;
 	size_t pp;
 
-	ck_assert_msg(topo_board_load_buffer(b, "mesh", text, sizeof(text) - 1, err,
-					     sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(topo_board_load_buffer(b, "mesh", text, sizeof(text) - 1, err, sizeof(err)) ==
+			  0,
+		      "%s", err);
 	ck_assert_int_eq(topo_board_host_count(b, 0), 8);
 	check_wiring(b, 0, &wired);
 	/* A 4x2 mesh: 3*2 x-links and 4*1 y-links, both ends counted. */
@@ -346,27 +349,28 @@ END_TEST
 START_TEST(levels_above_torus)
 {
 	static const char text[] =
-		"apiVersion: podkernel.dev/v1alpha1\nkind: Board\nmetadata: {name: pods}\n"
-		"spec:\n"
-		"  accelerator: {resource: google.com/tpu, vendorId: 1ae0, deviceIds: [005e], "
-		"chipsPerHost: 2}\n"
-		"  host: {allocatable: {google.com/tpu: 2}, numaNodes: 1}\n"
-		"  torus: {host: 2x1x1, cube: 2x2x2, superslice: 4x2x2, wraparound: true}\n"
-		"  ici: {portsPerChip: 6, ports: [a, b, c, d, e, f, g, h, i, j], wiring: torus}\n"
-		"  levels:\n"
-		"    - {name: pod, key: topology.podkernel.dev/pod, prefix: p, count: 3}\n"
-		"    - {name: slice, key: topology.podkernel.dev/slice, prefix: s, shape: superslice, "
-		"count: 2}\n"
-		"    - {name: cube, key: topology.podkernel.dev/cube, prefix: c, shape: cube}\n"
-		"    - {name: host, key: kubernetes.io/hostname}\n"
-		"  hostnamePattern: \"n{index}\"\n";
+	    "apiVersion: podkernel.dev/v1alpha1\nkind: Board\nmetadata: {name: pods}\n"
+	    "spec:\n"
+	    "  accelerator: {resource: google.com/tpu, vendorId: 1ae0, deviceIds: [005e], "
+	    "chipsPerHost: 2}\n"
+	    "  host: {allocatable: {google.com/tpu: 2}, numaNodes: 1}\n"
+	    "  torus: {host: 2x1x1, cube: 2x2x2, superslice: 4x2x2, wraparound: true}\n"
+	    "  ici: {portsPerChip: 6, ports: [a, b, c, d, e, f, g, h, i, j], wiring: torus}\n"
+	    "  levels:\n"
+	    "    - {name: pod, key: topology.podkernel.dev/pod, prefix: p, count: 3}\n"
+	    "    - {name: slice, key: topology.podkernel.dev/slice, prefix: s, shape: superslice, "
+	    "count: 2}\n"
+	    "    - {name: cube, key: topology.podkernel.dev/cube, prefix: c, shape: cube}\n"
+	    "    - {name: host, key: kubernetes.io/hostname}\n"
+	    "  hostnamePattern: \"n{index}\"\n";
 	struct topo_board *b = topo_board_new();
 	char err[TOPO_ERR_MAX] = "";
 	struct topo_host h;
 	int64_t wired;
 
-	ck_assert_msg(topo_board_load_buffer(b, "pods", text, sizeof(text) - 1, err,
-					     sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(topo_board_load_buffer(b, "pods", text, sizeof(text) - 1, err, sizeof(err)) ==
+			  0,
+		      "%s", err);
 	/* 3 pods x 2 slices x 2 cubes x 4 hosts. */
 	ck_assert_int_eq(topo_board_host_count(b, 0), 48);
 	ck_assert_int_eq(topo_board_level_domains(b, 2), 12);
@@ -412,22 +416,24 @@ START_TEST(broken_positions)
 		     "t.yaml:12:5: spec.host: missing required field \"numaNodes\"");
 	expect_error("    numaNodes: 2\n", "    numaNodes: 2\n    numaNodes: 2\n",
 		     "t.yaml:16:5: spec.host: duplicate field \"numaNodes\"");
-	expect_error("key: topology.podkernel.dev/rack", "key: topology.podkernel.dev/coords",
-		     "t.yaml:18:12: spec.levels[0].key: \"topology.podkernel.dev/coords\" is a label "
-		     "podagent sets itself: a level needs a key of its own (e.g. "
-		     "topology.podkernel.dev/rack, or a provider's such as "
-		     "cloud.google.com/gce-topology-block)");
+	expect_error(
+	    "key: topology.podkernel.dev/rack", "key: topology.podkernel.dev/coords",
+	    "t.yaml:18:12: spec.levels[0].key: \"topology.podkernel.dev/coords\" is a label "
+	    "podagent sets itself: a level needs a key of its own (e.g. "
+	    "topology.podkernel.dev/rack, or a provider's such as "
+	    "cloud.google.com/gce-topology-block)");
 	expect_error("key: topology.podkernel.dev/rack", "key: accelerator.podkernel.dev/count",
 		     "t.yaml:18:12: spec.levels[0].key: \"accelerator.podkernel.dev/count\" is a "
 		     "label podagent sets itself: a level needs a key of its own (e.g. "
 		     "topology.podkernel.dev/rack, or a provider's such as "
 		     "cloud.google.com/gce-topology-block)");
 
-	expect_error("key: topology.podkernel.dev/rack", "key: topology.podkernel.dev/torus",
-		     "t.yaml:18:12: spec.levels[0].key: \"topology.podkernel.dev/torus\" is a label "
-		     "podagent sets itself: a level needs a key of its own (e.g. "
-		     "topology.podkernel.dev/rack, or a provider's such as "
-		     "cloud.google.com/gce-topology-block)");
+	expect_error(
+	    "key: topology.podkernel.dev/rack", "key: topology.podkernel.dev/torus",
+	    "t.yaml:18:12: spec.levels[0].key: \"topology.podkernel.dev/torus\" is a label "
+	    "podagent sets itself: a level needs a key of its own (e.g. "
+	    "topology.podkernel.dev/rack, or a provider's such as "
+	    "cloud.google.com/gce-topology-block)");
 	expect_error("key: kubernetes.io/hostname", "key: topology.podkernel.dev/host",
 		     "t.yaml:21:12: spec.levels[1].key: the last level is the host: expected "
 		     "kubernetes.io/hostname");
@@ -446,17 +452,21 @@ START_TEST(broken_positions)
 		     "t.yaml:16:3: spec: unknown field \"shape\"");
 	expect_error("      count: 2\n", "      count: 2\n      shape: cube\n",
 		     "t.yaml:20:14: spec.levels[0]: shape needs spec.torus");
-	expect_error("  accelerator:\n", "  torus: {host: 2x2x2, cube: 4x4x4, wraparound: yes}\n"
+	expect_error("  accelerator:\n",
+		     "  torus: {host: 2x2x2, cube: 4x4x4, wraparound: yes}\n"
 		     "  accelerator:\n",
 		     "t.yaml:6:49: spec.torus.wraparound: expected true or false, got \"yes\"");
-	expect_error("  accelerator:\n", "  torus: {host: 2x2x1, cube: 4x4x4, wraparound: true}\n"
+	expect_error("  accelerator:\n",
+		     "  torus: {host: 2x2x1, cube: 4x4x4, wraparound: true}\n"
 		     "  accelerator:\n",
 		     "t.yaml:6:17: spec.torus.host: holds 4 chips, spec.accelerator.chipsPerHost "
 		     "is 8");
-	expect_error("  accelerator:\n", "  torus: {host: 2x2x2, cube: 3x4x4, wraparound: true}\n"
+	expect_error("  accelerator:\n",
+		     "  torus: {host: 2x2x2, cube: 3x4x4, wraparound: true}\n"
 		     "  accelerator:\n",
 		     "t.yaml:6:30: spec.torus.cube: is not tiled by the host shape");
-	expect_error("  accelerator:\n", "  torus: {host: 2x2x2, cube: 4x4, wraparound: true}\n"
+	expect_error("  accelerator:\n",
+		     "  torus: {host: 2x2x2, cube: 4x4, wraparound: true}\n"
 		     "  accelerator:\n",
 		     "t.yaml:6:30: spec.torus.cube: expected a shape like 4x4x4, got \"4x4\"");
 	expect_error("apiVersion: podkernel.dev/v1alpha1", "apiVersion: v1",
@@ -465,8 +475,10 @@ START_TEST(broken_positions)
 	expect_error("    resource: nvidia.com/gpu", "    resource: gpu",
 		     "t.yaml:7:15: spec.accelerator.resource: expected an extended resource name "
 		     "like google.com/tpu");
-	expect_error("  levels:\n", "  ici: {portsPerChip: 6, ports: [], wiring: torus}\n"
-		     "  levels:\n", "t.yaml:16:8: spec.ici: ICI wiring needs spec.torus");
+	expect_error("  levels:\n",
+		     "  ici: {portsPerChip: 6, ports: [], wiring: torus}\n"
+		     "  levels:\n",
+		     "t.yaml:16:8: spec.ici: ICI wiring needs spec.torus");
 }
 END_TEST
 
@@ -474,18 +486,18 @@ START_TEST(broken_yaml)
 {
 	char err[TOPO_ERR_MAX];
 	static const char *docs[][2] = {
-		{"a: [1, 2\n", "t.yaml:2:1: did not find expected ',' or ']' while parsing a "
-			       "flow sequence"},
-		{"", "t.yaml:1:1: empty file: expected a Board"},
-		{"- 1\n- 2\n", "t.yaml:1:1: expected a mapping"},
-		{"kind: Board\n", "t.yaml:1:1: missing required field \"apiVersion\""},
-		{"a: 1\n---\nb: 2\n", "t.yaml:3:1: a board file holds one document"},
-		{"a: 1\n  b: 2\n", "t.yaml:2:4: mapping values are not allowed in this context"},
-		{"? [a]\n: 1\n", "t.yaml:1:3: expected a string key"},
-		{"apiVersion: podkernel.dev/v1alpha1\nkind: \"Bo\\0ard\"\nmetadata: {}\nspec: {}\n",
-		 "t.yaml:2:7: kind: contains a NUL character"},
-		{"apiVersion: &v podkernel.dev/v1alpha1\nkind: Board\nmetadata: *v\nspec: {}\n",
-		 "t.yaml:1:13: metadata: expected a mapping"},
+	    {"a: [1, 2\n", "t.yaml:2:1: did not find expected ',' or ']' while parsing a "
+			   "flow sequence"},
+	    {"", "t.yaml:1:1: empty file: expected a Board"},
+	    {"- 1\n- 2\n", "t.yaml:1:1: expected a mapping"},
+	    {"kind: Board\n", "t.yaml:1:1: missing required field \"apiVersion\""},
+	    {"a: 1\n---\nb: 2\n", "t.yaml:3:1: a board file holds one document"},
+	    {"a: 1\n  b: 2\n", "t.yaml:2:4: mapping values are not allowed in this context"},
+	    {"? [a]\n: 1\n", "t.yaml:1:3: expected a string key"},
+	    {"apiVersion: podkernel.dev/v1alpha1\nkind: \"Bo\\0ard\"\nmetadata: {}\nspec: {}\n",
+	     "t.yaml:2:7: kind: contains a NUL character"},
+	    {"apiVersion: &v podkernel.dev/v1alpha1\nkind: Board\nmetadata: *v\nspec: {}\n",
+	     "t.yaml:1:13: metadata: expected a mapping"},
 	};
 
 	char deep[200];
@@ -499,8 +511,10 @@ START_TEST(broken_yaml)
 	ck_assert_int_eq(load_text(deep, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "t.yaml:1:36: nested deeper than 32 levels");
 	/* Brackets in quotes and comments do not count. */
-	snprintf(deep, sizeof(deep), "# [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\na: '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[''s'\n"
-		 "b: \"\\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"\n");
+	snprintf(
+	    deep, sizeof(deep),
+	    "# [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\na: '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[''s'\n"
+	    "b: \"\\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"\n");
 	ck_assert_int_eq(load_text(deep, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "t.yaml:2:1: unknown field \"a\"");
 }
@@ -526,24 +540,26 @@ START_TEST(limits_and_states)
 	ck_assert_str_eq(err, "/nonexistent/board.yaml: No such file or directory");
 	ck_assert_int_eq(topo_board_load_file(b, "/", err, sizeof(err)), -EISDIR);
 	/* A failed load leaves it unloaded; a good one loads; a second load is refused. */
-	ck_assert_int_eq(topo_board_load_buffer(b, "g", gpu_board, strlen(gpu_board), err,
-						sizeof(err)), 0);
+	ck_assert_int_eq(
+	    topo_board_load_buffer(b, "g", gpu_board, strlen(gpu_board), err, sizeof(err)), 0);
 	ck_assert_str_eq(topo_board_name(b), "small");
 	ck_assert_int_eq(topo_board_host_count(b, 0), 6);
 	ck_assert_int_eq(topo_board_host_count(b, 4097), -ERANGE);
-	ck_assert_int_eq(topo_board_load_buffer(b, "g", gpu_board, strlen(gpu_board), err,
-						sizeof(err)), -EBUSY);
+	ck_assert_int_eq(
+	    topo_board_load_buffer(b, "g", gpu_board, strlen(gpu_board), err, sizeof(err)), -EBUSY);
 	topo_board_free(b);
 	topo_board_free(NULL);
 	/* Too many levels. */
 	{
 		char text[4096];
-		int len = snprintf(text, sizeof(text), "%.*s", (int)(strstr(gpu_board, "  levels:") - gpu_board), gpu_board);
+		int len = snprintf(text, sizeof(text), "%.*s",
+				   (int)(strstr(gpu_board, "  levels:") - gpu_board), gpu_board);
 
 		len += snprintf(text + len, sizeof(text) - len, "  levels:\n");
 		for (int i = 0; i < 7; i++)
-			len += snprintf(text + len, sizeof(text) - len,
-					"    - {name: l%d, key: topology.podkernel.dev/l%d, count: 1}\n", i, i);
+			len += snprintf(
+			    text + len, sizeof(text) - len,
+			    "    - {name: l%d, key: topology.podkernel.dev/l%d, count: 1}\n", i, i);
 		ck_assert_int_eq(load_text(text, err, sizeof(err)), -EINVAL);
 		ck_assert_str_eq(err, "t.yaml:17:5: spec.levels: more than 6 items");
 	}

@@ -165,15 +165,16 @@ START_TEST(best_and_first_match_brute_force)
 				ck_assert(!memcmp(&b, &wb, sizeof(b)));
 			} else {
 				/* early stop may take an equally ranked box found first */
-				ck_assert_msg(topo_box_rank_cmp(&r, &wr) == 0,
-					      "round %d grid %dx%dx%d wrap %d: got %d.%d.%d %dx%dx%d "
-					      "(%lld, %lld), want %d.%d.%d %dx%dx%d (%lld, %lld)",
-					      round, g->dim[0], g->dim[1], g->dim[2], topo_occ_wrap(o),
-					      b.origin.c[0], b.origin.c[1], b.origin.c[2], b.ext.dim[0],
-					      b.ext.dim[1], b.ext.dim[2], (long long)r.broken,
-					      (long long)r.exposed, wb.origin.c[0], wb.origin.c[1],
-					      wb.origin.c[2], wb.ext.dim[0], wb.ext.dim[1], wb.ext.dim[2],
-					      (long long)wr.broken, (long long)wr.exposed);
+				ck_assert_msg(
+				    topo_box_rank_cmp(&r, &wr) == 0,
+				    "round %d grid %dx%dx%d wrap %d: got %d.%d.%d %dx%dx%d "
+				    "(%lld, %lld), want %d.%d.%d %dx%dx%d (%lld, %lld)",
+				    round, g->dim[0], g->dim[1], g->dim[2], topo_occ_wrap(o),
+				    b.origin.c[0], b.origin.c[1], b.origin.c[2], b.ext.dim[0],
+				    b.ext.dim[1], b.ext.dim[2], (long long)r.broken,
+				    (long long)r.exposed, wb.origin.c[0], wb.origin.c[1],
+				    wb.origin.c[2], wb.ext.dim[0], wb.ext.dim[1], wb.ext.dim[2],
+				    (long long)wr.broken, (long long)wr.exposed);
 				topo_occ_box_rank(o, &b, &wr);
 				ck_assert_int_eq(topo_box_rank_cmp(&r, &wr), 0);
 			}

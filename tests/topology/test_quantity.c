@@ -59,8 +59,9 @@ END_TEST
 START_TEST(bad)
 {
 	static const char *bad[] = {
-		"", "m", "-", "+", ".", "1x", "1 ", " 1", "1ki", "1KI", "1e", "1e+", "1e3.5", "--1",
-		"1..2", "1.2.3", "1Kib", "Gi", "1mm", "0x10", "1,5", "1e3m", NULL,
+	    "",	    "m",   "-",	  "+",	  ".",	   "1x",   "1 ",   " 1",
+	    "1ki",  "1KI", "1e",  "1e+",  "1e3.5", "--1",  "1..2", "1.2.3",
+	    "1Kib", "Gi",  "1mm", "0x10", "1,5",   "1e3m", NULL,
 	};
 	int64_t v = 42;
 	char longs[200];
@@ -78,13 +79,23 @@ END_TEST
 START_TEST(overflow)
 {
 	static const char *big[] = {
-		"1E", "9223372036854775808m", "9223372036854776", "8Ei", "10P", "1e19", "1e400",
-		"99999999999999999999999999", "-1E", "123456789012345678901234567890e-5", NULL,
+	    "1E",
+	    "9223372036854775808m",
+	    "9223372036854776",
+	    "8Ei",
+	    "10P",
+	    "1e19",
+	    "1e400",
+	    "99999999999999999999999999",
+	    "-1E",
+	    "123456789012345678901234567890e-5",
+	    NULL,
 	};
 	int64_t v = 42;
 
 	for (size_t i = 0; big[i]; i++)
-		ck_assert_msg(topo_quantity_parse(big[i], &v) == -ERANGE, "'%s' not ERANGE", big[i]);
+		ck_assert_msg(topo_quantity_parse(big[i], &v) == -ERANGE, "'%s' not ERANGE",
+			      big[i]);
 	ck_assert_int_eq(v, 42);
 	ck_assert_int_eq(parse_ok("9223372036854775807m"), INT64_MAX);
 	ck_assert_int_eq(parse_ok("9223372036854775.807"), INT64_MAX);
@@ -140,15 +151,15 @@ END_TEST
 
 START_TEST(round_trip)
 {
-	static const char *in[] = {"500m", "64", "256Gi", "2k", "10Mi", "1500M", "-3", "7Ki",
-				   "1", "999m", NULL};
+	static const char *in[] = {"500m", "64",  "256Gi", "2k",   "10Mi", "1500M",
+				   "-3",   "7Ki", "1",	   "999m", NULL};
 
 	for (size_t i = 0; in[i]; i++) {
 		char buf[64];
 		int64_t v = parse_ok(in[i]), back;
 
-		ck_assert_int_eq(topo_quantity_format(v, topo_quantity_format_of(in[i]), buf,
-						      sizeof(buf)), 0);
+		ck_assert_int_eq(
+		    topo_quantity_format(v, topo_quantity_format_of(in[i]), buf, sizeof(buf)), 0);
 		ck_assert_str_eq(buf, in[i]);
 		back = parse_ok(buf);
 		ck_assert_int_eq(back, v);

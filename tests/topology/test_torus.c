@@ -23,8 +23,8 @@ START_TEST(parse_format)
 {
 	struct topo_shape s = shape("8x8x16"), keep = {{9, 9, 9}};
 	char buf[32];
-	static const char *bad[] = {"", "4x4", "4x4x4x4", "0x4x4", "4x4x", "x4x4", "4X4X4",
-				    "-1x2x2", "4x4x4 ", "99999999x1x1", "4x4xa", NULL};
+	static const char *bad[] = {"",	     "4x4",    "4x4x4x4", "0x4x4",	  "4x4x",  "x4x4",
+				    "4X4X4", "-1x2x2", "4x4x4 ",  "99999999x1x1", "4x4xa", NULL};
 
 	ck_assert_int_eq(s.dim[0], 8);
 	ck_assert_int_eq(s.dim[2], 16);

@@ -102,13 +102,12 @@ START_TEST(test_json_input)
 	json_t *o = json_array_get(objs, 0);
 	const char *key;
 	json_t *v;
-	const char *order[] = { "priority", "z", "a" };
+	const char *order[] = {"priority", "z", "a"};
 	int i = 0;
 
 	ck_assert_int_eq(json_array_size(objs), 2);
 	ck_assert_str_eq(pk_name(o), "j/1");
-	json_object_foreach(json_object_get(o, "spec"), key, v)
-		ck_assert_str_eq(key, order[i++]);
+	json_object_foreach(json_object_get(o, "spec"), key, v) ck_assert_str_eq(key, order[i++]);
 	json_decref(objs);
 
 	read_fails("{\"kind\": \"Pod\",\n  \"spec\": {\"a\": 1,, }}", "in.yaml:2:");
@@ -122,7 +121,8 @@ START_TEST(test_errors_have_positions)
 	read_fails("kind: Pod\nmetadata:\n  name: a\n   bad: indent\n", "in.yaml:4:");
 	read_fails("kind: Pod\nspec: [1, 2\n", "in.yaml:");
 	read_fails("kind: Pod\nkind: Node\n", "in.yaml:2:7: duplicate key \"kind\"");
-	read_fails("kind: Pod\n---\n- a\n- b\n", "in.yaml:2:1: expected an object (a mapping), found a list");
+	read_fails("kind: Pod\n---\n- a\n- b\n",
+		   "in.yaml:2:1: expected an object (a mapping), found a list");
 	read_fails("just a string\n", "expected an object (a mapping), found a string");
 	read_fails("kind: Pod\nx: *nope\n", "in.yaml:2:4: unknown anchor \"nope\"");
 	read_fails("kind: Pod\n? [a, b]\n: c\n", "mapping keys must be scalars");
@@ -183,8 +183,8 @@ START_TEST(test_limits)
 
 	big = malloc(PK_MAX_INPUT_BYTES + 2);
 	memset(big, ' ', PK_MAX_INPUT_BYTES + 1);
-	ck_assert_int_eq(pk_read_buffer("big", big, PK_MAX_INPUT_BYTES + 1, &objs, err, sizeof(err)),
-			 -EINVAL);
+	ck_assert_int_eq(
+	    pk_read_buffer("big", big, PK_MAX_INPUT_BYTES + 1, &objs, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "big:1:1: input is larger than 3145728 bytes");
 	free(big);
 	ck_assert_ptr_null(objs);
@@ -202,7 +202,7 @@ START_TEST(test_write_list)
 	    "  annotations: {note: \"h\u00e9llo\\nline2\", q: \"yes\"}\nstatus:\n"
 	    "  extra: {real: 0.1, big: 1.5e300, neg: -3, t: true, n: null, l: [], o: {}}\n"
 	    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: n}\n";
-	static const enum pk_format fmts[] = { PK_FORMAT_JSON, PK_FORMAT_YAML };
+	static const enum pk_format fmts[] = {PK_FORMAT_JSON, PK_FORMAT_YAML};
 	char err[256];
 	json_t *objs = NULL;
 
@@ -216,7 +216,8 @@ START_TEST(test_write_list)
 			FILE *m = open_memstream(&streamed, &len);
 
 			if (!empty) /* the Node as compact text, the Pod as a tree */
-				json_array_set_new(items, 0, pk_compact_object(json_array_get(items, 0)));
+				json_array_set_new(items, 0,
+						   pk_compact_object(json_array_get(items, 0)));
 			ck_assert(empty || json_is_string(json_array_get(items, 0)));
 			ck_assert_int_eq(pk_write_list(m, items, fmts[f]), 0);
 			fclose(m);
@@ -234,14 +235,14 @@ END_TEST
 START_TEST(test_round_trip_stable)
 {
 	static const char *const inputs[] = {
-		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n    a: \"1\"\n"
-		"    b: \"true\"\n    c: \"null\"\n    d: \"yes\"\n    e: \"\"\n    f: \"0777\"\n"
-		"spec:\n  priority: 10\n  ratio: 0.5\n  r2: 2.0\n  neg: -3\n  on: true\n"
-		"  note: |\n    two\n    lines\n  empty: {}\n  list: []\n  colon: \"a: b\"\n"
-		"  hash: \"# x\"\n  lead: \" space\"\n  uni: \"héllo\"\n  nul: null\n"
-		"  \"<<\": not a merge key\n",
-		"{\"kind\": \"Node\", \"metadata\": {\"name\": \"n\"}, \"status\": "
-		"{\"allocatable\": {\"cpu\": \"64\", \"pods\": 110}}}",
+	    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n    a: \"1\"\n"
+	    "    b: \"true\"\n    c: \"null\"\n    d: \"yes\"\n    e: \"\"\n    f: \"0777\"\n"
+	    "spec:\n  priority: 10\n  ratio: 0.5\n  r2: 2.0\n  neg: -3\n  on: true\n"
+	    "  note: |\n    two\n    lines\n  empty: {}\n  list: []\n  colon: \"a: b\"\n"
+	    "  hash: \"# x\"\n  lead: \" space\"\n  uni: \"héllo\"\n  nul: null\n"
+	    "  \"<<\": not a merge key\n",
+	    "{\"kind\": \"Node\", \"metadata\": {\"name\": \"n\"}, \"status\": "
+	    "{\"allocatable\": {\"cpu\": \"64\", \"pods\": 110}}}",
 	};
 
 	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
@@ -444,26 +445,28 @@ START_TEST(test_conditions)
 
 	ck_assert_ptr_null(pk_condition_get(o, "PodGroupInitiallyScheduled"));
 	ck_assert_int_eq(pk_condition_set(o, "PodGroupInitiallyScheduled", "False", "Unschedulable",
-					  "0/3 nodes", 100), 0);
+					  "0/3 nodes", 100),
+			 0);
 	c = pk_condition_get(o, "PodGroupInitiallyScheduled");
 	ck_assert_str_eq(json_string_value(json_object_get(c, "lastTransitionTime")),
 			 "1970-01-01T00:01:40Z");
 	ck_assert_int_eq(json_integer_value(json_object_get(c, "observedGeneration")), 2);
 	/* Same status: message changes, transition time does not. */
 	ck_assert_int_eq(pk_condition_set(o, "PodGroupInitiallyScheduled", "False", "Unschedulable",
-					  "1/3 nodes", 200), 0);
+					  "1/3 nodes", 200),
+			 0);
 	c = pk_condition_get(o, "PodGroupInitiallyScheduled");
 	ck_assert_str_eq(json_string_value(json_object_get(c, "message")), "1/3 nodes");
 	ck_assert_str_eq(json_string_value(json_object_get(c, "lastTransitionTime")),
 			 "1970-01-01T00:01:40Z");
 	/* Status changes: so does the transition time. */
-	ck_assert_int_eq(pk_condition_set(o, "PodGroupInitiallyScheduled", "True", "Scheduled", NULL,
-					  300), 0);
+	ck_assert_int_eq(
+	    pk_condition_set(o, "PodGroupInitiallyScheduled", "True", "Scheduled", NULL, 300), 0);
 	c = pk_condition_get(o, "PodGroupInitiallyScheduled");
 	ck_assert_str_eq(json_string_value(json_object_get(c, "lastTransitionTime")),
 			 "1970-01-01T00:05:00Z");
-	ck_assert_int_eq(pk_condition_set(o, "DisruptionTarget", "True", "PreemptionByScheduler",
-					  "", 300), 0);
+	ck_assert_int_eq(
+	    pk_condition_set(o, "DisruptionTarget", "True", "PreemptionByScheduler", "", 300), 0);
 	ck_assert_int_eq(json_array_size(pk_get(o, "status.conditions")), 2);
 	ck_assert_int_eq(pk_condition_set(o, "X", "Maybe", "r", "m", 1), -EINVAL);
 	ck_assert_int_eq(json_array_size(pk_get(o, "status.conditions")), 2);
@@ -499,7 +502,7 @@ END_TEST
 
 START_TEST(test_errors_list)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);

@@ -50,24 +50,25 @@ static const char *put(const char *name, const char *text)
 #define CA_B64 "aGVsbG8gQ0EK"
 
 static const char FILE_A[] =
-	"apiVersion: v1\nkind: Config\ncurrent-context: a\n"
-	"clusters:\n"
-	"- name: shared\n  cluster: {server: 'https://a.example:6443', certificate-authority-data: " CA_B64 "}\n"
-	"- name: only-a\n  cluster: {server: 'https://only-a:6443', certificate-authority: ca.pem}\n"
-	"users:\n"
-	"- name: alice\n  user: {token: tok-a}\n"
-	"- name: filer\n  user: {tokenFile: tok.txt, client-certificate: c.pem, client-key: k.pem}\n"
-	"contexts:\n"
-	"- name: a\n  context: {cluster: shared, user: alice, namespace: team-a}\n"
-	"- name: files\n  context: {cluster: only-a, user: filer}\n";
+    "apiVersion: v1\nkind: Config\ncurrent-context: a\n"
+    "clusters:\n"
+    "- name: shared\n  cluster: {server: 'https://a.example:6443', "
+    "certificate-authority-data: " CA_B64 "}\n"
+    "- name: only-a\n  cluster: {server: 'https://only-a:6443', certificate-authority: ca.pem}\n"
+    "users:\n"
+    "- name: alice\n  user: {token: tok-a}\n"
+    "- name: filer\n  user: {tokenFile: tok.txt, client-certificate: c.pem, client-key: k.pem}\n"
+    "contexts:\n"
+    "- name: a\n  context: {cluster: shared, user: alice, namespace: team-a}\n"
+    "- name: files\n  context: {cluster: only-a, user: filer}\n";
 
 static const char FILE_B[] =
-	"apiVersion: v1\nkind: Config\ncurrent-context: b\n"
-	"clusters:\n"
-	"- name: shared\n  cluster: {server: 'https://b.example:6443'}\n"
-	"- name: only-b\n  cluster: {server: 'https://only-b:6443', certificate-authority: ca.pem}\n"
-	"users:\n- name: bob\n  user: {token: tok-b}\n"
-	"contexts:\n- name: b\n  context: {cluster: only-b, user: bob}\n";
+    "apiVersion: v1\nkind: Config\ncurrent-context: b\n"
+    "clusters:\n"
+    "- name: shared\n  cluster: {server: 'https://b.example:6443'}\n"
+    "- name: only-b\n  cluster: {server: 'https://only-b:6443', certificate-authority: ca.pem}\n"
+    "users:\n- name: bob\n  user: {token: tok-b}\n"
+    "contexts:\n- name: b\n  context: {cluster: only-b, user: bob}\n";
 
 START_TEST(test_base64)
 {
@@ -115,7 +116,7 @@ START_TEST(test_current_context)
 	pk_kube_credentials_clear(&c);
 
 	/* --context: relative paths resolve against the file's directory */
-	struct pk_kube_overrides o = { .context = "files" };
+	struct pk_kube_overrides o = {.context = "files"};
 	char want[160];
 	ck_assert_msg(pk_kubeconfig_resolve(kc, &o, &c, err, sizeof(err)) == 0, "%s", err);
 	snprintf(want, sizeof(want), "%s/ca.pem", dir);
@@ -142,7 +143,7 @@ START_TEST(test_merge)
 	snprintf(env, sizeof(env), "%s/missing.yaml::%s:%s:%s", dir, b, a, b);
 	ck_assert_msg(pk_kubeconfig_load(NULL, env, NULL, &kc, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_str_eq(pk_kubeconfig_current_context(kc), "b");
-	struct pk_kube_overrides o = { .context = "a" };
+	struct pk_kube_overrides o = {.context = "a"};
 	ck_assert_int_eq(pk_kubeconfig_resolve(kc, &o, &c, err, sizeof(err)), 0);
 	ck_assert_str_eq(c.server, "https://b.example:6443"); /* b named "shared" first */
 	ck_assert_ptr_null(c.ca_data);
@@ -179,10 +180,13 @@ START_TEST(test_overrides)
 	struct pk_kube_credentials c;
 	char err[512] = "";
 
-	ck_assert_int_eq(pk_kubeconfig_load(put("a.yaml", FILE_A), NULL, NULL, &kc, err,
-					    sizeof(err)), 0);
-	struct pk_kube_overrides o = { .context = "files", .server = "https://other:1",
-				       .token = "T", .ca_file = "/x/ca.pem", .namespace = "ns1" };
+	ck_assert_int_eq(
+	    pk_kubeconfig_load(put("a.yaml", FILE_A), NULL, NULL, &kc, err, sizeof(err)), 0);
+	struct pk_kube_overrides o = {.context = "files",
+				      .server = "https://other:1",
+				      .token = "T",
+				      .ca_file = "/x/ca.pem",
+				      .namespace = "ns1"};
 	ck_assert_int_eq(pk_kubeconfig_resolve(kc, &o, &c, err, sizeof(err)), 0);
 	ck_assert_str_eq(c.server, "https://other:1");
 	ck_assert_str_eq(c.token, "T");
@@ -192,13 +196,14 @@ START_TEST(test_overrides)
 	pk_kube_credentials_clear(&c);
 
 	/* --certificate-authority replaces the CA data */
-	struct pk_kube_overrides o2 = { .ca_file = "/x/ca.pem" };
+	struct pk_kube_overrides o2 = {.ca_file = "/x/ca.pem"};
 	ck_assert_int_eq(pk_kubeconfig_resolve(kc, &o2, &c, err, sizeof(err)), 0);
 	ck_assert_ptr_null(c.ca_data);
 	pk_kube_credentials_clear(&c);
 
-	/* --insecure-skip-tls-verify drops the configured CA; with --certificate-authority it is refused */
-	struct pk_kube_overrides o3 = { .insecure = true };
+	/* --insecure-skip-tls-verify drops the configured CA; with --certificate-authority it is
+	 * refused */
+	struct pk_kube_overrides o3 = {.insecure = true};
 	ck_assert_int_eq(pk_kubeconfig_resolve(kc, &o3, &c, err, sizeof(err)), 0);
 	ck_assert(c.insecure);
 	ck_assert_ptr_null(c.ca_data);
@@ -208,17 +213,17 @@ START_TEST(test_overrides)
 	ck_assert_msg(strstr(err, "insecure") != NULL, "%s", err);
 
 	/* missing names */
-	struct pk_kube_overrides o4 = { .context = "nope" };
+	struct pk_kube_overrides o4 = {.context = "nope"};
 	ck_assert_int_eq(pk_kubeconfig_resolve(kc, &o4, &c, err, sizeof(err)), -ENOENT);
 	ck_assert_str_eq(err, "context \"nope\" not found in the kubeconfig");
-	struct pk_kube_overrides o5 = { .user = "carol" };
+	struct pk_kube_overrides o5 = {.user = "carol"};
 	ck_assert_int_eq(pk_kubeconfig_resolve(kc, &o5, &c, err, sizeof(err)), -ENOENT);
 	/* only overrides, no kubeconfig */
-	struct pk_kube_overrides o6 = { .server = "http://127.0.0.1:1", .token = "x" };
+	struct pk_kube_overrides o6 = {.server = "http://127.0.0.1:1", .token = "x"};
 	ck_assert_int_eq(pk_kubeconfig_resolve(NULL, &o6, &c, err, sizeof(err)), 0);
 	ck_assert_str_eq(c.server, "http://127.0.0.1:1");
 	pk_kube_credentials_clear(&c);
-	struct pk_kube_overrides o7 = { .server = "ftp://x" };
+	struct pk_kube_overrides o7 = {.server = "ftp://x"};
 	ck_assert_int_eq(pk_kubeconfig_resolve(NULL, &o7, &c, err, sizeof(err)), -EINVAL);
 	pk_kubeconfig_free(kc);
 }
@@ -230,42 +235,43 @@ START_TEST(test_errors)
 	static const struct {
 		const char *text, *want;
 	} bad[] = {
-		{ "clusters: {a: 1}\n", "clusters: must be a list" },
-		{ "clusters:\n- cluster: {server: x}\n", "clusters[0].name: Required value" },
-		{ "users:\n- name: u\n  user: {token: 5}\n", "users[0].user.token: must be a string" },
-		{ "clusters:\n- name: c\n  cluster: {insecure-skip-tls-verify: yes}\n",
-		  "clusters[0].cluster.insecure-skip-tls-verify: must be true or false" },
-		{ "contexts:\n- name: x\n  context: {}\n- name: x\n  context: {}\n",
-		  "contexts[1].name: Duplicate value: \"x\"" },
-		{ "kind: Pod\n", "kind: must be Config" },
-		{ "current-context: [a]\n", "current-context: must be a string" },
-		{ "a: 1\n---\nb: 2\n", "expected one kubeconfig document, found 2" },
-		{ "clusters: [\n", "" },
+	    {"clusters: {a: 1}\n", "clusters: must be a list"},
+	    {"clusters:\n- cluster: {server: x}\n", "clusters[0].name: Required value"},
+	    {"users:\n- name: u\n  user: {token: 5}\n", "users[0].user.token: must be a string"},
+	    {"clusters:\n- name: c\n  cluster: {insecure-skip-tls-verify: yes}\n",
+	     "clusters[0].cluster.insecure-skip-tls-verify: must be true or false"},
+	    {"contexts:\n- name: x\n  context: {}\n- name: x\n  context: {}\n",
+	     "contexts[1].name: Duplicate value: \"x\""},
+	    {"kind: Pod\n", "kind: must be Config"},
+	    {"current-context: [a]\n", "current-context: must be a string"},
+	    {"a: 1\n---\nb: 2\n", "expected one kubeconfig document, found 2"},
+	    {"clusters: [\n", ""},
 	};
 	struct pk_kubeconfig *kc = NULL;
 	char err[512];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		ck_assert_int_eq(pk_kubeconfig_parse("k.yaml", "/d", bad[i].text, strlen(bad[i].text),
-						     &kc, err, sizeof(err)),
+		ck_assert_int_eq(pk_kubeconfig_parse("k.yaml", "/d", bad[i].text,
+						     strlen(bad[i].text), &kc, err, sizeof(err)),
 				 -EINVAL);
 		ck_assert_msg(strncmp(err, "k.yaml:", 7) == 0 && strstr(err, bad[i].want),
 			      "case %zu: %s", i, err);
 	}
 	/* base64 and plugins are reported when the context is used */
 	static const char plug[] =
-		"clusters:\n- name: c\n  cluster: {server: 'https://s', certificate-authority-data: '!!'}\n"
-		"users:\n- name: u\n  user: {exec: {command: gke-gcloud-auth-plugin}}\n"
-		"contexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-		"- name: y\n  context: {cluster: d, user: u}\n"
-		"current-context: x\n";
+	    "clusters:\n- name: c\n  cluster: {server: 'https://s', certificate-authority-data: "
+	    "'!!'}\n"
+	    "users:\n- name: u\n  user: {exec: {command: gke-gcloud-auth-plugin}}\n"
+	    "contexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+	    "- name: y\n  context: {cluster: d, user: u}\n"
+	    "current-context: x\n";
 	struct pk_kube_credentials c;
-	ck_assert_int_eq(pk_kubeconfig_parse("k.yaml", "/d", plug, strlen(plug), &kc, err,
-					     sizeof(err)), 0);
+	ck_assert_int_eq(
+	    pk_kubeconfig_parse("k.yaml", "/d", plug, strlen(plug), &kc, err, sizeof(err)), 0);
 	ck_assert_int_eq(pk_kubeconfig_resolve(kc, NULL, &c, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "certificate-authority-data: not valid base64"), "%s", err);
-	struct pk_kube_overrides o = { .context = "y", .server = "https://s" };
+	struct pk_kube_overrides o = {.context = "y", .server = "https://s"};
 	ck_assert_int_eq(pk_kubeconfig_resolve(kc, &o, &c, err, sizeof(err)), -ENOTSUP);
 	ck_assert_msg(strstr(err, "exec plugin"), "%s", err);
 	o.token = "t"; /* --token stands in for the plugin */
@@ -281,11 +287,13 @@ START_TEST(test_write_read_back)
 	struct pk_kubeconfig *kc = NULL;
 	struct pk_kube_credentials c;
 	struct stat stbuf;
-	const char *ca = put("ca.crt", "-----BEGIN CERTIFICATE-----\nxyz\n-----END CERTIFICATE-----\n");
+	const char *ca =
+	    put("ca.crt", "-----BEGIN CERTIFICATE-----\nxyz\n-----END CERTIFICATE-----\n");
 
 	snprintf(path, sizeof(path), "%s/admin.kubeconfig", dir);
 	ck_assert_msg(pk_kubeconfig_write(path, "podkernel", "https://127.0.0.1:6443", ca, "s3cret",
-					  err, sizeof(err)) == 0, "%s", err);
+					  err, sizeof(err)) == 0,
+		      "%s", err);
 	ck_assert_int_eq(stat(path, &stbuf), 0);
 	ck_assert_int_eq(stbuf.st_mode & 0777, 0600);
 	ck_assert_int_eq(pk_kubeconfig_load(path, NULL, NULL, &kc, err, sizeof(err)), 0);
@@ -297,7 +305,8 @@ START_TEST(test_write_read_back)
 	pk_kube_credentials_clear(&c);
 	pk_kubeconfig_free(kc);
 	ck_assert_int_eq(pk_kubeconfig_write("/nonexistent-dir/k", "n", "https://x", NULL, "t", err,
-					     sizeof(err)), -ENOENT);
+					     sizeof(err)),
+			 -ENOENT);
 }
 END_TEST
 

@@ -42,20 +42,21 @@ static void dump(const struct pk_errors *errs)
 	do {                                                                                       \
 		if (!has_error((errs), (want)))                                                    \
 			dump(errs);                                                                \
-		ck_assert_msg(has_error((errs), (want)), "missing error: %s", (want));            \
+		ck_assert_msg(has_error((errs), (want)), "missing error: %s", (want));             \
 	} while (0)
 
 START_TEST(test_node)
 {
-	json_t *o = obj_of("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n"
-			   "  creationTimestamp: \"2024-01-01T00:00:10Z\"\n"
-			   "  labels: {topology.podkernel.dev/cube: c0, kubernetes.io/hostname: n1}\n"
-			   "spec:\n  unschedulable: true\n  taints:\n"
-			   "  - {key: dedicated, value: tpu, effect: NoSchedule}\n"
-			   "  - {key: gone, effect: NoExecute}\n"
-			   "status:\n  capacity: {cpu: \"999\"}\n"
-			   "  allocatable: {cpu: \"64\", memory: 256Gi, google.com/tpu: 4, x: 500m}\n");
-	struct pk_errors errs = { 0 };
+	json_t *o =
+	    obj_of("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n"
+		   "  creationTimestamp: \"2024-01-01T00:00:10Z\"\n"
+		   "  labels: {topology.podkernel.dev/cube: c0, kubernetes.io/hostname: n1}\n"
+		   "spec:\n  unschedulable: true\n  taints:\n"
+		   "  - {key: dedicated, value: tpu, effect: NoSchedule}\n"
+		   "  - {key: gone, effect: NoExecute}\n"
+		   "status:\n  capacity: {cpu: \"999\"}\n"
+		   "  allocatable: {cpu: \"64\", memory: 256Gi, google.com/tpu: 4, x: 500m}\n");
+	struct pk_errors errs = {0};
 	struct pk_node *n = NULL;
 
 	ck_assert_int_eq(pk_node_decode(o, &n, &errs), 0);
@@ -85,7 +86,7 @@ START_TEST(test_node_capacity_fallback_and_errors)
 {
 	json_t *o = obj_of("kind: Node\nmetadata: {name: n}\n"
 			   "status: {capacity: {cpu: 8, pods: \"32\"}}\n");
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	struct pk_node *n = NULL;
 
 	ck_assert_int_eq(pk_node_decode(o, &n, &errs), 0);
@@ -95,9 +96,10 @@ START_TEST(test_node_capacity_fallback_and_errors)
 	json_decref(o);
 
 	n = NULL;
-	o = obj_of("kind: Node\nmetadata: {name: n, labels: {a: 1}}\n"
-		   "spec: {unschedulable: maybe, taints: [{key: k, effect: Sometimes}, {value: v}]}\n"
-		   "status: {allocatable: {cpu: lots, memory: \"-1\"}}\n");
+	o = obj_of(
+	    "kind: Node\nmetadata: {name: n, labels: {a: 1}}\n"
+	    "spec: {unschedulable: maybe, taints: [{key: k, effect: Sometimes}, {value: v}]}\n"
+	    "status: {allocatable: {cpu: lots, memory: \"-1\"}}\n");
 	ck_assert_int_eq(pk_node_decode(o, &n, &errs), -EINVAL);
 	ck_assert_ptr_null(n);
 	ck_assert_error(&errs, "metadata.labels[a]: Invalid value: 1: must be a string");
@@ -120,25 +122,28 @@ END_TEST
 START_TEST(test_pod)
 {
 	json_t *o = obj_of(
-		"apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u-1, labels: {app: x}}\n"
-		"spec:\n  schedulingGroup: {podGroupName: workers-0}\n  priority: 7\n"
-		"  priorityClassName: high\n  nodeSelector: {kubernetes.io/arch: amd64}\n"
-		"  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
-		"        nodeSelectorTerms:\n"
-		"        - matchExpressions:\n"
-		"          - {key: zone, operator: In, values: [a, b]}\n"
-		"          - {key: gpu, operator: Exists}\n"
-		"          - {key: cores, operator: Gt, values: [\"8\"]}\n"
-		"        - matchFields:\n"
-		"          - {key: metadata.name, operator: NotIn, values: [bad]}\n"
-		"  tolerations:\n  - {key: dedicated, operator: Equal, value: tpu, effect: NoSchedule}\n"
-		"  - {operator: Exists}\n"
-		"  initContainers:\n  - {name: i, resources: {requests: {cpu: \"3\", memory: 1Gi}}}\n"
-		"  containers:\n  - {name: a, resources: {requests: {cpu: 500m, google.com/tpu: 4}}}\n"
-		"  - {name: b, resources: {requests: {cpu: \"1\"}, limits: {cpu: \"2\", memory: 2Gi}}}\n"
-		"  - {name: c}\n"
-		"  overhead: {cpu: 100m}\n");
-	struct pk_errors errs = { 0 };
+	    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u-1, labels: {app: x}}\n"
+	    "spec:\n  schedulingGroup: {podGroupName: workers-0}\n  priority: 7\n"
+	    "  priorityClassName: high\n  nodeSelector: {kubernetes.io/arch: amd64}\n"
+	    "  affinity:\n    nodeAffinity:\n      "
+	    "requiredDuringSchedulingIgnoredDuringExecution:\n"
+	    "        nodeSelectorTerms:\n"
+	    "        - matchExpressions:\n"
+	    "          - {key: zone, operator: In, values: [a, b]}\n"
+	    "          - {key: gpu, operator: Exists}\n"
+	    "          - {key: cores, operator: Gt, values: [\"8\"]}\n"
+	    "        - matchFields:\n"
+	    "          - {key: metadata.name, operator: NotIn, values: [bad]}\n"
+	    "  tolerations:\n  - {key: dedicated, operator: Equal, value: tpu, effect: "
+	    "NoSchedule}\n"
+	    "  - {operator: Exists}\n"
+	    "  initContainers:\n  - {name: i, resources: {requests: {cpu: \"3\", memory: 1Gi}}}\n"
+	    "  containers:\n  - {name: a, resources: {requests: {cpu: 500m, google.com/tpu: 4}}}\n"
+	    "  - {name: b, resources: {requests: {cpu: \"1\"}, limits: {cpu: \"2\", memory: "
+	    "2Gi}}}\n"
+	    "  - {name: c}\n"
+	    "  overhead: {cpu: 100m}\n");
+	struct pk_errors errs = {0};
 	struct pk_pod *p = NULL;
 
 	ck_assert_int_eq(pk_pod_decode(o, &p, &errs), 0);
@@ -178,39 +183,48 @@ END_TEST
 START_TEST(test_pod_errors)
 {
 	json_t *o = obj_of(
-		"kind: Pod\nmetadata: {name: p, creationTimestamp: yesterday}\n"
-		"spec:\n  priority: high\n  nodeName: 5\n"
-		"  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
-		"        nodeSelectorTerms:\n"
-		"        - matchExpressions:\n"
-		"          - {key: zone, operator: Near}\n"
-		"          - {key: zone, operator: In}\n"
-		"          - {key: zone, operator: Exists, values: [a]}\n"
-		"          - {key: zone, operator: Lt, values: [ten]}\n"
-		"          - {operator: Exists}\n"
-		"  tolerations:\n  - {operator: Maybe}\n  - {key: k, operator: Exists, value: v}\n"
-		"  - {value: v}\n"
-		"  containers:\n  - resources: {requests: {cpu: 1x}}\n  - 7\n");
-	struct pk_errors errs = { 0 };
+	    "kind: Pod\nmetadata: {name: p, creationTimestamp: yesterday}\n"
+	    "spec:\n  priority: high\n  nodeName: 5\n"
+	    "  affinity:\n    nodeAffinity:\n      "
+	    "requiredDuringSchedulingIgnoredDuringExecution:\n"
+	    "        nodeSelectorTerms:\n"
+	    "        - matchExpressions:\n"
+	    "          - {key: zone, operator: Near}\n"
+	    "          - {key: zone, operator: In}\n"
+	    "          - {key: zone, operator: Exists, values: [a]}\n"
+	    "          - {key: zone, operator: Lt, values: [ten]}\n"
+	    "          - {operator: Exists}\n"
+	    "  tolerations:\n  - {operator: Maybe}\n  - {key: k, operator: Exists, value: v}\n"
+	    "  - {value: v}\n"
+	    "  containers:\n  - resources: {requests: {cpu: 1x}}\n  - 7\n");
+	struct pk_errors errs = {0};
 	struct pk_pod *p = NULL;
-	const char *aff = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-			  "nodeSelectorTerms[0].matchExpressions";
+	const char *aff =
+	    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+	    "nodeSelectorTerms[0].matchExpressions";
 	char want[512];
 
 	ck_assert_int_eq(pk_pod_decode(o, &p, &errs), -EINVAL);
 	ck_assert_ptr_null(p);
-	ck_assert_error(&errs, "metadata.creationTimestamp: Invalid value: \"yesterday\": must be an "
-			       "RFC 3339 time (e.g. 2024-05-01T10:00:00Z)");
+	ck_assert_error(&errs,
+			"metadata.creationTimestamp: Invalid value: \"yesterday\": must be an "
+			"RFC 3339 time (e.g. 2024-05-01T10:00:00Z)");
 	ck_assert_error(&errs, "spec.priority: Invalid value: \"high\": must be an integer");
 	ck_assert_error(&errs, "spec.nodeName: Invalid value: 5: must be a string");
-	snprintf(want, sizeof(want), "%s[0].operator: Unsupported value: \"Near\": supported values: "
-		 "\"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\"", aff);
+	snprintf(want, sizeof(want),
+		 "%s[0].operator: Unsupported value: \"Near\": supported values: "
+		 "\"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\"",
+		 aff);
 	ck_assert_error(&errs, want);
-	snprintf(want, sizeof(want), "%s[1].values: Required value: must be specified when "
-		 "`operator` is 'In' or 'NotIn'", aff);
+	snprintf(want, sizeof(want),
+		 "%s[1].values: Required value: must be specified when "
+		 "`operator` is 'In' or 'NotIn'",
+		 aff);
 	ck_assert_error(&errs, want);
-	snprintf(want, sizeof(want), "%s[2].values: Forbidden: may not be specified when `operator` "
-		 "is 'Exists' or 'DoesNotExist'", aff);
+	snprintf(want, sizeof(want),
+		 "%s[2].values: Forbidden: may not be specified when `operator` "
+		 "is 'Exists' or 'DoesNotExist'",
+		 aff);
 	ck_assert_error(&errs, want);
 	snprintf(want, sizeof(want), "%s[3].values[0]: Invalid value: \"ten\": must be an integer",
 		 aff);
@@ -236,10 +250,11 @@ START_TEST(test_pod_sidecars)
 {
 	/* Sidecars keep running: the later init container needs 1 + 2 cpu, and
 	 * the regular containers run next to the 1 cpu sidecar. */
-	json_t *o = obj_of("kind: Pod\nmetadata: {name: p}\nspec:\n  initContainers:\n"
-			   "  - {name: side, restartPolicy: Always, resources: {requests: {cpu: \"1\"}}}\n"
-			   "  - {name: setup, resources: {requests: {cpu: \"2\"}}}\n"
-			   "  containers:\n  - {name: a, resources: {requests: {cpu: 500m}}}\n");
+	json_t *o =
+	    obj_of("kind: Pod\nmetadata: {name: p}\nspec:\n  initContainers:\n"
+		   "  - {name: side, restartPolicy: Always, resources: {requests: {cpu: \"1\"}}}\n"
+		   "  - {name: setup, resources: {requests: {cpu: \"2\"}}}\n"
+		   "  containers:\n  - {name: a, resources: {requests: {cpu: 500m}}}\n");
 	struct pk_pod *p = NULL;
 
 	ck_assert_int_eq(pk_pod_decode(o, &p, NULL), 0);
@@ -260,7 +275,7 @@ START_TEST(test_priority_class)
 {
 	json_t *o = obj_of("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
 			   "metadata: {name: high}\nvalue: 1000\nglobalDefault: true\n");
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	struct pk_priority_class *pc = NULL;
 
 	ck_assert_int_eq(pk_priority_class_decode(o, &pc, &errs), 0);
@@ -284,14 +299,15 @@ END_TEST
 
 START_TEST(test_pod_group)
 {
-	json_t *o = obj_of("apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\n"
-			   "metadata: {name: workers-0, namespace: team}\n"
-			   "spec:\n  workloadRef: {workloadName: job, templateName: workers}\n"
-			   "  parentCompositePodGroupName: replica-0\n"
-			   "  schedulingPolicy: {gang: {minCount: 4}}\n"
-			   "  schedulingConstraints: {topology: [{level: topology.podkernel.dev/cube}]}\n"
-			   "  priorityClassName: high\n  priority: 100\n");
-	struct pk_errors errs = { 0 };
+	json_t *o =
+	    obj_of("apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\n"
+		   "metadata: {name: workers-0, namespace: team}\n"
+		   "spec:\n  workloadRef: {workloadName: job, templateName: workers}\n"
+		   "  parentCompositePodGroupName: replica-0\n"
+		   "  schedulingPolicy: {gang: {minCount: 4}}\n"
+		   "  schedulingConstraints: {topology: [{level: topology.podkernel.dev/cube}]}\n"
+		   "  priorityClassName: high\n  priority: 100\n");
+	struct pk_errors errs = {0};
 	struct pk_group *g = NULL;
 	char *json;
 
@@ -326,7 +342,7 @@ START_TEST(test_composite_pod_group)
 			   "  schedulingPolicy: {gang: {minGroupCount: 2}}\n"
 			   "  schedulingConstraints: {topology: [{key: block}]}\n"
 			   "  disruptionMode: {all: {}}\n");
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	struct pk_group *g = NULL;
 
 	ck_assert_int_eq(pk_group_decode(o, &g, &errs), 0);
@@ -351,7 +367,7 @@ END_TEST
 
 START_TEST(test_group_errors)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	struct pk_group *g = NULL;
 	json_t *o = obj_of("kind: CompositePodGroup\nmetadata: {name: c}\n"
 			   "spec:\n  schedulingPolicy: {gang: {minCount: 3}}\n"
@@ -361,12 +377,15 @@ START_TEST(test_group_errors)
 	ck_assert_int_eq(pk_group_decode(o, &g, &errs), -EINVAL);
 	ck_assert_ptr_null(g);
 	ck_assert_error(&errs, "spec.schedulingPolicy.gang.minGroupCount: Required value");
-	ck_assert_error(&errs, "spec.schedulingConstraints.topology: Too many: 2: must have at most "
-			       "1 item");
-	ck_assert_error(&errs, "spec.schedulingConstraints.topology[1].level: Invalid value: \"c\": "
-			       "must equal `key` (\"b\"); `level` is another name for `key`");
-	ck_assert_error(&errs, "spec.disruptionMode: Invalid value: \"{single, all}\": must specify "
-			       "exactly one of: `single`, `all`");
+	ck_assert_error(&errs,
+			"spec.schedulingConstraints.topology: Too many: 2: must have at most "
+			"1 item");
+	ck_assert_error(&errs,
+			"spec.schedulingConstraints.topology[1].level: Invalid value: \"c\": "
+			"must equal `key` (\"b\"); `level` is another name for `key`");
+	ck_assert_error(&errs,
+			"spec.disruptionMode: Invalid value: \"{single, all}\": must specify "
+			"exactly one of: `single`, `all`");
 	pk_errors_clear(&errs);
 	json_decref(o);
 
@@ -403,19 +422,21 @@ END_TEST
 START_TEST(test_workload_tree)
 {
 	json_t *o = obj_of(
-		"apiVersion: scheduling.k8s.io/v1alpha3\nkind: Workload\nmetadata: {name: job}\n"
-		"spec:\n  compositePodGroupTemplates:\n  - name: root\n"
-		"    schedulingPolicy: {gang: {minGroupCount: 2}}\n"
-		"    schedulingConstraints: {topology: [{key: block}]}\n"
-		"    compositePodGroupTemplates:\n    - name: replica\n"
-		"      schedulingPolicy: {gang: {minGroupCount: 2}}\n"
-		"      disruptionMode: {all: {}}\n"
-		"      podGroupTemplates:\n"
-		"      - {name: workers, schedulingPolicy: {gang: {minCount: 8}}, disruptionMode: {all: {}},\n"
-		"         schedulingConstraints: {topology: [{level: rack}]}}\n"
-		"      - {name: driver, schedulingPolicy: {basic: {}}, disruptionMode: {all: {}}}\n"
-		"    podGroupTemplates:\n    - {name: extra, schedulingPolicy: {basic: {}}, priority: 5}\n");
-	struct pk_errors errs = { 0 };
+	    "apiVersion: scheduling.k8s.io/v1alpha3\nkind: Workload\nmetadata: {name: job}\n"
+	    "spec:\n  compositePodGroupTemplates:\n  - name: root\n"
+	    "    schedulingPolicy: {gang: {minGroupCount: 2}}\n"
+	    "    schedulingConstraints: {topology: [{key: block}]}\n"
+	    "    compositePodGroupTemplates:\n    - name: replica\n"
+	    "      schedulingPolicy: {gang: {minGroupCount: 2}}\n"
+	    "      disruptionMode: {all: {}}\n"
+	    "      podGroupTemplates:\n"
+	    "      - {name: workers, schedulingPolicy: {gang: {minCount: 8}}, disruptionMode: "
+	    "{all: {}},\n"
+	    "         schedulingConstraints: {topology: [{level: rack}]}}\n"
+	    "      - {name: driver, schedulingPolicy: {basic: {}}, disruptionMode: {all: {}}}\n"
+	    "    podGroupTemplates:\n    - {name: extra, schedulingPolicy: {basic: {}}, priority: "
+	    "5}\n");
+	struct pk_errors errs = {0};
 	struct pk_workload *w = NULL;
 	struct pk_template *root, *replica;
 

@@ -27,7 +27,7 @@ static uint16_t port;
 static void serve(void)
 {
 	char listen[32], err[256] = "";
-	struct pk_server_config cfg = { .listen = listen };
+	struct pk_server_config cfg = {.listen = listen};
 
 	snprintf(listen, sizeof(listen), "127.0.0.1:%u", (unsigned)port);
 	ck_assert_int_eq(pk_server_new(st, &cfg, &srv, err, sizeof(err)), 0);
@@ -73,9 +73,9 @@ static void on_event(void *arg, const struct kube_resource *res, enum kube_event
 
 static void create_pod(const char *name)
 {
-	json_t *p = json_pack("{s:s,s:s,s:{s:s},s:{s:s,s:[{s:s,s:s}]}}", "apiVersion", "v1",
-			      "kind", "Pod", "metadata", "name", name, "spec", "schedulerName",
-			      "podkernel", "containers", "name", "c", "image", "x");
+	json_t *p = json_pack("{s:s,s:s,s:{s:s},s:{s:s,s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind",
+			      "Pod", "metadata", "name", name, "spec", "schedulerName", "podkernel",
+			      "containers", "name", "c", "image", "x");
 
 	ck_assert_int_eq(pk_store_create(st, p, NULL, NULL), 0);
 	json_decref(p);
@@ -101,19 +101,19 @@ static void wait_pod(struct at_mirror *m, const char *name, bool present)
 
 START_TEST(test_resume_and_relist)
 {
-	struct pk_kube_credentials creds = { 0 };
+	struct pk_kube_credentials creds = {0};
 	struct kube_client *c = NULL;
 	struct at_mirror *m = NULL;
 	struct kube_informer *inf = NULL;
 	struct kube_informer_stats stats;
-	const struct kube_resource pods = { "Pod", "", "v1", "pods", true };
+	const struct kube_resource pods = {"Pod", "", "v1", "pods", true};
 	char server[64], err[256];
 
 	snprintf(server, sizeof(server), "http://127.0.0.1:%u", (unsigned)port);
 	creds.server = strdup(server);
 	ck_assert_int_eq(kube_client_new(&creds, &c), 0);
 	ck_assert_int_eq(at_mirror_new("podkernel", &m), 0);
-	struct kube_informer_sink sink = { .replace = on_replace, .event = on_event, .arg = m };
+	struct kube_informer_sink sink = {.replace = on_replace, .event = on_event, .arg = m};
 
 	create_pod("before");
 	ck_assert_int_eq(kube_informer_start(c, &pods, &sink, &inf), 0);
@@ -166,7 +166,7 @@ END_TEST
 /* Events reach the server; the same note about an object again is dropped. */
 START_TEST(test_recorder_limits_repeats)
 {
-	struct pk_kube_credentials creds = { 0 };
+	struct pk_kube_credentials creds = {0};
 	struct kube_client *c = NULL;
 	struct at_recorder *rec = NULL;
 	struct at_api api;

@@ -23,8 +23,7 @@ static int record(const struct pk_store_event *ev, void *arg)
 
 	snprintf(line, sizeof(line), "%s %s %s/%s %llu", pk_event_type_to_string(ev->type),
 		 ev->kind, pk_namespace(ev->object) ? pk_namespace(ev->object) : "",
-		 pk_name(ev->object),
-		 (unsigned long long)ev->rv);
+		 pk_name(ev->object), (unsigned long long)ev->rv);
 	json_array_append_new(s->log, json_string(line));
 	return 0;
 }
@@ -32,7 +31,7 @@ static int record(const struct pk_store_event *ev, void *arg)
 /* Every event after *pos, as lines; *pos moves on. */
 static json_t *drain(struct at_mirror *m, uint64_t *pos)
 {
-	struct seen s = { json_array() };
+	struct seen s = {json_array()};
 	uint64_t last = 0;
 
 	ck_assert_int_eq(at_mirror_source_ops.events_since(m, *pos, 0, record, &s, &last), 0);
@@ -88,9 +87,9 @@ START_TEST(test_pods_of_other_schedulers)
 	at_mirror_event(m, "Pod", KUBE_MODIFIED, p);
 	json_decref(p);
 	static const char *const want[] = {
-		"ADDED Pod default/mine 10",
-		"ADDED Pod default/theirs 12",
-		"DELETED Pod default/mine 10",
+	    "ADDED Pod default/mine 10",
+	    "ADDED Pod default/theirs 12",
+	    "DELETED Pod default/mine 10",
 	};
 	expect(drain(m, &pos), want, 3);
 	ck_assert_int_eq(at_mirror_get(m, "Pod", "default", "theirs", &got), 0);
@@ -124,14 +123,14 @@ START_TEST(test_relist_turns_into_events)
 	n = json_deep_copy(json_array_get(items, 1));
 	pk_set(n, "metadata.resourceVersion", json_string("20"));
 	json_array_set_new(items, 1, n);
-	json_array_append_new(items, json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "v1", "kind",
-					       "Node", "metadata", "name", "n3", "resourceVersion",
-					       "21"));
+	json_array_append_new(items,
+			      json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "v1", "kind", "Node",
+					"metadata", "name", "n3", "resourceVersion", "21"));
 	at_mirror_replace(m, "Node", items);
 	static const char *const want[] = {
-		"MODIFIED Node /n1 20",
-		"ADDED Node /n3 21",
-		"DELETED Node /n2 3",
+	    "MODIFIED Node /n1 20",
+	    "ADDED Node /n3 21",
+	    "DELETED Node /n2 3",
 	};
 	expect(drain(m, &pos), want, 3);
 	/* the loop's list sees the new state */
@@ -214,11 +213,11 @@ static bool never(void *arg)
  */
 START_TEST(test_remote_offline_and_fenced)
 {
-	struct pk_kube_credentials creds = { .server = strdup("http://127.0.0.1:1") };
+	struct pk_kube_credentials creds = {.server = strdup("http://127.0.0.1:1")};
 	struct kube_client *c = NULL;
 	struct at_mirror *m = NULL;
 	struct at_api api;
-	struct at_remote_stats stats = { 0 };
+	struct at_remote_stats stats = {0};
 	struct pk_writer *w = NULL;
 	const struct pk_write_result *res = NULL;
 	size_t n = 0;
@@ -229,8 +228,8 @@ START_TEST(test_remote_offline_and_fenced)
 	ck_assert_int_eq(at_api_init(&api, PK_ATTACH_DEFAULT_WORKLOAD_API), 0);
 	at_mirror_event(m, "Pod", KUBE_ADDED, p);
 	json_decref(p);
-	struct at_remote_config cfg = { .client = c, .api = &api, .mirror = m,
-					.may_write = never, .stats = &stats };
+	struct at_remote_config cfg = {
+	    .client = c, .api = &api, .mirror = m, .may_write = never, .stats = &stats};
 
 	ck_assert_int_eq(at_remote_writer_new(&cfg, &w), 0);
 	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "p", &got), 0);
@@ -239,7 +238,7 @@ START_TEST(test_remote_offline_and_fenced)
 	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "q", &got), -ENOENT);
 	ck_assert_int_eq(pk_writer_get(w, PK_KIND_JOB, "default", "j", &got), -EINVAL);
 
-	struct pk_write_ref ref = { PK_KIND_POD, "default", "p", 7 };
+	struct pk_write_ref ref = {PK_KIND_POD, "default", "p", 7};
 
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
 	ck_assert_int_eq(pk_writer_bind(w, &ref, "n1", NULL), 0);

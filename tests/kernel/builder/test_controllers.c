@@ -77,10 +77,9 @@ static json_t *by_name(const json_t *objs, const char *kind, const char *name)
 	json_t *o;
 	size_t i;
 
-	json_array_foreach(objs, i, o)
-		if (strcmp(json_string_value(json_object_get(o, "kind")), kind) == 0 &&
-		    strcmp(pk_name(o), name) == 0)
-			return o;
+	json_array_foreach(
+	    objs, i, o) if (strcmp(json_string_value(json_object_get(o, "kind")), kind) == 0 &&
+			    strcmp(pk_name(o), name) == 0) return o;
 	ck_abort_msg("no %s %s", kind, name);
 	return NULL;
 }
@@ -90,9 +89,8 @@ static size_t count_kind(const json_t *objs, const char *kind)
 	json_t *o;
 	size_t i, n = 0;
 
-	json_array_foreach(objs, i, o)
-		if (strcmp(json_string_value(json_object_get(o, "kind")), kind) == 0)
-			n++;
+	json_array_foreach(
+	    objs, i, o) if (strcmp(json_string_value(json_object_get(o, "kind")), kind) == 0) n++;
 	return n;
 }
 
@@ -101,7 +99,8 @@ static void all_pass_pk_validate(const json_t *objs)
 	json_t *o;
 	size_t i;
 
-	json_array_foreach(objs, i, o) {
+	json_array_foreach(objs, i, o)
+	{
 		struct pk_errors errs = {0};
 
 		if (pk_validate(o, &errs) < 0)
@@ -246,8 +245,9 @@ START_TEST(job_gang_defaults_to_parallelism_and_clamps)
 
 		snprintf(name, sizeof(name), "t-%zu", i);
 		ck_assert_str_eq(pk_name(json_array_get(out, 2 + i)), name);
-		ck_assert_str_eq(pk_get_string(json_array_get(out, 2 + i), "metadata.creationTimestamp"),
-				 "2026-01-02T03:04:05Z");
+		ck_assert_str_eq(
+		    pk_get_string(json_array_get(out, 2 + i), "metadata.creationTimestamp"),
+		    "2026-01-02T03:04:05Z");
 	}
 	json_decref(out);
 	json_decref(job);
@@ -395,8 +395,7 @@ START_TEST(jobset_gang_defaults_and_inheritance)
 	ck_assert_uint_eq(count_kind(out, "CompositePodGroup"), 3);
 	ck_assert_uint_eq(count_kind(out, "Workload"), 1);
 	ck_assert_ptr_nonnull(w);
-	json_array_foreach(out, i, o)
-		ck_assert_ptr_nonnull(pk_get(o, "metadata.ownerReferences"));
+	json_array_foreach(out, i, o) ck_assert_ptr_nonnull(pk_get(o, "metadata.ownerReferences"));
 	json_decref(out);
 	/* through expand the Jobs become pods */
 	w = json_pack("[O]", js);

@@ -46,7 +46,7 @@ static void teardown(void)
 
 START_TEST(test_in_cluster)
 {
-	struct pk_kube_credentials c = { 0 };
+	struct pk_kube_credentials c = {0};
 	char err[256] = "", want[400];
 
 	ck_assert_int_eq(kube_credentials_in_cluster(dir, &c, err, sizeof(err)), -EINVAL);
@@ -78,9 +78,9 @@ END_TEST
 
 START_TEST(test_paths_and_escaping)
 {
-	const struct kube_resource pods = { "Pod", "", "v1", "pods", true };
-	const struct kube_resource lease = { "Lease", "coordination.k8s.io", "v1", "leases", true };
-	const struct kube_resource nodes = { "Node", "", "v1", "nodes", false };
+	const struct kube_resource pods = {"Pod", "", "v1", "pods", true};
+	const struct kube_resource lease = {"Lease", "coordination.k8s.io", "v1", "leases", true};
+	const struct kube_resource nodes = {"Node", "", "v1", "nodes", false};
 	char buf[128], tiny[16];
 
 	ck_assert_int_eq(kube_resource_path(&pods, NULL, NULL, NULL, buf, sizeof(buf)), 0);

@@ -131,7 +131,8 @@ static inline struct sc_group *find_group(struct pk_sched *s, const char *name)
 	char key[256];
 
 	snprintf(key, sizeof(key), "default/%s", name);
-	return sc_forest_group(&s->forest, key, false, false) ?: sc_forest_group(&s->forest, key, true, false);
+	return sc_forest_group(&s->forest, key, false, false)
+		   ?: sc_forest_group(&s->forest, key, true, false);
 }
 
 /* Run cycles until idle; returns the number of bindings and preemptions seen. */

@@ -226,8 +226,10 @@ START_TEST(test_stats_reported)
 {
 	for (size_t k = 0; k < 2; k++) {
 		struct stats st = {0};
-		struct pk_sched_opts opts = {
-			.check = true, .strategy = k ? "kep" : NULL, .stat = count_stat, .stat_arg = &st};
+		struct pk_sched_opts opts = {.check = true,
+					     .strategy = k ? "kep" : NULL,
+					     .stat = count_stat,
+					     .stat_arg = &st};
 		struct pk_sched *s = NULL;
 		struct pk_sched_result *res = NULL;
 
@@ -239,9 +241,9 @@ START_TEST(test_stats_reported)
 				snprintf(name, sizeof(name), "r%d-n%d", r, i);
 				snprintf(rack, sizeof(rack), "r%d", r);
 				add(s, json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s}}}",
-						 "apiVersion", "v1", "kind", "Node", "metadata", "name",
-						 name, "labels", "rack", rack, "status", "allocatable",
-						 "cpu", "1"));
+						 "apiVersion", "v1", "kind", "Node", "metadata",
+						 "name", name, "labels", "rack", rack, "status",
+						 "allocatable", "cpu", "1"));
 			}
 		add(s, rack_gang("g", 3)); /* 2 of 3 pods: gated */
 		add(s, gang_pod("g-0", "g"));

@@ -85,8 +85,8 @@ static void gen_torus(json_t *gen, json_t *torus, json_t *out)
 	for (int64_t i = 0; i < topo_shape_volume(&grid); i++) {
 		char *nn = fmt_name(prefix ? prefix : "node-", (size_t)i), coords[48];
 		struct topo_coord c;
-		json_t *node = json_pack("{s:s, s:s, s:{s:s}, s:{}, s:{}}", "apiVersion", "v1", "kind",
-					 "Node", "metadata", "name", nn, "spec", "status");
+		json_t *node = json_pack("{s:s, s:s, s:{s:s}, s:{}, s:{}}", "apiVersion", "v1",
+					 "kind", "Node", "metadata", "name", nn, "spec", "status");
 		json_t *labels = json_deep_copy(json_object_get(gen, "labels"));
 
 		topo_coord_of_index(&grid, i, &c);
@@ -100,7 +100,8 @@ static void gen_torus(json_t *gen, json_t *torus, json_t *out)
 		json_object_set_new(labels, TOPO_LABEL_HOST_SHAPE, json_string(hs));
 		if (cs)
 			json_object_set_new(labels, TOPO_LABEL_CUBE_SHAPE, json_string(cs));
-		json_object_set_new(labels, TOPO_LABEL_WRAPAROUND, json_string(wrap ? "true" : "false"));
+		json_object_set_new(labels, TOPO_LABEL_WRAPAROUND,
+				    json_string(wrap ? "true" : "false"));
 		json_object_set_new(labels, TOPO_LABEL_COORDS, json_string(coords));
 		json_object_set_new(json_object_get(node, "metadata"), "labels", labels);
 		if (json_object_get(gen, "allocatable"))
@@ -435,7 +436,8 @@ static void check_annotations(struct run *run)
 
 		json_array_foreach(run->out, i, o)
 		{
-			json_t *ann = json_object_get(json_object_get(o, "metadata"), "annotations");
+			json_t *ann =
+			    json_object_get(json_object_get(o, "metadata"), "annotations");
 
 			if (!pod_matches(o, pod))
 				continue;
@@ -457,9 +459,10 @@ static void check_annotations(struct run *run)
 
 static int coords_of(json_t *o, const char *key, int c[3])
 {
-	const char *v = json_string_value(json_object_get(
-	    json_object_get(json_object_get(o, "metadata"), key[0] == 't' ? "labels" : "annotations"),
-	    key));
+	const char *v = json_string_value(
+	    json_object_get(json_object_get(json_object_get(o, "metadata"),
+					    key[0] == 't' ? "labels" : "annotations"),
+			    key));
 
 	return v && sscanf(v, "%d.%d.%d", &c[0], &c[1], &c[2]) == 3 ? 0 : -1;
 }
@@ -482,9 +485,10 @@ static bool slice_consistent(const struct slice_pod *sp, size_t n, const int tor
 			origin[a] = sp[0].node[a] - sp[0].slice[perms[p][a]];
 		for (size_t i = 0; i < n && ok; i++)
 			for (int a = 0; a < 3; a++)
-				ok = ok && ((origin[a] + sp[i].slice[perms[p][a]]) % torus[a] + torus[a]) %
-						       torus[a] ==
-						   sp[i].node[a];
+				ok = ok && ((origin[a] + sp[i].slice[perms[p][a]]) % torus[a] +
+					    torus[a]) %
+						   torus[a] ==
+					       sp[i].node[a];
 		if (ok)
 			return true;
 	}
@@ -518,11 +522,12 @@ static void check_one_slice(struct run *run, json_t *e)
 			FAILF(run, "slice %s: pod %s is not bound", glob, pk_name(o));
 			return;
 		}
-		t = json_string_value(json_object_get(
-		    json_object_get(json_object_get(node, "metadata"), "labels"), TOPO_LABEL_TORUS));
-		w = json_string_value(json_object_get(
-		    json_object_get(json_object_get(o, "metadata"), "annotations"),
-		    TOPO_ANN_WORKER_ID));
+		t = json_string_value(
+		    json_object_get(json_object_get(json_object_get(node, "metadata"), "labels"),
+				    TOPO_LABEL_TORUS));
+		w = json_string_value(
+		    json_object_get(json_object_get(json_object_get(o, "metadata"), "annotations"),
+				    TOPO_ANN_WORKER_ID));
 		if (torus && t && strcmp(torus, t) != 0)
 			FAILF(run, "slice %s: pods in tori %s and %s", glob, torus, t);
 		torus = t;
@@ -596,8 +601,8 @@ static int run_expect(const char *path, json_t *objects, json_t *expect, const c
 	fclose(trace);
 	if (r < 0) {
 		pk_errors_print(&errs, stderr, path);
-		FAILF(&run, "pk_sched_run (strategy %s) failed: %d", strategy ? strategy : "default",
-		      r);
+		FAILF(&run, "pk_sched_run (strategy %s) failed: %d",
+		      strategy ? strategy : "default", r);
 	} else {
 		check_list(&run, "bound", (void *)1);
 		check_list(&run, "pending", NULL);

@@ -32,8 +32,9 @@ static void add_torus(struct pk_sched *s, const char *t, int gx, int gy, int gz,
 				     "apiVersion", "v1", "kind", "Node", "metadata", "name", name,
 				     "labels", TOPO_LABEL_TORUS, t, TOPO_LABEL_TORUS_SHAPE, shape,
 				     TOPO_LABEL_HOST_SHAPE, "2x2x1", TOPO_LABEL_CUBE_SHAPE, cube,
-				     TOPO_LABEL_WRAPAROUND, wrap ? "true" : "false", TOPO_LABEL_COORDS,
-				     coords, "status", "allocatable", "cpu", "8", "google.com/tpu", "4"));
+				     TOPO_LABEL_WRAPAROUND, wrap ? "true" : "false",
+				     TOPO_LABEL_COORDS, coords, "status", "allocatable", "cpu", "8",
+				     "google.com/tpu", "4"));
 	}
 }
 
@@ -42,9 +43,9 @@ static json_t *tpu_pod(const char *name, const char *group, const char *node)
 	json_t *p = pod_obj(name, "1", group, node, 0);
 
 	json_object_set_new(
-	    json_object_get(json_object_get(
-				json_array_get(pk_get(p, "spec.containers"), 0), "resources"),
-			    "requests"),
+	    json_object_get(
+		json_object_get(json_array_get(pk_get(p, "spec.containers"), 0), "resources"),
+		"requests"),
 	    "google.com/tpu", json_string("4"));
 	return p;
 }
@@ -81,8 +82,8 @@ START_TEST(index_follows_assumptions)
 
 		snprintf(name, sizeof(name), "p%d", i);
 		add_obj(s, tpu_pod(name, NULL, i < 6 ? (i % 2 ? "t0-h3" : "t1-h2") : NULL));
-		pods[i] = sc_map_get(&s->forest.pods, (snprintf(name, sizeof(name), "default/p%d", i),
-						       name));
+		pods[i] = sc_map_get(&s->forest.pods,
+				     (snprintf(name, sizeof(name), "default/p%d", i), name));
 		ck_assert_ptr_nonnull(pods[i]);
 	}
 	snap = &s->snap;
@@ -139,8 +140,7 @@ START_TEST(checker_catches_a_corrupted_index)
 END_TEST
 
 /* Is a box of the slice shape free on the input's busy cells?  Brute force. */
-static bool brute_fits(const bool *busy, int gx, int gy, int gz, bool wrap, int sx, int sy,
-		       int sz)
+static bool brute_fits(const bool *busy, int gx, int gy, int gz, bool wrap, int sx, int sy, int sz)
 {
 	static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
 					{1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
@@ -171,7 +171,8 @@ static bool brute_fits(const bool *busy, int gx, int gy, int gz, bool wrap, int 
 							for (int x = 0; x < e[0] && free_; x++)
 								free_ = !busy[(ox + x) % gx +
 									      gx * ((oy + y) % gy +
-										    gy * ((oz + z) % gz))];
+										    gy * ((oz + z) %
+											  gz))];
 					if (free_)
 						return true;
 				}
@@ -182,8 +183,8 @@ static bool brute_fits(const bool *busy, int gx, int gy, int gz, bool wrap, int 
 START_TEST(random_slices_match_brute_force)
 {
 	unsigned seed = 9;
-	static const char *shapes[] = {"2x2x1", "2x2x2", "4x2x2", "2x4x1", "4x4x2", "2x2x4",
-				       "4x4x4", "4x2x3", "3x2x1", "4x4x1"};
+	static const char *shapes[] = {"2x2x1", "2x2x2", "4x2x2", "2x4x1", "4x4x2",
+				       "2x2x4", "4x4x4", "4x2x3", "3x2x1", "4x4x1"};
 
 	int nfit = 0, nnofit = 0;
 
@@ -193,8 +194,7 @@ START_TEST(random_slices_match_brute_force)
 		bool wrap = rand_r(&seed) % 2, busy[64] = {false};
 		const char *shape = shapes[rand_r(&seed) % 10];
 		struct topo_shape sh;
-		struct pk_sched_opts opts = {.check = true,
-					     .strategy = round % 3 ? NULL : "kep"};
+		struct pk_sched_opts opts = {.check = true, .strategy = round % 3 ? NULL : "kep"};
 		json_t *in = json_array(), *out = NULL, *pre = NULL;
 		struct pk_sched *tmp = NULL;
 		struct pk_errors errs = {0};
@@ -209,18 +209,19 @@ START_TEST(random_slices_match_brute_force)
 			json_t *labels = json_object();
 
 			for (size_t l = 0; l < tmp->snap.nodes[i]->nlabels; l++)
-				json_object_set_new(labels, tmp->snap.nodes[i]->labels[l].key,
-						    json_string(tmp->snap.nodes[i]->labels[l].value));
+				json_object_set_new(
+				    labels, tmp->snap.nodes[i]->labels[l].key,
+				    json_string(tmp->snap.nodes[i]->labels[l].value));
 			json_array_append_new(
-			    in, json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:{s:s, s:s}}}", "apiVersion",
-					  "v1", "kind", "Node", "metadata", "name",
+			    in, json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:{s:s, s:s}}}",
+					  "apiVersion", "v1", "kind", "Node", "metadata", "name",
 					  tmp->snap.nodes[i]->name, "labels", labels, "status",
 					  "allocatable", "cpu", "8", "google.com/tpu", "4"));
 			if (rand_r(&seed) % 4 == 0) {
 				busy[i] = true;
 				snprintf(name, sizeof(name), "busy-%zu", i);
-				json_array_append_new(in,
-						      tpu_pod(name, NULL, tmp->snap.nodes[i]->name));
+				json_array_append_new(
+				    in, tpu_pod(name, NULL, tmp->snap.nodes[i]->name));
 			}
 		}
 		pk_sched_free(tmp);
@@ -249,10 +250,11 @@ START_TEST(random_slices_match_brute_force)
 		for (int i = 0; i < gx * gy * gz; i++)
 			if (busy[i])
 				snprintf(bl + strlen(bl), sizeof(bl) - strlen(bl), " %d", i);
-		ck_assert_msg(bound == (fits ? hosts : 0),
-			      "round %d: %s on %dx%dx%d hosts wrap %d busy%s: %d bound, brute force "
-			      "says %s",
-			      round, shape, gx, gy, gz, wrap, bl, bound, fits ? "fits" : "no box");
+		ck_assert_msg(
+		    bound == (fits ? hosts : 0),
+		    "round %d: %s on %dx%dx%d hosts wrap %d busy%s: %d bound, brute force "
+		    "says %s",
+		    round, shape, gx, gy, gz, wrap, bl, bound, fits ? "fits" : "no box");
 		nfit += fits;
 		nnofit += !fits && hosts * 4 == topo_shape_volume(&sh);
 		json_decref(in);
@@ -310,9 +312,9 @@ START_TEST(hostile_labels_are_bounded)
 
 		snprintf(name, sizeof(name), "evil-%d", i);
 		snprintf(torus, sizeof(torus), "evil-%d", i);
-		add_obj(s, json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s, s:s, s:s}}}", "apiVersion",
-				     "v1", "kind", "Node", "metadata", "name", name, "labels",
-				     TOPO_LABEL_TORUS, torus, TOPO_LABEL_TORUS_SHAPE,
+		add_obj(s, json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s, s:s, s:s}}}",
+				     "apiVersion", "v1", "kind", "Node", "metadata", "name", name,
+				     "labels", TOPO_LABEL_TORUS, torus, TOPO_LABEL_TORUS_SHAPE,
 				     i ? "256x256x1" : "256x256x2", TOPO_LABEL_HOST_SHAPE, "1x1x1",
 				     TOPO_LABEL_WRAPAROUND, "true", TOPO_LABEL_COORDS, "0.0.0"));
 	}
