@@ -26,19 +26,19 @@
 #include "kernel/server/server-internal.h"
 
 static const char *const kubelet_labels[] = {
-	"kubernetes.io/hostname",
-	"kubernetes.io/os",
-	"kubernetes.io/arch",
-	"beta.kubernetes.io/os",
-	"beta.kubernetes.io/arch",
-	"beta.kubernetes.io/instance-type",
-	"node.kubernetes.io/instance-type",
-	"topology.kubernetes.io/zone",
-	"topology.kubernetes.io/region",
-	"failure-domain.beta.kubernetes.io/zone",
-	"failure-domain.beta.kubernetes.io/region",
+    "kubernetes.io/hostname",
+    "kubernetes.io/os",
+    "kubernetes.io/arch",
+    "beta.kubernetes.io/os",
+    "beta.kubernetes.io/arch",
+    "beta.kubernetes.io/instance-type",
+    "node.kubernetes.io/instance-type",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region",
 };
-static const char *const kubelet_namespaces[] = { "kubelet.kubernetes.io", "node.kubernetes.io" };
+static const char *const kubelet_namespaces[] = {"kubelet.kubernetes.io", "node.kubernetes.io"};
 
 /* Is the label's prefix (before '/') domain or a subdomain of it? */
 static bool in_domain(const char *key, const char *domain)
@@ -80,7 +80,8 @@ static void forbidden_changes(const json_t *a, const json_t *b, char *out, size_
 	out[0] = '\0';
 	for (int pass = 0; pass < 2; pass++) {
 		const json_t *x = pass ? b : a, *y = pass ? a : b;
-		json_object_foreach((json_t *)x, k, v) {
+		json_object_foreach((json_t *)x, k, v)
+		{
 			json_t *w = json_object_get(y, k);
 			if ((w && json_equal(v, w)) || !forbidden_label(k) || (pass && w))
 				continue;
@@ -90,8 +91,7 @@ static void forbidden_changes(const json_t *a, const json_t *b, char *out, size_
 	}
 }
 
-static bool field_changed(const json_t *next, const json_t *old, const char *top,
-			  const char *field)
+static bool field_changed(const json_t *next, const json_t *old, const char *top, const char *field)
 {
 	json_t *a = json_object_get(json_object_get(next, top), field);
 	json_t *b = json_object_get(json_object_get(old, top), field);
@@ -117,19 +117,23 @@ bool pk_srv_admission_node_name(const struct pk_identity *who, const char **ret_
 }
 
 int pk_srv_admission_node_write(const char *node, const json_t *old, const json_t *next,
-			 struct pk_errors *errs)
+				struct pk_errors *errs)
 {
 	char bad[1024];
 	forbidden_changes(labels_of(next), labels_of(old), bad, sizeof(bad));
 	if (*bad) {
-		pk_errors_add(errs, "metadata.labels: Forbidden: node \"%s\" is not allowed to %s "
-			      "labels: %s", node, old ? "modify" : "set", bad);
+		pk_errors_add(errs,
+			      "metadata.labels: Forbidden: node \"%s\" is not allowed to %s "
+			      "labels: %s",
+			      node, old ? "modify" : "set", bad);
 		return -EPERM;
 	}
 	json_t *cs = json_object_get(json_object_get(next, "spec"), "configSource");
 	if (!old && cs && !json_is_null(cs)) {
-		pk_errors_add(errs, "spec.configSource: Forbidden: node \"%s\" is not allowed to create "
-			      "its Node with a configSource", node);
+		pk_errors_add(errs,
+			      "spec.configSource: Forbidden: node \"%s\" is not allowed to create "
+			      "its Node with a configSource",
+			      node);
 		return -EPERM;
 	}
 	if (!old)
@@ -137,19 +141,22 @@ int pk_srv_admission_node_write(const char *node, const json_t *old, const json_
 	static const struct {
 		const char *top, *field, *path;
 	} fixed[] = {
-		{ "spec", "taints", "spec.taints" },
-		{ "spec", "unschedulable", "spec.unschedulable" },
-		{ "metadata", "ownerReferences", "metadata.ownerReferences" },
+	    {"spec", "taints", "spec.taints"},
+	    {"spec", "unschedulable", "spec.unschedulable"},
+	    {"metadata", "ownerReferences", "metadata.ownerReferences"},
 	};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		if (field_changed(next, old, fixed[i].top, fixed[i].field)) {
-			pk_errors_add(errs, "%s: Forbidden: node \"%s\" is not allowed to modify %s",
+			pk_errors_add(errs,
+				      "%s: Forbidden: node \"%s\" is not allowed to modify %s",
 				      fixed[i].path, node, fixed[i].field);
 			return -EPERM;
 		}
 	if (cs && !json_is_null(cs) && field_changed(next, old, "spec", "configSource")) {
-		pk_errors_add(errs, "spec.configSource: Forbidden: node \"%s\" is not allowed to "
-			      "update configSource to a new non-nil configSource", node);
+		pk_errors_add(errs,
+			      "spec.configSource: Forbidden: node \"%s\" is not allowed to "
+			      "update configSource to a new non-nil configSource",
+			      node);
 		return -EPERM;
 	}
 	return 0;

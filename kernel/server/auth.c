@@ -50,8 +50,8 @@ struct csv {
 
 static int csv_fail(struct csv *c, const char *what)
 {
-	snprintf(c->err, c->errlen, "%s:%zu:%zu: %s", c->name, c->line,
-		 c->pos - c->line_start + 1, what);
+	snprintf(c->err, c->errlen, "%s:%zu:%zu: %s", c->name, c->line, c->pos - c->line_start + 1,
+		 what);
 	return -EINVAL;
 }
 
@@ -71,8 +71,8 @@ static int csv_field(struct csv *c, char **out)
 			} else {
 				quoted = false;
 				c->pos++;
-				if (c->pos < c->len && c->buf[c->pos] != ',' && c->buf[c->pos] != '\n' &&
-				    c->buf[c->pos] != '\r')
+				if (c->pos < c->len && c->buf[c->pos] != ',' &&
+				    c->buf[c->pos] != '\n' && c->buf[c->pos] != '\r')
 					return csv_fail(c, "expected ',' after a quoted field");
 				break;
 			}
@@ -116,7 +116,7 @@ static int split_groups(struct pk_token *t, const char *list)
 
 static int csv_line(struct csv *c, struct pk_token *t)
 {
-	char *fields[4] = { 0 };
+	char *fields[4] = {0};
 	size_t nf = 0;
 	int rc = 0;
 	for (;;) {
@@ -190,7 +190,8 @@ static int find_duplicates(const char *name, struct pk_tokens *tk)
 	if (dups)
 		snprintf(tk->warning, sizeof(tk->warning),
 			 "%s:%u: duplicate token (also on line %u): the later line is used "
-			 "(%zu duplicate%s)", name, later->line, first->line, dups, dups > 1 ? "s" : "");
+			 "(%zu duplicate%s)",
+			 name, later->line, first->line, dups, dups > 1 ? "s" : "");
 	return 0;
 }
 
@@ -200,8 +201,8 @@ int pk_tokens_parse(const char *name, const char *buf, size_t len, struct pk_tok
 	struct pk_tokens *tk = calloc(1, sizeof(*tk));
 	if (!tk)
 		return -ENOMEM;
-	struct csv c = { .buf = buf, .len = len, .line = 1, .name = name, .err = err,
-			 .errlen = errlen };
+	struct csv c = {
+	    .buf = buf, .len = len, .line = 1, .name = name, .err = err, .errlen = errlen};
 	int rc = 0;
 	while (c.pos < c.len && rc == 0) {
 		c.line_start = c.pos;
@@ -261,7 +262,6 @@ const struct pk_token *pk_tokens_find(const struct pk_tokens *tokens, const char
 			found = &tokens->v[i];
 	return found;
 }
-
 
 static bool in_group(const struct pk_identity *who, const char *group)
 {

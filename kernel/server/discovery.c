@@ -24,15 +24,15 @@ static json_t *group_versions(const char *group)
 		bool seen = false;
 		size_t i;
 		json_t *v;
-		json_array_foreach(versions, i, v)
-			if (strcmp(json_string_value(json_object_get(v, "version")), t->version) == 0)
-				seen = true;
+		json_array_foreach(versions, i,
+				   v) if (strcmp(json_string_value(json_object_get(v, "version")),
+						 t->version) == 0) seen = true;
 		if (seen)
 			continue;
 		char gv[128];
 		snprintf(gv, sizeof(gv), "%s/%s", group, t->version);
-		json_array_append_new(versions, json_pack("{s:s,s:s}", "groupVersion", gv, "version",
-							  t->version));
+		json_array_append_new(
+		    versions, json_pack("{s:s,s:s}", "groupVersion", gv, "version", t->version));
 	}
 	return versions;
 }
@@ -48,9 +48,9 @@ static json_t *api_group(const char *group)
 	json_t *pref = json_array_get(versions, 0);
 	size_t i;
 	json_t *v;
-	json_array_foreach(versions, i, v)
-		if (strcmp(json_string_value(json_object_get(v, "version")), "v1") == 0)
-			pref = v;
+	json_array_foreach(
+	    versions, i, v) if (strcmp(json_string_value(json_object_get(v, "version")), "v1") == 0)
+	    pref = v;
 	return json_pack("{s:s,s:s,s:s,s:o,s:O}", "kind", "APIGroup", "apiVersion", "v1", "name",
 			 group, "versions", versions, "preferredVersion", pref);
 }
@@ -110,10 +110,10 @@ static json_t *resource_list(const char *group, const char *version)
 		char sub[96];
 		if (t->has_status) {
 			snprintf(sub, sizeof(sub), "%s/status", t->plural);
-			json_array_append_new(res, json_pack("{s:s,s:s,s:b,s:s,s:[sss]}", "name", sub,
-							     "singularName", "", "namespaced",
-							     t->namespaced, "kind", t->kind, "verbs",
-							     "get", "patch", "update"));
+			json_array_append_new(res, json_pack("{s:s,s:s,s:b,s:s,s:[sss]}", "name",
+							     sub, "singularName", "", "namespaced",
+							     t->namespaced, "kind", t->kind,
+							     "verbs", "get", "patch", "update"));
 		}
 		if (t->pk == PK_KIND_POD) {
 			snprintf(sub, sizeof(sub), "%s/binding", t->plural);
@@ -163,10 +163,11 @@ static json_t *openapi_gv(const char *group, const char *version)
 		snprintf(path, sizeof(path), "/%s%s%s/%s%s/%s/{name}", *group ? "apis/" : "api",
 			 group, *group ? "" : "", version,
 			 t->namespaced ? "/namespaces/{namespace}" : "", t->plural);
-		json_t *op = json_pack("{s:{s:s,s:s,s:s},s:[{s:s,s:s,s:{s:s}}],s:{}}",
-				       "x-kubernetes-group-version-kind", "group", group, "version",
-				       version, "kind", t->kind, "parameters", "name", "fieldValidation",
-				       "in", "query", "schema", "type", "string", "responses");
+		json_t *op =
+		    json_pack("{s:{s:s,s:s,s:s},s:[{s:s,s:s,s:{s:s}}],s:{}}",
+			      "x-kubernetes-group-version-kind", "group", group, "version", version,
+			      "kind", t->kind, "parameters", "name", "fieldValidation", "in",
+			      "query", "schema", "type", "string", "responses");
 		json_object_set_new(paths, path, json_pack("{s:o}", "patch", op));
 	}
 	if (json_object_size(paths) == 0) {
@@ -186,9 +187,11 @@ static json_t *openapi_gv(const char *group, const char *version)
  */
 void pk_srv_discovery_openapi_v2(const char *accept, struct pk_response *resp)
 {
-	static const char pb[] = "\x0a\x03" "2.0"
+	static const char pb[] = "\x0a\x03"
+				 "2.0"
 				 "\x12\x13"
-				 "\x0a\x0a" "podkerneld"
+				 "\x0a\x0a"
+				 "podkerneld"
 				 "\x12\x05" PODKERNEL_VERSION;
 	_Static_assert(sizeof(PODKERNEL_VERSION) == 6, "protobuf lengths above assume x.y.z");
 	if (accept && strstr(accept, "protobuf")) {
@@ -201,8 +204,8 @@ void pk_srv_discovery_openapi_v2(const char *accept, struct pk_response *resp)
 		return;
 	}
 	pk_srv_respond_json(resp, 200,
-		     json_pack("{s:s,s:{s:s,s:s},s:{}}", "swagger", "2.0", "info", "title",
-			       "podkerneld", "version", PODKERNEL_VERSION, "paths"));
+			    json_pack("{s:s,s:{s:s,s:s},s:{}}", "swagger", "2.0", "info", "title",
+				      "podkerneld", "version", PODKERNEL_VERSION, "paths"));
 }
 
 bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp)
@@ -212,10 +215,11 @@ bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_
 	if (strcmp(path, "/version") == 0) {
 		/* Every field of version.Info (clients such as the Python one require them);
 		 * the build stamps are kube-apiserver's values for an unstamped build. */
-		doc = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "major", "1", "minor", "32",
-				"gitVersion", "v1.32.0-podkernel." PODKERNEL_VERSION, "gitCommit", "",
-				"gitTreeState", "", "buildDate", "1970-01-01T00:00:00Z", "goVersion",
-				"none", "compiler", "gc", "platform", "linux/amd64");
+		doc =
+		    json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "major", "1", "minor", "32",
+			      "gitVersion", "v1.32.0-podkernel." PODKERNEL_VERSION, "gitCommit", "",
+			      "gitTreeState", "", "buildDate", "1970-01-01T00:00:00Z", "goVersion",
+			      "none", "compiler", "gc", "platform", "linux/amd64");
 	} else if (strcmp(path, "/openapi/v3") == 0 || strcmp(path, "/openapi/v3/") == 0) {
 		doc = openapi_root();
 	} else if (strcmp(path, "/openapi/v3/api/v1") == 0) {
@@ -225,8 +229,8 @@ bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_
 	} else if (strcmp(path, "/api") == 0 || strcmp(path, "/api/") == 0) {
 		char addr[128];
 		snprintf(addr, sizeof(addr), "%s", srv->listen ? srv->listen : "");
-		doc = json_pack("{s:s,s:[s],s:[{s:s,s:s}]}", "kind", "APIVersions", "versions", "v1",
-				"serverAddressByClientCIDRs", "clientCIDR", "0.0.0.0/0",
+		doc = json_pack("{s:s,s:[s],s:[{s:s,s:s}]}", "kind", "APIVersions", "versions",
+				"v1", "serverAddressByClientCIDRs", "clientCIDR", "0.0.0.0/0",
 				"serverAddress", addr);
 	} else if (strcmp(path, "/apis") == 0 || strcmp(path, "/apis/") == 0) {
 		doc = group_list();

@@ -167,7 +167,7 @@ struct peer_identity {
 static void peer_identity(struct MHD_Connection *conn, struct peer_identity *ret)
 {
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
 	gnutls_session_t s = ci ? (gnutls_session_t)ci->tls_session : NULL;
 	const gnutls_datum_t *certs;
 	unsigned n = 0, status = 1;
@@ -181,8 +181,8 @@ static void peer_identity(struct MHD_Connection *conn, struct peer_identity *ret
 		return;
 	len = sizeof(ret->user);
 	if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) < 0 ||
-	    gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, ret->user,
-					  &len) < 0)
+	    gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, ret->user, &len) <
+		0)
 		ret->user[0] = '\0';
 	for (unsigned i = 0; ret->user[0] && ret->ngroups < PEER_MAX_GROUPS; i++) {
 		char *g = ret->group_buf[ret->ngroups];
@@ -225,7 +225,7 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 		a->v = v;
 		a->cap = cap;
 	}
-	a->v[a->n++] = (struct pk_query_arg){ key, value };
+	a->v[a->n++] = (struct pk_query_arg){key, value};
 	return MHD_YES;
 }
 
@@ -269,7 +269,8 @@ static enum MHD_Result send_response(struct pk_server *srv, struct MHD_Connectio
 		r = pk_srv_stream_response(srv, conn, resp->watch);
 		resp->watch = NULL;
 	} else {
-		r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
+		r = MHD_create_response_from_buffer(resp->body_len, resp->body,
+						    MHD_RESPMEM_MUST_FREE);
 		if (r)
 			resp->body = NULL;
 	}
@@ -277,8 +278,8 @@ static enum MHD_Result send_response(struct pk_server *srv, struct MHD_Connectio
 		pk_response_clear(resp);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, "Content-Type", resp->content_type ? resp->content_type
-								    : "application/json");
+	MHD_add_response_header(r, "Content-Type",
+				resp->content_type ? resp->content_type : "application/json");
 	if (resp->status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"podkerneld\"");
 	if (close)
@@ -317,28 +318,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	struct arg_list args = { 0 };
+	struct arg_list args = {0};
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
 	if (args.oom) {
 		free(args.v);
 		return MHD_NO;
 	}
 	struct pk_request req = {
-		.method = method,
-		.path = url,
-		.args = args.v,
-		.nargs = args.n,
-		.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
-		.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
-		.accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
-		.body = c->body,
-		.body_len = c->len,
-		.body_too_large = c->too_large,
-		.client_user = c->peer.user[0] ? c->peer.user : NULL,
-		.client_groups = c->peer.groups,
-		.nclient_groups = c->peer.ngroups,
+	    .method = method,
+	    .path = url,
+	    .args = args.v,
+	    .nargs = args.n,
+	    .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
+	    .content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
+	    .accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
+	    .body = c->body,
+	    .body_len = c->len,
+	    .body_too_large = c->too_large,
+	    .client_user = c->peer.user[0] ? c->peer.user : NULL,
+	    .client_groups = c->peer.groups,
+	    .nclient_groups = c->peer.ngroups,
 	};
-	struct pk_response resp = { 0 };
+	struct pk_response resp = {0};
 	enum MHD_Result ret = MHD_YES;
 	if (!first)
 		pk_server_handle(srv, &req, &resp);
@@ -432,8 +433,8 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 			 srv->listen);
 		return -EPERM;
 	}
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-			 MHD_USE_ERROR_LOG | (a.v6 ? MHD_USE_IPv6 : 0);
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | (a.v6 ? MHD_USE_IPv6 : 0);
 	if (tls) {
 		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
 			snprintf(err, errlen, "this libmicrohttpd has no TLS support");
@@ -443,39 +444,42 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 		srv->tls_key = srv->tls_cert ? slurp(srv->tls_key_file, err, errlen) : NULL;
 		if (!srv->tls_key)
 			return -EINVAL;
-		if (srv->client_ca_file && !(srv->client_ca = slurp(srv->client_ca_file, err, errlen)))
+		if (srv->client_ca_file &&
+		    !(srv->client_ca = slurp(srv->client_ca_file, err, errlen)))
 			return -EINVAL;
 		flags |= MHD_USE_TLS;
 	}
 	struct MHD_OptionItem opts[] = {
-		{ MHD_OPTION_SOCK_ADDR, 0, &a.ss },
-		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL },
-		{ MHD_OPTION_THREAD_POOL_SIZE, PK_SERVER_THREADS, NULL },
-		{ MHD_OPTION_CONNECTION_LIMIT, PK_SERVER_MAX_CONNECTIONS, NULL },
-		{ MHD_OPTION_PER_IP_CONNECTION_LIMIT, PK_SERVER_MAX_CONNECTIONS_PER_ADDR, NULL },
-		{ MHD_OPTION_CONNECTION_TIMEOUT, PK_SERVER_IDLE_TIMEOUT_S, NULL },
-		{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, PK_SERVER_MAX_HEADER_BYTES, NULL },
-		{ tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert },
-		{ tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key },
-		/* a trust list makes libmicrohttpd ask clients for a certificate */
-		{ srv->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, srv->client_ca },
-		{ MHD_OPTION_END, 0, NULL },
+	    {MHD_OPTION_SOCK_ADDR, 0, &a.ss},
+	    {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL},
+	    {MHD_OPTION_THREAD_POOL_SIZE, PK_SERVER_THREADS, NULL},
+	    {MHD_OPTION_CONNECTION_LIMIT, PK_SERVER_MAX_CONNECTIONS, NULL},
+	    {MHD_OPTION_PER_IP_CONNECTION_LIMIT, PK_SERVER_MAX_CONNECTIONS_PER_ADDR, NULL},
+	    {MHD_OPTION_CONNECTION_TIMEOUT, PK_SERVER_IDLE_TIMEOUT_S, NULL},
+	    {MHD_OPTION_CONNECTION_MEMORY_LIMIT, PK_SERVER_MAX_HEADER_BYTES, NULL},
+	    {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert},
+	    {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key},
+	    /* a trust list makes libmicrohttpd ask clients for a certificate */
+	    {srv->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, srv->client_ca},
+	    {MHD_OPTION_END, 0, NULL},
 	};
 	rc = pk_srv_stream_hub_start(srv);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot start the watch thread: %s", strerror(-rc));
 		return rc;
 	}
-	struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv,
-						MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
-						MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	struct MHD_Daemon *d =
+	    MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
+			     mhd_log, srv, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	if (!d) {
 		pk_srv_stream_hub_stop(srv);
 		atomic_store(&srv->stopping, false);
 		/* The address was free, so TLS is what failed: bad input. */
 		if (tls && address_free(&a)) {
-			snprintf(err, errlen, "cannot serve TLS with %s and %s (not a PEM certificate "
-				 "and its private key?)", srv->tls_cert_file, srv->tls_key_file);
+			snprintf(err, errlen,
+				 "cannot serve TLS with %s and %s (not a PEM certificate "
+				 "and its private key?)",
+				 srv->tls_cert_file, srv->tls_key_file);
 			return -EINVAL;
 		}
 		snprintf(err, errlen, "cannot serve on %s%s (address in use?)", srv->listen,

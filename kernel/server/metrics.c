@@ -17,7 +17,7 @@
 
 #include "kernel/server/server-internal.h"
 
-static const double bounds[LATENCY_BUCKETS] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5 };
+static const double bounds[LATENCY_BUCKETS] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5};
 
 void pk_srv_metrics_record(struct pk_server *srv, const char *verb, int code, double seconds)
 {
@@ -61,23 +61,25 @@ char *pk_srv_metrics_render(struct pk_server *srv)
 	for (size_t b = 0; b < LATENCY_BUCKETS; b++)
 		fprintf(f, "apiserver_request_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
 			bounds[b], srv->latency_buckets[b]);
-	fprintf(f, "apiserver_request_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n"
-		   "apiserver_request_duration_seconds_sum %.6f\n"
-		   "apiserver_request_duration_seconds_count %" PRIu64 "\n",
+	fprintf(f,
+		"apiserver_request_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n"
+		"apiserver_request_duration_seconds_sum %.6f\n"
+		"apiserver_request_duration_seconds_count %" PRIu64 "\n",
 		srv->latency_count, srv->latency_sum, srv->latency_count);
 	pthread_mutex_unlock(&srv->metrics_lock);
-	fprintf(f, "# HELP podkernel_store_writes_total Committed store write transactions.\n"
-		   "# TYPE podkernel_store_writes_total counter\n"
-		   "podkernel_store_writes_total %" PRIu64 "\n"
-		   "# HELP podkernel_store_objects Objects in the store.\n"
-		   "# TYPE podkernel_store_objects gauge\n"
-		   "podkernel_store_objects %" PRIu64 "\n"
-		   "# HELP podkernel_store_resource_version Latest resourceVersion.\n"
-		   "# TYPE podkernel_store_resource_version gauge\n"
-		   "podkernel_store_resource_version %" PRIu64 "\n"
-		   "# HELP apiserver_registered_watchers Open watch streams.\n"
-		   "# TYPE apiserver_registered_watchers gauge\n"
-		   "apiserver_registered_watchers %ld\n",
+	fprintf(f,
+		"# HELP podkernel_store_writes_total Committed store write transactions.\n"
+		"# TYPE podkernel_store_writes_total counter\n"
+		"podkernel_store_writes_total %" PRIu64 "\n"
+		"# HELP podkernel_store_objects Objects in the store.\n"
+		"# TYPE podkernel_store_objects gauge\n"
+		"podkernel_store_objects %" PRIu64 "\n"
+		"# HELP podkernel_store_resource_version Latest resourceVersion.\n"
+		"# TYPE podkernel_store_resource_version gauge\n"
+		"podkernel_store_resource_version %" PRIu64 "\n"
+		"# HELP apiserver_registered_watchers Open watch streams.\n"
+		"# TYPE apiserver_registered_watchers gauge\n"
+		"apiserver_registered_watchers %ld\n",
 		st.writes, st.objects, pk_store_rv(srv->store), atomic_load(&srv->watchers));
 	pthread_mutex_lock(&srv->hook_lock);
 	if (srv->metrics_hook)

@@ -24,8 +24,8 @@ struct pb {
 
 struct pb_field {
 	unsigned num, wire;
-	uint64_t varint;  /* wire 0 */
-	struct pb sub;    /* wire 2: the bytes */
+	uint64_t varint; /* wire 0 */
+	struct pb sub;	 /* wire 2: the bytes */
 };
 
 static int pb_varint(struct pb *b, uint64_t *ret)
@@ -67,7 +67,7 @@ static int pb_next(struct pb *b, struct pb_field *f)
 	case 2:
 		if (pb_varint(b, &n) < 0 || n > (uint64_t)(b->end - b->p))
 			return -EINVAL;
-		f->sub = (struct pb){ b->p, b->p + n };
+		f->sub = (struct pb){b->p, b->p + n};
 		b->p += n;
 		return 1;
 	default:
@@ -93,7 +93,7 @@ static int set_string(json_t *obj, const char *key, const struct pb_field *f)
 /* map<string,string> entry: {1: key, 2: value}. */
 static int map_entry(json_t *map, struct pb entry)
 {
-	struct pb_field f = { 0 };
+	struct pb_field f = {0};
 	json_t *k = NULL, *v = NULL;
 	int r;
 	while ((r = pb_next(&entry, &f)) > 0) {
@@ -117,18 +117,33 @@ static int object_meta(struct pb b, json_t **ret)
 {
 	json_t *m = json_object(), *labels = json_object(), *ann = json_object(),
 	       *fins = json_array();
-	struct pb_field f = { 0 };
+	struct pb_field f = {0};
 	int r;
 	while ((r = pb_next(&b, &f)) > 0) {
 		switch (f.num) {
-		case 1: r = set_string(m, "name", &f); break;
-		case 2: r = set_string(m, "generateName", &f); break;
-		case 3: r = set_string(m, "namespace", &f); break;
-		case 6: r = set_string(m, "resourceVersion", &f); break;
-		case 11: r = f.wire == 2 ? map_entry(labels, f.sub) : -EINVAL; break;
-		case 12: r = f.wire == 2 ? map_entry(ann, f.sub) : -EINVAL; break;
-		case 14: r = json_array_append_new(fins, pb_string(&f)); break;
-		default: r = 0; /* uid, timestamps, managedFields: the server sets them */
+		case 1:
+			r = set_string(m, "name", &f);
+			break;
+		case 2:
+			r = set_string(m, "generateName", &f);
+			break;
+		case 3:
+			r = set_string(m, "namespace", &f);
+			break;
+		case 6:
+			r = set_string(m, "resourceVersion", &f);
+			break;
+		case 11:
+			r = f.wire == 2 ? map_entry(labels, f.sub) : -EINVAL;
+			break;
+		case 12:
+			r = f.wire == 2 ? map_entry(ann, f.sub) : -EINVAL;
+			break;
+		case 14:
+			r = json_array_append_new(fins, pb_string(&f));
+			break;
+		default:
+			r = 0; /* uid, timestamps, managedFields: the server sets them */
 		}
 		if (r < 0)
 			break;
@@ -155,7 +170,7 @@ static int object_meta(struct pb b, json_t **ret)
 static int decode_raw(const char *kind, struct pb b, json_t *obj)
 {
 	bool pc = pk_kind_from_string(kind) == PK_KIND_PRIORITY_CLASS;
-	struct pb_field f = { 0 };
+	struct pb_field f = {0};
 	int r;
 	while ((r = pb_next(&b, &f)) > 0) {
 		json_t *meta = NULL;
@@ -180,14 +195,14 @@ static int decode_raw(const char *kind, struct pb b, json_t *obj)
 
 int pk_protobuf_decode(const char *buf, size_t len, json_t **ret, char *err, size_t errlen)
 {
-	static const char magic[4] = { 'k', '8', 's', 0 };
+	static const char magic[4] = {'k', '8', 's', 0};
 	if (len < 4 || memcmp(buf, magic, 4) != 0) {
 		snprintf(err, errlen, "not a Kubernetes protobuf envelope");
 		return -EINVAL;
 	}
-	struct pb b = { (const uint8_t *)buf + 4, (const uint8_t *)buf + len };
-	struct pb_field f = { 0 };
-	struct pb raw = { NULL, NULL };
+	struct pb b = {(const uint8_t *)buf + 4, (const uint8_t *)buf + len};
+	struct pb_field f = {0};
+	struct pb raw = {NULL, NULL};
 	json_t *obj = json_object();
 	int r;
 	while ((r = pb_next(&b, &f)) > 0) {
@@ -209,9 +224,12 @@ int pk_protobuf_decode(const char *buf, size_t len, json_t **ret, char *err, siz
 			break;
 	}
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
-	if (r == 0 && kind && strcmp(kind, "Namespace") != 0 && strcmp(kind, "PriorityClass") != 0) {
-		snprintf(err, errlen, "protobuf bodies are read for Namespace and PriorityClass only, "
-				      "not %s; send JSON or YAML", kind);
+	if (r == 0 && kind && strcmp(kind, "Namespace") != 0 &&
+	    strcmp(kind, "PriorityClass") != 0) {
+		snprintf(err, errlen,
+			 "protobuf bodies are read for Namespace and PriorityClass only, "
+			 "not %s; send JSON or YAML",
+			 kind);
 		json_decref(obj);
 		return -EPROTONOSUPPORT;
 	}

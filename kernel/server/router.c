@@ -96,7 +96,7 @@ static json_t *causes_of(const struct pk_errors *errs)
 }
 
 void pk_srv_respond_status(struct pk_response *resp, int code, const char *reason, const char *kind,
-		    const char *name, const struct pk_errors *causes, const char *fmt, ...)
+			   const char *name, const struct pk_errors *causes, const char *fmt, ...)
 {
 	char msg[2048];
 	va_list ap;
@@ -167,8 +167,7 @@ static int parse_route(const char *path, struct route *r)
 	const char *group = i == 3 ? s[1] : "";
 	const char *version = i == 3 ? s[2] : "v1";
 	const char *ns = NULL;
-	if (n - i >= 3 && strcmp(s[i], "namespaces") == 0 &&
-	    pk_type_by_resource(group, s[i + 2])) {
+	if (n - i >= 3 && strcmp(s[i], "namespaces") == 0 && pk_type_by_resource(group, s[i + 2])) {
 		ns = s[i + 1];
 		i += 2;
 	}
@@ -208,8 +207,8 @@ static const char *arg(const struct pk_request *req, const char *key)
  */
 static int arg_bool(const struct pk_request *req, const char *key, bool *ret)
 {
-	static const char *const yes[] = { "", "1", "t", "T", "TRUE", "true", "True" };
-	static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
+	static const char *const yes[] = {"", "1", "t", "T", "TRUE", "true", "True"};
+	static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
 	const char *v = arg(req, key);
 	*ret = false;
 	if (!v)
@@ -243,7 +242,8 @@ static void tokens_reload(struct pk_server *srv)
 		/* Said once per disappearance; the tokens loaded last stay in force. */
 		if (!srv->token_missing)
 			pk_srv_log(srv, 0, "token file %s: %s (keeping the %zu tokens loaded last)",
-				   srv->token_file, strerror(errno), srv->tokens ? srv->tokens->n : 0);
+				   srv->token_file, strerror(errno),
+				   srv->tokens ? srv->tokens->n : 0);
 		srv->token_missing = true;
 		return;
 	}
@@ -291,12 +291,12 @@ struct ident_store {
 static bool authenticate(struct pk_server *srv, const struct pk_request *req,
 			 struct pk_identity *who, struct ident_store *is)
 {
-	static const char *const admin_groups[] = { "system:masters", "system:authenticated" };
+	static const char *const admin_groups[] = {"system:masters", "system:authenticated"};
 	if (!srv->token_file && !srv->client_ca_file) {
-		*who = (struct pk_identity){ "admin", admin_groups, 2, true };
+		*who = (struct pk_identity){"admin", admin_groups, 2, true};
 		return true;
 	}
-	*who = (struct pk_identity){ "system:anonymous", NULL, 0, false };
+	*who = (struct pk_identity){"system:anonymous", NULL, 0, false};
 	/* A verified client certificate first, as kube-apiserver's x509 authenticator. */
 	if (req->client_user && *req->client_user) {
 		snprintf(is->user, sizeof(is->user), "%s", req->client_user);
@@ -307,7 +307,7 @@ static bool authenticate(struct pk_server *srv, const struct pk_request *req,
 			is->groups[i] = is->groups_buf[i];
 		}
 		is->groups[n] = "system:authenticated";
-		*who = (struct pk_identity){ is->user, is->groups, n + 1, true };
+		*who = (struct pk_identity){is->user, is->groups, n + 1, true};
 		return true;
 	}
 	if (!srv->token_file)
@@ -338,7 +338,7 @@ static bool authenticate(struct pk_server *srv, const struct pk_request *req,
 			is->groups[i] = is->groups_buf[i];
 		}
 		is->groups[n] = "system:authenticated";
-		*who = (struct pk_identity){ is->user, is->groups, n + 1, true };
+		*who = (struct pk_identity){is->user, is->groups, n + 1, true};
 	}
 	pthread_mutex_unlock(&srv->auth_lock);
 	return t != NULL;
@@ -355,40 +355,46 @@ static void respond_store_error(struct pk_response *resp, int rc, const struct r
 	snprintf(what, sizeof(what), "%s%s%s", plural, *r->group ? "." : "", r->group);
 	switch (rc) {
 	case -ENOENT:
-		pk_srv_respond_status(resp, 404, "NotFound", plural, nm, NULL, "%s \"%s\" not found", what, nm);
+		pk_srv_respond_status(resp, 404, "NotFound", plural, nm, NULL,
+				      "%s \"%s\" not found", what, nm);
 		break;
 	case -EEXIST:
 		pk_srv_respond_status(resp, 409, "AlreadyExists", plural, nm, NULL,
-			       "%s \"%s\" already exists", what, nm);
+				      "%s \"%s\" already exists", what, nm);
 		break;
 	case -PK_STORE_ECONFLICT:
 		pk_srv_respond_status(resp, 409, "Conflict", plural, nm, NULL,
-			       "Operation cannot be fulfilled on %s \"%s\": %s", what, nm,
-			       errs && errs->n ? errs->msg[0]
-					       : "the object has been modified; please apply your "
-						 "changes to the latest version and try again");
+				      "Operation cannot be fulfilled on %s \"%s\": %s", what, nm,
+				      errs && errs->n
+					  ? errs->msg[0]
+					  : "the object has been modified; please apply your "
+					    "changes to the latest version and try again");
 		break;
 	case -E2BIG:
-		pk_srv_respond_status(resp, 413, "RequestEntityTooLarge", plural, nm, NULL,
-			       "Request entity too large: %s \"%s\" would be larger than the limit "
-			       "of %d bytes", what, nm, PK_STORE_OBJECT_MAX);
+		pk_srv_respond_status(
+		    resp, 413, "RequestEntityTooLarge", plural, nm, NULL,
+		    "Request entity too large: %s \"%s\" would be larger than the limit "
+		    "of %d bytes",
+		    what, nm, PK_STORE_OBJECT_MAX);
 		break;
 	case -EPERM:
-		pk_srv_respond_status(resp, 403, "Forbidden", plural, nm, errs, "%s \"%s\" is forbidden: %s",
-			       what, nm, errs && errs->n ? errs->msg[0] : "not allowed");
+		pk_srv_respond_status(resp, 403, "Forbidden", plural, nm, errs,
+				      "%s \"%s\" is forbidden: %s", what, nm,
+				      errs && errs->n ? errs->msg[0] : "not allowed");
 		break;
 	case -EINVAL: {
 		char first[1024] = "";
 		for (size_t i = 0; errs && i < errs->n && strlen(first) < 800; i++)
 			snprintf(first + strlen(first), sizeof(first) - strlen(first), "%s%s",
 				 i ? ", " : "", errs->msg[i]);
-		pk_srv_respond_status(resp, 422, "Invalid", kind, nm, errs, "%s \"%s\" is invalid: %s",
-			       kind, nm, *first ? first : "invalid object");
+		pk_srv_respond_status(resp, 422, "Invalid", kind, nm, errs,
+				      "%s \"%s\" is invalid: %s", kind, nm,
+				      *first ? first : "invalid object");
 		break;
 	}
 	default:
-		pk_srv_respond_status(resp, 500, "InternalError", plural, nm, NULL, "store error: %s",
-			       strerror(-rc));
+		pk_srv_respond_status(resp, 500, "InternalError", plural, nm, NULL,
+				      "store error: %s", strerror(-rc));
 	}
 }
 
@@ -398,20 +404,23 @@ static int parse_body(const struct pk_request *req, struct pk_response *resp, js
 		char perr[256] = "";
 		int rc = pk_protobuf_decode(req->body, req->body_len, ret, perr, sizeof(perr));
 		if (rc == -EPROTONOSUPPORT)
-			pk_srv_respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL, "%s", perr);
+			pk_srv_respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
+					      "%s", perr);
 		else if (rc < 0)
 			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				       "the request body could not be decoded: %s", perr);
+					      "the request body could not be decoded: %s", perr);
 		return rc < 0 ? -EINVAL : 0;
 	}
 	if (req->content_type && strstr(req->content_type, "cbor")) {
-		pk_srv_respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
-			       "the body of the request was in an unknown format - accepted media "
-			       "types include: application/json, application/yaml");
+		pk_srv_respond_status(
+		    resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
+		    "the body of the request was in an unknown format - accepted media "
+		    "types include: application/json, application/yaml");
 		return -EINVAL;
 	}
 	if (!req->body || req->body_len == 0) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL, "request body is empty");
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				      "request body is empty");
 		return -EINVAL;
 	}
 	char err[512] = "";
@@ -419,7 +428,8 @@ static int parse_body(const struct pk_request *req, struct pk_response *resp, js
 	int rc = pk_parse_document("body", req->body, req->body_len, &v, err, sizeof(err));
 	if (rc < 0 || !v) {
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-			       "the request body could not be decoded: %s", *err ? err : "invalid");
+				      "the request body could not be decoded: %s",
+				      *err ? err : "invalid");
 		json_decref(v);
 		return -EINVAL;
 	}
@@ -433,7 +443,7 @@ static int check_body_identity(const struct route *r, json_t *obj, bool need_nam
 {
 	if (!json_is_object(obj)) {
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-			       "the request body must be an object");
+				      "the request body must be an object");
 		return -EINVAL;
 	}
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
@@ -441,8 +451,8 @@ static int check_body_identity(const struct route *r, json_t *obj, bool need_nam
 		json_object_set_new(obj, "kind", json_string(r->type->kind));
 	else if (strcmp(kind, r->type->kind) != 0) {
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-			       "the kind of the body (%s) does not match the URL (%s)", kind,
-			       r->type->kind);
+				      "the kind of the body (%s) does not match the URL (%s)", kind,
+				      r->type->kind);
 		return -EINVAL;
 	}
 	json_t *meta = json_object_get(obj, "metadata");
@@ -451,23 +461,26 @@ static int check_body_identity(const struct route *r, json_t *obj, bool need_nam
 		json_object_set_new(obj, "metadata", meta);
 	}
 	if (!json_is_object(meta)) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL, "metadata must be an object");
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				      "metadata must be an object");
 		return -EINVAL;
 	}
 	const char *ns = json_string_value(json_object_get(meta, "namespace"));
 	if (r->ns && ns && strcmp(ns, r->ns) != 0) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-			       "the namespace of the provided object does not match the namespace "
-			       "sent on the request");
+		pk_srv_respond_status(
+		    resp, 400, "BadRequest", NULL, NULL, NULL,
+		    "the namespace of the provided object does not match the namespace "
+		    "sent on the request");
 		return -EINVAL;
 	}
 	if (r->ns && !ns)
 		json_object_set_new(meta, "namespace", json_string(r->ns));
 	const char *name = json_string_value(json_object_get(meta, "name"));
 	if (need_name && r->name && name && strcmp(name, r->name) != 0) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-			       "the name of the object (%s) does not match the name on the URL (%s)",
-			       name, r->name);
+		pk_srv_respond_status(
+		    resp, 400, "BadRequest", NULL, NULL, NULL,
+		    "the name of the object (%s) does not match the name on the URL (%s)", name,
+		    r->name);
 		return -EINVAL;
 	}
 	if (need_name && !name)
@@ -475,8 +488,7 @@ static int check_body_identity(const struct route *r, json_t *obj, bool need_nam
 	return 0;
 }
 
-static json_t *list_object(const struct pk_type *t, json_t *items, uint64_t rv,
-			   const char *cont)
+static json_t *list_object(const struct pk_type *t, json_t *items, uint64_t rv, const char *cont)
 {
 	char kind[96], rvs[32], av[96];
 	snprintf(kind, sizeof(kind), "%sList", t->kind);
@@ -497,14 +509,14 @@ static int parse_selectors(const struct pk_request *req, struct pk_response *res
 	*ret_labels = *ret_fields = NULL;
 	if (ls && pk_selector_parse(ls, false, ret_labels, err, sizeof(err)) < 0) {
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-			       "unable to parse labelSelector: %s", err);
+				      "unable to parse labelSelector: %s", err);
 		return -EINVAL;
 	}
 	if (fs && pk_selector_parse(fs, true, ret_fields, err, sizeof(err)) < 0) {
 		pk_selector_free(*ret_labels);
 		*ret_labels = NULL;
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-			       "unable to parse fieldSelector: %s", err);
+				      "unable to parse fieldSelector: %s", err);
 		return -EINVAL;
 	}
 	return 0;
@@ -520,9 +532,9 @@ static void do_get(struct pk_server *srv, const struct pk_request *req, const st
 		return respond_store_error(resp, rc, r, r->name, NULL);
 	if (pk_srv_wants_table(req->accept)) {
 		json_t *items = json_pack("[o]", obj);
-		json_t *table = pk_srv_table_of(r->type, items, true,
-					 arg(req, "includeObject") &&
-						 strcmp(arg(req, "includeObject"), "Object") == 0);
+		json_t *table = pk_srv_table_of(
+		    r->type, items, true,
+		    arg(req, "includeObject") && strcmp(arg(req, "includeObject"), "Object") == 0);
 		json_decref(items);
 		return pk_srv_respond_json(resp, 200, table);
 	}
@@ -531,21 +543,21 @@ static void do_get(struct pk_server *srv, const struct pk_request *req, const st
 
 /* ---- resourceVersion semantics (list and watch) ------------------------------ */
 struct rv_query {
-	uint64_t rv;  /* resourceVersion; 0: unset or "0" (any) */
-	bool exact;   /* resourceVersionMatch=Exact */
+	uint64_t rv; /* resourceVersion; 0: unset or "0" (any) */
+	bool exact;  /* resourceVersionMatch=Exact */
 };
 
 /* 504 as kube-apiserver answers a resourceVersion it has not reached. */
 static void respond_too_large_rv(struct pk_response *resp, uint64_t want, uint64_t have)
 {
 	char msg[160];
-	snprintf(msg, sizeof(msg), "Timeout: Too large resource version: %" PRIu64 ", current: %" PRIu64,
-		 want, have);
-	json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:{s:[{s:s,s:s}],s:i},s:i}", "kind",
-			       "Status", "apiVersion", "v1", "metadata", "status", "Failure", "message",
-			       msg, "reason", "Timeout", "details", "causes", "reason",
-			       "ResourceVersionTooLarge", "message", "Too large resource version",
-			       "retryAfterSeconds", 1, "code", 504);
+	snprintf(msg, sizeof(msg),
+		 "Timeout: Too large resource version: %" PRIu64 ", current: %" PRIu64, want, have);
+	json_t *st =
+	    json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:{s:[{s:s,s:s}],s:i},s:i}", "kind", "Status",
+		      "apiVersion", "v1", "metadata", "status", "Failure", "message", msg, "reason",
+		      "Timeout", "details", "causes", "reason", "ResourceVersionTooLarge",
+		      "message", "Too large resource version", "retryAfterSeconds", 1, "code", 504);
 	pk_srv_respond_json(resp, 504, st);
 }
 
@@ -559,15 +571,17 @@ static int parse_rv_query(struct pk_server *srv, const struct pk_request *req, b
 			  struct pk_response *resp, struct rv_query *ret)
 {
 	const char *rvs = arg(req, "resourceVersion"), *match = arg(req, "resourceVersionMatch");
-	*ret = (struct rv_query){ 0 };
+	*ret = (struct rv_query){0};
 	if (rvs && *rvs) {
 		char *end;
 		errno = 0;
 		ret->rv = strtoull(rvs, &end, 10);
 		if (*end || errno || !(*rvs >= '0' && *rvs <= '9')) {
-			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				       "resourceVersion: Invalid value: \"%s\": must be an unsigned "
-				       "decimal number", rvs);
+			pk_srv_respond_status(
+			    resp, 400, "BadRequest", NULL, NULL, NULL,
+			    "resourceVersion: Invalid value: \"%s\": must be an unsigned "
+			    "decimal number",
+			    rvs);
 			return -EINVAL;
 		}
 	}
@@ -578,14 +592,17 @@ static int parse_rv_query(struct pk_server *srv, const struct pk_request *req, b
 		else if (strcmp(match, "Exact") != 0 && strcmp(match, "NotOlderThan") != 0)
 			why = "supported values: \"Exact\", \"NotOlderThan\"";
 		else if (!rvs || !*rvs)
-			why = "resourceVersionMatch is forbidden unless resourceVersion is provided";
+			why =
+			    "resourceVersionMatch is forbidden unless resourceVersion is provided";
 		else if (arg(req, "continue") && *arg(req, "continue"))
 			why = "resourceVersionMatch is forbidden when continue is provided";
 		else if (strcmp(match, "Exact") == 0 && ret->rv == 0)
-			why = "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"";
+			why =
+			    "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"";
 		if (why) {
 			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				       "resourceVersionMatch: Invalid value: \"%s\": %s", match, why);
+					      "resourceVersionMatch: Invalid value: \"%s\": %s",
+					      match, why);
 			return -EINVAL;
 		}
 		ret->exact = strcmp(match, "Exact") == 0;
@@ -612,8 +629,9 @@ static int parse_limit(const struct pk_request *req, struct pk_response *resp, s
 	errno = 0;
 	long long n = strtoll(limit, &end, 10);
 	if (*end || errno || n < 0) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-			       "limit: Invalid value: \"%s\": must be a non-negative integer", limit);
+		pk_srv_respond_status(
+		    resp, 400, "BadRequest", NULL, NULL, NULL,
+		    "limit: Invalid value: \"%s\": must be a non-negative integer", limit);
 		return -EINVAL;
 	}
 	*ret = (size_t)n;
@@ -624,7 +642,7 @@ static void do_list(struct pk_server *srv, const struct pk_request *req, const s
 		    struct pk_response *resp)
 {
 	struct rv_query rq;
-	struct pk_store_list_opts o = { .continue_token = arg(req, "continue") };
+	struct pk_store_list_opts o = {.continue_token = arg(req, "continue")};
 	if (parse_rv_query(srv, req, false, resp, &rq) < 0 || parse_limit(req, resp, &o.limit) < 0)
 		return;
 	struct pk_selector *labels, *fields;
@@ -639,7 +657,8 @@ static void do_list(struct pk_server *srv, const struct pk_request *req, const s
 	pk_selector_free(labels);
 	pk_selector_free(fields);
 	if (rc == -EINVAL) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL, "invalid continue token");
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				      "invalid continue token");
 		return;
 	}
 	if (rc < 0)
@@ -648,9 +667,11 @@ static void do_list(struct pk_server *srv, const struct pk_request *req, const s
 	if (rq.exact && rq.rv != rv) {
 		json_decref(items);
 		free(cont);
-		pk_srv_respond_status(resp, 410, "Expired", NULL, NULL, NULL,
-			       "The resourceVersion for the provided list is too old: %" PRIu64
-			       " (current %" PRIu64 ")", rq.rv, rv);
+		pk_srv_respond_status(
+		    resp, 410, "Expired", NULL, NULL, NULL,
+		    "The resourceVersion for the provided list is too old: %" PRIu64
+		    " (current %" PRIu64 ")",
+		    rq.rv, rv);
 		return;
 	}
 	json_t *out;
@@ -682,8 +703,10 @@ static int select_name(struct pk_selector **sel, const char *name)
 		return -ENOMEM;
 	s->reqs = reqs;
 	struct pk_sel_req *q = &reqs[s->nreqs];
-	*q = (struct pk_sel_req){ .key = strdup("metadata.name"), .op = PK_SELOP_EQ,
-				  .values = calloc(1, sizeof(char *)), .nvalues = 1 };
+	*q = (struct pk_sel_req){.key = strdup("metadata.name"),
+				 .op = PK_SELOP_EQ,
+				 .values = calloc(1, sizeof(char *)),
+				 .nvalues = 1};
 	if (q->values)
 		q->values[0] = strdup(name);
 	s->nreqs++;
@@ -693,8 +716,10 @@ static int select_name(struct pk_selector **sel, const char *name)
 static void do_watch(struct pk_server *srv, const struct pk_request *req, const struct route *r,
 		     struct pk_response *resp)
 {
-	struct watch_spec spec = { .type = r->type, .ns = r->ns, .table = pk_srv_wants_table(req->accept),
-				   .bookmarks = arg_true(req, "allowWatchBookmarks") };
+	struct watch_spec spec = {.type = r->type,
+				  .ns = r->ns,
+				  .table = pk_srv_wants_table(req->accept),
+				  .bookmarks = arg_true(req, "allowWatchBookmarks")};
 	struct rv_query rq;
 	if (parse_rv_query(srv, req, true, resp, &rq) < 0)
 		return;
@@ -717,8 +742,8 @@ static void do_watch(struct pk_server *srv, const struct pk_request *req, const 
 		pk_selector_free(spec.labels);
 		pk_selector_free(spec.fields);
 		pk_srv_respond_status(resp, 410, "Expired", NULL, NULL, NULL,
-			       "too old resource version: %" PRIu64 " (%" PRIu64 ")", spec.since,
-			       stats.ring_floor);
+				      "too old resource version: %" PRIu64 " (%" PRIu64 ")",
+				      spec.since, stats.ring_floor);
 		return;
 	}
 	struct pk_watch *w = NULL;
@@ -744,7 +769,8 @@ struct call {
 static const char *restricted_node(const struct call *c)
 {
 	const char *node = NULL;
-	if (c->r->type->pk != PK_KIND_NODE || c->r->sub || !pk_srv_admission_node_name(c->who, &node))
+	if (c->r->type->pk != PK_KIND_NODE || c->r->sub ||
+	    !pk_srv_admission_node_name(c->who, &node))
 		return NULL;
 	return node;
 }
@@ -764,8 +790,9 @@ static int admit_update(const struct call *c, json_t *obj, struct pk_errors *err
 		rc = pk_srv_admission_node_write(node, old, obj, errs);
 	json_t *meta = json_object_get(obj, "metadata");
 	if (rc == 0 && !json_string_value(json_object_get(meta, "resourceVersion")))
-		json_object_set(meta, "resourceVersion",
-				json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
+		json_object_set(
+		    meta, "resourceVersion",
+		    json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
 	json_decref(old);
 	return rc;
 }
@@ -782,8 +809,8 @@ static int patch_admitted(const struct call *c, enum pk_patch_type type, const j
 	enum pk_store_sub sub = r->sub ? PK_SUB_STATUS : PK_SUB_MAIN;
 	const char *node = restricted_node(c);
 	if (!node)
-		return pk_store_patch_opts(c->srv->store, r->type->kind, r->ns, r->name, type, patch,
-					   sub, &c->wo, errs, ret);
+		return pk_store_patch_opts(c->srv->store, r->type->kind, r->ns, r->name, type,
+					   patch, sub, &c->wo, errs, ret);
 	int rc = -PK_STORE_ECONFLICT;
 	for (int attempt = 0; attempt < 5 && rc == -PK_STORE_ECONFLICT; attempt++) {
 		json_t *old = NULL, *next = NULL;
@@ -798,12 +825,13 @@ static int patch_admitted(const struct call *c, enum pk_patch_type type, const j
 			rc = -EINVAL;
 		}
 		json_t *meta = rc == 0 ? json_object_get(next, "metadata") : NULL;
-		bool pinned_by_client = meta && json_is_string(json_object_get(
-						json_object_get(patch, "metadata"), "resourceVersion"));
+		bool pinned_by_client =
+		    meta && json_is_string(json_object_get(json_object_get(patch, "metadata"),
+							   "resourceVersion"));
 		if (rc == 0) {
 			json_object_set(next, "kind", json_object_get(old, "kind"));
-			json_object_set(meta, "name", json_object_get(json_object_get(old, "metadata"),
-								     "name"));
+			json_object_set(meta, "name",
+					json_object_get(json_object_get(old, "metadata"), "name"));
 			if (!pinned_by_client)
 				json_object_set(meta, "resourceVersion",
 						json_object_get(json_object_get(old, "metadata"),
@@ -831,10 +859,10 @@ static void do_create(const struct call *c, struct pk_response *resp)
 		json_decref(obj);
 		return;
 	}
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	json_t *out = NULL;
-	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-							    "name"));
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 	char namebuf[256];
 	snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
 	const char *node = restricted_node(c);
@@ -866,7 +894,7 @@ static bool binding_uid_differs(const json_t *binding, const json_t *pod)
  */
 static void binding_mark_scheduled(struct pk_server *srv, json_t *pod)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	json_t *out = NULL;
 
 	if (pod && pk_condition_set(pod, "PodScheduled", "True", "", "", time(NULL)) == 0)
@@ -876,38 +904,40 @@ static void binding_mark_scheduled(struct pk_server *srv, json_t *pod)
 }
 
 /* pods/NAME/binding: set spec.nodeName once. */
-static void do_binding(struct pk_server *srv, const struct pk_request *req,
-		       const struct route *r, struct pk_response *resp)
+static void do_binding(struct pk_server *srv, const struct pk_request *req, const struct route *r,
+		       struct pk_response *resp)
 {
 	json_t *body;
 	if (parse_body(req, resp, &body) < 0)
 		return;
-	const char *node = json_string_value(json_object_get(json_object_get(body, "target"), "name"));
+	const char *node =
+	    json_string_value(json_object_get(json_object_get(body, "target"), "name"));
 	if (!node || !*node) {
 		json_decref(body);
 		pk_srv_respond_status(resp, 422, "Invalid", "Binding", r->name, NULL,
-			       "Binding \"%s\" is invalid: target.name: Required value", r->name);
+				      "Binding \"%s\" is invalid: target.name: Required value",
+				      r->name);
 		return;
 	}
 	json_t *pod = NULL;
 	int rc = pk_store_get(srv->store, "Pod", r->ns, r->name, &pod);
-	const char *bound = rc == 0 ? json_string_value(json_object_get(json_object_get(pod, "spec"),
-									 "nodeName"))
-				    : NULL;
+	const char *bound =
+	    rc == 0 ? json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"))
+		    : NULL;
 	if (rc == 0 && bound && *bound) {
 		pk_srv_respond_status(resp, 409, "Conflict", "pods", r->name, NULL,
-			       "pod %s is already assigned to node \"%s\"", r->name, bound);
+				      "pod %s is already assigned to node \"%s\"", r->name, bound);
 	} else if (rc == 0 && binding_uid_differs(body, pod)) {
-		pk_srv_respond_status(resp, 409, "Conflict", "pods", r->name, NULL,
-			       "Precondition failed: UID in precondition: %s, UID in object meta: %s",
-			       pk_get_string(body, "metadata.uid"),
-			       pk_get_string(pod, "metadata.uid") ?: "");
+		pk_srv_respond_status(
+		    resp, 409, "Conflict", "pods", r->name, NULL,
+		    "Precondition failed: UID in precondition: %s, UID in object meta: %s",
+		    pk_get_string(body, "metadata.uid"), pk_get_string(pod, "metadata.uid") ?: "");
 	} else if (rc == 0) {
-		json_t *patch = json_pack("{s:{s:s},s:{s:s}}", "spec", "nodeName", node, "metadata",
-					  "resourceVersion", json_string_value(json_object_get(
-								     json_object_get(pod, "metadata"),
-								     "resourceVersion")));
-		struct pk_errors errs = { 0 };
+		json_t *patch = json_pack(
+		    "{s:{s:s},s:{s:s}}", "spec", "nodeName", node, "metadata", "resourceVersion",
+		    json_string_value(
+			json_object_get(json_object_get(pod, "metadata"), "resourceVersion")));
+		struct pk_errors errs = {0};
 		json_t *out = NULL;
 		json_t *ann = pk_get(body, "metadata.annotations");
 
@@ -922,9 +952,10 @@ static void do_binding(struct pk_server *srv, const struct pk_request *req,
 		if (rc < 0)
 			respond_store_error(resp, rc, r, r->name, &errs);
 		else
-			pk_srv_respond_json(resp, 201, json_pack("{s:s,s:s,s:{},s:s,s:i}", "kind", "Status",
-							  "apiVersion", "v1", "metadata", "status",
-							  "Success", "code", 201));
+			pk_srv_respond_json(resp, 201,
+					    json_pack("{s:s,s:s,s:{},s:s,s:i}", "kind", "Status",
+						      "apiVersion", "v1", "metadata", "status",
+						      "Success", "code", 201));
 		json_decref(out);
 		pk_errors_clear(&errs);
 	} else {
@@ -945,7 +976,7 @@ static void do_update(const struct call *c, struct pk_response *resp)
 		json_decref(obj);
 		return;
 	}
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	json_t *out = NULL;
 	enum pk_store_sub sub = r->sub ? PK_SUB_STATUS : PK_SUB_MAIN;
 	int rc = admit_update(c, obj, &errs);
@@ -980,16 +1011,17 @@ static void do_patch(const struct call *c, struct pk_response *resp)
 	const struct route *r = c->r;
 	enum pk_patch_type type;
 	if (patch_type_of(req->content_type, &type) < 0) {
-		pk_srv_respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
-			       "the body of the request was in an unknown format - accepted media "
-			       "types include: application/json-patch+json, "
-			       "application/merge-patch+json, application/strategic-merge-patch+json");
+		pk_srv_respond_status(
+		    resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
+		    "the body of the request was in an unknown format - accepted media "
+		    "types include: application/json-patch+json, "
+		    "application/merge-patch+json, application/strategic-merge-patch+json");
 		return;
 	}
 	json_t *patch;
 	if (parse_body(req, resp, &patch) < 0)
 		return;
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	json_t *out = NULL;
 	int rc = patch_admitted(c, type, patch, &errs, &out);
 	json_decref(patch);
@@ -1013,24 +1045,27 @@ static int delete_options(const struct pk_request *req, struct pk_response *resp
 	    !json_is_object(opts)) {
 		json_decref(opts);
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-			       "the DeleteOptions could not be decoded: %s", err);
+				      "the DeleteOptions could not be decoded: %s", err);
 		return -EINVAL;
 	}
-	json_t *pre = json_object_get(opts, "preconditions"), *dry = json_object_get(opts, "dryRun");
+	json_t *pre = json_object_get(opts, "preconditions"),
+	       *dry = json_object_get(opts, "dryRun");
 	wo->precondition_rv = json_string_value(json_object_get(pre, "resourceVersion"));
 	wo->precondition_uid = json_string_value(json_object_get(pre, "uid"));
 	size_t i;
 	json_t *v;
 	if (dry && !json_is_array(dry)) {
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-			       "dryRun: Invalid value: expected a list of strings");
+				      "dryRun: Invalid value: expected a list of strings");
 		json_decref(opts);
 		return -EINVAL;
 	}
-	json_array_foreach(dry, i, v) {
+	json_array_foreach(dry, i, v)
+	{
 		if (!json_is_string(v) || strcmp(json_string_value(v), "All") != 0) {
-			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				       "dryRun[%zu]: Unsupported value: supported values: \"All\"", i);
+			pk_srv_respond_status(
+			    resp, 400, "BadRequest", NULL, NULL, NULL,
+			    "dryRun[%zu]: Unsupported value: supported values: \"All\"", i);
 			json_decref(opts);
 			return -EINVAL;
 		}
@@ -1046,7 +1081,7 @@ static void do_delete(struct call *c, struct pk_response *resp)
 	if (delete_options(c->req, resp, &opts, &c->wo) < 0)
 		return;
 	json_t *out = NULL;
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	int rc = pk_store_delete_opts(c->srv->store, c->r->type->kind, c->r->ns, c->r->name, &c->wo,
 				      &errs, &out);
 	if (rc < 0)
@@ -1081,8 +1116,9 @@ static int query_dry_run(const struct pk_request *req, struct pk_response *resp,
 			continue;
 		const char *v = req->args[i].value ? req->args[i].value : "";
 		if (strcmp(v, "All") != 0) {
-			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				       "dryRun: Unsupported value: \"%s\": supported values: \"All\"", v);
+			pk_srv_respond_status(
+			    resp, 400, "BadRequest", NULL, NULL, NULL,
+			    "dryRun: Unsupported value: \"%s\": supported values: \"All\"", v);
 			return -EINVAL;
 		}
 		*ret = true;
@@ -1094,7 +1130,7 @@ static void dispatch_resource(struct pk_server *srv, const struct pk_request *re
 			      const struct route *r, const struct pk_identity *who,
 			      const char *verb, struct pk_response *resp)
 {
-	struct call c = { .srv = srv, .req = req, .r = r, .who = who };
+	struct call c = {.srv = srv, .req = req, .r = r, .who = who};
 	bool is_get = strcmp(req->method, "GET") == 0;
 	if (!is_get && query_dry_run(req, resp, &c.wo.dry_run) < 0)
 		return;
@@ -1119,8 +1155,9 @@ static void dispatch_resource(struct pk_server *srv, const struct pk_request *re
 	else if (strcmp(verb, "delete") == 0 && !collection && !r->sub)
 		do_delete(&c, resp);
 	else
-		pk_srv_respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
-			       "the server does not allow this method on the requested resource");
+		pk_srv_respond_status(
+		    resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
+		    "the server does not allow this method on the requested resource");
 }
 
 /* metadata.name of a create body, for authorisation by name; NULL when unknown. */
@@ -1151,13 +1188,13 @@ static const char *handle_ui(struct pk_server *srv, const struct pk_request *req
 {
 	if (strcmp(req->method, "GET") != 0) {
 		pk_srv_respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
-			       "method %s is not allowed", req->method);
+				      "method %s is not allowed", req->method);
 		return "ui";
 	}
 	if (pk_srv_ui_render(srv, req, resp) < 0) {
 		pk_response_clear(resp);
 		pk_srv_respond_status(resp, 404, "NotFound", NULL, NULL, NULL,
-			       "the server could not find the requested resource");
+				      "the server could not find the requested resource");
 	}
 	return "ui";
 }
@@ -1180,8 +1217,8 @@ static bool serve_public(struct pk_server *srv, const struct pk_request *req,
 	else if (strcmp(req->path, "/readyz") == 0 && !pk_store_writable(srv->store))
 		/* Not ready while writes fail (disk full, I/O errors): kube's etcd check. */
 		pk_srv_respond_text(resp, 500, "text/plain; charset=utf-8",
-			     "[-]store failed: the last write to the store failed\n"
-			     "readyz check failed\n");
+				    "[-]store failed: the last write to the store failed\n"
+				    "readyz check failed\n");
 	else
 		pk_srv_respond_text(resp, 200, "text/plain; charset=utf-8", "ok");
 	return true;
@@ -1194,11 +1231,12 @@ static bool refuse_early(bool authed, const struct pk_request *req, struct pk_re
 		pk_srv_respond_status(resp, 401, "Unauthorized", NULL, NULL, NULL, "Unauthorized");
 	} else if (req->nargs > PK_SERVER_MAX_QUERY_ARGS) {
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-			       "too many query parameters: %zu (at most %d)", req->nargs,
-			       PK_SERVER_MAX_QUERY_ARGS);
+				      "too many query parameters: %zu (at most %d)", req->nargs,
+				      PK_SERVER_MAX_QUERY_ARGS);
 	} else if (req->body_too_large || req->body_len > PK_SERVER_MAX_BODY) {
 		pk_srv_respond_status(resp, 413, "RequestEntityTooLarge", NULL, NULL, NULL,
-			       "the request body is larger than %d bytes", PK_SERVER_MAX_BODY);
+				      "the request body is larger than %d bytes",
+				      PK_SERVER_MAX_BODY);
 	} else {
 		return false;
 	}
@@ -1219,9 +1257,11 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 	if (refuse_early(authed, req, resp))
 		return authed ? "other" : "auth";
 	if (ui_api) {
-		if (!pk_authorize(&who, "list", "Node", NULL) || !pk_authorize(&who, "list", "Pod", NULL)) {
+		if (!pk_authorize(&who, "list", "Node", NULL) ||
+		    !pk_authorize(&who, "list", "Pod", NULL)) {
 			pk_srv_respond_status(resp, 403, "Forbidden", NULL, NULL, NULL,
-				       "User \"%s\" cannot read the placement map", who.user);
+					      "User \"%s\" cannot read the placement map",
+					      who.user);
 			return "ui";
 		}
 		return handle_ui(srv, req, resp);
@@ -1238,35 +1278,39 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 		resp->body_len = text ? strlen(text) : 0;
 		return "metrics";
 	}
-	struct route r = { 0 };
+	struct route r = {0};
 	if (parse_route(req->path, &r) < 0) {
 		route_clear(&r);
-		if (strcmp(req->method, "GET") == 0 && pk_srv_discovery_handle(srv, req->path, resp))
+		if (strcmp(req->method, "GET") == 0 &&
+		    pk_srv_discovery_handle(srv, req->path, resp))
 			return "discovery";
-		pk_srv_respond_status(resp, 404, "NotFound", NULL, NULL, NULL, "the server could not find "
-			       "the requested resource");
+		pk_srv_respond_status(resp, 404, "NotFound", NULL, NULL, NULL,
+				      "the server could not find "
+				      "the requested resource");
 		return "other";
 	}
 	bool watch = false, bookmarks = false;
 	const char *verb = NULL;
-	if (arg_bool(req, "watch", &watch) < 0 || arg_bool(req, "allowWatchBookmarks", &bookmarks) < 0) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-			       "watch and allowWatchBookmarks take a boolean (true, false, 1, 0, "
-			       "t, f, ...)");
+	if (arg_bool(req, "watch", &watch) < 0 ||
+	    arg_bool(req, "allowWatchBookmarks", &bookmarks) < 0) {
+		pk_srv_respond_status(
+		    resp, 400, "BadRequest", NULL, NULL, NULL,
+		    "watch and allowWatchBookmarks take a boolean (true, false, 1, 0, "
+		    "t, f, ...)");
 		route_clear(&r);
 		return "other";
 	}
 	verb = verb_of(req->method, &r, watch);
 	if (!verb) {
 		pk_srv_respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
-			       "method %s is not allowed", req->method);
+				      "method %s is not allowed", req->method);
 	} else if (!pk_authorize(&who, verb, r.type->kind, r.name) &&
 		   (r.name || !pk_authorize(&who, verb, r.type->kind, body_name(req)))) {
-		pk_srv_respond_status(resp, 403, "Forbidden", r.type->plural, r.name, NULL,
-			       "%s \"%s\" is forbidden: User \"%s\" cannot %s resource \"%s\" in API "
-			       "group \"%s\"",
-			       r.type->plural, r.name ? r.name : "", who.user, verb, r.type->plural,
-			       r.group);
+		pk_srv_respond_status(
+		    resp, 403, "Forbidden", r.type->plural, r.name, NULL,
+		    "%s \"%s\" is forbidden: User \"%s\" cannot %s resource \"%s\" in API "
+		    "group \"%s\"",
+		    r.type->plural, r.name ? r.name : "", who.user, verb, r.type->plural, r.group);
 	} else {
 		dispatch_resource(srv, req, &r, &who, verb, resp);
 	}
@@ -1279,7 +1323,7 @@ bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
 {
 	struct pk_identity who;
 	struct ident_store is;
-	struct pk_response resp = { 0 };
+	struct pk_response resp = {0};
 	if (!req->method || !req->path || req->path[0] != '/' || public_path(req->path) ||
 	    ui_page(req->path))
 		return false;
@@ -1292,18 +1336,19 @@ bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
 	return true;
 }
 
-int pk_server_handle(struct pk_server *srv, const struct pk_request *req,
-		     struct pk_response *ret)
+int pk_server_handle(struct pk_server *srv, const struct pk_request *req, struct pk_response *ret)
 {
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	struct pk_response resp = { 0 };
+	struct pk_response resp = {0};
 	if (!req->method || !req->path || req->path[0] != '/') {
-		pk_srv_respond_status(&resp, 400, "BadRequest", NULL, NULL, NULL, "malformed request");
+		pk_srv_respond_status(&resp, 400, "BadRequest", NULL, NULL, NULL,
+				      "malformed request");
 	} else {
 		const char *verb = handle(srv, req, &resp);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		double secs =
+		    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 		pk_srv_metrics_record(srv, verb, resp.status, secs);
 		pk_srv_log(srv, 2, "%s %s -> %d (%.1f ms)", req->method, req->path, resp.status,
 			   secs * 1000);

@@ -61,15 +61,15 @@ struct pk_server {
 };
 
 void pk_srv_log(struct pk_server *srv, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Responses. */
 void pk_srv_respond_json(struct pk_response *resp, int status, json_t *body); /* body stolen */
 void pk_srv_respond_text(struct pk_response *resp, int status, const char *ctype, const char *text);
 /* A Status object; causes: messages "path: text" (may be NULL). */
 void pk_srv_respond_status(struct pk_response *resp, int code, const char *reason, const char *kind,
-		    const char *name, const struct pk_errors *causes, const char *fmt, ...)
-	__attribute__((format(printf, 7, 8)));
+			   const char *name, const struct pk_errors *causes, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
 
 /* protobuf.c: a Kubernetes protobuf body (Namespace, PriorityClass) as JSON;
  * -EPROTONOSUPPORT for other kinds, -EINVAL when malformed. */
@@ -82,15 +82,14 @@ void pk_srv_discovery_openapi_v2(const char *accept, struct pk_response *resp);
 
 /* table.c: meta.k8s.io/v1 Table of objects (items borrowed). */
 bool pk_srv_wants_table(const char *accept);
-json_t *pk_srv_table_of(const struct pk_type *t, json_t *items, bool with_header,
-		 bool full_object);
+json_t *pk_srv_table_of(const struct pk_type *t, json_t *items, bool with_header, bool full_object);
 
 /* watch.c */
 struct watch_spec {
 	const struct pk_type *type;
-	const char *ns; /* NULL: all */
+	const char *ns;			     /* NULL: all */
 	struct pk_selector *labels, *fields; /* taken */
-	uint64_t since;  /* 0: send current objects first */
+	uint64_t since;			     /* 0: send current objects first */
 	bool table;
 	bool bookmarks; /* allowWatchBookmarks */
 	int timeout_s;
@@ -102,7 +101,7 @@ int pk_srv_watch_new(struct pk_server *srv, struct watch_spec *spec, struct pk_w
 struct MHD_Connection;
 struct MHD_Response;
 struct MHD_Response *pk_srv_stream_response(struct pk_server *srv, struct MHD_Connection *conn,
-				     struct pk_watch *w);
+					    struct pk_watch *w);
 int pk_srv_stream_hub_start(struct pk_server *srv);
 /* Sets srv->stopping, joins the hub and resumes every parked stream. */
 void pk_srv_stream_hub_stop(struct pk_server *srv);
@@ -113,7 +112,7 @@ bool pk_srv_admission_node_name(const struct pk_identity *who, const char **ret_
 /* May node write next over old (NULL: create) of its own Node?  0 or -EPERM
  * with the field and reason in errs. */
 int pk_srv_admission_node_write(const char *node, const json_t *old, const json_t *next,
-			 struct pk_errors *errs);
+				struct pk_errors *errs);
 
 /* metrics.c */
 void pk_srv_metrics_record(struct pk_server *srv, const char *verb, int code, double seconds);

@@ -14,9 +14,9 @@
  * Two layers: pk_server_handle() turns one parsed request into one response
  * without any socket (what the fuzz target and unit tests call), and
  * pk_server_start() serves it over libmicrohttpd (an epoll event loop on a
- * few threads; watches park instead of holding a thread; optional TLS).  The store handle is borrowed and must outlive the server.
- * Other in-process code (the scheduling loop, controllers) should call the
- * store directly, which applies the same defaulting and validation.
+ * few threads; watches park instead of holding a thread; optional TLS).  The store handle is
+ * borrowed and must outlive the server. Other in-process code (the scheduling loop, controllers)
+ * should call the store directly, which applies the same defaulting and validation.
  */
 #ifndef PODKERNEL_KERNEL_SERVER_H
 #define PODKERNEL_KERNEL_SERVER_H
@@ -31,16 +31,16 @@
 
 #define PK_SERVER_DEFAULT_LISTEN "127.0.0.1:6443"
 #define PK_SERVER_MAX_BODY PK_MAX_INPUT_BYTES /* larger bodies get 413 */
-#define PK_SERVER_WATCH_TIMEOUT_S 1800      /* default watch length */
+#define PK_SERVER_WATCH_TIMEOUT_S 1800	      /* default watch length */
 /* Limits against hostile clients (README, "Security"). */
-#define PK_SERVER_THREADS 16                   /* event-loop threads */
-#define PK_SERVER_MAX_CONNECTIONS 4000         /* in total */
+#define PK_SERVER_THREADS 16		       /* event-loop threads */
+#define PK_SERVER_MAX_CONNECTIONS 4000	       /* in total */
 #define PK_SERVER_MAX_CONNECTIONS_PER_ADDR 200 /* from one client address */
-#define PK_SERVER_IDLE_TIMEOUT_S 10   /* idle or unfinished request: closed */
+#define PK_SERVER_IDLE_TIMEOUT_S 10	       /* idle or unfinished request: closed */
 #define PK_SERVER_MAX_HEADER_BYTES (64 * 1024) /* request line + headers (per connection) */
-#define PK_SERVER_MAX_QUERY_ARGS 256  /* more: 400, never silently dropped */
-#define PK_SERVER_WATCH_BUFFER (1 << 20) /* bytes a watch buffers ahead (plus one event) */
-#define PK_SERVER_WATCH_MEMORY (64u << 20) /* all watches together (plus one fill each) */
+#define PK_SERVER_MAX_QUERY_ARGS 256	       /* more: 400, never silently dropped */
+#define PK_SERVER_WATCH_BUFFER (1 << 20)       /* bytes a watch buffers ahead (plus one event) */
+#define PK_SERVER_WATCH_MEMORY (64u << 20)     /* all watches together (plus one fill each) */
 
 /* ---- static token file ------------------------------------------------------ */
 struct pk_token {
@@ -109,7 +109,7 @@ struct pk_watch;
 struct pk_response {
 	int status;
 	const char *content_type; /* static string */
-	char *body;               /* malloc'ed, body_len bytes */
+	char *body;		  /* malloc'ed, body_len bytes */
 	size_t body_len;
 	struct pk_watch *watch; /* non-NULL: stream events with pk_watch_read() */
 };
@@ -133,7 +133,7 @@ void pk_watch_free(struct pk_watch *w);
 
 /* ---- the server -------------------------------------------------------------- */
 struct pk_server_config {
-	const char *listen;          /* "ADDR:PORT" or "[ADDR6]:PORT"; port 0 picks one */
+	const char *listen;	     /* "ADDR:PORT" or "[ADDR6]:PORT"; port 0 picks one */
 	const char *token_auth_file; /* NULL: no authentication, everyone is admin */
 	const char *tls_cert_file;   /* both or neither */
 	const char *tls_key_file;
@@ -143,7 +143,7 @@ struct pk_server_config {
 	bool insecure_allow_non_loopback; /* plain HTTP on a non-loopback address */
 	/* No token file on a non-loopback address (everyone is admin). */
 	bool insecure_allow_anonymous_admin;
-	int verbosity;                    /* 0 errors, 1 startup, 2 every request */
+	int verbosity; /* 0 errors, 1 startup, 2 every request */
 	/* Where log lines go (the program decides); NULL: nowhere. */
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;
@@ -153,8 +153,7 @@ struct pk_server;
 /* Check the configuration and load the token file; no socket yet. */
 int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 		  struct pk_server **ret, char *err, size_t errlen);
-int pk_server_handle(struct pk_server *srv, const struct pk_request *req,
-		     struct pk_response *ret);
+int pk_server_handle(struct pk_server *srv, const struct pk_request *req, struct pk_response *ret);
 /*
  * Decide on the request line and headers alone (req->body unset), before any
  * body is read: when the request would be refused whatever its body (no valid

@@ -86,14 +86,14 @@ static void stream_free(void *cls)
 }
 
 struct MHD_Response *pk_srv_stream_response(struct pk_server *srv, struct MHD_Connection *conn,
-				     struct pk_watch *w)
+					    struct pk_watch *w)
 {
 	struct stream *s = calloc(1, sizeof(*s));
 	if (!s) {
 		pk_watch_free(w);
 		return NULL;
 	}
-	*s = (struct stream){ .srv = srv, .w = w, .conn = conn, .last_sent = now_s() };
+	*s = (struct stream){.srv = srv, .w = w, .conn = conn, .last_sent = now_s()};
 	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
 								   stream_read, s, stream_free);
 	if (!r) {
@@ -130,7 +130,7 @@ static void *hub_main(void *arg)
 		uint64_t rv = pk_store_rv(srv->store);
 		if (pk_store_wait(srv->store, rv, HUB_TICK_MS) == -ECANCELED) {
 			/* The store is shutting down: watches end at their next read. */
-			struct timespec ts = { 0, HUB_TICK_MS * 1000000L / 4 };
+			struct timespec ts = {0, HUB_TICK_MS * 1000000L / 4};
 			nanosleep(&ts, NULL);
 		}
 		pk_srv_stream_resume_all(srv);

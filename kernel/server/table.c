@@ -35,7 +35,7 @@ static json_t *cell_name(json_t *o)
 static json_t *cell_age(json_t *o)
 {
 	const char *ts = sget(o, "metadata", "creationTimestamp");
-	struct tm tm = { 0 };
+	struct tm tm = {0};
 	if (!ts || sscanf(ts, "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
 			  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
 		return json_string("<unknown>");
@@ -61,9 +61,9 @@ static json_t *condition_status(json_t *o, const char *type)
 	json_t *conds = json_object_get(json_object_get(o, "status"), "conditions");
 	size_t i;
 	json_t *c;
-	json_array_foreach(conds, i, c)
-		if (strcmp(json_string_value(json_object_get(c, "type")) ?: "", type) == 0)
-			return json_object_get(c, "status");
+	json_array_foreach(conds, i,
+			   c) if (strcmp(json_string_value(json_object_get(c, "type")) ?: "",
+					 type) == 0) return json_object_get(c, "status");
 	return NULL;
 }
 
@@ -74,8 +74,8 @@ static json_t *cell_node_status(json_t *o)
 	char buf[64];
 	snprintf(buf, sizeof(buf), "%s%s", base,
 		 json_is_true(json_object_get(json_object_get(o, "spec"), "unschedulable"))
-			 ? ",SchedulingDisabled"
-			 : "");
+		     ? ",SchedulingDisabled"
+		     : "");
 	return json_string(buf);
 }
 
@@ -129,8 +129,8 @@ static json_t *cell_scheduled(json_t *o)
 {
 	const char *kind = json_string_value(json_object_get(o, "kind")) ?: "";
 	json_t *s = condition_status(o, pk_kind_from_string(kind) == PK_KIND_POD_GROUP
-						? "PodGroupInitiallyScheduled"
-						: "CompositePodGroupInitiallyScheduled");
+					    ? "PodGroupInitiallyScheduled"
+					    : "CompositePodGroupInitiallyScheduled");
 	return json_string(json_string_value(s) ?: "Unknown");
 }
 
@@ -161,35 +161,38 @@ static json_t *cell_ns_status(json_t *o)
 	return json_string(sget(o, "status", "phase") ?: "Active");
 }
 
-#define NAME_COL { "Name", "string", 0, cell_name }
-#define AGE_COL { "Age", "string", 0, cell_age }
+#define NAME_COL                                                                                   \
+	{                                                                                          \
+		"Name", "string", 0, cell_name                                                     \
+	}
+#define AGE_COL                                                                                    \
+	{                                                                                          \
+		"Age", "string", 0, cell_age                                                       \
+	}
 
-static const struct column node_cols[] = { NAME_COL, { "Status", "string", 0, cell_node_status },
-					   AGE_COL, { NULL } };
-static const struct column pod_cols[] = { NAME_COL,
-					  { "Status", "string", 0, cell_pod_status },
-					  { "Node", "string", 0, cell_pod_node },
-					  AGE_COL,
-					  { "Group", "string", 1, cell_pod_group },
-					  { "Priority", "integer", 1, cell_priority },
-					  { NULL } };
-static const struct column group_cols[] = { NAME_COL,
-					    { "Policy", "string", 0, cell_policy },
-					    { "Min", "integer", 0, cell_min },
-					    { "Scheduled", "string", 0, cell_scheduled },
-					    AGE_COL,
-					    { "Parent", "string", 1, cell_parent },
-					    { "Workload", "string", 1, cell_workload },
-					    { "Priority", "integer", 1, cell_priority },
-					    { NULL } };
-static const struct column pc_cols[] = { NAME_COL,
-					 { "Value", "integer", 0, cell_pc_value },
-					 { "Global-Default", "boolean", 0, cell_pc_default },
-					 AGE_COL,
-					 { NULL } };
-static const struct column ns_cols[] = { NAME_COL, { "Status", "string", 0, cell_ns_status },
-					 AGE_COL, { NULL } };
-static const struct column default_cols[] = { NAME_COL, AGE_COL, { NULL } };
+static const struct column node_cols[] = {
+    NAME_COL, {"Status", "string", 0, cell_node_status}, AGE_COL, {NULL}};
+static const struct column pod_cols[] = {
+    NAME_COL, {"Status", "string", 0, cell_pod_status}, {"Node", "string", 0, cell_pod_node},
+    AGE_COL,  {"Group", "string", 1, cell_pod_group},	{"Priority", "integer", 1, cell_priority},
+    {NULL}};
+static const struct column group_cols[] = {NAME_COL,
+					   {"Policy", "string", 0, cell_policy},
+					   {"Min", "integer", 0, cell_min},
+					   {"Scheduled", "string", 0, cell_scheduled},
+					   AGE_COL,
+					   {"Parent", "string", 1, cell_parent},
+					   {"Workload", "string", 1, cell_workload},
+					   {"Priority", "integer", 1, cell_priority},
+					   {NULL}};
+static const struct column pc_cols[] = {NAME_COL,
+					{"Value", "integer", 0, cell_pc_value},
+					{"Global-Default", "boolean", 0, cell_pc_default},
+					AGE_COL,
+					{NULL}};
+static const struct column ns_cols[] = {
+    NAME_COL, {"Status", "string", 0, cell_ns_status}, AGE_COL, {NULL}};
+static const struct column default_cols[] = {NAME_COL, AGE_COL, {NULL}};
 
 static const struct column *columns_of(const struct pk_type *t)
 {
@@ -213,27 +216,29 @@ bool pk_srv_wants_table(const char *accept)
 	return accept && strstr(accept, "as=Table") != NULL;
 }
 
-json_t *pk_srv_table_of(const struct pk_type *t, json_t *items, bool with_header,
-		 bool full_object)
+json_t *pk_srv_table_of(const struct pk_type *t, json_t *items, bool with_header, bool full_object)
 {
 	const struct column *cols = columns_of(t);
 	json_t *defs = json_array(), *rows = json_array();
 	for (const struct column *c = cols; with_header && c->name; c++)
-		json_array_append_new(defs, json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", c->name, "type",
-						      c->type, "format", c == cols ? "name" : "",
-						      "description", "", "priority", c->priority));
+		json_array_append_new(defs,
+				      json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", c->name, "type",
+						c->type, "format", c == cols ? "name" : "",
+						"description", "", "priority", c->priority));
 	size_t i;
 	json_t *obj;
-	json_array_foreach(items, i, obj) {
+	json_array_foreach(items, i, obj)
+	{
 		json_t *cells = json_array();
 		for (const struct column *c = cols; c->name; c++)
 			json_array_append_new(cells, c->cell(obj));
-		json_t *row_obj = full_object
-					  ? json_incref(obj)
-					  : json_pack("{s:s,s:s,s:O}", "kind", "PartialObjectMetadata",
-						      "apiVersion", "meta.k8s.io/v1", "metadata",
-						      json_object_get(obj, "metadata"));
-		json_array_append_new(rows, json_pack("{s:o,s:o}", "cells", cells, "object", row_obj));
+		json_t *row_obj =
+		    full_object
+			? json_incref(obj)
+			: json_pack("{s:s,s:s,s:O}", "kind", "PartialObjectMetadata", "apiVersion",
+				    "meta.k8s.io/v1", "metadata", json_object_get(obj, "metadata"));
+		json_array_append_new(rows,
+				      json_pack("{s:o,s:o}", "cells", cells, "object", row_obj));
 	}
 	return json_pack("{s:s,s:s,s:{},s:o,s:o}", "kind", "Table", "apiVersion", "meta.k8s.io/v1",
 			 "metadata", "columnDefinitions", defs, "rows", rows);

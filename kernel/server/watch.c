@@ -28,7 +28,7 @@
 #include "kernel/server/server-internal.h"
 
 #define WATCH_BATCH 256
-#define WATCH_LIST_PAGE 1 /* objects held parsed per watch: one at a time */
+#define WATCH_LIST_PAGE 1	      /* objects held parsed per watch: one at a time */
 #define WATCH_BUFFER_KEEP (64 * 1024) /* a larger buffer is freed once drained */
 
 struct pk_watch {
@@ -138,7 +138,7 @@ static bool matches(const struct pk_watch *w, const json_t *obj)
 {
 	if (w->spec.ns && w->spec.type->namespaced) {
 		const char *ns = json_string_value(
-			json_object_get(json_object_get(obj, "metadata"), "namespace"));
+		    json_object_get(json_object_get(obj, "metadata"), "namespace"));
 		if (!ns || strcmp(ns, w->spec.ns) != 0)
 			return false;
 	}
@@ -178,12 +178,14 @@ void pk_watch_free(struct pk_watch *w)
 
 static int list_page(struct pk_watch *w)
 {
-	struct pk_store_list_opts o = { .labels = w->spec.labels, .fields = w->spec.fields,
-					.limit = WATCH_LIST_PAGE, .continue_token = w->cont };
+	struct pk_store_list_opts o = {.labels = w->spec.labels,
+				       .fields = w->spec.fields,
+				       .limit = WATCH_LIST_PAGE,
+				       .continue_token = w->cont};
 	json_t *items = NULL;
 	char *next = NULL;
-	int rc = pk_store_list(w->srv->store, w->spec.type->kind, w->spec.ns, &o, &items, NULL,
-			       &next);
+	int rc =
+	    pk_store_list(w->srv->store, w->spec.type->kind, w->spec.ns, &o, &items, NULL, &next);
 	if (rc < 0)
 		return rc;
 	free(w->cont);
@@ -196,8 +198,8 @@ static int list_page(struct pk_watch *w)
 
 static uint64_t object_rv(const json_t *obj)
 {
-	const char *s = json_string_value(
-		json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	const char *s =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 	return s ? strtoull(s, NULL, 10) : 0;
 }
 
@@ -324,7 +326,8 @@ ssize_t pk_watch_read(struct pk_watch *w, char *buf, size_t max, int wait_ms)
 			continue;
 		}
 		uint64_t last = w->rv;
-		int rc = pk_store_events_since(w->srv->store, w->rv, WATCH_BATCH, on_event, w, &last);
+		int rc =
+		    pk_store_events_since(w->srv->store, w->rv, WATCH_BATCH, on_event, w, &last);
 		charge(w);
 		w->rv = last;
 		if (rc == -PK_STORE_EGONE) {
@@ -337,7 +340,8 @@ ssize_t pk_watch_read(struct pk_watch *w, char *buf, size_t max, int wait_ms)
 		if (w->len)
 			continue;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		long spent =
+		    (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
 		if (spent >= wait_ms)
 			return 0;
 		long slice = wait_ms - spent < 250 ? wait_ms - spent : 250;

@@ -48,12 +48,12 @@ START_TEST(test_tokens_parse)
 		      tk->warning);
 	pk_tokens_free(tk);
 
-	static const char *const bad[] = { "tok,alice\n", "\"tok,alice,u1\n", ",alice,u1\n",
-					   "t,u,i,\"g\"x\n" };
+	static const char *const bad[] = {"tok,alice\n", "\"tok,alice,u1\n", ",alice,u1\n",
+					  "t,u,i,\"g\"x\n"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		tk = NULL;
-		ck_assert_msg(pk_tokens_parse("t.csv", bad[i], strlen(bad[i]), &tk, err, sizeof(err)) ==
-				      -EINVAL,
+		ck_assert_msg(pk_tokens_parse("t.csv", bad[i], strlen(bad[i]), &tk, err,
+					      sizeof(err)) == -EINVAL,
 			      "accepted: %s", bad[i]);
 		ck_assert_msg(strncmp(err, "t.csv:1:", 8) == 0, "no position: %s", err);
 	}
@@ -63,12 +63,12 @@ END_TEST
 
 START_TEST(test_authorize)
 {
-	const char *masters[] = { "system:masters" };
-	const char *nodes[] = { "system:nodes" };
-	struct pk_identity admin = { "alice", masters, 1, true };
-	struct pk_identity node = { "system:node:n1", nodes, 1, true };
-	struct pk_identity user = { "bob", NULL, 0, true };
-	struct pk_identity anon = { "system:anonymous", NULL, 0, false };
+	const char *masters[] = {"system:masters"};
+	const char *nodes[] = {"system:nodes"};
+	struct pk_identity admin = {"alice", masters, 1, true};
+	struct pk_identity node = {"system:node:n1", nodes, 1, true};
+	struct pk_identity user = {"bob", NULL, 0, true};
+	struct pk_identity anon = {"system:anonymous", NULL, 0, false};
 	ck_assert(pk_authorize(&admin, "delete", "Pod", "x"));
 	ck_assert(pk_authorize(&node, "get", "Pod", "x"));
 	ck_assert(pk_authorize(&node, "watch", "Node", NULL));
@@ -102,7 +102,7 @@ static void setup(void)
 	fputs("admintok,admin,1,\"system:masters\"\nnodetok,system:node:n1,2,system:nodes\n", f);
 	fclose(f);
 	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
-	struct pk_server_config cfg = { .token_auth_file = path };
+	struct pk_server_config cfg = {.token_auth_file = path};
 	ck_assert_int_eq(pk_server_new(st, &cfg, &srv, err, sizeof(err)), 0);
 }
 
@@ -133,18 +133,18 @@ static int call(const char *method, const char *path, const char *token, const c
 			char *eq = strchr(kv, '=');
 			if (eq)
 				*eq++ = '\0';
-			args[nargs++] = (struct pk_query_arg){ kv, eq ? eq : "" };
+			args[nargs++] = (struct pk_query_arg){kv, eq ? eq : ""};
 		}
 	}
 	struct pk_request req = {
-		.method = method,
-		.path = pathbuf,
-		.args = args,
-		.nargs = nargs,
-		.authorization = token ? auth : NULL,
-		.content_type = ctype,
-		.body = body,
-		.body_len = body ? strlen(body) : 0,
+	    .method = method,
+	    .path = pathbuf,
+	    .args = args,
+	    .nargs = nargs,
+	    .authorization = token ? auth : NULL,
+	    .content_type = ctype,
+	    .body = body,
+	    .body_len = body ? strlen(body) : 0,
 	};
 	struct pk_response resp;
 	ck_assert_int_eq(pk_server_handle(srv, &req, &resp), 0);
@@ -175,16 +175,17 @@ START_TEST(test_status_codes)
 	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods", "admintok",
 			      "application/json", POD, &b),
 			 201);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(b, "metadata"),
-							   "namespace")),
-			 "default");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(b, "metadata"), "namespace")),
+	    "default");
 	json_decref(b);
 	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods", "admintok",
 			      "application/json", POD, &b),
 			 409);
 	ck_assert_str_eq(reason(b), "AlreadyExists");
 	json_decref(b);
-	ck_assert_int_eq(call("POST", "/api/v1/namespaces/other/pods", "admintok", "application/json",
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/other/pods", "admintok",
+			      "application/json",
 			      "{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"x\"}}", &b),
 			 400);
 	json_decref(b);
@@ -193,21 +194,19 @@ START_TEST(test_status_codes)
 			 400);
 	ck_assert_str_eq(reason(b), "BadRequest");
 	json_decref(b);
-	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods", "admintok",
-			      "application/json",
-			      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"UPPER\"}}",
-			      &b),
-			 422);
+	ck_assert_int_eq(
+	    call("POST", "/api/v1/namespaces/default/pods", "admintok", "application/json",
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"UPPER\"}}", &b),
+	    422);
 	ck_assert_str_eq(reason(b), "Invalid");
-	ck_assert_str_eq(json_string_value(json_object_get(
-				 json_array_get(json_object_get(json_object_get(b, "details"), "causes"),
-						0),
-				 "field")),
-			 "metadata.name");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_array_get(json_object_get(json_object_get(b, "details"), "causes"), 0),
+		"field")),
+	    "metadata.name");
 	json_decref(b);
-	ck_assert_int_eq(call("GET", "/api/v1/namespaces/default/pods/nope", "admintok", NULL, NULL,
-			      &b),
-			 404);
+	ck_assert_int_eq(
+	    call("GET", "/api/v1/namespaces/default/pods/nope", "admintok", NULL, NULL, &b), 404);
 	ck_assert_str_eq(reason(b), "NotFound");
 	json_decref(b);
 	ck_assert_int_eq(call("GET", "/api/v1/nothing", "admintok", NULL, NULL, NULL), 404);
@@ -218,12 +217,12 @@ START_TEST(test_status_codes)
 			      "application/json", POD, NULL),
 			 405);
 	/* Stale resourceVersion on update: 409 Conflict. */
-	ck_assert_int_eq(call("PUT", "/api/v1/namespaces/default/pods/p1", "admintok",
-			      "application/json",
-			      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\","
-			      "\"resourceVersion\":\"1\"},\"spec\":{\"containers\":[]}}",
-			      &b),
-			 409);
+	ck_assert_int_eq(
+	    call("PUT", "/api/v1/namespaces/default/pods/p1", "admintok", "application/json",
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\","
+		 "\"resourceVersion\":\"1\"},\"spec\":{\"containers\":[]}}",
+		 &b),
+	    409);
 	ck_assert_str_eq(reason(b), "Conflict");
 	json_decref(b);
 }
@@ -231,19 +230,23 @@ END_TEST
 
 START_TEST(test_node_restriction)
 {
-	static const char node[] = "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
-				   "\"%s\"}}";
+	static const char node[] =
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+	    "\"%s\"}}";
 	char body[256];
 	json_t *b = NULL;
 	snprintf(body, sizeof(body), node, "n1");
-	ck_assert_int_eq(call("POST", "/api/v1/nodes", "nodetok", "application/json", body, NULL), 201);
+	ck_assert_int_eq(call("POST", "/api/v1/nodes", "nodetok", "application/json", body, NULL),
+			 201);
 	snprintf(body, sizeof(body), node, "n2");
 	ck_assert_int_eq(call("POST", "/api/v1/nodes", "admintok", "application/json", body, NULL),
 			 201);
-	ck_assert_int_eq(call("PATCH", "/api/v1/nodes/n1", "nodetok", "application/merge-patch+json",
+	ck_assert_int_eq(call("PATCH", "/api/v1/nodes/n1", "nodetok",
+			      "application/merge-patch+json",
 			      "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", NULL),
 			 200);
-	ck_assert_int_eq(call("PATCH", "/api/v1/nodes/n2", "nodetok", "application/merge-patch+json",
+	ck_assert_int_eq(call("PATCH", "/api/v1/nodes/n2", "nodetok",
+			      "application/merge-patch+json",
 			      "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}", &b),
 			 403);
 	ck_assert_str_eq(reason(b), "Forbidden");
@@ -256,45 +259,47 @@ END_TEST
 /* Leases (coordination.k8s.io/v1): served, validated, a node renews only its own. */
 START_TEST(test_leases)
 {
-	static const char lease[] = "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
-				    "\"metadata\":{\"name\":\"%s\",\"namespace\":\"kube-node-lease\"},"
-				    "\"spec\":{\"holderIdentity\":\"%s\",\"leaseDurationSeconds\":%d,"
-				    "\"renewTime\":\"2026-01-01T00:00:00.000000Z\"}}";
+	static const char lease[] =
+	    "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
+	    "\"metadata\":{\"name\":\"%s\",\"namespace\":\"kube-node-lease\"},"
+	    "\"spec\":{\"holderIdentity\":\"%s\",\"leaseDurationSeconds\":%d,"
+	    "\"renewTime\":\"2026-01-01T00:00:00.000000Z\"}}";
 	static const char base[] = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
 	char body[512], path[256];
 	json_t *b = NULL;
 
 	snprintf(body, sizeof(body), lease, "n1", "n1", 40);
 	ck_assert_int_eq(call("POST", base, "nodetok", "application/json", body, &b), 201);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(b, "metadata"),
-							   "namespace")),
-			 "kube-node-lease");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(b, "metadata"), "namespace")),
+	    "kube-node-lease");
 	json_decref(b);
 	snprintf(path, sizeof(path), "%s/n1", base);
 	ck_assert_int_eq(call("PATCH", path, "nodetok", "application/merge-patch+json",
 			      "{\"spec\":{\"renewTime\":\"2026-01-01T00:00:10.000000Z\"}}", &b),
 			 200);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(b, "spec"), "renewTime")),
-			 "2026-01-01T00:00:10.000000Z");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(b, "spec"), "renewTime")),
+	    "2026-01-01T00:00:10.000000Z");
 	json_decref(b);
 	snprintf(body, sizeof(body), lease, "n2", "n2", 40);
 	ck_assert_int_eq(call("POST", base, "nodetok", "application/json", body, NULL), 403);
 	snprintf(body, sizeof(body), lease, "n2", "n2", 0);
 	ck_assert_int_eq(call("POST", base, "admintok", "application/json", body, &b), 422);
-	ck_assert_str_eq(json_string_value(json_object_get(
-				 json_array_get(json_object_get(json_object_get(b, "details"), "causes"),
-						0),
-				 "field")),
-			 "spec.leaseDurationSeconds");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_array_get(json_object_get(json_object_get(b, "details"), "causes"), 0),
+		"field")),
+	    "spec.leaseDurationSeconds");
 	json_decref(b);
-	ck_assert_int_eq(call("GET", "/apis/coordination.k8s.io/v1/leases", "nodetok", NULL, NULL,
-			      &b),
-			 200);
+	ck_assert_int_eq(
+	    call("GET", "/apis/coordination.k8s.io/v1/leases", "nodetok", NULL, NULL, &b), 200);
 	ck_assert_uint_eq(json_array_size(json_object_get(b, "items")), 1);
 	json_decref(b);
-	ck_assert_int_eq(call("GET", "/apis/coordination.k8s.io/v1", "nodetok", NULL, NULL, &b), 200);
+	ck_assert_int_eq(call("GET", "/apis/coordination.k8s.io/v1", "nodetok", NULL, NULL, &b),
+			 200);
 	ck_assert_str_eq(json_string_value(json_object_get(
-				 json_array_get(json_object_get(b, "resources"), 0), "name")),
+			     json_array_get(json_object_get(b, "resources"), 0), "name")),
 			 "leases");
 	json_decref(b);
 }
@@ -320,21 +325,20 @@ START_TEST(test_binding)
 			      "\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}",
 			      NULL),
 			 201);
-	ck_assert_int_eq(call("GET", "/api/v1/namespaces/default/pods/p1", "admintok", NULL, NULL,
-			      &b),
-			 200);
+	ck_assert_int_eq(
+	    call("GET", "/api/v1/namespaces/default/pods/p1", "admintok", NULL, NULL, &b), 200);
 	ck_assert_str_eq(pk_get_string(b, "spec.nodeName"), "n1");
 	ck_assert_str_eq(json_string_value(json_object_get(pk_get(b, "metadata.annotations"),
 							   "example.com/slice")),
 			 "0.1.2");
-	ck_assert_str_eq(json_string_value(json_object_get(pk_condition_get(b, "PodScheduled"),
-							   "status")),
-			 "True");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(pk_condition_get(b, "PodScheduled"), "status")),
+	    "True");
 	json_decref(b);
 	/* bound once */
 	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods/p1/binding", "admintok",
-			      "application/json", "{\"target\":{\"kind\":\"Node\",\"name\":\"n2\"}}",
-			      NULL),
+			      "application/json",
+			      "{\"target\":{\"kind\":\"Node\",\"name\":\"n2\"}}", NULL),
 			 409);
 }
 END_TEST
@@ -343,12 +347,12 @@ END_TEST
 START_TEST(test_events_v1)
 {
 	static const char ev[] =
-		"{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\","
-		"\"metadata\":{\"name\":\"p1.1\"},\"eventTime\":\"2026-01-01T00:00:00.000000Z\","
-		"\"reportingController\":\"podkernel\",\"reportingInstance\":\"a\","
-		"\"action\":\"Binding\",\"reason\":\"Scheduled\",\"type\":\"Normal\","
-		"\"regarding\":{\"kind\":\"Pod\",\"name\":\"p1\",\"namespace\":\"default\"},"
-		"\"note\":\"Successfully assigned default/p1 to n1\"}";
+	    "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\","
+	    "\"metadata\":{\"name\":\"p1.1\"},\"eventTime\":\"2026-01-01T00:00:00.000000Z\","
+	    "\"reportingController\":\"podkernel\",\"reportingInstance\":\"a\","
+	    "\"action\":\"Binding\",\"reason\":\"Scheduled\",\"type\":\"Normal\","
+	    "\"regarding\":{\"kind\":\"Pod\",\"name\":\"p1\",\"namespace\":\"default\"},"
+	    "\"note\":\"Successfully assigned default/p1 to n1\"}";
 	static const char base[] = "/apis/events.k8s.io/v1/namespaces/default/events";
 	json_t *b = NULL;
 
@@ -357,14 +361,13 @@ START_TEST(test_events_v1)
 	json_decref(b);
 	ck_assert_int_eq(call("GET", base, "admintok", NULL, NULL, &b), 200);
 	ck_assert_uint_eq(json_array_size(json_object_get(b, "items")), 1);
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(b, "items"),
-									  0),
-							   "note")),
+	ck_assert_str_eq(json_string_value(json_object_get(
+			     json_array_get(json_object_get(b, "items"), 0), "note")),
 			 "Successfully assigned default/p1 to n1");
 	json_decref(b);
 	ck_assert_int_eq(call("GET", "/apis/events.k8s.io/v1", "admintok", NULL, NULL, &b), 200);
 	ck_assert_str_eq(json_string_value(json_object_get(
-				 json_array_get(json_object_get(b, "resources"), 0), "name")),
+			     json_array_get(json_object_get(b, "resources"), 0), "name")),
 			 "events");
 	json_decref(b);
 }
@@ -376,16 +379,16 @@ START_TEST(test_list_watch_and_discovery)
 	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods", "admintok",
 			      "application/json", POD, NULL),
 			 201);
-	ck_assert_int_eq(call("GET", "/api/v1/pods?labelSelector=a%20in", "admintok", NULL, NULL, &b),
-			 400);
+	ck_assert_int_eq(
+	    call("GET", "/api/v1/pods?labelSelector=a%20in", "admintok", NULL, NULL, &b), 400);
 	json_decref(b);
-	ck_assert_int_eq(call("GET", "/api/v1/namespaces/default/pods?limit=1", "admintok", NULL, NULL,
-			      &b),
-			 200);
+	ck_assert_int_eq(
+	    call("GET", "/api/v1/namespaces/default/pods?limit=1", "admintok", NULL, NULL, &b),
+	    200);
 	ck_assert_str_eq(json_string_value(json_object_get(b, "kind")), "PodList");
 	ck_assert_uint_eq(json_array_size(json_object_get(b, "items")), 1);
-	const char *rv = json_string_value(json_object_get(json_object_get(b, "metadata"),
-							   "resourceVersion"));
+	const char *rv =
+	    json_string_value(json_object_get(json_object_get(b, "metadata"), "resourceVersion"));
 	ck_assert_ptr_nonnull(rv);
 	char rvbuf[32];
 	snprintf(rvbuf, sizeof(rvbuf), "%llu", strtoull(rv, NULL, 10) - 1);
@@ -393,9 +396,12 @@ START_TEST(test_list_watch_and_discovery)
 
 	/* A watch from just before the pod replays its ADDED event from the ring. */
 	char auth[] = "Bearer admintok";
-	struct pk_query_arg args[] = { { "watch", "true" }, { "resourceVersion", rvbuf } };
-	struct pk_request req = { .method = "GET", .path = "/api/v1/pods", .args = args, .nargs = 2,
-				  .authorization = auth };
+	struct pk_query_arg args[] = {{"watch", "true"}, {"resourceVersion", rvbuf}};
+	struct pk_request req = {.method = "GET",
+				 .path = "/api/v1/pods",
+				 .args = args,
+				 .nargs = 2,
+				 .authorization = auth};
 	struct pk_response resp;
 	ck_assert_int_eq(pk_server_handle(srv, &req, &resp), 0);
 	ck_assert_int_eq(resp.status, 200);
@@ -410,8 +416,8 @@ START_TEST(test_list_watch_and_discovery)
 	pk_response_clear(&resp);
 
 	/* With allowWatchBookmarks the heartbeat is a BOOKMARK at the version seen. */
-	struct pk_query_arg bargs[] = { { "watch", "1" }, { "resourceVersion", rvbuf },
-					{ "allowWatchBookmarks", "true" } };
+	struct pk_query_arg bargs[] = {
+	    {"watch", "1"}, {"resourceVersion", rvbuf}, {"allowWatchBookmarks", "true"}};
 	req.args = bargs;
 	req.nargs = 3;
 	ck_assert_int_eq(pk_server_handle(srv, &req, &resp), 0);
@@ -430,15 +436,16 @@ START_TEST(test_list_watch_and_discovery)
 	ck_assert_int_eq(call("GET", "/apis", "admintok", NULL, NULL, &b), 200);
 	ck_assert_str_eq(json_string_value(json_object_get(b, "kind")), "APIGroupList");
 	json_decref(b);
-	ck_assert_int_eq(call("GET", "/apis/scheduling.k8s.io/v1alpha3", "admintok", NULL, NULL, &b),
-			 200);
+	ck_assert_int_eq(
+	    call("GET", "/apis/scheduling.k8s.io/v1alpha3", "admintok", NULL, NULL, &b), 200);
 	char *text = json_dumps(b, 0);
 	ck_assert_ptr_nonnull(strstr(text, "\"cpg\""));
 	free(text);
 	json_decref(b);
-	struct pk_request treq = { .method = "GET", .path = "/api/v1/namespaces/default/pods",
-				   .authorization = auth,
-				   .accept = "application/json;as=Table;v=v1;g=meta.k8s.io" };
+	struct pk_request treq = {.method = "GET",
+				  .path = "/api/v1/namespaces/default/pods",
+				  .authorization = auth,
+				  .accept = "application/json;as=Table;v=v1;g=meta.k8s.io"};
 	ck_assert_int_eq(pk_server_handle(srv, &treq, &resp), 0);
 	json_t *table = json_loads(resp.body, 0, NULL);
 	ck_assert_str_eq(json_string_value(json_object_get(table, "kind")), "Table");
@@ -461,16 +468,14 @@ START_TEST(test_watch_gone_after_restart)
 	char err[256], path[300];
 	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
 	snprintf(path, sizeof(path), "%s/tokens", dir);
-	struct pk_server_config cfg = { .token_auth_file = path };
+	struct pk_server_config cfg = {.token_auth_file = path};
 	ck_assert_int_eq(pk_server_new(st, &cfg, &srv, err, sizeof(err)), 0);
-	ck_assert_int_eq(call("GET", "/api/v1/pods?watch=1&resourceVersion=1", "admintok", NULL, NULL,
-			      &b),
-			 410);
+	ck_assert_int_eq(
+	    call("GET", "/api/v1/pods?watch=1&resourceVersion=1", "admintok", NULL, NULL, &b), 410);
 	ck_assert_str_eq(reason(b), "Expired");
 	json_decref(b);
-	ck_assert_int_eq(call("GET", "/api/v1/namespaces/default/pods/p1", "admintok", NULL, NULL,
-			      NULL),
-			 200);
+	ck_assert_int_eq(
+	    call("GET", "/api/v1/namespaces/default/pods/p1", "admintok", NULL, NULL, NULL), 200);
 }
 END_TEST
 
@@ -485,14 +490,14 @@ START_TEST(test_watch_falls_behind)
 	}
 	struct pk_store *s2 = NULL;
 	struct pk_server *v2 = NULL;
-	struct pk_server_config cfg = { 0 };
+	struct pk_server_config cfg = {0};
 	ck_assert_int_eq(pk_store_open(d, &s2, err, sizeof(err)), 0);
 	ck_assert_int_eq(pk_server_new(s2, &cfg, &v2, err, sizeof(err)), 0);
 	char rv[32];
 	snprintf(rv, sizeof(rv), "%llu", (unsigned long long)pk_store_rv(s2));
-	struct pk_query_arg args[] = { { "watch", "1" }, { "resourceVersion", rv } };
-	struct pk_request req = { .method = "GET", .path = "/api/v1/namespaces/default/pods",
-				  .args = args, .nargs = 2 };
+	struct pk_query_arg args[] = {{"watch", "1"}, {"resourceVersion", rv}};
+	struct pk_request req = {
+	    .method = "GET", .path = "/api/v1/namespaces/default/pods", .args = args, .nargs = 2};
 	struct pk_response resp;
 	ck_assert_int_eq(pk_server_handle(v2, &req, &resp), 0);
 	ck_assert_ptr_nonnull(resp.watch);
