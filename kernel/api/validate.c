@@ -587,7 +587,10 @@ int pk_validate(const json_t *obj, struct pk_errors *errs)
 		pk_errors_clear(&local);
 		return -EINVAL;
 	}
-	copy = json_deep_copy(obj);
+	/* Group and workload decoders normalise legacy fields in place, so
+	 * they read a copy; a pod's decoder only reads (and pods are most of
+	 * what a scheduling round writes). */
+	copy = kind == PK_KIND_POD ? json_incref((json_t *)obj) : json_deep_copy(obj);
 	if (!copy)
 		return -ENOMEM;
 	switch (kind) {

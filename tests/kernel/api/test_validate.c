@@ -32,11 +32,22 @@ static json_t *obj_of(const char *yaml)
 	return o;
 }
 
+/* Validation never changes the object it reads. */
+static int validate_unchanged(json_t *o, struct pk_errors *errs)
+{
+	json_t *before = json_deep_copy(o);
+	int ret = pk_validate(o, errs);
+
+	ck_assert(json_equal(o, before));
+	json_decref(before);
+	return ret;
+}
+
 static void valid(const char *yaml)
 {
 	struct pk_errors errs = { 0 };
 	json_t *o = obj_of(yaml);
-	int ret = pk_validate(o, &errs);
+	int ret = validate_unchanged(o, &errs);
 
 	for (size_t i = 0; i < errs.n; i++)
 		fprintf(stderr, "unexpected: %s\n", errs.msg[i]);
@@ -50,7 +61,7 @@ static void invalid(const char *yaml, const char *want)
 {
 	struct pk_errors errs = { 0 };
 	json_t *o = obj_of(yaml);
-	int ret = pk_validate(o, &errs);
+	int ret = validate_unchanged(o, &errs);
 
 	for (size_t i = 0; i < errs.n; i++)
 		if (errs.n != 1 || strcmp(errs.msg[i], want) != 0)
