@@ -22,6 +22,7 @@
  * monitor, which write the store, stay off).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,10 @@ static int load_all(struct pk_appliance *app)
 	app->gc_needed = true;
 	ap_log(app, 1, "appliance: listed %zu objects at resourceVersion %llu",
 	       ap_cache_size(app->cache), (unsigned long long)rv);
+#ifdef __GLIBC__
+	/* The list's parsed objects are freed: give their heap back to the system. */
+	malloc_trim(0);
+#endif
 	return 0;
 }
 
