@@ -7,7 +7,7 @@
 #   make bench      optimised build, the benchmarks (not part of check)
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)
 #   make valgrind   every Check suite under valgrind (memcheck, leaks)
-#   make format-check  the files of .clang-format-files are clang-formatted (part of check)
+#   make format-check  every C file is clang-formatted (part of check)
 #   make install    programs, man pages, libtopo + pkg-config, systemd units,
 #                   boards under PREFIX (default /usr/local), staged in DESTDIR
 #   make uninstall  removes what install installed
@@ -181,7 +181,7 @@ $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(call libs_of,all)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,all)
 
 # --- top-level targets -------------------------------------------------------
-.PHONY: all deps demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke valgrind clean format format-listed format-check \
+.PHONY: all deps demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke valgrind clean format format-check \
 	install uninstall
 .DEFAULT_GOAL := all
 
@@ -287,18 +287,15 @@ uninstall:
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/podkernel $(DESTDIR)$(DATADIR)/podkernel/boards \
 		$(DESTDIR)$(DATADIR)/podkernel $(DESTDIR)$(DOCDIR) 2>/dev/null
 
-# The files listed in .clang-format-files are kept formatted (make check
-# fails otherwise); `make format` formats the whole tree, `make format-listed`
-# only those.  A file joins the list once it is formatted.
-FORMAT_FILES = $(shell cat .clang-format-files 2>/dev/null)
+# Every C file of the tree is kept clang-formatted (make check fails
+# otherwise).  Outside a git checkout the sources are found by name.
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null | grep . || \
+	find agent kernel topology tests -name '*.[ch]' -not -path '*/node_modules/*')
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
-
-format-listed:
 	clang-format -i $(FORMAT_FILES)
 
 format-check:
-	@test -n "$(FORMAT_FILES)" || { echo "format-check: .clang-format-files lists nothing"; exit 1; }
+	@test -n "$(FORMAT_FILES)" || { echo "format-check: no C files found"; exit 1; }
 	@clang-format --dry-run --Werror $(FORMAT_FILES)
 	@echo "format-check: $(words $(FORMAT_FILES)) files formatted"
 

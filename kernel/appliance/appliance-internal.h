@@ -28,7 +28,8 @@ struct ap_metrics {
 	struct ap_hist algorithm[_AP_TYPE_MAX];
 	struct ap_hist attempt[_AP_TYPE_MAX];
 	uint64_t incoming[_AP_TYPE_MAX];
-	json_t *queued; /* root "Kind ns/name" -> queue name (active, backoff, gated, unschedulable) */
+	json_t
+	    *queued; /* root "Kind ns/name" -> queue name (active, backoff, gated, unschedulable) */
 	uint64_t preemption_attempts;
 	struct ap_hist victims;
 	uint64_t placements_generated, placement_evaluations;
@@ -54,7 +55,7 @@ struct pk_appliance {
 	struct ap_cache *cache;
 	struct ap_heartbeats *beats;
 	struct ap_pmap *pmap; /* the placement map (/ui/), fed like the scheduler */
-	uint64_t rv;         /* last change-stream event consumed */
+	uint64_t rv;	      /* last change-stream event consumed */
 	json_t *to_reconcile; /* [kind, ns, name] triples, in order */
 	json_t *gone_nodes;   /* names of deleted Nodes whose pods must go */
 	bool gc_needed;
@@ -68,7 +69,7 @@ struct pk_appliance {
 
 /* appliance.c */
 void ap_log(struct pk_appliance *app, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 int64_t ap_now_ms(void);
 int64_t ap_now_ns(void);
 /* Store write results back into the scheduler's view (also on failure). */
@@ -98,11 +99,11 @@ void ap_metrics_cycle(struct ap_metrics *m, const struct pk_sched_result *res, d
 		      double attempt_s);
 void ap_metrics_stat(void *arg, enum pk_sched_stat stat, double value, const char *root);
 void ap_metrics_queue(struct ap_metrics *m, const char *root, const char *queue);
-#define AP_COUNT(app, field)                          \
-	do {                                          \
-		pthread_mutex_lock(&(app)->m.lock);   \
-		(app)->m.field++;                     \
-		pthread_mutex_unlock(&(app)->m.lock); \
+#define AP_COUNT(app, field)                                                                       \
+	do {                                                                                       \
+		pthread_mutex_lock(&(app)->m.lock);                                                \
+		(app)->m.field++;                                                                  \
+		pthread_mutex_unlock(&(app)->m.lock);                                              \
 	} while (0)
 
 #endif

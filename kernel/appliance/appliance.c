@@ -74,7 +74,7 @@ void ap_log(struct pk_appliance *app, int level, const char *fmt, ...)
 static void on_trace(void *arg, const char *line)
 {
 	struct pk_appliance *app = arg;
-	static const char *const names[_AP_TYPE_MAX] = { "compositepodgroup", "podgroup", "pod" };
+	static const char *const names[_AP_TYPE_MAX] = {"compositepodgroup", "podgroup", "pod"};
 	const char *s = line + strspn(line, " "), *root = strstr(s, "root ");
 
 	if (root && (root == s || root[-1] == ' '))
@@ -86,7 +86,7 @@ static void on_trace(void *arg, const char *line)
 
 static void sched_feed(struct pk_appliance *app, json_t *obj)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	int r = pk_sched_update(app->sched, obj, &errs);
 
 	if (r < 0)
@@ -125,7 +125,8 @@ static void queue_reconcile(struct pk_appliance *app, const char *kind, const js
 /* Kinds in the order a fresh scheduler needs them. */
 /* Leases first, so that the Nodes listed next find their heartbeat Lease. */
 static const char *const list_order[] = {
-	"Lease", "Node", "PriorityClass", "CompositePodGroup", "PodGroup", "Pod", "Workload", "Job", "JobSet",
+    "Lease",	"Node", "PriorityClass", "CompositePodGroup", "PodGroup", "Pod",
+    "Workload", "Job",	"JobSet",
 };
 
 /* A node's heartbeat Lease: in the node lease namespace. */
@@ -141,7 +142,7 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 	char *token = NULL;
 
 	do {
-		struct pk_store_list_opts o = { .continue_token = token, .limit = AP_LIST_PAGE };
+		struct pk_store_list_opts o = {.continue_token = token, .limit = AP_LIST_PAGE};
 		json_t *items = NULL, *obj;
 		char *next = NULL;
 		size_t i;
@@ -152,10 +153,12 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 			return r;
 		enum pk_kind k = pk_kind_from_string(kind);
 
-		json_array_foreach(items, i, obj) {
+		json_array_foreach(items, i, obj)
+		{
 			if (k == PK_KIND_LEASE) {
 				if (is_node_lease(app, obj))
-					ap_heartbeat_lease(app->beats, pk_name(obj), true, now, NULL);
+					ap_heartbeat_lease(app->beats, pk_name(obj), true, now,
+							   NULL);
 				continue;
 			}
 			ap_cache_note(app->cache, kind, obj);
@@ -167,8 +170,8 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 			if (k != PK_KIND_WORKLOAD)
 				sched_feed(app, obj);
 			if (k == PK_KIND_NODE)
-				ap_heartbeat_seen(app->beats, pk_name(obj), ap_node_monitored(obj), now,
-						  NULL);
+				ap_heartbeat_seen(app->beats, pk_name(obj), ap_node_monitored(obj),
+						  now, NULL);
 		}
 		json_decref(items);
 		token = next;
@@ -179,13 +182,13 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 static int new_scheduler(struct pk_appliance *app)
 {
 	struct pk_sched_opts o = {
-		.trace = app->cfg.verbosity >= 4 ? on_trace : NULL,
-		.trace_arg = app,
-		.stat = ap_metrics_stat,
-		.stat_arg = app,
-		.backoff_initial_ms = app->cfg.backoff_initial_ms,
-		.backoff_max_ms = app->cfg.backoff_max_ms,
-		.gated_tell_ms = AP_GATED_TELL_MS,
+	    .trace = app->cfg.verbosity >= 4 ? on_trace : NULL,
+	    .trace_arg = app,
+	    .stat = ap_metrics_stat,
+	    .stat_arg = app,
+	    .backoff_initial_ms = app->cfg.backoff_initial_ms,
+	    .backoff_max_ms = app->cfg.backoff_max_ms,
+	    .gated_tell_ms = AP_GATED_TELL_MS,
 	};
 
 	pk_sched_free(app->sched);
@@ -233,7 +236,8 @@ static void on_node_write(struct pk_appliance *app, const json_t *node)
 
 	ap_heartbeat_seen(app->beats, pk_name(node), ap_node_monitored(node), ap_now_ms(),
 			  &recovered);
-	json_array_foreach(taints, i, t) {
+	json_array_foreach(taints, i, t)
+	{
 		const char *key = json_string_value(json_object_get(t, "key"));
 
 		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
@@ -252,8 +256,7 @@ static void on_lease_event(struct pk_appliance *app, const struct pk_store_event
 
 	if (!is_node_lease(app, ev->object))
 		return;
-	ap_heartbeat_lease(app->beats, name, ev->type != PK_EVENT_DELETED, ap_now_ms(),
-			   &recovered);
+	ap_heartbeat_lease(app->beats, name, ev->type != PK_EVENT_DELETED, ap_now_ms(), &recovered);
 	if (!recovered && ev->type != PK_EVENT_DELETED && ap_heartbeat_live(app->beats, name) &&
 	    ap_heartbeat_lease_writes(app->beats, name) <= 2 &&
 	    pk_store_get(app->store, "Node", NULL, name, &node) == 0) {
@@ -262,10 +265,9 @@ static void on_lease_event(struct pk_appliance *app, const struct pk_store_event
 		json_t *taints = pk_get(node, "spec.taints"), *t;
 		size_t i;
 
-		json_array_foreach(taints, i, t)
-			if (strcmp(json_string_value(json_object_get(t, "key")) ?: "",
-				   PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
-				recovered = true;
+		json_array_foreach(
+		    taints, i, t) if (strcmp(json_string_value(json_object_get(t, "key")) ?: "",
+					     PK_APPLIANCE_TAINT_UNREACHABLE) == 0) recovered = true;
 		json_decref(node);
 	}
 	if (recovered)
@@ -292,10 +294,10 @@ static void note_incoming(struct pk_appliance *app, const char *kind, const json
 	if (pod && (pk_get_string(obj, "spec.nodeName") ||
 		    pk_get_string(obj, "spec.schedulingGroup.podGroupName")))
 		return;
-	if (group && (pk_get_string(obj, "spec.parentCompositePodGroupName") ||
-		      pk_condition_get(obj, k == PK_KIND_POD_GROUP
-						    ? "PodGroupInitiallyScheduled"
-						    : "CompositePodGroupInitiallyScheduled")))
+	if (group &&
+	    (pk_get_string(obj, "spec.parentCompositePodGroupName") ||
+	     pk_condition_get(obj, k == PK_KIND_POD_GROUP ? "PodGroupInitiallyScheduled"
+							  : "CompositePodGroupInitiallyScheduled")))
 		return;
 	snprintf(root, sizeof(root), "%s %s/%s", kind, pk_namespace(obj), pk_name(obj));
 	ap_metrics_queue(&app->m, root, "active");
@@ -319,7 +321,9 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	AP_COUNT(app, events);
 	ap_log(app, 3, "event %s %s %s/%s rv %llu: %s", pk_event_type_to_string(ev->type), kind,
 	       pk_namespace(ev->object), pk_name(ev->object), (unsigned long long)ev->rv,
-	       d.verdict == AP_FEED ? "requeue" : d.verdict == AP_REMOVE ? "remove" : "skip");
+	       d.verdict == AP_FEED	? "requeue"
+	       : d.verdict == AP_REMOVE ? "remove"
+					: "skip");
 	switch (d.verdict) {
 	case AP_FEED:
 		sched_feed(app, ev->object);
@@ -331,7 +335,8 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 			ap_heartbeat_forget(app->beats, pk_name(ev->object));
 			json_array_append_new(app->gone_nodes, json_string(pk_name(ev->object)));
 		}
-		if (k == PK_KIND_POD || k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP) {
+		if (k == PK_KIND_POD || k == PK_KIND_POD_GROUP ||
+		    k == PK_KIND_COMPOSITE_POD_GROUP) {
 			char root[512];
 
 			snprintf(root, sizeof(root), "%s %s/%s", kind, pk_namespace(ev->object),
@@ -356,8 +361,8 @@ static int drain_events(struct pk_appliance *app)
 {
 	for (;;) {
 		uint64_t last = app->rv;
-		int r = app->src->events_since(app->src_arg, app->rv, AP_EVENT_BATCH, on_event,
-					       app, &last);
+		int r = app->src->events_since(app->src_arg, app->rv, AP_EVENT_BATCH, on_event, app,
+					       &last);
 
 		if (r == -PK_STORE_EGONE) {
 			ap_log(app, 1, "appliance: change stream lost events; listing again");
@@ -377,8 +382,7 @@ static void run_controllers(struct pk_appliance *app)
 	size_t i;
 	json_t *n;
 
-	json_array_foreach(app->gone_nodes, i, n)
-		ap_node_deleted(app, json_string_value(n));
+	json_array_foreach(app->gone_nodes, i, n) ap_node_deleted(app, json_string_value(n));
 	json_array_clear(app->gone_nodes);
 	/* Reconciles may queue more (a JobSet's Jobs arrive as events later). */
 	while (json_array_size(app->to_reconcile) > 0) {
@@ -387,9 +391,9 @@ static void run_controllers(struct pk_appliance *app)
 		app->to_reconcile = json_array();
 
 		json_array_foreach(work, i, w)
-			ap_reconcile(app, json_string_value(json_array_get(w, 0)),
-				     json_string_value(json_array_get(w, 1)),
-				     json_string_value(json_array_get(w, 2)));
+		    ap_reconcile(app, json_string_value(json_array_get(w, 0)),
+				 json_string_value(json_array_get(w, 1)),
+				 json_string_value(json_array_get(w, 2)));
 		json_decref(work);
 		if (!app->to_reconcile)
 			return;
@@ -411,8 +415,7 @@ static void check_heartbeats(struct pk_appliance *app)
 	app->next_beat_check_ms = now + AP_BEAT_CHECK_MS;
 	if (ap_heartbeats_expired(app->beats, now, app->grace_ms, &names) < 0)
 		return;
-	json_array_foreach(names, i, n)
-		ap_node_unreachable(app, json_string_value(n));
+	json_array_foreach(names, i, n) ap_node_unreachable(app, json_string_value(n));
 	json_decref(names);
 }
 
@@ -423,10 +426,10 @@ static struct pk_write_ref ref_of(struct pk_appliance *app, enum pk_kind kind, c
 				  const char *name)
 {
 	return (struct pk_write_ref){
-		.kind = kind,
-		.ns = ns,
-		.name = name,
-		.rv = ap_cache_rv(app->cache, pk_kind_to_string(kind), ns, name),
+	    .kind = kind,
+	    .ns = ns,
+	    .name = name,
+	    .rv = ap_cache_rv(app->cache, pk_kind_to_string(kind), ns, name),
 	};
 }
 
@@ -466,7 +469,9 @@ static void batch_result(struct pk_appliance *app, const struct pk_sched_result 
 			r = pk_writer_set_condition(app->writer, &ref, a->type, a->status,
 						    a->reason, a->message);
 			break;
-		case PK_SCHED_PREEMPT: r = pk_writer_evict(app->writer, &ref); break;
+		case PK_SCHED_PREEMPT:
+			r = pk_writer_evict(app->writer, &ref);
+			break;
 		}
 		if (r < 0) {
 			AP_COUNT(app, write_errors);
@@ -516,7 +521,8 @@ static void retry_conditions(struct pk_appliance *app, const struct pk_write_bat
 	json_t *saved = json_array(), *e;
 	size_t i;
 
-	json_array_foreach(retry, i, e) {
+	json_array_foreach(retry, i, e)
+	{
 		const struct pk_write_item *it =
 		    &b->items[json_integer_value(json_array_get(e, 0))];
 		const char *rv = pk_get_string(json_array_get(e, 1), "metadata.resourceVersion");
@@ -528,12 +534,13 @@ static void retry_conditions(struct pk_appliance *app, const struct pk_write_bat
 					     it->conds[c].reason, it->conds[c].message));
 	}
 	pk_writer_batch_begin(app->writer);
-	json_array_foreach(saved, i, e) {
+	json_array_foreach(saved, i, e)
+	{
 		struct pk_write_ref ref = {
-			.kind = (enum pk_kind)json_integer_value(json_array_get(e, 0)),
-			.ns = json_string_value(json_array_get(e, 1)),
-			.name = json_string_value(json_array_get(e, 2)),
-			.rv = strtoull(json_string_value(json_array_get(e, 3)), NULL, 10),
+		    .kind = (enum pk_kind)json_integer_value(json_array_get(e, 0)),
+		    .ns = json_string_value(json_array_get(e, 1)),
+		    .name = json_string_value(json_array_get(e, 2)),
+		    .rv = strtoull(json_string_value(json_array_get(e, 3)), NULL, 10),
 		};
 
 		pk_writer_set_condition(app->writer, &ref, json_string_value(json_array_get(e, 4)),
@@ -570,12 +577,14 @@ static void commit_batch(struct pk_appliance *app)
 
 			if (wr->error == 0) {
 				if (wr->object)
-					ap_cache_note(app->cache, pk_kind_to_string(wr->kind), wr->object);
+					ap_cache_note(app->cache, pk_kind_to_string(wr->kind),
+						      wr->object);
 				log_written(app, it);
 				continue;
 			}
 			if (wr->error == -ENOENT && (cond_only || it->evict)) {
-				ap_cache_forget(app->cache, pk_kind_to_string(wr->kind), wr->ns, wr->name);
+				ap_cache_forget(app->cache, pk_kind_to_string(wr->kind), wr->ns,
+						wr->name);
 				continue; /* nothing left to say anything about */
 			}
 			if (it->node)
@@ -584,8 +593,9 @@ static void commit_batch(struct pk_appliance *app)
 				AP_COUNT(app, write_errors);
 			ap_log(app, 1, "writing %s %s/%s failed: %s; %s",
 			       pk_kind_to_string(wr->kind), wr->ns, wr->name, strerror(-wr->error),
-			       cond_only && attempt < AP_CONDITION_RETRIES ? "again on the current object"
-									  : "re-reading it");
+			       cond_only && attempt < AP_CONDITION_RETRIES
+				   ? "again on the current object"
+				   : "re-reading it");
 			if (cond_only && wr->error == -PK_STORE_ECONFLICT && wr->object &&
 			    attempt < AP_CONDITION_RETRIES)
 				json_array_append(retry, json_pack("[i,O]", (int)i, wr->object));
@@ -604,12 +614,17 @@ static void commit_batch(struct pk_appliance *app)
 static const char *queue_of(enum pk_sched_outcome o)
 {
 	switch (o) {
-	case PK_SCHED_SCHEDULED: return NULL;
-	case PK_SCHED_UNSCHEDULABLE: return "backoff";
+	case PK_SCHED_SCHEDULED:
+		return NULL;
+	case PK_SCHED_UNSCHEDULABLE:
+		return "backoff";
 	case PK_SCHED_UNRESOLVABLE:
-	case PK_SCHED_INVALID: return "unschedulable";
-	case PK_SCHED_GATED: return "gated";
-	default: return NULL;
+	case PK_SCHED_INVALID:
+		return "unschedulable";
+	case PK_SCHED_GATED:
+		return "gated";
+	default:
+		return NULL;
 	}
 }
 
@@ -637,8 +652,8 @@ static int64_t run_cycles(struct pk_appliance *app, bool *ret_more)
 				ap_metrics_queue(&app->m, res->root, queue_of(res->outcome));
 			ap_log(app, 2, "cycle: %s: %s, %zu bound, %zu preempted",
 			       res->root ? res->root : "?",
-			       res->outcome == PK_SCHED_SCHEDULED	? "scheduled"
-			       : res->outcome == PK_SCHED_INVALID	? "invalid"
+			       res->outcome == PK_SCHED_SCHEDULED      ? "scheduled"
+			       : res->outcome == PK_SCHED_INVALID      ? "invalid"
 			       : res->outcome == PK_SCHED_UNRESOLVABLE ? "unresolvable"
 								       : "unschedulable",
 			       res->bound, res->preempted);
@@ -757,18 +772,17 @@ static int store_wait(void *src, uint64_t since, int timeout_ms)
 	return pk_store_wait(src, since, timeout_ms);
 }
 
-static int store_get(void *src, const char *kind, const char *ns, const char *name,
-		     json_t **ret)
+static int store_get(void *src, const char *kind, const char *ns, const char *name, json_t **ret)
 {
 	return pk_store_get(src, kind, ns, name, ret);
 }
 
 static const struct pk_appliance_source_ops store_source = {
-	.list = store_list,
-	.rv = store_rv,
-	.events_since = store_events_since,
-	.wait = store_wait,
-	.get = store_get,
+    .list = store_list,
+    .rv = store_rv,
+    .events_since = store_events_since,
+    .wait = store_wait,
+    .get = store_get,
 };
 
 /* ---- lifecycle, continued ----------------------------------------------------------------- */

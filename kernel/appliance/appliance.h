@@ -53,16 +53,16 @@ struct pk_appliance_source_ops {
 	int (*list)(void *src, const char *kind, const struct pk_store_list_opts *opts,
 		    json_t **ret_items, char **ret_continue);
 	uint64_t (*rv)(void *src);
-	int (*events_since)(void *src, uint64_t since, size_t max, pk_store_event_cb cb,
-			    void *arg, uint64_t *ret_last);
+	int (*events_since)(void *src, uint64_t since, size_t max, pk_store_event_cb cb, void *arg,
+			    uint64_t *ret_last);
 	int (*wait)(void *src, uint64_t since, int timeout_ms);
 	int (*get)(void *src, const char *kind, const char *ns, const char *name, json_t **ret);
 };
 
 struct pk_appliance_config {
-	const char *board;     /* --simulate-board FILE, or NULL */
-	int verbosity;         /* 0 errors, 1 startup, 2 actions, 3 events, 4 trace */
-	int64_t node_grace_ms; /* 0: $PODKERNEL_NODE_GRACE_SECONDS or 40 s */
+	const char *board;		  /* --simulate-board FILE, or NULL */
+	int verbosity;			  /* 0 errors, 1 startup, 2 actions, 3 events, 4 trace */
+	int64_t node_grace_ms;		  /* 0: $PODKERNEL_NODE_GRACE_SECONDS or 40 s */
 	const char *node_lease_namespace; /* node heartbeat Leases; NULL: kube-node-lease */
 	int64_t backoff_initial_ms, backoff_max_ms; /* 0: the scheduler's defaults */
 	/*
@@ -91,8 +91,8 @@ struct pk_appliance;
 
 /*
  * Register the board's nodes (when configured), list the store and start the
- * loop thread.  store NULL: attach mode (cfg->source is required).  Errors (board file FILE:LINE:COL, store) go to err; -EINVAL
- * for a bad board file.
+ * loop thread.  store NULL: attach mode (cfg->source is required).  Errors (board file
+ * FILE:LINE:COL, store) go to err; -EINVAL for a bad board file.
  */
 int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config *cfg,
 		       struct pk_appliance **ret, char *err, size_t errlen);
@@ -120,7 +120,7 @@ enum ap_verdict {
 struct ap_decision {
 	enum ap_verdict verdict;
 	bool reconcile; /* a Job or JobSet to reconcile */
-	bool gc;        /* an owner went away: collect garbage */
+	bool gc;	/* an owner went away: collect garbage */
 	bool heartbeat; /* a Node write from outside the appliance */
 };
 

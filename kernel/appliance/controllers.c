@@ -21,8 +21,8 @@
 #include "kernel/builder/builder.h"
 
 /* Kinds a controller may own. */
-static const char *const owned_kinds[] = { "Workload", "CompositePodGroup", "PodGroup", "Job",
-					   "Pod" };
+static const char *const owned_kinds[] = {"Workload", "CompositePodGroup", "PodGroup", "Job",
+					  "Pod"};
 
 struct lookup_ctx {
 	struct pk_appliance *app;
@@ -45,9 +45,7 @@ static const json_t *controller_ref(const json_t *obj)
 	json_t *refs = pk_get(obj, "metadata.ownerReferences"), *r;
 	size_t i;
 
-	json_array_foreach(refs, i, r)
-		if (json_is_true(json_object_get(r, "controller")))
-			return r;
+	json_array_foreach(refs, i, r) if (json_is_true(json_object_get(r, "controller"))) return r;
 	return NULL;
 }
 
@@ -63,8 +61,9 @@ static int create_missing(struct pk_appliance *app, json_t *objects, const char 
 	json_t *obj;
 	int first = 0;
 
-	json_array_foreach(objects, i, obj) {
-		struct pk_errors errs = { 0 };
+	json_array_foreach(objects, i, obj)
+	{
+		struct pk_errors errs = {0};
 		json_t *out = NULL;
 		const char *kind = json_string_value(json_object_get(obj, "kind"));
 		int r = pk_store_create(app->store, obj, &errs, &out);
@@ -91,7 +90,8 @@ static bool emitted(const json_t *objects, const char *kind, const char *name)
 	size_t i;
 	json_t *obj;
 
-	json_array_foreach(objects, i, obj) {
+	json_array_foreach(objects, i, obj)
+	{
 		const char *k = json_string_value(json_object_get(obj, "kind"));
 
 		if (k && strcmp(k, kind) == 0 && pk_name(obj) && strcmp(pk_name(obj), name) == 0)
@@ -101,8 +101,8 @@ static bool emitted(const json_t *objects, const char *kind, const char *name)
 }
 
 /* Delete what uid controls in ns that the controller no longer emits. */
-static void prune(struct pk_appliance *app, const char *ns, const char *uid,
-		  const json_t *objects, const char *what)
+static void prune(struct pk_appliance *app, const char *ns, const char *uid, const json_t *objects,
+		  const char *what)
 {
 	for (size_t k = 0; k < sizeof(owned_kinds) / sizeof(owned_kinds[0]); k++) {
 		json_t *items = NULL, *obj;
@@ -110,15 +110,17 @@ static void prune(struct pk_appliance *app, const char *ns, const char *uid,
 
 		if (pk_store_list(app->store, owned_kinds[k], ns, NULL, &items, NULL, NULL) < 0)
 			continue;
-		json_array_foreach(items, i, obj) {
+		json_array_foreach(items, i, obj)
+		{
 			const json_t *ref = controller_ref(obj);
-			const char *ruid = ref ? json_string_value(json_object_get(ref, "uid")) : NULL;
+			const char *ruid =
+			    ref ? json_string_value(json_object_get(ref, "uid")) : NULL;
 
-			if (!ruid || strcmp(ruid, uid) != 0 || emitted(objects, owned_kinds[k],
-								       pk_name(obj)))
+			if (!ruid || strcmp(ruid, uid) != 0 ||
+			    emitted(objects, owned_kinds[k], pk_name(obj)))
 				continue;
-			if (pk_store_delete(app->store, owned_kinds[k], ns, pk_name(obj), NULL, NULL,
-					    NULL) == 0) {
+			if (pk_store_delete(app->store, owned_kinds[k], ns, pk_name(obj), NULL,
+					    NULL, NULL) == 0) {
 				AP_COUNT(app, gc_deleted);
 				ap_log(app, 2, "%s: deleted %s %s/%s (no longer wanted)", what,
 				       owned_kinds[k], ns, pk_name(obj));
@@ -130,9 +132,9 @@ static void prune(struct pk_appliance *app, const char *ns, const char *uid,
 
 int ap_reconcile(struct pk_appliance *app, const char *kind, const char *ns, const char *name)
 {
-	struct lookup_ctx l = { .app = app, .held = json_array() };
-	struct wb_lookup lk = { .fn = lookup, .userdata = &l };
-	struct pk_errors errs = { 0 };
+	struct lookup_ctx l = {.app = app, .held = json_array()};
+	struct wb_lookup lk = {.fn = lookup, .userdata = &l};
+	struct pk_errors errs = {0};
 	json_t *obj = NULL, *objects = NULL;
 	char what[512];
 	int r;
@@ -179,13 +181,12 @@ void ap_reconcile_owner_of(struct pk_appliance *app, const json_t *obj)
 
 	if (!name || (k != PK_KIND_JOB && k != PK_KIND_JOBSET))
 		return;
-	json_array_append_new(app->to_reconcile, json_pack("[s,s,s]", kind, pk_namespace(obj),
-							   name));
+	json_array_append_new(app->to_reconcile,
+			      json_pack("[s,s,s]", kind, pk_namespace(obj), name));
 }
 
 /* Whether the owner a controller reference names exists with that uid (memoised). */
-static bool owner_alive(struct pk_appliance *app, json_t *memo, const char *ns,
-			const json_t *ref)
+static bool owner_alive(struct pk_appliance *app, json_t *memo, const char *ns, const json_t *ref)
 {
 	const char *kind = json_string_value(json_object_get(ref, "kind"));
 	const char *name = json_string_value(json_object_get(ref, "name"));
@@ -221,17 +222,19 @@ int ap_collect_garbage(struct pk_appliance *app)
 
 		if (pk_store_list(app->store, owned_kinds[k], NULL, NULL, &items, NULL, NULL) < 0)
 			continue;
-		json_array_foreach(items, i, obj) {
+		json_array_foreach(items, i, obj)
+		{
 			const json_t *ref = controller_ref(obj);
 			const char *ns = pk_namespace(obj);
 
 			if (!ref || owner_alive(app, memo, ns, ref))
 				continue;
-			if (pk_store_delete(app->store, owned_kinds[k], ns, pk_name(obj), NULL, NULL,
-					    NULL) == 0) {
+			if (pk_store_delete(app->store, owned_kinds[k], ns, pk_name(obj), NULL,
+					    NULL, NULL) == 0) {
 				deleted++;
 				AP_COUNT(app, gc_deleted);
-				ap_log(app, 2, "garbage collection: deleted %s %s/%s (owner %s %s gone)",
+				ap_log(app, 2,
+				       "garbage collection: deleted %s %s/%s (owner %s %s gone)",
 				       owned_kinds[k], ns, pk_name(obj),
 				       json_string_value(json_object_get(ref, "kind")),
 				       json_string_value(json_object_get(ref, "name")));

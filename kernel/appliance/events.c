@@ -167,10 +167,9 @@ static uint64_t fp_object(uint64_t h, const json_t *v, int depth)
 
 	if (n > FP_KEYS_STACK && !(keys = malloc(n * sizeof(*keys))))
 		return pk_fnv1a_byte(h, '!'); /* no memory: a value that matches nothing */
-	json_object_foreach((json_t *)v, key, x)
-		keys[i++] = key;
+	json_object_foreach((json_t *)v, key, x) keys[i++] = key;
 	qsort(keys, n, sizeof(*keys), cmp_key);
-	h = fp_bytes(pk_fnv1a_byte(h, '{'), &(uint64_t){ n }, sizeof(uint64_t));
+	h = fp_bytes(pk_fnv1a_byte(h, '{'), &(uint64_t){n}, sizeof(uint64_t));
 	for (i = 0; i < n; i++) {
 		h = fp_string(h, keys[i], strlen(keys[i]));
 		h = fp_value(h, json_object_get(v, keys[i]), depth + 1);
@@ -186,17 +185,19 @@ static uint64_t fp_value(uint64_t h, const json_t *v, int depth)
 	if (depth > FP_DEPTH_MAX)
 		return pk_fnv1a_byte(h, (unsigned char)json_typeof(v));
 	switch (json_typeof(v)) {
-	case JSON_OBJECT: return fp_object(h, v, depth);
+	case JSON_OBJECT:
+		return fp_object(h, v, depth);
 	case JSON_ARRAY: {
 		size_t n = json_array_size(v);
 
-		h = fp_bytes(pk_fnv1a_byte(h, '['), &(uint64_t){ n }, sizeof(uint64_t));
+		h = fp_bytes(pk_fnv1a_byte(h, '['), &(uint64_t){n}, sizeof(uint64_t));
 		for (size_t i = 0; i < n; i++)
 			h = fp_value(h, json_array_get(v, i), depth + 1);
 		return h;
 	}
 	case JSON_STRING:
-		return fp_string(pk_fnv1a_byte(h, '"'), json_string_value(v), json_string_length(v));
+		return fp_string(pk_fnv1a_byte(h, '"'), json_string_value(v),
+				 json_string_length(v));
 	case JSON_INTEGER: {
 		json_int_t i = json_integer_value(v);
 
@@ -207,9 +208,12 @@ static uint64_t fp_value(uint64_t h, const json_t *v, int depth)
 
 		return fp_bytes(pk_fnv1a_byte(h, 'r'), &d, sizeof(d));
 	}
-	case JSON_TRUE: return pk_fnv1a_byte(h, 't');
-	case JSON_FALSE: return pk_fnv1a_byte(h, 'f');
-	default: return pk_fnv1a_byte(h, 'n');
+	case JSON_TRUE:
+		return pk_fnv1a_byte(h, 't');
+	case JSON_FALSE:
+		return pk_fnv1a_byte(h, 'f');
+	default:
+		return pk_fnv1a_byte(h, 'n');
 	}
 }
 
@@ -335,7 +339,7 @@ static bool owner_kind(enum pk_kind k)
 int ap_classify(struct ap_cache *c, enum pk_event_type type, const char *kind, const json_t *obj,
 		uint64_t rv, struct ap_decision *ret)
 {
-	struct ap_decision d = { .verdict = AP_SKIP };
+	struct ap_decision d = {.verdict = AP_SKIP};
 	enum pk_kind k = pk_kind_from_string(kind);
 	const struct ap_cache_slot *seen;
 	char key[512];

@@ -77,8 +77,8 @@ static json_t *entry(struct ap_heartbeats *h, const char *name, int64_t now_ms)
 
 	if (e)
 		return e;
-	e = json_pack("{s:I,s:b,s:b,s:b,s:b}", "t", (json_int_t)now_ms, "down", 0, "node", 0,
-		      "ann", 0, "lease", 0);
+	e = json_pack("{s:I,s:b,s:b,s:b,s:b}", "t", (json_int_t)now_ms, "down", 0, "node", 0, "ann",
+		      0, "lease", 0);
 	if (!e || json_object_set_new(h->map, name, e) < 0)
 		return NULL;
 	return e;
@@ -138,8 +138,8 @@ int ap_heartbeat_lease(struct ap_heartbeats *h, const char *name, bool present, 
 	}
 	e = entry(h, name, now_ms);
 	if (!e || json_object_set_new(e, "lease", json_true()) < 0 ||
-	    json_object_set_new(e, "n", json_integer(json_integer_value(json_object_get(e, "n")) +
-						     1)) < 0)
+	    json_object_set_new(e, "n",
+				json_integer(json_integer_value(json_object_get(e, "n")) + 1)) < 0)
 		return -ENOMEM;
 	return alive(e, now_ms, monitored(e) ? ret_recovered : NULL);
 }
@@ -180,7 +180,8 @@ int ap_heartbeats_expired(struct ap_heartbeats *h, int64_t now_ms, int64_t grace
 	names = json_array();
 	if (!names)
 		return -ENOMEM;
-	json_object_foreach(h->map, name, e) {
+	json_object_foreach(h->map, name, e)
+	{
 		int64_t last = json_integer_value(json_object_get(e, "t"));
 
 		if (!monitored(e) || flag(e, "down") || now_ms - last <= grace_ms)

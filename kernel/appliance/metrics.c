@@ -17,14 +17,13 @@
 
 #include "kernel/appliance/appliance-internal.h"
 
-static const char *const type_names[_AP_TYPE_MAX] = { "compositepodgroup", "podgroup", "pod" };
-static const char *const result_names[_AP_RESULT_MAX] = { "scheduled", "unschedulable", "error" };
-static const char *const queue_names[] = { "active", "backoff", "gated", "unschedulable" };
+static const char *const type_names[_AP_TYPE_MAX] = {"compositepodgroup", "podgroup", "pod"};
+static const char *const result_names[_AP_RESULT_MAX] = {"scheduled", "unschedulable", "error"};
+static const char *const queue_names[] = {"active", "backoff", "gated", "unschedulable"};
 
-const double ap_duration_bounds[AP_HIST_BUCKETS] = { 0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-						     0.025,  0.05,   0.1,   0.25,   0.5,   1 };
-const double ap_count_bounds[AP_HIST_BUCKETS] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024,
-						  4096 };
+const double ap_duration_bounds[AP_HIST_BUCKETS] = {0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+						    0.025,  0.05,   0.1,   0.25,   0.5,	  1};
+const double ap_count_bounds[AP_HIST_BUCKETS] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
 
 int ap_metrics_init(struct ap_metrics *m)
 {
@@ -134,8 +133,8 @@ static void hist_render(FILE *f, const char *name, const char *labels, const str
 
 	for (size_t b = 0; b < AP_HIST_BUCKETS; b++) {
 		cum += h->buckets[b];
-		fprintf(f, "%s_bucket{%s%sle=\"%g\"} %" PRIu64 "\n", name, labels, *labels ? "," : "",
-			bounds[b], cum);
+		fprintf(f, "%s_bucket{%s%sle=\"%g\"} %" PRIu64 "\n", name, labels,
+			*labels ? "," : "", bounds[b], cum);
 	}
 	fprintf(f, "%s_bucket{%s%sle=\"+Inf\"} %" PRIu64 "\n", name, labels, *labels ? "," : "",
 		h->count);
@@ -151,11 +150,12 @@ static void counter(FILE *f, const char *name, const char *help, const char *typ
 
 static void render_queue(FILE *f, const struct ap_metrics *m)
 {
-	uint64_t n[_AP_TYPE_MAX][4] = { { 0 } };
+	uint64_t n[_AP_TYPE_MAX][4] = {{0}};
 	const char *root;
 	json_t *q;
 
-	json_object_foreach(m->queued, root, q) {
+	json_object_foreach(m->queued, root, q)
+	{
 		const char *name = json_string_value(q);
 
 		for (size_t i = 0; i < 4; i++)
@@ -166,7 +166,8 @@ static void render_queue(FILE *f, const struct ap_metrics *m)
 		   "type and queue.\n# TYPE scheduler_queued_entities gauge\n");
 	for (int t = 0; t < _AP_TYPE_MAX; t++)
 		for (size_t i = 0; i < 4; i++)
-			fprintf(f, "scheduler_queued_entities{type=\"%s\",queue=\"%s\"} %" PRIu64 "\n",
+			fprintf(f,
+				"scheduler_queued_entities{type=\"%s\",queue=\"%s\"} %" PRIu64 "\n",
 				type_names[t], queue_names[i], n[t][i]);
 }
 
@@ -179,10 +180,11 @@ static void render_scheduler(FILE *f, const struct ap_metrics *m)
 		   "# TYPE scheduler_podgroup_schedule_attempts_total counter\n");
 	for (int t = 0; t < _AP_TYPE_MAX; t++)
 		for (int r = 0; r < _AP_RESULT_MAX; r++)
-			fprintf(f,
-				"scheduler_podgroup_schedule_attempts_total{type=\"%s\",result=\"%s\"} "
-				"%" PRIu64 "\n",
-				type_names[t], result_names[r], m->attempts[t][r]);
+			fprintf(
+			    f,
+			    "scheduler_podgroup_schedule_attempts_total{type=\"%s\",result=\"%s\"} "
+			    "%" PRIu64 "\n",
+			    type_names[t], result_names[r], m->attempts[t][r]);
 	fprintf(f, "# HELP scheduler_podgroup_scheduling_algorithm_duration_seconds Time of the "
 		   "placement algorithm for one root.\n"
 		   "# TYPE scheduler_podgroup_scheduling_algorithm_duration_seconds histogram\n");

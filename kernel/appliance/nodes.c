@@ -42,11 +42,11 @@ int ap_register_board(struct pk_appliance *app, const char *path, char *err, siz
 	topo_board_free(b);
 	if (r < 0)
 		return r == -ENOMEM ? r : -EINVAL;
-	json_array_foreach(nodes, i, n) {
-		struct pk_errors errs = { 0 };
+	json_array_foreach(nodes, i, n)
+	{
+		struct pk_errors errs = {0};
 
-		pk_set(n, "metadata.annotations",
-		       json_pack("{s:s}", PK_ANN_SIMULATED, path));
+		pk_set(n, "metadata.annotations", json_pack("{s:s}", PK_ANN_SIMULATED, path));
 		r = pk_store_create(app->store, n, &errs, NULL);
 		pk_errors_clear(&errs);
 		if (r == 0)
@@ -71,7 +71,7 @@ static int edit_node(struct pk_appliance *app, const char *name, enum pk_store_s
 
 	for (int attempt = 0; attempt < 3; attempt++) {
 		json_t *node = NULL, *out = NULL;
-		struct pk_errors errs = { 0 };
+		struct pk_errors errs = {0};
 
 		r = pk_store_get(app->store, "Node", NULL, name, &node);
 		if (r < 0)
@@ -84,7 +84,7 @@ static int edit_node(struct pk_appliance *app, const char *name, enum pk_store_s
 		if (r == 0) {
 			/* An own write is no heartbeat: remember it, and tell the scheduler. */
 			ap_cache_note(app->cache, "Node", out);
-			struct pk_errors e2 = { 0 };
+			struct pk_errors e2 = {0};
 
 			pk_sched_update(app->sched, out, &e2);
 			pk_errors_clear(&e2);
@@ -104,7 +104,8 @@ static int add_taint(json_t *node, void *arg)
 	char now[32];
 
 	(void)arg;
-	json_array_foreach(taints, i, t) {
+	json_array_foreach(taints, i, t)
+	{
 		const char *key = json_string_value(json_object_get(t, "key"));
 
 		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
@@ -119,8 +120,8 @@ static int add_taint(json_t *node, void *arg)
 	return json_array_append_new(taints, json_pack("{s:s,s:s,s:s}", "key",
 						       PK_APPLIANCE_TAINT_UNREACHABLE, "effect",
 						       "NoExecute", "timeAdded", now)) < 0
-		       ? -ENOMEM
-		       : 0;
+		   ? -ENOMEM
+		   : 0;
 }
 
 static int remove_taint(json_t *node, void *arg)
@@ -129,7 +130,8 @@ static int remove_taint(json_t *node, void *arg)
 
 	(void)arg;
 	for (size_t i = json_array_size(taints); i-- > 0;) {
-		const char *key = json_string_value(json_object_get(json_array_get(taints, i), "key"));
+		const char *key =
+		    json_string_value(json_object_get(json_array_get(taints, i), "key"));
 
 		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
 			json_array_remove(taints, i);
@@ -141,11 +143,11 @@ static int set_ready(json_t *node, void *arg)
 {
 	bool ready = arg != NULL;
 
-	return pk_condition_set(node, "Ready", ready ? "True" : "False",
-				ready ? "NodeReported" : "NodeStatusUnknown",
-				ready ? "podagent reports again"
-				      : "podagent stopped reporting: no heartbeat within the grace period",
-				time(NULL));
+	return pk_condition_set(
+	    node, "Ready", ready ? "True" : "False", ready ? "NodeReported" : "NodeStatusUnknown",
+	    ready ? "podagent reports again"
+		  : "podagent stopped reporting: no heartbeat within the grace period",
+	    time(NULL));
 }
 
 /* The group object a pod or group names, or NULL. */
@@ -225,7 +227,8 @@ static bool in_subtree(struct pk_appliance *app, const char *ns, const char *gro
 		if (strcmp(cur, root) == 0)
 			return true;
 		g = get_group(app, ns, cur, &kind);
-		const char *parent = g ? pk_get_string(g, "spec.parentCompositePodGroupName") : NULL;
+		const char *parent =
+		    g ? pk_get_string(g, "spec.parentCompositePodGroupName") : NULL;
 
 		if (!parent) {
 			json_decref(g);
@@ -247,7 +250,7 @@ static void evict(struct pk_appliance *app, const json_t *pod, const char *node,
 	if (pk_store_get(app->store, "Pod", ns, name, &obj) == 0 &&
 	    pk_condition_set(obj, "DisruptionTarget", "True", "DeletionByTaintManager", msg,
 			     time(NULL)) == 0) {
-		struct pk_errors errs = { 0 };
+		struct pk_errors errs = {0};
 
 		pk_store_update(app->store, obj, PK_SUB_STATUS, &errs, NULL);
 		pk_errors_clear(&errs);
@@ -274,7 +277,7 @@ static int evict_node_pods(struct pk_appliance *app, const char *node, const cha
 	snprintf(expr, sizeof(expr), "spec.nodeName=%s", node);
 	r = pk_selector_parse(expr, true, &sel, err, sizeof(err));
 	if (r == 0) {
-		struct pk_store_list_opts o = { .fields = sel };
+		struct pk_store_list_opts o = {.fields = sel};
 
 		r = pk_store_list(app->store, "Pod", NULL, &o, &pods, NULL, NULL);
 	}
@@ -283,7 +286,8 @@ static int evict_node_pods(struct pk_appliance *app, const char *node, const cha
 		json_decref(units);
 		return r;
 	}
-	json_array_foreach(pods, i, p) {
+	json_array_foreach(pods, i, p)
+	{
 		char *unit = disruption_unit(app, p);
 		char key[512];
 
@@ -299,14 +303,16 @@ static int evict_node_pods(struct pk_appliance *app, const char *node, const cha
 	const char *key;
 	json_t *u;
 
-	json_object_foreach(units, key, u) {
+	json_object_foreach(units, key, u)
+	{
 		const char *ns = json_string_value(json_array_get(u, 0));
 		const char *root = json_string_value(json_array_get(u, 1));
 		json_t *all = NULL;
 
 		if (pk_store_list(app->store, "Pod", ns, NULL, &all, NULL, NULL) < 0)
 			continue;
-		json_array_foreach(all, i, p) {
+		json_array_foreach(all, i, p)
+		{
 			const char *g = pk_get_string(p, "spec.schedulingGroup.podGroupName");
 
 			if (g && in_subtree(app, ns, g, root))

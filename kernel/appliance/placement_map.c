@@ -179,8 +179,8 @@ static json_t *group_entry(const char *kind, const json_t *g)
 }
 
 /* The table and key of obj's kind; false for kinds the map does not keep. */
-static bool pmap_table_of(struct ap_pmap *m, const char *kind, const json_t *obj, json_t **ret_table,
-		     char *key, size_t keylen)
+static bool pmap_table_of(struct ap_pmap *m, const char *kind, const json_t *obj,
+			  json_t **ret_table, char *key, size_t keylen)
 {
 	switch (pk_kind_from_string(kind)) {
 	case PK_KIND_NODE:

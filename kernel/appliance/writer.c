@@ -211,7 +211,8 @@ int pk_writer_bind(struct pk_writer *w, const struct pk_write_ref *pod, const ch
 	if (annotations) {
 		if (!it->annotations)
 			it->annotations = json_object();
-		if (!it->annotations || json_object_update(it->annotations, (json_t *)annotations) < 0)
+		if (!it->annotations ||
+		    json_object_update(it->annotations, (json_t *)annotations) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -222,9 +223,8 @@ static char *dup0(const char *s)
 	return strdup(s ? s : "");
 }
 
-int pk_writer_set_condition(struct pk_writer *w, const struct pk_write_ref *obj,
-			    const char *type, const char *status, const char *reason,
-			    const char *message)
+int pk_writer_set_condition(struct pk_writer *w, const struct pk_write_ref *obj, const char *type,
+			    const char *status, const char *reason, const char *message)
 {
 	struct pk_write_item *it;
 	struct pk_write_cond *c = NULL;

@@ -38,9 +38,9 @@
 /* Which object a write is about, and what it must still look like. */
 struct pk_write_ref {
 	enum pk_kind kind;
-	const char *ns;	  /* NULL or "" for cluster-scoped kinds */
+	const char *ns; /* NULL or "" for cluster-scoped kinds */
 	const char *name;
-	uint64_t rv;	  /* precondition: metadata.resourceVersion; 0: none */
+	uint64_t rv; /* precondition: metadata.resourceVersion; 0: none */
 };
 
 /* A condition to set (replacing one of the same type). */
@@ -55,12 +55,12 @@ struct pk_write_cond {
 struct pk_write_item {
 	enum pk_kind kind;
 	char *ns, *name;
-	uint64_t rv;	    /* precondition of the first action on the object */
-	char *node;	    /* bind: spec.nodeName, or NULL */
+	uint64_t rv;	     /* precondition of the first action on the object */
+	char *node;	     /* bind: spec.nodeName, or NULL */
 	json_t *annotations; /* bind: merged into metadata.annotations, or NULL */
 	struct pk_write_cond *conds;
 	size_t nconds;
-	bool evict;	    /* delete the pod after its conditions are written */
+	bool evict; /* delete the pod after its conditions are written */
 };
 
 /*
@@ -114,9 +114,8 @@ int pk_writer_batch_begin(struct pk_writer *w);
 /* Bind a pod; annotations (borrowed, may be NULL) are merged into the pod's. */
 int pk_writer_bind(struct pk_writer *w, const struct pk_write_ref *pod, const char *node,
 		   const json_t *annotations);
-int pk_writer_set_condition(struct pk_writer *w, const struct pk_write_ref *obj,
-			    const char *type, const char *status, const char *reason,
-			    const char *message);
+int pk_writer_set_condition(struct pk_writer *w, const struct pk_write_ref *obj, const char *type,
+			    const char *status, const char *reason, const char *message);
 /* Preemption or eviction: the conditions already asked for, then delete the pod. */
 int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod);
 /* Items in the open batch. */

@@ -56,15 +56,15 @@ static int store_commit(void *backend, const struct pk_write_batch *batch,
 	for (size_t i = 0; i < batch->n; i++) {
 		const struct pk_write_item *it = &batch->items[i];
 
-		args[i] = (struct item_arg){ .it = it, .now = now };
+		args[i] = (struct item_arg){.it = it, .now = now};
 		b->edits[i] = (struct pk_store_edit){
-			.kind = pk_kind_to_string(it->kind),
-			.ns = it->ns,
-			.name = it->name,
-			.precondition_rv = it->rv,
-			.apply = apply_item,
-			.arg = &args[i],
-			.delete_after = it->evict,
+		    .kind = pk_kind_to_string(it->kind),
+		    .ns = it->ns,
+		    .name = it->name,
+		    .precondition_rv = it->rv,
+		    .apply = apply_item,
+		    .arg = &args[i],
+		    .delete_after = it->evict,
 		};
 	}
 	r = pk_store_edit_batch(b->store, b->edits, batch->n);
@@ -95,10 +95,10 @@ static void store_free(void *backend)
 }
 
 static const struct pk_writer_ops store_ops = {
-	.name = "store",
-	.commit = store_commit,
-	.get = store_get,
-	.free = store_free,
+    .name = "store",
+    .commit = store_commit,
+    .get = store_get,
+    .free = store_free,
 };
 
 int pk_writer_store_new(struct pk_store *store, struct pk_writer **ret)

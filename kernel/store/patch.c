@@ -24,9 +24,11 @@
 static const struct {
 	const char *field, *key;
 } merge_keys[] = {
-	{ "containers", "name" },     { "initContainers", "name" }, { "volumes", "name" },
-	{ "env", "name" },            { "volumeMounts", "mountPath" }, { "ports", "containerPort" },
-	{ "conditions", "type" },     { "taints", "key" },          { "imagePullSecrets", "name" },
+    {"containers", "name"},	   {"initContainers", "name"},
+    {"volumes", "name"},	   {"env", "name"},
+    {"volumeMounts", "mountPath"}, {"ports", "containerPort"},
+    {"conditions", "type"},	   {"taints", "key"},
+    {"imagePullSecrets", "name"},
 };
 
 static const char *merge_key_of(const char *field)
@@ -44,9 +46,8 @@ static size_t find_item(json_t *list, const char *key, json_t *value)
 {
 	size_t i;
 	json_t *item;
-	json_array_foreach(list, i, item)
-		if (json_equal(json_object_get(item, key), value))
-			return i;
+	json_array_foreach(list, i,
+			   item) if (json_equal(json_object_get(item, key), value)) return i;
 	return (size_t)-1;
 }
 
@@ -56,7 +57,8 @@ static json_t *merge_list(json_t *target, const json_t *patch, const char *key, 
 	json_t *out = json_deep_copy(target);
 	size_t i;
 	json_t *pitem;
-	json_array_foreach(patch, i, pitem) {
+	json_array_foreach(patch, i, pitem)
+	{
 		json_t *kv = json_object_get(pitem, key);
 		size_t at = kv ? find_item(out, key, kv) : (size_t)-1;
 		const char *directive = json_string_value(json_object_get(pitem, "$patch"));
@@ -65,8 +67,8 @@ static json_t *merge_list(json_t *target, const json_t *patch, const char *key, 
 				json_array_remove(out, at);
 			continue;
 		}
-		json_t *merged = merge(at != (size_t)-1 ? json_array_get(out, at) : NULL, pitem, true,
-				       depth + 1, NULL);
+		json_t *merged = merge(at != (size_t)-1 ? json_array_get(out, at) : NULL, pitem,
+				       true, depth + 1, NULL);
 		if (!merged) {
 			json_decref(out);
 			return NULL;
@@ -83,9 +85,7 @@ static bool all_objects(const json_t *list)
 {
 	size_t i;
 	json_t *item;
-	json_array_foreach(list, i, item)
-		if (!json_is_object(item))
-			return false;
+	json_array_foreach(list, i, item) if (!json_is_object(item)) return false;
 	return true;
 }
 
@@ -103,7 +103,8 @@ static json_t *merge(json_t *target, const json_t *patch, bool strategic, int de
 		return NULL;
 	const char *key;
 	json_t *pv;
-	json_object_foreach((json_t *)patch, key, pv) {
+	json_object_foreach((json_t *)patch, key, pv)
+	{
 		if (strategic && key[0] == '$')
 			continue;
 		if (json_is_null(pv)) {
@@ -284,8 +285,8 @@ static int json_patch_op(json_t *doc, const json_t *op, size_t i, char *err, siz
 	return rc < 0 ? -EINVAL : 0;
 }
 
-int pk_patch_apply(const json_t *target, enum pk_patch_type type, const json_t *patch,
-		   json_t **ret, char *err, size_t errlen)
+int pk_patch_apply(const json_t *target, enum pk_patch_type type, const json_t *patch, json_t **ret,
+		   char *err, size_t errlen)
 {
 	if (type != PK_PATCH_JSON) {
 		if (!json_is_object(patch)) {
@@ -308,7 +309,8 @@ int pk_patch_apply(const json_t *target, enum pk_patch_type type, const json_t *
 		return -ENOMEM;
 	size_t i;
 	json_t *op;
-	json_array_foreach(patch, i, op) {
+	json_array_foreach(patch, i, op)
+	{
 		int rc = json_patch_op(doc, op, i, err, errlen);
 		if (rc < 0) {
 			json_decref(doc);

@@ -88,14 +88,11 @@ static void finalizer_ensure(json_t *obj, const char *name)
 	}
 	size_t i;
 	json_t *f;
-	json_array_foreach(fins, i, f)
-		if (strcmp(json_string_value(f) ?: "", name) == 0)
-			return;
+	json_array_foreach(fins, i, f) if (strcmp(json_string_value(f) ?: "", name) == 0) return;
 	json_array_append_new(fins, json_string(name));
 }
 
-static void check_string_map(json_t *meta, const char *field, bool labels,
-			     struct pk_errors *errs)
+static void check_string_map(json_t *meta, const char *field, bool labels, struct pk_errors *errs)
 {
 	json_t *map = json_object_get(meta, field);
 	if (!map)
@@ -106,13 +103,15 @@ static void check_string_map(json_t *meta, const char *field, bool labels,
 	}
 	const char *k;
 	json_t *v;
-	json_object_foreach(map, k, v) {
+	json_object_foreach(map, k, v)
+	{
 		char why[160];
 		if (!json_is_string(v))
-			pk_errors_add(errs, "metadata.%s[%s]: Invalid value: expected a string", field,
-				      k);
+			pk_errors_add(errs, "metadata.%s[%s]: Invalid value: expected a string",
+				      field, k);
 		else if (labels && !topo_label_key_valid(k, why, sizeof(why)))
-			pk_errors_add(errs, "metadata.%s: Invalid value: \"%s\": %s", field, k, why);
+			pk_errors_add(errs, "metadata.%s: Invalid value: \"%s\": %s", field, k,
+				      why);
 		else if (labels && !topo_label_value_valid(json_string_value(v), why, sizeof(why)))
 			pk_errors_add(errs, "metadata.%s[%s]: Invalid value: \"%s\": %s", field, k,
 				      json_string_value(v), why);
@@ -125,10 +124,11 @@ static void check_annotations_size(json_t *meta, struct pk_errors *errs)
 	size_t total = 0;
 	const char *k;
 	json_t *v;
-	json_object_foreach(json_object_get(meta, "annotations"), k, v)
-		total += strlen(k) + json_string_length(v);
+	json_object_foreach(json_object_get(meta, "annotations"), k, v) total +=
+	    strlen(k) + json_string_length(v);
 	if (total > PK_STORE_ANNOTATIONS_MAX)
-		pk_errors_add(errs, "metadata.annotations: Too long: must have at most %d bytes (%zu)",
+		pk_errors_add(errs,
+			      "metadata.annotations: Too long: must have at most %d bytes (%zu)",
 			      PK_STORE_ANNOTATIONS_MAX, total);
 }
 
@@ -138,8 +138,10 @@ static int check_uid(const json_t *old, const char *want, struct pk_errors *errs
 	const char *have = pk_store_meta_str(old, "uid");
 	if (!want || !*want || (have && strcmp(want, have) == 0))
 		return 0;
-	pk_errors_add(errs, "metadata.uid: Precondition failed: UID in precondition: %s, UID in "
-		      "object meta: %s", want, have ? have : "");
+	pk_errors_add(errs,
+		      "metadata.uid: Precondition failed: UID in precondition: %s, UID in "
+		      "object meta: %s",
+		      want, have ? have : "");
 	return -PK_STORE_ECONFLICT;
 }
 
@@ -159,8 +161,9 @@ static int check_identity(const struct pk_type *t, json_t *obj, struct pk_errors
 	if (!av)
 		json_object_set_new(obj, "apiVersion", json_string(want));
 	else if (strcmp(av, want) != 0 && !other_version_ok(t, av)) {
-		pk_errors_add(errs, "apiVersion: Unsupported value: \"%s\": supported values: \"%s\"",
-			      av, want);
+		pk_errors_add(errs,
+			      "apiVersion: Unsupported value: \"%s\": supported values: \"%s\"", av,
+			      want);
 		return -EINVAL;
 	}
 	json_t *meta = meta_of(obj);
@@ -170,7 +173,8 @@ static int check_identity(const struct pk_type *t, json_t *obj, struct pk_errors
 	}
 	const char *name = pk_store_meta_str(obj, "name");
 	if (!name || !topo_dns_subdomain_valid(name)) {
-		pk_errors_add(errs, "metadata.name: %s%s%s: a lowercase RFC 1123 subdomain is expected",
+		pk_errors_add(errs,
+			      "metadata.name: %s%s%s: a lowercase RFC 1123 subdomain is expected",
 			      name ? "Invalid value: \"" : "Required value", name ? name : "",
 			      name ? "\"" : "");
 		return -EINVAL;
@@ -193,11 +197,10 @@ static int check_identity(const struct pk_type *t, json_t *obj, struct pk_errors
 	size_t i;
 	json_t *f;
 	if (fins && !json_is_array(fins))
-		pk_errors_add(errs, "metadata.finalizers: Invalid value: expected a list of strings");
-	json_array_foreach(fins, i, f)
-		if (!json_is_string(f))
-			pk_errors_add(errs, "metadata.finalizers[%zu]: Invalid value: expected a string",
-				      i);
+		pk_errors_add(errs,
+			      "metadata.finalizers: Invalid value: expected a list of strings");
+	json_array_foreach(fins, i, f) if (!json_is_string(f))
+	    pk_errors_add(errs, "metadata.finalizers[%zu]: Invalid value: expected a string", i);
 	return errs->n ? -EINVAL : 0;
 }
 
@@ -226,8 +229,9 @@ static int default_priority(struct pk_store *st, json_t *obj, struct pk_errors *
 	}
 	if (pc && !json_object_get(spec, "priority")) {
 		json_t *value = json_object_get(pc, "value");
-		json_object_set_new(spec, "priority",
-				    json_integer(json_is_integer(value) ? json_integer_value(value) : 0));
+		json_object_set_new(
+		    spec, "priority",
+		    json_integer(json_is_integer(value) ? json_integer_value(value) : 0));
 	}
 	json_decref(pc);
 	return 0;
@@ -264,13 +268,12 @@ struct admission_hook {
 };
 
 static const struct admission_hook admission_hooks[] = {
-	{PK_KIND_JOB, "workloadbuilder: Job", wb_job_validate},
-	{PK_KIND_JOBSET, "workloadbuilder: JobSet", wb_jobset_validate},
+    {PK_KIND_JOB, "workloadbuilder: Job", wb_job_validate},
+    {PK_KIND_JOBSET, "workloadbuilder: JobSet", wb_jobset_validate},
 };
 
 /* Static validation of every write, then the admission hooks of its kind. */
-static int validate(const struct pk_type *t, json_t *obj, const json_t *old,
-		    struct pk_errors *errs)
+static int validate(const struct pk_type *t, json_t *obj, const json_t *old, struct pk_errors *errs)
 {
 	int rc;
 
@@ -278,7 +281,8 @@ static int validate(const struct pk_type *t, json_t *obj, const json_t *old,
 		return 0;
 	rc = pk_validate(obj, errs) < 0 ? -EINVAL : 0;
 	for (size_t i = 0; i < sizeof(admission_hooks) / sizeof(admission_hooks[0]); i++)
-		if (admission_hooks[i].kind == t->pk && admission_hooks[i].admit(obj, old, errs) < 0)
+		if (admission_hooks[i].kind == t->pk &&
+		    admission_hooks[i].admit(obj, old, errs) < 0)
 			rc = -EINVAL;
 	return rc;
 }
@@ -288,8 +292,9 @@ static const struct pk_type *type_of_obj(const json_t *obj, struct pk_errors *er
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	const struct pk_type *t = pk_type_by_kind(kind);
 	if (!t)
-		pk_errors_add(errs, "kind: %s%s%s", kind ? "Unsupported value: \"" : "Required value",
-			      kind ? kind : "", kind ? "\"" : "");
+		pk_errors_add(errs, "kind: %s%s%s",
+			      kind ? "Unsupported value: \"" : "Required value", kind ? kind : "",
+			      kind ? "\"" : "");
 	return t;
 }
 
@@ -313,8 +318,7 @@ static int generate_name(json_t *obj)
 	return 0;
 }
 
-static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *errs,
-			 struct txn *tx)
+static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *errs, struct txn *tx)
 {
 	const struct pk_type *t = type_of_obj(obj, errs);
 	if (!t)
@@ -324,13 +328,15 @@ static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *err
 		rc = check_identity(t, obj, errs);
 	if (rc < 0)
 		return rc;
-	json_t *old = pk_store_db_get(st, t->kind, pk_store_ns_key(t, pk_store_meta_str(obj, "namespace")),
-			     pk_store_meta_str(obj, "name"));
+	json_t *old =
+	    pk_store_db_get(st, t->kind, pk_store_ns_key(t, pk_store_meta_str(obj, "namespace")),
+			    pk_store_meta_str(obj, "name"));
 	if (old) {
 		json_decref(old);
 		return -EEXIST;
 	}
-	json_t *nsobj = t->namespaced ? pk_store_db_get(st, "Namespace", "", pk_store_meta_str(obj, "namespace"))
+	json_t *nsobj = t->namespaced ? pk_store_db_get(st, "Namespace", "",
+							pk_store_meta_str(obj, "namespace"))
 				      : NULL;
 	bool terminating = nsobj && deleting(nsobj);
 	json_decref(nsobj);
@@ -385,11 +391,11 @@ int pk_store_create_opts(struct pk_store *st, const json_t *in,
 			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
 			 json_t **ret)
 {
-	struct pk_errors local = { 0 };
+	struct pk_errors local = {0};
 	json_t *obj = json_deep_copy(in);
 	if (!obj || !json_is_object(obj))
 		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
-	struct txn tx = { .dry_run = opts && opts->dry_run };
+	struct txn tx = {.dry_run = opts && opts->dry_run};
 	pk_store_writer_enter(st);
 	int rc = create_locked(st, obj, errs ? errs : &local, &tx);
 	int crc = pk_store_writer_leave(st, &tx);
@@ -414,7 +420,8 @@ static int namespace_gc(struct pk_store *st, struct txn *tx, const char *ns)
 {
 	json_t *nsobj = ns ? pk_store_db_get(st, "Namespace", "", ns) : NULL;
 	int rc = 0;
-	if (nsobj && deleting(nsobj) && finalizer_count(nsobj) == 0 && pk_store_db_namespace_empty(st, ns))
+	if (nsobj && deleting(nsobj) && finalizer_count(nsobj) == 0 &&
+	    pk_store_db_namespace_empty(st, ns))
 		rc = pk_store_txn_remove(st, tx, nsobj);
 	json_decref(nsobj);
 	return rc;
@@ -429,7 +436,7 @@ static int remove_cascade(struct pk_store *st, struct txn *tx, json_t *obj, int 
 	if (rc < 0 || !t || depth >= CASCADE_MAX_DEPTH)
 		return rc;
 	const char *parent_name = json_string_value(
-		json_object_get(json_object_get(obj, "spec"), "parentCompositePodGroupName"));
+	    json_object_get(json_object_get(obj, "spec"), "parentCompositePodGroupName"));
 	if (!is_group(t) || !parent_name)
 		return t->namespaced ? namespace_gc(st, tx, ns) : 0;
 	json_t *parent = pk_store_db_get(st, "CompositePodGroup", ns, parent_name);
@@ -451,10 +458,11 @@ static int remove_cascade(struct pk_store *st, struct txn *tx, json_t *obj, int 
  * finalizers keep it (marked), otherwise it goes.  *ret_changed says whether
  * anything was written.
  */
-static int delete_obj(struct pk_store *st, struct txn *tx, const struct pk_type *t,
-		      json_t *obj, bool *ret_changed)
+static int delete_obj(struct pk_store *st, struct txn *tx, const struct pk_type *t, json_t *obj,
+		      bool *ret_changed)
 {
-	const char *ns = pk_store_meta_str(obj, "namespace"), *name = pk_store_meta_str(obj, "name");
+	const char *ns = pk_store_meta_str(obj, "namespace"),
+		   *name = pk_store_meta_str(obj, "name");
 	json_t *before = json_deep_copy(obj);
 	if (t->pk == PK_KIND_COMPOSITE_POD_GROUP) {
 		if (pk_store_db_has_children(st, ns, name))
@@ -492,7 +500,8 @@ static int delete_namespace(struct pk_store *st, struct txn *tx, json_t *nsobj)
 		json_t *names = pk_store_db_names(st, t->kind, ns);
 		size_t i;
 		json_t *n;
-		json_array_foreach(names, i, n) {
+		json_array_foreach(names, i, n)
+		{
 			/* Fetched again: an earlier cascade may have removed it. */
 			json_t *obj = pk_store_db_get(st, t->kind, ns, json_string_value(n));
 			bool changed;
@@ -568,25 +577,25 @@ static int delete_locked(struct pk_store *st, const struct pk_type *t, const cha
 int pk_store_delete(struct pk_store *st, const char *kind, const char *ns, const char *name,
 		    const char *precondition_rv, struct pk_errors *errs, json_t **ret)
 {
-	struct pk_store_write_opts o = { .precondition_rv = precondition_rv };
+	struct pk_store_write_opts o = {.precondition_rv = precondition_rv};
 	return pk_store_delete_opts(st, kind, ns, name, &o, errs, ret);
 }
 
-int pk_store_delete_opts(struct pk_store *st, const char *kind, const char *ns,
-			 const char *name, const struct pk_store_write_opts *opts,
-			 struct pk_errors *errs, json_t **ret)
+int pk_store_delete_opts(struct pk_store *st, const char *kind, const char *ns, const char *name,
+			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
+			 json_t **ret)
 {
-	static const struct pk_store_write_opts none = { 0 };
+	static const struct pk_store_write_opts none = {0};
 	const struct pk_store_write_opts *o = opts ? opts : &none;
 	const struct pk_type *t = pk_type_by_kind(kind);
 	if (!t || !name)
 		return -EINVAL;
 	json_t *obj = NULL;
-	struct txn tx = { .dry_run = o->dry_run };
-	struct pk_errors local = { 0 };
+	struct txn tx = {.dry_run = o->dry_run};
+	struct pk_errors local = {0};
 	pk_store_writer_enter(st);
-	int rc = delete_locked(st, t, pk_store_ns_key(t, ns), name, o->precondition_rv, o->precondition_uid,
-			       &tx, errs ? errs : &local, &obj);
+	int rc = delete_locked(st, t, pk_store_ns_key(t, ns), name, o->precondition_rv,
+			       o->precondition_uid, &tx, errs ? errs : &local, &obj);
 	int crc = pk_store_writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
 	pk_errors_clear(&local);
@@ -659,8 +668,9 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 	int rc = check_identity(t, obj, errs);
 	if (rc < 0)
 		return rc;
-	json_t *old = pk_store_db_get(st, t->kind, pk_store_ns_key(t, pk_store_meta_str(obj, "namespace")),
-			     pk_store_meta_str(obj, "name"));
+	json_t *old =
+	    pk_store_db_get(st, t->kind, pk_store_ns_key(t, pk_store_meta_str(obj, "namespace")),
+			    pk_store_meta_str(obj, "name"));
 	if (!old)
 		return -ENOENT;
 	const char *want = pk_store_meta_str(obj, "resourceVersion");
@@ -710,11 +720,11 @@ int pk_store_update_opts(struct pk_store *st, const json_t *in, enum pk_store_su
 			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
 			 json_t **ret)
 {
-	struct pk_errors local = { 0 };
+	struct pk_errors local = {0};
 	json_t *obj = json_deep_copy(in), *out = NULL;
 	if (!obj || !json_is_object(obj))
 		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
-	struct txn tx = { .dry_run = opts && opts->dry_run };
+	struct txn tx = {.dry_run = opts && opts->dry_run};
 	pk_store_writer_enter(st);
 	int rc = update_locked(st, obj, sub, opts ? opts->precondition_uid : NULL,
 			       errs ? errs : &local, &tx, &out);
@@ -731,18 +741,18 @@ int pk_store_patch(struct pk_store *st, const char *kind, const char *ns, const 
 	return pk_store_patch_opts(st, kind, ns, name, type, patch, sub, NULL, errs, ret);
 }
 
-int pk_store_patch_opts(struct pk_store *st, const char *kind, const char *ns,
-			const char *name, enum pk_patch_type type, const json_t *patch,
-			enum pk_store_sub sub, const struct pk_store_write_opts *opts,
-			struct pk_errors *errs, json_t **ret)
+int pk_store_patch_opts(struct pk_store *st, const char *kind, const char *ns, const char *name,
+			enum pk_patch_type type, const json_t *patch, enum pk_store_sub sub,
+			const struct pk_store_write_opts *opts, struct pk_errors *errs,
+			json_t **ret)
 {
-	struct pk_errors local = { 0 };
+	struct pk_errors local = {0};
 	struct pk_errors *e = errs ? errs : &local;
 	const struct pk_type *t = pk_type_by_kind(kind);
 	if (!t || !name)
 		return -EINVAL;
 	json_t *out = NULL;
-	struct txn tx = { .dry_run = opts && opts->dry_run };
+	struct txn tx = {.dry_run = opts && opts->dry_run};
 	pk_store_writer_enter(st);
 	json_t *old = pk_store_db_get(st, t->kind, pk_store_ns_key(t, ns), name), *next = NULL;
 	char err[256] = "";
@@ -763,8 +773,9 @@ int pk_store_patch_opts(struct pk_store *st, const char *kind, const char *ns,
 		}
 		keep_field(m, meta_of(old), "name");
 		keep_field(m, meta_of(old), "namespace");
-		json_t *prv = json_object_get(type == PK_PATCH_JSON ? NULL : json_object_get(patch, "metadata"),
-					      "resourceVersion");
+		json_t *prv = json_object_get(
+		    type == PK_PATCH_JSON ? NULL : json_object_get(patch, "metadata"),
+		    "resourceVersion");
 		if (!json_is_string(prv))
 			keep_field(m, meta_of(old), "resourceVersion");
 		rc = update_locked(st, next, sub, opts ? opts->precondition_uid : NULL, e, &tx,
@@ -805,8 +816,8 @@ static void keep_identity(json_t *next, json_t *old)
  * caller unchanged from here on (read-only, see pk_store_edit_batch()):
  * no copy of each object for the watchers.
  */
-static int edit_write(struct pk_store *st, struct txn *tx, const struct pk_type *t,
-		      json_t *old, json_t *next, bool delete_after)
+static int edit_write(struct pk_store *st, struct txn *tx, const struct pk_type *t, json_t *old,
+		      json_t *next, bool delete_after)
 {
 	bool changed = !json_equal(next, old);
 	int rc = pk_store_txn_begin(st, tx);
@@ -834,7 +845,7 @@ static int edit_write(struct pk_store *st, struct txn *tx, const struct pk_type 
 static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn *tx)
 {
 	const struct pk_type *t = pk_type_by_kind(e->kind);
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	json_t *old, *next;
 	int rc;
 

@@ -172,7 +172,7 @@ int pk_selector_parse(const char *s, bool fields, struct pk_selector **ret, char
 	struct pk_selector *sel = calloc(1, sizeof(*sel));
 	if (!sel)
 		return -ENOMEM;
-	struct scan sc = { .s = s, .err = err, .errlen = errlen };
+	struct scan sc = {.s = s, .err = err, .errlen = errlen};
 	int rc = 0;
 	skip_ws(&sc);
 	while (s[sc.pos]) {

@@ -27,7 +27,7 @@ struct pk_store {
 	sqlite3_stmt *st_rget;
 	pthread_mutex_t rlock;
 	pthread_cond_t changed;
-	uint64_t rv;         /* last committed */
+	uint64_t rv;	     /* last committed */
 	uint64_t rv_pending; /* last assigned inside the open transaction */
 	uint64_t writes;
 	bool closing;
@@ -40,7 +40,7 @@ struct pk_store {
 	size_t nstakes, stakes_cap;
 	pthread_cond_t batch_cond;
 	struct ring_slot *ring; /* PK_STORE_RING_SIZE slots */
-	size_t ring_head;       /* next slot to write */
+	size_t ring_head;	/* next slot to write */
 	size_t ring_len;
 	size_t ring_bytes; /* JSON text held by the ring */
 	uint64_t ring_floor;
@@ -53,13 +53,13 @@ struct txn {
 	struct ring_slot *ev; /* malloc'ed */
 	size_t nev, cap;
 	uint64_t rv_start; /* rv_pending before this writer */
-	bool savepoint;    /* inside its SAVEPOINT */
-	bool staked;       /* rows handed to the batch; wait for done */
+	bool savepoint;	   /* inside its SAVEPOINT */
+	bool staked;	   /* rows handed to the batch; wait for done */
 	bool done;
-	bool dry_run;      /* roll back instead of committing (set before pk_store_txn_begin) */
-	bool share;        /* the next put's event keeps the object itself, not a copy:
-			    * the caller changes it no more (a batched edit's result) */
-	int rc;            /* the batch's commit result */
+	bool dry_run; /* roll back instead of committing (set before pk_store_txn_begin) */
+	bool share;   /* the next put's event keeps the object itself, not a copy:
+		       * the caller changes it no more (a batched edit's result) */
+	int rc;	      /* the batch's commit result */
 };
 
 /* Every write: pk_store_writer_enter() (takes the lock), txn_*, then pk_store_writer_leave(),

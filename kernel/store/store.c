@@ -23,7 +23,7 @@
 
 const char *pk_event_type_to_string(enum pk_event_type type)
 {
-	static const char *const names[] = { "ADDED", "MODIFIED", "DELETED" };
+	static const char *const names[] = {"ADDED", "MODIFIED", "DELETED"};
 	return (unsigned)type < 3 ? names[type] : NULL;
 }
 
@@ -55,26 +55,25 @@ uint64_t pk_store_obj_rv(const json_t *obj)
 #define PK_STORE_CACHE_KIB 2048
 #define PK_STORE_STR(x) #x
 #define PK_STORE_XSTR(x) PK_STORE_STR(x)
-#define PK_STORE_CACHE_PRAGMA                                                          \
-	"PRAGMA cache_size=-" PK_STORE_XSTR(PK_STORE_CACHE_KIB) ";PRAGMA mmap_size=0;" \
-	"PRAGMA cache_spill=1;"
+#define PK_STORE_CACHE_PRAGMA                                                                      \
+	"PRAGMA cache_size=-" PK_STORE_XSTR(PK_STORE_CACHE_KIB) ";PRAGMA mmap_size=0;"             \
+								"PRAGMA cache_spill=1;"
 static const char SCHEMA[] =
-	"PRAGMA journal_mode=WAL;"
-	"PRAGMA synchronous=FULL;"
-	PK_STORE_CACHE_PRAGMA
-	"CREATE TABLE IF NOT EXISTS objects(kind TEXT NOT NULL, ns TEXT NOT NULL,"
-	" name TEXT NOT NULL, rv INTEGER NOT NULL, body TEXT NOT NULL,"
-	" PRIMARY KEY(kind, ns, name)) WITHOUT ROWID;"
-	"CREATE INDEX IF NOT EXISTS objects_by_ns ON objects(ns);"
-	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-	"INSERT OR IGNORE INTO meta(key, value) VALUES('rv', 0);";
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA synchronous=FULL;" PK_STORE_CACHE_PRAGMA
+    "CREATE TABLE IF NOT EXISTS objects(kind TEXT NOT NULL, ns TEXT NOT NULL,"
+    " name TEXT NOT NULL, rv INTEGER NOT NULL, body TEXT NOT NULL,"
+    " PRIMARY KEY(kind, ns, name)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS objects_by_ns ON objects(ns);"
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "INSERT OR IGNORE INTO meta(key, value) VALUES('rv', 0);";
 
 static int prepare(struct pk_store *st, const char *sql, sqlite3_stmt **ret)
 {
 	return sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, ret, NULL) ==
-			       SQLITE_OK
-		       ? 0
-		       : -EIO;
+		       SQLITE_OK
+		   ? 0
+		   : -EIO;
 }
 
 static int db_setup(struct pk_store *st, char *err, size_t errlen)
@@ -88,11 +87,13 @@ static int db_setup(struct pk_store *st, char *err, size_t errlen)
 	sqlite3_busy_timeout(st->db, 5000);
 	if (prepare(st, "SELECT body FROM objects WHERE kind=?1 AND ns=?2 AND name=?3",
 		    &st->st_get) < 0 ||
-	    prepare(st, "INSERT OR REPLACE INTO objects(kind,ns,name,rv,body) VALUES(?1,?2,?3,?4,?5)",
+	    prepare(st,
+		    "INSERT OR REPLACE INTO objects(kind,ns,name,rv,body) VALUES(?1,?2,?3,?4,?5)",
 		    &st->st_put) < 0 ||
 	    prepare(st, "UPDATE objects SET rv=?4, body=?5 WHERE kind=?1 AND ns=?2 AND name=?3",
 		    &st->st_update) < 0 ||
-	    prepare(st, "DELETE FROM objects WHERE kind=?1 AND ns=?2 AND name=?3", &st->st_del) < 0 ||
+	    prepare(st, "DELETE FROM objects WHERE kind=?1 AND ns=?2 AND name=?3", &st->st_del) <
+		0 ||
 	    prepare(st, "UPDATE meta SET value=?1 WHERE key='rv'", &st->st_setrv) < 0 ||
 	    prepare(st, "SAVEPOINT w", &st->st_savepoint) < 0 ||
 	    prepare(st, "RELEASE w", &st->st_release) < 0 ||
@@ -123,11 +124,12 @@ static int db_setup(struct pk_store *st, char *err, size_t errlen)
 static int open_reader(struct pk_store *st, const char *path, char *err, size_t errlen)
 {
 	if (sqlite3_open_v2(path, &st->rdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-		    SQLITE_OK ||
+		SQLITE_OK ||
 	    sqlite3_exec(st->rdb, "PRAGMA query_only=1;" PK_STORE_CACHE_PRAGMA, NULL, NULL, NULL) !=
-		    SQLITE_OK ||
-	    sqlite3_prepare_v3(st->rdb, "SELECT body FROM objects WHERE kind=?1 AND ns=?2 AND name=?3",
-			       -1, SQLITE_PREPARE_PERSISTENT, &st->st_rget, NULL) != SQLITE_OK) {
+		SQLITE_OK ||
+	    sqlite3_prepare_v3(st->rdb,
+			       "SELECT body FROM objects WHERE kind=?1 AND ns=?2 AND name=?3", -1,
+			       SQLITE_PREPARE_PERSISTENT, &st->st_rget, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: read connection: %s", path,
 			 st->rdb ? sqlite3_errmsg(st->rdb) : "cannot open");
 		return -EIO;
@@ -138,16 +140,16 @@ static int open_reader(struct pk_store *st, const char *path, char *err, size_t 
 
 static int seed_namespaces(struct pk_store *st)
 {
-	static const char *const names[] = { "default", "kube-system", "kube-public" };
+	static const char *const names[] = {"default", "kube-system", "kube-public"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		json_t *old = NULL;
 		if (pk_store_get(st, "Namespace", NULL, names[i], &old) == 0) {
 			json_decref(old);
 			continue;
 		}
-		json_t *ns = json_pack("{s:s,s:s,s:{s:s},s:{s:s}}", "apiVersion", "v1", "kind",
-				       "Namespace", "metadata", "name", names[i], "status", "phase",
-				       "Active");
+		json_t *ns =
+		    json_pack("{s:s,s:s,s:{s:s},s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+			      "metadata", "name", names[i], "status", "phase", "Active");
 		int rc = pk_store_create(st, ns, NULL, NULL);
 		json_decref(ns);
 		if (rc < 0 && rc != -EEXIST)
@@ -184,7 +186,8 @@ int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errl
 	if (sqlite3_open_v2(path, &st->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", path, st->db ? sqlite3_errmsg(st->db) : "cannot open");
+		snprintf(err, errlen, "%s: %s", path,
+			 st->db ? sqlite3_errmsg(st->db) : "cannot open");
 		rc = -EIO;
 		goto fail;
 	}
@@ -257,7 +260,7 @@ uint64_t pk_store_rv(struct pk_store *st)
 
 void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 {
-	struct pk_store_stats s = { 0 };
+	struct pk_store_stats s = {0};
 	pthread_mutex_lock(&st->lock);
 	pk_store_wait_batch_closed(st);
 	s.writes = st->writes;
@@ -285,12 +288,13 @@ static int check_rows(struct pk_store *st, char *err, size_t errlen)
 		uint64_t rv = (uint64_t)sqlite3_column_int64(q, 3);
 		json_t *obj = json_loadb((const char *)sqlite3_column_text(q, 4),
 					 (size_t)sqlite3_column_bytes(q, 4), 0, NULL);
-		if (!obj || pk_store_obj_rv(obj) != rv || rv > st->rv || !pk_type_by_kind(
-			(const char *)sqlite3_column_text(q, 0))) {
-			snprintf(err, errlen, "%s %s/%s: row rv %" PRIu64 ", body rv %" PRIu64
-				 ", counter %" PRIu64,
-				 sqlite3_column_text(q, 0), sqlite3_column_text(q, 1),
-				 sqlite3_column_text(q, 2), rv, obj ? pk_store_obj_rv(obj) : 0, st->rv);
+		if (!obj || pk_store_obj_rv(obj) != rv || rv > st->rv ||
+		    !pk_type_by_kind((const char *)sqlite3_column_text(q, 0))) {
+			snprintf(
+			    err, errlen,
+			    "%s %s/%s: row rv %" PRIu64 ", body rv %" PRIu64 ", counter %" PRIu64,
+			    sqlite3_column_text(q, 0), sqlite3_column_text(q, 1),
+			    sqlite3_column_text(q, 2), rv, obj ? pk_store_obj_rv(obj) : 0, st->rv);
 			rc = -EUCLEAN;
 		}
 		json_decref(obj);
@@ -306,8 +310,10 @@ static int check_ring(struct pk_store *st, char *err, size_t errlen)
 	for (size_t i = 0; i < st->ring_len; i++) {
 		const struct ring_slot *s = &st->ring[(oldest + i) % PK_STORE_RING_SIZE];
 		if (s->rv <= prev || s->rv > st->rv || !s->object || !s->text) {
-			snprintf(err, errlen, "ring slot %zu: rv %" PRIu64 " after %" PRIu64
-				 " (counter %" PRIu64 ")", i, s->rv, prev, st->rv);
+			snprintf(err, errlen,
+				 "ring slot %zu: rv %" PRIu64 " after %" PRIu64 " (counter %" PRIu64
+				 ")",
+				 i, s->rv, prev, st->rv);
 			return -EUCLEAN;
 		}
 		prev = s->rv;
@@ -573,7 +579,7 @@ static int txn_add_event(struct txn *tx, enum pk_event_type type, uint64_t rv, j
 		json_decref(str);
 		return -ENOMEM;
 	}
-	tx->ev[tx->nev++] = (struct ring_slot){ type, rv, copy, str };
+	tx->ev[tx->nev++] = (struct ring_slot){type, rv, copy, str};
 	return 0;
 }
 
@@ -628,8 +634,8 @@ int pk_store_txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_e
 	if (!t)
 		return -EINVAL;
 	uint64_t rv = st->rv_pending + 1;
-	json_t *prev_rv = json_incref(json_object_get(json_object_get(obj, "metadata"),
-						      "resourceVersion"));
+	json_t *prev_rv =
+	    json_incref(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 	stamp_rv(obj, rv);
 	char *body = json_dumps(obj, JSON_COMPACT);
 	if (!body || strlen(body) > PK_STORE_OBJECT_MAX) {
@@ -658,15 +664,16 @@ int pk_store_txn_remove(struct pk_store *st, struct txn *tx, json_t *obj)
 	if (!t)
 		return -EINVAL;
 	uint64_t rv = st->rv_pending + 1;
-	json_t *prev_rv = tx->dry_run ? json_incref(json_object_get(json_object_get(obj, "metadata"),
-								      "resourceVersion"))
-				      : NULL;
+	json_t *prev_rv =
+	    tx->dry_run
+		? json_incref(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"))
+		: NULL;
 	stamp_rv(obj, rv);
 	sqlite3_stmt *q = st->st_del;
 	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 2, pk_store_ns_key(t, pk_store_meta_str(obj, "namespace")), -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(q, 3, pk_store_meta_str(obj, "name"),
-			  -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 2, pk_store_ns_key(t, pk_store_meta_str(obj, "namespace")), -1,
+			  SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 3, pk_store_meta_str(obj, "name"), -1, SQLITE_TRANSIENT);
 	int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -EIO;
 	sqlite3_reset(q);
 	sqlite3_clear_bindings(q);
@@ -816,7 +823,8 @@ static int list_locked(struct pk_store *st, const struct pk_type *t, const char 
 {
 	size_t limit = o->limit ? o->limit : SIZE_MAX;
 	char sql[256];
-	snprintf(sql, sizeof(sql), "SELECT ns, name, body FROM objects WHERE kind=?1%s%s"
+	snprintf(sql, sizeof(sql),
+		 "SELECT ns, name, body FROM objects WHERE kind=?1%s%s"
 		 " ORDER BY ns, name",
 		 ns ? " AND ns=?2" : "", after_ns ? " AND (ns, name) > (?3, ?4)" : "");
 	sqlite3_stmt *q;
@@ -845,8 +853,9 @@ static int list_locked(struct pk_store *st, const struct pk_type *t, const char 
 			json_decref(obj);
 			json_t *last = json_array_get(items, limit - 1);
 			const struct pk_type *lt = t;
-			*ret_continue = token_encode(pk_store_ns_key(lt, pk_store_meta_str(last, "namespace")),
-						     pk_store_meta_str(last, "name"));
+			*ret_continue =
+			    token_encode(pk_store_ns_key(lt, pk_store_meta_str(last, "namespace")),
+					 pk_store_meta_str(last, "name"));
 			if (!*ret_continue)
 				rc = -ENOMEM;
 			break;
@@ -882,7 +891,7 @@ int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
 		  const struct pk_store_list_opts *opts, json_t **ret_items, uint64_t *ret_rv,
 		  char **ret_continue)
 {
-	static const struct pk_store_list_opts none = { 0 };
+	static const struct pk_store_list_opts none = {0};
 	const struct pk_type *t = pk_type_by_kind(kind);
 	if (!t)
 		return -EINVAL;
@@ -922,8 +931,8 @@ int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
 }
 
 /* ---- change stream -------------------------------------------------------- */
-int pk_store_events_since(struct pk_store *st, uint64_t since, size_t max,
-			  pk_store_event_cb cb, void *arg, uint64_t *ret_last)
+int pk_store_events_since(struct pk_store *st, uint64_t since, size_t max, pk_store_event_cb cb,
+			  void *arg, uint64_t *ret_last)
 {
 	pthread_mutex_lock(&st->lock);
 	if (since < st->ring_floor) {
@@ -954,12 +963,12 @@ int pk_store_events_since(struct pk_store *st, uint64_t since, size_t max,
 	for (size_t i = 0; i < n; i++) {
 		if (rc == 0) {
 			struct pk_store_event ev = {
-				.type = copy[i].type,
-				.rv = copy[i].rv,
-				.kind = json_string_value(json_object_get(copy[i].object, "kind")),
-				.object = copy[i].object,
-				.object_json = json_string_value(copy[i].text),
-				.object_json_len = json_string_length(copy[i].text),
+			    .type = copy[i].type,
+			    .rv = copy[i].rv,
+			    .kind = json_string_value(json_object_get(copy[i].object, "kind")),
+			    .object = copy[i].object,
+			    .object_json = json_string_value(copy[i].text),
+			    .object_json_len = json_string_length(copy[i].text),
 			};
 			rc = cb(&ev, arg);
 			last = copy[i].rv;
@@ -994,7 +1003,8 @@ int pk_store_wait(struct pk_store *st, uint64_t rv, int timeout_ms)
 		}
 		if (timeout_ms < 0) {
 			pthread_cond_wait(&st->changed, &st->lock);
-		} else if (pthread_cond_timedwait(&st->changed, &st->lock, &deadline) == ETIMEDOUT) {
+		} else if (pthread_cond_timedwait(&st->changed, &st->lock, &deadline) ==
+			   ETIMEDOUT) {
 			rc = st->rv > rv ? 0 : -ETIMEDOUT;
 			break;
 		}

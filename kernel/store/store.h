@@ -51,16 +51,23 @@
 
 #include "kernel/api/api.h"
 
-#define PK_STORE_RING_SIZE 4096     /* watch history, events */
-#define PK_STORE_RING_BYTES (64u << 20) /* ... and at most this much JSON text */
-#define PK_STORE_OBJECT_MAX (1536 * 1024) /* serialized object (etcd's request limit) */
+#define PK_STORE_RING_SIZE 4096		      /* watch history, events */
+#define PK_STORE_RING_BYTES (64u << 20)	      /* ... and at most this much JSON text */
+#define PK_STORE_OBJECT_MAX (1536 * 1024)     /* serialized object (etcd's request limit) */
 #define PK_STORE_ANNOTATIONS_MAX (256 * 1024) /* keys + values, as kube-apiserver */
-#define PK_STORE_ECONFLICT ESTALE   /* -PK_STORE_ECONFLICT: HTTP 409 */
-#define PK_STORE_EGONE ERANGE       /* -PK_STORE_EGONE: HTTP 410 */
+#define PK_STORE_ECONFLICT ESTALE	      /* -PK_STORE_ECONFLICT: HTTP 409 */
+#define PK_STORE_EGONE ERANGE		      /* -PK_STORE_EGONE: HTTP 410 */
 #define PK_STORE_GROUP_FINALIZER "scheduling.k8s.io/group-protection"
 
 /* ---- selectors (labelSelector / fieldSelector syntax) ------------------- */
-enum pk_sel_op { PK_SELOP_EQ, PK_SELOP_NE, PK_SELOP_IN, PK_SELOP_NOTIN, PK_SELOP_EXISTS, PK_SELOP_NOT_EXISTS };
+enum pk_sel_op {
+	PK_SELOP_EQ,
+	PK_SELOP_NE,
+	PK_SELOP_IN,
+	PK_SELOP_NOTIN,
+	PK_SELOP_EXISTS,
+	PK_SELOP_NOT_EXISTS
+};
 struct pk_sel_req {
 	char *key;
 	enum pk_sel_op op;
@@ -96,11 +103,11 @@ void pk_store_shutdown(struct pk_store *store);
 uint64_t pk_store_rv(struct pk_store *store);
 
 struct pk_store_stats {
-	uint64_t writes;      /* committed write transactions */
-	uint64_t objects;     /* objects stored */
-	uint64_t ring_floor;  /* events with rv > ring_floor are replayable */
-	size_t ring_events;   /* events in the ring */
-	size_t ring_bytes;    /* their JSON text (at most PK_STORE_RING_BYTES) */
+	uint64_t writes;     /* committed write transactions */
+	uint64_t objects;    /* objects stored */
+	uint64_t ring_floor; /* events with rv > ring_floor are replayable */
+	size_t ring_events;  /* events in the ring */
+	size_t ring_bytes;   /* their JSON text (at most PK_STORE_RING_BYTES) */
 };
 void pk_store_get_stats(struct pk_store *store, struct pk_store_stats *ret);
 
@@ -126,8 +133,8 @@ int pk_store_get(struct pk_store *store, const char *kind, const char *ns, const
 struct pk_store_list_opts {
 	const struct pk_selector *labels; /* NULL: all */
 	const struct pk_selector *fields; /* NULL: all */
-	size_t limit;                     /* 0: every matching object */
-	const char *continue_token;       /* from a previous page, or NULL */
+	size_t limit;			  /* 0: every matching object */
+	const char *continue_token;	  /* from a previous page, or NULL */
 };
 /*
  * Matching objects of kind in namespace ns (NULL: every namespace), ordered by
@@ -142,9 +149,10 @@ int pk_store_list(struct pk_store *store, const char *kind, const char *ns,
 
 /* ---- writes ------------------------------------------------------------- */
 enum pk_patch_type {
-	PK_PATCH_MERGE,     /* application/merge-patch+json (RFC 7386) */
-	PK_PATCH_STRATEGIC, /* application/strategic-merge-patch+json: merge, $-directives dropped */
-	PK_PATCH_JSON,      /* application/json-patch+json (RFC 6902) */
+	PK_PATCH_MERGE,	    /* application/merge-patch+json (RFC 7386) */
+	PK_PATCH_STRATEGIC, /* application/strategic-merge-patch+json: merge, $-directives dropped
+			     */
+	PK_PATCH_JSON,	    /* application/json-patch+json (RFC 6902) */
 };
 enum pk_store_sub { PK_SUB_MAIN, PK_SUB_STATUS };
 
@@ -228,17 +236,17 @@ int pk_store_create_opts(struct pk_store *store, const json_t *obj,
 int pk_store_update_opts(struct pk_store *store, const json_t *obj, enum pk_store_sub sub,
 			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
 			 json_t **ret);
-int pk_store_patch_opts(struct pk_store *store, const char *kind, const char *ns,
-			const char *name, enum pk_patch_type type, const json_t *patch,
-			enum pk_store_sub sub, const struct pk_store_write_opts *opts,
-			struct pk_errors *errs, json_t **ret);
-int pk_store_delete_opts(struct pk_store *store, const char *kind, const char *ns,
-			 const char *name, const struct pk_store_write_opts *opts,
-			 struct pk_errors *errs, json_t **ret);
+int pk_store_patch_opts(struct pk_store *store, const char *kind, const char *ns, const char *name,
+			enum pk_patch_type type, const json_t *patch, enum pk_store_sub sub,
+			const struct pk_store_write_opts *opts, struct pk_errors *errs,
+			json_t **ret);
+int pk_store_delete_opts(struct pk_store *store, const char *kind, const char *ns, const char *name,
+			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
+			 json_t **ret);
 
 /* Apply a patch to a tree without the store (used by pk_store_patch). */
-int pk_patch_apply(const json_t *target, enum pk_patch_type type, const json_t *patch,
-		   json_t **ret, char *err, size_t errlen);
+int pk_patch_apply(const json_t *target, enum pk_patch_type type, const json_t *patch, json_t **ret,
+		   char *err, size_t errlen);
 
 /* ---- change stream ------------------------------------------------------- */
 enum pk_event_type { PK_EVENT_ADDED, PK_EVENT_MODIFIED, PK_EVENT_DELETED };
@@ -247,8 +255,8 @@ const char *pk_event_type_to_string(enum pk_event_type type); /* "ADDED", ... */
 struct pk_store_event {
 	enum pk_event_type type;
 	uint64_t rv;
-	const char *kind;   /* the object's kind */
-	json_t *object;     /* borrowed and shared: read only; json_deep_copy() to change */
+	const char *kind;	 /* the object's kind */
+	json_t *object;		 /* borrowed and shared: read only; json_deep_copy() to change */
 	const char *object_json; /* the same object as compact JSON, borrowed */
 	size_t object_json_len;
 };
@@ -260,8 +268,8 @@ typedef int (*pk_store_event_cb)(const struct pk_store_event *ev, void *arg);
  * event delivered, or since when none.  -PK_STORE_EGONE when since is older
  * than the ring.
  */
-int pk_store_events_since(struct pk_store *store, uint64_t since, size_t max,
-			  pk_store_event_cb cb, void *arg, uint64_t *ret_last);
+int pk_store_events_since(struct pk_store *store, uint64_t since, size_t max, pk_store_event_cb cb,
+			  void *arg, uint64_t *ret_last);
 /*
  * Block until the store's resourceVersion exceeds rv (0), timeout_ms passes
  * (-ETIMEDOUT; timeout_ms < 0 waits forever) or the store shuts down

@@ -47,8 +47,8 @@
 #define CLIENTS 8
 #define GANGS 1500
 #define BACKLOG_GANGS 2000
-#define HOSTS_SMALL 16  /* superslices: 4,096 hosts */
-#define HOSTS_LARGE 64  /* 16,384 hosts */
+#define HOSTS_SMALL 16 /* superslices: 4,096 hosts */
+#define HOSTS_LARGE 64 /* 16,384 hosts */
 #define RSS_PODS 20000
 #define TIMEOUT_S 300
 
@@ -169,11 +169,11 @@ static void server_start(struct server *s, const char *dir, const char *board)
 		dup2(fd, 2);
 		dup2(fd, 1);
 		if (board)
-			execl(podkerneld, "podkerneld", "--listen", "127.0.0.1:0", "--data-dir", dir,
-			      "--simulate-board", board, "-v", "1", (char *)NULL);
+			execl(podkerneld, "podkerneld", "--listen", "127.0.0.1:0", "--data-dir",
+			      dir, "--simulate-board", board, "-v", "1", (char *)NULL);
 		else
-			execl(podkerneld, "podkerneld", "--listen", "127.0.0.1:0", "--data-dir", dir,
-			      "-v", "1", (char *)NULL);
+			execl(podkerneld, "podkerneld", "--listen", "127.0.0.1:0", "--data-dir",
+			      dir, "-v", "1", (char *)NULL);
 		_exit(127);
 	}
 	for (double t0 = now_s(); now_s() - t0 < TIMEOUT_S; usleep(20000)) {
@@ -248,7 +248,7 @@ static size_t buf_write(char *p, size_t size, size_t n, void *arg)
 static long post(CURL *c, int port, const char *path, const char *body)
 {
 	char url[512];
-	struct buf out = { 0 };
+	struct buf out = {0};
 	long status = 0;
 	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
 
@@ -272,7 +272,7 @@ static long post(CURL *c, int port, const char *path, const char *body)
 static char *list_rv(int port, const char *ns)
 {
 	char url[256];
-	struct buf out = { 0 };
+	struct buf out = {0};
 	CURL *c = curl_easy_init();
 	json_t *j;
 	char *rv = NULL;
@@ -286,8 +286,9 @@ static char *list_rv(int port, const char *ns)
 	curl_easy_cleanup(c);
 	j = out.s ? json_loads(out.s, 0, NULL) : NULL;
 	if (j)
-		rv = strdup(json_string_value(json_object_get(json_object_get(j, "metadata"),
-							      "resourceVersion")) ?: "0");
+		rv = strdup(json_string_value(
+				json_object_get(json_object_get(j, "metadata"), "resourceVersion"))
+				?: "0");
 	json_decref(j);
 	free(out.s);
 	if (!rv)
@@ -301,10 +302,10 @@ struct watch {
 	int port;
 	char ns[64];
 	char *rv;
-	int target;        /* bound pods to see */
-	json_t *bound;     /* name -> true */
+	int target;    /* bound pods to see */
+	json_t *bound; /* name -> true */
 	struct buf line;
-	double last_bind;  /* when the target was reached */
+	double last_bind; /* when the target was reached */
 	atomic_bool ready, failed;
 	pthread_t thread;
 };
@@ -313,10 +314,10 @@ static void watch_line(struct watch *w, const char *s, size_t n)
 {
 	json_t *ev = json_loadb(s, n, 0, NULL);
 	json_t *obj = json_object_get(ev, "object");
-	const char *node = json_string_value(json_object_get(json_object_get(obj, "spec"),
-							     "nodeName"));
-	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-							     "name"));
+	const char *node =
+	    json_string_value(json_object_get(json_object_get(obj, "spec"), "nodeName"));
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 	const char *type = json_string_value(json_object_get(ev, "type"));
 
 	if (type && strcmp(type, "ERROR") == 0)
@@ -401,7 +402,8 @@ static void make_namespace(int port, const char *ns)
 	CURL *c = curl_easy_init();
 
 	snprintf(body, sizeof(body),
-		 "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
+		 ns);
 	post(c, port, "/api/v1/namespaces", body);
 	curl_easy_cleanup(c);
 }
@@ -491,8 +493,12 @@ static void create_gangs(int port, const char *ns, int ngangs, int tpu, bool pre
 	pthread_t t[CLIENTS];
 
 	for (int i = 0; i < CLIENTS; i++) {
-		k[i] = (struct clients){ .port = port, .ns = ns, .ngangs = ngangs, .tpu = tpu,
-					 .prebound = prebound, .first = i };
+		k[i] = (struct clients){.port = port,
+					.ns = ns,
+					.ngangs = ngangs,
+					.tpu = tpu,
+					.prebound = prebound,
+					.first = i};
 		pthread_create(&t[i], NULL, gangs_main, &k[i]);
 	}
 	for (int i = 0; i < CLIENTS; i++)
@@ -508,7 +514,7 @@ static char nodes_dir[300], backlog_dir[300], board_small[300], board_large[300]
 static long attempts(int port)
 {
 	char url[128];
-	struct buf out = { 0 };
+	struct buf out = {0};
 	CURL *c = curl_easy_init();
 	long n = 0;
 
@@ -528,7 +534,7 @@ static long attempts(int port)
 /* The node-only data directory plus BACKLOG_GANGS never-fitting gangs. */
 static void make_backlog_dir(void)
 {
-	struct server s = { 0 };
+	struct server s = {0};
 	char cmd[900];
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -r '%s' '%s'", backlog_dir, nodes_dir,
@@ -544,7 +550,7 @@ static void make_backlog_dir(void)
 /* pods/s of ngangs gangs (prebound or scheduled), on a copy of from. */
 static double gang_rate(int run, const char *what, int ngangs, bool prebound, const char *from)
 {
-	struct server s = { 0 };
+	struct server s = {0};
 	struct watch w;
 	char dir[300], cmd[900];
 	double t0, t1;
@@ -626,7 +632,7 @@ static double gang_1024_ms(int port, int run)
 	post_group(c, port, ns, true, "job", NULL, 64, SS_KEY);
 	curl_easy_cleanup(c);
 	for (int i = 0; i < CLIENTS; i++) {
-		k[i] = (struct big_gang){ .port = port, .ns = ns, .first = i };
+		k[i] = (struct big_gang){.port = port, .ns = ns, .first = i};
 		pthread_create(&t[i], NULL, big_gang_main, &k[i]);
 	}
 	for (int i = 0; i < CLIENTS; i++) {
@@ -670,7 +676,7 @@ static void setup(void)
 static void small_figures(int runs, int gangs)
 {
 	double fl[RUNS * 4], e2e[RUNS * 4], bl[RUNS * 4];
-	struct server s = { 0 };
+	struct server s = {0};
 
 	/* The node-only data directory every 4,096-host run starts from. */
 	server_start(&s, nodes_dir, board_small);
@@ -687,8 +693,8 @@ static void small_figures(int runs, int gangs)
 	       "1.00");
 	printf("%-52s %10.0f/s %9.2fx %8s\n", "e2e: 1,500 gangs of 4 created and bound", e, e / f,
 	       ">=0.70x");
-	printf("%-52s %10.0f/s %9.2fx %8s  (of e2e)\n", "backlog: e2e with 2,000 never-fitting gangs",
-	       b, b / e, ">=0.80x");
+	printf("%-52s %10.0f/s %9.2fx %8s  (of e2e)\n",
+	       "backlog: e2e with 2,000 never-fitting gangs", b, b / e, ">=0.80x");
 	fflush(stdout);
 }
 
@@ -696,7 +702,7 @@ static void small_figures(int runs, int gangs)
 static void large_figures(int runs)
 {
 	double g1024[RUNS * 4];
-	struct server s = { 0 };
+	struct server s = {0};
 	long rss0, rss1, rss1r, rss2, rss2r;
 	char dir[300];
 	struct watch w;
@@ -739,7 +745,8 @@ static void large_figures(int runs)
 
 int main(void)
 {
-	int runs = env_int("BENCH_APPLIANCE_RUNS", RUNS), gangs = env_int("BENCH_APPLIANCE_GANGS", GANGS);
+	int runs = env_int("BENCH_APPLIANCE_RUNS", RUNS),
+	    gangs = env_int("BENCH_APPLIANCE_GANGS", GANGS);
 	const char *only = getenv("BENCH_APPLIANCE_ONLY");
 
 	if (runs > RUNS * 4)

@@ -40,8 +40,9 @@ static void sh(const char *cmd)
 static void cluster_start(struct bh_proc *p, const char *what, int run)
 {
 	char dir[300], log[320], cmd[900];
-	char *argv[] = { podkerneld, "--no-scheduling", "--listen", "127.0.0.1:0", "--data-dir",
-			 dir, "-v", "1", NULL };
+	char *argv[] = {
+	    podkerneld, "--no-scheduling", "--listen", "127.0.0.1:0", "--data-dir", dir, "-v", "1",
+	    NULL};
 
 	snprintf(dir, sizeof(dir), "%s/%s-%d", tmpdir, what, run);
 	snprintf(log, sizeof(log), "%s.log", dir);
@@ -53,8 +54,7 @@ static void cluster_start(struct bh_proc *p, const char *what, int run)
 static void attached_start(struct bh_proc *p, int cluster_port, int run)
 {
 	char kc[320], log[320];
-	char *argv[] = { podkerneld, "--kubeconfig", kc, "--listen", "127.0.0.1:0", "-v", "1",
-			 NULL };
+	char *argv[] = {podkerneld, "--kubeconfig", kc, "--listen", "127.0.0.1:0", "-v", "1", NULL};
 	FILE *f;
 
 	snprintf(kc, sizeof(kc), "%s/attach-%d.kubeconfig", tmpdir, run);
@@ -109,7 +109,7 @@ static double bindings_s(int port, int ngangs)
 	bh_create_gangs(port, "bind", ngangs, 1, false, NULL);
 	t0 = bh_now_s();
 	for (int i = 0; i < BINDERS; i++) {
-		b[i] = (struct binder){ port, i, ngangs };
+		b[i] = (struct binder){port, i, ngangs};
 		pthread_create(&t[i], NULL, binder_main, &b[i]);
 	}
 	for (int i = 0; i < BINDERS; i++)
@@ -119,7 +119,7 @@ static double bindings_s(int port, int ngangs)
 
 static double floor_rate(int run, int ngangs)
 {
-	struct bh_proc cl = { 0 };
+	struct bh_proc cl = {0};
 	struct bh_watch w;
 	double t0, created;
 
@@ -139,7 +139,7 @@ static double floor_rate(int run, int ngangs)
 static double metric(int port, const char *name)
 {
 	char url[128];
-	struct bh_buf out = { 0 };
+	struct bh_buf out = {0};
 	CURL *c = curl_easy_init();
 	double v = -1;
 	const char *p;
@@ -161,7 +161,7 @@ static double writes_per_pod[16];
 
 static double attach_rate(int run, int ngangs)
 {
-	struct bh_proc cl = { 0 }, at = { 0 };
+	struct bh_proc cl = {0}, at = {0};
 	struct bh_watch w;
 	double t0, t;
 
@@ -173,9 +173,9 @@ static double attach_rate(int run, int ngangs)
 	bh_create_gangs(cl.port, "bench", ngangs, 1, false, "podkernel");
 	t = bh_watch_finish(&w) - t0;
 	writes_per_pod[run] =
-		(metric(at.port, "podkernel_attach_requests_total{request=\"binding\"}") +
-		 metric(at.port, "podkernel_attach_requests_total{request=\"status\"}")) /
-		(ngangs * 4);
+	    (metric(at.port, "podkernel_attach_requests_total{request=\"binding\"}") +
+	     metric(at.port, "podkernel_attach_requests_total{request=\"status\"}")) /
+	    (ngangs * 4);
 	bh_stop(&at);
 	bh_stop(&cl);
 	return ngangs * 4 / t;
@@ -185,7 +185,7 @@ static void setup(void)
 {
 	const char *tmp = getenv("TMPDIR"), *bin = getenv("PODKERNELD");
 	char self[1024], log[320];
-	struct bh_proc p = { 0 };
+	struct bh_proc p = {0};
 	ssize_t n;
 
 	snprintf(tmpdir, sizeof(tmpdir), "%s/pk-bench-attach-XXXXXX", tmp ? tmp : "/tmp");
@@ -208,8 +208,8 @@ static void setup(void)
 	snprintf(nodes_dir, sizeof(nodes_dir), "%s/nodes", tmpdir);
 	snprintf(log, sizeof(log), "%s/nodes.log", tmpdir);
 	/* The node-only data directory every run starts from (not measured). */
-	char *argv[] = { podkerneld, "--listen", "127.0.0.1:0", "--data-dir", nodes_dir,
-			 "--simulate-board", board, "-v", "1", NULL };
+	char *argv[] = {podkerneld,	    "--listen", "127.0.0.1:0", "--data-dir", nodes_dir,
+			"--simulate-board", board,	"-v",	       "1",	     NULL};
 
 	bh_start(&p, log, argv, "scheduling loop running");
 	bh_stop(&p);
@@ -241,8 +241,9 @@ int main(void)
 	       "ratio", "target");
 	printf("%-58s %10.0f/s %10s\n", "floor: pre-bound creates + a binding POST per pod", f,
 	       "1.00");
-	printf("%-58s %10.0f/s %9.2fx %8s\n", "attach: 1,500 gangs of 4 created, bound by podkerneld",
-	       a, bh_median(ratio, runs), ">=0.80x");
+	printf("%-58s %10.0f/s %9.2fx %8s\n",
+	       "attach: 1,500 gangs of 4 created, bound by podkerneld", a, bh_median(ratio, runs),
+	       ">=0.80x");
 	printf("%-58s %11.2f\n", "attach: requests per pod (bindings + status writes)",
 	       bh_median(writes_per_pod, runs));
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);

@@ -107,7 +107,8 @@ static struct pk_sched *cluster(const struct topo_board *b, int superslices, con
 	return s;
 }
 
-__attribute__((unused)) static json_t *group(bool composite, const char *name, const char *parent, int min, const char *key)
+__attribute__((unused)) static json_t *group(bool composite, const char *name, const char *parent,
+					     int min, const char *key)
 {
 	json_t *g = json_pack(
 	    "{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s, s:s}, s:{s:{s:i}}, s:{s:[{s:s}]}}}", "apiVersion",

@@ -180,7 +180,7 @@ static size_t bh_buf_write(char *p, size_t size, size_t n, void *arg)
 static long bh_post(CURL *c, int port, const char *path, const char *body)
 {
 	char url[512];
-	struct bh_buf out = { 0 };
+	struct bh_buf out = {0};
 	long status = 0;
 	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
 
@@ -203,7 +203,7 @@ static long bh_post(CURL *c, int port, const char *path, const char *body)
 static char *bh_list_rv(int port, const char *ns)
 {
 	char url[256];
-	struct bh_buf out = { 0 };
+	struct bh_buf out = {0};
 	CURL *c = curl_easy_init();
 	json_t *j;
 	char *rv = NULL;
@@ -217,8 +217,9 @@ static char *bh_list_rv(int port, const char *ns)
 	curl_easy_cleanup(c);
 	j = out.s ? json_loads(out.s, 0, NULL) : NULL;
 	if (j)
-		rv = strdup(json_string_value(json_object_get(json_object_get(j, "metadata"),
-							      "resourceVersion")) ?: "0");
+		rv = strdup(json_string_value(
+				json_object_get(json_object_get(j, "metadata"), "resourceVersion"))
+				?: "0");
 	json_decref(j);
 	free(out.s);
 	if (!rv)
@@ -232,8 +233,8 @@ struct bh_watch {
 	int port;
 	char ns[64];
 	char *rv;
-	int target;	  /* bound pods to see */
-	json_t *bound;	  /* name -> true */
+	int target;    /* bound pods to see */
+	json_t *bound; /* name -> true */
 	struct bh_buf line;
 	double last_bind; /* when the target was reached */
 	atomic_bool failed;
@@ -244,10 +245,10 @@ static void bh_watch_line(struct bh_watch *w, const char *s, size_t n)
 {
 	json_t *ev = json_loadb(s, n, 0, NULL);
 	json_t *obj = json_object_get(ev, "object");
-	const char *node = json_string_value(json_object_get(json_object_get(obj, "spec"),
-							     "nodeName"));
-	const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-							     "name"));
+	const char *node =
+	    json_string_value(json_object_get(json_object_get(obj, "spec"), "nodeName"));
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 	const char *type = json_string_value(json_object_get(ev, "type"));
 
 	if (type && strcmp(type, "ERROR") == 0)
@@ -330,7 +331,8 @@ static void bh_namespace(int port, const char *ns)
 	CURL *c = curl_easy_init();
 
 	snprintf(body, sizeof(body),
-		 "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
+		 "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
+		 ns);
 	bh_post(c, port, "/api/v1/namespaces", body);
 	curl_easy_cleanup(c);
 }
@@ -340,12 +342,13 @@ static void bh_post_group(CURL *c, int port, const char *ns, const char *name, i
 {
 	char body[1024], path[256];
 
-	snprintf(body, sizeof(body),
-		 "{\"apiVersion\":\"scheduling.k8s.io/v1alpha3\",\"kind\":\"PodGroup\","
-		 "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"workloadRef\":{\"workloadName\":"
-		 "\"bench\",\"templateName\":\"t\"},\"schedulingPolicy\":{\"gang\":{\"minCount\":%d}},"
-		 "\"schedulingConstraints\":{\"topology\":[{\"key\":\"%s\"}]}}}",
-		 name, min, key);
+	snprintf(
+	    body, sizeof(body),
+	    "{\"apiVersion\":\"scheduling.k8s.io/v1alpha3\",\"kind\":\"PodGroup\","
+	    "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"workloadRef\":{\"workloadName\":"
+	    "\"bench\",\"templateName\":\"t\"},\"schedulingPolicy\":{\"gang\":{\"minCount\":%d}},"
+	    "\"schedulingConstraints\":{\"topology\":[{\"key\":\"%s\"}]}}}",
+	    name, min, key);
 	snprintf(path, sizeof(path), "/apis/scheduling.k8s.io/v1alpha3/namespaces/%s/podgroups",
 		 ns);
 	if (bh_post(c, port, path, body) != 201)
@@ -416,9 +419,13 @@ static void bh_create_gangs(int port, const char *ns, int ngangs, int tpu, bool 
 	pthread_t t[BH_CLIENTS];
 
 	for (int i = 0; i < BH_CLIENTS; i++) {
-		k[i] = (struct bh_clients){ .port = port, .ns = ns, .scheduler = scheduler,
-					    .ngangs = ngangs, .tpu = tpu, .prebound = prebound,
-					    .first = i };
+		k[i] = (struct bh_clients){.port = port,
+					   .ns = ns,
+					   .scheduler = scheduler,
+					   .ngangs = ngangs,
+					   .tpu = tpu,
+					   .prebound = prebound,
+					   .first = i};
 		pthread_create(&t[i], NULL, bh_gangs_main, &k[i]);
 	}
 	for (int i = 0; i < BH_CLIENTS; i++)

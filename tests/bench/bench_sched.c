@@ -53,8 +53,7 @@ static void report(const char *name, const char *strategy, double *t, double *fl
 	       peak_rss_kb());
 }
 
-static void bench_gang(const struct topo_board *b, int superslices, const char *strategy,
-		       bool busy)
+static void bench_gang(const struct topo_board *b, int superslices, const char *strategy, bool busy)
 {
 	struct pk_sched *s = cluster(b, superslices, strategy);
 	const char *ss = topo_board_level_key(b, 0), *cube = topo_board_level_key(b, 1);

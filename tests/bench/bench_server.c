@@ -90,7 +90,7 @@ static double fsync_per_s(void)
 static int open_server(const char *dir, struct pk_store **st, struct pk_server **srv)
 {
 	char err[256];
-	struct pk_server_config cfg = { 0 };
+	struct pk_server_config cfg = {0};
 	if (pk_store_open(dir, st, err, sizeof(err)) < 0 ||
 	    pk_server_new(*st, &cfg, srv, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench_server: %s\n", err);
@@ -107,9 +107,11 @@ static int create_pod(struct pk_server *srv, int i)
 		 "\"labels\":{\"app\":\"bench\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
 		 "\"image\":\"i\"}]}}",
 		 i);
-	struct pk_request req = { .method = "POST", .path = "/api/v1/namespaces/default/pods",
-				  .content_type = "application/json", .body = body,
-				  .body_len = strlen(body) };
+	struct pk_request req = {.method = "POST",
+				 .path = "/api/v1/namespaces/default/pods",
+				 .content_type = "application/json",
+				 .body = body,
+				 .body_len = strlen(body)};
 	struct pk_response resp;
 	pk_server_handle(srv, &req, &resp);
 	int status = resp.status;
@@ -143,7 +145,8 @@ static double writes_per_s(int nthreads)
 		struct writer w[16];
 		double t0 = now();
 		for (int i = 0; i < nthreads; i++) {
-			w[i] = (struct writer){ .srv = srv, .first = i * WRITES, .count = WRITES / nthreads };
+			w[i] = (struct writer){
+			    .srv = srv, .first = i * WRITES, .count = WRITES / nthreads};
 			pthread_create(&w[i].thread, NULL, writer_main, &w[i]);
 		}
 		int ok = 0;
@@ -169,8 +172,8 @@ struct watcher {
 static void *watch_main(void *arg)
 {
 	struct watcher *w = arg;
-	struct pk_query_arg args[] = { { "watch", "true" }, { "resourceVersion", "3" } };
-	struct pk_request req = { .method = "GET", .path = "/api/v1/pods", .args = args, .nargs = 2 };
+	struct pk_query_arg args[] = {{"watch", "true"}, {"resourceVersion", "3"}};
+	struct pk_request req = {.method = "GET", .path = "/api/v1/pods", .args = args, .nargs = 2};
 	struct pk_response resp;
 	pthread_barrier_wait(w->ready);
 	pk_server_handle(w->srv, &req, &resp);
@@ -195,7 +198,7 @@ static double fanout_events_per_s(struct pk_server *srv, int nwatchers)
 	pthread_barrier_t ready;
 	pthread_barrier_init(&ready, NULL, (unsigned)nwatchers + 1);
 	for (int i = 0; i < nwatchers; i++) {
-		w[i] = (struct watcher){ .srv = srv, .ready = &ready };
+		w[i] = (struct watcher){.srv = srv, .ready = &ready};
 		pthread_create(&w[i].thread, NULL, watch_main, &w[i]);
 	}
 	/* Start the clock before releasing the watchers: the main thread may be
@@ -244,7 +247,7 @@ int main(void)
 		return 1;
 	for (int i = 0; i < FANOUT_EVENTS; i++)
 		create_pod(srv, i);
-	static const int fan[] = { 1, 16, 64 };
+	static const int fan[] = {1, 16, 64};
 	double base = 0;
 	for (size_t k = 0; k < sizeof(fan) / sizeof(*fan); k++) {
 		double v[RUNS];

@@ -149,7 +149,8 @@ static void dfs(struct dfs *d, int i, int placed)
 		return;
 	}
 	for (int j = i; j < REQUESTS; j++)
-		ub += fits_now(d, j); /* the grid only fills: a request that does not fit now never will */
+		ub += fits_now(
+		    d, j); /* the grid only fills: a request that does not fit now never will */
 	if (ub <= d->best)
 		return;
 	if (i == REQUESTS) {
@@ -177,7 +178,8 @@ static int greedy(struct topo_occ *o, struct dfs *d, enum topo_box_policy policy
 	for (int i = 0; i < REQUESTS; i++) {
 		struct topo_box b;
 
-		if (topo_occ_find_box(o, d->ext[i], d->next[i], policy, NULL, NULL, &b, NULL) == 1) {
+		if (topo_occ_find_box(o, d->ext[i], d->next[i], policy, NULL, NULL, &b, NULL) ==
+		    1) {
 			box_mark(o, &b, 1);
 			placed++;
 		}
@@ -331,10 +333,10 @@ static void bench_speed(const struct topo_board *b, int superslices, int runs)
 		char grp[32];
 
 		snprintf(grp, sizeof(grp), "running-%d", i);
-		add(s, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:{}}}}", "apiVersion",
-				 "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata",
-				 "name", grp, "namespace", "bench", "spec", "schedulingPolicy",
-				 "basic"));
+		add(s,
+		    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:{}}}}", "apiVersion",
+			      "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name",
+			      grp, "namespace", "bench", "spec", "schedulingPolicy", "basic"));
 
 		for (int c = 0; c < 16; c++)
 			cubes[c] = c;
@@ -350,7 +352,8 @@ static void bench_speed(const struct topo_board *b, int superslices, int runs)
 				char p[48];
 
 				if (topo_board_host(b, superslices,
-						    i * per_ss + cubes[c] * per_cube + h, &host) < 0)
+						    i * per_ss + cubes[c] * per_cube + h,
+						    &host) < 0)
 					die("topo_board_host", -EINVAL);
 				snprintf(p, sizeof(p), "busy-%ld", busy++);
 				add(s, pod(p, grp, host.name));
@@ -393,8 +396,8 @@ static void bench_speed(const struct topo_board *b, int superslices, int runs)
  */
 static void bench_cold(int superslices, int runs)
 {
-	struct topo_shape grid = {{4, 4, 16}}, cube = {{2, 2, 4}}, ext[3] = {
-	    {{2, 2, 8}}, {{2, 4, 4}}, {{4, 2, 4}}};
+	struct topo_shape grid = {{4, 4, 16}}, cube = {{2, 2, 4}},
+			  ext[3] = {{{2, 2, 8}}, {{2, 4, 4}}, {{4, 2, 4}}};
 	struct topo_occ **o = calloc((size_t)superslices, sizeof(*o));
 	double t[RUNS];
 	unsigned seed = 11;
@@ -430,9 +433,11 @@ static void bench_cold(int superslices, int runs)
 		double t0 = now_ms();
 
 		for (int i = 0; i < superslices; i++) {
-			topo_occ_add(o[i], &(struct topo_coord){{0, 0, 0}}, 1); /* a change: no cache */
+			topo_occ_add(o[i], &(struct topo_coord){{0, 0, 0}},
+				     1); /* a change: no cache */
 			topo_occ_add(o[i], &(struct topo_coord){{0, 0, 0}}, -1);
-			if (topo_occ_find_box(o[i], ext, 3, TOPO_BOX_BEST, NULL, NULL, &b, &r) == 1 &&
+			if (topo_occ_find_box(o[i], ext, 3, TOPO_BOX_BEST, NULL, NULL, &b, &r) ==
+				1 &&
 			    (!have || topo_box_rank_cmp(&r, &best) < 0)) {
 				best = r;
 				have = true;

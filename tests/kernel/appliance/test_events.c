@@ -28,9 +28,8 @@ static json_t *node(const char *name, const char *rv, const char *cube, const ch
 {
 	return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s},s:{s:s}},s:{s:{s:s}}}", "apiVersion", "v1",
 			 "kind", "Node", "metadata", "name", name, "resourceVersion", rv, "labels",
-			 "topology.podkernel.dev/cube", cube, "annotations",
-			 TOPO_ANN_HEARTBEAT, "2026-01-01T00:00:00Z", "status", "allocatable",
-			 "google.com/tpu", tpu);
+			 "topology.podkernel.dev/cube", cube, "annotations", TOPO_ANN_HEARTBEAT,
+			 "2026-01-01T00:00:00Z", "status", "allocatable", "google.com/tpu", tpu);
 }
 
 static json_t *pod(const char *name, const char *rv, const char *node_name)
@@ -96,7 +95,8 @@ START_TEST(own_write_echo_and_replays_are_skipped)
 	ck_assert_int_eq(ap_cache_note(cache, "Pod", bound), 0);
 	ck_assert_int_eq(classify(PK_EVENT_MODIFIED, "Pod", bound, 12).verdict, AP_SKIP);
 	/* a replay of an older event after a re-list */
-	ck_assert_int_eq(classify(PK_EVENT_ADDED, "Pod", pod("p", "10", NULL), 10).verdict, AP_SKIP);
+	ck_assert_int_eq(classify(PK_EVENT_ADDED, "Pod", pod("p", "10", NULL), 10).verdict,
+			 AP_SKIP);
 }
 END_TEST
 
@@ -133,8 +133,8 @@ START_TEST(deletions_remove_and_collect)
 
 	ck_assert_int_eq(d.verdict, AP_REMOVE);
 	ck_assert(!d.gc);
-	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{}}", "apiVersion", "batch/v1", "kind", "Job",
-				"metadata", "name", "j", "namespace", "default", "spec");
+	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{}}", "apiVersion", "batch/v1", "kind",
+				"Job", "metadata", "name", "j", "namespace", "default", "spec");
 
 	d = classify(PK_EVENT_DELETED, "Job", job, 41);
 	ck_assert_int_eq(d.verdict, AP_SKIP);
@@ -144,9 +144,9 @@ END_TEST
 
 START_TEST(job_spec_change_reconciles_status_does_not)
 {
-	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:i}}", "apiVersion", "batch/v1", "kind",
-				"Job", "metadata", "name", "j", "namespace", "default", "spec",
-				"parallelism", 2);
+	json_t *job =
+	    json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:i}}", "apiVersion", "batch/v1", "kind", "Job",
+		      "metadata", "name", "j", "namespace", "default", "spec", "parallelism", 2);
 	json_t *status = json_deep_copy(job), *scaled = json_deep_copy(job);
 
 	pk_set(status, "status.active", json_integer(2));
@@ -219,7 +219,8 @@ START_TEST(cache_table_survives_churn)
 	ck_assert_uint_eq(ap_cache_size(c), 2500);
 	for (int i = 0; i < 5000; i++) {
 		snprintf(name, sizeof(name), "p%d", i);
-		ck_assert_uint_eq(ap_cache_rv(c, "Pod", "default", name), i % 2 ? (uint64_t)i + 1 : 0);
+		ck_assert_uint_eq(ap_cache_rv(c, "Pod", "default", name),
+				  i % 2 ? (uint64_t)i + 1 : 0);
 	}
 	ck_assert_uint_eq(ap_cache_rv(c, "Node", NULL, "p1"), 0); /* kind is part of the key */
 	ap_cache_free(c);

@@ -48,7 +48,7 @@ static void teardown(void)
 
 static void create(json_t *obj)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	int r = pk_store_create(st, obj, &errs, NULL);
 
 	for (size_t i = 0; r < 0 && i < errs.n; i++)
@@ -60,7 +60,7 @@ static void create(json_t *obj)
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
 	nanosleep(&ts, NULL);
 }
@@ -99,19 +99,21 @@ START_TEST(gc_finds_pods_past_ten_thousand)
 
 		snprintf(name, sizeof(name), "filler-%05d", i);
 		create(json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:[{s:s,s:s}]}}", "apiVersion", "v1",
-				 "kind", "Pod", "metadata", "name", name, "namespace", "aaa", "spec",
-				 "nodeName", "filler", "containers", "name", "c", "image", "x"));
+				 "kind", "Pod", "metadata", "name", name, "namespace", "aaa",
+				 "spec", "nodeName", "filler", "containers", "name", "c", "image",
+				 "x"));
 	}
-	struct pk_appliance_config cfg = { .backoff_initial_ms = 50, .backoff_max_ms = 200 };
+	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
 	char err[256] = "";
 
 	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
-	create(json_loads("{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": "
-			  "{\"name\": \"train\", \"namespace\": \"default\"}, \"spec\": "
-			  "{\"parallelism\": 1, \"template\": {\"spec\": {\"containers\": [{\"name\": "
-			  "\"c\", \"image\": \"x\", \"resources\": {\"requests\": "
-			  "{\"google.com/tpu\": \"4\"}}}]}}}}",
-			  0, NULL));
+	create(
+	    json_loads("{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": "
+		       "{\"name\": \"train\", \"namespace\": \"default\"}, \"spec\": "
+		       "{\"parallelism\": 1, \"template\": {\"spec\": {\"containers\": [{\"name\": "
+		       "\"c\", \"image\": \"x\", \"resources\": {\"requests\": "
+		       "{\"google.com/tpu\": \"4\"}}}]}}}}",
+		       0, NULL));
 	ck_assert(wait_pod("train-0", true));
 	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "train", NULL, NULL, NULL), 0);
 	ck_assert_msg(wait_pod("train-0", false), "the deleted Job's pod was left behind");

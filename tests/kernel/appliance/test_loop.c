@@ -26,7 +26,7 @@ static struct pk_appliance *app;
 
 static void start(void)
 {
-	struct pk_appliance_config cfg = { .backoff_initial_ms = 50, .backoff_max_ms = 200 };
+	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
 	char err[256] = "";
 
 	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
@@ -55,7 +55,7 @@ static void teardown(void)
 
 static void create(json_t *obj)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	int r = pk_store_create(st, obj, &errs, NULL);
 
 	if (r < 0)
@@ -68,8 +68,8 @@ static void create(json_t *obj)
 
 static json_t *node(const char *name, const char *cube)
 {
-	return json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:{s:{s:s,s:s,s:s}}}", "apiVersion", "v1", "kind",
-			 "Node", "metadata", "name", name, "labels", CUBE, cube, "status",
+	return json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:{s:{s:s,s:s,s:s}}}", "apiVersion", "v1",
+			 "kind", "Node", "metadata", "name", name, "labels", CUBE, cube, "status",
 			 "allocatable", "cpu", "8", "google.com/tpu", "4", "pods", "110");
 }
 
@@ -89,10 +89,11 @@ static json_t *pod(const char *name, const char *group, const char *prio_class)
 
 static json_t *gang(const char *name, int min, const char *topology, bool all)
 {
-	json_t *g = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:s,s:s},s:{s:{s:i}}}}", "apiVersion",
-			      "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name",
-			      name, "namespace", "default", "spec", "workloadRef", "workloadName",
-			      name, "templateName", name, "schedulingPolicy", "gang", "minCount", min);
+	json_t *g =
+	    json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:s,s:s},s:{s:{s:i}}}}", "apiVersion",
+		      "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name", name,
+		      "namespace", "default", "spec", "workloadRef", "workloadName", name,
+		      "templateName", name, "schedulingPolicy", "gang", "minCount", min);
 
 	if (topology)
 		pk_set(g, "spec.schedulingConstraints",
@@ -123,7 +124,7 @@ static const char *node_of(const char *name, char *buf, size_t len)
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
 	nanosleep(&ts, NULL);
 }
@@ -144,14 +145,13 @@ static bool wait_bound(const char *name)
 }
 
 /* Conditions follow the bindings of a cycle: wait for them too. */
-static bool wait_condition(const char *kind, const char *name, const char *type,
-			   const char *status)
+static bool wait_condition(const char *kind, const char *name, const char *type, const char *status)
 {
 	for (int i = 0; i < 200; i++) {
 		json_t *o = get(kind, name);
-		const char *st = o ? json_string_value(json_object_get(pk_condition_get(o, type),
-								       "status"))
-				   : NULL;
+		const char *st =
+		    o ? json_string_value(json_object_get(pk_condition_get(o, type), "status"))
+		      : NULL;
 		bool ok = st && strcmp(st, status) == 0;
 
 		json_decref(o);
@@ -217,9 +217,7 @@ static int count_pods(bool bound_only)
 	int n = 0;
 
 	ck_assert_int_eq(pk_store_list(st, "Pod", NULL, NULL, &items, NULL, NULL), 0);
-	json_array_foreach(items, i, p)
-		if (!bound_only || pk_get_string(p, "spec.nodeName"))
-			n++;
+	json_array_foreach(items, i, p) if (!bound_only || pk_get_string(p, "spec.nodeName")) n++;
 	json_decref(items);
 	return n;
 }
@@ -231,7 +229,8 @@ static void assert_no_overcommit(void)
 	size_t i;
 
 	ck_assert_int_eq(pk_store_list(st, "Pod", NULL, NULL, &items, NULL, NULL), 0);
-	json_array_foreach(items, i, p) {
+	json_array_foreach(items, i, p)
+	{
 		const char *n = pk_get_string(p, "spec.nodeName");
 
 		if (!n)
@@ -285,19 +284,19 @@ static json_t *torus_node(const char *name, int x, int y)
 			 "apiVersion", "v1", "kind", "Node", "metadata", "name", name, "labels",
 			 "topology.podkernel.dev/torus", "t0", "topology.podkernel.dev/torus-shape",
 			 "4x4x1", "topology.podkernel.dev/host-shape", "2x2x1",
-			 "topology.podkernel.dev/wraparound", "false", "topology.podkernel.dev/coords",
-			 coords, "status", "allocatable", "cpu", "8", "google.com/tpu", "4", "pods",
-			 "110");
+			 "topology.podkernel.dev/wraparound", "false",
+			 "topology.podkernel.dev/coords", coords, "status", "allocatable", "cpu",
+			 "8", "google.com/tpu", "4", "pods", "110");
 }
 
 /* The binding write carries the slice annotations; the API refuses a bad shape. */
 START_TEST(slice_binding_carries_annotations)
 {
 	json_t *bad = gang("bad", 3, NULL, false);
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 
-	pk_set(bad, "metadata.annotations", json_pack("{s:s}", "scheduling.podkernel.dev/slice-shape",
-						      "4x4x1"));
+	pk_set(bad, "metadata.annotations",
+	       json_pack("{s:s}", "scheduling.podkernel.dev/slice-shape", "4x4x1"));
 	ck_assert_int_eq(pk_store_create(st, bad, &errs, NULL), -EINVAL);
 	ck_assert_uint_eq(errs.n, 1);
 	ck_assert_str_eq(errs.msg[0], "metadata.annotations[scheduling.podkernel.dev/slice-shape]: "
@@ -312,8 +311,8 @@ START_TEST(slice_binding_carries_annotations)
 	start();
 	json_t *g = gang("s", 4, NULL, false);
 
-	pk_set(g, "metadata.annotations", json_pack("{s:s}", "scheduling.podkernel.dev/slice-shape",
-						    "4x4x1"));
+	pk_set(g, "metadata.annotations",
+	       json_pack("{s:s}", "scheduling.podkernel.dev/slice-shape", "4x4x1"));
 	create(g);
 	for (int i = 0; i < 4; i++) {
 		char name[16];
@@ -331,13 +330,15 @@ START_TEST(slice_binding_carries_annotations)
 		json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
 
 		snprintf(want, sizeof(want), "%d", i);
-		ck_assert_str_eq(json_string_value(json_object_get(
-				     ann, "scheduling.podkernel.dev/worker-id")) ?: "",
-				 want);
+		ck_assert_str_eq(
+		    json_string_value(json_object_get(ann, "scheduling.podkernel.dev/worker-id"))
+			?: "",
+		    want);
 		snprintf(want, sizeof(want), "%d.%d.0", 2 * (i % 2), 2 * (i / 2));
-		ck_assert_str_eq(json_string_value(json_object_get(
-				     ann, "scheduling.podkernel.dev/slice-coords")) ?: "",
-				 want);
+		ck_assert_str_eq(
+		    json_string_value(json_object_get(ann, "scheduling.podkernel.dev/slice-coords"))
+			?: "",
+		    want);
 		snprintf(want, sizeof(want), "h%d", i);
 		ck_assert_str_eq(pk_get_string(p, "spec.nodeName"), want);
 		json_decref(p);
@@ -391,12 +392,13 @@ START_TEST(job_controller_and_garbage_collection)
 {
 	cluster();
 	start();
-	create(json_loads("{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": "
-			  "{\"name\": \"train\", \"namespace\": \"default\"}, \"spec\": "
-			  "{\"parallelism\": 2, \"scheduling\": {\"schedulingPolicy\": {\"gang\": {}}}, "
-			  "\"template\": {\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": "
-			  "\"x\", \"resources\": {\"requests\": {\"google.com/tpu\": \"4\"}}}]}}}}",
-			  0, NULL));
+	create(json_loads(
+	    "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": "
+	    "{\"name\": \"train\", \"namespace\": \"default\"}, \"spec\": "
+	    "{\"parallelism\": 2, \"scheduling\": {\"schedulingPolicy\": {\"gang\": {}}}, "
+	    "\"template\": {\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": "
+	    "\"x\", \"resources\": {\"requests\": {\"google.com/tpu\": \"4\"}}}]}}}}",
+	    0, NULL));
 	ck_assert(wait_bound("train-0"));
 	ck_assert(wait_bound("train-1"));
 	json_t *wl = get("Workload", "train");
@@ -442,7 +444,8 @@ START_TEST(preemption_makes_room_for_higher_priority)
 			      "result=\"scheduled\"} 1\n"));
 	ck_assert(wait_metric("scheduler_workload_preemption_victims_count 1\n"));
 	ck_assert(wait_metric("scheduler_workload_preemption_attempts_total 1\n"));
-	ck_assert(wait_metric("scheduler_queued_entities{type=\"compositepodgroup\",queue=\"gated\"} 0"));
+	ck_assert(
+	    wait_metric("scheduler_queued_entities{type=\"compositepodgroup\",queue=\"gated\"} 0"));
 	ck_assert(wait_metric("podkernel_appliance_bindings_total 6\n"));
 }
 END_TEST
@@ -466,15 +469,16 @@ static int refusing_commit(void *backend, const struct pk_write_batch *b,
 	pk_writer_batch_begin(rb->store);
 	for (size_t i = 0; i < b->n; i++) {
 		const struct pk_write_item *it = &b->items[i];
-		struct pk_write_ref ref = { it->kind, it->ns, it->name, it->rv };
+		struct pk_write_ref ref = {it->kind, it->ns, it->name, it->rv};
 
 		if (it->evict)
 			continue;
 		if (it->node)
 			pk_writer_bind(rb->store, &ref, it->node, it->annotations);
 		for (size_t c = 0; c < it->nconds; c++)
-			pk_writer_set_condition(rb->store, &ref, it->conds[c].type, it->conds[c].status,
-						it->conds[c].reason, it->conds[c].message);
+			pk_writer_set_condition(rb->store, &ref, it->conds[c].type,
+						it->conds[c].status, it->conds[c].reason,
+						it->conds[c].message);
 	}
 	int r = pk_writer_batch_commit(rb->store, &res, &n);
 
@@ -506,10 +510,10 @@ static int refusing_get(void *backend, enum pk_kind kind, const char *ns, const 
  */
 START_TEST(refused_eviction_never_overcommits)
 {
-	static const struct pk_writer_ops ops = { .name = "refusing", .commit = refusing_commit,
-						  .get = refusing_get };
-	struct refusing rb = { 0 };
-	struct pk_appliance_config cfg = { .backoff_initial_ms = 50, .backoff_max_ms = 200 };
+	static const struct pk_writer_ops ops = {
+	    .name = "refusing", .commit = refusing_commit, .get = refusing_get};
+	struct refusing rb = {0};
+	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
 	char err[256] = "";
 
 	cluster();
@@ -547,12 +551,13 @@ START_TEST(evicted_job_pod_is_recreated_elsewhere)
 
 	cluster();
 	start();
-	create(json_loads("{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": "
-			  "{\"name\": \"svc\", \"namespace\": \"default\"}, \"spec\": "
-			  "{\"parallelism\": 1, \"template\": {\"spec\": {\"containers\": [{\"name\": "
-			  "\"c\", \"image\": \"x\", \"resources\": {\"requests\": "
-			  "{\"google.com/tpu\": \"4\"}}}]}}}}",
-			  0, NULL));
+	create(
+	    json_loads("{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": "
+		       "{\"name\": \"svc\", \"namespace\": \"default\"}, \"spec\": "
+		       "{\"parallelism\": 1, \"template\": {\"spec\": {\"containers\": [{\"name\": "
+		       "\"c\", \"image\": \"x\", \"resources\": {\"requests\": "
+		       "{\"google.com/tpu\": \"4\"}}}]}}}}",
+		       0, NULL));
 	ck_assert(wait_bound("svc-0"));
 	node_of("svc-0", x, sizeof(x));
 	before = get("Pod", "svc-0");
@@ -560,8 +565,9 @@ START_TEST(evicted_job_pod_is_recreated_elsewhere)
 	/* evicted, then recreated by the Job controller (a new uid) and bound again */
 	for (int i = 0; i < 200; i++) {
 		after = get("Pod", "svc-0");
-		if (after && strcmp(pk_get_string(after, "metadata.uid"),
-				    pk_get_string(before, "metadata.uid")) != 0 &&
+		if (after &&
+		    strcmp(pk_get_string(after, "metadata.uid"),
+			   pk_get_string(before, "metadata.uid")) != 0 &&
 		    pk_get_string(after, "spec.nodeName"))
 			break;
 		json_decref(after);
@@ -607,7 +613,7 @@ START_TEST(job_recreated_under_the_same_name_gets_its_own_pods)
 		json_decref(p);
 		p = get("Pod", "re-0");
 		owner = p ? json_string_value(json_object_get(
-				    json_array_get(pk_get(p, "metadata.ownerReferences"), 0), "uid"))
+				json_array_get(pk_get(p, "metadata.ownerReferences"), 0), "uid"))
 			  : NULL;
 		ok = owner && strcmp(owner, uid) == 0 && pk_get_string(p, "spec.nodeName");
 		if (!ok)

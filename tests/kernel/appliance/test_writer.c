@@ -55,7 +55,7 @@ static uint64_t create_pod(const char *name)
 
 static struct pk_write_ref pod_ref(const char *name, uint64_t rv)
 {
-	return (struct pk_write_ref){ .kind = PK_KIND_POD, .ns = "default", .name = name, .rv = rv };
+	return (struct pk_write_ref){.kind = PK_KIND_POD, .ns = "default", .name = name, .rv = rv};
 }
 
 START_TEST(test_store_batch_leaves_out_a_stale_object)
@@ -79,13 +79,11 @@ START_TEST(test_store_batch_leaves_out_a_stale_object)
 	ck_assert_str_eq(pk_writer_name(w), "store");
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
 	ck_assert_int_eq(pk_writer_bind(w, &a, "n1", ann), 0);
-	ck_assert_int_eq(pk_writer_set_condition(w, &a, "PodScheduled", "True", "Scheduled",
-						 "bound to n1"),
-			 0);
+	ck_assert_int_eq(
+	    pk_writer_set_condition(w, &a, "PodScheduled", "True", "Scheduled", "bound to n1"), 0);
 	ck_assert_int_eq(pk_writer_bind(w, &b, "n2", NULL), 0);
-	ck_assert_int_eq(pk_writer_set_condition(w, &b, "PodScheduled", "True", "Scheduled",
-						 "bound to n2"),
-			 0);
+	ck_assert_int_eq(
+	    pk_writer_set_condition(w, &b, "PodScheduled", "True", "Scheduled", "bound to n2"), 0);
 	ck_assert_uint_eq(pk_writer_batch_size(w), 2); /* one item per object */
 	pk_store_get_stats(st, &before);
 	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
@@ -96,9 +94,10 @@ START_TEST(test_store_batch_leaves_out_a_stale_object)
 	ck_assert_int_eq(res[0].error, 0);
 	ck_assert_str_eq(res[0].name, "a");
 	ck_assert_str_eq(pk_get_string(res[0].object, "spec.nodeName"), "n1");
-	ck_assert_str_eq(json_string_value(json_object_get(
-				 pk_get(res[0].object, "metadata.annotations"), "example.com/worker-id")),
-			 "0");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(pk_get(res[0].object, "metadata.annotations"),
+					      "example.com/worker-id")),
+	    "0");
 	json_t *c = pk_condition_get(res[0].object, "PodScheduled");
 	ck_assert_str_eq(json_string_value(json_object_get(c, "message")), "bound to n1");
 
@@ -181,8 +180,7 @@ static int rec_commit(void *backend, const struct pk_write_batch *b, struct pk_w
 	return 0;
 }
 
-static int rec_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
-		   json_t **ret)
+static int rec_get(void *backend, enum pk_kind kind, const char *ns, const char *name, json_t **ret)
 {
 	(void)backend, (void)kind, (void)ns, (void)name, (void)ret;
 	return -ENOENT;
@@ -190,28 +188,26 @@ static int rec_get(void *backend, enum pk_kind kind, const char *ns, const char 
 
 START_TEST(test_any_backend_gets_the_same_batch)
 {
-	static const struct pk_writer_ops ops = { .name = "recorder", .commit = rec_commit,
-						  .get = rec_get };
-	struct recorder rec = { 0 };
+	static const struct pk_writer_ops ops = {
+	    .name = "recorder", .commit = rec_commit, .get = rec_get};
+	struct recorder rec = {0};
 	struct pk_writer *w = NULL;
-	struct pk_write_ref p = pod_ref("p", 7), g = { .kind = PK_KIND_POD_GROUP, .name = "g",
-						      .rv = 9 };
+	struct pk_write_ref p = pod_ref("p", 7),
+			    g = {.kind = PK_KIND_POD_GROUP, .name = "g", .rv = 9};
 	const struct pk_write_result *res = NULL;
 	size_t n = 0;
 
 	ck_assert_int_eq(pk_writer_new(&ops, &rec, &w), 0);
 	pk_writer_batch_begin(w);
-	ck_assert_int_eq(pk_writer_set_condition(w, &p, "PodScheduled", "False", "Unschedulable",
-						 "no room"),
-			 0);
+	ck_assert_int_eq(
+	    pk_writer_set_condition(w, &p, "PodScheduled", "False", "Unschedulable", "no room"), 0);
 	ck_assert_int_eq(pk_writer_bind(w, &p, "n3", NULL), 0);
 	/* The same condition type again replaces the first. */
-	ck_assert_int_eq(pk_writer_set_condition(w, &p, "PodScheduled", "True", "Scheduled",
-						 "bound to n3"),
-			 0);
-	ck_assert_int_eq(pk_writer_set_condition(w, &g, "PodGroupInitiallyScheduled", "True",
-						 "Scheduled", "ok"),
-			 0);
+	ck_assert_int_eq(
+	    pk_writer_set_condition(w, &p, "PodScheduled", "True", "Scheduled", "bound to n3"), 0);
+	ck_assert_int_eq(
+	    pk_writer_set_condition(w, &g, "PodGroupInitiallyScheduled", "True", "Scheduled", "ok"),
+	    0);
 	ck_assert_int_eq(pk_writer_bind(w, &g, "n3", NULL), -EINVAL); /* only pods bind */
 	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
 	ck_assert_uint_eq(rec.commits, 1);

@@ -54,12 +54,12 @@ static json_t *pod(const char *name, const char *app)
 
 static json_t *group(const char *kind, const char *name, const char *parent)
 {
-	json_t *g = json_pack("{s:s,s:s,s:{s:s},s:{s:{s:{}}}}", "apiVersion",
-			      "scheduling.k8s.io/v1alpha3", "kind", kind, "metadata", "name", name,
-			      "spec", "schedulingPolicy", "basic");
+	json_t *g =
+	    json_pack("{s:s,s:s,s:{s:s},s:{s:{s:{}}}}", "apiVersion", "scheduling.k8s.io/v1alpha3",
+		      "kind", kind, "metadata", "name", name, "spec", "schedulingPolicy", "basic");
 	json_t *spec = json_object_get(g, "spec");
-	json_object_set_new(spec, "workloadRef", json_pack("{s:s,s:s}", "workloadName", "w",
-							   "templateName", name));
+	json_object_set_new(spec, "workloadRef",
+			    json_pack("{s:s,s:s}", "workloadName", "w", "templateName", name));
 	if (parent)
 		json_object_set_new(spec, "parentCompositePodGroupName", json_string(parent));
 	return g;
@@ -67,7 +67,7 @@ static json_t *group(const char *kind, const char *name, const char *parent)
 
 static json_t *create(json_t *obj)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	json_t *out = NULL;
 	int rc = pk_store_create(st, obj, &errs, &out);
 	if (rc < 0)
@@ -81,8 +81,8 @@ static json_t *create(json_t *obj)
 
 static const char *rv_of(json_t *obj)
 {
-	return json_string_value(json_object_get(json_object_get(obj, "metadata"),
-						 "resourceVersion"));
+	return json_string_value(
+	    json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
 START_TEST(test_crud_and_defaults)
@@ -110,9 +110,8 @@ START_TEST(test_crud_and_defaults)
 	json_object_set_new(json_object_get(upd, "spec"), "nodeName", json_string("n1"));
 	json_t *out = NULL;
 	ck_assert_int_eq(pk_store_update(st, upd, PK_SUB_MAIN, NULL, &out), 0);
-	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(out, "metadata"),
-							    "generation")),
-			 2);
+	ck_assert_int_eq(
+	    json_integer_value(json_object_get(json_object_get(out, "metadata"), "generation")), 2);
 	ck_assert_str_ne(rv_of(out), rv_of(p));
 	/* The same stale rv again: conflict. */
 	ck_assert_int_eq(pk_store_update(st, upd, PK_SUB_MAIN, NULL, NULL), -PK_STORE_ECONFLICT);
@@ -127,8 +126,9 @@ START_TEST(test_crud_and_defaults)
 	json_decref(out2);
 	json_object_del(json_object_get(st1, "metadata"), "resourceVersion");
 	ck_assert_int_eq(pk_store_update(st, st1, PK_SUB_STATUS, NULL, &out2), 0);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(out2, "status"), "phase")),
-			 "Running");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(out2, "status"), "phase")),
+	    "Running");
 	json_decref(out2);
 	json_decref(st1);
 
@@ -144,7 +144,7 @@ END_TEST
 
 START_TEST(test_invalid_objects)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	json_t *bad = pod("Bad_Name", "a");
 	ck_assert_int_eq(pk_store_create(st, bad, &errs, NULL), -EINVAL);
 	ck_assert_uint_ge(errs.n, 1);
@@ -179,7 +179,7 @@ static json_t *gang_job(const char *name, int min_count)
 /* Jobs go through the workload builder's rules, on create and on update. */
 START_TEST(test_job_scheduling_intent)
 {
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	json_t *job = gang_job("j", 0), *out = NULL;
 
 	ck_assert_int_eq(pk_store_create(st, job, &errs, NULL), -EINVAL);
@@ -200,8 +200,8 @@ START_TEST(test_job_scheduling_intent)
 	json_object_set_new(pk_get(out, "spec.scheduling"), "schedulingPolicy",
 			    json_pack("{s:{}}", "basic"));
 	json_object_del(out, "metadata");
-	json_object_set_new(out, "metadata", json_pack("{s:s,s:s}", "name", "j", "namespace",
-						       "default"));
+	json_object_set_new(out, "metadata",
+			    json_pack("{s:s,s:s}", "name", "j", "namespace", "default"));
 	ck_assert_int_eq(pk_store_update(st, out, PK_SUB_MAIN, &errs, NULL), -EINVAL);
 	ck_assert_uint_ge(errs.n, 1);
 	ck_assert_ptr_nonnull(strstr(errs.msg[0], "spec.scheduling.schedulingPolicy"));
@@ -212,18 +212,17 @@ END_TEST
 
 START_TEST(test_priority_and_group_defaults)
 {
-	json_decref(create(json_pack("{s:s,s:s,s:{s:s},s:i,s:b}", "apiVersion", "scheduling.k8s.io/v1",
-				     "kind", "PriorityClass", "metadata", "name", "dflt", "value", 77,
-				     "globalDefault", 1)));
+	json_decref(create(json_pack("{s:s,s:s,s:{s:s},s:i,s:b}", "apiVersion",
+				     "scheduling.k8s.io/v1", "kind", "PriorityClass", "metadata",
+				     "name", "dflt", "value", 77, "globalDefault", 1)));
 	json_t *p = create(pod("p1", "a"));
 	json_t *spec = json_object_get(p, "spec");
 	ck_assert_int_eq(json_integer_value(json_object_get(spec, "priority")), 77);
 	ck_assert_str_eq(json_string_value(json_object_get(spec, "priorityClassName")), "dflt");
 	json_decref(p);
 	json_t *g = create(group("PodGroup", "g1", NULL));
-	ck_assert_ptr_nonnull(json_object_get(json_object_get(json_object_get(g, "spec"),
-							      "disruptionMode"),
-					      "single"));
+	ck_assert_ptr_nonnull(json_object_get(
+	    json_object_get(json_object_get(g, "spec"), "disruptionMode"), "single"));
 	json_decref(g);
 }
 END_TEST
@@ -236,8 +235,9 @@ static int collect_cb(const struct pk_store_event *ev, void *arg)
 {
 	struct collect *c = arg;
 	char buf[256];
-	snprintf(buf, sizeof(buf), "%s %s", pk_event_type_to_string(ev->type),
-		 json_string_value(json_object_get(json_object_get(ev->object, "metadata"), "name")));
+	snprintf(
+	    buf, sizeof(buf), "%s %s", pk_event_type_to_string(ev->type),
+	    json_string_value(json_object_get(json_object_get(ev->object, "metadata"), "name")));
 	json_array_append_new(c->types, json_string(buf));
 	return 0;
 }
@@ -248,7 +248,7 @@ START_TEST(test_events_and_ring)
 	json_decref(create(pod("p1", "a")));
 	json_decref(create(pod("p2", "a")));
 	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "p1", NULL, NULL, NULL), 0);
-	struct collect c = { json_array() };
+	struct collect c = {json_array()};
 	uint64_t last = 0;
 	ck_assert_int_eq(pk_store_events_since(st, start, 0, collect_cb, &c, &last), 0);
 	ck_assert_uint_eq(json_array_size(c.types), 3);
@@ -276,15 +276,17 @@ START_TEST(test_events_and_ring)
 	for (int i = 0; i < PK_STORE_RING_SIZE / 2; i++) {
 		json_t *obj = NULL;
 		ck_assert_int_eq(pk_store_get(st, "Pod", "default", "p2", &obj), 0);
-		json_object_set_new(json_object_get(json_object_get(obj, "metadata"), "labels"), "j",
-				    json_sprintf("v%d", i));
+		json_object_set_new(json_object_get(json_object_get(obj, "metadata"), "labels"),
+				    "j", json_sprintf("v%d", i));
 		ck_assert_int_eq(pk_store_update(st, obj, PK_SUB_MAIN, NULL, NULL), 0);
 		json_decref(obj);
 	}
 	check_invariants();
 	c.types = json_array();
-	ck_assert_int_eq(pk_store_events_since(st, start, 0, collect_cb, &c, NULL), -PK_STORE_EGONE);
-	ck_assert_int_eq(pk_store_events_since(st, pk_store_rv(st) - 10, 0, collect_cb, &c, NULL), 0);
+	ck_assert_int_eq(pk_store_events_since(st, start, 0, collect_cb, &c, NULL),
+			 -PK_STORE_EGONE);
+	ck_assert_int_eq(pk_store_events_since(st, pk_store_rv(st) - 10, 0, collect_cb, &c, NULL),
+			 0);
 	ck_assert_uint_eq(json_array_size(c.types), 10);
 	json_decref(c.types);
 }
@@ -296,15 +298,16 @@ START_TEST(test_finalizers_and_group_protection)
 	json_decref(create(group("PodGroup", "child", "top")));
 	json_t *obj = NULL;
 	/* Delete the parent first: it stays, marked, with the protection finalizer. */
-	ck_assert_int_eq(pk_store_delete(st, "CompositePodGroup", "default", "top", NULL, NULL, &obj),
-			 0);
-	ck_assert_ptr_nonnull(json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp"));
+	ck_assert_int_eq(
+	    pk_store_delete(st, "CompositePodGroup", "default", "top", NULL, NULL, &obj), 0);
+	ck_assert_ptr_nonnull(
+	    json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp"));
 	json_decref(obj);
 	ck_assert_int_eq(pk_store_get(st, "CompositePodGroup", "default", "top", &obj), 0);
 	json_decref(obj);
 	uint64_t rv = pk_store_rv(st);
-	ck_assert_int_eq(pk_store_delete(st, "CompositePodGroup", "default", "top", NULL, NULL, NULL),
-			 0);
+	ck_assert_int_eq(
+	    pk_store_delete(st, "CompositePodGroup", "default", "top", NULL, NULL, NULL), 0);
 	ck_assert_uint_eq(pk_store_rv(st), rv); /* a second delete writes nothing */
 	/* The last child goes: the parent goes with it. */
 	ck_assert_int_eq(pk_store_delete(st, "PodGroup", "default", "child", NULL, NULL, NULL), 0);
@@ -319,8 +322,8 @@ START_TEST(test_finalizers_and_group_protection)
 	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "fin", &obj), 0);
 	json_decref(obj);
 	json_t *patch = json_pack("{s:{s:n}}", "metadata", "finalizers");
-	ck_assert_int_eq(pk_store_patch(st, "Pod", "default", "fin", PK_PATCH_MERGE, patch, PK_SUB_MAIN,
-					NULL, NULL),
+	ck_assert_int_eq(pk_store_patch(st, "Pod", "default", "fin", PK_PATCH_MERGE, patch,
+					PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(patch);
 	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "fin", &obj), -ENOENT);
@@ -336,9 +339,9 @@ START_TEST(test_list_paging_selectors)
 	}
 	struct pk_selector *sel = NULL;
 	char err[128];
-	ck_assert_int_eq(pk_selector_parse("app in (odd, x),!missing", false, &sel, err, sizeof(err)),
-			 0);
-	struct pk_store_list_opts o = { .labels = sel, .limit = 5 };
+	ck_assert_int_eq(
+	    pk_selector_parse("app in (odd, x),!missing", false, &sel, err, sizeof(err)), 0);
+	struct pk_store_list_opts o = {.labels = sel, .limit = 5};
 	size_t total = 0, pages = 0;
 	char *cont = NULL;
 	do {
@@ -358,12 +361,12 @@ START_TEST(test_list_paging_selectors)
 
 	ck_assert_int_eq(pk_selector_parse("metadata.name=p03", true, &sel, err, sizeof(err)), 0);
 	json_t *items = NULL;
-	struct pk_store_list_opts f = { .fields = sel };
+	struct pk_store_list_opts f = {.fields = sel};
 	ck_assert_int_eq(pk_store_list(st, "Pod", NULL, &f, &items, NULL, NULL), 0);
 	ck_assert_uint_eq(json_array_size(items), 1);
 	json_decref(items);
 	pk_selector_free(sel);
-	o = (struct pk_store_list_opts){ .continue_token = "zz" };
+	o = (struct pk_store_list_opts){.continue_token = "zz"};
 	ck_assert_int_eq(pk_store_list(st, "Pod", NULL, &o, &items, NULL, NULL), -EINVAL);
 }
 END_TEST
@@ -382,7 +385,8 @@ START_TEST(test_durability_across_reopen)
 	json_decref(got);
 	json_decref(p);
 	/* The ring starts empty: older versions are gone, the current one is fine. */
-	ck_assert_int_eq(pk_store_events_since(st, rv - 1, 0, collect_cb, NULL, NULL), -PK_STORE_EGONE);
+	ck_assert_int_eq(pk_store_events_since(st, rv - 1, 0, collect_cb, NULL, NULL),
+			 -PK_STORE_EGONE);
 	ck_assert_int_eq(pk_store_events_since(st, rv, 0, collect_cb, NULL, NULL), 0);
 	json_t *q = create(pod("next", "a"));
 	ck_assert_uint_eq(strtoull(rv_of(q), NULL, 10), rv + 1);
@@ -392,14 +396,16 @@ END_TEST
 
 START_TEST(test_selector_syntax)
 {
-	static const char *const good[] = { "", "a", "!a", "a=b", "a==b", "a!=b", "a in (x,y)",
-					    "a notin (x)", "a,b=c, d in (e)", "k8s.io/x=y" };
-	static const char *const bad[] = { "a in x", "a in (x", "=b", "a=b,", "a b", "a in (x,,y" };
+	static const char *const good[] = {"",		 "a",		"!a",
+					   "a=b",	 "a==b",	"a!=b",
+					   "a in (x,y)", "a notin (x)", "a,b=c, d in (e)",
+					   "k8s.io/x=y"};
+	static const char *const bad[] = {"a in x", "a in (x", "=b", "a=b,", "a b", "a in (x,,y"};
 	char err[128];
 	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
 		struct pk_selector *s = NULL;
-		ck_assert_msg(pk_selector_parse(good[i], false, &s, err, sizeof(err)) == 0, "%s: %s",
-			      good[i], err);
+		ck_assert_msg(pk_selector_parse(good[i], false, &s, err, sizeof(err)) == 0,
+			      "%s: %s", good[i], err);
 		pk_selector_free(s);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
@@ -456,8 +462,8 @@ START_TEST(test_patches)
 	json_decref(pod);
 
 	json_t *jp = json_pack("[{s:s,s:s,s:i},{s:s,s:s},{s:s,s:s,s:s}]", "op", "add", "path",
-			       "/a/l/-", "value", 3, "op", "remove", "path", "/b", "op", "test", "path",
-			       "/a/l/2", "value", "nope");
+			       "/a/l/-", "value", 3, "op", "remove", "path", "/b", "op", "test",
+			       "path", "/a/l/2", "value", "nope");
 	ck_assert_int_eq(pk_patch_apply(doc, PK_PATCH_JSON, jp, &out, err, sizeof(err)), -EINVAL);
 	json_array_remove(jp, 2);
 	ck_assert_int_eq(pk_patch_apply(doc, PK_PATCH_JSON, jp, &out, err, sizeof(err)), 0);
@@ -501,24 +507,26 @@ START_TEST(test_namespace_deletion)
 	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "elsewhere", &obj), 0);
 	json_decref(obj);
 	ck_assert_int_eq(pk_store_get(st, "Pod", "team", "held", &obj), 0);
-	ck_assert_ptr_nonnull(json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp"));
+	ck_assert_ptr_nonnull(
+	    json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp"));
 	json_decref(obj);
 	check_invariants();
 
 	/* No new content while terminating; the last finalizer takes the namespace along. */
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	json_t *late = in_ns(pod("late", "x"), "team");
 	ck_assert_int_eq(pk_store_create(st, late, &errs, NULL), -EPERM);
 	ck_assert_ptr_nonnull(strstr(errs.msg[0], "being terminated"));
 	pk_errors_clear(&errs);
 	json_decref(late);
 	json_t *patch = json_pack("{s:{s:n}}", "metadata", "finalizers");
-	ck_assert_int_eq(pk_store_patch(st, "Pod", "team", "held", PK_PATCH_MERGE, patch, PK_SUB_MAIN,
-					NULL, NULL),
+	ck_assert_int_eq(pk_store_patch(st, "Pod", "team", "held", PK_PATCH_MERGE, patch,
+					PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(patch);
 	ck_assert_int_eq(pk_store_get(st, "Namespace", NULL, "team", &obj), -ENOENT);
-	ck_assert_int_eq(pk_store_delete(st, "Namespace", NULL, "default", NULL, &errs, NULL), -EPERM);
+	ck_assert_int_eq(pk_store_delete(st, "Namespace", NULL, "default", NULL, &errs, NULL),
+			 -EPERM);
 	pk_errors_clear(&errs);
 }
 END_TEST
@@ -546,8 +554,8 @@ static int collect_types(const struct pk_store_event *ev, void *arg)
 {
 	char line[128];
 	json_t *m = json_object_get(ev->object, "metadata");
-	uint64_t rv = strtoull(json_string_value(json_object_get(m, "resourceVersion")) ?: "0",
-			       NULL, 10);
+	uint64_t rv =
+	    strtoull(json_string_value(json_object_get(m, "resourceVersion")) ?: "0", NULL, 10);
 	snprintf(line, sizeof(line), "%s %s%s", pk_event_type_to_string(ev->type),
 		 json_string_value(json_object_get(m, "name")), rv == ev->rv ? "" : " rv-mismatch");
 	json_array_append_new(arg, json_string(line));
@@ -568,21 +576,34 @@ START_TEST(test_edit_batch)
 	pk_store_get_stats(st, &before);
 	uint64_t since = pk_store_rv(st);
 	struct pk_store_edit e[] = {
-		{ .kind = "Pod", .ns = "default", .name = "a",
-		  .precondition_rv = strtoull(rv_of(a), NULL, 10), .apply = edit_bind, .arg = "n1" },
-		{ .kind = "Pod", .ns = "default", .name = "b", .precondition_rv = rv_b,
-		  .apply = edit_bind, .arg = "n1" },
-		{ .kind = "Pod", .ns = "default", .name = "c", .apply = edit_bind, .arg = "n2",
-		  .delete_after = true },
-		{ .kind = "Pod", .ns = "default", .name = "d", .apply = edit_bind, .arg = NULL },
-		{ .kind = "Pod", .ns = "default", .name = "gone", .apply = edit_bind, .arg = "n1" },
+	    {.kind = "Pod",
+	     .ns = "default",
+	     .name = "a",
+	     .precondition_rv = strtoull(rv_of(a), NULL, 10),
+	     .apply = edit_bind,
+	     .arg = "n1"},
+	    {.kind = "Pod",
+	     .ns = "default",
+	     .name = "b",
+	     .precondition_rv = rv_b,
+	     .apply = edit_bind,
+	     .arg = "n1"},
+	    {.kind = "Pod",
+	     .ns = "default",
+	     .name = "c",
+	     .apply = edit_bind,
+	     .arg = "n2",
+	     .delete_after = true},
+	    {.kind = "Pod", .ns = "default", .name = "d", .apply = edit_bind, .arg = NULL},
+	    {.kind = "Pod", .ns = "default", .name = "gone", .apply = edit_bind, .arg = "n1"},
 	};
 	ck_assert_int_eq(pk_store_edit_batch(st, e, 5), 0);
 	pk_store_get_stats(st, &after);
 	ck_assert_uint_eq(after.writes, before.writes + 1); /* one commit for the batch */
 	ck_assert_int_eq(e[0].rc, 0);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(e[0].object, "spec"),
-							   "nodeName")), "n1");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(e[0].object, "spec"), "nodeName")),
+	    "n1");
 	ck_assert_int_eq(e[1].rc, -PK_STORE_ECONFLICT);
 	ck_assert_str_eq(rv_of(e[1].object), rv_of(b2)); /* handed back as it is now */
 	ck_assert_int_eq(e[2].rc, 0);
@@ -591,8 +612,8 @@ START_TEST(test_edit_batch)
 	ck_assert_int_eq(e[4].rc, -ENOENT);
 	json_t *got = NULL;
 	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "a", &got), 0);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(got, "spec"),
-							   "nodeName")), "n1");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(got, "spec"), "nodeName")), "n1");
 	ck_assert_str_eq(rv_of(got), rv_of(e[0].object));
 	json_decref(got);
 	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "b", &got), 0);
@@ -645,9 +666,8 @@ static void *stress_reader(void *arg)
 			/* A snapshot never holds an object newer than its own version. */
 			size_t k;
 			json_t *obj;
-			json_array_foreach(items, k, obj)
-				if (strtoull(rv_of(obj), NULL, 10) > rv)
-					r->ok = -1000;
+			json_array_foreach(items, k, obj) if (strtoull(rv_of(obj), NULL, 10) > rv)
+			    r->ok = -1000;
 			if (r->ok >= 0)
 				r->ok++;
 		}
@@ -679,7 +699,7 @@ static void *stress_consumer(void *arg)
 START_TEST(test_concurrency)
 {
 	pthread_t th[7];
-	struct stress s[7] = { { 0 } };
+	struct stress s[7] = {{0}};
 	s[6].seen = pk_store_rv(st);
 	for (int i = 0; i < 4; i++) {
 		s[i].id = i;

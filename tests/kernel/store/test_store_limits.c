@@ -79,7 +79,7 @@ START_TEST(test_annotation_and_object_size)
 	json_t *p = pod("big");
 	char *v = filled(300 * 1024);
 	json_object_set_new(meta(p), "annotations", json_pack("{s:s}", "a", v));
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	uint64_t rv0 = pk_store_rv(st);
 	ck_assert_int_eq(pk_store_create(st, p, &errs, NULL), -EINVAL);
 	ck_assert_msg(errs_mention(&errs, "metadata.annotations: Too long"), "%s",
@@ -107,9 +107,9 @@ START_TEST(test_annotation_and_object_size)
 	for (int i = 0; i < 20; i++)
 		json_array_append_new(args, json_string(chunk));
 	free(chunk);
-	json_object_set_new(json_array_get(json_object_get(json_object_get(p, "spec"),
-							   "containers"), 0),
-			    "args", args);
+	json_object_set_new(
+	    json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "args",
+	    args);
 	rv0 = pk_store_rv(st);
 	ck_assert_int_eq(pk_store_create(st, p, &errs, NULL), -E2BIG);
 	ck_assert_uint_eq(pk_store_rv(st), rv0);
@@ -168,7 +168,7 @@ START_TEST(test_list_without_limit_is_complete)
 	ck_assert_ptr_null(cont);
 	json_decref(items);
 	/* An explicit limit still pages. */
-	struct pk_store_list_opts o = { .limit = 100 };
+	struct pk_store_list_opts o = {.limit = 100};
 	ck_assert_int_eq(pk_store_list(st, "Namespace", NULL, &o, &items, NULL, &cont), 0);
 	ck_assert_uint_eq(json_array_size(items), 100);
 	ck_assert_ptr_nonnull(cont);
@@ -186,7 +186,7 @@ static int count_event(const struct pk_store_event *ev, void *arg)
 
 START_TEST(test_dry_run_writes_nothing)
 {
-	const struct pk_store_write_opts dry = { .dry_run = true };
+	const struct pk_store_write_opts dry = {.dry_run = true};
 	uint64_t rv0 = pk_store_rv(st);
 	json_t *p = pod("d1"), *out = NULL, *got = NULL;
 	ck_assert_int_eq(pk_store_create_opts(st, p, &dry, NULL, &out), 0);
@@ -210,14 +210,15 @@ START_TEST(test_dry_run_writes_nothing)
 	json_t *upd = json_deep_copy(real);
 	json_object_set_new(json_object_get(meta(upd), "labels"), "tier", json_string("x"));
 	ck_assert_int_eq(pk_store_update_opts(st, upd, PK_SUB_MAIN, &dry, NULL, &out), 0);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(meta(out), "labels"),
-							   "tier")), "x");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(meta(out), "labels"), "tier")), "x");
 	ck_assert_str_eq(json_string_value(json_object_get(meta(out), "resourceVersion")), rv1s);
 	json_decref(out);
 	json_decref(upd);
 	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "tier", "y");
 	ck_assert_int_eq(pk_store_patch_opts(st, "Pod", "default", "d1", PK_PATCH_MERGE, patch,
-					     PK_SUB_MAIN, &dry, NULL, &out), 0);
+					     PK_SUB_MAIN, &dry, NULL, &out),
+			 0);
 	json_decref(out);
 	json_decref(patch);
 	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "d1", &dry, NULL, &out), 0);
@@ -239,9 +240,9 @@ START_TEST(test_uid_preconditions)
 	json_t *p = pod("u1"), *real = NULL, *got = NULL;
 	ck_assert_int_eq(pk_store_create(st, p, NULL, &real), 0);
 	json_decref(p);
-	struct pk_errors errs = { 0 };
+	struct pk_errors errs = {0};
 	/* DELETE with the wrong preconditions.uid: 409, the object stays. */
-	struct pk_store_write_opts o = { .precondition_uid = "not-the-uid" };
+	struct pk_store_write_opts o = {.precondition_uid = "not-the-uid"};
 	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "u1", &o, &errs, NULL),
 			 -PK_STORE_ECONFLICT);
 	ck_assert(errs_mention(&errs, "Precondition failed: UID in precondition"));
@@ -251,7 +252,8 @@ START_TEST(test_uid_preconditions)
 	/* A PATCH or PUT changing metadata.uid: 409, never a new identity. */
 	json_t *patch = json_pack("{s:{s:s}}", "metadata", "uid", "forged");
 	ck_assert_int_eq(pk_store_patch(st, "Pod", "default", "u1", PK_PATCH_MERGE, patch,
-					PK_SUB_MAIN, &errs, NULL), -PK_STORE_ECONFLICT);
+					PK_SUB_MAIN, &errs, NULL),
+			 -PK_STORE_ECONFLICT);
 	pk_errors_clear(&errs);
 	json_decref(patch);
 	json_t *upd = json_deep_copy(real);
