@@ -31,7 +31,7 @@ static void usage(FILE *f)
 	    "       podkerneld (--kubeconfig FILE [--context NAME] | --in-cluster)\n"
 	    "                  [--scheduler-name NAME] [--workload-api GROUP/VERSION]\n"
 	    "                  [--leader-elect [--leader-elect-namespace NS]\n"
-	    "                   [--leader-elect-name NAME] [--leader-elect-identity ID]\n"
+	    "                   [--leader-elect-lease-name NAME] [--leader-elect-identity ID]\n"
 	    "                   [--leader-elect-lease-duration S] [--leader-elect-renew-deadline "
 	    "S]\n"
 	    "                   [--leader-elect-retry-period S]] [--listen ADDR:PORT] [-v LEVEL]\n"
@@ -200,7 +200,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	    {"workload-api", required_argument, NULL, O_WORKLOAD_API},
 	    {"leader-elect", no_argument, NULL, O_LE},
 	    {"leader-elect-namespace", required_argument, NULL, O_LE_NS},
-	    {"leader-elect-name", required_argument, NULL, O_LE_NAME},
+	    {"leader-elect-lease-name", required_argument, NULL, O_LE_NAME},
+	    {"leader-elect-name", required_argument, NULL, O_LE_NAME}, /* older spelling */
 	    {"leader-elect-identity", required_argument, NULL, O_LE_ID},
 	    {"leader-elect-lease-duration", required_argument, NULL, O_LE_DURATION},
 	    {"leader-elect-renew-deadline", required_argument, NULL, O_LE_RENEW},

@@ -205,7 +205,7 @@ def check_attach(objs, version, _board):
     if c["image"] != "podkernel/podkerneld:" + version:
         err("Deployment image %s" % c["image"])
     for want in ("--in-cluster", "--leader-elect", "--scheduler-name=podkernel",
-                 "--leader-elect-namespace=kube-system", "--leader-elect-name=podkernel-scheduler"):
+                 "--leader-elect-namespace=kube-system", "--leader-elect-lease-name=podkernel-scheduler"):
         if want not in args:
             err("podkerneld lacks %s" % want)
     if any(a.startswith(("--data-dir", "--token-auth-file")) for a in args):

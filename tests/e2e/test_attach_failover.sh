@@ -94,8 +94,10 @@ wait_for 15 has_bound 32 || { attach_dump; fail "no takeover within 15 s of kill
 echo "takeover after SIGKILL: $(($(date +%s) - t0)) s"
 
 # A leader stopped with SIGTERM gives the Lease back: a new standby takes
-# over at its next retry (2 s), not after the lease duration.
-attach_start c --leader-elect
+# over at its next retry (2 s), not after the lease duration.  c names the
+# default Lease with the contract's flags: it is the same Lease.
+attach_start c --leader-elect --leader-elect-namespace kube-system \
+	--leader-elect-lease-name podkernel-scheduler
 wait_for 20 curl -sf "http://127.0.0.1:$ATTACH_PORT_c/readyz" || fail "c is not ready"
 kill -TERM "$LPID"
 wait "$LPID" 2>/dev/null || true
