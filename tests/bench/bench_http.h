@@ -123,6 +123,7 @@ static bool bh_log_has(const char *log, const char *what, int *ret_port)
 static void bh_start(struct bh_proc *p, const char *log, char *const argv[], const char *ready)
 {
 	snprintf(p->log, sizeof(p->log), "%s", log);
+	unlink(p->log); /* an earlier run's port must not be read */
 	p->port = 0;
 	p->pid = fork();
 	if (p->pid == 0) {
@@ -146,12 +147,23 @@ static void bh_start(struct bh_proc *p, const char *log, char *const argv[], con
 	bh_die("a child did not start, see %s", p->log);
 }
 
+/* SIGTERM, then SIGKILL after 5 s: a profiler wrapping the program writes its data. */
 static void bh_stop(struct bh_proc *p)
 {
+	bool reaped = false;
+
 	if (p->pid <= 0)
 		return;
-	kill(p->pid, SIGKILL);
-	waitpid(p->pid, NULL, 0);
+	kill(p->pid, SIGTERM);
+	for (int i = 0; i < 500 && !reaped; i++) {
+		reaped = waitpid(p->pid, NULL, WNOHANG) == p->pid;
+		if (!reaped)
+			usleep(10000);
+	}
+	if (!reaped) {
+		kill(p->pid, SIGKILL);
+		waitpid(p->pid, NULL, 0);
+	}
 	p->pid = 0;
 }
 
