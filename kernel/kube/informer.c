@@ -77,26 +77,6 @@ static void inf_log(struct kube_informer *inf, int level, const char *fmt, ...)
 	inf->sink.log(inf->sink.arg, level, msg);
 }
 
-/* Sleep ms unless stopped first; false when stopping. */
-static bool nap(struct kube_informer *inf, int ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&inf->lock);
-	while (!atomic_load(&inf->stop) &&
-	       pthread_cond_timedwait(&inf->cond, &inf->lock, &ts) != ETIMEDOUT)
-		;
-	pthread_mutex_unlock(&inf->lock);
-	return !atomic_load(&inf->stop);
-}
-
 static void count(struct kube_informer *inf, uint64_t *field)
 {
 	pthread_mutex_lock(&inf->lock);
@@ -296,13 +276,14 @@ static bool sync_list(struct kube_informer *inf, int *backoff)
 				inf->sink.listed(inf->sink.arg, &inf->res);
 			if (r == 0)
 				return true;
-			if (!nap(inf, KUBE_MISSING_RETRY_S * 1000))
+			if (!kube_nap(&inf->lock, &inf->cond, &inf->stop,
+				      KUBE_MISSING_RETRY_S * 1000))
 				return false;
 			continue;
 		}
 		count(inf, &inf->stats.errors);
 		*backoff = backoff_next(*backoff);
-		if (!nap(inf, *backoff))
+		if (!kube_nap(&inf->lock, &inf->cond, &inf->stop, *backoff))
 			return false;
 	}
 }
@@ -332,7 +313,7 @@ static void *informer_main(void *arg)
 		if (r < 0) {
 			count(inf, &inf->stats.errors);
 			backoff = backoff_next(backoff);
-			if (!nap(inf, backoff))
+			if (!kube_nap(&inf->lock, &inf->cond, &inf->stop, backoff))
 				break;
 		}
 	}

@@ -4,6 +4,9 @@
 #define PODKERNEL_KERNEL_KUBE_INTERNAL_H
 
 #include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 
 #include "kernel/kube/kube.h"
 
@@ -21,5 +24,11 @@ static inline const char *pk_kube_str(const json_t *obj, const char *a, const ch
 }
 /* Monotonic milliseconds. */
 int64_t kube_now_ms(void);
+/*
+ * Sleep ms on cond (under lock) unless *stop is set first or meanwhile (the
+ * stopper signals cond); false when stopping.  Informers and the elector nap
+ * between retries this way.
+ */
+bool kube_nap(pthread_mutex_t *lock, pthread_cond_t *cond, atomic_bool *stop, int ms);
 
 #endif

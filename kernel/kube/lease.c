@@ -50,6 +50,24 @@ int64_t kube_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+bool kube_nap(pthread_mutex_t *lock, pthread_cond_t *cond, atomic_bool *stop, int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(lock);
+	while (!atomic_load(stop) && pthread_cond_timedwait(cond, lock, &ts) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(lock);
+	return !atomic_load(stop);
+}
+
 void kube_micro_time(char buf[40])
 {
 	struct timespec ts;
@@ -205,25 +223,6 @@ static void try_once(struct kube_lease *l)
 	json_decref(lease);
 }
 
-static bool nap(struct kube_lease *l, int ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&l->lock);
-	while (!atomic_load(&l->stop) &&
-	       pthread_cond_timedwait(&l->cond, &l->lock, &ts) != ETIMEDOUT)
-		;
-	pthread_mutex_unlock(&l->lock);
-	return !atomic_load(&l->stop);
-}
-
 static void *lease_main(void *arg)
 {
 	struct kube_lease *l = arg;
@@ -237,7 +236,7 @@ static void *lease_main(void *arg)
 
 		if (left > 0 && left < wait)
 			wait = (int)left;
-		if (!nap(l, wait > 10 ? wait : 10))
+		if (!kube_nap(&l->lock, &l->cond, &l->stop, wait > 10 ? wait : 10))
 			break;
 		report(l);
 	} while (!atomic_load(&l->stop));
