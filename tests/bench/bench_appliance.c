@@ -263,25 +263,7 @@ static double gang_1024_ms(int port, int run)
 
 static void setup(void)
 {
-	const char *tmp = getenv("TMPDIR"), *bin = getenv("PODKERNELD");
-	char self[1024];
-	ssize_t n;
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/pk-bench-appliance-XXXXXX", tmp ? tmp : "/tmp");
-	if (!mkdtemp(tmpdir))
-		bh_die("cannot make %s", tmpdir);
-	if (bin) {
-		snprintf(podkerneld, sizeof(podkerneld), "%s", bin);
-	} else {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n <= 0)
-			bh_die("cannot find %s", "/proc/self/exe");
-		self[n] = '\0';
-		*strrchr(self, '/') = '\0';
-		snprintf(podkerneld, sizeof(podkerneld), "%s/../../bin/podkerneld", self);
-	}
-	if (access(podkerneld, X_OK) < 0)
-		bh_die("%s: not found (set PODKERNELD)", podkerneld);
+	bh_prepare(tmpdir, sizeof(tmpdir), podkerneld, sizeof(podkerneld));
 	snprintf(board_small, sizeof(board_small), "%s/board-4096.yaml", tmpdir);
 	snprintf(board_large, sizeof(board_large), "%s/board-16384.yaml", tmpdir);
 	bh_write_board(board_small, HOSTS_SMALL);

@@ -183,26 +183,10 @@ static double attach_rate(int run, int ngangs)
 
 static void setup(void)
 {
-	const char *tmp = getenv("TMPDIR"), *bin = getenv("PODKERNELD");
-	char self[1024], log[320];
+	char log[320];
 	struct bh_proc p = {0};
-	ssize_t n;
 
-	snprintf(tmpdir, sizeof(tmpdir), "%s/pk-bench-attach-XXXXXX", tmp ? tmp : "/tmp");
-	if (!mkdtemp(tmpdir))
-		bh_die("cannot make %s", tmpdir);
-	if (bin) {
-		snprintf(podkerneld, sizeof(podkerneld), "%s", bin);
-	} else {
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n <= 0)
-			bh_die("cannot find %s", "/proc/self/exe");
-		self[n] = '\0';
-		*strrchr(self, '/') = '\0';
-		snprintf(podkerneld, sizeof(podkerneld), "%s/../../bin/podkerneld", self);
-	}
-	if (access(podkerneld, X_OK) < 0)
-		bh_die("%s: not found (set PODKERNELD)", podkerneld);
+	bh_prepare(tmpdir, sizeof(tmpdir), podkerneld, sizeof(podkerneld));
 	snprintf(board, sizeof(board), "%s/board.yaml", tmpdir);
 	bh_write_board(board, SUPERSLICES);
 	snprintf(nodes_dir, sizeof(nodes_dir), "%s/nodes", tmpdir);

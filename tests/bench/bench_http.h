@@ -90,6 +90,33 @@ static void bh_write_board(const char *path, int superslices)
 		bh_die("%s: no superslice count to change", path);
 }
 
+/*
+ * A fresh working folder under $TMPDIR and the podkerneld to run: $PODKERNELD,
+ * else bin/podkerneld of the build this benchmark belongs to.
+ */
+static void bh_prepare(char *tmpdir, size_t tlen, char *prog, size_t plen)
+{
+	const char *tmp = getenv("TMPDIR"), *bin = getenv("PODKERNELD");
+	char self[1024];
+	ssize_t n;
+
+	snprintf(tmpdir, tlen, "%s/pk-%s-XXXXXX", tmp ? tmp : "/tmp", BH_NAME);
+	if (!mkdtemp(tmpdir))
+		bh_die("cannot make %s", tmpdir);
+	if (bin) {
+		snprintf(prog, plen, "%s", bin);
+	} else {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n <= 0)
+			bh_die("cannot find %s", "/proc/self/exe");
+		self[n] = '\0';
+		*strrchr(self, '/') = '\0';
+		snprintf(prog, plen, "%s/../../bin/podkerneld", self);
+	}
+	if (access(prog, X_OK) < 0)
+		bh_die("%s: not found (set PODKERNELD)", prog);
+}
+
 /* ---- podkerneld as a child process --------------------------------------------------- */
 
 struct bh_proc {
