@@ -219,140 +219,154 @@ static int num_opt(const char *name, long min, long max, long *dst)
 	return parse_long(name, optarg, min, max, dst);
 }
 
-/* 0 to go on, 1 to exit 0 (--help/--version), -EINVAL on bad usage. */
-static int parse_args(int argc, char **argv, struct options *o)
+/* One option c (optarg is its value) into *o; 1 to exit 0 (--help/--version),
+ * -EINVAL on bad usage. */
+/* An option of publishing (--publish, credentials, Lease, retries) into
+ * o->pub; -EINVAL on bad usage or an unknown option. */
+static int parse_publish_opt(int c, struct options *o)
 {
-	const char *node_name = NULL;
 	long v;
-	int c;
+	int r = 0;
 
-	while ((c = getopt_long(argc, argv, "ho:", long_opts, NULL)) != -1) {
-		int r = 0;
-
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return 1;
-		case OPT_VERSION:
-			printf("podagent %s\n", PODKERNEL_VERSION);
-			return 1;
-		case OPT_HWLOC:
-			o->d.agent.hwloc_xml = optarg;
-			break;
-		case OPT_BOARD:
-			o->board_path = optarg;
-			break;
-		case OPT_HOST_INDEX:
-			r = num_opt("--host-index", 0, INT32_MAX, &v);
-			o->d.agent.host_index = v;
-			break;
-		case OPT_NODE_NAME:
-			node_name = optarg;
-			break;
-		case OPT_NO_UDEV:
-			o->d.agent.use_udev = false;
-			break;
-		case OPT_NO_NETLINK:
-			o->d.agent.use_netlink = false;
-			break;
-		case OPT_ONCE:
-			o->once = true;
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_NFD_DIR:
-			o->d.nfd_dir = optarg;
-			break;
-		case OPT_NFD_TTL:
-			r = num_opt("--nfd-ttl", 1, 365L * 86400, &v);
-			o->d.nfd_ttl_s = (int)v;
-			break;
-		case OPT_PUBLISH:
-			o->pub.url = optarg;
-			break;
-		case OPT_IN_CLUSTER:
-			o->in_cluster = true;
-			break;
-		case OPT_TOKEN:
-			o->pub.token = optarg;
-			break;
-		case OPT_TOKEN_FILE:
-			o->pub.token_file = optarg;
-			break;
-		case OPT_CA_FILE:
-			o->pub.ca_file = optarg;
-			break;
-		case OPT_INSECURE:
-			o->pub.insecure = true;
-			break;
-		case OPT_STATUS:
-			o->pub.status = true;
-			break;
-		case OPT_REGISTER:
-			o->pub.register_node = true;
-			break;
-		case OPT_LEASE_NS:
-			if (!topo_dns_label_valid(optarg)) {
-				fprintf(stderr,
-					"podagent: --lease-namespace: \"%s\" is not a namespace "
-					"name (a DNS label)\n",
-					optarg);
-				return -EINVAL;
-			}
-			o->pub.lease_namespace = optarg;
-			break;
-		case OPT_LEASE_DURATION:
-			r = num_opt("--lease-duration", 1, 3600, &v);
-			o->pub.lease_duration_s = (int)v;
-			break;
-		case OPT_NO_LEASE:
-			o->d.lease = false;
-			break;
-		case OPT_RESYNC:
-			r = num_opt("--resync", 1, 86400, &v);
-			o->pub.resync_s = (int)v;
-			break;
-		case OPT_CERT:
-			o->pub.cert_file = optarg;
-			break;
-		case OPT_KEY:
-			o->pub.key_file = optarg;
-			break;
-		case OPT_COMPAT:
-			r = parse_compat(optarg, &o->d.agent.compat);
-			break;
-		case OPT_KUBECONFIG:
-			o->kubeconfig = optarg;
-			break;
-		case OPT_CONTEXT:
-			o->context = optarg;
-			break;
-		case OPT_RETRIES:
-			r = num_opt("--retries", 1, 100, &v);
-			o->pub.retries = (int)v;
-			break;
-		case OPT_BACKOFF:
-			r = num_opt("--backoff-ms", 1, 600000, &o->pub.backoff_ms);
-			break;
-		case OPT_BACKOFF_MAX:
-			r = num_opt("--backoff-max-ms", 1, 3600000, &o->pub.backoff_max_ms);
-			break;
-		case OPT_INTERVAL:
-			r = num_opt("--interval", 1, 86400, &v);
-			o->d.interval_s = (int)v;
-			break;
-		case OPT_DEBOUNCE:
-			r = num_opt("--debounce-ms", 1, 600000, &v);
-			o->d.debounce_ms = (int)v;
-			break;
-		default:
-			usage(stderr);
+	switch (c) {
+	case OPT_PUBLISH:
+		o->pub.url = optarg;
+		break;
+	case OPT_IN_CLUSTER:
+		o->in_cluster = true;
+		break;
+	case OPT_TOKEN:
+		o->pub.token = optarg;
+		break;
+	case OPT_TOKEN_FILE:
+		o->pub.token_file = optarg;
+		break;
+	case OPT_CA_FILE:
+		o->pub.ca_file = optarg;
+		break;
+	case OPT_INSECURE:
+		o->pub.insecure = true;
+		break;
+	case OPT_STATUS:
+		o->pub.status = true;
+		break;
+	case OPT_REGISTER:
+		o->pub.register_node = true;
+		break;
+	case OPT_LEASE_NS:
+		if (!topo_dns_label_valid(optarg)) {
+			fprintf(stderr,
+				"podagent: --lease-namespace: \"%s\" is not a namespace "
+				"name (a DNS label)\n",
+				optarg);
 			return -EINVAL;
 		}
-		if (r < 0)
-			return r;
+		o->pub.lease_namespace = optarg;
+		break;
+	case OPT_LEASE_DURATION:
+		r = num_opt("--lease-duration", 1, 3600, &v);
+		o->pub.lease_duration_s = (int)v;
+		break;
+	case OPT_RESYNC:
+		r = num_opt("--resync", 1, 86400, &v);
+		o->pub.resync_s = (int)v;
+		break;
+	case OPT_CERT:
+		o->pub.cert_file = optarg;
+		break;
+	case OPT_KEY:
+		o->pub.key_file = optarg;
+		break;
+	case OPT_RETRIES:
+		r = num_opt("--retries", 1, 100, &v);
+		o->pub.retries = (int)v;
+		break;
+	case OPT_BACKOFF:
+		r = num_opt("--backoff-ms", 1, 600000, &o->pub.backoff_ms);
+		break;
+	case OPT_BACKOFF_MAX:
+		r = num_opt("--backoff-max-ms", 1, 3600000, &o->pub.backoff_max_ms);
+		break;
+	default:
+		usage(stderr);
+		return -EINVAL;
 	}
+	return r;
+}
+
+static int parse_one(int c, struct options *o, const char **node_name)
+{
+	long v;
+	int r = 0;
+
+	switch (c) {
+	case 'h':
+		usage(stdout);
+		return 1;
+	case OPT_VERSION:
+		printf("podagent %s\n", PODKERNEL_VERSION);
+		return 1;
+	case OPT_HWLOC:
+		o->d.agent.hwloc_xml = optarg;
+		break;
+	case OPT_BOARD:
+		o->board_path = optarg;
+		break;
+	case OPT_HOST_INDEX:
+		r = num_opt("--host-index", 0, INT32_MAX, &v);
+		o->d.agent.host_index = v;
+		break;
+	case OPT_NODE_NAME:
+		*node_name = optarg;
+		break;
+	case OPT_NO_UDEV:
+		o->d.agent.use_udev = false;
+		break;
+	case OPT_NO_NETLINK:
+		o->d.agent.use_netlink = false;
+		break;
+	case OPT_ONCE:
+		o->once = true;
+		break;
+	case 'o':
+		o->output = optarg;
+		break;
+	case OPT_NFD_DIR:
+		o->d.nfd_dir = optarg;
+		break;
+	case OPT_NFD_TTL:
+		r = num_opt("--nfd-ttl", 1, 365L * 86400, &v);
+		o->d.nfd_ttl_s = (int)v;
+		break;
+	case OPT_NO_LEASE:
+		o->d.lease = false;
+		break;
+	case OPT_COMPAT:
+		r = parse_compat(optarg, &o->d.agent.compat);
+		break;
+	case OPT_KUBECONFIG:
+		o->kubeconfig = optarg;
+		break;
+	case OPT_CONTEXT:
+		o->context = optarg;
+		break;
+	case OPT_INTERVAL:
+		r = num_opt("--interval", 1, 86400, &v);
+		o->d.interval_s = (int)v;
+		break;
+	case OPT_DEBOUNCE:
+		r = num_opt("--debounce-ms", 1, 600000, &v);
+		o->d.debounce_ms = (int)v;
+		break;
+	default:
+		return parse_publish_opt(c, o);
+	}
+	return r;
+}
+
+/* The options that exclude or need each other; -EINVAL with a message. */
+static int check_args(int argc, char **argv, const struct options *o)
+{
 	if (optind < argc) {
 		fprintf(stderr, "podagent: unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
@@ -385,6 +399,23 @@ static int parse_args(int argc, char **argv, struct options *o)
 		fprintf(stderr, "podagent: --token and --token-file exclude each other\n");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* 0 to go on, 1 to exit 0 (--help/--version), -EINVAL on bad usage. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	const char *node_name = NULL;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "ho:", long_opts, NULL)) != -1) {
+		r = parse_one(c, o, &node_name);
+		if (r != 0)
+			return r;
+	}
+	r = check_args(argc, argv, o);
+	if (r < 0)
+		return r;
 	default_node_name(o, node_name);
 	return 0;
 }
