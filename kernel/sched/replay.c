@@ -137,7 +137,8 @@ static int run_policy(struct pk_replay *r, const struct sc_pod *p, json_t *pod,
 		c->index = (int)i;
 		for (int d = 0; d < PK_REPLAY_DIMS; d++) {
 			c->alloc[d] = ids[d] >= 0 ? node->alloc[ids[d]] : 0;
-			c->free[d] = ids[d] >= 0 ? sc_sub(node->alloc[ids[d]], node->used[ids[d]]) : 0;
+			c->free[d] =
+			    ids[d] >= 0 ? sc_sub(node->alloc[ids[d]], node->used[ids[d]]) : 0;
 		}
 		n++;
 	}

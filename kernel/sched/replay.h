@@ -34,8 +34,8 @@ struct pk_replay;
 /* What a comparison policy sees of one node that passes the filters. */
 enum { PK_REPLAY_ACCEL, PK_REPLAY_CPU, PK_REPLAY_MEMORY, PK_REPLAY_DIMS };
 struct pk_replay_node {
-	const char *name; /* owned by the replay */
-	int index;	  /* in the order the nodes were added */
+	const char *name;				     /* owned by the replay */
+	int index;					     /* in the order the nodes were added */
 	int64_t alloc[PK_REPLAY_DIMS], free[PK_REPLAY_DIMS]; /* milli-units */
 };
 /*

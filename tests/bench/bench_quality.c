@@ -120,8 +120,8 @@ struct policy {
 };
 
 static const struct policy policies[] = {
-    {"fit", "fit", NULL, false},	     {"kep", "kep", NULL, false},
-    {"first-fit", NULL, first_fit, true},    {"best-fit", NULL, best_fit, true},
+    {"fit", "fit", NULL, false},	  {"kep", "kep", NULL, false},
+    {"first-fit", NULL, first_fit, true}, {"best-fit", NULL, best_fit, true},
     {"worst-fit", NULL, worst_fit, true},
 };
 #define NPOL (sizeof(policies) / sizeof(policies[0]))

@@ -37,10 +37,14 @@ struct gm_node_type {
 
 /* 1,213 nodes, 5,412 GPUs. */
 static const struct gm_node_type gm_node_types[] = {
-    {"A100-SXM4-80GB", 8, 128, 1024, 120}, {"V100-SXM2-32GB", 8, 96, 512, 260},
-    {"V100-SXM2-16GB", 8, 96, 384, 90},	   {"P100-PCIE-16GB", 4, 64, 256, 110},
-    {"A10", 4, 64, 256, 93},		   {"T4", 2, 96, 384, 300},
-    {"T4", 1, 64, 256, 160},		   {"A10", 1, 32, 128, 80},
+    {"A100-SXM4-80GB", 8, 128, 1024, 120},
+    {"V100-SXM2-32GB", 8, 96, 512, 260},
+    {"V100-SXM2-16GB", 8, 96, 384, 90},
+    {"P100-PCIE-16GB", 4, 64, 256, 110},
+    {"A10", 4, 64, 256, 93},
+    {"T4", 2, 96, 384, 300},
+    {"T4", 1, 64, 256, 160},
+    {"A10", 1, 32, 128, 80},
 };
 #define GM_NODE_TYPES (sizeof(gm_node_types) / sizeof(gm_node_types[0]))
 
@@ -182,12 +186,12 @@ static json_t *gm_pod(int i, int gpus, int cpu, int mem_gib, const char *model)
 			"kind", "Pod", "metadata", "name", name, "namespace", "bench", "spec",
 			"containers", "name", "c", "resources", "requests", req);
 	if (model)
-		json_object_set_new(
-		    json_object_get(pod, "spec"), "affinity",
-		    json_pack("{s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}", "nodeAffinity",
-			      "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
-			      "matchExpressions", "key", GM_MODEL_LABEL, "operator", "In", "values",
-			      model));
+		json_object_set_new(json_object_get(pod, "spec"), "affinity",
+				    json_pack("{s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}",
+					      "nodeAffinity",
+					      "requiredDuringSchedulingIgnoredDuringExecution",
+					      "nodeSelectorTerms", "matchExpressions", "key",
+					      GM_MODEL_LABEL, "operator", "In", "values", model));
 	return pod;
 }
 
@@ -223,8 +227,8 @@ static json_t *gm_pods(uint64_t seed, const struct gm_mix *mix, double until)
 		} else {
 			int cpu = k * mix->cpu_per_gpu[gm_below(&rng, 5)];
 			int mem = k * mix->mem_per_gpu_gib[gm_below(&rng, 4)];
-			const char *model = gm_unit(&rng) < mix->constrained ? gm_model_for(&rng, k)
-									     : NULL;
+			const char *model =
+			    gm_unit(&rng) < mix->constrained ? gm_model_for(&rng, k) : NULL;
 
 			pod = gm_pod(i, k, cpu, mem, model);
 		}

@@ -18,16 +18,16 @@
 static json_t *node(const char *name, const char *model, const char *gpus, const char *cpu)
 {
 	return json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s, s:s, s:s}}}", "apiVersion", "v1",
-			 "kind", "Node", "metadata", "name", name, "labels", MODEL, model,
-			 "status", "allocatable", GPU, gpus, "cpu", cpu, "pods", "10");
+			 "kind", "Node", "metadata", "name", name, "labels", MODEL, model, "status",
+			 "allocatable", GPU, gpus, "cpu", cpu, "pods", "10");
 }
 
 static json_t *pod(const char *name, const char *gpus, const char *cpu, const char *model)
 {
-	json_t *p = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:s, s:s}}}]}}",
-			      "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
-			      "namespace", "t", "spec", "containers", "name", "c", "resources",
-			      "requests", GPU, gpus, "cpu", cpu);
+	json_t *p =
+	    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:{s:{s:s, s:s}}}]}}", "apiVersion",
+		      "v1", "kind", "Pod", "metadata", "name", name, "namespace", "t", "spec",
+		      "containers", "name", "c", "resources", "requests", GPU, gpus, "cpu", cpu);
 
 	if (model)
 		json_object_set_new(json_object_get(p, "spec"), "nodeSelector",
@@ -133,9 +133,9 @@ END_TEST
 START_TEST(test_run_levels)
 {
 	struct pk_replay_opts o = {.strategy = "fit", .resource = GPU};
-	json_t *ns = nodes(), *ps = json_pack("[o, o, o, o]", pod("p0", "2", "1", NULL),
-					      pod("p1", "2", "1", NULL), pod("p2", "1", "1", NULL),
-					      pod("p3", "1", "1", "X"));
+	json_t *ns = nodes(),
+	       *ps = json_pack("[o, o, o, o]", pod("p0", "2", "1", NULL), pod("p1", "2", "1", NULL),
+			       pod("p2", "1", "1", NULL), pod("p3", "1", "1", "X"));
 	const double levels[3] = {0.5, 1.0, 2.0};
 	double alloc[3] = {-1, -1, -1};
 	struct pk_errors errs = {0};
@@ -152,7 +152,8 @@ END_TEST
 
 START_TEST(test_refused)
 {
-	struct pk_replay_opts none = {.strategy = "kep"}, bad = {.strategy = "nope", .resource = GPU},
+	struct pk_replay_opts none = {.strategy = "kep"},
+			      bad = {.strategy = "nope", .resource = GPU},
 			      ok = {.strategy = "kep", .resource = GPU};
 	struct pk_replay *r = NULL;
 	struct pk_errors errs = {0};
