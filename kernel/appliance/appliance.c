@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "kernel/appliance/appliance-internal.h"
+#include "kernel/builder/builder.h"
 
 #define AP_EVENT_BATCH 1024
 /* Objects per list page at start: small pages keep the transient trees of a
@@ -87,6 +88,13 @@ static void on_trace(void *arg, const char *line)
 static void sched_feed(struct pk_appliance *app, json_t *obj)
 {
 	struct pk_errors errs = {0};
+	enum wb_pod_state st = pk_kind_of(obj) == PK_KIND_POD ? wb_pod_state(obj) : WB_POD_ACTIVE;
+
+	if (st == WB_POD_SUCCEEDED || st == WB_POD_FAILED) {
+		/* a pod that ran to its end frees its node */
+		pk_sched_remove(app->sched, PK_KIND_POD, pk_namespace(obj), pk_name(obj));
+		return;
+	}
 	int r = pk_sched_update(app->sched, obj, &errs);
 
 	if (r < 0)
@@ -352,6 +360,8 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 		on_node_write(app, ev->object);
 	if (d.reconcile)
 		queue_reconcile(app, kind, ev->object);
+	if (d.owner && app->store)
+		ap_reconcile_owner_of(app, ev->object);
 	if (d.gc)
 		app->gc_needed = true;
 	return 0;

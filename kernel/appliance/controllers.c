@@ -12,10 +12,22 @@
  * the builder no longer emits (a smaller parallelism) are deleted.  Garbage
  * collection lists the owned kinds and deletes every object whose controller
  * ownerReference names an owner that is missing or has another uid.
+ *
+ * Before creating, a reconcile keeps the owner's status as the upstream
+ * controllers do (kernel/builder/status.c): a Job counts the pods it
+ * controls, and in one store transaction writes its status and deletes the
+ * Failed pods it just counted (whose indexes are then created again) or,
+ * once Complete or Failed, its active pods; a finished Job creates nothing
+ * more.  A JobSet counts its Jobs of the current restart attempt; a restart
+ * first writes status.restarts, then deletes the pods of its Jobs, the Jobs
+ * and its groups (children before parents), so the creation that follows
+ * gates the gangs and places them whole again; a Failed JobSet deletes what
+ * still runs.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernel/appliance/appliance-internal.h"
 #include "kernel/builder/builder.h"
@@ -130,6 +142,243 @@ static void prune(struct pk_appliance *app, const char *ns, const char *uid, con
 	}
 }
 
+/* ---- status ----------------------------------------------------------------------- */
+
+/* Objects of kind in ns matching a label selector whose controller has uid. */
+static int list_controlled(struct pk_appliance *app, const char *kind, const char *ns,
+			   const char *selector, const char *uid, json_t **ret)
+{
+	struct pk_store_list_opts o = {0};
+	struct pk_selector *sel = NULL;
+	json_t *items = NULL, *out = json_array(), *obj;
+	char err[128];
+	size_t i;
+	int r = pk_selector_parse(selector, false, &sel, err, sizeof(err));
+
+	if (r == 0) {
+		o.labels = sel;
+		r = pk_store_list(app->store, kind, ns, &o, &items, NULL, NULL);
+	}
+	pk_selector_free(sel);
+	if (r < 0 || !out) {
+		json_decref(out);
+		return r < 0 ? r : -ENOMEM;
+	}
+	json_array_foreach(items, i, obj)
+	{
+		const json_t *ref = controller_ref(obj);
+		const char *ruid = ref ? json_string_value(json_object_get(ref, "uid")) : NULL;
+
+		if (ruid && strcmp(ruid, uid) == 0)
+			json_array_append(out, obj);
+	}
+	json_decref(items);
+	*ret = out;
+	return 0;
+}
+
+static int job_pods(struct pk_appliance *app, const json_t *job, json_t **ret)
+{
+	char sel[256];
+	const char *uid = pk_get_string(job, "metadata.uid");
+
+	if (!uid)
+		return -EINVAL;
+	snprintf(sel, sizeof(sel), "batch.kubernetes.io/controller-uid=%s", uid);
+	return list_controlled(app, "Pod", pk_namespace(job), sel, uid, ret);
+}
+
+static int apply_status(json_t *obj, void *arg)
+{
+	return json_object_set(obj, "status", arg) < 0 ? -ENOMEM : 0;
+}
+
+static int apply_nothing(json_t *obj, void *arg)
+{
+	(void)obj;
+	(void)arg;
+	return 0;
+}
+
+/*
+ * One transaction: the owner's new status (NULL: none) and the deletion of
+ * the pods named in del.  *owner is replaced by the owner as stored.
+ */
+static int write_status(struct pk_appliance *app, const char *kind, json_t **owner, json_t *status,
+			const json_t *del, const char *what)
+{
+	size_t n = json_array_size(del) + 1, k = 0, i;
+	struct pk_store_edit *e = calloc(n, sizeof(*e));
+	const char *ns = pk_namespace(*owner),
+		   *rv = pk_get_string(*owner, "metadata.resourceVersion");
+	json_t *name;
+	int r;
+
+	if (!e)
+		return -ENOMEM;
+	if (status)
+		e[k++] = (struct pk_store_edit){.kind = kind,
+						.ns = ns,
+						.name = pk_name(*owner),
+						.precondition_rv = rv ? strtoull(rv, NULL, 10) : 0,
+						.apply = apply_status,
+						.arg = status};
+	json_array_foreach(del, i, name) e[k++] =
+	    (struct pk_store_edit){.kind = "Pod",
+				   .ns = ns,
+				   .name = json_string_value(name),
+				   .apply = apply_nothing,
+				   .delete_after = true};
+	r = k ? pk_store_edit_batch(app->store, e, k) : 0;
+	for (i = 0; r == 0 && i < k; i++) {
+		if (e[i].rc < 0 && e[i].rc != -ENOENT)
+			ap_log(app, 1, "%s: writing %s %s: %s", what, e[i].kind, e[i].name,
+			       strerror(-e[i].rc));
+		else if (e[i].rc == 0 && e[i].delete_after)
+			ap_log(app, 2, "%s: deleted pod %s/%s", what, ns, e[i].name);
+	}
+	if (r == 0 && status && e[0].rc == 0 && e[0].object) {
+		json_decref(*owner);
+		*owner = json_incref(e[0].object);
+	} else if (r == 0 && status && e[0].rc < 0) {
+		r = e[0].rc;
+	}
+	for (i = 0; i < k; i++)
+		json_decref(e[i].object);
+	free(e);
+	return r;
+}
+
+static int job_keep_status(struct pk_appliance *app, json_t **job, const char *what,
+			   bool *ret_finished)
+{
+	struct wb_job_update u = {0};
+	json_t *pods = NULL;
+	char now[32];
+	int r;
+
+	pk_time_format((int64_t)time(NULL), now);
+	r = job_pods(app, *job, &pods);
+	if (r == 0)
+		r = wb_job_status(*job, pods, now, &u);
+	if (r == 0 && (u.status || json_array_size(u.delete_pods)))
+		r = write_status(app, "Job", job, u.status, u.delete_pods, what);
+	if (r == 0 && u.status) /* the JobSet counts its Jobs (the controllers' own write) */
+		ap_reconcile_owner_of(app, *job);
+	if (r == 0 && u.status && !*ret_finished)
+		ap_log(app, 2, "%s: active %lld, succeeded %lld, failed %lld%s", what,
+		       (long long)json_integer_value(json_object_get(u.status, "active")),
+		       (long long)json_integer_value(json_object_get(u.status, "succeeded")),
+		       (long long)json_integer_value(json_object_get(u.status, "failed")),
+		       wb_condition_true(*job, "Complete") ? ": Complete"
+		       : wb_condition_true(*job, "Failed") ? ": Failed"
+							   : "");
+	*ret_finished = u.finished;
+	wb_job_update_clear(&u);
+	json_decref(pods);
+	return r;
+}
+
+static int jobset_jobs(struct pk_appliance *app, const json_t *js, json_t **ret)
+{
+	char sel[256];
+	const char *uid = pk_get_string(js, "metadata.uid");
+
+	if (!uid)
+		return -EINVAL;
+	snprintf(sel, sizeof(sel), "jobset.sigs.k8s.io/jobset-name=%s", pk_name(js));
+	return list_controlled(app, "Job", pk_namespace(js), sel, uid, ret);
+}
+
+static void delete_logged(struct pk_appliance *app, const char *kind, const char *ns,
+			  const char *name, const char *what)
+{
+	int r = pk_store_delete(app->store, kind, ns, name, NULL, NULL, NULL);
+
+	if (r == 0)
+		ap_log(app, 2, "%s: deleted %s %s/%s", what, kind, ns, name);
+	else if (r != -ENOENT)
+		ap_log(app, 1, "%s: deleting %s %s/%s: %s", what, kind, ns, name, strerror(-r));
+}
+
+/* Delete the pods of each Job (only the active ones with active_only), then the Jobs. */
+static void delete_jobs(struct pk_appliance *app, const json_t *jobs, bool unfinished_only,
+			const char *what)
+{
+	size_t i, k;
+	json_t *job, *pods, *p;
+
+	json_array_foreach(jobs, i, job)
+	{
+		if (unfinished_only && wb_job_finished(job))
+			continue;
+		if (job_pods(app, job, &pods) == 0) {
+			json_array_foreach(pods, k, p)
+			    delete_logged(app, "Pod", pk_namespace(p), pk_name(p), what);
+			json_decref(pods);
+		}
+		delete_logged(app, "Job", pk_namespace(job), pk_name(job), what);
+	}
+}
+
+/* Delete the groups uid controls in ns: PodGroups, then child, then root CompositePodGroups. */
+static void delete_groups(struct pk_appliance *app, const char *ns, const char *uid,
+			  const char *what)
+{
+	static const char *const kinds[] = {"PodGroup", "CompositePodGroup", "CompositePodGroup"};
+
+	for (size_t k = 0; k < 3; k++) {
+		json_t *items = NULL, *obj;
+		size_t i;
+
+		if (pk_store_list(app->store, kinds[k], ns, NULL, &items, NULL, NULL) < 0)
+			continue;
+		json_array_foreach(items, i, obj)
+		{
+			const json_t *ref = controller_ref(obj);
+			const char *ruid =
+			    ref ? json_string_value(json_object_get(ref, "uid")) : NULL;
+			bool child = pk_get_string(obj, "spec.parentCompositePodGroupName") != NULL;
+
+			if (!ruid || strcmp(ruid, uid) != 0 || (k == 1 && !child))
+				continue;
+			delete_logged(app, kinds[k], ns, pk_name(obj), what);
+		}
+		json_decref(items);
+	}
+}
+
+static int jobset_keep_status(struct pk_appliance *app, json_t **js, const char *what,
+			      bool *ret_finished)
+{
+	struct wb_jobset_update u = {0};
+	json_t *jobs = NULL;
+	char now[32];
+	int r;
+
+	pk_time_format((int64_t)time(NULL), now);
+	r = jobset_jobs(app, *js, &jobs);
+	if (r == 0)
+		r = wb_jobset_status(*js, jobs, now, &u);
+	if (r == 0 && u.status)
+		r = write_status(app, "JobSet", js, u.status, NULL, what);
+	if (r == 0 && u.restart) {
+		ap_log(app, 2, "%s: a Job failed: restart %lld", what,
+		       (long long)wb_jobset_restarts(*js));
+		delete_jobs(app, jobs, false, what);
+		delete_groups(app, pk_namespace(*js), pk_get_string(*js, "metadata.uid"), what);
+	} else if (r == 0 && u.stop) {
+		delete_jobs(app, jobs, true, what);
+	}
+	if (r == 0 && u.status && u.finished)
+		ap_log(app, 2, "%s: %s", what,
+		       wb_condition_true(*js, "Completed") ? "Completed" : "Failed");
+	*ret_finished = u.finished;
+	wb_jobset_update_clear(&u);
+	json_decref(jobs);
+	return r;
+}
+
 int ap_reconcile(struct pk_appliance *app, const char *kind, const char *ns, const char *name)
 {
 	struct lookup_ctx l = {.app = app, .held = json_array()};
@@ -149,7 +398,20 @@ int ap_reconcile(struct pk_appliance *app, const char *kind, const char *ns, con
 		return r == -ENOENT ? 0 : r;
 	}
 	AP_COUNT(app, reconciles);
-	if (pk_kind_from_string(kind) == PK_KIND_JOB)
+	bool job = pk_kind_from_string(kind) == PK_KIND_JOB, finished = false;
+
+	r = pk_get_string(obj, "metadata.uid")
+		? (job ? job_keep_status : jobset_keep_status)(app, &obj, what, &finished)
+		: 0;
+	if (r < 0)
+		ap_log(app, 1, "%s: status: %s", what, strerror(-r));
+	if (finished || r == -PK_STORE_ECONFLICT) {
+		/* finished: nothing more to create; a conflict: a newer version comes */
+		json_decref(obj);
+		json_decref(l.held);
+		return 0;
+	}
+	if (job)
 		r = wb_job_reconcile(obj, &lk, &objects, &errs);
 	else
 		r = wb_jobset_reconcile(obj, &lk, &objects, &errs);
@@ -179,10 +441,21 @@ void ap_reconcile_owner_of(struct pk_appliance *app, const json_t *obj)
 
 	enum pk_kind k = pk_kind_from_string(kind);
 
+	const char *ns = pk_namespace(obj);
+	size_t i;
+	json_t *w;
+
 	if (!name || (k != PK_KIND_JOB && k != PK_KIND_JOBSET))
 		return;
-	json_array_append_new(app->to_reconcile,
-			      json_pack("[s,s,s]", kind, pk_namespace(obj), name));
+	/* once per owner and round: a gang's pods all name the same Job */
+	json_array_foreach(app->to_reconcile, i, w)
+	{
+		if (strcmp(json_string_value(json_array_get(w, 0)), kind) == 0 &&
+		    strcmp(json_string_value(json_array_get(w, 1)), ns) == 0 &&
+		    strcmp(json_string_value(json_array_get(w, 2)), name) == 0)
+			return;
+	}
+	json_array_append_new(app->to_reconcile, json_pack("[s,s,s]", kind, ns, name));
 }
 
 /* Whether the owner a controller reference names exists with that uid (memoised). */

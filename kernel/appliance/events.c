@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/builder/builder.h"
 
 /*
  * An open-addressing table (linear probing, backward-shift deletion) of
@@ -252,7 +253,11 @@ uint64_t ap_fingerprint(const char *kind, const json_t *obj)
 	case PK_KIND_PRIORITY_CLASS:
 		h = fp_field(h, "value", pk_get(obj, "value"));
 		return fp_field(h, "globalDefault", pk_get(obj, "globalDefault"));
-	default: /* Pod, Workload, Job, JobSet: the spec */
+	case PK_KIND_POD: /* the spec, and the phase the status controllers count */
+		h = fp_field(h, "spec", pk_get(obj, "spec"));
+		h = fp_field(h, "status.phase", pk_get(obj, "status.phase"));
+		return fp_condition(h, obj, "Ready");
+	default: /* Workload, Job, JobSet: the spec */
 		return fp_field(h, "spec", pk_get(obj, "spec"));
 	}
 }
@@ -370,6 +375,11 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, const char *kind, c
 		d.verdict = AP_FEED;
 	if (changed && (k == PK_KIND_JOB || k == PK_KIND_JOBSET))
 		d.reconcile = true;
+	/* a pod that ran to its end holds nothing more (as kube-scheduler drops it) */
+	if (changed && k == PK_KIND_POD && wb_pod_state(obj) != WB_POD_ACTIVE &&
+	    wb_pod_state(obj) != WB_POD_DELETING)
+		d.verdict = AP_REMOVE;
+	d.owner = changed && k == PK_KIND_POD;
 	*ret = d;
 	return 0;
 }

@@ -273,4 +273,52 @@ int wb_jobset_reconcile(const json_t *jobset, const struct wb_lookup *lookup, js
  */
 int wb_expand_objects(json_t *objects, json_t **ret_objects, struct pk_errors *errs);
 
+/* ---- status (status.c) ----------------------------------------------------------- */
+/* The JobSet's restart attempt a Job belongs to (its status.restarts then). */
+#define WB_LABEL_RESTART_ATTEMPT "jobset.sigs.k8s.io/restart-attempt"
+
+/* How the status controllers count a pod. */
+enum wb_pod_state { WB_POD_ACTIVE, WB_POD_SUCCEEDED, WB_POD_FAILED, WB_POD_DELETING };
+enum wb_pod_state wb_pod_state(const json_t *pod);
+/* Whether obj has condition type with status True. */
+bool wb_condition_true(const json_t *obj, const char *type);
+
+/*
+ * What a Job's controller writes after looking at its pods (the pods it
+ * controls, any order): status is the new status (NULL: unchanged);
+ * delete_pods the names of pods to delete in the same write: Failed pods
+ * just counted into status.failed (the Job's reconcile then recreates their
+ * index), and the active pods of a Job that finished.  finished: the Job has
+ * condition Complete or Failed (then nothing is recreated).
+ */
+struct wb_job_update {
+	json_t *status;
+	json_t *delete_pods;
+	bool finished;
+};
+bool wb_job_finished(const json_t *job);
+/* now: RFC 3339 time for startTime, completionTime and conditions. */
+int wb_job_status(const json_t *job, const json_t *pods, const char *now,
+		  struct wb_job_update *ret);
+void wb_job_update_clear(struct wb_job_update *u);
+
+/*
+ * A JobSet's controller after looking at its Jobs: status (NULL:
+ * unchanged); restart: a Job failed and status.restarts is below
+ * failurePolicy.maxRestarts: every Job and group of the JobSet is to be
+ * deleted and created again (the new status already counts the restart);
+ * finished: Completed or Failed; stop: Failed (what still runs is deleted).
+ */
+struct wb_jobset_update {
+	json_t *status;
+	bool restart, finished, stop;
+};
+bool wb_jobset_finished(const json_t *jobset);
+int64_t wb_jobset_restarts(const json_t *jobset);
+int wb_jobset_status(const json_t *jobset, const json_t *jobs, const char *now,
+		     struct wb_jobset_update *ret);
+void wb_jobset_update_clear(struct wb_jobset_update *u);
+/* spec.successPolicy and spec.failurePolicy (the fields implemented); -EINVAL with paths. */
+int wb_jobset_check_policies(const json_t *jobset, struct pk_errors *errs);
+
 #endif /* PODKERNEL_KERNEL_BUILDER_H */

@@ -102,9 +102,20 @@ static int job_parse(const json_t *job, struct job_view *v, struct pk_errors *er
 		pk_errors_add(errs, "spec.suspend: Invalid value: must be a boolean");
 		r = -EINVAL;
 	}
+	/*
+	 * Indexes 0..pods-1 exist: parallelism of them beyond those that
+	 * succeeded (status.succeeded), never past completions.
+	 */
 	v->pods = json_is_true(suspend) ? 0 : v->parallelism;
-	if (v->completions >= 0 && v->completions < v->pods)
-		v->pods = v->completions;
+	if (v->completions >= 0) {
+		json_t *done = pk_get(job, "status.succeeded");
+		int64_t s = json_is_integer(done) ? json_integer_value(done) : 0;
+
+		if (s > 0 && s < v->completions && v->pods > 0)
+			v->pods += s;
+		if (v->completions < v->pods)
+			v->pods = v->completions;
+	}
 	tmpl = wb_obj(v->spec, "template");
 	if (!tmpl) {
 		pk_errors_add(errs, "spec.template: Required value");

@@ -580,6 +580,8 @@ int wb_jobset_validate(const json_t *jobset, const json_t *old_jobset, struct pk
 	int r;
 
 	r = jobset_parse(jobset, &v, errs);
+	if (wb_jobset_check_policies(jobset, errs) < 0)
+		r = -EINVAL;
 	if (r < 0 || v.a_template)
 		goto out;
 	if (old_jobset && jobset_parse(old_jobset, &ov, &local) == 0 && !ov.a_template &&
@@ -611,10 +613,11 @@ out:
 }
 
 /* ---- objects -------------------------------------------------------------------- */
-static int add_labels(json_t *meta, const char *js, const char *rjob, int64_t index)
+static int add_labels(json_t *meta, const json_t *jobset, const char *js, const char *rjob,
+		      int64_t index)
 {
 	json_t *labels = json_object_get(meta, "labels");
-	char idx[24];
+	char idx[24], attempt[24];
 
 	if (!json_is_object(labels)) {
 		labels = json_object();
@@ -626,6 +629,10 @@ static int add_labels(json_t *meta, const char *js, const char *rjob, int64_t in
 	    json_object_set_new(labels, "jobset.sigs.k8s.io/replicatedjob-name",
 				json_string(rjob)) < 0 ||
 	    json_object_set_new(labels, "jobset.sigs.k8s.io/job-index", json_string(idx)) < 0)
+		return -ENOMEM;
+	/* which restart attempt the Job belongs to (status.restarts, 0 before any) */
+	snprintf(attempt, sizeof(attempt), "%lld", (long long)wb_jobset_restarts(jobset));
+	if (json_object_set_new(labels, WB_LABEL_RESTART_ATTEMPT, json_string(attempt)) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -678,8 +685,8 @@ static json_t *make_job(const json_t *js, const struct jobset_view *v, const str
 	if (!pmeta && (json_object_set_new(pod, "metadata", json_object()) < 0 ||
 		       !(pmeta = wb_obj(pod, "metadata"))))
 		goto fail;
-	if (add_labels(meta, v->name, rj->name, index) < 0 ||
-	    add_labels(pmeta, v->name, rj->name, index) < 0)
+	if (add_labels(meta, js, v->name, rj->name, index) < 0 ||
+	    add_labels(pmeta, js, v->name, rj->name, index) < 0)
 		goto fail;
 	if (bind->group) {
 		if (!wb_obj(pod, "spec") && json_object_set_new(pod, "spec", json_object()) < 0)

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_jobs.c — Job and JobSet status kept by the appliance's controllers
+ * (kernel/appliance/controllers.c over kernel/builder/status.c) against a
+ * real store, without the HTTP server: a Job runs to Complete and its
+ * finished pods free the nodes a waiting gang then gets; a Job whose pods
+ * keep failing is recreated up to backoffLimit and then Failed; a JobSet
+ * whose Job fails restarts, every pod of the new attempt gated and placed
+ * as a whole gang again, and fails for good past maxRestarts.
+ *
+ * Pods are finished the way a kubelet reports it: a status write of
+ * status.phase.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernel/appliance/appliance.h"
+
+static char dir[256];
+static struct pk_store *st;
+static struct pk_appliance *app;
+
+static void setup(void)
+{
+	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
+	char err[256];
+
+	snprintf(dir, sizeof(dir), "/tmp/pk-jobs-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+		json_t *n;
+
+		snprintf(name, sizeof(name), "n%d", i);
+		n = json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:s,s:s}}}", "apiVersion", "v1", "kind",
+			      "Node", "metadata", "name", name, "status", "allocatable", "cpu",
+			      "8", "google.com/tpu", "4", "pods", "110");
+		ck_assert_int_eq(pk_store_create(st, n, NULL, NULL), 0);
+		json_decref(n);
+	}
+	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[300];
+
+	pk_appliance_stop(app);
+	app = NULL;
+	pk_store_shutdown(st);
+	pk_store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void create_json(const char *text)
+{
+	struct pk_errors errs = {0};
+	json_t *o = json_loads(text, 0, NULL);
+	int r;
+
+	ck_assert_ptr_nonnull(o);
+	r = pk_store_create(st, o, &errs, NULL);
+	for (size_t i = 0; i < errs.n; i++)
+		fprintf(stderr, "create: %s\n", errs.msg[i]);
+	pk_errors_clear(&errs);
+	json_decref(o);
+	ck_assert_int_eq(r, 0);
+}
+
+#define POD_SPEC                                                                                   \
+	"\"template\": {\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\", "          \
+	"\"resources\": {\"requests\": {\"google.com/tpu\": \"4\"}}}]}}"
+
+static void job(const char *name, int parallelism, int backoff)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
+		 "\"%s\", \"namespace\": \"default\"}, \"spec\": {\"parallelism\": %d, "
+		 "\"completions\": %d, \"backoffLimit\": %d, \"scheduling\": "
+		 "{\"schedulingPolicy\": {\"gang\": {}}}, " POD_SPEC "}}",
+		 name, parallelism, parallelism, backoff);
+	create_json(buf);
+}
+
+static json_t *get(const char *kind, const char *name)
+{
+	json_t *o = NULL;
+
+	return pk_store_get(st, kind, "default", name, &o) == 0 ? o : NULL;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* Wait up to 10 s until pred(kind/name) holds. */
+static bool wait_for(const char *kind, const char *name, bool (*pred)(const json_t *, const void *),
+		     const void *arg)
+{
+	for (int i = 0; i < 200; i++) {
+		json_t *o = get(kind, name);
+		bool ok = pred(o, arg);
+
+		json_decref(o);
+		if (ok)
+			return true;
+		sleep_ms(50);
+	}
+	return false;
+}
+
+static bool is_bound(const json_t *o, const void *arg)
+{
+	(void)arg;
+	return o && pk_get_string(o, "spec.nodeName");
+}
+
+static bool is_gone(const json_t *o, const void *arg)
+{
+	(void)arg;
+	return !o;
+}
+
+static bool has_condition(const json_t *o, const void *type)
+{
+	json_t *c = o ? pk_condition_get(o, type) : NULL;
+	const char *s = c ? json_string_value(json_object_get(c, "status")) : NULL;
+
+	return s && strcmp(s, "True") == 0;
+}
+
+/* A new incarnation of the pod (another uid than arg) is bound. */
+static bool rebound(const json_t *o, const void *old_uid)
+{
+	const char *uid = o ? pk_get_string(o, "metadata.uid") : NULL;
+
+	return uid && strcmp(uid, old_uid) != 0 && pk_get_string(o, "spec.nodeName");
+}
+
+static bool wait_bound(const char *name)
+{
+	return wait_for("Pod", name, is_bound, NULL);
+}
+
+static void set_phase(const char *pod, const char *phase)
+{
+	json_t *patch = json_pack("{s:{s:s}}", "status", "phase", phase);
+
+	ck_assert_int_eq(pk_store_patch(st, "Pod", "default", pod, PK_PATCH_MERGE, patch,
+					PK_SUB_STATUS, NULL, NULL),
+			 0);
+	json_decref(patch);
+}
+
+static int64_t status_int(const char *kind, const char *name, const char *path)
+{
+	json_t *o = get(kind, name);
+	int64_t v = json_integer_value(pk_get(o, path));
+
+	json_decref(o);
+	return v;
+}
+
+static char *uid_of(const char *kind, const char *name)
+{
+	json_t *o = get(kind, name);
+	char *uid = o ? strdup(pk_get_string(o, "metadata.uid")) : NULL;
+
+	json_decref(o);
+	ck_assert_ptr_nonnull(uid);
+	return uid;
+}
+
+START_TEST(job_completes_and_frees_nodes_for_a_waiting_gang)
+{
+	job("big", 4, 0);
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "big-%d", i);
+		ck_assert(wait_bound(name));
+	}
+	ck_assert_int_eq(status_int("Job", "big", "status.active"), 4);
+	job("next", 2, 0); /* no room: all four nodes are taken */
+	sleep_ms(300);
+	json_t *waiting = get("Pod", "next-0");
+
+	ck_assert_ptr_nonnull(waiting);
+	ck_assert(!is_bound(waiting, NULL));
+	json_decref(waiting);
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "big-%d", i);
+		set_phase(name, "Succeeded");
+	}
+	ck_assert(wait_for("Job", "big", has_condition, "Complete"));
+	ck_assert_int_eq(status_int("Job", "big", "status.succeeded"), 4);
+	ck_assert_int_eq(status_int("Job", "big", "status.active"), 0);
+	ck_assert_int_eq(status_int("Job", "big", "status.failed"), 0);
+	json_t *j = get("Job", "big");
+
+	ck_assert_ptr_nonnull(pk_get(j, "status.completionTime"));
+	json_decref(j);
+	/* the finished pods stay (Succeeded) and their nodes went to the waiting gang */
+	ck_assert(wait_bound("next-0"));
+	ck_assert(wait_bound("next-1"));
+	ck_assert_int_eq(status_int("Job", "next", "status.active"), 2);
+}
+END_TEST
+
+START_TEST(job_fails_past_backoff_limit)
+{
+	job("flaky", 1, 1);
+	ck_assert(wait_bound("flaky-0"));
+	char *uid = uid_of("Pod", "flaky-0");
+
+	set_phase("flaky-0", "Failed");
+	/* counted, deleted, and its index created and placed again */
+	ck_assert(wait_for("Pod", "flaky-0", rebound, uid));
+	ck_assert_int_eq(status_int("Job", "flaky", "status.failed"), 1);
+	json_t *j = get("Job", "flaky");
+
+	ck_assert(!has_condition(j, "Failed"));
+	json_decref(j);
+	free(uid);
+	set_phase("flaky-0", "Failed");
+	ck_assert(wait_for("Job", "flaky", has_condition, "Failed"));
+	ck_assert_int_eq(status_int("Job", "flaky", "status.failed"), 2);
+	sleep_ms(300);
+	/* a failed Job creates nothing more */
+	ck_assert(wait_for("Pod", "flaky-0", is_gone, NULL));
+}
+END_TEST
+
+static const char *const jobset_text =
+    "{\"apiVersion\": \"jobset.x-k8s.io/v1alpha2\", \"kind\": \"JobSet\", \"metadata\": "
+    "{\"name\": \"js\", \"namespace\": \"default\"}, \"spec\": {\"failurePolicy\": "
+    "{\"maxRestarts\": 1}, \"scheduling\": {\"schedulingPolicy\": {\"gang\": {}}}, "
+    "\"replicatedJobs\": [{\"name\": \"w\", \"replicas\": 2, \"template\": {\"spec\": "
+    "{\"parallelism\": 2, \"completions\": 2, \"backoffLimit\": 0, " POD_SPEC "}}}]}}";
+
+static const char *const js_pods[] = {"js-w-0-0", "js-w-0-1", "js-w-1-0", "js-w-1-1"};
+
+START_TEST(jobset_restarts_as_a_gang_then_fails)
+{
+	char *uids[4];
+
+	create_json(jobset_text);
+	for (int i = 0; i < 4; i++) {
+		ck_assert(wait_bound(js_pods[i]));
+		uids[i] = uid_of("Pod", js_pods[i]);
+	}
+	set_phase("js-w-1-0", "Failed");
+	/* the Job fails (backoffLimit 0); the JobSet restarts every Job and group */
+	for (int i = 0; i < 4; i++) {
+		ck_assert_msg(wait_for("Pod", js_pods[i], rebound, uids[i]), "%s", js_pods[i]);
+		free(uids[i]);
+	}
+	ck_assert_int_eq(status_int("JobSet", "js", "status.restarts"), 1);
+	json_t *p = get("Pod", "js-w-0-0");
+
+	ck_assert_str_eq(json_string_value(json_object_get(pk_get(p, "metadata.labels"),
+							   "jobset.sigs.k8s.io/restart-attempt")),
+			 "1");
+	json_decref(p);
+	/* the new attempt was gated as a whole and placed in one cycle */
+	ck_assert(wait_for("CompositePodGroup", "js", has_condition,
+			   "CompositePodGroupInitiallyScheduled"));
+	/* a second failure is past maxRestarts: Failed, and what ran is deleted */
+	set_phase("js-w-0-1", "Failed");
+	ck_assert(wait_for("JobSet", "js", has_condition, "Failed"));
+	ck_assert_int_eq(status_int("JobSet", "js", "status.restarts"), 1);
+	ck_assert(wait_for("Pod", "js-w-1-0", is_gone, NULL));
+	ck_assert(wait_for("Job", "js-w-1", is_gone, NULL));
+}
+END_TEST
+
+START_TEST(jobset_completes_under_success_policy_any)
+{
+	json_t *o = json_loads(jobset_text, 0, NULL);
+	char *text;
+
+	pk_set(o, "spec.successPolicy", json_pack("{s:s}", "operator", "Any"));
+	text = json_dumps(o, 0);
+	json_decref(o);
+	create_json(text);
+	for (int i = 0; i < 4; i++)
+		ck_assert(wait_bound(js_pods[i]));
+	set_phase("js-w-1-0", "Succeeded");
+	set_phase("js-w-1-1", "Succeeded");
+	free(text);
+	ck_assert(wait_for("JobSet", "js", has_condition, "Completed"));
+	json_t *js = get("JobSet", "js");
+	json_t *rs = json_array_get(pk_get(js, "status.replicatedJobsStatus"), 0);
+
+	ck_assert_int_eq(json_integer_value(json_object_get(rs, "succeeded")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(rs, "active")), 1);
+	json_decref(js);
+}
+END_TEST
+
+START_TEST(jobset_policy_fields_are_checked)
+{
+	struct pk_errors errs = {0};
+	json_t *o = json_loads(jobset_text, 0, NULL);
+
+	pk_set(o, "spec.failurePolicy.rules", json_array());
+	ck_assert_int_ne(pk_store_create(st, o, &errs, NULL), 0);
+	bool named = false;
+
+	for (size_t i = 0; i < errs.n; i++)
+		named |= strstr(errs.msg[i], "spec.failurePolicy.rules") != NULL;
+	ck_assert(named);
+	pk_errors_clear(&errs);
+	json_decref(o);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("appliance-jobs");
+	TCase *tc = tcase_create("jobs");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, job_completes_and_frees_nodes_for_a_waiting_gang);
+	tcase_add_test(tc, job_fails_past_backoff_limit);
+	tcase_add_test(tc, jobset_restarts_as_a_gang_then_fails);
+	tcase_add_test(tc, jobset_completes_under_success_policy_any);
+	tcase_add_test(tc, jobset_policy_fields_are_checked);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
