@@ -62,10 +62,10 @@ static int add_condition(json_t *status, const char *type, const char *reason, c
 		if (!conds || json_object_set_new(status, "conditions", conds) < 0)
 			return -ENOMEM;
 	}
-	return json_array_append_new(conds, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "type", type,
-						      "status", "True", "reason", reason, "message",
-						      message, "lastProbeTime", now,
-						      "lastTransitionTime", now)) < 0
+	return json_array_append_new(conds,
+				     json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "type", type, "status",
+					       "True", "reason", reason, "message", message,
+					       "lastProbeTime", now, "lastTransitionTime", now)) < 0
 		   ? -ENOMEM
 		   : 0;
 }
@@ -135,7 +135,8 @@ static int add_active(const json_t *pods, json_t *del)
 	json_t *p;
 
 	json_array_foreach(pods, i, p) if (wb_pod_state(p) == WB_POD_ACTIVE &&
-					   json_array_append_new(del, json_string(pk_name(p))) < 0) return -ENOMEM;
+					   json_array_append_new(del, json_string(pk_name(p))) <
+					       0) return -ENOMEM;
 	return 0;
 }
 
@@ -143,7 +144,8 @@ static int add_active(const json_t *pods, json_t *del)
 static int job_verdict(const json_t *job, const struct job_counts *c, int64_t failed)
 {
 	const json_t *spec = json_object_get(job, "spec");
-	json_t *bl = json_object_get(spec, "backoffLimit"), *comp = json_object_get(spec, "completions");
+	json_t *bl = json_object_get(spec, "backoffLimit"),
+	       *comp = json_object_get(spec, "completions");
 	int64_t limit = json_is_integer(bl) ? json_integer_value(bl) : JOB_DEFAULT_BACKOFF_LIMIT;
 
 	if (failed > limit)
@@ -171,11 +173,13 @@ static int job_new_status(const json_t *job, const struct job_counts *c, int64_t
 	if (r)
 		goto fail;
 	if (verdict > 0) {
-		r = add_condition(st, "Complete", "CompletionsReached", "Reached expected number of succeeded pods", now);
+		r = add_condition(st, "Complete", "CompletionsReached",
+				  "Reached expected number of succeeded pods", now);
 		if (r == 0 && json_object_set_new(st, "completionTime", json_string(now)) < 0)
 			r = -ENOMEM;
 	} else if (verdict < 0) {
-		r = add_condition(st, "Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now);
+		r = add_condition(st, "Failed", "BackoffLimitExceeded",
+				  "Job has reached the specified backoff limit", now);
 	}
 	if (r)
 		goto fail;
@@ -203,8 +207,7 @@ static bool job_status_changed(const json_t *old, const json_t *st)
 	       json_array_size(json_object_get(st, "conditions"));
 }
 
-int wb_job_status(const json_t *job, const json_t *pods, const char *now,
-		  struct wb_job_update *ret)
+int wb_job_status(const json_t *job, const json_t *pods, const char *now, struct wb_job_update *ret)
 {
 	struct wb_job_update u = {0};
 	struct job_counts c;
@@ -361,9 +364,10 @@ static json_t *rjob_status(const json_t *jobset, const json_t *jobs, int64_t res
 			}
 		}
 		json_array_append_new(out, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "name",
-						     name ? name : "", "active", (json_int_t)n[0], "ready",
-						     (json_int_t)n[1], "succeeded", (json_int_t)n[2],
-						     "failed", (json_int_t)n[3], "suspended", (json_int_t)0));
+						     name ? name : "", "active", (json_int_t)n[0],
+						     "ready", (json_int_t)n[1], "succeeded",
+						     (json_int_t)n[2], "failed", (json_int_t)n[3],
+						     "suspended", (json_int_t)0));
 	}
 	return out;
 }
@@ -400,8 +404,8 @@ static bool any_failed(const json_t *rstat)
 	size_t i;
 	json_t *e;
 
-	json_array_foreach(rstat, i, e) if (json_integer_value(json_object_get(e, "failed")) >
-					    0) return true;
+	json_array_foreach(rstat, i,
+			   e) if (json_integer_value(json_object_get(e, "failed")) > 0) return true;
 	return false;
 }
 
@@ -434,16 +438,17 @@ int wb_jobset_status(const json_t *jobset, const json_t *jobs, const char *now,
 	if (any_failed(rstat) && restarts < max_restarts) {
 		u.restart = true;
 		json_object_set_new(st, "restarts", json_integer(restarts + 1));
-		json_object_set_new(st, "restartsCountTowardsMax",
-				    json_integer(status_int(jobset, "status.restartsCountTowardsMax") + 1));
+		json_object_set_new(
+		    st, "restartsCountTowardsMax",
+		    json_integer(status_int(jobset, "status.restartsCountTowardsMax") + 1));
 	} else if (any_failed(rstat)) {
 		u.finished = u.stop = true;
 		r = add_condition(st, "Failed", "ReachedMaxRestarts",
 				  "jobset failed due to reaching max number of restarts", now);
 	} else if (jobset_succeeded(jobset, rstat)) {
 		u.finished = true;
-		r = add_condition(st, "Completed", "AllJobsCompleted", "jobset completed successfully",
-				  now);
+		r = add_condition(st, "Completed", "AllJobsCompleted",
+				  "jobset completed successfully", now);
 	}
 	if (r < 0) {
 		json_decref(st);

@@ -38,8 +38,8 @@ static void setup(void)
 
 		snprintf(name, sizeof(name), "n%d", i);
 		n = json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:s,s:s}}}", "apiVersion", "v1", "kind",
-			      "Node", "metadata", "name", name, "status", "allocatable", "cpu",
-			      "8", "google.com/tpu", "4", "pods", "110");
+			      "Node", "metadata", "name", name, "status", "allocatable", "cpu", "8",
+			      "google.com/tpu", "4", "pods", "110");
 		ck_assert_int_eq(pk_store_create(st, n, NULL, NULL), 0);
 		json_decref(n);
 	}
