@@ -28,6 +28,9 @@
 
 #include "kernel/sched/sched-internal.h"
 
+/* What kube-scheduler tells a pod with scheduling gates. */
+#define SC_GATED_MESSAGE "Scheduling is blocked due to non-empty scheduling gates"
+
 double sc_stat_clock(const struct sc_ctx *ctx)
 {
 	struct timespec ts;
@@ -95,7 +98,10 @@ static void tell_pending(struct sc_ctx *ctx, struct sc_group *g, int depth, cons
 
 		if (p->node >= 0 || p->node_name || p->deleting || (gated && p->memo.gated))
 			continue;
-		sc_emit_pod(ctx, p, "False", "Unschedulable", msg);
+		if (sc_pod_gated(p))
+			sc_emit_pod(ctx, p, "False", "SchedulingGated", SC_GATED_MESSAGE);
+		else
+			sc_emit_pod(ctx, p, "False", "Unschedulable", msg);
 		p->memo.gated = gated;
 	}
 	for (size_t i = 0; i < g->children.n; i++)
@@ -327,6 +333,10 @@ static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group
 
 		if (p->node >= 0 || p->node_name || p->deleting)
 			continue;
+		if (sc_pod_gated(p)) {
+			sc_emit_pod(ctx, p, "False", "SchedulingGated", SC_GATED_MESSAGE);
+			continue;
+		}
 		if (failed)
 			snprintf(msg, sizeof(msg), "%s %s: %s", sc_group_kind(failed), failed->key,
 				 failed_why(ctx, failed));

@@ -47,19 +47,31 @@ enum sc_status sc_feasible(int M, int S, int R, int U, int UU)
 
 enum sc_status sc_leaf_presim(struct sc_ctx *ctx, struct sc_group *g, int *ret_S, int *ret_R)
 {
-	int M = sc_group_min(g), S = 0, R = 0;
+	int M = sc_group_min(g), S = 0, R = 0, UU = 0;
 	enum sc_status st;
+	struct sc_pod *refused = NULL;
 
 	for (size_t i = 0; i < g->pods.n; i++) {
 		struct sc_pod *p = g->pods.v[i];
 
-		if (sc_pod_running(p))
+		if (sc_pod_running(p)) {
 			S++;
-		else if (sc_pod_pending(p))
+		} else if (sc_pod_pending(p)) {
 			R++;
+		} else if (p->cons && p->cons->refuse && p->node < 0 && !p->node_name &&
+			   !p->deleting) {
+			UU++; /* a field the core does not implement, or one that does not parse */
+			if (!refused)
+				refused = p;
+		}
 	}
-	st = sc_feasible(M, S, R, 0, 0);
-	if (st >= SC_UNSCHEDULABLE) {
+	st = sc_feasible(M, S, R, 0, UU);
+	if (st >= SC_UNSCHEDULABLE && refused) {
+		st = SC_UNRESOLVABLE;
+		sc_record(ctx, g, st, M, S, R, 0, UU, SC_WHY_POD, refused, NULL);
+		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=%d -> %s (%s)", sc_group_kind(g),
+			 g->key, M, S, R, UU, sc_status_to_string(st), refused->cons->refuse);
+	} else if (st >= SC_UNSCHEDULABLE) {
 		sc_record(ctx, g, st, M, S, R, 0, 0, SC_WHY_PRESIM, NULL, NULL);
 		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=0 -> %s (pre-simulation: %s)",
 			 sc_group_kind(g), g->key, M, S, R, sc_status_to_string(st),

@@ -6,7 +6,9 @@
  * matchFields on metadata.name against the node's name),
  * taints against tolerations (NoSchedule and NoExecute filter,
  * PreferNoSchedule does not), and resource fit for every resource the pod
- * requests, "pods" included.  The first failing filter is returned so that
+ * requests, "pods" included.  Between the static filters and resource fit
+ * come the constraint plugins' filters (plugin.h: pod affinity, topology
+ * spread, host ports).  The first failing filter is returned so that
  * messages can count why nodes were rejected.
  */
 #include <errno.h>
@@ -23,6 +25,12 @@ static const char *const misfit_names[_SC_MISFIT_MAX] = {
     [SC_MISFIT_AFFINITY] = "node affinity mismatch",
     [SC_MISFIT_TAINT] = "untolerated taint",
     [SC_MISFIT_RESOURCES] = "insufficient",
+    [SC_MISFIT_POD_AFFINITY] = "pod affinity mismatch",
+    [SC_MISFIT_POD_ANTI_AFFINITY] = "pod anti-affinity conflict",
+    [SC_MISFIT_EXISTING_ANTI_AFFINITY] = "existing pods' anti-affinity",
+    [SC_MISFIT_SPREAD] = "topology spread skew",
+    [SC_MISFIT_SPREAD_LABEL] = "missing topology spread label",
+    [SC_MISFIT_PORTS] = "host port conflict",
 };
 
 const char *sc_misfit_to_string(enum sc_misfit m)
@@ -70,19 +78,22 @@ static bool req_match(const struct sc_sel_req *req, const struct sc_node *node)
 	return false;
 }
 
+bool sc_node_matches_term(const struct sc_sel_term *term, const struct sc_node *node)
+{
+	bool ok = term->nreqs > 0; /* an empty term matches nothing */
+
+	for (size_t i = 0; ok && i < term->nreqs; i++)
+		ok = req_match(&term->reqs[i], node);
+	return ok;
+}
+
 static bool affinity_match(const struct sc_pod *pod, const struct sc_node *node)
 {
 	if (!pod->nterms)
 		return true;
-	for (size_t t = 0; t < pod->nterms; t++) {
-		const struct sc_sel_term *term = &pod->terms[t];
-		bool ok = term->nreqs > 0; /* an empty term matches nothing */
-
-		for (size_t i = 0; ok && i < term->nreqs; i++)
-			ok = req_match(&term->reqs[i], node);
-		if (ok)
+	for (size_t t = 0; t < pod->nterms; t++)
+		if (sc_node_matches_term(&pod->terms[t], node))
 			return true;
-	}
 	return false;
 }
 
@@ -106,24 +117,43 @@ static bool tolerates(const struct sc_pod *pod, const struct sc_taint *taint)
 	return false;
 }
 
+static bool selector_match(const struct sc_pod *pod, const struct sc_node *node)
+{
+	for (size_t i = 0; i < pod->nsel; i++) {
+		const char *v = sc_node_label(node, pod->sel[i].key);
+
+		if (!v || strcmp(v, pod->sel[i].value) != 0)
+			return false;
+	}
+	return true;
+}
+
+bool sc_node_selected(const struct sc_pod *pod, const struct sc_node *node)
+{
+	return selector_match(pod, node) && affinity_match(pod, node);
+}
+
+bool sc_node_tolerated(const struct sc_pod *pod, const struct sc_node *node)
+{
+	for (size_t i = 0; i < node->ntaints; i++)
+		if (node->taints[i].effect != PK_TAINT_PREFER_NO_SCHEDULE &&
+		    !tolerates(pod, &node->taints[i]))
+			return false;
+	return true;
+}
+
 enum sc_misfit sc_filter_static(const struct sc_pod *pod, const struct sc_node *node)
 {
 	if (node->removed)
 		return SC_MISFIT_REMOVED;
 	if (node->unschedulable)
 		return SC_MISFIT_UNSCHEDULABLE;
-	for (size_t i = 0; i < pod->nsel; i++) {
-		const char *v = sc_node_label(node, pod->sel[i].key);
-
-		if (!v || strcmp(v, pod->sel[i].value) != 0)
-			return SC_MISFIT_SELECTOR;
-	}
+	if (!selector_match(pod, node))
+		return SC_MISFIT_SELECTOR;
 	if (!affinity_match(pod, node))
 		return SC_MISFIT_AFFINITY;
-	for (size_t i = 0; i < node->ntaints; i++)
-		if (node->taints[i].effect != PK_TAINT_PREFER_NO_SCHEDULE &&
-		    !tolerates(pod, &node->taints[i]))
-			return SC_MISFIT_TAINT;
+	if (!sc_node_tolerated(pod, node))
+		return SC_MISFIT_TAINT;
 	return SC_FIT;
 }
 
@@ -132,6 +162,10 @@ enum sc_misfit sc_filter(const struct sc_snapshot *snap, const struct sc_pod *po
 {
 	enum sc_misfit m = sc_filter_static(pod, node);
 
+	if (m != SC_FIT)
+		return m;
+	/* the plugins' index is a cache the filters may build: not a change */
+	m = sc_cons_filter((struct sc_snapshot *)snap, pod, node->index);
 	if (m != SC_FIT)
 		return m;
 	for (int r = 0; r < snap->nres; r++) {

@@ -65,6 +65,7 @@ static void pod_free(struct sc_pod *p)
 	free(p->node_name);
 	free(p->prio_class);
 	free(p->why);
+	sc_cons_free(p->cons);
 	for (size_t i = 0; i < p->nsel; i++) {
 		free(p->sel[i].key);
 		free(p->sel[i].value);
@@ -429,6 +430,8 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 	if (!p)
 		return -ENOMEM;
 	r = copy_pod(s, p, view);
+	if (r == 0)
+		r = sc_cons_parse(s, view->raw, p);
 	if (r < 0)
 		goto fail;
 	old = sc_map_get(&f->pods, p->key);
@@ -481,6 +484,7 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 		note_unrooted(&f->unrooted_pods, 'p', p->key);
 	return 0;
 fail:
+	sc_cons_release(s, p);
 	pod_free(p);
 	return r;
 }
@@ -498,6 +502,7 @@ int sc_forest_remove_pod(struct pk_sched *s, const char *key)
 	if (p->node >= 0 || p->node_name)
 		s->gen++;
 	sc_snapshot_unbind(&s->snap, p);
+	sc_cons_release(s, p);
 	sc_map_del(&f->pods, key);
 	sc_vec_remove(&f->all_pods, p);
 	if (g) {

@@ -186,6 +186,7 @@ static bool covers(const int64_t *free_, const int64_t *need, int nres)
 /* ---- nodes -------------------------------------------------------------- */
 
 struct node_score {
+	int64_t pref;	  /* the constraint plugins' score (preferences) */
 	int waste;	  /* scarce resources the pod would leave idle on the node */
 	int64_t frag;	  /* sizes of the untouched domains the pod would break */
 	int64_t num, den; /* packing: fullest requested resource after the pod */
@@ -193,6 +194,8 @@ struct node_score {
 
 static int node_score_cmp(const struct node_score *a, const struct node_score *b)
 {
+	if (a->pref != b->pref)
+		return a->pref > b->pref ? 1 : -1;
 	if (a->waste != b->waste)
 		return a->waste < b->waste ? 1 : -1;
 	if (a->frag != b->frag)
@@ -240,6 +243,7 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 	int best = -1, counts[_SC_MISFIT_MAX] = {0}, short_of[SC_MAX_RES] = {0};
 	struct node_score bs = {0};
 	int rr[SC_MAX_RES], nrr = 0;
+	bool scores = sc_cons_scores(pod);
 
 	for (int r = 0; r < snap->nres; r++)
 		if (pod->req[r] > 0)
@@ -247,7 +251,8 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_node *node = snap->nodes[nodes[i]];
 
-		if (!fits_resources(pod, node, rr, nrr) || sc_filter_static(pod, node) != SC_FIT)
+		if (!fits_resources(pod, node, rr, nrr) || sc_filter_static(pod, node) != SC_FIT ||
+		    sc_cons_filter(f->ctx->snap, pod, nodes[i]) != SC_FIT)
 			continue;
 		struct node_score sc = {.num = 0, .den = 1};
 		int64_t free_[SC_MAX_RES];
@@ -255,6 +260,8 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 		for (int r = 0; r < snap->nres; r++)
 			free_[r] = sc_sub(node->alloc[r], node->used[r]);
 		sc.waste = scarce_waste(f, pod, free_, snap->nres);
+		if (scores)
+			sc.pref = sc_cons_score(f->ctx->snap, pod, nodes[i]);
 		for (size_t k = 0; k < f->nparts; k++) {
 			int d = f->parts[k]->node_dom[nodes[i]];
 
@@ -271,7 +278,7 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 		if (best < 0 || node_score_cmp(&sc, &bs) > 0) {
 			best = nodes[i];
 			bs = sc;
-			if (!sc.waste && !sc.frag && sc.num == sc.den)
+			if (!scores && !sc.waste && !sc.frag && sc.num == sc.den)
 				break; /* nothing scores higher */
 		}
 	}

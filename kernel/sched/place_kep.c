@@ -48,9 +48,11 @@ static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const i
 /* Tightest-packing node of the scope for pod, or -1 with its misfits set. */
 static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 {
-	const struct sc_snapshot *snap = ((struct sc_ctx *)arg)->snap;
+	struct sc_ctx *ctx = arg;
+	const struct sc_snapshot *snap = ctx->snap;
 	int best = -1, counts[_SC_MISFIT_MAX] = {0}, short_of[SC_MAX_RES] = {0};
-	int64_t bnum = 0, bden = 1;
+	int64_t bnum = 0, bden = 1, bpref = 0;
+	bool scores = sc_cons_scores(pod);
 
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_node *node = snap->nodes[nodes[i]];
@@ -63,7 +65,8 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 				short_of[res]++;
 			continue;
 		}
-		int64_t num = 0, den = 1;
+		int64_t num = 0, den = 1,
+			pref = scores ? sc_cons_score(ctx->snap, pod, nodes[i]) : 0;
 
 		/* Tightness: the fullest requested resource after placing the pod. */
 		for (int r = 0; r < snap->nres; r++)
@@ -74,11 +77,14 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 				den = node->alloc[r];
 			}
 
-		if (best < 0 || sc_frac_cmp(num, den, bnum, bden) > 0) {
+		/* The pod's preferences first (plugin.h), then tightness. */
+		if (best < 0 || pref > bpref ||
+		    (pref == bpref && sc_frac_cmp(num, den, bnum, bden) > 0)) {
 			best = nodes[i];
 			bnum = num;
 			bden = den;
-			if (num == den)
+			bpref = pref;
+			if (num == den && !scores)
 				break; /* fills the node exactly: nothing packs tighter */
 		}
 	}

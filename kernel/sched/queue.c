@@ -33,9 +33,35 @@ static int count_live_pods(const struct sc_group *g)
 	return n;
 }
 
+/*
+ * A pending pod with scheduling gates under g that holds g back: any, when
+ * g or an ancestor is a gang (a gang waits for every member); in a basic
+ * group the gated pod alone waits (it is not pending, sc_pod_pending).
+ */
+const struct sc_pod *sc_group_gated_pod(const struct sc_group *g, bool gang, int depth)
+{
+	if (depth > SC_DEPTH_MAX)
+		return NULL;
+	gang = gang || g->implicit || g->policy == PK_POLICY_GANG;
+	for (size_t i = 0; gang && i < g->pods.n; i++) {
+		const struct sc_pod *p = g->pods.v[i];
+
+		if (sc_pod_gated(p) && p->node < 0 && !p->node_name && !p->deleting)
+			return p;
+	}
+	for (size_t i = 0; i < g->children.n; i++) {
+		const struct sc_pod *p = sc_group_gated_pod(g->children.v[i], gang, depth + 1);
+
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
 bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why)
 {
 	int have = 0, need;
+	const struct sc_pod *gated;
 
 	if (depth > SC_DEPTH_MAX) {
 		if (why)
@@ -45,6 +71,12 @@ bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why
 	if (!g->present) {
 		if (why)
 			sc_buf_printf(why, "group %s not found", g->key);
+		return false;
+	}
+	if (depth == 0 && (gated = sc_group_gated_pod(g, false, 0))) {
+		if (why)
+			sc_buf_printf(why, "pod %s has scheduling gates (%s)", gated->key,
+				      gated->cons->gate0 ? gated->cons->gate0 : "");
 		return false;
 	}
 	if (g->implicit)

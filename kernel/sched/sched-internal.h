@@ -63,6 +63,26 @@ struct sc_buf {
 void sc_buf_printf(struct sc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sc_buf_free(struct sc_buf *b);
 
+/* Why a pod cannot go on a node (filter.c). */
+enum sc_misfit {
+	SC_FIT = 0,
+	SC_MISFIT_REMOVED,
+	SC_MISFIT_UNSCHEDULABLE,
+	SC_MISFIT_SELECTOR,
+	SC_MISFIT_AFFINITY,
+	SC_MISFIT_TAINT,
+	SC_MISFIT_RESOURCES,
+	/* the constraint plugins (plugin.h); victims' removal may fix these too */
+	SC_MISFIT_POD_AFFINITY,
+	SC_MISFIT_POD_ANTI_AFFINITY,
+	SC_MISFIT_EXISTING_ANTI_AFFINITY,
+	SC_MISFIT_SPREAD,
+	SC_MISFIT_SPREAD_LABEL,
+	SC_MISFIT_PORTS,
+	_SC_MISFIT_MAX,
+};
+#include "kernel/sched/plugin.h"
+
 /* ---- snapshot (snapshot.c, filter.c) ---------------------------------- */
 
 #define SC_MAX_RES 16 /* distinct resource names in one scheduler */
@@ -154,6 +174,8 @@ struct sc_snapshot {
 	struct sc_undo *log; /* revert log: undone in exact reverse order */
 	size_t nlog, caplog;
 	struct sc_slices *slices; /* torus occupancy (slice.c), built on first use */
+	struct sc_terms terms;	  /* the constraint plugins' index (plugin.h) */
+	void *ports;		  /* host ports in use per node (ports.c), or NULL */
 };
 
 int sc_snapshot_init(struct sc_snapshot *snap);
@@ -168,6 +190,8 @@ const char *sc_node_label(const struct sc_node *node, const char *key);
 /* The partition of nodes by a label key (built on first use). NULL on ENOMEM. */
 struct sc_part *sc_snapshot_part(struct sc_snapshot *snap, const char *key);
 void sc_snapshot_drop_parts(struct sc_snapshot *snap);
+/* ports.c: the host ports index */
+void sc_ports_free(struct sc_snapshot *snap);
 /* The capacity index of part, built or rebuilt when needed; -ENOMEM. */
 int sc_part_index(const struct sc_snapshot *snap, struct sc_part *part);
 /* Node i of part's index: per-resource minimum, maximum, positive minimum. */
@@ -209,17 +233,6 @@ void sc_snapshot_commit(struct sc_snapshot *snap);
 int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods, bool quiet,
 		      char *why, size_t whylen);
 
-/* Why a pod cannot go on a node (filter.c). */
-enum sc_misfit {
-	SC_FIT = 0,
-	SC_MISFIT_REMOVED,
-	SC_MISFIT_UNSCHEDULABLE,
-	SC_MISFIT_SELECTOR,
-	SC_MISFIT_AFFINITY,
-	SC_MISFIT_TAINT,
-	SC_MISFIT_RESOURCES, /* the only failure preemption can fix */
-	_SC_MISFIT_MAX,
-};
 const char *sc_misfit_to_string(enum sc_misfit m);
 /* Static filters only (selector, affinity, taints, unschedulable). */
 enum sc_misfit sc_filter_static(const struct sc_pod *pod, const struct sc_node *node);
@@ -240,6 +253,11 @@ struct sc_sel_term {
 	struct sc_sel_req *reqs;
 	size_t nreqs;
 };
+/* filter.c: one node selector term; nodeSelector and required affinity; taints */
+bool sc_node_matches_term(const struct sc_sel_term *term, const struct sc_node *node);
+bool sc_node_selected(const struct sc_pod *pod, const struct sc_node *node);
+bool sc_node_tolerated(const struct sc_pod *pod, const struct sc_node *node);
+
 struct sc_toleration {
 	char *key, *value;
 	enum pk_toleration_op op;
@@ -290,6 +308,7 @@ struct sc_pod {
 	 * placement of its slice group; -1 when never placed in one. */
 	int slice_worker;
 	struct topo_coord slice_at;
+	struct sc_cons *cons; /* placement constraints (plugin.h), NULL: none */
 };
 
 enum sc_status {
@@ -494,6 +513,8 @@ const char *sc_group_kind(const struct sc_group *g);
 
 /* queue.c: PreEnqueue and root ordering */
 bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why);
+/* A gated pod that holds g back (a gang waits for all its members), or NULL. */
+const struct sc_pod *sc_group_gated_pod(const struct sc_group *g, bool gang, int depth);
 /* A pod's own priority (spec.priority, else a known spec.priorityClassName):
  * false when it has none and inherits its group's. */
 bool sc_pod_explicit_priority(const struct pk_sched *s, const struct sc_pod *pod,

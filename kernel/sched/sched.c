@@ -35,6 +35,7 @@ int pk_sched_new(const struct pk_sched_opts *opts, struct pk_sched **ret)
 		free(s);
 		return -ENOMEM;
 	}
+	s->snap.terms.pods = &s->forest.all_pods; /* the plugins' index counts them */
 	*ret = s;
 	return 0;
 }
@@ -43,6 +44,8 @@ void pk_sched_free(struct pk_sched *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->forest.all_pods.n; i++)
+		sc_cons_release(s, s->forest.all_pods.v[i]); /* the terms go with the snapshot */
 	sc_forest_fini(&s->forest);
 	for (size_t i = 0; i < s->tell_keys.n; i++)
 		free(s->tell_keys.v[i]);
@@ -254,6 +257,10 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 		r = add_priority_class(s, obj, errs);
 		break;
 	default:
+		/* namespaceSelector reads a Namespace's labels */
+		if (json_is_string(json_object_get(obj, "kind")) &&
+		    strcmp(json_string_value(json_object_get(obj, "kind")), "Namespace") == 0)
+			r = sc_cons_namespace(s, obj);
 		break; /* Workloads, Jobs and unknown kinds carry nothing to schedule */
 	}
 	s->forest_changed = true;

@@ -57,6 +57,7 @@ void sc_snapshot_drop_parts(struct sc_snapshot *snap)
 {
 	sc_slices_free(snap->slices); /* node geometry may have changed too */
 	snap->slices = NULL;
+	sc_cons_parts_dropped(snap); /* the terms' domains were the partitions' */
 	for (size_t i = 0; i < snap->nparts; i++)
 		part_free(snap->parts[i]);
 	free(snap->parts);
@@ -95,6 +96,8 @@ void sc_snapshot_fini(struct sc_snapshot *snap)
 		free(snap->res_name[r]);
 	sc_map_free(&snap->node_by_name);
 	free(snap->log);
+	sc_terms_fini(&snap->terms);
+	sc_ports_free(snap);
 	memset(snap, 0, sizeof(*snap));
 }
 
@@ -407,6 +410,7 @@ static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node,
 		    sign > 0 ? sc_add(n->used[r], pod->req[r]) : sc_sub(n->used[r], pod->req[r]);
 	if (snap->slices)
 		sc_slices_charge(snap->slices, node, sign);
+	sc_cons_charge(snap, pod, node, sign);
 	for (size_t i = 0; i < snap->nparts; i++) {
 		int d = snap->parts[i]->node_dom[node];
 
@@ -704,5 +708,7 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 	}
 	if (rc == 0)
 		rc = sc_slices_check(snap, why, whylen);
+	if (rc == 0)
+		rc = sc_cons_check(snap, why, whylen);
 	return rc;
 }

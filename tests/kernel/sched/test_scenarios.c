@@ -10,7 +10,9 @@
  *                 taints: [...]  unschedulable: bool         -> Nodes P0..P(N-1)
  *   kind: Pods    count: N  namePrefix: P  podGroup: G  requests: {...}
  *                 priority: I  nodeName: X  nodeSelector: {...}
- *                 creationTimestamp: T  namespace: NS        -> Pods P0..P(N-1)
+ *                 creationTimestamp: T  namespace: NS
+ *                 labels: {...}  spec: {...} (merged into each pod's spec)
+ *                                                             -> Pods P0..P(N-1)
  *
  * (a %d in namePrefix or nodeName is replaced by the index).  Nodes with
  *   torus: {name: T, shape: 8x8x16, host: 2x2x1, cube: 4x4x4, wraparound: B}
@@ -25,6 +27,8 @@
  *   pending: [names]          no match has spec.nodeName
  *   bindings: {pod: node}     exact nodes
  *   sameDomain: [{key: K, pods: [names], value: V}]  one value of K (= V)
+ *   distinctDomain: [{key: K, pods: [names]}]  every pod bound, each to a
+ *                             different value of K
  *   conditions: [{kind, name, type, status, reason, message}]  message: substring
  *   preempted: [names]        reported preempted; notPreempted: [names]
  *   explain: [substrings]     in the --explain trace
@@ -199,6 +203,11 @@ static void gen_pods(json_t *gen, json_t *out)
 		if (ts)
 			json_object_set_new(json_object_get(pod, "metadata"), "creationTimestamp",
 					    json_string(ts));
+		if (json_object_get(gen, "labels"))
+			json_object_set(json_object_get(pod, "metadata"), "labels",
+					json_object_get(gen, "labels"));
+		if (json_object_get(gen, "spec"))
+			json_object_update(spec, json_object_get(gen, "spec"));
 		json_array_append_new(out, pod);
 		free(name);
 	}
@@ -300,6 +309,49 @@ static void same_domain(struct run *run, json_t *pod, void *arg)
 	else if (strcmp(d->value, v) != 0)
 		FAILF(run, "sameDomain %s: pod %s in %s, expected %s", d->key, pk_name(pod), v,
 		      d->value);
+}
+
+struct distinct_check {
+	const char *key;
+	json_t *seen; /* value -> pod name */
+};
+
+static void distinct_domain(struct run *run, json_t *pod, void *arg)
+{
+	struct distinct_check *d = arg;
+	const char *node = pk_get_string(pod, "spec.nodeName");
+	json_t *n = node ? node_named(run, node) : NULL;
+	const char *v =
+	    n ? json_string_value(json_object_get(pk_get(n, "metadata.labels"), d->key)) : NULL;
+	json_t *other;
+
+	if (!v) {
+		FAILF(run, "distinctDomain %s: pod %s is not on a labelled node", d->key,
+		      pk_name(pod));
+		return;
+	}
+	if ((other = json_object_get(d->seen, v)))
+		FAILF(run, "distinctDomain %s: pods %s and %s both in %s", d->key,
+		      json_string_value(other), pk_name(pod), v);
+	json_object_set_new(d->seen, v, json_string(pk_name(pod)));
+}
+
+static void check_distinct(struct run *run)
+{
+	size_t i, k;
+	json_t *e, *pat;
+
+	json_array_foreach(json_object_get(run->expect, "distinctDomain"), i, e)
+	{
+		struct distinct_check d = {.key = json_string_value(json_object_get(e, "key")),
+					   .seen = json_object()};
+
+		json_array_foreach(
+		    json_object_get(e, "pods"), k,
+		    pat) if (!each_pod(run->out, json_string_value(pat), distinct_domain, run, &d))
+		    FAILF(run, "distinctDomain: no pod matches %s", json_string_value(pat));
+		json_decref(d.seen);
+	}
 }
 
 static void check_domains(struct run *run)
@@ -608,6 +660,7 @@ static int run_expect(const char *path, json_t *objects, json_t *expect, const c
 		check_list(&run, "pending", NULL);
 		check_bindings(&run);
 		check_domains(&run);
+		check_distinct(&run);
 		check_conditions(&run);
 		check_preempted(&run);
 		check_explain(&run);

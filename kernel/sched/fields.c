@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * fields.c — what a pod may say about its placement that this scheduler does
+ * not implement.  kube-scheduler reads more of a pod than the core honours;
+ * binding such a pod as if the field were not there gives placements the
+ * user did not ask for (or that kubelet rejects), so the pod is refused:
+ * UnschedulableAndUnresolvable, with a message naming the field path.  The
+ * README's table of pod fields lists what is honoured and what is refused.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sched/sched-internal.h"
+
+static int refuse_volumes(json_t *spec, struct sc_buf *why)
+{
+	json_t *vols = json_object_get(spec, "volumes");
+
+	for (size_t i = 0; i < json_array_size(vols); i++) {
+		json_t *v = json_array_get(vols, i);
+
+		if (json_object_get(v, "persistentVolumeClaim")) {
+			sc_buf_printf(
+			    why,
+			    "spec.volumes[%zu].persistentVolumeClaim: volume binding "
+			    "(PersistentVolumeClaim) is not implemented by this scheduler",
+			    i);
+			return -EINVAL;
+		}
+		if (json_object_get(v, "ephemeral")) {
+			sc_buf_printf(why,
+				      "spec.volumes[%zu].ephemeral: generic ephemeral volumes "
+				      "(volume binding) are not implemented by this scheduler",
+				      i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int fields_parse(struct pk_sched *s, json_t *obj, struct sc_pod *pod, struct sc_buf *why)
+{
+	json_t *spec = json_object_get(obj, "spec");
+
+	(void)s;
+	(void)pod;
+	if (json_array_size(json_object_get(spec, "resourceClaims"))) {
+		sc_buf_printf(why, "spec.resourceClaims: dynamic resource allocation is not "
+				   "implemented by this scheduler");
+		return -EINVAL;
+	}
+	if (json_object_size(json_object_get(spec, "resources"))) {
+		sc_buf_printf(why, "spec.resources: pod-level resources are not implemented by "
+				   "this scheduler (set them per container)");
+		return -EINVAL;
+	}
+	return refuse_volumes(spec, why);
+}
+
+const struct sc_plugin_ops sc_plugin_fields = {
+    .name = "UnimplementedFields",
+    .parse = fields_parse,
+};

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * plugin.h — per-pod placement constraints as plugins (kube-scheduler's
+ * SchedulingGates, InterPodAffinity, PodTopologySpread, NodePorts,
+ * NodeAffinity scoring and the refusal of what the core does not implement).
+ *
+ * Each plugin is an ops table (struct sc_plugin_ops, the table in plugin.c):
+ *
+ *   parse(s, obj, pod)     once, when the pod is added: reads the plugin's
+ *                          fields of the pod's object into the pod's slot
+ *                          (pod->cons->state[id]).  A field the plugin does
+ *                          not implement, or one that does not parse, makes
+ *                          the pod UnschedulableAndUnresolvable with a
+ *                          message naming the field path (sc_cons_refuse):
+ *                          never a binding that ignores it.
+ *   filter(snap, pod, n)   can pod go on node n given everything bound and
+ *                          assumed now: SC_FIT or the misfit reason (enum
+ *                          sc_misfit; condition messages count them like
+ *                          taints and resources).
+ *   score(snap, pod, n)    the pod's preferences for node n (higher better);
+ *                          the strategies rank by it before packing.
+ *   charge(snap, pod, n, sign)
+ *                          pod was added to (+1) or taken from (-1) node n.
+ *                          The snapshot calls it from the one place usage
+ *                          changes (bind, unbind, assume, assume_removed,
+ *                          revert, commit), for every pod, so the plugins'
+ *                          per-node and per-domain state follows the undo
+ *                          log exactly: a gang's members see each other's
+ *                          tentative placements, a reverted gang holds
+ *                          nothing, and preemption's simulated removal of a
+ *                          victim releases its ports and affinity counts.
+ *   release(s, pod)        the pod leaves the scheduler.
+ *
+ * The shared index (struct sc_terms, in the snapshot): every distinct
+ * "term" a pod states, i.e. a conjunction of (namespaces, labelSelector)
+ * matchers over one topology key, is registered once, refcounted by the pods
+ * that state it.  For each term the index keeps, per node and per domain of
+ * its topology key, how many bound or assumed pods match it, and per domain
+ * how many bound or assumed pods own it as a required anti-affinity term
+ * (the symmetric rule).  Counts are built on first use by one pass over the
+ * pods and then kept by charge(): a pod added to a node costs one selector
+ * test per registered term, never a walk over nodes or pods.  Dropping the
+ * snapshot's partitions (a node came, went or changed labels) marks every
+ * term to be rebuilt.  kube-scheduler's PreFilter state holds the same
+ * counts, built again for every pod; here they persist.
+ *
+ * Pods without any constraint pay one NULL test in filter and score; a pod
+ * that matches no registered term pays one selector test per term in charge.
+ */
+#ifndef PODKERNEL_KERNEL_SCHED_PLUGIN_H
+#define PODKERNEL_KERNEL_SCHED_PLUGIN_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Included by sched-internal.h (after its containers and enum sc_misfit). */
+struct pk_sched;
+struct sc_snapshot;
+struct sc_pod;
+struct sc_part;
+
+/* Limits on what one pod may state (hostile input). */
+#define SC_CONS_MAX_TERMS 64  /* affinity terms, spread constraints, ports */
+#define SC_CONS_MAX_REQS 64   /* requirements of one label selector */
+#define SC_CONS_MAX_VALUES 64 /* values of one requirement, namespaces of a term */
+
+enum sc_plugin_id {
+	SC_PLUGIN_FIELDS,   /* fields the core does not implement: refused by name */
+	SC_PLUGIN_GATES,    /* spec.schedulingGates (PreEnqueue) */
+	SC_PLUGIN_NODEPREF, /* preferred node affinity (score) */
+	SC_PLUGIN_INTERPOD, /* pod affinity and anti-affinity */
+	SC_PLUGIN_SPREAD,   /* topology spread constraints */
+	SC_PLUGIN_PORTS,    /* host ports */
+	_SC_PLUGIN_MAX,
+};
+
+/* ---- label selectors (metav1.LabelSelector) ---------------------------------- */
+
+enum sc_lop { SC_LOP_IN, SC_LOP_NOT_IN, SC_LOP_EXISTS, SC_LOP_NOT_EXISTS };
+struct sc_lreq {
+	char *key;
+	enum sc_lop op;
+	char **values;
+	size_t nvalues;
+};
+/* A null selector matches nothing; an empty one matches everything. */
+struct sc_lsel {
+	bool null;
+	struct sc_lreq *reqs;
+	size_t nreqs;
+};
+
+/* Labels of a pod or namespace: key/value pairs. */
+struct sc_labels {
+	char **kv; /* key0, value0, key1, value1, ... */
+	size_t n;  /* pairs */
+};
+const char *sc_labels_get(const struct sc_labels *l, const char *key);
+bool sc_lsel_match(const struct sc_lsel *sel, const struct sc_labels *l);
+/* metadata.labels of obj; 0 or -ENOMEM. */
+int sc_labels_parse(json_t *obj, struct sc_labels *ret);
+void sc_labels_clear(struct sc_labels *l);
+/*
+ * A metav1.LabelSelector found at path (v absent or null: the null
+ * selector); -EINVAL with "path...: why" appended to why, -ENOMEM.
+ */
+int sc_lsel_parse(json_t *v, const char *path, struct sc_lsel *ret, struct sc_buf *why);
+/* Append a requirement (values copied); -ENOMEM. */
+int sc_lsel_add(struct sc_lsel *sel, const char *key, enum sc_lop op, const char *const *values,
+		size_t nvalues);
+void sc_lsel_clear(struct sc_lsel *sel);
+
+/* ---- the term index --------------------------------------------------------- */
+
+/* Which pods a term looks at: namespaces and a label selector. */
+struct sc_matcher {
+	char **ns; /* explicit namespaces (term.namespaces or the owner's own) */
+	size_t nns;
+	bool has_nssel; /* namespaceSelector given ({} matches every namespace) */
+	struct sc_lsel nssel;
+	struct sc_lsel sel;
+};
+
+struct sc_term {
+	char *id;	/* canonical text (the index's key) */
+	char *topo_key; /* topologyKey */
+	struct sc_matcher *m;
+	size_t nm; /* matchers ANDed: a pod counts when it matches all */
+	int refs;
+	bool built;	       /* counts below are current */
+	struct sc_part *part;  /* the topology key's domains (when built) */
+	int *node_cnt;	       /* per node: matching pods */
+	int *dom_cnt;	       /* per domain: matching pods */
+	int *own_cnt;	       /* per domain: pods owning it as required anti-affinity */
+	int64_t total, owners; /* sums of dom_cnt, own_cnt */
+	size_t nnodes;
+};
+
+struct sc_terms {
+	struct sc_map byid; /* id -> struct sc_term * */
+	struct sc_term **v;
+	size_t n, cap;
+	uint64_t version;	   /* bumps when a term is added or removed */
+	int64_t owners;		   /* sum of every term's owners */
+	const struct sc_vec *pods; /* every pod (the forest's), for building counts */
+	struct sc_map ns_labels;   /* namespace -> struct sc_labels * (Namespace objects) */
+	struct sc_vec ns_all;	   /* those labels, owned */
+	uint64_t charges;	   /* bumps on every charge (cache key of per-pick state) */
+	bool stale;		   /* some term is not built */
+	/* interpod.c: the owned terms the last filtered pod matches */
+	const struct sc_pod *sym_pod;
+	uint64_t sym_version;
+	struct sc_term **sym;
+	size_t nsym, capsym;
+};
+
+/* Register (one more user) the term described; NULL on ENOMEM. */
+struct sc_term *sc_terms_get(struct sc_terms *t, const char *topo_key, struct sc_matcher *m,
+			     size_t nm);
+void sc_terms_put(struct sc_terms *t, struct sc_term *term);
+/* The term's counts, built if needed; -ENOMEM. */
+int sc_term_build(struct sc_snapshot *snap, struct sc_term *term);
+/* Every term built (what the filters call first); -ENOMEM. */
+int sc_terms_ready(struct sc_snapshot *snap);
+/* Whether pod owns term as a required anti-affinity term (interpod.c). */
+bool sc_interpod_owns(const struct sc_pod *pod, const struct sc_term *term);
+/* Does pod (namespace ns, labels l) match every matcher of term? */
+bool sc_term_matches(const struct sc_terms *t, const struct sc_term *term, const char *ns,
+		     const struct sc_labels *l);
+void sc_matcher_clear(struct sc_matcher *m);
+void sc_terms_fini(struct sc_terms *t);
+
+/* ---- a pod's constraints ------------------------------------------------------ */
+
+struct sc_cons {
+	char *refuse; /* "field.path: why": the pod is UnschedulableAndUnresolvable */
+	struct sc_labels labels;
+	size_t ngates; /* spec.schedulingGates */
+	char *gate0;   /* the first gate's name, for messages */
+	void *state[_SC_PLUGIN_MAX];
+	bool scores; /* some plugin scores this pod */
+};
+
+struct sc_plugin_ops {
+	const char *name;
+	int (*parse)(struct pk_sched *s, json_t *obj, struct sc_pod *pod, struct sc_buf *why);
+	void (*release)(struct pk_sched *s, struct sc_pod *pod);
+	enum sc_misfit (*filter)(struct sc_snapshot *snap, const struct sc_pod *pod, int node);
+	int64_t (*score)(struct sc_snapshot *snap, const struct sc_pod *pod, int node);
+	void (*charge)(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign);
+};
+
+extern const struct sc_plugin_ops sc_plugin_fields, sc_plugin_gates, sc_plugin_nodepref,
+    sc_plugin_interpod, sc_plugin_spread, sc_plugin_ports;
+
+/* ---- what the core calls --------------------------------------------------- */
+
+/*
+ * Parse every plugin's fields of obj into pod (pod->cons stays NULL for a pod
+ * that states nothing).  A refusal is not an error: it is kept in
+ * pod->cons->refuse.  0 or -ENOMEM.
+ */
+int sc_cons_parse(struct pk_sched *s, json_t *obj, struct sc_pod *pod);
+void sc_cons_release(struct pk_sched *s, struct sc_pod *pod);
+void sc_cons_free(struct sc_cons *c);
+/* The plugins' filters for pod on node, in table order. */
+enum sc_misfit sc_cons_filter(struct sc_snapshot *snap, const struct sc_pod *pod, int node);
+/* Sum of the plugins' scores (0 for a pod without preferences). */
+int64_t sc_cons_score(struct sc_snapshot *snap, const struct sc_pod *pod, int node);
+bool sc_cons_scores(const struct sc_pod *pod);
+/* Every plugin's charge (snapshot.c's charge()). */
+void sc_cons_charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign);
+/* The snapshot's partitions were dropped: terms rebuild on next use. */
+void sc_cons_parts_dropped(struct sc_snapshot *snap);
+/* Node a pod occupies in the snapshot now (bound or assumed), or -1. */
+int sc_pod_where(const struct sc_pod *pod);
+/* A Namespace object's labels (namespaceSelector); 0 or -ENOMEM. */
+int sc_cons_namespace(struct pk_sched *s, json_t *obj);
+/* PreEnqueue: does pod wait for its scheduling gates? */
+bool sc_pod_gated(const struct sc_pod *pod);
+/* Invariant check of the index: counts equal a recount; 0 or -EUCLEAN. */
+int sc_cons_check(const struct sc_snapshot *snap, char *why, size_t whylen);
+
+#endif /* PODKERNEL_KERNEL_SCHED_PLUGIN_H */
