@@ -6,7 +6,7 @@
  * from the store's ring) or, without one, with an ADDED event per current
  * object followed by everything after the store's resourceVersion when the
  * watch began (w->rv).  Nothing is produced ahead of the reader: the initial
- * list is read one object at a time as the client takes it, skipping objects
+ * list is read a page at a time as the client takes it, skipping objects
  * newer than w->rv (their events follow from the ring), and events are pulled
  * from pk_store_events_since() only when the buffer is empty, at most
  * PK_SERVER_WATCH_BUFFER bytes (plus one event) at a time.  All watches
@@ -15,8 +15,11 @@
  * that stops reading therefore costs one bounded buffer, never a copy of the
  * store; stream.c closes it when it stalls, and one that falls behind the ring
  * gets an ERROR event carrying a 410 Expired Status: either way it re-lists,
- * as with kube-apiserver.  Reading waits in pk_store_wait() only when asked
- * to (stream.c never asks).
+ * as with kube-apiserver.  The initial list is read in pages of up to
+ * WATCH_LIST_PAGE objects (WATCH_LIST_PAGE_BYTES of JSON), each one range
+ * scan of the store's key order, so a watch costs about what a list of the
+ * same objects costs, whatever else the store holds.  Reading waits in pk_store_wait() only when
+ * asked to (stream.c never asks).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,7 +31,10 @@
 #include "kernel/server/server-internal.h"
 
 #define WATCH_BATCH 256
-#define WATCH_LIST_PAGE 1	      /* objects held parsed per watch: one at a time */
+/* The initial list is read in pages of many objects (one range scan each),
+ * bounded by bytes so that what a watch holds parsed stays small. */
+#define WATCH_LIST_PAGE 500
+#define WATCH_LIST_PAGE_BYTES (64 * 1024)
 #define WATCH_BUFFER_KEEP (64 * 1024) /* a larger buffer is freed once drained */
 
 struct pk_watch {
@@ -181,6 +187,7 @@ static int list_page(struct pk_watch *w)
 	struct pk_store_list_opts o = {.labels = w->spec.labels,
 				       .fields = w->spec.fields,
 				       .limit = WATCH_LIST_PAGE,
+				       .limit_bytes = WATCH_LIST_PAGE_BYTES,
 				       .continue_token = w->cont};
 	json_t *items = NULL;
 	char *next = NULL;

@@ -25,7 +25,9 @@ struct pk_store {
 	 * write's commit, and they only ever see committed data. */
 	sqlite3 *rdb;
 	sqlite3_stmt *st_rget;
+	sqlite3_stmt *st_list[4]; /* list pages: one per shape of range scan (store.c) */
 	pthread_mutex_t rlock;
+	uint64_t read_queries, read_steps; /* work of reads (under rlock) */
 	pthread_cond_t changed;
 	uint64_t rv;	     /* last committed */
 	uint64_t rv_pending; /* last assigned inside the open transaction */

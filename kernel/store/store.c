@@ -235,6 +235,8 @@ void pk_store_close(struct pk_store *st)
 	sqlite3_finalize(st->st_default_pc);
 	sqlite3_close(st->db);
 	sqlite3_finalize(st->st_rget);
+	for (size_t i = 0; i < sizeof(st->st_list) / sizeof(st->st_list[0]); i++)
+		sqlite3_finalize(st->st_list[i]);
 	sqlite3_close(st->rdb);
 	for (size_t i = 0; st->ring && i < PK_STORE_RING_SIZE; i++) {
 		json_decref(st->ring[i].object);
@@ -274,6 +276,10 @@ void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 		sqlite3_finalize(q);
 	}
 	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_lock(&st->rlock);
+	s.read_queries = st->read_queries;
+	s.read_steps = st->read_steps;
+	pthread_mutex_unlock(&st->rlock);
 	*ret = s;
 }
 
@@ -765,6 +771,8 @@ int pk_store_get(struct pk_store *st, const char *kind, const char *ns, const ch
 		return -EINVAL;
 	pthread_mutex_lock(&st->rlock);
 	json_t *obj = row_get(st->st_rget, t->kind, pk_store_ns_key(t, ns), name);
+	st->read_queries++;
+	st->read_steps += (uint64_t)sqlite3_stmt_status(st->st_rget, SQLITE_STMTSTATUS_VM_STEP, 1);
 	pthread_mutex_unlock(&st->rlock);
 	if (!obj)
 		return -ENOENT;
@@ -817,54 +825,117 @@ static int token_decode(const char *tok, char **ret_ns, char **ret_name)
 	return *ret_name ? 0 : -ENOMEM;
 }
 
+/*
+ * A page is a range scan of the primary key (kind, ns, name) from the
+ * continue token: rows come in key order, so SQLite neither sorts nor reads
+ * an object twice, and a page costs the rows it returns (plus those the
+ * selectors skip).  The planner is told the index: with the namespace index
+ * it would read a namespace's rows and sort them, bodies included, on every
+ * page.  A page across namespaces that starts inside one is two scans (the
+ * rest of that namespace, then the namespaces after it): a row-value
+ * comparison would be re-checked on every row.  One prepared statement per
+ * shape, kept for the reader connection's lifetime.
+ */
+enum list_shape { LIST_KIND, LIST_NS_AFTER, LIST_NS, LIST_NAME_AFTER, LIST_SHAPES };
+static const char *const LIST_SQL[LIST_SHAPES] = {
+    [LIST_KIND] = "SELECT ns, name, body FROM objects INDEXED BY sqlite_autoindex_objects_1"
+		  " WHERE kind=?1 ORDER BY kind, ns, name",
+    [LIST_NS_AFTER] = "SELECT ns, name, body FROM objects INDEXED BY sqlite_autoindex_objects_1"
+		      " WHERE kind=?1 AND ns>?2 ORDER BY kind, ns, name",
+    [LIST_NS] = "SELECT ns, name, body FROM objects INDEXED BY sqlite_autoindex_objects_1"
+		" WHERE kind=?1 AND ns=?2 ORDER BY kind, ns, name",
+    [LIST_NAME_AFTER] = "SELECT ns, name, body FROM objects INDEXED BY"
+			" sqlite_autoindex_objects_1"
+			" WHERE kind=?1 AND ns=?2 AND name>?3 ORDER BY kind, ns, name",
+};
+
+/* With rlock held: count a finished read statement's work, then reset it. */
+static void read_done(struct pk_store *st, sqlite3_stmt *q)
+{
+	st->read_queries++;
+	st->read_steps += (uint64_t)sqlite3_stmt_status(q, SQLITE_STMTSTATUS_VM_STEP, 1);
+	sqlite3_reset(q);
+	sqlite3_clear_bindings(q);
+}
+
+/* Is the page full once it holds n objects of bytes JSON? */
+static bool page_full(const struct pk_store_list_opts *o, size_t n, size_t bytes)
+{
+	return (o->limit && n >= o->limit) || (o->limit_bytes && bytes >= o->limit_bytes);
+}
+
+struct list_page {
+	const struct pk_type *t;
+	const struct pk_store_list_opts *o;
+	json_t *items;
+	size_t bytes;
+	char *cont; /* set when a matching object is left over */
+};
+
+/* One range scan of shape with its keys into the page; stops when the page is full. */
+static int list_scan(struct pk_store *st, struct list_page *pg, enum list_shape shape,
+		     const char *ns, const char *after_name)
+{
+	sqlite3_stmt *q = st->st_list[shape];
+	if (!q && sqlite3_prepare_v3(st->rdb, LIST_SQL[shape], -1, SQLITE_PREPARE_PERSISTENT,
+				     &st->st_list[shape], NULL) != SQLITE_OK)
+		return -EIO;
+	q = st->st_list[shape];
+	sqlite3_bind_text(q, 1, pg->t->kind, -1, SQLITE_STATIC);
+	if (ns)
+		sqlite3_bind_text(q, 2, ns, -1, SQLITE_STATIC);
+	if (after_name)
+		sqlite3_bind_text(q, 3, after_name, -1, SQLITE_STATIC);
+	int rc = 0, step;
+	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+		size_t len = (size_t)sqlite3_column_bytes(q, 2);
+		json_t *obj = json_loadb((const char *)sqlite3_column_text(q, 2), len, 0, NULL);
+		if (!obj)
+			continue;
+		if (!pk_selector_match_labels(pg->o->labels, obj) ||
+		    !pk_selector_match_fields(pg->o->fields, obj)) {
+			json_decref(obj);
+			continue;
+		}
+		if (page_full(pg->o, json_array_size(pg->items), pg->bytes)) {
+			json_decref(obj);
+			json_t *last = json_array_get(pg->items, json_array_size(pg->items) - 1);
+			pg->cont = token_encode(
+			    pk_store_ns_key(pg->t, pk_store_meta_str(last, "namespace")),
+			    pk_store_meta_str(last, "name"));
+			rc = pg->cont ? 0 : -ENOMEM;
+			break;
+		}
+		json_array_append_new(pg->items, obj);
+		pg->bytes += len;
+	}
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		rc = -EIO;
+	read_done(st, q);
+	return rc;
+}
+
 static int list_locked(struct pk_store *st, const struct pk_type *t, const char *ns,
 		       const struct pk_store_list_opts *o, const char *after_ns,
 		       const char *after_name, json_t *items, char **ret_continue)
 {
-	size_t limit = o->limit ? o->limit : SIZE_MAX;
-	char sql[256];
-	snprintf(sql, sizeof(sql),
-		 "SELECT ns, name, body FROM objects WHERE kind=?1%s%s"
-		 " ORDER BY ns, name",
-		 ns ? " AND ns=?2" : "", after_ns ? " AND (ns, name) > (?3, ?4)" : "");
-	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(st->rdb, sql, -1, &q, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
-	if (ns)
-		sqlite3_bind_text(q, 2, pk_store_ns_key(t, ns), -1, SQLITE_STATIC);
-	if (after_ns) {
-		sqlite3_bind_text(q, 3, after_ns, -1, SQLITE_STATIC);
-		sqlite3_bind_text(q, 4, after_name, -1, SQLITE_STATIC);
+	struct list_page pg = {.t = t, .o = o, .items = items};
+	const char *key = ns ? pk_store_ns_key(t, ns) : NULL;
+	int rc;
+	int cmp = ns && after_ns ? strcmp(after_ns, key) : -1;
+	if (ns && cmp > 0) /* a token past this namespace */
+		rc = 0;
+	else if (ns)
+		rc = cmp == 0 ? list_scan(st, &pg, LIST_NAME_AFTER, key, after_name)
+			      : list_scan(st, &pg, LIST_NS, key, NULL);
+	else if (!after_ns)
+		rc = list_scan(st, &pg, LIST_KIND, NULL, NULL);
+	else {
+		rc = list_scan(st, &pg, LIST_NAME_AFTER, after_ns, after_name);
+		if (rc == 0 && !pg.cont)
+			rc = list_scan(st, &pg, LIST_NS_AFTER, after_ns, NULL);
 	}
-	int rc = 0, step;
-	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-		json_t *obj = json_loadb((const char *)sqlite3_column_text(q, 2),
-					 (size_t)sqlite3_column_bytes(q, 2), 0, NULL);
-		if (!obj)
-			continue;
-		bool match = pk_selector_match_labels(o->labels, obj) &&
-			     pk_selector_match_fields(o->fields, obj);
-		if (!match) {
-			json_decref(obj);
-			continue;
-		}
-		if (json_array_size(items) == limit) {
-			json_decref(obj);
-			json_t *last = json_array_get(items, limit - 1);
-			const struct pk_type *lt = t;
-			*ret_continue =
-			    token_encode(pk_store_ns_key(lt, pk_store_meta_str(last, "namespace")),
-					 pk_store_meta_str(last, "name"));
-			if (!*ret_continue)
-				rc = -ENOMEM;
-			break;
-		}
-		json_array_append_new(items, obj);
-	}
-	if (step != SQLITE_ROW && step != SQLITE_DONE)
-		rc = -EIO;
-	sqlite3_finalize(q);
+	*ret_continue = pg.cont;
 	return rc;
 }
 

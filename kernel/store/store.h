@@ -108,6 +108,11 @@ struct pk_store_stats {
 	uint64_t ring_floor; /* events with rv > ring_floor are replayable */
 	size_t ring_events;  /* events in the ring */
 	size_t ring_bytes;   /* their JSON text (at most PK_STORE_RING_BYTES) */
+	/* Work done by reads (get, list pages) since open: statements run and
+	 * SQLite virtual-machine steps they took.  A measure of cost that does
+	 * not depend on the machine's speed (tests, metrics). */
+	uint64_t read_queries;
+	uint64_t read_steps;
 };
 void pk_store_get_stats(struct pk_store *store, struct pk_store_stats *ret);
 
@@ -134,11 +139,15 @@ struct pk_store_list_opts {
 	const struct pk_selector *labels; /* NULL: all */
 	const struct pk_selector *fields; /* NULL: all */
 	size_t limit;			  /* 0: every matching object */
+	size_t limit_bytes;		  /* 0: none; else the page ends once its objects'
+					   * JSON reaches this many bytes (at least one) */
 	const char *continue_token;	  /* from a previous page, or NULL */
 };
 /*
  * Matching objects of kind in namespace ns (NULL: every namespace), ordered by
- * namespace then name, at most limit of them.  ret_continue is a token for the
+ * namespace then name, at most limit of them (and about limit_bytes).  A page
+ * is one range scan in key order from the token: its cost is the rows it
+ * reads, never the size of the namespace or of the store.  ret_continue is a token for the
  * next page (malloc'ed) or NULL when this was the last; ret_rv the store's
  * resourceVersion at the time of the read.  A malformed token is -EINVAL.
  * Pages after the first are read at their own time (not a snapshot).
