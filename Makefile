@@ -65,7 +65,7 @@ LIBS_pkstore     := pkstore pkbuilder pkapi topo
 LIBS_pkserver    := pkserver pkstore pkbuilder pkapi topo
 LIBS_pkappliance := pkappliance pkstore pksched pkbuilder pkapi topo
 LIBS_pkkube      := pkkube pkapi topo
-LIBS_pkattach    := pkattach pkkube pkappliance pkstore pksched pkbuilder pkapi topo
+LIBS_pkattach    := pkattach pkkube pkappliance pkserver pkstore pksched pkbuilder pkapi topo
 LIBS_pkagent     := pkagent pkapi topo
 LIBS_pkclient    := pkclient pksched pkbuilder pkapi topo
 # Everything, for the benchmarks and the fuzz targets.
@@ -80,7 +80,7 @@ PKGS_pkserver    := libmicrohttpd gnutls
 PKGS_pkclient    := libcurl
 PKGS_pkagent     := libcurl hwloc libudev libnl-3.0 libnl-route-3.0 libnl-genl-3.0
 PKGS_pkkube      := libcurl
-PKGS_pkattach    := libmicrohttpd
+PKGS_pkattach    := libmicrohttpd gnutls
 
 # Programs: their libraries, hence their packages.
 PROG_LIBS_podctl     := pkclient

@@ -259,7 +259,7 @@ int pk_attach_start(const struct pk_attach_config *cfg, struct pk_attach **ret, 
 	if (r == 0)
 		r = start_loop(a, err, errlen);
 	if (r == 0)
-		r = at_health_start(a, cfg->listen, &a->health, err, errlen);
+		r = at_health_start(a, cfg->listen, &cfg->limits, &a->health, err, errlen);
 	if (r < 0) {
 		if (!*err)
 			snprintf(err, errlen, "attach: %s", strerror(-r));

@@ -26,10 +26,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "kernel/server/listener.h"
+
 #define PK_ATTACH_DEFAULT_SCHEDULER "podkernel"
 #define PK_ATTACH_DEFAULT_WORKLOAD_API "scheduling.k8s.io/v1alpha3"
 #define PK_ATTACH_DEFAULT_LEASE_NAMESPACE "kube-system"
 #define PK_ATTACH_DEFAULT_LEASE_NAME "podkernel-scheduler"
+/* The health listener's caps (probes and a metrics scraper need few). */
+#define PK_ATTACH_HEALTH_MAX_CONNECTIONS 64
+#define PK_ATTACH_HEALTH_MAX_CONNECTIONS_PER_ADDR 16
 
 struct pk_attach_config {
 	const char *kubeconfig;	    /* --kubeconfig FILE (else $KUBECONFIG, ~/.kube/config) */
@@ -43,6 +48,8 @@ struct pk_attach_config {
 	const char *identity;				    /* NULL: HOSTNAME_PID */
 	int lease_duration_ms, renew_deadline_ms, retry_ms; /* 0: kube.h defaults */
 	const char *listen; /* ADDR:PORT of /healthz, /readyz, /metrics (port 0 picks one) */
+	/* Its caps and deadlines; zero fields: PK_ATTACH_HEALTH_* and the listener's. */
+	struct pk_listen_limits limits;
 	int verbosity;
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;

@@ -4,9 +4,12 @@
  * process runs), /readyz (every informer delivered its first list; 503
  * before), /metrics (Prometheus text), the placement map under /ui/ (ui.c:
  * its data only to a token the cluster lets read Nodes and Pods) and
- * nothing else, in particular none of the cluster's objects.  A small
- * libmicrohttpd daemon, one thread per connection: a token check asks the
- * cluster, and probes must not wait behind it.
+ * nothing else, in particular none of the cluster's objects.  Served
+ * through the API server's listener (kernel/server/listener.h), so it has
+ * the same header and body deadlines, caps and displacement of slow
+ * connections (PK_ATTACH_HEALTH_* caps by default); one thread per
+ * connection, because a token check asks the cluster and probes must not
+ * wait behind it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,7 +22,7 @@
 
 struct at_health {
 	struct pk_attach *a;
-	struct MHD_Daemon *d;
+	struct pk_listener *l;
 	struct at_ui *ui;
 	uint16_t port;
 };
@@ -131,6 +134,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (!f)
 			return MHD_NO;
 		pk_attach_metrics(h->a, f);
+		pk_listener_metrics(h->l, "health", f);
 		fclose(f);
 		return reply(conn, 200, buf, len, "text/plain; version=0.0.4");
 	}
@@ -162,14 +166,16 @@ static int parse_listen(const char *listen, struct sockaddr_in *sa)
 	return 0;
 }
 
-int at_health_start(struct pk_attach *a, const char *listen, struct at_health **ret, char *err,
-		    size_t errlen)
+int at_health_start(struct pk_attach *a, const char *listen, const struct pk_listen_limits *limits,
+		    struct at_health **ret, char *err, size_t errlen)
 {
 	struct at_health *h;
-	struct sockaddr_in sa;
-	const union MHD_DaemonInfo *info;
+	struct sockaddr_storage ss;
+	struct sockaddr_in *sa = (struct sockaddr_in *)&ss;
+	char lerr[128];
 
-	if (parse_listen(listen, &sa) < 0) {
+	memset(&ss, 0, sizeof(ss));
+	if (parse_listen(listen, sa) < 0) {
 		snprintf(err, errlen, "--listen %s: expected IPv4ADDR:PORT", listen ? listen : "");
 		return -EINVAL;
 	}
@@ -181,18 +187,23 @@ int at_health_start(struct pk_attach *a, const char *listen, struct at_health **
 		free(h);
 		return -ENOMEM;
 	}
-	h->d = MHD_start_daemon(
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
-	    NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_CONNECTION_TIMEOUT,
-	    10u, MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_END);
-	if (!h->d) {
-		snprintf(err, errlen, "--listen %s: cannot listen there", listen);
+	struct pk_listener_config lc = {
+	    .addr = &ss,
+	    .threads = 0, /* a thread per connection */
+	    .limits = limits ? *limits : (struct pk_listen_limits){0},
+	    .header_bytes = 16384,
+	    .handler = on_request,
+	    .handler_arg = h,
+	};
+	pk_listen_limits_fill(&lc.limits, PK_ATTACH_HEALTH_MAX_CONNECTIONS,
+			      PK_ATTACH_HEALTH_MAX_CONNECTIONS_PER_ADDR);
+	if (pk_listener_start(&lc, &h->l, lerr, sizeof(lerr)) < 0) {
+		snprintf(err, errlen, "--listen %s: cannot listen there (%s)", listen, lerr);
 		at_ui_free(h->ui);
 		free(h);
 		return -EADDRINUSE;
 	}
-	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-	h->port = info ? info->port : ntohs(sa.sin_port);
+	h->port = pk_listener_port(h->l);
 	*ret = h;
 	return 0;
 }
@@ -206,7 +217,7 @@ void at_health_stop(struct at_health *h)
 {
 	if (!h)
 		return;
-	MHD_stop_daemon(h->d);
+	pk_listener_stop(h->l);
 	at_ui_free(h->ui);
 	free(h);
 }

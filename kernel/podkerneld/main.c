@@ -52,6 +52,13 @@ static void usage(FILE *f)
 	    "                              system:masters token (server URL, TLS certificate)\n"
 	    "  --no-scheduling             serve the API and store only (no scheduling loop,\n"
 	    "                              no controllers): a stand-in kube-apiserver\n"
+	    "\nConnections (both modes; README, \"Reliability\"):\n"
+	    "  --max-connections N         open connections in all (default %u; attach %u)\n"
+	    "  --max-connections-per-address N  from one client address (default %u; attach "
+	    "%u)\n"
+	    "  --request-header-timeout S  request line and headers within S seconds (%g)\n"
+	    "  --request-body-min-rate B   a body averages B bytes/s after that grace (%u)\n"
+	    "  --connection-idle-timeout S no byte either way for S seconds: closed (%u)\n"
 	    "\nAttach mode (schedule an existing Kubernetes cluster):\n"
 	    "  --kubeconfig FILE           the cluster's kubeconfig (--context NAME picks one)\n"
 	    "  --in-cluster                the pod's service account\n"
@@ -66,7 +73,10 @@ static void usage(FILE *f)
 	    "  -v LEVEL                    0 errors, 1 startup (default), 2 every request,\n"
 	    "                              3 scheduling decisions, 4 the recursive placement "
 	    "trace\n",
-	    PK_SERVER_DEFAULT_LISTEN, PK_ATTACH_DEFAULT_SCHEDULER, PK_ATTACH_DEFAULT_WORKLOAD_API,
+	    PK_SERVER_DEFAULT_LISTEN, PK_SERVER_MAX_CONNECTIONS, PK_ATTACH_HEALTH_MAX_CONNECTIONS,
+	    PK_SERVER_MAX_CONNECTIONS_PER_ADDR, PK_ATTACH_HEALTH_MAX_CONNECTIONS_PER_ADDR,
+	    PK_LISTEN_HEADER_TIMEOUT_MS / 1000.0, PK_LISTEN_BODY_MIN_RATE, PK_LISTEN_IDLE_TIMEOUT_S,
+	    PK_ATTACH_DEFAULT_SCHEDULER, PK_ATTACH_DEFAULT_WORKLOAD_API,
 	    PK_ATTACH_DEFAULT_LEASE_NAMESPACE, PK_ATTACH_DEFAULT_LEASE_NAME);
 }
 
@@ -103,6 +113,11 @@ enum {
 	O_LE_DURATION,
 	O_LE_RENEW,
 	O_LE_RETRY,
+	O_MAX_CONNS,
+	O_MAX_CONNS_ADDR,
+	O_HEADER_TIMEOUT,
+	O_BODY_RATE,
+	O_IDLE_TIMEOUT,
 };
 
 struct options {
@@ -176,40 +191,89 @@ static int parse_attach_arg(int c, const char *arg, struct options *o)
 	}
 }
 
+/* A count in [1, max]; -EINVAL otherwise. */
+static int parse_count(const char *flag, const char *s, unsigned max, unsigned *ret)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || s[0] == '-' || v < 1 || v > max) {
+		fprintf(stderr, "podkerneld: %s %s: expected a whole number in [1, %u]\n", flag, s,
+			max);
+		return -EINVAL;
+	}
+	*ret = (unsigned)v;
+	return 0;
+}
+
+/* The listener's caps and deadlines (both modes); 1: not one of them. */
+static int parse_listen_arg(int c, const char *arg, struct pk_listen_limits *l)
+{
+	int ms, r;
+
+	switch (c) {
+	case O_MAX_CONNS:
+		return parse_count("--max-connections", arg, 100000, &l->max_connections);
+	case O_MAX_CONNS_ADDR:
+		return parse_count("--max-connections-per-address", arg, 100000,
+				   &l->max_connections_per_addr);
+	case O_HEADER_TIMEOUT:
+		r = parse_seconds("--request-header-timeout", arg, &ms);
+		l->header_timeout_ms = (unsigned)ms;
+		return r;
+	case O_BODY_RATE:
+		return parse_count("--request-body-min-rate", arg, 1u << 30, &l->body_min_rate);
+	case O_IDLE_TIMEOUT:
+		r = parse_seconds("--connection-idle-timeout", arg, &ms);
+		l->idle_timeout_s = (unsigned)(ms + 999) / 1000;
+		return r;
+	default:
+		return 1;
+	}
+}
+
+/* Every long option (the enum is shared with parse_attach_arg). */
+static const struct option longopts[] = {
+    {"listen", required_argument, NULL, O_LISTEN},
+    {"data-dir", required_argument, NULL, O_DATA},
+    {"token-auth-file", required_argument, NULL, O_TOKENS},
+    {"tls-cert-file", required_argument, NULL, O_CERT},
+    {"tls-private-key-file", required_argument, NULL, O_KEY},
+    {"insecure-allow-non-loopback", no_argument, NULL, O_INSECURE},
+    {"insecure-allow-anonymous-admin", no_argument, NULL, O_ANON},
+    {"simulate-board", required_argument, NULL, O_BOARD},
+    {"write-kubeconfig", required_argument, NULL, O_WRITE_KC},
+    {"node-lease-namespace", required_argument, NULL, O_LEASE_NS},
+    {"client-ca-file", required_argument, NULL, O_CLIENT_CA},
+    {"no-scheduling", no_argument, NULL, O_NO_SCHED},
+    {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
+    {"context", required_argument, NULL, O_CONTEXT},
+    {"in-cluster", no_argument, NULL, O_IN_CLUSTER},
+    {"scheduler-name", required_argument, NULL, O_SCHED_NAME},
+    {"workload-api", required_argument, NULL, O_WORKLOAD_API},
+    {"leader-elect", no_argument, NULL, O_LE},
+    {"leader-elect-namespace", required_argument, NULL, O_LE_NS},
+    {"leader-elect-lease-name", required_argument, NULL, O_LE_NAME},
+    {"leader-elect-name", required_argument, NULL, O_LE_NAME}, /* older spelling */
+    {"leader-elect-identity", required_argument, NULL, O_LE_ID},
+    {"leader-elect-lease-duration", required_argument, NULL, O_LE_DURATION},
+    {"leader-elect-renew-deadline", required_argument, NULL, O_LE_RENEW},
+    {"leader-elect-retry-period", required_argument, NULL, O_LE_RETRY},
+    {"max-connections", required_argument, NULL, O_MAX_CONNS},
+    {"max-connections-per-address", required_argument, NULL, O_MAX_CONNS_ADDR},
+    {"request-header-timeout", required_argument, NULL, O_HEADER_TIMEOUT},
+    {"request-body-min-rate", required_argument, NULL, O_BODY_RATE},
+    {"connection-idle-timeout", required_argument, NULL, O_IDLE_TIMEOUT},
+    {"version", no_argument, NULL, O_VERSION},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
 /* 0 ok, 1 exit 0 (help/version), -EINVAL bad usage. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	/* (the enum is shared with parse_attach_arg) */
-	static const struct option longopts[] = {
-	    {"listen", required_argument, NULL, O_LISTEN},
-	    {"data-dir", required_argument, NULL, O_DATA},
-	    {"token-auth-file", required_argument, NULL, O_TOKENS},
-	    {"tls-cert-file", required_argument, NULL, O_CERT},
-	    {"tls-private-key-file", required_argument, NULL, O_KEY},
-	    {"insecure-allow-non-loopback", no_argument, NULL, O_INSECURE},
-	    {"insecure-allow-anonymous-admin", no_argument, NULL, O_ANON},
-	    {"simulate-board", required_argument, NULL, O_BOARD},
-	    {"write-kubeconfig", required_argument, NULL, O_WRITE_KC},
-	    {"node-lease-namespace", required_argument, NULL, O_LEASE_NS},
-	    {"client-ca-file", required_argument, NULL, O_CLIENT_CA},
-	    {"no-scheduling", no_argument, NULL, O_NO_SCHED},
-	    {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
-	    {"context", required_argument, NULL, O_CONTEXT},
-	    {"in-cluster", no_argument, NULL, O_IN_CLUSTER},
-	    {"scheduler-name", required_argument, NULL, O_SCHED_NAME},
-	    {"workload-api", required_argument, NULL, O_WORKLOAD_API},
-	    {"leader-elect", no_argument, NULL, O_LE},
-	    {"leader-elect-namespace", required_argument, NULL, O_LE_NS},
-	    {"leader-elect-lease-name", required_argument, NULL, O_LE_NAME},
-	    {"leader-elect-name", required_argument, NULL, O_LE_NAME}, /* older spelling */
-	    {"leader-elect-identity", required_argument, NULL, O_LE_ID},
-	    {"leader-elect-lease-duration", required_argument, NULL, O_LE_DURATION},
-	    {"leader-elect-renew-deadline", required_argument, NULL, O_LE_RENEW},
-	    {"leader-elect-retry-period", required_argument, NULL, O_LE_RETRY},
-	    {"version", no_argument, NULL, O_VERSION},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	o->cfg.listen = PK_SERVER_DEFAULT_LISTEN;
 	o->cfg.verbosity = 1;
 	o->cfg.log = log_line;
@@ -269,7 +333,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			}
 			break;
 		default:
-			r = parse_attach_arg(c, optarg, o);
+			r = parse_listen_arg(c, optarg, &o->cfg.limits);
+			if (r > 0)
+				r = parse_attach_arg(c, optarg, o);
 			if (r < 0)
 				return r;
 			if (r > 0) {
@@ -378,6 +444,7 @@ static int run_attached(struct options *o, sigset_t *sigs)
 	int sig = 0, r;
 
 	o->acfg.listen = o->cfg.listen;
+	o->acfg.limits = o->cfg.limits;
 	o->acfg.verbosity = o->cfg.verbosity;
 	o->acfg.log = log_line;
 	r = pk_attach_start(&o->acfg, &a, err, sizeof(err));

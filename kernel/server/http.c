@@ -4,11 +4,10 @@
  *
  * An event loop, not a thread per connection: PK_SERVER_THREADS epoll threads
  * serve every connection, so idle or half-sent requests cost a socket and a
- * little memory, never a thread.  Connections are capped in total and per
- * client address, and any connection idle for PK_SERVER_IDLE_TIMEOUT_S
- * (unfinished headers included) is closed, so a flood from one address leaves
- * the others served.  Request line and headers must fit in
- * PK_SERVER_MAX_HEADER_BYTES.
+ * little memory, never a thread.  The socket side is the listener
+ * (listener.c): deadlines on headers and bodies, caps in total and per client
+ * address that close at once or displace the slowest connection, TLS 1.2 or
+ * newer.  Request line and headers must fit in PK_SERVER_MAX_HEADER_BYTES.
  *
  * The access handler first sees the headers alone and answers there what the
  * body cannot change (no valid token, a declared body over the limit), so an
@@ -61,6 +60,9 @@ int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 	srv->verbosity = cfg->verbosity;
 	srv->log = cfg->log;
 	srv->log_arg = cfg->log_arg;
+	srv->limits = cfg->limits;
+	pk_listen_limits_fill(&srv->limits, PK_SERVER_MAX_CONNECTIONS,
+			      PK_SERVER_MAX_CONNECTIONS_PER_ADDR);
 	pthread_mutex_init(&srv->auth_lock, NULL);
 	pthread_mutex_init(&srv->metrics_lock, NULL);
 	pthread_mutex_init(&srv->hook_lock, NULL);
@@ -363,15 +365,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	}
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+static void listener_log(void *arg, int level, const char *msg)
 {
-	struct pk_server *srv = cls;
-	char buf[512];
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	size_t n = strlen(buf);
-	while (n && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	pk_srv_log(srv, 1, "http: %s", buf);
+	pk_srv_log(arg, level, "http: %s", msg);
 }
 
 static char *slurp(const char *path, char *err, size_t errlen)
@@ -433,8 +429,6 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 			 srv->listen);
 		return -EPERM;
 	}
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | (a.v6 ? MHD_USE_IPv6 : 0);
 	if (tls) {
 		if (!MHD_is_feature_supported(MHD_FEATURE_TLS)) {
 			snprintf(err, errlen, "this libmicrohttpd has no TLS support");
@@ -447,35 +441,35 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 		if (srv->client_ca_file &&
 		    !(srv->client_ca = slurp(srv->client_ca_file, err, errlen)))
 			return -EINVAL;
-		flags |= MHD_USE_TLS;
 	}
-	struct MHD_OptionItem opts[] = {
-	    {MHD_OPTION_SOCK_ADDR, 0, &a.ss},
-	    {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL},
-	    {MHD_OPTION_THREAD_POOL_SIZE, PK_SERVER_THREADS, NULL},
-	    {MHD_OPTION_CONNECTION_LIMIT, PK_SERVER_MAX_CONNECTIONS, NULL},
-	    {MHD_OPTION_PER_IP_CONNECTION_LIMIT, PK_SERVER_MAX_CONNECTIONS_PER_ADDR, NULL},
-	    {MHD_OPTION_CONNECTION_TIMEOUT, PK_SERVER_IDLE_TIMEOUT_S, NULL},
-	    {MHD_OPTION_CONNECTION_MEMORY_LIMIT, PK_SERVER_MAX_HEADER_BYTES, NULL},
-	    {tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert},
-	    {tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, srv->tls_key},
+	const struct pk_listener_config lc = {
+	    .addr = &a.ss,
+	    .threads = PK_SERVER_THREADS,
+	    .limits = srv->limits,
+	    .header_bytes = PK_SERVER_MAX_HEADER_BYTES,
+	    .suspend_resume = true,
+	    .tls_cert = srv->tls_cert,
+	    .tls_key = srv->tls_key,
 	    /* a trust list makes libmicrohttpd ask clients for a certificate */
-	    {srv->client_ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, srv->client_ca},
-	    {MHD_OPTION_END, 0, NULL},
+	    .tls_trust = srv->client_ca,
+	    .handler = on_request,
+	    .handler_arg = srv,
+	    .completed = on_completed,
+	    .log = listener_log,
+	    .log_arg = srv,
 	};
 	rc = pk_srv_stream_hub_start(srv);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot start the watch thread: %s", strerror(-rc));
 		return rc;
 	}
-	struct MHD_Daemon *d =
-	    MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
-			     mhd_log, srv, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
-	if (!d) {
+	char lerr[128];
+	rc = pk_listener_start(&lc, &srv->listener, lerr, sizeof(lerr));
+	if (rc < 0) {
 		pk_srv_stream_hub_stop(srv);
 		atomic_store(&srv->stopping, false);
 		/* The address was free, so TLS is what failed: bad input. */
-		if (tls && address_free(&a)) {
+		if (tls && rc == -EADDRNOTAVAIL && address_free(&a)) {
 			snprintf(err, errlen,
 				 "cannot serve TLS with %s and %s (not a PEM certificate "
 				 "and its private key?)",
@@ -484,11 +478,9 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 		}
 		snprintf(err, errlen, "cannot serve on %s%s (address in use?)", srv->listen,
 			 tls ? " with TLS" : "");
-		return -EADDRNOTAVAIL;
+		return rc == -ENOMEM ? rc : -EADDRNOTAVAIL;
 	}
-	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	srv->port = info ? info->port : 0;
-	srv->mhd = d;
+	srv->port = pk_listener_port(srv->listener);
 	pk_srv_log(srv, 1, "serving on %s (port %u)%s%s", srv->listen, srv->port,
 		   tls ? " with TLS" : "", srv->token_file ? "" : ", no authentication");
 	return 0;
@@ -501,12 +493,12 @@ uint16_t pk_server_port(const struct pk_server *srv)
 
 void pk_server_stop(struct pk_server *srv)
 {
-	if (!srv || !srv->mhd)
+	if (!srv || !srv->listener)
 		return;
 	/* No suspended connection may meet MHD_stop_daemon(). */
 	pk_srv_stream_hub_stop(srv);
-	MHD_stop_daemon(srv->mhd);
-	srv->mhd = NULL;
+	pk_listener_stop(srv->listener);
+	srv->listener = NULL;
 }
 
 void pk_server_free(struct pk_server *srv)

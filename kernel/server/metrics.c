@@ -82,6 +82,7 @@ char *pk_srv_metrics_render(struct pk_server *srv)
 		"apiserver_registered_watchers %ld\n",
 		st.writes, st.objects, pk_store_rv(srv->store), atomic_load(&srv->watchers));
 	pthread_mutex_lock(&srv->hook_lock);
+	pk_listener_metrics(srv->listener, "api", f);
 	if (srv->metrics_hook)
 		srv->metrics_hook(srv->metrics_hook_arg, f);
 	pthread_mutex_unlock(&srv->hook_lock);

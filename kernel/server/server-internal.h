@@ -34,7 +34,8 @@ struct pk_server {
 	time_t token_checked;
 	bool token_missing; /* the file was gone at the last check (logged once) */
 
-	void *mhd; /* struct MHD_Daemon */
+	struct pk_listen_limits limits;
+	struct pk_listener *listener;
 	/* Watch streams waiting for news (stream.c) and the thread that wakes them. */
 	pthread_mutex_t park_lock;
 	struct stream *parked;

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kernel/server/listener.h"
 #include "kernel/store/store.h"
 
 #define PK_SERVER_DEFAULT_LISTEN "127.0.0.1:6443"
@@ -36,7 +37,6 @@
 #define PK_SERVER_THREADS 16		       /* event-loop threads */
 #define PK_SERVER_MAX_CONNECTIONS 4000	       /* in total */
 #define PK_SERVER_MAX_CONNECTIONS_PER_ADDR 200 /* from one client address */
-#define PK_SERVER_IDLE_TIMEOUT_S 10	       /* idle or unfinished request: closed */
 #define PK_SERVER_MAX_HEADER_BYTES (64 * 1024) /* request line + headers (per connection) */
 #define PK_SERVER_MAX_QUERY_ARGS 256	       /* more: 400, never silently dropped */
 #define PK_SERVER_WATCH_BUFFER (1 << 20)       /* bytes a watch buffers ahead (plus one event) */
@@ -143,6 +143,9 @@ struct pk_server_config {
 	bool insecure_allow_non_loopback; /* plain HTTP on a non-loopback address */
 	/* No token file on a non-loopback address (everyone is admin). */
 	bool insecure_allow_anonymous_admin;
+	/* Connection caps and deadlines (listener.h); zero fields: the
+	 * PK_SERVER_MAX_CONNECTIONS* caps and the listener's deadlines. */
+	struct pk_listen_limits limits;
 	int verbosity; /* 0 errors, 1 startup, 2 every request */
 	/* Where log lines go (the program decides); NULL: nowhere. */
 	void (*log)(void *arg, int level, const char *msg);

@@ -7,6 +7,7 @@ Loopback addresses 127.0.0.2.. act as other client addresses.
 """
 import json
 import os
+import select
 import socket
 import sys
 import time
@@ -14,6 +15,8 @@ import time
 PORT = int(sys.argv[1])
 PID = int(sys.argv[2])
 TOKEN = os.environ.get("PK_TOKEN", "admintok")
+# What the legitimate client of the slowloris attack asks for.
+LEGIT_PATH = os.environ.get("PK_LEGIT_PATH", "/api/v1/namespaces/default/pods?limit=1")
 
 
 def fail(msg):
@@ -216,11 +219,147 @@ def attack_watch_true(path):
     print("%s streams watch events" % path)
 
 
+class Trickler:
+    """Sockets that send a request line, then one header byte at a time and
+    never finish; each reopened when the server closes it.  Records how long
+    each lived (seconds from connect to the server's close)."""
+
+    def __init__(self, n_per_addr, n_addrs, path="/api/v1/pods"):
+        self.slots = [("127.0.0.%d" % (2 + a), None, 0.0)
+                      for a in range(n_addrs) for _ in range(n_per_addr)]
+        self.path = path
+        self.lifetimes = []
+        self.refused = 0
+
+    def _open(self, i):
+        src = self.slots[i][0]
+        try:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((src, 0))
+            s.settimeout(2)
+            s.connect(("127.0.0.1", PORT))
+            s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n" % self.path).encode())
+            s.setblocking(False)
+            self.slots[i] = (src, s, time.monotonic())
+        except OSError:
+            self.refused += 1
+            self.slots[i] = (src, None, 0.0)
+
+    def _closed(self, i):
+        src, s, t0 = self.slots[i]
+        self.lifetimes.append(time.monotonic() - t0)
+        s.close()
+        self.slots[i] = (src, None, 0.0)
+
+    def step(self):
+        """Reopen closed slots, send a byte on each open one, note closes."""
+        for i, (src, s, t0) in enumerate(self.slots):
+            if s is None:
+                self._open(i)
+                continue
+            try:
+                s.recv(1)  # EOF or an answer: the server ended the request
+                self._closed(i)
+                continue
+            except BlockingIOError:
+                pass
+            except OSError:
+                self._closed(i)
+                continue
+            try:
+                s.send(b"X")
+            except BlockingIOError:
+                pass
+            except OSError:
+                self._closed(i)
+
+    def open_count(self):
+        return sum(1 for _, s, _ in self.slots if s is not None)
+
+    def close(self):
+        for _, s, _ in self.slots:
+            if s is not None:
+                s.close()
+
+
+def attack_slowloris(n_per_addr, n_addrs, seconds, header_timeout):
+    """Slowloris: sockets trickling header bytes fill the connection cap and
+    are reopened as soon as they are closed.  Meanwhile a client sends whole
+    requests: every one is answered, and no trickling socket outlives the
+    header deadline (plus the reaper's tick and this loop's)."""
+    t = Trickler(n_per_addr, n_addrs)
+    served = asked = 0
+    slowest = 0.0
+    end = time.monotonic() + seconds
+    next_ask = time.monotonic() + 0.5
+    while time.monotonic() < end:
+        t.step()
+        if time.monotonic() >= next_ask:
+            asked += 1
+            t0 = time.monotonic()
+            try:
+                status, _ = request(LEGIT_PATH, timeout=5.0,
+                                    token=None if LEGIT_PATH == "/healthz" else TOKEN)
+            except OSError as e:
+                status = "%s" % e
+            took = time.monotonic() - t0
+            slowest = max(slowest, took)
+            if status == 200:
+                served += 1
+            else:
+                print("legitimate request %d: %s after %.2f s" % (asked, status, took))
+            next_ask = time.monotonic() + 0.5
+        time.sleep(0.2)
+    still_open = t.open_count()
+    t.close()
+    longest = max(t.lifetimes) if t.lifetimes else 0.0
+    print("slowloris %d x %d sockets for %d s: %d reopened, %d refused at connect, "
+          "%d/%d legitimate requests served (slowest %.2f s), longest trickler %.1f s"
+          % (n_per_addr, n_addrs, seconds, len(t.lifetimes), t.refused, served, asked,
+             slowest, longest))
+    if served != asked:
+        fail("%d of %d legitimate requests not served during the slowloris"
+             % (asked - served, asked))
+    if not t.lifetimes:
+        fail("no trickling socket was ever closed (%d still open)" % still_open)
+    if longest > header_timeout + 2.0:
+        fail("a socket trickling header bytes stayed open %.1f s (header deadline %.1f s)"
+             % (longest, header_timeout))
+
+
+def attack_cap_closes(n):
+    """n watches fill a cap of n connections; one more connection is closed
+    at once (not left in the backlog) and a request on it gets nothing."""
+    socks = []
+    for i in range(n):
+        s = connect("127.0.0.%d" % (2 + i % 8))
+        s.sendall(("GET /api/v1/namespaces/default/pods?watch=1 HTTP/1.1\r\nHost: x\r\n"
+                   "Authorization: Bearer %s\r\n\r\n" % TOKEN).encode())
+        socks.append(s)
+    time.sleep(1)
+    t0 = time.monotonic()
+    s = connect("127.0.0.20")
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    closed = closed_by_server(s, 3.0)
+    took = time.monotonic() - t0
+    s.close()
+    for w in socks:
+        w.close()
+    print("connection %d beside %d watches: %s after %.2f s"
+          % (n + 1, n, "closed" if closed else "still open", took))
+    if not closed:
+        fail("a connection past the cap was left waiting instead of closed")
+
+
 def main():
     attack = sys.argv[3]
     args = sys.argv[4:]
     if attack == "idle-flood":
         attack_idle_flood(int(args[0]), int(args[1]), int(args[2]))
+    elif attack == "slowloris":
+        attack_slowloris(int(args[0]), int(args[1]), int(args[2]), float(args[3]))
+    elif attack == "cap-closes":
+        attack_cap_closes(int(args[0]))
     elif attack == "anonymous-bodies":
         attack_anonymous_bodies(int(args[0]), int(args[1]))
     elif attack == "unread-watches":

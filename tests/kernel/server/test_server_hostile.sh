@@ -19,7 +19,7 @@ A="Authorization: Bearer admintok"
 J="Content-Type: application/json"
 
 # 1. Idle connections: 250 half-sent requests from one address (50 over its
-# limit, closed at once) and 800 more from four others; /healthz stays served
+# limit: as many of the oldest give way at once) and 800 more from four others; /healthz stays served
 # and every half-sent request is closed after the idle timeout.
 $H "$PK_PORT" "$PK_PID" idle-flood 250 1 0 || fail "flood from one address"
 $H "$PK_PORT" "$PK_PID" idle-flood 200 5 10 || fail "flood from five addresses"

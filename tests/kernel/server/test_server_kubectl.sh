@@ -24,6 +24,15 @@ node1tok,system:node:n1,2,"system:nodes"
 T
 pk_start "$WORK/data" --token-auth-file "$WORK/tokens" \
 	--tls-cert-file "$WORK/cert.pem" --tls-private-key-file "$WORK/key.pem"
+# TLS 1.2 or newer: a client that offers only 1.0 or 1.1 gets no session
+# (the client's own floor is lowered so that the server is what refuses).
+for v in tls1 tls1_1; do
+	out=$(openssl s_client -connect "127.0.0.1:$PK_PORT" -"$v" -cipher 'DEFAULT:@SECLEVEL=0' \
+		</dev/null 2>&1)
+	case $out in *"New, TLSv1"*) fail "a $v client got a session: $(echo "$out" | grep New,)" ;; esac
+done
+openssl s_client -connect "127.0.0.1:$PK_PORT" -tls1_2 </dev/null 2>&1 | grep -q "New, TLSv1.2" ||
+	fail "a TLS 1.2 client got no session"
 kubeconfig() {
 	cat <<K
 apiVersion: v1
