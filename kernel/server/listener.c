@@ -359,8 +359,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			set_phase(l, c, PH_ACTIVE);
 		pthread_mutex_unlock(&l->lock);
 	}
-	return l->handler(l->handler_arg, conn, url, method, version, upload, upload_size,
-			  con_cls);
+	return l->handler(l->handler_arg, conn, url, method, version, upload, upload_size, con_cls);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -447,8 +446,7 @@ static void ensure_descriptors(struct pk_listener *l, unsigned want)
 	if (rl.rlim_cur < want) {
 		char msg[160];
 
-		snprintf(msg, sizeof(msg),
-			 "only %llu file descriptors for a cap of %u connections",
+		snprintf(msg, sizeof(msg), "only %llu file descriptors for a cap of %u connections",
 			 (unsigned long long)rl.rlim_cur, l->lim.max_connections);
 		llog(l, 1, msg);
 	}
