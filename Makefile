@@ -47,6 +47,7 @@ LIBDEFS := topo:topology \
 	pkapi:kernel/api \
 	pksched:kernel/sched \
 	pkbuilder:kernel/builder \
+	pksim:kernel/sim \
 	pkstore:kernel/store \
 	pkserver:kernel/server \
 	pkappliance:kernel/appliance \
@@ -61,15 +62,16 @@ LIBS_topo        := topo
 LIBS_pkapi       := pkapi topo
 LIBS_pksched     := pksched pkapi topo
 LIBS_pkbuilder   := pkbuilder pkapi topo
+LIBS_pksim       := pksim pksched pkbuilder pkapi topo
 LIBS_pkstore     := pkstore pkbuilder pkapi topo
 LIBS_pkserver    := pkserver pkstore pkbuilder pkapi topo
 LIBS_pkappliance := pkappliance pkstore pksched pkbuilder pkapi topo
 LIBS_pkkube      := pkkube pkapi topo
 LIBS_pkattach    := pkattach pkkube pkappliance pkserver pkstore pksched pkbuilder pkapi topo
 LIBS_pkagent     := pkagent pkapi topo
-LIBS_pkclient    := pkclient pksched pkbuilder pkapi topo
+LIBS_pkclient    := pkclient pksim pksched pkbuilder pkapi topo
 # Everything, for the benchmarks and the fuzz targets.
-LIBS_all         := pkclient pkagent pkattach pkkube pkappliance pkserver pkstore pksched \
+LIBS_all         := pkclient pksim pkagent pkattach pkkube pkappliance pkserver pkstore pksched \
 	pkbuilder pkapi topo
 
 # The packages each library's own sources use (pkg-config names).
@@ -92,6 +94,7 @@ TESTLIBS_tests/topology        := topo
 TESTLIBS_tests/kernel/api      := pkapi
 TESTLIBS_tests/kernel/sched    := pksched
 TESTLIBS_tests/kernel/builder  := pkbuilder
+TESTLIBS_tests/kernel/sim      := pksim
 TESTLIBS_tests/kernel/store    := pkstore
 TESTLIBS_tests/kernel/server   := pkserver
 # the placement map's tests answer requests as the server would (pk_response_*)

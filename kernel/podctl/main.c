@@ -19,6 +19,8 @@ static void usage(FILE *f)
 	      "  schedule -f FILE... [-o json|yaml] [--explain] [--strategy NAME]\n"
 	      "  compile  -f FILE [-o json|yaml]    Jobs/JobSets -> Workload, groups, pods\n"
 	      "  validate -f FILE...                static validation\n"
+	      "  simulate --board FILE --trace FILE [--strategy fit,kep] [-o report.html|json]\n"
+	      "                                     replay a trace on a virtual clock\n"
 	      "  (each also takes --max-input-size SIZE: the largest input file, default 256Mi)\n"
 	      "Boards:\n"
 	      "  board check|show|nodes|verify|occupancy ...\n"
@@ -125,6 +127,8 @@ int main(int argc, char **argv)
 	argv += i;
 	if (strcmp(argv[0], "schedule") == 0)
 		return podctl_schedule(argc, argv);
+	if (strcmp(argv[0], "simulate") == 0)
+		return podctl_simulate(argc, argv);
 	if (strcmp(argv[0], "validate") == 0)
 		return podctl_validate(argc, argv);
 	if (strcmp(argv[0], "compile") == 0)

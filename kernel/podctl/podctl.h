@@ -88,6 +88,7 @@ struct podctl_globals {
 };
 
 int podctl_schedule(int argc, char **argv); /* schedule.c */
+int podctl_simulate(int argc, char **argv); /* simulate.c */
 int podctl_validate(int argc, char **argv); /* validate.c */
 int podctl_compile(int argc, char **argv);  /* compile.c */
 /* apply, get, delete, describe, top (client.c); resolves g->creds first */

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * podctl simulate — replay a trace on a board's simulated cluster on a
+ * virtual clock (kernel/sim/sim.h; CONTRACT.md).
+ *
+ * Every pair of board (--board, up to two) and strategy (--strategy, a comma
+ * list, up to four) is one run; the runs are reported side by side.  The
+ * terminal summary goes to standard output, and -o writes the report: a
+ * FILE.html page, a FILE.json document, or `json` to standard output (then
+ * the summary goes to standard error).  The events played per second of
+ * wall time go to standard error; nothing of the wall clock is in the
+ * report, which the same trace, boards, strategies and seed reproduce byte
+ * for byte.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/podctl/podctl.h"
+#include "kernel/sched/sched.h"
+#include "kernel/sim/sim.h"
+#include "topology/topology.h"
+
+#define MAX_BOARDS 2
+#define MAX_STRATEGIES 4
+#define MAX_LOSSES 256
+
+struct sim_args {
+	const char *boards[MAX_BOARDS];
+	size_t nboards;
+	int superslices;
+	const char *trace, *output;
+	char *strategies[MAX_STRATEGIES];
+	size_t nstrategies;
+	struct pk_sim_opts o;
+	struct pk_sim_node_loss loss[MAX_LOSSES];
+};
+
+static void usage(FILE *f)
+{
+	fputs("Usage: podctl simulate --board FILE [--board FILE] [--superslices N] --trace FILE\n"
+	      "                       [--strategy NAME[,NAME...]] [--until T] [--seed N]\n"
+	      "                       [--start-delay T] [--failure-rate P] [--max-retries N]\n"
+	      "                       [--node-loss T:NODE]... [-o FILE.html|FILE.json|json]\n"
+	      "  T: seconds, or a number with s, m, h or d.  The trace is CSV (FILE.csv) or\n"
+	      "  YAML/JSON objects carrying " PK_SIM_ANN_ARRIVAL " and " PK_SIM_ANN_DURATION
+	      ".\n"
+	      "Strategies:",
+	      f);
+	for (size_t i = 0; i < pk_sched_strategy_count(); i++)
+		fprintf(f, " %s%s", pk_sched_strategy_name(i), i == 0 ? " (default)" : "");
+	fputc('\n', f);
+}
+
+static const char *value(int *i, int argc, char **argv, const char *s, const char *l)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(l);
+
+	if ((s && strcmp(a, s) == 0) || strcmp(a, l) == 0)
+		return *i + 1 < argc ? argv[++*i] : "";
+	if (strncmp(a, l, n) == 0 && a[n] == '=')
+		return a + n + 1;
+	return NULL;
+}
+
+static int bad(const char *flag, const char *v, const char *what)
+{
+	fprintf(stderr, "podctl simulate: %s: invalid value '%s': %s\n", flag, v ? v : "", what);
+	return PODCTL_EXIT_USAGE;
+}
+
+static int split_strategies(struct sim_args *a, const char *v)
+{
+	char *copy = strdup(v), *save = NULL, *tok;
+
+	if (!copy)
+		return PODCTL_EXIT_FAILURE;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool known = false;
+
+		for (size_t i = 0; i < pk_sched_strategy_count(); i++)
+			known |= strcmp(pk_sched_strategy_name(i), tok) == 0;
+		if (!known || a->nstrategies == MAX_STRATEGIES) {
+			int r = bad("--strategy", tok,
+				    known ? "at most 4 strategies" : "no such strategy");
+
+			free(copy);
+			return r;
+		}
+		a->strategies[a->nstrategies] = strdup(tok);
+		if (!a->strategies[a->nstrategies++]) {
+			free(copy);
+			return PODCTL_EXIT_FAILURE;
+		}
+	}
+	free(copy);
+	return a->nstrategies ? 0 : bad("--strategy", v, "expected NAME[,NAME...]");
+}
+
+static int node_loss(struct sim_args *a, const char *v)
+{
+	const char *colon = strchr(v, ':');
+	char t[64];
+
+	if (!colon || colon == v || !colon[1] || (size_t)(colon - v) >= sizeof(t) ||
+	    a->o.nnode_loss == MAX_LOSSES)
+		return bad("--node-loss", v, "expected T:NODE (at most 256)");
+	memcpy(t, v, (size_t)(colon - v));
+	t[colon - v] = '\0';
+	if (pk_sim_parse_seconds(t, &a->loss[a->o.nnode_loss].at_ms) < 0)
+		return bad("--node-loss", v, "T: expected seconds");
+	a->loss[a->o.nnode_loss++].node = colon + 1;
+	return 0;
+}
+
+static int numbers(struct sim_args *a, const char *flag, const char *v)
+{
+	char *end;
+
+	if (strcmp(flag, "--seed") == 0) {
+		errno = 0;
+		a->o.seed = strtoull(v, &end, 10);
+		return errno || end == v || *end || *v == '-' ? bad(flag, v, "expected an integer")
+							       : 0;
+	}
+	if (strcmp(flag, "--failure-rate") == 0) {
+		a->o.failure_rate = strtod(v, &end);
+		return end == v || *end || !(a->o.failure_rate >= 0 && a->o.failure_rate <= 1)
+			   ? bad(flag, v, "expected a probability from 0 to 1")
+			   : 0;
+	}
+	long n = strtol(v, &end, 10);
+
+	if (end == v || *end || n < 0 || n > (strcmp(flag, "--superslices") == 0 ? 4096 : 1000))
+		return bad(flag, v, "expected a small non-negative integer");
+	if (strcmp(flag, "--superslices") == 0)
+		a->superslices = (int)n;
+	else
+		a->o.max_retries = (int)n;
+	return 0;
+}
+
+static int parse(struct sim_args *a, int argc, char **argv)
+{
+	static const char *const num_flags[] = {"--seed", "--failure-rate", "--superslices",
+						"--max-retries"};
+
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int r = -1;
+
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return -1;
+		}
+		if ((v = value(&i, argc, argv, NULL, "--board"))) {
+			if (a->nboards == MAX_BOARDS || !*v)
+				return bad("--board", v, "one or two board files");
+			a->boards[a->nboards++] = v;
+			continue;
+		}
+		if ((v = value(&i, argc, argv, NULL, "--trace"))) {
+			a->trace = v;
+			continue;
+		}
+		if ((v = value(&i, argc, argv, "-o", "--output"))) {
+			a->output = v;
+			continue;
+		}
+		if ((v = value(&i, argc, argv, NULL, "--strategy")))
+			r = split_strategies(a, v);
+		else if ((v = value(&i, argc, argv, NULL, "--node-loss")))
+			r = node_loss(a, v);
+		else if ((v = value(&i, argc, argv, NULL, "--until")))
+			r = pk_sim_parse_seconds(v, &a->o.until_ms) < 0
+				? bad("--until", v, "expected seconds")
+				: 0;
+		else if ((v = value(&i, argc, argv, NULL, "--start-delay")))
+			r = pk_sim_parse_seconds(v, &a->o.start_delay_ms) < 0
+				? bad("--start-delay", v, "expected seconds")
+				: 0;
+		for (size_t k = 0; !v && k < 4; k++)
+			if ((v = value(&i, argc, argv, NULL, num_flags[k])))
+				r = numbers(a, num_flags[k], v);
+		if (!v) {
+			fprintf(stderr, "podctl simulate: unknown or incomplete option '%s'\n",
+				argv[i]);
+			usage(stderr);
+			return PODCTL_EXIT_USAGE;
+		}
+		if (r != 0)
+			return r;
+	}
+	if (!a->nboards || !a->trace) {
+		fprintf(stderr, "podctl simulate: --board and --trace are required\n");
+		usage(stderr);
+		return PODCTL_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int load_board(const char *path, int superslices, struct topo_board **ret_board,
+		      json_t **ret_nodes)
+{
+	struct topo_board *b = topo_board_new();
+	char err[TOPO_ERR_MAX] = "";
+	int r = b ? topo_board_load_file(b, path, err, sizeof(err)) : -ENOMEM;
+
+	if (r == 0)
+		r = pk_board_nodes_json(b, superslices, ret_nodes);
+	if (r < 0) {
+		fprintf(stderr, "podctl simulate: %s\n", err[0] ? err : strerror(-r));
+		topo_board_free(b);
+		return podctl_input_exit(r);
+	}
+	*ret_board = b;
+	return 0;
+}
+
+static double wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One run per board and strategy, appended to runs. */
+static int run_all(struct sim_args *a, const struct pk_sim_trace *trace, json_t *runs)
+{
+	for (size_t b = 0; b < a->nboards; b++) {
+		struct topo_board *board = NULL;
+		json_t *nodes = NULL;
+		int r = load_board(a->boards[b], a->superslices, &board, &nodes);
+		size_t nl = topo_board_level_count(board);
+
+		if (r != 0)
+			return r;
+		a->o.label = topo_board_name(board);
+		a->o.superslice_key = nl > 1 ? topo_board_level_key(board, 0) : NULL;
+		a->o.domain_key = nl > 2 ? topo_board_level_key(board, 1) : NULL;
+		for (size_t s = 0; r == 0 && s < (a->nstrategies ? a->nstrategies : 1); s++) {
+			json_t *rep = NULL;
+			uint64_t events = 0;
+			char err[512] = "";
+			double t0 = wall();
+
+			a->o.strategy = a->nstrategies ? a->strategies[s] : NULL;
+			r = pk_sim_run(&a->o, nodes, trace, &rep, &events, err, sizeof(err));
+			if (r < 0) {
+				fprintf(stderr, "podctl simulate: %s: %s\n", a->boards[b], err);
+				r = r == -EINVAL ? PODCTL_EXIT_USAGE : PODCTL_EXIT_FAILURE;
+				break;
+			}
+			double dt = wall() - t0;
+
+			fprintf(stderr,
+				"podctl simulate: %s/%s: %llu events in %.2f s (%.0f events/s)\n",
+				topo_board_name(board), json_string_value(json_object_get(rep, "strategy")),
+				(unsigned long long)events, dt, dt > 0 ? (double)events / dt : 0.0);
+			if (json_array_size(json_object_get(rep, "node_loss_not_on_board")))
+				fprintf(stderr,
+					"podctl simulate: %s: --node-loss names nodes not on this "
+					"board (%zu), ignored for it\n",
+					a->boards[b],
+					json_array_size(json_object_get(rep, "node_loss_not_on_board")));
+			json_array_append_new(runs, rep);
+		}
+		json_decref(nodes);
+		topo_board_free(board);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int write_output(const struct sim_args *a, const json_t *runs)
+{
+	FILE *f;
+	int r;
+
+	if (!a->output || strcmp(a->output, "text") == 0)
+		return pk_sim_report_text(stdout, runs) < 0 ? PODCTL_EXIT_FAILURE : 0;
+	if (strcmp(a->output, "json") == 0) {
+		pk_sim_report_text(stderr, runs);
+		return pk_sim_report_json(stdout, runs) < 0 ? PODCTL_EXIT_FAILURE : 0;
+	}
+	if (!ends_with(a->output, ".html") && !ends_with(a->output, ".json"))
+		return bad("-o", a->output, "expected FILE.html, FILE.json, json or text");
+	pk_sim_report_text(stdout, runs);
+	f = fopen(a->output, "w");
+	if (!f) {
+		fprintf(stderr, "podctl simulate: %s: %s\n", a->output, strerror(errno));
+		return PODCTL_EXIT_FAILURE;
+	}
+	r = ends_with(a->output, ".html") ? pk_sim_report_html(f, runs)
+					  : pk_sim_report_json(f, runs);
+	if (fclose(f) != 0 || r < 0) {
+		fprintf(stderr, "podctl simulate: writing %s failed\n", a->output);
+		return PODCTL_EXIT_FAILURE;
+	}
+	printf("report: %s\n", a->output);
+	return 0;
+}
+
+int podctl_simulate(int argc, char **argv)
+{
+	struct sim_args a = {.o = {.max_retries = -1, .seed = 1}};
+	struct pk_sim_trace *trace = NULL;
+	json_t *runs = json_array();
+	char err[512] = "";
+	int r;
+
+	a.o.node_loss = a.loss;
+	r = parse(&a, argc, argv);
+	if (r == 0) {
+		r = pk_sim_trace_load(a.trace, &trace, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "podctl simulate: %s: %s\n", a.trace, err);
+			r = podctl_input_exit(r);
+		}
+	}
+	if (r == 0)
+		r = run_all(&a, trace, runs);
+	if (r == 0)
+		r = write_output(&a, runs);
+	pk_sim_trace_free(trace);
+	json_decref(runs);
+	for (size_t i = 0; i < a.nstrategies; i++)
+		free(a.strategies[i]);
+	return r < 0 ? PODCTL_EXIT_OK : r;
+}

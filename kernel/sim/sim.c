@@ -1,0 +1,523 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sim.c — the event loop of a simulation run.
+ *
+ * Events sit in a binary heap ordered by virtual time, then by the order
+ * they were made (so equal times replay in trace order): a job arrives, pods
+ * bound together finish, a job attempt fails, a node is lost, the
+ * scheduler's backoff expires.  After the events of one instant the
+ * scheduler runs cycles until nothing is eligible, exactly as the
+ * appliance's loop does, and each action is played: a binding takes the
+ * node's resources and, once the job's pods are all bound, starts its clock
+ * (start delay, then duration; a failure drawn from the seed may cut it
+ * short); a preemption sends the victim's whole job back to the queue.  A
+ * finished pod is removed from the scheduler, which frees its node and
+ * wakes the gangs that waited for capacity.  A failed attempt (injected, or
+ * a pod on a lost node) removes all of the job's pods and groups and
+ * submits them again, gated and placed as a whole, up to max_retries times.
+ *
+ * Jobs live in namespace t<index> so that a binding names its job; CSV pods
+ * are p<k> in a PodGroup g (a gang of all of them), made at arrival and
+ * never kept as trees.  Measurements (stats.c) follow every change.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sched/sched.h"
+#include "kernel/sim/sim-run.h"
+
+/* ---- random numbers: splitmix64 ------------------------------------------------------- */
+
+static uint64_t rnd_next(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static double rnd_unit(uint64_t *state)
+{
+	return (double)(rnd_next(state) >> 11) / 9007199254740992.0;
+}
+
+/* ---- the event heap --------------------------------------------------------------------- */
+
+static bool ev_less(const struct sim_event *a, const struct sim_event *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static int ev_push(struct sim_run *s, int64_t t, enum sim_ev type, uint32_t job, int32_t attempt,
+		   int64_t aux)
+{
+	struct sim_event e = {t, s->seq++, type, job, attempt, aux};
+	size_t i;
+
+	if (s->nev == s->capev) {
+		size_t cap = s->capev ? s->capev * 2 : 1024;
+		struct sim_event *n = realloc(s->ev, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->ev = n;
+		s->capev = cap;
+	}
+	i = s->nev++;
+	while (i > 0 && ev_less(&e, &s->ev[(i - 1) / 2])) {
+		s->ev[i] = s->ev[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	s->ev[i] = e;
+	return 0;
+}
+
+static struct sim_event ev_pop(struct sim_run *s)
+{
+	struct sim_event top = s->ev[0], last = s->ev[--s->nev];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= s->nev)
+			break;
+		if (c + 1 < s->nev && ev_less(&s->ev[c + 1], &s->ev[c]))
+			c++;
+		if (!ev_less(&s->ev[c], &last))
+			break;
+		s->ev[i] = s->ev[c];
+		i = c;
+	}
+	if (s->nev)
+		s->ev[i] = last;
+	return top;
+}
+
+/* ---- jobs in and out of the scheduler ------------------------------------------------- */
+
+static void job_ns(uint32_t j, char ns[24])
+{
+	snprintf(ns, 24, "t%u", j);
+}
+
+static void pod_name(const struct sim_run *s, uint32_t j, int32_t k, char *buf, size_t len)
+{
+	const struct sim_jobrun *r = &s->runs[j];
+
+	if (r->names)
+		snprintf(buf, len, "%s", r->names[k]);
+	else
+		snprintf(buf, len, "p%d", k);
+}
+
+static int add_obj(struct sim_run *s, json_t *obj)
+{
+	struct pk_errors errs = {0};
+	int r = pk_sched_add(s->sched, obj, &errs);
+
+	if (r < 0 && !s->err[0])
+		snprintf(s->err, sizeof(s->err), "%s %s/%s: %s",
+			 json_string_value(json_object_get(obj, "kind")), pk_namespace(obj),
+			 pk_name(obj), errs.n ? errs.msg[0] : strerror(-r));
+	pk_errors_clear(&errs);
+	return r;
+}
+
+/* The pods (and gang) of a CSV job, made and handed to the scheduler one by one. */
+static int submit_csv(struct sim_run *s, uint32_t j)
+{
+	const struct sim_job *job = &s->trace->jobs[j];
+	char ns[24], name[24];
+	json_t *pod, *req;
+	int r = 0;
+
+	job_ns(j, ns);
+	if (job->pods > 1) {
+		json_t *g = json_pack(
+		    "{s:s,s:s,s:{s:s,s:s},s:{s:{s:s,s:s},s:{s:{s:i}}}}", "apiVersion",
+		    "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name", "g",
+		    "namespace", ns, "spec", "workloadRef", "workloadName", "g", "templateName",
+		    "g", "schedulingPolicy", "gang", "minCount", (int)job->pods);
+
+		r = g ? add_obj(s, g) : -ENOMEM;
+		json_decref(g);
+	}
+	pod = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:[{s:s,s:s,s:{s:{}}}]}}", "apiVersion", "v1",
+			"kind", "Pod", "metadata", "name", "p0", "namespace", ns, "spec",
+			"containers", "name", "c", "image", "sim", "resources", "requests");
+	if (!pod)
+		return -ENOMEM;
+	req = pk_get(pod, "spec.containers[0].resources.requests");
+	sim_set_requests(req, s->resource, job->accel_milli, job->cpu_milli, job->mem_milli);
+	if (job->pods > 1)
+		pk_set(pod, "spec.schedulingGroup.podGroupName", json_string("g"));
+	if (job->has_priority)
+		pk_set(pod, "spec.priority", json_integer(job->priority));
+	if (job->model)
+		pk_set(pod, "spec.nodeSelector",
+		       json_pack("{s:s}", SIM_PRODUCT_LABEL, job->model));
+	for (int32_t k = 0; r == 0 && k < job->pods; k++) {
+		snprintf(name, sizeof(name), "p%d", k);
+		pk_set(pod, "metadata.name", json_string(name));
+		r = add_obj(s, pod);
+	}
+	json_decref(pod);
+	return r;
+}
+
+/* The groups and pods of an object job, copied into its namespace. */
+static int submit_objects(struct sim_run *s, uint32_t j)
+{
+	const struct sim_job *job = &s->trace->jobs[j];
+	char ns[24];
+	size_t i;
+	json_t *o;
+	int r = 0;
+
+	job_ns(j, ns);
+	json_array_foreach(job->objects, i, o)
+	{
+		json_t *c = json_deep_copy(o);
+
+		if (!c)
+			return -ENOMEM;
+		pk_set(c, "metadata.namespace", json_string(ns));
+		json_object_del(json_object_get(c, "metadata"), "creationTimestamp");
+		r = add_obj(s, c);
+		json_decref(c);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int submit(struct sim_run *s, uint32_t j)
+{
+	struct sim_jobrun *r = &s->runs[j];
+
+	if (!r->node) {
+		size_t n = s->trace->jobs[j].pods ? (size_t)s->trace->jobs[j].pods : 1;
+
+		r->node = malloc(n * sizeof(*r->node));
+		r->bind_at = malloc(n * sizeof(*r->bind_at));
+		if (!r->node || !r->bind_at)
+			return -ENOMEM;
+	}
+	r->state = SIM_WAITING;
+	r->bound = r->finished = 0;
+	for (int32_t k = 0; k < s->trace->jobs[j].pods; k++)
+		r->node[k] = -1;
+	return s->trace->jobs[j].objects ? submit_objects(s, j) : submit_csv(s, j);
+}
+
+/* Take the job's pods and groups out of the scheduler, freeing their nodes. */
+static void withdraw(struct sim_run *s, uint32_t j)
+{
+	const struct sim_job *job = &s->trace->jobs[j];
+	struct sim_jobrun *r = &s->runs[j];
+	char ns[24], name[320];
+	size_t i;
+	json_t *o;
+
+	job_ns(j, ns);
+	for (int32_t k = 0; k < job->pods; k++) {
+		pod_name(s, j, k, name, sizeof(name));
+		pk_sched_remove(s->sched, PK_KIND_POD, ns, name);
+		if (r->node[k] >= 0)
+			sim_stats_release(s, r->node[k], sim_pod_req(s, j, k));
+		r->node[k] = -1;
+	}
+	if (!job->objects)
+		pk_sched_remove(s->sched, PK_KIND_POD_GROUP, ns, "g");
+	json_array_foreach(job->objects, i, o)
+	{
+		enum pk_kind k = pk_kind_of(o);
+
+		if (k != PK_KIND_POD)
+			pk_sched_remove(s->sched, k, ns, pk_name(o));
+	}
+	r->attempt++;
+	r->bound = r->finished = 0;
+}
+
+/* A failed attempt: place the whole job again, or give up past max_retries. */
+static int fail_job(struct sim_run *s, uint32_t j, bool node_loss)
+{
+	struct sim_jobrun *r = &s->runs[j];
+
+	withdraw(s, j);
+	if (node_loss)
+		s->count.node_loss_failures++;
+	else
+		s->count.injected_failures++;
+	if (++r->failures > s->max_retries) {
+		r->state = SIM_FAILED;
+		s->count.jobs_failed++;
+		return 0;
+	}
+	s->count.retries++;
+	return submit(s, j);
+}
+
+/* ---- actions ------------------------------------------------------------------------- */
+
+static int32_t pod_index(const struct sim_run *s, uint32_t j, const char *name)
+{
+	const struct sim_jobrun *r = &s->runs[j];
+
+	if (!r->names)
+		return name[0] == 'p' ? (int32_t)strtol(name + 1, NULL, 10) : -1;
+	for (int32_t k = 0; k < s->trace->jobs[j].pods; k++)
+		if (strcmp(r->names[k], name) == 0)
+			return k;
+	return -1;
+}
+
+static int job_of(const struct sim_run *s, const char *ns, uint32_t *ret)
+{
+	char *end;
+	unsigned long j;
+
+	if (!ns || ns[0] != 't')
+		return -ENOENT;
+	j = strtoul(ns + 1, &end, 10);
+	if (*end || j >= s->trace->n)
+		return -ENOENT;
+	*ret = (uint32_t)j;
+	return 0;
+}
+
+/* All pods of the job bound: its clock starts. */
+static int job_started(struct sim_run *s, uint32_t j, int64_t t)
+{
+	const struct sim_job *job = &s->trace->jobs[j];
+	struct sim_jobrun *r = &s->runs[j];
+
+	r->state = SIM_RUNNING;
+	if (r->started_at < 0) {
+		r->started_at = t;
+		sim_stats_delay(s, j, t - job->arrival_ms);
+	}
+	if (s->failure_rate > 0 && job->duration_ms > 0 && rnd_unit(&s->rng) < s->failure_rate)
+		return ev_push(s, t + s->start_delay_ms + (int64_t)(rnd_unit(&s->rng) *
+								    (double)job->duration_ms),
+			       SIM_EV_FAIL, j, r->attempt, 0);
+	return 0;
+}
+
+static int on_bind(struct sim_run *s, const struct pk_sched_action *a, int64_t t)
+{
+	uint32_t j;
+	json_t *n = json_object_get(s->node_index, a->node);
+	int32_t k;
+
+	if (job_of(s, a->ns, &j) < 0 || !n || (k = pod_index(s, j, a->name)) < 0)
+		return 0;
+	struct sim_jobrun *r = &s->runs[j];
+	const struct sim_job *job = &s->trace->jobs[j];
+
+	r->node[k] = (int32_t)json_integer_value(n);
+	r->bind_at[k] = t;
+	sim_stats_take(s, r->node[k], sim_pod_req(s, j, k));
+	s->count.bindings++;
+	r->bound++;
+	/* pods bound at the same instant finish together: one event per batch */
+	if (r->last_batch != t || r->last_batch_attempt != r->attempt) {
+		r->last_batch = t;
+		r->last_batch_attempt = r->attempt;
+		if (job->duration_ms > 0 &&
+		    ev_push(s, t + s->start_delay_ms + job->duration_ms, SIM_EV_FINISH, j,
+			    r->attempt, t) < 0)
+			return -ENOMEM;
+	}
+	return r->bound == job->pods ? job_started(s, j, t) : 0;
+}
+
+static int on_preempt(struct sim_run *s, const struct pk_sched_action *a)
+{
+	uint32_t j;
+
+	if (job_of(s, a->ns, &j) < 0)
+		return 0;
+	s->count.preempted_pods++;
+	if (s->runs[j].state != SIM_RUNNING && s->runs[j].state != SIM_WAITING)
+		return 0;
+	s->count.preempted_jobs++;
+	s->runs[j].preemptions++;
+	withdraw(s, j);
+	return submit(s, j);
+}
+
+/* Cycles until nothing is eligible; the earliest backoff expiry becomes a wake-up. */
+static int schedule_round(struct sim_run *s, int64_t t)
+{
+	for (;;) {
+		struct pk_sched_result *res = NULL;
+		int r = pk_sched_cycle(s->sched, t, &res);
+
+		if (r < 0)
+			return r;
+		s->count.cycles++;
+		for (size_t i = 0; r == 0 && i < res->nactions; i++) {
+			if (res->actions[i].action == PK_SCHED_BIND)
+				r = on_bind(s, &res->actions[i], t);
+			else if (res->actions[i].action == PK_SCHED_PREEMPT)
+				r = on_preempt(s, &res->actions[i]);
+		}
+		bool idle = res->outcome == PK_SCHED_IDLE || res->outcome == PK_SCHED_GATED;
+		int64_t retry = res->has_retry ? res->retry_at_ms : 0;
+
+		pk_sched_result_free(res);
+		if (r < 0)
+			return r;
+		if (!idle)
+			continue;
+		if (retry > t && (s->wake_at <= t || retry < s->wake_at)) {
+			s->wake_at = retry;
+			return ev_push(s, retry, SIM_EV_WAKE, 0, 0, 0);
+		}
+		return 0;
+	}
+}
+
+/* ---- events ------------------------------------------------------------------------- */
+
+static int on_finish(struct sim_run *s, const struct sim_event *e)
+{
+	const struct sim_job *job = &s->trace->jobs[e->job];
+	struct sim_jobrun *r = &s->runs[e->job];
+	char ns[24], name[320];
+
+	if (e->attempt != r->attempt || r->state >= SIM_DONE)
+		return 0;
+	job_ns(e->job, ns);
+	for (int32_t k = 0; k < job->pods; k++) {
+		if (r->node[k] < 0 || r->bind_at[k] != e->aux)
+			continue;
+		pod_name(s, e->job, k, name, sizeof(name));
+		pk_sched_remove(s->sched, PK_KIND_POD, ns, name);
+		sim_stats_release(s, r->node[k], sim_pod_req(s, e->job, k));
+		r->node[k] = -2; /* Succeeded */
+		r->finished++;
+		s->count.pods_succeeded++;
+	}
+	if (r->finished == job->pods) {
+		r->state = SIM_DONE;
+		r->done_at = e->t;
+		s->count.jobs_completed++;
+		free(r->node);
+		free(r->bind_at);
+		r->node = NULL;
+		r->bind_at = NULL;
+	}
+	return 0;
+}
+
+static int on_node_loss(struct sim_run *s, const struct sim_event *e)
+{
+	int32_t n = (int32_t)e->aux;
+	int r = 0;
+
+	sim_stats_node_lost(s, n);
+	pk_sched_remove(s->sched, PK_KIND_NODE, NULL, s->node_names[n]);
+	for (uint32_t j = 0; r == 0 && j < s->trace->n; j++) {
+		struct sim_jobrun *jr = &s->runs[j];
+		bool hit = false;
+
+		if (jr->state != SIM_RUNNING && jr->state != SIM_WAITING)
+			continue;
+		for (int32_t k = 0; k < s->trace->jobs[j].pods && !hit; k++)
+			hit = jr->node[k] == n;
+		if (hit)
+			r = fail_job(s, j, true);
+	}
+	return r;
+}
+
+static int handle(struct sim_run *s, const struct sim_event *e)
+{
+	s->count.events++;
+	switch (e->type) {
+	case SIM_EV_ARRIVE:
+		s->count.arrivals++;
+		return submit(s, e->job);
+	case SIM_EV_FINISH:
+		return on_finish(s, e);
+	case SIM_EV_FAIL:
+		if (e->attempt != s->runs[e->job].attempt || s->runs[e->job].state != SIM_RUNNING)
+			return 0;
+		return fail_job(s, e->job, false);
+	case SIM_EV_NODE_LOSS:
+		return on_node_loss(s, e);
+	case SIM_EV_WAKE:
+		return 0;
+	}
+	return 0;
+}
+
+static int loop(struct sim_run *s)
+{
+	int r = 0;
+
+	while (r == 0 && s->nev > 0) {
+		int64_t t = s->ev[0].t;
+
+		if (s->until_ms > 0 && t > s->until_ms)
+			break;
+		/* a wake-up alone when nothing waits and nothing else is due: the run is over */
+		while (r == 0 && s->nev > 0 && s->ev[0].t == t) {
+			struct sim_event e = ev_pop(s);
+
+			r = handle(s, &e);
+		}
+		s->now = t;
+		if (r == 0)
+			r = schedule_round(s, t);
+		if (r == 0)
+			r = sim_stats_sample(s, t);
+	}
+	return r;
+}
+
+/* ---- the run -------------------------------------------------------------------------- */
+
+int pk_sim_run(const struct pk_sim_opts *opts, const json_t *nodes, const struct pk_sim_trace *t,
+	       json_t **ret_report, uint64_t *ret_events, char *err, size_t errlen)
+{
+	struct sim_run *s = NULL;
+	int r;
+
+	if (!opts || !nodes || !t || !ret_report)
+		return -EINVAL;
+	r = sim_run_new(opts, nodes, t, &s);
+	if (r == 0)
+		for (uint32_t j = 0; r == 0 && j < t->n; j++)
+			r = ev_push(s, t->jobs[j].arrival_ms, SIM_EV_ARRIVE, j, 0, 0);
+	for (size_t i = 0; r == 0 && i < opts->nnode_loss; i++) {
+		json_t *n = json_object_get(s->node_index, opts->node_loss[i].node);
+
+		if (!n) {
+			/* another board's node (runs of two boards share the list) */
+			r = json_array_append_new(s->loss_unknown,
+						  json_string(opts->node_loss[i].node));
+		} else {
+			r = ev_push(s, opts->node_loss[i].at_ms, SIM_EV_NODE_LOSS, 0, 0,
+				    json_integer_value(n));
+		}
+	}
+	if (r == 0)
+		r = loop(s);
+	if (r == 0)
+		r = sim_stats_report(s, ret_report);
+	if (r < 0 && s && s->err[0])
+		snprintf(err, errlen, "%s", s->err);
+	else if (r < 0)
+		snprintf(err, errlen, "%s", strerror(-r));
+	if (r == 0 && ret_events)
+		*ret_events = s->count.events + s->count.bindings;
+	sim_run_free(s);
+	return r;
+}

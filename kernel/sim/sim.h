@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sim.h — trace-driven cluster simulation on a virtual clock.
+ *
+ * A trace is a list of jobs, each with an arrival time, a duration and the
+ * objects it submits (a gang of pods, a Job, a JobSet).  pk_sim_run() feeds
+ * a board's nodes and the jobs, as they arrive, to the scheduling core
+ * (kernel/sched, the same pk_sched API the appliance drives) and plays the
+ * pod lifecycle the appliance plays on simulated boards: a pod bound at t is
+ * Running at t + start delay and Succeeded at t + start delay + duration,
+ * when it frees its node; injected failures (a failure rate per job attempt,
+ * node loss at given times) fail every pod of the job, which is then placed
+ * again as a whole (up to max_retries times).  Nothing is written anywhere:
+ * no HTTP, no store.  Every random choice comes from the seed, so a trace,
+ * board and seed give the same report, byte for byte.
+ *
+ * The report (a JSON object per run) holds the accelerator allocation over
+ * time, queueing delay percentiles by gang size, jobs never placed,
+ * preemptions, stranded accelerators and fragmentation; pk_sim_report_*
+ * write it as JSON, a terminal summary or a self-contained HTML page, with
+ * several runs (strategies or boards) side by side.
+ *
+ * Conventions: 0 or -errno; ret_* written on success only.
+ */
+#ifndef PODKERNEL_KERNEL_SIM_H
+#define PODKERNEL_KERNEL_SIM_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kernel/api/api.h"
+
+/* Annotations that carry a job's timing in an object trace (seconds, or N[smhd]). */
+#define PK_SIM_ANN_ARRIVAL "sim.podkernel.dev/arrival"
+#define PK_SIM_ANN_DURATION "sim.podkernel.dev/duration"
+
+#define PK_SIM_MAX_JOBS 10000000 /* jobs one trace may hold */
+#define PK_SIM_MAX_GANG 100000	 /* pods one CSV row may ask for */
+#define PK_SIM_MAX_LINE 4096	 /* bytes of one CSV line */
+
+struct pk_sim_trace;
+
+/* Seconds ("90", "1.5") or a number with a unit s, m, h, d, to milliseconds; -EINVAL. */
+int pk_sim_parse_seconds(const char *s, int64_t *ret_ms);
+
+/*
+ * A CSV trace: a header row naming the columns arrival and duration
+ * (seconds), and optionally pods (default 1; a gang when over 1),
+ * accelerators, cpu and memory (per pod, Kubernetes quantities), model
+ * (required value of the accelerator product label) and priority (an
+ * integer); other columns are ignored.  Errors name the line and column
+ * ("line 3: column cpu: ...") in err; -EINVAL on bad input, -E2BIG over the
+ * limits above.
+ */
+int pk_sim_trace_parse_csv(const char *buf, size_t len, struct pk_sim_trace **ret, char *err,
+			   size_t errlen);
+/*
+ * An object trace (a JSON array of objects, as pk_read_file returns): each
+ * Job, JobSet, root group (with the pods bound to it) or standalone pod is
+ * one job; its arrival and duration come from PK_SIM_ANN_ARRIVAL and
+ * PK_SIM_ANN_DURATION on that object (arrival 0 and a duration of 0 — runs
+ * forever — when absent).  PriorityClasses apply to every job.  Jobs and
+ * JobSets are compiled by the workload builder.  Errors go to errs with
+ * field paths (-EINVAL).
+ */
+int pk_sim_trace_from_objects(const json_t *objects, struct pk_sim_trace **ret,
+			      struct pk_errors *errs);
+/* Read a trace file: CSV when its name ends in .csv, else YAML or JSON objects. */
+int pk_sim_trace_load(const char *path, struct pk_sim_trace **ret, char *err, size_t errlen);
+size_t pk_sim_trace_jobs(const struct pk_sim_trace *t);
+void pk_sim_trace_free(struct pk_sim_trace *t);
+
+struct pk_sim_node_loss {
+	int64_t at_ms;
+	const char *node;
+};
+
+struct pk_sim_opts {
+	const char *strategy;	 /* placement strategy; NULL: the default */
+	const char *label;	 /* of the run in the report (board name) */
+	/* node label keys of the outermost domain (superslice) and of the boxes
+	 * whose largest free one is reported per superslice (NULL: none) */
+	const char *superslice_key, *domain_key;
+	int64_t until_ms;	 /* stop at this virtual time (0: when the trace is done) */
+	uint64_t seed;		 /* every random choice */
+	int64_t start_delay_ms;	 /* bound -> Running */
+	double failure_rate;	 /* probability that a job attempt fails while running */
+	int max_retries;	 /* placements again after failures (default 3 when < 0) */
+	const struct pk_sim_node_loss *node_loss;
+	size_t nnode_loss;
+};
+
+/*
+ * Run trace over nodes (a JSON array of Node objects, e.g. the board's as
+ * pk_board_nodes_json returns) and return the run's report (a new JSON
+ * object).  ret_events (may be NULL): events processed, for a rate.
+ * -EINVAL with a message in err (a node the loss list names that does not
+ * exist, an unknown strategy), -ENOMEM.
+ */
+int pk_sim_run(const struct pk_sim_opts *opts, const json_t *nodes, const struct pk_sim_trace *t,
+	       json_t **ret_report, uint64_t *ret_events, char *err, size_t errlen);
+
+/* Reports: runs is a JSON array of pk_sim_run reports, drawn side by side. */
+int pk_sim_report_json(FILE *f, const json_t *runs);
+int pk_sim_report_text(FILE *f, const json_t *runs);
+int pk_sim_report_html(FILE *f, const json_t *runs);
+
+#endif /* PODKERNEL_KERNEL_SIM_H */
