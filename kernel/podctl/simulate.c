@@ -45,8 +45,7 @@ static void usage(FILE *f)
 	      "                       [--start-delay T] [--failure-rate P] [--max-retries N]\n"
 	      "                       [--node-loss T:NODE]... [-o FILE.html|FILE.json|json]\n"
 	      "  T: seconds, or a number with s, m, h or d.  The trace is CSV (FILE.csv) or\n"
-	      "  YAML/JSON objects carrying " PK_SIM_ANN_ARRIVAL " and " PK_SIM_ANN_DURATION
-	      ".\n"
+	      "  YAML/JSON objects carrying " PK_SIM_ANN_ARRIVAL " and " PK_SIM_ANN_DURATION ".\n"
 	      "Strategies:",
 	      f);
 	for (size_t i = 0; i < pk_sched_strategy_count(); i++)
@@ -124,7 +123,7 @@ static int numbers(struct sim_args *a, const char *flag, const char *v)
 		errno = 0;
 		a->o.seed = strtoull(v, &end, 10);
 		return errno || end == v || *end || *v == '-' ? bad(flag, v, "expected an integer")
-							       : 0;
+							      : 0;
 	}
 	if (strcmp(flag, "--failure-rate") == 0) {
 		a->o.failure_rate = strtod(v, &end);
@@ -259,14 +258,16 @@ static int run_all(struct sim_args *a, const struct pk_sim_trace *trace, json_t 
 
 			fprintf(stderr,
 				"podctl simulate: %s/%s: %llu events in %.2f s (%.0f events/s)\n",
-				topo_board_name(board), json_string_value(json_object_get(rep, "strategy")),
+				topo_board_name(board),
+				json_string_value(json_object_get(rep, "strategy")),
 				(unsigned long long)events, dt, dt > 0 ? (double)events / dt : 0.0);
 			if (json_array_size(json_object_get(rep, "node_loss_not_on_board")))
 				fprintf(stderr,
 					"podctl simulate: %s: --node-loss names nodes not on this "
 					"board (%zu), ignored for it\n",
 					a->boards[b],
-					json_array_size(json_object_get(rep, "node_loss_not_on_board")));
+					json_array_size(
+					    json_object_get(rep, "node_loss_not_on_board")));
 			json_array_append_new(runs, rep);
 		}
 		json_decref(nodes);

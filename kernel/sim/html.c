@@ -57,8 +57,8 @@ static double series_max(const json_t *lines)
 	size_t i, k;
 	json_t *l, *v;
 
-	json_array_foreach(lines, i, l) json_array_foreach(l, k, v) if (json_number_value(v) > m) m =
-	    json_number_value(v);
+	json_array_foreach(lines, i, l) json_array_foreach(l, k, v) if (json_number_value(v) > m)
+	    m = json_number_value(v);
 	return m;
 }
 
@@ -96,7 +96,8 @@ static void chart(FILE *f, const char *title, const json_t *t, const json_t *lin
 			colors[i]);
 		json_array_foreach(l, k, v)
 		{
-			double x = PAD + (W - PAD - 4) * json_number_value(json_array_get(t, k)) / tmax;
+			double x =
+			    PAD + (W - PAD - 4) * json_number_value(json_array_get(t, k)) / tmax;
 			double y = (H - 4) - (H - 8) * json_number_value(v) / ymax;
 
 			fprintf(f, "%.1f,%.1f ", x, y);
@@ -137,9 +138,10 @@ static void summary(FILE *f, const json_t *run)
 	{
 		fprintf(f, "<tr><td>");
 		esc(f, json_string_value(json_object_get(d, "gang")));
-		fprintf(f,
-			"</td><td>%.0f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td></tr>\n",
-			num(d, "jobs"), num(d, "p50"), num(d, "p95"), num(d, "p99"), num(d, "max"));
+		fprintf(
+		    f,
+		    "</td><td>%.0f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td></tr>\n",
+		    num(d, "jobs"), num(d, "p50"), num(d, "p95"), num(d, "p99"), num(d, "max"));
 	}
 	fprintf(f, "</table>\n");
 }
@@ -162,9 +164,8 @@ static void column(FILE *f, const json_t *run, double tmax, double amax, double 
 	chart(f, "Accelerators allocated", t, one, NULL, amax, tmax);
 	chart(f, "Accelerators stranded (free chips, host CPU or memory full)", t, two, NULL, smax,
 	      tmax);
-	json_array_foreach(json_object_get(run, "fragmentation"), i, fr)
-	    json_array_append_new(names, json_string(json_string_value(
-					     json_object_get(fr, "superslice"))));
+	json_array_foreach(json_object_get(run, "fragmentation"), i, fr) json_array_append_new(
+	    names, json_string(json_string_value(json_object_get(fr, "superslice"))));
 	const json_t *boxes = json_object_get(ser, "largest_free_box");
 
 	chart(f, "Largest free box per superslice (hosts)", t, boxes, names, series_max(boxes),

@@ -25,7 +25,7 @@ static const struct {
 	const char *name;
 	int32_t lo, hi;
 } gang_buckets[SIM_GANG_BUCKETS] = {
-    {"all", 1, INT32_MAX}, {"1", 1, 1},	    {"2-8", 2, 8},
+    {"all", 1, INT32_MAX}, {"1", 1, 1},		{"2-8", 2, 8},
     {"9-32", 9, 32},	   {"33-128", 33, 128}, {"129+", 129, INT32_MAX},
 };
 
@@ -76,12 +76,12 @@ static json_t *delays(const struct sim_run *s)
 		if (!n && b > 0)
 			continue;
 		qsort(v, n, sizeof(*v), cmp_i64);
-		json_array_append_new(
-		    out, json_pack("{s:s,s:I,s:o,s:o,s:o,s:o}", "gang", gang_buckets[b].name, "jobs",
-				   (json_int_t)n, "p50", seconds(n ? rank(v, n, 0.5) : 0), "p95",
-				   seconds(n ? rank(v, n, 0.95) : 0), "p99",
-				   seconds(n ? rank(v, n, 0.99) : 0), "max",
-				   seconds(n ? v[n - 1] : 0)));
+		json_array_append_new(out, json_pack("{s:s,s:I,s:o,s:o,s:o,s:o}", "gang",
+						     gang_buckets[b].name, "jobs", (json_int_t)n,
+						     "p50", seconds(n ? rank(v, n, 0.5) : 0), "p95",
+						     seconds(n ? rank(v, n, 0.95) : 0), "p99",
+						     seconds(n ? rank(v, n, 0.99) : 0), "max",
+						     seconds(n ? v[n - 1] : 0)));
 	}
 	free(v);
 	return out;
@@ -98,13 +98,12 @@ static json_t *never_placed(const struct sim_run *s, json_int_t *ret_count)
 		if (s->delay_ms[j] >= 0 || s->runs[j].state == SIM_FUTURE)
 			continue;
 		if (n++ < NEVER_PLACED_LISTED)
-			json_array_append_new(list, json_pack("{s:I,s:o,s:i,s:I}", "job",
-							      (json_int_t)j, "arrival",
-							      seconds(job->arrival_ms), "pods",
-							      (int)job->pods, "accelerators",
-							      (json_int_t)(sim_pod_req(s, (uint32_t)j, 0)
-									       .accel /
-									   1000)));
+			json_array_append_new(
+			    list,
+			    json_pack("{s:I,s:o,s:i,s:I}", "job", (json_int_t)j, "arrival",
+				      seconds(job->arrival_ms), "pods", (int)job->pods,
+				      "accelerators",
+				      (json_int_t)(sim_pod_req(s, (uint32_t)j, 0).accel / 1000)));
 	}
 	*ret_count = n;
 	return list;
@@ -137,8 +136,8 @@ static json_t *fragmentation(const struct sim_run *s, double span)
 
 	for (size_t i = 0; i < nss; i++)
 		json_array_append_new(
-		    out, json_pack("{s:s,s:i,s:o}", "superslice", s->ss_names[i] ? s->ss_names[i] : "",
-				   "min_largest_free_box",
+		    out, json_pack("{s:s,s:i,s:o}", "superslice",
+				   s->ss_names[i] ? s->ss_names[i] : "", "min_largest_free_box",
 				   s->frag_min[i] == INT32_MAX ? 0 : (int)s->frag_min[i],
 				   "mean_largest_free_box",
 				   ratio(span > 0 ? s->frag_area[i] / span : s->held.frag[i])));
@@ -190,15 +189,14 @@ int sim_stats_report(struct sim_run *s, json_t **ret)
 	json_object_set_new(rep, "accelerators", json_integer(s->total_accel / 1000));
 	json_object_set_new(rep, "resource", json_string(s->resource));
 	json_object_set_new(rep, "end", seconds(end));
-	json_object_set_new(
-	    rep, "allocation",
-	    json_pack("{s:o,s:o}", "mean", ratio(span > 0 ? s->alloc_area / span / total : 0),
-		      "peak", ratio((double)s->peak_alloc / total)));
-	json_object_set_new(
-	    rep, "stranded",
-	    json_pack("{s:o,s:I}", "mean_accelerators",
-		      ratio(span > 0 ? s->stranded_area / span / 1000.0 : 0), "peak_accelerators",
-		      (json_int_t)(s->peak_stranded / 1000)));
+	json_object_set_new(rep, "allocation",
+			    json_pack("{s:o,s:o}", "mean",
+				      ratio(span > 0 ? s->alloc_area / span / total : 0), "peak",
+				      ratio((double)s->peak_alloc / total)));
+	json_object_set_new(rep, "stranded",
+			    json_pack("{s:o,s:I}", "mean_accelerators",
+				      ratio(span > 0 ? s->stranded_area / span / 1000.0 : 0),
+				      "peak_accelerators", (json_int_t)(s->peak_stranded / 1000)));
 	json_object_set_new(rep, "queueing_delay", delays(s));
 	json_object_set_new(rep, "fragmentation", fragmentation(s, span));
 	json_object_set_new(rep, "never_placed_jobs", np);
@@ -252,8 +250,9 @@ int pk_sim_report_text(FILE *f, const json_t *runs)
 		fprintf(f, "  stranded    mean %.1f, peak %.0f accelerators\n",
 			num(run, "stranded.mean_accelerators"),
 			num(run, "stranded.peak_accelerators"));
-		fprintf(f, "  preempted   %.0f jobs (%.0f pods); failures %.0f injected, %.0f node "
-			   "loss, %.0f retries\n",
+		fprintf(f,
+			"  preempted   %.0f jobs (%.0f pods); failures %.0f injected, %.0f node "
+			"loss, %.0f retries\n",
 			num(run, "preemptions.jobs"), num(run, "preemptions.pods"),
 			num(run, "failures.injected"), num(run, "failures.node_loss"),
 			num(run, "failures.retries"));

@@ -77,8 +77,9 @@ static int add_nodes(struct sim_run *s, const struct pk_sim_opts *o, const json_
 		const char *ss = o->superslice_key
 				     ? json_string_value(json_object_get(labels, o->superslice_key))
 				     : NULL;
-		const char *dom =
-		    o->domain_key ? json_string_value(json_object_get(labels, o->domain_key)) : NULL;
+		const char *dom = o->domain_key
+				      ? json_string_value(json_object_get(labels, o->domain_key))
+				      : NULL;
 
 		if (r < 0)
 			break;

@@ -7,9 +7,9 @@
 #include "topology/topology.h"
 
 #define SIM_PRODUCT_LABEL TOPO_LABEL_ACCEL_PRODUCT
-#define SIM_MAX_SS 64	      /* superslices drawn in the fragmentation series */
-#define SIM_MAX_SAMPLES 2048  /* points of a series (halved when full) */
-#define SIM_GANG_BUCKETS 6    /* all, 1, 2-8, 9-32, 33-128, 129+ */
+#define SIM_MAX_SS 64	     /* superslices drawn in the fragmentation series */
+#define SIM_MAX_SAMPLES 2048 /* points of a series (halved when full) */
+#define SIM_GANG_BUCKETS 6   /* all, 1, 2-8, 9-32, 33-128, 129+ */
 
 enum sim_ev { SIM_EV_ARRIVE, SIM_EV_FINISH, SIM_EV_FAIL, SIM_EV_NODE_LOSS, SIM_EV_WAKE };
 
@@ -31,9 +31,9 @@ struct sim_req {
 struct sim_jobrun {
 	enum sim_state state;
 	int32_t attempt, failures, preemptions, bound, finished;
-	int32_t *node;	   /* per pod: node index, -1 pending, -2 Succeeded */
-	int64_t *bind_at;  /* per pod */
-	char **names;	   /* object jobs: pod names (CSV pods are p<k>) */
+	int32_t *node;	     /* per pod: node index, -1 pending, -2 Succeeded */
+	int64_t *bind_at;    /* per pod */
+	char **names;	     /* object jobs: pod names (CSV pods are p<k>) */
 	struct sim_req *req; /* object jobs: per pod */
 	int64_t started_at, done_at, last_batch;
 	int32_t last_batch_attempt;
@@ -72,8 +72,8 @@ struct sim_run {
 	struct sim_node *nodes;
 	char **node_names;
 	size_t nnodes;
-	json_t *node_index;   /* name -> index */
-	json_t *loss_unknown; /* node loss names not on this run's nodes */
+	json_t *node_index;		  /* name -> index */
+	json_t *loss_unknown;		  /* node loss names not on this run's nodes */
 	int32_t *domain_free, *domain_ss; /* per domain: fully free hosts, its superslice */
 	size_t ndomains, nss;
 	char **ss_names;

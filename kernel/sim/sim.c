@@ -136,11 +136,11 @@ static int submit_csv(struct sim_run *s, uint32_t j)
 
 	job_ns(j, ns);
 	if (job->pods > 1) {
-		json_t *g = json_pack(
-		    "{s:s,s:s,s:{s:s,s:s},s:{s:{s:s,s:s},s:{s:{s:i}}}}", "apiVersion",
-		    "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name", "g",
-		    "namespace", ns, "spec", "workloadRef", "workloadName", "g", "templateName",
-		    "g", "schedulingPolicy", "gang", "minCount", (int)job->pods);
+		json_t *g = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:s,s:s},s:{s:{s:i}}}}",
+				      "apiVersion", "scheduling.k8s.io/v1alpha3", "kind",
+				      "PodGroup", "metadata", "name", "g", "namespace", ns, "spec",
+				      "workloadRef", "workloadName", "g", "templateName", "g",
+				      "schedulingPolicy", "gang", "minCount", (int)job->pods);
 
 		r = g ? add_obj(s, g) : -ENOMEM;
 		json_decref(g);
@@ -157,8 +157,7 @@ static int submit_csv(struct sim_run *s, uint32_t j)
 	if (job->has_priority)
 		pk_set(pod, "spec.priority", json_integer(job->priority));
 	if (job->model)
-		pk_set(pod, "spec.nodeSelector",
-		       json_pack("{s:s}", SIM_PRODUCT_LABEL, job->model));
+		pk_set(pod, "spec.nodeSelector", json_pack("{s:s}", SIM_PRODUCT_LABEL, job->model));
 	for (int32_t k = 0; r == 0 && k < job->pods; k++) {
 		snprintf(name, sizeof(name), "p%d", k);
 		pk_set(pod, "metadata.name", json_string(name));
@@ -302,8 +301,9 @@ static int job_started(struct sim_run *s, uint32_t j, int64_t t)
 		sim_stats_delay(s, j, t - job->arrival_ms);
 	}
 	if (s->failure_rate > 0 && job->duration_ms > 0 && rnd_unit(&s->rng) < s->failure_rate)
-		return ev_push(s, t + s->start_delay_ms + (int64_t)(rnd_unit(&s->rng) *
-								    (double)job->duration_ms),
+		return ev_push(s,
+			       t + s->start_delay_ms +
+				   (int64_t)(rnd_unit(&s->rng) * (double)job->duration_ms),
 			       SIM_EV_FAIL, j, r->attempt, 0);
 	return 0;
 }
@@ -328,9 +328,8 @@ static int on_bind(struct sim_run *s, const struct pk_sched_action *a, int64_t t
 	if (r->last_batch != t || r->last_batch_attempt != r->attempt) {
 		r->last_batch = t;
 		r->last_batch_attempt = r->attempt;
-		if (job->duration_ms > 0 &&
-		    ev_push(s, t + s->start_delay_ms + job->duration_ms, SIM_EV_FINISH, j,
-			    r->attempt, t) < 0)
+		if (job->duration_ms > 0 && ev_push(s, t + s->start_delay_ms + job->duration_ms,
+						    SIM_EV_FINISH, j, r->attempt, t) < 0)
 			return -ENOMEM;
 	}
 	return r->bound == job->pods ? job_started(s, j, t) : 0;

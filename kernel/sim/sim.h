@@ -78,16 +78,16 @@ struct pk_sim_node_loss {
 };
 
 struct pk_sim_opts {
-	const char *strategy;	 /* placement strategy; NULL: the default */
-	const char *label;	 /* of the run in the report (board name) */
+	const char *strategy; /* placement strategy; NULL: the default */
+	const char *label;    /* of the run in the report (board name) */
 	/* node label keys of the outermost domain (superslice) and of the boxes
 	 * whose largest free one is reported per superslice (NULL: none) */
 	const char *superslice_key, *domain_key;
-	int64_t until_ms;	 /* stop at this virtual time (0: when the trace is done) */
-	uint64_t seed;		 /* every random choice */
-	int64_t start_delay_ms;	 /* bound -> Running */
-	double failure_rate;	 /* probability that a job attempt fails while running */
-	int max_retries;	 /* placements again after failures (default 3 when < 0) */
+	int64_t until_ms;	/* stop at this virtual time (0: when the trace is done) */
+	uint64_t seed;		/* every random choice */
+	int64_t start_delay_ms; /* bound -> Running */
+	double failure_rate;	/* probability that a job attempt fails while running */
+	int max_retries;	/* placements again after failures (default 3 when < 0) */
 	const struct pk_sim_node_loss *node_loss;
 	size_t nnode_loss;
 };

@@ -223,12 +223,14 @@ static int csv_value(struct sim_job *j, int c, const char *v, const char **why)
 		j->pods = (int32_t)x;
 		return 0;
 	case C_ACCEL:
+		*why = "expected a whole number of accelerators";
+		if (csv_quantity(v, &j->accel_milli) < 0 || j->accel_milli % 1000)
+			return -EINVAL;
+		return 0;
 	case C_CPU:
 	case C_MEMORY:
 		*why = "expected a non-negative Kubernetes quantity";
-		return csv_quantity(v, c == C_ACCEL ? &j->accel_milli
-				       : c == C_CPU ? &j->cpu_milli
-						    : &j->mem_milli);
+		return csv_quantity(v, c == C_CPU ? &j->cpu_milli : &j->mem_milli);
 	case C_MODEL:
 		*why = "expected a label value (63 characters of [A-Za-z0-9_.-])";
 		if (!topo_label_value_valid(v, vwhy, sizeof(vwhy)))
@@ -265,8 +267,8 @@ static int csv_row(struct pk_sim_trace *t, struct csv_line *l, const int cols[C_
 
 		if (!*v) {
 			if (c <= C_DURATION) {
-				snprintf(err, errlen, "line %zu: column %s: required value",
-					 lineno, col_names[c]);
+				snprintf(err, errlen, "line %zu: column %s: required value", lineno,
+					 col_names[c]);
 				return -EINVAL;
 			}
 			continue;
@@ -362,17 +364,19 @@ static int timing(const json_t *obj, const char *path, struct sim_job *j, struct
 	int r = 0;
 
 	if (a && pk_sim_parse_seconds(a, &j->arrival_ms) < 0) {
-		pk_errors_add(errs,
-			      "%s.metadata.annotations[" PK_SIM_ANN_ARRIVAL
-			      "]: Invalid value: \"%.40s\": expected seconds (90, 1.5, 30m, 2h, 1d)",
-			      path, a);
+		pk_errors_add(
+		    errs,
+		    "%s.metadata.annotations[" PK_SIM_ANN_ARRIVAL
+		    "]: Invalid value: \"%.40s\": expected seconds (90, 1.5, 30m, 2h, 1d)",
+		    path, a);
 		r = -EINVAL;
 	}
 	if (d && pk_sim_parse_seconds(d, &j->duration_ms) < 0) {
-		pk_errors_add(errs,
-			      "%s.metadata.annotations[" PK_SIM_ANN_DURATION
-			      "]: Invalid value: \"%.40s\": expected seconds (90, 1.5, 30m, 2h, 1d)",
-			      path, d);
+		pk_errors_add(
+		    errs,
+		    "%s.metadata.annotations[" PK_SIM_ANN_DURATION
+		    "]: Invalid value: \"%.40s\": expected seconds (90, 1.5, 30m, 2h, 1d)",
+		    path, d);
 		r = -EINVAL;
 	}
 	return r;
@@ -417,7 +421,8 @@ static const char *root_of(const json_t *groups, const char *name)
 {
 	for (int depth = 0; name && depth < 16; depth++) {
 		const json_t *g = json_object_get(groups, name);
-		const char *parent = g ? pk_get_string(g, "spec.parentCompositePodGroupName") : NULL;
+		const char *parent =
+		    g ? pk_get_string(g, "spec.parentCompositePodGroupName") : NULL;
 
 		if (!parent)
 			return name;
@@ -467,7 +472,8 @@ static int add_bare_jobs(struct pk_sim_trace *t, const json_t *objects, const js
 				break;
 			j->pods = 0;
 			if (root)
-				json_object_set_new(index, root, json_integer((json_int_t)t->n - 1));
+				json_object_set_new(index, root,
+						    json_integer((json_int_t)t->n - 1));
 		} else {
 			j = &t->jobs[json_integer_value(slot)];
 		}

@@ -1,0 +1,89 @@
+#!/bin/sh
+# podctl simulate: exit codes, the three report forms, byte-identical JSON for
+# the same seed, two strategies and two boards side by side, errors that name
+# the trace's line and column.
+# Needs $PODKERNEL_BIN/podctl and $PODKERNEL_SRC (set by tests/run-tests.sh).
+set -u
+BIN=${PODKERNEL_BIN:-build/bin}
+SRC=${PODKERNEL_SRC:-.}
+PODCTL="$BIN/podctl"
+GPU="$SRC/boards/gpu-cluster.yaml"
+TPU="$SRC/boards/tpu-cube.yaml"
+if [ ! -x "$PODCTL" ]; then
+	echo "test_simulate_cmd: $PODCTL not built" >&2
+	exit 1
+fi
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+check() { # check NAME CONDITION-RESULT
+	if [ "$2" = 0 ]; then echo "ok   $1"; else echo "FAIL $1" >&2; fail=1; fi
+}
+run() { # run EXPECTED-RC ARGS... ; stdout in $T/out, stderr in $T/err
+	want=$1
+	shift
+	"$PODCTL" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	[ "$rc" = "$want" ]
+}
+
+cat >"$T/trace.csv" <<'CSV'
+arrival,duration,pods,accelerators,cpu,memory,priority,user
+0,3600,16,8,100,500Gi,,alice
+10,600,1,8,10,10Gi,,bob
+20,1800,64,8,100,500Gi,,carol
+30,60,4,4,1,1Gi,100,dave
+40,7200,200,8,1,1Gi,,erin
+CSV
+
+run 0 simulate --board "$GPU" --trace "$T/trace.csv" --strategy fit,kep --seed 3 \
+	--failure-rate 0.3 -o "$T/a.json"
+check "two strategies, JSON file (rc=$rc)" $?
+grep -q "^report: $T/a.json" "$T/out"
+check "the summary names the report" $?
+grep -q "events/s" "$T/err"
+check "events per second on stderr" $?
+python3 - "$T/a.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = d["runs"]
+assert d["kind"] == "SimulationReport" and len(runs) == 2, d.keys()
+assert [r["strategy"] for r in runs] == ["fit", "kep"]
+for r in runs:
+    assert r["jobs"]["total"] == 5 and r["hosts"] == 64 and r["accelerators"] == 512
+    assert r["jobs"]["never_placed"] == 1 and r["never_placed_jobs"][0]["pods"] == 200
+    assert {q["gang"] for q in r["queueing_delay"]} >= {"all", "1", "2-8", "33-128"}
+    assert len(r["series"]["t"]) == len(r["series"]["allocated"]) > 1
+PY
+check "the report holds both runs, never placed, delays, series" $?
+run 0 simulate --board "$GPU" --trace "$T/trace.csv" --strategy fit,kep --seed 3 \
+	--failure-rate 0.3 -o "$T/b.json"
+cmp -s "$T/a.json" "$T/b.json"
+check "same trace, board and seed: byte-identical JSON" $?
+
+run 0 simulate --board "$GPU" --board "$TPU" --trace "$T/trace.csv" -o "$T/r.html" \
+	--node-loss 100:gpu-b0-r0-n0
+check "two boards, HTML (rc=$rc)" $?
+[ "$(grep -c '<svg' "$T/r.html")" -ge 6 ] && ! grep -qE '<script|src=|href=' "$T/r.html"
+check "the page draws both boards' charts and loads nothing" $?
+grep -q "not on this board" "$T/err"
+check "a node loss of the other board is said to be ignored" $?
+
+run 0 simulate --board "$GPU" --trace "$T/trace.csv" -o json
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/out"
+check "-o json writes the document to stdout" $?
+
+printf 'arrival,duration,cpu\n0,10,1\n5,10,lots\n' >"$T/bad.csv"
+run 2 simulate --board "$GPU" --trace "$T/bad.csv"
+check "an invalid value exits 2 (rc=$rc)" $?
+grep -q 'line 3: column cpu' "$T/err"
+check "the error names line and column" $?
+run 2 simulate --board "$GPU" --trace "$T/trace.csv" --strategy nope
+check "an unknown strategy exits 2 (rc=$rc)" $?
+run 2 simulate --trace "$T/trace.csv"
+check "--board is required (rc=$rc)" $?
+run 2 simulate --board "$T/missing.yaml" --trace "$T/trace.csv"
+check "a missing board exits 2 (rc=$rc)" $?
+run 2 simulate --board "$GPU" --trace "$T/trace.csv" --until soon
+check "a bad --until exits 2 (rc=$rc)" $?
+exit $fail

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_sim.c — kernel/sim: the CSV and object trace readers, and runs on a
+ * small cluster of four 4-TPU hosts (two cubes of two): finished pods free
+ * their hosts for the gang waiting on them, a node loss fails the pods on it
+ * and the gang is placed again as a whole, a higher priority gang preempts,
+ * a gang larger than the cluster is never placed, Jobs and JobSets of an
+ * object trace run to completion, stranded accelerators are counted, and a
+ * seed fixes the report to the byte.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sim/sim.h"
+
+static json_t *cluster(void)
+{
+	json_t *nodes = json_array();
+
+	for (int i = 0; i < 4; i++) {
+		char name[8], cube[8];
+
+		snprintf(name, sizeof(name), "n%d", i);
+		snprintf(cube, sizeof(cube), "c%d", i / 2);
+		json_array_append_new(
+		    nodes, json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s}},s:{s:{s:s,s:s,s:s,s:s}}}",
+				     "apiVersion", "v1", "kind", "Node", "metadata", "name", name,
+				     "labels", "ex/ss", "s0", "ex/cube", cube, "status",
+				     "allocatable", "cpu", "8", "memory", "64Gi", "google.com/tpu",
+				     "4", "pods", "110"));
+	}
+	return nodes;
+}
+
+static struct pk_sim_trace *csv(const char *text)
+{
+	struct pk_sim_trace *t = NULL;
+	char err[256] = "";
+	int r = pk_sim_trace_parse_csv(text, strlen(text), &t, err, sizeof(err));
+
+	ck_assert_msg(r == 0, "%s", err);
+	return t;
+}
+
+static json_t *run_opts(struct pk_sim_opts *o, struct pk_sim_trace *t)
+{
+	json_t *nodes = cluster(), *rep = NULL;
+	char err[256] = "";
+
+	o->superslice_key = "ex/ss";
+	o->domain_key = "ex/cube";
+	ck_assert_msg(pk_sim_run(o, nodes, t, &rep, NULL, err, sizeof(err)) == 0, "%s", err);
+	json_decref(nodes);
+	return rep;
+}
+
+static json_t *run(const char *text)
+{
+	struct pk_sim_opts o = {.max_retries = -1};
+	struct pk_sim_trace *t = csv(text);
+	json_t *rep = run_opts(&o, t);
+
+	pk_sim_trace_free(t);
+	return rep;
+}
+
+static double num(const json_t *rep, const char *path)
+{
+	json_t *v = pk_get(rep, path);
+
+	ck_assert_msg(v != NULL, "no %s", path);
+	return json_number_value(v);
+}
+
+/* The queueing delay row of a gang bucket. */
+static const json_t *delay(const json_t *rep, const char *gang)
+{
+	size_t i;
+	json_t *d;
+
+	json_array_foreach(json_object_get(rep, "queueing_delay"), i, d) if (strcmp(
+	    json_string_value(json_object_get(d, "gang")), gang) == 0) return d;
+	ck_abort_msg("no delay row for gang %s", gang);
+	return NULL;
+}
+
+START_TEST(csv_columns_by_name_unknown_ignored)
+{
+	struct pk_sim_trace *t =
+	    csv("# a comment\r\nUser, Arrival ,duration,pods,cpu,memory,accelerators,model,"
+		"priority\r\n"
+		"\"a, b\",1.5,2h,3,500m,1Gi,4,tpu-v5p,-7\r\n\n,30m,1d,,,,,,\n");
+
+	ck_assert_uint_eq(pk_sim_trace_jobs(t), 2);
+	pk_sim_trace_free(t);
+}
+END_TEST
+
+static void csv_rejects(const char *text, const char *want)
+{
+	struct pk_sim_trace *t = NULL;
+	char err[256] = "";
+
+	ck_assert_int_lt(pk_sim_trace_parse_csv(text, strlen(text), &t, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, want), "error \"%s\" lacks \"%s\"", err, want);
+	ck_assert_ptr_null(t);
+}
+
+START_TEST(csv_errors_name_line_and_column)
+{
+	csv_rejects("arrival,duration,cpu\n0,10,1\n5,10,lots\n", "line 3: column cpu");
+	csv_rejects("arrival,pods\n0,1\n", "line 1: header: the column duration is required");
+	csv_rejects("arrival,duration,pods\n0,10,0\n", "line 2: column pods");
+	csv_rejects("arrival,duration\n-1,10\n", "line 2: column arrival");
+	csv_rejects("arrival,duration\n0,\n", "line 2: column duration: required value");
+	csv_rejects("arrival,duration,model\n0,1,\"bad value!\"\n", "column model");
+	csv_rejects("arrival,duration\n\"0,1\n", "unterminated quote");
+	csv_rejects("", "header: missing");
+}
+END_TEST
+
+START_TEST(finished_pods_free_hosts_for_the_waiting_gang)
+{
+	/* each gang takes the whole cluster: the second waits for the first to end */
+	json_t *rep = run("arrival,duration,pods,accelerators,cpu\n0,100,4,4,1\n10,50,4,4,1\n");
+
+	ck_assert_int_eq(num(rep, "jobs.completed"), 2);
+	ck_assert_int_eq(num(rep, "end"), 150);
+	ck_assert_int_eq(num(delay(rep, "2-8"), "max"), 90);
+	ck_assert_int_eq(num(delay(rep, "2-8"), "p50"), 0);
+	ck_assert_int_eq(num(rep, "allocation.peak"), 1);
+	ck_assert_int_eq(num(rep, "events.bindings"), 8);
+	json_decref(rep);
+}
+END_TEST
+
+START_TEST(node_loss_fails_pods_and_replaces_the_gang)
+{
+	struct pk_sim_node_loss loss[] = {{.at_ms = 50000, .node = "n1"}};
+	struct pk_sim_opts o = {.max_retries = -1, .node_loss = loss, .nnode_loss = 1};
+	struct pk_sim_trace *t = csv("arrival,duration,pods,accelerators\n0,100,2,4\n");
+	json_t *rep = run_opts(&o, t);
+
+	/* the gang of two ran on two hosts; losing n1 fails it, it starts over on the rest */
+	ck_assert_int_eq(num(rep, "failures.node_loss"), 1);
+	ck_assert_int_eq(num(rep, "failures.retries"), 1);
+	ck_assert_int_eq(num(rep, "events.bindings"), 4);
+	ck_assert_int_eq(num(rep, "jobs.completed"), 1);
+	ck_assert_int_eq(num(rep, "end"), 150);
+	ck_assert_int_eq(num(rep, "accelerators"), 12); /* what is left */
+	json_decref(rep);
+	pk_sim_trace_free(t);
+}
+END_TEST
+
+START_TEST(higher_priority_gang_preempts)
+{
+	json_t *rep = run("arrival,duration,pods,accelerators,priority\n0,100,4,4,0\n"
+			  "10,20,2,4,1000\n");
+
+	ck_assert_int_ge(num(rep, "preemptions.jobs"), 1);
+	ck_assert_int_eq(num(rep, "jobs.completed"), 2);
+	ck_assert_int_eq(num(delay(rep, "2-8"), "p50"), 0);
+	json_decref(rep);
+}
+END_TEST
+
+START_TEST(gang_larger_than_the_cluster_is_never_placed)
+{
+	json_t *rep = run("arrival,duration,pods,accelerators\n0,10,5,4\n0,10,1,4\n");
+
+	ck_assert_int_eq(num(rep, "jobs.never_placed"), 1);
+	ck_assert_int_eq(num(rep, "never_placed_jobs[0].job"), 0);
+	ck_assert_int_eq(num(rep, "never_placed_jobs[0].pods"), 5);
+	ck_assert_int_eq(num(rep, "jobs.completed"), 1);
+	json_decref(rep);
+}
+END_TEST
+
+START_TEST(stranded_accelerators_on_cpu_full_hosts)
+{
+	/* 2 TPUs and all 8 CPUs of one host: its other 2 TPUs are stranded */
+	json_t *rep = run("arrival,duration,pods,accelerators,cpu\n0,100,1,2,8\n");
+
+	ck_assert_int_eq(num(rep, "stranded.peak_accelerators"), 2);
+	ck_assert_int_eq(num(rep, "series.stranded[0]"), 2);
+	json_decref(rep);
+}
+END_TEST
+
+START_TEST(largest_free_box_follows_placements)
+{
+	json_t *rep = run("arrival,duration,pods,accelerators\n0,100,1,4\n");
+
+	/* one pod takes a host of cube c0: the largest free cube is c1 (2 hosts) */
+	ck_assert_int_eq(num(rep, "fragmentation[0].min_largest_free_box"), 2);
+	ck_assert_str_eq(json_string_value(pk_get(rep, "fragmentation[0].superslice")), "s0");
+	json_decref(rep);
+}
+END_TEST
+
+START_TEST(object_trace_jobs_and_jobsets)
+{
+	const char *yaml =
+	    "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n  annotations:\n"
+	    "    sim.podkernel.dev/arrival: \"5\"\n    sim.podkernel.dev/duration: 1m\n"
+	    "spec:\n  parallelism: 2\n  scheduling:\n    schedulingPolicy: {gang: {}}\n"
+	    "  template:\n    spec:\n      containers: [{name: c, image: x, resources: "
+	    "{requests: {google.com/tpu: \"4\"}}}]\n"
+	    "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: solo\n  annotations:\n"
+	    "    sim.podkernel.dev/duration: \"30\"\nspec:\n  containers: [{name: c, image: "
+	    "x}]\n";
+	json_t *objs = NULL, *rep;
+	char err[256] = "";
+	struct pk_errors errs = {0};
+	struct pk_sim_trace *t = NULL;
+	struct pk_sim_opts o = {.max_retries = -1};
+
+	ck_assert_msg(pk_read_buffer("t.yaml", yaml, strlen(yaml), &objs, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(pk_sim_trace_from_objects(objs, &t, &errs), 0);
+	ck_assert_uint_eq(pk_sim_trace_jobs(t), 2);
+	rep = run_opts(&o, t);
+	ck_assert_int_eq(num(rep, "jobs.completed"), 2);
+	ck_assert_int_eq(num(rep, "end"), 65);
+	ck_assert_int_eq(num(rep, "events.bindings"), 3);
+	json_decref(rep);
+	pk_sim_trace_free(t);
+	json_decref(objs);
+	pk_errors_clear(&errs);
+}
+END_TEST
+
+START_TEST(object_trace_bad_timing_names_the_path)
+{
+	json_t *objs = json_pack("[{s:s,s:s,s:{s:s,s:{s:s}},s:{s:[{s:s,s:s}]}}]", "apiVersion",
+				 "v1", "kind", "Pod", "metadata", "name", "p", "annotations",
+				 PK_SIM_ANN_ARRIVAL, "soon", "spec", "containers", "name", "c",
+				 "image", "x");
+	struct pk_errors errs = {0};
+	struct pk_sim_trace *t = NULL;
+
+	ck_assert_int_eq(pk_sim_trace_from_objects(objs, &t, &errs), -EINVAL);
+	ck_assert_uint_ge(errs.n, 1);
+	ck_assert_msg(strstr(errs.msg[0], "items[0].metadata.annotations[" PK_SIM_ANN_ARRIVAL "]"),
+		      "%s", errs.msg[0]);
+	pk_errors_clear(&errs);
+	json_decref(objs);
+}
+END_TEST
+
+static char *report_text(uint64_t seed)
+{
+	struct pk_sim_opts o = {.max_retries = -1, .seed = seed, .failure_rate = 0.4};
+	struct pk_sim_trace *t = csv("arrival,duration,pods,accelerators\n0,100,2,4\n5,50,1,4\n"
+				     "6,70,2,4\n20,10,1,2\n40,300,4,4\n41,5,1,1\n");
+	json_t *rep = run_opts(&o, t), *runs = json_pack("[o]", rep);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_int_eq(pk_sim_report_json(f, runs), 0);
+	fclose(f);
+	json_decref(runs);
+	pk_sim_trace_free(t);
+	return buf;
+}
+
+START_TEST(seed_fixes_the_report_byte_for_byte)
+{
+	char *a = report_text(42), *b = report_text(42), *c = report_text(7);
+
+	ck_assert_str_eq(a, b);
+	ck_assert_str_ne(a, c); /* the failures drawn differ */
+	free(a);
+	free(b);
+	free(c);
+}
+END_TEST
+
+START_TEST(html_is_self_contained)
+{
+	json_t *rep = run("arrival,duration,pods,accelerators\n0,100,2,4\n"),
+	       *runs = json_pack("[o,O]", rep, rep);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_int_eq(pk_sim_report_html(f, runs), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "<svg"));
+	ck_assert_ptr_nonnull(strstr(buf, "<polyline"));
+	ck_assert_ptr_null(strstr(buf, "<script"));
+	ck_assert_ptr_null(strstr(buf, "src="));
+	ck_assert_ptr_null(strstr(buf, "href="));
+	ck_assert_ptr_null(strstr(buf, "url("));
+	free(buf);
+	json_decref(runs);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("sim");
+	TCase *tc = tcase_create("sim");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, csv_columns_by_name_unknown_ignored);
+	tcase_add_test(tc, csv_errors_name_line_and_column);
+	tcase_add_test(tc, finished_pods_free_hosts_for_the_waiting_gang);
+	tcase_add_test(tc, node_loss_fails_pods_and_replaces_the_gang);
+	tcase_add_test(tc, higher_priority_gang_preempts);
+	tcase_add_test(tc, gang_larger_than_the_cluster_is_never_placed);
+	tcase_add_test(tc, stranded_accelerators_on_cpu_full_hosts);
+	tcase_add_test(tc, largest_free_box_follows_placements);
+	tcase_add_test(tc, object_trace_jobs_and_jobsets);
+	tcase_add_test(tc, object_trace_bad_timing_names_the_path);
+	tcase_add_test(tc, seed_fixes_the_report_byte_for_byte);
+	tcase_add_test(tc, html_is_self_contained);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
