@@ -18,11 +18,11 @@ static json_t *nodes(void)
 	json_t *a = json_array();
 
 	for (int i = 0; i < 2; i++)
-		json_array_append_new(
-		    a, json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:s,s:s,s:s}}}", "apiVersion", "v1",
-				 "kind", "Node", "metadata", "name", i ? "n1" : "n0", "status",
-				 "allocatable", "cpu", "8", "memory", "64Gi", "example.com/acc",
-				 "4", "pods", "110"));
+		json_array_append_new(a, json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:s,s:s,s:s}}}",
+						   "apiVersion", "v1", "kind", "Node", "metadata",
+						   "name", i ? "n1" : "n0", "status", "allocatable",
+						   "cpu", "8", "memory", "64Gi", "example.com/acc",
+						   "4", "pods", "110"));
 	return a;
 }
 
@@ -43,8 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (pk_sim_trace_jobs(t) >= lines)
 		abort();
 	if (pk_sim_trace_jobs(t) <= 64) {
-		struct pk_sim_opts o = {.max_retries = 1, .until_ms = 3600 * 1000, .seed = 1,
-					.failure_rate = 0.3};
+		struct pk_sim_opts o = {
+		    .max_retries = 1, .until_ms = 3600 * 1000, .seed = 1, .failure_rate = 0.3};
 		json_t *n = nodes(), *rep = NULL;
 
 		if (pk_sim_run(&o, n, t, &rep, NULL, err, sizeof(err)) < 0 &&

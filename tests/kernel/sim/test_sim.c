@@ -25,11 +25,11 @@ static json_t *cluster(void)
 		snprintf(name, sizeof(name), "n%d", i);
 		snprintf(cube, sizeof(cube), "c%d", i / 2);
 		json_array_append_new(
-		    nodes, json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s}},s:{s:{s:s,s:s,s:s,s:s}}}",
-				     "apiVersion", "v1", "kind", "Node", "metadata", "name", name,
-				     "labels", "ex/ss", "s0", "ex/cube", cube, "status",
-				     "allocatable", "cpu", "8", "memory", "64Gi", "google.com/tpu",
-				     "4", "pods", "110"));
+		    nodes,
+		    json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s}},s:{s:{s:s,s:s,s:s,s:s}}}", "apiVersion",
+			      "v1", "kind", "Node", "metadata", "name", name, "labels", "ex/ss",
+			      "s0", "ex/cube", cube, "status", "allocatable", "cpu", "8", "memory",
+			      "64Gi", "google.com/tpu", "4", "pods", "110"));
 	}
 	return nodes;
 }
@@ -80,8 +80,9 @@ static const json_t *delay(const json_t *rep, const char *gang)
 	size_t i;
 	json_t *d;
 
-	json_array_foreach(json_object_get(rep, "queueing_delay"), i, d) if (strcmp(
-	    json_string_value(json_object_get(d, "gang")), gang) == 0) return d;
+	json_array_foreach(json_object_get(rep, "queueing_delay"), i,
+			   d) if (strcmp(json_string_value(json_object_get(d, "gang")), gang) ==
+				  0) return d;
 	ck_abort_msg("no delay row for gang %s", gang);
 	return NULL;
 }
@@ -235,10 +236,10 @@ END_TEST
 
 START_TEST(object_trace_bad_timing_names_the_path)
 {
-	json_t *objs = json_pack("[{s:s,s:s,s:{s:s,s:{s:s}},s:{s:[{s:s,s:s}]}}]", "apiVersion",
-				 "v1", "kind", "Pod", "metadata", "name", "p", "annotations",
-				 PK_SIM_ANN_ARRIVAL, "soon", "spec", "containers", "name", "c",
-				 "image", "x");
+	json_t *objs =
+	    json_pack("[{s:s,s:s,s:{s:s,s:{s:s}},s:{s:[{s:s,s:s}]}}]", "apiVersion", "v1", "kind",
+		      "Pod", "metadata", "name", "p", "annotations", PK_SIM_ANN_ARRIVAL, "soon",
+		      "spec", "containers", "name", "c", "image", "x");
 	struct pk_errors errs = {0};
 	struct pk_sim_trace *t = NULL;
 
