@@ -24,7 +24,7 @@ OPT        ?= -O2
 # Every Debian package's pkg-config name; each library says which it uses
 # (PKGS_* below) and each program links only what its libraries use.
 PKGS := yaml-0.1 jansson hwloc libudev libnl-3.0 libnl-route-3.0 libnl-genl-3.0 \
-	libmicrohttpd gnutls libcurl sqlite3
+	libmicrohttpd gnutls libcurl sqlite3 libprotobuf-c
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 
@@ -32,7 +32,7 @@ WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers -Wno-format-tr
 CFLAGS   ?= -g $(OPT)
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE \
 	-DPODKERNEL_VERSION='"$(VERSION)"' -DPODKERNEL_SRCDIR='"$(CURDIR)"' \
-	-I. $(PKG_CFLAGS) -MMD -MP
+	-I. -I$(BUILD)/gen/proto $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS)
 
 ifeq ($(SAN),1)
@@ -78,7 +78,7 @@ LIBS_all         := pkclient pksim pkagent pkattach pkkube pkappliance pkserver 
 PKGS_topo        := yaml-0.1
 PKGS_pkapi       := jansson yaml-0.1
 PKGS_pkstore     := sqlite3
-PKGS_pkserver    := libmicrohttpd gnutls
+PKGS_pkserver    := libmicrohttpd gnutls libprotobuf-c
 PKGS_pkclient    := libcurl
 PKGS_pkagent     := libcurl hwloc libudev libnl-3.0 libnl-route-3.0 libnl-genl-3.0
 PKGS_pkkube      := libcurl
@@ -140,6 +140,23 @@ $(BUILD)/obj/gen/ui_assets.o: $(BUILD)/gen/ui_assets.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 $(call lib_path,pkappliance): $(BUILD)/obj/gen/ui_assets.o
+
+# The Kubernetes protobuf messages (kernel/server/proto/) become C with
+# protoc-c at build time, compiled into the API server's library; every
+# server source may include their headers, so they exist before any is built.
+PROTO_FILES := $(sort $(wildcard kernel/server/proto/*.proto))
+PROTO_C := $(patsubst kernel/server/proto/%.proto,$(BUILD)/gen/proto/%.pb-c.c,$(PROTO_FILES))
+PROTO_H := $(PROTO_C:.c=.h)
+PROTO_O := $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_C))
+$(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: kernel/server/proto/%.proto
+	@mkdir -p $(@D)
+	protoc-c --c_out=$(@D) -Ikernel/server/proto $<
+$(BUILD)/obj/gen/proto/%.o: $(BUILD)/gen/proto/%.c $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Ulinux -Wno-unused-parameter -c $< -o $@
+$(OBJS_pkserver) $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/kernel/server/*.c \
+	tests/fuzz/*.c)): $(PROTO_H)
+$(call lib_path,pkserver): $(PROTO_O)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)

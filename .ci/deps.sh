@@ -6,6 +6,7 @@ PKGS="build-essential pkg-config clang clang-format libclang-rt-14-dev
 libyaml-dev libjansson-dev libhwloc-dev hwloc libudev-dev
 libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
 libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev curl libsqlite3-dev sqlite3
+libprotobuf-c-dev protobuf-c-compiler
 check umockdev libumockdev-dev iproute2 openssl valgrind python3 git
 chromium man-db groff-base systemd python3-yaml python3-kubernetes"
 missing=""

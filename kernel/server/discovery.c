@@ -120,6 +120,12 @@ static json_t *resource_list(const char *group, const char *version)
 			json_array_append_new(res, json_pack("{s:s,s:s,s:b,s:s,s:[s]}", "name", sub,
 							     "singularName", "", "namespaced", true,
 							     "kind", "Binding", "verbs", "create"));
+			snprintf(sub, sizeof(sub), "%s/eviction", t->plural);
+			json_array_append_new(res,
+					      json_pack("{s:s,s:s,s:b,s:s,s:s,s:s,s:[s]}", "name",
+							sub, "singularName", "", "namespaced", true,
+							"group", "policy", "version", "v1", "kind",
+							"Eviction", "verbs", "create"));
 		}
 	}
 	if (json_array_size(res) == 0) {

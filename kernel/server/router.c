@@ -185,7 +185,8 @@ static int parse_route(const char *path, struct route *r)
 	r->name = n - i >= 2 ? strdup(s[i + 1]) : NULL;
 	r->sub = n - i == 3 ? strdup(s[i + 2]) : NULL;
 	if (r->sub && strcmp(r->sub, "status") != 0 &&
-	    !(strcmp(r->sub, "binding") == 0 && r->type->pk == PK_KIND_POD))
+	    !((strcmp(r->sub, "binding") == 0 || strcmp(r->sub, "eviction") == 0) &&
+	      r->type->pk == PK_KIND_POD))
 		return -ENOENT;
 	if (r->sub && strcmp(r->sub, "status") == 0 && !r->type->has_status)
 		return -ENOENT;
@@ -402,7 +403,7 @@ static int parse_body(const struct pk_request *req, struct pk_response *resp, js
 {
 	if (req->content_type && strstr(req->content_type, "protobuf") && req->body) {
 		char perr[256] = "";
-		int rc = pk_protobuf_decode(req->body, req->body_len, ret, perr, sizeof(perr));
+		int rc = pk_srv_proto_decode(req->body, req->body_len, ret, perr, sizeof(perr));
 		if (rc == -EPROTONOSUPPORT)
 			pk_srv_respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
 					      "%s", perr);
@@ -1032,22 +1033,40 @@ static void do_patch(const struct call *c, struct pk_response *resp)
 	pk_errors_clear(&errs);
 }
 
-/* DeleteOptions in a DELETE body: dryRun and both preconditions (opts borrowed). */
+static int delete_options_apply(json_t *opts, struct pk_response *resp, json_t **ret_opts,
+				struct pk_store_write_opts *wo);
+
+/* DeleteOptions in a DELETE body, JSON, YAML or protobuf: dryRun and both
+ * preconditions (wo borrows from *ret_opts). */
 static int delete_options(const struct pk_request *req, struct pk_response *resp, json_t **ret_opts,
 			  struct pk_store_write_opts *wo)
 {
 	*ret_opts = NULL;
 	if (!req->body || !req->body_len)
 		return 0;
-	char err[256];
+	char err[256] = "";
 	json_t *opts = NULL;
-	if (pk_parse_document("body", req->body, req->body_len, &opts, err, sizeof(err)) < 0 ||
-	    !json_is_object(opts)) {
+	bool proto = req->content_type && strstr(req->content_type, "protobuf");
+	int rc = proto
+		     ? pk_srv_proto_decode(req->body, req->body_len, &opts, err, sizeof(err))
+		     : pk_parse_document("body", req->body, req->body_len, &opts, err, sizeof(err));
+	if (rc == 0 && proto && strcmp(pk_get_string(opts, "kind") ?: "", "DeleteOptions") != 0)
+		snprintf(err, sizeof(err), "the body is a %s, not DeleteOptions",
+			 pk_get_string(opts, "kind")),
+		    rc = -EINVAL;
+	if (rc < 0 || !json_is_object(opts)) {
 		json_decref(opts);
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 				      "the DeleteOptions could not be decoded: %s", err);
 		return -EINVAL;
 	}
+	return delete_options_apply(opts, resp, ret_opts, wo);
+}
+
+/* dryRun and preconditions of a DeleteOptions tree (taken) into wo. */
+static int delete_options_apply(json_t *opts, struct pk_response *resp, json_t **ret_opts,
+				struct pk_store_write_opts *wo)
+{
 	json_t *pre = json_object_get(opts, "preconditions"),
 	       *dry = json_object_get(opts, "dryRun");
 	wo->precondition_rv = json_string_value(json_object_get(pre, "resourceVersion"));
@@ -1090,6 +1109,49 @@ static void do_delete(struct call *c, struct pk_response *resp)
 		pk_srv_respond_json(resp, 200, out);
 	pk_errors_clear(&errs);
 	json_decref(opts);
+}
+
+/*
+ * pods/NAME/eviction (policy/v1 Eviction), what kubectl drain posts: no
+ * PodDisruptionBudget is served, so every eviction is allowed and deletes the
+ * pod with the Eviction's deleteOptions; 201 and a Success Status, as
+ * kube-apiserver answers.
+ */
+static void do_eviction(struct call *c, struct pk_response *resp)
+{
+	json_t *body = NULL, *opts = NULL;
+	if (parse_body(c->req, resp, &body) < 0)
+		return;
+	const char *kind = pk_get_string(body, "kind"),
+		   *name = pk_get_string(body, "metadata.name");
+	if (!json_is_object(body) || (kind && strcmp(kind, "Eviction") != 0)) {
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				      "the body of an eviction must be a policy/v1 Eviction");
+	} else if (name && strcmp(name, c->r->name) != 0) {
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				      "name in URL does not match name in Eviction object");
+	} else {
+		json_t *del = json_object_get(body, "deleteOptions");
+		int rc = json_is_object(del)
+			     ? delete_options_apply(json_incref(del), resp, &opts, &c->wo)
+			     : 0;
+		struct pk_errors errs = {0};
+		json_t *out = NULL;
+		if (rc == 0)
+			rc = pk_store_delete_opts(c->srv->store, "Pod", c->r->ns, c->r->name,
+						  &c->wo, &errs, &out);
+		if (rc < 0 && resp->status == 0)
+			respond_store_error(resp, rc, c->r, c->r->name, &errs);
+		else if (rc == 0)
+			pk_srv_respond_json(resp, 201,
+					    json_pack("{s:s,s:s,s:{},s:s,s:i}", "kind", "Status",
+						      "apiVersion", "v1", "metadata", "status",
+						      "Success", "code", 201));
+		json_decref(out);
+		pk_errors_clear(&errs);
+	}
+	json_decref(opts);
+	json_decref(body);
 }
 
 static const char *verb_of(const char *method, const struct route *r, bool watch)
@@ -1136,21 +1198,24 @@ static void dispatch_resource(struct pk_server *srv, const struct pk_request *re
 		return;
 	bool collection = r->name == NULL;
 	bool is_binding = r->sub && strcmp(r->sub, "binding") == 0;
+	bool is_eviction = r->sub && strcmp(r->sub, "eviction") == 0;
 	/* A namespaced kind is created inside its namespace, not at /api/v1/pods. */
 	bool where_ok = !r->type->namespaced || r->ns;
 	if (strcmp(verb, "watch") == 0)
 		do_watch(srv, req, r, resp);
 	else if (strcmp(verb, "list") == 0)
 		do_list(srv, req, r, resp);
-	else if (strcmp(verb, "get") == 0 && !is_binding)
+	else if (strcmp(verb, "get") == 0 && !is_binding && !is_eviction)
 		do_get(srv, req, r, resp);
 	else if (strcmp(req->method, "POST") == 0 && collection && where_ok)
 		do_create(&c, resp);
 	else if (strcmp(req->method, "POST") == 0 && is_binding && !c.wo.dry_run)
 		do_binding(srv, req, r, resp);
-	else if (strcmp(verb, "update") == 0 && !collection && !is_binding)
+	else if (strcmp(req->method, "POST") == 0 && is_eviction)
+		do_eviction(&c, resp);
+	else if (strcmp(verb, "update") == 0 && !collection && !is_binding && !is_eviction)
 		do_update(&c, resp);
-	else if (strcmp(verb, "patch") == 0 && !collection && !is_binding)
+	else if (strcmp(verb, "patch") == 0 && !collection && !is_binding && !is_eviction)
 		do_patch(&c, resp);
 	else if (strcmp(verb, "delete") == 0 && !collection && !r->sub)
 		do_delete(&c, resp);

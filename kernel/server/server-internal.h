@@ -8,6 +8,8 @@
 #include <stdatomic.h>
 #include <sys/stat.h>
 
+#include <protobuf-c/protobuf-c.h>
+
 #include "kernel/server/server.h"
 
 #define METRIC_SLOTS 128
@@ -72,9 +74,38 @@ void pk_srv_respond_status(struct pk_response *resp, int code, const char *reaso
 			   const char *name, const struct pk_errors *causes, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 
-/* protobuf.c: a Kubernetes protobuf body (Namespace, PriorityClass) as JSON;
- * -EPROTONOSUPPORT for other kinds, -EINVAL when malformed. */
-int pk_protobuf_decode(const char *buf, size_t len, json_t **ret, char *err, size_t errlen);
+/* proto.c: Kubernetes protobuf.  The messages of the kinds a protobuf body
+ * may carry (group "*": the options kinds of every group). */
+struct pk_pb_kind {
+	const char *group, *kind;
+	const ProtobufCMessageDescriptor *desc;
+};
+/* The message of kind in group (""=core), or NULL. */
+const struct pk_pb_kind *pk_srv_pb_kind(const char *group, const char *kind);
+/* The JSON form of a protobuf field (one element when repeated). */
+enum pk_pb_shape {
+	PK_PB_STRING,
+	PK_PB_INT,
+	PK_PB_BOOL,
+	PK_PB_NUMBER,
+	PK_PB_BYTES,	     /* base64 string */
+	PK_PB_QUANTITY,	     /* "100m", or a number */
+	PK_PB_INT_OR_STRING, /* 8 or "80%" */
+	PK_PB_TIME,	     /* RFC 3339, seconds */
+	PK_PB_MICROTIME,     /* RFC 3339, microseconds */
+	PK_PB_RAW,	     /* any JSON value (RawExtension, FieldsV1) */
+	PK_PB_OBJECT,	     /* *ret_msg's fields */
+	PK_PB_MAP,	     /* object; *ret_msg is the entry, its field [1] the value */
+};
+enum pk_pb_shape pk_srv_pb_shape(const ProtobufCFieldDescriptor *f,
+				 const ProtobufCMessageDescriptor **ret_msg);
+/* An embedded Go struct: its fields are the parent's in JSON. */
+bool pk_srv_pb_inline(const ProtobufCFieldDescriptor *f);
+/* A body "k8s\0" + runtime.Unknown as the JSON object it encodes (with
+ * apiVersion and kind).  -EPROTONOSUPPORT: a kind not served as protobuf;
+ * -EINVAL: malformed, too deep, or a field the messages do not know (err
+ * names the path). */
+int pk_srv_proto_decode(const char *buf, size_t len, json_t **ret, char *err, size_t errlen);
 
 /* discovery.c */
 bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp);

@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * proto.c — Kubernetes protobuf bodies (application/vnd.kubernetes.protobuf)
+ * as the JSON trees the rest of the server works on.
+ *
+ * The messages are kernel/server/proto/NAME.proto, compiled by protoc-c at build
+ * time; libprotobuf-c reads the wire.  A body is the envelope "k8s\0" and a
+ * runtime.Unknown {typeMeta {apiVersion, kind}, raw}; the kind table below
+ * names the message raw holds.  Before libprotobuf-c unpacks it, one bounded
+ * walk over the wire checks that messages nest at most PK_MAX_DEPTH deep (the
+ * library recurses without a limit).  The unpacked message is then converted
+ * by one walk over its descriptors: field names are the JSON names, and the
+ * few apimachinery types with their own JSON form (Quantity, IntOrString,
+ * Time, MicroTime, RawExtension, FieldsV1, map entries) are recognised by
+ * their full message name.  Go writes every non-pointer field, so an empty
+ * string and a zero Time are absent, as Go's JSON encoder omits them; zero
+ * numbers and false stay, since a pointer field's zero means something.
+ * Embedded Go structs (a Volume's VolumeSource, ...) are inlined.  A
+ * field number the messages do not know is an error naming the path: a body
+ * is never silently shortened.
+ *
+ * pk_srv_pb_shape() tells the JSON form of any field; field validation and the
+ * OpenAPI documents walk the same descriptors with it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/server/server-internal.h"
+
+/* gnu11 predefines "linux", a field name of ContainerUser */
+#undef linux
+#include "batch.pb-c.h"
+#include "coordination.pb-c.h"
+#include "core.pb-c.h"
+#include "events.pb-c.h"
+#include "meta.pb-c.h"
+#include "policy.pb-c.h"
+#include "runtime.pb-c.h"
+#include "scheduling.pb-c.h"
+#include "scheduling_v1alpha3.pb-c.h"
+
+#define META "k8s.io.apimachinery.pkg.apis.meta.v1."
+
+/* Every kind a protobuf body may carry; group "*": any group (the options
+ * kinds every API group registers). */
+static const struct pk_pb_kind kinds[] = {
+    {"", "Pod", &k8s__io__api__core__v1__pod__descriptor},
+    {"", "Node", &k8s__io__api__core__v1__node__descriptor},
+    {"", "Namespace", &k8s__io__api__core__v1__namespace__descriptor},
+    {"", "Event", &k8s__io__api__core__v1__event__descriptor},
+    {"", "Binding", &k8s__io__api__core__v1__binding__descriptor},
+    {"events.k8s.io", "Event", &k8s__io__api__events__v1__event__descriptor},
+    {"policy", "Eviction", &k8s__io__api__policy__v1__eviction__descriptor},
+    {"batch", "Job", &k8s__io__api__batch__v1__job__descriptor},
+    {"scheduling.k8s.io", "PriorityClass",
+     &k8s__io__api__scheduling__v1__priority_class__descriptor},
+    {"scheduling.k8s.io", "Workload", &k8s__io__api__scheduling__v1alpha3__workload__descriptor},
+    {"scheduling.k8s.io", "PodGroup", &k8s__io__api__scheduling__v1alpha3__pod_group__descriptor},
+    {"scheduling.k8s.io", "CompositePodGroup",
+     &k8s__io__api__scheduling__v1alpha3__composite_pod_group__descriptor},
+    {"coordination.k8s.io", "Lease", &k8s__io__api__coordination__v1__lease__descriptor},
+    {"*", "DeleteOptions", &k8s__io__apimachinery__pkg__apis__meta__v1__delete_options__descriptor},
+    {"*", "Status", &k8s__io__apimachinery__pkg__apis__meta__v1__status__descriptor},
+    {NULL, NULL, NULL},
+};
+
+const struct pk_pb_kind *pk_srv_pb_kind(const char *group, const char *kind)
+{
+	for (const struct pk_pb_kind *k = kinds; group && kind && k->kind; k++)
+		if (strcmp(k->kind, kind) == 0 &&
+		    (strcmp(k->group, group) == 0 || strcmp(k->group, "*") == 0))
+			return k;
+	return NULL;
+}
+
+/* ---- shapes ---------------------------------------------------------------- */
+static bool is_map_entry(const ProtobufCMessageDescriptor *d)
+{
+	size_t n = strlen(d->name);
+	return n > 5 && strcmp(d->name + n - 5, "Entry") == 0 && d->n_fields == 2 &&
+	       strcmp(d->fields[0].name, "key") == 0 && strcmp(d->fields[1].name, "value") == 0;
+}
+
+static enum pk_pb_shape message_shape(const ProtobufCMessageDescriptor *d)
+{
+	static const struct {
+		const char *name;
+		enum pk_pb_shape shape;
+	} special[] = {
+	    {"k8s.io.apimachinery.pkg.api.resource.Quantity", PK_PB_QUANTITY},
+	    {"k8s.io.apimachinery.pkg.util.intstr.IntOrString", PK_PB_INT_OR_STRING},
+	    {META "Time", PK_PB_TIME},
+	    {META "MicroTime", PK_PB_MICROTIME},
+	    {META "FieldsV1", PK_PB_RAW},
+	    {"k8s.io.apimachinery.pkg.runtime.RawExtension", PK_PB_RAW},
+	};
+	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+		if (strcmp(d->name, special[i].name) == 0)
+			return special[i].shape;
+	return is_map_entry(d) ? PK_PB_MAP : PK_PB_OBJECT;
+}
+
+enum pk_pb_shape pk_srv_pb_shape(const ProtobufCFieldDescriptor *f,
+				 const ProtobufCMessageDescriptor **ret_msg)
+{
+	*ret_msg = NULL;
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_STRING:
+		return PK_PB_STRING;
+	case PROTOBUF_C_TYPE_BOOL:
+		return PK_PB_BOOL;
+	case PROTOBUF_C_TYPE_BYTES:
+		return PK_PB_BYTES;
+	case PROTOBUF_C_TYPE_FLOAT:
+	case PROTOBUF_C_TYPE_DOUBLE:
+		return PK_PB_NUMBER;
+	case PROTOBUF_C_TYPE_MESSAGE:
+		*ret_msg = f->descriptor;
+		return message_shape(f->descriptor);
+	default:
+		return PK_PB_INT;
+	}
+}
+
+/* Go structs embedded in another: their fields are the parent's in JSON. */
+bool pk_srv_pb_inline(const ProtobufCFieldDescriptor *f)
+{
+	static const char *const embedded[][2] = {
+	    {"volumeSource", "VolumeSource"},
+	    {"localObjectReference", "LocalObjectReference"},
+	    {"handler", "ProbeHandler"},
+	    {"ephemeralContainerCommon", "EphemeralContainerCommon"},
+	};
+	if (f->type != PROTOBUF_C_TYPE_MESSAGE || f->label == PROTOBUF_C_LABEL_REPEATED)
+		return false;
+	const ProtobufCMessageDescriptor *d = f->descriptor;
+	for (size_t i = 0; i < sizeof(embedded) / sizeof(embedded[0]); i++)
+		if (strcmp(f->name, embedded[i][0]) == 0 &&
+		    strcmp(d->short_name, embedded[i][1]) == 0)
+			return true;
+	return false;
+}
+
+/* ---- the wire's depth, before libprotobuf-c recurses into it ------------------- */
+static int varint(const uint8_t **p, const uint8_t *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t c = *(*p)++;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*ret = v;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int check_depth(const ProtobufCMessageDescriptor *d, const uint8_t *p, const uint8_t *end,
+		       int depth)
+{
+	if (depth > PK_MAX_DEPTH)
+		return -ELOOP;
+	while (p < end) {
+		uint64_t key, n = 0;
+		if (varint(&p, end, &key) < 0)
+			return -EINVAL;
+		switch (key & 7) {
+		case 0:
+			if (varint(&p, end, &n) < 0)
+				return -EINVAL;
+			continue;
+		case 1:
+		case 5:
+			n = (key & 7) == 1 ? 8 : 4;
+			break;
+		case 2:
+			if (varint(&p, end, &n) < 0)
+				return -EINVAL;
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (n > (uint64_t)(end - p))
+			return -EINVAL;
+		const ProtobufCFieldDescriptor *f =
+		    key >> 3 <= UINT32_MAX
+			? protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3))
+			: NULL;
+		if ((key & 7) == 2 && f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+			int r = check_depth(f->descriptor, p, p + n, depth + 1);
+			if (r < 0)
+				return r;
+		}
+		p += n;
+	}
+	return 0;
+}
+
+/* ---- message -> JSON ------------------------------------------------------------ */
+struct conv {
+	char path[512];
+	char *err;
+	size_t errlen;
+};
+
+static int conv_fail(struct conv *c, const char *fmt, const char *what)
+{
+	snprintf(c->err, c->errlen, fmt, *c->path ? c->path : "(top)", what);
+	return -EINVAL;
+}
+
+static json_t *time_json(const ProtobufCMessage *m, bool micro)
+{
+	const K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__Time *t = (const void *)m;
+	if (!t->seconds && !t->nanos)
+		return NULL; /* Go's zero time: null, left out */
+	time_t s = (time_t)t->seconds;
+	struct tm tm;
+	char buf[64], frac[16] = "";
+	if (!gmtime_r(&s, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
+		return NULL;
+	if (micro)
+		snprintf(frac, sizeof(frac), ".%06d", (int)(t->nanos / 1000));
+	return json_sprintf("%s%sZ", buf, frac);
+}
+
+static json_t *base64_json(const ProtobufCBinaryData *b)
+{
+	static const char tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = malloc(b->len / 3 * 4 + 5), *o = out;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < b->len; i += 3) {
+		uint32_t v = (uint32_t)b->data[i] << 16;
+		if (i + 1 < b->len)
+			v |= (uint32_t)b->data[i + 1] << 8;
+		if (i + 2 < b->len)
+			v |= b->data[i + 2];
+		*o++ = tab[v >> 18 & 63];
+		*o++ = tab[v >> 12 & 63];
+		*o++ = i + 1 < b->len ? tab[v >> 6 & 63] : '=';
+		*o++ = i + 2 < b->len ? tab[v & 63] : '=';
+	}
+	*o = '\0';
+	json_t *s = json_string(out);
+	free(out);
+	return s;
+}
+
+/* RawExtension or FieldsV1: JSON bytes, kept as the value they spell. */
+static int raw_json(struct conv *c, const ProtobufCMessage *m, json_t **ret)
+{
+	const ProtobufCBinaryData *raw =
+	    (const void *)((const char *)m + m->descriptor->fields[0].offset);
+	json_error_t je;
+	*ret = NULL;
+	if (!raw->len)
+		return 0;
+	if (raw->len > PK_SERVER_MAX_BODY)
+		return conv_fail(c, "%s: %s", "embedded object too large");
+	*ret = json_loadb((const char *)raw->data, raw->len,
+			  JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+	return *ret ? 0 : conv_fail(c, "%s: %s", "embedded object is not JSON");
+}
+
+static int message_json(struct conv *c, const ProtobufCMessage *m, int depth, json_t **ret);
+
+/* One value of shape s stored at member; *ret NULL when it is to be left out. */
+static int value_json(struct conv *c, const ProtobufCFieldDescriptor *f, const void *member,
+		      int depth, json_t **ret)
+{
+	const ProtobufCMessageDescriptor *md;
+	enum pk_pb_shape s = pk_srv_pb_shape(f, &md);
+	const ProtobufCMessage *m = md ? *(ProtobufCMessage *const *)member : NULL;
+	*ret = NULL;
+	switch (s) {
+	case PK_PB_STRING:
+		*ret = json_string(*(char *const *)member);
+		return *ret ? 0 : conv_fail(c, "%s: %s", "a string is not valid UTF-8");
+	case PK_PB_BOOL:
+		*ret = json_boolean(*(const protobuf_c_boolean *)member);
+		return 0;
+	case PK_PB_BYTES:
+		*ret = base64_json(member);
+		return 0;
+	case PK_PB_NUMBER:
+		*ret = json_real(f->type == PROTOBUF_C_TYPE_FLOAT ? *(const float *)member
+								  : *(const double *)member);
+		return 0;
+	case PK_PB_INT:
+		switch (f->type) {
+		case PROTOBUF_C_TYPE_INT64:
+		case PROTOBUF_C_TYPE_SINT64:
+		case PROTOBUF_C_TYPE_SFIXED64:
+		case PROTOBUF_C_TYPE_UINT64:
+		case PROTOBUF_C_TYPE_FIXED64:
+			*ret = json_integer(*(const int64_t *)member);
+			return 0;
+		case PROTOBUF_C_TYPE_UINT32:
+		case PROTOBUF_C_TYPE_FIXED32:
+			*ret = json_integer(*(const uint32_t *)member);
+			return 0;
+		default:
+			*ret = json_integer(*(const int32_t *)member);
+			return 0;
+		}
+	case PK_PB_QUANTITY:
+		*ret = json_string(
+		    ((const K8s__Io__Apimachinery__Pkg__Api__Resource__Quantity *)m)->string
+			?: "0");
+		return 0;
+	case PK_PB_INT_OR_STRING: {
+		const K8s__Io__Apimachinery__Pkg__Util__Intstr__IntOrString *v = (const void *)m;
+		*ret = v->type == 1 ? json_string(v->strval ?: "") : json_integer(v->intval);
+		return *ret ? 0 : conv_fail(c, "%s: %s", "a string is not valid UTF-8");
+	}
+	case PK_PB_TIME:
+	case PK_PB_MICROTIME:
+		*ret = time_json(m, s == PK_PB_MICROTIME);
+		return 0;
+	case PK_PB_RAW:
+		return raw_json(c, m, ret);
+	case PK_PB_MAP:
+	case PK_PB_OBJECT:
+		return message_json(c, m, depth + 1, ret);
+	}
+	return -EINVAL;
+}
+
+/* A repeated field: a list, or an object for map entries. */
+static int repeated_json(struct conv *c, const ProtobufCFieldDescriptor *f, const void *base,
+			 size_t n, int depth, json_t **ret)
+{
+	const ProtobufCMessageDescriptor *md;
+	bool map = pk_srv_pb_shape(f, &md) == PK_PB_MAP;
+	size_t size =
+	    f->type == PROTOBUF_C_TYPE_MESSAGE || f->type == PROTOBUF_C_TYPE_STRING ? sizeof(void *)
+	    : f->type == PROTOBUF_C_TYPE_BYTES ? sizeof(ProtobufCBinaryData)
+	    : f->type == PROTOBUF_C_TYPE_INT64 || f->type == PROTOBUF_C_TYPE_SINT64 ||
+		    f->type == PROTOBUF_C_TYPE_SFIXED64 || f->type == PROTOBUF_C_TYPE_UINT64 ||
+		    f->type == PROTOBUF_C_TYPE_FIXED64 || f->type == PROTOBUF_C_TYPE_DOUBLE
+		? 8
+	    : f->type == PROTOBUF_C_TYPE_BOOL ? sizeof(protobuf_c_boolean)
+					      : 4;
+	json_t *out = map ? json_object() : json_array();
+	for (size_t i = 0; i < n; i++) {
+		const void *member = (const char *)base + i * size;
+		json_t *v = NULL;
+		if (map) {
+			const ProtobufCMessage *e = *(ProtobufCMessage *const *)member;
+			const char *key = *(char *const *)((const char *)e + md->fields[0].offset);
+			int r = value_json(c, &md->fields[1],
+					   (const char *)e + md->fields[1].offset, depth, &v);
+			if (r < 0 || !key) {
+				json_decref(out);
+				return r < 0 ? r : conv_fail(c, "%s: %s", "a map entry has no key");
+			}
+			json_object_set_new(out, key, v ? v : json_string(""));
+			continue;
+		}
+		int r = value_json(c, f, member, depth, &v);
+		if (r < 0) {
+			json_decref(out);
+			return r;
+		}
+		json_array_append_new(out, v ? v : json_null());
+	}
+	*ret = out;
+	return 0;
+}
+
+static bool present(const ProtobufCFieldDescriptor *f, const ProtobufCMessage *m)
+{
+	const char *member = (const char *)m + f->offset;
+	if (f->type == PROTOBUF_C_TYPE_STRING) {
+		const char *s = *(char *const *)member;
+		return s && *s; /* Go writes "" for every unset string */
+	}
+	if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+		return *(void *const *)member != NULL;
+	return *(const protobuf_c_boolean *)((const char *)m + f->quantifier_offset);
+}
+
+static int message_json(struct conv *c, const ProtobufCMessage *m, int depth, json_t **ret)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	if (depth > PK_MAX_DEPTH)
+		return conv_fail(c, "%s: %s", "nested too deeply");
+	if (m->n_unknown_fields) {
+		char what[96];
+		snprintf(what, sizeof(what), "field number %u is not a field of %s",
+			 m->unknown_fields[0].tag, d->short_name);
+		return conv_fail(c, "%s: %s", what);
+	}
+	json_t *out = json_object();
+	size_t plen = strlen(c->path);
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		const char *member = (const char *)m + f->offset;
+		json_t *v = NULL;
+		int r = 0;
+		snprintf(c->path + plen, sizeof(c->path) - plen, "%s%s", plen ? "." : "", f->name);
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			size_t n = *(const size_t *)((const char *)m + f->quantifier_offset);
+			if (n)
+				r = repeated_json(c, f, *(void *const *)member, n, depth, &v);
+		} else if (present(f, m)) {
+			r = value_json(c, f, member, depth, &v);
+		}
+		c->path[plen] = '\0';
+		if (r < 0) {
+			json_decref(out);
+			return r;
+		}
+		if (v && pk_srv_pb_inline(f)) {
+			json_object_update(out, v);
+			json_decref(v);
+		} else if (v) {
+			json_object_set_new(out, f->name, v);
+		}
+	}
+	*ret = out;
+	return 0;
+}
+
+/* ---- the envelope ---------------------------------------------------------------- */
+static void split_api_version(const char *av, char *group, size_t len)
+{
+	const char *slash = strchr(av, '/');
+	snprintf(group, len, "%.*s", slash ? (int)(slash - av) : 0, av);
+}
+
+static int unpack_raw(const struct pk_pb_kind *k, const ProtobufCBinaryData *raw, json_t *obj,
+		      char *err, size_t errlen)
+{
+	int r = check_depth(k->desc, raw->data, raw->data + raw->len, 1);
+	if (r == -ELOOP) {
+		snprintf(err, errlen, "%s: nested deeper than %d messages", k->kind, PK_MAX_DEPTH);
+		return -EINVAL;
+	}
+	ProtobufCMessage *m =
+	    r == 0 ? protobuf_c_message_unpack(k->desc, NULL, raw->len, raw->data) : NULL;
+	if (!m) {
+		snprintf(err, errlen, "malformed %s message", k->kind);
+		return -EINVAL;
+	}
+	struct conv c = {.err = err, .errlen = errlen};
+	json_t *body = NULL;
+	r = message_json(&c, m, 1, &body);
+	protobuf_c_message_free_unpacked(m, NULL);
+	if (r < 0)
+		return r;
+	json_object_update(obj, body);
+	json_decref(body);
+	return 0;
+}
+
+int pk_srv_proto_decode(const char *buf, size_t len, json_t **ret, char *err, size_t errlen)
+{
+	static const char magic[4] = {'k', '8', 's', 0};
+	if (len < 4 || memcmp(buf, magic, 4) != 0) {
+		snprintf(err, errlen, "not a Kubernetes protobuf envelope (no \"k8s\\0\" prefix)");
+		return -EINVAL;
+	}
+	K8s__Io__Apimachinery__Pkg__Runtime__Unknown *u = NULL;
+	if (check_depth(&k8s__io__apimachinery__pkg__runtime__unknown__descriptor,
+			(const uint8_t *)buf + 4, (const uint8_t *)buf + len, 1) == 0)
+		u = (K8s__Io__Apimachinery__Pkg__Runtime__Unknown *)protobuf_c_message_unpack(
+		    &k8s__io__apimachinery__pkg__runtime__unknown__descriptor, NULL, len - 4,
+		    (const uint8_t *)buf + 4);
+	if (!u || !u->typemeta || !u->typemeta->kind || !u->has_raw ||
+	    (u->contentencoding && *u->contentencoding)) {
+		snprintf(err, errlen, "malformed protobuf envelope");
+		if (u)
+			protobuf_c_message_free_unpacked(&u->base, NULL);
+		return -EINVAL;
+	}
+	const char *av = u->typemeta->apiversion ?: "", *kind = u->typemeta->kind;
+	char group[128];
+	split_api_version(av, group, sizeof(group));
+	const struct pk_pb_kind *k = pk_srv_pb_kind(group, kind);
+	int r = -EPROTONOSUPPORT;
+	json_t *obj = json_pack("{s:s,s:s}", "apiVersion", av, "kind", kind);
+	if (!k)
+		snprintf(err, errlen,
+			 "%s %s is not served as protobuf (it is a custom resource); send JSON "
+			 "or YAML",
+			 av, kind);
+	else
+		r = obj ? unpack_raw(k, &u->raw, obj, err, errlen) : -ENOMEM;
+	protobuf_c_message_free_unpacked(&u->base, NULL);
+	if (r < 0) {
+		json_decref(obj);
+		return r;
+	}
+	*ret = obj;
+	return 0;
+}

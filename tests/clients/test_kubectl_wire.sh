@@ -1,0 +1,108 @@
+#!/bin/sh
+# kubectl's typed calls send Kubernetes protobuf (application/vnd.kubernetes.protobuf):
+# `kubectl drain --force` of a busy node (Evictions), `kubectl create job`,
+# `kubectl debug node/...` and `kubectl debug --copy-to`, and a protobuf
+# DeleteOptions whose precondition and dry run the server must honour.  Run
+# against the standalone appliance and against the `--no-scheduling`
+# stand-in that attach mode talks to.
+. "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
+need kubectl
+need curl
+need openssl
+kminor=$(kubectl version --client -o json 2>/dev/null | tr -d ' \n' |
+	sed -n 's/.*"clientVersion":{[^}]*"minor":"\([0-9]*\).*/\1/p')
+[ -n "$kminor" ] || { echo "FAIL: cannot read kubectl's version" >&2; exit 1; }
+[ "$kminor" -ge 31 ] || skip "kubectl 1.$kminor is older than 1.31 (the tests need 1.31+)"
+SEEDS="$PODKERNEL_SRC/tests/fuzz/corpus/fuzz_proto"
+
+# kubectl sends a bearer token only over TLS.
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
+	-days 1 -subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1 ||
+	fail "openssl cannot make a certificate"
+cat >"$WORK/tokens" <<'T'
+admintok,admin,1,"system:masters"
+T
+k() { timeout 60 kubectl --request-timeout=20s "$@"; }
+
+run_mode() {
+	mode=$1; shift
+	pk_start "$WORK/data-$mode" --token-auth-file "$WORK/tokens" \
+		--tls-cert-file "$WORK/cert.pem" --tls-private-key-file "$WORK/key.pem" "$@"
+	PK_URL="https://127.0.0.1:$PK_PORT"
+	cat >"$WORK/kubeconfig" <<K
+apiVersion: v1
+kind: Config
+clusters: [{name: pk, cluster: {server: "$PK_URL", certificate-authority: "$WORK/cert.pem"}}]
+users: [{name: u, user: {token: admintok}}]
+contexts: [{name: pk, context: {cluster: pk, user: u, namespace: default}}]
+current-context: pk
+K
+	export KUBECONFIG="$WORK/kubeconfig"
+	cat >"$WORK/busy.yaml" <<'Y'
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status:
+  allocatable: {cpu: "8", memory: 8Gi, pods: "110"}
+  capacity: {cpu: "8", memory: 8Gi, pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: bare1}
+spec:
+  nodeName: n1
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: bare2}
+spec:
+  nodeName: n1
+  containers: [{name: c, image: busybox}]
+Y
+	k create -f "$WORK/busy.yaml" >"$WORK/out" 2>&1 || fail "$mode: create: $(cat "$WORK/out")"
+
+	# create job: a protobuf Job whose command and image arrive intact.
+	k create job hello --image=busybox -- echo hi >"$WORK/out" 2>&1 ||
+		fail "$mode: create job: $(cat "$WORK/out")"
+	got=$(k get job hello -o jsonpath='{.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].command}')
+	[ "$got" = 'busybox ["echo","hi"]' ] || fail "$mode: job as stored: $got"
+
+	# A protobuf DeleteOptions is read: its uid precondition refuses (409),
+	# and with the precondition met its dry run deletes nothing.
+	got=$(curl -s --cacert "$WORK/cert.pem" -o "$WORK/body" -w '%{http_code}' -X DELETE -H 'Authorization: Bearer admintok' \
+		-H 'Content-Type: application/vnd.kubernetes.protobuf' \
+		--data-binary @"$SEEDS/deleteoptions" "$PK_URL/api/v1/namespaces/default/pods/bare2")
+	[ "$got" = 409 ] && grep -q 'UID in precondition: u' "$WORK/body" ||
+		fail "$mode: protobuf DeleteOptions: $got $(cat "$WORK/body")"
+	k get pod bare2 >/dev/null 2>&1 || fail "$mode: a refused delete deleted bare2"
+
+	# debug: a node debugging pod (hostPID, the host's root as a hostPath
+	# volume, pinned to the node) and a copy of a pod with a debug container.
+	k debug node/n1 --image=busybox >"$WORK/out" 2>&1 || fail "$mode: debug node: $(cat "$WORK/out")"
+	dbg=$(k get pods -o name | grep node-debugger-n1 | head -1)
+	[ -n "$dbg" ] || fail "$mode: no node-debugger pod"
+	got=$(k get "$dbg" -o jsonpath='{.spec.nodeName} {.spec.hostPID} {.spec.volumes[0].hostPath.path} {.spec.containers[0].volumeMounts[0].mountPath}')
+	[ "$got" = "n1 true / /host" ] || fail "$mode: debug pod as stored: $got"
+	k debug bare1 --copy-to=bare1-debug --image=busybox --container=dbg >"$WORK/out" 2>&1 ||
+		fail "$mode: debug --copy-to: $(cat "$WORK/out")"
+	got=$(k get pod bare1-debug -o jsonpath='{.spec.containers[*].name}')
+	[ "$got" = "c dbg" ] || fail "$mode: debug copy: $got"
+
+	# drain --force: the bare pods (no controller) are evicted through
+	# pods/eviction, the node is cordoned, and drain returns once they are gone.
+	k drain n1 --force --ignore-daemonsets --timeout=40s >"$WORK/out" 2>&1 ||
+		fail "$mode: drain: $(cat "$WORK/out")"
+	grep -q 'pod/bare1 evicted' "$WORK/out" && grep -q 'node/n1 drained' "$WORK/out" ||
+		fail "$mode: drain output: $(cat "$WORK/out")"
+	[ "$(k get node n1 -o jsonpath='{.spec.unschedulable}')" = true ] || fail "$mode: n1 not cordoned"
+	k get pod bare1 >/dev/null 2>&1 && fail "$mode: bare1 survived the drain"
+	k get pods -o wide --field-selector spec.nodeName=n1 >"$WORK/out" 2>&1
+	grep -q 'bare\|debugger' "$WORK/out" && fail "$mode: pods left on n1: $(cat "$WORK/out")"
+	pk_stop
+}
+
+run_mode standalone
+run_mode stand-in --no-scheduling
+echo "test_kubectl_wire: ok"
