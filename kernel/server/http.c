@@ -263,6 +263,24 @@ static bool declared_too_large(struct MHD_Connection *conn)
 	return errno == ERANGE || (end != cl && n > PK_SERVER_MAX_BODY);
 }
 
+/* One `Warning: 299 - "text"` header per line of warnings (RFC 7234 quoting). */
+static void add_warnings(struct MHD_Response *r, const char *warnings)
+{
+	for (const char *w = warnings; w && *w;) {
+		size_t n = strcspn(w, "\n"), o = 0;
+		char hdr[1024];
+		o += (size_t)snprintf(hdr, sizeof(hdr), "299 - \"");
+		for (size_t i = 0; i < n && o + 4 < sizeof(hdr); i++) {
+			if (w[i] == '"' || w[i] == '\\')
+				hdr[o++] = '\\';
+			hdr[o++] = w[i];
+		}
+		snprintf(hdr + o, sizeof(hdr) - o, "\"");
+		MHD_add_response_header(r, "Warning", hdr);
+		w += n + (w[n] == '\n');
+	}
+}
+
 static enum MHD_Result send_response(struct pk_server *srv, struct MHD_Connection *conn,
 				     struct pk_response *resp, bool close)
 {
@@ -284,6 +302,7 @@ static enum MHD_Result send_response(struct pk_server *srv, struct MHD_Connectio
 				resp->content_type ? resp->content_type : "application/json");
 	if (resp->status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"podkerneld\"");
+	add_warnings(r, resp->warnings);
 	if (close)
 		MHD_add_response_header(r, "Connection", "close");
 	enum MHD_Result ret = MHD_queue_response(conn, (unsigned)resp->status, r);

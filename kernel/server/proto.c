@@ -270,6 +270,20 @@ static int raw_json(struct conv *c, const ProtobufCMessage *m, json_t **ret)
 
 static int message_json(struct conv *c, const ProtobufCMessage *m, int depth, json_t **ret);
 
+static json_t *zero_json(enum pk_pb_shape s)
+{
+	switch (s) {
+	case PK_PB_QUANTITY:
+		return json_string("0");
+	case PK_PB_INT_OR_STRING:
+		return json_integer(0);
+	case PK_PB_OBJECT:
+		return json_object();
+	default:
+		return NULL;
+	}
+}
+
 /* One value of shape s stored at member; *ret NULL when it is to be left out. */
 static int value_json(struct conv *c, const ProtobufCFieldDescriptor *f, const void *member,
 		      int depth, json_t **ret)
@@ -278,6 +292,10 @@ static int value_json(struct conv *c, const ProtobufCFieldDescriptor *f, const v
 	enum pk_pb_shape s = pk_srv_pb_shape(f, &md);
 	const ProtobufCMessage *m = md ? *(ProtobufCMessage *const *)member : NULL;
 	*ret = NULL;
+	if (md && !m) { /* a map entry without its value: Go's zero value */
+		*ret = zero_json(s);
+		return 0;
+	}
 	switch (s) {
 	case PK_PB_STRING:
 		*ret = json_string(*(char *const *)member);
@@ -357,10 +375,14 @@ static int repeated_json(struct conv *c, const ProtobufCFieldDescriptor *f, cons
 			int r = value_json(c, &md->fields[1],
 					   (const char *)e + md->fields[1].offset, depth, &v);
 			if (r < 0 || !key) {
+				json_decref(v);
 				json_decref(out);
 				return r < 0 ? r : conv_fail(c, "%s: %s", "a map entry has no key");
 			}
-			json_object_set_new(out, key, v ? v : json_string(""));
+			if (json_object_set_new(out, key, v ? v : json_string("")) < 0) {
+				json_decref(out);
+				return conv_fail(c, "%s: %s", "a map key is not valid UTF-8");
+			}
 			continue;
 		}
 		int r = value_json(c, f, member, depth, &v);

@@ -44,8 +44,21 @@ void pk_response_clear(struct pk_response *resp)
 	if (!resp)
 		return;
 	free(resp->body);
+	free(resp->warnings);
 	pk_watch_free(resp->watch);
 	memset(resp, 0, sizeof(*resp));
+}
+
+void pk_response_warn(struct pk_response *resp, const char *text)
+{
+	size_t have = resp->warnings ? strlen(resp->warnings) : 0, n = strcspn(text, "\r\n");
+	char *w = realloc(resp->warnings, have + n + 2);
+	if (!w)
+		return;
+	memcpy(w + have, text, n);
+	w[have + n] = '\n';
+	w[have + n + 1] = '\0';
+	resp->warnings = w;
 }
 
 void pk_srv_respond_json(struct pk_response *resp, int status, json_t *body)
@@ -849,6 +862,24 @@ static int patch_admitted(const struct call *c, enum pk_patch_type type, const j
 	return rc;
 }
 
+/* fieldValidation=Strict|Warn|Ignore on a body (fieldvalidation.c): 0, or
+ * -EINVAL with resp answered. */
+static int field_validation(const struct call *c, const json_t *body, bool patch,
+			    struct pk_response *resp)
+{
+	enum pk_field_validation mode;
+	const char *v = arg(c->req, "fieldValidation");
+	if (pk_srv_field_validation_mode(v, &mode) < 0) {
+		pk_srv_respond_status(
+		    resp, 400, "BadRequest", NULL, NULL, NULL,
+		    "fieldValidation: Unsupported value: \"%s\": supported values: "
+		    "\"Ignore\", \"Strict\", \"Warn\"",
+		    v);
+		return -EINVAL;
+	}
+	return pk_srv_field_validate(c->r->type, mode, body, patch, resp);
+}
+
 static void do_create(const struct call *c, struct pk_response *resp)
 {
 	const struct pk_request *req = c->req;
@@ -856,7 +887,8 @@ static void do_create(const struct call *c, struct pk_response *resp)
 	json_t *obj;
 	if (parse_body(req, resp, &obj) < 0)
 		return;
-	if (check_body_identity(r, obj, false, resp) < 0) {
+	if (check_body_identity(r, obj, false, resp) < 0 ||
+	    field_validation(c, obj, false, resp) < 0) {
 		json_decref(obj);
 		return;
 	}
@@ -973,7 +1005,8 @@ static void do_update(const struct call *c, struct pk_response *resp)
 	json_t *obj;
 	if (parse_body(req, resp, &obj) < 0)
 		return;
-	if (check_body_identity(r, obj, true, resp) < 0) {
+	if (check_body_identity(r, obj, true, resp) < 0 ||
+	    field_validation(c, obj, false, resp) < 0) {
 		json_decref(obj);
 		return;
 	}
@@ -1022,6 +1055,11 @@ static void do_patch(const struct call *c, struct pk_response *resp)
 	json_t *patch;
 	if (parse_body(req, resp, &patch) < 0)
 		return;
+	/* A merge patch has the object's shape; a JSON patch's values are not checked. */
+	if (type != PK_PATCH_JSON && field_validation(c, patch, true, resp) < 0) {
+		json_decref(patch);
+		return;
+	}
 	struct pk_errors errs = {0};
 	json_t *out = NULL;
 	int rc = patch_admitted(c, type, patch, &errs, &out);

@@ -107,6 +107,22 @@ bool pk_srv_pb_inline(const ProtobufCFieldDescriptor *f);
  * names the path). */
 int pk_srv_proto_decode(const char *buf, size_t len, json_t **ret, char *err, size_t errlen);
 
+/* fieldvalidation.c: the fields of a message by JSON name, embedded structs
+ * included (NULL: not a field). */
+const ProtobufCFieldDescriptor *pk_srv_pb_field(const ProtobufCMessageDescriptor *d,
+						const char *name);
+enum pk_field_validation { PK_FV_WARN, PK_FV_STRICT, PK_FV_IGNORE };
+/* The fieldValidation query value (NULL: Warn); -EINVAL for another. */
+int pk_srv_field_validation_mode(const char *value, enum pk_field_validation *ret);
+/* The paths of obj's unknown fields ("spec.containerz"), a new JSON array;
+ * patch: '$' keys are directives.  Kinds without a message: none. */
+int pk_srv_unknown_fields(const struct pk_type *t, const json_t *obj, bool patch,
+			  json_t **ret_paths);
+/* Strict: unknown fields are 400 (resp answered, -EINVAL); Warn: warnings on
+ * resp; Ignore: nothing. */
+int pk_srv_field_validate(const struct pk_type *t, enum pk_field_validation mode,
+			  const json_t *body, bool patch, struct pk_response *resp);
+
 /* discovery.c */
 bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp);
 /* /openapi/v2: an empty document, protobuf when accepted, else JSON. */

@@ -112,8 +112,11 @@ struct pk_response {
 	char *body;		  /* malloc'ed, body_len bytes */
 	size_t body_len;
 	struct pk_watch *watch; /* non-NULL: stream events with pk_watch_read() */
+	char *warnings;		/* malloc'ed lines, each sent as a `Warning: 299 - "..."` header */
 };
 void pk_response_clear(struct pk_response *resp);
+/* Add a warning (one line of text) to the response. */
+void pk_response_warn(struct pk_response *resp, const char *text);
 
 /*
  * Read the next newline-delimited JSON events of a watch into buf, waiting at

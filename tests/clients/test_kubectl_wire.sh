@@ -2,7 +2,8 @@
 # kubectl's typed calls send Kubernetes protobuf (application/vnd.kubernetes.protobuf):
 # `kubectl drain --force` of a busy node (Evictions), `kubectl create job`,
 # `kubectl debug node/...` and `kubectl debug --copy-to`, and a protobuf
-# DeleteOptions whose precondition and dry run the server must honour.  Run
+# DeleteOptions whose precondition the server must honour.  Field validation
+# (`--validate=strict|warn|ignore`) on an unknown `spec.containerz`.  Run
 # against the standalone appliance and against the `--no-scheduling`
 # stand-in that attach mode talks to.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
@@ -69,8 +70,7 @@ Y
 	got=$(k get job hello -o jsonpath='{.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].command}')
 	[ "$got" = 'busybox ["echo","hi"]' ] || fail "$mode: job as stored: $got"
 
-	# A protobuf DeleteOptions is read: its uid precondition refuses (409),
-	# and with the precondition met its dry run deletes nothing.
+	# A protobuf DeleteOptions is read: its uid precondition refuses (409).
 	got=$(curl -s --cacert "$WORK/cert.pem" -o "$WORK/body" -w '%{http_code}' -X DELETE -H 'Authorization: Bearer admintok' \
 		-H 'Content-Type: application/vnd.kubernetes.protobuf' \
 		--data-binary @"$SEEDS/deleteoptions" "$PK_URL/api/v1/namespaces/default/pods/bare2")
@@ -89,6 +89,31 @@ Y
 		fail "$mode: debug --copy-to: $(cat "$WORK/out")"
 	got=$(k get pod bare1-debug -o jsonpath='{.spec.containers[*].name}')
 	[ "$got" = "c dbg" ] || fail "$mode: debug copy: $got"
+
+	# fieldValidation: kubectl --validate=strict (its default) asks for Strict,
+	# an unknown field is 400 and nothing is created; Warn creates the pod
+	# with a Warning kubectl prints; Ignore says nothing.
+	cat >"$WORK/typo.yaml" <<'Y'
+apiVersion: v1
+kind: Pod
+metadata: {name: typo}
+spec:
+  containerz: [{name: c, image: busybox}]
+  containers: [{name: c, image: busybox, imagez: x}]
+Y
+	k apply --validate=strict -f "$WORK/typo.yaml" >"$WORK/out" 2>&1 &&
+		fail "$mode: --validate=strict accepted spec.containerz"
+	grep -q 'BadRequest.*strict decoding error: .*unknown field "spec.containerz"' "$WORK/out" &&
+		grep -q 'unknown field "spec.containers\[0\].imagez"' "$WORK/out" ||
+		fail "$mode: strict: $(cat "$WORK/out")"
+	k get pod typo >/dev/null 2>&1 && fail "$mode: a Strict refusal created the pod"
+	k apply --validate=warn -f "$WORK/typo.yaml" >"$WORK/out" 2>&1 || fail "$mode: warn: $(cat "$WORK/out")"
+	grep -q '^Warning: unknown field "spec.containerz"' "$WORK/out" ||
+		fail "$mode: no warning: $(cat "$WORK/out")"
+	k delete pod typo >/dev/null 2>&1
+	k create --validate=ignore -f "$WORK/typo.yaml" >"$WORK/out" 2>&1 || fail "$mode: ignore: $(cat "$WORK/out")"
+	grep -q Warning "$WORK/out" && fail "$mode: Ignore warned: $(cat "$WORK/out")"
+	k delete pod typo >/dev/null 2>&1
 
 	# drain --force: the bare pods (no controller) are evicted through
 	# pods/eviction, the node is cordoned, and drain returns once they are gone.

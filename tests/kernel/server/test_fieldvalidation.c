@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_fieldvalidation.c — kernel/server/fieldvalidation.c: unknown fields
+ * found by the protobuf messages' descriptors, with upstream's paths; every
+ * object in examples/ and tests/scenarios/ uses known fields only (the
+ * messages cover what podkernel documents); fieldValidation through
+ * pk_server_handle(): Strict is 400, Warn a warning, Ignore nothing, and a
+ * bad value 400.
+ */
+#include <check.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel/server/server-internal.h"
+
+static json_t *unknown_of(const char *kind, const char *json, bool patch)
+{
+	json_error_t je;
+	json_t *obj = json_loads(json, 0, &je), *paths = NULL;
+	ck_assert_msg(obj, "%s", je.text);
+	ck_assert_int_eq(pk_srv_unknown_fields(pk_type_by_kind(kind), obj, patch, &paths), 0);
+	json_decref(obj);
+	return paths;
+}
+
+START_TEST(test_paths)
+{
+	json_t *p = unknown_of(
+	    "Pod",
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\","
+	    "\"labels\":{\"any\":\"x\"},\"bogus\":1},\"spec\":{\"containerz\":[],\"containers\":"
+	    "[{\"name\":\"c\",\"imagez\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+	    "\"volumes\":[{\"name\":\"v\",\"hostPath\":{\"path\":\"/\",\"typo\":1}}],"
+	    "\"nodeSelector\":{\"anything\":\"goes\"}}}",
+	    false);
+	ck_assert_uint_eq(json_array_size(p), 4);
+	ck_assert_str_eq(json_string_value(json_array_get(p, 0)), "metadata.bogus");
+	ck_assert_str_eq(json_string_value(json_array_get(p, 1)), "spec.containerz");
+	ck_assert_str_eq(json_string_value(json_array_get(p, 2)), "spec.containers[0].imagez");
+	ck_assert_str_eq(json_string_value(json_array_get(p, 3)), "spec.volumes[0].hostPath.typo");
+	json_decref(p);
+
+	/* A merge patch: '$' directives are not fields; null deletes. */
+	p = unknown_of(
+	    "Pod",
+	    "{\"spec\":{\"$setElementOrder/containers\":[{\"name\":\"c\"}],"
+	    "\"containers\":[{\"name\":\"c\",\"$patch\":\"delete\"}],\"nodeName\":null}}",
+	    true);
+	ck_assert_uint_eq(json_array_size(p), 0);
+	json_decref(p);
+
+	/* podkernel's alias of a topology key is known; JobSet has no message. */
+	p = unknown_of("PodGroup",
+		       "{\"spec\":{\"schedulingConstraints\":{\"topology\":[{\"level\":"
+		       "\"rack\"}]}}}",
+		       false);
+	ck_assert_uint_eq(json_array_size(p), 0);
+	json_decref(p);
+	p = unknown_of("JobSet", "{\"spec\":{\"whatever\":1}}", false);
+	ck_assert_uint_eq(json_array_size(p), 0);
+	json_decref(p);
+}
+END_TEST
+
+/* Every object podkernel's examples and scenarios write uses known fields. */
+START_TEST(test_examples_known)
+{
+	static const char *const patterns[] = {PODKERNEL_SRCDIR "/examples/*/*.yaml",
+					       PODKERNEL_SRCDIR "/tests/scenarios/*.yaml"};
+	size_t files = 0;
+	for (size_t g = 0; g < sizeof(patterns) / sizeof(patterns[0]); g++) {
+		glob_t gl;
+		ck_assert_int_eq(glob(patterns[g], 0, NULL, &gl), 0);
+		for (size_t i = 0; i < gl.gl_pathc; i++, files++) {
+			json_t *objs = NULL, *o;
+			char err[512];
+			size_t j;
+			if (pk_read_file(gl.gl_pathv[i], &objs, err, sizeof(err)) < 0)
+				continue; /* scenario files that are not object lists */
+			json_array_foreach(objs, j, o)
+			{
+				const struct pk_type *t =
+				    pk_type_by_kind(json_string_value(json_object_get(o, "kind")));
+				json_t *p = NULL;
+				if (!t)
+					continue;
+				ck_assert_int_eq(pk_srv_unknown_fields(t, o, false, &p), 0);
+				ck_assert_msg(json_array_size(p) == 0, "%s: %s: unknown field %s",
+					      gl.gl_pathv[i], t->kind,
+					      json_string_value(json_array_get(p, 0)));
+				json_decref(p);
+			}
+			json_decref(objs);
+		}
+		globfree(&gl);
+	}
+	ck_assert_uint_gt(files, 10);
+}
+END_TEST
+
+/* ---- through the router ------------------------------------------------------- */
+static struct pk_store *store;
+static struct pk_server *srv;
+static char dir[64];
+
+static void setup(void)
+{
+	char err[256];
+	snprintf(dir, sizeof(dir), "/tmp/pk-fv-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(pk_store_open(dir, &store, err, sizeof(err)), 0);
+	struct pk_server_config cfg = {0};
+	ck_assert_int_eq(pk_server_new(store, &cfg, &srv, err, sizeof(err)), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+	pk_server_free(srv);
+	pk_store_close(store);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static int post(const char *query, const char *body, struct pk_response *resp)
+{
+	struct pk_query_arg args[1] = {{"fieldValidation", query}};
+	struct pk_request req = {.method = "POST",
+				 .path = "/api/v1/namespaces/default/pods",
+				 .content_type = "application/json",
+				 .body = body,
+				 .body_len = strlen(body),
+				 .args = query ? args : NULL,
+				 .nargs = query ? 1 : 0};
+	memset(resp, 0, sizeof(*resp));
+	ck_assert_int_eq(pk_server_handle(srv, &req, resp), 0);
+	return resp->status;
+}
+
+START_TEST(test_modes)
+{
+	static const char body[] =
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\"},"
+	    "\"spec\":{\"containerz\":[],\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}";
+	char b[512];
+	struct pk_response resp;
+
+	snprintf(b, sizeof(b), body, "strict");
+	ck_assert_int_eq(post("Strict", b, &resp), 400);
+	ck_assert_msg(strstr(resp.body,
+			     "Pod in version \\\"v1\\\" cannot be handled as a Pod: "
+			     "strict decoding error: unknown field \\\"spec.containerz\\\""),
+		      "%s", resp.body);
+	pk_response_clear(&resp);
+
+	snprintf(b, sizeof(b), body, "warn");
+	ck_assert_int_eq(post(NULL, b, &resp), 201); /* Warn is the default */
+	ck_assert_str_eq(resp.warnings, "unknown field \"spec.containerz\"\n");
+	pk_response_clear(&resp);
+
+	snprintf(b, sizeof(b), body, "ignore");
+	ck_assert_int_eq(post("Ignore", b, &resp), 201);
+	ck_assert_ptr_null(resp.warnings);
+	pk_response_clear(&resp);
+
+	ck_assert_int_eq(post("Sometimes", b, &resp), 400);
+	ck_assert_msg(strstr(resp.body, "fieldValidation: Unsupported value"), "%s", resp.body);
+	pk_response_clear(&resp);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fieldvalidation");
+	TCase *tc = tcase_create("fields");
+	tcase_add_test(tc, test_paths);
+	tcase_add_test(tc, test_examples_known);
+	suite_add_tcase(s, tc);
+	TCase *tr = tcase_create("router");
+	tcase_add_checked_fixture(tr, setup, teardown);
+	tcase_add_test(tr, test_modes);
+	suite_add_tcase(s, tr);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
