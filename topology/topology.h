@@ -89,6 +89,14 @@ int topo_label_value_sanitize(const char *in, char *out, size_t outlen);
 #define TOPO_ANN_SLICE_SHAPE "scheduling.podkernel.dev/slice-shape"
 #define TOPO_ANN_SLICE_COORDS "scheduling.podkernel.dev/slice-coords"
 #define TOPO_ANN_WORKER_ID "scheduling.podkernel.dev/worker-id"
+/*
+ * A pod without spec.schedulingGroup names its PodGroup (in its own
+ * namespace) with this label; the scheduler-plugins coscheduling key is read
+ * as well.  spec.schedulingGroup wins; a label naming another group is
+ * invalid.
+ */
+#define TOPO_LABEL_POD_GROUP "scheduling.podkernel.dev/pod-group"
+#define TOPO_LABEL_POD_GROUP_COSCHED "scheduling.x-k8s.io/pod-group"
 /* JSON array of {"pciBusId","vendorId","deviceId","numaNode"}. */
 #define TOPO_ANN_DEVICES "accelerator.podkernel.dev/devices"
 /* RFC 3339 time of podagent's last publish; podkerneld watches nodes carrying it. */

@@ -273,8 +273,9 @@ struct pk_selector_term {
 struct pk_pod {
 	json_t *raw;
 	struct pk_meta meta;
-	const char *pod_group; /* spec.schedulingGroup.podGroupName or NULL */
-	const char *node_name; /* spec.nodeName or NULL (pending) */
+	const char *pod_group; /* spec.schedulingGroup.podGroupName, the group label, or NULL */
+	const char *pod_group_label; /* the label key pod_group came from, NULL: the spec */
+	const char *node_name;	     /* spec.nodeName or NULL (pending) */
 	struct pk_kv *node_selector;
 	size_t nnode_selector;
 	struct pk_selector_term *affinity; /* required node affinity terms */
@@ -343,6 +344,12 @@ struct pk_workload {
  * make the call fail with -EINVAL; the view is then not returned.
  */
 int pk_node_decode(json_t *obj, struct pk_node **ret, struct pk_errors *errs);
+/*
+ * The PodGroup a pod object names: spec.schedulingGroup.podGroupName, else
+ * the TOPO_LABEL_POD_GROUP label, else TOPO_LABEL_POD_GROUP_COSCHED; NULL
+ * when none.  Borrowed from obj.
+ */
+const char *pk_pod_group_name(const json_t *pod);
 int pk_pod_decode(json_t *obj, struct pk_pod **ret, struct pk_errors *errs);
 int pk_priority_class_decode(json_t *obj, struct pk_priority_class **ret, struct pk_errors *errs);
 int pk_group_decode(json_t *obj, struct pk_group **ret, struct pk_errors *errs);

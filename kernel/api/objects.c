@@ -929,6 +929,32 @@ static int pod_spec_decode(json_t *spec, struct pk_path *p, struct pk_errors *er
 	return ret;
 }
 
+/* The group a pod names by label when spec.schedulingGroup is absent. */
+static void pod_group_label(struct pk_pod *pod)
+{
+	static const char *const keys[] = {TOPO_LABEL_POD_GROUP, TOPO_LABEL_POD_GROUP_COSCHED};
+
+	for (size_t k = 0; !pod->pod_group && k < sizeof(keys) / sizeof(keys[0]); k++)
+		for (size_t i = 0; i < pod->meta.nlabels; i++)
+			if (strcmp(pod->meta.labels[i].key, keys[k]) == 0) {
+				pod->pod_group = pod->meta.labels[i].value;
+				pod->pod_group_label = keys[k];
+				break;
+			}
+}
+
+const char *pk_pod_group_name(const json_t *pod)
+{
+	const char *g = pk_get_string(pod, "spec.schedulingGroup.podGroupName");
+	json_t *labels = pk_get(pod, "metadata.labels");
+
+	if (!g)
+		g = json_string_value(json_object_get(labels, TOPO_LABEL_POD_GROUP));
+	if (!g)
+		g = json_string_value(json_object_get(labels, TOPO_LABEL_POD_GROUP_COSCHED));
+	return g;
+}
+
 struct pk_pod *pk_pod_decode_partial(json_t *obj, struct pk_errors *errs)
 {
 	struct pk_pod *pod = calloc(1, sizeof(*pod));
@@ -944,6 +970,7 @@ struct pk_pod *pk_pod_decode_partial(json_t *obj, struct pk_errors *errs)
 	pk_path_key(&p, "spec");
 	if (pod_spec_decode(spec, &p, errs, pod) < 0)
 		goto oom;
+	pod_group_label(pod);
 	return pod;
 oom:
 	pk_pod_free(pod);

@@ -171,6 +171,33 @@ static void validate_selector_terms(const struct pk_pod *pod, struct pk_errors *
 	}
 }
 
+/* The group named in the spec or by a label; labels naming another group are refused. */
+static void validate_pod_group(json_t *obj, const struct pk_pod *pod, struct pk_errors *errs)
+{
+	static const char *const keys[] = {TOPO_LABEL_POD_GROUP, TOPO_LABEL_POD_GROUP_COSCHED};
+	json_t *labels = pk_get(obj, "metadata.labels");
+	char path[96];
+
+	if (!pod->pod_group_label) {
+		check_subdomain("spec.schedulingGroup.podGroupName", pod->pod_group, errs);
+	} else {
+		snprintf(path, sizeof(path), "metadata.labels[%s]", pod->pod_group_label);
+		check_subdomain(path, pod->pod_group, errs);
+	}
+	for (size_t k = 0; pod->pod_group && k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const char *v = json_string_value(json_object_get(labels, keys[k]));
+
+		if (v && strcmp(v, pod->pod_group) != 0)
+			pk_errors_add(
+			    errs,
+			    "metadata.labels[%s]: Invalid value: \"%s\": the pod's group is "
+			    "\"%s\" (%s)",
+			    keys[k], v, pod->pod_group,
+			    pod->pod_group_label ? pod->pod_group_label
+						 : "spec.schedulingGroup.podGroupName");
+	}
+}
+
 static void validate_pod(json_t *obj, struct pk_errors *errs)
 {
 	struct pk_pod *pod = pk_pod_decode_partial(obj, errs);
@@ -179,7 +206,7 @@ static void validate_pod(json_t *obj, struct pk_errors *errs)
 	if (!pod)
 		return;
 	check_meta(obj, &pod->meta, PK_KIND_POD, errs);
-	check_subdomain("spec.schedulingGroup.podGroupName", pod->pod_group, errs);
+	validate_pod_group(obj, pod, errs);
 	check_subdomain("spec.nodeName", pod->node_name, errs);
 	check_subdomain("spec.priorityClassName", pod->priority_class, errs);
 	check_max_priority("spec.priority", pod->has_priority, pod->priority,

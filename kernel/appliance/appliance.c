@@ -299,8 +299,7 @@ static void note_incoming(struct pk_appliance *app, const char *kind, const json
 	pthread_mutex_lock(&app->m.lock);
 	app->m.incoming[ap_type_of_root(kind)]++;
 	pthread_mutex_unlock(&app->m.lock);
-	if (pod && (pk_get_string(obj, "spec.nodeName") ||
-		    pk_get_string(obj, "spec.schedulingGroup.podGroupName")))
+	if (pod && (pk_get_string(obj, "spec.nodeName") || pk_pod_group_name(obj)))
 		return;
 	if (group &&
 	    (pk_get_string(obj, "spec.parentCompositePodGroupName") ||
@@ -309,6 +308,70 @@ static void note_incoming(struct pk_appliance *app, const char *kind, const json
 		return;
 	snprintf(root, sizeof(root), "%s %s/%s", kind, pk_namespace(obj), pk_name(obj));
 	ap_metrics_queue(&app->m, root, "active");
+}
+
+static struct pk_write_ref ref_of(struct pk_appliance *app, enum pk_kind kind, const char *ns,
+				  const char *name);
+
+/* The condition types the scheduler writes, by kind. */
+static bool own_condition(enum pk_kind k, const char *type)
+{
+	return (k == PK_KIND_POD && strcmp(type, "PodScheduled") == 0) ||
+	       (k == PK_KIND_POD_GROUP && strcmp(type, "PodGroupInitiallyScheduled") == 0) ||
+	       (k == PK_KIND_COMPOSITE_POD_GROUP &&
+		strcmp(type, "CompositePodGroupInitiallyScheduled") == 0);
+}
+
+/*
+ * A spec edit raised metadata.generation past what the scheduler's
+ * conditions observed: note them to be written again, unchanged but for
+ * observedGeneration (as a controller does once it has seen the new spec).
+ */
+static void note_stale_conditions(struct pk_appliance *app, enum pk_kind k, const json_t *obj)
+{
+	json_int_t gen = json_integer_value(pk_get(obj, "metadata.generation"));
+	json_t *conds = pk_get(obj, "status.conditions"), *c, *e = NULL;
+	size_t i;
+
+	json_array_foreach(conds, i, c)
+	{
+		json_t *og = json_object_get(c, "observedGeneration");
+		const char *type = json_string_value(json_object_get(c, "type"));
+
+		if (!type || !own_condition(k, type) || !json_is_integer(og) ||
+		    json_integer_value(og) >= gen)
+			continue;
+		if (!e && !(e = json_pack("[i,s,s]", (int)k, pk_namespace(obj), pk_name(obj))))
+			return;
+		json_array_append_new(
+		    e, json_pack("[s,s,s,s]", type,
+				 json_string_value(json_object_get(c, "status")) ?: "Unknown",
+				 json_string_value(json_object_get(c, "reason")) ?: "",
+				 json_string_value(json_object_get(c, "message")) ?: ""));
+	}
+	if (e)
+		json_array_append_new(app->stale_obs, e);
+}
+
+/* Into the open batch: the conditions noted by note_stale_conditions(). */
+static void batch_stale_conditions(struct pk_appliance *app)
+{
+	size_t i, j;
+	json_t *e, *c;
+
+	json_array_foreach(app->stale_obs, i, e)
+	{
+		enum pk_kind k = (enum pk_kind)json_integer_value(json_array_get(e, 0));
+		struct pk_write_ref ref = ref_of(app, k, json_string_value(json_array_get(e, 1)),
+						 json_string_value(json_array_get(e, 2)));
+
+		json_array_foreach(e, j, c) if (j >= 3) pk_writer_set_condition(
+		    app->writer, &ref, json_string_value(json_array_get(c, 0)),
+		    json_string_value(json_array_get(c, 1)),
+		    json_string_value(json_array_get(c, 2)),
+		    json_string_value(json_array_get(c, 3)));
+	}
+	json_array_clear(app->stale_obs);
 }
 
 static int on_event(const struct pk_store_event *ev, void *arg)
@@ -336,6 +399,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	case AP_FEED:
 		sched_feed(app, ev->object);
 		note_incoming(app, kind, ev->object);
+		note_stale_conditions(app, k, ev->object);
 		break;
 	case AP_REMOVE:
 		sched_remove(app, kind, ev->object);
@@ -712,6 +776,7 @@ static void *loop_main(void *arg)
 			json_array_clear(app->gone_nodes); /* the cluster's own controllers */
 		}
 		if (app->cfg.may_schedule && !app->cfg.may_schedule(app->cfg.may_schedule_arg)) {
+			json_array_clear(app->stale_obs); /* the leader writes them */
 			if (app->src->wait(app->src_arg, app->rv, AP_BEAT_CHECK_MS) == -ECANCELED)
 				break;
 			continue;
@@ -720,6 +785,7 @@ static void *loop_main(void *arg)
 		size_t nwrites;
 
 		pk_writer_batch_begin(app->writer);
+		batch_stale_conditions(app);
 		retry = run_cycles(app, &more);
 		t1 = ap_now_ns();
 		nwrites = pk_writer_batch_size(app->writer);
@@ -819,7 +885,9 @@ int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config 
 	atomic_init(&app->stopping, false);
 	app->to_reconcile = json_array();
 	app->gone_nodes = json_array();
-	r = app->to_reconcile && app->gone_nodes ? ap_metrics_init(&app->m) : -ENOMEM;
+	app->stale_obs = json_array();
+	r = app->to_reconcile && app->gone_nodes && app->stale_obs ? ap_metrics_init(&app->m)
+								   : -ENOMEM;
 	if (r == 0)
 		r = ap_heartbeats_new(&app->beats);
 	if (r == 0) {
@@ -866,6 +934,7 @@ void pk_appliance_stop(struct pk_appliance *app)
 	ap_pmap_free(app->pmap);
 	json_decref(app->to_reconcile);
 	json_decref(app->gone_nodes);
+	json_decref(app->stale_obs);
 	ap_metrics_fini(&app->m);
 	free(app);
 }

@@ -205,7 +205,7 @@ static char *disruption_unit(struct pk_appliance *app, const json_t *pod)
 
 	if (!w.held)
 		return NULL;
-	first = hold_group(&w, pk_get_string(pod, "spec.schedulingGroup.podGroupName"));
+	first = hold_group(&w, pk_pod_group_name(pod));
 	unit = first ? pk_disruption_unit(first, &walk) : NULL;
 	if (unit)
 		name = strdup(pk_name(unit));
@@ -313,7 +313,7 @@ static int evict_node_pods(struct pk_appliance *app, const char *node, const cha
 			continue;
 		json_array_foreach(all, i, p)
 		{
-			const char *g = pk_get_string(p, "spec.schedulingGroup.podGroupName");
+			const char *g = pk_pod_group_name(p);
 
 			if (g && in_subtree(app, ns, g, root))
 				evict(app, p, node, why);

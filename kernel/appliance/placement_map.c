@@ -153,8 +153,7 @@ static json_t *pod_entry(const json_t *pod)
 		     (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))))
 		node = NULL;
 	return json_pack(
-	    "[o,o,o,o,s]", ap_pmap_str_or_null(node),
-	    ap_pmap_str_or_null(pk_get_string(pod, "spec.schedulingGroup.podGroupName")),
+	    "[o,o,o,o,s]", ap_pmap_str_or_null(node), ap_pmap_str_or_null(pk_pod_group_name(pod)),
 	    ap_pmap_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_SLICE_COORDS))),
 	    ap_pmap_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_WORKER_ID))),
 	    pk_namespace(pod));

@@ -665,11 +665,10 @@ static void pod_row(struct ctx *x, struct table *t, const json_t *p)
 				 v ? v : "-");
 		}
 		table_row(t, pk_namespace(p), pk_name(p), pod_phase(p), node ? node : "<none>",
-			  pk_get_string(p, "spec.schedulingGroup.podGroupName"),
-			  *where ? where : "-", a);
+			  pk_pod_group_name(p), *where ? where : "-", a);
 	} else {
 		table_row(t, pk_namespace(p), pk_name(p), pod_phase(p), node ? node : "<none>",
-			  pk_get_string(p, "spec.schedulingGroup.podGroupName"), a);
+			  pk_pod_group_name(p), a);
 	}
 }
 
@@ -1211,7 +1210,7 @@ static int describe_group(struct ctx *x, const json_t *g)
 	mine = json_array();
 	json_array_foreach(pods, i, o)
 	{
-		const char *pg = pk_get_string(o, "spec.schedulingGroup.podGroupName");
+		const char *pg = pk_pod_group_name(o);
 
 		if (pg && json_object_get(set, pg))
 			json_array_append(mine, o);
@@ -1269,7 +1268,7 @@ static int describe_node(struct ctx *x, const json_t *n)
 
 		if (node && strcmp(node, pk_name(n)) == 0)
 			printf("  %s/%s (group %s)\n", pk_namespace(p), pk_name(p),
-			       pk_get_string(p, "spec.schedulingGroup.podGroupName") ?: "-");
+			       pk_pod_group_name(p) ?: "-");
 	}
 	print_conditions(n);
 	json_decref(pods);
@@ -1283,8 +1282,7 @@ static int describe_pod(struct ctx *x, const json_t *p)
 	size_t i;
 
 	printf("Node:          %s\n", node ?: "<none>");
-	printf("Group:         %s\n",
-	       pk_get_string(p, "spec.schedulingGroup.podGroupName") ?: "<none>");
+	printf("Group:         %s\n", pk_pod_group_name(p) ?: "<none>");
 	printf("Priority:      %lld\n", (long long)json_integer_value(pk_get(p, "spec.priority")));
 	if (n) {
 		printf("Topology:     ");

@@ -921,22 +921,43 @@ static bool binding_uid_differs(const json_t *binding, const json_t *pod)
 	return want && *want && (!have || strcmp(want, have) != 0);
 }
 
-/*
- * As kube-apiserver's binding does: the pod's PodScheduled condition turns
- * True (a second write; a concurrent status writer wins and is left alone).
- */
-static void binding_mark_scheduled(struct pk_server *srv, json_t *pod)
-{
-	struct pk_errors errs = {0};
-	json_t *out = NULL;
+/* What pods/binding writes: the node, the Binding's annotations, PodScheduled True. */
+struct binding_edit {
+	const char *node;
+	json_t *annotations;
+	bool was_bound;
+};
 
-	if (pod && pk_condition_set(pod, "PodScheduled", "True", "", "", time(NULL)) == 0)
-		pk_store_update(srv->store, pod, PK_SUB_STATUS, &errs, &out);
-	json_decref(out);
-	pk_errors_clear(&errs);
+static int binding_apply(json_t *pod, void *arg)
+{
+	struct binding_edit *b = arg;
+	json_t *meta = json_object_get(pod, "metadata"), *have;
+	const char *bound = pk_get_string(pod, "spec.nodeName");
+
+	if (bound && *bound) {
+		b->was_bound = true;
+		return -PK_STORE_ECONFLICT;
+	}
+	if (!json_is_object(json_object_get(pod, "spec")))
+		return -EINVAL;
+	pk_set(pod, "spec.nodeName", json_string(b->node));
+	/* kube-apiserver copies the Binding's annotations onto the pod */
+	if (json_is_object(b->annotations) && json_object_size(b->annotations)) {
+		have = json_object_get(meta, "annotations");
+		if (!json_is_object(have)) {
+			have = json_object();
+			json_object_set_new(meta, "annotations", have);
+		}
+		json_object_update(have, b->annotations);
+	}
+	return pk_condition_set(pod, "PodScheduled", "True", "", "", time(NULL));
 }
 
-/* pods/NAME/binding: set spec.nodeName once. */
+/*
+ * pods/NAME/binding: set spec.nodeName once, in one write with the pod's
+ * PodScheduled condition, as kube-apiserver's binding does (the pod's
+ * generation stays: a binding is not a change of the desired state).
+ */
 static void do_binding(struct pk_server *srv, const struct pk_request *req, const struct route *r,
 		       struct pk_response *resp)
 {
@@ -954,9 +975,22 @@ static void do_binding(struct pk_server *srv, const struct pk_request *req, cons
 	}
 	json_t *pod = NULL;
 	int rc = pk_store_get(srv->store, "Pod", r->ns, r->name, &pod);
-	const char *bound =
-	    rc == 0 ? json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"))
-		    : NULL;
+	const char *bound = rc == 0 ? pk_get_string(pod, "spec.nodeName") : NULL;
+	struct binding_edit b = {.node = node, .annotations = pk_get(body, "metadata.annotations")};
+	struct pk_store_edit e = {
+	    .kind = "Pod", .ns = r->ns, .name = r->name, .apply = binding_apply, .arg = &b};
+
+	if (rc == 0 && !(bound && *bound) && !binding_uid_differs(body, pod)) {
+		rc = pk_store_edit_batch(srv->store, &e, 1);
+		rc = rc < 0 ? rc : e.rc;
+		json_decref(e.object);
+		if (rc == -PK_STORE_ECONFLICT && b.was_bound) {
+			json_decref(pod);
+			pod = NULL;
+			rc = pk_store_get(srv->store, "Pod", r->ns, r->name, &pod);
+			bound = rc == 0 ? pk_get_string(pod, "spec.nodeName") : NULL;
+		}
+	}
 	if (rc == 0 && bound && *bound) {
 		pk_srv_respond_status(resp, 409, "Conflict", "pods", r->name, NULL,
 				      "pod %s is already assigned to node \"%s\"", r->name, bound);
@@ -966,31 +1000,10 @@ static void do_binding(struct pk_server *srv, const struct pk_request *req, cons
 		    "Precondition failed: UID in precondition: %s, UID in object meta: %s",
 		    pk_get_string(body, "metadata.uid"), pk_get_string(pod, "metadata.uid") ?: "");
 	} else if (rc == 0) {
-		json_t *patch = json_pack(
-		    "{s:{s:s},s:{s:s}}", "spec", "nodeName", node, "metadata", "resourceVersion",
-		    json_string_value(
-			json_object_get(json_object_get(pod, "metadata"), "resourceVersion")));
-		struct pk_errors errs = {0};
-		json_t *out = NULL;
-		json_t *ann = pk_get(body, "metadata.annotations");
-
-		/* kube-apiserver copies the Binding's annotations onto the pod */
-		if (json_is_object(ann) && json_object_size(ann))
-			json_object_set(json_object_get(patch, "metadata"), "annotations", ann);
-		rc = pk_store_patch(srv->store, "Pod", r->ns, r->name, PK_PATCH_MERGE, patch,
-				    PK_SUB_MAIN, &errs, &out);
-		json_decref(patch);
-		if (rc == 0)
-			binding_mark_scheduled(srv, out);
-		if (rc < 0)
-			respond_store_error(resp, rc, r, r->name, &errs);
-		else
-			pk_srv_respond_json(resp, 201,
-					    json_pack("{s:s,s:s,s:{},s:s,s:i}", "kind", "Status",
-						      "apiVersion", "v1", "metadata", "status",
-						      "Success", "code", 201));
-		json_decref(out);
-		pk_errors_clear(&errs);
+		pk_srv_respond_json(resp, 201,
+				    json_pack("{s:s,s:s,s:{},s:s,s:i}", "kind", "Status",
+					      "apiVersion", "v1", "metadata", "status", "Success",
+					      "code", 201));
 	} else {
 		respond_store_error(resp, rc, r, r->name, NULL);
 	}

@@ -96,8 +96,7 @@ static json_t *cell_pod_node(json_t *o)
 
 static json_t *cell_pod_group(json_t *o)
 {
-	json_t *sg = json_object_get(json_object_get(o, "spec"), "schedulingGroup");
-	return json_string(json_string_value(json_object_get(sg, "podGroupName")) ?: "<none>");
+	return json_string(pk_pod_group_name(o) ?: "<none>");
 }
 
 static json_t *cell_priority(json_t *o)

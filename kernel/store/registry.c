@@ -411,6 +411,10 @@ static void mark_deleting(json_t *obj)
 	char buf[32];
 	now_rfc3339(buf);
 	json_object_set_new(meta_of(obj), "deletionTimestamp", json_string(buf));
+	/* kube-apiserver: setting deletionTimestamp is a change of the desired state */
+	json_int_t gen = json_integer_value(json_object_get(meta_of(obj), "generation"));
+	if (gen > 0)
+		json_object_set_new(meta_of(obj), "generation", json_integer(gen + 1));
 }
 
 static int remove_cascade(struct pk_store *st, struct txn *tx, json_t *obj, int depth);
@@ -607,18 +611,43 @@ int pk_store_delete_opts(struct pk_store *st, const char *kind, const char *ns, 
 }
 
 /* ---- update and patch -------------------------------------------------------- */
-/* Everything but metadata and status differs? (drives metadata.generation) */
-static bool spec_changed(const json_t *a, const json_t *b)
+/*
+ * Everything but metadata and status differs?  With binding, a Pod's
+ * spec.nodeName is left out: pods/binding does not change the generation.
+ */
+static bool spec_changed(const json_t *a, const json_t *b, bool binding)
 {
 	json_t *x = json_copy((json_t *)a), *y = json_copy((json_t *)b);
 	json_object_del(x, "metadata");
 	json_object_del(x, "status");
 	json_object_del(y, "metadata");
 	json_object_del(y, "status");
+	if (binding) {
+		json_t *xs = json_deep_copy(json_object_get(x, "spec"));
+		json_t *ys = json_deep_copy(json_object_get(y, "spec"));
+
+		json_object_del(xs, "nodeName");
+		json_object_del(ys, "nodeName");
+		json_object_set_new(x, "spec", xs ? xs : json_null());
+		json_object_set_new(y, "spec", ys ? ys : json_null());
+	}
 	bool changed = !json_equal(x, y);
 	json_decref(x);
 	json_decref(y);
 	return changed;
+}
+
+/*
+ * metadata.generation as kube-apiserver keeps it: the stored one, plus one
+ * when the desired state (anything outside metadata and status) changed.
+ */
+static void set_generation(json_t *next, const json_t *old, bool binding)
+{
+	json_t *om = json_object_get(old, "metadata");
+	json_int_t gen = json_integer_value(json_object_get(om, "generation"));
+
+	json_object_set_new(meta_of(next), "generation",
+			    json_integer(gen + (spec_changed(old, next, binding) ? 1 : 0)));
 }
 
 static void keep_field(json_t *dst, json_t *src, const char *key)
@@ -653,8 +682,7 @@ static json_t *merge_update(const struct pk_type *t, json_t *old, json_t *obj,
 	keep_field(m, om, "deletionTimestamp");
 	keep_field(m, om, "namespace");
 	keep_field(m, om, "resourceVersion");
-	json_int_t gen = json_integer_value(json_object_get(om, "generation"));
-	json_object_set_new(m, "generation", json_integer(gen + (spec_changed(old, next) ? 1 : 0)));
+	set_generation(next, old, false);
 	return next;
 }
 
@@ -685,7 +713,13 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 		return -PK_STORE_ECONFLICT;
 	}
 	json_t *next = merge_update(t, old, obj, sub);
-	rc = next ? validate(t, next, old, errs) : -ENOMEM;
+	rc = next ? 0 : -ENOMEM;
+	if (rc == 0 && t->pk == PK_KIND_POD && sub == PK_SUB_MAIN) {
+		rc = pk_pod_update_check(next, old, errs);
+		set_generation(next, old, false);
+	}
+	if (rc == 0)
+		rc = validate(t, next, old, errs);
 	if (rc == 0 && json_equal(next, old)) {
 		*ret = next;
 		json_decref(old);
@@ -790,7 +824,7 @@ int pk_store_patch_opts(struct pk_store *st, const char *kind, const char *ns, c
 
 /* ---- batched edits -------------------------------------------------------------- */
 /* What an edit may not change: identity, lifecycle stamps, the version. */
-static void keep_identity(json_t *next, json_t *old)
+static void keep_identity(json_t *next, json_t *old, bool binding)
 {
 	json_t *m = meta_of(next), *om = meta_of(old);
 
@@ -806,8 +840,7 @@ static void keep_identity(json_t *next, json_t *old)
 	keep_field(m, om, "creationTimestamp");
 	keep_field(m, om, "deletionTimestamp");
 	keep_field(m, om, "resourceVersion");
-	json_int_t gen = json_integer_value(json_object_get(om, "generation"));
-	json_object_set_new(m, "generation", json_integer(gen + (spec_changed(old, next) ? 1 : 0)));
+	set_generation(next, old, binding);
 }
 
 /*
@@ -863,7 +896,7 @@ static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn 
 	if (rc == 0 && !json_is_object(next))
 		rc = -EINVAL;
 	if (rc == 0) {
-		keep_identity(next, old);
+		keep_identity(next, old, t->pk == PK_KIND_POD);
 		rc = validate(t, next, old, &errs);
 		pk_errors_clear(&errs);
 	}

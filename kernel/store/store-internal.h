@@ -95,5 +95,11 @@ json_t *pk_store_db_default_priority_class(struct pk_store *st);
 uint64_t pk_store_obj_rv(const json_t *obj);
 /* metadata.<key> as a string, or NULL. */
 const char *pk_store_meta_str(const json_t *obj, const char *key);
+/*
+ * podupdate.c: the spec fields an update of a Pod may change (kube-apiserver's
+ * pod strategy); next may get its omitted spec.schedulingGroup back from old.
+ * -EINVAL with field-path messages in errs when it changes any other.
+ */
+int pk_pod_update_check(json_t *next, const json_t *old, struct pk_errors *errs);
 
 #endif

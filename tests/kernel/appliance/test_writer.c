@@ -120,6 +120,12 @@ START_TEST(test_store_batch_leaves_out_a_stale_object)
 }
 END_TEST
 
+static int bind_other(json_t *pod, void *arg)
+{
+	(void)arg;
+	return pk_set(pod, "spec.nodeName", json_string("other"));
+}
+
 START_TEST(test_bound_elsewhere_and_eviction)
 {
 	uint64_t rv_a = create_pod("a"), rv_v = create_pod("victim");
@@ -129,11 +135,12 @@ START_TEST(test_bound_elsewhere_and_eviction)
 	size_t n = 0;
 
 	(void)rv_a;
-	json_t *patch = json_pack("{s:{s:s}}", "spec", "nodeName", "other");
-	ck_assert_int_eq(pk_store_patch(st, "Pod", "default", "a", PK_PATCH_MERGE, patch,
-					PK_SUB_MAIN, NULL, NULL),
-			 0);
-	json_decref(patch);
+	/* Another scheduler binds it (a binding, not an update: updates cannot). */
+	struct pk_store_edit bind = {
+	    .kind = "Pod", .ns = "default", .name = "a", .apply = bind_other};
+	ck_assert_int_eq(pk_store_edit_batch(st, &bind, 1), 0);
+	ck_assert_int_eq(bind.rc, 0);
+	json_decref(bind.object);
 	ck_assert_int_eq(pk_writer_store_new(st, &w), 0);
 	pk_writer_batch_begin(w);
 	/* No precondition, but the pod is bound elsewhere meanwhile: a conflict. */

@@ -107,8 +107,12 @@ START_TEST(test_crud_and_defaults)
 
 	/* Update with the current rv works, bumps generation on spec change. */
 	json_t *upd = json_deep_copy(p);
-	json_object_set_new(json_object_get(upd, "spec"), "nodeName", json_string("n1"));
 	json_t *out = NULL;
+	json_object_set_new(json_object_get(upd, "spec"), "nodeName", json_string("n1"));
+	ck_assert_int_eq(pk_store_update(st, upd, PK_SUB_MAIN, NULL, &out), -EINVAL);
+	json_object_del(json_object_get(upd, "spec"), "nodeName");
+	json_object_set_new(json_array_get(pk_get(upd, "spec.containers"), 0), "image",
+			    json_string("busybox:2"));
 	ck_assert_int_eq(pk_store_update(st, upd, PK_SUB_MAIN, NULL, &out), 0);
 	ck_assert_int_eq(
 	    json_integer_value(json_object_get(json_object_get(out, "metadata"), "generation")), 2);
