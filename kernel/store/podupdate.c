@@ -22,10 +22,10 @@
 
 #include "kernel/store/store-internal.h"
 
-#define POD_MUTABLE_FIELDS                                                                  \
-	"`spec.containers[*].image`,`spec.initContainers[*].image`,"                        \
-	"`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing "      \
-	"tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it " \
+#define POD_MUTABLE_FIELDS                                                                         \
+	"`spec.containers[*].image`,`spec.initContainers[*].image`,"                               \
+	"`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing "             \
+	"tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it "        \
 	"was previously negative),`spec.schedulingGates` (only deletion)"
 
 /* containers[i].image of the new spec checked, then copied back from old for the diff. */
@@ -91,7 +91,8 @@ static bool array_has(json_t *arr, json_t *v)
 /* Every old toleration stays; new ones may be added. */
 static void tolerations_check(json_t *nspec, json_t *ospec, struct pk_errors *errs)
 {
-	json_t *n = json_object_get(nspec, "tolerations"), *o = json_object_get(ospec, "tolerations");
+	json_t *n = json_object_get(nspec, "tolerations"),
+	       *o = json_object_get(ospec, "tolerations");
 	size_t i;
 	json_t *t;
 
@@ -116,10 +117,11 @@ static void gates_check(json_t *nspec, json_t *ospec, struct pk_errors *errs)
 	{
 		const char *name = json_string_value(json_object_get(g, "name"));
 
-		pk_errors_add(errs,
-			      "spec.schedulingGates: Forbidden: only deletion is allowed, but found "
-			      "new scheduling gate '%s'",
-			      name ? name : "");
+		pk_errors_add(
+		    errs,
+		    "spec.schedulingGates: Forbidden: only deletion is allowed, but found "
+		    "new scheduling gate '%s'",
+		    name ? name : "");
 		break;
 	}
 	field_unify(nspec, ospec, "schedulingGates");
@@ -138,7 +140,8 @@ static void grace_check(json_t *nspec, json_t *ospec)
 /* Mutable scheduling directives of a gated, unbound pod: only narrowing. */
 static void gated_directives(json_t *nspec, json_t *ospec, struct pk_errors *errs)
 {
-	json_t *ns = json_object_get(nspec, "nodeSelector"), *os = json_object_get(ospec, "nodeSelector");
+	json_t *ns = json_object_get(nspec, "nodeSelector"),
+	       *os = json_object_get(ospec, "nodeSelector");
 	const char *k;
 	json_t *v;
 
@@ -147,8 +150,9 @@ static void gated_directives(json_t *nspec, json_t *ospec, struct pk_errors *err
 	json_object_foreach(os, k, v)
 	{
 		if (!json_equal(json_object_get(ns, k), v)) {
-			pk_errors_add(errs, "spec.nodeSelector: Invalid value: only additions to "
-					    "spec.nodeSelector are allowed (no mutations or deletions)");
+			pk_errors_add(errs,
+				      "spec.nodeSelector: Invalid value: only additions to "
+				      "spec.nodeSelector are allowed (no mutations or deletions)");
 			break;
 		}
 	}
@@ -175,7 +179,8 @@ int pk_pod_update_check(json_t *next, const json_t *old, struct pk_errors *errs)
 	if (!json_is_object(ospec) || !json_is_object(nspec))
 		return 0; /* the validator names a missing spec */
 	if (!json_object_get(nspec, "schedulingGroup") && json_object_get(ospec, "schedulingGroup"))
-		json_object_set(nspec, "schedulingGroup", json_object_get(ospec, "schedulingGroup"));
+		json_object_set(nspec, "schedulingGroup",
+				json_object_get(ospec, "schedulingGroup"));
 	cmp = json_deep_copy(nspec);
 	if (!cmp)
 		return -ENOMEM;
@@ -192,10 +197,10 @@ int pk_pod_update_check(json_t *next, const json_t *old, struct pk_errors *errs)
 		const char *nn = json_string_value(json_object_get(cmp, "nodeName"));
 
 		if ((on || nn) && (!on || !nn || strcmp(on, nn) != 0))
-			pk_errors_add(errs,
-				      "spec.nodeName: Forbidden: a pod is bound through "
-				      "pods/binding, never by an update");
-		pk_errors_add(errs, "spec: Forbidden: pod updates may not change fields other than %s",
+			pk_errors_add(errs, "spec.nodeName: Forbidden: a pod is bound through "
+					    "pods/binding, never by an update");
+		pk_errors_add(errs,
+			      "spec: Forbidden: pod updates may not change fields other than %s",
 			      POD_MUTABLE_FIELDS);
 	}
 	json_decref(cmp);

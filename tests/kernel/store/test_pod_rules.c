@@ -93,15 +93,13 @@ START_TEST(test_pod_spec_immutable)
 	char msg[2048];
 
 	json_decref(make_pod("p"));
-	ck_assert_int_eq(patch("p", "{\"spec\":{\"nodeName\":\"n2\"}}", msg, sizeof(msg)),
-			 -EINVAL);
+	ck_assert_int_eq(patch("p", "{\"spec\":{\"nodeName\":\"n2\"}}", msg, sizeof(msg)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(msg, "spec.nodeName: Forbidden"));
-	ck_assert_int_eq(
-	    patch("p",
-		  "{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
-		  "\"resources\":{\"requests\":{\"cpu\":\"64\"}}}]}}",
-		  msg, sizeof(msg)),
-	    -EINVAL);
+	ck_assert_int_eq(patch("p",
+			       "{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
+			       "\"resources\":{\"requests\":{\"cpu\":\"64\"}}}]}}",
+			       msg, sizeof(msg)),
+			 -EINVAL);
 	ck_assert_ptr_nonnull(strstr(msg, "spec: Forbidden: pod updates may not change fields"));
 	/* What upstream lets change. */
 	ck_assert_int_eq(patch("p",
@@ -120,22 +118,20 @@ START_TEST(test_pod_spec_immutable)
 			       "\"Exists\"},{\"key\":\"b\",\"operator\":\"Exists\"}]}}",
 			       msg, sizeof(msg)),
 			 0);
-	ck_assert_int_eq(patch("p", "{\"spec\":{\"tolerations\":[]}}", msg, sizeof(msg)),
-			 -EINVAL);
+	ck_assert_int_eq(patch("p", "{\"spec\":{\"tolerations\":[]}}", msg, sizeof(msg)), -EINVAL);
 	/* Gated: the node selector may narrow; gates may only go. */
-	ck_assert_int_eq(patch("p", "{\"spec\":{\"nodeSelector\":{\"zone\":\"a\"}}}", msg,
-			       sizeof(msg)),
-			 0);
-	ck_assert_int_eq(patch("p", "{\"spec\":{\"nodeSelector\":{\"zone\":\"b\"}}}", msg,
-			       sizeof(msg)),
-			 -EINVAL);
-	ck_assert_int_eq(patch("p", "{\"spec\":{\"schedulingGates\":[{\"name\":\"wait\"},"
-				    "{\"name\":\"more\"}]}}",
+	ck_assert_int_eq(
+	    patch("p", "{\"spec\":{\"nodeSelector\":{\"zone\":\"a\"}}}", msg, sizeof(msg)), 0);
+	ck_assert_int_eq(
+	    patch("p", "{\"spec\":{\"nodeSelector\":{\"zone\":\"b\"}}}", msg, sizeof(msg)),
+	    -EINVAL);
+	ck_assert_int_eq(patch("p",
+			       "{\"spec\":{\"schedulingGates\":[{\"name\":\"wait\"},"
+			       "{\"name\":\"more\"}]}}",
 			       msg, sizeof(msg)),
 			 -EINVAL);
 	ck_assert_ptr_nonnull(strstr(msg, "new scheduling gate 'more'"));
-	ck_assert_int_eq(patch("p", "{\"spec\":{\"schedulingGates\":null}}", msg, sizeof(msg)),
-			 0);
+	ck_assert_int_eq(patch("p", "{\"spec\":{\"schedulingGates\":null}}", msg, sizeof(msg)), 0);
 	ck_assert_int_eq(patch("p", "{\"spec\":{\"nodeSelector\":{\"zone\":\"a\",\"x\":\"y\"}}}",
 			       msg, sizeof(msg)),
 			 -EINVAL);
@@ -159,21 +155,20 @@ START_TEST(test_binding_keeps_generation)
 	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "b", &got), 0);
 	ck_assert_str_eq(pk_get_string(got, "spec.nodeName"), "n1");
 	ck_assert_int_eq(json_integer_value(pk_get(got, "metadata.generation")), 1);
-	ck_assert_int_eq(
-	    json_integer_value(json_object_get(pk_condition_get(got, "PodScheduled"),
-					       "observedGeneration")),
-	    1);
+	ck_assert_int_eq(json_integer_value(json_object_get(pk_condition_get(got, "PodScheduled"),
+							    "observedGeneration")),
+			 1);
 	json_decref(got);
 }
 END_TEST
 
 START_TEST(test_typed_client_keeps_group)
 {
-	json_t *p = json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:{s:[{s:s,s:s}],s:{s:s}}}", "apiVersion",
-			      "v1", "kind", "Pod", "metadata", "name", "g", "labels",
-			      "scheduling.podkernel.dev/pod-group", "pg", "spec", "containers",
-			      "name", "c", "image", "busybox", "schedulingGroup", "podGroupName",
-			      "pg");
+	json_t *p =
+	    json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:{s:[{s:s,s:s}],s:{s:s}}}", "apiVersion", "v1",
+		      "kind", "Pod", "metadata", "name", "g", "labels",
+		      "scheduling.podkernel.dev/pod-group", "pg", "spec", "containers", "name", "c",
+		      "image", "busybox", "schedulingGroup", "podGroupName", "pg");
 	json_t *out = NULL;
 	struct pk_errors errs = {0};
 
@@ -195,7 +190,8 @@ START_TEST(test_typed_client_keeps_group)
 		      "scheduling.x-k8s.io/pod-group", "other", "spec", "containers", "name", "c",
 		      "image", "busybox", "schedulingGroup", "podGroupName", "pg");
 	ck_assert_int_eq(pk_store_create(st, p, &errs, NULL), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(errs.msg[0], "metadata.labels[scheduling.x-k8s.io/pod-group]"));
+	ck_assert_ptr_nonnull(
+	    strstr(errs.msg[0], "metadata.labels[scheduling.x-k8s.io/pod-group]"));
 	pk_errors_clear(&errs);
 	json_decref(p);
 	/* The coscheduling label alone names the group. */
