@@ -278,6 +278,17 @@ SUBST = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' \
 	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' \
 	-e 's|@DOCDIR@|$(DOCDIR)|g' -e 's|@UNITDIR@|$(UNITDIR)|g'
 
+# The .pc file is relocatable: where PKGCONFIGDIR lies under PREFIX, prefix
+# is found from ${pcfiledir}, and the other directories under PREFIX are
+# written relative to it, so a staged (DESTDIR) or moved tree builds as it
+# is.  A directory outside PREFIX stays absolute.
+pc_up      = $(subst $(eval) ,/,$(foreach c,$(subst /, ,$(patsubst $(PREFIX)/%,%,$(PKGCONFIGDIR))),..))
+PC_PREFIX  = $(if $(filter $(PREFIX)/%,$(PKGCONFIGDIR)),$${pcfiledir}/$(pc_up),$(PREFIX))
+pc_rel     = $(if $(filter $(PREFIX)/%,$(1)),$${prefix}/$(patsubst $(PREFIX)/%,%,$(1)),$(1))
+PC_SUBST   = -e 's|@PC_PREFIX@|$(PC_PREFIX)|g' -e 's|@PC_LIBDIR@|$(call pc_rel,$(LIBDIR))|g' \
+	-e 's|@PC_INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|g' \
+	-e 's|@PC_DATADIR@|$(call pc_rel,$(DATADIR))|g'
+
 install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/podkernel $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(UNITDIR) \
@@ -285,9 +296,10 @@ install: all
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
 	$(INSTALL) -m 755 $(BUILD)/bin/podctl $(DESTDIR)$(BINDIR)/podctl
 	$(INSTALL) -m 755 $(BUILD)/bin/podkerneld $(BUILD)/bin/podagent $(DESTDIR)$(SBINDIR)/
-	$(INSTALL) -m 644 $(call lib_path,topo) $(DESTDIR)$(LIBDIR)/libtopo.a
+	$(INSTALL) -m 644 $(call lib_path,topo) $(DESTDIR)$(LIBDIR)/libpodkernel-topology.a
 	$(INSTALL) -m 644 topology/topology.h $(DESTDIR)$(INCLUDEDIR)/podkernel/topology.h
-	$(SUBST) deploy/pkgconfig/podkernel-topology.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/podkernel-topology.pc
+	$(SUBST) $(PC_SUBST) deploy/pkgconfig/podkernel-topology.pc.in > \
+		$(DESTDIR)$(PKGCONFIGDIR)/podkernel-topology.pc
 	for m in $(MANPAGES); do \
 		$(SUBST) docs/man/$$m > $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m || exit 1; done
 	for u in $(UNITS); do \
@@ -297,7 +309,7 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/podctl $(DESTDIR)$(SBINDIR)/podkerneld \
-		$(DESTDIR)$(SBINDIR)/podagent $(DESTDIR)$(LIBDIR)/libtopo.a \
+		$(DESTDIR)$(SBINDIR)/podagent $(DESTDIR)$(LIBDIR)/libpodkernel-topology.a \
 		$(DESTDIR)$(INCLUDEDIR)/podkernel/topology.h \
 		$(DESTDIR)$(PKGCONFIGDIR)/podkernel-topology.pc \
 		$(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m)) \

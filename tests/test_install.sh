@@ -1,10 +1,11 @@
 #!/bin/sh
 # make install / make uninstall, used as an operator would: install into a
 # DESTDIR, render every man page with man -l (no warnings, no @PLACEHOLDER@
-# left), compile and link a small program against the installed libtopo
-# through pkg-config, run it on an installed board file, run the installed
+# left), compile and link a small program against the installed
+# libpodkernel-topology through pkg-config (staged and relocated), run it on an installed board file, run the installed
 # programs, check the systemd units with systemd-analyze verify (from an
-# install under a real PREFIX), then uninstall and find nothing left.
+# install under a real PREFIX) and rate their sandboxing with
+# systemd-analyze security, then uninstall and find nothing left.
 set -eu
 : "${PODKERNEL_BUILD:?}" "${PODKERNEL_SRC:?}"
 . "$PODKERNEL_SRC/tests/need.sh"
@@ -25,7 +26,7 @@ D="$WORK/root"
 make -s -C "$PODKERNEL_SRC" $MK DESTDIR="$D" install > "$WORK/install.log" 2>&1 ||
 	{ cat "$WORK/install.log"; fail "make install"; }
 P="$D/usr/local"
-for f in bin/podctl sbin/podkerneld sbin/podagent lib/libtopo.a \
+for f in bin/podctl sbin/podkerneld sbin/podagent lib/libpodkernel-topology.a \
 	include/podkernel/topology.h lib/pkgconfig/podkernel-topology.pc \
 	share/man/man1/podctl.1 share/man/man8/podkerneld.8 share/man/man8/podagent.8 \
 	share/man/man5/podkernel-board.5 lib/systemd/system/podagent.service \
@@ -49,7 +50,8 @@ done
 grep -rl '@[A-Z]\+@' "$P/share/man" "$P/lib/systemd" "$P/lib/pkgconfig" && fail "placeholders left in installed files"
 grep -q "/usr/local/share/podkernel/boards" "$P/share/man/man1/podctl.1" || fail "podctl(1) paths"
 
-# libtopo through pkg-config, from the DESTDIR (as a packager's staging tree).
+# libpodkernel-topology through pkg-config, from the DESTDIR as it is (a
+# packager's staging tree): the .pc file finds its prefix from where it lies.
 cat > "$WORK/use_topo.c" <<'EOF'
 #include <stdio.h>
 #include <topology.h>
@@ -73,10 +75,11 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
-export PKG_CONFIG_PATH="$P/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$D"
+export PKG_CONFIG_PATH="$P/lib/pkgconfig"
 [ "$(pkg-config --modversion podkernel-topology)" = 0.1.0 ] || fail "pkg-config version"
-[ "$(PKG_CONFIG_SYSROOT_DIR= pkg-config --variable=boardsdir podkernel-topology)" = /usr/local/share/podkernel/boards ] ||
-	fail "pkg-config boardsdir"
+[ "$(cd "$(pkg-config --variable=boardsdir podkernel-topology)" && pwd -P)" = "$(cd "$P/share/podkernel/boards" && pwd -P)" ] ||
+	fail "pkg-config boardsdir: $(pkg-config --variable=boardsdir podkernel-topology)"
+grep -q -- "-lpodkernel-topology" "$P/lib/pkgconfig/podkernel-topology.pc" || fail "the library is not named for the project"
 # shellcheck disable=SC2046
 cc -std=gnu11 -Wall -Werror $SANFLAGS -o "$WORK/use_topo" "$WORK/use_topo.c" \
 	$(pkg-config --cflags --libs podkernel-topology) 2> "$WORK/cc.err" ||
@@ -85,7 +88,16 @@ cc -std=gnu11 -Wall -Werror $SANFLAGS -o "$WORK/use_topo" "$WORK/use_topo.c" \
 	fail "the program linked against libtopo failed"
 [ "$(cat "$WORK/use.out")" = "tpu-superslice 512 hosts 1500 milli" ] ||
 	fail "libtopo program said: $(cat "$WORK/use.out")"
-unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
+# A relocated tree (the staged prefix moved elsewhere) builds as well.
+mkdir -p "$WORK/moved"
+cp -a "$P" "$WORK/moved/opt"
+# shellcheck disable=SC2046
+PKG_CONFIG_PATH="$WORK/moved/opt/lib/pkgconfig" cc -std=gnu11 -Wall -Werror $SANFLAGS \
+	-o "$WORK/use_topo2" "$WORK/use_topo.c" \
+	$(PKG_CONFIG_PATH="$WORK/moved/opt/lib/pkgconfig" pkg-config --cflags --libs podkernel-topology) ||
+	fail "a relocated install does not build"
+rm -rf "$WORK/moved"
+unset PKG_CONFIG_PATH
 
 # The installed programs run.
 [ "$("$P/bin/podctl" --version)" = "podctl 0.1.0" ] || fail "podctl --version"
@@ -112,6 +124,13 @@ make -s -C "$PODKERNEL_SRC" $MK PREFIX="$R" install > "$WORK/install2.log" 2>&1 
 MANPATH="$R/share/man" systemd-analyze verify "$R/lib/systemd/system/podagent.service" \
 	"$R/lib/systemd/system/podkerneld.service" > "$WORK/verify.log" 2>&1 ||
 	{ cat "$WORK/verify.log"; fail "systemd-analyze verify"; }
+# ... and are sandboxed: systemd-analyze security rates each 4.0 or better.
+for u in podagent podkerneld; do
+	systemd-analyze security --offline=true --threshold=40 "$R/lib/systemd/system/$u.service" \
+		> "$WORK/security.log" 2>&1 ||
+		{ cat "$WORK/security.log"; fail "$u.service is rated over 4.0 by systemd-analyze security"; }
+	tail -1 "$WORK/security.log"
+done
 # shellcheck disable=SC2086
 make -s -C "$PODKERNEL_SRC" $MK PREFIX="$R" uninstall > /dev/null 2>&1 || fail "uninstall PREFIX"
 [ -z "$(find "$R" -type f)" ] || fail "left after uninstall: $(find "$R" -type f)"
