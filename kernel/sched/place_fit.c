@@ -48,6 +48,16 @@
 #include "kernel/sched/sched-internal.h"
 
 #define FIT_BUDGET 4096 /* candidate simulations per root */
+/*
+ * A standalone pod with placement constraints in a scope of more than
+ * FIT_SAMPLE_SCOPE nodes takes the best of the first FIT_SAMPLE_NODES nodes
+ * that pass every filter, starting where the previous such pod stopped
+ * (kube-scheduler's percentageOfNodesToScore and its rotating start): its
+ * filters cost more than capacity tests, and a pod outside a gang has no
+ * sibling its choice could hurt.  A pod of a gang always sees every node.
+ */
+#define FIT_SAMPLE_SCOPE 1024
+#define FIT_SAMPLE_NODES 64
 
 struct fit {
 	struct sc_ctx *ctx;
@@ -244,12 +254,22 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 	struct node_score bs = {0};
 	int rr[SC_MAX_RES], nrr = 0;
 	bool scores = sc_cons_scores(pod);
+	size_t *next = &f->ctx->s->sample_next, start = 0, feasible = 0;
+	bool sample = pod->cons && pod->group && pod->group->implicit && n > FIT_SAMPLE_SCOPE;
 
 	for (int r = 0; r < snap->nres; r++)
 		if (pod->req[r] > 0)
 			rr[nrr++] = r;
-	for (size_t i = 0; i < n; i++) {
+	if (sample)
+		start = *next % n;
+	for (size_t j = 0; j < n; j++) {
+		size_t i = sample ? (start + j) % n : j;
 		const struct sc_node *node = snap->nodes[nodes[i]];
+
+		if (sample && feasible >= FIT_SAMPLE_NODES) {
+			*next = i; /* the next pod starts where this one stopped */
+			break;
+		}
 
 		if (!fits_resources(pod, node, rr, nrr) || sc_filter_static(pod, node) != SC_FIT ||
 		    sc_cons_filter(f->ctx->snap, pod, nodes[i]) != SC_FIT)
@@ -262,6 +282,7 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 		sc.waste = scarce_waste(f, pod, free_, snap->nres);
 		if (scores)
 			sc.pref = sc_cons_score(f->ctx->snap, pod, nodes[i]);
+		feasible++;
 		for (size_t k = 0; k < f->nparts; k++) {
 			int d = f->parts[k]->node_dom[nodes[i]];
 

@@ -457,6 +457,7 @@ struct pk_sched {
 	struct sc_vec tell_keys;
 	int64_t *tell_at;
 	size_t tell_cap;
+	size_t sample_next; /* fit: where the next sampled node scan starts (place_fit.c) */
 	/* A cycle's assumed pod -> node pairs, reused from cycle to cycle. */
 	struct sc_placement {
 		struct sc_pod *pod;

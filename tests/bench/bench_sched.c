@@ -10,6 +10,14 @@
  *                            holds a busy host (the gang needs a whole one)
  *   stream-4096              1,000 small gangs (4 pods each, one cube) one
  *                            after the other until the queue is idle
+ *   gang1024-16384 / anti1024-16384
+ *                            one 1,024-pod gang (no topology key) without and
+ *                            with required pod anti-affinity on itself per
+ *                            kubernetes.io/hostname (the ratio is the cost of
+ *                            the constraint)
+ *   serve-16384              10,000 standalone serving pods (1 cpu), each
+ *                            with a DoNotSchedule spread over cubes and
+ *                            required anti-affinity per host, streamed
  *
  * Every case runs under the default strategy and under "kep".
  * Each case reports the median over several runs, pods per second, the ratio
@@ -151,6 +159,107 @@ static void bench_stream(const struct topo_board *b, int superslices, const char
 	pk_sched_free(s);
 }
 
+/* A 1,024-pod gang, optionally repelling itself per host. */
+static void bench_anti(const struct topo_board *b, int superslices, const char *strategy, bool anti)
+{
+	struct pk_sched *s = cluster(b, superslices, strategy);
+	double t[RUNS], f[RUNS];
+	char name[64];
+
+	for (int run = 0; run < RUNS; run++) {
+		add(s, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:{s:i}}}}", "apiVersion",
+				 "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata",
+				 "name", "ring", "namespace", "bench", "spec", "schedulingPolicy",
+				 "gang", "minCount", 1024));
+		for (int i = 0; i < 1024; i++) {
+			char p[32];
+			json_t *o;
+
+			snprintf(p, sizeof(p), "ring-%d", i);
+			o = pod(p, "ring");
+			json_object_set_new(json_object_get(o, "metadata"), "labels",
+					    json_pack("{s:s}", "job", "ring"));
+			if (anti)
+				json_object_set_new(
+				    json_object_get(o, "spec"), "affinity",
+				    json_pack("{s:{s:[{s:{s:{s:s}}, s:s}]}}", "podAntiAffinity",
+					      "requiredDuringSchedulingIgnoredDuringExecution",
+					      "labelSelector", "matchLabels", "job", "ring",
+					      "topologyKey", "kubernetes.io/hostname"));
+			add(s, o);
+		}
+		f[run] = linear_pass(s);
+		double t0 = now_ms();
+		size_t bound = run_cycles(s);
+
+		t[run] = now_ms() - t0;
+		if (bound != 1024) {
+			fprintf(stderr, "bench_sched: ring bound %zu of 1024 pods\n", bound);
+			exit(1);
+		}
+		for (int i = 0; i < 1024; i++) {
+			char p[32];
+
+			snprintf(p, sizeof(p), "ring-%d", i);
+			pk_sched_remove(s, PK_KIND_POD, "bench", p);
+		}
+		pk_sched_remove(s, PK_KIND_POD_GROUP, "bench", "ring");
+	}
+	snprintf(name, sizeof(name), "%s1024-%zu", anti ? "anti" : "gang", s->snap.nnodes);
+	report(name, strategy, t, f, RUNS, 1024);
+	pk_sched_free(s);
+}
+
+/* A serving pod: 1 cpu, spread over cubes, one per host. */
+static json_t *serving_pod(const char *name, const char *cube)
+{
+	return json_pack(
+	    "{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:[{s:s, s:{s:{s:s}}}], s:[{s:i, s:s, s:s, "
+	    "s:{s:{s:s}}}], s:{s:{s:[{s:{s:{s:s}}, s:s}]}}}}",
+	    "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", "bench",
+	    "labels", "app", "serve", "spec", "containers", "name", "c", "resources", "requests",
+	    "cpu", "1", "topologySpreadConstraints", "maxSkew", 1, "topologyKey", cube,
+	    "whenUnsatisfiable", "DoNotSchedule", "labelSelector", "matchLabels", "app", "serve",
+	    "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+	    "labelSelector", "matchLabels", "app", "serve", "topologyKey",
+	    "kubernetes.io/hostname");
+}
+
+static void bench_serve(const struct topo_board *b, int superslices, const char *strategy)
+{
+	struct pk_sched *s = cluster(b, superslices, strategy);
+	const char *cube = topo_board_level_key(b, 1);
+	double t[3], f[3];
+	char name[64];
+
+	for (int run = 0; run < 3; run++) {
+		for (int i = 0; i < 10000; i++) {
+			char p[32];
+
+			snprintf(p, sizeof(p), "serve-%d", i);
+			add(s, serving_pod(p, cube));
+		}
+		f[run] = linear_pass(s);
+		double t0 = now_ms();
+		size_t bound = run_cycles(s);
+
+		t[run] = now_ms() - t0;
+		if (bound != 10000) {
+			fprintf(stderr, "bench_sched: serving bound %zu of 10000 pods\n", bound);
+			exit(1);
+		}
+		for (int i = 0; i < 10000; i++) {
+			char p[32];
+
+			snprintf(p, sizeof(p), "serve-%d", i);
+			pk_sched_remove(s, PK_KIND_POD, "bench", p);
+		}
+	}
+	snprintf(name, sizeof(name), "serve-%zu", s->snap.nnodes);
+	report(name, strategy, t, f, 3, 10000);
+	pk_sched_free(s);
+}
+
 int main(void)
 {
 	struct topo_board *b = topo_board_new();
@@ -177,10 +286,17 @@ int main(void)
 	for (int k = 0; k < 2; k++) {
 		const char *st = k ? "kep" : pk_sched_strategy_name(0);
 
+		if (getenv("BENCH_SCHED_ONLY") && strcmp(getenv("BENCH_SCHED_ONLY"), st) != 0)
+			continue;
+
 		bench_gang(b, (int)(4096 / per_ss), st, false);
 		bench_gang(b, (int)(16384 / per_ss), st, false);
 		bench_gang(b, (int)(16384 / per_ss), st, true);
 		bench_stream(b, (int)(4096 / per_ss), st);
+		bench_anti(b, (int)(16384 / per_ss), st, false);
+		bench_anti(b, (int)(16384 / per_ss), st, true);
+		if (!getenv("BENCH_SCHED_NO_SERVE"))
+			bench_serve(b, (int)(16384 / per_ss), st);
 	}
 	topo_board_free(b);
 	return 0;
