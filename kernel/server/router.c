@@ -900,6 +900,9 @@ static void do_create(const struct call *c, struct pk_response *resp)
 	snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
 	const char *node = restricted_node(c);
 	int rc = node ? pk_srv_admission_node_write(node, NULL, obj, &errs) : 0;
+	/* The creator owns what it wrote (an Update entry), when it names itself. */
+	if (rc == 0 && !pk_get(obj, "metadata.managedFields"))
+		rc = pk_srv_managed_create(obj, arg(req, "fieldManager"));
 	if (rc == 0)
 		rc = pk_store_create_opts(c->srv->store, obj, &c->wo, &errs, &out);
 	if (rc == 0 && !out)
@@ -1052,17 +1055,103 @@ static int patch_type_of(const char *ctype, enum pk_patch_type *ret)
 	return 0;
 }
 
+/* 409 as kube-apiserver words an apply conflict: one cause per field. */
+static void respond_apply_conflicts(struct pk_response *resp, const struct route *r,
+				    const json_t *conflicts)
+{
+	char msg[2048];
+	size_t n = json_array_size(conflicts), i, o;
+	json_t *c, *causes = json_array();
+	o = (size_t)snprintf(msg, sizeof(msg), "Apply failed with %zu conflict%s: ", n,
+			     n == 1 ? "" : "s");
+	json_array_foreach(conflicts, i, c)
+	{
+		char who[300];
+		snprintf(who, sizeof(who), "conflict with \"%s\" using %s",
+			 json_string_value(json_object_get(c, "manager")),
+			 json_string_value(json_object_get(c, "apiVersion")) ?: "");
+		const char *field = json_string_value(json_object_get(c, "field"));
+		if (o < sizeof(msg))
+			o += (size_t)snprintf(msg + o, sizeof(msg) - o, "%s%s: %s", i ? "\n" : "",
+					      who, field);
+		json_array_append_new(causes,
+				      json_pack("{s:s,s:s,s:s}", "reason", "FieldManagerConflict",
+						"message", who, "field", field));
+	}
+	pk_srv_respond_json(resp, 409,
+			    json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:{s:s,s:s,s:o},s:i}", "kind",
+				      "Status", "apiVersion", "v1", "metadata", "status", "Failure",
+				      "message", msg, "reason", "Conflict", "details", "name",
+				      r->name, "kind", r->type->plural, "causes", causes, "code",
+				      409));
+}
+
+/* PATCH application/apply-patch+yaml: server-side apply (apply.c). */
+static void do_apply(const struct call *c, struct pk_response *resp)
+{
+	const struct route *r = c->r;
+	const char *manager = arg(c->req, "fieldManager");
+	bool force = false;
+	json_t *config = NULL, *out = NULL, *conflicts = NULL;
+	if (!manager || !*manager || strlen(manager) > 128) {
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				      "fieldManager: Required value: is required for apply patch "
+				      "(at most 128 characters)");
+		return;
+	}
+	if (arg_bool(c->req, "force", &force) < 0 || parse_body(c->req, resp, &config) < 0) {
+		if (!resp->status)
+			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+					      "force: a boolean is expected");
+		return;
+	}
+	if (check_body_identity(r, config, true, resp) < 0 ||
+	    field_validation(c, config, false, resp) < 0) {
+		json_decref(config);
+		return;
+	}
+	if (pk_get(config, "metadata.managedFields")) {
+		json_decref(config);
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				      "metadata.managedFields must be nil");
+		return;
+	}
+	struct pk_errors errs = {0};
+	bool created = false;
+	int rc = pk_srv_apply(c->srv->store, r->type, r->ns, r->name, config, manager, force,
+			      &c->wo, &errs, &out, &conflicts, &created);
+	json_decref(config);
+	if (rc == -EBUSY)
+		respond_apply_conflicts(resp, r, conflicts);
+	else if (rc < 0)
+		respond_store_error(resp, rc, r, r->name, &errs);
+	else
+		pk_srv_respond_json(resp, created ? 201 : 200, out);
+	json_decref(conflicts);
+	pk_errors_clear(&errs);
+}
+
 static void do_patch(const struct call *c, struct pk_response *resp)
 {
 	const struct pk_request *req = c->req;
 	const struct route *r = c->r;
 	enum pk_patch_type type;
+	if (req->content_type &&
+	    strncmp(req->content_type, "application/apply-patch+yaml", 28) == 0)
+		return do_apply(c, resp);
+	if (arg_true(req, "force")) {
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				      "force: Invalid value: true: may not be specified for "
+				      "non-apply patch");
+		return;
+	}
 	if (patch_type_of(req->content_type, &type) < 0) {
 		pk_srv_respond_status(
 		    resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
 		    "the body of the request was in an unknown format - accepted media "
 		    "types include: application/json-patch+json, "
-		    "application/merge-patch+json, application/strategic-merge-patch+json");
+		    "application/merge-patch+json, application/strategic-merge-patch+json, "
+		    "application/apply-patch+yaml");
 		return;
 	}
 	json_t *patch;

@@ -123,6 +123,17 @@ int pk_srv_unknown_fields(const struct pk_type *t, const json_t *obj, bool patch
 int pk_srv_field_validate(const struct pk_type *t, enum pk_field_validation mode,
 			  const json_t *body, bool patch, struct pk_response *resp);
 
+/* apply.c: server-side apply of config as manager to t/ns/name (created when
+ * absent; *ret_created says so).  -EBUSY: conflicts (without force), listed in
+ * *ret_conflicts as [{manager, apiVersion, field}]; else a store error. */
+int pk_srv_apply(struct pk_store *store, const struct pk_type *t, const char *ns, const char *name,
+		 const json_t *config, const char *manager, bool force,
+		 const struct pk_store_write_opts *wo, struct pk_errors *errs, json_t **ret_obj,
+		 json_t **ret_conflicts, bool *ret_created);
+/* metadata.managedFields of an object being created by manager (NULL: none):
+ * one Update entry owning every field it sets. */
+int pk_srv_managed_create(json_t *obj, const char *manager);
+
 /* discovery.c */
 bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp);
 /* /openapi/v2: an empty document, protobuf when accepted, else JSON. */

@@ -3,7 +3,8 @@
 # `kubectl drain --force` of a busy node (Evictions), `kubectl create job`,
 # `kubectl debug node/...` and `kubectl debug --copy-to`, and a protobuf
 # DeleteOptions whose precondition the server must honour.  Field validation
-# (`--validate=strict|warn|ignore`) on an unknown `spec.containerz`.  Run
+# (`--validate=strict|warn|ignore`) on an unknown `spec.containerz`.
+# `kubectl apply --server-side` with conflicts and --force-conflicts.  Run
 # against the standalone appliance and against the `--no-scheduling`
 # stand-in that attach mode talks to.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
@@ -114,6 +115,39 @@ Y
 	k create --validate=ignore -f "$WORK/typo.yaml" >"$WORK/out" 2>&1 || fail "$mode: ignore: $(cat "$WORK/out")"
 	grep -q Warning "$WORK/out" && fail "$mode: Ignore warned: $(cat "$WORK/out")"
 	k delete pod typo >/dev/null 2>&1
+
+	# Server-side apply: create, a second manager's conflict (409 naming the
+	# manager and field), --force-conflicts, a field dropped by its only owner,
+	# and a conflict with what `kubectl create` (manager kubectl-create) wrote.
+	cat >"$WORK/ssa.yaml" <<'Y'
+apiVersion: v1
+kind: Pod
+metadata: {name: ssa, labels: {app: one, tier: web}}
+spec:
+  containers: [{name: c, image: one}]
+Y
+	k apply --server-side -f "$WORK/ssa.yaml" >"$WORK/out" 2>&1 &&
+		grep -q 'pod/ssa serverside-applied' "$WORK/out" || fail "$mode: ssa create: $(cat "$WORK/out")"
+	sed 's/image: one/image: two/' "$WORK/ssa.yaml" >"$WORK/ssa2.yaml"
+	k apply --server-side --field-manager=other -f "$WORK/ssa2.yaml" >"$WORK/out" 2>&1 &&
+		fail "$mode: a conflicting apply went through"
+	grep -q 'Apply failed with 1 conflict: conflict with "kubectl" using v1: .spec.containers\[name="c"\].image' \
+		"$WORK/out" || fail "$mode: conflict: $(cat "$WORK/out")"
+	[ "$(k get pod ssa -o jsonpath='{.spec.containers[0].image}')" = one ] || fail "$mode: conflict wrote"
+	k apply --server-side --field-manager=other --force-conflicts -f "$WORK/ssa2.yaml" >"$WORK/out" 2>&1 ||
+		fail "$mode: --force-conflicts: $(cat "$WORK/out")"
+	[ "$(k get pod ssa -o jsonpath='{.spec.containers[0].image}')" = two ] || fail "$mode: force did not apply"
+	sed 's/, tier: web//' "$WORK/ssa.yaml" | k apply --server-side --field-manager=other -f - >/dev/null 2>&1 ||
+		fail "$mode: apply without tier"
+	got=$(k get pod ssa -o jsonpath='{.metadata.labels.tier}/{.metadata.labels.app}')
+	[ "$got" = "web/one" ] || fail "$mode: tier is still kubectl's and stays: $got"
+	k get pod ssa -o json --show-managed-fields >"$WORK/out"
+	grep -q '"manager": "other"' "$WORK/out" && grep -q '"operation": "Apply"' "$WORK/out" ||
+		fail "$mode: managedFields: $(cat "$WORK/out")"
+	sed 's/name: ssa,/name: created,/' "$WORK/ssa.yaml" | k create -f - >/dev/null 2>&1 || fail "$mode: create"
+	sed 's/name: ssa,/name: created,/' "$WORK/ssa2.yaml" | k apply --server-side -f - >"$WORK/out" 2>&1 &&
+		fail "$mode: apply over kubectl create's image went through"
+	grep -q 'conflict with "kubectl-create"' "$WORK/out" || fail "$mode: create conflict: $(cat "$WORK/out")"
 
 	# drain --force: the bare pods (no controller) are evicted through
 	# pods/eviction, the node is cordoned, and drain returns once they are gone.

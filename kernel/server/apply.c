@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * apply.c — server-side apply (PATCH application/apply-patch+yaml) and the
+ * managedFields it keeps, as kube-apiserver's structured merge does.
+ *
+ * A field set is a FieldsV1 tree: "f:NAME" for a field or map key, and
+ * "k:{KEYS}" for an item of a list whose items are told apart by keys
+ * (list_keys below: containers by name, ports by containerPort and protocol,
+ * ...), an item's own membership marked ".".  Other lists and scalars are
+ * leaves: owned whole.  Each entry of metadata.managedFields is one manager
+ * and operation (Apply, or Update for a create naming a fieldManager) with
+ * the set it owns.
+ *
+ * Applying configuration A as manager m to the live object L:
+ *   1. the set of A (without apiVersion, kind, identity and server-set
+ *      metadata, and without status on the main resource);
+ *   2. conflicts: a leaf of that set owned by another manager whose value in
+ *      A differs from L's; without force the apply is refused (409, one cause
+ *      per field naming the manager), with force the fields move to m;
+ *   3. the result is L merged with A (objects by key, keyed lists by item,
+ *      anything else replaced), minus the fields m owned before, no longer
+ *      applies, and nobody else owns;
+ *   4. m's Apply entry becomes the new set; managers left owning nothing go.
+ * L absent: the apply creates the object.  The write is an update pinned to
+ * L's resourceVersion, retried when another writer came between.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/server/server-internal.h"
+
+#define APPLY_RETRIES 5
+
+/* Lists whose items are told apart by keys (upstream's listMapKeys). */
+static const struct {
+	const char *field;
+	const char *keys[2];
+} list_keys[] = {
+    {"containers", {"name"}},
+    {"initContainers", {"name"}},
+    {"ephemeralContainers", {"name"}},
+    {"volumes", {"name"}},
+    {"env", {"name"}},
+    {"volumeMounts", {"mountPath"}},
+    {"ports", {"containerPort", "protocol"}},
+    {"conditions", {"type"}},
+    {"taints", {"key", "effect"}},
+    {"podGroupTemplates", {"name"}},
+    {"compositePodGroupTemplates", {"name"}},
+    {"replicatedJobs", {"name"}},
+    {"schedulingGates", {"name"}},
+    {"resourceClaims", {"name"}},
+    {"ownerReferences", {"uid"}},
+};
+
+static const char *const *keys_of(const char *field)
+{
+	for (size_t i = 0; field && i < sizeof(list_keys) / sizeof(list_keys[0]); i++)
+		if (strcmp(list_keys[i].field, field) == 0)
+			return list_keys[i].keys;
+	return NULL;
+}
+
+/* "k:{...}" of an item: its key fields, sorted, compact JSON; NULL if it lacks them. */
+static char *item_key(const json_t *item, const char *const *keys)
+{
+	json_t *k = json_object();
+	for (size_t i = 0; i < 2 && keys[i]; i++) {
+		json_t *v = json_object_get(item, keys[i]);
+		if (v)
+			json_object_set(k, keys[i], v);
+		else if (i == 0) {
+			json_decref(k);
+			return NULL;
+		}
+	}
+	char *s = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS), *out = NULL;
+	json_decref(k);
+	if (s && asprintf(&out, "k:%s", s) < 0)
+		out = NULL;
+	free(s);
+	return out;
+}
+
+/* ---- field sets ------------------------------------------------------------------ */
+static json_t *set_of(const json_t *v, const char *field, int depth);
+
+static json_t *set_of_list(const json_t *list, const char *const *keys, int depth)
+{
+	json_t *out = json_object(), *item;
+	size_t i;
+	json_array_foreach(list, i, item)
+	{
+		char *k = json_is_object(item) ? item_key(item, keys) : NULL;
+		if (!k) { /* items without their keys: the list is owned whole */
+			json_decref(out);
+			return json_object();
+		}
+		json_t *s = set_of(item, NULL, depth + 1);
+		json_object_set_new(s, ".", json_object());
+		json_object_set_new(out, k, s);
+		free(k);
+	}
+	return out;
+}
+
+static json_t *set_of(const json_t *v, const char *field, int depth)
+{
+	const char *const *keys = keys_of(field);
+	if (depth > PK_MAX_DEPTH)
+		return json_object();
+	if (json_is_array(v) && keys && json_array_size(v))
+		return set_of_list(v, keys, depth);
+	json_t *out = json_object();
+	const char *k;
+	json_t *c;
+	if (json_is_object(v))
+		json_object_foreach((json_t *)v, k, c)
+		{
+			char f[512];
+			snprintf(f, sizeof(f), "f:%s", k);
+			json_object_set_new(out, f, set_of(c, k, depth + 1));
+		}
+	return out;
+}
+
+/* The set a configuration claims: no identity, no server-set metadata. */
+static json_t *config_set(const json_t *config, bool status_too)
+{
+	static const char *const server_meta[] = {"f:name",
+						  "f:namespace",
+						  "f:uid",
+						  "f:resourceVersion",
+						  "f:generation",
+						  "f:creationTimestamp",
+						  "f:managedFields",
+						  "f:selfLink",
+						  "f:deletionTimestamp",
+						  "f:deletionGracePeriodSeconds"};
+	json_t *s = set_of(config, NULL, 0);
+	json_object_del(s, "f:apiVersion");
+	json_object_del(s, "f:kind");
+	if (!status_too)
+		json_object_del(s, "f:status");
+	json_t *meta = json_object_get(s, "f:metadata");
+	for (size_t i = 0; meta && i < sizeof(server_meta) / sizeof(server_meta[0]); i++)
+		json_object_del(meta, server_meta[i]);
+	if (meta && json_object_size(meta) == 0)
+		json_object_del(s, "f:metadata");
+	return s;
+}
+
+/* A leaf: a node whose only child, if any, is ".". */
+static bool is_leaf(const json_t *node)
+{
+	return json_object_size(node) == 0 ||
+	       (json_object_size(node) == 1 && json_object_get(node, "."));
+}
+
+/* The value a set path leads to in obj (NULL: absent). */
+static json_t *value_at(json_t *obj, const char *const *path, size_t n, const char *field)
+{
+	if (!n || !obj)
+		return obj;
+	if (strncmp(path[0], "f:", 2) == 0)
+		return value_at(json_object_get(obj, path[0] + 2), path + 1, n - 1, path[0] + 2);
+	if (strncmp(path[0], "k:", 2) == 0 && json_is_array(obj)) {
+		const char *const *keys = keys_of(field);
+		size_t i;
+		json_t *item;
+		json_array_foreach(obj, i, item)
+		{
+			char *k = keys ? item_key(item, keys) : NULL;
+			bool hit = k && strcmp(k, path[0]) == 0;
+			free(k);
+			if (hit)
+				return value_at(item, path + 1, n - 1, field);
+		}
+	}
+	return NULL;
+}
+
+/* ".spec.containers[name="c"].image" for a set path. */
+static void path_text(const char *const *path, size_t n, char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && o + 1 < len; i++) {
+		if (strncmp(path[i], "f:", 2) == 0) {
+			o += (size_t)snprintf(buf + o, len - o, ".%s", path[i] + 2);
+			continue;
+		}
+		json_t *k = json_loads(path[i] + 2, 0, NULL);
+		const char *key;
+		json_t *v;
+		int first = 1;
+		o += (size_t)snprintf(buf + o, len - o, "[");
+		json_object_foreach(k, key, v)
+		{
+			char *s = json_dumps(v, JSON_ENCODE_ANY);
+			o += (size_t)snprintf(buf + o, len - o, "%s%s=%s", first ? "" : ",", key,
+					      s ? s : "");
+			free(s);
+			first = 0;
+		}
+		json_decref(k);
+		if (o + 1 < len)
+			o += (size_t)snprintf(buf + o, len - o, "]");
+	}
+}
+
+/* ---- conflicts -------------------------------------------------------------------- */
+struct apply {
+	json_t *live, *config, *managed; /* managed: the live managedFields (a copy) */
+	const char *manager;
+	bool force;
+	json_t *conflicts; /* [{manager, field}] */
+	const char *path[PK_MAX_DEPTH + 2];
+	size_t depth;
+};
+
+/* Does entry's set own the leaf at a->path? */
+static bool owns(const struct apply *a, const json_t *set)
+{
+	for (size_t i = 0; set && i < a->depth; i++)
+		set = json_object_get(set, a->path[i]);
+	return set && is_leaf(set);
+}
+
+static void drop_leaf(const struct apply *a, json_t *set)
+{
+	for (size_t i = 0; set && i + 1 < a->depth; i++)
+		set = json_object_get(set, a->path[i]);
+	if (set)
+		json_object_del(set, a->path[a->depth - 1]);
+}
+
+static bool same_manager(const json_t *entry, const char *manager, const char *op)
+{
+	const char *m = json_string_value(json_object_get(entry, "manager"));
+	const char *o = json_string_value(json_object_get(entry, "operation"));
+	return m && strcmp(m, manager) == 0 && o && strcmp(o, op) == 0;
+}
+
+static void check_leaf(struct apply *a)
+{
+	json_t *want = value_at(a->config, a->path, a->depth, NULL);
+	json_t *have = value_at(a->live, a->path, a->depth, NULL);
+	size_t i;
+	json_t *e;
+	json_array_foreach(a->managed, i, e)
+	{
+		json_t *set = json_object_get(e, "fieldsV1");
+		if (same_manager(e, a->manager, "Apply") || !owns(a, set))
+			continue;
+		if (have && want && json_equal(want, have))
+			continue; /* the same value: shared ownership, no conflict */
+		if (a->force) {
+			drop_leaf(a, set);
+			continue;
+		}
+		char field[1024];
+		path_text(a->path, a->depth, field, sizeof(field));
+		json_array_append_new(a->conflicts,
+				      json_pack("{s:O,s:O,s:s}", "manager",
+						json_object_get(e, "manager"), "apiVersion",
+						json_object_get(e, "apiVersion"), "field", field));
+	}
+}
+
+static void walk_conflicts(struct apply *a, const json_t *set)
+{
+	const char *k;
+	json_t *c;
+	json_object_foreach((json_t *)set, k, c)
+	{
+		if (strcmp(k, ".") == 0 || a->depth > PK_MAX_DEPTH)
+			continue;
+		a->path[a->depth++] = k;
+		if (is_leaf(c))
+			check_leaf(a);
+		else
+			walk_conflicts(a, c);
+		a->depth--;
+	}
+}
+
+/* ---- merge and removal ---------------------------------------------------------- */
+static json_t *merge(const json_t *live, const json_t *config, const char *field, int depth);
+
+static json_t *merge_list(const json_t *live, const json_t *config, const char *const *keys,
+			  int depth)
+{
+	json_t *out = json_array(), *c, *l;
+	size_t i, j;
+	json_array_foreach(live, i, l) json_array_append(out, l);
+	json_array_foreach(config, i, c)
+	{
+		char *ck = item_key(c, keys);
+		bool merged = false;
+		json_array_foreach(out, j, l)
+		{
+			char *lk = ck ? item_key(l, keys) : NULL;
+			if (lk && strcmp(lk, ck) == 0) {
+				json_array_set_new(out, j, merge(l, c, NULL, depth + 1));
+				merged = true;
+			}
+			free(lk);
+			if (merged)
+				break;
+		}
+		if (!merged)
+			json_array_append(out, c);
+		free(ck);
+	}
+	return out;
+}
+
+static json_t *merge(const json_t *live, const json_t *config, const char *field, int depth)
+{
+	const char *const *keys = keys_of(field);
+	if (depth > PK_MAX_DEPTH)
+		return json_deep_copy(config);
+	if (json_is_array(live) && json_is_array(config) && keys)
+		return merge_list(live, config, keys, depth);
+	if (!json_is_object(live) || !json_is_object(config))
+		return json_deep_copy(config);
+	json_t *out = json_deep_copy(live), *c;
+	const char *k;
+	json_object_foreach((json_t *)config, k, c)
+	    json_object_set_new(out, k, merge(json_object_get(live, k), c, k, depth + 1));
+	return out;
+}
+
+/* Remove the value a set path leads to (a field, or a keyed item). */
+static void remove_at(json_t *obj, const char *const *path, size_t n, const char *field)
+{
+	json_t *parent = value_at(obj, path, n - 1, field);
+	const char *last = path[n - 1];
+	const char *pfield = n >= 2 && strncmp(path[n - 2], "f:", 2) == 0 ? path[n - 2] + 2 : NULL;
+	if (strncmp(last, "f:", 2) == 0 && json_is_object(parent)) {
+		json_object_del(parent, last + 2);
+		return;
+	}
+	const char *const *keys = keys_of(pfield);
+	size_t i;
+	json_t *item;
+	json_array_foreach(parent, i, item)
+	{
+		char *k = keys ? item_key(item, keys) : NULL;
+		bool hit = k && strcmp(k, last) == 0;
+		free(k);
+		if (hit) {
+			json_array_remove(parent, i);
+			return;
+		}
+	}
+}
+
+static bool owned_by_other(const struct apply *a)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(a->managed, i, e)
+	{
+		if (same_manager(e, a->manager, "Apply"))
+			continue;
+		json_t *set = json_object_get(e, "fieldsV1");
+		for (size_t d = 0; set && d < a->depth; d++)
+			set = json_object_get(set, a->path[d]);
+		if (set)
+			return true;
+	}
+	return false;
+}
+
+/* Leaves of prev missing from next and owned by nobody else leave obj. */
+static void walk_removed(struct apply *a, const json_t *prev, const json_t *next, json_t *obj)
+{
+	const char *k;
+	json_t *c;
+	json_object_foreach((json_t *)prev, k, c)
+	{
+		if (strcmp(k, ".") == 0 || a->depth > PK_MAX_DEPTH)
+			continue;
+		json_t *n = json_object_get(next, k);
+		a->path[a->depth++] = k;
+		if (!n && !owned_by_other(a))
+			remove_at(obj, a->path, a->depth, NULL);
+		else if (n && !is_leaf(c))
+			walk_removed(a, c, n, obj);
+		a->depth--;
+	}
+}
+
+/* ---- managedFields ------------------------------------------------------------------- */
+static json_t *entry_new(const char *manager, const char *op, const char *api_version, json_t *set)
+{
+	char now[32];
+	pk_time_format((int64_t)time(NULL), now);
+	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "manager", manager, "operation", op,
+			 "apiVersion", api_version, "time", now, "fieldsType", "FieldsV1",
+			 "fieldsV1", set);
+}
+
+/* Replace (or add) manager's entry for op; drop entries that own nothing. */
+static void managed_set(json_t *managed, const char *manager, const char *op, json_t *entry)
+{
+	size_t i;
+	json_t *e;
+	for (i = 0; i < json_array_size(managed);) {
+		e = json_array_get(managed, i);
+		if (same_manager(e, manager, op) ||
+		    json_object_size(json_object_get(e, "fieldsV1")) == 0)
+			json_array_remove(managed, i);
+		else
+			i++;
+	}
+	if (entry)
+		json_array_append_new(managed, entry);
+}
+
+int pk_srv_managed_create(json_t *obj, const char *manager)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+	if (!manager || !json_is_object(meta) || !av)
+		return 0;
+	json_t *managed = json_array();
+	managed_set(managed, manager, "Update",
+		    entry_new(manager, "Update", av, config_set(obj, false)));
+	return json_object_set_new(meta, "managedFields", managed);
+}
+
+/* ---- apply ------------------------------------------------------------------------------ */
+/* The object applying a->config as a->manager makes of a->live (NULL: create). */
+static json_t *apply_once(struct apply *a)
+{
+	const char *av = json_string_value(json_object_get(a->config, "apiVersion"));
+	json_t *next = config_set(a->config, false), *prev = NULL;
+	size_t i;
+	json_t *e;
+	json_array_foreach(a->managed, i, e) if (same_manager(e, a->manager, "Apply")) prev =
+	    json_object_get(e, "fieldsV1");
+	prev = json_deep_copy(prev ? prev : json_object());
+	a->depth = 0;
+	walk_conflicts(a, next);
+	if (json_array_size(a->conflicts)) {
+		json_decref(next);
+		json_decref(prev);
+		return NULL;
+	}
+	json_t *cfg = json_deep_copy(a->config);
+	json_object_del(cfg, "status");
+	json_object_del(json_object_get(cfg, "metadata"), "managedFields");
+	json_t *out = a->live ? merge(a->live, cfg, NULL, 0) : json_incref(cfg);
+	json_decref(cfg);
+	a->depth = 0;
+	walk_removed(a, prev, next, out);
+	json_decref(prev);
+	managed_set(a->managed, a->manager, "Apply",
+		    entry_new(a->manager, "Apply", av ?: "", next));
+	json_t *meta = json_object_get(out, "metadata");
+	if (json_is_object(meta))
+		json_object_set(meta, "managedFields", a->managed);
+	return out;
+}
+
+int pk_srv_apply(struct pk_store *store, const struct pk_type *t, const char *ns, const char *name,
+		 const json_t *config, const char *manager, bool force,
+		 const struct pk_store_write_opts *wo, struct pk_errors *errs, json_t **ret_obj,
+		 json_t **ret_conflicts, bool *ret_created)
+{
+	int rc = -PK_STORE_ECONFLICT;
+	*ret_conflicts = NULL;
+	for (int attempt = 0; attempt < APPLY_RETRIES && rc == -PK_STORE_ECONFLICT; attempt++) {
+		struct apply a = {.config = (json_t *)config,
+				  .manager = manager,
+				  .force = force,
+				  .conflicts = json_array()};
+		rc = pk_store_get(store, t->kind, ns, name, &a.live);
+		if (rc < 0 && rc != -ENOENT) {
+			json_decref(a.conflicts);
+			return rc;
+		}
+		a.managed = json_deep_copy(pk_get(a.live, "metadata.managedFields"));
+		if (!json_is_array(a.managed)) {
+			json_decref(a.managed);
+			a.managed = json_array();
+		}
+		json_t *obj = apply_once(&a), *out = NULL;
+		if (!obj) {
+			*ret_conflicts = a.conflicts;
+			rc = -EBUSY;
+		} else if (!a.live) {
+			rc = pk_store_create_opts(store, obj, wo, errs, &out);
+		} else {
+			json_object_set(json_object_get(obj, "metadata"), "resourceVersion",
+					pk_get(a.live, "metadata.resourceVersion"));
+			rc = pk_store_update_opts(store, obj, PK_SUB_MAIN, wo, errs, &out);
+		}
+		if (rc == 0) {
+			*ret_created = !a.live;
+			*ret_obj = out ? out : json_incref(obj);
+		}
+		if (rc != -EBUSY)
+			json_decref(a.conflicts);
+		json_decref(obj);
+		json_decref(a.live);
+		json_decref(a.managed);
+		if (rc == -PK_STORE_ECONFLICT)
+			pk_errors_clear(errs);
+	}
+	return rc;
+}
