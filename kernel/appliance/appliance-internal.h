@@ -60,6 +60,7 @@ struct pk_appliance {
 	json_t *gone_nodes;   /* names of deleted Nodes whose pods must go */
 	json_t *stale_obs;    /* [kind, ns, name, [type, status, reason, message]...] */
 	bool gc_needed;
+	bool gc_foreground; /* a foreground deletion waits for its dependents */
 	int64_t next_beat_check_ms;
 
 	/* the kind of root the -v 4 trace is about (its log lines are tagged) */

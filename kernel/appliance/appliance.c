@@ -374,6 +374,25 @@ static void batch_stale_conditions(struct pk_appliance *app)
 	json_array_clear(app->stale_obs);
 }
 
+/*
+ * Beyond an owner's deletion (ap_classify): a deletion in the foreground
+ * begins, or an object goes while one waits for its dependents.
+ */
+static bool gc_wanted(const struct pk_appliance *app, const struct pk_store_event *ev)
+{
+	json_t *f;
+	size_t i;
+
+	if (ev->type == PK_EVENT_DELETED)
+		return app->gc_foreground && pk_get(ev->object, "metadata.ownerReferences");
+	if (!pk_get(ev->object, "metadata.deletionTimestamp"))
+		return false;
+	json_array_foreach(pk_get(ev->object, "metadata.finalizers"), i,
+			   f) if (strcmp(json_string_value(f) ?: "",
+					 PK_STORE_FOREGROUND_FINALIZER) == 0) return true;
+	return false;
+}
+
 static int on_event(const struct pk_store_event *ev, void *arg)
 {
 	struct pk_appliance *app = arg;
@@ -426,7 +445,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 		queue_reconcile(app, kind, ev->object);
 	if (d.owner && app->store)
 		ap_reconcile_owner_of(app, ev->object);
-	if (d.gc)
+	if (d.gc || gc_wanted(app, ev))
 		app->gc_needed = true;
 	return 0;
 }

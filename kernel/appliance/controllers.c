@@ -458,19 +458,21 @@ void ap_reconcile_owner_of(struct pk_appliance *app, const json_t *obj)
 	json_array_append_new(app->to_reconcile, json_pack("[s,s,s]", kind, ns, name));
 }
 
-/* Whether the owner a controller reference names exists with that uid (memoised). */
+/* Whether the owner a reference names exists with that uid (memoised). */
 static bool owner_alive(struct pk_appliance *app, json_t *memo, const char *ns, const json_t *ref)
 {
 	const char *kind = json_string_value(json_object_get(ref, "kind"));
 	const char *name = json_string_value(json_object_get(ref, "name"));
 	const char *uid = json_string_value(json_object_get(ref, "uid"));
+	const struct pk_type *t = kind ? pk_type_by_kind(kind) : NULL;
 	char key[512];
 	json_t *seen, *owner = NULL;
 	bool alive;
 
-	if (!kind || !name || !pk_type_by_kind(kind))
+	if (!name || !t)
 		return true; /* an owner this appliance does not serve: not ours to judge */
-	snprintf(key, sizeof(key), "%s/%s/%s/%s", kind, ns, name, uid ? uid : "");
+	snprintf(key, sizeof(key), "%s/%s/%s/%s", kind, t->namespaced ? ns : "", name,
+		 uid ? uid : "");
 	seen = json_object_get(memo, key);
 	if (seen)
 		return json_is_true(seen);
@@ -482,41 +484,153 @@ static bool owner_alive(struct pk_appliance *app, json_t *memo, const char *ns, 
 	return alive;
 }
 
+/* Kinds the collector reads: every kind that owns or is owned here. */
+static const char *const gc_kinds[] = {"JobSet",   "Job", "Workload", "CompositePodGroup",
+				       "PodGroup", "Pod"};
+
+static bool has_finalizer(const json_t *obj, const char *name)
+{
+	json_t *f;
+	size_t i;
+
+	json_array_foreach(pk_get(obj, "metadata.finalizers"), i,
+			   f) if (strcmp(json_string_value(f) ?: "", name) == 0) return true;
+	return false;
+}
+
+/* Foreground deletions waiting for dependents: {uid: [kind, ns, name, blocked]}. */
+static json_t *foreground_owners(json_t *lists)
+{
+	json_t *fg = json_object(), *items, *obj;
+	size_t k, i;
+
+	json_array_foreach(lists, k, items) json_array_foreach(items, i, obj)
+	{
+		const char *uid = pk_get_string(obj, "metadata.uid");
+
+		if (uid && pk_get(obj, "metadata.deletionTimestamp") &&
+		    has_finalizer(obj, PK_STORE_FOREGROUND_FINALIZER))
+			json_object_set_new(fg, uid,
+					    json_pack("[s,s,s,b]", gc_kinds[k], pk_namespace(obj),
+						      pk_name(obj), 0));
+	}
+	return fg;
+}
+
+static void gc_delete(struct pk_appliance *app, const char *kind, const json_t *obj,
+		      enum pk_propagation how, const char *why)
+{
+	struct pk_store_write_opts o = {.propagation = how};
+
+	if (pk_store_delete_opts(app->store, kind, pk_namespace(obj), pk_name(obj), &o, NULL,
+				 NULL) < 0)
+		return;
+	AP_COUNT(app, gc_deleted);
+	ap_log(app, 2, "garbage collection: deleted %s %s/%s (%s)", kind, pk_namespace(obj),
+	       pk_name(obj), why);
+	/* an owner recreated under the same name wants its objects back */
+	ap_reconcile_owner_of(app, obj);
+}
+
+/*
+ * One dependent: deleted in the foreground when an owner is being deleted
+ * so (that owner then waits while the reference blocks it), in the
+ * background when no owner is left.  Returns 1 when deleted.
+ */
+static int gc_dependent(struct pk_appliance *app, json_t *memo, json_t *fg, const char *kind,
+			const json_t *obj)
+{
+	json_t *refs = pk_get(obj, "metadata.ownerReferences"), *r;
+	bool solid = false, foreground = false;
+	size_t i;
+
+	json_array_foreach(refs, i, r)
+	{
+		json_t *owner =
+		    json_object_get(fg, json_string_value(json_object_get(r, "uid")) ?: "");
+
+		if (owner) {
+			foreground = true;
+			if (json_is_true(json_object_get(r, "blockOwnerDeletion")))
+				json_array_set_new(owner, 3, json_true());
+		} else if (owner_alive(app, memo, pk_namespace(obj), r)) {
+			solid = true;
+		}
+	}
+	if (pk_get(obj, "metadata.deletionTimestamp") || (solid && !foreground) ||
+	    !json_array_size(refs))
+		return 0;
+	gc_delete(app, kind, obj, foreground ? PK_PROPAGATE_FOREGROUND : PK_PROPAGATE_BACKGROUND,
+		  foreground ? "its owner is deleted in the foreground" : "its owners are gone");
+	return 1;
+}
+
+static int drop_foreground(json_t *obj, void *arg)
+{
+	json_t *fins = pk_get(obj, "metadata.finalizers");
+
+	(void)arg;
+	for (size_t i = json_array_size(fins); i-- > 0;)
+		if (strcmp(json_string_value(json_array_get(fins, i)) ?: "",
+			   PK_STORE_FOREGROUND_FINALIZER) == 0)
+			json_array_remove(fins, i);
+	return 0;
+}
+
+/* Owners deleted in the foreground that nothing blocks any more go now. */
+static void release_foreground(struct pk_appliance *app, json_t *fg)
+{
+	const char *uid;
+	json_t *o;
+
+	json_object_foreach(fg, uid, o)
+	{
+		struct pk_store_edit e = {.kind = json_string_value(json_array_get(o, 0)),
+					  .ns = json_string_value(json_array_get(o, 1)),
+					  .name = json_string_value(json_array_get(o, 2)),
+					  .apply = drop_foreground};
+
+		if (json_is_true(json_array_get(o, 3)))
+			continue;
+		if (pk_store_edit_batch(app->store, &e, 1) == 0 && e.rc == 0)
+			ap_log(app, 2, "garbage collection: %s %s/%s has no blocking dependents",
+			       e.kind, e.ns, e.name);
+		json_decref(e.object);
+	}
+}
+
+/*
+ * Upstream's garbage collector over the kinds here: a dependent none of
+ * whose owners exists is deleted (Background); the dependents of an owner
+ * deleted with Foreground are deleted in the foreground, and the owner's
+ * foregroundDeletion finalizer goes once no dependent with
+ * blockOwnerDeletion is left.  Returns the number of objects deleted; sets
+ * app->gc_foreground while a foreground deletion waits.
+ */
 int ap_collect_garbage(struct pk_appliance *app)
 {
-	json_t *memo = json_object();
+	json_t *memo = json_object(), *lists = json_array(), *fg, *items, *obj;
+	size_t n = sizeof(gc_kinds) / sizeof(gc_kinds[0]), k, i;
 	int deleted = 0;
 
-	if (!memo)
+	if (!memo || !lists) {
+		json_decref(memo);
+		json_decref(lists);
 		return -ENOMEM;
-	for (size_t k = 0; k < sizeof(owned_kinds) / sizeof(owned_kinds[0]); k++) {
-		json_t *items = NULL, *obj;
-		size_t i;
-
-		if (pk_store_list(app->store, owned_kinds[k], NULL, NULL, &items, NULL, NULL) < 0)
-			continue;
-		json_array_foreach(items, i, obj)
-		{
-			const json_t *ref = controller_ref(obj);
-			const char *ns = pk_namespace(obj);
-
-			if (!ref || owner_alive(app, memo, ns, ref))
-				continue;
-			if (pk_store_delete(app->store, owned_kinds[k], ns, pk_name(obj), NULL,
-					    NULL, NULL) == 0) {
-				deleted++;
-				AP_COUNT(app, gc_deleted);
-				ap_log(app, 2,
-				       "garbage collection: deleted %s %s/%s (owner %s %s gone)",
-				       owned_kinds[k], ns, pk_name(obj),
-				       json_string_value(json_object_get(ref, "kind")),
-				       json_string_value(json_object_get(ref, "name")));
-				/* an owner recreated under the same name wants its objects back */
-				ap_reconcile_owner_of(app, obj);
-			}
-		}
-		json_decref(items);
 	}
+	for (k = 0; k < n; k++) {
+		items = NULL;
+		if (pk_store_list(app->store, gc_kinds[k], NULL, NULL, &items, NULL, NULL) < 0)
+			items = json_array();
+		json_array_append_new(lists, items);
+	}
+	fg = foreground_owners(lists);
+	json_array_foreach(lists, k, items) json_array_foreach(items, i, obj) deleted +=
+	    gc_dependent(app, memo, fg, gc_kinds[k], obj);
+	release_foreground(app, fg);
+	app->gc_foreground = json_object_size(fg) > 0;
+	json_decref(fg);
+	json_decref(lists);
 	json_decref(memo);
 	return deleted;
 }

@@ -357,7 +357,7 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, const char *kind, c
 	if (type == PK_EVENT_DELETED) {
 		cache_del(c, key);
 		d.verdict = sched_kind(k) ? AP_REMOVE : AP_SKIP;
-		d.gc = owner_kind(k);
+		d.gc = owner_kind(k) || k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP;
 		*ret = d;
 		return 0;
 	}

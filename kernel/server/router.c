@@ -1203,6 +1203,46 @@ static int delete_options(const struct pk_request *req, struct pk_response *resp
 	return delete_options_apply(opts, resp, ret_opts, wo);
 }
 
+/*
+ * propagationPolicy (Orphan, Background, Foreground) or the older
+ * orphanDependents of a DeleteOptions into wo; both at once is 422, as
+ * kube-apiserver answers.
+ */
+static int delete_propagation(const json_t *opts, struct pk_response *resp,
+			      struct pk_store_write_opts *wo)
+{
+	json_t *pol = json_object_get(opts, "propagationPolicy");
+	json_t *orphan = json_object_get(opts, "orphanDependents");
+	const char *p = json_string_value(pol);
+
+	if (pol && !json_is_null(pol) && orphan && !json_is_null(orphan)) {
+		pk_srv_respond_status(resp, 422, "Invalid", NULL, NULL, NULL,
+				      "orphanDependents: Invalid value: %s: orphanDependents and "
+				      "deletionPropagation cannot be both set",
+				      json_is_true(orphan) ? "true" : "false");
+		return -EINVAL;
+	}
+	if (json_is_boolean(orphan))
+		wo->propagation =
+		    json_is_true(orphan) ? PK_PROPAGATE_ORPHAN : PK_PROPAGATE_BACKGROUND;
+	if (!pol || json_is_null(pol))
+		return 0;
+	if (p && strcmp(p, "Orphan") == 0)
+		wo->propagation = PK_PROPAGATE_ORPHAN;
+	else if (p && strcmp(p, "Background") == 0)
+		wo->propagation = PK_PROPAGATE_BACKGROUND;
+	else if (p && strcmp(p, "Foreground") == 0)
+		wo->propagation = PK_PROPAGATE_FOREGROUND;
+	else {
+		pk_srv_respond_status(resp, 422, "Invalid", NULL, NULL, NULL,
+				      "propagationPolicy: Unsupported value: \"%s\": supported "
+				      "values: \"Foreground\", \"Background\", \"Orphan\"",
+				      p ? p : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* dryRun and preconditions of a DeleteOptions tree (taken) into wo. */
 static int delete_options_apply(json_t *opts, struct pk_response *resp, json_t **ret_opts,
 				struct pk_store_write_opts *wo)
@@ -1213,6 +1253,10 @@ static int delete_options_apply(json_t *opts, struct pk_response *resp, json_t *
 	wo->precondition_uid = json_string_value(json_object_get(pre, "uid"));
 	size_t i;
 	json_t *v;
+	if (delete_propagation(opts, resp, wo) < 0) {
+		json_decref(opts);
+		return -EINVAL;
+	}
 	if (dry && !json_is_array(dry)) {
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 				      "dryRun: Invalid value: expected a list of strings");
@@ -1234,11 +1278,35 @@ static int delete_options_apply(json_t *opts, struct pk_response *resp, json_t *
 	return 0;
 }
 
+/* ?propagationPolicy= and ?orphanDependents= on a DELETE, as in the body. */
+static int delete_query_options(const struct pk_request *req, struct pk_response *resp,
+				struct pk_store_write_opts *wo)
+{
+	json_t *q = json_object();
+	int rc;
+
+	for (size_t i = 0; i < req->nargs; i++) {
+		const char *k = req->args[i].key, *v = req->args[i].value ? req->args[i].value : "";
+
+		if (k && strcmp(k, "propagationPolicy") == 0)
+			json_object_set_new(q, k, json_string(v));
+		else if (k && strcmp(k, "orphanDependents") == 0)
+			json_object_set_new(q, k, json_boolean(strcmp(v, "true") == 0));
+	}
+	rc = delete_propagation(q, resp, wo);
+	json_decref(q);
+	return rc;
+}
+
 static void do_delete(struct call *c, struct pk_response *resp)
 {
 	json_t *opts = NULL;
-	if (delete_options(c->req, resp, &opts, &c->wo) < 0)
+	if (delete_query_options(c->req, resp, &c->wo) < 0 ||
+	    delete_options(c->req, resp, &opts, &c->wo) < 0)
 		return;
+	/* batch/v1 Jobs orphan their pods unless asked otherwise, as upstream's strategy */
+	if (c->wo.propagation == PK_PROPAGATE_DEFAULT && c->r->type->pk == PK_KIND_JOB)
+		c->wo.propagation = PK_PROPAGATE_ORPHAN;
 	json_t *out = NULL;
 	struct pk_errors errs = {0};
 	int rc = pk_store_delete_opts(c->srv->store, c->r->type->kind, c->r->ns, c->r->name, &c->wo,

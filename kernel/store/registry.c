@@ -539,11 +539,23 @@ static int delete_namespace(struct pk_store *st, struct txn *tx, json_t *nsobj)
 	return rc;
 }
 
-static int delete_locked(struct pk_store *st, const struct pk_type *t, const char *ns,
-			 const char *name, const char *precondition_rv,
-			 const char *precondition_uid, struct txn *tx, struct pk_errors *errs,
-			 json_t **ret)
+/* What propagationPolicy asks of the owner itself before the deletion rules. */
+static int propagate(struct pk_store *st, struct txn *tx, const struct pk_type *t, json_t *obj,
+		     enum pk_propagation how)
 {
+	if (how == PK_PROPAGATE_ORPHAN)
+		return pk_store_orphan_dependents(st, tx, t, obj);
+	if (how == PK_PROPAGATE_FOREGROUND)
+		finalizer_ensure(obj, PK_STORE_FOREGROUND_FINALIZER);
+	return 0;
+}
+
+static int delete_locked(struct pk_store *st, const struct pk_type *t, const char *ns,
+			 const char *name, const struct pk_store_write_opts *o, struct txn *tx,
+			 struct pk_errors *errs, json_t **ret)
+{
+	const char *precondition_rv = o->precondition_rv, *precondition_uid = o->precondition_uid;
+
 	json_t *obj = pk_store_db_get(st, t->kind, ns, name);
 	if (!obj)
 		return -ENOENT;
@@ -565,6 +577,8 @@ static int delete_locked(struct pk_store *st, const struct pk_type *t, const cha
 	}
 	bool changed = true;
 	int rc = pk_store_txn_begin(st, tx);
+	if (rc == 0 && !is_ns)
+		rc = propagate(st, tx, t, obj, o->propagation);
 	if (rc == 0)
 		rc = is_ns ? delete_namespace(st, tx, obj) : delete_obj(st, tx, t, obj, &changed);
 	if (rc == 0)
@@ -598,8 +612,8 @@ int pk_store_delete_opts(struct pk_store *st, const char *kind, const char *ns, 
 	struct txn tx = {.dry_run = o->dry_run};
 	struct pk_errors local = {0};
 	pk_store_writer_enter(st);
-	int rc = delete_locked(st, t, pk_store_ns_key(t, ns), name, o->precondition_rv,
-			       o->precondition_uid, &tx, errs ? errs : &local, &obj);
+	int rc =
+	    delete_locked(st, t, pk_store_ns_key(t, ns), name, o, &tx, errs ? errs : &local, &obj);
 	int crc = pk_store_writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
 	pk_errors_clear(&local);

@@ -101,5 +101,11 @@ const char *pk_store_meta_str(const json_t *obj, const char *key);
  * -EINVAL with field-path messages in errs when it changes any other.
  */
 int pk_pod_update_check(json_t *next, const json_t *old, struct pk_errors *errs);
+/*
+ * gc.c: remove every ownerReference to owner (by uid) from its dependents,
+ * inside the open transaction tx (propagationPolicy Orphan).
+ */
+int pk_store_orphan_dependents(struct pk_store *st, struct txn *tx, const struct pk_type *t,
+			       const json_t *owner);
 
 #endif

@@ -58,6 +58,7 @@
 #define PK_STORE_ECONFLICT ESTALE	      /* -PK_STORE_ECONFLICT: HTTP 409 */
 #define PK_STORE_EGONE ERANGE		      /* -PK_STORE_EGONE: HTTP 410 */
 #define PK_STORE_GROUP_FINALIZER "scheduling.k8s.io/group-protection"
+#define PK_STORE_FOREGROUND_FINALIZER "foregroundDeletion" /* kube-apiserver's */
 
 /* ---- selectors (labelSelector / fieldSelector syntax) ------------------- */
 enum pk_sel_op {
@@ -234,10 +235,27 @@ int pk_store_edit_batch(struct pk_store *store, struct pk_store_edit *edits, siz
  * reason in errs.  An update or patch that changes metadata.uid is refused the
  * same way.
  */
+/*
+ * A delete's propagationPolicy.  ORPHAN first removes the owner's
+ * ownerReferences from its dependents (in its namespace; cluster-scoped
+ * dependents for a cluster-scoped owner), in the same transaction.
+ * FOREGROUND keeps the owner, marked with PK_STORE_FOREGROUND_FINALIZER,
+ * until the garbage collector has deleted its blocking dependents.
+ * BACKGROUND (and DEFAULT) deletes the owner now; the collector deletes the
+ * dependents left without an owner.  A Namespace deletes all its contents
+ * whatever the policy.
+ */
+enum pk_propagation {
+	PK_PROPAGATE_DEFAULT,
+	PK_PROPAGATE_ORPHAN,
+	PK_PROPAGATE_BACKGROUND,
+	PK_PROPAGATE_FOREGROUND,
+};
 struct pk_store_write_opts {
 	bool dry_run;
 	const char *precondition_uid;
-	const char *precondition_rv; /* delete only (update/patch: metadata.resourceVersion) */
+	const char *precondition_rv;	 /* delete only (update/patch: metadata.resourceVersion) */
+	enum pk_propagation propagation; /* delete only */
 };
 int pk_store_create_opts(struct pk_store *store, const json_t *obj,
 			 const struct pk_store_write_opts *opts, struct pk_errors *errs,

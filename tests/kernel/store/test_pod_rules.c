@@ -205,6 +205,44 @@ START_TEST(test_typed_client_keeps_group)
 }
 END_TEST
 
+START_TEST(test_propagation)
+{
+	json_t *owner = NULL, *dep, *got = NULL;
+	struct pk_store_write_opts orphan = {.propagation = PK_PROPAGATE_ORPHAN};
+	struct pk_store_write_opts fg = {.propagation = PK_PROPAGATE_FOREGROUND};
+	json_t *cm = json_pack("{s:s,s:s,s:{s:s},s:{s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind",
+			       "Pod", "metadata", "name", "owner", "spec", "containers", "name",
+			       "c", "image", "busybox");
+
+	ck_assert_int_eq(pk_store_create(st, cm, NULL, &owner), 0);
+	dep = json_pack("{s:s,s:s,s:{s:s,s:[{s:s,s:s,s:s,s:s,s:b}]},s:{s:[{s:s,s:s}]}}",
+			"apiVersion", "v1", "kind", "Pod", "metadata", "name", "dep",
+			"ownerReferences", "apiVersion", "v1", "kind", "Pod", "name", "owner",
+			"uid", pk_get_string(owner, "metadata.uid"), "controller", 1, "spec",
+			"containers", "name", "c", "image", "busybox");
+	ck_assert_int_eq(pk_store_create(st, dep, NULL, NULL), 0);
+	/* Orphan: the owner goes, the dependent stays without its reference. */
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "owner", &orphan, NULL, NULL),
+			 0);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "owner", &got), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "dep", &got), 0);
+	ck_assert_ptr_null(pk_get(got, "metadata.ownerReferences"));
+	json_decref(got);
+	/* Foreground: the owner stays, marked, until the collector lets it go. */
+	json_decref(owner);
+	ck_assert_int_eq(pk_store_create(st, cm, NULL, &owner), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "owner", &fg, NULL, &got), 0);
+	ck_assert_ptr_nonnull(pk_get(got, "metadata.deletionTimestamp"));
+	ck_assert_str_eq(json_string_value(json_array_get(pk_get(got, "metadata.finalizers"), 0))
+			     ?: "",
+			 PK_STORE_FOREGROUND_FINALIZER);
+	json_decref(got);
+	json_decref(owner);
+	json_decref(dep);
+	json_decref(cm);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pod-rules");
@@ -217,6 +255,7 @@ int main(void)
 	tcase_add_test(tc, test_pod_spec_immutable);
 	tcase_add_test(tc, test_binding_keeps_generation);
 	tcase_add_test(tc, test_typed_client_keeps_group);
+	tcase_add_test(tc, test_propagation);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
