@@ -26,7 +26,8 @@ static bool drop_refs(json_t *obj, const char *uid)
 	bool dropped = false;
 
 	for (size_t i = json_array_size(refs); i-- > 0;) {
-		const char *ruid = json_string_value(json_object_get(json_array_get(refs, i), "uid"));
+		const char *ruid =
+		    json_string_value(json_object_get(json_array_get(refs, i), "uid"));
 
 		if (ruid && strcmp(ruid, uid) == 0) {
 			json_array_remove(refs, i);
