@@ -65,9 +65,9 @@ LIBS_pkbuilder   := pkbuilder pkapi topo
 LIBS_pksim       := pksim pksched pkbuilder pkapi topo
 LIBS_pkstore     := pkstore pkbuilder pkapi topo
 LIBS_pkserver    := pkserver pkstore pkbuilder pkapi topo
-LIBS_pkappliance := pkappliance pkstore pksched pkbuilder pkapi topo
+LIBS_pkappliance := pkappliance pksim pkstore pksched pkbuilder pkapi topo
 LIBS_pkkube      := pkkube pkapi topo
-LIBS_pkattach    := pkattach pkkube pkappliance pkserver pkstore pksched pkbuilder pkapi topo
+LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pksched pkbuilder pkapi topo
 LIBS_pkagent     := pkagent pkapi topo
 LIBS_pkclient    := pkclient pksim pksched pkbuilder pkapi topo
 # Everything, for the benchmarks and the fuzz targets.

@@ -54,11 +54,12 @@ struct pk_appliance {
 	struct pk_writer *writer; /* where the scheduling rounds write (writer.h) */
 	struct ap_cache *cache;
 	struct ap_heartbeats *beats;
-	struct ap_pmap *pmap; /* the placement map (/ui/), fed like the scheduler */
-	uint64_t rv;	      /* last change-stream event consumed */
-	json_t *to_reconcile; /* [kind, ns, name] triples, in order */
-	json_t *gone_nodes;   /* names of deleted Nodes whose pods must go */
-	json_t *stale_obs;    /* [kind, ns, name, [type, status, reason, message]...] */
+	struct ap_pmap *pmap;		/* the placement map (/ui/), fed like the scheduler */
+	struct ap_lifecycle *lifecycle; /* simulated pods run (NULL: off) */
+	uint64_t rv;			/* last change-stream event consumed */
+	json_t *to_reconcile;		/* [kind, ns, name] triples, in order */
+	json_t *gone_nodes;		/* names of deleted Nodes whose pods must go */
+	json_t *stale_obs; /* [kind, ns, name, [type, status, reason, message]...] */
 	bool gc_needed;
 	bool gc_foreground; /* a foreground deletion waits for its dependents */
 	int64_t next_beat_check_ms;
@@ -89,6 +90,18 @@ int ap_node_unreachable(struct pk_appliance *app, const char *name);
 int ap_node_recovered(struct pk_appliance *app, const char *name);
 /* A deleted Node: its pods are evicted like those of an unreachable one. */
 int ap_node_deleted(struct pk_appliance *app, const char *name);
+
+/* lifecycle.c */
+struct ap_lifecycle;
+int ap_lifecycle_new(const struct pk_appliance_config *cfg, int64_t now, struct ap_lifecycle **ret,
+		     char *err, size_t errlen);
+void ap_lifecycle_free(struct ap_lifecycle *lc);
+/* Track a Node (simulated ones only), or forget it. */
+void ap_lifecycle_node(struct ap_lifecycle *lc, const json_t *node, bool deleted);
+/* A binding written: a pod on a simulated node gets its timers. */
+void ap_lifecycle_bound(struct ap_lifecycle *lc, const json_t *pod, const char *node, int64_t now);
+/* Fire the timers due at now; returns the next due time, or 0 when none. */
+int64_t ap_lifecycle_run(struct pk_appliance *app, int64_t now);
 
 /* metrics.c */
 int ap_metrics_init(struct ap_metrics *m);

@@ -90,6 +90,8 @@ static void sched_feed(struct pk_appliance *app, json_t *obj)
 	struct pk_errors errs = {0};
 	enum wb_pod_state st = pk_kind_of(obj) == PK_KIND_POD ? wb_pod_state(obj) : WB_POD_ACTIVE;
 
+	if (app->lifecycle && pk_kind_of(obj) == PK_KIND_NODE)
+		ap_lifecycle_node(app->lifecycle, obj, false);
 	if (st == WB_POD_SUCCEEDED || st == WB_POD_FAILED) {
 		/* a pod that ran to its end frees its node */
 		pk_sched_remove(app->sched, PK_KIND_POD, pk_namespace(obj), pk_name(obj));
@@ -423,6 +425,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	case AP_REMOVE:
 		sched_remove(app, kind, ev->object);
 		if (k == PK_KIND_NODE) {
+			ap_lifecycle_node(app->lifecycle, ev->object, true);
 			ap_heartbeat_forget(app->beats, pk_name(ev->object));
 			json_array_append_new(app->gone_nodes, json_string(pk_name(ev->object)));
 		}
@@ -672,6 +675,9 @@ static void commit_batch(struct pk_appliance *app)
 				if (wr->object)
 					ap_cache_note(app->cache, pk_kind_to_string(wr->kind),
 						      wr->object);
+				if (it->node && wr->object && app->lifecycle)
+					ap_lifecycle_bound(app->lifecycle, wr->object, it->node,
+							   ap_now_ms());
 				log_written(app, it);
 				continue;
 			}
@@ -779,7 +785,7 @@ static void *loop_main(void *arg)
 
 	while (!atomic_load(&app->stopping)) {
 		bool more = false;
-		int64_t retry, wait;
+		int64_t retry, wait, lc_due = 0;
 		int r = drain_events(app);
 
 		if (r < 0) {
@@ -791,6 +797,7 @@ static void *loop_main(void *arg)
 		if (app->store) {
 			run_controllers(app);
 			check_heartbeats(app);
+			lc_due = ap_lifecycle_run(app, ap_now_ms());
 		} else {
 			json_array_clear(app->gone_nodes); /* the cluster's own controllers */
 		}
@@ -816,6 +823,8 @@ static void *loop_main(void *arg)
 		if (more)
 			continue;
 		wait = AP_BEAT_CHECK_MS;
+		if (lc_due > 0 && (retry <= 0 || lc_due < retry))
+			retry = lc_due;
 		if (retry > 0) {
 			int64_t d = retry - ap_now_ms();
 
@@ -917,6 +926,8 @@ int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config 
 	}
 	if (r == 0)
 		r = ap_pmap_new(&app->pmap);
+	if (r == 0 && app->cfg.sim_lifecycle && store)
+		r = ap_lifecycle_new(&app->cfg, ap_now_ms(), &app->lifecycle, err, errlen);
 	if (r == 0 && app->cfg.board && store)
 		r = ap_register_board(app, app->cfg.board, err, errlen);
 	if (r == 0)
@@ -951,6 +962,7 @@ void pk_appliance_stop(struct pk_appliance *app)
 	ap_heartbeats_free(app->beats);
 	pk_writer_free(app->writer);
 	ap_pmap_free(app->pmap);
+	ap_lifecycle_free(app->lifecycle);
 	json_decref(app->to_reconcile);
 	json_decref(app->gone_nodes);
 	json_decref(app->stale_obs);

@@ -82,6 +82,17 @@ struct pk_appliance_config {
 	void *source_arg;
 	bool (*may_schedule)(void *arg);
 	void *may_schedule_arg;
+	/*
+	 * Simulated pod lifecycle (lifecycle.c, standalone only): pods bound to
+	 * the board's simulated nodes become Running after sim_start_delay_ms
+	 * and Succeeded after their sim.podkernel.dev/duration; sim_failure_rate
+	 * fails a share of them, sim_node_loss ("T:NODE,...") loses nodes.
+	 */
+	bool sim_lifecycle;
+	int64_t sim_start_delay_ms;
+	double sim_failure_rate;
+	uint64_t sim_seed;
+	const char *sim_node_loss;
 	/* Where log lines go (the program decides); NULL: nowhere. */
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;

@@ -27,7 +27,8 @@ static void usage(FILE *f)
 	    "                  [--tls-cert-file FILE --tls-private-key-file FILE]\n"
 	    "                  [--insecure-allow-non-loopback] [--insecure-allow-anonymous-admin]\n"
 	    "                  [--simulate-board FILE] [-v LEVEL] [--write-kubeconfig FILE]\n"
-	    "                  [--no-scheduling]\n"
+	    "                  [--no-scheduling] [--sim-lifecycle] [--sim-start-delay S]\n"
+	    "                  [--sim-failure-rate P] [--sim-seed N] [--sim-node-loss T:NODE,...]\n"
 	    "       podkerneld (--kubeconfig FILE [--context NAME] | --in-cluster)\n"
 	    "                  [--scheduler-name NAME] [--workload-api GROUP/VERSION]\n"
 	    "                  [--leader-elect [--leader-elect-namespace NS]\n"
@@ -44,6 +45,12 @@ static void usage(FILE *f)
 	    "  --insecure-allow-non-loopback  plain HTTP on a non-loopback address\n"
 	    "  --insecure-allow-anonymous-admin  no --token-auth-file on a non-loopback address\n"
 	    "  --simulate-board FILE       register the simulated nodes of a board file\n"
+	    "  --sim-lifecycle             pods on simulated nodes run: Running, then Succeeded\n"
+	    "                              after their sim.podkernel.dev/duration annotation\n"
+	    "  --sim-start-delay S         bound -> Running after S seconds (default 0)\n"
+	    "  --sim-failure-rate P        a share P of the pods with a duration fail\n"
+	    "  --sim-seed N                the failures' random draws\n"
+	    "  --sim-node-loss T:NODE[,...]  simulated NODE is lost T seconds after start\n"
 	    "  --client-ca-file FILE       accept client certificates this CA signed: CN the\n"
 	    "                              user, O the groups (e.g. system:node:NAME, "
 	    "system:nodes)\n"
@@ -118,6 +125,11 @@ enum {
 	O_HEADER_TIMEOUT,
 	O_BODY_RATE,
 	O_IDLE_TIMEOUT,
+	O_SIM_LIFECYCLE,
+	O_SIM_START_DELAY,
+	O_SIM_FAILURE_RATE,
+	O_SIM_SEED,
+	O_SIM_NODE_LOSS,
 };
 
 struct options {
@@ -129,6 +141,13 @@ struct options {
 	bool no_scheduling;
 	bool attach; /* --kubeconfig or --in-cluster */
 	struct pk_attach_config acfg;
+	struct { /* --sim-*: the simulated pod lifecycle */
+		bool on;
+		int64_t start_delay_ms;
+		double failure_rate;
+		uint64_t seed;
+		const char *node_loss;
+	} sim;
 };
 
 /* Seconds (fractions allowed) as milliseconds; -EINVAL unless in (0, 3600]. */
@@ -143,6 +162,46 @@ static int parse_seconds(const char *flag, const char *s, int *ret_ms)
 	}
 	*ret_ms = (int)(v * 1000);
 	return 0;
+}
+
+/* The --sim-* flags; 0 taken, 1 not one of them, -EINVAL bad value. */
+static int parse_sim_arg(int c, const char *arg, struct options *o)
+{
+	char *end;
+	int ms = 0;
+
+	switch (c) {
+	case O_SIM_LIFECYCLE:
+		o->sim.on = true;
+		return 0;
+	case O_SIM_START_DELAY:
+		o->sim.on = true;
+		if (parse_seconds("--sim-start-delay", arg, &ms) < 0)
+			return -EINVAL;
+		o->sim.start_delay_ms = ms;
+		return 0;
+	case O_SIM_FAILURE_RATE:
+		o->sim.on = true;
+		o->sim.failure_rate = strtod(arg, &end);
+		if (*end || !(o->sim.failure_rate >= 0 && o->sim.failure_rate <= 1)) {
+			fprintf(stderr, "podkerneld: --sim-failure-rate %s: expected 0..1\n", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case O_SIM_SEED:
+		o->sim.seed = strtoull(arg, &end, 10);
+		if (*end || !*arg) {
+			fprintf(stderr, "podkerneld: --sim-seed %s: expected an integer\n", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case O_SIM_NODE_LOSS:
+		o->sim.on = true;
+		o->sim.node_loss = arg;
+		return 0;
+	default:
+		return 1;
+	}
 }
 
 /* The attach-mode flags; 0 taken, 1 not one of them, -EINVAL bad value. */
@@ -266,6 +325,11 @@ static const struct option longopts[] = {
     {"request-header-timeout", required_argument, NULL, O_HEADER_TIMEOUT},
     {"request-body-min-rate", required_argument, NULL, O_BODY_RATE},
     {"connection-idle-timeout", required_argument, NULL, O_IDLE_TIMEOUT},
+    {"sim-lifecycle", no_argument, NULL, O_SIM_LIFECYCLE},
+    {"sim-start-delay", required_argument, NULL, O_SIM_START_DELAY},
+    {"sim-failure-rate", required_argument, NULL, O_SIM_FAILURE_RATE},
+    {"sim-seed", required_argument, NULL, O_SIM_SEED},
+    {"sim-node-loss", required_argument, NULL, O_SIM_NODE_LOSS},
     {"version", no_argument, NULL, O_VERSION},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -336,6 +400,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			r = parse_listen_arg(c, optarg, &o->cfg.limits);
 			if (r > 0)
 				r = parse_attach_arg(c, optarg, o);
+			if (r > 0)
+				r = parse_sim_arg(c, optarg, o);
 			if (r < 0)
 				return r;
 			if (r > 0) {
@@ -500,6 +566,11 @@ int main(int argc, char **argv)
 	struct pk_appliance *app = NULL;
 	struct pk_appliance_config acfg = {
 	    .board = o.board,
+	    .sim_lifecycle = o.sim.on,
+	    .sim_start_delay_ms = o.sim.start_delay_ms,
+	    .sim_failure_rate = o.sim.failure_rate,
+	    .sim_seed = o.sim.seed,
+	    .sim_node_loss = o.sim.node_loss,
 	    .node_lease_namespace = o.lease_ns,
 	    .verbosity = o.cfg.verbosity,
 	    .log = log_line,

@@ -148,7 +148,7 @@ static json_t *counts(const struct sim_run *s, json_int_t never, json_int_t wait
 		      json_int_t running)
 {
 	return json_pack(
-	    "{s:{s:I,s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I},s:{s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I,s:I}}",
+	    "{s:{s:I,s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I},s:{s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I,s:I,s:I}}",
 	    "jobs", "total", (json_int_t)s->trace->n, "completed",
 	    (json_int_t)s->count.jobs_completed, "failed", (json_int_t)s->count.jobs_failed,
 	    "never_placed", never, "waiting_at_end", waiting, "running_at_end", running,
@@ -156,10 +156,11 @@ static json_t *counts(const struct sim_run *s, json_int_t never, json_int_t wait
 	    (json_int_t)s->count.preempted_pods, "failures", "injected",
 	    (json_int_t)s->count.injected_failures, "node_loss",
 	    (json_int_t)s->count.node_loss_failures, "retries", (json_int_t)s->count.retries,
-	    "events", "arrivals", (json_int_t)s->count.arrivals, "bindings",
-	    (json_int_t)s->count.bindings, "completions", (json_int_t)s->count.pods_succeeded,
-	    "failures", (json_int_t)(s->count.injected_failures + s->count.node_loss_failures),
-	    "preemptions", (json_int_t)s->count.preempted_pods);
+	    "events", "cycles", (json_int_t)s->count.cycles, "arrivals",
+	    (json_int_t)s->count.arrivals, "bindings", (json_int_t)s->count.bindings, "completions",
+	    (json_int_t)s->count.pods_succeeded, "failures",
+	    (json_int_t)(s->count.injected_failures + s->count.node_loss_failures), "preemptions",
+	    (json_int_t)s->count.preempted_pods);
 }
 
 int sim_stats_report(struct sim_run *s, json_t **ret)
