@@ -59,7 +59,7 @@ struct pk_appliance {
 	uint64_t rv;			/* last change-stream event consumed */
 	json_t *to_reconcile;		/* [kind, ns, name] triples, in order */
 	json_t *gone_nodes;		/* names of deleted Nodes whose pods must go */
-	json_t *stale_obs; /* [kind, ns, name, [type, status, reason, message]...] */
+	json_t *stale_obs;		/* [kind, ns, name, [type, status, reason, message]...] */
 	bool gc_needed;
 	bool gc_foreground; /* a foreground deletion waits for its dependents */
 	int64_t next_beat_check_ms;

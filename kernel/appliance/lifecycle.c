@@ -75,7 +75,8 @@ static int add_timer(struct ap_lifecycle *lc, int64_t due, enum lc_kind kind, co
 		lc->cap = cap;
 	}
 	t = &lc->v[lc->n];
-	*t = (struct lc_timer){due, kind, strdup(ns ? ns : ""), strdup(name), strdup(uid ? uid : "")};
+	*t = (struct lc_timer){due, kind, strdup(ns ? ns : ""), strdup(name),
+			       strdup(uid ? uid : "")};
 	if (!t->ns || !t->name || !t->uid) {
 		free(t->ns);
 		free(t->name);
@@ -113,8 +114,8 @@ static int parse_losses(struct ap_lifecycle *lc, const char *spec, int64_t now, 
 	return r;
 }
 
-int ap_lifecycle_new(const struct pk_appliance_config *cfg, int64_t now,
-		     struct ap_lifecycle **ret, char *err, size_t errlen)
+int ap_lifecycle_new(const struct pk_appliance_config *cfg, int64_t now, struct ap_lifecycle **ret,
+		     char *err, size_t errlen)
 {
 	struct ap_lifecycle *lc = calloc(1, sizeof(*lc));
 	int r;
@@ -211,8 +212,8 @@ static void set_phase(struct pk_appliance *app, const char *ns, const char *name
 		      const char *phase, const char *reason)
 {
 	struct phase_arg a = {phase, reason, (int64_t)time(NULL)};
-	struct pk_store_edit e = {.kind = "Pod", .ns = ns, .name = name, .apply = apply_phase,
-				  .arg = &a};
+	struct pk_store_edit e = {
+	    .kind = "Pod", .ns = ns, .name = name, .apply = apply_phase, .arg = &a};
 	int r = pk_store_edit_batch(app->store, &e, 1);
 
 	(void)uid;
@@ -267,7 +268,7 @@ static void fire(struct pk_appliance *app, const struct lc_timer *t)
 		pk_store_delete(app->store, "Node", NULL, t->name, NULL, NULL, NULL);
 	else if (same_pod(app, t))
 		set_phase(app, t->ns, t->name, t->uid,
-			  t->kind == LC_RUN	    ? "Running"
+			  t->kind == LC_RUN	  ? "Running"
 			  : t->kind == LC_SUCCEED ? "Succeeded"
 						  : "Failed",
 			  t->kind == LC_FAIL ? "Error" : NULL);

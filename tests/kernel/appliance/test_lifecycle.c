@@ -160,18 +160,19 @@ static bool has_condition(const char *kind, const char *name, const char *type)
 }
 
 #define POD_SPEC(dur)                                                                              \
-	"\"template\": {\"metadata\": {\"annotations\": {\"sim.podkernel.dev/duration\": \"" dur  \
-	"\"}}, \"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\", \"resources\": "   \
+	"\"template\": {\"metadata\": {\"annotations\": {\"sim.podkernel.dev/duration\": \"" dur   \
+	"\"}}, \"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\", \"resources\": "    \
 	"{\"requests\": {\"nvidia.com/gpu\": \"8\"}}}]}}"
 
 START_TEST(simulated_pods_run_and_the_job_completes)
 {
 	open_store();
 	start(NULL);
-	create_json("{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
-		    "\"train\", \"namespace\": \"default\"}, \"spec\": {\"parallelism\": 2, "
-		    "\"completions\": 2, \"scheduling\": {\"schedulingPolicy\": {\"gang\": {}}}, " POD_SPEC(
-			"1") "}}");
+	create_json(
+	    "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
+	    "\"train\", \"namespace\": \"default\"}, \"spec\": {\"parallelism\": 2, "
+	    "\"completions\": 2, \"scheduling\": {\"schedulingPolicy\": {\"gang\": {}}}, " POD_SPEC(
+		"1") "}}");
 	ck_assert(wait_field("Pod", "train-0", "status.phase", "Running"));
 	ck_assert(wait_field("Pod", "train-1", "status.phase", "Running"));
 	ck_assert(has_condition("Pod", "train-0", "Ready"));
@@ -259,9 +260,10 @@ START_TEST(node_loss_fails_pods_and_replaces_the_gang)
 		json_t *p = get("Pod", name);
 
 		/* a pod of the new attempt */
-		ck_assert_str_eq(json_string_value(json_object_get(
-				     pk_get(p, "metadata.labels"), "jobset.sigs.k8s.io/restart-attempt")),
-				 "1");
+		ck_assert_str_eq(
+		    json_string_value(json_object_get(pk_get(p, "metadata.labels"),
+						      "jobset.sigs.k8s.io/restart-attempt")),
+		    "1");
 		json_decref(p);
 	}
 }
