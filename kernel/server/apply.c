@@ -56,7 +56,7 @@ static const struct {
     {"ownerReferences", {"uid"}},
 };
 
-static const char *const *keys_of(const char *field)
+const char *const *pk_srv_list_keys(const char *field)
 {
 	for (size_t i = 0; field && i < sizeof(list_keys) / sizeof(list_keys[0]); i++)
 		if (strcmp(list_keys[i].field, field) == 0)
@@ -109,7 +109,7 @@ static json_t *set_of_list(const json_t *list, const char *const *keys, int dept
 
 static json_t *set_of(const json_t *v, const char *field, int depth)
 {
-	const char *const *keys = keys_of(field);
+	const char *const *keys = pk_srv_list_keys(field);
 	if (depth > PK_MAX_DEPTH)
 		return json_object();
 	if (json_is_array(v) && keys && json_array_size(v))
@@ -168,7 +168,7 @@ static json_t *value_at(json_t *obj, const char *const *path, size_t n, const ch
 	if (strncmp(path[0], "f:", 2) == 0)
 		return value_at(json_object_get(obj, path[0] + 2), path + 1, n - 1, path[0] + 2);
 	if (strncmp(path[0], "k:", 2) == 0 && json_is_array(obj)) {
-		const char *const *keys = keys_of(field);
+		const char *const *keys = pk_srv_list_keys(field);
 		size_t i;
 		json_t *item;
 		json_array_foreach(obj, i, item)
@@ -321,7 +321,7 @@ static json_t *merge_list(const json_t *live, const json_t *config, const char *
 
 static json_t *merge(const json_t *live, const json_t *config, const char *field, int depth)
 {
-	const char *const *keys = keys_of(field);
+	const char *const *keys = pk_srv_list_keys(field);
 	if (depth > PK_MAX_DEPTH)
 		return json_deep_copy(config);
 	if (json_is_array(live) && json_is_array(config) && keys)
@@ -345,7 +345,7 @@ static void remove_at(json_t *obj, const char *const *path, size_t n, const char
 		json_object_del(parent, last + 2);
 		return;
 	}
-	const char *const *keys = keys_of(pfield);
+	const char *const *keys = pk_srv_list_keys(pfield);
 	size_t i;
 	json_t *item;
 	json_array_foreach(parent, i, item)

@@ -139,53 +139,6 @@ static json_t *resource_list(const char *group, const char *version)
 }
 
 /*
- * OpenAPI v3: just enough for kubectl's field-validation probe — one PATCH
- * operation per kind tagged with x-kubernetes-group-version-kind and taking
- * the fieldValidation query parameter, so kubectl leaves validation to the
- * server.  No schemas are published.
- */
-static json_t *openapi_root(void)
-{
-	json_t *paths = json_object();
-	for (const struct pk_type *t = pk_types; t->kind; t++) {
-		char key[128], url[160];
-		if (*t->group)
-			snprintf(key, sizeof(key), "apis/%s/%s", t->group, t->version);
-		else
-			snprintf(key, sizeof(key), "api/%s", t->version);
-		snprintf(url, sizeof(url), "/openapi/v3/%s?hash=" PODKERNEL_VERSION, key);
-		json_object_set_new(paths, key, json_pack("{s:s}", "serverRelativeURL", url));
-	}
-	return json_pack("{s:o}", "paths", paths);
-}
-
-static json_t *openapi_gv(const char *group, const char *version)
-{
-	json_t *paths = json_object();
-	for (const struct pk_type *t = pk_types; t->kind; t++) {
-		if (strcmp(t->group, group) != 0 || strcmp(t->version, version) != 0)
-			continue;
-		char path[256];
-		snprintf(path, sizeof(path), "/%s%s%s/%s%s/%s/{name}", *group ? "apis/" : "api",
-			 group, *group ? "" : "", version,
-			 t->namespaced ? "/namespaces/{namespace}" : "", t->plural);
-		json_t *op =
-		    json_pack("{s:{s:s,s:s,s:s},s:[{s:s,s:s,s:{s:s}}],s:{}}",
-			      "x-kubernetes-group-version-kind", "group", group, "version", version,
-			      "kind", t->kind, "parameters", "name", "fieldValidation", "in",
-			      "query", "schema", "type", "string", "responses");
-		json_object_set_new(paths, path, json_pack("{s:o}", "patch", op));
-	}
-	if (json_object_size(paths) == 0) {
-		json_decref(paths);
-		return NULL;
-	}
-	return json_pack("{s:s,s:{s:s,s:s},s:o,s:{s:{}}}", "openapi", "3.0.0", "info", "title",
-			 "podkerneld", "version", PODKERNEL_VERSION, "paths", paths, "components",
-			 "schemas");
-}
-
-/*
  * OpenAPI v2, empty: kubectl validates the items of a `kind: List` against
  * /openapi/v2 (in gnostic protobuf) and skips kinds it has no schema for.
  * The protobuf form is a Document {1: swagger "2.0", 2: Info {1: title,
@@ -227,11 +180,11 @@ bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_
 			      "gitTreeState", "", "buildDate", "1970-01-01T00:00:00Z", "goVersion",
 			      "none", "compiler", "gc", "platform", "linux/amd64");
 	} else if (strcmp(path, "/openapi/v3") == 0 || strcmp(path, "/openapi/v3/") == 0) {
-		doc = openapi_root();
+		doc = pk_srv_openapi_root();
 	} else if (strcmp(path, "/openapi/v3/api/v1") == 0) {
-		doc = openapi_gv("", "v1");
+		doc = pk_srv_openapi_gv("", "v1");
 	} else if (sscanf(path, "/openapi/v3/apis/%127[^/]/%127[^/]%127s", a, b, c) == 2) {
-		doc = openapi_gv(a, b);
+		doc = pk_srv_openapi_gv(a, b);
 	} else if (strcmp(path, "/api") == 0 || strcmp(path, "/api/") == 0) {
 		char addr[128];
 		snprintf(addr, sizeof(addr), "%s", srv->listen ? srv->listen : "");

@@ -134,6 +134,14 @@ int pk_srv_apply(struct pk_store *store, const struct pk_type *t, const char *ns
  * one Update entry owning every field it sets. */
 int pk_srv_managed_create(json_t *obj, const char *manager);
 
+/* The keys (at most 2, NULL-terminated when fewer) that tell the items of a
+ * list field apart for server-side apply; NULL: the list is owned whole. */
+const char *const *pk_srv_list_keys(const char *field);
+
+/* openapi.c: /openapi/v3 and one group version's document (NULL: none). */
+json_t *pk_srv_openapi_root(void);
+json_t *pk_srv_openapi_gv(const char *group, const char *version);
+
 /* discovery.c */
 bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp);
 /* /openapi/v2: an empty document, protobuf when accepted, else JSON. */

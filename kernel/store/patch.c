@@ -31,7 +31,7 @@ static const struct {
     {"imagePullSecrets", "name"},
 };
 
-static const char *merge_key_of(const char *field)
+const char *pk_patch_merge_key(const char *field)
 {
 	for (size_t i = 0; field && i < sizeof(merge_keys) / sizeof(*merge_keys); i++)
 		if (strcmp(merge_keys[i].field, field) == 0)
@@ -92,7 +92,7 @@ static bool all_objects(const json_t *list)
 static json_t *merge(json_t *target, const json_t *patch, bool strategic, int depth,
 		     const char *field)
 {
-	const char *mk = strategic ? merge_key_of(field) : NULL;
+	const char *mk = strategic ? pk_patch_merge_key(field) : NULL;
 	if (mk && json_is_array(target) && json_is_array(patch) && all_objects(target) &&
 	    all_objects(patch) && depth <= PK_MAX_DEPTH)
 		return merge_list(target, patch, mk, depth);

@@ -271,6 +271,9 @@ int pk_store_delete_opts(struct pk_store *store, const char *kind, const char *n
 			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
 			 json_t **ret);
 
+/* The key a strategic merge patch merges the items of list field by
+ * (containers: "name"), NULL when the list is replaced whole. */
+const char *pk_patch_merge_key(const char *field);
 /* Apply a patch to a tree without the store (used by pk_store_patch). */
 int pk_patch_apply(const json_t *target, enum pk_patch_type type, const json_t *patch, json_t **ret,
 		   char *err, size_t errlen);

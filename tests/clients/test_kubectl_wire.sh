@@ -4,7 +4,8 @@
 # `kubectl debug node/...` and `kubectl debug --copy-to`, and a protobuf
 # DeleteOptions whose precondition the server must honour.  Field validation
 # (`--validate=strict|warn|ignore`) on an unknown `spec.containerz`.
-# `kubectl apply --server-side` with conflicts and --force-conflicts.  Run
+# `kubectl apply --server-side` with conflicts and --force-conflicts.
+# `kubectl explain` over the OpenAPI v3 documents.  Run
 # against the standalone appliance and against the `--no-scheduling`
 # stand-in that attach mode talks to.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
@@ -25,6 +26,48 @@ cat >"$WORK/tokens" <<'T'
 admintok,admin,1,"system:masters"
 T
 k() { timeout 60 kubectl --request-timeout=20s "$@"; }
+
+# The calls below exercise server code both modes share; run once.
+more_checks() {
+	# debug: a node debugging pod (hostPID, the host's root as a hostPath
+	# volume, pinned to the node) and a copy of a pod with a debug container.
+	k debug node/n1 --image=busybox >"$WORK/out" 2>&1 || fail "$mode: debug node: $(cat "$WORK/out")"
+	dbg=$(k get pods -o name | grep node-debugger-n1 | head -1)
+	[ -n "$dbg" ] || fail "$mode: no node-debugger pod"
+	got=$(k get "$dbg" -o jsonpath='{.spec.nodeName} {.spec.hostPID} {.spec.volumes[0].hostPath.path} {.spec.containers[0].volumeMounts[0].mountPath}')
+	[ "$got" = "n1 true / /host" ] || fail "$mode: debug pod as stored: $got"
+	k debug bare1 --copy-to=bare1-debug --image=busybox --container=dbg >"$WORK/out" 2>&1 ||
+		fail "$mode: debug --copy-to: $(cat "$WORK/out")"
+	got=$(k get pod bare1-debug -o jsonpath='{.spec.containers[*].name}')
+	[ "$got" = "c dbg" ] || fail "$mode: debug copy: $got"
+
+	# Server-side apply, continued: --force-conflicts, a field dropped by one
+	# owner and kept by another, a conflict with kubectl create's manager.
+	k apply --server-side --field-manager=other --force-conflicts -f "$WORK/ssa2.yaml" >"$WORK/out" 2>&1 ||
+		fail "$mode: --force-conflicts: $(cat "$WORK/out")"
+	[ "$(k get pod ssa -o jsonpath='{.spec.containers[0].image}')" = two ] || fail "$mode: force did not apply"
+	sed 's/, tier: web//' "$WORK/ssa.yaml" | k apply --server-side --field-manager=other -f - >/dev/null 2>&1 ||
+		fail "$mode: apply without tier"
+	got=$(k get pod ssa -o jsonpath='{.metadata.labels.tier}/{.metadata.labels.app}')
+	[ "$got" = "web/one" ] || fail "$mode: tier is still kubectl's and stays: $got"
+	k get pod ssa -o json --show-managed-fields >"$WORK/out"
+	grep -q '"manager": "other"' "$WORK/out" && grep -q '"operation": "Apply"' "$WORK/out" ||
+		fail "$mode: managedFields: $(cat "$WORK/out")"
+	sed 's/name: ssa,/name: created,/' "$WORK/ssa.yaml" | k create -f - >/dev/null 2>&1 || fail "$mode: create"
+	sed 's/name: ssa,/name: created,/' "$WORK/ssa2.yaml" | k apply --server-side -f - >"$WORK/out" 2>&1 &&
+		fail "$mode: apply over kubectl create's image went through"
+	grep -q 'conflict with "kubectl-create"' "$WORK/out" || fail "$mode: create conflict: $(cat "$WORK/out")"
+
+	# OpenAPI v3 from the same field tables: kubectl explain.
+	k explain pods >"$WORK/out" 2>&1 && grep -q '^KIND: *Pod' "$WORK/out" &&
+		grep -q 'spec.*<PodSpec>' "$WORK/out" || fail "$mode: explain pods: $(cat "$WORK/out")"
+	k explain pods.spec.containers.image >"$WORK/out" 2>&1 && grep -q 'image.*<string>' "$WORK/out" ||
+		fail "$mode: explain image: $(cat "$WORK/out")"
+	k explain podgroups.spec.schedulingPolicy.gang >"$WORK/out" 2>&1 &&
+		grep -q 'minCount.*<integer>' "$WORK/out" || fail "$mode: explain pg: $(cat "$WORK/out")"
+	k explain pods.spec.containerz >"$WORK/out" 2>&1 && fail "$mode: explain knows spec.containerz"
+
+}
 
 run_mode() {
 	mode=$1; shift
@@ -79,18 +122,6 @@ Y
 		fail "$mode: protobuf DeleteOptions: $got $(cat "$WORK/body")"
 	k get pod bare2 >/dev/null 2>&1 || fail "$mode: a refused delete deleted bare2"
 
-	# debug: a node debugging pod (hostPID, the host's root as a hostPath
-	# volume, pinned to the node) and a copy of a pod with a debug container.
-	k debug node/n1 --image=busybox >"$WORK/out" 2>&1 || fail "$mode: debug node: $(cat "$WORK/out")"
-	dbg=$(k get pods -o name | grep node-debugger-n1 | head -1)
-	[ -n "$dbg" ] || fail "$mode: no node-debugger pod"
-	got=$(k get "$dbg" -o jsonpath='{.spec.nodeName} {.spec.hostPID} {.spec.volumes[0].hostPath.path} {.spec.containers[0].volumeMounts[0].mountPath}')
-	[ "$got" = "n1 true / /host" ] || fail "$mode: debug pod as stored: $got"
-	k debug bare1 --copy-to=bare1-debug --image=busybox --container=dbg >"$WORK/out" 2>&1 ||
-		fail "$mode: debug --copy-to: $(cat "$WORK/out")"
-	got=$(k get pod bare1-debug -o jsonpath='{.spec.containers[*].name}')
-	[ "$got" = "c dbg" ] || fail "$mode: debug copy: $got"
-
 	# fieldValidation: kubectl --validate=strict (its default) asks for Strict,
 	# an unknown field is 400 and nothing is created; Warn creates the pod
 	# with a Warning kubectl prints; Ignore says nothing.
@@ -134,20 +165,7 @@ Y
 	grep -q 'Apply failed with 1 conflict: conflict with "kubectl" using v1: .spec.containers\[name="c"\].image' \
 		"$WORK/out" || fail "$mode: conflict: $(cat "$WORK/out")"
 	[ "$(k get pod ssa -o jsonpath='{.spec.containers[0].image}')" = one ] || fail "$mode: conflict wrote"
-	k apply --server-side --field-manager=other --force-conflicts -f "$WORK/ssa2.yaml" >"$WORK/out" 2>&1 ||
-		fail "$mode: --force-conflicts: $(cat "$WORK/out")"
-	[ "$(k get pod ssa -o jsonpath='{.spec.containers[0].image}')" = two ] || fail "$mode: force did not apply"
-	sed 's/, tier: web//' "$WORK/ssa.yaml" | k apply --server-side --field-manager=other -f - >/dev/null 2>&1 ||
-		fail "$mode: apply without tier"
-	got=$(k get pod ssa -o jsonpath='{.metadata.labels.tier}/{.metadata.labels.app}')
-	[ "$got" = "web/one" ] || fail "$mode: tier is still kubectl's and stays: $got"
-	k get pod ssa -o json --show-managed-fields >"$WORK/out"
-	grep -q '"manager": "other"' "$WORK/out" && grep -q '"operation": "Apply"' "$WORK/out" ||
-		fail "$mode: managedFields: $(cat "$WORK/out")"
-	sed 's/name: ssa,/name: created,/' "$WORK/ssa.yaml" | k create -f - >/dev/null 2>&1 || fail "$mode: create"
-	sed 's/name: ssa,/name: created,/' "$WORK/ssa2.yaml" | k apply --server-side -f - >"$WORK/out" 2>&1 &&
-		fail "$mode: apply over kubectl create's image went through"
-	grep -q 'conflict with "kubectl-create"' "$WORK/out" || fail "$mode: create conflict: $(cat "$WORK/out")"
+	[ "$mode" = standalone ] && more_checks
 
 	# drain --force: the bare pods (no controller) are evicted through
 	# pods/eviction, the node is cordoned, and drain returns once they are gone.

@@ -101,6 +101,41 @@ START_TEST(test_examples_known)
 }
 END_TEST
 
+/* The OpenAPI schemas are the validation tables: a field validation knows is
+ * documented, one it does not know is not, keyed lists say their keys. */
+START_TEST(test_openapi_same_tables)
+{
+	json_t *doc = pk_srv_openapi_gv("", "v1");
+	json_t *schemas = pk_get(doc, "components.schemas");
+	json_t *pod = json_object_get(schemas, "io.k8s.api.core.v1.Pod");
+	ck_assert_ptr_nonnull(pod);
+	ck_assert_str_eq(pk_get_string(pod, "x-kubernetes-group-version-kind[0].kind"), "Pod");
+	json_t *spec = json_object_get(schemas, "io.k8s.api.core.v1.PodSpec");
+	json_t *containers = pk_get(spec, "properties.containers");
+	ck_assert_str_eq(pk_get_string(containers, "x-kubernetes-list-type"), "map");
+	ck_assert_str_eq(pk_get_string(containers, "x-kubernetes-list-map-keys[0]"), "name");
+	ck_assert_str_eq(pk_get_string(containers, "x-kubernetes-patch-merge-key"), "name");
+	ck_assert_ptr_nonnull(pk_get(spec, "properties.schedulingGroup"));
+	ck_assert_ptr_null(pk_get(spec, "properties.containerz"));
+	/* Embedded structs are flattened, as in JSON. */
+	json_t *vol = json_object_get(schemas, "io.k8s.api.core.v1.Volume");
+	ck_assert_ptr_nonnull(pk_get(vol, "properties.hostPath"));
+	ck_assert_ptr_null(pk_get(vol, "properties.volumeSource"));
+	/* Quantities are int-or-string, as upstream publishes them. */
+	json_t *req = pk_get(json_object_get(schemas, "io.k8s.api.core.v1.ResourceRequirements"),
+			     "properties.requests.additionalProperties");
+	ck_assert(json_is_true(json_object_get(req, "x-kubernetes-int-or-string")));
+	/* Every property of a PodSpec is a field validation accepts. */
+	const char *key;
+	json_t *v;
+	const struct pk_pb_kind *k = pk_srv_pb_kind("", "Pod");
+	const ProtobufCFieldDescriptor *sf = pk_srv_pb_field(k->desc, "spec");
+	json_object_foreach(json_object_get(spec, "properties"), key, v)
+	    ck_assert_msg(pk_srv_pb_field(sf->descriptor, key), "%s", key);
+	json_decref(doc);
+}
+END_TEST
+
 /* ---- through the router ------------------------------------------------------- */
 static struct pk_store *store;
 static struct pk_server *srv;
@@ -178,6 +213,7 @@ int main(void)
 	TCase *tc = tcase_create("fields");
 	tcase_add_test(tc, test_paths);
 	tcase_add_test(tc, test_examples_known);
+	tcase_add_test(tc, test_openapi_same_tables);
 	suite_add_tcase(s, tc);
 	TCase *tr = tcase_create("router");
 	tcase_add_checked_fixture(tr, setup, teardown);

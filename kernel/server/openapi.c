@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * openapi.c — the OpenAPI v3 documents (/openapi/v3 and one per group
+ * version) that `kubectl explain` and kubectl's validation and patch logic
+ * read.
+ *
+ * The schemas are generated from the same descriptors that read protobuf
+ * bodies and decide which fields are unknown (proto.c, fieldvalidation.c), so
+ * what is documented is exactly what is accepted.  A message becomes a schema
+ * named as upstream names it (k8s.io.api.core.v1.Pod ->
+ * io.k8s.api.core.v1.Pod); a field's JSON form comes from pk_srv_pb_shape();
+ * embedded structs are flattened into their parent; keyed lists carry
+ * x-kubernetes-list-type map with their keys (apply.c's table) and the
+ * strategic-merge key kubectl's patches use (the store's patch table).  A
+ * served kind's schema gets apiVersion, kind and its
+ * x-kubernetes-group-version-kind, and one PATCH operation per kind declares
+ * the fieldValidation parameter, which tells kubectl to leave validation to
+ * the server.  Kinds without a message (JobSet) have the operation but no
+ * schema.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/server/server-internal.h"
+
+/* io.k8s.api.core.v1.Pod for k8s.io.api.core.v1.Pod. */
+static void schema_name(const ProtobufCMessageDescriptor *d, char *buf, size_t len)
+{
+	if (strncmp(d->name, "k8s.io.", 7) == 0)
+		snprintf(buf, len, "io.k8s.%s", d->name + 7);
+	else
+		snprintf(buf, len, "%s", d->name);
+}
+
+static json_t *ref_to(const ProtobufCMessageDescriptor *d)
+{
+	char name[256], ref[300];
+	schema_name(d, name, sizeof(name));
+	snprintf(ref, sizeof(ref), "#/components/schemas/%s", name);
+	return json_pack("{s:[{s:s}]}", "allOf", "$ref", ref);
+}
+
+static void add_message(json_t *schemas, const ProtobufCMessageDescriptor *d, int depth);
+
+/* The schema of one value of field f (an element when repeated). */
+static json_t *value_schema(json_t *schemas, const ProtobufCFieldDescriptor *f, int depth)
+{
+	const ProtobufCMessageDescriptor *md;
+	switch (pk_srv_pb_shape(f, &md)) {
+	case PK_PB_STRING:
+		return json_pack("{s:s}", "type", "string");
+	case PK_PB_INT:
+		return json_pack("{s:s,s:s}", "type", "integer", "format",
+				 f->type == PROTOBUF_C_TYPE_INT32 ? "int32" : "int64");
+	case PK_PB_BOOL:
+		return json_pack("{s:s}", "type", "boolean");
+	case PK_PB_NUMBER:
+		return json_pack("{s:s,s:s}", "type", "number", "format", "double");
+	case PK_PB_BYTES:
+		return json_pack("{s:s,s:s}", "type", "string", "format", "byte");
+	case PK_PB_QUANTITY:
+	case PK_PB_INT_OR_STRING:
+		return json_pack("{s:b,s:[{s:s},{s:s}]}", "x-kubernetes-int-or-string", 1, "anyOf",
+				 "type", "integer", "type", "string");
+	case PK_PB_TIME:
+	case PK_PB_MICROTIME:
+		return json_pack("{s:s,s:s}", "type", "string", "format", "date-time");
+	case PK_PB_RAW:
+		return json_pack("{s:s,s:b}", "type", "object",
+				 "x-kubernetes-preserve-unknown-fields", 1);
+	case PK_PB_MAP:
+		return json_pack("{s:s,s:o}", "type", "object", "additionalProperties",
+				 value_schema(schemas, &md->fields[1], depth));
+	case PK_PB_OBJECT:
+		add_message(schemas, md, depth + 1);
+		return ref_to(md);
+	}
+	return json_object();
+}
+
+static json_t *field_schema(json_t *schemas, const ProtobufCFieldDescriptor *f, int depth)
+{
+	const ProtobufCMessageDescriptor *md;
+	json_t *v = value_schema(schemas, f, depth);
+	if (f->label != PROTOBUF_C_LABEL_REPEATED || pk_srv_pb_shape(f, &md) == PK_PB_MAP)
+		return v;
+	json_t *a = json_pack("{s:s,s:o}", "type", "array", "items", v);
+	const char *const *keys = pk_srv_list_keys(f->name);
+	const char *smp = pk_patch_merge_key(f->name);
+	if (keys) {
+		json_t *k = json_array();
+		for (size_t i = 0; i < 2 && keys[i]; i++)
+			json_array_append_new(k, json_string(keys[i]));
+		json_object_set_new(a, "x-kubernetes-list-type", json_string("map"));
+		json_object_set_new(a, "x-kubernetes-list-map-keys", k);
+	} else {
+		json_object_set_new(a, "x-kubernetes-list-type", json_string("atomic"));
+	}
+	if (smp) {
+		json_object_set_new(a, "x-kubernetes-patch-merge-key", json_string(smp));
+		json_object_set_new(a, "x-kubernetes-patch-strategy", json_string("merge"));
+	}
+	return a;
+}
+
+/* d's fields (embedded structs flattened) into props. */
+static void add_properties(json_t *schemas, json_t *props, const ProtobufCMessageDescriptor *d,
+			   int depth)
+{
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		if (pk_srv_pb_inline(f))
+			add_properties(schemas, props, f->descriptor, depth);
+		else
+			json_object_set_new(props, f->name, field_schema(schemas, f, depth));
+	}
+}
+
+static void add_message(json_t *schemas, const ProtobufCMessageDescriptor *d, int depth)
+{
+	char name[256];
+	schema_name(d, name, sizeof(name));
+	if (json_object_get(schemas, name) || depth > PK_MAX_DEPTH)
+		return;
+	json_t *props = json_object();
+	/* Placed first, so that a message that contains itself stops here. */
+	json_object_set_new(schemas, name,
+			    json_pack("{s:s,s:o}", "type", "object", "properties", props));
+	add_properties(schemas, props, d, depth);
+}
+
+/* What `kubectl explain KIND` says first. */
+static const struct {
+	const char *group, *kind, *text;
+} descriptions[] = {
+    {"", "Pod",
+     "A set of containers scheduled onto one node; podkernel places it, alone or "
+     "as a member of a PodGroup (spec.schedulingGroup)."},
+    {"", "Node",
+     "A host of the cluster, with its allocatable resources and the topology "
+     "labels podagent publishes."},
+    {"", "Namespace", "A scope for names of namespaced objects."},
+    {"", "Event", "A report of something that happened to an object (core/v1 form)."},
+    {"events.k8s.io", "Event", "A report of something that happened to an object."},
+    {"scheduling.k8s.io", "PriorityClass", "A name for a pod or group priority value."},
+    {"scheduling.k8s.io", "Workload",
+     "The scheduling structure of a workload: templates of "
+     "its pod groups and composite pod groups (KEP-6012)."},
+    {"scheduling.k8s.io", "PodGroup",
+     "A set of pods scheduled together: a gang of at least "
+     "minCount, or each on its own (KEP-6012)."},
+    {"scheduling.k8s.io", "CompositePodGroup",
+     "A group of pod groups and composite pod groups placed together within a topology "
+     "domain (KEP-6012)."},
+    {"batch", "Job",
+     "Pods run to completion; podkernel's builder compiles its Workload and "
+     "groups (KEP-6089)."},
+    {"coordination.k8s.io", "Lease",
+     "A lease held by a holder for a duration (node heartbeats, "
+     "leader election)."},
+};
+
+static const char *description_of(const struct pk_type *t)
+{
+	for (size_t i = 0; i < sizeof(descriptions) / sizeof(descriptions[0]); i++)
+		if (strcmp(descriptions[i].group, t->group) == 0 &&
+		    strcmp(descriptions[i].kind, t->kind) == 0)
+			return descriptions[i].text;
+	return NULL;
+}
+
+/* A served kind's schema: its message, apiVersion, kind and GVK. */
+static void add_kind(json_t *schemas, const struct pk_type *t, const ProtobufCMessageDescriptor *d)
+{
+	char name[256];
+	add_message(schemas, d, 0);
+	schema_name(d, name, sizeof(name));
+	json_t *s = json_object_get(schemas, name), *props = json_object_get(s, "properties");
+	if (description_of(t))
+		json_object_set_new(s, "description", json_string(description_of(t)));
+	json_object_set_new(props, "apiVersion",
+			    json_pack("{s:s,s:s}", "type", "string", "description",
+				      "The versioned schema of this object: GROUP/VERSION."));
+	json_object_set_new(
+	    props, "kind",
+	    json_pack("{s:s,s:s}", "type", "string", "description", "The kind of this object."));
+	json_object_set_new(s, "x-kubernetes-group-version-kind",
+			    json_pack("[{s:s,s:s,s:s}]", "group", t->group, "version", t->version,
+				      "kind", t->kind));
+}
+
+json_t *pk_srv_openapi_root(void)
+{
+	json_t *paths = json_object();
+	for (const struct pk_type *t = pk_types; t->kind; t++) {
+		char key[128], url[160];
+		if (*t->group)
+			snprintf(key, sizeof(key), "apis/%s/%s", t->group, t->version);
+		else
+			snprintf(key, sizeof(key), "api/%s", t->version);
+		snprintf(url, sizeof(url), "/openapi/v3/%s?hash=" PODKERNEL_VERSION, key);
+		json_object_set_new(paths, key, json_pack("{s:s}", "serverRelativeURL", url));
+	}
+	return json_pack("{s:o}", "paths", paths);
+}
+
+static json_t *patch_operation(const struct pk_type *t)
+{
+	return json_pack("{s:{s:s,s:s,s:s},s:[{s:s,s:s,s:{s:s}}],s:{}}",
+			 "x-kubernetes-group-version-kind", "group", t->group, "version",
+			 t->version, "kind", t->kind, "parameters", "name", "fieldValidation", "in",
+			 "query", "schema", "type", "string", "responses");
+}
+
+json_t *pk_srv_openapi_gv(const char *group, const char *version)
+{
+	json_t *paths = json_object(), *schemas = json_object();
+	for (const struct pk_type *t = pk_types; t->kind; t++) {
+		if (strcmp(t->group, group) != 0 || strcmp(t->version, version) != 0)
+			continue;
+		char path[256];
+		snprintf(path, sizeof(path), "/%s%s/%s%s/%s/{name}", *group ? "apis/" : "api",
+			 group, version, t->namespaced ? "/namespaces/{namespace}" : "", t->plural);
+		json_t *op = patch_operation(t);
+		const struct pk_pb_kind *k = pk_srv_pb_kind(t->group, t->kind);
+		if (k) {
+			char name[256], ref[300];
+			add_kind(schemas, t, k->desc);
+			schema_name(k->desc, name, sizeof(name));
+			snprintf(ref, sizeof(ref), "#/components/schemas/%s", name);
+			json_object_set_new(op, "requestBody",
+					    json_pack("{s:{s:{s:{s:s}}}}", "content",
+						      "application/json", "schema", "$ref", ref));
+		}
+		json_object_set_new(paths, path, json_pack("{s:o}", "patch", op));
+	}
+	if (json_object_size(paths) == 0) {
+		json_decref(paths);
+		json_decref(schemas);
+		return NULL;
+	}
+	return json_pack("{s:s,s:{s:s,s:s},s:o,s:{s:o}}", "openapi", "3.0.0", "info", "title",
+			 "podkerneld", "version", PODKERNEL_VERSION, "paths", paths, "components",
+			 "schemas", schemas);
+}
