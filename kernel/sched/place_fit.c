@@ -57,7 +57,7 @@
  * sibling its choice could hurt.  A pod of a gang always sees every node.
  */
 #define FIT_SAMPLE_SCOPE 1024
-#define FIT_SAMPLE_NODES 64
+#define FIT_SAMPLE_NODES 16
 
 struct fit {
 	struct sc_ctx *ctx;
@@ -240,71 +240,127 @@ static bool fits_resources(const struct sc_pod *pod, const struct sc_node *node,
 	return true;
 }
 
+/* One pod's node search: the best node considered so far. */
+struct node_pick {
+	const struct fit *f;
+	struct sc_pod *pod;
+	int rr[SC_MAX_RES], nrr;
+	bool scores;
+	int best;
+	struct node_score bs;
+	size_t feasible;
+};
+
+/* Consider node for np's pod; true when nothing can score higher. */
+static bool consider(struct node_pick *np, int idx)
+{
+	const struct fit *f = np->f;
+	const struct sc_snapshot *snap = f->ctx->snap;
+	const struct sc_node *node = snap->nodes[idx];
+	const struct sc_pod *pod = np->pod;
+	struct node_score sc = {.num = 0, .den = 1};
+	int64_t free_[SC_MAX_RES];
+
+	if (!fits_resources(pod, node, np->rr, np->nrr) || sc_filter_static(pod, node) != SC_FIT ||
+	    sc_cons_filter(f->ctx->snap, pod, idx) != SC_FIT)
+		return false;
+	for (int r = 0; r < snap->nres; r++)
+		free_[r] = sc_sub(node->alloc[r], node->used[r]);
+	sc.waste = scarce_waste(f, pod, free_, snap->nres);
+	if (np->scores)
+		sc.pref = sc_cons_score(f->ctx->snap, pod, idx);
+	np->feasible++;
+	for (size_t k = 0; k < f->nparts; k++) {
+		int d = f->parts[k]->node_dom[idx];
+
+		if (d >= 0 && f->parts[k]->used_pods[d] == 0)
+			sc.frag += f->parts[k]->dom_size[d];
+	}
+	for (int r = 0; r < snap->nres; r++)
+		if (pod->req[r] > 0 && node->alloc[r] > 0 &&
+		    sc_frac_cmp(sc_add(node->used[r], pod->req[r]), node->alloc[r], sc.num,
+				sc.den) > 0) {
+			sc.num = sc_add(node->used[r], pod->req[r]);
+			sc.den = node->alloc[r];
+		}
+	if (np->best < 0 || node_score_cmp(&sc, &np->bs) > 0) {
+		np->best = idx;
+		np->bs = sc;
+		if (!np->scores && !sc.waste && !sc.frag && sc.num == sc.den)
+			return true; /* nothing scores higher */
+	}
+	return false;
+}
+
+/*
+ * A sampled whole-cluster scan of a pod with a hard spread constraint:
+ * domains the constraint rules out are skipped without looking at their
+ * nodes, the others are scanned from a rotating domain until
+ * FIT_SAMPLE_NODES nodes pass.  False when the pod gives no such hint.
+ */
+static bool pick_by_domain(struct node_pick *np, size_t n)
+{
+	struct sc_snapshot *snap = np->f->ctx->snap;
+	size_t *next = &np->f->ctx->s->sample_next;
+	struct sc_part *part;
+	int nd, start;
+
+	if (n != snap->nnodes || !(part = sc_spread_hint(snap, np->pod)) || !part->ndom)
+		return false;
+	nd = part->ndom;
+	start = (int)(*next % (size_t)nd);
+	for (int k = 0; k < nd; k++) {
+		int d = (start + k) % nd;
+
+		if (!sc_spread_dom_allowed(snap, np->pod, d))
+			continue;
+		for (int i = part->start[d]; i < part->start[d + 1]; i++)
+			if (consider(np, part->order[i]))
+				break;
+		if (np->feasible >= FIT_SAMPLE_NODES) {
+			*next = (size_t)d + 1;
+			break;
+		}
+	}
+	/* nodes without the key never pass a hard constraint: nothing missed */
+	return true;
+}
+
 /*
  * Best node of the scope for pod, or -1 with the pod's misfit counts set.
  * Nodes are tested on capacity first (the cheap test that fails most often
- * in a busy scope), then on the static filters; only when no node fits are
- * the misfits classified again in sc_filter's order, for the message.
+ * in a busy scope), then on the static filters and the constraint plugins;
+ * only when no node fits are the misfits classified again in sc_filter's
+ * order, for the message.
  */
 static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 {
 	const struct fit *f = arg;
 	const struct sc_snapshot *snap = f->ctx->snap;
-	int best = -1, counts[_SC_MISFIT_MAX] = {0}, short_of[SC_MAX_RES] = {0};
-	struct node_score bs = {0};
-	int rr[SC_MAX_RES], nrr = 0;
-	bool scores = sc_cons_scores(pod);
-	size_t *next = &f->ctx->s->sample_next, start = 0, feasible = 0;
+	struct node_pick np = {.f = f, .pod = pod, .scores = sc_cons_scores(pod), .best = -1};
+	int counts[_SC_MISFIT_MAX] = {0}, short_of[SC_MAX_RES] = {0};
+	size_t *next = &f->ctx->s->sample_next, start = 0;
 	bool sample = pod->cons && pod->group && pod->group->implicit && n > FIT_SAMPLE_SCOPE;
 
 	for (int r = 0; r < snap->nres; r++)
 		if (pod->req[r] > 0)
-			rr[nrr++] = r;
-	if (sample)
-		start = *next % n;
-	for (size_t j = 0; j < n; j++) {
-		size_t i = sample ? (start + j) % n : j;
-		const struct sc_node *node = snap->nodes[nodes[i]];
+			np.rr[np.nrr++] = r;
+	if (!sample || !pick_by_domain(&np, n)) {
+		if (sample)
+			start = *next % n;
+		for (size_t j = 0; j < n; j++) {
+			size_t i = sample ? (start + j) % n : j;
 
-		if (sample && feasible >= FIT_SAMPLE_NODES) {
-			*next = i; /* the next pod starts where this one stopped */
-			break;
-		}
-
-		if (!fits_resources(pod, node, rr, nrr) || sc_filter_static(pod, node) != SC_FIT ||
-		    sc_cons_filter(f->ctx->snap, pod, nodes[i]) != SC_FIT)
-			continue;
-		struct node_score sc = {.num = 0, .den = 1};
-		int64_t free_[SC_MAX_RES];
-
-		for (int r = 0; r < snap->nres; r++)
-			free_[r] = sc_sub(node->alloc[r], node->used[r]);
-		sc.waste = scarce_waste(f, pod, free_, snap->nres);
-		if (scores)
-			sc.pref = sc_cons_score(f->ctx->snap, pod, nodes[i]);
-		feasible++;
-		for (size_t k = 0; k < f->nparts; k++) {
-			int d = f->parts[k]->node_dom[nodes[i]];
-
-			if (d >= 0 && f->parts[k]->used_pods[d] == 0)
-				sc.frag += f->parts[k]->dom_size[d];
-		}
-		for (int r = 0; r < snap->nres; r++)
-			if (pod->req[r] > 0 && node->alloc[r] > 0 &&
-			    sc_frac_cmp(sc_add(node->used[r], pod->req[r]), node->alloc[r], sc.num,
-					sc.den) > 0) {
-				sc.num = sc_add(node->used[r], pod->req[r]);
-				sc.den = node->alloc[r];
+			if (sample && np.feasible >= FIT_SAMPLE_NODES) {
+				*next = i; /* the next pod starts where this one stopped */
+				break;
 			}
-		if (best < 0 || node_score_cmp(&sc, &bs) > 0) {
-			best = nodes[i];
-			bs = sc;
-			if (!scores && !sc.waste && !sc.frag && sc.num == sc.den)
-				break; /* nothing scores higher */
+			if (consider(&np, nodes[i]))
+				break;
 		}
 	}
-	if (best >= 0)
-		return best;
+	if (np.best >= 0)
+		return np.best;
 	for (size_t i = 0; i < n; i++) {
 		int res = 0;
 		enum sc_misfit m = sc_filter(snap, pod, snap->nodes[nodes[i]], &res);

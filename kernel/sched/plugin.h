@@ -219,6 +219,13 @@ int sc_pod_where(const struct sc_pod *pod);
 int sc_cons_namespace(struct pk_sched *s, json_t *obj);
 /* PreEnqueue: does pod wait for its scheduling gates? */
 bool sc_pod_gated(const struct sc_pod *pod);
+/*
+ * spread.c, for a strategy's node scan: the partition of a pod's only (hard)
+ * spread constraint when its domains can be ruled out one by one, or NULL;
+ * and whether domain d of it is allowed.  Valid until the next charge.
+ */
+struct sc_part *sc_spread_hint(struct sc_snapshot *snap, const struct sc_pod *pod);
+bool sc_spread_dom_allowed(struct sc_snapshot *snap, const struct sc_pod *pod, int d);
 /* Invariant check of the index: counts equal a recount; 0 or -EUCLEAN. */
 int sc_cons_check(const struct sc_snapshot *snap, char *why, size_t whylen);
 

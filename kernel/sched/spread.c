@@ -318,6 +318,24 @@ static int64_t spread_score(struct sc_snapshot *snap, const struct sc_pod *pod, 
 	return sum;
 }
 
+struct sc_part *sc_spread_hint(struct sc_snapshot *snap, const struct sc_pod *pod)
+{
+	struct spread *sp = pod->cons ? pod->cons->state[SC_PLUGIN_SPREAD] : NULL;
+
+	if (!sp || !sp->trivial || !sp->c[0].hard || spread_prepare(snap, pod, sp) < 0)
+		return NULL;
+	return sp->c[0].t->part;
+}
+
+bool sc_spread_dom_allowed(struct sc_snapshot *snap, const struct sc_pod *pod, int d)
+{
+	const struct spread *sp = pod->cons->state[SC_PLUGIN_SPREAD];
+	const struct spread_con *c = &sp->c[0];
+
+	(void)snap;
+	return dom_count(sp, c, d) + c->self - c->min <= c->max_skew;
+}
+
 const struct sc_plugin_ops sc_plugin_spread = {
     .name = "PodTopologySpread",
     .parse = spread_parse,
