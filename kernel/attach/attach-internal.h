@@ -110,8 +110,8 @@ int at_ui_handle(struct at_ui *u, const struct pk_request *req, struct pk_respon
 
 /* ---- health.c: /healthz, /readyz, /metrics, /ui/ -------------------------------------------- */
 struct at_health;
-int at_health_start(struct pk_attach *a, const char *listen, const struct pk_listen_limits *limits,
-		    struct at_health **ret, char *err, size_t errlen);
+int at_health_start(struct pk_attach *a, const struct pk_attach_config *cfg, struct at_health **ret,
+		    char *err, size_t errlen);
 uint16_t at_health_port(const struct at_health *h);
 void at_health_stop(struct at_health *h);
 

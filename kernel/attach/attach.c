@@ -259,7 +259,7 @@ int pk_attach_start(const struct pk_attach_config *cfg, struct pk_attach **ret, 
 	if (r == 0)
 		r = start_loop(a, err, errlen);
 	if (r == 0)
-		r = at_health_start(a, cfg->listen, &cfg->limits, &a->health, err, errlen);
+		r = at_health_start(a, cfg, &a->health, err, errlen);
 	if (r < 0) {
 		if (!*err)
 			snprintf(err, errlen, "attach: %s", strerror(-r));
@@ -267,10 +267,11 @@ int pk_attach_start(const struct pk_attach_config *cfg, struct pk_attach **ret, 
 		return r;
 	}
 	at_log(a, 1,
-	       "attach: scheduling pods of schedulerName %s on %s as %s; serving health on %s "
+	       "attach: scheduling pods of schedulerName %s on %s as %s; serving health on %s://%s "
 	       "(port %u)",
 	       cfg->scheduler_name ? cfg->scheduler_name : PK_ATTACH_DEFAULT_SCHEDULER,
-	       kube_client_credentials(a->client)->server, a->identity, cfg->listen,
+	       kube_client_credentials(a->client)->server, a->identity,
+	       cfg->tls_cert_file ? "https" : "http", cfg->listen,
 	       (unsigned)at_health_port(a->health));
 	*ret = a;
 	return 0;

@@ -50,6 +50,9 @@ struct pk_attach_config {
 	const char *listen; /* ADDR:PORT of /healthz, /readyz, /metrics (port 0 picks one) */
 	/* Its caps and deadlines; zero fields: PK_ATTACH_HEALTH_* and the listener's. */
 	struct pk_listen_limits limits;
+	/* PEM files of the listen address's serving certificate chain and key
+	 * (--tls-cert-file, --tls-private-key-file); NULL: plain HTTP. */
+	const char *tls_cert_file, *tls_key_file;
 	int verbosity;
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;

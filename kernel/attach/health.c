@@ -24,6 +24,7 @@ struct at_health {
 	struct pk_attach *a;
 	struct pk_listener *l;
 	struct at_ui *ui;
+	char *tls_cert, *tls_key; /* PEM text the listener serves with */
 	uint16_t port;
 };
 
@@ -166,9 +167,33 @@ static int parse_listen(const char *listen, struct sockaddr_in *sa)
 	return 0;
 }
 
-int at_health_start(struct pk_attach *a, const char *listen, const struct pk_listen_limits *limits,
-		    struct at_health **ret, char *err, size_t errlen)
+/* The serving certificate and key, when the listen address takes TLS. */
+static int load_tls(struct at_health *h, const struct pk_attach_config *cfg, char *err,
+		    size_t errlen)
 {
+	if (!cfg->tls_cert_file && !cfg->tls_key_file)
+		return 0;
+	if (!cfg->tls_cert_file || !cfg->tls_key_file) {
+		snprintf(err, errlen, "--tls-cert-file and --tls-private-key-file go together");
+		return -EINVAL;
+	}
+	h->tls_cert = pk_listen_read_pem(cfg->tls_cert_file, err, errlen);
+	h->tls_key = h->tls_cert ? pk_listen_read_pem(cfg->tls_key_file, err, errlen) : NULL;
+	return h->tls_key ? 0 : -EINVAL;
+}
+
+static void health_free(struct at_health *h)
+{
+	at_ui_free(h->ui);
+	free(h->tls_cert);
+	free(h->tls_key);
+	free(h);
+}
+
+int at_health_start(struct pk_attach *a, const struct pk_attach_config *cfg, struct at_health **ret,
+		    char *err, size_t errlen)
+{
+	const char *listen = cfg->listen;
 	struct at_health *h;
 	struct sockaddr_storage ss;
 	struct sockaddr_in *sa = (struct sockaddr_in *)&ss;
@@ -183,14 +208,21 @@ int at_health_start(struct pk_attach *a, const char *listen, const struct pk_lis
 	if (!h)
 		return -ENOMEM;
 	h->a = a;
+	int r = load_tls(h, cfg, err, errlen);
+	if (r < 0) {
+		health_free(h);
+		return r;
+	}
 	if (at_ui_new(a, &h->ui) < 0) {
-		free(h);
+		health_free(h);
 		return -ENOMEM;
 	}
 	struct pk_listener_config lc = {
 	    .addr = &ss,
 	    .threads = 0, /* a thread per connection */
-	    .limits = limits ? *limits : (struct pk_listen_limits){0},
+	    .limits = cfg->limits,
+	    .tls_cert = h->tls_cert,
+	    .tls_key = h->tls_key,
 	    .header_bytes = 16384,
 	    .handler = on_request,
 	    .handler_arg = h,
@@ -199,8 +231,7 @@ int at_health_start(struct pk_attach *a, const char *listen, const struct pk_lis
 			      PK_ATTACH_HEALTH_MAX_CONNECTIONS_PER_ADDR);
 	if (pk_listener_start(&lc, &h->l, lerr, sizeof(lerr)) < 0) {
 		snprintf(err, errlen, "--listen %s: cannot listen there (%s)", listen, lerr);
-		at_ui_free(h->ui);
-		free(h);
+		health_free(h);
 		return -EADDRINUSE;
 	}
 	h->port = pk_listener_port(h->l);
@@ -218,6 +249,5 @@ void at_health_stop(struct at_health *h)
 	if (!h)
 		return;
 	pk_listener_stop(h->l);
-	at_ui_free(h->ui);
-	free(h);
+	health_free(h);
 }

@@ -76,6 +76,8 @@ static void usage(FILE *f)
 	    "  --leader-elect              one active instance, through a coordination.k8s.io/v1\n"
 	    "                              Lease (default %s/%s; times in seconds)\n"
 	    "  --listen ADDR:PORT          in attach mode: /healthz, /readyz, /metrics only\n"
+	    "  --tls-cert-file FILE --tls-private-key-file FILE  serve it over TLS (it takes\n"
+	    "                              the placement map's bearer tokens)\n"
 	    "\n"
 	    "  -v LEVEL                    0 errors, 1 startup (default), 2 every request,\n"
 	    "                              3 scheduling decisions, 4 the recursive placement "
@@ -411,10 +413,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 		}
 	}
 	if (o->attach && (o->board || o->write_kubeconfig || o->no_scheduling ||
-			  o->cfg.token_auth_file || o->cfg.tls_cert_file)) {
-		fprintf(stderr, "podkerneld: --kubeconfig/--in-cluster attach to a cluster: "
-				"--simulate-board, --write-kubeconfig, --no-scheduling, "
-				"--token-auth-file and TLS belong to standalone mode\n");
+			  o->cfg.token_auth_file || o->cfg.client_ca_file)) {
+		fprintf(stderr,
+			"podkerneld: --kubeconfig/--in-cluster attach to a cluster: "
+			"--simulate-board, --write-kubeconfig, --no-scheduling, "
+			"--token-auth-file and --client-ca-file belong to standalone mode\n");
 		return -EINVAL;
 	}
 	if (!o->attach && (o->acfg.leader_elect || o->acfg.scheduler_name || o->acfg.workload_api ||
@@ -511,6 +514,8 @@ static int run_attached(struct options *o, sigset_t *sigs)
 
 	o->acfg.listen = o->cfg.listen;
 	o->acfg.limits = o->cfg.limits;
+	o->acfg.tls_cert_file = o->cfg.tls_cert_file;
+	o->acfg.tls_key_file = o->cfg.tls_key_file;
 	o->acfg.verbosity = o->cfg.verbosity;
 	o->acfg.log = log_line;
 	r = pk_attach_start(&o->acfg, &a, err, sizeof(err));

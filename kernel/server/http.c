@@ -389,29 +389,6 @@ static void listener_log(void *arg, int level, const char *msg)
 	pk_srv_log(arg, level, "http: %s", msg);
 }
 
-static char *slurp(const char *path, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t len = 0;
-	if (f) {
-		FILE *m = open_memstream(&buf, &len);
-		char chunk[4096];
-		size_t n;
-		while (m && (n = fread(chunk, 1, sizeof(chunk), f)) > 0 && len < (1 << 20))
-			fwrite(chunk, 1, n, m);
-		if (m)
-			fclose(m);
-		fclose(f);
-	}
-	if (!buf || !len) {
-		snprintf(err, errlen, "%s: %s", path, f ? "empty file" : strerror(errno));
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 /* Could we bind a. now?  (Tells a TLS failure from an address in use.) */
 static bool address_free(const struct addr *a)
 {
@@ -453,12 +430,13 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 			snprintf(err, errlen, "this libmicrohttpd has no TLS support");
 			return -ENOTSUP;
 		}
-		srv->tls_cert = slurp(srv->tls_cert_file, err, errlen);
-		srv->tls_key = srv->tls_cert ? slurp(srv->tls_key_file, err, errlen) : NULL;
+		srv->tls_cert = pk_listen_read_pem(srv->tls_cert_file, err, errlen);
+		srv->tls_key =
+		    srv->tls_cert ? pk_listen_read_pem(srv->tls_key_file, err, errlen) : NULL;
 		if (!srv->tls_key)
 			return -EINVAL;
 		if (srv->client_ca_file &&
-		    !(srv->client_ca = slurp(srv->client_ca_file, err, errlen)))
+		    !(srv->client_ca = pk_listen_read_pem(srv->client_ca_file, err, errlen)))
 			return -EINVAL;
 	}
 	const struct pk_listener_config lc = {

@@ -590,3 +590,26 @@ void pk_listener_stop(struct pk_listener *l)
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 }
+
+char *pk_listen_read_pem(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t len = 0;
+	if (f) {
+		FILE *m = open_memstream(&buf, &len);
+		char chunk[4096];
+		size_t n;
+		while (m && (n = fread(chunk, 1, sizeof(chunk), f)) > 0 && len < (1 << 20))
+			fwrite(chunk, 1, n, m);
+		if (m)
+			fclose(m);
+		fclose(f);
+	}
+	if (!buf || !len) {
+		snprintf(err, errlen, "%s: %s", path, f ? "empty file" : strerror(errno));
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}

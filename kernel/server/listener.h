@@ -75,6 +75,9 @@ void pk_listener_stats(struct pk_listener *l, struct pk_listener_stats *ret);
 void pk_listener_metrics(struct pk_listener *l, const char *name, FILE *f);
 /* Stop serving and close every connection; accepts NULL. */
 void pk_listener_stop(struct pk_listener *l);
+/* A PEM file (certificate, key, CA bundle) into a malloc'ed string, at most
+ * 1 MiB; NULL with err naming the file when it is missing or empty. */
+char *pk_listen_read_pem(const char *path, char *err, size_t errlen);
 /* Monotonic clock in milliseconds. */
 int64_t pk_listener_now_ms(void);
 

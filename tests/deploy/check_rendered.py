@@ -15,7 +15,7 @@ import yaml
 
 CLUSTER_KINDS = {"Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
                  "PriorityClass"}
-OPERATOR_SECRETS = {"podkerneld-tls", "podkerneld-tokens"}
+OPERATOR_SECRETS = {"podkerneld-tls", "podkerneld-tokens", "podkerneld-scheduler-tls"}
 errors = []
 
 
@@ -38,6 +38,23 @@ def generic(objs):
             err("%s: no namespace" % what)
         if (m.get("labels") or {}).get("app.kubernetes.io/part-of") != "podkernel":
             err("%s: no app.kubernetes.io/part-of=podkernel label" % what)
+
+
+def hardened(objs):
+    """Every workload runs under the runtime's seccomp profile, and every
+    Deployment holds liveness off until it has started."""
+    for o in objs:
+        if o.get("kind") not in ("Deployment", "DaemonSet", "StatefulSet"):
+            continue
+        name = o["metadata"]["name"]
+        spec = o["spec"]["template"]["spec"]
+        pod_prof = ((spec.get("securityContext") or {}).get("seccompProfile") or {}).get("type")
+        for c in spec["containers"]:
+            prof = ((c.get("securityContext") or {}).get("seccompProfile") or {}).get("type")
+            if (prof or pod_prof) != "RuntimeDefault":
+                err("%s/%s: no seccompProfile RuntimeDefault" % (name, c["name"]))
+            if o["kind"] == "Deployment" and "livenessProbe" in c and "startupProbe" not in c:
+                err("%s/%s: a livenessProbe without a startupProbe" % (name, c["name"]))
 
 
 def pod_refs(objs, o):
@@ -212,6 +229,22 @@ def check_attach(objs, version, _board):
         err("attach mode has no store and no token file: %s" % args)
     if d["spec"].get("replicas", 1) < 2:
         err("leader election wants a standby: replicas >= 2")
+    # the listen address takes bearer tokens (/ui/api/placement): TLS only
+    for want in ("--tls-cert-file=/etc/podkernel/tls/tls.crt",
+                 "--tls-private-key-file=/etc/podkernel/tls/tls.key"):
+        if want not in args:
+            err("the health port is not TLS: %s missing" % want)
+    for p in ("startupProbe", "readinessProbe", "livenessProbe"):
+        if (c.get(p) or {}).get("httpGet", {}).get("scheme") != "HTTPS":
+            err("%s is not over HTTPS" % p)
+    svc = find(objs, "Service", "podkerneld-scheduler")
+    if not svc or [p["port"] for p in svc["spec"]["ports"]] != [10259] or \
+            svc["spec"]["selector"] != d["spec"]["selector"]["matchLabels"]:
+        err("no Service podkerneld-scheduler on 10259 selecting the scheduler's pods")
+    pdb = find(objs, "PodDisruptionBudget", "podkerneld-scheduler")
+    if not pdb or pdb["spec"].get("minAvailable") != 1 or \
+            pdb["spec"]["selector"]["matchLabels"] != d["spec"]["selector"]["matchLabels"]:
+        err("no PodDisruptionBudget keeping one scheduler through a drain")
     pod_refs(objs, d)
     cr = find(objs, "ClusterRole", "podkernel-scheduler")
     if cr:
@@ -270,6 +303,7 @@ def main():
     if not objs:
         err("%s renders no objects" % base)
     generic(objs)
+    hardened(objs)
     if base in CHECKS and objs:
         CHECKS[base](objs, version, board)
     for e in errors:
