@@ -14,7 +14,7 @@ import sys
 import yaml
 
 CLUSTER_KINDS = {"Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
-                 "PriorityClass"}
+                 "PriorityClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 OPERATOR_SECRETS = {"podkerneld-tls", "podkerneld-tokens", "podkerneld-scheduler-tls"}
 errors = []
 
@@ -143,6 +143,78 @@ def check_agent(objs, version, board):
             err("%s names a missing %s" % (b["metadata"]["name"], ref["kind"]))
     if not find(objs, "Namespace", "podkernel-node-lease"):
         err("the lease namespace is not created")
+    check_agent_policy(objs, ds)
+
+
+# Label keys the agent publishes (topology.h, report.c) and keys it must not touch.
+AGENT_LABELS = ["topology.podkernel.dev/cube", "topology.podkernel.dev/coords",
+                "accelerator.podkernel.dev/count", "accelerator.podkernel.dev/product",
+                "numa.podkernel.dev/count", "nvidia.com/gpu.present", "nvidia.com/gpu.count",
+                "nvidia.com/gpu.product", "cloud.google.com/gke-tpu-topology"]
+FOREIGN_LABELS = ["kubernetes.io/hostname", "node-role.kubernetes.io/control-plane",
+                  "node.kubernetes.io/exclude-from-external-load-balancers",
+                  "evilpodkernel.dev/x", "podkernel.dev.evil.com/x", "nvidia.com/mig.config",
+                  "example.com/nvidia.com/gpu.x", "team"]
+AGENT_ANNOTATIONS = ["accelerator.podkernel.dev/devices", "agent.podkernel.dev/owned-labels",
+                     "ici.podkernel.dev/links"]
+
+
+def cel_string(expr):
+    """The value of a CEL single-quoted string literal (only \\ escapes used)."""
+    expr = expr.strip()
+    if not (expr.startswith("'") and expr.endswith("'")):
+        err("node policy: %s is not a string literal" % expr)
+        return "$^"
+    return expr[1:-1].replace("\\\\", "\\")
+
+
+def check_agent_policy(objs, ds):
+    """The ValidatingAdmissionPolicy that narrows the agents' Node writes."""
+    import re
+    pol = find(objs, "ValidatingAdmissionPolicy", "podagent-node-writes")
+    bind = find(objs, "ValidatingAdmissionPolicyBinding", "podagent-node-writes")
+    if not pol or not bind:
+        return
+    spec = pol["spec"]
+    if spec.get("failurePolicy") != "Fail":
+        err("node policy: failurePolicy must be Fail")
+    if bind["spec"].get("policyName") != "podagent-node-writes" or \
+            bind["spec"].get("validationActions") != ["Deny"]:
+        err("node policy: the binding must Deny with podagent-node-writes")
+    rules = spec["matchConstraints"]["resourceRules"]
+    if not any(r["apiGroups"] == [""] and {"nodes", "nodes/status"} <= set(r["resources"]) and
+               "UPDATE" in r["operations"] for r in rules):
+        err("node policy: does not match updates of nodes and nodes/status: %s" % rules)
+    sa = "system:serviceaccount:%s:%s" % (ds["metadata"]["namespace"],
+                                          ds["spec"]["template"]["spec"]["serviceAccountName"])
+    if not any(sa in c["expression"] for c in spec.get("matchConditions", [])):
+        err("node policy: no match condition names the agent's service account %s" % sa)
+    var = {v["name"]: v["expression"] for v in spec.get("variables", [])}
+    exprs = [str(v["expression"]) for v in spec["validations"]]
+    text = " ".join(exprs)
+    if "authentication.kubernetes.io/node-name" not in var.get("nodeName", "") or \
+            not any("object.metadata.name == variables.nodeName" in e for e in exprs):
+        err("node policy: the written Node is not checked against the token's node-name claim")
+    if "object.spec == oldObject.spec" not in text:
+        err("node policy: spec (taints, unschedulable) is not kept unchanged")
+    if 'request.operation == "UPDATE"' not in text:
+        err("node policy: creates and deletes are not refused")
+    owned = re.compile(cel_string(var.get("ownedLabel", "''")))
+    for k in AGENT_LABELS:
+        if not owned.match(k):
+            err("node policy: the agent's own label %s would be refused" % k)
+    for k in FOREIGN_LABELS:
+        if owned.match(k):
+            err("node policy: the agent could write the foreign label %s" % k)
+    owned_ann = re.compile(cel_string(var.get("ownedAnnotation", "''")))
+    for k in AGENT_ANNOTATIONS:
+        if not owned_ann.match(k):
+            err("node policy: the agent's annotation %s would be refused" % k)
+    if owned_ann.match("nvidia.com/gpu.count") or owned_ann.match("kubectl.kubernetes.io/x"):
+        err("node policy: foreign annotations are writable")
+    if "k.matches(variables.ownedLabel)" not in text or \
+            "k.matches(variables.ownedAnnotation)" not in text:
+        err("node policy: the label and annotation rules do not use the owned-key patterns")
 
 
 def check_appliance(objs, version, _board):
