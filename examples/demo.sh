@@ -6,6 +6,9 @@
 # 16 cubes), runs the real podagent of this machine publishing its own Node
 # (with its own node token), submits the three KEP-6012 user stories with
 # podctl, waits until they are scheduled and shows where everything landed.
+# It ends with a simulated week of the same kinds of workloads on the same
+# board (podctl simulate, examples/sim/week.csv), the fit and kep strategies
+# side by side, and says where the HTML report lies.
 # Everything started here is stopped on exit.
 set -eu
 BIN=${1:-build/bin}
@@ -89,4 +92,10 @@ step "podctl describe cpg llm-serve -n serving"
 "$BIN/podctl" describe cpg llm-serve -n serving | grep -v '^  host '
 step "podctl top (allocated/allocatable per topology domain)"
 "$BIN/podctl" top | grep -v '^host ' 
-step "done: stopping podkerneld and podagent"
+step "stopping podkerneld and podagent"
+kill $PIDS 2>/dev/null || true
+step "a simulated week of these workloads on $(basename "$BOARD") (podctl simulate, fit vs kep)"
+REPORT="${PODKERNEL_DEMO_REPORT:-$SRC/build/demo-week-report.html}"
+mkdir -p "$(dirname "$REPORT")"
+"$BIN/podctl" simulate --board "$BOARD" --trace "$SRC/examples/sim/week.csv" \
+	--strategy fit,kep --seed 1 -o "$REPORT"

@@ -17,6 +17,7 @@ struct sim_job {
 	int32_t priority;
 	int64_t accel_milli, cpu_milli, mem_milli; /* per pod (CSV) */
 	char *model;				   /* CSV: required product label value */
+	char *topology;				   /* CSV: the gang's topology constraint key */
 	json_t *objects;			   /* object trace: groups and pods */
 };
 

@@ -142,6 +142,9 @@ static int submit_csv(struct sim_run *s, uint32_t j)
 				      "workloadRef", "workloadName", "g", "templateName", "g",
 				      "schedulingPolicy", "gang", "minCount", (int)job->pods);
 
+		if (g && job->topology)
+			pk_set(g, "spec.schedulingConstraints",
+			       json_pack("{s:[{s:s}]}", "topology", "key", job->topology));
 		r = g ? add_obj(s, g) : -ENOMEM;
 		json_decref(g);
 	}

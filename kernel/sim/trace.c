@@ -64,6 +64,7 @@ void pk_sim_trace_free(struct pk_sim_trace *t)
 		return;
 	for (size_t i = 0; i < t->n; i++) {
 		free(t->jobs[i].model);
+		free(t->jobs[i].topology);
 		json_decref(t->jobs[i].objects);
 	}
 	free(t->jobs);
@@ -114,9 +115,20 @@ int pk_sim_parse_seconds(const char *s, int64_t *ret_ms)
 
 /* ---- CSV ----------------------------------------------------------------------------- */
 
-enum csv_col { C_ARRIVAL, C_DURATION, C_PODS, C_ACCEL, C_CPU, C_MEMORY, C_MODEL, C_PRIORITY, C_N };
-static const char *const col_names[C_N] = {"arrival", "duration", "pods",  "accelerators",
-					   "cpu",     "memory",	  "model", "priority"};
+enum csv_col {
+	C_ARRIVAL,
+	C_DURATION,
+	C_PODS,
+	C_ACCEL,
+	C_CPU,
+	C_MEMORY,
+	C_MODEL,
+	C_PRIORITY,
+	C_TOPOLOGY,
+	C_N
+};
+static const char *const col_names[C_N] = {"arrival", "duration", "pods",     "accelerators", "cpu",
+					   "memory",  "model",	  "priority", "topology"};
 #define CSV_MAX_FIELDS 256
 
 struct csv_line {
@@ -238,6 +250,15 @@ static int csv_value(struct sim_job *j, int c, const char *v, const char **why)
 		free(j->model);
 		j->model = strdup(v);
 		return j->model ? 0 : -ENOMEM;
+	case C_TOPOLOGY:
+		*why = "expected a node label key (a gang of all the pods in one domain)";
+		if (strlen(v) > 253 ||
+		    strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			      "0123456789-_./") != strlen(v))
+			return -EINVAL;
+		free(j->topology);
+		j->topology = strdup(v);
+		return j->topology ? 0 : -ENOMEM;
 	case C_PRIORITY:
 		*why = "expected a 32-bit integer";
 		if (csv_int(v, INT32_MIN, INT32_MAX, &x) < 0)
@@ -505,6 +526,8 @@ int pk_sim_trace_from_objects(const json_t *objects, struct pk_sim_trace **ret,
 		if (k == PK_KIND_JOB || k == PK_KIND_JOBSET) {
 			if (add_owner_job(t, o, path, errs) < 0)
 				r = -EINVAL;
+		} else if (k == PK_KIND_WORKLOAD) {
+			continue; /* read by nothing in a simulation (groups name it only) */
 		} else if (k == PK_KIND_PRIORITY_CLASS) {
 			json_array_append(t->classes, o);
 		} else if (k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP) {

@@ -1,0 +1,26 @@
+#!/bin/sh
+# The simulation report in a real browser: podctl simulate replays the demo's
+# week (examples/sim/week.csv) on the demo board with fit and kep, headless
+# Chromium opens the HTML page offline (it loads nothing from elsewhere: the
+# network is off for it) and takes the screenshot the README shows
+# (docs/sim-report.png; a copy in $PODKERNEL_BUILD/sim-report.png).
+set -eu
+. "$PODKERNEL_SRC/tests/e2e/lib.sh"
+e2e_setup
+command -v chromium > /dev/null 2>&1 || { echo "skip: no chromium"; exit 0; }
+"$PODKERNEL_BIN/podctl" simulate --board "$PODKERNEL_SRC/boards/tpu-superslice.yaml" \
+	--trace "$PODKERNEL_SRC/examples/sim/week.csv" --strategy fit,kep --seed 1 \
+	-o "$WORK/report.html" > "$WORK/summary.txt" 2> "$WORK/err.txt" ||
+	{ cat "$WORK/err.txt"; fail "podctl simulate"; }
+grep -qE '<script|src=|href=|@import|url\(' "$WORK/report.html" && fail "the page loads something"
+[ "$(grep -c '<svg' "$WORK/report.html")" -eq 6 ] || fail "expected 3 charts per strategy"
+timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+	--no-first-run --user-data-dir="$WORK/chromium" --window-size=1200,1500 \
+	--proxy-server=127.0.0.1:9 --screenshot="$WORK/sim-report.png" \
+	"file://$WORK/report.html" > /dev/null 2>> "$WORK/chromium.log" ||
+	{ cat "$WORK/chromium.log"; fail "chromium --screenshot"; }
+[ "$(wc -c < "$WORK/sim-report.png")" -gt 20000 ] || fail "the screenshot is (nearly) empty"
+cp "$WORK/sim-report.png" "$PODKERNEL_BUILD/sim-report.png"
+cp "$WORK/sim-report.png" "$PODKERNEL_SRC/docs/sim-report.png" 2> /dev/null || true
+echo "screenshot: $PODKERNEL_SRC/docs/sim-report.png"
+echo "ok"
