@@ -103,8 +103,8 @@ static int row(struct topo_board *b, int superslices, size_t jobs, const char *s
 		printf("| %6zu | %7zu | %-4s | %8.1f | %10.0f | %9.0f | %6.1f%% | %5ld |\n",
 		       json_array_size(nodes), jobs, strategy, dt, (double)events,
 		       (double)events / dt,
-		       100 * json_number_value(json_object_get(json_object_get(rep, "allocation"),
-							       "mean")),
+		       100 * json_number_value(
+				 json_object_get(json_object_get(rep, "allocation"), "mean")),
 		       peak_rss_mib());
 		fflush(stdout);
 	}
