@@ -18,6 +18,7 @@
 #include "kernel/attach/attach.h"
 #include "kernel/server/server.h"
 #include "kernel/store/store.h"
+#include "topology/topology.h"
 
 static void usage(FILE *f)
 {
@@ -506,6 +507,23 @@ static int write_kubeconfig(const struct options *o, uint16_t port)
 }
 
 /* Attach mode: no store and no API of our own; health on --listen. */
+/* A --simulate-board file is read before anything is served, so a bad one
+ * is reported (FILE:LINE:COL) and exits 2 before "serving on". */
+static int check_board(const char *path)
+{
+	char err[TOPO_ERR_MAX];
+	struct topo_board *b = topo_board_new();
+	int r;
+
+	if (!b)
+		return -ENOMEM;
+	r = topo_board_load_file(b, path, err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, "podkerneld: --simulate-board: %s\n", err);
+	topo_board_free(b);
+	return r;
+}
+
 static int run_attached(struct options *o, sigset_t *sigs)
 {
 	char err[1024] = "";
@@ -547,6 +565,8 @@ int main(int argc, char **argv)
 	if (o.attach)
 		return run_attached(&o, &sigs);
 
+	if (o.board && !o.no_scheduling && check_board(o.board) < 0)
+		return 2;
 	char err[1024] = "";
 	struct pk_store *store = NULL;
 	struct pk_server *srv = NULL;

@@ -1,0 +1,42 @@
+#!/bin/sh
+# podkerneld's start-up errors say what is wrong before anything is served:
+# a missing or invalid --simulate-board is exit 2 naming the file (and the
+# line and column), with no "serving on" line before it; a busy port is
+# exit 1 naming the address.
+set -eu
+: "${PODKERNEL_BIN:?}" "${PODKERNEL_SRC:?}"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/podkernel-pkd-cli.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+PKD="$PODKERNEL_BIN/podkerneld"
+
+rc=0
+timeout 30 "$PKD" --listen 127.0.0.1:0 --data-dir "$WORK/d1" --simulate-board "$WORK/nosuch.yaml" \
+	> "$WORK/out" 2>&1 || rc=$?
+[ "$rc" = 2 ] || { cat "$WORK/out"; fail "a missing board: exit $rc, expected 2"; }
+grep -q "nosuch.yaml" "$WORK/out" || fail "the error does not name the board file"
+grep -q "serving on" "$WORK/out" && fail "served before reading the board"
+
+printf 'apiVersion: podkernel.dev/v1\nkind: Board\nmetadata: {name: x}\nspec: {hosts: nope}\n' > "$WORK/bad.yaml"
+rc=0
+timeout 30 "$PKD" --listen 127.0.0.1:0 --data-dir "$WORK/d2" --simulate-board "$WORK/bad.yaml" \
+	> "$WORK/out" 2>&1 || rc=$?
+[ "$rc" = 2 ] || { cat "$WORK/out"; fail "an invalid board: exit $rc, expected 2"; }
+grep -q "bad.yaml:[0-9]*:[0-9]*:" "$WORK/out" || { cat "$WORK/out"; fail "no FILE:LINE:COL"; }
+grep -q "serving on" "$WORK/out" && fail "served before reading the board"
+
+# a port another process holds
+python3 - "$PKD" "$WORK" <<'PY' || exit 1
+import socket, subprocess, sys
+pkd, work = sys.argv[1:3]
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen()
+port = s.getsockname()[1]
+r = subprocess.run([pkd, "--listen", "127.0.0.1:%d" % port, "--data-dir", work + "/d3"],
+                   capture_output=True, text=True, timeout=30)
+if r.returncode != 1 or ("127.0.0.1:%d" % port) not in r.stderr or "port 0" in r.stderr:
+    print("FAIL: busy port: exit %d: %s" % (r.returncode, r.stderr), file=sys.stderr)
+    sys.exit(1)
+PY
+echo "test_cli (podkerneld): bad boards and busy ports are named before serving"
