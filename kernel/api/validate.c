@@ -198,11 +198,32 @@ static void validate_pod_group(json_t *obj, const struct pk_pod *pod, struct pk_
 	}
 }
 
+/*
+ * A Pod runs containers: spec.containers is required and not empty, as
+ * kube-apiserver's ValidatePodSpec has it.  A pod without them could never
+ * be written back once bound (there is no spec to hold spec.nodeName).
+ */
+static void check_pod_containers(const json_t *obj, struct pk_errors *errs)
+{
+	const json_t *spec = json_object_get(obj, "spec"), *cs;
+
+	if (!spec || json_is_null(spec)) {
+		pk_errors_add(errs, "spec: Required value");
+		return;
+	}
+	if (!json_is_object(spec))
+		return; /* the decoder says what is wrong with it */
+	cs = json_object_get(spec, "containers");
+	if (!cs || json_is_null(cs) || (json_is_array(cs) && json_array_size(cs) == 0))
+		pk_errors_add(errs, "spec.containers: Required value");
+}
+
 static void validate_pod(json_t *obj, struct pk_errors *errs)
 {
 	struct pk_pod *pod = pk_pod_decode_partial(obj, errs);
 	char path[64];
 
+	check_pod_containers(obj, errs);
 	if (!pod)
 		return;
 	check_meta(obj, &pod->meta, PK_KIND_POD, errs);

@@ -34,7 +34,8 @@ struct ap_metrics {
 	struct ap_hist victims;
 	uint64_t placements_generated, placement_evaluations;
 	struct ap_hist placement_duration;
-	uint64_t bindings, binding_conflicts, conditions, write_errors;
+	uint64_t bindings, binding_conflicts, conditions, write_errors, write_backoffs;
+	uint64_t write_backoff_objects; /* gauge: objects waiting now */
 	uint64_t events, events_skipped, relists;
 	uint64_t reconciles, reconcile_errors, objects_created, gc_deleted;
 	uint64_t nodes_unreachable, nodes_recovered, evictions;
@@ -60,6 +61,7 @@ struct pk_appliance {
 	json_t *to_reconcile;		/* [kind, ns, name] triples, in order */
 	json_t *gone_nodes;		/* names of deleted Nodes whose pods must go */
 	json_t *stale_obs;		/* [kind, ns, name, [type, status, reason, message]...] */
+	json_t *write_backoff;		/* objects whose write failed, waiting (write_backoff.c) */
 	bool gc_needed;
 	bool gc_foreground; /* a foreground deletion waits for its dependents */
 	int64_t next_beat_check_ms;
@@ -102,6 +104,17 @@ void ap_lifecycle_node(struct ap_lifecycle *lc, const json_t *node, bool deleted
 void ap_lifecycle_bound(struct ap_lifecycle *lc, const json_t *pod, const char *node, int64_t now);
 /* Fire the timers due at now; returns the next due time, or 0 when none. */
 int64_t ap_lifecycle_run(struct pk_appliance *app, int64_t now);
+
+/* write_backoff.c: an object whose write failed (not a lost precondition)
+ * leaves the scheduler for a delay that doubles per failure. */
+#define AP_WRITE_BACKOFF_INITIAL_MS 1000
+#define AP_WRITE_BACKOFF_MAX_MS 60000
+int ap_backoff_failed(struct pk_appliance *app, const char *kind, const char *ns, const char *name,
+		      int error);
+/* The object was written, deleted or changed: it leaves the table. */
+void ap_backoff_clear(struct pk_appliance *app, const char *kind, const char *ns, const char *name);
+/* Give back to the scheduler what waited long enough; the next expiry (ms) or 0. */
+int64_t ap_backoff_release(struct pk_appliance *app, int64_t now);
 
 /* metrics.c */
 int ap_metrics_init(struct ap_metrics *m);

@@ -416,6 +416,8 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	       d.verdict == AP_FEED	? "requeue"
 	       : d.verdict == AP_REMOVE ? "remove"
 					: "skip");
+	if (d.verdict != AP_SKIP)
+		ap_backoff_clear(app, kind, pk_namespace(ev->object), pk_name(ev->object));
 	switch (d.verdict) {
 	case AP_FEED:
 		sched_feed(app, ev->object);
@@ -648,11 +650,49 @@ static void retry_conditions(struct pk_appliance *app, const struct pk_write_bat
 }
 
 /*
+ * A failed item of a committed batch.  A lost precondition hands the object
+ * back at once (someone else changed it: the next try works on the current
+ * object); any other failure would repeat at once, so the object waits in
+ * write_backoff.c.  Returns true when a condition-only item should be tried
+ * again on the current object.
+ */
+static bool item_failed(struct pk_appliance *app, const struct pk_write_item *it,
+			const struct pk_write_result *wr, bool may_retry)
+{
+	const char *kind = pk_kind_to_string(wr->kind);
+	bool cond_only = !it->node && !it->evict;
+
+	if (wr->error == -ENOENT && (cond_only || it->evict)) {
+		ap_cache_forget(app->cache, kind, wr->ns, wr->name);
+		ap_backoff_clear(app, kind, wr->ns, wr->name);
+		return false; /* nothing left to say anything about */
+	}
+	if (it->node)
+		AP_COUNT(app, binding_conflicts);
+	else
+		AP_COUNT(app, write_errors);
+	if (wr->error != -PK_STORE_ECONFLICT && wr->error != -ENOENT) {
+		if (wr->object)
+			ap_cache_note(app->cache, kind, wr->object);
+		ap_backoff_failed(app, kind, wr->ns, wr->name, wr->error);
+		return false;
+	}
+	ap_log(app, 1, "writing %s %s/%s failed: %s; %s", kind, wr->ns, wr->name,
+	       strerror(-wr->error),
+	       cond_only && may_retry ? "again on the current object" : "re-reading it");
+	if (cond_only && wr->error == -PK_STORE_ECONFLICT && wr->object && may_retry)
+		return true;
+	hand_back(app, wr);
+	return false;
+}
+
+/*
  * Commit the round's batch.  Written objects are noted (their echo in the
  * change stream is then skipped).  A condition-only item that lost its
  * precondition is tried again on the current object (up to
  * AP_CONDITION_RETRIES times): a condition says what the scheduler decided
- * and stands whatever else changed.  Any other failed object is handed back.
+ * and stands whatever else changed.  Any other failed object is handed back
+ * (item_failed()).
  */
 #define AP_CONDITION_RETRIES 2
 static void commit_batch(struct pk_appliance *app)
@@ -669,7 +709,6 @@ static void commit_batch(struct pk_appliance *app)
 		for (size_t i = 0; i < n; i++) {
 			const struct pk_write_item *it = &b->items[i];
 			const struct pk_write_result *wr = &res[i];
-			bool cond_only = !it->node && !it->evict;
 
 			if (wr->error == 0) {
 				if (wr->object)
@@ -678,28 +717,13 @@ static void commit_batch(struct pk_appliance *app)
 				if (it->node && wr->object && app->lifecycle)
 					ap_lifecycle_bound(app->lifecycle, wr->object, it->node,
 							   ap_now_ms());
+				ap_backoff_clear(app, pk_kind_to_string(wr->kind), wr->ns,
+						 wr->name);
 				log_written(app, it);
 				continue;
 			}
-			if (wr->error == -ENOENT && (cond_only || it->evict)) {
-				ap_cache_forget(app->cache, pk_kind_to_string(wr->kind), wr->ns,
-						wr->name);
-				continue; /* nothing left to say anything about */
-			}
-			if (it->node)
-				AP_COUNT(app, binding_conflicts);
-			else
-				AP_COUNT(app, write_errors);
-			ap_log(app, 1, "writing %s %s/%s failed: %s; %s",
-			       pk_kind_to_string(wr->kind), wr->ns, wr->name, strerror(-wr->error),
-			       cond_only && attempt < AP_CONDITION_RETRIES
-				   ? "again on the current object"
-				   : "re-reading it");
-			if (cond_only && wr->error == -PK_STORE_ECONFLICT && wr->object &&
-			    attempt < AP_CONDITION_RETRIES)
+			if (item_failed(app, it, wr, attempt < AP_CONDITION_RETRIES))
 				json_array_append(retry, json_pack("[i,O]", (int)i, wr->object));
-			else
-				hand_back(app, wr);
 		}
 		if (json_array_size(retry) == 0) {
 			json_decref(retry);
@@ -808,11 +832,14 @@ static void *loop_main(void *arg)
 			continue;
 		}
 		int64_t t0 = ap_now_ns(), t1, t2;
+		int64_t released = ap_backoff_release(app, ap_now_ms());
 		size_t nwrites;
 
 		pk_writer_batch_begin(app->writer);
 		batch_stale_conditions(app);
 		retry = run_cycles(app, &more);
+		if (released > 0 && (retry == 0 || released < retry))
+			retry = released;
 		t1 = ap_now_ns();
 		nwrites = pk_writer_batch_size(app->writer);
 		commit_batch(app);
@@ -914,8 +941,10 @@ int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config 
 	app->to_reconcile = json_array();
 	app->gone_nodes = json_array();
 	app->stale_obs = json_array();
-	r = app->to_reconcile && app->gone_nodes && app->stale_obs ? ap_metrics_init(&app->m)
-								   : -ENOMEM;
+	app->write_backoff = json_object();
+	r = app->to_reconcile && app->gone_nodes && app->stale_obs && app->write_backoff
+		? ap_metrics_init(&app->m)
+		: -ENOMEM;
 	if (r == 0)
 		r = ap_heartbeats_new(&app->beats);
 	if (r == 0) {
@@ -966,6 +995,7 @@ void pk_appliance_stop(struct pk_appliance *app)
 	json_decref(app->to_reconcile);
 	json_decref(app->gone_nodes);
 	json_decref(app->stale_obs);
+	json_decref(app->write_backoff);
 	ap_metrics_fini(&app->m);
 	free(app);
 }

@@ -242,6 +242,12 @@ int pk_appliance_metrics(struct pk_appliance *app, FILE *f)
 		m->conditions);
 	counter(f, "podkernel_appliance_write_errors_total", "Failed status or delete writes.",
 		"counter", m->write_errors);
+	counter(f, "podkernel_appliance_write_backoffs_total",
+		"Writes that failed for another reason than a lost precondition; the object "
+		"waits before its next try.",
+		"counter", m->write_backoffs);
+	counter(f, "podkernel_appliance_write_backoff_objects",
+		"Objects waiting after a failed write.", "gauge", m->write_backoff_objects);
 	counter(f, "podkernel_appliance_events_total", "Change-stream events consumed.", "counter",
 		m->events);
 	counter(f, "podkernel_appliance_events_skipped_total",

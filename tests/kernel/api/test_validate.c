@@ -14,6 +14,7 @@
 #define PG "apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\n"
 #define CPG "apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\n"
 #define POD "apiVersion: v1\nkind: Pod\n"
+#define CONTAINERS "spec: {containers: [{name: c, image: i}]}\n"
 #define NODE "apiVersion: v1\nkind: Node\n"
 #define PC "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
 #define GANG(n) "schedulingPolicy: {gang: {minCount: " #n "}}"
@@ -96,14 +97,14 @@ END_TEST
 
 START_TEST(test_names)
 {
-	valid(POD "metadata: {name: a.b-c, namespace: team-1}\n");
-	invalid(POD "metadata: {}\n", "metadata.name: Required value: name is required");
-	invalid(POD "metadata: {name: Bad_Name}\n",
+	valid(POD "metadata: {name: a.b-c, namespace: team-1}\n" CONTAINERS);
+	invalid(POD "metadata: {}\n" CONTAINERS, "metadata.name: Required value: name is required");
+	invalid(POD "metadata: {name: Bad_Name}\n" CONTAINERS,
 		"metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must "
 		"consist of lower case alphanumeric characters, '-' or '.', and must start and end "
 		"with an alphanumeric character (e.g. 'example.com', regex used for validation is "
 		"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
-	invalid(POD "metadata: {name: a, namespace: a.b}\n",
+	invalid(POD "metadata: {name: a, namespace: a.b}\n" CONTAINERS,
 		"metadata.namespace: Invalid value: \"a.b\": a lowercase RFC 1123 label must consist "
 		"of lower case alphanumeric characters or '-', and must start and end with an "
 		"alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation "
@@ -310,8 +311,8 @@ START_TEST(test_priority)
 	invalid(WL "spec:\n  podGroupTemplates: [{name: a, " GANG(1) ", priority: 2000000000}]\n",
 		"spec.podGroupTemplates[0].priority: Invalid value: 2000000000: must be less than or "
 		"equal to 1000000000");
-	valid(POD "metadata: {name: p}\nspec: {priority: 2000001000}\n");
-	invalid(POD "metadata: {name: p}\nspec: {priority: 2000001001}\n",
+	valid(POD "metadata: {name: p}\nspec: {containers: [{name: c}], priority: 2000001000}\n");
+	invalid(POD "metadata: {name: p}\nspec: {containers: [{name: c}], priority: 2000001001}\n",
 		"spec.priority: Invalid value: 2000001001: must be less than or equal to 2000001000");
 }
 END_TEST
@@ -354,15 +355,22 @@ START_TEST(test_pod_rules)
 		    "  - {name: a, resources: {requests: {cpu: abc}}}\n",
 		"spec.containers[0].resources.requests[cpu]: Invalid value: \"abc\": must be a valid "
 		"quantity");
-	invalid(POD "metadata: {name: p}\nspec:\n  nodeSelector: {zone: \"a b\"}\n",
+	invalid(POD "metadata: {name: p}\nspec:\n  containers: [{name: c}]\n  nodeSelector: {zone: \"a b\"}\n",
 		"spec.nodeSelector: Invalid value: \"a b\": label value must consist of alphanumeric "
 		"characters, '-', '_' or '.', and must start and end with an alphanumeric character "
 		"(e.g. 'MyName', 'my.name' or '123-abc')");
-	invalid(POD "metadata: {name: p}\nspec: {schedulingGroup: {podGroupName: Bad}}\n",
+	invalid(POD "metadata: {name: p}\nspec: {containers: [{name: c}], schedulingGroup: {podGroupName: Bad}}\n",
 		"spec.schedulingGroup.podGroupName: Invalid value: \"Bad\": a lowercase RFC 1123 "
 		"subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
 		"start and end with an alphanumeric character (e.g. 'example.com', regex used for "
 		"validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+	/* A pod runs containers: without them it could never be bound. */
+	invalid(POD "metadata: {name: p}\n", "spec: Required value");
+	invalid(POD "metadata: {name: p}\nspec: {}\n", "spec.containers: Required value");
+	invalid(POD "metadata: {name: p}\nspec: {containers: []}\n",
+		"spec.containers: Required value");
+	invalid(POD "metadata: {name: p}\nspec: {containers: null, nodeName: n1}\n",
+		"spec.containers: Required value");
 }
 END_TEST
 
@@ -421,7 +429,7 @@ START_TEST(test_all_errors_reported)
 	pk_errors_clear(&errs);
 	json_decref(o);
 	/* Metadata problems come first even when the decoder found others earlier. */
-	o = obj_of(POD "metadata: {name: Bad}\nspec: {priority: x}\n");
+	o = obj_of(POD "metadata: {name: Bad}\nspec: {containers: [{name: c}], priority: x}\n");
 	ck_assert_int_eq(pk_validate(o, &errs), -EINVAL);
 	ck_assert_uint_eq(errs.n, 2);
 	ck_assert_ptr_nonnull(strstr(errs.msg[0], "metadata.name: Invalid value: \"Bad\""));

@@ -44,7 +44,7 @@ grep -q "at least one -f FILE" "$tmp/err" || { echo "FAIL no -f: message" >&2; f
 grep -q "missing.yaml: No such file or directory" "$tmp/err" || { echo "FAIL missing: message" >&2; fail=1; }
 
 # Several files: all are checked; a duplicate across files is reported.
-printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n' >"$tmp/a.yaml"
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n' >"$tmp/a.yaml"
 cp "$tmp/a.yaml" "$tmp/b.yaml"
 (cd "$tmp" && "$PODCTL" validate -f a.yaml -f b.yaml) >"$tmp/out" 2>"$tmp/err"; check "duplicate" 2 $?
 grep -qx 'b.yaml: Pod/p: metadata.name: Duplicate value: "p" (also in a.yaml)' "$tmp/err" ||

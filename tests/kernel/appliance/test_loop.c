@@ -648,6 +648,231 @@ START_TEST(deleted_node_evicts_the_disruption_unit)
 }
 END_TEST
 
+/* The value of a metric without labels. */
+static long long metric_value(const char *name)
+{
+	static char text[1 << 17];
+	char want[128];
+	FILE *f = tmpfile();
+	size_t n;
+	const char *at;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(pk_appliance_metrics(app, f), 0);
+	rewind(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	snprintf(want, sizeof(want), "\n%s ", name);
+	at = strstr(text, want);
+	ck_assert_msg(at != NULL, "no metric %s", name);
+	return atoll(at + strlen(want));
+}
+
+/* Log lines of the loop that mention a pod, counted through cfg.log. */
+static int log_lines_about;
+static void count_log(void *arg, int level, const char *msg)
+{
+	(void)level;
+	if (strstr(msg, (const char *)arg))
+		__atomic_fetch_add(&log_lines_about, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * A pod whose object is so close to the size limit that its binding (node
+ * name and PodScheduled condition) cannot be stored: every write of it fails
+ * with -E2BIG.  Padded before the loop starts, so the loop sees it once.
+ */
+static void create_unwritable_pod(const char *name)
+{
+	json_t *p = pod(name, NULL, NULL), *o;
+	size_t pad = PK_STORE_OBJECT_MAX - 4096, len;
+	char *text, *fill = malloc(PK_STORE_OBJECT_MAX);
+
+	ck_assert_ptr_nonnull(fill);
+	memset(fill, 'x', PK_STORE_OBJECT_MAX);
+	fill[pad] = '\0';
+	pk_set(p, "spec.containers[0].args", json_pack("[s]", fill));
+	create(p);
+	o = get("Pod", name);
+	text = json_dumps(o, JSON_COMPACT);
+	len = strlen(text);
+	free(text);
+	/* 8 bytes short of the limit: the node name alone adds more */
+	fill[pad] = 'x';
+	pad += PK_STORE_OBJECT_MAX - 8 - len;
+	fill[pad] = '\0';
+	pk_set(o, "spec.containers[0].args", json_pack("[s]", fill));
+	ck_assert_int_eq(pk_store_update(st, o, PK_SUB_MAIN, NULL, NULL), 0);
+	json_decref(o);
+	free(fill);
+}
+
+/*
+ * A write the loop cannot make backs off per object: the pod is retried
+ * after 1 s, 2 s, ... (not at once, forever), a normal pod beside it binds
+ * at once, and the log gets a line per try, not a flood.
+ */
+START_TEST(unwritable_pod_backs_off)
+{
+	struct pk_appliance_config cfg = {.backoff_initial_ms = 50,
+					  .backoff_max_ms = 200,
+					  .verbosity = 2,
+					  .log = count_log,
+					  .log_arg = (void *)"default/huge"};
+	char err[256] = "";
+
+	cluster();
+	create_unwritable_pod("huge");
+	log_lines_about = 0;
+	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert(wait_metric("podkernel_appliance_binding_conflicts_total 1\n"));
+	create(pod("ok", NULL, NULL));
+	ck_assert(wait_bound("ok"));
+	sleep_ms(2500);
+	/* tried at 0, ~1 s and ~3 s at most: never in a tight circle */
+	long long tries = metric_value("podkernel_appliance_binding_conflicts_total");
+	ck_assert_msg(tries <= 3, "%lld failed bindings in 2.5 s", tries);
+	ck_assert_int_eq(metric_value("podkernel_appliance_write_backoffs_total"), tries);
+	ck_assert_int_eq(metric_value("podkernel_appliance_write_backoff_objects"), 1);
+	ck_assert_int_le(__atomic_load_n(&log_lines_about, __ATOMIC_RELAXED), 4);
+	char buf[64];
+	ck_assert_str_eq(node_of("huge", buf, sizeof(buf)), "");
+	/* Deleted, it leaves the backoff table. */
+	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "huge", NULL, NULL, NULL), 0);
+	ck_assert(wait_metric("podkernel_appliance_write_backoff_objects 0\n"));
+	assert_no_overcommit();
+}
+END_TEST
+
+/*
+ * A writer that cannot write pods named "bad-*": each such edit is refused
+ * (-EINVAL) inside the store's batch, the others are written as by the
+ * store backend.
+ */
+struct failing_arg {
+	const struct pk_write_item *it;
+	int64_t now;
+};
+
+static int failing_apply(json_t *obj, void *arg)
+{
+	const struct failing_arg *a = arg;
+
+	if (strncmp(a->it->name, "bad-", 4) == 0)
+		return -EINVAL;
+	return pk_write_item_apply(a->it, obj, a->now);
+}
+
+static int failing_commit(void *backend, const struct pk_write_batch *batch,
+			  struct pk_write_result *results)
+{
+	struct pk_store_edit *edits = calloc(batch->n, sizeof(*edits));
+	struct failing_arg *args = calloc(batch->n, sizeof(*args));
+	int r;
+
+	ck_assert(edits && args);
+	for (size_t i = 0; i < batch->n; i++) {
+		const struct pk_write_item *it = &batch->items[i];
+
+		args[i] = (struct failing_arg){.it = it, .now = time(NULL)};
+		edits[i] = (struct pk_store_edit){.kind = pk_kind_to_string(it->kind),
+						  .ns = it->ns,
+						  .name = it->name,
+						  .precondition_rv = it->rv,
+						  .apply = failing_apply,
+						  .arg = &args[i],
+						  .delete_after = it->evict};
+	}
+	r = pk_store_edit_batch(backend, edits, batch->n);
+	for (size_t i = 0; i < batch->n; i++)
+		results[i] = (struct pk_write_result){.kind = batch->items[i].kind,
+						      .ns = batch->items[i].ns,
+						      .name = batch->items[i].name,
+						      .error = r < 0 ? r : edits[i].rc,
+						      .object = edits[i].object};
+	free(edits);
+	free(args);
+	return r;
+}
+
+static int failing_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
+		       json_t **ret)
+{
+	return pk_store_get(backend, pk_kind_to_string(kind), ns, name, ret);
+}
+
+static const struct pk_writer_ops failing_ops = {
+    .name = "failing", .commit = failing_commit, .get = failing_get};
+
+/*
+ * 300 pods whose writes fail beside a normal one: each failing pod waits
+ * 1 s, then 2 s, ... before its next try; the normal pod binds at once and
+ * the log gets one line per failing pod, not one per cycle.
+ */
+START_TEST(failing_writes_back_off_per_object)
+{
+	struct pk_appliance_config cfg = {.backoff_initial_ms = 50,
+					  .backoff_max_ms = 200,
+					  .verbosity = 1,
+					  .log = count_log,
+					  .log_arg = (void *)"default/bad-"};
+	char err[256] = "";
+
+	cluster();
+	for (int i = 0; i < 300; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "bad-%d", i);
+		create(json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:[{s:s,s:s}]}}", "apiVersion", "v1",
+				 "kind", "Pod", "metadata", "name", name, "namespace", "default",
+				 "spec", "containers", "name", "c", "image", "x"));
+	}
+	log_lines_about = 0;
+	ck_assert_int_eq(pk_writer_new(&failing_ops, st, &cfg.writer), 0);
+	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	create(pod("ok", NULL, NULL));
+	ck_assert(wait_bound("ok"));
+	sleep_ms(2500);
+	/* each bad pod tried at 0, ~1 s and ~3 s at most */
+	long long tries = metric_value("podkernel_appliance_binding_conflicts_total");
+	ck_assert_msg(tries >= 300 && tries <= 900, "%lld failed bindings in 2.5 s", tries);
+	ck_assert_int_eq(metric_value("podkernel_appliance_write_backoffs_total"), tries);
+	ck_assert_int_le(metric_value("podkernel_appliance_write_backoff_objects"), 300);
+	/* first failures at level 1, repeats only at level 2 */
+	ck_assert_int_le(__atomic_load_n(&log_lines_about, __ATOMIC_RELAXED), 300);
+	ck_assert_int_eq(count_pods(true), 1);
+}
+END_TEST
+
+/* Admission refuses pods the loop could never write; a normal pod binds beside them. */
+START_TEST(specless_pods_refused)
+{
+	cluster();
+	start();
+	for (int i = 0; i < 300; i++) {
+		char name[32];
+		struct pk_errors errs = {0};
+		json_t *p;
+
+		snprintf(name, sizeof(name), "bare-%d", i);
+		p = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "v1", "kind", "Pod",
+			      "metadata", "name", name, "namespace", "default");
+		if (i % 2)
+			json_object_set_new(p, "spec", json_object());
+		ck_assert_int_eq(pk_store_create(st, p, &errs, NULL), -EINVAL);
+		ck_assert_uint_eq(errs.n, 1);
+		ck_assert_str_eq(errs.msg[0], i % 2 ? "spec.containers: Required value"
+						    : "spec: Required value");
+		pk_errors_clear(&errs);
+		json_decref(p);
+	}
+	create(pod("ok", NULL, NULL));
+	ck_assert(wait_bound("ok"));
+	ck_assert_int_eq(count_pods(false), 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("appliance-loop");
@@ -667,6 +892,9 @@ int main(void)
 	tcase_add_test(tc, deleted_node_evicts_the_disruption_unit);
 	tcase_add_test(tc, evicted_job_pod_is_recreated_elsewhere);
 	tcase_add_test(tc, job_recreated_under_the_same_name_gets_its_own_pods);
+	tcase_add_test(tc, unwritable_pod_backs_off);
+	tcase_add_test(tc, specless_pods_refused);
+	tcase_add_test(tc, failing_writes_back_off_per_object);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
