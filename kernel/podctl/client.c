@@ -160,6 +160,26 @@ static void set_tls(CURL *c, const struct pk_kube_credentials *cr)
 	}
 }
 
+/* A failure of the TLS handshake or of the server's certificate, told apart
+ * from a server that cannot be reached at all. */
+static bool tls_error(CURLcode cc)
+{
+	switch (cc) {
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_CRL_BADFILE:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_SSL_ENGINE_INITFAILED:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /*
  * One request.  ret_status is the HTTP code (0 when the server was not
  * reached: ret_body then holds curl's message as a JSON string).  ret_body
@@ -216,7 +236,9 @@ static int http_do(struct http *h, const char *method, const char *path, const j
 	free(payload);
 	*ret_status = status;
 	if (cc != CURLE_OK) {
-		*ret_body = json_string(*errbuf ? errbuf : curl_easy_strerror(cc));
+		*ret_body =
+		    json_pack("{s:s,s:b}", "message", *errbuf ? errbuf : curl_easy_strerror(cc),
+			      "tls", tls_error(cc));
 		free(resp.p);
 		return 0;
 	}
@@ -244,7 +266,14 @@ static int fail_code(long status)
 
 static int report_failure(const char *what, long status, const json_t *body)
 {
-	if (status == 0)
+	if (status == 0 && json_is_true(json_object_get(body, "tls")))
+		fprintf(
+		    stderr,
+		    "podctl: %s: TLS with the server failed (is --certificate-authority, or the "
+		    "kubeconfig's certificate-authority, the CA that signed the server's "
+		    "certificate?): %s\n",
+		    what, status_message(body));
+	else if (status == 0)
 		fprintf(stderr, "podctl: %s: cannot reach the server: %s\n", what,
 			status_message(body));
 	else

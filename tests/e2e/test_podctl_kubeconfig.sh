@@ -87,6 +87,9 @@ expect_rc 1 "$BIN/podctl" --kubeconfig "$KC" get pods -n default in-context-ns
 # the server's certificate is not trusted without a CA ...
 expect_rc 1 "$BIN/podctl" --kubeconfig "$KC" --context nocafile get nodes
 grep -qi "certificate" "$WORK/err" || fail "TLS failure not reported: $(cat "$WORK/err")"
+# ... and said to be TLS, not an unreachable server
+grep -q "TLS with the server failed" "$WORK/err" || fail "a CA mismatch is not named as TLS: $(cat "$WORK/err")"
+grep -q "cannot reach the server" "$WORK/err" && fail "a CA mismatch reads as an unreachable server"
 # ... unless given on the command line, or verification is skipped
 expect_rc 0 "$BIN/podctl" --kubeconfig "$KC" --context nocafile --certificate-authority "$WORK/ca.crt" get nodes
 expect_rc 0 "$BIN/podctl" --kubeconfig "$KC" --context nocafile --insecure-skip-tls-verify get nodes
