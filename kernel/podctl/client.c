@@ -182,7 +182,7 @@ static bool tls_error(CURLcode cc)
 
 /*
  * One request.  ret_status is the HTTP code (0 when the server was not
- * reached: ret_body then holds curl's message as a JSON string).  ret_body
+ * reached: ret_body then holds {"message": curl's message, "tls": whether TLS failed}).  ret_body
  * is the parsed JSON response (NULL if none or not JSON).
  */
 static int http_do(struct http *h, const char *method, const char *path, const json_t *body,
@@ -1173,25 +1173,51 @@ static void print_placement(const json_t *pods, const struct ctx *x)
 	}
 }
 
+/*
+ * Why the group's pods wait, one line per distinct reason with how many pods
+ * give it and the first names: a 300-pod gang that waits for one reason is
+ * one line, not 300.  At most 8 reasons are shown.
+ */
 static void print_pending_reasons(const json_t *pods)
 {
-	size_t i, shown = 0;
-	json_t *p;
+	json_t *by_reason = json_object(), *p, *names; /* message -> [names] */
+	const char *m;
+	size_t i, total = 0, shown = 0;
 
+	if (!by_reason)
+		return;
 	json_array_foreach(pods, i, p)
 	{
 		if (pk_get_string(p, "spec.nodeName"))
 			continue;
 		json_t *c = pk_condition_get(p, "PodScheduled");
-		const char *m = c ? json_string_value(json_object_get(c, "message")) : NULL;
-
-		if (shown == 0)
-			printf("Pending pods:\n");
-		if (shown++ < 8)
-			printf("  %s: %s\n", pk_name(p), m ? m : "not yet attempted");
+		m = c ? json_string_value(json_object_get(c, "message")) : NULL;
+		m = m ? m : "not yet attempted";
+		names = json_object_get(by_reason, m);
+		if (!names) {
+			names = json_array();
+			json_object_set_new(by_reason, m, names);
+		}
+		json_array_append_new(names, json_string(pk_name(p)));
+		total++;
 	}
-	if (shown > 8)
-		printf("  ... and %zu more\n", shown - 8);
+	if (total)
+		printf("Pending pods: %zu\n", total);
+	json_object_foreach(by_reason, m, names)
+	{
+		size_t n = json_array_size(names);
+		if (shown++ == 8) {
+			printf("  ... and %zu more reasons\n", json_object_size(by_reason) - 8);
+			break;
+		}
+		printf("  ");
+		for (size_t k = 0; k < n && k < 3; k++)
+			printf("%s%s", k ? ", " : "", json_string_value(json_array_get(names, k)));
+		if (n > 3)
+			printf(" and %zu more", n - 3);
+		printf(" (%zu pod%s): %s\n", n, n == 1 ? "" : "s", m);
+	}
+	json_decref(by_reason);
 }
 
 static int describe_group(struct ctx *x, const json_t *g)

@@ -73,6 +73,9 @@ wait_for 10 sh -c "'$BIN/podctl' describe pg duo | grep -q 'PodGroupInitiallySch
 expect_rc 0 podctl describe podgroup duo
 grep -q 'Pending pods:' "$WORK/out" || fail "describe does not list pending pods"
 grep -q 'Unschedulable' "$WORK/out" || fail "describe does not say Unschedulable"
+# the two pods wait for the same reason: one line with the count, not one per pod
+grep -q '^  duo-0, duo-1 (2 pods): ' "$WORK/out" || { cat "$WORK/out"; fail "repeated reasons are not collapsed"; }
+[ "$(sed -n '/^Pending pods/,$p' "$WORK/out" | grep -c '^  duo-')" = 1 ] || fail "a reason is printed per pod"
 
 for k in po pod pods no nodes pg podgroups pc priorityclasses cpg wl jobs jobsets; do
 	expect_rc 0 podctl get "$k" -A
