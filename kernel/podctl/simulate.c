@@ -36,6 +36,7 @@ struct sim_args {
 	size_t nstrategies;
 	struct pk_sim_opts o;
 	struct pk_sim_node_loss loss[MAX_LOSSES];
+	const char *bindings;
 };
 
 static void usage(FILE *f)
@@ -44,6 +45,7 @@ static void usage(FILE *f)
 	      "                       [--strategy NAME[,NAME...]] [--until T] [--seed N]\n"
 	      "                       [--start-delay T] [--failure-rate P] [--max-retries N]\n"
 	      "                       [--node-loss T:NODE]... [-o FILE.html|FILE.json|json]\n"
+	      "                       [--bindings FILE]  every binding, in order (ns/pod node)\n"
 	      "  T: seconds, or a number with s, m, h or d.  The trace is CSV (FILE.csv) or\n"
 	      "  YAML/JSON objects carrying " PK_SIM_ANN_ARRIVAL " and " PK_SIM_ANN_DURATION ".\n"
 	      "Strategies:",
@@ -167,6 +169,10 @@ static int parse(struct sim_args *a, int argc, char **argv)
 		}
 		if ((v = value(&i, argc, argv, "-o", "--output"))) {
 			a->output = v;
+			continue;
+		}
+		if ((v = value(&i, argc, argv, NULL, "--bindings"))) {
+			a->bindings = v;
 			continue;
 		}
 		if ((v = value(&i, argc, argv, NULL, "--strategy")))
@@ -331,8 +337,14 @@ int podctl_simulate(int argc, char **argv)
 			r = podctl_input_exit(r);
 		}
 	}
+	if (r == 0 && a.bindings && !(a.o.bindings = fopen(a.bindings, "w"))) {
+		fprintf(stderr, "podctl simulate: %s: %s\n", a.bindings, strerror(errno));
+		r = PODCTL_EXIT_FAILURE;
+	}
 	if (r == 0)
 		r = run_all(&a, trace, runs);
+	if (a.o.bindings && fclose(a.o.bindings) != 0 && r == 0)
+		r = PODCTL_EXIT_FAILURE;
 	if (r == 0)
 		r = write_output(&a, runs);
 	pk_sim_trace_free(trace);

@@ -54,6 +54,42 @@ static int32_t index_of(json_t *map, const char *value, size_t *count)
 	return (int32_t)(*count)++;
 }
 
+static const json_t *sort_nodes;
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(pk_name(json_array_get(sort_nodes, *(const size_t *)a)),
+		      pk_name(json_array_get(sort_nodes, *(const size_t *)b)));
+}
+
+/*
+ * The nodes go to the scheduler in name order, as the appliance lists them
+ * from its store: where placements tie, both pick the same node.
+ */
+static int sched_nodes(struct sim_run *s, const json_t *nodes)
+{
+	size_t n = json_array_size(nodes), *order = malloc((n ? n : 1) * sizeof(*order));
+	int r = order ? 0 : -ENOMEM;
+
+	for (size_t i = 0; order && i < n; i++)
+		order[i] = i;
+	sort_nodes = nodes;
+	if (order)
+		qsort(order, n, sizeof(*order), by_name);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		struct pk_errors errs = {0};
+		json_t *node = json_array_get(nodes, order[i]);
+
+		r = pk_sched_add(s->sched, node, &errs);
+		if (r < 0)
+			snprintf(s->err, sizeof(s->err), "node %s: %s", pk_name(node) ?: "?",
+				 errs.n ? errs.msg[0] : strerror(-r));
+		pk_errors_clear(&errs);
+	}
+	free(order);
+	return r;
+}
+
 static int add_nodes(struct sim_run *s, const struct pk_sim_opts *o, const json_t *nodes)
 {
 	json_t *ss_map = json_object(), *dom_map = json_object(), *n;
@@ -83,11 +119,7 @@ static int add_nodes(struct sim_run *s, const struct pk_sim_opts *o, const json_
 
 		if (r < 0)
 			break;
-		r = pk_sched_add(s->sched, n, &errs);
-		if (r < 0)
-			snprintf(s->err, sizeof(s->err), "node %s: %s", pk_name(n) ?: "?",
-				 errs.n ? errs.msg[0] : strerror(-r));
-		pk_errors_clear(&errs);
+		(void)errs;
 		s->node_names[i] = strdup(pk_name(n) ? pk_name(n) : "");
 		if (r < 0 || !s->node_names[i])
 			break;
@@ -104,7 +136,7 @@ static int add_nodes(struct sim_run *s, const struct pk_sim_opts *o, const json_
 	}
 	json_decref(ss_map);
 	json_decref(dom_map);
-	return r;
+	return r == 0 ? sched_nodes(s, nodes) : r;
 }
 
 /* Object jobs: pod names and requests; every job: the stranded thresholds. */
@@ -185,6 +217,7 @@ int sim_run_new(const struct pk_sim_opts *o, const json_t *nodes, const struct p
 	s->failure_rate = o->failure_rate;
 	s->max_retries = o->max_retries < 0 ? 3 : o->max_retries;
 	s->stride = 1;
+	s->bindings = o->bindings;
 	for (size_t i = 0; i < SIM_MAX_SS; i++)
 		s->frag_min[i] = INT32_MAX;
 	find_resource(s, nodes);

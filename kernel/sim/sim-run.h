@@ -61,6 +61,7 @@ struct sim_run {
 	char resource[256];
 	char err[512];
 	struct pk_sched *sched;
+	FILE *bindings;
 
 	struct sim_event *ev;
 	size_t nev, capev;

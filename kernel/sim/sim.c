@@ -103,6 +103,17 @@ static void job_ns(uint32_t j, char ns[24])
 	snprintf(ns, 24, "t%u", j);
 }
 
+/*
+ * CSV pods are p<k>, k zero-padded to the width of the largest index, so that
+ * name order is index order (the scheduler breaks creation-time ties by name).
+ */
+static void csv_pod_name(int32_t pods, int32_t k, char *buf, size_t len)
+{
+	int width = snprintf(NULL, 0, "%d", pods > 1 ? pods - 1 : 0);
+
+	snprintf(buf, len, "p%0*d", width, k);
+}
+
 static void pod_name(const struct sim_run *s, uint32_t j, int32_t k, char *buf, size_t len)
 {
 	const struct sim_jobrun *r = &s->runs[j];
@@ -110,13 +121,25 @@ static void pod_name(const struct sim_run *s, uint32_t j, int32_t k, char *buf, 
 	if (r->names)
 		snprintf(buf, len, "%s", r->names[k]);
 	else
-		snprintf(buf, len, "p%d", k);
+		csv_pod_name(s->trace->jobs[j].pods, k, buf, len);
 }
+
+/*
+ * Objects are created at the virtual time, in whole seconds from
+ * SIM_EPOCH_S, as a store stamps creationTimestamp: the scheduler orders
+ * roots and a gang's pods by it, then by name, as it does in the appliance.
+ */
+#define SIM_EPOCH_S 1767225600 /* 2026-01-01T00:00:00Z */
 
 static int add_obj(struct sim_run *s, json_t *obj)
 {
 	struct pk_errors errs = {0};
-	int r = pk_sched_add(s->sched, obj, &errs);
+	char ts[32];
+	int r;
+
+	pk_time_format(SIM_EPOCH_S + s->now / 1000, ts);
+	json_object_set_new(json_object_get(obj, "metadata"), "creationTimestamp", json_string(ts));
+	r = pk_sched_add(s->sched, obj, &errs);
 
 	if (r < 0 && !s->err[0])
 		snprintf(s->err, sizeof(s->err), "%s %s/%s: %s",
@@ -162,7 +185,7 @@ static int submit_csv(struct sim_run *s, uint32_t j)
 	if (job->model)
 		pk_set(pod, "spec.nodeSelector", json_pack("{s:s}", SIM_PRODUCT_LABEL, job->model));
 	for (int32_t k = 0; r == 0 && k < job->pods; k++) {
-		snprintf(name, sizeof(name), "p%d", k);
+		csv_pod_name(job->pods, k, name, sizeof(name));
 		pk_set(pod, "metadata.name", json_string(name));
 		r = add_obj(s, pod);
 	}
@@ -187,7 +210,6 @@ static int submit_objects(struct sim_run *s, uint32_t j)
 		if (!c)
 			return -ENOMEM;
 		pk_set(c, "metadata.namespace", json_string(ns));
-		json_object_del(json_object_get(c, "metadata"), "creationTimestamp");
 		r = add_obj(s, c);
 		json_decref(c);
 		if (r < 0)
@@ -326,6 +348,8 @@ static int on_bind(struct sim_run *s, const struct pk_sched_action *a, int64_t t
 	r->bind_at[k] = t;
 	sim_stats_take(s, r->node[k], sim_pod_req(s, j, k));
 	s->count.bindings++;
+	if (s->bindings)
+		fprintf(s->bindings, "%s/%s %s\n", a->ns, a->name, a->node);
 	r->bound++;
 	/* pods bound at the same instant finish together: one event per batch */
 	if (r->last_batch != t || r->last_batch_attempt != r->attempt) {
@@ -469,13 +493,12 @@ static int loop(struct sim_run *s)
 
 		if (s->until_ms > 0 && t > s->until_ms)
 			break;
-		/* a wake-up alone when nothing waits and nothing else is due: the run is over */
+		s->now = t;
 		while (r == 0 && s->nev > 0 && s->ev[0].t == t) {
 			struct sim_event e = ev_pop(s);
 
 			r = handle(s, &e);
 		}
-		s->now = t;
 		if (r == 0)
 			r = schedule_round(s, t);
 		if (r == 0)

@@ -90,6 +90,8 @@ struct pk_sim_opts {
 	int max_retries;	/* placements again after failures (default 3 when < 0) */
 	const struct pk_sim_node_loss *node_loss;
 	size_t nnode_loss;
+	/* when set, each binding as "ns/name node" lines, in the order made */
+	FILE *bindings;
 };
 
 /*
