@@ -51,6 +51,63 @@ struct block {
 	int width;
 };
 
+/*
+ * Without colour, a busy host is drawn with its gang's symbol instead of a
+ * solid block, so neighbouring gangs stay apart and the legend names them:
+ * the gangs holding hosts take A-Z, a-z, 0-9 in the legend's order, and any
+ * beyond those 62 share '#'.
+ */
+static const char GANG_SYMBOLS[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+#define GANG_SYMBOL_MAX (sizeof(GANG_SYMBOLS) - 1)
+static char gang_glyphs[GANG_SYMBOL_MAX + 1][2];
+
+/* Per group index: its root's symbol (a one-character string), or NULL. */
+static const char **gang_symbols(const json_t *groups, const json_int_t *hosts)
+{
+	size_t n = json_array_size(groups), next = 0, i;
+	const char **sym = calloc(n + 1, sizeof(*sym));
+	const json_t *g;
+
+	if (!sym)
+		return NULL;
+	for (i = 0; i <= GANG_SYMBOL_MAX; i++) {
+		gang_glyphs[i][0] = i < GANG_SYMBOL_MAX ? GANG_SYMBOLS[i] : '#';
+		gang_glyphs[i][1] = '\0';
+	}
+	for (i = 0; i < n; i++)
+		if (json_integer_value(json_object_get(json_array_get(groups, i), "root")) ==
+			(json_int_t)i &&
+		    hosts[i]) {
+			sym[i] = gang_glyphs[next];
+			next += next < GANG_SYMBOL_MAX;
+		}
+	json_array_foreach(groups, i, g)
+	{
+		json_int_t root = json_integer_value(json_object_get(g, "root"));
+		if (root >= 0 && (size_t)root < n)
+			sym[i] = sym[root];
+	}
+	return sym;
+}
+
+/* Hosts held per root gang (index of the root in groups). */
+static json_int_t *root_hosts(const json_t *groups)
+{
+	json_int_t *hosts = calloc(json_array_size(groups) + 1, sizeof(*hosts));
+	const json_t *g;
+	size_t i;
+
+	if (!hosts)
+		return NULL;
+	json_array_foreach(groups, i, g)
+	{
+		json_int_t root = json_integer_value(json_object_get(g, "root"));
+		if (root >= 0 && (size_t)root < json_array_size(groups))
+			hosts[root] += json_integer_value(json_object_get(g, "hosts"));
+	}
+	return hosts;
+}
+
 static const char GLYPH_BUSY[] = "\u2588", GLYPH_FREE[] = "\u2591", GLYPH_CORDONED[] = "\u2592",
 		  GLYPH_UNREACHABLE[] = "\u2573";
 
@@ -145,7 +202,7 @@ static int integer(const json_t *o, const char *path)
 
 /* Host h at text column X (two columns wide) and row y. */
 static void paint_host(struct cell *cells, int W, int X, int y, const json_t *h,
-		       const json_t *groups)
+		       const json_t *groups, const char **sym)
 {
 	const char *state = json_string_value(json_object_get(h, "state"));
 	const json_t *gid = json_object_get(h, "group");
@@ -154,6 +211,10 @@ static void paint_host(struct cell *cells, int W, int X, int y, const json_t *h,
 	if (state && strcmp(state, "busy") == 0)
 		c = (struct cell){GLYPH_BUSY,
 				  gid ? group_color(groups, json_integer_value(gid)) : 244};
+	if (c.glyph == GLYPH_BUSY && sym && gid && json_integer_value(gid) >= 0 &&
+	    (size_t)json_integer_value(gid) < json_array_size(groups) &&
+	    sym[json_integer_value(gid)])
+		c.glyph = sym[json_integer_value(gid)];
 	else if (state && strcmp(state, "cordoned") == 0)
 		c = (struct cell){GLYPH_CORDONED, 245};
 	else if (state && strcmp(state, "unreachable") == 0)
@@ -237,7 +298,9 @@ static void paint_frame(struct cell *cells, int W, int H, int tw, int ch)
 		}
 }
 
-static int paint_domain(const json_t *dom, const json_t *groups, bool color, struct block *b)
+/* sym: the gangs' symbols when drawing without colour (NULL with colour). */
+static int paint_domain(const json_t *dom, const json_t *groups, bool color, const char **sym,
+			struct block *b)
 {
 	int cw = integer(dom, "cubeSize.cols"), ch = integer(dom, "cubeSize.rows");
 	int gc = integer(dom, "grid.cols"), gr = integer(dom, "grid.rows"), tw, W, H;
@@ -274,7 +337,7 @@ static int paint_domain(const json_t *dom, const json_t *groups, bool color, str
 			int x = integer(h, "x"), y = oy + integer(h, "y");
 
 			if (x >= 0 && x < cw && ox + colx[x] + 1 < W && y >= 0 && y < H)
-				paint_host(cells, W, ox + colx[x], y, h, groups);
+				paint_host(cells, W, ox + colx[x], y, h, groups, sym);
 		}
 	}
 	snprintf(line, sizeof(line), "%s  %d hosts: %d busy, %d free, %d cordoned, %d unreachable",
@@ -336,18 +399,15 @@ static void print_blocks(struct block *bs, size_t n, int width)
 	}
 }
 
-static void print_gangs(const json_t *doc, bool color)
+static void print_gangs(const json_t *doc, bool color, const json_int_t *hosts, const char **sym)
 {
 	const json_t *groups = json_object_get(doc, "groups"), *g, *p;
-	json_int_t *hosts = calloc(json_array_size(groups) + 1, sizeof(*hosts));
 	size_t i;
 
 	if (!hosts)
 		return;
-	json_array_foreach(groups, i, g) hosts[json_integer_value(json_object_get(g, "root"))] +=
-	    json_integer_value(json_object_get(g, "hosts"));
-	printf("%s busy (by gang)  %s free  %s cordoned  %s unreachable\n", GLYPH_BUSY, GLYPH_FREE,
-	       GLYPH_CORDONED, GLYPH_UNREACHABLE);
+	printf("%s busy (by gang)  %s free  %s cordoned  %s unreachable\n",
+	       color || !sym ? GLYPH_BUSY : "A-Z", GLYPH_FREE, GLYPH_CORDONED, GLYPH_UNREACHABLE);
 	json_array_foreach(groups, i, g)
 	{
 		if (json_integer_value(json_object_get(g, "root")) != (json_int_t)i || !hosts[i])
@@ -356,12 +416,12 @@ static void print_gangs(const json_t *doc, bool color)
 			printf("\033[38;5;%dm%s%s\033[0m", group_color(groups, (json_int_t)i),
 			       GLYPH_BUSY, GLYPH_BUSY);
 		else
-			printf("%s%s", GLYPH_BUSY, GLYPH_BUSY);
+			printf("%s%s", sym && sym[i] ? sym[i] : GLYPH_BUSY,
+			       sym && sym[i] ? sym[i] : GLYPH_BUSY);
 		printf(" %s %s/%s: %lld hosts\n", json_string_value(json_object_get(g, "kind")),
 		       json_string_value(json_object_get(g, "namespace")),
 		       json_string_value(json_object_get(g, "name")), (long long)hosts[i]);
 	}
-	free(hosts);
 	if (json_array_size(json_object_get(doc, "pending")) == 0)
 		return;
 	printf("\nPending gangs:\n");
@@ -370,13 +430,21 @@ static void print_gangs(const json_t *doc, bool color)
 		g = json_array_get(groups, (size_t)json_integer_value(p));
 		const char *reason = json_string_value(json_object_get(g, "reason"));
 		const char *msg = json_string_value(json_object_get(g, "message"));
+		size_t rl = reason ? strlen(reason) : 0;
+
+		/* a message that already opens with its reason is not prefixed twice */
+		if (reason && msg && strncmp(msg, reason, rl) == 0 && msg[rl] == ':')
+			reason = NULL;
 
 		printf("  %s %s/%s (%d/%d pods bound): %s%s%s\n",
 		       json_string_value(json_object_get(g, "kind")),
 		       json_string_value(json_object_get(g, "namespace")),
 		       json_string_value(json_object_get(g, "name")), integer(g, "boundPods"),
-		       integer(g, "pods"), reason ? reason : "waiting", msg ? ": " : "",
-		       msg ? msg : "");
+		       integer(g, "pods"),
+		       reason ? reason
+		       : msg  ? ""
+			      : "waiting",
+		       reason && msg ? ": " : "", msg ? msg : "");
 	}
 }
 
@@ -445,8 +513,14 @@ int podctl_map(const struct podctl_globals *g, int argc, char **argv)
 	r = podctl_get_json(g, "/ui/api/placement", "placement map", &doc);
 	if (r)
 		return r;
+	const json_t *groups = json_object_get(doc, "groups");
+	json_int_t *hosts = root_hosts(groups);
+	const char **sym = hosts && !o.color ? gang_symbols(groups, hosts) : NULL;
 	bs = calloc(json_array_size(json_object_get(doc, "domains")) + 1, sizeof(*bs));
-	if (!bs) {
+	if (!bs || !hosts || (!o.color && !sym)) {
+		free(bs);
+		free(hosts);
+		free(sym);
 		json_decref(doc);
 		return PODCTL_EXIT_FAILURE;
 	}
@@ -454,7 +528,7 @@ int podctl_map(const struct podctl_globals *g, int argc, char **argv)
 	{
 		if (!wanted(&o, json_string_value(json_object_get(d, "name"))))
 			continue;
-		if (paint_domain(d, json_object_get(doc, "groups"), o.color, &bs[n++]) < 0) {
+		if (paint_domain(d, groups, o.color, sym, &bs[n++]) < 0) {
 			fprintf(stderr, "podctl map: domain %s: too large to paint\n",
 				json_string_value(json_object_get(d, "name")));
 			r = PODCTL_EXIT_FAILURE;
@@ -467,10 +541,12 @@ int podctl_map(const struct podctl_globals *g, int argc, char **argv)
 	    integer(doc, "summary.free"), integer(doc, "summary.cordoned"),
 	    integer(doc, "summary.unreachable"), integer(doc, "summary.boundPods"),
 	    integer(doc, "summary.pods"));
-	print_gangs(doc, o.color);
+	print_gangs(doc, o.color, hosts, sym);
 	for (i = 0; i < n; i++)
 		block_clear(&bs[i]);
 	free(bs);
+	free(hosts);
+	free(sym);
 	json_decref(doc);
 	return r;
 }

@@ -19,6 +19,7 @@
 Exit 1 with the differences on stderr when something does not match.
 """
 import json
+import re
 import os
 import ssl
 import sys
@@ -29,6 +30,7 @@ from html.parser import HTMLParser
 LEVEL = "topology.podkernel.dev/"
 COORDS = LEVEL + "coords"
 STATES = ("busy", "free", "cordoned", "unreachable")
+GANG_SYMBOLS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789#")
 GLYPH = {"busy": "\u2588", "free": "\u2591", "cordoned": "\u2592", "unreachable": "\u2573"}
 
 
@@ -162,8 +164,13 @@ def cmd_map(placement, text):
     with open(text, encoding="utf-8") as f:
         lines = f.read().split("\n")
     counts = {d["name"]: d["counts"] for d in doc["domains"]}
-    errs, cur, seen = [], None, {}
+    errs, cur, seen, drawn, legend = [], None, {}, {}, {}
     for line in lines:
+        m = re.match(r"^(\S)\1 \S+ \S+: (\d+) hosts$", line)
+        if m and m.group(1) in GANG_SYMBOLS:
+            if m.group(1) != "#" and m.group(1) in legend:
+                errs.append(f"podctl map: symbol {m.group(1)} names two gangs")
+            legend[m.group(1)] = legend.get(m.group(1), 0) + int(m.group(2))
         head = line.split("  ", 1)[0]
         if head in counts and "hosts:" in line:
             cur = head
@@ -176,6 +183,11 @@ def cmd_map(placement, text):
         if cur:
             for s in STATES:
                 seen[cur][s] += line.count(GLYPH[s])
+            # without colour a busy host is its gang's symbol (A-Z, a-z, 0-9, #)
+            for ch in line:
+                if ch in GANG_SYMBOLS:
+                    seen[cur]["busy"] += 1
+                    drawn[ch] = drawn.get(ch, 0) + 1
     for name, c in counts.items():
         if name not in seen:
             errs.append(f"podctl map: domain {name} not printed")
@@ -184,9 +196,16 @@ def cmd_map(placement, text):
             if seen[name][s] != 2 * c[s]:  # two columns per host
                 errs.append(f"podctl map: {name}: {seen[name][s] // 2} {s} hosts drawn, "
                             f"the document says {c[s]}")
+    for ch, n in legend.items():
+        if drawn.get(ch, 0) != 2 * n:
+            errs.append(f"podctl map: gang {ch} holds {n} hosts, {drawn.get(ch, 0) // 2} drawn")
+    for ch in drawn:
+        if ch not in legend:
+            errs.append(f"podctl map: symbol {ch} drawn but not in the legend")
     if errs:
         fail(errs)
-    print(f"podctl map: {len(seen)} domains, occupancy as /ui/api/placement says")
+    print(f"podctl map: {len(seen)} domains, occupancy as /ui/api/placement says, "
+          f"{len(legend)} gangs told apart by symbol")
 
 
 def cmd_render(html, hosts):

@@ -140,6 +140,7 @@ podctl map --color never --width 1 > "$WORK/map.txt" || fail "podctl map"
 api "$API/ui/api/placement" > "$WORK/placement2.json" || fail "GET /ui/api/placement"
 python3 "$CHECK" map "$WORK/placement2.json" "$WORK/map.txt" || fail "podctl map differs"
 grep -q 'too-big (0/2 pods bound): Unschedulable' "$WORK/map.txt" || fail "podctl map: no pending gang"
+grep -q 'Unschedulable: Unschedulable' "$WORK/map.txt" && fail "podctl map repeats the reason"
 # Under a real mouse (DevTools protocol): the tooltip and the host panel; then
 # the page follows a change of the cluster without a reload.
 python3 "$PODKERNEL_SRC/tests/e2e/ui_interact.py" "$API/ui/#token=$ADMIN_TOKEN" ss0 tpu-ss0-h0 \
