@@ -16,5 +16,5 @@ grep -q '^cube ' "$WORK/demo.out" || fail "podctl top shows no cube level"
 grep -q "^report: $WORK/week.html" "$WORK/demo.out" && [ -s "$WORK/week.html" ] ||
 	fail "the simulated week wrote no report"
 grep -q '^run 2: tpu-superslice, strategy kep' "$WORK/demo.out" || fail "no kep run in the summary"
-grep -q 'jobs        1694:' "$WORK/demo.out" || fail "the week's 1694 jobs are not in the summary"
+grep -q 'jobs        1974:' "$WORK/demo.out" || fail "the week's 1974 jobs are not in the summary"
 echo "ok"
