@@ -39,6 +39,10 @@ struct ap_metrics {
 	uint64_t events, events_skipped, relists;
 	uint64_t reconciles, reconcile_errors, objects_created, gc_deleted;
 	uint64_t nodes_unreachable, nodes_recovered, evictions;
+	/* the scheduler's workload profile, copied after the cycles that changed it */
+	struct pk_sched_profile_entry profile[32];
+	size_t nprofile;
+	uint64_t profile_seen;
 };
 
 struct pk_appliance {
@@ -127,6 +131,8 @@ void ap_metrics_cycle(struct ap_metrics *m, const struct pk_sched_result *res, d
 		      double attempt_s);
 void ap_metrics_stat(void *arg, enum pk_sched_stat stat, double value, const char *root);
 void ap_metrics_queue(struct ap_metrics *m, const char *root, const char *queue);
+/* Copy the scheduler's workload profile when pods were noted since the last copy. */
+void ap_metrics_profile(struct ap_metrics *m, const struct pk_sched *s);
 #define AP_COUNT(app, field)                                                                       \
 	do {                                                                                       \
 		pthread_mutex_lock(&(app)->m.lock);                                                \

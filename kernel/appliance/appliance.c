@@ -771,6 +771,7 @@ static int64_t run_cycles(struct pk_appliance *app, bool *ret_more)
 		if (res->outcome != PK_SCHED_IDLE && res->outcome != PK_SCHED_GATED) {
 			ap_metrics_cycle(&app->m, res, (double)(t1 - t0) / 1e9,
 					 (double)(ap_now_ns() - t0) / 1e9);
+			ap_metrics_profile(&app->m, app->sched);
 			if (res->root)
 				ap_metrics_queue(&app->m, res->root, queue_of(res->outcome));
 			ap_log(app, 2, "cycle: %s: %s, %zu bound, %zu preempted",

@@ -7,7 +7,10 @@
  * algorithm durations come from each cycle's result; placement figures and
  * PreEnqueue gating come from the scheduler's statistics callback
  * (ap_metrics_stat()).  Queue membership per root ("active", "backoff",
- * "gated", "unschedulable") is the outcome of its latest attempt.
+ * "gated", "unschedulable") is the outcome of its latest attempt.  The
+ * workload profile behind fit's stranding score (kernel/sched/strand.c) is
+ * copied from the scheduler after a cycle when it noted pods since the last
+ * copy, and rendered per class.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -225,6 +228,69 @@ static void render_scheduler(FILE *f, const struct ap_metrics *m)
 		    &m->placement_duration, ap_duration_bounds);
 }
 
+void ap_metrics_profile(struct ap_metrics *m, const struct pk_sched *s)
+{
+	struct pk_sched_profile_entry v[32];
+	uint64_t seen = pk_sched_profile_seen(s);
+	size_t n;
+
+	if (seen == m->profile_seen)
+		return;
+	n = pk_sched_profile(s, v, 32);
+	pthread_mutex_lock(&m->lock);
+	memcpy(m->profile, v, n * sizeof(v[0]));
+	m->nprofile = n;
+	m->profile_seen = seen;
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* A label value with backslash, quote and newline escaped (exposition format). */
+static void label_value(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void profile_series(FILE *f, const char *name, const struct pk_sched_profile_entry *e,
+			   double v)
+{
+	fprintf(f, "%s{resource=\"", name);
+	label_value(f, e->resource);
+	fprintf(f, "\",devices=\"%g\",models=\"", e->devices);
+	label_value(f, e->models);
+	fprintf(f, "\"} %.6g\n", v);
+}
+
+static void render_profile(FILE *f, const struct ap_metrics *m)
+{
+	counter(f, "podkernel_workload_profile_pods_seen_total",
+		"Pods the scheduler's workload profile has noted.", "counter", m->profile_seen);
+	fprintf(f, "# HELP podkernel_workload_profile_share Share of the recent accelerator pods "
+		   "(decayed, half-life 1024 pods) per class: resource, devices per pod, accepted "
+		   "models (empty: any).\n# TYPE podkernel_workload_profile_share gauge\n");
+	for (size_t i = 0; i < m->nprofile; i++)
+		profile_series(f, "podkernel_workload_profile_share", &m->profile[i],
+			       m->profile[i].share);
+	fprintf(f, "# HELP podkernel_workload_profile_cpu_per_device Mean CPU cores per device "
+		   "requested by a class's pods.\n"
+		   "# TYPE podkernel_workload_profile_cpu_per_device gauge\n");
+	for (size_t i = 0; i < m->nprofile; i++)
+		profile_series(f, "podkernel_workload_profile_cpu_per_device", &m->profile[i],
+			       m->profile[i].cpu_per_device);
+	fprintf(f, "# HELP podkernel_workload_profile_memory_per_device_bytes Mean memory per "
+		   "device requested by a class's pods.\n"
+		   "# TYPE podkernel_workload_profile_memory_per_device_bytes gauge\n");
+	for (size_t i = 0; i < m->nprofile; i++)
+		profile_series(f, "podkernel_workload_profile_memory_per_device_bytes",
+			       &m->profile[i], m->profile[i].memory_per_device);
+}
+
 int pk_appliance_metrics(struct pk_appliance *app, FILE *f)
 {
 	struct ap_metrics *m;
@@ -268,6 +334,7 @@ int pk_appliance_metrics(struct pk_appliance *app, FILE *f)
 		"counter", m->nodes_recovered);
 	counter(f, "podkernel_node_evictions_total", "Pods evicted from unreachable nodes.",
 		"counter", m->evictions);
+	render_profile(f, m);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
 }

@@ -424,6 +424,7 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 	struct sc_forest *f = &s->forest;
 	struct sc_pod *p = calloc(1, sizeof(*p)), *old;
 	struct sc_group *g;
+	bool seen;
 	int r;
 
 	f->version++;
@@ -435,6 +436,7 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 	if (r < 0)
 		goto fail;
 	old = sc_map_get(&f->pods, p->key);
+	seen = old != NULL;
 	p->seq = old ? old->seq : ++f->seq;
 	if (old) {
 		/* What was said about the pod stays said: no repeated conditions. */
@@ -470,6 +472,8 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 	}
 	p->group = g;
 	g->sorted = false;
+	if (!seen)
+		sc_profile_note(&s->profile, &s->snap, p);
 	if (p->node_name) {
 		struct sc_node *n = sc_snapshot_node(&s->snap, p->node_name);
 

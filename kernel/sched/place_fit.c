@@ -31,7 +31,8 @@
  *
  * Nodes.  A pod goes on the node of its scope with the fewest scarce
  * resources (anything but pods, cpu, memory, ephemeral-storage) it would
- * leave idle, then the fewest untouched domains (of the keys in use) it
+ * leave idle, then the fewest accelerators stranded for the workload seen
+ * (strand.c), then the fewest untouched domains (of the keys in use) it
  * would break, weighted by their size (Slurm-like fragmentation cost), then
  * the tightest packing, then the first node.
  *
@@ -69,6 +70,7 @@ struct fit {
 	int64_t total[SC_MAX_RES]; /* free over the cluster, for dominant shares (lazy) */
 	struct sc_part *parts[16]; /* partitions of the keys in use */
 	size_t nparts;
+	const struct sc_strand *strand; /* the workload profile's classes (strand.c) */
 };
 
 static enum sc_status eval_group(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
@@ -198,6 +200,7 @@ static bool covers(const int64_t *free_, const int64_t *need, int nres)
 struct node_score {
 	int64_t pref;	  /* the constraint plugins' score (preferences) */
 	int waste;	  /* scarce resources the pod would leave idle on the node */
+	double strand;	  /* devices it would strand for the workload (strand.c) */
 	int64_t frag;	  /* sizes of the untouched domains the pod would break */
 	int64_t num, den; /* packing: fullest requested resource after the pod */
 };
@@ -208,6 +211,8 @@ static int node_score_cmp(const struct node_score *a, const struct node_score *b
 		return a->pref > b->pref ? 1 : -1;
 	if (a->waste != b->waste)
 		return a->waste < b->waste ? 1 : -1;
+	if (a->strand < b->strand - 1e-9 || a->strand > b->strand + 1e-9)
+		return a->strand < b->strand ? 1 : -1;
 	if (a->frag != b->frag)
 		return a->frag < b->frag ? 1 : -1;
 	return sc_frac_cmp(a->num, a->den, b->num, b->den);
@@ -270,6 +275,10 @@ static bool consider(struct node_pick *np, int idx)
 	if (np->scores)
 		sc.pref = sc_cons_score(f->ctx->snap, pod, idx);
 	np->feasible++;
+	if (np->best >= 0 &&
+	    (sc.pref < np->bs.pref || (sc.pref == np->bs.pref && sc.waste > np->bs.waste)))
+		return false; /* lexicographic: no need to score the rest */
+	sc.strand = sc_strand_score(f->strand, node, pod, free_);
 	for (size_t k = 0; k < f->nparts; k++) {
 		int d = f->parts[k]->node_dom[idx];
 
@@ -286,8 +295,9 @@ static bool consider(struct node_pick *np, int idx)
 	if (np->best < 0 || node_score_cmp(&sc, &np->bs) > 0) {
 		np->best = idx;
 		np->bs = sc;
-		if (!np->scores && !sc.waste && !sc.frag && sc.num == sc.den)
-			return true; /* nothing scores higher */
+		/* Nothing scores higher, or only by lowering stranding: good enough. */
+		if (!np->scores && !sc.waste && sc.strand <= 1e-9 && !sc.frag && sc.num == sc.den)
+			return true;
 	}
 	return false;
 }
@@ -1124,6 +1134,7 @@ static enum sc_status fit_search(struct sc_ctx *ctx, struct sc_group *root, stru
 	if (!all)
 		return SC_UNRESOLVABLE;
 	classify_scarce(f);
+	f->strand = sc_strand_prepare(&ctx->s->profile, snap);
 	for (size_t i = 0; i < ctx->s->topo_keys.n && f->nparts < 16; i++) {
 		struct sc_part *p = sc_snapshot_part(snap, ctx->s->topo_keys.v[i]);
 
@@ -1196,8 +1207,8 @@ static enum sc_status fit_place_root(struct sc_ctx *ctx, struct sc_group *root)
 const struct pk_placement_ops sc_fit_ops = {
     .name = "fit",
     .description = "minimums first, largest siblings first with bounded backtracking, "
-		   "best-first candidate domains pruned by capacity summaries, scarce-resource "
-		   "and fragmentation aware node choice; never worse than kep",
+		   "best-first candidate domains pruned by capacity summaries, scarce-resource, "
+		   "stranding and fragmentation aware node choice; never worse than kep",
     .place_root = fit_place_root,
     .state_size = sizeof(struct fit_cache),
 };

@@ -62,6 +62,7 @@ void pk_sched_free(struct pk_sched *s)
 	free(s->all_nodes);
 	free(s->pl);
 	free(s->ops_state);
+	sc_profile_fini(&s->profile);
 	free(s);
 }
 

@@ -188,4 +188,24 @@ int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t
 int pk_sched_run_in_place(json_t *objects, const struct pk_sched_opts *opts, json_t **ret_preempted,
 			  struct pk_errors *errs);
 
+/*
+ * The workload profile (kernel/sched/strand.c): the classes of accelerator
+ * pods seen recently, which the fit strategy's stranding score weighs.
+ * Each class is one accelerator resource, a device count per pod and the
+ * accelerator models (accelerator.podkernel.dev/product values) its pods
+ * accept; counts decay with a half-life of 1,024 pods seen.
+ */
+struct pk_sched_profile_entry {
+	char resource[64];
+	char models[160];	  /* accepted models, comma-separated; "" for any */
+	double devices;		  /* per pod */
+	double share;		  /* of the recent accelerator pods */
+	double cpu_per_device;	  /* cores, mean */
+	double memory_per_device; /* bytes, mean */
+};
+/* Up to max classes into ret; returns how many. */
+size_t pk_sched_profile(const struct pk_sched *s, struct pk_sched_profile_entry *ret, size_t max);
+/* Pods the profile has noted since the scheduler was made. */
+uint64_t pk_sched_profile_seen(const struct pk_sched *s);
+
 #endif /* PODKERNEL_KERNEL_SCHED_H */

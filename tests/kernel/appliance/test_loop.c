@@ -271,6 +271,12 @@ START_TEST(gang_lands_in_one_cube)
 	ck_assert(wait_metric("scheduler_placement_evaluation_duration_seconds_count 1\n"));
 	ck_assert(!wait_metric_briefly("scheduler_generated_placements_total 0\n"));
 	ck_assert(!wait_metric_briefly("scheduler_placement_evaluations_total 0\n"));
+	/* the workload profile behind fit's stranding score: one class, both pods */
+	ck_assert(wait_metric("podkernel_workload_profile_pods_seen_total 2\n"));
+	ck_assert(wait_metric("podkernel_workload_profile_share{resource=\"google.com/tpu\","
+			      "devices=\"4\",models=\"\"} 1\n"));
+	ck_assert(wait_metric("podkernel_workload_profile_cpu_per_device{resource=\"google.com/"
+			      "tpu\",devices=\"4\",models=\"\"} 0\n"));
 }
 END_TEST
 

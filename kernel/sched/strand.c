@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * strand.c — the workload profile and the stranding score of the "fit"
+ * strategy: on a heterogeneous accelerator cluster, put a pod where it
+ * leaves the fewest accelerators that the pods to come could no longer use.
+ *
+ * The profile.  Every pod the scheduler sees for the first time is noted
+ * (sc_profile_note, from the forest): a pod requesting an accelerator (a
+ * scarce resource: anything but pods, cpu, memory, ephemeral-storage and
+ * hugepages-*) falls in a class keyed by that resource, its device count
+ * and the accelerator models it accepts (the values its nodeSelector or
+ * required node affinity allows for accelerator.podkernel.dev/product; none
+ * when it accepts any).  A class keeps a decayed count of its pods and the
+ * decayed mean CPU and memory they request per device.  Every pod noted
+ * multiplies all counts by 2^(-1/SC_PROFILE_HALF_LIFE), so the profile
+ * follows the workload of the last few thousand pods; a new class replaces
+ * the lightest one when all SC_PROFILE_CLASSES are in use.  CPU-only pods
+ * count in the total of pods seen but form no class.
+ *
+ * The score (after "Beware of Fragmentation", USENIX ATC '23, Fragmentation
+ * Gradient Descent).  A node's free accelerators are stranded for a class
+ * when the class cannot use them: all of them when the node's model is not
+ * one the class accepts, else those left over once as many of the class's
+ * pods as the free devices, CPU and memory allow are placed
+ * (free - copies x devices).  The expected stranding of a node is the sum
+ * over the classes of their share of the profile times what they find
+ * stranded; the score of a placement is how much it raises the node's
+ * expected stranding, in devices.  It is lowest where
+ *   - the CPU or memory taken still leaves the node's devices usable by a
+ *     typical accelerator pod (a CPU-only pod goes where CPU is plentiful,
+ *     not onto the last cores of a GPU node), and
+ *   - the devices taken are ones the narrower classes could not use anyway:
+ *     a model-constrained class sees another model's devices as stranded,
+ *     so taking them lowers the score, and taking the last devices of a
+ *     model that constrained pods ask for raises it; a node left whole for
+ *     the pods that need a whole node keeps its large class's share.
+ * Best-fit packs by how full a node gets, blind to what the remaining
+ * capacity can still hold: on a mixed cluster it fills the CPU of GPU nodes
+ * with CPU-only pods and gives the scarce model's last device to a pod that
+ * could have run anywhere.  The score looks at exactly that, and is 0 where
+ * the workload could not tell the difference, so packing still decides the
+ * rest.
+ *
+ * Classes under SC_PROFILE_MIN_SHARE of the profile are left out of the
+ * score, so its cost is a few dozen multiplications per candidate node.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sched/sched-internal.h"
+
+#define SC_PROFILE_HALF_LIFE 1024.0 /* pods noted */
+#define SC_PROFILE_MIN_SHARE 0.005  /* of the profile's accelerator pods */
+/*
+ * A device taken from a narrower pod is lost for good, while the stranding
+ * part is what the next pod alone could not use: the narrow part weighs
+ * more.  Calibrated on bench_quality (README: weights 1, 3, 6 and 12).
+ */
+#define SC_NARROW_WEIGHT 6.0
+
+bool sc_res_is_accelerator(const char *name)
+{
+	static const char *const common[] = {"pods", "cpu", "memory", "ephemeral-storage"};
+
+	if (!name)
+		return false;
+	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+		if (strcmp(name, common[i]) == 0)
+			return false;
+	return strncmp(name, "hugepages-", 10) != 0;
+}
+
+static int res_find(const struct sc_snapshot *snap, const char *name)
+{
+	for (int r = 0; r < snap->nres; r++)
+		if (snap->res_name[r] && strcmp(snap->res_name[r], name) == 0)
+			return r;
+	return -1;
+}
+
+/* The values of a required In on the model label; false when there is none. */
+static bool req_models(const struct sc_sel_term *t, const char **out, int *n)
+{
+	bool found = false;
+
+	for (size_t i = 0; i < t->nreqs; i++) {
+		const struct sc_sel_req *q = &t->reqs[i];
+
+		if (q->field || q->op != PK_SEL_IN || strcmp(q->key, SC_MODEL_LABEL) != 0)
+			continue;
+		for (size_t v = 0; v < q->nvalues; v++) {
+			bool dup = false;
+
+			for (int j = 0; j < *n; j++)
+				dup |= strcmp(out[j], q->values[v]) == 0;
+			if (dup)
+				continue;
+			if (*n == SC_PROFILE_MODELS)
+				return false; /* accepts too many to be narrow */
+			out[(*n)++] = q->values[v];
+		}
+		found = true;
+	}
+	return found;
+}
+
+/*
+ * The models a pod accepts (at most SC_PROFILE_MODELS, names borrowed from
+ * the pod): its nodeSelector's value, else the union over its node
+ * affinity terms when every term names models.  0: any model.
+ */
+static int pod_models(const struct sc_pod *p, const char **out)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < p->nsel; i++)
+		if (strcmp(p->sel[i].key, SC_MODEL_LABEL) == 0) {
+			out[0] = p->sel[i].value;
+			return 1;
+		}
+	for (size_t t = 0; t < p->nterms; t++)
+		if (!req_models(&p->terms[t], out, &n))
+			return 0;
+	return n;
+}
+
+static bool same_models(const struct sc_profile_class *c, const char **m, int n)
+{
+	if (c->nmodels != n)
+		return false;
+	for (int i = 0; i < n; i++) {
+		bool in = false;
+
+		for (int j = 0; j < n; j++)
+			in |= strcmp(c->models[j], m[i]) == 0;
+		if (!in)
+			return false;
+	}
+	return true;
+}
+
+static void class_clear(struct sc_profile_class *c)
+{
+	for (int i = 0; i < c->nmodels; i++)
+		free(c->models[i]);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The class of (res, devices, models), made (or taking the lightest's place). */
+static struct sc_profile_class *class_of(struct sc_profile *pr, int res, int64_t devices,
+					 const char **m, int n)
+{
+	struct sc_profile_class *c = NULL;
+
+	for (int i = 0; i < pr->n; i++)
+		if (pr->c[i].res == res && pr->c[i].devices == devices &&
+		    same_models(&pr->c[i], m, n))
+			return &pr->c[i];
+	if (pr->n < SC_PROFILE_CLASSES) {
+		c = &pr->c[pr->n++];
+	} else {
+		c = &pr->c[0];
+		for (int i = 1; i < pr->n; i++)
+			if (pr->c[i].weight < c->weight)
+				c = &pr->c[i];
+		pr->total -= c->weight;
+		class_clear(c);
+	}
+	for (int i = 0; i < n; i++) {
+		c->models[i] = strdup(m[i]);
+		if (!c->models[i]) {
+			class_clear(c);
+			c->res = -1;
+			return NULL;
+		}
+		c->nmodels++;
+	}
+	c->res = res;
+	c->devices = devices;
+	return c;
+}
+
+void sc_profile_note(struct sc_profile *pr, const struct sc_snapshot *snap, const struct sc_pod *p)
+{
+	const double decay = exp2(-1.0 / SC_PROFILE_HALF_LIFE);
+	const char *m[SC_PROFILE_MODELS];
+	struct sc_profile_class *c;
+	int res = -1, n, cpu = res_find(snap, "cpu"), mem = res_find(snap, "memory");
+
+	pr->seen++;
+	for (int r = 1; r < snap->nres && res < 0; r++)
+		if (p->req[r] > 0 && sc_res_is_accelerator(snap->res_name[r]))
+			res = r;
+	if (res < 0)
+		return;
+	pr->total = 0;
+	for (int i = 0; i < pr->n; i++) {
+		pr->c[i].weight *= decay;
+		pr->c[i].cpu *= decay;
+		pr->c[i].mem *= decay;
+		pr->c[i].cpu2 *= decay;
+		pr->c[i].mem2 *= decay;
+		pr->total += pr->c[i].weight;
+	}
+	n = pod_models(p, m);
+	c = class_of(pr, res, p->req[res], m, n);
+	if (!c)
+		return; /* ENOMEM: the profile misses one pod */
+	double cv = cpu >= 0 ? (double)p->req[cpu] : 0, mv = mem >= 0 ? (double)p->req[mem] : 0;
+
+	c->weight += 1;
+	c->cpu += cv;
+	c->mem += mv;
+	c->cpu2 += cv * cv;
+	c->mem2 += mv * mv;
+	pr->total += 1;
+}
+
+void sc_profile_fini(struct sc_profile *pr)
+{
+	for (int i = 0; i < pr->n; i++)
+		class_clear(&pr->c[i]);
+	pr->n = 0;
+	free(pr->pressure);
+	pr->pressure = NULL;
+	pr->pcap = 0;
+}
+
+/* The two points mean -/+ standard deviation of a decayed sum and sum of squares. */
+static void spread(double sum, double sum2, double w, double out[2])
+{
+	double mean = sum / w, var = sum2 / w - mean * mean, sd = var > 0 ? sqrt(var) : 0;
+
+	out[0] = mean - sd > 0 ? mean - sd : 0;
+	out[1] = mean + sd;
+}
+
+static int dom_of(const struct sc_part *part, const char *value)
+{
+	for (int d = 0; d < part->ndom; d++)
+		if (strcmp(part->values[d], value) == 0)
+			return d;
+	return -1;
+}
+
+/*
+ * Model pressure per resource and model: the share of the device demand
+ * that only that model serves (its constrained classes, a class naming m
+ * models counting 1/m for each), times the free devices of the cluster,
+ * over the model's free devices, at most 1.  Taking a device of a model
+ * under pressure 1 takes one a narrower pod will miss.
+ */
+static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct sc_snapshot *snap)
+{
+	double demand[SC_MAX_RES] = {0}, *p;
+	size_t need;
+	bool any = false;
+
+	for (int i = 0; i < st->n; i++) {
+		demand[st->k[i].c->res] += st->k[i].share * (double)st->k[i].c->devices;
+		any |= st->k[i].c->nmodels > 0;
+	}
+	if (!any || !(st->models = sc_snapshot_part(snap, SC_MODEL_LABEL)) || !st->models->ndom)
+		return;
+	need = (size_t)snap->nres * (size_t)st->models->ndom;
+	if (need > pr->pcap) {
+		p = realloc(pr->pressure, need * sizeof(*p));
+		if (!p)
+			return; /* ENOMEM: score without the models */
+		pr->pressure = p;
+		pr->pcap = need;
+	}
+	p = pr->pressure;
+	memset(p, 0, need * sizeof(*p));
+	for (int i = 0; i < st->n; i++) { /* constrained demand per model */
+		const struct sc_profile_class *c = st->k[i].c;
+
+		for (int m = 0; m < c->nmodels; m++) {
+			int d = dom_of(st->models, c->models[m]);
+
+			if (d >= 0)
+				p[c->res * st->models->ndom + d] += st->k[i].share *
+								    (double)c->devices /
+								    c->nmodels / demand[c->res];
+		}
+	}
+	for (int r = 0; r < snap->nres; r++) {
+		double *pr_r = p + r * st->models->ndom, all = 0;
+
+		if (demand[r] <= 0)
+			continue;
+		for (int d = 0; d < st->models->ndom; d++)
+			all += (double)st->models->free[d][r];
+		for (int d = 0; d < st->models->ndom; d++) {
+			double f = (double)st->models->free[d][r];
+
+			pr_r[d] = f <= 0 ? 1 : fmin(1, pr_r[d] * all / f);
+		}
+	}
+	st->pressure = p;
+}
+
+static void prepare_classes(struct sc_strand *st, const struct sc_profile *pr,
+			    const struct sc_snapshot *snap)
+{
+	st->n = 0;
+	st->nres = snap->nres;
+	st->cpu = res_find(snap, "cpu");
+	st->mem = res_find(snap, "memory");
+	for (int i = 0; i < pr->n && pr->total > 0; i++) {
+		const struct sc_profile_class *c = &pr->c[i];
+		struct sc_strand_class *k;
+
+		if (c->weight < SC_PROFILE_MIN_SHARE * pr->total || c->devices <= 0 || c->res < 0 ||
+		    c->res >= snap->nres)
+			continue;
+		k = &st->k[st->n++];
+		k->c = c;
+		k->share = c->weight / pr->total;
+		spread(c->cpu, c->cpu2, c->weight, k->cpu);
+		spread(c->mem, c->mem2, c->weight, k->mem);
+		k->inv_dev = 1.0 / (double)c->devices;
+		for (int j = 0; j < 2; j++) {
+			k->inv_cpu[j] = k->cpu[j] > 0 ? 1.0 / k->cpu[j] : 0;
+			k->inv_mem[j] = k->mem[j] > 0 ? 1.0 / k->mem[j] : 0;
+		}
+	}
+}
+
+const struct sc_strand *sc_strand_prepare(struct sc_profile *pr, struct sc_snapshot *snap)
+{
+	struct sc_strand *st = &pr->strand;
+
+	if (pr->strand_seen != pr->seen || pr->strand_nres != snap->nres || !pr->seen) {
+		prepare_classes(st, pr, snap);
+		pr->strand_seen = pr->seen;
+		pr->strand_nres = snap->nres;
+	}
+	st->models = NULL;
+	st->pressure = NULL;
+	model_pressure(st, pr, snap);
+	return st;
+}
+
+static bool model_ok(const struct sc_profile_class *c, const char *model)
+{
+	if (!c->nmodels)
+		return true;
+	for (int i = 0; model && i < c->nmodels; i++)
+		if (strcmp(c->models[i], model) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Of g free devices with cpu and mem free, those pods of class k cannot use
+ * (milli), at its point j of CPU and memory requests (inverses given:
+ * multiplications only).
+ */
+static double stranded_at(const struct sc_strand_class *k, int j, double g, double cpu, double mem)
+{
+	double copies = floor(g * k->inv_dev);
+
+	if (k->inv_cpu[j] > 0)
+		copies = fmin(copies, floor(cpu * k->inv_cpu[j]));
+	if (k->inv_mem[j] > 0)
+		copies = fmin(copies, floor(mem * k->inv_mem[j]));
+	if (copies < 0)
+		copies = 0;
+	return g - copies * (double)k->c->devices;
+}
+
+/* The same over the class's two points, half each. */
+static double stranded(const struct sc_strand_class *k, double g, double cpu, double mem)
+{
+	if (g <= 0)
+		return 0;
+	return (stranded_at(k, 0, g, cpu, mem) + stranded_at(k, 1, g, cpu, mem)) / 2;
+}
+
+/* Devices the pod takes from narrower pods: its devices times its model's pressure. */
+static double narrow_cost(const struct sc_strand *st, const struct sc_node *node,
+			  const struct sc_pod *pod)
+{
+	int d = st->models->node_dom[node->index];
+	double s = 0;
+
+	if (d < 0)
+		return 0;
+	for (int r = 1; r < st->nres; r++)
+		if (pod->req[r] > 0)
+			s += (double)pod->req[r] * st->pressure[r * st->models->ndom + d];
+	return SC_NARROW_WEIGHT * s;
+}
+
+double sc_strand_score(const struct sc_strand *st, const struct sc_node *node,
+		       const struct sc_pod *pod, const int64_t *free_)
+{
+	double cpu = st->cpu >= 0 ? (double)free_[st->cpu] : 0;
+	double mem = st->mem >= 0 ? (double)free_[st->mem] : 0;
+	double cpu_req = st->cpu >= 0 ? (double)pod->req[st->cpu] : 0;
+	double mem_req = st->mem >= 0 ? (double)pod->req[st->mem] : 0;
+	const char *model = NULL;
+	bool have_model = false;
+	double s = 0;
+
+	for (int i = 0; i < st->n; i++) {
+		const struct sc_strand_class *k = &st->k[i];
+		double g = (double)free_[k->c->res], g_req = (double)pod->req[k->c->res];
+
+		if (g <= 0 || (g_req <= 0 && cpu_req <= 0 && mem_req <= 0))
+			continue; /* nothing to strand, or nothing taken */
+		if (k->c->nmodels && !have_model) {
+			model = sc_node_label(node, SC_MODEL_LABEL);
+			have_model = true;
+		}
+		if (model_ok(k->c, model))
+			s += k->share * (stranded(k, g - g_req, cpu - cpu_req, mem - mem_req) -
+					 stranded(k, g, cpu, mem));
+	}
+	if (st->pressure)
+		s += narrow_cost(st, node, pod);
+	return s / 1000.0;
+}
+
+size_t pk_sched_profile(const struct pk_sched *s, struct pk_sched_profile_entry *ret, size_t max)
+{
+	const struct sc_profile *pr = &s->profile;
+	size_t n = 0;
+
+	for (int i = 0; i < pr->n && n < max; i++) {
+		const struct sc_profile_class *c = &pr->c[i];
+		struct pk_sched_profile_entry *e = &ret[n];
+		size_t len = 0;
+
+		if (c->weight <= 0 || c->res < 0 || c->res >= s->snap.nres)
+			continue;
+		memset(e, 0, sizeof(*e));
+		snprintf(e->resource, sizeof(e->resource), "%s", s->snap.res_name[c->res]);
+		e->devices = (double)c->devices / 1000.0;
+		for (int m = 0; m < c->nmodels && len < sizeof(e->models); m++)
+			len += (size_t)snprintf(e->models + len, sizeof(e->models) - len, "%s%s",
+						m ? "," : "", c->models[m]);
+		e->share = pr->total > 0 ? c->weight / pr->total : 0;
+		/* milli over milli devices: units per device */
+		e->cpu_per_device = c->devices ? c->cpu / c->weight / (double)c->devices : 0;
+		e->memory_per_device = c->devices ? c->mem / c->weight / (double)c->devices : 0;
+		n++;
+	}
+	return n;
+}
+
+uint64_t pk_sched_profile_seen(const struct pk_sched *s)
+{
+	return s->profile.seen;
+}
