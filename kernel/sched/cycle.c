@@ -126,7 +126,7 @@ static void tell_later(struct pk_sched *s, const struct sc_group *root, int64_t 
 
 	if (!k)
 		return;
-	k[0] = root->composite ? 'C' : 'P';
+	k[0] = root->implicit ? 'I' : root->composite ? 'C' : 'P'; /* I: a pod's own root */
 	strcpy(k + 1, root->key);
 	if (s->tell_keys.n == s->tell_cap) {
 		size_t cap = s->tell_cap ? s->tell_cap * 2 : 16;
@@ -174,7 +174,10 @@ static void tell_due(struct sc_ctx *ctx, int64_t now)
 			s->tell_at[keep++] = at;
 			continue;
 		}
-		struct sc_group *g = sc_forest_group(&s->forest, k + 1, k[0] == 'C', false);
+		struct sc_pod *pod = k[0] == 'I' ? sc_map_get(&s->forest.pods, k + 1) : NULL;
+		struct sc_group *g = k[0] == 'I'
+					 ? (pod ? pod->group : NULL)
+					 : sc_forest_group(&s->forest, k + 1, k[0] == 'C', false);
 		char msg[768];
 
 		if (g && g->is_root && g->gated && gated_message(g, msg, sizeof(msg)))

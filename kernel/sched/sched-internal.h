@@ -516,8 +516,8 @@ struct pk_sched {
 	bool floor_valid;
 	int32_t victim_floor;
 	uint64_t floor_epoch;
-	/* Gated roots whose pods are to be told why at a time: "C"/"P" + key,
-	 * and the time (cycle.c). */
+	/* Gated roots whose pods are to be told why at a time: "C"/"P"/"I" (a pod's own root) +
+	 * key, and the time (cycle.c). */
 	struct sc_vec tell_keys;
 	int64_t *tell_at;
 	size_t tell_cap;

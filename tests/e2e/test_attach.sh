@@ -9,7 +9,10 @@
 # cannot fit is told why in its condition and a FailedScheduling Event with
 # the same message; Scheduled Events exist; a high-priority gang preempts a
 # low-priority one (DisruptionTarget, DELETE with preconditions, a Preempted
-# Event); the attached instance serves only /healthz, /readyz and /metrics.
+# Event); a serving workload with a cube spread and host anti-affinity binds
+# one pod per cube and host; a pod with a scheduling gate stays unbound
+# (SchedulingGated) until its gate is removed; the attached instance serves
+# only /healthz, /readyz and /metrics.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 . "$PODKERNEL_SRC/tests/e2e/attach_lib.sh"
@@ -195,6 +198,64 @@ ev = [e for e in json.load(sys.stdin)["items"]
       if e["reason"] == "Preempted" and e["regarding"]["name"] == "victim-0"]
 assert ev, "no Preempted Event"
 print("preempted: %s" % ev[0]["note"])' || fail "Preempted Event"
+
+# Placement constraints read from the cluster: four serving pods spread over
+# cubes (DoNotSchedule, maxSkew 1) and repelling each other per host land in
+# four cubes; a gated pod waits for its gate.
+for i in 0 1 2 3; do
+	cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: serve-$i, labels: {app: serve}}
+spec:
+  schedulerName: podkernel
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+  topologySpreadConstraints:
+  - {maxSkew: 1, topologyKey: topology.podkernel.dev/cube, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: serve}}}
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - {labelSelector: {matchLabels: {app: serve}}, topologyKey: kubernetes.io/hostname}
+EOF
+done > "$WORK/serve.yaml"
+gated_pod() { # GATES (a YAML list)
+	cat > "$WORK/gated.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: gated}
+spec:
+  schedulerName: podkernel
+  schedulingGates: $1
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+EOF
+	podctl apply -f "$WORK/gated.yaml" > /dev/null || fail "apply gated.yaml ($1)"
+}
+podctl apply -f "$WORK/serve.yaml" > /dev/null || fail "apply serve.yaml"
+gated_pod '[{name: example.com/admission}]'
+serving_bound() {
+	for i in 0 1 2 3; do [ -n "$(bound_to serve-$i)" ] || return 1; done
+}
+wait_for 20 serving_bound || { attach_dump; fail "the serving pods were not bound"; }
+for i in 0 1 2 3; do bound_to serve-$i; done > "$WORK/serve-hosts"
+cubes=$(python3 -c '
+import json, sys
+nodes = {n["metadata"]["name"]: n["metadata"]["labels"] for n in json.load(open(sys.argv[1]))["items"]}
+hosts = open(sys.argv[2]).read().split()
+print(len({nodes[h]["topology.podkernel.dev/cube"] for h in hosts}), len(set(hosts)))
+' "$WORK/board-nodes.json" "$WORK/serve-hosts") || fail "reading the serving placement"
+[ "$cubes" = "4 4" ] || { attach_dump; fail "serving pods: (cubes, hosts) = ($cubes), want 4 4"; }
+gated_told() {
+	podctl get pod gated -o json | python3 -c '
+import json, sys
+c = [c for c in json.load(sys.stdin).get("status", {}).get("conditions", []) if c["type"] == "PodScheduled"]
+sys.exit(0 if c and c[0]["reason"] == "SchedulingGated" else 1)'
+}
+wait_for 20 gated_told || { attach_dump; fail "the gated pod was not told SchedulingGated"; }
+[ -z "$(bound_to gated)" ] || fail "a pod with a scheduling gate was bound"
+gated_pod '[]'
+gated_bound() { [ -n "$(bound_to gated)" ]; }
+wait_for 20 gated_bound || { attach_dump; fail "the pod was not bound once its gate was removed"; }
 
 # SIGTERM: a clean stop.
 kill -TERM "$ATTACH_PID_a"
