@@ -34,7 +34,7 @@ for page in podctl.1 podkerneld.8 podagent.8; do
 done
 
 # podctl's commands: each word of `podctl --help`'s command lines has an entry.
-for cmd in schedule compile validate simulate apply get delete describe top map; do
+for cmd in schedule compile validate simulate apply get delete describe top map completion; do
 	grep -q "^ *$cmd\\b" "$WORK/podctl.1.txt" || fail "podctl.1 has no entry for '$cmd'"
 done
 "$PODKERNEL_BIN/podctl" board --help > "$WORK/board.help" 2>&1 || true

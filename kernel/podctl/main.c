@@ -27,6 +27,9 @@ static void usage(FILE *f)
 	      "Appliance client (podkerneld):\n"
 	      "  apply -f FILE | get KIND [NAME] | delete KIND NAME | describe KIND NAME | top\n"
 	      "  map [--color auto|always|never] [--width N] [DOMAIN...]   placement map\n"
+	      "Shell:\n"
+	      "  completion bash|zsh                a completion script: source <(podctl "
+	      "completion bash)\n"
 	      "\n"
 	      "Client options (as kubectl's):\n"
 	      "  --kubeconfig FILE     else $KUBECONFIG (a ':' list), else ~/.kube/config\n"
@@ -135,6 +138,8 @@ int main(int argc, char **argv)
 		return podctl_compile(argc, argv);
 	if (strcmp(argv[0], "board") == 0)
 		return podctl_board(argc, argv);
+	if (strcmp(argv[0], "completion") == 0)
+		return podctl_completion(argc, argv);
 	if (strcmp(argv[0], "help") == 0) {
 		usage(stdout);
 		return PODCTL_EXIT_OK;

@@ -100,6 +100,8 @@ int podctl_get_json(const struct podctl_globals *g, const char *path, const char
 int podctl_map(const struct podctl_globals *g, int argc, char **argv);
 /* board check|show|nodes|verify|occupancy (board.c) */
 int podctl_board(int argc, char **argv);
+/* podctl completion bash|zsh: the shell completion script on stdout. */
+int podctl_completion(int argc, char **argv);
 /* `podctl board occupancy` (board_occupancy.c): argv[0] is "occupancy". */
 int podctl_board_occupancy(int argc, char **argv);
 void podctl_board_occupancy_usage(FILE *f);
