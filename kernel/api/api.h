@@ -137,6 +137,10 @@ int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_o
 /* One document (a request body) into one value, YAML or JSON. */
 int pk_parse_document(const char *name, const char *buf, size_t len, json_t **ret_value, char *err,
 		      size_t errlen);
+/* The same, but a duplicate key is no error: its path ("metadata.name") is
+ * appended to the array dups and the last value wins (dups NULL: refused). */
+int pk_parse_document_dups(const char *name, const char *buf, size_t len, json_t **ret_value,
+			   json_t *dups, char *err, size_t errlen);
 
 /* Write one value as JSON (indented, newline-terminated) or YAML. */
 int pk_write(FILE *f, const json_t *value, enum pk_format fmt);

@@ -55,7 +55,8 @@ struct reader {
 	size_t nanchors, capanchors;
 	size_t alias_budget;
 	size_t max_objects;
-	json_t *doc; /* root value of the current document */
+	json_t *doc;  /* root value of the current document */
+	json_t *dups; /* non-NULL: duplicate keys are recorded here (paths), the last wins */
 };
 
 static int fail_at(struct reader *r, size_t line, size_t col, const char *fmt, ...)
@@ -314,6 +315,26 @@ static int merge_into(struct reader *r, struct frame *f, json_t *src, yaml_mark_
 }
 
 /* Hand a finished value (reference stolen) to the collection that holds it. */
+/* "metadata.name" of the key waiting in the innermost open mapping. */
+static void record_dup(struct reader *r)
+{
+	char path[1024];
+	size_t n = 0;
+
+	path[0] = '\0';
+	for (int i = 0; i < r->depth && n + 1 < sizeof(path); i++) {
+		const struct frame *f = &r->stack[i];
+
+		if (json_is_array(f->node))
+			n += (size_t)snprintf(path + n, sizeof(path) - n, "[%zu]",
+					      json_array_size(f->node));
+		else if (f->key)
+			n += (size_t)snprintf(path + n, sizeof(path) - n, "%s%s", n ? "." : "",
+					      f->key);
+	}
+	json_array_append_new(r->dups, json_string(path));
+}
+
 static int attach(struct reader *r, json_t *value, yaml_mark_t mark)
 {
 	struct frame *f;
@@ -341,10 +362,13 @@ static int attach(struct reader *r, json_t *value, yaml_mark_t mark)
 		}
 		json_decref(value);
 	} else if (json_object_get(f->node, f->key) &&
-		   !(f->merged && json_object_get(f->merged, f->key))) {
+		   !(f->merged && json_object_get(f->merged, f->key)) && !r->dups) {
 		ret = fail_mark(r, mark, "duplicate key \"%s\"", f->key);
 		json_decref(value);
 	} else {
+		if (r->dups && json_object_get(f->node, f->key) &&
+		    !(f->merged && json_object_get(f->merged, f->key)))
+			record_dup(r);
 		if (f->merged)
 			json_object_del(f->merged, f->key);
 		ret = json_object_set_new(f->node, f->key, value) < 0 ? -ENOMEM : 0;
@@ -721,6 +745,8 @@ static int read_input(struct reader *r, const char *buf, size_t len, json_t *out
 	size_t errlen = r->errlen;
 	int ret;
 
+	/* jansson refuses duplicate keys; recorded ones (r->dups) are then read
+	 * by the YAML reader below, which sees each (JSON is YAML flow style). */
 	if (looks_like_json(buf, len)) {
 		char jerr[512];
 		json_t *tmp = one_doc ? NULL : json_array();
@@ -766,12 +792,13 @@ static int too_big(struct reader *r, size_t max_bytes)
 }
 
 static int read_any(const char *name, const char *buf, size_t len, json_t *out, bool one_doc,
-		    json_t **ret_single, char *err, size_t errlen)
+		    json_t **ret_single, json_t *dups, char *err, size_t errlen)
 {
 	struct reader r = {.name = name ? name : "<input>",
 			   .err = err,
 			   .errlen = errlen,
-			   .max_objects = PK_MAX_OBJECTS};
+			   .max_objects = PK_MAX_OBJECTS,
+			   .dups = dups};
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -792,7 +819,7 @@ int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_o
 
 	if (!out)
 		return -ENOMEM;
-	ret = read_any(name, buf, len, out, false, NULL, err, errlen);
+	ret = read_any(name, buf, len, out, false, NULL, NULL, err, errlen);
 	if (ret < 0) {
 		json_decref(out);
 		return ret;
@@ -804,10 +831,16 @@ int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_o
 int pk_parse_document(const char *name, const char *buf, size_t len, json_t **ret_value, char *err,
 		      size_t errlen)
 {
+	return pk_parse_document_dups(name, buf, len, ret_value, NULL, err, errlen);
+}
+
+int pk_parse_document_dups(const char *name, const char *buf, size_t len, json_t **ret_value,
+			   json_t *dups, char *err, size_t errlen)
+{
 	json_t *value = NULL;
 	int ret;
 
-	ret = read_any(name, buf, len, NULL, true, &value, err, errlen);
+	ret = read_any(name, buf, len, NULL, true, &value, dups, err, errlen);
 	if (ret < 0) {
 		json_decref(value);
 		return ret;

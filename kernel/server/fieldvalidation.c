@@ -15,7 +15,8 @@
  * unknown field ..."); Warn, the default, into one `Warning` header per field;
  * Ignore into nothing.  The fields stay in the object either way: podkernel
  * keeps what it is given and the scheduler reports fields it does not
- * implement.  Duplicate keys are refused by the codec in every mode.
+ * implement.  Duplicate keys (recorded by the codec, the last value kept) are
+ * reported the same way: "duplicate field \"metadata.name\"".
  * Kinds without a message (JobSet, a custom resource upstream) are not checked.
  */
 #include <errno.h>
@@ -137,36 +138,37 @@ int pk_srv_field_validation_mode(const char *value, enum pk_field_validation *re
 	return 0;
 }
 
-/* "unknown field \"a\", unknown field \"b\"" into buf. */
-static void join_unknown(const json_t *paths, char *buf, size_t len)
+/* "duplicate field \"a\", unknown field \"b\"" into buf (n: chars used). */
+static size_t join_fields(const char *what, const json_t *paths, char *buf, size_t len, size_t n)
 {
-	size_t i, n = 0;
+	size_t i;
 	json_t *p;
-	buf[0] = '\0';
 	json_array_foreach(paths, i, p)
 	{
 		if (n + 1 >= len)
 			break;
-		n += (size_t)snprintf(buf + n, len - n, "%sunknown field \"%s\"", i ? ", " : "",
+		n += (size_t)snprintf(buf + n, len - n, "%s%s field \"%s\"", n ? ", " : "", what,
 				      json_string_value(p));
 	}
+	return n;
 }
 
 /* Append warning lines to resp->warnings. */
-static void add_warnings(struct pk_response *resp, const json_t *paths)
+static void add_warnings(struct pk_response *resp, const char *what, const json_t *paths)
 {
 	size_t i;
 	json_t *p;
 	json_array_foreach(paths, i, p)
 	{
 		char line[1200];
-		snprintf(line, sizeof(line), "unknown field \"%s\"", json_string_value(p));
+		snprintf(line, sizeof(line), "%s field \"%s\"", what, json_string_value(p));
 		pk_response_warn(resp, line);
 	}
 }
 
 int pk_srv_field_validate(const struct pk_type *t, enum pk_field_validation mode,
-			  const json_t *body, bool patch, struct pk_response *resp)
+			  const json_t *body, const json_t *dups, bool patch,
+			  struct pk_response *resp)
 {
 	json_t *paths = NULL;
 	if (mode == PK_FV_IGNORE)
@@ -174,16 +176,18 @@ int pk_srv_field_validate(const struct pk_type *t, enum pk_field_validation mode
 	if (pk_srv_unknown_fields(t, body, patch, &paths) < 0)
 		return 0;
 	int rc = 0;
-	if (json_array_size(paths) && mode == PK_FV_STRICT) {
-		char msg[1700];
-		join_unknown(paths, msg, sizeof(msg));
+	if ((json_array_size(paths) || json_array_size(dups)) && mode == PK_FV_STRICT) {
+		char msg[1700] = "";
+		join_fields("unknown", paths, msg, sizeof(msg),
+			    join_fields("duplicate", dups, msg, sizeof(msg), 0));
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 				      "%s in version \"%s\" cannot be handled as a %s: strict "
 				      "decoding error: %s",
 				      t->kind, t->api_version, t->kind, msg);
 		rc = -EINVAL;
 	} else {
-		add_warnings(resp, paths);
+		add_warnings(resp, "duplicate", dups);
+		add_warnings(resp, "unknown", paths);
 	}
 	json_decref(paths);
 	return rc;

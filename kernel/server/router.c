@@ -412,7 +412,18 @@ static void respond_store_error(struct pk_response *resp, int rc, const struct r
 	}
 }
 
+static int parse_body_dups(const struct pk_request *req, struct pk_response *resp, json_t **ret,
+			   json_t *dups);
+
 static int parse_body(const struct pk_request *req, struct pk_response *resp, json_t **ret)
+{
+	return parse_body_dups(req, resp, ret, NULL);
+}
+
+/* The body as a tree; dups non-NULL: duplicate keys are recorded there
+ * (fieldValidation decides) instead of refused. */
+static int parse_body_dups(const struct pk_request *req, struct pk_response *resp, json_t **ret,
+			   json_t *dups)
 {
 	if (req->content_type && strstr(req->content_type, "protobuf") && req->body) {
 		char perr[256] = "";
@@ -439,7 +450,8 @@ static int parse_body(const struct pk_request *req, struct pk_response *resp, js
 	}
 	char err[512] = "";
 	json_t *v = NULL;
-	int rc = pk_parse_document("body", req->body, req->body_len, &v, err, sizeof(err));
+	int rc =
+	    pk_parse_document_dups("body", req->body, req->body_len, &v, dups, err, sizeof(err));
 	if (rc < 0 || !v) {
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 				      "the request body could not be decoded: %s",
@@ -777,6 +789,7 @@ struct call {
 	const struct route *r;
 	const struct pk_identity *who;
 	struct pk_store_write_opts wo;
+	json_t *dups; /* duplicate keys of the body, for fieldValidation */
 };
 
 /* The node name when NodeRestriction applies to this write (a node, its Node's main resource). */
@@ -877,7 +890,7 @@ static int field_validation(const struct call *c, const json_t *body, bool patch
 		    v);
 		return -EINVAL;
 	}
-	return pk_srv_field_validate(c->r->type, mode, body, patch, resp);
+	return pk_srv_field_validate(c->r->type, mode, body, c->dups, patch, resp);
 }
 
 static void do_create(const struct call *c, struct pk_response *resp)
@@ -885,7 +898,7 @@ static void do_create(const struct call *c, struct pk_response *resp)
 	const struct pk_request *req = c->req;
 	const struct route *r = c->r;
 	json_t *obj;
-	if (parse_body(req, resp, &obj) < 0)
+	if (parse_body_dups(req, resp, &obj, c->dups) < 0)
 		return;
 	if (check_body_identity(r, obj, false, resp) < 0 ||
 	    field_validation(c, obj, false, resp) < 0) {
@@ -1019,7 +1032,7 @@ static void do_update(const struct call *c, struct pk_response *resp)
 	const struct pk_request *req = c->req;
 	const struct route *r = c->r;
 	json_t *obj;
-	if (parse_body(req, resp, &obj) < 0)
+	if (parse_body_dups(req, resp, &obj, c->dups) < 0)
 		return;
 	if (check_body_identity(r, obj, true, resp) < 0 ||
 	    field_validation(c, obj, false, resp) < 0) {
@@ -1099,7 +1112,8 @@ static void do_apply(const struct call *c, struct pk_response *resp)
 				      "(at most 128 characters)");
 		return;
 	}
-	if (arg_bool(c->req, "force", &force) < 0 || parse_body(c->req, resp, &config) < 0) {
+	if (arg_bool(c->req, "force", &force) < 0 ||
+	    parse_body_dups(c->req, resp, &config, c->dups) < 0) {
 		if (!resp->status)
 			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 					      "force: a boolean is expected");
@@ -1155,7 +1169,7 @@ static void do_patch(const struct call *c, struct pk_response *resp)
 		return;
 	}
 	json_t *patch;
-	if (parse_body(req, resp, &patch) < 0)
+	if (parse_body_dups(req, resp, &patch, type == PK_PATCH_JSON ? NULL : c->dups) < 0)
 		return;
 	/* A merge patch has the object's shape; a JSON patch's values are not checked. */
 	if (type != PK_PATCH_JSON && field_validation(c, patch, true, resp) < 0) {
@@ -1409,6 +1423,7 @@ static void dispatch_resource(struct pk_server *srv, const struct pk_request *re
 	bool is_eviction = r->sub && strcmp(r->sub, "eviction") == 0;
 	/* A namespaced kind is created inside its namespace, not at /api/v1/pods. */
 	bool where_ok = !r->type->namespaced || r->ns;
+	c.dups = json_array();
 	if (strcmp(verb, "watch") == 0)
 		do_watch(srv, req, r, resp);
 	else if (strcmp(verb, "list") == 0)
@@ -1431,6 +1446,7 @@ static void dispatch_resource(struct pk_server *srv, const struct pk_request *re
 		pk_srv_respond_status(
 		    resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
 		    "the server does not allow this method on the requested resource");
+	json_decref(c.dups);
 }
 
 /* metadata.name of a create body, for authorisation by name; NULL when unknown. */

@@ -118,10 +118,12 @@ int pk_srv_field_validation_mode(const char *value, enum pk_field_validation *re
  * patch: '$' keys are directives.  Kinds without a message: none. */
 int pk_srv_unknown_fields(const struct pk_type *t, const json_t *obj, bool patch,
 			  json_t **ret_paths);
-/* Strict: unknown fields are 400 (resp answered, -EINVAL); Warn: warnings on
- * resp; Ignore: nothing. */
+/* Strict: unknown fields of body and the duplicate keys in dups (paths, may
+ * be NULL) are 400 (resp answered, -EINVAL); Warn: warnings on resp; Ignore:
+ * nothing. */
 int pk_srv_field_validate(const struct pk_type *t, enum pk_field_validation mode,
-			  const json_t *body, bool patch, struct pk_response *resp);
+			  const json_t *body, const json_t *dups, bool patch,
+			  struct pk_response *resp);
 
 /* apply.c: server-side apply of config as manager to t/ns/name (created when
  * absent; *ret_created says so).  -EBUSY: conflicts (without force), listed in

@@ -201,6 +201,22 @@ START_TEST(test_modes)
 	ck_assert_ptr_null(resp.warnings);
 	pk_response_clear(&resp);
 
+	/* Duplicate keys: Strict refuses, Warn keeps the last value and says so. */
+	static const char dup[] =
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\"},"
+	    "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"a\",\"image\":\"b\"}]}}";
+	snprintf(b, sizeof(b), dup, "dup-strict");
+	ck_assert_int_eq(post("Strict", b, &resp), 400);
+	ck_assert_msg(strstr(resp.body, "strict decoding error: duplicate field "
+					"\\\"spec.containers[0].image\\\""),
+		      "%s", resp.body);
+	pk_response_clear(&resp);
+	snprintf(b, sizeof(b), dup, "dup-warn");
+	ck_assert_int_eq(post("Warn", b, &resp), 201);
+	ck_assert_str_eq(resp.warnings, "duplicate field \"spec.containers[0].image\"\n");
+	ck_assert_msg(strstr(resp.body, "\"image\":\"b\""), "%s", resp.body);
+	pk_response_clear(&resp);
+
 	ck_assert_int_eq(post("Sometimes", b, &resp), 400);
 	ck_assert_msg(strstr(resp.body, "fieldValidation: Unsupported value"), "%s", resp.body);
 	pk_response_clear(&resp);
