@@ -127,8 +127,8 @@ static json_t *set_of(const json_t *v, const char *field, int depth)
 	return out;
 }
 
-/* The set a configuration claims: no identity, no server-set metadata. */
-static json_t *config_set(const json_t *config, bool status_too)
+/* Without identity and server-set metadata (and status unless status_too). */
+static json_t *strip_server_fields(json_t *s, bool status_too)
 {
 	static const char *const server_meta[] = {"f:name",
 						  "f:namespace",
@@ -140,7 +140,6 @@ static json_t *config_set(const json_t *config, bool status_too)
 						  "f:selfLink",
 						  "f:deletionTimestamp",
 						  "f:deletionGracePeriodSeconds"};
-	json_t *s = set_of(config, NULL, 0);
 	json_object_del(s, "f:apiVersion");
 	json_object_del(s, "f:kind");
 	if (!status_too)
@@ -151,6 +150,12 @@ static json_t *config_set(const json_t *config, bool status_too)
 	if (meta && json_object_size(meta) == 0)
 		json_object_del(s, "f:metadata");
 	return s;
+}
+
+/* The set a configuration claims. */
+static json_t *config_set(const json_t *config, bool status_too)
+{
+	return strip_server_fields(set_of(config, NULL, 0), status_too);
 }
 
 /* A leaf: a node whose only child, if any, is ".". */
@@ -515,4 +520,131 @@ int pk_srv_apply(struct pk_store *store, const struct pk_type *t, const char *ns
 			pk_errors_clear(errs);
 	}
 	return rc;
+}
+
+/* ---- updates: what a non-apply write changes moves to its manager ---------------- */
+/* The leaves of next that differ from prev (changed: true) or the leaves of
+ * prev gone from next (changed: false), as a field set. */
+static json_t *diff_set(const json_t *prev, const json_t *next, const char *field, int depth)
+{
+	json_t *out = json_object();
+	const char *const *keys = pk_srv_list_keys(field);
+	if (depth > PK_MAX_DEPTH)
+		return out;
+	if (json_is_array(prev) && json_is_array(next) && keys) {
+		size_t i;
+		json_t *item;
+		json_array_foreach(next, i, item)
+		{
+			char *k = item_key(item, keys);
+			const char *path[1] = {k};
+			json_t *old = k ? value_at((json_t *)prev, path, 1, field) : NULL;
+			if (k && !json_equal(old, item)) {
+				json_t *s = old ? diff_set(old, item, NULL, depth + 1)
+						: set_of(item, NULL, depth + 1);
+				if (!old)
+					json_object_set_new(s, ".", json_object());
+				json_object_set_new(out, k, s);
+			}
+			free(k);
+		}
+		return out;
+	}
+	const char *k;
+	json_t *n;
+	json_object_foreach((json_t *)next, k, n)
+	{
+		json_t *p = json_object_get(prev, k);
+		char f[512];
+		snprintf(f, sizeof(f), "f:%s", k);
+		if (p && json_equal(p, n))
+			continue;
+		bool deeper =
+		    p && ((json_is_object(p) && json_is_object(n) && json_object_size(n)) ||
+			  (json_is_array(p) && json_is_array(n) && pk_srv_list_keys(k)));
+		json_t *sub = deeper ? diff_set(p, n, k, depth + 1) : json_object();
+		if (deeper && json_object_size(sub) == 0)
+			json_decref(
+			    sub); /* only items were added or removed: no leaf of this side */
+		else
+			json_object_set_new(out, f, sub);
+	}
+	return out;
+}
+
+/* Remove from set every leaf of gone; empty branches go too. */
+static void set_subtract(json_t *set, const json_t *gone)
+{
+	const char *k;
+	json_t *g, *tmp;
+	json_object_foreach_safe((json_t *)gone, tmp, k, g)
+	{
+		json_t *s = json_object_get(set, k);
+		if (!s)
+			continue;
+		if (is_leaf(g)) {
+			json_object_del(set, k);
+			continue;
+		}
+		set_subtract(s, g);
+		if (json_object_size(s) == 0)
+			json_object_del(set, k);
+	}
+}
+
+static void set_union(json_t *set, const json_t *more)
+{
+	const char *k;
+	json_t *m;
+	json_object_foreach((json_t *)more, k, m)
+	{
+		json_t *s = json_object_get(set, k);
+		if (s && json_is_object(s))
+			set_union(s, m);
+		else
+			json_object_set(set, k, m);
+	}
+}
+
+int pk_srv_managed_update(const json_t *live, json_t *next, const char *manager)
+{
+	json_t *managed = pk_get(live, "metadata.managedFields"), *meta;
+	const char *av = json_string_value(json_object_get(next, "apiVersion"));
+	meta = json_object_get(next, "metadata");
+	if (!manager || !json_is_array(managed) || !json_array_size(managed) ||
+	    !json_is_object(meta) || !av)
+		return 0;
+	json_t *mine = pk_get(next, "metadata.managedFields");
+	if (json_is_array(mine) && json_array_size(mine) && !json_equal(mine, managed))
+		return 0; /* the writer set managedFields itself: kept as written */
+	json_t *cmp_prev = json_deep_copy(live), *cmp_next = json_deep_copy(next);
+	json_object_del(json_object_get(cmp_prev, "metadata"), "managedFields");
+	json_object_del(json_object_get(cmp_next, "metadata"), "managedFields");
+	json_object_del(cmp_prev, "status");
+	json_object_del(cmp_next, "status");
+	json_t *changed = strip_server_fields(diff_set(cmp_prev, cmp_next, NULL, 0), false);
+	json_t *removed = strip_server_fields(diff_set(cmp_next, cmp_prev, NULL, 0), false);
+	json_t *out = json_deep_copy(managed), *entry = NULL, *e;
+	json_decref(cmp_prev);
+	json_decref(cmp_next);
+	size_t i;
+	json_array_foreach(out, i, e)
+	{
+		json_t *set = json_object_get(e, "fieldsV1");
+		if (!json_is_object(set))
+			continue;
+		set_subtract(set, changed);
+		set_subtract(set, removed);
+		if (same_manager(e, manager, "Update"))
+			entry = e;
+	}
+	if (entry)
+		set_union(json_object_get(entry, "fieldsV1"), changed);
+	else if (json_object_size(changed))
+		json_array_append_new(out, entry_new(manager, "Update", av, json_incref(changed)));
+	managed_set(out, "", "", NULL); /* no manager "": drops the entries owning nothing */
+	json_object_set_new(meta, "managedFields", out);
+	json_decref(changed);
+	json_decref(removed);
+	return 0;
 }

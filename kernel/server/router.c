@@ -829,16 +829,65 @@ static int admit_update(const struct call *c, json_t *obj, struct pk_errors *err
  * the stored object, checked, and written as an update pinned to the version
  * it was applied to (retried a few times when someone else wrote between).
  */
+/*
+ * A patch naming a fieldManager on an object with managedFields: applied here
+ * so that the fields it changes move to that manager (apply.c), and written
+ * as an update pinned to the version it was applied to (retried when someone
+ * else wrote between).  -ENOEXEC: not such a patch, the store patches.
+ */
+static int patch_tracked(const struct call *c, enum pk_patch_type type, const json_t *patch,
+			 struct pk_errors *errs, json_t **ret)
+{
+	const struct route *r = c->r;
+	const char *manager = arg(c->req, "fieldManager");
+	bool pinned = json_is_string(pk_get(patch, "metadata.resourceVersion"));
+	int rc = -PK_STORE_ECONFLICT;
+	if (!manager || r->sub)
+		return -ENOEXEC;
+	for (int attempt = 0; attempt < 5 && rc == -PK_STORE_ECONFLICT; attempt++) {
+		json_t *live = NULL, *next = NULL;
+		char err[256] = "";
+		if (pk_store_get(c->srv->store, r->type->kind, r->ns, r->name, &live) < 0 ||
+		    !json_array_size(pk_get(live, "metadata.managedFields"))) {
+			json_decref(live);
+			return -ENOEXEC;
+		}
+		rc = pk_patch_apply(live, type, patch, &next, err, sizeof(err));
+		if (rc < 0 || !json_is_object(json_object_get(next, "metadata"))) {
+			pk_errors_add(errs, "patch: %s", *err ? err : "metadata: Required value");
+			rc = -EINVAL;
+		} else {
+			json_t *meta = json_object_get(next, "metadata");
+			if (!pinned)
+				json_object_set(meta, "resourceVersion",
+						pk_get(live, "metadata.resourceVersion"));
+			pk_srv_managed_update(live, next, manager);
+			rc = pk_store_update_opts(c->srv->store, next, PK_SUB_MAIN, &c->wo, errs,
+						  ret);
+		}
+		json_decref(live);
+		json_decref(next);
+		if (pinned)
+			break;
+		if (rc == -PK_STORE_ECONFLICT)
+			pk_errors_clear(errs);
+	}
+	return rc;
+}
+
 static int patch_admitted(const struct call *c, enum pk_patch_type type, const json_t *patch,
 			  struct pk_errors *errs, json_t **ret)
 {
 	const struct route *r = c->r;
 	enum pk_store_sub sub = r->sub ? PK_SUB_STATUS : PK_SUB_MAIN;
 	const char *node = restricted_node(c);
+	int rc = node ? -ENOEXEC : patch_tracked(c, type, patch, errs, ret);
+	if (rc != -ENOEXEC)
+		return rc;
 	if (!node)
 		return pk_store_patch_opts(c->srv->store, r->type->kind, r->ns, r->name, type,
 					   patch, sub, &c->wo, errs, ret);
-	int rc = -PK_STORE_ECONFLICT;
+	rc = -PK_STORE_ECONFLICT;
 	for (int attempt = 0; attempt < 5 && rc == -PK_STORE_ECONFLICT; attempt++) {
 		json_t *old = NULL, *next = NULL;
 		char err[256] = "";
@@ -1040,8 +1089,13 @@ static void do_update(const struct call *c, struct pk_response *resp)
 		return;
 	}
 	struct pk_errors errs = {0};
-	json_t *out = NULL;
+	json_t *out = NULL, *live = NULL;
 	enum pk_store_sub sub = r->sub ? PK_SUB_STATUS : PK_SUB_MAIN;
+	/* The writer's manager takes over the fields it changes (managedFields). */
+	if (!r->sub && arg(req, "fieldManager") &&
+	    pk_store_get(c->srv->store, r->type->kind, r->ns, r->name, &live) == 0)
+		pk_srv_managed_update(live, obj, arg(req, "fieldManager"));
+	json_decref(live);
 	int rc = admit_update(c, obj, &errs);
 	if (rc == 0)
 		rc = pk_store_update_opts(c->srv->store, obj, sub, &c->wo, &errs, &out);

@@ -135,6 +135,10 @@ int pk_srv_apply(struct pk_store *store, const struct pk_type *t, const char *ns
 /* metadata.managedFields of an object being created by manager (NULL: none):
  * one Update entry owning every field it sets. */
 int pk_srv_managed_create(json_t *obj, const char *manager);
+/* A non-apply write of next over live by manager (NULL: untracked): the
+ * fields it changes move to manager's Update entry, fields it removes leave
+ * every entry.  Nothing when live has no managedFields or next sets its own. */
+int pk_srv_managed_update(const json_t *live, json_t *next, const char *manager);
 
 /* The keys (at most 2, NULL-terminated when fewer) that tell the items of a
  * list field apart for server-side apply; NULL: the list is owned whole. */

@@ -57,6 +57,13 @@ more_checks() {
 	sed 's/name: ssa,/name: created,/' "$WORK/ssa2.yaml" | k apply --server-side -f - >"$WORK/out" 2>&1 &&
 		fail "$mode: apply over kubectl create's image went through"
 	grep -q 'conflict with "kubectl-create"' "$WORK/out" || fail "$mode: create conflict: $(cat "$WORK/out")"
+	# A later non-apply write takes over what it changes: kubectl patch's image.
+	k patch pod ssa --type=merge -p '{"spec":{"containers":[{"name":"c","image":"edited"}]}}' \
+		>/dev/null 2>&1 || fail "$mode: patch"
+	k apply --server-side --field-manager=other -f "$WORK/ssa2.yaml" >"$WORK/out" 2>&1 &&
+		fail "$mode: apply over kubectl patch's image went through"
+	grep -q 'conflict with "kubectl-patch" using v1: .spec.containers\[name="c"\].image' "$WORK/out" ||
+		fail "$mode: patch conflict: $(cat "$WORK/out")"
 
 	# OpenAPI v3 from the same field tables: kubectl explain.
 	k explain pods >"$WORK/out" 2>&1 && grep -q '^KIND: *Pod' "$WORK/out" &&
