@@ -318,6 +318,7 @@ struct opts {
 	bool all_ns, watch;
 	const char *output; /* NULL table, wide, json, yaml */
 	const char *selector;
+	const char *level; /* top --level NAME */
 	const char *files[64];
 	size_t nfiles;
 	const char *args[4];
@@ -373,6 +374,9 @@ static int parse_opts(const struct http *h, int argc, char **argv, struct opts *
 			o->output = v;
 		} else if ((v = value_of(&i, argc, argv, "-l", "--selector"))) {
 			o->selector = v;
+		} else if (strcmp(argv[0], "top") == 0 &&
+			   (v = value_of(&i, argc, argv, "--level", "--level"))) {
+			o->level = v;
 		} else if ((v = value_of(&i, argc, argv, "-f", "--filename"))) {
 			if (o->nfiles >= sizeof(o->files) / sizeof(o->files[0]))
 				return usage_error("too many -f files");
@@ -1484,6 +1488,29 @@ static void print_level(const char *level, json_t *map, const bool *shown)
 	free(keys);
 }
 
+/* top --level NAME: keep only that level (its name, or its label key). */
+static int keep_level(struct ctx *x, const char *name)
+{
+	json_t *k;
+	size_t i;
+
+	json_array_foreach(x->levels, i, k)
+	{
+		const char *key = json_string_value(k);
+		if (strcmp(level_name(key), name) == 0 || strcmp(key, name) == 0) {
+			json_t *only = json_pack("[O]", k);
+			json_decref(x->levels);
+			x->levels = only;
+			return only ? 0 : PODCTL_EXIT_FAILURE;
+		}
+	}
+	fprintf(stderr, "podctl: top --level %s: no such level; the nodes have:", name);
+	json_array_foreach(x->levels, i, k)
+	    fprintf(stderr, " %s", level_name(json_string_value(k)));
+	fputc('\n', stderr);
+	return PODCTL_EXIT_USAGE;
+}
+
 static int cmd_top(struct http *h, int argc, char **argv)
 {
 	struct opts o = {0};
@@ -1497,8 +1524,10 @@ static int cmd_top(struct http *h, int argc, char **argv)
 	if (r)
 		return r;
 	if (o.nargs > 1 || (o.nargs == 1 && strcmp(o.args[0], "nodes") != 0))
-		return usage_error("usage: podctl top [nodes]");
+		return usage_error("usage: podctl top [nodes] [--level LEVEL]");
 	if ((r = load_nodes(&x)) || (r = list_items(h, "Pod", NULL, &pods)))
+		goto out;
+	if (o.level && (r = keep_level(&x, o.level)))
 		goto out;
 	size_t nlev = json_array_size(x.levels);
 	json_t **maps = calloc(nlev + 1, sizeof(*maps));

@@ -89,6 +89,14 @@ grep -q 'c0/n1' "$WORK/out" || fail "wide node topology column"
 expect_rc 0 podctl top
 grep -q '^cube  *c0 ' "$WORK/out" || grep -q '^cube  *(1 more' "$WORK/out" || fail "top has no cube level"
 grep -Eq '^(coords|torus-shape|wraparound) ' "$WORK/out" && fail "top shows per-host geometry labels as levels"
+# --level keeps one level (by name or label key); an unknown one names those there are
+expect_rc 0 podctl top --level cube
+grep -q '^cube ' "$WORK/out" || fail "top --level cube has no cube rows"
+grep -q '^host ' "$WORK/out" && fail "top --level cube shows the host level"
+expect_rc 0 podctl top --level topology.podkernel.dev/cube
+grep -q '^cube ' "$WORK/out" || fail "top --level by label key"
+expect_rc 2 podctl top --level rack
+grep -q 'no such level; the nodes have: cube host' "$WORK/err" || fail "unknown level: $(cat "$WORK/err")"
 expect_rc 0 podctl describe podgroup duo
 grep -Eq '^  (coords|torus-shape|wraparound) ' "$WORK/out" && fail "describe shows geometry labels as levels"
 
