@@ -44,6 +44,7 @@ endif
 # --- libraries: one per source folder -------------------------------------
 # name:folder[:excluded-file]
 LIBDEFS := topo:topology \
+	pkcel:kernel/cel \
 	pkapi:kernel/api \
 	pksched:kernel/sched \
 	pkbuilder:kernel/builder \
@@ -59,20 +60,21 @@ LIBDEFS := topo:topology \
 # What each library needs, most dependent first (static link order): only
 # the libraries whose headers its sources include.
 LIBS_topo        := topo
-LIBS_pkapi       := pkapi topo
-LIBS_pksched     := pksched pkapi topo
-LIBS_pkbuilder   := pkbuilder pkapi topo
-LIBS_pksim       := pksim pksched pkbuilder pkapi topo
-LIBS_pkstore     := pkstore pkbuilder pkapi topo
-LIBS_pkserver    := pkserver pkstore pkbuilder pkapi topo
-LIBS_pkappliance := pkappliance pksim pkstore pksched pkbuilder pkapi topo
-LIBS_pkkube      := pkkube pkapi topo
-LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pksched pkbuilder pkapi topo
-LIBS_pkagent     := pkagent pkapi topo
-LIBS_pkclient    := pkclient pksim pksched pkbuilder pkapi topo
+LIBS_pkcel       := pkcel topo
+LIBS_pkapi       := pkapi pkcel topo
+LIBS_pksched     := pksched pkapi pkcel topo
+LIBS_pkbuilder   := pkbuilder pkapi pkcel topo
+LIBS_pksim       := pksim pksched pkbuilder pkapi pkcel topo
+LIBS_pkstore     := pkstore pkbuilder pkapi pkcel topo
+LIBS_pkserver    := pkserver pkstore pkbuilder pkapi pkcel topo
+LIBS_pkappliance := pkappliance pksim pkstore pksched pkbuilder pkapi pkcel topo
+LIBS_pkkube      := pkkube pkapi pkcel topo
+LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pksched pkbuilder pkapi pkcel topo
+LIBS_pkagent     := pkagent pkapi pkcel topo
+LIBS_pkclient    := pkclient pksim pksched pkbuilder pkapi pkcel topo
 # Everything, for the benchmarks and the fuzz targets.
 LIBS_all         := pkclient pksim pkagent pkattach pkkube pkappliance pkserver pkstore pksched \
-	pkbuilder pkapi topo
+	pkbuilder pkapi pkcel topo
 
 # The packages each library's own sources use (pkg-config names).
 PKGS_topo        := yaml-0.1
@@ -92,6 +94,7 @@ PROG_LIBS_podagent   := pkagent
 # test folder -> the libraries it tests (and their dependencies)
 TESTLIBS_tests/topology        := topo
 TESTLIBS_tests/kernel/api      := pkapi
+TESTLIBS_tests/kernel/cel      := pkcel
 TESTLIBS_tests/kernel/sched    := pksched
 TESTLIBS_tests/kernel/builder  := pkbuilder
 TESTLIBS_tests/kernel/sim      := pksim

@@ -78,4 +78,10 @@ struct pk_priority_class *pk_priority_class_decode_partial(json_t *obj, struct p
 struct pk_group *pk_group_decode_partial(json_t *obj, struct pk_errors *errs);
 struct pk_workload *pk_workload_decode_partial(json_t *obj, struct pk_errors *errs);
 
+/*
+ * The spec and status rules of the resource.k8s.io/v1 kinds (validate_dra.c);
+ * metadata is checked by the caller.
+ */
+void pk_validate_dra(const json_t *obj, enum pk_kind kind, struct pk_errors *errs);
+
 #endif

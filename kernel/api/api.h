@@ -72,6 +72,11 @@ enum pk_kind {
 	PK_KIND_JOB,
 	PK_KIND_JOBSET,
 	PK_KIND_LEASE, /* coordination.k8s.io/v1: node heartbeats, leader election */
+	/* resource.k8s.io/v1: Dynamic Resource Allocation */
+	PK_KIND_DEVICE_CLASS,
+	PK_KIND_RESOURCE_CLAIM,
+	PK_KIND_RESOURCE_CLAIM_TEMPLATE,
+	PK_KIND_RESOURCE_SLICE,
 	_PK_KIND_MAX,
 };
 /* "Pod", "CompositePodGroup", ...; NULL for unknown. */

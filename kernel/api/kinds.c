@@ -31,6 +31,14 @@ const struct pk_type pk_types[] = {
     {"Job", "jobs", GROUP("batch", "v1"), "", true, true, PK_KIND_JOB},
     {"JobSet", "jobsets", GROUP("jobset.x-k8s.io", "v1alpha2"), "js", true, true, PK_KIND_JOBSET},
     {"Lease", "leases", GROUP("coordination.k8s.io", "v1"), "", true, false, PK_KIND_LEASE},
+    {"DeviceClass", "deviceclasses", GROUP("resource.k8s.io", "v1"), "", false, false,
+     PK_KIND_DEVICE_CLASS},
+    {"ResourceClaim", "resourceclaims", GROUP("resource.k8s.io", "v1"), "", true, true,
+     PK_KIND_RESOURCE_CLAIM},
+    {"ResourceClaimTemplate", "resourceclaimtemplates", GROUP("resource.k8s.io", "v1"), "", true,
+     false, PK_KIND_RESOURCE_CLAIM_TEMPLATE},
+    {"ResourceSlice", "resourceslices", GROUP("resource.k8s.io", "v1"), "", false, false,
+     PK_KIND_RESOURCE_SLICE},
     {NULL},
 };
 

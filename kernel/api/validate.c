@@ -661,6 +661,13 @@ int pk_validate(const json_t *obj, struct pk_errors *errs)
 	case PK_KIND_LEASE:
 		validate_lease(copy, e);
 		break;
+	case PK_KIND_DEVICE_CLASS:
+	case PK_KIND_RESOURCE_CLAIM:
+	case PK_KIND_RESOURCE_CLAIM_TEMPLATE:
+	case PK_KIND_RESOURCE_SLICE:
+		validate_other(copy, kind, e);
+		pk_validate_dra(copy, kind, e);
+		break;
 	default:
 		validate_other(copy, kind, e);
 		break;

@@ -86,7 +86,8 @@ START_TEST(test_kind_and_api_version)
 	invalid("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n",
 		"kind: Unsupported value: \"Deployment\": supported values: \"Node\", \"Pod\", "
 		"\"PriorityClass\", \"Workload\", \"PodGroup\", \"CompositePodGroup\", \"Job\", "
-		"\"JobSet\", \"Lease\"");
+		"\"JobSet\", \"Lease\", \"DeviceClass\", \"ResourceClaim\", "
+		"\"ResourceClaimTemplate\", \"ResourceSlice\"");
 	invalid("kind: Pod\nmetadata: {name: a}\n", "apiVersion: Required value");
 	invalid("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\n",
 		"apiVersion: Unsupported value: \"scheduling.k8s.io/v1alpha1\": supported values: "
