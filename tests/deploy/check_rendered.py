@@ -120,6 +120,12 @@ def check_agent(objs, version, board):
           o["metadata"]["name"] == vol[0]["configMap"]["name"]]
     if not cm or cm[0]["data"].get("board.yaml") != open(board).read():
         err("the board ConfigMap does not hold %s" % board)
+    # the agents run only where the board's accelerator is (its PCI vendor)
+    acc = (yaml.safe_load(open(board)).get("spec") or {}).get("accelerator") or {}
+    vendors = {str(acc["vendorId"])} if acc.get("vendorId") else set()
+    want = {"feature.node.kubernetes.io/pci-%s.present" % v: "true" for v in vendors}
+    if not want or spec.get("nodeSelector") != want:
+        err("nodeSelector %s, expected the board's PCI vendor %s" % (spec.get("nodeSelector"), want))
     # RBAC: patch Nodes, manage Leases, nothing else
     cr = find(objs, "ClusterRole", "podagent")
     if cr and [(r["apiGroups"], r["resources"], sorted(r["verbs"])) for r in cr["rules"]] != \
@@ -364,7 +370,8 @@ def check_agent_node_identity(objs, version, board):
     pod_refs(objs, ds)
 
 
-CHECKS = {"agent": check_agent, "agent-node-identity": check_agent_node_identity,
+CHECKS = {"agent": check_agent, "agent-gpu": check_agent, "agent-gb200": check_agent,
+          "agent-node-identity": check_agent_node_identity,
           "appliance": check_appliance, "crds": check_crds,
           "appliance/attach": check_attach}
 

@@ -24,7 +24,10 @@ for k in $(find deploy -name kustomization.yaml | sort); do
 	if ! kubectl kustomize "$dir" > "$WORK/out.yaml" 2> "$WORK/err"; then
 		echo "FAIL: kubectl kustomize $dir"; cat "$WORK/err"; fail=1; continue
 	fi
-	python3 tests/deploy/check_rendered.py "$base" "$VERSION" deploy/agent/board.yaml \
+	# the agent's overlays carry their own family's board
+	board=deploy/agent/board.yaml
+	[ -f "$dir/board.yaml" ] && board="$dir/board.yaml"
+	python3 tests/deploy/check_rendered.py "$base" "$VERSION" "$board" \
 		< "$WORK/out.yaml" || fail=1
 done
 [ "$n" -ge 3 ] || { echo "FAIL: only $n kustomize bases under deploy/"; fail=1; }
@@ -32,5 +35,10 @@ done
 "$PODKERNEL_BIN/podctl" board check deploy/agent/board.yaml > /dev/null || fail=1
 cmp -s deploy/agent/board.yaml boards/tpu-superslice.yaml ||
 	{ echo "FAIL: deploy/agent/board.yaml differs from boards/tpu-superslice.yaml"; fail=1; }
+# one overlay per hardware family, each with its board as shipped in boards/
+for pair in agent-gpu:gpu-cluster agent-gb200:gb200-nvl72; do
+	cmp -s "deploy/${pair%%:*}/board.yaml" "boards/${pair#*:}.yaml" ||
+		{ echo "FAIL: deploy/${pair%%:*}/board.yaml differs from boards/${pair#*:}.yaml"; fail=1; }
+done
 [ $fail = 0 ] && echo "ok"
 exit $fail
