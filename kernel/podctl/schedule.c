@@ -102,6 +102,13 @@ static int load(const char **files, size_t nfiles, size_t max_bytes, json_t *all
 				r == -EFBIG ? "; --max-input-size raises the limit" : "");
 			return podctl_input_exit(r);
 		}
+		/* Namespaces say where objects live; scheduling has no use for them. */
+		for (i = json_array_size(objs); i-- > 0;)
+			if (strcmp(
+				json_string_value(json_object_get(json_array_get(objs, i), "kind"))
+				    ?: "",
+				"Namespace") == 0)
+				json_array_remove(objs, i);
 		json_array_foreach(objs, i, o)
 		{
 			struct pk_errors errs = {0};

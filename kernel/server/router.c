@@ -942,6 +942,29 @@ static int field_validation(const struct call *c, const json_t *body, bool patch
 	return pk_srv_field_validate(c->r->type, mode, body, c->dups, patch, resp);
 }
 
+/*
+ * NamespaceLifecycle admission: content is created only in a namespace that
+ * exists (404 namespaces "NS" not found); a terminating one refuses it in
+ * the store (403).
+ */
+static int namespace_lifecycle(const struct call *c, const json_t *obj, struct pk_response *resp)
+{
+	const char *ns = c->r->ns ? c->r->ns : pk_get_string(obj, "metadata.namespace");
+	json_t *nsobj = NULL;
+
+	if (!c->r->type->namespaced)
+		return 0;
+	if (!ns || !*ns)
+		ns = "default";
+	if (pk_store_get(c->srv->store, "Namespace", NULL, ns, &nsobj) == 0) {
+		json_decref(nsobj);
+		return 0;
+	}
+	pk_srv_respond_status(resp, 404, "NotFound", "namespaces", ns, NULL,
+			      "namespaces \"%s\" not found", ns);
+	return -ENOENT;
+}
+
 static void do_create(const struct call *c, struct pk_response *resp)
 {
 	const struct pk_request *req = c->req;
@@ -950,7 +973,7 @@ static void do_create(const struct call *c, struct pk_response *resp)
 	if (parse_body_dups(req, resp, &obj, c->dups) < 0)
 		return;
 	if (check_body_identity(r, obj, false, resp) < 0 ||
-	    field_validation(c, obj, false, resp) < 0) {
+	    field_validation(c, obj, false, resp) < 0 || namespace_lifecycle(c, obj, resp) < 0) {
 		json_decref(obj);
 		return;
 	}

@@ -490,7 +490,7 @@ static int delete_obj(struct pk_store *st, struct txn *tx, const struct pk_type 
 static bool protected_namespace(const char *name)
 {
 	return strcmp(name, "default") == 0 || strcmp(name, "kube-system") == 0 ||
-	       strcmp(name, "kube-public") == 0;
+	       strcmp(name, "kube-public") == 0 || strcmp(name, "kube-node-lease") == 0;
 }
 
 /* Delete everything in the namespace, then the namespace itself once empty. */

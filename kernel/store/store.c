@@ -138,10 +138,32 @@ static int open_reader(struct pk_store *st, const char *path, char *err, size_t 
 	return 0;
 }
 
+/* Namespaces with content but no Namespace object (stores from before NamespaceLifecycle). */
+static json_t *content_namespaces(struct pk_store *st)
+{
+	json_t *names =
+	    json_pack("[s,s,s,s]", "default", "kube-system", "kube-public", "kube-node-lease");
+	sqlite3_stmt *q;
+
+	if (sqlite3_prepare_v2(st->db, "SELECT DISTINCT ns FROM objects WHERE ns != ''", -1, &q,
+			       NULL) != SQLITE_OK)
+		return names;
+	while (sqlite3_step(q) == SQLITE_ROW)
+		json_array_append_new(names, json_string((const char *)sqlite3_column_text(q, 0)));
+	sqlite3_finalize(q);
+	return names;
+}
+
+/* The four namespaces kube-apiserver starts with, and every namespace in use. */
 static int seed_namespaces(struct pk_store *st)
 {
-	static const char *const names[] = {"default", "kube-system", "kube-public"};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	json_t *all = content_namespaces(st);
+	size_t n = json_array_size(all);
+	const char *names[n ? n : 1];
+
+	for (size_t i = 0; i < n; i++)
+		names[i] = json_string_value(json_array_get(all, i));
+	for (size_t i = 0; i < n; i++) {
 		json_t *old = NULL;
 		if (pk_store_get(st, "Namespace", NULL, names[i], &old) == 0) {
 			json_decref(old);
@@ -152,9 +174,12 @@ static int seed_namespaces(struct pk_store *st)
 			      "metadata", "name", names[i], "status", "phase", "Active");
 		int rc = pk_store_create(st, ns, NULL, NULL);
 		json_decref(ns);
-		if (rc < 0 && rc != -EEXIST)
+		if (rc < 0 && rc != -EEXIST && rc != -EINVAL) {
+			json_decref(all);
 			return rc;
+		}
 	}
+	json_decref(all);
 	return 0;
 }
 

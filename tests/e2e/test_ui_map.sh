@@ -47,6 +47,10 @@ for f in "$PODKERNEL_SRC"/examples/stories/*.yaml; do
 	podctl apply -f "$f" > /dev/null || fail "apply $f"
 done
 cat > "$WORK/gangs.yaml" <<'EOF'
+apiVersion: v1
+kind: Namespace
+metadata: {name: tpu}
+---
 apiVersion: scheduling.k8s.io/v1alpha3
 kind: PodGroup
 metadata:
