@@ -32,6 +32,8 @@
 
 /* gnu11 predefines "linux", a field name of ContainerUser */
 #undef linux
+#include "authentication.pb-c.h"
+#include "authorization.pb-c.h"
 #include "batch.pb-c.h"
 #include "coordination.pb-c.h"
 #include "core.pb-c.h"
@@ -62,6 +64,12 @@ static const struct pk_pb_kind kinds[] = {
     {"scheduling.k8s.io", "CompositePodGroup",
      &k8s__io__api__scheduling__v1alpha3__composite_pod_group__descriptor},
     {"coordination.k8s.io", "Lease", &k8s__io__api__coordination__v1__lease__descriptor},
+    {"authorization.k8s.io", "SelfSubjectAccessReview",
+     &k8s__io__api__authorization__v1__self_subject_access_review__descriptor},
+    {"authorization.k8s.io", "SelfSubjectRulesReview",
+     &k8s__io__api__authorization__v1__self_subject_rules_review__descriptor},
+    {"authentication.k8s.io", "SelfSubjectReview",
+     &k8s__io__api__authentication__v1__self_subject_review__descriptor},
     {"*", "DeleteOptions", &k8s__io__apimachinery__pkg__apis__meta__v1__delete_options__descriptor},
     {"*", "Status", &k8s__io__apimachinery__pkg__apis__meta__v1__status__descriptor},
     {NULL, NULL, NULL},

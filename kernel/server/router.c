@@ -298,6 +298,7 @@ static void tokens_reload(struct pk_server *srv)
 /* Fills who (strings copied into store); returns false when unauthenticated. */
 struct ident_store {
 	char user[256];
+	char uid[256];
 	char groups_buf[64][128];
 	const char *groups[64];
 };
@@ -352,7 +353,8 @@ static bool authenticate(struct pk_server *srv, const struct pk_request *req,
 			is->groups[i] = is->groups_buf[i];
 		}
 		is->groups[n] = "system:authenticated";
-		*who = (struct pk_identity){is->user, is->groups, n + 1, true};
+		snprintf(is->uid, sizeof(is->uid), "%s", t->uid ? t->uid : "");
+		*who = (struct pk_identity){is->user, is->groups, n + 1, true, is->uid};
 	}
 	pthread_mutex_unlock(&srv->auth_lock);
 	return t != NULL;
@@ -1644,6 +1646,8 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 		resp->body_len = text ? strlen(text) : 0;
 		return "metrics";
 	}
+	if (pk_srv_access_handle(req, &who, resp))
+		return "create";
 	struct route r = {0};
 	if (parse_route(req->path, &r) < 0) {
 		route_clear(&r);

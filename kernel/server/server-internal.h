@@ -149,6 +149,9 @@ json_t *pk_srv_openapi_root(void);
 json_t *pk_srv_openapi_gv(const char *group, const char *version);
 
 /* discovery.c */
+/* access.c: SelfSubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview; false: not one. */
+bool pk_srv_access_handle(const struct pk_request *req, const struct pk_identity *who,
+			  struct pk_response *resp);
 bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp);
 /* /openapi/v2: an empty document, protobuf when accepted, else JSON. */
 void pk_srv_discovery_openapi_v2(const char *accept, struct pk_response *resp);

@@ -73,6 +73,7 @@ struct pk_identity {
 	const char *const *groups;
 	size_t ngroups;
 	bool authenticated;
+	const char *uid; /* the token file's uid, or NULL */
 };
 /*
  * May identity do verb ("get", "list", "watch", "create", "update", "patch",
