@@ -547,6 +547,16 @@ static int run_attached(struct options *o, sigset_t *sigs)
 	return 0;
 }
 
+/* The node-lease namespace exists from the start, as kube-node-lease does. */
+static void ensure_namespace(struct pk_store *store, const char *name)
+{
+	json_t *ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+			       "metadata", "name", name);
+
+	pk_store_create(store, ns, NULL, NULL); /* -EEXIST: there already */
+	json_decref(ns);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = {0};
@@ -571,6 +581,8 @@ int main(int argc, char **argv)
 	struct pk_store *store = NULL;
 	struct pk_server *srv = NULL;
 	rc = pk_store_open(o.data_dir, &store, err, sizeof(err));
+	if (rc == 0 && o.lease_ns)
+		ensure_namespace(store, o.lease_ns);
 	if (rc == 0)
 		rc = pk_server_new(store, &o.cfg, &srv, err, sizeof(err));
 	if (rc == -EINVAL) {

@@ -78,6 +78,10 @@ sed -i "s|token: wrong-token|tokenFile: admin.token|" "$KC"
 expect_rc 0 "$BIN/podctl" --kubeconfig "$KC" get nodes
 expect_rc 0 "$BIN/podctl" --kubeconfig "$KC" apply -f - <<'EOF'
 apiVersion: v1
+kind: Namespace
+metadata: {name: kc-ns}
+---
+apiVersion: v1
 kind: Pod
 metadata: {name: in-context-ns}
 spec: {containers: [{name: c, image: x}]}
