@@ -450,7 +450,7 @@ static json_t *apply_once(struct apply *a)
 	json_t *e;
 	json_array_foreach(a->managed, i, e) if (same_manager(e, a->manager, "Apply")) prev =
 	    json_object_get(e, "fieldsV1");
-	prev = json_deep_copy(prev ? prev : json_object());
+	prev = prev ? json_deep_copy(prev) : json_object();
 	a->depth = 0;
 	walk_conflicts(a, next);
 	if (json_array_size(a->conflicts)) {
