@@ -46,6 +46,7 @@ endif
 LIBDEFS := topo:topology \
 	pkcel:kernel/cel \
 	pkapi:kernel/api \
+	pkdra:kernel/dra \
 	pksched:kernel/sched \
 	pkbuilder:kernel/builder \
 	pksim:kernel/sim \
@@ -62,6 +63,7 @@ LIBDEFS := topo:topology \
 LIBS_topo        := topo
 LIBS_pkcel       := pkcel topo
 LIBS_pkapi       := pkapi pkcel topo
+LIBS_pkdra       := pkdra pkapi pkcel topo
 LIBS_pksched     := pksched pkapi pkcel topo
 LIBS_pkbuilder   := pkbuilder pkapi pkcel topo
 LIBS_pksim       := pksim pksched pkbuilder pkapi pkcel topo
@@ -74,7 +76,7 @@ LIBS_pkagent     := pkagent pkapi pkcel topo
 LIBS_pkclient    := pkclient pksim pksched pkbuilder pkapi pkcel topo
 # Everything, for the benchmarks and the fuzz targets.
 LIBS_all         := pkclient pksim pkagent pkattach pkkube pkappliance pkserver pkstore pksched \
-	pkbuilder pkapi pkcel topo
+	pkbuilder pkdra pkapi pkcel topo
 
 # The packages each library's own sources use (pkg-config names).
 PKGS_topo        := yaml-0.1
@@ -95,6 +97,7 @@ PROG_LIBS_podagent   := pkagent
 TESTLIBS_tests/topology        := topo
 TESTLIBS_tests/kernel/api      := pkapi
 TESTLIBS_tests/kernel/cel      := pkcel
+TESTLIBS_tests/kernel/dra      := pkdra
 TESTLIBS_tests/kernel/sched    := pksched
 TESTLIBS_tests/kernel/builder  := pkbuilder
 TESTLIBS_tests/kernel/sim      := pksim

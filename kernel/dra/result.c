@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * result.c — what an allocation is once found: its devices marked in use or
+ * freed, its status.allocation as the API writes it, and the node selectors
+ * (core/v1 NodeSelector: terms ORed, requirements of a term ANDed; In,
+ * NotIn, Exists, DoesNotExist, Gt, Lt; matchFields on metadata.name) that
+ * decide which nodes see a slice's devices and which nodes an allocation's
+ * users may run on.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/dra/dra-internal.h"
+
+void dra_allocation_clear(struct dra_allocation *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nresults; i++) {
+		free(a->results[i].request);
+		free(a->results[i].driver);
+		free(a->results[i].pool);
+		free(a->results[i].device);
+	}
+	free(a->results);
+	free(a->node_name);
+	json_decref(a->node_selector);
+	*a = (struct dra_allocation){0};
+}
+
+static char *key_of(const struct dra_result *r)
+{
+	char *k = NULL;
+
+	return asprintf(&k, "%s/%s/%s", r->driver, r->pool, r->device) < 0 ? NULL : k;
+}
+
+int dra_commit(struct dra_state *st, const struct dra_allocation *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->nresults; i++) {
+		char *k = key_of(&a->results[i]);
+		int busy;
+
+		if (!k)
+			goto undo;
+		busy = json_object_get(st->used, k) != NULL;
+		if (busy || json_object_set_new(st->used, k, json_true()) < 0) {
+			free(k);
+			if (busy) {
+				dra_release_n(st, a, i);
+				return -EBUSY;
+			}
+			goto undo;
+		}
+		free(k);
+	}
+	return 0;
+undo:
+	dra_release_n(st, a, i);
+	return -ENOMEM;
+}
+
+void dra_release_n(struct dra_state *st, const struct dra_allocation *a, size_t n)
+{
+	for (size_t i = 0; i < n && i < a->nresults; i++) {
+		char *k = key_of(&a->results[i]);
+
+		if (k)
+			json_object_del(st->used, k);
+		free(k);
+	}
+}
+
+void dra_release(struct dra_state *st, const struct dra_allocation *a)
+{
+	dra_release_n(st, a, a->nresults);
+}
+
+json_t *dra_allocation_json(const struct dra_allocation *a)
+{
+	json_t *results = json_array(), *out;
+	json_t *sel = a->node_selector ? json_incref(a->node_selector) : NULL;
+
+	for (size_t i = 0; results && i < a->nresults; i++)
+		json_array_append_new(
+		    results, json_pack("{s:s, s:s, s:s, s:s}", "request", a->results[i].request,
+				       "driver", a->results[i].driver, "pool", a->results[i].pool,
+				       "device", a->results[i].device));
+	if (!sel && a->node_name)
+		sel = json_pack("{s:[{s:[{s:s, s:s, s:[s]}]}]}", "nodeSelectorTerms", "matchFields",
+				"key", "metadata.name", "operator", "In", "values", a->node_name);
+	out = json_pack("{s:{s:o}}", "devices", "results", results);
+	if (out && sel)
+		json_object_set_new(out, "nodeSelector", sel);
+	else
+		json_decref(sel);
+	return out;
+}
+
+static const char *label(const struct dra_node *n, const char *key)
+{
+	for (size_t i = 0; i < n->nlabels; i++)
+		if (strcmp(n->labels[i].key, key) == 0)
+			return n->labels[i].value;
+	return NULL;
+}
+
+static bool requirement(const json_t *req, const char *v)
+{
+	const char *op = pk_get_string(req, "operator");
+	json_t *vals = json_object_get(req, "values"), *x;
+	bool in = false;
+	size_t i;
+	char *end;
+
+	if (!op)
+		return false;
+	json_array_foreach(vals, i, x) in =
+	    in || (v && json_string_value(x) && strcmp(v, json_string_value(x)) == 0);
+	if (strcmp(op, "In") == 0)
+		return in;
+	if (strcmp(op, "NotIn") == 0)
+		return !in;
+	if (strcmp(op, "Exists") == 0)
+		return v != NULL;
+	if (strcmp(op, "DoesNotExist") == 0)
+		return v == NULL;
+	if ((strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0) && v && json_array_size(vals) == 1) {
+		long long a = strtoll(v, &end, 10), b;
+
+		if (*end)
+			return false;
+		b = strtoll(json_string_value(json_array_get(vals, 0)) ?: "x", &end, 10);
+		if (*end)
+			return false;
+		return op[0] == 'G' ? a > b : a < b;
+	}
+	return false;
+}
+
+static bool term_matches(const json_t *term, const struct dra_node *node)
+{
+	json_t *exprs = json_object_get(term, "matchExpressions");
+	json_t *fields = json_object_get(term, "matchFields"), *r;
+	size_t i;
+
+	if (json_array_size(exprs) + json_array_size(fields) == 0)
+		return false; /* an empty term matches nothing, as upstream */
+	json_array_foreach(exprs, i, r) if (!requirement(r, label(node, pk_get_string(r, "key")
+									    ?: ""))) return false;
+	json_array_foreach(fields, i, r)
+	{
+		const char *k = pk_get_string(r, "key");
+
+		if (!k || strcmp(k, "metadata.name") != 0 || !requirement(r, node->name))
+			return false;
+	}
+	return true;
+}
+
+bool dra_node_selector_match(const json_t *sel, const struct dra_node *node)
+{
+	json_t *terms = json_object_get(sel, "nodeSelectorTerms"), *t;
+	size_t i;
+
+	json_array_foreach(terms, i, t) if (term_matches(t, node)) return true;
+	return false;
+}

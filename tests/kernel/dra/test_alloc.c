@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_alloc.c — the structured-parameters allocator (kernel/dra): devices
+ * per node, per node selector and for all nodes; pools and generations;
+ * exactly (ExactCount, All) and firstAvailable requests; matchAttribute;
+ * devices never allocated twice; the messages of each failure; fields not
+ * implemented refused by path.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/dra/dra.h"
+
+/* clang-format off */
+static const char *const objects =
+	"apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
+	"spec:\n  selectors:\n  - cel: {expression: 'device.driver == \"gpu.example.com\" && "
+	"device.attributes[\"gpu.example.com\"].type == \"gpu\"'}\n"
+	"---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: channel}\n"
+	"spec:\n  selectors:\n  - cel: {expression: 'device.driver == \"compute-domain.nvidia.com\"'}\n"
+	"---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: broken}\n"
+	"spec:\n  selectors:\n  - cel: {expression: 'device.attributes[\"gpu.example.com\"].color == \"red\"'}\n"
+	"---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: n1-gpu}\n"
+	"spec:\n  driver: gpu.example.com\n  nodeName: n1\n"
+	"  pool: {name: n1, generation: 0, resourceSliceCount: 1}\n  devices:\n"
+	"  - {name: gpu-0, attributes: {type: {string: gpu}, index: {int: 0}, resource.kubernetes.io/pcieRoot: {string: a}}}\n"
+	"  - {name: gpu-1, attributes: {type: {string: gpu}, index: {int: 1}, resource.kubernetes.io/pcieRoot: {string: b}}}\n"
+	"  - {name: gpu-2, attributes: {type: {string: gpu}, index: {int: 2}, resource.kubernetes.io/pcieRoot: {string: b}}}\n"
+	"  - {name: nic-0, attributes: {type: {string: nic}}}\n"
+	"---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: rack-r0}\n"
+	"spec:\n  driver: compute-domain.nvidia.com\n"
+	"  nodeSelector: {nodeSelectorTerms: [{matchExpressions: [{key: rack, operator: In, values: [r0]}]}]}\n"
+	"  pool: {name: r0, generation: 0, resourceSliceCount: 1}\n  devices: [{name: channel-0}]\n";
+/* clang-format on */
+
+static struct dra_state *st;
+static const struct pk_kv r0[] = {{"rack", "r0"}}, r1[] = {{"rack", "r1"}};
+static const struct dra_node n1 = {"n1", r0, 1}, n2 = {"n2", r1, 1};
+
+static json_t *parse(const char *yaml)
+{
+	char err[256];
+	json_t *objs = NULL;
+
+	ck_assert_msg(pk_read_buffer("t", yaml, strlen(yaml), &objs, err, sizeof(err)) == 0, "%s",
+		      err);
+	return objs;
+}
+
+static void setup(void)
+{
+	json_t *objs = parse(objects), *o;
+	size_t i;
+
+	ck_assert_int_eq(dra_state_new(&st), 0);
+	json_array_foreach(objs, i, o) ck_assert_int_eq(dra_state_set(st, o), 0);
+	json_decref(objs);
+}
+
+static void teardown(void)
+{
+	dra_state_free(st);
+}
+
+/* Allocate a claim spec given as YAML; returns the code, why in why. */
+static int alloc(const char *spec, const struct dra_node *node, struct dra_allocation *a, char *why)
+{
+	json_t *objs = parse(spec);
+	int r = dra_allocate(st, json_array_get(objs, 0), node, a, why, 512);
+
+	json_decref(objs);
+	return r;
+}
+
+#define ONE_GPU "devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]}\n"
+
+START_TEST(test_node_local_never_twice)
+{
+	struct dra_allocation a[4] = {0};
+	char why[512];
+
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(alloc(ONE_GPU, &n1, &a[i], why), 0);
+		ck_assert_uint_eq(a[i].nresults, 1);
+		ck_assert_str_eq(a[i].node_name, "n1");
+		ck_assert_int_eq(dra_commit(st, &a[i]), 0);
+		ck_assert_int_eq(dra_commit(st, &a[i]), -EBUSY);
+	}
+	ck_assert_str_eq(a[0].results[0].device, "gpu-0");
+	ck_assert_str_eq(a[2].results[0].device, "gpu-2");
+	ck_assert_int_eq(alloc(ONE_GPU, &n1, &a[3], why), -ENOSPC);
+	ck_assert_str_eq(why, "request gpu: devices taken: 3 of class gpu.example.com match on "
+			      "node n1, 0 free, 1 wanted");
+	ck_assert_int_eq(alloc(ONE_GPU, &n2, &a[3], why), -ENOSPC);
+	ck_assert_str_eq(why, "request gpu: no device of class gpu.example.com matches on node n2");
+	dra_release(st, &a[1]);
+	ck_assert_int_eq(alloc(ONE_GPU, &n1, &a[3], why), 0);
+	ck_assert_str_eq(a[3].results[0].device, "gpu-1");
+	for (int i = 0; i < 4; i++)
+		dra_allocation_clear(&a[i]);
+}
+END_TEST
+
+START_TEST(test_node_selector_slice)
+{
+	struct dra_allocation a = {0};
+	char why[512];
+	json_t *j;
+
+	ck_assert_int_eq(
+	    alloc("devices: {requests: [{name: ch, exactly: {deviceClassName: channel}}]}\n", &n1,
+		  &a, why),
+	    0);
+	ck_assert_ptr_null(a.node_name);
+	ck_assert_ptr_nonnull(a.node_selector);
+	ck_assert(dra_node_selector_match(a.node_selector, &n1));
+	ck_assert(!dra_node_selector_match(a.node_selector, &n2));
+	j = dra_allocation_json(&a);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_array_get(json_object_get(json_object_get(j, "devices"), "results"), 0),
+		"device")),
+	    "channel-0");
+	ck_assert_ptr_nonnull(json_object_get(j, "nodeSelector"));
+	json_decref(j);
+	dra_allocation_clear(&a);
+	ck_assert_int_eq(
+	    alloc("devices: {requests: [{name: ch, exactly: {deviceClassName: channel}}]}\n", &n2,
+		  &a, why),
+	    -ENOSPC);
+}
+END_TEST
+
+START_TEST(test_match_attribute)
+{
+	struct dra_allocation a = {0};
+	char why[512];
+	const char *two = "devices:\n  requests: [{name: g, exactly: {deviceClassName: "
+			  "gpu.example.com, count: 2}}]\n"
+			  "  constraints: [{matchAttribute: resource.kubernetes.io/pcieRoot}]\n";
+
+	ck_assert_int_eq(alloc(two, &n1, &a, why), 0);
+	ck_assert_uint_eq(a.nresults, 2);
+	ck_assert_str_eq(a.results[0].device, "gpu-1"); /* gpu-0 is alone on root a */
+	ck_assert_str_eq(a.results[1].device, "gpu-2");
+	ck_assert_int_eq(dra_commit(st, &a), 0);
+	dra_allocation_clear(&a);
+	ck_assert_int_eq(
+	    alloc("devices:\n  requests: [{name: g, exactly: {deviceClassName: gpu.example.com}},"
+		  " {name: h, exactly: {deviceClassName: gpu.example.com}}]\n"
+		  "  constraints: [{requests: [g, h], matchAttribute: "
+		  "resource.kubernetes.io/pcieRoot}]\n",
+		  &n1, &a, why),
+	    -ENOSPC);
+	ck_assert_msg(strstr(why, "constraint") != NULL, "%s", why);
+}
+END_TEST
+
+START_TEST(test_first_available_and_all)
+{
+	struct dra_allocation a = {0}, b = {0};
+	char why[512];
+
+	ck_assert_int_eq(alloc("devices: {requests: [{name: g, firstAvailable: ["
+			       "{name: four, deviceClassName: gpu.example.com, count: 4},"
+			       "{name: two, deviceClassName: gpu.example.com, count: 2}]}]}\n",
+			       &n1, &a, why),
+			 0);
+	ck_assert_uint_eq(a.nresults, 2);
+	ck_assert_str_eq(a.results[0].request, "g/two");
+	ck_assert_int_eq(dra_commit(st, &a), 0);
+	/* All: every matching device, and one is in use */
+	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
+			       "gpu.example.com, allocationMode: All}}]}\n",
+			       &n1, &b, why),
+			 -ENOSPC);
+	ck_assert_msg(strstr(why, "devices taken") != NULL, "%s", why);
+	dra_release(st, &a);
+	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
+			       "gpu.example.com, allocationMode: All}}]}\n",
+			       &n1, &b, why),
+			 0);
+	ck_assert_uint_eq(b.nresults, 3);
+	dra_allocation_clear(&a);
+	dra_allocation_clear(&b);
+}
+END_TEST
+
+START_TEST(test_refusals)
+{
+	struct dra_allocation a = {0};
+	char why[512];
+
+	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
+			       "gpu.example.com, adminAccess: true}}]}\n",
+			       &n1, &a, why),
+			 -EOPNOTSUPP);
+	ck_assert_str_eq(why, "spec.devices.requests[0].exactly.adminAccess: admin access is not "
+			      "implemented by this scheduler");
+	ck_assert_int_eq(
+	    alloc("devices: {requests: [{name: g, exactly: {deviceClassName: tpu}}]}\n", &n1, &a,
+		  why),
+	    -ENOENT);
+	ck_assert_str_eq(why, "request g: DeviceClass \"tpu\" not found");
+	ck_assert_int_eq(
+	    alloc("devices: {requests: [{name: g, exactly: {deviceClassName: gpu.example.com,"
+		  " selectors: [{cel: {expression: 'size(device.driver) > 1'}}]}}]}\n",
+		  &n1, &a, why),
+	    -EINVAL);
+	ck_assert_str_eq(why,
+			 "spec.devices.requests[0].exactly.selectors[0].cel.expression: column 1: "
+			 "function 'size' is outside the supported CEL subset (expression: "
+			 "size(device.driver) > 1)");
+	/* a selector that fails at evaluation is an error, never a match */
+	ck_assert_int_eq(
+	    alloc("devices: {requests: [{name: g, exactly: {deviceClassName: broken}}]}\n", &n1, &a,
+		  why),
+	    -EINVAL);
+	ck_assert_msg(
+	    strstr(why, "DeviceClass broken: spec.selectors[0]: column 38: no such key: color") ==
+		why,
+	    "%s", why);
+}
+END_TEST
+
+START_TEST(test_pool_generations)
+{
+	json_t *objs = parse(
+	    "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: n1-gpu-a}\n"
+	    "spec: {driver: gpu.example.com, nodeName: n1, pool: {name: n1, generation: 1, "
+	    "resourceSliceCount: 2},"
+	    " devices: [{name: gpu-7, attributes: {type: {string: gpu}}}]}\n"
+	    "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: n1-gpu-b}\n"
+	    "spec: {driver: gpu.example.com, nodeName: n1, pool: {name: n1, generation: 1, "
+	    "resourceSliceCount: 2},"
+	    " devices: [{name: gpu-8, attributes: {type: {string: gpu}}}]}\n");
+	struct dra_allocation a = {0};
+	char why[512];
+
+	ck_assert_uint_eq(dra_device_count(st), 5);
+	/* generation 1 is newer but incomplete: the pool offers nothing */
+	ck_assert_int_eq(dra_state_set(st, json_array_get(objs, 0)), 0);
+	ck_assert_uint_eq(dra_device_count(st), 1); /* the rack's channel only */
+	ck_assert_int_eq(alloc(ONE_GPU, &n1, &a, why), -ENOSPC);
+	/* complete: generation 1 replaces generation 0 */
+	ck_assert_int_eq(dra_state_set(st, json_array_get(objs, 1)), 0);
+	ck_assert_uint_eq(dra_device_count(st), 3);
+	ck_assert_int_eq(alloc(ONE_GPU, &n1, &a, why), 0);
+	ck_assert_str_eq(a.results[0].device, "gpu-7");
+	dra_allocation_clear(&a);
+	ck_assert_int_eq(dra_state_remove(st, PK_KIND_RESOURCE_SLICE, "n1-gpu-b"), 0);
+	ck_assert_uint_eq(dra_device_count(st), 1);
+	json_decref(objs);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("dra");
+	TCase *tc = tcase_create("alloc");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_node_local_never_twice);
+	tcase_add_test(tc, test_node_selector_slice);
+	tcase_add_test(tc, test_match_attribute);
+	tcase_add_test(tc, test_first_available_and_all);
+	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_pool_generations);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
