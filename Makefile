@@ -84,7 +84,7 @@ PKGS_pkapi       := jansson yaml-0.1
 PKGS_pkstore     := sqlite3
 PKGS_pkserver    := libmicrohttpd gnutls libprotobuf-c
 PKGS_pkclient    := libcurl
-PKGS_pkagent     := libcurl hwloc libudev libnl-3.0 libnl-route-3.0 libnl-genl-3.0
+PKGS_pkagent     := libcurl hwloc libudev libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libmicrohttpd
 PKGS_pkkube      := libcurl
 PKGS_pkattach    := libmicrohttpd gnutls
 

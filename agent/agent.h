@@ -364,6 +364,18 @@ json_t *agent_merge_patch(const json_t *node, const json_t *owned_before);
 json_t *agent_status_patch(const json_t *node, const json_t *server_node);
 
 /* ---- daemon ---------------------------------------------------------------- */
+/*
+ * health.c: GET /healthz (and /livez) on --health-listen ADDR:PORT, 200 while
+ * the daemon's last discovery cycle ended within three intervals, 503 with the age otherwise.
+ */
+struct agent_health;
+int agent_health_start(const char *listen, int interval_s, struct agent_health **ret, char *err,
+		       size_t errlen);
+uint16_t agent_health_port(const struct agent_health *h);
+/* The loop finished a cycle (thread-safe). */
+void agent_health_cycle_done(struct agent_health *h);
+void agent_health_stop(struct agent_health *h); /* accepts NULL */
+
 struct agent_daemon_config {
 	struct agent_config agent;
 	int interval_s;	 /* periodic republish */
@@ -372,6 +384,7 @@ struct agent_daemon_config {
 	int nfd_ttl_s;
 	struct agent_publisher *publisher; /* may be NULL */
 	bool lease;			   /* renew the node's Lease every cycle (daemon only) */
+	struct agent_health *health;	   /* told after every cycle; may be NULL */
 	/* called after each cycle (r NULL when discovery failed; err says why) */
 	void (*on_report)(const struct agent_report *r, int publish_rc, const char *err, void *arg);
 	/* messages of the loop itself (a watch that could not start, ...) */

@@ -81,10 +81,12 @@ static void run_cycle(const struct agent_daemon_config *cfg)
 
 	renew_lease(cfg);
 	if (agent_cycle(cfg, &r, &prc, err, sizeof(err)) < 0) {
+		agent_health_cycle_done(cfg->health);
 		if (cfg->on_report)
 			cfg->on_report(NULL, 0, err, cfg->arg);
 		return;
 	}
+	agent_health_cycle_done(cfg->health);
 	if (cfg->on_report)
 		cfg->on_report(&r, prc, err, cfg->arg);
 	agent_report_clear(&r);

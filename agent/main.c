@@ -64,6 +64,8 @@ static void usage(FILE *f)
 	      "  --backoff-max-ms MS   (default 8000)\n"
 	      "Daemon:\n"
 	      "  --interval SECONDS    Lease renewal and discovery period (default 10)\n"
+	      "  --health-listen ADDR:PORT  serve GET /healthz (daemon): 200 while discovery\n"
+	      "                        cycles finish, 503 after three intervals without one\n"
 	      "  --debounce-ms MS      quiet time after hotplug or link events (default 1000)\n"
 	      "\n"
 	      "Exit: 0 ok, 2 bad usage or input, 1 other failure (e.g. publishing failed).\n",
@@ -77,6 +79,7 @@ struct options {
 	const char *output;
 	bool once, in_cluster;
 	const char *kubeconfig, *context;
+	const char *health_listen;	  /* --health-listen ADDR:PORT */
 	struct pk_kube_credentials creds; /* from --kubeconfig */
 	char node_name[TOPO_DNS_SUBDOMAIN_MAX + 1];
 	char *last_warnings;
@@ -150,6 +153,7 @@ enum {
 	OPT_COMPAT,
 	OPT_KUBECONFIG,
 	OPT_CONTEXT,
+	OPT_HEALTH,
 };
 
 static const struct option long_opts[] = {
@@ -180,6 +184,7 @@ static const struct option long_opts[] = {
     {"compatible-labels", required_argument, NULL, OPT_COMPAT},
     {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
     {"context", required_argument, NULL, OPT_CONTEXT},
+    {"health-listen", required_argument, NULL, OPT_HEALTH},
     {"retries", required_argument, NULL, OPT_RETRIES},
     {"backoff-ms", required_argument, NULL, OPT_BACKOFF},
     {"backoff-max-ms", required_argument, NULL, OPT_BACKOFF_MAX},
@@ -350,6 +355,9 @@ static int parse_one(int c, struct options *o, const char **node_name)
 	case OPT_CONTEXT:
 		o->context = optarg;
 		break;
+	case OPT_HEALTH:
+		o->health_listen = optarg;
+		break;
 	case OPT_INTERVAL:
 		r = num_opt("--interval", 1, 86400, &v);
 		o->d.interval_s = (int)v;
@@ -373,6 +381,10 @@ static int check_args(int argc, char **argv, const struct options *o)
 	}
 	if (o->output && strcmp(o->output, "json") != 0 && strcmp(o->output, "yaml") != 0) {
 		fprintf(stderr, "podagent: -o: expected json or yaml, got \"%s\"\n", o->output);
+		return -EINVAL;
+	}
+	if (o->health_listen && o->once) {
+		fprintf(stderr, "podagent: --health-listen is for the daemon, not --once\n");
 		return -EINVAL;
 	}
 	if (o->output && !o->once) {
@@ -483,6 +495,32 @@ static int run_once(struct options *o)
 	}
 	agent_report_clear(&r);
 	return prc < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+/* The daemon, with its health listener when asked for. */
+static int run_daemon(struct options *o)
+{
+	char err[256];
+	int r;
+
+	if (o->health_listen) {
+		r = agent_health_start(o->health_listen, o->d.interval_s, &o->d.health, err,
+				       sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "podagent: %s\n", err);
+			return r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		}
+		fprintf(stderr, "podagent: serving health on %s (port %u)\n", o->health_listen,
+			(unsigned)agent_health_port(o->d.health));
+	}
+	r = agent_daemon_run(&o->d);
+	agent_health_stop(o->d.health);
+	o->d.health = NULL;
+	if (r < 0) {
+		fprintf(stderr, "podagent: event loop: %s\n", strerror(-r));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
 }
 
 /* --kubeconfig: the context's server and credentials (command-line ones win). */
@@ -596,11 +634,7 @@ int main(int argc, char **argv)
 	if (rc == EXIT_OK && o.once) {
 		rc = run_once(&o);
 	} else if (rc == EXIT_OK) {
-		r = agent_daemon_run(&o.d);
-		if (r < 0) {
-			fprintf(stderr, "podagent: event loop: %s\n", strerror(-r));
-			rc = EXIT_FAIL;
-		}
+		rc = run_daemon(&o);
 	}
 	agent_publisher_free(o.d.publisher);
 	pk_kube_credentials_clear(&o.creds);

@@ -89,6 +89,16 @@ def find(objs, kind, name):
     return got[0]
 
 
+def agent_probe(c):
+    """A liveness probe on the agent's loopback health port (hostNetwork)."""
+    args = c.get("args", [])
+    hl = [a.split("=", 1)[1] for a in args if a.startswith("--health-listen=")]
+    probe = (c.get("livenessProbe") or {}).get("httpGet") or {}
+    if not hl or not hl[0].startswith("127.0.0.1:") or probe.get("host") != "127.0.0.1" or \
+            str(probe.get("port")) != hl[0].split(":")[1] or probe.get("path") != "/healthz":
+        err("no liveness probe on the agent's loopback /healthz: %s %s" % (hl, probe))
+
+
 def check_agent(objs, version, board):
     ds = find(objs, "DaemonSet", "podagent")
     if not ds:
@@ -113,6 +123,7 @@ def check_agent(objs, version, board):
         err("the agent's Leases must live outside kube-node-lease: %s" % args)
     if "--register-node" in args:
         err("the DaemonSet must not register Nodes")
+    agent_probe(c)
     pod_refs(objs, ds)
     # the board ConfigMap holds the board file
     vol = [v for v in spec["volumes"] if "configMap" in v]
@@ -359,6 +370,7 @@ def check_agent_node_identity(objs, version, board):
             err("node identity: %s missing from %s" % (want, args))
     if "--in-cluster" in args or spec.get("automountServiceAccountToken") is not False:
         err("node identity: the service account's token must not be used")
+    agent_probe(spec["containers"][0])
     mounts = {m["mountPath"]: m for m in spec["containers"][0]["volumeMounts"]}
     for path in ("/etc/kubernetes/kubelet.conf", "/var/lib/kubelet/pki"):
         if not mounts.get(path, {}).get("readOnly"):
