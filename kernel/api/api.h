@@ -174,6 +174,23 @@ static inline uint64_t pk_fnv1a_byte(uint64_t h, unsigned char c)
 /* Fold the bytes of s, up to its NUL, into h; start from PK_FNV1A_INIT. */
 uint64_t pk_fnv1a(uint64_t h, const char *s);
 
+/*
+ * A stored object row (kernel/store's SQLite table, read back by `podctl
+ * store check`): its checksum covers the key, the resourceVersion and the
+ * body, so a flipped byte anywhere in them is found on read.
+ */
+uint64_t pk_row_sum(const char *kind, const char *ns, const char *name, int64_t rv,
+		    const char *body, size_t len);
+/*
+ * Check one row: the checksum (when has_sum; rows written before checksums
+ * have none), a resourceVersion in 1..counter, and a body that is a JSON
+ * object of that kind, name and namespace whose metadata.resourceVersion is
+ * the row's.  0, or -EBADMSG with what is wrong in why.
+ */
+int pk_row_verify(const char *kind, const char *ns, const char *name, int64_t rv, const char *body,
+		  size_t len, bool has_sum, uint64_t sum, uint64_t counter, char *why,
+		  size_t whylen);
+
 /* ---- small helpers on trees ------------------------------------------------ */
 /*
  * Value at a dotted path ("spec.schedulingGroup.podGroupName"), or NULL.  List

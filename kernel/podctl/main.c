@@ -24,6 +24,7 @@ static void usage(FILE *f)
 	      "  (each also takes --max-input-size SIZE: the largest input file, default 256Mi)\n"
 	      "Boards:\n"
 	      "  board check|show|nodes|verify|occupancy ...\n"
+	      "  store check FILE                   a podkerneld store's integrity (podkernel.db)\n"
 	      "Appliance client (podkerneld):\n"
 	      "  apply -f FILE | get KIND [NAME] | delete KIND NAME | describe KIND NAME\n"
 	      "  top [--level LEVEL]                requests against allocatable per domain\n"
@@ -141,6 +142,8 @@ int main(int argc, char **argv)
 		return podctl_board(argc, argv);
 	if (strcmp(argv[0], "completion") == 0)
 		return podctl_completion(argc, argv);
+	if (strcmp(argv[0], "store") == 0)
+		return podctl_store(argc, argv);
 	if (strcmp(argv[0], "help") == 0) {
 		usage(stdout);
 		return PODCTL_EXIT_OK;

@@ -102,6 +102,8 @@ int podctl_map(const struct podctl_globals *g, int argc, char **argv);
 int podctl_board(int argc, char **argv);
 /* podctl completion bash|zsh: the shell completion script on stdout. */
 int podctl_completion(int argc, char **argv);
+/* store check FILE: a podkerneld store's integrity (store_check.c). */
+int podctl_store(int argc, char **argv);
 /* `podctl board occupancy` (board_occupancy.c): argv[0] is "occupancy". */
 int podctl_board_occupancy(int argc, char **argv);
 void podctl_board_occupancy_usage(FILE *f);

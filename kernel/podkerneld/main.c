@@ -7,6 +7,7 @@
  * (kernel/attach/): no store, no API, the cluster's pods are scheduled.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,7 +29,8 @@ static void usage(FILE *f)
 	    "                  [--tls-cert-file FILE --tls-private-key-file FILE]\n"
 	    "                  [--insecure-allow-non-loopback] [--insecure-allow-anonymous-admin]\n"
 	    "                  [--simulate-board FILE] [-v LEVEL] [--write-kubeconfig FILE]\n"
-	    "                  [--no-scheduling] [--sim-lifecycle] [--sim-start-delay S]\n"
+	    "                  [--no-scheduling] [--allow-damaged-store]\n"
+	    "                  [--sim-lifecycle] [--sim-start-delay S]\n"
 	    "                  [--sim-failure-rate P] [--sim-seed N] [--sim-node-loss T:NODE,...]\n"
 	    "       podkerneld (--kubeconfig FILE [--context NAME] | --in-cluster)\n"
 	    "                  [--scheduler-name NAME] [--workload-api GROUP/VERSION]\n"
@@ -58,6 +60,8 @@ static void usage(FILE *f)
 	    "  --node-lease-namespace NS   where node heartbeat Leases live (kube-node-lease)\n"
 	    "  --write-kubeconfig FILE     once serving, write a kubeconfig for the first\n"
 	    "                              system:masters token (server URL, TLS certificate)\n"
+	    "  --allow-damaged-store       start even when rows fail their checksum: set them\n"
+	    "                              aside (table damaged_objects), serve the rest\n"
 	    "  --no-scheduling             serve the API and store only (no scheduling loop,\n"
 	    "                              no controllers): a stand-in kube-apiserver\n"
 	    "\nConnections (both modes; README, \"Reliability\"):\n"
@@ -133,6 +137,7 @@ enum {
 	O_SIM_FAILURE_RATE,
 	O_SIM_SEED,
 	O_SIM_NODE_LOSS,
+	O_ALLOW_DAMAGED,
 };
 
 struct options {
@@ -142,7 +147,8 @@ struct options {
 	const char *write_kubeconfig;
 	const char *lease_ns;
 	bool no_scheduling;
-	bool attach; /* --kubeconfig or --in-cluster */
+	bool allow_damaged; /* --allow-damaged-store */
+	bool attach;	    /* --kubeconfig or --in-cluster */
 	struct pk_attach_config acfg;
 	struct { /* --sim-*: the simulated pod lifecycle */
 		bool on;
@@ -310,6 +316,7 @@ static const struct option longopts[] = {
     {"node-lease-namespace", required_argument, NULL, O_LEASE_NS},
     {"client-ca-file", required_argument, NULL, O_CLIENT_CA},
     {"no-scheduling", no_argument, NULL, O_NO_SCHED},
+    {"allow-damaged-store", no_argument, NULL, O_ALLOW_DAMAGED},
     {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
     {"context", required_argument, NULL, O_CONTEXT},
     {"in-cluster", no_argument, NULL, O_IN_CLUSTER},
@@ -339,6 +346,41 @@ static const struct option longopts[] = {
 };
 
 /* 0 ok, 1 exit 0 (help/version), -EINVAL bad usage. */
+/* The flags of the listener, attach mode, the simulation and the store; 1: none of them. */
+static void damage_line(void *arg, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "podkerneld: store: %s\n", msg);
+}
+
+/* Each damaged row is said as found (damage_line); the rows set aside at open, once more in sum. */
+static void report_damage(struct pk_store *store)
+{
+	struct pk_store_damage d;
+
+	pk_store_get_damage(store, &d);
+	if (d.quarantined)
+		fprintf(stderr,
+			"podkerneld: store: %" PRIu64 " damaged rows set aside in damaged_objects "
+			"(last: %s); serving the rest\n",
+			d.quarantined, d.last);
+}
+
+static int parse_other_arg(int c, const char *arg, struct options *o)
+{
+	int r = parse_listen_arg(c, arg, &o->cfg.limits);
+
+	if (r > 0)
+		r = parse_attach_arg(c, arg, o);
+	if (r > 0)
+		r = parse_sim_arg(c, arg, o);
+	if (r > 0 && c == O_ALLOW_DAMAGED) {
+		o->allow_damaged = true;
+		r = 0;
+	}
+	return r;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	o->cfg.listen = PK_SERVER_DEFAULT_LISTEN;
@@ -400,11 +442,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			}
 			break;
 		default:
-			r = parse_listen_arg(c, optarg, &o->cfg.limits);
-			if (r > 0)
-				r = parse_attach_arg(c, optarg, o);
-			if (r > 0)
-				r = parse_sim_arg(c, optarg, o);
+			r = parse_other_arg(c, optarg, o);
 			if (r < 0)
 				return r;
 			if (r > 0) {
@@ -580,7 +618,15 @@ int main(int argc, char **argv)
 	char err[1024] = "";
 	struct pk_store *store = NULL;
 	struct pk_server *srv = NULL;
-	rc = pk_store_open(o.data_dir, &store, err, sizeof(err));
+	struct pk_store_open_opts sopts = {.allow_damaged = o.allow_damaged,
+					   .damage_log = damage_line};
+	rc = pk_store_open_opts(o.data_dir, &sopts, &store, err, sizeof(err));
+	if (rc == -EUCLEAN) {
+		fprintf(stderr, "podkerneld: %s/podkernel.db: %s\n", o.data_dir, err);
+		return 1;
+	}
+	if (rc == 0)
+		report_damage(store);
 	if (rc == 0 && o.lease_ns)
 		ensure_namespace(store, o.lease_ns);
 	if (rc == 0)

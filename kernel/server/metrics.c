@@ -81,6 +81,14 @@ char *pk_srv_metrics_render(struct pk_server *srv)
 		"# TYPE apiserver_registered_watchers gauge\n"
 		"apiserver_registered_watchers %ld\n",
 		st.writes, st.objects, pk_store_rv(srv->store), atomic_load(&srv->watchers));
+	struct pk_store_damage dmg;
+	pk_store_get_damage(srv->store, &dmg);
+	fprintf(f,
+		"# HELP podkernel_store_damaged_rows Store rows that failed their checksum or "
+		"checks (set aside at start or met by a read).\n"
+		"# TYPE podkernel_store_damaged_rows gauge\n"
+		"podkernel_store_damaged_rows %" PRIu64 "\n",
+		dmg.rows);
 	pthread_mutex_lock(&srv->hook_lock);
 	pk_listener_metrics(srv->listener, "api", f);
 	if (srv->metrics_hook)

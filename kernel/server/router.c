@@ -1574,6 +1574,27 @@ static bool ui_page(const char *path)
 	       strncmp(path, "/ui/api/", 8) != 0;
 }
 
+/*
+ * Damaged store rows (set aside at open or met by a read): /readyz fails
+ * with the count and the last one, as kube-apiserver's etcd check names
+ * what is wrong.  True when resp holds that answer.
+ */
+static bool respond_damage(struct pk_server *srv, struct pk_response *resp)
+{
+	struct pk_store_damage d;
+	char text[512];
+
+	pk_store_get_damage(srv->store, &d);
+	if (d.rows == 0)
+		return false;
+	snprintf(text, sizeof(text),
+		 "[-]store-integrity failed: %" PRIu64 " damaged rows (%" PRIu64
+		 " set aside at start); last: %s\nreadyz check failed\n",
+		 d.rows, d.quarantined, d.last);
+	pk_srv_respond_text(resp, 500, "text/plain; charset=utf-8", text);
+	return true;
+}
+
 /* A GET of /healthz, /readyz, /livez or /version (served to anyone); false otherwise. */
 static bool serve_public(struct pk_server *srv, const struct pk_request *req,
 			 struct pk_response *resp)
@@ -1587,6 +1608,8 @@ static bool serve_public(struct pk_server *srv, const struct pk_request *req,
 		pk_srv_respond_text(resp, 500, "text/plain; charset=utf-8",
 				    "[-]store failed: the last write to the store failed\n"
 				    "readyz check failed\n");
+	else if (strcmp(req->path, "/readyz") == 0 && respond_damage(srv, resp))
+		;
 	else
 		pk_srv_respond_text(resp, 200, "text/plain; charset=utf-8", "ok");
 	return true;

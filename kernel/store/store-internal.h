@@ -47,7 +47,26 @@ struct pk_store {
 	size_t ring_bytes; /* JSON text held by the ring */
 	uint64_t ring_floor;
 	atomic_bool write_failed; /* the last commit failed (disk full, I/O error) */
+	/* Damage found (integrity.c), under dlock. */
+	pthread_mutex_t dlock;
+	uint64_t damaged, quarantined;
+	char damage_last[256];
+	void (*damage_log)(void *arg, const char *msg);
+	void *damage_log_arg;
 };
+
+/* integrity.c */
+/* Count a damaged row and say so (the damage callback); any thread. */
+void pk_store_damage_note(struct pk_store *st, const char *kind, const char *ns, const char *name,
+			  const char *why);
+/*
+ * A row's object from columns col (body), col + 1 (rv), col + 2 (sum) of q:
+ * 0 and a new reference, or -EIO when the row is damaged (noted).
+ */
+int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
+		      const char *ns, const char *name, json_t **ret);
+/* The full check at open (the counter read): 0, -EUCLEAN with err, -EIO. */
+int pk_store_verify_open(struct pk_store *st, bool allow_damaged, char *err, size_t errlen);
 
 /* One write transaction: events are published to the ring on commit. */
 #define TXN_MAX_EVENTS 100000 /* a namespace deletion touches all its objects */

@@ -2,8 +2,9 @@
 /*
  * store.c — the SQLite database, the resourceVersion counter and the event ring.
  *
- * One table holds every object as JSON text keyed by (kind, namespace, name);
- * a second holds the resourceVersion counter.  Writes go through a small
+ * One table holds every object as JSON text keyed by (kind, namespace, name),
+ * with a checksum per row (integrity.c); a second holds the resourceVersion
+ * counter.  Writes go through a small
  * transaction object (txn_*): BEGIN IMMEDIATE, rows, counter, COMMIT with
  * synchronous=FULL in WAL mode; only after COMMIT returns are the events put
  * into the ring and waiters woken, so nobody sees an unacknowledged write.
@@ -62,7 +63,7 @@ static const char SCHEMA[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=FULL;" PK_STORE_CACHE_PRAGMA
     "CREATE TABLE IF NOT EXISTS objects(kind TEXT NOT NULL, ns TEXT NOT NULL,"
-    " name TEXT NOT NULL, rv INTEGER NOT NULL, body TEXT NOT NULL,"
+    " name TEXT NOT NULL, rv INTEGER NOT NULL, body TEXT NOT NULL, sum INTEGER,"
     " PRIMARY KEY(kind, ns, name)) WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS objects_by_ns ON objects(ns);"
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
@@ -85,12 +86,16 @@ static int db_setup(struct pk_store *st, char *err, size_t errlen)
 		return -EIO;
 	}
 	sqlite3_busy_timeout(st->db, 5000);
-	if (prepare(st, "SELECT body FROM objects WHERE kind=?1 AND ns=?2 AND name=?3",
+	/* a database from before row checksums: the column, filled in at open */
+	sqlite3_exec(st->db, "ALTER TABLE objects ADD COLUMN sum INTEGER", NULL, NULL, NULL);
+	if (prepare(st, "SELECT body, rv, sum FROM objects WHERE kind=?1 AND ns=?2 AND name=?3",
 		    &st->st_get) < 0 ||
 	    prepare(st,
-		    "INSERT OR REPLACE INTO objects(kind,ns,name,rv,body) VALUES(?1,?2,?3,?4,?5)",
+		    "INSERT OR REPLACE INTO objects(kind,ns,name,rv,body,sum)"
+		    " VALUES(?1,?2,?3,?4,?5,?6)",
 		    &st->st_put) < 0 ||
-	    prepare(st, "UPDATE objects SET rv=?4, body=?5 WHERE kind=?1 AND ns=?2 AND name=?3",
+	    prepare(st,
+		    "UPDATE objects SET rv=?4, body=?5, sum=?6 WHERE kind=?1 AND ns=?2 AND name=?3",
 		    &st->st_update) < 0 ||
 	    prepare(st, "DELETE FROM objects WHERE kind=?1 AND ns=?2 AND name=?3", &st->st_del) <
 		0 ||
@@ -103,7 +108,7 @@ static int db_setup(struct pk_store *st, char *err, size_t errlen)
 		    " AND json_extract(body,'$.spec.parentCompositePodGroupName')=?2 LIMIT 1",
 		    &st->st_children) < 0 ||
 	    prepare(st,
-		    "SELECT body FROM objects WHERE kind='PriorityClass'"
+		    "SELECT body, rv, sum, name FROM objects WHERE kind='PriorityClass'"
 		    " AND json_extract(body,'$.globalDefault')=1 ORDER BY name LIMIT 1",
 		    &st->st_default_pc) < 0) {
 		snprintf(err, errlen, "database statements: %s", sqlite3_errmsg(st->db));
@@ -127,9 +132,9 @@ static int open_reader(struct pk_store *st, const char *path, char *err, size_t 
 		SQLITE_OK ||
 	    sqlite3_exec(st->rdb, "PRAGMA query_only=1;" PK_STORE_CACHE_PRAGMA, NULL, NULL, NULL) !=
 		SQLITE_OK ||
-	    sqlite3_prepare_v3(st->rdb,
-			       "SELECT body FROM objects WHERE kind=?1 AND ns=?2 AND name=?3", -1,
-			       SQLITE_PREPARE_PERSISTENT, &st->st_rget, NULL) != SQLITE_OK) {
+	    sqlite3_prepare_v3(
+		st->rdb, "SELECT body, rv, sum FROM objects WHERE kind=?1 AND ns=?2 AND name=?3",
+		-1, SQLITE_PREPARE_PERSISTENT, &st->st_rget, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: read connection: %s", path,
 			 st->rdb ? sqlite3_errmsg(st->rdb) : "cannot open");
 		return -EIO;
@@ -185,6 +190,12 @@ static int seed_namespaces(struct pk_store *st)
 
 int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errlen)
 {
+	return pk_store_open_opts(dir, NULL, ret, err, errlen);
+}
+
+int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
+		       struct pk_store **ret, char *err, size_t errlen)
+{
 	char path[4096];
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		int e = errno;
@@ -199,6 +210,7 @@ int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errl
 	st->ring = calloc(PK_STORE_RING_SIZE, sizeof(*st->ring));
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_mutex_init(&st->rlock, NULL);
+	pthread_mutex_init(&st->dlock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -216,7 +228,11 @@ int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errl
 		rc = -EIO;
 		goto fail;
 	}
+	if (opts)
+		pk_store_set_damage_log(st, opts->damage_log, opts->damage_log_arg);
 	rc = db_setup(st, err, errlen);
+	if (rc == 0)
+		rc = pk_store_verify_open(st, opts && opts->allow_damaged, err, errlen);
 	if (rc == 0)
 		rc = open_reader(st, path, err, errlen);
 	if (rc < 0)
@@ -274,6 +290,7 @@ void pk_store_close(struct pk_store *st)
 	free(st->stakes);
 	pthread_mutex_destroy(&st->lock);
 	pthread_mutex_destroy(&st->rlock);
+	pthread_mutex_destroy(&st->dlock);
 	free(st);
 }
 
@@ -311,24 +328,24 @@ void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 static int check_rows(struct pk_store *st, char *err, size_t errlen)
 {
 	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(st->db, "SELECT kind, ns, name, rv, body FROM objects", -1, &q,
+	if (sqlite3_prepare_v2(st->db, "SELECT kind, ns, name, rv, body, sum FROM objects", -1, &q,
 			       NULL) != SQLITE_OK)
 		return -EIO;
 	int rc = 0;
 	while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
-		uint64_t rv = (uint64_t)sqlite3_column_int64(q, 3);
-		json_t *obj = json_loadb((const char *)sqlite3_column_text(q, 4),
-					 (size_t)sqlite3_column_bytes(q, 4), 0, NULL);
-		if (!obj || pk_store_obj_rv(obj) != rv || rv > st->rv ||
-		    !pk_type_by_kind((const char *)sqlite3_column_text(q, 0))) {
-			snprintf(
-			    err, errlen,
-			    "%s %s/%s: row rv %" PRIu64 ", body rv %" PRIu64 ", counter %" PRIu64,
-			    sqlite3_column_text(q, 0), sqlite3_column_text(q, 1),
-			    sqlite3_column_text(q, 2), rv, obj ? pk_store_obj_rv(obj) : 0, st->rv);
+		char why[200];
+		const char *kind = (const char *)sqlite3_column_text(q, 0);
+		if (pk_row_verify(
+			kind, (const char *)sqlite3_column_text(q, 1),
+			(const char *)sqlite3_column_text(q, 2), sqlite3_column_int64(q, 3),
+			(const char *)sqlite3_column_text(q, 4), (size_t)sqlite3_column_bytes(q, 4),
+			true, (uint64_t)sqlite3_column_int64(q, 5), st->rv, why, sizeof(why)) < 0 ||
+		    !pk_type_by_kind(kind)) {
+			snprintf(err, errlen, "%s %s/%s: %s", kind, sqlite3_column_text(q, 1),
+				 sqlite3_column_text(q, 2),
+				 pk_type_by_kind(kind) ? why : "unknown kind");
 			rc = -EUCLEAN;
 		}
-		json_decref(obj);
 	}
 	sqlite3_finalize(q);
 	return rc;
@@ -364,23 +381,28 @@ int pk_store_check(struct pk_store *st, char *err, size_t errlen)
 }
 
 /* ---- rows ------------------------------------------------------------------ */
-static json_t *row_get(sqlite3_stmt *q, const char *kind, const char *ns, const char *name)
+/* The row of (kind, ns, name) by q: 0, -ENOENT, or -EIO (damaged, or the database). */
+static int row_get(struct pk_store *st, sqlite3_stmt *q, const char *kind, const char *ns,
+		   const char *name, json_t **ret)
 {
-	json_t *obj = NULL;
+	int rc = -ENOENT, step;
 	sqlite3_bind_text(q, 1, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 2, ns, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 3, name, -1, SQLITE_STATIC);
-	if (sqlite3_step(q) == SQLITE_ROW)
-		obj = json_loadb((const char *)sqlite3_column_text(q, 0),
-				 (size_t)sqlite3_column_bytes(q, 0), 0, NULL);
+	step = sqlite3_step(q);
+	if (step == SQLITE_ROW)
+		rc = pk_store_row_load(st, q, 0, kind, ns, name, ret);
+	else if (step != SQLITE_DONE)
+		rc = -EIO;
 	sqlite3_reset(q);
 	sqlite3_clear_bindings(q);
-	return obj;
+	return rc;
 }
 
 json_t *pk_store_db_get(struct pk_store *st, const char *kind, const char *ns, const char *name)
 {
-	return row_get(st->st_get, kind, ns, name);
+	json_t *obj = NULL;
+	return row_get(st, st->st_get, kind, ns, name, &obj) == 0 ? obj : NULL;
 }
 
 bool pk_store_db_has_children(struct pk_store *st, const char *ns, const char *name)
@@ -425,9 +447,10 @@ json_t *pk_store_db_default_priority_class(struct pk_store *st)
 {
 	sqlite3_stmt *q = st->st_default_pc;
 	json_t *obj = NULL;
-	if (sqlite3_step(q) == SQLITE_ROW)
-		obj = json_loadb((const char *)sqlite3_column_text(q, 0),
-				 (size_t)sqlite3_column_bytes(q, 0), 0, NULL);
+	if (sqlite3_step(q) == SQLITE_ROW &&
+	    pk_store_row_load(st, q, 0, "PriorityClass", "",
+			      (const char *)sqlite3_column_text(q, 3), &obj) < 0)
+		obj = NULL;
 	sqlite3_reset(q);
 	return obj;
 }
@@ -641,15 +664,18 @@ static int row_put(struct pk_store *st, const struct pk_type *t, const json_t *o
 		   const char *body, enum pk_event_type type)
 {
 	sqlite3_stmt *q = type == PK_EVENT_MODIFIED ? st->st_update : st->st_put;
+	const char *ns = pk_store_ns_key(t, pk_store_meta_str(obj, "namespace"));
+	const char *name = pk_store_meta_str(obj, "name");
+	uint64_t sum = pk_row_sum(t->kind, ns, name ? name : "", (int64_t)rv, body, strlen(body));
 	int rc;
 
 	for (;;) {
 		sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
-		sqlite3_bind_text(q, 2, pk_store_ns_key(t, pk_store_meta_str(obj, "namespace")), -1,
-				  SQLITE_TRANSIENT);
-		sqlite3_bind_text(q, 3, pk_store_meta_str(obj, "name"), -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(q, 2, ns, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(q, 3, name, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(q, 4, (sqlite3_int64)rv);
 		sqlite3_bind_text(q, 5, body, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(q, 6, (sqlite3_int64)sum);
 		rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -EIO;
 		sqlite3_reset(q);
 		sqlite3_clear_bindings(q);
@@ -794,13 +820,14 @@ int pk_store_get(struct pk_store *st, const char *kind, const char *ns, const ch
 	const struct pk_type *t = pk_type_by_kind(kind);
 	if (!t || !name)
 		return -EINVAL;
+	json_t *obj = NULL;
 	pthread_mutex_lock(&st->rlock);
-	json_t *obj = row_get(st->st_rget, t->kind, pk_store_ns_key(t, ns), name);
+	int rc = row_get(st, st->st_rget, t->kind, pk_store_ns_key(t, ns), name, &obj);
 	st->read_queries++;
 	st->read_steps += (uint64_t)sqlite3_stmt_status(st->st_rget, SQLITE_STMTSTATUS_VM_STEP, 1);
 	pthread_mutex_unlock(&st->rlock);
-	if (!obj)
-		return -ENOENT;
+	if (rc < 0)
+		return rc;
 	*ret = obj;
 	return 0;
 }
@@ -863,13 +890,15 @@ static int token_decode(const char *tok, char **ret_ns, char **ret_name)
  */
 enum list_shape { LIST_KIND, LIST_NS_AFTER, LIST_NS, LIST_NAME_AFTER, LIST_SHAPES };
 static const char *const LIST_SQL[LIST_SHAPES] = {
-    [LIST_KIND] = "SELECT ns, name, body FROM objects INDEXED BY sqlite_autoindex_objects_1"
-		  " WHERE kind=?1 ORDER BY kind, ns, name",
-    [LIST_NS_AFTER] = "SELECT ns, name, body FROM objects INDEXED BY sqlite_autoindex_objects_1"
-		      " WHERE kind=?1 AND ns>?2 ORDER BY kind, ns, name",
-    [LIST_NS] = "SELECT ns, name, body FROM objects INDEXED BY sqlite_autoindex_objects_1"
+    [LIST_KIND] =
+	"SELECT ns, name, body, rv, sum FROM objects INDEXED BY sqlite_autoindex_objects_1"
+	" WHERE kind=?1 ORDER BY kind, ns, name",
+    [LIST_NS_AFTER] =
+	"SELECT ns, name, body, rv, sum FROM objects INDEXED BY sqlite_autoindex_objects_1"
+	" WHERE kind=?1 AND ns>?2 ORDER BY kind, ns, name",
+    [LIST_NS] = "SELECT ns, name, body, rv, sum FROM objects INDEXED BY sqlite_autoindex_objects_1"
 		" WHERE kind=?1 AND ns=?2 ORDER BY kind, ns, name",
-    [LIST_NAME_AFTER] = "SELECT ns, name, body FROM objects INDEXED BY"
+    [LIST_NAME_AFTER] = "SELECT ns, name, body, rv, sum FROM objects INDEXED BY"
 			" sqlite_autoindex_objects_1"
 			" WHERE kind=?1 AND ns=?2 AND name>?3 ORDER BY kind, ns, name",
 };
@@ -914,9 +943,13 @@ static int list_scan(struct pk_store *st, struct list_page *pg, enum list_shape 
 	int rc = 0, step;
 	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
 		size_t len = (size_t)sqlite3_column_bytes(q, 2);
-		json_t *obj = json_loadb((const char *)sqlite3_column_text(q, 2), len, 0, NULL);
-		if (!obj)
-			continue;
+		json_t *obj = NULL;
+		/* a damaged row fails the list: never a list silently short of it */
+		rc = pk_store_row_load(st, q, 2, pg->t->kind,
+				       (const char *)sqlite3_column_text(q, 0),
+				       (const char *)sqlite3_column_text(q, 1), &obj);
+		if (rc < 0)
+			break;
 		if (!pk_selector_match_labels(pg->o->labels, obj) ||
 		    !pk_selector_match_fields(pg->o->fields, obj)) {
 			json_decref(obj);

@@ -38,7 +38,8 @@
  * -PK_STORE_ECONFLICT resourceVersion mismatch, -PK_STORE_EGONE too old,
  * -EINVAL invalid object (messages with field paths in errs), -EPERM refused
  * by a rule (a system namespace, content in a terminating namespace; the
- * reason in errs), -EIO database.
+ * reason in errs), -EIO database (a damaged row included: every row carries
+ * a checksum, verified on each read).
  * Objects returned through ret_* are new references the caller json_decref()s.
  */
 #ifndef PODKERNEL_KERNEL_STORE_H
@@ -94,8 +95,36 @@ bool pk_selector_match_fields(const struct pk_selector *sel, const json_t *obj);
 
 /* ---- store lifecycle ---------------------------------------------------- */
 struct pk_store;
-/* Create DIR if needed and open (or create) DIR/podkernel.db. */
+/*
+ * Create DIR if needed and open (or create) DIR/podkernel.db.  Every row is
+ * checked first (checksum, resourceVersion, body; see integrity.c): damaged
+ * rows make the open fail with -EUCLEAN and say which in err, unless
+ * opts->allow_damaged, which moves them to the damaged_objects table (never
+ * served) and opens; pk_store_get_damage() then reports them.
+ */
+struct pk_store_open_opts {
+	bool allow_damaged; /* --allow-damaged-store */
+	/* where damage is said as found, from the check at open on (a log) */
+	void (*damage_log)(void *arg, const char *msg);
+	void *damage_log_arg;
+};
 int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errlen);
+int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
+		       struct pk_store **ret, char *err, size_t errlen);
+
+/*
+ * Damage found: rows set aside at open plus damaged rows met by reads since
+ * (each such read fails with -EIO), and the last one described.
+ */
+struct pk_store_damage {
+	uint64_t rows;	      /* damaged rows found since open (set aside ones included) */
+	uint64_t quarantined; /* set aside at open (--allow-damaged-store) */
+	char last[256];
+};
+void pk_store_get_damage(struct pk_store *store, struct pk_store_damage *ret);
+/* Where damage is said when found (a log); fn(arg, msg) may run on any thread. */
+void pk_store_set_damage_log(struct pk_store *store, void (*fn)(void *arg, const char *msg),
+			     void *arg);
 /* Wakes every pk_store_wait() caller, then closes.  Accepts NULL. */
 void pk_store_close(struct pk_store *store);
 /* Make waiters return now (-ECANCELED) and refuse new waits; for shutdown. */
