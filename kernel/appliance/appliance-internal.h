@@ -69,6 +69,9 @@ struct pk_appliance {
 	bool gc_needed;
 	bool gc_foreground; /* a foreground deletion waits for its dependents */
 	int64_t next_beat_check_ms;
+	struct ap_loss_policy loss; /* node-loss eviction (heartbeat.c) */
+	struct ap_loss_limiter loss_limiter;
+	enum ap_loss_state loss_state; /* logged on change */
 
 	/* the kind of root the -v 4 trace is about (its log lines are tagged) */
 	enum ap_type trace_type;

@@ -179,6 +179,8 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 			}
 			if (k != PK_KIND_WORKLOAD)
 				sched_feed(app, obj);
+			if (k == PK_KIND_NODE && ap_node_agent_registered(obj))
+				ap_heartbeat_expect(app->beats, pk_name(obj), now);
 			if (k == PK_KIND_NODE)
 				ap_heartbeat_seen(app->beats, pk_name(obj), ap_node_monitored(obj),
 						  now, NULL);
@@ -244,6 +246,8 @@ static void on_node_write(struct pk_appliance *app, const json_t *node)
 	size_t i;
 	json_t *t;
 
+	if (ap_node_agent_registered(node))
+		ap_heartbeat_expect(app->beats, pk_name(node), ap_now_ms());
 	ap_heartbeat_seen(app->beats, pk_name(node), ap_node_monitored(node), ap_now_ms(),
 			  &recovered);
 	json_array_foreach(taints, i, t)
@@ -502,17 +506,43 @@ static void run_controllers(struct pk_appliance *app)
 	}
 }
 
+/* The node-loss policy's state, logged when it changes (a held node is logged once). */
+static void log_loss_state(struct pk_appliance *app, const struct ap_loss_report *r)
+{
+	static const char *const why[] = {
+	    [AP_LOSS_PARTIAL] = "a large share of the nodes is silent at once",
+	    [AP_LOSS_FULL] = "every node is silent at once",
+	    [AP_LOSS_BLIND] = "the API server was saturated within the grace period, so a "
+			      "silent node may not have got through",
+	};
+
+	if (r->state != app->loss_state && r->state != AP_LOSS_NORMAL)
+		ap_log(app, 1, "node-loss monitor: %zu of %zu nodes silent: %s; declaring %s",
+		       r->silent, r->monitored, why[r->state],
+		       r->state == AP_LOSS_PARTIAL && r->monitored > app->loss.large_cluster
+			   ? "them lost at the secondary rate"
+			   : "none lost");
+	else if (r->state != app->loss_state)
+		ap_log(app, 1, "node-loss monitor: back to normal (%zu of %zu nodes silent)",
+		       r->silent, r->monitored);
+	app->loss_state = r->state;
+}
+
 static void check_heartbeats(struct pk_appliance *app)
 {
 	int64_t now = ap_now_ms();
+	struct ap_loss_report rep;
 	json_t *names = NULL, *n;
 	size_t i;
 
 	if (now < app->next_beat_check_ms)
 		return;
 	app->next_beat_check_ms = now + AP_BEAT_CHECK_MS;
-	if (ap_heartbeats_expired(app->beats, now, app->grace_ms, &names) < 0)
+	app->loss.saturated_ms =
+	    app->cfg.saturated_ms ? app->cfg.saturated_ms(app->cfg.saturated_arg) : 0;
+	if (ap_heartbeats_lost(app->beats, &app->loss, &app->loss_limiter, now, &names, &rep) < 0)
 		return;
+	log_loss_state(app, &rep);
 	json_array_foreach(names, i, n) ap_node_unreachable(app, json_string_value(n));
 	json_decref(names);
 }
@@ -880,6 +910,26 @@ static int64_t grace_from_env(void)
 	return (int64_t)(v * 1000);
 }
 
+/* The node-loss policy from the configuration (zero: the defaults). */
+static void loss_policy_init(struct pk_appliance *app)
+{
+	const struct pk_appliance_config *c = &app->cfg;
+	struct ap_loss_policy *p = &app->loss;
+
+	p->grace_ms = app->grace_ms;
+	p->rate = c->node_eviction_rate ? c->node_eviction_rate : PK_APPLIANCE_EVICTION_RATE;
+	p->secondary_rate = c->secondary_node_eviction_rate ? c->secondary_node_eviction_rate
+							    : PK_APPLIANCE_SECONDARY_EVICTION_RATE;
+	p->unhealthy_share = c->unhealthy_zone_threshold > 0 ? c->unhealthy_zone_threshold
+							     : PK_APPLIANCE_UNHEALTHY_THRESHOLD;
+	p->large_cluster = c->large_cluster_size_threshold ? c->large_cluster_size_threshold
+							   : PK_APPLIANCE_LARGE_CLUSTER;
+	if (p->rate < 0)
+		p->rate = 0;
+	if (p->secondary_rate < 0)
+		p->secondary_rate = 0;
+}
+
 /* ---- the store as the loop's source ------------------------------------------------ */
 
 static int store_list(void *src, const char *kind, const struct pk_store_list_opts *opts,
@@ -936,6 +986,7 @@ int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config 
 	app->src = store ? &store_source : app->cfg.source;
 	app->src_arg = store ? (void *)store : app->cfg.source_arg;
 	app->grace_ms = app->cfg.node_grace_ms > 0 ? app->cfg.node_grace_ms : grace_from_env();
+	loss_policy_init(app);
 	if (!app->cfg.node_lease_namespace || !*app->cfg.node_lease_namespace)
 		app->cfg.node_lease_namespace = PK_APPLIANCE_DEFAULT_LEASE_NS;
 	atomic_init(&app->stopping, false);
@@ -972,8 +1023,11 @@ int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config 
 		pk_appliance_stop(app);
 		return r;
 	}
-	ap_log(app, 1, "appliance: scheduling loop running (node grace %lld ms)",
-	       (long long)app->grace_ms);
+	ap_log(app, 1,
+	       "appliance: scheduling loop running (node grace %lld ms, node eviction rate %g/s, "
+	       "secondary %g/s, unhealthy share %g, large cluster > %u nodes)",
+	       (long long)app->grace_ms, app->loss.rate, app->loss.secondary_rate,
+	       app->loss.unhealthy_share, app->loss.large_cluster);
 	*ret = app;
 	return 0;
 }

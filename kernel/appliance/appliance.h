@@ -38,6 +38,11 @@
 /* Taint and reason written on a Node that stopped reporting. */
 #define PK_APPLIANCE_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
 #define PK_APPLIANCE_DEFAULT_GRACE_MS 40000
+/* Node-loss eviction, as kube-controller-manager's node lifecycle controller. */
+#define PK_APPLIANCE_EVICTION_RATE 0.1		  /* nodes declared lost per second */
+#define PK_APPLIANCE_SECONDARY_EVICTION_RATE 0.01 /* in a partial disruption of a large cluster */
+#define PK_APPLIANCE_UNHEALTHY_THRESHOLD 0.55	  /* share of silent nodes: a disruption */
+#define PK_APPLIANCE_LARGE_CLUSTER 50		  /* more monitored nodes: a large cluster */
 /* Where node heartbeat Leases live (as kubelet's). */
 #define PK_APPLIANCE_DEFAULT_LEASE_NS "kube-node-lease"
 
@@ -60,9 +65,19 @@ struct pk_appliance_source_ops {
 };
 
 struct pk_appliance_config {
-	const char *board;		  /* --simulate-board FILE, or NULL */
-	int verbosity;			  /* 0 errors, 1 startup, 2 actions, 3 events, 4 trace */
-	int64_t node_grace_ms;		  /* 0: $PODKERNEL_NODE_GRACE_SECONDS or 40 s */
+	const char *board;     /* --simulate-board FILE, or NULL */
+	int verbosity;	       /* 0 errors, 1 startup, 2 actions, 3 events, 4 trace */
+	int64_t node_grace_ms; /* 0: $PODKERNEL_NODE_GRACE_SECONDS or 40 s */
+	/* Node-loss eviction (0: the PK_APPLIANCE_* defaults above; a rate < 0: 0). */
+	double node_eviction_rate, secondary_node_eviction_rate, unhealthy_zone_threshold;
+	unsigned large_cluster_size_threshold;
+	/*
+	 * When the API server last could not take every connection (monotonic
+	 * ms, as pk_server_saturated_ms()); a node is declared lost only after
+	 * a grace period without that.  NULL: the server is never saturated.
+	 */
+	int64_t (*saturated_ms)(void *arg);
+	void *saturated_arg;
 	const char *node_lease_namespace; /* node heartbeat Leases; NULL: kube-node-lease */
 	int64_t backoff_initial_ms, backoff_max_ms; /* 0: the scheduler's defaults */
 	/*
@@ -190,5 +205,44 @@ void ap_heartbeat_forget(struct ap_heartbeats *h, const char *name);
  */
 int ap_heartbeats_expired(struct ap_heartbeats *h, int64_t now_ms, int64_t grace_ms,
 			  json_t **ret_names);
+/* A Node podagent registered (TOPO_ANN_AGENT_OWNED, not simulated): it will
+ * renew a Lease, so it is monitored from registration. */
+bool ap_node_agent_registered(const json_t *node);
+/* Monitor name from now_ms on, before any heartbeat (a Node podagent registered). */
+int ap_heartbeat_expect(struct ap_heartbeats *h, const char *name, int64_t now_ms);
+
+/* Which silent nodes to declare lost, and how fast (ap_heartbeats_lost()). */
+struct ap_loss_policy {
+	int64_t grace_ms;
+	double rate;		/* nodes per second */
+	double secondary_rate;	/* in a partial disruption of a large cluster */
+	double unhealthy_share; /* this share of monitored nodes silent (and > 2): a disruption */
+	unsigned large_cluster; /* more monitored nodes than this: large */
+	int64_t saturated_ms;	/* the server last could not serve every client (0: never) */
+};
+enum ap_loss_state {
+	AP_LOSS_NORMAL,	 /* silent nodes are declared lost at the rate */
+	AP_LOSS_PARTIAL, /* a large share silent: the secondary rate, or none in a small cluster */
+	AP_LOSS_FULL,	 /* every monitored node silent (more than two): none */
+	AP_LOSS_BLIND,	 /* the server was saturated within the grace: none */
+};
+struct ap_loss_limiter {
+	double tokens; /* a token bucket of depth 1 */
+	int64_t last_ms;
+};
+struct ap_loss_report {
+	enum ap_loss_state state;
+	size_t monitored, silent, held; /* held: silent, not declared lost this time */
+};
+/*
+ * The nodes to declare lost now (a new JSON array of names, oldest silence
+ * first): monitored nodes whose last heartbeat, and the server's last
+ * saturation, are both older than the grace period, within the limiter's
+ * rate for the state the silent share puts the cluster in.  They count as
+ * unreachable until their next heartbeat; the others stay candidates.
+ */
+int ap_heartbeats_lost(struct ap_heartbeats *h, const struct ap_loss_policy *p,
+		       struct ap_loss_limiter *lim, int64_t now_ms, json_t **ret_names,
+		       struct ap_loss_report *ret_report);
 
 #endif /* PODKERNEL_KERNEL_APPLIANCE_H */

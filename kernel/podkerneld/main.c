@@ -71,6 +71,15 @@ static void usage(FILE *f)
 	    "  --request-header-timeout S  request line and headers within S seconds (%g)\n"
 	    "  --request-body-min-rate B   a body averages B bytes/s after that grace (%u)\n"
 	    "  --connection-idle-timeout S no byte either way for S seconds: closed (%u)\n"
+	    "\nNode loss (standalone; README, \"Node heartbeats and node loss\"):\n"
+	    "  --node-monitor-grace-period S  silence before a node is lost (%g; also\n"
+	    "                              $PODKERNEL_NODE_GRACE_SECONDS)\n"
+	    "  --node-eviction-rate R      nodes declared lost per second (%g)\n"
+	    "  --secondary-node-eviction-rate R  the same in a partial disruption of a large\n"
+	    "                              cluster (%g)\n"
+	    "  --unhealthy-zone-threshold F  this share of nodes silent (and more than 2):\n"
+	    "                              a disruption (%g)\n"
+	    "  --large-cluster-size-threshold N  more nodes: a large cluster (%u)\n"
 	    "\nAttach mode (schedule an existing Kubernetes cluster):\n"
 	    "  --kubeconfig FILE           the cluster's kubeconfig (--context NAME picks one)\n"
 	    "  --in-cluster                the pod's service account\n"
@@ -90,7 +99,9 @@ static void usage(FILE *f)
 	    PK_SERVER_DEFAULT_LISTEN, PK_SERVER_MAX_CONNECTIONS, PK_ATTACH_HEALTH_MAX_CONNECTIONS,
 	    PK_SERVER_MAX_CONNECTIONS_PER_ADDR, PK_ATTACH_HEALTH_MAX_CONNECTIONS_PER_ADDR,
 	    PK_LISTEN_HEADER_TIMEOUT_MS / 1000.0, PK_LISTEN_BODY_MIN_RATE, PK_LISTEN_IDLE_TIMEOUT_S,
-	    PK_ATTACH_DEFAULT_SCHEDULER, PK_ATTACH_DEFAULT_WORKLOAD_API,
+	    PK_APPLIANCE_DEFAULT_GRACE_MS / 1000.0, PK_APPLIANCE_EVICTION_RATE,
+	    PK_APPLIANCE_SECONDARY_EVICTION_RATE, PK_APPLIANCE_UNHEALTHY_THRESHOLD,
+	    PK_APPLIANCE_LARGE_CLUSTER, PK_ATTACH_DEFAULT_SCHEDULER, PK_ATTACH_DEFAULT_WORKLOAD_API,
 	    PK_ATTACH_DEFAULT_LEASE_NAMESPACE, PK_ATTACH_DEFAULT_LEASE_NAME);
 }
 
@@ -138,10 +149,16 @@ enum {
 	O_SIM_SEED,
 	O_SIM_NODE_LOSS,
 	O_ALLOW_DAMAGED,
+	O_NODE_GRACE,
+	O_EVICTION_RATE,
+	O_SECONDARY_RATE,
+	O_UNHEALTHY,
+	O_LARGE_CLUSTER,
 };
 
 struct options {
 	struct pk_server_config cfg;
+	struct pk_appliance_config app; /* the node-loss flags */
 	const char *data_dir;
 	const char *board;
 	const char *write_kubeconfig;
@@ -340,10 +357,63 @@ static const struct option longopts[] = {
     {"sim-failure-rate", required_argument, NULL, O_SIM_FAILURE_RATE},
     {"sim-seed", required_argument, NULL, O_SIM_SEED},
     {"sim-node-loss", required_argument, NULL, O_SIM_NODE_LOSS},
+    {"node-monitor-grace-period", required_argument, NULL, O_NODE_GRACE},
+    {"node-eviction-rate", required_argument, NULL, O_EVICTION_RATE},
+    {"secondary-node-eviction-rate", required_argument, NULL, O_SECONDARY_RATE},
+    {"unhealthy-zone-threshold", required_argument, NULL, O_UNHEALTHY},
+    {"large-cluster-size-threshold", required_argument, NULL, O_LARGE_CLUSTER},
     {"version", no_argument, NULL, O_VERSION},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+
+/* A number in [0, max] (rates, shares); -EINVAL otherwise. */
+static int parse_real(const char *flag, const char *s, double max, double *ret)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (*end || end == s || !(v >= 0 && v <= max)) {
+		fprintf(stderr, "podkerneld: %s %s: expected a number in [0, %g]\n", flag, s, max);
+		return -EINVAL;
+	}
+	/* 0 means "the default" in the configuration: an explicit 0 is a tiny rate */
+	*ret = v > 0 ? v : -1;
+	return 0;
+}
+
+/* The node-loss monitor's flags (standalone); 1: not one of them. */
+static int parse_node_loss_arg(int c, const char *arg, struct pk_appliance_config *a)
+{
+	int ms, r;
+
+	switch (c) {
+	case O_NODE_GRACE:
+		r = parse_seconds("--node-monitor-grace-period", arg, &ms);
+		a->node_grace_ms = ms;
+		return r;
+	case O_EVICTION_RATE:
+		return parse_real("--node-eviction-rate", arg, 1000, &a->node_eviction_rate);
+	case O_SECONDARY_RATE:
+		return parse_real("--secondary-node-eviction-rate", arg, 1000,
+				  &a->secondary_node_eviction_rate);
+	case O_UNHEALTHY:
+		r = parse_real("--unhealthy-zone-threshold", arg, 1, &a->unhealthy_zone_threshold);
+		if (r == 0 && a->unhealthy_zone_threshold <= 0) {
+			fprintf(stderr,
+				"podkerneld: --unhealthy-zone-threshold %s: expected a share "
+				"in (0, 1]\n",
+				arg);
+			return -EINVAL;
+		}
+		return r;
+	case O_LARGE_CLUSTER:
+		return parse_count("--large-cluster-size-threshold", arg, 1000000,
+				   &a->large_cluster_size_threshold);
+	default:
+		return 1;
+	}
+}
 
 /* 0 ok, 1 exit 0 (help/version), -EINVAL bad usage. */
 /* The flags of the listener, attach mode, the simulation and the store; 1: none of them. */
@@ -370,6 +440,8 @@ static int parse_other_arg(int c, const char *arg, struct options *o)
 {
 	int r = parse_listen_arg(c, arg, &o->cfg.limits);
 
+	if (r > 0)
+		r = parse_node_loss_arg(c, arg, &o->app);
 	if (r > 0)
 		r = parse_attach_arg(c, arg, o);
 	if (r > 0)
@@ -459,6 +531,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 			"--token-auth-file and --client-ca-file belong to standalone mode\n");
 		return -EINVAL;
 	}
+	if (o->attach && (o->app.node_grace_ms || o->app.node_eviction_rate ||
+			  o->app.secondary_node_eviction_rate || o->app.unhealthy_zone_threshold ||
+			  o->app.large_cluster_size_threshold)) {
+		fprintf(stderr,
+			"podkerneld: the node-loss flags (--node-monitor-grace-period, "
+			"--node-eviction-rate, ...) belong to standalone mode: attached, the "
+			"cluster's own node lifecycle controller decides\n");
+		return -EINVAL;
+	}
 	if (!o->attach && (o->acfg.leader_elect || o->acfg.scheduler_name || o->acfg.workload_api ||
 			   o->acfg.context)) {
 		fprintf(stderr, "podkerneld: --leader-elect, --scheduler-name, --workload-api and "
@@ -542,6 +623,11 @@ static int write_kubeconfig(const struct options *o, uint16_t port)
 		fprintf(stderr, "podkerneld: wrote kubeconfig %s (server %s)\n",
 			o->write_kubeconfig, url);
 	return r;
+}
+
+static int64_t saturated_ms(void *srv)
+{
+	return pk_server_saturated_ms(srv);
 }
 
 /* Attach mode: no store and no API of our own; health on --listen. */
@@ -647,17 +733,18 @@ int main(int argc, char **argv)
 	}
 	/* The scheduling loop, controllers and node monitor (kernel/appliance/). */
 	struct pk_appliance *app = NULL;
-	struct pk_appliance_config acfg = {
-	    .board = o.board,
-	    .sim_lifecycle = o.sim.on,
-	    .sim_start_delay_ms = o.sim.start_delay_ms,
-	    .sim_failure_rate = o.sim.failure_rate,
-	    .sim_seed = o.sim.seed,
-	    .sim_node_loss = o.sim.node_loss,
-	    .node_lease_namespace = o.lease_ns,
-	    .verbosity = o.cfg.verbosity,
-	    .log = log_line,
-	};
+	struct pk_appliance_config acfg = o.app;
+	acfg.board = o.board;
+	acfg.sim_lifecycle = o.sim.on;
+	acfg.sim_start_delay_ms = o.sim.start_delay_ms;
+	acfg.sim_failure_rate = o.sim.failure_rate;
+	acfg.sim_seed = o.sim.seed;
+	acfg.sim_node_loss = o.sim.node_loss;
+	acfg.node_lease_namespace = o.lease_ns;
+	acfg.verbosity = o.cfg.verbosity;
+	acfg.log = log_line;
+	acfg.saturated_ms = saturated_ms;
+	acfg.saturated_arg = srv;
 	if (o.no_scheduling)
 		fprintf(stderr, "podkerneld: --no-scheduling: serving the API and store only\n");
 	else

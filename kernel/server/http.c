@@ -488,6 +488,16 @@ uint16_t pk_server_port(const struct pk_server *srv)
 	return srv->port;
 }
 
+int64_t pk_server_saturated_ms(struct pk_server *srv)
+{
+	struct pk_listener_stats st;
+
+	if (!srv || !srv->listener)
+		return 0;
+	pk_listener_stats(srv->listener, &st);
+	return st.saturated_ms;
+}
+
 void pk_server_stop(struct pk_server *srv)
 {
 	if (!srv || !srv->listener)

@@ -172,6 +172,12 @@ bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
 /* Bind and serve in background threads. */
 int pk_server_start(struct pk_server *srv, char *err, size_t errlen);
 uint16_t pk_server_port(const struct pk_server *srv); /* after start */
+/*
+ * When the listener last reached a connection cap (monotonic ms as
+ * pk_listener_now_ms(); 0: never): until then some client may not have got
+ * through, so the node-loss monitor does not take silence for loss.
+ */
+int64_t pk_server_saturated_ms(struct pk_server *srv);
 /* Stop serving: ends watches, joins threads.  Idempotent. */
 void pk_server_stop(struct pk_server *srv);
 void pk_server_free(struct pk_server *srv); /* stops first; accepts NULL */
