@@ -61,6 +61,13 @@ int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 	srv->log = cfg->log;
 	srv->log_arg = cfg->log_arg;
 	srv->limits = cfg->limits;
+	srv->body_max = cfg->max_body_bytes_in_flight ? cfg->max_body_bytes_in_flight
+						      : PK_SERVER_BODY_BYTES_IN_FLIGHT;
+	srv->body_max_per_user = cfg->max_body_bytes_in_flight_per_user
+				     ? cfg->max_body_bytes_in_flight_per_user
+				     : PK_SERVER_BODY_BYTES_IN_FLIGHT_PER_USER;
+	srv->body_users = json_object();
+	pthread_mutex_init(&srv->body_lock, NULL);
 	pk_listen_limits_fill(&srv->limits, PK_SERVER_MAX_CONNECTIONS,
 			      PK_SERVER_MAX_CONNECTIONS_PER_ADDR);
 	pthread_mutex_init(&srv->auth_lock, NULL);
@@ -202,8 +209,63 @@ struct conn_ctx {
 	char *body;
 	size_t len, cap;
 	bool too_large;
+	bool over_budget;	   /* the bodies in flight were full: 429 */
+	size_t reserved;	   /* bytes held in the in-flight budgets */
+	char user[256];		   /* whose budget (from the precheck) */
 	struct peer_identity peer; /* a verified client certificate, if any */
 };
+
+/* ---- bodies in flight ----------------------------------------------------------- */
+/*
+ * Every body being received holds its bytes (its declared Content-Length at
+ * once, a chunked one as it grows) in two budgets: all bodies together, and
+ * those of its user.  One that does not fit is answered 429 with
+ * Retry-After, before its bytes are read when its length is declared.
+ */
+static bool budget_take(struct pk_server *srv, struct conn_ctx *c, size_t n)
+{
+	bool ok;
+
+	pthread_mutex_lock(&srv->body_lock);
+	json_t *u = json_object_get(srv->body_users, c->user);
+	size_t mine = u ? (size_t)json_integer_value(u) : 0;
+
+	ok = srv->body_total + n <= srv->body_max && mine + n <= srv->body_max_per_user;
+	if (ok) {
+		srv->body_total += n;
+		c->reserved += n;
+		json_object_set_new(srv->body_users, c->user, json_integer((json_int_t)(mine + n)));
+	}
+	pthread_mutex_unlock(&srv->body_lock);
+	return ok;
+}
+
+static void budget_release(struct pk_server *srv, struct conn_ctx *c)
+{
+	if (!c->reserved)
+		return;
+	pthread_mutex_lock(&srv->body_lock);
+	json_t *u = json_object_get(srv->body_users, c->user);
+	size_t mine = u ? (size_t)json_integer_value(u) : 0;
+
+	srv->body_total -= c->reserved < srv->body_total ? c->reserved : srv->body_total;
+	if (mine <= c->reserved)
+		json_object_del(srv->body_users, c->user);
+	else
+		json_object_set_new(srv->body_users, c->user,
+				    json_integer((json_int_t)(mine - c->reserved)));
+	pthread_mutex_unlock(&srv->body_lock);
+	c->reserved = 0;
+}
+
+static void respond_busy(struct pk_server *srv, struct pk_response *resp)
+{
+	pk_srv_respond_status(
+	    resp, 429, "TooManyRequests", NULL, NULL, NULL,
+	    "too many request bodies in flight (at most %zu bytes, %zu per user): "
+	    "retry later",
+	    srv->body_max, srv->body_max_per_user);
+}
 
 struct arg_list {
 	struct pk_query_arg *v;
@@ -231,10 +293,14 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 	return MHD_YES;
 }
 
-static int body_append(struct conn_ctx *c, const char *data, size_t n)
+static int body_append(struct pk_server *srv, struct conn_ctx *c, const char *data, size_t n)
 {
-	if (c->too_large || c->len + n > PK_SERVER_MAX_BODY) {
-		c->too_large = true;
+	if (c->too_large || c->over_budget || c->len + n > PK_SERVER_MAX_BODY) {
+		c->too_large = !c->over_budget;
+		return 0;
+	}
+	if (c->len + n > c->reserved && !budget_take(srv, c, c->len + n - c->reserved)) {
+		c->over_budget = true; /* drained from now on, answered 429 */
 		return 0;
 	}
 	if (c->len + n + 1 > c->cap) {
@@ -281,6 +347,15 @@ static void add_warnings(struct MHD_Response *r, const char *warnings)
 	}
 }
 
+/* The declared body length (0: none declared, or chunked). */
+static size_t declared_length(struct MHD_Connection *conn)
+{
+	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+	unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+
+	return n > PK_SERVER_MAX_BODY ? 0 : (size_t)n;
+}
+
 static enum MHD_Result send_response(struct pk_server *srv, struct MHD_Connection *conn,
 				     struct pk_response *resp, bool close)
 {
@@ -303,6 +378,8 @@ static enum MHD_Result send_response(struct pk_server *srv, struct MHD_Connectio
 	if (resp->status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"podkerneld\"");
 	add_warnings(r, resp->warnings);
+	if (resp->status == 429)
+		MHD_add_response_header(r, "Retry-After", "1");
 	if (close)
 		MHD_add_response_header(r, "Connection", "close");
 	enum MHD_Result ret = MHD_queue_response(conn, (unsigned)resp->status, r);
@@ -334,7 +411,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (srv->client_ca)
 			peer_identity(conn, &c->peer);
 	} else if (*upload_size) {
-		if (body_append(c, upload, *upload_size) < 0)
+		if (body_append(srv, c, upload, *upload_size) < 0)
 			return MHD_NO;
 		*upload_size = 0;
 		return MHD_YES;
@@ -362,10 +439,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	};
 	struct pk_response resp = {0};
 	enum MHD_Result ret = MHD_YES;
-	if (!first)
+	bool answer = !first;
+	if (c->over_budget)
+		respond_busy(srv, &resp);
+	else if (!first)
 		pk_server_handle(srv, &req, &resp);
-	if (!first || pk_server_precheck(srv, &req, &resp))
-		ret = send_response(srv, conn, &resp, first || c->too_large);
+	else if (pk_server_precheck(srv, &req, &resp, c->user, sizeof(c->user)))
+		answer = true;
+	else if (!budget_take(srv, c, declared_length(conn))) {
+		respond_busy(srv, &resp);
+		answer = true;
+	}
+	if (answer)
+		ret = send_response(srv, conn, &resp, first || c->too_large || c->over_budget);
 	free(args.v);
 	return ret;
 }
@@ -373,11 +459,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	(void)cls;
 	(void)conn;
 	(void)toe;
 	struct conn_ctx *c = *con_cls;
 	if (c) {
+		budget_release(cls, c);
 		free(c->body);
 		free(c);
 		*con_cls = NULL;
@@ -452,6 +538,7 @@ int pk_server_start(struct pk_server *srv, char *err, size_t errlen)
 	    .handler = on_request,
 	    .handler_arg = srv,
 	    .completed = on_completed,
+	    .completed_arg = srv,
 	    .log = listener_log,
 	    .log_arg = srv,
 	};
@@ -526,5 +613,7 @@ void pk_server_free(struct pk_server *srv)
 	pthread_mutex_destroy(&srv->metrics_lock);
 	pthread_mutex_destroy(&srv->hook_lock);
 	pthread_mutex_destroy(&srv->park_lock);
+	pthread_mutex_destroy(&srv->body_lock);
+	json_decref(srv->body_users);
 	free(srv);
 }

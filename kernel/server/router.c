@@ -894,9 +894,10 @@ static int patch_admitted(const struct call *c, enum pk_patch_type type, const j
 		json_t *old = NULL, *next = NULL;
 		char err[256] = "";
 		rc = pk_store_get(c->srv->store, "Node", NULL, r->name, &old);
-		if (rc == 0 && pk_patch_apply(old, type, patch, &next, err, sizeof(err)) < 0) {
+		if (rc == 0 &&
+		    (rc = pk_patch_apply(old, type, patch, &next, err, sizeof(err))) < 0) {
 			pk_errors_add(errs, "patch: %s", err);
-			rc = -EINVAL;
+			rc = rc == -E2BIG || rc == -ENOMEM ? rc : -EINVAL;
 		}
 		if (rc == 0 && !json_is_object(json_object_get(next, "metadata"))) {
 			pk_errors_add(errs, "patch: metadata: Required value");
@@ -1634,6 +1635,42 @@ static bool refuse_early(bool authed, const struct pk_request *req, struct pk_re
 	return true;
 }
 
+static void respond_forbidden(struct pk_response *resp, const struct route *r,
+			      const struct pk_identity *who, const char *verb)
+{
+	pk_srv_respond_status(resp, 403, "Forbidden", r->type->plural, r->name, NULL,
+			      "%s \"%s\" is forbidden: User \"%s\" cannot %s resource \"%s\" in "
+			      "API group \"%s\"",
+			      r->type->plural, r->name ? r->name : "", who->user, verb,
+			      r->type->plural, r->group);
+}
+
+/*
+ * Authorisation on the request line alone, before any body byte is read: a
+ * write the identity may make on no object of the kind (any name a create
+ * body could carry: for a node, only its own) is refused here.
+ */
+static bool forbidden_early(const struct pk_request *req, const struct pk_identity *who,
+			    struct pk_response *resp)
+{
+	struct route r = {0};
+	const char *verb, *own = NULL;
+	bool refused = false;
+
+	if (parse_route(req->path, &r) < 0) {
+		route_clear(&r);
+		return false;
+	}
+	verb = verb_of(req->method, &r, false);
+	pk_srv_admission_node_name(who, &own);
+	if (verb && !pk_authorize(who, verb, r.type->kind, r.name ? r.name : own)) {
+		respond_forbidden(resp, &r, who, verb);
+		refused = true;
+	}
+	route_clear(&r);
+	return refused;
+}
+
 static const char *handle(struct pk_server *srv, const struct pk_request *req,
 			  struct pk_response *resp)
 {
@@ -1699,11 +1736,7 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 				      "method %s is not allowed", req->method);
 	} else if (!pk_authorize(&who, verb, r.type->kind, r.name) &&
 		   (r.name || !pk_authorize(&who, verb, r.type->kind, body_name(req)))) {
-		pk_srv_respond_status(
-		    resp, 403, "Forbidden", r.type->plural, r.name, NULL,
-		    "%s \"%s\" is forbidden: User \"%s\" cannot %s resource \"%s\" in API "
-		    "group \"%s\"",
-		    r.type->plural, r.name ? r.name : "", who.user, verb, r.type->plural, r.group);
+		respond_forbidden(resp, &r, &who, verb);
 	} else {
 		dispatch_resource(srv, req, &r, &who, verb, resp);
 	}
@@ -1712,17 +1745,22 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 }
 
 bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
-			struct pk_response *ret)
+			struct pk_response *ret, char *ret_user, size_t userlen)
 {
 	struct pk_identity who;
 	struct ident_store is;
 	struct pk_response resp = {0};
+	if (ret_user && userlen)
+		*ret_user = '\0';
 	if (!req->method || !req->path || req->path[0] != '/' || public_path(req->path) ||
 	    ui_page(req->path))
 		return false;
 	bool authed = authenticate(srv, req, &who, &is);
-	if (!refuse_early(authed, req, &resp))
+	if (!refuse_early(authed, req, &resp) && !forbidden_early(req, &who, &resp)) {
+		if (ret_user && userlen)
+			snprintf(ret_user, userlen, "%s", who.user);
 		return false;
+	}
 	pk_srv_metrics_record(srv, authed ? "other" : "auth", resp.status, 0);
 	pk_srv_log(srv, 2, "%s %s -> %d (before the body)", req->method, req->path, resp.status);
 	*ret = resp;

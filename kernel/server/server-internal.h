@@ -38,6 +38,10 @@ struct pk_server {
 
 	struct pk_listen_limits limits;
 	struct pk_listener *listener;
+	/* Request bodies in flight (http.c): bytes held, in all and per user. */
+	pthread_mutex_t body_lock;
+	size_t body_total, body_max, body_max_per_user;
+	json_t *body_users; /* user -> bytes */
 	/* Watch streams waiting for news (stream.c) and the thread that wakes them. */
 	pthread_mutex_t park_lock;
 	struct stream *parked;

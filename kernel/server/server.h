@@ -39,8 +39,11 @@
 #define PK_SERVER_MAX_CONNECTIONS_PER_ADDR 200 /* from one client address */
 #define PK_SERVER_MAX_HEADER_BYTES (64 * 1024) /* request line + headers (per connection) */
 #define PK_SERVER_MAX_QUERY_ARGS 256	       /* more: 400, never silently dropped */
-#define PK_SERVER_WATCH_BUFFER (1 << 20)       /* bytes a watch buffers ahead (plus one event) */
-#define PK_SERVER_WATCH_MEMORY (64u << 20)     /* all watches together (plus one fill each) */
+/* Request bodies being received, in all and from one user (more: 429). */
+#define PK_SERVER_BODY_BYTES_IN_FLIGHT (256u << 20)
+#define PK_SERVER_BODY_BYTES_IN_FLIGHT_PER_USER (32u << 20)
+#define PK_SERVER_WATCH_BUFFER (1 << 20)   /* bytes a watch buffers ahead (plus one event) */
+#define PK_SERVER_WATCH_MEMORY (64u << 20) /* all watches together (plus one fill each) */
 
 /* ---- static token file ------------------------------------------------------ */
 struct pk_token {
@@ -150,6 +153,8 @@ struct pk_server_config {
 	/* Connection caps and deadlines (listener.h); zero fields: the
 	 * PK_SERVER_MAX_CONNECTIONS* caps and the listener's deadlines. */
 	struct pk_listen_limits limits;
+	/* Request bodies in flight; 0: PK_SERVER_BODY_BYTES_IN_FLIGHT(_PER_USER). */
+	size_t max_body_bytes_in_flight, max_body_bytes_in_flight_per_user;
 	int verbosity; /* 0 errors, 1 startup, 2 every request */
 	/* Where log lines go (the program decides); NULL: nowhere. */
 	void (*log)(void *arg, int level, const char *msg);
@@ -164,11 +169,13 @@ int pk_server_handle(struct pk_server *srv, const struct pk_request *req, struct
 /*
  * Decide on the request line and headers alone (req->body unset), before any
  * body is read: when the request would be refused whatever its body (no valid
- * token, a declared body over PK_SERVER_MAX_BODY, too many query arguments)
- * ret gets that response and true is returned.  Otherwise ret stays empty.
+ * token, a declared body over PK_SERVER_MAX_BODY, too many query arguments, a
+ * write the user may make on no object of the kind) ret gets that response
+ * and true is returned.  Otherwise ret stays empty and ret_user (may be NULL)
+ * gets the user the body will be read for ("" for a public path).
  */
 bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
-			struct pk_response *ret);
+			struct pk_response *ret, char *ret_user, size_t userlen);
 /* Bind and serve in background threads. */
 int pk_server_start(struct pk_server *srv, char *err, size_t errlen);
 uint16_t pk_server_port(const struct pk_server *srv); /* after start */

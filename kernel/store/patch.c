@@ -10,6 +10,17 @@
  * (containers by name, conditions by type, ...: merge_keys below), whose items
  * merge one by one and go with "$patch": "delete".  JSON patch (RFC 6902)
  * supports add, remove, replace, move, copy and test with JSON-pointer paths.
+ *
+ * Cost is bounded before it is spent.  Every engine tracks the serialised
+ * size of what it builds (json_size(), which stops counting past a cap) and
+ * stops at PK_STORE_OBJECT_MAX with -E2BIG: a JSON patch checks each op
+ * before it copies anything (and the bytes all its copy ops duplicate are
+ * capped too), so 26 doubling copies cost a few kilobytes, not gigabytes.
+ * The merges build their result from shared, reference-counted parts of
+ * the target and the patch (new containers only, never a change to a shared
+ * node), measure it, and make the one private copy the caller gets only
+ * when it fits.  Strategic merge finds list items through a hash of their
+ * merge keys, so merging two lists costs their lengths, not their product.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,46 +50,167 @@ const char *pk_patch_merge_key(const char *field)
 	return NULL;
 }
 
-static json_t *merge(json_t *target, const json_t *patch, bool strategic, int depth,
-		     const char *field);
-
-static size_t find_item(json_t *list, const char *key, json_t *value)
+/*
+ * Serialised size of v as compact JSON, roughly (escapes not counted,
+ * numbers at their widest), counted only up to cap: anything over cap
+ * returns cap + 1.  Deeper than PK_MAX_DEPTH counts as over, too.
+ */
+static size_t json_size_at(const json_t *v, size_t cap, int depth)
 {
-	size_t i;
-	json_t *item;
-	json_array_foreach(list, i,
-			   item) if (json_equal(json_object_get(item, key), value)) return i;
-	return (size_t)-1;
+	size_t n = 0, i;
+	const char *key;
+	json_t *x;
+
+	if (depth > PK_MAX_DEPTH)
+		return cap + 1;
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		n = 2;
+		json_object_foreach((json_t *)v, key, x)
+		{
+			n +=
+			    strlen(key) + 4 + json_size_at(x, cap - (n < cap ? n : cap), depth + 1);
+			if (n > cap)
+				return cap + 1;
+		}
+		return n;
+	case JSON_ARRAY:
+		n = 2;
+		json_array_foreach(v, i, x)
+		{
+			n += 1 + json_size_at(x, cap - (n < cap ? n : cap), depth + 1);
+			if (n > cap)
+				return cap + 1;
+		}
+		return n;
+	case JSON_STRING:
+		n = json_string_length(v) + 2;
+		break;
+	case JSON_INTEGER:
+	case JSON_REAL:
+		n = 24;
+		break;
+	default:
+		n = 5;
+	}
+	return n > cap ? cap + 1 : n;
 }
 
-/* Items with the same merge key merge; "$patch": "delete" removes; new ones append. */
-static json_t *merge_list(json_t *target, const json_t *patch, const char *key, int depth)
+static size_t json_size(const json_t *v, size_t cap)
 {
-	json_t *out = json_deep_copy(target);
+	return v ? json_size_at(v, cap, 0) : 0;
+}
+
+/* The size of v placed at JSON pointer path: its depth counts from there. */
+static size_t json_size_under(const json_t *v, const char *path, size_t cap)
+{
+	int depth = 0;
+
+	for (const char *p = path; *p; p++)
+		depth += *p == '/';
+	return v ? json_size_at(v, cap, depth) : 0;
+}
+
+static json_t *merge(json_t *target, json_t *patch, bool strategic, int depth, const char *field);
+
+/* A merge key's value as a hash key: strings as themselves, the rest as JSON. */
+static char *key_text(const json_t *v)
+{
+	char *s = NULL;
+
+	if (json_is_string(v))
+		return asprintf(&s, "s%s", json_string_value(v)) < 0 ? NULL : s;
+	char *j = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
+
+	if (j && asprintf(&s, "j%s", j) < 0)
+		s = NULL;
+	free(j);
+	return s;
+}
+
+/* Index item at of list under its merge key (the first of equal keys stays). */
+static int index_item(json_t *index, const json_t *item, const char *key, size_t at)
+{
+	json_t *kv = json_object_get(item, key);
+	char *k;
+	int r = 0;
+
+	if (!kv)
+		return 0;
+	k = key_text(kv);
+	if (!k)
+		return -ENOMEM;
+	if (!json_object_get(index, k))
+		r = json_object_set_new(index, k, json_integer((json_int_t)at)) < 0 ? -ENOMEM : 0;
+	free(k);
+	return r;
+}
+
+/* Where the item with pitem's merge key is (-1: none); its index entry is
+ * dropped when drop (a deleted item). */
+static ssize_t lookup_item(json_t *index, const json_t *pitem, const char *key, bool drop)
+{
+	json_t *kv = json_object_get(pitem, key);
+	char *k = kv ? key_text(kv) : NULL;
+	json_t *at = k ? json_object_get(index, k) : NULL;
+	ssize_t r = at ? (ssize_t)json_integer_value(at) : -1;
+
+	if (at && drop)
+		json_object_del(index, k);
+	free(k);
+	return r;
+}
+
+/*
+ * Items with the same merge key merge; "$patch": "delete" removes; new ones
+ * append.  The output shares the items it keeps; deleted slots are nulls
+ * until the end.  Near-linear: one hash lookup per patch item.
+ */
+static json_t *merge_list(json_t *target, json_t *patch, const char *key, int depth)
+{
+	json_t *out = json_array(), *index = json_object(), *pitem, *item;
 	size_t i;
-	json_t *pitem;
+	bool deleted = false;
+
+	if (!out || !index)
+		goto oom;
+	json_array_foreach(target, i, item)
+	{
+		if (json_array_append(out, item) < 0 || index_item(index, item, key, i) < 0)
+			goto oom;
+	}
 	json_array_foreach(patch, i, pitem)
 	{
-		json_t *kv = json_object_get(pitem, key);
-		size_t at = kv ? find_item(out, key, kv) : (size_t)-1;
 		const char *directive = json_string_value(json_object_get(pitem, "$patch"));
-		if (directive && strcmp(directive, "delete") == 0) {
-			if (at != (size_t)-1)
-				json_array_remove(out, at);
+		bool del = directive && strcmp(directive, "delete") == 0;
+		ssize_t at = lookup_item(index, pitem, key, del);
+
+		if (del) {
+			if (at >= 0 && json_array_set_new(out, (size_t)at, json_null()) == 0)
+				deleted = true;
 			continue;
 		}
-		json_t *merged = merge(at != (size_t)-1 ? json_array_get(out, at) : NULL, pitem,
+		json_t *merged = merge(at >= 0 ? json_array_get(out, (size_t)at) : NULL, pitem,
 				       true, depth + 1, NULL);
-		if (!merged) {
-			json_decref(out);
-			return NULL;
+
+		if (!merged)
+			goto oom;
+		if (at >= 0) {
+			json_array_set_new(out, (size_t)at, merged);
+		} else if (json_array_append_new(out, merged) < 0 ||
+			   index_item(index, merged, key, json_array_size(out) - 1) < 0) {
+			goto oom;
 		}
-		if (at != (size_t)-1)
-			json_array_set_new(out, at, merged);
-		else
-			json_array_append_new(out, merged);
 	}
+	for (i = json_array_size(out); deleted && i-- > 0;)
+		if (json_is_null(json_array_get(out, i)))
+			json_array_remove(out, i); /* (items are never null: all objects) */
+	json_decref(index);
 	return out;
+oom:
+	json_decref(out);
+	json_decref(index);
+	return NULL;
 }
 
 static bool all_objects(const json_t *list)
@@ -89,21 +221,24 @@ static bool all_objects(const json_t *list)
 	return true;
 }
 
-static json_t *merge(json_t *target, const json_t *patch, bool strategic, int depth,
-		     const char *field)
+/* The merge of patch into target, sharing both (never changed here). */
+static json_t *merge(json_t *target, json_t *patch, bool strategic, int depth, const char *field)
 {
 	const char *mk = strategic ? pk_patch_merge_key(field) : NULL;
 	if (mk && json_is_array(target) && json_is_array(patch) && all_objects(target) &&
 	    all_objects(patch) && depth <= PK_MAX_DEPTH)
 		return merge_list(target, patch, mk, depth);
 	if (!json_is_object(patch) || depth > PK_MAX_DEPTH)
-		return json_deep_copy(patch);
-	json_t *out = json_is_object(target) ? json_deep_copy(target) : json_object();
+		return json_incref(patch);
+	json_t *out = json_object();
+	const char *key;
+	json_t *pv, *tv;
 	if (!out)
 		return NULL;
-	const char *key;
-	json_t *pv;
-	json_object_foreach((json_t *)patch, key, pv)
+	if (json_is_object(target))
+		json_object_foreach(target, key,
+				    tv) if (json_object_set(out, key, tv) < 0) goto oom;
+	json_object_foreach(patch, key, pv)
 	{
 		if (strategic && key[0] == '$')
 			continue;
@@ -112,12 +247,36 @@ static json_t *merge(json_t *target, const json_t *patch, bool strategic, int de
 			continue;
 		}
 		json_t *merged = merge(json_object_get(out, key), pv, strategic, depth + 1, key);
-		if (!merged || json_object_set_new(out, key, merged) < 0) {
-			json_decref(out);
-			return NULL;
-		}
+		if (!merged || json_object_set_new(out, key, merged) < 0)
+			goto oom;
 	}
 	return out;
+oom:
+	json_decref(out);
+	return NULL;
+}
+
+/* A merge patch's result: measured before the one private copy is made. */
+static int merge_apply(const json_t *target, const json_t *patch, bool strategic, json_t **ret,
+		       char *err, size_t errlen)
+{
+	json_t *shared = merge((json_t *)target, (json_t *)patch, strategic, 0, NULL);
+	size_t n;
+
+	if (!shared)
+		return -ENOMEM;
+	n = json_size(shared, PK_STORE_OBJECT_MAX);
+	if (n > PK_STORE_OBJECT_MAX) {
+		json_decref(shared);
+		snprintf(err, errlen,
+			 "the patched object would be larger than %d bytes (or nested "
+			 "deeper than %d)",
+			 PK_STORE_OBJECT_MAX, PK_MAX_DEPTH);
+		return -E2BIG;
+	}
+	*ret = json_deep_copy(shared);
+	json_decref(shared);
+	return *ret ? 0 : -ENOMEM;
 }
 
 /* RFC 6901 pointer: parent container and last token (unescaped, malloc'ed). */
@@ -246,7 +405,64 @@ static int pointer_add(json_t *doc, const char *ptr, json_t *value, bool replace
 	return rc;
 }
 
-static int json_patch_op(json_t *doc, const json_t *op, size_t i, char *err, size_t errlen)
+/* What a JSON patch has built so far: the document's size, the bytes its
+ * copy ops duplicated. */
+struct budget {
+	size_t doc, copied;
+};
+
+#define PATCH_MAX_COPIED (2 * PK_STORE_OBJECT_MAX)
+
+/* Would the document stay within the limit with add bytes more (less drop)? */
+static int budget_grow(struct budget *b, size_t add, size_t drop, size_t i, const char *name,
+		       char *err, size_t errlen)
+{
+	size_t next = b->doc - (drop < b->doc ? drop : b->doc) + add;
+
+	if (add <= PK_STORE_OBJECT_MAX && next <= PK_STORE_OBJECT_MAX) {
+		b->doc = next;
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "[%zu]: %s: the patched object would be larger than %d bytes (or nested deeper "
+		 "than %d)",
+		 i, name, PK_STORE_OBJECT_MAX, PK_MAX_DEPTH);
+	return -E2BIG;
+}
+
+/* copy and move: the source's size is known before it is duplicated. */
+static int copy_or_move(json_t *doc, const char *name, const char *from, const char *path,
+			struct budget *b, size_t i, char *err, size_t errlen)
+{
+	json_t *src = pointer_get(doc, from);
+	size_t n = json_size_under(src, path, PK_STORE_OBJECT_MAX);
+	bool move = name[0] == 'm';
+	int rc;
+
+	if (!src)
+		return -ENOENT;
+	if ((rc = budget_grow(b, n, move ? n : 0, i, name, err, errlen)) < 0)
+		return rc;
+	if (!move && (b->copied += n) > PATCH_MAX_COPIED) {
+		snprintf(err, errlen,
+			 "[%zu]: copy: the copy ops would duplicate more than %d bytes", i,
+			 PATCH_MAX_COPIED);
+		return -E2BIG;
+	}
+	json_t *v = move ? json_incref(src) : json_deep_copy(src);
+
+	rc = v ? 0 : -ENOMEM;
+	if (rc == 0 && move)
+		rc = pointer_remove(doc, from);
+	if (rc == 0)
+		rc = pointer_add(doc, path, v, false);
+	else
+		json_decref(v);
+	return rc;
+}
+
+static int json_patch_op(json_t *doc, const json_t *op, size_t i, struct budget *b, char *err,
+			 size_t errlen)
 {
 	const char *name = json_string_value(json_object_get(op, "op"));
 	const char *path = json_string_value(json_object_get(op, "path"));
@@ -262,24 +478,26 @@ static int json_patch_op(json_t *doc, const json_t *op, size_t i, char *err, siz
 			snprintf(err, errlen, "[%zu].value: Required value", i);
 			return -EINVAL;
 		}
-		rc = pointer_add(doc, path, json_deep_copy(value), name[0] == 'r');
+		rc = budget_grow(b, json_size_under(value, path, PK_STORE_OBJECT_MAX),
+				 json_size(pointer_get(doc, path), PK_STORE_OBJECT_MAX), i, name,
+				 err, errlen);
+		if (rc == 0)
+			rc = pointer_add(doc, path, json_deep_copy(value), name[0] == 'r');
 	} else if (strcmp(name, "remove") == 0) {
+		size_t n = json_size(pointer_get(doc, path), PK_STORE_OBJECT_MAX);
+
 		rc = pointer_remove(doc, path);
+		b->doc -= rc == 0 && n < b->doc ? n : 0;
 	} else if (strcmp(name, "test") == 0) {
 		rc = json_equal(pointer_get(doc, path), value) ? 0 : -EINVAL;
 	} else if ((strcmp(name, "move") == 0 || strcmp(name, "copy") == 0) && from) {
-		json_t *v = json_deep_copy(pointer_get(doc, from));
-		rc = v ? 0 : -ENOENT;
-		if (rc == 0 && name[0] == 'm')
-			rc = pointer_remove(doc, from);
-		if (rc == 0)
-			rc = pointer_add(doc, path, v, false);
-		else
-			json_decref(v);
+		rc = copy_or_move(doc, name, from, path, b, i, err, errlen);
 	} else {
 		snprintf(err, errlen, "[%zu].op: Unsupported value: \"%s\"", i, name);
 		return -EINVAL;
 	}
+	if (rc == -E2BIG)
+		return rc;
 	if (rc < 0)
 		snprintf(err, errlen, "[%zu]: %s %s failed", i, name, path);
 	return rc < 0 ? -EINVAL : 0;
@@ -293,17 +511,14 @@ int pk_patch_apply(const json_t *target, enum pk_patch_type type, const json_t *
 			snprintf(err, errlen, "merge patch must be a JSON object");
 			return -EINVAL;
 		}
-		json_t *out = merge((json_t *)target, patch, type == PK_PATCH_STRATEGIC, 0, NULL);
-		if (!out)
-			return -ENOMEM;
-		*ret = out;
-		return 0;
+		return merge_apply(target, patch, type == PK_PATCH_STRATEGIC, ret, err, errlen);
 	}
 	if (!json_is_array(patch) || json_array_size(patch) > PATCH_MAX_OPS) {
 		snprintf(err, errlen, "JSON patch must be an array of at most %d operations",
 			 PATCH_MAX_OPS);
 		return -EINVAL;
 	}
+	struct budget b = {.doc = json_size(target, PK_STORE_OBJECT_MAX)};
 	json_t *doc = json_deep_copy(target);
 	if (!doc)
 		return -ENOMEM;
@@ -311,7 +526,7 @@ int pk_patch_apply(const json_t *target, enum pk_patch_type type, const json_t *
 	json_t *op;
 	json_array_foreach(patch, i, op)
 	{
-		int rc = json_patch_op(doc, op, i, err, errlen);
+		int rc = json_patch_op(doc, op, i, &b, err, errlen);
 		if (rc < 0) {
 			json_decref(doc);
 			return rc;

@@ -122,20 +122,23 @@ def attack_idle_flood(n_per_addr, n_addrs, timeout_s):
         s.close()
 
 
-def attack_anonymous_bodies(n, size):
-    """n anonymous requests declaring size-byte bodies: 401 before any body byte."""
+def attack_anonymous_bodies(n, size, token=None, want=401):
+    """n requests (anonymous, or with a token that may not write) declaring
+    size-byte bodies: refused (want) before any body byte."""
     before = rss_mb()
     socks = []
+    auth = "Authorization: Bearer %s\r\n" % token if token else ""
     for i in range(n):
         s = connect("127.0.0.%d" % (2 + i % 4))
-        s.sendall(("POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: x\r\n"
-                   "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % size).encode())
+        s.sendall(("POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: x\r\n%s"
+                   "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                   % (auth, size)).encode())
         socks.append(s)
     for s in socks:
         s.settimeout(5)
         head = s.recv(4096)
-        if not head.startswith(b"HTTP/1.1 401"):
-            fail("anonymous request with an unsent body answered %r" % head[:40])
+        if not head.startswith(b"HTTP/1.1 %d" % want):
+            fail("request with an unsent body answered %r, want %d" % (head[:40], want))
     # Sending the bodies now gets nowhere: the server does not read them.
     sent = 0
     chunk = b"x" * 65536
@@ -149,9 +152,84 @@ def attack_anonymous_bodies(n, size):
     grew = rss_mb() - before
     for s in socks:
         s.close()
-    print("%d anonymous %d-byte bodies: 401 before the body, RSS grew %.0f MB" % (n, size, grew))
+    print("%d %s %d-byte bodies: %d before the body, RSS grew %.0f MB"
+          % (n, "read-only" if token else "anonymous", size, want, grew))
     if grew > 64:
         fail("RSS grew %.0f MB for bodies that should never be read" % grew)
+
+
+def attack_writer_bodies(n, size):
+    """n requests of a user who may write, declaring size-byte bodies and
+    sending them slowly: the bodies in flight are capped per user, so most
+    are answered 429 before their bytes are read, and RSS stays bounded."""
+    before = rss_mb()
+    socks = []
+    for i in range(n):
+        s = connect("127.0.0.%d" % (2 + i % 4))
+        s.sendall(("POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: x\r\n"
+                   "Authorization: Bearer %s\r\nContent-Type: application/json\r\n"
+                   "Content-Length: %d\r\n\r\n" % (TOKEN, size)).encode())
+        socks.append(s)
+    busy = 0
+    for s in socks:
+        s.setblocking(False)
+    time.sleep(1)
+    waiting = []
+    for s in socks:
+        try:
+            head = s.recv(4096)
+        except BlockingIOError:
+            waiting.append(s)
+            continue
+        if head.startswith(b"HTTP/1.1 429"):
+            busy += 1
+            if b"Retry-After" not in head:
+                fail("429 without Retry-After: %r" % head[:200])
+        else:
+            fail("a body in flight answered %r" % head[:40])
+    # Those let in send most of their bodies: the buffers grow to the cap.
+    chunk = b"x" * 65536
+    for s in waiting:
+        sent = 0
+        try:
+            while sent < size - 65536:
+                sent += s.send(chunk)
+        except (BlockingIOError, OSError):
+            pass
+    time.sleep(1)
+    grew = rss_mb() - before
+    for s in socks:
+        s.close()
+    print("%d %d-byte bodies of one writer: %d answered 429 at once, %d let in, RSS grew %.0f MB"
+          % (n, size, busy, len(waiting), grew))
+    limit_mb = float(os.environ.get("PK_BODY_USER_MB", "32"))
+    if len(waiting) * size > (limit_mb + size / 1048576.0) * 1048576:
+        fail("%d bodies of %d bytes let in at once (cap %.0f MB)" % (len(waiting), size, limit_mb))
+    if grew > limit_mb * 3 + 32:
+        fail("RSS grew %.0f MB for bodies capped at %.0f MB" % (grew, limit_mb))
+
+
+def attack_patch_bomb(node):
+    """A node's own token: 26 JSON-patch copy ops on its Node status, each
+    doubling it (2^26 times 1.5 KB).  Refused with 413 at the object limit;
+    RSS stays small."""
+    before = rss_mb()
+    ops = [{"op": "add", "path": "/status/nodeInfo", "value": {"pad": "x" * 1400}}]
+    for i in range(26):
+        ops.append({"op": "copy", "from": "/status/nodeInfo",
+                    "path": "/status/nodeInfo/c%d" % i})
+    t0 = time.monotonic()
+    status, body = request("/api/v1/nodes/%s/status" % node, method="PATCH",
+                           headers={"Content-Type": "application/json-patch+json"},
+                           body=json.dumps(ops).encode(), timeout=60)
+    took = time.monotonic() - t0
+    grew = rss_mb() - before
+    print("26-op copy patch (%d bytes): %d in %.2f s, RSS grew %.0f MB"
+          % (len(json.dumps(ops)), status, took, grew))
+    if status != 413:
+        fail("the copy-doubling patch answered %d: %s" % (status, body[:300]))
+    if grew > 64:
+        fail("RSS grew %.0f MB for a refused patch" % grew)
 
 
 def attack_unread_watches(n, path):
@@ -362,6 +440,12 @@ def main():
         attack_cap_closes(int(args[0]))
     elif attack == "anonymous-bodies":
         attack_anonymous_bodies(int(args[0]), int(args[1]))
+    elif attack == "read-only-bodies":
+        attack_anonymous_bodies(int(args[0]), int(args[1]), token=args[2], want=403)
+    elif attack == "writer-bodies":
+        attack_writer_bodies(int(args[0]), int(args[1]))
+    elif attack == "patch-bomb":
+        attack_patch_bomb(args[0])
     elif attack == "unread-watches":
         attack_unread_watches(int(args[0]), args[1])
     elif attack == "stalled-watch":
