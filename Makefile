@@ -150,6 +150,19 @@ $(call lib_path,pkappliance): $(BUILD)/obj/gen/ui_assets.o
 # The Kubernetes protobuf messages (kernel/server/proto/) become C with
 # protoc-c at build time, compiled into the API server's library; every
 # server source may include their headers, so they exist before any is built.
+# /version's gitCommit and gitTreeState: the checkout's at build time
+# (rewritten only when they change), "unknown" outside a git checkout.
+$(BUILD)/gen/proto/pk_git_commit.h: FORCE
+	@mkdir -p $(@D)
+	@c=$$(git -C $(CURDIR) rev-parse HEAD 2>/dev/null || echo unknown); \
+	 t=$$(git -C $(CURDIR) status --porcelain -uno 2>/dev/null | head -c1); \
+	 st=$$([ "$$c" = unknown ] && echo "" || { [ -n "$$t" ] && echo dirty || echo clean; }); \
+	 printf '#define PODKERNEL_GIT_COMMIT "%s"\n#define PODKERNEL_GIT_TREE_STATE "%s"\n' \
+		"$$c" "$$st" > $@.tmp; cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+$(BUILD)/obj/kernel/server/discovery.o: $(BUILD)/gen/proto/pk_git_commit.h
+.PHONY: FORCE
+FORCE:
+
 PROTO_FILES := $(sort $(wildcard kernel/server/proto/*.proto))
 PROTO_C := $(patsubst kernel/server/proto/%.proto,$(BUILD)/gen/proto/%.pb-c.c,$(PROTO_FILES))
 PROTO_H := $(PROTO_C:.c=.h)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kernel/server/server-internal.h"
+#include "pk_git_commit.h"
 
 static json_t *group_versions(const char *group)
 {
@@ -105,7 +106,9 @@ static json_t *resource_list(const char *group, const char *version)
 		json_array_remove(json_object_get(r, "verbs"), 7); /* not served */
 		if (*t->short_names)
 			json_object_set_new(r, "shortNames", str_list(t->short_names));
-		json_object_set_new(r, "categories", str_list("all"));
+		/* upstream's "all": workloads a user runs, never nodes or namespaces */
+		if (t->pk == PK_KIND_POD || t->pk == PK_KIND_JOB)
+			json_object_set_new(r, "categories", str_list("all"));
 		json_array_append_new(res, r);
 		char sub[96];
 		if (t->has_status) {
@@ -174,11 +177,11 @@ bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_
 	if (strcmp(path, "/version") == 0) {
 		/* Every field of version.Info (clients such as the Python one require them);
 		 * the build stamps are kube-apiserver's values for an unstamped build. */
-		doc =
-		    json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "major", "1", "minor", "32",
-			      "gitVersion", "v1.32.0-podkernel." PODKERNEL_VERSION, "gitCommit", "",
-			      "gitTreeState", "", "buildDate", "1970-01-01T00:00:00Z", "goVersion",
-			      "none", "compiler", "gc", "platform", "linux/amd64");
+		doc = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "major", "1", "minor",
+				"32", "gitVersion", "v1.32.0-podkernel." PODKERNEL_VERSION,
+				"gitCommit", PODKERNEL_GIT_COMMIT, "gitTreeState",
+				PODKERNEL_GIT_TREE_STATE, "buildDate", "1970-01-01T00:00:00Z",
+				"goVersion", "none", "compiler", "gc", "platform", "linux/amd64");
 	} else if (strcmp(path, "/openapi/v3") == 0 || strcmp(path, "/openapi/v3/") == 0) {
 		doc = pk_srv_openapi_root();
 	} else if (strcmp(path, "/openapi/v3/api/v1") == 0) {

@@ -1671,6 +1671,45 @@ static bool forbidden_early(const struct pk_request *req, const struct pk_identi
 	return refused;
 }
 
+/*
+ * pods/NAME/log, exec, attach, portforward and proxy are a kubelet's to
+ * serve: 501 naming why for a pod that exists (404 when it does not; 403
+ * when the caller may not), never a bare NotFound.
+ */
+static bool kubelet_subresource(struct pk_server *srv, const struct pk_request *req,
+				const struct pk_identity *who, struct pk_response *resp)
+{
+	static const char *const subs[] = {"log", "exec", "attach", "portforward", "proxy"};
+	char ns[254], name[254], sub[32];
+	json_t *pod = NULL;
+	bool read;
+
+	if (sscanf(req->path, "/api/v1/namespaces/%253[^/]/pods/%253[^/]/%31[^/]", ns, name, sub) !=
+	    3)
+		return false;
+	size_t i = 0;
+	while (i < sizeof(subs) / sizeof(subs[0]) && strcmp(subs[i], sub) != 0)
+		i++;
+	if (i == sizeof(subs) / sizeof(subs[0]))
+		return false;
+	read = strcmp(sub, "log") == 0;
+	if (!pk_authorize(who, read ? "get" : "create", "Pod", name))
+		pk_srv_respond_status(resp, 403, "Forbidden", "pods", name, NULL,
+				      "pods \"%s\" is forbidden: User \"%s\" cannot %s resource "
+				      "\"pods/%s\" in API group \"\"",
+				      name, who->user, read ? "get" : "create", sub);
+	else if (pk_store_get(srv->store, "Pod", ns, name, &pod) < 0)
+		pk_srv_respond_status(resp, 404, "NotFound", "pods", name, NULL,
+				      "pods \"%s\" not found", name);
+	else
+		pk_srv_respond_status(resp, 501, "NotImplemented", "pods", name, NULL,
+				      "pods/%s of pod \"%s\": no kubelet serves this node "
+				      "(podkerneld schedules; no container runs here)",
+				      sub, name);
+	json_decref(pod);
+	return true;
+}
+
 static const char *handle(struct pk_server *srv, const struct pk_request *req,
 			  struct pk_response *resp)
 {
@@ -1708,6 +1747,8 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 	}
 	if (pk_srv_access_handle(req, &who, resp))
 		return "create";
+	if (kubelet_subresource(srv, req, &who, resp))
+		return "other";
 	struct route r = {0};
 	if (parse_route(req->path, &r) < 0) {
 		route_clear(&r);
