@@ -6,6 +6,8 @@
  * user did not ask for (or that kubelet rejects), so the pod is refused:
  * UnschedulableAndUnresolvable, with a message naming the field path.  The
  * README's table of pod fields lists what is honoured and what is refused.
+ * spec.preemptionPolicy is read here too: a root with a pending pod that
+ * says Never does not preempt (preempt.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,10 +43,20 @@ static int refuse_volumes(json_t *spec, struct sc_buf *why)
 
 static int fields_parse(struct pk_sched *s, json_t *obj, struct sc_pod *pod, struct sc_buf *why)
 {
-	json_t *spec = json_object_get(obj, "spec");
+	json_t *spec = json_object_get(obj, "spec"),
+	       *pp = json_object_get(spec, "preemptionPolicy");
 
 	(void)s;
-	(void)pod;
+	if (pp && !json_is_null(pp)) {
+		const char *v = json_string_value(pp);
+
+		if (!v || (strcmp(v, "Never") != 0 && strcmp(v, "PreemptLowerPriority") != 0)) {
+			sc_buf_printf(why, "spec.preemptionPolicy: Never or PreemptLowerPriority "
+					   "expected");
+			return -EINVAL;
+		}
+		pod->cons->never_preempt = strcmp(v, "Never") == 0;
+	}
 	if (json_array_size(json_object_get(spec, "resourceClaims"))) {
 		sc_buf_printf(why, "spec.resourceClaims: dynamic resource allocation is not "
 				   "implemented by this scheduler");

@@ -498,7 +498,7 @@ void sc_cons_free(struct sc_cons *c)
 
 static bool cons_empty(const struct sc_cons *c)
 {
-	if (c->refuse || c->labels.n || c->ngates)
+	if (c->refuse || c->labels.n || c->ngates || c->never_preempt)
 		return false;
 	for (int i = 0; i < _SC_PLUGIN_MAX; i++)
 		if (c->state[i])

@@ -179,7 +179,8 @@ struct sc_cons {
 	size_t ngates; /* spec.schedulingGates */
 	char *gate0;   /* the first gate's name, for messages */
 	void *state[_SC_PLUGIN_MAX];
-	bool scores; /* some plugin scores this pod */
+	bool scores;	    /* some plugin scores this pod */
+	bool never_preempt; /* spec.preemptionPolicy: Never (fields.c) */
 };
 
 struct sc_plugin_ops {

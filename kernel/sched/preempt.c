@@ -19,6 +19,9 @@
  * the unit; then they are deleted.  The preemptor is scheduled in a later
  * cycle (never in the same cycle as the preemption).  At most
  * SC_PREEMPT_MAX_UNITS units, the lowest-priority ones, are considered.
+ * A root with a pending pod whose preemptionPolicy is Never preempts nothing.
+ * The simulated removal of victims goes through the snapshot, so it frees
+ * their host ports and their counts in the affinity and spread index too.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -213,6 +216,26 @@ static bool victims_possible(struct pk_sched *s, int32_t prio)
 	return s->victim_floor < prio;
 }
 
+/* A pending pod of g's subtree with preemptionPolicy: Never, or NULL. */
+static const struct sc_pod *never_preempts(const struct sc_group *g, int depth)
+{
+	if (depth > PK_HIERARCHY_WALK_MAX)
+		return NULL;
+	for (size_t i = 0; i < g->pods.n; i++) {
+		const struct sc_pod *p = g->pods.v[i];
+
+		if (p->cons && p->cons->never_preempt && sc_pod_pending(p))
+			return p;
+	}
+	for (size_t i = 0; i < g->children.n; i++) {
+		const struct sc_pod *p = never_preempts(g->children.v[i], depth + 1);
+
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
 int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 {
 	struct pk_sched *s = ctx->s;
@@ -223,6 +246,13 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 	int r;
 	char msg[320];
 
+	const struct sc_pod *never = never_preempts(root, 0);
+
+	if (never) {
+		sc_trace(ctx, "no preemption for %s %s: pod %s has preemptionPolicy Never",
+			 sc_group_kind(root), root->key, never->key);
+		return 0;
+	}
 	if (!victims_possible(s, prio)) {
 		sc_trace(ctx, "preemption for %s %s (priority %d): no lower-priority victims",
 			 sc_group_kind(root), root->key, prio);
