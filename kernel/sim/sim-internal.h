@@ -19,6 +19,8 @@ struct sim_job {
 	char *model;				   /* CSV: required product label value */
 	char *topology;				   /* CSV: the gang's topology constraint key */
 	json_t *objects;			   /* object trace: groups and pods */
+	int32_t max_retries; /* a JobSet's failurePolicy.maxRestarts, a Job's backoffLimit; -1: the
+				run's */
 };
 
 struct pk_sim_trace {

@@ -277,7 +277,9 @@ static int fail_job(struct sim_run *s, uint32_t j, bool node_loss)
 		s->count.node_loss_failures++;
 	else
 		s->count.injected_failures++;
-	if (++r->failures > s->max_retries) {
+	int32_t limit = s->trace->jobs[j].max_retries;
+
+	if (++r->failures > (limit >= 0 ? limit : s->max_retries)) {
 		r->state = SIM_FAILED;
 		s->count.jobs_failed++;
 		return 0;

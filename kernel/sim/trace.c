@@ -55,6 +55,7 @@ int sim_trace_add(struct pk_sim_trace *t, struct sim_job **ret)
 	*ret = &t->jobs[t->n++];
 	memset(*ret, 0, sizeof(**ret));
 	(*ret)->pods = 1;
+	(*ret)->max_retries = -1;
 	return 0;
 }
 
@@ -462,6 +463,16 @@ static int add_owner_job(struct pk_sim_trace *t, const json_t *o, const char *pa
 		return r;
 	if (timing(o, path, j, errs) < 0)
 		return -EINVAL;
+	/* how often a failed attempt is placed again: the owner's own policy */
+	json_t *limit = pk_kind_of(o) == PK_KIND_JOBSET
+			    ? pk_get(o, "spec.failurePolicy.maxRestarts")
+			    : pk_get(o, "spec.backoffLimit");
+
+	if (json_is_integer(limit) && json_integer_value(limit) >= 0 &&
+	    json_integer_value(limit) <= INT32_MAX)
+		j->max_retries = (int32_t)json_integer_value(limit);
+	else if (pk_kind_of(o) == PK_KIND_JOBSET)
+		j->max_retries = 0; /* maxRestarts defaults to 0 */
 	return compile_owner(o, j, errs);
 }
 

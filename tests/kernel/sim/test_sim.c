@@ -234,6 +234,70 @@ START_TEST(object_trace_jobs_and_jobsets)
 }
 END_TEST
 
+static struct pk_sim_trace *jobset_trace(int max_restarts)
+{
+	char yaml[1024];
+	json_t *objs = NULL;
+	char err[256] = "";
+	struct pk_errors errs = {0};
+	struct pk_sim_trace *t = NULL;
+
+	snprintf(yaml, sizeof(yaml),
+		 "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: js\n"
+		 "  annotations: {sim.podkernel.dev/duration: \"100\"}\nspec:\n"
+		 "  failurePolicy: {maxRestarts: %d}\n"
+		 "  scheduling: {schedulingPolicy: {gang: {}}}\n  replicatedJobs:\n"
+		 "  - name: w\n    replicas: 1\n    template:\n      spec:\n"
+		 "        parallelism: 2\n        template:\n          spec:\n"
+		 "            containers: [{name: c, image: x, resources: {requests: "
+		 "{google.com/tpu: \"4\"}}}]\n",
+		 max_restarts);
+	ck_assert_msg(pk_read_buffer("js.yaml", yaml, strlen(yaml), &objs, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(pk_sim_trace_from_objects(objs, &t, &errs), 0);
+	json_decref(objs);
+	pk_errors_clear(&errs);
+	return t;
+}
+
+START_TEST(jobset_restarts_as_a_gang_up_to_max_restarts)
+{
+	struct pk_sim_trace *t = jobset_trace(1);
+	struct pk_sim_opts o = {.max_retries = 5};
+	char *buf = NULL, node[64] = "";
+	size_t len = 0;
+	json_t *rep;
+
+	/* where the gang's first pod lands (the scheduler is deterministic) */
+	o.bindings = open_memstream(&buf, &len);
+	json_decref(run_opts(&o, t));
+	fclose(o.bindings);
+	o.bindings = NULL;
+	ck_assert_int_eq(sscanf(buf, "%*s %63s", node), 1);
+	free(buf);
+	/* losing that node at 50 s fails the attempt; the JobSet restarts it whole */
+	struct pk_sim_node_loss loss[] = {{.at_ms = 50000, .node = node}};
+
+	o.node_loss = loss;
+	o.nnode_loss = 1;
+	rep = run_opts(&o, t);
+	ck_assert_int_eq(num(rep, "failures.node_loss"), 1);
+	ck_assert_int_eq(num(rep, "failures.retries"), 1);
+	ck_assert_int_eq(num(rep, "events.bindings"), 4);
+	ck_assert_int_eq(num(rep, "jobs.completed"), 1);
+	ck_assert_int_eq(num(rep, "end"), 150);
+	json_decref(rep);
+	pk_sim_trace_free(t);
+	/* with maxRestarts 0 (the run allows 5: the JobSet's own policy wins) it fails */
+	t = jobset_trace(0);
+	rep = run_opts(&o, t);
+	ck_assert_int_eq(num(rep, "jobs.failed"), 1);
+	ck_assert_int_eq(num(rep, "failures.retries"), 0);
+	json_decref(rep);
+	pk_sim_trace_free(t);
+}
+END_TEST
+
 START_TEST(object_trace_bad_timing_names_the_path)
 {
 	json_t *objs =
@@ -319,6 +383,7 @@ int main(void)
 	tcase_add_test(tc, largest_free_box_follows_placements);
 	tcase_add_test(tc, object_trace_jobs_and_jobsets);
 	tcase_add_test(tc, object_trace_bad_timing_names_the_path);
+	tcase_add_test(tc, jobset_restarts_as_a_gang_up_to_max_restarts);
 	tcase_add_test(tc, seed_fixes_the_report_byte_for_byte);
 	tcase_add_test(tc, html_is_self_contained);
 	suite_add_tcase(s, tc);
