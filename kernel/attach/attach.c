@@ -286,6 +286,9 @@ void pk_attach_stop(struct pk_attach *a)
 		at_mirror_close(a->mirror);
 	pk_appliance_stop(a->app); /* no writes after this */
 	kube_lease_stop(a->lease); /* then hand the Lease over */
+	/* every thread first: one informer's callback reads the others' stats */
+	for (int i = 0; i < _AT_RES_MAX; i++)
+		kube_informer_halt(a->inf[i]);
 	for (int i = 0; i < _AT_RES_MAX; i++)
 		kube_informer_stop(a->inf[i]);
 	at_recorder_free(a->recorder);

@@ -353,7 +353,7 @@ int kube_informer_start(struct kube_client *c, const struct kube_resource *res,
 	return 0;
 }
 
-void kube_informer_stop(struct kube_informer *inf)
+void kube_informer_halt(struct kube_informer *inf)
 {
 	if (!inf)
 		return;
@@ -363,6 +363,14 @@ void kube_informer_stop(struct kube_informer *inf)
 	pthread_mutex_unlock(&inf->lock);
 	if (inf->started)
 		pthread_join(inf->thread, NULL);
+	inf->started = false;
+}
+
+void kube_informer_stop(struct kube_informer *inf)
+{
+	if (!inf)
+		return;
+	kube_informer_halt(inf);
 	kube_conn_free(inf->conn);
 	pthread_mutex_destroy(&inf->lock);
 	pthread_cond_destroy(&inf->cond);

@@ -143,6 +143,9 @@ struct kube_informer;
 int kube_informer_start(struct kube_client *c, const struct kube_resource *res,
 			const struct kube_informer_sink *sink, struct kube_informer **ret);
 /* Stop the thread (breaks its connection) and free; accepts NULL. */
+/* Stop the informer's thread (no more callbacks); the informer stays
+ * readable until kube_informer_stop().  Idempotent; accepts NULL. */
+void kube_informer_halt(struct kube_informer *inf);
 void kube_informer_stop(struct kube_informer *inf);
 void kube_informer_get_stats(struct kube_informer *inf, struct kube_informer_stats *ret);
 
