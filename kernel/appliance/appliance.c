@@ -733,6 +733,7 @@ static void commit_batch(struct pk_appliance *app)
 		json_t *retry = json_array();
 		size_t n = 0;
 		int r = pk_writer_batch_commit(app->writer, &res, &n);
+		int64_t now = ap_now_ms(); /* one instant: pods bound together end together */
 
 		if (r < 0)
 			ap_log(app, 0, "write batch of %zu objects: %s", n, strerror(-r));
@@ -746,7 +747,7 @@ static void commit_batch(struct pk_appliance *app)
 						      wr->object);
 				if (it->node && wr->object && app->lifecycle)
 					ap_lifecycle_bound(app->lifecycle, wr->object, it->node,
-							   ap_now_ms());
+							   now);
 				ap_backoff_clear(app, pk_kind_to_string(wr->kind), wr->ns,
 						 wr->name);
 				log_written(app, it);
@@ -853,6 +854,14 @@ static void *loop_main(void *arg)
 			run_controllers(app);
 			check_heartbeats(app);
 			lc_due = ap_lifecycle_run(app, ap_now_ms());
+			/*
+			 * Pods the lifecycle just ended free their places before
+			 * this round's cycles, as a kubelet's report would reach
+			 * kube-scheduler before its next attempt.
+			 */
+			r = drain_events(app);
+			if (r < 0)
+				continue;
 		} else {
 			json_array_clear(app->gone_nodes); /* the cluster's own controllers */
 		}
