@@ -131,6 +131,12 @@ static json_t *resource_list(const char *group, const char *version)
 							"Eviction", "verbs", "create"));
 		}
 	}
+	/* read-only and always empty: see services_resource() in router.c */
+	if (!*group && strcmp(version, "v1") == 0)
+		json_array_append_new(res, json_pack("{s:s,s:s,s:b,s:s,s:[s],s:[ss]}", "name",
+						     "services", "singularName", "service",
+						     "namespaced", true, "kind", "Service",
+						     "shortNames", "svc", "verbs", "get", "list"));
 	if (json_array_size(res) == 0) {
 		json_decref(res);
 		return NULL;

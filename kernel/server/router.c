@@ -1710,6 +1710,55 @@ static bool kubelet_subresource(struct pk_server *srv, const struct pk_request *
 	return true;
 }
 
+/*
+ * services: podkerneld runs no service proxy and allocates no cluster IPs, so
+ * it holds no Service.  The resource is still served read-only, as an empty
+ * list, because `kubectl cluster-info` lists kube-system's cluster services
+ * and fails on a server without the resource; a read of one name is 404 and
+ * a write 405 naming why.
+ */
+static bool services_resource(struct pk_server *srv, const struct pk_request *req,
+			      const struct pk_identity *who, struct pk_response *resp)
+{
+	static const char pre[] = "/api/v1/namespaces/";
+	const char *p = req->path, *slash, *name = NULL;
+	bool list = strcmp(p, "/api/v1/services") == 0;
+	bool get = false, read = strcmp(req->method, "GET") == 0;
+
+	if (!list) {
+		if (strncmp(p, pre, sizeof(pre) - 1) != 0 ||
+		    !(slash = strchr(p + sizeof(pre) - 1, '/')) ||
+		    strncmp(slash, "/services", 9) != 0)
+			return false;
+		name = slash + 9;
+		list = *name == '\0';
+		get = *name == '/' && name[1] && !strchr(++name, '/');
+		if (!list && !get)
+			return false;
+	}
+	if (!pk_authorize(who, read ? (list ? "list" : "get") : "create", "Service",
+			  get ? name : NULL))
+		pk_srv_respond_status(resp, 403, "Forbidden", "services", get ? name : NULL, NULL,
+				      "services is forbidden: User \"%s\" cannot %s resource "
+				      "\"services\" in API group \"\"",
+				      who->user, read ? (list ? "list" : "get") : "write");
+	else if (!read || arg_true(req, "watch"))
+		pk_srv_respond_status(resp, 405, "MethodNotAllowed", "services", NULL, NULL,
+				      "services are %s here: podkerneld runs no service "
+				      "proxy and allocates no cluster IPs",
+				      read ? "not watched" : "read-only");
+	else if (get)
+		pk_srv_respond_status(resp, 404, "NotFound", "services", name, NULL,
+				      "services \"%s\" not found", name);
+	else
+		pk_srv_respond_json(resp, 200,
+				    json_pack("{s:s,s:s,s:{s:s},s:[]}", "kind", "ServiceList",
+					      "apiVersion", "v1", "metadata", "resourceVersion",
+					      "0", "items"));
+	(void)srv;
+	return true;
+}
+
 static const char *handle(struct pk_server *srv, const struct pk_request *req,
 			  struct pk_response *resp)
 {
@@ -1749,6 +1798,8 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 		return "create";
 	if (kubelet_subresource(srv, req, &who, resp))
 		return "other";
+	if (services_resource(srv, req, &who, resp))
+		return strcmp(req->method, "GET") == 0 ? "list" : "other";
 	struct route r = {0};
 	if (parse_route(req->path, &r) < 0) {
 		route_clear(&r);

@@ -109,7 +109,14 @@ grep -q 'pod/m0' "$WORK/all" || fail "get all -A misses pods"
 kc logs m0 2> "$WORK/err" && fail "logs answered"
 grep -q 'no kubelet serves this node' "$WORK/err" || fail "logs: $(cat "$WORK/err")"
 api "$PODKERNEL_SERVER/version" | grep -q '"gitCommit":"[0-9a-z]' || fail "/version gitCommit"
-echo "ok: get all -A, logs, /version"
+kc cluster-info > "$WORK/ci" 2>&1 || fail "cluster-info: $(cat "$WORK/ci")"
+grep -q 'Kubernetes control plane is running at https://127.0.0.1' "$WORK/ci" ||
+	fail "cluster-info: $(cat "$WORK/ci")"
+[ -z "$(kc get services -A -o name 2>&1)" ] || fail "services listed"
+printf 'apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n' |
+	kc create -f - 2> "$WORK/err" && fail "a Service was created"
+grep -q 'runs no service proxy' "$WORK/err" || fail "service create: $(cat "$WORK/err")"
+echo "ok: get all -A, logs, /version, cluster-info"
 
 # --- namespaces ------------------------------------------------------------------
 for ns in default kube-system kube-public kube-node-lease; do

@@ -19,10 +19,18 @@ body = {"apiVersion": "v1", "kind": "Pod",
                  "containers": [{"name": "c", "image": "busybox"}]}}
 api.call_api("/api/v1/namespaces/default/pods", "POST", body=body,
              header_params={"Content-Type": "application/json"}, _preload_content=False)
-pod = core.read_namespaced_pod("grouped", "default")
-assert not hasattr(pod.spec, "scheduling_group"), "this client knows the field: nothing to test"
-pod.metadata.annotations = {"edited": "yes"}
-core.replace_namespaced_pod("grouped", "default", pod)
+# The scheduler may write the pod's condition between the read and the
+# replace: a 409 then, and the client reads again (client-go's RetryOnConflict).
+for attempt in range(10):
+    pod = core.read_namespaced_pod("grouped", "default")
+    assert not hasattr(pod.spec, "scheduling_group"), "this client knows the field: nothing to test"
+    pod.metadata.annotations = {"edited": "yes"}
+    try:
+        core.replace_namespaced_pod("grouped", "default", pod)
+        break
+    except client.exceptions.ApiException as e:
+        if e.status != 409 or attempt == 9:
+            raise
 raw = api.call_api("/api/v1/namespaces/default/pods/grouped", "GET",
                    _preload_content=False, response_type=object)[0].data
 got = json.loads(raw)
