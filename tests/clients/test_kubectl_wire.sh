@@ -27,7 +27,7 @@ admintok,admin,1,"system:masters"
 T
 k() { timeout 60 kubectl --request-timeout=20s "$@"; }
 
-# The calls below exercise server code both modes share; run once.
+# The calls below run in both modes, like the rest.
 more_checks() {
 	# debug: a node debugging pod (hostPID, the host's root as a hostPath
 	# volume, pinned to the node) and a copy of a pod with a debug container.
@@ -172,7 +172,7 @@ Y
 	grep -q 'Apply failed with 1 conflict: conflict with "kubectl" using v1: .spec.containers\[name="c"\].image' \
 		"$WORK/out" || fail "$mode: conflict: $(cat "$WORK/out")"
 	[ "$(k get pod ssa -o jsonpath='{.spec.containers[0].image}')" = one ] || fail "$mode: conflict wrote"
-	[ "$mode" = standalone ] && more_checks
+	more_checks
 
 	# drain --force: the bare pods (no controller) are evicted through
 	# pods/eviction, the node is cordoned, and drain returns once they are gone.
