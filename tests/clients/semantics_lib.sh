@@ -91,6 +91,36 @@ if [ "$MODE" = standalone ]; then
 fi
 echo "ok: --cascade=orphan"
 
+# --- foreground and background: the collector deletes the dependents -----------
+if [ "$MODE" = standalone ]; then
+	for cascade in foreground background; do
+		sed "s/name: hello}/name: $cascade}/" > "$WORK/job.yaml" <<'Y'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: hello}
+spec:
+  parallelism: 2
+  completions: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+Y
+		kc apply -f "$WORK/job.yaml" > /dev/null || fail "job $cascade"
+		wait_for 15 kc get pod "$cascade-1" || fail "the $cascade Job's pods"
+		# foreground: kubectl waits until the Job itself is gone, so its pods went first
+		kc delete job "$cascade" --cascade="$cascade" --wait=true --timeout=20s > /dev/null ||
+			fail "delete --cascade=$cascade"
+		for o in "pod/$cascade-0" "pod/$cascade-1" "podgroup/$cascade"; do
+			# foreground: gone already; background: the collector follows the owner
+			[ "$cascade" = background ] &&
+				kc wait --for=delete "$o" --timeout=15s > /dev/null 2>&1
+			kc get "$o" > /dev/null 2>&1 && fail "--cascade=$cascade kept $o"
+		done
+	done
+	echo "ok: --cascade=foreground, --cascade=background"
+fi
+
 # --- access reviews -------------------------------------------------------------
 [ "$(kc auth can-i create pods)" = yes ] || fail "admin can-i"
 [ "$(kc auth can-i create pods --token=viewtok)" = no ] || fail "viewer may create"
