@@ -2,7 +2,8 @@
 // (@kubernetes/client-node 1.x, installed by make deps into node_modules
 // here): VersionApi, CoreV1Api list/create/merge patch/delete, an Informer
 // that must see add, update and delete, and CustomObjectsApi on a PodGroup
-// with a merge patch.
+// with a merge patch, and a pod created through the typed model (which drops
+// spec.schedulingGroup) kept in its PodGroup by the group label.
 //
 // Usage: node client_test.mjs URL ADMIN_TOKEN; exits non-zero on a failed
 // expectation.
@@ -114,10 +115,29 @@ async function testCustomObjects() {
   check(all.items.some((g) => g.metadata.name === 'js-pg'), 'listNamespacedCustomObject');
 }
 
+// The client's V1PodSpec model predates spec.schedulingGroup: the serializer
+// drops the field, so the pod arrives without it.  The group label keeps it
+// in its gang: the server's Table shows the group the scheduler reads.
+async function testGroupLabel() {
+  const body = pod('js-grouped');
+  body.metadata.labels['scheduling.podkernel.dev/pod-group'] = 'js-pg';
+  body.spec.schedulingGroup = { podGroupName: 'js-pg' };
+  const created = await core.createNamespacedPod({ namespace: NS, body });
+  check(created.spec.schedulingGroup === undefined, 'the typed client dropped spec.schedulingGroup');
+  const res = await fetch(`${url}/api/v1/namespaces/${NS}/pods/js-grouped`, {
+    headers: { Authorization: `Bearer ${token}`,
+      Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+  });
+  const table = await res.json();
+  const col = table.columnDefinitions.findIndex((c) => c.name === 'Group');
+  check(col >= 0 && table.rows[0].cells[col] === 'js-pg', 'the label keeps the pod in its PodGroup');
+}
+
 try {
   await testVersion();
   await testInformer();
   await testCustomObjects();
+  await testGroupLabel();
   console.log('js client: ok');
   process.exit(0);
 } catch (err) {
