@@ -52,7 +52,9 @@ static void print_bash(FILE *f)
 	      "\t-f|--filename|--board|--trace|--kubeconfig|--certificate-authority|"
 	      "--client-certificate|--client-key|--links)\n"
 	      "\t\tCOMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
-	      "\t-o|--output) COMPREPLY=($(compgen -W \"wide json yaml\" -- \"$cur\")); return ;;\n"
+	      "\t-o|--output) COMPREPLY=($("
+	      "compgen -W \"wide json yaml jsonpath= custom-columns=\" -- \"$cur\"))\n"
+	      "\t\t[[ $COMPREPLY == *= ]] && compopt -o nospace 2>/dev/null; return ;;\n"
 	      "\t--strategy) COMPREPLY=($(compgen -W \"fit kep\" -- \"$cur\")); return ;;\n"
 	      "\t--color) COMPREPLY=($(compgen -W \"auto always never\" -- \"$cur\")); return ;;\n"
 	      "\tesac\n"
@@ -63,12 +65,15 @@ static void print_bash(FILE *f)
 	    f,
 	    "\tboard) [ \"$prev\" = board ] && COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n",
 	    BOARD_COMMANDS);
+	/* get takes kinds separated by commas (pods,pg): complete the last one */
 	fputs("\tget|describe|delete)\n"
 	      "\t\tif [ \"$prev\" = \"$cmd\" ]; then\n"
-	      "\t\t\tCOMPREPLY=($(compgen -W \"",
+	      "\t\t\tlocal pre=\n"
+	      "\t\t\t[ \"$cmd\" = get ] && [[ $cur == *,* ]] && pre=${cur%,*},\n"
+	      "\t\t\tCOMPREPLY=($(compgen -P \"$pre\" -W \"",
 	      f);
 	print_kinds(f);
-	fputs("\" -- \"$cur\"))\n"
+	fputs("\" -- \"${cur#\"$pre\"}\"))\n"
 	      "\t\tfi ;;\n"
 	      "\tcompletion) COMPREPLY=($(compgen -W \"bash zsh\" -- \"$cur\")) ;;\n"
 	      "\tesac\n"

@@ -26,7 +26,7 @@ static void usage(FILE *f)
 	      "  board check|show|nodes|verify|occupancy ...\n"
 	      "  store check FILE                   a podkerneld store's integrity (podkernel.db)\n"
 	      "Appliance client (podkerneld):\n"
-	      "  apply -f FILE | get KIND [NAME] | delete KIND NAME | describe KIND NAME\n"
+	      "  apply -f FILE | get KIND[,KIND] [NAME] | delete KIND NAME | describe KIND NAME\n"
 	      "  top [--level LEVEL]                requests against allocatable per domain\n"
 	      "  map [--color auto|always|never] [--width N] [DOMAIN...]   placement map\n"
 	      "Shell:\n"

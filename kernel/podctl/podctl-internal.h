@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kernel/api/api.h"
 
@@ -29,5 +30,22 @@ int64_t podctl_quantity_milli(const char *s);
 int64_t podctl_pod_request(const json_t *pod, const char *resource);
 /* A quantity for a table: memory in Gi, fractions in m, else whole units. */
 void podctl_fmt_qty(int64_t milli, const char *resource, char *buf, size_t len);
+
+/* kubectl's JSONPath templates (jsonpath.c). */
+struct podctl_jsonpath;
+/* NULL with a message naming the action and offset in err on a syntax error. */
+struct podctl_jsonpath *podctl_jsonpath_parse(const char *tmpl, char *err, size_t errlen);
+void podctl_jsonpath_free(struct podctl_jsonpath *jp);
+/* Print the template for doc; -1 with a message in err (index out of bounds). */
+int podctl_jsonpath_print(const struct podctl_jsonpath *jp, const json_t *doc, FILE *out, char *err,
+			  size_t errlen);
+/* The values of the template's expressions (a new array), NULL with err. */
+json_t *podctl_jsonpath_find(const struct podctl_jsonpath *jp, const json_t *doc, char *err,
+			     size_t errlen);
+/* A custom column's cell: the values as Go's %v joined by ',', "<none>" when
+ * there are none.  malloc'ed. */
+char *podctl_column_text(const json_t *values);
+/* kubectl's relaxed column path: "{.a}", ".a" and "a" are all "{.a}".  malloc'ed. */
+char *podctl_relaxed_path(const char *expr);
 
 #endif

@@ -100,6 +100,45 @@ grep -q 'no such level; the nodes have: cube host' "$WORK/err" || fail "unknown 
 expect_rc 0 podctl describe podgroup duo
 grep -Eq '^  (coords|torus-shape|wraparound) ' "$WORK/out" && fail "describe shows geometry labels as levels"
 
+# Several kinds at once, as kubectl prints them: a table per kind with its
+# header, a blank line between, names prefixed by kind[.group]/.
+expect_rc 0 podctl get pods,pg
+sed -n 1p "$WORK/out" | grep -q '^NAME  *STATUS  *NODE  *GROUP  *AGE$' || fail "pods,pg: no pod header: $(cat "$WORK/out")"
+grep -q '^pod/duo-0  ' "$WORK/out" || fail "pods,pg: pod names lack pod/"
+grep -q '^podgroup.scheduling.k8s.io/duo  ' "$WORK/out" || fail "pods,pg: group names lack kind.group/"
+[ "$(sed -n 4p "$WORK/out")" = "" ] || fail "pods,pg: no blank line between the tables"
+sed -n 5p "$WORK/out" | grep -q '^NAME  *POLICY  *TOPOLOGY' || fail "pods,pg: no group header"
+expect_rc 0 podctl get pods
+grep -q '^duo-0 ' "$WORK/out" || fail "one kind: names are prefixed"
+expect_rc 2 podctl get pods,flavours
+grep -q "unknown kind 'flavours'" "$WORK/err" || fail "pods,flavours: $(cat "$WORK/err")"
+expect_rc 2 podctl get pods,pg -w
+
+# -o jsonpath: kubectl's templates, no newline added; a list is a List
+expect_rc 0 podctl get pods -o 'jsonpath={.items[*].metadata.name}'
+[ "$(cat "$WORK/out")" = "duo-0 duo-1" ] || fail "jsonpath items[*]: '$(cat "$WORK/out")'"
+expect_rc 0 podctl get pod duo-0 -o=jsonpath='{.spec.schedulingGroup.podGroupName}'
+[ "$(cat "$WORK/out")" = "duo" ] || fail "jsonpath of one object: '$(cat "$WORK/out")'"
+expect_rc 0 podctl get pods,pg -o jsonpath='{range .items[*]}{.kind}/{.metadata.name}{"\n"}{end}'
+printf 'Pod/duo-0\nPod/duo-1\nPodGroup/duo\n' | cmp -s - "$WORK/out" || fail "jsonpath range over pods,pg: $(cat "$WORK/out")"
+expect_rc 0 podctl get pods -o jsonpath='{.items[?(@.metadata.name=="duo-1")].spec.containers[0].resources.requests.google\.com/tpu}'
+[ "$(cat "$WORK/out")" = "4" ] || fail "jsonpath filter: '$(cat "$WORK/out")'"
+expect_rc 2 podctl get pods -o 'jsonpath={.items[}'
+grep -q 'error parsing jsonpath {.items\[}' "$WORK/err" || fail "bad jsonpath: $(cat "$WORK/err")"
+expect_rc 2 podctl get pods -o 'jsonpath={range .items[*]}'
+grep -q 'range without end' "$WORK/err" || fail "range without end: $(cat "$WORK/err")"
+expect_rc 2 podctl get pods -o jsonpath=
+# -o custom-columns: kubectl's layout (cells padded by 3, at least 6 wide), <none> for nothing
+expect_rc 0 podctl get pods -o custom-columns=NAME:.metadata.name,GROUP:spec.schedulingGroup.podGroupName,K:.kind,NODE:{.spec.nodeName}
+printf 'NAME    GROUP   K     NODE\nduo-0   duo     Pod   <none>\nduo-1   duo     Pod   <none>\n' > "$WORK/want"
+cmp -s "$WORK/want" "$WORK/out" || { diff "$WORK/want" "$WORK/out"; fail "custom-columns layout"; }
+expect_rc 0 podctl get pods,pg -o custom-columns=KIND:.kind,LABELS:.metadata.labels
+grep -q '^Pod        map\[app:duo\]$' "$WORK/out" || fail "custom-columns map value: $(cat "$WORK/out")"
+grep -q '^PodGroup   <none>$' "$WORK/out" || fail "custom-columns over pods,pg: $(cat "$WORK/out")"
+[ "$(grep -c '^KIND' "$WORK/out")" = 1 ] || fail "custom-columns over two kinds: one header"
+expect_rc 2 podctl get pods -o custom-columns=NAME
+grep -q 'expected <header>:<json-path-expr>' "$WORK/err" || fail "bad custom-columns: $(cat "$WORK/err")"
+
 # Exit codes.
 expect_rc 2 podctl get
 expect_rc 2 podctl get flavours

@@ -26,6 +26,10 @@ for k in pods po nodes no podgroups pg compositepodgroups jobs jobsets priorityc
 done
 [ "$(complete_words podctl describe podg)" = podgroups ] || fail "describe kinds"
 [ "$(complete_words podctl get pods -o y)" = yaml ] || fail "-o formats"
+[ "$(complete_words podctl get pods -o j)" = "json jsonpath=" ] || fail "-o j -> $(complete_words podctl get pods -o j)"
+[ "$(complete_words podctl get pods -o cu)" = "custom-columns=" ] || fail "-o custom-columns"
+# get's kinds separated by commas: the last one is completed
+[ "$(complete_words podctl get pods,podg)" = "pods,podgroups" ] || fail "pods,podg -> $(complete_words podctl get pods,podg)"
 [ "$(complete_words podctl simulate --strategy k)" = kep ] || fail "strategies"
 [ "$(complete_words podctl completion z)" = zsh ] || fail "completion shells"
 
