@@ -10,6 +10,7 @@ patch Nodes and manage Leases only, and so on).
 
   check_rendered.py BASE-NAME VERSION BOARD-FILE < rendered.yaml
 """
+import re
 import sys
 import yaml
 
@@ -106,8 +107,6 @@ def check_agent(objs, version, board):
     spec = ds["spec"]["template"]["spec"]
     c = spec["containers"][0]
     args = c.get("args", [])
-    if c["image"] != "podkernel/podagent:" + version:
-        err("DaemonSet image %s, expected podkernel/podagent:%s" % (c["image"], version))
     if not spec.get("hostNetwork"):
         err("the agent needs hostNetwork for ICI links")
     if any(e.get("name") == "TPU_WORKER_ID" for e in c.get("env", [])):
@@ -239,8 +238,6 @@ def check_appliance(objs, version, _board):
     if not d:
         return
     c = d["spec"]["template"]["spec"]["containers"][0]
-    if c["image"] != "podkernel/podkerneld:" + version:
-        err("Deployment image %s" % c["image"])
     if d["spec"].get("replicas") != 1 or d["spec"].get("strategy", {}).get("type") != "Recreate":
         err("one store, one replica: replicas 1 and strategy Recreate")
     args = c.get("args", [])
@@ -308,8 +305,6 @@ def check_attach(objs, version, _board):
         return
     c = d["spec"]["template"]["spec"]["containers"][0]
     args = c.get("args", [])
-    if c["image"] != "podkernel/podkerneld:" + version:
-        err("Deployment image %s" % c["image"])
     for want in ("--in-cluster", "--leader-elect", "--scheduler-name=podkernel",
                  "--leader-elect-namespace=kube-system", "--leader-elect-lease-name=podkernel-scheduler"):
         if want not in args:
@@ -388,6 +383,35 @@ CHECKS = {"agent": check_agent, "agent-gpu": check_agent, "agent-gb200": check_a
           "appliance/attach": check_attach}
 
 
+# REGISTRY-HOST[:PORT]/PATH@sha256:HEX: a registry named (no default one), no tag
+PINNED = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)+(:[0-9]+)?/[a-z0-9._/-]+@sha256:[0-9a-f]{64}$")
+
+
+def pins():
+    """deploy/images: the component every base includes, name -> NEWNAME@DIGEST."""
+    with open("deploy/images/kustomization.yaml") as f:
+        comp = yaml.safe_load(f)
+    if comp.get("kind") != "Component":
+        err("deploy/images is not a kustomize Component")
+    return {i["name"]: "%s@%s" % (i.get("newName", i["name"]), i.get("digest"))
+            for i in comp.get("images", [])}
+
+
+def images(objs):
+    """Every container of every workload runs an image by digest, the one deploy/images pins."""
+    pinned = pins()
+    for o in objs:
+        spec = (o.get("spec") or {}).get("template", {}).get("spec") or {}
+        for c in spec.get("containers", []) + spec.get("initContainers", []):
+            what = "%s/%s container %s" % (o["kind"], o["metadata"]["name"], c.get("name"))
+            img = c.get("image", "")
+            if not PINNED.match(img):
+                err("%s: image %s is not REGISTRY/PATH@sha256:DIGEST" % (what, img))
+            elif img not in pinned.values():
+                err("%s: image %s is not one deploy/images pins (%s)" %
+                    (what, img, ", ".join(sorted(pinned.values()))))
+
+
 def main():
     base, version, board = sys.argv[1:4]
     objs = [o for o in yaml.safe_load_all(sys.stdin) if o]
@@ -395,6 +419,7 @@ def main():
         err("%s renders no objects" % base)
     generic(objs)
     hardened(objs)
+    images(objs)
     if base in CHECKS and objs:
         CHECKS[base](objs, version, board)
     for e in errors:

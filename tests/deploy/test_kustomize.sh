@@ -4,7 +4,8 @@
 # well-formed, labelled, references resolved, and the rules of each base
 # (the agent's RBAC may only get/patch Nodes and manage its Leases, its board
 # ConfigMap holds the board, the appliance is one Recreate replica behind a
-# Service, the CRDs are the KEP-6012 kinds).  A base added later (an overlay,
+# Service, the CRDs are the KEP-6012 kinds, every image is pinned by digest
+# through the deploy/images component).  A base added later (an overlay,
 # attach mode) is found and rendered too.
 set -eu
 : "${PODKERNEL_SRC:?}" "${PODKERNEL_BIN:?}"
@@ -20,6 +21,8 @@ n=0
 for k in $(find deploy -name kustomization.yaml | sort); do
 	dir=$(dirname "$k")
 	base=${dir#deploy/}
+	# a Component (deploy/images) is no base: the bases that include it are checked
+	grep -q '^kind: Component$' "$k" && continue
 	n=$((n + 1))
 	if ! kubectl kustomize "$dir" > "$WORK/out.yaml" 2> "$WORK/err"; then
 		echo "FAIL: kubectl kustomize $dir"; cat "$WORK/err"; fail=1; continue
@@ -39,6 +42,16 @@ cmp -s deploy/agent/board.yaml boards/tpu-superslice.yaml ||
 for pair in agent-gpu:gpu-cluster agent-gb200:gb200-nvl72; do
 	cmp -s "deploy/${pair%%:*}/board.yaml" "boards/${pair#*:}.yaml" ||
 		{ echo "FAIL: deploy/${pair%%:*}/board.yaml differs from boards/${pair#*:}.yaml"; fail=1; }
+done
+# Every image a manifest names is one deploy/images pins, and the bases that
+# run a workload include it (nothing runs by tag).
+for img in $(grep -ho 'image: podkernel/[a-z]*' deploy/*/*.yaml deploy/*/*/*.yaml | sed 's/image: //' | sort -u); do
+	grep -q "name: $img\$" deploy/images/kustomization.yaml ||
+		{ echo "FAIL: $img is not pinned in deploy/images"; fail=1; }
+done
+for k in deploy/agent deploy/appliance deploy/appliance/attach; do
+	grep -q '^  - \(\.\./\)*images' "$k/kustomization.yaml" ||
+		{ echo "FAIL: $k does not include deploy/images"; fail=1; }
 done
 [ $fail = 0 ] && echo "ok"
 exit $fail
