@@ -99,6 +99,11 @@ int ap_node_unreachable(struct pk_appliance *app, const char *name);
 int ap_node_recovered(struct pk_appliance *app, const char *name);
 /* A deleted Node: its pods are evicted like those of an unreachable one. */
 int ap_node_deleted(struct pk_appliance *app, const char *name);
+/*
+ * Evict pods (as listed: each is evicted only if the stored pod still has
+ * its uid) in one transaction, DisruptionTarget set; returns how many.
+ */
+int ap_evict_pods(struct pk_appliance *app, const json_t *pods, const char *node, const char *why);
 
 /* lifecycle.c */
 struct ap_lifecycle;

@@ -14,7 +14,8 @@
  * highest ancestor group whose disruptionMode is `all` (the same indivisible
  * unit preemption uses, KEP-6012), or the pod alone when no ancestor is
  * `all`.  Evicted pods get DisruptionTarget (reason DeletionByTaintManager)
- * and are deleted; their Job controllers are asked to recreate them, and the
+ * and are deleted, all in one transaction, each only if it is still the pod
+ * that was listed (its uid); their Job controllers are asked to recreate them, and the
  * scheduler places the new pods under the rules for their (already
  * scheduled) groups.  When the node reports again the taint goes and Ready
  * turns True.  A deleted Node's pods are evicted the same way.
@@ -240,40 +241,114 @@ static bool in_subtree(struct pk_appliance *app, const char *ns, const char *gro
 	return false;
 }
 
-static void evict(struct pk_appliance *app, const json_t *pod, const char *node, const char *why)
-{
-	const char *ns = pk_namespace(pod), *name = pk_name(pod);
-	json_t *obj = NULL, *out = NULL;
+/*
+ * One eviction: the pod as it was listed.  The edit checks, in the write's
+ * own transaction, that the stored pod is still that pod (same uid: not a
+ * pod recreated under the same name, perhaps elsewhere), sets its
+ * DisruptionTarget condition and deletes it.  A pod that changed otherwise
+ * (a status write) is still evicted: the uid, not the resourceVersion, says
+ * which pod the node's loss is about.
+ */
+struct evict_arg {
+	char *uid;
 	char msg[512];
+};
 
-	snprintf(msg, sizeof(msg), "node %s %s", node, why);
-	if (pk_store_get(app->store, "Pod", ns, name, &obj) == 0 &&
-	    pk_condition_set(obj, "DisruptionTarget", "True", "DeletionByTaintManager", msg,
-			     time(NULL)) == 0) {
-		struct pk_errors errs = {0};
+static int evict_apply(json_t *pod, void *arg)
+{
+	const struct evict_arg *a = arg;
 
-		pk_store_update(app->store, obj, PK_SUB_STATUS, &errs, NULL);
-		pk_errors_clear(&errs);
+	if (strcmp(pk_get_string(pod, "metadata.uid") ?: "", a->uid) != 0)
+		return -PK_STORE_ECONFLICT;
+	return pk_condition_set(pod, "DisruptionTarget", "True", "DeletionByTaintManager", a->msg,
+				time(NULL));
+}
+
+/* Queue pod's eviction into the (ns/name keyed) set of edits to make. */
+static int evict_add(json_t *set, json_t *pod)
+{
+	char key[512];
+
+	snprintf(key, sizeof(key), "%s/%s", pk_namespace(pod), pk_name(pod));
+	return json_object_get(set, key) ? 0 : json_object_set(set, key, pod);
+}
+
+/* Every queued eviction in one transaction; returns how many were made. */
+static int evict_commit(struct pk_appliance *app, json_t *set, const char *node, const char *why)
+{
+	size_t n = json_object_size(set), i = 0;
+	struct pk_store_edit *e = calloc(n ? n : 1, sizeof(*e));
+	struct evict_arg *a = calloc(n ? n : 1, sizeof(*a));
+	const char *key;
+	json_t *pod;
+	int r = -ENOMEM, done = 0;
+
+	if (!e || !a)
+		goto out;
+	json_object_foreach(set, key, pod)
+	{
+		a[i].uid = strdup(pk_get_string(pod, "metadata.uid") ?: "");
+		snprintf(a[i].msg, sizeof(a[i].msg), "node %s %s", node, why);
+		e[i] = (struct pk_store_edit){.kind = "Pod",
+					      .ns = pk_namespace(pod),
+					      .name = pk_name(pod),
+					      .apply = evict_apply,
+					      .arg = &a[i],
+					      .delete_after = true};
+		if (!a[i++].uid)
+			goto out;
 	}
-	json_decref(obj);
-	if (pk_store_delete(app->store, "Pod", ns, name, NULL, NULL, &out) == 0) {
-		AP_COUNT(app, evictions);
-		ap_log(app, 2, "evicted pod %s/%s: %s", ns, name, msg);
-		ap_reconcile_owner_of(app, pod);
+	r = n ? pk_store_edit_batch(app->store, e, n) : 0;
+	for (i = 0; r == 0 && i < n; i++) {
+		if (e[i].rc == 0) {
+			done++;
+			AP_COUNT(app, evictions);
+			ap_log(app, 2, "evicted pod %s/%s: %s", e[i].ns, e[i].name, a[i].msg);
+			ap_reconcile_owner_of(app, e[i].object);
+		} else if (e[i].rc == -PK_STORE_ECONFLICT) {
+			ap_log(app, 2, "pod %s/%s: not evicted, replaced since node %s %s", e[i].ns,
+			       e[i].name, node, why);
+		}
 	}
-	json_decref(out);
+out:
+	for (i = 0; e && i < n; i++)
+		json_decref(e[i].object);
+	for (i = 0; a && i < n; i++)
+		free(a[i].uid);
+	free(e);
+	free(a);
+	return r < 0 ? r : done;
+}
+
+int ap_evict_pods(struct pk_appliance *app, const json_t *pods, const char *node, const char *why)
+{
+	json_t *set = json_object(), *p;
+	size_t i;
+	int r = -ENOMEM;
+
+	if (set) {
+		r = 0;
+		json_array_foreach(pods, i, p) if (r == 0) r = evict_add(set, p);
+		if (r == 0)
+			r = evict_commit(app, set, node, why);
+	}
+	json_decref(set);
+	return r;
 }
 
 static int evict_node_pods(struct pk_appliance *app, const char *node, const char *why)
 {
 	struct pk_selector *sel = NULL;
 	char expr[300], err[128];
-	json_t *pods = NULL, *p, *units = json_object();
+	json_t *pods = NULL, *p, *units = json_object(), *victims = json_array();
 	size_t i;
 	int r;
 
-	if (!units)
+	if (!units || !victims) {
+		json_decref(units);
+		json_decref(victims);
 		return -ENOMEM;
+	}
 	snprintf(expr, sizeof(expr), "spec.nodeName=%s", node);
 	r = pk_selector_parse(expr, true, &sel, err, sizeof(err));
 	if (r == 0) {
@@ -284,6 +359,7 @@ static int evict_node_pods(struct pk_appliance *app, const char *node, const cha
 	pk_selector_free(sel);
 	if (r < 0) {
 		json_decref(units);
+		json_decref(victims);
 		return r;
 	}
 	json_array_foreach(pods, i, p)
@@ -296,7 +372,7 @@ static int evict_node_pods(struct pk_appliance *app, const char *node, const cha
 			json_object_set_new(units, key, json_pack("[s,s]", pk_namespace(p), unit));
 			free(unit);
 		}
-		evict(app, p, node, why);
+		json_array_append(victims, p);
 	}
 	json_decref(pods);
 	/* Whole disruption units: every pod of the `all` subtree goes with it. */
@@ -316,14 +392,16 @@ static int evict_node_pods(struct pk_appliance *app, const char *node, const cha
 			const char *g = pk_pod_group_name(p);
 
 			if (g && in_subtree(app, ns, g, root))
-				evict(app, p, node, why);
+				json_array_append(victims, p);
 		}
 		json_decref(all);
 		ap_log(app, 1, "node %s: disruption unit %s/%s (disruptionMode all) evicted whole",
 		       node, ns, root);
 	}
 	json_decref(units);
-	return 0;
+	r = ap_evict_pods(app, victims, node, why);
+	json_decref(victims);
+	return r < 0 ? r : 0;
 }
 
 int ap_node_unreachable(struct pk_appliance *app, const char *name)

@@ -440,8 +440,7 @@ static char *dup_n(const char *s, size_t n)
 }
 
 /* One action's text, trimmed: "range PATH", "end", a quoted string or a path. */
-static void parse_action(struct podctl_jsonpath *jp, struct parser *p, size_t *open,
-			 size_t *nopen)
+static void parse_action(struct podctl_jsonpath *jp, struct parser *p, size_t *open, size_t *nopen)
 {
 	const char *a = p->s;
 	size_t n = strlen(a);
@@ -711,7 +710,8 @@ static bool compare(enum op op, const json_t *a, const json_t *b)
 	} else if (json_is_string(a) && json_is_string(b)) {
 		c = strcmp(json_string_value(a), json_string_value(b));
 	} else if (op == OP_EQ || op == OP_NE) {
-		bool eq = json_is_boolean(a) && json_is_boolean(b) && json_is_true(a) == json_is_true(b);
+		bool eq =
+		    json_is_boolean(a) && json_is_boolean(b) && json_is_true(a) == json_is_true(b);
 
 		return op == OP_EQ ? eq : !eq;
 	} else {
@@ -869,8 +869,8 @@ static size_t run_nodes(struct eval *e, const struct podctl_jsonpath *jp, size_t
 	return i;
 }
 
-int podctl_jsonpath_print(const struct podctl_jsonpath *jp, const json_t *doc, FILE *out,
-			  char *err, size_t errlen)
+int podctl_jsonpath_print(const struct podctl_jsonpath *jp, const json_t *doc, FILE *out, char *err,
+			  size_t errlen)
 {
 	struct eval e = {.root = doc, .budget = JP_BUDGET, .err = err, .errlen = errlen};
 

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kernel/appliance/appliance-internal.h"
 #include "kernel/appliance/appliance.h"
 #include "kernel/appliance/writer.h"
 
@@ -654,6 +655,40 @@ START_TEST(deleted_node_evicts_the_disruption_unit)
 }
 END_TEST
 
+/*
+ * A node's loss evicts the pods listed on it, each only if the stored pod is
+ * still that pod: one deleted and created again under the same name since
+ * the list is spared.  (The loop's thread runs beside: the pods have no
+ * owner, so eviction asks it for nothing.)
+ */
+START_TEST(eviction_spares_a_pod_recreated_under_the_same_name)
+{
+	char n[64];
+	json_t *listed, *set;
+
+	cluster();
+	start();
+	create(pod("p", NULL, NULL));
+	ck_assert(wait_bound("p"));
+	listed = get("Pod", "p");
+	node_of("p", n, sizeof(n));
+	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "p", NULL, NULL, NULL), 0);
+	create(pod("p", NULL, NULL));
+	set = json_pack("[O]", listed);
+	ck_assert_int_eq(ap_evict_pods(app, set, n, "was deleted"), 0);
+	json_decref(set);
+	json_decref(listed);
+	listed = get("Pod", "p");
+	ck_assert_ptr_nonnull(listed); /* the new pod stays */
+	ck_assert_ptr_null(pk_condition_get(listed, "DisruptionTarget"));
+	set = json_pack("[O]", listed); /* the pod as it is now: evicted */
+	ck_assert_int_eq(ap_evict_pods(app, set, n, "was deleted"), 1);
+	json_decref(set);
+	json_decref(listed);
+	ck_assert_ptr_null(get("Pod", "p"));
+}
+END_TEST
+
 /* The value of a metric without labels. */
 static long long metric_value(const char *name)
 {
@@ -900,6 +935,7 @@ int main(void)
 	tcase_add_test(tc, preemption_makes_room_for_higher_priority);
 	tcase_add_test(tc, refused_eviction_never_overcommits);
 	tcase_add_test(tc, deleted_node_evicts_the_disruption_unit);
+	tcase_add_test(tc, eviction_spares_a_pod_recreated_under_the_same_name);
 	tcase_add_test(tc, evicted_job_pod_is_recreated_elsewhere);
 	tcase_add_test(tc, job_recreated_under_the_same_name_gets_its_own_pods);
 	tcase_add_test(tc, unwritable_pod_backs_off);

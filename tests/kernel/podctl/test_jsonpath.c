@@ -103,14 +103,10 @@ START_TEST(numbers_and_filters)
 	static const struct {
 		const char *tmpl, *want;
 	} cases[] = {
-	    {"{.a[*].n}", "1 2.5 3"},
-	    {"{.a[?(@.n>1)].x}", "two three"},
-	    {"{.a[?(@.n<=2.5)].x}", "one two"},
-	    {"{.a[?(@.b==true)].x}", "three"},
-	    {"{.a[0,2].x}", "one three"},
-	    {"{.a[::2].x}", "one three"},
-	    {"{.a[1:].x}", "two three"},
-	    {"{.a[*].b}", "true"},
+	    {"{.a[*].n}", "1 2.5 3"},		{"{.a[?(@.n>1)].x}", "two three"},
+	    {"{.a[?(@.n<=2.5)].x}", "one two"}, {"{.a[?(@.b==true)].x}", "three"},
+	    {"{.a[0,2].x}", "one three"},	{"{.a[::2].x}", "one three"},
+	    {"{.a[1:].x}", "two three"},	{"{.a[*].b}", "true"},
 	};
 	char err[256];
 
@@ -161,9 +157,10 @@ END_TEST
 
 START_TEST(columns)
 {
-	json_t *doc = json_loads("{\"metadata\":{\"name\":\"p\",\"labels\":{\"b\":\"2\",\"a\":\"1\"}},"
-				 "\"spec\":{\"containers\":[{\"name\":\"c1\"},{\"name\":\"c2\"}]}}",
-				 0, NULL);
+	json_t *doc =
+	    json_loads("{\"metadata\":{\"name\":\"p\",\"labels\":{\"b\":\"2\",\"a\":\"1\"}},"
+		       "\"spec\":{\"containers\":[{\"name\":\"c1\"},{\"name\":\"c2\"}]}}",
+		       0, NULL);
 	static const struct {
 		const char *col, *want;
 	} cases[] = {
@@ -186,8 +183,7 @@ START_TEST(columns)
 		vals = podctl_jsonpath_find(jp, doc, err, sizeof(err));
 		ck_assert_ptr_nonnull(vals);
 		cell = podctl_column_text(vals);
-		ck_assert_msg(strcmp(cell, cases[i].want) == 0, "%s: got '%s'", cases[i].col,
-			      cell);
+		ck_assert_msg(strcmp(cell, cases[i].want) == 0, "%s: got '%s'", cases[i].col, cell);
 		free(cell);
 		json_decref(vals);
 		podctl_jsonpath_free(jp);
