@@ -64,16 +64,17 @@ LIBS_topo        := topo
 LIBS_pkcel       := pkcel topo
 LIBS_pkapi       := pkapi pkcel topo
 LIBS_pkdra       := pkdra pkapi pkcel topo
-LIBS_pksched     := pksched pkapi pkcel topo
+LIBS_pksched     := pksched pkdra pkapi pkcel topo
 LIBS_pkbuilder   := pkbuilder pkapi pkcel topo
-LIBS_pksim       := pksim pksched pkbuilder pkapi pkcel topo
+LIBS_pksim       := pksim pksched pkdra pkbuilder pkapi pkcel topo
 LIBS_pkstore     := pkstore pkbuilder pkapi pkcel topo
 LIBS_pkserver    := pkserver pkstore pkbuilder pkapi pkcel topo
-LIBS_pkappliance := pkappliance pksim pkstore pksched pkbuilder pkapi pkcel topo
+LIBS_pkappliance := pkappliance pksim pkstore pksched pkdra pkbuilder pkapi pkcel topo
 LIBS_pkkube      := pkkube pkapi pkcel topo
-LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pksched pkbuilder pkapi pkcel topo
+LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pksched pkdra pkbuilder \
+	pkapi pkcel topo
 LIBS_pkagent     := pkagent pkapi pkcel topo
-LIBS_pkclient    := pkclient pksim pksched pkbuilder pkapi pkcel topo
+LIBS_pkclient    := pkclient pksim pksched pkdra pkbuilder pkapi pkcel topo
 # Everything, for the benchmarks and the fuzz targets.
 LIBS_all         := pkclient pksim pkagent pkattach pkkube pkappliance pkserver pkstore pksched \
 	pkbuilder pkdra pkapi pkcel topo

@@ -135,8 +135,18 @@ static void queue_reconcile(struct pk_appliance *app, const char *kind, const js
 /* Kinds in the order a fresh scheduler needs them. */
 /* Leases first, so that the Nodes listed next find their heartbeat Lease. */
 static const char *const list_order[] = {
-    "Lease",	"Node", "PriorityClass", "CompositePodGroup", "PodGroup", "Pod",
-    "Workload", "Job",	"JobSet",
+    "Lease",
+    "Node",
+    "PriorityClass",
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaim",
+    "CompositePodGroup",
+    "PodGroup",
+    "Pod",
+    "Workload",
+    "Job",
+    "JobSet",
 };
 
 /* A node's heartbeat Lease: in the node lease namespace. */
@@ -577,6 +587,24 @@ static json_t *bind_annotations(const struct pk_sched_action *a)
 	return ann;
 }
 
+/* A binding waits for the claims its cycle allocated or reserved. */
+static int bind_after_claims(struct pk_appliance *app, const struct pk_sched_result *res,
+			     size_t upto, const struct pk_write_ref *pod)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < upto && r == 0; i++) {
+		const struct pk_sched_action *c = &res->actions[i];
+		struct pk_write_ref ref;
+
+		if (c->action != PK_SCHED_CLAIM || !json_object_get(c->claim, "allocation"))
+			continue;
+		ref = ref_of(app, c->kind, c->ns, c->name);
+		r = pk_writer_depend(app->writer, pod, &ref);
+	}
+	return r;
+}
+
 /* Queue one cycle's actions into the open batch. */
 static void batch_result(struct pk_appliance *app, const struct pk_sched_result *res)
 {
@@ -591,8 +619,13 @@ static void batch_result(struct pk_appliance *app, const struct pk_sched_result 
 
 			r = pk_writer_bind(app->writer, &ref, a->node, ann);
 			json_decref(ann);
+			if (r == 0)
+				r = bind_after_claims(app, res, i, &ref);
 			break;
 		}
+		case PK_SCHED_CLAIM:
+			r = pk_writer_claim(app->writer, &ref, a->claim);
+			break;
 		case PK_SCHED_CONDITION:
 			r = pk_writer_set_condition(app->writer, &ref, a->type, a->status,
 						    a->reason, a->message);

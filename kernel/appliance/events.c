@@ -250,12 +250,18 @@ uint64_t ap_fingerprint(const char *kind, const json_t *obj)
 	case PK_KIND_COMPOSITE_POD_GROUP:
 		h = fp_field(h, "spec", pk_get(obj, "spec"));
 		return fp_condition(h, obj, "CompositePodGroupInitiallyScheduled");
+	case PK_KIND_RESOURCE_CLAIM: /* the requests, the allocation and who reserves it */
+		h = fp_field(h, "spec", pk_get(obj, "spec"));
+		h = fp_field(h, "status.allocation", pk_get(obj, "status.allocation"));
+		return fp_field(h, "status.reservedFor", pk_get(obj, "status.reservedFor"));
 	case PK_KIND_PRIORITY_CLASS:
 		h = fp_field(h, "value", pk_get(obj, "value"));
 		return fp_field(h, "globalDefault", pk_get(obj, "globalDefault"));
 	case PK_KIND_POD: /* the spec, and the phase the status controllers count */
 		h = fp_field(h, "spec", pk_get(obj, "spec"));
 		h = fp_field(h, "status.phase", pk_get(obj, "status.phase"));
+		h = fp_field(h, "status.resourceClaimStatuses",
+			     pk_get(obj, "status.resourceClaimStatuses"));
 		return fp_condition(h, obj, "Ready");
 	default: /* Workload, Job, JobSet: the spec */
 		return fp_field(h, "spec", pk_get(obj, "spec"));
@@ -333,7 +339,9 @@ uint64_t ap_cache_rv(const struct ap_cache *c, const char *kind, const char *ns,
 static bool sched_kind(enum pk_kind k)
 {
 	return k == PK_KIND_NODE || k == PK_KIND_POD || k == PK_KIND_POD_GROUP ||
-	       k == PK_KIND_COMPOSITE_POD_GROUP || k == PK_KIND_PRIORITY_CLASS;
+	       k == PK_KIND_COMPOSITE_POD_GROUP || k == PK_KIND_PRIORITY_CLASS ||
+	       k == PK_KIND_DEVICE_CLASS || k == PK_KIND_RESOURCE_SLICE ||
+	       k == PK_KIND_RESOURCE_CLAIM;
 }
 
 static bool owner_kind(enum pk_kind k)

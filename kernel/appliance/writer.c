@@ -55,6 +55,8 @@ static void item_clear(struct pk_write_item *it)
 		free(it->conds[i].message);
 	}
 	free(it->conds);
+	json_decref(it->claim);
+	free(it->deps);
 	memset(it, 0, sizeof(*it));
 }
 
@@ -270,6 +272,46 @@ int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod)
 	return 0;
 }
 
+int pk_writer_claim(struct pk_writer *w, const struct pk_write_ref *claim, const json_t *status)
+{
+	struct pk_write_item *it;
+
+	if (!ref_ok(w, claim) || claim->kind != PK_KIND_RESOURCE_CLAIM || !json_is_object(status))
+		return -EINVAL;
+	it = item_of(w, claim);
+	if (!it)
+		return -ENOMEM;
+	json_decref(it->claim);
+	it->claim = json_deep_copy(status);
+	return it->claim ? 0 : -ENOMEM;
+}
+
+int pk_writer_depend(struct pk_writer *w, const struct pk_write_ref *obj,
+		     const struct pk_write_ref *dep)
+{
+	struct pk_write_item *it, *d;
+	size_t di, *v;
+
+	if (!ref_ok(w, obj) || !ref_ok(w, dep))
+		return -EINVAL;
+	d = item_of(w, dep);
+	if (!d)
+		return -ENOMEM;
+	di = (size_t)(d - w->batch.items);
+	it = item_of(w, obj); /* may move the items: d is not used again */
+	if (!it)
+		return -ENOMEM;
+	for (size_t i = 0; i < it->ndeps; i++)
+		if (it->deps[i] == di)
+			return 0;
+	v = realloc(it->deps, (it->ndeps + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	it->deps = v;
+	v[it->ndeps++] = di;
+	return 0;
+}
+
 int pk_writer_batch_commit(struct pk_writer *w, const struct pk_write_result **ret_results,
 			   size_t *ret_n)
 {
@@ -320,6 +362,27 @@ static int merge_annotations(json_t *obj, const json_t *ann)
 	return json_object_update(have, (json_t *)ann) < 0 ? -ENOMEM : 0;
 }
 
+static int apply_claim(json_t *obj, const json_t *claim)
+{
+	static const char *const keys[] = {"allocation", "reservedFor"};
+	json_t *st = json_object_get(obj, "status");
+
+	if (!json_is_object(st)) {
+		st = json_object();
+		if (!st || json_object_set_new(obj, "status", st) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		json_t *v = json_object_get(claim, keys[i]);
+
+		if (!v)
+			json_object_del(st, keys[i]);
+		else if (json_object_set_new(st, keys[i], json_deep_copy(v)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now)
 {
 	int r;
@@ -338,6 +401,8 @@ int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now
 			return r;
 	}
 	if (it->annotations && (r = merge_annotations(obj, it->annotations)) < 0)
+		return r;
+	if (it->claim && (r = apply_claim(obj, it->claim)) < 0)
 		return r;
 	for (size_t i = 0; i < it->nconds; i++) {
 		const struct pk_write_cond *c = &it->conds[i];

@@ -4,7 +4,7 @@
  * backends.
  *
  * The loop collects the actions of the cycles of one scheduling round
- * (bindings, conditions, evictions) into a batch and commits the batch at
+ * (bindings, conditions, evictions, claim allocations) into a batch and commits the batch at
  * the end of the round.  Writes are grouped per object: every action on one
  * object becomes one write of that object (a binding and its PodScheduled
  * condition are one update, as a Kubernetes binding is), guarded by the
@@ -61,6 +61,14 @@ struct pk_write_item {
 	struct pk_write_cond *conds;
 	size_t nconds;
 	bool evict; /* delete the pod after its conditions are written */
+	/*
+	 * ResourceClaim: status.allocation and status.reservedFor set to those
+	 * of claim, removed where claim lacks them ({}: deallocate); or NULL.
+	 */
+	json_t *claim;
+	/* Items (indices in the batch) that must be written for this one to be. */
+	size_t *deps;
+	size_t ndeps;
 };
 
 /*
@@ -118,6 +126,15 @@ int pk_writer_set_condition(struct pk_writer *w, const struct pk_write_ref *obj,
 			    const char *status, const char *reason, const char *message);
 /* Preemption or eviction: the conditions already asked for, then delete the pod. */
 int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod);
+/* A claim's allocation and reservations (status borrowed; see pk_write_item.claim). */
+int pk_writer_claim(struct pk_writer *w, const struct pk_write_ref *claim, const json_t *status);
+/*
+ * obj is written only if dep is (a binding after the claims its pod uses):
+ * a backend writes dep first and leaves obj out with -PK_STORE_ECONFLICT
+ * when dep failed.
+ */
+int pk_writer_depend(struct pk_writer *w, const struct pk_write_ref *obj,
+		     const struct pk_write_ref *dep);
 /* Items in the open batch. */
 size_t pk_writer_batch_size(const struct pk_writer *w);
 /* The open (or just committed) batch, owned by the writer. */

@@ -8,6 +8,9 @@
  * all of them in one SQLite transaction and one fsync; an item that fails
  * is undone alone.  Watchers see each written object's new state as one
  * MODIFIED event (then DELETED for an eviction), committed together.
+ * Items that depend on others (a binding on the claims its pod uses) are
+ * edited after every item without dependencies, and fail with a conflict
+ * when one of theirs failed: a pod is never bound without its claims.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,12 +28,21 @@ struct store_backend {
 struct item_arg {
 	const struct pk_write_item *it;
 	int64_t now;
+	const struct pk_store_edit *edits; /* the batch's edits, in edit order */
+	const size_t *pos;		   /* item index -> edit index */
+	size_t at;			   /* this item's edit index */
 };
 
 static int apply_item(json_t *obj, void *arg)
 {
 	const struct item_arg *a = arg;
 
+	for (size_t i = 0; i < a->it->ndeps; i++) {
+		size_t d = a->pos[a->it->deps[i]];
+
+		if (d >= a->at || a->edits[d].rc != 0)
+			return -PK_STORE_ECONFLICT;
+	}
 	return pk_write_item_apply(a->it, obj, a->now);
 }
 
@@ -39,6 +51,7 @@ static int store_commit(void *backend, const struct pk_write_batch *batch,
 {
 	struct store_backend *b = backend;
 	struct item_arg *args;
+	size_t *pos;
 	int64_t now = time(NULL);
 	int r;
 
@@ -51,28 +64,40 @@ static int store_commit(void *backend, const struct pk_write_batch *batch,
 		b->cap = batch->n;
 	}
 	args = calloc(batch->n, sizeof(*args));
-	if (!args)
+	pos = calloc(batch->n, sizeof(*pos));
+	if (!args || !pos) {
+		free(args);
+		free(pos);
 		return -ENOMEM;
+	}
+	/* items without dependencies first */
+	for (size_t pass = 0, k = 0; pass < 2; pass++)
+		for (size_t i = 0; i < batch->n; i++)
+			if ((batch->items[i].ndeps > 0) == (pass == 1))
+				pos[i] = k++;
 	for (size_t i = 0; i < batch->n; i++) {
 		const struct pk_write_item *it = &batch->items[i];
+		size_t e = pos[i];
 
-		args[i] = (struct item_arg){.it = it, .now = now};
-		b->edits[i] = (struct pk_store_edit){
+		args[e] =
+		    (struct item_arg){.it = it, .now = now, .edits = b->edits, .pos = pos, .at = e};
+		b->edits[e] = (struct pk_store_edit){
 		    .kind = pk_kind_to_string(it->kind),
 		    .ns = it->ns,
 		    .name = it->name,
 		    .precondition_rv = it->rv,
 		    .apply = apply_item,
-		    .arg = &args[i],
+		    .arg = &args[e],
 		    .delete_after = it->evict,
 		};
 	}
 	r = pk_store_edit_batch(b->store, b->edits, batch->n);
 	for (size_t i = 0; i < batch->n; i++) {
-		results[i].error = b->edits[i].rc;
-		results[i].object = b->edits[i].object;
+		results[i].error = b->edits[pos[i]].rc;
+		results[i].object = b->edits[pos[i]].object;
 	}
 	free(args);
+	free(pos);
 	return r;
 }
 

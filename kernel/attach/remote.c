@@ -15,6 +15,12 @@
  *   - an eviction (preemption) writes its DisruptionTarget condition that
  *     way first, then DELETEs the pod with preconditions on its uid and the
  *     resourceVersion the status write returned.
+ *   - a ResourceClaim's allocation and reservations go first, each a PUT
+ *     of the claim's status subresource under the resourceVersion the loop
+ *     saw; the bindings that depend on a claim (pk_writer_depend) are sent
+ *     only once it is written, and fail as a conflict when it is not.  A
+ *     deallocation is left to the cluster's claim controller, as
+ *     kube-scheduler leaves it;
  * 409 is a conflict (the loop re-reads the object through get(), a GET on
  * the cluster, or the mirror's copy when the cluster does not answer), 404
  * gone, anything else (no answer included) a failed write.
@@ -216,7 +222,33 @@ static void send_calls(struct remote *rb, size_t n, struct pk_write_result *resu
 	}
 }
 
-/* Phase one: bindings and status writes of every item. */
+/* Phase zero: the claims' status writes. */
+static size_t claim_calls(struct remote *rb, const struct pk_write_batch *batch,
+			  struct pk_write_result *results)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < batch->n; i++) {
+		const struct pk_write_item *it = &batch->items[i];
+		json_t *body = NULL;
+		int r;
+
+		if (!it->claim || !json_object_get(it->claim, "allocation"))
+			continue;
+		r = status_body(rb, it, &body);
+		if (r == 0)
+			r = path_of(rb, it->kind, it->ns, it->name, "status", rb->paths[n]);
+		if (r < 0) {
+			json_decref(body);
+			results[i].error = r;
+			continue;
+		}
+		add_call(rb, &n, i, "PUT", body);
+	}
+	return n;
+}
+
+/* Phase one: bindings and status writes of every item but the claims. */
 static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 			  struct pk_write_result *results)
 {
@@ -225,6 +257,14 @@ static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 	for (size_t i = 0; i < batch->n; i++) {
 		const struct pk_write_item *it = &batch->items[i];
 		json_t *body = NULL;
+
+		if (it->claim)
+			continue;
+		for (size_t d = 0; d < it->ndeps && !results[i].error; d++)
+			if (results[it->deps[d]].error)
+				results[i].error = -PK_STORE_ECONFLICT;
+		if (results[i].error)
+			continue;
 
 		if (it->node) {
 			if (path_of(rb, it->kind, it->ns, it->name, "binding", rb->paths[n]) == 0)
@@ -345,6 +385,8 @@ static int remote_commit(void *backend, const struct pk_write_batch *batch,
 		free(answers);
 		return -EPERM;
 	}
+	n = claim_calls(rb, batch, results);
+	send_calls(rb, n, results, answers);
 	n = first_calls(rb, batch, results);
 	send_calls(rb, n, results, answers);
 	n = delete_calls(rb, batch, results, answers);

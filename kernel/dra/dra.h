@@ -67,6 +67,16 @@ struct dra_allocation {
 void dra_allocation_clear(struct dra_allocation *a);
 /* The allocation as status.allocation of a ResourceClaim (new reference). */
 json_t *dra_allocation_json(const struct dra_allocation *a);
+/*
+ * The reverse: a ResourceClaim's status.allocation read back (devices.results
+ * and nodeSelector).  0, -EINVAL when a result lacks driver, pool or device,
+ * -ENOMEM.
+ */
+int dra_allocation_parse(const json_t *alloc, struct dra_allocation *ret);
+/* Do a and b name the same devices in the same order? */
+bool dra_allocation_same(const struct dra_allocation *a, const struct dra_allocation *b);
+/* May a user of allocation a run on node (its node name and node selector)? */
+bool dra_allocation_admits(const struct dra_allocation *a, const struct dra_node *node);
 
 /*
  * Allocate the claim (a ResourceClaim object, or a bare ResourceClaimSpec

@@ -170,3 +170,59 @@ bool dra_node_selector_match(const json_t *sel, const struct dra_node *node)
 	json_array_foreach(terms, i, t) if (term_matches(t, node)) return true;
 	return false;
 }
+
+int dra_allocation_parse(const json_t *alloc, struct dra_allocation *ret)
+{
+	json_t *results = pk_get(alloc, "devices.results"), *x;
+	json_t *sel = json_object_get(alloc, "nodeSelector");
+	struct dra_allocation a = {0};
+	size_t i;
+
+	a.results = calloc(json_array_size(results) + 1, sizeof(*a.results));
+	if (!a.results)
+		return -ENOMEM;
+	json_array_foreach(results, i, x)
+	{
+		const char *req = pk_get_string(x, "request"), *drv = pk_get_string(x, "driver"),
+			   *pool = pk_get_string(x, "pool"), *dev = pk_get_string(x, "device");
+		struct dra_result *r = &a.results[a.nresults++];
+
+		if (!drv || !pool || !dev) {
+			dra_allocation_clear(&a);
+			return -EINVAL;
+		}
+		r->request = strdup(req ? req : "");
+		r->driver = strdup(drv);
+		r->pool = strdup(pool);
+		r->device = strdup(dev);
+		if (!r->request || !r->driver || !r->pool || !r->device) {
+			dra_allocation_clear(&a);
+			return -ENOMEM;
+		}
+	}
+	if (json_is_object(sel) && !(a.node_selector = json_deep_copy(sel))) {
+		dra_allocation_clear(&a);
+		return -ENOMEM;
+	}
+	*ret = a;
+	return 0;
+}
+
+bool dra_allocation_same(const struct dra_allocation *a, const struct dra_allocation *b)
+{
+	if (a->nresults != b->nresults)
+		return false;
+	for (size_t i = 0; i < a->nresults; i++)
+		if (strcmp(a->results[i].driver, b->results[i].driver) != 0 ||
+		    strcmp(a->results[i].pool, b->results[i].pool) != 0 ||
+		    strcmp(a->results[i].device, b->results[i].device) != 0)
+			return false;
+	return true;
+}
+
+bool dra_allocation_admits(const struct dra_allocation *a, const struct dra_node *node)
+{
+	if (a->node_name && (!node->name || strcmp(a->node_name, node->name) != 0))
+		return false;
+	return !a->node_selector || dra_node_selector_match(a->node_selector, node);
+}

@@ -356,7 +356,10 @@ static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group
 static int commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
 {
 	struct pk_sched *s = ctx->s;
+	int rc = sc_claims_commit(ctx, pl, n); /* claims before the bindings */
 
+	if (rc < 0)
+		return rc;
 	for (size_t i = 0; i < n; i++) {
 		struct sc_pod *p = pl[i].pod;
 		const char *node = s->snap.nodes[pl[i].node]->name;
@@ -482,6 +485,10 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 	}
 	if (s->tell_keys.n)
 		tell_due(&ctx, now_ms);
+	if ((r = sc_claims_tell(s, res)) < 0) {
+		pk_sched_result_free(res);
+		return r;
+	}
 	for (;;) {
 		int64_t wait = 0;
 		struct sc_group *root = sc_queue_pick(s, now_ms, &wait);

@@ -57,11 +57,6 @@ static int fields_parse(struct pk_sched *s, json_t *obj, struct sc_pod *pod, str
 		}
 		pod->cons->never_preempt = strcmp(v, "Never") == 0;
 	}
-	if (json_array_size(json_object_get(spec, "resourceClaims"))) {
-		sc_buf_printf(why, "spec.resourceClaims: dynamic resource allocation is not "
-				   "implemented by this scheduler");
-		return -EINVAL;
-	}
 	if (json_object_size(json_object_get(spec, "resources"))) {
 		sc_buf_printf(why, "spec.resources: pod-level resources are not implemented by "
 				   "this scheduler (set them per container)");

@@ -31,6 +31,7 @@ static const char *const misfit_names[_SC_MISFIT_MAX] = {
     [SC_MISFIT_SPREAD] = "topology spread skew",
     [SC_MISFIT_SPREAD_LABEL] = "missing topology spread label",
     [SC_MISFIT_PORTS] = "host port conflict",
+    [SC_MISFIT_CLAIM] = "unsatisfiable resource claim",
 };
 
 const char *sc_misfit_to_string(enum sc_misfit m)

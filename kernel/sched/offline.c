@@ -31,7 +31,7 @@ static char *obj_key(enum pk_kind kind, const char *ns, const char *name)
 static bool scheduling_changes(enum pk_kind kind)
 {
 	return kind == PK_KIND_POD || kind == PK_KIND_POD_GROUP ||
-	       kind == PK_KIND_COMPOSITE_POD_GROUP;
+	       kind == PK_KIND_COMPOSITE_POD_GROUP || kind == PK_KIND_RESOURCE_CLAIM;
 }
 
 static int index_objects(json_t *objects, struct sc_map *idx)
@@ -115,6 +115,28 @@ static int set_annotation(json_t *o, const char *key, const char *value)
 	return json_object_set_new(ann, key, json_string(value)) < 0 ? -ENOMEM : 0;
 }
 
+/* A claim action: status.allocation and status.reservedFor as the action says. */
+static int set_claim_status(json_t *o, const json_t *claim)
+{
+	static const char *const keys[] = {"allocation", "reservedFor"};
+	json_t *st = json_object_get(o, "status");
+
+	if (!json_is_object(st)) {
+		st = json_object();
+		if (!st || json_object_set_new(o, "status", st) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		json_t *v = json_object_get(claim, keys[i]);
+
+		if (!v)
+			json_object_del(st, keys[i]);
+		else if (json_object_set_new(st, keys[i], json_deep_copy(v)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int apply_indexed(json_t *objects, struct sc_map *idx, const struct pk_sched_result *res,
 			 json_t *preempted, int64_t now)
 {
@@ -140,6 +162,9 @@ static int apply_indexed(json_t *objects, struct sc_map *idx, const struct pk_sc
 			break;
 		case PK_SCHED_CONDITION:
 			r = pk_condition_set(o, a->type, a->status, a->reason, a->message, now);
+			break;
+		case PK_SCHED_CLAIM:
+			r = set_claim_status(o, a->claim);
 			break;
 		case PK_SCHED_PREEMPT:
 			if (preempted)

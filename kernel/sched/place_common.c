@@ -61,6 +61,8 @@ const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
 	}
 	if (!pod->scope_n)
 		sc_buf_printf(&b, " (empty domain)");
+	if (pod->misfit[SC_MISFIT_CLAIM] && sc_claims_why(pod))
+		sc_buf_printf(&b, "; %s", sc_claims_why(pod));
 	pod->why = b.s;
 	return pod->why;
 }

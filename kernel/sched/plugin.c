@@ -20,6 +20,7 @@ static const struct sc_plugin_ops *const plugins[_SC_PLUGIN_MAX] = {
     [SC_PLUGIN_FIELDS] = &sc_plugin_fields,	[SC_PLUGIN_GATES] = &sc_plugin_gates,
     [SC_PLUGIN_NODEPREF] = &sc_plugin_nodepref, [SC_PLUGIN_INTERPOD] = &sc_plugin_interpod,
     [SC_PLUGIN_SPREAD] = &sc_plugin_spread,	[SC_PLUGIN_PORTS] = &sc_plugin_ports,
+    [SC_PLUGIN_CLAIMS] = &sc_plugin_claims,
 };
 
 /* ---- labels and selectors ------------------------------------------------------ */

@@ -72,6 +72,7 @@ enum sc_plugin_id {
 	SC_PLUGIN_INTERPOD, /* pod affinity and anti-affinity */
 	SC_PLUGIN_SPREAD,   /* topology spread constraints */
 	SC_PLUGIN_PORTS,    /* host ports */
+	SC_PLUGIN_CLAIMS,   /* spec.resourceClaims (dynamic resource allocation) */
 	_SC_PLUGIN_MAX,
 };
 
@@ -193,7 +194,7 @@ struct sc_plugin_ops {
 };
 
 extern const struct sc_plugin_ops sc_plugin_fields, sc_plugin_gates, sc_plugin_nodepref,
-    sc_plugin_interpod, sc_plugin_spread, sc_plugin_ports;
+    sc_plugin_interpod, sc_plugin_spread, sc_plugin_ports, sc_plugin_claims;
 
 /* ---- what the core calls --------------------------------------------------- */
 

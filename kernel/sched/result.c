@@ -91,6 +91,8 @@ void pk_sched_result_free(struct pk_sched_result *res)
 {
 	if (!res)
 		return;
+	for (size_t i = 0; i < res->nactions; i++)
+		json_decref(res->actions[i].claim);
 	for (struct strblk *b = res->strings, *next; b; b = next) {
 		next = b->next;
 		free(b);
@@ -165,6 +167,24 @@ int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod)
 	a->action = PK_SCHED_PREEMPT;
 	a->kind = PK_KIND_POD;
 	return finish(res, a, pack(res, fields, src, 2));
+}
+
+int sc_result_claim(struct pk_sched_result *res, const char *ns, const char *name, json_t *status)
+{
+	struct pk_sched_action *a = push(res);
+
+	if (!a)
+		return -ENOMEM;
+	char **fields[] = {&a->ns, &a->name};
+	const char *src[] = {ns ? ns : "", name};
+	int r;
+
+	a->action = PK_SCHED_CLAIM;
+	a->kind = PK_KIND_RESOURCE_CLAIM;
+	r = finish(res, a, pack(res, fields, src, 2));
+	if (r == 0)
+		a->claim = json_incref(status);
+	return r;
 }
 
 static uint64_t fnv(uint64_t h, const char *s)

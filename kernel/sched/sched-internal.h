@@ -79,6 +79,7 @@ enum sc_misfit {
 	SC_MISFIT_SPREAD,
 	SC_MISFIT_SPREAD_LABEL,
 	SC_MISFIT_PORTS,
+	SC_MISFIT_CLAIM, /* claims.c: a resource claim cannot be allocated or used there */
 	_SC_MISFIT_MAX,
 };
 #include "kernel/sched/plugin.h"
@@ -176,6 +177,7 @@ struct sc_snapshot {
 	struct sc_slices *slices; /* torus occupancy (slice.c), built on first use */
 	struct sc_terms terms;	  /* the constraint plugins' index (plugin.h) */
 	void *ports;		  /* host ports in use per node (ports.c), or NULL */
+	struct sc_dra *dra;	  /* claims, devices and their use (claims.c), or NULL */
 };
 
 int sc_snapshot_init(struct sc_snapshot *snap);
@@ -192,6 +194,21 @@ struct sc_part *sc_snapshot_part(struct sc_snapshot *snap, const char *key);
 void sc_snapshot_drop_parts(struct sc_snapshot *snap);
 /* ports.c: the host ports index */
 void sc_ports_free(struct sc_snapshot *snap);
+/*
+ * claims.c: ResourceClaims, DeviceClasses and ResourceSlices in (set) and
+ * out (remove); the flag around a victim's simulated removal; the last
+ * reason a pod's claims did not fit a node; a pod leaving for good (its
+ * reservations go, a claim nobody reserves is deallocated).
+ */
+struct pk_sched;
+struct pk_sched_result;
+void sc_claims_free(struct sc_snapshot *snap);
+int sc_claims_set(struct pk_sched *s, json_t *obj);
+int sc_claims_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
+void sc_claims_removing(struct sc_snapshot *snap, bool on);
+const char *sc_claims_why(const struct sc_pod *pod);
+void sc_claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod);
+int sc_claims_tell(struct pk_sched *s, struct pk_sched_result *res);
 /* The capacity index of part, built or rebuilt when needed; -ENOMEM. */
 int sc_part_index(const struct sc_snapshot *snap, struct sc_part *part);
 /* Node i of part's index: per-resource minimum, maximum, positive minimum. */
@@ -723,6 +740,10 @@ int sc_result_condition(struct pk_sched_result *res, enum pk_kind kind, const ch
 			const char *message);
 int sc_result_bind(struct pk_sched_result *res, const struct sc_pod *pod, const char *node);
 int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod);
+/* A claim's new status (allocation, reservedFor; the result takes a reference). */
+int sc_result_claim(struct pk_sched_result *res, const char *ns, const char *name, json_t *status);
+/* claims.c: the claims a committed placement allocated or reserved, as actions. */
+int sc_claims_commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n);
 /* Condition on a pod or group, written only when it differs from the last. */
 int sc_emit_pod(struct sc_ctx *ctx, struct sc_pod *pod, const char *status, const char *reason,
 		const char *message);

@@ -154,7 +154,7 @@ static int add_priority_class(struct pk_sched *s, json_t *obj, struct pk_errors 
 static uint64_t pod_fingerprint(const json_t *obj)
 {
 	const char *parts[] = {"spec", "metadata.labels", "metadata.creationTimestamp",
-			       "metadata.deletionTimestamp"};
+			       "metadata.deletionTimestamp", "status.resourceClaimStatuses"};
 	uint64_t h = PK_FNV1A_INIT;
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
@@ -257,6 +257,11 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 	case PK_KIND_PRIORITY_CLASS:
 		r = add_priority_class(s, obj, errs);
 		break;
+	case PK_KIND_RESOURCE_CLAIM:
+	case PK_KIND_DEVICE_CLASS:
+	case PK_KIND_RESOURCE_SLICE:
+		r = sc_claims_set(s, obj);
+		break;
 	default:
 		/* namespaceSelector reads a Namespace's labels */
 		if (json_is_string(json_object_get(obj, "kind")) &&
@@ -299,12 +304,18 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
 		s->prio_epoch++;
 		return 0;
 	}
+	case PK_KIND_RESOURCE_CLAIM:
+	case PK_KIND_DEVICE_CLASS:
+	case PK_KIND_RESOURCE_SLICE:
+		return sc_claims_remove(s, kind, ns, name);
 	case PK_KIND_POD:
 	case PK_KIND_POD_GROUP:
 	case PK_KIND_COMPOSITE_POD_GROUP:
 		key = sc_key(ns && *ns ? ns : "default", name);
 		if (!key)
 			return -ENOMEM;
+		if (kind == PK_KIND_POD && sc_map_get(&s->forest.pods, key))
+			sc_claims_pod_gone(s, sc_map_get(&s->forest.pods, key));
 		r = kind == PK_KIND_POD ? sc_forest_remove_pod(s, key)
 					: sc_forest_remove_group(
 					      &s->forest, key, kind == PK_KIND_COMPOSITE_POD_GROUP);

@@ -93,6 +93,12 @@ enum pk_sched_action_kind {
 	PK_SCHED_BIND,	    /* set spec.nodeName of pod ns/name to node */
 	PK_SCHED_CONDITION, /* set condition type/status/reason/message on the object */
 	PK_SCHED_PREEMPT,   /* delete victim pod ns/name (already given DisruptionTarget) */
+	/*
+	 * ResourceClaim ns/name: set status.allocation and status.reservedFor
+	 * to those of status, removing the ones status lacks ({}: deallocate).
+	 * A claim action comes before the bindings of the pods that use it.
+	 */
+	PK_SCHED_CLAIM,
 };
 
 /* Annotations a binding carries at most (a TPU slice pod: coordinates, worker id). */
@@ -113,6 +119,7 @@ struct pk_sched_action {
 	 */
 	struct pk_sched_kv annotations[PK_SCHED_BIND_ANNOTATIONS];
 	char *type, *status, *reason, *message; /* CONDITION */
+	json_t *claim; /* CLAIM: the claim's new status (owned by the result) */
 };
 
 /* Outcome of the root a cycle processed. */

@@ -98,6 +98,7 @@ void sc_snapshot_fini(struct sc_snapshot *snap)
 	free(snap->log);
 	sc_terms_fini(&snap->terms);
 	sc_ports_free(snap);
+	sc_claims_free(snap);
 	memset(snap, 0, sizeof(*snap));
 }
 
@@ -483,7 +484,9 @@ int sc_snapshot_assume_removed(struct sc_snapshot *snap, struct sc_pod *pod)
 	r = log_push(snap, SC_UNDO_REMOVE, pod, pod->node);
 	if (r < 0)
 		return r;
+	sc_claims_removing(snap, true);
 	charge(snap, pod, pod->node, -1);
+	sc_claims_removing(snap, false);
 	pod->sim_removed = true;
 	return 0;
 }

@@ -5,6 +5,8 @@
  * condition are one write), the store backend commits the batch in one
  * transaction, and an object whose resourceVersion precondition fails is
  * left out and handed back with its current state while the rest commit.
+ * A binding that depends on a claim's allocation is written with it in the
+ * same transaction, and left out when the claim's write fails.
  */
 #include <check.h>
 #include <errno.h>
@@ -193,6 +195,91 @@ static int rec_get(void *backend, enum pk_kind kind, const char *ns, const char 
 	return -ENOENT;
 }
 
+static uint64_t create_claim(const char *name)
+{
+	json_t *c = json_pack("{s:s,s:s,s:{s:s},s:{s:{s:[{s:s,s:{s:s}}]}}}", "apiVersion",
+			      "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata", "name",
+			      name, "spec", "devices", "requests", "name", "gpu", "exactly",
+			      "deviceClassName", "gpu.example.com"),
+	       *out = NULL;
+
+	ck_assert_int_eq(pk_store_create(st, c, NULL, &out), 0);
+	uint64_t rv = strtoull(pk_get_string(out, "metadata.resourceVersion"), NULL, 10);
+
+	json_decref(c);
+	json_decref(out);
+	return rv;
+}
+
+START_TEST(test_binding_waits_for_its_claim)
+{
+	uint64_t rv_a = create_pod("a"), rv_b = create_pod("b");
+	uint64_t rv_ca = create_claim("ca"), rv_cb = create_claim("cb");
+	struct pk_write_ref a = pod_ref("a", rv_a), b = pod_ref("b", rv_b);
+	struct pk_write_ref ca = {PK_KIND_RESOURCE_CLAIM, "default", "ca", rv_ca};
+	struct pk_write_ref cb = {PK_KIND_RESOURCE_CLAIM, "default", "cb", rv_cb + 1000};
+	json_t *status = json_pack("{s:{s:{s:[{s:s,s:s,s:s,s:s}]}},s:[{s:s,s:s,s:s}]}",
+				   "allocation", "devices", "results", "request", "gpu", "driver",
+				   "gpu.example.com", "pool", "n1", "device", "gpu-0",
+				   "reservedFor", "resource", "pods", "name", "a", "uid", "u-a");
+	const struct pk_write_result *res = NULL;
+	struct pk_writer *w = NULL;
+	json_t *got = NULL;
+	size_t n = 0;
+
+	ck_assert_int_eq(pk_writer_store_new(st, &w), 0);
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	/* the pods' items come first: the claims must still be written before them */
+	ck_assert_int_eq(pk_writer_set_condition(w, &a, "PodScheduled", "True", "Scheduled", ""),
+			 0);
+	ck_assert_int_eq(pk_writer_set_condition(w, &b, "PodScheduled", "True", "Scheduled", ""),
+			 0);
+	ck_assert_int_eq(pk_writer_claim(w, &ca, status), 0);
+	ck_assert_int_eq(pk_writer_claim(w, &cb, status), 0); /* stale: fails */
+	ck_assert_int_eq(pk_writer_bind(w, &a, "n1", NULL), 0);
+	ck_assert_int_eq(pk_writer_depend(w, &a, &ca), 0);
+	ck_assert_int_eq(pk_writer_bind(w, &b, "n1", NULL), 0);
+	ck_assert_int_eq(pk_writer_depend(w, &b, &cb), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	ck_assert_uint_eq(n, 4);
+	for (size_t i = 0; i < n; i++) {
+		bool ok = strcmp(res[i].name, "a") == 0 || strcmp(res[i].name, "ca") == 0;
+
+		ck_assert_msg(ok ? res[i].error == 0 : res[i].error == -PK_STORE_ECONFLICT,
+			      "%s: %d", res[i].name, res[i].error);
+	}
+	ck_assert_int_eq(pk_store_get(st, "ResourceClaim", "default", "ca", &got), 0);
+	ck_assert_str_eq(
+	    pk_get_string(json_array_get(pk_get(got, "status.allocation.devices.results"), 0),
+			  "device"),
+	    "gpu-0");
+	json_decref(got);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "a", &got), 0);
+	ck_assert_str_eq(pk_get_string(got, "spec.nodeName"), "n1");
+	json_decref(got);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "b", &got), 0);
+	ck_assert_ptr_null(pk_get_string(got, "spec.nodeName"));
+	json_decref(got);
+	ck_assert_int_eq(pk_store_get(st, "ResourceClaim", "default", "cb", &got), 0);
+	ck_assert_ptr_null(pk_get(got, "status.allocation"));
+	json_decref(got);
+	/* a deallocation ({}) removes the allocation and the reservations */
+	json_decref(status);
+	status = json_object();
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ca.rv = 0;
+	ck_assert_int_eq(pk_writer_claim(w, &ca, status), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert_int_eq(pk_store_get(st, "ResourceClaim", "default", "ca", &got), 0);
+	ck_assert_ptr_null(pk_get(got, "status.allocation"));
+	ck_assert_ptr_null(pk_get(got, "status.reservedFor"));
+	json_decref(got);
+	json_decref(status);
+	pk_writer_free(w);
+}
+END_TEST
+
 START_TEST(test_any_backend_gets_the_same_batch)
 {
 	static const struct pk_writer_ops ops = {
@@ -240,6 +327,7 @@ int main(void)
 	tcase_add_test(tc, test_store_batch_leaves_out_a_stale_object);
 	tcase_add_test(tc, test_bound_elsewhere_and_eviction);
 	tcase_add_test(tc, test_any_backend_gets_the_same_batch);
+	tcase_add_test(tc, test_binding_waits_for_its_claim);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -33,6 +33,13 @@
  *   preempted: [names]        reported preempted; notPreempted: [names]
  *   explain: [substrings]     in the --explain trace
  *   annotations: {pod: {key: value}}  exact annotations of bound pods
+ *   claims: {claim: {devices: N, reservedFor: [pods], nodeOf: pod}}
+ *                             ResourceClaim "claim" (in "default") has N
+ *                             devices in status.allocation (0: unallocated),
+ *                             exactly those pods in status.reservedFor, and
+ *                             every allocated device is one published for
+ *                             the node pod nodeOf is bound to (a slice with
+ *                             that nodeName, or a nodeSelector/allNodes one)
  *   slices: [{pods: glob, shape: AxBxC, torus: T}]  the matching pods are bound,
  *                             one per host, to a box of that shape (up to
  *                             rotation, across the seam) of torus T (or any
@@ -639,6 +646,95 @@ static void check_slices(struct run *run)
 	json_array_foreach(json_object_get(run->expect, "slices"), i, e) check_one_slice(run, e);
 }
 
+static json_t *object_named(struct run *run, enum pk_kind kind, const char *name)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(run->out, i,
+			   o) if (pk_kind_of(o) == kind && strcmp(pk_name(o), name) == 0) return o;
+	return NULL;
+}
+
+/* Is device driver/pool/name published by a slice node may use? */
+static bool device_for_node(struct run *run, json_t *res, const char *node)
+{
+	size_t i, k;
+	json_t *o, *d;
+
+	json_array_foreach(run->out, i, o)
+	{
+		const char *nn = pk_get_string(o, "spec.nodeName");
+
+		if (pk_kind_of(o) != PK_KIND_RESOURCE_SLICE ||
+		    strcmp(pk_get_string(o, "spec.driver") ?: "",
+			   pk_get_string(res, "driver") ?: "-") != 0 ||
+		    strcmp(pk_get_string(o, "spec.pool.name") ?: "",
+			   pk_get_string(res, "pool") ?: "-") != 0 ||
+		    (nn && strcmp(nn, node) != 0))
+			continue;
+		json_array_foreach(pk_get(o, "spec.devices"), k,
+				   d) if (strcmp(pk_get_string(d, "name") ?: "",
+						 pk_get_string(res, "device") ?: "-") ==
+					  0) return true;
+	}
+	return false;
+}
+
+static void check_one_claim(struct run *run, const char *name, json_t *want)
+{
+	json_t *c = object_named(run, PK_KIND_RESOURCE_CLAIM, name), *x;
+	json_t *results = pk_get(c, "status.allocation.devices.results");
+	json_t *reserved = pk_get(c, "status.reservedFor");
+	json_t *wres = json_object_get(want, "reservedFor");
+	const char *of = pk_get_string(want, "nodeOf");
+	size_t i;
+
+	if (!c) {
+		FAILF(run, "claims: no ResourceClaim %s", name);
+		return;
+	}
+	if (json_object_get(want, "devices") &&
+	    json_array_size(results) !=
+		(size_t)json_integer_value(json_object_get(want, "devices")))
+		FAILF(run, "claim %s: %zu devices allocated, expected %lld", name,
+		      json_array_size(results),
+		      (long long)json_integer_value(json_object_get(want, "devices")));
+	if (wres && json_array_size(wres) != json_array_size(reserved))
+		FAILF(run, "claim %s: reserved for %zu pods, expected %zu", name,
+		      json_array_size(reserved), json_array_size(wres));
+	json_array_foreach(wres, i, x)
+	{
+		bool found = false;
+		size_t k;
+		json_t *r;
+
+		json_array_foreach(reserved, k, r) found =
+		    found || strcmp(pk_get_string(r, "name") ?: "", json_string_value(x)) == 0;
+		if (!found)
+			FAILF(run, "claim %s: not reserved for %s", name, json_string_value(x));
+	}
+	if (of) {
+		json_t *pod = object_named(run, PK_KIND_POD, of);
+		const char *node = pod ? pk_get_string(pod, "spec.nodeName") : NULL;
+
+		if (!node)
+			FAILF(run, "claim %s: pod %s is not bound", name, of);
+		json_array_foreach(results, i, x) if (node && !device_for_node(run, x, node))
+		    FAILF(run, "claim %s: device %s is not on node %s", name,
+			  pk_get_string(x, "device"), node);
+	}
+}
+
+static void check_claims(struct run *run)
+{
+	const char *name;
+	json_t *want;
+
+	json_object_foreach(json_object_get(run->expect, "claims"), name, want)
+	    check_one_claim(run, name, want);
+}
+
 /* One run of the objects with one expectation under one strategy. */
 static int run_expect(const char *path, json_t *objects, json_t *expect, const char *strategy)
 {
@@ -666,6 +762,7 @@ static int run_expect(const char *path, json_t *objects, json_t *expect, const c
 		check_explain(&run);
 		check_annotations(&run);
 		check_slices(&run);
+		check_claims(&run);
 	}
 	if (run.failures)
 		fprintf(stderr, "%s: the failures above are under strategy %s\n", path,

@@ -1,0 +1,689 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * claims.c — Dynamic Resource Allocation (kube-scheduler's DynamicResources
+ * plugin): a pod's spec.resourceClaims are ResourceClaims whose devices the
+ * allocator (kernel/dra) finds on the node the pod is placed on.
+ *
+ * A pod claim names its ResourceClaim (resourceClaimName) or a template
+ * (resourceClaimTemplateName), whose generated claim the pod's
+ * status.resourceClaimStatuses records once the claim controller made it.
+ * A claim that does not exist (yet) keeps the pod pending with a message
+ * naming it.
+ *
+ * The claims the scheduler knows are kept here (struct sc_dra, in the
+ * snapshot) with the DeviceClasses and ResourceSlices the allocator reads.
+ * A claim holds devices while a pod charged on a node uses it, or while the
+ * API says it is allocated.  charge(+1) of the first user allocates an
+ * unallocated claim on the user's node and marks its devices in use;
+ * charge(-1) of the last user frees them again unless the API holds them.
+ * Since charge follows the snapshot's undo log, a gang's members see each
+ * other's tentative allocations, a shared claim is allocated once (the
+ * later sharers must fit its node selector), and a reverted gang holds no
+ * device.  Preemption's simulated removal of a victim frees the devices of
+ * a claim whose last user it was, even an allocated one: the claim
+ * controller deallocates a claim nobody reserves.
+ *
+ * When a placement is committed, each claim it allocated or reserved is
+ * handed back as an action (PK_SCHED_CLAIM: status.allocation and
+ * status.reservedFor) placed before the bindings; the scheduler's own view
+ * takes it at once.  A pod that leaves (deleted or preempted) drops its
+ * reservation; a claim no pod reserves any more is deallocated, told by an
+ * action of the next cycle.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/dra/dra.h"
+#include "kernel/sched/sched-internal.h"
+
+#define RESERVED_MAX 256 /* upstream's ResourceClaimReservedForMaxSize */
+
+struct sc_claim {
+	char *key;	   /* "ns/name" */
+	json_t *obj;	   /* the ResourceClaim as last seen; NULL once deleted */
+	bool has_api;	   /* the API (or a committed result) says it is allocated */
+	struct dra_allocation api;
+	json_t *api_json;  /* that status.allocation */
+	json_t *reserved;  /* status.reservedFor */
+	struct sc_vec users; /* pods charged on a node that use it */
+	bool held;	     /* cur's devices are marked in use */
+	bool freed;	     /* its last user's simulated removal freed it */
+	bool zombie;	     /* deleted while in use: freed with its last user */
+	struct dra_allocation cur;
+};
+
+struct sc_dra {
+	struct dra_state *st;
+	struct sc_map claims; /* key -> struct sc_claim * */
+	struct sc_vec all;    /* every entry, zombies included */
+	json_t *dealloc;      /* keys of claims to deallocate, told by the next cycle */
+	bool removing;	      /* a victim's simulated removal is being charged */
+};
+
+struct claim_ref {
+	char *name; /* spec.resourceClaims[i].name */
+	char *key;  /* "ns/claim", or NULL: the template's claim is not made yet */
+	char *tmpl; /* resourceClaimTemplateName, or NULL */
+	struct sc_claim *entry; /* the entry this pod is charged on */
+};
+
+struct claims_pod {
+	char *uid;
+	char why[512]; /* the last filter failure */
+	size_t n;
+	struct claim_ref refs[];
+};
+
+/* ---- the claim table ------------------------------------------------------------- */
+
+static struct sc_dra *dra_of(struct sc_snapshot *snap)
+{
+	struct sc_dra *d = snap->dra;
+
+	if (d)
+		return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	if (dra_state_new(&d->st) < 0 || !(d->dealloc = json_array())) {
+		dra_state_free(d->st);
+		free(d);
+		return NULL;
+	}
+	snap->dra = d;
+	return d;
+}
+
+static void entry_free(struct sc_claim *e)
+{
+	free(e->key);
+	json_decref(e->obj);
+	dra_allocation_clear(&e->api);
+	json_decref(e->api_json);
+	json_decref(e->reserved);
+	sc_vec_free(&e->users);
+	dra_allocation_clear(&e->cur);
+	free(e);
+}
+
+void sc_claims_free(struct sc_snapshot *snap)
+{
+	struct sc_dra *d = snap->dra;
+
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->all.n; i++)
+		entry_free(d->all.v[i]);
+	sc_vec_free(&d->all);
+	sc_map_free(&d->claims);
+	dra_state_free(d->st);
+	json_decref(d->dealloc);
+	free(d);
+	snap->dra = NULL;
+}
+
+/* The node as the allocator sees it; kv has room for the labels or is malloc'ed. */
+static struct pk_kv *node_view(const struct sc_node *n, struct dra_node *dn, struct pk_kv *buf,
+			       size_t cap)
+{
+	struct pk_kv *kv = n->nlabels <= cap ? buf : malloc(n->nlabels * sizeof(*kv));
+
+	if (!kv)
+		return NULL;
+	for (size_t i = 0; i < n->nlabels; i++)
+		kv[i] = (struct pk_kv){n->labels[i].key, n->labels[i].value};
+	*dn = (struct dra_node){.name = n->name, .labels = kv, .nlabels = n->nlabels};
+	return kv;
+}
+
+/* Hold or free the entry's devices as its users and the API say. */
+static void entry_sync(struct sc_snapshot *snap, struct sc_claim *e, int node)
+{
+	struct sc_dra *d = snap->dra;
+	bool want = e->users.n > 0 || (e->has_api && !e->freed && !e->zombie);
+
+	if (want && !e->held) {
+		int r = -EINVAL;
+
+		if (e->has_api) {
+			r = dra_allocation_parse(e->api_json, &e->cur);
+		} else if (node >= 0 && (size_t)node < snap->nnodes && e->obj) {
+			struct pk_kv buf[64], *kv;
+			struct dra_node dn;
+
+			kv = node_view(snap->nodes[node], &dn, buf, 64);
+			r = kv ? dra_allocate(d->st, e->obj, &dn, &e->cur, NULL, 0) : -ENOMEM;
+			if (kv != buf)
+				free(kv);
+		}
+		if (r == 0 && dra_commit(d->st, &e->cur) == 0)
+			e->held = true;
+		else
+			dra_allocation_clear(&e->cur);
+	} else if (!want && e->held) {
+		dra_release(d->st, &e->cur);
+		dra_allocation_clear(&e->cur);
+		e->held = false;
+	}
+}
+
+static void entry_drop(struct sc_dra *d, struct sc_claim *e)
+{
+	sc_vec_remove(&d->all, e);
+	entry_free(e);
+}
+
+/* status.allocation of a claim object into e (replacing what the API said). */
+static void entry_read_status(struct sc_snapshot *snap, struct sc_claim *e, json_t *obj)
+{
+	json_t *alloc = pk_get(obj, "status.allocation"), *res = pk_get(obj, "status.reservedFor");
+	struct dra_allocation a = {0};
+	bool has = json_is_object(alloc) && dra_allocation_parse(alloc, &a) == 0;
+
+	if (e->held && (!has || !e->has_api || !dra_allocation_same(&a, &e->cur))) {
+		/* what the API says wins over what this scheduler held */
+		dra_release(snap->dra->st, &e->cur);
+		dra_allocation_clear(&e->cur);
+		e->held = false;
+	}
+	dra_allocation_clear(&e->api);
+	json_decref(e->api_json);
+	e->api = a;
+	e->api_json = has ? json_incref(alloc) : NULL;
+	e->has_api = has;
+	json_decref(e->reserved);
+	e->reserved = json_is_array(res) ? json_deep_copy(res) : json_array();
+	e->freed = false;
+}
+
+int sc_claims_set(struct pk_sched *s, json_t *obj)
+{
+	struct sc_snapshot *snap = &s->snap;
+	struct sc_dra *d = dra_of(snap);
+	enum pk_kind kind = pk_kind_of(obj);
+	struct sc_claim *e;
+	char *key;
+	int r;
+
+	if (!d)
+		return -ENOMEM;
+	s->gen++; /* devices or claims changed: pending pods may fit */
+	if (kind != PK_KIND_RESOURCE_CLAIM)
+		return dra_state_set(d->st, obj);
+	key = sc_key(pk_namespace(obj), pk_name(obj));
+	if (!key)
+		return -ENOMEM;
+	e = sc_map_get(&d->claims, key);
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (!e || sc_vec_push(&d->all, e) < 0) {
+			free(e);
+			free(key);
+			return -ENOMEM;
+		}
+		e->key = key;
+		key = NULL;
+		if ((r = sc_map_put(&d->claims, e->key, e)) < 0) {
+			entry_drop(d, e);
+			return r;
+		}
+	}
+	free(key);
+	json_decref(e->obj);
+	e->obj = json_incref(obj);
+	entry_read_status(snap, e, obj);
+	entry_sync(snap, e, -1);
+	return 0;
+}
+
+int sc_claims_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name)
+{
+	struct sc_dra *d = s->snap.dra;
+	struct sc_claim *e;
+	char *key;
+
+	if (!d)
+		return -ENOENT;
+	s->gen++;
+	if (kind != PK_KIND_RESOURCE_CLAIM)
+		return dra_state_remove(d->st, kind, name);
+	key = sc_key(ns && *ns ? ns : "default", name);
+	e = key ? sc_map_get(&d->claims, key) : NULL;
+	free(key);
+	if (!e)
+		return -ENOENT;
+	sc_map_del(&d->claims, e->key);
+	json_decref(e->obj);
+	e->obj = NULL;
+	e->zombie = true;
+	entry_sync(&s->snap, e, -1);
+	if (!e->users.n)
+		entry_drop(d, e);
+	return 0;
+}
+
+/* ---- the pod's claims ------------------------------------------------------------ */
+
+/* The claim status.resourceClaimStatuses records for pod claim name (NULL: none). */
+static json_t *claim_status(json_t *obj, const char *name, bool *found)
+{
+	json_t *st = pk_get(obj, "status.resourceClaimStatuses"), *x;
+	size_t i;
+
+	*found = false;
+	json_array_foreach(st, i, x)
+	{
+		const char *n = pk_get_string(x, "name");
+
+		if (n && strcmp(n, name) == 0) {
+			*found = true;
+			return json_object_get(x, "resourceClaimName");
+		}
+	}
+	return NULL;
+}
+
+static void pod_free(struct claims_pod *cp)
+{
+	if (!cp)
+		return;
+	for (size_t i = 0; i < cp->n; i++) {
+		free(cp->refs[i].name);
+		free(cp->refs[i].key);
+		free(cp->refs[i].tmpl);
+	}
+	free(cp->uid);
+	free(cp);
+}
+
+static int parse_ref(json_t *obj, json_t *pc, size_t i, const char *ns, struct claim_ref *ref,
+		     struct sc_buf *why)
+{
+	const char *name = pk_get_string(pc, "name"), *cn = pk_get_string(pc, "resourceClaimName"),
+		   *tn = pk_get_string(pc, "resourceClaimTemplateName");
+	json_t *gen;
+	bool found;
+
+	if (!name || !*name || (!cn == !tn)) {
+		sc_buf_printf(why,
+			      "spec.resourceClaims[%zu]: a name and exactly one of "
+			      "resourceClaimName and resourceClaimTemplateName required",
+			      i);
+		return -EINVAL;
+	}
+	if (!(ref->name = strdup(name)))
+		return -ENOMEM;
+	if (tn) {
+		if (!(ref->tmpl = strdup(tn)))
+			return -ENOMEM;
+		gen = claim_status(obj, name, &found);
+		if (found && !json_is_string(gen))
+			return 1; /* the controller says no claim is needed */
+		cn = json_string_value(gen);
+	}
+	if (cn && !(ref->key = sc_key(ns, cn)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int claims_parse(struct pk_sched *s, json_t *obj, struct sc_pod *pod, struct sc_buf *why)
+{
+	json_t *pcs = pk_get(obj, "spec.resourceClaims");
+	size_t n = json_array_size(pcs);
+	struct claims_pod *cp;
+	const char *uid = pk_get_string(obj, "metadata.uid");
+	int r = 0;
+
+	(void)s;
+	if (!n)
+		return 0;
+	if (n > SC_CONS_MAX_TERMS) {
+		sc_buf_printf(why, "spec.resourceClaims: more than %d claims", SC_CONS_MAX_TERMS);
+		return -EINVAL;
+	}
+	cp = calloc(1, sizeof(*cp) + n * sizeof(cp->refs[0]));
+	if (!cp || (uid && !(cp->uid = strdup(uid)))) {
+		pod_free(cp);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		struct claim_ref *ref = &cp->refs[cp->n];
+
+		r = parse_ref(obj, json_array_get(pcs, i), i, pod->ns, ref, why);
+		if (r < 0)
+			break;
+		for (size_t k = 0; r == 0 && ref->key && k < cp->n; k++)
+			if (cp->refs[k].key && strcmp(cp->refs[k].key, ref->key) == 0)
+				r = 1; /* the same claim twice: once is enough */
+		if (r == 0) {
+			cp->n++;
+		} else {
+			free(ref->name);
+			free(ref->key);
+			free(ref->tmpl);
+			*ref = (struct claim_ref){0};
+			r = 0;
+		}
+	}
+	if (r < 0) {
+		pod_free(cp);
+		return r;
+	}
+	pod->cons->state[SC_PLUGIN_CLAIMS] = cp;
+	return 0;
+}
+
+static void claims_release(struct pk_sched *s, struct sc_pod *pod)
+{
+	(void)s;
+	pod_free(pod->cons->state[SC_PLUGIN_CLAIMS]);
+	pod->cons->state[SC_PLUGIN_CLAIMS] = NULL;
+}
+
+/* ---- filter and charge ----------------------------------------------------------- */
+
+static bool reserved_by(const json_t *reserved, const struct sc_pod *pod)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(reserved, i, x)
+	{
+		const char *n = pk_get_string(x, "name"), *res = pk_get_string(x, "resource");
+
+		if (n && strcmp(n, pod->name) == 0 && (!res || strcmp(res, "pods") == 0))
+			return true;
+	}
+	return false;
+}
+
+/* Could pod use the held claim e on node dn?  0, or -ENOSPC with why. */
+static int held_fits(const struct sc_claim *e, const struct sc_pod *pod,
+		     const struct dra_node *dn, char *why, size_t whylen)
+{
+	size_t reserved = json_array_size(e->reserved);
+
+	if (!dra_allocation_admits(&e->cur, dn)) {
+		snprintf(why, whylen,
+			 "ResourceClaim %s: allocated for nodes that do not include node %s",
+			 e->key, dn->name);
+		return -ENOSPC;
+	}
+	if ((reserved >= RESERVED_MAX || e->users.n >= RESERVED_MAX) &&
+	    !reserved_by(e->reserved, pod)) {
+		snprintf(why, whylen, "ResourceClaim %s: reservedFor holds its maximum of %d pods",
+			 e->key, RESERVED_MAX);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static enum sc_misfit filter_on(struct sc_snapshot *snap, const struct sc_pod *pod,
+				struct claims_pod *cp, const struct dra_node *dn)
+{
+	struct sc_dra *d = snap->dra;
+	struct dra_allocation tmp[SC_CONS_MAX_TERMS];
+	size_t ntmp = 0;
+	enum sc_misfit m = SC_FIT;
+	char why[400];
+
+	for (size_t i = 0; i < cp->n && m == SC_FIT; i++) {
+		const struct claim_ref *ref = &cp->refs[i];
+		struct sc_claim *e = ref->key && d ? sc_map_get(&d->claims, ref->key) : NULL;
+		int r;
+
+		m = SC_MISFIT_CLAIM;
+		if (!ref->key) {
+			snprintf(cp->why, sizeof(cp->why),
+				 "pod claim %s: waiting for the ResourceClaim of template %s to "
+				 "be created",
+				 ref->name, ref->tmpl);
+		} else if (!e) {
+			snprintf(cp->why, sizeof(cp->why),
+				 "pod claim %s: ResourceClaim %s not found", ref->name, ref->key);
+		} else if (e->held) {
+			if (held_fits(e, pod, dn, why, sizeof(why)) == 0)
+				m = SC_FIT;
+			else
+				snprintf(cp->why, sizeof(cp->why), "pod claim %s: %s", ref->name,
+					 why);
+		} else if ((r = dra_allocate(d->st, e->obj, dn, &tmp[ntmp], why, sizeof(why))) <
+			   0) {
+			snprintf(cp->why, sizeof(cp->why), "pod claim %s: ResourceClaim %s: %s",
+				 ref->name, e->key, r == -ENOMEM ? "out of memory" : why);
+		} else if (dra_commit(d->st, &tmp[ntmp]) < 0) {
+			dra_allocation_clear(&tmp[ntmp]);
+			snprintf(cp->why, sizeof(cp->why),
+				 "pod claim %s: ResourceClaim %s: devices taken", ref->name,
+				 e->key);
+		} else {
+			ntmp++;
+			m = SC_FIT;
+		}
+	}
+	while (ntmp > 0) {
+		dra_release(d->st, &tmp[--ntmp]);
+		dra_allocation_clear(&tmp[ntmp]);
+	}
+	return m;
+}
+
+static enum sc_misfit claims_filter(struct sc_snapshot *snap, const struct sc_pod *pod, int node)
+{
+	struct claims_pod *cp = pod->cons ? pod->cons->state[SC_PLUGIN_CLAIMS] : NULL;
+	struct pk_kv buf[64], *kv;
+	struct dra_node dn;
+	enum sc_misfit m;
+
+	if (!cp || !cp->n)
+		return SC_FIT;
+	kv = node_view(snap->nodes[node], &dn, buf, 64);
+	if (!kv)
+		return SC_MISFIT_CLAIM;
+	m = filter_on(snap, pod, cp, &dn);
+	if (kv != buf)
+		free(kv);
+	return m;
+}
+
+static void claims_charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign)
+{
+	struct claims_pod *cp = pod->cons->state[SC_PLUGIN_CLAIMS];
+	struct sc_dra *d = snap->dra;
+
+	if (!cp || !d)
+		return;
+	for (size_t i = 0; i < cp->n; i++) {
+		struct claim_ref *ref = &cp->refs[i];
+		struct sc_claim *e;
+
+		if (sign > 0) {
+			e = ref->key ? sc_map_get(&d->claims, ref->key) : NULL;
+			if (!e || sc_vec_push(&e->users, (void *)pod) < 0)
+				continue;
+			ref->entry = e;
+			e->freed = false;
+			entry_sync(snap, e, node);
+			continue;
+		}
+		if (!(e = ref->entry))
+			continue;
+		ref->entry = NULL;
+		sc_vec_remove(&e->users, pod);
+		if (!e->users.n && d->removing && e->has_api)
+			e->freed = true;
+		entry_sync(snap, e, node);
+		if (e->zombie && !e->users.n)
+			entry_drop(d, e);
+	}
+}
+
+void sc_claims_removing(struct sc_snapshot *snap, bool on)
+{
+	if (snap->dra)
+		snap->dra->removing = on;
+}
+
+const char *sc_claims_why(const struct sc_pod *pod)
+{
+	const struct claims_pod *cp = pod->cons ? pod->cons->state[SC_PLUGIN_CLAIMS] : NULL;
+
+	return cp && cp->why[0] ? cp->why : NULL;
+}
+
+/* ---- results --------------------------------------------------------------------- */
+
+/* e's status.reservedFor with every user added (new reference). */
+static json_t *reserved_with_users(const struct sc_claim *e)
+{
+	json_t *v = json_deep_copy(e->reserved);
+
+	for (size_t i = 0; v && i < e->users.n && json_array_size(v) < RESERVED_MAX; i++) {
+		const struct sc_pod *p = e->users.v[i];
+		const struct claims_pod *cp = p->cons ? p->cons->state[SC_PLUGIN_CLAIMS] : NULL;
+		json_t *r;
+
+		if (reserved_by(v, p))
+			continue;
+		r = json_pack("{s:s, s:s}", "resource", "pods", "name", p->name);
+		if (r && cp && cp->uid)
+			json_object_set_new(r, "uid", json_string(cp->uid));
+		if (!r || json_array_append_new(v, r) < 0) {
+			json_decref(v);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+static int emit_claim(struct pk_sched_result *res, struct sc_claim *e)
+{
+	json_t *alloc = e->has_api ? json_incref(e->api_json) : dra_allocation_json(&e->cur);
+	json_t *reserved = reserved_with_users(e), *status = NULL;
+	int r = -ENOMEM;
+
+	if (alloc && reserved)
+		status = json_pack("{s:O, s:O}", "allocation", alloc, "reservedFor", reserved);
+	if (status) {
+		const char *ns_end = strchr(e->key, '/');
+		char ns[256];
+
+		snprintf(ns, sizeof(ns), "%.*s", (int)(ns_end - e->key), e->key);
+		r = sc_result_claim(res, ns, ns_end + 1, status);
+	}
+	if (r == 0 && !e->has_api) {
+		/* the scheduler's view takes its own result at once */
+		struct dra_allocation a = {0};
+
+		if (dra_allocation_parse(alloc, &a) == 0) {
+			e->api = a;
+			e->api_json = json_incref(alloc);
+			e->has_api = true;
+		}
+	}
+	if (r == 0) {
+		json_decref(e->reserved);
+		e->reserved = json_incref(reserved);
+	}
+	json_decref(status);
+	json_decref(alloc);
+	json_decref(reserved);
+	return r;
+}
+
+int sc_claims_commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
+{
+	struct sc_vec done = {0};
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const struct sc_pod *p = pl[i].pod;
+		struct claims_pod *cp = p->cons ? p->cons->state[SC_PLUGIN_CLAIMS] : NULL;
+
+		for (size_t k = 0; cp && k < cp->n && r == 0; k++) {
+			struct sc_claim *e = cp->refs[k].entry;
+			bool seen = false;
+
+			for (size_t j = 0; e && j < done.n; j++)
+				seen = seen || done.v[j] == e;
+			if (!e || seen || !e->held)
+				continue;
+			if ((r = sc_vec_push(&done, e)) == 0)
+				r = emit_claim(ctx->res, e);
+		}
+	}
+	sc_vec_free(&done);
+	return r;
+}
+
+/* Deallocations owed since the last cycle. */
+int sc_claims_tell(struct pk_sched *s, struct pk_sched_result *res)
+{
+	struct sc_dra *d = s->snap.dra;
+	json_t *k;
+	size_t i;
+	int r = 0;
+
+	if (!d || !json_array_size(d->dealloc))
+		return 0;
+	json_array_foreach(d->dealloc, i, k)
+	{
+		struct sc_claim *e = sc_map_get(&d->claims, json_string_value(k));
+		const char *slash;
+		char ns[256];
+		json_t *status;
+
+		if (!e || e->has_api || e->users.n || r < 0)
+			continue;
+		slash = strchr(e->key, '/');
+		snprintf(ns, sizeof(ns), "%.*s", (int)(slash - e->key), e->key);
+		status = json_object();
+		r = status ? sc_result_claim(res, ns, slash + 1, status) : -ENOMEM;
+		json_decref(status);
+	}
+	json_array_clear(d->dealloc);
+	return r;
+}
+
+/* Pod leaves for good (deleted, preempted): its reservations go. */
+void sc_claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod)
+{
+	struct claims_pod *cp = pod->cons ? pod->cons->state[SC_PLUGIN_CLAIMS] : NULL;
+	struct sc_dra *d = s->snap.dra;
+
+	for (size_t i = 0; cp && d && i < cp->n; i++) {
+		struct sc_claim *e = cp->refs[i].key ? sc_map_get(&d->claims, cp->refs[i].key)
+						     : NULL;
+		size_t k;
+		json_t *x;
+
+		if (!e)
+			continue;
+		json_array_foreach(e->reserved, k, x)
+		{
+			if (pk_get_string(x, "name") && strcmp(pk_get_string(x, "name"), pod->name) == 0) {
+				json_array_remove(e->reserved, k);
+				break;
+			}
+		}
+		if (!e->has_api || json_array_size(e->reserved) ||
+		    !(e->users.n == 0 || (e->users.n == 1 && e->users.v[0] == pod)))
+			continue;
+		e->has_api = false; /* the claim controller deallocates it */
+		dra_allocation_clear(&e->api);
+		json_decref(e->api_json);
+		e->api_json = NULL;
+		json_array_append_new(d->dealloc, json_string(e->key));
+		entry_sync(&s->snap, e, -1);
+		s->gen++;
+	}
+}
+
+const struct sc_plugin_ops sc_plugin_claims = {
+    .name = "DynamicResources",
+    .parse = claims_parse,
+    .release = claims_release,
+    .filter = claims_filter,
+    .charge = claims_charge,
+};
