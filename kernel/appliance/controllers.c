@@ -8,7 +8,8 @@
  * stored object and creates, in the builder's order (Workload, parent groups
  * before children, pods last), every object that does not exist yet; objects
  * that exist are left alone (the builder's output is a pure function of the
- * owner, and scheduling state lives in them).  Objects the owner controls but
+ * owner, and scheduling state lives in them).  A pod whose claims come from
+ * templates gets them made (claims.c).  Objects the owner controls but
  * the builder no longer emits (a smaller parallelism) are deleted.  Garbage
  * collection lists the owned kinds and deletes every object whose controller
  * ownerReference names an owner that is missing or has another uid.
@@ -390,6 +391,10 @@ int ap_reconcile(struct pk_appliance *app, const char *kind, const char *ns, con
 
 	if (!l.held)
 		return -ENOMEM;
+	if (pk_kind_from_string(kind) == PK_KIND_POD) {
+		json_decref(l.held);
+		return ap_claims_reconcile(app, ns, name); /* claims from templates */
+	}
 	snprintf(what, sizeof(what), "%s %s/%s", kind, ns, name);
 	r = pk_store_get(app->store, kind, ns, name, &obj);
 	if (r < 0 || pk_get(obj, "metadata.deletionTimestamp")) {
@@ -485,8 +490,8 @@ static bool owner_alive(struct pk_appliance *app, json_t *memo, const char *ns, 
 }
 
 /* Kinds the collector reads: every kind that owns or is owned here. */
-static const char *const gc_kinds[] = {"JobSet",   "Job", "Workload", "CompositePodGroup",
-				       "PodGroup", "Pod"};
+static const char *const gc_kinds[] = {"JobSet",   "Job", "Workload",	  "CompositePodGroup",
+				       "PodGroup", "Pod", "ResourceClaim"};
 
 static bool has_finalizer(const json_t *obj, const char *name)
 {

@@ -40,12 +40,12 @@
 #define RESERVED_MAX 256 /* upstream's ResourceClaimReservedForMaxSize */
 
 struct sc_claim {
-	char *key;	   /* "ns/name" */
-	json_t *obj;	   /* the ResourceClaim as last seen; NULL once deleted */
-	bool has_api;	   /* the API (or a committed result) says it is allocated */
+	char *key;    /* "ns/name" */
+	json_t *obj;  /* the ResourceClaim as last seen; NULL once deleted */
+	bool has_api; /* the API (or a committed result) says it is allocated */
 	struct dra_allocation api;
-	json_t *api_json;  /* that status.allocation */
-	json_t *reserved;  /* status.reservedFor */
+	json_t *api_json;    /* that status.allocation */
+	json_t *reserved;    /* status.reservedFor */
 	struct sc_vec users; /* pods charged on a node that use it */
 	bool held;	     /* cur's devices are marked in use */
 	bool freed;	     /* its last user's simulated removal freed it */
@@ -62,9 +62,9 @@ struct sc_dra {
 };
 
 struct claim_ref {
-	char *name; /* spec.resourceClaims[i].name */
-	char *key;  /* "ns/claim", or NULL: the template's claim is not made yet */
-	char *tmpl; /* resourceClaimTemplateName, or NULL */
+	char *name;		/* spec.resourceClaims[i].name */
+	char *key;		/* "ns/claim", or NULL: the template's claim is not made yet */
+	char *tmpl;		/* resourceClaimTemplateName, or NULL */
 	struct sc_claim *entry; /* the entry this pod is charged on */
 };
 
@@ -399,8 +399,8 @@ static bool reserved_by(const json_t *reserved, const struct sc_pod *pod)
 }
 
 /* Could pod use the held claim e on node dn?  0, or -ENOSPC with why. */
-static int held_fits(const struct sc_claim *e, const struct sc_pod *pod,
-		     const struct dra_node *dn, char *why, size_t whylen)
+static int held_fits(const struct sc_claim *e, const struct sc_pod *pod, const struct dra_node *dn,
+		     char *why, size_t whylen)
 {
 	size_t reserved = json_array_size(e->reserved);
 
@@ -653,8 +653,8 @@ void sc_claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod)
 	struct sc_dra *d = s->snap.dra;
 
 	for (size_t i = 0; cp && d && i < cp->n; i++) {
-		struct sc_claim *e = cp->refs[i].key ? sc_map_get(&d->claims, cp->refs[i].key)
-						     : NULL;
+		struct sc_claim *e =
+		    cp->refs[i].key ? sc_map_get(&d->claims, cp->refs[i].key) : NULL;
 		size_t k;
 		json_t *x;
 
@@ -662,7 +662,8 @@ void sc_claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod)
 			continue;
 		json_array_foreach(e->reserved, k, x)
 		{
-			if (pk_get_string(x, "name") && strcmp(pk_get_string(x, "name"), pod->name) == 0) {
+			if (pk_get_string(x, "name") &&
+			    strcmp(pk_get_string(x, "name"), pod->name) == 0) {
 				json_array_remove(e->reserved, k);
 				break;
 			}

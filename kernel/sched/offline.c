@@ -8,6 +8,14 @@
  * waits are skipped on a virtual clock: when the only eligible roots are
  * backing off, the clock jumps to the earliest retry.  The loop ends when a
  * cycle finds nothing eligible and nothing waiting.
+ *
+ * First, as kube-controller-manager's resource claim controller would, a
+ * pod claim naming a ResourceClaimTemplate of the input gets its
+ * ResourceClaim (named "<pod>-<pod claim>-" and five characters derived from
+ * the pod's namespace, name and claim, so a run is reproducible; owned by
+ * the pod; the template's labels, annotations and spec) and the pod's
+ * status.resourceClaimStatuses records it.  A template not in the input
+ * makes nothing: the pod waits for its claim.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -200,6 +208,107 @@ int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *p
 	return r;
 }
 
+static json_t *find_template(json_t *objects, const char *ns, const char *name)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(objects, i, o) if (pk_kind_of(o) == PK_KIND_RESOURCE_CLAIM_TEMPLATE &&
+					      strcmp(pk_namespace(o), ns) == 0 &&
+					      strcmp(pk_name(o) ?: "", name) == 0) return o;
+	return NULL;
+}
+
+static bool claim_recorded(const json_t *pod, const char *name)
+{
+	size_t i;
+	json_t *x;
+
+	json_array_foreach(pk_get(pod, "status.resourceClaimStatuses"), i,
+			   x) if (strcmp(pk_get_string(x, "name") ?: "", name) == 0) return true;
+	return false;
+}
+
+/* The claim of pod claim pcn of pod from template t (new reference). */
+static json_t *template_claim(const json_t *pod, const char *pcn, const json_t *t)
+{
+	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+	uint64_t h =
+	    pk_fnv1a(pk_fnv1a(pk_fnv1a(PK_FNV1A_INIT, pk_namespace(pod)), pk_name(pod)), pcn);
+	char name[320], suffix[6];
+	json_t *c, *md, *ann = json_deep_copy(pk_get(t, "spec.metadata.annotations"));
+	const char *uid = pk_get_string(pod, "metadata.uid");
+
+	for (int i = 0; i < 5; i++, h /= sizeof(alphabet) - 1)
+		suffix[i] = alphabet[h % (sizeof(alphabet) - 1)];
+	suffix[5] = '\0';
+	snprintf(name, sizeof(name), "%s-%s-%s", pk_name(pod), pcn, suffix);
+	if (!json_is_object(ann)) {
+		json_decref(ann);
+		ann = json_object();
+	}
+	json_object_set_new(ann, "resource.kubernetes.io/pod-claim-name", json_string(pcn));
+	md = json_pack("{s:s, s:s, s:o, s:[{s:s, s:s, s:s, s:b, s:b}]}", "name", name, "namespace",
+		       pk_namespace(pod), "annotations", ann, "ownerReferences", "apiVersion", "v1",
+		       "kind", "Pod", "name", pk_name(pod), "controller", 1, "blockOwnerDeletion",
+		       1);
+	if (md && uid)
+		json_object_set_new(json_array_get(json_object_get(md, "ownerReferences"), 0),
+				    "uid", json_string(uid));
+	if (md && json_is_object(pk_get(t, "spec.metadata.labels")))
+		json_object_set(md, "labels", pk_get(t, "spec.metadata.labels"));
+	c = md ? json_pack("{s:s, s:s, s:o, s:O}", "apiVersion", "resource.k8s.io/v1", "kind",
+			   "ResourceClaim", "metadata", md, "spec", pk_get(t, "spec.spec"))
+	       : NULL;
+	return c;
+}
+
+/* Claims from templates for the pods of objects (claims appended, indexed in idx). */
+static int template_claims(json_t *objects, struct sc_map *idx)
+{
+	size_t n = json_array_size(objects);
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *pod = json_array_get(objects, i), *pc, *st;
+		size_t k;
+
+		if (pk_kind_of(pod) != PK_KIND_POD)
+			continue;
+		json_array_foreach(pk_get(pod, "spec.resourceClaims"), k, pc)
+		{
+			const char *pcn = pk_get_string(pc, "name"),
+				   *tn = pk_get_string(pc, "resourceClaimTemplateName");
+			json_t *t = tn ? find_template(objects, pk_namespace(pod), tn) : NULL, *c;
+			char *key;
+			int r;
+
+			if (!pcn || !t || claim_recorded(pod, pcn))
+				continue;
+			if (!(c = template_claim(pod, pcn, t)))
+				return -ENOMEM;
+			if (!json_is_object(json_object_get(pod, "status")))
+				json_object_set_new(pod, "status", json_object());
+			st = pk_get(pod, "status.resourceClaimStatuses");
+			if (!json_is_array(st)) {
+				st = json_array();
+				json_object_set_new(json_object_get(pod, "status"),
+						    "resourceClaimStatuses", st);
+			}
+			json_array_append_new(st, json_pack("{s:s, s:s}", "name", pcn,
+							    "resourceClaimName", pk_name(c)));
+			key = idx ? obj_key(PK_KIND_RESOURCE_CLAIM, pk_namespace(c), pk_name(c))
+				  : NULL;
+			r = idx && !key ? -ENOMEM : 0;
+			if (r == 0 && key)
+				r = sc_map_put(idx, key, c);
+			free(key);
+			if (r < 0 || json_array_append_new(objects, c) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 /* Say which object the field paths of errs (from before on) belong to. */
 static void name_errors(struct pk_errors *errs, size_t before, size_t i, const json_t *o)
 {
@@ -291,13 +400,19 @@ static int run(const json_t *objects, bool in_place, const struct pk_sched_opts 
 		return -EINVAL;
 	}
 	r = pk_sched_new(opts, &s);
-	if (r == 0)
-		r = add_all(s, (json_t *)objects, in_place, errs);
 	if (r == 0 && in_place) {
+		r = template_claims((json_t *)objects, NULL);
+		if (r == 0)
+			r = add_all(s, (json_t *)objects, true, errs);
 		out = json_incref((json_t *)objects);
-		r = index_objects(out, &idx);
+		if (r == 0)
+			r = index_objects(out, &idx);
 	} else if (r == 0) {
 		r = copy_and_index(objects, &out, &idx);
+		if (r == 0)
+			r = template_claims(out, &idx);
+		if (r == 0)
+			r = add_all(s, out, false, errs);
 	}
 	if (r == 0)
 		r = run_cycles(s, out, &idx, pre);

@@ -34,7 +34,8 @@
  *   explain: [substrings]     in the --explain trace
  *   annotations: {pod: {key: value}}  exact annotations of bound pods
  *   claims: {claim: {devices: N, reservedFor: [pods], nodeOf: pod}}
- *                             ResourceClaim "claim" (in "default") has N
+ *                             ResourceClaim "claim" (in "default"; the first
+ *                             whose name matches, a glob) has N
  *                             devices in status.allocation (0: unallocated),
  *                             exactly those pods in status.reservedFor, and
  *                             every allocated device is one published for
@@ -651,8 +652,8 @@ static json_t *object_named(struct run *run, enum pk_kind kind, const char *name
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(run->out, i,
-			   o) if (pk_kind_of(o) == kind && strcmp(pk_name(o), name) == 0) return o;
+	json_array_foreach(run->out, i, o) if (pk_kind_of(o) == kind &&
+					       fnmatch(name, pk_name(o), 0) == 0) return o;
 	return NULL;
 }
 

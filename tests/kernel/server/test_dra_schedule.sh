@@ -4,7 +4,11 @@
 # it; once the claim exists the pod is bound, and in the same write the
 # claim's status.allocation names a device of the pod's node and its
 # status.reservedFor the pod (with its uid).  Deleting the pod deallocates
-# the claim nobody reserves any more.
+# the claim nobody reserves any more.  A pod claim from a
+# ResourceClaimTemplate gets its claim made by podkerneld's claim controller
+# (generated name, owner reference to the pod, the pod's
+# status.resourceClaimStatuses), is allocated and bound the same way, and the
+# claim is deleted with the pod.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need kubectl
 
@@ -87,6 +91,42 @@ i=0
 while [ -n "$(jp resourceclaim c1 '{.status.allocation}')" ]; do
 	i=$((i + 1))
 	[ $i -lt 100 ] || fail "claim still allocated after its pod went: $(k get resourceclaim c1 -o json)"
+	sleep 0.1
+done
+
+cat >"$WORK/tmpl.yaml" <<'Y'
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec:
+  metadata: {labels: {team: a}}
+  spec:
+    devices:
+      requests:
+      - {name: gpu, exactly: {deviceClassName: gpu.example.com}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p2}
+spec:
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}, claims: [{name: gpu}]}}]
+Y
+k apply -f "$WORK/tmpl.yaml" >"$WORK/out" 2>&1 || fail "apply template pod: $(cat "$WORK/out")"
+wait_for "the template pod's binding" jp pod p2 '{.spec.nodeName}'
+gen=$(jp pod p2 '{.status.resourceClaimStatuses[0].resourceClaimName}')
+case "$gen" in p2-gpu-?*) ;; *) fail "generated claim name: '$gen'" ;; esac
+[ "$(jp resourceclaim "$gen" '{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].uid}')" = "Pod/p2/$(jp pod p2 '{.metadata.uid}')" ] ||
+	fail "owner of $gen: $(k get resourceclaim "$gen" -o json)"
+[ "$(jp resourceclaim "$gen" '{.metadata.labels.team}')" = a ] || fail "template labels not copied"
+[ "$(jp resourceclaim "$gen" '{.status.allocation.devices.results[0].device}')" = gpu-0 ] ||
+	fail "generated claim not allocated: $(k get resourceclaim "$gen" -o json)"
+[ "$(jp resourceclaim "$gen" '{.status.reservedFor[0].name}')" = p2 ] || fail "not reserved for p2"
+k delete pod p2 --wait=false >/dev/null || fail "delete p2"
+i=0
+while k get resourceclaim "$gen" >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "generated claim $gen outlived its pod"
 	sleep 0.1
 done
 pk_stop

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * claims.c — the resource claim controller kube-controller-manager runs in a
+ * cluster, for standalone podkerneld: a pod claim that names a
+ * ResourceClaimTemplate gets a ResourceClaim made from the template, and the
+ * pod's status.resourceClaimStatuses records its name.
+ *
+ * The claim is generated as upstream makes it: generateName
+ * "<pod>-<pod claim>-", the template's labels and annotations, the
+ * annotation resource.kubernetes.io/pod-claim-name naming the pod claim, a
+ * controlling ownerReference to the pod (so the garbage collector deletes it
+ * with the pod) and the template's spec.spec.  A claim this pod already owns
+ * for that pod claim (made before a restart cut the status write short) is
+ * used again rather than made twice.  A template that does not exist makes
+ * nothing: the pod waits, its condition naming the template.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/appliance/appliance-internal.h"
+
+#define POD_CLAIM_ANNOTATION "resource.kubernetes.io/pod-claim-name"
+
+static bool has_status(const json_t *pod, const char *name)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(pk_get(pod, "status.resourceClaimStatuses"), i, x)
+	{
+		const char *n = pk_get_string(x, "name");
+
+		if (n && strcmp(n, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool ap_pod_needs_claims(const json_t *pod)
+{
+	json_t *pc;
+	size_t i;
+
+	if (pk_get(pod, "metadata.deletionTimestamp"))
+		return false;
+	json_array_foreach(pk_get(pod, "spec.resourceClaims"), i, pc)
+	{
+		const char *name = pk_get_string(pc, "name");
+
+		if (name && pk_get_string(pc, "resourceClaimTemplateName") && !has_status(pod, name))
+			return true;
+	}
+	return false;
+}
+
+/* The claim pod (uid) already owns for pod claim name, or NULL. */
+static const char *owned_claim(const json_t *claims, const char *uid, const char *name)
+{
+	json_t *c, *ref;
+	size_t i, k;
+
+	json_array_foreach(claims, i, c)
+	{
+		const char *pcn =
+		    json_string_value(json_object_get(pk_get(c, "metadata.annotations"),
+						      POD_CLAIM_ANNOTATION));
+
+		if (!pcn || strcmp(pcn, name) != 0)
+			continue;
+		json_array_foreach(pk_get(c, "metadata.ownerReferences"), k, ref)
+		{
+			const char *ru = pk_get_string(ref, "uid");
+
+			if (json_is_true(json_object_get(ref, "controller")) && ru &&
+			    strcmp(ru, uid) == 0)
+				return pk_name(c);
+		}
+	}
+	return NULL;
+}
+
+/* A claim for pod claim name from template tmpl; its generated name in *ret. */
+static int make_claim(struct pk_appliance *app, const json_t *pod, const char *name,
+		      const char *tmpl, char **ret)
+{
+	const char *ns = pk_namespace(pod), *uid = pk_get_string(pod, "metadata.uid");
+	json_t *t = NULL, *claim, *md, *ann, *out = NULL;
+	struct pk_errors errs = {0};
+	char prefix[300];
+	int r = pk_store_get(app->store, "ResourceClaimTemplate", ns, tmpl, &t);
+
+	if (r < 0) {
+		ap_log(app, 1, "pod %s/%s: claim %s: ResourceClaimTemplate %s/%s: %s", ns,
+		       pk_name(pod), name, ns, tmpl, strerror(-r));
+		return r;
+	}
+	snprintf(prefix, sizeof(prefix), "%s-%s-", pk_name(pod), name);
+	md = json_pack("{s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}", "generateName", prefix,
+		       "namespace", ns, "ownerReferences", "apiVersion", "v1", "kind", "Pod",
+		       "name", pk_name(pod), "uid", uid, "controller", 1, "blockOwnerDeletion", 1);
+	ann = json_deep_copy(pk_get(t, "spec.metadata.annotations"));
+	if (!json_is_object(ann)) {
+		json_decref(ann);
+		ann = json_object();
+	}
+	json_object_set_new(ann, POD_CLAIM_ANNOTATION, json_string(name));
+	if (md)
+		json_object_set_new(md, "annotations", ann);
+	else
+		json_decref(ann);
+	if (md && json_is_object(pk_get(t, "spec.metadata.labels")))
+		json_object_set(md, "labels", pk_get(t, "spec.metadata.labels"));
+	claim = md ? json_pack("{s:s, s:s, s:o, s:O}", "apiVersion", "resource.k8s.io/v1", "kind",
+			       "ResourceClaim", "metadata", md, "spec", pk_get(t, "spec.spec"))
+		   : NULL;
+	json_decref(t);
+	if (!claim)
+		return -ENOMEM;
+	r = pk_store_create(app->store, claim, &errs, &out);
+	json_decref(claim);
+	if (r < 0) {
+		ap_log(app, 1, "pod %s/%s: claim %s from template %s: %s%s%s", ns, pk_name(pod),
+		       name, tmpl, strerror(-r), errs.n ? ": " : "", errs.n ? errs.msg[0] : "");
+		pk_errors_clear(&errs);
+		return r;
+	}
+	pk_errors_clear(&errs);
+	*ret = strdup(pk_name(out));
+	json_decref(out);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int ap_claims_reconcile(struct pk_appliance *app, const char *ns, const char *name)
+{
+	json_t *pod = NULL, *claims = NULL, *statuses, *pc, *patch;
+	const char *uid;
+	size_t i, made = 0;
+	int r = pk_store_get(app->store, "Pod", ns, name, &pod);
+
+	if (r < 0 || !ap_pod_needs_claims(pod) || !(uid = pk_get_string(pod, "metadata.uid"))) {
+		json_decref(pod);
+		return r == -ENOENT ? 0 : r;
+	}
+	if (pk_store_list(app->store, "ResourceClaim", ns, NULL, &claims, NULL, NULL) < 0)
+		claims = json_array();
+	statuses = json_deep_copy(pk_get(pod, "status.resourceClaimStatuses"));
+	if (!json_is_array(statuses)) {
+		json_decref(statuses);
+		statuses = json_array();
+	}
+	json_array_foreach(pk_get(pod, "spec.resourceClaims"), i, pc)
+	{
+		const char *pcn = pk_get_string(pc, "name"),
+			   *tmpl = pk_get_string(pc, "resourceClaimTemplateName"), *have;
+		char *made_name = NULL;
+
+		if (!pcn || !tmpl || has_status(pod, pcn))
+			continue;
+		have = owned_claim(claims, uid, pcn);
+		if (have)
+			made_name = strdup(have);
+		else if (make_claim(app, pod, pcn, tmpl, &made_name) < 0)
+			continue;
+		if (made_name)
+			json_array_append_new(statuses, json_pack("{s:s, s:s}", "name", pcn,
+								  "resourceClaimName", made_name));
+		free(made_name);
+		made++;
+	}
+	r = 0;
+	if (made) {
+		patch = json_pack("{s:{s:O}}", "status", "resourceClaimStatuses", statuses);
+		r = patch ? pk_store_patch(app->store, "Pod", ns, name, PK_PATCH_MERGE, patch,
+					   PK_SUB_STATUS, NULL, NULL)
+			  : -ENOMEM;
+		json_decref(patch);
+		if (r < 0)
+			ap_log(app, 1, "pod %s/%s: status.resourceClaimStatuses: %s", ns, name,
+			       strerror(-r));
+	}
+	json_decref(statuses);
+	json_decref(claims);
+	json_decref(pod);
+	return r;
+}
