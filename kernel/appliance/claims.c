@@ -48,7 +48,8 @@ bool ap_pod_needs_claims(const json_t *pod)
 	{
 		const char *name = pk_get_string(pc, "name");
 
-		if (name && pk_get_string(pc, "resourceClaimTemplateName") && !has_status(pod, name))
+		if (name && pk_get_string(pc, "resourceClaimTemplateName") &&
+		    !has_status(pod, name))
 			return true;
 	}
 	return false;
@@ -62,9 +63,8 @@ static const char *owned_claim(const json_t *claims, const char *uid, const char
 
 	json_array_foreach(claims, i, c)
 	{
-		const char *pcn =
-		    json_string_value(json_object_get(pk_get(c, "metadata.annotations"),
-						      POD_CLAIM_ANNOTATION));
+		const char *pcn = json_string_value(
+		    json_object_get(pk_get(c, "metadata.annotations"), POD_CLAIM_ANNOTATION));
 
 		if (!pcn || strcmp(pcn, name) != 0)
 			continue;

@@ -7,6 +7,8 @@
  * in scheduling.k8s.io/v1alpha3 by default; --workload-api moves them to
  * another group/version (a CRD group on clusters that do not serve them),
  * and objects read from there are given the apiVersion the scheduler knows.
+ * DeviceClasses, ResourceSlices and ResourceClaims are what kube-scheduler's
+ * DRA plugin reads (templates are the cluster's claim controller's).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,6 +40,12 @@ int at_api_init(struct at_api *api, const char *workload_api)
 	api->res[AT_RES_WORKLOAD] = (struct kube_resource){
 	    "Workload", api->workload_group, api->workload_version, "workloads", true};
 	api->res[AT_RES_POD] = (struct kube_resource){"Pod", "", "v1", "pods", true};
+	api->res[AT_RES_DEVICE_CLASS] =
+	    (struct kube_resource){"DeviceClass", "resource.k8s.io", "v1", "deviceclasses", false};
+	api->res[AT_RES_RESOURCE_SLICE] = (struct kube_resource){"ResourceSlice", "resource.k8s.io",
+								 "v1", "resourceslices", false};
+	api->res[AT_RES_RESOURCE_CLAIM] = (struct kube_resource){"ResourceClaim", "resource.k8s.io",
+								 "v1", "resourceclaims", true};
 	return 0;
 }
 

@@ -23,6 +23,10 @@ enum at_res {
 	AT_RES_POD_GROUP,
 	AT_RES_WORKLOAD,
 	AT_RES_POD,
+	/* dynamic resource allocation (resource.k8s.io/v1), as kube-scheduler's DRA plugin */
+	AT_RES_DEVICE_CLASS,
+	AT_RES_RESOURCE_SLICE,
+	AT_RES_RESOURCE_CLAIM,
 	_AT_RES_MAX,
 };
 struct at_api {

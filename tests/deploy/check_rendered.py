@@ -285,6 +285,10 @@ ATTACH_RULES = {
     ("scheduling.k8s.io", "compositepodgroups"): {"get", "list", "watch"},
     ("scheduling.k8s.io", "podgroups/status"): {"update"},
     ("scheduling.k8s.io", "compositepodgroups/status"): {"update"},
+    ("resource.k8s.io", "deviceclasses"): {"get", "list", "watch"},
+    ("resource.k8s.io", "resourceslices"): {"get", "list", "watch"},
+    ("resource.k8s.io", "resourceclaims"): {"get", "list", "watch"},
+    ("resource.k8s.io", "resourceclaims/status"): {"update"},
     ("events.k8s.io", "events"): {"create"},
 }
 
