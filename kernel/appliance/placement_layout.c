@@ -50,11 +50,16 @@ struct lhost {
 	int pods;
 	long group; /* -1: none */
 	int x, y;
+	const json_t *alloc, *taints; /* resource -> milli-units; "key=value:Effect" */
+	json_t *req;		      /* what its pods request, resource -> milli-units */
+	double fill;		      /* the scarcest resource's share in use, 0..1 */
+	const char *scarce;	      /* that resource; NULL when none is known */
 };
 
 struct counts {
 	int n[_ST_MAX];
-	int hosts;
+	int hosts, tainted;
+	double used; /* sum of the hosts' fill */
 };
 
 struct lgroup {
@@ -175,6 +180,8 @@ static int load_hosts(const json_t *nodes, struct layout *L)
 		h->has_coords = parse_coords(h->coords, h->c);
 		h->has_torus = topo_torus_host_parse(label_get, labels, &h->th) == 0;
 		h->group = -1;
+		h->alloc = json_array_get(n, 3);
+		h->taints = json_array_get(n, 4);
 		h->st = json_is_true(json_array_get(n, 2))   ? ST_UNREACHABLE
 			: json_is_true(json_array_get(n, 1)) ? ST_CORDONED
 							     : ST_FREE;
@@ -236,6 +243,47 @@ static int load_groups(const json_t *groups, struct layout *L)
 }
 
 /* Pods onto hosts: busy state, the first group seen colours the host. */
+static void add_requests(struct lhost *h, const json_t *req)
+{
+	const char *k;
+	json_t *v;
+
+	if (!h->req)
+		h->req = json_object();
+	json_object_foreach((json_t *)req, k, v) json_object_set_new(
+	    h->req, k,
+	    json_integer(json_integer_value(json_object_get(h->req, k)) + json_integer_value(v)));
+}
+
+/*
+ * How full a host with pods is: the largest share of any resource its pods
+ * request against its allocatable (the scarcest resource decides whether
+ * anything else fits).  A host whose pods request nothing it advertises
+ * counts as full: its pods hold it whatever they use.
+ */
+static void host_fill(struct lhost *h)
+{
+	const char *k;
+	json_t *v;
+
+	h->fill = h->pods ? 1 : 0;
+	h->scarce = NULL;
+	json_object_foreach(h->req, k, v)
+	{
+		json_int_t want = json_integer_value(v);
+		json_int_t have = json_integer_value(json_object_get(h->alloc, k));
+		double f;
+
+		if (want <= 0 || have <= 0)
+			continue;
+		f = (double)want / (double)have;
+		if (!h->scarce || f > h->fill) {
+			h->fill = f > 1 ? 1 : f;
+			h->scarce = k;
+		}
+	}
+}
+
 static int place_pods(const json_t *pods, struct layout *L)
 {
 	json_t *by_name = json_object(), *p;
@@ -264,12 +312,15 @@ static int place_pods(const json_t *pods, struct layout *L)
 		h->pods++;
 		if (h->st == ST_FREE)
 			h->st = ST_BUSY;
+		add_requests(h, json_array_get(p, 5));
 		if (h->group < 0 && g >= 0) {
 			h->group = g;
 			L->groups[g].hosts++;
 		}
 	}
 	json_decref(by_name);
+	for (size_t i = 0; i < L->nhosts; i++)
+		host_fill(&L->hosts[i]);
 	return 0;
 }
 
@@ -523,11 +574,35 @@ static int largest_box(const struct lhost *H, struct span dom, const struct geom
 
 /* ---- the document ---------------------------------------------------------------------------- */
 
+/* A share rounded to two decimals (the page draws no finer). */
+static double share(double x)
+{
+	return (double)(long)(x * 100 + 0.5) / 100;
+}
+
 static json_t *counts_json(const struct counts *c)
 {
-	return json_pack("{s:i,s:i,s:i,s:i,s:i}", "hosts", c->hosts, "busy", c->n[ST_BUSY], "free",
-			 c->n[ST_FREE], "cordoned", c->n[ST_CORDONED], "unreachable",
-			 c->n[ST_UNREACHABLE]);
+	return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:f}", "hosts", c->hosts, "busy", c->n[ST_BUSY],
+			 "free", c->n[ST_FREE], "cordoned", c->n[ST_CORDONED], "unreachable",
+			 c->n[ST_UNREACHABLE], "tainted", c->tainted, "utilisation",
+			 c->hosts ? share(c->used / c->hosts) : 0.0);
+}
+
+static void count_host(struct counts *c, const struct lhost *h)
+{
+	c->n[h->st]++;
+	c->hosts++;
+	c->tainted += json_array_size(h->taints) > 0;
+	c->used += h->fill;
+}
+
+static void add_counts(struct counts *to, const struct counts *c)
+{
+	for (int s = 0; s < _ST_MAX; s++)
+		to->n[s] += c->n[s];
+	to->hosts += c->hosts;
+	to->tainted += c->tainted;
+	to->used += c->used;
 }
 
 static json_t *host_json(const struct lhost *h)
@@ -535,6 +610,13 @@ static json_t *host_json(const struct lhost *h)
 	json_t *o = json_pack("{s:s,s:i,s:i,s:s,s:i}", "name", h->name, "x", h->x, "y", h->y,
 			      "state", state_names[h->st], "pods", h->pods);
 
+	if (o && h->pods) {
+		json_object_set_new(o, "fill", json_real(share(h->fill)));
+		if (h->scarce)
+			json_object_set_new(o, "scarce", json_string(h->scarce));
+	}
+	if (o && json_array_size(h->taints))
+		json_object_set(o, "taints", (json_t *)h->taints);
 	if (o && h->group >= 0)
 		json_object_set_new(o, "group", json_integer(h->group));
 	if (o && h->coords)
@@ -596,15 +678,13 @@ static json_t *cube_json(const struct lhost *H, struct span c, const struct geom
 			 struct counts *dom_counts)
 {
 	json_t *hosts = json_array();
-	struct counts cc = {.hosts = (int)c.n};
+	struct counts cc = {0};
 
 	for (size_t i = c.first; i < c.first + c.n; i++) {
-		cc.n[H[i].st]++;
+		count_host(&cc, &H[i]);
 		json_array_append_new(hosts, host_json(&H[i]));
 	}
-	for (int s = 0; s < _ST_MAX; s++)
-		dom_counts->n[s] += cc.n[s];
-	dom_counts->hosts += cc.hosts;
+	add_counts(dom_counts, &cc);
 	return json_pack("{s:s,s:i,s:i,s:i,s:i,s:o,s:o}", "name", H[c.first].cube, "col",
 			 g->cube_col[k], "row", g->cube_row[k], "cols", g->cube_w[k], "rows",
 			 g->cube_h[k], "counts", counts_json(&cc), "hosts", hosts);
@@ -630,9 +710,7 @@ static json_t *domain_json(struct lhost *H, struct span dom, struct counts *tota
 		layout_list(H, cs, nc, &g);
 	for (size_t k = 0; k < nc; k++)
 		json_array_append_new(cubes, cube_json(H, cs[k], &g, k, &dc));
-	for (int s = 0; s < _ST_MAX; s++)
-		total->n[s] += dc.n[s];
-	total->hosts += dc.hosts;
+	add_counts(total, &dc);
 	o = json_pack("{s:s,s:s,s:o,s:{s:i,s:i},s:{s:i,s:i},s:o,s:O}", "name", H[dom.first].domain,
 		      "layout", g.torus ? "torus" : "list", "counts", counts_json(&dc), "grid",
 		      "cols", g.grid_cols, "rows", g.grid_rows, "cubeSize", "cols", g.cube_cols,
@@ -675,6 +753,8 @@ static json_t *groups_json(const struct layout *L, json_t **ret_pending)
 
 static void layout_free(struct layout *L)
 {
+	for (size_t i = 0; L->hosts && i < L->nhosts; i++)
+		json_decref(L->hosts[i].req);
 	free(L->domain_key);
 	free(L->cube_key);
 	free(L->hosts);

@@ -34,7 +34,8 @@ struct ap_pmap {
 	pthread_mutex_t lock;
 	json_t *nodes, *pods, *groups;
 	uint64_t generation;
-	char *cache; /* document of cache_gen */
+	time_t changed; /* when generation last grew: the time of the data */
+	char *cache;	/* document of cache_gen */
 	size_t cache_len;
 	uint64_t cache_gen;
 };
@@ -68,6 +69,7 @@ int ap_pmap_new(struct ap_pmap **ret)
 	 * podkerneld cannot meet its old generation again.
 	 */
 	m->generation = (uint64_t)time(NULL) * 1000000u;
+	m->changed = time(NULL);
 	*ret = m;
 	return 0;
 }
@@ -91,6 +93,7 @@ void ap_pmap_clear(struct ap_pmap *m)
 	json_object_clear(m->pods);
 	json_object_clear(m->groups);
 	m->generation++;
+	m->changed = time(NULL);
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -131,6 +134,60 @@ static bool node_unreachable(const json_t *node)
 	       strcmp(json_string_value(json_object_get(ready, "status")), "Unknown") == 0;
 }
 
+/* A quantity (string or number) in milli-units; -1 when unreadable. */
+static int64_t milli_of(const json_t *v)
+{
+	int64_t m;
+
+	if (json_is_integer(v))
+		return json_integer_value(v) * 1000;
+	if (json_is_real(v))
+		return (int64_t)(json_real_value(v) * 1000);
+	return json_is_string(v) && topo_quantity_parse(json_string_value(v), &m) == 0 ? m : -1;
+}
+
+/* resource -> milli-units of an object of quantities (allocatable, requests). */
+static json_t *quantities(const json_t *q, json_t *into)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)q, k, v)
+	{
+		int64_t m = milli_of(v);
+
+		if (m >= 0)
+			json_object_set_new(
+			    into, k,
+			    json_integer(json_integer_value(json_object_get(into, k)) + m));
+	}
+	return into;
+}
+
+/* The taints a person should see: all but the cordon's and the unreachable one
+ * (drawn as their own states), as "key=value:Effect". */
+static json_t *node_taints(const json_t *node)
+{
+	json_t *out = json_array(), *t;
+	size_t i;
+
+	json_array_foreach(pk_get(node, "spec.taints"), i, t)
+	{
+		const char *key = json_string_value(json_object_get(t, "key"));
+		const char *val = json_string_value(json_object_get(t, "value"));
+		const char *eff = json_string_value(json_object_get(t, "effect"));
+		char text[512];
+
+		if (!key || strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0 ||
+		    strcmp(key, "node.kubernetes.io/unschedulable") == 0)
+			continue;
+		snprintf(text, sizeof(text), "%s%s%s:%s", key, val && *val ? "=" : "",
+			 val ? val : "", eff ? eff : "");
+		json_array_append_new(out, json_string(text));
+	}
+	return out;
+}
+
 static json_t *node_entry(const json_t *node)
 {
 	json_t *labels = json_object(), *v;
@@ -139,8 +196,21 @@ static json_t *node_entry(const json_t *node)
 	json_object_foreach(pk_get(node, "metadata.labels"), k,
 			    v) if (json_is_string(v) && label_shown(k))
 	    json_object_set(labels, k, v);
-	return json_pack("[o,b,b]", labels, json_is_true(pk_get(node, "spec.unschedulable")),
-			 node_unreachable(node));
+	return json_pack("[o,b,b,o,o]", labels, json_is_true(pk_get(node, "spec.unschedulable")),
+			 node_unreachable(node),
+			 quantities(pk_get(node, "status.allocatable"), json_object()),
+			 node_taints(node));
+}
+
+/* What the pod's containers request, resource -> milli-units. */
+static json_t *pod_requests(const json_t *pod)
+{
+	json_t *out = json_object(), *c;
+	size_t i;
+
+	json_array_foreach(pk_get(pod, "spec.containers"), i, c)
+	    quantities(pk_get(c, "resources.requests"), out);
+	return out;
 }
 
 static json_t *pod_entry(const json_t *pod)
@@ -153,10 +223,10 @@ static json_t *pod_entry(const json_t *pod)
 		     (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))))
 		node = NULL;
 	return json_pack(
-	    "[o,o,o,o,s]", ap_pmap_str_or_null(node), ap_pmap_str_or_null(pk_pod_group_name(pod)),
+	    "[o,o,o,o,s,o]", ap_pmap_str_or_null(node), ap_pmap_str_or_null(pk_pod_group_name(pod)),
 	    ap_pmap_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_SLICE_COORDS))),
 	    ap_pmap_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_WORKER_ID))),
-	    pk_namespace(pod));
+	    pk_namespace(pod), pod_requests(pod));
 }
 
 static json_t *group_entry(const char *kind, const json_t *g)
@@ -218,6 +288,7 @@ int ap_pmap_update(struct ap_pmap *m, const char *kind, const json_t *obj)
 	if (!json_equal(json_object_get(table, key), e)) {
 		r = json_object_set(table, key, e) < 0 ? -ENOMEM : 0;
 		m->generation++;
+		m->changed = time(NULL);
 	}
 	pthread_mutex_unlock(&m->lock);
 	json_decref(e);
@@ -233,8 +304,10 @@ void ap_pmap_remove(struct ap_pmap *m, const char *kind, const json_t *obj)
 	    !pmap_table_of(m, kind, obj, &table, key, sizeof(key)))
 		return;
 	pthread_mutex_lock(&m->lock);
-	if (json_object_del(table, key) == 0)
+	if (json_object_del(table, key) == 0) {
 		m->generation++;
+		m->changed = time(NULL);
+	}
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -266,10 +339,17 @@ static char *unchanged_doc(uint64_t generation)
  * without the lock and the loop thread waits only for the copies.
  */
 static int render_unlocked(json_t *nodes, json_t *pods, json_t *groups, uint64_t gen,
-			   char **ret_text)
+			   time_t changed, char **ret_text)
 {
 	json_t *doc = NULL;
 	int r = nodes && pods && groups ? ap_pmap_layout(nodes, pods, groups, gen, &doc) : -ENOMEM;
+	char when[32];
+	struct tm tm;
+
+	/* the time of the data: when the last change it shows happened (UTC) */
+	if (r == 0 && gmtime_r(&changed, &tm) &&
+	    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		json_object_set_new(doc, "time", json_string(when));
 
 	json_decref(nodes);
 	json_decref(pods);
@@ -284,10 +364,12 @@ int ap_pmap_render(struct ap_pmap *m, uint64_t since, char **ret_json, size_t *r
 	json_t *nodes, *pods, *groups;
 	char *text = NULL;
 	uint64_t gen;
+	time_t changed;
 	int r;
 
 	pthread_mutex_lock(&m->lock);
 	gen = m->generation;
+	changed = m->changed;
 	if (since == gen && since != 0) {
 		pthread_mutex_unlock(&m->lock);
 		text = unchanged_doc(gen);
@@ -304,7 +386,7 @@ int ap_pmap_render(struct ap_pmap *m, uint64_t since, char **ret_json, size_t *r
 	pods = json_copy(m->pods);
 	groups = json_copy(m->groups);
 	pthread_mutex_unlock(&m->lock);
-	r = render_unlocked(nodes, pods, groups, gen, &text);
+	r = render_unlocked(nodes, pods, groups, gen, changed, &text);
 	if (r == 0) {
 		char *keep = strdup(text);
 
@@ -374,6 +456,54 @@ static json_t *node_pods(struct ap_pmap *m, const char *name)
 	return out;
 }
 
+/* What the pods bound to the node request, resource -> milli-units. */
+static json_t *node_requested(struct ap_pmap *m, const char *name)
+{
+	json_t *out = json_object(), *p;
+	const char *key;
+
+	json_object_foreach(m->pods, key, p)
+	{
+		const char *node = json_string_value(json_array_get(p, 0));
+		const char *k;
+		json_t *v;
+
+		if (!node || strcmp(node, name) != 0)
+			continue;
+		json_object_foreach(json_array_get(p, 5), k, v)
+		    json_object_set_new(out, k,
+					json_integer(json_integer_value(json_object_get(out, k)) +
+						     json_integer_value(v)));
+	}
+	return out;
+}
+
+int ap_pmap_pods(struct ap_pmap *m, const char *text, size_t max, json_t **ret)
+{
+	json_t *items = json_array(), *p;
+	const char *key;
+	size_t n = 0;
+
+	if (!items)
+		return -ENOMEM;
+	pthread_mutex_lock(&m->lock);
+	json_object_foreach(m->pods, key, p)
+	{
+		if (!strstr(key, text))
+			continue;
+		if (++n > max)
+			break;
+		json_array_append_new(
+		    items, json_pack("{s:O,s:s,s:O,s:O}", "namespace", json_array_get(p, 4), "name",
+				     strchr(key, '/') + 1, "node", json_array_get(p, 0), "group",
+				     json_array_get(p, 1)));
+	}
+	pthread_mutex_unlock(&m->lock);
+	*ret = json_pack("{s:s,s:s,s:o,s:b}", "kind", "PlacementPodList", "apiVersion",
+			 "podkernel.dev/v1alpha1", "items", items, "truncated", n > max);
+	return *ret ? 0 : -ENOMEM;
+}
+
 int ap_pmap_node(struct ap_pmap *m, const char *name, json_t **ret)
 {
 	json_t *n, *doc = NULL, *pods;
@@ -394,6 +524,11 @@ int ap_pmap_node(struct ap_pmap *m, const char *name, json_t **ret)
 				: json_array_size(pods) ? "busy"
 							: "free",
 				"pods", pods);
+		if (doc) {
+			json_object_set(doc, "allocatable", json_array_get(n, 3));
+			json_object_set(doc, "taints", json_array_get(n, 4));
+			json_object_set_new(doc, "requested", node_requested(m, name));
+		}
 	}
 	pthread_mutex_unlock(&m->lock);
 	if (!n)
@@ -430,7 +565,8 @@ static int respond_doc(struct pk_response *resp, int status, json_t *doc)
 
 static int serve_api(struct ap_pmap *m, const struct pk_request *req, struct pk_response *resp)
 {
-	const char *node = query(req, "node"), *since = query(req, "since");
+	const char *node = query(req, "node"), *since = query(req, "since"),
+		   *pod = query(req, "pod");
 	uint64_t gen = 0;
 	char *end;
 	json_t *doc = NULL;
@@ -444,6 +580,16 @@ static int serve_api(struct ap_pmap *m, const struct pk_request *req, struct pk_
 						     "status", "Failure", "reason", "NotFound",
 						     "message", "no such node in the placement map",
 						     "code", 404));
+		return r < 0 ? r : respond_doc(resp, 200, doc);
+	}
+	if (pod) {
+		if (!*pod)
+			return respond_doc(
+			    resp, 400,
+			    json_pack("{s:s,s:s,s:s,s:s,s:i}", "kind", "Status", "status",
+				      "Failure", "reason", "BadRequest", "message",
+				      "pod: expected part of a pod's name", "code", 400));
+		r = ap_pmap_pods(m, pod, AP_PMAP_POD_MATCHES, &doc);
 		return r < 0 ? r : respond_doc(resp, 200, doc);
 	}
 	if (since) {

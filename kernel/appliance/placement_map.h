@@ -57,13 +57,19 @@ uint64_t ap_pmap_generation(struct ap_pmap *m);
  * only {"kind","apiVersion","generation","unchanged":true}.
  */
 int ap_pmap_render(struct ap_pmap *m, uint64_t since, char **ret_json, size_t *ret_len);
-/* The PlacementNode document of one node: labels, state, pods; -ENOENT. */
+/* The PlacementNode document of one node: labels, state, taints,
+ * allocatable and requested (milli-units), pods; -ENOENT. */
 int ap_pmap_node(struct ap_pmap *m, const char *name, json_t **ret);
+/* The PlacementPodList of the pods whose "namespace/name" contains text (the
+ * page's search): namespace, name, node, group; at most max, "truncated"
+ * when there were more. */
+#define AP_PMAP_POD_MATCHES 100
+int ap_pmap_pods(struct ap_pmap *m, const char *text, size_t max, json_t **ret);
 
 /*
  * Serve a GET under /ui/ (pk_server_ui_fn; arg is the struct ap_pmap):
  * the embedded page and its script and style, and /ui/api/placement
- * (?since=GENERATION, ?node=NAME).  -ENOENT for other paths.
+ * (?since=GENERATION, ?node=NAME, ?pod=TEXT).  -ENOENT for other paths.
  */
 int ap_pmap_serve(void *arg, const struct pk_request *req, struct pk_response *resp);
 
@@ -71,9 +77,9 @@ int ap_pmap_serve(void *arg, const struct pk_request *req, struct pk_response *r
 
 /*
  * The rendered document from the map's tables: nodes (name -> [labels,
- * cordoned, unreachable]), pods ("ns/name" -> [node, group, sliceCoords,
- * workerId, namespace]) and groups ("ns/name" -> {kind, namespace, name,
- * parent, sliceShape, status, reason, message}).  All borrowed.
+ * cordoned, unreachable, allocatable, taints]), pods ("ns/name" -> [node,
+ * group, sliceCoords, workerId, namespace, requests]) and groups ("ns/name" -> {kind, namespace,
+ * name, parent, sliceShape, status, reason, message}).  All borrowed.
  */
 int ap_pmap_layout(const json_t *nodes, const json_t *pods, const json_t *groups,
 		   uint64_t generation, json_t **ret);

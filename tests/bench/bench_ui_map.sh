@@ -2,7 +2,7 @@
 # bench_ui_map.sh BUILD — how fast the placement map page renders in headless
 # Chromium, in real time (tests/bench/ui_render.py drives it over the DevTools
 # protocol).  Floor: the page of a 16-host cluster (boards/tpu-cube.yaml);
-# measured: 16,384 hosts (64 superslices of boards/tpu-superslice.yaml, eight
+# measured: 16,384 hosts (boards/tpu-pod-16k.yaml: 64 superslices, eight
 # cube gangs bound).  Medians of RUNS (default 7) page loads in one browser,
 # each in a fresh tab; render = navigation start to every canvas drawn, draw =
 # answer arrived to every canvas drawn, longest task = the longest the page
@@ -45,8 +45,7 @@ median() { sort -n -k "$2,$2" "$1" | awk -v c="$2" '{v[NR]=$c} END {print v[int(
 
 start floor "$SRC/boards/tpu-cube.yaml"
 FLOOR_PORT=$PORT
-sed 's/^      count: 2$/      count: 64/' "$SRC/boards/tpu-superslice.yaml" > "$WORK/board.yaml"
-start big "$WORK/board.yaml"
+start big "$SRC/boards/tpu-pod-16k.yaml"
 BIG_PORT=$PORT
 for g in 0 1 2 3 4 5 6 7; do
 	printf 'apiVersion: scheduling.k8s.io/v1alpha3\nkind: PodGroup\nmetadata: {name: cube-%s}\nspec:\n  schedulingPolicy: {gang: {minCount: 16}}\n  schedulingConstraints: {topology: [{key: topology.podkernel.dev/cube}]}\n---\n' "$g"

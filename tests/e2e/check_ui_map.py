@@ -19,6 +19,7 @@
 Exit 1 with the differences on stderr when something does not match.
 """
 import json
+import math
 import re
 import os
 import ssl
@@ -57,12 +58,16 @@ def expected(work):
                 keys.setdefault(k, set()).add(v)
     cube_key = max(keys, key=lambda k: (len(keys[k]), k)) if keys else None
     dom_key = min(keys, key=lambda k: (len(keys[k]), k)) if keys else None
-    holding = {}
+    holding, requested = {}, {}
     for p in pods:
         node = p.get("spec", {}).get("nodeName")
         phase = p.get("status", {}).get("phase")
         if node and phase not in ("Succeeded", "Failed"):
             holding[node] = holding.get(node, 0) + 1
+            req = requested.setdefault(node, {})
+            for c in p["spec"].get("containers") or []:
+                for r, q in ((c.get("resources") or {}).get("requests") or {}).items():
+                    req[r] = req.get(r, 0) + milli(q)
     out = {}
     for n in nodes:
         labels = n["metadata"].get("labels") or {}
@@ -79,10 +84,40 @@ def expected(work):
             state = "busy"
         else:
             state = "free"
-        c = out.setdefault(cube, {"domain": dom, "hosts": 0, **{s: 0 for s in STATES}})
+        c = out.setdefault(cube, {"domain": dom, "hosts": 0, "tainted": 0, "used": 0.0,
+                                  **{s: 0 for s in STATES}})
         c["hosts"] += 1
         c[state] += 1
+        # taints a person should see: not the cordon's or the unreachable one (states of their own)
+        c["tainted"] += any(t.get("key") not in ("node.kubernetes.io/unreachable",
+                                                 "node.kubernetes.io/unschedulable") for t in taints)
+        c["used"] += fill(holding.get(n["metadata"]["name"], 0),
+                          requested.get(n["metadata"]["name"], {}),
+                          n.get("status", {}).get("allocatable") or {})
     return out
+
+
+SUFFIX = {"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 2**10, "Mi": 2**20,
+          "Gi": 2**30, "Ti": 2**40}
+
+
+def milli(q):
+    """A quantity ("60", "500m", "400Gi") in milli-units."""
+    q = str(q)
+    for suf in sorted(SUFFIX, key=len, reverse=True):
+        if q.endswith(suf):
+            return round(float(q[:-len(suf)]) * SUFFIX[suf] * 1000)
+    return round(float(q) * 1000)
+
+
+def fill(pods, req, alloc):
+    """How full a host is: the largest share of a resource its pods request
+    against its allocatable (1 when they request nothing it advertises), to
+    two decimals as the map draws it; 0 without pods."""
+    if not pods:
+        return 0.0
+    shares = [req[r] / milli(alloc[r]) for r in req if req[r] > 0 and milli(alloc.get(r, 0)) > 0]
+    return math.floor(min(max(shares), 1.0) * 100 + 0.5) / 100 if shares else 1.0
 
 
 class CubeItems(HTMLParser):
@@ -94,7 +129,7 @@ class CubeItems(HTMLParser):
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "li" and "data-cube" in a:
-            self.cubes[a["data-cube"]] = {k[5:]: int(a["data-" + k[5:]])
+            self.cubes[a["data-cube"]] = {k[5:]: num(a["data-" + k[5:]])
                                           for k in a if k.startswith("data-") and k != "data-cube"}
         elif tag == "section" and "data-domain" in a:
             self.domains[a["data-domain"]] = a.get("data-drawn") == "1"
@@ -104,6 +139,10 @@ class CubeItems(HTMLParser):
             self.login_hidden = "hidden" in a
         elif a.get("id") == "detail":
             self.detail = a
+
+
+def num(v):
+    return float(v) if "." in v else int(v)
 
 
 def parse_dom(path):
@@ -120,9 +159,12 @@ def compare(want, got, what):
         if g is None:
             errs.append(f"{what}: cube {cube} missing")
             continue
-        for k in ("hosts",) + STATES:
-            if g.get(k) != w[k]:
+        for k in ("hosts", "tainted") + STATES:
+            if k in g and g.get(k) != w[k] or k not in g and k != "tainted":
                 errs.append(f"{what}: cube {cube}: {k} {g.get(k)}, expected {w[k]}")
+        # the page's sum of its hosts' fill (each to two decimals)
+        if "used" in g and abs(g["used"] - w["used"]) > 0.005 + 1e-9:
+            errs.append(f"{what}: cube {cube}: used {g['used']}, expected {w['used']:.2f}")
     for cube in sorted(set(got) - set(want)):
         errs.append(f"{what}: unexpected cube {cube}")
     return errs

@@ -17,7 +17,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser  # noqa: E402
 
-PAD = 5  # map.js PAD: the first cube starts this many pixels into the canvas
 
 
 def fail(msg):
@@ -30,10 +29,11 @@ def main(url, domain, host, cmd):
     try:
         _, s = b.open(url)
         b.wait_for(s, "document.body.getAttribute('data-render-ms')")
-        rect = json.loads(b.evaluate(s, "JSON.stringify(document.querySelector("
-                                        f"'section[data-domain=\"{domain}\"] canvas')"
-                                        ".getBoundingClientRect())"))
-        x, y = rect["x"] + PAD + 3, rect["y"] + PAD + 3
+        canvas = f"document.querySelector('section[data-domain=\"{domain}\"] canvas')"
+        rect = json.loads(b.evaluate(s, f"JSON.stringify({canvas}.getBoundingClientRect())"))
+        # where the first cube's first cell starts (below the cube's name)
+        ox, oy = map(int, b.evaluate(s, f"{canvas}.getAttribute('data-origin')").split(","))
+        x, y = rect["x"] + ox + 3, rect["y"] + oy + 3
         b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y}, s)
         tip = b.wait_for(s, "!document.getElementById('tip').hidden && "
                             "document.getElementById('tip').textContent", 10)

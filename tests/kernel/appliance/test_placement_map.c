@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernel/appliance/placement_map.h"
 #include "kernel/api/api.h"
@@ -345,6 +346,129 @@ START_TEST(test_slice_shape_and_node_detail)
 }
 END_TEST
 
+/* One Node of a board file, as --simulate-board registers it. */
+static json_t *board_node(const char *file, const char *name)
+{
+	char path[512], err[512];
+	struct topo_board *b = topo_board_new();
+	json_t *nodes = NULL, *n, *found = NULL;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/boards/%s", PODKERNEL_SRCDIR, file);
+	ck_assert_int_eq(topo_board_load_file(b, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_board_nodes_json(b, 0, &nodes), 0);
+	topo_board_free(b);
+	json_array_foreach(nodes, i, n) if (strcmp(pk_name(n), name) == 0) found = json_incref(n);
+	json_decref(nodes);
+	ck_assert_ptr_nonnull(found);
+	return found;
+}
+
+static json_t *host_named(json_t *doc, const char *name)
+{
+	size_t i, j, k;
+	json_t *d, *c, *h;
+
+	json_array_foreach(json_object_get(doc, "domains"), i, d)
+	    json_array_foreach(json_object_get(d, "cubes"), j, c) json_array_foreach(
+		json_object_get(c, "hosts"), k,
+		h) if (strcmp(json_string_value(json_object_get(h, "name")), name) == 0) return h;
+	ck_abort_msg("no host %s", name);
+	return NULL;
+}
+
+static json_t *pod_requesting(const char *name, const char *node, const char *cpu, const char *tpu)
+{
+	json_t *p = pod(name, NULL, node), *req = json_object();
+
+	if (cpu)
+		json_object_set_new(req, "cpu", json_string(cpu));
+	if (tpu)
+		json_object_set_new(req, "google.com/tpu", json_string(tpu));
+	pk_set(p, "spec.containers",
+	       json_pack("[{s:s,s:s,s:{s:o}}]", "name", "c", "image", "x", "resources", "requests",
+			 req));
+	return p;
+}
+
+/* Partial occupancy: the scarcest resource's share; taints; the time of the data; pod search. */
+START_TEST(test_fill_taints_time_and_pod_search)
+{
+	feed_board("tpu-cube.yaml");
+	json_t *n1 = board_node("tpu-cube.yaml", "tpu-cube0-h1");
+	int64_t cpu = 0, tpu = 0;
+
+	ck_assert_int_eq(topo_quantity_parse(pk_get_string(n1, "status.allocatable.cpu"), &cpu), 0);
+	ck_assert_int_eq(
+	    topo_quantity_parse(json_string_value(json_object_get(pk_get(n1, "status.allocatable"),
+								  "google.com/tpu")),
+				&tpu),
+	    0);
+	json_decref(n1);
+	ck_assert_int_gt(cpu, 2000);
+	feed("Pod", pod_requesting("one-cpu", "tpu-cube0-h1", "1", NULL));
+	feed("Pod", pod_requesting("all-tpu", "tpu-cube0-h2", "1", "4"));
+	feed("Pod", pod_requesting("half-a", "tpu-cube0-h3", "1", "1"));
+	feed("Pod", pod_requesting("half-b", "tpu-cube0-h3", "1", "1"));
+	json_t *n4 = board_node("tpu-cube.yaml", "tpu-cube0-h4");
+	pk_set(n4, "spec.taints",
+	       json_pack("[{s:s,s:s,s:s},{s:s,s:s}]", "key", "maintenance", "value", "yes",
+			 "effect", "NoSchedule", "key", "node.kubernetes.io/unschedulable",
+			 "effect", "NoSchedule"));
+	feed("Node", n4);
+
+	time_t before = time(NULL);
+	json_t *doc = render();
+	json_t *h1 = host_named(doc, "tpu-cube0-h1"), *h2 = host_named(doc, "tpu-cube0-h2");
+	json_t *h3 = host_named(doc, "tpu-cube0-h3"), *h4 = host_named(doc, "tpu-cube0-h4");
+	double want1 = (double)(long)(1000.0 / (double)cpu * 100 + 0.5) / 100;
+
+	ck_assert_double_eq_tol(json_real_value(json_object_get(h1, "fill")), want1, 1e-9);
+	ck_assert_str_eq(json_string_value(json_object_get(h1, "scarce")), "cpu");
+	ck_assert_double_eq_tol(json_real_value(json_object_get(h2, "fill")), 1.0, 1e-9);
+	ck_assert_str_eq(json_string_value(json_object_get(h2, "scarce")), "google.com/tpu");
+	/* two pods of one TPU each: TPUs are scarcer than CPUs */
+	ck_assert_double_eq_tol(json_real_value(json_object_get(h3, "fill")),
+				(double)(long)(2000.0 / (double)tpu * 100 + 0.5) / 100, 1e-9);
+	ck_assert_ptr_null(json_object_get(host_named(doc, "tpu-cube0-h5"), "fill"));
+	/* the cordon's own taint is the cordoned state, not a taint */
+	ck_assert_int_eq(json_array_size(json_object_get(h4, "taints")), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(h4, "taints"), 0)),
+			 "maintenance=yes:NoSchedule");
+	ck_assert_str_eq(json_string_value(json_object_get(h4, "state")), "free");
+	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.tainted")), 1);
+	ck_assert_double_gt(json_real_value(pk_get(doc, "summary.utilisation")), 0);
+	/* the time of the data: when it last changed, UTC */
+	const char *when = json_string_value(json_object_get(doc, "time"));
+	struct tm tm = {0};
+
+	ck_assert_ptr_nonnull(when);
+	ck_assert_ptr_nonnull(strptime(when, "%Y-%m-%dT%H:%M:%SZ", &tm));
+	ck_assert(llabs((long long)(timegm(&tm) - before)) <= 5);
+	json_decref(doc);
+
+	json_t *d = NULL;
+	ck_assert_int_eq(ap_pmap_node(pm, "tpu-cube0-h3", &d), 0);
+	ck_assert_int_eq(
+	    json_integer_value(json_object_get(json_object_get(d, "requested"), "google.com/tpu")),
+	    2000);
+	ck_assert_int_eq(json_integer_value(
+			     json_object_get(json_object_get(d, "allocatable"), "google.com/tpu")),
+			 tpu);
+	json_decref(d);
+	ck_assert_int_eq(ap_pmap_pods(pm, "half-", 10, &d), 0);
+	ck_assert_int_eq(json_array_size(json_object_get(d, "items")), 2);
+	ck_assert_str_eq(pk_get_string(json_array_get(json_object_get(d, "items"), 0), "node"),
+			 "tpu-cube0-h3");
+	ck_assert(!json_is_true(json_object_get(d, "truncated")));
+	json_decref(d);
+	ck_assert_int_eq(ap_pmap_pods(pm, "ml/", 1, &d), 0);
+	ck_assert_int_eq(json_array_size(json_object_get(d, "items")), 1);
+	ck_assert(json_is_true(json_object_get(d, "truncated")));
+	json_decref(d);
+}
+END_TEST
+
 START_TEST(test_generation_and_unchanged)
 {
 	char *text = NULL;
@@ -476,6 +600,13 @@ START_TEST(test_serve)
 	ck_assert_int_eq(serve("/ui/api/placement", "node", "nope", &r), 0);
 	ck_assert_int_eq(r.status, 404);
 	pk_response_clear(&r);
+	ck_assert_int_eq(serve("/ui/api/placement", "pod", "x", &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(memmem(r.body, r.body_len, "\"PlacementPodList\"", 18));
+	pk_response_clear(&r);
+	ck_assert_int_eq(serve("/ui/api/placement", "pod", "", &r), 0);
+	ck_assert_int_eq(r.status, 400);
+	pk_response_clear(&r);
 	ck_assert_int_eq(serve("/ui/../etc/passwd", NULL, NULL, &r), -ENOENT);
 	ck_assert_int_eq(serve("/ui/other.js", NULL, NULL, &r), -ENOENT);
 }
@@ -495,6 +626,7 @@ int main(void)
 	tcase_add_test(tc, test_serve);
 	tcase_add_test(tc, test_hostile_labels);
 	tcase_add_test(tc, test_torus_without_level_labels);
+	tcase_add_test(tc, test_fill_taints_time_and_pod_search);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
