@@ -641,15 +641,31 @@ static void children(struct eval *e, const json_t *v, struct vals *out)
 /* v and everything under it, in document order (keys sorted). */
 static void descend(struct eval *e, const json_t *v, struct vals *out, int depth)
 {
-	struct vals kids = {0};
+	size_t i, n;
+	json_t *c;
+	const char *k;
 
 	push(e, out, v);
+	if (e->failed)
+		return;
 	if (depth > 512)
-		eerr(e, "the document is nested too deeply");
-	children(e, v, &kids);
-	for (size_t i = 0; i < kids.n && !e->failed; i++)
-		descend(e, kids.v[i], out, depth + 1);
-	free(kids.v);
+		return eerr(e, "the document is nested too deeply");
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, c)
+		{
+			descend(e, c, out, depth + 1);
+			if (e->failed)
+				return;
+		}
+	} else if (json_object_size(v) == 1) {
+		json_object_foreach((json_t *)v, k, c) descend(e, c, out, depth + 1);
+	} else if (json_is_object(v)) {
+		const char **keys = sorted_keys(v, &n);
+
+		for (i = 0; i < n && !e->failed; i++)
+			descend(e, json_object_get(v, keys[i]), out, depth + 1);
+		free(keys);
+	}
 }
 
 static void subscript(struct eval *e, const struct sub *sb, const json_t *v, struct vals *out)

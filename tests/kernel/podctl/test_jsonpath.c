@@ -219,6 +219,7 @@ int main(void)
 	tcase_add_test(tc, errors);
 	tcase_add_test(tc, columns);
 	tcase_add_test(tc, budget);
+	tcase_set_timeout(tc, 30); /* the budget test does a million steps, under ASan */
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
