@@ -37,6 +37,8 @@ struct ap_metrics {
 	uint64_t bindings, binding_conflicts, conditions, write_errors, write_backoffs;
 	uint64_t write_backoff_objects; /* gauge: objects waiting now */
 	uint64_t events, events_skipped, relists;
+	uint64_t kevents_written, kevents_limited, kevents_failed,
+	    kevents_expired; /* Event objects */
 	uint64_t reconciles, reconcile_errors, objects_created, gc_deleted;
 	uint64_t nodes_unreachable, nodes_recovered, evictions;
 	/* the scheduler's workload profile, copied after the cycles that changed it */
@@ -61,6 +63,7 @@ struct pk_appliance {
 	struct ap_heartbeats *beats;
 	struct ap_pmap *pmap;		/* the placement map (/ui/), fed like the scheduler */
 	struct ap_lifecycle *lifecycle; /* simulated pods run (NULL: off) */
+	struct ap_recorder *recorder;	/* standalone: Events in the store (NULL: attach) */
 	uint64_t rv;			/* last change-stream event consumed */
 	json_t *to_reconcile;		/* [kind, ns, name] triples, in order */
 	json_t *gone_nodes;		/* names of deleted Nodes whose pods must go */
@@ -107,6 +110,16 @@ int ap_node_deleted(struct pk_appliance *app, const char *name);
  * its uid) in one transaction, DisruptionTarget set; returns how many.
  */
 int ap_evict_pods(struct pk_appliance *app, const json_t *pods, const char *node, const char *why);
+
+/* recorder.c: core/v1 Events of the loop's writes, in the store (standalone) */
+#define AP_EVENT_SWEEP_MS 60000
+struct ap_recorder;
+int ap_recorder_new(struct ap_recorder **ret);
+void ap_recorder_free(struct ap_recorder *rec);
+void ap_record_batch(struct pk_appliance *app, const struct pk_write_batch *batch,
+		     const struct pk_write_result *results);
+/* Delete expired Events (at most once per AP_EVENT_SWEEP_MS). */
+void ap_record_sweep(struct pk_appliance *app, int64_t now_ms);
 
 /* lifecycle.c */
 struct ap_lifecycle;

@@ -797,6 +797,7 @@ static void commit_batch(struct pk_appliance *app)
 			if (item_failed(app, it, wr, attempt < AP_CONDITION_RETRIES))
 				json_array_append(retry, json_pack("[i,O]", (int)i, wr->object));
 		}
+		ap_record_batch(app, b, res);
 		if (json_array_size(retry) == 0) {
 			json_decref(retry);
 			return;
@@ -894,6 +895,7 @@ static void *loop_main(void *arg)
 		if (app->store) {
 			run_controllers(app);
 			check_heartbeats(app);
+			ap_record_sweep(app, ap_now_ms());
 			lc_due = ap_lifecycle_run(app, ap_now_ms());
 			/*
 			 * Pods the lifecycle just ended free their places before
@@ -1057,6 +1059,8 @@ int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config 
 	}
 	if (r == 0)
 		r = ap_pmap_new(&app->pmap);
+	if (r == 0 && store)
+		r = ap_recorder_new(&app->recorder);
 	if (r == 0 && app->cfg.sim_lifecycle && store)
 		r = ap_lifecycle_new(&app->cfg, ap_now_ms(), &app->lifecycle, err, errlen);
 	if (r == 0 && app->cfg.board && store)
@@ -1097,6 +1101,7 @@ void pk_appliance_stop(struct pk_appliance *app)
 	pk_writer_free(app->writer);
 	ap_pmap_free(app->pmap);
 	ap_lifecycle_free(app->lifecycle);
+	ap_recorder_free(app->recorder);
 	json_decref(app->to_reconcile);
 	json_decref(app->gone_nodes);
 	json_decref(app->stale_obs);

@@ -38,6 +38,8 @@
 /* Taint and reason written on a Node that stopped reporting. */
 #define PK_APPLIANCE_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
 #define PK_APPLIANCE_DEFAULT_GRACE_MS 40000
+/* Events in the store expire after this, as kube-apiserver's --event-ttl default. */
+#define PK_APPLIANCE_EVENT_TTL_MS (3600 * 1000LL)
 /* Node-loss eviction, as kube-controller-manager's node lifecycle controller. */
 #define PK_APPLIANCE_EVICTION_RATE 0.1		  /* nodes declared lost per second */
 #define PK_APPLIANCE_SECONDARY_EVICTION_RATE 0.01 /* in a partial disruption of a large cluster */
@@ -80,6 +82,8 @@ struct pk_appliance_config {
 	void *saturated_arg;
 	const char *node_lease_namespace; /* node heartbeat Leases; NULL: kube-node-lease */
 	int64_t backoff_initial_ms, backoff_max_ms; /* 0: the scheduler's defaults */
+	int64_t
+	    event_ttl_ms; /* standalone: Events older than this go; 0: PK_APPLIANCE_EVENT_TTL_MS */
 	/*
 	 * Where the scheduling rounds write (kernel/appliance/writer.h); the
 	 * appliance takes it over (also on failure).  NULL: the store.

@@ -318,6 +318,15 @@ int pk_appliance_metrics(struct pk_appliance *app, FILE *f)
 		m->events);
 	counter(f, "podkernel_appliance_events_skipped_total",
 		"Events that changed nothing the scheduler reads.", "counter", m->events_skipped);
+	counter(f, "podkernel_appliance_kube_events_written_total",
+		"Event objects written to the store (standalone).", "counter", m->kevents_written);
+	counter(f, "podkernel_appliance_kube_events_limited_total",
+		"Event objects not written: the same note about the object within five minutes.",
+		"counter", m->kevents_limited);
+	counter(f, "podkernel_appliance_kube_events_failed_total",
+		"Event objects whose write failed.", "counter", m->kevents_failed);
+	counter(f, "podkernel_appliance_kube_events_expired_total",
+		"Event objects deleted after the event TTL.", "counter", m->kevents_expired);
 	counter(f, "podkernel_appliance_relists_total", "Full re-lists after a lost stream.",
 		"counter", m->relists);
 	counter(f, "podkernel_controller_reconciles_total", "Job and JobSet reconciles.", "counter",

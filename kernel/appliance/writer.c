@@ -11,6 +11,7 @@
  * item does to an object, used by every backend that writes whole objects.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -412,4 +413,47 @@ int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now
 			return r;
 	}
 	return 0;
+}
+
+/* ---- Events ---------------------------------------------------------------------- */
+
+void pk_writer_events(const struct pk_write_batch *batch, const struct pk_write_result *results,
+		      json_t *const *objects, pk_writer_event_cb cb, void *arg)
+{
+	char note[1024];
+
+	for (size_t i = 0; i < batch->n; i++) {
+		const struct pk_write_item *it = &batch->items[i];
+		const json_t *obj = objects ? objects[i] : NULL;
+
+		if (results[i].error != 0)
+			continue;
+		if (it->node) {
+			snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s", it->ns,
+				 it->name, it->node);
+			cb(arg, it, obj, "Normal", "Scheduled", "Binding", note);
+		}
+		for (size_t c = 0; c < it->nconds; c++) {
+			const struct pk_write_cond *cd = &it->conds[c];
+
+			if (strcmp(cd->status, "False") == 0 && !it->node)
+				cb(arg, it, obj, "Warning", "FailedScheduling", "Scheduling",
+				   cd->message);
+			if (it->evict && strcmp(cd->type, "DisruptionTarget") == 0)
+				cb(arg, it, obj, "Normal", "Preempted", "Preempting", cd->message);
+		}
+	}
+}
+
+bool pk_writer_event_allowed(json_t *seen, const char *key, const char *note, int64_t now_s)
+{
+	json_t *last = json_object_get(seen, key);
+
+	if (last && now_s - json_integer_value(json_array_get(last, 0)) < PK_EVENT_REPEAT_S &&
+	    strcmp(json_string_value(json_array_get(last, 1)) ?: "", note) == 0)
+		return false;
+	if (json_object_size(seen) >= PK_EVENT_LIMITER_MAX)
+		json_object_clear(seen);
+	json_object_set_new(seen, key, json_pack("[I,s]", (json_int_t)now_s, note));
+	return true;
 }

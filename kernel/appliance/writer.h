@@ -157,4 +157,28 @@ int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now
 struct pk_store;
 int pk_writer_store_new(struct pk_store *store, struct pk_writer **ret);
 
+/* ---- Events: what a committed batch tells a user (both modes) ------------------ */
+
+#define PK_EVENT_REPEAT_S 300	   /* the same note about an object: at most this often */
+#define PK_EVENT_LIMITER_MAX 65536 /* remembered (object, reason) pairs before forgetting all */
+
+/*
+ * One Event of a committed batch: type "Normal" or "Warning", reason
+ * Scheduled (action Binding), FailedScheduling (Scheduling) or Preempted
+ * (Preempting), as kube-scheduler reports them.  obj is the object as
+ * written when the backend knows it (its uid), else NULL.
+ */
+typedef void (*pk_writer_event_cb)(void *arg, const struct pk_write_item *it, const json_t *obj,
+				   const char *type, const char *reason, const char *action,
+				   const char *note);
+/* cb once per Event of the items written without error; objects[i] may be NULL. */
+void pk_writer_events(const struct pk_write_batch *batch, const struct pk_write_result *results,
+		      json_t *const *objects, pk_writer_event_cb cb, void *arg);
+/*
+ * client-go's event correlator, reduced: the same note about the same
+ * (object, reason) key again within PK_EVENT_REPEAT_S is dropped (false); a
+ * new note goes out.  seen is a JSON object the caller owns.
+ */
+bool pk_writer_event_allowed(json_t *seen, const char *key, const char *note, int64_t now_s);
+
 #endif /* PODKERNEL_KERNEL_APPLIANCE_WRITER_H */

@@ -64,14 +64,13 @@ extern const struct pk_appliance_source_ops at_mirror_source_ops;
 /* ---- recorder.c: events.k8s.io/v1 Events ----------------------------------------------- */
 #define AT_REPORTING_CONTROLLER "podkernel.dev/scheduler"
 #define AT_EVENT_QUEUE_MAX 4096
-#define AT_EVENT_REPEAT_S 300 /* the same note about an object: at most this often */
 struct at_recorder;
 int at_recorder_new(struct kube_client *c, const struct at_api *api, const char *instance,
 		    struct at_recorder **ret);
 void at_recorder_free(struct at_recorder *rec);
 /*
  * Queue an Event about an object (sent by the recorder's thread).  type
- * "Normal" or "Warning".  A note repeated within AT_EVENT_REPEAT_S is
+ * "Normal" or "Warning".  A note repeated within PK_EVENT_REPEAT_S is
  * dropped and counted.  regarding: the object (its uid is read from it when present).
  */
 void at_recorder_emit(struct at_recorder *rec, enum pk_kind kind, const char *ns, const char *name,

@@ -7,8 +7,8 @@
  * Emitting never blocks the scheduling loop: an Event is queued (at most
  * AT_EVENT_QUEUE_MAX; beyond that it is dropped and counted) and a thread
  * of its own POSTs the queue.  Repeats are limited per object and reason,
- * like client-go's event correlator: the same note again is dropped for
- * AT_EVENT_REPEAT_S; a new note goes out (it says something new, and the
+ * like client-go's event correlator (pk_writer_event_allowed()): the same
+ * note again is dropped for PK_EVENT_REPEAT_S; a new note goes out (it says something new, and the
  * scheduler only writes a condition when its message changes).  Events are
  * best effort: a failed POST is counted, not retried.
  */
@@ -19,8 +19,6 @@
 #include <time.h>
 
 #include "kernel/attach/attach-internal.h"
-
-#define LIMITER_MAX 65536 /* remembered (object, reason) pairs before forgetting all */
 
 struct at_recorder {
 	struct kube_client *c;
@@ -42,25 +40,6 @@ static int64_t now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec;
-}
-
-/* With the lock held: may this note go out now? */
-static bool allowed(struct at_recorder *rec, const char *key, const char *note)
-{
-	json_t *seen = json_object_get(rec->limiter, key);
-	int64_t now = now_s();
-
-	if (seen) {
-		int64_t last = json_integer_value(json_array_get(seen, 0));
-		bool same = strcmp(json_string_value(json_array_get(seen, 1)) ?: "", note) == 0;
-
-		if (same && now - last < AT_EVENT_REPEAT_S)
-			return false;
-	}
-	if (json_object_size(rec->limiter) >= LIMITER_MAX)
-		json_object_clear(rec->limiter);
-	json_object_set_new(rec->limiter, key, json_pack("[I,s]", (json_int_t)now, note));
-	return true;
 }
 
 static json_t *event_new(struct at_recorder *rec, enum pk_kind kind, const char *ns,
@@ -102,7 +81,8 @@ void at_recorder_emit(struct at_recorder *rec, enum pk_kind kind, const char *ns
 	snprintf(shortnote, sizeof(shortnote), "%s", note ? note : "");
 	snprintf(key, sizeof(key), "%s/%s/%s/%s", pk_kind_to_string(kind), ns, name, reason);
 	pthread_mutex_lock(&rec->lock);
-	if (!allowed(rec, key, shortnote) || json_array_size(rec->queue) >= AT_EVENT_QUEUE_MAX) {
+	if (!pk_writer_event_allowed(rec->limiter, key, shortnote, now_s()) ||
+	    json_array_size(rec->queue) >= AT_EVENT_QUEUE_MAX) {
 		rec->limited++;
 	} else {
 		json_t *ev = event_new(rec, kind, ns, name, uid, type, reason, action, shortnote);

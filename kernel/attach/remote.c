@@ -331,36 +331,21 @@ static size_t delete_calls(struct remote *rb, const struct pk_write_batch *batch
 }
 
 /* The Events of what was written. */
+static void record_one(void *arg, const struct pk_write_item *it, const json_t *obj,
+		       const char *type, const char *reason, const char *action, const char *note)
+{
+	struct remote *rb = arg;
+
+	at_recorder_emit(rb->cfg.recorder, it->kind, it->ns, it->name,
+			 obj ? pk_get_string(obj, "metadata.uid") : NULL, type, reason, action,
+			 note);
+}
+
 static void record(struct remote *rb, const struct pk_write_batch *batch,
 		   const struct pk_write_result *results, json_t **answers)
 {
-	char note[1024];
-
-	for (size_t i = 0; rb->cfg.recorder && i < batch->n; i++) {
-		const struct pk_write_item *it = &batch->items[i];
-		json_t *obj = answers[i];
-		const char *uid = obj ? pk_get_string(obj, "metadata.uid") : NULL;
-
-		if (results[i].error != 0)
-			continue;
-		if (it->node) {
-			snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s", it->ns,
-				 it->name, it->node);
-			at_recorder_emit(rb->cfg.recorder, it->kind, it->ns, it->name, uid,
-					 "Normal", "Scheduled", "Binding", note);
-		}
-		for (size_t c = 0; c < it->nconds; c++) {
-			const struct pk_write_cond *cd = &it->conds[c];
-
-			if (strcmp(cd->status, "False") == 0 && !it->node)
-				at_recorder_emit(rb->cfg.recorder, it->kind, it->ns, it->name, uid,
-						 "Warning", "FailedScheduling", "Scheduling",
-						 cd->message);
-			if (it->evict && strcmp(cd->type, "DisruptionTarget") == 0)
-				at_recorder_emit(rb->cfg.recorder, it->kind, it->ns, it->name, uid,
-						 "Normal", "Preempted", "Preempting", cd->message);
-		}
-	}
+	if (rb->cfg.recorder)
+		pk_writer_events(batch, results, answers, record_one, rb);
 }
 
 static int remote_commit(void *backend, const struct pk_write_batch *batch,

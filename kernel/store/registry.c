@@ -403,6 +403,40 @@ int pk_store_create_opts(struct pk_store *st, const json_t *in,
 	return finish(rc, obj, &local, ret);
 }
 
+int pk_store_create_batch(struct pk_store *st, json_t *const *objs, size_t n, int *rcs)
+{
+	struct txn *txs = calloc(n ? n : 1, sizeof(*txs));
+	json_t **copies = calloc(n ? n : 1, sizeof(*copies));
+	int crc = -ENOMEM;
+
+	for (size_t i = 0; !(txs && copies) && i < n; i++)
+		rcs[i] = -ENOMEM;
+	if (!txs || !copies)
+		goto out;
+	pk_store_writer_enter(st);
+	for (size_t i = 0; i < n; i++) {
+		struct pk_errors errs = {0};
+
+		copies[i] = json_deep_copy(objs[i]);
+		rcs[i] = !copies[i] ? -ENOMEM
+			 : !json_is_object(copies[i])
+			     ? -EINVAL
+			     : create_locked(st, copies[i], &errs, &txs[i]);
+		pk_errors_clear(&errs);
+	}
+	crc = pk_store_writer_leave_many(st, txs, n);
+	for (size_t i = 0; i < n; i++) {
+		if (crc < 0 && rcs[i] == 0)
+			rcs[i] = crc;
+		pk_store_txn_release(&txs[i]);
+		json_decref(copies[i]);
+	}
+out:
+	free(txs);
+	free(copies);
+	return crc < 0 ? -EIO : 0;
+}
+
 /* ---- delete (and the cascade up the group tree) ---------------------------- */
 static void mark_deleting(json_t *obj)
 {

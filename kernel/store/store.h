@@ -227,6 +227,14 @@ int pk_store_delete(struct pk_store *store, const char *kind, const char *ns, co
 		    const char *precondition_rv, struct pk_errors *errs, json_t **ret);
 
 /*
+ * Create many objects in one transaction, one commit (the appliance's
+ * Events): each by the rules of pk_store_create(), rcs[i] its outcome; a
+ * failed create is undone alone.  Returns 0 once the transaction committed,
+ * -EIO when the commit failed (then every rcs[i] that was 0 carries it).
+ */
+int pk_store_create_batch(struct pk_store *store, json_t *const *objs, size_t n, int *rcs);
+
+/*
  * Batched edits (the scheduling loop's write path): read-modify-write of
  * many objects in one transaction, one commit.  Each edit reads the stored
  * object, checks precondition_rv (0: none), lets apply() change a private

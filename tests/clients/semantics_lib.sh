@@ -50,6 +50,20 @@ if [ "$MODE" = standalone ]; then
 fi
 echo "ok: pod semantics, kubectl wait"
 
+# --- Events: kubectl describe explains a binding and a pending pod ---------------
+if [ "$MODE" = standalone ]; then
+	kc run stuck --image=busybox --restart=Never --overrides='{"spec":{"nodeSelector":{"disk":"ssd"}}}' \
+		> /dev/null || fail "kubectl run stuck"
+	describe_has() { kc describe pod "$1" | grep -q "$2"; }
+	wait_for 15 describe_has stuck 'Warning *FailedScheduling .*node selector' ||
+		fail "describe pending: $(kc describe pod stuck)"
+	wait_for 15 describe_has m0 'Normal *Scheduled .*Successfully assigned default/m0 to n1' ||
+		fail "describe bound: $(kc describe pod m0)"
+	kc get events --field-selector reason=Scheduled -o name | grep -q . || fail "kubectl get events"
+	kc delete pod stuck --wait=false > /dev/null
+	echo "ok: Events in kubectl describe and get events"
+fi
+
 # --- kubectl delete --cascade=orphan keeps the dependents, without the reference --
 kc apply -f - > /dev/null <<'Y' || fail "job"
 apiVersion: batch/v1

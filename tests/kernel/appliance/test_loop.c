@@ -689,6 +689,91 @@ START_TEST(eviction_spares_a_pod_recreated_under_the_same_name)
 }
 END_TEST
 
+/* The store's Event about pod name with reason, waiting up to 10 s; NULL if none. */
+static json_t *wait_event(const char *name, const char *reason)
+{
+	for (int i = 0; i < 200; i++) {
+		json_t *all = NULL, *ev, *found = NULL;
+		size_t k;
+
+		ck_assert_int_eq(pk_store_list(st, "Event", "default", NULL, &all, NULL, NULL), 0);
+		json_array_foreach(all, k, ev)
+		{
+			if (!found &&
+			    strcmp(pk_get_string(ev, "involvedObject.name") ?: "", name) == 0 &&
+			    strcmp(pk_get_string(ev, "reason") ?: "", reason) == 0)
+				found = json_incref(ev);
+		}
+		json_decref(all);
+		if (found)
+			return found;
+		sleep_ms(50);
+	}
+	return NULL;
+}
+
+/*
+ * Standalone writes the Events kube-scheduler writes in a cluster, so that
+ * `kubectl describe pod` explains a pending pod and a binding.
+ */
+START_TEST(events_explain_bindings_and_pending_pods)
+{
+	json_t *lonely = pod("lonely", NULL, NULL), *ev, *p;
+	char n[64], want[160];
+
+	cluster();
+	start();
+	pk_set(lonely, "spec.nodeSelector", json_pack("{s:s}", "disk", "ssd"));
+	create(lonely);
+	create(pod("ok", NULL, NULL));
+	ck_assert(wait_bound("ok"));
+	ev = wait_event("ok", "Scheduled");
+	ck_assert_ptr_nonnull(ev);
+	snprintf(want, sizeof(want), "Successfully assigned default/ok to %s",
+		 node_of("ok", n, sizeof(n)));
+	ck_assert_str_eq(pk_get_string(ev, "message"), want);
+	ck_assert_str_eq(pk_get_string(ev, "type"), "Normal");
+	ck_assert_str_eq(pk_get_string(ev, "involvedObject.kind"), "Pod");
+	p = get("Pod", "ok");
+	ck_assert_str_eq(pk_get_string(ev, "involvedObject.uid"), pk_get_string(p, "metadata.uid"));
+	json_decref(p);
+	json_decref(ev);
+	ev = wait_event("lonely", "FailedScheduling");
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_str_eq(pk_get_string(ev, "type"), "Warning");
+	ck_assert_ptr_nonnull(strstr(pk_get_string(ev, "message"), "node selector"));
+	json_decref(ev);
+}
+END_TEST
+
+/* Events go after the event TTL (here 1 s; kube-apiserver's default is an hour). */
+START_TEST(events_expire_after_the_ttl)
+{
+	struct pk_appliance_config cfg = {.event_ttl_ms = 1000};
+	char err[256] = "";
+	json_t *ev;
+
+	cluster();
+	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	create(pod("brief", NULL, NULL));
+	ck_assert(wait_bound("brief"));
+	ev = wait_event("brief", "Scheduled");
+	ck_assert_ptr_nonnull(ev);
+	for (int i = 0; i < 100; i++) {
+		json_t *still = NULL;
+
+		if (pk_store_get(st, "Event", "default", pk_name(ev), &still) == -ENOENT)
+			break;
+		json_decref(still);
+		sleep_ms(100);
+	}
+	json_t *gone = NULL;
+
+	ck_assert_int_eq(pk_store_get(st, "Event", "default", pk_name(ev), &gone), -ENOENT);
+	json_decref(ev);
+}
+END_TEST
+
 /* The value of a metric without labels. */
 static long long metric_value(const char *name)
 {
@@ -936,6 +1021,8 @@ int main(void)
 	tcase_add_test(tc, refused_eviction_never_overcommits);
 	tcase_add_test(tc, deleted_node_evicts_the_disruption_unit);
 	tcase_add_test(tc, eviction_spares_a_pod_recreated_under_the_same_name);
+	tcase_add_test(tc, events_explain_bindings_and_pending_pods);
+	tcase_add_test(tc, events_expire_after_the_ttl);
 	tcase_add_test(tc, evicted_job_pod_is_recreated_elsewhere);
 	tcase_add_test(tc, job_recreated_under_the_same_name_gets_its_own_pods);
 	tcase_add_test(tc, unwritable_pod_backs_off);

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * recorder.c — core/v1 Events in the appliance's own store (standalone), so
+ * `kubectl describe pod` and `kubectl get events` explain a pending gang, a
+ * binding and a preemption as kube-scheduler's Events do in a cluster.
+ * (Attach mode posts its Events to the cluster: kernel/attach/recorder.c.)
+ *
+ * After a round's batch commits, pk_writer_events() says which Events its
+ * writes make (Scheduled, FailedScheduling, Preempted), the correlator rule
+ * pk_writer_event_allowed() drops a note repeated about the same object and
+ * reason within PK_EVENT_REPEAT_S, and the rest are created in one
+ * transaction.  Events expire as kube-apiserver's --event-ttl makes them
+ * (one hour): every AP_EVENT_SWEEP_MS (or TTL, if shorter) the loop deletes, in one transaction,
+ * the Events (anyone's) created longer ago than that.  Events are best
+ * effort: a failed write is counted, never retried, and never holds a
+ * binding back.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/appliance/appliance-internal.h"
+
+#define AP_EVENT_COMPONENT "podkernel"
+
+struct ap_recorder {
+	json_t *seen;	 /* the correlator's memory (pk_writer_event_allowed) */
+	json_t *pending; /* Events to create */
+	uint64_t seq;
+	int64_t next_sweep_ms;
+};
+
+int ap_recorder_new(struct ap_recorder **ret)
+{
+	struct ap_recorder *rec = calloc(1, sizeof(*rec));
+
+	if (!rec || !(rec->seen = json_object()) || !(rec->pending = json_array())) {
+		ap_recorder_free(rec);
+		return -ENOMEM;
+	}
+	*ret = rec;
+	return 0;
+}
+
+void ap_recorder_free(struct ap_recorder *rec)
+{
+	if (!rec)
+		return;
+	json_decref(rec->seen);
+	json_decref(rec->pending);
+	free(rec);
+}
+
+static json_t *event_new(struct ap_recorder *rec, const struct pk_write_item *it, const char *uid,
+			 const char *type, const char *reason, const char *action, const char *note)
+{
+	const struct pk_type *t = pk_type_of(it->kind);
+	const char *ns = it->ns && *it->ns ? it->ns : "default";
+	char name[256], ts[32];
+	int64_t now = (int64_t)time(NULL);
+	json_t *ev, *ref;
+
+	/* unique like client-go's: the object's name and a time-based suffix */
+	snprintf(name, sizeof(name), "%.230s.%llx%04llx", it->name, (unsigned long long)now,
+		 (unsigned long long)(rec->seq++ & 0xffff));
+	pk_time_format(now, ts);
+	ref = json_pack("{s:s,s:s,s:s,s:s}", "kind", t ? t->kind : "", "apiVersion",
+			t ? t->api_version : "v1", "namespace", ns, "name", it->name);
+	if (ref && uid && *uid)
+		json_object_set_new(ref, "uid", json_string(uid));
+	ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:o,s:s,s:s,s:s,s:{s:s},s:s,s:s,s:i,s:s,s:s,s:s}",
+		       "apiVersion", "v1", "kind", "Event", "metadata", "name", name, "namespace",
+		       ns, "involvedObject", ref, "reason", reason, "message", note, "type", type,
+		       "source", "component", AP_EVENT_COMPONENT, "firstTimestamp", ts,
+		       "lastTimestamp", ts, "count", 1, "reportingComponent", AP_EVENT_COMPONENT,
+		       "reportingInstance", "podkerneld", "action", action);
+	return ev;
+}
+
+static void note_one(void *arg, const struct pk_write_item *it, const json_t *obj,
+		     const char *type, const char *reason, const char *action, const char *note)
+{
+	struct pk_appliance *app = arg;
+	struct ap_recorder *rec = app->recorder;
+	char key[768], shortnote[1024];
+	json_t *ev;
+
+	/* an Event's message is limited to 1 kB, as events.k8s.io/v1's note */
+	snprintf(shortnote, sizeof(shortnote), "%s", note ? note : "");
+	snprintf(key, sizeof(key), "%s/%s/%s/%s", pk_kind_to_string(it->kind), it->ns ?: "",
+		 it->name, reason);
+	if (!pk_writer_event_allowed(rec->seen, key, shortnote, (int64_t)time(NULL))) {
+		AP_COUNT(app, kevents_limited);
+		return;
+	}
+	ev = event_new(rec, it, obj ? pk_get_string(obj, "metadata.uid") : NULL, type, reason,
+		       action, shortnote);
+	if (!ev || json_array_append_new(rec->pending, ev) < 0)
+		AP_COUNT(app, kevents_failed);
+}
+
+/* The Events of a committed batch, created in one transaction. */
+void ap_record_batch(struct pk_appliance *app, const struct pk_write_batch *batch,
+		     const struct pk_write_result *results)
+{
+	struct ap_recorder *rec = app->recorder;
+	json_t **objects;
+	size_t n;
+	int *rcs;
+
+	if (!rec || !app->store || !batch->n)
+		return;
+	objects = calloc(batch->n, sizeof(*objects));
+	if (!objects)
+		return;
+	for (size_t i = 0; i < batch->n; i++)
+		objects[i] = results[i].object;
+	pk_writer_events(batch, results, objects, note_one, app);
+	free(objects);
+	n = json_array_size(rec->pending);
+	if (!n)
+		return;
+	objects = calloc(n, sizeof(*objects));
+	rcs = calloc(n, sizeof(*rcs));
+	if (objects && rcs) {
+		for (size_t i = 0; i < n; i++)
+			objects[i] = json_array_get(rec->pending, i);
+		pk_store_create_batch(app->store, objects, n, rcs);
+		for (size_t i = 0; i < n; i++) {
+			if (rcs[i] == 0)
+				AP_COUNT(app, kevents_written);
+			else
+				AP_COUNT(app, kevents_failed);
+		}
+	}
+	free(objects);
+	free(rcs);
+	json_array_clear(rec->pending);
+}
+
+static int delete_it(json_t *obj, void *arg)
+{
+	(void)obj;
+	(void)arg;
+	return 0;
+}
+
+/* Events created before now - ttl, deleted in one transaction. */
+void ap_record_sweep(struct pk_appliance *app, int64_t now_ms)
+{
+	struct ap_recorder *rec = app->recorder;
+	int64_t ttl_s = app->cfg.event_ttl_ms > 0 ? app->cfg.event_ttl_ms / 1000
+						  : PK_APPLIANCE_EVENT_TTL_MS / 1000;
+	int64_t now = (int64_t)time(NULL), created;
+	struct pk_store_edit *e;
+	json_t *all = NULL, *ev;
+	size_t i, n = 0;
+
+	if (!rec || !app->store || now_ms < rec->next_sweep_ms)
+		return;
+	rec->next_sweep_ms = now_ms + (ttl_s * 1000 < AP_EVENT_SWEEP_MS ? ttl_s * 1000 : AP_EVENT_SWEEP_MS);
+	if (pk_store_list(app->store, "Event", NULL, NULL, &all, NULL, NULL) < 0)
+		return;
+	e = calloc(json_array_size(all) + 1, sizeof(*e));
+	json_array_foreach(all, i, ev)
+	{
+		if (!e || pk_time_parse(pk_get_string(ev, "metadata.creationTimestamp") ?: "",
+					&created) < 0 ||
+		    now - created < ttl_s)
+			continue;
+		e[n++] = (struct pk_store_edit){.kind = "Event",
+						.ns = pk_namespace(ev),
+						.name = pk_name(ev),
+						.apply = delete_it,
+						.delete_after = true};
+	}
+	if (n && pk_store_edit_batch(app->store, e, n) == 0)
+		for (i = 0; i < n; i++)
+			if (e[i].rc == 0)
+				AP_COUNT(app, kevents_expired);
+	for (i = 0; e && i < n; i++)
+		json_decref(e[i].object);
+	free(e);
+	json_decref(all);
+}
