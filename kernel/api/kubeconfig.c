@@ -235,10 +235,12 @@ static int read_list(const char *file, const char *dir, const json_t *doc, const
 				 list, i, name);
 			return -EINVAL;
 		}
-		if (json_object_set_new(map, name,
-					json_pack("{s:O,s:s}", "v",
-						  json_is_object(v) ? v : json_object(), "dir",
-						  dir ? dir : "")) < 0)
+		/* "o" takes the reference: an entry without its mapping gets a new empty one */
+		if (json_object_set_new(
+			map, name,
+			json_pack("{s:o,s:s}", "v",
+				  json_is_object(v) ? json_incref(v) : json_object(), "dir",
+				  dir ? dir : "")) < 0)
 			return -ENOMEM;
 	}
 	return 0;

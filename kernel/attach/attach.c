@@ -330,12 +330,17 @@ void pk_attach_metrics(struct pk_attach *a, FILE *f)
 			"podkernel_attach_informer_total{resource=\"%s\",what=\"watches\"} %llu\n"
 			"podkernel_attach_informer_total{resource=\"%s\",what=\"events\"} %llu\n"
 			"podkernel_attach_informer_total{resource=\"%s\",what=\"gone\"} %llu\n"
-			"podkernel_attach_informer_total{resource=\"%s\",what=\"errors\"} %llu\n",
+			"podkernel_attach_informer_total{resource=\"%s\",what=\"errors\"} %llu\n"
+			"podkernel_attach_informer_total{resource=\"%s\",what=\"undecodable\"} "
+			"%llu\n"
+			"podkernel_attach_informer_total{resource=\"%s\",what=\"too_big\"} %llu\n",
 			a->api.res[i].plural, (unsigned long long)st.lists, a->api.res[i].plural,
 			(unsigned long long)st.watches, a->api.res[i].plural,
 			(unsigned long long)st.events, a->api.res[i].plural,
 			(unsigned long long)st.gone, a->api.res[i].plural,
-			(unsigned long long)st.errors);
+			(unsigned long long)st.errors, a->api.res[i].plural,
+			(unsigned long long)st.undecodable, a->api.res[i].plural,
+			(unsigned long long)st.too_big);
 	}
 	at_mirror_stats(a->mirror, &events, &filtered, &objects);
 	at_recorder_stats(a->recorder, &sent, &limited, &failed);

@@ -31,12 +31,16 @@ struct kube_client {
 	pthread_mutex_t lock; /* token */
 	char *token;
 	time_t token_read;
+	uint64_t max_list_bytes;
 };
 
 struct kube_conn {
 	struct kube_client *c;
 	CURL *h;
 	char errbuf[CURL_ERROR_SIZE];
+	size_t answer_bytes;   /* of the last buffered answer */
+	char answer_type[128]; /* its Content-Type ("" when none) */
+	char answer_head[81];  /* its first bytes, printable */
 };
 
 struct buf {
@@ -66,6 +70,7 @@ int kube_client_new(struct pk_kube_credentials *creds, struct kube_client **ret)
 		return -ENOMEM;
 	}
 	c->cfg[0] = *creds;
+	c->max_list_bytes = KUBE_LIST_MAX_BYTES;
 	memset(creds, 0, sizeof(*creds));
 	pthread_mutex_init(&c->lock, NULL);
 	*ret = c;
@@ -85,6 +90,16 @@ void kube_client_free(struct kube_client *c)
 const struct pk_kube_credentials *kube_client_credentials(const struct kube_client *c)
 {
 	return c->cfg;
+}
+
+void kube_client_set_max_list_bytes(struct kube_client *c, uint64_t bytes)
+{
+	c->max_list_bytes = bytes ? bytes : KUBE_LIST_MAX_BYTES;
+}
+
+uint64_t kube_client_max_list_bytes(const struct kube_client *c)
+{
+	return c->max_list_bytes;
 }
 
 char *kube_escape(const char *s, char *buf, size_t len)
@@ -223,6 +238,24 @@ const char *kube_conn_error(const struct kube_conn *conn)
 	return conn->errbuf;
 }
 
+void kube_conn_answer(const struct kube_conn *conn, size_t *ret_bytes, const char **ret_type,
+		      const char **ret_head)
+{
+	*ret_bytes = conn->answer_bytes;
+	*ret_type = conn->answer_type;
+	*ret_head = conn->answer_head;
+}
+
+void kube_printable(const char *p, size_t n, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && o + 1 < len; i++)
+		buf[o++] = (unsigned char)p[i] >= 0x20 && (unsigned char)p[i] < 0x7f ? p[i] : '.';
+	if (len)
+		buf[o] = '\0';
+}
+
 static size_t on_body(char *p, size_t size, size_t n, void *arg)
 {
 	struct buf *b = arg;
@@ -302,7 +335,14 @@ int kube_request(struct kube_conn *conn, const char *method, const char *path,
 	}
 	curl_slist_free_all(hdrs);
 	free(payload);
+	conn->answer_bytes = b.n;
+	conn->answer_type[0] = '\0';
+	kube_printable(b.p ? b.p : "", b.n, conn->answer_head, sizeof(conn->answer_head));
 	if (r == 0) {
+		char *ct = NULL;
+
+		if (curl_easy_getinfo(conn->h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
+			snprintf(conn->answer_type, sizeof(conn->answer_type), "%s", ct);
 		*ret_status = status;
 		if (ret_body)
 			*ret_body = b.p ? json_loadb(b.p, b.n, 0, NULL) : NULL;
@@ -516,9 +556,16 @@ int kube_stream(struct kube_conn *conn, const char *path,
 	cc = curl_easy_perform(conn->h);
 	curl_easy_getinfo(conn->h, CURLINFO_RESPONSE_CODE, &status);
 	curl_slist_free_all(hdrs);
-	/* a non-200 answer is one JSON Status, left in the buffer without a newline */
+	/*
+	 * A non-200 answer is one JSON Status, left in the buffer without a
+	 * newline.  After a 200 stream that ended, what is left is a last line
+	 * without its newline: it must decode too (a proxy's HTML page is not
+	 * an empty watch).
+	 */
 	if (status != 200 && st.b.n > 0 && !st.stopped)
 		st.on_line(st.arg, st.b.p, st.b.n);
+	else if (status == 200 && cc == CURLE_OK && st.b.n > 0 && !st.stopped)
+		st.stopped = st.on_line(st.arg, st.b.p, st.b.n);
 	free(st.b.p);
 	*ret_status = status;
 	if (st.stopped)

@@ -39,8 +39,9 @@ struct kube_informer {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct kube_informer_stats stats;
-	char rv[64]; /* where the watch resumes */
-	bool gone;   /* the watch answered 410 */
+	char rv[64];	/* where the watch resumes */
+	bool gone;	/* the watch answered 410 */
+	bool delivered; /* the current watch delivered an event or a bookmark */
 };
 
 int kube_resource_path(const struct kube_resource *res, const char *ns, const char *name,
@@ -97,47 +98,191 @@ static void stamp_kind(struct kube_informer *inf, json_t *obj)
 		json_object_set_new(obj, "apiVersion", json_string(av));
 }
 
+/* ---- decoding ------------------------------------------------------------------------- */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = s ? strlen(s) : 0, k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+int kube_list_decode(const json_t *ans, const json_t **ret_items, const char **ret_rv,
+		     const char **ret_continue)
+{
+	const json_t *items = json_object_get(ans, "items"), *it;
+	const char *rv = pk_kube_str(ans, "metadata", "resourceVersion");
+	const char *cont = pk_kube_str(ans, "metadata", "continue");
+	size_t i;
+
+	if (!json_is_object(ans) || !rv)
+		return -EBADMSG;
+	if (json_is_null(items) &&
+	    ends_with(json_string_value(json_object_get(ans, "kind")), "List"))
+		items = NULL;
+	else if (!json_is_array(items))
+		return -EBADMSG;
+	json_array_foreach(items, i, it)
+	{
+		if (!pk_kube_str(it, "metadata", "name"))
+			return -EBADMSG;
+	}
+	*ret_items = items;
+	*ret_rv = rv;
+	*ret_continue = cont && *cont ? cont : NULL;
+	return 0;
+}
+
+static bool blank(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+			return false;
+	}
+	return true;
+}
+
+static int watch_type(const char *t, enum kube_watch_type *ret)
+{
+	static const char *const names[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
+
+	for (size_t i = 0; t && i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(t, names[i]) == 0) {
+			*ret = (enum kube_watch_type)i;
+			return 0;
+		}
+	}
+	return -EBADMSG;
+}
+
+int kube_watch_decode(const char *line, size_t len, struct kube_watch_event *ret)
+{
+	json_t *ev;
+	const char *type;
+	json_t *obj;
+
+	*ret = (struct kube_watch_event){.type = KUBE_WATCH_BLANK};
+	if (blank(line, len))
+		return 0;
+	ev = json_loadb(line, len, 0, NULL);
+	type = json_string_value(json_object_get(ev, "type"));
+	obj = json_object_get(ev, "object");
+	if (!type && json_is_integer(json_object_get(ev, "code")) &&
+	    json_is_string(json_object_get(ev, "kind"))) {
+		/* a bare Status: the answer to a watch that could not start */
+		*ret = (struct kube_watch_event){
+		    KUBE_WATCH_ERROR, ev, ev, NULL,
+		    (long)json_integer_value(json_object_get(ev, "code"))};
+		return 0;
+	}
+	if (!json_is_object(obj) || watch_type(type, &ret->type) < 0) {
+		json_decref(ev);
+		*ret = (struct kube_watch_event){.type = KUBE_WATCH_BLANK};
+		return -EBADMSG;
+	}
+	ret->line = ev;
+	ret->object = obj;
+	if (ret->type == KUBE_WATCH_ERROR) {
+		ret->code = (long)json_integer_value(json_object_get(obj, "code"));
+		return 0;
+	}
+	ret->rv = pk_kube_str(obj, "metadata", "resourceVersion");
+	if (!ret->rv ||
+	    (ret->type != KUBE_WATCH_BOOKMARK && !pk_kube_str(obj, "metadata", "name"))) {
+		json_decref(ev);
+		*ret = (struct kube_watch_event){.type = KUBE_WATCH_BLANK};
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+void kube_watch_event_clear(struct kube_watch_event *ev)
+{
+	json_decref(ev->line);
+	*ev = (struct kube_watch_event){.type = KUBE_WATCH_BLANK};
+}
+
+/* ---- list ------------------------------------------------------------------------------ */
+
+/* The answer that did not decode, logged with what it looked like. */
+static void log_undecodable(struct kube_informer *inf, const char *what, const char *base)
+{
+	size_t bytes;
+	const char *type, *head;
+
+	kube_conn_answer(inf->conn, &bytes, &type, &head);
+	inf_log(inf, 1,
+		"list %s: %s (HTTP 200, %zu bytes, Content-Type \"%s\": \"%s\"); keeping what "
+		"was listed before, listing again",
+		base, what, bytes, type, head);
+	count(inf, &inf->stats.undecodable);
+}
+
+/* One page into items; 0, -ENOENT (404: not served), -EPROTO, -EIO, -EBADMSG, -EFBIG. */
+static int list_page(struct kube_informer *inf, const char *base, const char *path, json_t *items,
+		     uint64_t *bytes, char *rv, size_t rvlen, char **ret_cont)
+{
+	json_t *ans = NULL, *it;
+	const json_t *page;
+	const char *prv, *cont, *type, *head;
+	long status = 0;
+	size_t i, n;
+	int r = kube_request(inf->conn, "GET", path, NULL, NULL, 60000, &status, &ans);
+
+	if (r == 0 && status != 200) {
+		inf_log(inf, 1, "list %s: HTTP %ld: %s", base, status, kube_status_message(ans));
+		r = status == 404 ? -ENOENT : -EPROTO;
+	} else if (r < 0) {
+		inf_log(inf, 1, "list %s: %s", base, kube_conn_error(inf->conn));
+	} else if (kube_list_decode(ans, &page, &prv, &cont) < 0) {
+		log_undecodable(inf, "the answer is not a list", base);
+		r = -EBADMSG;
+	}
+	kube_conn_answer(inf->conn, &n, &type, &head);
+	*bytes += n;
+	if (r == 0 && *bytes > kube_client_max_list_bytes(inf->c)) {
+		inf_log(inf, 1,
+			"list %s: more than %llu bytes; keeping what was listed before, listing "
+			"again",
+			base, (unsigned long long)kube_client_max_list_bytes(inf->c));
+		count(inf, &inf->stats.too_big);
+		r = -EFBIG;
+	}
+	if (r == 0) {
+		json_array_foreach(page, i, it)
+		{
+			stamp_kind(inf, it);
+			json_array_append(items, it);
+		}
+		snprintf(rv, rvlen, "%s", prv);
+		*ret_cont = cont ? strdup(cont) : NULL;
+		if (cont && !*ret_cont)
+			r = -ENOMEM;
+	}
+	json_decref(ans);
+	return r;
+}
+
 /*
- * Every page of the list into one array; 0, -ENOENT (404: not served),
- * -EPROTO (another status), -EIO (no answer).
+ * Every page of the list into one array, the resourceVersion into inf->rv
+ * only once every page decoded; 0 or list_page()'s errors.
  */
 static int list_all(struct kube_informer *inf, json_t **ret_items)
 {
-	char base[512], path[3072], esc[2048];
+	char base[512], path[3072], esc[2048], rv[sizeof(inf->rv)] = "";
 	json_t *items = json_array();
 	char *cont = NULL;
+	uint64_t bytes = 0;
 	int r = kube_resource_path(&inf->res, NULL, NULL, NULL, base, sizeof(base));
 
+	if (!items)
+		return -ENOMEM;
 	while (r == 0) {
-		json_t *ans = NULL, *it;
-		long status = 0;
-		size_t i;
-
 		snprintf(path, sizeof(path), "%s?limit=%d%s%s", base, KUBE_LIST_PAGE,
 			 cont ? "&continue=" : "", cont ? kube_escape(cont, esc, sizeof(esc)) : "");
 		free(cont);
 		cont = NULL;
-		r = kube_request(inf->conn, "GET", path, NULL, NULL, 60000, &status, &ans);
-		if (r == 0 && status != 200) {
-			inf_log(inf, 1, "list %s: HTTP %ld: %s", base, status,
-				kube_status_message(ans));
-			r = status == 404 ? -ENOENT : -EPROTO;
-		} else if (r < 0) {
-			inf_log(inf, 1, "list %s: %s", base, kube_conn_error(inf->conn));
-		}
-		if (r == 0) {
-			json_array_foreach(json_object_get(ans, "items"), i, it)
-			{
-				stamp_kind(inf, it);
-				json_array_append(items, it);
-			}
-			const char *rv = pk_kube_str(ans, "metadata", "resourceVersion");
-			const char *c = pk_kube_str(ans, "metadata", "continue");
-
-			snprintf(inf->rv, sizeof(inf->rv), "%s", rv ? rv : "0");
-			cont = c && *c ? strdup(c) : NULL;
-		}
-		json_decref(ans);
+		r = list_page(inf, base, path, items, &bytes, rv, sizeof(rv), &cont);
 		if (r < 0 || !cont)
 			break;
 	}
@@ -146,64 +291,57 @@ static int list_all(struct kube_informer *inf, json_t **ret_items)
 		json_decref(items);
 		return r;
 	}
+	snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
 	*ret_items = items;
 	return 0;
 }
 
-static enum kube_event event_type(const char *t, bool *ret_ok)
-{
-	*ret_ok = true;
-	if (strcmp(t, "ADDED") == 0)
-		return KUBE_ADDED;
-	if (strcmp(t, "MODIFIED") == 0)
-		return KUBE_MODIFIED;
-	if (strcmp(t, "DELETED") == 0)
-		return KUBE_DELETED;
-	*ret_ok = false;
-	return KUBE_ADDED;
-}
+/* ---- watch ----------------------------------------------------------------------------- */
 
 /* One line of the watch stream; 1 stops it (410 Gone), -EPROTO on an error event. */
 static int on_line(void *arg, const char *line, size_t len)
 {
 	struct kube_informer *inf = arg;
-	json_t *ev = json_loadb(line, len, 0, NULL);
-	const char *type = json_string_value(json_object_get(ev, "type"));
-	json_t *obj = json_object_get(ev, "object");
-	const char *rv = pk_kube_str(obj, "metadata", "resourceVersion");
+	struct kube_watch_event ev;
+	char head[81];
 	int r = 0;
-	bool ok;
 
-	if (!type || !json_is_object(obj)) {
-		/* a lone newline keeps a quiet stream alive; a bare Status is an error */
-		if (ev && json_integer_value(json_object_get(ev, "code")) == 410)
-			r = 1;
-		json_decref(ev);
-		return r;
+	if (kube_watch_decode(line, len, &ev) < 0) {
+		kube_printable(line, len, head, sizeof(head));
+		inf_log(inf, 1,
+			"watch %s: a line that is not a watch event (%zu bytes: \"%s\"); resuming "
+			"from resourceVersion %s",
+			inf->res.plural, len, head, inf->rv);
+		count(inf, &inf->stats.undecodable);
+		return -EBADMSG;
 	}
-	if (strcmp(type, "ERROR") == 0) {
-		long code = (long)json_integer_value(json_object_get(obj, "code"));
-
-		inf_log(inf, code == 410 ? 2 : 1, "watch %s: %ld %s", inf->res.plural, code,
-			kube_status_message(obj));
-		r = code == 410 ? 1 : -EPROTO;
-	} else if (strcmp(type, "BOOKMARK") == 0) {
-		if (rv)
-			snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
-	} else {
-		enum kube_event t = event_type(type, &ok);
-
-		if (ok) {
-			stamp_kind(inf, obj);
-			inf->sink.event(inf->sink.arg, &inf->res, t, obj);
-			count(inf, &inf->stats.events);
-			if (rv)
-				snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
-		}
+	switch (ev.type) {
+	case KUBE_WATCH_BLANK: /* a lone newline keeps a quiet stream alive */
+		break;
+	case KUBE_WATCH_ERROR:
+		inf_log(inf, ev.code == 410 ? 2 : 1, "watch %s: %ld %s", inf->res.plural, ev.code,
+			kube_status_message(ev.object));
+		r = ev.code == 410 ? 1 : -EPROTO;
+		break;
+	case KUBE_WATCH_BOOKMARK:
+		snprintf(inf->rv, sizeof(inf->rv), "%s", ev.rv);
+		inf->delivered = true;
+		break;
+	default:
+		stamp_kind(inf, ev.object);
+		inf->sink.event(inf->sink.arg, &inf->res,
+				ev.type == KUBE_WATCH_ADDED	 ? KUBE_ADDED
+				: ev.type == KUBE_WATCH_MODIFIED ? KUBE_MODIFIED
+								 : KUBE_DELETED,
+				ev.object);
+		count(inf, &inf->stats.events);
+		snprintf(inf->rv, sizeof(inf->rv), "%s", ev.rv);
+		inf->delivered = true;
+		break;
 	}
 	if (r == 1)
 		inf->gone = true;
-	json_decref(ev);
+	kube_watch_event_clear(&ev);
 	return r;
 }
 
@@ -220,6 +358,7 @@ static int watch_once(struct kube_informer *inf)
 		 "%s?watch=1&allowWatchBookmarks=true&timeoutSeconds=%d&resourceVersion=%s", base,
 		 WATCH_TIMEOUT_S + rand() % 60, inf->rv);
 	inf->gone = false;
+	inf->delivered = false;
 	count(inf, &inf->stats.watches);
 	r = kube_stream(inf->conn, path, on_line, inf, &inf->stop, &status);
 	if (inf->gone || status == 410)
@@ -298,7 +437,7 @@ static void *informer_main(void *arg)
 		if (need_list && !sync_list(inf, &backoff))
 			break;
 		need_list = false;
-		uint64_t before = inf->stats.events;
+		int64_t began = kube_now_ms();
 		int r = watch_once(inf);
 
 		if (atomic_load(&inf->stop))
@@ -308,7 +447,10 @@ static void *informer_main(void *arg)
 			need_list = true;
 			continue;
 		}
-		if (r == 0 || inf->stats.events > before)
+		/* a watch that ends at once with nothing in it is no better than an error */
+		if (r == 0 && !inf->delivered && kube_now_ms() - began < KUBE_SHORT_WATCH_MS)
+			r = -EPROTO;
+		if (r == 0 || inf->delivered)
 			backoff = 0;
 		if (r < 0) {
 			count(inf, &inf->stats.errors);

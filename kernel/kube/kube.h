@@ -52,6 +52,15 @@ int kube_conn_new(struct kube_client *c, struct kube_conn **ret);
 void kube_conn_free(struct kube_conn *conn);
 /* libcurl's reason for the last -EIO on this connection ("" when none). */
 const char *kube_conn_error(const struct kube_conn *conn);
+/*
+ * The last buffered answer on this connection, for a message about one that
+ * did not decode: its length, its Content-Type ("" when none) and its first
+ * 80 bytes with every byte outside printable ASCII shown as '.'.
+ */
+void kube_conn_answer(const struct kube_conn *conn, size_t *ret_bytes, const char **ret_type,
+		      const char **ret_head);
+/* The first bytes of p[0..n) into buf, every byte outside printable ASCII as '.'. */
+void kube_printable(const char *p, size_t n, char *buf, size_t len);
 
 /*
  * One request.  path starts with '/' (query included); body (borrowed, may
@@ -97,6 +106,42 @@ char *kube_escape(const char *s, char *buf, size_t len);
 /* The "message" of a Status answer, or "" */
 const char *kube_status_message(const json_t *answer);
 
+/* ---- decoding list and watch answers ------------------------------------------------- */
+/*
+ * A list answer decodes when it is a JSON object whose items are an array
+ * (or null in a kind ending in "List") of objects that each have a
+ * metadata.name, and whose metadata.resourceVersion is a string.  Anything
+ * else (an HTML page a proxy sent with 200, a Status, a truncated body) is
+ * -EBADMSG: the caller keeps what it had instead of taking it as empty.
+ * The pointers are borrowed from ans; ret_continue is NULL on the last page.
+ */
+int kube_list_decode(const json_t *ans, const json_t **ret_items, const char **ret_rv,
+		     const char **ret_continue);
+
+enum kube_watch_type {
+	KUBE_WATCH_ADDED,
+	KUBE_WATCH_MODIFIED,
+	KUBE_WATCH_DELETED,
+	KUBE_WATCH_BOOKMARK,
+	KUBE_WATCH_ERROR, /* an ERROR event, or a bare Status (code: its code) */
+	KUBE_WATCH_BLANK, /* only white space: a stream kept alive */
+};
+struct kube_watch_event {
+	enum kube_watch_type type;
+	json_t *line;	/* the decoded line (new reference; NULL for BLANK) */
+	json_t *object; /* borrowed from line: the object or the Status */
+	const char *rv; /* the object's resourceVersion (NULL for ERROR) */
+	long code;	/* ERROR: the Status's code */
+};
+/*
+ * One line of a watch stream.  ADDED, MODIFIED and DELETED need an object
+ * with metadata.name and metadata.resourceVersion, BOOKMARK a
+ * resourceVersion; any other line that is not white space is -EBADMSG
+ * (nothing to release then).  kube_watch_event_clear() releases line.
+ */
+int kube_watch_decode(const char *line, size_t len, struct kube_watch_event *ret);
+void kube_watch_event_clear(struct kube_watch_event *ev);
+
 /* ---- informers: list + watch of one resource ------------------------------------------ */
 struct kube_resource {
 	const char *kind, *group, *version, *plural; /* group "" for the core group */
@@ -124,8 +169,11 @@ struct kube_informer_sink {
 };
 struct kube_informer_stats {
 	uint64_t lists, watches, events, gone, errors;
-	bool synced;  /* the first list was delivered */
-	bool listing; /* a list is under way (the first, or after a 410) */
+	uint64_t
+	    undecodable;  /* list or watch answers that did not decode (counted in errors too) */
+	uint64_t too_big; /* lists over the client's list bound (counted in errors too) */
+	bool synced;	  /* the first list was delivered */
+	bool listing;	  /* a list is under way (the first, or after a 410) */
 };
 /*
  * Start a thread that lists res (pages of KUBE_LIST_PAGE), then watches from
@@ -134,8 +182,22 @@ struct kube_informer_stats {
  * connection is retried with exponential backoff (KUBE_BACKOFF_*).  A
  * resource the server does not serve (404) counts as synced and empty and
  * is asked for again every KUBE_MISSING_RETRY_S.  res is copied.
+ *
+ * Nothing that does not decode is delivered: a list page that is not a list
+ * (kube_list_decode) or a list whose pages add up to more than the client's
+ * list bound (kube_client_set_max_list_bytes) is an error, replace() is not
+ * called (the receiver keeps what it had) and the list is tried again with
+ * backoff; a watch line that does not decode (kube_watch_decode) ends the
+ * watch as an error, which resumes from the last resourceVersion delivered
+ * after the backoff.  A watch that ends within KUBE_SHORT_WATCH_MS having
+ * delivered nothing backs off too.
  */
 #define KUBE_LIST_PAGE 500
+#define KUBE_SHORT_WATCH_MS 1000
+/* The JSON bytes of all pages of one list (default of the client's bound). */
+#define KUBE_LIST_MAX_BYTES (1024ull << 20)
+void kube_client_set_max_list_bytes(struct kube_client *c, uint64_t bytes);
+uint64_t kube_client_max_list_bytes(const struct kube_client *c);
 #define KUBE_BACKOFF_MIN_MS 100
 #define KUBE_BACKOFF_MAX_MS 5000
 #define KUBE_MISSING_RETRY_S 30

@@ -715,6 +715,7 @@ int main(int argc, char **argv)
 		report_damage(store);
 	if (rc == 0 && o.lease_ns)
 		ensure_namespace(store, o.lease_ns);
+	o.cfg.node_lease_namespace = o.lease_ns;
 	if (rc == 0)
 		rc = pk_server_new(store, &o.cfg, &srv, err, sizeof(err));
 	if (rc == -EINVAL) {

@@ -69,7 +69,7 @@ static const char *authz_verb(const char *verb, const char *sub)
 	return verb;
 }
 
-static bool resource_allowed(const struct pk_identity *who, json_t *ra)
+static bool resource_allowed(const struct pk_server *srv, const struct pk_identity *who, json_t *ra)
 {
 	const char *verb = pk_get_string(ra, "verb") ?: "";
 	const char *group = pk_get_string(ra, "group") ?: "";
@@ -81,7 +81,9 @@ static bool resource_allowed(const struct pk_identity *who, json_t *ra)
 	if (!t || !*verb || strcmp(verb, "*") == 0)
 		return false;
 	return pk_authorize(who, authz_verb(verb, pk_get_string(ra, "subresource")), t->kind,
-			    pk_get_string(ra, "name"));
+			    pk_get_string(ra, "name")) &&
+	       !pk_srv_admission_node_lease_elsewhere(srv, who, verb, t->kind,
+						      pk_get_string(ra, "namespace"));
 }
 
 /* Discovery, health and version are readable by every authenticated user. */
@@ -94,8 +96,8 @@ static bool nonresource_allowed(const struct pk_identity *who, json_t *na)
 	return who->authenticated && strcmp(verb, "get") == 0;
 }
 
-static void access_review(const struct pk_request *req, const struct pk_identity *who,
-			  struct pk_response *resp)
+static void access_review(const struct pk_server *srv, const struct pk_request *req,
+			  const struct pk_identity *who, struct pk_response *resp)
 {
 	json_t *body, *ra, *na;
 	bool allowed;
@@ -113,7 +115,7 @@ static void access_review(const struct pk_request *req, const struct pk_identity
 		json_decref(body);
 		return;
 	}
-	allowed = ra ? resource_allowed(who, ra) : nonresource_allowed(who, na);
+	allowed = ra ? resource_allowed(srv, who, ra) : nonresource_allowed(who, na);
 	json_object_set_new(body, "apiVersion", json_string("authorization.k8s.io/v1"));
 	json_object_set_new(body, "kind", json_string("SelfSubjectAccessReview"));
 	if (!json_is_object(json_object_get(body, "metadata")))
@@ -218,8 +220,8 @@ static void self_review(const struct pk_identity *who, struct pk_response *resp)
 				      ui));
 }
 
-bool pk_srv_access_handle(const struct pk_request *req, const struct pk_identity *who,
-			  struct pk_response *resp)
+bool pk_srv_access_handle(const struct pk_server *srv, const struct pk_request *req,
+			  const struct pk_identity *who, struct pk_response *resp)
 {
 	bool authz = strncmp(req->path, AUTHZ, strlen(AUTHZ)) == 0;
 	bool authn = strncmp(req->path, AUTHN, strlen(AUTHN)) == 0;
@@ -239,7 +241,7 @@ bool pk_srv_access_handle(const struct pk_request *req, const struct pk_identity
 	if (authn)
 		self_review(who, resp);
 	else if (strcmp(res, "selfsubjectaccessreviews") == 0)
-		access_review(req, who, resp);
+		access_review(srv, req, who, resp);
 	else
 		rules_review(req, who, resp);
 	return true;

@@ -116,6 +116,20 @@ bool pk_srv_admission_node_name(const struct pk_identity *who, const char **ret_
 	return false;
 }
 
+bool pk_srv_admission_node_lease_elsewhere(const struct pk_server *srv,
+					   const struct pk_identity *who, const char *verb,
+					   const char *kind, const char *ns)
+{
+	const char *node;
+
+	if (!verb || pk_kind_from_string(kind) != PK_KIND_LEASE ||
+	    !pk_srv_admission_node_name(who, &node))
+		return false;
+	if (strcmp(verb, "get") == 0 || strcmp(verb, "list") == 0 || strcmp(verb, "watch") == 0)
+		return false;
+	return !ns || strcmp(ns, srv->node_lease_ns) != 0;
+}
+
 int pk_srv_admission_node_write(const char *node, const json_t *old, const json_t *next,
 				struct pk_errors *errs)
 {

@@ -57,6 +57,9 @@ int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 	srv->client_ca_file = cfg->client_ca_file ? strdup(cfg->client_ca_file) : NULL;
 	srv->insecure_non_loopback = cfg->insecure_allow_non_loopback;
 	srv->insecure_anonymous_admin = cfg->insecure_allow_anonymous_admin;
+	snprintf(srv->node_lease_ns, sizeof(srv->node_lease_ns), "%s",
+		 cfg->node_lease_namespace && *cfg->node_lease_namespace ? cfg->node_lease_namespace
+									 : "kube-node-lease");
 	srv->verbosity = cfg->verbosity;
 	srv->log = cfg->log;
 	srv->log_arg = cfg->log_arg;

@@ -167,8 +167,14 @@ static int varint(const uint8_t **p, const uint8_t *end, uint64_t *ret)
 	return -EINVAL;
 }
 
-static int check_depth(const ProtobufCMessageDescriptor *d, const uint8_t *p, const uint8_t *end,
-		       int depth)
+/*
+ * The wire before libprotobuf-c reads it: nesting past PK_MAX_DEPTH is
+ * -ELOOP, and a string holding a NUL byte is -EILSEQ with its field path in
+ * path (libprotobuf-c would hand on a C string cut at the NUL: an object whose
+ * name is not what was sent, as JSON and YAML bodies cannot carry one).
+ */
+static int check_wire(const ProtobufCMessageDescriptor *d, const uint8_t *p, const uint8_t *end,
+		      int depth, char *path, size_t pathlen)
 {
 	if (depth > PK_MAX_DEPTH)
 		return -ELOOP;
@@ -198,14 +204,39 @@ static int check_depth(const ProtobufCMessageDescriptor *d, const uint8_t *p, co
 		    key >> 3 <= UINT32_MAX
 			? protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3))
 			: NULL;
+		size_t at = strlen(path);
+		if ((key & 7) == 2 && f &&
+		    (f->type == PROTOBUF_C_TYPE_MESSAGE || f->type == PROTOBUF_C_TYPE_STRING))
+			snprintf(path + at, pathlen - at, "%s%s", at ? "." : "", f->name);
 		if ((key & 7) == 2 && f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
-			int r = check_depth(f->descriptor, p, p + n, depth + 1);
+			int r = check_wire(f->descriptor, p, p + n, depth + 1, path, pathlen);
 			if (r < 0)
 				return r;
+		} else if ((key & 7) == 2 && f && f->type == PROTOBUF_C_TYPE_STRING &&
+			   memchr(p, 0, n)) {
+			return -EILSEQ;
 		}
+		path[at] = '\0';
 		p += n;
 	}
 	return 0;
+}
+
+/* check_wire() with its error in err; 0 or -EINVAL. */
+static int check_message(const char *kind, const ProtobufCMessageDescriptor *d, const uint8_t *p,
+			 size_t len, char *err, size_t errlen)
+{
+	char path[256] = "";
+	int r = check_wire(d, p, p + len, 1, path, sizeof(path));
+
+	if (r == -ELOOP)
+		snprintf(err, errlen, "%s: nested deeper than %d messages", kind, PK_MAX_DEPTH);
+	else if (r == -EILSEQ)
+		snprintf(err, errlen, "%s: %s: Invalid value: a string holds a NUL character", kind,
+			 path);
+	else if (r < 0)
+		snprintf(err, errlen, "malformed %s message", kind);
+	return r < 0 ? -EINVAL : 0;
 }
 
 /* ---- message -> JSON ------------------------------------------------------------ */
@@ -468,13 +499,10 @@ static void split_api_version(const char *av, char *group, size_t len)
 static int unpack_raw(const struct pk_pb_kind *k, const ProtobufCBinaryData *raw, json_t *obj,
 		      char *err, size_t errlen)
 {
-	int r = check_depth(k->desc, raw->data, raw->data + raw->len, 1);
-	if (r == -ELOOP) {
-		snprintf(err, errlen, "%s: nested deeper than %d messages", k->kind, PK_MAX_DEPTH);
-		return -EINVAL;
-	}
-	ProtobufCMessage *m =
-	    r == 0 ? protobuf_c_message_unpack(k->desc, NULL, raw->len, raw->data) : NULL;
+	int r = check_message(k->kind, k->desc, raw->data, raw->len, err, errlen);
+	if (r < 0)
+		return r;
+	ProtobufCMessage *m = protobuf_c_message_unpack(k->desc, NULL, raw->len, raw->data);
 	if (!m) {
 		snprintf(err, errlen, "malformed %s message", k->kind);
 		return -EINVAL;
@@ -498,8 +526,10 @@ int pk_srv_proto_decode(const char *buf, size_t len, json_t **ret, char *err, si
 		return -EINVAL;
 	}
 	K8s__Io__Apimachinery__Pkg__Runtime__Unknown *u = NULL;
-	if (check_depth(&k8s__io__apimachinery__pkg__runtime__unknown__descriptor,
-			(const uint8_t *)buf + 4, (const uint8_t *)buf + len, 1) == 0)
+	char path[256] = "";
+	if (check_wire(&k8s__io__apimachinery__pkg__runtime__unknown__descriptor,
+		       (const uint8_t *)buf + 4, (const uint8_t *)buf + len, 1, path,
+		       sizeof(path)) == 0)
 		u = (K8s__Io__Apimachinery__Pkg__Runtime__Unknown *)protobuf_c_message_unpack(
 		    &k8s__io__apimachinery__pkg__runtime__unknown__descriptor, NULL, len - 4,
 		    (const uint8_t *)buf + 4);

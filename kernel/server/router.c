@@ -1650,8 +1650,24 @@ static void respond_forbidden(struct pk_response *resp, const struct route *r,
  * write the identity may make on no object of the kind (any name a create
  * body could carry: for a node, only its own) is refused here.
  */
-static bool forbidden_early(const struct pk_request *req, const struct pk_identity *who,
+/* 403 for a node's Lease write outside the node-lease namespace; true when answered. */
+static bool lease_elsewhere(const struct pk_server *srv, const struct route *r,
+			    const struct pk_identity *who, const char *verb,
 			    struct pk_response *resp)
+{
+	if (!pk_srv_admission_node_lease_elsewhere(srv, who, verb, r->type->kind, r->ns))
+		return false;
+	pk_srv_respond_status(resp, 403, "Forbidden", r->type->plural, r->name, NULL,
+			      "%s \"%s\" is forbidden: User \"%s\" cannot %s resource \"%s\" in "
+			      "API group \"%s\" in the namespace \"%s\": a node may write its "
+			      "Lease only in namespace \"%s\"",
+			      r->type->plural, r->name ? r->name : "", who->user, verb,
+			      r->type->plural, r->group, r->ns ? r->ns : "", srv->node_lease_ns);
+	return true;
+}
+
+static bool forbidden_early(const struct pk_server *srv, const struct pk_request *req,
+			    const struct pk_identity *who, struct pk_response *resp)
 {
 	struct route r = {0};
 	const char *verb, *own = NULL;
@@ -1665,6 +1681,8 @@ static bool forbidden_early(const struct pk_request *req, const struct pk_identi
 	pk_srv_admission_node_name(who, &own);
 	if (verb && !pk_authorize(who, verb, r.type->kind, r.name ? r.name : own)) {
 		respond_forbidden(resp, &r, who, verb);
+		refused = true;
+	} else if (verb && lease_elsewhere(srv, &r, who, verb, resp)) {
 		refused = true;
 	}
 	route_clear(&r);
@@ -1794,7 +1812,7 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 		resp->body_len = text ? strlen(text) : 0;
 		return "metrics";
 	}
-	if (pk_srv_access_handle(req, &who, resp))
+	if (pk_srv_access_handle(srv, req, &who, resp))
 		return "create";
 	if (kubelet_subresource(srv, req, &who, resp))
 		return "other";
@@ -1829,7 +1847,7 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 	} else if (!pk_authorize(&who, verb, r.type->kind, r.name) &&
 		   (r.name || !pk_authorize(&who, verb, r.type->kind, body_name(req)))) {
 		respond_forbidden(resp, &r, &who, verb);
-	} else {
+	} else if (!lease_elsewhere(srv, &r, &who, verb, resp)) {
 		dispatch_resource(srv, req, &r, &who, verb, resp);
 	}
 	route_clear(&r);
@@ -1848,7 +1866,7 @@ bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
 	    ui_page(req->path))
 		return false;
 	bool authed = authenticate(srv, req, &who, &is);
-	if (!refuse_early(authed, req, &resp) && !forbidden_early(req, &who, &resp)) {
+	if (!refuse_early(authed, req, &resp) && !forbidden_early(srv, req, &who, &resp)) {
 		if (ret_user && userlen)
 			snprintf(ret_user, userlen, "%s", who.user);
 		return false;

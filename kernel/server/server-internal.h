@@ -26,6 +26,7 @@ struct pk_server {
 	char *listen, *token_file, *tls_cert_file, *tls_key_file, *client_ca_file;
 	bool insecure_non_loopback;
 	bool insecure_anonymous_admin;
+	char node_lease_ns[254]; /* where a node may write its own Lease */
 	int verbosity;
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;
@@ -154,8 +155,8 @@ json_t *pk_srv_openapi_gv(const char *group, const char *version);
 
 /* discovery.c */
 /* access.c: SelfSubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview; false: not one. */
-bool pk_srv_access_handle(const struct pk_request *req, const struct pk_identity *who,
-			  struct pk_response *resp);
+bool pk_srv_access_handle(const struct pk_server *srv, const struct pk_request *req,
+			  const struct pk_identity *who, struct pk_response *resp);
 bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp);
 /* /openapi/v2: an empty document, protobuf when accepted, else JSON. */
 void pk_srv_discovery_openapi_v2(const char *accept, struct pk_response *resp);
@@ -189,6 +190,14 @@ void pk_srv_stream_hub_stop(struct pk_server *srv);
 /* admission.c: NodeRestriction.  The node name of a node identity (not
  * system:masters); false for anyone else. */
 bool pk_srv_admission_node_name(const struct pk_identity *who, const char **ret_name);
+/*
+ * A node's write (not get, list or watch) of a Lease outside the server's
+ * node-lease namespace (ns NULL: no namespace given): kube-apiserver's Node
+ * authorizer lets a node write only its own Lease in kube-node-lease.
+ */
+bool pk_srv_admission_node_lease_elsewhere(const struct pk_server *srv,
+					   const struct pk_identity *who, const char *verb,
+					   const char *kind, const char *ns);
 /* May node write next over old (NULL: create) of its own Node?  0 or -EPERM
  * with the field and reason in errs. */
 int pk_srv_admission_node_write(const char *node, const json_t *old, const json_t *next,

@@ -153,6 +153,9 @@ struct pk_server_config {
 	/* Connection caps and deadlines (listener.h); zero fields: the
 	 * PK_SERVER_MAX_CONNECTIONS* caps and the listener's deadlines. */
 	struct pk_listen_limits limits;
+	/* The namespace of node heartbeat Leases, the only one where a node may
+	 * write its Lease (NodeRestriction); NULL: kube-node-lease. */
+	const char *node_lease_namespace;
 	/* Request bodies in flight; 0: PK_SERVER_BODY_BYTES_IN_FLIGHT(_PER_USER). */
 	size_t max_body_bytes_in_flight, max_body_bytes_in_flight_per_user;
 	int verbosity; /* 0 errors, 1 startup, 2 every request */

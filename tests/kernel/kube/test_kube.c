@@ -2,8 +2,9 @@
 /*
  * test_kube.c — the Kubernetes client's pieces that need no server: the
  * in-cluster credentials of a pod's service account, resource paths and
- * query escaping.  Talking to a server (informers, the Lease elector,
- * concurrent bindings) is tested end to end by tests/e2e/test_attach*.sh.
+ * query escaping, and what list and watch answers must be to decode.  Talking to a server
+ * (informers, the Lease elector, concurrent bindings) is tested end to end by
+ * tests/e2e/test_attach*.sh.
  */
 #include <check.h>
 #include <errno.h>
@@ -100,6 +101,82 @@ START_TEST(test_paths_and_escaping)
 }
 END_TEST
 
+static int decode_list(const char *text)
+{
+	json_t *ans = json_loads(text, 0, NULL);
+	const json_t *items;
+	const char *rv, *cont;
+	int r = kube_list_decode(ans, &items, &rv, &cont);
+
+	json_decref(ans);
+	return r;
+}
+
+static int decode_event(const char *line, enum kube_watch_type *ret_type)
+{
+	struct kube_watch_event ev;
+	int r = kube_watch_decode(line, strlen(line), &ev);
+
+	*ret_type = ev.type;
+	kube_watch_event_clear(&ev);
+	return r;
+}
+
+START_TEST(test_decoding)
+{
+	enum kube_watch_type t;
+
+	ck_assert_int_eq(decode_list("{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":"
+				     "\"7\"},\"items\":[{\"metadata\":{\"name\":\"p\"}}]}"),
+			 0);
+	ck_assert_int_eq(
+	    decode_list(
+		"{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":null}"),
+	    0);
+	/* what a proxy or a confused server may answer with 200 */
+	ck_assert_int_eq(decode_list("<html><body>502 Bad Gateway</body></html>"), -EBADMSG);
+	ck_assert_int_eq(decode_list("{\"kind\":\"Status\",\"status\":\"Success\"}"), -EBADMSG);
+	ck_assert_int_eq(decode_list("{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":{}}"),
+			 -EBADMSG);
+	ck_assert_int_eq(decode_list("{\"metadata\":{},\"items\":[]}"), -EBADMSG);
+	ck_assert_int_eq(decode_list("{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[{}]}"),
+			 -EBADMSG);
+	ck_assert_int_eq(decode_list("{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[{"
+				     "\"metadata\":{\"name\":\"a\\u0000b\"}}]}"),
+			 -EBADMSG); /* a NUL in a string does not even parse */
+
+	ck_assert_int_eq(decode_event("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":"
+				      "\"p\",\"resourceVersion\":\"3\"}}}",
+				      &t),
+			 0);
+	ck_assert_int_eq(t, KUBE_WATCH_ADDED);
+	ck_assert_int_eq(decode_event("{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{"
+				      "\"resourceVersion\":\"3\"}}}",
+				      &t),
+			 0);
+	ck_assert_int_eq(t, KUBE_WATCH_BOOKMARK);
+	ck_assert_int_eq(
+	    decode_event("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410}}", &t),
+	    0);
+	ck_assert_int_eq(t, KUBE_WATCH_ERROR);
+	ck_assert_int_eq(decode_event("{\"kind\":\"Status\",\"code\":403}", &t), 0);
+	ck_assert_int_eq(t, KUBE_WATCH_ERROR);
+	ck_assert_int_eq(decode_event(" \r", &t), 0);
+	ck_assert_int_eq(t, KUBE_WATCH_BLANK);
+	ck_assert_int_eq(decode_event("<html>", &t), -EBADMSG);
+	ck_assert_int_eq(decode_event("{\"type\":\"SOMETHING\",\"object\":{}}", &t), -EBADMSG);
+	ck_assert_int_eq(decode_event("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":"
+				      "\"p\"}}}",
+				      &t),
+			 -EBADMSG); /* no resourceVersion to resume from */
+	ck_assert_int_eq(decode_event("{\"type\":\"DELETED\",\"object\":{\"metadata\":{"
+				      "\"resourceVersion\":\"3\"}}}",
+				      &t),
+			 -EBADMSG); /* no name */
+	ck_assert_int_eq(decode_event("{\"type\":\"ADDED\"}", &t), -EBADMSG);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kube");
@@ -110,6 +187,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_in_cluster);
 	tcase_add_test(tc, test_paths_and_escaping);
+	tcase_add_test(tc, test_decoding);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

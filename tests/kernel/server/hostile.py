@@ -259,6 +259,75 @@ def attack_unread_watches(n, path):
         fail("RSS grew %.0f MB (> %.0f) for %d unread watches" % (grew, limit, n))
 
 
+def cpu_seconds():
+    with open("/proc/%d/stat" % PID) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / float(os.sysconf("SC_CLK_TCK"))
+
+
+def fill_namespace(ns, pods):
+    """The namespace and `pods` small pods in it, over one kept-alive connection."""
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+    h = {"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"}
+    c.request("POST", "/api/v1/namespaces", json.dumps(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}), h)
+    c.getresponse().read()
+    for i in range(pods):
+        c.request("POST", "/api/v1/namespaces/%s/pods" % ns, json.dumps(
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p%d" % i},
+             "spec": {"containers": [{"name": "c", "image": "busybox"}]}}), h)
+        r = c.getresponse()
+        r.read()
+        if r.status != 201:
+            fail("creating pod %d answered %d" % (i, r.status))
+    c.close()
+
+
+def attack_unread_namespaced_watches(n, ns, pods, reader_token):
+    """n watches of a namespace of `pods` pods from a read-only token, never read:
+    /healthz and a write are answered within their deadlines meanwhile, and
+    once the client leaves the server goes idle."""
+    fill_namespace(ns, pods)
+    socks = []
+    for i in range(n):
+        s = connect("127.0.0.%d" % (2 + i % 4))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.sendall(("GET /api/v1/namespaces/%s/pods?watch=1 HTTP/1.1\r\nHost: x\r\n"
+                   "Authorization: Bearer %s\r\n\r\n" % (ns, reader_token)).encode())
+        socks.append(s)
+    time.sleep(1)
+    worst = 0.0
+    for _ in range(5):
+        ok, took = healthz_ok()
+        worst = max(worst, took)
+        if not ok:
+            fail("/healthz beside %d unread watches failed (%.1f s)" % (n, took))
+        time.sleep(0.2)
+    body = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "writer"},
+                       "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    status, _ = request("/api/v1/namespaces/%s/pods" % ns, method="POST",
+                        body=body.encode(), timeout=10)
+    if status != 201:
+        fail("a write beside %d unread watches answered %d" % (n, status))
+    for s in socks:
+        s.close()
+    # Idle (under a tenth of a CPU over a second) soon after the client left:
+    # what was already being produced may finish, nothing goes on for minutes.
+    left = time.monotonic()
+    while True:
+        before = cpu_seconds()
+        time.sleep(1)
+        busy = cpu_seconds() - before
+        if busy < 0.1:
+            break
+        if time.monotonic() - left > 30:
+            fail("the server still works 30 s after the watches closed (%.2f CPU s in 1 s)"
+                 % busy)
+    print("%d unread watches of %d pods: /healthz within %.2f s, a write served, idle "
+          "%.0f s after they closed" % (n, pods, worst, time.monotonic() - left))
+
+
 def attack_stalled_watch(path, wait_s):
     """A watch whose client stops reading with more pending than the sockets
     hold: the server must have closed it after wait_s (the client relists)."""
@@ -465,6 +534,8 @@ def main():
         attack_patch_bomb(args[0])
     elif attack == "unread-watches":
         attack_unread_watches(int(args[0]), args[1])
+    elif attack == "unread-namespaced-watches":
+        attack_unread_namespaced_watches(int(args[0]), args[1], int(args[2]), args[3])
     elif attack == "stalled-watch":
         attack_stalled_watch(args[0], int(args[1]))
     elif attack == "watch-true":

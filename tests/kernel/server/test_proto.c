@@ -176,6 +176,32 @@ START_TEST(test_refused)
 	ck_assert_msg(strstr(err, "spec: field number 999 is not a field of PodSpec"), "%s", err);
 	free(buf);
 
+	/* A NUL inside a string (libprotobuf-c would cut it there): refused with its path. */
+	K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ObjectMeta meta =
+	    K8S__IO__APIMACHINERY__PKG__APIS__META__V1__OBJECT_META__INIT;
+	K8s__Io__Apimachinery__Pkg__Apis__Meta__V1__ObjectMeta__LabelsEntry
+	    label = K8S__IO__APIMACHINERY__PKG__APIS__META__V1__OBJECT_META__LABELS_ENTRY__INIT,
+	    *labels[] = {&label};
+	K8s__Io__Api__Core__V1__Pod named = K8S__IO__API__CORE__V1__POD__INIT;
+	label.key = "app";
+	label.value = "web";
+	meta.n_labels = 1;
+	meta.labels = labels;
+	named.metadata = &meta;
+	static const char *const where[][2] = {{"nul@name", "metadata.name"},
+					       {"web@tier", "metadata.labels.value"}};
+	for (size_t i = 0; i < 2; i++) {
+		meta.name = i == 0 ? (char *)where[0][0] : "p1";
+		label.value = i == 1 ? (char *)where[1][0] : "web";
+		buf = envelope("v1", "Pod", &named.base, &n);
+		char *at = memmem(buf, n, where[i][0], strlen(where[i][0]));
+		ck_assert_ptr_nonnull(at);
+		at[3] = '\0'; /* "nul\0name": same length on the wire */
+		ck_assert_int_eq(pk_srv_proto_decode(buf, n, &obj, err, sizeof(err)), -EINVAL);
+		ck_assert_msg(strstr(err, where[i][1]) && strstr(err, "NUL"), "%s", err);
+		free(buf);
+	}
+
 	/* Nesting past PK_MAX_DEPTH is refused before libprotobuf-c recurses:
 	 * Workload{spec{compositePodGroupTemplates{compositePodGroupTemplates{...}}}}. */
 	for (int levels = 10; levels <= 100; levels += 90) {

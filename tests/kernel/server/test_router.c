@@ -205,6 +205,22 @@ START_TEST(test_status_codes)
 		"field")),
 	    "metadata.name");
 	json_decref(b);
+	/* NUL or another control character in a name, as JSON or YAML: refused */
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods", "admintok",
+			      "application/json",
+			      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+			      "\"p\\u0000x\"}}",
+			      NULL),
+			 400);
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods", "admintok",
+			      "application/yaml", "kind: Pod\nmetadata: {name: \"p\\0x\"}\n", NULL),
+			 400);
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods", "admintok",
+			      "application/json",
+			      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+			      "\"p\\u0007x\"}}",
+			      NULL),
+			 422);
 	ck_assert_int_eq(
 	    call("GET", "/api/v1/namespaces/default/pods/nope", "admintok", NULL, NULL, &b), 404);
 	ck_assert_str_eq(reason(b), "NotFound");
@@ -284,6 +300,29 @@ START_TEST(test_leases)
 	json_decref(b);
 	snprintf(body, sizeof(body), lease, "n2", "n2", 40);
 	ck_assert_int_eq(call("POST", base, "nodetok", "application/json", body, NULL), 403);
+	/* its own name, in another namespace: refused (the Node authorizer's rule) */
+	static const char other[] = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+	static const char elsewhere[] =
+	    "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\","
+	    "\"metadata\":{\"name\":\"n1\",\"namespace\":\"default\"},"
+	    "\"spec\":{\"holderIdentity\":\"n1\",\"leaseDurationSeconds\":40}}";
+	ck_assert_int_eq(call("POST", other, "nodetok", "application/json", elsewhere, &b), 403);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(b, "message")),
+				     "only in namespace \"kube-node-lease\""));
+	json_decref(b);
+	ck_assert_int_eq(call("PATCH",
+			      "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/n1",
+			      "nodetok", "application/merge-patch+json", "{}", NULL),
+			 403);
+	ck_assert_int_eq(call("POST", other, "admintok", "application/json", elsewhere, NULL), 201);
+	ck_assert_int_eq(call("GET", other, "nodetok", NULL, NULL, NULL), 200);
+	/* refused before the body is read */
+	struct pk_request pre = {
+	    .method = "POST", .path = other, .authorization = "Bearer nodetok"};
+	struct pk_response presp;
+	ck_assert(pk_server_precheck(srv, &pre, &presp, NULL, 0));
+	ck_assert_int_eq(presp.status, 403);
+	pk_response_clear(&presp);
 	snprintf(body, sizeof(body), lease, "n2", "n2", 0);
 	ck_assert_int_eq(call("POST", base, "admintok", "application/json", body, &b), 422);
 	ck_assert_str_eq(
@@ -294,7 +333,7 @@ START_TEST(test_leases)
 	json_decref(b);
 	ck_assert_int_eq(
 	    call("GET", "/apis/coordination.k8s.io/v1/leases", "nodetok", NULL, NULL, &b), 200);
-	ck_assert_uint_eq(json_array_size(json_object_get(b, "items")), 1);
+	ck_assert_uint_eq(json_array_size(json_object_get(b, "items")), 2); /* n1 twice */
 	json_decref(b);
 	ck_assert_int_eq(call("GET", "/apis/coordination.k8s.io/v1", "nodetok", NULL, NULL, &b),
 			 200);
