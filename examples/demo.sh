@@ -6,6 +6,11 @@
 # 16 cubes), runs the real podagent of this machine publishing its own Node
 # (with its own node token), submits the three KEP-6012 user stories with
 # podctl, waits until they are scheduled and shows where everything landed.
+# Then a second podkerneld on the simulated GB200 NVL72 racks
+# (boards/gb200-nvl72.yaml, with the ResourceSlices of its DRA drivers)
+# places examples/dra/jobset-imex.yaml: a JobSet whose workers each claim a
+# GPU and all share one IMEX channel claim, so they land in one NVL72 domain;
+# podctl describe shows a pod's claims and devices.
 # It ends with a simulated week of the same kinds of workloads on the same
 # board (podctl simulate, examples/sim/week.csv), the fit and kep strategies
 # side by side, and says where the HTML report lies.
@@ -93,6 +98,33 @@ step "podctl describe cpg llm-serve -n serving"
 step "podctl top (allocated/allocatable per topology domain)"
 "$BIN/podctl" top | grep -v '^host ' 
 step "stopping podkerneld and podagent"
+kill $PIDS 2>/dev/null || true
+
+GB="$SRC/boards/gb200-nvl72.yaml"
+step "dynamic resource allocation: a JobSet sharing an IMEX channel on $(basename "$GB")"
+"$BIN/podkerneld" --listen 127.0.0.1:0 --data-dir "$WORK/gb200" \
+	--token-auth-file "$WORK/tokens.csv" --simulate-board "$GB" -v 1 2> "$WORK/gb200.log" &
+PIDS="$PIDS $!"
+PORT=""
+for _ in $(seq 1 100); do
+	PORT=$(sed -n 's/.*serving on .*(port \([0-9]*\)).*/\1/p' "$WORK/gb200.log" | head -n 1)
+	[ -n "$PORT" ] && grep -q "scheduling loop running" "$WORK/gb200.log" && break
+	sleep 0.2
+done
+[ -n "$PORT" ] || { cat "$WORK/gb200.log" >&2; exit 1; }
+export PODKERNEL_SERVER="http://127.0.0.1:$PORT"
+echo "  $("$BIN/podctl" get resourceslices | grep -c compute-domain) IMEX channel slices, $("$BIN/podctl" get resourceslices | grep -c gpu.example.com) GPU slices"
+"$BIN/podctl" apply -f "$SRC/examples/dra/deviceclasses.yaml" | tail -n 1
+"$BIN/podctl" apply -f "$SRC/examples/dra/jobset-imex.yaml" | tail -n 3
+for _ in $(seq 1 150); do
+	bound=$("$BIN/podctl" get pods 2>/dev/null | grep -c '^nvl-train.* Bound ' || true)
+	[ "$bound" -ge 8 ] && break
+	sleep 0.2
+done
+echo "  $bound of 8 nvl-train pods bound"
+"$BIN/podctl" get pods -o wide
+step "podctl describe pod nvl-train-worker-1-3"
+"$BIN/podctl" describe pod nvl-train-worker-1-3
 kill $PIDS 2>/dev/null || true
 step "a simulated week of these workloads on $(basename "$BOARD") (podctl simulate, fit vs kep)"
 REPORT="${PODKERNEL_DEMO_REPORT:-$SRC/build/demo-week-report.html}"

@@ -79,6 +79,11 @@ struct topo_board {
 	size_t nports;
 
 	char *hostname_pattern;
+
+	/* spec.dra: the DRA driver of the chips, and of a level's channels */
+	char *dra_driver;
+	char *dra_channel_driver; /* NULL: no channels */
+	int dra_channel_level;
 };
 
 /* Release everything a load filled in and return the board to "new". */

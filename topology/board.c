@@ -69,6 +69,8 @@ void topo__board_reset(struct topo_board *b)
 		free(b->ports[i].name);
 	free(b->ports);
 	free(b->hostname_pattern);
+	free(b->dra_driver);
+	free(b->dra_channel_driver);
 	memset(b, 0, sizeof(*b));
 	b->torus_level = -1;
 }
@@ -88,6 +90,21 @@ void topo_board_free(struct topo_board *b)
 const char *topo_board_name(const struct topo_board *b)
 {
 	return LOADED(b) ? b->name : NULL;
+}
+
+const char *topo_board_dra_driver(const struct topo_board *b)
+{
+	return LOADED(b) ? b->dra_driver : NULL;
+}
+
+const char *topo_board_dra_channel_driver(const struct topo_board *b)
+{
+	return LOADED(b) ? b->dra_channel_driver : NULL;
+}
+
+int topo_board_dra_channel_level(const struct topo_board *b)
+{
+	return LOADED(b) && b->dra_channel_driver ? b->dra_channel_level : -1;
 }
 
 const char *topo_board_description(const struct topo_board *b)

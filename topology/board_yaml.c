@@ -766,12 +766,63 @@ static int load_metadata(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 	return r;
 }
 
-enum { S_DESC, S_ACCEL, S_HOST, S_TORUS, S_ICI, S_LEVELS, S_PATTERN, _S_MAX };
+/* ---- spec.dra ------------------------------------------------------------------------- */
+
+static int get_driver(struct ctx *c, yaml_node_t *n, const char *path, char **ret)
+{
+	int r = get_string(c, n, path, ret);
+
+	if (r == 0 && (!topo_dns_subdomain_valid(*ret) || strlen(*ret) > 63))
+		return fail_at(c, n, path,
+			       "expected a DRA driver name: a DNS subdomain of at most 63 "
+			       "characters like gpu.example.com");
+	return r;
+}
+
+static int load_dra(struct ctx *c, struct topo_board *b, yaml_node_t *n)
+{
+	const char *path = "spec.dra";
+	struct field f[] = {{"driver"}, {"channels"}}, ch[] = {{"driver"}, {"level"}};
+	char p[PATH_MAX_LEN], lp[PATH_MAX_LEN];
+	char *level = NULL;
+	int r;
+
+	r = map_fields(c, n, path, f, 2);
+	if (r == 0)
+		r = need(c, n, path, &f[0]);
+	if (r == 0)
+		r = get_driver(c, f[0].value, subpath(p, path, "driver"), &b->dra_driver);
+	if (r < 0 || !f[1].value)
+		return r;
+	subpath(p, path, "channels");
+	r = map_fields(c, f[1].value, p, ch, 2);
+	for (size_t i = 0; r == 0 && i < 2; i++)
+		r = need(c, f[1].value, p, &ch[i]);
+	if (r == 0)
+		r = get_driver(c, ch[0].value, subpath(lp, p, "driver"), &b->dra_channel_driver);
+	if (r == 0)
+		r = get_string(c, ch[1].value, subpath(lp, p, "level"), &level);
+	if (r < 0) {
+		free(level);
+		return r;
+	}
+	b->dra_channel_level = -1;
+	for (size_t i = 0; i + 1 < b->nlevels; i++)
+		if (strcmp(b->levels[i].name, level) == 0)
+			b->dra_channel_level = (int)i;
+	free(level);
+	if (b->dra_channel_level < 0)
+		return fail_at(c, ch[1].value, lp, "expected the name of a level above the host");
+	return 0;
+}
+
+enum { S_DESC, S_ACCEL, S_HOST, S_TORUS, S_ICI, S_LEVELS, S_PATTERN, S_DRA, _S_MAX };
 
 static int load_spec(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 {
-	struct field f[_S_MAX] = {{"description"}, {"accelerator"}, {"host"},		{"torus"},
-				  {"ici"},	   {"levels"},	    {"hostnamePattern"}};
+	struct field f[_S_MAX] = {{"description"},     {"accelerator"}, {"host"},
+				  {"torus"},	       {"ici"},		{"levels"},
+				  {"hostnamePattern"}, {"dra"}};
 	char err[TOPO_ERR_MAX];
 	int r;
 
@@ -794,6 +845,8 @@ static int load_spec(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 		r = load_ici(c, b, f[S_ICI].value);
 	if (r == 0)
 		r = load_levels(c, b, f[S_LEVELS].value);
+	if (r == 0 && f[S_DRA].value)
+		r = load_dra(c, b, f[S_DRA].value);
 	if (r == 0 && f[S_PATTERN].value) {
 		r = get_string(c, f[S_PATTERN].value, "spec.hostnamePattern", &b->hostname_pattern);
 		if (r == 0)

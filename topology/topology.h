@@ -342,6 +342,15 @@ size_t topo_board_allocatable_count(const struct topo_board *board);
 const char *topo_board_allocatable_name(const struct topo_board *board, size_t i);
 int64_t topo_board_allocatable_milli(const struct topo_board *board, size_t i);
 
+/*
+ * spec.dra (optional): the DRA driver that publishes one device per chip
+ * (NULL: none), and the driver of the channels published once per domain of
+ * a level (the level's index; NULL and -1: none).
+ */
+const char *topo_board_dra_driver(const struct topo_board *board);
+const char *topo_board_dra_channel_driver(const struct topo_board *board);
+int topo_board_dra_channel_level(const struct topo_board *board);
+
 /* Topology levels, outermost first, host level last. */
 size_t topo_board_level_count(const struct topo_board *board);
 const char *topo_board_level_name(const struct topo_board *board, size_t i);

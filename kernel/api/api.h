@@ -426,6 +426,15 @@ int pk_board_node_json(const struct topo_board *board, int superslices, int64_t 
 		       json_t **ret_node);
 /* Every Node of the cluster, in host order, as a JSON array. */
 int pk_board_nodes_json(const struct topo_board *board, int superslices, json_t **ret_items);
+/*
+ * The ResourceSlices a board's DRA drivers publish for its simulated cluster
+ * (spec.dra; an empty array without it): per host, one device per chip
+ * ("gpu-I": type gpu, index, numaNode, resource.kubernetes.io/pcieRoot, two
+ * chips a root); per domain of the channel level, one slice whose
+ * nodeSelector picks the domain's hosts with one IMEX channel device
+ * ("channel-0": type channel, id 0).  0 or -ENOMEM.
+ */
+int pk_board_slices_json(const struct topo_board *board, int superslices, json_t **ret_items);
 /* How a resource's quantity reads best: binary units for memory-like ones. */
 enum topo_quantity_format pk_board_quantity_format(const char *resource);
 

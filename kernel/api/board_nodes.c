@@ -7,7 +7,8 @@
  * accelerator count and vendor, NUMA count, one topology label per board
  * level, torus coordinates) and capacity = allocatable = the board's host
  * allocatable.  `podctl board nodes` prints them and the appliance's
- * --simulate-board stores them.
+ * --simulate-board stores them, with the ResourceSlices of the board's DRA
+ * drivers (spec.dra).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -130,6 +131,82 @@ int pk_board_nodes_json(const struct topo_board *b, int superslices, json_t **re
 			json_decref(items);
 			return r;
 		}
+	}
+	*ret_items = items;
+	return 0;
+}
+
+/* Host h's slice: one device per chip. */
+static json_t *host_slice(const struct topo_board *b, const struct topo_host *h, const char *drv)
+{
+	int chips = topo_board_chips_per_host(b), numa = topo_board_numa_per_host(b);
+	int per_numa = numa > 0 && chips >= numa ? chips / numa : chips;
+	json_t *devs = json_array(), *s;
+	char name[300];
+
+	for (int i = 0; devs && i < chips; i++) {
+		char dev[32], root[32];
+
+		snprintf(dev, sizeof(dev), "gpu-%d", i);
+		snprintf(root, sizeof(root), "pci%04x:00", i / 2);
+		json_array_append_new(
+		    devs, json_pack("{s:s, s:{s:{s:s}, s:{s:i}, s:{s:i}, s:{s:s}}}", "name", dev,
+				    "attributes", "type", "string", "gpu", "index", "int", i,
+				    "numaNode", "int", per_numa ? i / per_numa : 0,
+				    "resource.kubernetes.io/pcieRoot", "string", root));
+	}
+	snprintf(name, sizeof(name), "%s-%s", h->name, drv);
+	s = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:{s:s, s:i, s:i}, s:o*}}", "apiVersion",
+		      "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata", "name", name,
+		      "spec", "driver", drv, "nodeName", h->name, "pool", "name", h->name,
+		      "generation", 0, "resourceSliceCount", 1, "devices", devs);
+	return s;
+}
+
+/* The channel slice of domain value of level key. */
+static json_t *channel_slice(const char *key, const char *value, const char *drv)
+{
+	char name[300];
+
+	snprintf(name, sizeof(name), "%s-%s", value, drv);
+	return json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:{s:[{s:[{s:s, s:s, s:[s]}]}]}, "
+			 "s:{s:s, s:i, s:i}, s:[{s:s, s:{s:{s:s}, s:{s:i}}}]}}",
+			 "apiVersion", "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata",
+			 "name", name, "spec", "driver", drv, "nodeSelector", "nodeSelectorTerms",
+			 "matchExpressions", "key", key, "operator", "In", "values", value, "pool",
+			 "name", value, "generation", 0, "resourceSliceCount", 1, "devices", "name",
+			 "channel-0", "attributes", "type", "string", "channel", "id", "int", 0);
+}
+
+int pk_board_slices_json(const struct topo_board *b, int superslices, json_t **ret_items)
+{
+	const char *drv = topo_board_dra_driver(b), *cdrv = topo_board_dra_channel_driver(b);
+	int level = topo_board_dra_channel_level(b);
+	int64_t n = topo_board_host_count(b, superslices);
+	json_t *items = json_array(), *seen = json_object();
+	int r = items && seen && n >= 0 ? 0 : n < 0 ? (int)n : -ENOMEM;
+
+	for (int64_t i = 0; r == 0 && drv && i < n; i++) {
+		struct topo_host h;
+		json_t *s;
+
+		if ((r = topo_board_host(b, superslices, i, &h)) < 0)
+			break;
+		s = host_slice(b, &h, drv);
+		if (!s || json_array_append_new(items, s) < 0)
+			r = -ENOMEM;
+		if (r == 0 && cdrv && level >= 0 && !json_object_get(seen, h.domain[level])) {
+			s = channel_slice(topo_board_level_key(b, (size_t)level), h.domain[level],
+					  cdrv);
+			if (!s || json_array_append_new(items, s) < 0 ||
+			    json_object_set_new(seen, h.domain[level], json_true()) < 0)
+				r = -ENOMEM;
+		}
+	}
+	json_decref(seen);
+	if (r < 0) {
+		json_decref(items);
+		return r;
 	}
 	*ret_items = items;
 	return 0;

@@ -5,7 +5,8 @@
  *
  * --simulate-board creates the Nodes `podctl board nodes FILE` prints (the
  * same code, kernel/api/board_nodes.c), annotated PK_ANN_SIMULATED so the
- * heartbeat rule leaves them alone; existing Nodes are kept.
+ * heartbeat rule leaves them alone; existing Nodes are kept.  The board's
+ * DRA drivers' ResourceSlices (spec.dra) are created with them.
  *
  * Unreachable node (no write for the grace period): the Node gets the taint
  * node.kubernetes.io/unreachable:NoExecute and the condition Ready=False
@@ -31,7 +32,7 @@
 int ap_register_board(struct pk_appliance *app, const char *path, char *err, size_t errlen)
 {
 	struct topo_board *b = topo_board_new();
-	json_t *nodes = NULL, *n;
+	json_t *nodes = NULL, *slices = NULL, *n;
 	size_t i, created = 0;
 	int r;
 
@@ -40,9 +41,16 @@ int ap_register_board(struct pk_appliance *app, const char *path, char *err, siz
 	r = topo_board_load_file(b, path, err, errlen);
 	if (r == 0)
 		r = pk_board_nodes_json(b, 0, &nodes);
+	if (r == 0)
+		r = pk_board_slices_json(b, 0, &slices);
 	topo_board_free(b);
-	if (r < 0)
+	if (r == 0 && json_array_extend(nodes, slices) < 0)
+		r = -ENOMEM;
+	json_decref(slices);
+	if (r < 0) {
+		json_decref(nodes);
 		return r == -ENOMEM ? r : -EINVAL;
+	}
 	json_array_foreach(nodes, i, n)
 	{
 		struct pk_errors errs = {0};
@@ -56,7 +64,7 @@ int ap_register_board(struct pk_appliance *app, const char *path, char *err, siz
 			break;
 		r = 0;
 	}
-	ap_log(app, 1, "appliance: board %s: %zu simulated nodes, %zu new", path,
+	ap_log(app, 1, "appliance: board %s: %zu simulated nodes and ResourceSlices, %zu new", path,
 	       json_array_size(nodes), created);
 	json_decref(nodes);
 	if (r < 0 && err && errlen)

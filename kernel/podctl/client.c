@@ -1544,6 +1544,63 @@ static int describe_node(struct ctx *x, const json_t *n)
 	return 0;
 }
 
+/* The claim of pod claim pc: its resourceClaimName, or the one the pod's status records. */
+static const char *pod_claim_name(const json_t *p, const json_t *pc)
+{
+	const char *name = pk_get_string(pc, "name") ?: "";
+	json_t *x;
+	size_t i;
+
+	if (pk_get_string(pc, "resourceClaimName"))
+		return pk_get_string(pc, "resourceClaimName");
+	json_array_foreach(pk_get(p, "status.resourceClaimStatuses"), i,
+			   x) if (strcmp(pk_get_string(x, "name") ?: "", name) ==
+				  0) return pk_get_string(x, "resourceClaimName");
+	return NULL;
+}
+
+/* Resource claims: each pod claim, its ResourceClaim and the devices allocated. */
+static void print_claims(struct ctx *x, const json_t *p)
+{
+	json_t *pcs = pk_get(p, "spec.resourceClaims"), *pc;
+	size_t i;
+
+	if (!json_array_size(pcs))
+		return;
+	printf("Claims:\n");
+	json_array_foreach(pcs, i, pc)
+	{
+		const char *cn = pod_claim_name(p, pc);
+		char *path = NULL;
+		json_t *c = NULL, *res, *r;
+		size_t k;
+		long st = 0;
+
+		printf("  %-20s ", pk_get_string(pc, "name") ?: "");
+		if (!cn) {
+			printf("%s (not created yet)\n",
+			       pk_get_string(pc, "resourceClaimTemplateName") ?: "-");
+			continue;
+		}
+		if (asprintf(&path, "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s",
+			     pk_namespace(p), cn) < 0 ||
+		    http_do(x->h, "GET", path, NULL, NULL, &st, &c) < 0 || st != 200) {
+			printf("%s (not found)\n", cn);
+			free(path);
+			json_decref(c);
+			continue;
+		}
+		free(path);
+		res = pk_get(c, "status.allocation.devices.results");
+		printf("%s%s\n", cn, json_array_size(res) ? "" : " (not allocated)");
+		json_array_foreach(res, k, r)
+		    printf("    %-18s %s/%s/%s\n", pk_get_string(r, "request") ?: "",
+			   pk_get_string(r, "driver") ?: "", pk_get_string(r, "pool") ?: "",
+			   pk_get_string(r, "device") ?: "");
+		json_decref(c);
+	}
+}
+
 static int describe_pod(struct ctx *x, const json_t *p)
 {
 	const char *node = pk_get_string(p, "spec.nodeName");
@@ -1563,6 +1620,7 @@ static int describe_pod(struct ctx *x, const json_t *p)
 		}
 		printf("\n");
 	}
+	print_claims(x, p);
 	print_conditions(p);
 	return 0;
 }

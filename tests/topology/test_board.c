@@ -391,6 +391,16 @@ START_TEST(broken_positions)
 {
 	expect_error("kind: Board", "kind: Bored",
 		     "t.yaml:2:7: kind: expected Board, got \"Bored\"");
+	expect_error("      count: 3\n", "      count: 3\n  dra: {driver: GPU_x}\n",
+		     "t.yaml:23:17: spec.dra.driver: expected a DRA driver name: a DNS subdomain "
+		     "of at most 63 characters like gpu.example.com");
+	expect_error("      count: 3\n",
+		     "      count: 3\n  dra: {driver: g.example.com, channels: {driver: c.x, "
+		     "level: host}}\n",
+		     "t.yaml:23:63: spec.dra.channels.level: expected the name of a level above "
+		     "the host");
+	expect_error("      count: 3\n", "      count: 3\n  dra: {channels: {}}\n",
+		     "t.yaml:23:8: spec.dra: missing required field \"driver\"");
 	expect_error("  name: small\n", "  name: small\n  nick: x\n",
 		     "t.yaml:5:3: metadata: unknown field \"nick\"");
 	expect_error("    vendorId: \"10de\"", "    vendorId: \"10dex\"",

@@ -4,6 +4,10 @@
  * cluster decode and validate as v1 Nodes, carry the labels of CONTRACT.md
  * (the torus labels on torus boards), and their level labels rebuild the
  * board's domain tree: every domain in one parent, the board's counts.
+ * The ResourceSlices of a board's DRA drivers validate as resource.k8s.io/v1
+ * objects: gpu-cluster one slice per host with a device per GPU (index,
+ * NUMA node, PCIe root), gb200-nvl72 also one IMEX channel slice per NVL72
+ * domain whose nodeSelector picks that domain's hosts.
  */
 #include <check.h>
 #include <dirent.h>
@@ -125,6 +129,67 @@ START_TEST(every_board)
 }
 END_TEST
 
+static size_t check_slices(const char *file, json_t **ret)
+{
+	struct topo_board *b = load(file);
+	json_t *items, *s;
+	size_t i;
+
+	ck_assert_int_eq(pk_board_slices_json(b, 0, &items), 0);
+	json_array_foreach(items, i, s)
+	{
+		struct pk_errors errs = {0};
+
+		ck_assert_msg(pk_validate(s, &errs) == 0, "%s: %s: %s", file, pk_name(s),
+			      errs.n ? errs.msg[0] : "");
+		pk_errors_clear(&errs);
+	}
+	topo_board_free(b);
+	*ret = items;
+	return json_array_size(items);
+}
+
+START_TEST(board_slices)
+{
+	json_t *items, *dev, *ch = NULL, *s;
+	size_t i, channels = 0;
+
+	ck_assert_uint_eq(check_slices("gpu-cluster.yaml", &items), 64);
+	dev = json_array_get(pk_get(json_array_get(items, 0), "spec.devices"), 5);
+	ck_assert_str_eq(pk_get_string(json_array_get(items, 0), "spec.nodeName"), "gpu-b0-r0-n0");
+	ck_assert_str_eq(pk_get_string(dev, "name"), "gpu-5");
+	ck_assert_int_eq(json_integer_value(pk_get(dev, "attributes.index.int")), 5);
+	ck_assert_int_eq(json_integer_value(pk_get(dev, "attributes.numaNode.int")), 1);
+	ck_assert_str_eq(pk_get_string(json_object_get(pk_get(dev, "attributes"),
+						       "resource.kubernetes.io/pcieRoot"),
+				       "string"),
+			 "pci0002:00");
+	json_decref(items);
+	/* 2 blocks x 4 NVL72 domains x 18 hosts, and a channel slice per domain */
+	ck_assert_uint_eq(check_slices("gb200-nvl72.yaml", &items), 144 + 8);
+	json_array_foreach(items, i, s) if (pk_get(s, "spec.nodeSelector"))
+	{
+		channels++;
+		ch = ch ? ch : s;
+	}
+	ck_assert_uint_eq(channels, 8);
+	ck_assert_str_eq(pk_get_string(ch, "spec.driver"), "compute-domain.nvidia.com");
+	ck_assert_str_eq(pk_get_string(json_array_get(pk_get(ch, "spec.devices"), 0), "name"),
+			 "channel-0");
+	ck_assert_str_eq(
+	    pk_get_string(json_array_get(pk_get(json_array_get(pk_get(ch, "spec.nodeSelector."
+									  "nodeSelectorTerms"),
+							       0),
+						"matchExpressions"),
+					 0),
+			  "key"),
+	    "topology.podkernel.dev/nvlink-domain");
+	json_decref(items);
+	ck_assert_uint_eq(check_slices("tpu-cube.yaml", &items), 0);
+	json_decref(items);
+}
+END_TEST
+
 START_TEST(one_node)
 {
 	struct topo_board *b = load("tpu-superslice.yaml");
@@ -156,6 +221,7 @@ int main(void)
 
 	tcase_add_test(tc, every_board);
 	tcase_add_test(tc, one_node);
+	tcase_add_test(tc, board_slices);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
