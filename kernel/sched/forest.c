@@ -164,6 +164,19 @@ struct sc_group *sc_forest_group(struct sc_forest *f, const char *key, bool comp
 	return g;
 }
 
+/* Take p out of all_pods (if listed): the last pod takes its place. */
+static void all_pods_del(struct sc_forest *f, struct sc_pod *p)
+{
+	struct sc_vec *v = &f->all_pods;
+	struct sc_pod *last;
+
+	if (p->apos >= v->n || v->v[p->apos] != p)
+		return;
+	last = v->v[--v->n];
+	v->v[p->apos] = last;
+	last->apos = p->apos;
+}
+
 /* The forest's roots and the queue's view of them. */
 static int roots_add(struct sc_forest *f, struct sc_group *g)
 {
@@ -462,10 +475,11 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 		r = -ENOMEM;
 		goto fail;
 	}
+	p->apos = f->all_pods.n;
 	if ((r = sc_vec_push(&g->pods, p)) < 0 || (r = sc_vec_push(&f->all_pods, p)) < 0 ||
 	    (r = sc_map_put(&f->pods, p->key, p)) < 0) {
 		sc_vec_remove(&g->pods, p);
-		sc_vec_remove(&f->all_pods, p);
+		all_pods_del(f, p);
 		if (g->implicit)
 			forest_group_free(f, g);
 		goto fail;
@@ -508,7 +522,7 @@ int sc_forest_remove_pod(struct pk_sched *s, const char *key)
 	sc_snapshot_unbind(&s->snap, p);
 	sc_cons_release(s, p);
 	sc_map_del(&f->pods, key);
-	sc_vec_remove(&f->all_pods, p);
+	all_pods_del(f, p);
 	if (g) {
 		if (g->why_pod == p)
 			g->why_pod = NULL;

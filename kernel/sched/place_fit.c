@@ -355,6 +355,10 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 	for (int r = 0; r < snap->nres; r++)
 		if (pod->req[r] > 0)
 			np.rr[np.nrr++] = r;
+	/* the whole cluster in index order: blocks where nothing fits are skipped */
+	bool blocks = !sample && n == snap->nnodes && nodes == f->ctx->s->all_nodes &&
+		      sc_snapshot_blocks(f->ctx->snap) == 0;
+
 	if (!sample || !pick_by_domain(&np, n)) {
 		if (sample)
 			start = *next % n;
@@ -364,6 +368,12 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 			if (sample && np.feasible >= FIT_SAMPLE_NODES) {
 				*next = i; /* the next pod starts where this one stopped */
 				break;
+			}
+			if (blocks && j % SC_NODE_BLOCK == 0 &&
+			    !sc_block_may_fit(f->ctx->snap, j / SC_NODE_BLOCK, pod, np.rr,
+					      np.nrr)) {
+				j += SC_NODE_BLOCK - 1;
+				continue;
 			}
 			if (consider(&np, nodes[i]))
 				break;

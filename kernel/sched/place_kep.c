@@ -52,12 +52,27 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 	const struct sc_snapshot *snap = ctx->snap;
 	int best = -1, counts[_SC_MISFIT_MAX] = {0}, short_of[SC_MAX_RES] = {0};
 	int64_t bnum = 0, bden = 1, bpref = 0;
-	bool scores = sc_cons_scores(pod);
+	bool scores = sc_cons_scores(pod), skipped = false;
+	/* the whole cluster in index order: blocks where nothing fits are skipped */
+	bool blocks =
+	    n == snap->nnodes && nodes == ctx->s->all_nodes && sc_snapshot_blocks(ctx->snap) == 0;
+	int rr[SC_MAX_RES], nrr = 0;
 
+	for (int r = 0; r < snap->nres; r++)
+		if (pod->req[r] > 0)
+			rr[nrr++] = r;
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_node *node = snap->nodes[nodes[i]];
 		int res = 0;
-		enum sc_misfit m = sc_filter(snap, pod, node, &res);
+		enum sc_misfit m;
+
+		if (blocks && i % SC_NODE_BLOCK == 0 &&
+		    !sc_block_may_fit(ctx->snap, i / SC_NODE_BLOCK, pod, rr, nrr)) {
+			skipped = true;
+			i += SC_NODE_BLOCK - 1;
+			continue;
+		}
+		m = sc_filter(snap, pod, node, &res);
 
 		if (m != SC_FIT) {
 			counts[m]++;
@@ -87,6 +102,19 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 			if (num == den && !scores)
 				break; /* fills the node exactly: nothing packs tighter */
 		}
+	}
+	if (best < 0 && skipped) { /* every node counted in the message */
+		memset(counts, 0, sizeof(counts));
+		memset(short_of, 0, sizeof(short_of));
+		for (size_t i = 0; i < n; i++) {
+			int res = 0;
+			enum sc_misfit m = sc_filter(snap, pod, snap->nodes[nodes[i]], &res);
+
+			counts[m]++;
+			if (m == SC_MISFIT_RESOURCES)
+				short_of[res]++;
+		}
+		counts[SC_FIT] = 0;
 	}
 	if (best < 0) /* the message is built only if someone asks (sc_pod_why) */
 		sc_pod_set_misfits(pod, n, counts, short_of);
@@ -420,17 +448,11 @@ static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const i
 
 static enum sc_status kep_place_root(struct sc_ctx *ctx, struct sc_group *root)
 {
-	size_t n = ctx->snap->nnodes;
-	int *all = malloc((n + 1) * sizeof(int));
-	enum sc_status st;
+	const int *all = sc_all_nodes(ctx->s);
 
 	if (!all)
 		return SC_UNRESOLVABLE;
-	for (size_t i = 0; i < n; i++)
-		all[i] = (int)i;
-	st = eval_group(ctx, root, all, n);
-	free(all);
-	return st;
+	return eval_group(ctx, root, all, ctx->snap->nnodes);
 }
 
 const struct pk_placement_ops sc_kep_ops = {

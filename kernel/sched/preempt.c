@@ -142,6 +142,10 @@ static int build_units(struct pk_sched *s, struct sc_group *root, int32_t prio, 
 	return 0;
 }
 
+/*
+ * A total order (units are disjoint, so their first pods' seq differ): the
+ * ranking does not depend on the order of the forest's pods.
+ */
 static int unit_cmp(const void *a, const void *b)
 {
 	const struct unit *x = a, *y = b;

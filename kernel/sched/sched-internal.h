@@ -178,7 +178,21 @@ struct sc_snapshot {
 	struct sc_terms terms;	  /* the constraint plugins' index (plugin.h) */
 	void *ports;		  /* host ports in use per node (ports.c), or NULL */
 	struct sc_dra *dra;	  /* claims, devices and their use (claims.c), or NULL */
+	/*
+	 * Node capacity index (sc_snapshot_blocks): per block of SC_NODE_BLOCK
+	 * consecutive node indices, the largest free amount of each resource
+	 * over its nodes (-1 for a node with wrapped usage, which fits
+	 * nothing), so a whole-cluster node scan skips a block where no node
+	 * can hold a pod's requests.  A charged block is marked dirty and
+	 * recomputed when next asked; adding, changing or removing a node
+	 * drops the index (nblocks 0), rebuilt on next use.
+	 */
+	int64_t (*bmax)[SC_MAX_RES];
+	unsigned char *bdirty;
+	size_t nblocks;
+	int bnres;
 };
+#define SC_NODE_BLOCK 64
 
 int sc_snapshot_init(struct sc_snapshot *snap);
 void sc_snapshot_fini(struct sc_snapshot *snap);
@@ -224,6 +238,17 @@ static inline int64_t *sc_tpos(const struct sc_part *p, int i)
 {
 	return sc_tmin(p, i) + 2 * p->tres;
 }
+
+/* Build the node capacity index if needed: 0, or -ENOMEM (then no block is skipped). */
+int sc_snapshot_blocks(struct sc_snapshot *snap);
+void sc_snapshot_drop_blocks(struct sc_snapshot *snap);
+/*
+ * False when no node of block b (nodes b * SC_NODE_BLOCK and on) can hold
+ * pod's requests of the resources rr[0..nrr): every one fails the resource
+ * test of sc_filter.  Needs a built index (sc_snapshot_blocks).
+ */
+bool sc_block_may_fit(struct sc_snapshot *snap, size_t b, const struct sc_pod *pod, const int *rr,
+		      int nrr);
 
 /* Permanent changes (a committed binding, a pod that went away). */
 void sc_snapshot_bind(struct sc_snapshot *snap, struct sc_pod *pod, int node);
@@ -298,6 +323,7 @@ struct sc_pod {
 	uint64_t seq;		/* arrival order */
 	char *group_key;	/* "ns/podGroupName" or NULL */
 	struct sc_group *group; /* leaf group (maybe a placeholder) or implicit */
+	size_t apos;		/* index in the forest's all_pods */
 	bool deleting;
 	int node;	 /* bound node index, -1 pending or unknown node */
 	char *node_name; /* spec.nodeName or NULL */
@@ -413,8 +439,8 @@ struct sc_forest {
 	 * [0] PodGroups, [1] CompositePodGroups (separate resources; the same
 	 * name may be both) */
 	struct sc_map groups[2];
-	struct sc_map pods; /* key -> struct sc_pod* */
-	struct sc_vec all_pods;
+	struct sc_map pods;	/* key -> struct sc_pod* */
+	struct sc_vec all_pods; /* in no particular order: a removal moves the last pod */
 	struct sc_vec all_groups;
 	struct sc_vec roots; /* present parentless groups and implicit groups */
 	uint64_t seq;

@@ -146,10 +146,71 @@ static int add_priority_class(struct pk_sched *s, json_t *obj, struct pk_errors 
 	return r;
 }
 
+/* splitmix64's finaliser: spreads an entry's hash before entries are summed. */
+static uint64_t fp_mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t fp_bytes(uint64_t h, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = pk_fnv1a_byte(h, ((const unsigned char *)p)[i]);
+	return h;
+}
+
 /*
- * FNV-1a over what scheduling reads of a pod: spec, labels and timestamps.
- * An update that only touches status (the conditions this scheduler asked
- * for) then changes nothing, so appliances do not loop on their own writes.
+ * FNV-1a over a JSON value's structure, without writing it out: a type tag,
+ * then the bytes of a scalar, the elements of an array in order, or, for an
+ * object, the sum of its members' mixed hashes (key and value), so that
+ * member order does not matter.
+ */
+static uint64_t fp_json(uint64_t h, const json_t *v, int depth)
+{
+	const char *k;
+	json_t *m;
+	size_t i;
+
+	h = pk_fnv1a_byte(h, (unsigned char)json_typeof(v));
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		uint64_t sum = 0;
+
+		json_object_foreach((json_t *)v, k, m)
+		{
+			uint64_t e = pk_fnv1a_byte(pk_fnv1a(PK_FNV1A_INIT, k), 0);
+
+			sum += fp_mix(depth < 64 ? fp_json(e, m, depth + 1) : e);
+		}
+		return fp_bytes(h, &sum, sizeof(sum));
+	}
+	case JSON_ARRAY:
+		json_array_foreach(v, i, m) h = depth < 64 ? fp_json(h, m, depth + 1) : h;
+		return pk_fnv1a_byte(h, ']');
+	case JSON_STRING:
+		return fp_bytes(h, json_string_value(v), json_string_length(v));
+	case JSON_INTEGER: {
+		json_int_t x = json_integer_value(v);
+
+		return fp_bytes(h, &x, sizeof(x));
+	}
+	case JSON_REAL: {
+		double x = json_real_value(v);
+
+		return fp_bytes(h, &x, sizeof(x));
+	}
+	default: /* true, false, null: the tag says it all */
+		return h;
+	}
+}
+
+/*
+ * A fingerprint of what scheduling reads of a pod: spec, labels and
+ * timestamps.  An update that only touches status (the conditions this
+ * scheduler asked for) then changes nothing, so appliances do not loop on
+ * their own writes.
  */
 static uint64_t pod_fingerprint(const json_t *obj)
 {
@@ -159,11 +220,8 @@ static uint64_t pod_fingerprint(const json_t *obj)
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		json_t *v = pk_get(obj, parts[i]);
-		char *text =
-		    v ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
 
-		h = pk_fnv1a_byte(pk_fnv1a(h, text ? text : "-"), '|');
-		free(text);
+		h = pk_fnv1a_byte(v ? fp_json(h, v, 0) : pk_fnv1a_byte(h, '-'), '|');
 	}
 	return h;
 }
@@ -213,29 +271,9 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 		break;
 	}
 	case PK_KIND_POD: {
-		struct pk_pod *p = NULL;
-		uint64_t fp = pod_fingerprint(obj);
-		char *key = sc_key(pk_namespace(obj), pk_name(obj));
-		struct sc_pod *old = key ? sc_map_get(&s->forest.pods, key) : NULL;
+		const char *name = pk_name(obj);
 
-		if (old && old->fp == fp) {
-			free(key);
-			return 0; /* only status changed: nothing to reschedule */
-		}
-		if ((r = pk_pod_decode(obj, &p, errs)) < 0) {
-			free(key);
-			return r;
-		}
-		r = sc_forest_add_pod(s, p);
-		pk_pod_free(p);
-		old = r == 0 && key ? sc_map_get(&s->forest.pods, key) : NULL;
-		if (old)
-			old->fp = fp;
-		free(key);
-		if (r == -E2BIG && errs)
-			pk_errors_add(errs, "spec.containers: more than %d distinct resource names",
-				      SC_MAX_RES);
-		break;
+		return pk_sched_add_pods(s, obj, &name, 1, errs);
 	}
 	case PK_KIND_POD_GROUP:
 	case PK_KIND_COMPOSITE_POD_GROUP: {
@@ -270,6 +308,62 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 		break; /* Workloads, Jobs and unknown kinds carry nothing to schedule */
 	}
 	s->forest_changed = true;
+	return r;
+}
+
+/* obj named name (the decoded view p, when there is one, borrows the tree's name). */
+static int rename_pod(json_t *obj, struct pk_pod *p, const char *name)
+{
+	json_t *md = json_object_get(obj, "metadata");
+	const char *cur = pk_name(obj);
+
+	if (!name || (cur && strcmp(cur, name) == 0))
+		return 0;
+	if (!json_is_object(md) || json_object_set_new(md, "name", json_string(name)) < 0)
+		return -ENOMEM;
+	if (p)
+		p->meta.name = pk_name(obj);
+	return 0;
+}
+
+int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names, size_t n,
+		      struct pk_errors *errs)
+{
+	struct pk_pod *p = NULL;
+	uint64_t fp;
+	int r = 0;
+
+	if (!s || !obj || (n && !names))
+		return -EINVAL;
+	if (s->snap.nlog)
+		return -EBUSY;
+	fp = pod_fingerprint(obj); /* the name is not part of it */
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		char *key = sc_key(pk_namespace(obj), names[i]);
+		struct sc_pod *old = key ? sc_map_get(&s->forest.pods, key) : NULL;
+
+		if (old && old->fp == fp) {
+			free(key);
+			continue; /* only status changed: nothing to reschedule */
+		}
+		r = rename_pod(obj, p, names[i]);
+		if (r == 0 && !p)
+			r = pk_pod_decode(obj, &p, errs);
+		if (r < 0) {
+			free(key);
+			break;
+		}
+		r = sc_forest_add_pod(s, p);
+		s->forest_changed = true;
+		old = r == 0 && key ? sc_map_get(&s->forest.pods, key) : NULL;
+		if (old)
+			old->fp = fp;
+		free(key);
+	}
+	pk_pod_free(p);
+	if (r == -E2BIG && errs)
+		pk_errors_add(errs, "spec.containers: more than %d distinct resource names",
+			      SC_MAX_RES);
 	return r;
 }
 
@@ -342,7 +436,7 @@ int pk_sched_check(const struct pk_sched *s, char *why, size_t whylen)
 		const struct sc_pod *p = f->all_pods.v[i];
 		bool found = false;
 
-		if (sc_map_get(&f->pods, p->key) != p || !p->group)
+		if (sc_map_get(&f->pods, p->key) != p || !p->group || p->apos != i)
 			goto bad_pod;
 		for (size_t k = 0; k < p->group->pods.n; k++)
 			found = found || p->group->pods.v[k] == p;

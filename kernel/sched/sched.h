@@ -88,6 +88,14 @@ void pk_sched_free(struct pk_sched *s);
 int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs);
 int pk_sched_update(struct pk_sched *s, json_t *obj, struct pk_errors *errs);
 int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
+/*
+ * Add n pods alike: pod (a Pod object) named names[0], ..., names[n-1] in
+ * turn, as n pk_sched_add calls would, but decoded once (a simulator's
+ * gang).  pod's metadata.name is left at the last name.  Stops at the first
+ * error.
+ */
+int pk_sched_add_pods(struct pk_sched *s, json_t *pod, const char *const *names, size_t n,
+		      struct pk_errors *errs);
 
 enum pk_sched_action_kind {
 	PK_SCHED_BIND,	    /* set spec.nodeName of pod ns/name to node */

@@ -85,6 +85,7 @@ static void node_clear(struct sc_snapshot *snap, struct sc_node *n)
 void sc_snapshot_fini(struct sc_snapshot *snap)
 {
 	sc_snapshot_drop_parts(snap);
+	sc_snapshot_drop_blocks(snap);
 	for (size_t i = 0; i < snap->nnodes; i++) {
 		node_clear(snap, snap->nodes[i]);
 		free(snap->nodes[i]->name);
@@ -174,6 +175,7 @@ int sc_snapshot_set_node(struct sc_snapshot *snap, const struct pk_node *view)
 	if (snap->nlog)
 		return -EBUSY;
 	sc_snapshot_drop_parts(snap);
+	sc_snapshot_drop_blocks(snap);
 	if (n) {
 		node_clear(snap, n);
 		r = node_fill(snap, n, view);
@@ -213,6 +215,7 @@ int sc_snapshot_remove_node(struct sc_snapshot *snap, const char *name)
 	if (snap->nlog)
 		return -EBUSY;
 	sc_snapshot_drop_parts(snap);
+	sc_snapshot_drop_blocks(snap);
 	n->removed = true; /* the index stays; pods bound to it keep their usage */
 	return 0;
 }
@@ -401,6 +404,77 @@ int sc_part_index(const struct sc_snapshot *snap, struct sc_part *p)
 	return 0;
 }
 
+/* ---- the node capacity index ------------------------------------------------ */
+
+void sc_snapshot_drop_blocks(struct sc_snapshot *snap)
+{
+	free(snap->bmax);
+	free(snap->bdirty);
+	snap->bmax = NULL;
+	snap->bdirty = NULL;
+	snap->nblocks = 0;
+}
+
+/* What node n has free of resource r, for the index: -1 when it fits nothing. */
+static int64_t node_free(const struct sc_node *n, int r)
+{
+	return n->used[r] < 0 ? -1 : sc_sub(n->alloc[r], n->used[r]);
+}
+
+static void block_refresh(struct sc_snapshot *snap, size_t b)
+{
+	size_t lo = b * SC_NODE_BLOCK, hi = lo + SC_NODE_BLOCK;
+	int64_t *mx = snap->bmax[b];
+
+	if (hi > snap->nnodes)
+		hi = snap->nnodes;
+	for (int r = 0; r < snap->bnres; r++)
+		mx[r] = INT64_MIN;
+	for (size_t i = lo; i < hi; i++)
+		for (int r = 0; r < snap->bnres; r++) {
+			int64_t v = node_free(snap->nodes[i], r);
+
+			if (v > mx[r])
+				mx[r] = v;
+		}
+	snap->bdirty[b] = 0;
+}
+
+int sc_snapshot_blocks(struct sc_snapshot *snap)
+{
+	size_t nb = (snap->nnodes + SC_NODE_BLOCK - 1) / SC_NODE_BLOCK;
+
+	if (snap->nblocks && snap->bnres == snap->nres)
+		return 0;
+	sc_snapshot_drop_blocks(snap);
+	if (!nb)
+		return 0;
+	snap->bmax = malloc(nb * sizeof(*snap->bmax));
+	snap->bdirty = malloc(nb);
+	if (!snap->bmax || !snap->bdirty) {
+		sc_snapshot_drop_blocks(snap);
+		return -ENOMEM;
+	}
+	snap->nblocks = nb;
+	snap->bnres = snap->nres;
+	for (size_t b = 0; b < nb; b++)
+		block_refresh(snap, b);
+	return 0;
+}
+
+bool sc_block_may_fit(struct sc_snapshot *snap, size_t b, const struct sc_pod *pod, const int *rr,
+		      int nrr)
+{
+	if (b >= snap->nblocks)
+		return true;
+	if (snap->bdirty[b])
+		block_refresh(snap, b);
+	for (int j = 0; j < nrr; j++)
+		if (snap->bmax[b][rr[j]] < pod->req[rr[j]])
+			return false;
+	return true;
+}
+
 /* Add sign * pod's requests to a node's usage and its domains' free space. */
 static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign)
 {
@@ -409,6 +483,8 @@ static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node,
 	for (int r = 0; r < snap->nres; r++)
 		n->used[r] =
 		    sign > 0 ? sc_add(n->used[r], pod->req[r]) : sc_sub(n->used[r], pod->req[r]);
+	if (snap->nblocks)
+		snap->bdirty[(size_t)node / SC_NODE_BLOCK] = 1;
 	if (snap->slices)
 		sc_slices_charge(snap->slices, node, sign);
 	sc_cons_charge(snap, pod, node, sign);
@@ -689,6 +765,31 @@ static int check_part_index(struct check *c, const struct sc_part *p)
 	return 0;
 }
 
+/* The node capacity index: a clean block holds its nodes' largest free amounts. */
+static int check_blocks(struct check *c)
+{
+	const struct sc_snapshot *snap = c->snap;
+
+	for (size_t b = 0; b < snap->nblocks; b++) {
+		if (snap->bdirty[b])
+			continue;
+		for (int r = 0; r < snap->bnres; r++) {
+			int64_t mx = INT64_MIN;
+
+			for (size_t i = b * SC_NODE_BLOCK;
+			     i < snap->nnodes && i < (b + 1) * SC_NODE_BLOCK; i++)
+				if (node_free(snap->nodes[i], r) > mx)
+					mx = node_free(snap->nodes[i], r);
+			if (mx != snap->bmax[b][r])
+				return check_fail(c,
+						  "node block %zu: largest free %s %" PRId64
+						  ", nodes say %" PRId64,
+						  b, snap->res_name[r], snap->bmax[b][r], mx);
+		}
+	}
+	return 0;
+}
+
 int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods, bool quiet,
 		      char *why, size_t whylen)
 {
@@ -702,6 +803,8 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 	if (rc == 0)
 		rc = check_nodes(&c, used);
 	free(used);
+	if (rc == 0)
+		rc = check_blocks(&c);
 	for (size_t k = 0; rc == 0 && k < snap->nparts; k++) {
 		rc = check_part_summaries(&c, snap->parts[k]);
 		if (rc == 0)

@@ -73,9 +73,14 @@ void *sc_map_get(const struct sc_map *map, const char *key)
 	return slot ? slot->value : NULL;
 }
 
+/*
+ * Rehash into a table twice as large, or as large when deletions left it
+ * mostly tombstones (a map with churn, pods coming and going, stays the
+ * size its live keys need).
+ */
 static int grow(struct sc_map *map)
 {
-	size_t cap = map->cap ? map->cap * 2 : 16;
+	size_t cap = !map->cap ? 16 : map->live * 4 < map->cap ? map->cap : map->cap * 2;
 	struct sc_map_slot *slots = calloc(cap, sizeof(*slots));
 	struct sc_map_slot *old = map->slots;
 	size_t oldcap = map->cap;

@@ -149,11 +149,36 @@ static int add_obj(struct sim_run *s, json_t *obj)
 	return r;
 }
 
-/* The pods (and gang) of a CSV job, made and handed to the scheduler one by one. */
+/* A CSV job's n pods, p<k>, alike: handed to the scheduler together, in name order. */
+static int add_pods(struct sim_run *s, json_t *pod, int32_t n)
+{
+	struct pk_errors errs = {0};
+	char(*names)[24] = malloc((size_t)(n > 0 ? n : 1) * sizeof(*names)), ts[32];
+	const char **v = malloc((size_t)(n > 0 ? n : 1) * sizeof(*v));
+	int r = names && v ? 0 : -ENOMEM;
+
+	for (int32_t k = 0; r == 0 && k < n; k++) {
+		csv_pod_name(n, k, names[k], sizeof(names[k]));
+		v[k] = names[k];
+	}
+	pk_time_format(SIM_EPOCH_S + s->now / 1000, ts);
+	json_object_set_new(json_object_get(pod, "metadata"), "creationTimestamp", json_string(ts));
+	if (r == 0)
+		r = pk_sched_add_pods(s->sched, pod, v, (size_t)n, &errs);
+	if (r < 0 && !s->err[0])
+		snprintf(s->err, sizeof(s->err), "Pod %s/%s: %s", pk_namespace(pod), pk_name(pod),
+			 errs.n ? errs.msg[0] : strerror(-r));
+	pk_errors_clear(&errs);
+	free(names);
+	free(v);
+	return r;
+}
+
+/* The pods (and gang) of a CSV job, made and handed to the scheduler together. */
 static int submit_csv(struct sim_run *s, uint32_t j)
 {
 	const struct sim_job *job = &s->trace->jobs[j];
-	char ns[24], name[24];
+	char ns[24];
 	json_t *pod, *req;
 	int r = 0;
 
@@ -184,11 +209,8 @@ static int submit_csv(struct sim_run *s, uint32_t j)
 		pk_set(pod, "spec.priority", json_integer(job->priority));
 	if (job->model)
 		pk_set(pod, "spec.nodeSelector", json_pack("{s:s}", SIM_PRODUCT_LABEL, job->model));
-	for (int32_t k = 0; r == 0 && k < job->pods; k++) {
-		csv_pod_name(job->pods, k, name, sizeof(name));
-		pk_set(pod, "metadata.name", json_string(name));
-		r = add_obj(s, pod);
-	}
+	if (r == 0)
+		r = add_pods(s, pod, job->pods);
 	json_decref(pod);
 	return r;
 }
@@ -237,14 +259,32 @@ static int submit(struct sim_run *s, uint32_t j)
 	return s->trace->jobs[j].objects ? submit_objects(s, j) : submit_csv(s, j);
 }
 
+/* Take the job's groups (not its pods) out of the scheduler. */
+static void remove_groups(struct sim_run *s, uint32_t j)
+{
+	const struct sim_job *job = &s->trace->jobs[j];
+	char ns[24];
+	size_t i;
+	json_t *o;
+
+	job_ns(j, ns);
+	if (!job->objects && job->pods > 1)
+		pk_sched_remove(s->sched, PK_KIND_POD_GROUP, ns, "g");
+	json_array_foreach(job->objects, i, o)
+	{
+		enum pk_kind k = pk_kind_of(o);
+
+		if (k != PK_KIND_POD)
+			pk_sched_remove(s->sched, k, ns, pk_name(o));
+	}
+}
+
 /* Take the job's pods and groups out of the scheduler, freeing their nodes. */
 static void withdraw(struct sim_run *s, uint32_t j)
 {
 	const struct sim_job *job = &s->trace->jobs[j];
 	struct sim_jobrun *r = &s->runs[j];
 	char ns[24], name[320];
-	size_t i;
-	json_t *o;
 
 	job_ns(j, ns);
 	for (int32_t k = 0; k < job->pods; k++) {
@@ -254,15 +294,7 @@ static void withdraw(struct sim_run *s, uint32_t j)
 			sim_stats_release(s, r->node[k], sim_pod_req(s, j, k));
 		r->node[k] = -1;
 	}
-	if (!job->objects)
-		pk_sched_remove(s->sched, PK_KIND_POD_GROUP, ns, "g");
-	json_array_foreach(job->objects, i, o)
-	{
-		enum pk_kind k = pk_kind_of(o);
-
-		if (k != PK_KIND_POD)
-			pk_sched_remove(s->sched, k, ns, pk_name(o));
-	}
+	remove_groups(s, j);
 	r->attempt++;
 	r->bound = r->finished = 0;
 }
@@ -433,6 +465,8 @@ static int on_finish(struct sim_run *s, const struct sim_event *e)
 		s->count.pods_succeeded++;
 	}
 	if (r->finished == job->pods) {
+		/* a finished job's groups schedule nothing more: the queue forgets them */
+		remove_groups(s, e->job);
 		r->state = SIM_DONE;
 		r->done_at = e->t;
 		s->count.jobs_completed++;

@@ -12,6 +12,10 @@
  * BENCH_SIM_FULL=1 (minutes on two shared cores); by default the rows are
  * the same cluster with fewer jobs, and a 1,024-host cluster, whose events
  * per second say how far the full size is.
+ *
+ * `bench_sim SUPERSLICES JOBS STRATEGY` runs one row (for profiling);
+ * BENCH_SIM_BINDINGS=FILE writes every binding in order (to check that a
+ * change keeps placements), BENCH_SIM_DUMP=1 prints the run's event counts.
  */
 #include <math.h>
 #include <stdio.h>
@@ -93,10 +97,14 @@ static int row(struct topo_board *b, int superslices, size_t jobs, const char *s
 	free(csv);
 	o.superslice_key = topo_board_level_key(b, 0);
 	o.domain_key = topo_board_level_key(b, 1);
+	if (getenv("BENCH_SIM_BINDINGS"))
+		o.bindings = fopen(getenv("BENCH_SIM_BINDINGS"), "w");
 	t0 = now_s();
 	if (r == 0)
 		r = pk_sim_run(&o, nodes, t, &rep, &events, err, sizeof(err));
 	dt = now_s() - t0;
+	if (o.bindings)
+		fclose(o.bindings);
 	if (r < 0) {
 		fprintf(stderr, "bench_sim: %s\n", err);
 	} else {
@@ -107,6 +115,10 @@ static int row(struct topo_board *b, int superslices, size_t jobs, const char *s
 				 json_object_get(json_object_get(rep, "allocation"), "mean")),
 		       peak_rss_mib());
 		fflush(stdout);
+		if (getenv("BENCH_SIM_DUMP")) {
+			json_dumpf(json_object_get(rep, "events"), stderr, JSON_COMPACT);
+			fprintf(stderr, "\n");
+		}
 	}
 	json_decref(rep);
 	json_decref(nodes);
@@ -114,7 +126,7 @@ static int row(struct topo_board *b, int superslices, size_t jobs, const char *s
 	return r;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct topo_board *b = topo_board_new();
 	char err[TOPO_ERR_MAX];
@@ -129,6 +141,11 @@ int main(void)
 	       "Poisson arrivals at 80%% load\n\n");
 	printf("|  hosts |    jobs | strategy | wall s | events | events/s | alloc | RSS MiB |\n");
 	printf("|---|---|---|---|---|---|---|---|\n");
+	if (argc == 4) { /* one row: superslices jobs strategy (for profiling) */
+		rc = row(b, atoi(argv[1]), (size_t)atol(argv[2]), argv[3]) < 0;
+		topo_board_free(b);
+		return rc;
+	}
 	rc |= row(b, 4, 2000, "fit") < 0;
 	rc |= row(b, 4, 2000, "kep") < 0;
 	rc |= row(b, 64, 1000, "fit") < 0;
