@@ -73,7 +73,7 @@ LIBS_pkappliance := pkappliance pksim pkstore pksched pkdra pkbuilder pkapi pkce
 LIBS_pkkube      := pkkube pkapi pkcel topo
 LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pksched pkdra pkbuilder \
 	pkapi pkcel topo
-LIBS_pkagent     := pkagent pkapi pkcel topo
+LIBS_pkagent     := pkagent pkkube pkapi pkcel topo
 LIBS_pkclient    := pkclient pksim pksched pkdra pkbuilder pkapi pkcel topo
 # Everything, for the benchmarks and the fuzz targets.
 LIBS_all         := pkclient pksim pkagent pkattach pkkube pkappliance pkserver pkstore pksched \
@@ -85,7 +85,7 @@ PKGS_pkapi       := jansson yaml-0.1
 PKGS_pkstore     := sqlite3
 PKGS_pkserver    := libmicrohttpd gnutls libprotobuf-c
 PKGS_pkclient    := libcurl sqlite3
-PKGS_pkagent     := libcurl hwloc libudev libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libmicrohttpd
+PKGS_pkagent     := hwloc libudev libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libmicrohttpd
 PKGS_pkkube      := libcurl
 PKGS_pkattach    := libmicrohttpd gnutls
 

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "kernel/api/api.h"
+#include "kernel/api/kubeconfig.h"
 #include "topology/topology.h"
 
 /* Where node heartbeat Leases live by default (as the kubelet's). */
@@ -295,16 +296,12 @@ int agent_mkdir_p(const char *dir);
 /* ---- publishing ----------------------------------------------------------- */
 struct agent_publisher;
 
+/*
+ * How the publisher behaves; where it publishes and with which credentials
+ * is a struct pk_kube_credentials (kernel/api/kubeconfig.h), from flags, a
+ * kubeconfig or the pod's service account (kube_credentials_in_cluster()).
+ */
 struct agent_publish_config {
-	const char *url;	/* https://host:port or http://...; NULL: in-cluster */
-	const char *token;	/* fixed bearer token, or NULL */
-	const char *token_file; /* re-read before every request, or NULL */
-	const char *ca_file;
-	const char *cert_file, *key_file; /* client certificate (the node's identity) */
-	/* PEM bytes instead of files (a kubeconfig's *-data), or NULL */
-	const char *ca_data, *cert_data, *key_data;
-	size_t ca_data_len, cert_data_len, key_data_len;
-	bool insecure;		     /* skip TLS verification (tests only) */
 	bool status;		     /* also own status.capacity/allocatable (no kubelet) */
 	bool register_node;	     /* create the Node when missing (no kubelet registers it) */
 	const char *lease_namespace; /* NULL: AGENT_LEASE_NAMESPACE */
@@ -317,14 +314,14 @@ struct agent_publish_config {
 };
 
 /*
- * Fill cfg from the in-cluster environment: KUBERNETES_SERVICE_HOST/PORT and
- * the service-account token and CA (dir defaults to
- * /var/run/secrets/kubernetes.io/serviceaccount).  -ENOENT when not in a
- * cluster.  Strings point into buf.
+ * A publisher talking to creds->server (http:// or https://, else -EINVAL)
+ * through the project's one Kubernetes client (kernel/kube: the same TLS,
+ * client certificate and token handling as attach mode; a token file is
+ * re-read as it rotates).  Takes over the strings of creds (cleared, also on
+ * failure).
  */
-int agent_publish_incluster(struct agent_publish_config *cfg, const char *sa_dir, char *buf,
-			    size_t buflen);
-int agent_publisher_new(const struct agent_publish_config *cfg, struct agent_publisher **ret);
+int agent_publisher_new(const struct agent_publish_config *cfg, struct pk_kube_credentials *creds,
+			struct agent_publisher **ret);
 void agent_publisher_free(struct agent_publisher *p);
 /*
  * Stop waiting between retries as soon as fd is readable (the daemon passes

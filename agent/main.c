@@ -5,7 +5,6 @@
  * daemon loop of daemon.c.  Everything else lives in libpkagent (agent.h).
  */
 #include <ctype.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 
 #include "agent/agent.h"
 #include "kernel/api/kubeconfig.h"
+#include "kernel/kube/kube.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -79,8 +79,12 @@ struct options {
 	const char *output;
 	bool once, in_cluster;
 	const char *kubeconfig, *context;
-	const char *health_listen;	  /* --health-listen ADDR:PORT */
-	struct pk_kube_credentials creds; /* from --kubeconfig */
+	const char *health_listen; /* --health-listen ADDR:PORT */
+	/* where to publish and how to authenticate, from the command line */
+	struct {
+		const char *url, *token, *token_file, *ca_file, *cert_file, *key_file;
+		bool insecure;
+	} srv;
 	char node_name[TOPO_DNS_SUBDOMAIN_MAX + 1];
 	char *last_warnings;
 };
@@ -235,22 +239,22 @@ static int parse_publish_opt(int c, struct options *o)
 
 	switch (c) {
 	case OPT_PUBLISH:
-		o->pub.url = optarg;
+		o->srv.url = optarg;
 		break;
 	case OPT_IN_CLUSTER:
 		o->in_cluster = true;
 		break;
 	case OPT_TOKEN:
-		o->pub.token = optarg;
+		o->srv.token = optarg;
 		break;
 	case OPT_TOKEN_FILE:
-		o->pub.token_file = optarg;
+		o->srv.token_file = optarg;
 		break;
 	case OPT_CA_FILE:
-		o->pub.ca_file = optarg;
+		o->srv.ca_file = optarg;
 		break;
 	case OPT_INSECURE:
-		o->pub.insecure = true;
+		o->srv.insecure = true;
 		break;
 	case OPT_STATUS:
 		o->pub.status = true;
@@ -277,10 +281,10 @@ static int parse_publish_opt(int c, struct options *o)
 		o->pub.resync_s = (int)v;
 		break;
 	case OPT_CERT:
-		o->pub.cert_file = optarg;
+		o->srv.cert_file = optarg;
 		break;
 	case OPT_KEY:
-		o->pub.key_file = optarg;
+		o->srv.key_file = optarg;
 		break;
 	case OPT_RETRIES:
 		r = num_opt("--retries", 1, 100, &v);
@@ -391,7 +395,7 @@ static int check_args(int argc, char **argv, const struct options *o)
 		fprintf(stderr, "podagent: -o needs --once\n");
 		return -EINVAL;
 	}
-	if ((o->pub.url || o->in_cluster) && o->kubeconfig) {
+	if ((o->srv.url || o->in_cluster) && o->kubeconfig) {
 		fprintf(stderr, "podagent: --kubeconfig excludes --publish and --in-cluster\n");
 		return -EINVAL;
 	}
@@ -399,15 +403,15 @@ static int check_args(int argc, char **argv, const struct options *o)
 		fprintf(stderr, "podagent: --context needs --kubeconfig\n");
 		return -EINVAL;
 	}
-	if (o->pub.url && o->in_cluster) {
+	if (o->srv.url && o->in_cluster) {
 		fprintf(stderr, "podagent: --publish and --in-cluster exclude each other\n");
 		return -EINVAL;
 	}
-	if (!o->pub.cert_file != !o->pub.key_file) {
+	if (!o->srv.cert_file != !o->srv.key_file) {
 		fprintf(stderr, "podagent: --client-certificate and --client-key go together\n");
 		return -EINVAL;
 	}
-	if (o->pub.token && o->pub.token_file) {
+	if (o->srv.token && o->srv.token_file) {
 		fprintf(stderr, "podagent: --token and --token-file exclude each other\n");
 		return -EINVAL;
 	}
@@ -523,65 +527,82 @@ static int run_daemon(struct options *o)
 	return EXIT_OK;
 }
 
-/* --kubeconfig: the context's server and credentials (command-line ones win). */
-static int from_kubeconfig(struct options *o)
+/*
+ * Where to publish: --kubeconfig (its context's server and credentials; the
+ * command line's credentials win), --in-cluster (the pod's service account)
+ * or --publish URL with the command line's credentials.  1: nowhere
+ * (nothing asked), 0: *c filled, else an exit code.
+ */
+static int server_credentials(struct options *o, struct pk_kube_credentials *c)
 {
 	struct pk_kubeconfig *kc = NULL;
-	struct pk_kube_overrides ov = {.context = o->context};
-	struct pk_kube_credentials *c = &o->creds;
+	struct pk_kube_overrides ov = {.context = o->context,
+				       .token = o->srv.token,
+				       .ca_file = o->srv.ca_file,
+				       .cert_file = o->srv.cert_file,
+				       .key_file = o->srv.key_file,
+				       .insecure = o->srv.insecure};
+	const char *what = o->kubeconfig ? "--kubeconfig" : "--in-cluster";
 	char err[1024] = "";
-	int r = pk_kubeconfig_load(o->kubeconfig, NULL, NULL, &kc, err, sizeof(err));
-
-	if (r == 0)
-		r = pk_kubeconfig_resolve(kc, &ov, c, err, sizeof(err));
-	pk_kubeconfig_free(kc);
-	if (r < 0) {
-		fprintf(stderr, "podagent: --kubeconfig: %s\n", err);
-		return r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
-	}
-	o->pub.url = c->server;
-	o->pub.insecure = o->pub.insecure || c->insecure;
-	if (!o->pub.token && !o->pub.token_file) {
-		o->pub.token = c->token;
-		o->pub.token_file = c->token_file;
-	}
-	if (!o->pub.ca_file) {
-		o->pub.ca_file = c->ca_file;
-		o->pub.ca_data = c->ca_data;
-		o->pub.ca_data_len = c->ca_data_len;
-	}
-	if (!o->pub.cert_file) {
-		o->pub.cert_file = c->cert_file;
-		o->pub.key_file = c->key_file;
-		o->pub.cert_data = c->cert_data;
-		o->pub.cert_data_len = c->cert_data_len;
-		o->pub.key_data = c->key_data;
-		o->pub.key_data_len = c->key_data_len;
-	}
-	return EXIT_OK;
-}
-
-static int setup_publisher(struct options *o, char *buf, size_t len)
-{
 	int r;
 
-	if (o->kubeconfig && (r = from_kubeconfig(o)) != EXIT_OK)
-		return r;
-	if (o->in_cluster) {
-		r = agent_publish_incluster(&o->pub, getenv("PODAGENT_SERVICEACCOUNT_DIR"), buf,
-					    len);
-		if (r < 0) {
-			fprintf(stderr,
-				"podagent: --in-cluster: KUBERNETES_SERVICE_HOST is not set\n");
-			return EXIT_USAGE;
-		}
+	if (o->kubeconfig) {
+		r = pk_kubeconfig_load(o->kubeconfig, NULL, NULL, &kc, err, sizeof(err));
+		if (r == 0)
+			r = pk_kubeconfig_resolve(kc, &ov, c, err, sizeof(err));
+		pk_kubeconfig_free(kc);
+	} else if (o->in_cluster) {
+		r = kube_credentials_in_cluster(getenv("PODAGENT_SERVICEACCOUNT_DIR"), c, err,
+						sizeof(err));
+	} else if (o->srv.url) {
+		*c = (struct pk_kube_credentials){.insecure = o->srv.insecure};
+		r = (c->server = strdup(o->srv.url)) ? 0 : -ENOMEM;
+#define DUP_FLAG(field)                                                                            \
+	if (r == 0 && o->srv.field && !(c->field = strdup(o->srv.field)))                          \
+		r = -ENOMEM;
+		DUP_FLAG(token)
+		DUP_FLAG(ca_file)
+		DUP_FLAG(cert_file)
+		DUP_FLAG(key_file)
+#undef DUP_FLAG
+		snprintf(err, sizeof(err), "%s", strerror(ENOMEM));
+		what = "--publish";
+	} else {
+		return 1;
 	}
-	if (!o->pub.url)
-		return EXIT_OK;
-	r = agent_publisher_new(&o->pub, &o->d.publisher);
+	/* a token file on the command line replaces the kubeconfig's token */
+	if (r == 0 && o->srv.token_file) {
+		free(c->token);
+		c->token = NULL;
+		free(c->token_file);
+		r = (c->token_file = strdup(o->srv.token_file)) ? 0 : -ENOMEM;
+	}
 	if (r < 0) {
+		fprintf(stderr, "podagent: %s: %s\n", what, err[0] ? err : strerror(-r));
+		pk_kube_credentials_clear(c);
+		return r == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int setup_publisher(struct options *o)
+{
+	struct pk_kube_credentials c = {0};
+	int r = server_credentials(o, &c);
+
+	if (r == 1)
+		return EXIT_OK;
+	if (r != 0)
+		return r;
+	if (strncmp(c.server, "http://", 7) != 0 && strncmp(c.server, "https://", 8) != 0) {
 		fprintf(stderr, "podagent: --publish %s: expected an http:// or https:// URL\n",
-			o->pub.url);
+			c.server);
+		pk_kube_credentials_clear(&c);
+		return EXIT_USAGE;
+	}
+	r = agent_publisher_new(&o->pub, &c, &o->d.publisher);
+	if (r < 0) {
+		fprintf(stderr, "podagent: publishing: %s\n", strerror(-r));
 		return r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 	}
 	/* the host index may come from the Node's label or the ICI neighbours' Nodes */
@@ -607,7 +628,7 @@ int main(int argc, char **argv)
 	    .pub = {.retries = 5, .backoff_ms = 500, .backoff_max_ms = 8000},
 	};
 	struct topo_board *board = NULL;
-	char err[TOPO_ERR_MAX], incluster[4096];
+	char err[TOPO_ERR_MAX];
 	int r, rc;
 
 	r = parse_args(argc, argv, &o);
@@ -629,17 +650,14 @@ int main(int argc, char **argv)
 		}
 		o.d.agent.board = board;
 	}
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	rc = setup_publisher(&o, incluster, sizeof(incluster));
+	rc = setup_publisher(&o);
 	if (rc == EXIT_OK && o.once) {
 		rc = run_once(&o);
 	} else if (rc == EXIT_OK) {
 		rc = run_daemon(&o);
 	}
 	agent_publisher_free(o.d.publisher);
-	pk_kube_credentials_clear(&o.creds);
 	topo_board_free(board);
 	free(o.last_warnings);
-	curl_global_cleanup();
 	return rc;
 }

@@ -21,11 +21,12 @@
  * its renewTime is patched every interval, and the Lease is created when
  * missing, as the kubelet does with its own.
  *
- * Every request re-reads the bearer token file, so rotated service-account
- * tokens are picked up.  Network errors, 5xx, 429 and 401 are retried with
- * exponential backoff capped at backoff_max_ms; other 4xx fail at once.
+ * Requests go through the project's one Kubernetes client (kernel/kube, as
+ * attach mode's): TLS, the client certificate and the bearer token are set
+ * up there, and a token file is re-read as it rotates.  Network errors, 5xx,
+ * 429 and 401 are retried with exponential backoff capped at backoff_max_ms;
+ * other 4xx fail at once.
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -34,12 +35,12 @@
 #include <time.h>
 
 #include "agent/agent.h"
-
-#define MAX_RESPONSE (4 * 1024 * 1024)
-#define MAX_TOKEN 16384
+#include "kernel/kube/kube.h"
 
 struct agent_publisher {
-	char *url, *token, *token_file, *ca_file, *cert_file, *key_file, *lease_ns;
+	struct kube_client *client;
+	struct kube_conn *conn; /* one keep-alive connection */
+	char *lease_ns;
 	json_t *last;	    /* {"meta": patch, "status": node status} last accepted */
 	json_t *foreign;    /* label keys someone else set on the Node: never written */
 	json_t *own_labels; /* the Node's labels as last read for a lookup */
@@ -48,7 +49,6 @@ struct agent_publisher {
 	int64_t last_sync;  /* monotonic seconds of that write */
 	int cancel_fd;	    /* readable: stop retrying (the daemon's signalfd), or -1 */
 	struct agent_publish_config cfg;
-	CURL *curl;
 	json_t *owned; /* array of keys owned on the server; NULL: not learned */
 };
 
@@ -57,63 +57,39 @@ static const char *const agent_annotations[] = {
     AGENT_ANN_DISAGREE, TOPO_ANN_HEARTBEAT, /* the older liveness signal: removed from Nodes now */
 };
 
-int agent_publish_incluster(struct agent_publish_config *cfg, const char *sa_dir, char *buf,
-			    size_t buflen)
-{
-	const char *host = getenv("KUBERNETES_SERVICE_HOST");
-	const char *port = getenv("KUBERNETES_SERVICE_PORT");
-	int n;
-
-	if (!host || !*host)
-		return -ENOENT;
-	if (!port || !*port)
-		port = "443";
-	if (!sa_dir)
-		sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount";
-	n = snprintf(buf, buflen, "https://%s%s%s:%s%c%s/token%c%s/ca.crt",
-		     strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port, '\0',
-		     sa_dir, '\0', sa_dir);
-	if (n < 0 || (size_t)n >= buflen)
-		return -ENAMETOOLONG;
-	cfg->url = buf;
-	cfg->token_file = buf + strlen(buf) + 1;
-	cfg->ca_file = cfg->token_file + strlen(cfg->token_file) + 1;
-	return 0;
-}
-
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
-int agent_publisher_new(const struct agent_publish_config *cfg, struct agent_publisher **ret)
+int agent_publisher_new(const struct agent_publish_config *cfg, struct pk_kube_credentials *creds,
+			struct agent_publisher **ret)
 {
 	struct agent_publisher *p;
+	int r;
 
-	if (!cfg || !cfg->url || strncmp(cfg->url, "http", 4) != 0)
+	if (!cfg || !creds || !creds->server ||
+	    (strncmp(creds->server, "http://", 7) != 0 &&
+	     strncmp(creds->server, "https://", 8) != 0)) {
+		pk_kube_credentials_clear(creds);
 		return -EINVAL;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	p->cfg = *cfg;
-	p->cancel_fd = -1;
-	p->url = strdup(cfg->url);
-	p->token = dup_or_null(cfg->token);
-	p->token_file = dup_or_null(cfg->token_file);
-	p->ca_file = dup_or_null(cfg->ca_file);
-	p->cert_file = dup_or_null(cfg->cert_file);
-	p->key_file = dup_or_null(cfg->key_file);
-	p->lease_ns = strdup(cfg->lease_namespace ? cfg->lease_namespace : AGENT_LEASE_NAMESPACE);
-	p->curl = curl_easy_init();
-	if (!p->url || !p->curl || !p->lease_ns || (cfg->token && !p->token) ||
-	    (cfg->token_file && !p->token_file) || (cfg->ca_file && !p->ca_file) ||
-	    (cfg->cert_file && !p->cert_file) || (cfg->key_file && !p->key_file)) {
-		agent_publisher_free(p);
-		return -ENOMEM;
 	}
 	/* strip trailing slashes so paths join cleanly */
-	for (size_t n = strlen(p->url); n > 0 && p->url[n - 1] == '/'; n--)
-		p->url[n - 1] = '\0';
+	for (size_t n = strlen(creds->server); n > 0 && creds->server[n - 1] == '/'; n--)
+		creds->server[n - 1] = '\0';
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		pk_kube_credentials_clear(creds);
+		return -ENOMEM;
+	}
+	p->cfg = *cfg;
+	p->cfg.lease_namespace = NULL;
+	p->cancel_fd = -1;
+	p->lease_ns = strdup(cfg->lease_namespace ? cfg->lease_namespace : AGENT_LEASE_NAMESPACE);
+	r = kube_client_new(creds, &p->client);
+	if (r == 0)
+		r = kube_conn_new(p->client, &p->conn);
+	if (r == 0 && !p->lease_ns)
+		r = -ENOMEM;
+	if (r < 0) {
+		agent_publisher_free(p);
+		return r;
+	}
 	if (p->cfg.retries < 1)
 		p->cfg.retries = 1;
 	if (p->cfg.backoff_ms <= 0)
@@ -134,164 +110,37 @@ void agent_publisher_free(struct agent_publisher *p)
 {
 	if (!p)
 		return;
-	curl_easy_cleanup(p->curl);
+	kube_conn_free(p->conn);
+	kube_client_free(p->client);
 	json_decref(p->owned);
 	json_decref(p->last);
 	json_decref(p->foreign);
 	json_decref(p->own_labels);
 	json_decref(p->peers);
-	free(p->cert_file);
-	free(p->key_file);
 	free(p->lease_ns);
-	free(p->url);
-	free(p->token);
-	free(p->token_file);
-	free(p->ca_file);
 	free(p);
 }
 
 /* ---- HTTP ------------------------------------------------------------------- */
 
-struct buf {
-	char *data;
-	size_t len;
-};
-
-static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg)
-{
-	struct buf *b = arg;
-	size_t n = size * nmemb;
-	char *d;
-
-	if (b->len + n > MAX_RESPONSE)
-		return 0;
-	d = realloc(b->data, b->len + n + 1);
-	if (!d)
-		return 0;
-	memcpy(d + b->len, ptr, n);
-	b->data = d;
-	b->len += n;
-	d[b->len] = '\0';
-	return n;
-}
-
-/* A kubeconfig's certificate-authority-data, client-certificate-data, client-key-data. */
-static void set_blobs(CURL *c, const struct agent_publish_config *cfg)
-{
-	if (cfg->ca_data) {
-		struct curl_blob b = {(void *)cfg->ca_data, cfg->ca_data_len, CURL_BLOB_COPY};
-
-		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &b);
-	}
-	if (cfg->cert_data) {
-		struct curl_blob b = {(void *)cfg->cert_data, cfg->cert_data_len, CURL_BLOB_COPY};
-
-		curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &b);
-		curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
-	}
-	if (cfg->key_data) {
-		struct curl_blob b = {(void *)cfg->key_data, cfg->key_data_len, CURL_BLOB_COPY};
-
-		curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &b);
-		curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
-	}
-}
-
-/* The bearer token: the file's first line, read now, or the fixed token. */
-static int read_token(const struct agent_publisher *p, char *tok, size_t len)
-{
-	FILE *f;
-	size_t n;
-
-	tok[0] = '\0';
-	if (!p->token_file) {
-		if (p->token)
-			snprintf(tok, len, "%s", p->token);
-		return 0;
-	}
-	f = fopen(p->token_file, "re");
-	if (!f)
-		return -errno;
-	n = fread(tok, 1, len - 1, f);
-	fclose(f);
-	tok[n] = '\0';
-	tok[strcspn(tok, "\r\n")] = '\0';
-	return 0;
-}
-
 struct response {
 	long status; /* 0: no HTTP answer */
 	json_t *body;
-	char error[CURL_ERROR_SIZE];
+	char error[256];
 };
 
 static int http(struct agent_publisher *p, const char *method, const char *path, const json_t *body,
 		const char *ctype, struct response *resp)
 {
-	CURL *c = p->curl;
-	struct curl_slist *hdrs = NULL;
-	struct buf in = {0};
-	char *url = NULL, *text = NULL, hdr[MAX_TOKEN + 32], tok[MAX_TOKEN];
-	CURLcode rc;
 	int r;
 
 	memset(resp, 0, sizeof(*resp));
-	r = read_token(p, tok, sizeof(tok));
-	if (r < 0) {
-		snprintf(resp->error, sizeof(resp->error), "token file %s: %s", p->token_file,
-			 strerror(-r));
-		return r;
-	}
-	if (asprintf(&url, "%s%s", p->url, path) < 0)
-		return -ENOMEM;
-	curl_easy_reset(c);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, p->cfg.timeout_ms);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, p->cfg.timeout_ms);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, resp->error);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &in);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (p->ca_file)
-		curl_easy_setopt(c, CURLOPT_CAINFO, p->ca_file);
-	if (p->cert_file) /* the node's own identity (CN system:node:NAME) */
-		curl_easy_setopt(c, CURLOPT_SSLCERT, p->cert_file);
-	if (p->key_file)
-		curl_easy_setopt(c, CURLOPT_SSLKEY, p->key_file);
-	set_blobs(c, &p->cfg);
-	if (p->cfg.insecure) {
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-	hdrs = curl_slist_append(hdrs, "Accept: application/json");
-	if (tok[0]) {
-		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", tok);
-		hdrs = curl_slist_append(hdrs, hdr);
-	}
-	if (body) {
-		text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		snprintf(hdr, sizeof(hdr), "Content-Type: %s", ctype);
-		hdrs = curl_slist_append(hdrs, hdr);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, text ? text : "");
-	}
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	rc = curl_easy_perform(c);
-	if (rc == CURLE_OK) {
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
-		if (in.data)
-			resp->body = json_loadb(in.data, in.len, 0, NULL);
-	} else if (!resp->error[0]) {
-		snprintf(resp->error, sizeof(resp->error), "%s", curl_easy_strerror(rc));
-	}
-	explicit_bzero(hdr, sizeof(hdr));
-	explicit_bzero(tok, sizeof(tok));
-	curl_slist_free_all(hdrs);
-	free(text);
-	free(in.data);
-	free(url);
-	return rc == CURLE_OK ? 0 : -EIO;
+	r = kube_request(p->conn, method, path, body ? ctype : NULL, body, (int)p->cfg.timeout_ms,
+			 &resp->status, &resp->body);
+	if (r < 0)
+		snprintf(resp->error, sizeof(resp->error), "%s",
+			 *kube_conn_error(p->conn) ? kube_conn_error(p->conn) : strerror(-r));
+	return r;
 }
 
 /* ---- what the agent owns ------------------------------------------------------- */

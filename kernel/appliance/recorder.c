@@ -79,8 +79,8 @@ static json_t *event_new(struct ap_recorder *rec, const struct pk_write_item *it
 	return ev;
 }
 
-static void note_one(void *arg, const struct pk_write_item *it, const json_t *obj,
-		     const char *type, const char *reason, const char *action, const char *note)
+static void note_one(void *arg, const struct pk_write_item *it, const json_t *obj, const char *type,
+		     const char *reason, const char *action, const char *note)
 {
 	struct pk_appliance *app = arg;
 	struct ap_recorder *rec = app->recorder;
@@ -160,14 +160,16 @@ void ap_record_sweep(struct pk_appliance *app, int64_t now_ms)
 
 	if (!rec || !app->store || now_ms < rec->next_sweep_ms)
 		return;
-	rec->next_sweep_ms = now_ms + (ttl_s * 1000 < AP_EVENT_SWEEP_MS ? ttl_s * 1000 : AP_EVENT_SWEEP_MS);
+	rec->next_sweep_ms =
+	    now_ms + (ttl_s * 1000 < AP_EVENT_SWEEP_MS ? ttl_s * 1000 : AP_EVENT_SWEEP_MS);
 	if (pk_store_list(app->store, "Event", NULL, NULL, &all, NULL, NULL) < 0)
 		return;
 	e = calloc(json_array_size(all) + 1, sizeof(*e));
 	json_array_foreach(all, i, ev)
 	{
-		if (!e || pk_time_parse(pk_get_string(ev, "metadata.creationTimestamp") ?: "",
-					&created) < 0 ||
+		if (!e ||
+		    pk_time_parse(pk_get_string(ev, "metadata.creationTimestamp") ?: "", &created) <
+			0 ||
 		    now - created < ttl_s)
 			continue;
 		e[n++] = (struct pk_store_edit){.kind = "Event",

@@ -6,11 +6,11 @@
  * CA (file or in-memory PEM), the client certificate when the user has one,
  * TCP keepalive, connect timeout.  A bearer token travels in a header built
  * per request, so a rotating token file is picked up (it is re-read at most
- * once a minute).  Answers are buffered up to KUBE_MAX_ANSWER bytes and
- * parsed as JSON; a watch streams instead (kube_stream: each complete line
- * goes to a callback).  kube_request_many() drives a libcurl multi handle
- * over a pool of easy handles that outlives a batch, so a scheduler's
- * bindings reuse warm TLS connections.
+ * once a minute, as client-go's file token source, and before the next
+ * request once the server answered 401: the token may have rotated).  Answers are buffered up to
+ * KUBE_MAX_ANSWER bytes and parsed as JSON; a watch streams instead (kube_stream: each complete
+ * line goes to a callback).  kube_request_many() drives a libcurl multi handle over a pool of easy
+ * handles that outlives a batch, so a scheduler's bindings reuse warm TLS connections.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -128,6 +128,16 @@ const char *kube_status_message(const json_t *answer)
 	const char *m = json_string_value(json_object_get(answer, "message"));
 
 	return m ? m : "";
+}
+
+/* A 401: read the token file again before the next request. */
+static void token_check(struct kube_client *c, long status)
+{
+	if (status != 401 || !c->cfg->token_file)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->token_read = 0;
+	pthread_mutex_unlock(&c->lock);
 }
 
 struct curl_slist *kube_headers(struct kube_client *c, const char *content_type, bool watch)
@@ -344,6 +354,7 @@ int kube_request(struct kube_conn *conn, const char *method, const char *path,
 		if (curl_easy_getinfo(conn->h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
 			snprintf(conn->answer_type, sizeof(conn->answer_type), "%s", ct);
 		*ret_status = status;
+		token_check(conn->c, status);
 		if (ret_body)
 			*ret_body = b.p ? json_loadb(b.p, b.n, 0, NULL) : NULL;
 	}
@@ -432,6 +443,7 @@ static void slot_finish(struct kube_multi *m, struct slot *s, CURLcode cc, struc
 	call->status = 0;
 	if (cc == CURLE_OK) {
 		curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &call->status);
+		token_check(m->c, call->status);
 		call->answer = s->b.p ? json_loadb(s->b.p, s->b.n, 0, NULL) : NULL;
 	}
 	slot_release(s);
@@ -555,6 +567,7 @@ int kube_stream(struct kube_conn *conn, const char *path,
 	curl_easy_setopt(conn->h, CURLOPT_XFERINFODATA, &st);
 	cc = curl_easy_perform(conn->h);
 	curl_easy_getinfo(conn->h, CURLINFO_RESPONSE_CODE, &status);
+	token_check(conn->c, status);
 	curl_slist_free_all(hdrs);
 	/*
 	 * A non-200 answer is one JSON Status, left in the buffer without a
