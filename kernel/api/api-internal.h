@@ -83,5 +83,10 @@ struct pk_workload *pk_workload_decode_partial(json_t *obj, struct pk_errors *er
  * metadata is checked by the caller.
  */
 void pk_validate_dra(const json_t *obj, enum pk_kind kind, struct pk_errors *errs);
+/*
+ * The spec rules of PersistentVolumeClaim, PersistentVolume, StorageClass and
+ * CSINode (validate_storage.c); metadata is checked by the caller.
+ */
+void pk_validate_storage(const json_t *obj, enum pk_kind kind, struct pk_errors *errs);
 
 #endif

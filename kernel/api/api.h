@@ -77,6 +77,11 @@ enum pk_kind {
 	PK_KIND_RESOURCE_CLAIM,
 	PK_KIND_RESOURCE_CLAIM_TEMPLATE,
 	PK_KIND_RESOURCE_SLICE,
+	/* volumes: core v1 claims and volumes, storage.k8s.io/v1 classes and CSI nodes */
+	PK_KIND_PERSISTENT_VOLUME_CLAIM,
+	PK_KIND_PERSISTENT_VOLUME,
+	PK_KIND_STORAGE_CLASS,
+	PK_KIND_CSI_NODE,
 	_PK_KIND_MAX,
 };
 /* "Pod", "CompositePodGroup", ...; NULL for unknown. */

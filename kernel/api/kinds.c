@@ -39,6 +39,13 @@ const struct pk_type pk_types[] = {
      false, PK_KIND_RESOURCE_CLAIM_TEMPLATE},
     {"ResourceSlice", "resourceslices", GROUP("resource.k8s.io", "v1"), "", false, false,
      PK_KIND_RESOURCE_SLICE},
+    {"PersistentVolumeClaim", "persistentvolumeclaims", CORE("v1"), "pvc", true, true,
+     PK_KIND_PERSISTENT_VOLUME_CLAIM},
+    {"PersistentVolume", "persistentvolumes", CORE("v1"), "pv", false, true,
+     PK_KIND_PERSISTENT_VOLUME},
+    {"StorageClass", "storageclasses", GROUP("storage.k8s.io", "v1"), "sc", false, false,
+     PK_KIND_STORAGE_CLASS},
+    {"CSINode", "csinodes", GROUP("storage.k8s.io", "v1"), "", false, false, PK_KIND_CSI_NODE},
     {NULL},
 };
 

@@ -668,6 +668,13 @@ int pk_validate(const json_t *obj, struct pk_errors *errs)
 		validate_other(copy, kind, e);
 		pk_validate_dra(copy, kind, e);
 		break;
+	case PK_KIND_PERSISTENT_VOLUME_CLAIM:
+	case PK_KIND_PERSISTENT_VOLUME:
+	case PK_KIND_STORAGE_CLASS:
+	case PK_KIND_CSI_NODE:
+		validate_other(copy, kind, e);
+		pk_validate_storage(copy, kind, e);
+		break;
 	default:
 		validate_other(copy, kind, e);
 		break;

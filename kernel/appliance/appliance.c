@@ -134,6 +134,7 @@ static void queue_reconcile(struct pk_appliance *app, const char *kind, const js
 
 /* Kinds in the order a fresh scheduler needs them. */
 /* Leases first, so that the Nodes listed next find their heartbeat Lease. */
+/* Storage before pods, so that a pod's claims are known when it comes. */
 static const char *const list_order[] = {
     "Lease",
     "Node",
@@ -141,6 +142,10 @@ static const char *const list_order[] = {
     "DeviceClass",
     "ResourceSlice",
     "ResourceClaim",
+    "StorageClass",
+    "CSINode",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
     "CompositePodGroup",
     "PodGroup",
     "Pod",
@@ -595,7 +600,7 @@ static json_t *bind_annotations(const struct pk_sched_action *a)
 	return ann;
 }
 
-/* A binding waits for the claims its cycle allocated or reserved. */
+/* A binding waits for the claims its cycle allocated, reserved or bound to volumes. */
 static int bind_after_claims(struct pk_appliance *app, const struct pk_sched_result *res,
 			     size_t upto, const struct pk_write_ref *pod)
 {
@@ -605,7 +610,8 @@ static int bind_after_claims(struct pk_appliance *app, const struct pk_sched_res
 		const struct pk_sched_action *c = &res->actions[i];
 		struct pk_write_ref ref;
 
-		if (c->action != PK_SCHED_CLAIM || !json_object_get(c->claim, "allocation"))
+		if ((c->action != PK_SCHED_CLAIM || !json_object_get(c->claim, "allocation")) &&
+		    c->action != PK_SCHED_VOLUME_CLAIM)
 			continue;
 		ref = ref_of(app, c->kind, c->ns, c->name);
 		r = pk_writer_depend(app->writer, pod, &ref);
@@ -641,6 +647,13 @@ static void batch_result(struct pk_appliance *app, const struct pk_sched_result 
 		case PK_SCHED_PREEMPT:
 			r = pk_writer_evict(app->writer, &ref);
 			break;
+		case PK_SCHED_VOLUME_CLAIM: {
+			json_t *ann = bind_annotations(a);
+
+			r = pk_writer_volume_claim(app->writer, &ref, a->volume, ann);
+			json_decref(ann);
+			break;
+		}
 		}
 		if (r < 0) {
 			AP_COUNT(app, write_errors);
@@ -731,7 +744,7 @@ static bool item_failed(struct pk_appliance *app, const struct pk_write_item *it
 			const struct pk_write_result *wr, bool may_retry)
 {
 	const char *kind = pk_kind_to_string(wr->kind);
-	bool cond_only = !it->node && !it->evict;
+	bool cond_only = !it->node && !it->evict && it->kind != PK_KIND_PERSISTENT_VOLUME_CLAIM;
 
 	if (wr->error == -ENOENT && (cond_only || it->evict)) {
 		ap_cache_forget(app->cache, kind, wr->ns, wr->name);

@@ -257,6 +257,18 @@ uint64_t ap_fingerprint(const char *kind, const json_t *obj)
 	case PK_KIND_PRIORITY_CLASS:
 		h = fp_field(h, "value", pk_get(obj, "value"));
 		return fp_field(h, "globalDefault", pk_get(obj, "globalDefault"));
+	case PK_KIND_PERSISTENT_VOLUME_CLAIM: /* the spec, the selected node, the owner */
+		h = fp_field(h, "spec", pk_get(obj, "spec"));
+		h = fp_field(h, "metadata.annotations", pk_get(obj, "metadata.annotations"));
+		return fp_field(h, "metadata.ownerReferences",
+				pk_get(obj, "metadata.ownerReferences"));
+	case PK_KIND_PERSISTENT_VOLUME:
+		h = fp_field(h, "spec", pk_get(obj, "spec"));
+		return fp_field(h, "status.phase", pk_get(obj, "status.phase"));
+	case PK_KIND_STORAGE_CLASS:
+		h = fp_field(h, "provisioner", pk_get(obj, "provisioner"));
+		h = fp_field(h, "volumeBindingMode", pk_get(obj, "volumeBindingMode"));
+		return fp_field(h, "allowedTopologies", pk_get(obj, "allowedTopologies"));
 	case PK_KIND_POD: /* the spec, and the phase the status controllers count */
 		h = fp_field(h, "spec", pk_get(obj, "spec"));
 		h = fp_field(h, "status.phase", pk_get(obj, "status.phase"));
@@ -341,7 +353,9 @@ static bool sched_kind(enum pk_kind k)
 	return k == PK_KIND_NODE || k == PK_KIND_POD || k == PK_KIND_POD_GROUP ||
 	       k == PK_KIND_COMPOSITE_POD_GROUP || k == PK_KIND_PRIORITY_CLASS ||
 	       k == PK_KIND_DEVICE_CLASS || k == PK_KIND_RESOURCE_SLICE ||
-	       k == PK_KIND_RESOURCE_CLAIM;
+	       k == PK_KIND_RESOURCE_CLAIM || k == PK_KIND_PERSISTENT_VOLUME_CLAIM ||
+	       k == PK_KIND_PERSISTENT_VOLUME || k == PK_KIND_STORAGE_CLASS ||
+	       k == PK_KIND_CSI_NODE;
 }
 
 static bool owner_kind(enum pk_kind k)

@@ -48,6 +48,7 @@ static void item_clear(struct pk_write_item *it)
 	free(it->ns);
 	free(it->name);
 	free(it->node);
+	free(it->volume);
 	json_decref(it->annotations);
 	for (size_t i = 0; i < it->nconds; i++) {
 		free(it->conds[i].type);
@@ -211,6 +212,32 @@ int pk_writer_bind(struct pk_writer *w, const struct pk_write_ref *pod, const ch
 	it->node = strdup(node);
 	if (!it->node)
 		return -ENOMEM;
+	if (annotations) {
+		if (!it->annotations)
+			it->annotations = json_object();
+		if (!it->annotations ||
+		    json_object_update(it->annotations, (json_t *)annotations) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int pk_writer_volume_claim(struct pk_writer *w, const struct pk_write_ref *claim,
+			   const char *volume, const json_t *annotations)
+{
+	struct pk_write_item *it;
+
+	if (!ref_ok(w, claim) || claim->kind != PK_KIND_PERSISTENT_VOLUME_CLAIM ||
+	    (annotations && !json_is_object(annotations)) || (!volume && !annotations))
+		return -EINVAL;
+	it = item_of(w, claim);
+	if (!it)
+		return -ENOMEM;
+	if (volume) {
+		free(it->volume);
+		if (!(it->volume = strdup(volume)))
+			return -ENOMEM;
+	}
 	if (annotations) {
 		if (!it->annotations)
 			it->annotations = json_object();
@@ -398,6 +425,17 @@ int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now
 		if (!json_is_object(json_object_get(obj, "spec")))
 			return -EINVAL;
 		r = pk_set(obj, "spec.nodeName", json_string(it->node));
+		if (r < 0)
+			return r;
+	}
+	if (it->volume) {
+		const char *had = pk_get_string(obj, "spec.volumeName");
+
+		if (had && *had && strcmp(had, it->volume) != 0)
+			return -PK_STORE_ECONFLICT; /* bound to another volume meanwhile */
+		if (!json_is_object(json_object_get(obj, "spec")))
+			return -EINVAL;
+		r = pk_set(obj, "spec.volumeName", json_string(it->volume));
 		if (r < 0)
 			return r;
 	}

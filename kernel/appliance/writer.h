@@ -57,7 +57,8 @@ struct pk_write_item {
 	char *ns, *name;
 	uint64_t rv;	     /* precondition of the first action on the object */
 	char *node;	     /* bind: spec.nodeName, or NULL */
-	json_t *annotations; /* bind: merged into metadata.annotations, or NULL */
+	char *volume;	     /* PersistentVolumeClaim: spec.volumeName, or NULL */
+	json_t *annotations; /* bind, volume claim: merged into metadata.annotations, or NULL */
 	struct pk_write_cond *conds;
 	size_t nconds;
 	bool evict; /* delete the pod after its conditions are written */
@@ -128,6 +129,13 @@ int pk_writer_set_condition(struct pk_writer *w, const struct pk_write_ref *obj,
 int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod);
 /* A claim's allocation and reservations (status borrowed; see pk_write_item.claim). */
 int pk_writer_claim(struct pk_writer *w, const struct pk_write_ref *claim, const json_t *status);
+/*
+ * A PersistentVolumeClaim of a pod about to be bound: its volume
+ * (spec.volumeName, NULL: none) and annotations (the selected node, borrowed).
+ * The binding depends on it (pk_writer_depend).
+ */
+int pk_writer_volume_claim(struct pk_writer *w, const struct pk_write_ref *claim,
+			   const char *volume, const json_t *annotations);
 /*
  * obj is written only if dep is (a binding after the claims its pod uses):
  * a backend writes dep first and leaves obj out with -PK_STORE_ECONFLICT

@@ -32,6 +32,14 @@ int at_api_init(struct at_api *api, const char *workload_api)
 	    "PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", false};
 	api->res[AT_RES_NAMESPACE] =
 	    (struct kube_resource){"Namespace", "", "v1", "namespaces", false};
+	api->res[AT_RES_STORAGE_CLASS] =
+	    (struct kube_resource){"StorageClass", "storage.k8s.io", "v1", "storageclasses", false};
+	api->res[AT_RES_CSI_NODE] =
+	    (struct kube_resource){"CSINode", "storage.k8s.io", "v1", "csinodes", false};
+	api->res[AT_RES_PERSISTENT_VOLUME] =
+	    (struct kube_resource){"PersistentVolume", "", "v1", "persistentvolumes", false};
+	api->res[AT_RES_PERSISTENT_VOLUME_CLAIM] = (struct kube_resource){
+	    "PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", true};
 	api->res[AT_RES_COMPOSITE_POD_GROUP] =
 	    (struct kube_resource){"CompositePodGroup", api->workload_group, api->workload_version,
 				   "compositepodgroups", true};

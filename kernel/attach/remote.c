@@ -21,6 +21,10 @@
  *     only once it is written, and fail as a conflict when it is not.  A
  *     deallocation is left to the cluster's claim controller, as
  *     kube-scheduler leaves it;
+ *   - a PersistentVolumeClaim of a pod about to be bound goes first too: a
+ *     merge PATCH of its spec.volumeName and selected-node annotation under
+ *     the resourceVersion the loop saw; the bindings that depend on it are
+ *     sent once it is written;
  * 409 is a conflict (the loop re-reads the object through get(), a GET on
  * the cluster, or the mirror's copy when the cluster does not answer), 404
  * gone, anything else (no answer included) a failed write.
@@ -187,7 +191,7 @@ static void count(struct remote *rb, const struct kube_call *call, int e)
 	}
 	if (strcmp(call->method, "POST") == 0)
 		atomic_fetch_add(&st->bindings, 1);
-	else if (strcmp(call->method, "PUT") == 0)
+	else if (strcmp(call->method, "PUT") == 0 || strcmp(call->method, "PATCH") == 0)
 		atomic_fetch_add(&st->status_writes, 1);
 	else
 		atomic_fetch_add(&st->deletes, 1);
@@ -212,7 +216,8 @@ static void send_calls(struct remote *rb, size_t n, struct pk_write_result *resu
 		count(rb, &rb->calls[c], e);
 		/* a binding answers with a Status, not the pod */
 		if (e == 0 && rb->calls[c].answer && answers &&
-		    strcmp(rb->calls[c].method, "PUT") == 0) {
+		    (strcmp(rb->calls[c].method, "PUT") == 0 ||
+		     strcmp(rb->calls[c].method, "PATCH") == 0)) {
 			at_api_normalize(rb->calls[c].answer);
 			json_decref(answers[rb->item_of[c]]);
 			answers[rb->item_of[c]] = json_incref(rb->calls[c].answer);
@@ -222,7 +227,26 @@ static void send_calls(struct remote *rb, size_t n, struct pk_write_result *resu
 	}
 }
 
-/* Phase zero: the claims' status writes. */
+/* A PersistentVolumeClaim's merge patch: its volume and annotations, under its rv. */
+static json_t *volume_claim_patch(const struct pk_write_item *it)
+{
+	json_t *body = json_pack("{s:{}}", "metadata"), *meta = json_object_get(body, "metadata");
+	char rv[32];
+
+	if (!body)
+		return NULL;
+	if (it->rv) {
+		snprintf(rv, sizeof(rv), "%llu", (unsigned long long)it->rv);
+		json_object_set_new(meta, "resourceVersion", json_string(rv));
+	}
+	if (it->annotations)
+		json_object_set(meta, "annotations", it->annotations);
+	if (it->volume)
+		json_object_set_new(body, "spec", json_pack("{s:s}", "volumeName", it->volume));
+	return body;
+}
+
+/* Phase zero: the claims' status writes and the volume claims' patches. */
 static size_t claim_calls(struct remote *rb, const struct pk_write_batch *batch,
 			  struct pk_write_result *results)
 {
@@ -233,6 +257,15 @@ static size_t claim_calls(struct remote *rb, const struct pk_write_batch *batch,
 		json_t *body = NULL;
 		int r;
 
+		if (it->kind == PK_KIND_PERSISTENT_VOLUME_CLAIM) {
+			if (path_of(rb, it->kind, it->ns, it->name, NULL, rb->paths[n]) < 0) {
+				results[i].error = -EINVAL;
+				continue;
+			}
+			add_call(rb, &n, i, "PATCH", volume_claim_patch(it));
+			rb->calls[n - 1].content_type = "application/merge-patch+json";
+			continue;
+		}
 		if (!it->claim || !json_object_get(it->claim, "allocation"))
 			continue;
 		r = status_body(rb, it, &body);
@@ -258,7 +291,7 @@ static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 		const struct pk_write_item *it = &batch->items[i];
 		json_t *body = NULL;
 
-		if (it->claim)
+		if (it->claim || it->kind == PK_KIND_PERSISTENT_VOLUME_CLAIM)
 			continue;
 		for (size_t d = 0; d < it->ndeps && !results[i].error; d++)
 			if (results[it->deps[d]].error)

@@ -377,7 +377,8 @@ static int commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
 		memcpy(msg, "bound to ", 9);
 		memcpy(msg + 9, node, len);
 		msg[9 + len] = '\0';
-		if ((r = sc_result_bind(ctx->res, p, node)) < 0 ||
+		if ((r = sc_vol_commit(s, p, node, ctx->res)) < 0 ||
+		    (r = sc_result_bind(ctx->res, p, node)) < 0 ||
 		    (r = sc_emit_pod(ctx, p, "True", "Scheduled", msg)) < 0)
 			return r;
 	}

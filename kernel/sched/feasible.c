@@ -58,9 +58,8 @@ enum sc_status sc_leaf_presim(struct sc_ctx *ctx, struct sc_group *g, int *ret_S
 			S++;
 		} else if (sc_pod_pending(p)) {
 			R++;
-		} else if (p->cons && p->cons->refuse && p->node < 0 && !p->node_name &&
-			   !p->deleting) {
-			UU++; /* a field the core does not implement, or one that does not parse */
+		} else if (sc_cons_refusal(p) && p->node < 0 && !p->node_name && !p->deleting) {
+			UU++; /* a field not implemented or not parsed, or a claim held */
 			if (!refused)
 				refused = p;
 		}
@@ -70,7 +69,7 @@ enum sc_status sc_leaf_presim(struct sc_ctx *ctx, struct sc_group *g, int *ret_S
 		st = SC_UNRESOLVABLE;
 		sc_record(ctx, g, st, M, S, R, 0, UU, SC_WHY_POD, refused, NULL);
 		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=%d -> %s (%s)", sc_group_kind(g),
-			 g->key, M, S, R, UU, sc_status_to_string(st), refused->cons->refuse);
+			 g->key, M, S, R, UU, sc_status_to_string(st), sc_cons_refusal(refused));
 	} else if (st >= SC_UNSCHEDULABLE) {
 		sc_record(ctx, g, st, M, S, R, 0, 0, SC_WHY_PRESIM, NULL, NULL);
 		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=0 -> %s (pre-simulation: %s)",

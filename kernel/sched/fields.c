@@ -6,6 +6,8 @@
  * user did not ask for (or that kubelet rejects), so the pod is refused:
  * UnschedulableAndUnresolvable, with a message naming the field path.  The
  * README's table of pod fields lists what is honoured and what is refused.
+ * (Volumes are volumes.c's: claims are bound, inline disks it does not
+ * check for conflicts are refused there.)
  * spec.preemptionPolicy is read here too: a root with a pending pod that
  * says Never does not preempt (preempt.c).
  */
@@ -14,32 +16,6 @@
 #include <string.h>
 
 #include "kernel/sched/sched-internal.h"
-
-static int refuse_volumes(json_t *spec, struct sc_buf *why)
-{
-	json_t *vols = json_object_get(spec, "volumes");
-
-	for (size_t i = 0; i < json_array_size(vols); i++) {
-		json_t *v = json_array_get(vols, i);
-
-		if (json_object_get(v, "persistentVolumeClaim")) {
-			sc_buf_printf(
-			    why,
-			    "spec.volumes[%zu].persistentVolumeClaim: volume binding "
-			    "(PersistentVolumeClaim) is not implemented by this scheduler",
-			    i);
-			return -EINVAL;
-		}
-		if (json_object_get(v, "ephemeral")) {
-			sc_buf_printf(why,
-				      "spec.volumes[%zu].ephemeral: generic ephemeral volumes "
-				      "(volume binding) are not implemented by this scheduler",
-				      i);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
 
 static int fields_parse(struct pk_sched *s, json_t *obj, struct sc_pod *pod, struct sc_buf *why)
 {
@@ -62,7 +38,7 @@ static int fields_parse(struct pk_sched *s, json_t *obj, struct sc_pod *pod, str
 				   "this scheduler (set them per container)");
 		return -EINVAL;
 	}
-	return refuse_volumes(spec, why);
+	return 0;
 }
 
 const struct sc_plugin_ops sc_plugin_fields = {

@@ -32,6 +32,10 @@ static const char *const misfit_names[_SC_MISFIT_MAX] = {
     [SC_MISFIT_SPREAD_LABEL] = "missing topology spread label",
     [SC_MISFIT_PORTS] = "host port conflict",
     [SC_MISFIT_CLAIM] = "unsatisfiable resource claim",
+    [SC_MISFIT_VOLUME_AFFINITY] = "volume node affinity conflict",
+    [SC_MISFIT_VOLUME_BINDING] = "no persistent volume to bind or provision",
+    [SC_MISFIT_VOLUME_RWOP] = "ReadWriteOncePod claim in use",
+    [SC_MISFIT_VOLUME_LIMIT] = "CSI volume limit",
 };
 
 const char *sc_misfit_to_string(enum sc_misfit m)

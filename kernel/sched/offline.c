@@ -3,7 +3,7 @@
  * offline.c — scheduling a fixed set of objects to quiescence, as
  * `podctl schedule` and the scenario tests do.  Actions are applied to a copy
  * of the caller's objects through an index by kind/namespace/name; only the
- * kinds scheduling changes (pods and groups) are copied, the rest (Nodes are
+ * kinds scheduling changes (pods, groups, claims) are copied, the rest (Nodes are
  * most of a cluster dump) are shared with the caller.  Backoff
  * waits are skipped on a virtual clock: when the only eligible roots are
  * backing off, the clock jumps to the earliest retry.  The loop ends when a
@@ -39,7 +39,8 @@ static char *obj_key(enum pk_kind kind, const char *ns, const char *name)
 static bool scheduling_changes(enum pk_kind kind)
 {
 	return kind == PK_KIND_POD || kind == PK_KIND_POD_GROUP ||
-	       kind == PK_KIND_COMPOSITE_POD_GROUP || kind == PK_KIND_RESOURCE_CLAIM;
+	       kind == PK_KIND_COMPOSITE_POD_GROUP || kind == PK_KIND_RESOURCE_CLAIM ||
+	       kind == PK_KIND_PERSISTENT_VOLUME_CLAIM;
 }
 
 static int index_objects(json_t *objects, struct sc_map *idx)
@@ -173,6 +174,14 @@ static int apply_indexed(json_t *objects, struct sc_map *idx, const struct pk_sc
 			break;
 		case PK_SCHED_CLAIM:
 			r = set_claim_status(o, a->claim);
+			break;
+		case PK_SCHED_VOLUME_CLAIM:
+			if (a->volume)
+				r = json_is_object(json_object_get(o, "spec"))
+					? pk_set(o, "spec.volumeName", json_string(a->volume))
+					: -EINVAL;
+			if (r == 0 && a->node)
+				r = set_annotation(o, PK_SCHED_ANN_SELECTED_NODE, a->node);
 			break;
 		case PK_SCHED_PREEMPT:
 			if (preempted)

@@ -42,8 +42,8 @@ const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
 {
 	struct sc_buf b = {0};
 
-	if (pod->cons && pod->cons->refuse)
-		return pod->cons->refuse;
+	if (sc_cons_refusal(pod))
+		return sc_cons_refusal(pod);
 	if (pod->why || !pod->misfit_set)
 		return pod->why;
 	sc_buf_printf(&b, "0/%zu nodes fit", pod->scope_n);
@@ -108,7 +108,7 @@ void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts, c
 bool sc_pod_pending(const struct sc_pod *p)
 {
 	return p->node < 0 && !p->node_name && !p->deleting && !p->preempted &&
-	       !(p->cons && (p->cons->refuse || p->cons->ngates));
+	       !(p->cons && (p->cons->ngates || sc_cons_refusal(p)));
 }
 
 bool sc_pod_running(const struct sc_pod *p)

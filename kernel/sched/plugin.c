@@ -20,7 +20,7 @@ static const struct sc_plugin_ops *const plugins[_SC_PLUGIN_MAX] = {
     [SC_PLUGIN_FIELDS] = &sc_plugin_fields,	[SC_PLUGIN_GATES] = &sc_plugin_gates,
     [SC_PLUGIN_NODEPREF] = &sc_plugin_nodepref, [SC_PLUGIN_INTERPOD] = &sc_plugin_interpod,
     [SC_PLUGIN_SPREAD] = &sc_plugin_spread,	[SC_PLUGIN_PORTS] = &sc_plugin_ports,
-    [SC_PLUGIN_CLAIMS] = &sc_plugin_claims,
+    [SC_PLUGIN_CLAIMS] = &sc_plugin_claims,	[SC_PLUGIN_VOLUMES] = &sc_plugin_volumes,
 };
 
 /* ---- labels and selectors ------------------------------------------------------ */
@@ -592,6 +592,13 @@ void sc_cons_charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node
 	for (int i = 0; i < _SC_PLUGIN_MAX; i++)
 		if (plugins[i]->charge)
 			plugins[i]->charge(snap, pod, node, sign);
+}
+
+const char *sc_cons_refusal(const struct sc_pod *pod)
+{
+	if (!pod->cons)
+		return NULL;
+	return pod->cons->refuse ? pod->cons->refuse : sc_vol_hold(pod);
 }
 
 bool sc_pod_gated(const struct sc_pod *pod)

@@ -2,7 +2,8 @@
 /*
  * plugin.h — per-pod placement constraints as plugins (kube-scheduler's
  * SchedulingGates, InterPodAffinity, PodTopologySpread, NodePorts,
- * NodeAffinity scoring and the refusal of what the core does not implement).
+ * NodeAffinity scoring, VolumeBinding, VolumeRestrictions, VolumeZone and
+ * NodeVolumeLimits, and the refusal of what the core does not implement).
  *
  * Each plugin is an ops table (struct sc_plugin_ops, the table in plugin.c):
  *
@@ -73,6 +74,7 @@ enum sc_plugin_id {
 	SC_PLUGIN_SPREAD,   /* topology spread constraints */
 	SC_PLUGIN_PORTS,    /* host ports */
 	SC_PLUGIN_CLAIMS,   /* spec.resourceClaims (dynamic resource allocation) */
+	SC_PLUGIN_VOLUMES,  /* persistent volume claims, CSI attach limits (volumes.c) */
 	_SC_PLUGIN_MAX,
 };
 
@@ -194,7 +196,7 @@ struct sc_plugin_ops {
 };
 
 extern const struct sc_plugin_ops sc_plugin_fields, sc_plugin_gates, sc_plugin_nodepref,
-    sc_plugin_interpod, sc_plugin_spread, sc_plugin_ports, sc_plugin_claims;
+    sc_plugin_interpod, sc_plugin_spread, sc_plugin_ports, sc_plugin_claims, sc_plugin_volumes;
 
 /* ---- what the core calls --------------------------------------------------- */
 
@@ -219,6 +221,25 @@ void sc_cons_parts_dropped(struct sc_snapshot *snap);
 int sc_pod_where(const struct sc_pod *pod);
 /* A Namespace object's labels (namespaceSelector); 0 or -ENOMEM. */
 int sc_cons_namespace(struct pk_sched *s, json_t *obj);
+/*
+ * Why pod is UnschedulableAndUnresolvable before any node is tried: a field
+ * refused at parse time, or a claim held (sc_vol_hold); NULL when none.
+ */
+const char *sc_cons_refusal(const struct sc_pod *pod);
+/*
+ * volumes.c.  sc_vols_add/remove: a PersistentVolumeClaim, PersistentVolume,
+ * StorageClass or CSINode into or out of the catalog (0, -ENOENT, -ENOMEM).
+ * sc_vol_hold: the pod's PreFilter verdict (a claim missing, deleted, bound
+ * to a missing volume, of a missing class, or unbound in Immediate mode),
+ * naming the claim, or NULL.  sc_vol_commit: the pod's assumed volumes
+ * become its claims' own, as PK_SCHED_VOLUME_CLAIM actions into res.
+ */
+int sc_vols_add(struct pk_sched *s, json_t *obj);
+int sc_vols_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
+void sc_vols_free(struct sc_snapshot *snap);
+const char *sc_vol_hold(const struct sc_pod *pod);
+int sc_vol_commit(struct pk_sched *s, const struct sc_pod *pod, const char *node,
+		  struct pk_sched_result *res);
 /* PreEnqueue: does pod wait for its scheduling gates? */
 bool sc_pod_gated(const struct sc_pod *pod);
 /*

@@ -155,6 +155,27 @@ int sc_result_bind(struct pk_sched_result *res, const struct sc_pod *pod, const 
 	return finish(res, a, pack(res, fields, src, 7));
 }
 
+int sc_result_volume_claim(struct pk_sched_result *res, const char *ns, const char *name,
+			   const char *volume, const char *node)
+{
+	struct pk_sched_action *a = push(res);
+
+	if (!a)
+		return -ENOMEM;
+	char **fields[] = {&a->ns,
+			   &a->name,
+			   &a->volume,
+			   &a->node,
+			   &a->annotations[0].key,
+			   &a->annotations[0].value};
+	const char *src[] = {ns,  name, volume, node, node ? PK_SCHED_ANN_SELECTED_NODE : NULL,
+			     node};
+
+	a->action = PK_SCHED_VOLUME_CLAIM;
+	a->kind = PK_KIND_PERSISTENT_VOLUME_CLAIM;
+	return finish(res, a, pack(res, fields, src, 6));
+}
+
 int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod)
 {
 	struct pk_sched_action *a = push(res);

@@ -40,6 +40,7 @@ struct sc_map {
 	} * slots;
 	size_t cap, used, live;
 };
+#define SC_MAP_TOMB ((char *)1)
 void *sc_map_get(const struct sc_map *map, const char *key);
 int sc_map_put(struct sc_map *map, const char *key, void *value);
 void sc_map_del(struct sc_map *map, const char *key);
@@ -80,6 +81,10 @@ enum sc_misfit {
 	SC_MISFIT_SPREAD_LABEL,
 	SC_MISFIT_PORTS,
 	SC_MISFIT_CLAIM, /* claims.c: a resource claim cannot be allocated or used there */
+	SC_MISFIT_VOLUME_AFFINITY, /* a bound claim's volume: node affinity or zone */
+	SC_MISFIT_VOLUME_BINDING,  /* no volume to bind or provision for a claim */
+	SC_MISFIT_VOLUME_RWOP,	   /* a ReadWriteOncePod claim in use */
+	SC_MISFIT_VOLUME_LIMIT,	   /* CSI attach limit */
 	_SC_MISFIT_MAX,
 };
 #include "kernel/sched/plugin.h"
@@ -191,6 +196,7 @@ struct sc_snapshot {
 	unsigned char *bdirty;
 	size_t nblocks;
 	int bnres;
+	struct sc_vols *vols;	  /* volumes, claims, classes, CSI nodes (volumes.c), or NULL */
 };
 #define SC_NODE_BLOCK 64
 
@@ -765,6 +771,9 @@ int sc_result_condition(struct pk_sched_result *res, enum pk_kind kind, const ch
 			const char *name, const char *type, const char *status, const char *reason,
 			const char *message);
 int sc_result_bind(struct pk_sched_result *res, const struct sc_pod *pod, const char *node);
+/* A claim's volume (spec.volumeName) or selected node (annotation). */
+int sc_result_volume_claim(struct pk_sched_result *res, const char *ns, const char *name,
+			   const char *volume, const char *node);
 int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod);
 /* A claim's new status (allocation, reservedFor; the result takes a reference). */
 int sc_result_claim(struct pk_sched_result *res, const char *ns, const char *name, json_t *status);

@@ -300,6 +300,14 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 	case PK_KIND_RESOURCE_SLICE:
 		r = sc_claims_set(s, obj);
 		break;
+	case PK_KIND_PERSISTENT_VOLUME_CLAIM:
+	case PK_KIND_PERSISTENT_VOLUME:
+	case PK_KIND_STORAGE_CLASS:
+	case PK_KIND_CSI_NODE:
+		r = sc_vols_add(s, obj);
+		if (r == -EINVAL && errs)
+			pk_errors_add(errs, "metadata.name: Required value");
+		break;
 	default:
 		/* namespaceSelector reads a Namespace's labels */
 		if (json_is_string(json_object_get(obj, "kind")) &&
@@ -402,6 +410,11 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
 	case PK_KIND_DEVICE_CLASS:
 	case PK_KIND_RESOURCE_SLICE:
 		return sc_claims_remove(s, kind, ns, name);
+	case PK_KIND_PERSISTENT_VOLUME_CLAIM:
+	case PK_KIND_PERSISTENT_VOLUME:
+	case PK_KIND_STORAGE_CLASS:
+	case PK_KIND_CSI_NODE:
+		return sc_vols_remove(s, kind, ns, name);
 	case PK_KIND_POD:
 	case PK_KIND_POD_GROUP:
 	case PK_KIND_COMPOSITE_POD_GROUP:

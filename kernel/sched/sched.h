@@ -80,7 +80,8 @@ void pk_sched_free(struct pk_sched *s);
 
 /*
  * Add, replace or remove one object: Node, Pod, PodGroup, CompositePodGroup,
- * PriorityClass (other kinds are accepted and ignored).  The tree is only read
+ * PriorityClass, PersistentVolumeClaim, PersistentVolume, StorageClass,
+ * CSINode, Namespace (other kinds are accepted and ignored).  The tree is only read
  * during the call.  Decoding errors go to errs with field paths (-EINVAL);
  * -E2BIG when more distinct resource names than the scheduler keeps.
  * update() is add() for an object that may already exist.
@@ -107,7 +108,18 @@ enum pk_sched_action_kind {
 	 * A claim action comes before the bindings of the pods that use it.
 	 */
 	PK_SCHED_CLAIM,
+	/*
+	 * A PersistentVolumeClaim ns/name of a pod about to be bound: set its
+	 * spec.volumeName to volume (a static volume chosen for it), or, with
+	 * node set, its volume.kubernetes.io/selected-node annotation (the
+	 * annotation is also in annotations[0]) so its provisioner makes the
+	 * volume there.  Volume claim actions come before the binding they serve.
+	 */
+	PK_SCHED_VOLUME_CLAIM,
 };
+
+/* The annotation a claim's provisioner reads (kube-scheduler's VolumeBinding). */
+#define PK_SCHED_ANN_SELECTED_NODE "volume.kubernetes.io/selected-node"
 
 /* Annotations a binding carries at most (a TPU slice pod: coordinates, worker id). */
 #define PK_SCHED_BIND_ANNOTATIONS 2
@@ -120,7 +132,8 @@ struct pk_sched_action {
 	enum pk_sched_action_kind action;
 	enum pk_kind kind; /* of the object */
 	char *ns, *name;
-	char *node; /* BIND */
+	char *node;   /* BIND; VOLUME_CLAIM: the selected node */
+	char *volume; /* VOLUME_CLAIM: spec.volumeName */
 	/*
 	 * BIND: annotations to set on the pod in the same write as the node
 	 * (entries with a NULL key are unused; most bindings carry none).

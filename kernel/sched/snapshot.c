@@ -100,6 +100,7 @@ void sc_snapshot_fini(struct sc_snapshot *snap)
 	sc_terms_fini(&snap->terms);
 	sc_ports_free(snap);
 	sc_claims_free(snap);
+	sc_vols_free(snap);
 	memset(snap, 0, sizeof(*snap));
 }
 

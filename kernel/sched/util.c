@@ -12,8 +12,6 @@
 
 #include "kernel/sched/sched-internal.h"
 
-#define SC_MAP_TOMB ((char *)1)
-
 int sc_vec_push(struct sc_vec *vec, void *item)
 {
 	if (vec->n == vec->cap) {

@@ -87,7 +87,8 @@ START_TEST(test_kind_and_api_version)
 		"kind: Unsupported value: \"Deployment\": supported values: \"Node\", \"Pod\", "
 		"\"PriorityClass\", \"Workload\", \"PodGroup\", \"CompositePodGroup\", \"Job\", "
 		"\"JobSet\", \"Lease\", \"DeviceClass\", \"ResourceClaim\", "
-		"\"ResourceClaimTemplate\", \"ResourceSlice\"");
+		"\"ResourceClaimTemplate\", \"ResourceSlice\", \"PersistentVolumeClaim\", "
+	    "\"PersistentVolume\", \"StorageClass\", \"CSINode\"");
 	invalid("kind: Pod\nmetadata: {name: a}\n", "apiVersion: Required value");
 	invalid("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\n",
 		"apiVersion: Unsupported value: \"scheduling.k8s.io/v1alpha1\": supported values: "

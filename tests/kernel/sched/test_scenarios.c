@@ -41,6 +41,9 @@
  *                             every allocated device is one published for
  *                             the node pod nodeOf is bound to (a slice with
  *                             that nodeName, or a nodeSelector/allNodes one)
+ *   volumeClaims: {claim: {volumeName: V, selectedNode: N}}  a PersistentVolumeClaim's
+ *                             spec.volumeName and selected-node annotation
+ *                             after the run ("" for absent)
  *   slices: [{pods: glob, shape: AxBxC, torus: T}]  the matching pods are bound,
  *                             one per host, to a box of that shape (up to
  *                             rotation, across the seam) of torus T (or any
@@ -517,6 +520,41 @@ static void check_annotations(struct run *run)
 	}
 }
 
+static void check_volume_claims(struct run *run)
+{
+	const char *claim;
+	json_t *want;
+
+	json_object_foreach(json_object_get(run->expect, "volumeClaims"), claim, want)
+	{
+		size_t i, seen = 0;
+		json_t *o;
+
+		json_array_foreach(run->out, i, o)
+		{
+			const char *vol = pk_get_string(o, "spec.volumeName"), *node;
+			const char *wv = json_string_value(json_object_get(want, "volumeName"));
+			const char *wn = json_string_value(json_object_get(want, "selectedNode"));
+
+			if (pk_kind_of(o) != PK_KIND_PERSISTENT_VOLUME_CLAIM ||
+			    strcmp(pk_name(o), claim) != 0)
+				continue;
+			seen++;
+			node = json_string_value(
+			    json_object_get(pk_get(o, "metadata.annotations"),
+					    "volume.kubernetes.io/selected-node"));
+			if (wv && strcmp(vol ? vol : "", wv) != 0)
+				FAILF(run, "claim %s: volumeName %s, expected %s", claim,
+				      vol ? vol : "(none)", wv);
+			if (wn && strcmp(node ? node : "", wn) != 0)
+				FAILF(run, "claim %s: selected node %s, expected %s", claim,
+				      node ? node : "(none)", wn);
+		}
+		if (!seen)
+			FAILF(run, "volumeClaims: no claim %s", claim);
+	}
+}
+
 static int coords_of(json_t *o, const char *key, int c[3])
 {
 	const char *v = json_string_value(
@@ -762,8 +800,9 @@ static int run_expect(const char *path, json_t *objects, json_t *expect, const c
 		check_preempted(&run);
 		check_explain(&run);
 		check_annotations(&run);
-		check_slices(&run);
 		check_claims(&run);
+		check_slices(&run);
+		check_volume_claims(&run);
 	}
 	if (run.failures)
 		fprintf(stderr, "%s: the failures above are under strategy %s\n", path,
