@@ -74,7 +74,7 @@ LIBS_pkkube      := pkkube pkapi pkcel topo
 LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pksched pkdra pkbuilder \
 	pkapi pkcel topo
 LIBS_pkagent     := pkagent pkkube pkapi pkcel topo
-LIBS_pkclient    := pkclient pksim pksched pkdra pkbuilder pkapi pkcel topo
+LIBS_pkclient    := pkclient pkkube pksim pksched pkdra pkbuilder pkapi pkcel topo
 # Everything, for the benchmarks and the fuzz targets.
 LIBS_all         := pkclient pksim pkagent pkattach pkkube pkappliance pkserver pkstore pksched \
 	pkbuilder pkdra pkapi pkcel topo

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "kernel/api/api.h"
-#include "kernel/api/kubeconfig.h"
+#include "kernel/kube/kubeconfig.h"
 #include "topology/topology.h"
 
 /* Where node heartbeat Leases live by default (as the kubelet's). */
@@ -298,7 +298,7 @@ struct agent_publisher;
 
 /*
  * How the publisher behaves; where it publishes and with which credentials
- * is a struct pk_kube_credentials (kernel/api/kubeconfig.h), from flags, a
+ * is a struct pk_kube_credentials (kernel/kube/kubeconfig.h), from flags, a
  * kubeconfig or the pod's service account (kube_credentials_in_cluster()).
  */
 struct agent_publish_config {

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-#include "kernel/api/kubeconfig.h"
+#include "kernel/kube/kubeconfig.h"
 #include "kernel/kube/kube.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };

@@ -6,7 +6,7 @@
  * CA and the pod's namespace under KUBE_SA_DIR and sets
  * KUBERNETES_SERVICE_HOST/PORT to the API server's in-cluster address; this
  * turns them into the same credentials a kubeconfig resolves to
- * (kernel/api/kubeconfig.h).  The token is referenced as a file, because it
+ * (kernel/kube/kubeconfig.h).  The token is referenced as a file, because it
  * rotates (the client re-reads it).
  */
 #include <errno.h>

@@ -5,7 +5,7 @@
  * coordination.k8s.io/v1 Lease elector.
  *
  * Configuration: the credentials of a kubeconfig context
- * (pk_kubeconfig_resolve(), kernel/api/kubeconfig.h) or of the pod's service
+ * (pk_kubeconfig_resolve(), kernel/kube/kubeconfig.h) or of the pod's service
  * account (kube_credentials_in_cluster()).
  *
  * Requests: a kube_client holds the configuration; each thread that talks to
@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/api/kubeconfig.h"
+#include "kernel/kube/kubeconfig.h"
 
 /* ---- configuration ----------------------------------------------------------- */
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"

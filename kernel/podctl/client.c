@@ -17,7 +17,7 @@
  * then the host.
  *
  * The server and credentials come from kubeconfig like kubectl's (main.c's
- * client options, kernel/api/kubeconfig.h): a CA file or data, a bearer token
+ * client options, kernel/kube/kubeconfig.h): a CA file or data, a bearer token
  * or token file (re-read before every request), a client certificate and key
  * (files or data), or no verification at all when asked.
  *

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "kernel/api/api.h"
-#include "kernel/api/kubeconfig.h"
+#include "kernel/kube/kubeconfig.h"
 
 enum {
 	PODCTL_EXIT_OK = 0,

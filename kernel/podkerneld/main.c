@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/api/kubeconfig.h"
+#include "kernel/kube/kubeconfig.h"
 #include "kernel/appliance/appliance.h"
 #include "kernel/attach/attach.h"
 #include "kernel/server/server.h"

@@ -67,7 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		json_array_foreach(items, i, it)
 		{
-			if (!json_string_value(json_object_get(json_object_get(it, "metadata"), "name")))
+			if (!json_string_value(
+				json_object_get(json_object_get(it, "metadata"), "name")))
 				abort();
 		}
 	}

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/api/kubeconfig.h"
+#include "kernel/kube/kubeconfig.h"
 
 static void resolve(const struct pk_kubeconfig *kc, const struct pk_kube_overrides *o)
 {
@@ -39,8 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					.namespace = "ns"};
 	struct pk_kubeconfig *kc = NULL;
 	char err[512] = "";
-	int r = pk_kubeconfig_parse("fuzz.yaml", "/nonexistent", (const char *)data, size, &kc,
-				    err, sizeof(err));
+	int r = pk_kubeconfig_parse("fuzz.yaml", "/nonexistent", (const char *)data, size, &kc, err,
+				    sizeof(err));
 
 	if (r < 0) {
 		if (!*err && r != -ENOMEM)

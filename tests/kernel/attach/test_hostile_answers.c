@@ -38,10 +38,12 @@ static atomic_bool stopping;
 static char seen[64][512]; /* request paths, in order (the last 64) */
 static int nseen;
 
-#define POD(name, rv, pad)                                                                        \
+#define POD(name, rv, pad)                                                                         \
 	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"resourceVersion\":\"" rv \
-	"\",\"annotations\":{\"pad\":\"" pad "\"}},\"spec\":{\"nodeName\":\"n1\",\"schedulerName\":" \
-	"\"podkernel\",\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":" \
+	"\",\"annotations\":{\"pad\":\"" pad                                                       \
+	"\"}},\"spec\":{\"nodeName\":\"n1\",\"schedulerName\":"                                    \
+	"\"podkernel\",\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{"            \
+	"\"requests\":"                                                                            \
 	"{\"cpu\":\"7\"}}}]}}"
 #define PAD "0123456789012345678901234567890123456789012345678901234567890123456789"
 #define PAD8 PAD PAD PAD PAD PAD PAD PAD PAD
@@ -69,21 +71,22 @@ static void serve_list(int fd, enum phase p, const char *path)
 		answer(fd, "application/json",
 		       "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Success\"}");
 	else if (p == P_BIG && !strstr(path, "continue="))
-		answer(fd, "application/json",
-		       "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\",\"continue\":"
-		       "\"next\"},\"items\":[" POD("full", "5", PAD8) "]}");
+		answer(
+		    fd, "application/json",
+		    "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\",\"continue\":"
+		    "\"next\"},\"items\":[" POD("full", "5", PAD8) "]}");
 	else if (p == P_BIG)
 		answer(fd, "application/json",
-		       "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},\"items\":[" POD(
-			   "second", "19", PAD8) "]}");
+		       "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},\"items\":"
+		       "[" POD("second", "19", PAD8) "]}");
 	else if (p == P_RECOVERED)
 		answer(fd, "application/json",
-		       "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},\"items\":[" POD(
-			   "full", "5", "") "," POD("second", "19", "") "]}");
+		       "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"20\"},\"items\":"
+		       "[" POD("full", "5", "") "," POD("second", "19", "") "]}");
 	else
 		answer(fd, "application/json",
-		       "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[" POD(
-			   "full", "5", "") "]}");
+		       "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"10\"},\"items\":"
+		       "[" POD("full", "5", "") "]}");
 }
 
 static void serve_watch(int fd, enum phase p)
@@ -231,10 +234,10 @@ static struct kube_informer_stats stats_of(struct kube_informer *inf)
 }
 
 /* Wait up to 10 s for cond. */
-#define WAIT_FOR(cond)                                                       \
-	for (int i_ = 0; !(cond); i_++) {                                    \
-		ck_assert_msg(i_ < 200, "waited 10 s in vain for: %s", #cond); \
-		usleep(50000);                                               \
+#define WAIT_FOR(cond)                                                                             \
+	for (int i_ = 0; !(cond); i_++) {                                                          \
+		ck_assert_msg(i_ < 200, "waited 10 s in vain for: %s", #cond);                     \
+		usleep(50000);                                                                     \
 	}
 
 static bool seen_path(const char *part, int from)

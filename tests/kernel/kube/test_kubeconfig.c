@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_kubeconfig.c — kernel/api/kubeconfig.c: kubectl's loading and merge
+ * test_kubeconfig.c — kernel/kube/kubeconfig.c: kubectl's loading and merge
  * rules ($KUBECONFIG lists, first file wins, relative paths), context
  * resolution with command-line overrides, field-path errors on bad files,
  * base64, and a written kubeconfig read back.
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernel/api/kubeconfig.h"
+#include "kernel/kube/kubeconfig.h"
 
 static char dir[64];
 

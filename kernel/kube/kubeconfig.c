@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "kernel/api/api.h"
-#include "kernel/api/kubeconfig.h"
+#include "kernel/kube/kubeconfig.h"
 
 #define MAX_ENTRIES 10000 /* clusters, users or contexts in one file */
 
