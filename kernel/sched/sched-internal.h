@@ -196,7 +196,7 @@ struct sc_snapshot {
 	unsigned char *bdirty;
 	size_t nblocks;
 	int bnres;
-	struct sc_vols *vols;	  /* volumes, claims, classes, CSI nodes (volumes.c), or NULL */
+	struct sc_vols *vols; /* volumes, claims, classes, CSI nodes (volumes.c), or NULL */
 };
 #define SC_NODE_BLOCK 64
 
