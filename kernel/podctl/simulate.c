@@ -13,6 +13,7 @@
  * for byte.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #define MAX_BOARDS 2
 #define MAX_STRATEGIES 4
 #define MAX_LOSSES 256
+#define MAX_LEVELS 8
 
 struct sim_args {
 	const char *boards[MAX_BOARDS];
@@ -37,19 +39,24 @@ struct sim_args {
 	struct pk_sim_opts o;
 	struct pk_sim_node_loss loss[MAX_LOSSES];
 	const char *bindings;
+	double levels[MAX_LEVELS];
+	size_t nlevels;
 };
 
 static void usage(FILE *f)
 {
-	fputs("Usage: podctl simulate --board FILE [--board FILE] [--superslices N] --trace FILE\n"
-	      "                       [--strategy NAME[,NAME...]] [--until T] [--seed N]\n"
-	      "                       [--start-delay T] [--failure-rate P] [--max-retries N]\n"
-	      "                       [--node-loss T:NODE]... [-o FILE.html|FILE.json|json]\n"
-	      "                       [--bindings FILE]  every binding, in order (ns/pod node)\n"
-	      "  T: seconds, or a number with s, m, h or d.  The trace is CSV (FILE.csv) or\n"
-	      "  YAML/JSON objects carrying " PK_SIM_ANN_ARRIVAL " and " PK_SIM_ANN_DURATION ".\n"
-	      "Strategies:",
-	      f);
+	fputs(
+	    "Usage: podctl simulate --board FILE [--board FILE] [--superslices N] --trace FILE\n"
+	    "                       [--strategy NAME[,NAME...]] [--until T] [--seed N]\n"
+	    "                       [--start-delay T] [--failure-rate P] [--max-retries N]\n"
+	    "                       [--node-loss T:NODE]... [-o FILE.html|FILE.json|json]\n"
+	    "                       [--bindings FILE]  every binding, in order (ns/pod node)\n"
+	    "                       [--levels L[,L...]]  accelerators allocated once the\n"
+	    "                       arrived pods request L times the cluster's, nothing departing\n"
+	    "  T: seconds, or a number with s, m, h or d.  The trace is CSV (FILE.csv) or\n"
+	    "  YAML/JSON objects carrying " PK_SIM_ANN_ARRIVAL " and " PK_SIM_ANN_DURATION ".\n"
+	    "Strategies:",
+	    f);
 	for (size_t i = 0; i < pk_sched_strategy_count(); i++)
 		fprintf(f, " %s%s", pk_sched_strategy_name(i), i == 0 ? " (default)" : "");
 	fputc('\n', f);
@@ -99,6 +106,26 @@ static int split_strategies(struct sim_args *a, const char *v)
 	}
 	free(copy);
 	return a->nstrategies ? 0 : bad("--strategy", v, "expected NAME[,NAME...]");
+}
+
+/* --levels: ascending positive fractions of the cluster's accelerators. */
+static int split_levels(struct sim_args *a, const char *v)
+{
+	const char *p = v;
+
+	a->nlevels = 0;
+	while (*p) {
+		char *end;
+		double l = strtod(p, &end);
+
+		if (end == p || !(l > 0 && l <= 100) || (*end && *end != ',') ||
+		    a->nlevels == MAX_LEVELS || (a->nlevels && l <= a->levels[a->nlevels - 1]))
+			return bad("--levels", v,
+				   "expected up to 8 ascending fractions, e.g. 1,1.1,1.3");
+		a->levels[a->nlevels++] = l;
+		p = *end ? end + 1 : end;
+	}
+	return a->nlevels ? 0 : bad("--levels", v, "expected L[,L...]");
 }
 
 static int node_loss(struct sim_args *a, const char *v)
@@ -179,6 +206,8 @@ static int parse(struct sim_args *a, int argc, char **argv)
 			r = split_strategies(a, v);
 		else if ((v = value(&i, argc, argv, NULL, "--node-loss")))
 			r = node_loss(a, v);
+		else if ((v = value(&i, argc, argv, NULL, "--levels")))
+			r = split_levels(a, v);
 		else if ((v = value(&i, argc, argv, NULL, "--until")))
 			r = pk_sim_parse_seconds(v, &a->o.until_ms) < 0
 				? bad("--until", v, "expected seconds")
@@ -233,6 +262,36 @@ static double wall(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * --levels: the run's strategy on the same nodes and trace, replayed with
+ * nothing departing (pk_sim_levels: bench_quality's comparison), into the
+ * run's report as arrival_levels.
+ */
+static int add_levels(struct sim_args *a, const json_t *nodes, const struct pk_sim_trace *trace,
+		      json_t *rep)
+{
+	double alloc[MAX_LEVELS];
+	char err[512] = "";
+	json_t *v = json_array();
+	int r =
+	    v ? pk_sim_levels(&a->o, nodes, trace, a->levels, a->nlevels, alloc, err, sizeof(err))
+	      : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < a->nlevels; i++)
+		r = json_array_append_new(v, json_pack("{s:f,s:f}", "requested", a->levels[i],
+						       "allocated",
+						       round(alloc[i] * 10000.0) / 10000.0)) < 0
+			? -ENOMEM
+			: 0;
+	if (r == 0)
+		r = json_object_set_new(rep, "arrival_levels", v) < 0 ? -ENOMEM : 0;
+	else
+		json_decref(v);
+	if (r < 0)
+		fprintf(stderr, "podctl simulate: --levels: %s\n", err[0] ? err : strerror(-r));
+	return r;
+}
+
 /* One run per board and strategy, appended to runs. */
 static int run_all(struct sim_args *a, const struct pk_sim_trace *trace, json_t *runs)
 {
@@ -261,6 +320,12 @@ static int run_all(struct sim_args *a, const struct pk_sim_trace *trace, json_t 
 				break;
 			}
 			double dt = wall() - t0;
+
+			if (a->nlevels && add_levels(a, nodes, trace, rep) < 0) {
+				json_decref(rep);
+				r = PODCTL_EXIT_FAILURE;
+				break;
+			}
 
 			fprintf(stderr,
 				"podctl simulate: %s/%s: %llu events in %.2f s (%.0f events/s)\n",

@@ -11,6 +11,8 @@
  * memory, and binds the pod where the caller's policy says, by adding it
  * again with spec.nodeName set.  The accelerators allocated are read from
  * the snapshot's usage, so whatever a strategy does to earlier pods counts.
+ * A sequence may carry a gang's PodGroup before its pods (strategy mode):
+ * the gang is placed when its last pod arrives.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@ struct pk_replay {
 	struct pk_replay_node *cand; /* policy mode: the candidates of one pod */
 	size_t ncand_cap;
 	int64_t requested;
+	int64_t total; /* accelerators of the cluster, -1: count again (a node came) */
 	size_t arrived, bound;
 };
 
@@ -40,6 +43,7 @@ int pk_replay_new(const struct pk_replay_opts *opts, struct pk_replay **ret)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	r->total = -1;
 	r->opts = *opts;
 	r->resource = strdup(opts->resource);
 	if (!r->resource) {
@@ -68,6 +72,7 @@ void pk_replay_free(struct pk_replay *r)
 
 int pk_replay_add_node(struct pk_replay *r, json_t *node, struct pk_errors *errs)
 {
+	r->total = -1;
 	return pk_sched_add(r->s, node, errs);
 }
 
@@ -223,11 +228,57 @@ static double alloc_fraction(const struct pk_replay *r)
 	return st.total > 0 ? (double)st.allocated / (double)st.total : 0;
 }
 
+/*
+ * Anything but a pod in the sequence (a PodGroup, a CompositePodGroup, a
+ * PriorityClass) goes to the scheduler before the pods that need it; a
+ * comparison policy places single pods, so it refuses groups.
+ */
+static int add_object(struct pk_replay *r, json_t *obj, struct pk_errors *errs)
+{
+	enum pk_kind k = pk_kind_of(obj);
+
+	if (r->opts.pick && (k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP)) {
+		pk_errors_add(errs, "%s %s: a comparison policy replays single pods only",
+			      json_string_value(json_object_get(obj, "kind")),
+			      pk_name(obj) ? pk_name(obj) : "");
+		return -EINVAL;
+	}
+	return pk_sched_add(r->s, obj, errs);
+}
+
+int pk_replay_feed(struct pk_replay *r, json_t *obj, const double *levels, size_t nlevels,
+		   size_t *next, double *ret_alloc, struct pk_errors *errs)
+{
+	int err;
+
+	if (*next >= nlevels)
+		return 0;
+	err = pk_kind_of(obj) == PK_KIND_POD ? pk_replay_arrive(r, obj, errs, NULL)
+					     : add_object(r, obj, errs);
+	if (err < 0 || pk_kind_of(obj) != PK_KIND_POD)
+		return err;
+	if (r->total < 0) {
+		struct pk_replay_stats st;
+
+		pk_replay_stats(r, &st);
+		r->total = st.total;
+	}
+	while (*next < nlevels && (double)r->requested >= levels[*next] * (double)r->total)
+		ret_alloc[(*next)++] = alloc_fraction(r);
+	return 0;
+}
+
+void pk_replay_levels_end(const struct pk_replay *r, size_t nlevels, size_t *next,
+			  double *ret_alloc)
+{
+	while (*next < nlevels)
+		ret_alloc[(*next)++] = alloc_fraction(r);
+}
+
 int pk_replay_run(const struct pk_replay_opts *opts, json_t *nodes, json_t *pods,
 		  const double *levels, size_t nlevels, double *ret_alloc, struct pk_errors *errs)
 {
 	struct pk_replay *r = NULL;
-	struct pk_replay_stats st;
 	size_t i, next = 0;
 	json_t *o;
 	int err = pk_replay_new(opts, &r);
@@ -239,18 +290,12 @@ int pk_replay_run(const struct pk_replay_opts *opts, json_t *nodes, json_t *pods
 		if ((err = pk_replay_add_node(r, o, errs)) < 0)
 			goto out;
 	}
-	pk_replay_stats(r, &st);
 	json_array_foreach(pods, i, o)
 	{
-		if (next >= nlevels)
-			break;
-		if ((err = pk_replay_arrive(r, o, errs, NULL)) < 0)
+		if ((err = pk_replay_feed(r, o, levels, nlevels, &next, ret_alloc, errs)) < 0)
 			goto out;
-		while (next < nlevels && (double)r->requested >= levels[next] * (double)st.total)
-			ret_alloc[next++] = alloc_fraction(r);
 	}
-	while (next < nlevels)
-		ret_alloc[next++] = alloc_fraction(r);
+	pk_replay_levels_end(r, nlevels, &next, ret_alloc);
 out:
 	pk_replay_free(r);
 	return err;

@@ -77,9 +77,24 @@ void pk_replay_stats(const struct pk_replay *r, struct pk_replay_stats *ret);
  * for each of the nlevels arrival levels (ascending fractions of the
  * cluster's accelerators, e.g. 1.0, 1.1, 1.3), the allocated fraction once
  * the pods arrived request at least that much: ret_alloc[i].  A level the
- * sequence never reaches gets the fraction after the last pod.
+ * sequence never reaches gets the fraction after the last pod.  Other
+ * objects in pods (PodGroups, CompositePodGroups, PriorityClasses) are
+ * added where they stand, so a gang arrives as its group and then its pods
+ * (strategy mode only: a comparison policy refuses groups, -EINVAL).
+ * `podctl simulate --levels` and bench_quality's rows are this call.
  */
 int pk_replay_run(const struct pk_replay_opts *opts, json_t *nodes, json_t *pods,
 		  const double *levels, size_t nlevels, double *ret_alloc, struct pk_errors *errs);
+/*
+ * pk_replay_run's step, for a caller that makes the sequence as it goes (a
+ * simulator's trace): one object of the sequence (a pod arrives, anything
+ * else is added), then the levels it reached are written from ret_alloc[*next]
+ * on; nothing once every level is reached.  pk_replay_levels_end gives the
+ * levels never reached the fraction after the last pod.
+ */
+int pk_replay_feed(struct pk_replay *r, json_t *obj, const double *levels, size_t nlevels,
+		   size_t *next, double *ret_alloc, struct pk_errors *errs);
+void pk_replay_levels_end(const struct pk_replay *r, size_t nlevels, size_t *next,
+			  double *ret_alloc);
 
 #endif /* PODKERNEL_KERNEL_SCHED_REPLAY_H */

@@ -128,11 +128,17 @@ static void summary(FILE *f, const json_t *run)
 		100 * num(run, "allocation.mean"), 100 * num(run, "allocation.peak"));
 	fprintf(f, "<tr><th>stranded mean / peak</th><td>%.1f / %.0f</td></tr>\n",
 		num(run, "stranded.mean_accelerators"), num(run, "stranded.peak_accelerators"));
+	size_t k;
+	json_t *d;
+
+	json_array_foreach(json_object_get(run, "arrival_levels"), k, d)
+	    fprintf(f,
+		    "<tr><th>allocated at %.0f%% requested (nothing departing)</th>"
+		    "<td>%.2f%%</td></tr>\n",
+		    100 * num(d, "requested"), 100 * num(d, "allocated"));
 	fprintf(f, "</table>\n<h3>Queueing delay (s) by gang size</h3>\n<table>\n"
 		   "<tr><th>gang</th><th>jobs</th><th>p50</th><th>p95</th><th>p99</th>"
 		   "<th>max</th></tr>\n");
-	size_t k;
-	json_t *d;
 
 	json_array_foreach(json_object_get(run, "queueing_delay"), k, d)
 	{

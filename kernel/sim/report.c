@@ -257,6 +257,13 @@ int pk_sim_report_text(FILE *f, const json_t *runs)
 			num(run, "preemptions.jobs"), num(run, "preemptions.pods"),
 			num(run, "failures.injected"), num(run, "failures.node_loss"),
 			num(run, "failures.retries"));
+		if (json_array_size(json_object_get(run, "arrival_levels"))) {
+			fprintf(f, "  arrived     ");
+			json_array_foreach(json_object_get(run, "arrival_levels"), k, d)
+			    fprintf(f, "%s%.0f%% requested: %.2f%% allocated", k ? ", " : "",
+				    100 * num(d, "requested"), 100 * num(d, "allocated"));
+			fprintf(f, " (nothing departing)\n");
+		}
 		fprintf(f, "  queueing delay (s)   jobs      p50      p95      p99      max\n");
 		json_array_foreach(json_object_get(run, "queueing_delay"), k, d)
 		    fprintf(f, "    gang %-8s %10.0f %8.1f %8.1f %8.1f %8.1f\n",

@@ -24,7 +24,7 @@ static int64_t alloc_q(const json_t *node, const char *key)
 	return v && topo_quantity_parse(v, &m) == 0 ? m : 0;
 }
 
-static void find_resource(struct sim_run *s, const json_t *nodes)
+void sim_find_resource(const json_t *nodes, char *buf, size_t len)
 {
 	size_t i;
 	json_t *n, *v;
@@ -35,12 +35,12 @@ static void find_resource(struct sim_run *s, const json_t *nodes)
 		json_object_foreach(pk_get(n, "status.allocatable"), k, v)
 		{
 			if (strchr(k, '/') && strncmp(k, "hugepages-", 10) != 0) {
-				snprintf(s->resource, sizeof(s->resource), "%s", k);
+				snprintf(buf, len, "%s", k);
 				return;
 			}
 		}
 	}
-	snprintf(s->resource, sizeof(s->resource), "accelerator.podkernel.dev/none");
+	snprintf(buf, len, "accelerator.podkernel.dev/none");
 }
 
 /* Index of value in map (added when new, its number from *count). */
@@ -220,7 +220,7 @@ int sim_run_new(const struct pk_sim_opts *o, const json_t *nodes, const struct p
 	s->bindings = o->bindings;
 	for (size_t i = 0; i < SIM_MAX_SS; i++)
 		s->frag_min[i] = INT32_MAX;
-	find_resource(s, nodes);
+	sim_find_resource(nodes, s->resource, sizeof(s->resource));
 	r = pk_sched_new(&so, &s->sched);
 	if (r == -ENOENT)
 		snprintf(s->err, sizeof(s->err), "unknown strategy %s", o->strategy);

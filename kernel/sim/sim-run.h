@@ -95,6 +95,9 @@ struct sim_run {
 	} count;
 };
 
+/* run.c: the accelerator resource, the first extended resource the nodes offer */
+void sim_find_resource(const json_t *nodes, char *buf, size_t len);
+
 /* stats.c */
 int sim_run_new(const struct pk_sim_opts *opts, const json_t *nodes, const struct pk_sim_trace *t,
 		struct sim_run **ret);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/sched/replay.h"
 #include "kernel/sched/sched.h"
 #include "kernel/sim/sim-run.h"
 
@@ -174,43 +175,62 @@ static int add_pods(struct sim_run *s, json_t *pod, int32_t n)
 	return r;
 }
 
-/* The pods (and gang) of a CSV job, made and handed to the scheduler together. */
-static int submit_csv(struct sim_run *s, uint32_t j)
+/*
+ * A CSV job's objects in namespace ns: its PodGroup (a gang: NULL for one
+ * pod) and the pod all its pods are made from (named p0).
+ */
+static int csv_objects(const struct sim_job *job, const char *ns, const char *resource,
+		       json_t **ret_group, json_t **ret_pod)
 {
-	const struct sim_job *job = &s->trace->jobs[j];
-	char ns[24];
-	json_t *pod, *req;
-	int r = 0;
+	json_t *g = NULL, *pod, *req;
 
-	job_ns(j, ns);
 	if (job->pods > 1) {
-		json_t *g = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:s,s:s},s:{s:{s:i}}}}",
-				      "apiVersion", "scheduling.k8s.io/v1alpha3", "kind",
-				      "PodGroup", "metadata", "name", "g", "namespace", ns, "spec",
-				      "workloadRef", "workloadName", "g", "templateName", "g",
-				      "schedulingPolicy", "gang", "minCount", (int)job->pods);
-
-		if (g && job->topology)
+		g = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:s,s:s},s:{s:{s:i}}}}", "apiVersion",
+			      "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name",
+			      "g", "namespace", ns, "spec", "workloadRef", "workloadName", "g",
+			      "templateName", "g", "schedulingPolicy", "gang", "minCount",
+			      (int)job->pods);
+		if (!g)
+			return -ENOMEM;
+		if (job->topology)
 			pk_set(g, "spec.schedulingConstraints",
 			       json_pack("{s:[{s:s}]}", "topology", "key", job->topology));
-		r = g ? add_obj(s, g) : -ENOMEM;
-		json_decref(g);
 	}
 	pod = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:[{s:s,s:s,s:{s:{}}}]}}", "apiVersion", "v1",
 			"kind", "Pod", "metadata", "name", "p0", "namespace", ns, "spec",
 			"containers", "name", "c", "image", "sim", "resources", "requests");
-	if (!pod)
+	if (!pod) {
+		json_decref(g);
 		return -ENOMEM;
+	}
 	req = pk_get(pod, "spec.containers[0].resources.requests");
-	sim_set_requests(req, s->resource, job->accel_milli, job->cpu_milli, job->mem_milli);
+	sim_set_requests(req, resource, job->accel_milli, job->cpu_milli, job->mem_milli);
 	if (job->pods > 1)
 		pk_set(pod, "spec.schedulingGroup.podGroupName", json_string("g"));
 	if (job->has_priority)
 		pk_set(pod, "spec.priority", json_integer(job->priority));
 	if (job->model)
 		pk_set(pod, "spec.nodeSelector", json_pack("{s:s}", SIM_PRODUCT_LABEL, job->model));
+	*ret_group = g;
+	*ret_pod = pod;
+	return 0;
+}
+
+/* The pods (and gang) of a CSV job, made and handed to the scheduler together. */
+static int submit_csv(struct sim_run *s, uint32_t j)
+{
+	const struct sim_job *job = &s->trace->jobs[j];
+	char ns[24];
+	json_t *g = NULL, *pod = NULL;
+	int r;
+
+	job_ns(j, ns);
+	r = csv_objects(job, ns, s->resource, &g, &pod);
+	if (r == 0 && g)
+		r = add_obj(s, g);
 	if (r == 0)
 		r = add_pods(s, pod, job->pods);
+	json_decref(g);
 	json_decref(pod);
 	return r;
 }
@@ -580,5 +600,118 @@ int pk_sim_run(const struct pk_sim_opts *opts, const json_t *nodes, const struct
 	if (r == 0 && ret_events)
 		*ret_events = s->count.events + s->count.bindings;
 	sim_run_free(s);
+	return r;
+}
+
+/* ---- arrival levels: the placement-quality comparison ---------------------------- */
+
+static const struct pk_sim_trace *order_of;
+
+static int by_arrival(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int64_t tx = order_of->jobs[x].arrival_ms, ty = order_of->jobs[y].arrival_ms;
+
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+struct levels_run {
+	struct pk_replay *rp;
+	const double *levels;
+	size_t nlevels, next;
+	double *alloc;
+	struct pk_errors errs;
+};
+
+/* obj stamped with the job's arrival, fed to the replay. */
+static int feed(struct levels_run *lr, json_t *obj, const char *ns, const char *ts)
+{
+	json_t *md = json_object_get(obj, "metadata");
+
+	if (!json_is_object(md) || json_object_set_new(md, "namespace", json_string(ns)) < 0 ||
+	    json_object_set_new(md, "creationTimestamp", json_string(ts)) < 0)
+		return -ENOMEM;
+	return pk_replay_feed(lr->rp, obj, lr->levels, lr->nlevels, &lr->next, lr->alloc,
+			      &lr->errs);
+}
+
+/* Job j's objects, in namespace t<j> as in a run, one after the other. */
+static int feed_job(struct levels_run *lr, const struct pk_sim_trace *t, uint32_t j,
+		    const char *resource)
+{
+	const struct sim_job *job = &t->jobs[j];
+	char ns[24], ts[32], name[24];
+	json_t *g = NULL, *pod = NULL, *o;
+	size_t i;
+	int r = 0;
+
+	job_ns(j, ns);
+	pk_time_format(SIM_EPOCH_S + job->arrival_ms / 1000, ts);
+	json_array_foreach(job->objects, i, o)
+	{
+		json_t *c = json_deep_copy(o);
+
+		r = c ? feed(lr, c, ns, ts) : -ENOMEM;
+		json_decref(c);
+		if (r < 0)
+			return r;
+	}
+	if (job->objects)
+		return 0;
+	r = csv_objects(job, ns, resource, &g, &pod);
+	if (r == 0 && g)
+		r = feed(lr, g, ns, ts);
+	for (int32_t k = 0; r == 0 && k < job->pods; k++) {
+		csv_pod_name(job->pods, k, name, sizeof(name));
+		pk_set(pod, "metadata.name", json_string(name));
+		r = feed(lr, pod, ns, ts);
+	}
+	json_decref(g);
+	json_decref(pod);
+	return r;
+}
+
+int pk_sim_levels(const struct pk_sim_opts *opts, const json_t *nodes, const struct pk_sim_trace *t,
+		  const double *levels, size_t nlevels, double *ret_alloc, char *err, size_t errlen)
+{
+	struct levels_run lr = {.levels = levels, .nlevels = nlevels, .alloc = ret_alloc};
+	struct pk_replay_opts ro = {.strategy = opts ? opts->strategy : NULL};
+	uint32_t *order = NULL;
+	char resource[256];
+	size_t i;
+	json_t *o;
+	int r;
+
+	if (!opts || !nodes || !t || (nlevels && (!levels || !ret_alloc)))
+		return -EINVAL;
+	sim_find_resource(nodes, resource, sizeof(resource));
+	ro.resource = resource;
+	r = pk_replay_new(&ro, &lr.rp);
+	if (r == -ENOENT)
+		snprintf(err, errlen, "unknown strategy %s", opts->strategy);
+	if (r < 0)
+		return r == -ENOENT ? -EINVAL : r;
+	json_array_foreach(nodes, i, o) if (r == 0) r = pk_replay_add_node(lr.rp, o, &lr.errs);
+	json_array_foreach(t->classes, i, o) if (r == 0) r =
+	    pk_replay_feed(lr.rp, o, levels, nlevels, &lr.next, ret_alloc, &lr.errs);
+	order = malloc((t->n ? t->n : 1) * sizeof(*order));
+	if (r == 0 && !order)
+		r = -ENOMEM;
+	for (uint32_t j = 0; r == 0 && j < t->n; j++)
+		order[j] = j;
+	order_of = t;
+	if (r == 0)
+		qsort(order, t->n, sizeof(*order), by_arrival);
+	for (size_t k = 0; r == 0 && k < t->n && lr.next < nlevels; k++)
+		r = feed_job(&lr, t, order[k], resource);
+	if (r == 0)
+		pk_replay_levels_end(lr.rp, nlevels, &lr.next, ret_alloc);
+	if (r < 0)
+		snprintf(err, errlen, "%s", lr.errs.n ? lr.errs.msg[0] : strerror(-r));
+	pk_errors_clear(&lr.errs);
+	pk_replay_free(lr.rp);
+	free(order);
 	return r;
 }

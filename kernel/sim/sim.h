@@ -104,6 +104,23 @@ struct pk_sim_opts {
 int pk_sim_run(const struct pk_sim_opts *opts, const json_t *nodes, const struct pk_sim_trace *t,
 	       json_t **ret_report, uint64_t *ret_events, char *err, size_t errlen);
 
+/*
+ * The placement-quality comparison (bench_quality's rows, through the same
+ * pk_replay_run step, kernel/sched/replay.h): the trace's jobs arrive in
+ * arrival order (ties in trace order), as in a run (namespace t<index>, a
+ * CSV gang as its PodGroup and pods), on the nodes in the order given, with
+ * opts' strategy; nothing departs and the clock does not move, so a job
+ * that fits nowhere stays pending.  For each of the nlevels ascending
+ * levels (fractions of the nodes' accelerators, e.g. 1.0, 1.1, 1.3),
+ * ret_alloc[i] gets the accelerators allocated over the cluster's once the
+ * arrived pods request at least that much (after the last job when never).
+ * -EINVAL with a message in err (an unknown strategy, an object the
+ * scheduler refuses), -ENOMEM.
+ */
+int pk_sim_levels(const struct pk_sim_opts *opts, const json_t *nodes, const struct pk_sim_trace *t,
+		  const double *levels, size_t nlevels, double *ret_alloc, char *err,
+		  size_t errlen);
+
 /* Reports: runs is a JSON array of pk_sim_run reports, drawn side by side. */
 int pk_sim_report_json(FILE *f, const json_t *runs);
 int pk_sim_report_text(FILE *f, const json_t *runs);

@@ -12,6 +12,8 @@
  * on the normalised free GPU, CPU and memory a node would keep), over
  * several seeds, each policy on the same cluster and the same sequence
  * (pk_replay_run: the same decoding, filters and accounting for every row).
+ * The strategies' rows are `podctl simulate --levels`'s comparison: the
+ * sequence becomes a trace and pk_sim_levels replays it.
  *
  * The targets: fit at or above the best classic policy at every level on
  * every seed, and at 100% arrived at least 25% fewer unallocated GPUs than
@@ -25,6 +27,7 @@
 #include <time.h>
 
 #include "kernel/sched/replay.h"
+#include "kernel/sim/sim.h"
 #include "tests/bench/gpumix.h"
 
 #define BENCH_NAME "bench_quality"
@@ -126,29 +129,61 @@ static const struct policy policies[] = {
 };
 #define NPOL (sizeof(policies) / sizeof(policies[0]))
 
+/*
+ * One row: a strategy's through podctl simulate's comparison (pk_sim_levels
+ * on the sequence as a trace), a classic policy's through pk_replay_run with
+ * the policy; both are pk_replay_run's steps.
+ */
+static int run_row(const struct policy *pol, json_t *nodes, json_t *pods,
+		   const struct pk_sim_trace *trace, double *alloc)
+{
+	struct pk_errors errs = {0};
+	int r;
+
+	if (pol->strategy) {
+		struct pk_sim_opts so = {.strategy = pol->strategy};
+		char err[512] = "";
+
+		r = pk_sim_levels(&so, nodes, trace, levels, LEVELS, alloc, err, sizeof(err));
+		if (r < 0)
+			fprintf(stderr, BENCH_NAME ": %s\n", err);
+		return r;
+	}
+	struct pk_replay_opts o = {.resource = GM_RESOURCE, .pick = pol->pick};
+
+	r = pk_replay_run(&o, nodes, pods, levels, LEVELS, alloc, &errs);
+	if (r < 0)
+		pk_errors_print(&errs, stderr, BENCH_NAME ": ");
+	pk_errors_clear(&errs);
+	return r;
+}
+
 static void run_seed(uint64_t seed, double alloc[NPOL][LEVELS], double ms[NPOL])
 {
 	json_t *nodes = gm_nodes(seed), *pods = gm_pods(seed, &gm_default_mix, levels[LEVELS - 1]);
+	struct pk_sim_trace *trace = NULL;
+	struct pk_errors errs = {0};
+	int r;
 
 	if (!nodes || !pods)
 		die("generate", -ENOMEM);
+	r = pk_sim_trace_from_objects(pods, &trace, &errs);
+	if (r < 0) {
+		pk_errors_print(&errs, stderr, BENCH_NAME ": ");
+		die("trace", r);
+	}
 	for (size_t p = 0; p < NPOL; p++) {
-		struct pk_replay_opts o = {.strategy = policies[p].strategy,
-					   .resource = GM_RESOURCE,
-					   .pick = policies[p].pick};
-		struct pk_errors errs = {0};
 		double t0 = now_ms();
-		int r = pk_replay_run(&o, nodes, pods, levels, LEVELS, alloc[p], &errs);
 
-		if (r < 0) {
-			pk_errors_print(&errs, stderr, BENCH_NAME ": ");
+		r = run_row(&policies[p], nodes, pods, trace, alloc[p]);
+		if (r < 0)
 			die(policies[p].name, r);
-		}
 		ms[p] = now_ms() - t0;
 		printf("quality seed %llu %-10s %6.2f%% %6.2f%% %6.2f%%  (%zu pods, %.0f ms)\n",
 		       (unsigned long long)seed, policies[p].name, 100 * alloc[p][0],
 		       100 * alloc[p][1], 100 * alloc[p][2], json_array_size(pods), ms[p]);
 	}
+	pk_sim_trace_free(trace);
 	json_decref(nodes);
 	json_decref(pods);
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # podctl simulate: exit codes, the three report forms, byte-identical JSON for
 # the same seed, two strategies and two boards side by side, errors that name
-# the trace's line and column.
+# the trace's line and column, the allocation at arrival levels (--levels).
 # Needs $PODKERNEL_BIN/podctl and $PODKERNEL_SRC (set by tests/run-tests.sh).
 set -u
 BIN=${PODKERNEL_BIN:-build/bin}
@@ -86,4 +86,25 @@ run 2 simulate --board "$T/missing.yaml" --trace "$T/trace.csv"
 check "a missing board exits 2 (rc=$rc)" $?
 run 2 simulate --board "$GPU" --trace "$T/trace.csv" --until soon
 check "a bad --until exits 2 (rc=$rc)" $?
+
+# --levels: the comparison bench_quality draws, in each run's report.  The
+# trace requests 5,136 of 512 GPUs: every level is reached after the first jobs.
+run 0 simulate --board "$GPU" --trace "$T/trace.csv" --strategy fit,kep --levels 0.25,0.5,1 \
+	-o "$T/l.json"
+check "--levels (rc=$rc)" $?
+grep -q "25% requested: .*% allocated, 50% requested: .*(nothing departing)" "$T/out"
+check "the summary gives the allocation at each level" $?
+python3 - "$T/l.json" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+for r in runs:
+    lv = r["arrival_levels"]
+    assert [l["requested"] for l in lv] == [0.25, 0.5, 1], lv
+    # 16x8 then 1x8 then 64x8 arrive: 128, 136, 648 GPUs requested; the 64-host
+    # gang does not fit beside the first job, so allocation stays at 136 of 512
+    assert [l["allocated"] for l in lv] == [0.25, 0.2656, 0.2656], lv
+PY
+check "allocated at each level, a gang that does not fit left out" $?
+run 2 simulate --board "$GPU" --trace "$T/trace.csv" --levels 1.1,1
+check "--levels must ascend (rc=$rc)" $?
 exit $fail

@@ -5,14 +5,16 @@
  * their hosts for the gang waiting on them, a node loss fails the pods on it
  * and the gang is placed again as a whole, a higher priority gang preempts,
  * a gang larger than the cluster is never placed, Jobs and JobSets of an
- * object trace run to completion, stranded accelerators are counted, and a
- * seed fixes the report to the byte.
+ * object trace run to completion, stranded accelerators are counted, a
+ * seed fixes the report to the byte, and the arrival-level comparison
+ * (pk_sim_levels) replays jobs in arrival order with gangs placed whole.
  */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/sched/replay.h"
 #include "kernel/sim/sim.h"
 
 static json_t *cluster(void)
@@ -345,6 +347,66 @@ START_TEST(seed_fixes_the_report_byte_for_byte)
 }
 END_TEST
 
+/*
+ * The comparison of --levels: jobs arrive in arrival order (not file order),
+ * nothing departs, a gang is placed whole or not at all, and a level the
+ * trace never reaches gets the allocation after the last job.
+ */
+START_TEST(levels_replay_arrivals_with_nothing_departing)
+{
+	struct pk_sim_trace *t = csv("arrival,duration,pods,accelerators,cpu,memory\n"
+				     "5,100,2,2,1,1Gi\n"   /* 4 chips, packed on one host */
+				     "0,100,2,4,1,1Gi\n"   /* first: two whole hosts */
+				     "9,100,3,4,1,1Gi\n"); /* three hosts: one is left */
+	struct pk_sim_opts o = {.strategy = "fit"};
+	const double levels[] = {0.5, 0.75, 1.5, 2.0};
+	double alloc[4] = {0};
+	json_t *nodes = cluster();
+	char err[256] = "";
+
+	ck_assert_msg(pk_sim_levels(&o, nodes, t, levels, 4, alloc, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_double_eq_tol(alloc[0], 0.5, 1e-9);  /* after the first arrival: 8 of 16 */
+	ck_assert_double_eq_tol(alloc[1], 0.75, 1e-9); /* the 2-chip gang placed too */
+	ck_assert_double_eq_tol(alloc[2], 0.75, 1e-9); /* the 3-host gang: not one pod of it */
+	ck_assert_double_eq_tol(alloc[3], 0.75, 1e-9); /* never reached: after the last job */
+	o.strategy = "no-such";
+	ck_assert_int_eq(pk_sim_levels(&o, nodes, t, levels, 4, alloc, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "no-such"));
+	json_decref(nodes);
+	pk_sim_trace_free(t);
+}
+END_TEST
+
+static int first(void *arg, const struct pk_replay_node *cand, size_t n, const int64_t *req)
+{
+	(void)arg, (void)cand, (void)n, (void)req;
+	return 0;
+}
+
+/* A comparison policy places single pods: a gang in its sequence is refused. */
+START_TEST(levels_policy_refuses_gangs)
+{
+	struct pk_replay_opts o = {.resource = "google.com/tpu", .pick = first};
+	json_t *nodes = cluster(),
+	       *seq =
+		   json_pack("[{s:s,s:s,s:{s:s,s:s},s:{s:{s:s,s:s},s:{s:{s:i}}}}]", "apiVersion",
+			     "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name",
+			     "g", "namespace", "t0", "spec", "workloadRef", "workloadName", "g",
+			     "templateName", "g", "schedulingPolicy", "gang", "minCount", 2);
+	const double levels[] = {1.0};
+	double alloc[1];
+	struct pk_errors errs = {0};
+
+	ck_assert_int_eq(pk_replay_run(&o, nodes, seq, levels, 1, alloc, &errs), -EINVAL);
+	ck_assert_int_eq((int)errs.n, 1);
+	ck_assert_ptr_nonnull(strstr(errs.msg[0], "single pods"));
+	pk_errors_clear(&errs);
+	json_decref(nodes);
+	json_decref(seq);
+}
+END_TEST
+
 START_TEST(html_is_self_contained)
 {
 	json_t *rep = run("arrival,duration,pods,accelerators\n0,100,2,4\n"),
@@ -386,6 +448,8 @@ int main(void)
 	tcase_add_test(tc, jobset_restarts_as_a_gang_up_to_max_restarts);
 	tcase_add_test(tc, seed_fixes_the_report_byte_for_byte);
 	tcase_add_test(tc, html_is_self_contained);
+	tcase_add_test(tc, levels_replay_arrivals_with_nothing_departing);
+	tcase_add_test(tc, levels_policy_refuses_gangs);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
