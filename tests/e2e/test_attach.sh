@@ -11,7 +11,9 @@
 # low-priority one (DisruptionTarget, DELETE with preconditions, a Preempted
 # Event); a serving workload with a cube spread and host anti-affinity binds
 # one pod per cube and host; a pod with a scheduling gate stays unbound
-# (SchedulingGated) until its gate is removed; the attached instance serves
+# (SchedulingGated) until its gate is removed; WaitForFirstConsumer claims are
+# patched (a static local volume, a provisioner's selected node) before their
+# pods' bindings; the attached instance serves
 # only /healthz, /readyz and /metrics.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
@@ -256,6 +258,74 @@ wait_for 20 gated_told || { attach_dump; fail "the gated pod was not told Schedu
 gated_pod '[]'
 gated_bound() { [ -n "$(bound_to gated)" ]; }
 wait_for 20 gated_bound || { attach_dump; fail "the pod was not bound once its gate was removed"; }
+
+# Volumes read from the cluster: a WaitForFirstConsumer claim is patched to
+# the local volume whose node its pod gets (spec.volumeName), another is given
+# its pod's node as volume.kubernetes.io/selected-node for its provisioner.
+cat > "$WORK/volumes.yaml" <<'EOF'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: csi.example.com
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-h100}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  local: {path: /mnt/disk}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [tpu-ss0-h100]}]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: local-data}
+spec: {accessModes: [ReadWriteOnce], storageClassName: local, resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: fast-data}
+spec: {accessModes: [ReadWriteOnce], storageClassName: fast, resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: uses-local}
+spec:
+  schedulerName: podkernel
+  volumes: [{name: d, persistentVolumeClaim: {claimName: local-data}}]
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: uses-fast}
+spec:
+  schedulerName: podkernel
+  volumes: [{name: d, persistentVolumeClaim: {claimName: fast-data}}]
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+EOF
+podctl apply -f "$WORK/volumes.yaml" > /dev/null || fail "apply volumes.yaml"
+claim_field() { # CLAIM: "volumeName selectedNode"
+	podctl get pvc "$1" -o json | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+print(o["spec"].get("volumeName", "-"),
+      o["metadata"].get("annotations", {}).get("volume.kubernetes.io/selected-node", "-"))'
+}
+volumes_bound() { [ -n "$(bound_to uses-local)" ] && [ -n "$(bound_to uses-fast)" ]; }
+wait_for 20 volumes_bound || { attach_dump; fail "the pods with volumes were not bound"; }
+[ "$(bound_to uses-local)" = tpu-ss0-h100 ] || fail "uses-local on $(bound_to uses-local)"
+[ "$(claim_field local-data)" = "pv-h100 -" ] || fail "local-data: $(claim_field local-data)"
+[ "$(claim_field fast-data)" = "- $(bound_to uses-fast)" ] || fail "fast-data: $(claim_field fast-data)"
 
 # SIGTERM: a clean stop.
 kill -TERM "$ATTACH_PID_a"
