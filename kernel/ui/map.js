@@ -467,14 +467,9 @@
       ctx.strokeStyle = '#c3cbd4';
       ctx.lineWidth = 1;
       ctx.strokeRect(ox - 3.5, oy - 3.5, cube.cols * s + 5, cube.rows * s + 5);
-      // the cube's name above it, cut to its width
-      ctx.save();
-      ctx.beginPath();
-      ctx.rect(ox - 3, oy - 3 - LABEL_H, st.cw - CUBE_GAP / 2, LABEL_H);
-      ctx.clip();
+      // the cube's name above it, narrowed to its width when longer
       ctx.fillStyle = '#56606b';
-      ctx.fillText(cube.name, ox - 3, oy - 4);
-      ctx.restore();
+      ctx.fillText(cube.name, ox - 3, oy - 4, st.cw - CUBE_GAP / 2);
       for (const h of cube.hosts) {
         drawHost(ctx, h, ox + h.x * s, oy + h.y * s, s, inner);
         hosts++;
@@ -490,7 +485,7 @@
   // search or a filter leaves it out, ringed when they select it.
   function drawHost(ctx, h, x, y, s, inner) {
     const out = match && !match.has(h.name);
-    ctx.globalAlpha = out ? 0.16 : 1;
+    if (out) ctx.globalAlpha = 0.16;
     ctx.fillStyle = '#dfe4e9';
     ctx.fillRect(x, y, inner, inner);
     if (h.pods) {
@@ -525,7 +520,7 @@
       ctx.lineTo(x + 2, y + inner - 2);
       ctx.stroke();
     }
-    ctx.globalAlpha = 1;
+    if (out) ctx.globalAlpha = 1;
     if (match && !out) {
       ctx.strokeStyle = '#1d4ed8';
       ctx.lineWidth = 2;

@@ -3,7 +3,8 @@
 # in headless Chromium.  podkerneld simulates the 64 superslices of
 # boards/tpu-pod-16k.yaml, a few gangs
 # are bound, and the page must list all 1,024 cubes with the counts of the
-# cluster's objects and draw every one of the 16,384 hosts.  How long that
+# cluster's objects and draw every one of the 16,384 hosts, with an overview
+# tile per superslice (screenshot: $PODKERNEL_BUILD/ui-map-16k.png).  How long that
 # takes is measured by `make bench` (tests/bench/bench_ui_map.sh), not here.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
@@ -54,4 +55,13 @@ timeout 300 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usa
 python3 "$PODKERNEL_SRC/tests/e2e/check_ui_map.py" dom "$WORK" "$WORK/map.html" ||
 	fail "the 16,384-host page is incomplete or wrong"
 [ "$(grep -o 'data-cube=' "$WORK/map.html" | wc -l)" = 1024 ] || fail "the page does not list 1024 cubes"
+# the overview: one tile per superslice
+[ "$(grep -o 'class="tile"' "$WORK/map.html" | wc -l)" = 64 ] || fail "the overview does not have 64 tiles"
+rm -rf "$WORK/chromium"
+timeout 300 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
+	--user-data-dir="$WORK/chromium" --window-size=1400,1000 --virtual-time-budget=60000 \
+	--screenshot="$WORK/ui-map-16k.png" "$PODKERNEL_SERVER/ui/#token=$ADMIN_TOKEN" > /dev/null 2>> "$WORK/chromium.log" ||
+	fail "chromium --screenshot"
+mkdir -p "$PODKERNEL_BUILD"
+cp "$WORK/ui-map-16k.png" "$PODKERNEL_BUILD/ui-map-16k.png"
 echo "16,384 hosts: every cube listed and every host drawn"
