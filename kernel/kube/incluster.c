@@ -17,11 +17,12 @@
 #include "kernel/kube/kube-internal.h"
 #include "kernel/kube/kube.h"
 
-static int read_small_file(const char *path, char **ret)
+int kube_read_small_file(const char *path, char **ret, size_t *ret_len)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = fopen(path, "re");
 	char *buf;
 	size_t n;
+	int r = 0;
 
 	if (!f)
 		return -errno;
@@ -31,20 +32,24 @@ static int read_small_file(const char *path, char **ret)
 		return -ENOMEM;
 	}
 	n = fread(buf, 1, PK_KUBECONFIG_MAX_BYTES + 1, f);
+	if (ferror(f) || n > PK_KUBECONFIG_MAX_BYTES)
+		r = ferror(f) ? -EIO : -EFBIG;
 	fclose(f);
-	if (n > PK_KUBECONFIG_MAX_BYTES) {
+	if (r < 0) {
 		free(buf);
-		return -EFBIG;
+		return r;
 	}
 	buf[n] = '\0';
 	*ret = buf;
+	if (ret_len)
+		*ret_len = n;
 	return 0;
 }
 
 int kube_read_token_file(const char *path, char **ret)
 {
 	char *buf = NULL;
-	int r = read_small_file(path, &buf);
+	int r = kube_read_small_file(path, &buf, NULL);
 
 	if (r < 0)
 		return r;
@@ -82,7 +87,7 @@ int kube_credentials_in_cluster(const char *sa_dir, struct pk_kube_credentials *
 		if (r < 0)
 			snprintf(err, errlen, "in-cluster: %s: %s", c.token_file, strerror(-r));
 	}
-	if (r == 0 && read_small_file(p, &ns) == 0) {
+	if (r == 0 && kube_read_small_file(p, &ns, NULL) == 0) {
 		c.namespace = strndup(ns, strcspn(ns, " \r\n"));
 		r = c.namespace ? 0 : -ENOMEM;
 	}

@@ -11,6 +11,11 @@
 #include "kernel/kube/kube.h"
 
 /* Read a token file, first line only, into a new string. */
+/*
+ * A file of at most PK_KUBECONFIG_MAX_BYTES, NUL-terminated (kubeconfigs,
+ * CA bundles, tokens): 0, -errno, -EFBIG when larger.  ret_len may be NULL.
+ */
+int kube_read_small_file(const char *path, char **ret, size_t *ret_len);
 int kube_read_token_file(const char *path, char **ret);
 /* Configure a libcurl handle for the client's server (TLS, identity, timeouts). */
 int kube_setup_handle(struct kube_client *c, CURL *h, char *errbuf);

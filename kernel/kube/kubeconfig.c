@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "kernel/api/api.h"
+#include "kernel/kube/kube-internal.h"
 #include "kernel/kube/kubeconfig.h"
 
 #define MAX_ENTRIES 10000 /* clusters, users or contexts in one file */
@@ -359,34 +360,6 @@ static int merge_into(struct pk_kubeconfig *into, const struct pk_kubeconfig *fr
 	return 0;
 }
 
-static int read_small_file(const char *path, char **ret, size_t *ret_len)
-{
-	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
-
-	if (!f)
-		return -errno;
-	buf = malloc(PK_KUBECONFIG_MAX_BYTES + 1);
-	if (!buf) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	n = fread(buf, 1, PK_KUBECONFIG_MAX_BYTES + 1, f);
-	if (ferror(f) || n > PK_KUBECONFIG_MAX_BYTES) {
-		int r = ferror(f) ? -EIO : -EFBIG;
-
-		fclose(f);
-		free(buf);
-		return r;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	*ret = buf;
-	*ret_len = n;
-	return 0;
-}
-
 /* One file merged into kc; missing files are skipped unless must_exist. */
 static int load_one(struct pk_kubeconfig *kc, const char *path, bool must_exist, char *err,
 		    size_t errlen)
@@ -394,7 +367,7 @@ static int load_one(struct pk_kubeconfig *kc, const char *path, bool must_exist,
 	struct pk_kubeconfig *one = NULL;
 	char *text = NULL, *dir;
 	size_t len = 0;
-	int r = read_small_file(path, &text, &len);
+	int r = kube_read_small_file(path, &text, &len);
 
 	if (r == -ENOENT && !must_exist)
 		return 0;
@@ -776,7 +749,7 @@ int pk_kubeconfig_write(const char *path, const char *name, const char *server, 
 
 	if (!path || !name || !server)
 		return -EINVAL;
-	if (ca_file && (r = read_small_file(ca_file, &ca, &ca_len)) < 0) {
+	if (ca_file && (r = kube_read_small_file(ca_file, &ca, &ca_len)) < 0) {
 		snprintf(err, errlen, "%s: %s", ca_file, strerror(-r));
 		return r;
 	}
