@@ -369,11 +369,13 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 				*next = i; /* the next pod starts where this one stopped */
 				break;
 			}
-			if (blocks && j % SC_NODE_BLOCK == 0 &&
-			    !sc_block_may_fit(f->ctx->snap, j / SC_NODE_BLOCK, pod, np.rr,
-					      np.nrr)) {
-				j += SC_NODE_BLOCK - 1;
-				continue;
+			if (blocks && j % SC_NODE_BLOCK == 0) { /* not sampled: i is j */
+				size_t b = sc_next_block(f->ctx->snap, j / SC_NODE_BLOCK, pod,
+							 np.rr, np.nrr);
+
+				if (b * SC_NODE_BLOCK >= n)
+					break;
+				i = j = b * SC_NODE_BLOCK;
 			}
 			if (consider(&np, nodes[i]))
 				break;

@@ -66,11 +66,14 @@ static int pick_node(void *arg, struct sc_pod *pod, const int *nodes, size_t n)
 		int res = 0;
 		enum sc_misfit m;
 
-		if (blocks && i % SC_NODE_BLOCK == 0 &&
-		    !sc_block_may_fit(ctx->snap, i / SC_NODE_BLOCK, pod, rr, nrr)) {
-			skipped = true;
-			i += SC_NODE_BLOCK - 1;
-			continue;
+		if (blocks && i % SC_NODE_BLOCK == 0) {
+			size_t b = sc_next_block(ctx->snap, i / SC_NODE_BLOCK, pod, rr, nrr);
+
+			skipped |= b != i / SC_NODE_BLOCK;
+			if (b * SC_NODE_BLOCK >= n)
+				break;
+			i = b * SC_NODE_BLOCK;
+			node = snap->nodes[nodes[i]];
 		}
 		m = sc_filter(snap, pod, node, &res);
 

@@ -188,17 +188,22 @@ struct sc_snapshot {
 	 * consecutive node indices, the largest free amount of each resource
 	 * over its nodes (-1 for a node with wrapped usage, which fits
 	 * nothing), so a whole-cluster node scan skips a block where no node
-	 * can hold a pod's requests.  A charged block is marked dirty and
-	 * recomputed when next asked; adding, changing or removing a node
-	 * drops the index (nblocks 0), rebuilt on next use.
+	 * can hold a pod's requests.  A rise is taken at once; a block whose
+	 * largest amount fell is marked dirty and recomputed when next asked;
+	 * adding, changing or removing a node drops the index (nblocks 0),
+	 * rebuilt on next use.  Per group of SC_NODE_SUPER blocks, smax bounds
+	 * the blocks' from above (raised on every rise, tightened when a scan
+	 * found none of its blocks holding a pod).
 	 */
 	int64_t (*bmax)[SC_MAX_RES];
+	int64_t (*smax)[SC_MAX_RES];
 	unsigned char *bdirty;
 	size_t nblocks;
 	int bnres;
 	struct sc_vols *vols; /* volumes, claims, classes, CSI nodes (volumes.c), or NULL */
 };
 #define SC_NODE_BLOCK 64
+#define SC_NODE_SUPER 16
 
 int sc_snapshot_init(struct sc_snapshot *snap);
 void sc_snapshot_fini(struct sc_snapshot *snap);
@@ -249,12 +254,13 @@ static inline int64_t *sc_tpos(const struct sc_part *p, int i)
 int sc_snapshot_blocks(struct sc_snapshot *snap);
 void sc_snapshot_drop_blocks(struct sc_snapshot *snap);
 /*
- * False when no node of block b (nodes b * SC_NODE_BLOCK and on) can hold
- * pod's requests of the resources rr[0..nrr): every one fails the resource
- * test of sc_filter.  Needs a built index (sc_snapshot_blocks).
+ * The first block from b on (b * SC_NODE_BLOCK is a node index) where some
+ * node may hold pod's requests of the resources rr[0..nrr), or nblocks: in
+ * every block skipped, every node fails the resource test of sc_filter.
+ * Needs a built index (sc_snapshot_blocks).
  */
-bool sc_block_may_fit(struct sc_snapshot *snap, size_t b, const struct sc_pod *pod, const int *rr,
-		      int nrr);
+size_t sc_next_block(struct sc_snapshot *snap, size_t b, const struct sc_pod *pod, const int *rr,
+		     int nrr);
 
 /* Permanent changes (a committed binding, a pod that went away). */
 void sc_snapshot_bind(struct sc_snapshot *snap, struct sc_pod *pod, int node);

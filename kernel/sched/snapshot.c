@@ -410,8 +410,10 @@ int sc_part_index(const struct sc_snapshot *snap, struct sc_part *p)
 void sc_snapshot_drop_blocks(struct sc_snapshot *snap)
 {
 	free(snap->bmax);
+	free(snap->smax);
 	free(snap->bdirty);
 	snap->bmax = NULL;
+	snap->smax = NULL;
 	snap->bdirty = NULL;
 	snap->nblocks = 0;
 }
@@ -441,9 +443,28 @@ static void block_refresh(struct sc_snapshot *snap, size_t b)
 	snap->bdirty[b] = 0;
 }
 
+/* Group g's bound from its blocks' maxima (dirty ones refreshed first). */
+static void super_refresh(struct sc_snapshot *snap, size_t g)
+{
+	size_t lo = g * SC_NODE_SUPER, hi = lo + SC_NODE_SUPER;
+
+	if (hi > snap->nblocks)
+		hi = snap->nblocks;
+	for (int r = 0; r < snap->bnres; r++)
+		snap->smax[g][r] = INT64_MIN;
+	for (size_t b = lo; b < hi; b++) {
+		if (snap->bdirty[b])
+			block_refresh(snap, b);
+		for (int r = 0; r < snap->bnres; r++)
+			if (snap->bmax[b][r] > snap->smax[g][r])
+				snap->smax[g][r] = snap->bmax[b][r];
+	}
+}
+
 int sc_snapshot_blocks(struct sc_snapshot *snap)
 {
 	size_t nb = (snap->nnodes + SC_NODE_BLOCK - 1) / SC_NODE_BLOCK;
+	size_t ng = (nb + SC_NODE_SUPER - 1) / SC_NODE_SUPER;
 
 	if (snap->nblocks && snap->bnres == snap->nres)
 		return 0;
@@ -451,8 +472,9 @@ int sc_snapshot_blocks(struct sc_snapshot *snap)
 	if (!nb)
 		return 0;
 	snap->bmax = malloc(nb * sizeof(*snap->bmax));
+	snap->smax = malloc(ng * sizeof(*snap->smax));
 	snap->bdirty = malloc(nb);
-	if (!snap->bmax || !snap->bdirty) {
+	if (!snap->bmax || !snap->smax || !snap->bdirty) {
 		sc_snapshot_drop_blocks(snap);
 		return -ENOMEM;
 	}
@@ -460,32 +482,75 @@ int sc_snapshot_blocks(struct sc_snapshot *snap)
 	snap->bnres = snap->nres;
 	for (size_t b = 0; b < nb; b++)
 		block_refresh(snap, b);
+	for (size_t g = 0; g < ng; g++)
+		super_refresh(snap, g);
 	return 0;
 }
 
-bool sc_block_may_fit(struct sc_snapshot *snap, size_t b, const struct sc_pod *pod, const int *rr,
-		      int nrr)
+static bool holds(const int64_t *mx, const struct sc_pod *pod, const int *rr, int nrr)
 {
-	if (b >= snap->nblocks)
-		return true;
-	if (snap->bdirty[b])
-		block_refresh(snap, b);
 	for (int j = 0; j < nrr; j++)
-		if (snap->bmax[b][rr[j]] < pod->req[rr[j]])
+		if (mx[rr[j]] < pod->req[rr[j]])
 			return false;
 	return true;
+}
+
+size_t sc_next_block(struct sc_snapshot *snap, size_t b, const struct sc_pod *pod, const int *rr,
+		     int nrr)
+{
+	while (b < snap->nblocks) {
+		size_t g = b / SC_NODE_SUPER, end = (g + 1) * SC_NODE_SUPER;
+		bool whole = b % SC_NODE_SUPER == 0;
+
+		if (end > snap->nblocks)
+			end = snap->nblocks;
+		if (!holds(snap->smax[g], pod, rr, nrr)) {
+			b = end;
+			continue;
+		}
+		for (; b < end; b++) {
+			if (snap->bdirty[b])
+				block_refresh(snap, b);
+			if (holds(snap->bmax[b], pod, rr, nrr))
+				return b;
+		}
+		if (whole) /* no block of the group holds the pod: its bound was loose */
+			super_refresh(snap, g);
+	}
+	return snap->nblocks;
 }
 
 /* Add sign * pod's requests to a node's usage and its domains' free space. */
 static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign)
 {
 	struct sc_node *n = snap->nodes[node];
+	size_t b = (size_t)node / SC_NODE_BLOCK;
+	bool track = snap->nblocks && !snap->bdirty[b];
+	int64_t before[SC_MAX_RES];
 
+	for (int r = 0; track && r < snap->bnres; r++)
+		before[r] = node_free(n, r);
 	for (int r = 0; r < snap->nres; r++)
 		n->used[r] =
 		    sign > 0 ? sc_add(n->used[r], pod->req[r]) : sc_sub(n->used[r], pod->req[r]);
-	if (snap->nblocks)
-		snap->bdirty[(size_t)node / SC_NODE_BLOCK] = 1;
+	/* the block's largest free amounts: a rise is taken (by its group's bound
+	 * too), a fall of the largest means the block is recomputed when next asked */
+	for (int r = 0; snap->nblocks && r < snap->bnres; r++) {
+		int64_t after = node_free(n, r);
+
+		if (after > snap->smax[b / SC_NODE_SUPER][r])
+			snap->smax[b / SC_NODE_SUPER][r] = after;
+	}
+	for (int r = 0; track && r < snap->bnres; r++) {
+		int64_t after = node_free(n, r);
+
+		if (after > snap->bmax[b][r]) {
+			snap->bmax[b][r] = after;
+		} else if (after < before[r] && before[r] == snap->bmax[b][r]) {
+			snap->bdirty[b] = 1;
+			break;
+		}
+	}
 	if (snap->slices)
 		sc_slices_charge(snap->slices, node, sign);
 	sc_cons_charge(snap, pod, node, sign);
@@ -786,6 +851,12 @@ static int check_blocks(struct check *c)
 						  "node block %zu: largest free %s %" PRId64
 						  ", nodes say %" PRId64,
 						  b, snap->res_name[r], snap->bmax[b][r], mx);
+			if (mx > snap->smax[b / SC_NODE_SUPER][r])
+				return check_fail(c,
+						  "node block group %zu: bound of free %s %" PRId64
+						  " below a node's %" PRId64,
+						  b / SC_NODE_SUPER, snap->res_name[r],
+						  snap->smax[b / SC_NODE_SUPER][r], mx);
 		}
 	}
 	return 0;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_snapshot.c — kernel/sched/snapshot.c and filter.c: node filters, the
- * "pods" resource, domain partitions, and the revert log (random nested
- * assume/remove sequences must come back to the exact starting state, with
- * the invariant checker run after every mutation).
+ * "pods" resource, domain partitions, the node capacity index, and the
+ * revert log (random nested assume/remove sequences must come back to the
+ * exact starting state, with the invariant checker run after every
+ * mutation).
  */
 #include <check.h>
 #include <stdlib.h>
@@ -396,6 +397,56 @@ START_TEST(test_capacity_index)
 }
 END_TEST
 
+/*
+ * The node capacity index: whole-cluster scans skip blocks of 64 nodes, and
+ * groups of 16 blocks, where no node can hold a pod; a node freed anywhere
+ * is found again, and a corrupted block is reported.
+ */
+START_TEST(test_node_blocks)
+{
+	struct pk_sched *s = new_sched();
+	char why[256] = "", name[16];
+	int rr[1];
+
+	for (int i = 0; i < 2100; i++) { /* 33 blocks in 3 groups */
+		snprintf(name, sizeof(name), "n%04d", i);
+		add_node(s, name, "4", "");
+		snprintf(name, sizeof(name), "p%04d", i);
+		add_pod(s, name, "4", NULL, NULL, 0);
+	}
+	ck_assert_int_eq(sc_snapshot_blocks(&s->snap), 0);
+	ck_assert_int_eq(s->snap.nblocks, 33);
+	rr[0] = sc_res_id(&s->snap, "cpu");
+	ck_assert_int_eq(sc_next_block(&s->snap, 0, find_pod(s, "p0000"), rr, 1), 0);
+	for (int i = 0; i < 2100; i++) { /* every node full but n2050 */
+		if (i == 2050)
+			continue;
+		snprintf(name, sizeof(name), "p%04d", i);
+		ck_assert_int_eq(sc_snapshot_assume(&s->snap, find_pod(s, name), i), 0);
+	}
+	sc_snapshot_commit(&s->snap);
+	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)),
+			 0);
+	ck_assert_int_eq(sc_next_block(&s->snap, 0, find_pod(s, "p2050"), rr, 1), 2050 / 64);
+	ck_assert_int_eq(s->snap.smax[0][rr[0]], 0); /* the full groups' bounds tightened */
+	ck_assert_int_eq(s->snap.smax[1][rr[0]], 0);
+	sc_snapshot_unbind(&s->snap, find_pod(s, "p0100")); /* n0100 free again */
+	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)),
+			 0);
+	ck_assert_int_eq(sc_next_block(&s->snap, 0, find_pod(s, "p0100"), rr, 1), 100 / 64);
+	/* the scheduler finds both free nodes through the index */
+	run_until_idle(s, NULL, NULL);
+	ck_assert_int_eq(find_pod(s, "p0100")->node, 100);
+	ck_assert_int_eq(find_pod(s, "p2050")->node, 2050);
+	ck_assert_int_eq(sc_next_block(&s->snap, 0, find_pod(s, "p0000"), rr, 1), 33);
+	s->snap.bmax[3][rr[0]] = 4000; /* a corrupted clean block */
+	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)),
+			 -EUCLEAN);
+	ck_assert_ptr_nonnull(strstr(why, "node block 3"));
+	pk_sched_free(s);
+}
+END_TEST
+
 START_TEST(test_too_many_resources)
 {
 	struct pk_sched *s = new_sched();
@@ -461,6 +512,7 @@ int main(void)
 	tcase_add_test(tc, test_check_detects_corruption);
 	tcase_add_test(tc, test_cycle_reports_check_message);
 	tcase_add_test(tc, test_capacity_index);
+	tcase_add_test(tc, test_node_blocks);
 	tcase_add_test(tc, test_too_many_resources);
 	tcase_add_test(tc, test_huge_quantities);
 	suite_add_tcase(s, tc);
