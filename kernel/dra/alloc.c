@@ -7,7 +7,10 @@
  * depth-first search places the requests in order: a request takes the
  * first of its alternatives that can be satisfied; ExactCount picks `count`
  * devices in table order, All takes every matching device visible to the
- * node and fails when one of them is in use.  A candidate is visible to the
+ * node and fails when one of them is in use.  The node's candidates come
+ * from the state's per-node index (its own devices, then merged in table
+ * order those of nodeSelector and allNodes slices), so a search never walks
+ * the devices of other nodes.  A candidate is visible to the
  * node, not in use, not picked by an earlier request of this search, passes
  * its class's selectors (cached per device and class) and the request's own;
  * every constraint naming the request (or naming none) requires the
@@ -62,14 +65,15 @@ struct constraint {
 struct search {
 	struct dra_state *st;
 	const struct dra_node *node;
-	struct request req[MAX_REQ];
+	struct request *req; /* as many as the claim has (each holds MAX_ALT alternatives) */
 	size_t nreq;
 	struct constraint cons[MAX_CONS];
 	size_t ncons;
 	int picks[MAX_PICKS];
 	int pick_req[MAX_PICKS], pick_alt[MAX_PICKS];
 	size_t npicks;
-	uint8_t *taken;
+	int *cand; /* the devices the node may see, in table order */
+	size_t ncand;
 	long steps;
 	int err; /* an evaluation error stops the search */
 	char *why;
@@ -202,6 +206,9 @@ static int read_claim(struct search *s, const json_t *spec)
 	if (json_array_size(reqs) > MAX_REQ || json_array_size(cons) > MAX_CONS)
 		return say(s, -EINVAL,
 			   "spec.devices: Too many: more than %d requests or constraints", MAX_REQ);
+	s->req = calloc(json_array_size(reqs) + 1, sizeof(*s->req));
+	if (!s->req)
+		return -ENOMEM;
 	json_array_foreach(reqs, i, x) if ((r = read_request(s, s->nreq++, x)) < 0) return r;
 	json_array_foreach(cons, i, x)
 	{
@@ -293,7 +300,10 @@ static bool matches(struct search *s, int dev, const struct alt *a)
 
 static bool in_use(const struct search *s, int dev)
 {
-	return s->taken[dev] || json_object_get(s->st->used, s->st->devs[dev].key);
+	for (size_t i = 0; i < s->npicks; i++)
+		if (s->picks[i] == dev)
+			return true;
+	return s->st->inuse[dev];
 }
 
 /* The constraints that apply to alternative a of request ri. */
@@ -367,7 +377,6 @@ static bool pick(struct search *s, int dev, size_t ri, size_t ai)
 	s->pick_req[at] = (int)ri;
 	s->pick_alt[at] = (int)ai;
 	s->npicks++;
-	s->taken[dev] = 1;
 	return true;
 undo:
 	for (size_t i = 0; i < s->ncons; i++)
@@ -380,7 +389,6 @@ static void unpick(struct search *s)
 {
 	int at = (int)--s->npicks;
 
-	s->taken[s->picks[at]] = 0;
 	for (size_t i = 0; i < s->ncons; i++)
 		if (s->cons[i].has_value && s->cons[i].setter == at)
 			s->cons[i].has_value = false;
@@ -395,12 +403,14 @@ static bool choose(struct search *s, size_t ri, size_t ai, int64_t need, size_t 
 
 	if (need == 0)
 		return place(s, ri + 1);
-	for (size_t d = from; d < s->st->ndev && !s->err; d++) {
+	for (size_t k = from; k < s->ncand && !s->err; k++) {
+		int d = s->cand[k];
+
 		if (++s->steps > STEP_BUDGET)
 			return false;
-		if (in_use(s, (int)d) || !matches(s, (int)d, a) || !pick(s, (int)d, ri, ai))
+		if (in_use(s, d) || !matches(s, d, a) || !pick(s, d, ri, ai))
 			continue;
-		if (choose(s, ri, ai, need - 1, d + 1))
+		if (choose(s, ri, ai, need - 1, k + 1))
 			return true;
 		unpick(s);
 	}
@@ -413,10 +423,12 @@ static bool choose_all(struct search *s, size_t ri, size_t ai)
 	const struct alt *a = &s->req[ri].alts[ai];
 	size_t before = s->npicks;
 
-	for (size_t d = 0; d < s->st->ndev && !s->err; d++) {
-		if (!matches(s, (int)d, a))
+	for (size_t k = 0; k < s->ncand && !s->err; k++) {
+		int d = s->cand[k];
+
+		if (!matches(s, d, a))
 			continue;
-		if (in_use(s, (int)d) || !pick(s, (int)d, ri, ai))
+		if (in_use(s, d) || !pick(s, d, ri, ai))
 			goto fail;
 	}
 	if (s->npicks > before && place(s, ri + 1))
@@ -447,10 +459,10 @@ static int explain(struct search *s)
 		const struct alt *a = &s->req[ri].alts[0];
 		int64_t match = 0, free_ = 0;
 
-		for (size_t d = 0; d < s->st->ndev && !s->err; d++)
-			if (matches(s, (int)d, a)) {
+		for (size_t k = 0; k < s->ncand && !s->err; k++)
+			if (matches(s, s->cand[k], a)) {
 				match++;
-				free_ += !json_object_get(s->st->used, s->st->devs[d].key);
+				free_ += !s->st->inuse[s->cand[k]];
 			}
 		if (s->err)
 			return s->err;
@@ -473,13 +485,31 @@ static int explain(struct search *s)
 		   s->node->name);
 }
 
+/* The node's own devices and the shared ones, merged in table order. */
+static int candidates(struct dra_state *st, const struct dra_node *node, struct search *s)
+{
+	json_t *at = node->name ? json_object_get(st->by_node, node->name) : NULL;
+	size_t k = at ? (size_t)json_integer_value(at) : 0;
+	size_t nl = at ? st->slot_len[k] : 0, i = 0, j = 0;
+	const int *l = at ? st->local + st->slot_start[k] : NULL;
+
+	s->cand = malloc((nl + st->nshared + 1) * sizeof(int));
+	if (!s->cand)
+		return -ENOMEM;
+	while (i < nl || j < st->nshared)
+		s->cand[s->ncand++] =
+		    j == st->nshared || (i < nl && l[i] < st->shared[j]) ? l[i++] : st->shared[j++];
+	return 0;
+}
+
 static void search_free(struct search *s)
 {
 	for (size_t r = 0; r < s->nreq; r++)
 		for (size_t a = 0; a < s->req[r].nalts; a++)
 			for (size_t i = 0; i < s->req[r].alts[a].nprog; i++)
 				cel_program_free(s->req[r].alts[a].prog[i]);
-	free(s->taken);
+	free(s->req);
+	free(s->cand);
 	free(s);
 }
 
@@ -539,7 +569,7 @@ int dra_allocate(struct dra_state *st, const json_t *claim, const struct dra_nod
 	if ((r = dra_state_rebuild(st)) < 0)
 		return r;
 	s = calloc(1, sizeof(*s));
-	if (!s || !(s->taken = calloc(st->ndev + 1, 1))) {
+	if (!s || candidates(st, node, s) < 0) {
 		free(s);
 		return -ENOMEM;
 	}
@@ -551,4 +581,68 @@ int dra_allocate(struct dra_state *st, const json_t *claim, const struct dra_nod
 		r = fill(s, ret);
 	search_free(s);
 	return r;
+}
+
+/* Does class cls select device dev (cached)?  1, 0, or -EINVAL on an evaluation error. */
+static int class_ok(struct dra_state *st, int dev, int cls)
+{
+	uint8_t *c = &st->cache[(size_t)dev * st->ncls + (size_t)cls];
+	const struct dra_class *k = &st->cls[cls];
+
+	if (*c != DRA_UNKNOWN)
+		return *c == DRA_YES;
+	for (size_t i = 0; i < k->nsel; i++) {
+		struct cel_error e = {0};
+		bool m = false;
+
+		if (cel_eval(k->sel[i], &st->devs[dev].cel, &m, &e) < 0)
+			return -EINVAL; /* dra_allocate() reports it */
+		if (!m) {
+			*c = DRA_NO;
+			return 0;
+		}
+	}
+	*c = DRA_YES;
+	return 1;
+}
+
+static int count_free(struct dra_state *st, int dev, int cls, size_t *n)
+{
+	int ok;
+
+	if (st->inuse[dev])
+		return 0;
+	ok = class_ok(st, dev, cls);
+	if (ok > 0)
+		(*n)++;
+	return ok < 0 ? ok : 0;
+}
+
+int dra_free_count(struct dra_state *st, const char *class_name, const struct dra_node *node,
+		   int slot, size_t want)
+{
+	size_t n = 0;
+	int cls, r = dra_state_rebuild(st);
+
+	if (r < 0)
+		return r;
+	if ((cls = class_index(st, class_name)) < 0)
+		return -ENOENT;
+	if (st->cls[cls].err)
+		return -EINVAL;
+	if (slot == DRA_SLOT_LOOKUP)
+		slot = dra_node_slot(st, node->name);
+	if (slot >= 0) {
+		const int *l = st->local + st->slot_start[slot];
+		size_t nl = st->slot_len[slot];
+
+		for (size_t i = 0; i < nl && n < want; i++)
+			if ((r = count_free(st, l[i], cls, &n)) < 0)
+				return r;
+	}
+	for (size_t i = 0; i < st->nshared && n < want; i++)
+		if (visible(&st->devs[st->shared[i]], node) &&
+		    (r = count_free(st, st->shared[i], cls, &n)) < 0)
+			return r;
+	return (int)n;
 }

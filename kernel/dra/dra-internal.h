@@ -43,7 +43,23 @@ struct dra_state {
 	struct dra_class *cls;
 	size_t ncls;
 	uint8_t *cache; /* [device * ncls + class] */
+	/*
+	 * Which devices a node may see: node-local ones grouped per node
+	 * (local[], node name -> [start, count] in by_node), and the devices of
+	 * nodeSelector and allNodes slices (shared[]), each list in table order.
+	 */
+	int *local, *shared;
+	size_t nshared;
+	json_t *by_node;	       /* node name -> slot */
+	size_t *slot_start, *slot_len; /* per slot: its devices in local[] */
+	uint64_t gen;		       /* bumps on every rebuild */
+	/* "driver/pool/device" -> device index, and per device whether it is in use */
+	json_t *dev_index;
+	uint8_t *inuse;
 };
+
+/* Keep inuse[] in step with used: key k was marked (on) or freed. */
+void dra_note_use(struct dra_state *st, const char *k, bool on);
 
 /* Rebuild the device table and classes after a change; 0 or -ENOMEM. */
 int dra_state_rebuild(struct dra_state *st);

@@ -31,6 +31,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kernel/api/api.h"
 
@@ -89,6 +90,22 @@ bool dra_allocation_admits(const struct dra_allocation *a, const struct dra_node
  */
 int dra_allocate(struct dra_state *st, const json_t *claim, const struct dra_node *node,
 		 struct dra_allocation *ret, char *why, size_t whylen);
+/*
+ * The fast check of a claim that is one request for count devices of a
+ * class: how many devices of class_name visible to node are free, counting
+ * up to want.  -ENOENT: no such class; -EINVAL: a selector of the class does
+ * not compile or evaluate (dra_allocate() says which).
+ */
+int dra_free_count(struct dra_state *st, const char *class_name, const struct dra_node *node,
+		   int slot, size_t want);
+/*
+ * The slot of a node's own devices in the state's index (-1: none), for
+ * dra_free_count (DRA_SLOT_LOOKUP: find it by node->name).  Slots hold until
+ * the state's generation changes (a DeviceClass or ResourceSlice changed).
+ */
+#define DRA_SLOT_LOOKUP (-2)
+int dra_node_slot(struct dra_state *st, const char *name);
+uint64_t dra_state_generation(struct dra_state *st);
 /* Mark an allocation's devices in use (-EBUSY if one already is), or free them. */
 int dra_commit(struct dra_state *st, const struct dra_allocation *a);
 void dra_release(struct dra_state *st, const struct dra_allocation *a);

@@ -56,6 +56,7 @@ int dra_commit(struct dra_state *st, const struct dra_allocation *a)
 			}
 			goto undo;
 		}
+		dra_note_use(st, k, true);
 		free(k);
 	}
 	return 0;
@@ -69,8 +70,10 @@ void dra_release_n(struct dra_state *st, const struct dra_allocation *a, size_t 
 	for (size_t i = 0; i < n && i < a->nresults; i++) {
 		char *k = key_of(&a->results[i]);
 
-		if (k)
+		if (k) {
 			json_object_del(st->used, k);
+			dra_note_use(st, k, false);
+		}
 		free(k);
 	}
 }

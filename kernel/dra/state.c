@@ -64,6 +64,27 @@ static void clear_table(struct dra_state *st)
 	st->ncls = 0;
 	free(st->cache);
 	st->cache = NULL;
+	free(st->local);
+	free(st->shared);
+	st->local = st->shared = NULL;
+	st->nshared = 0;
+	json_decref(st->by_node);
+	st->by_node = NULL;
+	free(st->slot_start);
+	free(st->slot_len);
+	st->slot_start = st->slot_len = NULL;
+	json_decref(st->dev_index);
+	st->dev_index = NULL;
+	free(st->inuse);
+	st->inuse = NULL;
+}
+
+void dra_note_use(struct dra_state *st, const char *k, bool on)
+{
+	json_t *i = st->dirty || !st->dev_index ? NULL : json_object_get(st->dev_index, k);
+
+	if (i)
+		st->inuse[json_integer_value(i)] = on;
 }
 
 void dra_state_free(struct dra_state *st)
@@ -307,6 +328,70 @@ static int compile_classes(struct dra_state *st)
 	return 0;
 }
 
+/* The per-node index: node-local devices grouped by node (slots), the rest shared. */
+static int index_nodes(struct dra_state *st)
+{
+	size_t nslot = 0, start = 0;
+	json_t *at;
+
+	st->by_node = json_object();
+	st->dev_index = json_object();
+	st->local = calloc(st->ndev + 1, sizeof(int));
+	st->shared = calloc(st->ndev + 1, sizeof(int));
+	st->inuse = calloc(st->ndev + 1, 1);
+	st->slot_start = calloc(st->ndev + 1, sizeof(size_t));
+	st->slot_len = calloc(st->ndev + 1, sizeof(size_t));
+	if (!st->by_node || !st->local || !st->shared || !st->dev_index || !st->inuse ||
+	    !st->slot_start || !st->slot_len)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->ndev; i++) {
+		const char *n = st->devs[i].node_name;
+
+		st->inuse[i] = json_object_get(st->used, st->devs[i].key) != NULL;
+		if (json_object_set_new(st->dev_index, st->devs[i].key,
+					json_integer((json_int_t)i)) < 0)
+			return -ENOMEM;
+		if (!n) {
+			st->shared[st->nshared++] = (int)i;
+			continue;
+		}
+		at = json_object_get(st->by_node, n);
+		if (!at && json_object_set_new(st->by_node, n,
+					       (at = json_integer((json_int_t)nslot++))) < 0)
+			return -ENOMEM;
+		st->slot_len[json_integer_value(at)]++;
+	}
+	for (size_t k = 0; k < nslot; k++) {
+		st->slot_start[k] = start;
+		start += st->slot_len[k];
+		st->slot_len[k] = 0;
+	}
+	for (size_t i = 0; i < st->ndev; i++) {
+		size_t k;
+
+		if (!st->devs[i].node_name)
+			continue;
+		k = (size_t)json_integer_value(json_object_get(st->by_node, st->devs[i].node_name));
+		st->local[st->slot_start[k] + st->slot_len[k]++] = (int)i;
+	}
+	return 0;
+}
+
+int dra_node_slot(struct dra_state *st, const char *name)
+{
+	json_t *at;
+
+	if (dra_state_rebuild(st) < 0 || !name)
+		return -1;
+	at = json_object_get(st->by_node, name);
+	return at ? (int)json_integer_value(at) : -1;
+}
+
+uint64_t dra_state_generation(struct dra_state *st)
+{
+	return dra_state_rebuild(st) < 0 ? 0 : st->gen;
+}
+
 int dra_state_rebuild(struct dra_state *st)
 {
 	json_t *pools;
@@ -333,6 +418,9 @@ int dra_state_rebuild(struct dra_state *st)
 		r = compile_classes(st);
 	if (r == 0 && !(st->cache = calloc(st->ndev * st->ncls + 1, 1)))
 		r = -ENOMEM;
+	if (r == 0)
+		r = index_nodes(st);
+	st->gen++;
 	if (r < 0) {
 		clear_table(st);
 		return r;

@@ -51,6 +51,9 @@ struct sc_claim {
 	bool freed;	     /* its last user's simulated removal freed it */
 	bool zombie;	     /* deleted while in use: freed with its last user */
 	struct dra_allocation cur;
+	/* a claim of one request for count devices of a class: checked by counting */
+	char *simple_class, simple_req[64];
+	int64_t simple_count;
 };
 
 struct sc_dra {
@@ -59,6 +62,13 @@ struct sc_dra {
 	struct sc_vec all;    /* every entry, zombies included */
 	json_t *dealloc;      /* keys of claims to deallocate, told by the next cycle */
 	bool removing;	      /* a victim's simulated removal is being charged */
+	/* per snapshot node: its slot in the device index, for the state's generation */
+	struct node_slot {
+		const char *name; /* the node's name pointer when cached */
+		int slot;
+	} * slots;
+	size_t nslots;
+	uint64_t slots_gen;
 };
 
 struct claim_ref {
@@ -104,6 +114,7 @@ static void entry_free(struct sc_claim *e)
 	json_decref(e->reserved);
 	sc_vec_free(&e->users);
 	dra_allocation_clear(&e->cur);
+	free(e->simple_class);
 	free(e);
 }
 
@@ -116,6 +127,7 @@ void sc_claims_free(struct sc_snapshot *snap)
 	for (size_t i = 0; i < d->all.n; i++)
 		entry_free(d->all.v[i]);
 	sc_vec_free(&d->all);
+	free(d->slots);
 	sc_map_free(&d->claims);
 	dra_state_free(d->st);
 	json_decref(d->dealloc);
@@ -197,6 +209,35 @@ static void entry_read_status(struct sc_snapshot *snap, struct sc_claim *e, json
 	e->freed = false;
 }
 
+/*
+ * Is the claim one `exactly` request of count devices of a class, nothing
+ * else (no selectors, constraints, admin access)?  Then a node is checked by
+ * counting its free devices of the class (dra_free_count) instead of a search.
+ */
+static void entry_simple(struct sc_claim *e)
+{
+	json_t *reqs = pk_get(e->obj, "spec.devices.requests"), *r = json_array_get(reqs, 0);
+	json_t *ex = json_object_get(r, "exactly"), *v, *count;
+	const char *k, *cls = pk_get_string(ex, "deviceClassName"),
+		       *mode = pk_get_string(ex, "allocationMode");
+
+	free(e->simple_class);
+	e->simple_class = NULL;
+	if (json_array_size(reqs) != 1 ||
+	    json_array_size(pk_get(e->obj, "spec.devices.constraints")) || !cls ||
+	    (mode && strcmp(mode, "ExactCount") != 0))
+		return;
+	json_object_foreach(ex, k, v) if (strcmp(k, "deviceClassName") != 0 &&
+					  strcmp(k, "allocationMode") != 0 &&
+					  strcmp(k, "count") != 0) return;
+	count = json_object_get(ex, "count");
+	e->simple_count = count ? json_integer_value(count) : 1;
+	if ((count && !json_is_integer(count)) || e->simple_count < 1 || e->simple_count > 32)
+		return;
+	snprintf(e->simple_req, sizeof(e->simple_req), "%s", pk_get_string(r, "name") ?: "");
+	e->simple_class = strdup(cls);
+}
+
 int sc_claims_set(struct pk_sched *s, json_t *obj)
 {
 	struct sc_snapshot *snap = &s->snap;
@@ -232,6 +273,7 @@ int sc_claims_set(struct pk_sched *s, json_t *obj)
 	free(key);
 	json_decref(e->obj);
 	e->obj = json_incref(obj);
+	entry_simple(e);
 	entry_read_status(snap, e, obj);
 	entry_sync(snap, e, -1);
 	return 0;
@@ -419,20 +461,80 @@ static int held_fits(const struct sc_claim *e, const struct sc_pod *pod, const s
 	return 0;
 }
 
+/*
+ * The fast check of the only unallocated claim of a pod when it is simple:
+ * SC_FIT, SC_MISFIT_CLAIM with why, or -1 to search instead.
+ */
+/* The device-index slot of snapshot node i (cached per node and generation). */
+static int node_slot(struct sc_dra *d, int i, const struct dra_node *dn)
+{
+	uint64_t gen = dra_state_generation(d->st);
+
+	if (gen != d->slots_gen) {
+		free(d->slots);
+		d->slots = NULL;
+		d->nslots = 0;
+		d->slots_gen = gen;
+	}
+	if ((size_t)i >= d->nslots) {
+		size_t n = (size_t)i + 1 > 2 * d->nslots ? (size_t)i + 1 : 2 * d->nslots;
+		struct node_slot *v = realloc(d->slots, n * sizeof(*v));
+
+		if (!v)
+			return DRA_SLOT_LOOKUP;
+		memset(v + d->nslots, 0, (n - d->nslots) * sizeof(*v));
+		d->slots = v;
+		d->nslots = n;
+	}
+	if (d->slots[i].name != dn->name) {
+		d->slots[i].name = dn->name;
+		d->slots[i].slot = dra_node_slot(d->st, dn->name);
+	}
+	return d->slots[i].slot;
+}
+
+static int fast_check(struct sc_dra *d, struct claims_pod *cp, const struct claim_ref *ref,
+		      struct sc_claim *e, const struct dra_node *dn, int node)
+{
+	int n = dra_free_count(d->st, e->simple_class, dn, node_slot(d, node, dn),
+			       (size_t)e->simple_count);
+
+	if (n < 0)
+		return -1; /* no class, a selector error: the search says it */
+	if (n >= e->simple_count)
+		return SC_FIT;
+	snprintf(cp->why, sizeof(cp->why),
+		 "pod claim %s: ResourceClaim %s: request %s: %d free devices of class %s on "
+		 "node %s, %lld wanted",
+		 ref->name, e->key, e->simple_req, n, e->simple_class, dn->name,
+		 (long long)e->simple_count);
+	return SC_MISFIT_CLAIM;
+}
+
 static enum sc_misfit filter_on(struct sc_snapshot *snap, const struct sc_pod *pod,
-				struct claims_pod *cp, const struct dra_node *dn)
+				struct claims_pod *cp, const struct dra_node *dn, int node)
 {
 	struct sc_dra *d = snap->dra;
 	struct dra_allocation tmp[SC_CONS_MAX_TERMS];
-	size_t ntmp = 0;
+	struct sc_claim *es[SC_CONS_MAX_TERMS];
+	size_t ntmp = 0, unheld = 0;
 	enum sc_misfit m = SC_FIT;
 	char why[400];
 
+	for (size_t i = 0; i < cp->n; i++) {
+		es[i] = cp->refs[i].key && d ? sc_map_get(&d->claims, cp->refs[i].key) : NULL;
+		unheld += es[i] && !es[i]->held;
+	}
 	for (size_t i = 0; i < cp->n && m == SC_FIT; i++) {
 		const struct claim_ref *ref = &cp->refs[i];
-		struct sc_claim *e = ref->key && d ? sc_map_get(&d->claims, ref->key) : NULL;
+		struct sc_claim *e = es[i];
 		int r;
 
+		if (e && !e->held && unheld == 1 && e->simple_class &&
+		    (r = fast_check(d, cp, ref, e, dn, node)) >= 0) {
+			m = (enum sc_misfit)r;
+			continue;
+		}
 		m = SC_MISFIT_CLAIM;
 		if (!ref->key) {
 			snprintf(cp->why, sizeof(cp->why),
@@ -481,7 +583,7 @@ static enum sc_misfit claims_filter(struct sc_snapshot *snap, const struct sc_po
 	kv = node_view(snap->nodes[node], &dn, buf, 64);
 	if (!kv)
 		return SC_MISFIT_CLAIM;
-	m = filter_on(snap, pod, cp, &dn);
+	m = filter_on(snap, pod, cp, &dn, node);
 	if (kv != buf)
 		free(kv);
 	return m;

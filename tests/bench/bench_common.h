@@ -124,7 +124,7 @@ __attribute__((unused)) static json_t *group(bool composite, const char *name, c
 	return g;
 }
 
-static double linear_pass(struct pk_sched *s)
+__attribute__((unused)) static double linear_pass(struct pk_sched *s)
 {
 	int64_t sum[SC_MAX_RES] = {0};
 	volatile int64_t sink = 0;
@@ -139,7 +139,7 @@ static double linear_pass(struct pk_sched *s)
 	return now_ms() - t0;
 }
 
-static size_t run_cycles(struct pk_sched *s)
+__attribute__((unused)) static size_t run_cycles(struct pk_sched *s)
 {
 	size_t bound = 0;
 

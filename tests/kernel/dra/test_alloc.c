@@ -82,7 +82,14 @@ START_TEST(test_node_local_never_twice)
 	struct dra_allocation a[4] = {0};
 	char why[512];
 
+	/* the fast count agrees with the search as devices are taken and freed */
+	ck_assert_int_eq(dra_free_count(st, "gpu.example.com", &n1, DRA_SLOT_LOOKUP, 8), 3);
+	ck_assert_int_eq(dra_free_count(st, "gpu.example.com", &n1, DRA_SLOT_LOOKUP, 2), 2);
+	ck_assert_int_eq(dra_free_count(st, "gpu.example.com", &n2, DRA_SLOT_LOOKUP, 8), 0);
+	ck_assert_int_eq(dra_free_count(st, "tpu", &n1, DRA_SLOT_LOOKUP, 8), -ENOENT);
 	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(
+		    dra_free_count(st, "gpu.example.com", &n1, dra_node_slot(st, "n1"), 8), 3 - i);
 		ck_assert_int_eq(alloc(ONE_GPU, &n1, &a[i], why), 0);
 		ck_assert_uint_eq(a[i].nresults, 1);
 		ck_assert_str_eq(a[i].node_name, "n1");
@@ -96,7 +103,9 @@ START_TEST(test_node_local_never_twice)
 			      "node n1, 0 free, 1 wanted");
 	ck_assert_int_eq(alloc(ONE_GPU, &n2, &a[3], why), -ENOSPC);
 	ck_assert_str_eq(why, "request gpu: no device of class gpu.example.com matches on node n2");
+	ck_assert_int_eq(dra_free_count(st, "gpu.example.com", &n1, DRA_SLOT_LOOKUP, 8), 0);
 	dra_release(st, &a[1]);
+	ck_assert_int_eq(dra_free_count(st, "gpu.example.com", &n1, DRA_SLOT_LOOKUP, 8), 1);
 	ck_assert_int_eq(alloc(ONE_GPU, &n1, &a[3], why), 0);
 	ck_assert_str_eq(a[3].results[0].device, "gpu-1");
 	for (int i = 0; i < 4; i++)
