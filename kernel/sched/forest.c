@@ -301,6 +301,7 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 			  : NULL;
 	g->has_slice = view->slice_shape != NULL && !g->composite;
 	g->slice_bad = g->has_slice && topo_shape_parse(view->slice_shape, &g->slice) < 0;
+	g->has_claims = json_array_size(pk_get(view->raw, "spec.resourceClaims")) > 0;
 	g->has_prio = view->spec.has_priority;
 	g->prio = view->spec.priority;
 	g->prio_class = sc_strdup(view->spec.priority_class);

@@ -392,6 +392,7 @@ struct sc_group {
 	char *topo_key;
 	/* TPU slice: the slice-shape annotation (slice_bad: it does not parse) */
 	bool has_slice, slice_bad;
+	bool has_claims; /* spec.resourceClaims (not implemented: hierarchy.c refuses it) */
 	struct topo_shape slice;
 	bool has_prio;
 	int32_t prio;

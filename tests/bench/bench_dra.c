@@ -28,19 +28,19 @@ static json_t *pod(int i, bool dra)
 	json_t *p;
 
 	snprintf(name, sizeof(name), "w-%d", i);
-	p = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}, s:[{s:s, s:{s:{s:s}}}]}}",
-		      "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
-		      "bench", "spec", "schedulingGroup", "podGroupName", "ring", "containers", "name",
-		      "c", "resources", "requests", "cpu", "1");
+	p = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}, s:[{s:s, s:{s:{s:s}}}]}}", "apiVersion",
+		      "v1", "kind", "Pod", "metadata", "name", name, "namespace", "bench", "spec",
+		      "schedulingGroup", "podGroupName", "ring", "containers", "name", "c",
+		      "resources", "requests", "cpu", "1");
 	if (!dra) {
-		json_object_set_new(pk_get(json_array_get(pk_get(p, "spec.containers"), 0),
-					   "resources.requests"),
-				    "nvidia.com/gpu", json_string("1"));
+		json_object_set_new(
+		    pk_get(json_array_get(pk_get(p, "spec.containers"), 0), "resources.requests"),
+		    "nvidia.com/gpu", json_string("1"));
 		return p;
 	}
-	json_object_set_new(json_object_get(p, "spec"), "resourceClaims",
-			    json_pack("[{s:s, s:s}]", "name", "gpu", "resourceClaimTemplateName",
-				      "one-gpu"));
+	json_object_set_new(
+	    json_object_get(p, "spec"), "resourceClaims",
+	    json_pack("[{s:s, s:s}]", "name", "gpu", "resourceClaimTemplateName", "one-gpu"));
 	json_object_set_new(p, "status",
 			    json_pack("{s:[{s:s, s:s}]}", "resourceClaimStatuses", "name", "gpu",
 				      "resourceClaimName", name));
