@@ -6,7 +6,8 @@
  * transaction, and an object whose resourceVersion precondition fails is
  * left out and handed back with its current state while the rest commit.
  * A binding that depends on a claim's allocation is written with it in the
- * same transaction, and left out when the claim's write fails.
+ * same transaction, and left out when the claim's write fails; so is one
+ * that depends on a PersistentVolumeClaim's volume or selected node.
  */
 #include <check.h>
 #include <errno.h>
@@ -280,6 +281,78 @@ START_TEST(test_binding_waits_for_its_claim)
 }
 END_TEST
 
+static uint64_t create_pvc(const char *name)
+{
+	json_t *c = json_pack("{s:s,s:s,s:{s:s},s:{s:[s],s:s,s:{s:{s:s}}}}", "apiVersion", "v1",
+			      "kind", "PersistentVolumeClaim", "metadata", "name", name, "spec",
+			      "accessModes", "ReadWriteOnce", "storageClassName", "local",
+			      "resources", "requests", "storage", "1Gi"),
+	       *out = NULL;
+
+	ck_assert_int_eq(pk_store_create(st, c, NULL, &out), 0);
+	uint64_t rv = strtoull(pk_get_string(out, "metadata.resourceVersion"), NULL, 10);
+
+	json_decref(c);
+	json_decref(out);
+	return rv;
+}
+
+/* A volume claim (spec.volumeName or the selected-node annotation) before its binding. */
+START_TEST(test_binding_waits_for_its_volume_claim)
+{
+	uint64_t rv_a = create_pod("a"), rv_b = create_pod("b");
+	uint64_t rv_va = create_pvc("va"), rv_vb = create_pvc("vb");
+	struct pk_write_ref a = pod_ref("a", rv_a), b = pod_ref("b", rv_b);
+	struct pk_write_ref va = {PK_KIND_PERSISTENT_VOLUME_CLAIM, "default", "va", rv_va};
+	struct pk_write_ref vb = {PK_KIND_PERSISTENT_VOLUME_CLAIM, "default", "vb", rv_vb + 1000};
+	json_t *ann = json_pack("{s:s}", "volume.kubernetes.io/selected-node", "n1"), *got = NULL;
+	const struct pk_write_result *res = NULL;
+	struct pk_writer *w = NULL;
+	size_t n = 0;
+
+	ck_assert_int_eq(pk_writer_store_new(st, &w), 0);
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_volume_claim(w, &va, "pv-1", NULL), 0);
+	ck_assert_int_eq(pk_writer_volume_claim(w, &vb, NULL, ann), 0); /* stale: fails */
+	ck_assert_int_eq(pk_writer_volume_claim(w, &va, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(pk_writer_bind(w, &a, "n1", NULL), 0);
+	ck_assert_int_eq(pk_writer_depend(w, &a, &va), 0);
+	ck_assert_int_eq(pk_writer_bind(w, &b, "n1", NULL), 0);
+	ck_assert_int_eq(pk_writer_depend(w, &b, &vb), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	ck_assert_uint_eq(n, 4);
+	for (size_t i = 0; i < n; i++) {
+		bool ok = strcmp(res[i].name, "a") == 0 || strcmp(res[i].name, "va") == 0;
+
+		ck_assert_msg(ok ? res[i].error == 0 : res[i].error == -PK_STORE_ECONFLICT,
+			      "%s: %d", res[i].name, res[i].error);
+	}
+	ck_assert_int_eq(pk_store_get(st, "PersistentVolumeClaim", "default", "va", &got), 0);
+	ck_assert_str_eq(pk_get_string(got, "spec.volumeName"), "pv-1");
+	json_decref(got);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "b", &got), 0);
+	ck_assert_ptr_null(pk_get_string(got, "spec.nodeName"));
+	json_decref(got);
+	/* the annotation on a current claim; a claim bound to another volume conflicts */
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	vb.rv = 0;
+	va.rv = 0;
+	ck_assert_int_eq(pk_writer_volume_claim(w, &vb, NULL, ann), 0);
+	ck_assert_int_eq(pk_writer_volume_claim(w, &va, "pv-2", NULL), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert_int_eq(res[1].error, -PK_STORE_ECONFLICT);
+	ck_assert_int_eq(pk_store_get(st, "PersistentVolumeClaim", "default", "vb", &got), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(pk_get(got, "metadata.annotations"),
+							   "volume.kubernetes.io/selected-node")),
+			 "n1");
+	json_decref(got);
+	json_decref(ann);
+	pk_writer_free(w);
+}
+END_TEST
+
 START_TEST(test_any_backend_gets_the_same_batch)
 {
 	static const struct pk_writer_ops ops = {
@@ -328,6 +401,7 @@ int main(void)
 	tcase_add_test(tc, test_bound_elsewhere_and_eviction);
 	tcase_add_test(tc, test_any_backend_gets_the_same_batch);
 	tcase_add_test(tc, test_binding_waits_for_its_claim);
+	tcase_add_test(tc, test_binding_waits_for_its_volume_claim);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
