@@ -720,6 +720,9 @@ static void vpod_free(struct vpod *st)
 /* Inline volumes whose conflicts (VolumeRestrictions) are not implemented. */
 static const char *const disk_sources[] = {"gcePersistentDisk", "awsElasticBlockStore", "rbd",
 					   "iscsi", NULL};
+/* Inline in-tree volumes NodeVolumeLimits counts through CSI migration: not counted here. */
+static const char *const migrated_sources[] = {"azureDisk", "cinder", "vsphereVolume",
+					       "portworxVolume", NULL};
 
 static int vol_entry(struct vpod *st, const struct sc_pod *pod, json_t *v, size_t i,
 		     struct sc_buf *why)
@@ -734,6 +737,14 @@ static int vol_entry(struct vpod *st, const struct sc_pod *pod, json_t *v, size_
 			sc_buf_printf(why,
 				      "spec.volumes[%zu].%s: disk conflicts of in-tree volumes "
 				      "(VolumeRestrictions) are not implemented by this scheduler",
+				      i, *d);
+			return -EINVAL;
+		}
+	for (const char *const *d = migrated_sources; *d; d++)
+		if (json_object_get(v, *d)) {
+			sc_buf_printf(why,
+				      "spec.volumes[%zu].%s: attach limits of in-tree volumes "
+				      "(NodeVolumeLimits) are not implemented by this scheduler",
 				      i, *d);
 			return -EINVAL;
 		}
