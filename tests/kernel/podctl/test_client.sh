@@ -128,6 +128,15 @@ grep -q 'error parsing jsonpath {.items\[}' "$WORK/err" || fail "bad jsonpath: $
 expect_rc 2 podctl get pods -o 'jsonpath={range .items[*]}'
 grep -q 'range without end' "$WORK/err" || fail "range without end: $(cat "$WORK/err")"
 expect_rc 2 podctl get pods -o jsonpath=
+# -w with a template: each event's object through it (the watch starts with the pods there are)
+set +e
+timeout 3 "$BIN/podctl" get pods -w -o 'jsonpath={.metadata.name}{"\n"}' > "$WORK/out" 2> "$WORK/err"
+set -e
+grep -qx 'duo-0' "$WORK/out" && grep -qx 'duo-1' "$WORK/out" || fail "watch with jsonpath: $(cat "$WORK/out" "$WORK/err")"
+set +e
+timeout 3 "$BIN/podctl" get pods -w -o custom-columns=POD:.metadata.name > "$WORK/out" 2> "$WORK/err"
+set -e
+[ "$(grep -c '^POD' "$WORK/out")" = 1 ] && grep -q '^duo-1 *$' "$WORK/out" || fail "watch with custom-columns: $(cat "$WORK/out" "$WORK/err")"
 # -o custom-columns: kubectl's layout (cells padded by 3, at least 6 wide), <none> for nothing
 expect_rc 0 podctl get pods -o custom-columns=NAME:.metadata.name,GROUP:spec.schedulingGroup.podGroupName,K:.kind,NODE:{.spec.nodeName}
 printf 'NAME    GROUP   K     NODE\nduo-0   duo     Pod   <none>\nduo-1   duo     Pod   <none>\n' > "$WORK/want"
