@@ -6,6 +6,10 @@
 #   make check      sanitizer build (ASan + UBSan), every Check suite, every script
 #   make bench      optimised build, the benchmarks (not part of check)
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)
+#   make soak       kill -9 cycles under gang load, then mixed load with bounded memory
+#                   (SOAK_CYCLES, default 100; SOAK_SECONDS, default 600)
+#   make chaos      attach mode, two leader-elected schedulers, kills, SIGSTOP,
+#                   churn, a foreign scheduler (CHAOS_SECONDS, default 600)
 #   make valgrind   every Check suite under valgrind (memcheck, leaks)
 #   make format-check  every C file is clang-formatted (part of check)
 #   make install    programs, man pages, libtopo + pkg-config, systemd units,
@@ -221,7 +225,7 @@ $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(call libs_of,all)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,all)
 
 # --- top-level targets -------------------------------------------------------
-.PHONY: all deps demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke valgrind clean format format-check \
+.PHONY: all deps demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke soak chaos valgrind clean format format-check \
 	install uninstall
 .DEFAULT_GOAL := all
 
@@ -276,6 +280,19 @@ fuzz: deps
 
 fuzz-smoke: fuzz-build
 	@sh tests/fuzz/run-fuzz.sh build/fuzz 10
+
+# Campaigns (not part of check; check runs their short versions,
+# tests/soak/test_{soak,chaos}.sh), on the optimised build by default.
+SOAK_CYCLES ?= 100
+SOAK_SECONDS ?= 600
+CHAOS_SECONDS ?= 600
+soak: deps
+	$(MAKE) $(BUILD)/bin/podkerneld
+	@sh tests/soak/soak.sh $(BUILD)/bin $(SOAK_CYCLES) $(SOAK_SECONDS)
+
+chaos: deps
+	$(MAKE) $(BUILD)/bin/podkerneld
+	@sh tests/soak/chaos.sh $(BUILD)/bin $(CHAOS_SECONDS)
 
 # --- install -------------------------------------------------------------------
 PREFIX     ?= /usr/local
