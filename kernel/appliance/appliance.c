@@ -927,6 +927,14 @@ static void *loop_main(void *arg)
 				break;
 			continue;
 		}
+		/*
+		 * What made may_schedule() true (an informer's list delivered, in
+		 * attach mode) may have come after the drain above: drain again, so
+		 * that a round never sees a list's pending pods without its bound
+		 * ones (a restarted leader would bind onto full nodes).
+		 */
+		if (app->cfg.may_schedule && drain_events(app) < 0)
+			continue;
 		int64_t t0 = ap_now_ns(), t1, t2;
 		int64_t released = ap_backoff_release(app, ap_now_ms());
 		size_t nwrites;

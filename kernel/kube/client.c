@@ -378,7 +378,24 @@ struct kube_multi {
 	CURLM *m;
 	struct slot *slots;
 	size_t nslots;
+	bool (*stop)(void *arg); /* the batch's, for the moment before each request is sent */
+	void *stop_arg;
 };
+
+/*
+ * libcurl calls this once the connection is up, right before it sends the
+ * request: a batch that must stop (a leader whose lease ran out while the
+ * request waited for its connection, or while the process was frozen) sends
+ * nothing more, not even what it had started.
+ */
+static int on_prereq(void *arg, char *conn_primary_ip, char *conn_local_ip, int conn_primary_port,
+		     int conn_local_port)
+{
+	struct kube_multi *m = arg;
+
+	(void)conn_primary_ip, (void)conn_local_ip, (void)conn_primary_port, (void)conn_local_port;
+	return m->stop && m->stop(m->stop_arg) ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
+}
 
 int kube_multi_new(struct kube_client *c, size_t max_in_flight, struct kube_multi **ret)
 {
@@ -430,6 +447,10 @@ static int slot_start(struct kube_multi *m, struct slot *s, struct kube_call *ca
 	s->payload = call->body ? json_dumps(call->body, JSON_COMPACT) : NULL;
 	r = prepare(m->c, s->h, s->errbuf, call->method, call->path, call->content_type, s->payload,
 		    30000, &s->b, &s->hdrs);
+	if (r == 0) {
+		curl_easy_setopt(s->h, CURLOPT_PREREQFUNCTION, on_prereq);
+		curl_easy_setopt(s->h, CURLOPT_PREREQDATA, m);
+	}
 	if (r == 0 && curl_multi_add_handle(m->m, s->h) != CURLM_OK)
 		r = -EIO;
 	if (r < 0)
@@ -455,6 +476,8 @@ int kube_request_many(struct kube_multi *m, struct kube_call *calls, size_t n,
 {
 	size_t next = 0, running = 0;
 
+	m->stop = stop;
+	m->stop_arg = arg;
 	for (size_t i = 0; i < m->nslots; i++)
 		m->slots[i].call = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {

@@ -82,7 +82,10 @@ struct kube_call {
 /*
  * Send calls concurrently, at most max_in_flight at once, over a pool of
  * connections kept by m between batches.  Stops starting new calls once
- * stop(arg) answers true (stop may be NULL); those keep status 0.
+ * stop(arg) answers true (stop may be NULL); those keep status 0.  stop is
+ * asked again right before each request goes out (once its connection is
+ * up), so a call started before stop turned true but not yet sent is not
+ * sent either (status 0).
  */
 struct kube_multi;
 int kube_multi_new(struct kube_client *c, size_t max_in_flight, struct kube_multi **ret);

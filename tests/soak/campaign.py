@@ -46,9 +46,18 @@ POD_PATH = "/api/v1/namespaces/default/pods"
 PG_PATH = "/apis/scheduling.k8s.io/v1alpha3/namespaces/default/podgroups"
 
 
+DIAGNOSE = []  # callables that print what helps on a failure
+
+
 def fail(msg):
     print("FAIL: " + msg, file=sys.stderr)
+    for d in DIAGNOSE:
+        try:
+            d()
+        except Exception as e:  # a diagnosis must not hide the failure
+            print("(diagnosis failed: %s)" % e, file=sys.stderr)
     sys.stdout.flush()
+    sys.stderr.flush()
     os._exit(1)
 
 
@@ -406,6 +415,7 @@ class Watcher(threading.Thread):
         self.stop = threading.Event()
         self.events = 0
         self.last_change = time.time()
+        self.history = {}  # pod name -> what the watch saw of it
 
     def refresh_nodes(self):
         nodes, _ = self.api.items("/api/v1/nodes")
@@ -419,6 +429,9 @@ class Watcher(threading.Thread):
         name = pod["metadata"]["name"]
         nn = pod.get("spec", {}).get("nodeName")
         with self.lock:
+            self.history.setdefault(name, []).append(
+                "%.2f %s rv=%s node=%s" % (time.time(), typ,
+                                           pod["metadata"].get("resourceVersion"), nn))
             if typ == "DELETED":
                 self.pods.pop(uid, None)
                 return
@@ -442,7 +455,11 @@ class Watcher(threading.Thread):
                     used[n] = used.get(n, 0) + cpu_of(p)
             for n, u in used.items():
                 if n in self.alloc and u > self.alloc[n] + 1e-9:
-                    fail("node %s holds %.1f CPUs of %.1f (overcommit)" % (n, u, self.alloc[n]))
+                    on = sorted(p["metadata"]["name"] for p in self.pods.values()
+                                if p.get("spec", {}).get("nodeName") == n and live(p))
+                    self.suspects = on
+                    fail("node %s holds %.1f CPUs of %.1f (overcommit): %s"
+                         % (n, u, self.alloc[n], " ".join(on)))
 
     def relist(self):
         pods, rv = self.api.items("/api/v1/pods")
@@ -530,9 +547,33 @@ def chaos(binary, work, seconds):
         scheds[name].start()
     foreign_bound = set()
     w = Watcher(api, foreign_bound)
+    w.suspects = []
+    actions = []
+
+    def diagnose():
+        time.sleep(1)  # the schedulers log a binding after its answer
+        print("--- the watch saw (at %.2f):" % t0, file=sys.stderr)
+        for x in w.suspects:
+            for h in w.history.get(x, []):
+                print("  %s %s" % (x, h), file=sys.stderr)
+        print("--- actions (seconds from the start)", file=sys.stderr)
+        for line in actions[-25:]:
+            print(line, file=sys.stderr)
+        for s in scheds.values():
+            with open(os.path.join(work, s.name + ".log")) as f:
+                lines = f.read().splitlines()
+            print("--- %s: bindings of %s, lease changes" % (s.name, " ".join(w.suspects)),
+                  file=sys.stderr)
+            for line in lines:
+                if any(("pod default/%s " % x) in line for x in w.suspects) or \
+                        "leading" in line or "standby" in line or "--- " in line:
+                    print(line, file=sys.stderr)
+
+    DIAGNOSE.append(diagnose)
     w.refresh_nodes()
     w.start()
     rng = random.Random(int(os.environ.get("CHAOS_SEED", "1")))
+    t0 = time.time()
     gangs, deleting, foreign = [], set(), []
     counts = {}
     n_gang = n_foreign = 0
@@ -547,6 +588,10 @@ def chaos(binary, work, seconds):
 
     def act(what):
         counts[what] = counts.get(what, 0) + 1
+        actions.append("%6.1f %s" % (time.time() - t0, what))
+        for s in scheds.values():  # the schedulers' logs get the same marks
+            with open(os.path.join(work, s.name + ".log"), "a") as f:
+                f.write("--- campaign: %6.1f %s\n" % (time.time() - t0, what))
 
     def churn():
         nonlocal n_gang
@@ -593,7 +638,6 @@ def chaos(binary, work, seconds):
             api.call("DELETE", "%s/%s?gracePeriodSeconds=0" % (POD_PATH, foreign.pop(0)))
         act("foreign")
 
-    t0 = time.time()
     while time.time() - t0 < seconds:
         r = rng.random()
         L = leader()
