@@ -172,6 +172,12 @@ static int64_t status_int(const char *kind, const char *name, const char *path)
 	return v;
 }
 
+/* status.active is *arg (the controller counts after it saw the bindings). */
+static bool active_is(const json_t *o, const void *arg)
+{
+	return o && json_integer_value(pk_get(o, "status.active")) == *(const int *)arg;
+}
+
 static char *uid_of(const char *kind, const char *name)
 {
 	json_t *o = get(kind, name);
@@ -191,7 +197,7 @@ START_TEST(job_completes_and_frees_nodes_for_a_waiting_gang)
 		snprintf(name, sizeof(name), "big-%d", i);
 		ck_assert(wait_bound(name));
 	}
-	ck_assert_int_eq(status_int("Job", "big", "status.active"), 4);
+	ck_assert(wait_for("Job", "big", active_is, &(int){4}));
 	job("next", 2, 0); /* no room: all four nodes are taken */
 	sleep_ms(300);
 	json_t *waiting = get("Pod", "next-0");
@@ -216,7 +222,7 @@ START_TEST(job_completes_and_frees_nodes_for_a_waiting_gang)
 	/* the finished pods stay (Succeeded) and their nodes went to the waiting gang */
 	ck_assert(wait_bound("next-0"));
 	ck_assert(wait_bound("next-1"));
-	ck_assert_int_eq(status_int("Job", "next", "status.active"), 2);
+	ck_assert(wait_for("Job", "next", active_is, &(int){2}));
 }
 END_TEST
 
