@@ -126,6 +126,12 @@ static bool is_bound(const json_t *o, const void *arg)
 	return o && pk_get_string(o, "spec.nodeName");
 }
 
+static bool exists(const json_t *o, const void *arg)
+{
+	(void)arg;
+	return o != NULL;
+}
+
 static bool is_gone(const json_t *o, const void *arg)
 {
 	(void)arg;
@@ -199,6 +205,7 @@ START_TEST(job_completes_and_frees_nodes_for_a_waiting_gang)
 	}
 	ck_assert(wait_for("Job", "big", active_is, &(int){4}));
 	job("next", 2, 0); /* no room: all four nodes are taken */
+	ck_assert(wait_for("Pod", "next-1", exists, NULL));
 	sleep_ms(300);
 	json_t *waiting = get("Pod", "next-0");
 
