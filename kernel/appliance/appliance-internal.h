@@ -94,8 +94,10 @@ void ap_resync(struct pk_appliance *app, const char *kind, const char *ns, const
 int ap_reconcile(struct pk_appliance *app, const char *kind, const char *ns, const char *name);
 int ap_collect_garbage(struct pk_appliance *app);
 /* claims.c: does pod name a template whose claim is not made yet?  Make them. */
-bool ap_pod_needs_claims(const json_t *pod);
-int ap_claims_reconcile(struct pk_appliance *app, const char *ns, const char *name);
+/* Does a Pod or a PodGroup wait for claims from its templates? */
+bool ap_needs_claims(const json_t *obj);
+int ap_claims_reconcile(struct pk_appliance *app, const char *kind, const char *ns,
+			const char *name);
 /* Ask the controllers of these pods' owners to recreate them. */
 void ap_reconcile_owner_of(struct pk_appliance *app, const json_t *obj);
 

@@ -192,7 +192,8 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 				queue_reconcile(app, kind, obj);
 				continue;
 			}
-			if (k == PK_KIND_POD && app->store && ap_pod_needs_claims(obj))
+			if ((k == PK_KIND_POD || k == PK_KIND_POD_GROUP) && app->store &&
+			    ap_needs_claims(obj))
 				queue_reconcile(app, kind, obj);
 			if (k != PK_KIND_WORKLOAD)
 				sched_feed(app, obj);
@@ -469,10 +470,11 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 		on_node_write(app, ev->object);
 	if (d.reconcile)
 		queue_reconcile(app, kind, ev->object);
-	if (app->store && k == PK_KIND_POD && ev->type != PK_EVENT_DELETED &&
-	    ap_pod_needs_claims(ev->object))
+	if (app->store && (k == PK_KIND_POD || k == PK_KIND_POD_GROUP) &&
+	    ev->type != PK_EVENT_DELETED && ap_needs_claims(ev->object))
 		queue_reconcile(app, kind, ev->object); /* the claim controller */
-	if (app->store && k == PK_KIND_POD && ev->type == PK_EVENT_DELETED &&
+	if (app->store && (k == PK_KIND_POD || k == PK_KIND_POD_GROUP) &&
+	    ev->type == PK_EVENT_DELETED &&
 	    json_array_size(pk_get(ev->object, "status.resourceClaimStatuses")))
 		app->gc_needed = true; /* its generated claims go with it */
 	if (d.owner && app->store)

@@ -13,6 +13,12 @@
  * for that pod claim (made before a restart cut the status write short) is
  * used again rather than made twice.  A template that does not exist makes
  * nothing: the pod waits, its condition naming the template.
+ *
+ * A PodGroup's spec.resourceClaims (KEP-6089: claims its pods share) are
+ * served the same way: one claim per PodGroup, generateName
+ * "<group>-<group claim>-", the same annotation naming the group's claim, a
+ * controlling ownerReference to the PodGroup (deleted with the group), and
+ * the group's status.resourceClaimStatuses recording it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,7 +43,7 @@ static bool has_status(const json_t *pod, const char *name)
 	return false;
 }
 
-bool ap_pod_needs_claims(const json_t *pod)
+bool ap_needs_claims(const json_t *pod)
 {
 	json_t *pc;
 	size_t i;
@@ -80,25 +86,27 @@ static const char *owned_claim(const json_t *claims, const char *uid, const char
 	return NULL;
 }
 
-/* A claim for pod claim name from template tmpl; its generated name in *ret. */
+/* A claim for claim name of pod (a Pod or a PodGroup) from template tmpl; its name in *ret. */
 static int make_claim(struct pk_appliance *app, const json_t *pod, const char *name,
 		      const char *tmpl, char **ret)
 {
-	const char *ns = pk_namespace(pod), *uid = pk_get_string(pod, "metadata.uid");
+	const char *ns = pk_namespace(pod), *uid = pk_get_string(pod, "metadata.uid"),
+		   *kind = pk_get_string(pod, "kind") ?: "Pod",
+		   *api = pk_get_string(pod, "apiVersion") ?: "v1";
 	json_t *t = NULL, *claim, *md, *ann, *out = NULL;
 	struct pk_errors errs = {0};
 	char prefix[300];
 	int r = pk_store_get(app->store, "ResourceClaimTemplate", ns, tmpl, &t);
 
 	if (r < 0) {
-		ap_log(app, 1, "pod %s/%s: claim %s: ResourceClaimTemplate %s/%s: %s", ns,
+		ap_log(app, 1, "%s %s/%s: claim %s: ResourceClaimTemplate %s/%s: %s", kind, ns,
 		       pk_name(pod), name, ns, tmpl, strerror(-r));
 		return r;
 	}
 	snprintf(prefix, sizeof(prefix), "%s-%s-", pk_name(pod), name);
 	md = json_pack("{s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}", "generateName", prefix,
-		       "namespace", ns, "ownerReferences", "apiVersion", "v1", "kind", "Pod",
-		       "name", pk_name(pod), "uid", uid, "controller", 1, "blockOwnerDeletion", 1);
+		       "namespace", ns, "ownerReferences", "apiVersion", api, "kind", kind, "name",
+		       pk_name(pod), "uid", uid, "controller", 1, "blockOwnerDeletion", 1);
 	ann = json_deep_copy(pk_get(t, "spec.metadata.annotations"));
 	if (!json_is_object(ann)) {
 		json_decref(ann);
@@ -120,8 +128,9 @@ static int make_claim(struct pk_appliance *app, const json_t *pod, const char *n
 	r = pk_store_create(app->store, claim, &errs, &out);
 	json_decref(claim);
 	if (r < 0) {
-		ap_log(app, 1, "pod %s/%s: claim %s from template %s: %s%s%s", ns, pk_name(pod),
-		       name, tmpl, strerror(-r), errs.n ? ": " : "", errs.n ? errs.msg[0] : "");
+		ap_log(app, 1, "%s %s/%s: claim %s from template %s: %s%s%s", kind, ns,
+		       pk_name(pod), name, tmpl, strerror(-r), errs.n ? ": " : "",
+		       errs.n ? errs.msg[0] : "");
 		pk_errors_clear(&errs);
 		return r;
 	}
@@ -131,14 +140,15 @@ static int make_claim(struct pk_appliance *app, const json_t *pod, const char *n
 	return *ret ? 0 : -ENOMEM;
 }
 
-int ap_claims_reconcile(struct pk_appliance *app, const char *ns, const char *name)
+int ap_claims_reconcile(struct pk_appliance *app, const char *kind, const char *ns,
+			const char *name)
 {
 	json_t *pod = NULL, *claims = NULL, *statuses, *pc, *patch;
 	const char *uid;
 	size_t i, made = 0;
-	int r = pk_store_get(app->store, "Pod", ns, name, &pod);
+	int r = pk_store_get(app->store, kind, ns, name, &pod);
 
-	if (r < 0 || !ap_pod_needs_claims(pod) || !(uid = pk_get_string(pod, "metadata.uid"))) {
+	if (r < 0 || !ap_needs_claims(pod) || !(uid = pk_get_string(pod, "metadata.uid"))) {
 		json_decref(pod);
 		return r == -ENOENT ? 0 : r;
 	}
@@ -171,12 +181,12 @@ int ap_claims_reconcile(struct pk_appliance *app, const char *ns, const char *na
 	r = 0;
 	if (made) {
 		patch = json_pack("{s:{s:O}}", "status", "resourceClaimStatuses", statuses);
-		r = patch ? pk_store_patch(app->store, "Pod", ns, name, PK_PATCH_MERGE, patch,
+		r = patch ? pk_store_patch(app->store, kind, ns, name, PK_PATCH_MERGE, patch,
 					   PK_SUB_STATUS, NULL, NULL)
 			  : -ENOMEM;
 		json_decref(patch);
 		if (r < 0)
-			ap_log(app, 1, "pod %s/%s: status.resourceClaimStatuses: %s", ns, name,
+			ap_log(app, 1, "%s %s/%s: status.resourceClaimStatuses: %s", kind, ns, name,
 			       strerror(-r));
 	}
 	json_decref(statuses);

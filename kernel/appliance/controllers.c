@@ -391,9 +391,10 @@ int ap_reconcile(struct pk_appliance *app, const char *kind, const char *ns, con
 
 	if (!l.held)
 		return -ENOMEM;
-	if (pk_kind_from_string(kind) == PK_KIND_POD) {
+	if (pk_kind_from_string(kind) == PK_KIND_POD ||
+	    pk_kind_from_string(kind) == PK_KIND_POD_GROUP) {
 		json_decref(l.held);
-		return ap_claims_reconcile(app, ns, name); /* claims from templates */
+		return ap_claims_reconcile(app, kind, ns, name); /* claims from templates */
 	}
 	snprintf(what, sizeof(what), "%s %s/%s", kind, ns, name);
 	r = pk_store_get(app->store, kind, ns, name, &obj);

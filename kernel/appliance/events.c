@@ -244,8 +244,10 @@ uint64_t ap_fingerprint(const char *kind, const json_t *obj)
 	case PK_KIND_NODE:
 		h = fp_field(h, "spec", pk_get(obj, "spec"));
 		return fp_field(h, "status.allocatable", pk_get(obj, "status.allocatable"));
-	case PK_KIND_POD_GROUP:
+	case PK_KIND_POD_GROUP: /* the spec, the condition, the claims made for the group */
 		h = fp_field(h, "spec", pk_get(obj, "spec"));
+		h = fp_field(h, "status.resourceClaimStatuses",
+			     pk_get(obj, "status.resourceClaimStatuses"));
 		return fp_condition(h, obj, "PodGroupInitiallyScheduled");
 	case PK_KIND_COMPOSITE_POD_GROUP:
 		h = fp_field(h, "spec", pk_get(obj, "spec"));

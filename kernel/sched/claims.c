@@ -8,7 +8,11 @@
  * (resourceClaimTemplateName), whose generated claim the pod's
  * status.resourceClaimStatuses records once the claim controller made it.
  * A claim that does not exist (yet) keeps the pod pending with a message
- * naming it.
+ * naming it.  A PodGroup's spec.resourceClaims (KEP-6089) are claims of every
+ * pod of the group, shared as a claim several pods name is: taken from the
+ * group object (its status.resourceClaimStatuses for a template's claim)
+ * whenever the pod is looked at, and named "PodGroup NS/NAME claim C" in
+ * messages.
  *
  * The claims the scheduler knows are kept here (struct sc_dra, in the
  * snapshot) with the DeviceClasses and ResourceSlices the allocator reads.
@@ -72,16 +76,23 @@ struct sc_dra {
 };
 
 struct claim_ref {
-	char *name;		/* spec.resourceClaims[i].name */
+	char *name;		/* "pod claim NAME" or "PodGroup NS/G claim NAME" */
 	char *key;		/* "ns/claim", or NULL: the template's claim is not made yet */
 	char *tmpl;		/* resourceClaimTemplateName, or NULL */
 	struct sc_claim *entry; /* the entry this pod is charged on */
 };
 
+/*
+ * A pod's claims: its own (refs[0..npod)) and then its PodGroup's (up to n),
+ * taken from the group as its claims_gen says (group_gen) whenever no group
+ * claim is charged; gbad says why the group's claims cannot be used.
+ */
 struct claims_pod {
 	char *uid;
 	char why[512]; /* the last filter failure */
-	size_t n;
+	char gbad[400];
+	uint64_t group_gen;
+	size_t npod, n;
 	struct claim_ref refs[];
 };
 
@@ -326,21 +337,36 @@ static json_t *claim_status(json_t *obj, const char *name, bool *found)
 	return NULL;
 }
 
+static void ref_clear(struct claim_ref *ref)
+{
+	free(ref->name);
+	free(ref->key);
+	free(ref->tmpl);
+	*ref = (struct claim_ref){0};
+}
+
 static void pod_free(struct claims_pod *cp)
 {
 	if (!cp)
 		return;
-	for (size_t i = 0; i < cp->n; i++) {
-		free(cp->refs[i].name);
-		free(cp->refs[i].key);
-		free(cp->refs[i].tmpl);
-	}
+	for (size_t i = 0; i < cp->n; i++)
+		ref_clear(&cp->refs[i]);
 	free(cp->uid);
 	free(cp);
 }
 
-static int parse_ref(json_t *obj, json_t *pc, size_t i, const char *ns, struct claim_ref *ref,
-		     struct sc_buf *why)
+/* Is ref's claim one of refs[0..n) already?  Then once is enough. */
+static bool ref_seen(const struct claim_ref *refs, size_t n, const struct claim_ref *ref)
+{
+	for (size_t k = 0; ref->key && k < n; k++)
+		if (refs[k].key && strcmp(refs[k].key, ref->key) == 0)
+			return true;
+	return false;
+}
+
+/* spec.resourceClaims[i] of obj (a pod or a PodGroup) into ref, named "<what>NAME". */
+static int parse_ref(json_t *obj, json_t *pc, size_t i, const char *ns, const char *what,
+		     struct claim_ref *ref, struct sc_buf *why)
 {
 	const char *name = pk_get_string(pc, "name"), *cn = pk_get_string(pc, "resourceClaimName"),
 		   *tn = pk_get_string(pc, "resourceClaimTemplateName");
@@ -354,8 +380,10 @@ static int parse_ref(json_t *obj, json_t *pc, size_t i, const char *ns, struct c
 			      i);
 		return -EINVAL;
 	}
-	if (!(ref->name = strdup(name)))
+	if (asprintf(&ref->name, "%s%s", what, name) < 0) {
+		ref->name = NULL;
 		return -ENOMEM;
+	}
 	if (tn) {
 		if (!(ref->tmpl = strdup(tn)))
 			return -ENOMEM;
@@ -369,6 +397,15 @@ static int parse_ref(json_t *obj, json_t *pc, size_t i, const char *ns, struct c
 	return 0;
 }
 
+/* Does the pod's PodGroup have claims, or is it not seen yet (then it may)? */
+static bool group_may_have_claims(struct pk_sched *s, const struct sc_pod *pod)
+{
+	const struct sc_group *g =
+	    pod->group_key ? sc_forest_group(&s->forest, pod->group_key, false, false) : NULL;
+
+	return pod->group_key && (!g || !g->present || g->claims_obj);
+}
+
 static int claims_parse(struct pk_sched *s, json_t *obj, struct sc_pod *pod, struct sc_buf *why)
 {
 	json_t *pcs = pk_get(obj, "spec.resourceClaims");
@@ -377,8 +414,7 @@ static int claims_parse(struct pk_sched *s, json_t *obj, struct sc_pod *pod, str
 	const char *uid = pk_get_string(obj, "metadata.uid");
 	int r = 0;
 
-	(void)s;
-	if (!n)
+	if (!n && !group_may_have_claims(s, pod))
 		return 0;
 	if (n > SC_CONS_MAX_TERMS) {
 		sc_buf_printf(why, "spec.resourceClaims: more than %d claims", SC_CONS_MAX_TERMS);
@@ -392,22 +428,17 @@ static int claims_parse(struct pk_sched *s, json_t *obj, struct sc_pod *pod, str
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		struct claim_ref *ref = &cp->refs[cp->n];
 
-		r = parse_ref(obj, json_array_get(pcs, i), i, pod->ns, ref, why);
+		r = parse_ref(obj, json_array_get(pcs, i), i, pod->ns, "pod claim ", ref, why);
 		if (r < 0)
 			break;
-		for (size_t k = 0; r == 0 && ref->key && k < cp->n; k++)
-			if (cp->refs[k].key && strcmp(cp->refs[k].key, ref->key) == 0)
-				r = 1; /* the same claim twice: once is enough */
-		if (r == 0) {
+		if (r == 0 && !ref_seen(cp->refs, cp->n, ref)) {
 			cp->n++;
 		} else {
-			free(ref->name);
-			free(ref->key);
-			free(ref->tmpl);
-			*ref = (struct claim_ref){0};
+			ref_clear(ref);
 			r = 0;
 		}
 	}
+	cp->npod = cp->n;
 	if (r < 0) {
 		pod_free(cp);
 		return r;
@@ -421,6 +452,83 @@ static void claims_release(struct pk_sched *s, struct sc_pod *pod)
 	(void)s;
 	pod_free(pod->cons->state[SC_PLUGIN_CLAIMS]);
 	pod->cons->state[SC_PLUGIN_CLAIMS] = NULL;
+}
+
+int sc_claims_attach(struct sc_pod *pod)
+{
+	if (pod->cons && pod->cons->state[SC_PLUGIN_CLAIMS])
+		return 0;
+	if (!pod->cons && !(pod->cons = calloc(1, sizeof(*pod->cons))))
+		return -ENOMEM;
+	pod->cons->state[SC_PLUGIN_CLAIMS] = calloc(1, sizeof(struct claims_pod));
+	return pod->cons->state[SC_PLUGIN_CLAIMS] ? 0 : -ENOMEM;
+}
+
+/* The group's claims into cp (from refs[npod]); cp may move.  gbad says what failed. */
+static struct claims_pod *group_refs(struct claims_pod *cp, const struct sc_group *g)
+{
+	json_t *pcs = pk_get(g->claims_obj, "spec.resourceClaims");
+	size_t ng = json_array_size(pcs);
+	struct claims_pod *ncp;
+	char what[600];
+	int r = 0;
+
+	if (cp->npod + ng > SC_CONS_MAX_TERMS) {
+		snprintf(cp->gbad, sizeof(cp->gbad),
+			 "PodGroup %s: spec.resourceClaims: more than %d claims with the pod's own",
+			 g->key, SC_CONS_MAX_TERMS);
+		return cp;
+	}
+	ncp = realloc(cp, sizeof(*cp) + (cp->npod + ng) * sizeof(cp->refs[0]));
+	if (!ncp) {
+		snprintf(cp->gbad, sizeof(cp->gbad), "PodGroup %s: claims: out of memory", g->key);
+		return cp;
+	}
+	cp = ncp;
+	snprintf(what, sizeof(what), "PodGroup %s claim ", g->key);
+	for (size_t i = 0; i < ng && r >= 0; i++) {
+		struct claim_ref *ref = &cp->refs[cp->n];
+		struct sc_buf why = {0};
+
+		*ref = (struct claim_ref){0};
+		r = parse_ref(g->claims_obj, json_array_get(pcs, i), i, g->ns, what, ref, &why);
+		if (r < 0)
+			snprintf(cp->gbad, sizeof(cp->gbad), "PodGroup %s: %s", g->key,
+				 r == -ENOMEM ? "out of memory"
+				 : why.s      ? why.s
+					      : "bad claim");
+		sc_buf_free(&why);
+		if (r == 0 && !ref_seen(cp->refs, cp->n, ref))
+			cp->n++;
+		else
+			ref_clear(ref);
+	}
+	return cp;
+}
+
+/*
+ * The pod's claims with its PodGroup's as the group now says; kept as they
+ * are while one of the group's claims is charged for the pod.
+ */
+static struct claims_pod *pod_claims(const struct sc_pod *pod)
+{
+	struct claims_pod *cp = pod->cons ? pod->cons->state[SC_PLUGIN_CLAIMS] : NULL;
+	const struct sc_group *g = pod->group;
+	uint64_t gen = g && g->present && !g->composite && g->claims_obj ? g->claims_gen : 0;
+
+	if (!cp || cp->group_gen == gen)
+		return cp;
+	for (size_t i = cp->npod; i < cp->n; i++)
+		if (cp->refs[i].entry)
+			return cp;
+	while (cp->n > cp->npod)
+		ref_clear(&cp->refs[--cp->n]);
+	cp->gbad[0] = 0;
+	if (gen)
+		cp = group_refs(cp, g);
+	cp->group_gen = gen;
+	pod->cons->state[SC_PLUGIN_CLAIMS] = cp;
+	return cp;
 }
 
 /* ---- filter and charge ----------------------------------------------------------- */
@@ -504,7 +612,7 @@ static int fast_check(struct sc_dra *d, struct claims_pod *cp, const struct clai
 	if (n >= e->simple_count)
 		return SC_FIT;
 	snprintf(cp->why, sizeof(cp->why),
-		 "pod claim %s: ResourceClaim %s: request %s: %d free devices of class %s on "
+		 "%s: ResourceClaim %s: request %s: %d free devices of class %s on "
 		 "node %s, %lld wanted",
 		 ref->name, e->key, e->simple_req, n, e->simple_class, dn->name,
 		 (long long)e->simple_count);
@@ -521,6 +629,10 @@ static enum sc_misfit filter_on(struct sc_snapshot *snap, const struct sc_pod *p
 	enum sc_misfit m = SC_FIT;
 	char why[400];
 
+	if (cp->gbad[0]) {
+		snprintf(cp->why, sizeof(cp->why), "%s", cp->gbad);
+		return SC_MISFIT_CLAIM;
+	}
 	for (size_t i = 0; i < cp->n; i++) {
 		es[i] = cp->refs[i].key && d ? sc_map_get(&d->claims, cp->refs[i].key) : NULL;
 		unheld += es[i] && !es[i]->held;
@@ -538,27 +650,25 @@ static enum sc_misfit filter_on(struct sc_snapshot *snap, const struct sc_pod *p
 		m = SC_MISFIT_CLAIM;
 		if (!ref->key) {
 			snprintf(cp->why, sizeof(cp->why),
-				 "pod claim %s: waiting for the ResourceClaim of template %s to "
+				 "%s: waiting for the ResourceClaim of template %s to "
 				 "be created",
 				 ref->name, ref->tmpl);
 		} else if (!e) {
-			snprintf(cp->why, sizeof(cp->why),
-				 "pod claim %s: ResourceClaim %s not found", ref->name, ref->key);
+			snprintf(cp->why, sizeof(cp->why), "%s: ResourceClaim %s not found",
+				 ref->name, ref->key);
 		} else if (e->held) {
 			if (held_fits(e, pod, dn, why, sizeof(why)) == 0)
 				m = SC_FIT;
 			else
-				snprintf(cp->why, sizeof(cp->why), "pod claim %s: %s", ref->name,
-					 why);
+				snprintf(cp->why, sizeof(cp->why), "%s: %s", ref->name, why);
 		} else if ((r = dra_allocate(d->st, e->obj, dn, &tmp[ntmp], why, sizeof(why))) <
 			   0) {
-			snprintf(cp->why, sizeof(cp->why), "pod claim %s: ResourceClaim %s: %s",
-				 ref->name, e->key, r == -ENOMEM ? "out of memory" : why);
+			snprintf(cp->why, sizeof(cp->why), "%s: ResourceClaim %s: %s", ref->name,
+				 e->key, r == -ENOMEM ? "out of memory" : why);
 		} else if (dra_commit(d->st, &tmp[ntmp]) < 0) {
 			dra_allocation_clear(&tmp[ntmp]);
-			snprintf(cp->why, sizeof(cp->why),
-				 "pod claim %s: ResourceClaim %s: devices taken", ref->name,
-				 e->key);
+			snprintf(cp->why, sizeof(cp->why), "%s: ResourceClaim %s: devices taken",
+				 ref->name, e->key);
 		} else {
 			ntmp++;
 			m = SC_FIT;
@@ -573,12 +683,12 @@ static enum sc_misfit filter_on(struct sc_snapshot *snap, const struct sc_pod *p
 
 static enum sc_misfit claims_filter(struct sc_snapshot *snap, const struct sc_pod *pod, int node)
 {
-	struct claims_pod *cp = pod->cons ? pod->cons->state[SC_PLUGIN_CLAIMS] : NULL;
+	struct claims_pod *cp = pod_claims(pod);
 	struct pk_kv buf[64], *kv;
 	struct dra_node dn;
 	enum sc_misfit m;
 
-	if (!cp || !cp->n)
+	if (!cp || (!cp->n && !cp->gbad[0]))
 		return SC_FIT;
 	kv = node_view(snap->nodes[node], &dn, buf, 64);
 	if (!kv)
@@ -591,7 +701,7 @@ static enum sc_misfit claims_filter(struct sc_snapshot *snap, const struct sc_po
 
 static void claims_charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign)
 {
-	struct claims_pod *cp = pod->cons->state[SC_PLUGIN_CLAIMS];
+	struct claims_pod *cp = sign > 0 ? pod_claims(pod) : pod->cons->state[SC_PLUGIN_CLAIMS];
 	struct sc_dra *d = snap->dra;
 
 	if (!cp || !d)
@@ -751,7 +861,7 @@ int sc_claims_tell(struct pk_sched *s, struct pk_sched_result *res)
 /* Pod leaves for good (deleted, preempted): its reservations go. */
 void sc_claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod)
 {
-	struct claims_pod *cp = pod->cons ? pod->cons->state[SC_PLUGIN_CLAIMS] : NULL;
+	struct claims_pod *cp = pod_claims(pod);
 	struct sc_dra *d = s->snap.dra;
 
 	for (size_t i = 0; cp && d && i < cp->n; i++) {

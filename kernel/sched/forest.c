@@ -38,6 +38,9 @@ static void group_clear_spec(struct sc_group *g)
 	free(g->prio_class);
 	g->parent_key = g->workload = g->topo_key = g->prio_class = NULL;
 	g->has_slice = g->slice_bad = false;
+	json_decref(g->claims_obj);
+	g->claims_obj = NULL;
+	g->claims_gen = 0;
 }
 
 static void group_free(struct sc_group *g)
@@ -302,6 +305,14 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 	g->has_slice = view->slice_shape != NULL && !g->composite;
 	g->slice_bad = g->has_slice && topo_shape_parse(view->slice_shape, &g->slice) < 0;
 	g->has_claims = json_array_size(pk_get(view->raw, "spec.resourceClaims")) > 0;
+	if (g->has_claims && !g->composite) {
+		g->claims_obj = json_incref(view->raw);
+		g->claims_gen = f->version;
+		/* members parsed while the group had none (their uid is not known here) */
+		for (size_t i = 0; i < g->pods.n; i++)
+			if (sc_claims_attach(g->pods.v[i]) < 0)
+				return -ENOMEM;
+	}
 	g->has_prio = view->spec.has_priority;
 	g->prio = view->spec.priority;
 	g->prio_class = sc_strdup(view->spec.priority_class);

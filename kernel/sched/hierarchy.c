@@ -7,8 +7,9 @@
  * or pods with differing explicit priorities (KEP-6012: all member groups
  * *and pods* of one hierarchy share one priority; a pod without its own
  * inherits it), a gang parent with a basic child, an
- * `all` parent with a `single` child, or a group with spec.resourceClaims
- * (claims a group shares, KEP-6089: not implemented, so refused by path
+ * `all` parent with a `single` child, or a CompositePodGroup with
+ * spec.resourceClaims (claims a group shares, KEP-6089: implemented for
+ * PodGroups by claims.c, not for CompositePodGroups, so refused by path
  * rather than ignored).  Cycles never reach here (they have no
  * root).  A PodGroup never has child groups and a CompositePodGroup never has
  * pods: parents and pods are looked up by kind (forest.c), and the forest
@@ -65,11 +66,11 @@ static int visit(struct walk *w, const struct sc_group *g, int depth)
 	if (depth > PK_HIERARCHY_DEPTH_MAX)
 		return fail(w, "depth over %d: %s %s is at level %d", PK_HIERARCHY_DEPTH_MAX,
 			    sc_group_kind(g), g->key, depth);
-	if (g->has_claims)
+	if (g->has_claims && g->composite)
 		return fail(w,
-			    "%s %s: spec.resourceClaims: claims shared by a group are not "
-			    "implemented by this scheduler (name the ResourceClaim in the pods' "
-			    "spec.resourceClaims)",
+			    "%s %s: spec.resourceClaims: claims shared by a CompositePodGroup are "
+			    "not implemented by this scheduler (name them in its PodGroups' or "
+			    "pods' spec.resourceClaims)",
 			    sc_group_kind(g), g->key);
 	if (g->workload) {
 		if (w->workload && strcmp(w->workload, g->workload) != 0)

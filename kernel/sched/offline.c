@@ -14,8 +14,10 @@
  * ResourceClaim (named "<pod>-<pod claim>-" and five characters derived from
  * the pod's namespace, name and claim, so a run is reproducible; owned by
  * the pod; the template's labels, annotations and spec) and the pod's
- * status.resourceClaimStatuses records it.  A template not in the input
- * makes nothing: the pod waits for its claim.
+ * status.resourceClaimStatuses records it; a PodGroup's claim naming a
+ * template gets one claim for the group the same way ("<group>-<claim>-",
+ * owned by the PodGroup, recorded in its status).  A template not in the
+ * input makes nothing: the pod waits for its claim.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -238,7 +240,7 @@ static bool claim_recorded(const json_t *pod, const char *name)
 	return false;
 }
 
-/* The claim of pod claim pcn of pod from template t (new reference). */
+/* The claim of claim pcn of pod (a Pod or a PodGroup) from template t (new reference). */
 static json_t *template_claim(const json_t *pod, const char *pcn, const json_t *t)
 {
 	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
@@ -246,7 +248,9 @@ static json_t *template_claim(const json_t *pod, const char *pcn, const json_t *
 	    pk_fnv1a(pk_fnv1a(pk_fnv1a(PK_FNV1A_INIT, pk_namespace(pod)), pk_name(pod)), pcn);
 	char name[320], suffix[6];
 	json_t *c, *md, *ann = json_deep_copy(pk_get(t, "spec.metadata.annotations"));
-	const char *uid = pk_get_string(pod, "metadata.uid");
+	const char *uid = pk_get_string(pod, "metadata.uid"),
+		   *kind = pk_get_string(pod, "kind") ?: "Pod",
+		   *api = pk_get_string(pod, "apiVersion") ?: "v1";
 
 	for (int i = 0; i < 5; i++, h /= sizeof(alphabet) - 1)
 		suffix[i] = alphabet[h % (sizeof(alphabet) - 1)];
@@ -257,10 +261,10 @@ static json_t *template_claim(const json_t *pod, const char *pcn, const json_t *
 		ann = json_object();
 	}
 	json_object_set_new(ann, "resource.kubernetes.io/pod-claim-name", json_string(pcn));
-	md = json_pack("{s:s, s:s, s:o, s:[{s:s, s:s, s:s, s:b, s:b}]}", "name", name, "namespace",
-		       pk_namespace(pod), "annotations", ann, "ownerReferences", "apiVersion", "v1",
-		       "kind", "Pod", "name", pk_name(pod), "controller", 1, "blockOwnerDeletion",
-		       1);
+	md =
+	    json_pack("{s:s, s:s, s:o, s:[{s:s, s:s, s:s, s:b, s:b}]}", "name", name, "namespace",
+		      pk_namespace(pod), "annotations", ann, "ownerReferences", "apiVersion", api,
+		      "kind", kind, "name", pk_name(pod), "controller", 1, "blockOwnerDeletion", 1);
 	if (md && uid)
 		json_object_set_new(json_array_get(json_object_get(md, "ownerReferences"), 0),
 				    "uid", json_string(uid));
@@ -272,7 +276,7 @@ static json_t *template_claim(const json_t *pod, const char *pcn, const json_t *
 	return c;
 }
 
-/* Claims from templates for the pods of objects (claims appended, indexed in idx). */
+/* Claims from templates for the pods and PodGroups of objects (claims appended, indexed in idx). */
 static int template_claims(json_t *objects, struct sc_map *idx)
 {
 	size_t n = json_array_size(objects);
@@ -281,7 +285,7 @@ static int template_claims(json_t *objects, struct sc_map *idx)
 		json_t *pod = json_array_get(objects, i), *pc, *st;
 		size_t k;
 
-		if (pk_kind_of(pod) != PK_KIND_POD)
+		if (pk_kind_of(pod) != PK_KIND_POD && pk_kind_of(pod) != PK_KIND_POD_GROUP)
 			continue;
 		json_array_foreach(pk_get(pod, "spec.resourceClaims"), k, pc)
 		{

@@ -229,6 +229,8 @@ struct pk_sched;
 struct pk_sched_result;
 void sc_claims_free(struct sc_snapshot *snap);
 int sc_claims_set(struct pk_sched *s, json_t *obj);
+/* Give a PodGroup's member the claims state its group's claims need. */
+int sc_claims_attach(struct sc_pod *pod);
 int sc_claims_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
 void sc_claims_removing(struct sc_snapshot *snap, bool on);
 const char *sc_claims_why(const struct sc_pod *pod);
@@ -392,7 +394,12 @@ struct sc_group {
 	char *topo_key;
 	/* TPU slice: the slice-shape annotation (slice_bad: it does not parse) */
 	bool has_slice, slice_bad;
-	bool has_claims; /* spec.resourceClaims (not implemented: hierarchy.c refuses it) */
+	/* spec.resourceClaims: a CompositePodGroup's are refused (hierarchy.c); a
+	 * PodGroup's (the object, claims_obj) are shared by its pods (claims.c),
+	 * claims_gen changing whenever the object does (0: none) */
+	bool has_claims;
+	json_t *claims_obj;
+	uint64_t claims_gen;
 	struct topo_shape slice;
 	bool has_prio;
 	int32_t prio;

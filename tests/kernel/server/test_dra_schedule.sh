@@ -8,7 +8,10 @@
 # ResourceClaimTemplate gets its claim made by podkerneld's claim controller
 # (generated name, owner reference to the pod, the pod's
 # status.resourceClaimStatuses), is allocated and bound the same way, and the
-# claim is deleted with the pod.
+# claim is deleted with the pod.  A PodGroup's claim from a template
+# (KEP-6089) gets one claim for the group (owner reference to the PodGroup,
+# the group's status.resourceClaimStatuses), allocated once and reserved for
+# both pods of its gang, and deleted with the group.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need kubectl
 
@@ -127,6 +130,48 @@ i=0
 while k get resourceclaim "$gen" >/dev/null 2>&1; do
 	i=$((i + 1))
 	[ $i -lt 100 ] || fail "generated claim $gen outlived its pod"
+	sleep 0.1
+done
+cat >"$WORK/group.yaml" <<'Y'
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: PodGroup
+metadata: {name: g}
+spec:
+  schedulingPolicy: {gang: {minCount: 2}}
+  resourceClaims: [{name: shared, resourceClaimTemplateName: one-gpu}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: g-0}
+spec:
+  schedulingGroup: {podGroupName: g}
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: g-1}
+spec:
+  schedulingGroup: {podGroupName: g}
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+Y
+k apply -f "$WORK/group.yaml" >"$WORK/out" 2>&1 || fail "apply group: $(cat "$WORK/out")"
+wait_for "the group's bindings" jp pod g-1 '{.spec.nodeName}'
+[ -n "$(jp pod g-0 '{.spec.nodeName}')" ] || fail "g-0 not bound with g-1"
+ggen=$(jp podgroup g '{.status.resourceClaimStatuses[0].name}/{.status.resourceClaimStatuses[0].resourceClaimName}')
+case "$ggen" in shared/g-shared-?*) ggen=${ggen#shared/} ;; *) fail "group claim status: '$ggen'" ;; esac
+[ "$(jp resourceclaim "$ggen" '{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].uid}')" = "PodGroup/g/$(jp podgroup g '{.metadata.uid}')" ] ||
+	fail "owner of $ggen: $(k get resourceclaim "$ggen" -o json)"
+[ "$(jp resourceclaim "$ggen" '{.status.allocation.devices.results[0].device}')" = gpu-0 ] ||
+	fail "group claim not allocated: $(k get resourceclaim "$ggen" -o json)"
+[ "$(jp resourceclaim "$ggen" '{.status.reservedFor[*].name}' | tr ' ' '\n' | sort | tr '\n' ' ')" = "g-0 g-1 " ] ||
+	fail "group claim reservedFor: $(k get resourceclaim "$ggen" -o json)"
+[ "$(k get resourceclaim -o name | grep -c 'g-shared-')" = 1 ] || fail "more than one group claim"
+k delete pod g-0 g-1 --wait=false >/dev/null || fail "delete group pods"
+k delete podgroup g --wait=false >/dev/null || fail "delete group"
+i=0
+while k get resourceclaim "$ggen" >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "group claim $ggen outlived its PodGroup"
 	sleep 0.1
 done
 pk_stop
