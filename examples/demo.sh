@@ -9,8 +9,9 @@
 # Then a second podkerneld on the simulated GB200 NVL72 racks
 # (boards/gb200-nvl72.yaml, with the ResourceSlices of its DRA drivers)
 # places examples/dra/jobset-imex.yaml: a JobSet whose workers each claim a
-# GPU and all share one IMEX channel claim, so they land in one NVL72 domain;
-# podctl describe shows a pod's claims and devices.
+# GPU and whose worker replicas each share one IMEX channel claim (their
+# PodGroup's), so each replica lands in one NVL72 domain; podctl describe
+# shows a pod's claims (its own and its PodGroup's) and devices.
 # It ends with a simulated week of the same kinds of workloads on the same
 # board (podctl simulate, examples/sim/week.csv), the fit and kep strategies
 # side by side, and says where the HTML report lies.

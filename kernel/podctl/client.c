@@ -1544,7 +1544,7 @@ static int describe_node(struct ctx *x, const json_t *n)
 	return 0;
 }
 
-/* The claim of pod claim pc: its resourceClaimName, or the one the pod's status records. */
+/* The claim of claim pc of p (a Pod or a PodGroup): its resourceClaimName, or p's status's. */
 static const char *pod_claim_name(const json_t *p, const json_t *pc)
 {
 	const char *name = pk_get_string(pc, "name") ?: "";
@@ -1559,38 +1559,55 @@ static const char *pod_claim_name(const json_t *p, const json_t *pc)
 	return NULL;
 }
 
-/* Resource claims: each pod claim, its ResourceClaim and the devices allocated. */
-static void print_claims(struct ctx *x, const json_t *p)
+/* GET path into *ret (200 only). */
+static int get_object(struct ctx *x, const char *fmt, const char *ns, const char *name,
+		      json_t **ret)
 {
-	json_t *pcs = pk_get(p, "spec.resourceClaims"), *pc;
+	char *path = NULL;
+	long st = 0;
+	int r;
+
+	*ret = NULL;
+	if (asprintf(&path, fmt, ns, name) < 0)
+		return -ENOMEM;
+	r = http_do(x->h, "GET", path, NULL, NULL, &st, ret);
+	free(path);
+	if (r < 0 || st != 200) {
+		json_decref(*ret);
+		*ret = NULL;
+		return r < 0 ? r : -ENOENT;
+	}
+	return 0;
+}
+
+/* The claims of p's spec.resourceClaims (what says whose: "" or " (PodGroup)"). */
+static void print_claim_list(struct ctx *x, const json_t *p, const char *what, bool *header)
+{
+	json_t *pc;
 	size_t i;
 
-	if (!json_array_size(pcs))
-		return;
-	printf("Claims:\n");
-	json_array_foreach(pcs, i, pc)
+	json_array_foreach(pk_get(p, "spec.resourceClaims"), i, pc)
 	{
 		const char *cn = pod_claim_name(p, pc);
-		char *path = NULL;
 		json_t *c = NULL, *res, *r;
+		char label[300];
 		size_t k;
-		long st = 0;
 
-		printf("  %-20s ", pk_get_string(pc, "name") ?: "");
+		if (!*header)
+			printf("Claims:\n");
+		*header = true;
+		snprintf(label, sizeof(label), "%s%s", pk_get_string(pc, "name") ?: "", what);
+		printf("  %-20s ", label);
 		if (!cn) {
 			printf("%s (not created yet)\n",
 			       pk_get_string(pc, "resourceClaimTemplateName") ?: "-");
 			continue;
 		}
-		if (asprintf(&path, "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s",
-			     pk_namespace(p), cn) < 0 ||
-		    http_do(x->h, "GET", path, NULL, NULL, &st, &c) < 0 || st != 200) {
+		if (get_object(x, "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s",
+			       pk_namespace(p), cn, &c) < 0) {
 			printf("%s (not found)\n", cn);
-			free(path);
-			json_decref(c);
 			continue;
 		}
-		free(path);
 		res = pk_get(c, "status.allocation.devices.results");
 		printf("%s%s\n", cn, json_array_size(res) ? "" : " (not allocated)");
 		json_array_foreach(res, k, r)
@@ -1599,6 +1616,23 @@ static void print_claims(struct ctx *x, const json_t *p)
 			   pk_get_string(r, "device") ?: "");
 		json_decref(c);
 	}
+}
+
+/*
+ * Resource claims: each pod claim and each claim of the pod's PodGroup (which
+ * its pods share), its ResourceClaim and the devices allocated.
+ */
+static void print_claims(struct ctx *x, const json_t *p)
+{
+	const char *g = pk_pod_group_name(p);
+	json_t *group = NULL;
+	bool header = false;
+
+	print_claim_list(x, p, "", &header);
+	if (g && get_object(x, "/apis/scheduling.k8s.io/v1alpha3/namespaces/%s/podgroups/%s",
+			    pk_namespace(p), g, &group) == 0)
+		print_claim_list(x, group, " (PodGroup)", &header);
+	json_decref(group);
 }
 
 static int describe_pod(struct ctx *x, const json_t *p)

@@ -4,7 +4,7 @@
 # TPU superslice board and shows them, then replays a simulated week of the
 # same kinds of workloads with the fit and kep strategies and names the report;
 # on the GB200 NVL72 board the DRA JobSet's 8 pods are bound and describe
-# shows a pod's IMEX channel.
+# shows a pod's IMEX channel, the claim of its worker replica's PodGroup.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 e2e_setup
@@ -18,6 +18,8 @@ grep -q '^cube ' "$WORK/demo.out" || fail "podctl top shows no cube level"
 grep -q '8 of 8 nvl-train pods bound' "$WORK/demo.out" || { cat "$WORK/demo.out"; fail "the DRA JobSet"; }
 grep -q 'channel  *compute-domain.nvidia.com/b0-nvl[0-9]/channel-0' "$WORK/demo.out" ||
 	{ cat "$WORK/demo.out"; fail "describe shows no IMEX channel"; }
+grep -q '^  shared-imex-channel (PodGroup) *nvl-train-worker-1-shared-imex-channel-' "$WORK/demo.out" ||
+	{ cat "$WORK/demo.out"; fail "describe shows no PodGroup claim"; }
 grep -q "^report: $WORK/week.html" "$WORK/demo.out" && [ -s "$WORK/week.html" ] ||
 	fail "the simulated week wrote no report"
 grep -q '^run 2: tpu-superslice, strategy kep' "$WORK/demo.out" || fail "no kep run in the summary"
