@@ -676,6 +676,15 @@ static void hand_back(struct pk_appliance *app, const struct pk_write_result *wr
 	json_t *obj = json_incref(wr->object);
 	int r = obj ? 0 : pk_writer_get(app->writer, wr->kind, wr->ns, wr->name, &obj);
 
+	if (r < 0 && r != -ENOENT) {
+		/*
+		 * No answer from where the loop writes: take the object back as
+		 * the change stream last showed it (a victim still bound holds
+		 * its place; its deletion, if it happened, arrives as an event).
+		 */
+		ap_resync(app, kind, wr->ns, wr->name);
+		return;
+	}
 	pk_sched_remove(app->sched, wr->kind, wr->ns, wr->name);
 	if (r == 0) {
 		sched_feed(app, obj);
@@ -684,6 +693,27 @@ static void hand_back(struct pk_appliance *app, const struct pk_write_result *wr
 		ap_cache_forget(app->cache, kind, wr->ns, wr->name);
 	}
 	json_decref(obj);
+}
+
+/*
+ * A pod that holds a place (a victim whose eviction failed, or a bound pod
+ * whose condition write failed) never leaves the scheduler for a write
+ * backoff: its capacity would look free and be given away.
+ */
+static bool holds_place(struct pk_appliance *app, const struct pk_write_item *it)
+{
+	json_t *obj = NULL;
+	bool bound;
+
+	if (it->kind != PK_KIND_POD || it->node)
+		return false;
+	if (it->evict)
+		return true;
+	if (app->src->get(app->src_arg, "Pod", it->ns, it->name, &obj) < 0)
+		return false;
+	bound = pk_get_string(obj, "spec.nodeName") != NULL;
+	json_decref(obj);
+	return bound;
 }
 
 static void log_written(struct pk_appliance *app, const struct pk_write_item *it)
@@ -757,7 +787,7 @@ static bool item_failed(struct pk_appliance *app, const struct pk_write_item *it
 		AP_COUNT(app, binding_conflicts);
 	else
 		AP_COUNT(app, write_errors);
-	if (wr->error != -PK_STORE_ECONFLICT && wr->error != -ENOENT) {
+	if (wr->error != -PK_STORE_ECONFLICT && wr->error != -ENOENT && !holds_place(app, it)) {
 		if (wr->object)
 			ap_cache_note(app->cache, kind, wr->object);
 		ap_backoff_failed(app, kind, wr->ns, wr->name, wr->error);

@@ -464,6 +464,7 @@ END_TEST
 struct refusing {
 	struct pk_writer *store;
 	int refused;
+	int error; /* what an eviction gets: 0 a lost precondition; -EIO no answer (and no read) */
 };
 
 static int refusing_commit(void *backend, const struct pk_write_batch *b,
@@ -491,7 +492,8 @@ static int refusing_commit(void *backend, const struct pk_write_batch *b,
 
 	for (size_t i = 0, k = 0; i < b->n; i++) {
 		if (b->items[i].evict) {
-			results[i].error = -PK_STORE_ECONFLICT; /* object NULL: read again */
+			/* object NULL: read again */
+			results[i].error = rb->error ? rb->error : -PK_STORE_ECONFLICT;
 			__atomic_fetch_add(&rb->refused, 1, __ATOMIC_RELAXED);
 			continue;
 		}
@@ -507,7 +509,11 @@ static int refusing_commit(void *backend, const struct pk_write_batch *b,
 static int refusing_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
 			json_t **ret)
 {
-	return pk_writer_get(((struct refusing *)backend)->store, kind, ns, name, ret);
+	struct refusing *rb = backend;
+
+	if (rb->error == -EIO)
+		return -EIO; /* the API server does not answer reads either */
+	return pk_writer_get(rb->store, kind, ns, name, ret);
 }
 
 /*
@@ -515,11 +521,11 @@ static int refusing_get(void *backend, enum pk_kind kind, const char *ns, const 
  * the preemptor is never bound beside them (its binding is never in the batch
  * of the evictions it needs).
  */
-START_TEST(refused_eviction_never_overcommits)
+static void evictions_fail(int error)
 {
 	static const struct pk_writer_ops ops = {
 	    .name = "refusing", .commit = refusing_commit, .get = refusing_get};
-	struct refusing rb = {0};
+	struct refusing rb = {.error = error};
 	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
 	char err[256] = "";
 
@@ -548,6 +554,22 @@ START_TEST(refused_eviction_never_overcommits)
 	pk_appliance_stop(app);
 	app = NULL;
 	pk_writer_free(rb.store);
+}
+
+START_TEST(refused_eviction_never_overcommits)
+{
+	evictions_fail(0);
+}
+END_TEST
+
+/*
+ * The same when an eviction gets no answer at all (a broken connection) and
+ * the victim cannot be read back from the API either: it is taken back as
+ * the change stream last showed it, still bound, never as gone.
+ */
+START_TEST(unanswered_eviction_never_overcommits)
+{
+	evictions_fail(-EIO);
 }
 END_TEST
 
@@ -1019,6 +1041,7 @@ int main(void)
 	tcase_add_test(tc, job_controller_and_garbage_collection);
 	tcase_add_test(tc, preemption_makes_room_for_higher_priority);
 	tcase_add_test(tc, refused_eviction_never_overcommits);
+	tcase_add_test(tc, unanswered_eviction_never_overcommits);
 	tcase_add_test(tc, deleted_node_evicts_the_disruption_unit);
 	tcase_add_test(tc, eviction_spares_a_pod_recreated_under_the_same_name);
 	tcase_add_test(tc, events_explain_bindings_and_pending_pods);
