@@ -70,6 +70,7 @@ struct pk_appliance {
 	json_t *stale_obs;		/* [kind, ns, name, [type, status, reason, message]...] */
 	json_t *write_backoff;		/* objects whose write failed, waiting (write_backoff.c) */
 	bool gc_needed;
+	bool scheduling;    /* may_schedule() said yes at the last round */
 	bool gc_foreground; /* a foreground deletion waits for its dependents */
 	int64_t next_beat_check_ms;
 	struct ap_loss_policy loss; /* node-loss eviction (heartbeat.c) */

@@ -954,6 +954,7 @@ static void *loop_main(void *arg)
 			json_array_clear(app->gone_nodes); /* the cluster's own controllers */
 		}
 		if (app->cfg.may_schedule && !app->cfg.may_schedule(app->cfg.may_schedule_arg)) {
+			app->scheduling = false;
 			json_array_clear(app->stale_obs); /* the leader writes them */
 			if (app->src->wait(app->src_arg, app->rv, AP_BEAT_CHECK_MS) == -ECANCELED)
 				break;
@@ -967,6 +968,18 @@ static void *loop_main(void *arg)
 		 */
 		if (app->cfg.may_schedule && drain_events(app) < 0)
 			continue;
+		/*
+		 * Leading anew (a start, a takeover, the caches current again): a
+		 * fresh scheduler from one listing of the source in kind order,
+		 * Nodes before the Pods bound to them.  Fed in the informers' order
+		 * instead, pods bound to a node not yet known took no capacity on
+		 * it, and a restarted leader bound gangs onto full nodes.
+		 */
+		if (app->cfg.may_schedule && !app->scheduling) {
+			if (load_all(app) < 0)
+				continue;
+			app->scheduling = true;
+		}
 		int64_t t0 = ap_now_ns(), t1, t2;
 		int64_t released = ap_backoff_release(app, ap_now_ms());
 		size_t nwrites;
