@@ -547,10 +547,11 @@ int pk_srv_proto_decode(const char *buf, size_t len, json_t **ret, char *err, si
 	int r = -EPROTONOSUPPORT;
 	json_t *obj = json_pack("{s:s,s:s}", "apiVersion", av, "kind", kind);
 	if (!k)
-		snprintf(err, errlen,
-			 "%s %s is not served as protobuf (it is a custom resource); send JSON "
-			 "or YAML",
-			 av, kind);
+		snprintf(err, errlen, "%s %s is not served as protobuf (%s); send JSON or YAML", av,
+			 kind,
+			 strcmp(group, "jobset.x-k8s.io") == 0
+			     ? "it is a custom resource"
+			     : "podkerneld has no protobuf message for this kind");
 	else
 		r = obj ? unpack_raw(k, &u->raw, obj, err, errlen) : -ENOMEM;
 	protobuf_c_message_free_unpacked(&u->base, NULL);
