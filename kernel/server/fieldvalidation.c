@@ -175,6 +175,14 @@ int pk_srv_field_validate(const struct pk_type *t, enum pk_field_validation mode
 		return 0;
 	if (pk_srv_unknown_fields(t, body, patch, &paths) < 0)
 		return 0;
+	if (mode == PK_FV_STRICT && !pk_srv_pb_kind(t->group, t->kind)) {
+		/* no schema to check against: say so rather than pass as checked */
+		char w[256];
+
+		snprintf(w, sizeof(w), "unknown fields of %s are not checked by this server",
+			 t->kind);
+		pk_response_warn(resp, w);
+	}
 	int rc = 0;
 	if ((json_array_size(paths) || json_array_size(dups)) && mode == PK_FV_STRICT) {
 		char msg[1700] = "";

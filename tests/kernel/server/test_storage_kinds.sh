@@ -36,6 +36,12 @@ k apply -f "$WORK/bad.yaml" >"$WORK/out" 2>&1 && fail "a request of 0 was accept
 grep -q 'spec.resources\[storage\]: Invalid value: "0": must be greater than zero' "$WORK/out" ||
 	fail "no field path: $(cat "$WORK/out")"
 
+# no schema for unknown fields here: kubectl's Strict says so, not a silent pass
+sed 's/name: bad}/name: warned}/; s/storage: "0"/storage: 1Gi/' "$WORK/bad.yaml" |
+	k apply -f - >"$WORK/out" 2>&1 || fail "apply: $(cat "$WORK/out")"
+grep -q 'Warning: unknown fields of PersistentVolumeClaim are not checked by this server' \
+	"$WORK/out" || fail "no warning: $(cat "$WORK/out")"
+
 cat >"$WORK/cluster.yaml" <<'Y'
 apiVersion: v1
 kind: Node
