@@ -606,11 +606,11 @@ static int class_ok(struct dra_state *st, int dev, int cls)
 	return 1;
 }
 
-static int count_free(struct dra_state *st, int dev, int cls, size_t *n)
+static int count_one(struct dra_state *st, int dev, int cls, bool taken_too, size_t *n)
 {
 	int ok;
 
-	if (st->inuse[dev])
+	if (st->inuse[dev] && !taken_too)
 		return 0;
 	ok = class_ok(st, dev, cls);
 	if (ok > 0)
@@ -618,8 +618,8 @@ static int count_free(struct dra_state *st, int dev, int cls, size_t *n)
 	return ok < 0 ? ok : 0;
 }
 
-int dra_free_count(struct dra_state *st, const char *class_name, const struct dra_node *node,
-		   int slot, size_t want)
+static int count_devices(struct dra_state *st, const char *class_name, const struct dra_node *node,
+			 int slot, size_t want, bool taken_too)
 {
 	size_t n = 0;
 	int cls, r = dra_state_rebuild(st);
@@ -637,12 +637,24 @@ int dra_free_count(struct dra_state *st, const char *class_name, const struct dr
 		size_t nl = st->slot_len[slot];
 
 		for (size_t i = 0; i < nl && n < want; i++)
-			if ((r = count_free(st, l[i], cls, &n)) < 0)
+			if ((r = count_one(st, l[i], cls, taken_too, &n)) < 0)
 				return r;
 	}
 	for (size_t i = 0; i < st->nshared && n < want; i++)
 		if (visible(&st->devs[st->shared[i]], node) &&
-		    (r = count_free(st, st->shared[i], cls, &n)) < 0)
+		    (r = count_one(st, st->shared[i], cls, taken_too, &n)) < 0)
 			return r;
 	return (int)n;
+}
+
+int dra_free_count(struct dra_state *st, const char *class_name, const struct dra_node *node,
+		   int slot, size_t want)
+{
+	return count_devices(st, class_name, node, slot, want, false);
+}
+
+int dra_match_count(struct dra_state *st, const char *class_name, const struct dra_node *node,
+		    int slot, size_t want)
+{
+	return count_devices(st, class_name, node, slot, want, true);
 }

@@ -98,6 +98,9 @@ int dra_allocate(struct dra_state *st, const json_t *claim, const struct dra_nod
  */
 int dra_free_count(struct dra_state *st, const char *class_name, const struct dra_node *node,
 		   int slot, size_t want);
+/* The same, counting the devices of the class whether allocated or free. */
+int dra_match_count(struct dra_state *st, const char *class_name, const struct dra_node *node,
+		    int slot, size_t want);
 /*
  * The slot of a node's own devices in the state's index (-1: none), for
  * dra_free_count (DRA_SLOT_LOOKUP: find it by node->name).  Slots hold until

@@ -35,6 +35,7 @@
  * action of the next cycle.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -611,11 +612,20 @@ static int fast_check(struct sc_dra *d, struct claims_pod *cp, const struct clai
 		return -1; /* no class, a selector error: the search says it */
 	if (n >= e->simple_count)
 		return SC_FIT;
-	snprintf(cp->why, sizeof(cp->why),
-		 "%s: ResourceClaim %s: request %s: %d free devices of class %s on "
-		 "node %s, %lld wanted",
-		 ref->name, e->key, e->simple_req, n, e->simple_class, dn->name,
-		 (long long)e->simple_count);
+	/* why, in the allocator's words (counted only on a misfit) */
+	int match = dra_match_count(d->st, e->simple_class, dn, node_slot(d, node, dn), SIZE_MAX);
+
+	if (match <= 0)
+		snprintf(cp->why, sizeof(cp->why),
+			 "%s: ResourceClaim %s: request %s: no device of class %s matches on "
+			 "node %s",
+			 ref->name, e->key, e->simple_req, e->simple_class, dn->name);
+	else
+		snprintf(cp->why, sizeof(cp->why),
+			 "%s: ResourceClaim %s: request %s: devices taken: %d of class %s match "
+			 "on node %s, %d free, %lld wanted",
+			 ref->name, e->key, e->simple_req, match, e->simple_class, dn->name, n,
+			 (long long)e->simple_count);
 	return SC_MISFIT_CLAIM;
 }
 
