@@ -11,6 +11,7 @@
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -65,6 +66,22 @@ START_TEST(test_paths)
 }
 END_TEST
 
+/*
+ * Scenarios that write a field the API does not have, on purpose: they show
+ * that the scheduler refuses it by name (a CompositePodGroup's
+ * spec.resourceClaims: claims are shared by PodGroups only).
+ */
+static bool unknown_on_purpose(const char *path)
+{
+	static const char *const files[] = {"/dra_composite_claims_refused.yaml"};
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (n >= strlen(files[i]) && strcmp(path + n - strlen(files[i]), files[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Every object podkernel's examples and scenarios write uses known fields. */
 START_TEST(test_examples_known)
 {
@@ -78,7 +95,8 @@ START_TEST(test_examples_known)
 			json_t *objs = NULL, *o;
 			char err[512];
 			size_t j;
-			if (pk_read_file(gl.gl_pathv[i], &objs, err, sizeof(err)) < 0)
+			if (unknown_on_purpose(gl.gl_pathv[i]) ||
+			    pk_read_file(gl.gl_pathv[i], &objs, err, sizeof(err)) < 0)
 				continue; /* scenario files that are not object lists */
 			json_array_foreach(objs, j, o)
 			{
