@@ -120,11 +120,21 @@ waitfor() {
 	done
 	fail "$2 $3 $1: $(k get "$2" "$3" -o jsonpath="$1" 2>&1), expected $4"
 }
+# wait up to 10 s for pod $1 to be bound; print its node
+boundnode() {
+	i=0
+	while [ $i -lt 100 ]; do
+		n=$(k get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null)
+		[ -n "$n" ] && { echo "$n"; return 0; }
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
 waitfor '{.spec.nodeName}' pod uses-local h1
 waitfor '{.spec.volumeName}' pvc local-data pv-h1
-waitfor '{.metadata.annotations.volume\.kubernetes\.io/selected-node}' pvc fast-data \
-	"$(k get pod uses-fast -o jsonpath='{.spec.nodeName}')"
-[ -n "$(k get pod uses-fast -o jsonpath='{.spec.nodeName}')" ] || fail "uses-fast not bound"
+node=$(boundnode uses-fast) || fail "uses-fast not bound"
+waitfor '{.metadata.annotations.volume\.kubernetes\.io/selected-node}' pvc fast-data "$node"
 waitfor '{.status.conditions[?(@.type=="PodScheduled")].message}' pod waits \
 	'Pod default/waits: spec.volumes[0].persistentVolumeClaim: persistentvolumeclaim "later" not found'
 [ -z "$(k get pod waits -o jsonpath='{.spec.nodeName}')" ] || fail "waits bound without its claim"
@@ -135,8 +145,7 @@ metadata: {name: later}
 spec: {accessModes: [ReadWriteOnce], storageClassName: fast, resources: {requests: {storage: 1Gi}}}
 Y
 k apply -f "$WORK/later.yaml" >/dev/null || fail "apply later"
-waitfor '{.metadata.annotations.volume\.kubernetes\.io/selected-node}' pvc later \
-	"$(k get pod waits -o jsonpath='{.spec.nodeName}')"
-[ -n "$(k get pod waits -o jsonpath='{.spec.nodeName}')" ] || fail "waits not bound once its claim came"
+node=$(boundnode waits) || fail "waits not bound once its claim came"
+waitfor '{.metadata.annotations.volume\.kubernetes\.io/selected-node}' pvc later "$node"
 pk_stop
 echo "test_storage_kinds: ok"
