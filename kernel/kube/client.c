@@ -2,15 +2,20 @@
 /*
  * client.c — HTTP requests to a Kubernetes API server over libcurl.
  *
- * Every handle is configured the same way (kube_setup_handle): the server's
- * CA (file or in-memory PEM), the client certificate when the user has one,
- * TCP keepalive, connect timeout.  A bearer token travels in a header built
- * per request, so a rotating token file is picked up (it is re-read at most
- * once a minute, as client-go's file token source, and before the next
- * request once the server answered 401: the token may have rotated).  Answers are buffered up to
- * KUBE_MAX_ANSWER bytes and parsed as JSON; a watch streams instead (kube_stream: each complete
- * line goes to a callback).  kube_request_many() drives a libcurl multi handle over a pool of easy
- * handles that outlives a batch, so a scheduler's bindings reuse warm TLS connections.
+ * Every handle is configured the same way (kube_setup_handle, the one place
+ * in the tree where credentials become libcurl options): the server's CA
+ * (file or in-memory PEM), the client certificate when the user has one,
+ * basic auth, TCP keepalive, connect timeout.  A bearer token travels in a
+ * header built per request, so a rotating token file is picked up (it is
+ * re-read at most once a minute, as client-go's file token source, and
+ * before the next request once the server answered 401: the token may have
+ * rotated); a token file that cannot be read while no token is known stops
+ * the request before it is sent, as client-go refuses to build a transport.
+ * Answers are buffered up to KUBE_MAX_ANSWER bytes and parsed as JSON; a
+ * watch streams instead (kube_stream: each complete line goes to a
+ * callback).  kube_request_many() drives a libcurl multi handle over a pool
+ * of easy handles that outlives a batch, so a scheduler's bindings reuse
+ * warm TLS connections.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,8 +27,7 @@
 #include "kernel/kube/kube-internal.h"
 #include "kernel/kube/kube.h"
 
-#define KUBE_MAX_ANSWER (256u << 20) /* a list page */
-#define KUBE_MAX_EVENT (16u << 20)   /* one watch event (an object is at most ~1.5 MiB) */
+#define KUBE_MAX_EVENT (16u << 20) /* one watch event (an object is at most ~1.5 MiB) */
 #define KUBE_TOKEN_REFRESH_S 60
 
 struct kube_client {
@@ -32,12 +36,14 @@ struct kube_client {
 	char *token;
 	time_t token_read;
 	uint64_t max_list_bytes;
+	char user_agent[128]; /* the User-Agent header line */
 };
 
 struct kube_conn {
 	struct kube_client *c;
 	CURL *h;
 	char errbuf[CURL_ERROR_SIZE];
+	bool tls_failure;      /* the last -EIO was TLS */
 	size_t answer_bytes;   /* of the last buffered answer */
 	char answer_type[128]; /* its Content-Type ("" when none) */
 	char answer_head[81];  /* its first bytes, printable */
@@ -71,6 +77,8 @@ int kube_client_new(struct pk_kube_credentials *creds, struct kube_client **ret)
 	}
 	c->cfg[0] = *creds;
 	c->max_list_bytes = KUBE_LIST_MAX_BYTES;
+	snprintf(c->user_agent, sizeof(c->user_agent), "User-Agent: podkerneld/%s",
+		 PODKERNEL_VERSION);
 	memset(creds, 0, sizeof(*creds));
 	pthread_mutex_init(&c->lock, NULL);
 	*ret = c;
@@ -100,6 +108,15 @@ void kube_client_set_max_list_bytes(struct kube_client *c, uint64_t bytes)
 uint64_t kube_client_max_list_bytes(const struct kube_client *c)
 {
 	return c->max_list_bytes;
+}
+
+int kube_client_set_user_agent(struct kube_client *c, const char *ua)
+{
+	if (!ua || !*ua || strpbrk(ua, "\r\n") ||
+	    (size_t)snprintf(NULL, 0, "User-Agent: %s", ua) >= sizeof(c->user_agent))
+		return -EINVAL;
+	snprintf(c->user_agent, sizeof(c->user_agent), "User-Agent: %s", ua);
+	return 0;
 }
 
 char *kube_escape(const char *s, char *buf, size_t len)
@@ -140,11 +157,53 @@ static void token_check(struct kube_client *c, long status)
 	pthread_mutex_unlock(&c->lock);
 }
 
-struct curl_slist *kube_headers(struct kube_client *c, const char *content_type, bool watch)
+/*
+ * The bearer token for the next request into line ("" when none): the token
+ * file's (re-read once a minute, and after a 401) or the token.  A token file
+ * that cannot be read while no token is known is the read's -errno, the file
+ * named in errbuf: the request is not sent (client-go refuses it too).
+ */
+static int bearer(struct kube_client *c, char *line, size_t len, char *errbuf)
+{
+	const char *tok;
+	int r = 0;
+
+	line[0] = '\0';
+	pthread_mutex_lock(&c->lock);
+	if (c->cfg->token_file && time(NULL) - c->token_read >= KUBE_TOKEN_REFRESH_S) {
+		char *t = NULL;
+
+		r = kube_read_token_file(c->cfg->token_file, &t);
+		if (r == 0) {
+			free(c->token);
+			c->token = t;
+		}
+		if (r == 0 || c->token) /* else read it again next time */
+			c->token_read = time(NULL);
+	}
+	tok = c->token ? c->token : c->cfg->token;
+	if (!tok && r < 0)
+		snprintf(errbuf, CURL_ERROR_SIZE, "token file %s: %s", c->cfg->token_file,
+			 strerror(-r));
+	else if (tok && *tok && strlen(tok) < len - 32)
+		snprintf(line, len, "Authorization: Bearer %s", tok);
+	pthread_mutex_unlock(&c->lock);
+	return !tok && r < 0 ? r : 0;
+}
+
+/* The request's headers into *ret (NULL on no memory); 0 or bearer()'s error. */
+static int kube_headers(struct kube_client *c, const char *content_type, bool watch, char *errbuf,
+			struct curl_slist **ret)
 {
 	struct curl_slist *h = NULL;
 	char line[8192];
+	int r = bearer(c, line, sizeof(line), errbuf);
 
+	if (r < 0)
+		return r;
+	if (line[0])
+		h = curl_slist_append(h, line);
+	explicit_bzero(line, sizeof(line));
 	h = curl_slist_append(h, "Accept: application/json");
 	if (content_type) {
 		snprintf(line, sizeof(line), "Content-Type: %s", content_type);
@@ -152,28 +211,18 @@ struct curl_slist *kube_headers(struct kube_client *c, const char *content_type,
 	}
 	if (watch)
 		h = curl_slist_append(h, "Expect:");
-	pthread_mutex_lock(&c->lock);
-	if (c->cfg->token_file && time(NULL) - c->token_read >= KUBE_TOKEN_REFRESH_S) {
-		char *t = NULL;
-
-		if (kube_read_token_file(c->cfg->token_file, &t) == 0) {
-			free(c->token);
-			c->token = t;
-		}
-		c->token_read = time(NULL);
-	}
-	const char *tok = c->token ? c->token : c->cfg->token;
-
-	if (tok && *tok && strlen(tok) < sizeof(line) - 32) {
-		snprintf(line, sizeof(line), "Authorization: Bearer %s", tok);
-		h = curl_slist_append(h, line);
-	}
-	pthread_mutex_unlock(&c->lock);
-	h = curl_slist_append(h, "User-Agent: podkerneld/" PODKERNEL_VERSION);
-	return h;
+	h = curl_slist_append(h, c->user_agent);
+	*ret = h;
+	return 0;
 }
 
-int kube_setup_handle(struct kube_client *c, CURL *h, char *errbuf)
+/*
+ * The one place credentials become libcurl options: the server's CA (file
+ * or PEM data), no verification when asked, basic auth, the client
+ * certificate and key (files or PEM data); the bearer token travels in
+ * kube_headers().
+ */
+static void kube_setup_handle(struct kube_client *c, CURL *h, char *errbuf)
 {
 	const struct pk_kube_credentials *cfg = c->cfg;
 
@@ -216,7 +265,6 @@ int kube_setup_handle(struct kube_client *c, CURL *h, char *errbuf)
 		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
 		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
 	}
-	return 0;
 }
 
 int kube_conn_new(struct kube_client *c, struct kube_conn **ret)
@@ -246,6 +294,11 @@ void kube_conn_free(struct kube_conn *conn)
 const char *kube_conn_error(const struct kube_conn *conn)
 {
 	return conn->errbuf;
+}
+
+bool kube_conn_tls_failure(const struct kube_conn *conn)
+{
+	return conn->tls_failure;
 }
 
 void kube_conn_answer(const struct kube_conn *conn, size_t *ret_bytes, const char **ret_type,
@@ -293,19 +346,56 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/* A failure of the TLS handshake or of the server's certificate. */
+static bool tls_error(CURLcode cc)
+{
+	switch (cc) {
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_CRL_BADFILE:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_SSL_ENGINE_INITFAILED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Why no answer came (cc not CURLE_OK) into the connection's last error. */
+static void no_answer(struct kube_conn *conn, CURLcode cc, bool too_big)
+{
+	conn->tls_failure = tls_error(cc);
+	if (cc == CURLE_OK)
+		return;
+	if (too_big)
+		snprintf(conn->errbuf, sizeof(conn->errbuf), "the answer is larger than %u MiB",
+			 KUBE_MAX_ANSWER >> 20);
+	else if (!conn->errbuf[0])
+		snprintf(conn->errbuf, sizeof(conn->errbuf), "%s", curl_easy_strerror(cc));
+}
+
 /* Set up h for one buffered request; the header list and payload belong to the caller. */
 static int prepare(struct kube_client *c, CURL *h, char *errbuf, const char *method,
 		   const char *path, const char *content_type, const char *payload, int timeout_ms,
 		   struct buf *b, struct curl_slist **ret_hdrs)
 {
 	char url[4096];
+	int r;
 
-	if (snprintf(url, sizeof(url), "%s%s", c->cfg->server, path) >= (int)sizeof(url))
+	if (snprintf(url, sizeof(url), "%s%s", c->cfg->server, path) >= (int)sizeof(url)) {
+		snprintf(errbuf, CURL_ERROR_SIZE, "the URL is longer than %zu bytes", sizeof(url));
 		return -ENAMETOOLONG;
+	}
+	r = kube_headers(c, payload ? (content_type ? content_type : "application/json") : NULL,
+			 false, errbuf, ret_hdrs);
+	if (r < 0)
+		return r;
 	curl_easy_reset(h);
 	kube_setup_handle(c, h, errbuf);
-	*ret_hdrs = kube_headers(
-	    c, payload ? (content_type ? content_type : "application/json") : NULL, false);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *ret_hdrs);
@@ -333,15 +423,15 @@ int kube_request(struct kube_conn *conn, const char *method, const char *path,
 	if (body && !payload)
 		return -ENOMEM;
 	conn->errbuf[0] = '\0';
+	conn->tls_failure = false;
 	r = prepare(conn->c, conn->h, conn->errbuf, method, path, content_type, payload, timeout_ms,
 		    &b, &hdrs);
 	if (r == 0) {
 		cc = curl_easy_perform(conn->h);
 		if (cc == CURLE_OK)
 			curl_easy_getinfo(conn->h, CURLINFO_RESPONSE_CODE, &status);
-		else if (!conn->errbuf[0])
-			snprintf(conn->errbuf, sizeof(conn->errbuf), "%s", curl_easy_strerror(cc));
 		r = cc == CURLE_OK ? 0 : b.too_big ? -EFBIG : -EIO;
+		no_answer(conn, cc, b.too_big);
 	}
 	curl_slist_free_all(hdrs);
 	free(payload);
@@ -573,13 +663,18 @@ int kube_stream(struct kube_conn *conn, const char *path,
 	char url[4096];
 	long status = 0;
 	CURLcode cc;
+	int r;
 
 	if (snprintf(url, sizeof(url), "%s%s", conn->c->cfg->server, path) >= (int)sizeof(url))
 		return -ENAMETOOLONG;
 	conn->errbuf[0] = '\0';
+	conn->tls_failure = false;
+	*ret_status = 0;
+	r = kube_headers(conn->c, NULL, true, conn->errbuf, &hdrs);
+	if (r < 0)
+		return r;
 	curl_easy_reset(conn->h);
 	kube_setup_handle(conn->c, conn->h, conn->errbuf);
-	hdrs = kube_headers(conn->c, NULL, true);
 	curl_easy_setopt(conn->h, CURLOPT_URL, url);
 	curl_easy_setopt(conn->h, CURLOPT_HTTPGET, 1L);
 	curl_easy_setopt(conn->h, CURLOPT_HTTPHEADER, hdrs);
@@ -608,7 +703,6 @@ int kube_stream(struct kube_conn *conn, const char *path,
 		return st.stopped < 0 ? st.stopped : 0;
 	if (cc == CURLE_ABORTED_BY_CALLBACK)
 		return -ECANCELED;
-	if (cc != CURLE_OK && !conn->errbuf[0])
-		snprintf(conn->errbuf, sizeof(conn->errbuf), "%s", curl_easy_strerror(cc));
+	no_answer(conn, cc, false);
 	return cc == CURLE_OK ? 0 : -EIO;
 }

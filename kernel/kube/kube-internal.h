@@ -10,17 +10,13 @@
 
 #include "kernel/kube/kube.h"
 
-/* Read a token file, first line only, into a new string. */
 /*
  * A file of at most PK_KUBECONFIG_MAX_BYTES, NUL-terminated (kubeconfigs,
  * CA bundles, tokens): 0, -errno, -EFBIG when larger.  ret_len may be NULL.
  */
 int kube_read_small_file(const char *path, char **ret, size_t *ret_len);
+/* Read a token file, first line only, into a new string. */
 int kube_read_token_file(const char *path, char **ret);
-/* Configure a libcurl handle for the client's server (TLS, identity, timeouts). */
-int kube_setup_handle(struct kube_client *c, CURL *h, char *errbuf);
-/* "Authorization: Bearer ..." header list (plus extra, may be NULL); NULL on no memory. */
-struct curl_slist *kube_headers(struct kube_client *c, const char *content_type, bool watch);
 
 /* obj.a.b as a string, or NULL. */
 static inline const char *pk_kube_str(const json_t *obj, const char *a, const char *b)

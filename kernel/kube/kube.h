@@ -14,10 +14,21 @@
  * parses the JSON answer; kube_request_many() sends a batch concurrently
  * (libcurl multi, a bounded number in flight) and reports each answer.
  *
+ * Credentials: every program that talks to an API server (podctl, podagent,
+ * podkerneld attach mode) goes through this client, so a CA, a client
+ * certificate, basic auth (username, password or ""), a bearer token or a
+ * token file mean the same everywhere.  A token file is re-read once a
+ * minute and after a 401; while no token could ever be read from it, a
+ * request is not sent at all (-errno of the read, the file named in the
+ * connection's last error).
+ *
  * Errors: 0 or a negative errno.  A request that reached the server returns
  * 0 whatever the HTTP status (the caller reads ret_status); -EIO when no
  * answer came (connection refused or broken, TLS failure, timeout), with
- * libcurl's reason in the connection's last error.
+ * libcurl's reason in the connection's last error and
+ * kube_conn_tls_failure() telling a failed TLS handshake or server
+ * certificate from a server that cannot be reached; -EFBIG for an answer
+ * over KUBE_MAX_ANSWER; -ENAMETOOLONG for a URL over 4 KiB.
  */
 #ifndef PODKERNEL_KERNEL_KUBE_H
 #define PODKERNEL_KERNEL_KUBE_H
@@ -46,12 +57,24 @@ struct kube_client;
 int kube_client_new(struct pk_kube_credentials *creds, struct kube_client **ret);
 void kube_client_free(struct kube_client *c);
 const struct pk_kube_credentials *kube_client_credentials(const struct kube_client *c);
+/*
+ * The User-Agent of every request, "PROGRAM/VERSION" (default
+ * "podkerneld/" PODKERNEL_VERSION); copied.  -EINVAL when empty, over 100
+ * bytes or holding a line break.  Set it before the first request.
+ */
+int kube_client_set_user_agent(struct kube_client *c, const char *ua);
 
 struct kube_conn;
 int kube_conn_new(struct kube_client *c, struct kube_conn **ret);
 void kube_conn_free(struct kube_conn *conn);
-/* libcurl's reason for the last -EIO on this connection ("" when none). */
+/*
+ * Why the last request on this connection failed ("" when it did not):
+ * libcurl's reason for an -EIO, or the token file that could not be read.
+ */
 const char *kube_conn_error(const struct kube_conn *conn);
+/* The last -EIO on this connection was a failed TLS handshake or an
+ * unverifiable server certificate (a CA mismatch), not an unreachable server. */
+bool kube_conn_tls_failure(const struct kube_conn *conn);
 /*
  * The last buffered answer on this connection, for a message about one that
  * did not decode: its length, its Content-Type ("" when none) and its first
@@ -64,10 +87,14 @@ void kube_printable(const char *p, size_t n, char *buf, size_t len);
 
 /*
  * One request.  path starts with '/' (query included); body (borrowed, may
- * be NULL) is sent as JSON with content_type (NULL: application/json).
- * ret_status gets the HTTP status, ret_body (may be NULL) the parsed answer
- * (NULL when it was not JSON).  timeout_ms 0: 30 s.
+ * be NULL) is sent as JSON with content_type (NULL: application/json; a
+ * patch names its type, e.g. application/merge-patch+json).  Every request
+ * accepts application/json.  ret_status gets the HTTP status, ret_body (may
+ * be NULL) the parsed answer (NULL when it was not JSON: kube_conn_answer()
+ * says what it was).  Both are written only when 0 is returned.  Answers
+ * are buffered up to KUBE_MAX_ANSWER.  timeout_ms 0: 30 s.
  */
+#define KUBE_MAX_ANSWER (256u << 20)
 int kube_request(struct kube_conn *conn, const char *method, const char *path,
 		 const char *content_type, const json_t *body, int timeout_ms, long *ret_status,
 		 json_t **ret_body);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * client.c — podctl as a client of podkerneld: apply, get, delete, describe
- * and top.
+ * client.c — podctl as a client of podkerneld (or any API server): apply,
+ * get, delete, describe, top and map.
  *
- * Every command speaks the Kubernetes-shaped HTTP API through libcurl with
- * JSON bodies and an optional bearer token.  Kind names resolve like
+ * Every command speaks the Kubernetes-shaped HTTP API with JSON bodies
+ * through kernel/kube's client (kube.h), over one kept-alive connection per
+ * command; a watch (get -w) is kube_stream().  Kind names resolve like
  * kubectl's (plural, singular, short name) through the store's table of
  * served types, which also gives each kind's API path.  `apply` creates an
  * object or merge-patches it onto the stored one (fields the file leaves out
@@ -18,13 +19,13 @@
  *
  * The server and credentials come from kubeconfig like kubectl's (main.c's
  * client options, kernel/kube/kubeconfig.h): a CA file or data, a bearer token
- * or token file (re-read before every request), a client certificate and key
- * (files or data), or no verification at all when asked.
+ * or token file, a client certificate and key (files or data), basic auth,
+ * or no verification at all when asked.  kernel/kube turns them into the
+ * connection's settings, the same way as for podagent and attach mode.
  *
  * Exit codes (CONTRACT.md): 0 success, 2 bad usage or an object the server
  * rejected as invalid, 1 anything else (unreachable server, not found).
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -34,220 +35,74 @@
 #include <time.h>
 
 #include "kernel/api/api.h"
+#include "kernel/kube/kube.h"
 #include "kernel/podctl/podctl-internal.h"
 #include "kernel/podctl/podctl.h"
 #include "topology/topology.h"
 
-#define MAX_RESPONSE (64 * 1024 * 1024)
-
 /* ---- HTTP ------------------------------------------------------------------------ */
 
-struct buf {
-	char *p;
-	size_t n;
-	bool too_big;
-};
-
+/* Every request goes through kernel/kube's client (g->conn, opened by podctl_client). */
 struct http {
 	struct podctl_globals *g;
-	/* watch: called once per complete line */
-	void (*on_line)(const char *line, void *arg);
-	void *line_arg;
-	struct buf line;
 };
 
-static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+#define REQUEST_TIMEOUT_MS 60000
+
+/*
+ * Why no answer came, as the body podctl reports: {"message": why, "why":
+ * "tls" (the handshake or the server's certificate), "unreachable" or
+ * "local" (nothing was sent: an unreadable token file, a URL too long)}.
+ */
+static json_t *no_answer(const struct kube_conn *conn, int r)
 {
-	struct buf *b = arg;
-	size_t n = size * nmemb;
+	const char *m = *kube_conn_error(conn) ? kube_conn_error(conn) : strerror(-r);
 
-	if (b->n + n > MAX_RESPONSE) {
-		b->too_big = true;
-		return 0;
-	}
-	char *p = realloc(b->p, b->n + n + 1);
-
-	if (!p)
-		return 0;
-	memcpy(p + b->n, data, n);
-	b->p = p;
-	b->n += n;
-	b->p[b->n] = '\0';
-	return n;
+	return json_pack("{s:s,s:s}", "message", m, "why",
+			 r != -EIO		       ? "local"
+			 : kube_conn_tls_failure(conn) ? "tls"
+						       : "unreachable");
 }
 
-static size_t on_stream(char *data, size_t size, size_t nmemb, void *arg)
+/* An answer that is not JSON (a proxy's HTML page): what it was, for the message. */
+static json_t *not_json(const struct kube_conn *conn)
 {
-	struct http *h = arg;
-	size_t n = size * nmemb;
+	const char *type, *head;
+	char m[256];
+	size_t n;
 
-	for (size_t i = 0; i < n; i++) {
-		if (data[i] != '\n') {
-			if (on_body(&data[i], 1, 1, &h->line) != 1)
-				return 0;
-			continue;
-		}
-		if (h->line.n) {
-			h->on_line(h->line.p, h->line_arg);
-			h->line.n = 0;
-		}
-	}
-	fflush(stdout);
-	return n;
-}
-
-/* The bearer token: the token file's first line, read now, or the token. */
-static struct curl_slist *auth_header(const struct pk_kube_credentials *cr, struct curl_slist *hdrs)
-{
-	char tok[16384] = "", *auth = NULL;
-
-	if (cr->token_file) {
-		FILE *f = fopen(cr->token_file, "re");
-		size_t n = f ? fread(tok, 1, sizeof(tok) - 1, f) : 0;
-
-		if (f)
-			fclose(f);
-		else
-			fprintf(stderr, "podctl: warning: token file %s: %s\n", cr->token_file,
-				strerror(errno));
-		tok[n] = '\0';
-		tok[strcspn(tok, "\r\n")] = '\0';
-	} else if (cr->token) {
-		snprintf(tok, sizeof(tok), "%s", cr->token);
-	}
-	if (tok[0] && asprintf(&auth, "Authorization: Bearer %s", tok) >= 0)
-		hdrs = curl_slist_append(hdrs, auth);
-	if (auth)
-		explicit_bzero(auth, strlen(auth));
-	free(auth);
-	explicit_bzero(tok, sizeof(tok));
-	return hdrs;
-}
-
-/* CA, client certificate and key (files or PEM data), basic auth, verification. */
-static void set_tls(CURL *c, const struct pk_kube_credentials *cr)
-{
-	if (cr->ca_file)
-		curl_easy_setopt(c, CURLOPT_CAINFO, cr->ca_file);
-	if (cr->ca_data) {
-		struct curl_blob b = {cr->ca_data, cr->ca_data_len, CURL_BLOB_COPY};
-
-		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &b);
-	}
-	if (cr->cert_file)
-		curl_easy_setopt(c, CURLOPT_SSLCERT, cr->cert_file);
-	if (cr->key_file)
-		curl_easy_setopt(c, CURLOPT_SSLKEY, cr->key_file);
-	if (cr->cert_data) {
-		struct curl_blob b = {cr->cert_data, cr->cert_data_len, CURL_BLOB_COPY};
-
-		curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &b);
-		curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
-	}
-	if (cr->key_data) {
-		struct curl_blob b = {cr->key_data, cr->key_data_len, CURL_BLOB_COPY};
-
-		curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &b);
-		curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
-	}
-	if (cr->username && cr->password) {
-		curl_easy_setopt(c, CURLOPT_USERNAME, cr->username);
-		curl_easy_setopt(c, CURLOPT_PASSWORD, cr->password);
-	}
-	if (cr->insecure) {
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-}
-
-/* A failure of the TLS handshake or of the server's certificate, told apart
- * from a server that cannot be reached at all. */
-static bool tls_error(CURLcode cc)
-{
-	switch (cc) {
-	case CURLE_SSL_CONNECT_ERROR:
-	case CURLE_PEER_FAILED_VERIFICATION:
-	case CURLE_SSL_CERTPROBLEM:
-	case CURLE_SSL_CIPHER:
-	case CURLE_SSL_CACERT_BADFILE:
-	case CURLE_SSL_ISSUER_ERROR:
-	case CURLE_SSL_CRL_BADFILE:
-	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-	case CURLE_SSL_ENGINE_INITFAILED:
-		return true;
-	default:
-		return false;
-	}
+	kube_conn_answer(conn, &n, &type, &head);
+	if (n == 0)
+		return NULL;
+	snprintf(m, sizeof(m), "the answer is not JSON (%s, %zu bytes: %s)",
+		 *type ? type : "no Content-Type", n, head);
+	return json_pack("{s:s}", "message", m);
 }
 
 /*
- * One request.  ret_status is the HTTP code (0 when the server was not
- * reached: ret_body then holds {"message": curl's message, "tls": whether TLS failed}).  ret_body
- * is the parsed JSON response (NULL if none or not JSON).
+ * One request.  ret_status is the HTTP code (0 when no answer came:
+ * ret_body then says why, see no_answer()).  ret_body is the parsed JSON
+ * answer (NULL if none or not JSON).
  */
 static int http_do(struct http *h, const char *method, const char *path, const json_t *body,
 		   const char *content_type, long *ret_status, json_t **ret_body)
 {
-	CURL *c = curl_easy_init();
-	struct curl_slist *hdrs = NULL;
-	struct buf resp = {0};
-	char *url = NULL, *payload = NULL, errbuf[CURL_ERROR_SIZE] = "";
-	long status = 0;
-	CURLcode cc;
+	int r;
 
-	if (!c)
-		return -ENOMEM;
-	if (asprintf(&url, "%s%s", h->g->creds.server, path) < 0) {
-		curl_easy_cleanup(c);
-		return -ENOMEM;
+	*ret_status = 0;
+	*ret_body = NULL;
+	r = kube_request(h->g->conn, method, path, body ? content_type : NULL, body,
+			 REQUEST_TIMEOUT_MS, ret_status, ret_body);
+	if (r < 0) {
+		*ret_status = 0;
+		*ret_body = no_answer(h->g->conn, r);
+	} else if (!*ret_body && (*ret_status < 200 || *ret_status > 299)) {
+		*ret_body = not_json(h->g->conn);
 	}
-	hdrs = curl_slist_append(hdrs, "Accept: application/json");
-	hdrs = auth_header(&h->g->creds, hdrs);
-	set_tls(c, &h->g->creds);
-	if (body) {
-		char *ct = NULL;
-
-		payload = json_dumps(body, JSON_COMPACT);
-		if (asprintf(&ct, "Content-Type: %s", content_type) >= 0)
-			hdrs = curl_slist_append(hdrs, ct);
-		free(ct);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload ? payload : "");
-	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	if (h->on_line) {
-		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_stream);
-		curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
-	} else {
-		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-		curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
-		curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-	}
-	cc = curl_easy_perform(c);
-	if (cc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(hdrs);
-	curl_easy_cleanup(c);
-	free(url);
-	free(payload);
-	*ret_status = status;
-	if (cc != CURLE_OK) {
-		*ret_body =
-		    json_pack("{s:s,s:b}", "message", *errbuf ? errbuf : curl_easy_strerror(cc),
-			      "tls", tls_error(cc));
-		free(resp.p);
-		return 0;
-	}
-	*ret_body = resp.p ? json_loadb(resp.p, resp.n, 0, NULL) : NULL;
-	free(resp.p);
 	return 0;
 }
 
-/* The message of a Status response (or curl's), for errors. */
+/* The message of a Status response (or no_answer()'s), for errors. */
 static const char *status_message(const json_t *body)
 {
 	const char *m;
@@ -266,13 +121,17 @@ static int fail_code(long status)
 
 static int report_failure(const char *what, long status, const json_t *body)
 {
-	if (status == 0 && json_is_true(json_object_get(body, "tls")))
+	const char *why = json_string_value(json_object_get(body, "why"));
+
+	if (status == 0 && why && strcmp(why, "tls") == 0)
 		fprintf(
 		    stderr,
 		    "podctl: %s: TLS with the server failed (is --certificate-authority, or the "
 		    "kubeconfig's certificate-authority, the CA that signed the server's "
 		    "certificate?): %s\n",
 		    what, status_message(body));
+	else if (status == 0 && why && strcmp(why, "local") == 0)
+		fprintf(stderr, "podctl: %s: %s\n", what, status_message(body));
 	else if (status == 0)
 		fprintf(stderr, "podctl: %s: cannot reach the server: %s\n", what,
 			status_message(body));
@@ -289,6 +148,13 @@ static int get_json(struct http *h, const char *path, const char *what, json_t *
 
 	if (http_do(h, "GET", path, NULL, NULL, &st, &body) < 0)
 		return PODCTL_EXIT_FAILURE;
+	if (st == 200 && !body) { /* a 200 that is no object: not the API server talking */
+		body = not_json(h->g->conn);
+		fprintf(stderr, "podctl: %s: %s (HTTP 200)\n", what,
+			body ? status_message(body) : "an empty answer");
+		json_decref(body);
+		return PODCTL_EXIT_FAILURE;
+	}
 	if (st != 200) {
 		int r = report_failure(what, st, body);
 
@@ -354,7 +220,9 @@ static const char *value_of(int *i, int argc, char **argv, const char *s, const 
 
 static int parse_opts(const struct http *h, int argc, char **argv, struct opts *o)
 {
-	o->ns = h->g->creds.namespace ? h->g->creds.namespace : "default";
+	const char *ns = kube_client_credentials(h->g->client)->namespace;
+
+	o->ns = ns ? ns : "default";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 
@@ -417,8 +285,10 @@ static int apply_one(struct http *h, const char *file, json_t *obj)
 	if (!path || !coll)
 		goto out;
 	http_do(h, "GET", path, NULL, NULL, &st, &body);
-	json_decref(body);
-	body = NULL;
+	if (st == 404 || st == 200) { /* else the GET's failure is what is reported */
+		json_decref(body);
+		body = NULL;
+	}
 	if (st == 404) {
 		http_do(h, "POST", coll, obj, "application/json", &st, &body);
 		if (st == 200 || st == 201) {
@@ -983,17 +853,24 @@ struct watch_arg {
 	const struct printer *pr;
 	bool header_done;
 	bool structured;
+	json_t *refusal; /* the Status of a watch the server refused */
+	char other[81];	 /* else the first line that was not JSON, printable */
 };
 
-static void on_watch_line(const char *line, void *arg)
+/* One line of the watch stream (kube_stream): an event printed, or the Status of a refusal. */
+static int on_watch_line(void *arg, const char *line, size_t len)
 {
 	struct watch_arg *w = arg;
-	json_t *ev = json_loads(line, 0, NULL);
+	json_t *ev = json_loadb(line, len, 0, NULL);
 	json_t *obj = json_object_get(ev, "object");
 
 	if (!obj) {
+		if (json_is_object(ev) && !json_object_get(ev, "type") && !w->refusal)
+			w->refusal = json_incref(ev);
+		else if (!ev && !w->other[0])
+			kube_printable(line, len, w->other, sizeof(w->other));
 		json_decref(ev);
-		return;
+		return 0;
 	}
 	if (w->pr->jp || w->pr->ncols) {
 		json_t *one = json_pack("[O]", obj);
@@ -1022,6 +899,8 @@ static void on_watch_line(const char *line, void *arg)
 		json_decref(t.rows);
 	}
 	json_decref(ev);
+	fflush(stdout);
+	return 0;
 }
 
 static int load_nodes(struct ctx *x)
@@ -1038,29 +917,30 @@ static int load_nodes(struct ctx *x)
 	return 0;
 }
 
+/* s percent-encoded as a query value, malloc'ed (NULL on ENOMEM). */
+static char *query_escape(const char *s)
+{
+	size_t len = strlen(s) * 3 + 5;
+	char *buf = malloc(len);
+
+	return buf ? kube_escape(s, buf, len) : NULL;
+}
+
 static char *query_path(const struct pk_type *ty, const struct opts *o, const char *name,
 			bool watch)
 {
 	char *base = podctl_type_path(ty, o->all_ns ? NULL : o->ns, watch ? NULL : name, NULL),
 	     *p = NULL;
-	char *sel = NULL;
+	char *sel = o->selector ? query_escape(o->selector) : NULL;
+	char *n = watch && name ? query_escape(name) : NULL;
 
-	if (!base)
-		return NULL;
-	if (o->selector)
-		sel = curl_easy_escape(NULL, o->selector, 0);
-	if (asprintf(&p, "%s%s%s%s%s%s", base, watch || sel ? "?" : "", watch ? "watch=1" : "",
-		     watch && sel ? "&" : "", sel ? "labelSelector=" : "", sel ? sel : "") < 0)
+	if (base && (!o->selector || sel) && (!watch || !name || n) &&
+	    asprintf(&p, "%s%s%s%s%s%s%s%s", base, watch || sel ? "?" : "", watch ? "watch=1" : "",
+		     watch && sel ? "&" : "", sel ? "labelSelector=" : "", sel ? sel : "",
+		     n ? "&fieldSelector=metadata.name%3D" : "", n ? n : "") < 0)
 		p = NULL;
-	if (watch && name) {
-		char *q = NULL;
-
-		if (asprintf(&q, "%s&fieldSelector=metadata.name%%3D%s", p, name) < 0)
-			q = NULL;
-		free(p);
-		p = q;
-	}
-	curl_free(sel);
+	free(n);
+	free(sel);
 	free(base);
 	return p;
 }
@@ -1147,9 +1027,9 @@ static int get_watch(struct http *h, struct ctx *x, const struct pk_type *ty,
 {
 	struct table t = {0};
 	struct watch_arg w = {.x = x, .ty = ty, .pr = pr};
-	json_t *body = NULL;
+	json_t *why = NULL;
 	char *path = query_path(ty, x->o, x->o->nargs == 2 ? x->o->args[1] : NULL, true);
-	long st;
+	long st = 0;
 	int r;
 
 	if (!path)
@@ -1157,15 +1037,21 @@ static int get_watch(struct http *h, struct ctx *x, const struct pk_type *ty,
 	w.structured = x->o->output && strcmp(x->o->output, "wide") != 0;
 	w.row = table_for(ty, x, &t);
 	json_decref(t.rows);
-	h->on_line = on_watch_line;
-	h->line_arg = &w;
-	http_do(h, "GET", path, NULL, NULL, &st, &body);
-	h->on_line = NULL;
-	free(h->line.p);
-	h->line = (struct buf){0};
-	r = st == 200 ? 0 : report_failure("watch", st, body);
+	/* until the server ends the stream or the user interrupts podctl */
+	r = kube_stream(h->g->conn, path, on_watch_line, &w, NULL, &st);
+	if (r < 0) {
+		why = no_answer(h->g->conn, r);
+		r = report_failure("watch", st == 200 ? 0 : st, why);
+	} else if (st != 200) {
+		why = w.refusal
+			  ? json_incref(w.refusal)
+			  : json_pack("{s:s+}", "message",
+				      "the answer is not JSON: ", w.other[0] ? w.other : "(empty)");
+		r = report_failure("watch", st, why);
+	}
 	free(path);
-	json_decref(body);
+	json_decref(why);
+	json_decref(w.refusal);
 	return r;
 }
 
@@ -1921,7 +1807,7 @@ int podctl_get_json(const struct podctl_globals *g, const char *path, const char
  * The server and credentials: the kubeconfig's context with the command
  * line's overrides; without any server, http://127.0.0.1:6443.
  */
-static int resolve_credentials(struct podctl_globals *g)
+static int resolve_credentials(struct podctl_globals *g, struct pk_kube_credentials *ret)
 {
 	struct pk_kubeconfig *kc = NULL;
 	struct pk_kube_overrides o = g->kube;
@@ -1933,10 +1819,10 @@ static int resolve_credentials(struct podctl_globals *g)
 	r = pk_kubeconfig_load(g->kubeconfig, getenv("KUBECONFIG"), getenv("HOME"), &kc, err,
 			       sizeof(err));
 	if (r == 0) {
-		r = pk_kubeconfig_resolve(kc, &o, &g->creds, err, sizeof(err));
+		r = pk_kubeconfig_resolve(kc, &o, ret, err, sizeof(err));
 		if (r == -ENOENT && !o.server && !pk_kubeconfig_current_context(kc) && !o.context) {
 			o.server = "http://127.0.0.1:6443";
-			r = pk_kubeconfig_resolve(kc, &o, &g->creds, err, sizeof(err));
+			r = pk_kubeconfig_resolve(kc, &o, ret, err, sizeof(err));
 		}
 	}
 	pk_kubeconfig_free(kc);
@@ -1945,9 +1831,31 @@ static int resolve_credentials(struct podctl_globals *g)
 		return r == -ENOMEM || r == -EIO ? PODCTL_EXIT_FAILURE : PODCTL_EXIT_USAGE;
 	}
 	/* $PODKERNEL_CA_FILE: only where neither the flags nor the kubeconfig name a CA */
-	if (g->env_ca_file && *g->env_ca_file && !g->creds.ca_file && !g->creds.ca_data &&
-	    !g->creds.insecure && !(g->creds.ca_file = strdup(g->env_ca_file)))
+	if (g->env_ca_file && *g->env_ca_file && !ret->ca_file && !ret->ca_data && !ret->insecure &&
+	    !(ret->ca_file = strdup(g->env_ca_file))) {
+		pk_kube_credentials_clear(ret);
 		return PODCTL_EXIT_FAILURE;
+	}
+	return PODCTL_EXIT_OK;
+}
+
+/* The client and the one connection every request of this command goes through. */
+static int open_client(struct podctl_globals *g)
+{
+	struct pk_kube_credentials creds = {0};
+	int r = resolve_credentials(g, &creds);
+
+	if (r != PODCTL_EXIT_OK)
+		return r;
+	r = kube_client_new(&creds, &g->client); /* takes creds over */
+	if (r == 0)
+		r = kube_client_set_user_agent(g->client, "podctl/" PODKERNEL_VERSION);
+	if (r == 0)
+		r = kube_conn_new(g->client, &g->conn);
+	if (r < 0) {
+		fprintf(stderr, "podctl: cannot set up the client: %s\n", strerror(-r));
+		return PODCTL_EXIT_FAILURE;
+	}
 	return PODCTL_EXIT_OK;
 }
 
@@ -1961,14 +1869,10 @@ int podctl_client(struct podctl_globals *g, int argc, char **argv)
 		fprintf(stderr, "podctl: unknown command '%s' (try --help)\n", argv[0]);
 		return PODCTL_EXIT_USAGE;
 	}
-	r = resolve_credentials(g);
+	r = open_client(g);
 	if (r != PODCTL_EXIT_OK)
-		return r;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		fprintf(stderr, "podctl: cannot initialise libcurl\n");
-		return PODCTL_EXIT_FAILURE;
-	}
-	if (strcmp(argv[0], "apply") == 0)
+		; /* reported */
+	else if (strcmp(argv[0], "apply") == 0)
 		r = cmd_apply(&h, argc, argv);
 	else if (strcmp(argv[0], "get") == 0)
 		r = cmd_get(&h, argc, argv);
@@ -1980,7 +1884,9 @@ int podctl_client(struct podctl_globals *g, int argc, char **argv)
 		r = podctl_map(g, argc, argv);
 	else
 		r = cmd_top(&h, argc, argv);
-	curl_global_cleanup();
-	pk_kube_credentials_clear(&g->creds);
+	kube_conn_free(g->conn);
+	kube_client_free(g->client);
+	g->conn = NULL;
+	g->client = NULL;
 	return r;
 }

@@ -75,6 +75,9 @@ static inline int podctl_max_input_size(const char *cmd, const char *v, size_t *
 	return PODCTL_EXIT_USAGE;
 }
 
+struct kube_client;
+struct kube_conn;
+
 struct podctl_globals {
 	const char *server;	/* --server, $PODKERNEL_SERVER, or NULL */
 	const char *token;	/* --token, $PODKERNEL_TOKEN, or NULL */
@@ -83,15 +86,16 @@ struct podctl_globals {
 	 * --client-certificate, --client-key, --insecure-skip-tls-verify */
 	struct pk_kube_overrides kube;
 	const char *env_ca_file; /* $PODKERNEL_CA_FILE: a CA when nothing else names one */
-	/* the server and credentials the client commands use (client.c resolves them) */
-	struct pk_kube_credentials creds;
+	/* the client commands' kernel/kube client and connection (client.c opens them) */
+	struct kube_client *client;
+	struct kube_conn *conn;
 };
 
 int podctl_schedule(int argc, char **argv); /* schedule.c */
 int podctl_simulate(int argc, char **argv); /* simulate.c */
 int podctl_validate(int argc, char **argv); /* validate.c */
 int podctl_compile(int argc, char **argv);  /* compile.c */
-/* apply, get, delete, describe, top (client.c); resolves g->creds first */
+/* apply, get, delete, describe, top, map (client.c); opens g->client first */
 int podctl_client(struct podctl_globals *g, int argc, char **argv);
 /* GET path from the server as JSON (client.c; failures reported, exit code returned). */
 int podctl_get_json(const struct podctl_globals *g, const char *path, const char *what,

@@ -2,15 +2,22 @@
 /*
  * test_kube.c — the Kubernetes client's pieces that need no server: the
  * in-cluster credentials of a pod's service account, resource paths and
- * query escaping, and what list and watch answers must be to decode.  Talking to a server
- * (informers, the Lease elector, concurrent bindings) is tested end to end by
- * tests/e2e/test_attach*.sh.
+ * query escaping, and what list and watch answers must be to decode; and the
+ * headers one request carries (a one-shot socket answers it), a token file
+ * that cannot be read stopping the request before it is sent, a refused
+ * connection not taken for a TLS failure.  Talking to a server (informers,
+ * the Lease elector, concurrent bindings) is tested end to end by
+ * tests/e2e/test_attach*.sh, TLS failures by tests/e2e/test_podctl_kubeconfig.sh.
  */
+#include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "kernel/kube/kube.h"
@@ -177,6 +184,107 @@ START_TEST(test_decoding)
 }
 END_TEST
 
+/* A server for one request: it keeps the request's head and answers {}. */
+struct one_shot {
+	int fd;
+	char head[4096];
+};
+
+static void *serve_one(void *arg)
+{
+	struct one_shot *o = arg;
+	static const char ans[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+				  "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
+	int c = accept(o->fd, NULL, NULL);
+	size_t n = 0;
+	ssize_t k;
+
+	if (c < 0)
+		return NULL;
+	while (n + 1 < sizeof(o->head) && !strstr(o->head, "\r\n\r\n") &&
+	       (k = read(c, o->head + n, sizeof(o->head) - 1 - n)) > 0) {
+		n += (size_t)k;
+		o->head[n] = '\0';
+	}
+	if (write(c, ans, sizeof(ans) - 1) < 0)
+		o->head[0] = '\0';
+	close(c);
+	return NULL;
+}
+
+static struct kube_client *client_for(const char *server, const char *token_file)
+{
+	struct pk_kube_credentials cr = {0};
+	struct kube_client *c = NULL;
+
+	cr.server = strdup(server);
+	cr.token_file = token_file ? strdup(token_file) : NULL;
+	ck_assert_int_eq(kube_client_new(&cr, &c), 0);
+	return c;
+}
+
+START_TEST(test_request_headers)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(sa);
+	struct one_shot o = {.fd = socket(AF_INET, SOCK_STREAM, 0)};
+	struct kube_client *c;
+	struct kube_conn *conn;
+	char url[64], tok[400];
+	json_t *ans = NULL;
+	long status = 0;
+	pthread_t t;
+
+	/* a token file that cannot be read: nothing is sent, the file is named */
+	snprintf(tok, sizeof(tok), "%s/token", dir);
+	c = client_for("http://127.0.0.1:1", tok);
+	ck_assert_int_eq(kube_conn_new(c, &conn), 0);
+	ck_assert_int_eq(kube_request(conn, "GET", "/api", NULL, NULL, 2000, &status, &ans),
+			 -ENOENT);
+	ck_assert_ptr_nonnull(strstr(kube_conn_error(conn), "token file"));
+	ck_assert_ptr_nonnull(strstr(kube_conn_error(conn), tok));
+	ck_assert(!kube_conn_tls_failure(conn));
+	/* once readable, the request goes out: a refused connection is no TLS failure */
+	put("token", "tok-1\n");
+	ck_assert_int_eq(kube_request(conn, "GET", "/api", NULL, NULL, 2000, &status, &ans), -EIO);
+	ck_assert_str_ne(kube_conn_error(conn), "");
+	ck_assert(!kube_conn_tls_failure(conn));
+	kube_conn_free(conn);
+	kube_client_free(c);
+
+	/* the headers: the token file's token, the program's User-Agent, the patch's type */
+	ck_assert_int_ge(o.fd, 0);
+	ck_assert_int_eq(bind(o.fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(o.fd, 1), 0);
+	ck_assert_int_eq(getsockname(o.fd, (struct sockaddr *)&sa, &len), 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
+	c = client_for(url, tok);
+	ck_assert_int_eq(kube_client_set_user_agent(c, "bad\r\nX-Injected: 1"), -EINVAL);
+	ck_assert_int_eq(kube_client_set_user_agent(c, ""), -EINVAL);
+	ck_assert_int_eq(kube_client_set_user_agent(c, "podctl/9.9.9"), 0);
+	ck_assert_int_eq(kube_conn_new(c, &conn), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, serve_one, &o), 0);
+	json_t *patch = json_pack("{s:{s:s}}", "metadata", "name", "x");
+	ck_assert_int_eq(kube_request(conn, "PATCH", "/api/v1/nodes/x",
+				      "application/merge-patch+json", patch, 5000, &status, &ans),
+			 0);
+	pthread_join(t, NULL);
+	json_decref(patch);
+	ck_assert_int_eq(status, 200);
+	ck_assert(json_is_object(ans));
+	json_decref(ans);
+	ck_assert_ptr_nonnull(strstr(o.head, "PATCH /api/v1/nodes/x HTTP/1.1\r\n"));
+	ck_assert_ptr_nonnull(strstr(o.head, "\r\nAuthorization: Bearer tok-1\r\n"));
+	ck_assert_ptr_nonnull(strstr(o.head, "\r\nUser-Agent: podctl/9.9.9\r\n"));
+	ck_assert_ptr_nonnull(strstr(o.head, "\r\nContent-Type: application/merge-patch+json\r\n"));
+	ck_assert_ptr_nonnull(strstr(o.head, "\r\nAccept: application/json\r\n"));
+	ck_assert_ptr_null(strstr(o.head, "X-Injected"));
+	kube_conn_free(conn);
+	kube_client_free(c);
+	close(o.fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kube");
@@ -188,6 +296,7 @@ int main(void)
 	tcase_add_test(tc, test_in_cluster);
 	tcase_add_test(tc, test_paths_and_escaping);
 	tcase_add_test(tc, test_decoding);
+	tcase_add_test(tc, test_request_headers);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -2,7 +2,8 @@
 # podctl as a client: kind aliases, apply create/configure, every output
 # format, describe of a pending gang saying why, delete, top, and the exit
 # codes of CONTRACT.md (2 bad usage or invalid object with its field path,
-# 1 not found or no server, 401 without a token), and podkerneld refusing a
+# 1 not found or no server, 401 without a token), what a failure says (a
+# refused watch, an unreadable token file, an answer that is not JSON), and podkerneld refusing a
 # broken --simulate-board file.  podctl reaches the server over TLS through a
 # kubeconfig ($KUBECONFIG), as kubectl would.
 set -eu
@@ -170,6 +171,39 @@ expect_rc 1 env KUBECONFIG= "$BIN/podctl" --server "$URL" --certificate-authorit
 grep -q '401' "$WORK/err" || fail "no 401 without a token"
 expect_rc 1 podctl --server http://127.0.0.1:1 get pods
 grep -q 'cannot reach' "$WORK/err" || fail "no connection message"
+# a refused watch says why (the server's Status), not only that it ended
+expect_rc 1 env KUBECONFIG= "$BIN/podctl" --server "$URL" --certificate-authority "$E2E_CA" get pods -w -o json
+grep -q 'watch: Unauthorized (HTTP 401)' "$WORK/err" || fail "refused watch: $(cat "$WORK/err")"
+# a token file that cannot be read is named, and nothing is sent (client-go refuses it too)
+sed "s|token: $ADMIN_TOKEN|tokenFile: $WORK/no-such-token|" "$WORK/kubeconfig" > "$WORK/kc-tokenfile"
+grep -q 'tokenFile:' "$WORK/kc-tokenfile" || fail "test kubeconfig has no token to replace"
+expect_rc 1 podctl --kubeconfig "$WORK/kc-tokenfile" get pods -o json
+grep -q "token file $WORK/no-such-token: No such file or directory" "$WORK/err" ||
+	fail "unreadable token file: $(cat "$WORK/err")"
+grep -q 'cannot reach' "$WORK/err" && fail "an unreadable token file reads as an unreachable server"
+# an answer that is not JSON (a proxy's page) says what it was
+need_python
+python3 -c '
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        b = b"<html>bad gateway</html>"
+        self.send_response(int(self.path.endswith("watch=1")) and 502 or 200)
+        self.send_header("Content-Type", "text/html"); self.send_header("Content-Length", str(len(b)))
+        self.end_headers(); self.wfile.write(b)
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1] + ".tmp", "w").write(str(s.server_port)); __import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
+s.serve_forever()' "$WORK/html.port" &
+E2E_PIDS="$E2E_PIDS $!"
+wait_for 10 test -s "$WORK/html.port" || fail "no HTML server"
+HTML=http://127.0.0.1:$(cat "$WORK/html.port")
+expect_rc 1 podctl --server "$HTML" get pods -o json
+grep -q 'pods: the answer is not JSON (text/html, 24 bytes: <html>bad gateway</html>) (HTTP 200)' "$WORK/err" ||
+	fail "non-JSON answer: $(cat "$WORK/err")"
+expect_rc 1 podctl --server "$HTML" get pods -w -o json
+grep -q 'watch: the answer is not JSON: <html>bad gateway</html> (HTTP 502)' "$WORK/err" ||
+	fail "non-JSON watch refusal: $(cat "$WORK/err")"
 
 # A broken board file stops podkerneld with FILE:LINE:COL and exit 2.
 printf 'apiVersion: podkernel.dev/v1alpha1\nkind: Board\nlevels: [\n' > "$WORK/board.yaml"
