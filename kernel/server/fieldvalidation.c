@@ -9,15 +9,15 @@
  * A body is walked against them: every key of an object that is not a field
  * of its message (nor of a struct the message embeds, nor one of the few
  * podkernel spellings listed below) is an unknown field, named by its path as
- * upstream names it ("spec.containers[0].imagez").  Map values, RawExtensions
+ * upstream names it ("spec.containers[0].imagez").  Map keys, RawExtensions
  * and keys of a patch that start with '$' (strategic-merge directives) are not
- * fields.  Strict turns the list into 400 BadRequest ("strict decoding error:
- * unknown field ..."); Warn, the default, into one `Warning` header per field;
- * Ignore into nothing.  The fields stay in the object either way: podkernel
- * keeps what it is given and the scheduler reports fields it does not
- * implement.  Duplicate keys (recorded by the codec, the last value kept) are
- * reported the same way: "duplicate field \"metadata.name\"".
- * Kinds without a message (JobSet, a custom resource upstream) are not checked.
+ * fields; a map's values are walked when they are messages (a ResourceSlice
+ * device's attributes: "spec.devices[0].attributes.index.intt").  Strict turns the list into 400
+ * BadRequest ("strict decoding error: unknown field ..."); Warn, the default, into one `Warning`
+ * header per field; Ignore into nothing.  The fields stay in the object either way: podkernel keeps
+ * what it is given and the scheduler reports fields it does not implement.  Duplicate keys
+ * (recorded by the codec, the last value kept) are reported the same way: "duplicate field
+ * \"metadata.name\"". Kinds without a message (JobSet, a custom resource upstream) are not checked.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -69,12 +69,34 @@ struct walk {
 static void walk_object(struct walk *w, const ProtobufCMessageDescriptor *d, const json_t *obj,
 			bool top);
 
+/* A map whose values are messages (a device's attributes): each value, at
+ * "PATH.KEY". */
+static void walk_map(struct walk *w, const ProtobufCMessageDescriptor *entry, const json_t *v)
+{
+	const ProtobufCMessageDescriptor *md;
+	size_t plen = strlen(w->path);
+	const char *key;
+	json_t *item;
+	if (pk_srv_pb_shape(&entry->fields[1], &md) != PK_PB_OBJECT || !json_is_object(v))
+		return; /* strings, quantities: no field names below */
+	json_object_foreach((json_t *)v, key, item)
+	{
+		snprintf(w->path + plen, sizeof(w->path) - plen, ".%s", key);
+		walk_object(w, md, item, false);
+	}
+	w->path[plen] = '\0';
+}
+
 static void walk_value(struct walk *w, const ProtobufCFieldDescriptor *f, const json_t *v)
 {
 	const ProtobufCMessageDescriptor *md;
 	enum pk_pb_shape s = pk_srv_pb_shape(f, &md);
+	if (s == PK_PB_MAP) {
+		walk_map(w, md, v);
+		return;
+	}
 	if (s != PK_PB_OBJECT)
-		return; /* scalars, maps, raw JSON: no field names below */
+		return; /* scalars, raw JSON: no field names below */
 	if (f->label != PROTOBUF_C_LABEL_REPEATED) {
 		walk_object(w, md, v, false);
 		return;

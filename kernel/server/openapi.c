@@ -15,8 +15,8 @@
  * served kind's schema gets apiVersion, kind and its
  * x-kubernetes-group-version-kind, and one PATCH operation per kind declares
  * the fieldValidation parameter, which tells kubectl to leave validation to
- * the server.  Kinds without a message (JobSet) have the operation but no
- * schema.
+ * the server.  Kinds without a message (JobSet, a custom resource) have the
+ * operation but no schema.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +159,23 @@ static const struct {
     {"coordination.k8s.io", "Lease",
      "A lease held by a holder for a duration (node heartbeats, "
      "leader election)."},
+    {"", "PersistentVolumeClaim",
+     "A user's request for storage; the scheduler places a pod only where its claims "
+     "can be bound (VolumeBinding)."},
+    {"", "PersistentVolume", "A piece of storage, with the nodes that can reach it."},
+    {"storage.k8s.io", "StorageClass",
+     "A class of storage: its provisioner, binding mode and allowed topologies."},
+    {"storage.k8s.io", "CSINode", "The CSI drivers of a node and how many volumes each attaches."},
+    {"resource.k8s.io", "DeviceClass",
+     "A class of devices: the selectors and configuration a request of it gets."},
+    {"resource.k8s.io", "ResourceClaim",
+     "A request for devices; its status holds the allocation the scheduler wrote and the "
+     "pods it is reserved for."},
+    {"resource.k8s.io", "ResourceClaimTemplate",
+     "The spec of the ResourceClaims made for each pod that names the template."},
+    {"resource.k8s.io", "ResourceSlice",
+     "Devices a DRA driver publishes for a node or a set of nodes, with their attributes "
+     "and capacity."},
 };
 
 static const char *description_of(const struct pk_type *t)

@@ -15,7 +15,8 @@
  * their full message name.  Go writes every non-pointer field, so an empty
  * string and a zero Time are absent, as Go's JSON encoder omits them; zero
  * numbers and false stay, since a pointer field's zero means something.
- * Embedded Go structs (a Volume's VolumeSource, ...) are inlined.  A
+ * Embedded Go structs (a Volume's VolumeSource, a PersistentVolumeSpec's
+ * PersistentVolumeSource, a DRA config's DeviceConfiguration, ...) are inlined.  A
  * field number the messages do not know is an error naming the path: a body
  * is never silently shortened.
  *
@@ -40,9 +41,11 @@
 #include "events.pb-c.h"
 #include "meta.pb-c.h"
 #include "policy.pb-c.h"
+#include "resource_v1.pb-c.h"
 #include "runtime.pb-c.h"
 #include "scheduling.pb-c.h"
 #include "scheduling_v1alpha3.pb-c.h"
+#include "storage.pb-c.h"
 
 #define META "k8s.io.apimachinery.pkg.apis.meta.v1."
 
@@ -54,6 +57,15 @@ static const struct pk_pb_kind kinds[] = {
     {"", "Namespace", &k8s__io__api__core__v1__namespace__descriptor},
     {"", "Event", &k8s__io__api__core__v1__event__descriptor},
     {"", "Binding", &k8s__io__api__core__v1__binding__descriptor},
+    {"", "PersistentVolumeClaim", &k8s__io__api__core__v1__persistent_volume_claim__descriptor},
+    {"", "PersistentVolume", &k8s__io__api__core__v1__persistent_volume__descriptor},
+    {"storage.k8s.io", "StorageClass", &k8s__io__api__storage__v1__storage_class__descriptor},
+    {"storage.k8s.io", "CSINode", &k8s__io__api__storage__v1__csinode__descriptor},
+    {"resource.k8s.io", "DeviceClass", &k8s__io__api__resource__v1__device_class__descriptor},
+    {"resource.k8s.io", "ResourceClaim", &k8s__io__api__resource__v1__resource_claim__descriptor},
+    {"resource.k8s.io", "ResourceClaimTemplate",
+     &k8s__io__api__resource__v1__resource_claim_template__descriptor},
+    {"resource.k8s.io", "ResourceSlice", &k8s__io__api__resource__v1__resource_slice__descriptor},
     {"events.k8s.io", "Event", &k8s__io__api__events__v1__event__descriptor},
     {"policy", "Eviction", &k8s__io__api__policy__v1__eviction__descriptor},
     {"batch", "Job", &k8s__io__api__batch__v1__job__descriptor},
@@ -138,6 +150,8 @@ bool pk_srv_pb_inline(const ProtobufCFieldDescriptor *f)
 {
 	static const char *const embedded[][2] = {
 	    {"volumeSource", "VolumeSource"},
+	    {"persistentVolumeSource", "PersistentVolumeSource"},
+	    {"deviceConfiguration", "DeviceConfiguration"},
 	    {"localObjectReference", "LocalObjectReference"},
 	    {"handler", "ProbeHandler"},
 	    {"ephemeralContainerCommon", "EphemeralContainerCommon"},

@@ -3,7 +3,9 @@
 # discovery (kubectl api-resources), create and get of a DeviceClass, a
 # ResourceSlice, a ResourceClaimTemplate and a ResourceClaim, the claim's
 # status subresource (a main update keeps status, a status patch writes it,
-# a stale resourceVersion conflicts), and a claim refused with its field path.
+# a stale resourceVersion conflicts), an unknown field refused by kubectl's
+# strict validation, `kubectl explain`, a protobuf ResourceSlice and
+# ResourceClaim, and a claim refused with its field path.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need kubectl
 need curl
@@ -81,6 +83,39 @@ C=/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/c1
 expect 200 GET $C
 sed 's/"resourceVersion":"[0-9]*"/"resourceVersion":"1"/' "$WORK/body" >"$WORK/stale.json"
 expect 409 PUT $C/status -H "Content-Type: application/json" --data-binary @"$WORK/stale.json"
+
+# kubectl --validate=strict (its default): an unknown field is 400 with its path
+cat >"$WORK/typo.yaml" <<'Y'
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: typo}
+spec:
+  devices:
+    requests:
+    - {name: gpu, exactly: {deviceClassName: gpu.example.com, countt: 1}}
+Y
+k apply --validate=strict -f "$WORK/typo.yaml" >"$WORK/out" 2>&1 && fail "strict accepted countt"
+grep -q 'BadRequest.*strict decoding error: unknown field "spec.devices.requests\[0\].exactly.countt"' \
+	"$WORK/out" || fail "strict: $(cat "$WORK/out")"
+k get resourceclaim typo >/dev/null 2>&1 && fail "a Strict refusal created the claim"
+
+# kubectl explain reads the OpenAPI schema made from the same message
+k explain resourceclaims.spec.devices >"$WORK/out" 2>&1 &&
+	grep -q 'requests.*<\[\]DeviceRequest>' "$WORK/out" && grep -q 'constraints' "$WORK/out" ||
+	fail "explain resourceclaims.spec.devices: $(cat "$WORK/out")"
+k explain resourceslices.spec.devices.attributes >"$WORK/out" 2>&1 && grep -q 'int.*<integer>' "$WORK/out" ||
+	fail "explain slice attributes: $(cat "$WORK/out")"
+
+# protobuf bodies (client-go's typed clients, DRA drivers publishing slices)
+SEEDS="$PODKERNEL_SRC/tests/fuzz/corpus/fuzz_proto"
+expect 201 POST /apis/resource.k8s.io/v1/resourceslices \
+	-H 'Content-Type: application/vnd.kubernetes.protobuf' --data-binary @"$SEEDS/resourceslice"
+got=$(k get resourceslice n2-gpu.example.com -o jsonpath='{.spec.nodeName} {.spec.pool.generation} {.spec.devices[0].attributes.index.int} {.spec.devices[0].attributes.type.string} {.spec.devices[0].capacity.memory.value}')
+[ "$got" = "n2 0 0 gpu 80Gi" ] || fail "protobuf slice as stored: $got"
+expect 201 POST /apis/resource.k8s.io/v1/namespaces/default/resourceclaims \
+	-H 'Content-Type: application/vnd.kubernetes.protobuf' --data-binary @"$SEEDS/resourceclaim"
+got=$(k get resourceclaim proto-claim -o jsonpath='{.spec.devices.requests[0].exactly.deviceClassName} {.spec.devices.requests[0].exactly.count}')
+[ "$got" = "gpu.example.com 1" ] || fail "protobuf claim as stored: $got"
 
 # refused with kube-apiserver's field path
 cat >"$WORK/bad.yaml" <<'Y'

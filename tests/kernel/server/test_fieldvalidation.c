@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_fieldvalidation.c — kernel/server/fieldvalidation.c: unknown fields
- * found by the protobuf messages' descriptors, with upstream's paths; every
- * object in examples/ and tests/scenarios/ uses known fields only (the
- * messages cover what podkernel documents); fieldValidation through
- * pk_server_handle(): Strict is 400, Warn a warning, Ignore nothing, and a
- * bad value 400.
+ * found by the protobuf messages' descriptors, with upstream's paths (the
+ * storage and resource.k8s.io kinds included); every object in examples/ and
+ * tests/scenarios/, and every ResourceSlice a board publishes, uses known
+ * fields only (the messages cover what podkernel documents and writes); the
+ * OpenAPI documents are the same tables; fieldValidation through
+ * pk_server_handle(): Strict is 400, Warn a warning, Ignore nothing, a bad
+ * value 400, and a kind without a message (JobSet) says it is not checked.
  */
 #include <check.h>
 #include <glob.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "kernel/server/server-internal.h"
+#include "topology/topology.h"
 
 static json_t *unknown_of(const char *kind, const char *json, bool patch)
 {
@@ -51,6 +54,72 @@ START_TEST(test_paths)
 	    "\"containers\":[{\"name\":\"c\",\"$patch\":\"delete\"}],\"nodeName\":null}}",
 	    true);
 	ck_assert_uint_eq(json_array_size(p), 0);
+	json_decref(p);
+
+	/* The storage kinds: a PersistentVolume's source is inlined in its spec. */
+	p = unknown_of("PersistentVolumeClaim",
+		       "{\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":"
+		       "{\"storage\":\"1Gi\"}},\"storageClasName\":\"x\"},\"status\":{\"phase\":"
+		       "\"Bound\",\"capacity\":{\"storage\":\"1Gi\"},\"phasee\":1}}",
+		       false);
+	ck_assert_uint_eq(json_array_size(p), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(p, 0)), "spec.storageClasName");
+	ck_assert_str_eq(json_string_value(json_array_get(p, 1)), "status.phasee");
+	json_decref(p);
+	p = unknown_of(
+	    "PersistentVolume",
+	    "{\"spec\":{\"local\":{\"path\":\"/mnt\",\"pathh\":1},\"nodeAffinity\":"
+	    "{\"required\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"k\","
+	    "\"operator\":\"In\",\"values\":[\"a\"]}]}]}},\"persistentVolumeSource\":{}}}",
+	    false);
+	ck_assert_uint_eq(json_array_size(p), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(p, 0)), "spec.local.pathh");
+	ck_assert_str_eq(json_string_value(json_array_get(p, 1)), "spec.persistentVolumeSource");
+	json_decref(p);
+
+	/* resource.k8s.io: a claim's config inlines DeviceConfiguration, its
+	 * parameters are not fields; a device's attributes are messages by name. */
+	p = unknown_of(
+	    "ResourceClaim",
+	    "{\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+	    "\"deviceClassName\":\"g\",\"countt\":2}}],\"config\":[{\"requests\":[\"gpu\"],"
+	    "\"opaque\":{\"driver\":\"d\",\"parameters\":{\"any\":{\"thing\":1}}}}]}},"
+	    "\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
+	    "\"driver\":\"d\",\"pool\":\"p\",\"device\":\"x\",\"devcie\":\"y\"}]},"
+	    "\"nodeSelector\":{\"nodeSelectorTerms\":[]}},\"reservedFor\":[{\"resource\":"
+	    "\"pods\",\"name\":\"p\",\"uid\":\"u\"}]}}",
+	    false);
+	ck_assert_uint_eq(json_array_size(p), 2);
+	ck_assert_str_eq(json_string_value(json_array_get(p, 0)),
+			 "spec.devices.requests[0].exactly.countt");
+	ck_assert_str_eq(json_string_value(json_array_get(p, 1)),
+			 "status.allocation.devices.results[0].devcie");
+	json_decref(p);
+	p = unknown_of("ResourceSlice",
+		       "{\"spec\":{\"driver\":\"d\",\"pool\":{\"name\":\"n1\",\"generation\":0,"
+		       "\"resourceSliceCount\":1},\"devices\":[{\"name\":\"gpu-0\",\"attributes\":"
+		       "{\"index\":{\"int\":0},\"type\":{\"strng\":\"gpu\"}},\"capacity\":"
+		       "{\"memory\":{\"value\":\"80Gi\"}}}]}}",
+		       false);
+	ck_assert_uint_eq(json_array_size(p), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(p, 0)),
+			 "spec.devices[0].attributes.type.strng");
+	json_decref(p);
+	p = unknown_of("DeviceClass",
+		       "{\"spec\":{\"selectors\":[{\"cel\":{\"expression\":\"true\"}}],"
+		       "\"config\":[{\"opaque\":{\"driver\":\"d\"}}],\"extendedResourceName\":"
+		       "\"example.com/gpu\"}}",
+		       false);
+	ck_assert_uint_eq(json_array_size(p), 0);
+	json_decref(p);
+	p = unknown_of("StorageClass",
+		       "{\"provisioner\":\"p\",\"volumeBindingMode\":\"WaitForFirstConsumer\","
+		       "\"allowedTopologies\":[{\"matchLabelExpressions\":[{\"key\":\"k\","
+		       "\"valuez\":[\"a\"]}]}]}",
+		       false);
+	ck_assert_uint_eq(json_array_size(p), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(p, 0)),
+			 "allowedTopologies[0].matchLabelExpressions[0].valuez");
 	json_decref(p);
 
 	/* podkernel's alias of a topology key is known; JobSet has no message. */
@@ -119,6 +188,35 @@ START_TEST(test_examples_known)
 }
 END_TEST
 
+/* The ResourceSlices --simulate-board stores use known fields only. */
+START_TEST(test_board_slices_known)
+{
+	static const char *const boards[] = {"gpu-cluster.yaml", "gb200-nvl72.yaml"};
+	for (size_t i = 0; i < sizeof(boards) / sizeof(boards[0]); i++) {
+		struct topo_board *b = topo_board_new();
+		char path[512], err[TOPO_ERR_MAX] = "";
+		json_t *items = NULL, *o;
+		size_t j;
+		snprintf(path, sizeof(path), PODKERNEL_SRCDIR "/boards/%s", boards[i]);
+		ck_assert_msg(topo_board_load_file(b, path, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(pk_board_slices_json(b, 0, &items), 0);
+		ck_assert_uint_gt(json_array_size(items), 0);
+		json_array_foreach(items, j, o)
+		{
+			json_t *p = NULL;
+			ck_assert_int_eq(
+			    pk_srv_unknown_fields(pk_type_by_kind("ResourceSlice"), o, false, &p),
+			    0);
+			ck_assert_msg(json_array_size(p) == 0, "%s: unknown field %s", boards[i],
+				      json_string_value(json_array_get(p, 0)));
+			json_decref(p);
+		}
+		json_decref(items);
+		topo_board_free(b);
+	}
+}
+END_TEST
+
 /* The OpenAPI schemas are the validation tables: a field validation knows is
  * documented, one it does not know is not, keyed lists say their keys. */
 START_TEST(test_openapi_same_tables)
@@ -150,6 +248,50 @@ START_TEST(test_openapi_same_tables)
 	const ProtobufCFieldDescriptor *sf = pk_srv_pb_field(k->desc, "spec");
 	json_object_foreach(json_object_get(spec, "properties"), key, v)
 	    ck_assert_msg(pk_srv_pb_field(sf->descriptor, key), "%s", key);
+	/* The storage kinds: a PersistentVolume's source flattened into its spec. */
+	json_t *pvc = json_object_get(schemas, "io.k8s.api.core.v1.PersistentVolumeClaim");
+	ck_assert_str_eq(pk_get_string(pvc, "x-kubernetes-group-version-kind[0].kind"),
+			 "PersistentVolumeClaim");
+	ck_assert_ptr_nonnull(pk_get(json_object_get(schemas, "io.k8s.api.core.v1."
+							      "PersistentVolumeClaimSpec"),
+				     "properties.storageClassName"));
+	json_t *pvs = json_object_get(schemas, "io.k8s.api.core.v1.PersistentVolumeSpec");
+	ck_assert_ptr_nonnull(pk_get(pvs, "properties.local"));
+	ck_assert_ptr_nonnull(pk_get(pvs, "properties.csi"));
+	ck_assert_ptr_null(pk_get(pvs, "properties.persistentVolumeSource"));
+	json_decref(doc);
+
+	doc = pk_srv_openapi_gv("storage.k8s.io", "v1");
+	schemas = pk_get(doc, "components.schemas");
+	ck_assert_str_eq(
+	    pk_get_string(json_object_get(schemas, "io.k8s.api.storage.v1.StorageClass"),
+			  "x-kubernetes-group-version-kind[0].group"),
+	    "storage.k8s.io");
+	ck_assert_ptr_nonnull(
+	    pk_get(json_object_get(schemas, "io.k8s.api.storage.v1.CSINodeDriver"),
+		   "properties.allocatable"));
+	json_decref(doc);
+
+	/* resource.k8s.io: every kind has its schema; configs are flattened. */
+	doc = pk_srv_openapi_gv("resource.k8s.io", "v1");
+	schemas = pk_get(doc, "components.schemas");
+	static const char *const dra[] = {"DeviceClass", "ResourceClaim", "ResourceClaimTemplate",
+					  "ResourceSlice"};
+	for (size_t i = 0; i < sizeof(dra) / sizeof(dra[0]); i++) {
+		char name[128];
+		snprintf(name, sizeof(name), "io.k8s.api.resource.v1.%s", dra[i]);
+		ck_assert_str_eq(pk_get_string(json_object_get(schemas, name),
+					       "x-kubernetes-group-version-kind[0].kind"),
+				 dra[i]);
+	}
+	json_t *dcc = json_object_get(schemas, "io.k8s.api.resource.v1.DeviceClaimConfiguration");
+	ck_assert_ptr_nonnull(pk_get(dcc, "properties.opaque"));
+	ck_assert_ptr_null(pk_get(dcc, "properties.deviceConfiguration"));
+	ck_assert_ptr_nonnull(pk_get(json_object_get(schemas, "io.k8s.api.resource.v1.DeviceClaim"),
+				     "properties.requests"));
+	ck_assert_ptr_nonnull(pk_get(json_object_get(schemas, "io.k8s.api.resource.v1."
+							      "ResourceClaimStatus"),
+				     "properties.reservedFor"));
 	json_decref(doc);
 }
 END_TEST
@@ -178,11 +320,11 @@ static void teardown(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-static int post(const char *query, const char *body, struct pk_response *resp)
+static int post_to(const char *path, const char *query, const char *body, struct pk_response *resp)
 {
 	struct pk_query_arg args[1] = {{"fieldValidation", query}};
 	struct pk_request req = {.method = "POST",
-				 .path = "/api/v1/namespaces/default/pods",
+				 .path = path,
 				 .content_type = "application/json",
 				 .body = body,
 				 .body_len = strlen(body),
@@ -191,6 +333,11 @@ static int post(const char *query, const char *body, struct pk_response *resp)
 	memset(resp, 0, sizeof(*resp));
 	ck_assert_int_eq(pk_server_handle(srv, &req, resp), 0);
 	return resp->status;
+}
+
+static int post(const char *query, const char *body, struct pk_response *resp)
+{
+	return post_to("/api/v1/namespaces/default/pods", query, body, resp);
 }
 
 START_TEST(test_modes)
@@ -241,17 +388,75 @@ START_TEST(test_modes)
 }
 END_TEST
 
+/* The storage and resource.k8s.io kinds are checked; JobSet says it is not. */
+START_TEST(test_modes_other_kinds)
+{
+	struct pk_response resp;
+	ck_assert_int_eq(
+	    post_to("/api/v1/namespaces/default/persistentvolumeclaims", "Strict",
+		    "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":"
+		    "{\"name\":\"data\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+		    "\"resources\":{\"requests\":{\"storage\":\"1Gi\"}},\"storageClasName\":"
+		    "\"local\"}}",
+		    &resp),
+	    400);
+	ck_assert_msg(strstr(resp.body,
+			     "PersistentVolumeClaim in version \\\"v1\\\" cannot be "
+			     "handled as a PersistentVolumeClaim: strict decoding error: "
+			     "unknown field \\\"spec.storageClasName\\\""),
+		      "%s", resp.body);
+	ck_assert_ptr_null(resp.warnings);
+	pk_response_clear(&resp);
+
+	static const char claim[] =
+	    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":"
+	    "{\"name\":\"%s\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+	    "\"exactly\":{\"deviceClassName\":\"gpu.example.com\",\"%s\":1}}]}}}";
+	char b[512];
+	snprintf(b, sizeof(b), claim, "typo", "countt");
+	ck_assert_int_eq(post_to("/apis/resource.k8s.io/v1/namespaces/default/resourceclaims",
+				 "Strict", b, &resp),
+			 400);
+	ck_assert_msg(strstr(resp.body, "strict decoding error: unknown field "
+					"\\\"spec.devices.requests[0].exactly.countt\\\""),
+		      "%s", resp.body);
+	pk_response_clear(&resp);
+	snprintf(b, sizeof(b), claim, "good", "count");
+	ck_assert_int_eq(post_to("/apis/resource.k8s.io/v1/namespaces/default/resourceclaims",
+				 "Strict", b, &resp),
+			 201);
+	ck_assert_ptr_null(resp.warnings); /* checked, and nothing to say */
+	pk_response_clear(&resp);
+
+	/* JobSet, a custom resource upstream, has no message: Strict says so. */
+	ck_assert_int_eq(
+	    post_to("/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets", "Strict",
+		    "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\","
+		    "\"metadata\":{\"name\":\"js\"},\"spec\":{\"replicatedJobs\":[{\"name\":"
+		    "\"w\",\"replicas\":1,\"template\":{\"spec\":{\"template\":{\"spec\":"
+		    "{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}}}}]}}",
+		    &resp),
+	    201);
+	ck_assert_msg(resp.warnings &&
+			  strstr(resp.warnings, "unknown fields of JobSet are not checked"),
+		      "%s", resp.warnings ? resp.warnings : "(none)");
+	pk_response_clear(&resp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fieldvalidation");
 	TCase *tc = tcase_create("fields");
 	tcase_add_test(tc, test_paths);
 	tcase_add_test(tc, test_examples_known);
+	tcase_add_test(tc, test_board_slices_known);
 	tcase_add_test(tc, test_openapi_same_tables);
 	suite_add_tcase(s, tc);
 	TCase *tr = tcase_create("router");
 	tcase_add_checked_fixture(tr, setup, teardown);
 	tcase_add_test(tr, test_modes);
+	tcase_add_test(tr, test_modes_other_kinds);
 	suite_add_tcase(s, tr);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

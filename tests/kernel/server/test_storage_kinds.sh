@@ -1,8 +1,9 @@
 #!/bin/sh
 # The storage kinds served by standalone podkerneld to the real kubectl and
-# used by its scheduler: discovery, a claim refused with its field path, and
-# volume binding end to end.  A pod whose claim does not exist waits with a
-# message naming the claim and binds once the claim is created; a
+# used by its scheduler: discovery, a claim refused with its field path, an
+# unknown field refused by kubectl's strict validation, `kubectl explain`, a
+# protobuf claim, and volume binding end to end.  A pod whose claim does not
+# exist waits with a message naming the claim and binds once it is created; a
 # WaitForFirstConsumer claim is bound (spec.volumeName) to the local volume
 # whose node the pod gets, in the binding's write batch; a claim of a
 # provisioning class gets the pod's node as volume.kubernetes.io/selected-node.
@@ -36,11 +37,32 @@ k apply -f "$WORK/bad.yaml" >"$WORK/out" 2>&1 && fail "a request of 0 was accept
 grep -q 'spec.resources\[storage\]: Invalid value: "0": must be greater than zero' "$WORK/out" ||
 	fail "no field path: $(cat "$WORK/out")"
 
-# no schema for unknown fields here: kubectl's Strict says so, not a silent pass
-sed 's/name: bad}/name: warned}/; s/storage: "0"/storage: 1Gi/' "$WORK/bad.yaml" |
-	k apply -f - >"$WORK/out" 2>&1 || fail "apply: $(cat "$WORK/out")"
-grep -q 'Warning: unknown fields of PersistentVolumeClaim are not checked by this server' \
-	"$WORK/out" || fail "no warning: $(cat "$WORK/out")"
+# kubectl --validate=strict (its default): an unknown field is 400 with its
+# path and nothing is created; a good claim passes without a warning
+sed 's/name: bad}/name: typo}/; s/storage: "0"/storage: 1Gi/; s/accessModes:/storageClasName: x, accessModes:/' \
+	"$WORK/bad.yaml" >"$WORK/typo.yaml"
+k apply --validate=strict -f "$WORK/typo.yaml" >"$WORK/out" 2>&1 && fail "strict accepted storageClasName"
+grep -q 'BadRequest.*strict decoding error: unknown field "spec.storageClasName"' "$WORK/out" ||
+	fail "strict: $(cat "$WORK/out")"
+k get pvc typo >/dev/null 2>&1 && fail "a Strict refusal created the claim"
+sed 's/storageClasName: x, //' "$WORK/typo.yaml" | k apply --validate=strict -f - >"$WORK/out" 2>&1 ||
+	fail "apply: $(cat "$WORK/out")"
+grep -q Warning "$WORK/out" && fail "a known claim warned: $(cat "$WORK/out")"
+
+# kubectl explain reads the OpenAPI schema made from the same message
+k explain persistentvolumeclaims.spec >"$WORK/out" 2>&1 &&
+	grep -q 'storageClassName.*<string>' "$WORK/out" && grep -q 'accessModes.*<\[\]string>' "$WORK/out" ||
+	fail "explain pvc.spec: $(cat "$WORK/out")"
+k explain persistentvolumes.spec.local >"$WORK/out" 2>&1 && grep -q 'path.*<string>' "$WORK/out" ||
+	fail "explain pv.spec.local: $(cat "$WORK/out")"
+
+# a protobuf PersistentVolumeClaim (client-go's typed clients send them)
+PK_URL="http://127.0.0.1:$PK_PORT"
+expect 201 POST /api/v1/namespaces/default/persistentvolumeclaims \
+	-H 'Content-Type: application/vnd.kubernetes.protobuf' \
+	--data-binary @"$PODKERNEL_SRC/tests/fuzz/corpus/fuzz_proto/persistentvolumeclaim"
+got=$(k get pvc proto-claim -o jsonpath='{.spec.accessModes[0]} {.spec.resources.requests.storage} {.spec.storageClassName}')
+[ "$got" = "ReadWriteOnce 1Gi fast" ] || fail "protobuf claim as stored: $got"
 
 cat >"$WORK/cluster.yaml" <<'Y'
 apiVersion: v1
