@@ -11,13 +11,16 @@
  * podkernel spellings listed below) is an unknown field, named by its path as
  * upstream names it ("spec.containers[0].imagez").  Map keys, RawExtensions
  * and keys of a patch that start with '$' (strategic-merge directives) are not
- * fields; a map's values are walked when they are messages (a ResourceSlice
- * device's attributes: "spec.devices[0].attributes.index.intt").  Strict turns the list into 400
- * BadRequest ("strict decoding error: unknown field ..."); Warn, the default, into one `Warning`
- * header per field; Ignore into nothing.  The fields stay in the object either way: podkernel keeps
- * what it is given and the scheduler reports fields it does not implement.  Duplicate keys
- * (recorded by the codec, the last value kept) are reported the same way: "duplicate field
- * \"metadata.name\"". Kinds without a message (JobSet, a custom resource upstream) are not checked.
+ * fields; the values of a map are walked when they are messages (a
+ * ResourceSlice device's attributes: "spec.devices[0].attributes.index.intt").
+ * Strict turns the list into 400 BadRequest ("strict decoding error: unknown
+ * field ..."); Warn, the default, into one `Warning` header per field; Ignore
+ * into nothing.  The fields stay in the object either way: podkernel keeps
+ * what it is given and the scheduler reports fields it does not implement.
+ * Duplicate keys (recorded by the codec, the last value kept) are reported the
+ * same way: "duplicate field \"metadata.name\"".  Kinds without a message
+ * (JobSet, a custom resource upstream) are not checked, and Strict says so in
+ * a Warning.
  */
 #include <errno.h>
 #include <stdio.h>

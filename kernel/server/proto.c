@@ -16,9 +16,11 @@
  * string and a zero Time are absent, as Go's JSON encoder omits them; zero
  * numbers and false stay, since a pointer field's zero means something.
  * Embedded Go structs (a Volume's VolumeSource, a PersistentVolumeSpec's
- * PersistentVolumeSource, a DRA config's DeviceConfiguration, ...) are inlined.  A
- * field number the messages do not know is an error naming the path: a body
- * is never silently shortened.
+ * PersistentVolumeSource, a DRA config's DeviceConfiguration, ...) are
+ * inlined.  A field number the messages do not know is an error naming the
+ * path: a body is never silently shortened.  Every served kind has its
+ * message but JobSet, a custom resource upstream (415, as kube-apiserver
+ * answers for custom resources).
  *
  * pk_srv_pb_shape() tells the JSON form of any field; field validation and the
  * OpenAPI documents walk the same descriptors with it.
