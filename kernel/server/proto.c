@@ -13,7 +13,8 @@
  * few apimachinery types with their own JSON form (Quantity, IntOrString,
  * Time, MicroTime, RawExtension, FieldsV1, map entries) are recognised by
  * their full message name.  Go writes every non-pointer field, so an empty
- * string and a zero Time are absent, as Go's JSON encoder omits them; zero
+ * string and a zero Time are absent, as Go's JSON encoder omits them (but for
+ * the few pointer strings whose "" is a value: empty_is_value()); zero
  * numbers and false stay, since a pointer field's zero means something.
  * Embedded Go structs (a Volume's VolumeSource, a PersistentVolumeSpec's
  * PersistentVolumeSource, a DRA config's DeviceConfiguration, ...) are
@@ -451,12 +452,32 @@ static int repeated_json(struct conv *c, const ProtobufCFieldDescriptor *f, cons
 	return 0;
 }
 
+/*
+ * Go pointer strings whose "" means something of its own: Go writes them only
+ * when set, so an empty one on the wire was sent (a claim's storageClassName ""
+ * asks for a volume of no class, never a provisioned one).
+ */
+static bool empty_is_value(const ProtobufCFieldDescriptor *f, const ProtobufCMessage *m)
+{
+	static const char *const kept[][2] = {
+	    {"PersistentVolumeClaimSpec", "storageClassName"},
+	    {"PersistentVolumeClaimSpec", "volumeAttributesClassName"},
+	    {"DeviceAttribute", "string"},
+	};
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		if (strcmp(m->descriptor->short_name, kept[i][0]) == 0 &&
+		    strcmp(f->name, kept[i][1]) == 0)
+			return true;
+	return false;
+}
+
 static bool present(const ProtobufCFieldDescriptor *f, const ProtobufCMessage *m)
 {
 	const char *member = (const char *)m + f->offset;
 	if (f->type == PROTOBUF_C_TYPE_STRING) {
 		const char *s = *(char *const *)member;
-		return s && *s; /* Go writes "" for every unset string */
+		/* Go writes "" for every unset non-pointer string */
+		return s && (*s || empty_is_value(f, m));
 	}
 	if (f->type == PROTOBUF_C_TYPE_MESSAGE)
 		return *(void *const *)member != NULL;

@@ -178,6 +178,7 @@ START_TEST(test_storage_kinds)
 	spec.resources = &res;
 	spec.storageclassname = "local";
 	spec.volumename = "pv-h1";
+	spec.volumeattributesclassname = ""; /* a pointer string's "": kept */
 	spec.volumemode = "Filesystem";
 	K8s__Io__Api__Core__V1__PersistentVolumeClaimStatus__CapacityEntry
 	    cap = K8S__IO__API__CORE__V1__PERSISTENT_VOLUME_CLAIM_STATUS__CAPACITY_ENTRY__INIT,
@@ -196,14 +197,15 @@ START_TEST(test_storage_kinds)
 	pvc.metadata = &meta;
 	pvc.spec = &spec;
 	pvc.status = &st;
-	expect_decoded("v1", "PersistentVolumeClaim", &pvc.base,
-		       "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\","
-		       "\"metadata\":{\"name\":\"data\",\"namespace\":\"default\"},"
-		       "\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":"
-		       "{\"storage\":\"10Gi\"}},\"storageClassName\":\"local\",\"volumeName\":"
-		       "\"pv-h1\",\"volumeMode\":\"Filesystem\"},"
-		       "\"status\":{\"phase\":\"Bound\",\"accessModes\":[\"ReadWriteOnce\"],"
-		       "\"capacity\":{\"storage\":\"10Gi\"}}}");
+	expect_decoded(
+	    "v1", "PersistentVolumeClaim", &pvc.base,
+	    "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\","
+	    "\"metadata\":{\"name\":\"data\",\"namespace\":\"default\"},"
+	    "\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":"
+	    "{\"storage\":\"10Gi\"}},\"storageClassName\":\"local\",\"volumeName\":"
+	    "\"pv-h1\",\"volumeMode\":\"Filesystem\",\"volumeAttributesClassName\":\"\"},"
+	    "\"status\":{\"phase\":\"Bound\",\"accessModes\":[\"ReadWriteOnce\"],"
+	    "\"capacity\":{\"storage\":\"10Gi\"}}}");
 
 	/* A PersistentVolume: its source is inlined in the spec, as in JSON. */
 	K8s__Io__Api__Core__V1__LocalVolumeSource local =
@@ -230,6 +232,7 @@ START_TEST(test_storage_kinds)
 	pvs.accessmodes = rwo;
 	pvs.claimref = &ref;
 	pvs.persistentvolumereclaimpolicy = "Retain";
+	pvs.storageclassname = ""; /* a non-pointer string Go writes unset: absent */
 	K8s__Io__Api__Core__V1__PersistentVolume pv =
 	    K8S__IO__API__CORE__V1__PERSISTENT_VOLUME__INIT;
 	Meta pvmeta = META_INIT;
