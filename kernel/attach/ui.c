@@ -77,6 +77,7 @@ static bool cluster_allows(struct at_ui *u, const char *token)
 
 	cr.server = dup_or_null(mine->server);
 	cr.tls_server_name = dup_or_null(mine->tls_server_name);
+	cr.proxy_url = dup_or_null(mine->proxy_url);
 	cr.insecure = mine->insecure;
 	cr.ca_file = dup_or_null(mine->ca_file);
 	if (mine->ca_data && (cr.ca_data = malloc(mine->ca_data_len + 1))) {

@@ -37,6 +37,10 @@ struct kube_client {
 	time_t token_read;
 	uint64_t max_list_bytes;
 	char user_agent[128]; /* the User-Agent header line */
+	/* tls-server-name: what the URLs start with, where they connect, their Host */
+	char *base;		       /* the server's URL, its host replaced by the name */
+	struct curl_slist *connect_to; /* NAME:PORT:HOST:PORT, or NULL */
+	char *host_header;	       /* "Host: HOST[:PORT]", or NULL */
 };
 
 struct kube_conn {
@@ -61,9 +65,50 @@ static void curl_init_once(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+/*
+ * tls-server-name (Go's tls.Config.ServerName): the TLS handshake names
+ * and verifies that name, the connection still goes to the server's host
+ * and the Host header stays the server's.  libcurl checks the URL's host,
+ * so the URLs carry the name, CURLOPT_CONNECT_TO leads the connection to
+ * the server's host and port, and a Host header keeps the server's.  Plain
+ * http has no TLS: the name means nothing there.
+ */
+static int server_name_setup(struct kube_client *c)
+{
+	const char *srv = c->cfg->server, *name = c->cfg->tls_server_name;
+	const char *auth = srv + 8, *end, *hend, *port = "443";
+	const char *lb = name && strchr(name, ':') ? "[" : "", *rb = *lb ? "]" : "";
+	int hlen, plen = 3;
+	char *to = NULL;
+
+	if (!name || !*name || strncasecmp(srv, "https://", 8) != 0)
+		return (c->base = strdup(srv)) ? 0 : -ENOMEM;
+	end = auth + strcspn(auth, "/?#");
+	hend = *auth == '[' ? memchr(auth, ']', (size_t)(end - auth)) : auth;
+	if (!hend)
+		return -EINVAL;
+	hend += strcspn(hend, ":/?#"); /* past an IPv6 literal's brackets, to its port */
+	hlen = (int)(hend - auth);
+	if (hend < end) {
+		port = hend + 1;
+		plen = (int)(end - port);
+	}
+	if (asprintf(&c->base, "https://%s%s%s:%.*s%s", lb, name, rb, plen, port, end) < 0 ||
+	    asprintf(&to, "%s%s%s:%.*s:%.*s:%.*s", lb, name, rb, plen, port, hlen, auth, plen,
+		     port) < 0 ||
+	    asprintf(&c->host_header, "Host: %.*s", (int)(end - auth), auth) < 0) {
+		free(to);
+		return -ENOMEM;
+	}
+	c->connect_to = curl_slist_append(NULL, to);
+	free(to);
+	return c->connect_to ? 0 : -ENOMEM;
+}
+
 int kube_client_new(struct pk_kube_credentials *creds, struct kube_client **ret)
 {
 	struct kube_client *c;
+	int r;
 
 	if (!creds || !creds->server) {
 		pk_kube_credentials_clear(creds);
@@ -81,6 +126,11 @@ int kube_client_new(struct pk_kube_credentials *creds, struct kube_client **ret)
 		 PODKERNEL_VERSION);
 	memset(creds, 0, sizeof(*creds));
 	pthread_mutex_init(&c->lock, NULL);
+	r = server_name_setup(c);
+	if (r < 0) {
+		kube_client_free(c);
+		return r;
+	}
 	*ret = c;
 	return 0;
 }
@@ -91,6 +141,9 @@ void kube_client_free(struct kube_client *c)
 		return;
 	pk_kube_credentials_clear(c->cfg);
 	free(c->token);
+	free(c->base);
+	free(c->host_header);
+	curl_slist_free_all(c->connect_to);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -211,6 +264,8 @@ static int kube_headers(struct kube_client *c, const char *content_type, bool wa
 	}
 	if (watch)
 		h = curl_slist_append(h, "Expect:");
+	if (c->host_header)
+		h = curl_slist_append(h, c->host_header);
 	h = curl_slist_append(h, c->user_agent);
 	*ret = h;
 	return 0;
@@ -218,9 +273,9 @@ static int kube_headers(struct kube_client *c, const char *content_type, bool wa
 
 /*
  * The one place credentials become libcurl options: the server's CA (file
- * or PEM data), no verification when asked, basic auth, the client
- * certificate and key (files or PEM data); the bearer token travels in
- * kube_headers().
+ * or PEM data), the TLS server name, the proxy, no verification when asked,
+ * basic auth, the client certificate and key (files or PEM data); the
+ * bearer token travels in kube_headers().
  */
 static void kube_setup_handle(struct kube_client *c, CURL *h, char *errbuf)
 {
@@ -241,6 +296,10 @@ static void kube_setup_handle(struct kube_client *c, CURL *h, char *errbuf)
 
 		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
 	}
+	if (c->connect_to)
+		curl_easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
+	if (cfg->proxy_url)
+		curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy_url);
 	if (cfg->insecure) {
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -386,7 +445,7 @@ static int prepare(struct kube_client *c, CURL *h, char *errbuf, const char *met
 	char url[4096];
 	int r;
 
-	if (snprintf(url, sizeof(url), "%s%s", c->cfg->server, path) >= (int)sizeof(url)) {
+	if (snprintf(url, sizeof(url), "%s%s", c->base, path) >= (int)sizeof(url)) {
 		snprintf(errbuf, CURL_ERROR_SIZE, "the URL is longer than %zu bytes", sizeof(url));
 		return -ENAMETOOLONG;
 	}
@@ -665,7 +724,7 @@ int kube_stream(struct kube_conn *conn, const char *path,
 	CURLcode cc;
 	int r;
 
-	if (snprintf(url, sizeof(url), "%s%s", conn->c->cfg->server, path) >= (int)sizeof(url))
+	if (snprintf(url, sizeof(url), "%s%s", conn->c->base, path) >= (int)sizeof(url))
 		return -ENAMETOOLONG;
 	conn->errbuf[0] = '\0';
 	conn->tls_failure = false;

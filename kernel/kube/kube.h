@@ -17,7 +17,11 @@
  * Credentials: every program that talks to an API server (podctl, podagent,
  * podkerneld attach mode) goes through this client, so a CA, a client
  * certificate, basic auth (username, password or ""), a bearer token or a
- * token file mean the same everywhere.  A token file is re-read once a
+ * token file, a tls-server-name (the name the TLS handshake asks for and
+ * the certificate must carry, while the connection goes to the server's
+ * host and the Host header stays the server's) and a proxy-url (else
+ * $https_proxy and the like, as libcurl and client-go read them) mean the
+ * same everywhere.  A token file is re-read once a
  * minute and after a 401; while no token could ever be read from it, a
  * request is not sent at all (-errno of the read, the file named in the
  * connection's last error).

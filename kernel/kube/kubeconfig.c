@@ -506,6 +506,7 @@ static int from_cluster(struct pk_kube_credentials *c, const json_t *cl, const c
 	snprintf(path, sizeof(path), "clusters[%s].cluster", name);
 	if ((r = set_str(&c->server, entry_str(cl, "server"))) < 0 ||
 	    (r = set_str(&c->tls_server_name, entry_str(cl, "tls-server-name"))) < 0 ||
+	    (r = set_str(&c->proxy_url, entry_str(cl, "proxy-url"))) < 0 ||
 	    (r = set_path(&c->ca_file, cl, "certificate-authority")) < 0 ||
 	    (r = set_data(&c->ca_data, &c->ca_data_len, "kubeconfig", path, cl,
 			  "certificate-authority-data", err, errlen)) < 0)
@@ -590,8 +591,11 @@ static int apply_overrides(struct pk_kube_credentials *c, const struct pk_kube_o
 {
 	int r = 0;
 
-	if (o->server && *o->server)
+	if (o->server && *o->server) {
 		r = set_str(&c->server, o->server);
+		free(c->tls_server_name); /* as clientcmd: it named the kubeconfig's server */
+		c->tls_server_name = NULL;
+	}
 	if (r == 0 && o->token && *o->token) {
 		r = set_str(&c->token, o->token);
 		free(c->token_file);
@@ -643,6 +647,14 @@ static int check_usable(const struct pk_kube_credentials *c, char *err, size_t e
 	if (strncmp(c->server, "http://", 7) != 0 && strncmp(c->server, "https://", 8) != 0) {
 		snprintf(err, errlen, "server \"%.200s\": expected an http:// or https:// URL",
 			 c->server);
+		return -EINVAL;
+	}
+	if (c->proxy_url && strncmp(c->proxy_url, "http://", 7) != 0 &&
+	    strncmp(c->proxy_url, "https://", 8) != 0 &&
+	    strncmp(c->proxy_url, "socks5://", 9) != 0) {
+		snprintf(err, errlen,
+			 "proxy-url \"%.200s\": expected an http://, https:// or socks5:// URL",
+			 c->proxy_url);
 		return -EINVAL;
 	}
 	if (c->insecure && (c->ca_file || c->ca_data)) {
@@ -702,6 +714,7 @@ void pk_kube_credentials_clear(struct pk_kube_credentials *c)
 	free(c->context);
 	free(c->server);
 	free(c->tls_server_name);
+	free(c->proxy_url);
 	free(c->ca_file);
 	free(c->ca_data);
 	if (c->token)

@@ -67,12 +67,13 @@ struct pk_kube_overrides {
 
 /* A server and how to authenticate to it.  Every string is owned. */
 struct pk_kube_credentials {
-	char *context; /* the context used, or NULL */
-	char *server;  /* https://host:port (never NULL after resolve) */
-	char *tls_server_name;
-	bool insecure; /* do not verify the server certificate */
-	char *ca_file; /* PEM bundle path, or NULL */
-	char *ca_data; /* PEM bytes (decoded certificate-authority-data), or NULL */
+	char *context;	       /* the context used, or NULL */
+	char *server;	       /* https://host:port (never NULL after resolve) */
+	char *tls_server_name; /* the name TLS asks for and verifies instead of the host, or NULL */
+	char *proxy_url;       /* http://, https:// or socks5:// proxy, or NULL */
+	bool insecure;	       /* do not verify the server certificate */
+	char *ca_file;	       /* PEM bundle path, or NULL */
+	char *ca_data;	       /* PEM bytes (decoded certificate-authority-data), or NULL */
 	size_t ca_data_len;
 	char *token;		    /* bearer token, or NULL */
 	char *token_file;	    /* re-read before each request, or NULL */
@@ -85,13 +86,15 @@ struct pk_kube_credentials {
 
 /*
  * Resolve the context named by o->context, else current-context, and apply
- * the overrides as kubectl does: --server replaces the cluster's server,
+ * the overrides as kubectl does: --server replaces the cluster's server
+ * (and drops its tls-server-name, which named the old server's certificate),
  * --token replaces the user's token and token file, --certificate-authority
  * replaces the CA data, --client-certificate/--client-key replace the user's
  * certificate, --insecure-skip-tls-verify drops the CA.  A context, cluster
  * or user that is named but missing is -ENOENT; no server at all is -ENOENT
  * ("no server: ..."); a CA together with insecure is -EINVAL (kubectl's
- * rule); exec plugins and auth providers are -ENOTSUP.  kc may be NULL (only
+ * rule), so is a proxy-url that is not http, https or socks5; exec plugins
+ * and auth providers are -ENOTSUP.  kc may be NULL (only
  * overrides).
  */
 int pk_kubeconfig_resolve(const struct pk_kubeconfig *kc, const struct pk_kube_overrides *o,

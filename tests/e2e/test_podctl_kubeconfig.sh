@@ -2,12 +2,13 @@
 # podctl reads kubeconfig like kubectl, over TLS: the README's openssl recipe
 # (a CA, a serving certificate signed by it, a token file), podkerneld
 # --write-kubeconfig used by podctl and by the real kubectl, kubeconfigs made
-# with `kubectl config`, $KUBECONFIG lists, --context, tokenFile, the
-# overrides (--server, --token, --certificate-authority,
-# --insecure-skip-tls-verify) and the errors that name what is wrong.
+# with `kubectl config`, $KUBECONFIG lists, --context, tokenFile,
+# tls-server-name and proxy-url (through a CONNECT proxy), the overrides
+# (--server, --token, --certificate-authority, --insecure-skip-tls-verify)
+# and the errors that name what is wrong.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
-need_tool openssl kubectl
+need_tool openssl kubectl python3
 e2e_setup
 unset PODKERNEL_SERVER PODKERNEL_TOKEN PODKERNEL_CA_FILE KUBECONFIG
 export HOME="$WORK/home"
@@ -109,6 +110,49 @@ expect_rc 1 "$BIN/podctl" --kubeconfig "$KC" --token wrong get nodes
 grep -q "HTTP 401" "$WORK/err" || fail "--token did not override: $(cat "$WORK/err")"
 expect_rc 1 "$BIN/podctl" --kubeconfig "$KC" --server https://127.0.0.1:1 get nodes
 grep -q "cannot reach the server" "$WORK/err" || fail "--server did not override"
+# tls-server-name: the handshake asks for and verifies that name while the
+# connection still goes to the server's address (a name that does not
+# resolve shows both); --server drops the kubeconfig's name, as in kubectl
+# ($PODKERNEL_SERVER is --server: left out here)
+kcp() { env -u PODKERNEL_SERVER "$BIN/podctl" --kubeconfig "$KC" "$@"; }
+k set-cluster named --server "https://127.0.0.1:$PORT" --certificate-authority "$WORK/ca.crt" \
+	--tls-server-name localhost
+k set-cluster misnamed --server "https://127.0.0.1:$PORT" --certificate-authority "$WORK/ca.crt" \
+	--tls-server-name podkerneld.invalid
+k set-context named --cluster named --user admin
+k set-context misnamed --cluster misnamed --user admin
+expect_rc 0 kcp --context named get nodes
+expect_rc 1 kcp --context misnamed get nodes
+grep -q "TLS with the server failed" "$WORK/err" || fail "tls-server-name not verified: $(cat "$WORK/err")"
+expect_rc 0 kcp --context misnamed --server "https://127.0.0.1:$PORT" get nodes
+# kubectl agrees on all three
+timeout 30 kubectl --kubeconfig "$KC" --context named get nodes > /dev/null 2>&1 ||
+	fail "kubectl refuses the tls-server-name podctl accepts"
+timeout 30 kubectl --kubeconfig "$KC" --context misnamed get nodes > /dev/null 2>&1 &&
+	fail "kubectl accepts the tls-server-name podctl refuses"
+timeout 30 kubectl --kubeconfig "$KC" --context misnamed --server "https://127.0.0.1:$PORT" \
+	get nodes > /dev/null 2>&1 || fail "kubectl keeps tls-server-name after --server"
+# proxy-url: the requests go through the proxy (a CONNECT tunnel), an
+# unreachable proxy is an unreachable server, a scheme kubectl refuses is bad input
+python3 "$PODKERNEL_SRC/tests/e2e/connect_proxy.py" --port-file "$WORK/proxy.port" \
+	--log "$WORK/proxy.log" &
+E2E_PIDS="$E2E_PIDS $!"
+wait_for 10 test -s "$WORK/proxy.port" || fail "the proxy did not start"
+k set-cluster proxied --server "https://127.0.0.1:$PORT" --certificate-authority "$WORK/ca.crt" \
+	--proxy-url "http://127.0.0.1:$(cat "$WORK/proxy.port")"
+k set-cluster deadproxy --server "https://127.0.0.1:$PORT" --certificate-authority "$WORK/ca.crt" \
+	--proxy-url http://127.0.0.1:1
+k set-context proxied --cluster proxied --user admin
+k set-context deadproxy --cluster deadproxy --user admin
+expect_rc 0 kcp --context proxied get nodes
+grep -q "^CONNECT 127.0.0.1:$PORT " "$WORK/proxy.log" || fail "podctl did not go through the proxy"
+expect_rc 1 kcp --context deadproxy get nodes
+grep -q "cannot reach the server" "$WORK/err" || fail "unreachable proxy: $(cat "$WORK/err")"
+sed "s|proxy-url: http://127.0.0.1:1|proxy-url: ftp://127.0.0.1:1|" "$KC" > "$WORK/ftp.kubeconfig"
+expect_rc 2 env -u PODKERNEL_SERVER "$BIN/podctl" --kubeconfig "$WORK/ftp.kubeconfig" \
+	--context deadproxy get nodes
+grep -q 'proxy-url "ftp://127.0.0.1:1": expected an http://, https:// or socks5:// URL' "$WORK/err" ||
+	fail "bad proxy scheme: $(cat "$WORK/err")"
 # errors name the context, the file and the field
 expect_rc 2 "$BIN/podctl" --kubeconfig "$KC" --context nope get nodes
 grep -q 'context "nope" not found' "$WORK/err" || fail "missing context: $(cat "$WORK/err")"

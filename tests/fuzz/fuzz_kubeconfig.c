@@ -4,7 +4,9 @@
  * bytes as a kubeconfig file, then resolve its current context, its first
  * context by name and the same with every command-line override.  A
  * rejected file or context must come with an error naming what is wrong and
- * leave nothing allocated; a resolved one must have a server.  Crashes,
+ * leave nothing allocated; a resolved one must have a server, and a client
+ * made of it (the server URL taken apart for tls-server-name) is made or
+ * refused as malformed, nothing else.  Crashes,
  * leaks, sanitizer reports and broken invariants (an abort) are findings.
  */
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/kube/kube.h"
 #include "kernel/kube/kubeconfig.h"
 
 static void resolve(const struct pk_kubeconfig *kc, const struct pk_kube_overrides *o)
@@ -24,6 +27,14 @@ static void resolve(const struct pk_kubeconfig *kc, const struct pk_kube_overrid
 		abort();
 	if (r == 0 && (!c.server || !*c.server))
 		abort();
+	if (r == 0) {
+		struct kube_client *kc_client = NULL;
+
+		r = kube_client_new(&c, &kc_client); /* takes c over */
+		if (r < 0 && r != -EINVAL && r != -ENOMEM)
+			abort();
+		kube_client_free(kc_client);
+	}
 	pk_kube_credentials_clear(&c);
 }
 

@@ -229,6 +229,41 @@ START_TEST(test_overrides)
 }
 END_TEST
 
+/* tls-server-name and proxy-url reach the credentials; --server drops the name (clientcmd). */
+START_TEST(test_server_name_and_proxy)
+{
+	struct pk_kubeconfig *kc = NULL;
+	struct pk_kube_credentials c;
+	char err[512] = "";
+	static const char text[] =
+	    "clusters:\n"
+	    "- name: p\n  cluster: {server: 'https://10.0.0.1:6443', tls-server-name: api.internal,"
+	    " proxy-url: 'socks5://127.0.0.1:1080'}\n"
+	    "- name: ftp\n  cluster: {server: 'https://10.0.0.1:6443', proxy-url: 'ftp://x'}\n"
+	    "users: [{name: u, user: {token: t}}]\n"
+	    "contexts:\n- name: p\n  context: {cluster: p, user: u}\n"
+	    "- name: ftp\n  context: {cluster: ftp, user: u}\n"
+	    "current-context: p\n";
+
+	ck_assert_int_eq(pk_kubeconfig_load(put("p.yaml", text), NULL, NULL, &kc, err, sizeof(err)),
+			 0);
+	struct pk_kube_overrides o = {.context = NULL};
+	ck_assert_int_eq(pk_kubeconfig_resolve(kc, &o, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c.tls_server_name, "api.internal");
+	ck_assert_str_eq(c.proxy_url, "socks5://127.0.0.1:1080");
+	pk_kube_credentials_clear(&c);
+	o.server = "https://elsewhere:6443";
+	ck_assert_int_eq(pk_kubeconfig_resolve(kc, &o, &c, err, sizeof(err)), 0);
+	ck_assert_ptr_null(c.tls_server_name);
+	ck_assert_str_eq(c.proxy_url, "socks5://127.0.0.1:1080");
+	pk_kube_credentials_clear(&c);
+	struct pk_kube_overrides o2 = {.context = "ftp"};
+	ck_assert_int_eq(pk_kubeconfig_resolve(kc, &o2, &c, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "proxy-url \"ftp://x\"") != NULL, "%s", err);
+	pk_kubeconfig_free(kc);
+}
+END_TEST
+
 /* Bad files: each error names the file and the field path. */
 START_TEST(test_errors)
 {
@@ -329,6 +364,7 @@ int main(void)
 	tcase_add_test(tc, test_current_context);
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_overrides);
+	tcase_add_test(tc, test_server_name_and_proxy);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_write_read_back);
 	suite_add_tcase(s, tc);
