@@ -9,6 +9,7 @@
 # provisioning class gets the pod's node as volume.kubernetes.io/selected-node.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need kubectl
+need curl
 
 pk_start "$WORK/data"
 cat >"$WORK/kubeconfig" <<K
