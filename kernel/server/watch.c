@@ -211,12 +211,18 @@ static uint64_t object_rv(const json_t *obj)
 }
 
 /*
- * Move initial-list objects into the buffer until it is full or the list
- * ends; a page is dropped as soon as it is used, so nothing parsed stays.
+ * Move initial-list objects into the buffer until it holds want bytes (at
+ * most PK_SERVER_WATCH_BUFFER) at the end of a page, or the list ends.  A
+ * page is always used up before returning, so nothing parsed stays between
+ * reads; one call costs about one page, so an event thread serving many
+ * watches turns to its other connections (a /healthz among them) between
+ * pages instead of after whole lists.
  */
-static int fill_initial(struct pk_watch *w)
+static int fill_initial(struct pk_watch *w, size_t want)
 {
-	while (w->listing && w->len < PK_SERVER_WATCH_BUFFER) {
+	if (want > PK_SERVER_WATCH_BUFFER)
+		want = PK_SERVER_WATCH_BUFFER;
+	while (w->listing && (w->len < want || w->page)) {
 		if (w->page_idx < json_array_size(w->page)) {
 			json_t *obj = json_array_get(w->page, w->page_idx++);
 			/* changed after the watch began: its event follows from the ring */
@@ -326,7 +332,7 @@ ssize_t pk_watch_read(struct pk_watch *w, char *buf, size_t max, int wait_ms)
 		if (over_budget(w) && !w->ended)
 			return 0;
 		if (w->listing) {
-			int rc = fill_initial(w);
+			int rc = fill_initial(w, max);
 			charge(w);
 			if (rc < 0)
 				return rc;

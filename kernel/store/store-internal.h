@@ -16,21 +16,40 @@ struct ring_slot {
 	json_t *text; /* the object as compact JSON (a json string), serialised once */
 };
 
+/*
+ * Read connections: as many as reads that run at once.  Each is taken for one
+ * get or one list page, so an event thread waits for a reader only while
+ * PK_STORE_READERS other reads are running, never behind a queue of them.
+ */
+#define PK_STORE_READERS 4
+struct store_reader {
+	sqlite3 *db;
+	sqlite3_stmt *st_get;
+	sqlite3_stmt *st_list[4]; /* list pages: one per shape of range scan (store.c) */
+	bool busy;		  /* under pk_store.rlock */
+};
+
 struct pk_store {
 	sqlite3 *db;
 	sqlite3_stmt *st_get, *st_put, *st_update, *st_del, *st_setrv, *st_children, *st_default_pc;
 	sqlite3_stmt *st_savepoint, *st_release, *st_rollback_to;
 	pthread_mutex_t lock;
-	/* Reads (get, list) use their own connection: WAL lets them run during a
-	 * write's commit, and they only ever see committed data. */
-	sqlite3 *rdb;
-	sqlite3_stmt *st_rget;
-	sqlite3_stmt *st_list[4]; /* list pages: one per shape of range scan (store.c) */
-	pthread_mutex_t rlock;
-	uint64_t read_queries, read_steps; /* work of reads (under rlock) */
-	pthread_cond_t changed;
-	uint64_t rv;	     /* last committed */
-	uint64_t rv_pending; /* last assigned inside the open transaction */
+	/* Reads (get, list) use their own connections: WAL lets them run during a
+	 * write's commit and beside each other, and they only ever see committed
+	 * data.  A reader is taken from the pool for one read (reader_take). */
+	struct store_reader readers[PK_STORE_READERS];
+	pthread_mutex_t rlock;				/* the pool's busy flags */
+	pthread_cond_t rfree;				/* a reader was handed back */
+	atomic_uint_least64_t read_queries, read_steps; /* work of reads */
+	/*
+	 * The ring and rv: written under both lock and ring_lock (lock first),
+	 * read under either; closing under ring_lock.  Readers of the change stream take only
+	 * ring_lock, which a writer holds just to publish a committed batch.
+	 */
+	pthread_mutex_t ring_lock;
+	pthread_cond_t changed; /* with ring_lock */
+	uint64_t rv;		/* last committed */
+	uint64_t rv_pending;	/* last assigned inside the open transaction */
 	uint64_t writes;
 	bool closing;
 	/* Group commit: the open batch, its events and the writers waiting on it. */

@@ -48,7 +48,8 @@ uint64_t pk_store_obj_rv(const json_t *obj)
 
 /* ---- database ------------------------------------------------------------ */
 /*
- * SQLite's page cache, per connection (two of them): bounded, so the
+ * SQLite's page cache, per connection (the writer and PK_STORE_READERS
+ * readers): bounded, so the
  * process's memory grows with the objects the appliance keeps, not with the
  * database file.  Rows are read by primary key; the OS page cache holds the
  * rest.
@@ -126,21 +127,66 @@ static int db_setup(struct pk_store *st, char *err, size_t errlen)
 	return 0;
 }
 
-static int open_reader(struct pk_store *st, const char *path, char *err, size_t errlen)
+static int open_reader(struct store_reader *r, const char *path, char *err, size_t errlen)
 {
-	if (sqlite3_open_v2(path, &st->rdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
 		SQLITE_OK ||
-	    sqlite3_exec(st->rdb, "PRAGMA query_only=1;" PK_STORE_CACHE_PRAGMA, NULL, NULL, NULL) !=
+	    sqlite3_exec(r->db, "PRAGMA query_only=1;" PK_STORE_CACHE_PRAGMA, NULL, NULL, NULL) !=
 		SQLITE_OK ||
 	    sqlite3_prepare_v3(
-		st->rdb, "SELECT body, rv, sum FROM objects WHERE kind=?1 AND ns=?2 AND name=?3",
-		-1, SQLITE_PREPARE_PERSISTENT, &st->st_rget, NULL) != SQLITE_OK) {
+		r->db, "SELECT body, rv, sum FROM objects WHERE kind=?1 AND ns=?2 AND name=?3", -1,
+		SQLITE_PREPARE_PERSISTENT, &r->st_get, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: read connection: %s", path,
-			 st->rdb ? sqlite3_errmsg(st->rdb) : "cannot open");
+			 r->db ? sqlite3_errmsg(r->db) : "cannot open");
 		return -EIO;
 	}
-	sqlite3_busy_timeout(st->rdb, 5000);
+	sqlite3_busy_timeout(r->db, 5000);
 	return 0;
+}
+
+static int open_readers(struct pk_store *st, const char *path, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < PK_STORE_READERS; i++) {
+		int rc = open_reader(&st->readers[i], path, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void close_reader(struct store_reader *r)
+{
+	sqlite3_finalize(r->st_get);
+	for (size_t i = 0; i < sizeof(r->st_list) / sizeof(r->st_list[0]); i++)
+		sqlite3_finalize(r->st_list[i]);
+	sqlite3_close(r->db);
+}
+
+/* A free read connection, waiting while all are in use; give it back with reader_give. */
+static struct store_reader *reader_take(struct pk_store *st)
+{
+	struct store_reader *r = NULL;
+
+	pthread_mutex_lock(&st->rlock);
+	for (;;) {
+		for (size_t i = 0; !r && i < PK_STORE_READERS; i++)
+			if (!st->readers[i].busy)
+				r = &st->readers[i];
+		if (r)
+			break;
+		pthread_cond_wait(&st->rfree, &st->rlock);
+	}
+	r->busy = true;
+	pthread_mutex_unlock(&st->rlock);
+	return r;
+}
+
+static void reader_give(struct pk_store *st, struct store_reader *r)
+{
+	pthread_mutex_lock(&st->rlock);
+	r->busy = false;
+	pthread_cond_signal(&st->rfree);
+	pthread_mutex_unlock(&st->rlock);
 }
 
 /* Namespaces with content but no Namespace object (stores from before NamespaceLifecycle). */
@@ -210,6 +256,8 @@ int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 	st->ring = calloc(PK_STORE_RING_SIZE, sizeof(*st->ring));
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_mutex_init(&st->rlock, NULL);
+	pthread_mutex_init(&st->ring_lock, NULL);
+	pthread_cond_init(&st->rfree, NULL);
 	pthread_mutex_init(&st->dlock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -234,7 +282,7 @@ int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 	if (rc == 0)
 		rc = pk_store_verify_open(st, opts && opts->allow_damaged, err, errlen);
 	if (rc == 0)
-		rc = open_reader(st, path, err, errlen);
+		rc = open_readers(st, path, err, errlen);
 	if (rc < 0)
 		goto fail;
 	rc = seed_namespaces(st);
@@ -253,10 +301,10 @@ void pk_store_shutdown(struct pk_store *st)
 {
 	if (!st)
 		return;
-	pthread_mutex_lock(&st->lock);
+	pthread_mutex_lock(&st->ring_lock);
 	st->closing = true;
 	pthread_cond_broadcast(&st->changed);
-	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_unlock(&st->ring_lock);
 }
 
 void pk_store_close(struct pk_store *st)
@@ -275,10 +323,8 @@ void pk_store_close(struct pk_store *st)
 	sqlite3_finalize(st->st_children);
 	sqlite3_finalize(st->st_default_pc);
 	sqlite3_close(st->db);
-	sqlite3_finalize(st->st_rget);
-	for (size_t i = 0; i < sizeof(st->st_list) / sizeof(st->st_list[0]); i++)
-		sqlite3_finalize(st->st_list[i]);
-	sqlite3_close(st->rdb);
+	for (size_t i = 0; i < PK_STORE_READERS; i++)
+		close_reader(&st->readers[i]);
 	for (size_t i = 0; st->ring && i < PK_STORE_RING_SIZE; i++) {
 		json_decref(st->ring[i].object);
 		json_decref(st->ring[i].text);
@@ -290,15 +336,17 @@ void pk_store_close(struct pk_store *st)
 	free(st->stakes);
 	pthread_mutex_destroy(&st->lock);
 	pthread_mutex_destroy(&st->rlock);
+	pthread_mutex_destroy(&st->ring_lock);
+	pthread_cond_destroy(&st->rfree);
 	pthread_mutex_destroy(&st->dlock);
 	free(st);
 }
 
 uint64_t pk_store_rv(struct pk_store *st)
 {
-	pthread_mutex_lock(&st->lock);
+	pthread_mutex_lock(&st->ring_lock);
 	uint64_t rv = st->rv;
-	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_unlock(&st->ring_lock);
 	return rv;
 }
 
@@ -308,9 +356,11 @@ void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 	pthread_mutex_lock(&st->lock);
 	pk_store_wait_batch_closed(st);
 	s.writes = st->writes;
+	pthread_mutex_lock(&st->ring_lock);
 	s.ring_floor = st->ring_floor;
 	s.ring_events = st->ring_len;
 	s.ring_bytes = st->ring_bytes;
+	pthread_mutex_unlock(&st->ring_lock);
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM objects", -1, &q, NULL) == SQLITE_OK) {
 		if (sqlite3_step(q) == SQLITE_ROW)
@@ -318,10 +368,8 @@ void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 		sqlite3_finalize(q);
 	}
 	pthread_mutex_unlock(&st->lock);
-	pthread_mutex_lock(&st->rlock);
-	s.read_queries = st->read_queries;
-	s.read_steps = st->read_steps;
-	pthread_mutex_unlock(&st->rlock);
+	s.read_queries = atomic_load(&st->read_queries);
+	s.read_steps = atomic_load(&st->read_steps);
 	*ret = s;
 }
 
@@ -374,8 +422,11 @@ int pk_store_check(struct pk_store *st, char *err, size_t errlen)
 	pthread_mutex_lock(&st->lock);
 	pk_store_wait_batch_closed(st);
 	int rc = check_rows(st, err, errlen);
-	if (rc == 0)
+	if (rc == 0) {
+		pthread_mutex_lock(&st->ring_lock);
 		rc = check_ring(st, err, errlen);
+		pthread_mutex_unlock(&st->ring_lock);
+	}
 	pthread_mutex_unlock(&st->lock);
 	return rc;
 }
@@ -539,11 +590,15 @@ static void batch_commit(struct pk_store *st)
 			json_decref(st->batch_ev[i].text);
 		}
 	} else if (st->batch_nev > 0) {
+		/* Published after the commit's fsync, under the ring's own lock:
+		 * watches and waiters never wait for a commit. */
+		pthread_mutex_lock(&st->ring_lock);
 		st->rv = st->rv_pending;
 		st->writes++;
 		for (size_t i = 0; i < st->batch_nev; i++)
 			ring_push(st, &st->batch_ev[i]);
 		pthread_cond_broadcast(&st->changed);
+		pthread_mutex_unlock(&st->ring_lock);
 	}
 	st->batch_nev = 0;
 	st->batch_open = false;
@@ -821,11 +876,12 @@ int pk_store_get(struct pk_store *st, const char *kind, const char *ns, const ch
 	if (!t || !name)
 		return -EINVAL;
 	json_t *obj = NULL;
-	pthread_mutex_lock(&st->rlock);
-	int rc = row_get(st, st->st_rget, t->kind, pk_store_ns_key(t, ns), name, &obj);
-	st->read_queries++;
-	st->read_steps += (uint64_t)sqlite3_stmt_status(st->st_rget, SQLITE_STMTSTATUS_VM_STEP, 1);
-	pthread_mutex_unlock(&st->rlock);
+	struct store_reader *r = reader_take(st);
+	int rc = row_get(st, r->st_get, t->kind, pk_store_ns_key(t, ns), name, &obj);
+	atomic_fetch_add(&st->read_queries, 1);
+	atomic_fetch_add(&st->read_steps,
+			 (uint64_t)sqlite3_stmt_status(r->st_get, SQLITE_STMTSTATUS_VM_STEP, 1));
+	reader_give(st, r);
 	if (rc < 0)
 		return rc;
 	*ret = obj;
@@ -903,11 +959,12 @@ static const char *const LIST_SQL[LIST_SHAPES] = {
 			" WHERE kind=?1 AND ns=?2 AND name>?3 ORDER BY kind, ns, name",
 };
 
-/* With rlock held: count a finished read statement's work, then reset it. */
+/* Count a finished read statement's work, then reset it. */
 static void read_done(struct pk_store *st, sqlite3_stmt *q)
 {
-	st->read_queries++;
-	st->read_steps += (uint64_t)sqlite3_stmt_status(q, SQLITE_STMTSTATUS_VM_STEP, 1);
+	atomic_fetch_add(&st->read_queries, 1);
+	atomic_fetch_add(&st->read_steps,
+			 (uint64_t)sqlite3_stmt_status(q, SQLITE_STMTSTATUS_VM_STEP, 1));
 	sqlite3_reset(q);
 	sqlite3_clear_bindings(q);
 }
@@ -919,6 +976,7 @@ static bool page_full(const struct pk_store_list_opts *o, size_t n, size_t bytes
 }
 
 struct list_page {
+	struct store_reader *r; /* the connection the page is read on */
 	const struct pk_type *t;
 	const struct pk_store_list_opts *o;
 	json_t *items;
@@ -930,11 +988,11 @@ struct list_page {
 static int list_scan(struct pk_store *st, struct list_page *pg, enum list_shape shape,
 		     const char *ns, const char *after_name)
 {
-	sqlite3_stmt *q = st->st_list[shape];
-	if (!q && sqlite3_prepare_v3(st->rdb, LIST_SQL[shape], -1, SQLITE_PREPARE_PERSISTENT,
-				     &st->st_list[shape], NULL) != SQLITE_OK)
+	sqlite3_stmt *q = pg->r->st_list[shape];
+	if (!q && sqlite3_prepare_v3(pg->r->db, LIST_SQL[shape], -1, SQLITE_PREPARE_PERSISTENT,
+				     &pg->r->st_list[shape], NULL) != SQLITE_OK)
 		return -EIO;
-	q = st->st_list[shape];
+	q = pg->r->st_list[shape];
 	sqlite3_bind_text(q, 1, pg->t->kind, -1, SQLITE_STATIC);
 	if (ns)
 		sqlite3_bind_text(q, 2, ns, -1, SQLITE_STATIC);
@@ -973,11 +1031,11 @@ static int list_scan(struct pk_store *st, struct list_page *pg, enum list_shape 
 	return rc;
 }
 
-static int list_locked(struct pk_store *st, const struct pk_type *t, const char *ns,
-		       const struct pk_store_list_opts *o, const char *after_ns,
-		       const char *after_name, json_t *items, char **ret_continue)
+static int list_page(struct pk_store *st, struct store_reader *r, const struct pk_type *t,
+		     const char *ns, const struct pk_store_list_opts *o, const char *after_ns,
+		     const char *after_name, json_t *items, char **ret_continue)
 {
-	struct list_page pg = {.t = t, .o = o, .items = items};
+	struct list_page pg = {.r = r, .t = t, .o = o, .items = items};
 	const char *key = ns ? pk_store_ns_key(t, ns) : NULL;
 	int rc;
 	int cmp = ns && after_ns ? strcmp(after_ns, key) : -1;
@@ -997,13 +1055,13 @@ static int list_locked(struct pk_store *st, const struct pk_type *t, const char 
 	return rc;
 }
 
-static int snapshot_begin(struct pk_store *st, uint64_t *ret_rv)
+static int snapshot_begin(struct store_reader *r, uint64_t *ret_rv)
 {
 	sqlite3_stmt *q;
-	if (sqlite3_exec(st->rdb, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+	if (sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		return -EIO;
 	int rc = -EIO;
-	if (sqlite3_prepare_v2(st->rdb, "SELECT value FROM meta WHERE key='rv'", -1, &q, NULL) ==
+	if (sqlite3_prepare_v2(r->db, "SELECT value FROM meta WHERE key='rv'", -1, &q, NULL) ==
 	    SQLITE_OK) {
 		if (sqlite3_step(q) == SQLITE_ROW) {
 			*ret_rv = (uint64_t)sqlite3_column_int64(q, 0);
@@ -1012,7 +1070,7 @@ static int snapshot_begin(struct pk_store *st, uint64_t *ret_rv)
 		sqlite3_finalize(q);
 	}
 	if (rc < 0)
-		sqlite3_exec(st->rdb, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;
 }
 
@@ -1034,14 +1092,14 @@ int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
 	json_t *items = json_array();
 	uint64_t rv = 0;
 	/* One read transaction: the items and the version are the same snapshot. */
-	pthread_mutex_lock(&st->rlock);
-	int rc = items ? snapshot_begin(st, &rv) : -ENOMEM;
+	struct store_reader *r = reader_take(st);
+	int rc = items ? snapshot_begin(r, &rv) : -ENOMEM;
 	if (rc == 0) {
-		rc = list_locked(st, t, t->namespaced ? ns : NULL, o, after_ns, after_name, items,
-				 &cont);
-		sqlite3_exec(st->rdb, "COMMIT", NULL, NULL, NULL);
+		rc = list_page(st, r, t, t->namespaced ? ns : NULL, o, after_ns, after_name, items,
+			       &cont);
+		sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
 	}
-	pthread_mutex_unlock(&st->rlock);
+	reader_give(st, r);
 	free(after_ns);
 	free(after_name);
 	if (rc < 0) {
@@ -1063,15 +1121,15 @@ int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
 int pk_store_events_since(struct pk_store *st, uint64_t since, size_t max, pk_store_event_cb cb,
 			  void *arg, uint64_t *ret_last)
 {
-	pthread_mutex_lock(&st->lock);
+	pthread_mutex_lock(&st->ring_lock);
 	if (since < st->ring_floor) {
-		pthread_mutex_unlock(&st->lock);
+		pthread_mutex_unlock(&st->ring_lock);
 		return -PK_STORE_EGONE;
 	}
 	size_t cap = max && max < st->ring_len ? max : st->ring_len;
 	struct ring_slot *copy = calloc(cap ? cap : 1, sizeof(*copy));
 	if (!copy) {
-		pthread_mutex_unlock(&st->lock);
+		pthread_mutex_unlock(&st->ring_lock);
 		return -ENOMEM;
 	}
 	size_t n = 0;
@@ -1085,7 +1143,7 @@ int pk_store_events_since(struct pk_store *st, uint64_t since, size_t max, pk_st
 		json_incref(copy[n].text);
 		n++;
 	}
-	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_unlock(&st->ring_lock);
 
 	int rc = 0;
 	uint64_t last = since;
@@ -1124,15 +1182,15 @@ int pk_store_wait(struct pk_store *st, uint64_t rv, int timeout_ms)
 		}
 	}
 	int rc = 0;
-	pthread_mutex_lock(&st->lock);
+	pthread_mutex_lock(&st->ring_lock);
 	while (st->rv <= rv && !st->closing) {
 		if (timeout_ms == 0) {
 			rc = -ETIMEDOUT;
 			break;
 		}
 		if (timeout_ms < 0) {
-			pthread_cond_wait(&st->changed, &st->lock);
-		} else if (pthread_cond_timedwait(&st->changed, &st->lock, &deadline) ==
+			pthread_cond_wait(&st->changed, &st->ring_lock);
+		} else if (pthread_cond_timedwait(&st->changed, &st->ring_lock, &deadline) ==
 			   ETIMEDOUT) {
 			rc = st->rv > rv ? 0 : -ETIMEDOUT;
 			break;
@@ -1140,6 +1198,6 @@ int pk_store_wait(struct pk_store *st, uint64_t rv, int timeout_ms)
 	}
 	if (rc == 0 && st->rv <= rv && st->closing)
 		rc = -ECANCELED;
-	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_unlock(&st->ring_lock);
 	return rc;
 }

@@ -7,9 +7,9 @@
  * only after its commit, so an acknowledged write survives kill -9 and power
  * loss; writers that arrive together share one commit (group commit), each
  * inside its own savepoint so that one failing writer undoes only itself.
- * Reads use a second connection and see committed data only.  A global counter, persisted with the
- * objects, gives every write a resourceVersion; the object carries it as the
- * string metadata.resourceVersion.
+ * Reads use a pool of read connections and see committed data only.  A global counter, persisted
+ * with the objects, gives every write a resourceVersion; the object carries it as the string
+ * metadata.resourceVersion.
  *
  * The write calls (create/update/patch/delete) are the one path every writer
  * takes — the HTTP handlers and, in the same process, the scheduling loop and
