@@ -19,7 +19,8 @@
  * entry (certificate-authority, client-certificate, client-key, tokenFile)
  * are resolved against the directory of the file that defined the entry.
  * `*-data` fields are base64 PEM, decoded here.  Not supported (an error that
- * says so): exec credential plugins and auth-provider entries.
+ * says so): exec credential plugins, auth-provider entries and
+ * impersonation (as, as-uid, as-groups, as-user-extra).
  *
  * Conventions as elsewhere: 0 or -errno, ret_* written only on success, an
  * error message naming the file and the field path in err.
@@ -93,8 +94,8 @@ struct pk_kube_credentials {
  * certificate, --insecure-skip-tls-verify drops the CA.  A context, cluster
  * or user that is named but missing is -ENOENT; no server at all is -ENOENT
  * ("no server: ..."); a CA together with insecure is -EINVAL (kubectl's
- * rule), so is a proxy-url that is not http, https or socks5; exec plugins
- * and auth providers are -ENOTSUP.  kc may be NULL (only
+ * rule), so is a proxy-url that is not http, https or socks5; exec plugins,
+ * auth providers and impersonation are -ENOTSUP.  kc may be NULL (only
  * overrides).
  */
 int pk_kubeconfig_resolve(const struct pk_kubeconfig *kc, const struct pk_kube_overrides *o,

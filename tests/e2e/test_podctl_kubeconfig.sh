@@ -161,6 +161,12 @@ printf 'users:\n- name: u\n  user: {token: [x]}\n' > "$WORK/bad.kubeconfig"
 expect_rc 2 "$BIN/podctl" --kubeconfig "$WORK/bad.kubeconfig" get nodes
 grep -q "bad.kubeconfig: users\[0\].user.token: must be a string" "$WORK/err" ||
 	fail "bad field not named: $(cat "$WORK/err")"
+# impersonation is refused by name, not dropped (podctl would act as the token's own user)
+printf 'clusters: [{name: c, cluster: {server: "https://127.0.0.1:%s"}}]\nusers: [{name: impersonating, user: {token: x, as: bob}}]\ncontexts: [{name: i, context: {cluster: c, user: impersonating}}]\ncurrent-context: i\n' \
+	"$PORT" > "$WORK/as.kubeconfig"
+expect_rc 2 env -u PODKERNEL_SERVER "$BIN/podctl" --kubeconfig "$WORK/as.kubeconfig" get nodes
+grep -q 'user "impersonating": impersonation (as) is not supported' "$WORK/err" ||
+	fail "impersonation not refused: $(cat "$WORK/err")"
 # offline commands never read the kubeconfig
 expect_rc 0 "$BIN/podctl" --kubeconfig "$WORK/bad.kubeconfig" validate -f "$PODKERNEL_SRC/tests/scenarios/validate/list.json"
 echo ok

@@ -264,6 +264,56 @@ START_TEST(test_server_name_and_proxy)
 }
 END_TEST
 
+/* Impersonation is refused by name, not dropped (the user would act as itself). */
+START_TEST(test_impersonation_refused)
+{
+	static const char *const users[] = {
+	    "{token: t, as: bob}",
+	    "{token: t, as-groups: [system:masters]}",
+	    "{token: t, as-uid: '42'}",
+	    "{token: t, as-user-extra: {scopes: [view]}}",
+	};
+	static const char *const named[] = {"(as)", "(as-groups)", "(as-uid)", "(as-user-extra)"};
+
+	for (size_t i = 0; i < sizeof(users) / sizeof(users[0]); i++) {
+		struct pk_kubeconfig *kc = NULL;
+		struct pk_kube_credentials c;
+		struct pk_kube_overrides o = {.context = NULL};
+		char text[512], err[512] = "";
+
+		snprintf(text, sizeof(text),
+			 "clusters: [{name: c, cluster: {server: 'https://s:6443'}}]\n"
+			 "users: [{name: u, user: %s}]\n"
+			 "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+			 "current-context: x\n",
+			 users[i]);
+		ck_assert_int_eq(
+		    pk_kubeconfig_load(put("imp.yaml", text), NULL, NULL, &kc, err, sizeof(err)),
+		    0);
+		ck_assert_int_eq(pk_kubeconfig_resolve(kc, &o, &c, err, sizeof(err)), -ENOTSUP);
+		ck_assert_msg(strstr(err, named[i]) && strstr(err, "impersonation"), "%s", err);
+		pk_kubeconfig_free(kc);
+	}
+	/* an empty one asks for nothing */
+	struct pk_kubeconfig *kc = NULL;
+	struct pk_kube_credentials c;
+	struct pk_kube_overrides o = {.context = NULL};
+	char err[512] = "";
+
+	ck_assert_int_eq(
+	    pk_kubeconfig_load(put("imp.yaml",
+				   "clusters: [{name: c, cluster: {server: 'https://s'}}]\n"
+				   "users: [{name: u, user: {token: t, as: ''}}]\n"
+				   "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+				   "current-context: x\n"),
+			       NULL, NULL, &kc, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(pk_kubeconfig_resolve(kc, &o, &c, err, sizeof(err)), 0);
+	pk_kube_credentials_clear(&c);
+	pk_kubeconfig_free(kc);
+}
+END_TEST
+
 /* Bad files: each error names the file and the field path. */
 START_TEST(test_errors)
 {
@@ -365,6 +415,7 @@ int main(void)
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_overrides);
 	tcase_add_test(tc, test_server_name_and_proxy);
+	tcase_add_test(tc, test_impersonation_refused);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_write_read_back);
 	suite_add_tcase(s, tc);
