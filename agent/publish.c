@@ -83,6 +83,8 @@ int agent_publisher_new(const struct agent_publish_config *cfg, struct pk_kube_c
 	p->lease_ns = strdup(cfg->lease_namespace ? cfg->lease_namespace : AGENT_LEASE_NAMESPACE);
 	r = kube_client_new(creds, &p->client);
 	if (r == 0)
+		r = kube_client_set_user_agent(p->client, "podagent/" PODKERNEL_VERSION);
+	if (r == 0)
 		r = kube_conn_new(p->client, &p->conn);
 	if (r == 0 && !p->lease_ns)
 		r = -ENOMEM;

@@ -9,7 +9,7 @@ patch
 against --tokens FILE (one per line, re-read on every request; absent file:
 no auth).  --tls-cert/--tls-key serve https.  --fail-first N answers the first N requests with 503.  Every
 request is appended to --log as one JSON line {method, path, auth, ctype,
-status, body}; the nodes are written to --state after each change.
+status, body, agent (the User-Agent)}; the nodes are written to --state after each change.
 
   fake_apiserver.py --port-file F --log L --state S [--seed NODES.json]
 """
@@ -59,7 +59,8 @@ class Handler(BaseHTTPRequestHandler):
             f.write(json.dumps({"method": self.command, "path": self.path,
                                 "auth": self.headers.get("Authorization"),
                                 "ctype": self.headers.get("Content-Type"),
-                                "status": status, "body": body}) + "\n")
+                                "status": status, "body": body,
+                                "agent": self.headers.get("User-Agent")}) + "\n")
         with open(args.state + ".tmp", "w") as f:
             json.dump(nodes, f)
         with open(args.state + ".leases.tmp", "w") as f:

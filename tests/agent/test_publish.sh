@@ -96,6 +96,7 @@ p = patches[0]["body"]["metadata"]["labels"]
 assert p["accelerator.podkernel.dev/stale"] is None and "team" not in p, p
 assert "accelerator.podkernel.dev/vendor" not in p, p
 assert patches[0]["auth"] == "Bearer t1", patches[0]
+assert all((r["agent"] or "").startswith("podagent/") for r in log), {r["agent"] for r in log}
 b = nodes["gpu-b"]
 assert any(r["method"] == "POST" and r["status"] == 201 for r in log), log
 assert b["status"]["capacity"]["nvidia.com/gpu"] == "4", b
