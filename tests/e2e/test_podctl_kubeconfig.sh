@@ -132,6 +132,35 @@ timeout 30 kubectl --kubeconfig "$KC" --context misnamed get nodes > /dev/null 2
 	fail "kubectl accepts the tls-server-name podctl refuses"
 timeout 30 kubectl --kubeconfig "$KC" --context misnamed --server "https://127.0.0.1:$PORT" \
 	get nodes > /dev/null 2>&1 || fail "kubectl keeps tls-server-name after --server"
+# ... and a server whose certificate names only that name: the handshake
+# verifies it, the request keeps the server's Host and path prefix
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=api.internal \
+	-addext subjectAltName=DNS:api.internal -keyout "$WORK/named.key" -out "$WORK/named.crt" \
+	> /dev/null 2>&1 || fail "openssl: named certificate"
+python3 -c '
+import http.server, os, ssl, sys
+w = sys.argv[1]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        open(w + "/named.log", "a").write("%s %s\n" % (self.headers.get("Host"), self.path))
+        b = b"{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[]}"
+        self.send_response(200); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain(w + "/named.crt", w + "/named.key")
+s.socket = c.wrap_socket(s.socket, server_side=True)
+open(w + "/named.port.tmp", "w").write(str(s.server_port)); os.rename(w + "/named.port.tmp", w + "/named.port")
+s.serve_forever()' "$WORK" &
+E2E_PIDS="$E2E_PIDS $!"
+wait_for 10 test -s "$WORK/named.port" || fail "the named TLS server did not start"
+NPORT=$(cat "$WORK/named.port")
+k set-cluster onlyname --server "https://127.0.0.1:$NPORT/prefix" --certificate-authority "$WORK/named.crt" \
+	--tls-server-name api.internal
+k set-context onlyname --cluster onlyname --user admin
+expect_rc 0 kcp --context onlyname get nodes -o json
+grep -qx "127.0.0.1:$NPORT /prefix/api/v1/nodes" "$WORK/named.log" ||
+	fail "Host or path through tls-server-name: $(cat "$WORK/named.log")"
 # proxy-url: the requests go through the proxy (a CONNECT tunnel), an
 # unreachable proxy is an unreachable server, a scheme kubectl refuses is bad input
 python3 "$PODKERNEL_SRC/tests/e2e/connect_proxy.py" --port-file "$WORK/proxy.port" \
