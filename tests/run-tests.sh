@@ -1,6 +1,7 @@
 #!/bin/sh
 # Run every Check suite under BUILD/tests and every test_*.sh script under
-# tests/, then print one closing line: "N passed, N failed, N skipped".
+# tests/ (each followed by its wall time in seconds), then print one closing
+# line: "N passed, N failed, N skipped".
 # Scripts get PODKERNEL_BIN (the programs), PODKERNEL_BUILD and PODKERNEL_SRC.
 #
 # Skip rules (tests/need.sh): `make deps` installs every tool, so a script
@@ -21,7 +22,9 @@ trap 'rm -f "$log"' EXIT
 for t in $(find "$BUILD/tests" -type f -name 'test_*' -perm -u+x 2>/dev/null | sort); do
 	echo "== $t"
 	suites=$((suites + 1))
+	t0=$(date +%s)
 	if "$t"; then pass=$((pass + 1)); else fail=$((fail + 1)); failed="$failed $t"; fi
+	echo "   ($(($(date +%s) - t0)) s)"
 done
 if [ "$suites" = 0 ]; then
 	echo "no Check suites under $BUILD/tests (build them with make check-build)"
@@ -29,8 +32,10 @@ if [ "$suites" = 0 ]; then
 fi
 for s in $(find tests -name 'test_*.sh' | sort); do
 	echo "== $s"
+	t0=$(date +%s)
 	sh "$s" > "$log" 2>&1; rc=$?
 	cat "$log"
+	echo "   ($(($(date +%s) - t0)) s)"
 	case $rc in
 	0) pass=$((pass + 1)) ;;
 	77)
