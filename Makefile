@@ -48,6 +48,7 @@ endif
 # --- libraries: one per source folder -------------------------------------
 # name:folder[:excluded-file]
 LIBDEFS := topo:topology \
+	pklib:kernel/lib \
 	pkcel:kernel/cel \
 	pkapi:kernel/api \
 	pkdra:kernel/dra \
@@ -65,23 +66,24 @@ LIBDEFS := topo:topology \
 # What each library needs, most dependent first (static link order): only
 # the libraries whose headers its sources include.
 LIBS_topo        := topo
+LIBS_pklib       := pklib
 LIBS_pkcel       := pkcel topo
-LIBS_pkapi       := pkapi pkcel topo
-LIBS_pkdra       := pkdra pkapi pkcel topo
-LIBS_pksched     := pksched pkdra pkapi pkcel topo
-LIBS_pkbuilder   := pkbuilder pkapi pkcel topo
-LIBS_pksim       := pksim pksched pkdra pkbuilder pkapi pkcel topo
-LIBS_pkstore     := pkstore pkbuilder pkapi pkcel topo
-LIBS_pkserver    := pkserver pkstore pkbuilder pkapi pkcel topo
-LIBS_pkappliance := pkappliance pksim pkstore pksched pkdra pkbuilder pkapi pkcel topo
-LIBS_pkkube      := pkkube pkapi pkcel topo
+LIBS_pkapi       := pkapi pkcel topo pklib
+LIBS_pkdra       := pkdra pkapi pkcel topo pklib
+LIBS_pksched     := pksched pkdra pkapi pkcel topo pklib
+LIBS_pkbuilder   := pkbuilder pkapi pkcel topo pklib
+LIBS_pksim       := pksim pksched pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pkstore     := pkstore pkbuilder pkapi pkcel topo pklib
+LIBS_pkserver    := pkserver pkstore pkbuilder pkapi pkcel topo pklib
+LIBS_pkappliance := pkappliance pksim pkstore pksched pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pkkube      := pkkube pkapi pkcel topo pklib
 LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pksched pkdra pkbuilder \
-	pkapi pkcel topo
-LIBS_pkagent     := pkagent pkkube pkapi pkcel topo
-LIBS_pkclient    := pkclient pkkube pksim pksched pkdra pkbuilder pkapi pkcel topo
+	pkapi pkcel topo pklib
+LIBS_pkagent     := pkagent pkkube pkapi pkcel topo pklib
+LIBS_pkclient    := pkclient pkkube pksim pksched pkdra pkbuilder pkapi pkcel topo pklib
 # Everything, for the benchmarks and the fuzz targets.
 LIBS_all         := pkclient pksim pkagent pkattach pkkube pkappliance pkserver pkstore pksched \
-	pkbuilder pkdra pkapi pkcel topo
+	pkbuilder pkdra pkapi pkcel topo pklib
 
 # The packages each library's own sources use (pkg-config names).
 PKGS_topo        := yaml-0.1
@@ -100,6 +102,7 @@ PROG_LIBS_podagent   := pkagent
 
 # test folder -> the libraries it tests (and their dependencies)
 TESTLIBS_tests/topology        := topo
+TESTLIBS_tests/kernel/lib      := pklib
 TESTLIBS_tests/kernel/api      := pkapi
 TESTLIBS_tests/kernel/cel      := pkcel
 TESTLIBS_tests/kernel/dra      := pkdra

@@ -5,22 +5,20 @@
  * libhwloc's XML parser recurses once per nested element and reads a file to
  * its end, so a hostile export crashes it (100,000 nested elements) or grows
  * it without bound (/dev/zero).  The file is read here first, at most
- * AGENT_HWLOC_XML_MAX_BYTES (a regular file is refused by its size, a stream
- * when it passes the limit), and its element nesting is counted by a small
+ * AGENT_HWLOC_XML_MAX_BYTES (refused when it passes the limit, so a stream
+ * too), and its element nesting is counted by a small
  * tokenizer against AGENT_HWLOC_XML_MAX_DEPTH: comments, CDATA sections,
  * processing instructions, DOCTYPE declarations (internal subset included)
  * and quoted attribute values are skipped, so markup inside them never
  * counts.  hw.c then hands the checked buffer to hwloc.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "agent/agent.h"
+#include "kernel/lib/file.h"
 
 /* The rest of the construct that starts at p (after "<"), past its end. */
 static const char *skip_to(const char *p, const char *end, const char *close)
@@ -107,50 +105,17 @@ static void line_col(const char *text, size_t at, size_t *line, size_t *col)
 int agent_hwloc_xml_read(const char *path, char **ret_buf, size_t *ret_len, char *err,
 			 size_t errlen)
 {
-	struct stat st;
 	size_t len = 0, line, col, at = 0;
-	char *buf;
-	int depth, fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf = NULL;
+	int depth, r = pk_read_small_file(path, AGENT_HWLOC_XML_MAX_BYTES, &buf, &len);
 
-	if (fd < 0) {
-		int r = -errno;
-
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (r == -EFBIG)
+		goto too_big;
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", path,
+			 r == -ENOMEM ? "out of memory" : strerror(-r));
 		return r;
 	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > AGENT_HWLOC_XML_MAX_BYTES) {
-		close(fd);
-		goto too_big;
-	}
-	buf = malloc(AGENT_HWLOC_XML_MAX_BYTES + 2);
-	if (!buf) {
-		close(fd);
-		snprintf(err, errlen, "%s: out of memory", path);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + len, AGENT_HWLOC_XML_MAX_BYTES + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int r = -errno;
-
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			close(fd);
-			free(buf);
-			return r;
-		}
-		len += (size_t)n;
-		if (n == 0 || len > AGENT_HWLOC_XML_MAX_BYTES)
-			break;
-	}
-	close(fd);
-	if (len > AGENT_HWLOC_XML_MAX_BYTES) {
-		free(buf);
-		goto too_big;
-	}
-	buf[len] = '\0';
 	depth = xml_depth(buf, buf + len, AGENT_HWLOC_XML_MAX_DEPTH, &at);
 	if (depth < 0 || depth > AGENT_HWLOC_XML_MAX_DEPTH) {
 		line_col(buf, at, &line, &col);

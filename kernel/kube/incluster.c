@@ -16,34 +16,11 @@
 
 #include "kernel/kube/kube-internal.h"
 #include "kernel/kube/kube.h"
+#include "kernel/lib/file.h"
 
 int kube_read_small_file(const char *path, char **ret, size_t *ret_len)
 {
-	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
-	int r = 0;
-
-	if (!f)
-		return -errno;
-	buf = malloc(PK_KUBECONFIG_MAX_BYTES + 1);
-	if (!buf) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	n = fread(buf, 1, PK_KUBECONFIG_MAX_BYTES + 1, f);
-	if (ferror(f) || n > PK_KUBECONFIG_MAX_BYTES)
-		r = ferror(f) ? -EIO : -EFBIG;
-	fclose(f);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	buf[n] = '\0';
-	*ret = buf;
-	if (ret_len)
-		*ret_len = n;
-	return 0;
+	return pk_read_small_file(path, PK_KUBECONFIG_MAX_BYTES, ret, ret_len);
 }
 
 int kube_read_token_file(const char *path, char **ret)

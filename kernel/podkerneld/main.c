@@ -557,30 +557,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 static char *admin_token(const char *path, char *err, size_t errlen)
 {
 	struct pk_tokens *tk = NULL;
-	char *buf = NULL, *tok = NULL;
-	size_t len = 0;
-	FILE *f = fopen(path, "re");
+	char *tok = NULL;
 
-	if (!f)
+	if (pk_tokens_load(path, &tk, err, errlen) < 0)
 		return NULL;
-	FILE *m = open_memstream(&buf, &len);
-	char chunk[4096];
-	size_t n;
-	while (m && (n = fread(chunk, 1, sizeof(chunk), f)) > 0 && len < (1u << 24))
-		fwrite(chunk, 1, n, m);
-	if (m)
-		fclose(m);
-	fclose(f);
-	if (buf && pk_tokens_parse(path, buf, len, &tk, err, errlen) == 0) {
-		for (size_t i = 0; i < tk->n && !tok; i++)
-			for (size_t g = 0; g < tk->v[i].ngroups && !tok; g++)
-				if (strcmp(tk->v[i].groups[g], "system:masters") == 0)
-					tok = strdup(tk->v[i].token);
-		pk_tokens_free(tk);
-	}
-	if (buf)
-		explicit_bzero(buf, len);
-	free(buf);
+	for (size_t i = 0; i < tk->n && !tok; i++)
+		for (size_t g = 0; g < tk->v[i].ngroups && !tok; g++)
+			if (strcmp(tk->v[i].groups[g], "system:masters") == 0)
+				tok = strdup(tk->v[i].token);
+	pk_tokens_free(tk);
 	return tok;
 }
 

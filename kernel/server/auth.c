@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/lib/file.h"
 #include "kernel/server/server.h"
 
 #define TOKENS_MAX 10000
@@ -242,6 +243,22 @@ int pk_tokens_parse(const char *name, const char *buf, size_t len, struct pk_tok
 	}
 	*ret = tk;
 	return 0;
+}
+
+int pk_tokens_load(const char *path, struct pk_tokens **ret, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int r = pk_read_small_file(path, PK_TOKEN_FILE_MAX_BYTES, &buf, &len);
+
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	r = pk_tokens_parse(path, buf, len, ret, err, errlen);
+	explicit_bzero(buf, len);
+	free(buf);
+	return r;
 }
 
 static bool same_secret(const char *a, const char *b)

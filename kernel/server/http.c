@@ -78,27 +78,8 @@ int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 	pthread_mutex_init(&srv->hook_lock, NULL);
 	pthread_mutex_init(&srv->park_lock, NULL);
 	if (srv->token_file) {
-		FILE *f = fopen(srv->token_file, "re");
-		char *buf = NULL;
-		size_t len = 0;
-		int rc = f ? 0 : -errno;
-		if (f) {
-			if (fseek(f, 0, SEEK_END) == 0 && ftell(f) >= 0 && ftell(f) < (4 << 20)) {
-				len = (size_t)ftell(f);
-				rewind(f);
-				buf = malloc(len + 1);
-				if (!buf || fread(buf, 1, len, f) != len)
-					rc = -EIO;
-			} else {
-				rc = -EFBIG;
-			}
-			fclose(f);
-		}
-		if (rc < 0)
-			snprintf(err, errlen, "%s: %s", srv->token_file, strerror(-rc));
-		else
-			rc = pk_tokens_parse(srv->token_file, buf, len, &srv->tokens, err, errlen);
-		free(buf);
+		int rc = pk_tokens_load(srv->token_file, &srv->tokens, err, errlen);
+
 		if (rc == 0)
 			stat(srv->token_file, &srv->token_stat);
 		if (rc == 0 && *srv->tokens->warning)

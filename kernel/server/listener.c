@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kernel/lib/file.h"
 #include "kernel/server/listener.h"
 
 enum phase { PH_HEADERS, PH_BODY, PH_ACTIVE };
@@ -593,21 +594,14 @@ void pk_listener_stop(struct pk_listener *l)
 
 char *pk_listen_read_pem(const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "re");
 	char *buf = NULL;
 	size_t len = 0;
-	if (f) {
-		FILE *m = open_memstream(&buf, &len);
-		char chunk[4096];
-		size_t n;
-		while (m && (n = fread(chunk, 1, sizeof(chunk), f)) > 0 && len < (1 << 20))
-			fwrite(chunk, 1, n, m);
-		if (m)
-			fclose(m);
-		fclose(f);
-	}
-	if (!buf || !len) {
-		snprintf(err, errlen, "%s: %s", path, f ? "empty file" : strerror(errno));
+	int r = pk_read_small_file(path, PK_LISTEN_PEM_MAX_BYTES, &buf, &len);
+
+	if (r == 0 && len == 0)
+		r = -ENODATA;
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", path, r == -ENODATA ? "empty file" : strerror(-r));
 		free(buf);
 		return NULL;
 	}

@@ -76,7 +76,9 @@ void pk_listener_metrics(struct pk_listener *l, const char *name, FILE *f);
 /* Stop serving and close every connection; accepts NULL. */
 void pk_listener_stop(struct pk_listener *l);
 /* A PEM file (certificate, key, CA bundle) into a malloc'ed string, at most
- * 1 MiB; NULL with err naming the file when it is missing or empty. */
+ * PK_LISTEN_PEM_MAX_BYTES; NULL with err naming the file when it is missing,
+ * empty, larger or unreadable. */
+#define PK_LISTEN_PEM_MAX_BYTES (1 << 20)
 char *pk_listen_read_pem(const char *path, char *err, size_t errlen);
 /* Monotonic clock in milliseconds. */
 int64_t pk_listener_now_ms(void);

@@ -266,33 +266,22 @@ static void tokens_reload(struct pk_server *srv)
 	    st.st_mtim.tv_nsec == srv->token_stat.st_mtim.tv_nsec &&
 	    st.st_size == srv->token_stat.st_size && st.st_ino == srv->token_stat.st_ino)
 		return;
-	FILE *f = fopen(srv->token_file, "re");
-	if (!f)
-		return;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	char chunk[4096];
-	size_t got;
-	while (m && (got = fread(chunk, 1, sizeof(chunk), f)) > 0 && len < (4u << 20))
-		fwrite(chunk, 1, got, m);
-	fclose(f);
-	if (m)
-		fclose(m);
 	struct pk_tokens *tk = NULL;
 	char err[512];
-	if (buf && pk_tokens_parse(srv->token_file, buf, len, &tk, err, sizeof(err)) == 0) {
+	int r = pk_tokens_load(srv->token_file, &tk, err, sizeof(err));
+
+	if (r == 0) {
 		pk_tokens_free(srv->tokens);
 		srv->tokens = tk;
 		srv->token_stat = st;
 		pk_srv_log(srv, 1, "token file %s: %zu tokens", srv->token_file, tk->n);
 		if (*tk->warning)
 			pk_srv_log(srv, 0, "token file: %s", tk->warning);
-	} else {
+	} else if (r == -EINVAL || r == -EFBIG || r == -EIO) {
 		pk_srv_log(srv, 0, "token file: %s (keeping the previous tokens)", err);
 		srv->token_stat = st;
 	}
-	free(buf);
+	/* otherwise it could not be opened (replaced meanwhile): the next check retries */
 }
 
 /* Fills who (strings copied into store); returns false when unauthenticated. */

@@ -66,6 +66,13 @@ struct pk_tokens {
  */
 int pk_tokens_parse(const char *name, const char *buf, size_t len, struct pk_tokens **ret,
 		    char *err, size_t errlen);
+/*
+ * Read and parse the token file at path (under 4 MiB): 0, or the error in err
+ * ("PATH: reason" when it cannot be read, -errno, -EFBIG, -EIO; a parse
+ * error, -EINVAL).
+ */
+#define PK_TOKEN_FILE_MAX_BYTES ((4 << 20) - 1)
+int pk_tokens_load(const char *path, struct pk_tokens **ret, char *err, size_t errlen);
 void pk_tokens_free(struct pk_tokens *tokens);
 /* The entry for a bearer token (constant-time compare; the last of repeats), or NULL. */
 const struct pk_token *pk_tokens_find(const struct pk_tokens *tokens, const char *token);
