@@ -52,22 +52,25 @@ bool wb_condition_true(const json_t *obj, const char *type)
 	return s && strcmp(s, "True") == 0;
 }
 
+/* A True condition; a Job's (JobCondition) has lastProbeTime, a JobSet's
+ * (metav1.Condition) has not. */
 static int add_condition(json_t *status, const char *type, const char *reason, const char *message,
-			 const char *now)
+			 const char *now, bool probe)
 {
-	json_t *conds = json_object_get(status, "conditions");
+	json_t *conds = json_object_get(status, "conditions"), *c;
 
 	if (!json_is_array(conds)) {
 		conds = json_array();
 		if (!conds || json_object_set_new(status, "conditions", conds) < 0)
 			return -ENOMEM;
 	}
-	return json_array_append_new(conds,
-				     json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "type", type, "status",
-					       "True", "reason", reason, "message", message,
-					       "lastProbeTime", now, "lastTransitionTime", now)) < 0
-		   ? -ENOMEM
-		   : 0;
+	c = json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", type, "status", "True", "reason", reason,
+		      "message", message, "lastTransitionTime", now);
+	if (c && probe && json_object_set_new(c, "lastProbeTime", json_string(now)) < 0) {
+		json_decref(c);
+		c = NULL;
+	}
+	return json_array_append_new(conds, c) < 0 ? -ENOMEM : 0;
 }
 
 static bool pod_ready(const json_t *pod)
@@ -174,12 +177,12 @@ static int job_new_status(const json_t *job, const struct job_counts *c, int64_t
 		goto fail;
 	if (verdict > 0) {
 		r = add_condition(st, "Complete", "CompletionsReached",
-				  "Reached expected number of succeeded pods", now);
+				  "Reached expected number of succeeded pods", now, true);
 		if (r == 0 && json_object_set_new(st, "completionTime", json_string(now)) < 0)
 			r = -ENOMEM;
 	} else if (verdict < 0) {
 		r = add_condition(st, "Failed", "BackoffLimitExceeded",
-				  "Job has reached the specified backoff limit", now);
+				  "Job has reached the specified backoff limit", now, true);
 	}
 	if (r)
 		goto fail;
@@ -444,11 +447,12 @@ int wb_jobset_status(const json_t *jobset, const json_t *jobs, const char *now,
 	} else if (any_failed(rstat)) {
 		u.finished = u.stop = true;
 		r = add_condition(st, "Failed", "ReachedMaxRestarts",
-				  "jobset failed due to reaching max number of restarts", now);
+				  "jobset failed due to reaching max number of restarts", now,
+				  false);
 	} else if (jobset_succeeded(jobset, rstat)) {
 		u.finished = true;
 		r = add_condition(st, "Completed", "AllJobsCompleted",
-				  "jobset completed successfully", now);
+				  "jobset completed successfully", now, false);
 	}
 	if (r < 0) {
 		json_decref(st);

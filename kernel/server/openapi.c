@@ -15,8 +15,10 @@
  * served kind's schema gets apiVersion, kind and its
  * x-kubernetes-group-version-kind, and one PATCH operation per kind declares
  * the fieldValidation parameter, which tells kubectl to leave validation to
- * the server.  Kinds without a message (JobSet, a custom resource) have the
- * operation but no schema.
+ * the server.  A custom resource's schema-only message (JobSet) is published
+ * the same way, under the names kube-apiserver gives a CRD's schema
+ * (io.x-k8s.jobset.v1alpha2.JobSet: its group reversed, then version and
+ * kind).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +26,14 @@
 
 #include "kernel/server/server-internal.h"
 
-/* io.k8s.api.core.v1.Pod for k8s.io.api.core.v1.Pod. */
+/* io.k8s.api.core.v1.Pod for k8s.io.api.core.v1.Pod; io.x-k8s.jobset... for
+ * io.x_k8s.jobset... (a protobuf package has no '-'). */
 static void schema_name(const ProtobufCMessageDescriptor *d, char *buf, size_t len)
 {
 	if (strncmp(d->name, "k8s.io.", 7) == 0)
 		snprintf(buf, len, "io.k8s.%s", d->name + 7);
+	else if (strncmp(d->name, "io.x_k8s.", 9) == 0)
+		snprintf(buf, len, "io.x-k8s.%s", d->name + 9);
 	else
 		snprintf(buf, len, "%s", d->name);
 }
@@ -156,6 +161,9 @@ static const struct {
     {"batch", "Job",
      "Pods run to completion; podkernel's builder compiles its Workload and "
      "groups (KEP-6089)."},
+    {"jobset.x-k8s.io", "JobSet",
+     "A set of Jobs replicated from templates (a custom resource upstream); podkernel's "
+     "controller compiles its Workload and groups from spec.scheduling (KEP-6089)."},
     {"coordination.k8s.io", "Lease",
      "A lease held by a holder for a duration (node heartbeats, "
      "leader election)."},

@@ -20,8 +20,10 @@
  * PersistentVolumeSource, a DRA config's DeviceConfiguration, ...) are
  * inlined.  A field number the messages do not know is an error naming the
  * path: a body is never silently shortened.  Every served kind has its
- * message but JobSet, a custom resource upstream (415, as kube-apiserver
- * answers for custom resources).
+ * message.  JobSet's (jobset.proto) is schema-only: JobSet is a custom
+ * resource upstream, served as JSON only, so a protobuf body of it is refused
+ * (415, as kube-apiserver answers for custom resources) while field
+ * validation and OpenAPI read its message as a CRD's structural schema.
  *
  * pk_srv_pb_shape() tells the JSON form of any field; field validation and the
  * OpenAPI documents walk the same descriptors with it.
@@ -42,6 +44,7 @@
 #include "coordination.pb-c.h"
 #include "core.pb-c.h"
 #include "events.pb-c.h"
+#include "jobset.pb-c.h"
 #include "meta.pb-c.h"
 #include "policy.pb-c.h"
 #include "resource_v1.pb-c.h"
@@ -52,8 +55,9 @@
 
 #define META "k8s.io.apimachinery.pkg.apis.meta.v1."
 
-/* Every kind a protobuf body may carry; group "*": any group (the options
- * kinds every API group registers). */
+/* Every kind a protobuf body may carry, and the custom resources whose
+ * message is their schema only; group "*": any group (the options kinds every
+ * API group registers). */
 static const struct pk_pb_kind kinds[] = {
     {"", "Pod", &k8s__io__api__core__v1__pod__descriptor},
     {"", "Node", &k8s__io__api__core__v1__node__descriptor},
@@ -85,6 +89,8 @@ static const struct pk_pb_kind kinds[] = {
      &k8s__io__api__authorization__v1__self_subject_rules_review__descriptor},
     {"authentication.k8s.io", "SelfSubjectReview",
      &k8s__io__api__authentication__v1__self_subject_review__descriptor},
+    {"jobset.x-k8s.io", "JobSet", &io__x_k8s__jobset__v1alpha2__job_set__descriptor,
+     .schema_only = true},
     {"*", "DeleteOptions", &k8s__io__apimachinery__pkg__apis__meta__v1__delete_options__descriptor},
     {"*", "Status", &k8s__io__apimachinery__pkg__apis__meta__v1__status__descriptor},
     {NULL, NULL, NULL},
@@ -583,12 +589,11 @@ int pk_srv_proto_decode(const char *buf, size_t len, json_t **ret, char *err, si
 	const struct pk_pb_kind *k = pk_srv_pb_kind(group, kind);
 	int r = -EPROTONOSUPPORT;
 	json_t *obj = json_pack("{s:s,s:s}", "apiVersion", av, "kind", kind);
-	if (!k)
+	if (!k || k->schema_only)
 		snprintf(err, errlen, "%s %s is not served as protobuf (%s); send JSON or YAML", av,
 			 kind,
-			 strcmp(group, "jobset.x-k8s.io") == 0
-			     ? "it is a custom resource"
-			     : "podkerneld has no protobuf message for this kind");
+			 k ? "it is a custom resource"
+			   : "podkerneld has no protobuf message for this kind");
 	else
 		r = obj ? unpack_raw(k, &u->raw, obj, err, errlen) : -ENOMEM;
 	protobuf_c_message_free_unpacked(&u->base, NULL);

@@ -80,10 +80,13 @@ void pk_srv_respond_status(struct pk_response *resp, int code, const char *reaso
     __attribute__((format(printf, 7, 8)));
 
 /* proto.c: Kubernetes protobuf.  The messages of the kinds a protobuf body
- * may carry (group "*": the options kinds of every group). */
+ * may carry (group "*": the options kinds of every group), and of the custom
+ * resources (schema_only: their schema for field validation and OpenAPI, no
+ * protobuf body). */
 struct pk_pb_kind {
 	const char *group, *kind;
 	const ProtobufCMessageDescriptor *desc;
+	bool schema_only;
 };
 /* The message of kind in group (""=core), or NULL. */
 const struct pk_pb_kind *pk_srv_pb_kind(const char *group, const char *kind);

@@ -7,7 +7,9 @@
  * fields only (the messages cover what podkernel documents and writes); the
  * OpenAPI documents are the same tables; fieldValidation through
  * pk_server_handle(): Strict is 400, Warn a warning, Ignore nothing, a bad
- * value 400, and a kind without a message (JobSet) says it is not checked.
+ * value 400.  JobSet, a custom resource upstream, is checked against its
+ * schema-only message (its pod templates too, in both of podkernel's forms),
+ * and every served kind has a message.
  */
 #include <check.h>
 #include <glob.h>
@@ -122,16 +124,79 @@ START_TEST(test_paths)
 			 "allowedTopologies[0].matchLabelExpressions[0].valuez");
 	json_decref(p);
 
-	/* podkernel's alias of a topology key is known; JobSet has no message. */
+	/* podkernel's alias of a topology key is known. */
 	p = unknown_of("PodGroup",
 		       "{\"spec\":{\"schedulingConstraints\":{\"topology\":[{\"level\":"
 		       "\"rack\"}]}}}",
 		       false);
 	ck_assert_uint_eq(json_array_size(p), 0);
 	json_decref(p);
-	p = unknown_of("JobSet", "{\"spec\":{\"whatever\":1}}", false);
-	ck_assert_uint_eq(json_array_size(p), 0);
+}
+END_TEST
+
+/* JobSet: upstream's v1alpha2 fields, podkernel's spec.scheduling, the pod
+ * template of a JobTemplateSpec and of the short form. */
+START_TEST(test_jobset_paths)
+{
+	json_t *p = unknown_of(
+	    "JobSet",
+	    "{\"spec\":{\"whatever\":1,\"replicatedJobs\":[{\"name\":\"w\",\"replicass\":2,"
+	    "\"groupName\":\"g\",\"dependsOn\":[{\"name\":\"x\",\"status\":\"Ready\"}],"
+	    "\"template\":{\"metadata\":{\"labels\":{\"a\":\"b\"}},\"spec\":{\"parallelism\":2,"
+	    "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"imagez\":\"i\"}]}}}}},"
+	    "{\"name\":\"short\",\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+	    "\"image\":\"i\",\"imagez\":\"i\"}]}}}],"
+	    "\"network\":{\"enableDNSHostnames\":true,\"subdomain\":\"s\"},\"successPolicy\":"
+	    "{\"operator\":\"All\",\"targetReplicatedJobs\":[\"w\"]},\"failurePolicy\":"
+	    "{\"maxRestarts\":1,\"rules\":[{\"name\":\"r\",\"action\":\"FailJobSet\","
+	    "\"onJobFailureReasons\":[\"x\"],\"actoin\":1}]},\"startupPolicy\":"
+	    "{\"startupPolicyOrder\":\"InOrder\"},\"suspend\":false,\"coordinator\":"
+	    "{\"replicatedJob\":\"w\",\"jobIndex\":0,\"podIndex\":0},\"managedBy\":\"m/x\","
+	    "\"ttlSecondsAfterFinished\":5,\"scheduling\":{\"schedulingPolicy\":{\"basic\":{}},"
+	    "\"replicatedJobs\":[{\"targetReplicatedJobs\":[\"w\"],\"schedulingPolicy\":{\"gang\":"
+	    "{\"minGroupCount\":2}},\"schedulingConstraints\":{\"topology\":[{\"level\":\"z\"}]},"
+	    "\"job\":{\"schedulingPolicy\":{\"gang\":{\"minCount\":2}},\"disruptionMode\":"
+	    "{\"all\":{}},\"resourceClaims\":[{\"name\":\"c\",\"resourceClaimTemplateName\":"
+	    "\"t\"}],\"jobb\":1}}]}},\"status\":{\"restarts\":1,\"restartsCountTowardsMax\":1,"
+	    "\"terminalState\":\"Completed\",\"conditions\":[{\"type\":\"Completed\",\"status\":"
+	    "\"True\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}],\"replicatedJobsStatus\":"
+	    "[{\"name\":\"w\",\"ready\":1,\"succeeded\":0,\"failed\":0,\"active\":1,"
+	    "\"suspended\":0,\"readyy\":1}]}}",
+	    false);
+	static const char *const want[] = {
+	    "spec.whatever",
+	    "spec.replicatedJobs[0].replicass",
+	    "spec.replicatedJobs[0].template.spec.template.spec.containers[0].imagez",
+	    "spec.replicatedJobs[1].template.spec.containers[0].imagez",
+	    "spec.failurePolicy.rules[0].actoin",
+	    "spec.scheduling.replicatedJobs[0].job.jobb",
+	    "status.replicatedJobsStatus[0].readyy",
+	};
+	ck_assert_uint_eq(json_array_size(p), sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ck_assert_str_eq(json_string_value(json_array_get(p, i)), want[i]);
 	json_decref(p);
+
+	/* A JobSpec field in the short form is not a pod template's. */
+	p = unknown_of("JobSet",
+		       "{\"spec\":{\"replicatedJobs\":[{\"name\":\"w\",\"template\":{\"spec\":"
+		       "{\"parallelism\":2,\"containers\":[]}}}]}}",
+		       false);
+	ck_assert_uint_eq(json_array_size(p), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(p, 0)),
+			 "spec.replicatedJobs[0].template.spec.parallelism");
+	json_decref(p);
+}
+END_TEST
+
+/* Every served kind has a message: nothing passes Strict unchecked. */
+START_TEST(test_every_kind_has_schema)
+{
+	for (const struct pk_type *t = pk_types; t->kind; t++)
+		ck_assert_msg(pk_srv_pb_kind(t->group, t->kind), "%s/%s %s has no message",
+			      t->group, t->version, t->kind);
+	ck_assert(pk_srv_pb_kind("jobset.x-k8s.io", "JobSet")->schema_only);
+	ck_assert(!pk_srv_pb_kind("batch", "Job")->schema_only);
 }
 END_TEST
 
@@ -293,6 +358,33 @@ START_TEST(test_openapi_same_tables)
 							      "ResourceClaimStatus"),
 				     "properties.reservedFor"));
 	json_decref(doc);
+
+	/* JobSet: named as kube-apiserver names a CRD's schema; its template is
+	 * batch's JobTemplateSpec. */
+	doc = pk_srv_openapi_gv("jobset.x-k8s.io", "v1alpha2");
+	schemas = pk_get(doc, "components.schemas");
+	json_t *js = json_object_get(schemas, "io.x-k8s.jobset.v1alpha2.JobSet");
+	ck_assert_str_eq(pk_get_string(js, "x-kubernetes-group-version-kind[0].group"),
+			 "jobset.x-k8s.io");
+	ck_assert_str_eq(pk_get_string(js, "x-kubernetes-group-version-kind[0].version"),
+			 "v1alpha2");
+	ck_assert_ptr_nonnull(pk_get(js, "properties.apiVersion"));
+	json_t *rj = json_object_get(schemas, "io.x-k8s.jobset.v1alpha2.ReplicatedJob");
+	ck_assert_str_eq(pk_get_string(rj, "properties.template.allOf[0].$ref"),
+			 "#/components/schemas/io.k8s.api.batch.v1.JobTemplateSpec");
+	ck_assert_ptr_nonnull(pk_get(rj, "properties.replicas"));
+	ck_assert_ptr_null(pk_get(rj, "properties.replicass"));
+	ck_assert_ptr_nonnull(
+	    pk_get(json_object_get(schemas, "io.x-k8s.jobset.v1alpha2.FailurePolicyRule"),
+		   "properties.onJobFailureReasons"));
+	ck_assert_ptr_nonnull(json_object_get(schemas, "io.k8s.api.core.v1.PodSpec"));
+	json_t *paths = json_object_get(doc, "paths"), *op;
+	ck_assert_uint_eq(json_object_size(paths), 1);
+	json_object_foreach(paths, key, op)
+	    ck_assert_str_eq(pk_get_string(op, "patch.requestBody.content.application/json."
+					       "schema.$ref"),
+			     "#/components/schemas/io.x-k8s.jobset.v1alpha2.JobSet");
+	json_decref(doc);
 }
 END_TEST
 
@@ -428,18 +520,28 @@ START_TEST(test_modes_other_kinds)
 	ck_assert_ptr_null(resp.warnings); /* checked, and nothing to say */
 	pk_response_clear(&resp);
 
-	/* JobSet, a custom resource upstream, has no message: Strict says so. */
-	ck_assert_int_eq(
-	    post_to("/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets", "Strict",
-		    "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\","
-		    "\"metadata\":{\"name\":\"js\"},\"spec\":{\"replicatedJobs\":[{\"name\":"
-		    "\"w\",\"replicas\":1,\"template\":{\"spec\":{\"template\":{\"spec\":"
-		    "{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}}}}]}}",
-		    &resp),
-	    201);
-	ck_assert_msg(resp.warnings &&
-			  strstr(resp.warnings, "unknown fields of JobSet are not checked"),
-		      "%s", resp.warnings ? resp.warnings : "(none)");
+	/* JobSet, a custom resource upstream, is checked against its schema. */
+	static const char js[] =
+	    "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\","
+	    "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"replicatedJobs\":[{\"name\":"
+	    "\"w\",\"%s\":1,\"template\":{\"spec\":{\"template\":{\"spec\":"
+	    "{\"containers\":[{\"name\":\"c\",\"%s\":\"i\"}]}}}}}]}}";
+	snprintf(b, sizeof(b), js, "typo", "replicass", "imagez");
+	ck_assert_int_eq(post_to("/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets",
+				 "Strict", b, &resp),
+			 400);
+	ck_assert_msg(strstr(resp.body, "JobSet in version \\\"v1alpha2\\\" cannot be handled as a "
+					"JobSet: strict decoding error: unknown field "
+					"\\\"spec.replicatedJobs[0].replicass\\\", unknown field "
+					"\\\"spec.replicatedJobs[0].template.spec.template.spec."
+					"containers[0].imagez\\\""),
+		      "%s", resp.body);
+	pk_response_clear(&resp);
+	snprintf(b, sizeof(b), js, "good", "replicas", "image");
+	ck_assert_int_eq(post_to("/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets",
+				 "Strict", b, &resp),
+			 201);
+	ck_assert_ptr_null(resp.warnings); /* checked, and nothing to say */
 	pk_response_clear(&resp);
 }
 END_TEST
@@ -449,6 +551,8 @@ int main(void)
 	Suite *s = suite_create("fieldvalidation");
 	TCase *tc = tcase_create("fields");
 	tcase_add_test(tc, test_paths);
+	tcase_add_test(tc, test_jobset_paths);
+	tcase_add_test(tc, test_every_kind_has_schema);
 	tcase_add_test(tc, test_examples_known);
 	tcase_add_test(tc, test_board_slices_known);
 	tcase_add_test(tc, test_openapi_same_tables);

@@ -2,7 +2,8 @@
 # podkerneld driven by the real kubectl over TLS (a self-signed certificate
 # made here with openssl) with bearer tokens from a kubeconfig: create -f,
 # get in every output format, -w, label, annotate, apply, describe, delete,
-# and a node identity refused on another node.
+# explain and strict validation of a JobSet (a custom resource's schema), and
+# a node identity refused on another node.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need kubectl
 need openssl
@@ -166,6 +167,27 @@ k version >"$WORK/out" 2>&1 && grep -q 'Server Version: v1.32' "$WORK/out" ||
 k delete pod p1 >"$WORK/out" 2>&1 && grep -q 'deleted' "$WORK/out" || fail "delete: $(cat "$WORK/out")"
 k get pod p1 >"$WORK/out" 2>&1 && fail "p1 still there"
 grep -q 'NotFound\|not found' "$WORK/out" || fail "no NotFound: $(cat "$WORK/out")"
+
+# JobSet, a custom resource upstream, has its schema as a CRD has: kubectl
+# explain reads it, and --validate=strict refuses a typo with its path.
+k explain jobsets.spec.replicatedJobs >"$WORK/out" 2>&1 && grep -q 'GROUP: *jobset.x-k8s.io' "$WORK/out" &&
+	grep -q 'replicas.*<integer>' "$WORK/out" && grep -q 'template.*<JobTemplateSpec>' "$WORK/out" ||
+	fail "explain jobsets.spec.replicatedJobs: $(cat "$WORK/out")"
+cat >"$WORK/js.yaml" <<'Y'
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js-typo}
+spec:
+  replicatedJobs:
+  - name: w
+    replicass: 1
+    template: {spec: {template: {spec: {containers: [{name: c, image: x, imagez: y}]}}}}
+Y
+k apply --validate=strict -f "$WORK/js.yaml" >"$WORK/out" 2>&1 && fail "strict accepted a JobSet typo"
+grep -q 'BadRequest.*strict decoding error: unknown field "spec.replicatedJobs\[0\].replicass"' "$WORK/out" &&
+	grep -q 'unknown field "spec.replicatedJobs\[0\].template.spec.template.spec.containers\[0\].imagez"' \
+		"$WORK/out" || fail "JobSet strict: $(cat "$WORK/out")"
+k get jobset js-typo >/dev/null 2>&1 && fail "a Strict refusal created the JobSet"
 
 # A JSON kind: List (kubectl validates its items against /openapi/v2).
 cat >"$WORK/list.json" <<'L'
