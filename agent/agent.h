@@ -30,6 +30,7 @@
 
 #include "kernel/api/api.h"
 #include "kernel/kube/kubeconfig.h"
+#include "kernel/lib/log.h"
 #include "topology/topology.h"
 
 /* Where node heartbeat Leases live by default (as the kubelet's). */
@@ -385,7 +386,7 @@ struct agent_daemon_config {
 	/* called after each cycle (r NULL when discovery failed; err says why) */
 	void (*on_report)(const struct agent_report *r, int publish_rc, const char *err, void *arg);
 	/* messages of the loop itself (a watch that could not start, ...) */
-	void (*log)(const char *msg, void *arg);
+	pk_log_fn *log;
 	void *arg;
 };
 

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "kernel/lib/log.h"
 
 int agent_cycle(const struct agent_daemon_config *cfg, struct agent_report *ret_report,
 		int *ret_publish_rc, char *err, size_t errlen)
@@ -55,22 +56,20 @@ int agent_cycle(const struct agent_daemon_config *cfg, struct agent_report *ret_
 	return 0;
 }
 
-static void say(const struct agent_daemon_config *cfg, const char *fmt, const char *a);
+/* The loop's own messages, to the program's sink. */
+#define say(cfg, ...) pk_logf((cfg)->log, (cfg)->arg, PK_LOG_ALL, 0, __VA_ARGS__)
 
 /* The node's Lease first: it says the agent is alive whatever the Node patch does. */
 static void renew_lease(const struct agent_daemon_config *cfg)
 {
-	char err[1024] = "", msg[1100];
+	char err[1024] = "";
 	int r;
 
 	if (!cfg->publisher || !cfg->lease)
 		return;
 	r = agent_lease_renew(cfg->publisher, cfg->agent.node_name, err, sizeof(err));
-	if (r < 0) {
-		snprintf(msg, sizeof(msg), "renewing the node's Lease: %s",
-			 err[0] ? err : strerror(-r));
-		say(cfg, "%s", msg);
-	}
+	if (r < 0)
+		say(cfg, "renewing the node's Lease: %s", err[0] ? err : strerror(-r));
 }
 
 static void run_cycle(const struct agent_daemon_config *cfg)
@@ -90,16 +89,6 @@ static void run_cycle(const struct agent_daemon_config *cfg)
 	if (cfg->on_report)
 		cfg->on_report(&r, prc, err, cfg->arg);
 	agent_report_clear(&r);
-}
-
-static void say(const struct agent_daemon_config *cfg, const char *fmt, const char *a)
-{
-	char msg[512];
-
-	if (!cfg->log)
-		return;
-	snprintf(msg, sizeof(msg), fmt, a);
-	cfg->log(msg, cfg->arg);
 }
 
 static int arm(int fd, long first_ms, long every_ms)
@@ -149,12 +138,12 @@ static int loop_open(const struct agent_daemon_config *cfg, struct loop *l)
 		arm(l->pfd[FD_TICK].fd, cfg->interval_s * 1000L, cfg->interval_s * 1000L);
 	if (cfg->agent.use_udev) {
 		if (agent_udev_monitor_new(&l->udev) < 0)
-			say(cfg, "%s", "udev monitor unavailable: no hotplug updates");
+			say(cfg, "udev monitor unavailable: no hotplug updates");
 		l->pfd[FD_UDEV].fd = agent_udev_monitor_fd(l->udev);
 	}
 	if (cfg->agent.use_netlink) {
 		if (agent_link_watch_new(cfg->agent.board, &l->links) < 0)
-			say(cfg, "%s", "netlink watch unavailable: no link-change updates");
+			say(cfg, "netlink watch unavailable: no link-change updates");
 		l->pfd[FD_NETLINK].fd = agent_link_watch_fd(l->links);
 	}
 	return 0;
@@ -198,7 +187,7 @@ int agent_daemon_run(const struct agent_daemon_config *cfg)
 			break;
 		}
 		if (l.pfd[FD_UDEV].revents & (POLLERR | POLLNVAL)) {
-			say(cfg, "%s", "udev monitor failed: no more hotplug updates");
+			say(cfg, "udev monitor failed: no more hotplug updates");
 			agent_udev_monitor_free(l.udev);
 			l.udev = NULL;
 			l.pfd[FD_UDEV].fd = -1;
@@ -211,7 +200,7 @@ int agent_daemon_run(const struct agent_daemon_config *cfg)
 		if (l.pfd[FD_NETLINK].revents) {
 			if (agent_link_watch_process(l.links, &changed) < 0) {
 				/* a broken socket would keep poll() busy: stop watching */
-				say(cfg, "%s", "netlink watch failed: no more link-change updates");
+				say(cfg, "netlink watch failed: no more link-change updates");
 				agent_link_watch_free(l.links);
 				l.links = NULL;
 				l.pfd[FD_NETLINK].fd = -1;
@@ -221,7 +210,7 @@ int agent_daemon_run(const struct agent_daemon_config *cfg)
 		}
 		if (l.pfd[FD_DEBOUNCE].revents || l.pfd[FD_TICK].revents) {
 			if (l.pfd[FD_DEBOUNCE].revents)
-				say(cfg, "%s", "device or link change: discovering again");
+				say(cfg, "device or link change: discovering again");
 			drain_fd(l.pfd[FD_DEBOUNCE].fd);
 			drain_fd(l.pfd[FD_TICK].fd);
 			run_cycle(cfg);

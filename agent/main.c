@@ -468,9 +468,10 @@ static void on_report(const struct agent_report *r, int publish_rc, const char *
 		fprintf(stderr, "podagent: publishing node %s failed: %s\n", r->node_name, err);
 }
 
-static void on_log(const char *msg, void *arg)
+static void on_log(void *arg, int level, const char *msg)
 {
 	(void)arg;
+	(void)level;
 	fprintf(stderr, "podagent: %s\n", msg);
 }
 

@@ -9,6 +9,7 @@
 #include "kernel/appliance/appliance.h"
 #include "kernel/appliance/writer.h"
 #include "kernel/appliance/placement_map.h"
+#include "kernel/lib/log.h"
 #include "kernel/sched/sched.h"
 
 /* Entity types of the KEP's metric labels. */
@@ -84,8 +85,9 @@ struct pk_appliance {
 };
 
 /* appliance.c */
-void ap_log(struct pk_appliance *app, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* A log line for the program's sink, at most at the loop's verbosity. */
+#define ap_log(app, level, ...)                                                                    \
+	pk_logf((app)->cfg.log, (app)->cfg.log_arg, (app)->cfg.verbosity, level, __VA_ARGS__)
 int64_t ap_now_ms(void);
 int64_t ap_now_ns(void);
 /* Store write results back into the scheduler's view (also on failure). */

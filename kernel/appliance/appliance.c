@@ -54,19 +54,6 @@ int64_t ap_now_ms(void)
 	return ap_now_ns() / 1000000;
 }
 
-void ap_log(struct pk_appliance *app, int level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (!app->cfg.log || level > app->cfg.verbosity)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	app->cfg.log(app->cfg.log_arg, level, msg);
-}
-
 /*
  * The sched explain trace, asked for at -v 4 only: log lines tagged with the
  * kind of root they are about ("cycle N: root Kind ns/x ..." names it), as

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "kernel/attach/attach-internal.h"
+#include "kernel/lib/log.h"
 
 struct pk_attach {
 	struct pk_attach_config cfg;
@@ -37,24 +38,14 @@ struct pk_attach {
 	struct at_remote_stats writes;
 };
 
-static void at_log(struct pk_attach *a, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void at_log(struct pk_attach *a, int level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (!a->cfg.log || level > a->cfg.verbosity)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	a->cfg.log(a->cfg.log_arg, level, msg);
-}
+#define at_log(a, level, ...)                                                                      \
+	pk_logf((a)->cfg.log, (a)->cfg.log_arg, (a)->cfg.verbosity, level, __VA_ARGS__)
 
 static void sub_log(void *arg, int level, const char *msg)
 {
-	at_log(arg, level, "attach: %s", msg);
+	struct pk_attach *a = arg;
+
+	at_log(a, level, "attach: %s", msg);
 }
 
 bool pk_attach_ready(struct pk_attach *a)

@@ -24,6 +24,7 @@
 
 #include "kernel/kube/kube-internal.h"
 #include "kernel/kube/kube.h"
+#include "kernel/lib/log.h"
 
 #define WATCH_TIMEOUT_S 290
 
@@ -63,20 +64,9 @@ int kube_resource_path(const struct kube_resource *res, const char *ns, const ch
 	return n < (int)len ? 0 : -ENAMETOOLONG;
 }
 
-static void inf_log(struct kube_informer *inf, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void inf_log(struct kube_informer *inf, int level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (!inf->sink.log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	inf->sink.log(inf->sink.arg, level, msg);
-}
+/* Every line goes to the sink, which filters by level. */
+#define inf_log(inf, level, ...)                                                                   \
+	pk_logf((inf)->sink.log, (inf)->sink.arg, PK_LOG_ALL, level, __VA_ARGS__)
 
 static void count(struct kube_informer *inf, uint64_t *field)
 {

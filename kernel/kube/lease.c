@@ -24,6 +24,7 @@
 
 #include "kernel/kube/kube-internal.h"
 #include "kernel/kube/kube.h"
+#include "kernel/lib/log.h"
 
 struct kube_lease {
 	struct kube_client *c;
@@ -80,20 +81,8 @@ void kube_micro_time(char buf[40])
 	snprintf(buf, 40, "%s.%06ldZ", s, ts.tv_nsec / 1000);
 }
 
-static void lease_log(struct kube_lease *l, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void lease_log(struct kube_lease *l, int level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (!l->cfg.log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	l->cfg.log(l->cfg.arg, level, msg);
-}
+/* Every line goes to the sink, which filters by level. */
+#define lease_log(l, level, ...) pk_logf((l)->cfg.log, (l)->cfg.arg, PK_LOG_ALL, level, __VA_ARGS__)
 
 bool kube_lease_leading(const struct kube_lease *l)
 {

@@ -456,7 +456,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 static void listener_log(void *arg, int level, const char *msg)
 {
-	pk_srv_log(arg, level, "http: %s", msg);
+	struct pk_server *srv = arg;
+
+	pk_srv_log(srv, level, "http: %s", msg);
 }
 
 /* Could we bind a. now?  (Tells a TLS failure from an address in use.) */

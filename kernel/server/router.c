@@ -27,18 +27,6 @@
 
 #define MAX_SEGMENTS 12
 
-void pk_srv_log(struct pk_server *srv, int level, const char *fmt, ...)
-{
-	if (!srv->log || level > srv->verbosity)
-		return;
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	srv->log(srv->log_arg, level, buf);
-}
-
 void pk_response_clear(struct pk_response *resp)
 {
 	if (!resp)

@@ -10,6 +10,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "kernel/lib/log.h"
 #include "kernel/server/server.h"
 
 #define METRIC_SLOTS 128
@@ -68,8 +69,9 @@ struct pk_server {
 	void *ui_hook_arg;
 };
 
-void pk_srv_log(struct pk_server *srv, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* A log line for the program's sink, at most at the server's verbosity. */
+#define pk_srv_log(srv, level, ...)                                                                \
+	pk_logf((srv)->log, (srv)->log_arg, (srv)->verbosity, level, __VA_ARGS__)
 
 /* Responses. */
 void pk_srv_respond_json(struct pk_response *resp, int status, json_t *body); /* body stolen */
