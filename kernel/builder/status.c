@@ -21,7 +21,9 @@
  * failed Job either restarts the JobSet (status.restarts below
  * failurePolicy.maxRestarts: every Job and group is deleted and recreated,
  * so the gangs are gated and placed whole again) or fails it
- * (ReachedMaxRestarts).
+ * (ReachedMaxRestarts).  A finished JobSet says so in status.terminalState
+ * too; its conditions are metav1.Condition (a Job's JobCondition has
+ * lastProbeTime besides).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -449,10 +451,14 @@ int wb_jobset_status(const json_t *jobset, const json_t *jobs, const char *now,
 		r = add_condition(st, "Failed", "ReachedMaxRestarts",
 				  "jobset failed due to reaching max number of restarts", now,
 				  false);
+		if (r == 0)
+			r = json_object_set_new(st, "terminalState", json_string("Failed"));
 	} else if (jobset_succeeded(jobset, rstat)) {
 		u.finished = true;
 		r = add_condition(st, "Completed", "AllJobsCompleted",
 				  "jobset completed successfully", now, false);
+		if (r == 0)
+			r = json_object_set_new(st, "terminalState", json_string("Completed"));
 	}
 	if (r < 0) {
 		json_decref(st);

@@ -6,7 +6,9 @@
  * finished pods free the nodes a waiting gang then gets; a Job whose pods
  * keep failing is recreated up to backoffLimit and then Failed; a JobSet
  * whose Job fails restarts, every pod of the new attempt gated and placed
- * as a whole gang again, and fails for good past maxRestarts.
+ * as a whole gang again, and fails for good past maxRestarts; a finished
+ * JobSet's terminalState, and every object the controllers wrote uses known
+ * fields of its kind's schema (JobSet's included).
  *
  * Pods are finished the way a kubelet reports it: a status write of
  * status.phase.
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/server/server-internal.h"
 
 static char dir[256];
 static struct pk_store *st;
@@ -95,6 +98,20 @@ static json_t *get(const char *kind, const char *name)
 	json_t *o = NULL;
 
 	return pk_store_get(st, kind, "default", name, &o) == 0 ? o : NULL;
+}
+
+/* What the controllers wrote uses fields of the kind's schema only (a client
+ * sending it back under fieldValidation=Strict is not refused). */
+static void known_fields(const char *kind, const char *name)
+{
+	json_t *o = get(kind, name), *paths = NULL;
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(pk_srv_unknown_fields(pk_type_by_kind(kind), o, false, &paths), 0);
+	ck_assert_msg(json_array_size(paths) == 0, "%s %s: unknown field %s", kind, name,
+		      json_string_value(json_array_get(paths, 0)));
+	json_decref(paths);
+	json_decref(o);
 }
 
 static void sleep_ms(long ms)
@@ -295,6 +312,11 @@ START_TEST(jobset_restarts_as_a_gang_then_fails)
 	set_phase("js-w-0-1", "Failed");
 	ck_assert(wait_for("JobSet", "js", has_condition, "Failed"));
 	ck_assert_int_eq(status_int("JobSet", "js", "status.restarts"), 1);
+	json_t *js = get("JobSet", "js");
+	ck_assert_str_eq(pk_get_string(js, "status.terminalState"), "Failed");
+	ck_assert_int_eq(status_int("JobSet", "js", "status.restartsCountTowardsMax"), 1);
+	json_decref(js);
+	known_fields("JobSet", "js");
 	ck_assert(wait_for("Pod", "js-w-1-0", is_gone, NULL));
 	ck_assert(wait_for("Job", "js-w-1", is_gone, NULL));
 }
@@ -320,7 +342,17 @@ START_TEST(jobset_completes_under_success_policy_any)
 
 	ck_assert_int_eq(json_integer_value(json_object_get(rs, "succeeded")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(rs, "active")), 1);
+	ck_assert_str_eq(pk_get_string(js, "status.terminalState"), "Completed");
 	json_decref(js);
+	static const char *const written[][2] = {{"JobSet", "js"},
+						 {"Job", "js-w-1"},
+						 {"PodGroup", "js-w-1"},
+						 {"CompositePodGroup", "js"},
+						 {"CompositePodGroup", "js-w"},
+						 {"Workload", "js"},
+						 {"Pod", "js-w-1-0"}};
+	for (size_t i = 0; i < sizeof(written) / sizeof(written[0]); i++)
+		known_fields(written[i][0], written[i][1]);
 }
 END_TEST
 
