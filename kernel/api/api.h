@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "kernel/lib/hash.h"
 #include "topology/topology.h"
 
 /* ---- limits for hostile input ------------------------------------------ */
@@ -169,15 +170,7 @@ json_t *pk_compact_object(const json_t *obj);
  */
 int pk_write_list(FILE *f, const json_t *items, enum pk_format fmt);
 
-/* ---- hashing (hash.c) ------------------------------------------------------ */
-#define PK_FNV1A_INIT 14695981039346656037ULL /* the 64-bit FNV-1a offset basis */
-/* Fold one byte into the FNV-1a hash h (also a separator between fields). */
-static inline uint64_t pk_fnv1a_byte(uint64_t h, unsigned char c)
-{
-	return (h ^ c) * 1099511628211ULL;
-}
-/* Fold the bytes of s, up to its NUL, into h; start from PK_FNV1A_INIT. */
-uint64_t pk_fnv1a(uint64_t h, const char *s);
+/* ---- row checksums (hash.c; FNV-1a is kernel/lib/hash.h) ------------------ */
 
 /*
  * A stored object row (kernel/store's SQLite table, read back by `podctl

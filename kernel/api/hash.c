@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * hash.c — FNV-1a (64-bit), the one string hash of podkernel: the
- * scheduler's string map, change fingerprints of objects and conditions, the
- * appliance's event cache.  Fast on short keys, no table, no state; not for
- * anything an attacker could exploit beyond a slower lookup.  It is also
- * the checksum of the store's rows (pk_row_sum(), pk_row_verify()): a
+ * hash.c — the checksum of the store's rows (pk_row_sum(), pk_row_verify()),
+ * FNV-1a (kernel/lib/hash.h) over the key, the version and the body: a
  * detector of damage on disk, not of tampering.
  */
 #include <errno.h>
@@ -13,13 +10,6 @@
 #include <string.h>
 
 #include "kernel/api/api.h"
-
-uint64_t pk_fnv1a(uint64_t h, const char *s)
-{
-	for (; *s; s++)
-		h = pk_fnv1a_byte(h, (unsigned char)*s);
-	return h;
-}
 
 uint64_t pk_row_sum(const char *kind, const char *ns, const char *name, int64_t rv,
 		    const char *body, size_t len)

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "kernel/api/api.h"
+#include "kernel/lib/hash.h"
 #include "kernel/podctl/podctl.h"
 
 #define MAP_MAX_ONLY 32
@@ -113,15 +114,6 @@ static const char GLYPH_BUSY[] = "\u2588", GLYPH_FREE[] = "\u2591", GLYPH_CORDON
 
 /* ---- colours (the page's rule, map.js groupColor) ---------------------------------------- */
 
-static uint32_t fnv(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 static int ansi_of_hsl(double hue, double sat, double light)
 {
 	double c = (1 - fabs(2 * light - 1)) * sat, hp = hue / 60.0;
@@ -154,11 +146,12 @@ static int group_color(const json_t *groups, json_int_t id)
 		root = g;
 	snprintf(key, sizeof(key), "%s/%s", json_string_value(json_object_get(root, "namespace")),
 		 json_string_value(json_object_get(root, "name")));
-	hue = fmod((double)fnv(key) * 137.508, 360.0);
+	hue = fmod((double)pk_fnv1a32(key) * 137.508, 360.0);
 	light =
 	    root == g
 		? 0.48
-		: 0.34 + (double)(fnv(json_string_value(json_object_get(g, "name"))) % 5) * 0.07;
+		: 0.34 + (double)(pk_fnv1a32(json_string_value(json_object_get(g, "name"))) % 5) *
+			     0.07;
 	return ansi_of_hsl(hue, 0.62, light);
 }
 

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "kernel/lib/file.h"
+#include "kernel/lib/hash.h"
 #include "kernel/server/listener.h"
 
 enum phase { PH_HEADERS, PH_BODY, PH_ACTIVE };
@@ -173,10 +174,10 @@ static bool addr_key(const struct sockaddr *sa, unsigned char key[17])
 
 static unsigned key_hash(const unsigned char key[17])
 {
-	unsigned h = 2166136261u;
+	uint32_t h = PK_FNV1A32_INIT;
 
 	for (int i = 0; i < 17; i++)
-		h = (h ^ key[i]) * 16777619u;
+		h = pk_fnv1a32_byte(h, key[i]);
 	return h % PEER_BUCKETS;
 }
 
