@@ -623,20 +623,29 @@ struct cand {
 	int64_t num, den;
 };
 
-static int cand_cmp(const void *a, const void *b)
+/*
+ * A domain's rank (the file's opening): holds every pending pod, fewest
+ * scarce resources left idle, fewest coarser domains broken, tightest packing.
+ */
+static int cand_rank_cmp(const struct cand *x, const struct cand *y)
 {
-	const struct cand *x = a, *y = b;
-
 	if (x->full != y->full)
 		return x->full ? -1 : 1;
 	if (x->waste != y->waste)
 		return x->waste < y->waste ? -1 : 1;
 	if (x->frag != y->frag)
 		return x->frag < y->frag ? -1 : 1;
-	int c = sc_frac_cmp(x->num, x->den, y->num, y->den);
+	return -sc_frac_cmp(x->num, x->den, y->num, y->den);
+}
+
+/* The rank, ties broken by domain order (qsort's comparator). */
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	int c = cand_rank_cmp(x, y);
 
 	if (c)
-		return -c;
+		return c;
 	return x->d < y->d ? -1 : x->d > y->d;
 }
 
@@ -794,18 +803,6 @@ static void cands_scan(struct cands *cs, bool best_only)
 	}
 	if (best_only && have)
 		cs->v[cs->n++] = best;
-}
-
-/* cand_cmp without the final tie on the domain. */
-static int cand_rank_cmp(const struct cand *x, const struct cand *y)
-{
-	if (x->full != y->full)
-		return x->full ? -1 : 1;
-	if (x->waste != y->waste)
-		return x->waste < y->waste ? -1 : 1;
-	if (x->frag != y->frag)
-		return x->frag < y->frag ? -1 : 1;
-	return -sc_frac_cmp(x->num, x->den, y->num, y->den);
 }
 
 struct best_search {
