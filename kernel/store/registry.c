@@ -707,6 +707,21 @@ static void keep_field(json_t *dst, json_t *src, const char *key)
 		json_object_del(dst, key);
 }
 
+/*
+ * The metadata no write may change, kept from the stored object: identity,
+ * lifecycle stamps, the version (generation follows set_generation()).  An
+ * update's name already is the stored one (it was looked up by it).
+ */
+static const char *const fixed_meta[] = {
+    "name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "resourceVersion",
+};
+
+static void keep_fixed_meta(json_t *m, json_t *om)
+{
+	for (size_t i = 0; i < sizeof(fixed_meta) / sizeof(fixed_meta[0]); i++)
+		keep_field(m, om, fixed_meta[i]);
+}
+
 /* Build the object to store from the old one and the request (obj, changed in place). */
 static json_t *merge_update(const struct pk_type *t, json_t *old, json_t *obj,
 			    enum pk_store_sub sub)
@@ -725,11 +740,7 @@ static json_t *merge_update(const struct pk_type *t, json_t *old, json_t *obj,
 		m = json_object();
 		json_object_set_new(next, "metadata", m);
 	}
-	keep_field(m, om, "uid");
-	keep_field(m, om, "creationTimestamp");
-	keep_field(m, om, "deletionTimestamp");
-	keep_field(m, om, "namespace");
-	keep_field(m, om, "resourceVersion");
+	keep_fixed_meta(m, om);
 	set_generation(next, old, false);
 	return next;
 }
@@ -882,12 +893,7 @@ static void keep_identity(json_t *next, json_t *old, bool binding)
 		m = json_object();
 		json_object_set_new(next, "metadata", m);
 	}
-	keep_field(m, om, "name");
-	keep_field(m, om, "namespace");
-	keep_field(m, om, "uid");
-	keep_field(m, om, "creationTimestamp");
-	keep_field(m, om, "deletionTimestamp");
-	keep_field(m, om, "resourceVersion");
+	keep_fixed_meta(m, om);
 	set_generation(next, old, binding);
 }
 
