@@ -30,6 +30,7 @@
 
 #include "kernel/appliance/appliance-internal.h"
 #include "kernel/builder/builder.h"
+#include "kernel/lib/macro.h"
 
 #define AP_EVENT_BATCH 1024
 /* Objects per list page at start: small pages keep the transient trees of a
@@ -227,7 +228,7 @@ static int load_all(struct pk_appliance *app)
 	int r = new_scheduler(app);
 
 	ap_pmap_clear(app->pmap);
-	for (size_t i = 0; r == 0 && i < sizeof(list_order) / sizeof(list_order[0]); i++)
+	for (size_t i = 0; r == 0 && i < ELEMENTSOF(list_order); i++)
 		r = list_kind(app, list_order[i], now);
 	if (r < 0)
 		return r;

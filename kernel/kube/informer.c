@@ -25,6 +25,7 @@
 #include "kernel/kube/kube-internal.h"
 #include "kernel/kube/kube.h"
 #include "kernel/lib/log.h"
+#include "kernel/lib/macro.h"
 
 #define WATCH_TIMEOUT_S 290
 
@@ -136,13 +137,12 @@ static int watch_type(const char *t, enum kube_watch_type *ret)
 {
 	static const char *const names[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
 
-	for (size_t i = 0; t && i < sizeof(names) / sizeof(names[0]); i++) {
-		if (strcmp(t, names[i]) == 0) {
-			*ret = (enum kube_watch_type)i;
-			return 0;
-		}
-	}
-	return -EBADMSG;
+	ssize_t i = PK_STRING_TABLE_FIND(names, t);
+
+	if (i < 0)
+		return -EBADMSG;
+	*ret = (enum kube_watch_type)i;
+	return 0;
 }
 
 int kube_watch_decode(const char *line, size_t len, struct kube_watch_event *ret)

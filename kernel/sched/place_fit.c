@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/lib/macro.h"
 #include "kernel/sched/sched-internal.h"
 
 #define FIT_BUDGET 4096 /* candidate simulations per root */
@@ -1105,9 +1106,8 @@ static bool is_scarce(const char *name)
 {
 	static const char *const common[] = {"pods", "cpu", "memory", "ephemeral-storage"};
 
-	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
-		if (strcmp(name, common[i]) == 0)
-			return false;
+	if (PK_STRING_TABLE_FIND(common, name) >= 0)
+		return false;
 	return strncmp(name, "hugepages-", 10) != 0;
 }
 

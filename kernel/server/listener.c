@@ -33,6 +33,7 @@
 
 #include "kernel/lib/file.h"
 #include "kernel/lib/hash.h"
+#include "kernel/lib/macro.h"
 #include "kernel/server/listener.h"
 
 enum phase { PH_HEADERS, PH_BODY, PH_ACTIVE };
@@ -484,7 +485,7 @@ static struct MHD_Daemon *start_daemon(struct pk_listener *l, const struct pk_li
 	/* The option array ends at its first END: move the set ones forward. */
 	size_t n = 0;
 
-	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(opts); i++)
 		if (opts[i].option != MHD_OPTION_END)
 			opts[n++] = opts[i];
 	opts[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernel/lib/macro.h"
 #include "kernel/server/server-internal.h"
 
 #define MAX_SEGMENTS 12
@@ -215,15 +216,11 @@ static int arg_bool(const struct pk_request *req, const char *key, bool *ret)
 	*ret = false;
 	if (!v)
 		return 0;
-	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
-		if (strcmp(v, yes[i]) == 0) {
-			*ret = true;
-			return 0;
-		}
-	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
-		if (strcmp(v, no[i]) == 0)
-			return 0;
-	return -EINVAL;
+	if (PK_STRING_TABLE_FIND(yes, v) >= 0) {
+		*ret = true;
+		return 0;
+	}
+	return PK_STRING_TABLE_FIND(no, v) >= 0 ? 0 : -EINVAL;
 }
 
 static bool arg_true(const struct pk_request *req, const char *key)
@@ -1682,10 +1679,7 @@ static bool kubelet_subresource(struct pk_server *srv, const struct pk_request *
 	if (sscanf(req->path, "/api/v1/namespaces/%253[^/]/pods/%253[^/]/%31[^/]", ns, name, sub) !=
 	    3)
 		return false;
-	size_t i = 0;
-	while (i < sizeof(subs) / sizeof(subs[0]) && strcmp(subs[i], sub) != 0)
-		i++;
-	if (i == sizeof(subs) / sizeof(subs[0]))
+	if (PK_STRING_TABLE_FIND(subs, sub) < 0)
 		return false;
 	read = strcmp(sub, "log") == 0;
 	if (!pk_authorize(who, read ? "get" : "create", "Pod", name))

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "kernel/builder/builder.h"
+#include "kernel/lib/macro.h"
 #include "kernel/store/store-internal.h"
 #include "topology/topology.h"
 
@@ -280,7 +281,7 @@ static int validate(const struct pk_type *t, json_t *obj, const json_t *old, str
 	if (t->pk == PK_KIND_UNKNOWN)
 		return 0;
 	rc = pk_validate(obj, errs) < 0 ? -EINVAL : 0;
-	for (size_t i = 0; i < sizeof(admission_hooks) / sizeof(admission_hooks[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(admission_hooks); i++)
 		if (admission_hooks[i].kind == t->pk &&
 		    admission_hooks[i].admit(obj, old, errs) < 0)
 			rc = -EINVAL;
@@ -718,7 +719,7 @@ static const char *const fixed_meta[] = {
 
 static void keep_fixed_meta(json_t *m, json_t *om)
 {
-	for (size_t i = 0; i < sizeof(fixed_meta) / sizeof(fixed_meta[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(fixed_meta); i++)
 		keep_field(m, om, fixed_meta[i]);
 }
 

@@ -226,6 +226,29 @@ START_TEST(test_status_codes)
 	ck_assert_str_eq(reason(b), "NotFound");
 	json_decref(b);
 	ck_assert_int_eq(call("GET", "/api/v1/nothing", "admintok", NULL, NULL, NULL), 404);
+	/* a kubelet's subresources by name: 501 for a pod, 404 without one; others not */
+	ck_assert_int_eq(
+	    call("GET", "/api/v1/namespaces/default/pods/p1/log", "admintok", NULL, NULL, &b), 501);
+	ck_assert_str_eq(reason(b), "NotImplemented");
+	json_decref(b);
+	ck_assert_int_eq(call("POST", "/api/v1/namespaces/default/pods/p1/portforward", "admintok",
+			      NULL, NULL, NULL),
+			 501);
+	ck_assert_int_eq(
+	    call("GET", "/api/v1/namespaces/default/pods/nope/exec", "admintok", NULL, NULL, NULL),
+	    404);
+	ck_assert_int_ne(
+	    call("GET", "/api/v1/namespaces/default/pods/p1/logs", "admintok", NULL, NULL, NULL),
+	    501);
+	/* booleans as Go's ParseBool spells them */
+	ck_assert_int_eq(call("GET", "/api/v1/pods?watch=False", "admintok", NULL, NULL, NULL),
+			 200);
+	ck_assert_int_eq(
+	    call("GET", "/api/v1/pods?watch=0&allowWatchBookmarks=T", "admintok", NULL, NULL, NULL),
+	    200);
+	ck_assert_int_eq(call("GET", "/api/v1/pods?watch=maybe", "admintok", NULL, NULL, &b), 400);
+	ck_assert_str_eq(reason(b), "BadRequest");
+	json_decref(b);
 	ck_assert_int_eq(call("PATCH", "/api/v1/namespaces/default/pods/p1", "admintok",
 			      "text/plain", "{}", NULL),
 			 415);
