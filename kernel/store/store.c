@@ -158,7 +158,7 @@ static int open_readers(struct pk_store *st, const char *path, char *err, size_t
 static void close_reader(struct store_reader *r)
 {
 	sqlite3_finalize(r->st_get);
-	for (size_t i = 0; i < sizeof(r->st_list) / sizeof(r->st_list[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(r->st_list); i++)
 		sqlite3_finalize(r->st_list[i]);
 	sqlite3_close(r->db);
 }
