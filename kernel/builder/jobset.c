@@ -571,6 +571,95 @@ static int check_counts(const struct jobset_view *v, const struct wb_item *root,
 	return r;
 }
 
+/*
+ * Upstream JobSet fields this controller does not act on.  Each is refused
+ * at its path unless it holds the value whose behaviour is the one built here
+ * (a JobSet must not run as if the field were absent: a suspended JobSet
+ * would start at once, a JobSet managed elsewhere would run twice).
+ */
+static bool absent(const json_t *v)
+{
+	return !v || json_is_null(v);
+}
+
+static bool str_is(const json_t *v, const char *want)
+{
+	return json_is_string(v) && strcmp(json_string_value(v), want) == 0;
+}
+
+static int check_unimplemented(const json_t *jobset, struct pk_errors *errs)
+{
+	const json_t *spec = wb_obj(jobset, "spec"), *v;
+	const json_t *rjs = json_object_get(spec, "replicatedJobs");
+	int r = 0;
+
+	v = json_object_get(spec, "suspend");
+	if (!absent(v) && !json_is_false(v)) {
+		pk_errors_add(errs, "spec.suspend: Unsupported value: true: suspended JobSets "
+				    "are not implemented (the JobSet would start at once)");
+		r = -EINVAL;
+	}
+	v = json_object_get(spec, "network");
+	if (!absent(v) && !(json_is_object(v) && json_object_size(v) == 0)) {
+		pk_errors_add(errs, "spec.network: Forbidden: not implemented (no headless "
+				    "Service, pod hostnames or subdomain are created)");
+		r = -EINVAL;
+	}
+	v = json_object_get(json_object_get(spec, "startupPolicy"), "startupPolicyOrder");
+	if (!absent(v) && !str_is(v, "AnyOrder")) {
+		pk_errors_add(errs, "spec.startupPolicy.startupPolicyOrder: Unsupported value: "
+				    "supported values: \"AnyOrder\" (every replicated job starts "
+				    "at once)");
+		r = -EINVAL;
+	}
+	if (!absent(json_object_get(spec, "coordinator"))) {
+		pk_errors_add(errs, "spec.coordinator: Forbidden: not implemented (no "
+				    "coordinator label or annotation is written)");
+		r = -EINVAL;
+	}
+	v = json_object_get(spec, "managedBy");
+	if (!absent(v) && !str_is(v, "jobset.sigs.k8s.io/jobset-controller")) {
+		pk_errors_add(errs, "spec.managedBy: Unsupported value: supported values: "
+				    "\"jobset.sigs.k8s.io/jobset-controller\" (this controller "
+				    "manages every JobSet it admits)");
+		r = -EINVAL;
+	}
+	if (!absent(json_object_get(spec, "ttlSecondsAfterFinished"))) {
+		pk_errors_add(errs, "spec.ttlSecondsAfterFinished: Forbidden: not implemented "
+				    "(finished JobSets are kept until deleted)");
+		r = -EINVAL;
+	}
+	v = json_object_get(json_object_get(spec, "failurePolicy"), "rules");
+	if (!absent(v) && !(json_is_array(v) && json_array_size(v) == 0)) {
+		pk_errors_add(errs, "spec.failurePolicy.rules: Forbidden: not implemented "
+				    "(every failed Job counts toward maxRestarts)");
+		r = -EINVAL;
+	}
+	v = json_object_get(json_object_get(spec, "failurePolicy"), "restartStrategy");
+	if (!absent(v) && !str_is(v, "Recreate")) {
+		pk_errors_add(errs, "spec.failurePolicy.restartStrategy: Unsupported value: "
+				    "supported values: \"Recreate\"");
+		r = -EINVAL;
+	}
+	for (size_t i = 0; json_is_array(rjs) && i < json_array_size(rjs); i++) {
+		const json_t *rj = json_array_get(rjs, i);
+
+		if (!absent(json_object_get(rj, "groupName"))) {
+			pk_errors_add(errs, "spec.replicatedJobs[%zu].groupName: Forbidden: not "
+					    "implemented (no group-name label is written)",
+				      i);
+			r = -EINVAL;
+		}
+		if (!absent(json_object_get(rj, "dependsOn"))) {
+			pk_errors_add(errs, "spec.replicatedJobs[%zu].dependsOn: Forbidden: not "
+					    "implemented (every replicated job starts at once)",
+				      i);
+			r = -EINVAL;
+		}
+	}
+	return r;
+}
+
 int wb_jobset_validate(const json_t *jobset, const json_t *old_jobset, struct pk_errors *errs)
 {
 	struct jobset_view v, ov = {0};
@@ -581,6 +670,8 @@ int wb_jobset_validate(const json_t *jobset, const json_t *old_jobset, struct pk
 
 	r = jobset_parse(jobset, &v, errs);
 	if (wb_jobset_check_policies(jobset, errs) < 0)
+		r = -EINVAL;
+	if (check_unimplemented(jobset, errs) < 0)
 		r = -EINVAL;
 	if (r < 0 || v.a_template)
 		goto out;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/lib/macro.h"
 #include "kernel/server/server-internal.h"
 
 static char dir[256];
@@ -356,20 +357,66 @@ START_TEST(jobset_completes_under_success_policy_any)
 }
 END_TEST
 
-START_TEST(jobset_policy_fields_are_checked)
+/* Upstream fields the controller does not act on are refused at their path;
+ * the values whose behaviour is the one built here are admitted. */
+static bool create_names(const char *path, const char *value, const char *named)
 {
 	struct pk_errors errs = {0};
 	json_t *o = json_loads(jobset_text, 0, NULL);
+	json_t *v = json_loads(value, JSON_DECODE_ANY, NULL);
+	bool found = false;
 
-	pk_set(o, "spec.failurePolicy.rules", json_array());
-	ck_assert_int_ne(pk_store_create(st, o, &errs, NULL), 0);
-	bool named = false;
-
+	ck_assert_ptr_nonnull(v);
+	pk_set(o, path, v);
+	int rc = pk_store_create(st, o, &errs, NULL);
 	for (size_t i = 0; i < errs.n; i++)
-		named |= strstr(errs.msg[i], "spec.failurePolicy.rules") != NULL;
-	ck_assert(named);
+		found |= named && strstr(errs.msg[i], named) != NULL;
+	if (rc == 0) {
+		pk_store_delete(st, "JobSet", "default", "js", NULL, NULL, NULL);
+		found = !named;
+	}
 	pk_errors_clear(&errs);
 	json_decref(o);
+	return found;
+}
+
+START_TEST(jobset_policy_fields_are_checked)
+{
+	static const char *const refused[][3] = {
+	    {"spec.failurePolicy.rules", "[{\"name\":\"r\",\"action\":\"FailJobSet\"}]",
+	     "spec.failurePolicy.rules: Forbidden: not implemented"},
+	    {"spec.failurePolicy.restartStrategy", "\"BlockingRecreate\"",
+	     "spec.failurePolicy.restartStrategy: Unsupported value"},
+	    {"spec.suspend", "true", "spec.suspend: Unsupported value"},
+	    {"spec.network", "{\"enableDNSHostnames\":true}", "spec.network: Forbidden"},
+	    {"spec.startupPolicy", "{\"startupPolicyOrder\":\"InOrder\"}",
+	     "spec.startupPolicy.startupPolicyOrder: Unsupported value"},
+	    {"spec.coordinator", "{\"replicatedJob\":\"w\"}", "spec.coordinator: Forbidden"},
+	    {"spec.managedBy", "\"kueue.x-k8s.io/multikueue\"", "spec.managedBy: Unsupported"},
+	    {"spec.ttlSecondsAfterFinished", "60", "spec.ttlSecondsAfterFinished: Forbidden"},
+	    {"spec.replicatedJobs", "[{\"name\": \"w\", \"groupName\": \"g\", "
+	     "\"template\": {\"spec\": {" POD_SPEC "}}}]",
+	     "spec.replicatedJobs[0].groupName: Forbidden"},
+	    {"spec.replicatedJobs", "[{\"name\": \"a\", \"template\": {\"spec\": {" POD_SPEC
+	     "}}}, {\"name\": \"b\", \"dependsOn\": [{\"name\": \"a\", \"status\": "
+	     "\"Ready\"}], \"template\": {\"spec\": {" POD_SPEC "}}}]",
+	     "spec.replicatedJobs[1].dependsOn: Forbidden"},
+	};
+	static const char *const admitted[][2] = {
+	    {"spec.failurePolicy.rules", "[]"},
+	    {"spec.failurePolicy.restartStrategy", "\"Recreate\""},
+	    {"spec.suspend", "false"},
+	    {"spec.network", "{}"},
+	    {"spec.startupPolicy", "{\"startupPolicyOrder\":\"AnyOrder\"}"},
+	    {"spec.managedBy", "\"jobset.sigs.k8s.io/jobset-controller\""},
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(refused); i++)
+		ck_assert_msg(create_names(refused[i][0], refused[i][1], refused[i][2]),
+			      "%s=%s: no error naming it", refused[i][0], refused[i][1]);
+	for (size_t i = 0; i < ELEMENTSOF(admitted); i++)
+		ck_assert_msg(create_names(admitted[i][0], admitted[i][1], NULL),
+			      "%s=%s refused", admitted[i][0], admitted[i][1]);
 }
 END_TEST
 
