@@ -61,6 +61,26 @@ json_t *pk_field_object(const json_t *parent, const char *key, struct pk_path *p
 json_t *pk_field_array(const json_t *parent, const char *key, struct pk_path *p,
 		       struct pk_errors *errs);
 
+/*
+ * A validation walk (validate_storage.c, validate_dra.c): the path of the
+ * field being checked and where errors go.  Each helper reports at
+ * "path.key" and leaves the path as it found it.
+ */
+struct pk_vctx {
+	struct pk_path p;
+	struct pk_errors *errs;
+	char text[128];
+};
+
+/* "path.key: " fmt with %s replaced by detail (key NULL: at path itself). */
+void pk_vctx_fail(struct pk_vctx *v, const char *key, const char *fmt, const char *detail);
+/* obj[key] when an object (absent or null: NULL; wrong type: reported, NULL). */
+json_t *pk_vctx_object(struct pk_vctx *v, const json_t *obj, const char *key);
+/* obj[key] when a list; more than max items is reported but the list returned. */
+json_t *pk_vctx_array(struct pk_vctx *v, const json_t *obj, const char *key, size_t max);
+/* obj[key] as a string; a missing or empty required one is reported. */
+const char *pk_vctx_string(struct pk_vctx *v, const json_t *obj, const char *key, bool required);
+
 /* A resource quantity written as a string or a number, in milli-units. */
 int pk_quantity_of(const json_t *v, int64_t *ret_milli);
 

@@ -645,14 +645,16 @@ static int check_unimplemented(const json_t *jobset, struct pk_errors *errs)
 		const json_t *rj = json_array_get(rjs, i);
 
 		if (!absent(json_object_get(rj, "groupName"))) {
-			pk_errors_add(errs, "spec.replicatedJobs[%zu].groupName: Forbidden: not "
-					    "implemented (no group-name label is written)",
+			pk_errors_add(errs,
+				      "spec.replicatedJobs[%zu].groupName: Forbidden: not "
+				      "implemented (no group-name label is written)",
 				      i);
 			r = -EINVAL;
 		}
 		if (!absent(json_object_get(rj, "dependsOn"))) {
-			pk_errors_add(errs, "spec.replicatedJobs[%zu].dependsOn: Forbidden: not "
-					    "implemented (every replicated job starts at once)",
+			pk_errors_add(errs,
+				      "spec.replicatedJobs[%zu].dependsOn: Forbidden: not "
+				      "implemented (every replicated job starts at once)",
 				      i);
 			r = -EINVAL;
 		}

@@ -262,8 +262,7 @@ int wb_jobset_check_policies(const json_t *jobset, struct pk_errors *errs)
 	const json_t *sp = json_object_get(spec, "successPolicy");
 	const json_t *fp = json_object_get(spec, "failurePolicy");
 	static const char *const sp_fields[] = {"operator", "targetReplicatedJobs", NULL};
-	static const char *const fp_fields[] = {"maxRestarts", "restartStrategy", "rules",
-						     NULL};
+	static const char *const fp_fields[] = {"maxRestarts", "restartStrategy", "rules", NULL};
 	int r = 0;
 
 	if (sp && !json_is_null(sp)) {

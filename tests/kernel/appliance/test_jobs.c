@@ -394,10 +394,12 @@ START_TEST(jobset_policy_fields_are_checked)
 	    {"spec.coordinator", "{\"replicatedJob\":\"w\"}", "spec.coordinator: Forbidden"},
 	    {"spec.managedBy", "\"kueue.x-k8s.io/multikueue\"", "spec.managedBy: Unsupported"},
 	    {"spec.ttlSecondsAfterFinished", "60", "spec.ttlSecondsAfterFinished: Forbidden"},
-	    {"spec.replicatedJobs", "[{\"name\": \"w\", \"groupName\": \"g\", "
+	    {"spec.replicatedJobs",
+	     "[{\"name\": \"w\", \"groupName\": \"g\", "
 	     "\"template\": {\"spec\": {" POD_SPEC "}}}]",
 	     "spec.replicatedJobs[0].groupName: Forbidden"},
-	    {"spec.replicatedJobs", "[{\"name\": \"a\", \"template\": {\"spec\": {" POD_SPEC
+	    {"spec.replicatedJobs",
+	     "[{\"name\": \"a\", \"template\": {\"spec\": {" POD_SPEC
 	     "}}}, {\"name\": \"b\", \"dependsOn\": [{\"name\": \"a\", \"status\": "
 	     "\"Ready\"}], \"template\": {\"spec\": {" POD_SPEC "}}}]",
 	     "spec.replicatedJobs[1].dependsOn: Forbidden"},
@@ -415,8 +417,8 @@ START_TEST(jobset_policy_fields_are_checked)
 		ck_assert_msg(create_names(refused[i][0], refused[i][1], refused[i][2]),
 			      "%s=%s: no error naming it", refused[i][0], refused[i][1]);
 	for (size_t i = 0; i < ELEMENTSOF(admitted); i++)
-		ck_assert_msg(create_names(admitted[i][0], admitted[i][1], NULL),
-			      "%s=%s refused", admitted[i][0], admitted[i][1]);
+		ck_assert_msg(create_names(admitted[i][0], admitted[i][1], NULL), "%s=%s refused",
+			      admitted[i][0], admitted[i][1]);
 }
 END_TEST
 
