@@ -88,7 +88,9 @@ e2e_start_server() {
 	# E2E_START_SECONDS: how long the scheduling loop may take to start (default 20)
 	for _ in $(seq 1 $((${E2E_START_SECONDS:-20} * 10))); do
 		PORT=$(sed -n 's/.*serving on .*(port \([0-9]*\)).*/\1/p' "$WORK/podkerneld.log" | tail -n 1)
-		if [ -n "$PORT" ] && grep -q "scheduling loop running" "$WORK/podkerneld.log"; then
+		# ready: the scheduling loop runs, or none was asked for
+		if [ -n "$PORT" ] && grep -q -e "scheduling loop running" \
+			-e "no-scheduling: serving the API and store only" "$WORK/podkerneld.log"; then
 			break
 		fi
 		kill -0 "$SERVER_PID" 2>/dev/null || fail "podkerneld exited"
