@@ -56,9 +56,19 @@
 /*
  * A device taken from a narrower pod is lost for good, while the stranding
  * part is what the next pod alone could not use: the narrow part weighs
- * more.  Calibrated on bench_quality (README: weights 1, 3, 6 and 12).
+ * more.  Calibrated on bench_quality over 20 seeds (README: weights 6 to 16).
  */
-#define SC_NARROW_WEIGHT 6.0
+#define SC_NARROW_WEIGHT 10.0
+/*
+ * The weight of a class's lighter point (mean minus one standard deviation
+ * of its requests) against its heavier one.  What a class's light pods can
+ * still use is what counts most: the score itself sends them to the nodes
+ * with little CPU left, so devices the heavy pods could not use there are
+ * not lost.  Weighing both points alike strands the 8 devices of a node
+ * whose CPU a large CPU-only pod takes down to 32 cores, and sends that pod
+ * to a 2-device node instead, whose devices are then lost for certain.
+ */
+#define SC_LIGHT_WEIGHT 0.75
 
 bool sc_res_is_accelerator(const char *name)
 {
@@ -246,15 +256,57 @@ static int dom_of(const struct sc_part *part, const char *value)
 }
 
 /*
+ * Per model domain, the free devices of resource r that the lightest
+ * class's pods could still use (out[d], milli): a node's free devices count
+ * up to what its free CPU and memory hold at the smallest requests per
+ * device any class of r makes; devices left without them are lost to every
+ * pod, so a model whose free devices are all stranded is under pressure.
+ */
+static void usable_free(const struct sc_strand *st, const struct sc_snapshot *snap, int r,
+			double *out)
+{
+	const struct sc_part *part = st->models;
+	double cpu_dev = -1, mem_dev = -1;
+
+	for (int i = 0; i < st->n; i++) {
+		const struct sc_strand_class *k = &st->k[i];
+		double c = k->cpu[0] * k->inv_dev, m = k->mem[0] * k->inv_dev;
+
+		if (k->c->res != r)
+			continue;
+		cpu_dev = cpu_dev < 0 || c < cpu_dev ? c : cpu_dev;
+		mem_dev = mem_dev < 0 || m < mem_dev ? m : mem_dev;
+	}
+	for (int d = 0; d < part->ndom; d++) {
+		out[d] = 0;
+		for (int j = part->start[d]; j < part->start[d + 1]; j++) {
+			const struct sc_node *n = snap->nodes[part->order[j]];
+			double g = (double)sc_sub(n->alloc[r], n->used[r]);
+
+			if (st->cpu >= 0 && cpu_dev > 0)
+				g = fmin(g, 1000 * floor((double)sc_sub(n->alloc[st->cpu],
+									n->used[st->cpu]) /
+							 cpu_dev));
+			if (st->mem >= 0 && mem_dev > 0)
+				g = fmin(g, 1000 * floor((double)sc_sub(n->alloc[st->mem],
+									n->used[st->mem]) /
+							 mem_dev));
+			out[d] += g > 0 ? g : 0;
+		}
+	}
+}
+
+/*
  * Model pressure per resource and model: the share of the device demand
  * that only that model serves (its constrained classes, a class naming m
  * models counting 1/m for each), times the free devices of the cluster,
- * over the model's free devices, at most 1.  Taking a device of a model
- * under pressure 1 takes one a narrower pod will miss.
+ * over the model's free devices, at most 1 (free: usable_free).  Taking a
+ * device of a model under pressure 1 takes one a narrower pod will miss.
+ * One pass over the nodes with the model label per call.
  */
 static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct sc_snapshot *snap)
 {
-	double demand[SC_MAX_RES] = {0}, *p;
+	double demand[SC_MAX_RES] = {0}, *p, *u;
 	size_t need;
 	bool any = false;
 
@@ -265,14 +317,15 @@ static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct s
 	if (!any || !(st->models = sc_snapshot_part(snap, SC_MODEL_LABEL)) || !st->models->ndom)
 		return;
 	need = (size_t)snap->nres * (size_t)st->models->ndom;
-	if (need > pr->pcap) {
-		p = realloc(pr->pressure, need * sizeof(*p));
+	if (2 * need > pr->pcap) { /* the pressures, then the usable devices of one resource */
+		p = realloc(pr->pressure, 2 * need * sizeof(*p));
 		if (!p)
 			return; /* ENOMEM: score without the models */
 		pr->pressure = p;
-		pr->pcap = need;
+		pr->pcap = 2 * need;
 	}
 	p = pr->pressure;
+	u = p + need;
 	memset(p, 0, need * sizeof(*p));
 	for (int i = 0; i < st->n; i++) { /* constrained demand per model */
 		const struct sc_profile_class *c = st->k[i].c;
@@ -291,13 +344,11 @@ static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct s
 
 		if (demand[r] <= 0)
 			continue;
+		usable_free(st, snap, r, u);
 		for (int d = 0; d < st->models->ndom; d++)
-			all += (double)st->models->free[d][r];
-		for (int d = 0; d < st->models->ndom; d++) {
-			double f = (double)st->models->free[d][r];
-
-			pr_r[d] = f <= 0 ? 1 : fmin(1, pr_r[d] * all / f);
-		}
+			all += u[d];
+		for (int d = 0; d < st->models->ndom; d++)
+			pr_r[d] = u[d] <= 0 ? 1 : fmin(1, pr_r[d] * all / u[d]);
 	}
 	st->pressure = p;
 }
@@ -372,12 +423,13 @@ static double stranded_at(const struct sc_strand_class *k, int j, double g, doub
 	return g - copies * (double)k->c->devices;
 }
 
-/* The same over the class's two points, half each. */
+/* The same over the class's two points, the lighter weighing SC_LIGHT_WEIGHT. */
 static double stranded(const struct sc_strand_class *k, double g, double cpu, double mem)
 {
 	if (g <= 0)
 		return 0;
-	return (stranded_at(k, 0, g, cpu, mem) + stranded_at(k, 1, g, cpu, mem)) / 2;
+	return SC_LIGHT_WEIGHT * stranded_at(k, 0, g, cpu, mem) +
+	       (1 - SC_LIGHT_WEIGHT) * stranded_at(k, 1, g, cpu, mem);
 }
 
 /* Devices the pod takes from narrower pods: its devices times its model's pressure. */

@@ -32,7 +32,7 @@
 
 #define BENCH_NAME "bench_quality"
 
-#define SEEDS 5
+#define SEEDS 20
 #define LEVELS 3
 
 static const double levels[LEVELS] = {1.0, 1.1, 1.3};
