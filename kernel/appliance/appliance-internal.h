@@ -41,7 +41,7 @@ struct ap_metrics {
 	uint64_t kevents_written, kevents_limited, kevents_failed,
 	    kevents_expired; /* Event objects */
 	uint64_t reconciles, reconcile_errors, objects_created, gc_deleted;
-	uint64_t nodes_unreachable, nodes_recovered, evictions;
+	uint64_t nodes_unreachable, nodes_recovered, evictions, eviction_conflicts;
 	/* the scheduler's workload profile, copied after the cycles that changed it */
 	struct pk_sched_profile_entry profile[32];
 	size_t nprofile;
@@ -111,8 +111,9 @@ int ap_node_recovered(struct pk_appliance *app, const char *name);
 /* A deleted Node: its pods are evicted like those of an unreachable one. */
 int ap_node_deleted(struct pk_appliance *app, const char *name);
 /*
- * Evict pods (as listed: each is evicted only if the stored pod still has
- * its uid) in one transaction, DisruptionTarget set; returns how many.
+ * Evict pods (as listed: each under its resourceVersion, read again and
+ * evicted at its new version when it changed but is the same pod by uid) in
+ * one transaction per attempt, DisruptionTarget set; returns how many.
  */
 int ap_evict_pods(struct pk_appliance *app, const json_t *pods, const char *node, const char *why);
 

@@ -343,6 +343,9 @@ int pk_appliance_metrics(struct pk_appliance *app, FILE *f)
 		"counter", m->nodes_recovered);
 	counter(f, "podkernel_node_evictions_total", "Pods evicted from unreachable nodes.",
 		"counter", m->evictions);
+	counter(f, "podkernel_node_eviction_conflicts_total",
+		"Evictions refused because the pod changed since it was listed, then retried.",
+		"counter", m->eviction_conflicts);
 	render_profile(f, m);
 	pthread_mutex_unlock(&m->lock);
 	return 0;

@@ -16,9 +16,10 @@
  * unit preemption uses, KEP-6012), or the pod alone when no ancestor is
  * `all`.  Evicted pods get DisruptionTarget (reason DeletionByTaintManager)
  * and are deleted, all in one transaction, each only if it is still the pod
- * that was listed (its uid); their Job controllers are asked to recreate them, and the
- * scheduler places the new pods under the rules for their (already
- * scheduled) groups.  When the node reports again the taint goes and Ready
+ * that was listed (its resourceVersion; one changed since is read again and
+ * evicted if it is still the same pod, by uid); their Job controllers are
+ * asked to recreate them, and the scheduler places the new pods under the
+ * rules for their (already scheduled) groups.  When the node reports again the taint goes and Ready
  * turns True.  A deleted Node's pods are evicted the same way.
  */
 #include <errno.h>
@@ -250,13 +251,17 @@ static bool in_subtree(struct pk_appliance *app, const char *ns, const char *gro
 }
 
 /*
- * One eviction: the pod as it was listed.  The edit checks, in the write's
- * own transaction, that the stored pod is still that pod (same uid: not a
- * pod recreated under the same name, perhaps elsewhere), sets its
- * DisruptionTarget condition and deletes it.  A pod that changed otherwise
- * (a status write) is still evicted: the uid, not the resourceVersion, says
- * which pod the node's loss is about.
+ * One eviction: the pod as it was listed, under its resourceVersion.  The
+ * edit is refused when the stored pod changed since it was listed (a status
+ * write, or a pod deleted and created again under the same name, perhaps
+ * elsewhere).  A refused pod is read again and, if it is still the pod the
+ * node's loss is about (the same uid: a bound pod never moves), evicted
+ * under its new version; a pod replaced meanwhile is spared.  In the write's
+ * own transaction the edit checks the uid once more, sets the pod's
+ * DisruptionTarget condition and deletes it.
  */
+#define EVICT_ATTEMPTS 4
+
 struct evict_arg {
 	char *uid;
 	char msg[512];
@@ -281,13 +286,50 @@ static int evict_add(json_t *set, json_t *pod)
 	return json_object_get(set, key) ? 0 : json_object_set(set, key, pod);
 }
 
-/* Every queued eviction in one transaction; returns how many were made. */
-static int evict_commit(struct pk_appliance *app, json_t *set, const char *node, const char *why)
+/*
+ * A refused eviction: the stored pod goes into retry when it is the same pod
+ * (its uid), changed since it was listed.
+ */
+static int evict_refused(struct pk_appliance *app, const struct pk_store_edit *e,
+			 const struct evict_arg *a, json_t *retry, const char *node,
+			 const char *why)
+{
+	json_t *cur = NULL;
+	int r = 0;
+
+	if (e->object) /* a stale version: the batch hands back the stored pod */
+		cur = json_incref(e->object);
+	else
+		r = pk_store_get(app->store, "Pod", e->ns, e->name, &cur);
+	if (r == -ENOENT)
+		return 0; /* gone meanwhile: nothing to evict */
+	if (r < 0)
+		return r;
+	if (strcmp(pk_get_string(cur, "metadata.uid") ?: "", a->uid) != 0) {
+		ap_log(app, 2, "pod %s/%s: not evicted, replaced since node %s %s", e->ns, e->name,
+		       node, why);
+		r = 0;
+	} else {
+		AP_COUNT(app, eviction_conflicts);
+		ap_log(app, 2, "pod %s/%s: changed since it was listed, evicted at its new version",
+		       e->ns, e->name);
+		r = evict_add(retry, cur);
+	}
+	json_decref(cur);
+	return r;
+}
+
+/*
+ * Every queued eviction in one transaction; returns how many were made.
+ * The pods refused for a change since they were listed go into retry.
+ */
+static int evict_commit(struct pk_appliance *app, json_t *set, json_t *retry, const char *node,
+			const char *why)
 {
 	size_t n = json_object_size(set), i = 0;
 	struct pk_store_edit *e = calloc(n ? n : 1, sizeof(*e));
 	struct evict_arg *a = calloc(n ? n : 1, sizeof(*a));
-	const char *key;
+	const char *key, *rv;
 	json_t *pod;
 	int r = -ENOMEM, done = 0;
 
@@ -295,11 +337,13 @@ static int evict_commit(struct pk_appliance *app, json_t *set, const char *node,
 		goto out;
 	json_object_foreach(set, key, pod)
 	{
+		rv = pk_get_string(pod, "metadata.resourceVersion");
 		a[i].uid = strdup(pk_get_string(pod, "metadata.uid") ?: "");
 		snprintf(a[i].msg, sizeof(a[i].msg), "node %s %s", node, why);
 		e[i] = (struct pk_store_edit){.kind = "Pod",
 					      .ns = pk_namespace(pod),
 					      .name = pk_name(pod),
+					      .precondition_rv = rv ? strtoull(rv, NULL, 10) : 0,
 					      .apply = evict_apply,
 					      .arg = &a[i],
 					      .delete_after = true};
@@ -314,8 +358,7 @@ static int evict_commit(struct pk_appliance *app, json_t *set, const char *node,
 			ap_log(app, 2, "evicted pod %s/%s: %s", e[i].ns, e[i].name, a[i].msg);
 			ap_reconcile_owner_of(app, e[i].object);
 		} else if (e[i].rc == -PK_STORE_ECONFLICT) {
-			ap_log(app, 2, "pod %s/%s: not evicted, replaced since node %s %s", e[i].ns,
-			       e[i].name, node, why);
+			r = evict_refused(app, &e[i], &a[i], retry, node, why);
 		}
 	}
 out:
@@ -332,16 +375,30 @@ int ap_evict_pods(struct pk_appliance *app, const json_t *pods, const char *node
 {
 	json_t *set = json_object(), *p;
 	size_t i;
-	int r = -ENOMEM;
+	int r = set ? 0 : -ENOMEM, done = 0;
 
-	if (set) {
-		r = 0;
-		json_array_foreach(pods, i, p) if (r == 0) r = evict_add(set, p);
-		if (r == 0)
-			r = evict_commit(app, set, node, why);
+	json_array_foreach(pods, i, p) if (r == 0) r = evict_add(set, p);
+	for (int attempt = 0; r == 0 && json_object_size(set) > 0; attempt++) {
+		json_t *retry = json_object();
+
+		if (attempt == EVICT_ATTEMPTS) {
+			ap_log(app, 1,
+			       "node %s: %zu pods still changing after %d attempts; evicted "
+			       "on the next pass",
+			       node, json_object_size(set), EVICT_ATTEMPTS);
+			json_decref(retry);
+			break;
+		}
+		r = retry ? evict_commit(app, set, retry, node, why) : -ENOMEM;
+		if (r >= 0) {
+			done += r;
+			r = 0;
+		}
+		json_decref(set);
+		set = retry;
 	}
 	json_decref(set);
-	return r;
+	return r < 0 ? r : done;
 }
 
 static int evict_node_pods(struct pk_appliance *app, const char *node, const char *why)

@@ -711,6 +711,41 @@ START_TEST(eviction_spares_a_pod_recreated_under_the_same_name)
 }
 END_TEST
 
+/*
+ * A pod that changed since the node's pods were listed (a status write
+ * raised its resourceVersion): the eviction under the listed version is
+ * refused, and the pod, still the same by uid, is evicted at its new one.
+ */
+START_TEST(eviction_with_a_stale_resource_version_is_refused_and_retried)
+{
+	struct pk_errors errs = {0};
+	json_t *listed, *cur, *out = NULL, *set;
+	char n[64];
+
+	cluster();
+	start();
+	create(pod("p", NULL, NULL));
+	ck_assert(wait_bound("p"));
+	listed = get("Pod", "p");
+	node_of("p", n, sizeof(n));
+	cur = get("Pod", "p");
+	pk_set(cur, "status.message", json_string("written after the list"));
+	ck_assert_int_eq(pk_store_update(st, cur, PK_SUB_STATUS, &errs, &out), 0);
+	pk_errors_clear(&errs);
+	ck_assert_str_ne(pk_get_string(out, "metadata.resourceVersion"),
+			 pk_get_string(listed, "metadata.resourceVersion"));
+	json_decref(cur);
+	json_decref(out);
+	set = json_pack("[O]", listed);
+	ck_assert_int_eq(ap_evict_pods(app, set, n, "was deleted"), 1);
+	json_decref(set);
+	json_decref(listed);
+	ck_assert_ptr_null(get("Pod", "p"));
+	ck_assert(wait_metric("podkernel_node_eviction_conflicts_total 1\n"));
+	ck_assert(wait_metric("podkernel_node_evictions_total 1\n"));
+}
+END_TEST
+
 /* The store's Event about pod name with reason, waiting up to 10 s; NULL if none. */
 static json_t *wait_event(const char *name, const char *reason)
 {
@@ -1044,6 +1079,7 @@ int main(void)
 	tcase_add_test(tc, unanswered_eviction_never_overcommits);
 	tcase_add_test(tc, deleted_node_evicts_the_disruption_unit);
 	tcase_add_test(tc, eviction_spares_a_pod_recreated_under_the_same_name);
+	tcase_add_test(tc, eviction_with_a_stale_resource_version_is_refused_and_retried);
 	tcase_add_test(tc, events_explain_bindings_and_pending_pods);
 	tcase_add_test(tc, events_expire_after_the_ttl);
 	tcase_add_test(tc, evicted_job_pod_is_recreated_elsewhere);
