@@ -73,8 +73,8 @@ LIBS_pkdra       := pkdra pkapi pkcel topo pklib
 LIBS_pksched     := pksched pkdra pkapi pkcel topo pklib
 LIBS_pkbuilder   := pkbuilder pkapi pkcel topo pklib
 LIBS_pksim       := pksim pksched pkdra pkbuilder pkapi pkcel topo pklib
-LIBS_pkstore     := pkstore pkbuilder pkapi pkcel topo pklib
-LIBS_pkserver    := pkserver pkstore pkbuilder pkapi pkcel topo pklib
+LIBS_pkstore     := pkstore pkapi pkcel topo pklib
+LIBS_pkserver    := pkserver pkstore pkapi pkcel topo pklib
 LIBS_pkappliance := pkappliance pksim pkstore pksched pkdra pkbuilder pkapi pkcel topo pklib
 LIBS_pkkube      := pkkube pkapi pkcel topo pklib
 LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pksched pkdra pkbuilder \
@@ -97,7 +97,7 @@ PKGS_pkattach    := libmicrohttpd gnutls
 
 # Programs: their libraries, hence their packages.
 PROG_LIBS_podctl     := pkclient
-PROG_LIBS_podkerneld := pkserver pkattach
+PROG_LIBS_podkerneld := pkserver pkattach pkbuilder
 PROG_LIBS_podagent   := pkagent
 
 # test folder -> the libraries it tests (and their dependencies)
@@ -110,7 +110,7 @@ TESTLIBS_tests/kernel/sched    := pksched
 TESTLIBS_tests/kernel/builder  := pkbuilder
 TESTLIBS_tests/kernel/sim      := pksim
 TESTLIBS_tests/kernel/store    := pkstore
-TESTLIBS_tests/kernel/server   := pkserver
+TESTLIBS_tests/kernel/server   := pkserver pkbuilder
 # the placement map's tests answer requests as the server would (pk_response_*)
 TESTLIBS_tests/kernel/appliance := pkappliance pkserver
 TESTLIBS_tests/kernel/podctl   := pkclient

@@ -414,6 +414,19 @@ void *pk_disruption_unit(void *group, const struct pk_group_walk *walk);
  */
 int pk_validate(const json_t *obj, struct pk_errors *errs);
 
+/*
+ * An admission rule beyond static validation, as kube-apiserver's admission
+ * plugins are: for the writes of kind, admit sees the new object and the
+ * stored one (old, NULL on create), adds field-path messages to errs and
+ * returns < 0 to refuse the write.  The store runs those it is opened with
+ * (pk_store_open_opts); the workload builder's are wb_admission.
+ */
+struct pk_admission {
+	enum pk_kind kind;
+	const char *name; /* where the rule comes from, e.g. "workloadbuilder: Job" */
+	int (*admit)(const json_t *obj, const json_t *old, struct pk_errors *errs);
+};
+
 /* ---- boards as API objects (board_nodes.c, board_links.c) -------------------- */
 /*
  * The v1 Node podagent would publish for host index of a board's simulated

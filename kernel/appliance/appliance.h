@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "kernel/server/server.h"
+#include "kernel/lib/request.h"
 #include "kernel/store/store.h"
 #include "topology/topology.h"
 

@@ -23,7 +23,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "kernel/server/server.h"
+#include "kernel/lib/request.h"
 #include "kernel/store/store.h"
 
 /* A string, or JSON null for NULL (the documents' optional fields). */

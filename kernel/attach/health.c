@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "kernel/attach/attach-internal.h"
+#include "kernel/server/server.h"
 
 struct at_health {
 	struct pk_attach *a;

@@ -263,6 +263,14 @@ int wb_job_reconcile(const json_t *job, const struct wb_lookup *lookup, json_t *
  * creation of their PodGroups through the same annotations.
  */
 int wb_jobset_validate(const json_t *jobset, const json_t *old_jobset, struct pk_errors *errs);
+
+/*
+ * The builder's admission rules, for a store that serves Jobs and JobSets
+ * (pk_store_open_opts): wb_job_validate and wb_jobset_validate, their
+ * scheduling intent and its update rules (KEP-6089).
+ */
+#define WB_ADMISSION_N 2
+extern const struct pk_admission wb_admission[WB_ADMISSION_N];
 int wb_jobset_reconcile(const json_t *jobset, const struct wb_lookup *lookup, json_t **ret_objects,
 			struct pk_errors *errs);
 

@@ -203,6 +203,11 @@ static int job_builder(const json_t *job, const struct job_view *v, struct wb_it
 	return wb_builder_new(item, &opts, ret);
 }
 
+const struct pk_admission wb_admission[WB_ADMISSION_N] = {
+    {PK_KIND_JOB, "workloadbuilder: Job", wb_job_validate},
+    {PK_KIND_JOBSET, "workloadbuilder: JobSet", wb_jobset_validate},
+};
+
 int wb_job_validate(const json_t *job, const json_t *old_job, struct pk_errors *errs)
 {
 	struct job_view v, ov;

@@ -17,6 +17,7 @@
 #include "kernel/kube/kubeconfig.h"
 #include "kernel/appliance/appliance.h"
 #include "kernel/attach/attach.h"
+#include "kernel/builder/builder.h"
 #include "kernel/server/server.h"
 #include "kernel/store/store.h"
 #include "topology/topology.h"
@@ -690,7 +691,9 @@ int main(int argc, char **argv)
 	struct pk_store *store = NULL;
 	struct pk_server *srv = NULL;
 	struct pk_store_open_opts sopts = {.allow_damaged = o.allow_damaged,
-					   .damage_log = damage_line};
+					   .damage_log = damage_line,
+					   .admission = wb_admission,
+					   .nadmission = WB_ADMISSION_N};
 	rc = pk_store_open_opts(o.data_dir, &sopts, &store, err, sizeof(err));
 	if (rc == -EUCLEAN) {
 		fprintf(stderr, "podkerneld: %s/podkernel.db: %s\n", o.data_dir, err);

@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "kernel/server/listener.h"
+#include "kernel/lib/request.h"
 #include "kernel/store/store.h"
 
 #define PK_SERVER_DEFAULT_LISTEN "127.0.0.1:6443"
@@ -95,36 +96,6 @@ bool pk_authorize(const struct pk_identity *who, const char *verb, const char *k
 		  const char *name);
 
 /* ---- requests and responses ------------------------------------------------- */
-struct pk_query_arg {
-	const char *key, *value; /* already URL-decoded */
-};
-struct pk_request {
-	const char *method; /* "GET", "POST", ... */
-	const char *path;   /* "/api/v1/namespaces/default/pods", no query */
-	const struct pk_query_arg *args;
-	size_t nargs;
-	const char *authorization; /* header values, NULL when absent */
-	const char *content_type;
-	const char *accept;
-	const char *body;
-	size_t body_len;
-	bool body_too_large; /* transport saw more than PK_SERVER_MAX_BODY */
-	/* A client certificate the transport verified against --client-ca-file:
-	 * its CN (the user) and O entries (the groups); NULL/0 without one. */
-	const char *client_user;
-	const char *const *client_groups;
-	size_t nclient_groups;
-};
-
-struct pk_watch;
-struct pk_response {
-	int status;
-	const char *content_type; /* static string */
-	char *body;		  /* malloc'ed, body_len bytes */
-	size_t body_len;
-	struct pk_watch *watch; /* non-NULL: stream events with pk_watch_read() */
-	char *warnings;		/* malloc'ed lines, each sent as a `Warning: 299 - "..."` header */
-};
 void pk_response_clear(struct pk_response *resp);
 /* Add a warning (one line of text) to the response. */
 void pk_response_warn(struct pk_response *resp, const char *text);

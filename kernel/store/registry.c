@@ -18,7 +18,6 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "kernel/builder/builder.h"
 #include "kernel/lib/macro.h"
 #include "kernel/store/store-internal.h"
 #include "topology/topology.h"
@@ -256,34 +255,21 @@ static void default_kind(const struct pk_type *t, json_t *obj)
 }
 
 /*
- * Admission control: rules a kind's writes must pass beyond static
- * validation, each named for where it comes from.  A hook sees the new object
- * and the stored one (old, NULL on create), adds field-path messages to errs
- * and returns < 0 to refuse the write.  The workload builder admits Jobs and
- * JobSets: their scheduling intent and its update rules (KEP-6089).
+ * Static validation of every write, then the admission rules of its kind the
+ * store was opened with (pk_store_open_opts: the workload builder's admit
+ * Jobs and JobSets, their scheduling intent and its update rules, KEP-6089),
+ * each adding field-path messages to errs.
  */
-struct admission_hook {
-	enum pk_kind kind;
-	const char *name;
-	int (*admit)(const json_t *obj, const json_t *old, struct pk_errors *errs);
-};
-
-static const struct admission_hook admission_hooks[] = {
-    {PK_KIND_JOB, "workloadbuilder: Job", wb_job_validate},
-    {PK_KIND_JOBSET, "workloadbuilder: JobSet", wb_jobset_validate},
-};
-
-/* Static validation of every write, then the admission hooks of its kind. */
-static int validate(const struct pk_type *t, json_t *obj, const json_t *old, struct pk_errors *errs)
+static int validate(const struct pk_store *st, const struct pk_type *t, json_t *obj,
+		    const json_t *old, struct pk_errors *errs)
 {
 	int rc;
 
 	if (t->pk == PK_KIND_UNKNOWN)
 		return 0;
 	rc = pk_validate(obj, errs) < 0 ? -EINVAL : 0;
-	for (size_t i = 0; i < ELEMENTSOF(admission_hooks); i++)
-		if (admission_hooks[i].kind == t->pk &&
-		    admission_hooks[i].admit(obj, old, errs) < 0)
+	for (size_t i = 0; i < st->nadmission; i++)
+		if (st->admission[i].kind == t->pk && st->admission[i].admit(obj, old, errs) < 0)
 			rc = -EINVAL;
 	return rc;
 }
@@ -361,7 +347,7 @@ static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *err
 	if (rc < 0)
 		return rc;
 	default_kind(t, obj);
-	rc = validate(t, obj, NULL, errs);
+	rc = validate(st, t, obj, NULL, errs);
 	if (rc < 0)
 		return rc;
 	rc = pk_store_txn_begin(st, tx);
@@ -779,7 +765,7 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 		set_generation(next, old, false);
 	}
 	if (rc == 0)
-		rc = validate(t, next, old, errs);
+		rc = validate(st, t, next, old, errs);
 	if (rc == 0 && json_equal(next, old)) {
 		*ret = next;
 		json_decref(old);
@@ -952,7 +938,7 @@ static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn 
 		rc = -EINVAL;
 	if (rc == 0) {
 		keep_identity(next, old, t->pk == PK_KIND_POD);
-		rc = validate(t, next, old, &errs);
+		rc = validate(st, t, next, old, &errs);
 		pk_errors_clear(&errs);
 	}
 	if (rc == 0)

@@ -31,6 +31,8 @@ struct store_reader {
 
 struct pk_store {
 	sqlite3 *db;
+	const struct pk_admission *admission; /* pk_store_open_opts: rules beyond validation */
+	size_t nadmission;
 	sqlite3_stmt *st_get, *st_put, *st_update, *st_del, *st_setrv, *st_children, *st_default_pc;
 	sqlite3_stmt *st_savepoint, *st_release, *st_rollback_to;
 	pthread_mutex_t lock;

@@ -277,8 +277,11 @@ int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 		rc = -EIO;
 		goto fail;
 	}
-	if (opts)
+	if (opts) {
 		pk_store_set_damage_log(st, opts->damage_log, opts->damage_log_arg);
+		st->admission = opts->admission;
+		st->nadmission = opts->admission ? opts->nadmission : 0;
+	}
 	rc = db_setup(st, err, errlen);
 	if (rc == 0)
 		rc = pk_store_verify_open(st, opts && opts->allow_damaged, err, errlen);

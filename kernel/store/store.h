@@ -107,6 +107,14 @@ struct pk_store_open_opts {
 	/* where damage is said as found, from the check at open on (a log) */
 	void (*damage_log)(void *arg, const char *msg);
 	void *damage_log_arg;
+	/*
+	 * Admission rules every write of their kind must pass after static
+	 * validation (borrowed: they must outlive the store).  podkerneld opens
+	 * with the workload builder's (wb_admission); without them Jobs and
+	 * JobSets are checked by static validation only.
+	 */
+	const struct pk_admission *admission;
+	size_t nadmission;
 };
 int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errlen);
 int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kernel/builder/builder.h"
 #include "kernel/server/server.h"
 
 #define RUNS 5
@@ -91,7 +92,8 @@ static int open_server(const char *dir, struct pk_store **st, struct pk_server *
 {
 	char err[256];
 	struct pk_server_config cfg = {0};
-	if (pk_store_open(dir, st, err, sizeof(err)) < 0 ||
+	struct pk_store_open_opts so = {.admission = wb_admission, .nadmission = WB_ADMISSION_N};
+	if (pk_store_open_opts(dir, &so, st, err, sizeof(err)) < 0 ||
 	    pk_server_new(*st, &cfg, srv, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench_server: %s\n", err);
 		return -1;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernel/builder/builder.h"
 #include "kernel/server/server.h"
 
 static struct pk_store *store;
@@ -55,7 +56,9 @@ static void init(void)
 	fputs("admin,admin,1,system:masters\nnode,system:node:n1,2,system:nodes\n", f);
 	fclose(f);
 	struct pk_server_config cfg = {.token_auth_file = path};
-	if (pk_store_open(d, &store, err, sizeof(err)) < 0 ||
+	/* as podkerneld opens it: Jobs and JobSets admitted by the builder */
+	struct pk_store_open_opts so = {.admission = wb_admission, .nadmission = WB_ADMISSION_N};
+	if (pk_store_open_opts(d, &so, &store, err, sizeof(err)) < 0 ||
 	    pk_server_new(store, &cfg, &server, err, sizeof(err)) < 0)
 		abort();
 	snprintf(workdir, sizeof(workdir), "%s", d);

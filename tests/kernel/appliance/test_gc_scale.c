@@ -14,6 +14,11 @@
 #include <unistd.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/builder/builder.h"
+
+/* The store as podkerneld opens it: Jobs and JobSets admitted by the builder. */
+static const struct pk_store_open_opts store_opts = {.admission = wb_admission,
+						     .nadmission = WB_ADMISSION_N};
 
 #define FILLER 10050
 
@@ -31,7 +36,7 @@ static void setup(void)
 		snprintf(dir, sizeof(dir), "/tmp/pk-gc-scale-XXXXXX");
 		ck_assert_ptr_nonnull(mkdtemp(dir));
 	}
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, &store_opts, &st, err, sizeof(err)), 0);
 }
 
 static void teardown(void)

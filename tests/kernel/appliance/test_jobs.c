@@ -14,6 +14,7 @@
  * status.phase.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,13 @@
 #include <unistd.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/builder/builder.h"
 #include "kernel/lib/macro.h"
 #include "kernel/server/server-internal.h"
+
+/* The store as podkerneld opens it: Jobs and JobSets admitted by the builder. */
+static const struct pk_store_open_opts store_opts = {.admission = wb_admission,
+						     .nadmission = WB_ADMISSION_N};
 
 static char dir[256];
 static struct pk_store *st;
@@ -35,7 +41,7 @@ static void setup(void)
 
 	snprintf(dir, sizeof(dir), "/tmp/pk-jobs-test-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, &store_opts, &st, err, sizeof(err)), 0);
 	for (int i = 0; i < 4; i++) {
 		char name[16];
 		json_t *n;
@@ -380,6 +386,61 @@ static bool create_names(const char *path, const char *value, const char *named)
 	return found;
 }
 
+static json_t *gang_job(const char *name, int min_count)
+{
+	return json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:i,s:{s:{s:{s:i}}},s:{s:{s:[{s:s,s:s}]}}}}",
+			 "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name,
+			 "namespace", "default", "spec", "parallelism", 4, "scheduling",
+			 "schedulingPolicy", "gang", "minCount", min_count, "template", "spec",
+			 "containers", "name", "c", "image", "trainer");
+}
+
+/*
+ * A store opened with the builder's admission rules (as podkerneld opens
+ * it) checks a Job's scheduling intent on create and its update rules on
+ * update.  (A store of its own: no controller writes the Job meanwhile.)
+ */
+START_TEST(job_scheduling_intent_is_admitted_by_the_builder)
+{
+	struct pk_errors errs = {0};
+	struct pk_store *s2;
+	json_t *job = gang_job("j", 0), *out = NULL;
+	char d2[256], err[256], cmd[300];
+
+	snprintf(d2, sizeof(d2), "/tmp/pk-jobs-admit-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(d2));
+	ck_assert_int_eq(pk_store_open_opts(d2, &store_opts, &s2, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_create(s2, job, &errs, NULL), -EINVAL);
+	ck_assert_uint_ge(errs.n, 1);
+	ck_assert_str_eq(errs.msg[0], "spec.scheduling.schedulingPolicy.gang.minCount: "
+				      "Invalid value: 0: must be greater than or equal to 1");
+	pk_errors_clear(&errs);
+	json_decref(job);
+
+	job = gang_job("j", 2);
+	ck_assert_int_eq(pk_store_create(s2, job, &errs, &out), 0);
+	json_decref(job);
+
+	/* minCount may change; the gang/basic variant is frozen. */
+	json_object_set_new(pk_get(out, "spec.scheduling.schedulingPolicy.gang"), "minCount",
+			    json_integer(3));
+	ck_assert_int_eq(pk_store_update(s2, out, PK_SUB_MAIN, &errs, NULL), 0);
+	json_object_set_new(pk_get(out, "spec.scheduling"), "schedulingPolicy",
+			    json_pack("{s:{}}", "basic"));
+	json_object_del(out, "metadata");
+	json_object_set_new(out, "metadata",
+			    json_pack("{s:s,s:s}", "name", "j", "namespace", "default"));
+	ck_assert_int_eq(pk_store_update(s2, out, PK_SUB_MAIN, &errs, NULL), -EINVAL);
+	ck_assert_uint_ge(errs.n, 1);
+	ck_assert_ptr_nonnull(strstr(errs.msg[0], "spec.scheduling.schedulingPolicy"));
+	pk_errors_clear(&errs);
+	json_decref(out);
+	pk_store_close(s2);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d2);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(jobset_policy_fields_are_checked)
 {
 	static const char *const refused[][3] = {
@@ -436,6 +497,7 @@ int main(void)
 	tcase_add_test(tc, jobset_restarts_as_a_gang_then_fails);
 	tcase_add_test(tc, jobset_completes_under_success_policy_any);
 	tcase_add_test(tc, jobset_policy_fields_are_checked);
+	tcase_add_test(tc, job_scheduling_intent_is_admitted_by_the_builder);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -16,6 +16,11 @@
 #include <unistd.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/builder/builder.h"
+
+/* The store as podkerneld opens it: Jobs and JobSets admitted by the builder. */
+static const struct pk_store_open_opts store_opts = {.admission = wb_admission,
+						     .nadmission = WB_ADMISSION_N};
 
 /* Six 8-GPU hosts in one rack. */
 static const char board_text[] =
@@ -44,7 +49,7 @@ static void open_store(void)
 	ck_assert_ptr_nonnull(f);
 	fputs(board_text, f);
 	fclose(f);
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, &store_opts, &st, err, sizeof(err)), 0);
 }
 
 static void log_line(void *arg, int level, const char *msg)

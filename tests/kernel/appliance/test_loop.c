@@ -17,7 +17,12 @@
 
 #include "kernel/appliance/appliance-internal.h"
 #include "kernel/appliance/appliance.h"
+#include "kernel/builder/builder.h"
 #include "kernel/appliance/writer.h"
+
+/* The store as podkerneld opens it: Jobs and JobSets admitted by the builder. */
+static const struct pk_store_open_opts store_opts = {.admission = wb_admission,
+						     .nadmission = WB_ADMISSION_N};
 
 #define CUBE "topology.podkernel.dev/cube"
 
@@ -39,7 +44,7 @@ static void setup(void)
 
 	snprintf(dir, sizeof(dir), "/tmp/pk-appliance-test-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, &store_opts, &st, err, sizeof(err)), 0);
 }
 
 static void teardown(void)

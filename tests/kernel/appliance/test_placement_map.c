@@ -17,6 +17,7 @@
 
 #include "kernel/appliance/placement_map.h"
 #include "kernel/api/api.h"
+#include "kernel/server/server.h"
 
 static struct ap_pmap *pm;
 

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernel/builder/builder.h"
 #include "kernel/server/server-internal.h"
 #include "topology/topology.h"
 
@@ -398,7 +399,10 @@ static void setup(void)
 	char err[256];
 	snprintf(dir, sizeof(dir), "/tmp/pk-fv-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(pk_store_open(dir, &store, err, sizeof(err)), 0);
+	/* as podkerneld opens it: Jobs and JobSets admitted by the builder */
+	struct pk_store_open_opts so = {.admission = wb_admission, .nadmission = WB_ADMISSION_N};
+
+	ck_assert_int_eq(pk_store_open_opts(dir, &so, &store, err, sizeof(err)), 0);
 	struct pk_server_config cfg = {0};
 	ck_assert_int_eq(pk_server_new(store, &cfg, &srv, err, sizeof(err)), 0);
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # podkerneld over plain HTTP with curl: every verb, conflicts, paging,
 # selectors, watch resumption and 410 after a restart, malformed and
-# oversized bodies, missing and wrong tokens, NodeRestriction, metrics.
+# oversized bodies, missing and wrong tokens, NodeRestriction, metrics, the
+# workload builder's admission of Jobs.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need curl
 
@@ -135,6 +136,13 @@ grep -q 'podkernel_store_writes_total' "$WORK/body" || fail "store metrics"
 sleep 1.1
 echo 'newtok,late,4,"system:masters"' >>"$WORK/tokens"
 expect 200 GET /api/v1/pods -H "Authorization: Bearer newtok"
+
+# podkerneld's store admits Jobs by the workload builder's rules: a gang of
+# minCount 0 is refused naming the field (the store alone only validates).
+JOB='{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"jb"},"spec":{"parallelism":2,"scheduling":{"schedulingPolicy":{"gang":{"minCount":0}}},"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}}'
+expect 422 POST /apis/batch/v1/namespaces/default/jobs -H "$A" -H "$J" -d "$JOB"
+grep -q 'gang.minCount: Invalid value: 0: must be greater than or equal to 1' "$WORK/body" ||
+	fail "Job not admitted by the builder: $(head -c 400 "$WORK/body")"
 
 # After a restart the ring is empty: an old resourceVersion is 410 Gone.
 pk_stop

@@ -180,36 +180,59 @@ static json_t *gang_job(const char *name, int min_count)
 			 "containers", "name", "c", "image", "trainer");
 }
 
-/* Jobs go through the workload builder's rules, on create and on update. */
-START_TEST(test_job_scheduling_intent)
+/* An admission rule for the test: a Job's gang may not shrink, nor start below 2. */
+static int admit_min_count(const json_t *obj, const json_t *old, struct pk_errors *errs)
 {
-	struct pk_errors errs = {0};
-	json_t *job = gang_job("j", 0), *out = NULL;
+	json_int_t n =
+	    json_integer_value(pk_get(obj, "spec.scheduling.schedulingPolicy.gang.minCount"));
+	json_int_t was =
+	    old ? json_integer_value(pk_get(old, "spec.scheduling.schedulingPolicy.gang.minCount"))
+		: 2;
 
-	ck_assert_int_eq(pk_store_create(st, job, &errs, NULL), -EINVAL);
-	ck_assert_uint_ge(errs.n, 1);
-	ck_assert_str_eq(errs.msg[0], "spec.scheduling.schedulingPolicy.gang.minCount: "
-				      "Invalid value: 0: must be greater than or equal to 1");
+	if (n >= 2 && n >= was)
+		return 0;
+	pk_errors_add(errs, "spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: %lld",
+		      (long long)n);
+	return -EINVAL;
+}
+
+static const struct pk_admission test_admission[] = {{PK_KIND_JOB, "test", admit_min_count}};
+
+/*
+ * The admission rules a store is opened with run on every write of their
+ * kind, after static validation, on create (no stored object) and update
+ * (the stored one); a store opened without them admits what validates.
+ */
+START_TEST(test_admission_rules_given_at_open)
+{
+	struct pk_store_open_opts so = {.admission = test_admission, .nadmission = 1};
+	struct pk_errors errs = {0};
+	json_t *job = gang_job("j", 1), *out = NULL;
+	char err[256];
+
+	ck_assert_int_eq(pk_store_create(st, job, &errs, NULL), 0); /* this store has none */
 	pk_errors_clear(&errs);
 	json_decref(job);
-
-	job = gang_job("j", 2);
+	pk_store_close(st);
+	ck_assert_int_eq(pk_store_open_opts(dir, &so, &st, err, sizeof(err)), 0);
+	job = gang_job("k", 1);
+	ck_assert_int_eq(pk_store_create(st, job, &errs, NULL), -EINVAL);
+	ck_assert_uint_eq(errs.n, 1);
+	ck_assert_str_eq(errs.msg[0],
+			 "spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 1");
+	pk_errors_clear(&errs);
+	json_decref(job);
+	job = gang_job("k", 3);
 	ck_assert_int_eq(pk_store_create(st, job, &errs, &out), 0);
 	json_decref(job);
-
-	/* minCount may change; the gang/basic variant is frozen. */
 	json_object_set_new(pk_get(out, "spec.scheduling.schedulingPolicy.gang"), "minCount",
-			    json_integer(3));
-	ck_assert_int_eq(pk_store_update(st, out, PK_SUB_MAIN, &errs, NULL), 0);
-	json_object_set_new(pk_get(out, "spec.scheduling"), "schedulingPolicy",
-			    json_pack("{s:{}}", "basic"));
-	json_object_del(out, "metadata");
-	json_object_set_new(out, "metadata",
-			    json_pack("{s:s,s:s}", "name", "j", "namespace", "default"));
+			    json_integer(2));
 	ck_assert_int_eq(pk_store_update(st, out, PK_SUB_MAIN, &errs, NULL), -EINVAL);
-	ck_assert_uint_ge(errs.n, 1);
-	ck_assert_ptr_nonnull(strstr(errs.msg[0], "spec.scheduling.schedulingPolicy"));
+	ck_assert_ptr_nonnull(strstr(errs.msg[0], "minCount: Invalid value: 2"));
 	pk_errors_clear(&errs);
+	json_object_set_new(pk_get(out, "spec.scheduling.schedulingPolicy.gang"), "minCount",
+			    json_integer(4));
+	ck_assert_int_eq(pk_store_update(st, out, PK_SUB_MAIN, &errs, NULL), 0);
 	json_decref(out);
 }
 END_TEST
@@ -732,7 +755,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_crud_and_defaults);
 	tcase_add_test(tc, test_invalid_objects);
-	tcase_add_test(tc, test_job_scheduling_intent);
+	tcase_add_test(tc, test_admission_rules_given_at_open);
 	tcase_add_test(tc, test_priority_and_group_defaults);
 	tcase_add_test(tc, test_events_and_ring);
 	tcase_add_test(tc, test_finalizers_and_group_protection);

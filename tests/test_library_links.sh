@@ -1,0 +1,63 @@
+#!/bin/sh
+# Each library's link list in the Makefile (LIBS_<name>) says what it uses:
+# every folder whose headers a library's sources include is one of its
+# libraries, and the boundaries the tree keeps hold: the store does not link
+# the workload builder (its admission rules are given at open), the
+# appliance does not link the API server, and podctl's and podagent's
+# libraries link the one Kubernetes client (kernel/kube).
+set -u
+SRC="${PODKERNEL_SRC:-.}"
+cd "$SRC" || exit 1
+fail=0
+
+# name folder pairs of LIBDEFS (name:folder[:excluded]).
+defs=$(sed -n '/^LIBDEFS :=/,/^$/p' Makefile | tr -d '\\' | tr ' \t' '\n\n' |
+	grep ':' | grep -v ':=' | awk -F: '{print $1, $2}')
+[ -n "$defs" ] || { echo "FAIL: no LIBDEFS in the Makefile"; exit 1; }
+
+libs_of() { # the LIBS_<name> list, continuation lines included
+	sed -n "/^LIBS_$1 *:=/,/[^\\\\]\$/p" Makefile | sed 's/^LIBS_[a-z]* *:=//' | tr -d '\\'
+}
+lib_of_folder() { echo "$defs" | awk -v d="$1" '$2 == d {print $1}'; }
+
+echo "$defs" | while read -r name dir; do
+	list=" $(libs_of "$name" | tr '\n\t' '  ') "
+	[ "$list" != "  " ] || { echo "FAIL: no LIBS_$name"; echo x >>"$SRC/.links-fail.$$"; continue; }
+	for inc in $(grep -ho '^#include "[a-z_/]*/[a-z_.-]*\.h"' "$dir"/*.c "$dir"/*.h 2>/dev/null |
+		sed 's/#include "//; s|/[^/]*\.h"$||' | sort -u); do
+		[ "$inc" = "$dir" ] && continue
+		used=$(lib_of_folder "$inc")
+		[ -n "$used" ] || continue # generated or test-only headers
+		case "$list" in
+		*" $used "*) ;;
+		*)
+			echo "FAIL: $dir includes $inc/ but LIBS_$name does not list $used"
+			echo x >>"$SRC/.links-fail.$$"
+			;;
+		esac
+	done
+done
+[ -f "$SRC/.links-fail.$$" ] && { rm -f "$SRC/.links-fail.$$"; fail=1; }
+
+# The boundaries.
+never() { # never LIB OTHER WHY
+	case " $(libs_of "$1" | tr '\n\t' '  ') " in
+	*" $2 "*) echo "FAIL: LIBS_$1 lists $2 ($3)"; fail=1 ;;
+	esac
+}
+always() {
+	case " $(libs_of "$1" | tr '\n\t' '  ') " in
+	*" $2 "*) ;;
+	*) echo "FAIL: LIBS_$1 does not list $2 ($3)"; fail=1 ;;
+	esac
+}
+never pkstore pkbuilder "admission rules are given when the store opens"
+never pkappliance pkserver "the loop does not serve HTTP"
+always pkclient pkkube "podctl talks through the one Kubernetes client"
+always pkagent pkkube "podagent publishes through the one Kubernetes client"
+if grep -q '^#include "kernel/builder/' kernel/store/*.c kernel/store/*.h; then
+	echo "FAIL: kernel/store includes the builder"
+	fail=1
+fi
+[ "$fail" = 0 ] && echo "test_library_links: every included folder is linked; the boundaries hold"
+exit $fail
