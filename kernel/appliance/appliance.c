@@ -716,41 +716,74 @@ static void log_written(struct pk_appliance *app, const struct pk_write_item *it
 		AP_COUNT(app, conditions);
 }
 
-/* A new batch of the conditions of the items listed in retry ([index, current object]). */
-static void retry_conditions(struct pk_appliance *app, const struct pk_write_batch *b,
-			     json_t *retry)
+/*
+ * A condition-only item to write again on the current object: copies of its
+ * reference (under the current resourceVersion) and conditions, since a new
+ * batch frees the old batch's strings.
+ */
+struct cond_retry {
+	struct pk_write_ref ref; /* ns and name owned */
+	struct pk_write_cond *conds;
+	size_t nconds;
+};
+
+static void cond_retry_clear(struct cond_retry *r)
 {
-	json_t *saved = json_array(), *e;
-	size_t i;
-
-	json_array_foreach(retry, i, e)
-	{
-		const struct pk_write_item *it =
-		    &b->items[json_integer_value(json_array_get(e, 0))];
-		const char *rv = pk_get_string(json_array_get(e, 1), "metadata.resourceVersion");
-
-		for (size_t c = 0; c < it->nconds; c++)
-			json_array_append_new(
-			    saved, json_pack("[i,s,s,s,s,s,s,s]", (int)it->kind, it->ns, it->name,
-					     rv ? rv : "0", it->conds[c].type, it->conds[c].status,
-					     it->conds[c].reason, it->conds[c].message));
+	free((char *)r->ref.ns);
+	free((char *)r->ref.name);
+	for (size_t c = 0; c < r->nconds; c++) {
+		free(r->conds[c].type);
+		free(r->conds[c].status);
+		free(r->conds[c].reason);
+		free(r->conds[c].message);
 	}
+	free(r->conds);
+	memset(r, 0, sizeof(*r));
+}
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+/* r: item it's conditions, to be set on cur (the stored object); -ENOMEM. */
+static int cond_retry_set(struct cond_retry *r, const struct pk_write_item *it, const json_t *cur)
+{
+	const char *rv = pk_get_string(cur, "metadata.resourceVersion");
+
+	r->ref = (struct pk_write_ref){.kind = it->kind,
+				       .ns = dup_or_empty(it->ns),
+				       .name = dup_or_empty(it->name),
+				       .rv = rv ? strtoull(rv, NULL, 10) : 0};
+	r->conds = calloc(it->nconds ? it->nconds : 1, sizeof(*r->conds));
+	if (!r->ref.ns || !r->ref.name || !r->conds)
+		return -ENOMEM;
+	for (size_t c = 0; c < it->nconds; c++, r->nconds++) {
+		struct pk_write_cond *d = &r->conds[c];
+
+		d->type = dup_or_empty(it->conds[c].type);
+		d->status = dup_or_empty(it->conds[c].status);
+		d->reason = dup_or_empty(it->conds[c].reason);
+		d->message = dup_or_empty(it->conds[c].message);
+		if (!d->type || !d->status || !d->reason || !d->message) {
+			r->nconds++;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* A new batch of the retried items' conditions; frees them. */
+static void retry_conditions(struct pk_appliance *app, struct cond_retry *retry, size_t n)
+{
 	pk_writer_batch_begin(app->writer);
-	json_array_foreach(saved, i, e)
-	{
-		struct pk_write_ref ref = {
-		    .kind = (enum pk_kind)json_integer_value(json_array_get(e, 0)),
-		    .ns = json_string_value(json_array_get(e, 1)),
-		    .name = json_string_value(json_array_get(e, 2)),
-		    .rv = strtoull(json_string_value(json_array_get(e, 3)), NULL, 10),
-		};
-
-		pk_writer_set_condition(app->writer, &ref, json_string_value(json_array_get(e, 4)),
-					json_string_value(json_array_get(e, 5)),
-					json_string_value(json_array_get(e, 6)),
-					json_string_value(json_array_get(e, 7)));
+	for (size_t i = 0; i < n; i++) {
+		for (size_t c = 0; c < retry[i].nconds; c++)
+			pk_writer_set_condition(app->writer, &retry[i].ref, retry[i].conds[c].type,
+						retry[i].conds[c].status, retry[i].conds[c].reason,
+						retry[i].conds[c].message);
+		cond_retry_clear(&retry[i]);
 	}
-	json_decref(saved);
 }
 
 /*
@@ -804,8 +837,8 @@ static void commit_batch(struct pk_appliance *app)
 	for (int attempt = 0; attempt <= AP_CONDITION_RETRIES; attempt++) {
 		const struct pk_write_result *res = NULL;
 		const struct pk_write_batch *b = pk_writer_batch(app->writer);
-		json_t *retry = json_array();
-		size_t n = 0;
+		struct cond_retry *retry = NULL;
+		size_t n = 0, nretry = 0;
 		int r = pk_writer_batch_commit(app->writer, &res, &n);
 		int64_t now = ap_now_ms(); /* one instant: pods bound together end together */
 
@@ -827,16 +860,25 @@ static void commit_batch(struct pk_appliance *app)
 				log_written(app, it);
 				continue;
 			}
-			if (item_failed(app, it, wr, attempt < AP_CONDITION_RETRIES))
-				json_array_append(retry, json_pack("[i,O]", (int)i, wr->object));
+			if (!item_failed(app, it, wr, attempt < AP_CONDITION_RETRIES))
+				continue;
+			if (!retry)
+				retry = calloc(n, sizeof(*retry));
+			if (!retry || cond_retry_set(&retry[nretry], it, wr->object) < 0) {
+				if (retry)
+					cond_retry_clear(&retry[nretry]);
+				hand_back(app, wr); /* ENOMEM: read again, decided again */
+				continue;
+			}
+			nretry++;
 		}
 		ap_record_batch(app, b, res);
-		if (json_array_size(retry) == 0) {
-			json_decref(retry);
+		if (nretry == 0) {
+			free(retry);
 			return;
 		}
-		retry_conditions(app, b, retry);
-		json_decref(retry);
+		retry_conditions(app, retry, nretry);
+		free(retry);
 	}
 }
 

@@ -578,6 +578,97 @@ START_TEST(unanswered_eviction_never_overcommits)
 }
 END_TEST
 
+/*
+ * A backend that refuses the first condition-only write as stale (handing
+ * back the stored object, as the store does on a lost precondition) and
+ * passes everything else to the store.
+ */
+struct stale_once {
+	struct pk_writer *store;
+	int refused, commits, retried; /* retried: the next commit carried it again */
+	char name[64];
+};
+
+static int stale_once_commit(void *backend, const struct pk_write_batch *b,
+			     struct pk_write_result *results)
+{
+	struct stale_once *sb = backend;
+	const struct pk_write_result *res = NULL;
+	size_t n = 0, refuse = b->n;
+	int commit = __atomic_add_fetch(&sb->commits, 1, __ATOMIC_RELAXED);
+
+	pk_writer_batch_begin(sb->store);
+	for (size_t i = 0; i < b->n; i++) {
+		const struct pk_write_item *it = &b->items[i];
+		struct pk_write_ref ref = {it->kind, it->ns, it->name, it->rv};
+
+		if (commit == 2 && sb->refused && strcmp(it->name, sb->name) == 0)
+			__atomic_store_n(&sb->retried, 1, __ATOMIC_RELAXED);
+		if (refuse == b->n && !sb->refused && !it->node && !it->evict && it->nconds &&
+		    it->kind == PK_KIND_POD) {
+			refuse = i;
+			continue;
+		}
+		if (it->node)
+			pk_writer_bind(sb->store, &ref, it->node, it->annotations);
+		for (size_t c = 0; c < it->nconds; c++)
+			pk_writer_set_condition(sb->store, &ref, it->conds[c].type,
+						it->conds[c].status, it->conds[c].reason,
+						it->conds[c].message);
+	}
+	int r = pk_writer_batch_commit(sb->store, &res, &n);
+
+	for (size_t i = 0, k = 0; i < b->n; i++) {
+		if (i == refuse) {
+			results[i].error = -PK_STORE_ECONFLICT;
+			pk_writer_get(sb->store, b->items[i].kind, b->items[i].ns, b->items[i].name,
+				      &results[i].object);
+			snprintf(sb->name, sizeof(sb->name), "%s", b->items[i].name);
+			__atomic_store_n(&sb->refused, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&sb->commits, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (k < n) {
+			results[i].error = res[k].error;
+			results[i].object = json_incref(res[k].object);
+			k++;
+		}
+	}
+	return r;
+}
+
+static int stale_once_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
+			  json_t **ret)
+{
+	return pk_writer_get(((struct stale_once *)backend)->store, kind, ns, name, ret);
+}
+
+/*
+ * A condition refused as stale is set again at once on the object the
+ * refusal handed back (the very next commit carries it), and stands.
+ */
+START_TEST(stale_condition_is_written_again_on_the_current_object)
+{
+	static const struct pk_writer_ops ops = {
+	    .name = "stale-once", .commit = stale_once_commit, .get = stale_once_get};
+	struct stale_once sb = {0};
+	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
+	char err[256] = "";
+
+	ck_assert_int_eq(pk_writer_store_new(st, &sb.store), 0);
+	ck_assert_int_eq(pk_writer_new(&ops, &sb, &cfg.writer), 0);
+	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	create(pod("lonely", NULL, NULL)); /* no node: PodScheduled False */
+	ck_assert(wait_condition("Pod", "lonely", "PodScheduled", "False"));
+	ck_assert_int_eq(__atomic_load_n(&sb.refused, __ATOMIC_RELAXED), 1);
+	ck_assert_str_eq(sb.name, "lonely");
+	ck_assert_int_eq(__atomic_load_n(&sb.retried, __ATOMIC_RELAXED), 1);
+	pk_appliance_stop(app);
+	app = NULL;
+	pk_writer_free(sb.store);
+}
+END_TEST
+
 START_TEST(evicted_job_pod_is_recreated_elsewhere)
 {
 	char x[64], y[64];
@@ -1085,6 +1176,7 @@ int main(void)
 	tcase_add_test(tc, deleted_node_evicts_the_disruption_unit);
 	tcase_add_test(tc, eviction_spares_a_pod_recreated_under_the_same_name);
 	tcase_add_test(tc, eviction_with_a_stale_resource_version_is_refused_and_retried);
+	tcase_add_test(tc, stale_condition_is_written_again_on_the_current_object);
 	tcase_add_test(tc, events_explain_bindings_and_pending_pods);
 	tcase_add_test(tc, events_expire_after_the_ttl);
 	tcase_add_test(tc, evicted_job_pod_is_recreated_elsewhere);
