@@ -731,12 +731,8 @@ static void cond_retry_clear(struct cond_retry *r)
 {
 	free((char *)r->ref.ns);
 	free((char *)r->ref.name);
-	for (size_t c = 0; c < r->nconds; c++) {
-		free(r->conds[c].type);
-		free(r->conds[c].status);
-		free(r->conds[c].reason);
-		free(r->conds[c].message);
-	}
+	for (size_t c = 0; c < r->nconds; c++)
+		pk_write_cond_clear(&r->conds[c]);
 	free(r->conds);
 	memset(r, 0, sizeof(*r));
 }

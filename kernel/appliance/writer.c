@@ -43,6 +43,15 @@ int pk_writer_new(const struct pk_writer_ops *ops, void *backend, struct pk_writ
 	return 0;
 }
 
+void pk_write_cond_clear(struct pk_write_cond *c)
+{
+	free(c->type);
+	free(c->status);
+	free(c->reason);
+	free(c->message);
+	memset(c, 0, sizeof(*c));
+}
+
 static void item_clear(struct pk_write_item *it)
 {
 	free(it->ns);
@@ -50,12 +59,8 @@ static void item_clear(struct pk_write_item *it)
 	free(it->node);
 	free(it->volume);
 	json_decref(it->annotations);
-	for (size_t i = 0; i < it->nconds; i++) {
-		free(it->conds[i].type);
-		free(it->conds[i].status);
-		free(it->conds[i].reason);
-		free(it->conds[i].message);
-	}
+	for (size_t i = 0; i < it->nconds; i++)
+		pk_write_cond_clear(&it->conds[i]);
 	free(it->conds);
 	json_decref(it->claim);
 	free(it->deps);

@@ -47,6 +47,8 @@ struct pk_write_ref {
 struct pk_write_cond {
 	char *type, *status, *reason, *message;
 };
+/* Free a condition's strings (owned, as a batch's are). */
+void pk_write_cond_clear(struct pk_write_cond *c);
 
 /*
  * One object's writes in a batch, in the order they were asked for; what a

@@ -462,6 +462,18 @@ START_TEST(preemption_makes_room_for_higher_priority)
 }
 END_TEST
 
+/* A test backend's item that the store writes: its binding and conditions. */
+static void pass_to_store(struct pk_writer *store, const struct pk_write_item *it)
+{
+	struct pk_write_ref ref = {it->kind, it->ns, it->name, it->rv};
+
+	if (it->node)
+		pk_writer_bind(store, &ref, it->node, it->annotations);
+	for (size_t c = 0; c < it->nconds; c++)
+		pk_writer_set_condition(store, &ref, it->conds[c].type, it->conds[c].status,
+					it->conds[c].reason, it->conds[c].message);
+}
+
 /*
  * A backend that refuses every eviction as if the victim had changed
  * meanwhile (and counts them); everything else goes to the store.
@@ -480,19 +492,9 @@ static int refusing_commit(void *backend, const struct pk_write_batch *b,
 	size_t n = 0;
 
 	pk_writer_batch_begin(rb->store);
-	for (size_t i = 0; i < b->n; i++) {
-		const struct pk_write_item *it = &b->items[i];
-		struct pk_write_ref ref = {it->kind, it->ns, it->name, it->rv};
-
-		if (it->evict)
-			continue;
-		if (it->node)
-			pk_writer_bind(rb->store, &ref, it->node, it->annotations);
-		for (size_t c = 0; c < it->nconds; c++)
-			pk_writer_set_condition(rb->store, &ref, it->conds[c].type,
-						it->conds[c].status, it->conds[c].reason,
-						it->conds[c].message);
-	}
+	for (size_t i = 0; i < b->n; i++)
+		if (!b->items[i].evict)
+			pass_to_store(rb->store, &b->items[i]);
 	int r = pk_writer_batch_commit(rb->store, &res, &n);
 
 	for (size_t i = 0, k = 0; i < b->n; i++) {
@@ -600,21 +602,14 @@ static int stale_once_commit(void *backend, const struct pk_write_batch *b,
 	pk_writer_batch_begin(sb->store);
 	for (size_t i = 0; i < b->n; i++) {
 		const struct pk_write_item *it = &b->items[i];
-		struct pk_write_ref ref = {it->kind, it->ns, it->name, it->rv};
 
 		if (commit == 2 && sb->refused && strcmp(it->name, sb->name) == 0)
 			__atomic_store_n(&sb->retried, 1, __ATOMIC_RELAXED);
 		if (refuse == b->n && !sb->refused && !it->node && !it->evict && it->nconds &&
-		    it->kind == PK_KIND_POD) {
+		    it->kind == PK_KIND_POD)
 			refuse = i;
-			continue;
-		}
-		if (it->node)
-			pk_writer_bind(sb->store, &ref, it->node, it->annotations);
-		for (size_t c = 0; c < it->nconds; c++)
-			pk_writer_set_condition(sb->store, &ref, it->conds[c].type,
-						it->conds[c].status, it->conds[c].reason,
-						it->conds[c].message);
+		else
+			pass_to_store(sb->store, it);
 	}
 	int r = pk_writer_batch_commit(sb->store, &res, &n);
 
