@@ -31,9 +31,21 @@
 #include <string.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/lib/map.h"
+
+/* What is known of one node name. */
+struct beat {
+	int64_t t;  /* the last sign of life, monotonic ms */
+	int64_t n;  /* Lease writes seen */
+	bool down;  /* declared unreachable (once per outage) */
+	bool node;  /* the Node exists */
+	bool ann;   /* it carries TOPO_ANN_HEARTBEAT */
+	bool lease; /* it has a Lease */
+	bool agent; /* podagent registered it: a Lease will come */
+};
 
 struct ap_heartbeats {
-	json_t *map; /* name -> {"t": last_seen_ms, "down", "node", "ann", "lease", "n"} */
+	struct pk_map map; /* name -> struct beat */
 };
 
 int ap_heartbeats_new(struct ap_heartbeats **ret)
@@ -42,21 +54,31 @@ int ap_heartbeats_new(struct ap_heartbeats **ret)
 
 	if (!h)
 		return -ENOMEM;
-	h->map = json_object();
-	if (!h->map) {
-		free(h);
-		return -ENOMEM;
-	}
 	*ret = h;
 	return 0;
 }
 
 void ap_heartbeats_free(struct ap_heartbeats *h)
 {
+	void *e;
+
 	if (!h)
 		return;
-	json_decref(h->map);
+	for (size_t i = 0; pk_map_next(&h->map, &i, NULL, &e);)
+		free(e);
+	pk_map_free(&h->map);
 	free(h);
+}
+
+static struct beat *beat_of(const struct ap_heartbeats *h, const char *name)
+{
+	return h && name ? pk_map_get(&h->map, name) : NULL;
+}
+
+static void beat_del(struct ap_heartbeats *h, const char *name)
+{
+	free(pk_map_get(&h->map, name));
+	pk_map_del(&h->map, name);
 }
 
 bool ap_node_monitored(const json_t *node)
@@ -70,14 +92,9 @@ bool ap_node_monitored(const json_t *node)
 	return json_object_get(ann, TOPO_ANN_HEARTBEAT) != NULL;
 }
 
-static bool flag(const json_t *e, const char *name)
+static bool monitored(const struct beat *e)
 {
-	return json_is_true(json_object_get(e, name));
-}
-
-static bool monitored(const json_t *e)
-{
-	return flag(e, "node") && (flag(e, "ann") || flag(e, "lease") || flag(e, "agent"));
+	return e->node && (e->ann || e->lease || e->agent);
 }
 
 bool ap_node_agent_registered(const json_t *node)
@@ -89,36 +106,34 @@ bool ap_node_agent_registered(const json_t *node)
 }
 
 /* The entry of name, created when missing; NULL without memory. */
-static json_t *entry(struct ap_heartbeats *h, const char *name, int64_t now_ms)
+static struct beat *entry(struct ap_heartbeats *h, const char *name, int64_t now_ms)
 {
-	json_t *e = json_object_get(h->map, name);
+	struct beat *e = pk_map_get(&h->map, name);
 
 	if (e)
 		return e;
-	e = json_pack("{s:I,s:b,s:b,s:b,s:b}", "t", (json_int_t)now_ms, "down", 0, "node", 0, "ann",
-		      0, "lease", 0);
-	if (!e || json_object_set_new(h->map, name, e) < 0)
+	e = calloc(1, sizeof(*e));
+	if (!e || pk_map_put(&h->map, name, e) < 0) {
+		free(e);
 		return NULL;
+	}
+	e->t = now_ms;
 	return e;
 }
 
 /* A sign of life: refresh the time; *ret_recovered when it was down. */
-static int alive(json_t *e, int64_t now_ms, bool *ret_recovered)
+static void alive(struct beat *e, int64_t now_ms, bool *ret_recovered)
 {
-	bool was_down = flag(e, "down");
-
-	if (json_object_set_new(e, "t", json_integer((json_int_t)now_ms)) < 0 ||
-	    json_object_set_new(e, "down", json_false()) < 0)
-		return -ENOMEM;
 	if (ret_recovered)
-		*ret_recovered = was_down;
-	return 0;
+		*ret_recovered = e->down;
+	e->t = now_ms;
+	e->down = false;
 }
 
 int ap_heartbeat_seen(struct ap_heartbeats *h, const char *name, bool annotated, int64_t now_ms,
 		      bool *ret_recovered)
 {
-	json_t *e;
+	struct beat *e;
 
 	if (!h || !name)
 		return -EINVAL;
@@ -126,98 +141,103 @@ int ap_heartbeat_seen(struct ap_heartbeats *h, const char *name, bool annotated,
 		*ret_recovered = false;
 	/* Kept also while not monitored: a Lease that comes later finds the Node. */
 	e = entry(h, name, now_ms);
-	if (!e || json_object_set_new(e, "node", json_true()) < 0 ||
-	    json_object_set_new(e, "ann", json_boolean(annotated)) < 0)
+	if (!e)
 		return -ENOMEM;
+	e->node = true;
+	e->ann = annotated;
 	/* without the annotation, only the Lease says the agent is alive */
-	return annotated ? alive(e, now_ms, ret_recovered) : 0;
+	if (annotated)
+		alive(e, now_ms, ret_recovered);
+	return 0;
 }
 
 int ap_heartbeat_expect(struct ap_heartbeats *h, const char *name, int64_t now_ms)
 {
-	json_t *e;
+	struct beat *e;
 
 	if (!h || !name)
 		return -EINVAL;
 	e = entry(h, name, now_ms);
-	if (!e || json_object_set_new(e, "agent", json_true()) < 0 ||
-	    json_object_set_new(e, "node", json_true()) < 0)
+	if (!e)
 		return -ENOMEM;
+	e->agent = true;
+	e->node = true;
 	return 0;
 }
 
 int ap_heartbeat_lease(struct ap_heartbeats *h, const char *name, bool present, int64_t now_ms,
 		       bool *ret_recovered)
 {
-	json_t *e;
+	struct beat *e;
 
 	if (!h || !name)
 		return -EINVAL;
 	if (ret_recovered)
 		*ret_recovered = false;
-	e = json_object_get(h->map, name);
+	e = pk_map_get(&h->map, name);
 	if (!present) {
-		if (e && !flag(e, "ann") && !flag(e, "node"))
-			json_object_del(h->map, name);
-		else if (e && json_object_set_new(e, "lease", json_false()) < 0)
-			return -ENOMEM;
+		if (e && !e->ann && !e->node)
+			beat_del(h, name);
+		else if (e)
+			e->lease = false;
 		return 0;
 	}
 	e = entry(h, name, now_ms);
-	if (!e || json_object_set_new(e, "lease", json_true()) < 0 ||
-	    json_object_set_new(e, "n",
-				json_integer(json_integer_value(json_object_get(e, "n")) + 1)) < 0)
+	if (!e)
 		return -ENOMEM;
-	return alive(e, now_ms, monitored(e) ? ret_recovered : NULL);
+	e->lease = true;
+	e->n++;
+	alive(e, now_ms, monitored(e) ? ret_recovered : NULL);
+	return 0;
 }
 
 int64_t ap_heartbeat_lease_writes(const struct ap_heartbeats *h, const char *name)
 {
-	const json_t *e = h && name ? json_object_get(h->map, name) : NULL;
+	const struct beat *e = beat_of(h, name);
 
-	return e ? json_integer_value(json_object_get(e, "n")) : 0;
+	return e ? e->n : 0;
 }
 
 bool ap_heartbeat_live(const struct ap_heartbeats *h, const char *name)
 {
-	const json_t *e = h && name ? json_object_get(h->map, name) : NULL;
+	const struct beat *e = beat_of(h, name);
 
-	return e && monitored(e) && !flag(e, "down");
+	return e && monitored(e) && !e->down;
 }
 
 void ap_heartbeat_forget(struct ap_heartbeats *h, const char *name)
 {
-	json_t *e = h && name ? json_object_get(h->map, name) : NULL;
+	struct beat *e = beat_of(h, name);
 
 	/* the Node is gone; a Lease that stays is remembered for a Node that returns */
-	if (e && flag(e, "lease"))
-		json_object_set_new(e, "node", json_false());
+	if (e && e->lease)
+		e->node = false;
 	else if (e)
-		json_object_del(h->map, name);
+		beat_del(h, name);
 }
 
 int ap_heartbeats_expired(struct ap_heartbeats *h, int64_t now_ms, int64_t grace_ms,
 			  json_t **ret_names)
 {
-	json_t *names, *e;
+	json_t *names;
 	const char *name;
+	void *v;
 
 	if (!h || !ret_names)
 		return -EINVAL;
 	names = json_array();
 	if (!names)
 		return -ENOMEM;
-	json_object_foreach(h->map, name, e)
-	{
-		int64_t last = json_integer_value(json_object_get(e, "t"));
+	for (size_t i = 0; pk_map_next(&h->map, &i, &name, &v);) {
+		struct beat *e = v;
 
-		if (!monitored(e) || flag(e, "down") || now_ms - last <= grace_ms)
+		if (!monitored(e) || e->down || now_ms - e->t <= grace_ms)
 			continue;
-		if (json_array_append_new(names, json_string(name)) < 0 ||
-		    json_object_set_new(e, "down", json_true()) < 0) {
+		if (json_array_append_new(names, json_string(name)) < 0) {
 			json_decref(names);
 			return -ENOMEM;
 		}
+		e->down = true;
 	}
 	*ret_names = names;
 	return 0;
@@ -226,11 +246,9 @@ int ap_heartbeats_expired(struct ap_heartbeats *h, int64_t now_ms, int64_t grace
 /* ---- node-loss policy --------------------------------------------------------- */
 /* When a node counts as silent: its last heartbeat or the server's last
  * saturation, whichever is later. */
-static int64_t silent_since(const json_t *e, const struct ap_loss_policy *p)
+static int64_t silent_since(const struct beat *e, const struct ap_loss_policy *p)
 {
-	int64_t last = json_integer_value(json_object_get(e, "t"));
-
-	return p->saturated_ms > last ? p->saturated_ms : last;
+	return p->saturated_ms > e->t ? p->saturated_ms : e->t;
 }
 
 static double loss_rate(const struct ap_loss_policy *p, struct ap_loss_report *r)
@@ -247,15 +265,36 @@ static double loss_rate(const struct ap_loss_policy *p, struct ap_loss_report *r
 	return p->rate;
 }
 
-/* Silent nodes not yet declared lost, oldest silence first. */
-static json_t *candidates(struct ap_heartbeats *h, const struct ap_loss_policy *p, int64_t now_ms,
-			  struct ap_loss_report *r)
-{
-	json_t *c = json_array(), *e;
-	const char *name;
+/* A silent node not yet declared lost. */
+struct candidate {
+	int64_t since;
+	const char *name; /* the map's key */
+	struct beat *e;
+};
 
-	json_object_foreach(h->map, name, e)
-	{
+/* Oldest silence first, then by name (the table's order is no order). */
+static int candidate_cmp(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+
+	if (x->since != y->since)
+		return x->since < y->since ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Silent nodes not yet declared lost, oldest silence first (*ret, *n; -ENOMEM). */
+static int candidates(struct ap_heartbeats *h, const struct ap_loss_policy *p, int64_t now_ms,
+		      struct ap_loss_report *r, struct candidate **ret, size_t *n)
+{
+	struct candidate *c = calloc(h->map.live ? h->map.live : 1, sizeof(*c));
+	const char *name;
+	void *v;
+
+	if (!c)
+		return -ENOMEM;
+	*n = 0;
+	for (size_t i = 0; pk_map_next(&h->map, &i, &name, &v);) {
+		struct beat *e = v;
 		int64_t since;
 
 		if (!monitored(e))
@@ -265,16 +304,12 @@ static json_t *candidates(struct ap_heartbeats *h, const struct ap_loss_policy *
 		if (now_ms - since <= p->grace_ms)
 			continue;
 		r->silent++;
-		if (flag(e, "down"))
-			continue;
-		size_t i = json_array_size(c);
-
-		while (i > 0 &&
-		       json_integer_value(json_array_get(json_array_get(c, i - 1), 0)) > since)
-			i--;
-		json_array_insert_new(c, i, json_pack("[I,s]", (json_int_t)since, name));
+		if (!e->down)
+			c[(*n)++] = (struct candidate){since, name, e};
 	}
-	return c;
+	qsort(c, *n, sizeof(*c), candidate_cmp);
+	*ret = c;
+	return 0;
 }
 
 int ap_heartbeats_lost(struct ap_heartbeats *h, const struct ap_loss_policy *p,
@@ -282,16 +317,15 @@ int ap_heartbeats_lost(struct ap_heartbeats *h, const struct ap_loss_policy *p,
 		       struct ap_loss_report *ret_report)
 {
 	struct ap_loss_report r = {0};
-	json_t *names, *c, *x;
-	size_t i;
+	struct candidate *c = NULL;
+	size_t nc = 0;
+	json_t *names;
 
 	if (!h || !p || !lim || !ret_names)
 		return -EINVAL;
 	names = json_array();
-	c = candidates(h, p, now_ms, &r);
-	if (!names || !c) {
+	if (!names || candidates(h, p, now_ms, &r, &c, &nc) < 0) {
 		json_decref(names);
-		json_decref(c);
 		return -ENOMEM;
 	}
 	double rate = loss_rate(p, &r);
@@ -305,19 +339,16 @@ int ap_heartbeats_lost(struct ap_heartbeats *h, const struct ap_loss_policy *p,
 	if (lim->tokens > 1)
 		lim->tokens = 1;
 	lim->last_ms = now_ms;
-	json_array_foreach(c, i, x)
-	{
-		const char *name = json_string_value(json_array_get(x, 1));
-
+	for (size_t i = 0; i < nc; i++) {
 		if (rate <= 0 || lim->tokens < 1 - 1e-9) { /* (rounding of the sums) */
 			r.held++;
 			continue;
 		}
 		lim->tokens -= 1;
-		json_array_append_new(names, json_string(name));
-		json_object_set_new(json_object_get(h->map, name), "down", json_true());
+		json_array_append_new(names, json_string(c[i].name));
+		c[i].e->down = true;
 	}
-	json_decref(c);
+	free(c);
 	if (ret_report)
 		*ret_report = r;
 	*ret_names = names;

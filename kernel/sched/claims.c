@@ -63,7 +63,7 @@ struct sc_claim {
 
 struct sc_dra {
 	struct dra_state *st;
-	struct sc_map claims; /* key -> struct sc_claim * */
+	struct pk_map claims; /* key -> struct sc_claim * */
 	struct sc_vec all;    /* every entry, zombies included */
 	json_t *dealloc;      /* keys of claims to deallocate, told by the next cycle */
 	bool removing;	      /* a victim's simulated removal is being charged */
@@ -140,7 +140,7 @@ void sc_claims_free(struct sc_snapshot *snap)
 		entry_free(d->all.v[i]);
 	sc_vec_free(&d->all);
 	free(d->slots);
-	sc_map_free(&d->claims);
+	pk_map_free(&d->claims);
 	dra_state_free(d->st);
 	json_decref(d->dealloc);
 	free(d);
@@ -267,7 +267,7 @@ int sc_claims_set(struct pk_sched *s, json_t *obj)
 	key = sc_key(pk_namespace(obj), pk_name(obj));
 	if (!key)
 		return -ENOMEM;
-	e = sc_map_get(&d->claims, key);
+	e = pk_map_get(&d->claims, key);
 	if (!e) {
 		e = calloc(1, sizeof(*e));
 		if (!e || sc_vec_push(&d->all, e) < 0) {
@@ -277,7 +277,7 @@ int sc_claims_set(struct pk_sched *s, json_t *obj)
 		}
 		e->key = key;
 		key = NULL;
-		if ((r = sc_map_put(&d->claims, e->key, e)) < 0) {
+		if ((r = pk_map_put(&d->claims, e->key, e)) < 0) {
 			entry_drop(d, e);
 			return r;
 		}
@@ -303,11 +303,11 @@ int sc_claims_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, cons
 	if (kind != PK_KIND_RESOURCE_CLAIM)
 		return dra_state_remove(d->st, kind, name);
 	key = sc_key(ns && *ns ? ns : "default", name);
-	e = key ? sc_map_get(&d->claims, key) : NULL;
+	e = key ? pk_map_get(&d->claims, key) : NULL;
 	free(key);
 	if (!e)
 		return -ENOENT;
-	sc_map_del(&d->claims, e->key);
+	pk_map_del(&d->claims, e->key);
 	json_decref(e->obj);
 	e->obj = NULL;
 	e->zombie = true;
@@ -644,7 +644,7 @@ static enum sc_misfit filter_on(struct sc_snapshot *snap, const struct sc_pod *p
 		return SC_MISFIT_CLAIM;
 	}
 	for (size_t i = 0; i < cp->n; i++) {
-		es[i] = cp->refs[i].key && d ? sc_map_get(&d->claims, cp->refs[i].key) : NULL;
+		es[i] = cp->refs[i].key && d ? pk_map_get(&d->claims, cp->refs[i].key) : NULL;
 		unheld += es[i] && !es[i]->held;
 	}
 	for (size_t i = 0; i < cp->n && m == SC_FIT; i++) {
@@ -721,7 +721,7 @@ static void claims_charge(struct sc_snapshot *snap, const struct sc_pod *pod, in
 		struct sc_claim *e;
 
 		if (sign > 0) {
-			e = ref->key ? sc_map_get(&d->claims, ref->key) : NULL;
+			e = ref->key ? pk_map_get(&d->claims, ref->key) : NULL;
 			if (!e || sc_vec_push(&e->users, (void *)pod) < 0)
 				continue;
 			ref->entry = e;
@@ -851,7 +851,7 @@ int sc_claims_tell(struct pk_sched *s, struct pk_sched_result *res)
 		return 0;
 	json_array_foreach(d->dealloc, i, k)
 	{
-		struct sc_claim *e = sc_map_get(&d->claims, json_string_value(k));
+		struct sc_claim *e = pk_map_get(&d->claims, json_string_value(k));
 		const char *slash;
 		char ns[256];
 		json_t *status;
@@ -876,7 +876,7 @@ void sc_claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod)
 
 	for (size_t i = 0; cp && d && i < cp->n; i++) {
 		struct sc_claim *e =
-		    cp->refs[i].key ? sc_map_get(&d->claims, cp->refs[i].key) : NULL;
+		    cp->refs[i].key ? pk_map_get(&d->claims, cp->refs[i].key) : NULL;
 		size_t k;
 		json_t *x;
 

@@ -174,7 +174,7 @@ static void tell_due(struct sc_ctx *ctx, int64_t now)
 			s->tell_at[keep++] = at;
 			continue;
 		}
-		struct sc_pod *pod = k[0] == 'I' ? sc_map_get(&s->forest.pods, k + 1) : NULL;
+		struct sc_pod *pod = k[0] == 'I' ? pk_map_get(&s->forest.pods, k + 1) : NULL;
 		struct sc_group *g = k[0] == 'I'
 					 ? (pod ? pod->group : NULL)
 					 : sc_forest_group(&s->forest, k + 1, k[0] == 'C', false);
@@ -207,14 +207,14 @@ static void report_unrooted_pod(struct sc_ctx *ctx, struct sc_pod *p)
  * walk going round a cycle.
  */
 static void report_unrooted_group(struct sc_ctx *ctx, struct sc_group *g, int depth,
-				  struct sc_map *seen)
+				  struct pk_map *seen)
 {
 	char why[256];
 
-	if (depth > SC_REPORT_DEPTH || sc_map_get(seen, g->key) == g ||
+	if (depth > SC_REPORT_DEPTH || pk_map_get(seen, g->key) == g ||
 	    sc_group_root(g, why, sizeof(why)))
 		return;
-	sc_map_put(seen, g->key, g);
+	pk_map_put(seen, g->key, g);
 	if (g->present && strncmp(why, "cycle", 5) == 0) {
 		char msg[320];
 
@@ -235,7 +235,7 @@ static void report_unrooted_group(struct sc_ctx *ctx, struct sc_group *g, int de
 static void report_unrooted(struct sc_ctx *ctx)
 {
 	struct sc_forest *f = &ctx->s->forest;
-	struct sc_map seen = {0};
+	struct pk_map seen = {0};
 
 	for (size_t i = 0; i < f->unrooted_groups.n; i++) {
 		const char *k = f->unrooted_groups.v[i];
@@ -248,14 +248,14 @@ static void report_unrooted(struct sc_ctx *ctx)
 	f->unrooted_groups.n = 0;
 	for (size_t i = 0; i < f->unrooted_pods.n; i++) {
 		const char *k = f->unrooted_pods.v[i];
-		struct sc_pod *p = sc_map_get(&f->pods, k + 1);
+		struct sc_pod *p = pk_map_get(&f->pods, k + 1);
 
 		if (p)
 			report_unrooted_pod(ctx, p);
 		free(f->unrooted_pods.v[i]);
 	}
 	f->unrooted_pods.n = 0;
-	sc_map_free(&seen);
+	pk_map_free(&seen);
 }
 
 static const char *failed_why(struct sc_ctx *ctx, const struct sc_group *failed)

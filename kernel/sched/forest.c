@@ -118,9 +118,9 @@ void sc_forest_fini(struct sc_forest *f)
 	sc_vec_free(&f->all_pods);
 	sc_vec_free(&f->all_groups);
 	sc_vec_free(&f->roots);
-	sc_map_free(&f->groups[0]);
-	sc_map_free(&f->groups[1]);
-	sc_map_free(&f->pods);
+	pk_map_free(&f->groups[0]);
+	pk_map_free(&f->groups[1]);
+	pk_map_free(&f->pods);
 }
 
 const char *sc_group_kind(const struct sc_group *g)
@@ -151,16 +151,16 @@ static struct sc_group *group_new(const char *key, bool composite)
 
 struct sc_group *sc_forest_group(struct sc_forest *f, const char *key, bool composite, bool create)
 {
-	struct sc_map *m = &f->groups[composite];
-	struct sc_group *g = sc_map_get(m, key);
+	struct pk_map *m = &f->groups[composite];
+	struct sc_group *g = pk_map_get(m, key);
 
 	if (g || !create)
 		return g;
 	g = group_new(key, composite);
 	if (!g)
 		return NULL;
-	if (sc_map_put(m, key, g) < 0 || sc_vec_push(&f->all_groups, g) < 0) {
-		sc_map_del(m, key);
+	if (pk_map_put(m, key, g) < 0 || sc_vec_push(&f->all_groups, g) < 0) {
+		pk_map_del(m, key);
 		group_free(g);
 		return NULL;
 	}
@@ -227,7 +227,7 @@ static void maybe_free(struct sc_forest *f, struct sc_group *g)
 		return;
 	if (g->parent)
 		sc_vec_remove(&g->parent->children, g);
-	sc_map_del(&f->groups[g->composite], g->key);
+	pk_map_del(&f->groups[g->composite], g->key);
 	sc_vec_remove(&f->all_groups, g);
 	forest_group_free(f, g);
 }
@@ -331,7 +331,7 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 
 int sc_forest_remove_group(struct sc_forest *f, const char *key, bool composite)
 {
-	struct sc_group *g = sc_map_get(&f->groups[composite], key);
+	struct sc_group *g = pk_map_get(&f->groups[composite], key);
 
 	f->version++;
 	if (!g || !g->present)
@@ -460,7 +460,7 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 		r = sc_cons_parse(s, view->raw, p);
 	if (r < 0)
 		goto fail;
-	old = sc_map_get(&f->pods, p->key);
+	old = pk_map_get(&f->pods, p->key);
 	seen = old != NULL;
 	p->seq = old ? old->seq : ++f->seq;
 	if (old) {
@@ -489,7 +489,7 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 	}
 	p->apos = f->all_pods.n;
 	if ((r = sc_vec_push(&g->pods, p)) < 0 || (r = sc_vec_push(&f->all_pods, p)) < 0 ||
-	    (r = sc_map_put(&f->pods, p->key, p)) < 0) {
+	    (r = pk_map_put(&f->pods, p->key, p)) < 0) {
 		sc_vec_remove(&g->pods, p);
 		all_pods_del(f, p);
 		if (g->implicit)
@@ -522,7 +522,7 @@ fail:
 int sc_forest_remove_pod(struct pk_sched *s, const char *key)
 {
 	struct sc_forest *f = &s->forest;
-	struct sc_pod *p = sc_map_get(&f->pods, key);
+	struct sc_pod *p = pk_map_get(&f->pods, key);
 	struct sc_group *g;
 
 	f->version++;
@@ -533,7 +533,7 @@ int sc_forest_remove_pod(struct pk_sched *s, const char *key)
 		s->gen++;
 	sc_snapshot_unbind(&s->snap, p);
 	sc_cons_release(s, p);
-	sc_map_del(&f->pods, key);
+	pk_map_del(&f->pods, key);
 	all_pods_del(f, p);
 	if (g) {
 		if (g->why_pod == p)

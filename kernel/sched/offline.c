@@ -45,7 +45,7 @@ static bool scheduling_changes(enum pk_kind kind)
 	       kind == PK_KIND_PERSISTENT_VOLUME_CLAIM;
 }
 
-static int index_objects(json_t *objects, struct sc_map *idx)
+static int index_objects(json_t *objects, struct pk_map *idx)
 {
 	size_t i;
 	json_t *o;
@@ -61,7 +61,7 @@ static int index_objects(json_t *objects, struct sc_map *idx)
 		k = obj_key(kind, pk_namespace(o), pk_name(o));
 		if (!k)
 			return -ENOMEM;
-		r = sc_map_put(idx, k, o);
+		r = pk_map_put(idx, k, o);
 		free(k);
 		if (r < 0)
 			return r;
@@ -73,7 +73,7 @@ static int index_objects(json_t *objects, struct sc_map *idx)
  * The output array: a private copy of every object scheduling may change,
  * indexed by kind/namespace/name, and a shared reference to every other.
  */
-static int copy_and_index(const json_t *objects, json_t **ret_out, struct sc_map *idx)
+static int copy_and_index(const json_t *objects, json_t **ret_out, struct pk_map *idx)
 {
 	json_t *out = json_array(), *o;
 	size_t i;
@@ -98,7 +98,7 @@ static int copy_and_index(const json_t *objects, json_t **ret_out, struct sc_map
 		k = obj_key(kind, pk_namespace(copy), pk_name(copy));
 		if (!k)
 			goto nomem;
-		r = sc_map_put(idx, k, copy);
+		r = pk_map_put(idx, k, copy);
 		free(k);
 		if (r < 0)
 			goto nomem;
@@ -148,13 +148,13 @@ static int set_claim_status(json_t *o, const json_t *claim)
 	return 0;
 }
 
-static int apply_indexed(json_t *objects, struct sc_map *idx, const struct pk_sched_result *res,
+static int apply_indexed(json_t *objects, struct pk_map *idx, const struct pk_sched_result *res,
 			 json_t *preempted, int64_t now)
 {
 	for (size_t i = 0; i < res->nactions; i++) {
 		const struct pk_sched_action *a = &res->actions[i];
 		char *k = obj_key(a->kind, a->ns, a->name);
-		json_t *o = k ? sc_map_get(idx, k) : NULL;
+		json_t *o = k ? pk_map_get(idx, k) : NULL;
 		int r = 0;
 
 		if (!k)
@@ -194,7 +194,7 @@ static int apply_indexed(json_t *objects, struct sc_map *idx, const struct pk_sc
 					break;
 				}
 			}
-			sc_map_del(idx, k);
+			pk_map_del(idx, k);
 			break;
 		}
 		free(k);
@@ -207,7 +207,7 @@ static int apply_indexed(json_t *objects, struct sc_map *idx, const struct pk_sc
 int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *preempted,
 		   int64_t now)
 {
-	struct sc_map idx = {0};
+	struct pk_map idx = {0};
 	int r;
 
 	if (!json_is_array(objects) || !res)
@@ -215,7 +215,7 @@ int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *p
 	r = index_objects(objects, &idx);
 	if (r == 0)
 		r = apply_indexed(objects, &idx, res, preempted, now);
-	sc_map_free(&idx);
+	pk_map_free(&idx);
 	return r;
 }
 
@@ -277,7 +277,7 @@ static json_t *template_claim(const json_t *pod, const char *pcn, const json_t *
 }
 
 /* Claims from templates for the pods and PodGroups of objects (claims appended, indexed in idx). */
-static int template_claims(json_t *objects, struct sc_map *idx)
+static int template_claims(json_t *objects, struct pk_map *idx)
 {
 	size_t n = json_array_size(objects);
 
@@ -313,7 +313,7 @@ static int template_claims(json_t *objects, struct sc_map *idx)
 				  : NULL;
 			r = idx && !key ? -ENOMEM : 0;
 			if (r == 0 && key)
-				r = sc_map_put(idx, key, c);
+				r = pk_map_put(idx, key, c);
 			free(key);
 			if (r < 0 || json_array_append_new(objects, c) < 0)
 				return -ENOMEM;
@@ -374,7 +374,7 @@ static int add_all(struct pk_sched *s, json_t *objects, bool compact, struct pk_
 }
 
 /* Cycles until nothing changes, each result applied to out through idx. */
-static int run_cycles(struct pk_sched *s, json_t *out, struct sc_map *idx, json_t *pre)
+static int run_cycles(struct pk_sched *s, json_t *out, struct pk_map *idx, json_t *pre)
 {
 	int64_t clock = 0, now = (int64_t)time(NULL);
 
@@ -404,7 +404,7 @@ static int run(const json_t *objects, bool in_place, const struct pk_sched_opts 
 	       json_t **ret_objects, json_t **ret_preempted, struct pk_errors *errs)
 {
 	struct pk_sched *s = NULL;
-	struct sc_map idx = {0};
+	struct pk_map idx = {0};
 	json_t *out = NULL, *pre = json_array();
 	int r;
 
@@ -435,7 +435,7 @@ static int run(const json_t *objects, bool in_place, const struct pk_sched_opts 
 		if (ret_preempted)
 			*ret_preempted = json_incref(pre);
 	}
-	sc_map_free(&idx);
+	pk_map_free(&idx);
 	json_decref(out);
 	json_decref(pre);
 	pk_sched_free(s);

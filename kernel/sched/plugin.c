@@ -265,7 +265,7 @@ struct sc_term *sc_terms_get(struct sc_terms *t, const char *topo_key, struct sc
 	term_text(&b, topo_key, m, nm);
 	if (!b.s)
 		return NULL;
-	term = sc_map_get(&t->byid, b.s);
+	term = pk_map_get(&t->byid, b.s);
 	if (term) {
 		for (size_t i = 0; i < nm; i++)
 			sc_matcher_clear(&m[i]);
@@ -288,7 +288,7 @@ struct sc_term *sc_terms_get(struct sc_terms *t, const char *topo_key, struct sc
 		goto fail;
 	*term =
 	    (struct sc_term){.id = b.s, .topo_key = strdup(topo_key), .m = m, .nm = nm, .refs = 1};
-	if (!term->topo_key || sc_map_put(&t->byid, term->id, term) < 0) {
+	if (!term->topo_key || pk_map_put(&t->byid, term->id, term) < 0) {
 		term->m = NULL;
 		term->nm = 0;
 		term->id = NULL;
@@ -312,7 +312,7 @@ void sc_terms_put(struct sc_terms *t, struct sc_term *term)
 	if (!term || --term->refs > 0)
 		return;
 	t->owners -= term->owners;
-	sc_map_del(&t->byid, term->id);
+	pk_map_del(&t->byid, term->id);
 	for (size_t i = 0; i < t->n; i++)
 		if (t->v[i] == term) {
 			t->v[i] = t->v[--t->n];
@@ -328,13 +328,13 @@ void sc_terms_fini(struct sc_terms *t)
 		term_free(t->v[i]);
 	free(t->v);
 	free(t->sym);
-	sc_map_free(&t->byid);
+	pk_map_free(&t->byid);
 	for (size_t i = 0; i < t->ns_all.n; i++) {
 		sc_labels_clear(t->ns_all.v[i]);
 		free(t->ns_all.v[i]);
 	}
 	sc_vec_free(&t->ns_all);
-	sc_map_free(&t->ns_labels);
+	pk_map_free(&t->ns_labels);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -347,7 +347,7 @@ static bool ns_match(const struct sc_terms *t, const struct sc_matcher *m, const
 		return false;
 	if (!m->nssel.nreqs)
 		return true; /* {}: every namespace */
-	const struct sc_labels *l = sc_map_get(&t->ns_labels, ns);
+	const struct sc_labels *l = pk_map_get(&t->ns_labels, ns);
 	/* kube-apiserver labels every namespace with its own name */
 	char *kv[2] = {"kubernetes.io/metadata.name", (char *)ns};
 	struct sc_labels own = {.kv = kv, .n = 1};
@@ -618,13 +618,13 @@ int sc_cons_namespace(struct pk_sched *s, json_t *obj)
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	old = sc_map_get(&t->ns_labels, name);
+	old = pk_map_get(&t->ns_labels, name);
 	if ((r = sc_labels_parse(obj, l)) < 0 || (r = sc_vec_push(&t->ns_all, l)) < 0) {
 		sc_labels_clear(l);
 		free(l);
 		return r;
 	}
-	if ((r = sc_map_put(&t->ns_labels, name, l)) < 0) {
+	if ((r = pk_map_put(&t->ns_labels, name, l)) < 0) {
 		sc_vec_remove(&t->ns_all, l);
 		sc_labels_clear(l);
 		free(l);

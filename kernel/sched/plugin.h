@@ -141,13 +141,13 @@ struct sc_term {
 };
 
 struct sc_terms {
-	struct sc_map byid; /* id -> struct sc_term * */
+	struct pk_map byid; /* id -> struct sc_term * */
 	struct sc_term **v;
 	size_t n, cap;
 	uint64_t version;	   /* bumps when a term is added or removed */
 	int64_t owners;		   /* sum of every term's owners */
 	const struct sc_vec *pods; /* every pod (the forest's), for building counts */
-	struct sc_map ns_labels;   /* namespace -> struct sc_labels * (Namespace objects) */
+	struct pk_map ns_labels;   /* namespace -> struct sc_labels * (Namespace objects) */
 	struct sc_vec ns_all;	   /* those labels, owned */
 	uint64_t charges;	   /* bumps on every charge (cache key of per-pick state) */
 	bool stale;		   /* some term is not built */

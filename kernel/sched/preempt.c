@@ -94,7 +94,7 @@ static int build_units(struct pk_sched *s, struct sc_group *root, int32_t prio, 
 {
 	struct sc_vec *pods = &s->forest.all_pods;
 	struct unit *u = calloc(pods->n + 1, sizeof(*u));
-	struct sc_map by_group = {0}, taken = {0};
+	struct pk_map by_group = {0}, taken = {0};
 	size_t n = 0;
 
 	if (!u)
@@ -105,7 +105,7 @@ static int build_units(struct pk_sched *s, struct sc_group *root, int32_t prio, 
 
 		struct sc_group *top;
 
-		if (p->node < 0 || p->deleting || !p->group || sc_map_get(&taken, p->key))
+		if (p->node < 0 || p->deleting || !p->group || pk_map_get(&taken, p->key))
 			continue;
 		top = sc_group_root(p->group, NULL, 0);
 		if (top == root)
@@ -113,16 +113,16 @@ static int build_units(struct pk_sched *s, struct sc_group *root, int32_t prio, 
 		/* Without a root (missing ancestor, cycle) a pod is its own unit. */
 		ug = top ? unit_group(p) : NULL;
 		if (ug) {
-			if (sc_map_get(&by_group, ug->key))
+			if (pk_map_get(&by_group, ug->key))
 				continue;
-			sc_map_put(&by_group, ug->key, ug);
+			pk_map_put(&by_group, ug->key, ug);
 			u[n].group = ug;
 			collect_running(ug, 0, &u[n].pods);
 		} else {
 			sc_vec_push(&u[n].pods, p);
 		}
 		for (size_t k = 0; k < u[n].pods.n; k++)
-			sc_map_put(&taken, ((struct sc_pod *)u[n].pods.v[k])->key, u[n].pods.v[k]);
+			pk_map_put(&taken, ((struct sc_pod *)u[n].pods.v[k])->key, u[n].pods.v[k]);
 		u[n].prio = INT32_MIN;
 		for (size_t k = 0; k < u[n].pods.n; k++) {
 			int32_t pp = sc_pod_priority(s, u[n].pods.v[k]);
@@ -135,8 +135,8 @@ static int build_units(struct pk_sched *s, struct sc_group *root, int32_t prio, 
 		else
 			sc_vec_free(&u[n].pods);
 	}
-	sc_map_free(&by_group);
-	sc_map_free(&taken);
+	pk_map_free(&by_group);
+	pk_map_free(&taken);
 	*ret = u;
 	*ret_n = n;
 	return 0;

@@ -118,7 +118,7 @@ bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why
 
 static bool class_value(const struct pk_sched *s, const char *name, int32_t *ret)
 {
-	const int32_t *v = name ? sc_map_get(&s->prio_classes, name) : NULL;
+	const int32_t *v = name ? pk_map_get(&s->prio_classes, name) : NULL;
 
 	if (v)
 		*ret = *v;

@@ -176,12 +176,12 @@ int pk_replay_arrive(struct pk_replay *r, json_t *pod, struct pk_errors *errs, b
 
 	if (!key)
 		return -ENOMEM;
-	if (sc_map_get(&r->s->forest.pods, key)) {
+	if (pk_map_get(&r->s->forest.pods, key)) {
 		free(key);
 		return -EEXIST;
 	}
 	err = pk_sched_add(r->s, pod, errs);
-	p = err < 0 ? NULL : sc_map_get(&r->s->forest.pods, key);
+	p = err < 0 ? NULL : pk_map_get(&r->s->forest.pods, key);
 	if (err < 0 || !p) {
 		free(key);
 		return err < 0 ? err : -EINVAL; /* not a pod */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "kernel/api/api.h"
+#include "kernel/lib/map.h"
 #include "kernel/sched/sched.h"
 #include "topology/topology.h"
 
@@ -31,27 +32,6 @@ struct sc_vec {
 int sc_vec_push(struct sc_vec *vec, void *item);
 void sc_vec_remove(struct sc_vec *vec, const void *item); /* first match, keeps order */
 void sc_vec_free(struct sc_vec *vec);
-
-/* Open-addressing map from string keys (copied) to pointers (borrowed). */
-struct sc_map {
-	struct sc_map_slot {
-		char *key; /* NULL: empty; SC_MAP_TOMB: deleted */
-		void *value;
-	} * slots;
-	size_t cap, used, live;
-};
-#define SC_MAP_TOMB ((char *)1)
-void *sc_map_get(const struct sc_map *map, const char *key);
-int sc_map_put(struct sc_map *map, const char *key, void *value);
-void sc_map_del(struct sc_map *map, const char *key);
-void sc_map_free(struct sc_map *map);
-/*
- * A string pool over a map: sc_intern() returns the pool's copy of s (one
- * more user; NULL on ENOMEM), sc_unintern() drops a user and frees the copy
- * with its last one.  The copies live until then, whatever the map does.
- */
-const char *sc_intern(struct sc_map *pool, const char *s);
-void sc_unintern(struct sc_map *pool, const char *s);
 
 char *sc_strdup(const char *s);			/* NULL stays NULL */
 char *sc_key(const char *ns, const char *name); /* "ns/name", malloc'ed */
@@ -171,10 +151,10 @@ struct sc_snapshot {
 	int nres;
 	struct sc_node **nodes;
 	size_t nnodes, cap;
-	struct sc_map node_by_name;
-	/* Node label keys and values, interned (sc_intern): a board's nodes share
+	struct pk_map node_by_name;
+	/* Node label keys and values, interned (pk_intern): a board's nodes share
 	 * most of them; the map's value counts the users. */
-	struct sc_map strings;
+	struct pk_map strings;
 	struct sc_part **parts;
 	size_t nparts;
 	struct sc_undo *log; /* revert log: undone in exact reverse order */
@@ -458,8 +438,8 @@ struct sc_forest {
 	/* key -> struct sc_group* (present or placeholder), one map per kind:
 	 * [0] PodGroups, [1] CompositePodGroups (separate resources; the same
 	 * name may be both) */
-	struct sc_map groups[2];
-	struct sc_map pods;	/* key -> struct sc_pod* */
+	struct pk_map groups[2];
+	struct pk_map pods;	/* key -> struct sc_pod* */
 	struct sc_vec all_pods; /* in no particular order: a removal moves the last pod */
 	struct sc_vec all_groups;
 	struct sc_vec roots; /* present parentless groups and implicit groups */
@@ -565,7 +545,7 @@ struct pk_sched {
 	char check_why[256]; /* the invariant checker's message when a cycle failed it */
 	struct sc_snapshot snap;
 	struct sc_forest forest;
-	struct sc_map prio_classes; /* PriorityClass name -> malloc'ed int32_t value */
+	struct pk_map prio_classes; /* PriorityClass name -> malloc'ed int32_t value */
 	char *default_class;
 	int32_t default_prio;
 	uint64_t gen;		 /* bumps when capacity may have grown (not on bindings) */

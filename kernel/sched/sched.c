@@ -52,9 +52,11 @@ void pk_sched_free(struct pk_sched *s)
 	sc_vec_free(&s->tell_keys);
 	free(s->tell_at);
 	sc_snapshot_fini(&s->snap);
-	for (size_t i = 0; i < s->prio_classes.cap; i++)
-		free(s->prio_classes.slots[i].value);
-	sc_map_free(&s->prio_classes);
+	void *pc;
+
+	for (size_t i = 0; pk_map_next(&s->prio_classes, &i, NULL, &pc);)
+		free(pc);
+	pk_map_free(&s->prio_classes);
 	free(s->default_class);
 	for (size_t i = 0; i < s->topo_keys.n; i++)
 		free(s->topo_keys.v[i]);
@@ -109,7 +111,7 @@ int sc_note_topo_key(struct pk_sched *s, const char *key)
 
 static void refresh_default(struct pk_sched *s)
 {
-	const int32_t *v = s->default_class ? sc_map_get(&s->prio_classes, s->default_class) : NULL;
+	const int32_t *v = s->default_class ? pk_map_get(&s->prio_classes, s->default_class) : NULL;
 
 	s->default_prio = v ? *v : 0;
 }
@@ -128,8 +130,8 @@ static int add_priority_class(struct pk_sched *s, json_t *obj, struct pk_errors 
 		return -ENOMEM;
 	}
 	*v = pc->value;
-	old = sc_map_get(&s->prio_classes, pc->meta.name);
-	r = sc_map_put(&s->prio_classes, pc->meta.name, v);
+	old = pk_map_get(&s->prio_classes, pc->meta.name);
+	r = pk_map_put(&s->prio_classes, pc->meta.name, v);
 	if (r < 0) {
 		free(v);
 	} else {
@@ -348,7 +350,7 @@ int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names,
 	fp = pod_fingerprint(obj); /* the name is not part of it */
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		char *key = sc_key(pk_namespace(obj), names[i]);
-		struct sc_pod *old = key ? sc_map_get(&s->forest.pods, key) : NULL;
+		struct sc_pod *old = key ? pk_map_get(&s->forest.pods, key) : NULL;
 
 		if (old && old->fp == fp) {
 			free(key);
@@ -363,7 +365,7 @@ int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names,
 		}
 		r = sc_forest_add_pod(s, p);
 		s->forest_changed = true;
-		old = r == 0 && key ? sc_map_get(&s->forest.pods, key) : NULL;
+		old = r == 0 && key ? pk_map_get(&s->forest.pods, key) : NULL;
 		if (old)
 			old->fp = fp;
 		free(key);
@@ -396,11 +398,11 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
 		s->gen++;
 		return r;
 	case PK_KIND_PRIORITY_CLASS: {
-		int32_t *v = sc_map_get(&s->prio_classes, name);
+		int32_t *v = pk_map_get(&s->prio_classes, name);
 
 		if (!v)
 			return -ENOENT;
-		sc_map_del(&s->prio_classes, name);
+		pk_map_del(&s->prio_classes, name);
 		free(v);
 		refresh_default(s);
 		s->prio_epoch++;
@@ -421,8 +423,8 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
 		key = sc_key(ns && *ns ? ns : "default", name);
 		if (!key)
 			return -ENOMEM;
-		if (kind == PK_KIND_POD && sc_map_get(&s->forest.pods, key))
-			sc_claims_pod_gone(s, sc_map_get(&s->forest.pods, key));
+		if (kind == PK_KIND_POD && pk_map_get(&s->forest.pods, key))
+			sc_claims_pod_gone(s, pk_map_get(&s->forest.pods, key));
 		r = kind == PK_KIND_POD ? sc_forest_remove_pod(s, key)
 					: sc_forest_remove_group(
 					      &s->forest, key, kind == PK_KIND_COMPOSITE_POD_GROUP);
@@ -449,7 +451,7 @@ int pk_sched_check(const struct pk_sched *s, char *why, size_t whylen)
 		const struct sc_pod *p = f->all_pods.v[i];
 		bool found = false;
 
-		if (sc_map_get(&f->pods, p->key) != p || !p->group || p->apos != i)
+		if (pk_map_get(&f->pods, p->key) != p || !p->group || p->apos != i)
 			goto bad_pod;
 		for (size_t k = 0; k < p->group->pods.n; k++)
 			found = found || p->group->pods.v[k] == p;
@@ -467,7 +469,7 @@ int pk_sched_check(const struct pk_sched *s, char *why, size_t whylen)
 
 		for (size_t k = 0; g->parent && k < g->parent->children.n; k++)
 			found = found || g->parent->children.v[k] == g;
-		if (!found || sc_map_get(&f->groups[g->composite], g->key) != g) {
+		if (!found || pk_map_get(&f->groups[g->composite], g->key) != g) {
 			if (why)
 				snprintf(why, whylen, "group %s not registered under its parent",
 					 g->key);

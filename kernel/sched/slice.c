@@ -107,7 +107,7 @@ static int torus_cmp(const void *a, const void *b)
 /* Map every slice host to its torus and cell; tori sorted by name. */
 static int slices_map(const struct sc_snapshot *snap, struct sc_slices *sl)
 {
-	struct sc_map by_name = {0};
+	struct pk_map by_name = {0};
 	struct topo_torus_host *geo = calloc(snap->nnodes + 1, sizeof(*geo));
 	bool *ok = calloc(snap->nnodes + 1, sizeof(bool));
 	int r = geo && ok ? 0 : -ENOMEM;
@@ -117,7 +117,7 @@ static int slices_map(const struct sc_snapshot *snap, struct sc_slices *sl)
 
 	for (size_t i = 0; r == 0 && i < snap->nnodes; i++) {
 		if (!(ok[i] = node_geo(snap->nodes[i], &geo[i])) ||
-		    sc_map_get(&by_name, geo[i].torus))
+		    pk_map_get(&by_name, geo[i].torus))
 			continue;
 		int64_t cells = topo_shape_volume(&geo[i].chips) / topo_shape_volume(&geo[i].host);
 
@@ -137,14 +137,14 @@ static int slices_map(const struct sc_snapshot *snap, struct sc_slices *sl)
 		r = torus_init(&sl->t[sl->nt], &geo[i]);
 		sl->nt++;
 		if (r == 0)
-			r = sc_map_put(&by_name, geo[i].torus, (void *)1);
+			r = pk_map_put(&by_name, geo[i].torus, (void *)1);
 	}
 	if (r == 0 && sl->nt > 1)
 		qsort(sl->t, (size_t)sl->nt, sizeof(sl->t[0]), torus_cmp);
 	for (int k = 0; r == 0 && k < sl->nt; k++)
-		r = sc_map_put(&by_name, sl->t[k].name, (void *)(intptr_t)(k + 1));
+		r = pk_map_put(&by_name, sl->t[k].name, (void *)(intptr_t)(k + 1));
 	for (size_t i = 0; r == 0 && i < snap->nnodes; i++) {
-		intptr_t k = ok[i] ? (intptr_t)sc_map_get(&by_name, geo[i].torus) - 1 : -1;
+		intptr_t k = ok[i] ? (intptr_t)pk_map_get(&by_name, geo[i].torus) - 1 : -1;
 		struct sc_torus *t = k >= 0 ? &sl->t[k] : NULL;
 		int64_t c = t ? topo_coord_index(&t->grid, &geo[i].cell) : -1;
 
@@ -158,7 +158,7 @@ static int slices_map(const struct sc_snapshot *snap, struct sc_slices *sl)
 		sl->node_cell[i] = (int)c;
 		sl->blocked[i] = snap->nodes[i]->unschedulable;
 	}
-	sc_map_free(&by_name);
+	pk_map_free(&by_name);
 	free(geo);
 	free(ok);
 	return r;

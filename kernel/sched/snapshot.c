@@ -68,8 +68,8 @@ void sc_snapshot_drop_parts(struct sc_snapshot *snap)
 static void node_clear(struct sc_snapshot *snap, struct sc_node *n)
 {
 	for (size_t i = 0; i < n->nlabels; i++) {
-		sc_unintern(&snap->strings, n->labels[i].key);
-		sc_unintern(&snap->strings, n->labels[i].value);
+		pk_unintern(&snap->strings, n->labels[i].key);
+		pk_unintern(&snap->strings, n->labels[i].value);
 	}
 	free(n->labels);
 	for (size_t i = 0; i < n->ntaints; i++) {
@@ -92,10 +92,10 @@ void sc_snapshot_fini(struct sc_snapshot *snap)
 		free(snap->nodes[i]);
 	}
 	free(snap->nodes);
-	sc_map_free(&snap->strings);
+	pk_map_free(&snap->strings);
 	for (int r = 0; r < snap->nres; r++)
 		free(snap->res_name[r]);
-	sc_map_free(&snap->node_by_name);
+	pk_map_free(&snap->node_by_name);
 	free(snap->log);
 	sc_terms_fini(&snap->terms);
 	sc_ports_free(snap);
@@ -119,7 +119,7 @@ int sc_res_id(struct sc_snapshot *snap, const char *name)
 
 struct sc_node *sc_snapshot_node(const struct sc_snapshot *snap, const char *name)
 {
-	return name ? sc_map_get(&snap->node_by_name, name) : NULL;
+	return name ? pk_map_get(&snap->node_by_name, name) : NULL;
 }
 
 const char *sc_node_label(const struct sc_node *node, const char *key)
@@ -148,8 +148,8 @@ static int node_fill(struct sc_snapshot *snap, struct sc_node *n, const struct p
 	for (size_t i = 0; i < view->meta.nlabels; i++) {
 		const char *key = view->meta.labels[i].key, *value = view->meta.labels[i].value;
 
-		n->labels[i].key = key ? (char *)sc_intern(&snap->strings, key) : NULL;
-		n->labels[i].value = (char *)sc_intern(&snap->strings, value ? value : "");
+		n->labels[i].key = key ? (char *)pk_intern(&snap->strings, key) : NULL;
+		n->labels[i].value = (char *)pk_intern(&snap->strings, value ? value : "");
 		n->nlabels++;
 		if ((key && !n->labels[i].key) || !n->labels[i].value)
 			return -ENOMEM;
@@ -197,7 +197,7 @@ int sc_snapshot_set_node(struct sc_snapshot *snap, const struct pk_node *view)
 	n->name = strdup(view->meta.name ? view->meta.name : "");
 	n->index = (int)snap->nnodes;
 	if (!n->name || (r = node_fill(snap, n, view)) < 0 ||
-	    (r = sc_map_put(&snap->node_by_name, n->name, n)) < 0) {
+	    (r = pk_map_put(&snap->node_by_name, n->name, n)) < 0) {
 		node_clear(snap, n);
 		free(n->name);
 		free(n);
@@ -724,7 +724,7 @@ static int check_nodes(struct check *c, int64_t (*used)[SC_MAX_RES])
 
 		if (n->index != (int)i)
 			return check_fail(c, "node %s has index %d at %zu", n->name, n->index, i);
-		if (sc_map_get(&snap->node_by_name, n->name) != n)
+		if (pk_map_get(&snap->node_by_name, n->name) != n)
 			return check_fail(c, "node %s missing from the name index", n->name);
 		for (int r = 0; r < snap->nres; r++)
 			if (n->used[r] != used[i][r])

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * util.c — the small containers of the scheduling core: a pointer vector, an
- * open-addressing string map (FNV-1a, linear probing, tombstones, grows at
- * 50% load) and a growable text buffer.  Allocation failures surface as
- * -ENOMEM from the functions that act.
+ * util.c — the small containers of the scheduling core: a pointer vector and
+ * a growable text buffer (its string map is kernel/lib/map.h).  Allocation
+ * failures surface as -ENOMEM from the functions that act.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -43,134 +42,6 @@ void sc_vec_free(struct sc_vec *vec)
 	free(vec->v);
 	vec->v = NULL;
 	vec->n = vec->cap = 0;
-}
-
-static uint64_t hash(const char *s)
-{
-	return pk_fnv1a(PK_FNV1A_INIT, s);
-}
-
-static struct sc_map_slot *find(const struct sc_map *map, const char *key)
-{
-	if (!map->cap)
-		return NULL;
-	for (size_t i = hash(key) & (map->cap - 1);; i = (i + 1) & (map->cap - 1)) {
-		struct sc_map_slot *slot = &map->slots[i];
-
-		if (!slot->key)
-			return NULL;
-		if (slot->key != SC_MAP_TOMB && strcmp(slot->key, key) == 0)
-			return slot;
-	}
-}
-
-void *sc_map_get(const struct sc_map *map, const char *key)
-{
-	struct sc_map_slot *slot = find(map, key);
-
-	return slot ? slot->value : NULL;
-}
-
-/*
- * Rehash into a table twice as large, or as large when deletions left it
- * mostly tombstones (a map with churn, pods coming and going, stays the
- * size its live keys need).
- */
-static int grow(struct sc_map *map)
-{
-	size_t cap = !map->cap ? 16 : map->live * 4 < map->cap ? map->cap : map->cap * 2;
-	struct sc_map_slot *slots = calloc(cap, sizeof(*slots));
-	struct sc_map_slot *old = map->slots;
-	size_t oldcap = map->cap;
-
-	if (!slots)
-		return -ENOMEM;
-	map->slots = slots;
-	map->cap = cap;
-	map->used = map->live;
-	for (size_t i = 0; i < oldcap; i++) {
-		if (!old[i].key || old[i].key == SC_MAP_TOMB)
-			continue;
-		size_t j = hash(old[i].key) & (cap - 1);
-
-		while (slots[j].key)
-			j = (j + 1) & (cap - 1);
-		slots[j] = old[i];
-	}
-	free(old);
-	return 0;
-}
-
-int sc_map_put(struct sc_map *map, const char *key, void *value)
-{
-	struct sc_map_slot *slot = find(map, key);
-
-	if (slot) {
-		slot->value = value;
-		return 0;
-	}
-	if ((map->used + 1) * 2 > map->cap && grow(map) < 0)
-		return -ENOMEM;
-	char *copy = strdup(key);
-
-	if (!copy)
-		return -ENOMEM;
-	for (size_t i = hash(key) & (map->cap - 1);; i = (i + 1) & (map->cap - 1)) {
-		slot = &map->slots[i];
-		if (!slot->key || slot->key == SC_MAP_TOMB) {
-			if (!slot->key)
-				map->used++;
-			slot->key = copy;
-			slot->value = value;
-			map->live++;
-			return 0;
-		}
-	}
-}
-
-void sc_map_del(struct sc_map *map, const char *key)
-{
-	struct sc_map_slot *slot = find(map, key);
-
-	if (!slot)
-		return;
-	free(slot->key);
-	slot->key = SC_MAP_TOMB;
-	slot->value = NULL;
-	map->live--;
-}
-
-const char *sc_intern(struct sc_map *pool, const char *s)
-{
-	struct sc_map_slot *slot = find(pool, s);
-
-	if (!slot) {
-		if (sc_map_put(pool, s, NULL) < 0)
-			return NULL;
-		slot = find(pool, s);
-	}
-	slot->value = (void *)((uintptr_t)slot->value + 1);
-	return slot->key;
-}
-
-void sc_unintern(struct sc_map *pool, const char *s)
-{
-	struct sc_map_slot *slot = s ? find(pool, s) : NULL;
-
-	if (!slot)
-		return;
-	slot->value = (void *)((uintptr_t)slot->value - 1);
-	if (!slot->value)
-		sc_map_del(pool, slot->key);
-}
-
-void sc_map_free(struct sc_map *map)
-{
-	for (size_t i = 0; i < map->cap; i++)
-		if (map->slots[i].key && map->slots[i].key != SC_MAP_TOMB)
-			free(map->slots[i].key);
-	free(map->slots);
-	memset(map, 0, sizeof(*map));
 }
 
 char *sc_strdup(const char *s)

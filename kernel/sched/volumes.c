@@ -107,9 +107,9 @@ struct vnode {
 };
 
 struct sc_vols {
-	struct sc_map claims, pvs, classes, csinodes;
+	struct pk_map claims, pvs, classes, csinodes;
 	struct sc_vec pv_all;
-	struct sc_map bound_to; /* volume name -> claim whose spec.volumeName names it */
+	struct pk_map bound_to; /* volume name -> claim whose spec.volumeName names it */
 	uint64_t version;
 	struct vnode *nodes;
 	size_t nnodes;
@@ -326,12 +326,13 @@ static void csinode_free(struct vcsinode *c)
 	free(c);
 }
 
-static void map_free_all(struct sc_map *m, void (*fn)(void *))
+static void map_free_all(struct pk_map *m, void (*fn)(void *))
 {
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->slots[i].key && m->slots[i].key != SC_MAP_TOMB)
-			fn(m->slots[i].value);
-	sc_map_free(m);
+	void *v;
+
+	for (size_t i = 0; pk_map_next(m, &i, NULL, &v);)
+		fn(v);
+	pk_map_free(m);
 }
 
 static void claim_free_v(void *p)
@@ -359,8 +360,8 @@ void sc_vols_free(struct sc_snapshot *snap)
 	for (size_t i = 0; i < cat->pv_all.n; i++)
 		pv_free(cat->pv_all.v[i]);
 	sc_vec_free(&cat->pv_all);
-	sc_map_free(&cat->pvs);
-	sc_map_free(&cat->bound_to);
+	pk_map_free(&cat->pvs);
+	pk_map_free(&cat->bound_to);
 	for (size_t i = 0; i < cat->nnodes; i++) {
 		for (size_t k = 0; k < cat->nodes[i].n; k++) {
 			free(cat->nodes[i].v[k].driver);
@@ -376,7 +377,7 @@ void sc_vols_free(struct sc_snapshot *snap)
 static struct vclaim *claim_get(const struct sc_vols *cat, const char *ns, const char *name)
 {
 	char *k = sc_key(ns, name);
-	struct vclaim *c = k ? sc_map_get(&cat->claims, k) : NULL;
+	struct vclaim *c = k ? pk_map_get(&cat->claims, k) : NULL;
 
 	free(k);
 	return c;
@@ -384,8 +385,8 @@ static struct vclaim *claim_get(const struct sc_vols *cat, const char *ns, const
 
 static void unbind_name(struct sc_vols *cat, struct vclaim *c)
 {
-	if (c->volume && sc_map_get(&cat->bound_to, c->volume) == c)
-		sc_map_del(&cat->bound_to, c->volume);
+	if (c->volume && pk_map_get(&cat->bound_to, c->volume) == c)
+		pk_map_del(&cat->bound_to, c->volume);
 }
 
 static int claim_read(struct vclaim *c, json_t *obj)
@@ -440,7 +441,7 @@ static int add_claim(struct sc_vols *cat, json_t *obj)
 		c = calloc(1, sizeof(*c));
 		k = sc_key(ns ? ns : "default", name);
 		if (!c || !k || !(c->ns = strdup(ns ? ns : "default")) ||
-		    !(c->name = strdup(name)) || sc_map_put(&cat->claims, k, c) < 0) {
+		    !(c->name = strdup(name)) || pk_map_put(&cat->claims, k, c) < 0) {
 			free(k);
 			claim_free(c);
 			return -ENOMEM;
@@ -450,7 +451,7 @@ static int add_claim(struct sc_vols *cat, json_t *obj)
 	}
 	r = claim_read(c, obj);
 	if (r == 0 && c->volume)
-		r = sc_map_put(&cat->bound_to, c->volume, c);
+		r = pk_map_put(&cat->bound_to, c->volume, c);
 	if (r == 0 && c->volume && c->refs > 0) {
 		/* bound meanwhile: the assumption is the claim's own now */
 		if (c->pv)
@@ -476,7 +477,7 @@ static void remove_claim(struct sc_vols *cat, const char *ns, const char *name)
 	}
 	k = sc_key(ns, name);
 	if (k)
-		sc_map_del(&cat->claims, k);
+		pk_map_del(&cat->claims, k);
 	free(k);
 	claim_free(c);
 }
@@ -517,21 +518,22 @@ static int pv_read(struct vpv *v, json_t *obj)
 
 static void forget_pv(struct sc_vols *cat, struct vpv *v)
 {
-	for (size_t i = 0; i < cat->claims.cap; i++) {
-		struct sc_map_slot *s = &cat->claims.slots[i];
-		struct vclaim *c = s->key && s->key != SC_MAP_TOMB ? s->value : NULL;
+	void *value;
+
+	for (size_t i = 0; pk_map_next(&cat->claims, &i, NULL, &value);) {
+		struct vclaim *c = value;
 
 		if (c && c->pv == v)
 			c->pv = NULL; /* the claim's pods keep their node; nothing else fits */
 	}
-	sc_map_del(&cat->pvs, v->name);
+	pk_map_del(&cat->pvs, v->name);
 	sc_vec_remove(&cat->pv_all, v);
 	pv_free(v);
 }
 
 static int add_pv(struct sc_vols *cat, json_t *obj)
 {
-	struct vpv *old = sc_map_get(&cat->pvs, pk_name(obj)), *v = calloc(1, sizeof(*v));
+	struct vpv *old = pk_map_get(&cat->pvs, pk_name(obj)), *v = calloc(1, sizeof(*v));
 	int r;
 
 	if (!v || !(v->name = strdup(pk_name(obj)))) {
@@ -547,7 +549,7 @@ static int add_pv(struct sc_vols *cat, json_t *obj)
 		forget_pv(cat, old);
 	}
 	if (r == 0 && (r = sc_vec_push(&cat->pv_all, v)) == 0 &&
-	    (r = sc_map_put(&cat->pvs, v->name, v)) < 0)
+	    (r = pk_map_put(&cat->pvs, v->name, v)) < 0)
 		sc_vec_remove(&cat->pv_all, v);
 	if (r < 0)
 		pv_free(v);
@@ -556,7 +558,7 @@ static int add_pv(struct sc_vols *cat, json_t *obj)
 
 static int add_class(struct sc_vols *cat, json_t *obj)
 {
-	struct vclass *c = calloc(1, sizeof(*c)), *old = sc_map_get(&cat->classes, pk_name(obj));
+	struct vclass *c = calloc(1, sizeof(*c)), *old = pk_map_get(&cat->classes, pk_name(obj));
 	const char *mode = json_string_value(json_object_get(obj, "volumeBindingMode"));
 	int r;
 
@@ -570,7 +572,7 @@ static int add_class(struct sc_vols *cat, json_t *obj)
 	r = terms_parse(json_object_get(obj, "allowedTopologies"), "matchLabelExpressions",
 			&c->topo, &c->ntopo);
 	if (r == 0)
-		r = sc_map_put(&cat->classes, c->name, c);
+		r = pk_map_put(&cat->classes, c->name, c);
 	if (r < 0) {
 		class_free(c);
 		return r == -EINVAL ? 0 : r; /* validation refuses it */
@@ -582,7 +584,7 @@ static int add_class(struct sc_vols *cat, json_t *obj)
 static int add_csinode(struct sc_vols *cat, json_t *obj)
 {
 	json_t *drivers = pk_get(obj, "spec.drivers");
-	struct vcsinode *c = calloc(1, sizeof(*c)), *old = sc_map_get(&cat->csinodes, pk_name(obj));
+	struct vcsinode *c = calloc(1, sizeof(*c)), *old = pk_map_get(&cat->csinodes, pk_name(obj));
 
 	if (!c || !(c->d = calloc(json_array_size(drivers) + 1, sizeof(*c->d)))) {
 		csinode_free(c);
@@ -600,7 +602,7 @@ static int add_csinode(struct sc_vols *cat, json_t *obj)
 		}
 		c->d[c->n++].count = json_integer_value(cnt);
 	}
-	if (sc_map_put(&cat->csinodes, pk_name(obj), c) < 0) {
+	if (pk_map_put(&cat->csinodes, pk_name(obj), c) < 0) {
 		csinode_free(c);
 		return -ENOMEM;
 	}
@@ -654,20 +656,20 @@ int sc_vols_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const 
 		remove_claim(cat, ns && *ns ? ns : "default", name);
 		return 0;
 	case PK_KIND_PERSISTENT_VOLUME:
-		if (!(v = sc_map_get(&cat->pvs, name)))
+		if (!(v = pk_map_get(&cat->pvs, name)))
 			return -ENOENT;
 		forget_pv(cat, v);
 		return 0;
 	case PK_KIND_STORAGE_CLASS:
-		if (!(v = sc_map_get(&cat->classes, name)))
+		if (!(v = pk_map_get(&cat->classes, name)))
 			return -ENOENT;
-		sc_map_del(&cat->classes, name);
+		pk_map_del(&cat->classes, name);
 		class_free(v);
 		return 0;
 	case PK_KIND_CSI_NODE:
-		if (!(v = sc_map_get(&cat->csinodes, name)))
+		if (!(v = pk_map_get(&cat->csinodes, name)))
 			return -ENOENT;
-		sc_map_del(&cat->csinodes, name);
+		pk_map_del(&cat->csinodes, name);
 		csinode_free(v);
 		return 0;
 	default:
@@ -818,7 +820,7 @@ static struct vpod *vpod_of(const struct sc_pod *pod)
 
 static const struct vclass *class_of(const struct sc_vols *cat, const struct vclaim *c)
 {
-	return *c->cls ? sc_map_get(&cat->classes, c->cls) : NULL;
+	return *c->cls ? pk_map_get(&cat->classes, c->cls) : NULL;
 }
 
 /* PreFilter: why the pod cannot be tried on any node, or NULL. */
@@ -852,7 +854,7 @@ static char *hold_of(const struct sc_pod *pod, const struct vpod *st)
 				     "%s: persistentvolumeclaim \"%s\" was not created for the pod "
 				     "(the pod is not its owner)",
 				     v->path, v->claim);
-		else if (c->volume && !sc_map_get(&cat->pvs, c->volume))
+		else if (c->volume && !pk_map_get(&cat->pvs, c->volume))
 			n = asprintf(&m,
 				     "%s: persistentvolumeclaim \"%s\" is bound to non-existent "
 				     "persistentvolume \"%s\"",
@@ -920,7 +922,7 @@ static bool pv_admits(const struct vpv *v, const struct sc_node *node)
 
 static bool pv_free_for(const struct sc_vols *cat, const struct vpv *v, const struct vclaim *c)
 {
-	const struct vclaim *b = sc_map_get(&cat->bound_to, v->name);
+	const struct vclaim *b = pk_map_get(&cat->bound_to, v->name);
 
 	if (!v->available || (b && b != c) || (v->assumed_by && v->assumed_by != c))
 		return false;
@@ -969,7 +971,7 @@ static bool claim_fits(const struct sc_vols *cat, const struct vclaim *c,
 		       const struct sc_node *node, struct vpv *const *skip, size_t nskip,
 		       struct vpv **ret_pv)
 {
-	const struct vpv *bound = c->volume ? sc_map_get(&cat->pvs, c->volume) : NULL;
+	const struct vpv *bound = c->volume ? pk_map_get(&cat->pvs, c->volume) : NULL;
 
 	*ret_pv = NULL;
 	if (c->volume)
@@ -1051,7 +1053,7 @@ static bool within_limits(const struct sc_vols *cat, const struct sc_pod *pod,
 			  const struct vpod *st, const struct sc_node *node,
 			  struct vpv *const *chosen)
 {
-	const struct vcsinode *cn = sc_map_get(&cat->csinodes, node->name);
+	const struct vcsinode *cn = pk_map_get(&cat->csinodes, node->name);
 
 	if (!cn || !cn->n)
 		return true;
@@ -1111,7 +1113,7 @@ static enum sc_misfit choose(const struct sc_vols *cat, const struct sc_pod *pod
 		if (!claim_fits(cat, c, node, taken, ntaken, &chosen[i]))
 			return c->volume ? SC_MISFIT_VOLUME_AFFINITY : SC_MISFIT_VOLUME_BINDING;
 		if (c->volume)
-			chosen[i] = sc_map_get(&cat->pvs, c->volume);
+			chosen[i] = pk_map_get(&cat->pvs, c->volume);
 		else if (chosen[i] && c->refs == 0)
 			taken[ntaken++] = chosen[i];
 	}
@@ -1295,7 +1297,7 @@ int sc_vol_commit(struct pk_sched *s, const struct sc_pod *pod, const char *node
 			if (!(c->volume = strdup(c->pv->name)))
 				return -ENOMEM;
 			c->pv->assumed_by = NULL;
-			r = sc_map_put(&st->cat->bound_to, c->volume, c);
+			r = pk_map_put(&st->cat->bound_to, c->volume, c);
 			if (r == 0)
 				r = sc_result_volume_claim(res, c->ns, c->name, c->volume, NULL);
 		} else {

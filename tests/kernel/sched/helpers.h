@@ -123,7 +123,7 @@ static inline struct sc_pod *find_pod(struct pk_sched *s, const char *name)
 	char key[256];
 
 	snprintf(key, sizeof(key), "default/%s", name);
-	return sc_map_get(&s->forest.pods, key);
+	return pk_map_get(&s->forest.pods, key);
 }
 
 static inline struct sc_group *find_group(struct pk_sched *s, const char *name)

@@ -82,7 +82,7 @@ START_TEST(index_follows_assumptions)
 
 		snprintf(name, sizeof(name), "p%d", i);
 		add_obj(s, tpu_pod(name, NULL, i < 6 ? (i % 2 ? "t0-h3" : "t1-h2") : NULL));
-		pods[i] = sc_map_get(&s->forest.pods,
+		pods[i] = pk_map_get(&s->forest.pods,
 				     (snprintf(name, sizeof(name), "default/p%d", i), name));
 		ck_assert_ptr_nonnull(pods[i]);
 	}

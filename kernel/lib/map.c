@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * map.c — the string map (map.h).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/lib/hash.h"
+#include "kernel/lib/map.h"
+
+static uint64_t hash(const char *s)
+{
+	return pk_fnv1a(PK_FNV1A_INIT, s);
+}
+
+static struct pk_map_slot *find(const struct pk_map *map, const char *key)
+{
+	if (!map->cap)
+		return NULL;
+	for (size_t i = hash(key) & (map->cap - 1);; i = (i + 1) & (map->cap - 1)) {
+		struct pk_map_slot *slot = &map->slots[i];
+
+		if (!slot->key)
+			return NULL;
+		if (slot->key != PK_MAP_TOMB && strcmp(slot->key, key) == 0)
+			return slot;
+	}
+}
+
+void *pk_map_get(const struct pk_map *map, const char *key)
+{
+	struct pk_map_slot *slot = find(map, key);
+
+	return slot ? slot->value : NULL;
+}
+
+/* Rehash into a table twice as large, or as large when deletions left it
+ * mostly tombstones. */
+static int grow(struct pk_map *map)
+{
+	size_t cap = !map->cap ? 16 : map->live * 4 < map->cap ? map->cap : map->cap * 2;
+	struct pk_map_slot *slots = calloc(cap, sizeof(*slots));
+	struct pk_map_slot *old = map->slots;
+	size_t oldcap = map->cap;
+
+	if (!slots)
+		return -ENOMEM;
+	map->slots = slots;
+	map->cap = cap;
+	map->used = map->live;
+	for (size_t i = 0; i < oldcap; i++) {
+		if (!old[i].key || old[i].key == PK_MAP_TOMB)
+			continue;
+		size_t j = hash(old[i].key) & (cap - 1);
+
+		while (slots[j].key)
+			j = (j + 1) & (cap - 1);
+		slots[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+int pk_map_put(struct pk_map *map, const char *key, void *value)
+{
+	struct pk_map_slot *slot = find(map, key);
+
+	if (slot) {
+		slot->value = value;
+		return 0;
+	}
+	if ((map->used + 1) * 2 > map->cap && grow(map) < 0)
+		return -ENOMEM;
+	char *copy = strdup(key);
+
+	if (!copy)
+		return -ENOMEM;
+	for (size_t i = hash(key) & (map->cap - 1);; i = (i + 1) & (map->cap - 1)) {
+		slot = &map->slots[i];
+		if (!slot->key || slot->key == PK_MAP_TOMB) {
+			if (!slot->key)
+				map->used++;
+			slot->key = copy;
+			slot->value = value;
+			map->live++;
+			return 0;
+		}
+	}
+}
+
+void pk_map_del(struct pk_map *map, const char *key)
+{
+	struct pk_map_slot *slot = find(map, key);
+
+	if (!slot)
+		return;
+	free(slot->key);
+	slot->key = PK_MAP_TOMB;
+	slot->value = NULL;
+	map->live--;
+}
+
+const char *pk_intern(struct pk_map *pool, const char *s)
+{
+	struct pk_map_slot *slot = find(pool, s);
+
+	if (!slot) {
+		if (pk_map_put(pool, s, NULL) < 0)
+			return NULL;
+		slot = find(pool, s);
+	}
+	slot->value = (void *)((uintptr_t)slot->value + 1);
+	return slot->key;
+}
+
+void pk_unintern(struct pk_map *pool, const char *s)
+{
+	struct pk_map_slot *slot = s ? find(pool, s) : NULL;
+
+	if (!slot)
+		return;
+	slot->value = (void *)((uintptr_t)slot->value - 1);
+	if (!slot->value)
+		pk_map_del(pool, slot->key);
+}
+
+void pk_map_free(struct pk_map *map)
+{
+	for (size_t i = 0; i < map->cap; i++)
+		if (map->slots[i].key && map->slots[i].key != PK_MAP_TOMB)
+			free(map->slots[i].key);
+	free(map->slots);
+	memset(map, 0, sizeof(*map));
+}
+
+bool pk_map_next(const struct pk_map *map, size_t *i, const char **key, void **value)
+{
+	for (; *i < map->cap; (*i)++) {
+		const struct pk_map_slot *slot = &map->slots[*i];
+
+		if (!slot->key || slot->key == PK_MAP_TOMB)
+			continue;
+		if (key)
+			*key = slot->key;
+		if (value)
+			*value = slot->value;
+		(*i)++;
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * map.h — the string map of podkernel: an open-addressing table from string
+ * keys (copied) to pointers (borrowed), FNV-1a (hash.h), linear probing,
+ * tombstones, grown at 50% load and rehashed in place of its tombstones
+ * when deletions left it mostly empty (a map with churn stays the size its
+ * live keys need).  A zeroed struct pk_map is an empty map.  Allocation
+ * failures surface as -ENOMEM from the functions that add.  Users: the
+ * scheduler's indexes and string pool, the appliance's node heartbeats.
+ */
+#ifndef PODKERNEL_KERNEL_LIB_MAP_H
+#define PODKERNEL_KERNEL_LIB_MAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct pk_map {
+	struct pk_map_slot {
+		char *key; /* NULL: empty; PK_MAP_TOMB: deleted */
+		void *value;
+	} * slots;
+	size_t cap, used, live; /* used: live and tombstones */
+};
+#define PK_MAP_TOMB ((char *)1)
+
+void *pk_map_get(const struct pk_map *map, const char *key);
+/* Add key (copied) or replace its value; -ENOMEM. */
+int pk_map_put(struct pk_map *map, const char *key, void *value);
+void pk_map_del(struct pk_map *map, const char *key);
+/* Free the keys and the table (not the values); the map is empty again. */
+void pk_map_free(struct pk_map *map);
+/*
+ * The live entries, in table order: for (size_t i = 0; pk_map_next(m, &i,
+ * &key, &value);) ...; key and value may be NULL.  No adding or deleting
+ * while iterating.
+ */
+bool pk_map_next(const struct pk_map *map, size_t *i, const char **key, void **value);
+
+/*
+ * A string pool over a map: pk_intern() returns the pool's copy of s (one
+ * more user; NULL on ENOMEM), pk_unintern() drops a user and frees the copy
+ * with its last one.  The copies live until then, whatever the map does.
+ */
+const char *pk_intern(struct pk_map *pool, const char *s);
+void pk_unintern(struct pk_map *pool, const char *s);
+
+#endif

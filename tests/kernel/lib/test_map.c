@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_map.c — the string map: put, get, replace and delete against a
+ * reference over 20,000 keys with churn (growth, tombstones and the rehash
+ * that drops them), iteration that sees every live key once, and the string
+ * pool's users.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/lib/map.h"
+
+#define KEYS 20000
+
+static void key_of(int i, char *buf, size_t len)
+{
+	snprintf(buf, len, "ns-%d/pod-%d", i % 37, i);
+}
+
+START_TEST(map_agrees_with_a_reference_under_churn)
+{
+	static intptr_t ref[KEYS]; /* 0: absent, else the value */
+	struct pk_map m = {0};
+	char k[64];
+	size_t live = 0;
+	uint64_t x = 88172645463325252ULL;
+
+	for (int step = 0; step < 8 * KEYS; step++) {
+		int i;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		i = (int)(x % KEYS);
+		key_of(i, k, sizeof(k));
+		if (x % 3 == 0) { /* delete */
+			pk_map_del(&m, k);
+			live -= ref[i] != 0;
+			ref[i] = 0;
+		} else { /* put or replace */
+			intptr_t v = (intptr_t)(step + 1);
+
+			ck_assert_int_eq(pk_map_put(&m, k, (void *)v), 0);
+			live += ref[i] == 0;
+			ref[i] = v;
+		}
+		ck_assert_uint_eq(m.live, live);
+		ck_assert(m.used * 2 <= m.cap); /* load, tombstones included, at most 50% */
+	}
+	for (int i = 0; i < KEYS; i++) {
+		key_of(i, k, sizeof(k));
+		ck_assert_int_eq((intptr_t)pk_map_get(&m, k), ref[i]);
+	}
+	/* Iteration: every live key once, with its value. */
+	const char *key;
+	void *value;
+	size_t seen = 0;
+
+	for (size_t i = 0; pk_map_next(&m, &i, &key, &value);) {
+		int n = atoi(strstr(key, "pod-") + 4);
+
+		ck_assert_int_eq(ref[n], (intptr_t)value);
+		ref[n] = -ref[n]; /* seen */
+		seen++;
+	}
+	ck_assert_uint_eq(seen, live);
+	pk_map_free(&m);
+	ck_assert_uint_eq(m.cap, 0);
+	ck_assert_ptr_null(pk_map_get(&m, "anything"));
+	size_t i = 0;
+
+	ck_assert(!pk_map_next(&m, &i, NULL, NULL));
+}
+END_TEST
+
+/* A map whose keys come and go stays the size its live keys need. */
+START_TEST(churn_does_not_grow_the_table)
+{
+	struct pk_map m = {0};
+	char k[64];
+	size_t cap = 0;
+
+	for (int round = 0; round < 50; round++) {
+		for (int i = 0; i < 100; i++) {
+			snprintf(k, sizeof(k), "r%d-%d", round, i);
+			ck_assert_int_eq(pk_map_put(&m, k, NULL), 0);
+		}
+		for (int i = 0; i < 100; i++) {
+			snprintf(k, sizeof(k), "r%d-%d", round, i);
+			pk_map_del(&m, k);
+		}
+		if (round == 5)
+			cap = m.cap;
+	}
+	ck_assert_uint_eq(m.live, 0);
+	ck_assert_uint_le(m.cap, cap);
+	pk_map_free(&m);
+}
+END_TEST
+
+START_TEST(pool_keeps_one_copy_per_string_until_its_last_user)
+{
+	struct pk_map pool = {0};
+	char a[] = "accelerator.podkernel.dev/product", b[sizeof(a)];
+	const char *p, *q;
+
+	memcpy(b, a, sizeof(a));
+	p = pk_intern(&pool, a);
+	q = pk_intern(&pool, b);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_eq(p, q); /* one copy */
+	ck_assert_ptr_ne(p, a);
+	pk_unintern(&pool, a);
+	ck_assert_uint_eq(pool.live, 1); /* one user left */
+	ck_assert_str_eq(p, a);
+	pk_unintern(&pool, b);
+	ck_assert_uint_eq(pool.live, 0);
+	pk_unintern(&pool, b); /* unknown: nothing */
+	pk_unintern(&pool, NULL);
+	pk_map_free(&pool);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("lib-map");
+	TCase *tc = tcase_create("map");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, map_agrees_with_a_reference_under_churn);
+	tcase_add_test(tc, churn_does_not_grow_the_table);
+	tcase_add_test(tc, pool_keeps_one_copy_per_string_until_its_last_user);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
