@@ -256,9 +256,11 @@ static bool in_subtree(struct pk_appliance *app, const char *ns, const char *gro
  * write, or a pod deleted and created again under the same name, perhaps
  * elsewhere).  A refused pod is read again and, if it is still the pod the
  * node's loss is about (the same uid: a bound pod never moves), evicted
- * under its new version; a pod replaced meanwhile is spared.  In the write's
- * own transaction the edit checks the uid once more, sets the pod's
- * DisruptionTarget condition and deletes it.
+ * under its new version; a pod replaced meanwhile is spared.  A pod still
+ * changing after EVICT_ATTEMPTS - 1 tries is evicted by its uid alone, so a
+ * lost node never keeps a pod.  In the write's own transaction the edit
+ * checks the uid once more, sets the pod's DisruptionTarget condition and
+ * deletes it.
  */
 #define EVICT_ATTEMPTS 4
 
@@ -320,11 +322,12 @@ static int evict_refused(struct pk_appliance *app, const struct pk_store_edit *e
 }
 
 /*
- * Every queued eviction in one transaction; returns how many were made.
- * The pods refused for a change since they were listed go into retry.
+ * Every queued eviction in one transaction (under each pod's resourceVersion
+ * unless by_uid); returns how many were made.  The pods refused for a change
+ * since they were listed go into retry.
  */
-static int evict_commit(struct pk_appliance *app, json_t *set, json_t *retry, const char *node,
-			const char *why)
+static int evict_commit(struct pk_appliance *app, json_t *set, json_t *retry, bool by_uid,
+			const char *node, const char *why)
 {
 	size_t n = json_object_size(set), i = 0;
 	struct pk_store_edit *e = calloc(n ? n : 1, sizeof(*e));
@@ -343,7 +346,8 @@ static int evict_commit(struct pk_appliance *app, json_t *set, json_t *retry, co
 		e[i] = (struct pk_store_edit){.kind = "Pod",
 					      .ns = pk_namespace(pod),
 					      .name = pk_name(pod),
-					      .precondition_rv = rv ? strtoull(rv, NULL, 10) : 0,
+					      .precondition_rv =
+						  rv && !by_uid ? strtoull(rv, NULL, 10) : 0,
 					      .apply = evict_apply,
 					      .arg = &a[i],
 					      .delete_after = true};
@@ -378,18 +382,16 @@ int ap_evict_pods(struct pk_appliance *app, const json_t *pods, const char *node
 	int r = set ? 0 : -ENOMEM, done = 0;
 
 	json_array_foreach(pods, i, p) if (r == 0) r = evict_add(set, p);
-	for (int attempt = 0; r == 0 && json_object_size(set) > 0; attempt++) {
+	for (int attempt = 1; r == 0 && attempt <= EVICT_ATTEMPTS && json_object_size(set) > 0;
+	     attempt++) {
 		json_t *retry = json_object();
+		bool by_uid = attempt == EVICT_ATTEMPTS;
 
-		if (attempt == EVICT_ATTEMPTS) {
+		if (by_uid)
 			ap_log(app, 1,
-			       "node %s: %zu pods still changing after %d attempts; evicted "
-			       "on the next pass",
-			       node, json_object_size(set), EVICT_ATTEMPTS);
-			json_decref(retry);
-			break;
-		}
-		r = retry ? evict_commit(app, set, retry, node, why) : -ENOMEM;
+			       "node %s: %zu pods still changing after %d attempts; evicted by uid",
+			       node, json_object_size(set), EVICT_ATTEMPTS - 1);
+		r = retry ? evict_commit(app, set, retry, by_uid, node, why) : -ENOMEM;
 		if (r >= 0) {
 			done += r;
 			r = 0;
