@@ -474,6 +474,17 @@ static void pass_to_store(struct pk_writer *store, const struct pk_write_item *i
 					it->conds[c].reason, it->conds[c].message);
 }
 
+/* The store's next result (res[*k] of n) as a test backend's answer for one item. */
+static void take_result(struct pk_write_result *out, const struct pk_write_result *res, size_t n,
+			size_t *k)
+{
+	if (*k < n) {
+		out->error = res[*k].error;
+		out->object = json_incref(res[*k].object);
+		(*k)++;
+	}
+}
+
 /*
  * A backend that refuses every eviction as if the victim had changed
  * meanwhile (and counts them); everything else goes to the store.
@@ -504,11 +515,7 @@ static int refusing_commit(void *backend, const struct pk_write_batch *b,
 			__atomic_fetch_add(&rb->refused, 1, __ATOMIC_RELAXED);
 			continue;
 		}
-		if (k < n) {
-			results[i].error = res[k].error;
-			results[i].object = json_incref(res[k].object);
-			k++;
-		}
+		take_result(&results[i], res, n, &k);
 	}
 	return r;
 }
@@ -623,11 +630,7 @@ static int stale_once_commit(void *backend, const struct pk_write_batch *b,
 			__atomic_store_n(&sb->commits, 1, __ATOMIC_RELAXED);
 			continue;
 		}
-		if (k < n) {
-			results[i].error = res[k].error;
-			results[i].object = json_incref(res[k].object);
-			k++;
-		}
+		take_result(&results[i], res, n, &k);
 	}
 	return r;
 }
