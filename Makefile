@@ -55,6 +55,7 @@ LIBDEFS := topo:topology \
 	pksched:kernel/sched \
 	pkbuilder:kernel/builder \
 	pksim:kernel/sim \
+	pkwrite:kernel/write \
 	pkstore:kernel/store \
 	pkserver:kernel/server \
 	pkappliance:kernel/appliance \
@@ -73,16 +74,19 @@ LIBS_pkdra       := pkdra pkapi pkcel topo pklib
 LIBS_pksched     := pksched pkdra pkapi pkcel topo pklib
 LIBS_pkbuilder   := pkbuilder pkapi pkcel topo pklib
 LIBS_pksim       := pksim pksched pkdra pkbuilder pkapi pkcel topo pklib
-LIBS_pkstore     := pkstore pkapi pkcel topo pklib
+LIBS_pkwrite     := pkwrite pkapi pkcel topo pklib
+LIBS_pkstore     := pkstore pkwrite pkapi pkcel topo pklib
 LIBS_pkserver    := pkserver pkstore pkapi pkcel topo pklib
-LIBS_pkappliance := pkappliance pksim pkstore pksched pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pkappliance := pkappliance pksim pkstore pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
 LIBS_pkkube      := pkkube pkapi pkcel topo pklib
-LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pksched pkdra pkbuilder \
+LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pkwrite pksched pkdra \
+	pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkagent     := pkagent pkkube pkapi pkcel topo pklib
 LIBS_pkclient    := pkclient pkkube pksim pksched pkdra pkbuilder pkapi pkcel topo pklib
 # Everything, for the benchmarks and the fuzz targets.
-LIBS_all         := pkclient pksim pkagent pkattach pkkube pkappliance pkserver pkstore pksched \
+LIBS_all         := pkclient pksim pkagent pkattach pkkube pkappliance pkserver pkstore pkwrite \
+	pksched \
 	pkbuilder pkdra pkapi pkcel topo pklib
 
 # The packages each library's own sources use (pkg-config names).
@@ -110,6 +114,8 @@ TESTLIBS_tests/kernel/sched    := pksched
 TESTLIBS_tests/kernel/builder  := pkbuilder
 TESTLIBS_tests/kernel/sim      := pksim
 TESTLIBS_tests/kernel/store    := pkstore
+# the write path's tests run it on the store backend
+TESTLIBS_tests/kernel/write    := pkstore
 TESTLIBS_tests/kernel/server   := pkserver pkbuilder
 # the placement map's tests answer requests as the server would (pk_response_*)
 TESTLIBS_tests/kernel/appliance := pkappliance pkserver

@@ -3,7 +3,8 @@
 # every folder whose headers a library's sources include is one of its
 # libraries, and the boundaries the tree keeps hold: the store does not link
 # the workload builder (its admission rules are given at open), the
-# appliance does not link the API server, and podctl's and podagent's
+# appliance does not link the API server, the write path depends on the
+# object model only (its backends live with the store and attach), and podctl's and podagent's
 # libraries link the one Kubernetes client (kernel/kube).
 set -u
 SRC="${PODKERNEL_SRC:-.}"
@@ -16,7 +17,8 @@ defs=$(sed -n '/^LIBDEFS :=/,/^$/p' Makefile | tr -d '\\' | tr ' \t' '\n\n' |
 [ -n "$defs" ] || { echo "FAIL: no LIBDEFS in the Makefile"; exit 1; }
 
 libs_of() { # the LIBS_<name> list, continuation lines included
-	sed -n "/^LIBS_$1 *:=/,/[^\\\\]\$/p" Makefile | sed 's/^LIBS_[a-z]* *:=//' | tr -d '\\'
+	awk -v n="LIBS_$1" '$1 == n && $2 == ":=" { on = 1; $1 = ""; $2 = "" }
+		on { more = /\\$/; sub(/\\$/, ""); print; if (!more) exit }' Makefile
 }
 lib_of_folder() { echo "$defs" | awk -v d="$1" '$2 == d {print $1}'; }
 
@@ -53,6 +55,9 @@ always() {
 }
 never pkstore pkbuilder "admission rules are given when the store opens"
 never pkappliance pkserver "the loop does not serve HTTP"
+for lib in pkstore pkappliance pkattach pkserver pksched; do
+	never pkwrite "$lib" "the write path depends on the object model only"
+done
 always pkclient pkkube "podctl talks through the one Kubernetes client"
 always pkagent pkkube "podagent publishes through the one Kubernetes client"
 if grep -q '^#include "kernel/builder/' kernel/store/*.c kernel/store/*.h; then

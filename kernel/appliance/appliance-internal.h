@@ -7,7 +7,7 @@
 #include <stdatomic.h>
 
 #include "kernel/appliance/appliance.h"
-#include "kernel/appliance/writer.h"
+#include "kernel/write/writer.h"
 #include "kernel/appliance/placement_map.h"
 #include "kernel/lib/log.h"
 #include "kernel/sched/sched.h"

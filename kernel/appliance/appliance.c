@@ -804,16 +804,16 @@ static bool item_failed(struct pk_appliance *app, const struct pk_write_item *it
 		AP_COUNT(app, binding_conflicts);
 	else
 		AP_COUNT(app, write_errors);
-	if (wr->error != -PK_STORE_ECONFLICT && wr->error != -ENOENT && !holds_place(app, it)) {
+	if (wr->error != -PK_WRITE_ECONFLICT && wr->error != -ENOENT && !holds_place(app, it)) {
 		if (wr->object)
 			ap_cache_note(app->cache, kind, wr->object);
 		ap_backoff_failed(app, kind, wr->ns, wr->name, wr->error);
 		return false;
 	}
 	ap_log(app, 1, "writing %s %s/%s failed: %s; %s", kind, wr->ns, wr->name,
-	       strerror(-wr->error),
+	       pk_write_strerror(wr->error),
 	       cond_only && may_retry ? "again on the current object" : "re-reading it");
-	if (cond_only && wr->error == -PK_STORE_ECONFLICT && wr->object && may_retry)
+	if (cond_only && wr->error == -PK_WRITE_ECONFLICT && wr->object && may_retry)
 		return true;
 	hand_back(app, wr);
 	return false;

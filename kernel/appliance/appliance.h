@@ -85,7 +85,7 @@ struct pk_appliance_config {
 	int64_t
 	    event_ttl_ms; /* standalone: Events older than this go; 0: PK_APPLIANCE_EVENT_TTL_MS */
 	/*
-	 * Where the scheduling rounds write (kernel/appliance/writer.h); the
+	 * Where the scheduling rounds write (kernel/write/writer.h); the
 	 * appliance takes it over (also on failure).  NULL: the store.
 	 */
 	struct pk_writer *writer;

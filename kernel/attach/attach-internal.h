@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "kernel/appliance/appliance.h"
-#include "kernel/appliance/writer.h"
+#include "kernel/write/writer.h"
 #include "kernel/attach/attach.h"
 #include "kernel/kube/kube.h"
 #include "kernel/store/store.h"

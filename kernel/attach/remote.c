@@ -2,7 +2,7 @@
 /*
  * remote.c — the write path's backend on a kube-apiserver (attach mode).
  *
- * A batch (kernel/appliance/writer.h: one item per object) becomes the
+ * A batch (kernel/write/writer.h: one item per object) becomes the
  * requests a scheduler makes, sent concurrently over a pool of
  * AT_REMOTE_IN_FLIGHT kept-alive connections:
  *   - a binding is POST pods/NAME/binding (a Binding naming the node and
@@ -91,7 +91,7 @@ static int error_of(long status)
 	if (status == 200 || status == 201)
 		return 0;
 	if (status == 409)
-		return -PK_STORE_ECONFLICT;
+		return -PK_WRITE_ECONFLICT;
 	if (status == 404)
 		return -ENOENT;
 	if (status == 0)
@@ -195,7 +195,7 @@ static void count(struct remote *rb, const struct kube_call *call, int e)
 		atomic_fetch_add(&st->status_writes, 1);
 	else
 		atomic_fetch_add(&st->deletes, 1);
-	if (e == -PK_STORE_ECONFLICT)
+	if (e == -PK_WRITE_ECONFLICT)
 		atomic_fetch_add(&st->conflicts, 1);
 	else if (e < 0 && e != -ENOENT)
 		atomic_fetch_add(&st->failures, 1);
@@ -295,7 +295,7 @@ static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 			continue;
 		for (size_t d = 0; d < it->ndeps && !results[i].error; d++)
 			if (results[it->deps[d]].error)
-				results[i].error = -PK_STORE_ECONFLICT;
+				results[i].error = -PK_WRITE_ECONFLICT;
 		if (results[i].error)
 			continue;
 

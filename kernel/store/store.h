@@ -272,6 +272,13 @@ struct pk_store_edit {
 int pk_store_edit_batch(struct pk_store *store, struct pk_store_edit *edits, size_t n);
 
 /*
+ * The write path's store backend (kernel/write/writer.h): a batch becomes
+ * one pk_store_edit_batch().  Conflicts come back as -PK_WRITE_ECONFLICT.
+ */
+struct pk_writer;
+int pk_writer_store_new(struct pk_store *store, struct pk_writer **ret);
+
+/*
  * The same four writes with options (NULL opts: as above).  dry_run runs
  * defaulting, validation and every rule, writes nothing, publishes no event,
  * and returns in ret what would be stored (under the current resourceVersion,

@@ -18,7 +18,7 @@
 #include "kernel/appliance/appliance-internal.h"
 #include "kernel/appliance/appliance.h"
 #include "kernel/builder/builder.h"
-#include "kernel/appliance/writer.h"
+#include "kernel/write/writer.h"
 
 /* The store as podkerneld opens it: Jobs and JobSets admitted by the builder. */
 static const struct pk_store_open_opts store_opts = {.admission = wb_admission,
@@ -511,7 +511,7 @@ static int refusing_commit(void *backend, const struct pk_write_batch *b,
 	for (size_t i = 0, k = 0; i < b->n; i++) {
 		if (b->items[i].evict) {
 			/* object NULL: read again */
-			results[i].error = rb->error ? rb->error : -PK_STORE_ECONFLICT;
+			results[i].error = rb->error ? rb->error : -PK_WRITE_ECONFLICT;
 			__atomic_fetch_add(&rb->refused, 1, __ATOMIC_RELAXED);
 			continue;
 		}
@@ -622,7 +622,7 @@ static int stale_once_commit(void *backend, const struct pk_write_batch *b,
 
 	for (size_t i = 0, k = 0; i < b->n; i++) {
 		if (i == refuse) {
-			results[i].error = -PK_STORE_ECONFLICT;
+			results[i].error = -PK_WRITE_ECONFLICT;
 			pk_writer_get(sb->store, b->items[i].kind, b->items[i].ns, b->items[i].name,
 				      &results[i].object);
 			snprintf(sb->name, sizeof(sb->name), "%s", b->items[i].name);

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernel/appliance/writer.h"
+#include "kernel/write/writer.h"
 #include "kernel/store/store.h"
 
 static char dir[256];
@@ -104,7 +104,7 @@ START_TEST(test_store_batch_leaves_out_a_stale_object)
 	json_t *c = pk_condition_get(res[0].object, "PodScheduled");
 	ck_assert_str_eq(json_string_value(json_object_get(c, "message")), "bound to n1");
 
-	ck_assert_int_eq(res[1].error, -PK_STORE_ECONFLICT);
+	ck_assert_int_eq(res[1].error, -PK_WRITE_ECONFLICT);
 	ck_assert_ptr_nonnull(res[1].object); /* handed back as it is now */
 	ck_assert_str_eq(pk_get_string(res[1].object, "metadata.labels.x"), "y");
 	ck_assert_ptr_null(pk_get(res[1].object, "spec.nodeName"));
@@ -154,7 +154,7 @@ START_TEST(test_bound_elsewhere_and_eviction)
 	ck_assert_int_eq(pk_writer_evict(w, &v), 0);
 	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
 	ck_assert_uint_eq(n, 2);
-	ck_assert_int_eq(res[0].error, -PK_STORE_ECONFLICT);
+	ck_assert_int_eq(res[0].error, -PK_WRITE_ECONFLICT);
 	ck_assert_str_eq(pk_get_string(res[0].object, "spec.nodeName"), "other");
 	ck_assert_int_eq(res[1].error, 0);
 	ck_assert_ptr_nonnull(pk_condition_get(res[1].object, "DisruptionTarget"));
@@ -186,7 +186,7 @@ static int rec_commit(void *backend, const struct pk_write_batch *b, struct pk_w
 		 (unsigned long long)b->items[0].rv, b->items[0].node ? b->items[0].node : "-",
 		 b->items[0].nconds);
 	for (size_t i = 0; i < b->n; i++)
-		r[i].error = i == 1 ? -PK_STORE_ECONFLICT : 0;
+		r[i].error = i == 1 ? -PK_WRITE_ECONFLICT : 0;
 	return 0;
 }
 
@@ -246,7 +246,7 @@ START_TEST(test_binding_waits_for_its_claim)
 	for (size_t i = 0; i < n; i++) {
 		bool ok = strcmp(res[i].name, "a") == 0 || strcmp(res[i].name, "ca") == 0;
 
-		ck_assert_msg(ok ? res[i].error == 0 : res[i].error == -PK_STORE_ECONFLICT,
+		ck_assert_msg(ok ? res[i].error == 0 : res[i].error == -PK_WRITE_ECONFLICT,
 			      "%s: %d", res[i].name, res[i].error);
 	}
 	ck_assert_int_eq(pk_store_get(st, "ResourceClaim", "default", "ca", &got), 0);
@@ -324,7 +324,7 @@ START_TEST(test_binding_waits_for_its_volume_claim)
 	for (size_t i = 0; i < n; i++) {
 		bool ok = strcmp(res[i].name, "a") == 0 || strcmp(res[i].name, "va") == 0;
 
-		ck_assert_msg(ok ? res[i].error == 0 : res[i].error == -PK_STORE_ECONFLICT,
+		ck_assert_msg(ok ? res[i].error == 0 : res[i].error == -PK_WRITE_ECONFLICT,
 			      "%s: %d", res[i].name, res[i].error);
 	}
 	ck_assert_int_eq(pk_store_get(st, "PersistentVolumeClaim", "default", "va", &got), 0);
@@ -342,7 +342,7 @@ START_TEST(test_binding_waits_for_its_volume_claim)
 	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(res[0].error, 0);
-	ck_assert_int_eq(res[1].error, -PK_STORE_ECONFLICT);
+	ck_assert_int_eq(res[1].error, -PK_WRITE_ECONFLICT);
 	ck_assert_int_eq(pk_store_get(st, "PersistentVolumeClaim", "default", "vb", &got), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(pk_get(got, "metadata.annotations"),
 							   "volume.kubernetes.io/selected-node")),
@@ -382,7 +382,7 @@ START_TEST(test_any_backend_gets_the_same_batch)
 	ck_assert_str_eq(rec.first, "Pod default/p rv 7 node n3 conds 1");
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(res[0].error, 0);
-	ck_assert_int_eq(res[1].error, -PK_STORE_ECONFLICT);
+	ck_assert_int_eq(res[1].error, -PK_WRITE_ECONFLICT);
 	ck_assert_str_eq(res[1].name, "g");
 	ck_assert_str_eq(res[1].ns, "default");
 	pk_writer_free(w);
@@ -391,7 +391,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("appliance-writer");
+	Suite *s = suite_create("write");
 	TCase *tc = tcase_create("writer");
 	SRunner *sr;
 	int failed;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * writer_store.c — the write-path backend of standalone mode: podkerneld's
- * own store (kernel/store/).
+ * writer.c — the store's backend of the write path (kernel/write/writer.h):
+ * standalone mode writes podkerneld's own store.
  *
  * A batch becomes one pk_store_edit_batch() call: every item is one
  * read-modify-write of its object under its resourceVersion precondition,
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "kernel/appliance/writer.h"
 #include "kernel/store/store.h"
+#include "kernel/write/writer.h"
 
 struct store_backend {
 	struct pk_store *store;
@@ -36,6 +36,7 @@ struct item_arg {
 static int apply_item(json_t *obj, void *arg)
 {
 	const struct item_arg *a = arg;
+	int r;
 
 	for (size_t i = 0; i < a->it->ndeps; i++) {
 		size_t d = a->pos[a->it->deps[i]];
@@ -43,7 +44,9 @@ static int apply_item(json_t *obj, void *arg)
 		if (d >= a->at || a->edits[d].rc != 0)
 			return -PK_STORE_ECONFLICT;
 	}
-	return pk_write_item_apply(a->it, obj, a->now);
+	r = pk_write_item_apply(a->it, obj, a->now);
+	/* the store hands back the current object with its own conflict code */
+	return r == -PK_WRITE_ECONFLICT ? -PK_STORE_ECONFLICT : r;
 }
 
 static int store_commit(void *backend, const struct pk_write_batch *batch,
@@ -93,7 +96,9 @@ static int store_commit(void *backend, const struct pk_write_batch *batch,
 	}
 	r = pk_store_edit_batch(b->store, b->edits, batch->n);
 	for (size_t i = 0; i < batch->n; i++) {
-		results[i].error = b->edits[pos[i]].rc;
+		int rc = b->edits[pos[i]].rc;
+
+		results[i].error = rc == -PK_STORE_ECONFLICT ? -PK_WRITE_ECONFLICT : rc;
 		results[i].object = b->edits[pos[i]].object;
 	}
 	free(args);

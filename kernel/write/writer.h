@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * writer.h — the write path of the scheduling loop: one interface, several
- * backends.
+ * writer.h — the write path of podkernel: one interface, several backends.
+ * This library depends on the object model only (kernel/api); its backends
+ * live with what they write to: the store's in kernel/store/ (standalone
+ * mode), the kube-apiserver's in kernel/attach/ (attach mode).
  *
  * The loop collects the actions of the cycles of one scheduling round
  * (bindings, conditions, evictions, claim allocations) into a batch and commits the batch at
@@ -14,7 +16,7 @@
  *
  * The batching is shared (writer.c); a backend only commits a finished batch
  * and reads an object back:
- *   - the store backend (writer_store.c) writes the whole batch in one
+ *   - the store backend (kernel/store/writer.c) writes the whole batch in one
  *     SQLite transaction, one fsync, through pk_store_edit_batch();
  *   - a remote backend (attach mode) sends each object's write to a
  *     kube-apiserver, many in flight.
@@ -25,8 +27,8 @@
  * -> pk_writer_free() (which frees the backend through ops->free).
  * Not thread safe: one loop owns a writer.
  */
-#ifndef PODKERNEL_KERNEL_APPLIANCE_WRITER_H
-#define PODKERNEL_KERNEL_APPLIANCE_WRITER_H
+#ifndef PODKERNEL_KERNEL_WRITE_WRITER_H
+#define PODKERNEL_KERNEL_WRITE_WRITER_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -34,6 +36,16 @@
 #include <stdint.h>
 
 #include "kernel/api/api.h"
+
+/*
+ * The write path's own error codes, beside -errno ones (values above any
+ * errno).  A backend turns its own failures into these or into -errno.
+ */
+enum pk_write_error {
+	PK_WRITE_ECONFLICT = 4090, /* a precondition failed (HTTP 409 Conflict) */
+};
+/* A message for a write result's error: the codes above, else strerror(). */
+const char *pk_write_strerror(int error);
 
 /* Which object a write is about, and what it must still look like. */
 struct pk_write_ref {
@@ -76,7 +88,7 @@ struct pk_write_item {
 
 /*
  * The outcome of one item, in item order.  error: 0 written;
- * -PK_STORE_ECONFLICT the precondition failed (or a binding found the pod
+ * -PK_WRITE_ECONFLICT the precondition failed (or a binding found the pod
  * bound elsewhere); -ENOENT the object is gone; another -errno the write
  * failed.  object (a new reference, may be NULL): on 0 the object as
  * written (NULL when the backend does not know it, e.g. a binding POST);
@@ -140,7 +152,7 @@ int pk_writer_volume_claim(struct pk_writer *w, const struct pk_write_ref *claim
 			   const char *volume, const json_t *annotations);
 /*
  * obj is written only if dep is (a binding after the claims its pod uses):
- * a backend writes dep first and leaves obj out with -PK_STORE_ECONFLICT
+ * a backend writes dep first and leaves obj out with -PK_WRITE_ECONFLICT
  * when dep failed.
  */
 int pk_writer_depend(struct pk_writer *w, const struct pk_write_ref *obj,
@@ -162,10 +174,6 @@ int pk_writer_get(struct pk_writer *w, enum pk_kind kind, const char *ns, const 
 
 /* Apply one item to a copy of its object (what a backend writes); 0 or -errno. */
 int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now);
-
-/* The store backend. */
-struct pk_store;
-int pk_writer_store_new(struct pk_store *store, struct pk_writer **ret);
 
 /* ---- Events: what a committed batch tells a user (both modes) ------------------ */
 
@@ -191,4 +199,4 @@ void pk_writer_events(const struct pk_write_batch *batch, const struct pk_write_
  */
 bool pk_writer_event_allowed(json_t *seen, const char *key, const char *note, int64_t now_s);
 
-#endif /* PODKERNEL_KERNEL_APPLIANCE_WRITER_H */
+#endif /* PODKERNEL_KERNEL_WRITE_WRITER_H */

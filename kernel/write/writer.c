@@ -2,8 +2,8 @@
 /*
  * writer.c — the batching every write-path backend shares (writer.h).
  *
- * A batch is a vector of items, one per object, found again through a small
- * open-addressing index of (kind, namespace, name) so that a binding, its
+ * A batch is a vector of items, one per object, found again through a
+ * string map (kernel/lib/map.h) of "kind/namespace/name" so that a binding, its
  * condition and a later eviction of the same pod land in one item.  The
  * first action on an object fixes its precondition.  Committing hands the
  * finished batch to the backend's commit() and keeps the results until the
@@ -15,18 +15,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/appliance/writer.h"
-#include "kernel/store/store.h"
+#include "kernel/lib/map.h"
+#include "kernel/write/writer.h"
 
 struct pk_writer {
 	const struct pk_writer_ops *ops;
 	void *backend;
 	struct pk_write_batch batch;
-	size_t *slots; /* index into batch.items + 1; 0 empty */
-	size_t nslots;
+	struct pk_map index; /* "kind/ns/name" -> index into batch.items + 1 */
 	struct pk_write_result *results;
 	size_t nresults;
 };
+
+/* Longer keys than this are no valid object's (a namespace of 63, a name of 253). */
+#define PK_NAME_MAX_LEN 253 /* a DNS subdomain, the longest name an object has */
+#define PK_WRITE_KEY_MAX (16 + 2 * PK_NAME_MAX_LEN)
+
+const char *pk_write_strerror(int error)
+{
+	if (error == -PK_WRITE_ECONFLICT || error == PK_WRITE_ECONFLICT)
+		return "the object changed: precondition failed (conflict)";
+	return strerror(error < 0 ? -error : error);
+}
 
 int pk_writer_new(const struct pk_writer_ops *ops, void *backend, struct pk_writer **ret)
 {
@@ -82,8 +92,7 @@ static void batch_clear(struct pk_writer *w)
 	for (size_t i = 0; i < w->batch.n; i++)
 		item_clear(&w->batch.items[i]);
 	w->batch.n = 0;
-	if (w->slots)
-		memset(w->slots, 0, w->nslots * sizeof(*w->slots));
+	pk_map_free(&w->index);
 }
 
 void pk_writer_free(struct pk_writer *w)
@@ -92,7 +101,6 @@ void pk_writer_free(struct pk_writer *w)
 		return;
 	batch_clear(w);
 	free(w->batch.items);
-	free(w->slots);
 	if (w->ops->free)
 		w->ops->free(w->backend);
 	free(w);
@@ -128,50 +136,29 @@ static const char *ns_of(const struct pk_write_ref *ref)
 	return pk_kind_namespaced(ref->kind) ? (ref->ns && *ref->ns ? ref->ns : "default") : "";
 }
 
-static uint64_t ref_hash(enum pk_kind kind, const char *ns, const char *name)
+/* The index key of an object: "kind/ns/name" in buf, or NULL when it does not fit. */
+static const char *ref_key(char *buf, size_t len, enum pk_kind kind, const char *ns,
+			   const char *name)
 {
-	uint64_t h = pk_fnv1a_byte(PK_FNV1A_INIT, (unsigned char)kind);
+	int n = snprintf(buf, len, "%d/%s/%s", (int)kind, ns, name);
 
-	return pk_fnv1a(pk_fnv1a_byte(pk_fnv1a(h, ns), '/'), name);
-}
-
-static int index_grow(struct pk_writer *w)
-{
-	size_t n = w->nslots ? w->nslots * 2 : 64;
-	size_t *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < w->batch.n; i++) {
-		const struct pk_write_item *it = &w->batch.items[i];
-		size_t s = ref_hash(it->kind, it->ns, it->name) & (n - 1);
-
-		while (slots[s])
-			s = (s + 1) & (n - 1);
-		slots[s] = i + 1;
-	}
-	free(w->slots);
-	w->slots = slots;
-	w->nslots = n;
-	return 0;
+	return n >= 0 && (size_t)n < len ? buf : NULL;
 }
 
 /* The item of ref, created (with ref's precondition) when new; NULL on ENOMEM. */
 static struct pk_write_item *item_of(struct pk_writer *w, const struct pk_write_ref *ref)
 {
 	const char *ns = ns_of(ref);
-	size_t s;
+	char buf[PK_WRITE_KEY_MAX];
+	const char *key = ref_key(buf, sizeof(buf), ref->kind, ns, ref->name);
+	uintptr_t at;
 	struct pk_write_item *it;
 
-	if ((w->batch.n + 1) * 2 > w->nslots && index_grow(w) < 0)
-		return NULL;
-	s = ref_hash(ref->kind, ns, ref->name) & (w->nslots - 1);
-	for (; w->slots[s]; s = (s + 1) & (w->nslots - 1)) {
-		it = &w->batch.items[w->slots[s] - 1];
-		if (it->kind == ref->kind && strcmp(it->ns, ns) == 0 &&
-		    strcmp(it->name, ref->name) == 0)
-			return it;
-	}
+	if (!key)
+		return NULL; /* not reached: ref_ok() bounds the names */
+	at = (uintptr_t)pk_map_get(&w->index, key);
+	if (at)
+		return &w->batch.items[at - 1];
 	if (w->batch.n == w->batch.cap) {
 		size_t cap = w->batch.cap ? w->batch.cap * 2 : 64;
 		struct pk_write_item *v = realloc(w->batch.items, cap * sizeof(*v));
@@ -187,17 +174,19 @@ static struct pk_write_item *item_of(struct pk_writer *w, const struct pk_write_
 	it->rv = ref->rv;
 	it->ns = strdup(ns);
 	it->name = strdup(ref->name);
-	if (!it->ns || !it->name) {
+	if (!it->ns || !it->name || pk_map_put(&w->index, key, (void *)(w->batch.n + 1)) < 0) {
 		item_clear(it);
 		return NULL;
 	}
-	w->slots[s] = ++w->batch.n;
+	w->batch.n++;
 	return it;
 }
 
 static bool ref_ok(const struct pk_writer *w, const struct pk_write_ref *ref)
 {
-	return w && ref && ref->name && *ref->name && ref->kind != PK_KIND_UNKNOWN;
+	return w && ref && ref->name && *ref->name && ref->kind != PK_KIND_UNKNOWN &&
+	       strlen(ref->name) <= PK_NAME_MAX_LEN &&
+	       (!ref->ns || strlen(ref->ns) <= PK_NAME_MAX_LEN);
 }
 
 /* ---- actions --------------------------------------------------------------------- */
@@ -426,7 +415,7 @@ int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now
 		const char *bound = pk_get_string(obj, "spec.nodeName");
 
 		if (bound && *bound && strcmp(bound, it->node) != 0)
-			return -PK_STORE_ECONFLICT; /* bound elsewhere meanwhile */
+			return -PK_WRITE_ECONFLICT; /* bound elsewhere meanwhile */
 		if (!json_is_object(json_object_get(obj, "spec")))
 			return -EINVAL;
 		r = pk_set(obj, "spec.nodeName", json_string(it->node));
@@ -437,7 +426,7 @@ int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now
 		const char *had = pk_get_string(obj, "spec.volumeName");
 
 		if (had && *had && strcmp(had, it->volume) != 0)
-			return -PK_STORE_ECONFLICT; /* bound to another volume meanwhile */
+			return -PK_WRITE_ECONFLICT; /* bound to another volume meanwhile */
 		if (!json_is_object(json_object_get(obj, "spec")))
 			return -EINVAL;
 		r = pk_set(obj, "spec.volumeName", json_string(it->volume));
