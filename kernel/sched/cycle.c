@@ -367,7 +367,7 @@ static int commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
 		char msg[320];
 		int r;
 
-		sc_preempt_note_bound(s, p);
+		sc_victim_floor_note(s, p);
 		free(p->node_name); /* the snapshot already holds the binding */
 		p->node_name = strdup(node);
 		if (!p->node_name)
@@ -378,7 +378,7 @@ static int commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
 		memcpy(msg + 9, node, len);
 		msg[9 + len] = '\0';
 		if ((r = sc_vol_commit(s, p, node, ctx->res)) < 0 ||
-		    (r = sc_result_bind(ctx->res, p, node)) < 0 ||
+		    (r = sc_result_bind(ctx->res, ctx->snap, p, node)) < 0 ||
 		    (r = sc_emit_pod(ctx, p, "True", "Scheduled", msg)) < 0)
 			return r;
 	}

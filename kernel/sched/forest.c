@@ -15,7 +15,9 @@
  * (present groups without a parent, and implicit groups) are the only queue
  * entries; sc_group_root() resolves a group's root and stops on a missing
  * ancestor or a cycle, so unresolved hierarchies never reach scheduling.
- * Placeholders are freed once nothing hangs under them.
+ * Placeholders are freed once nothing hangs under them.  The forest also
+ * keeps the victim floor, a lower bound of the bound pods' priorities that
+ * preemption asks before looking for victims.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -505,7 +507,7 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 
 		if (n) {
 			sc_snapshot_bind(&s->snap, p, n->index);
-			sc_preempt_note_bound(s, p);
+			sc_victim_floor_note(s, p);
 		}
 		/* Capacity taken wakes nobody (s->gen counts what may free some). */
 	}
@@ -620,4 +622,44 @@ struct sc_group *sc_group_root(struct sc_group *g, char *why, size_t whylen)
 		g = g->parent;
 	}
 	return NULL;
+}
+
+/* ---- the victim floor --------------------------------------------------------- */
+
+void sc_victim_floor_note(struct pk_sched *s, const struct sc_pod *pod)
+{
+	int32_t prio;
+
+	if (!s->floor_valid)
+		return;
+	prio = sc_pod_priority(s, pod);
+	if (prio < s->victim_floor)
+		s->victim_floor = prio;
+}
+
+void sc_victim_floor_invalidate(struct pk_sched *s)
+{
+	s->floor_valid = false;
+}
+
+bool sc_victim_floor_below(struct pk_sched *s, int32_t prio)
+{
+	if (!s->floor_valid || s->floor_epoch != s->prio_epoch) {
+		const struct sc_vec *pods = &s->forest.all_pods;
+
+		s->victim_floor = INT32_MAX;
+		for (size_t i = 0; i < pods->n; i++) {
+			const struct sc_pod *p = pods->v[i];
+			int32_t pp;
+
+			if (p->node < 0 || p->deleting)
+				continue;
+			pp = sc_pod_priority(s, p);
+			if (pp < s->victim_floor)
+				s->victim_floor = pp;
+		}
+		s->floor_valid = true;
+		s->floor_epoch = s->prio_epoch;
+	}
+	return s->victim_floor < prio;
 }

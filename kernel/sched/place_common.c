@@ -6,13 +6,13 @@
  * A strategy evaluates groups within scopes (lists of node indices) and
  * records each evaluation on the group (sc_record); the failure messages are
  * built only when someone reads them (sc_pod_why, sc_group_why).  The scope
- * of a group with a topology key is split into its candidate domains by one
- * counting sort (sc_buckets_of), which the snapshot also uses for a
- * partition's whole-cluster lists.  A leaf places its pending pods in order
- * with the shared loop of sc_place_leaf, the strategy choosing each pod's
- * node through a callback; a composite first sets aside the children that
- * are not admissible (sc_admit_children) and, when it fails, says which child
- * failed and why (sc_record_composite_failure).
+ * of a group with a topology key is split into its candidate domains by the
+ * snapshot's counting sort (sc_buckets_of).  A leaf places its pending pods
+ * in order with the shared loop of sc_place_leaf, the strategy choosing each
+ * pod's node through a callback (a slice-shape leaf goes to the snapshot's
+ * extension that places slices, slice.c); a composite first sets aside the
+ * children that are not admissible (sc_admit_children) and, when it fails,
+ * says which child failed and why (sc_record_composite_failure).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -134,78 +134,21 @@ int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int de
 	return dom;
 }
 
-/* ---- a scope's nodes by domain ----------------------------------------------- */
-
-void sc_buckets_free(struct sc_buckets *b)
-{
-	if (b->owned) {
-		free(b->dom);
-		free(b->start);
-		free(b->order);
-	}
-	memset(b, 0, sizeof(*b));
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * A stable counting sort on part->node_dom, using part->scratch (all zero
- * between uses) as the per-domain counter and then fill position; the
- * domains present are listed and sorted, so the cost is the scope's size and
- * not the number of domains of the key.
- */
-int sc_part_sort(struct sc_part *part, const int *nodes, size_t n, struct sc_buckets *ret)
-{
-	struct sc_buckets b = {.owned = true};
-
-	b.dom = malloc((n + 1) * sizeof(int));
-	b.start = malloc((n + 2) * sizeof(int));
-	b.order = malloc((n + 1) * sizeof(int));
-	if (!b.dom || !b.start || !b.order) {
-		sc_buckets_free(&b);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		int d = part->node_dom[nodes ? nodes[i] : (int)i];
-
-		if (d >= 0 && part->scratch[d]++ == 0)
-			b.dom[b.nd++] = d;
-	}
-	qsort(b.dom, (size_t)b.nd, sizeof(int), cmp_int);
-	b.start[0] = 0;
-	for (int k = 0; k < b.nd; k++) {
-		b.start[k + 1] = b.start[k] + part->scratch[b.dom[k]];
-		part->scratch[b.dom[k]] = b.start[k]; /* now the fill position */
-	}
-	for (size_t i = 0; i < n; i++) {
-		int node = nodes ? nodes[i] : (int)i, d = part->node_dom[node];
-
-		if (d >= 0)
-			b.order[part->scratch[d]++] = node;
-	}
-	for (int k = 0; k < b.nd; k++)
-		part->scratch[b.dom[k]] = 0;
-	*ret = b;
-	return 0;
-}
-
-int sc_buckets_of(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes, size_t n,
-		  struct sc_buckets *ret)
-{
-	if (n == snap->nnodes) { /* the whole cluster: the partition's own lists */
-		*ret = (struct sc_buckets){
-		    .nd = part->ndom, .start = part->start, .order = part->order};
-		return 0;
-	}
-	return sc_part_sort(part, nodes, n, ret);
-}
-
 /* ---- the leaf loop ----------------------------------------------------------- */
+
+/* A slice-shape leaf goes to the snapshot's extension that places them. */
+static enum sc_status ext_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
+				     size_t n)
+{
+	const struct sc_snapshot *snap = ctx->snap;
+
+	for (int i = 0; i < snap->next; i++)
+		if (snap->ext[i].ops->place_leaf)
+			return snap->ext[i].ops->place_leaf(ctx, g, nodes, n);
+	sc_record(ctx, g, SC_UNRESOLVABLE, sc_group_min(g), 0, 0, 0, 0, SC_WHY_TEXT, NULL,
+		  "no slice placement registered");
+	return SC_UNRESOLVABLE;
+}
 
 enum sc_status sc_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes, size_t n,
 			     const struct sc_leaf_pick *pick)
@@ -216,7 +159,7 @@ enum sc_status sc_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *
 	struct sc_pod *last_failed = NULL;
 
 	if (g->has_slice)
-		return sc_slice_place_leaf(ctx, g, nodes, n);
+		return ext_place_leaf(ctx, g, nodes, n);
 	st = sc_leaf_presim(ctx, g, &S, &R);
 	if (st >= SC_UNSCHEDULABLE)
 		return st;

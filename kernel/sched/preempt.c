@@ -181,45 +181,6 @@ static bool fits(struct sc_ctx *ctx, struct sc_group *root, struct unit *u, size
 	return ok;
 }
 
-void sc_preempt_note_bound(struct pk_sched *s, const struct sc_pod *pod)
-{
-	int32_t prio;
-
-	if (!s->floor_valid)
-		return;
-	prio = sc_pod_priority(s, pod);
-	if (prio < s->victim_floor)
-		s->victim_floor = prio;
-}
-
-void sc_preempt_floor_invalidate(struct pk_sched *s)
-{
-	s->floor_valid = false;
-}
-
-/* May any bound pod rank below prio?  Recomputes the floor when stale. */
-static bool victims_possible(struct pk_sched *s, int32_t prio)
-{
-	if (!s->floor_valid || s->floor_epoch != s->prio_epoch) {
-		const struct sc_vec *pods = &s->forest.all_pods;
-
-		s->victim_floor = INT32_MAX;
-		for (size_t i = 0; i < pods->n; i++) {
-			const struct sc_pod *p = pods->v[i];
-			int32_t pp;
-
-			if (p->node < 0 || p->deleting)
-				continue;
-			pp = sc_pod_priority(s, p);
-			if (pp < s->victim_floor)
-				s->victim_floor = pp;
-		}
-		s->floor_valid = true;
-		s->floor_epoch = s->prio_epoch;
-	}
-	return s->victim_floor < prio;
-}
-
 /* A pending pod of g's subtree with preemptionPolicy: Never, or NULL. */
 static const struct sc_pod *never_preempts(const struct sc_group *g, int depth)
 {
@@ -257,7 +218,7 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 			 sc_group_kind(root), root->key, never->key);
 		return 0;
 	}
-	if (!victims_possible(s, prio)) {
+	if (!sc_victim_floor_below(s, prio)) {
 		sc_trace(ctx, "preemption for %s %s (priority %d): no lower-priority victims",
 			 sc_group_kind(root), root->key, prio);
 		return 0;

@@ -127,11 +127,13 @@ int sc_result_condition(struct pk_sched_result *res, enum pk_kind kind, const ch
 	return finish(res, a, pack(res, fields, src, 6));
 }
 
-int sc_result_bind(struct pk_sched_result *res, const struct sc_pod *pod, const char *node)
+int sc_result_bind(struct pk_sched_result *res, const struct sc_snapshot *snap,
+		   const struct sc_pod *pod, const char *node)
 {
 	struct pk_sched_action *a = push(res);
 	char coords[48], worker[16];
-	bool slice = sc_slice_pod_annotations(pod, coords, sizeof(coords), worker, sizeof(worker));
+	bool slice =
+	    sc_snapshot_bind_annotations(snap, pod, coords, sizeof(coords), worker, sizeof(worker));
 
 	if (!a)
 		return -ENOMEM;

@@ -69,6 +69,15 @@ enum sc_misfit {
 };
 #include "kernel/sched/plugin.h"
 
+/* A group's PlacementFeasible status (feasible.c). */
+enum sc_status {
+	SC_SUCCESS = 0,
+	SC_WAIT,
+	SC_UNSCHEDULABLE,
+	SC_UNRESOLVABLE, /* UnschedulableAndUnresolvable */
+};
+const char *sc_status_to_string(enum sc_status st);
+
 /* ---- snapshot (snapshot.c, filter.c) ---------------------------------- */
 
 #define SC_MAX_RES 16 /* distinct resource names in one scheduler */
@@ -146,6 +155,32 @@ struct sc_undo {
 	int node;
 };
 
+/*
+ * An extension of the snapshot: state derived from placements that a module
+ * above the snapshot keeps (slice.c's torus occupancy), registered once per
+ * snapshot (pk_sched_new) so that the snapshot, the leaf loop and the result
+ * reach it without naming it.  state is the extension's, NULL until it builds
+ * it (sc_snapshot_ext_state); the snapshot frees it when node geometry may
+ * have changed.
+ */
+struct sc_ctx;
+struct sc_group;
+struct sc_snap_ext_ops {
+	const char *name;
+	/* a pod was added to (sign 1) or taken from (-1) node; state is built */
+	void (*charge)(void *state, int node, int sign);
+	/* the invariant checker's step for a built state: 0 or -EUCLEAN with why */
+	int (*check)(const struct sc_snapshot *snap, const void *state, char *why, size_t whylen);
+	void (*free)(void *state);
+	/* the placement of a slice-shape leaf (sc_place_leaf hands it over) */
+	enum sc_status (*place_leaf)(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
+				     size_t n);
+	/* a bound pod's annotations (key, value pairs); false for none */
+	bool (*bind_annotations)(const struct sc_pod *pod, char *coords, size_t clen, char *worker,
+				 size_t wlen);
+};
+#define SC_SNAP_EXT_MAX 2
+
 struct sc_snapshot {
 	char *res_name[SC_MAX_RES];
 	int nres;
@@ -159,10 +194,14 @@ struct sc_snapshot {
 	size_t nparts;
 	struct sc_undo *log; /* revert log: undone in exact reverse order */
 	size_t nlog, caplog;
-	struct sc_slices *slices; /* torus occupancy (slice.c), built on first use */
-	struct sc_terms terms;	  /* the constraint plugins' index (plugin.h) */
-	void *ports;		  /* host ports in use per node (ports.c), or NULL */
-	struct sc_dra *dra;	  /* claims, devices and their use (claims.c), or NULL */
+	struct sc_snap_ext {
+		const struct sc_snap_ext_ops *ops;
+		void *state;
+	} ext[SC_SNAP_EXT_MAX]; /* registered extensions (slice.c) */
+	int next;
+	struct sc_terms terms; /* the constraint plugins' index (plugin.h) */
+	void *ports;	       /* host ports in use per node (ports.c), or NULL */
+	struct sc_dra *dra;    /* claims, devices and their use (claims.c), or NULL */
 	/*
 	 * Node capacity index (sc_snapshot_blocks): per block of SC_NODE_BLOCK
 	 * consecutive node indices, the largest free amount of each resource
@@ -197,6 +236,13 @@ const char *sc_node_label(const struct sc_node *node, const char *key);
 /* The partition of nodes by a label key (built on first use). NULL on ENOMEM. */
 struct sc_part *sc_snapshot_part(struct sc_snapshot *snap, const char *key);
 void sc_snapshot_drop_parts(struct sc_snapshot *snap);
+/* Register an extension (once per snapshot): 0, or -E2BIG past SC_SNAP_EXT_MAX. */
+int sc_snapshot_register_ext(struct sc_snapshot *snap, const struct sc_snap_ext_ops *ops);
+/* The state slot of a registered extension, NULL when ops is not registered. */
+void **sc_snapshot_ext_state(struct sc_snapshot *snap, const struct sc_snap_ext_ops *ops);
+/* A bound pod's annotations from the extensions; false for none. */
+bool sc_snapshot_bind_annotations(const struct sc_snapshot *snap, const struct sc_pod *pod,
+				  char *coords, size_t clen, char *worker, size_t wlen);
 /* ports.c: the host ports index */
 void sc_ports_free(struct sc_snapshot *snap);
 /*
@@ -216,6 +262,24 @@ void sc_claims_removing(struct sc_snapshot *snap, bool on);
 const char *sc_claims_why(const struct sc_pod *pod);
 void sc_claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod);
 int sc_claims_tell(struct pk_sched *s, struct pk_sched_result *res);
+/*
+ * A scope's nodes grouped by domain of a partition: the k-th domain present
+ * is dom[k] (NULL: k itself), its nodes order[start[k] .. start[k + 1]), in
+ * natural value order and, within a domain, in scope order.  Nodes without
+ * the label are left out.
+ */
+struct sc_buckets {
+	int nd;
+	int *dom, *start, *order;
+	bool owned; /* false: the partition's own whole-cluster lists */
+};
+/* Sort nodes[0..n) (NULL: 0 .. n-1) into new buckets; 0 or -ENOMEM. */
+int sc_part_sort(struct sc_part *part, const int *nodes, size_t n, struct sc_buckets *ret);
+/* Same, answered from the partition's lists when the scope is the whole cluster. */
+int sc_buckets_of(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes, size_t n,
+		  struct sc_buckets *ret);
+void sc_buckets_free(struct sc_buckets *b);
+
 /* The capacity index of part, built or rebuilt when needed; -ENOMEM. */
 int sc_part_index(const struct sc_snapshot *snap, struct sc_part *part);
 /* Node i of part's index: per-resource minimum, maximum, positive minimum. */
@@ -347,14 +411,6 @@ struct sc_pod {
 	struct topo_coord slice_at;
 	struct sc_cons *cons; /* placement constraints (plugin.h), NULL: none */
 };
-
-enum sc_status {
-	SC_SUCCESS = 0,
-	SC_WAIT,
-	SC_UNSCHEDULABLE,
-	SC_UNRESOLVABLE, /* UnschedulableAndUnresolvable */
-};
-const char *sc_status_to_string(enum sc_status st);
 
 /* How a group's failure message is built, lazily: formatting is costly. */
 enum sc_why { SC_WHY_TEXT = 0, SC_WHY_PRESIM, SC_WHY_LEAF, SC_WHY_POD };
@@ -555,7 +611,7 @@ struct pk_sched {
 	struct sc_vec topo_keys; /* every topology key seen on a group (char *) */
 	int *all_nodes;		 /* 0, 1, 2, ...: the whole cluster as a scope */
 	size_t all_cap;
-	/* Lowest priority of a bound pod (a lower bound; preempt.c). */
+	/* Lowest priority of a bound pod (a lower bound; forest.c). */
 	bool floor_valid;
 	int32_t victim_floor;
 	uint64_t floor_epoch;
@@ -614,6 +670,16 @@ int sc_forest_remove_group(struct sc_forest *f, const char *key, bool composite)
 int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view);
 int sc_forest_remove_pod(struct pk_sched *s, const char *key);
 void sc_group_sort(struct sc_group *g);
+/*
+ * The victim floor: a lower bound of the priorities of bound pods, so a
+ * preemptor no bound pod ranks below is answered without looking at every
+ * pod.  Bindings lower it; a group or priority-class change that may lower
+ * a bound pod's priority makes it recomputed on the next question.
+ */
+void sc_victim_floor_note(struct pk_sched *s, const struct sc_pod *pod);
+void sc_victim_floor_invalidate(struct pk_sched *s);
+/* May any bound pod rank below prio?  Recomputes the floor when stale. */
+bool sc_victim_floor_below(struct pk_sched *s, int32_t prio);
 /* Walk up to the root; NULL when an ancestor is missing or on a cycle (why). */
 struct sc_group *sc_group_root(struct sc_group *g, char *why, size_t whylen);
 /* Mark g and its ancestors as changed; the top one is queued for placement. */
@@ -667,24 +733,6 @@ void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts, c
 int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int depth, int dom);
 
 /*
- * A scope's nodes grouped by domain of a partition: the k-th domain present
- * is dom[k] (NULL: k itself), its nodes order[start[k] .. start[k + 1]), in
- * natural value order and, within a domain, in scope order.  Nodes without
- * the label are left out.
- */
-struct sc_buckets {
-	int nd;
-	int *dom, *start, *order;
-	bool owned; /* false: the partition's own whole-cluster lists */
-};
-/* Sort nodes[0..n) (NULL: 0 .. n-1) into new buckets; 0 or -ENOMEM. */
-int sc_part_sort(struct sc_part *part, const int *nodes, size_t n, struct sc_buckets *ret);
-/* Same, answered from the partition's lists when the scope is the whole cluster. */
-int sc_buckets_of(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes, size_t n,
-		  struct sc_buckets *ret);
-void sc_buckets_free(struct sc_buckets *b);
-
-/*
  * The leaf loop every strategy shares: the leaf's pending pods in order, each
  * on the node node() chooses (-1 with the pod's misfits set when none fits),
  * PlacementFeasible after every pod; minimum_only stops once minCount pods
@@ -712,18 +760,12 @@ void sc_record_composite_failure(struct sc_ctx *ctx, struct sc_group *g, enum sc
 /*
  * slice.c: TPU slices.  A leaf with a slice-shape annotation places its pods
  * as one free box of hosts of one torus (every strategy's leaf placement
- * starts with this call).  The per-torus occupancy index follows the
- * snapshot: charge() reports every pod added to or taken from a node.
+ * hands it over through the snapshot's extension).  The per-torus occupancy
+ * index follows the snapshot: its charge() reports every pod added to or
+ * taken from a node.
  */
-enum sc_status sc_slice_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
-				   size_t n);
-void sc_slices_free(struct sc_slices *sl);
-void sc_slices_charge(struct sc_slices *sl, int node, int sign);
-int sc_slices_check(const struct sc_snapshot *snap, char *why, size_t whylen);
-/* The bind annotations of a slice pod; false for a pod outside any slice. */
-bool sc_slice_pod_annotations(const struct sc_pod *pod, char *coords, size_t clen, char *worker,
-			      size_t wlen);
-/* The index itself, built on first use; NULL on ENOMEM. */
+int sc_slices_register(struct sc_snapshot *snap);
+/* The index itself, built on first use; NULL on ENOMEM or when not registered. */
 struct sc_slices *sc_snapshot_slices(struct sc_snapshot *snap);
 
 /* feasible.c: PlacementFeasible */
@@ -742,14 +784,6 @@ int sc_hierarchy_validate(const struct pk_sched *s, struct sc_group *root, char 
 
 /* preempt.c */
 int sc_preempt(struct sc_ctx *ctx, struct sc_group *root);
-/*
- * The victim floor: a lower bound of the priorities of bound pods, so a
- * preemptor no bound pod ranks below is answered without looking at every
- * pod.  Bindings lower it; a group or priority-class change that may lower
- * a bound pod's priority makes it recomputed on the next preemption.
- */
-void sc_preempt_note_bound(struct pk_sched *s, const struct sc_pod *pod);
-void sc_preempt_floor_invalidate(struct pk_sched *s);
 
 /* strategy.c */
 extern const struct pk_placement_ops sc_kep_ops;
@@ -764,7 +798,9 @@ int sc_note_topo_key(struct pk_sched *s, const char *key);
 int sc_result_condition(struct pk_sched_result *res, enum pk_kind kind, const char *ns,
 			const char *name, const char *type, const char *status, const char *reason,
 			const char *message);
-int sc_result_bind(struct pk_sched_result *res, const struct sc_pod *pod, const char *node);
+/* A binding, with the annotations the snapshot's extensions give the pod. */
+int sc_result_bind(struct pk_sched_result *res, const struct sc_snapshot *snap,
+		   const struct sc_pod *pod, const char *node);
 /* A claim's volume (spec.volumeName) or selected node (annotation). */
 int sc_result_volume_claim(struct pk_sched_result *res, const char *ns, const char *name,
 			   const char *volume, const char *node);

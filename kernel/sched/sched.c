@@ -35,6 +35,13 @@ int pk_sched_new(const struct pk_sched_opts *opts, struct pk_sched **ret)
 		free(s);
 		return -ENOMEM;
 	}
+	/* the extensions of the snapshot: the TPU slices' torus occupancy */
+	if (sc_slices_register(&s->snap) < 0) {
+		sc_snapshot_fini(&s->snap);
+		free(s->ops_state);
+		free(s);
+		return -ENOMEM;
+	}
 	s->snap.terms.pods = &s->forest.all_pods; /* the plugins' index counts them */
 	*ret = s;
 	return 0;
@@ -245,7 +252,7 @@ static void invalidate_floor_of(struct pk_sched *s, const struct pk_group *view)
 		: NULL;
 
 	if (!key || (g && (g->pods.n || g->children.n)))
-		sc_preempt_floor_invalidate(s);
+		sc_victim_floor_invalidate(s);
 	free(key);
 }
 

@@ -10,8 +10,9 @@
  * (topology/occupancy.c: a cell per host with a count of pods, and a
  * summed-area table for box queries).  A cell counts as busy while a pod is
  * bound or assumed on its node, and for good when its host is missing (no
- * node with those coordinates) or cordoned.  charge() in snapshot.c reports
- * every pod added to or taken from a node, so assume, revert, bind and
+ * node with those coordinates) or cordoned.  The index is an extension of
+ * the snapshot (sc_slices_register): its charge() hears of every pod the
+ * snapshot adds to or takes from a node, so assume, revert, bind and
  * preemption's simulated removals all keep the grids exact; the table is
  * refreshed lazily by the next query.
  *
@@ -40,7 +41,7 @@
 
 /* ---- the index ---------------------------------------------------------------- */
 
-void sc_slices_free(struct sc_slices *sl)
+static void slices_free(struct sc_slices *sl)
 {
 	if (!sl)
 		return;
@@ -208,19 +209,26 @@ static struct sc_slices *slices_build(const struct sc_snapshot *snap)
 	}
 	return sl;
 fail:
-	sc_slices_free(sl);
+	slices_free(sl);
 	return NULL;
 }
 
+static const struct sc_snap_ext_ops slice_ext_ops;
+
 struct sc_slices *sc_snapshot_slices(struct sc_snapshot *snap)
 {
-	if (!snap->slices)
-		snap->slices = slices_build(snap);
-	return snap->slices;
+	void **state = sc_snapshot_ext_state(snap, &slice_ext_ops);
+
+	if (!state)
+		return NULL;
+	if (!*state)
+		*state = slices_build(snap);
+	return *state;
 }
 
-void sc_slices_charge(struct sc_slices *sl, int node, int sign)
+static void slices_charge(void *state, int node, int sign)
 {
+	struct sc_slices *sl = state;
 	struct sc_torus *t;
 	struct topo_coord c;
 
@@ -231,12 +239,10 @@ void sc_slices_charge(struct sc_slices *sl, int node, int sign)
 	topo_occ_add(t->occ, &c, sign);
 }
 
-int sc_slices_check(const struct sc_snapshot *snap, char *why, size_t whylen)
+static int slices_check(const struct sc_snapshot *snap, const void *state, char *why, size_t whylen)
 {
-	const struct sc_slices *sl = snap->slices;
+	const struct sc_slices *sl = state;
 
-	if (!sl)
-		return 0;
 	if (sl->nnodes != snap->nnodes) {
 		snprintf(why, whylen, "slice index: built for %zu nodes, snapshot has %zu",
 			 sl->nnodes, snap->nnodes);
@@ -287,8 +293,8 @@ int sc_slices_check(const struct sc_snapshot *snap, char *why, size_t whylen)
 	return 0;
 }
 
-bool sc_slice_pod_annotations(const struct sc_pod *pod, char *coords, size_t clen, char *worker,
-			      size_t wlen)
+static bool slice_pod_annotations(const struct sc_pod *pod, char *coords, size_t clen, char *worker,
+				  size_t wlen)
 {
 	if (!pod->group || !pod->group->has_slice || pod->slice_worker < 0)
 		return false;
@@ -788,8 +794,8 @@ static enum sc_status slice_choose(struct slice_place *sp, struct sc_pod **pods,
 	}
 }
 
-enum sc_status sc_slice_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
-				   size_t n)
+static enum sc_status slice_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
+				       size_t n)
 {
 	struct slice_place sp = {.ctx = ctx, .g = g, .M = sc_group_min(g), .run_torus = -1};
 	struct sc_pod **pods = NULL;
@@ -843,4 +849,23 @@ out:
 	free(pods);
 	sc_buf_free(&sp.why);
 	return st;
+}
+
+static void slices_free_state(void *state)
+{
+	slices_free(state);
+}
+
+static const struct sc_snap_ext_ops slice_ext_ops = {
+    .name = "slice",
+    .charge = slices_charge,
+    .check = slices_check,
+    .free = slices_free_state,
+    .place_leaf = slice_place_leaf,
+    .bind_annotations = slice_pod_annotations,
+};
+
+int sc_slices_register(struct sc_snapshot *snap)
+{
+	return sc_snapshot_register_ext(snap, &slice_ext_ops);
 }

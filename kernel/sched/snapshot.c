@@ -13,6 +13,12 @@
  * revert onto a log; sc_snapshot_revert(mark) undoes everything after mark in
  * exact reverse order.  sc_snapshot_check() recomputes every aggregate from
  * the pods and proves the snapshot is back to its committed state.
+ *
+ * A scope's nodes are grouped by domain with one counting sort
+ * (sc_part_sort), which also gives a partition its whole-cluster lists.
+ * State that a module above keeps in step with the snapshot (slice.c's torus
+ * occupancy) registers as an extension (struct sc_snap_ext_ops): the
+ * snapshot charges it, checks it and drops it without naming its module.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -53,10 +59,114 @@ static void part_free(struct sc_part *p)
 	free(p);
 }
 
+/* ---- a scope's nodes by domain ----------------------------------------------- */
+
+void sc_buckets_free(struct sc_buckets *b)
+{
+	if (b->owned) {
+		free(b->dom);
+		free(b->start);
+		free(b->order);
+	}
+	memset(b, 0, sizeof(*b));
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A stable counting sort on part->node_dom, using part->scratch (all zero
+ * between uses) as the per-domain counter and then fill position; the
+ * domains present are listed and sorted, so the cost is the scope's size and
+ * not the number of domains of the key.
+ */
+int sc_part_sort(struct sc_part *part, const int *nodes, size_t n, struct sc_buckets *ret)
+{
+	struct sc_buckets b = {.owned = true};
+
+	b.dom = malloc((n + 1) * sizeof(int));
+	b.start = malloc((n + 2) * sizeof(int));
+	b.order = malloc((n + 1) * sizeof(int));
+	if (!b.dom || !b.start || !b.order) {
+		sc_buckets_free(&b);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int d = part->node_dom[nodes ? nodes[i] : (int)i];
+
+		if (d >= 0 && part->scratch[d]++ == 0)
+			b.dom[b.nd++] = d;
+	}
+	qsort(b.dom, (size_t)b.nd, sizeof(int), cmp_int);
+	b.start[0] = 0;
+	for (int k = 0; k < b.nd; k++) {
+		b.start[k + 1] = b.start[k] + part->scratch[b.dom[k]];
+		part->scratch[b.dom[k]] = b.start[k]; /* now the fill position */
+	}
+	for (size_t i = 0; i < n; i++) {
+		int node = nodes ? nodes[i] : (int)i, d = part->node_dom[node];
+
+		if (d >= 0)
+			b.order[part->scratch[d]++] = node;
+	}
+	for (int k = 0; k < b.nd; k++)
+		part->scratch[b.dom[k]] = 0;
+	*ret = b;
+	return 0;
+}
+
+int sc_buckets_of(const struct sc_snapshot *snap, struct sc_part *part, const int *nodes, size_t n,
+		  struct sc_buckets *ret)
+{
+	if (n == snap->nnodes) { /* the whole cluster: the partition's own lists */
+		*ret = (struct sc_buckets){
+		    .nd = part->ndom, .start = part->start, .order = part->order};
+		return 0;
+	}
+	return sc_part_sort(part, nodes, n, ret);
+}
+
+/* ---- extensions ------------------------------------------------------------ */
+
+int sc_snapshot_register_ext(struct sc_snapshot *snap, const struct sc_snap_ext_ops *ops)
+{
+	if (sc_snapshot_ext_state(snap, ops))
+		return 0;
+	if (snap->next >= SC_SNAP_EXT_MAX)
+		return -E2BIG;
+	snap->ext[snap->next++] = (struct sc_snap_ext){.ops = ops};
+	return 0;
+}
+
+void **sc_snapshot_ext_state(struct sc_snapshot *snap, const struct sc_snap_ext_ops *ops)
+{
+	for (int i = 0; i < snap->next; i++)
+		if (snap->ext[i].ops == ops)
+			return &snap->ext[i].state;
+	return NULL;
+}
+
+bool sc_snapshot_bind_annotations(const struct sc_snapshot *snap, const struct sc_pod *pod,
+				  char *coords, size_t clen, char *worker, size_t wlen)
+{
+	for (int i = 0; i < snap->next; i++)
+		if (snap->ext[i].ops->bind_annotations &&
+		    snap->ext[i].ops->bind_annotations(pod, coords, clen, worker, wlen))
+			return true;
+	return false;
+}
+
 void sc_snapshot_drop_parts(struct sc_snapshot *snap)
 {
-	sc_slices_free(snap->slices); /* node geometry may have changed too */
-	snap->slices = NULL;
+	for (int i = 0; i < snap->next; i++) { /* node geometry may have changed too */
+		if (snap->ext[i].state)
+			snap->ext[i].ops->free(snap->ext[i].state);
+		snap->ext[i].state = NULL;
+	}
 	sc_cons_parts_dropped(snap); /* the terms' domains were the partitions' */
 	for (size_t i = 0; i < snap->nparts; i++)
 		part_free(snap->parts[i]);
@@ -551,8 +661,9 @@ static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node,
 			break;
 		}
 	}
-	if (snap->slices)
-		sc_slices_charge(snap->slices, node, sign);
+	for (int i = 0; i < snap->next; i++)
+		if (snap->ext[i].state)
+			snap->ext[i].ops->charge(snap->ext[i].state, node, sign);
 	sc_cons_charge(snap, pod, node, sign);
 	for (size_t i = 0; i < snap->nparts; i++) {
 		int d = snap->parts[i]->node_dom[node];
@@ -884,8 +995,9 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 		if (rc == 0)
 			rc = check_part_index(&c, snap->parts[k]);
 	}
-	if (rc == 0)
-		rc = sc_slices_check(snap, why, whylen);
+	for (int i = 0; rc == 0 && i < snap->next; i++)
+		if (snap->ext[i].state)
+			rc = snap->ext[i].ops->check(snap, snap->ext[i].state, why, whylen);
 	if (rc == 0)
 		rc = sc_cons_check(snap, why, whylen);
 	return rc;

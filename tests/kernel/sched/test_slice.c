@@ -88,8 +88,8 @@ START_TEST(index_follows_assumptions)
 	}
 	snap = &s->snap;
 	ck_assert_ptr_nonnull(sc_snapshot_slices(snap));
-	ck_assert_int_eq(snap->slices->nt, 2);
-	ck_assert_str_eq(snap->slices->t[0].name, "t0");
+	ck_assert_int_eq(sc_snapshot_slices(snap)->nt, 2);
+	ck_assert_str_eq(sc_snapshot_slices(snap)->t[0].name, "t0");
 	check_ok(s);
 	for (int step = 0; step < 400; step++) {
 		int r = (int)(rand_r(&seed) % 10);
@@ -124,17 +124,17 @@ START_TEST(checker_catches_a_corrupted_index)
 	add_torus(s, "t0", 2, 2, 4, true);
 	ck_assert_ptr_nonnull(sc_snapshot_slices(&s->snap));
 	check_ok(s);
-	topo_occ_add(s->snap.slices->t[0].occ, &c, 1);
+	topo_occ_add(sc_snapshot_slices(&s->snap)->t[0].occ, &c, 1);
 	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)),
 			 -EUCLEAN);
 	ck_assert_msg(strstr(why, "slice index, torus t0: cell 1.0.2") != NULL, "%s", why);
-	topo_occ_add(s->snap.slices->t[0].occ, &c, -1);
+	topo_occ_add(sc_snapshot_slices(&s->snap)->t[0].occ, &c, -1);
 	check_ok(s);
-	s->snap.slices->mark[3] = 1;
+	sc_snapshot_slices(&s->snap)->mark[3] = 1;
 	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)),
 			 -EUCLEAN);
 	ck_assert_msg(strstr(why, "scope mark left") != NULL, "%s", why);
-	s->snap.slices->mark[3] = 0;
+	sc_snapshot_slices(&s->snap)->mark[3] = 0;
 	pk_sched_free(s);
 }
 END_TEST
@@ -320,9 +320,9 @@ START_TEST(hostile_labels_are_bounded)
 	}
 	ck_assert_ptr_nonnull(sc_snapshot_slices(&s->snap));
 	/* 256x256x2 is over 65536 chips; of the 65536-host tori one fits the budget */
-	ck_assert_int_eq(s->snap.slices->nt, 2);
-	ck_assert_str_eq(s->snap.slices->t[0].name, "evil-1");
-	ck_assert_str_eq(s->snap.slices->t[1].name, "t0");
+	ck_assert_int_eq(sc_snapshot_slices(&s->snap)->nt, 2);
+	ck_assert_str_eq(sc_snapshot_slices(&s->snap)->t[0].name, "evil-1");
+	ck_assert_str_eq(sc_snapshot_slices(&s->snap)->t[1].name, "t0");
 	check_ok(s);
 	pk_sched_free(s);
 }
