@@ -40,7 +40,12 @@
 #include <string.h>
 
 #include "kernel/dra/dra.h"
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-claims.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-result.h"
+#include "kernel/sched/sched-snapshot.h"
 
 #define RESERVED_MAX 256 /* upstream's ResourceClaimReservedForMaxSize */
 

@@ -26,7 +26,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-claims.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-place.h"
+#include "kernel/sched/sched-result.h"
+#include "kernel/sched/sched-snapshot.h"
 
 /* What kube-scheduler tells a pod with scheduling gates. */
 #define SC_GATED_MESSAGE "Scheduling is blocked due to non-empty scheduling gates"

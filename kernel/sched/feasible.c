@@ -10,7 +10,11 @@
  * A leaf's children are its pods and a failed pod always counts in U.
  * Basic groups need one child when they have any (M = 1), none otherwise.
  */
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-place.h"
+#include "kernel/sched/sched-snapshot.h"
 
 static const char *const status_names[] = {
     [SC_SUCCESS] = "Success",

@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-filter.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-snapshot.h"
 
 static const char *const misfit_names[_SC_MISFIT_MAX] = {
     [SC_FIT] = "fits",

@@ -23,7 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-claims.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-snapshot.h"
+#include "kernel/sched/sched-strand.h"
 
 #define SC_WALK_MAX 64 /* longest parent chain followed */
 

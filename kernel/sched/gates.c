@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
 
 static int gates_parse(struct pk_sched *s, json_t *obj, struct sc_pod *pod, struct sc_buf *why)
 {

@@ -19,7 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
 
 struct walk {
 	const struct pk_sched *s;

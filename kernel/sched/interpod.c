@@ -34,7 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-snapshot.h"
 
 struct interpod {
 	bool self_match; /* the pod matches all its required affinity terms */

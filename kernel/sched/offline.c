@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-core.h"
 
 #define SC_OFFLINE_MAX_CYCLES 1000000
 

@@ -47,7 +47,13 @@
 #include <string.h>
 
 #include "kernel/lib/macro.h"
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-filter.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-place.h"
+#include "kernel/sched/sched-snapshot.h"
+#include "kernel/sched/sched-strand.h"
 
 #define FIT_BUDGET 4096 /* candidate simulations per root */
 /*

@@ -36,7 +36,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-filter.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-place.h"
+#include "kernel/sched/sched-snapshot.h"
 
 static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
 				 size_t n);

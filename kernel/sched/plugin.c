@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-snapshot.h"
 
 static const struct sc_plugin_ops *const plugins[_SC_PLUGIN_MAX] = {
     [SC_PLUGIN_FIELDS] = &sc_plugin_fields,	[SC_PLUGIN_GATES] = &sc_plugin_gates,

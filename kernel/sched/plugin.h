@@ -55,7 +55,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Included by sched-internal.h (after its containers and enum sc_misfit). */
+/* Included by sched-snapshot.h (after sched-common.h's containers and enum sc_misfit). */
 struct pk_sched;
 struct sc_snapshot;
 struct sc_pod;

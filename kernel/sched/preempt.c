@@ -27,7 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-claims.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-place.h"
+#include "kernel/sched/sched-result.h"
+#include "kernel/sched/sched-snapshot.h"
 
 /* Units considered per preemption: each costs one placement simulation. */
 #define SC_PREEMPT_MAX_UNITS 256

@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
 
 #define SC_DEPTH_MAX 64
 

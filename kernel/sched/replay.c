@@ -19,7 +19,11 @@
 #include <string.h>
 
 #include "kernel/sched/replay.h"
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-filter.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-snapshot.h"
 
 struct pk_replay {
 	struct pk_replay_opts opts;

@@ -7,13 +7,16 @@
  * The actions' strings live in blocks owned by the result (res->strings, a
  * chain of 4 KiB blocks), so a cycle's bindings and conditions cost a
  * malloc or two in all; the memo is a fingerprint of the last condition
- * written (sched-internal.h).
+ * written (struct sc_cond_memo, sched-forest.h).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-result.h"
+#include "kernel/sched/sched-snapshot.h"
 
 static struct pk_sched_action *push(struct pk_sched_result *res)
 {

@@ -10,7 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-claims.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-place.h"
+#include "kernel/sched/sched-slice.h"
+#include "kernel/sched/sched-snapshot.h"
+#include "kernel/sched/sched-strand.h"
 
 int pk_sched_new(const struct pk_sched_opts *opts, struct pk_sched **ret)
 {

@@ -36,8 +36,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
-#include "kernel/sched/slice-internal.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-filter.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-place.h"
+#include "kernel/sched/sched-slice.h"
+#include "kernel/sched/sched-snapshot.h"
 
 /* ---- the index ---------------------------------------------------------------- */
 

@@ -26,7 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-claims.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-snapshot.h"
 
 int sc_snapshot_init(struct sc_snapshot *snap)
 {

@@ -49,7 +49,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-common.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-snapshot.h"
+#include "kernel/sched/sched-strand.h"
 
 #define SC_PROFILE_HALF_LIFE 1024.0 /* pods noted */
 #define SC_PROFILE_MIN_SHARE 0.005  /* of the profile's accelerator pods */

@@ -8,7 +8,8 @@
  */
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-place.h"
 
 static const struct pk_placement_ops *const strategies[] = {
     &sc_fit_ops,

@@ -6,10 +6,11 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-internal.h"
+#include "kernel/sched/sched-common.h"
 
 int sc_vec_push(struct sc_vec *vec, void *item)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/slice-internal.h"
+#include "kernel/sched/sched-slice.h"
 #include "tests/kernel/sched/helpers.h"
 
 /* Hosts of a torus of 2x2x1-chip hosts: grid gx x gy x gz, named T-h<i>. */

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sched-forest.h — the workload forest (forest.c): the scheduler's copies of
+ * pods and of PodGroups and CompositePodGroups keyed by "namespace/name", the
+ * queue of roots (queue.c), the victim floor, and the runtime validation of a
+ * hierarchy (hierarchy.c).  Nothing here borrows from a caller's jansson tree.
+ * Private to kernel/sched/.
+ */
+#ifndef PODKERNEL_KERNEL_SCHED_FOREST_H
+#define PODKERNEL_KERNEL_SCHED_FOREST_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/api/api.h"
+#include "kernel/lib/map.h"
+#include "kernel/sched/sched-common.h"
+#include "topology/topology.h"
+
+struct pk_sched;
+struct sc_cons;
+
+struct sc_sel_req {
+	char *key;
+	bool field; /* matchFields: key is metadata.name, compared with the node's name */
+	enum pk_selector_op op;
+	char **values;
+	size_t nvalues;
+};
+struct sc_sel_term {
+	struct sc_sel_req *reqs;
+	size_t nreqs;
+};
+
+struct sc_toleration {
+	char *key, *value;
+	enum pk_toleration_op op;
+	bool has_effect;
+	enum pk_taint_effect effect;
+};
+
+/*
+ * What the scheduler last told about an object, to write each change once:
+ * a 64-bit FNV-1a fingerprint of status, reason and message (0: nothing
+ * said yet), so checking a condition allocates nothing.
+ */
+struct sc_cond_memo {
+	uint64_t fp;
+	bool gated; /* the last thing said was a PreEnqueue wait (said once, cycle.c) */
+};
+
+struct sc_pod {
+	char *key, *ns, *name;
+	int64_t creation;	/* INT64_MIN: none */
+	uint64_t seq;		/* arrival order */
+	char *group_key;	/* "ns/podGroupName" or NULL */
+	struct sc_group *group; /* leaf group (maybe a placeholder) or implicit */
+	size_t apos;		/* index in the forest's all_pods */
+	bool deleting;
+	int node;	 /* bound node index, -1 pending or unknown node */
+	char *node_name; /* spec.nodeName or NULL */
+	int assumed;	 /* simulation: node index or -1 */
+	bool sim_removed;
+	bool preempted;
+	int64_t req[SC_MAX_RES];
+	struct sc_label *sel;
+	size_t nsel;
+	struct sc_sel_term *terms;
+	size_t nterms;
+	struct sc_toleration *tols;
+	size_t ntols;
+	bool has_prio;
+	int32_t prio;
+	char *prio_class;
+	uint64_t fp;	 /* fingerprint of what scheduling reads (spec, timestamps) */
+	char *why;	 /* last placement failure, built on demand (sc_pod_why) */
+	bool misfit_set; /* misfit counts below describe the last failure */
+	int misfit[_SC_MISFIT_MAX];
+	int short_of[SC_MAX_RES];
+	size_t scope_n;
+	struct sc_cond_memo memo;
+	/* TPU slice (slice.c): rank and chip position in the box of the last
+	 * placement of its slice group; -1 when never placed in one. */
+	int slice_worker;
+	struct topo_coord slice_at;
+	struct sc_cons *cons; /* placement constraints (plugin.h), NULL: none */
+};
+
+/* How a group's failure message is built, lazily: formatting is costly. */
+enum sc_why { SC_WHY_TEXT = 0, SC_WHY_PRESIM, SC_WHY_LEAF, SC_WHY_POD };
+
+struct sc_group {
+	char *key, *ns, *name;
+	bool present; /* the object was seen (else a placeholder) */
+	bool composite;
+	bool implicit; /* the one-pod root of a standalone pod */
+	int64_t creation;
+	uint64_t seq;
+	char *parent_key;
+	char *workload;
+	enum pk_policy policy;
+	int32_t min;
+	enum pk_disruption disruption;
+	char *topo_key;
+	/* TPU slice: the slice-shape annotation (slice_bad: it does not parse) */
+	bool has_slice, slice_bad;
+	/* spec.resourceClaims: a CompositePodGroup's are refused (hierarchy.c); a
+	 * PodGroup's (the object, claims_obj) are shared by its pods (claims.c),
+	 * claims_gen changing whenever the object does (0: none) */
+	bool has_claims;
+	json_t *claims_obj;
+	uint64_t claims_gen;
+	struct topo_shape slice;
+	bool has_prio;
+	int32_t prio;
+	char *prio_class;
+	bool scheduled;		 /* InitiallyScheduled True seen or written */
+	struct sc_group *parent; /* registered under this (may be a placeholder) */
+	struct sc_vec children;	 /* struct sc_group * */
+	struct sc_vec pods;	 /* struct sc_pod * */
+	bool sorted;
+	/* queue state (roots only) */
+	bool is_root; /* in the forest's roots */
+	bool done, dirty, parked_invalid;
+	unsigned char qheap; /* SC_QUEUE_NONE, _ACTIVE or _BACKOFF */
+	bool qtouched;	     /* listed in the queue's touched roots */
+	size_t qpos;	     /* index in its heap */
+	bool prio_valid;     /* prio_cache holds sc_root_priority() at prio_epoch */
+	uint64_t prio_epoch;
+	int32_t prio_cache;
+	int attempts;
+	int64_t backoff_until;
+	bool gated; /* held back by PreEnqueue since gated_since */
+	int64_t gated_since;
+	uint64_t tried_gen;
+	/* per-cycle evaluation record */
+	uint64_t stamp;
+	enum sc_status status;
+	int S, R, U, UU, M;
+	char *why; /* built on demand from why_kind (sc_group_why) */
+	int why_kind;
+	struct sc_pod *why_pod;
+	struct sc_cond_memo memo;
+	bool disrupted;
+	int fit_dom; /* "fit": the domain of topo_key chosen by the last evaluation */
+};
+
+/*
+ * The queue (queue.c): eligible roots in two binary heaps, active (by rank)
+ * and backoff (by the end of their backoff); roots changed since the last
+ * pick are listed in touched and placed at the next pick.  A root that is
+ * not eligible (parked until its subtree or the cluster changes, or done)
+ * is in neither heap, so picking costs O(log roots), not a scan.
+ */
+enum { SC_QUEUE_NONE, SC_QUEUE_ACTIVE, SC_QUEUE_BACKOFF };
+struct sc_heap {
+	struct sc_group **v;
+	size_t n, cap;
+};
+struct sc_queue {
+	struct sc_heap active, backoff;
+	struct sc_vec touched;
+	uint64_t gen_seen, epoch_seen;
+	bool started;
+};
+
+struct sc_forest {
+	/* key -> struct sc_group* (present or placeholder), one map per kind:
+	 * [0] PodGroups, [1] CompositePodGroups (separate resources; the same
+	 * name may be both) */
+	struct pk_map groups[2];
+	struct pk_map pods;	/* key -> struct sc_pod* */
+	struct sc_vec all_pods; /* in no particular order: a removal moves the last pod */
+	struct sc_vec all_groups;
+	struct sc_vec roots; /* present parentless groups and implicit groups */
+	uint64_t seq;
+	uint64_t version; /* bumps on every add or remove */
+	struct sc_queue queue;
+	/* Groups ("P"/"C" + key) and pods (key) added or unlinked since the
+	 * last report of unrooted hierarchies (cycle.c); malloc'ed strings. */
+	struct sc_vec unrooted_groups, unrooted_pods;
+};
+
+/* forest.c */
+void sc_forest_init(struct sc_forest *f);
+void sc_forest_fini(struct sc_forest *f);
+struct sc_group *sc_forest_group(struct sc_forest *f, const char *key, bool composite, bool create);
+int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool scheduled);
+int sc_forest_remove_group(struct sc_forest *f, const char *key, bool composite);
+int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view);
+int sc_forest_remove_pod(struct pk_sched *s, const char *key);
+void sc_group_sort(struct sc_group *g);
+/*
+ * The victim floor: a lower bound of the priorities of bound pods, so a
+ * preemptor no bound pod ranks below is answered without looking at every
+ * pod.  Bindings lower it; a group or priority-class change that may lower
+ * a bound pod's priority makes it recomputed on the next question.
+ */
+void sc_victim_floor_note(struct pk_sched *s, const struct sc_pod *pod);
+void sc_victim_floor_invalidate(struct pk_sched *s);
+/* May any bound pod rank below prio?  Recomputes the floor when stale. */
+bool sc_victim_floor_below(struct pk_sched *s, int32_t prio);
+/* Walk up to the root; NULL when an ancestor is missing or on a cycle (why). */
+struct sc_group *sc_group_root(struct sc_group *g, char *why, size_t whylen);
+/* Mark g and its ancestors as changed; the top one is queued for placement. */
+void sc_group_touch(struct sc_forest *f, struct sc_group *g);
+const char *sc_group_kind(const struct sc_group *g);
+
+/* queue.c: PreEnqueue and root ordering */
+bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why);
+/* A gated pod that holds g back (a gang waits for all its members), or NULL. */
+const struct sc_pod *sc_group_gated_pod(const struct sc_group *g, bool gang, int depth);
+/* A pod's own priority (spec.priority, else a known spec.priorityClassName):
+ * false when it has none and inherits its group's. */
+bool sc_pod_explicit_priority(const struct pk_sched *s, const struct sc_pod *pod,
+			      int32_t *ret_prio);
+int32_t sc_pod_priority(const struct pk_sched *s, const struct sc_pod *pod);
+int32_t sc_group_priority(const struct pk_sched *s, const struct sc_group *g, bool *ret_explicit);
+int32_t sc_root_priority(const struct pk_sched *s, const struct sc_group *root);
+/*
+ * Best eligible root, or NULL; *ret_wait gets the earliest backoff end.  The
+ * root returned leaves the queue; sc_queue_place() puts it back after its
+ * cycle when it is still eligible.
+ */
+struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wait);
+void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now);
+/* g (changed) is placed at the next pick. */
+void sc_queue_touched(struct sc_queue *q, struct sc_group *g);
+/* g leaves the queue (no longer a root, or about to be freed). */
+void sc_queue_forget(struct sc_queue *q, struct sc_group *g);
+void sc_queue_fini(struct sc_queue *q);
+void sc_queue_order(struct pk_sched *s, struct sc_vec *ret_roots); /* test helper */
+
+/* hierarchy.c: runtime validation; 0 or -EINVAL with the violation in why */
+int sc_hierarchy_validate(const struct pk_sched *s, struct sc_group *root, char *why,
+			  size_t whylen);
+
+#endif
