@@ -96,4 +96,88 @@ json_t *wb_find_template(const json_t *workload, const char *name, bool *ret_com
 /* Direct child template of a composite template, NULL if none. */
 json_t *wb_find_child_template(const json_t *tmpl, const char *name, bool *ret_composite);
 
+/* ---- the controllers of workload kinds (controller.c) --------------------------- */
+#define WB_SCHEDULING_PATH "spec.scheduling"
+
+/* The fields of the four building blocks, NULL-terminated (known-field checks). */
+extern const char *const wb_block_fields[];
+
+/*
+ * What every kind's parsed object holds.  It is the first member of the
+ * kind's own view, so the kind's hooks get their view back by a cast.
+ * Strings are borrowed from the object.
+ */
+struct wb_view {
+	const char *name, *namespace;
+	const json_t *scheduling;			/* spec.scheduling, NULL when absent */
+	const char *a_workload, *a_template, *a_parent; /* the downward annotations */
+	const char *priority_class;
+	bool compiles; /* it compiles its own Workload: neither delegated nor bound */
+};
+
+/* One kind's controller: what is its own, driven by the shared skeleton. */
+struct wb_controller {
+	size_t view_size; /* of the kind's view, which starts with struct wb_view */
+	/* Parse and check obj into view (zeroed).  Returns 0, -EINVAL or -ENOMEM. */
+	int (*parse)(const json_t *obj, struct wb_view *view, struct pk_errors *errs);
+	void (*view_clear)(struct wb_view *view); /* frees what parse allocated; may be NULL */
+	/* Checks of obj beyond its view (may be NULL).  Returns 0 or -EINVAL. */
+	int (*check)(const json_t *obj, struct pk_errors *errs);
+	/* The item tree a compiling object's Workload is built from. */
+	int (*tree)(const struct wb_view *view, struct wb_item **ret_root);
+	/* Gang counts no group of the tree can reach.  Returns 0 or -EINVAL. */
+	int (*check_counts)(const struct wb_view *view, const struct wb_item *root,
+			    struct pk_errors *errs);
+	/* A compiling object: the groups and objects appended after its Workload. */
+	int (*materialize)(const json_t *obj, const struct wb_view *view, struct wb_builder *b,
+			   json_t *out);
+	/* An object that does not compile: all it creates, appended to out. */
+	int (*reconcile_managed)(const json_t *obj, const struct wb_view *view,
+				 const struct wb_lookup *lookup, json_t *out,
+				 struct pk_errors *errs);
+	/* One block may feed several groups: each validation message is reported once. */
+	bool shared_blocks;
+};
+
+/* wb_job_validate and its kin: validation of obj (old_obj: the previous version or NULL). */
+int wb_controller_validate(const struct wb_controller *c, const json_t *obj, const json_t *old_obj,
+			   struct pk_errors *errs);
+/* wb_job_reconcile and its kin: validate, then the objects obj creates, a new array. */
+int wb_controller_reconcile(const struct wb_controller *c, const json_t *obj,
+			    const struct wb_lookup *lookup, json_t **ret_objects,
+			    struct pk_errors *errs);
+
+/* "kind: Invalid value" unless obj is of kind (what: "batch/v1 Job").  0 or -EINVAL. */
+int wb_view_check_kind(const json_t *obj, enum pk_kind kind, const char *what,
+		       struct pk_errors *errs);
+/* Name and namespace of obj into v; the name is required and must pass valid (rule says how). */
+int wb_view_parse_name(const json_t *obj, struct wb_view *v, bool (*valid)(const char *name),
+		       const char *rule, struct pk_errors *errs);
+/* spec.scheduling into v: an object (null: absent) with only the members in fields. */
+int wb_view_parse_scheduling(struct wb_view *v, const json_t *spec, const char *const *fields,
+			     struct pk_errors *errs);
+/* The downward annotations of obj into v. */
+void wb_view_read_downward(const json_t *obj, struct wb_view *v);
+/* The Workload a delegated object names (borrowed), or NULL with a "Not found" error. */
+const json_t *wb_view_workload(const struct wb_view *v, const struct wb_lookup *lookup,
+			       struct pk_errors *errs);
+/* A builder over that Workload, owned by obj. */
+int wb_view_delegated_builder(const json_t *obj, const struct wb_view *v, const json_t *workload,
+			      struct wb_builder **ret);
+
+/*
+ * A new item, basic unless the user says otherwise, of priority_class, whose
+ * omitted gang count defaults to *count (at least 1; count must outlive it).
+ */
+int wb_item_new_counted(const char *name, const char *priority_class, const int64_t *count,
+			struct wb_item **ret);
+/* The user's four blocks, members of blocks, as item's input at prefix + block name. */
+int wb_item_set_blocks(struct wb_item *item, const json_t *blocks, const char *prefix);
+/* The root item of a compiling object: the user's blocks are spec.scheduling's. */
+int wb_view_root_item(const struct wb_view *v, const char *name, const int64_t *count,
+		      struct wb_item **ret);
+/* A new (Composite)PodGroup of the builder's Workload appended to out. */
+int wb_append_group(struct wb_builder *b, json_t *out, bool composite, const char *name,
+		    const char *tmpl, const char *parent);
+
 #endif

@@ -519,6 +519,13 @@ static void map_claims(struct map_ctx *m, const json_t *data, struct wb_config *
 int wb_map_block(enum wb_block block, const json_t *data, const char *path, bool composite,
 		 bool declarative, struct wb_config *cfg, struct pk_errors *errs)
 {
+	static void (*const map[_WB_BLOCK_MAX])(struct map_ctx *, const json_t *,
+						struct wb_config *) = {
+	    [WB_BLOCK_POLICY] = map_policy,
+	    [WB_BLOCK_CONSTRAINTS] = map_constraints,
+	    [WB_BLOCK_DISRUPTION] = map_disruption,
+	    [WB_BLOCK_CLAIMS] = map_claims,
+	};
 	struct map_ctx m = {
 	    .path = path ? path : "",
 	    .composite = composite,
@@ -532,22 +539,9 @@ int wb_map_block(enum wb_block block, const json_t *data, const char *path, bool
 		type_error(&m, NULL, data, "an object");
 		return m.r;
 	}
-	switch (block) {
-	case WB_BLOCK_POLICY:
-		map_policy(&m, data, cfg);
-		break;
-	case WB_BLOCK_CONSTRAINTS:
-		map_constraints(&m, data, cfg);
-		break;
-	case WB_BLOCK_DISRUPTION:
-		map_disruption(&m, data, cfg);
-		break;
-	case WB_BLOCK_CLAIMS:
-		map_claims(&m, data, cfg);
-		break;
-	default:
+	if ((unsigned)block >= _WB_BLOCK_MAX)
 		return -EINVAL;
-	}
+	map[block](&m, data, cfg);
 	return m.r;
 }
 

@@ -23,30 +23,27 @@
 #include "topology/topology.h"
 
 #define JOB_TEMPLATE_NAME "job"
-#define ROOT_PATH "spec.scheduling"
 
 enum job_mode { JOB_STANDALONE, JOB_BOUND, JOB_DELEGATED };
 
 struct job_view {
-	const char *name, *namespace;
-	const json_t *spec, *scheduling;
+	struct wb_view base; /* first: the shared skeleton passes &base */
+	const json_t *spec;
 	int64_t parallelism, completions, pods;
 	const char *bound_group;
-	const char *a_workload, *a_template, *a_parent;
-	const char *priority_class;
 	enum job_mode mode;
 };
 
-static const char *const scheduling_fields[] = {"schedulingPolicy", "schedulingConstraints",
-						"disruptionMode", "resourceClaims", NULL};
+static const struct job_view *job_view_of(const struct wb_view *base)
+{
+	return (const struct job_view *)base;
+}
 
-static int check_annotations(const json_t *job, struct job_view *v, struct pk_errors *errs)
+static int check_annotations(const json_t *job, struct wb_view *v, struct pk_errors *errs)
 {
 	int r = 0;
 
-	v->a_workload = wb_annotation(job, WB_ANNOTATION_WORKLOAD);
-	v->a_template = wb_annotation(job, WB_ANNOTATION_TEMPLATE);
-	v->a_parent = wb_annotation(job, WB_ANNOTATION_PARENT);
+	wb_view_read_downward(job, v);
 	if (v->a_template && !v->a_workload) {
 		pk_errors_add(errs,
 			      "metadata.annotations[" WB_ANNOTATION_WORKLOAD "]: Required value: "
@@ -63,35 +60,12 @@ static int check_annotations(const json_t *job, struct job_view *v, struct pk_er
 	return r;
 }
 
-static int job_parse(const json_t *job, struct job_view *v, struct pk_errors *errs)
+/* The counts: parallelism, completions, suspend and the pods that exist. */
+static int parse_counts(const json_t *job, struct job_view *v, struct pk_errors *errs)
 {
-	const json_t *tmpl;
 	json_t *suspend;
 	int r = 0;
 
-	memset(v, 0, sizeof(*v));
-	if (pk_kind_of(job) != PK_KIND_JOB) {
-		pk_errors_add(errs, "kind: Invalid value: \"%s\": expected batch/v1 Job",
-			      wb_str(job, "kind") ? wb_str(job, "kind") : "");
-		return -EINVAL;
-	}
-	v->name = pk_name(job);
-	v->namespace = pk_namespace(job);
-	if (!v->name || !*v->name) {
-		pk_errors_add(errs, "metadata.name: Required value");
-		r = -EINVAL;
-	} else if (strlen(v->name) > 63 || !topo_dns_subdomain_valid(v->name)) {
-		pk_errors_add(errs,
-			      "metadata.name: Invalid value: \"%.80s\": must be a DNS subdomain "
-			      "of at most 63 characters (it becomes a label value)",
-			      v->name);
-		r = -EINVAL;
-	}
-	v->spec = wb_obj(job, "spec");
-	if (!v->spec) {
-		pk_errors_add(errs, "spec: Required value");
-		return -EINVAL;
-	}
 	if (wb_get_int(v->spec, "parallelism", "spec", 1, 0, WB_MAX_PODS, &v->parallelism, errs) <
 	    0)
 		r = -EINVAL;
@@ -116,92 +90,148 @@ static int job_parse(const json_t *job, struct job_view *v, struct pk_errors *er
 		if (v->completions < v->pods)
 			v->pods = v->completions;
 	}
+	return r;
+}
+
+/* Standalone, bound by a parent or delegated; scheduling only when standalone. */
+static int parse_mode(const json_t *job, struct job_view *v, struct pk_errors *errs)
+{
+	int r = 0;
+
+	if (check_annotations(job, &v->base, errs) < 0)
+		r = -EINVAL;
+	v->mode = v->base.a_template ? JOB_DELEGATED : v->bound_group ? JOB_BOUND : JOB_STANDALONE;
+	v->base.compiles = v->mode == JOB_STANDALONE;
+	if (v->base.a_template && v->bound_group) {
+		pk_errors_add(errs, "spec.template.spec.schedulingGroup: Forbidden: the group is "
+				    "delegated through the " WB_ANNOTATION_TEMPLATE " annotation");
+		r = -EINVAL;
+	}
+	if (v->base.scheduling && v->mode != JOB_STANDALONE) {
+		pk_errors_add(
+		    errs, WB_SCHEDULING_PATH ": Forbidden: scheduling of this Job is managed by %s",
+		    v->mode == JOB_DELEGATED ? "its parent (" WB_ANNOTATION_TEMPLATE ")"
+					     : "the group its pod template is bound to");
+		r = -EINVAL;
+	}
+	return r;
+}
+
+/* The name becomes the value of the pods' job-name label. */
+static bool name_valid(const char *name)
+{
+	return strlen(name) <= 63 && topo_dns_subdomain_valid(name);
+}
+
+static int job_parse(const json_t *job, struct wb_view *base, struct pk_errors *errs)
+{
+	struct job_view *v = (struct job_view *)base;
+	const json_t *tmpl;
+	int r = 0;
+
+	if (wb_view_check_kind(job, PK_KIND_JOB, "batch/v1 Job", errs) < 0)
+		return -EINVAL;
+	if (wb_view_parse_name(
+		job, base, name_valid,
+		"a DNS subdomain of at most 63 characters (it becomes a label value)", errs) < 0)
+		r = -EINVAL;
+	v->spec = wb_obj(job, "spec");
+	if (!v->spec) {
+		pk_errors_add(errs, "spec: Required value");
+		return -EINVAL;
+	}
+	if (parse_counts(job, v, errs) < 0)
+		r = -EINVAL;
 	tmpl = wb_obj(v->spec, "template");
 	if (!tmpl) {
 		pk_errors_add(errs, "spec.template: Required value");
 		r = -EINVAL;
 	}
 	v->bound_group = wb_str(wb_obj(wb_obj(tmpl, "spec"), "schedulingGroup"), "podGroupName");
-	v->priority_class = wb_str(wb_obj(tmpl, "spec"), "priorityClassName");
-	v->scheduling = json_object_get(v->spec, "scheduling");
-	if (json_is_null(v->scheduling))
-		v->scheduling = NULL;
-	if (v->scheduling && !json_is_object(v->scheduling)) {
-		pk_errors_add(errs, ROOT_PATH ": Invalid value: must be an object");
+	base->priority_class = wb_str(wb_obj(tmpl, "spec"), "priorityClassName");
+	if (wb_view_parse_scheduling(base, v->spec, wb_block_fields, errs) < 0)
 		r = -EINVAL;
-		v->scheduling = NULL;
-	}
-	if (v->scheduling &&
-	    wb_check_known_fields(v->scheduling, ROOT_PATH, scheduling_fields, errs) < 0)
+	if (parse_mode(job, v, errs) < 0)
 		r = -EINVAL;
-	if (check_annotations(job, v, errs) < 0)
-		r = -EINVAL;
-	v->mode = v->a_template ? JOB_DELEGATED : v->bound_group ? JOB_BOUND : JOB_STANDALONE;
-	if (v->a_template && v->bound_group) {
-		pk_errors_add(errs, "spec.template.spec.schedulingGroup: Forbidden: the group is "
-				    "delegated through the " WB_ANNOTATION_TEMPLATE " annotation");
-		r = -EINVAL;
-	}
-	if (v->scheduling && v->mode != JOB_STANDALONE) {
-		pk_errors_add(errs,
-			      ROOT_PATH ": Forbidden: scheduling of this Job is managed by %s",
-			      v->mode == JOB_DELEGATED ? "its parent (" WB_ANNOTATION_TEMPLATE ")"
-						       : "the group its pod template is bound to");
-		r = -EINVAL;
-	}
 	return r;
 }
 
-static void default_min_count(struct wb_config *cfg, void *userdata)
+/* One leaf whose gang count defaults to the Job's parallelism. */
+static int job_item(const struct wb_view *base, struct wb_item **ret)
 {
-	const int64_t *parallelism = userdata;
-
-	if (cfg->policy != WB_POLICY_GANG || cfg->has_min_count)
-		return;
-	cfg->has_min_count = true;
-	cfg->min_count = *parallelism < 1 ? 1 : (int32_t)*parallelism;
+	return wb_view_root_item(base, JOB_TEMPLATE_NAME, &job_view_of(base)->parallelism, ret);
 }
 
-static int job_item(const struct job_view *v, struct wb_item **ret)
+static int job_check_counts(const struct wb_view *base, const struct wb_item *item,
+			    struct pk_errors *errs)
 {
-	static const enum wb_block blocks[] = {WB_BLOCK_POLICY, WB_BLOCK_CONSTRAINTS,
-					       WB_BLOCK_DISRUPTION, WB_BLOCK_CLAIMS};
-	struct wb_item *item;
-	size_t i;
+	return wb_check_count_limit(item, WB_SCHEDULING_PATH, job_view_of(base)->parallelism,
+				    "spec.parallelism", errs);
+}
+
+/* Standalone: the PodGroup after the Workload, then the pods bound to it. */
+static int job_materialize(const json_t *job, const struct wb_view *base, struct wb_builder *b,
+			   json_t *out)
+{
+	struct wb_owner owner;
 	int r;
 
-	r = wb_item_new(JOB_TEMPLATE_NAME, &item);
-	if (r < 0)
-		return r;
-	item->defaults.policy = WB_POLICY_BASIC;
-	r = wb_config_set_priority_class(&item->defaults, v->priority_class);
-	for (i = 0; r >= 0 && i < sizeof(blocks) / sizeof(blocks[0]); i++)
-		r = wb_item_set_input(item, blocks[i],
-				      json_object_get(v->scheduling, wb_block_name(blocks[i])),
-				      wb_block_name(blocks[i]));
+	r = wb_append_group(b, out, false, base->name, JOB_TEMPLATE_NAME, NULL);
+	wb_owner_of(job, &owner);
 	if (r >= 0)
-		r = wb_item_add_callback(item, default_min_count, (void *)&v->parallelism);
-	if (r < 0) {
-		wb_item_free(item);
-		return r;
-	}
-	*ret = item;
-	return 0;
+		r = wb_stamp_pods(job, base->name, base->namespace, job_view_of(base)->pods,
+				  base->name, &owner, out);
+	return r;
 }
 
-static int job_builder(const json_t *job, const struct job_view *v, struct wb_item *item,
-		       struct wb_builder **ret)
+static int reconcile_delegated(const json_t *job, const struct wb_view *v,
+			       const struct wb_lookup *lookup, json_t *out, struct pk_errors *errs)
 {
-	struct wb_options opts = {
-	    .name = v->name,
-	    .namespace = v->namespace,
-	    .allowed_policies = WB_ALLOW_BASIC | WB_ALLOW_GANG,
-	    .allowed_disruption_modes = WB_ALLOW_SINGLE | WB_ALLOW_ALL,
-	};
+	struct wb_builder *b = NULL;
+	const json_t *wl;
+	struct wb_owner owner;
+	int r;
 
-	wb_owner_of(job, &opts.owner);
-	return wb_builder_new(item, &opts, ret);
+	wl = wb_view_workload(v, lookup, errs);
+	if (!wl)
+		return -ENOENT;
+	r = wb_view_delegated_builder(job, v, wl, &b);
+	if (r >= 0)
+		r = wb_append_group(b, out, false, v->name, v->a_template, v->a_parent);
+	if (r == -ENOENT)
+		pk_errors_add(errs,
+			      "metadata.annotations[" WB_ANNOTATION_TEMPLATE
+			      "]: Not found: \"%.63s\": "
+			      "Workload \"%.253s\" has no PodGroupTemplate of that name",
+			      v->a_template, v->a_workload);
+	wb_owner_of(job, &owner);
+	if (r >= 0)
+		r = wb_stamp_pods(job, v->name, v->namespace, job_view_of(v)->pods, v->name, &owner,
+				  out);
+	wb_builder_free(b);
+	return r;
 }
+
+/* Delegated: the PodGroup from the parent's Workload; bound: only the pods. */
+static int job_reconcile_managed(const json_t *job, const struct wb_view *v,
+				 const struct wb_lookup *lookup, json_t *out,
+				 struct pk_errors *errs)
+{
+	struct wb_owner owner;
+
+	if (job_view_of(v)->mode == JOB_DELEGATED)
+		return reconcile_delegated(job, v, lookup, out, errs);
+	wb_owner_of(job, &owner);
+	return wb_stamp_pods(job, v->name, v->namespace, job_view_of(v)->pods, NULL, &owner, out);
+}
+
+/* A Job's view owns nothing, its blocks feed one group and nothing else is checked. */
+static const struct wb_controller job_controller = {.parse = job_parse,
+						    .tree = job_item,
+						    .check_counts = job_check_counts,
+						    .materialize = job_materialize,
+						    .reconcile_managed = job_reconcile_managed,
+						    .view_size = sizeof(struct job_view)};
 
 const struct pk_admission wb_admission[WB_ADMISSION_N] = {
     {PK_KIND_JOB, "workloadbuilder: Job", wb_job_validate},
@@ -210,137 +240,11 @@ const struct pk_admission wb_admission[WB_ADMISSION_N] = {
 
 int wb_job_validate(const json_t *job, const json_t *old_job, struct pk_errors *errs)
 {
-	struct job_view v, ov;
-	struct wb_item *item = NULL, *old_item = NULL;
-	struct wb_builder *b = NULL;
-	struct pk_errors ignore = {0};
-	int r;
-
-	r = job_parse(job, &v, errs);
-	if (r < 0 || v.mode != JOB_STANDALONE)
-		return r;
-	if (old_job && job_parse(old_job, &ov, &ignore) == 0 && ov.mode == JOB_STANDALONE &&
-	    job_item(&ov, &old_item) < 0) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = job_item(&v, &item);
-	if (r >= 0)
-		r = job_builder(job, &v, item, &b);
-	if (r >= 0)
-		r = wb_builder_validate(b, ROOT_PATH, old_item, errs);
-	if (r >= 0 || r == -EINVAL) {
-		int k =
-		    wb_check_count_limit(item, ROOT_PATH, v.parallelism, "spec.parallelism", errs);
-
-		if (k < 0)
-			r = k;
-	}
-out:
-	pk_errors_clear(&ignore);
-	wb_builder_free(b);
-	wb_item_free(item);
-	wb_item_free(old_item);
-	return r;
-}
-
-static int reconcile_standalone(const json_t *job, const struct job_view *v, json_t *out,
-				struct pk_errors *errs)
-{
-	struct wb_item *item = NULL;
-	struct wb_builder *b = NULL;
-	json_t *w = NULL, *pg = NULL;
-	struct wb_owner owner;
-	int r;
-
-	r = job_item(v, &item);
-	if (r >= 0)
-		r = job_builder(job, v, item, &b);
-	if (r >= 0)
-		r = wb_builder_build_workload(b, ROOT_PATH, &w, errs);
-	if (r >= 0 && json_array_append_new(out, w) < 0)
-		r = -ENOMEM;
-	if (r >= 0)
-		r = wb_builder_new_pod_group(b, v->name, JOB_TEMPLATE_NAME, NULL, &pg);
-	if (r >= 0 && json_array_append_new(out, pg) < 0)
-		r = -ENOMEM;
-	wb_owner_of(job, &owner);
-	if (r >= 0)
-		r = wb_stamp_pods(job, v->name, v->namespace, v->pods, v->name, &owner, out);
-	wb_builder_free(b);
-	wb_item_free(item);
-	return r;
-}
-
-static int reconcile_delegated(const json_t *job, const struct job_view *v,
-			       const struct wb_lookup *lookup, json_t *out, struct pk_errors *errs)
-{
-	struct wb_options opts = {.namespace = v->namespace};
-	struct wb_builder *b = NULL;
-	json_t *wl = NULL, *pg = NULL;
-	int r;
-
-	if (lookup && lookup->fn)
-		wl = lookup->fn(lookup->userdata, PK_KIND_WORKLOAD, v->namespace, v->a_workload);
-	if (!wl) {
-		pk_errors_add(
-		    errs, "metadata.annotations[" WB_ANNOTATION_WORKLOAD "]: Not found: \"%.253s\"",
-		    v->a_workload);
-		return -ENOENT;
-	}
-	wb_owner_of(job, &opts.owner);
-	r = wb_builder_from_workload(wl, &opts, &b);
-	if (r >= 0)
-		r = wb_builder_new_pod_group(b, v->name, v->a_template, v->a_parent, &pg);
-	if (r == -ENOENT)
-		pk_errors_add(errs,
-			      "metadata.annotations[" WB_ANNOTATION_TEMPLATE
-			      "]: Not found: \"%.63s\": "
-			      "Workload \"%.253s\" has no PodGroupTemplate of that name",
-			      v->a_template, v->a_workload);
-	if (r >= 0 && json_array_append_new(out, pg) < 0)
-		r = -ENOMEM;
-	if (r >= 0)
-		r = wb_stamp_pods(job, v->name, v->namespace, v->pods, v->name, &opts.owner, out);
-	wb_builder_free(b);
-	return r;
+	return wb_controller_validate(&job_controller, job, old_job, errs);
 }
 
 int wb_job_reconcile(const json_t *job, const struct wb_lookup *lookup, json_t **ret_objects,
 		     struct pk_errors *errs)
 {
-	struct job_view v;
-	struct wb_owner owner;
-	json_t *out;
-	int r;
-
-	if (!job || !ret_objects)
-		return -EINVAL;
-	r = wb_job_validate(job, NULL, errs);
-	if (r < 0)
-		return r;
-	r = job_parse(job, &v, errs);
-	if (r < 0)
-		return r;
-	out = json_array();
-	if (!out)
-		return -ENOMEM;
-	switch (v.mode) {
-	case JOB_STANDALONE:
-		r = reconcile_standalone(job, &v, out, errs);
-		break;
-	case JOB_DELEGATED:
-		r = reconcile_delegated(job, &v, lookup, out, errs);
-		break;
-	case JOB_BOUND:
-		wb_owner_of(job, &owner);
-		r = wb_stamp_pods(job, v.name, v.namespace, v.pods, NULL, &owner, out);
-		break;
-	}
-	if (r < 0) {
-		json_decref(out);
-		return r;
-	}
-	*ret_objects = out;
-	return 0;
+	return wb_controller_reconcile(&job_controller, job, lookup, ret_objects, errs);
 }

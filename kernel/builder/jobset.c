@@ -34,9 +34,9 @@
 #include <string.h>
 
 #include "kernel/builder/builder-internal.h"
+#include "kernel/lib/macro.h"
 #include "topology/topology.h"
 
-#define ROOT_PATH "spec.scheduling"
 #define ROOT_TEMPLATE "jobset"
 #define LEAF_SUFFIX "-job"
 
@@ -52,17 +52,12 @@ struct rjob {
 };
 
 struct jobset_view {
-	const char *name, *namespace;
-	const json_t *scheduling;
+	struct wb_view base; /* first: the shared skeleton passes &base */
 	struct rjob *rjobs;
 	size_t nrjobs;
 	int64_t nrjobs_count; /* for the root's gang default */
-	const char *a_workload, *a_template, *a_parent;
-	const char *priority_class;
 };
 
-static const char *const block_fields[] = {"schedulingPolicy", "schedulingConstraints",
-					   "disruptionMode", "resourceClaims", NULL};
 static const char *const root_fields[] = {"schedulingPolicy", "schedulingConstraints",
 					  "disruptionMode",   "resourceClaims",
 					  "replicatedJobs",   NULL};
@@ -76,8 +71,15 @@ static const char *const entry_fields[] = {"targetReplicatedJobs",
 static const char *const downward[] = {WB_ANNOTATION_WORKLOAD, WB_ANNOTATION_TEMPLATE,
 				       WB_ANNOTATION_PARENT};
 
-static void view_free(struct jobset_view *v)
+static const struct jobset_view *jobset_view_of(const struct wb_view *base)
 {
+	return (const struct jobset_view *)base;
+}
+
+static void view_clear(struct wb_view *base)
+{
+	struct jobset_view *v = (struct jobset_view *)base;
+
 	free(v->rjobs);
 	v->rjobs = NULL;
 }
@@ -185,14 +187,15 @@ static int parse_rjob(const json_t *rjs, size_t i, struct rjob *rj, struct pk_er
 
 static int parse_targets(struct jobset_view *v, struct pk_errors *errs)
 {
-	const json_t *entries = json_object_get(v->scheduling, "replicatedJobs"), *e;
+	const json_t *entries = json_object_get(v->base.scheduling, "replicatedJobs"), *e;
 	size_t k;
 	int r = 0;
 
 	if (!entries || json_is_null(entries))
 		return 0;
 	if (!json_is_array(entries)) {
-		pk_errors_add(errs, ROOT_PATH ".replicatedJobs: Invalid value: must be a list");
+		pk_errors_add(errs,
+			      WB_SCHEDULING_PATH ".replicatedJobs: Invalid value: must be a list");
 		return -EINVAL;
 	}
 	json_array_foreach(entries, k, e)
@@ -201,7 +204,7 @@ static int parse_targets(struct jobset_view *v, struct pk_errors *errs)
 		char path[96];
 		size_t j, n;
 
-		snprintf(path, sizeof(path), ROOT_PATH ".replicatedJobs[%zu]", k);
+		snprintf(path, sizeof(path), WB_SCHEDULING_PATH ".replicatedJobs[%zu]", k);
 		if (!json_is_object(e)) {
 			pk_errors_add(errs, "%s: Invalid value: must be an object", path);
 			r = -EINVAL;
@@ -216,7 +219,7 @@ static int parse_targets(struct jobset_view *v, struct pk_errors *errs)
 			char jp[112];
 
 			snprintf(jp, sizeof(jp), "%s.job", path);
-			if (wb_check_known_fields(wb_obj(e, "job"), jp, block_fields, errs) < 0)
+			if (wb_check_known_fields(wb_obj(e, "job"), jp, wb_block_fields, errs) < 0)
 				r = -EINVAL;
 		}
 		if (!json_is_array(targets) || !json_array_size(targets)) {
@@ -245,7 +248,8 @@ static int parse_targets(struct jobset_view *v, struct pk_errors *errs)
 				pk_errors_add(
 				    errs,
 				    "%s.targetReplicatedJobs[%zu]: Duplicate value: \"%s\": "
-				    "already targeted by " ROOT_PATH ".replicatedJobs[%ld]",
+				    "already targeted by " WB_SCHEDULING_PATH
+				    ".replicatedJobs[%ld]",
 				    path, j, name, v->rjobs[n].target);
 				r = -EINVAL;
 			} else {
@@ -262,9 +266,9 @@ static int check_priorities(struct jobset_view *v, struct pk_errors *errs)
 
 	if (!v->nrjobs)
 		return 0;
-	v->priority_class = v->rjobs[0].priority_class;
+	v->base.priority_class = v->rjobs[0].priority_class;
 	for (i = 1; i < v->nrjobs; i++) {
-		const char *a = v->priority_class ? v->priority_class : "";
+		const char *a = v->base.priority_class ? v->base.priority_class : "";
 		const char *b = v->rjobs[i].priority_class ? v->rjobs[i].priority_class : "";
 
 		if (strcmp(a, b) != 0) {
@@ -280,30 +284,77 @@ static int check_priorities(struct jobset_view *v, struct pk_errors *errs)
 	return 0;
 }
 
-static int jobset_parse(const json_t *js, struct jobset_view *v, struct pk_errors *errs)
+/* spec.replicatedJobs: each entry, the Job names they make and the pods in all. */
+static int parse_rjobs(const json_t *rjs, struct jobset_view *v, int64_t *ret_total,
+		       struct pk_errors *errs)
 {
-	const json_t *spec, *rjs;
+	const char *name = v->base.name;
 	int64_t total = 0;
 	size_t i;
 	int r = 0;
 
-	memset(v, 0, sizeof(*v));
-	if (pk_kind_of(js) != PK_KIND_JOBSET) {
-		pk_errors_add(
-		    errs, "kind: Invalid value: \"%s\": expected jobset.x-k8s.io/v1alpha2 JobSet",
-		    wb_str(js, "kind") ? wb_str(js, "kind") : "");
+	v->nrjobs = json_array_size(rjs);
+	v->nrjobs_count = (int64_t)v->nrjobs;
+	v->rjobs = calloc(v->nrjobs, sizeof(*v->rjobs));
+	if (!v->rjobs)
+		return -ENOMEM;
+	for (i = 0; i < v->nrjobs; i++) {
+		const struct rjob *rj = &v->rjobs[i];
+
+		if (parse_rjob(rjs, i, &v->rjobs[i], errs) < 0)
+			r = -EINVAL;
+		total += rj->replicas * rj->pods;
+		if (name && rj->name &&
+		    strlen(name) + strlen(rj->name) + 2 +
+			    (size_t)snprintf(NULL, 0, "%lld", (long long)rj->replicas - 1) >
+			63) {
+			pk_errors_add(
+			    errs,
+			    "spec.replicatedJobs[%zu].name: Invalid value: \"%s\": the Job "
+			    "names %s-%s-<index> must be at most 63 characters",
+			    i, rj->name, name, rj->name);
+			r = -EINVAL;
+		}
+	}
+	*ret_total = total;
+	return r;
+}
+
+/* The downward annotations go together; a delegated JobSet has no scheduling. */
+static int parse_downward(const json_t *js, struct wb_view *v, struct pk_errors *errs)
+{
+	int r = 0;
+
+	wb_view_read_downward(js, v);
+	v->compiles = !v->a_template;
+	if (!!v->a_workload != !!v->a_template || (v->a_parent && !v->a_template)) {
+		pk_errors_add(errs,
+			      "metadata.annotations[%s]: Required value: the downward "
+			      "annotations " WB_ANNOTATION_WORKLOAD " and " WB_ANNOTATION_TEMPLATE
+			      " go together",
+			      v->a_template ? WB_ANNOTATION_WORKLOAD : WB_ANNOTATION_TEMPLATE);
+		r = -EINVAL;
+	}
+	if (v->a_template && v->scheduling) {
+		pk_errors_add(errs, WB_SCHEDULING_PATH
+			      ": Forbidden: scheduling of this JobSet is managed by its "
+			      "parent (" WB_ANNOTATION_TEMPLATE ")");
+		r = -EINVAL;
+	}
+	return r;
+}
+
+static int jobset_parse(const json_t *js, struct wb_view *base, struct pk_errors *errs)
+{
+	struct jobset_view *v = (struct jobset_view *)base;
+	const json_t *spec, *rjs;
+	int64_t total = 0;
+	int k, r = 0;
+
+	if (wb_view_check_kind(js, PK_KIND_JOBSET, "jobset.x-k8s.io/v1alpha2 JobSet", errs) < 0)
 		return -EINVAL;
-	}
-	v->name = pk_name(js);
-	v->namespace = pk_namespace(js);
-	if (!v->name || !*v->name) {
-		pk_errors_add(errs, "metadata.name: Required value");
+	if (wb_view_parse_name(js, base, topo_dns_label_valid, "a DNS label", errs) < 0)
 		r = -EINVAL;
-	} else if (!topo_dns_label_valid(v->name)) {
-		pk_errors_add(errs, "metadata.name: Invalid value: \"%.80s\": must be a DNS label",
-			      v->name);
-		r = -EINVAL;
-	}
 	spec = wb_obj(js, "spec");
 	rjs = json_object_get(spec, "replicatedJobs");
 	if (!json_is_array(rjs) || !json_array_size(rjs)) {
@@ -317,27 +368,11 @@ static int jobset_parse(const json_t *js, struct jobset_view *v, struct pk_error
 			      json_array_size(rjs), WB_MAX_TEMPLATES);
 		return -EINVAL;
 	}
-	v->nrjobs = json_array_size(rjs);
-	v->nrjobs_count = (int64_t)v->nrjobs;
-	v->rjobs = calloc(v->nrjobs, sizeof(*v->rjobs));
-	if (!v->rjobs)
-		return -ENOMEM;
-	for (i = 0; i < v->nrjobs; i++) {
-		if (parse_rjob(rjs, i, &v->rjobs[i], errs) < 0)
-			r = -EINVAL;
-		total += v->rjobs[i].replicas * v->rjobs[i].pods;
-		if (v->name && v->rjobs[i].name &&
-		    strlen(v->name) + strlen(v->rjobs[i].name) + 2 +
-			    (size_t)snprintf(NULL, 0, "%lld", (long long)v->rjobs[i].replicas - 1) >
-			63) {
-			pk_errors_add(
-			    errs,
-			    "spec.replicatedJobs[%zu].name: Invalid value: \"%s\": the Job "
-			    "names %s-%s-<index> must be at most 63 characters",
-			    i, v->rjobs[i].name, v->name, v->rjobs[i].name);
-			r = -EINVAL;
-		}
-	}
+	k = parse_rjobs(rjs, v, &total, errs);
+	if (k == -ENOMEM)
+		return k;
+	if (k < 0)
+		r = -EINVAL;
 	if (r == 0 && total > WB_MAX_PODS) {
 		pk_errors_add(errs,
 			      "spec.replicatedJobs: Too many: %lld: the JobSet would create more "
@@ -345,93 +380,18 @@ static int jobset_parse(const json_t *js, struct jobset_view *v, struct pk_error
 			      (long long)total, WB_MAX_PODS);
 		r = -EINVAL;
 	}
-	v->scheduling = json_object_get(spec, "scheduling");
-	if (json_is_null(v->scheduling))
-		v->scheduling = NULL;
-	if (v->scheduling && !json_is_object(v->scheduling)) {
-		pk_errors_add(errs, ROOT_PATH ": Invalid value: must be an object");
-		v->scheduling = NULL;
-		r = -EINVAL;
-	}
-	if (v->scheduling && wb_check_known_fields(v->scheduling, ROOT_PATH, root_fields, errs) < 0)
+	if (wb_view_parse_scheduling(base, spec, root_fields, errs) < 0)
 		r = -EINVAL;
 	if (parse_targets(v, errs) < 0)
 		r = -EINVAL;
 	if (check_priorities(v, errs) < 0)
 		r = -EINVAL;
-	v->a_workload = wb_annotation(js, WB_ANNOTATION_WORKLOAD);
-	v->a_template = wb_annotation(js, WB_ANNOTATION_TEMPLATE);
-	v->a_parent = wb_annotation(js, WB_ANNOTATION_PARENT);
-	if (!!v->a_workload != !!v->a_template || (v->a_parent && !v->a_template)) {
-		pk_errors_add(errs,
-			      "metadata.annotations[%s]: Required value: the downward "
-			      "annotations " WB_ANNOTATION_WORKLOAD " and " WB_ANNOTATION_TEMPLATE
-			      " go together",
-			      v->a_template ? WB_ANNOTATION_WORKLOAD : WB_ANNOTATION_TEMPLATE);
+	if (parse_downward(js, base, errs) < 0)
 		r = -EINVAL;
-	}
-	if (v->a_template && v->scheduling) {
-		pk_errors_add(errs,
-			      ROOT_PATH ": Forbidden: scheduling of this JobSet is managed by its "
-					"parent (" WB_ANNOTATION_TEMPLATE ")");
-		r = -EINVAL;
-	}
 	return r;
 }
 
 /* ---- the item tree ------------------------------------------------------------- */
-static void default_min_groups(struct wb_config *cfg, void *userdata)
-{
-	const int64_t *n = userdata;
-
-	if (cfg->policy == WB_POLICY_GANG && !cfg->has_min_count) {
-		cfg->has_min_count = true;
-		cfg->min_count = *n < 1 ? 1 : (int32_t)*n;
-	}
-}
-
-static int set_inputs(struct wb_item *item, const json_t *block_parent, const char *prefix)
-{
-	static const enum wb_block blocks[] = {WB_BLOCK_POLICY, WB_BLOCK_CONSTRAINTS,
-					       WB_BLOCK_DISRUPTION, WB_BLOCK_CLAIMS};
-	size_t i;
-	int r;
-
-	for (i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
-		char *path = wb_path_join(prefix, wb_block_name(blocks[i]));
-
-		if (!path)
-			return -ENOMEM;
-		r = wb_item_set_input(
-		    item, blocks[i], json_object_get(block_parent, wb_block_name(blocks[i])), path);
-		free(path);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-static int new_item(const char *name, const struct jobset_view *v, wb_config_fn fn,
-		    const int64_t *count, struct wb_item **ret)
-{
-	struct wb_item *item;
-	int r;
-
-	r = wb_item_new(name, &item);
-	if (r < 0)
-		return r;
-	item->defaults.policy = WB_POLICY_BASIC;
-	r = wb_config_set_priority_class(&item->defaults, v->priority_class);
-	if (r >= 0)
-		r = wb_item_add_callback(item, fn, (void *)count);
-	if (r < 0) {
-		wb_item_free(item);
-		return r;
-	}
-	*ret = item;
-	return 0;
-}
-
 /*
  * What a level defaults to, given the level above: a gang's children must be
  * gangs and an `all` group's children `all` (KEP-6012), so a level the user
@@ -469,12 +429,12 @@ static void apply_inherited(struct wb_item *item, struct inherited in)
 
 static int rjob_items(const struct jobset_view *v, const struct rjob *rj, struct wb_item **ret)
 {
-	struct inherited root_in = inherit(v->scheduling, (struct inherited){false, false});
+	struct inherited root_in = inherit(v->base.scheduling, (struct inherited){false, false});
 	struct inherited group_in, leaf_in;
-	const json_t *entry = rj->target >= 0
-				  ? json_array_get(json_object_get(v->scheduling, "replicatedJobs"),
-						   (size_t)rj->target)
-				  : NULL;
+	const json_t *entry =
+	    rj->target >= 0 ? json_array_get(json_object_get(v->base.scheduling, "replicatedJobs"),
+					     (size_t)rj->target)
+			    : NULL;
 	struct wb_item *group = NULL, *leaf = NULL;
 	char prefix[80], jprefix[96], *leaf_name;
 	int r;
@@ -484,9 +444,9 @@ static int rjob_items(const struct jobset_view *v, const struct rjob *rj, struct
 	leaf_name = wb_strdupf("%s" LEAF_SUFFIX, rj->name);
 	if (!leaf_name)
 		return -ENOMEM;
-	r = new_item(rj->name, v, default_min_groups, &rj->replicas, &group);
+	r = wb_item_new_counted(rj->name, v->base.priority_class, &rj->replicas, &group);
 	if (r >= 0)
-		r = new_item(leaf_name, v, default_min_groups, &rj->parallelism, &leaf);
+		r = wb_item_new_counted(leaf_name, v->base.priority_class, &rj->parallelism, &leaf);
 	free(leaf_name);
 	group_in = inherit(entry, root_in);
 	leaf_in = inherit(wb_obj(entry, "job"), group_in);
@@ -495,9 +455,9 @@ static int rjob_items(const struct jobset_view *v, const struct rjob *rj, struct
 		apply_inherited(leaf, leaf_in);
 	}
 	if (r >= 0 && entry)
-		r = set_inputs(group, entry, prefix);
+		r = wb_item_set_blocks(group, entry, prefix);
 	if (r >= 0 && entry)
-		r = set_inputs(leaf, wb_obj(entry, "job"), jprefix);
+		r = wb_item_set_blocks(leaf, wb_obj(entry, "job"), jprefix);
 	if (r >= 0) {
 		r = wb_item_add_child(group, leaf);
 		leaf = NULL;
@@ -511,15 +471,16 @@ static int rjob_items(const struct jobset_view *v, const struct rjob *rj, struct
 	return 0;
 }
 
-static int jobset_tree(const struct jobset_view *v, struct wb_item **ret)
+static int jobset_tree(const struct wb_view *base, struct wb_item **ret)
 {
+	const struct jobset_view *v = jobset_view_of(base);
 	struct wb_item *root = NULL, *child = NULL;
 	size_t i;
 	int r;
 
-	r = new_item(ROOT_TEMPLATE, v, default_min_groups, &v->nrjobs_count, &root);
-	if (r >= 0)
-		r = set_inputs(root, v->scheduling, NULL);
+	r = wb_view_root_item(base, ROOT_TEMPLATE, &v->nrjobs_count, &root);
+	if (r < 0)
+		return r;
 	for (i = 0; r >= 0 && i < v->nrjobs; i++) {
 		r = rjob_items(v, &v->rjobs[i], &child);
 		if (r >= 0)
@@ -533,39 +494,26 @@ static int jobset_tree(const struct jobset_view *v, struct wb_item **ret)
 	return 0;
 }
 
-static int jobset_builder(const json_t *js, const struct jobset_view *v, struct wb_item *root,
-			  struct wb_builder **ret)
-{
-	struct wb_options opts = {
-	    .name = v->name,
-	    .namespace = v->namespace,
-	    .allowed_policies = WB_ALLOW_BASIC | WB_ALLOW_GANG,
-	    .allowed_disruption_modes = WB_ALLOW_SINGLE | WB_ALLOW_ALL,
-	};
-
-	wb_owner_of(js, &opts.owner);
-	return wb_builder_new(root, &opts, ret);
-}
-
 /* Gang counts no group can reach: more groups or pods than the JobSet has. */
-static int check_counts(const struct jobset_view *v, const struct wb_item *root,
+static int check_counts(const struct wb_view *base, const struct wb_item *root,
 			struct pk_errors *errs)
 {
+	const struct jobset_view *v = jobset_view_of(base);
 	size_t i;
 	int r = 0;
 
-	if (wb_check_count_limit(root, ROOT_PATH, (int64_t)v->nrjobs,
+	if (wb_check_count_limit(root, WB_SCHEDULING_PATH, (int64_t)v->nrjobs,
 				 "the number of replicatedJobs", errs) < 0)
 		r = -EINVAL;
 	for (i = 0; i < v->nrjobs && i < root->nchildren; i++) {
 		const struct wb_item *group = root->children[i];
 
-		if (wb_check_count_limit(group, ROOT_PATH, v->rjobs[i].replicas, "its replicas",
-					 errs) < 0)
+		if (wb_check_count_limit(group, WB_SCHEDULING_PATH, v->rjobs[i].replicas,
+					 "its replicas", errs) < 0)
 			r = -EINVAL;
-		if (group->nchildren &&
-		    wb_check_count_limit(group->children[0], ROOT_PATH, v->rjobs[i].parallelism,
-					 "the Job's parallelism", errs) < 0)
+		if (group->nchildren && wb_check_count_limit(group->children[0], WB_SCHEDULING_PATH,
+							     v->rjobs[i].parallelism,
+							     "the Job's parallelism", errs) < 0)
 			r = -EINVAL;
 	}
 	return r;
@@ -577,131 +525,101 @@ static int check_counts(const struct jobset_view *v, const struct wb_item *root,
  * (a JobSet must not run as if the field were absent: a suspended JobSet
  * would start at once, a JobSet managed elsewhere would run twice).
  */
-static bool absent(const json_t *v)
-{
-	return !v || json_is_null(v);
-}
+enum accept { ACCEPT_ABSENT, ACCEPT_FALSE, ACCEPT_EMPTY_OBJECT, ACCEPT_EMPTY_LIST, ACCEPT_STRING };
 
-static bool str_is(const json_t *v, const char *want)
+static const struct unimplemented {
+	const char *field; /* below spec */
+	enum accept accept;
+	const char *value; /* the one string accepted (ACCEPT_STRING) */
+	const char *error; /* after "spec.<field>: " */
+} unimplemented[] = {
+    {"suspend", ACCEPT_FALSE, NULL,
+     "Unsupported value: true: suspended JobSets are not implemented (the JobSet would start "
+     "at once)"},
+    {"network", ACCEPT_EMPTY_OBJECT, NULL,
+     "Forbidden: not implemented (no headless Service, pod hostnames or subdomain are "
+     "created)"},
+    {"startupPolicy.startupPolicyOrder", ACCEPT_STRING, "AnyOrder",
+     "Unsupported value: supported values: \"AnyOrder\" (every replicated job starts at once)"},
+    {"coordinator", ACCEPT_ABSENT, NULL,
+     "Forbidden: not implemented (no coordinator label or annotation is written)"},
+    {"managedBy", ACCEPT_STRING, "jobset.sigs.k8s.io/jobset-controller",
+     "Unsupported value: supported values: \"jobset.sigs.k8s.io/jobset-controller\" (this "
+     "controller manages every JobSet it admits)"},
+    {"ttlSecondsAfterFinished", ACCEPT_ABSENT, NULL,
+     "Forbidden: not implemented (finished JobSets are kept until deleted)"},
+    {"failurePolicy.rules", ACCEPT_EMPTY_LIST, NULL,
+     "Forbidden: not implemented (every failed Job counts toward maxRestarts)"},
+    {"failurePolicy.restartStrategy", ACCEPT_STRING, "Recreate",
+     "Unsupported value: supported values: \"Recreate\""},
+};
+
+/* Fields of each replicatedJobs entry, refused unless absent, and why. */
+static const char *const unimplemented_rjob[][2] = {
+    {"groupName", "no group-name label is written"},
+    {"dependsOn", "every replicated job starts at once"},
+};
+
+static bool accepted(const struct unimplemented *u, const json_t *v)
 {
-	return json_is_string(v) && strcmp(json_string_value(v), want) == 0;
+	if (!v || json_is_null(v))
+		return true;
+	switch (u->accept) {
+	case ACCEPT_FALSE:
+		return json_is_false(v);
+	case ACCEPT_EMPTY_OBJECT:
+		return json_is_object(v) && json_object_size(v) == 0;
+	case ACCEPT_EMPTY_LIST:
+		return json_is_array(v) && json_array_size(v) == 0;
+	case ACCEPT_STRING:
+		return json_is_string(v) && strcmp(json_string_value(v), u->value) == 0;
+	case ACCEPT_ABSENT:
+		break;
+	}
+	return false;
 }
 
 static int check_unimplemented(const json_t *jobset, struct pk_errors *errs)
 {
-	const json_t *spec = wb_obj(jobset, "spec"), *v;
+	const json_t *spec = wb_obj(jobset, "spec");
 	const json_t *rjs = json_object_get(spec, "replicatedJobs");
+	size_t i, k;
 	int r = 0;
 
-	v = json_object_get(spec, "suspend");
-	if (!absent(v) && !json_is_false(v)) {
-		pk_errors_add(errs, "spec.suspend: Unsupported value: true: suspended JobSets "
-				    "are not implemented (the JobSet would start at once)");
-		r = -EINVAL;
-	}
-	v = json_object_get(spec, "network");
-	if (!absent(v) && !(json_is_object(v) && json_object_size(v) == 0)) {
-		pk_errors_add(errs, "spec.network: Forbidden: not implemented (no headless "
-				    "Service, pod hostnames or subdomain are created)");
-		r = -EINVAL;
-	}
-	v = json_object_get(json_object_get(spec, "startupPolicy"), "startupPolicyOrder");
-	if (!absent(v) && !str_is(v, "AnyOrder")) {
-		pk_errors_add(errs, "spec.startupPolicy.startupPolicyOrder: Unsupported value: "
-				    "supported values: \"AnyOrder\" (every replicated job starts "
-				    "at once)");
-		r = -EINVAL;
-	}
-	if (!absent(json_object_get(spec, "coordinator"))) {
-		pk_errors_add(errs, "spec.coordinator: Forbidden: not implemented (no "
-				    "coordinator label or annotation is written)");
-		r = -EINVAL;
-	}
-	v = json_object_get(spec, "managedBy");
-	if (!absent(v) && !str_is(v, "jobset.sigs.k8s.io/jobset-controller")) {
-		pk_errors_add(errs, "spec.managedBy: Unsupported value: supported values: "
-				    "\"jobset.sigs.k8s.io/jobset-controller\" (this controller "
-				    "manages every JobSet it admits)");
-		r = -EINVAL;
-	}
-	if (!absent(json_object_get(spec, "ttlSecondsAfterFinished"))) {
-		pk_errors_add(errs, "spec.ttlSecondsAfterFinished: Forbidden: not implemented "
-				    "(finished JobSets are kept until deleted)");
-		r = -EINVAL;
-	}
-	v = json_object_get(json_object_get(spec, "failurePolicy"), "rules");
-	if (!absent(v) && !(json_is_array(v) && json_array_size(v) == 0)) {
-		pk_errors_add(errs, "spec.failurePolicy.rules: Forbidden: not implemented "
-				    "(every failed Job counts toward maxRestarts)");
-		r = -EINVAL;
-	}
-	v = json_object_get(json_object_get(spec, "failurePolicy"), "restartStrategy");
-	if (!absent(v) && !str_is(v, "Recreate")) {
-		pk_errors_add(errs, "spec.failurePolicy.restartStrategy: Unsupported value: "
-				    "supported values: \"Recreate\"");
-		r = -EINVAL;
-	}
-	for (size_t i = 0; json_is_array(rjs) && i < json_array_size(rjs); i++) {
-		const json_t *rj = json_array_get(rjs, i);
+	for (k = 0; k < ELEMENTSOF(unimplemented); k++) {
+		const struct unimplemented *u = &unimplemented[k];
 
-		if (!absent(json_object_get(rj, "groupName"))) {
-			pk_errors_add(errs,
-				      "spec.replicatedJobs[%zu].groupName: Forbidden: not "
-				      "implemented (no group-name label is written)",
-				      i);
-			r = -EINVAL;
-		}
-		if (!absent(json_object_get(rj, "dependsOn"))) {
-			pk_errors_add(errs,
-				      "spec.replicatedJobs[%zu].dependsOn: Forbidden: not "
-				      "implemented (every replicated job starts at once)",
-				      i);
+		if (!accepted(u, pk_get(spec, u->field))) {
+			pk_errors_add(errs, "spec.%s: %s", u->field, u->error);
 			r = -EINVAL;
 		}
 	}
+	for (i = 0; json_is_array(rjs) && i < json_array_size(rjs); i++)
+		for (k = 0; k < ELEMENTSOF(unimplemented_rjob); k++) {
+			json_t *v =
+			    json_object_get(json_array_get(rjs, i), unimplemented_rjob[k][0]);
+
+			if (v && !json_is_null(v)) {
+				pk_errors_add(errs,
+					      "spec.replicatedJobs[%zu].%s: Forbidden: not "
+					      "implemented (%s)",
+					      i, unimplemented_rjob[k][0],
+					      unimplemented_rjob[k][1]);
+				r = -EINVAL;
+			}
+		}
 	return r;
 }
 
-int wb_jobset_validate(const json_t *jobset, const json_t *old_jobset, struct pk_errors *errs)
+/* What the whole JobSet must not ask for: policies and fields not built here. */
+static int jobset_check(const json_t *jobset, struct pk_errors *errs)
 {
-	struct jobset_view v, ov = {0};
-	struct wb_item *root = NULL, *old_root = NULL;
-	struct wb_builder *b = NULL;
-	struct pk_errors local = {0};
-	int r;
+	int r = 0;
 
-	r = jobset_parse(jobset, &v, errs);
 	if (wb_jobset_check_policies(jobset, errs) < 0)
 		r = -EINVAL;
 	if (check_unimplemented(jobset, errs) < 0)
 		r = -EINVAL;
-	if (r < 0 || v.a_template)
-		goto out;
-	if (old_jobset && jobset_parse(old_jobset, &ov, &local) == 0 && !ov.a_template &&
-	    jobset_tree(&ov, &old_root) < 0) {
-		r = -ENOMEM;
-		goto out;
-	}
-	pk_errors_clear(&local);
-	r = jobset_tree(&v, &root);
-	if (r >= 0)
-		r = jobset_builder(jobset, &v, root, &b);
-	if (r >= 0)
-		r = wb_builder_validate(b, ROOT_PATH, old_root, &local);
-	if (r >= 0 || r == -EINVAL) {
-		int k = check_counts(&v, root, &local);
-
-		if (k < 0)
-			r = k;
-	}
-	wb_errors_move(errs, &local, NULL);
-out:
-	pk_errors_clear(&local);
-	wb_builder_free(b);
-	wb_item_free(root);
-	wb_item_free(old_root);
-	view_free(&ov);
-	view_free(&v);
 	return r;
 }
 
@@ -743,9 +661,9 @@ static json_t *make_job(const json_t *js, const struct jobset_view *v, const str
 	json_t *job, *meta, *spec, *pod, *pmeta;
 	char name[200];
 
-	snprintf(name, sizeof(name), "%s-%s-%lld", v->name, rj->name, (long long)index);
+	snprintf(name, sizeof(name), "%s-%s-%lld", v->base.name, rj->name, (long long)index);
 	wb_owner_of(js, &owner);
-	job = wb_object_new("batch/v1", "Job", name, v->namespace, &owner);
+	job = wb_object_new("batch/v1", "Job", name, v->base.namespace, &owner);
 	if (!job)
 		return NULL;
 	meta = json_object_get(job, "metadata");
@@ -778,8 +696,8 @@ static json_t *make_job(const json_t *js, const struct jobset_view *v, const str
 	if (!pmeta && (json_object_set_new(pod, "metadata", json_object()) < 0 ||
 		       !(pmeta = wb_obj(pod, "metadata"))))
 		goto fail;
-	if (add_labels(meta, js, v->name, rj->name, index) < 0 ||
-	    add_labels(pmeta, js, v->name, rj->name, index) < 0)
+	if (add_labels(meta, js, v->base.name, rj->name, index) < 0 ||
+	    add_labels(pmeta, js, v->base.name, rj->name, index) < 0)
 		goto fail;
 	if (bind->group) {
 		if (!wb_obj(pod, "spec") && json_object_set_new(pod, "spec", json_object()) < 0)
@@ -797,49 +715,27 @@ fail:
 	return NULL;
 }
 
-static int append_group(struct wb_builder *b, json_t *out, bool composite, const char *name,
-			const char *tmpl, const char *parent)
-{
-	json_t *g;
-	int r;
-
-	r = composite ? wb_builder_new_composite_pod_group(b, name, tmpl, parent, &g)
-		      : wb_builder_new_pod_group(b, name, tmpl, parent, &g);
-	if (r < 0)
-		return r;
-	return json_array_append_new(out, g) < 0 ? -ENOMEM : 0;
-}
-
 /* Centralized: the root, per replicated job and per replica groups, then the Jobs. */
-static int reconcile_root(const json_t *js, const struct jobset_view *v, json_t *out,
-			  struct pk_errors *errs)
+static int jobset_materialize(const json_t *js, const struct wb_view *base, struct wb_builder *b,
+			      json_t *out)
 {
-	struct wb_item *root = NULL;
-	struct wb_builder *b = NULL;
-	json_t *w = NULL;
+	const struct jobset_view *v = jobset_view_of(base);
 	size_t i;
 	int64_t k;
 	int r;
 
-	r = jobset_tree(v, &root);
-	if (r >= 0)
-		r = jobset_builder(js, v, root, &b);
-	if (r >= 0)
-		r = wb_builder_build_workload(b, ROOT_PATH, &w, errs);
-	if (r >= 0 && json_array_append_new(out, w) < 0)
-		r = -ENOMEM;
-	if (r >= 0)
-		r = append_group(b, out, true, v->name, ROOT_TEMPLATE, NULL);
+	r = wb_append_group(b, out, true, v->base.name, ROOT_TEMPLATE, NULL);
 	for (i = 0; r >= 0 && i < v->nrjobs; i++) {
 		const struct rjob *rj = &v->rjobs[i];
-		char *gname = wb_strdupf("%s-%s", v->name, rj->name);
+		char *gname = wb_strdupf("%s-%s", v->base.name, rj->name);
 		char *leaf = wb_strdupf("%s" LEAF_SUFFIX, rj->name);
 
-		r = gname && leaf ? append_group(b, out, true, gname, rj->name, v->name) : -ENOMEM;
+		r = gname && leaf ? wb_append_group(b, out, true, gname, rj->name, v->base.name)
+				  : -ENOMEM;
 		for (k = 0; r >= 0 && k < rj->replicas; k++) {
 			char *pg = wb_strdupf("%s-%lld", gname, (long long)k);
 
-			r = pg ? append_group(b, out, false, pg, leaf, gname) : -ENOMEM;
+			r = pg ? wb_append_group(b, out, false, pg, leaf, gname) : -ENOMEM;
 			free(pg);
 		}
 		free(gname);
@@ -849,7 +745,7 @@ static int reconcile_root(const json_t *js, const struct jobset_view *v, json_t 
 		const struct rjob *rj = &v->rjobs[i];
 
 		for (k = 0; r >= 0 && k < rj->replicas; k++) {
-			char *pg = wb_strdupf("%s-%s-%lld", v->name, rj->name, (long long)k);
+			char *pg = wb_strdupf("%s-%s-%lld", v->base.name, rj->name, (long long)k);
 			struct job_binding bind = {.group = pg};
 			json_t *job = pg ? make_job(js, v, rj, k, &bind) : NULL;
 
@@ -858,8 +754,6 @@ static int reconcile_root(const json_t *js, const struct jobset_view *v, json_t 
 			free(pg);
 		}
 	}
-	wb_builder_free(b);
-	wb_item_free(root);
 	return r;
 }
 
@@ -895,39 +789,33 @@ static int delegated_leaf(const json_t *tmpl, const struct rjob *rj, const json_
 	return 0;
 }
 
-static int reconcile_delegated(const json_t *js, const struct jobset_view *v,
+static int reconcile_delegated(const json_t *js, const struct wb_view *base,
 			       const struct wb_lookup *lookup, json_t *out, struct pk_errors *errs)
 {
-	struct wb_options opts = {.namespace = v->namespace};
+	const struct jobset_view *v = jobset_view_of(base);
 	struct wb_builder *b = NULL;
-	const json_t *tmpl;
-	json_t *wl = NULL;
+	const json_t *tmpl, *wl;
 	bool comp = false;
 	size_t i;
 	int64_t k;
 	int r;
 
-	if (lookup && lookup->fn)
-		wl = lookup->fn(lookup->userdata, PK_KIND_WORKLOAD, v->namespace, v->a_workload);
-	if (!wl) {
-		pk_errors_add(
-		    errs, "metadata.annotations[" WB_ANNOTATION_WORKLOAD "]: Not found: \"%.253s\"",
-		    v->a_workload);
+	wl = wb_view_workload(base, lookup, errs);
+	if (!wl)
 		return -ENOENT;
-	}
-	tmpl = wb_find_template(wl, v->a_template, &comp);
+	tmpl = wb_find_template(wl, v->base.a_template, &comp);
 	if (!tmpl || !comp) {
 		pk_errors_add(errs,
 			      "metadata.annotations[" WB_ANNOTATION_TEMPLATE
 			      "]: Not found: \"%.63s\": "
 			      "Workload \"%.253s\" has no CompositePodGroupTemplate of that name",
-			      v->a_template, v->a_workload);
+			      v->base.a_template, v->base.a_workload);
 		return -ENOENT;
 	}
-	wb_owner_of(js, &opts.owner);
-	r = wb_builder_from_workload(wl, &opts, &b);
+	r = wb_view_delegated_builder(js, base, wl, &b);
 	if (r >= 0)
-		r = append_group(b, out, true, v->name, v->a_template, v->a_parent);
+		r = wb_append_group(b, out, true, v->base.name, v->base.a_template,
+				    v->base.a_parent);
 	for (i = 0; r >= 0 && i < v->nrjobs; i++) {
 		const struct rjob *rj = &v->rjobs[i];
 		const json_t *group;
@@ -939,20 +827,20 @@ static int reconcile_delegated(const json_t *js, const struct jobset_view *v,
 			    errs,
 			    "spec.replicatedJobs[%zu].name: Not found: \"%s\": template \"%s\" "
 			    "of Workload \"%s\" has no group template for it",
-			    i, rj->name, v->a_template, v->a_workload);
+			    i, rj->name, v->base.a_template, v->base.a_workload);
 			r = -ENOENT;
 			break;
 		}
 		if (group) {
-			gname = wb_strdupf("%s-%s", v->name, rj->name);
-			r = gname
-				? append_group(b, out, true, gname, wb_str(group, "name"), v->name)
-				: -ENOMEM;
+			gname = wb_strdupf("%s-%s", v->base.name, rj->name);
+			r = gname ? wb_append_group(b, out, true, gname, wb_str(group, "name"),
+						    v->base.name)
+				  : -ENOMEM;
 		}
 		for (k = 0; r >= 0 && k < rj->replicas; k++) {
-			struct job_binding bind = {.workload = v->a_workload,
+			struct job_binding bind = {.workload = v->base.a_workload,
 						   .template_name = leaf,
-						   .parent = gname ? gname : v->name};
+						   .parent = gname ? gname : v->base.name};
 			json_t *job = make_job(js, v, rj, k, &bind);
 
 			if (!job || json_array_append_new(out, job) < 0)
@@ -964,35 +852,25 @@ static int reconcile_delegated(const json_t *js, const struct jobset_view *v,
 	return r;
 }
 
+static const struct wb_controller jobset_controller = {
+    .view_size = sizeof(struct jobset_view),
+    .parse = jobset_parse,
+    .view_clear = view_clear,
+    .check = jobset_check,
+    .tree = jobset_tree,
+    .check_counts = check_counts,
+    .materialize = jobset_materialize,
+    .reconcile_managed = reconcile_delegated,
+    .shared_blocks = true,
+};
+
+int wb_jobset_validate(const json_t *jobset, const json_t *old_jobset, struct pk_errors *errs)
+{
+	return wb_controller_validate(&jobset_controller, jobset, old_jobset, errs);
+}
+
 int wb_jobset_reconcile(const json_t *jobset, const struct wb_lookup *lookup, json_t **ret_objects,
 			struct pk_errors *errs)
 {
-	struct jobset_view v;
-	json_t *out;
-	int r;
-
-	if (!jobset || !ret_objects)
-		return -EINVAL;
-	r = wb_jobset_validate(jobset, NULL, errs);
-	if (r < 0)
-		return r;
-	r = jobset_parse(jobset, &v, errs);
-	if (r < 0) {
-		view_free(&v);
-		return r;
-	}
-	out = json_array();
-	if (!out) {
-		view_free(&v);
-		return -ENOMEM;
-	}
-	r = v.a_template ? reconcile_delegated(jobset, &v, lookup, out, errs)
-			 : reconcile_root(jobset, &v, out, errs);
-	view_free(&v);
-	if (r < 0) {
-		json_decref(out);
-		return r;
-	}
-	*ret_objects = out;
-	return 0;
+	return wb_controller_reconcile(&jobset_controller, jobset, lookup, ret_objects, errs);
 }
