@@ -409,7 +409,7 @@ static bool group_may_have_claims(struct pk_sched *s, const struct sc_pod *pod)
 	const struct sc_group *g =
 	    pod->group_key ? sc_forest_group(&s->forest, pod->group_key, false, false) : NULL;
 
-	return pod->group_key && (!g || !g->present || g->claims_obj);
+	return pod->group_key && (!g || !g->present || g->spec.claims_obj);
 }
 
 static int claims_parse(struct pk_sched *s, json_t *obj, struct sc_pod *pod, struct sc_buf *why)
@@ -473,7 +473,7 @@ int sc_claims_attach(struct sc_pod *pod)
 /* The group's claims into cp (from refs[npod]); cp may move.  gbad says what failed. */
 static struct claims_pod *group_refs(struct claims_pod *cp, const struct sc_group *g)
 {
-	json_t *pcs = pk_get(g->claims_obj, "spec.resourceClaims");
+	json_t *pcs = pk_get(g->spec.claims_obj, "spec.resourceClaims");
 	size_t ng = json_array_size(pcs);
 	struct claims_pod *ncp;
 	char what[600];
@@ -497,7 +497,8 @@ static struct claims_pod *group_refs(struct claims_pod *cp, const struct sc_grou
 		struct sc_buf why = {0};
 
 		*ref = (struct claim_ref){0};
-		r = parse_ref(g->claims_obj, json_array_get(pcs, i), i, g->ns, what, ref, &why);
+		r = parse_ref(g->spec.claims_obj, json_array_get(pcs, i), i, g->ns, what, ref,
+			      &why);
 		if (r < 0)
 			snprintf(cp->gbad, sizeof(cp->gbad), "PodGroup %s: %s", g->key,
 				 r == -ENOMEM ? "out of memory"
@@ -520,7 +521,8 @@ static struct claims_pod *pod_claims(const struct sc_pod *pod)
 {
 	struct claims_pod *cp = pod->cons ? pod->cons->state[SC_PLUGIN_CLAIMS] : NULL;
 	const struct sc_group *g = pod->group;
-	uint64_t gen = g && g->present && !g->composite && g->claims_obj ? g->claims_gen : 0;
+	uint64_t gen =
+	    g && g->present && !g->composite && g->spec.claims_obj ? g->spec.claims_gen : 0;
 
 	if (!cp || cp->group_gen == gen)
 		return cp;

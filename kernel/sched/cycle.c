@@ -186,7 +186,7 @@ static void tell_due(struct sc_ctx *ctx, int64_t now)
 					 : sc_forest_group(&s->forest, k + 1, k[0] == 'C', false);
 		char msg[768];
 
-		if (g && g->is_root && g->gated && gated_message(g, msg, sizeof(msg)))
+		if (g && g->q.is_root && g->q.gated && gated_message(g, msg, sizeof(msg)))
 			tell_pending(ctx, g, 0, msg, true);
 		free(k);
 	}
@@ -268,7 +268,7 @@ static const char *failed_why(struct sc_ctx *ctx, const struct sc_group *failed)
 {
 	const char *w = sc_group_why(ctx->snap, (struct sc_group *)failed);
 
-	return w ? w : sc_status_to_string(failed->status);
+	return w ? w : sc_status_to_string(failed->eval.status);
 }
 
 /* Append s (short, fixed text) at w; returns the new end. */
@@ -310,24 +310,24 @@ static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group
 
 	if (depth > PK_HIERARCHY_WALK_MAX)
 		return;
-	if (g->stamp == ctx->stamp && !failed && g->status == SC_SUCCESS && committed) {
+	if (g->eval.stamp == ctx->stamp && !failed && g->eval.status == SC_SUCCESS && committed) {
 		/* "%d of %s %d %s scheduled", without printf (once per cycle) */
 		char *w = msg;
 
-		w = put_int(w, g->S);
+		w = put_int(w, g->eval.S);
 		w = put_str(w, " of ");
-		w = put_str(w, g->policy == PK_POLICY_GANG
+		w = put_str(w, g->spec.policy == PK_POLICY_GANG
 				   ? (g->composite ? "minGroupCount" : "minCount")
 				   : "required");
 		w = put_str(w, " ");
-		w = put_int(w, g->M);
+		w = put_int(w, g->eval.M);
 		w = put_str(w, g->composite ? " child groups" : " pods");
 		put_str(w, " scheduled");
 		sc_emit_group(ctx, g, "True", "Scheduled", msg);
 		g->scheduled = !g->implicit;
-	} else if (g->stamp == ctx->stamp && g->status != SC_SUCCESS) {
-		snprintf(msg, sizeof(msg), "%s: %s", sc_status_to_string(g->status),
-			 sc_group_why(ctx->snap, g) ? g->why : "not placed");
+	} else if (g->eval.stamp == ctx->stamp && g->eval.status != SC_SUCCESS) {
+		snprintf(msg, sizeof(msg), "%s: %s", sc_status_to_string(g->eval.status),
+			 sc_group_why(ctx->snap, g) ? g->eval.why : "not placed");
 		sc_emit_group(ctx, g, "False", "Unschedulable", msg);
 		own_fail = true;
 	} else if (failed) {
@@ -442,28 +442,28 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 		r = commit(ctx, pl, npl);
 		ctx->res->outcome = PK_SCHED_SCHEDULED;
 		report(ctx, root, NULL, true, 0);
-		root->attempts = 0;
-		root->backoff_until = 0;
+		root->q.attempts = 0;
+		root->q.backoff_until = 0;
 	} else {
 		ctx->res->outcome =
 		    st == SC_UNRESOLVABLE ? PK_SCHED_UNRESOLVABLE : PK_SCHED_UNSCHEDULABLE;
 		report(ctx, root, NULL, false, 0);
-		root->attempts++;
-		root->backoff_until = now + backoff_ms(s, root->attempts);
+		root->q.attempts++;
+		root->q.backoff_until = now + backoff_ms(s, root->q.attempts);
 	}
-	root->tried_gen = gen0;
+	root->q.tried_gen = gen0;
 	if (st == SC_SUCCESS && !preempt && npl)
-		root->dirty = true; /* leftovers (a basic group's extra pods) get another try */
+		root->q.dirty = true; /* leftovers (a basic group's extra pods) get another try */
 	if (r == 0 && preempt) {
 		uint64_t before = s->gen;
 
 		r = sc_preempt(ctx, root);
 		if (r == 0 && s->gen != before) {
-			root->backoff_until =
+			root->q.backoff_until =
 			    0; /* the preemptor goes first once victims are gone */
-			root->tried_gen = before;
+			root->q.tried_gen = before;
 		} else {
-			root->tried_gen = s->gen;
+			root->q.tried_gen = s->gen;
 		}
 	}
 	return r;
@@ -511,8 +511,8 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			res->retry_at_ms = wait;
 			break;
 		}
-		root->dirty = false;
-		root->tried_gen = s->gen;
+		root->q.dirty = false;
+		root->q.tried_gen = s->gen;
 		free(res->root);
 		{
 			const char *kind = sc_group_kind(root);
@@ -539,22 +539,22 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 					 root->key);
 				sc_stat_line(&ctx, PK_SCHED_STAT_ROOT_GATED, 0, name);
 			}
-			if (!root->gated) {
-				root->gated = true;
-				root->gated_since = now_ms;
+			if (!root->q.gated) {
+				root->q.gated = true;
+				root->q.gated_since = now_ms;
 				if (s->opts.gated_tell_ms > 0)
 					tell_later(s, root, now_ms + s->opts.gated_tell_ms);
 			}
-			if (now_ms - root->gated_since >= s->opts.gated_tell_ms)
+			if (now_ms - root->q.gated_since >= s->opts.gated_tell_ms)
 				tell_pending(&ctx, root, 0, msg, true);
-			root->parked_invalid = true;
+			root->q.parked_invalid = true;
 			gated = true;
 			sc_buf_free(&why);
 			sc_queue_place(s, root, now_ms);
 			continue;
 		}
 		sc_buf_free(&why);
-		root->gated = false;
+		root->q.gated = false;
 		if (sc_hierarchy_validate(s, root, invalid, sizeof(invalid)) < 0) {
 			char msg[600];
 
@@ -562,12 +562,12 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			sc_trace(&ctx, "root %s %s: %s", sc_group_kind(root), root->key, msg);
 			mark_invalid(&ctx, root, 0, msg);
 			tell_pending(&ctx, root, 0, msg, false);
-			root->parked_invalid = true;
+			root->q.parked_invalid = true;
 			res->outcome = PK_SCHED_INVALID;
 			sc_queue_place(s, root, now_ms);
 			break;
 		}
-		root->parked_invalid = false;
+		root->q.parked_invalid = false;
 		r = process_root(&ctx, root, now_ms);
 		sc_queue_place(s, root, now_ms);
 		break;

@@ -39,15 +39,15 @@ void sc_forest_init(struct sc_forest *f)
 
 static void group_clear_spec(struct sc_group *g)
 {
-	free(g->parent_key);
-	free(g->workload);
-	free(g->topo_key);
-	free(g->prio_class);
-	g->parent_key = g->workload = g->topo_key = g->prio_class = NULL;
-	g->has_slice = g->slice_bad = false;
-	json_decref(g->claims_obj);
-	g->claims_obj = NULL;
-	g->claims_gen = 0;
+	free(g->spec.parent_key);
+	free(g->spec.workload);
+	free(g->spec.topo_key);
+	free(g->spec.prio_class);
+	g->spec.parent_key = g->spec.workload = g->spec.topo_key = g->spec.prio_class = NULL;
+	g->spec.has_slice = g->spec.slice_bad = false;
+	json_decref(g->spec.claims_obj);
+	g->spec.claims_obj = NULL;
+	g->spec.claims_gen = 0;
 }
 
 static void group_free(struct sc_group *g)
@@ -58,7 +58,9 @@ static void group_free(struct sc_group *g)
 	free(g->key);
 	free(g->ns);
 	free(g->name);
-	free(g->why);
+	free(g->eval.why);
+	if (g->strat.free)
+		g->strat.free(g->strat.state);
 	sc_vec_free(&g->children);
 	sc_vec_free(&g->pods);
 	free(g);
@@ -147,7 +149,7 @@ static struct sc_group *group_new(const char *key, bool composite)
 	g->key = strdup(key);
 	g->ns = slash ? strndup(key, (size_t)(slash - key)) : strdup("");
 	g->name = strdup(slash ? slash + 1 : key);
-	g->creation = INT64_MIN;
+	g->spec.creation = INT64_MIN;
 	g->composite = composite;
 	if (!g->key || !g->ns || !g->name) {
 		group_free(g);
@@ -190,20 +192,20 @@ static void all_pods_del(struct sc_forest *f, struct sc_pod *p)
 /* The forest's roots and the queue's view of them. */
 static int roots_add(struct sc_forest *f, struct sc_group *g)
 {
-	if (g->is_root)
+	if (g->q.is_root)
 		return 0;
 	if (sc_vec_push(&f->roots, g) < 0)
 		return -ENOMEM;
-	g->is_root = true;
+	g->q.is_root = true;
 	sc_queue_touched(&f->queue, g);
 	return 0;
 }
 
 static void roots_del(struct sc_forest *f, struct sc_group *g)
 {
-	if (g->is_root) {
+	if (g->q.is_root) {
 		sc_vec_remove(&f->roots, g);
-		g->is_root = false;
+		g->q.is_root = false;
 	}
 	sc_queue_forget(&f->queue, g);
 }
@@ -244,9 +246,9 @@ void sc_group_touch(struct sc_forest *f, struct sc_group *g)
 	struct sc_group *top = NULL;
 
 	for (int i = 0; g && i < SC_WALK_MAX; i++, g = g->parent) {
-		g->dirty = true;
-		g->done = false;
-		g->prio_valid = false;
+		g->q.dirty = true;
+		g->q.done = false;
+		g->q.prio_valid = false;
 		top = g;
 	}
 	if (top)
@@ -257,8 +259,8 @@ static int link_parent(struct sc_forest *f, struct sc_group *g)
 {
 	struct sc_group *parent = NULL, *old = g->parent;
 
-	if (g->parent_key) {
-		parent = sc_forest_group(f, g->parent_key, true, true);
+	if (g->spec.parent_key) {
+		parent = sc_forest_group(f, g->spec.parent_key, true, true);
 		if (!parent)
 			return -ENOMEM;
 	}
@@ -298,35 +300,36 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 		return -ENOMEM;
 	group_clear_spec(g);
 	g->present = true;
-	g->creation = view->meta.creation;
+	g->spec.creation = view->meta.creation;
 	if (!g->seq)
 		g->seq = ++f->seq;
-	g->workload = sc_strdup(view->workload_name);
-	g->parent_key = view->parent ? sc_key(view->meta.namespace, view->parent) : NULL;
-	g->policy = view->spec.policy;
-	g->min = view->spec.min_count;
-	g->disruption = view->spec.disruption;
-	g->topo_key = view->spec.topology_key && *view->spec.topology_key
-			  ? strdup(view->spec.topology_key)
-			  : NULL;
-	g->has_slice = view->slice_shape != NULL && !g->composite;
-	g->slice_bad = g->has_slice && topo_shape_parse(view->slice_shape, &g->slice) < 0;
-	g->has_claims = json_array_size(pk_get(view->raw, "spec.resourceClaims")) > 0;
-	if (g->has_claims && !g->composite) {
-		g->claims_obj = json_incref(view->raw);
-		g->claims_gen = f->version;
+	g->spec.workload = sc_strdup(view->workload_name);
+	g->spec.parent_key = view->parent ? sc_key(view->meta.namespace, view->parent) : NULL;
+	g->spec.policy = view->spec.policy;
+	g->spec.min = view->spec.min_count;
+	g->spec.disruption = view->spec.disruption;
+	g->spec.topo_key = view->spec.topology_key && *view->spec.topology_key
+			       ? strdup(view->spec.topology_key)
+			       : NULL;
+	g->spec.has_slice = view->slice_shape != NULL && !g->composite;
+	g->spec.slice_bad =
+	    g->spec.has_slice && topo_shape_parse(view->slice_shape, &g->spec.slice) < 0;
+	g->spec.has_claims = json_array_size(pk_get(view->raw, "spec.resourceClaims")) > 0;
+	if (g->spec.has_claims && !g->composite) {
+		g->spec.claims_obj = json_incref(view->raw);
+		g->spec.claims_gen = f->version;
 		/* members parsed while the group had none (their uid is not known here) */
 		for (size_t i = 0; i < g->pods.n; i++)
 			if (sc_claims_attach(g->pods.v[i]) < 0)
 				return -ENOMEM;
 	}
-	g->has_prio = view->spec.has_priority;
-	g->prio = view->spec.priority;
-	g->prio_class = sc_strdup(view->spec.priority_class);
+	g->spec.has_prio = view->spec.has_priority;
+	g->spec.prio = view->spec.priority;
+	g->spec.prio_class = sc_strdup(view->spec.priority_class);
 	g->scheduled = g->scheduled || scheduled;
-	g->parked_invalid = false;
-	if ((view->workload_name && !g->workload) || (view->parent && !g->parent_key) ||
-	    (view->spec.priority_class && !g->prio_class))
+	g->q.parked_invalid = false;
+	if ((view->workload_name && !g->spec.workload) || (view->parent && !g->spec.parent_key) ||
+	    (view->spec.priority_class && !g->spec.prio_class))
 		return -ENOMEM;
 	if (g->parent)
 		g->parent->sorted = false;
@@ -482,7 +485,7 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 		g = group_new(p->key, false);
 		if (g) {
 			g->implicit = g->present = true;
-			g->creation = p->creation;
+			g->spec.creation = p->creation;
 			g->seq = p->seq;
 			if (roots_add(f, g) < 0) {
 				forest_group_free(f, g);
@@ -543,8 +546,8 @@ int sc_forest_remove_pod(struct pk_sched *s, const char *key)
 	pk_map_del(&f->pods, key);
 	all_pods_del(f, p);
 	if (g) {
-		if (g->why_pod == p)
-			g->why_pod = NULL;
+		if (g->eval.why_pod == p)
+			g->eval.why_pod = NULL;
 		sc_vec_remove(&g->pods, p);
 		sc_group_touch(f, g);
 		if (g->implicit) {
@@ -561,8 +564,8 @@ static int cmp_group(const void *a, const void *b)
 {
 	const struct sc_group *x = *(struct sc_group *const *)a, *y = *(struct sc_group *const *)b;
 
-	if (x->creation != y->creation)
-		return x->creation < y->creation ? -1 : 1;
+	if (x->spec.creation != y->spec.creation)
+		return x->spec.creation < y->spec.creation ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -622,7 +625,7 @@ struct sc_group *sc_group_root(struct sc_group *g, char *why, size_t whylen)
 			return NULL;
 		}
 		seen[n++] = g;
-		if (!g->parent_key)
+		if (!g->spec.parent_key)
 			return g;
 		g = g->parent;
 	}

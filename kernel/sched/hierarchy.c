@@ -67,18 +67,18 @@ static int visit(struct walk *w, const struct sc_group *g, int depth)
 	if (depth > PK_HIERARCHY_DEPTH_MAX)
 		return fail(w, "depth over %d: %s %s is at level %d", PK_HIERARCHY_DEPTH_MAX,
 			    sc_group_kind(g), g->key, depth);
-	if (g->has_claims && g->composite)
+	if (g->spec.has_claims && g->composite)
 		return fail(w,
 			    "%s %s: spec.resourceClaims: claims shared by a CompositePodGroup are "
 			    "not implemented by this scheduler (name them in its PodGroups' or "
 			    "pods' spec.resourceClaims)",
 			    sc_group_kind(g), g->key);
-	if (g->workload) {
-		if (w->workload && strcmp(w->workload, g->workload) != 0)
+	if (g->spec.workload) {
+		if (w->workload && strcmp(w->workload, g->spec.workload) != 0)
 			return fail(w, "two Workloads: %s %s references %s, %s %s references %s",
 				    sc_group_kind(w->workload_group), w->workload_group->key,
-				    w->workload, sc_group_kind(g), g->key, g->workload);
-		w->workload = g->workload;
+				    w->workload, sc_group_kind(g), g->key, g->spec.workload);
+		w->workload = g->spec.workload;
 		w->workload_group = g;
 	}
 	prio = sc_group_priority(w->s, g, &expl);
@@ -94,11 +94,12 @@ static int visit(struct walk *w, const struct sc_group *g, int depth)
 	for (size_t i = 0; i < g->children.n; i++) {
 		const struct sc_group *c = g->children.v[i];
 
-		if (g->policy == PK_POLICY_GANG && c->policy == PK_POLICY_BASIC)
+		if (g->spec.policy == PK_POLICY_GANG && c->spec.policy == PK_POLICY_BASIC)
 			return fail(w,
 				    "gang parent with basic child: %s %s is gang, %s %s is basic",
 				    sc_group_kind(g), g->key, sc_group_kind(c), c->key);
-		if (g->disruption == PK_DISRUPTION_ALL && c->disruption == PK_DISRUPTION_SINGLE)
+		if (g->spec.disruption == PK_DISRUPTION_ALL &&
+		    c->spec.disruption == PK_DISRUPTION_SINGLE)
 			return fail(w,
 				    "all parent with single child: %s %s has disruptionMode all, "
 				    "%s %s has single",

@@ -31,17 +31,17 @@
 void sc_record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S, int R,
 	       int U, int UU, enum sc_why kind, struct sc_pod *pod, const char *why)
 {
-	g->stamp = ctx->stamp;
-	g->status = st;
-	g->M = M;
-	g->S = S;
-	g->R = R;
-	g->U = U;
-	g->UU = UU;
-	g->why_kind = kind;
-	g->why_pod = pod;
-	free(g->why);
-	g->why = sc_strdup(why);
+	g->eval.stamp = ctx->stamp;
+	g->eval.status = st;
+	g->eval.M = M;
+	g->eval.S = S;
+	g->eval.R = R;
+	g->eval.U = U;
+	g->eval.UU = UU;
+	g->eval.why_kind = kind;
+	g->eval.why_pod = pod;
+	free(g->eval.why);
+	g->eval.why = sc_strdup(why);
 }
 
 const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
@@ -75,19 +75,19 @@ const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
 
 const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g)
 {
-	const char *pw = g->why_pod ? sc_pod_why(snap, g->why_pod) : NULL;
+	const char *pw = g->eval.why_pod ? sc_pod_why(snap, g->eval.why_pod) : NULL;
 	char *s = NULL;
 	int n = -1;
 
-	if (g->why || g->why_kind == SC_WHY_TEXT)
-		return g->why;
-	switch (g->why_kind) {
+	if (g->eval.why || g->eval.why_kind == SC_WHY_TEXT)
+		return g->eval.why;
+	switch (g->eval.why_kind) {
 	case SC_WHY_PRESIM:
-		n = asprintf(&s, "%d of minCount %d pods exist", g->S + g->R, g->M);
+		n = asprintf(&s, "%d of minCount %d pods exist", g->eval.S + g->eval.R, g->eval.M);
 		break;
 	case SC_WHY_LEAF:
-		n = asprintf(&s, "%d of minCount %d pods placed, %d unschedulable: %s", g->S, g->M,
-			     g->U, pw ? pw : "no pods");
+		n = asprintf(&s, "%d of minCount %d pods placed, %d unschedulable: %s", g->eval.S,
+			     g->eval.M, g->eval.U, pw ? pw : "no pods");
 		break;
 	case SC_WHY_POD:
 		n = pw ? asprintf(&s, "%s", pw) : -1;
@@ -95,8 +95,8 @@ const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g)
 	default:
 		break;
 	}
-	g->why = n >= 0 ? s : NULL;
-	return g->why;
+	g->eval.why = n >= 0 ? s : NULL;
+	return g->eval.why;
 }
 
 void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts, const int *short_of)
@@ -164,7 +164,7 @@ enum sc_status sc_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *
 	enum sc_status st;
 	struct sc_pod *last_failed = NULL;
 
-	if (g->has_slice)
+	if (g->spec.has_slice)
 		return ext_place_leaf(ctx, g, nodes, n);
 	st = sc_leaf_presim(ctx, g, &S, &R);
 	if (st >= SC_UNSCHEDULABLE)

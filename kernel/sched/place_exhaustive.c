@@ -66,15 +66,15 @@ static int collect(struct ex *x, struct sc_group *g, int parent, bool adm, int d
 	struct sc_buf why = {0};
 	int me;
 
-	if (depth > PK_HIERARCHY_WALK_MAX || x->ng >= EX_MAX_GROUPS || g->has_slice)
+	if (depth > PK_HIERARCHY_WALK_MAX || x->ng >= EX_MAX_GROUPS || g->spec.has_slice)
 		return -E2BIG; /* a slice's box is not among the assignments searched */
 	sc_group_sort(g);
 	me = x->ng++;
 	x->gr[me] = (struct ex_group){.g = g, .parent = parent, .dom = -1};
 	x->gr[me].adm = adm && (parent < 0 || sc_group_admissible(g, 0, &why));
 	sc_buf_free(&why);
-	if (g->topo_key) {
-		x->gr[me].part = sc_snapshot_part(x->ctx->snap, g->topo_key);
+	if (g->spec.topo_key) {
+		x->gr[me].part = sc_snapshot_part(x->ctx->snap, g->spec.topo_key);
 		if (!x->gr[me].part)
 			return -ENOMEM;
 	}

@@ -548,7 +548,7 @@ static bool backtrack(struct comp_search *cs)
 		cs->bU = cs->U;
 		cs->bUU = cs->UU;
 	}
-	while (j > 0 && !(cs->ch[j - 1].chosen >= 0 && cs->ch[j - 1].g->topo_key))
+	while (j > 0 && !(cs->ch[j - 1].chosen >= 0 && cs->ch[j - 1].g->spec.topo_key))
 		j--;
 	if (j == 0)
 		return false;
@@ -621,6 +621,34 @@ static enum sc_status eval_in(struct fit *f, struct sc_group *g, const int *node
 }
 
 /* ---- topology: best-first candidates ----------------------------------- */
+
+/* fit's own state of a group (sc_group.strat): the domain of its topology
+ * key that its last successful evaluation chose. */
+struct fit_group {
+	int dom;
+};
+
+/* The chosen domain, or -1 when none was recorded. */
+static int fit_dom(const struct sc_group *g)
+{
+	const struct fit_group *fg = g->strat.state;
+
+	return fg ? fg->dom : -1;
+}
+
+static void fit_set_dom(struct sc_group *g, int d)
+{
+	struct fit_group *fg = g->strat.state;
+
+	if (!fg) {
+		fg = malloc(sizeof(*fg));
+		if (!fg)
+			return; /* extend() then fails with -ENOMEM */
+		g->strat.state = fg;
+		g->strat.free = free;
+	}
+	fg->dom = d;
+}
 
 struct cand {
 	int d, k; /* domain, and its index in the buckets */
@@ -910,7 +938,7 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 {
 	struct sc_ctx *ctx = f->ctx;
 	struct sc_snapshot *snap = ctx->snap;
-	struct sc_part *part = sc_snapshot_part(snap, g->topo_key);
+	struct sc_part *part = sc_snapshot_part(snap, g->spec.topo_key);
 	struct cands cs = {.f = f, .g = g, .part = part};
 	bool sorted = false;
 	size_t ncand;
@@ -937,7 +965,7 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 	ncand = cs.n;
 	sc_stat(ctx, PK_SCHED_STAT_GENERATED, (double)cs.nscope);
 	sc_trace(ctx, "%s %s: topology %s, scope of %zu nodes, %zu of %d domains scanned, %s",
-		 sc_group_kind(g), g->key, g->topo_key, n, cs.nscope, cs.bk.nd,
+		 sc_group_kind(g), g->key, g->spec.topo_key, n, cs.nscope, cs.bk.nd,
 		 sorted ? "ranked" : "best first");
 	ctx->depth++;
 	for (size_t rank = (size_t)(start_rank > 0 ? start_rank : 0);; rank++) {
@@ -976,11 +1004,11 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		cst = eval_in(f, g, dn, dnn);
 		ctx->depth--;
 		if (cst == SC_SUCCESS) {
-			g->fit_dom = c->d;
+			fit_set_dom(g, c->d);
 			*ret_rank = (int)rank;
 			ctx->depth--;
-			sc_trace(ctx, "%s %s: chosen %s=%s", sc_group_kind(g), g->key, g->topo_key,
-				 part->values[c->d]);
+			sc_trace(ctx, "%s %s: chosen %s=%s", sc_group_kind(g), g->key,
+				 g->spec.topo_key, part->values[c->d]);
 			st = SC_SUCCESS;
 			goto out;
 		}
@@ -1002,16 +1030,16 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		struct sc_buf msg = {0};
 
 		if (!cs.nscope)
-			sc_buf_printf(&msg, "no node in scope has label %s", g->topo_key);
+			sc_buf_printf(&msg, "no node in scope has label %s", g->spec.topo_key);
 		else
 			sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s%s)",
-				      g->topo_key, cs.nscope, cs.why.s ? cs.why.s : "",
+				      g->spec.topo_key, cs.nscope, cs.why.s ? cs.why.s : "",
 				      cs.npruned > 3 ? "; ..." : "");
 		if (start_rank > 0 && st == SC_UNRESOLVABLE)
 			st = SC_UNSCHEDULABLE; /* an earlier candidate did fit */
-		sc_record(ctx, g, st, sc_group_min(g), g->stamp == ctx->stamp ? g->S : 0, 0,
-			  g->stamp == ctx->stamp ? g->U : 0, g->stamp == ctx->stamp ? g->UU : 0,
-			  SC_WHY_TEXT, NULL, msg.s);
+		sc_record(ctx, g, st, sc_group_min(g), g->eval.stamp == ctx->stamp ? g->eval.S : 0,
+			  0, g->eval.stamp == ctx->stamp ? g->eval.U : 0,
+			  g->eval.stamp == ctx->stamp ? g->eval.UU : 0, SC_WHY_TEXT, NULL, msg.s);
 		sc_trace(ctx, "%s %s: %s -> %s", sc_group_kind(g), g->key, msg.s ? msg.s : "",
 			 sc_status_to_string(st));
 		sc_buf_free(&msg);
@@ -1029,7 +1057,7 @@ static enum sc_status eval_group(struct fit *f, struct sc_group *g, const int *n
 {
 	sc_group_sort(g);
 	*ret_rank = 0;
-	if (g->topo_key)
+	if (g->spec.topo_key)
 		return eval_topo(f, g, nodes, n, start, ret_rank);
 	if (start > 0)
 		return SC_UNSCHEDULABLE; /* one way only */
@@ -1046,23 +1074,25 @@ static int extend(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
 	int *sub = NULL;
 	int r = 0;
 
-	if (depth > PK_HIERARCHY_WALK_MAX || g->stamp != ctx->stamp || g->status != SC_SUCCESS)
+	if (depth > PK_HIERARCHY_WALK_MAX || g->eval.stamp != ctx->stamp ||
+	    g->eval.status != SC_SUCCESS)
 		return 0;
-	if (g->topo_key) {
-		struct sc_part *part = sc_snapshot_part(snap, g->topo_key);
+	if (g->spec.topo_key) {
+		struct sc_part *part = sc_snapshot_part(snap, g->spec.topo_key);
+		int dom = fit_dom(g);
 		size_t m = 0;
 
-		if (!part || g->fit_dom < 0 || g->fit_dom >= part->ndom)
+		if (!part || dom < 0 || dom >= part->ndom)
 			return -ENOMEM;
 		if (n == snap->nnodes) { /* the whole cluster: the partition's own list */
-			nodes = part->order + part->start[g->fit_dom];
-			n = (size_t)(part->start[g->fit_dom + 1] - part->start[g->fit_dom]);
+			nodes = part->order + part->start[dom];
+			n = (size_t)(part->start[dom + 1] - part->start[dom]);
 		} else {
 			sub = malloc((n + 1) * sizeof(int));
 			if (!sub)
 				return -ENOMEM;
 			for (size_t i = 0; i < n; i++)
-				if (part->node_dom[nodes[i]] == g->fit_dom)
+				if (part->node_dom[nodes[i]] == dom)
 					sub[m++] = nodes[i];
 			nodes = sub;
 			n = m;
@@ -1074,10 +1104,10 @@ static int extend(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
 		free(sub);
 		return r;
 	}
-	int extra = 0, U = g->U;
-	struct sc_pod *last_failed = g->why_pod;
+	int extra = 0, U = g->eval.U;
+	struct sc_pod *last_failed = g->eval.why_pod;
 
-	if (g->has_slice) {
+	if (g->spec.has_slice) {
 		free(sub);
 		return 0; /* a slice is its box: no pod beyond it */
 	}
@@ -1098,8 +1128,8 @@ static int extend(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
 			f->unplaced++;
 		}
 	}
-	if (extra || U != g->U) {
-		sc_record(ctx, g, SC_SUCCESS, g->M, g->S + extra, 0, U, 0,
+	if (extra || U != g->eval.U) {
+		sc_record(ctx, g, SC_SUCCESS, g->eval.M, g->eval.S + extra, 0, U, 0,
 			  U ? SC_WHY_POD : SC_WHY_TEXT, last_failed, NULL);
 		sc_trace(ctx, "%s %s: %d extra pods placed, %d not placed", sc_group_kind(g),
 			 g->key, extra, U);

@@ -386,7 +386,7 @@ static enum sc_status topo_choose(struct topo_search *ts)
 	enum sc_status st;
 
 	sc_trace(ctx, "%s %s: chosen %s=%s, placed=%zu packing=%.3f", sc_group_kind(ts->g),
-		 ts->g->key, ts->g->topo_key, ts->part->values[d], ts->bscore.placed,
+		 ts->g->key, ts->g->spec.topo_key, ts->part->values[d], ts->bscore.placed,
 		 ts->bscore.den ? (double)ts->bscore.num / (double)ts->bscore.den : 0.0);
 	ctx->depth++;
 	st = eval_in(ctx, ts->g, ts->b.order + ts->b.start[k],
@@ -402,12 +402,13 @@ static void topo_fail(struct topo_search *ts)
 	struct sc_buf msg = {0};
 
 	if (!ts->ncand)
-		sc_buf_printf(&msg, "no node in scope has label %s", g->topo_key);
+		sc_buf_printf(&msg, "no node in scope has label %s", g->spec.topo_key);
 	else
 		sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s%s)",
-			      g->topo_key, ts->ncand, ts->why.s ? ts->why.s : "",
+			      g->spec.topo_key, ts->ncand, ts->why.s ? ts->why.s : "",
 			      ts->nfailed > SC_WHY_LIST ? "; ..." : "");
-	sc_record(ts->ctx, g, ts->st, g->M, g->S, g->R, g->U, g->UU, SC_WHY_TEXT, NULL, msg.s);
+	sc_record(ts->ctx, g, ts->st, g->eval.M, g->eval.S, g->eval.R, g->eval.U, g->eval.UU,
+		  SC_WHY_TEXT, NULL, msg.s);
 	sc_trace(ts->ctx, "%s %s: %s -> %s", sc_group_kind(g), g->key, msg.s ? msg.s : "",
 		 sc_status_to_string(ts->st));
 	sc_buf_free(&msg);
@@ -419,21 +420,21 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 	double t0 = sc_stat_clock(ctx);
 	bool perfect = false;
 
-	ts.part = sc_snapshot_part(ctx->snap, g->topo_key);
+	ts.part = sc_snapshot_part(ctx->snap, g->spec.topo_key);
 	if (!ts.part || sc_buckets_of(ctx->snap, ts.part, nodes, n, &ts.b) < 0)
 		return SC_UNRESOLVABLE;
 	ts.bdom = sc_bound_domain(ts.part, g, 0, -2);
 	ts.total = count_pending(g, 0);
 	pending_requests(g, 0, ts.want);
 	sc_trace(ctx, "%s %s: topology %s, candidates in scope of %zu nodes:", sc_group_kind(g),
-		 g->key, g->topo_key, n);
+		 g->key, g->spec.topo_key, n);
 	ctx->depth++;
 	for (int k = 0; k < ts.b.nd && !perfect; k++)
 		perfect = candidate_eval(&ts, k);
 	ctx->depth--;
 	if (perfect) {
 		sc_trace(ctx, "%s %s: chosen %s=%s (perfect score)", sc_group_kind(g), g->key,
-			 g->topo_key, ts.part->values[ts.b.dom ? ts.b.dom[ts.best] : ts.best]);
+			 g->spec.topo_key, ts.part->values[ts.b.dom ? ts.b.dom[ts.best] : ts.best]);
 		ts.st = SC_SUCCESS;
 	} else if (ts.best >= 0) {
 		ts.st = topo_choose(&ts);
@@ -449,7 +450,7 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 static enum sc_status eval_group(struct sc_ctx *ctx, struct sc_group *g, const int *nodes, size_t n)
 {
 	sc_group_sort(g);
-	if (g->topo_key)
+	if (g->spec.topo_key)
 		return eval_topo(ctx, g, nodes, n);
 	return eval_in(ctx, g, nodes, n);
 }

@@ -71,13 +71,13 @@ static void *forest_up(void *arg, void *group)
 	struct sc_group *g = group;
 
 	(void)arg;
-	return g->parent_key && real_group(g->parent) ? g->parent : NULL;
+	return g->spec.parent_key && real_group(g->parent) ? g->parent : NULL;
 }
 
 static bool forest_is_all(void *arg, const void *group)
 {
 	(void)arg;
-	return ((const struct sc_group *)group)->disruption == PK_DISRUPTION_ALL;
+	return ((const struct sc_group *)group)->spec.disruption == PK_DISRUPTION_ALL;
 }
 
 static struct sc_group *unit_group(struct sc_pod *p)

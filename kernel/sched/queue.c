@@ -44,7 +44,7 @@ const struct sc_pod *sc_group_gated_pod(const struct sc_group *g, bool gang, int
 {
 	if (depth > SC_DEPTH_MAX)
 		return NULL;
-	gang = gang || g->implicit || g->policy == PK_POLICY_GANG;
+	gang = gang || g->implicit || g->spec.policy == PK_POLICY_GANG;
 	for (size_t i = 0; gang && i < g->pods.n; i++) {
 		const struct sc_pod *p = g->pods.v[i];
 
@@ -83,14 +83,15 @@ bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why
 	}
 	if (g->implicit)
 		return true;
-	need = g->policy == PK_POLICY_GANG ? g->min : 1;
+	need = g->spec.policy == PK_POLICY_GANG ? g->spec.min : 1;
 	if (!g->composite) {
 		have = count_live_pods(g);
 		if (have >= need)
 			return true;
 		if (why)
 			sc_buf_printf(why, "PodGroup %s has %d of %s %d pods", g->key, have,
-				      g->policy == PK_POLICY_GANG ? "minCount" : "at least", need);
+				      g->spec.policy == PK_POLICY_GANG ? "minCount" : "at least",
+				      need);
 		return false;
 	}
 	const struct sc_group *first_bad = NULL;
@@ -106,9 +107,9 @@ bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why
 	if (have >= need)
 		return true;
 	if (why) {
-		sc_buf_printf(why, "CompositePodGroup %s has %d of %s %d admissible child groups",
-			      g->key, have,
-			      g->policy == PK_POLICY_GANG ? "minGroupCount" : "at least", need);
+		sc_buf_printf(
+		    why, "CompositePodGroup %s has %d of %s %d admissible child groups", g->key,
+		    have, g->spec.policy == PK_POLICY_GANG ? "minGroupCount" : "at least", need);
 		if (first_bad) {
 			sc_buf_printf(why, " (");
 			sc_group_admissible(first_bad, depth + 1, why);
@@ -132,13 +133,14 @@ int32_t sc_group_priority(const struct pk_sched *s, const struct sc_group *g, bo
 	int32_t v;
 	bool expl = true;
 
-	if (g->has_prio)
-		v = g->prio;
-	else if (g->prio_class && class_value(s, g->prio_class, &v))
+	if (g->spec.has_prio)
+		v = g->spec.prio;
+	else if (g->spec.prio_class && class_value(s, g->spec.prio_class, &v))
 		;
 	else {
 		v = s->default_prio;
-		expl = g->prio_class != NULL; /* named but unknown class: 0 like a typo'd pod */
+		expl =
+		    g->spec.prio_class != NULL; /* named but unknown class: 0 like a typo'd pod */
 		if (expl)
 			v = 0;
 	}
@@ -176,7 +178,7 @@ int32_t sc_pod_priority(const struct pk_sched *s, const struct sc_pod *pod)
 		v = sc_group_priority(s, g, &expl);
 		if (expl)
 			return v;
-		if (!g->parent_key)
+		if (!g->spec.parent_key)
 			break;
 	}
 	return s->default_prio;
@@ -232,9 +234,9 @@ static int rank_cmp(const struct ranked *a, const struct ranked *b)
 {
 	if (a->prio != b->prio)
 		return a->prio > b->prio ? -1 : 1;
-	if (a->g->creation != b->g->creation)
-		return a->g->creation < b->g->creation ? -1 : 1;
-	if (a->g->creation != INT64_MIN) {
+	if (a->g->spec.creation != b->g->spec.creation)
+		return a->g->spec.creation < b->g->spec.creation ? -1 : 1;
+	if (a->g->spec.creation != INT64_MIN) {
 		int c = strcmp(a->g->key, b->g->key);
 
 		if (c)
@@ -269,10 +271,10 @@ static bool has_pending(const struct sc_group *g, int depth)
 /* Does a go before b in heap h? */
 static bool heap_before(int h, const struct sc_group *a, const struct sc_group *b)
 {
-	if (h == SC_QUEUE_BACKOFF && a->backoff_until != b->backoff_until)
-		return a->backoff_until < b->backoff_until;
-	struct ranked x = {.g = (struct sc_group *)a, .prio = a->prio_cache};
-	struct ranked y = {.g = (struct sc_group *)b, .prio = b->prio_cache};
+	if (h == SC_QUEUE_BACKOFF && a->q.backoff_until != b->q.backoff_until)
+		return a->q.backoff_until < b->q.backoff_until;
+	struct ranked x = {.g = (struct sc_group *)a, .prio = a->q.prio_cache};
+	struct ranked y = {.g = (struct sc_group *)b, .prio = b->q.prio_cache};
 
 	return rank_cmp(&x, &y) < 0;
 }
@@ -285,7 +287,7 @@ static struct sc_heap *heap_of(struct sc_queue *q, int h)
 static void heap_set(struct sc_heap *hp, size_t i, struct sc_group *g)
 {
 	hp->v[i] = g;
-	g->qpos = i;
+	g->q.qpos = i;
 }
 
 static void sift_up(struct sc_heap *hp, int h, size_t i)
@@ -332,21 +334,21 @@ static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
 		hp->cap = cap;
 	}
 	hp->v[hp->n++] = g;
-	g->qheap = (unsigned char)h;
+	g->q.qheap = (unsigned char)h;
 	sift_up(hp, h, hp->n - 1);
 	return 0;
 }
 
 static void heap_remove(struct sc_queue *q, struct sc_group *g)
 {
-	int h = g->qheap;
+	int h = g->q.qheap;
 	struct sc_heap *hp;
-	size_t i = g->qpos;
+	size_t i = g->q.qpos;
 
 	if (h == SC_QUEUE_NONE)
 		return;
 	hp = heap_of(q, h);
-	g->qheap = SC_QUEUE_NONE;
+	g->q.qheap = SC_QUEUE_NONE;
 	if (i != --hp->n) {
 		heap_set(hp, i, hp->v[hp->n]);
 		sift_down(hp, h, i);
@@ -357,17 +359,17 @@ static void heap_remove(struct sc_queue *q, struct sc_group *g)
 void sc_queue_forget(struct sc_queue *q, struct sc_group *g)
 {
 	heap_remove(q, g);
-	if (g->qtouched) {
+	if (g->q.qtouched) {
 		sc_vec_remove(&q->touched, g);
-		g->qtouched = false;
+		g->q.qtouched = false;
 	}
 }
 
 void sc_queue_touched(struct sc_queue *q, struct sc_group *g)
 {
-	if (g->qtouched || sc_vec_push(&q->touched, g) < 0)
+	if (g->q.qtouched || sc_vec_push(&q->touched, g) < 0)
 		return;
-	g->qtouched = true;
+	g->q.qtouched = true;
 }
 
 void sc_queue_fini(struct sc_queue *q)
@@ -387,8 +389,8 @@ void sc_queue_fini(struct sc_queue *q)
  */
 static bool eligible(const struct pk_sched *s, const struct sc_group *g)
 {
-	return g->is_root && g->present && !g->done &&
-	       (g->dirty || (!g->parked_invalid && s->gen > g->tried_gen));
+	return g->q.is_root && g->present && !g->q.done &&
+	       (g->q.dirty || (!g->q.parked_invalid && s->gen > g->q.tried_gen));
 }
 
 void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
@@ -396,26 +398,26 @@ void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 	struct sc_queue *q = &s->forest.queue;
 	int want;
 
-	if (!g->is_root) {
+	if (!g->q.is_root) {
 		sc_queue_forget(q, g); /* a placeholder or inner group reached by a touch */
 		return;
 	}
-	if (!g->prio_valid || g->prio_epoch != s->prio_epoch) {
+	if (!g->q.prio_valid || g->q.prio_epoch != s->prio_epoch) {
 		int32_t prio = sc_root_priority(s, g);
 
-		if (g->qheap == SC_QUEUE_ACTIVE && prio != g->prio_cache)
+		if (g->q.qheap == SC_QUEUE_ACTIVE && prio != g->q.prio_cache)
 			heap_remove(q, g); /* its rank moved */
-		g->prio_cache = prio;
-		g->prio_epoch = s->prio_epoch;
-		g->prio_valid = true;
+		g->q.prio_cache = prio;
+		g->q.prio_epoch = s->prio_epoch;
+		g->q.prio_valid = true;
 	}
-	want = !eligible(s, g)		? SC_QUEUE_NONE
-	       : g->backoff_until > now ? SC_QUEUE_BACKOFF
-					: SC_QUEUE_ACTIVE;
-	if (want == g->qheap) {
+	want = !eligible(s, g)		  ? SC_QUEUE_NONE
+	       : g->q.backoff_until > now ? SC_QUEUE_BACKOFF
+					  : SC_QUEUE_ACTIVE;
+	if (want == g->q.qheap) {
 		if (want != SC_QUEUE_NONE) { /* creation or backoff may have moved */
-			sift_down(heap_of(q, want), want, g->qpos);
-			sift_up(heap_of(q, want), want, g->qpos);
+			sift_down(heap_of(q, want), want, g->q.qpos);
+			sift_up(heap_of(q, want), want, g->q.qpos);
 		}
 		return;
 	}
@@ -441,12 +443,12 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 	for (size_t i = 0; i < q->touched.n; i++) {
 		struct sc_group *g = q->touched.v[i];
 
-		g->qtouched = false;
+		g->q.qtouched = false;
 		sc_queue_place(s, g, now);
 	}
 	q->touched.n = 0;
 	/* Backoffs that ended. */
-	while (q->backoff.n && q->backoff.v[0]->backoff_until <= now) {
+	while (q->backoff.n && q->backoff.v[0]->q.backoff_until <= now) {
 		struct sc_group *g = q->backoff.v[0];
 
 		heap_remove(q, g);
@@ -466,14 +468,14 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 
 		heap_remove(q, g);
 		if (!has_pending(g, 0)) {
-			g->done = true;
-			g->dirty = false;
+			g->q.done = true;
+			g->q.dirty = false;
 			continue;
 		}
 		return g; /* the best eligible root in rank order */
 	}
 	if (ret_wait && q->backoff.n)
-		*ret_wait = q->backoff.v[0]->backoff_until;
+		*ret_wait = q->backoff.v[0]->q.backoff_until;
 	return NULL;
 }
 

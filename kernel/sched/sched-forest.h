@@ -91,13 +91,9 @@ struct sc_pod {
 /* How a group's failure message is built, lazily: formatting is costly. */
 enum sc_why { SC_WHY_TEXT = 0, SC_WHY_PRESIM, SC_WHY_LEAF, SC_WHY_POD };
 
-struct sc_group {
-	char *key, *ns, *name;
-	bool present; /* the object was seen (else a placeholder) */
-	bool composite;
-	bool implicit; /* the one-pod root of a standalone pod */
+/* What a PodGroup or CompositePodGroup object says (forest.c parses it). */
+struct sc_group_spec {
 	int64_t creation;
-	uint64_t seq;
 	char *parent_key;
 	char *workload;
 	enum pk_policy policy;
@@ -116,12 +112,10 @@ struct sc_group {
 	bool has_prio;
 	int32_t prio;
 	char *prio_class;
-	bool scheduled;		 /* InitiallyScheduled True seen or written */
-	struct sc_group *parent; /* registered under this (may be a placeholder) */
-	struct sc_vec children;	 /* struct sc_group * */
-	struct sc_vec pods;	 /* struct sc_pod * */
-	bool sorted;
-	/* queue state (roots only) */
+};
+
+/* A root's place in the queue (queue.c); unused below the roots. */
+struct sc_group_queue {
 	bool is_root; /* in the forest's roots */
 	bool done, dirty, parked_invalid;
 	unsigned char qheap; /* SC_QUEUE_NONE, _ACTIVE or _BACKOFF */
@@ -135,16 +129,44 @@ struct sc_group {
 	bool gated; /* held back by PreEnqueue since gated_since */
 	int64_t gated_since;
 	uint64_t tried_gen;
-	/* per-cycle evaluation record */
+};
+
+/*
+ * A group's last evaluation (sc_record, place_common.c): valid for the cycle
+ * whose stamp it carries.
+ */
+struct sc_group_eval {
 	uint64_t stamp;
 	enum sc_status status;
 	int S, R, U, UU, M;
 	char *why; /* built on demand from why_kind (sc_group_why) */
 	int why_kind;
 	struct sc_pod *why_pod;
+};
+
+struct sc_group {
+	char *key, *ns, *name;
+	bool present; /* the object was seen (else a placeholder) */
+	bool composite;
+	bool implicit; /* the one-pod root of a standalone pod */
+	uint64_t seq;
+	struct sc_group_spec spec;
+	bool scheduled;		 /* InitiallyScheduled True seen or written */
+	struct sc_group *parent; /* registered under this (may be a placeholder) */
+	struct sc_vec children;	 /* struct sc_group * */
+	struct sc_vec pods;	 /* struct sc_pod * */
+	bool sorted;
+	struct sc_group_queue q;
+	struct sc_group_eval eval;
 	struct sc_cond_memo memo;
-	bool disrupted;
-	int fit_dom; /* "fit": the domain of topo_key chosen by the last evaluation */
+	bool disrupted; /* DisruptionTarget written (preempt.c) */
+	/* The placement strategy's own state for this group (state NULL: none),
+	 * opaque to the rest: the strategy allocates it and says how it is
+	 * freed, which happens with the group. */
+	struct sc_group_strat {
+		void *state;
+		void (*free)(void *state);
+	} strat;
 };
 
 /*

@@ -301,7 +301,7 @@ static int slices_check(const struct sc_snapshot *snap, const void *state, char 
 static bool slice_pod_annotations(const struct sc_pod *pod, char *coords, size_t clen, char *worker,
 				  size_t wlen)
 {
-	if (!pod->group || !pod->group->has_slice || pod->slice_worker < 0)
+	if (!pod->group || !pod->group->spec.has_slice || pod->slice_worker < 0)
 		return false;
 	snprintf(coords, clen, "%d.%d.%d", pod->slice_at.c[0], pod->slice_at.c[1],
 		 pod->slice_at.c[2]);
@@ -390,7 +390,7 @@ static int torus_admit(struct slice_place *sp, int k)
 {
 	struct sc_torus *t = &sp->sl->t[k];
 	struct tcand *c = &sp->tc[k];
-	const struct topo_shape *s = &sp->g->slice;
+	const struct topo_shape *s = &sp->g->spec.slice;
 	int64_t hosts = topo_shape_volume(s) / topo_shape_volume(&t->host);
 	char sb[48], hb[48];
 
@@ -737,7 +737,7 @@ static enum sc_status slice_failed(struct slice_place *sp, int admitted, const c
 	char sb[48];
 	enum sc_status st;
 
-	topo_shape_format(&sp->g->slice, sb, sizeof(sb));
+	topo_shape_format(&sp->g->spec.slice, sb, sizeof(sb));
 	if (!admitted) {
 		sc_buf_printf(&msg, "no superslice in scope can hold a %s slice%s%s", sb,
 			      sp->why.n ? ": " : "", sp->why.n ? sp->why.s : "");
@@ -768,11 +768,12 @@ static enum sc_status slice_placed(struct slice_place *sp, int k, int placed)
 	sc_trace(sp->ctx,
 		 "%s %s: slice %dx%dx%d: box %dx%dx%d at chip %d.%d.%d of superslice %s "
 		 "(breaks %lld, exposes %lld%s); M=%d S=%d R=%d -> Success",
-		 sc_group_kind(g), g->key, g->slice.dim[0], g->slice.dim[1], g->slice.dim[2],
-		 c->box.ext.dim[0] * t->host.dim[0], c->box.ext.dim[1] * t->host.dim[1],
-		 c->box.ext.dim[2] * t->host.dim[2], c->box.origin.c[0] * t->host.dim[0],
-		 c->box.origin.c[1] * t->host.dim[1], c->box.origin.c[2] * t->host.dim[2], t->name,
-		 (long long)c->rank.broken, (long long)c->rank.exposed,
+		 sc_group_kind(g), g->key, g->spec.slice.dim[0], g->spec.slice.dim[1],
+		 g->spec.slice.dim[2], c->box.ext.dim[0] * t->host.dim[0],
+		 c->box.ext.dim[1] * t->host.dim[1], c->box.ext.dim[2] * t->host.dim[2],
+		 c->box.origin.c[0] * t->host.dim[0], c->box.origin.c[1] * t->host.dim[1],
+		 c->box.origin.c[2] * t->host.dim[2], t->name, (long long)c->rank.broken,
+		 (long long)c->rank.exposed,
 		 sp->nrun ? (sp->strict ? ", running pods keep their places"
 					: ", around the running pods")
 			  : "",
@@ -813,7 +814,7 @@ static enum sc_status slice_place_leaf(struct sc_ctx *ctx, struct sc_group *g, c
 		sc_record(ctx, g, SC_SUCCESS, sp.M, sp.S, sp.R, 0, 0, SC_WHY_TEXT, NULL, NULL);
 		return SC_SUCCESS;
 	}
-	if (g->slice_bad)
+	if (g->spec.slice_bad)
 		return slice_fail(&sp, SC_UNRESOLVABLE,
 				  "the " TOPO_ANN_SLICE_SHAPE " annotation is not AxBxC");
 	sp.sl = sc_snapshot_slices(ctx->snap);

@@ -77,11 +77,11 @@ START_TEST(test_leaf_counts)
 	res = one_cycle(s);
 	g = find_group(s, "pg");
 	/* p0 placed, p1 U, p2 p3 placed, p4..p6 U: after p6 S+R = 3+1 < 5 -> abort. */
-	ck_assert_int_eq(g->status, SC_UNSCHEDULABLE);
-	ck_assert_int_eq(g->S, 3);
-	ck_assert_int_eq(g->U, 4);
-	ck_assert_int_eq(g->R, 1);
-	ck_assert_int_eq(g->UU, 0);
+	ck_assert_int_eq(g->eval.status, SC_UNSCHEDULABLE);
+	ck_assert_int_eq(g->eval.S, 3);
+	ck_assert_int_eq(g->eval.U, 4);
+	ck_assert_int_eq(g->eval.R, 1);
+	ck_assert_int_eq(g->eval.UU, 0);
 	ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
 	ck_assert_uint_eq(res->bound, 0);
 	ck_assert_uint_eq(s->snap.nlog, 0);
@@ -129,9 +129,9 @@ START_TEST(test_presimulation_skip)
 	cpg1 = find_group(s, "cpg-1");
 	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
 	ck_assert_uint_eq(res->bound, 2);
-	ck_assert_int_eq(cpg1->status, SC_UNRESOLVABLE);
-	ck_assert_int_eq(root->S, 2);
-	ck_assert_int_eq(root->UU, 1);
+	ck_assert_int_eq(cpg1->eval.status, SC_UNRESOLVABLE);
+	ck_assert_int_eq(root->eval.S, 2);
+	ck_assert_int_eq(root->eval.UU, 1);
 	ck_assert_uint_eq(traced_pods, 0); /* PG-11 was never simulated */
 	ck_assert_int_eq(find_pod(s, "a")->node, -1);
 	pk_sched_result_free(res);
