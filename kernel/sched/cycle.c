@@ -37,45 +37,6 @@
 /* What kube-scheduler tells a pod with scheduling gates. */
 #define SC_GATED_MESSAGE "Scheduling is blocked due to non-empty scheduling gates"
 
-double sc_stat_clock(const struct sc_ctx *ctx)
-{
-	struct timespec ts;
-
-	if (!ctx->s->opts.stat)
-		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void sc_stat_line(struct sc_ctx *ctx, enum pk_sched_stat stat, double value, const char *root)
-{
-	const struct pk_sched_opts *o = &ctx->s->opts;
-
-	if (o->stat)
-		o->stat(o->stat_arg, stat, value, root);
-}
-
-void sc_trace_line(struct sc_ctx *ctx, const char *fmt, ...)
-{
-	const struct pk_sched_opts *o = &ctx->s->opts;
-	char line[1024];
-	int ind = ctx->depth * 2;
-	va_list ap;
-
-	if (!ctx->tracing)
-		return;
-	if (ind > 64)
-		ind = 64;
-	memset(line, ' ', (size_t)ind);
-	va_start(ap, fmt);
-	vsnprintf(line + ind, sizeof(line) - (size_t)ind, fmt, ap);
-	va_end(ap);
-	if (o->explain)
-		fprintf(o->explain, "%s\n", line);
-	if (o->trace)
-		o->trace(o->trace_arg, line);
-}
-
 static int64_t backoff_ms(const struct pk_sched *s, int attempts)
 {
 	int64_t b = s->opts.backoff_initial_ms > 0 ? s->opts.backoff_initial_ms : 1000;

@@ -2,8 +2,9 @@
 /*
  * sched-core.h — the scheduler object (sched.c) and one cycle's
  * evaluation context (cycle.c): the snapshot, the forest and the profile it
- * owns, the placement strategy's ops, the explain trace and the placement
- * statistics.  Private to kernel/sched/.
+ * owns, the placement strategy's ops, and what the context gives every
+ * strategy (ctx.c): the explain trace, the placement statistics and the
+ * whole-cluster scope.  Private to kernel/sched/.
  */
 #ifndef PODKERNEL_KERNEL_SCHED_CORE_H
 #define PODKERNEL_KERNEL_SCHED_CORE_H
@@ -77,7 +78,7 @@ struct pk_sched {
 };
 
 /* The scope of every node index (0 .. nnodes-1); NULL on ENOMEM. */
-const int *sc_all_nodes(struct pk_sched *s);
+const int *sc_all_nodes(struct pk_sched *s); /* ctx.c */
 
 struct sc_ctx {
 	struct pk_sched *s;
@@ -90,6 +91,7 @@ struct sc_ctx {
 	void *priv;    /* the running strategy's own state */
 };
 
+/* ctx.c */
 void sc_trace_line(struct sc_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Explain-trace line; the arguments are evaluated only while tracing. */
 #define sc_trace(ctx, ...)                                                                         \

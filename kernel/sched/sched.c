@@ -82,24 +82,6 @@ void pk_sched_free(struct pk_sched *s)
 	free(s);
 }
 
-const int *sc_all_nodes(struct pk_sched *s)
-{
-	size_t n = s->snap.nnodes;
-
-	if (n + 1 > s->all_cap) {
-		size_t cap = (n + 1) * 2;
-		int *v = realloc(s->all_nodes, cap * sizeof(int));
-
-		if (!v)
-			return NULL;
-		for (size_t i = s->all_cap; i < cap; i++)
-			v[i] = (int)i;
-		s->all_nodes = v;
-		s->all_cap = cap;
-	}
-	return s->all_nodes;
-}
-
 #define SC_MAX_TOPO_KEYS 16 /* keys whose partitions the fit strategy keeps */
 
 int sc_note_topo_key(struct pk_sched *s, const char *key)
