@@ -59,6 +59,7 @@ LIBDEFS := topo:topology \
 	pkstore:kernel/store \
 	pkserver:kernel/server \
 	pkappliance:kernel/appliance \
+	pkcontrollers:kernel/controllers \
 	pkkube:kernel/kube \
 	pkattach:kernel/attach \
 	pkclient:kernel/podctl:kernel/podctl/main.c \
@@ -77,7 +78,9 @@ LIBS_pksim       := pksim pksched pkdra pkbuilder pkapi pkcel topo pklib
 LIBS_pkwrite     := pkwrite pkapi pkcel topo pklib
 LIBS_pkstore     := pkstore pkwrite pkapi pkcel topo pklib
 LIBS_pkserver    := pkserver pkstore pkapi pkcel topo pklib
-LIBS_pkappliance := pkappliance pksim pkstore pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pkappliance := pkappliance pkstore pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pkcontrollers := pkcontrollers pkappliance pksim pkstore pkwrite pksched pkdra pkbuilder \
+	pkapi pkcel topo pklib
 LIBS_pkkube      := pkkube pkapi pkcel topo pklib
 LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pkwrite pksched pkdra \
 	pkbuilder \
@@ -85,7 +88,7 @@ LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pkwrite p
 LIBS_pkagent     := pkagent pkkube pkapi pkcel topo pklib
 LIBS_pkclient    := pkclient pkkube pksim pksched pkdra pkbuilder pkapi pkcel topo pklib
 # Everything, for the benchmarks and the fuzz targets.
-LIBS_all         := pkclient pksim pkagent pkattach pkkube pkappliance pkserver pkstore pkwrite \
+LIBS_all         := pkclient pksim pkagent pkattach pkkube pkcontrollers pkappliance pkserver pkstore pkwrite \
 	pksched \
 	pkbuilder pkdra pkapi pkcel topo pklib
 
@@ -101,7 +104,7 @@ PKGS_pkattach    := libmicrohttpd gnutls
 
 # Programs: their libraries, hence their packages.
 PROG_LIBS_podctl     := pkclient
-PROG_LIBS_podkerneld := pkserver pkattach pkbuilder
+PROG_LIBS_podkerneld := pkserver pkattach pkcontrollers pkbuilder
 PROG_LIBS_podagent   := pkagent
 
 # test folder -> the libraries it tests (and their dependencies)
@@ -117,8 +120,9 @@ TESTLIBS_tests/kernel/store    := pkstore
 # the write path's tests run it on the store backend
 TESTLIBS_tests/kernel/write    := pkstore
 TESTLIBS_tests/kernel/server   := pkserver pkbuilder
-# the placement map's tests answer requests as the server would (pk_response_*)
-TESTLIBS_tests/kernel/appliance := pkappliance pkserver
+# the placement map's tests answer requests as the server would (pk_response_*);
+# the loop's tests run it standalone, with its controllers
+TESTLIBS_tests/kernel/appliance := pkcontrollers pkserver
 TESTLIBS_tests/kernel/podctl   := pkclient
 TESTLIBS_tests/kernel/kube     := pkkube
 # the informer test runs podkerneld's API server in the same process

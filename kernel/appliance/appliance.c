@@ -4,22 +4,22 @@
  *
  * One thread.  At start it lists every kind once (nodes first, so pods bound
  * to them are counted against their capacity before any cycle) and feeds the
- * scheduler; from then on it follows the store's change stream from the
+ * scheduler; from then on it follows the source's change stream from the
  * resourceVersion read before the list.  Each event goes through
- * ap_classify() (events.c); Jobs and JobSets are queued for their
- * controllers (controllers.c), Node writes are heartbeats (heartbeat.c).
- * Then the scheduler runs cycles until nothing is eligible, and each
- * cycle's actions are written through the store: a binding is a merge patch
- * of spec.nodeName carrying the pod's resourceVersion (a concurrent binder or
- * a second appliance loses with a conflict, so no pod is bound twice), a
- * condition is a status update with the same precondition, a preemption is
- * DisruptionTarget then delete.  A failed write re-reads the object and
- * hands the truth back to the scheduler.  The thread sleeps in
- * pk_store_wait() until the next write or the earliest backoff expiry.
+ * ap_classify() (events.c), then to the mode's hooks (appliance.h).  Before
+ * a round the hooks do their own work; then the scheduler runs cycles until
+ * nothing is eligible, and the round's actions are written through the
+ * write path (kernel/write/writer.h) as one batch: a binding carries the
+ * pod's resourceVersion (a concurrent binder or a second appliance loses
+ * with a conflict, so no pod is bound twice), a condition the same
+ * precondition, a preemption is DisruptionTarget then delete.  A failed
+ * write re-reads the object and hands the truth back to the scheduler.  The
+ * thread sleeps in the source's wait until the next write or the earliest
+ * backoff expiry.
  *
- * The reads go through a source table: the store itself, or in attach mode a
- * mirror of a Kubernetes cluster (then the controllers and the heartbeat
- * monitor, which write the store, stay off).
+ * The reads go through a source table (the store, or attach mode's mirror of
+ * a Kubernetes cluster), the writes through a writer backend; the loop
+ * knows neither's mode.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -78,8 +78,6 @@ static void sched_feed(struct pk_appliance *app, json_t *obj)
 	struct pk_errors errs = {0};
 	enum wb_pod_state st = pk_kind_of(obj) == PK_KIND_POD ? wb_pod_state(obj) : WB_POD_ACTIVE;
 
-	if (app->lifecycle && pk_kind_of(obj) == PK_KIND_NODE)
-		ap_lifecycle_node(app->lifecycle, obj, false);
 	if (st == WB_POD_SUCCEEDED || st == WB_POD_FAILED) {
 		/* a pod that ran to its end frees its node */
 		pk_sched_remove(app->sched, PK_KIND_POD, pk_namespace(obj), pk_name(obj));
@@ -94,30 +92,24 @@ static void sched_feed(struct pk_appliance *app, json_t *obj)
 	pk_errors_clear(&errs);
 }
 
-static void sched_remove(struct pk_appliance *app, const char *kind, const json_t *obj)
+static void sched_remove(struct pk_appliance *app, enum pk_kind kind, const json_t *obj)
 {
-	pk_sched_remove(app->sched, pk_kind_from_string(kind), pk_namespace(obj), pk_name(obj));
+	pk_sched_remove(app->sched, kind, pk_namespace(obj), pk_name(obj));
 }
 
-void ap_resync(struct pk_appliance *app, const char *kind, const char *ns, const char *name)
+void ap_resync(struct pk_appliance *app, enum pk_kind kind, const char *ns, const char *name)
 {
 	json_t *obj = NULL;
-	int r = app->src->get(app->src_arg, kind, ns, name, &obj);
+	int r = app->src->get(app->src_arg, pk_kind_to_string(kind), ns, name, &obj);
 
 	if (r == 0) {
 		sched_feed(app, obj);
 		ap_cache_note(app->cache, kind, obj);
 		json_decref(obj);
 	} else if (r == -ENOENT) {
-		pk_sched_remove(app->sched, pk_kind_from_string(kind), ns, name);
+		pk_sched_remove(app->sched, kind, ns, name);
 		ap_cache_forget(app->cache, kind, ns, name);
 	}
-}
-
-static void queue_reconcile(struct pk_appliance *app, const char *kind, const json_t *obj)
-{
-	json_array_append_new(app->to_reconcile,
-			      json_pack("[s,s,s]", kind, pk_namespace(obj), pk_name(obj)));
 }
 
 /* Kinds in the order a fresh scheduler needs them. */
@@ -142,14 +134,6 @@ static const char *const list_order[] = {
     "JobSet",
 };
 
-/* A node's heartbeat Lease: in the node lease namespace. */
-static bool is_node_lease(const struct pk_appliance *app, const json_t *lease)
-{
-	const char *ns = pk_get_string(lease, "metadata.namespace");
-
-	return ns && strcmp(ns, app->cfg.node_lease_namespace) == 0;
-}
-
 static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 {
 	char *token = NULL;
@@ -168,28 +152,15 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 
 		json_array_foreach(items, i, obj)
 		{
-			if (k == PK_KIND_LEASE) {
-				if (is_node_lease(app, obj))
-					ap_heartbeat_lease(app->beats, pk_name(obj), true, now,
-							   NULL);
-				continue;
+			if (k != PK_KIND_LEASE) {
+				ap_cache_note(app->cache, k, obj);
+				ap_pmap_update(app->pmap, kind, obj);
 			}
-			ap_cache_note(app->cache, kind, obj);
-			ap_pmap_update(app->pmap, kind, obj);
-			if (k == PK_KIND_JOB || k == PK_KIND_JOBSET) {
-				queue_reconcile(app, kind, obj);
-				continue;
-			}
-			if ((k == PK_KIND_POD || k == PK_KIND_POD_GROUP) && app->store &&
-			    ap_needs_claims(obj))
-				queue_reconcile(app, kind, obj);
-			if (k != PK_KIND_WORKLOAD)
+			if (k != PK_KIND_LEASE && k != PK_KIND_JOB && k != PK_KIND_JOBSET &&
+			    k != PK_KIND_WORKLOAD)
 				sched_feed(app, obj);
-			if (k == PK_KIND_NODE && ap_node_agent_registered(obj))
-				ap_heartbeat_expect(app->beats, pk_name(obj), now);
-			if (k == PK_KIND_NODE)
-				ap_heartbeat_seen(app->beats, pk_name(obj), ap_node_monitored(obj),
-						  now, NULL);
+			if (app->hooks->listed)
+				app->hooks->listed(app->hooks_arg, kind, obj, now);
 		}
 		json_decref(items);
 		token = next;
@@ -233,7 +204,8 @@ static int load_all(struct pk_appliance *app)
 	if (r < 0)
 		return r;
 	app->rv = rv;
-	app->gc_needed = true;
+	if (app->hooks->list_done)
+		app->hooks->list_done(app->hooks_arg);
 	ap_log(app, 1, "appliance: listed %zu objects at resourceVersion %llu",
 	       ap_cache_size(app->cache), (unsigned long long)rv);
 #ifdef __GLIBC__
@@ -245,65 +217,16 @@ static int load_all(struct pk_appliance *app)
 
 /* ---- the change stream ------------------------------------------------------------ */
 
-static void on_node_write(struct pk_appliance *app, const json_t *node)
-{
-	bool recovered = false;
-	json_t *taints = pk_get(node, "spec.taints");
-	size_t i;
-	json_t *t;
-
-	if (ap_node_agent_registered(node))
-		ap_heartbeat_expect(app->beats, pk_name(node), ap_now_ms());
-	ap_heartbeat_seen(app->beats, pk_name(node), ap_node_monitored(node), ap_now_ms(),
-			  &recovered);
-	json_array_foreach(taints, i, t)
-	{
-		const char *key = json_string_value(json_object_get(t, "key"));
-
-		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
-			recovered = true;
-	}
-	if (recovered && ap_heartbeat_live(app->beats, pk_name(node)))
-		ap_node_recovered(app, pk_name(node));
-}
-
-/* A renewed (or deleted) node Lease: a sign of life of the node it names. */
-static void on_lease_event(struct pk_appliance *app, const struct pk_store_event *ev)
-{
-	bool recovered = false;
-	const char *name = pk_name(ev->object);
-	json_t *node = NULL;
-
-	if (!is_node_lease(app, ev->object))
-		return;
-	ap_heartbeat_lease(app->beats, name, ev->type != PK_EVENT_DELETED, ap_now_ms(), &recovered);
-	if (!recovered && ev->type != PK_EVENT_DELETED && ap_heartbeat_live(app->beats, name) &&
-	    ap_heartbeat_lease_writes(app->beats, name) <= 2 &&
-	    pk_store_get(app->store, "Node", NULL, name, &node) == 0) {
-		/* the first renewal seen: the Node may still be tainted from before a
-		 * restart of the appliance (later renewals need no look) */
-		json_t *taints = pk_get(node, "spec.taints"), *t;
-		size_t i;
-
-		json_array_foreach(
-		    taints, i, t) if (strcmp(json_string_value(json_object_get(t, "key")) ?: "",
-					     PK_APPLIANCE_TAINT_UNREACHABLE) == 0) recovered = true;
-		json_decref(node);
-	}
-	if (recovered)
-		ap_node_recovered(app, name);
-}
-
 /*
  * Metrics of the queue: a changed pod or group counts as incoming, and a
  * root that now has work to do (a standalone pending pod, a root group not
  * yet scheduled) is "active" until its next attempt says otherwise.
  */
-static void note_incoming(struct pk_appliance *app, const char *kind, const json_t *obj)
+static void note_incoming(struct pk_appliance *app, enum pk_kind k, const json_t *obj)
 {
-	enum pk_kind k = pk_kind_from_string(kind);
 	bool group = k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP;
 	bool pod = k == PK_KIND_POD;
+	const char *kind = pk_kind_to_string(k);
 	char root[512];
 
 	if (!group && !pod)
@@ -334,6 +257,59 @@ static bool own_condition(enum pk_kind k, const char *type)
 		strcmp(type, "CompositePodGroupInitiallyScheduled") == 0);
 }
 
+static void stale_clear(struct pk_appliance *app)
+{
+	for (size_t i = 0; i < app->nstale; i++) {
+		free(app->stale[i].ns);
+		free(app->stale[i].name);
+		pk_write_cond_clear(&app->stale[i].cond);
+	}
+	app->nstale = 0;
+}
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+/* One condition to write again; false on ENOMEM (then nothing is kept). */
+static bool stale_add(struct pk_appliance *app, enum pk_kind k, const json_t *obj, const json_t *c)
+{
+	struct ap_stale *e;
+
+	if (app->nstale == app->capstale) {
+		size_t cap = app->capstale ? app->capstale * 2 : 16;
+		struct ap_stale *v = realloc(app->stale, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		app->stale = v;
+		app->capstale = cap;
+	}
+	e = &app->stale[app->nstale];
+	*e = (struct ap_stale){
+	    .kind = k,
+	    .ns = dup_or_empty(pk_namespace(obj)),
+	    .name = dup_or_empty(pk_name(obj)),
+	    .cond =
+		{
+		    .type = dup_or_empty(json_string_value(json_object_get(c, "type"))),
+		    .status = strdup(json_string_value(json_object_get(c, "status")) ?: "Unknown"),
+		    .reason = dup_or_empty(json_string_value(json_object_get(c, "reason"))),
+		    .message = dup_or_empty(json_string_value(json_object_get(c, "message"))),
+		},
+	};
+	if (!e->ns || !e->name || !e->cond.type || !e->cond.status || !e->cond.reason ||
+	    !e->cond.message) {
+		free(e->ns);
+		free(e->name);
+		pk_write_cond_clear(&e->cond);
+		return false;
+	}
+	app->nstale++;
+	return true;
+}
+
 /*
  * A spec edit raised metadata.generation past what the scheduler's
  * conditions observed: note them to be written again, unchanged but for
@@ -342,10 +318,10 @@ static bool own_condition(enum pk_kind k, const char *type)
 static void note_stale_conditions(struct pk_appliance *app, enum pk_kind k, const json_t *obj)
 {
 	json_int_t gen = json_integer_value(pk_get(obj, "metadata.generation"));
-	json_t *conds = pk_get(obj, "status.conditions"), *c, *e = NULL;
+	json_t *c;
 	size_t i;
 
-	json_array_foreach(conds, i, c)
+	json_array_foreach(pk_get(obj, "status.conditions"), i, c)
 	{
 		json_t *og = json_object_get(c, "observedGeneration");
 		const char *type = json_string_value(json_object_get(c, "type"));
@@ -353,56 +329,22 @@ static void note_stale_conditions(struct pk_appliance *app, enum pk_kind k, cons
 		if (!type || !own_condition(k, type) || !json_is_integer(og) ||
 		    json_integer_value(og) >= gen)
 			continue;
-		if (!e && !(e = json_pack("[i,s,s]", (int)k, pk_namespace(obj), pk_name(obj))))
+		if (!stale_add(app, k, obj, c))
 			return;
-		json_array_append_new(
-		    e, json_pack("[s,s,s,s]", type,
-				 json_string_value(json_object_get(c, "status")) ?: "Unknown",
-				 json_string_value(json_object_get(c, "reason")) ?: "",
-				 json_string_value(json_object_get(c, "message")) ?: ""));
 	}
-	if (e)
-		json_array_append_new(app->stale_obs, e);
 }
 
 /* Into the open batch: the conditions noted by note_stale_conditions(). */
 static void batch_stale_conditions(struct pk_appliance *app)
 {
-	size_t i, j;
-	json_t *e, *c;
+	for (size_t i = 0; i < app->nstale; i++) {
+		const struct ap_stale *e = &app->stale[i];
+		struct pk_write_ref ref = ref_of(app, e->kind, e->ns, e->name);
 
-	json_array_foreach(app->stale_obs, i, e)
-	{
-		enum pk_kind k = (enum pk_kind)json_integer_value(json_array_get(e, 0));
-		struct pk_write_ref ref = ref_of(app, k, json_string_value(json_array_get(e, 1)),
-						 json_string_value(json_array_get(e, 2)));
-
-		json_array_foreach(e, j, c) if (j >= 3) pk_writer_set_condition(
-		    app->writer, &ref, json_string_value(json_array_get(c, 0)),
-		    json_string_value(json_array_get(c, 1)),
-		    json_string_value(json_array_get(c, 2)),
-		    json_string_value(json_array_get(c, 3)));
+		pk_writer_set_condition(app->writer, &ref, e->cond.type, e->cond.status,
+					e->cond.reason, e->cond.message);
 	}
-	json_array_clear(app->stale_obs);
-}
-
-/*
- * Beyond an owner's deletion (ap_classify): a deletion in the foreground
- * begins, or an object goes while one waits for its dependents.
- */
-static bool gc_wanted(const struct pk_appliance *app, const struct pk_store_event *ev)
-{
-	json_t *f;
-	size_t i;
-
-	if (ev->type == PK_EVENT_DELETED)
-		return app->gc_foreground && pk_get(ev->object, "metadata.ownerReferences");
-	if (!pk_get(ev->object, "metadata.deletionTimestamp"))
-		return false;
-	json_array_foreach(pk_get(ev->object, "metadata.finalizers"), i,
-			   f) if (strcmp(json_string_value(f) ?: "",
-					 PK_STORE_FOREGROUND_FINALIZER) == 0) return true;
-	return false;
+	stale_clear(app);
 }
 
 static int on_event(const struct pk_store_event *ev, void *arg)
@@ -413,12 +355,13 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	enum pk_kind k = pk_kind_from_string(kind);
 
 	if (k == PK_KIND_LEASE) {
-		on_lease_event(app, ev);
+		if (app->hooks->event)
+			app->hooks->event(app->hooks_arg, ev, NULL);
 		return 0;
 	}
 	/* every event, the appliance's own writes too (the scheduler skips those) */
 	ap_pmap_event(app->pmap, ev->type, kind, ev->object);
-	if (ap_classify(app->cache, ev->type, kind, ev->object, ev->rv, &d) < 0)
+	if (ap_classify(app->cache, ev->type, k, ev->object, ev->rv, &d) < 0)
 		return 0;
 	AP_COUNT(app, events);
 	ap_log(app, 3, "event %s %s %s/%s rv %llu: %s", pk_event_type_to_string(ev->type), kind,
@@ -427,20 +370,15 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	       : d.verdict == AP_REMOVE ? "remove"
 					: "skip");
 	if (d.verdict != AP_SKIP)
-		ap_backoff_clear(app, kind, pk_namespace(ev->object), pk_name(ev->object));
+		ap_backoff_clear(app, k, pk_namespace(ev->object), pk_name(ev->object));
 	switch (d.verdict) {
 	case AP_FEED:
 		sched_feed(app, ev->object);
-		note_incoming(app, kind, ev->object);
+		note_incoming(app, k, ev->object);
 		note_stale_conditions(app, k, ev->object);
 		break;
 	case AP_REMOVE:
-		sched_remove(app, kind, ev->object);
-		if (k == PK_KIND_NODE) {
-			ap_lifecycle_node(app->lifecycle, ev->object, true);
-			ap_heartbeat_forget(app->beats, pk_name(ev->object));
-			json_array_append_new(app->gone_nodes, json_string(pk_name(ev->object)));
-		}
+		sched_remove(app, k, ev->object);
 		if (k == PK_KIND_POD || k == PK_KIND_POD_GROUP ||
 		    k == PK_KIND_COMPOSITE_POD_GROUP) {
 			char root[512];
@@ -454,21 +392,8 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 		AP_COUNT(app, events_skipped);
 		break;
 	}
-	if (d.heartbeat && ev->type != PK_EVENT_DELETED && app->store)
-		on_node_write(app, ev->object);
-	if (d.reconcile)
-		queue_reconcile(app, kind, ev->object);
-	if (app->store && (k == PK_KIND_POD || k == PK_KIND_POD_GROUP) &&
-	    ev->type != PK_EVENT_DELETED && ap_needs_claims(ev->object))
-		queue_reconcile(app, kind, ev->object); /* the claim controller */
-	if (app->store && (k == PK_KIND_POD || k == PK_KIND_POD_GROUP) &&
-	    ev->type == PK_EVENT_DELETED &&
-	    json_array_size(pk_get(ev->object, "status.resourceClaimStatuses")))
-		app->gc_needed = true; /* its generated claims go with it */
-	if (d.owner && app->store)
-		ap_reconcile_owner_of(app, ev->object);
-	if (d.gc || gc_wanted(app, ev))
-		app->gc_needed = true;
+	if (app->hooks->event)
+		app->hooks->event(app->hooks_arg, ev, &d);
 	return 0;
 }
 
@@ -492,74 +417,6 @@ static int drain_events(struct pk_appliance *app)
 	}
 }
 
-static void run_controllers(struct pk_appliance *app)
-{
-	size_t i;
-	json_t *n;
-
-	json_array_foreach(app->gone_nodes, i, n) ap_node_deleted(app, json_string_value(n));
-	json_array_clear(app->gone_nodes);
-	/* Reconciles may queue more (a JobSet's Jobs arrive as events later). */
-	while (json_array_size(app->to_reconcile) > 0) {
-		json_t *work = app->to_reconcile, *w;
-
-		app->to_reconcile = json_array();
-
-		json_array_foreach(work, i, w)
-		    ap_reconcile(app, json_string_value(json_array_get(w, 0)),
-				 json_string_value(json_array_get(w, 1)),
-				 json_string_value(json_array_get(w, 2)));
-		json_decref(work);
-		if (!app->to_reconcile)
-			return;
-	}
-	if (app->gc_needed) {
-		app->gc_needed = false;
-		ap_collect_garbage(app);
-	}
-}
-
-/* The node-loss policy's state, logged when it changes (a held node is logged once). */
-static void log_loss_state(struct pk_appliance *app, const struct ap_loss_report *r)
-{
-	static const char *const why[] = {
-	    [AP_LOSS_PARTIAL] = "a large share of the nodes is silent at once",
-	    [AP_LOSS_FULL] = "every node is silent at once",
-	    [AP_LOSS_BLIND] = "the API server was saturated within the grace period, so a "
-			      "silent node may not have got through",
-	};
-
-	if (r->state != app->loss_state && r->state != AP_LOSS_NORMAL)
-		ap_log(app, 1, "node-loss monitor: %zu of %zu nodes silent: %s; declaring %s",
-		       r->silent, r->monitored, why[r->state],
-		       r->state == AP_LOSS_PARTIAL && r->monitored > app->loss.large_cluster
-			   ? "them lost at the secondary rate"
-			   : "none lost");
-	else if (r->state != app->loss_state)
-		ap_log(app, 1, "node-loss monitor: back to normal (%zu of %zu nodes silent)",
-		       r->silent, r->monitored);
-	app->loss_state = r->state;
-}
-
-static void check_heartbeats(struct pk_appliance *app)
-{
-	int64_t now = ap_now_ms();
-	struct ap_loss_report rep;
-	json_t *names = NULL, *n;
-	size_t i;
-
-	if (now < app->next_beat_check_ms)
-		return;
-	app->next_beat_check_ms = now + AP_BEAT_CHECK_MS;
-	app->loss.saturated_ms =
-	    app->cfg.saturated_ms ? app->cfg.saturated_ms(app->cfg.saturated_arg) : 0;
-	if (ap_heartbeats_lost(app->beats, &app->loss, &app->loss_limiter, now, &names, &rep) < 0)
-		return;
-	log_loss_state(app, &rep);
-	json_array_foreach(names, i, n) ap_node_unreachable(app, json_string_value(n));
-	json_decref(names);
-}
-
 /* ---- applying a round's actions ---------------------------------------------------- */
 
 /* The resourceVersion the loop last saw of an object: the write's precondition. */
@@ -570,7 +427,7 @@ static struct pk_write_ref ref_of(struct pk_appliance *app, enum pk_kind kind, c
 	    .kind = kind,
 	    .ns = ns,
 	    .name = name,
-	    .rv = ap_cache_rv(app->cache, pk_kind_to_string(kind), ns, name),
+	    .rv = ap_cache_rv(app->cache, kind, ns, name),
 	};
 }
 
@@ -660,7 +517,7 @@ static void batch_result(struct pk_appliance *app, const struct pk_sched_result 
  */
 static void hand_back(struct pk_appliance *app, const struct pk_write_result *wr)
 {
-	const char *kind = pk_kind_to_string(wr->kind);
+	enum pk_kind kind = wr->kind;
 	json_t *obj = json_incref(wr->object);
 	int r = obj ? 0 : pk_writer_get(app->writer, wr->kind, wr->ns, wr->name, &obj);
 
@@ -673,7 +530,7 @@ static void hand_back(struct pk_appliance *app, const struct pk_write_result *wr
 		ap_resync(app, kind, wr->ns, wr->name);
 		return;
 	}
-	pk_sched_remove(app->sched, wr->kind, wr->ns, wr->name);
+	pk_sched_remove(app->sched, kind, wr->ns, wr->name);
 	if (r == 0) {
 		sched_feed(app, obj);
 		ap_cache_note(app->cache, kind, obj);
@@ -737,11 +594,6 @@ static void cond_retry_clear(struct cond_retry *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static char *dup_or_empty(const char *s)
-{
-	return strdup(s ? s : "");
-}
-
 /* r: item it's conditions, to be set on cur (the stored object); -ENOMEM. */
 static int cond_retry_set(struct cond_retry *r, const struct pk_write_item *it, const json_t *cur)
 {
@@ -792,7 +644,7 @@ static void retry_conditions(struct pk_appliance *app, struct cond_retry *retry,
 static bool item_failed(struct pk_appliance *app, const struct pk_write_item *it,
 			const struct pk_write_result *wr, bool may_retry)
 {
-	const char *kind = pk_kind_to_string(wr->kind);
+	enum pk_kind kind = wr->kind;
 	bool cond_only = !it->node && !it->evict && it->kind != PK_KIND_PERSISTENT_VOLUME_CLAIM;
 
 	if (wr->error == -ENOENT && (cond_only || it->evict)) {
@@ -810,7 +662,7 @@ static bool item_failed(struct pk_appliance *app, const struct pk_write_item *it
 		ap_backoff_failed(app, kind, wr->ns, wr->name, wr->error);
 		return false;
 	}
-	ap_log(app, 1, "writing %s %s/%s failed: %s; %s", kind, wr->ns, wr->name,
+	ap_log(app, 1, "writing %s %s/%s failed: %s; %s", pk_kind_to_string(kind), wr->ns, wr->name,
 	       pk_write_strerror(wr->error),
 	       cond_only && may_retry ? "again on the current object" : "re-reading it");
 	if (cond_only && wr->error == -PK_WRITE_ECONFLICT && wr->object && may_retry)
@@ -846,13 +698,8 @@ static void commit_batch(struct pk_appliance *app)
 
 			if (wr->error == 0) {
 				if (wr->object)
-					ap_cache_note(app->cache, pk_kind_to_string(wr->kind),
-						      wr->object);
-				if (it->node && wr->object && app->lifecycle)
-					ap_lifecycle_bound(app->lifecycle, wr->object, it->node,
-							   now);
-				ap_backoff_clear(app, pk_kind_to_string(wr->kind), wr->ns,
-						 wr->name);
+					ap_cache_note(app->cache, wr->kind, wr->object);
+				ap_backoff_clear(app, wr->kind, wr->ns, wr->name);
 				log_written(app, it);
 				continue;
 			}
@@ -868,7 +715,8 @@ static void commit_batch(struct pk_appliance *app)
 			}
 			nretry++;
 		}
-		ap_record_batch(app, b, res);
+		if (app->hooks->written)
+			app->hooks->written(app->hooks_arg, b, res, n, now);
 		if (nretry == 0) {
 			free(retry);
 			return;
@@ -954,7 +802,7 @@ static void *loop_main(void *arg)
 
 	while (!atomic_load(&app->stopping)) {
 		bool more = false;
-		int64_t retry, wait, lc_due = 0;
+		int64_t retry, wait, hooks_due = 0;
 		int r = drain_events(app);
 
 		if (r < 0) {
@@ -963,25 +811,15 @@ static void *loop_main(void *arg)
 				break;
 			continue;
 		}
-		if (app->store) {
-			run_controllers(app);
-			check_heartbeats(app);
-			ap_record_sweep(app, ap_now_ms());
-			lc_due = ap_lifecycle_run(app, ap_now_ms());
-			/*
-			 * Pods the lifecycle just ended free their places before
-			 * this round's cycles, as a kubelet's report would reach
-			 * kube-scheduler before its next attempt.
-			 */
-			r = drain_events(app);
-			if (r < 0)
+		if (app->hooks->round) {
+			hooks_due = app->hooks->round(app->hooks_arg, ap_now_ms());
+			/* what the hooks wrote reaches the scheduler before the cycles */
+			if (drain_events(app) < 0)
 				continue;
-		} else {
-			json_array_clear(app->gone_nodes); /* the cluster's own controllers */
 		}
 		if (app->cfg.may_schedule && !app->cfg.may_schedule(app->cfg.may_schedule_arg)) {
 			app->scheduling = false;
-			json_array_clear(app->stale_obs); /* the leader writes them */
+			stale_clear(app); /* the leader writes them */
 			if (app->src->wait(app->src_arg, app->rv, AP_BEAT_CHECK_MS) == -ECANCELED)
 				break;
 			continue;
@@ -1025,8 +863,8 @@ static void *loop_main(void *arg)
 		if (more)
 			continue;
 		wait = AP_BEAT_CHECK_MS;
-		if (lc_due > 0 && (retry <= 0 || lc_due < retry))
-			retry = lc_due;
+		if (hooks_due > 0 && (retry <= 0 || hooks_due < retry))
+			retry = hooks_due;
 		if (retry > 0) {
 			int64_t d = retry - ap_now_ms();
 
@@ -1038,125 +876,43 @@ static void *loop_main(void *arg)
 	return NULL;
 }
 
-/* ---- lifecycle ------------------------------------------------------------------------ */
+/* ---- start and stop ---------------------------------------------------------------- */
 
-static int64_t grace_from_env(void)
-{
-	const char *s = getenv("PODKERNEL_NODE_GRACE_SECONDS");
-	char *end;
-	double v;
+static const struct pk_appliance_hooks no_hooks;
 
-	if (!s || !*s)
-		return PK_APPLIANCE_DEFAULT_GRACE_MS;
-	v = strtod(s, &end);
-	if (*end || v <= 0 || v > 86400)
-		return PK_APPLIANCE_DEFAULT_GRACE_MS;
-	return (int64_t)(v * 1000);
-}
-
-/* The node-loss policy from the configuration (zero: the defaults). */
-static void loss_policy_init(struct pk_appliance *app)
-{
-	const struct pk_appliance_config *c = &app->cfg;
-	struct ap_loss_policy *p = &app->loss;
-
-	p->grace_ms = app->grace_ms;
-	p->rate = c->node_eviction_rate ? c->node_eviction_rate : PK_APPLIANCE_EVICTION_RATE;
-	p->secondary_rate = c->secondary_node_eviction_rate ? c->secondary_node_eviction_rate
-							    : PK_APPLIANCE_SECONDARY_EVICTION_RATE;
-	p->unhealthy_share = c->unhealthy_zone_threshold > 0 ? c->unhealthy_zone_threshold
-							     : PK_APPLIANCE_UNHEALTHY_THRESHOLD;
-	p->large_cluster = c->large_cluster_size_threshold ? c->large_cluster_size_threshold
-							   : PK_APPLIANCE_LARGE_CLUSTER;
-	if (p->rate < 0)
-		p->rate = 0;
-	if (p->secondary_rate < 0)
-		p->secondary_rate = 0;
-}
-
-/* ---- the store as the loop's source ------------------------------------------------ */
-
-static int store_list(void *src, const char *kind, const struct pk_store_list_opts *opts,
-		      json_t **ret_items, char **ret_continue)
-{
-	return pk_store_list(src, kind, NULL, opts, ret_items, NULL, ret_continue);
-}
-
-static uint64_t store_rv(void *src)
-{
-	return pk_store_rv(src);
-}
-
-static int store_events_since(void *src, uint64_t since, size_t max, pk_store_event_cb cb,
-			      void *arg, uint64_t *ret_last)
-{
-	return pk_store_events_since(src, since, max, cb, arg, ret_last);
-}
-
-static int store_wait(void *src, uint64_t since, int timeout_ms)
-{
-	return pk_store_wait(src, since, timeout_ms);
-}
-
-static int store_get(void *src, const char *kind, const char *ns, const char *name, json_t **ret)
-{
-	return pk_store_get(src, kind, ns, name, ret);
-}
-
-static const struct pk_appliance_source_ops store_source = {
-    .list = store_list,
-    .rv = store_rv,
-    .events_since = store_events_since,
-    .wait = store_wait,
-    .get = store_get,
-};
-
-/* ---- lifecycle, continued ----------------------------------------------------------------- */
-
-int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config *cfg,
-		       struct pk_appliance **ret, char *err, size_t errlen)
+int pk_appliance_start(const struct pk_appliance_config *cfg, struct pk_appliance **ret, char *err,
+		       size_t errlen)
 {
 	struct pk_appliance *app;
 	int r;
 
-	if (!ret || (!store && !(cfg && cfg->source)))
+	if (!ret || !cfg || !cfg->source || !cfg->writer) {
+		if (cfg && cfg->writer)
+			pk_writer_free(cfg->writer);
+		if (cfg && cfg->hooks && cfg->hooks->free)
+			cfg->hooks->free(cfg->hooks_arg);
 		return -EINVAL;
-	app = calloc(1, sizeof(*app));
-	if (!app)
-		return -ENOMEM;
-	app->store = store;
-	if (cfg)
-		app->cfg = *cfg;
-	app->src = store ? &store_source : app->cfg.source;
-	app->src_arg = store ? (void *)store : app->cfg.source_arg;
-	app->grace_ms = app->cfg.node_grace_ms > 0 ? app->cfg.node_grace_ms : grace_from_env();
-	loss_policy_init(app);
-	if (!app->cfg.node_lease_namespace || !*app->cfg.node_lease_namespace)
-		app->cfg.node_lease_namespace = PK_APPLIANCE_DEFAULT_LEASE_NS;
-	atomic_init(&app->stopping, false);
-	app->to_reconcile = json_array();
-	app->gone_nodes = json_array();
-	app->stale_obs = json_array();
-	app->write_backoff = json_object();
-	r = app->to_reconcile && app->gone_nodes && app->stale_obs && app->write_backoff
-		? ap_metrics_init(&app->m)
-		: -ENOMEM;
-	if (r == 0)
-		r = ap_heartbeats_new(&app->beats);
-	if (r == 0) {
-		app->writer = app->cfg.writer;
-		app->cfg.writer = NULL;
-		if (!app->writer)
-			r = store ? pk_writer_store_new(store, &app->writer) : -EINVAL;
 	}
+	app = calloc(1, sizeof(*app));
+	if (!app) {
+		pk_writer_free(cfg->writer);
+		if (cfg->hooks && cfg->hooks->free)
+			cfg->hooks->free(cfg->hooks_arg);
+		return -ENOMEM;
+	}
+	app->cfg = *cfg;
+	app->src = cfg->source;
+	app->src_arg = cfg->source_arg;
+	app->writer = cfg->writer;
+	app->cfg.writer = NULL;
+	app->hooks = cfg->hooks ? cfg->hooks : &no_hooks;
+	app->hooks_arg = cfg->hooks_arg;
+	atomic_init(&app->stopping, false);
+	r = ap_metrics_init(&app->m);
 	if (r == 0)
 		r = ap_pmap_new(&app->pmap);
-	if (r == 0 && store)
-		r = ap_recorder_new(&app->recorder);
-	if (r == 0 && app->cfg.sim_lifecycle && store)
-		r = ap_lifecycle_new(&app->cfg, ap_now_ms(), &app->lifecycle, err, errlen);
-	if (r == 0 && app->cfg.board && store)
-		r = ap_register_board(app, app->cfg.board, err, errlen);
+	if (r == 0 && app->hooks->start)
+		r = app->hooks->start(app->hooks_arg, app, err, errlen);
 	if (r == 0)
 		r = load_all(app);
 	if (r == 0) {
@@ -1169,11 +925,8 @@ int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config 
 		pk_appliance_stop(app);
 		return r;
 	}
-	ap_log(app, 1,
-	       "appliance: scheduling loop running (node grace %lld ms, node eviction rate %g/s, "
-	       "secondary %g/s, unhealthy share %g, large cluster > %u nodes)",
-	       (long long)app->grace_ms, app->loss.rate, app->loss.secondary_rate,
-	       app->loss.unhealthy_share, app->loss.large_cluster);
+	ap_log(app, 1, "appliance: scheduling loop running (writes: %s)",
+	       pk_writer_name(app->writer));
 	*ret = app;
 	return 0;
 }
@@ -1184,22 +937,33 @@ void pk_appliance_stop(struct pk_appliance *app)
 		return;
 	atomic_store(&app->stopping, true);
 	if (app->started) {
-		/* pk_store_wait() wakes at least every AP_BEAT_CHECK_MS. */
+		/* the source's wait wakes at least every AP_BEAT_CHECK_MS */
 		pthread_join(app->thread, NULL);
 	}
+	if (app->hooks->free)
+		app->hooks->free(app->hooks_arg);
 	pk_sched_free(app->sched);
 	ap_cache_free(app->cache);
-	ap_heartbeats_free(app->beats);
 	pk_writer_free(app->writer);
 	ap_pmap_free(app->pmap);
-	ap_lifecycle_free(app->lifecycle);
-	ap_recorder_free(app->recorder);
-	json_decref(app->to_reconcile);
-	json_decref(app->gone_nodes);
-	json_decref(app->stale_obs);
-	json_decref(app->write_backoff);
+	stale_clear(app);
+	free(app->stale);
+	ap_backoff_free_all(app);
 	ap_metrics_fini(&app->m);
 	free(app);
+}
+
+void pk_appliance_wrote(struct pk_appliance *app, enum pk_kind kind, json_t *obj)
+{
+	if (!app || !kind || !obj)
+		return;
+	ap_cache_note(app->cache, kind, obj);
+	sched_feed(app, obj);
+}
+
+void *pk_appliance_hooks_arg(const struct pk_appliance *app)
+{
+	return app ? app->hooks_arg : NULL;
 }
 
 int pk_appliance_ui_cb(void *arg, const struct pk_request *req, struct pk_response *resp)

@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * appliance.h — what podkerneld runs next to its API server: the scheduling
- * loop, the Job/JobSet controllers with garbage collection, the node
- * heartbeat monitor and the simulated nodes of a board file.
+ * appliance.h — the scheduling loop of podkerneld, the same in both modes.
  *
- * One thread consumes the store's change stream (kernel/store/store.h): one
- * list of every kind at start, then events only.  Each event is classified
- * (ap_classify(): feed the scheduler, remove from it, skip a write that
- * changes nothing the scheduler reads, reconcile a controller object, note a
- * node heartbeat), the scheduler (kernel/sched/sched.h) runs cycles, and the
- * actions of each cycle are written back through the same store calls the
- * HTTP handlers use: bindings with a resourceVersion precondition, conditions
- * through the status subresource, preemption as DisruptionTarget + delete.
+ * One thread consumes a source's change stream (the store's, or attach
+ * mode's mirror of a cluster): one list of every kind at start, then events
+ * only.  Each event is classified (ap_classify(): feed the scheduler, remove
+ * from it, skip a write that changes nothing the scheduler reads), the
+ * scheduler (kernel/sched/sched.h) runs cycles, and the actions of a round
+ * are written back through the write path (kernel/write/writer.h):
+ * bindings, conditions and evictions under resourceVersion preconditions.
+ *
+ * The loop does not know its mode.  What a mode adds registers as hooks
+ * (struct pk_appliance_hooks): standalone podkerneld's controllers, node
+ * heartbeats and simulated pods (kernel/controllers/) see the listing, the
+ * events and the committed batches, and run before each round; attach mode
+ * registers none, as the cluster's own controllers run there.
  *
  * Lifecycle: pk_appliance_start() -> (runs) -> pk_appliance_stop().  The
- * store (or the configured source) is borrowed and must outlive the
- * appliance.
+ * source is borrowed and must outlive the appliance.
  */
 #ifndef PODKERNEL_KERNEL_APPLIANCE_H
 #define PODKERNEL_KERNEL_APPLIANCE_H
@@ -49,6 +51,10 @@
 #define PK_APPLIANCE_DEFAULT_LEASE_NS "kube-node-lease"
 
 struct pk_writer;
+struct pk_write_batch;
+struct pk_write_result;
+struct ap_decision;
+struct pk_appliance;
 /*
  * Where the loop reads objects: by default the store itself; in attach mode
  * a mirror of a Kubernetes cluster (kernel/attach/).  The calls have the
@@ -64,6 +70,34 @@ struct pk_appliance_source_ops {
 			    uint64_t *ret_last);
 	int (*wait)(void *src, uint64_t since, int timeout_ms);
 	int (*get)(void *src, const char *kind, const char *ns, const char *name, json_t **ret);
+};
+
+/*
+ * What a mode adds to the loop.  Every member may be NULL.  start runs on the
+ * caller's thread before the first listing, free after the loop stopped; the
+ * others run on the loop's thread.
+ */
+struct pk_appliance_hooks {
+	/* Before the first listing (simulated nodes registered, say); errors to err. */
+	int (*start)(void *arg, struct pk_appliance *app, char *err, size_t errlen);
+	/* Each object of a listing (at start, after a lost stream), Leases too, in kind order. */
+	void (*listed)(void *arg, const char *kind, const json_t *obj, int64_t now_ms);
+	/* A listing is complete. */
+	void (*list_done)(void *arg);
+	/* Each change-stream event, and what the loop made of it (NULL for a Lease). */
+	void (*event)(void *arg, const struct pk_store_event *ev, const struct ap_decision *d);
+	/* A batch was committed: its n items and their results. */
+	void (*written)(void *arg, const struct pk_write_batch *batch,
+			const struct pk_write_result *results, size_t n, int64_t now_ms);
+	/*
+	 * Before each round's cycles: the mode's own work.  The loop reads the
+	 * events it caused before the cycles.  Returns when it is next due
+	 * (monotonic ms), or 0.
+	 */
+	int64_t (*round)(void *arg, int64_t now_ms);
+	/* Its lines of the Prometheus text (any thread). */
+	void (*metrics)(void *arg, FILE *f);
+	void (*free)(void *arg);
 };
 
 struct pk_appliance_config {
@@ -86,23 +120,24 @@ struct pk_appliance_config {
 	    event_ttl_ms; /* standalone: Events older than this go; 0: PK_APPLIANCE_EVENT_TTL_MS */
 	/*
 	 * Where the scheduling rounds write (kernel/write/writer.h); the
-	 * appliance takes it over (also on failure).  NULL: the store.
+	 * appliance takes it over (also on failure).  Required.
 	 */
 	struct pk_writer *writer;
 	/*
-	 * Attach mode (pk_appliance_start() with a NULL store): the loop reads
-	 * source and only schedules; the Job/JobSet controllers, the node
-	 * heartbeat monitor and board registration belong to the standalone
-	 * appliance and stay off.  Cycles run only while may_schedule(arg)
-	 * says yes (caches synced, leader); events are consumed regardless, so
-	 * a standby's scheduler stays warm.
+	 * Where the loop reads (required).  Cycles run only while
+	 * may_schedule(arg) says yes (attach mode: caches synced, leader;
+	 * NULL: always); events are consumed regardless, so a standby's
+	 * scheduler stays warm.
 	 */
 	const struct pk_appliance_source_ops *source;
 	void *source_arg;
 	bool (*may_schedule)(void *arg);
 	void *may_schedule_arg;
+	/* What the mode adds (NULL: nothing); the loop frees hooks_arg through hooks->free. */
+	const struct pk_appliance_hooks *hooks;
+	void *hooks_arg;
 	/*
-	 * Simulated pod lifecycle (lifecycle.c, standalone only): pods bound to
+	 * Simulated pod lifecycle (kernel/controllers/lifecycle.c): pods bound to
 	 * the board's simulated nodes become Running after sim_start_delay_ms
 	 * and Succeeded after their sim.podkernel.dev/duration; sim_failure_rate
 	 * fails a share of them, sim_node_loss ("T:NODE,...") loses nodes.
@@ -120,12 +155,13 @@ struct pk_appliance_config {
 struct pk_appliance;
 
 /*
- * Register the board's nodes (when configured), list the store and start the
- * loop thread.  store NULL: attach mode (cfg->source is required).  Errors (board file
- * FILE:LINE:COL, store) go to err; -EINVAL for a bad board file.
+ * Start the hooks, list the source and start the loop thread.  cfg->source
+ * and cfg->writer are required.  Errors (the hooks', the source's) go to
+ * err.  The loop owns cfg->writer and cfg->hooks_arg from here on, also on
+ * failure.
  */
-int pk_appliance_start(struct pk_store *store, const struct pk_appliance_config *cfg,
-		       struct pk_appliance **ret, char *err, size_t errlen);
+int pk_appliance_start(const struct pk_appliance_config *cfg, struct pk_appliance **ret, char *err,
+		       size_t errlen);
 /* Stop the thread and free everything; accepts NULL. */
 void pk_appliance_stop(struct pk_appliance *app);
 
@@ -138,6 +174,18 @@ void pk_appliance_metrics_cb(void *arg, FILE *f);
  * pk_server_set_ui_hook() (arg is the appliance; kernel/appliance/placement_map.h).
  */
 int pk_appliance_ui_cb(void *arg, const struct pk_request *req, struct pk_response *resp);
+
+/* ---- what the loop offers its hooks ------------------------------------------------ */
+
+/* The loop's clock (monotonic ms). */
+int64_t ap_now_ms(void);
+/*
+ * An object a hook wrote itself: the loop takes it as seen (its event comes
+ * back as a skip) and gives it to the scheduler now.  Loop thread only.
+ */
+void pk_appliance_wrote(struct pk_appliance *app, enum pk_kind kind, json_t *obj);
+/* The hooks' argument (cfg->hooks_arg). */
+void *pk_appliance_hooks_arg(const struct pk_appliance *app);
 
 /* ---- loop logic, exposed for tests -------------------------------------------- */
 
@@ -164,89 +212,17 @@ struct ap_cache;
 int ap_cache_new(struct ap_cache **ret);
 void ap_cache_free(struct ap_cache *c);
 /* Record obj as seen (its metadata.resourceVersion and fingerprint). */
-int ap_cache_note(struct ap_cache *c, const char *kind, const json_t *obj);
-void ap_cache_forget(struct ap_cache *c, const char *kind, const char *ns, const char *name);
+int ap_cache_note(struct ap_cache *c, enum pk_kind kind, const json_t *obj);
+void ap_cache_forget(struct ap_cache *c, enum pk_kind kind, const char *ns, const char *name);
 /* The last resourceVersion seen of an object, 0 when unknown. */
-uint64_t ap_cache_rv(const struct ap_cache *c, const char *kind, const char *ns, const char *name);
+uint64_t ap_cache_rv(const struct ap_cache *c, enum pk_kind kind, const char *ns, const char *name);
 size_t ap_cache_size(const struct ap_cache *c);
 
 /* Fingerprint of the scheduling-relevant part of obj (FNV-1a over a canonical walk). */
-uint64_t ap_fingerprint(const char *kind, const json_t *obj);
+uint64_t ap_fingerprint(enum pk_kind kind, const json_t *obj);
 
 /* Classify one event and update the cache.  rv is the event's resourceVersion. */
-int ap_classify(struct ap_cache *c, enum pk_event_type type, const char *kind, const json_t *obj,
+int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind kind, const json_t *obj,
 		uint64_t rv, struct ap_decision *ret);
-
-/*
- * Heartbeats (heartbeat.c): a node's Lease renewals, or (the older way) Node
- * writes the appliance did not make while the Node carries TOPO_ANN_HEARTBEAT
- * (and not PK_ANN_SIMULATED).  An existing Node with either, silent
- * for more than the grace period, is unreachable.
- */
-struct ap_heartbeats;
-int ap_heartbeats_new(struct ap_heartbeats **ret);
-void ap_heartbeats_free(struct ap_heartbeats *h);
-bool ap_node_monitored(const json_t *node);
-/*
- * A Node write seen at now_ms; annotated: it carries the heartbeat annotation
- * (a sign of life).  ret_recovered true when it was unreachable.
- */
-int ap_heartbeat_seen(struct ap_heartbeats *h, const char *name, bool annotated, int64_t now_ms,
-		      bool *ret_recovered);
-/* A write of the node's Lease (present), or its deletion (!present). */
-int ap_heartbeat_lease(struct ap_heartbeats *h, const char *name, bool present, int64_t now_ms,
-		       bool *ret_recovered);
-/* How many Lease writes of name were seen (the listing at start counts one). */
-int64_t ap_heartbeat_lease_writes(const struct ap_heartbeats *h, const char *name);
-/* Monitored and not declared unreachable. */
-bool ap_heartbeat_live(const struct ap_heartbeats *h, const char *name);
-/* The Node was deleted. */
-void ap_heartbeat_forget(struct ap_heartbeats *h, const char *name);
-/*
- * Names (a new JSON array of strings) of monitored nodes silent for more than
- * grace_ms at now_ms that were not reported before; they count as
- * unreachable until their next heartbeat.
- */
-int ap_heartbeats_expired(struct ap_heartbeats *h, int64_t now_ms, int64_t grace_ms,
-			  json_t **ret_names);
-/* A Node podagent registered (TOPO_ANN_AGENT_OWNED, not simulated): it will
- * renew a Lease, so it is monitored from registration. */
-bool ap_node_agent_registered(const json_t *node);
-/* Monitor name from now_ms on, before any heartbeat (a Node podagent registered). */
-int ap_heartbeat_expect(struct ap_heartbeats *h, const char *name, int64_t now_ms);
-
-/* Which silent nodes to declare lost, and how fast (ap_heartbeats_lost()). */
-struct ap_loss_policy {
-	int64_t grace_ms;
-	double rate;		/* nodes per second */
-	double secondary_rate;	/* in a partial disruption of a large cluster */
-	double unhealthy_share; /* this share of monitored nodes silent (and > 2): a disruption */
-	unsigned large_cluster; /* more monitored nodes than this: large */
-	int64_t saturated_ms;	/* the server last could not serve every client (0: never) */
-};
-enum ap_loss_state {
-	AP_LOSS_NORMAL,	 /* silent nodes are declared lost at the rate */
-	AP_LOSS_PARTIAL, /* a large share silent: the secondary rate, or none in a small cluster */
-	AP_LOSS_FULL,	 /* every monitored node silent (more than two): none */
-	AP_LOSS_BLIND,	 /* the server was saturated within the grace: none */
-};
-struct ap_loss_limiter {
-	double tokens; /* a token bucket of depth 1 */
-	int64_t last_ms;
-};
-struct ap_loss_report {
-	enum ap_loss_state state;
-	size_t monitored, silent, held; /* held: silent, not declared lost this time */
-};
-/*
- * The nodes to declare lost now (a new JSON array of names, oldest silence
- * first): monitored nodes whose last heartbeat, and the server's last
- * saturation, are both older than the grace period, within the limiter's
- * rate for the state the silent share puts the cluster in.  They count as
- * unreachable until their next heartbeat; the others stay candidates.
- */
-int ap_heartbeats_lost(struct ap_heartbeats *h, const struct ap_loss_policy *p,
-		       struct ap_loss_limiter *lim, int64_t now_ms, json_t **ret_names,
-		       struct ap_loss_report *ret_report);
 
 #endif /* PODKERNEL_KERNEL_APPLIANCE_H */

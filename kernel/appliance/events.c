@@ -19,19 +19,20 @@
 
 #include "kernel/appliance/appliance.h"
 #include "kernel/builder/builder.h"
+#include "kernel/lib/hash.h"
+#include "kernel/lib/map.h"
+
+#define AP_KEY_MAX 600 /* a kind's number, a namespace and a name (253 at most each) */
 
 /*
- * An open-addressing table (linear probing, backward-shift deletion) of
- * "Kind/ns/name" -> resourceVersion and fingerprint: one key string and 24
- * bytes per object, as every object of the cluster has an entry.
+ * Per object, "kind/ns/name" (the kind as its enum's number) -> the last
+ * resourceVersion seen and the fingerprint, in the common string map.
  */
-struct ap_cache_slot {
-	char *key; /* NULL: empty */
+struct ap_seen {
 	uint64_t rv, fp;
 };
 struct ap_cache {
-	struct ap_cache_slot *slots;
-	size_t cap, n; /* cap a power of two */
+	struct pk_map map; /* key -> struct ap_seen */
 };
 
 int ap_cache_new(struct ap_cache **ret)
@@ -46,91 +47,60 @@ int ap_cache_new(struct ap_cache **ret)
 
 void ap_cache_free(struct ap_cache *c)
 {
+	void *v;
+
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->cap; i++)
-		free(c->slots[i].key);
-	free(c->slots);
+	for (size_t i = 0; pk_map_next(&c->map, &i, NULL, &v);)
+		free(v);
+	pk_map_free(&c->map);
 	free(c);
 }
 
 size_t ap_cache_size(const struct ap_cache *c)
 {
-	return c ? c->n : 0;
+	return c ? c->map.live : 0;
 }
 
-/* The slot of key, or the empty slot where it would go. */
-static struct ap_cache_slot *slot_of(const struct ap_cache *c, const char *key)
+static int cache_put(struct ap_cache *c, const char *key, uint64_t rv, uint64_t fp)
 {
-	size_t i = pk_fnv1a(PK_FNV1A_INIT, key) & (c->cap - 1);
+	struct ap_seen *s = pk_map_get(&c->map, key);
 
-	while (c->slots[i].key && strcmp(c->slots[i].key, key) != 0)
-		i = (i + 1) & (c->cap - 1);
-	return &c->slots[i];
-}
-
-static const struct ap_cache_slot *cache_get(const struct ap_cache *c, const char *key)
-{
-	const struct ap_cache_slot *sl = c->cap ? slot_of(c, key) : NULL;
-
-	return sl && sl->key ? sl : NULL;
-}
-
-static int cache_grow(struct ap_cache *c)
-{
-	struct ap_cache old = *c;
-
-	c->cap = old.cap ? old.cap * 2 : 256;
-	c->slots = calloc(c->cap, sizeof(*c->slots));
-	if (!c->slots) {
-		*c = old;
-		return -ENOMEM;
+	if (!s) {
+		s = malloc(sizeof(*s));
+		if (!s || pk_map_put(&c->map, key, s) < 0) {
+			free(s);
+			return -ENOMEM;
+		}
 	}
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.slots[i].key)
-			*slot_of(c, old.slots[i].key) = old.slots[i];
-	free(old.slots);
+	s->rv = rv;
+	s->fp = fp;
 	return 0;
 }
 
 static void cache_del(struct ap_cache *c, const char *key)
 {
-	struct ap_cache_slot *sl = c->cap ? slot_of(c, key) : NULL;
-	size_t i, j, mask = c->cap - 1;
+	struct ap_seen *s = pk_map_get(&c->map, key);
 
-	if (!sl || !sl->key)
-		return;
-	free(sl->key);
-	sl->key = NULL;
-	c->n--;
-	/* Backward shift: move up every entry whose probe passed the hole. */
-	i = (size_t)(sl - c->slots);
-	for (j = (i + 1) & mask; c->slots[j].key; j = (j + 1) & mask) {
-		size_t home = pk_fnv1a(PK_FNV1A_INIT, c->slots[j].key) & mask;
-
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			c->slots[i] = c->slots[j];
-			c->slots[j].key = NULL;
-			i = j;
-		}
+	if (s) {
+		pk_map_del(&c->map, key);
+		free(s);
 	}
 }
 
-static void cache_key(char *buf, size_t len, const char *kind, const char *ns, const char *name)
+/* The key of an object (a namespaced kind's empty namespace is "default"). */
+static void cache_key(char *buf, size_t len, enum pk_kind k, const char *ns, const char *name)
 {
-	snprintf(buf, len, "%s/%s/%s", kind ? kind : "", ns ? ns : "", name ? name : "");
-}
-
-static void object_key(char *buf, size_t len, const char *kind, const json_t *obj)
-{
-	const char *ns = pk_get_string(obj, "metadata.namespace");
-	enum pk_kind k = pk_kind_from_string(kind);
-
 	if (k != PK_KIND_UNKNOWN && !pk_kind_namespaced(k))
 		ns = "";
 	else if (!ns || !*ns)
 		ns = "default";
-	cache_key(buf, len, kind, ns, pk_name(obj));
+	snprintf(buf, len, "%d/%s/%s", (int)k, ns, name ? name : "");
+}
+
+static void object_key(char *buf, size_t len, enum pk_kind k, const json_t *obj)
+{
+	cache_key(buf, len, k, pk_get_string(obj, "metadata.namespace"), pk_name(obj));
 }
 
 #define FP_DEPTH_MAX 64 /* deeper values hash by type only (stored objects are shallower) */
@@ -233,14 +203,14 @@ static uint64_t fp_condition(uint64_t h, const json_t *obj, const char *type)
 	return fp_field(h, type, c ? json_object_get(c, "status") : NULL);
 }
 
-uint64_t ap_fingerprint(const char *kind, const json_t *obj)
+uint64_t ap_fingerprint(enum pk_kind kind, const json_t *obj)
 {
-	uint64_t h = pk_fnv1a(PK_FNV1A_INIT, kind ? kind : "");
+	uint64_t h = pk_fnv1a_byte(PK_FNV1A_INIT, (unsigned char)kind);
 
 	h = fp_field(h, "metadata.labels", pk_get(obj, "metadata.labels"));
 	h = fp_field(h, "metadata.deletionTimestamp", pk_get(obj, "metadata.deletionTimestamp"));
 	h = fp_field(h, "metadata.uid", pk_get(obj, "metadata.uid"));
-	switch (pk_kind_from_string(kind)) {
+	switch (kind) {
 	case PK_KIND_NODE:
 		h = fp_field(h, "spec", pk_get(obj, "spec"));
 		return fp_field(h, "status.allocatable", pk_get(obj, "status.allocatable"));
@@ -289,65 +259,36 @@ static uint64_t object_rv(const json_t *obj)
 	return s ? strtoull(s, NULL, 10) : 0;
 }
 
-static int cache_put(struct ap_cache *c, const char *key, uint64_t rv, uint64_t fp)
+int ap_cache_note(struct ap_cache *c, enum pk_kind kind, const json_t *obj)
 {
-	struct ap_cache_slot *sl;
+	char key[AP_KEY_MAX];
 
-	if ((c->n + 1) * 4 > c->cap * 3 && cache_grow(c) < 0)
-		return -ENOMEM;
-	sl = slot_of(c, key);
-	if (!sl->key) {
-		sl->key = strdup(key);
-		if (!sl->key)
-			return -ENOMEM;
-		c->n++;
-	}
-	sl->rv = rv;
-	sl->fp = fp;
-	return 0;
-}
-
-int ap_cache_note(struct ap_cache *c, const char *kind, const json_t *obj)
-{
-	char key[512];
-
-	if (!c || !kind || !obj)
+	if (!c || !obj)
 		return -EINVAL;
 	object_key(key, sizeof(key), kind, obj);
 	return cache_put(c, key, object_rv(obj), ap_fingerprint(kind, obj));
 }
 
-void ap_cache_forget(struct ap_cache *c, const char *kind, const char *ns, const char *name)
+void ap_cache_forget(struct ap_cache *c, enum pk_kind kind, const char *ns, const char *name)
 {
-	char key[512];
+	char key[AP_KEY_MAX];
 
 	if (!c)
 		return;
-	enum pk_kind k = pk_kind_from_string(kind);
-
-	if (k != PK_KIND_UNKNOWN && !pk_kind_namespaced(k))
-		ns = "";
-	else if (!ns || !*ns)
-		ns = "default";
 	cache_key(key, sizeof(key), kind, ns, name);
 	cache_del(c, key);
 }
 
-uint64_t ap_cache_rv(const struct ap_cache *c, const char *kind, const char *ns, const char *name)
+uint64_t ap_cache_rv(const struct ap_cache *c, enum pk_kind kind, const char *ns, const char *name)
 {
-	char key[512];
-	enum pk_kind k = pk_kind_from_string(kind);
+	char key[AP_KEY_MAX];
+	const struct ap_seen *s;
 
 	if (!c || !name)
 		return 0;
-	if (k != PK_KIND_UNKNOWN && !pk_kind_namespaced(k))
-		ns = "";
-	else if (!ns || !*ns)
-		ns = "default";
 	cache_key(key, sizeof(key), kind, ns, name);
-	const struct ap_cache_slot *sl = cache_get(c, key);
-
-	return sl ? sl->rv : 0;
+	s = pk_map_get(&c->map, key);
+	return s ? s->rv : 0;
 }
 
 static bool sched_kind(enum pk_kind k)
@@ -365,19 +306,18 @@ static bool owner_kind(enum pk_kind k)
 	return k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_WORKLOAD;
 }
 
-int ap_classify(struct ap_cache *c, enum pk_event_type type, const char *kind, const json_t *obj,
+int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, const json_t *obj,
 		uint64_t rv, struct ap_decision *ret)
 {
 	struct ap_decision d = {.verdict = AP_SKIP};
-	enum pk_kind k = pk_kind_from_string(kind);
-	const struct ap_cache_slot *seen;
-	char key[512];
+	const struct ap_seen *seen;
+	char key[AP_KEY_MAX];
 	uint64_t fp;
 
-	if (!c || !kind || !obj || !ret)
+	if (!c || !obj || !ret)
 		return -EINVAL;
-	object_key(key, sizeof(key), kind, obj);
-	seen = cache_get(c, key);
+	object_key(key, sizeof(key), k, obj);
+	seen = pk_map_get(&c->map, key);
 	if (type == PK_EVENT_DELETED) {
 		cache_del(c, key);
 		d.verdict = sched_kind(k) ? AP_REMOVE : AP_SKIP;
@@ -389,7 +329,7 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, const char *kind, c
 		*ret = d; /* a replay, or the echo of the appliance's own write */
 		return 0;
 	}
-	fp = ap_fingerprint(kind, obj);
+	fp = ap_fingerprint(k, obj);
 	bool changed = !seen || seen->fp != fp;
 
 	if (cache_put(c, key, rv, fp) < 0)

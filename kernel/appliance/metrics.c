@@ -318,36 +318,12 @@ int pk_appliance_metrics(struct pk_appliance *app, FILE *f)
 		m->events);
 	counter(f, "podkernel_appliance_events_skipped_total",
 		"Events that changed nothing the scheduler reads.", "counter", m->events_skipped);
-	counter(f, "podkernel_appliance_kube_events_written_total",
-		"Event objects written to the store (standalone).", "counter", m->kevents_written);
-	counter(f, "podkernel_appliance_kube_events_limited_total",
-		"Event objects not written: the same note about the object within five minutes.",
-		"counter", m->kevents_limited);
-	counter(f, "podkernel_appliance_kube_events_failed_total",
-		"Event objects whose write failed.", "counter", m->kevents_failed);
-	counter(f, "podkernel_appliance_kube_events_expired_total",
-		"Event objects deleted after the event TTL.", "counter", m->kevents_expired);
 	counter(f, "podkernel_appliance_relists_total", "Full re-lists after a lost stream.",
 		"counter", m->relists);
-	counter(f, "podkernel_controller_reconciles_total", "Job and JobSet reconciles.", "counter",
-		m->reconciles);
-	counter(f, "podkernel_controller_reconcile_errors_total", "Failed reconciles.", "counter",
-		m->reconcile_errors);
-	counter(f, "podkernel_controller_objects_created_total", "Objects created by controllers.",
-		"counter", m->objects_created);
-	counter(f, "podkernel_garbage_collector_deleted_total",
-		"Owned objects deleted after their owner went away.", "counter", m->gc_deleted);
-	counter(f, "podkernel_nodes_unreachable_total", "Nodes declared unreachable.", "counter",
-		m->nodes_unreachable);
-	counter(f, "podkernel_nodes_recovered_total", "Unreachable nodes that reported again.",
-		"counter", m->nodes_recovered);
-	counter(f, "podkernel_node_evictions_total", "Pods evicted from unreachable nodes.",
-		"counter", m->evictions);
-	counter(f, "podkernel_node_eviction_conflicts_total",
-		"Evictions refused because the pod changed since it was listed, then retried.",
-		"counter", m->eviction_conflicts);
 	render_profile(f, m);
 	pthread_mutex_unlock(&m->lock);
+	if (app->hooks->metrics)
+		app->hooks->metrics(app->hooks_arg, f);
 	return 0;
 }
 

@@ -16,87 +16,126 @@
  * repeats at level 2, so a stuck object costs a log line per retry, not per
  * cycle.
  *
- * The table maps "Kind/ns/name" to {until, delay, kind, ns, name}; until is 0
- * while the object is back in the scheduler waiting for its next write.
+ * The table (the common string map) maps "kind/ns/name" to a struct
+ * backoff; until is 0 while the object is back in the scheduler waiting for
+ * its next write.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernel/appliance/appliance-internal.h"
 
+struct backoff {
+	int64_t until, delay;
+	enum pk_kind kind;
+	char *ns, *name;
+};
+
+static void backoff_free(struct backoff *b)
+{
+	if (b) {
+		free(b->ns);
+		free(b->name);
+		free(b);
+	}
+}
+
+void ap_backoff_free_all(struct pk_appliance *app)
+{
+	void *v;
+
+	for (size_t i = 0; pk_map_next(&app->write_backoff, &i, NULL, &v);)
+		backoff_free(v);
+	pk_map_free(&app->write_backoff);
+}
+
 /* The gauge of waiting objects, read by the metrics page. */
 static void publish(struct pk_appliance *app)
 {
-	const char *key;
-	json_t *e;
+	void *v;
 	uint64_t n = 0;
 
-	json_object_foreach(app->write_backoff, key, e) n +=
-	    json_integer_value(json_object_get(e, "until")) > 0;
+	for (size_t i = 0; pk_map_next(&app->write_backoff, &i, NULL, &v);)
+		n += ((const struct backoff *)v)->until > 0;
 	pthread_mutex_lock(&app->m.lock);
 	app->m.write_backoff_objects = n;
 	pthread_mutex_unlock(&app->m.lock);
 }
 
-static char *key_of(const char *kind, const char *ns, const char *name, char *buf, size_t len)
+static char *key_of(enum pk_kind kind, const char *ns, const char *name, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s/%s", kind, ns ? ns : "", name);
+	snprintf(buf, len, "%d/%s/%s", (int)kind, ns ? ns : "", name);
 	return buf;
 }
 
-int ap_backoff_failed(struct pk_appliance *app, const char *kind, const char *ns, const char *name,
+int ap_backoff_failed(struct pk_appliance *app, enum pk_kind kind, const char *ns, const char *name,
 		      int error)
 {
 	char key[600];
-	json_t *e = json_object_get(app->write_backoff, key_of(kind, ns, name, key, sizeof(key)));
-	int64_t delay =
-	    e ? json_integer_value(json_object_get(e, "delay")) * 2 : AP_WRITE_BACKOFF_INITIAL_MS;
+	struct backoff *b =
+	    pk_map_get(&app->write_backoff, key_of(kind, ns, name, key, sizeof(key)));
+	bool again = b != NULL;
+	int64_t delay = b ? b->delay * 2 : AP_WRITE_BACKOFF_INITIAL_MS;
 
 	if (delay > AP_WRITE_BACKOFF_MAX_MS)
 		delay = AP_WRITE_BACKOFF_MAX_MS;
-	ap_log(app, e ? 2 : 1, "writing %s %s/%s failed: %s; next try in %lld ms", kind,
-	       ns ? ns : "", name, strerror(-error), (long long)delay);
-	e = json_pack("{s:I,s:I,s:s,s:s,s:s}", "until", (json_int_t)(ap_now_ms() + delay), "delay",
-		      (json_int_t)delay, "kind", kind, "ns", ns ? ns : "", "name", name);
-	if (!e || json_object_set_new(app->write_backoff, key, e) < 0)
-		return -ENOMEM;
+	ap_log(app, again ? 2 : 1, "writing %s %s/%s failed: %s; next try in %lld ms",
+	       pk_kind_to_string(kind), ns ? ns : "", name, pk_write_strerror(error),
+	       (long long)delay);
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (b) {
+			b->kind = kind;
+			b->ns = strdup(ns ? ns : "");
+			b->name = strdup(name);
+		}
+		if (!b || !b->ns || !b->name || pk_map_put(&app->write_backoff, key, b) < 0) {
+			backoff_free(b);
+			return -ENOMEM;
+		}
+	}
+	b->until = ap_now_ms() + delay;
+	b->delay = delay;
 	AP_COUNT(app, write_backoffs);
 	publish(app);
-	pk_sched_remove(app->sched, pk_kind_from_string(kind), ns, name);
+	pk_sched_remove(app->sched, kind, ns, name);
 	return 0;
 }
 
-void ap_backoff_clear(struct pk_appliance *app, const char *kind, const char *ns, const char *name)
+void ap_backoff_clear(struct pk_appliance *app, enum pk_kind kind, const char *ns, const char *name)
 {
 	char key[600];
+	struct backoff *b;
 
-	if (json_object_size(app->write_backoff) > 0 &&
-	    json_object_del(app->write_backoff, key_of(kind, ns, name, key, sizeof(key))) == 0)
+	if (!app->write_backoff.live)
+		return;
+	b = pk_map_get(&app->write_backoff, key_of(kind, ns, name, key, sizeof(key)));
+	if (b) {
+		pk_map_del(&app->write_backoff, key);
+		backoff_free(b);
 		publish(app);
+	}
 }
 
 int64_t ap_backoff_release(struct pk_appliance *app, int64_t now)
 {
-	const char *key;
-	json_t *e;
+	void *v;
 	int64_t next = 0;
 	bool released = false;
 
-	json_object_foreach(app->write_backoff, key, e)
-	{
-		int64_t until = json_integer_value(json_object_get(e, "until"));
+	for (size_t i = 0; pk_map_next(&app->write_backoff, &i, NULL, &v);) {
+		struct backoff *b = v;
 
-		if (until == 0)
+		if (b->until == 0)
 			continue;
-		if (until > now) {
-			next = next == 0 || until < next ? until : next;
+		if (b->until > now) {
+			next = next == 0 || b->until < next ? b->until : next;
 			continue;
 		}
-		json_object_set_new(e, "until", json_integer(0));
+		b->until = 0;
 		released = true;
-		ap_resync(app, json_string_value(json_object_get(e, "kind")),
-			  json_string_value(json_object_get(e, "ns")),
-			  json_string_value(json_object_get(e, "name")));
+		ap_resync(app, b->kind, b->ns, b->name);
 	}
 	if (released)
 		publish(app);

@@ -190,7 +190,7 @@ static int start_loop(struct pk_attach *a, char *err, size_t errlen)
 	int r = at_remote_writer_new(&rc, &acfg.writer);
 
 	if (r == 0)
-		r = pk_appliance_start(NULL, &acfg, &a->app, err, errlen);
+		r = pk_appliance_start(&acfg, &a->app, err, errlen);
 	return r;
 }
 

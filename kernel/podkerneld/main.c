@@ -16,6 +16,7 @@
 
 #include "kernel/kube/kubeconfig.h"
 #include "kernel/appliance/appliance.h"
+#include "kernel/controllers/controllers.h"
 #include "kernel/attach/attach.h"
 #include "kernel/builder/builder.h"
 #include "kernel/server/server.h"
@@ -737,7 +738,7 @@ int main(int argc, char **argv)
 	if (o.no_scheduling)
 		fprintf(stderr, "podkerneld: --no-scheduling: serving the API and store only\n");
 	else
-		rc = pk_appliance_start(store, &acfg, &app, err, sizeof(err));
+		rc = pk_standalone_start(store, &acfg, &app, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "podkerneld: %s\n", *err ? err : strerror(-rc));
 		pk_store_shutdown(store);

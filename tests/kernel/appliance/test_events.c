@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/controllers/controllers.h"
 
 static struct ap_cache *cache;
 
@@ -47,7 +48,7 @@ static struct ap_decision classify(enum pk_event_type t, const char *kind, json_
 {
 	struct ap_decision d;
 
-	ck_assert_int_eq(ap_classify(cache, t, kind, obj, rv, &d), 0);
+	ck_assert_int_eq(ap_classify(cache, t, pk_kind_from_string(kind), obj, rv, &d), 0);
 	json_decref(obj);
 	return d;
 }
@@ -92,7 +93,7 @@ START_TEST(own_write_echo_and_replays_are_skipped)
 
 	classify(PK_EVENT_ADDED, "Pod", pod("p", "10", NULL), 10);
 	/* the appliance bound it and noted the store's answer */
-	ck_assert_int_eq(ap_cache_note(cache, "Pod", bound), 0);
+	ck_assert_int_eq(ap_cache_note(cache, PK_KIND_POD, bound), 0);
 	ck_assert_int_eq(classify(PK_EVENT_MODIFIED, "Pod", bound, 12).verdict, AP_SKIP);
 	/* a replay of an older event after a re-list */
 	ck_assert_int_eq(classify(PK_EVENT_ADDED, "Pod", pod("p", "10", NULL), 10).verdict,
@@ -162,13 +163,13 @@ START_TEST(fingerprint_ignores_status_and_metadata_noise)
 	json_t *a = pod("p", "1", "n"), *b = pod("p", "2", "n");
 
 	pk_set(b, "status.hostIP", json_string("10.0.0.1"));
-	ck_assert_uint_eq(ap_fingerprint("Pod", a), ap_fingerprint("Pod", b));
+	ck_assert_uint_eq(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_POD, b));
 	/* the phase counts: the Job controller counts it, a finished pod frees its node */
 	pk_set(b, "status.phase", json_string("Succeeded"));
-	ck_assert_uint_ne(ap_fingerprint("Pod", a), ap_fingerprint("Pod", b));
+	ck_assert_uint_ne(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_POD, b));
 	json_object_del(b, "status");
 	pk_set(b, "metadata.labels.app", json_string("x"));
-	ck_assert_uint_ne(ap_fingerprint("Pod", a), ap_fingerprint("Pod", b));
+	ck_assert_uint_ne(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_POD, b));
 	json_decref(a);
 	json_decref(b);
 }
@@ -186,11 +187,11 @@ START_TEST(fingerprint_is_canonical)
 	json_t *d = json_pack("{s:{s:s,s:{s:i,s:[s,s]}}}", "spec", "nodeName", "n", "x", "b", 1,
 			      "a", "p", "q");
 
-	ck_assert_uint_eq(ap_fingerprint("Pod", a), ap_fingerprint("Pod", b));
-	ck_assert_uint_ne(ap_fingerprint("Pod", a), ap_fingerprint("Pod", c));
+	ck_assert_uint_eq(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_POD, b));
+	ck_assert_uint_ne(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_POD, c));
 	pk_set(d, "spec.x.b", json_string("1")); /* "1" is not 1 */
-	ck_assert_uint_ne(ap_fingerprint("Pod", a), ap_fingerprint("Pod", d));
-	ck_assert_uint_ne(ap_fingerprint("Pod", a), ap_fingerprint("Job", a));
+	ck_assert_uint_ne(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_POD, d));
+	ck_assert_uint_ne(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_JOB, a));
 	json_decref(a);
 	json_decref(b);
 	json_decref(c);
@@ -212,21 +213,22 @@ START_TEST(cache_table_survives_churn)
 		snprintf(rv, sizeof(rv), "%d", i + 1);
 		json_t *p = pod(name, rv, NULL);
 
-		ck_assert_int_eq(ap_cache_note(c, "Pod", p), 0);
+		ck_assert_int_eq(ap_cache_note(c, PK_KIND_POD, p), 0);
 		json_decref(p);
 	}
 	ck_assert_uint_eq(ap_cache_size(c), 5000);
 	for (int i = 0; i < 5000; i += 2) {
 		snprintf(name, sizeof(name), "p%d", i);
-		ap_cache_forget(c, "Pod", "default", name);
+		ap_cache_forget(c, PK_KIND_POD, "default", name);
 	}
 	ck_assert_uint_eq(ap_cache_size(c), 2500);
 	for (int i = 0; i < 5000; i++) {
 		snprintf(name, sizeof(name), "p%d", i);
-		ck_assert_uint_eq(ap_cache_rv(c, "Pod", "default", name),
+		ck_assert_uint_eq(ap_cache_rv(c, PK_KIND_POD, "default", name),
 				  i % 2 ? (uint64_t)i + 1 : 0);
 	}
-	ck_assert_uint_eq(ap_cache_rv(c, "Node", NULL, "p1"), 0); /* kind is part of the key */
+	ck_assert_uint_eq(ap_cache_rv(c, PK_KIND_NODE, NULL, "p1"),
+			  0); /* kind is part of the key */
 	ap_cache_free(c);
 }
 END_TEST
@@ -241,9 +243,9 @@ START_TEST(monitored_rule)
 	/* keys hold dots: no dotted-path helper here */
 	json_object_set_new(pk_get(sim, "metadata.annotations"), PK_ANN_SIMULATED,
 			    json_string("board"));
-	ck_assert(ap_node_monitored(agent));
-	ck_assert(!ap_node_monitored(sim));
-	ck_assert(!ap_node_monitored(plain));
+	ck_assert(ctl_node_monitored(agent));
+	ck_assert(!ctl_node_monitored(sim));
+	ck_assert(!ctl_node_monitored(plain));
 	json_decref(agent);
 	json_decref(sim);
 	json_decref(plain);
@@ -252,91 +254,91 @@ END_TEST
 
 START_TEST(silent_node_expires_once_and_recovers)
 {
-	struct ap_heartbeats *h;
+	struct ctl_heartbeats *h;
 	json_t *names;
 	bool recovered = true;
 
-	ck_assert_int_eq(ap_heartbeats_new(&h), 0);
-	ck_assert_int_eq(ap_heartbeat_seen(h, "a", true, 1000, &recovered), 0);
+	ck_assert_int_eq(ctl_heartbeats_new(&h), 0);
+	ck_assert_int_eq(ctl_heartbeat_seen(h, "a", true, 1000, &recovered), 0);
 	ck_assert(!recovered);
-	ck_assert_int_eq(ap_heartbeat_seen(h, "sim", false, 1000, NULL), 0);
-	ck_assert_int_eq(ap_heartbeat_seen(h, "b", true, 5000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeat_seen(h, "sim", false, 1000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeat_seen(h, "b", true, 5000, NULL), 0);
 
-	ck_assert_int_eq(ap_heartbeats_expired(h, 4000, 3000, &names), 0);
+	ck_assert_int_eq(ctl_heartbeats_expired(h, 4000, 3000, &names), 0);
 	ck_assert_int_eq(json_array_size(names), 0); /* exactly at the grace: still fine */
 	json_decref(names);
-	ck_assert_int_eq(ap_heartbeats_expired(h, 4001, 3000, &names), 0);
+	ck_assert_int_eq(ctl_heartbeats_expired(h, 4001, 3000, &names), 0);
 	ck_assert_int_eq(json_array_size(names), 1);
 	ck_assert_str_eq(json_string_value(json_array_get(names, 0)), "a");
 	json_decref(names);
 	/* reported once per outage */
-	ck_assert_int_eq(ap_heartbeats_expired(h, 6000, 3000, &names), 0);
+	ck_assert_int_eq(ctl_heartbeats_expired(h, 6000, 3000, &names), 0);
 	ck_assert_int_eq(json_array_size(names), 0);
 	json_decref(names);
-	ck_assert_int_eq(ap_heartbeat_seen(h, "a", true, 7000, &recovered), 0);
+	ck_assert_int_eq(ctl_heartbeat_seen(h, "a", true, 7000, &recovered), 0);
 	ck_assert(recovered);
 	/* b went silent later; sim never counts */
-	ck_assert_int_eq(ap_heartbeats_expired(h, 9000, 3000, &names), 0);
+	ck_assert_int_eq(ctl_heartbeats_expired(h, 9000, 3000, &names), 0);
 	ck_assert_int_eq(json_array_size(names), 1);
 	ck_assert_str_eq(json_string_value(json_array_get(names, 0)), "b");
 	json_decref(names);
-	ap_heartbeat_forget(h, "b");
-	ap_heartbeats_free(h);
-	ap_heartbeats_free(NULL);
+	ctl_heartbeat_forget(h, "b");
+	ctl_heartbeats_free(h);
+	ctl_heartbeats_free(NULL);
 }
 END_TEST
 
 /* Leases: renewals keep a node alive; Node writes without the annotation do not. */
 START_TEST(lease_renewals_are_heartbeats)
 {
-	struct ap_heartbeats *h;
+	struct ctl_heartbeats *h;
 	json_t *names;
 	bool recovered = true;
 
-	ck_assert_int_eq(ap_heartbeats_new(&h), 0);
+	ck_assert_int_eq(ctl_heartbeats_new(&h), 0);
 	/* a Lease before its Node: not monitored until the Node exists */
-	ck_assert_int_eq(ap_heartbeat_lease(h, "n", true, 1000, &recovered), 0);
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "n", true, 1000, &recovered), 0);
 	ck_assert(!recovered);
-	ck_assert(!ap_heartbeat_live(h, "n"));
-	ck_assert_int_eq(ap_heartbeats_expired(h, 9000, 3000, &names), 0);
+	ck_assert(!ctl_heartbeat_live(h, "n"));
+	ck_assert_int_eq(ctl_heartbeats_expired(h, 9000, 3000, &names), 0);
 	ck_assert_int_eq(json_array_size(names), 0);
 	json_decref(names);
 	/* the Node (no annotation) makes it monitored, but is no sign of life itself */
-	ck_assert_int_eq(ap_heartbeat_seen(h, "n", false, 2000, NULL), 0);
-	ck_assert(ap_heartbeat_live(h, "n"));
-	ck_assert_int_eq(ap_heartbeat_lease(h, "n", true, 3000, NULL), 0);
-	ck_assert_int_eq(ap_heartbeat_seen(h, "n", false, 6500, NULL), 0);
-	ck_assert_int_eq(ap_heartbeats_expired(h, 6000, 3000, &names), 0);
+	ck_assert_int_eq(ctl_heartbeat_seen(h, "n", false, 2000, NULL), 0);
+	ck_assert(ctl_heartbeat_live(h, "n"));
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "n", true, 3000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeat_seen(h, "n", false, 6500, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeats_expired(h, 6000, 3000, &names), 0);
 	ck_assert_int_eq(json_array_size(names), 0);
 	json_decref(names);
-	ck_assert_int_eq(ap_heartbeats_expired(h, 6001, 3000, &names), 0);
+	ck_assert_int_eq(ctl_heartbeats_expired(h, 6001, 3000, &names), 0);
 	ck_assert_int_eq(json_array_size(names), 1);
 	ck_assert_str_eq(json_string_value(json_array_get(names, 0)), "n");
 	json_decref(names);
-	ck_assert(!ap_heartbeat_live(h, "n"));
+	ck_assert(!ctl_heartbeat_live(h, "n"));
 	/* the next renewal: recovered */
-	ck_assert_int_eq(ap_heartbeat_lease(h, "n", true, 7000, &recovered), 0);
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "n", true, 7000, &recovered), 0);
 	ck_assert(recovered);
-	ck_assert(ap_heartbeat_live(h, "n"));
+	ck_assert(ctl_heartbeat_live(h, "n"));
 	/* the Lease deleted: no longer monitored (unless annotated) */
-	ck_assert_int_eq(ap_heartbeat_lease(h, "n", false, 7100, NULL), 0);
-	ck_assert(!ap_heartbeat_live(h, "n"));
-	ck_assert_int_eq(ap_heartbeats_expired(h, 99000, 3000, &names), 0);
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "n", false, 7100, NULL), 0);
+	ck_assert(!ctl_heartbeat_live(h, "n"));
+	ck_assert_int_eq(ctl_heartbeats_expired(h, 99000, 3000, &names), 0);
 	ck_assert_int_eq(json_array_size(names), 0);
 	json_decref(names);
 	/* Node deleted, Lease stays: a Node that returns is monitored again */
-	ck_assert_int_eq(ap_heartbeat_lease(h, "m", true, 1000, NULL), 0);
-	ck_assert_int_eq(ap_heartbeat_seen(h, "m", false, 1000, NULL), 0);
-	ap_heartbeat_forget(h, "m");
-	ck_assert(!ap_heartbeat_live(h, "m"));
-	ck_assert_int_eq(ap_heartbeat_seen(h, "m", false, 1000, NULL), 0);
-	ck_assert(ap_heartbeat_live(h, "m"));
-	ap_heartbeats_free(h);
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "m", true, 1000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeat_seen(h, "m", false, 1000, NULL), 0);
+	ctl_heartbeat_forget(h, "m");
+	ck_assert(!ctl_heartbeat_live(h, "m"));
+	ck_assert_int_eq(ctl_heartbeat_seen(h, "m", false, 1000, NULL), 0);
+	ck_assert(ctl_heartbeat_live(h, "m"));
+	ctl_heartbeats_free(h);
 }
 END_TEST
 
 /* ---- node-loss policy ------------------------------------------------------------- */
-static const struct ap_loss_policy policy = {
+static const struct ctl_loss_policy policy = {
     .grace_ms = 3000,
     .rate = 0.1,
     .secondary_rate = 0.01,
@@ -345,38 +347,38 @@ static const struct ap_loss_policy policy = {
 };
 
 /* n monitored nodes "n0".."n<n-1>" renewing their Leases at t. */
-static struct ap_heartbeats *nodes(int n, int64_t t)
+static struct ctl_heartbeats *nodes(int n, int64_t t)
 {
-	struct ap_heartbeats *h;
+	struct ctl_heartbeats *h;
 	char name[16];
 
-	ck_assert_int_eq(ap_heartbeats_new(&h), 0);
+	ck_assert_int_eq(ctl_heartbeats_new(&h), 0);
 	for (int i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "n%d", i);
-		ck_assert_int_eq(ap_heartbeat_lease(h, name, true, t, NULL), 0);
-		ck_assert_int_eq(ap_heartbeat_seen(h, name, false, t, NULL), 0);
+		ck_assert_int_eq(ctl_heartbeat_lease(h, name, true, t, NULL), 0);
+		ck_assert_int_eq(ctl_heartbeat_seen(h, name, false, t, NULL), 0);
 	}
 	return h;
 }
 
 /* Nodes n<from>..n<to-1> renew at t. */
-static void renew(struct ap_heartbeats *h, int from, int to, int64_t t)
+static void renew(struct ctl_heartbeats *h, int from, int to, int64_t t)
 {
 	char name[16];
 
 	for (int i = from; i < to; i++) {
 		snprintf(name, sizeof(name), "n%d", i);
-		ck_assert_int_eq(ap_heartbeat_lease(h, name, true, t, NULL), 0);
+		ck_assert_int_eq(ctl_heartbeat_lease(h, name, true, t, NULL), 0);
 	}
 }
 
-static size_t lost(struct ap_heartbeats *h, const struct ap_loss_policy *p,
-		   struct ap_loss_limiter *lim, int64_t now, struct ap_loss_report *rep)
+static size_t lost(struct ctl_heartbeats *h, const struct ctl_loss_policy *p,
+		   struct ctl_loss_limiter *lim, int64_t now, struct ctl_loss_report *rep)
 {
 	json_t *names = NULL;
 	size_t n;
 
-	ck_assert_int_eq(ap_heartbeats_lost(h, p, lim, now, &names, rep), 0);
+	ck_assert_int_eq(ctl_heartbeats_lost(h, p, lim, now, &names, rep), 0);
 	n = json_array_size(names);
 	json_decref(names);
 	return n;
@@ -385,41 +387,41 @@ static size_t lost(struct ap_heartbeats *h, const struct ap_loss_policy *p,
 /* Silence while the server could not take every connection is no loss. */
 START_TEST(no_loss_while_the_server_was_saturated)
 {
-	struct ap_heartbeats *h = nodes(4, 1000);
-	struct ap_loss_policy p = policy;
-	struct ap_loss_limiter lim = {0};
-	struct ap_loss_report rep;
+	struct ctl_heartbeats *h = nodes(4, 1000);
+	struct ctl_loss_policy p = policy;
+	struct ctl_loss_limiter lim = {0};
+	struct ctl_loss_report rep;
 
-	ck_assert_int_eq(ap_heartbeat_lease(h, "n1", true, 20000, NULL), 0);
-	ck_assert_int_eq(ap_heartbeat_lease(h, "n2", true, 20000, NULL), 0);
-	ck_assert_int_eq(ap_heartbeat_lease(h, "n3", true, 20000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "n1", true, 20000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "n2", true, 20000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "n3", true, 20000, NULL), 0);
 	p.saturated_ms = 19000; /* n0 silent since 1000, but the server was full at 19000 */
 	ck_assert_uint_eq(lost(h, &p, &lim, 21000, &rep), 0);
-	ck_assert_int_eq(rep.state, AP_LOSS_BLIND);
+	ck_assert_int_eq(rep.state, CTL_LOSS_BLIND);
 	ck_assert_uint_eq(rep.silent, 0);
 	/* the grace after the saturation: now n0 had its chance */
 	ck_assert_uint_eq(lost(h, &p, &lim, 22000, &rep), 0);
-	ck_assert_int_eq(ap_heartbeat_lease(h, "n1", true, 22000, NULL), 0);
-	ck_assert_int_eq(ap_heartbeat_lease(h, "n2", true, 22000, NULL), 0);
-	ck_assert_int_eq(ap_heartbeat_lease(h, "n3", true, 22000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "n1", true, 22000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "n2", true, 22000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "n3", true, 22000, NULL), 0);
 	ck_assert_uint_eq(lost(h, &p, &lim, 22001, &rep), 1);
-	ck_assert_int_eq(rep.state, AP_LOSS_NORMAL);
-	ap_heartbeats_free(h);
+	ck_assert_int_eq(rep.state, CTL_LOSS_NORMAL);
+	ctl_heartbeats_free(h);
 }
 END_TEST
 
 /* One node per 1/rate seconds (a bucket of one), the oldest silence first. */
 START_TEST(loss_is_rate_limited)
 {
-	struct ap_heartbeats *h = nodes(10, 1000);
-	struct ap_loss_limiter lim = {0};
-	struct ap_loss_report rep;
+	struct ctl_heartbeats *h = nodes(10, 1000);
+	struct ctl_loss_limiter lim = {0};
+	struct ctl_loss_report rep;
 	json_t *names = NULL;
 
 	renew(h, 3, 10, 9000); /* n0..n2 go silent; n2 first */
-	ck_assert_int_eq(ap_heartbeat_lease(h, "n0", true, 2000, NULL), 0);
-	ck_assert_int_eq(ap_heartbeat_lease(h, "n1", true, 2000, NULL), 0);
-	ck_assert_int_eq(ap_heartbeats_lost(h, &policy, &lim, 9000, &names, &rep), 0);
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "n0", true, 2000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "n1", true, 2000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeats_lost(h, &policy, &lim, 9000, &names, &rep), 0);
 	ck_assert_uint_eq(json_array_size(names), 1);
 	ck_assert_str_eq(json_string_value(json_array_get(names, 0)), "n2");
 	json_decref(names);
@@ -433,21 +435,21 @@ START_TEST(loss_is_rate_limited)
 	ck_assert_uint_eq(lost(h, &policy, &lim, 29000, &rep), 1);
 	renew(h, 3, 10, 99000);
 	ck_assert_uint_eq(lost(h, &policy, &lim, 99000, &rep), 0); /* none left */
-	ap_heartbeats_free(h);
+	ctl_heartbeats_free(h);
 }
 END_TEST
 
 /* A large share silent at once: a disruption, not node loss. */
 START_TEST(loss_stops_in_a_disruption)
 {
-	struct ap_heartbeats *h = nodes(10, 1000);
-	struct ap_loss_policy p = policy;
-	struct ap_loss_limiter lim = {0};
-	struct ap_loss_report rep;
+	struct ctl_heartbeats *h = nodes(10, 1000);
+	struct ctl_loss_policy p = policy;
+	struct ctl_loss_limiter lim = {0};
+	struct ctl_loss_report rep;
 
 	renew(h, 6, 10, 9000); /* 6 of 10 silent */
 	ck_assert_uint_eq(lost(h, &p, &lim, 9000, &rep), 0);
-	ck_assert_int_eq(rep.state, AP_LOSS_PARTIAL);
+	ck_assert_int_eq(rep.state, CTL_LOSS_PARTIAL);
 	ck_assert_uint_eq(rep.held, 6);
 	/* in a large cluster, the secondary rate */
 	p.large_cluster = 5;
@@ -458,48 +460,48 @@ START_TEST(loss_stops_in_a_disruption)
 	ck_assert_uint_eq(lost(h, &p, &lim, 109001, &rep), 1); /* 100 s later */
 	/* every node silent: none, whatever the size */
 	ck_assert_uint_eq(lost(h, &p, &lim, 120000, &rep), 0);
-	ck_assert_int_eq(rep.state, AP_LOSS_FULL);
-	ap_heartbeats_free(h);
+	ck_assert_int_eq(rep.state, CTL_LOSS_FULL);
+	ctl_heartbeats_free(h);
 	/* two of two silent are not a disruption (more than two are) */
 	h = nodes(2, 1000);
 	memset(&lim, 0, sizeof(lim));
 	ck_assert_uint_eq(lost(h, &policy, &lim, 9000, &rep), 1);
-	ck_assert_int_eq(rep.state, AP_LOSS_NORMAL);
-	ap_heartbeats_free(h);
+	ck_assert_int_eq(rep.state, CTL_LOSS_NORMAL);
+	ctl_heartbeats_free(h);
 }
 END_TEST
 
 /* A Node podagent registered is monitored before its first Lease. */
 START_TEST(agent_node_monitored_from_registration)
 {
-	struct ap_heartbeats *h;
-	struct ap_loss_limiter lim = {0};
-	struct ap_loss_report rep;
+	struct ctl_heartbeats *h;
+	struct ctl_loss_limiter lim = {0};
+	struct ctl_loss_report rep;
 	json_t *agent = json_pack("{s:{s:s,s:{s:s}}}", "metadata", "name", "a", "annotations",
 				  TOPO_ANN_AGENT_OWNED, "");
 	json_t *plain = json_pack("{s:{s:s}}", "metadata", "name", "p");
 	json_t *sim = json_pack("{s:{s:s,s:{s:s,s:s}}}", "metadata", "name", "s", "annotations",
 				TOPO_ANN_AGENT_OWNED, "", PK_ANN_SIMULATED, "board.yaml");
 
-	ck_assert(ap_node_agent_registered(agent));
-	ck_assert(!ap_node_agent_registered(plain));
-	ck_assert(!ap_node_agent_registered(sim));
-	ck_assert_int_eq(ap_heartbeats_new(&h), 0);
-	ck_assert_int_eq(ap_heartbeat_expect(h, "a", 1000), 0);
-	ck_assert_int_eq(ap_heartbeat_seen(h, "a", false, 1000, NULL), 0);
-	ck_assert_int_eq(ap_heartbeat_seen(h, "p", false, 1000, NULL), 0);
-	ck_assert(ap_heartbeat_live(h, "a"));
-	ck_assert(!ap_heartbeat_live(h, "p"));
+	ck_assert(ctl_node_agent_registered(agent));
+	ck_assert(!ctl_node_agent_registered(plain));
+	ck_assert(!ctl_node_agent_registered(sim));
+	ck_assert_int_eq(ctl_heartbeats_new(&h), 0);
+	ck_assert_int_eq(ctl_heartbeat_expect(h, "a", 1000), 0);
+	ck_assert_int_eq(ctl_heartbeat_seen(h, "a", false, 1000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeat_seen(h, "p", false, 1000, NULL), 0);
+	ck_assert(ctl_heartbeat_live(h, "a"));
+	ck_assert(!ctl_heartbeat_live(h, "p"));
 	/* a later Node write is no heartbeat */
-	ck_assert_int_eq(ap_heartbeat_expect(h, "a", 3000), 0);
-	ck_assert_int_eq(ap_heartbeat_seen(h, "a", false, 3000, NULL), 0);
+	ck_assert_int_eq(ctl_heartbeat_expect(h, "a", 3000), 0);
+	ck_assert_int_eq(ctl_heartbeat_seen(h, "a", false, 3000, NULL), 0);
 	ck_assert_uint_eq(lost(h, &policy, &lim, 4001, &rep), 1);
 	ck_assert_uint_eq(rep.monitored, 1);
 	/* a plain Node, then its first Lease: monitored from the Lease on */
-	ck_assert_int_eq(ap_heartbeat_lease(h, "p", true, 5000, NULL), 0);
-	ck_assert(ap_heartbeat_live(h, "p"));
+	ck_assert_int_eq(ctl_heartbeat_lease(h, "p", true, 5000, NULL), 0);
+	ck_assert(ctl_heartbeat_live(h, "p"));
 	ck_assert_uint_eq(lost(h, &policy, &lim, 99000, &rep), 1);
-	ap_heartbeats_free(h);
+	ctl_heartbeats_free(h);
 	json_decref(agent);
 	json_decref(plain);
 	json_decref(sim);

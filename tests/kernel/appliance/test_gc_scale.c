@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/controllers/controllers.h"
 #include "kernel/builder/builder.h"
 
 /* The store as podkerneld opens it: Jobs and JobSets admitted by the builder. */
@@ -111,7 +112,7 @@ START_TEST(gc_finds_pods_past_ten_thousand)
 	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
 	char err[256] = "";
 
-	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
 	create(
 	    json_loads("{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": "
 		       "{\"name\": \"train\", \"namespace\": \"default\"}, \"spec\": "

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/controllers/controllers.h"
 #include "kernel/builder/builder.h"
 #include "kernel/lib/macro.h"
 #include "kernel/server/server-internal.h"
@@ -53,7 +54,7 @@ static void setup(void)
 		ck_assert_int_eq(pk_store_create(st, n, NULL, NULL), 0);
 		json_decref(n);
 	}
-	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
 }
 
 static void teardown(void)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/controllers/controllers.h"
 #include "kernel/builder/builder.h"
 
 /* The store as podkerneld opens it: Jobs and JobSets admitted by the builder. */
@@ -74,7 +75,7 @@ static void start(const char *node_loss)
 	};
 	char err[256] = "";
 
-	ck_assert_msg(pk_appliance_start(st, &cfg, &app, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pk_standalone_start(st, &cfg, &app, err, sizeof(err)) == 0, "%s", err);
 }
 
 static void stop(void)

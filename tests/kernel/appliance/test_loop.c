@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "kernel/appliance/appliance-internal.h"
+#include "kernel/controllers/controllers-internal.h"
 #include "kernel/appliance/appliance.h"
+#include "kernel/controllers/controllers.h"
 #include "kernel/builder/builder.h"
 #include "kernel/write/writer.h"
 
@@ -35,7 +37,7 @@ static void start(void)
 	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
 	char err[256] = "";
 
-	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
 }
 
 static void setup(void)
@@ -548,7 +550,7 @@ static void evictions_fail(int error)
 	create(prio_class("high", 1000));
 	ck_assert_int_eq(pk_writer_store_new(st, &rb.store), 0);
 	ck_assert_int_eq(pk_writer_new(&ops, &rb, &cfg.writer), 0);
-	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
 	for (int i = 0; i < 4; i++) {
 		char name[32];
 
@@ -655,7 +657,7 @@ START_TEST(stale_condition_is_written_again_on_the_current_object)
 
 	ck_assert_int_eq(pk_writer_store_new(st, &sb.store), 0);
 	ck_assert_int_eq(pk_writer_new(&ops, &sb, &cfg.writer), 0);
-	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
 	create(pod("lonely", NULL, NULL)); /* no node: PodScheduled False */
 	ck_assert(wait_condition("Pod", "lonely", "PodScheduled", "False"));
 	ck_assert_int_eq(__atomic_load_n(&sb.refused, __ATOMIC_RELAXED), 1);
@@ -791,14 +793,14 @@ START_TEST(eviction_spares_a_pod_recreated_under_the_same_name)
 	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "p", NULL, NULL, NULL), 0);
 	create(pod("p", NULL, NULL));
 	set = json_pack("[O]", listed);
-	ck_assert_int_eq(ap_evict_pods(app, set, n, "was deleted"), 0);
+	ck_assert_int_eq(ctl_evict_pods(pk_appliance_hooks_arg(app), set, n, "was deleted"), 0);
 	json_decref(set);
 	json_decref(listed);
 	listed = get("Pod", "p");
 	ck_assert_ptr_nonnull(listed); /* the new pod stays */
 	ck_assert_ptr_null(pk_condition_get(listed, "DisruptionTarget"));
 	set = json_pack("[O]", listed); /* the pod as it is now: evicted */
-	ck_assert_int_eq(ap_evict_pods(app, set, n, "was deleted"), 1);
+	ck_assert_int_eq(ctl_evict_pods(pk_appliance_hooks_arg(app), set, n, "was deleted"), 1);
 	json_decref(set);
 	json_decref(listed);
 	ck_assert_ptr_null(get("Pod", "p"));
@@ -831,7 +833,7 @@ START_TEST(eviction_with_a_stale_resource_version_is_refused_and_retried)
 	json_decref(cur);
 	json_decref(out);
 	set = json_pack("[O]", listed);
-	ck_assert_int_eq(ap_evict_pods(app, set, n, "was deleted"), 1);
+	ck_assert_int_eq(ctl_evict_pods(pk_appliance_hooks_arg(app), set, n, "was deleted"), 1);
 	json_decref(set);
 	json_decref(listed);
 	ck_assert_ptr_null(get("Pod", "p"));
@@ -905,7 +907,7 @@ START_TEST(events_expire_after_the_ttl)
 	json_t *ev;
 
 	cluster();
-	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
 	create(pod("brief", NULL, NULL));
 	ck_assert(wait_bound("brief"));
 	ev = wait_event("brief", "Scheduled");
@@ -1006,7 +1008,7 @@ START_TEST(unwritable_pod_backs_off)
 	cluster();
 	create_unwritable_pod("huge");
 	log_lines_about = 0;
-	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
 	ck_assert(wait_metric("podkernel_appliance_binding_conflicts_total 1\n"));
 	create(pod("ok", NULL, NULL));
 	ck_assert(wait_bound("ok"));
@@ -1111,7 +1113,7 @@ START_TEST(failing_writes_back_off_per_object)
 	}
 	log_lines_about = 0;
 	ck_assert_int_eq(pk_writer_new(&failing_ops, st, &cfg.writer), 0);
-	ck_assert_int_eq(pk_appliance_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
 	create(pod("ok", NULL, NULL));
 	ck_assert(wait_bound("ok"));
 	sleep_ms(2500);

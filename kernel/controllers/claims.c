@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/appliance/appliance-internal.h"
+#include "kernel/controllers/controllers-internal.h"
 
 #define POD_CLAIM_ANNOTATION "resource.kubernetes.io/pod-claim-name"
 
@@ -43,7 +43,7 @@ static bool has_status(const json_t *pod, const char *name)
 	return false;
 }
 
-bool ap_needs_claims(const json_t *pod)
+bool ctl_needs_claims(const json_t *pod)
 {
 	json_t *pc;
 	size_t i;
@@ -87,8 +87,8 @@ static const char *owned_claim(const json_t *claims, const char *uid, const char
 }
 
 /* A claim for claim name of pod (a Pod or a PodGroup) from template tmpl; its name in *ret. */
-static int make_claim(struct pk_appliance *app, const json_t *pod, const char *name,
-		      const char *tmpl, char **ret)
+static int make_claim(struct pk_ctl *ctl, const json_t *pod, const char *name, const char *tmpl,
+		      char **ret)
 {
 	const char *ns = pk_namespace(pod), *uid = pk_get_string(pod, "metadata.uid"),
 		   *kind = pk_get_string(pod, "kind") ?: "Pod",
@@ -96,11 +96,11 @@ static int make_claim(struct pk_appliance *app, const json_t *pod, const char *n
 	json_t *t = NULL, *claim, *md, *ann, *out = NULL;
 	struct pk_errors errs = {0};
 	char prefix[300];
-	int r = pk_store_get(app->store, "ResourceClaimTemplate", ns, tmpl, &t);
+	int r = pk_store_get(ctl->store, "ResourceClaimTemplate", ns, tmpl, &t);
 
 	if (r < 0) {
-		ap_log(app, 1, "%s %s/%s: claim %s: ResourceClaimTemplate %s/%s: %s", kind, ns,
-		       pk_name(pod), name, ns, tmpl, strerror(-r));
+		ctl_log(ctl, 1, "%s %s/%s: claim %s: ResourceClaimTemplate %s/%s: %s", kind, ns,
+			pk_name(pod), name, ns, tmpl, strerror(-r));
 		return r;
 	}
 	snprintf(prefix, sizeof(prefix), "%s-%s-", pk_name(pod), name);
@@ -125,12 +125,12 @@ static int make_claim(struct pk_appliance *app, const json_t *pod, const char *n
 	json_decref(t);
 	if (!claim)
 		return -ENOMEM;
-	r = pk_store_create(app->store, claim, &errs, &out);
+	r = pk_store_create(ctl->store, claim, &errs, &out);
 	json_decref(claim);
 	if (r < 0) {
-		ap_log(app, 1, "%s %s/%s: claim %s from template %s: %s%s%s", kind, ns,
-		       pk_name(pod), name, tmpl, strerror(-r), errs.n ? ": " : "",
-		       errs.n ? errs.msg[0] : "");
+		ctl_log(ctl, 1, "%s %s/%s: claim %s from template %s: %s%s%s", kind, ns,
+			pk_name(pod), name, tmpl, strerror(-r), errs.n ? ": " : "",
+			errs.n ? errs.msg[0] : "");
 		pk_errors_clear(&errs);
 		return r;
 	}
@@ -140,19 +140,18 @@ static int make_claim(struct pk_appliance *app, const json_t *pod, const char *n
 	return *ret ? 0 : -ENOMEM;
 }
 
-int ap_claims_reconcile(struct pk_appliance *app, const char *kind, const char *ns,
-			const char *name)
+int ctl_claims_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, const char *name)
 {
 	json_t *pod = NULL, *claims = NULL, *statuses, *pc, *patch;
 	const char *uid;
 	size_t i, made = 0;
-	int r = pk_store_get(app->store, kind, ns, name, &pod);
+	int r = pk_store_get(ctl->store, pk_kind_to_string(kind), ns, name, &pod);
 
-	if (r < 0 || !ap_needs_claims(pod) || !(uid = pk_get_string(pod, "metadata.uid"))) {
+	if (r < 0 || !ctl_needs_claims(pod) || !(uid = pk_get_string(pod, "metadata.uid"))) {
 		json_decref(pod);
 		return r == -ENOENT ? 0 : r;
 	}
-	if (pk_store_list(app->store, "ResourceClaim", ns, NULL, &claims, NULL, NULL) < 0)
+	if (pk_store_list(ctl->store, "ResourceClaim", ns, NULL, &claims, NULL, NULL) < 0)
 		claims = json_array();
 	statuses = json_deep_copy(pk_get(pod, "status.resourceClaimStatuses"));
 	if (!json_is_array(statuses)) {
@@ -170,7 +169,7 @@ int ap_claims_reconcile(struct pk_appliance *app, const char *kind, const char *
 		have = owned_claim(claims, uid, pcn);
 		if (have)
 			made_name = strdup(have);
-		else if (make_claim(app, pod, pcn, tmpl, &made_name) < 0)
+		else if (make_claim(ctl, pod, pcn, tmpl, &made_name) < 0)
 			continue;
 		if (made_name)
 			json_array_append_new(statuses, json_pack("{s:s, s:s}", "name", pcn,
@@ -181,13 +180,13 @@ int ap_claims_reconcile(struct pk_appliance *app, const char *kind, const char *
 	r = 0;
 	if (made) {
 		patch = json_pack("{s:{s:O}}", "status", "resourceClaimStatuses", statuses);
-		r = patch ? pk_store_patch(app->store, kind, ns, name, PK_PATCH_MERGE, patch,
-					   PK_SUB_STATUS, NULL, NULL)
+		r = patch ? pk_store_patch(ctl->store, pk_kind_to_string(kind), ns, name,
+					   PK_PATCH_MERGE, patch, PK_SUB_STATUS, NULL, NULL)
 			  : -ENOMEM;
 		json_decref(patch);
 		if (r < 0)
-			ap_log(app, 1, "%s %s/%s: status.resourceClaimStatuses: %s", kind, ns, name,
-			       strerror(-r));
+			ctl_log(ctl, 1, "%s %s/%s: status.resourceClaimStatuses: %s",
+				pk_kind_to_string(kind), ns, name, strerror(-r));
 	}
 	json_decref(statuses);
 	json_decref(claims);

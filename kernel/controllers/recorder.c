@@ -10,7 +10,7 @@
  * pk_writer_event_allowed() drops a note repeated about the same object and
  * reason within PK_EVENT_REPEAT_S, and the rest are created in one
  * transaction.  Events expire as kube-apiserver's --event-ttl makes them
- * (one hour): every AP_EVENT_SWEEP_MS (or TTL, if shorter) the loop deletes, in one transaction,
+ * (one hour): every CTL_EVENT_SWEEP_MS (or TTL, if shorter) the loop deletes, in one transaction,
  * the Events (anyone's) created longer ago than that.  Events are best
  * effort: a failed write is counted, never retried, and never holds a
  * binding back.
@@ -21,30 +21,30 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/appliance/appliance-internal.h"
+#include "kernel/controllers/controllers-internal.h"
 
-#define AP_EVENT_COMPONENT "podkernel"
+#define CTL_EVENT_COMPONENT "podkernel"
 
-struct ap_recorder {
+struct ctl_recorder {
 	json_t *seen;	 /* the correlator's memory (pk_writer_event_allowed) */
 	json_t *pending; /* Events to create */
 	uint64_t seq;
 	int64_t next_sweep_ms;
 };
 
-int ap_recorder_new(struct ap_recorder **ret)
+int ctl_recorder_new(struct ctl_recorder **ret)
 {
-	struct ap_recorder *rec = calloc(1, sizeof(*rec));
+	struct ctl_recorder *rec = calloc(1, sizeof(*rec));
 
 	if (!rec || !(rec->seen = json_object()) || !(rec->pending = json_array())) {
-		ap_recorder_free(rec);
+		ctl_recorder_free(rec);
 		return -ENOMEM;
 	}
 	*ret = rec;
 	return 0;
 }
 
-void ap_recorder_free(struct ap_recorder *rec)
+void ctl_recorder_free(struct ctl_recorder *rec)
 {
 	if (!rec)
 		return;
@@ -53,7 +53,7 @@ void ap_recorder_free(struct ap_recorder *rec)
 	free(rec);
 }
 
-static json_t *event_new(struct ap_recorder *rec, const struct pk_write_item *it, const char *uid,
+static json_t *event_new(struct ctl_recorder *rec, const struct pk_write_item *it, const char *uid,
 			 const char *type, const char *reason, const char *action, const char *note)
 {
 	const struct pk_type *t = pk_type_of(it->kind);
@@ -73,8 +73,8 @@ static json_t *event_new(struct ap_recorder *rec, const struct pk_write_item *it
 	ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:o,s:s,s:s,s:s,s:{s:s},s:s,s:s,s:i,s:s,s:s,s:s}",
 		       "apiVersion", "v1", "kind", "Event", "metadata", "name", name, "namespace",
 		       ns, "involvedObject", ref, "reason", reason, "message", note, "type", type,
-		       "source", "component", AP_EVENT_COMPONENT, "firstTimestamp", ts,
-		       "lastTimestamp", ts, "count", 1, "reportingComponent", AP_EVENT_COMPONENT,
+		       "source", "component", CTL_EVENT_COMPONENT, "firstTimestamp", ts,
+		       "lastTimestamp", ts, "count", 1, "reportingComponent", CTL_EVENT_COMPONENT,
 		       "reportingInstance", "podkerneld", "action", action);
 	return ev;
 }
@@ -82,8 +82,8 @@ static json_t *event_new(struct ap_recorder *rec, const struct pk_write_item *it
 static void note_one(void *arg, const struct pk_write_item *it, const json_t *obj, const char *type,
 		     const char *reason, const char *action, const char *note)
 {
-	struct pk_appliance *app = arg;
-	struct ap_recorder *rec = app->recorder;
+	struct pk_ctl *ctl = arg;
+	struct ctl_recorder *rec = ctl->recorder;
 	char key[768], shortnote[1024];
 	json_t *ev;
 
@@ -92,32 +92,32 @@ static void note_one(void *arg, const struct pk_write_item *it, const json_t *ob
 	snprintf(key, sizeof(key), "%s/%s/%s/%s", pk_kind_to_string(it->kind), it->ns ?: "",
 		 it->name, reason);
 	if (!pk_writer_event_allowed(rec->seen, key, shortnote, (int64_t)time(NULL))) {
-		AP_COUNT(app, kevents_limited);
+		CTL_COUNT(ctl, kevents_limited);
 		return;
 	}
 	ev = event_new(rec, it, obj ? pk_get_string(obj, "metadata.uid") : NULL, type, reason,
 		       action, shortnote);
 	if (!ev || json_array_append_new(rec->pending, ev) < 0)
-		AP_COUNT(app, kevents_failed);
+		CTL_COUNT(ctl, kevents_failed);
 }
 
 /* The Events of a committed batch, created in one transaction. */
-void ap_record_batch(struct pk_appliance *app, const struct pk_write_batch *batch,
-		     const struct pk_write_result *results)
+void ctl_record_batch(struct pk_ctl *ctl, const struct pk_write_batch *batch,
+		      const struct pk_write_result *results)
 {
-	struct ap_recorder *rec = app->recorder;
+	struct ctl_recorder *rec = ctl->recorder;
 	json_t **objects;
 	size_t n;
 	int *rcs;
 
-	if (!rec || !app->store || !batch->n)
+	if (!rec || !ctl->store || !batch->n)
 		return;
 	objects = calloc(batch->n, sizeof(*objects));
 	if (!objects)
 		return;
 	for (size_t i = 0; i < batch->n; i++)
 		objects[i] = results[i].object;
-	pk_writer_events(batch, results, objects, note_one, app);
+	pk_writer_events(batch, results, objects, note_one, ctl);
 	free(objects);
 	n = json_array_size(rec->pending);
 	if (!n)
@@ -127,12 +127,12 @@ void ap_record_batch(struct pk_appliance *app, const struct pk_write_batch *batc
 	if (objects && rcs) {
 		for (size_t i = 0; i < n; i++)
 			objects[i] = json_array_get(rec->pending, i);
-		pk_store_create_batch(app->store, objects, n, rcs);
+		pk_store_create_batch(ctl->store, objects, n, rcs);
 		for (size_t i = 0; i < n; i++) {
 			if (rcs[i] == 0)
-				AP_COUNT(app, kevents_written);
+				CTL_COUNT(ctl, kevents_written);
 			else
-				AP_COUNT(app, kevents_failed);
+				CTL_COUNT(ctl, kevents_failed);
 		}
 	}
 	free(objects);
@@ -148,21 +148,21 @@ static int delete_it(json_t *obj, void *arg)
 }
 
 /* Events created before now - ttl, deleted in one transaction. */
-void ap_record_sweep(struct pk_appliance *app, int64_t now_ms)
+void ctl_record_sweep(struct pk_ctl *ctl, int64_t now_ms)
 {
-	struct ap_recorder *rec = app->recorder;
-	int64_t ttl_s = app->cfg.event_ttl_ms > 0 ? app->cfg.event_ttl_ms / 1000
+	struct ctl_recorder *rec = ctl->recorder;
+	int64_t ttl_s = ctl->cfg.event_ttl_ms > 0 ? ctl->cfg.event_ttl_ms / 1000
 						  : PK_APPLIANCE_EVENT_TTL_MS / 1000;
 	int64_t now = (int64_t)time(NULL), created;
 	struct pk_store_edit *e;
 	json_t *all = NULL, *ev;
 	size_t i, n = 0;
 
-	if (!rec || !app->store || now_ms < rec->next_sweep_ms)
+	if (!rec || !ctl->store || now_ms < rec->next_sweep_ms)
 		return;
 	rec->next_sweep_ms =
-	    now_ms + (ttl_s * 1000 < AP_EVENT_SWEEP_MS ? ttl_s * 1000 : AP_EVENT_SWEEP_MS);
-	if (pk_store_list(app->store, "Event", NULL, NULL, &all, NULL, NULL) < 0)
+	    now_ms + (ttl_s * 1000 < CTL_EVENT_SWEEP_MS ? ttl_s * 1000 : CTL_EVENT_SWEEP_MS);
+	if (pk_store_list(ctl->store, "Event", NULL, NULL, &all, NULL, NULL) < 0)
 		return;
 	e = calloc(json_array_size(all) + 1, sizeof(*e));
 	json_array_foreach(all, i, ev)
@@ -178,10 +178,10 @@ void ap_record_sweep(struct pk_appliance *app, int64_t now_ms)
 						.apply = delete_it,
 						.delete_after = true};
 	}
-	if (n && pk_store_edit_batch(app->store, e, n) == 0)
+	if (n && pk_store_edit_batch(ctl->store, e, n) == 0)
 		for (i = 0; i < n; i++)
 			if (e[i].rc == 0)
-				AP_COUNT(app, kevents_expired);
+				CTL_COUNT(ctl, kevents_expired);
 	for (i = 0; e && i < n; i++)
 		json_decref(e[i].object);
 	free(e);

@@ -27,10 +27,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/appliance/appliance-internal.h"
-#include "kernel/api/api.h"
+#include "kernel/controllers/controllers-internal.h"
 
-int ap_register_board(struct pk_appliance *app, const char *path, char *err, size_t errlen)
+int ctl_register_board(struct pk_ctl *ctl, const char *path, char *err, size_t errlen)
 {
 	struct topo_board *b = topo_board_new();
 	json_t *nodes = NULL, *slices = NULL, *n;
@@ -57,7 +56,7 @@ int ap_register_board(struct pk_appliance *app, const char *path, char *err, siz
 		struct pk_errors errs = {0};
 
 		pk_set(n, "metadata.annotations", json_pack("{s:s}", PK_ANN_SIMULATED, path));
-		r = pk_store_create(app->store, n, &errs, NULL);
+		r = pk_store_create(ctl->store, n, &errs, NULL);
 		pk_errors_clear(&errs);
 		if (r == 0)
 			created++;
@@ -65,8 +64,8 @@ int ap_register_board(struct pk_appliance *app, const char *path, char *err, siz
 			break;
 		r = 0;
 	}
-	ap_log(app, 1, "appliance: board %s: %zu simulated nodes and ResourceSlices, %zu new", path,
-	       json_array_size(nodes), created);
+	ctl_log(ctl, 1, "appliance: board %s: %zu simulated nodes and ResourceSlices, %zu new",
+		path, json_array_size(nodes), created);
 	json_decref(nodes);
 	if (r < 0 && err && errlen)
 		snprintf(err, errlen, "%s: registering nodes: %s", path, strerror(-r));
@@ -74,7 +73,7 @@ int ap_register_board(struct pk_appliance *app, const char *path, char *err, siz
 }
 
 /* Apply fn to a fresh copy of Node name and write it (sub), retrying conflicts. */
-static int edit_node(struct pk_appliance *app, const char *name, enum pk_store_sub sub,
+static int edit_node(struct pk_ctl *ctl, const char *name, enum pk_store_sub sub,
 		     int (*fn)(json_t *node, void *arg), void *arg)
 {
 	int r = -EIO;
@@ -83,21 +82,17 @@ static int edit_node(struct pk_appliance *app, const char *name, enum pk_store_s
 		json_t *node = NULL, *out = NULL;
 		struct pk_errors errs = {0};
 
-		r = pk_store_get(app->store, "Node", NULL, name, &node);
+		r = pk_store_get(ctl->store, "Node", NULL, name, &node);
 		if (r < 0)
 			return r;
 		r = fn(node, arg);
 		if (r == 0)
-			r = pk_store_update(app->store, node, sub, &errs, &out);
+			r = pk_store_update(ctl->store, node, sub, &errs, &out);
 		json_decref(node);
 		pk_errors_clear(&errs);
 		if (r == 0) {
-			/* An own write is no heartbeat: remember it, and tell the scheduler. */
-			ap_cache_note(app->cache, "Node", out);
-			struct pk_errors e2 = {0};
-
-			pk_sched_update(app->sched, out, &e2);
-			pk_errors_clear(&e2);
+			/* An own write is no heartbeat: the loop takes it as seen. */
+			pk_appliance_wrote(ctl->app, PK_KIND_NODE, out);
 			json_decref(out);
 			return 0;
 		}
@@ -161,16 +156,16 @@ static int set_ready(json_t *node, void *arg)
 }
 
 /* The group object a pod or group names, or NULL. */
-static json_t *get_group(struct pk_appliance *app, const char *ns, const char *name,
+static json_t *get_group(struct pk_ctl *ctl, const char *ns, const char *name,
 			 const char **ret_kind)
 {
 	json_t *g = NULL;
 
-	if (pk_store_get(app->store, "PodGroup", ns, name, &g) == 0) {
+	if (pk_store_get(ctl->store, "PodGroup", ns, name, &g) == 0) {
 		*ret_kind = "PodGroup";
 		return g;
 	}
-	if (pk_store_get(app->store, "CompositePodGroup", ns, name, &g) == 0) {
+	if (pk_store_get(ctl->store, "CompositePodGroup", ns, name, &g) == 0) {
 		*ret_kind = "CompositePodGroup";
 		return g;
 	}
@@ -179,7 +174,7 @@ static json_t *get_group(struct pk_appliance *app, const char *ns, const char *n
 
 /* The walk over stored groups: every group read stays in held until the end. */
 struct store_walk {
-	struct pk_appliance *app;
+	struct pk_ctl *ctl;
 	const char *ns;
 	json_t *held;
 };
@@ -187,7 +182,7 @@ struct store_walk {
 static json_t *hold_group(struct store_walk *w, const char *name)
 {
 	const char *kind = NULL;
-	json_t *g = name && *name ? get_group(w->app, w->ns, name, &kind) : NULL;
+	json_t *g = name && *name ? get_group(w->ctl, w->ns, name, &kind) : NULL;
 
 	if (g && json_array_append_new(w->held, g) < 0)
 		return NULL;
@@ -206,9 +201,9 @@ static bool store_is_all(void *arg, const void *group)
 }
 
 /* Name of the highest ancestor group (from pod's group up) with disruptionMode all. */
-static char *disruption_unit(struct pk_appliance *app, const json_t *pod)
+static char *disruption_unit(struct pk_ctl *ctl, const json_t *pod)
 {
-	struct store_walk w = {.app = app, .ns = pk_namespace(pod), .held = json_array()};
+	struct store_walk w = {.ctl = ctl, .ns = pk_namespace(pod), .held = json_array()};
 	const struct pk_group_walk walk = {.up = store_up, .is_all = store_is_all, .arg = &w};
 	json_t *first, *unit;
 	char *name = NULL;
@@ -224,8 +219,7 @@ static char *disruption_unit(struct pk_appliance *app, const json_t *pod)
 }
 
 /* Whether group name lies in the subtree of root (parents followed in store). */
-static bool in_subtree(struct pk_appliance *app, const char *ns, const char *group,
-		       const char *root)
+static bool in_subtree(struct pk_ctl *ctl, const char *ns, const char *group, const char *root)
 {
 	char cur[256];
 
@@ -236,7 +230,7 @@ static bool in_subtree(struct pk_appliance *app, const char *ns, const char *gro
 
 		if (strcmp(cur, root) == 0)
 			return true;
-		g = get_group(app, ns, cur, &kind);
+		g = get_group(ctl, ns, cur, &kind);
 		const char *parent =
 		    g ? pk_get_string(g, "spec.parentCompositePodGroupName") : NULL;
 
@@ -292,7 +286,7 @@ static int evict_add(json_t *set, json_t *pod)
  * A refused eviction: the stored pod goes into retry when it is the same pod
  * (its uid), changed since it was listed.
  */
-static int evict_refused(struct pk_appliance *app, const struct pk_store_edit *e,
+static int evict_refused(struct pk_ctl *ctl, const struct pk_store_edit *e,
 			 const struct evict_arg *a, json_t *retry, const char *node,
 			 const char *why)
 {
@@ -302,19 +296,20 @@ static int evict_refused(struct pk_appliance *app, const struct pk_store_edit *e
 	if (e->object) /* a stale version: the batch hands back the stored pod */
 		cur = json_incref(e->object);
 	else
-		r = pk_store_get(app->store, "Pod", e->ns, e->name, &cur);
+		r = pk_store_get(ctl->store, "Pod", e->ns, e->name, &cur);
 	if (r == -ENOENT)
 		return 0; /* gone meanwhile: nothing to evict */
 	if (r < 0)
 		return r;
 	if (strcmp(pk_get_string(cur, "metadata.uid") ?: "", a->uid) != 0) {
-		ap_log(app, 2, "pod %s/%s: not evicted, replaced since node %s %s", e->ns, e->name,
-		       node, why);
+		ctl_log(ctl, 2, "pod %s/%s: not evicted, replaced since node %s %s", e->ns, e->name,
+			node, why);
 		r = 0;
 	} else {
-		AP_COUNT(app, eviction_conflicts);
-		ap_log(app, 2, "pod %s/%s: changed since it was listed, evicted at its new version",
-		       e->ns, e->name);
+		CTL_COUNT(ctl, eviction_conflicts);
+		ctl_log(ctl, 2,
+			"pod %s/%s: changed since it was listed, evicted at its new version", e->ns,
+			e->name);
 		r = evict_add(retry, cur);
 	}
 	json_decref(cur);
@@ -326,7 +321,7 @@ static int evict_refused(struct pk_appliance *app, const struct pk_store_edit *e
  * unless by_uid); returns how many were made.  The pods refused for a change
  * since they were listed go into retry.
  */
-static int evict_commit(struct pk_appliance *app, json_t *set, json_t *retry, bool by_uid,
+static int evict_commit(struct pk_ctl *ctl, json_t *set, json_t *retry, bool by_uid,
 			const char *node, const char *why)
 {
 	size_t n = json_object_size(set), i = 0;
@@ -354,15 +349,15 @@ static int evict_commit(struct pk_appliance *app, json_t *set, json_t *retry, bo
 		if (!a[i++].uid)
 			goto out;
 	}
-	r = n ? pk_store_edit_batch(app->store, e, n) : 0;
+	r = n ? pk_store_edit_batch(ctl->store, e, n) : 0;
 	for (i = 0; r == 0 && i < n; i++) {
 		if (e[i].rc == 0) {
 			done++;
-			AP_COUNT(app, evictions);
-			ap_log(app, 2, "evicted pod %s/%s: %s", e[i].ns, e[i].name, a[i].msg);
-			ap_reconcile_owner_of(app, e[i].object);
+			CTL_COUNT(ctl, evictions);
+			ctl_log(ctl, 2, "evicted pod %s/%s: %s", e[i].ns, e[i].name, a[i].msg);
+			ctl_reconcile_owner_of(ctl, e[i].object);
 		} else if (e[i].rc == -PK_STORE_ECONFLICT) {
-			r = evict_refused(app, &e[i], &a[i], retry, node, why);
+			r = evict_refused(ctl, &e[i], &a[i], retry, node, why);
 		}
 	}
 out:
@@ -375,7 +370,7 @@ out:
 	return r < 0 ? r : done;
 }
 
-int ap_evict_pods(struct pk_appliance *app, const json_t *pods, const char *node, const char *why)
+int ctl_evict_pods(struct pk_ctl *ctl, const json_t *pods, const char *node, const char *why)
 {
 	json_t *set = json_object(), *p;
 	size_t i;
@@ -388,10 +383,11 @@ int ap_evict_pods(struct pk_appliance *app, const json_t *pods, const char *node
 		bool by_uid = attempt == EVICT_ATTEMPTS;
 
 		if (by_uid)
-			ap_log(app, 1,
-			       "node %s: %zu pods still changing after %d attempts; evicted by uid",
-			       node, json_object_size(set), EVICT_ATTEMPTS - 1);
-		r = retry ? evict_commit(app, set, retry, by_uid, node, why) : -ENOMEM;
+			ctl_log(
+			    ctl, 1,
+			    "node %s: %zu pods still changing after %d attempts; evicted by uid",
+			    node, json_object_size(set), EVICT_ATTEMPTS - 1);
+		r = retry ? evict_commit(ctl, set, retry, by_uid, node, why) : -ENOMEM;
 		if (r >= 0) {
 			done += r;
 			r = 0;
@@ -403,7 +399,7 @@ int ap_evict_pods(struct pk_appliance *app, const json_t *pods, const char *node
 	return r < 0 ? r : done;
 }
 
-static int evict_node_pods(struct pk_appliance *app, const char *node, const char *why)
+static int evict_node_pods(struct pk_ctl *ctl, const char *node, const char *why)
 {
 	struct pk_selector *sel = NULL;
 	char expr[300], err[128];
@@ -421,7 +417,7 @@ static int evict_node_pods(struct pk_appliance *app, const char *node, const cha
 	if (r == 0) {
 		struct pk_store_list_opts o = {.fields = sel};
 
-		r = pk_store_list(app->store, "Pod", NULL, &o, &pods, NULL, NULL);
+		r = pk_store_list(ctl->store, "Pod", NULL, &o, &pods, NULL, NULL);
 	}
 	pk_selector_free(sel);
 	if (r < 0) {
@@ -431,7 +427,7 @@ static int evict_node_pods(struct pk_appliance *app, const char *node, const cha
 	}
 	json_array_foreach(pods, i, p)
 	{
-		char *unit = disruption_unit(app, p);
+		char *unit = disruption_unit(ctl, p);
 		char key[512];
 
 		if (unit) {
@@ -452,52 +448,53 @@ static int evict_node_pods(struct pk_appliance *app, const char *node, const cha
 		const char *root = json_string_value(json_array_get(u, 1));
 		json_t *all = NULL;
 
-		if (pk_store_list(app->store, "Pod", ns, NULL, &all, NULL, NULL) < 0)
+		if (pk_store_list(ctl->store, "Pod", ns, NULL, &all, NULL, NULL) < 0)
 			continue;
 		json_array_foreach(all, i, p)
 		{
 			const char *g = pk_pod_group_name(p);
 
-			if (g && in_subtree(app, ns, g, root))
+			if (g && in_subtree(ctl, ns, g, root))
 				json_array_append(victims, p);
 		}
 		json_decref(all);
-		ap_log(app, 1, "node %s: disruption unit %s/%s (disruptionMode all) evicted whole",
-		       node, ns, root);
+		ctl_log(ctl, 1, "node %s: disruption unit %s/%s (disruptionMode all) evicted whole",
+			node, ns, root);
 	}
 	json_decref(units);
-	r = ap_evict_pods(app, victims, node, why);
+	r = ctl_evict_pods(ctl, victims, node, why);
 	json_decref(victims);
 	return r < 0 ? r : 0;
 }
 
-int ap_node_unreachable(struct pk_appliance *app, const char *name)
+int ctl_node_unreachable(struct pk_ctl *ctl, const char *name)
 {
-	int r = edit_node(app, name, PK_SUB_MAIN, add_taint, NULL);
+	int r = edit_node(ctl, name, PK_SUB_MAIN, add_taint, NULL);
 
 	if (r == 0)
-		r = edit_node(app, name, PK_SUB_STATUS, set_ready, NULL);
-	AP_COUNT(app, nodes_unreachable);
-	ap_log(app, 1, "node %s: no heartbeat for %lld ms: tainted %s:NoExecute, evicting its pods",
-	       name, (long long)app->grace_ms, PK_APPLIANCE_TAINT_UNREACHABLE);
+		r = edit_node(ctl, name, PK_SUB_STATUS, set_ready, NULL);
+	CTL_COUNT(ctl, nodes_unreachable);
+	ctl_log(ctl, 1,
+		"node %s: no heartbeat for %lld ms: tainted %s:NoExecute, evicting its pods", name,
+		(long long)ctl->grace_ms, PK_APPLIANCE_TAINT_UNREACHABLE);
 	if (r < 0)
-		ap_log(app, 1, "node %s: marking unreachable: %s", name, strerror(-r));
-	return evict_node_pods(app, name, "is unreachable");
+		ctl_log(ctl, 1, "node %s: marking unreachable: %s", name, strerror(-r));
+	return evict_node_pods(ctl, name, "is unreachable");
 }
 
-int ap_node_deleted(struct pk_appliance *app, const char *name)
+int ctl_node_deleted(struct pk_ctl *ctl, const char *name)
 {
-	ap_log(app, 1, "node %s deleted: evicting its pods", name);
-	return evict_node_pods(app, name, "was deleted");
+	ctl_log(ctl, 1, "node %s deleted: evicting its pods", name);
+	return evict_node_pods(ctl, name, "was deleted");
 }
 
-int ap_node_recovered(struct pk_appliance *app, const char *name)
+int ctl_node_recovered(struct pk_ctl *ctl, const char *name)
 {
-	int r = edit_node(app, name, PK_SUB_MAIN, remove_taint, NULL);
+	int r = edit_node(ctl, name, PK_SUB_MAIN, remove_taint, NULL);
 
 	if (r == 0)
-		r = edit_node(app, name, PK_SUB_STATUS, set_ready, app);
-	AP_COUNT(app, nodes_recovered);
-	ap_log(app, 1, "node %s: reporting again: taint removed, Ready", name);
+		r = edit_node(ctl, name, PK_SUB_STATUS, set_ready, ctl);
+	CTL_COUNT(ctl, nodes_recovered);
+	ctl_log(ctl, 1, "node %s: reporting again: taint removed, Ready", name);
 	return r;
 }

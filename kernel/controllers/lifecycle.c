@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/appliance/appliance-internal.h"
+#include "kernel/controllers/controllers-internal.h"
 #include "kernel/sim/sim.h"
 
 enum lc_kind { LC_RUN, LC_SUCCEED, LC_FAIL, LC_NODE_LOSS, LC_NODE_DELETE };
@@ -37,7 +37,7 @@ struct lc_timer {
 	char *ns, *name, *uid; /* LC_NODE_LOSS: name is the node */
 };
 
-struct ap_lifecycle {
+struct ctl_lifecycle {
 	struct lc_timer *v;
 	size_t n, cap;
 	json_t *nodes; /* simulated node names */
@@ -46,7 +46,7 @@ struct ap_lifecycle {
 	double failure_rate;
 };
 
-static uint64_t rnd(struct ap_lifecycle *lc)
+static uint64_t rnd(struct ctl_lifecycle *lc)
 {
 	uint64_t z = (lc->rng += 0x9e3779b97f4a7c15ULL);
 
@@ -55,12 +55,12 @@ static uint64_t rnd(struct ap_lifecycle *lc)
 	return z ^ (z >> 31);
 }
 
-static double unit(struct ap_lifecycle *lc)
+static double unit(struct ctl_lifecycle *lc)
 {
 	return (double)(rnd(lc) >> 11) / 9007199254740992.0;
 }
 
-static int add_timer(struct ap_lifecycle *lc, int64_t due, enum lc_kind kind, const char *ns,
+static int add_timer(struct ctl_lifecycle *lc, int64_t due, enum lc_kind kind, const char *ns,
 		     const char *name, const char *uid)
 {
 	struct lc_timer *t;
@@ -88,7 +88,7 @@ static int add_timer(struct ap_lifecycle *lc, int64_t due, enum lc_kind kind, co
 }
 
 /* "T:NODE[,T:NODE...]" -> node loss timers at start + T. */
-static int parse_losses(struct ap_lifecycle *lc, const char *spec, int64_t now, char *err,
+static int parse_losses(struct ctl_lifecycle *lc, const char *spec, int64_t now, char *err,
 			size_t errlen)
 {
 	char *copy = spec ? strdup(spec) : NULL, *save = NULL, *tok;
@@ -114,10 +114,10 @@ static int parse_losses(struct ap_lifecycle *lc, const char *spec, int64_t now, 
 	return r;
 }
 
-int ap_lifecycle_new(const struct pk_appliance_config *cfg, int64_t now, struct ap_lifecycle **ret,
-		     char *err, size_t errlen)
+int ctl_lifecycle_new(const struct pk_appliance_config *cfg, int64_t now,
+		      struct ctl_lifecycle **ret, char *err, size_t errlen)
 {
-	struct ap_lifecycle *lc = calloc(1, sizeof(*lc));
+	struct ctl_lifecycle *lc = calloc(1, sizeof(*lc));
 	int r;
 
 	if (!lc || !(lc->nodes = json_object())) {
@@ -129,14 +129,14 @@ int ap_lifecycle_new(const struct pk_appliance_config *cfg, int64_t now, struct 
 	lc->failure_rate = cfg->sim_failure_rate;
 	r = parse_losses(lc, cfg->sim_node_loss, now, err, errlen);
 	if (r < 0) {
-		ap_lifecycle_free(lc);
+		ctl_lifecycle_free(lc);
 		return r;
 	}
 	*ret = lc;
 	return 0;
 }
 
-void ap_lifecycle_free(struct ap_lifecycle *lc)
+void ctl_lifecycle_free(struct ctl_lifecycle *lc)
 {
 	if (!lc)
 		return;
@@ -150,7 +150,7 @@ void ap_lifecycle_free(struct ap_lifecycle *lc)
 	free(lc);
 }
 
-void ap_lifecycle_node(struct ap_lifecycle *lc, const json_t *node, bool deleted)
+void ctl_lifecycle_node(struct ctl_lifecycle *lc, const json_t *node, bool deleted)
 {
 	const char *name = pk_name(node);
 
@@ -163,7 +163,7 @@ void ap_lifecycle_node(struct ap_lifecycle *lc, const json_t *node, bool deleted
 		json_object_set_new(lc->nodes, name, json_true());
 }
 
-void ap_lifecycle_bound(struct ap_lifecycle *lc, const json_t *pod, const char *node, int64_t now)
+void ctl_lifecycle_bound(struct ctl_lifecycle *lc, const json_t *pod, const char *node, int64_t now)
 {
 	const char *d = json_string_value(
 	    json_object_get(pk_get(pod, "metadata.annotations"), PK_SIM_ANN_DURATION));
@@ -208,26 +208,26 @@ static int apply_phase(json_t *pod, void *arg)
 	return pk_condition_set(pod, "Ready", "False", "PodCompleted", "", a->now_s);
 }
 
-static void set_phase(struct pk_appliance *app, const char *ns, const char *name, const char *uid,
+static void set_phase(struct pk_ctl *ctl, const char *ns, const char *name, const char *uid,
 		      const char *phase, const char *reason)
 {
 	struct phase_arg a = {phase, reason, (int64_t)time(NULL)};
 	struct pk_store_edit e = {
 	    .kind = "Pod", .ns = ns, .name = name, .apply = apply_phase, .arg = &a};
-	int r = pk_store_edit_batch(app->store, &e, 1);
+	int r = pk_store_edit_batch(ctl->store, &e, 1);
 
 	(void)uid;
 	if (r == 0 && e.rc == 0)
-		ap_log(app, 2, "lifecycle: pod %s/%s %s%s%s", ns, name, phase, reason ? ": " : "",
-		       reason ? reason : "");
+		ctl_log(ctl, 2, "lifecycle: pod %s/%s %s%s%s", ns, name, phase, reason ? ": " : "",
+			reason ? reason : "");
 	json_decref(e.object);
 }
 
 /* The pod as stored, if it is still the one the timer is for. */
-static bool same_pod(struct pk_appliance *app, const struct lc_timer *t)
+static bool same_pod(struct pk_ctl *ctl, const struct lc_timer *t)
 {
 	json_t *pod = NULL;
-	bool same = pk_store_get(app->store, "Pod", t->ns, t->name, &pod) == 0 &&
+	bool same = pk_store_get(ctl->store, "Pod", t->ns, t->name, &pod) == 0 &&
 		    strcmp(pk_get_string(pod, "metadata.uid") ?: "", t->uid) == 0 &&
 		    !pk_get(pod, "metadata.deletionTimestamp");
 
@@ -235,7 +235,7 @@ static bool same_pod(struct pk_appliance *app, const struct lc_timer *t)
 	return same;
 }
 
-static void node_lost(struct pk_appliance *app, const char *node)
+static void node_lost(struct pk_ctl *ctl, const char *node)
 {
 	struct pk_store_list_opts o = {0};
 	struct pk_selector *sel = NULL;
@@ -246,37 +246,37 @@ static void node_lost(struct pk_appliance *app, const char *node)
 	snprintf(s, sizeof(s), "spec.nodeName=%s", node);
 	if (pk_selector_parse(s, true, &sel, err, sizeof(err)) == 0) {
 		o.fields = sel;
-		if (pk_store_list(app->store, "Pod", NULL, &o, &pods, NULL, NULL) == 0)
+		if (pk_store_list(ctl->store, "Pod", NULL, &o, &pods, NULL, NULL) == 0)
 			json_array_foreach(pods, i, p)
-			    set_phase(app, pk_namespace(p), pk_name(p), NULL, "Failed", "NodeLost");
+			    set_phase(ctl, pk_namespace(p), pk_name(p), NULL, "Failed", "NodeLost");
 		json_decref(pods);
 	}
 	pk_selector_free(sel);
-	ap_log(app, 2, "lifecycle: node %s lost", node);
+	ctl_log(ctl, 2, "lifecycle: node %s lost", node);
 	/*
 	 * The Node goes on the next turn of the loop, once the controllers
 	 * counted its pods Failed (deleting it now would evict them first).
 	 */
-	add_timer(app->lifecycle, ap_now_ms() + 1, LC_NODE_DELETE, NULL, node, NULL);
+	add_timer(ctl->lifecycle, ctl_now_ms() + 1, LC_NODE_DELETE, NULL, node, NULL);
 }
 
-static void fire(struct pk_appliance *app, const struct lc_timer *t)
+static void fire(struct pk_ctl *ctl, const struct lc_timer *t)
 {
 	if (t->kind == LC_NODE_LOSS)
-		node_lost(app, t->name);
+		node_lost(ctl, t->name);
 	else if (t->kind == LC_NODE_DELETE)
-		pk_store_delete(app->store, "Node", NULL, t->name, NULL, NULL, NULL);
-	else if (same_pod(app, t))
-		set_phase(app, t->ns, t->name, t->uid,
+		pk_store_delete(ctl->store, "Node", NULL, t->name, NULL, NULL, NULL);
+	else if (same_pod(ctl, t))
+		set_phase(ctl, t->ns, t->name, t->uid,
 			  t->kind == LC_RUN	  ? "Running"
 			  : t->kind == LC_SUCCEED ? "Succeeded"
 						  : "Failed",
 			  t->kind == LC_FAIL ? "Error" : NULL);
 }
 
-int64_t ap_lifecycle_run(struct pk_appliance *app, int64_t now)
+int64_t ctl_lifecycle_run(struct pk_ctl *ctl, int64_t now)
 {
-	struct ap_lifecycle *lc = app->lifecycle;
+	struct ctl_lifecycle *lc = ctl->lifecycle;
 	struct lc_timer *due;
 	size_t ndue = 0, keep = 0;
 	int64_t next = 0;
@@ -292,7 +292,7 @@ int64_t ap_lifecycle_run(struct pk_appliance *app, int64_t now)
 	}
 	lc->n = keep;
 	for (size_t i = 0; i < ndue; i++) {
-		fire(app, &due[i]);
+		fire(ctl, &due[i]);
 		free(due[i].ns);
 		free(due[i].name);
 		free(due[i].uid);

@@ -30,7 +30,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/appliance/appliance-internal.h"
+#include "kernel/controllers/controllers-internal.h"
 #include "kernel/builder/builder.h"
 
 /* Kinds a controller may own. */
@@ -38,7 +38,7 @@ static const char *const owned_kinds[] = {"Workload", "CompositePodGroup", "PodG
 					  "Pod"};
 
 struct lookup_ctx {
-	struct pk_appliance *app;
+	struct pk_ctl *ctl;
 	json_t *held; /* keeps looked-up objects alive for the builder */
 };
 
@@ -47,7 +47,7 @@ static json_t *lookup(void *userdata, enum pk_kind kind, const char *ns, const c
 	struct lookup_ctx *l = userdata;
 	json_t *obj = NULL;
 
-	if (pk_store_get(l->app->store, pk_kind_to_string(kind), ns, name, &obj) < 0)
+	if (pk_store_get(l->ctl->store, pk_kind_to_string(kind), ns, name, &obj) < 0)
 		return NULL;
 	json_array_append_new(l->held, obj);
 	return obj;
@@ -62,13 +62,13 @@ static const json_t *controller_ref(const json_t *obj)
 	return NULL;
 }
 
-static void log_errors(struct pk_appliance *app, const char *what, const struct pk_errors *errs)
+static void log_errors(struct pk_ctl *ctl, const char *what, const struct pk_errors *errs)
 {
 	for (size_t i = 0; i < errs->n; i++)
-		ap_log(app, 1, "%s: %s", what, errs->msg[i]);
+		ctl_log(ctl, 1, "%s: %s", what, errs->msg[i]);
 }
 
-static int create_missing(struct pk_appliance *app, json_t *objects, const char *what)
+static int create_missing(struct pk_ctl *ctl, json_t *objects, const char *what)
 {
 	size_t i;
 	json_t *obj;
@@ -79,16 +79,16 @@ static int create_missing(struct pk_appliance *app, json_t *objects, const char 
 		struct pk_errors errs = {0};
 		json_t *out = NULL;
 		const char *kind = json_string_value(json_object_get(obj, "kind"));
-		int r = pk_store_create(app->store, obj, &errs, &out);
+		int r = pk_store_create(ctl->store, obj, &errs, &out);
 
 		if (r == 0) {
-			AP_COUNT(app, objects_created);
-			ap_log(app, 2, "%s: created %s %s/%s", what, kind, pk_namespace(out),
-			       pk_name(out));
+			CTL_COUNT(ctl, objects_created);
+			ctl_log(ctl, 2, "%s: created %s %s/%s", what, kind, pk_namespace(out),
+				pk_name(out));
 		} else if (r != -EEXIST) {
-			log_errors(app, what, &errs);
-			ap_log(app, 1, "%s: creating %s %s: %s", what, kind ? kind : "?",
-			       pk_name(obj) ? pk_name(obj) : "?", strerror(-r));
+			log_errors(ctl, what, &errs);
+			ctl_log(ctl, 1, "%s: creating %s %s: %s", what, kind ? kind : "?",
+				pk_name(obj) ? pk_name(obj) : "?", strerror(-r));
 			if (!first)
 				first = r;
 		}
@@ -114,14 +114,14 @@ static bool emitted(const json_t *objects, const char *kind, const char *name)
 }
 
 /* Delete what uid controls in ns that the controller no longer emits. */
-static void prune(struct pk_appliance *app, const char *ns, const char *uid, const json_t *objects,
+static void prune(struct pk_ctl *ctl, const char *ns, const char *uid, const json_t *objects,
 		  const char *what)
 {
 	for (size_t k = 0; k < sizeof(owned_kinds) / sizeof(owned_kinds[0]); k++) {
 		json_t *items = NULL, *obj;
 		size_t i;
 
-		if (pk_store_list(app->store, owned_kinds[k], ns, NULL, &items, NULL, NULL) < 0)
+		if (pk_store_list(ctl->store, owned_kinds[k], ns, NULL, &items, NULL, NULL) < 0)
 			continue;
 		json_array_foreach(items, i, obj)
 		{
@@ -132,11 +132,11 @@ static void prune(struct pk_appliance *app, const char *ns, const char *uid, con
 			if (!ruid || strcmp(ruid, uid) != 0 ||
 			    emitted(objects, owned_kinds[k], pk_name(obj)))
 				continue;
-			if (pk_store_delete(app->store, owned_kinds[k], ns, pk_name(obj), NULL,
+			if (pk_store_delete(ctl->store, owned_kinds[k], ns, pk_name(obj), NULL,
 					    NULL, NULL) == 0) {
-				AP_COUNT(app, gc_deleted);
-				ap_log(app, 2, "%s: deleted %s %s/%s (no longer wanted)", what,
-				       owned_kinds[k], ns, pk_name(obj));
+				CTL_COUNT(ctl, gc_deleted);
+				ctl_log(ctl, 2, "%s: deleted %s %s/%s (no longer wanted)", what,
+					owned_kinds[k], ns, pk_name(obj));
 			}
 		}
 		json_decref(items);
@@ -146,7 +146,7 @@ static void prune(struct pk_appliance *app, const char *ns, const char *uid, con
 /* ---- status ----------------------------------------------------------------------- */
 
 /* Objects of kind in ns matching a label selector whose controller has uid. */
-static int list_controlled(struct pk_appliance *app, const char *kind, const char *ns,
+static int list_controlled(struct pk_ctl *ctl, const char *kind, const char *ns,
 			   const char *selector, const char *uid, json_t **ret)
 {
 	struct pk_store_list_opts o = {0};
@@ -158,7 +158,7 @@ static int list_controlled(struct pk_appliance *app, const char *kind, const cha
 
 	if (r == 0) {
 		o.labels = sel;
-		r = pk_store_list(app->store, kind, ns, &o, &items, NULL, NULL);
+		r = pk_store_list(ctl->store, kind, ns, &o, &items, NULL, NULL);
 	}
 	pk_selector_free(sel);
 	if (r < 0 || !out) {
@@ -178,7 +178,7 @@ static int list_controlled(struct pk_appliance *app, const char *kind, const cha
 	return 0;
 }
 
-static int job_pods(struct pk_appliance *app, const json_t *job, json_t **ret)
+static int job_pods(struct pk_ctl *ctl, const json_t *job, json_t **ret)
 {
 	char sel[256];
 	const char *uid = pk_get_string(job, "metadata.uid");
@@ -186,7 +186,7 @@ static int job_pods(struct pk_appliance *app, const json_t *job, json_t **ret)
 	if (!uid)
 		return -EINVAL;
 	snprintf(sel, sizeof(sel), "batch.kubernetes.io/controller-uid=%s", uid);
-	return list_controlled(app, "Pod", pk_namespace(job), sel, uid, ret);
+	return list_controlled(ctl, "Pod", pk_namespace(job), sel, uid, ret);
 }
 
 static int apply_status(json_t *obj, void *arg)
@@ -205,7 +205,7 @@ static int apply_nothing(json_t *obj, void *arg)
  * One transaction: the owner's new status (NULL: none) and the deletion of
  * the pods named in del.  *owner is replaced by the owner as stored.
  */
-static int write_status(struct pk_appliance *app, const char *kind, json_t **owner, json_t *status,
+static int write_status(struct pk_ctl *ctl, const char *kind, json_t **owner, json_t *status,
 			const json_t *del, const char *what)
 {
 	size_t n = json_array_size(del) + 1, k = 0, i;
@@ -230,13 +230,13 @@ static int write_status(struct pk_appliance *app, const char *kind, json_t **own
 				   .name = json_string_value(name),
 				   .apply = apply_nothing,
 				   .delete_after = true};
-	r = k ? pk_store_edit_batch(app->store, e, k) : 0;
+	r = k ? pk_store_edit_batch(ctl->store, e, k) : 0;
 	for (i = 0; r == 0 && i < k; i++) {
 		if (e[i].rc < 0 && e[i].rc != -ENOENT)
-			ap_log(app, 1, "%s: writing %s %s: %s", what, e[i].kind, e[i].name,
-			       strerror(-e[i].rc));
+			ctl_log(ctl, 1, "%s: writing %s %s: %s", what, e[i].kind, e[i].name,
+				strerror(-e[i].rc));
 		else if (e[i].rc == 0 && e[i].delete_after)
-			ap_log(app, 2, "%s: deleted pod %s/%s", what, ns, e[i].name);
+			ctl_log(ctl, 2, "%s: deleted pod %s/%s", what, ns, e[i].name);
 	}
 	if (r == 0 && status && e[0].rc == 0 && e[0].object) {
 		json_decref(*owner);
@@ -250,8 +250,7 @@ static int write_status(struct pk_appliance *app, const char *kind, json_t **own
 	return r;
 }
 
-static int job_keep_status(struct pk_appliance *app, json_t **job, const char *what,
-			   bool *ret_finished)
+static int job_keep_status(struct pk_ctl *ctl, json_t **job, const char *what, bool *ret_finished)
 {
 	struct wb_job_update u = {0};
 	json_t *pods = NULL;
@@ -259,28 +258,28 @@ static int job_keep_status(struct pk_appliance *app, json_t **job, const char *w
 	int r;
 
 	pk_time_format((int64_t)time(NULL), now);
-	r = job_pods(app, *job, &pods);
+	r = job_pods(ctl, *job, &pods);
 	if (r == 0)
 		r = wb_job_status(*job, pods, now, &u);
 	if (r == 0 && (u.status || json_array_size(u.delete_pods)))
-		r = write_status(app, "Job", job, u.status, u.delete_pods, what);
+		r = write_status(ctl, "Job", job, u.status, u.delete_pods, what);
 	if (r == 0 && u.status) /* the JobSet counts its Jobs (the controllers' own write) */
-		ap_reconcile_owner_of(app, *job);
+		ctl_reconcile_owner_of(ctl, *job);
 	if (r == 0 && u.status && !*ret_finished)
-		ap_log(app, 2, "%s: active %lld, succeeded %lld, failed %lld%s", what,
-		       (long long)json_integer_value(json_object_get(u.status, "active")),
-		       (long long)json_integer_value(json_object_get(u.status, "succeeded")),
-		       (long long)json_integer_value(json_object_get(u.status, "failed")),
-		       wb_condition_true(*job, "Complete") ? ": Complete"
-		       : wb_condition_true(*job, "Failed") ? ": Failed"
-							   : "");
+		ctl_log(ctl, 2, "%s: active %lld, succeeded %lld, failed %lld%s", what,
+			(long long)json_integer_value(json_object_get(u.status, "active")),
+			(long long)json_integer_value(json_object_get(u.status, "succeeded")),
+			(long long)json_integer_value(json_object_get(u.status, "failed")),
+			wb_condition_true(*job, "Complete") ? ": Complete"
+			: wb_condition_true(*job, "Failed") ? ": Failed"
+							    : "");
 	*ret_finished = u.finished;
 	wb_job_update_clear(&u);
 	json_decref(pods);
 	return r;
 }
 
-static int jobset_jobs(struct pk_appliance *app, const json_t *js, json_t **ret)
+static int jobset_jobs(struct pk_ctl *ctl, const json_t *js, json_t **ret)
 {
 	char sel[256];
 	const char *uid = pk_get_string(js, "metadata.uid");
@@ -288,22 +287,22 @@ static int jobset_jobs(struct pk_appliance *app, const json_t *js, json_t **ret)
 	if (!uid)
 		return -EINVAL;
 	snprintf(sel, sizeof(sel), "jobset.sigs.k8s.io/jobset-name=%s", pk_name(js));
-	return list_controlled(app, "Job", pk_namespace(js), sel, uid, ret);
+	return list_controlled(ctl, "Job", pk_namespace(js), sel, uid, ret);
 }
 
-static void delete_logged(struct pk_appliance *app, const char *kind, const char *ns,
-			  const char *name, const char *what)
+static void delete_logged(struct pk_ctl *ctl, const char *kind, const char *ns, const char *name,
+			  const char *what)
 {
-	int r = pk_store_delete(app->store, kind, ns, name, NULL, NULL, NULL);
+	int r = pk_store_delete(ctl->store, kind, ns, name, NULL, NULL, NULL);
 
 	if (r == 0)
-		ap_log(app, 2, "%s: deleted %s %s/%s", what, kind, ns, name);
+		ctl_log(ctl, 2, "%s: deleted %s %s/%s", what, kind, ns, name);
 	else if (r != -ENOENT)
-		ap_log(app, 1, "%s: deleting %s %s/%s: %s", what, kind, ns, name, strerror(-r));
+		ctl_log(ctl, 1, "%s: deleting %s %s/%s: %s", what, kind, ns, name, strerror(-r));
 }
 
 /* Delete the pods of each Job (only the active ones with active_only), then the Jobs. */
-static void delete_jobs(struct pk_appliance *app, const json_t *jobs, bool unfinished_only,
+static void delete_jobs(struct pk_ctl *ctl, const json_t *jobs, bool unfinished_only,
 			const char *what)
 {
 	size_t i, k;
@@ -313,18 +312,17 @@ static void delete_jobs(struct pk_appliance *app, const json_t *jobs, bool unfin
 	{
 		if (unfinished_only && wb_job_finished(job))
 			continue;
-		if (job_pods(app, job, &pods) == 0) {
+		if (job_pods(ctl, job, &pods) == 0) {
 			json_array_foreach(pods, k, p)
-			    delete_logged(app, "Pod", pk_namespace(p), pk_name(p), what);
+			    delete_logged(ctl, "Pod", pk_namespace(p), pk_name(p), what);
 			json_decref(pods);
 		}
-		delete_logged(app, "Job", pk_namespace(job), pk_name(job), what);
+		delete_logged(ctl, "Job", pk_namespace(job), pk_name(job), what);
 	}
 }
 
 /* Delete the groups uid controls in ns: PodGroups, then child, then root CompositePodGroups. */
-static void delete_groups(struct pk_appliance *app, const char *ns, const char *uid,
-			  const char *what)
+static void delete_groups(struct pk_ctl *ctl, const char *ns, const char *uid, const char *what)
 {
 	static const char *const kinds[] = {"PodGroup", "CompositePodGroup", "CompositePodGroup"};
 
@@ -332,7 +330,7 @@ static void delete_groups(struct pk_appliance *app, const char *ns, const char *
 		json_t *items = NULL, *obj;
 		size_t i;
 
-		if (pk_store_list(app->store, kinds[k], ns, NULL, &items, NULL, NULL) < 0)
+		if (pk_store_list(ctl->store, kinds[k], ns, NULL, &items, NULL, NULL) < 0)
 			continue;
 		json_array_foreach(items, i, obj)
 		{
@@ -343,14 +341,13 @@ static void delete_groups(struct pk_appliance *app, const char *ns, const char *
 
 			if (!ruid || strcmp(ruid, uid) != 0 || (k == 1 && !child))
 				continue;
-			delete_logged(app, kinds[k], ns, pk_name(obj), what);
+			delete_logged(ctl, kinds[k], ns, pk_name(obj), what);
 		}
 		json_decref(items);
 	}
 }
 
-static int jobset_keep_status(struct pk_appliance *app, json_t **js, const char *what,
-			      bool *ret_finished)
+static int jobset_keep_status(struct pk_ctl *ctl, json_t **js, const char *what, bool *ret_finished)
 {
 	struct wb_jobset_update u = {0};
 	json_t *jobs = NULL;
@@ -358,31 +355,32 @@ static int jobset_keep_status(struct pk_appliance *app, json_t **js, const char 
 	int r;
 
 	pk_time_format((int64_t)time(NULL), now);
-	r = jobset_jobs(app, *js, &jobs);
+	r = jobset_jobs(ctl, *js, &jobs);
 	if (r == 0)
 		r = wb_jobset_status(*js, jobs, now, &u);
 	if (r == 0 && u.status)
-		r = write_status(app, "JobSet", js, u.status, NULL, what);
+		r = write_status(ctl, "JobSet", js, u.status, NULL, what);
 	if (r == 0 && u.restart) {
-		ap_log(app, 2, "%s: a Job failed: restart %lld", what,
-		       (long long)wb_jobset_restarts(*js));
-		delete_jobs(app, jobs, false, what);
-		delete_groups(app, pk_namespace(*js), pk_get_string(*js, "metadata.uid"), what);
+		ctl_log(ctl, 2, "%s: a Job failed: restart %lld", what,
+			(long long)wb_jobset_restarts(*js));
+		delete_jobs(ctl, jobs, false, what);
+		delete_groups(ctl, pk_namespace(*js), pk_get_string(*js, "metadata.uid"), what);
 	} else if (r == 0 && u.stop) {
-		delete_jobs(app, jobs, true, what);
+		delete_jobs(ctl, jobs, true, what);
 	}
 	if (r == 0 && u.status && u.finished)
-		ap_log(app, 2, "%s: %s", what,
-		       wb_condition_true(*js, "Completed") ? "Completed" : "Failed");
+		ctl_log(ctl, 2, "%s: %s", what,
+			wb_condition_true(*js, "Completed") ? "Completed" : "Failed");
 	*ret_finished = u.finished;
 	wb_jobset_update_clear(&u);
 	json_decref(jobs);
 	return r;
 }
 
-int ap_reconcile(struct pk_appliance *app, const char *kind, const char *ns, const char *name)
+int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind k, const char *ns, const char *name)
 {
-	struct lookup_ctx l = {.app = app, .held = json_array()};
+	const char *kind = pk_kind_to_string(k);
+	struct lookup_ctx l = {.ctl = ctl, .held = json_array()};
 	struct wb_lookup lk = {.fn = lookup, .userdata = &l};
 	struct pk_errors errs = {0};
 	json_t *obj = NULL, *objects = NULL;
@@ -391,26 +389,25 @@ int ap_reconcile(struct pk_appliance *app, const char *kind, const char *ns, con
 
 	if (!l.held)
 		return -ENOMEM;
-	if (pk_kind_from_string(kind) == PK_KIND_POD ||
-	    pk_kind_from_string(kind) == PK_KIND_POD_GROUP) {
+	if (k == PK_KIND_POD || k == PK_KIND_POD_GROUP) {
 		json_decref(l.held);
-		return ap_claims_reconcile(app, kind, ns, name); /* claims from templates */
+		return ctl_claims_reconcile(ctl, k, ns, name); /* claims from templates */
 	}
 	snprintf(what, sizeof(what), "%s %s/%s", kind, ns, name);
-	r = pk_store_get(app->store, kind, ns, name, &obj);
+	r = pk_store_get(ctl->store, kind, ns, name, &obj);
 	if (r < 0 || pk_get(obj, "metadata.deletionTimestamp")) {
 		json_decref(obj);
 		json_decref(l.held);
 		return r == -ENOENT ? 0 : r;
 	}
-	AP_COUNT(app, reconciles);
-	bool job = pk_kind_from_string(kind) == PK_KIND_JOB, finished = false;
+	CTL_COUNT(ctl, reconciles);
+	bool job = k == PK_KIND_JOB, finished = false;
 
 	r = pk_get_string(obj, "metadata.uid")
-		? (job ? job_keep_status : jobset_keep_status)(app, &obj, what, &finished)
+		? (job ? job_keep_status : jobset_keep_status)(ctl, &obj, what, &finished)
 		: 0;
 	if (r < 0)
-		ap_log(app, 1, "%s: status: %s", what, strerror(-r));
+		ctl_log(ctl, 1, "%s: status: %s", what, strerror(-r));
 	if (finished || r == -PK_STORE_ECONFLICT) {
 		/* finished: nothing more to create; a conflict: a newer version comes */
 		json_decref(obj);
@@ -422,15 +419,15 @@ int ap_reconcile(struct pk_appliance *app, const char *kind, const char *ns, con
 	else
 		r = wb_jobset_reconcile(obj, &lk, &objects, &errs);
 	if (r < 0) {
-		AP_COUNT(app, reconcile_errors);
-		log_errors(app, what, &errs);
-		ap_log(app, 1, "%s: reconcile failed: %s", what, strerror(-r));
+		CTL_COUNT(ctl, reconcile_errors);
+		log_errors(ctl, what, &errs);
+		ctl_log(ctl, 1, "%s: reconcile failed: %s", what, strerror(-r));
 	} else {
-		r = create_missing(app, objects, what);
+		r = create_missing(ctl, objects, what);
 		const char *uid = pk_get_string(obj, "metadata.uid");
 
 		if (r == 0 && uid)
-			prune(app, ns, uid, objects, what);
+			prune(ctl, ns, uid, objects, what);
 	}
 	pk_errors_clear(&errs);
 	json_decref(objects);
@@ -439,33 +436,82 @@ int ap_reconcile(struct pk_appliance *app, const char *kind, const char *ns, con
 	return r;
 }
 
-void ap_reconcile_owner_of(struct pk_appliance *app, const json_t *obj)
+void ctl_reconcile_owner_of(struct pk_ctl *ctl, const json_t *obj)
 {
 	const json_t *ref = controller_ref(obj);
-	const char *kind = ref ? json_string_value(json_object_get(ref, "kind")) : NULL;
 	const char *name = ref ? json_string_value(json_object_get(ref, "name")) : NULL;
+	enum pk_kind k =
+	    ref ? pk_kind_from_string(json_string_value(json_object_get(ref, "kind"))) : 0;
 
-	enum pk_kind k = pk_kind_from_string(kind);
+	if (name && (k == PK_KIND_JOB || k == PK_KIND_JOBSET))
+		ctl_queue_reconcile(ctl, k, pk_namespace(obj), name);
+}
 
-	const char *ns = pk_namespace(obj);
-	size_t i;
-	json_t *w;
+/* ---- the work queue: each object once until it is taken ------------------------------ */
 
-	if (!name || (k != PK_KIND_JOB && k != PK_KIND_JOBSET))
-		return;
-	/* once per owner and round: a gang's pods all name the same Job */
-	json_array_foreach(app->to_reconcile, i, w)
-	{
-		if (strcmp(json_string_value(json_array_get(w, 0)), kind) == 0 &&
-		    strcmp(json_string_value(json_array_get(w, 1)), ns) == 0 &&
-		    strcmp(json_string_value(json_array_get(w, 2)), name) == 0)
-			return;
+static void work_clear(struct ctl_work *w)
+{
+	free(w->ns);
+	free(w->name);
+}
+
+int ctl_queue_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, const char *name)
+{
+	struct ctl_queue *q = &ctl->queue;
+	char key[CTL_KEY_MAX];
+	struct ctl_work *w;
+
+	if (!name || snprintf(key, sizeof(key), "%d/%s/%s", (int)kind, ns ? ns : "", name) >=
+			 (int)sizeof(key))
+		return -EINVAL;
+	if (pk_map_get(&q->queued, key))
+		return 0; /* once per object and round: a gang's pods all name the same Job */
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 64;
+		struct ctl_work *v = realloc(q->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		q->v = v;
+		q->cap = cap;
 	}
-	json_array_append_new(app->to_reconcile, json_pack("[s,s,s]", kind, ns, name));
+	w = &q->v[q->n];
+	*w = (struct ctl_work){.kind = kind, .ns = strdup(ns ? ns : ""), .name = strdup(name)};
+	if (!w->ns || !w->name || pk_map_put(&q->queued, key, w) < 0) {
+		work_clear(w);
+		return -ENOMEM;
+	}
+	q->n++;
+	return 0;
+}
+
+void ctl_queue_run(struct pk_ctl *ctl)
+{
+	/* Reconciles may queue more (a JobSet's Jobs arrive as events later). */
+	while (ctl->queue.n > 0) {
+		struct ctl_queue work = ctl->queue;
+
+		memset(&ctl->queue, 0, sizeof(ctl->queue));
+		pk_map_free(&work.queued);
+		for (size_t i = 0; i < work.n; i++) {
+			ctl_reconcile(ctl, work.v[i].kind, work.v[i].ns, work.v[i].name);
+			work_clear(&work.v[i]);
+		}
+		free(work.v);
+	}
+}
+
+void ctl_queue_free(struct ctl_queue *q)
+{
+	for (size_t i = 0; i < q->n; i++)
+		work_clear(&q->v[i]);
+	free(q->v);
+	pk_map_free(&q->queued);
+	memset(q, 0, sizeof(*q));
 }
 
 /* Whether the owner a reference names exists with that uid (memoised). */
-static bool owner_alive(struct pk_appliance *app, json_t *memo, const char *ns, const json_t *ref)
+static bool owner_alive(struct pk_ctl *ctl, json_t *memo, const char *ns, const json_t *ref)
 {
 	const char *kind = json_string_value(json_object_get(ref, "kind"));
 	const char *name = json_string_value(json_object_get(ref, "name"));
@@ -482,7 +528,7 @@ static bool owner_alive(struct pk_appliance *app, json_t *memo, const char *ns, 
 	seen = json_object_get(memo, key);
 	if (seen)
 		return json_is_true(seen);
-	alive = pk_store_get(app->store, kind, ns, name, &owner) == 0 &&
+	alive = pk_store_get(ctl->store, kind, ns, name, &owner) == 0 &&
 		(!uid || (pk_get_string(owner, "metadata.uid") &&
 			  strcmp(pk_get_string(owner, "metadata.uid"), uid) == 0));
 	json_decref(owner);
@@ -523,19 +569,19 @@ static json_t *foreground_owners(json_t *lists)
 	return fg;
 }
 
-static void gc_delete(struct pk_appliance *app, const char *kind, const json_t *obj,
+static void gc_delete(struct pk_ctl *ctl, const char *kind, const json_t *obj,
 		      enum pk_propagation how, const char *why)
 {
 	struct pk_store_write_opts o = {.propagation = how};
 
-	if (pk_store_delete_opts(app->store, kind, pk_namespace(obj), pk_name(obj), &o, NULL,
+	if (pk_store_delete_opts(ctl->store, kind, pk_namespace(obj), pk_name(obj), &o, NULL,
 				 NULL) < 0)
 		return;
-	AP_COUNT(app, gc_deleted);
-	ap_log(app, 2, "garbage collection: deleted %s %s/%s (%s)", kind, pk_namespace(obj),
-	       pk_name(obj), why);
+	CTL_COUNT(ctl, gc_deleted);
+	ctl_log(ctl, 2, "garbage collection: deleted %s %s/%s (%s)", kind, pk_namespace(obj),
+		pk_name(obj), why);
 	/* an owner recreated under the same name wants its objects back */
-	ap_reconcile_owner_of(app, obj);
+	ctl_reconcile_owner_of(ctl, obj);
 }
 
 /*
@@ -543,7 +589,7 @@ static void gc_delete(struct pk_appliance *app, const char *kind, const json_t *
  * so (that owner then waits while the reference blocks it), in the
  * background when no owner is left.  Returns 1 when deleted.
  */
-static int gc_dependent(struct pk_appliance *app, json_t *memo, json_t *fg, const char *kind,
+static int gc_dependent(struct pk_ctl *ctl, json_t *memo, json_t *fg, const char *kind,
 			const json_t *obj)
 {
 	json_t *refs = pk_get(obj, "metadata.ownerReferences"), *r;
@@ -559,14 +605,14 @@ static int gc_dependent(struct pk_appliance *app, json_t *memo, json_t *fg, cons
 			foreground = true;
 			if (json_is_true(json_object_get(r, "blockOwnerDeletion")))
 				json_array_set_new(owner, 3, json_true());
-		} else if (owner_alive(app, memo, pk_namespace(obj), r)) {
+		} else if (owner_alive(ctl, memo, pk_namespace(obj), r)) {
 			solid = true;
 		}
 	}
 	if (pk_get(obj, "metadata.deletionTimestamp") || (solid && !foreground) ||
 	    !json_array_size(refs))
 		return 0;
-	gc_delete(app, kind, obj, foreground ? PK_PROPAGATE_FOREGROUND : PK_PROPAGATE_BACKGROUND,
+	gc_delete(ctl, kind, obj, foreground ? PK_PROPAGATE_FOREGROUND : PK_PROPAGATE_BACKGROUND,
 		  foreground ? "its owner is deleted in the foreground" : "its owners are gone");
 	return 1;
 }
@@ -584,7 +630,7 @@ static int drop_foreground(json_t *obj, void *arg)
 }
 
 /* Owners deleted in the foreground that nothing blocks any more go now. */
-static void release_foreground(struct pk_appliance *app, json_t *fg)
+static void release_foreground(struct pk_ctl *ctl, json_t *fg)
 {
 	const char *uid;
 	json_t *o;
@@ -598,9 +644,9 @@ static void release_foreground(struct pk_appliance *app, json_t *fg)
 
 		if (json_is_true(json_array_get(o, 3)))
 			continue;
-		if (pk_store_edit_batch(app->store, &e, 1) == 0 && e.rc == 0)
-			ap_log(app, 2, "garbage collection: %s %s/%s has no blocking dependents",
-			       e.kind, e.ns, e.name);
+		if (pk_store_edit_batch(ctl->store, &e, 1) == 0 && e.rc == 0)
+			ctl_log(ctl, 2, "garbage collection: %s %s/%s has no blocking dependents",
+				e.kind, e.ns, e.name);
 		json_decref(e.object);
 	}
 }
@@ -611,9 +657,9 @@ static void release_foreground(struct pk_appliance *app, json_t *fg)
  * deleted with Foreground are deleted in the foreground, and the owner's
  * foregroundDeletion finalizer goes once no dependent with
  * blockOwnerDeletion is left.  Returns the number of objects deleted; sets
- * app->gc_foreground while a foreground deletion waits.
+ * ctl->gc_foreground while a foreground deletion waits.
  */
-int ap_collect_garbage(struct pk_appliance *app)
+int ctl_collect_garbage(struct pk_ctl *ctl)
 {
 	json_t *memo = json_object(), *lists = json_array(), *fg, *items, *obj;
 	size_t n = sizeof(gc_kinds) / sizeof(gc_kinds[0]), k, i;
@@ -626,15 +672,15 @@ int ap_collect_garbage(struct pk_appliance *app)
 	}
 	for (k = 0; k < n; k++) {
 		items = NULL;
-		if (pk_store_list(app->store, gc_kinds[k], NULL, NULL, &items, NULL, NULL) < 0)
+		if (pk_store_list(ctl->store, gc_kinds[k], NULL, NULL, &items, NULL, NULL) < 0)
 			items = json_array();
 		json_array_append_new(lists, items);
 	}
 	fg = foreground_owners(lists);
 	json_array_foreach(lists, k, items) json_array_foreach(items, i, obj) deleted +=
-	    gc_dependent(app, memo, fg, gc_kinds[k], obj);
-	release_foreground(app, fg);
-	app->gc_foreground = json_object_size(fg) > 0;
+	    gc_dependent(ctl, memo, fg, gc_kinds[k], obj);
+	release_foreground(ctl, fg);
+	ctl->gc_foreground = json_object_size(fg) > 0;
 	json_decref(fg);
 	json_decref(lists);
 	json_decref(memo);

@@ -19,7 +19,7 @@
  * the nodes do not matter (as in kube-controller-manager's node lifecycle).
  *
  * Which silent nodes are declared lost, and how fast, is the node lifecycle
- * controller's policy with the cluster as one zone (ap_heartbeats_lost()):
+ * controller's policy with the cluster as one zone (ctl_heartbeats_lost()):
  * nothing while the API server was saturated within the grace period (a
  * node that could not get through is not silent), a token bucket at the
  * eviction rate, and when a large share of the nodes falls silent at once
@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/appliance/appliance.h"
+#include "kernel/controllers/controllers.h"
 #include "kernel/lib/map.h"
 
 /* What is known of one node name. */
@@ -44,13 +44,13 @@ struct beat {
 	bool agent; /* podagent registered it: a Lease will come */
 };
 
-struct ap_heartbeats {
+struct ctl_heartbeats {
 	struct pk_map map; /* name -> struct beat */
 };
 
-int ap_heartbeats_new(struct ap_heartbeats **ret)
+int ctl_heartbeats_new(struct ctl_heartbeats **ret)
 {
-	struct ap_heartbeats *h = calloc(1, sizeof(*h));
+	struct ctl_heartbeats *h = calloc(1, sizeof(*h));
 
 	if (!h)
 		return -ENOMEM;
@@ -58,7 +58,7 @@ int ap_heartbeats_new(struct ap_heartbeats **ret)
 	return 0;
 }
 
-void ap_heartbeats_free(struct ap_heartbeats *h)
+void ctl_heartbeats_free(struct ctl_heartbeats *h)
 {
 	void *e;
 
@@ -70,18 +70,18 @@ void ap_heartbeats_free(struct ap_heartbeats *h)
 	free(h);
 }
 
-static struct beat *beat_of(const struct ap_heartbeats *h, const char *name)
+static struct beat *beat_of(const struct ctl_heartbeats *h, const char *name)
 {
 	return h && name ? pk_map_get(&h->map, name) : NULL;
 }
 
-static void beat_del(struct ap_heartbeats *h, const char *name)
+static void beat_del(struct ctl_heartbeats *h, const char *name)
 {
 	free(pk_map_get(&h->map, name));
 	pk_map_del(&h->map, name);
 }
 
-bool ap_node_monitored(const json_t *node)
+bool ctl_node_monitored(const json_t *node)
 {
 	json_t *ann = pk_get(node, "metadata.annotations");
 
@@ -97,7 +97,7 @@ static bool monitored(const struct beat *e)
 	return e->node && (e->ann || e->lease || e->agent);
 }
 
-bool ap_node_agent_registered(const json_t *node)
+bool ctl_node_agent_registered(const json_t *node)
 {
 	json_t *ann = pk_get(node, "metadata.annotations");
 
@@ -106,7 +106,7 @@ bool ap_node_agent_registered(const json_t *node)
 }
 
 /* The entry of name, created when missing; NULL without memory. */
-static struct beat *entry(struct ap_heartbeats *h, const char *name, int64_t now_ms)
+static struct beat *entry(struct ctl_heartbeats *h, const char *name, int64_t now_ms)
 {
 	struct beat *e = pk_map_get(&h->map, name);
 
@@ -130,8 +130,8 @@ static void alive(struct beat *e, int64_t now_ms, bool *ret_recovered)
 	e->down = false;
 }
 
-int ap_heartbeat_seen(struct ap_heartbeats *h, const char *name, bool annotated, int64_t now_ms,
-		      bool *ret_recovered)
+int ctl_heartbeat_seen(struct ctl_heartbeats *h, const char *name, bool annotated, int64_t now_ms,
+		       bool *ret_recovered)
 {
 	struct beat *e;
 
@@ -151,7 +151,7 @@ int ap_heartbeat_seen(struct ap_heartbeats *h, const char *name, bool annotated,
 	return 0;
 }
 
-int ap_heartbeat_expect(struct ap_heartbeats *h, const char *name, int64_t now_ms)
+int ctl_heartbeat_expect(struct ctl_heartbeats *h, const char *name, int64_t now_ms)
 {
 	struct beat *e;
 
@@ -165,8 +165,8 @@ int ap_heartbeat_expect(struct ap_heartbeats *h, const char *name, int64_t now_m
 	return 0;
 }
 
-int ap_heartbeat_lease(struct ap_heartbeats *h, const char *name, bool present, int64_t now_ms,
-		       bool *ret_recovered)
+int ctl_heartbeat_lease(struct ctl_heartbeats *h, const char *name, bool present, int64_t now_ms,
+			bool *ret_recovered)
 {
 	struct beat *e;
 
@@ -191,21 +191,21 @@ int ap_heartbeat_lease(struct ap_heartbeats *h, const char *name, bool present, 
 	return 0;
 }
 
-int64_t ap_heartbeat_lease_writes(const struct ap_heartbeats *h, const char *name)
+int64_t ctl_heartbeat_lease_writes(const struct ctl_heartbeats *h, const char *name)
 {
 	const struct beat *e = beat_of(h, name);
 
 	return e ? e->n : 0;
 }
 
-bool ap_heartbeat_live(const struct ap_heartbeats *h, const char *name)
+bool ctl_heartbeat_live(const struct ctl_heartbeats *h, const char *name)
 {
 	const struct beat *e = beat_of(h, name);
 
 	return e && monitored(e) && !e->down;
 }
 
-void ap_heartbeat_forget(struct ap_heartbeats *h, const char *name)
+void ctl_heartbeat_forget(struct ctl_heartbeats *h, const char *name)
 {
 	struct beat *e = beat_of(h, name);
 
@@ -216,8 +216,8 @@ void ap_heartbeat_forget(struct ap_heartbeats *h, const char *name)
 		beat_del(h, name);
 }
 
-int ap_heartbeats_expired(struct ap_heartbeats *h, int64_t now_ms, int64_t grace_ms,
-			  json_t **ret_names)
+int ctl_heartbeats_expired(struct ctl_heartbeats *h, int64_t now_ms, int64_t grace_ms,
+			   json_t **ret_names)
 {
 	json_t *names;
 	const char *name;
@@ -246,21 +246,21 @@ int ap_heartbeats_expired(struct ap_heartbeats *h, int64_t now_ms, int64_t grace
 /* ---- node-loss policy --------------------------------------------------------- */
 /* When a node counts as silent: its last heartbeat or the server's last
  * saturation, whichever is later. */
-static int64_t silent_since(const struct beat *e, const struct ap_loss_policy *p)
+static int64_t silent_since(const struct beat *e, const struct ctl_loss_policy *p)
 {
 	return p->saturated_ms > e->t ? p->saturated_ms : e->t;
 }
 
-static double loss_rate(const struct ap_loss_policy *p, struct ap_loss_report *r)
+static double loss_rate(const struct ctl_loss_policy *p, struct ctl_loss_report *r)
 {
-	r->state = AP_LOSS_NORMAL;
+	r->state = CTL_LOSS_NORMAL;
 	if (r->silent > 2 && r->silent == r->monitored)
-		r->state = AP_LOSS_FULL;
+		r->state = CTL_LOSS_FULL;
 	else if (r->silent > 2 && (double)r->silent >= p->unhealthy_share * (double)r->monitored)
-		r->state = AP_LOSS_PARTIAL;
-	if (r->state == AP_LOSS_FULL)
+		r->state = CTL_LOSS_PARTIAL;
+	if (r->state == CTL_LOSS_FULL)
 		return 0;
-	if (r->state == AP_LOSS_PARTIAL)
+	if (r->state == CTL_LOSS_PARTIAL)
 		return r->monitored > p->large_cluster ? p->secondary_rate : 0;
 	return p->rate;
 }
@@ -283,8 +283,8 @@ static int candidate_cmp(const void *a, const void *b)
 }
 
 /* Silent nodes not yet declared lost, oldest silence first (*ret, *n; -ENOMEM). */
-static int candidates(struct ap_heartbeats *h, const struct ap_loss_policy *p, int64_t now_ms,
-		      struct ap_loss_report *r, struct candidate **ret, size_t *n)
+static int candidates(struct ctl_heartbeats *h, const struct ctl_loss_policy *p, int64_t now_ms,
+		      struct ctl_loss_report *r, struct candidate **ret, size_t *n)
 {
 	struct candidate *c = calloc(h->map.live ? h->map.live : 1, sizeof(*c));
 	const char *name;
@@ -312,11 +312,11 @@ static int candidates(struct ap_heartbeats *h, const struct ap_loss_policy *p, i
 	return 0;
 }
 
-int ap_heartbeats_lost(struct ap_heartbeats *h, const struct ap_loss_policy *p,
-		       struct ap_loss_limiter *lim, int64_t now_ms, json_t **ret_names,
-		       struct ap_loss_report *ret_report)
+int ctl_heartbeats_lost(struct ctl_heartbeats *h, const struct ctl_loss_policy *p,
+			struct ctl_loss_limiter *lim, int64_t now_ms, json_t **ret_names,
+			struct ctl_loss_report *ret_report)
 {
-	struct ap_loss_report r = {0};
+	struct ctl_loss_report r = {0};
 	struct candidate *c = NULL;
 	size_t nc = 0;
 	json_t *names;
@@ -331,7 +331,7 @@ int ap_heartbeats_lost(struct ap_heartbeats *h, const struct ap_loss_policy *p,
 	double rate = loss_rate(p, &r);
 
 	if (p->saturated_ms && now_ms - p->saturated_ms <= p->grace_ms)
-		r.state = AP_LOSS_BLIND;
+		r.state = CTL_LOSS_BLIND;
 	if (lim->last_ms == 0)
 		lim->tokens = 1;
 	else if (rate > 0)

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* controllers-internal.h — state shared by the standalone controllers' modules. */
+#ifndef PODKERNEL_KERNEL_CONTROLLERS_INTERNAL_H
+#define PODKERNEL_KERNEL_CONTROLLERS_INTERNAL_H
+
+#include <pthread.h>
+
+#include "kernel/controllers/controllers.h"
+#include "kernel/lib/log.h"
+#include "kernel/lib/map.h"
+#include "kernel/write/writer.h"
+
+/* What the controllers count (their lines of /metrics, metrics() in standalone.c). */
+struct ctl_metrics {
+	pthread_mutex_t lock;
+	uint64_t reconciles, reconcile_errors, objects_created, gc_deleted;
+	uint64_t nodes_unreachable, nodes_recovered, evictions, eviction_conflicts;
+	uint64_t kevents_written, kevents_limited, kevents_failed, kevents_expired; /* Events */
+};
+
+/* Objects to reconcile, in order, each once until it is taken (controllers.c). */
+#define CTL_KEY_MAX 600
+struct ctl_work {
+	enum pk_kind kind;
+	char *ns, *name;
+};
+struct ctl_queue {
+	struct ctl_work *v;
+	size_t n, cap;
+	struct pk_map queued; /* "kind/ns/name" -> its entry */
+};
+
+struct pk_ctl {
+	struct pk_store *store;
+	struct pk_appliance *app; /* the loop they run beside (set by its start hook) */
+	struct pk_appliance_config cfg;
+	int64_t grace_ms;
+	struct ctl_heartbeats *beats;
+	struct ctl_lifecycle *lifecycle; /* simulated pods run (NULL: off) */
+	struct ctl_recorder *recorder;	 /* Events in the store */
+	struct ctl_queue queue;		 /* what to reconcile before the next round */
+	json_t *gone_nodes;		 /* names of deleted Nodes whose pods must go */
+	bool gc_needed;
+	bool gc_foreground; /* a foreground deletion waits for its dependents */
+	int64_t next_beat_check_ms;
+	struct ctl_loss_policy loss; /* node-loss eviction (heartbeat.c) */
+	struct ctl_loss_limiter loss_limiter;
+	enum ctl_loss_state loss_state; /* logged on change */
+	struct ctl_metrics m;
+};
+
+/* A log line for the program's sink, at most at the configured verbosity. */
+#define ctl_log(ctl, level, ...)                                                                   \
+	pk_logf((ctl)->cfg.log, (ctl)->cfg.log_arg, (ctl)->cfg.verbosity, level, __VA_ARGS__)
+#define ctl_now_ms() ap_now_ms()
+#define CTL_COUNT(ctl, field)                                                                      \
+	do {                                                                                       \
+		pthread_mutex_lock(&(ctl)->m.lock);                                                \
+		(ctl)->m.field++;                                                                  \
+		pthread_mutex_unlock(&(ctl)->m.lock);                                              \
+	} while (0)
+
+/* controllers.c */
+int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, const char *name);
+/* Queue an object for ctl_queue_run() (once until then); -ENOMEM. */
+int ctl_queue_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, const char *name);
+/* Reconcile what is queued, and what that queues, until nothing is. */
+void ctl_queue_run(struct pk_ctl *ctl);
+void ctl_queue_free(struct ctl_queue *q);
+int ctl_collect_garbage(struct pk_ctl *ctl);
+/* claims.c: does pod name a template whose claim is not made yet?  Make them. */
+/* Does a Pod or a PodGroup wait for claims from its templates? */
+bool ctl_needs_claims(const json_t *obj);
+int ctl_claims_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, const char *name);
+/* Ask the controllers of these pods' owners to recreate them. */
+void ctl_reconcile_owner_of(struct pk_ctl *ctl, const json_t *obj);
+
+/* nodes.c */
+int ctl_register_board(struct pk_ctl *ctl, const char *path, char *err, size_t errlen);
+int ctl_node_unreachable(struct pk_ctl *ctl, const char *name);
+int ctl_node_recovered(struct pk_ctl *ctl, const char *name);
+/* A deleted Node: its pods are evicted like those of an unreachable one. */
+int ctl_node_deleted(struct pk_ctl *ctl, const char *name);
+/*
+ * Evict pods (as listed: each under its resourceVersion, read again and
+ * evicted at its new version when it changed but is the same pod by uid) in
+ * one transaction per attempt, DisruptionTarget set; returns how many.
+ */
+int ctl_evict_pods(struct pk_ctl *ctl, const json_t *pods, const char *node, const char *why);
+
+/* recorder.c: core/v1 Events of the loop's writes, in the store (standalone) */
+#define CTL_EVENT_SWEEP_MS 60000
+struct ctl_recorder;
+int ctl_recorder_new(struct ctl_recorder **ret);
+void ctl_recorder_free(struct ctl_recorder *rec);
+void ctl_record_batch(struct pk_ctl *ctl, const struct pk_write_batch *batch,
+		      const struct pk_write_result *results);
+/* Delete expired Events (at most once per CTL_EVENT_SWEEP_MS). */
+void ctl_record_sweep(struct pk_ctl *ctl, int64_t now_ms);
+
+/* lifecycle.c */
+struct ctl_lifecycle;
+int ctl_lifecycle_new(const struct pk_appliance_config *cfg, int64_t now,
+		      struct ctl_lifecycle **ret, char *err, size_t errlen);
+void ctl_lifecycle_free(struct ctl_lifecycle *lc);
+/* Track a Node (simulated ones only), or forget it. */
+void ctl_lifecycle_node(struct ctl_lifecycle *lc, const json_t *node, bool deleted);
+/* A binding written: a pod on a simulated node gets its timers. */
+void ctl_lifecycle_bound(struct ctl_lifecycle *lc, const json_t *pod, const char *node,
+			 int64_t now);
+/* Fire the timers due at now; returns the next due time, or 0 when none. */
+int64_t ctl_lifecycle_run(struct pk_ctl *ctl, int64_t now);
+
+#endif

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controllers.h — what standalone podkerneld runs beside the scheduling loop
+ * (kernel/appliance/), registered on it as hooks: the Job/JobSet and
+ * ResourceClaim controllers with garbage collection (controllers.c,
+ * claims.c), the node heartbeat monitor and node-loss eviction
+ * (heartbeat.c, nodes.c), the simulated nodes of a board file and the
+ * simulated pod lifecycle (nodes.c, lifecycle.c), and core/v1 Events of the
+ * loop's writes (recorder.c).  Attach mode runs none of them: the cluster's
+ * own controllers do that work there.
+ *
+ * Every write goes to podkerneld's own store; the loop reads the store and
+ * writes its rounds through the store's backend of the write path.
+ */
+#ifndef PODKERNEL_KERNEL_CONTROLLERS_H
+#define PODKERNEL_KERNEL_CONTROLLERS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernel/appliance/appliance.h"
+#include "kernel/store/store.h"
+
+/*
+ * The standalone appliance: the loop on store (its source, and its writes
+ * through pk_writer_store_new() unless cfg->writer is set), with the
+ * controllers as its hooks.  cfg's source and hooks must be unset; the loop
+ * owns cfg->writer from here on, also on failure.  Errors (board file FILE:LINE:COL,
+ * store) go to err; -EINVAL for a bad board file.  Stop it with
+ * pk_appliance_stop().
+ */
+int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config *cfg,
+			struct pk_appliance **ret, char *err, size_t errlen);
+
+/*
+ * Heartbeats (heartbeat.c): a node's Lease renewals, or (the older way) Node
+ * writes the appliance did not make while the Node carries TOPO_ANN_HEARTBEAT
+ * (and not PK_ANN_SIMULATED).  An existing Node with either, silent
+ * for more than the grace period, is unreachable.
+ */
+struct ctl_heartbeats;
+int ctl_heartbeats_new(struct ctl_heartbeats **ret);
+void ctl_heartbeats_free(struct ctl_heartbeats *h);
+bool ctl_node_monitored(const json_t *node);
+/*
+ * A Node write seen at now_ms; annotated: it carries the heartbeat annotation
+ * (a sign of life).  ret_recovered true when it was unreachable.
+ */
+int ctl_heartbeat_seen(struct ctl_heartbeats *h, const char *name, bool annotated, int64_t now_ms,
+		       bool *ret_recovered);
+/* A write of the node's Lease (present), or its deletion (!present). */
+int ctl_heartbeat_lease(struct ctl_heartbeats *h, const char *name, bool present, int64_t now_ms,
+			bool *ret_recovered);
+/* How many Lease writes of name were seen (the listing at start counts one). */
+int64_t ctl_heartbeat_lease_writes(const struct ctl_heartbeats *h, const char *name);
+/* Monitored and not declared unreachable. */
+bool ctl_heartbeat_live(const struct ctl_heartbeats *h, const char *name);
+/* The Node was deleted. */
+void ctl_heartbeat_forget(struct ctl_heartbeats *h, const char *name);
+/*
+ * Names (a new JSON array of strings) of monitored nodes silent for more than
+ * grace_ms at now_ms that were not reported before; they count as
+ * unreachable until their next heartbeat.
+ */
+int ctl_heartbeats_expired(struct ctl_heartbeats *h, int64_t now_ms, int64_t grace_ms,
+			   json_t **ret_names);
+/* A Node podagent registered (TOPO_ANN_AGENT_OWNED, not simulated): it will
+ * renew a Lease, so it is monitored from registration. */
+bool ctl_node_agent_registered(const json_t *node);
+/* Monitor name from now_ms on, before any heartbeat (a Node podagent registered). */
+int ctl_heartbeat_expect(struct ctl_heartbeats *h, const char *name, int64_t now_ms);
+
+/* Which silent nodes to declare lost, and how fast (ctl_heartbeats_lost()). */
+struct ctl_loss_policy {
+	int64_t grace_ms;
+	double rate;		/* nodes per second */
+	double secondary_rate;	/* in a partial disruption of a large cluster */
+	double unhealthy_share; /* this share of monitored nodes silent (and > 2): a disruption */
+	unsigned large_cluster; /* more monitored nodes than this: large */
+	int64_t saturated_ms;	/* the server last could not serve every client (0: never) */
+};
+enum ctl_loss_state {
+	CTL_LOSS_NORMAL,  /* silent nodes are declared lost at the rate */
+	CTL_LOSS_PARTIAL, /* a large share silent: the secondary rate, or none in a small cluster */
+	CTL_LOSS_FULL,	  /* every monitored node silent (more than two): none */
+	CTL_LOSS_BLIND,	  /* the server was saturated within the grace: none */
+};
+struct ctl_loss_limiter {
+	double tokens; /* a token bucket of depth 1 */
+	int64_t last_ms;
+};
+struct ctl_loss_report {
+	enum ctl_loss_state state;
+	size_t monitored, silent, held; /* held: silent, not declared lost this time */
+};
+/*
+ * The nodes to declare lost now (a new JSON array of names, oldest silence
+ * first): monitored nodes whose last heartbeat, and the server's last
+ * saturation, are both older than the grace period, within the limiter's
+ * rate for the state the silent share puts the cluster in.  They count as
+ * unreachable until their next heartbeat; the others stay candidates.
+ */
+int ctl_heartbeats_lost(struct ctl_heartbeats *h, const struct ctl_loss_policy *p,
+			struct ctl_loss_limiter *lim, int64_t now_ms, json_t **ret_names,
+			struct ctl_loss_report *ret_report);
+
+#endif /* PODKERNEL_KERNEL_CONTROLLERS_H */
