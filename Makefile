@@ -59,6 +59,7 @@ LIBDEFS := topo:topology \
 	pkstore:kernel/store \
 	pkserver:kernel/server \
 	pkappliance:kernel/appliance \
+	pkui:kernel/ui \
 	pkcontrollers:kernel/controllers \
 	pkkube:kernel/kube \
 	pkattach:kernel/attach \
@@ -79,16 +80,18 @@ LIBS_pkwrite     := pkwrite pkapi pkcel topo pklib
 LIBS_pkstore     := pkstore pkwrite pkapi pkcel topo pklib
 LIBS_pkserver    := pkserver pkstore pkapi pkcel topo pklib
 LIBS_pkappliance := pkappliance pkstore pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
+# the placement map registers on the loop as hooks: the loop's types only
+LIBS_pkui        := pkui pkappliance pkstore pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
 LIBS_pkcontrollers := pkcontrollers pkappliance pksim pkstore pkwrite pksched pkdra pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkkube      := pkkube pkapi pkcel topo pklib
-LIBS_pkattach    := pkattach pkkube pkappliance pksim pkserver pkstore pkwrite pksched pkdra \
+LIBS_pkattach    := pkattach pkui pkkube pkappliance pksim pkserver pkstore pkwrite pksched pkdra \
 	pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkagent     := pkagent pkkube pkapi pkcel topo pklib
 LIBS_pkclient    := pkclient pkkube pksim pksched pkdra pkbuilder pkapi pkcel topo pklib
 # Everything, for the benchmarks and the fuzz targets.
-LIBS_all         := pkclient pksim pkagent pkattach pkkube pkcontrollers pkappliance pkserver pkstore pkwrite \
+LIBS_all         := pkclient pksim pkagent pkattach pkui pkkube pkcontrollers pkappliance pkserver pkstore pkwrite \
 	pksched \
 	pkbuilder pkdra pkapi pkcel topo pklib
 
@@ -104,7 +107,7 @@ PKGS_pkattach    := libmicrohttpd gnutls
 
 # Programs: their libraries, hence their packages.
 PROG_LIBS_podctl     := pkclient
-PROG_LIBS_podkerneld := pkserver pkattach pkcontrollers pkbuilder
+PROG_LIBS_podkerneld := pkserver pkattach pkcontrollers pkui pkbuilder
 PROG_LIBS_podagent   := pkagent
 
 # test folder -> the libraries it tests (and their dependencies)
@@ -120,9 +123,13 @@ TESTLIBS_tests/kernel/store    := pkstore
 # the write path's tests run it on the store backend
 TESTLIBS_tests/kernel/write    := pkstore
 TESTLIBS_tests/kernel/server   := pkserver pkbuilder
-# the placement map's tests answer requests as the server would (pk_response_*);
 # the loop's tests run it standalone, with its controllers
-TESTLIBS_tests/kernel/appliance := pkcontrollers pkserver
+TESTLIBS_tests/kernel/appliance := pkcontrollers
+# the Job tests check the controllers' writes against the server's schemas
+# (pk_srv_unknown_fields)
+TESTLIBS_tests/kernel/controllers := pkcontrollers pkserver
+# the placement map's tests also run it on a standalone loop
+TESTLIBS_tests/kernel/ui       := pkui pkcontrollers
 TESTLIBS_tests/kernel/podctl   := pkclient
 TESTLIBS_tests/kernel/kube     := pkkube
 # the informer test runs podkerneld's API server in the same process
@@ -155,7 +162,7 @@ $(foreach d,$(LIBDEFS),$(eval $(call LIB_template,$(d))))
 
 ALL_LIBS := $(foreach d,$(LIBDEFS),$(call lib_path,$(call lib_name,$(d))))
 
-# The placement map's page (kernel/ui/) is compiled into the appliance library.
+# The placement map's page (kernel/ui/) is compiled into its library.
 UI_FILES := $(sort $(wildcard kernel/ui/*.html kernel/ui/*.js kernel/ui/*.css))
 $(BUILD)/gen/ui_assets.c: $(UI_FILES) kernel/ui/embed.sh
 	@mkdir -p $(@D)
@@ -163,7 +170,7 @@ $(BUILD)/gen/ui_assets.c: $(UI_FILES) kernel/ui/embed.sh
 $(BUILD)/obj/gen/ui_assets.o: $(BUILD)/gen/ui_assets.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
-$(call lib_path,pkappliance): $(BUILD)/obj/gen/ui_assets.o
+$(call lib_path,pkui): $(BUILD)/obj/gen/ui_assets.o
 
 # The Kubernetes protobuf messages (kernel/server/proto/) become C with
 # protoc-c at build time, compiled into the API server's library; every

@@ -3,9 +3,12 @@
 # every folder whose headers a library's sources include is one of its
 # libraries, and the boundaries the tree keeps hold: the store does not link
 # the workload builder (its admission rules are given at open), the
-# appliance does not link the API server, the write path depends on the
-# object model only (its backends live with the store and attach), and podctl's and podagent's
-# libraries link the one Kubernetes client (kernel/kube).
+# appliance does not link the API server nor the placement map (the map
+# registers on the loop as hooks; it answers /ui/ without the server), the
+# write path depends on the object model only (its backends live with the
+# store and attach), standalone's controllers write through it (not on the
+# store), and podctl's and podagent's libraries link the one Kubernetes
+# client (kernel/kube).
 set -u
 SRC="${PODKERNEL_SRC:-.}"
 cd "$SRC" || exit 1
@@ -55,6 +58,8 @@ always() {
 }
 never pkstore pkbuilder "admission rules are given when the store opens"
 never pkappliance pkserver "the loop does not serve HTTP"
+never pkappliance pkui "the placement map registers on the loop as hooks"
+never pkui pkserver "the placement map answers /ui/ without the server"
 for lib in pkstore pkappliance pkattach pkserver pksched; do
 	never pkwrite "$lib" "the write path depends on the object model only"
 done
@@ -62,6 +67,15 @@ always pkclient pkkube "podctl talks through the one Kubernetes client"
 always pkagent pkkube "podagent publishes through the one Kubernetes client"
 if grep -q '^#include "kernel/builder/' kernel/store/*.c kernel/store/*.h; then
 	echo "FAIL: kernel/store includes the builder"
+	fail=1
+fi
+# Standalone's controllers write through the write path only; Events (the
+# record of what it wrote, recorder.c) are the one store write beside it.
+writes=$(grep -n 'pk_store_\(create\|update\|patch\|delete\|edit_batch\)' \
+	$(ls kernel/controllers/*.c | grep -v '/recorder\.c$') 2>/dev/null)
+if [ -n "$writes" ]; then
+	echo "FAIL: kernel/controllers writes the store beside the write path:"
+	echo "$writes"
 	fail=1
 fi
 [ "$fail" = 0 ] && echo "test_library_links: every included folder is linked; the boundaries hold"

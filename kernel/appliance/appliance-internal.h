@@ -8,7 +8,6 @@
 
 #include "kernel/appliance/appliance.h"
 #include "kernel/write/writer.h"
-#include "kernel/appliance/placement_map.h"
 #include "kernel/lib/log.h"
 #include "kernel/lib/map.h"
 #include "kernel/sched/sched.h"
@@ -48,9 +47,7 @@ struct ap_metrics {
 struct pk_appliance {
 	const struct pk_appliance_source_ops *src;
 	void *src_arg;
-	const struct pk_appliance_hooks *hooks; /* never NULL: no hooks is an empty table */
-	void *hooks_arg;
-	struct pk_appliance_config cfg;
+	struct pk_appliance_config cfg; /* its hooks: cfg.hooks[0 .. cfg.nhooks) */
 	pthread_t thread;
 	bool started;
 	atomic_bool stopping;
@@ -58,8 +55,7 @@ struct pk_appliance {
 	struct pk_sched *sched;
 	struct pk_writer *writer; /* where the scheduling rounds write (writer.h) */
 	struct ap_cache *cache;
-	struct ap_pmap *pmap; /* the placement map (/ui/), fed like the scheduler */
-	uint64_t rv;	      /* last change-stream event consumed */
+	uint64_t rv; /* last change-stream event consumed */
 	/* conditions to write again with the current generation (note_stale_conditions()) */
 	struct ap_stale {
 		enum pk_kind kind;
@@ -81,6 +77,14 @@ struct pk_appliance {
 #define ap_log(app, level, ...)                                                                    \
 	pk_logf((app)->cfg.log, (app)->cfg.log_arg, (app)->cfg.verbosity, level, __VA_ARGS__)
 int64_t ap_now_ns(void);
+/* Call member fn of every registered hooks table that has it, in order. */
+#define ap_hooks_call(app, fn, ...)                                                                \
+	do {                                                                                       \
+		for (size_t ap_h_ = 0; ap_h_ < (app)->cfg.nhooks; ap_h_++)                         \
+			if ((app)->cfg.hooks[ap_h_].ops->fn)                                       \
+				(app)->cfg.hooks[ap_h_].ops->fn((app)->cfg.hooks[ap_h_].arg,       \
+								##__VA_ARGS__);                    \
+	} while (0)
 /* Store write results back into the scheduler's view (also on failure). */
 void ap_resync(struct pk_appliance *app, enum pk_kind kind, const char *ns, const char *name);
 

@@ -152,15 +152,12 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 
 		json_array_foreach(items, i, obj)
 		{
-			if (k != PK_KIND_LEASE) {
+			if (k != PK_KIND_LEASE)
 				ap_cache_note(app->cache, k, obj);
-				ap_pmap_update(app->pmap, kind, obj);
-			}
 			if (k != PK_KIND_LEASE && k != PK_KIND_JOB && k != PK_KIND_JOBSET &&
 			    k != PK_KIND_WORKLOAD)
 				sched_feed(app, obj);
-			if (app->hooks->listed)
-				app->hooks->listed(app->hooks_arg, kind, obj, now);
+			ap_hooks_call(app, listed, kind, obj, now);
 		}
 		json_decref(items);
 		token = next;
@@ -198,14 +195,13 @@ static int load_all(struct pk_appliance *app)
 	uint64_t rv = app->src->rv(app->src_arg);
 	int r = new_scheduler(app);
 
-	ap_pmap_clear(app->pmap);
+	ap_hooks_call(app, list_begin);
 	for (size_t i = 0; r == 0 && i < ELEMENTSOF(list_order); i++)
 		r = list_kind(app, list_order[i], now);
 	if (r < 0)
 		return r;
 	app->rv = rv;
-	if (app->hooks->list_done)
-		app->hooks->list_done(app->hooks_arg);
+	ap_hooks_call(app, list_done);
 	ap_log(app, 1, "appliance: listed %zu objects at resourceVersion %llu",
 	       ap_cache_size(app->cache), (unsigned long long)rv);
 #ifdef __GLIBC__
@@ -355,14 +351,15 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	enum pk_kind k = pk_kind_from_string(kind);
 
 	if (k == PK_KIND_LEASE) {
-		if (app->hooks->event)
-			app->hooks->event(app->hooks_arg, ev, NULL);
+		ap_hooks_call(app, event, ev, NULL);
 		return 0;
 	}
-	/* every event, the appliance's own writes too (the scheduler skips those) */
-	ap_pmap_event(app->pmap, ev->type, kind, ev->object);
-	if (ap_classify(app->cache, ev->type, k, ev->object, ev->rv, &d) < 0)
+	if (ap_classify(app->cache, ev->type, k, ev->object, ev->rv, &d) < 0) {
+		/* out of memory: the scheduler misses it; the hooks still see every event */
+		d = (struct ap_decision){.verdict = AP_SKIP};
+		ap_hooks_call(app, event, ev, &d);
 		return 0;
+	}
 	AP_COUNT(app, events);
 	ap_log(app, 3, "event %s %s %s/%s rv %llu: %s", pk_event_type_to_string(ev->type), kind,
 	       pk_namespace(ev->object), pk_name(ev->object), (unsigned long long)ev->rv,
@@ -392,8 +389,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 		AP_COUNT(app, events_skipped);
 		break;
 	}
-	if (app->hooks->event)
-		app->hooks->event(app->hooks_arg, ev, &d);
+	ap_hooks_call(app, event, ev, &d);
 	return 0;
 }
 
@@ -715,8 +711,7 @@ static void commit_batch(struct pk_appliance *app)
 			}
 			nretry++;
 		}
-		if (app->hooks->written)
-			app->hooks->written(app->hooks_arg, b, res, n, now);
+		ap_hooks_call(app, written, b, res, n, now);
 		if (nretry == 0) {
 			free(retry);
 			return;
@@ -796,6 +791,29 @@ static int64_t run_cycles(struct pk_appliance *app, bool *ret_more)
 	return 0;
 }
 
+/*
+ * Each hooks table's round, in order; ret_due: the earliest time one is
+ * next due, or 0.  False when no table has a round.
+ */
+static bool hooks_round(struct pk_appliance *app, int64_t *ret_due)
+{
+	bool any = false;
+
+	*ret_due = 0;
+	for (size_t i = 0; i < app->cfg.nhooks; i++) {
+		const struct pk_appliance_hook *h = &app->cfg.hooks[i];
+		int64_t due;
+
+		if (!h->ops->round)
+			continue;
+		any = true;
+		due = h->ops->round(h->arg, ap_now_ms());
+		if (due > 0 && (*ret_due == 0 || due < *ret_due))
+			*ret_due = due;
+	}
+	return any;
+}
+
 static void *loop_main(void *arg)
 {
 	struct pk_appliance *app = arg;
@@ -811,12 +829,8 @@ static void *loop_main(void *arg)
 				break;
 			continue;
 		}
-		if (app->hooks->round) {
-			hooks_due = app->hooks->round(app->hooks_arg, ap_now_ms());
-			/* what the hooks wrote reaches the scheduler before the cycles */
-			if (drain_events(app) < 0)
-				continue;
-		}
+		if (hooks_round(app, &hooks_due) && drain_events(app) < 0)
+			continue; /* what the hooks wrote reaches the scheduler before the cycles */
 		if (app->cfg.may_schedule && !app->cfg.may_schedule(app->cfg.may_schedule_arg)) {
 			app->scheduling = false;
 			stale_clear(app); /* the leader writes them */
@@ -878,7 +892,48 @@ static void *loop_main(void *arg)
 
 /* ---- start and stop ---------------------------------------------------------------- */
 
-static const struct pk_appliance_hooks no_hooks;
+int pk_appliance_config_add_hooks(struct pk_appliance_config *cfg,
+				  const struct pk_appliance_hooks *ops, void *arg)
+{
+	if (!cfg || !ops)
+		return -EINVAL;
+	if (cfg->nhooks >= PK_APPLIANCE_MAX_HOOKS)
+		return -ENOSPC;
+	cfg->hooks[cfg->nhooks++] = (struct pk_appliance_hook){.ops = ops, .arg = arg};
+	return 0;
+}
+
+/* What a configuration the loop does not take still owned: its writer and hooks. */
+static void config_release(const struct pk_appliance_config *cfg)
+{
+	pk_writer_free(cfg->writer);
+	for (size_t i = 0; i < cfg->nhooks && i < PK_APPLIANCE_MAX_HOOKS; i++)
+		if (cfg->hooks[i].ops && cfg->hooks[i].ops->free)
+			cfg->hooks[i].ops->free(cfg->hooks[i].arg);
+}
+
+static bool config_valid(const struct pk_appliance_config *cfg)
+{
+	if (!cfg->source || !cfg->writer || cfg->nhooks > PK_APPLIANCE_MAX_HOOKS)
+		return false;
+	for (size_t i = 0; i < cfg->nhooks; i++)
+		if (!cfg->hooks[i].ops)
+			return false;
+	return true;
+}
+
+/* Each hooks table's start, in order, until one fails. */
+static int hooks_start(struct pk_appliance *app, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < app->cfg.nhooks; i++) {
+		const struct pk_appliance_hook *h = &app->cfg.hooks[i];
+		int r = h->ops->start ? h->ops->start(h->arg, app, err, errlen) : 0;
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
 
 int pk_appliance_start(const struct pk_appliance_config *cfg, struct pk_appliance **ret, char *err,
 		       size_t errlen)
@@ -886,18 +941,14 @@ int pk_appliance_start(const struct pk_appliance_config *cfg, struct pk_applianc
 	struct pk_appliance *app;
 	int r;
 
-	if (!ret || !cfg || !cfg->source || !cfg->writer) {
-		if (cfg && cfg->writer)
-			pk_writer_free(cfg->writer);
-		if (cfg && cfg->hooks && cfg->hooks->free)
-			cfg->hooks->free(cfg->hooks_arg);
+	if (!ret || !cfg || !config_valid(cfg)) {
+		if (cfg)
+			config_release(cfg);
 		return -EINVAL;
 	}
 	app = calloc(1, sizeof(*app));
 	if (!app) {
-		pk_writer_free(cfg->writer);
-		if (cfg->hooks && cfg->hooks->free)
-			cfg->hooks->free(cfg->hooks_arg);
+		config_release(cfg);
 		return -ENOMEM;
 	}
 	app->cfg = *cfg;
@@ -905,14 +956,10 @@ int pk_appliance_start(const struct pk_appliance_config *cfg, struct pk_applianc
 	app->src_arg = cfg->source_arg;
 	app->writer = cfg->writer;
 	app->cfg.writer = NULL;
-	app->hooks = cfg->hooks ? cfg->hooks : &no_hooks;
-	app->hooks_arg = cfg->hooks_arg;
 	atomic_init(&app->stopping, false);
 	r = ap_metrics_init(&app->m);
 	if (r == 0)
-		r = ap_pmap_new(&app->pmap);
-	if (r == 0 && app->hooks->start)
-		r = app->hooks->start(app->hooks_arg, app, err, errlen);
+		r = hooks_start(app, err, errlen);
 	if (r == 0)
 		r = load_all(app);
 	if (r == 0) {
@@ -940,12 +987,10 @@ void pk_appliance_stop(struct pk_appliance *app)
 		/* the source's wait wakes at least every AP_BEAT_CHECK_MS */
 		pthread_join(app->thread, NULL);
 	}
-	if (app->hooks->free)
-		app->hooks->free(app->hooks_arg);
+	ap_hooks_call(app, free);
 	pk_sched_free(app->sched);
 	ap_cache_free(app->cache);
 	pk_writer_free(app->writer);
-	ap_pmap_free(app->pmap);
 	stale_clear(app);
 	free(app->stale);
 	ap_backoff_free_all(app);
@@ -963,12 +1008,5 @@ void pk_appliance_wrote(struct pk_appliance *app, enum pk_kind kind, json_t *obj
 
 void *pk_appliance_hooks_arg(const struct pk_appliance *app)
 {
-	return app ? app->hooks_arg : NULL;
-}
-
-int pk_appliance_ui_cb(void *arg, const struct pk_request *req, struct pk_response *resp)
-{
-	struct pk_appliance *app = arg;
-
-	return app ? ap_pmap_serve(app->pmap, req, resp) : -ENOENT;
+	return app && app->cfg.nhooks ? app->cfg.hooks[app->cfg.nhooks - 1].arg : NULL;
 }

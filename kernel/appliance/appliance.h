@@ -11,10 +11,12 @@
  * bindings, conditions and evictions under resourceVersion preconditions.
  *
  * The loop does not know its mode.  What a mode adds registers as hooks
- * (struct pk_appliance_hooks): standalone podkerneld's controllers, node
+ * (struct pk_appliance_hooks, up to PK_APPLIANCE_MAX_HOOKS tables, called
+ * in the order registered): standalone podkerneld's controllers, node
  * heartbeats and simulated pods (kernel/controllers/) see the listing, the
  * events and the committed batches, and run before each round; attach mode
- * registers none, as the cluster's own controllers run there.
+ * registers none of those, as the cluster's own controllers run there.
+ * podkerneld registers the placement map (kernel/ui/) in both modes.
  *
  * Lifecycle: pk_appliance_start() -> (runs) -> pk_appliance_stop().  The
  * source is borrowed and must outlive the appliance.
@@ -27,7 +29,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "kernel/lib/request.h"
 #include "kernel/store/store.h"
 #include "topology/topology.h"
 
@@ -80,11 +81,20 @@ struct pk_appliance_source_ops {
 struct pk_appliance_hooks {
 	/* Before the first listing (simulated nodes registered, say); errors to err. */
 	int (*start)(void *arg, struct pk_appliance *app, char *err, size_t errlen);
-	/* Each object of a listing (at start, after a lost stream), Leases too, in kind order. */
+	/*
+	 * A listing begins (at start, after a lost stream, when leading anew):
+	 * what the last one delivered may be gone from the source.
+	 */
+	void (*list_begin)(void *arg);
+	/* Each object of a listing, Leases too, in kind order. */
 	void (*listed)(void *arg, const char *kind, const json_t *obj, int64_t now_ms);
 	/* A listing is complete. */
 	void (*list_done)(void *arg);
-	/* Each change-stream event, and what the loop made of it (NULL for a Lease). */
+	/*
+	 * Each change-stream event, the loop's own writes too, and what the loop
+	 * made of it (NULL for a Lease; AP_SKIP without flags when it could not
+	 * classify it, out of memory).
+	 */
 	void (*event)(void *arg, const struct pk_store_event *ev, const struct ap_decision *d);
 	/* A batch was committed: its n items and their results. */
 	void (*written)(void *arg, const struct pk_write_batch *batch,
@@ -98,6 +108,13 @@ struct pk_appliance_hooks {
 	/* Its lines of the Prometheus text (any thread). */
 	void (*metrics)(void *arg, FILE *f);
 	void (*free)(void *arg);
+};
+
+/* One registration: a hooks table and its argument. */
+#define PK_APPLIANCE_MAX_HOOKS 4
+struct pk_appliance_hook {
+	const struct pk_appliance_hooks *ops;
+	void *arg;
 };
 
 struct pk_appliance_config {
@@ -133,9 +150,13 @@ struct pk_appliance_config {
 	void *source_arg;
 	bool (*may_schedule)(void *arg);
 	void *may_schedule_arg;
-	/* What the mode adds (NULL: nothing); the loop frees hooks_arg through hooks->free. */
-	const struct pk_appliance_hooks *hooks;
-	void *hooks_arg;
+	/*
+	 * What the mode and the program add, called in this order
+	 * (pk_appliance_config_add_hooks()); the loop frees each arg through
+	 * its ops->free.
+	 */
+	struct pk_appliance_hook hooks[PK_APPLIANCE_MAX_HOOKS];
+	size_t nhooks;
 	/*
 	 * Simulated pod lifecycle (kernel/controllers/lifecycle.c): pods bound to
 	 * the board's simulated nodes become Running after sim_start_delay_ms
@@ -154,11 +175,16 @@ struct pk_appliance_config {
 
 struct pk_appliance;
 
+/* Register ops (non-NULL) with arg after the hooks cfg has; -ENOSPC when it has
+ * PK_APPLIANCE_MAX_HOOKS. */
+int pk_appliance_config_add_hooks(struct pk_appliance_config *cfg,
+				  const struct pk_appliance_hooks *ops, void *arg);
+
 /*
- * Start the hooks, list the source and start the loop thread.  cfg->source
- * and cfg->writer are required.  Errors (the hooks', the source's) go to
- * err.  The loop owns cfg->writer and cfg->hooks_arg from here on, also on
- * failure.
+ * Start the hooks (in order; the first error stops), list the source and
+ * start the loop thread.  cfg->source and cfg->writer are required.  Errors
+ * (the hooks', the source's) go to err.  The loop owns cfg->writer and the
+ * hooks' arguments from here on, also on failure.
  */
 int pk_appliance_start(const struct pk_appliance_config *cfg, struct pk_appliance **ret, char *err,
 		       size_t errlen);
@@ -169,11 +195,6 @@ void pk_appliance_stop(struct pk_appliance *app);
 int pk_appliance_metrics(struct pk_appliance *app, FILE *f);
 /* Same, for a server hook that takes a callback (arg is the appliance). */
 void pk_appliance_metrics_cb(void *arg, FILE *f);
-/*
- * The placement map: the /ui/ page and /ui/api/placement, for
- * pk_server_set_ui_hook() (arg is the appliance; kernel/appliance/placement_map.h).
- */
-int pk_appliance_ui_cb(void *arg, const struct pk_request *req, struct pk_response *resp);
 
 /* ---- what the loop offers its hooks ------------------------------------------------ */
 
@@ -184,7 +205,11 @@ int64_t ap_now_ms(void);
  * back as a skip) and gives it to the scheduler now.  Loop thread only.
  */
 void pk_appliance_wrote(struct pk_appliance *app, enum pk_kind kind, json_t *obj);
-/* The hooks' argument (cfg->hooks_arg). */
+/*
+ * The argument of the hooks registered last: the mode's own (standalone's
+ * controllers, which pk_standalone_start() registers after the hooks its
+ * configuration brings).  NULL without hooks.
+ */
 void *pk_appliance_hooks_arg(const struct pk_appliance *app);
 
 /* ---- loop logic, exposed for tests -------------------------------------------- */

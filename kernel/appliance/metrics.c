@@ -322,8 +322,7 @@ int pk_appliance_metrics(struct pk_appliance *app, FILE *f)
 		"counter", m->relists);
 	render_profile(f, m);
 	pthread_mutex_unlock(&m->lock);
-	if (app->hooks->metrics)
-		app->hooks->metrics(app->hooks_arg, f);
+	ap_hooks_call(app, metrics, f);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "kernel/attach/attach.h"
 #include "kernel/kube/kube.h"
 #include "kernel/store/store.h"
+#include "kernel/ui/ui.h"
 
 /* ---- the API the cluster serves -------------------------------------------------- */
 /* The resources attach mode watches, in the order the scheduler wants them. */
@@ -102,7 +103,7 @@ struct at_remote_config {
 int at_remote_writer_new(const struct at_remote_config *cfg, struct pk_writer **ret);
 
 /* ---- attach.c: what the listener's modules read ------------------------------------------- */
-struct pk_appliance *at_appliance(struct pk_attach *a);
+struct pk_ui_map *at_map(struct pk_attach *a); /* cfg->map, or NULL */
 struct kube_client *at_client(struct pk_attach *a);
 
 /* ---- ui.c: /ui/ (the placement map) on the listener --------------------------------------- */

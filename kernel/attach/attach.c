@@ -189,6 +189,8 @@ static int start_loop(struct pk_attach *a, char *err, size_t errlen)
 	};
 	int r = at_remote_writer_new(&rc, &acfg.writer);
 
+	if (a->cfg.map) /* the first registration: there is room */
+		pk_appliance_config_add_hooks(&acfg, &pk_ui_map_hooks, a->cfg.map);
 	if (r == 0)
 		r = pk_appliance_start(&acfg, &a->app, err, errlen);
 	return r;
@@ -288,9 +290,9 @@ void pk_attach_stop(struct pk_attach *a)
 	free(a);
 }
 
-struct pk_appliance *at_appliance(struct pk_attach *a)
+struct pk_ui_map *at_map(struct pk_attach *a)
 {
-	return a->app;
+	return a->cfg.map;
 }
 
 struct kube_client *at_client(struct pk_attach *a)

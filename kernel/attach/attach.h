@@ -15,7 +15,8 @@
  * leader election one instance of several writes; the others keep their
  * mirror and scheduler warm and take over when the Lease expires.  The
  * listen address serves /healthz, /readyz, /metrics and the placement map
- * /ui/ (health.c, ui.c: its data to tokens the cluster lets list Nodes and Pods).
+ * /ui/ (health.c, ui.c: its data to tokens the cluster lets list Nodes and
+ * Pods); the map (kernel/ui/) is the caller's, fed by the loop as its hooks.
  *
  * Lifecycle: pk_attach_start() -> (runs) -> pk_attach_stop().
  */
@@ -36,6 +37,8 @@
 #define PK_ATTACH_HEALTH_MAX_CONNECTIONS 64
 #define PK_ATTACH_HEALTH_MAX_CONNECTIONS_PER_ADDR 16
 
+struct pk_ui_map;
+
 struct pk_attach_config {
 	const char *kubeconfig;	    /* --kubeconfig FILE (else $KUBECONFIG, ~/.kube/config) */
 	const char *context;	    /* --context NAME, or NULL */
@@ -53,6 +56,12 @@ struct pk_attach_config {
 	/* PEM files of the listen address's serving certificate chain and key
 	 * (--tls-cert-file, --tls-private-key-file); NULL: plain HTTP. */
 	const char *tls_cert_file, *tls_key_file;
+	/*
+	 * The placement map (kernel/ui/), registered on the scheduling loop and
+	 * served at /ui/ on the listen address; NULL: no /ui/.  Borrowed: it
+	 * must outlive pk_attach_stop().
+	 */
+	struct pk_ui_map *map;
 	int verbosity;
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;

@@ -7,7 +7,7 @@
  * Emitting never blocks the scheduling loop: an Event is queued (at most
  * AT_EVENT_QUEUE_MAX; beyond that it is dropped and counted) and a thread
  * of its own POSTs the queue.  Repeats are limited per object and reason,
- * like client-go's event correlator (pk_writer_event_allowed()): the same
+ * like client-go's event correlator (pk_event_allowed()): the same
  * note again is dropped for PK_EVENT_REPEAT_S; a new note goes out (it says something new, and the
  * scheduler only writes a condition when its message changes).  Events are
  * best effort: a failed POST is counted, not retried.
@@ -29,8 +29,8 @@ struct at_recorder {
 	bool started, stop;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	json_t *queue;	 /* [namespace, Event] pairs */
-	json_t *limiter; /* "Kind/ns/name/reason" -> [last second, note] */
+	json_t *queue;			 /* [namespace, Event] pairs */
+	struct pk_event_limiter limiter; /* "Kind/ns/name/reason" */
 	uint64_t sent, limited, failed, seq;
 };
 
@@ -81,7 +81,7 @@ void at_recorder_emit(struct at_recorder *rec, enum pk_kind kind, const char *ns
 	snprintf(shortnote, sizeof(shortnote), "%s", note ? note : "");
 	snprintf(key, sizeof(key), "%s/%s/%s/%s", pk_kind_to_string(kind), ns, name, reason);
 	pthread_mutex_lock(&rec->lock);
-	if (!pk_writer_event_allowed(rec->limiter, key, shortnote, now_s()) ||
+	if (!pk_event_allowed(&rec->limiter, key, shortnote, now_s()) ||
 	    json_array_size(rec->queue) >= AT_EVENT_QUEUE_MAX) {
 		rec->limited++;
 	} else {
@@ -151,8 +151,7 @@ int at_recorder_new(struct kube_client *c, const struct at_api *api, const char 
 	pthread_cond_init(&rec->cond, NULL);
 	rec->instance = strdup(instance);
 	rec->queue = json_array();
-	rec->limiter = json_object();
-	r = rec->instance && rec->queue && rec->limiter ? kube_conn_new(c, &rec->conn) : -ENOMEM;
+	r = rec->instance && rec->queue ? kube_conn_new(c, &rec->conn) : -ENOMEM;
 	if (r == 0) {
 		r = -pthread_create(&rec->thread, NULL, recorder_main, rec);
 		rec->started = r == 0;
@@ -177,7 +176,7 @@ void at_recorder_free(struct at_recorder *rec)
 		pthread_join(rec->thread, NULL);
 	kube_conn_free(rec->conn);
 	json_decref(rec->queue);
-	json_decref(rec->limiter);
+	pk_event_limiter_free(&rec->limiter);
 	free(rec->instance);
 	pthread_cond_destroy(&rec->cond);
 	pthread_mutex_destroy(&rec->lock);

@@ -25,6 +25,10 @@
  *     merge PATCH of its spec.volumeName and selected-node annotation under
  *     the resourceVersion the loop saw; the bindings that depend on it are
  *     sent once it is written;
+ *   - a create is a POST to the kind's collection (409 there: -EEXIST), a
+ *     replacement a PUT of the object (its status a PUT of the status
+ *     subresource) carrying the resourceVersion and uid preconditions, a
+ *     deletion a DELETE with preconditions and its propagationPolicy;
  * 409 is a conflict (the loop re-reads the object through get(), a GET on
  * the cluster, or the mirror's copy when the cluster does not answer), 404
  * gone, anything else (no answer included) a failed write.
@@ -88,7 +92,7 @@ static int grow(struct remote *rb, size_t n)
 
 static int error_of(long status)
 {
-	if (status == 200 || status == 201)
+	if (status == 200 || status == 201 || status == 202)
 		return 0;
 	if (status == 409)
 		return -PK_WRITE_ECONFLICT;
@@ -152,6 +156,9 @@ static int status_body(struct remote *rb, const struct pk_write_item *it, json_t
 		snprintf(rv, sizeof(rv), "%llu", (unsigned long long)it->rv);
 		r = pk_set(obj, "metadata.resourceVersion", json_string(rv));
 	}
+	/* a uid in an update is the server's uid precondition */
+	if (r == 0 && it->uid)
+		r = pk_set(obj, "metadata.uid", json_string(it->uid));
 	snprintf(av, sizeof(av), "%s%s%s", res->group, *res->group ? "/" : "", res->version);
 	json_object_set_new(obj, "apiVersion", json_string(av));
 	if (r < 0) {
@@ -165,6 +172,8 @@ static int status_body(struct remote *rb, const struct pk_write_item *it, json_t
 /* Only PodScheduled=True with a binding: the binding says it already. */
 static bool needs_status(const struct pk_write_item *it)
 {
+	if (it->status)
+		return true;
 	for (size_t c = 0; c < it->nconds; c++)
 		if (!it->node || strcmp(it->conds[c].type, "PodScheduled") != 0)
 			return true;
@@ -179,6 +188,15 @@ static void add_call(struct remote *rb, size_t *n, size_t item, const char *meth
 	(*n)++;
 }
 
+/* A POST that is not a binding: a create. */
+static bool is_create(const struct kube_call *call)
+{
+	size_t n = strlen(call->path);
+
+	return strcmp(call->method, "POST") == 0 &&
+	       (n < 8 || strcmp(call->path + n - 8, "/binding") != 0);
+}
+
 static void count(struct remote *rb, const struct kube_call *call, int e)
 {
 	struct at_remote_stats *st = rb->cfg.stats;
@@ -189,9 +207,9 @@ static void count(struct remote *rb, const struct kube_call *call, int e)
 		atomic_fetch_add(&st->fenced, 1);
 		return;
 	}
-	if (strcmp(call->method, "POST") == 0)
+	if (strcmp(call->method, "POST") == 0 && !is_create(call))
 		atomic_fetch_add(&st->bindings, 1);
-	else if (strcmp(call->method, "PUT") == 0 || strcmp(call->method, "PATCH") == 0)
+	else if (strcmp(call->method, "DELETE") != 0)
 		atomic_fetch_add(&st->status_writes, 1);
 	else
 		atomic_fetch_add(&st->deletes, 1);
@@ -210,13 +228,17 @@ static void send_calls(struct remote *rb, size_t n, struct pk_write_result *resu
 		struct pk_write_result *wr = &results[rb->item_of[c]];
 		int e = rb->calls[c].status ? error_of(rb->calls[c].status)
 					    : (fenced(rb) ? -EPERM : -EIO);
+		bool create = is_create(&rb->calls[c]);
+
+		if (create && e == -PK_WRITE_ECONFLICT)
+			e = -EEXIST; /* AlreadyExists */
 
 		if (wr->error == 0)
 			wr->error = e;
 		count(rb, &rb->calls[c], e);
 		/* a binding answers with a Status, not the pod */
 		if (e == 0 && rb->calls[c].answer && answers &&
-		    (strcmp(rb->calls[c].method, "PUT") == 0 ||
+		    (create || strcmp(rb->calls[c].method, "PUT") == 0 ||
 		     strcmp(rb->calls[c].method, "PATCH") == 0)) {
 			at_api_normalize(rb->calls[c].answer);
 			json_decref(answers[rb->item_of[c]]);
@@ -281,7 +303,29 @@ static size_t claim_calls(struct remote *rb, const struct pk_write_batch *batch,
 	return n;
 }
 
-/* Phase one: bindings and status writes of every item but the claims. */
+/* A create: a POST of the object to its collection. */
+static void create_call(struct remote *rb, size_t *n, size_t i, const struct pk_write_item *it,
+			struct pk_write_result *results)
+{
+	const struct kube_resource *res = at_api_resource(rb->cfg.api, it->kind);
+	json_t *body = json_deep_copy(it->create);
+	char av[200];
+
+	if (!res || !body || path_of(rb, it->kind, it->ns, NULL, NULL, rb->paths[*n]) < 0) {
+		json_decref(body);
+		results[i].error = body ? -EINVAL : -ENOMEM;
+		return;
+	}
+	snprintf(av, sizeof(av), "%s%s%s", res->group, *res->group ? "/" : "", res->version);
+	json_object_set_new(body, "apiVersion", json_string(av));
+	add_call(rb, n, i, "POST", body);
+}
+
+/*
+ * Phase one: bindings, creates, replacements and status writes of every
+ * item but the claims (a replacement's status goes with it: the conditions
+ * of a replaced object are written by a later batch).
+ */
 static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 			  struct pk_write_result *results)
 {
@@ -293,6 +337,10 @@ static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 
 		if (it->claim || it->kind == PK_KIND_PERSISTENT_VOLUME_CLAIM)
 			continue;
+		if (it->create) {
+			create_call(rb, &n, i, it, results);
+			continue;
+		}
 		for (size_t d = 0; d < it->ndeps && !results[i].error; d++)
 			if (results[it->deps[d]].error)
 				results[i].error = -PK_WRITE_ECONFLICT;
@@ -305,12 +353,13 @@ static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 			else
 				results[i].error = -EINVAL;
 		}
-		if (!needs_status(it))
+		if (!needs_status(it) && !it->replace)
 			continue;
 		int r = status_body(rb, it, &body);
 
 		if (r == 0)
-			r = path_of(rb, it->kind, it->ns, it->name, "status", rb->paths[n]);
+			r = path_of(rb, it->kind, it->ns, it->name, it->replace ? NULL : "status",
+				    rb->paths[n]);
 		if (r < 0) {
 			json_decref(body);
 			results[i].error = r;
@@ -321,7 +370,14 @@ static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 	return n;
 }
 
-/* Phase two: delete the victims whose DisruptionTarget is written. */
+static const char *const propagation_names[] = {
+    [PK_WRITE_PROPAGATE_DEFAULT] = "",
+    [PK_WRITE_PROPAGATE_ORPHAN] = "Orphan",
+    [PK_WRITE_PROPAGATE_BACKGROUND] = "Background",
+    [PK_WRITE_PROPAGATE_FOREGROUND] = "Foreground",
+};
+
+/* Phase two: the deletions, the victims' once their DisruptionTarget is written. */
 static size_t delete_calls(struct remote *rb, const struct pk_write_batch *batch,
 			   struct pk_write_result *results, json_t **answers)
 {
@@ -335,11 +391,12 @@ static size_t delete_calls(struct remote *rb, const struct pk_write_batch *batch
 		if (!it->evict || results[i].error != 0)
 			continue;
 		cur = json_incref(answers[i]);
-		if (!cur && at_mirror_get(rb->cfg.mirror, "Pod", it->ns, it->name, &cur) < 0) {
+		if (!cur && at_mirror_get(rb->cfg.mirror, pk_kind_to_string(it->kind), it->ns,
+					  it->name, &cur) < 0) {
 			results[i].error = -ENOENT;
 			continue;
 		}
-		const char *uid = pk_get_string(cur, "metadata.uid");
+		const char *uid = it->uid ? it->uid : pk_get_string(cur, "metadata.uid");
 		const char *crv = pk_get_string(cur, "metadata.resourceVersion");
 
 		snprintf(rv, sizeof(rv), "%s", crv ? crv : "");
@@ -354,8 +411,11 @@ static size_t delete_calls(struct remote *rb, const struct pk_write_batch *batch
 		if (*rv)
 			json_object_set_new(json_object_get(opts, "preconditions"),
 					    "resourceVersion", json_string(rv));
+		if (it->propagation != PK_WRITE_PROPAGATE_DEFAULT)
+			json_object_set_new(opts, "propagationPolicy",
+					    json_string(propagation_names[it->propagation]));
 		json_decref(cur);
-		if (path_of(rb, PK_KIND_POD, it->ns, it->name, NULL, rb->paths[n]) == 0)
+		if (path_of(rb, it->kind, it->ns, it->name, NULL, rb->paths[n]) == 0)
 			add_call(rb, &n, i, "DELETE", opts);
 		else
 			json_decref(opts);

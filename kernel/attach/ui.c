@@ -9,9 +9,10 @@
  * asked of the cluster with the token itself (a one-item list of each, on a
  * client with the scheduler's server and CA but the caller's token), and
  * the answer is remembered for AT_UI_AUTH_TTL_S so a polling page costs
- * the cluster two requests per token every half minute.  The map is the
- * scheduling loop's own (pk_appliance_ui_cb), fed by the mirror like the
- * scheduler.
+ * the cluster two requests per token every half minute.  The map
+ * (kernel/ui/, pk_ui_map_serve()) is the one podkerneld gives in the
+ * configuration, registered on the scheduling loop and so fed from the
+ * mirror like the scheduler.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -164,5 +165,5 @@ int at_ui_handle(struct at_ui *u, const struct pk_request *req, struct pk_respon
 			    "Unauthorized: the cluster does not let this token list Nodes "
 			    "and Pods");
 	}
-	return pk_appliance_ui_cb(at_appliance(u->a), req, resp);
+	return pk_ui_map_serve(at_map(u->a), req, resp);
 }

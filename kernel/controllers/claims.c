@@ -93,8 +93,10 @@ static int make_claim(struct pk_ctl *ctl, const json_t *pod, const char *name, c
 	const char *ns = pk_namespace(pod), *uid = pk_get_string(pod, "metadata.uid"),
 		   *kind = pk_get_string(pod, "kind") ?: "Pod",
 		   *api = pk_get_string(pod, "apiVersion") ?: "v1";
-	json_t *t = NULL, *claim, *md, *ann, *out = NULL;
-	struct pk_errors errs = {0};
+	json_t *t = NULL, *claim, *md, *ann;
+	const json_t *out;
+	const struct pk_write_result *res = NULL;
+	size_t n = 0;
 	char prefix[300];
 	int r = pk_store_get(ctl->store, "ResourceClaimTemplate", ns, tmpl, &t);
 
@@ -125,24 +127,29 @@ static int make_claim(struct pk_ctl *ctl, const json_t *pod, const char *name, c
 	json_decref(t);
 	if (!claim)
 		return -ENOMEM;
-	r = pk_store_create(ctl->store, claim, &errs, &out);
+	r = pk_writer_batch_begin(ctl->writer);
+	if (r == 0)
+		r = pk_writer_create(ctl->writer, PK_KIND_RESOURCE_CLAIM, claim);
 	json_decref(claim);
+	if (r == 0)
+		r = ctl_commit(ctl, &res, &n);
+	if (r == 0 && (n != 1 || res[0].error < 0))
+		r = n != 1 ? -EIO : res[0].error;
 	if (r < 0) {
 		ctl_log(ctl, 1, "%s %s/%s: claim %s from template %s: %s%s%s", kind, ns,
-			pk_name(pod), name, tmpl, strerror(-r), errs.n ? ": " : "",
-			errs.n ? errs.msg[0] : "");
-		pk_errors_clear(&errs);
+			pk_name(pod), name, tmpl, pk_write_strerror(r),
+			n == 1 && res[0].message ? ": " : "",
+			n == 1 && res[0].message ? res[0].message : "");
 		return r;
 	}
-	pk_errors_clear(&errs);
-	*ret = strdup(pk_name(out));
-	json_decref(out);
+	out = res[0].object;
+	*ret = strdup(pk_name(out) ?: "");
 	return *ret ? 0 : -ENOMEM;
 }
 
 int ctl_claims_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, const char *name)
 {
-	json_t *pod = NULL, *claims = NULL, *statuses, *pc, *patch;
+	json_t *pod = NULL, *claims = NULL, *statuses, *pc, *status;
 	const char *uid;
 	size_t i, made = 0;
 	int r = pk_store_get(ctl->store, pk_kind_to_string(kind), ns, name, &pod);
@@ -179,14 +186,25 @@ int ctl_claims_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, 
 	}
 	r = 0;
 	if (made) {
-		patch = json_pack("{s:{s:O}}", "status", "resourceClaimStatuses", statuses);
-		r = patch ? pk_store_patch(ctl->store, pk_kind_to_string(kind), ns, name,
-					   PK_PATCH_MERGE, patch, PK_SUB_STATUS, NULL, NULL)
-			  : -ENOMEM;
-		json_decref(patch);
-		if (r < 0)
+		/* under the pod's resourceVersion: a pod changed since is read again */
+		struct pk_write_ref ref = ctl_ref_of(kind, pod);
+
+		status = json_deep_copy(pk_get(pod, "status"));
+		if (!json_is_object(status)) {
+			json_decref(status);
+			status = json_object();
+		}
+		r = status ? json_object_set(status, "resourceClaimStatuses", statuses) : -ENOMEM;
+		if (r == 0)
+			r = ctl_status(ctl, &ref, status, NULL);
+		else
+			r = -ENOMEM;
+		json_decref(status);
+		if (r == -PK_WRITE_ECONFLICT)
+			r = ctl_queue_reconcile(ctl, kind, ns, name);
+		else if (r < 0)
 			ctl_log(ctl, 1, "%s %s/%s: status.resourceClaimStatuses: %s",
-				pk_kind_to_string(kind), ns, name, strerror(-r));
+				pk_kind_to_string(kind), ns, name, pk_write_strerror(r));
 	}
 	json_decref(statuses);
 	json_decref(claims);

@@ -31,7 +31,8 @@ struct ctl_queue {
 };
 
 struct pk_ctl {
-	struct pk_store *store;
+	struct pk_store *store;	  /* read */
+	struct pk_writer *writer; /* every write goes here (write.c): the store's backend */
 	struct pk_appliance *app; /* the loop they run beside (set by its start hook) */
 	struct pk_appliance_config cfg;
 	int64_t grace_ms;
@@ -59,6 +60,25 @@ struct pk_ctl {
 		(ctl)->m.field++;                                                                  \
 		pthread_mutex_unlock(&(ctl)->m.lock);                                              \
 	} while (0)
+
+/* write.c: one object's write through ctl->writer, as a batch of one. */
+/* Create obj; the object as created in *ret (a new reference) when ret. */
+int ctl_create(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, json_t **ret);
+/* Replace the object but its status (ref's preconditions); the stored object in *ret. */
+int ctl_replace(struct pk_ctl *ctl, const struct pk_write_ref *ref, const json_t *obj,
+		json_t **ret);
+/* Replace the object's status (ref's preconditions); the stored object in *ret. */
+int ctl_status(struct pk_ctl *ctl, const struct pk_write_ref *ref, const json_t *status,
+	       json_t **ret);
+/* Delete the object (ref's preconditions), with propagation. */
+int ctl_delete(struct pk_ctl *ctl, const struct pk_write_ref *ref, enum pk_write_propagation how);
+/*
+ * Commit the writer's open batch; *ret_results, *ret_n as
+ * pk_writer_batch_commit().  Every write of the controllers ends here.
+ */
+int ctl_commit(struct pk_ctl *ctl, const struct pk_write_result **ret_results, size_t *ret_n);
+/* A reference to obj as stored: its kind, name, resourceVersion and uid (borrowed). */
+struct pk_write_ref ctl_ref_of(enum pk_kind kind, const json_t *obj);
 
 /* controllers.c */
 int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, const char *name);

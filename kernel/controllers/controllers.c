@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "kernel/controllers/controllers-internal.h"
+#include "kernel/lib/macro.h"
 #include "kernel/builder/builder.h"
 
 /* Kinds a controller may own. */
@@ -68,34 +69,38 @@ static void log_errors(struct pk_ctl *ctl, const char *what, const struct pk_err
 		ctl_log(ctl, 1, "%s: %s", what, errs->msg[i]);
 }
 
+/* Create what objects names that does not exist yet, in one batch. */
 static int create_missing(struct pk_ctl *ctl, json_t *objects, const char *what)
 {
-	size_t i;
+	const struct pk_write_result *res = NULL;
+	size_t i, n = 0;
 	json_t *obj;
-	int first = 0;
+	int first = 0, r = pk_writer_batch_begin(ctl->writer);
 
 	json_array_foreach(objects, i, obj)
 	{
-		struct pk_errors errs = {0};
-		json_t *out = NULL;
-		const char *kind = json_string_value(json_object_get(obj, "kind"));
-		int r = pk_store_create(ctl->store, obj, &errs, &out);
+		enum pk_kind kind = pk_kind_of(obj);
 
-		if (r == 0) {
-			CTL_COUNT(ctl, objects_created);
-			ctl_log(ctl, 2, "%s: created %s %s/%s", what, kind, pk_namespace(out),
-				pk_name(out));
-		} else if (r != -EEXIST) {
-			log_errors(ctl, what, &errs);
-			ctl_log(ctl, 1, "%s: creating %s %s: %s", what, kind ? kind : "?",
+		if (r == 0 && (r = pk_writer_create(ctl->writer, kind, obj)) < 0)
+			ctl_log(ctl, 1, "%s: creating %s %s: %s", what, pk_kind_to_string(kind),
 				pk_name(obj) ? pk_name(obj) : "?", strerror(-r));
-			if (!first)
-				first = r;
-		}
-		json_decref(out);
-		pk_errors_clear(&errs);
 	}
-	return first;
+	if (r == 0)
+		r = ctl_commit(ctl, &res, &n);
+	for (i = 0; r == 0 && i < n; i++) {
+		const char *kind = pk_kind_to_string(res[i].kind);
+
+		if (res[i].error == 0) {
+			CTL_COUNT(ctl, objects_created);
+			ctl_log(ctl, 2, "%s: created %s %s/%s", what, kind, res[i].ns, res[i].name);
+		} else if (res[i].error != -EEXIST) {
+			ctl_log(ctl, 1, "%s: creating %s %s: %s", what, kind, res[i].name,
+				res[i].message ? res[i].message : pk_write_strerror(res[i].error));
+			if (!first)
+				first = res[i].error;
+		}
+	}
+	return r < 0 ? r : first;
 }
 
 static bool emitted(const json_t *objects, const char *kind, const char *name)
@@ -132,8 +137,10 @@ static void prune(struct pk_ctl *ctl, const char *ns, const char *uid, const jso
 			if (!ruid || strcmp(ruid, uid) != 0 ||
 			    emitted(objects, owned_kinds[k], pk_name(obj)))
 				continue;
-			if (pk_store_delete(ctl->store, owned_kinds[k], ns, pk_name(obj), NULL,
-					    NULL, NULL) == 0) {
+			struct pk_write_ref del = ctl_ref_of(pk_kind_of(obj), obj);
+
+			del.rv = 0; /* the object it judged, whatever changed since */
+			if (ctl_delete(ctl, &del, PK_WRITE_PROPAGATE_DEFAULT) == 0) {
 				CTL_COUNT(ctl, gc_deleted);
 				ctl_log(ctl, 2, "%s: deleted %s %s/%s (no longer wanted)", what,
 					owned_kinds[k], ns, pk_name(obj));
@@ -189,64 +196,48 @@ static int job_pods(struct pk_ctl *ctl, const json_t *job, json_t **ret)
 	return list_controlled(ctl, "Pod", pk_namespace(job), sel, uid, ret);
 }
 
-static int apply_status(json_t *obj, void *arg)
-{
-	return json_object_set(obj, "status", arg) < 0 ? -ENOMEM : 0;
-}
-
-static int apply_nothing(json_t *obj, void *arg)
-{
-	(void)obj;
-	(void)arg;
-	return 0;
-}
-
 /*
- * One transaction: the owner's new status (NULL: none) and the deletion of
- * the pods named in del.  *owner is replaced by the owner as stored.
+ * One batch: the owner's new status (NULL: none) under its resourceVersion,
+ * and the deletion of the pods named in del.  *owner is replaced by the
+ * owner as stored.
  */
-static int write_status(struct pk_ctl *ctl, const char *kind, json_t **owner, json_t *status,
+static int write_status(struct pk_ctl *ctl, enum pk_kind kind, json_t **owner, json_t *status,
 			const json_t *del, const char *what)
 {
-	size_t n = json_array_size(del) + 1, k = 0, i;
-	struct pk_store_edit *e = calloc(n, sizeof(*e));
-	const char *ns = pk_namespace(*owner),
-		   *rv = pk_get_string(*owner, "metadata.resourceVersion");
+	const struct pk_write_result *res = NULL;
+	struct pk_write_ref ref = ctl_ref_of(kind, *owner);
+	const char *ns = pk_namespace(*owner);
+	size_t i, n = 0;
 	json_t *name;
-	int r;
+	int r = pk_writer_batch_begin(ctl->writer);
 
-	if (!e)
-		return -ENOMEM;
-	if (status)
-		e[k++] = (struct pk_store_edit){.kind = kind,
-						.ns = ns,
-						.name = pk_name(*owner),
-						.precondition_rv = rv ? strtoull(rv, NULL, 10) : 0,
-						.apply = apply_status,
-						.arg = status};
-	json_array_foreach(del, i, name) e[k++] =
-	    (struct pk_store_edit){.kind = "Pod",
-				   .ns = ns,
-				   .name = json_string_value(name),
-				   .apply = apply_nothing,
-				   .delete_after = true};
-	r = k ? pk_store_edit_batch(ctl->store, e, k) : 0;
-	for (i = 0; r == 0 && i < k; i++) {
-		if (e[i].rc < 0 && e[i].rc != -ENOENT)
-			ctl_log(ctl, 1, "%s: writing %s %s: %s", what, e[i].kind, e[i].name,
-				strerror(-e[i].rc));
-		else if (e[i].rc == 0 && e[i].delete_after)
-			ctl_log(ctl, 2, "%s: deleted pod %s/%s", what, ns, e[i].name);
+	ref.uid = NULL; /* the resourceVersion says it is the same object */
+	if (r == 0 && status)
+		r = pk_writer_status(ctl->writer, &ref, status);
+	json_array_foreach(del, i, name)
+	{
+		struct pk_write_ref pod = {
+		    .kind = PK_KIND_POD, .ns = ns, .name = json_string_value(name)};
+
+		if (r == 0)
+			r = pk_writer_delete(ctl->writer, &pod, PK_WRITE_PROPAGATE_DEFAULT);
 	}
-	if (r == 0 && status && e[0].rc == 0 && e[0].object) {
+	if (r == 0)
+		r = ctl_commit(ctl, &res, &n);
+	for (i = 0; r == 0 && i < n; i++) {
+		if (res[i].error < 0 && res[i].error != -ENOENT)
+			ctl_log(ctl, 1, "%s: writing %s %s: %s", what,
+				pk_kind_to_string(res[i].kind), res[i].name,
+				pk_write_strerror(res[i].error));
+		else if (res[i].error == 0 && res[i].kind == PK_KIND_POD)
+			ctl_log(ctl, 2, "%s: deleted pod %s/%s", what, ns, res[i].name);
+	}
+	if (r == 0 && status && n && res[0].error == 0 && res[0].object) {
 		json_decref(*owner);
-		*owner = json_incref(e[0].object);
-	} else if (r == 0 && status && e[0].rc < 0) {
-		r = e[0].rc;
+		*owner = json_incref(res[0].object);
+	} else if (r == 0 && status && n && res[0].error < 0) {
+		r = res[0].error;
 	}
-	for (i = 0; i < k; i++)
-		json_decref(e[i].object);
-	free(e);
 	return r;
 }
 
@@ -262,7 +253,7 @@ static int job_keep_status(struct pk_ctl *ctl, json_t **job, const char *what, b
 	if (r == 0)
 		r = wb_job_status(*job, pods, now, &u);
 	if (r == 0 && (u.status || json_array_size(u.delete_pods)))
-		r = write_status(ctl, "Job", job, u.status, u.delete_pods, what);
+		r = write_status(ctl, PK_KIND_JOB, job, u.status, u.delete_pods, what);
 	if (r == 0 && u.status) /* the JobSet counts its Jobs (the controllers' own write) */
 		ctl_reconcile_owner_of(ctl, *job);
 	if (r == 0 && u.status && !*ret_finished)
@@ -290,15 +281,21 @@ static int jobset_jobs(struct pk_ctl *ctl, const json_t *js, json_t **ret)
 	return list_controlled(ctl, "Job", pk_namespace(js), sel, uid, ret);
 }
 
-static void delete_logged(struct pk_ctl *ctl, const char *kind, const char *ns, const char *name,
+/* Delete obj as listed (its uid: not another object of its name since). */
+static void delete_logged(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj,
 			  const char *what)
 {
-	int r = pk_store_delete(ctl->store, kind, ns, name, NULL, NULL, NULL);
+	struct pk_write_ref ref = ctl_ref_of(kind, obj);
+	int r;
 
+	ref.rv = 0;
+	r = ctl_delete(ctl, &ref, PK_WRITE_PROPAGATE_DEFAULT);
 	if (r == 0)
-		ctl_log(ctl, 2, "%s: deleted %s %s/%s", what, kind, ns, name);
+		ctl_log(ctl, 2, "%s: deleted %s %s/%s", what, pk_kind_to_string(kind), ref.ns,
+			ref.name);
 	else if (r != -ENOENT)
-		ctl_log(ctl, 1, "%s: deleting %s %s/%s: %s", what, kind, ns, name, strerror(-r));
+		ctl_log(ctl, 1, "%s: deleting %s %s/%s: %s", what, pk_kind_to_string(kind), ref.ns,
+			ref.name, pk_write_strerror(r));
 }
 
 /* Delete the pods of each Job (only the active ones with active_only), then the Jobs. */
@@ -313,11 +310,10 @@ static void delete_jobs(struct pk_ctl *ctl, const json_t *jobs, bool unfinished_
 		if (unfinished_only && wb_job_finished(job))
 			continue;
 		if (job_pods(ctl, job, &pods) == 0) {
-			json_array_foreach(pods, k, p)
-			    delete_logged(ctl, "Pod", pk_namespace(p), pk_name(p), what);
+			json_array_foreach(pods, k, p) delete_logged(ctl, PK_KIND_POD, p, what);
 			json_decref(pods);
 		}
-		delete_logged(ctl, "Job", pk_namespace(job), pk_name(job), what);
+		delete_logged(ctl, PK_KIND_JOB, job, what);
 	}
 }
 
@@ -341,7 +337,7 @@ static void delete_groups(struct pk_ctl *ctl, const char *ns, const char *uid, c
 
 			if (!ruid || strcmp(ruid, uid) != 0 || (k == 1 && !child))
 				continue;
-			delete_logged(ctl, kinds[k], ns, pk_name(obj), what);
+			delete_logged(ctl, pk_kind_from_string(kinds[k]), obj, what);
 		}
 		json_decref(items);
 	}
@@ -359,7 +355,7 @@ static int jobset_keep_status(struct pk_ctl *ctl, json_t **js, const char *what,
 	if (r == 0)
 		r = wb_jobset_status(*js, jobs, now, &u);
 	if (r == 0 && u.status)
-		r = write_status(ctl, "JobSet", js, u.status, NULL, what);
+		r = write_status(ctl, PK_KIND_JOBSET, js, u.status, NULL, what);
 	if (r == 0 && u.restart) {
 		ctl_log(ctl, 2, "%s: a Job failed: restart %lld", what,
 			(long long)wb_jobset_restarts(*js));
@@ -408,7 +404,7 @@ int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind k, const char *ns, const char
 		: 0;
 	if (r < 0)
 		ctl_log(ctl, 1, "%s: status: %s", what, strerror(-r));
-	if (finished || r == -PK_STORE_ECONFLICT) {
+	if (finished || r == -PK_WRITE_ECONFLICT) {
 		/* finished: nothing more to create; a conflict: a newer version comes */
 		json_decref(obj);
 		json_decref(l.held);
@@ -550,32 +546,55 @@ static bool has_finalizer(const json_t *obj, const char *name)
 	return false;
 }
 
-/* Foreground deletions waiting for dependents: {uid: [kind, ns, name, blocked]}. */
-static json_t *foreground_owners(json_t *lists)
+/* An owner deleted in the foreground, waiting for its dependents. */
+struct fg_owner {
+	enum pk_kind kind;
+	const json_t *obj; /* as listed (borrowed from the collector's lists) */
+	bool blocked;	   /* a dependent with blockOwnerDeletion is left */
+};
+
+/* The foreground deletions in lists: uid -> struct fg_owner (malloc'ed); -ENOMEM. */
+static int foreground_owners(json_t *lists, struct pk_map *fg)
 {
-	json_t *fg = json_object(), *items, *obj;
+	json_t *items, *obj;
 	size_t k, i;
 
 	json_array_foreach(lists, k, items) json_array_foreach(items, i, obj)
 	{
 		const char *uid = pk_get_string(obj, "metadata.uid");
+		struct fg_owner *o;
 
-		if (uid && pk_get(obj, "metadata.deletionTimestamp") &&
-		    has_finalizer(obj, PK_STORE_FOREGROUND_FINALIZER))
-			json_object_set_new(fg, uid,
-					    json_pack("[s,s,s,b]", gc_kinds[k], pk_namespace(obj),
-						      pk_name(obj), 0));
+		if (!uid || !pk_get(obj, "metadata.deletionTimestamp") ||
+		    !has_finalizer(obj, PK_STORE_FOREGROUND_FINALIZER) || pk_map_get(fg, uid))
+			continue;
+		o = malloc(sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		*o = (struct fg_owner){pk_kind_from_string(gc_kinds[k]), obj, false};
+		if (pk_map_put(fg, uid, o) < 0) {
+			free(o);
+			return -ENOMEM;
+		}
 	}
-	return fg;
+	return 0;
+}
+
+static void foreground_free(struct pk_map *fg)
+{
+	void *o;
+
+	for (size_t i = 0; pk_map_next(fg, &i, NULL, &o);)
+		free(o);
+	pk_map_free(fg);
 }
 
 static void gc_delete(struct pk_ctl *ctl, const char *kind, const json_t *obj,
-		      enum pk_propagation how, const char *why)
+		      enum pk_write_propagation how, const char *why)
 {
-	struct pk_store_write_opts o = {.propagation = how};
+	struct pk_write_ref ref = ctl_ref_of(pk_kind_from_string(kind), obj);
 
-	if (pk_store_delete_opts(ctl->store, kind, pk_namespace(obj), pk_name(obj), &o, NULL,
-				 NULL) < 0)
+	ref.rv = 0;
+	if (ctl_delete(ctl, &ref, how) < 0)
 		return;
 	CTL_COUNT(ctl, gc_deleted);
 	ctl_log(ctl, 2, "garbage collection: deleted %s %s/%s (%s)", kind, pk_namespace(obj),
@@ -589,7 +608,7 @@ static void gc_delete(struct pk_ctl *ctl, const char *kind, const json_t *obj,
  * so (that owner then waits while the reference blocks it), in the
  * background when no owner is left.  Returns 1 when deleted.
  */
-static int gc_dependent(struct pk_ctl *ctl, json_t *memo, json_t *fg, const char *kind,
+static int gc_dependent(struct pk_ctl *ctl, json_t *memo, struct pk_map *fg, const char *kind,
 			const json_t *obj)
 {
 	json_t *refs = pk_get(obj, "metadata.ownerReferences"), *r;
@@ -598,13 +617,13 @@ static int gc_dependent(struct pk_ctl *ctl, json_t *memo, json_t *fg, const char
 
 	json_array_foreach(refs, i, r)
 	{
-		json_t *owner =
-		    json_object_get(fg, json_string_value(json_object_get(r, "uid")) ?: "");
+		struct fg_owner *owner =
+		    pk_map_get(fg, json_string_value(json_object_get(r, "uid")) ?: "");
 
 		if (owner) {
 			foreground = true;
 			if (json_is_true(json_object_get(r, "blockOwnerDeletion")))
-				json_array_set_new(owner, 3, json_true());
+				owner->blocked = true;
 		} else if (owner_alive(ctl, memo, pk_namespace(obj), r)) {
 			solid = true;
 		}
@@ -612,42 +631,36 @@ static int gc_dependent(struct pk_ctl *ctl, json_t *memo, json_t *fg, const char
 	if (pk_get(obj, "metadata.deletionTimestamp") || (solid && !foreground) ||
 	    !json_array_size(refs))
 		return 0;
-	gc_delete(ctl, kind, obj, foreground ? PK_PROPAGATE_FOREGROUND : PK_PROPAGATE_BACKGROUND,
+	gc_delete(ctl, kind, obj,
+		  foreground ? PK_WRITE_PROPAGATE_FOREGROUND : PK_WRITE_PROPAGATE_BACKGROUND,
 		  foreground ? "its owner is deleted in the foreground" : "its owners are gone");
 	return 1;
 }
 
-static int drop_foreground(json_t *obj, void *arg)
+/*
+ * Owners deleted in the foreground that nothing blocks any more go now: the
+ * finalizer is dropped under the owner's resourceVersion (a conflict: the
+ * next collection looks again).
+ */
+static void release_foreground(struct pk_ctl *ctl, const struct pk_map *fg)
 {
-	json_t *fins = pk_get(obj, "metadata.finalizers");
+	struct fg_owner *o;
 
-	(void)arg;
-	for (size_t i = json_array_size(fins); i-- > 0;)
-		if (strcmp(json_string_value(json_array_get(fins, i)) ?: "",
-			   PK_STORE_FOREGROUND_FINALIZER) == 0)
-			json_array_remove(fins, i);
-	return 0;
-}
+	for (size_t i = 0; pk_map_next(fg, &i, NULL, (void **)&o);) {
+		struct pk_write_ref ref = ctl_ref_of(o->kind, o->obj);
+		json_t *next, *fins;
 
-/* Owners deleted in the foreground that nothing blocks any more go now. */
-static void release_foreground(struct pk_ctl *ctl, json_t *fg)
-{
-	const char *uid;
-	json_t *o;
-
-	json_object_foreach(fg, uid, o)
-	{
-		struct pk_store_edit e = {.kind = json_string_value(json_array_get(o, 0)),
-					  .ns = json_string_value(json_array_get(o, 1)),
-					  .name = json_string_value(json_array_get(o, 2)),
-					  .apply = drop_foreground};
-
-		if (json_is_true(json_array_get(o, 3)))
+		if (o->blocked || !(next = json_deep_copy(o->obj)))
 			continue;
-		if (pk_store_edit_batch(ctl->store, &e, 1) == 0 && e.rc == 0)
+		fins = pk_get(next, "metadata.finalizers");
+		for (size_t f = json_array_size(fins); f-- > 0;)
+			if (strcmp(json_string_value(json_array_get(fins, f)) ?: "",
+				   PK_STORE_FOREGROUND_FINALIZER) == 0)
+				json_array_remove(fins, f);
+		if (ctl_replace(ctl, &ref, next, NULL) == 0)
 			ctl_log(ctl, 2, "garbage collection: %s %s/%s has no blocking dependents",
-				e.kind, e.ns, e.name);
-		json_decref(e.object);
+				pk_kind_to_string(o->kind), ref.ns, ref.name);
+		json_decref(next);
 	}
 }
 
@@ -661,8 +674,9 @@ static void release_foreground(struct pk_ctl *ctl, json_t *fg)
  */
 int ctl_collect_garbage(struct pk_ctl *ctl)
 {
-	json_t *memo = json_object(), *lists = json_array(), *fg, *items, *obj;
-	size_t n = sizeof(gc_kinds) / sizeof(gc_kinds[0]), k, i;
+	json_t *memo = json_object(), *lists = json_array(), *items, *obj;
+	struct pk_map fg = {0};
+	size_t n = ELEMENTSOF(gc_kinds), k, i;
 	int deleted = 0;
 
 	if (!memo || !lists) {
@@ -676,12 +690,17 @@ int ctl_collect_garbage(struct pk_ctl *ctl)
 			items = json_array();
 		json_array_append_new(lists, items);
 	}
-	fg = foreground_owners(lists);
+	if (foreground_owners(lists, &fg) < 0) {
+		foreground_free(&fg);
+		json_decref(lists);
+		json_decref(memo);
+		return -ENOMEM;
+	}
 	json_array_foreach(lists, k, items) json_array_foreach(items, i, obj) deleted +=
-	    gc_dependent(ctl, memo, fg, gc_kinds[k], obj);
-	release_foreground(ctl, fg);
-	ctl->gc_foreground = json_object_size(fg) > 0;
-	json_decref(fg);
+	    gc_dependent(ctl, memo, &fg, gc_kinds[k], obj);
+	release_foreground(ctl, &fg);
+	ctl->gc_foreground = fg.live > 0;
+	foreground_free(&fg);
 	json_decref(lists);
 	json_decref(memo);
 	return deleted;

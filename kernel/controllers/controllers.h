@@ -25,10 +25,11 @@
 /*
  * The standalone appliance: the loop on store (its source, and its writes
  * through pk_writer_store_new() unless cfg->writer is set), with the
- * controllers as its hooks.  cfg's source and hooks must be unset; the loop
- * owns cfg->writer from here on, also on failure.  Errors (board file FILE:LINE:COL,
- * store) go to err; -EINVAL for a bad board file.  Stop it with
- * pk_appliance_stop().
+ * controllers as its hooks, registered after those cfg carries (the
+ * placement map's, say).  cfg's source must be unset; the loop owns
+ * cfg->writer from here on, also on failure.  The controllers write through
+ * a writer of their own on the store (write.c), never on the store itself.  Errors (board file
+ * FILE:LINE:COL, store) go to err; -EINVAL for a bad board file.  Stop it with pk_appliance_stop().
  */
 int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config *cfg,
 			struct pk_appliance **ret, char *err, size_t errlen);

@@ -208,31 +208,56 @@ static int apply_phase(json_t *pod, void *arg)
 	return pk_condition_set(pod, "Ready", "False", "PodCompleted", "", a->now_s);
 }
 
-static void set_phase(struct pk_ctl *ctl, const char *ns, const char *name, const char *uid,
-		      const char *phase, const char *reason)
+/*
+ * The pod's new phase, written as its status under the pod's
+ * resourceVersion and uid; a pod changed meanwhile is read again (a few
+ * times), one deleted or replaced under its name is left alone.
+ */
+static void set_phase(struct pk_ctl *ctl, const json_t *listed, const char *phase,
+		      const char *reason)
 {
 	struct phase_arg a = {phase, reason, (int64_t)time(NULL)};
-	struct pk_store_edit e = {
-	    .kind = "Pod", .ns = ns, .name = name, .apply = apply_phase, .arg = &a};
-	int r = pk_store_edit_batch(ctl->store, &e, 1);
+	json_t *pod = json_incref((json_t *)listed);
+	const char *uid = pk_get_string(listed, "metadata.uid");
+	int r = -PK_WRITE_ECONFLICT;
 
-	(void)uid;
-	if (r == 0 && e.rc == 0)
-		ctl_log(ctl, 2, "lifecycle: pod %s/%s %s%s%s", ns, name, phase, reason ? ": " : "",
-			reason ? reason : "");
-	json_decref(e.object);
+	for (int attempt = 0; attempt < 3 && r == -PK_WRITE_ECONFLICT && pod; attempt++) {
+		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD, pod);
+		json_t *next = json_deep_copy(pod);
+
+		ref.uid = uid;
+		r = next ? apply_phase(next, &a) : -ENOMEM;
+		if (r == 0)
+			r = ctl_status(ctl, &ref, json_object_get(next, "status"), NULL);
+		json_decref(next);
+		if (r == -PK_WRITE_ECONFLICT) {
+			char *ns = strdup(ref.ns ?: ""), *name = strdup(ref.name ?: "");
+
+			json_decref(pod);
+			pod = NULL;
+			if (ns && name)
+				pk_store_get(ctl->store, "Pod", ns, name, &pod);
+			free(ns);
+			free(name);
+		}
+	}
+	if (r == 0)
+		ctl_log(ctl, 2, "lifecycle: pod %s/%s %s%s%s", pk_namespace(listed),
+			pk_name(listed), phase, reason ? ": " : "", reason ? reason : "");
+	json_decref(pod);
 }
 
-/* The pod as stored, if it is still the one the timer is for. */
-static bool same_pod(struct pk_ctl *ctl, const struct lc_timer *t)
+/* The pod as stored, if it is still the one the timer is for (a new reference), or NULL. */
+static json_t *same_pod(struct pk_ctl *ctl, const struct lc_timer *t)
 {
 	json_t *pod = NULL;
-	bool same = pk_store_get(ctl->store, "Pod", t->ns, t->name, &pod) == 0 &&
-		    strcmp(pk_get_string(pod, "metadata.uid") ?: "", t->uid) == 0 &&
-		    !pk_get(pod, "metadata.deletionTimestamp");
 
+	if (pk_store_get(ctl->store, "Pod", t->ns, t->name, &pod) == 0 &&
+	    strcmp(pk_get_string(pod, "metadata.uid") ?: "", t->uid) == 0 &&
+	    !pk_get(pod, "metadata.deletionTimestamp"))
+		return pod;
 	json_decref(pod);
-	return same;
+	return NULL;
 }
 
 static void node_lost(struct pk_ctl *ctl, const char *node)
@@ -247,8 +272,7 @@ static void node_lost(struct pk_ctl *ctl, const char *node)
 	if (pk_selector_parse(s, true, &sel, err, sizeof(err)) == 0) {
 		o.fields = sel;
 		if (pk_store_list(ctl->store, "Pod", NULL, &o, &pods, NULL, NULL) == 0)
-			json_array_foreach(pods, i, p)
-			    set_phase(ctl, pk_namespace(p), pk_name(p), NULL, "Failed", "NodeLost");
+			json_array_foreach(pods, i, p) set_phase(ctl, p, "Failed", "NodeLost");
 		json_decref(pods);
 	}
 	pk_selector_free(sel);
@@ -262,16 +286,21 @@ static void node_lost(struct pk_ctl *ctl, const char *node)
 
 static void fire(struct pk_ctl *ctl, const struct lc_timer *t)
 {
-	if (t->kind == LC_NODE_LOSS)
+	struct pk_write_ref node = {.kind = PK_KIND_NODE, .name = t->name};
+	json_t *pod;
+
+	if (t->kind == LC_NODE_LOSS) {
 		node_lost(ctl, t->name);
-	else if (t->kind == LC_NODE_DELETE)
-		pk_store_delete(ctl->store, "Node", NULL, t->name, NULL, NULL, NULL);
-	else if (same_pod(ctl, t))
-		set_phase(ctl, t->ns, t->name, t->uid,
+	} else if (t->kind == LC_NODE_DELETE) {
+		ctl_delete(ctl, &node, PK_WRITE_PROPAGATE_DEFAULT);
+	} else if ((pod = same_pod(ctl, t))) {
+		set_phase(ctl, pod,
 			  t->kind == LC_RUN	  ? "Running"
 			  : t->kind == LC_SUCCEED ? "Succeeded"
 						  : "Failed",
 			  t->kind == LC_FAIL ? "Error" : NULL);
+		json_decref(pod);
+	}
 }
 
 int64_t ctl_lifecycle_run(struct pk_ctl *ctl, int64_t now)

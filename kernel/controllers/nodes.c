@@ -33,7 +33,9 @@ int ctl_register_board(struct pk_ctl *ctl, const char *path, char *err, size_t e
 {
 	struct topo_board *b = topo_board_new();
 	json_t *nodes = NULL, *slices = NULL, *n;
-	size_t i, created = 0;
+	const struct pk_write_result *res = NULL;
+	size_t i, created = 0, nres = 0;
+	char why[400] = "";
 	int r;
 
 	if (!b)
@@ -51,52 +53,65 @@ int ctl_register_board(struct pk_ctl *ctl, const char *path, char *err, size_t e
 		json_decref(nodes);
 		return r == -ENOMEM ? r : -EINVAL;
 	}
+	r = pk_writer_batch_begin(ctl->writer);
 	json_array_foreach(nodes, i, n)
 	{
-		struct pk_errors errs = {0};
-
 		pk_set(n, "metadata.annotations", json_pack("{s:s}", PK_ANN_SIMULATED, path));
-		r = pk_store_create(ctl->store, n, &errs, NULL);
-		pk_errors_clear(&errs);
 		if (r == 0)
-			created++;
-		else if (r != -EEXIST)
-			break;
-		r = 0;
+			r = pk_writer_create(ctl->writer, pk_kind_of(n), n);
 	}
+	/* one batch: the whole board in one transaction */
+	if (r == 0)
+		r = ctl_commit(ctl, &res, &nres);
+	for (i = 0; r == 0 && i < nres; i++) {
+		if (res[i].error == 0)
+			created++;
+		else if (res[i].error != -EEXIST)
+			r = res[i].error;
+	}
+	if (r < 0 && nres && i > 0 && res[i - 1].message)
+		snprintf(why, sizeof(why), " (%s %s: %s)", pk_kind_to_string(res[i - 1].kind),
+			 res[i - 1].name, res[i - 1].message);
 	ctl_log(ctl, 1, "appliance: board %s: %zu simulated nodes and ResourceSlices, %zu new",
 		path, json_array_size(nodes), created);
 	json_decref(nodes);
 	if (r < 0 && err && errlen)
-		snprintf(err, errlen, "%s: registering nodes: %s", path, strerror(-r));
+		snprintf(err, errlen, "%s: registering nodes: %s%s", path, pk_write_strerror(r),
+			 why);
 	return r;
 }
 
-/* Apply fn to a fresh copy of Node name and write it (sub), retrying conflicts. */
-static int edit_node(struct pk_ctl *ctl, const char *name, enum pk_store_sub sub,
+/*
+ * Apply fn to a fresh copy of Node name and write it (its status with
+ * status) under the Node's resourceVersion, reading it again on a conflict.
+ */
+static int edit_node(struct pk_ctl *ctl, const char *name, bool status,
 		     int (*fn)(json_t *node, void *arg), void *arg)
 {
 	int r = -EIO;
 
 	for (int attempt = 0; attempt < 3; attempt++) {
 		json_t *node = NULL, *out = NULL;
-		struct pk_errors errs = {0};
+		struct pk_write_ref ref;
 
 		r = pk_store_get(ctl->store, "Node", NULL, name, &node);
 		if (r < 0)
 			return r;
+		ref = ctl_ref_of(PK_KIND_NODE, node);
 		r = fn(node, arg);
-		if (r == 0)
-			r = pk_store_update(ctl->store, node, sub, &errs, &out);
+		if (r == 0 && status)
+			r = ctl_status(ctl, &ref, json_object_get(node, "status"), &out);
+		else if (r == 0)
+			r = ctl_replace(ctl, &ref, node, &out);
 		json_decref(node);
-		pk_errors_clear(&errs);
 		if (r == 0) {
 			/* An own write is no heartbeat: the loop takes it as seen. */
-			pk_appliance_wrote(ctl->app, PK_KIND_NODE, out);
+			if (out)
+				pk_appliance_wrote(ctl->app, PK_KIND_NODE, out);
 			json_decref(out);
 			return 0;
 		}
-		if (r != -PK_STORE_ECONFLICT)
+		if (r != -PK_WRITE_ECONFLICT)
 			break;
 	}
 	return r;
@@ -245,71 +260,82 @@ static bool in_subtree(struct pk_ctl *ctl, const char *ns, const char *group, co
 }
 
 /*
- * One eviction: the pod as it was listed, under its resourceVersion.  The
- * edit is refused when the stored pod changed since it was listed (a status
- * write, or a pod deleted and created again under the same name, perhaps
- * elsewhere).  A refused pod is read again and, if it is still the pod the
- * node's loss is about (the same uid: a bound pod never moves), evicted
- * under its new version; a pod replaced meanwhile is spared.  A pod still
- * changing after EVICT_ATTEMPTS - 1 tries is evicted by its uid alone, so a
- * lost node never keeps a pod.  In the write's own transaction the edit
- * checks the uid once more, sets the pod's DisruptionTarget condition and
- * deletes it.
+ * One eviction: the pod as it was listed, under its resourceVersion and uid
+ * (kernel/write/writer.h).  The write is refused when the stored pod
+ * changed since it was listed (a status write, or a pod deleted and created
+ * again under the same name, perhaps elsewhere).  A refused pod is read
+ * again and, if it is still the pod the node's loss is about (the same uid:
+ * a bound pod never moves), evicted under its new version; a pod replaced
+ * meanwhile is spared.  A pod still changing after EVICT_ATTEMPTS - 1 tries
+ * is evicted by its uid alone, so a lost node never keeps a pod.  The write
+ * sets the pod's DisruptionTarget condition and deletes it.
  */
 #define EVICT_ATTEMPTS 4
 
-struct evict_arg {
-	char *uid;
-	char msg[512];
+/* Pods to evict, each once (by namespace/name). */
+struct evict_set {
+	json_t **pods; /* references */
+	size_t n, cap;
+	struct pk_map seen; /* "ns/name" */
 };
 
-static int evict_apply(json_t *pod, void *arg)
+static void evict_set_free(struct evict_set *s)
 {
-	const struct evict_arg *a = arg;
-
-	if (strcmp(pk_get_string(pod, "metadata.uid") ?: "", a->uid) != 0)
-		return -PK_STORE_ECONFLICT;
-	return pk_condition_set(pod, "DisruptionTarget", "True", "DeletionByTaintManager", a->msg,
-				time(NULL));
+	for (size_t i = 0; i < s->n; i++)
+		json_decref(s->pods[i]);
+	free(s->pods);
+	pk_map_free(&s->seen);
+	memset(s, 0, sizeof(*s));
 }
 
-/* Queue pod's eviction into the (ns/name keyed) set of edits to make. */
-static int evict_add(json_t *set, json_t *pod)
+/* Queue pod's eviction (once per namespace/name); -ENOMEM. */
+static int evict_add(struct evict_set *s, json_t *pod)
 {
-	char key[512];
+	char key[600];
 
 	snprintf(key, sizeof(key), "%s/%s", pk_namespace(pod), pk_name(pod));
-	return json_object_get(set, key) ? 0 : json_object_set(set, key, pod);
+	if (pk_map_get(&s->seen, key))
+		return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		json_t **v = realloc(s->pods, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->pods = v;
+		s->cap = cap;
+	}
+	if (pk_map_put(&s->seen, key, pod) < 0)
+		return -ENOMEM;
+	s->pods[s->n++] = json_incref(pod);
+	return 0;
 }
 
 /*
- * A refused eviction: the stored pod goes into retry when it is the same pod
- * (its uid), changed since it was listed.
+ * A refused eviction: the stored pod (cur, else read) goes into retry when
+ * it is the same pod (uid), changed since it was listed.
  */
-static int evict_refused(struct pk_ctl *ctl, const struct pk_store_edit *e,
-			 const struct evict_arg *a, json_t *retry, const char *node,
-			 const char *why)
+static int evict_refused(struct pk_ctl *ctl, const json_t *listed, const json_t *cur_in,
+			 struct evict_set *retry, const char *node, const char *why)
 {
-	json_t *cur = NULL;
-	int r = 0;
+	const char *ns = pk_namespace(listed), *name = pk_name(listed),
+		   *uid = pk_get_string(listed, "metadata.uid") ?: "";
+	json_t *cur = json_incref((json_t *)cur_in);
+	int r = cur ? 0 : pk_store_get(ctl->store, "Pod", ns, name, &cur);
 
-	if (e->object) /* a stale version: the batch hands back the stored pod */
-		cur = json_incref(e->object);
-	else
-		r = pk_store_get(ctl->store, "Pod", e->ns, e->name, &cur);
 	if (r == -ENOENT)
 		return 0; /* gone meanwhile: nothing to evict */
 	if (r < 0)
 		return r;
-	if (strcmp(pk_get_string(cur, "metadata.uid") ?: "", a->uid) != 0) {
-		ctl_log(ctl, 2, "pod %s/%s: not evicted, replaced since node %s %s", e->ns, e->name,
-			node, why);
+	if (strcmp(pk_get_string(cur, "metadata.uid") ?: "", uid) != 0) {
+		ctl_log(ctl, 2, "pod %s/%s: not evicted, replaced since node %s %s", ns, name, node,
+			why);
 		r = 0;
 	} else {
 		CTL_COUNT(ctl, eviction_conflicts);
 		ctl_log(ctl, 2,
-			"pod %s/%s: changed since it was listed, evicted at its new version", e->ns,
-			e->name);
+			"pod %s/%s: changed since it was listed, evicted at its new version", ns,
+			name);
 		r = evict_add(retry, cur);
 	}
 	json_decref(cur);
@@ -317,162 +343,153 @@ static int evict_refused(struct pk_ctl *ctl, const struct pk_store_edit *e,
 }
 
 /*
- * Every queued eviction in one transaction (under each pod's resourceVersion
- * unless by_uid); returns how many were made.  The pods refused for a change
- * since they were listed go into retry.
+ * Every queued eviction in one batch (under each pod's resourceVersion
+ * unless by_uid; always under its uid); returns how many were made.  The
+ * pods refused for a change since they were listed go into retry.
  */
-static int evict_commit(struct pk_ctl *ctl, json_t *set, json_t *retry, bool by_uid,
-			const char *node, const char *why)
+static int evict_commit(struct pk_ctl *ctl, const struct evict_set *set, struct evict_set *retry,
+			bool by_uid, const char *node, const char *why)
 {
-	size_t n = json_object_size(set), i = 0;
-	struct pk_store_edit *e = calloc(n ? n : 1, sizeof(*e));
-	struct evict_arg *a = calloc(n ? n : 1, sizeof(*a));
-	const char *key, *rv;
-	json_t *pod;
-	int r = -ENOMEM, done = 0;
+	const struct pk_write_result *res = NULL;
+	char msg[512];
+	size_t n = 0;
+	int r = pk_writer_batch_begin(ctl->writer), done = 0;
 
-	if (!e || !a)
-		goto out;
-	json_object_foreach(set, key, pod)
-	{
-		rv = pk_get_string(pod, "metadata.resourceVersion");
-		a[i].uid = strdup(pk_get_string(pod, "metadata.uid") ?: "");
-		snprintf(a[i].msg, sizeof(a[i].msg), "node %s %s", node, why);
-		e[i] = (struct pk_store_edit){.kind = "Pod",
-					      .ns = pk_namespace(pod),
-					      .name = pk_name(pod),
-					      .precondition_rv =
-						  rv && !by_uid ? strtoull(rv, NULL, 10) : 0,
-					      .apply = evict_apply,
-					      .arg = &a[i],
-					      .delete_after = true};
-		if (!a[i++].uid)
-			goto out;
+	snprintf(msg, sizeof(msg), "node %s %s", node, why);
+	for (size_t i = 0; r == 0 && i < set->n; i++) {
+		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD, set->pods[i]);
+
+		if (by_uid)
+			ref.rv = 0;
+		r = pk_writer_set_condition(ctl->writer, &ref, "DisruptionTarget", "True",
+					    "DeletionByTaintManager", msg);
+		if (r == 0)
+			r = pk_writer_evict(ctl->writer, &ref);
 	}
-	r = n ? pk_store_edit_batch(ctl->store, e, n) : 0;
-	for (i = 0; r == 0 && i < n; i++) {
-		if (e[i].rc == 0) {
+	if (r == 0 && set->n)
+		r = ctl_commit(ctl, &res, &n);
+	/* items are in the set's order: one per pod */
+	for (size_t i = 0; r == 0 && i < n && i < set->n; i++) {
+		if (res[i].error == 0) {
 			done++;
 			CTL_COUNT(ctl, evictions);
-			ctl_log(ctl, 2, "evicted pod %s/%s: %s", e[i].ns, e[i].name, a[i].msg);
-			ctl_reconcile_owner_of(ctl, e[i].object);
-		} else if (e[i].rc == -PK_STORE_ECONFLICT) {
-			r = evict_refused(ctl, &e[i], &a[i], retry, node, why);
+			ctl_log(ctl, 2, "evicted pod %s/%s: %s", res[i].ns, res[i].name, msg);
+			ctl_reconcile_owner_of(ctl, res[i].object ? res[i].object : set->pods[i]);
+		} else if (res[i].error == -PK_WRITE_ECONFLICT) {
+			r = evict_refused(ctl, set->pods[i], res[i].object, retry, node, why);
 		}
 	}
-out:
-	for (i = 0; e && i < n; i++)
-		json_decref(e[i].object);
-	for (i = 0; a && i < n; i++)
-		free(a[i].uid);
-	free(e);
-	free(a);
 	return r < 0 ? r : done;
 }
 
 int ctl_evict_pods(struct pk_ctl *ctl, const json_t *pods, const char *node, const char *why)
 {
-	json_t *set = json_object(), *p;
+	struct evict_set set = {0};
+	json_t *p;
 	size_t i;
-	int r = set ? 0 : -ENOMEM, done = 0;
+	int r = 0, done = 0;
 
-	json_array_foreach(pods, i, p) if (r == 0) r = evict_add(set, p);
-	for (int attempt = 1; r == 0 && attempt <= EVICT_ATTEMPTS && json_object_size(set) > 0;
-	     attempt++) {
-		json_t *retry = json_object();
+	json_array_foreach(pods, i, p) if (r == 0) r = evict_add(&set, p);
+	for (int attempt = 1; r == 0 && attempt <= EVICT_ATTEMPTS && set.n > 0; attempt++) {
+		struct evict_set retry = {0};
 		bool by_uid = attempt == EVICT_ATTEMPTS;
 
 		if (by_uid)
 			ctl_log(
 			    ctl, 1,
 			    "node %s: %zu pods still changing after %d attempts; evicted by uid",
-			    node, json_object_size(set), EVICT_ATTEMPTS - 1);
-		r = retry ? evict_commit(ctl, set, retry, by_uid, node, why) : -ENOMEM;
+			    node, set.n, EVICT_ATTEMPTS - 1);
+		r = evict_commit(ctl, &set, &retry, by_uid, node, why);
 		if (r >= 0) {
 			done += r;
 			r = 0;
 		}
-		json_decref(set);
+		evict_set_free(&set);
 		set = retry;
 	}
-	json_decref(set);
+	evict_set_free(&set);
 	return r < 0 ? r : done;
 }
 
-static int evict_node_pods(struct pk_ctl *ctl, const char *node, const char *why)
+/* The pods of the disruption units (namespace/root group keys) of units, into victims. */
+static void add_unit_pods(struct pk_ctl *ctl, const struct pk_map *units, json_t *victims,
+			  const char *node)
 {
-	struct pk_selector *sel = NULL;
-	char expr[300], err[128];
-	json_t *pods = NULL, *p, *units = json_object(), *victims = json_array();
-	size_t i;
-	int r;
-
-	if (!units || !victims) {
-		json_decref(units);
-		json_decref(victims);
-		return -ENOMEM;
-	}
-	snprintf(expr, sizeof(expr), "spec.nodeName=%s", node);
-	r = pk_selector_parse(expr, true, &sel, err, sizeof(err));
-	if (r == 0) {
-		struct pk_store_list_opts o = {.fields = sel};
-
-		r = pk_store_list(ctl->store, "Pod", NULL, &o, &pods, NULL, NULL);
-	}
-	pk_selector_free(sel);
-	if (r < 0) {
-		json_decref(units);
-		json_decref(victims);
-		return r;
-	}
-	json_array_foreach(pods, i, p)
-	{
-		char *unit = disruption_unit(ctl, p);
-		char key[512];
-
-		if (unit) {
-			snprintf(key, sizeof(key), "%s/%s", pk_namespace(p), unit);
-			json_object_set_new(units, key, json_pack("[s,s]", pk_namespace(p), unit));
-			free(unit);
-		}
-		json_array_append(victims, p);
-	}
-	json_decref(pods);
-	/* Whole disruption units: every pod of the `all` subtree goes with it. */
 	const char *key;
-	json_t *u;
+	json_t *all, *p;
+	size_t i;
 
-	json_object_foreach(units, key, u)
-	{
-		const char *ns = json_string_value(json_array_get(u, 0));
-		const char *root = json_string_value(json_array_get(u, 1));
-		json_t *all = NULL;
+	for (size_t at = 0; pk_map_next(units, &at, &key, NULL);) {
+		const char *slash = strchr(key, '/');
+		char ns[256];
 
+		if (!slash || (size_t)(slash - key) >= sizeof(ns))
+			continue;
+		snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+		all = NULL;
 		if (pk_store_list(ctl->store, "Pod", ns, NULL, &all, NULL, NULL) < 0)
 			continue;
 		json_array_foreach(all, i, p)
 		{
 			const char *g = pk_pod_group_name(p);
 
-			if (g && in_subtree(ctl, ns, g, root))
+			if (g && in_subtree(ctl, ns, g, slash + 1))
 				json_array_append(victims, p);
 		}
 		json_decref(all);
-		ctl_log(ctl, 1, "node %s: disruption unit %s/%s (disruptionMode all) evicted whole",
-			node, ns, root);
+		ctl_log(ctl, 1, "node %s: disruption unit %s (disruptionMode all) evicted whole",
+			node, key);
 	}
-	json_decref(units);
-	r = ctl_evict_pods(ctl, victims, node, why);
+}
+
+static int evict_node_pods(struct pk_ctl *ctl, const char *node, const char *why)
+{
+	struct pk_selector *sel = NULL;
+	struct pk_map units = {0}; /* "namespace/root group" of the `all` units hit */
+	char expr[300], err[128];
+	json_t *pods = NULL, *p, *victims = json_array();
+	size_t i;
+	int r = victims ? 0 : -ENOMEM;
+
+	snprintf(expr, sizeof(expr), "spec.nodeName=%s", node);
+	if (r == 0)
+		r = pk_selector_parse(expr, true, &sel, err, sizeof(err));
+	if (r == 0) {
+		struct pk_store_list_opts o = {.fields = sel};
+
+		r = pk_store_list(ctl->store, "Pod", NULL, &o, &pods, NULL, NULL);
+	}
+	pk_selector_free(sel);
+	json_array_foreach(pods, i, p)
+	{
+		char *unit = r == 0 ? disruption_unit(ctl, p) : NULL;
+		char key[600];
+
+		if (unit) {
+			snprintf(key, sizeof(key), "%s/%s", pk_namespace(p), unit);
+			if (pk_map_put(&units, key, NULL) < 0)
+				r = -ENOMEM;
+			free(unit);
+		}
+		json_array_append(victims, p);
+	}
+	json_decref(pods);
+	/* Whole disruption units: every pod of the `all` subtree goes with it. */
+	if (r == 0)
+		add_unit_pods(ctl, &units, victims, node);
+	pk_map_free(&units);
+	if (r == 0)
+		r = ctl_evict_pods(ctl, victims, node, why);
 	json_decref(victims);
 	return r < 0 ? r : 0;
 }
 
 int ctl_node_unreachable(struct pk_ctl *ctl, const char *name)
 {
-	int r = edit_node(ctl, name, PK_SUB_MAIN, add_taint, NULL);
+	int r = edit_node(ctl, name, false, add_taint, NULL);
 
 	if (r == 0)
-		r = edit_node(ctl, name, PK_SUB_STATUS, set_ready, NULL);
+		r = edit_node(ctl, name, true, set_ready, NULL);
 	CTL_COUNT(ctl, nodes_unreachable);
 	ctl_log(ctl, 1,
 		"node %s: no heartbeat for %lld ms: tainted %s:NoExecute, evicting its pods", name,
@@ -490,10 +507,10 @@ int ctl_node_deleted(struct pk_ctl *ctl, const char *name)
 
 int ctl_node_recovered(struct pk_ctl *ctl, const char *name)
 {
-	int r = edit_node(ctl, name, PK_SUB_MAIN, remove_taint, NULL);
+	int r = edit_node(ctl, name, false, remove_taint, NULL);
 
 	if (r == 0)
-		r = edit_node(ctl, name, PK_SUB_STATUS, set_ready, ctl);
+		r = edit_node(ctl, name, true, set_ready, ctl);
 	CTL_COUNT(ctl, nodes_recovered);
 	ctl_log(ctl, 1, "node %s: reporting again: taint removed, Ready", name);
 	return r;

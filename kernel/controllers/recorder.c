@@ -7,7 +7,7 @@
  *
  * After a round's batch commits, pk_writer_events() says which Events its
  * writes make (Scheduled, FailedScheduling, Preempted), the correlator rule
- * pk_writer_event_allowed() drops a note repeated about the same object and
+ * pk_event_allowed() drops a note repeated about the same object and
  * reason within PK_EVENT_REPEAT_S, and the rest are created in one
  * transaction.  Events expire as kube-apiserver's --event-ttl makes them
  * (one hour): every CTL_EVENT_SWEEP_MS (or TTL, if shorter) the loop deletes, in one transaction,
@@ -26,8 +26,8 @@
 #define CTL_EVENT_COMPONENT "podkernel"
 
 struct ctl_recorder {
-	json_t *seen;	 /* the correlator's memory (pk_writer_event_allowed) */
-	json_t *pending; /* Events to create */
+	struct pk_event_limiter seen; /* the correlator's memory (pk_event_allowed) */
+	json_t *pending;	      /* Events to create */
 	uint64_t seq;
 	int64_t next_sweep_ms;
 };
@@ -36,7 +36,7 @@ int ctl_recorder_new(struct ctl_recorder **ret)
 {
 	struct ctl_recorder *rec = calloc(1, sizeof(*rec));
 
-	if (!rec || !(rec->seen = json_object()) || !(rec->pending = json_array())) {
+	if (!rec || !(rec->pending = json_array())) {
 		ctl_recorder_free(rec);
 		return -ENOMEM;
 	}
@@ -48,7 +48,7 @@ void ctl_recorder_free(struct ctl_recorder *rec)
 {
 	if (!rec)
 		return;
-	json_decref(rec->seen);
+	pk_event_limiter_free(&rec->seen);
 	json_decref(rec->pending);
 	free(rec);
 }
@@ -91,7 +91,7 @@ static void note_one(void *arg, const struct pk_write_item *it, const json_t *ob
 	snprintf(shortnote, sizeof(shortnote), "%s", note ? note : "");
 	snprintf(key, sizeof(key), "%s/%s/%s/%s", pk_kind_to_string(it->kind), it->ns ?: "",
 		 it->name, reason);
-	if (!pk_writer_event_allowed(rec->seen, key, shortnote, (int64_t)time(NULL))) {
+	if (!pk_event_allowed(&rec->seen, key, shortnote, (int64_t)time(NULL))) {
 		CTL_COUNT(ctl, kevents_limited);
 		return;
 	}

@@ -319,6 +319,7 @@ static void ctl_free(void *arg)
 	ctl_lifecycle_free(ctl->lifecycle);
 	ctl_recorder_free(ctl->recorder);
 	ctl_queue_free(&ctl->queue);
+	pk_writer_free(ctl->writer);
 	json_decref(ctl->gone_nodes);
 	pthread_mutex_destroy(&ctl->m.lock);
 	free(ctl);
@@ -409,7 +410,9 @@ static int ctl_new(struct pk_store *store, const struct pk_appliance_config *cfg
 		return r;
 	}
 	ctl->gone_nodes = json_array();
-	r = ctl->gone_nodes ? ctl_heartbeats_new(&ctl->beats) : -ENOMEM;
+	r = ctl->gone_nodes ? pk_writer_store_new(store, &ctl->writer) : -ENOMEM;
+	if (r == 0)
+		r = ctl_heartbeats_new(&ctl->beats);
 	if (r == 0)
 		r = ctl_recorder_new(&ctl->recorder);
 	if (r < 0) {
@@ -464,7 +467,7 @@ int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config
 	struct pk_ctl *ctl = NULL;
 	int r;
 
-	if (!store || !ret || (cfg && (cfg->source || cfg->hooks))) {
+	if (!store || !ret || (cfg && (cfg->source || cfg->nhooks >= PK_APPLIANCE_MAX_HOOKS))) {
 		if (cfg)
 			pk_writer_free(cfg->writer);
 		return -EINVAL;
@@ -483,7 +486,6 @@ int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config
 	}
 	c.source = &store_source;
 	c.source_arg = store;
-	c.hooks = &standalone_hooks;
-	c.hooks_arg = ctl;
+	pk_appliance_config_add_hooks(&c, &standalone_hooks, ctl); /* room checked above */
 	return pk_appliance_start(&c, ret, err, errlen);
 }

@@ -2,7 +2,7 @@
 /*
  * request.h — an HTTP request and its answer as the API server's listener
  * hands them to a handler (kernel/server: the router, the hooks it serves
- * beside the API; kernel/appliance: the placement map's /ui/ pages).  Types
+ * beside the API; kernel/ui: the placement map's /ui/ pages).  Types
  * only: a library that answers requests needs them, not the server.
  */
 #ifndef PODKERNEL_KERNEL_LIB_REQUEST_H

@@ -2,9 +2,11 @@
 /*
  * podkerneld — the appliance: parse flags, open the durable store, serve the
  * Kubernetes-shaped API, and wait for SIGTERM/SIGINT.  The scheduling loop and
- * controllers (kernel/appliance/) start and stop at the marked hook.  With
- * --kubeconfig or --in-cluster it attaches to an existing cluster instead
- * (kernel/attach/): no store, no API, the cluster's pods are scheduled.
+ * controllers (kernel/appliance/, kernel/controllers/) start and stop at the
+ * marked hook.  With --kubeconfig or --in-cluster it attaches to an existing
+ * cluster instead (kernel/attach/): no store, no API, the cluster's pods are
+ * scheduled.  In both modes the placement map (kernel/ui/) registers on the
+ * loop as hooks and answers /ui/; it is freed after the loop stopped.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,6 +23,7 @@
 #include "kernel/builder/builder.h"
 #include "kernel/server/server.h"
 #include "kernel/store/store.h"
+#include "kernel/ui/ui.h"
 #include "topology/topology.h"
 
 static void usage(FILE *f)
@@ -639,8 +642,12 @@ static int run_attached(struct options *o, sigset_t *sigs)
 {
 	char err[1024] = "";
 	struct pk_attach *a = NULL;
-	int sig = 0, r;
+	int sig = 0, r = pk_ui_map_new(&o->acfg.map);
 
+	if (r < 0) {
+		fprintf(stderr, "podkerneld: %s\n", strerror(-r));
+		return 1;
+	}
 	o->acfg.listen = o->cfg.listen;
 	o->acfg.limits = o->cfg.limits;
 	o->acfg.tls_cert_file = o->cfg.tls_cert_file;
@@ -650,11 +657,33 @@ static int run_attached(struct options *o, sigset_t *sigs)
 	r = pk_attach_start(&o->acfg, &a, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "podkerneld: %s\n", *err ? err : strerror(-r));
+		pk_ui_map_free(o->acfg.map);
 		return r == -EINVAL || r == -ENOENT || r == -ENOTSUP ? 2 : 1;
 	}
 	sigwait(sigs, &sig);
 	fprintf(stderr, "podkerneld: signal %d, shutting down\n", sig);
 	pk_attach_stop(a);
+	pk_ui_map_free(o->acfg.map);
+	return 0;
+}
+
+/* The placement map and the standalone loop on store, the map's hooks registered first. */
+static int start_standalone(struct pk_store *store, struct pk_appliance_config *acfg,
+			    struct pk_ui_map **ret_map, struct pk_appliance **ret_app, char *err,
+			    size_t errlen)
+{
+	struct pk_ui_map *map = NULL;
+	int r = pk_ui_map_new(&map);
+
+	if (r == 0)
+		r = pk_appliance_config_add_hooks(acfg, &pk_ui_map_hooks, map);
+	if (r == 0)
+		r = pk_standalone_start(store, acfg, ret_app, err, errlen);
+	if (r < 0) {
+		pk_ui_map_free(map);
+		return r;
+	}
+	*ret_map = map;
 	return 0;
 }
 
@@ -721,8 +750,9 @@ int main(int argc, char **argv)
 		/* A bad --listen, TLS files or plain HTTP off loopback: bad usage. */
 		return rc == -EINVAL || rc == -EPERM ? 2 : 1;
 	}
-	/* The scheduling loop, controllers and node monitor (kernel/appliance/). */
+	/* The scheduling loop, controllers, node monitor (kernel/appliance/) and placement map. */
 	struct pk_appliance *app = NULL;
+	struct pk_ui_map *map = NULL;
 	struct pk_appliance_config acfg = o.app;
 	acfg.board = o.board;
 	acfg.sim_lifecycle = o.sim.on;
@@ -738,7 +768,7 @@ int main(int argc, char **argv)
 	if (o.no_scheduling)
 		fprintf(stderr, "podkerneld: --no-scheduling: serving the API and store only\n");
 	else
-		rc = pk_standalone_start(store, &acfg, &app, err, sizeof(err));
+		rc = start_standalone(store, &acfg, &map, &app, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "podkerneld: %s\n", *err ? err : strerror(-rc));
 		pk_store_shutdown(store);
@@ -750,12 +780,13 @@ int main(int argc, char **argv)
 
 	if (app) {
 		pk_server_set_metrics_hook(srv, pk_appliance_metrics_cb, app);
-		pk_server_set_ui_hook(srv, pk_appliance_ui_cb, app);
+		pk_server_set_ui_hook(srv, pk_ui_map_serve, map);
 	}
 	if (o.write_kubeconfig && write_kubeconfig(&o, pk_server_port(srv)) < 0) {
 		pk_server_set_metrics_hook(srv, NULL, NULL);
 		pk_server_set_ui_hook(srv, NULL, NULL);
 		pk_appliance_stop(app);
+		pk_ui_map_free(map);
 		pk_store_shutdown(store);
 		pk_server_free(srv);
 		pk_store_close(store);
@@ -769,6 +800,7 @@ int main(int argc, char **argv)
 	pk_server_set_metrics_hook(srv, NULL, NULL);
 	pk_server_set_ui_hook(srv, NULL, NULL);
 	pk_appliance_stop(app);
+	pk_ui_map_free(map); /* neither the loop nor the server calls it any more */
 
 	pk_store_shutdown(store);
 	pk_server_free(srv);

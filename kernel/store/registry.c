@@ -916,6 +916,54 @@ static int edit_write(struct pk_store *st, struct txn *tx, const struct pk_type 
 	return rc;
 }
 
+/* The first of errs into the edit's message. */
+static void edit_message(struct pk_store_edit *e, struct pk_errors *errs)
+{
+	if (errs->n)
+		snprintf(e->message, sizeof(e->message), "%s", errs->msg[0]);
+	pk_errors_clear(errs);
+}
+
+/* A CREATE edit: a copy of e->create by the rules of pk_store_create(). */
+static int edit_create(struct pk_store *st, struct pk_store_edit *e, struct txn *tx)
+{
+	struct pk_errors errs = {0};
+	json_t *obj = json_deep_copy(e->create);
+	int rc = !obj			? -ENOMEM
+		 : !json_is_object(obj) ? -EINVAL
+					: create_locked(st, obj, &errs, tx);
+
+	edit_message(e, &errs);
+	if (rc == 0)
+		e->object = obj;
+	else
+		json_decref(obj);
+	return rc;
+}
+
+/* A DELETE edit: by the rules of pk_store_delete_opts(), with its preconditions. */
+static int edit_delete(struct pk_store *st, const struct pk_type *t, struct pk_store_edit *e,
+		       struct txn *tx)
+{
+	struct pk_errors errs = {0};
+	char rv[24] = "";
+	struct pk_store_write_opts o = {.precondition_uid = e->precondition_uid,
+					.precondition_rv = rv,
+					.propagation = e->propagation};
+	json_t *obj = NULL;
+	int rc;
+
+	if (e->precondition_rv)
+		snprintf(rv, sizeof(rv), "%llu", (unsigned long long)e->precondition_rv);
+	rc = delete_locked(st, t, pk_store_ns_key(t, e->ns), e->name, &o, tx, &errs, &obj);
+	edit_message(e, &errs);
+	if (rc == 0)
+		e->object = obj;
+	else if (rc == -PK_STORE_ECONFLICT)
+		e->object = pk_store_db_get(st, t->kind, pk_store_ns_key(t, e->ns), e->name);
+	return rc;
+}
+
 static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn *tx)
 {
 	const struct pk_type *t = pk_type_by_kind(e->kind);
@@ -923,12 +971,18 @@ static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn 
 	json_t *old, *next;
 	int rc;
 
-	if (!t || !e->name || !e->apply)
+	if (e->op == PK_STORE_EDIT_CREATE)
+		return e->create ? edit_create(st, e, tx) : -EINVAL;
+	if (!t || !e->name || (e->op == PK_STORE_EDIT_MODIFY && !e->apply))
 		return -EINVAL;
+	if (e->op == PK_STORE_EDIT_DELETE)
+		return edit_delete(st, t, e, tx);
 	old = pk_store_db_get(st, t->kind, pk_store_ns_key(t, e->ns), e->name);
 	if (!old)
 		return -ENOENT;
-	if (e->precondition_rv && pk_store_obj_rv(old) != e->precondition_rv) {
+	if ((e->precondition_rv && pk_store_obj_rv(old) != e->precondition_rv) ||
+	    check_uid(old, e->precondition_uid, &errs) < 0) {
+		edit_message(e, &errs);
 		e->object = old;
 		return -PK_STORE_ECONFLICT;
 	}
@@ -939,7 +993,7 @@ static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn 
 	if (rc == 0) {
 		keep_identity(next, old, t->pk == PK_KIND_POD);
 		rc = validate(st, t, next, old, &errs);
-		pk_errors_clear(&errs);
+		edit_message(e, &errs);
 	}
 	if (rc == 0)
 		rc = edit_write(st, tx, t, old, next, e->delete_after);
@@ -966,6 +1020,7 @@ int pk_store_edit_batch(struct pk_store *st, struct pk_store_edit *edits, size_t
 	pk_store_writer_enter(st);
 	for (size_t i = 0; i < n; i++) {
 		edits[i].object = NULL;
+		edits[i].message[0] = '\0';
 		edits[i].rc = edit_locked(st, &edits[i], &txs[i]);
 	}
 	crc = pk_store_writer_leave_many(st, txs, n);

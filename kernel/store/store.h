@@ -243,35 +243,6 @@ int pk_store_delete(struct pk_store *store, const char *kind, const char *ns, co
 int pk_store_create_batch(struct pk_store *store, json_t *const *objs, size_t n, int *rcs);
 
 /*
- * Batched edits (the scheduling loop's write path): read-modify-write of
- * many objects in one transaction, one commit.  Each edit reads the stored
- * object, checks precondition_rv (0: none), lets apply() change a private
- * copy in place (any of metadata, spec, status; identity, uid, timestamps
- * and resourceVersion are kept), validates and stores it; with
- * delete_after it is then deleted by the rules of pk_store_delete().  An
- * edit that fails (-PK_STORE_ECONFLICT, -ENOENT, -EINVAL, or what apply()
- * returned) is undone alone and the others commit.  Watchers see one event
- * per edited object (two when it is deleted after the edit), in order.
- *
- * Results per edit: rc, and object (a new reference or NULL): on success
- * the object as stored (its last state when deleted), on a conflict the
- * current stored object.  A stored object is shared with the change stream:
- * read it, never change it.  Returns 0 once the transaction committed (then
- * each rc tells), -EIO when the commit failed (each edit that was to be
- * written then carries the commit's error and no object).
- */
-struct pk_store_edit {
-	const char *kind, *ns, *name;
-	uint64_t precondition_rv;
-	int (*apply)(json_t *obj, void *arg);
-	void *arg;
-	bool delete_after;
-	int rc;		/* out */
-	json_t *object; /* out */
-};
-int pk_store_edit_batch(struct pk_store *store, struct pk_store_edit *edits, size_t n);
-
-/*
  * The write path's store backend (kernel/write/writer.h): a batch becomes
  * one pk_store_edit_batch().  Conflicts come back as -PK_WRITE_ECONFLICT.
  */
@@ -322,6 +293,51 @@ int pk_store_patch_opts(struct pk_store *store, const char *kind, const char *ns
 int pk_store_delete_opts(struct pk_store *store, const char *kind, const char *ns, const char *name,
 			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
 			 json_t **ret);
+
+/*
+ * Batched edits (the write path's store backend): many objects written in
+ * one transaction, one commit.  An edit is one of:
+ *   - MODIFY: read the stored object, check the preconditions, let apply()
+ *     change a private copy in place (any of metadata, spec, status;
+ *     identity, uid, timestamps and resourceVersion are kept), validate and
+ *     store it; with delete_after it is then deleted by the rules of
+ *     pk_store_delete();
+ *   - CREATE: create a copy of create by the rules of pk_store_create();
+ *   - DELETE: delete the object by the rules of pk_store_delete_opts(),
+ *     with propagation.
+ * Preconditions: precondition_rv (0: none) and precondition_uid (NULL:
+ * none) must match the stored object.  An edit that fails
+ * (-PK_STORE_ECONFLICT, -ENOENT, -EEXIST, -EINVAL, or what apply()
+ * returned) is undone alone and the others commit.  Watchers see one event
+ * per edited object (two when it is deleted after the edit), in order.
+ *
+ * Results per edit: rc, and object (a new reference or NULL): on success
+ * the object as stored (its last state when deleted), on a conflict the
+ * current stored object.  A stored object is shared with the change stream:
+ * read it, never change it.  Returns 0 once the transaction committed (then
+ * each rc tells), -EIO when the commit failed (each edit that was to be
+ * written then carries the commit's error and no object).
+ */
+enum pk_store_edit_op {
+	PK_STORE_EDIT_MODIFY,
+	PK_STORE_EDIT_CREATE,
+	PK_STORE_EDIT_DELETE,
+};
+struct pk_store_edit {
+	enum pk_store_edit_op op;
+	const char *kind, *ns, *name; /* CREATE: taken from create */
+	uint64_t precondition_rv;
+	const char *precondition_uid;
+	int (*apply)(json_t *obj, void *arg); /* MODIFY */
+	void *arg;
+	bool delete_after;		 /* MODIFY */
+	const json_t *create;		 /* CREATE: the object (copied) */
+	enum pk_propagation propagation; /* DELETE */
+	int rc;				 /* out */
+	json_t *object;			 /* out */
+	char message[256];		 /* out: why it failed, "" when unsaid */
+};
+int pk_store_edit_batch(struct pk_store *store, struct pk_store_edit *edits, size_t n);
 
 /* The key a strategic merge patch merges the items of list field by
  * (containers: "name"), NULL when the list is replaced whole. */

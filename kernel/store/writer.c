@@ -4,9 +4,10 @@
  * standalone mode writes podkerneld's own store.
  *
  * A batch becomes one pk_store_edit_batch() call: every item is one
- * read-modify-write of its object under its resourceVersion precondition,
- * all of them in one SQLite transaction and one fsync; an item that fails
- * is undone alone.  Watchers see each written object's new state as one
+ * read-modify-write of its object under its resourceVersion and uid
+ * preconditions (a create is a create, a bare deletion a delete with its
+ * propagation), all of them in one SQLite transaction and one fsync; an
+ * item that fails is undone alone.  Watchers see each written object's new state as one
  * MODIFIED event (then DELETED for an eviction), committed together.
  * Items that depend on others (a binding on the claims its pod uses) are
  * edited after every item without dependencies, and fail with a conflict
@@ -14,6 +15,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "kernel/store/store.h"
@@ -47,6 +49,51 @@ static int apply_item(json_t *obj, void *arg)
 	r = pk_write_item_apply(a->it, obj, a->now);
 	/* the store hands back the current object with its own conflict code */
 	return r == -PK_WRITE_ECONFLICT ? -PK_STORE_ECONFLICT : r;
+}
+
+static enum pk_propagation propagation_of(enum pk_write_propagation how)
+{
+	switch (how) {
+	case PK_WRITE_PROPAGATE_ORPHAN:
+		return PK_PROPAGATE_ORPHAN;
+	case PK_WRITE_PROPAGATE_BACKGROUND:
+		return PK_PROPAGATE_BACKGROUND;
+	case PK_WRITE_PROPAGATE_FOREGROUND:
+		return PK_PROPAGATE_FOREGROUND;
+	default:
+		return PK_PROPAGATE_DEFAULT;
+	}
+}
+
+/* A deletion and nothing else: the store's delete, with its propagation. */
+static bool bare_delete(const struct pk_write_item *it)
+{
+	return it->evict && !it->node && !it->volume && !it->annotations && !it->nconds &&
+	       !it->claim && !it->replace && !it->status && !it->ndeps;
+}
+
+static struct pk_store_edit edit_of(const struct pk_write_item *it, struct item_arg *arg)
+{
+	struct pk_store_edit e = {
+	    .op = PK_STORE_EDIT_MODIFY,
+	    .kind = pk_kind_to_string(it->kind),
+	    .ns = it->ns,
+	    .name = it->name,
+	    .precondition_rv = it->rv,
+	    .precondition_uid = it->uid,
+	    .apply = apply_item,
+	    .arg = arg,
+	    .delete_after = it->evict,
+	};
+
+	if (it->create) {
+		e.op = PK_STORE_EDIT_CREATE;
+		e.create = it->create;
+	} else if (bare_delete(it)) {
+		e.op = PK_STORE_EDIT_DELETE;
+		e.propagation = propagation_of(it->propagation);
+	}
+	return e;
 }
 
 static int store_commit(void *backend, const struct pk_write_batch *batch,
@@ -84,15 +131,7 @@ static int store_commit(void *backend, const struct pk_write_batch *batch,
 
 		args[e] =
 		    (struct item_arg){.it = it, .now = now, .edits = b->edits, .pos = pos, .at = e};
-		b->edits[e] = (struct pk_store_edit){
-		    .kind = pk_kind_to_string(it->kind),
-		    .ns = it->ns,
-		    .name = it->name,
-		    .precondition_rv = it->rv,
-		    .apply = apply_item,
-		    .arg = &args[e],
-		    .delete_after = it->evict,
-		};
+		b->edits[e] = edit_of(it, &args[e]);
 	}
 	r = pk_store_edit_batch(b->store, b->edits, batch->n);
 	for (size_t i = 0; i < batch->n; i++) {
@@ -100,6 +139,8 @@ static int store_commit(void *backend, const struct pk_write_batch *batch,
 
 		results[i].error = rc == -PK_STORE_ECONFLICT ? -PK_WRITE_ECONFLICT : rc;
 		results[i].object = b->edits[pos[i]].object;
+		if (rc != 0 && b->edits[pos[i]].message[0])
+			results[i].message = strdup(b->edits[pos[i]].message);
 	}
 	free(args);
 	free(pos);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/lib/macro.h"
 #include "kernel/lib/map.h"
 #include "kernel/write/writer.h"
 
@@ -73,14 +74,20 @@ static void item_clear(struct pk_write_item *it)
 		pk_write_cond_clear(&it->conds[i]);
 	free(it->conds);
 	json_decref(it->claim);
+	free(it->uid);
+	json_decref(it->create);
+	json_decref(it->replace);
+	json_decref(it->status);
 	free(it->deps);
 	memset(it, 0, sizeof(*it));
 }
 
 static void results_clear(struct pk_writer *w)
 {
-	for (size_t i = 0; i < w->nresults; i++)
+	for (size_t i = 0; i < w->nresults; i++) {
 		json_decref(w->results[i].object);
+		free(w->results[i].message);
+	}
 	free(w->results);
 	w->results = NULL;
 	w->nresults = 0;
@@ -157,8 +164,12 @@ static struct pk_write_item *item_of(struct pk_writer *w, const struct pk_write_
 	if (!key)
 		return NULL; /* not reached: ref_ok() bounds the names */
 	at = (uintptr_t)pk_map_get(&w->index, key);
-	if (at)
-		return &w->batch.items[at - 1];
+	if (at) {
+		it = &w->batch.items[at - 1];
+		if (!it->uid && ref->uid && !(it->uid = strdup(ref->uid)))
+			return NULL;
+		return it;
+	}
 	if (w->batch.n == w->batch.cap) {
 		size_t cap = w->batch.cap ? w->batch.cap * 2 : 64;
 		struct pk_write_item *v = realloc(w->batch.items, cap * sizeof(*v));
@@ -174,6 +185,10 @@ static struct pk_write_item *item_of(struct pk_writer *w, const struct pk_write_
 	it->rv = ref->rv;
 	it->ns = strdup(ns);
 	it->name = strdup(ref->name);
+	if (ref->uid && !(it->uid = strdup(ref->uid))) {
+		item_clear(it);
+		return NULL;
+	}
 	if (!it->ns || !it->name || pk_map_put(&w->index, key, (void *)(w->batch.n + 1)) < 0) {
 		item_clear(it);
 		return NULL;
@@ -186,7 +201,20 @@ static bool ref_ok(const struct pk_writer *w, const struct pk_write_ref *ref)
 {
 	return w && ref && ref->name && *ref->name && ref->kind != PK_KIND_UNKNOWN &&
 	       strlen(ref->name) <= PK_NAME_MAX_LEN &&
-	       (!ref->ns || strlen(ref->ns) <= PK_NAME_MAX_LEN);
+	       (!ref->ns || strlen(ref->ns) <= PK_NAME_MAX_LEN) &&
+	       (!ref->uid || strlen(ref->uid) <= PK_NAME_MAX_LEN);
+}
+
+/* The item of ref for an action on an existing object: NULL (errno) when it is a create. */
+static struct pk_write_item *edit_item(struct pk_writer *w, const struct pk_write_ref *ref)
+{
+	struct pk_write_item *it = item_of(w, ref);
+
+	if (!it)
+		errno = ENOMEM;
+	else if (it->create)
+		errno = EBUSY;
+	return it && !it->create ? it : NULL;
 }
 
 /* ---- actions --------------------------------------------------------------------- */
@@ -199,9 +227,9 @@ int pk_writer_bind(struct pk_writer *w, const struct pk_write_ref *pod, const ch
 	if (!ref_ok(w, pod) || pod->kind != PK_KIND_POD || !node || !*node ||
 	    (annotations && !json_is_object(annotations)))
 		return -EINVAL;
-	it = item_of(w, pod);
+	it = edit_item(w, pod);
 	if (!it)
-		return -ENOMEM;
+		return -errno;
 	free(it->node);
 	it->node = strdup(node);
 	if (!it->node)
@@ -224,9 +252,9 @@ int pk_writer_volume_claim(struct pk_writer *w, const struct pk_write_ref *claim
 	if (!ref_ok(w, claim) || claim->kind != PK_KIND_PERSISTENT_VOLUME_CLAIM ||
 	    (annotations && !json_is_object(annotations)) || (!volume && !annotations))
 		return -EINVAL;
-	it = item_of(w, claim);
+	it = edit_item(w, claim);
 	if (!it)
-		return -ENOMEM;
+		return -errno;
 	if (volume) {
 		free(it->volume);
 		if (!(it->volume = strdup(volume)))
@@ -255,9 +283,9 @@ int pk_writer_set_condition(struct pk_writer *w, const struct pk_write_ref *obj,
 
 	if (!ref_ok(w, obj) || !type || !*type || !status)
 		return -EINVAL;
-	it = item_of(w, obj);
+	it = edit_item(w, obj);
 	if (!it)
-		return -ENOMEM;
+		return -errno;
 	for (size_t i = 0; i < it->nconds && !c; i++)
 		if (strcmp(it->conds[i].type, type) == 0)
 			c = &it->conds[i];
@@ -287,11 +315,84 @@ int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod)
 
 	if (!ref_ok(w, pod) || pod->kind != PK_KIND_POD)
 		return -EINVAL;
-	it = item_of(w, pod);
+	it = edit_item(w, pod);
 	if (!it)
-		return -ENOMEM;
+		return -errno;
 	it->evict = true;
 	return 0;
+}
+
+int pk_writer_delete(struct pk_writer *w, const struct pk_write_ref *ref,
+		     enum pk_write_propagation how)
+{
+	struct pk_write_item *it;
+
+	if (!ref_ok(w, ref) || how > PK_WRITE_PROPAGATE_FOREGROUND)
+		return -EINVAL;
+	it = edit_item(w, ref);
+	if (!it)
+		return -errno;
+	it->evict = true;
+	it->propagation = how;
+	return 0;
+}
+
+int pk_writer_create(struct pk_writer *w, enum pk_kind kind, const json_t *obj)
+{
+	struct pk_write_ref ref = {.kind = kind,
+				   .ns = pk_get_string(obj, "metadata.namespace"),
+				   .name = pk_get_string(obj, "metadata.name")};
+	const char *prefix = pk_get_string(obj, "metadata.generateName");
+	size_t n = w ? w->batch.n : 0;
+	char gen[PK_NAME_MAX_LEN + 32];
+	struct pk_write_item *it;
+
+	/* a name the backend makes: the item goes by a key no object has */
+	if ((!ref.name || !*ref.name) && prefix && strlen(prefix) <= PK_NAME_MAX_LEN) {
+		snprintf(gen, sizeof(gen), "%s(%zu)", prefix, n);
+		ref.name = gen;
+	}
+	if (!ref_ok(w, &ref) || !json_is_object(obj))
+		return -EINVAL;
+	it = item_of(w, &ref);
+	if (!it)
+		return -ENOMEM;
+	if (w->batch.n == n) /* the object has an item already */
+		return -EBUSY;
+	it->create = json_deep_copy(obj);
+	return it->create ? 0 : -ENOMEM;
+}
+
+/* Keep a copy of v in *slot (replacing what was there). */
+static int keep_copy(json_t **slot, const json_t *v)
+{
+	json_t *c = json_deep_copy(v);
+
+	if (!c)
+		return -ENOMEM;
+	json_decref(*slot);
+	*slot = c;
+	return 0;
+}
+
+int pk_writer_replace(struct pk_writer *w, const struct pk_write_ref *ref, const json_t *obj)
+{
+	struct pk_write_item *it;
+
+	if (!ref_ok(w, ref) || !json_is_object(obj))
+		return -EINVAL;
+	it = edit_item(w, ref);
+	return it ? keep_copy(&it->replace, obj) : -errno;
+}
+
+int pk_writer_status(struct pk_writer *w, const struct pk_write_ref *ref, const json_t *status)
+{
+	struct pk_write_item *it;
+
+	if (!ref_ok(w, ref) || !json_is_object(status))
+		return -EINVAL;
+	it = edit_item(w, ref);
+	return it ? keep_copy(&it->status, status) : -errno;
 }
 
 int pk_writer_claim(struct pk_writer *w, const struct pk_write_ref *claim, const json_t *status)
@@ -300,9 +401,9 @@ int pk_writer_claim(struct pk_writer *w, const struct pk_write_ref *claim, const
 
 	if (!ref_ok(w, claim) || claim->kind != PK_KIND_RESOURCE_CLAIM || !json_is_object(status))
 		return -EINVAL;
-	it = item_of(w, claim);
+	it = edit_item(w, claim);
 	if (!it)
-		return -ENOMEM;
+		return -errno;
 	json_decref(it->claim);
 	it->claim = json_deep_copy(status);
 	return it->claim ? 0 : -ENOMEM;
@@ -405,12 +506,61 @@ static int apply_claim(json_t *obj, const json_t *claim)
 	return 0;
 }
 
+/*
+ * A PUT of the main resource: every field of want but status, and its
+ * metadata but the identity the object keeps (name, namespace, uid,
+ * resourceVersion, creationTimestamp, deletionTimestamp, generation).
+ */
+static int replace_content(json_t *obj, const json_t *want)
+{
+	static const char *const kept[] = {"name",
+					   "namespace",
+					   "uid",
+					   "resourceVersion",
+					   "creationTimestamp",
+					   "deletionTimestamp",
+					   "generation"};
+	const json_t *old = json_object_get(obj, "metadata");
+	json_t *next = json_deep_copy(want), *meta = json_object_get(next, "metadata");
+	int r = 0;
+
+	if (!next)
+		return -ENOMEM;
+	if (!json_is_object(meta) || !json_is_object(old))
+		r = -EINVAL;
+	for (size_t i = 0; r == 0 && i < ELEMENTSOF(kept); i++) {
+		json_t *k = json_object_get(old, kept[i]);
+
+		if (!k)
+			json_object_del(meta, kept[i]);
+		else if (json_object_set(meta, kept[i], k) < 0)
+			r = -ENOMEM;
+	}
+	if (r == 0 && json_object_get(obj, "status") &&
+	    json_object_set(next, "status", json_object_get(obj, "status")) < 0)
+		r = -ENOMEM;
+	if (r == 0 && !json_object_get(obj, "status"))
+		json_object_del(next, "status");
+	if (r == 0) {
+		json_object_clear(obj);
+		r = json_object_update(obj, next) < 0 ? -ENOMEM : 0;
+	}
+	json_decref(next);
+	return r;
+}
+
 int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now)
 {
 	int r;
 
-	if (!it || !json_is_object(obj))
+	if (!it || !json_is_object(obj) || it->create)
 		return -EINVAL;
+	if (it->uid && strcmp(pk_get_string(obj, "metadata.uid") ?: "", it->uid) != 0)
+		return -PK_WRITE_ECONFLICT; /* another object of the same name */
+	if (it->replace && (r = replace_content(obj, it->replace)) < 0)
+		return r;
+	if (it->status && json_object_set_new(obj, "status", json_deep_copy(it->status)) < 0)
+		return -ENOMEM;
 	if (it->node) {
 		const char *bound = pk_get_string(obj, "spec.nodeName");
 
@@ -477,15 +627,41 @@ void pk_writer_events(const struct pk_write_batch *batch, const struct pk_write_
 	}
 }
 
-bool pk_writer_event_allowed(json_t *seen, const char *key, const char *note, int64_t now_s)
-{
-	json_t *last = json_object_get(seen, key);
+/* What a limiter remembers of a key: when, and which note. */
+struct pk_event_seen {
+	int64_t at;
+	char note[];
+};
 
-	if (last && now_s - json_integer_value(json_array_get(last, 0)) < PK_EVENT_REPEAT_S &&
-	    strcmp(json_string_value(json_array_get(last, 1)) ?: "", note) == 0)
+void pk_event_limiter_free(struct pk_event_limiter *l)
+{
+	void *v;
+
+	if (!l)
+		return;
+	for (size_t i = 0; pk_map_next(&l->seen, &i, NULL, &v);)
+		free(v);
+	pk_map_free(&l->seen);
+}
+
+bool pk_event_allowed(struct pk_event_limiter *l, const char *key, const char *note, int64_t now_s)
+{
+	struct pk_event_seen *last = pk_map_get(&l->seen, key), *e;
+	size_t len = strlen(note);
+
+	if (last && now_s - last->at < PK_EVENT_REPEAT_S && strcmp(last->note, note) == 0)
 		return false;
-	if (json_object_size(seen) >= PK_EVENT_LIMITER_MAX)
-		json_object_clear(seen);
-	json_object_set_new(seen, key, json_pack("[I,s]", (json_int_t)now_s, note));
+	if (!last && l->seen.live >= PK_EVENT_LIMITER_MAX)
+		pk_event_limiter_free(l);
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
+		return true; /* not remembered: the note goes out */
+	e->at = now_s;
+	memcpy(e->note, note, len + 1);
+	if (pk_map_put(&l->seen, key, e) < 0) {
+		free(e);
+		return true;
+	}
+	free(last); /* replaced (a forgotten one was freed with the rest) */
 	return true;
 }

@@ -6,11 +6,16 @@
  * mode), the kube-apiserver's in kernel/attach/ (attach mode).
  *
  * The loop collects the actions of the cycles of one scheduling round
- * (bindings, conditions, evictions, claim allocations) into a batch and commits the batch at
- * the end of the round.  Writes are grouped per object: every action on one
- * object becomes one write of that object (a binding and its PodScheduled
- * condition are one update, as a Kubernetes binding is), guarded by the
- * object's resourceVersion as the loop last saw it.  An object whose
+ * (bindings, conditions, evictions, claim allocations) into a batch and
+ * commits the batch at the end of the round; standalone's controllers write
+ * their creates, status updates, node taints, deletions and node-loss
+ * evictions the same way, through a writer of their own.  Events are the
+ * one thing written beside it: they are the record of what it wrote
+ * (pk_writer_events() below), posted by each mode's recorder.  Writes are grouped per object: every
+ * action on one object becomes one write of that object (a binding and its PodScheduled condition
+ * are one update, as a Kubernetes binding is), guarded by the object's resourceVersion as the
+ * writer last saw it (and its uid, when the caller names one: an object deleted and created again
+ * under the same name is not written by a decision about the old one).  An object whose
  * precondition fails (a concurrent writer changed or deleted it) is left out
  * and handed back with its current state; the other objects commit.
  *
@@ -23,7 +28,8 @@
  * The loop does not know which one it runs on.
  *
  * Lifecycle: pk_writer_new(ops, backend) -> { pk_writer_batch_begin() ->
- * pk_writer_bind()/set_condition()/evict() ... -> pk_writer_batch_commit() }*
+ * pk_writer_bind()/set_condition()/evict()/create()/replace()/status()/
+ * delete() ... -> pk_writer_batch_commit() }*
  * -> pk_writer_free() (which frees the backend through ops->free).
  * Not thread safe: one loop owns a writer.
  */
@@ -36,6 +42,7 @@
 #include <stdint.h>
 
 #include "kernel/api/api.h"
+#include "kernel/lib/map.h"
 
 /*
  * The write path's own error codes, beside -errno ones (values above any
@@ -52,7 +59,16 @@ struct pk_write_ref {
 	enum pk_kind kind;
 	const char *ns; /* NULL or "" for cluster-scoped kinds */
 	const char *name;
-	uint64_t rv; /* precondition: metadata.resourceVersion; 0: none */
+	uint64_t rv;	 /* precondition: metadata.resourceVersion; 0: none */
+	const char *uid; /* precondition: metadata.uid; NULL: none */
+};
+
+/* A deletion's propagationPolicy (as DeleteOptions). */
+enum pk_write_propagation {
+	PK_WRITE_PROPAGATE_DEFAULT,
+	PK_WRITE_PROPAGATE_ORPHAN,
+	PK_WRITE_PROPAGATE_BACKGROUND,
+	PK_WRITE_PROPAGATE_FOREGROUND,
 };
 
 /* A condition to set (replacing one of the same type). */
@@ -70,12 +86,23 @@ struct pk_write_item {
 	enum pk_kind kind;
 	char *ns, *name;
 	uint64_t rv;	     /* precondition of the first action on the object */
+	char *uid;	     /* uid precondition of the first action that named one, or NULL */
 	char *node;	     /* bind: spec.nodeName, or NULL */
 	char *volume;	     /* PersistentVolumeClaim: spec.volumeName, or NULL */
 	json_t *annotations; /* bind, volume claim: merged into metadata.annotations, or NULL */
 	struct pk_write_cond *conds;
 	size_t nconds;
-	bool evict; /* delete the pod after its conditions are written */
+	/*
+	 * Delete the object after its other actions are written: an eviction
+	 * or preemption (after its DisruptionTarget condition), or a plain
+	 * deletion with propagation.
+	 */
+	bool evict;
+	enum pk_write_propagation propagation;
+	/* Create this object (then the item's only action); its kind, namespace and name. */
+	json_t *create;
+	/* The object's new content but status (replace), or its new status (status), or NULL. */
+	json_t *replace, *status;
 	/*
 	 * ResourceClaim: status.allocation and status.reservedFor set to those
 	 * of claim, removed where claim lacks them ({}: deallocate); or NULL.
@@ -100,6 +127,7 @@ struct pk_write_result {
 	const char *ns, *name; /* borrowed from the batch: valid until the next batch_begin */
 	int error;
 	json_t *object; /* read it, never change it: the store backend shares it with watchers */
+	char *message;	/* why it failed when the backend says (owned by the writer), or NULL */
 };
 
 struct pk_write_batch {
@@ -141,6 +169,24 @@ int pk_writer_set_condition(struct pk_writer *w, const struct pk_write_ref *obj,
 			    const char *status, const char *reason, const char *message);
 /* Preemption or eviction: the conditions already asked for, then delete the pod. */
 int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod);
+/*
+ * Create obj (borrowed, copied): an object of kind with metadata.name, or
+ * metadata.generateName (then the backend names it: the result's object
+ * says the name; the item goes by "PREFIX(N)").  -EEXIST in its result when
+ * it exists.  Nothing else may be asked of the same object in the batch
+ * (-EBUSY).
+ */
+int pk_writer_create(struct pk_writer *w, enum pk_kind kind, const json_t *obj);
+/*
+ * Replace the object but its status with obj (borrowed; a PUT): metadata's
+ * identity, uid and timestamps are the backend's, the rest is obj's.
+ */
+int pk_writer_replace(struct pk_writer *w, const struct pk_write_ref *ref, const json_t *obj);
+/* Replace the object's status with status (borrowed; a PUT of the status subresource). */
+int pk_writer_status(struct pk_writer *w, const struct pk_write_ref *ref, const json_t *status);
+/* Delete the object after anything else asked of it (any kind; pk_writer_evict for a pod). */
+int pk_writer_delete(struct pk_writer *w, const struct pk_write_ref *ref,
+		     enum pk_write_propagation how);
 /* A claim's allocation and reservations (status borrowed; see pk_write_item.claim). */
 int pk_writer_claim(struct pk_writer *w, const struct pk_write_ref *claim, const json_t *status);
 /*
@@ -195,8 +241,13 @@ void pk_writer_events(const struct pk_write_batch *batch, const struct pk_write_
 /*
  * client-go's event correlator, reduced: the same note about the same
  * (object, reason) key again within PK_EVENT_REPEAT_S is dropped (false); a
- * new note goes out.  seen is a JSON object the caller owns.
+ * new note goes out.  A zeroed limiter is empty; it remembers at most
+ * PK_EVENT_LIMITER_MAX keys, then forgets them all.  One thread at a time.
  */
-bool pk_writer_event_allowed(json_t *seen, const char *key, const char *note, int64_t now_s);
+struct pk_event_limiter {
+	struct pk_map seen; /* key -> struct pk_event_seen (writer.c) */
+};
+bool pk_event_allowed(struct pk_event_limiter *l, const char *key, const char *note, int64_t now_s);
+void pk_event_limiter_free(struct pk_event_limiter *l);
 
 #endif /* PODKERNEL_KERNEL_WRITE_WRITER_H */

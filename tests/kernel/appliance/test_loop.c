@@ -4,11 +4,12 @@
  * against a real store in a temporary directory, without the HTTP server:
  * gang bindings inside one topology domain, restart without double binding
  * or overcommit, Job controller and garbage collection, preemption, a
- * deleted node's disruption unit, a Job pod recreated after eviction, and the
- * metrics text.
+ * deleted node's disruption unit, a Job pod recreated after eviction, the
+ * metrics text, and hooks tables registered beside the controllers'.
  */
 #include <check.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1156,6 +1157,103 @@ START_TEST(specless_pods_refused)
 }
 END_TEST
 
+/* ---- more than one hooks table ----------------------------------------------------- */
+
+struct hook_count {
+	int begin, listed, done, events, written, rounds, freed;
+	int first; /* the sequence number of its first listing */
+};
+static int hook_seq;
+
+static void count_begin(void *arg)
+{
+	struct hook_count *c = arg;
+
+	if (!c->begin++)
+		c->first = ++hook_seq;
+}
+
+static void count_listed(void *arg, const char *kind, const json_t *obj, int64_t now)
+{
+	(void)kind, (void)obj, (void)now;
+	((struct hook_count *)arg)->listed++;
+}
+
+static void count_done(void *arg)
+{
+	((struct hook_count *)arg)->done++;
+}
+
+static void count_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
+{
+	(void)ev, (void)d;
+	((struct hook_count *)arg)->events++;
+}
+
+static void count_written(void *arg, const struct pk_write_batch *b,
+			  const struct pk_write_result *res, size_t n, int64_t now)
+{
+	(void)b, (void)res, (void)now;
+	((struct hook_count *)arg)->written += (int)n;
+}
+
+static int64_t count_round(void *arg, int64_t now)
+{
+	(void)now;
+	((struct hook_count *)arg)->rounds++;
+	return 0;
+}
+
+static void count_free(void *arg)
+{
+	((struct hook_count *)arg)->freed++;
+}
+
+static const struct pk_appliance_hooks counting_hooks = {
+    .list_begin = count_begin,
+    .listed = count_listed,
+    .list_done = count_done,
+    .event = count_event,
+    .written = count_written,
+    .round = count_round,
+    .free = count_free,
+};
+
+/* Two tables registered before the controllers': each sees everything, in order. */
+START_TEST(every_registered_hooks_table_is_called)
+{
+	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200},
+				   full = {0};
+	struct hook_count a = {0}, b = {0};
+	char err[256] = "";
+
+	for (int i = 0; i < PK_APPLIANCE_MAX_HOOKS; i++)
+		ck_assert_int_eq(pk_appliance_config_add_hooks(&full, &counting_hooks, NULL), 0);
+	ck_assert_int_eq(pk_appliance_config_add_hooks(&full, &counting_hooks, NULL), -ENOSPC);
+	create(node("n0", "c0"));
+	ck_assert_int_eq(pk_appliance_config_add_hooks(&cfg, &counting_hooks, &a), 0);
+	ck_assert_int_eq(pk_appliance_config_add_hooks(&cfg, &counting_hooks, &b), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	/* the controllers registered last: theirs is the hooks' argument */
+	ck_assert_ptr_nonnull(pk_appliance_hooks_arg(app));
+	ck_assert_ptr_ne(pk_appliance_hooks_arg(app), &a);
+	ck_assert_ptr_ne(pk_appliance_hooks_arg(app), &b);
+	create(pod("p0", NULL, NULL));
+	ck_assert(wait_bound("p0"));
+	pk_appliance_stop(app);
+	app = NULL;
+	ck_assert_int_lt(a.first, b.first);
+	ck_assert_int_eq(a.begin, 1);
+	ck_assert_int_eq(a.done, 1);
+	ck_assert_int_ge(a.listed, 1); /* the Node */
+	ck_assert_int_ge(a.events, 1); /* the Pod, its binding */
+	ck_assert_int_ge(a.written, 1);
+	ck_assert_int_ge(a.rounds, 1);
+	ck_assert_int_eq(a.freed, 1);
+	ck_assert_mem_eq(&a, &b, offsetof(struct hook_count, first));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("appliance-loop");
@@ -1184,6 +1282,7 @@ int main(void)
 	tcase_add_test(tc, unwritable_pod_backs_off);
 	tcase_add_test(tc, specless_pods_refused);
 	tcase_add_test(tc, failing_writes_back_off_per_object);
+	tcase_add_test(tc, every_registered_hooks_table_is_called);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_writer.c — kernel/appliance/writer.c and writer_store.c: a batch
+ * test_writer.c — kernel/write/writer.c and the store's backend: a batch
  * groups the actions per object (a binding, its annotations and its
  * condition are one write), the store backend commits the batch in one
  * transaction, and an object whose resourceVersion precondition fails is
@@ -8,6 +8,8 @@
  * A binding that depends on a claim's allocation is written with it in the
  * same transaction, and left out when the claim's write fails; so is one
  * that depends on a PersistentVolumeClaim's volume or selected node.
+ * Creates, replacements, status writes and deletions (the controllers'
+ * writes) carry their resourceVersion and uid preconditions.
  */
 #include <check.h>
 #include <errno.h>
@@ -389,6 +391,141 @@ START_TEST(test_any_backend_gets_the_same_batch)
 }
 END_TEST
 
+/*
+ * The controllers' writes: creates (named, generated, existing), a
+ * replacement that keeps identity and status, a status write, and
+ * deletions under uid preconditions, with their propagation; all in one
+ * transaction, each refused alone.
+ */
+START_TEST(test_creates_replacements_and_deletions)
+{
+	uint64_t rv_a = create_pod("a");
+	struct pk_writer *w = NULL;
+	const struct pk_write_result *res = NULL;
+	struct pk_store_stats before, after;
+	size_t n = 0;
+	json_t *a = NULL, *got = NULL;
+	json_t *fresh =
+	    json_pack("{s:s,s:s,s:{s:s},s:{s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind", "Pod",
+		      "metadata", "name", "fresh", "spec", "containers", "name", "c", "image", "x");
+	json_t *gen = json_pack("{s:s,s:s,s:{s:s},s:{s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind",
+				"Pod", "metadata", "generateName", "gen-", "spec", "containers",
+				"name", "c", "image", "x");
+	json_t *dup =
+	    json_pack("{s:s,s:s,s:{s:s},s:{s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind", "Pod",
+		      "metadata", "name", "a", "spec", "containers", "name", "c", "image", "x");
+
+	ck_assert_int_eq(pk_writer_store_new(st, &w), 0);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "a", &a), 0);
+	const char *uid_a = pk_get_string(a, "metadata.uid");
+	struct pk_write_ref ra = pod_ref("a", rv_a), missing = pod_ref("a2", 0);
+
+	ra.uid = uid_a;
+	/* a: new labels (a PUT), then its status */
+	json_t *want = json_deep_copy(a);
+	pk_set(want, "metadata.labels", json_pack("{s:s}", "tier", "gold"));
+	pk_set(want, "metadata.uid", json_string("forged"));	      /* identity is the object's */
+	pk_set(want, "status", json_pack("{s:s}", "phase", "Bogus")); /* a PUT keeps status */
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_create(w, PK_KIND_POD, fresh), 0);
+	ck_assert_int_eq(pk_writer_create(w, PK_KIND_POD, gen), 0);
+	ck_assert_int_eq(pk_writer_create(w, PK_KIND_POD, dup), 0);
+	ck_assert_int_eq(
+	    pk_writer_bind(w, &(struct pk_write_ref){PK_KIND_POD, "default", "fresh"}, "n1", NULL),
+	    -EBUSY); /* a create is the item's only action */
+	ck_assert_int_eq(pk_writer_replace(w, &missing, want), 0); /* a2 does not exist */
+	ck_assert_int_eq(pk_writer_batch_size(w), 4);
+	pk_store_get_stats(st, &before);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	pk_store_get_stats(st, &after);
+	ck_assert_uint_eq(after.writes, before.writes + 1); /* one transaction */
+	ck_assert_uint_eq(n, 4);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert_str_eq(pk_name(res[0].object), "fresh");
+	ck_assert_ptr_nonnull(pk_get_string(res[0].object, "metadata.uid"));
+	ck_assert_int_eq(res[1].error, 0);
+	ck_assert_int_eq(strncmp(pk_name(res[1].object), "gen-", 4), 0); /* named by the store */
+	ck_assert_int_eq(res[2].error, -EEXIST);
+	ck_assert_int_eq(res[3].error, -ENOENT);
+
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_replace(w, &ra, want), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert_str_eq(pk_get_string(res[0].object, "metadata.labels.tier"), "gold");
+	ck_assert_str_eq(pk_get_string(res[0].object, "metadata.uid"), uid_a);
+	ck_assert_ptr_null(pk_get(res[0].object, "status.phase"));
+	uint64_t rv2 = strtoull(pk_get_string(res[0].object, "metadata.resourceVersion"), NULL, 10);
+
+	/* the same replacement again under the old version: refused, handed back */
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_replace(w, &ra, want), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	ck_assert_int_eq(res[0].error, -PK_WRITE_ECONFLICT);
+	ck_assert_str_eq(pk_get_string(res[0].object, "metadata.labels.tier"), "gold");
+
+	/* status under the new version; a delete under another uid is refused */
+	struct pk_write_ref cur = pod_ref("a", rv2), other = pod_ref("fresh", 0);
+	json_t *status = json_pack("{s:s}", "phase", "Running");
+
+	cur.uid = uid_a;
+	other.uid = "not-its-uid";
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_status(w, &cur, status), 0);
+	ck_assert_int_eq(pk_writer_delete(w, &other, PK_WRITE_PROPAGATE_BACKGROUND), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert_str_eq(pk_get_string(res[0].object, "status.phase"), "Running");
+	ck_assert_str_eq(pk_get_string(res[0].object, "metadata.labels.tier"), "gold");
+	ck_assert_int_eq(res[1].error, -PK_WRITE_ECONFLICT);
+	ck_assert_ptr_nonnull(res[1].message); /* the store says why */
+	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "fresh", &got), 0);
+	json_decref(got);
+
+	/* the same delete under its own uid goes */
+	other.uid = NULL;
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_delete(w, &other, PK_WRITE_PROPAGATE_BACKGROUND), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "fresh", &got), -ENOENT);
+
+	json_decref(status);
+	json_decref(want);
+	json_decref(a);
+	json_decref(fresh);
+	json_decref(gen);
+	json_decref(dup);
+	pk_writer_free(w);
+}
+END_TEST
+
+/* The Events correlator: a note repeated about the same key within the window is dropped. */
+START_TEST(test_event_limiter)
+{
+	struct pk_event_limiter l = {0};
+	char key[32];
+
+	ck_assert(pk_event_allowed(&l, "Pod/ns/p/FailedScheduling", "waiting", 1000));
+	ck_assert(!pk_event_allowed(&l, "Pod/ns/p/FailedScheduling", "waiting", 1001));
+	ck_assert(pk_event_allowed(&l, "Pod/ns/q/FailedScheduling", "waiting", 1001));
+	ck_assert(pk_event_allowed(&l, "Pod/ns/p/FailedScheduling", "something else", 1002));
+	ck_assert(!pk_event_allowed(&l, "Pod/ns/p/FailedScheduling", "something else",
+				    1002 + PK_EVENT_REPEAT_S - 1));
+	ck_assert(pk_event_allowed(&l, "Pod/ns/p/FailedScheduling", "something else",
+				   1002 + PK_EVENT_REPEAT_S));
+	/* a full limiter forgets everything rather than growing */
+	for (int i = 0; i < PK_EVENT_LIMITER_MAX; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		pk_event_allowed(&l, key, "n", 5000);
+	}
+	ck_assert_uint_le(l.seen.live, PK_EVENT_LIMITER_MAX);
+	ck_assert(pk_event_allowed(&l, "Pod/ns/q/FailedScheduling", "waiting", 5000));
+	pk_event_limiter_free(&l);
+	ck_assert_uint_eq(l.seen.live, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("write");
@@ -402,6 +539,8 @@ int main(void)
 	tcase_add_test(tc, test_any_backend_gets_the_same_batch);
 	tcase_add_test(tc, test_binding_waits_for_its_claim);
 	tcase_add_test(tc, test_binding_waits_for_its_volume_claim);
+	tcase_add_test(tc, test_creates_replacements_and_deletions);
+	tcase_add_test(tc, test_event_limiter);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

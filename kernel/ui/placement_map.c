@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * placement_map.c — the appliance's view for the placement map: what it
- * keeps of each object, the /ui/ hook, and the per-node detail.
+ * placement_map.c — the placement map's view: what it keeps of each
+ * object, how the scheduling loop feeds it (its hooks), the /ui/ answers,
+ * and the per-node detail.
  *
- * Three jansson maps hold only what the map shows (see placement_map.h):
- * a Node keeps the labels a person asks about (topology, accelerator,
- * NUMA, host name), whether it is cordoned (spec.unschedulable) and
- * whether it is unreachable (the node.kubernetes.io/unreachable taint the
- * appliance writes after a lost heartbeat, as the node lifecycle controller
- * does in a Kubernetes cluster, or Ready=Unknown); a Pod its node (only
- * while it holds it: not after Succeeded/Failed), group and slice
- * annotations; a group its parent, slice shape and InitiallyScheduled
- * condition.  An update that changes nothing of this leaves the generation
- * alone, so pollers get "unchanged" answers while the cluster is quiet.
+ * Three jansson maps hold only what the map shows (see ui.h): a Node keeps
+ * the labels a person asks about (topology, accelerator, NUMA, host name),
+ * whether it is cordoned (spec.unschedulable) and whether it is
+ * unreachable (the node.kubernetes.io/unreachable taint the appliance
+ * writes after a lost heartbeat, as the node lifecycle controller does in
+ * a Kubernetes cluster, or Ready=Unknown); a Pod its node (only while it
+ * holds it: not after Succeeded/Failed), group and slice annotations; a
+ * group its parent, slice shape and InitiallyScheduled condition.  An
+ * update that changes nothing of this leaves the generation alone, so
+ * pollers get "unchanged" answers while the cluster is quiet.
  *
  * The loop thread writes, HTTP threads read; one mutex guards the maps and
  * the cached document of the last generation rendered.  A render copies the
@@ -27,10 +28,10 @@
 #include <time.h>
 
 #include "kernel/appliance/appliance.h"
-#include "kernel/appliance/placement_map.h"
+#include "kernel/ui/ui-internal.h"
 #include "topology/topology.h"
 
-struct ap_pmap {
+struct pk_ui_map {
 	pthread_mutex_t lock;
 	json_t *nodes, *pods, *groups;
 	uint64_t generation;
@@ -46,9 +47,9 @@ static const char *const shown_labels[] = {
     TOPO_LABEL_HOSTNAME,     "node.kubernetes.io/instance-type",
 };
 
-int ap_pmap_new(struct ap_pmap **ret)
+int pk_ui_map_new(struct pk_ui_map **ret)
 {
-	struct ap_pmap *m = calloc(1, sizeof(*m));
+	struct pk_ui_map *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return -ENOMEM;
@@ -74,7 +75,7 @@ int ap_pmap_new(struct ap_pmap **ret)
 	return 0;
 }
 
-void ap_pmap_free(struct ap_pmap *m)
+void pk_ui_map_free(struct pk_ui_map *m)
 {
 	if (!m)
 		return;
@@ -86,7 +87,7 @@ void ap_pmap_free(struct ap_pmap *m)
 	free(m);
 }
 
-void ap_pmap_clear(struct ap_pmap *m)
+void pk_ui_map_clear(struct pk_ui_map *m)
 {
 	pthread_mutex_lock(&m->lock);
 	json_object_clear(m->nodes);
@@ -97,7 +98,7 @@ void ap_pmap_clear(struct ap_pmap *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
-uint64_t ap_pmap_generation(struct ap_pmap *m)
+uint64_t pk_ui_map_generation(struct pk_ui_map *m)
 {
 	uint64_t g;
 
@@ -223,35 +224,35 @@ static json_t *pod_entry(const json_t *pod)
 		     (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))))
 		node = NULL;
 	return json_pack(
-	    "[o,o,o,o,s,o]", ap_pmap_str_or_null(node), ap_pmap_str_or_null(pk_pod_group_name(pod)),
-	    ap_pmap_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_SLICE_COORDS))),
-	    ap_pmap_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_WORKER_ID))),
+	    "[o,o,o,o,s,o]", ui_str_or_null(node), ui_str_or_null(pk_pod_group_name(pod)),
+	    ui_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_SLICE_COORDS))),
+	    ui_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_WORKER_ID))),
 	    pk_namespace(pod), pod_requests(pod));
 }
 
-static json_t *group_entry(const char *kind, const json_t *g)
+static json_t *group_entry(enum pk_kind kind, const json_t *g)
 {
-	bool composite = pk_kind_from_string(kind) == PK_KIND_COMPOSITE_POD_GROUP;
+	bool composite = kind == PK_KIND_COMPOSITE_POD_GROUP;
 	json_t *cond = pk_condition_get(g, composite ? "CompositePodGroupInitiallyScheduled"
 						     : "PodGroupInitiallyScheduled");
 	json_t *ann = pk_get(g, "metadata.annotations");
 	const char *parent = pk_get_string(g, "spec.parentCompositePodGroupName");
 
 	return json_pack(
-	    "{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o}", "kind", kind, "namespace", pk_namespace(g), "name",
-	    pk_name(g), "parent", ap_pmap_str_or_null(parent && *parent ? parent : NULL),
-	    "sliceShape",
-	    ap_pmap_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_SLICE_SHAPE))),
-	    "status", ap_pmap_str_or_null(json_string_value(json_object_get(cond, "status"))),
-	    "reason", ap_pmap_str_or_null(json_string_value(json_object_get(cond, "reason"))),
-	    "message", ap_pmap_str_or_null(json_string_value(json_object_get(cond, "message"))));
+	    "{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o}", "kind", pk_kind_to_string(kind), "namespace",
+	    pk_namespace(g), "name", pk_name(g), "parent",
+	    ui_str_or_null(parent && *parent ? parent : NULL), "sliceShape",
+	    ui_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_SLICE_SHAPE))), "status",
+	    ui_str_or_null(json_string_value(json_object_get(cond, "status"))), "reason",
+	    ui_str_or_null(json_string_value(json_object_get(cond, "reason"))), "message",
+	    ui_str_or_null(json_string_value(json_object_get(cond, "message"))));
 }
 
 /* The table and key of obj's kind; false for kinds the map does not keep. */
-static bool pmap_table_of(struct ap_pmap *m, const char *kind, const json_t *obj,
-			  json_t **ret_table, char *key, size_t keylen)
+static bool table_of(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj, json_t **ret_table,
+		     char *key, size_t keylen)
 {
-	switch (pk_kind_from_string(kind)) {
+	switch (kind) {
 	case PK_KIND_NODE:
 		*ret_table = m->nodes;
 		snprintf(key, keylen, "%s", pk_name(obj));
@@ -270,14 +271,13 @@ static bool pmap_table_of(struct ap_pmap *m, const char *kind, const json_t *obj
 	return true;
 }
 
-int ap_pmap_update(struct ap_pmap *m, const char *kind, const json_t *obj)
+int pk_ui_map_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
 {
 	char key[512];
 	json_t *table, *e;
 	int r = 0;
 
-	if (!m || !kind || !obj || !pk_name(obj) ||
-	    !pmap_table_of(m, kind, obj, &table, key, sizeof(key)))
+	if (!m || !obj || !pk_name(obj) || !table_of(m, kind, obj, &table, key, sizeof(key)))
 		return 0;
 	e = table == m->nodes  ? node_entry(obj)
 	    : table == m->pods ? pod_entry(obj)
@@ -295,13 +295,12 @@ int ap_pmap_update(struct ap_pmap *m, const char *kind, const json_t *obj)
 	return r;
 }
 
-void ap_pmap_remove(struct ap_pmap *m, const char *kind, const json_t *obj)
+void pk_ui_map_remove(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
 {
 	char key[512];
 	json_t *table;
 
-	if (!m || !kind || !obj || !pk_name(obj) ||
-	    !pmap_table_of(m, kind, obj, &table, key, sizeof(key)))
+	if (!m || !obj || !pk_name(obj) || !table_of(m, kind, obj, &table, key, sizeof(key)))
 		return;
 	pthread_mutex_lock(&m->lock);
 	if (json_object_del(table, key) == 0) {
@@ -311,13 +310,46 @@ void ap_pmap_remove(struct ap_pmap *m, const char *kind, const json_t *obj)
 	pthread_mutex_unlock(&m->lock);
 }
 
-void ap_pmap_event(struct ap_pmap *m, enum pk_event_type type, const char *kind, const json_t *obj)
+void pk_ui_map_event(struct pk_ui_map *m, enum pk_event_type type, enum pk_kind kind,
+		     const json_t *obj)
 {
 	if (type == PK_EVENT_DELETED)
-		ap_pmap_remove(m, kind, obj);
+		pk_ui_map_remove(m, kind, obj);
 	else
-		ap_pmap_update(m, kind, obj);
+		pk_ui_map_update(m, kind, obj);
 }
+
+/* ---- fed by the scheduling loop ------------------------------------------------------- */
+
+/* Every listing starts from nothing: what left the source meanwhile goes. */
+static void hook_list_begin(void *arg)
+{
+	pk_ui_map_clear(arg);
+}
+
+/* Kinds arrive as the source names them; other kinds (Leases, Jobs) are ignored. */
+static void hook_listed(void *arg, const char *kind, const json_t *obj, int64_t now_ms)
+{
+	(void)now_ms;
+	pk_ui_map_update(arg, pk_kind_from_string(kind), obj);
+}
+
+/*
+ * Every event, whatever the loop made of it: the loop's own bindings and
+ * conditions come back as skips for the scheduler, yet they are what the
+ * map shows.
+ */
+static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
+{
+	(void)d;
+	pk_ui_map_event(arg, ev->type, pk_kind_from_string(ev->kind), ev->object);
+}
+
+const struct pk_appliance_hooks pk_ui_map_hooks = {
+    .list_begin = hook_list_begin,
+    .listed = hook_listed,
+    .event = hook_event,
+};
 
 /* ---- documents ------------------------------------------------------------------------ */
 
@@ -342,7 +374,7 @@ static int render_unlocked(json_t *nodes, json_t *pods, json_t *groups, uint64_t
 			   time_t changed, char **ret_text)
 {
 	json_t *doc = NULL;
-	int r = nodes && pods && groups ? ap_pmap_layout(nodes, pods, groups, gen, &doc) : -ENOMEM;
+	int r = nodes && pods && groups ? ui_map_layout(nodes, pods, groups, gen, &doc) : -ENOMEM;
 	char when[32];
 	struct tm tm;
 
@@ -359,7 +391,7 @@ static int render_unlocked(json_t *nodes, json_t *pods, json_t *groups, uint64_t
 	return r < 0 ? r : *ret_text ? 0 : -ENOMEM;
 }
 
-int ap_pmap_render(struct ap_pmap *m, uint64_t since, char **ret_json, size_t *ret_len)
+int pk_ui_map_render(struct pk_ui_map *m, uint64_t since, char **ret_json, size_t *ret_len)
 {
 	json_t *nodes, *pods, *groups;
 	char *text = NULL;
@@ -410,7 +442,7 @@ out:
 }
 
 /* Pods on the node, with their group and the group's root. */
-static json_t *node_pods(struct ap_pmap *m, const char *name)
+static json_t *node_pods(struct pk_ui_map *m, const char *name)
 {
 	json_t *out = json_array(), *p;
 	const char *key;
@@ -444,20 +476,20 @@ static json_t *node_pods(struct ap_pmap *m, const char *name)
 		}
 		json_array_append_new(
 		    out,
-		    json_pack(
-			"{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "namespace", ns, "name",
-			strchr(key, '/') + 1, "group", ap_pmap_str_or_null(group), "groupKind",
-			json_incref(g ? json_object_get(g, "kind") : json_null()), "root",
-			json_incref(root ? json_object_get(root, "name") : json_null()), "rootKind",
-			json_incref(root ? json_object_get(root, "kind") : json_null()),
-			"sliceCoords", json_incref(json_array_get(p, 2)), "workerId",
-			json_incref(json_array_get(p, 3))));
+		    json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "namespace", ns, "name",
+			      strchr(key, '/') + 1, "group", ui_str_or_null(group), "groupKind",
+			      json_incref(g ? json_object_get(g, "kind") : json_null()), "root",
+			      json_incref(root ? json_object_get(root, "name") : json_null()),
+			      "rootKind",
+			      json_incref(root ? json_object_get(root, "kind") : json_null()),
+			      "sliceCoords", json_incref(json_array_get(p, 2)), "workerId",
+			      json_incref(json_array_get(p, 3))));
 	}
 	return out;
 }
 
 /* What the pods bound to the node request, resource -> milli-units. */
-static json_t *node_requested(struct ap_pmap *m, const char *name)
+static json_t *node_requested(struct pk_ui_map *m, const char *name)
 {
 	json_t *out = json_object(), *p;
 	const char *key;
@@ -478,7 +510,7 @@ static json_t *node_requested(struct ap_pmap *m, const char *name)
 	return out;
 }
 
-int ap_pmap_pods(struct ap_pmap *m, const char *text, size_t max, json_t **ret)
+int pk_ui_map_pods(struct pk_ui_map *m, const char *text, size_t max, json_t **ret)
 {
 	json_t *items = json_array(), *p;
 	const char *key;
@@ -504,7 +536,7 @@ int ap_pmap_pods(struct ap_pmap *m, const char *text, size_t max, json_t **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
-int ap_pmap_node(struct ap_pmap *m, const char *name, json_t **ret)
+int pk_ui_map_node(struct pk_ui_map *m, const char *name, json_t **ret)
 {
 	json_t *n, *doc = NULL, *pods;
 
@@ -563,7 +595,7 @@ static int respond_doc(struct pk_response *resp, int status, json_t *doc)
 	return 0;
 }
 
-static int serve_api(struct ap_pmap *m, const struct pk_request *req, struct pk_response *resp)
+static int serve_api(struct pk_ui_map *m, const struct pk_request *req, struct pk_response *resp)
 {
 	const char *node = query(req, "node"), *since = query(req, "since"),
 		   *pod = query(req, "pod");
@@ -573,7 +605,7 @@ static int serve_api(struct ap_pmap *m, const struct pk_request *req, struct pk_
 	int r;
 
 	if (node) {
-		r = ap_pmap_node(m, node, &doc);
+		r = pk_ui_map_node(m, node, &doc);
 		if (r == -ENOENT)
 			return respond_doc(resp, 404,
 					   json_pack("{s:s,s:s,s:s,s:s,s:i}", "kind", "Status",
@@ -589,7 +621,7 @@ static int serve_api(struct ap_pmap *m, const struct pk_request *req, struct pk_
 			    json_pack("{s:s,s:s,s:s,s:s,s:i}", "kind", "Status", "status",
 				      "Failure", "reason", "BadRequest", "message",
 				      "pod: expected part of a pod's name", "code", 400));
-		r = ap_pmap_pods(m, pod, AP_PMAP_POD_MATCHES, &doc);
+		r = pk_ui_map_pods(m, pod, PK_UI_MAP_POD_MATCHES, &doc);
 		return r < 0 ? r : respond_doc(resp, 200, doc);
 	}
 	if (since) {
@@ -601,7 +633,7 @@ static int serve_api(struct ap_pmap *m, const struct pk_request *req, struct pk_
 				      "Failure", "reason", "BadRequest", "message",
 				      "since: expected a generation number", "code", 400));
 	}
-	r = ap_pmap_render(m, gen, &resp->body, &resp->body_len);
+	r = pk_ui_map_render(m, gen, &resp->body, &resp->body_len);
 	if (r < 0)
 		return r;
 	resp->status = 200;
@@ -609,9 +641,9 @@ static int serve_api(struct ap_pmap *m, const struct pk_request *req, struct pk_
 	return 0;
 }
 
-int ap_pmap_serve(void *arg, const struct pk_request *req, struct pk_response *resp)
+int pk_ui_map_serve(void *arg, const struct pk_request *req, struct pk_response *resp)
 {
-	struct ap_pmap *m = arg;
+	struct pk_ui_map *m = arg;
 	const char *path = req->path;
 
 	if (!m)
@@ -620,16 +652,16 @@ int ap_pmap_serve(void *arg, const struct pk_request *req, struct pk_response *r
 		return serve_api(m, req, resp);
 	if (strcmp(path, "/ui") == 0 || strcmp(path, "/ui/") == 0)
 		path = "/ui/index.html";
-	for (size_t i = 0; i < ap_ui_nassets; i++) {
-		if (strcmp(ap_ui_assets[i].path, path) != 0)
+	for (size_t i = 0; i < ui_nassets; i++) {
+		if (strcmp(ui_assets[i].path, path) != 0)
 			continue;
-		resp->body = malloc(ap_ui_assets[i].len + 1);
+		resp->body = malloc(ui_assets[i].len + 1);
 		if (!resp->body)
 			return -ENOMEM;
-		memcpy(resp->body, ap_ui_assets[i].data, ap_ui_assets[i].len);
-		resp->body_len = ap_ui_assets[i].len;
+		memcpy(resp->body, ui_assets[i].data, ui_assets[i].len);
+		resp->body_len = ui_assets[i].len;
 		resp->status = 200;
-		resp->content_type = ap_ui_assets[i].content_type;
+		resp->content_type = ui_assets[i].content_type;
 		return 0;
 	}
 	return -ENOENT;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_jobs.c — Job and JobSet status kept by the appliance's controllers
- * (kernel/appliance/controllers.c over kernel/builder/status.c) against a
+ * test_jobs.c — Job and JobSet status kept by the standalone controllers
+ * (kernel/controllers/controllers.c over kernel/builder/status.c) against a
  * real store, without the HTTP server: a Job runs to Complete and its
  * finished pods free the nodes a waiting gang then gets; a Job whose pods
  * keep failing is recreated up to backoffLimit and then Failed; a JobSet
@@ -486,7 +486,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("appliance-jobs");
+	Suite *s = suite_create("controllers-jobs");
 	TCase *tc = tcase_create("jobs");
 	SRunner *sr;
 	int failed;

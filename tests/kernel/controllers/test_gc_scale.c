@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_gc_scale.c — the appliance's internal listers see every object, past
+ * test_gc_scale.c — the controllers' internal listers see every object, past
  * any page size: with 10,050 pods in another namespace (sorted first), a
  * deleted Job's pods are still found and removed by the garbage collector.
  * They used to be cut at the store's 10,000-item page and left behind.
@@ -133,7 +133,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("appliance-gc-scale");
+	Suite *s = suite_create("controllers-gc-scale");
 	TCase *tc = tcase_create("gc");
 	SRunner *sr;
 	int failed;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_lifecycle.c — kernel/appliance/lifecycle.c against a real store: on a
+ * test_lifecycle.c — kernel/controllers/lifecycle.c against a real store: on a
  * --simulate-board cluster with the simulated lifecycle on, a bound pod is
  * Running after the start delay and Succeeded after its
  * sim.podkernel.dev/duration, so a Job completes by itself; a pod on a real
@@ -278,7 +278,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("appliance-lifecycle");
+	Suite *s = suite_create("controllers-lifecycle");
 	TCase *tc = tcase_create("lifecycle");
 	SRunner *sr;
 	int failed;

@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/appliance/placement_map.h"
+#include "kernel/ui/ui-internal.h"
 #include "topology/topology.h"
 
 #define BOX_MAX_CELLS (1 << 20)
@@ -762,8 +762,8 @@ static void layout_free(struct layout *L)
 	json_decref(L->group_ids);
 }
 
-int ap_pmap_layout(const json_t *nodes, const json_t *pods, const json_t *groups,
-		   uint64_t generation, json_t **ret)
+int ui_map_layout(const json_t *nodes, const json_t *pods, const json_t *groups,
+		  uint64_t generation, json_t **ret)
 {
 	struct layout L = {0};
 	struct counts total = {0};
@@ -794,11 +794,11 @@ int ap_pmap_layout(const json_t *nodes, const json_t *pods, const json_t *groups
 	for (i = 0; i < L.nhosts; i++)
 		pods_bound += (size_t)L.hosts[i].pods;
 	gj = groups_json(&L, &pending);
-	doc = json_pack(
-	    "{s:s,s:s,s:I,s:{s:o,s:o},s:o,s:o,s:o,s:o}", "kind", "PlacementMap", "apiVersion",
-	    "podkernel.dev/v1alpha1", "generation", (json_int_t)generation, "levels", "domain",
-	    ap_pmap_str_or_null(L.domain_key), "cube", ap_pmap_str_or_null(L.cube_key), "summary",
-	    counts_json(&total), "groups", gj, "pending", pending, "domains", domains);
+	doc = json_pack("{s:s,s:s,s:I,s:{s:o,s:o},s:o,s:o,s:o,s:o}", "kind", "PlacementMap",
+			"apiVersion", "podkernel.dev/v1alpha1", "generation",
+			(json_int_t)generation, "levels", "domain", ui_str_or_null(L.domain_key),
+			"cube", ui_str_or_null(L.cube_key), "summary", counts_json(&total),
+			"groups", gj, "pending", pending, "domains", domains);
 	if (doc) {
 		json_t *s = json_object_get(doc, "summary");
 

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_placement_map.c — kernel/appliance/placement_map.c and
- * placement_layout.c: the PlacementMap document for the Nodes of the real
- * board files (boards/tpu-superslice.yaml, boards/gpu-cluster.yaml) with
- * pods and groups fed as the appliance feeds them.  Checks the drawn grid
- * (every host once, no two on one cell), the states and their precedence,
- * the pending gangs with their reasons, the largest free box, slice shapes,
- * the node detail, the "unchanged" answer and the /ui/ hook.
+ * test_placement_map.c — kernel/ui/placement_map.c and placement_layout.c:
+ * the PlacementMap document for the Nodes of the real board files
+ * (boards/tpu-superslice.yaml, boards/gpu-cluster.yaml) with pods and groups
+ * fed as the scheduling loop feeds them.  Checks the drawn grid (every host
+ * once, no two on one cell), the states and their precedence, the pending
+ * gangs with their reasons, the largest free box, slice shapes, the node
+ * detail, the "unchanged" answer, the /ui/ answers, and the map registered
+ * as hooks on a running standalone loop (a pod the loop binds shows).
  */
 #include <check.h>
 #include <errno.h>
@@ -15,20 +16,22 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/appliance/placement_map.h"
 #include "kernel/api/api.h"
-#include "kernel/server/server.h"
+#include "kernel/appliance/appliance.h"
+#include "kernel/controllers/controllers.h"
+#include "kernel/builder/builder.h"
+#include "kernel/ui/ui.h"
 
-static struct ap_pmap *pm;
+static struct pk_ui_map *pm;
 
 static void setup(void)
 {
-	ck_assert_int_eq(ap_pmap_new(&pm), 0);
+	ck_assert_int_eq(pk_ui_map_new(&pm), 0);
 }
 
 static void teardown(void)
 {
-	ap_pmap_free(pm);
+	pk_ui_map_free(pm);
 	pm = NULL;
 }
 
@@ -44,14 +47,14 @@ static void feed_board(const char *file)
 	ck_assert_int_eq(topo_board_load_file(b, path, err, sizeof(err)), 0);
 	ck_assert_int_eq(pk_board_nodes_json(b, 0, &nodes), 0);
 	topo_board_free(b);
-	json_array_foreach(nodes, i, n) ck_assert_int_eq(ap_pmap_update(pm, "Node", n), 0);
+	json_array_foreach(nodes, i, n) ck_assert_int_eq(pk_ui_map_update(pm, PK_KIND_NODE, n), 0);
 	json_decref(nodes);
 }
 
-static void feed(const char *kind, json_t *obj)
+static void feed(enum pk_kind kind, json_t *obj)
 {
 	ck_assert_ptr_nonnull(obj);
-	ck_assert_int_eq(ap_pmap_update(pm, kind, obj), 0);
+	ck_assert_int_eq(pk_ui_map_update(pm, kind, obj), 0);
 	json_decref(obj);
 }
 
@@ -91,7 +94,7 @@ static json_t *render(void)
 	size_t len = 0;
 	json_t *doc;
 
-	ck_assert_int_eq(ap_pmap_render(pm, 0, &text, &len), 0);
+	ck_assert_int_eq(pk_ui_map_render(pm, 0, &text, &len), 0);
 	doc = json_loadb(text, len, 0, NULL);
 	free(text);
 	ck_assert_ptr_nonnull(doc);
@@ -169,36 +172,36 @@ START_TEST(test_torus_layout_and_states)
 {
 	feed_board("tpu-superslice.yaml");
 	/* a composite gang of two PodGroups, each on one host of cube ss0-c0 */
-	feed("CompositePodGroup",
+	feed(PK_KIND_COMPOSITE_POD_GROUP,
 	     group("CompositePodGroup", "train", NULL, "True", "Scheduled", "ok"));
-	feed("PodGroup", group("PodGroup", "shard-0", "train", "True", "Scheduled", "ok"));
-	feed("PodGroup", group("PodGroup", "shard-1", "train", "True", "Scheduled", "ok"));
-	feed("Pod", pod("a0", "shard-0", "tpu-ss0-h0"));
-	feed("Pod", pod("a1", "shard-0", "tpu-ss0-h0"));
-	feed("Pod", pod("b0", "shard-1", "tpu-ss0-h1"));
+	feed(PK_KIND_POD_GROUP, group("PodGroup", "shard-0", "train", "True", "Scheduled", "ok"));
+	feed(PK_KIND_POD_GROUP, group("PodGroup", "shard-1", "train", "True", "Scheduled", "ok"));
+	feed(PK_KIND_POD, pod("a0", "shard-0", "tpu-ss0-h0"));
+	feed(PK_KIND_POD, pod("a1", "shard-0", "tpu-ss0-h0"));
+	feed(PK_KIND_POD, pod("b0", "shard-1", "tpu-ss0-h1"));
 	/* a pending gang */
-	feed("PodGroup",
+	feed(PK_KIND_POD_GROUP,
 	     group("PodGroup", "big", NULL, "False", "Unschedulable", "0/512 nodes fit 600 pods"));
-	feed("Pod", pod("big-0", "big", NULL));
+	feed(PK_KIND_POD, pod("big-0", "big", NULL));
 	/* a standalone pod, a finished pod (holds nothing) */
-	feed("Pod", pod("solo", NULL, "tpu-ss1-h5"));
+	feed(PK_KIND_POD, pod("solo", NULL, "tpu-ss1-h5"));
 	json_t *done = pod("done", NULL, "tpu-ss1-h6");
 	pk_set(done, "status.phase", json_string("Succeeded"));
-	feed("Pod", done);
+	feed(PK_KIND_POD, done);
 	/* cordoned, and unreachable with a pod (unreachable wins) */
 	json_t *n =
 	    json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{s:b}}", "apiVersion", "v1", "kind",
 		      "Node", "metadata", "name", "tpu-ss1-h7", "labels",
 		      TOPO_LABEL_LEVEL_PREFIX "superslice", "ss1", TOPO_LABEL_LEVEL_PREFIX "cube",
 		      "ss1-c0", TOPO_LABEL_COORDS, "2.2.1", "spec", "unschedulable", 1);
-	feed("Node", n);
+	feed(PK_KIND_NODE, n);
 	n = json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}},s:{s:[{s:s,s:s}]}}", "apiVersion", "v1",
 		      "kind", "Node", "metadata", "name", "tpu-ss1-h8", "labels",
 		      TOPO_LABEL_LEVEL_PREFIX "superslice", "ss1", TOPO_LABEL_LEVEL_PREFIX "cube",
 		      "ss1-c0", TOPO_LABEL_COORDS, "0.0.2", "spec", "taints", "key",
 		      "node.kubernetes.io/unreachable", "effect", "NoExecute");
-	feed("Node", n);
-	feed("Pod", pod("stranded", NULL, "tpu-ss1-h8"));
+	feed(PK_KIND_NODE, n);
+	feed(PK_KIND_POD, pod("stranded", NULL, "tpu-ss1-h8"));
 
 	json_t *doc = render();
 	check_grid(doc, 512);
@@ -264,7 +267,7 @@ START_TEST(test_largest_free_box)
 	json_decref(doc);
 	for (int h = 0; h < 16; h++) {
 		snprintf(name, sizeof(name), "tpu-ss1-h%d", h);
-		feed("Pod", pod(name, NULL, name));
+		feed(PK_KIND_POD, pod(name, NULL, name));
 	}
 	doc = render();
 	json_t *lf = pk_get(domain_named(doc, "ss1"), "largestFree");
@@ -285,7 +288,7 @@ START_TEST(test_largest_free_box_wraps)
 	/* cubes 4..11 of ss1 (chips z 4-11) busy: free are z 12-15 and 0-3 */
 	for (int h = 64; h < 192; h++) {
 		snprintf(name, sizeof(name), "tpu-ss1-h%d", h);
-		feed("Pod", pod(name, NULL, name));
+		feed(PK_KIND_POD, pod(name, NULL, name));
 	}
 	json_t *doc = render();
 	json_t *lf = pk_get(domain_named(doc, "ss1"), "largestFree");
@@ -299,7 +302,7 @@ END_TEST
 START_TEST(test_list_layout_gpu_racks)
 {
 	feed_board("gpu-cluster.yaml");
-	feed("Pod", pod("p", NULL, "gpu-b0-r1-n3"));
+	feed(PK_KIND_POD, pod("p", NULL, "gpu-b0-r1-n3"));
 	json_t *doc = render();
 	check_grid(doc, 64);
 	json_t *b0 = json_array_get(json_object_get(doc, "domains"), 0);
@@ -319,11 +322,11 @@ START_TEST(test_slice_shape_and_node_detail)
 	feed_board("tpu-cube.yaml");
 	json_t *g = group("PodGroup", "slice", NULL, "True", "Scheduled", "ok");
 	pk_set(g, "metadata.annotations", json_pack("{s:s}", TOPO_ANN_SLICE_SHAPE, "4x4x2"));
-	feed("PodGroup", g);
+	feed(PK_KIND_POD_GROUP, g);
 	json_t *p = pod("w0", "slice", "tpu-cube0-h0");
 	pk_set(p, "metadata.annotations",
 	       json_pack("{s:s,s:s}", TOPO_ANN_SLICE_COORDS, "0.0.0", TOPO_ANN_WORKER_ID, "0"));
-	feed("Pod", p);
+	feed(PK_KIND_POD, p);
 	json_t *doc = render();
 	check_grid(doc, 16);
 	ck_assert_str_eq(json_string_value(pk_get(json_array_get(json_object_get(doc, "groups"), 0),
@@ -332,7 +335,7 @@ START_TEST(test_slice_shape_and_node_detail)
 	json_decref(doc);
 
 	json_t *d = NULL;
-	ck_assert_int_eq(ap_pmap_node(pm, "tpu-cube0-h0", &d), 0);
+	ck_assert_int_eq(pk_ui_map_node(pm, "tpu-cube0-h0", &d), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(d, "state")), "busy");
 	ck_assert_str_eq(
 	    json_string_value(json_object_get(json_object_get(d, "labels"), TOPO_LABEL_COORDS)),
@@ -343,7 +346,7 @@ START_TEST(test_slice_shape_and_node_detail)
 	ck_assert_str_eq(json_string_value(json_object_get(p0, "sliceCoords")), "0.0.0");
 	ck_assert_str_eq(json_string_value(json_object_get(p0, "workerId")), "0");
 	json_decref(d);
-	ck_assert_int_eq(ap_pmap_node(pm, "nope", &d), -ENOENT);
+	ck_assert_int_eq(pk_ui_map_node(pm, "nope", &d), -ENOENT);
 }
 END_TEST
 
@@ -407,16 +410,16 @@ START_TEST(test_fill_taints_time_and_pod_search)
 	    0);
 	json_decref(n1);
 	ck_assert_int_gt(cpu, 2000);
-	feed("Pod", pod_requesting("one-cpu", "tpu-cube0-h1", "1", NULL));
-	feed("Pod", pod_requesting("all-tpu", "tpu-cube0-h2", "1", "4"));
-	feed("Pod", pod_requesting("half-a", "tpu-cube0-h3", "1", "1"));
-	feed("Pod", pod_requesting("half-b", "tpu-cube0-h3", "1", "1"));
+	feed(PK_KIND_POD, pod_requesting("one-cpu", "tpu-cube0-h1", "1", NULL));
+	feed(PK_KIND_POD, pod_requesting("all-tpu", "tpu-cube0-h2", "1", "4"));
+	feed(PK_KIND_POD, pod_requesting("half-a", "tpu-cube0-h3", "1", "1"));
+	feed(PK_KIND_POD, pod_requesting("half-b", "tpu-cube0-h3", "1", "1"));
 	json_t *n4 = board_node("tpu-cube.yaml", "tpu-cube0-h4");
 	pk_set(n4, "spec.taints",
 	       json_pack("[{s:s,s:s,s:s},{s:s,s:s}]", "key", "maintenance", "value", "yes",
 			 "effect", "NoSchedule", "key", "node.kubernetes.io/unschedulable",
 			 "effect", "NoSchedule"));
-	feed("Node", n4);
+	feed(PK_KIND_NODE, n4);
 
 	time_t before = time(NULL);
 	json_t *doc = render();
@@ -449,7 +452,7 @@ START_TEST(test_fill_taints_time_and_pod_search)
 	json_decref(doc);
 
 	json_t *d = NULL;
-	ck_assert_int_eq(ap_pmap_node(pm, "tpu-cube0-h3", &d), 0);
+	ck_assert_int_eq(pk_ui_map_node(pm, "tpu-cube0-h3", &d), 0);
 	ck_assert_int_eq(
 	    json_integer_value(json_object_get(json_object_get(d, "requested"), "google.com/tpu")),
 	    2000);
@@ -457,13 +460,13 @@ START_TEST(test_fill_taints_time_and_pod_search)
 			     json_object_get(json_object_get(d, "allocatable"), "google.com/tpu")),
 			 tpu);
 	json_decref(d);
-	ck_assert_int_eq(ap_pmap_pods(pm, "half-", 10, &d), 0);
+	ck_assert_int_eq(pk_ui_map_pods(pm, "half-", 10, &d), 0);
 	ck_assert_int_eq(json_array_size(json_object_get(d, "items")), 2);
 	ck_assert_str_eq(pk_get_string(json_array_get(json_object_get(d, "items"), 0), "node"),
 			 "tpu-cube0-h3");
 	ck_assert(!json_is_true(json_object_get(d, "truncated")));
 	json_decref(d);
-	ck_assert_int_eq(ap_pmap_pods(pm, "ml/", 1, &d), 0);
+	ck_assert_int_eq(pk_ui_map_pods(pm, "ml/", 1, &d), 0);
 	ck_assert_int_eq(json_array_size(json_object_get(d, "items")), 1);
 	ck_assert(json_is_true(json_object_get(d, "truncated")));
 	json_decref(d);
@@ -476,32 +479,32 @@ START_TEST(test_generation_and_unchanged)
 	size_t len;
 
 	feed_board("tpu-cube.yaml");
-	uint64_t g0 = ap_pmap_generation(pm);
+	uint64_t g0 = pk_ui_map_generation(pm);
 	/* the same Node again (an unchanged heartbeat publish): no new generation */
 	feed_board("tpu-cube.yaml");
-	ck_assert_uint_eq(ap_pmap_generation(pm), g0);
-	ck_assert_int_eq(ap_pmap_render(pm, g0, &text, &len), 0);
+	ck_assert_uint_eq(pk_ui_map_generation(pm), g0);
+	ck_assert_int_eq(pk_ui_map_render(pm, g0, &text, &len), 0);
 	json_t *doc = json_loadb(text, len, 0, NULL);
 	free(text);
 	ck_assert(json_is_true(json_object_get(doc, "unchanged")));
 	ck_assert_ptr_null(json_object_get(doc, "domains"));
 	json_decref(doc);
 	json_t *p = pod("x", NULL, "tpu-cube0-h3");
-	ck_assert_int_eq(ap_pmap_update(pm, "Pod", p), 0);
-	ck_assert_uint_gt(ap_pmap_generation(pm), g0);
+	ck_assert_int_eq(pk_ui_map_update(pm, PK_KIND_POD, p), 0);
+	ck_assert_uint_gt(pk_ui_map_generation(pm), g0);
 	doc = render();
 	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.busy")), 1);
 	json_decref(doc);
-	ap_pmap_remove(pm, "Pod", p);
+	pk_ui_map_remove(pm, PK_KIND_POD, p);
 	json_decref(p);
 	doc = render();
 	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.busy")), 0);
 	json_decref(doc);
 	/* kinds the map does not keep change nothing */
-	uint64_t g1 = ap_pmap_generation(pm);
-	feed("Job", json_pack("{s:s,s:{s:s,s:s}}", "kind", "Job", "metadata", "name", "j",
-			      "namespace", "ml"));
-	ck_assert_uint_eq(ap_pmap_generation(pm), g1);
+	uint64_t g1 = pk_ui_map_generation(pm);
+	feed(PK_KIND_JOB, json_pack("{s:s,s:{s:s,s:s}}", "kind", "Job", "metadata", "name", "j",
+				    "namespace", "ml"));
+	ck_assert_uint_eq(pk_ui_map_generation(pm), g1);
 }
 END_TEST
 
@@ -526,7 +529,7 @@ START_TEST(test_torus_without_level_labels)
 					 v) if (strcmp(k, TOPO_LABEL_LEVEL_PREFIX "cube") == 0)
 		    json_object_del(labels, k);
 	}
-	json_array_foreach(nodes, i, n) ck_assert_int_eq(ap_pmap_update(pm, "Node", n), 0);
+	json_array_foreach(nodes, i, n) ck_assert_int_eq(pk_ui_map_update(pm, PK_KIND_NODE, n), 0);
 	json_decref(nodes);
 	json_t *doc = render();
 	check_grid(doc, 16);
@@ -547,11 +550,12 @@ START_TEST(test_hostile_labels)
 
 	for (size_t i = 0; i < sizeof(coords) / sizeof(coords[0]); i++) {
 		snprintf(name, sizeof(name), "odd-%zu", i);
-		feed("Node", json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}}}", "apiVersion", "v1",
-				       "kind", "Node", "metadata", "name", name, "labels",
-				       TOPO_LABEL_LEVEL_PREFIX "superslice", i < 3 ? "far" : "odd",
-				       TOPO_LABEL_LEVEL_PREFIX "cube", i < 3 ? "far-c0" : "odd-c0",
-				       TOPO_LABEL_COORDS, coords[i]));
+		feed(PK_KIND_NODE,
+		     json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s}}}", "apiVersion", "v1", "kind",
+			       "Node", "metadata", "name", name, "labels",
+			       TOPO_LABEL_LEVEL_PREFIX "superslice", i < 3 ? "far" : "odd",
+			       TOPO_LABEL_LEVEL_PREFIX "cube", i < 3 ? "far-c0" : "odd-c0",
+			       TOPO_LABEL_COORDS, coords[i]));
 	}
 	json_t *doc = render();
 	check_grid(doc, 8);
@@ -566,13 +570,20 @@ START_TEST(test_hostile_labels)
 }
 END_TEST
 
+static void response_clear(struct pk_response *r)
+{
+	free(r->body);
+	free(r->warnings);
+	memset(r, 0, sizeof(*r));
+}
+
 static int serve(const char *path, const char *key, const char *value, struct pk_response *resp)
 {
 	struct pk_query_arg arg = {key, value};
 	struct pk_request req = {.method = "GET", .path = path, .args = &arg, .nargs = key ? 1 : 0};
 
 	memset(resp, 0, sizeof(*resp));
-	return ap_pmap_serve(pm, &req, resp);
+	return pk_ui_map_serve(pm, &req, resp);
 }
 
 START_TEST(test_serve)
@@ -584,32 +595,99 @@ START_TEST(test_serve)
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_str_eq(r.content_type, "text/html; charset=utf-8");
 	ck_assert_ptr_nonnull(memmem(r.body, r.body_len, "/ui/map.js", 10));
-	pk_response_clear(&r);
+	response_clear(&r);
 	ck_assert_int_eq(serve("/ui/map.js", NULL, NULL, &r), 0);
 	ck_assert_ptr_nonnull(memmem(r.body, r.body_len, "/ui/api/placement", 17));
-	pk_response_clear(&r);
+	response_clear(&r);
 	ck_assert_int_eq(serve("/ui/api/placement", NULL, NULL, &r), 0);
 	ck_assert_str_eq(r.content_type, "application/json");
 	ck_assert_ptr_nonnull(memmem(r.body, r.body_len, "\"PlacementMap\"", 14));
-	pk_response_clear(&r);
+	response_clear(&r);
 	ck_assert_int_eq(serve("/ui/api/placement", "since", "12x", &r), 0);
 	ck_assert_int_eq(r.status, 400);
-	pk_response_clear(&r);
+	response_clear(&r);
 	ck_assert_int_eq(serve("/ui/api/placement", "node", "tpu-cube0-h1", &r), 0);
 	ck_assert_int_eq(r.status, 200);
-	pk_response_clear(&r);
+	response_clear(&r);
 	ck_assert_int_eq(serve("/ui/api/placement", "node", "nope", &r), 0);
 	ck_assert_int_eq(r.status, 404);
-	pk_response_clear(&r);
+	response_clear(&r);
 	ck_assert_int_eq(serve("/ui/api/placement", "pod", "x", &r), 0);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_ptr_nonnull(memmem(r.body, r.body_len, "\"PlacementPodList\"", 18));
-	pk_response_clear(&r);
+	response_clear(&r);
 	ck_assert_int_eq(serve("/ui/api/placement", "pod", "", &r), 0);
 	ck_assert_int_eq(r.status, 400);
-	pk_response_clear(&r);
+	response_clear(&r);
 	ck_assert_int_eq(serve("/ui/../etc/passwd", NULL, NULL, &r), -ENOENT);
 	ck_assert_int_eq(serve("/ui/other.js", NULL, NULL, &r), -ENOENT);
+}
+END_TEST
+
+/* ---- fed by a running scheduling loop ------------------------------------------------ */
+
+static const struct pk_store_open_opts store_opts = {.admission = wb_admission,
+						     .nadmission = WB_ADMISSION_N};
+
+static void store_create(struct pk_store *st, json_t *obj)
+{
+	struct pk_errors errs = {0};
+	int r = pk_store_create(st, obj, &errs, NULL);
+
+	for (size_t i = 0; r < 0 && i < errs.n; i++)
+		fprintf(stderr, "create: %s\n", errs.msg[i]);
+	pk_errors_clear(&errs);
+	json_decref(obj);
+	ck_assert_int_eq(r, 0);
+}
+
+/* The state of node name in the map and the name of its first pod ("" without). */
+static const char *node_state(const char *name, char *pod_buf, size_t len)
+{
+	static char state[32];
+	json_t *d = NULL;
+
+	ck_assert_int_eq(pk_ui_map_node(pm, name, &d), 0);
+	snprintf(state, sizeof(state), "%s", json_string_value(json_object_get(d, "state")));
+	snprintf(pod_buf, len, "%s",
+		 pk_get_string(json_array_get(json_object_get(d, "pods"), 0), "name") ?: "");
+	json_decref(d);
+	return state;
+}
+
+/*
+ * Registered as hooks on a standalone loop: the listing brings the Node,
+ * and the binding the loop writes itself (an event the scheduler skips)
+ * puts the pod on it.
+ */
+START_TEST(test_fed_by_the_loop)
+{
+	char dir[] = "/tmp/pk-ui-map-test-XXXXXX", err[256] = "", cmd[300], name[64];
+	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
+	struct pk_appliance *app = NULL;
+	struct pk_store *st = NULL;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(pk_store_open_opts(dir, &store_opts, &st, err, sizeof(err)), 0);
+	store_create(st, json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:s}}}", "apiVersion", "v1", "kind",
+				   "Node", "metadata", "name", "n0", "status", "allocatable", "cpu",
+				   "8", "pods", "110"));
+	ck_assert_int_eq(pk_appliance_config_add_hooks(&cfg, &pk_ui_map_hooks, pm), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_str_eq(node_state("n0", name, sizeof(name)), "free");
+	store_create(st, json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:[{s:s,s:s,s:{s:{s:s}}}]}}",
+				   "apiVersion", "v1", "kind", "Pod", "metadata", "name", "p0",
+				   "namespace", "default", "spec", "containers", "name", "c",
+				   "image", "x", "resources", "requests", "cpu", "1"));
+	for (int i = 0; i < 1000 && strcmp(node_state("n0", name, sizeof(name)), "busy"); i++)
+		nanosleep(&(struct timespec){0, 10000000L}, NULL);
+	ck_assert_str_eq(node_state("n0", name, sizeof(name)), "busy");
+	ck_assert_str_eq(name, "p0");
+	pk_appliance_stop(app);
+	pk_store_shutdown(st);
+	pk_store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -628,6 +706,11 @@ int main(void)
 	tcase_add_test(tc, test_hostile_labels);
 	tcase_add_test(tc, test_torus_without_level_labels);
 	tcase_add_test(tc, test_fill_taints_time_and_pod_search);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("loop");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_fed_by_the_loop);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
