@@ -71,7 +71,6 @@ struct sc_dra {
 	struct pk_map claims; /* key -> struct sc_claim * */
 	struct sc_vec all;    /* every entry, zombies included */
 	json_t *dealloc;      /* keys of claims to deallocate, told by the next cycle */
-	bool removing;	      /* a victim's simulated removal is being charged */
 	/* per snapshot node: its slot in the device index, for the state's generation */
 	struct node_slot {
 		const char *name; /* the node's name pointer when cached */
@@ -407,7 +406,7 @@ static int parse_ref(json_t *obj, json_t *pc, size_t i, const char *ns, const ch
 static bool group_may_have_claims(struct pk_sched *s, const struct sc_pod *pod)
 {
 	const struct sc_group *g =
-	    pod->group_key ? sc_forest_group(&s->forest, pod->group_key, false, false) : NULL;
+	    pod->group_key ? sc_forest_find(&s->forest, pod->group_key, false) : NULL;
 
 	return pod->group_key && (!g || !g->present || g->spec.claims_obj);
 }
@@ -740,18 +739,12 @@ static void claims_charge(struct sc_snapshot *snap, const struct sc_pod *pod, in
 			continue;
 		ref->entry = NULL;
 		sc_vec_remove(&e->users, pod);
-		if (!e->users.n && d->removing && e->has_api)
+		if (!e->users.n && snap->removing && e->has_api)
 			e->freed = true;
 		entry_sync(snap, e, node);
 		if (e->zombie && !e->users.n)
 			entry_drop(d, e);
 	}
-}
-
-void sc_claims_removing(struct sc_snapshot *snap, bool on)
-{
-	if (snap->dra)
-		snap->dra->removing = on;
 }
 
 const char *sc_claims_why(const struct sc_pod *pod)

@@ -9,12 +9,14 @@
  * Unschedulable (preemption may help);  otherwise UnschedulableAndUnresolvable.
  * A leaf's children are its pods and a failed pod always counts in U.
  * Basic groups need one child when they have any (M = 1), none otherwise.
+ *
+ * The rule and the status names only: this file calls no other of
+ * kernel/sched/; the strategies' shared code (place_common.c) applies it and
+ * records the outcome.
  */
 #include "kernel/sched/sched-common.h"
-#include "kernel/sched/sched-core.h"
 #include "kernel/sched/sched-forest.h"
 #include "kernel/sched/sched-place.h"
-#include "kernel/sched/sched-snapshot.h"
 
 static const char *const status_names[] = {
     [SC_SUCCESS] = "Success",
@@ -47,40 +49,4 @@ enum sc_status sc_feasible(int M, int S, int R, int U, int UU)
 	if (S + R + U >= M)
 		return SC_UNSCHEDULABLE;
 	return SC_UNRESOLVABLE;
-}
-
-enum sc_status sc_leaf_presim(struct sc_ctx *ctx, struct sc_group *g, int *ret_S, int *ret_R)
-{
-	int M = sc_group_min(g), S = 0, R = 0, UU = 0;
-	enum sc_status st;
-	struct sc_pod *refused = NULL;
-
-	for (size_t i = 0; i < g->pods.n; i++) {
-		struct sc_pod *p = g->pods.v[i];
-
-		if (sc_pod_running(p)) {
-			S++;
-		} else if (sc_pod_pending(p)) {
-			R++;
-		} else if (sc_cons_refusal(p) && p->node < 0 && !p->node_name && !p->deleting) {
-			UU++; /* a field not implemented or not parsed, or a claim held */
-			if (!refused)
-				refused = p;
-		}
-	}
-	st = sc_feasible(M, S, R, 0, UU);
-	if (st >= SC_UNSCHEDULABLE && refused) {
-		st = SC_UNRESOLVABLE;
-		sc_record(ctx, g, st, M, S, R, 0, UU, SC_WHY_POD, refused, NULL);
-		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=%d -> %s (%s)", sc_group_kind(g),
-			 g->key, M, S, R, UU, sc_status_to_string(st), sc_cons_refusal(refused));
-	} else if (st >= SC_UNSCHEDULABLE) {
-		sc_record(ctx, g, st, M, S, R, 0, 0, SC_WHY_PRESIM, NULL, NULL);
-		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=0 -> %s (pre-simulation: %s)",
-			 sc_group_kind(g), g->key, M, S, R, sc_status_to_string(st),
-			 ctx->tracing ? sc_group_why(ctx->snap, g) : "");
-	}
-	*ret_S = S;
-	*ret_R = R;
-	return st;
 }

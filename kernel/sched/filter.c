@@ -5,11 +5,14 @@
  * (terms ORed, requirements ANDed; In, NotIn, Exists, DoesNotExist, Gt, Lt;
  * matchFields on metadata.name against the node's name),
  * taints against tolerations (NoSchedule and NoExecute filter,
- * PreferNoSchedule does not), and resource fit for every resource the pod
- * requests, "pods" included.  Between the static filters and resource fit
- * come the constraint plugins' filters (plugin.h: pod affinity, topology
- * spread, host ports).  The first failing filter is returned so that
+ * PreferNoSchedule does not).  The first failing filter is returned so that
  * messages can count why nodes were rejected.
+ *
+ * These are the static filters, below the constraint plugins: nodepref.c,
+ * spread.c and volumes.c match nodes with them.  The whole filter, with the
+ * plugins' filters (plugin.h: pod affinity, topology spread, host ports,
+ * claims, volumes) and then resource fit for every resource the pod
+ * requests, "pods" included, is sc_filter() in plugin.c, above the plugins.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -162,32 +165,5 @@ enum sc_misfit sc_filter_static(const struct sc_pod *pod, const struct sc_node *
 		return SC_MISFIT_AFFINITY;
 	if (!sc_node_tolerated(pod, node))
 		return SC_MISFIT_TAINT;
-	return SC_FIT;
-}
-
-enum sc_misfit sc_filter(const struct sc_snapshot *snap, const struct sc_pod *pod,
-			 const struct sc_node *node, int *ret_res)
-{
-	enum sc_misfit m = sc_filter_static(pod, node);
-
-	if (m != SC_FIT)
-		return m;
-	/* the plugins' index is a cache the filters may build: not a change */
-	m = sc_cons_filter((struct sc_snapshot *)snap, pod, node->index);
-	if (m != SC_FIT)
-		return m;
-	for (int r = 0; r < snap->nres; r++) {
-		int64_t after;
-
-		/* A wrapped (negative) usage means an overbooked node: full. */
-		if (pod->req[r] > 0 &&
-		    (node->used[r] < 0 ||
-		     __builtin_add_overflow(node->used[r], pod->req[r], &after) ||
-		     after > node->alloc[r])) {
-			if (ret_res)
-				*ret_res = r;
-			return SC_MISFIT_RESOURCES;
-		}
-	}
 	return SC_FIT;
 }

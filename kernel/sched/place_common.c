@@ -12,7 +12,10 @@
  * pod's node through a callback (a slice-shape leaf goes to the snapshot's
  * extension that places slices, slice.c); a composite first sets aside the
  * children that are not admissible (sc_admit_children) and, when it fails,
- * says which child failed and why (sc_record_composite_failure).
+ * says which child failed and why (sc_record_composite_failure).  The
+ * PlacementFeasible rule itself is feasible.c's, below this file: it records
+ * and traces nothing, so the leaf's pre-simulation check, which does, is
+ * here (sc_leaf_presim).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -141,6 +144,42 @@ int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int de
 }
 
 /* ---- the leaf loop ----------------------------------------------------------- */
+
+enum sc_status sc_leaf_presim(struct sc_ctx *ctx, struct sc_group *g, int *ret_S, int *ret_R)
+{
+	int M = sc_group_min(g), S = 0, R = 0, UU = 0;
+	enum sc_status st;
+	struct sc_pod *refused = NULL;
+
+	for (size_t i = 0; i < g->pods.n; i++) {
+		struct sc_pod *p = g->pods.v[i];
+
+		if (sc_pod_running(p)) {
+			S++;
+		} else if (sc_pod_pending(p)) {
+			R++;
+		} else if (sc_cons_refusal(p) && p->node < 0 && !p->node_name && !p->deleting) {
+			UU++; /* a field not implemented or not parsed, or a claim held */
+			if (!refused)
+				refused = p;
+		}
+	}
+	st = sc_feasible(M, S, R, 0, UU);
+	if (st >= SC_UNSCHEDULABLE && refused) {
+		st = SC_UNRESOLVABLE;
+		sc_record(ctx, g, st, M, S, R, 0, UU, SC_WHY_POD, refused, NULL);
+		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=%d -> %s (%s)", sc_group_kind(g),
+			 g->key, M, S, R, UU, sc_status_to_string(st), sc_cons_refusal(refused));
+	} else if (st >= SC_UNSCHEDULABLE) {
+		sc_record(ctx, g, st, M, S, R, 0, 0, SC_WHY_PRESIM, NULL, NULL);
+		sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=0 UU=0 -> %s (pre-simulation: %s)",
+			 sc_group_kind(g), g->key, M, S, R, sc_status_to_string(st),
+			 ctx->tracing ? sc_group_why(ctx->snap, g) : "");
+	}
+	*ret_S = S;
+	*ret_R = R;
+	return st;
+}
 
 /* A slice-shape leaf goes to the snapshot's extension that places them. */
 static enum sc_status ext_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,

@@ -22,17 +22,19 @@
  *                          the strategies rank by it before packing.
  *   charge(snap, pod, n, sign)
  *                          pod was added to (+1) or taken from (-1) node n.
- *                          The snapshot calls it from the one place usage
- *                          changes (bind, unbind, assume, assume_removed,
- *                          revert, commit), for every pod, so the plugins'
- *                          per-node and per-domain state follows the undo
- *                          log exactly: a gang's members see each other's
- *                          tentative placements, a reverted gang holds
- *                          nothing, and preemption's simulated removal of a
- *                          victim releases its ports and affinity counts.
+ *                          The snapshot calls it, through the hooks the
+ *                          table registers (sc_cons_register), from the one
+ *                          place usage changes (bind, unbind, assume,
+ *                          assume_removed, revert, commit), for every pod,
+ *                          so the plugins' per-node and per-domain state
+ *                          follows the undo log exactly: a gang's members
+ *                          see each other's tentative placements, a
+ *                          reverted gang holds nothing, and preemption's
+ *                          simulated removal of a victim releases its ports
+ *                          and affinity counts.
  *   release(s, pod)        the pod leaves the scheduler.
  *
- * The shared index (struct sc_terms, in the snapshot): every distinct
+ * The shared index (struct sc_terms, in the snapshot; terms.c): every distinct
  * "term" a pod states, i.e. a conjunction of (namespaces, labelSelector)
  * matchers over one topology key, is registered once, refcounted by the pods
  * that state it.  For each term the index keeps, per node and per domain of
@@ -47,6 +49,13 @@
  *
  * Pods without any constraint pay one NULL test in filter and score; a pod
  * that matches no registered term pays one selector test per term in charge.
+ *
+ * Layers, each calling only those below it: the snapshot; the label
+ * selectors and the term index (terms.c) and the static filters (filter.c);
+ * the plugins; the table and what the core calls (plugin.c).  The snapshot
+ * reaches the plugins only through the hooks sc_cons_register() gives it,
+ * and the term index asks interpod.c which pods own a term only through its
+ * owns callback.
  */
 #ifndef PODKERNEL_KERNEL_SCHED_PLUGIN_H
 #define PODKERNEL_KERNEL_SCHED_PLUGIN_H
@@ -60,6 +69,7 @@ struct pk_sched;
 struct sc_snapshot;
 struct sc_pod;
 struct sc_part;
+struct sc_node;
 
 /* Limits on what one pod may state (hostile input). */
 #define SC_CONS_MAX_TERMS 64  /* affinity terms, spread constraints, ports */
@@ -78,7 +88,7 @@ enum sc_plugin_id {
 	_SC_PLUGIN_MAX,
 };
 
-/* ---- label selectors (metav1.LabelSelector) ---------------------------------- */
+/* ---- label selectors (metav1.LabelSelector), terms.c ---------------------------- */
 
 enum sc_lop { SC_LOP_IN, SC_LOP_NOT_IN, SC_LOP_EXISTS, SC_LOP_NOT_EXISTS };
 struct sc_lreq {
@@ -114,7 +124,7 @@ int sc_lsel_add(struct sc_lsel *sel, const char *key, enum sc_lop op, const char
 		size_t nvalues);
 void sc_lsel_clear(struct sc_lsel *sel);
 
-/* ---- the term index --------------------------------------------------------- */
+/* ---- the term index, terms.c -------------------------------------------------- */
 
 /* Which pods a term looks at: namespaces and a label selector. */
 struct sc_matcher {
@@ -151,6 +161,9 @@ struct sc_terms {
 	struct sc_vec ns_all;	   /* those labels, owned */
 	uint64_t charges;	   /* bumps on every charge (cache key of per-pick state) */
 	bool stale;		   /* some term is not built */
+	/* whether pod owns term as a required anti-affinity term (interpod.c's
+	 * sc_interpod_owns, set by sc_cons_register; NULL: nobody owns any) */
+	bool (*owns)(const struct sc_pod *pod, const struct sc_term *term);
 	/* interpod.c: the owned terms the last filtered pod matches */
 	const struct sc_pod *sym_pod;
 	uint64_t sym_version;
@@ -166,6 +179,14 @@ void sc_terms_put(struct sc_terms *t, struct sc_term *term);
 int sc_term_build(struct sc_snapshot *snap, struct sc_term *term);
 /* Every term built (what the filters call first); -ENOMEM. */
 int sc_terms_ready(struct sc_snapshot *snap);
+/* pod was added to (+1) or taken from (-1) node: move the counts of the terms it matches. */
+void sc_terms_charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign);
+/* The snapshot's partitions were dropped: terms rebuild on next use. */
+void sc_terms_parts_dropped(struct sc_snapshot *snap);
+/* Node a pod occupies in the snapshot now (bound or assumed), or -1. */
+int sc_pod_where(const struct sc_pod *pod);
+/* Invariant check of the index: counts equal a recount; 0 or -EUCLEAN. */
+int sc_terms_check(const struct sc_snapshot *snap, char *why, size_t whylen);
 /* Whether pod owns term as a required anti-affinity term (interpod.c). */
 bool sc_interpod_owns(const struct sc_pod *pod, const struct sc_term *term);
 /* Does pod (namespace ns, labels l) match every matcher of term? */
@@ -198,7 +219,14 @@ struct sc_plugin_ops {
 extern const struct sc_plugin_ops sc_plugin_fields, sc_plugin_gates, sc_plugin_nodepref,
     sc_plugin_interpod, sc_plugin_spread, sc_plugin_ports, sc_plugin_claims, sc_plugin_volumes;
 
-/* ---- what the core calls --------------------------------------------------- */
+/* ---- what the core calls, plugin.c --------------------------------------------- */
+
+/*
+ * Register the plugins with the snapshot (once, pk_sched_new): the hooks it
+ * calls on every charge, when its partitions go, in its invariant check and
+ * in sc_snapshot_fini, and the term index's owns callback.
+ */
+void sc_cons_register(struct sc_snapshot *snap);
 
 /*
  * Parse every plugin's fields of obj into pod (pod->cons stays NULL for a pod
@@ -210,15 +238,17 @@ void sc_cons_release(struct pk_sched *s, struct sc_pod *pod);
 void sc_cons_free(struct sc_cons *c);
 /* The plugins' filters for pod on node, in table order. */
 enum sc_misfit sc_cons_filter(struct sc_snapshot *snap, const struct sc_pod *pod, int node);
+/*
+ * The whole filter: the static filters (filter.c), the plugins' filters,
+ * then resource fit; *ret_res gets the short resource id.
+ */
+enum sc_misfit sc_filter(const struct sc_snapshot *snap, const struct sc_pod *pod,
+			 const struct sc_node *node, int *ret_res);
 /* Sum of the plugins' scores (0 for a pod without preferences). */
 int64_t sc_cons_score(struct sc_snapshot *snap, const struct sc_pod *pod, int node);
 bool sc_cons_scores(const struct sc_pod *pod);
-/* Every plugin's charge (snapshot.c's charge()). */
+/* The term index's and every plugin's charge (snapshot.c's charge(), as a hook). */
 void sc_cons_charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign);
-/* The snapshot's partitions were dropped: terms rebuild on next use. */
-void sc_cons_parts_dropped(struct sc_snapshot *snap);
-/* Node a pod occupies in the snapshot now (bound or assumed), or -1. */
-int sc_pod_where(const struct sc_pod *pod);
 /* A Namespace object's labels (namespaceSelector); 0 or -ENOMEM. */
 int sc_cons_namespace(struct pk_sched *s, json_t *obj);
 /*
@@ -233,10 +263,13 @@ const char *sc_cons_refusal(const struct sc_pod *pod);
  * to a missing volume, of a missing class, or unbound in Immediate mode),
  * naming the claim, or NULL.  sc_vol_commit: the pod's assumed volumes
  * become its claims' own, as PK_SCHED_VOLUME_CLAIM actions into res.
+ * sc_vols_free and sc_ports_free (ports.c): the catalog and the host ports
+ * index go (sc_snapshot_fini, through the hooks).
  */
 int sc_vols_add(struct pk_sched *s, json_t *obj);
 int sc_vols_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
 void sc_vols_free(struct sc_snapshot *snap);
+void sc_ports_free(struct sc_snapshot *snap);
 const char *sc_vol_hold(const struct sc_pod *pod);
 int sc_vol_commit(struct pk_sched *s, const struct sc_pod *pod, const char *node,
 		  struct pk_sched_result *res);
@@ -249,7 +282,5 @@ bool sc_pod_gated(const struct sc_pod *pod);
  */
 struct sc_part *sc_spread_hint(struct sc_snapshot *snap, const struct sc_pod *pod);
 bool sc_spread_dom_allowed(struct sc_snapshot *snap, const struct sc_pod *pod, int d);
-/* Invariant check of the index: counts equal a recount; 0 or -EUCLEAN. */
-int sc_cons_check(const struct sc_snapshot *snap, char *why, size_t whylen);
 
 #endif /* PODKERNEL_KERNEL_SCHED_PLUGIN_H */

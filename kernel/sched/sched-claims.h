@@ -23,16 +23,17 @@ struct sc_snapshot;
 
 /*
  * ResourceClaims, DeviceClasses and ResourceSlices in (set) and out
- * (remove); the flag around a victim's simulated removal; the last reason a
- * pod's claims did not fit a node; a pod leaving for good (its reservations
- * go, a claim nobody reserves is deallocated).
+ * (remove); the last reason a pod's claims did not fit a node; a pod
+ * leaving for good (its reservations go, a claim nobody reserves is
+ * deallocated).  claims.c is a constraint plugin: it calls the snapshot and
+ * the result below it, never the forest or the plugin table above it; the
+ * snapshot frees the claim table through the table's hooks (plugin.c).
  */
 void sc_claims_free(struct sc_snapshot *snap);
 int sc_claims_set(struct pk_sched *s, json_t *obj);
 /* Give a PodGroup's member the claims state its group's claims need. */
 int sc_claims_attach(struct sc_pod *pod);
 int sc_claims_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
-void sc_claims_removing(struct sc_snapshot *snap, bool on);
 const char *sc_claims_why(const struct sc_pod *pod);
 void sc_claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod);
 int sc_claims_tell(struct pk_sched *s, struct pk_sched_result *res);

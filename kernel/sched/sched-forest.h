@@ -4,7 +4,10 @@
  * pods and of PodGroups and CompositePodGroups keyed by "namespace/name", the
  * queue of roots (queue.c), the victim floor, and the runtime validation of a
  * hierarchy (hierarchy.c).  Nothing here borrows from a caller's jansson tree.
- * Private to kernel/sched/.
+ * The forest and the queue sit above the constraint plugins (a pod that
+ * arrives has its constraints parsed, plugin.c) and the snapshot; the
+ * plugins read the forest's data but call nothing in it.  Private to
+ * kernel/sched/.
  */
 #ifndef PODKERNEL_KERNEL_SCHED_FOREST_H
 #define PODKERNEL_KERNEL_SCHED_FOREST_H
@@ -209,6 +212,16 @@ struct sc_forest {
 void sc_forest_init(struct sc_forest *f);
 void sc_forest_fini(struct sc_forest *f);
 struct sc_group *sc_forest_group(struct sc_forest *f, const char *key, bool composite, bool create);
+/*
+ * The group of that key, or NULL: a lookup in the forest's data, which the
+ * constraint plugins below the forest (claims.c) may make without calling
+ * up into forest.c.
+ */
+static inline struct sc_group *sc_forest_find(const struct sc_forest *f, const char *key,
+					      bool composite)
+{
+	return pk_map_get(&f->groups[composite], key);
+}
 int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool scheduled);
 int sc_forest_remove_group(struct sc_forest *f, const char *key, bool composite);
 int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view);

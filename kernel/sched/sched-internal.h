@@ -15,6 +15,25 @@
  *   sched-core.h      the scheduler object and a cycle's context
  *   sched-place.h     what the strategies share, preemption, the strategies
  *   sched-slice.h     TPU slices: the torus occupancy index
+ *
+ * The files call each other without cycles: lowest first, each calls only
+ * files on its own line or below (util.c and ctx.c are under all of them):
+ *
+ *   snapshot.c, feasible.c           the cluster; the PlacementFeasible rule
+ *   terms.c, filter.c, result.c,     label selectors and the term index, the
+ *   strand.c                         static filters, result actions, profile
+ *   the plugins (claims.c, ...)      plugin.h's ops tables
+ *   plugin.c                         the plugin table, sc_filter()
+ *   queue.c, forest.c, hierarchy.c   the workload forest and its queue
+ *   place_common.c                   what the strategies share
+ *   place_*.c, slice.c, preempt.c    the strategies, slices, preemption
+ *   strategy.c, sched.c, cycle.c     the strategy table, the object, a cycle
+ *   offline.c, replay.c              what runs cycles: podctl, replays
+ *
+ * Where a lower file must reach state kept above it, the upper one
+ * registers: slice.c's extension (struct sc_snap_ext_ops) and the plugins'
+ * hooks (struct sc_snap_pod_ops, sc_cons_register) with the snapshot, the
+ * term index's owns callback (interpod.c).
  */
 #ifndef PODKERNEL_KERNEL_SCHED_INTERNAL_H
 #define PODKERNEL_KERNEL_SCHED_INTERNAL_H

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sched-place.h — what every placement strategy uses (place_common.c,
- * feasible.c), preemption (preempt.c) and the strategies themselves
- * (strategy.c).  Private to kernel/sched/.
+ * sched-place.h — what every placement strategy uses (place_common.c, above
+ * feasible.c's PlacementFeasible, which it applies), preemption (preempt.c)
+ * and the strategies themselves (strategy.c).  Private to kernel/sched/.
  */
 #ifndef PODKERNEL_KERNEL_SCHED_PLACE_H
 #define PODKERNEL_KERNEL_SCHED_PLACE_H
@@ -51,15 +51,16 @@ int sc_admit_children(struct sc_ctx *ctx, struct sc_group *g, bool *ret_adm,
 void sc_record_composite_failure(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M,
 				 int S, int R, int U, int UU, const struct sc_group *failed);
 
-/* feasible.c: PlacementFeasible */
-int sc_group_min(const struct sc_group *g);
-enum sc_status sc_feasible(int M, int S, int R, int U, int UU);
 /*
  * The pre-simulation check of a leaf, shared by the strategies: counts its
  * running (S) and pending (R) pods; when the leaf can never reach its minimum
  * the failure is recorded and traced.  Returns sc_feasible() of the counts.
  */
 enum sc_status sc_leaf_presim(struct sc_ctx *ctx, struct sc_group *g, int *ret_S, int *ret_R);
+
+/* feasible.c: PlacementFeasible (below place_common.c; calls nothing of the core) */
+int sc_group_min(const struct sc_group *g);
+enum sc_status sc_feasible(int M, int S, int R, int U, int UU);
 
 /* preempt.c */
 int sc_preempt(struct sc_ctx *ctx, struct sc_group *root);

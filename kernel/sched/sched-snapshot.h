@@ -4,7 +4,10 @@
  * with dense indices and fixed-size resource vectors, partitions by topology
  * key with per-domain free capacity, the undo log of simulated placements, the
  * node capacity index, and the extensions that keep state in step with it
- * (slice.c).  Private to kernel/sched/.
+ * (slice.c) or the plugins (plugin.c).  The lowest layer of the core: it
+ * calls no other file of kernel/sched/; what the layers above keep in step
+ * with it they register (struct sc_snap_ext_ops, struct sc_snap_pod_ops).
+ * Private to kernel/sched/.
  */
 #ifndef PODKERNEL_KERNEL_SCHED_SNAPSHOT_H
 #define PODKERNEL_KERNEL_SCHED_SNAPSHOT_H
@@ -104,6 +107,25 @@ struct sc_snap_ext_ops {
 };
 #define SC_SNAP_EXT_MAX 2
 
+/*
+ * Per-pod state above the snapshot that follows every change of usage (the
+ * constraint plugins' and their term index's, plugin.c), registered once per
+ * snapshot (sc_cons_register, pk_sched_new).  The data lives in the
+ * snapshot (terms, ports, dra, vols below); the snapshot calls these and
+ * nothing of the plugins by name.
+ */
+struct sc_snap_pod_ops {
+	/* pod was added to (sign 1) or taken from (-1) node (snap->removing: a
+	 * victim's simulated removal) */
+	void (*charge)(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign);
+	/* the partitions were dropped (a node came, went or changed labels) */
+	void (*parts_dropped)(struct sc_snapshot *snap);
+	/* the invariant checker's step: 0 or -EUCLEAN with why */
+	int (*check)(const struct sc_snapshot *snap, char *why, size_t whylen);
+	/* free the state (sc_snapshot_fini) */
+	void (*fini)(struct sc_snapshot *snap);
+};
+
 struct sc_snapshot {
 	char *res_name[SC_MAX_RES];
 	int nres;
@@ -122,7 +144,9 @@ struct sc_snapshot {
 		void *state;
 	} ext[SC_SNAP_EXT_MAX]; /* registered extensions (slice.c) */
 	int next;
-	struct sc_terms terms; /* the constraint plugins' index (plugin.h) */
+	const struct sc_snap_pod_ops *pod_ops; /* registered per-pod hooks (plugin.c), or NULL */
+	bool removing;	       /* a victim's simulated removal is being charged (assume_removed) */
+	struct sc_terms terms; /* the constraint plugins' index (terms.c) */
 	void *ports;	       /* host ports in use per node (ports.c), or NULL */
 	struct sc_dra *dra;    /* claims, devices and their use (claims.c), or NULL */
 	/*
@@ -163,11 +187,11 @@ void sc_snapshot_drop_parts(struct sc_snapshot *snap);
 int sc_snapshot_register_ext(struct sc_snapshot *snap, const struct sc_snap_ext_ops *ops);
 /* The state slot of a registered extension, NULL when ops is not registered. */
 void **sc_snapshot_ext_state(struct sc_snapshot *snap, const struct sc_snap_ext_ops *ops);
+/* Register the per-pod hooks (once per snapshot; a second call replaces them). */
+void sc_snapshot_register_pod_ops(struct sc_snapshot *snap, const struct sc_snap_pod_ops *ops);
 /* A bound pod's annotations from the extensions; false for none. */
 bool sc_snapshot_bind_annotations(const struct sc_snapshot *snap, const struct sc_pod *pod,
 				  char *coords, size_t clen, char *worker, size_t wlen);
-/* ports.c: the host ports index */
-void sc_ports_free(struct sc_snapshot *snap);
 
 /*
  * A scope's nodes grouped by domain of a partition: the k-th domain present

@@ -49,6 +49,7 @@ int pk_sched_new(const struct pk_sched_opts *opts, struct pk_sched **ret)
 		free(s);
 		return -ENOMEM;
 	}
+	sc_cons_register(&s->snap);		  /* the plugins' state follows every charge */
 	s->snap.terms.pods = &s->forest.all_pods; /* the plugins' index counts them */
 	*ret = s;
 	return 0;

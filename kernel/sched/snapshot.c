@@ -19,6 +19,10 @@
  * State that a module above keeps in step with the snapshot (slice.c's torus
  * occupancy) registers as an extension (struct sc_snap_ext_ops): the
  * snapshot charges it, checks it and drops it without naming its module.
+ * The constraint plugins' per-pod state (their term index, host ports,
+ * claims, volumes) follows the same way through the hooks plugin.c
+ * registers (struct sc_snap_pod_ops), so the snapshot, the lowest layer of
+ * the core, calls no file above it.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -26,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-claims.h"
 #include "kernel/sched/sched-common.h"
 #include "kernel/sched/sched-forest.h"
 #include "kernel/sched/sched-snapshot.h"
@@ -153,6 +156,11 @@ void **sc_snapshot_ext_state(struct sc_snapshot *snap, const struct sc_snap_ext_
 	return NULL;
 }
 
+void sc_snapshot_register_pod_ops(struct sc_snapshot *snap, const struct sc_snap_pod_ops *ops)
+{
+	snap->pod_ops = ops;
+}
+
 bool sc_snapshot_bind_annotations(const struct sc_snapshot *snap, const struct sc_pod *pod,
 				  char *coords, size_t clen, char *worker, size_t wlen)
 {
@@ -170,7 +178,8 @@ void sc_snapshot_drop_parts(struct sc_snapshot *snap)
 			snap->ext[i].ops->free(snap->ext[i].state);
 		snap->ext[i].state = NULL;
 	}
-	sc_cons_parts_dropped(snap); /* the terms' domains were the partitions' */
+	if (snap->pod_ops) /* the terms' domains were the partitions' */
+		snap->pod_ops->parts_dropped(snap);
 	for (size_t i = 0; i < snap->nparts; i++)
 		part_free(snap->parts[i]);
 	free(snap->parts);
@@ -210,10 +219,8 @@ void sc_snapshot_fini(struct sc_snapshot *snap)
 		free(snap->res_name[r]);
 	pk_map_free(&snap->node_by_name);
 	free(snap->log);
-	sc_terms_fini(&snap->terms);
-	sc_ports_free(snap);
-	sc_claims_free(snap);
-	sc_vols_free(snap);
+	if (snap->pod_ops)
+		snap->pod_ops->fini(snap);
 	memset(snap, 0, sizeof(*snap));
 }
 
@@ -667,7 +674,8 @@ static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node,
 	for (int i = 0; i < snap->next; i++)
 		if (snap->ext[i].state)
 			snap->ext[i].ops->charge(snap->ext[i].state, node, sign);
-	sc_cons_charge(snap, pod, node, sign);
+	if (snap->pod_ops)
+		snap->pod_ops->charge(snap, pod, node, sign);
 	for (size_t i = 0; i < snap->nparts; i++) {
 		int d = snap->parts[i]->node_dom[node];
 
@@ -740,9 +748,9 @@ int sc_snapshot_assume_removed(struct sc_snapshot *snap, struct sc_pod *pod)
 	r = log_push(snap, SC_UNDO_REMOVE, pod, pod->node);
 	if (r < 0)
 		return r;
-	sc_claims_removing(snap, true);
+	snap->removing = true;
 	charge(snap, pod, pod->node, -1);
-	sc_claims_removing(snap, false);
+	snap->removing = false;
 	pod->sim_removed = true;
 	return 0;
 }
@@ -1001,7 +1009,7 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 	for (int i = 0; rc == 0 && i < snap->next; i++)
 		if (snap->ext[i].state)
 			rc = snap->ext[i].ops->check(snap, snap->ext[i].state, why, whylen);
-	if (rc == 0)
-		rc = sc_cons_check(snap, why, whylen);
+	if (rc == 0 && snap->pod_ops)
+		rc = snap->pod_ops->check(snap, why, whylen);
 	return rc;
 }
