@@ -323,8 +323,7 @@ static void create_call(struct remote *rb, size_t *n, size_t i, const struct pk_
 
 /*
  * Phase one: bindings, creates, replacements and status writes of every
- * item but the claims (a replacement's status goes with it: the conditions
- * of a replaced object are written by a later batch).
+ * item but the claims (a replacement is alone on its item: writer.h).
  */
 static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 			  struct pk_write_result *results)
@@ -391,16 +390,22 @@ static size_t delete_calls(struct remote *rb, const struct pk_write_batch *batch
 		if (!it->evict || results[i].error != 0)
 			continue;
 		cur = json_incref(answers[i]);
-		if (!cur && at_mirror_get(rb->cfg.mirror, pk_kind_to_string(it->kind), it->ns,
-					  it->name, &cur) < 0) {
+		/* the uid the item names, else the one the mirror knows */
+		if (!cur &&
+		    at_mirror_get(rb->cfg.mirror, pk_kind_to_string(it->kind), it->ns, it->name,
+				  &cur) < 0 &&
+		    !it->uid) {
 			results[i].error = -ENOENT;
 			continue;
 		}
 		const char *uid = it->uid ? it->uid : pk_get_string(cur, "metadata.uid");
-		const char *crv = pk_get_string(cur, "metadata.resourceVersion");
+		const char *crv = pk_get_string(answers[i], "metadata.resourceVersion");
 
-		snprintf(rv, sizeof(rv), "%s", crv ? crv : "");
-		if (!answers[i] && it->rv)
+		/* the version the item's status write returned, else the item's own (0: none) */
+		rv[0] = '\0';
+		if (crv)
+			snprintf(rv, sizeof(rv), "%s", crv);
+		else if (it->rv)
 			snprintf(rv, sizeof(rv), "%llu", (unsigned long long)it->rv);
 		json_t *opts = json_pack("{s:s,s:s,s:{}}", "apiVersion", "v1", "kind",
 					 "DeleteOptions", "preconditions");

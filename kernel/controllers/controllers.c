@@ -80,10 +80,17 @@ static int create_missing(struct pk_ctl *ctl, json_t *objects, const char *what)
 	json_array_foreach(objects, i, obj)
 	{
 		enum pk_kind kind = pk_kind_of(obj);
+		int a = r == 0 ? pk_writer_create(ctl->writer, kind, obj) : 0;
 
-		if (r == 0 && (r = pk_writer_create(ctl->writer, kind, obj)) < 0)
-			ctl_log(ctl, 1, "%s: creating %s %s: %s", what, pk_kind_to_string(kind),
-				pk_name(obj) ? pk_name(obj) : "?", strerror(-r));
+		if (a == -ENOMEM) {
+			r = a;
+		} else if (a < 0) { /* not a whole object: the others still go */
+			ctl_log(ctl, 1, "%s: creating %s %s: %s", what,
+				pk_kind_to_string(kind) ?: "?", pk_name(obj) ? pk_name(obj) : "?",
+				strerror(-a));
+			if (!first)
+				first = a;
+		}
 	}
 	if (r == 0)
 		r = ctl_commit(ctl, &res, &n);
@@ -92,7 +99,8 @@ static int create_missing(struct pk_ctl *ctl, json_t *objects, const char *what)
 
 		if (res[i].error == 0) {
 			CTL_COUNT(ctl, objects_created);
-			ctl_log(ctl, 2, "%s: created %s %s/%s", what, kind, res[i].ns, res[i].name);
+			ctl_log(ctl, 2, "%s: created %s %s/%s", what, kind, res[i].ns,
+				pk_name(res[i].object) ?: res[i].name);
 		} else if (res[i].error != -EEXIST) {
 			ctl_log(ctl, 1, "%s: creating %s %s: %s", what, kind, res[i].name,
 				res[i].message ? res[i].message : pk_write_strerror(res[i].error));
@@ -137,7 +145,8 @@ static void prune(struct pk_ctl *ctl, const char *ns, const char *uid, const jso
 			if (!ruid || strcmp(ruid, uid) != 0 ||
 			    emitted(objects, owned_kinds[k], pk_name(obj)))
 				continue;
-			struct pk_write_ref del = ctl_ref_of(pk_kind_of(obj), obj);
+			struct pk_write_ref del =
+			    ctl_ref_of(pk_kind_from_string(owned_kinds[k]), obj);
 
 			del.rv = 0; /* the object it judged, whatever changed since */
 			if (ctl_delete(ctl, &del, PK_WRITE_PROPAGATE_DEFAULT) == 0) {

@@ -205,16 +205,33 @@ static bool ref_ok(const struct pk_writer *w, const struct pk_write_ref *ref)
 	       (!ref->uid || strlen(ref->uid) <= PK_NAME_MAX_LEN);
 }
 
-/* The item of ref for an action on an existing object: NULL (errno) when it is a create. */
-static struct pk_write_item *edit_item(struct pk_writer *w, const struct pk_write_ref *ref)
+/*
+ * The item of ref for an action on an existing object: NULL (errno) when it
+ * is a create, or when a replacement would share the object with a status
+ * action (every backend must be able to write an item as one request, or a
+ * binding and then a status write).
+ */
+enum item_action { ACT_STATUS, ACT_REPLACE, ACT_DELETE };
+
+static struct pk_write_item *edit_item(struct pk_writer *w, const struct pk_write_ref *ref,
+				       enum item_action act)
 {
+	bool replace = act == ACT_REPLACE;
+
 	struct pk_write_item *it = item_of(w, ref);
 
-	if (!it)
+	if (!it) {
 		errno = ENOMEM;
-	else if (it->create)
+		return NULL;
+	}
+	if (it->create ||
+	    (replace && (it->node || it->volume || it->annotations || it->nconds || it->claim ||
+			 it->status)) ||
+	    (act == ACT_STATUS && it->replace)) {
 		errno = EBUSY;
-	return it && !it->create ? it : NULL;
+		return NULL;
+	}
+	return it;
 }
 
 /* ---- actions --------------------------------------------------------------------- */
@@ -227,7 +244,7 @@ int pk_writer_bind(struct pk_writer *w, const struct pk_write_ref *pod, const ch
 	if (!ref_ok(w, pod) || pod->kind != PK_KIND_POD || !node || !*node ||
 	    (annotations && !json_is_object(annotations)))
 		return -EINVAL;
-	it = edit_item(w, pod);
+	it = edit_item(w, pod, ACT_STATUS);
 	if (!it)
 		return -errno;
 	free(it->node);
@@ -252,7 +269,7 @@ int pk_writer_volume_claim(struct pk_writer *w, const struct pk_write_ref *claim
 	if (!ref_ok(w, claim) || claim->kind != PK_KIND_PERSISTENT_VOLUME_CLAIM ||
 	    (annotations && !json_is_object(annotations)) || (!volume && !annotations))
 		return -EINVAL;
-	it = edit_item(w, claim);
+	it = edit_item(w, claim, ACT_STATUS);
 	if (!it)
 		return -errno;
 	if (volume) {
@@ -283,7 +300,7 @@ int pk_writer_set_condition(struct pk_writer *w, const struct pk_write_ref *obj,
 
 	if (!ref_ok(w, obj) || !type || !*type || !status)
 		return -EINVAL;
-	it = edit_item(w, obj);
+	it = edit_item(w, obj, ACT_STATUS);
 	if (!it)
 		return -errno;
 	for (size_t i = 0; i < it->nconds && !c; i++)
@@ -315,7 +332,7 @@ int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod)
 
 	if (!ref_ok(w, pod) || pod->kind != PK_KIND_POD)
 		return -EINVAL;
-	it = edit_item(w, pod);
+	it = edit_item(w, pod, ACT_DELETE);
 	if (!it)
 		return -errno;
 	it->evict = true;
@@ -329,7 +346,7 @@ int pk_writer_delete(struct pk_writer *w, const struct pk_write_ref *ref,
 
 	if (!ref_ok(w, ref) || how > PK_WRITE_PROPAGATE_FOREGROUND)
 		return -EINVAL;
-	it = edit_item(w, ref);
+	it = edit_item(w, ref, ACT_DELETE);
 	if (!it)
 		return -errno;
 	it->evict = true;
@@ -381,7 +398,7 @@ int pk_writer_replace(struct pk_writer *w, const struct pk_write_ref *ref, const
 
 	if (!ref_ok(w, ref) || !json_is_object(obj))
 		return -EINVAL;
-	it = edit_item(w, ref);
+	it = edit_item(w, ref, ACT_REPLACE);
 	return it ? keep_copy(&it->replace, obj) : -errno;
 }
 
@@ -391,7 +408,7 @@ int pk_writer_status(struct pk_writer *w, const struct pk_write_ref *ref, const 
 
 	if (!ref_ok(w, ref) || !json_is_object(status))
 		return -EINVAL;
-	it = edit_item(w, ref);
+	it = edit_item(w, ref, ACT_STATUS);
 	return it ? keep_copy(&it->status, status) : -errno;
 }
 
@@ -401,7 +418,7 @@ int pk_writer_claim(struct pk_writer *w, const struct pk_write_ref *claim, const
 
 	if (!ref_ok(w, claim) || claim->kind != PK_KIND_RESOURCE_CLAIM || !json_is_object(status))
 		return -EINVAL;
-	it = edit_item(w, claim);
+	it = edit_item(w, claim, ACT_STATUS);
 	if (!it)
 		return -errno;
 	json_decref(it->claim);

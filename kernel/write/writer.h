@@ -179,7 +179,9 @@ int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod);
 int pk_writer_create(struct pk_writer *w, enum pk_kind kind, const json_t *obj);
 /*
  * Replace the object but its status with obj (borrowed; a PUT): metadata's
- * identity, uid and timestamps are the backend's, the rest is obj's.
+ * identity, uid and timestamps are the backend's, the rest is obj's.  Only
+ * a deletion may share the object's item (-EBUSY for a binding, conditions,
+ * a status, a claim or a volume: another batch writes those).
  */
 int pk_writer_replace(struct pk_writer *w, const struct pk_write_ref *ref, const json_t *obj);
 /* Replace the object's status with status (borrowed; a PUT of the status subresource). */

@@ -434,6 +434,9 @@ START_TEST(test_creates_replacements_and_deletions)
 	    pk_writer_bind(w, &(struct pk_write_ref){PK_KIND_POD, "default", "fresh"}, "n1", NULL),
 	    -EBUSY); /* a create is the item's only action */
 	ck_assert_int_eq(pk_writer_replace(w, &missing, want), 0); /* a2 does not exist */
+	/* a replacement is one request: no status action may join it, a deletion may */
+	ck_assert_int_eq(pk_writer_set_condition(w, &missing, "Ready", "True", "", ""), -EBUSY);
+	ck_assert_int_eq(pk_writer_delete(w, &missing, PK_WRITE_PROPAGATE_DEFAULT), 0);
 	ck_assert_int_eq(pk_writer_batch_size(w), 4);
 	pk_store_get_stats(st, &before);
 	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
