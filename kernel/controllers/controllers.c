@@ -515,29 +515,34 @@ void ctl_queue_free(struct ctl_queue *q)
 	memset(q, 0, sizeof(*q));
 }
 
-/* Whether the owner a reference names exists with that uid (memoised). */
-static bool owner_alive(struct pk_ctl *ctl, json_t *memo, const char *ns, const json_t *ref)
+/* What the memo says of an owner key (a map value is never NULL). */
+#define OWNER_GONE ((void *)1)
+#define OWNER_ALIVE ((void *)2)
+
+/* Whether the owner a reference names exists with that uid (memoised in memo). */
+static bool owner_alive(struct pk_ctl *ctl, struct pk_map *memo, const char *ns, const json_t *ref)
 {
 	const char *kind = json_string_value(json_object_get(ref, "kind"));
 	const char *name = json_string_value(json_object_get(ref, "name"));
 	const char *uid = json_string_value(json_object_get(ref, "uid"));
 	const struct pk_type *t = kind ? pk_type_by_kind(kind) : NULL;
 	char key[512];
-	json_t *seen, *owner = NULL;
+	json_t *owner = NULL;
+	void *seen;
 	bool alive;
 
 	if (!name || !t)
 		return true; /* an owner this appliance does not serve: not ours to judge */
 	snprintf(key, sizeof(key), "%s/%s/%s/%s", kind, t->namespaced ? ns : "", name,
 		 uid ? uid : "");
-	seen = json_object_get(memo, key);
+	seen = pk_map_get(memo, key);
 	if (seen)
-		return json_is_true(seen);
+		return seen == OWNER_ALIVE;
 	alive = pk_store_get(ctl->store, kind, ns, name, &owner) == 0 &&
 		(!uid || (pk_get_string(owner, "metadata.uid") &&
 			  strcmp(pk_get_string(owner, "metadata.uid"), uid) == 0));
 	json_decref(owner);
-	json_object_set_new(memo, key, json_boolean(alive));
+	pk_map_put(memo, key, alive ? OWNER_ALIVE : OWNER_GONE); /* ENOMEM: asked again */
 	return alive;
 }
 
@@ -617,8 +622,8 @@ static void gc_delete(struct pk_ctl *ctl, const char *kind, const json_t *obj,
  * so (that owner then waits while the reference blocks it), in the
  * background when no owner is left.  Returns 1 when deleted.
  */
-static int gc_dependent(struct pk_ctl *ctl, json_t *memo, struct pk_map *fg, const char *kind,
-			const json_t *obj)
+static int gc_dependent(struct pk_ctl *ctl, struct pk_map *memo, struct pk_map *fg,
+			const char *kind, const json_t *obj)
 {
 	json_t *refs = pk_get(obj, "metadata.ownerReferences"), *r;
 	bool solid = false, foreground = false;
@@ -683,16 +688,13 @@ static void release_foreground(struct pk_ctl *ctl, const struct pk_map *fg)
  */
 int ctl_collect_garbage(struct pk_ctl *ctl)
 {
-	json_t *memo = json_object(), *lists = json_array(), *items, *obj;
-	struct pk_map fg = {0};
+	json_t *lists = json_array(), *items, *obj;
+	struct pk_map fg = {0}, memo = {0};
 	size_t n = ELEMENTSOF(gc_kinds), k, i;
 	int deleted = 0;
 
-	if (!memo || !lists) {
-		json_decref(memo);
-		json_decref(lists);
+	if (!lists)
 		return -ENOMEM;
-	}
 	for (k = 0; k < n; k++) {
 		items = NULL;
 		if (pk_store_list(ctl->store, gc_kinds[k], NULL, NULL, &items, NULL, NULL) < 0)
@@ -702,15 +704,14 @@ int ctl_collect_garbage(struct pk_ctl *ctl)
 	if (foreground_owners(lists, &fg) < 0) {
 		foreground_free(&fg);
 		json_decref(lists);
-		json_decref(memo);
 		return -ENOMEM;
 	}
 	json_array_foreach(lists, k, items) json_array_foreach(items, i, obj) deleted +=
-	    gc_dependent(ctl, memo, &fg, gc_kinds[k], obj);
+	    gc_dependent(ctl, &memo, &fg, gc_kinds[k], obj);
 	release_foreground(ctl, &fg);
 	ctl->gc_foreground = fg.live > 0;
 	foreground_free(&fg);
+	pk_map_free(&memo);
 	json_decref(lists);
-	json_decref(memo);
 	return deleted;
 }
