@@ -29,12 +29,45 @@
 
 #include "kernel/controllers/controllers-internal.h"
 
+/*
+ * Objects of a board per batch (one transaction each): a whole 16,384-host
+ * board in one would hold every object three times over until its commit.
+ */
+#define CTL_BOARD_BATCH 512
+
+/* Create objects [from, from + CTL_BOARD_BATCH) of nodes in one batch; counts into *created. */
+static int register_some(struct pk_ctl *ctl, json_t *nodes, size_t from, const char *path,
+			 size_t *created, char *why, size_t whylen)
+{
+	const struct pk_write_result *res = NULL;
+	size_t nres = 0, i;
+	int r = pk_writer_batch_begin(ctl->writer);
+
+	for (i = from; r == 0 && i < json_array_size(nodes) && i < from + CTL_BOARD_BATCH; i++) {
+		json_t *n = json_array_get(nodes, i);
+
+		pk_set(n, "metadata.annotations", json_pack("{s:s}", PK_ANN_SIMULATED, path));
+		r = pk_writer_create(ctl->writer, pk_kind_of(n), n);
+	}
+	if (r == 0)
+		r = ctl_commit(ctl, &res, &nres);
+	for (i = 0; r == 0 && i < nres; i++) {
+		if (res[i].error == 0)
+			(*created)++;
+		else if (res[i].error != -EEXIST)
+			r = res[i].error;
+	}
+	if (r < 0 && i > 0 && i <= nres && res[i - 1].message)
+		snprintf(why, whylen, " (%s %s: %s)", pk_kind_to_string(res[i - 1].kind),
+			 res[i - 1].name, res[i - 1].message);
+	return r;
+}
+
 int ctl_register_board(struct pk_ctl *ctl, const char *path, char *err, size_t errlen)
 {
 	struct topo_board *b = topo_board_new();
-	json_t *nodes = NULL, *slices = NULL, *n;
-	const struct pk_write_result *res = NULL;
-	size_t i, created = 0, nres = 0;
+	json_t *nodes = NULL, *slices = NULL;
+	size_t created = 0;
 	char why[400] = "";
 	int r;
 
@@ -53,25 +86,8 @@ int ctl_register_board(struct pk_ctl *ctl, const char *path, char *err, size_t e
 		json_decref(nodes);
 		return r == -ENOMEM ? r : -EINVAL;
 	}
-	r = pk_writer_batch_begin(ctl->writer);
-	json_array_foreach(nodes, i, n)
-	{
-		pk_set(n, "metadata.annotations", json_pack("{s:s}", PK_ANN_SIMULATED, path));
-		if (r == 0)
-			r = pk_writer_create(ctl->writer, pk_kind_of(n), n);
-	}
-	/* one batch: the whole board in one transaction */
-	if (r == 0)
-		r = ctl_commit(ctl, &res, &nres);
-	for (i = 0; r == 0 && i < nres; i++) {
-		if (res[i].error == 0)
-			created++;
-		else if (res[i].error != -EEXIST)
-			r = res[i].error;
-	}
-	if (r < 0 && nres && i > 0 && res[i - 1].message)
-		snprintf(why, sizeof(why), " (%s %s: %s)", pk_kind_to_string(res[i - 1].kind),
-			 res[i - 1].name, res[i - 1].message);
+	for (size_t from = 0; r == 0 && from < json_array_size(nodes); from += CTL_BOARD_BATCH)
+		r = register_some(ctl, nodes, from, path, &created, why, sizeof(why));
 	ctl_log(ctl, 1, "appliance: board %s: %zu simulated nodes and ResourceSlices, %zu new",
 		path, json_array_size(nodes), created);
 	json_decref(nodes);
