@@ -26,13 +26,23 @@
 
 /*
  * Per object, "kind/ns/name" (the kind as its enum's number) -> the last
- * resourceVersion seen and the fingerprint, in the common string map.
+ * resourceVersion seen and the fingerprint, in the common string map.  The
+ * records live in chunks of AP_SEEN_CHUNK (every object of the cluster has
+ * one: 16 bytes each, no allocation of its own); a deleted object's record
+ * goes on a free list.
  */
-struct ap_seen {
-	uint64_t rv, fp;
+union ap_seen {
+	struct {
+		uint64_t rv, fp;
+	};
+	union ap_seen *next_free;
 };
+#define AP_SEEN_CHUNK 1024
 struct ap_cache {
-	struct pk_map map; /* key -> struct ap_seen */
+	struct pk_map map;	     /* key -> union ap_seen */
+	union ap_seen **chunks;	     /* each AP_SEEN_CHUNK records */
+	size_t nchunks, used;	     /* used: records handed out of the last chunk */
+	union ap_seen *free_records; /* deleted objects' records */
 };
 
 int ap_cache_new(struct ap_cache **ret)
@@ -47,14 +57,41 @@ int ap_cache_new(struct ap_cache **ret)
 
 void ap_cache_free(struct ap_cache *c)
 {
-	void *v;
-
 	if (!c)
 		return;
-	for (size_t i = 0; pk_map_next(&c->map, &i, NULL, &v);)
-		free(v);
+	for (size_t i = 0; i < c->nchunks; i++)
+		free(c->chunks[i]);
+	free(c->chunks);
 	pk_map_free(&c->map);
 	free(c);
+}
+
+/* A record for a new object: from the free list, else the last chunk; NULL on ENOMEM. */
+static union ap_seen *record_new(struct ap_cache *c)
+{
+	union ap_seen *s = c->free_records, **v;
+
+	if (s) {
+		c->free_records = s->next_free;
+		return s;
+	}
+	if (!c->nchunks || c->used == AP_SEEN_CHUNK) {
+		v = realloc(c->chunks, (c->nchunks + 1) * sizeof(*v));
+		if (!v)
+			return NULL;
+		c->chunks = v;
+		if (!(v[c->nchunks] = malloc(AP_SEEN_CHUNK * sizeof(**v))))
+			return NULL;
+		c->nchunks++;
+		c->used = 0;
+	}
+	return &c->chunks[c->nchunks - 1][c->used++];
+}
+
+static void record_free(struct ap_cache *c, union ap_seen *s)
+{
+	s->next_free = c->free_records;
+	c->free_records = s;
 }
 
 size_t ap_cache_size(const struct ap_cache *c)
@@ -64,12 +101,14 @@ size_t ap_cache_size(const struct ap_cache *c)
 
 static int cache_put(struct ap_cache *c, const char *key, uint64_t rv, uint64_t fp)
 {
-	struct ap_seen *s = pk_map_get(&c->map, key);
+	union ap_seen *s = pk_map_get(&c->map, key);
 
 	if (!s) {
-		s = malloc(sizeof(*s));
-		if (!s || pk_map_put(&c->map, key, s) < 0) {
-			free(s);
+		s = record_new(c);
+		if (!s)
+			return -ENOMEM;
+		if (pk_map_put(&c->map, key, s) < 0) {
+			record_free(c, s);
 			return -ENOMEM;
 		}
 	}
@@ -80,11 +119,11 @@ static int cache_put(struct ap_cache *c, const char *key, uint64_t rv, uint64_t 
 
 static void cache_del(struct ap_cache *c, const char *key)
 {
-	struct ap_seen *s = pk_map_get(&c->map, key);
+	union ap_seen *s = pk_map_get(&c->map, key);
 
 	if (s) {
 		pk_map_del(&c->map, key);
-		free(s);
+		record_free(c, s);
 	}
 }
 
@@ -282,7 +321,7 @@ void ap_cache_forget(struct ap_cache *c, enum pk_kind kind, const char *ns, cons
 uint64_t ap_cache_rv(const struct ap_cache *c, enum pk_kind kind, const char *ns, const char *name)
 {
 	char key[AP_KEY_MAX];
-	const struct ap_seen *s;
+	const union ap_seen *s;
 
 	if (!c || !name)
 		return 0;
@@ -310,7 +349,7 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, con
 		uint64_t rv, struct ap_decision *ret)
 {
 	struct ap_decision d = {.verdict = AP_SKIP};
-	const struct ap_seen *seen;
+	const union ap_seen *seen;
 	char key[AP_KEY_MAX];
 	uint64_t fp;
 

@@ -170,7 +170,8 @@ int pk_writer_set_condition(struct pk_writer *w, const struct pk_write_ref *obj,
 /* Preemption or eviction: the conditions already asked for, then delete the pod. */
 int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod);
 /*
- * Create obj (borrowed, copied): an object of kind with metadata.name, or
+ * Create obj (a reference is kept: obj must not change until the batch is
+ * committed; each backend writes a copy): an object of kind with metadata.name, or
  * metadata.generateName (then the backend names it: the result's object
  * says the name; the item goes by "PREFIX(N)").  -EEXIST in its result when
  * it exists.  Nothing else may be asked of the same object in the batch
