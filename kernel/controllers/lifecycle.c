@@ -34,7 +34,7 @@ enum lc_kind { LC_RUN, LC_SUCCEED, LC_FAIL, LC_NODE_LOSS, LC_NODE_DELETE };
 struct lc_timer {
 	int64_t due_ms;
 	enum lc_kind kind;
-	char *ns, *name, *uid; /* LC_NODE_LOSS: name is the node */
+	char *ns, *name, *uid; /* LC_NODE_LOSS, LC_NODE_DELETE: name (and uid) are the node's */
 };
 
 struct ctl_lifecycle {
@@ -265,9 +265,12 @@ static void node_lost(struct pk_ctl *ctl, const char *node)
 	struct pk_store_list_opts o = {0};
 	struct pk_selector *sel = NULL;
 	char s[320], err[64];
-	json_t *pods = NULL, *p;
+	json_t *pods = NULL, *p, *n = NULL;
 	size_t i;
 
+	/* the Node lost now, by uid: one registered again under its name is another */
+	if (pk_store_get(ctl->store, "Node", NULL, node, &n) < 0)
+		n = NULL;
 	snprintf(s, sizeof(s), "spec.nodeName=%s", node);
 	if (pk_selector_parse(s, true, &sel, err, sizeof(err)) == 0) {
 		o.fields = sel;
@@ -281,12 +284,15 @@ static void node_lost(struct pk_ctl *ctl, const char *node)
 	 * The Node goes on the next turn of the loop, once the controllers
 	 * counted its pods Failed (deleting it now would evict them first).
 	 */
-	add_timer(ctl->lifecycle, ctl_now_ms() + 1, LC_NODE_DELETE, NULL, node, NULL);
+	if (n)
+		add_timer(ctl->lifecycle, ctl_now_ms() + 1, LC_NODE_DELETE, NULL, node,
+			  pk_get_string(n, "metadata.uid"));
+	json_decref(n);
 }
 
 static void fire(struct pk_ctl *ctl, const struct lc_timer *t)
 {
-	struct pk_write_ref node = {.kind = PK_KIND_NODE, .name = t->name};
+	struct pk_write_ref node = {.kind = PK_KIND_NODE, .name = t->name, .uid = t->uid};
 	json_t *pod;
 
 	if (t->kind == LC_NODE_LOSS) {
