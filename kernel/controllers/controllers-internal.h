@@ -62,8 +62,6 @@ struct pk_ctl {
 	} while (0)
 
 /* write.c: one object's write through ctl->writer, as a batch of one. */
-/* Create obj; the object as created in *ret (a new reference) when ret. */
-int ctl_create(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, json_t **ret);
 /* Replace the object but its status (ref's preconditions); the stored object in *ret. */
 int ctl_replace(struct pk_ctl *ctl, const struct pk_write_ref *ref, const json_t *obj,
 		json_t **ret);

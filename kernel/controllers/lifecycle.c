@@ -230,15 +230,13 @@ static void set_phase(struct pk_ctl *ctl, const json_t *listed, const char *phas
 		if (r == 0)
 			r = ctl_status(ctl, &ref, json_object_get(next, "status"), NULL);
 		json_decref(next);
-		if (r == -PK_WRITE_ECONFLICT) {
-			char *ns = strdup(ref.ns ?: ""), *name = strdup(ref.name ?: "");
+		if (r == -PK_WRITE_ECONFLICT) { /* read it again (ref's names are pod's) */
+			json_t *cur = NULL;
 
+			if (pk_store_get(ctl->store, "Pod", ref.ns, ref.name, &cur) < 0)
+				cur = NULL;
 			json_decref(pod);
-			pod = NULL;
-			if (ns && name)
-				pk_store_get(ctl->store, "Pod", ns, name, &pod);
-			free(ns);
-			free(name);
+			pod = cur;
 		}
 	}
 	if (r == 0)

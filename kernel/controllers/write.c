@@ -48,15 +48,6 @@ static int commit_one(struct pk_ctl *ctl, int r, json_t **ret)
 	return r;
 }
 
-int ctl_create(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, json_t **ret)
-{
-	int r = pk_writer_batch_begin(ctl->writer);
-
-	if (r == 0)
-		r = pk_writer_create(ctl->writer, kind, obj);
-	return commit_one(ctl, r, ret);
-}
-
 int ctl_replace(struct pk_ctl *ctl, const struct pk_write_ref *ref, const json_t *obj, json_t **ret)
 {
 	int r = pk_writer_batch_begin(ctl->writer);
