@@ -2,7 +2,9 @@
 #
 #   make            build/bin/{podctl,podkerneld,podagent} and build/lib/libtopo.a
 #   make deps       install the Debian packages the build and the tests need
-#   make demo       the appliance on a simulated cluster (README, first command)
+#   make deps-build only those the build needs (what make demo installs)
+#   make demo       the appliance on a simulated cluster (README, first command);
+#                   serves the placement map until Ctrl-C (DEMO_KEEP=0: stops at the end)
 #   make check      sanitizer build (ASan + UBSan), every Check suite, every script
 #   make bench      optimised build, the benchmarks (not part of check)
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)
@@ -245,7 +247,7 @@ $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(call libs_of,all)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,all)
 
 # --- top-level targets -------------------------------------------------------
-.PHONY: all deps demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke soak chaos valgrind clean format format-check \
+.PHONY: all deps deps-build demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke soak chaos valgrind clean format format-check \
 	install uninstall
 .DEFAULT_GOAL := all
 
@@ -253,6 +255,9 @@ all: $(PROGS) $(call lib_path,topo)
 
 deps:
 	@sh .ci/deps.sh
+
+deps-build:
+	@sh .ci/deps.sh build
 
 check-build: $(PROGS) $(TEST_BINS)
 
@@ -266,9 +271,10 @@ check: deps
 	$(MAKE) fuzz-smoke
 	@sh tests/run-tests.sh build/san
 
-demo: deps
+DEMO_KEEP ?= 1
+demo: deps-build
 	$(MAKE) all
-	@sh examples/demo.sh build/bin
+	@PODKERNEL_DEMO_KEEP=$(DEMO_KEEP) sh examples/demo.sh build/bin
 
 bench-build: $(PROGS) $(BENCH_BINS)
 
