@@ -85,14 +85,16 @@ static json_t *convert(const json_t *ev, bool to_events_api)
 
 json_t *pk_srv_event_view(const struct pk_type *t, json_t *obj)
 {
-	if (!pk_srv_event_type(t) || !json_is_object(obj) || pk_srv_event_api(t) == is_events_shape(obj))
+	if (!pk_srv_event_type(t) || !json_is_object(obj) ||
+	    pk_srv_event_api(t) == is_events_shape(obj))
 		return json_incref(obj);
 	return convert(obj, pk_srv_event_api(t));
 }
 
 bool pk_srv_event_needs_view(const struct pk_type *t, const json_t *obj)
 {
-	return pk_srv_event_type(t) && json_is_object(obj) && pk_srv_event_api(t) != is_events_shape(obj);
+	return pk_srv_event_type(t) && json_is_object(obj) &&
+	       pk_srv_event_api(t) != is_events_shape(obj);
 }
 
 json_t *pk_srv_event_stored(const struct pk_type *t, json_t *obj)

@@ -67,7 +67,9 @@ static json_t *cell_node_status(json_t *o)
 	char buf[64];
 
 	snprintf(buf, sizeof(buf), "%s%s",
-		 !ready ? "Unknown" : s && strcmp(s, "True") == 0 ? "Ready" : "NotReady",
+		 !ready			       ? "Unknown"
+		 : s && strcmp(s, "True") == 0 ? "Ready"
+					       : "NotReady",
 		 json_is_true(pk_get(o, "spec.unschedulable")) ? ",SchedulingDisabled" : "");
 	return json_string(buf);
 }
@@ -98,8 +100,9 @@ static json_t *cell_node_roles(json_t *o)
 	qsort(roles, n, sizeof(*roles), strcmp_p);
 	for (size_t i = 0; i < n; i++)
 		if (i == 0 || strcmp(roles[i], roles[i - 1]) != 0)
-			len += (size_t)snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0,
-						"%s%s", len ? "," : "", roles[i]);
+			len +=
+			    (size_t)snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0,
+					     "%s%s", len ? "," : "", roles[i]);
 	return json_string(n ? buf : "<none>");
 }
 
@@ -235,8 +238,8 @@ static json_t *cell_pod_gates(json_t *o)
 
 	if (!n)
 		return json_string("<none>");
-	json_array_foreach(pk_get(o, "spec.readinessGates"), i, g) ok += condition_true(
-	    o, json_string_value(json_object_get(g, "conditionType")) ?: "");
+	json_array_foreach(pk_get(o, "spec.readinessGates"), i, g) ok +=
+	    condition_true(o, json_string_value(json_object_get(g, "conditionType")) ?: "");
 	snprintf(buf, sizeof(buf), "%zu/%zu", ok, n);
 	return json_string(buf);
 }
@@ -333,8 +336,8 @@ static json_t *cell_event_reason(json_t *o)
 /* ---- Jobs ------------------------------------------------------------------- */
 static json_t *cell_job_status(json_t *o)
 {
-	static const char *const order[] = {"Complete", "Failed", NULL, "Suspended",
-					    "FailureTarget", "SuccessCriteriaMet"};
+	static const char *const order[] = {"Complete",	 "Failed",	  NULL,
+					    "Suspended", "FailureTarget", "SuccessCriteriaMet"};
 
 	for (size_t i = 0; i < ELEMENTSOF(order); i++) {
 		if (!order[i] && pk_get_string(o, "metadata.deletionTimestamp"))
@@ -379,9 +382,9 @@ static json_t *cell_job_containers(json_t *o)
 	json_t *c;
 	char buf[512] = "";
 
-	json_array_foreach(pk_get(o, "spec.template.spec.containers"), i, c) len += (size_t)snprintf(
-	    buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, "%s%s", i ? "," : "",
-	    json_string_value(json_object_get(c, "name")) ?: "");
+	json_array_foreach(pk_get(o, "spec.template.spec.containers"), i, c) len +=
+	    (size_t)snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, "%s%s",
+			     i ? "," : "", json_string_value(json_object_get(c, "name")) ?: "");
 	return json_string(buf);
 }
 
@@ -391,9 +394,9 @@ static json_t *cell_job_images(json_t *o)
 	json_t *c;
 	char buf[1024] = "";
 
-	json_array_foreach(pk_get(o, "spec.template.spec.containers"), i, c) len += (size_t)snprintf(
-	    buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, "%s%s", i ? "," : "",
-	    json_string_value(json_object_get(c, "image")) ?: "");
+	json_array_foreach(pk_get(o, "spec.template.spec.containers"), i, c) len +=
+	    (size_t)snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, "%s%s",
+			     i ? "," : "", json_string_value(json_object_get(c, "image")) ?: "");
 	return json_string(buf);
 }
 
@@ -405,9 +408,9 @@ static json_t *cell_job_selector(json_t *o)
 	size_t len = 0;
 	char buf[1024] = "";
 
-	json_object_foreach(pk_get(o, "spec.selector.matchLabels"), k, v) len += (size_t)snprintf(
-	    buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, "%s%s=%s", len ? "," : "", k,
-	    json_string_value(v) ?: "");
+	json_object_foreach(pk_get(o, "spec.selector.matchLabels"), k, v) len +=
+	    (size_t)snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, "%s%s=%s",
+			     len ? "," : "", k, json_string_value(v) ?: "");
 	return json_string(len ? buf : "<none>");
 }
 
@@ -419,10 +422,10 @@ static json_t *cell_claim_state(json_t *o)
 	char buf[64];
 
 	snprintf(buf, sizeof(buf), "%s%s%s%s", deleted ? "deleted" : "",
-		 !allocated && !deleted		       ? "pending"
-		 : allocated && deleted		       ? ",allocated"
-		 : allocated			       ? "allocated"
-						       : "",
+		 !allocated && !deleted ? "pending"
+		 : allocated && deleted ? ",allocated"
+		 : allocated		? "allocated"
+					: "",
 		 allocated && json_array_size(pk_get(o, "status.reservedFor")) ? ",reserved" : "",
 		 allocated && !json_array_size(pk_get(o, "status.reservedFor")) &&
 			 (deleted || json_is_true(pk_get(o, "status.deallocationRequested")))
@@ -457,10 +460,16 @@ static json_t *cell_ns_status(json_t *o)
 	return json_string(pk_get_string(o, "status.phase") ?: "Active");
 }
 
-#define NAME_COL {"Name", "string", 0, cell_name, NULL, "Name of the object."}
+#define NAME_COL                                                                                   \
+	{                                                                                          \
+		"Name", "string", 0, cell_name, NULL, "Name of the object."                        \
+	}
 #define AGE_COL                                                                                    \
-	{"Age", "date", 0, cell_age, ".metadata.creationTimestamp", "Time since the object was "  \
-								    "created."}
+	{                                                                                          \
+		"Age", "date", 0, cell_age, ".metadata.creationTimestamp",                         \
+		    "Time since the object was "                                                   \
+		    "created."                                                                     \
+	}
 
 static const struct pk_srv_column node_cols[] = {
     NAME_COL,
@@ -566,7 +575,9 @@ static const struct pk_srv_column pc_cols[] = {
     AGE_COL,
     {NULL}};
 static const struct pk_srv_column ns_cols[] = {
-    NAME_COL, {"Status", "string", 0, cell_ns_status, NULL, "Active or Terminating."}, AGE_COL,
+    NAME_COL,
+    {"Status", "string", 0, cell_ns_status, NULL, "Active or Terminating."},
+    AGE_COL,
     {NULL}};
 static const struct pk_srv_column default_cols[] = {NAME_COL, AGE_COL, {NULL}};
 
