@@ -51,6 +51,11 @@ awk '/kubectl apply -k deploy($|[ \/])/ && !a { a = NR } /create secret/ && !s {
 	END { exit !(a && s && a < s) }' docs/install.md ||
 	{ echo "FAIL: docs/install.md creates a Secret before kubectl apply -k deploy"; fail=1; }
 [ "$n" -ge 8 ] || { echo "FAIL: only $n kustomize bases under deploy/"; fail=1; }
+# The CRDs are generated from standalone's schemas and columns, never edited.
+"$PODKERNEL_BIN/podkerneld" --print-crds > "$WORK/crds.yaml" ||
+	{ echo "FAIL: podkerneld --print-crds"; fail=1; }
+cmp -s "$WORK/crds.yaml" deploy/crds/crds.yaml ||
+	{ echo "FAIL: deploy/crds/crds.yaml is not what podkerneld --print-crds prints (regenerate it)"; fail=1; }
 # The agent's board is a valid board file, and the one docs/install.md names.
 "$PODKERNEL_BIN/podctl" board check deploy/agent/board.yaml > /dev/null || fail=1
 cmp -s deploy/agent/board.yaml boards/tpu-superslice.yaml ||
