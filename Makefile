@@ -335,6 +335,8 @@ INSTALL    ?= install
 MANPAGES   := podctl.1 podkerneld.8 podagent.8 podkernel-board.5
 UNITS      := podagent.service podkerneld.service
 BOARDS     := $(notdir $(wildcard boards/*.yaml))
+# the documentation README.md links, installed beside it as docs/
+DOCS       := $(notdir $(wildcard docs/*.md docs/*.png))
 # @NAME@ in man pages, units and the .pc file
 SUBST = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' \
 	-e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
@@ -355,7 +357,7 @@ PC_SUBST   = -e 's|@PC_PREFIX@|$(PC_PREFIX)|g' -e 's|@PC_LIBDIR@|$(call pc_rel,$
 install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/podkernel $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(DATADIR)/podkernel/boards $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(DATADIR)/podkernel/boards $(DESTDIR)$(DOCDIR)/docs \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
 	$(INSTALL) -m 755 $(BUILD)/bin/podctl $(DESTDIR)$(BINDIR)/podctl
 	$(INSTALL) -m 755 $(BUILD)/bin/podkerneld $(BUILD)/bin/podagent $(DESTDIR)$(SBINDIR)/
@@ -369,6 +371,7 @@ install: all
 		$(SUBST) deploy/systemd/$$u.in > $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
 	$(INSTALL) -m 644 $(addprefix boards/,$(BOARDS)) $(DESTDIR)$(DATADIR)/podkernel/boards/
 	$(INSTALL) -m 644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	$(INSTALL) -m 644 $(addprefix docs/,$(DOCS)) $(DESTDIR)$(DOCDIR)/docs/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/podctl $(DESTDIR)$(SBINDIR)/podkerneld \
@@ -378,9 +381,9 @@ uninstall:
 		$(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m)) \
 		$(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) \
 		$(addprefix $(DESTDIR)$(DATADIR)/podkernel/boards/,$(BOARDS)) \
-		$(DESTDIR)$(DOCDIR)/README.md
+		$(DESTDIR)$(DOCDIR)/README.md $(addprefix $(DESTDIR)$(DOCDIR)/docs/,$(DOCS))
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/podkernel $(DESTDIR)$(DATADIR)/podkernel/boards \
-		$(DESTDIR)$(DATADIR)/podkernel $(DESTDIR)$(DOCDIR) 2>/dev/null
+		$(DESTDIR)$(DATADIR)/podkernel $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 # Every C file of the tree is kept clang-formatted (make check fails
 # otherwise).  Outside a git checkout the sources are found by name.

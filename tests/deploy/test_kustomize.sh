@@ -67,7 +67,7 @@ for pair in agent-gpu:gpu-cluster agent-gb200:gb200-nvl72; do
 done
 # Every image a manifest names is one deploy/images pins, and the bases that
 # run a workload include it (nothing runs by tag).
-for img in $(grep -ho 'image: podkernel/[a-z]*' deploy/*/*.yaml deploy/*/*/*.yaml | sed 's/image: //' | sort -u); do
+for img in $(grep -rho --include='*.yaml' 'image: podkernel/[a-z]*' deploy | sed 's/image: //' | sort -u); do
 	grep -q "name: $img\$" deploy/images/kustomization.yaml ||
 		{ echo "FAIL: $img is not pinned in deploy/images"; fail=1; }
 done

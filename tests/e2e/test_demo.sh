@@ -12,9 +12,14 @@
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 e2e_setup
-need_tool curl
-PODKERNEL_DEMO_KEEP=1 PODKERNEL_DEMO_REPORT="$WORK/week.html" \
-	setsid sh "$PODKERNEL_SRC/examples/demo.sh" "$PODKERNEL_BIN" > "$WORK/demo.out" 2>&1 &
+need_tool curl python3
+# In its own session as a terminal's foreground job would be, with SIGINT not
+# ignored (a background job of this non-interactive shell would ignore it).
+PODKERNEL_DEMO_KEEP=1 PODKERNEL_DEMO_REPORT="$WORK/week.html" setsid python3 -c '
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp("sh", ["sh"] + sys.argv[1:])' "$PODKERNEL_SRC/examples/demo.sh" "$PODKERNEL_BIN" \
+	> "$WORK/demo.out" 2>&1 &
 DEMO=$!
 E2E_PIDS="$E2E_PIDS $DEMO"
 url=""
@@ -37,7 +42,7 @@ curl -fsS -H "Authorization: Bearer ${url#*#token=}" "${base}api/placement" > "$
 	fail "the map's data does not answer to the URL's token"
 grep -q '"superslice"\|"domains"' "$WORK/placement.json" || fail "the map's data names no domain"
 # Ctrl-C: the terminal signals the whole process group
-kill -INT -- "-$DEMO"
+python3 -c 'import os, signal, sys; os.killpg(int(sys.argv[1]), signal.SIGINT)' "$DEMO"
 rc=0
 wait "$DEMO" || rc=$?
 [ "$rc" = 130 ] || { cat "$WORK/demo.out"; fail "demo.sh exited $rc on SIGINT"; }
