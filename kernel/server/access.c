@@ -44,7 +44,10 @@ static int body_of(const struct pk_request *req, const char *kind, json_t **ret,
 				      "request body is empty");
 		return -EINVAL;
 	}
-	rc = proto ? pk_srv_proto_decode(req->body, req->body_len, ret, err, sizeof(err))
+	rc = proto ? pk_srv_proto_decode_budget(
+			 req->body, req->body_len,
+			 &(struct pk_srv_pb_budget){req->reserve, req->reserve_ctx}, ret, err,
+			 sizeof(err))
 		   : pk_parse_document("body", req->body, req->body_len, ret, err, sizeof(err));
 	if (rc == 0 && !json_is_object(*ret))
 		rc = -EINVAL, snprintf(err, sizeof(err), "expected an object");

@@ -242,6 +242,18 @@ static void budget_release(struct pk_server *srv, struct conn_ctx *c)
 	c->reserved = 0;
 }
 
+struct reservation {
+	struct pk_server *srv;
+	struct conn_ctx *c;
+};
+
+/* pk_request.reserve: decoding a body holds more than its bytes. */
+static bool request_reserve(void *ctx, size_t n)
+{
+	struct reservation *r = ctx;
+	return budget_take(r->srv, r->c, n);
+}
+
 static void respond_busy(struct pk_server *srv, struct pk_response *resp)
 {
 	pk_srv_respond_status(
@@ -362,6 +374,12 @@ static enum MHD_Result send_response(struct pk_server *srv, struct MHD_Connectio
 	if (resp->status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"podkerneld\"");
 	add_warnings(r, resp->warnings);
+	if (resp->warnings_dropped) {
+		char more[96];
+		snprintf(more, sizeof(more), "299 - \"%zu more warnings were not shown\"",
+			 resp->warnings_dropped);
+		MHD_add_response_header(r, "Warning", more);
+	}
 	if (resp->status == 429)
 		MHD_add_response_header(r, "Retry-After", "1");
 	if (close)
@@ -406,6 +424,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		free(args.v);
 		return MHD_NO;
 	}
+	struct reservation rsv = {srv, c};
 	struct pk_request req = {
 	    .method = method,
 	    .path = url,
@@ -420,6 +439,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	    .client_user = c->peer.user[0] ? c->peer.user : NULL,
 	    .client_groups = c->peer.groups,
 	    .nclient_groups = c->peer.ngroups,
+	    .reserve = request_reserve,
+	    .reserve_ctx = &rsv,
 	};
 	struct pk_response resp = {0};
 	enum MHD_Result ret = MHD_YES;

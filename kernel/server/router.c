@@ -40,14 +40,23 @@ void pk_response_clear(struct pk_response *resp)
 
 void pk_response_warn(struct pk_response *resp, const char *text)
 {
-	size_t have = resp->warnings ? strlen(resp->warnings) : 0, n = strcspn(text, "\r\n");
-	char *w = realloc(resp->warnings, have + n + 2);
-	if (!w)
+	size_t have = resp->warnings_len, n = strcspn(text, "\r\n");
+	if (n > PK_RESPONSE_WARNING_MAX)
+		n = PK_RESPONSE_WARNING_MAX;
+	if (have + n + 1 > PK_RESPONSE_WARNINGS_MAX) {
+		resp->warnings_dropped++;
 		return;
+	}
+	char *w = realloc(resp->warnings, have + n + 2);
+	if (!w) {
+		resp->warnings_dropped++;
+		return;
+	}
 	memcpy(w + have, text, n);
 	w[have + n] = '\n';
 	w[have + n + 1] = '\0';
 	resp->warnings = w;
+	resp->warnings_len = have + n + 1;
 }
 
 void pk_srv_respond_json(struct pk_response *resp, int status, json_t *body)
@@ -403,10 +412,18 @@ static int parse_body_dups(const struct pk_request *req, struct pk_response *res
 {
 	if (req->content_type && strstr(req->content_type, "protobuf") && req->body) {
 		char perr[256] = "";
-		int rc = pk_srv_proto_decode(req->body, req->body_len, ret, perr, sizeof(perr));
+		struct pk_srv_pb_budget b = {req->reserve, req->reserve_ctx};
+		int rc = pk_srv_proto_decode_budget(req->body, req->body_len, &b, ret, perr,
+						    sizeof(perr));
 		if (rc == -EPROTONOSUPPORT)
 			pk_srv_respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
 					      "%s", perr);
+		else if (rc == -E2BIG)
+			pk_srv_respond_status(resp, 413, "RequestEntityTooLarge", NULL, NULL, NULL,
+					      "%s", perr);
+		else if (rc == -EAGAIN)
+			pk_srv_respond_status(resp, 429, "TooManyRequests", NULL, NULL, NULL,
+					      "%s: retry later", perr);
 		else if (rc < 0)
 			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 					      "the request body could not be decoded: %s", perr);
@@ -961,7 +978,16 @@ static void do_create(const struct call *c, struct pk_response *resp)
 	char namebuf[256];
 	snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
 	const char *node = restricted_node(c);
-	int rc = node ? pk_srv_admission_node_write(node, NULL, obj, &errs) : 0;
+	int rc = 0;
+	/* Authorised again on the body as decoded here, whatever body_name() read. */
+	if (!pk_authorize(c->who, "create", r->type->kind, name)) {
+		pk_errors_add(&errs,
+			      "metadata.name: Forbidden: User \"%s\" cannot create %s \"%s\"",
+			      c->who->user, r->type->plural, namebuf);
+		rc = -EPERM;
+	}
+	if (rc == 0 && node)
+		rc = pk_srv_admission_node_write(node, NULL, obj, &errs);
 	/* The creator owns what it wrote (an Update entry), when it names itself. */
 	if (rc == 0 && !pk_get(obj, "metadata.managedFields"))
 		rc = pk_srv_managed_create(obj, arg(req, "fieldManager"));
@@ -1153,6 +1179,23 @@ static void respond_apply_conflicts(struct pk_response *resp, const struct route
 				      409));
 }
 
+/*
+ * An apply is judged on the object it produces, as the write it turns into:
+ * a create needs the create verb, and a node's own Node passes
+ * NodeRestriction against the stored object (NULL: registration).
+ */
+static int admit_apply(void *arg, const json_t *live, const json_t *next, struct pk_errors *errs)
+{
+	const struct call *c = arg;
+	const char *node = restricted_node(c);
+	if (!live && !pk_authorize(c->who, "create", c->r->type->kind, c->r->name)) {
+		pk_errors_add(errs, "metadata.name: Forbidden: User \"%s\" cannot create %s \"%s\"",
+			      c->who->user, c->r->type->plural, c->r->name);
+		return -EPERM;
+	}
+	return node ? pk_srv_admission_node_write(node, live, next, errs) : 0;
+}
+
 /* PATCH application/apply-patch+yaml: server-side apply (apply.c). */
 static void do_apply(const struct call *c, struct pk_response *resp)
 {
@@ -1174,7 +1217,8 @@ static void do_apply(const struct call *c, struct pk_response *resp)
 		return;
 	}
 	if (check_body_identity(r, config, true, resp) < 0 ||
-	    field_validation(c, config, false, resp) < 0) {
+	    field_validation(c, config, false, resp) < 0 ||
+	    namespace_lifecycle(c, config, resp) < 0) {
 		json_decref(config);
 		return;
 	}
@@ -1186,8 +1230,18 @@ static void do_apply(const struct call *c, struct pk_response *resp)
 	}
 	struct pk_errors errs = {0};
 	bool created = false;
-	int rc = pk_srv_apply(c->srv->store, r->type, r->ns, r->name, config, manager, force,
-			      &c->wo, &errs, &out, &conflicts, &created);
+	struct pk_srv_apply_req q = {.store = c->srv->store,
+				     .t = r->type,
+				     .ns = r->ns,
+				     .name = r->name,
+				     .manager = manager,
+				     .config = config,
+				     .force = force,
+				     .status = r->sub != NULL,
+				     .wo = &c->wo,
+				     .admit = admit_apply,
+				     .admit_arg = (void *)c};
+	int rc = pk_srv_apply(&q, &errs, &out, &conflicts, &created);
 	json_decref(config);
 	if (rc == -EBUSY)
 		respond_apply_conflicts(resp, r, conflicts);
@@ -1256,7 +1310,10 @@ static int delete_options(const struct pk_request *req, struct pk_response *resp
 	json_t *opts = NULL;
 	bool proto = req->content_type && strstr(req->content_type, "protobuf");
 	int rc = proto
-		     ? pk_srv_proto_decode(req->body, req->body_len, &opts, err, sizeof(err))
+		     ? pk_srv_proto_decode_budget(
+			   req->body, req->body_len,
+			   &(struct pk_srv_pb_budget){req->reserve, req->reserve_ctx}, &opts, err,
+			   sizeof(err))
 		     : pk_parse_document("body", req->body, req->body_len, &opts, err, sizeof(err));
 	if (rc == 0 && proto && strcmp(pk_get_string(opts, "kind") ?: "", "DeleteOptions") != 0)
 		snprintf(err, sizeof(err), "the body is a %s, not DeleteOptions",
