@@ -13,6 +13,7 @@
  * for byte.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@ struct sim_args {
 	const char *bindings;
 	double levels[MAX_LEVELS];
 	size_t nlevels;
+	uint64_t max_pods; /* --max-pods: the trace's pods in all */
 };
 
 static void usage(FILE *f)
@@ -53,6 +55,7 @@ static void usage(FILE *f)
 	    "                       [--bindings FILE]  every binding, in order (ns/pod node)\n"
 	    "                       [--levels L[,L...]]  accelerators allocated once the\n"
 	    "                       arrived pods request L times the cluster's, nothing departing\n"
+	    "                       [--max-pods N]  the trace's pods in all (default 1000000)\n"
 	    "  T: seconds, or a number with s, m, h or d.  The trace is CSV (FILE.csv) or\n"
 	    "  YAML/JSON objects carrying " PK_SIM_ANN_ARRIVAL " and " PK_SIM_ANN_DURATION ".\n"
 	    "Strategies:",
@@ -196,6 +199,15 @@ static int parse(struct sim_args *a, int argc, char **argv)
 		}
 		if ((v = value(&i, argc, argv, "-o", "--output"))) {
 			a->output = v;
+			continue;
+		}
+		if ((v = value(&i, argc, argv, NULL, "--max-pods"))) {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(v, &end, 10);
+			if (end == v || *end || errno || n < 1 || *v == '-')
+				return bad("--max-pods", v, "expected a positive whole number");
+			a->max_pods = n;
 			continue;
 		}
 		if ((v = value(&i, argc, argv, NULL, "--bindings"))) {
@@ -387,7 +399,8 @@ static int write_output(const struct sim_args *a, const json_t *runs)
 
 int podctl_simulate(int argc, char **argv)
 {
-	struct sim_args a = {.o = {.max_retries = -1, .seed = 1}};
+	struct sim_args a = {.o = {.max_retries = -1, .seed = 1},
+			     .max_pods = PK_SIM_MAX_PODS_DEFAULT};
 	struct pk_sim_trace *trace = NULL;
 	json_t *runs = json_array();
 	char err[512] = "";
@@ -401,6 +414,13 @@ int podctl_simulate(int argc, char **argv)
 			fprintf(stderr, "podctl simulate: %s: %s\n", a.trace, err);
 			r = podctl_input_exit(r);
 		}
+	}
+	if (r == 0 && pk_sim_trace_pods(trace) > a.max_pods) {
+		fprintf(stderr,
+			"podctl simulate: %s: the trace asks for %" PRIu64 " pods in all, more "
+			"than --max-pods %" PRIu64 " (raise it to simulate this trace)\n",
+			a.trace, pk_sim_trace_pods(trace), a.max_pods);
+		r = podctl_input_exit(-E2BIG);
 	}
 	if (r == 0 && a.bindings && !(a.o.bindings = fopen(a.bindings, "w"))) {
 		fprintf(stderr, "podctl simulate: %s: %s\n", a.bindings, strerror(errno));

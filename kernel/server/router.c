@@ -405,6 +405,41 @@ static int parse_body(const struct pk_request *req, struct pk_response *resp, js
 	return parse_body_dups(req, resp, ret, NULL);
 }
 
+/*
+ * A JSON or YAML body's Content-Type: one of the media types served (none
+ * given: read as JSON or YAML), and a body declared JSON must be JSON (an
+ * object or an array).  0, or -EINVAL with 415 in resp.
+ */
+static int body_media_type(const struct pk_request *req, struct pk_response *resp)
+{
+	static const char *const json_types[] = {"application/json", "application/merge-patch+json",
+						 "application/strategic-merge-patch+json",
+						 "application/json-patch+json"};
+	static const char *const yaml_types[] = {"application/yaml",
+						 "application/apply-patch+yaml"};
+	const char *ct = req->content_type;
+	size_t n = ct ? strcspn(ct, "; \t") : 0;
+	bool json = false, known = !ct || n == 0;
+	for (size_t i = 0; !known && i < ELEMENTSOF(json_types); i++)
+		json = known = strlen(json_types[i]) == n && strncasecmp(ct, json_types[i], n) == 0;
+	for (size_t i = 0; !known && i < ELEMENTSOF(yaml_types); i++)
+		known = strlen(yaml_types[i]) == n && strncasecmp(ct, yaml_types[i], n) == 0;
+	const char *b = req->body ? req->body : "";
+	size_t at = 0;
+	while (at < req->body_len && strchr(" \t\r\n", b[at]))
+		at++;
+	if (known && (!json || at == req->body_len || b[at] == '{' || b[at] == '['))
+		return 0;
+	pk_srv_respond_status(
+	    resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
+	    known ? "the body is not JSON, as its Content-Type %.*s says"
+		  : "the body of the request was in an unknown format (%.*s) - accepted media "
+		    "types include: application/json, application/yaml, "
+		    "application/vnd.kubernetes.protobuf",
+	    (int)(n > 100 ? 100 : n), ct);
+	return -EINVAL;
+}
+
 /* The body as a tree; dups non-NULL: duplicate keys are recorded there
  * (fieldValidation decides) instead of refused. */
 static int parse_body_dups(const struct pk_request *req, struct pk_response *resp, json_t **ret,
@@ -441,6 +476,8 @@ static int parse_body_dups(const struct pk_request *req, struct pk_response *res
 				      "request body is empty");
 		return -EINVAL;
 	}
+	if (body_media_type(req, resp) < 0)
+		return -EINVAL;
 	char err[512] = "";
 	json_t *v = NULL;
 	int rc =

@@ -76,6 +76,18 @@ PK_TOKEN=node1tok $H "$PK_PORT" "$PK_PID" dup-warnings PATCH /api/v1/nodes/n1 \
 PK_TOKEN=viewtok $H "$PK_PORT" "$PK_PID" dup-warnings PUT /api/v1/nodes/n1 \
 	application/json 20000 403 || fail "duplicate-key warnings (reader)"
 
+# A Content-Type the body is not: 415, as each kind of user (a reader's 403
+# comes first).
+NODEY=$(printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n')
+expect 415 POST /api/v1/namespaces/default/pods -H "$A" -H "Content-Type: text/plain" -d "$POD"
+expect 415 PUT /api/v1/nodes/n1 -H "$A" -H "$J" --data-binary "$NODEY"
+expect 415 PUT /api/v1/nodes/n1 -H "Authorization: Bearer node1tok" -H "$J" --data-binary "$NODEY"
+expect 415 PATCH /api/v1/nodes/n1 -H "Authorization: Bearer node1tok" \
+	-H "Content-Type: application/merge-patch+json" --data-binary 'metadata: {labels: {a: b}}'
+expect 403 PUT /api/v1/nodes/n1 -H "Authorization: Bearer viewtok" -H "$J" --data-binary "$NODEY"
+expect 200 PUT /api/v1/nodes/n1 -H "Authorization: Bearer node1tok" \
+	-H "Content-Type: application/yaml" --data-binary "$NODEY"
+
 # 12. "Bearer" and the token are separated by exactly one space.
 expect 401 GET /api/v1/pods -H "Authorization: Bearer  admintok"
 expect 200 GET /api/v1/pods -H "Authorization: Bearer admintok"

@@ -34,6 +34,12 @@ for v in tls1 tls1_1; do
 done
 openssl s_client -connect "127.0.0.1:$PK_PORT" -tls1_2 </dev/null 2>&1 | grep -q "New, TLSv1.2" ||
 	fail "a TLS 1.2 client got no session"
+# ... with forward secrecy only: a client offering only static-RSA suites gets none.
+for c in AES128-SHA AES256-GCM-SHA384 DHE-RSA-AES128-GCM-SHA256; do
+	out=$(openssl s_client -connect "127.0.0.1:$PK_PORT" -tls1_2 -cipher "$c:@SECLEVEL=0" \
+		</dev/null 2>&1)
+	case $out in *"New, TLSv1"*) fail "a $c-only TLS 1.2 client got a session" ;; esac
+done
 kubeconfig() {
 	cat <<K
 apiVersion: v1
