@@ -564,8 +564,32 @@ static bool has_finalizer(const json_t *obj, const char *name)
 struct fg_owner {
 	enum pk_kind kind;
 	const json_t *obj; /* as listed (borrowed from the collector's lists) */
-	bool blocked;	   /* a dependent with blockOwnerDeletion is left */
+	bool pending;	   /* deleted by this collection: its finalizer is the next one's */
+	bool released;	   /* its finalizer dropped by this collection */
+	bool cycle;	   /* waits only on owners that wait on it, or on such owners */
+	json_t *blockers;  /* uids of the dependents with blockOwnerDeletion left */
 };
+
+static int fg_add(struct pk_map *fg, enum pk_kind kind, const json_t *obj, bool pending)
+{
+	const char *uid = pk_get_string(obj, "metadata.uid");
+	struct fg_owner *o;
+
+	if (!uid || pk_map_get(fg, uid))
+		return 0;
+	o = calloc(1, sizeof(*o));
+	if (!o || !(o->blockers = json_array())) {
+		free(o);
+		return -ENOMEM;
+	}
+	*o = (struct fg_owner){kind, obj, pending, false, false, o->blockers};
+	if (pk_map_put(fg, uid, o) < 0) {
+		json_decref(o->blockers);
+		free(o);
+		return -ENOMEM;
+	}
+	return 0;
+}
 
 /* The foreground deletions in lists: uid -> struct fg_owner (malloc'ed); -ENOMEM. */
 static int foreground_owners(json_t *lists, struct pk_map *fg)
@@ -575,30 +599,23 @@ static int foreground_owners(json_t *lists, struct pk_map *fg)
 
 	json_array_foreach(lists, k, items) json_array_foreach(items, i, obj)
 	{
-		const char *uid = pk_get_string(obj, "metadata.uid");
-		struct fg_owner *o;
-
-		if (!uid || !pk_get(obj, "metadata.deletionTimestamp") ||
-		    !has_finalizer(obj, PK_STORE_FOREGROUND_FINALIZER) || pk_map_get(fg, uid))
+		if (!pk_get(obj, "metadata.deletionTimestamp") ||
+		    !has_finalizer(obj, PK_STORE_FOREGROUND_FINALIZER))
 			continue;
-		o = malloc(sizeof(*o));
-		if (!o)
+		if (fg_add(fg, pk_kind_from_string(gc_kinds[k]), obj, false) < 0)
 			return -ENOMEM;
-		*o = (struct fg_owner){pk_kind_from_string(gc_kinds[k]), obj, false};
-		if (pk_map_put(fg, uid, o) < 0) {
-			free(o);
-			return -ENOMEM;
-		}
 	}
 	return 0;
 }
 
 static void foreground_free(struct pk_map *fg)
 {
-	void *o;
+	void *v;
 
-	for (size_t i = 0; pk_map_next(fg, &i, NULL, &o);)
-		free(o);
+	for (size_t i = 0; pk_map_next(fg, &i, NULL, &v);) {
+		json_decref(((struct fg_owner *)v)->blockers);
+		free(v);
+	}
 	pk_map_free(fg);
 }
 
@@ -619,62 +636,174 @@ static void gc_delete(struct pk_ctl *ctl, const char *kind, const json_t *obj,
 
 /*
  * One dependent: deleted in the foreground when an owner is being deleted
- * so (that owner then waits while the reference blocks it), in the
- * background when no owner is left.  Returns 1 when deleted.
+ * so (it then waits for its own dependents: an owner deleted in the
+ * foreground too, pending), in the background when no owner is left.
+ * Returns 1 when deleted.
  */
 static int gc_dependent(struct pk_ctl *ctl, struct pk_map *memo, struct pk_map *fg,
 			const char *kind, const json_t *obj)
 {
 	json_t *refs = pk_get(obj, "metadata.ownerReferences"), *r;
+	const char *uid = pk_get_string(obj, "metadata.uid");
 	bool solid = false, foreground = false;
 	size_t i;
 
+	char done[300];
+
+	snprintf(done, sizeof(done), "deleted/%s", uid ? uid : "");
+	if (pk_get(obj, "metadata.deletionTimestamp") || !json_array_size(refs) ||
+	    (uid && (pk_map_get(fg, uid) || pk_map_get(memo, done))))
+		return 0;
 	json_array_foreach(refs, i, r)
 	{
-		struct fg_owner *owner =
-		    pk_map_get(fg, json_string_value(json_object_get(r, "uid")) ?: "");
-
-		if (owner) {
+		if (pk_map_get(fg, json_string_value(json_object_get(r, "uid")) ?: ""))
 			foreground = true;
-			if (json_is_true(json_object_get(r, "blockOwnerDeletion")))
-				owner->blocked = true;
-		} else if (owner_alive(ctl, memo, pk_namespace(obj), r)) {
+		else if (owner_alive(ctl, memo, pk_namespace(obj), r))
 			solid = true;
-		}
 	}
-	if (pk_get(obj, "metadata.deletionTimestamp") || (solid && !foreground) ||
-	    !json_array_size(refs))
+	if (solid && !foreground)
 		return 0;
 	gc_delete(ctl, kind, obj,
 		  foreground ? PK_WRITE_PROPAGATE_FOREGROUND : PK_WRITE_PROPAGATE_BACKGROUND,
 		  foreground ? "its owner is deleted in the foreground" : "its owners are gone");
+	if (foreground)
+		fg_add(fg, pk_kind_from_string(kind), obj, true);
+	else if (uid)
+		pk_map_put(memo, done, (void *)obj); /* looked at no more (ENOMEM: again) */
 	return 1;
 }
 
 /*
- * Owners deleted in the foreground that nothing blocks any more go now: the
- * finalizer is dropped under the owner's resourceVersion (a conflict: the
- * next collection looks again).
+ * The dependents, swept until none is left to delete: a chain of owners
+ * deleted in the foreground goes down in one collection, not one level per
+ * collection.  Bounded by the objects listed (each is deleted at most once).
  */
-static void release_foreground(struct pk_ctl *ctl, const struct pk_map *fg)
+static int propagate(struct pk_ctl *ctl, struct pk_map *memo, struct pk_map *fg, json_t *lists)
+{
+	json_t *items, *obj;
+	size_t k, i, total = 0;
+	int deleted = 0, round;
+
+	json_array_foreach(lists, k, items) total += json_array_size(items);
+	do {
+		round = 0;
+		json_array_foreach(lists, k, items) json_array_foreach(items, i, obj) round +=
+		    gc_dependent(ctl, memo, fg, gc_kinds[k], obj);
+		deleted += round;
+	} while (round > 0 && (size_t)deleted < total);
+	return deleted;
+}
+
+/* Each owner's blocking dependents: references with blockOwnerDeletion. */
+static void collect_blockers(json_t *lists, struct pk_map *fg)
+{
+	json_t *items, *obj, *r;
+	size_t k, i, j;
+
+	json_array_foreach(lists, k, items) json_array_foreach(items, i, obj)
+	    json_array_foreach(pk_get(obj, "metadata.ownerReferences"), j, r)
+	{
+		struct fg_owner *o =
+		    pk_map_get(fg, json_string_value(json_object_get(r, "uid")) ?: "");
+		const char *uid = pk_get_string(obj, "metadata.uid");
+
+		if (o && uid && json_is_true(json_object_get(r, "blockOwnerDeletion")))
+			json_array_append_new(o->blockers, json_string(uid));
+	}
+}
+
+/* Does blocker uid still hold its owner?  (Released: no; in a cycle, when cycles are let go.) */
+static bool holds(const struct pk_map *fg, const char *uid, bool cycles_go)
+{
+	const struct fg_owner *b = pk_map_get(fg, uid);
+
+	return !b || (!b->released && !(cycles_go && b->cycle));
+}
+
+static bool blocked(const struct pk_map *fg, const struct fg_owner *o, bool cycles_go)
+{
+	size_t i;
+	json_t *u;
+
+	json_array_foreach(o->blockers, i,
+			   u) if (holds(fg, json_string_value(u), cycles_go)) return true;
+	return false;
+}
+
+static void release(struct pk_ctl *ctl, struct fg_owner *o)
+{
+	struct pk_write_ref ref = ctl_ref_of(o->kind, o->obj);
+	json_t *next = json_deep_copy(o->obj), *fins;
+
+	o->released = true;
+	if (!next)
+		return;
+	fins = pk_get(next, "metadata.finalizers");
+	for (size_t f = json_array_size(fins); f-- > 0;)
+		if (strcmp(json_string_value(json_array_get(fins, f)) ?: "",
+			   PK_STORE_FOREGROUND_FINALIZER) == 0)
+			json_array_remove(fins, f);
+	if (ctl_replace(ctl, &ref, next, NULL) == 0)
+		ctl_log(ctl, 2, "garbage collection: %s %s/%s has no blocking dependents",
+			pk_kind_to_string(o->kind), ref.ns, ref.name);
+	json_decref(next);
+}
+
+/* Owners waiting only on each other (an ownership cycle, and what waits on
+ * one): marked cycle, as upstream makes such references non-blocking. */
+static void mark_cycles(struct pk_map *fg)
+{
+	struct fg_owner *o;
+	bool changed = true;
+
+	for (size_t i = 0; pk_map_next(fg, &i, NULL, (void **)&o);)
+		o->cycle = !o->pending && !o->released;
+	while (changed) {
+		changed = false;
+		for (size_t i = 0; pk_map_next(fg, &i, NULL, (void **)&o);) {
+			size_t j;
+			json_t *u;
+
+			if (!o->cycle)
+				continue;
+			json_array_foreach(o->blockers, j, u)
+			{
+				const struct fg_owner *b = pk_map_get(fg, json_string_value(u));
+
+				if (!b || (!b->released && !b->cycle)) {
+					o->cycle = false;
+					changed = true;
+					break;
+				}
+			}
+		}
+	}
+}
+
+/*
+ * Owners deleted in the foreground that nothing blocks any more go now, and
+ * then those only they blocked, in the same collection; the finalizer is
+ * dropped under the owner's resourceVersion (a conflict: the next
+ * collection looks again).  Owners that block each other in a cycle go too.
+ */
+static void release_foreground(struct pk_ctl *ctl, struct pk_map *fg)
 {
 	struct fg_owner *o;
 
-	for (size_t i = 0; pk_map_next(fg, &i, NULL, (void **)&o);) {
-		struct pk_write_ref ref = ctl_ref_of(o->kind, o->obj);
-		json_t *next, *fins;
+	for (int pass = 0; pass < 2; pass++) {
+		bool changed = true;
 
-		if (o->blocked || !(next = json_deep_copy(o->obj)))
-			continue;
-		fins = pk_get(next, "metadata.finalizers");
-		for (size_t f = json_array_size(fins); f-- > 0;)
-			if (strcmp(json_string_value(json_array_get(fins, f)) ?: "",
-				   PK_STORE_FOREGROUND_FINALIZER) == 0)
-				json_array_remove(fins, f);
-		if (ctl_replace(ctl, &ref, next, NULL) == 0)
-			ctl_log(ctl, 2, "garbage collection: %s %s/%s has no blocking dependents",
-				pk_kind_to_string(o->kind), ref.ns, ref.name);
-		json_decref(next);
+		if (pass == 1)
+			mark_cycles(fg);
+		while (changed) {
+			changed = false;
+			for (size_t i = 0; pk_map_next(fg, &i, NULL, (void **)&o);) {
+				if (o->pending || o->released || blocked(fg, o, pass == 1))
+					continue;
+				release(ctl, o);
+				changed = true;
+			}
+		}
 	}
 }
 
@@ -688,9 +817,9 @@ static void release_foreground(struct pk_ctl *ctl, const struct pk_map *fg)
  */
 int ctl_collect_garbage(struct pk_ctl *ctl)
 {
-	json_t *lists = json_array(), *items, *obj;
+	json_t *lists = json_array(), *items;
 	struct pk_map fg = {0}, memo = {0};
-	size_t n = ELEMENTSOF(gc_kinds), k, i;
+	size_t n = ELEMENTSOF(gc_kinds), k;
 	int deleted = 0;
 
 	if (!lists)
@@ -706,8 +835,8 @@ int ctl_collect_garbage(struct pk_ctl *ctl)
 		json_decref(lists);
 		return -ENOMEM;
 	}
-	json_array_foreach(lists, k, items) json_array_foreach(items, i, obj) deleted +=
-	    gc_dependent(ctl, &memo, &fg, gc_kinds[k], obj);
+	deleted = propagate(ctl, &memo, &fg, lists);
+	collect_blockers(lists, &fg);
 	release_foreground(ctl, &fg);
 	ctl->gc_foreground = fg.live > 0;
 	foreground_free(&fg);
