@@ -143,6 +143,8 @@ static int load(const char **files, size_t nfiles, size_t max_bytes, json_t *all
 				rc = PODCTL_EXIT_USAGE;
 			}
 			pk_errors_clear(&errs);
+			if (pk_kind_of(o) == PK_KIND_POD && pk_pod_default_host_ports(o) < 0)
+				rc = PODCTL_EXIT_FAILURE;
 		}
 		if (rc == PODCTL_EXIT_OK && compact_nodes(objs) < 0)
 			rc = PODCTL_EXIT_FAILURE;

@@ -208,7 +208,8 @@ kind: Pod
 metadata: {name: ours}
 spec:
   schedulerName: podkernel
-  containers: [{name: c, image: busybox}]
+  hostNetwork: true
+  containers: [{name: c, image: busybox, ports: [{containerPort: 8080}]}]
 EOF
 run 0 schedule -f "$T/ns.yaml"
 check "namespaceSelector file schedules (rc=$rc)" $?
@@ -225,6 +226,8 @@ assert node == {"a-web": "only", "own": None, "sym": None, "theirs": None, "ours
 PY
 	check "own term and symmetric rule refuse; other schedulers' pod left alone" $?
 fi
+flat "$T/out" | grep -q '"containerPort":8080,"hostPort":8080'
+check "a hostNetwork pod's containerPort is defaulted as its hostPort" $?
 
 run 2 schedule -f "$T/preempt.yaml" --strategy no-such
 check "unknown strategy exits 2 (rc=$rc)" $?
