@@ -229,6 +229,36 @@ fi
 flat "$T/out" | grep -q '"containerPort":8080,"hostPort":8080'
 check "a hostNetwork pod's containerPort is defaulted as its hostPort" $?
 
+# A gang member with scheduling gates counts toward minCount and the others
+# are bound; --gated-gangs-wait holds the whole gang instead.
+cat >"$T/gated.yaml" <<'EOF'
+apiVersion: v1
+kind: Node
+metadata: {name: n}
+status: {allocatable: {cpu: "8", pods: "10"}}
+---
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: PodGroup
+metadata: {name: g}
+spec: {schedulingPolicy: {gang: {minCount: 2}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: open}
+spec: {schedulingGroup: {podGroupName: g}, containers: [{name: c, image: busybox}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: shut}
+spec: {schedulingGroup: {podGroupName: g}, schedulingGates: [{name: q}], containers: [{name: c, image: busybox}]}
+EOF
+run 0 schedule -f "$T/gated.yaml"
+[ "$(flat "$T/out" | grep -o '"nodeName":"n"' | wc -l)" = 1 ]
+check "the ungated member of a gang is bound (rc=$rc)" $?
+run 0 schedule -f "$T/gated.yaml" --gated-gangs-wait
+[ "$(flat "$T/out" | grep -o '"nodeName":"n"' | wc -l)" = 0 ]
+check "--gated-gangs-wait holds the gang (rc=$rc)" $?
+
 run 2 schedule -f "$T/preempt.yaml" --strategy no-such
 check "unknown strategy exits 2 (rc=$rc)" $?
 grep -q "kep" "$T/err"

@@ -50,6 +50,8 @@
  *                             one torus), and their slice-coords and
  *                             worker-id annotations agree with it
  *
+ * An Expect with gatedGangsWait: true runs under that opt-in policy
+ * (pk_sched_opts.gated_gangs_wait).
  * Every scenario runs with the snapshot invariant check after every cycle.
  * A file may hold several kind: Expect documents, each with an optional
  * strategy: NAME; each is a separate run of the same objects under that
@@ -784,6 +786,8 @@ static int run_expect(const char *path, json_t *objects, json_t *expect, const c
 	FILE *trace = open_memstream(&run.trace, &tlen);
 	struct pk_sched_opts opts = {.check = true, .explain = trace, .strategy = strategy};
 	int r;
+
+	opts.gated_gangs_wait = json_is_true(json_object_get(expect, "gatedGangsWait"));
 
 	r = pk_sched_run(objects, &opts, &run.out, &run.preempted, &errs);
 	fclose(trace);
