@@ -133,6 +133,7 @@ struct sc_matcher {
 	bool has_nssel; /* namespaceSelector given ({} matches every namespace) */
 	struct sc_lsel nssel;
 	struct sc_lsel sel;
+	bool live_only; /* terminating pods do not count (PodTopologySpread's terms) */
 };
 
 struct sc_term {
