@@ -43,9 +43,10 @@
 
 /* What a reference's owner is found to be (memoised for a pass). */
 enum owner_state {
-	OWNER_UNRESOLVED = 1, /* a kind not served, or a namespaced owner of a cluster-scoped object */
-	OWNER_DANGLING,	      /* missing, or another object under the name */
-	OWNER_WAITING,	      /* being deleted in the foreground */
+	OWNER_UNRESOLVED =
+	    1,		/* a kind not served, or a namespaced owner of a cluster-scoped object */
+	OWNER_DANGLING, /* missing, or another object under the name */
+	OWNER_WAITING,	/* being deleted in the foreground */
 	OWNER_SOLID,
 };
 
@@ -175,8 +176,9 @@ void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev)
 			const char *kind = json_string_value(json_object_get(r, "kind"));
 
 			if (json_is_true(json_object_get(r, "blockOwnerDeletion")))
-				queue_owner(&ctl->gc->owners, json_string_value(json_object_get(r, "uid")),
-					    kind, owner_ns(pk_type_by_kind(kind), ns),
+				queue_owner(&ctl->gc->owners,
+					    json_string_value(json_object_get(r, "uid")), kind,
+					    owner_ns(pk_type_by_kind(kind), ns),
 					    json_string_value(json_object_get(r, "name")));
 		}
 		return;
@@ -362,8 +364,8 @@ static bool has_dependents(struct pk_ctl *ctl, const json_t *obj)
 {
 	json_t *deps = NULL;
 	const char *uid = pk_get_string(obj, "metadata.uid");
-	bool any = uid && pk_store_dependents(ctl->store, uid, &deps) == 0 &&
-		   json_array_size(deps) > 0;
+	bool any =
+	    uid && pk_store_dependents(ctl->store, uid, &deps) == 0 && json_array_size(deps) > 0;
 
 	json_decref(deps);
 	return any;
@@ -407,8 +409,8 @@ static void judge(struct gc_pass *p, const char *kind, const json_t *obj)
 	} else if (solid < n && (drop = json_array())) {
 		for (size_t i = 0; i < n; i++)
 			if (states[i] != OWNER_SOLID)
-				json_array_append(drop, json_object_get(json_array_get(refs, i),
-									"uid"));
+				json_array_append(drop,
+						  json_object_get(json_array_get(refs, i), "uid"));
 		edit(p, PK_STORE_EDIT_MODIFY, kind, obj, 0, drop);
 	}
 	free(states);

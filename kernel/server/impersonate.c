@@ -184,8 +184,9 @@ static int authorize_all(const struct pk_identity *who, struct pk_impersonation 
 					       im->extra_values[i], im->extra_keys[i]},
 			    resp);
 	if (r == 0 && im->has_uid)
-		r = allowed(who, &(struct imp_attr){"uids", "authentication.k8s.io", NULL, im->uid, NULL},
-			    resp);
+		r = allowed(
+		    who, &(struct imp_attr){"uids", "authentication.k8s.io", NULL, im->uid, NULL},
+		    resp);
 	return r;
 }
 
