@@ -20,6 +20,9 @@ struct pk_request {
 	const struct pk_query_arg *args;
 	size_t nargs;
 	const char *authorization; /* header values, NULL when absent */
+	/* Every Impersonate-* header (key: its name as sent), in order; repeats kept. */
+	const struct pk_query_arg *impersonate;
+	size_t nimpersonate;
 	const char *content_type;
 	const char *accept;
 	const char *body;

@@ -1918,6 +1918,7 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 {
 	struct pk_identity who;
 	struct ident_store is;
+	struct pk_impersonation imp;
 	bool authed = authenticate(srv, req, &who, &is);
 	if (serve_public(srv, req, resp))
 		return "health";
@@ -1926,6 +1927,8 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 		return handle_ui(srv, req, resp);
 	if (refuse_early(authed, req, resp))
 		return authed ? "other" : "auth";
+	if (pk_srv_impersonate(srv, req, &who, &imp, resp) < 0)
+		return "auth";
 	if (ui_api) {
 		if (!pk_authorize(&who, "list", "Node", NULL) ||
 		    !pk_authorize(&who, "list", "Pod", NULL)) {
@@ -1995,6 +1998,7 @@ bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
 {
 	struct pk_identity who;
 	struct ident_store is;
+	struct pk_impersonation imp;
 	struct pk_response resp = {0};
 	if (ret_user && userlen)
 		*ret_user = '\0';
@@ -2002,7 +2006,9 @@ bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
 	    ui_page(req->path))
 		return false;
 	bool authed = authenticate(srv, req, &who, &is);
-	if (!refuse_early(authed, req, &resp) && !forbidden_early(srv, req, &who, &resp)) {
+	if (!refuse_early(authed, req, &resp) &&
+	    pk_srv_impersonate(srv, req, &who, &imp, &resp) == 0 &&
+	    !forbidden_early(srv, req, &who, &resp)) {
 		if (ret_user && userlen)
 			snprintf(ret_user, userlen, "%s", who.user);
 		return false;
