@@ -13,6 +13,7 @@
  * for byte.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@
 struct sim_args {
 	const char *boards[MAX_BOARDS];
 	size_t nboards;
-	const char *nodes;		 /* an OpenB node list instead of boards */
+	const char *nodes;		/* an OpenB node list instead of boards */
 	struct pk_sim_openb_opts openb; /* --inflate, --seed, --max-pods */
 	int superslices;
 	const char *trace, *output;
@@ -43,6 +44,7 @@ struct sim_args {
 	const char *bindings;
 	double levels[MAX_LEVELS];
 	size_t nlevels;
+	uint64_t max_total_pods; /* --max-total-pods: the trace's pods in all */
 };
 
 static void usage(FILE *f)
@@ -57,6 +59,8 @@ static void usage(FILE *f)
 	    "                       [--bindings FILE]  every binding, in order (ns/pod node)\n"
 	    "                       [--levels P[,P...]]  accelerators allocated once the\n"
 	    "                       arrived pods request P%% of the cluster's, nothing departing\n"
+	    "                       [--max-total-pods N]  the trace's pods in all (default\n"
+	    "                       1000000)\n"
 	    "  T: seconds, or a number with s, m, h or d.  The trace is CSV (FILE.csv) or\n"
 	    "  YAML/JSON objects carrying " PK_SIM_ANN_ARRIVAL " and " PK_SIM_ANN_DURATION ".\n"
 	    "Strategies:",
@@ -212,6 +216,16 @@ static int parse(struct sim_args *a, int argc, char **argv)
 			a->boards[a->nboards++] = v;
 			continue;
 		}
+		if ((v = value(&i, argc, argv, NULL, "--max-total-pods"))) {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(v, &end, 10);
+			if (end == v || *end || errno || n < 1 || *v == '-')
+				return bad("--max-total-pods", v,
+					   "expected a positive whole number");
+			a->max_total_pods = n;
+			continue;
+		}
 		if ((v = value(&i, argc, argv, NULL, "--nodes"))) {
 			a->nodes = v;
 			continue;
@@ -310,11 +324,11 @@ static int add_levels(struct sim_args *a, const json_t *nodes, const struct pk_s
 	double total = json_number_value(json_object_get(rep, "accelerators"));
 
 	for (size_t i = 0; r == 0 && i < a->nlevels; i++)
-		r = json_array_append_new(
-			v, json_pack("{s:f,s:f,s:f}", "arrived_percent",
-				     round(a->levels[i] * 1e6) / 1e4, "allocated",
-				     round(alloc[i] * total * 1000.0) / 1000.0, "allocated_ratio",
-				     round(alloc[i] * 10000.0) / 10000.0)) < 0
+		r = json_array_append_new(v, json_pack("{s:f,s:f,s:f}", "arrived_percent",
+						       round(a->levels[i] * 1e6) / 1e4, "allocated",
+						       round(alloc[i] * total * 1000.0) / 1000.0,
+						       "allocated_ratio",
+						       round(alloc[i] * 10000.0) / 10000.0)) < 0
 			? -ENOMEM
 			: 0;
 	if (r == 0)
@@ -357,7 +371,8 @@ static int run_strategies(struct sim_args *a, const char *where, const json_t *n
 			fprintf(stderr,
 				"podctl simulate: %s: --node-loss names nodes not on this "
 				"board (%zu), ignored for it\n",
-				where, json_array_size(json_object_get(rep, "node_loss_not_on_board")));
+				where,
+				json_array_size(json_object_get(rep, "node_loss_not_on_board")));
 		json_array_append_new(runs, rep);
 	}
 	return 0;
@@ -424,7 +439,8 @@ static int write_output(const struct sim_args *a, const json_t *runs)
 
 int podctl_simulate(int argc, char **argv)
 {
-	struct sim_args a = {.o = {.max_retries = -1, .seed = 1}};
+	struct sim_args a = {.o = {.max_retries = -1, .seed = 1},
+			     .max_total_pods = PK_SIM_MAX_PODS_DEFAULT};
 	struct pk_sim_trace *trace = NULL;
 	json_t *runs = json_array(), *nodes = NULL;
 	char err[512] = "";
@@ -444,6 +460,13 @@ int podctl_simulate(int argc, char **argv)
 			fprintf(stderr, "podctl simulate: %s: %s\n", a.trace, err);
 			r = podctl_input_exit(r);
 		}
+	}
+	if (r == 0 && pk_sim_trace_pods(trace) > a.max_total_pods) {
+		fprintf(stderr,
+			"podctl simulate: %s: the trace asks for %" PRIu64 " pods in all, more "
+			"than --max-total-pods %" PRIu64 " (raise it to simulate this trace)\n",
+			a.trace, pk_sim_trace_pods(trace), a.max_total_pods);
+		r = podctl_input_exit(-E2BIG);
 	}
 	if (r == 0 && a.bindings && !(a.o.bindings = fopen(a.bindings, "w"))) {
 		fprintf(stderr, "podctl simulate: %s: %s\n", a.bindings, strerror(errno));
