@@ -41,7 +41,7 @@ struct pk_ctl {
 	struct ctl_recorder *recorder;	 /* Events in the store */
 	struct ctl_queue queue;		 /* what to reconcile before the next round */
 	json_t *gone_nodes;		 /* names of deleted Nodes whose pods must go */
-	struct ctl_gc *gc; /* the garbage collector's work (gc.c) */
+	struct ctl_gc *gc;		 /* the garbage collector's work (gc.c) */
 	int64_t next_beat_check_ms;
 	struct ctl_loss_policy loss; /* node-loss eviction (heartbeat.c) */
 	struct ctl_loss_limiter loss_limiter;
@@ -93,7 +93,7 @@ void ctl_gc_free(struct ctl_gc *gc);
 void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev);
 /* A pass over every object at the next ctl_gc_run() (after the listing). */
 void ctl_gc_full(struct ctl_gc *gc);
-/* Collect what was noted; returns the number of objects deleted. */
+/* Collect what was noted; returns the number of objects written (deleted, changed). */
 int ctl_gc_run(struct pk_ctl *ctl);
 /* claims.c: does pod name a template whose claim is not made yet?  Make them. */
 /* Does a Pod or a PodGroup wait for claims from its templates? */

@@ -43,9 +43,10 @@
 
 /* What a reference's owner is found to be (memoised for a pass). */
 enum owner_state {
-	OWNER_UNRESOLVED = 1, /* a kind not served, or a namespaced owner of a cluster-scoped object */
-	OWNER_DANGLING,	      /* missing, or another object under the name */
-	OWNER_WAITING,	      /* being deleted in the foreground */
+	OWNER_UNRESOLVED =
+	    1,		/* a kind not served, or a namespaced owner of a cluster-scoped object */
+	OWNER_DANGLING, /* missing, or another object under the name */
+	OWNER_WAITING,	/* being deleted in the foreground */
 	OWNER_SOLID,
 };
 
@@ -64,7 +65,7 @@ struct gc_pass {
 	json_t *held[GC_BATCH]; /* each edit's object as judged */
 	json_t *drop[GC_BATCH]; /* MODIFY: the uids whose references go */
 	size_t n;
-	int deleted;
+	int written;
 };
 
 int ctl_gc_new(struct ctl_gc **ret)
@@ -175,8 +176,9 @@ void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev)
 			const char *kind = json_string_value(json_object_get(r, "kind"));
 
 			if (json_is_true(json_object_get(r, "blockOwnerDeletion")))
-				queue_owner(&ctl->gc->owners, json_string_value(json_object_get(r, "uid")),
-					    kind, owner_ns(pk_type_by_kind(kind), ns),
+				queue_owner(&ctl->gc->owners,
+					    json_string_value(json_object_get(r, "uid")), kind,
+					    owner_ns(pk_type_by_kind(kind), ns),
 					    json_string_value(json_object_get(r, "name")));
 		}
 		return;
@@ -340,12 +342,16 @@ static void flush(struct gc_pass *p)
 			ctl_log(p->ctl, 2, "garbage collection: %s %s%s%s %s", e->kind,
 				e->ns ? e->ns : "", e->ns ? "/" : "", e->name,
 				edit_what(e, p->drop[i]));
-		} else if (e->rc != -ENOENT && e->rc != -PK_STORE_ECONFLICT) {
+		} else if (e->rc == -ENOENT || e->rc == -PK_STORE_ECONFLICT) {
+			ctl_log(p->ctl, 3,
+				"garbage collection: %s %s: %s, looked at again on its event",
+				e->kind, e->name, e->rc == -ENOENT ? "gone" : "changed");
+		} else {
 			ctl_log(p->ctl, 1, "garbage collection: %s %s: %s", e->kind, e->name,
 				*e->message ? e->message : strerror(-e->rc));
 		}
+		p->written += e->rc == 0;
 		if (e->rc == 0 && e->op == PK_STORE_EDIT_DELETE) {
-			p->deleted++;
 			CTL_COUNT(p->ctl, gc_deleted);
 			/* an owner recreated under the same name wants its objects back */
 			ctl_reconcile_owner_of(p->ctl, p->held[i]);
@@ -362,8 +368,8 @@ static bool has_dependents(struct pk_ctl *ctl, const json_t *obj)
 {
 	json_t *deps = NULL;
 	const char *uid = pk_get_string(obj, "metadata.uid");
-	bool any = uid && pk_store_dependents(ctl->store, uid, &deps) == 0 &&
-		   json_array_size(deps) > 0;
+	bool any =
+	    uid && pk_store_dependents(ctl->store, uid, &deps) == 0 && json_array_size(deps) > 0;
 
 	json_decref(deps);
 	return any;
@@ -407,8 +413,8 @@ static void judge(struct gc_pass *p, const char *kind, const json_t *obj)
 	} else if (solid < n && (drop = json_array())) {
 		for (size_t i = 0; i < n; i++)
 			if (states[i] != OWNER_SOLID)
-				json_array_append(drop, json_object_get(json_array_get(refs, i),
-									"uid"));
+				json_array_append(drop,
+						  json_object_get(json_array_get(refs, i), "uid"));
 		edit(p, PK_STORE_EDIT_MODIFY, kind, obj, 0, drop);
 	}
 	free(states);
@@ -482,6 +488,10 @@ static bool blocked(struct pk_ctl *ctl, const char *uid)
 			if (strcmp(json_string_value(json_object_get(r, "uid")) ?: "", uid) == 0 &&
 			    json_is_true(json_object_get(r, "blockOwnerDeletion")))
 				block = true;
+			if (block)
+				ctl_log(ctl, 3, "garbage collection: %s waits for %s %s", uid,
+					json_string_value(json_object_get(d, "kind")),
+					json_string_value(json_object_get(d, "name")));
 		}
 		json_decref(obj);
 	}
@@ -579,12 +589,12 @@ int ctl_gc_run(struct pk_ctl *ctl)
 			release(p, part[0], part[1], part[2], part[3]);
 	}
 	flush(p);
-	int deleted = p->deleted;
+	int written = p->written;
 
 	pk_map_free(&owners);
 	deps_clear(&deps);
 	pk_map_free(&p->memo);
 	pk_map_free(&p->seen);
 	free(p);
-	return deleted;
+	return written;
 }

@@ -48,30 +48,33 @@ static bool drop_refs(json_t *obj, const char *uid)
 	return dropped;
 }
 
-/* The rows of an object's references (NEW: the row written). */
+/*
+ * The rows of the references of NEW, the row written; only a body that
+ * mentions ownerReferences is parsed (an empty object stands for the others).
+ */
 #define OWNER_ROWS                                                                                 \
 	" INSERT OR IGNORE INTO owner_refs SELECT json_extract(value, '$.uid'), NEW.kind,"         \
-	" NEW.ns, NEW.name FROM json_each(NEW.body, '$.metadata.ownerReferences')"                 \
+	" NEW.ns, NEW.name FROM json_each(CASE WHEN instr(NEW.body, '\"ownerReferences\"') > 0"    \
+	" THEN NEW.body ELSE '{}' END, '$.metadata.ownerReferences')"                              \
 	" WHERE type = 'object' AND json_type(value, '$.uid') = 'text';"
 #define FORGET(ROW)                                                                                \
 	" DELETE FROM owner_refs WHERE kind = " ROW ".kind AND ns = " ROW ".ns AND name = " ROW    \
 	".name;"
-/* Only a body that mentions ownerReferences is parsed. */
-#define MENTIONS(ROW) " instr(" ROW ".body, '\"ownerReferences\"') > 0 "
 
+/* One trigger per statement: the order of two on one event is SQLite's to pick. */
 static const char OWNERS_SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS owner_refs(uid TEXT NOT NULL, kind TEXT NOT NULL,"
     " ns TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY(uid, kind, ns, name)) WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS owner_refs_by_dependent ON owner_refs(kind, ns, name);"
     /* INSERT OR REPLACE fires no delete trigger: an insert forgets the old row's first */
-    "CREATE TRIGGER IF NOT EXISTS owner_refs_put AFTER INSERT ON objects BEGIN" FORGET(
-	"NEW") " END;"
-	       "CREATE TRIGGER IF NOT EXISTS owner_refs_insert AFTER INSERT ON objects"
-	       " WHEN" MENTIONS("NEW") "BEGIN" OWNER_ROWS " END;"
-	       "CREATE TRIGGER IF NOT EXISTS owner_refs_update AFTER UPDATE OF body ON objects"
-	       " WHEN" MENTIONS("OLD") "OR" MENTIONS("NEW") "BEGIN" FORGET("OLD") OWNER_ROWS " END;"
-	       "CREATE TRIGGER IF NOT EXISTS owner_refs_delete AFTER DELETE ON objects"
-	       " BEGIN" FORGET("OLD") " END;";
+    "CREATE TRIGGER IF NOT EXISTS owner_refs_insert AFTER INSERT ON objects"
+    " BEGIN" FORGET("NEW") OWNER_ROWS
+    " END;"
+    "CREATE TRIGGER IF NOT EXISTS owner_refs_update AFTER UPDATE OF body ON objects"
+    " BEGIN" FORGET("OLD") OWNER_ROWS
+    " END;"
+    "CREATE TRIGGER IF NOT EXISTS owner_refs_delete AFTER DELETE ON objects"
+    " BEGIN" FORGET("OLD") " END;";
 
 /* Every stored object's references, once (a database from before the index). */
 static const char OWNERS_FILL[] =
@@ -115,7 +118,8 @@ static int dependents_of(struct pk_store *st, const char *uid, json_t **ret)
 	json_t *out = json_array();
 	int rc = 0, s;
 
-	if (!out || sqlite3_prepare_v2(st->db, PK_STORE_DEPENDENTS_SQL, -1, &q, NULL) != SQLITE_OK) {
+	if (!out ||
+	    sqlite3_prepare_v2(st->db, PK_STORE_DEPENDENTS_SQL, -1, &q, NULL) != SQLITE_OK) {
 		json_decref(out);
 		return out ? -EIO : -ENOMEM;
 	}
@@ -156,8 +160,8 @@ int pk_store_orphan_dependents(struct pk_store *st, struct txn *tx, const struct
 	json_array_foreach(deps, i, d)
 	{
 		const char *ns = json_string_value(json_object_get(d, "namespace"));
-		json_t *obj = pk_store_db_get(st, json_string_value(json_object_get(d, "kind")),
-					      ns, json_string_value(json_object_get(d, "name")));
+		json_t *obj = pk_store_db_get(st, json_string_value(json_object_get(d, "kind")), ns,
+					      json_string_value(json_object_get(d, "name")));
 
 		if (rc == 0 && obj && drop_refs(obj, uid))
 			rc = pk_store_txn_put(st, tx, obj, PK_EVENT_MODIFIED);
