@@ -259,7 +259,7 @@ struct arg_list {
 
 /* Every query argument, in order: none is ever dropped (the router refuses too many). */
 static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-				   const char *value)
+				   size_t key_size, const char *value, size_t value_size)
 {
 	(void)kind;
 	struct arg_list *a = cls;
@@ -273,7 +273,8 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 		a->v = v;
 		a->cap = cap;
 	}
-	a->v[a->n++] = (struct pk_query_arg){key, value};
+	a->v[a->n++] = (struct pk_query_arg){
+	    key, value, (key && strlen(key) != key_size) || (value && strlen(value) != value_size)};
 	return MHD_YES;
 }
 
@@ -401,7 +402,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	struct arg_list args = {0};
-	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
+	MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
 	if (args.oom) {
 		free(args.v);
 		return MHD_NO;

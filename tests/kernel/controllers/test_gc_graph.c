@@ -90,10 +90,8 @@ static void log_line(void *arg, int level, const char *msg)
 
 static void setup(void)
 {
-	struct pk_appliance_config cfg = {.backoff_initial_ms = 50,
-					  .backoff_max_ms = 200,
-					  .verbosity = 3,
-					  .log = log_line};
+	struct pk_appliance_config cfg = {
+	    .backoff_initial_ms = 50, .backoff_max_ms = 200, .verbosity = 3, .log = log_line};
 	char err[256] = "";
 
 	/* tmpfs when there is one: a commit per object */
@@ -190,8 +188,8 @@ static json_t *build_chain(const char *prefix, bool block)
 		json_t *obj;
 
 		name_of(name, sizeof(name), prefix, chain[i]);
-		obj = make(chain[i], "default", name, prev ? json_pack("[o]", ref_to(prev, block))
-							    : NULL);
+		obj = make(chain[i], "default", name,
+			   prev ? json_pack("[o]", ref_to(prev, block)) : NULL);
 		if (!head)
 			head = json_incref(obj);
 		json_decref(prev);
@@ -199,8 +197,8 @@ static json_t *build_chain(const char *prefix, bool block)
 	}
 	json_decref(prev);
 	snprintf(name, sizeof(name), "%s-ns", prefix);
-	json_decref(make(pk_type_by_kind("Namespace"), NULL, name,
-			 json_pack("[o]", ref_to(head, block))));
+	json_decref(
+	    make(pk_type_by_kind("Namespace"), NULL, name, json_pack("[o]", ref_to(head, block))));
 	return head;
 }
 
@@ -236,9 +234,8 @@ static void collector_caught_up(void)
 	static int n;
 	const struct pk_type *t = pk_type_by_kind("PriorityClass");
 	char name[32];
-	json_t *ghost =
-	    json_pack("{s:s,s:s,s:s,s:s}", "apiVersion", "v1", "kind", "Node", "name", "ghost",
-		      "uid", "00000000-0000-0000-0000-000000000000");
+	json_t *ghost = json_pack("{s:s,s:s,s:s,s:s}", "apiVersion", "v1", "kind", "Node", "name",
+				  "ghost", "uid", "00000000-0000-0000-0000-000000000000");
 
 	snprintf(name, sizeof(name), "sentinel-%d", n++);
 	json_decref(make(t, NULL, name, json_pack("[o]", ghost)));
@@ -315,9 +312,9 @@ START_TEST(background_follows_every_kind)
 	collector_caught_up();
 	ck_assert(exists(pk_type_by_kind("Lease"), "default", "both", &both));
 	ck_assert_int_eq(json_array_size(pk_get(both, "metadata.ownerReferences")), 1);
-	ck_assert_str_eq(pk_get_string(json_array_get(pk_get(both, "metadata.ownerReferences"), 0),
-				       "name"),
-			 "keeper");
+	ck_assert_str_eq(
+	    pk_get_string(json_array_get(pk_get(both, "metadata.ownerReferences"), 0), "name"),
+	    "keeper");
 	json_decref(both);
 	json_decref(keeper);
 	json_decref(head);
