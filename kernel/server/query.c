@@ -78,9 +78,9 @@ int pk_srv_query_timeout(const struct pk_request *req, struct pk_response *resp,
 	if (!*v || *end || errno || *ret < 0) {
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 				      "timeoutSeconds: Invalid value: \"%s\": %s", v,
-				      !*v || *end  ? "must be a whole number of seconds"
-				      : errno	   ? "out of range of a 64-bit integer"
-						   : "must not be negative");
+				      !*v || *end ? "must be a whole number of seconds"
+				      : errno	  ? "out of range of a 64-bit integer"
+						  : "must not be negative");
 		return -EINVAL;
 	}
 	return 0;
@@ -118,7 +118,8 @@ static bool field_label_ok(const char *kind, const char *label)
 		if (!field_labels[i].no_namespace && strcmp(label, "metadata.namespace") == 0)
 			return true;
 		for (size_t k = 0; k < ELEMENTSOF(field_labels[i].labels); k++)
-			if (field_labels[i].labels[k] && strcmp(field_labels[i].labels[k], label) == 0)
+			if (field_labels[i].labels[k] &&
+			    strcmp(field_labels[i].labels[k], label) == 0)
 				return true;
 		return false;
 	}
@@ -138,15 +139,17 @@ static void validate_list_options(const struct pk_request *req, bool watch, bool
 		match = NULL;
 	if (watch && initial) {
 		if (!newer)
-			pk_errors_add(errs, "resourceVersionMatch: Forbidden: sendInitialEvents "
-					    "requires setting resourceVersionMatch to NotOlderThan");
+			pk_errors_add(errs,
+				      "resourceVersionMatch: Forbidden: sendInitialEvents "
+				      "requires setting resourceVersionMatch to NotOlderThan");
 		pk_errors_add(errs, "sendInitialEvents: Forbidden: sendInitialEvents is forbidden "
 				    "for watch unless the WatchList feature gate is enabled");
 	}
 	if (watch && match) {
 		if (!initial)
-			pk_errors_add(errs, "resourceVersionMatch: Forbidden: resourceVersionMatch is "
-					    "forbidden for watch unless sendInitialEvents is provided");
+			pk_errors_add(errs,
+				      "resourceVersionMatch: Forbidden: resourceVersionMatch is "
+				      "forbidden for watch unless sendInitialEvents is provided");
 		if (!newer)
 			pk_errors_add(errs,
 				      "resourceVersionMatch: Unsupported value: \"%s\": supported "
@@ -155,8 +158,9 @@ static void validate_list_options(const struct pk_request *req, bool watch, bool
 	}
 	if (!watch && match) {
 		if (!rv || !*rv)
-			pk_errors_add(errs, "resourceVersionMatch: Forbidden: resourceVersionMatch is "
-					    "forbidden unless resourceVersion is provided");
+			pk_errors_add(errs,
+				      "resourceVersionMatch: Forbidden: resourceVersionMatch is "
+				      "forbidden unless resourceVersion is provided");
 		if (!exact && !newer)
 			pk_errors_add(errs,
 				      "resourceVersionMatch: Unsupported value: \"%s\": supported "
@@ -184,8 +188,8 @@ static void respond_invalid(struct pk_response *resp, const struct pk_errors *er
 		len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s%s", i ? ", " : "",
 					errs->msg[i]);
 	pk_srv_respond_status(resp, 422, "Invalid", "ListOptions", "", errs,
-			      "ListOptions.meta.k8s.io \"\" is invalid: %s%s%s", errs->n > 1 ? "[" : "",
-			      msg, errs->n > 1 ? "]" : "");
+			      "ListOptions.meta.k8s.io \"\" is invalid: %s%s%s",
+			      errs->n > 1 ? "[" : "", msg, errs->n > 1 ? "]" : "");
 }
 
 /* Decoding: the booleans and timeoutSeconds (400). */
