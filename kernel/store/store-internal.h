@@ -32,6 +32,7 @@ struct store_reader {
 
 struct pk_store {
 	sqlite3 *db;
+	int lock_fd;			      /* DIR/podkernel.lock, held while open (-1: none) */
 	const struct pk_admission *admission; /* pk_store_open_opts: rules beyond validation */
 	size_t nadmission;
 	sqlite3_stmt *st_get, *st_put, *st_update, *st_del, *st_setrv, *st_children, *st_default_pc;
@@ -89,6 +90,10 @@ int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char 
 		      const char *ns, const char *name, json_t **ret);
 /* The full check at open (the counter read): 0, -EUCLEAN with err, -EIO. */
 int pk_store_verify_open(struct pk_store *st, bool allow_damaged, char *err, size_t errlen);
+/* CREATE TABLE IF NOT EXISTS damaged_objects (integrity.c). */
+extern const char pk_store_quarantine_schema[];
+/* Bring DB to PK_STORE_SCHEMA_VERSION (schema.c); the version it had before. */
+int pk_store_schema_migrate(sqlite3 *db, const char *path, int *ret_from, char *err, size_t errlen);
 
 /* One write transaction: events are published to the ring on commit. */
 #define TXN_MAX_EVENTS 100000 /* a namespace deletion touches all its objects */

@@ -117,6 +117,22 @@ struct pk_store_open_opts {
 	size_t nadmission;
 };
 int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errlen);
+
+/*
+ * The store file's schema (PRAGMA user_version; kernel/store/schema.c).  Open
+ * migrates an older file in one transaction and refuses a newer one
+ * (-EPROTONOSUPPORT, err says both versions).  Open also locks DIR
+ * (DIR/podkernel.lock): a second open of a served directory fails with -EBUSY.
+ */
+#define PK_STORE_SCHEMA_VERSION 1
+struct sqlite3;
+/* DB's version, -1 when it cannot be read. */
+int pk_store_schema_version(struct sqlite3 *db);
+/* 0 (and the version) when this podkernel can open DB; the message names PATH. */
+int pk_store_schema_check(struct sqlite3 *db, const char *path, int *ret_version, char *err,
+			  size_t errlen);
+/* Take DIR's lock (an open descriptor: close it to release); -EBUSY when held. */
+int pk_store_lock_dir(const char *dir, int *ret_fd, char *err, size_t errlen);
 int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 		       struct pk_store **ret, char *err, size_t errlen);
 
