@@ -88,32 +88,42 @@ int pk_srv_query_timeout(const struct pk_request *req, struct pk_response *resp,
 
 /* The labels a kind's field selectors take upstream, beyond metadata.name. */
 static const struct {
-	const char *kind;
+	const char *group, *kind;
 	bool no_namespace; /* no metadata.namespace either */
 	const char *labels[12];
 } field_labels[] = {
-    {"Pod",
+    {"",
+     "Pod",
      false,
      {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
       "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs",
       "status.nominatedNodeName"}},
-    {"Node", true, {"spec.unschedulable"}},
-    {"Namespace", true, {"status.phase"}},
-    {"Event",
+    {"", "Node", true, {"spec.unschedulable"}},
+    {"", "Namespace", true, {"status.phase"}},
+    {"",
+     "Event",
      false,
      {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
       "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
       "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}},
-    {"Job", false, {"status.successful"}},
-    {"ResourceSlice", false, {"spec.nodeName", "spec.driver"}},
+    /* the same objects in the shape of events.k8s.io */
+    {"events.k8s.io",
+     "Event",
+     false,
+     {"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
+      "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reason",
+      "reportingController", "type"}},
+    {"batch", "Job", false, {"status.successful"}},
+    {"resource.k8s.io", "ResourceSlice", false, {"spec.nodeName", "spec.driver"}},
 };
 
-static bool field_label_ok(const char *kind, const char *label)
+static bool field_label_ok(const struct pk_type *t, const char *label)
 {
 	if (strcmp(label, "metadata.name") == 0)
 		return true;
 	for (size_t i = 0; i < ELEMENTSOF(field_labels); i++) {
-		if (strcmp(field_labels[i].kind, kind) != 0)
+		if (strcmp(field_labels[i].kind, t->kind) != 0 ||
+		    strcmp(field_labels[i].group, t->group) != 0)
 			continue;
 		if (!field_labels[i].no_namespace && strcmp(label, "metadata.namespace") == 0)
 			return true;
@@ -225,7 +235,7 @@ static int check_field_labels(const struct pk_request *req, const struct pk_type
 	if (!fs || pk_selector_parse(fs, true, &sel, err, sizeof(err)) < 0)
 		return 0;
 	for (size_t i = 0; sel && i < sel->nreqs && rc == 0; i++) {
-		if (field_label_ok(t->kind, sel->reqs[i].key))
+		if (field_label_ok(t, sel->reqs[i].key))
 			continue;
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 				      "field label not supported: %s", sel->reqs[i].key);

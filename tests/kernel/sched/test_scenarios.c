@@ -955,8 +955,7 @@ START_TEST(test_upstream_scenarios)
 	for (size_t i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++) {
 		size_t n = run_dir(SCENARIO_DIR "/upstream", strategies[i], &failures);
 
-		ck_assert_msg(getenv("SCENARIO") || n >= 8, "only %zu upstream scenarios found",
-			      n);
+		ck_assert_msg(getenv("SCENARIO") || n >= 8, "only %zu upstream scenarios found", n);
 	}
 	ck_assert_int_eq(failures, 0);
 }
