@@ -30,6 +30,7 @@
  * of GC_BATCH edits; a conflict is looked at again on the write's event.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,8 +51,12 @@ enum owner_state {
 	OWNER_SOLID,
 };
 
+/* What an owner was queued for (the bits of its value in ctl_gc.owners). */
+#define LOOK_DEPENDENTS 1 /* it went: its dependents may have lost their last owner */
+#define LOOK_RELEASE 2	  /* deleted in the foreground: it may go once nothing blocks it */
+
 struct ctl_gc {
-	struct pk_map owners; /* "uid SEP kind SEP ns SEP name" -> (void *)1 */
+	struct pk_map owners; /* "uid SEP kind SEP ns SEP name" -> LOOK_* bits */
 	struct pk_map deps;   /* "kind SEP ns SEP name" -> json_t * (its last event, held) */
 	bool full;	      /* a pass over every object is due */
 };
@@ -127,7 +132,7 @@ static const char *owner_ns(const struct pk_type *t, const char *dep_ns)
 }
 
 static void queue_owner(struct pk_map *owners, const char *uid, const char *kind, const char *ns,
-			const char *name)
+			const char *name, uintptr_t look)
 {
 	char key[CTL_KEY_MAX + 64];
 
@@ -135,7 +140,8 @@ static void queue_owner(struct pk_map *owners, const char *uid, const char *kind
 	    snprintf(key, sizeof(key), "%s" SEP "%s" SEP "%s" SEP "%s", uid, kind, ns ? ns : "",
 		     name) >= (int)sizeof(key))
 		return;
-	pk_map_put(owners, key, (void *)1); /* ENOMEM: the next event asks again */
+	look |= (uintptr_t)pk_map_get(owners, key);
+	pk_map_put(owners, key, (void *)look); /* ENOMEM: the next event asks again */
 }
 
 static void queue_dependent(struct ctl_gc *gc, const char *kind, const json_t *obj)
@@ -169,23 +175,23 @@ void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev)
 	if (ev->type == PK_EVENT_DELETED) {
 		/* its dependents may have lost their last owner */
 		queue_owner(&ctl->gc->owners, pk_get_string(obj, "metadata.uid"), ev->kind, ns,
-			    pk_name(obj));
+			    pk_name(obj), LOOK_DEPENDENTS);
 		/* an owner deleted in the foreground may wait for it no more */
 		json_array_foreach(refs, i, r)
 		{
 			const char *kind = json_string_value(json_object_get(r, "kind"));
 
 			if (json_is_true(json_object_get(r, "blockOwnerDeletion")))
-				queue_owner(&ctl->gc->owners,
-					    json_string_value(json_object_get(r, "uid")), kind,
-					    owner_ns(pk_type_by_kind(kind), ns),
-					    json_string_value(json_object_get(r, "name")));
+				queue_owner(
+				    &ctl->gc->owners, json_string_value(json_object_get(r, "uid")),
+				    kind, owner_ns(pk_type_by_kind(kind), ns),
+				    json_string_value(json_object_get(r, "name")), LOOK_RELEASE);
 		}
 		return;
 	}
 	if (deleting_dependents(obj))
 		queue_owner(&ctl->gc->owners, pk_get_string(obj, "metadata.uid"), ev->kind, ns,
-			    pk_name(obj));
+			    pk_name(obj), LOOK_DEPENDENTS | LOOK_RELEASE);
 	if (json_array_size(refs) && !pk_get(obj, "metadata.deletionTimestamp"))
 		queue_dependent(ctl->gc, ev->kind, obj);
 }
@@ -535,7 +541,7 @@ static void full_pass(struct gc_pass *p, struct pk_map *owners)
 				if (deleting_dependents(obj))
 					queue_owner(owners, pk_get_string(obj, "metadata.uid"),
 						    t->kind, t->namespaced ? pk_namespace(obj) : "",
-						    pk_name(obj));
+						    pk_name(obj), LOOK_DEPENDENTS | LOOK_RELEASE);
 				judge_once(p, t->kind, t->namespaced ? pk_namespace(obj) : "",
 					   pk_name(obj), obj);
 			}
@@ -566,11 +572,11 @@ int ctl_gc_run(struct pk_ctl *ctl)
 	if (gc->full)
 		full_pass(p, &owners);
 	gc->full = false;
-	for (size_t i = 0; pk_map_next(&owners, &i, &key, NULL);) {
+	for (size_t i = 0; pk_map_next(&owners, &i, &key, &v);) {
 		char buf[CTL_KEY_MAX + 64], *part[4];
 
 		snprintf(buf, sizeof(buf), "%s", key);
-		if (split_key(buf, part, 4))
+		if (((uintptr_t)v & LOOK_DEPENDENTS) && split_key(buf, part, 4))
 			judge_dependents(p, part[0]);
 	}
 	for (size_t i = 0; pk_map_next(&deps, &i, &key, &v);) {
@@ -581,11 +587,11 @@ int ctl_gc_run(struct pk_ctl *ctl)
 			judge_once(p, part[0], part[1], part[2], v);
 	}
 	flush(p);
-	for (size_t i = 0; pk_map_next(&owners, &i, &key, NULL);) {
+	for (size_t i = 0; pk_map_next(&owners, &i, &key, &v);) {
 		char buf[CTL_KEY_MAX + 64], *part[4];
 
 		snprintf(buf, sizeof(buf), "%s", key);
-		if (split_key(buf, part, 4))
+		if (((uintptr_t)v & LOOK_RELEASE) && split_key(buf, part, 4))
 			release(p, part[0], part[1], part[2], part[3]);
 	}
 	flush(p);
