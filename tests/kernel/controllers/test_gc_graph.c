@@ -305,9 +305,23 @@ START_TEST(background_follows_every_kind)
 	both = make(pk_type_by_kind("Lease"), "default", "both",
 		    json_pack("[o,o]", ref_to(head, false), ref_to(keeper, false)));
 	json_decref(both);
+	/* a Pod owned by a Pod, as a controller */
+	{
+		const struct pk_type *pod = pk_type_by_kind("Pod");
+		json_t *owner = NULL, *ref;
+
+		name_of(name, sizeof(name), "bg", pod);
+		ck_assert(exists(pod, "default", name, &owner));
+		ref = ref_to(owner, false);
+		json_object_set_new(ref, "controller", json_true());
+		json_decref(make(pod, "default", "pod-of-pod", json_pack("[o]", ref)));
+		json_decref(owner);
+	}
 	name_of(name, sizeof(name), "bg", chain[0]);
 	ck_assert_int_eq(pk_store_delete(st, chain[0]->kind, NULL, name, NULL, NULL, NULL), 0);
 	assert_chain_gone("bg");
+	ck_assert_msg(wait_gone(pk_type_by_kind("Pod"), "default", "pod-of-pod"),
+		      "a Pod owned by a Pod was left behind");
 	deletion_order(rv, &o);
 	for (size_t i = 1; i < nchain; i++)
 		ck_assert_msg(o.pos[i - 1] >= 0 && o.pos[i - 1] < o.pos[i],
