@@ -18,7 +18,8 @@
  * namespace is not found there: it dangles too).  An owner deleted in the
  * foreground is "waiting".  A reference to a kind not served, or from a
  * cluster-scoped dependent to a namespaced kind, cannot be resolved: the
- * dependent is left alone (said in the log), as upstream does.  Then:
+ * dependent is left alone (said in the log; the latter also in a Warning
+ * Event OwnerRefInvalidNamespace about it), as upstream does.  Then:
  *   - some owner solid: the dangling and waiting references are removed;
  *   - no owner solid, some waiting, the dependent has dependents itself:
  *     it is deleted in the foreground;
@@ -71,6 +72,7 @@ struct gc_pass {
 	json_t *drop[GC_BATCH]; /* MODIFY: the uids whose references go */
 	size_t n;
 	int written;
+	bool events; /* Warning Events noted: created at the pass's end */
 };
 
 int ctl_gc_new(struct ctl_gc **ret)
@@ -234,6 +236,23 @@ static enum owner_state owner_lookup(struct gc_pass *p, const struct pk_type *t,
 	return s;
 }
 
+/* Reported as upstream's collector does: a Warning Event about the dependent. */
+static void invalid_namespace(struct gc_pass *p, const char *kind, const json_t *obj,
+			      const json_t *ref)
+{
+	char note[512];
+
+	snprintf(
+	    note, sizeof(note),
+	    "ownerRef [%s/%s, namespace: , name: %s, uid: %s] does not exist in namespace \"\"",
+	    json_string_value(json_object_get(ref, "apiVersion")) ?: "",
+	    json_string_value(json_object_get(ref, "kind")) ?: "",
+	    json_string_value(json_object_get(ref, "name")) ?: "",
+	    json_string_value(json_object_get(ref, "uid")) ?: "");
+	ctl_record_warning(p->ctl, kind, obj, "OwnerRefInvalidNamespace", note);
+	p->events = true;
+}
+
 /*
  * The state of each reference of obj (a cluster-scoped one when ns is ""),
  * into states; OWNER_UNRESOLVED (logged) when any cannot be resolved.
@@ -262,6 +281,8 @@ static enum owner_state classify(struct gc_pass *p, const char *kind, const json
 				"garbage collection: %s %s%s%s: metadata.ownerReferences[%zu] %s; "
 				"left alone",
 				kind, ns, *ns ? "/" : "", pk_name(obj), i, why);
+			if (t && t->namespaced && !*ns)
+				invalid_namespace(p, kind, obj, r);
 			return OWNER_UNRESOLVED;
 		}
 		states[i] = owner_lookup(p, t, owner_ns(t, ns), name, uid);
@@ -586,6 +607,8 @@ int ctl_gc_run(struct pk_ctl *ctl)
 		if (split_key(buf, part, 3))
 			judge_once(p, part[0], part[1], part[2], v);
 	}
+	if (p->events) /* what was reported is there before what the pass writes */
+		ctl_record_flush(ctl);
 	flush(p);
 	for (size_t i = 0; pk_map_next(&owners, &i, &key, &v);) {
 		char buf[CTL_KEY_MAX + 64], *part[4];

@@ -150,8 +150,8 @@ static void index_run(bool index, double *create_ms, double *label_ms)
 {
 	char dir[300];
 	struct pk_store *st = open_store(dir, sizeof(dir));
-	json_t *owner = make_owner(st, "owner"), *patch = json_pack("{s:{s:{s:s}}}", "metadata",
-								       "labels", "a", "b");
+	json_t *owner = make_owner(st, "owner"),
+	       *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "a", "b");
 	double t0;
 
 	if (!index)
@@ -181,8 +181,9 @@ static void collect_run(double *create_ms, double *collect_ms)
 	struct pk_appliance *app = NULL;
 	char dir[300], err[256];
 	struct pk_store *st = open_store(dir, sizeof(dir));
-	json_t *owner, *o = NULL, *ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind",
-						  "Namespace", "metadata", "name", "aaa");
+	json_t *owner, *o = NULL,
+		       *ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+				       "metadata", "name", "aaa");
 	double t0;
 
 	pk_store_create(st, ns, NULL, NULL);
@@ -229,8 +230,8 @@ int main(void)
 	double m = median(made, RUNS), g = median(gone, RUNS);
 
 	printf("%-58s %10s %10s %7s\n", "figure (median of 5)", "ms", "baseline", "ratio");
-	printf("%-58s %10.1f %10.1f %6.2fx\n", "owner index: create 4096 pods with a reference (CPU)",
-	       w, wo, w / wo);
+	printf("%-58s %10.1f %10.1f %6.2fx\n",
+	       "owner index: create 4096 pods with a reference (CPU)", w, wo, w / wo);
 	printf("%-58s %10.1f %10.1f %6.2fx\n", "owner index: label 1024 of them (CPU)", lw, lwo,
 	       lw / lwo);
 	printf("%-58s %10.1f %10.1f %6.2fx\n", "collection: 4096 dependents gone after the owner",

@@ -411,6 +411,21 @@ START_TEST(reference_rules)
 	collector_caught_up();
 	ck_assert_msg(exists(pc, NULL, "invalid", NULL),
 		      "a cluster-scoped dependent of a namespaced owner was collected");
+	/* and reported, as upstream does, in a Warning Event about it */
+	json_t *events = NULL, *ev;
+	size_t i;
+	bool reported = false;
+
+	ck_assert_int_eq(pk_store_list(st, "Event", NULL, NULL, &events, NULL, NULL), 0);
+	json_array_foreach(events, i, ev)
+	{
+		reported |=
+		    strcmp(pk_get_string(ev, "reason") ?: "", "OwnerRefInvalidNamespace") == 0 &&
+		    strcmp(pk_get_string(ev, "involvedObject.name") ?: "", "invalid") == 0 &&
+		    strcmp(pk_get_string(ev, "type") ?: "", "Warning") == 0;
+	}
+	json_decref(events);
+	ck_assert_msg(reported, "no OwnerRefInvalidNamespace Event");
 	ck_assert_msg(exists(pod, "default", "unserved", NULL),
 		      "a dependent of a kind not served was collected");
 	json_decref(owner);
