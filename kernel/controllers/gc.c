@@ -27,8 +27,13 @@
  *     (orphan, foregroundDeletion), else in the background.
  * An owner deleted in the foreground loses its foregroundDeletion finalizer
  * (and so goes) once no dependent whose reference has blockOwnerDeletion is
- * left.  Writes carry the uid and resourceVersion read, and go in batches
- * of GC_BATCH edits; a conflict is looked at again on the write's event.
+ * left; a dependent about to be deleted in the foreground while one of its
+ * own dependents waits has its references made non-blocking first (an
+ * ownership cycle would wait for ever).  A pass goes on in rounds over what
+ * its own writes make worth a look (again()), so a chain goes down and is
+ * released in one pass.  Writes carry the uid and resourceVersion read, and
+ * go in batches of GC_BATCH edits; a conflict is looked at again on the
+ * write's event.
  */
 #include <errno.h>
 #include <stdint.h>
