@@ -20,19 +20,16 @@ struct sc_snapshot;
 
 /* The node label naming a node's accelerator model (podagent publishes it). */
 #define SC_MODEL_LABEL "accelerator.podkernel.dev/product"
-#define SC_PROFILE_CLASSES 32 /* classes of accelerator pods kept */
+#define SC_PROFILE_CLASSES 64 /* classes of accelerator pods kept */
 #define SC_PROFILE_MODELS 4   /* accepted models a class names at most */
 
 /*
- * Accelerator pods of one resource, device count and set of accepted
- * models.  Pods asking a share of one device (under 1000 milli) form one
- * class per resource and models, whatever their share: shares vary from
- * pod to pod, and split by value each would weigh too little to count.
+ * Accelerator pods of one resource, device count (a share of one device
+ * under 1000 milli) and set of accepted models.
  */
 struct sc_profile_class {
 	int res;	 /* the accelerator's resource id */
-	int64_t devices; /* per pod (milli); 0 for the class of shares */
-	double dev_sum;	 /* decayed sum of the devices its pods ask (milli) */
+	int64_t devices; /* per pod (milli) */
 	char *models[SC_PROFILE_MODELS];
 	int nmodels;	   /* 0: any model */
 	double weight;	   /* decayed count of its pods */
@@ -45,7 +42,6 @@ struct sc_strand {
 		const struct sc_profile_class *c;
 		double share;	       /* of the profile */
 		double cpu[2], mem[2]; /* requests per pod: mean -/+ standard deviation (milli) */
-		double dev;			       /* devices per pod (milli; a share's mean) */
 		double inv_dev, inv_cpu[2], inv_mem[2]; /* their inverses (0 for 0) */
 	} k[SC_PROFILE_CLASSES];
 	int n;
@@ -55,10 +51,6 @@ struct sc_strand {
 	 * domain d, pressure[r * ndom + d] (NULL when no class names a model). */
 	struct sc_part *models;
 	const double *pressure;
-	/* per resource r and model domain d, [r * ndom + d]: the CPU and memory
-	 * per device (milli per milli) of the lightest class constrained to that
-	 * model; 0 when none asks for it */
-	const double *narrow_cpu, *narrow_mem;
 };
 struct sc_profile {
 	struct sc_profile_class c[SC_PROFILE_CLASSES];

@@ -212,7 +212,6 @@ void sc_profile_note(struct sc_profile *pr, const struct sc_snapshot *snap, cons
 	pr->total = 0;
 	for (int i = 0; i < pr->n; i++) {
 		pr->c[i].weight *= decay;
-		pr->c[i].dev_sum *= decay;
 		pr->c[i].cpu *= decay;
 		pr->c[i].mem *= decay;
 		pr->c[i].cpu2 *= decay;
@@ -220,13 +219,12 @@ void sc_profile_note(struct sc_profile *pr, const struct sc_snapshot *snap, cons
 		pr->total += pr->c[i].weight;
 	}
 	n = pod_models(p, m);
-	c = class_of(pr, res, p->req[res] < 1000 ? 0 : p->req[res], m, n);
+	c = class_of(pr, res, p->req[res], m, n);
 	if (!c)
 		return; /* ENOMEM: the profile misses one pod */
 	double cv = cpu >= 0 ? (double)p->req[cpu] : 0, mv = mem >= 0 ? (double)p->req[mem] : 0;
 
 	c->weight += 1;
-	c->dev_sum += (double)p->req[res];
 	c->cpu += cv;
 	c->mem += mv;
 	c->cpu2 += cv * cv;
@@ -300,37 +298,19 @@ static void usable_free(const struct sc_strand *st, const struct sc_snapshot *sn
 	}
 }
 
-/*
- * Per resource and model domain, the CPU and memory per device of the
- * lightest class constrained to that model (its lighter point): what a
- * narrow pod needs beside each device it takes there.
- */
-static void narrow_requests(const struct sc_strand *st, double *cpu, double *mem, size_t need)
+/* Whether a class of the profile counts in the model pressure (whatever its weight). */
+static bool class_live(const struct sc_profile_class *c, int nres)
 {
-	memset(cpu, 0, need * sizeof(*cpu));
-	memset(mem, 0, need * sizeof(*mem));
-	for (int i = 0; i < st->n; i++) {
-		const struct sc_strand_class *k = &st->k[i];
-		double c = k->cpu[0] * k->inv_dev, m = k->mem[0] * k->inv_dev;
-
-		for (int j = 0; j < k->c->nmodels; j++) {
-			int d = dom_of(st->models, k->c->models[j]);
-			size_t at = (size_t)k->c->res * (size_t)st->models->ndom + (size_t)d;
-
-			if (d < 0)
-				continue;
-			if (cpu[at] <= 0 || c < cpu[at])
-				cpu[at] = c;
-			if (mem[at] <= 0 || m < mem[at])
-				mem[at] = m;
-		}
-	}
+	return c->weight > 0 && c->res >= 0 && c->res < nres && c->devices > 0;
 }
 
 /*
  * Model pressure per resource and model: the share of the device demand
  * that only that model serves (its constrained classes, a class naming m
- * models counting 1/m for each), times the free devices of the cluster,
+ * models counting 1/m for each; every class of the profile counts here,
+ * however light: the narrow pods of a model often split into many light
+ * classes, by device count or share, that only add up on the model), times
+ * the free devices of the cluster,
  * over the model's free devices, at most 1 (free: usable_free).  Taking a
  * device of a model under pressure 1 takes one a narrower pod will miss.
  * One pass over the nodes with the model label per call.
@@ -341,34 +321,36 @@ static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct s
 	size_t need;
 	bool any = false;
 
-	for (int i = 0; i < st->n; i++) {
-		demand[st->k[i].c->res] += st->k[i].share * st->k[i].dev;
-		any |= st->k[i].c->nmodels > 0;
+	for (int i = 0; i < pr->n; i++) {
+		if (!class_live(&pr->c[i], st->nres))
+			continue;
+		demand[pr->c[i].res] += pr->c[i].weight * (double)pr->c[i].devices;
+		any |= pr->c[i].nmodels > 0;
 	}
 	if (!any || !(st->models = sc_snapshot_part(snap, SC_MODEL_LABEL)) || !st->models->ndom)
 		return;
 	need = (size_t)snap->nres * (size_t)st->models->ndom;
-	if (4 * need > pr->pcap) { /* pressures, usable devices, narrow CPU and memory */
-		p = realloc(pr->pressure, 4 * need * sizeof(*p));
+	if (2 * need > pr->pcap) { /* the pressures, then the usable devices of one resource */
+		p = realloc(pr->pressure, 2 * need * sizeof(*p));
 		if (!p)
 			return; /* ENOMEM: score without the models */
 		pr->pressure = p;
-		pr->pcap = 4 * need;
+		pr->pcap = 2 * need;
 	}
 	p = pr->pressure;
 	u = p + need;
 	memset(p, 0, need * sizeof(*p));
-	narrow_requests(st, p + 2 * need, p + 3 * need, need);
-	for (int i = 0; i < st->n; i++) { /* constrained demand per model */
-		const struct sc_profile_class *c = st->k[i].c;
+	for (int i = 0; i < pr->n; i++) { /* constrained demand per model */
+		const struct sc_profile_class *c = &pr->c[i];
 
+		if (!class_live(c, st->nres))
+			continue;
 		for (int m = 0; m < c->nmodels; m++) {
 			int d = dom_of(st->models, c->models[m]);
 
 			if (d >= 0)
-				p[c->res * st->models->ndom + d] += st->k[i].share *
-								    st->k[i].dev /
-								    c->nmodels / demand[c->res];
+				p[c->res * st->models->ndom + d] +=
+				    c->weight * (double)c->devices / c->nmodels / demand[c->res];
 		}
 	}
 	for (int r = 0; r < snap->nres; r++) {
@@ -383,8 +365,6 @@ static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct s
 			pr_r[d] = u[d] <= 0 ? 1 : fmin(1, pr_r[d] * all / u[d]);
 	}
 	st->pressure = p;
-	st->narrow_cpu = p + 2 * need;
-	st->narrow_mem = p + 3 * need;
 }
 
 static void prepare_classes(struct sc_strand *st, const struct sc_profile *pr,
@@ -398,7 +378,7 @@ static void prepare_classes(struct sc_strand *st, const struct sc_profile *pr,
 		const struct sc_profile_class *c = &pr->c[i];
 		struct sc_strand_class *k;
 
-		if (c->weight < SC_PROFILE_MIN_SHARE * pr->total || c->dev_sum <= 0 || c->res < 0 ||
+		if (c->weight < SC_PROFILE_MIN_SHARE * pr->total || c->devices <= 0 || c->res < 0 ||
 		    c->res >= snap->nres)
 			continue;
 		k = &st->k[st->n++];
@@ -406,8 +386,7 @@ static void prepare_classes(struct sc_strand *st, const struct sc_profile *pr,
 		k->share = c->weight / pr->total;
 		spread(c->cpu, c->cpu2, c->weight, k->cpu);
 		spread(c->mem, c->mem2, c->weight, k->mem);
-		k->dev = c->devices ? (double)c->devices : c->dev_sum / c->weight;
-		k->inv_dev = 1.0 / k->dev;
+		k->inv_dev = 1.0 / (double)c->devices;
 		for (int j = 0; j < 2; j++) {
 			k->inv_cpu[j] = k->cpu[j] > 0 ? 1.0 / k->cpu[j] : 0;
 			k->inv_mem[j] = k->mem[j] > 0 ? 1.0 / k->mem[j] : 0;
@@ -426,7 +405,6 @@ const struct sc_strand *sc_strand_prepare(struct sc_profile *pr, struct sc_snaps
 	}
 	st->models = NULL;
 	st->pressure = NULL;
-	st->narrow_cpu = st->narrow_mem = NULL;
 	model_pressure(st, pr, snap);
 	return st;
 }
@@ -456,7 +434,7 @@ static double stranded_at(const struct sc_strand_class *k, int j, double g, doub
 		copies = fmin(copies, floor(mem * k->inv_mem[j]));
 	if (copies < 0)
 		copies = 0;
-	return g - copies * k->dev;
+	return g - copies * (double)k->c->devices;
 }
 
 /* The same over the class's two points, the lighter weighing SC_LIGHT_WEIGHT. */
@@ -468,50 +446,18 @@ static double stranded(const struct sc_strand_class *k, double g, double cpu, do
 	       (1 - SC_LIGHT_WEIGHT) * stranded_at(k, 1, g, cpu, mem);
 }
 
-/*
- * The devices of resource r (milli) a narrow pod could still use on a node
- * with g devices, cpu and mem free: as many as the CPU and memory a narrow
- * pod needs per device leave usable.
- */
-static double narrow_usable(const struct sc_strand *st, size_t at, double g, double cpu,
-			    double mem)
-{
-	if (st->cpu >= 0 && st->narrow_cpu[at] > 0)
-		g = fmin(g, cpu / st->narrow_cpu[at]);
-	if (st->mem >= 0 && st->narrow_mem[at] > 0)
-		g = fmin(g, mem / st->narrow_mem[at]);
-	return g > 0 ? g : 0;
-}
-
-/*
- * Devices the pod takes from narrower pods, times its model's pressure:
- * the devices it takes, or more when the CPU or memory it takes leaves
- * fewer of the node's devices usable by the pods constrained to the model
- * (a CPU-only pod on the last cores of a scarce model's node takes its
- * devices as surely as a pod that takes the devices themselves).
- */
+/* Devices the pod takes from narrower pods: its devices times its model's pressure. */
 static double narrow_cost(const struct sc_strand *st, const struct sc_node *node,
-			  const struct sc_pod *pod, const int64_t *free_)
+			  const struct sc_pod *pod)
 {
 	int d = st->models->node_dom[node->index];
-	double cpu = st->cpu >= 0 ? (double)free_[st->cpu] : 0;
-	double mem = st->mem >= 0 ? (double)free_[st->mem] : 0;
-	double cpu_req = st->cpu >= 0 ? (double)pod->req[st->cpu] : 0;
-	double mem_req = st->mem >= 0 ? (double)pod->req[st->mem] : 0;
 	double s = 0;
 
 	if (d < 0)
 		return 0;
-	for (int r = 1; r < st->nres; r++) {
-		size_t at = (size_t)r * (size_t)st->models->ndom + (size_t)d;
-		double p = st->pressure[at], g = (double)free_[r], lost;
-
-		if (p <= 0 || (pod->req[r] <= 0 && (st->narrow_cpu[at] <= 0 || g <= 0)))
-			continue;
-		lost = narrow_usable(st, at, g, cpu, mem) -
-		       narrow_usable(st, at, g - (double)pod->req[r], cpu - cpu_req, mem - mem_req);
-		s += fmax((double)pod->req[r], lost) * p;
-	}
+	for (int r = 1; r < st->nres; r++)
+		if (pod->req[r] > 0)
+			s += (double)pod->req[r] * st->pressure[r * st->models->ndom + d];
 	return SC_NARROW_WEIGHT * s;
 }
 
@@ -541,7 +487,7 @@ double sc_strand_score(const struct sc_strand *st, const struct sc_node *node,
 					 stranded(k, g, cpu, mem));
 	}
 	if (st->pressure)
-		s += narrow_cost(st, node, pod, free_);
+		s += narrow_cost(st, node, pod);
 	return s / 1000.0;
 }
 
@@ -559,16 +505,14 @@ size_t pk_sched_profile(const struct pk_sched *s, struct pk_sched_profile_entry 
 			continue;
 		memset(e, 0, sizeof(*e));
 		snprintf(e->resource, sizeof(e->resource), "%s", s->snap.res_name[c->res]);
-		double dev = c->devices ? (double)c->devices : c->dev_sum / c->weight;
-
-		e->devices = dev / 1000.0;
+		e->devices = (double)c->devices / 1000.0;
 		for (int m = 0; m < c->nmodels && len < sizeof(e->models); m++)
 			len += (size_t)snprintf(e->models + len, sizeof(e->models) - len, "%s%s",
 						m ? "," : "", c->models[m]);
 		e->share = pr->total > 0 ? c->weight / pr->total : 0;
 		/* milli over milli devices: units per device */
-		e->cpu_per_device = dev > 0 ? c->cpu / c->weight / dev : 0;
-		e->memory_per_device = dev > 0 ? c->mem / c->weight / dev : 0;
+		e->cpu_per_device = c->devices ? c->cpu / c->weight / (double)c->devices : 0;
+		e->memory_per_device = c->devices ? c->mem / c->weight / (double)c->devices : 0;
 		n++;
 	}
 	return n;
