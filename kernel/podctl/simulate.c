@@ -32,7 +32,7 @@
 struct sim_args {
 	const char *boards[MAX_BOARDS];
 	size_t nboards;
-	const char *nodes;		 /* an OpenB node list instead of boards */
+	const char *nodes;		/* an OpenB node list instead of boards */
 	struct pk_sim_openb_opts openb; /* --inflate, --seed, --max-pods */
 	int superslices;
 	const char *trace, *output;
@@ -310,11 +310,11 @@ static int add_levels(struct sim_args *a, const json_t *nodes, const struct pk_s
 	double total = json_number_value(json_object_get(rep, "accelerators"));
 
 	for (size_t i = 0; r == 0 && i < a->nlevels; i++)
-		r = json_array_append_new(
-			v, json_pack("{s:f,s:f,s:f}", "arrived_percent",
-				     round(a->levels[i] * 1e6) / 1e4, "allocated",
-				     round(alloc[i] * total * 1000.0) / 1000.0, "allocated_ratio",
-				     round(alloc[i] * 10000.0) / 10000.0)) < 0
+		r = json_array_append_new(v, json_pack("{s:f,s:f,s:f}", "arrived_percent",
+						       round(a->levels[i] * 1e6) / 1e4, "allocated",
+						       round(alloc[i] * total * 1000.0) / 1000.0,
+						       "allocated_ratio",
+						       round(alloc[i] * 10000.0) / 10000.0)) < 0
 			? -ENOMEM
 			: 0;
 	if (r == 0)
@@ -357,7 +357,8 @@ static int run_strategies(struct sim_args *a, const char *where, const json_t *n
 			fprintf(stderr,
 				"podctl simulate: %s: --node-loss names nodes not on this "
 				"board (%zu), ignored for it\n",
-				where, json_array_size(json_object_get(rep, "node_loss_not_on_board")));
+				where,
+				json_array_size(json_object_get(rep, "node_loss_not_on_board")));
 		json_array_append_new(runs, rep);
 	}
 	return 0;

@@ -36,8 +36,8 @@ enum { N_SN, N_CPU, N_MEM, N_GPU, N_MODEL, N_N };
 static const char *const node_cols[N_N] = {"sn", "cpu_milli", "memory_mib", "gpu", "model"};
 
 enum { P_NAME, P_CPU, P_MEM, P_NGPU, P_GMILLI, P_SPEC, P_CREATE, P_DELETE, P_N };
-static const char *const pod_cols[P_N] = {"name",	"cpu_milli",	 "memory_mib",
-					  "num_gpu",	"gpu_milli",	 "gpu_spec",
+static const char *const pod_cols[P_N] = {"name",	   "cpu_milli",	   "memory_mib",
+					  "num_gpu",	   "gpu_milli",	   "gpu_spec",
 					  "creation_time", "deletion_time"};
 
 struct ob_csv {
@@ -192,7 +192,7 @@ int pk_sim_openb_nodes(const char *buf, size_t len, json_t **ret, char *err, siz
 		}
 		if (r == 0)
 			r = json_object_set_new(seen, ob_field(&c, N_SN), json_true()) ? -ENOMEM
-										  : 0;
+										       : 0;
 	}
 	free(c.l);
 	json_decref(seen);
@@ -395,8 +395,9 @@ int pk_sim_openb_pods(const char *buf, size_t len, const struct pk_sim_openb_opt
 		io.max_pods = max;
 		r = sim_trace_new(&t);
 		if (r == 0)
-			r = ob_inflate(base, &io, (int64_t)(o->inflate * (double)cluster_accel(nodes)),
-				       t, err, errlen);
+			r = ob_inflate(base, &io,
+				       (int64_t)(o->inflate * (double)cluster_accel(nodes)), t, err,
+				       errlen);
 		pk_sim_trace_free(base);
 		base = t;
 	}

@@ -75,7 +75,7 @@ size_t pk_sim_trace_jobs(const struct pk_sim_trace *t);
 struct pk_sim_job_info {
 	int32_t pods;
 	int64_t accel_milli, cpu_milli, mem_milli;
-	const char *model;	  /* CSV model column */
+	const char *model;	   /* CSV model column */
 	const char *const *models; /* OpenB gpu_spec */
 };
 int pk_sim_trace_job(const struct pk_sim_trace *t, size_t i, struct pk_sim_job_info *ret);
@@ -101,8 +101,8 @@ int pk_sim_trace_job(const struct pk_sim_trace *t, size_t i, struct pk_sim_job_i
 #define PK_SIM_OPENB_MAX_PODS 100000 /* default cap on the pods of a trace */
 #define PK_SIM_OPENB_MAX_NODES 100000
 struct pk_sim_openb_opts {
-	double inflate; /* 0: replay the rows as they are */
-	uint64_t seed;	/* of the draw */
+	double inflate;	 /* 0: replay the rows as they are */
+	uint64_t seed;	 /* of the draw */
 	size_t max_pods; /* 0: PK_SIM_OPENB_MAX_PODS */
 };
 int pk_sim_openb_nodes(const char *buf, size_t len, json_t **ret, char *err, size_t errlen);

@@ -281,8 +281,8 @@ static int csv_value(struct sim_job *j, int c, const char *v, const char **why)
 	return 0;
 }
 
-static int csv_row(struct pk_sim_trace *t, struct sim_csv_line *l, const int cols[C_N], size_t lineno,
-		   char *err, size_t errlen)
+static int csv_row(struct pk_sim_trace *t, struct sim_csv_line *l, const int cols[C_N],
+		   size_t lineno, char *err, size_t errlen)
 {
 	struct sim_job *j;
 	int r = sim_trace_add(t, &j);
