@@ -8,10 +8,9 @@
  * decide; otherwise
  * the requests and limits of every container and init container are summed
  * per resource, a missing request taken from the limit beside it as
- * upstream's defaulting does (for containers and pod-level alike).  No request and no limit: BestEffort.  A
- * limit for both cpu and memory in every container (or at pod level), and
- * the summed requests equal to the summed limits: Guaranteed.  Otherwise
- * Burstable.
+ * upstream's defaulting does (for containers and pod-level alike).  No request and no limit:
+ * BestEffort.  A limit for both cpu and memory in every container (or at pod level), and the summed
+ * requests equal to the summed limits: Guaranteed.  Otherwise Burstable.
  */
 #include <string.h>
 

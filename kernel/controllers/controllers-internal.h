@@ -41,7 +41,7 @@ struct pk_ctl {
 	struct ctl_recorder *recorder;	 /* Events in the store */
 	struct ctl_queue queue;		 /* what to reconcile before the next round */
 	json_t *gone_nodes;		 /* names of deleted Nodes whose pods must go */
-	struct ctl_gc *gc; /* the garbage collector's work (gc.c) */
+	struct ctl_gc *gc;		 /* the garbage collector's work (gc.c) */
 	int64_t next_beat_check_ms;
 	struct ctl_loss_policy loss; /* node-loss eviction (heartbeat.c) */
 	struct ctl_loss_limiter loss_limiter;

@@ -13,6 +13,7 @@
  * for byte.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ struct sim_args {
 	const char *boards[MAX_BOARDS];
 	size_t nboards;
 	const char *nodes;		/* an OpenB node list instead of boards */
-	struct pk_sim_openb_opts openb; /* --inflate, --seed, --max-pods */
+	struct pk_sim_openb_opts openb; /* --inflate, --seed, --max-total-pods */
 	int superslices;
 	const char *trace, *output;
 	char *strategies[MAX_STRATEGIES];
@@ -43,20 +44,23 @@ struct sim_args {
 	const char *bindings;
 	double levels[MAX_LEVELS];
 	size_t nlevels;
+	uint64_t max_total_pods; /* --max-total-pods: the trace's pods in all */
 };
 
 static void usage(FILE *f)
 {
 	fputs(
 	    "Usage: podctl simulate --board FILE [--board FILE] [--superslices N] --trace FILE\n"
-	    "       podctl simulate --nodes NODES.csv --trace PODS.csv [--inflate F]\n"
-	    "                       [--max-pods N]  an OpenB node and pod list\n"
+	    "       podctl simulate --nodes NODES.csv --trace PODS.csv [--inflate F]  an OpenB\n"
+	    "                       node and pod list, pods drawn to F times the GPUs\n"
 	    "                       [--strategy NAME[,NAME...]] [--until T] [--seed N]\n"
 	    "                       [--start-delay T] [--failure-rate P] [--max-retries N]\n"
 	    "                       [--node-loss T:NODE]... [-o FILE.html|FILE.json|json]\n"
 	    "                       [--bindings FILE]  every binding, in order (ns/pod node)\n"
 	    "                       [--levels P[,P...]]  accelerators allocated once the\n"
 	    "                       arrived pods request P%% of the cluster's, nothing departing\n"
+	    "                       [--max-total-pods N]  the trace's pods in all (default\n"
+	    "                       1000000)\n"
 	    "  T: seconds, or a number with s, m, h or d.  The trace is CSV (FILE.csv) or\n"
 	    "  YAML/JSON objects carrying " PK_SIM_ANN_ARRIVAL " and " PK_SIM_ANN_DURATION ".\n"
 	    "Strategies:",
@@ -167,15 +171,6 @@ static int numbers(struct sim_args *a, const char *flag, const char *v)
 			   ? bad(flag, v, "expected a factor over 0, e.g. 1.3")
 			   : 0;
 	}
-	if (strcmp(flag, "--max-pods") == 0) {
-		errno = 0;
-		unsigned long long m = strtoull(v, &end, 10);
-
-		a->openb.max_pods = (size_t)m;
-		return errno || end == v || *end || *v == '-' || m == 0 || m > PK_SIM_MAX_JOBS
-			   ? bad(flag, v, "expected 1 to 10000000 pods")
-			   : 0;
-	}
 	if (strcmp(flag, "--failure-rate") == 0) {
 		a->o.failure_rate = strtod(v, &end);
 		return end == v || *end || !(a->o.failure_rate >= 0 && a->o.failure_rate <= 1)
@@ -195,8 +190,8 @@ static int numbers(struct sim_args *a, const char *flag, const char *v)
 
 static int parse(struct sim_args *a, int argc, char **argv)
 {
-	static const char *const num_flags[] = {"--seed",	 "--failure-rate", "--superslices",
-						"--max-retries", "--inflate",	   "--max-pods"};
+	static const char *const num_flags[] = {"--seed", "--failure-rate", "--superslices",
+						"--max-retries", "--inflate"};
 
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -210,6 +205,16 @@ static int parse(struct sim_args *a, int argc, char **argv)
 			if (a->nboards == MAX_BOARDS || !*v)
 				return bad("--board", v, "one or two board files");
 			a->boards[a->nboards++] = v;
+			continue;
+		}
+		if ((v = value(&i, argc, argv, NULL, "--max-total-pods"))) {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(v, &end, 10);
+			if (end == v || *end || errno || n < 1 || *v == '-')
+				return bad("--max-total-pods", v,
+					   "expected a positive whole number");
+			a->max_total_pods = n;
 			continue;
 		}
 		if ((v = value(&i, argc, argv, NULL, "--nodes"))) {
@@ -242,7 +247,7 @@ static int parse(struct sim_args *a, int argc, char **argv)
 			r = pk_sim_parse_seconds(v, &a->o.start_delay_ms) < 0
 				? bad("--start-delay", v, "expected seconds")
 				: 0;
-		for (size_t k = 0; !v && k < 6; k++)
+		for (size_t k = 0; !v && k < 5; k++)
 			if ((v = value(&i, argc, argv, NULL, num_flags[k])))
 				r = numbers(a, num_flags[k], v);
 		if (!v) {
@@ -260,9 +265,8 @@ static int parse(struct sim_args *a, int argc, char **argv)
 		usage(stderr);
 		return PODCTL_EXIT_USAGE;
 	}
-	if (!a->nodes && (a->openb.inflate > 0 || a->openb.max_pods))
-		return bad(a->openb.inflate > 0 ? "--inflate" : "--max-pods", "",
-			   "only with --nodes (an OpenB pod list)");
+	if (!a->nodes && a->openb.inflate > 0)
+		return bad("--inflate", "", "only with --nodes (an OpenB pod list)");
 	return 0;
 }
 
@@ -425,7 +429,8 @@ static int write_output(const struct sim_args *a, const json_t *runs)
 
 int podctl_simulate(int argc, char **argv)
 {
-	struct sim_args a = {.o = {.max_retries = -1, .seed = 1}};
+	struct sim_args a = {.o = {.max_retries = -1, .seed = 1},
+			     .max_total_pods = PK_SIM_MAX_PODS_DEFAULT};
 	struct pk_sim_trace *trace = NULL;
 	json_t *runs = json_array(), *nodes = NULL;
 	char err[512] = "";
@@ -434,6 +439,7 @@ int podctl_simulate(int argc, char **argv)
 	a.o.node_loss = a.loss;
 	r = parse(&a, argc, argv);
 	if (r == 0 && a.nodes) {
+		a.openb.max_pods = (size_t)a.max_total_pods;
 		r = pk_sim_openb_load(a.nodes, a.trace, &a.openb, &nodes, &trace, err, sizeof(err));
 		if (r < 0) {
 			fprintf(stderr, "podctl simulate: %s\n", err);
@@ -445,6 +451,13 @@ int podctl_simulate(int argc, char **argv)
 			fprintf(stderr, "podctl simulate: %s: %s\n", a.trace, err);
 			r = podctl_input_exit(r);
 		}
+	}
+	if (r == 0 && pk_sim_trace_pods(trace) > a.max_total_pods) {
+		fprintf(stderr,
+			"podctl simulate: %s: the trace asks for %" PRIu64 " pods in all, more "
+			"than --max-total-pods %" PRIu64 " (raise it to simulate this trace)\n",
+			a.trace, pk_sim_trace_pods(trace), a.max_total_pods);
+		r = podctl_input_exit(-E2BIG);
 	}
 	if (r == 0 && a.bindings && !(a.o.bindings = fopen(a.bindings, "w"))) {
 		fprintf(stderr, "podctl simulate: %s: %s\n", a.bindings, strerror(errno));

@@ -68,10 +68,13 @@ static const char OWNERS_SCHEMA[] =
 	"NEW") " END;"
 	       "CREATE TRIGGER IF NOT EXISTS owner_refs_insert AFTER INSERT ON objects"
 	       " WHEN" MENTIONS("NEW") "BEGIN" OWNER_ROWS " END;"
-	       "CREATE TRIGGER IF NOT EXISTS owner_refs_update AFTER UPDATE OF body ON objects"
-	       " WHEN" MENTIONS("OLD") "OR" MENTIONS("NEW") "BEGIN" FORGET("OLD") OWNER_ROWS " END;"
-	       "CREATE TRIGGER IF NOT EXISTS owner_refs_delete AFTER DELETE ON objects"
-	       " BEGIN" FORGET("OLD") " END;";
+				       "CREATE TRIGGER IF NOT EXISTS owner_refs_update AFTER "
+				       "UPDATE OF body ON objects"
+				       " WHEN" MENTIONS("OLD") "OR" MENTIONS("NEW") "BEGIN" FORGET(
+					   "OLD") OWNER_ROWS
+    " END;"
+    "CREATE TRIGGER IF NOT EXISTS owner_refs_delete AFTER DELETE ON objects"
+    " BEGIN" FORGET("OLD") " END;";
 
 /* Every stored object's references, once (a database from before the index). */
 static const char OWNERS_FILL[] =
@@ -115,7 +118,8 @@ static int dependents_of(struct pk_store *st, const char *uid, json_t **ret)
 	json_t *out = json_array();
 	int rc = 0, s;
 
-	if (!out || sqlite3_prepare_v2(st->db, PK_STORE_DEPENDENTS_SQL, -1, &q, NULL) != SQLITE_OK) {
+	if (!out ||
+	    sqlite3_prepare_v2(st->db, PK_STORE_DEPENDENTS_SQL, -1, &q, NULL) != SQLITE_OK) {
 		json_decref(out);
 		return out ? -EIO : -ENOMEM;
 	}
@@ -156,8 +160,8 @@ int pk_store_orphan_dependents(struct pk_store *st, struct txn *tx, const struct
 	json_array_foreach(deps, i, d)
 	{
 		const char *ns = json_string_value(json_object_get(d, "namespace"));
-		json_t *obj = pk_store_db_get(st, json_string_value(json_object_get(d, "kind")),
-					      ns, json_string_value(json_object_get(d, "name")));
+		json_t *obj = pk_store_db_get(st, json_string_value(json_object_get(d, "kind")), ns,
+					      json_string_value(json_object_get(d, "name")));
 
 		if (rc == 0 && obj && drop_refs(obj, uid))
 			rc = pk_store_txn_put(st, tx, obj, PK_EVENT_MODIFIED);

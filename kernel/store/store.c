@@ -911,9 +911,9 @@ static int dependents_read(struct store_reader *r, const char *uid, json_t *out)
 {
 	int rc = 0, s = SQLITE_DONE;
 
-	if (!r->st_owned && sqlite3_prepare_v3(r->db, PK_STORE_DEPENDENTS_SQL, -1,
-					       SQLITE_PREPARE_PERSISTENT, &r->st_owned,
-					       NULL) != SQLITE_OK)
+	if (!r->st_owned &&
+	    sqlite3_prepare_v3(r->db, PK_STORE_DEPENDENTS_SQL, -1, SQLITE_PREPARE_PERSISTENT,
+			       &r->st_owned, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_text(r->st_owned, 1, uid, -1, SQLITE_STATIC);
 	while (rc == 0 && (s = sqlite3_step(r->st_owned)) == SQLITE_ROW)

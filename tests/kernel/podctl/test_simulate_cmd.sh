@@ -1,7 +1,8 @@
 #!/bin/sh
 # podctl simulate: exit codes, the three report forms, byte-identical JSON for
 # the same seed, two strategies and two boards side by side, errors that name
-# the trace's line and column, the allocation at arrival levels (--levels).
+# the trace's line and column, the allocation at arrival levels (--levels),
+# the cap on a trace's pods in all (--max-total-pods).
 # Needs $PODKERNEL_BIN/podctl and $PODKERNEL_SRC (set by tests/run-tests.sh).
 set -u
 BIN=${PODKERNEL_BIN:-build/bin}
@@ -106,6 +107,23 @@ for r in runs:
     assert [l["allocated"] for l in lv] == [128, 136, 136], lv
 PY
 check "allocated at each level, a gang that does not fit left out" $?
+# A trace's pods in all are capped (1.3 KB of CSV asking for 4 M pods would
+# take gigabytes); --max-total-pods raises or lowers the cap.
+{
+	echo "arrival,duration,pods"
+	i=0
+	while [ $i -lt 40 ]; do echo "$i,10,100000"; i=$((i + 1)); done
+} >"$T/huge.csv"
+run 2 simulate --board "$GPU" --trace "$T/huge.csv"
+check "a trace of 4000000 pods exits 2 (rc=$rc)" $?
+grep -q '4000000 pods in all, more than --max-total-pods 1000000' "$T/err"
+check "the refusal names the pods and the cap" $?
+run 2 simulate --board "$GPU" --trace "$T/trace.csv" --max-total-pods 100
+check "--max-total-pods below the trace's 285 pods exits 2 (rc=$rc)" $?
+run 0 simulate --board "$GPU" --trace "$T/trace.csv" --max-total-pods 285 -o json
+check "--max-total-pods at the trace's pods runs (rc=$rc)" $?
+run 2 simulate --board "$GPU" --trace "$T/trace.csv" --max-total-pods -1
+check "a bad --max-total-pods exits 2 (rc=$rc)" $?
 run 2 simulate --board "$GPU" --trace "$T/trace.csv" --levels 110,100
 check "--levels must ascend (rc=$rc)" $?
 
@@ -153,9 +171,9 @@ run = json.load(open(sys.argv[1]))["runs"][0]
 assert run["jobs"]["total"] >= 2 and run["jobs"]["completed"] == 0, run["jobs"]
 PY
 check "--inflate: pods drawn to 130% of the GPUs, none leaving" $?
-run 2 simulate --nodes "$T/nodes.csv" --trace "$T/pods.csv" --inflate 50 --max-pods 10
-check "--inflate past --max-pods exits 2 (rc=$rc)" $?
-grep -q "more than 10 pods (--max-pods raises the limit)" "$T/err"
+run 2 simulate --nodes "$T/nodes.csv" --trace "$T/pods.csv" --inflate 50 --max-total-pods 10
+check "--inflate past --max-total-pods exits 2 (rc=$rc)" $?
+grep -q "more than 10 pods (--max-total-pods raises the limit)" "$T/err"
 check "the pod cap says how to raise it" $?
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\nq,1000,1,2,500,\n' >"$T/bad.csv"
 run 2 simulate --nodes "$T/nodes.csv" --trace "$T/bad.csv"
