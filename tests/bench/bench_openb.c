@@ -135,8 +135,8 @@ static int world_nodes(struct world *w, const json_t *nodes)
 	w->model = calloc(w->nnodes ? w->nnodes : 1, sizeof(*w->model));
 	if (!w->model)
 		return -ENOMEM;
-	json_array_foreach(nodes, i, n) w->model[i] = json_string_value(
-	    json_object_get(json_object_get(json_object_get(n, "metadata"), "labels"), MODEL_LABEL));
+	json_array_foreach(nodes, i, n) w->model[i] = json_string_value(json_object_get(
+	    json_object_get(json_object_get(n, "metadata"), "labels"), MODEL_LABEL));
 	return 0;
 }
 
@@ -227,7 +227,7 @@ static int pick_scored(void *arg, const struct pk_replay_node *cand, size_t n, c
 	double bs = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		double s = sc->kind == P_BEST    ? kept(&cand[i], req)
+		double s = sc->kind == P_BEST	 ? kept(&cand[i], req)
 			   : sc->kind == P_WORST ? -kept(&cand[i], req)
 			   : sc->kind == P_DOT	 ? -dot(&cand[i], req)
 						 : fgd_delta(sc->w, &cand[i], req);
@@ -247,8 +247,12 @@ struct policy {
 };
 
 static const struct policy policies[] = {
-    {"fit", "fit", 0},		{"first-fit", NULL, -1},   {"best-fit", NULL, P_BEST},
-    {"worst-fit", NULL, P_WORST}, {"dot-product", NULL, P_DOT}, {"fgd", NULL, P_FGD},
+    {"fit", "fit", 0},
+    {"first-fit", NULL, -1},
+    {"best-fit", NULL, P_BEST},
+    {"worst-fit", NULL, P_WORST},
+    {"dot-product", NULL, P_DOT},
+    {"fgd", NULL, P_FGD},
 };
 #define NPOL (sizeof(policies) / sizeof(policies[0]))
 
@@ -290,10 +294,11 @@ static bool judge(const char *trace, uint64_t seed, double alloc[NPOL][LEVELS])
 			double cut = best < 1 ? 1 - (1 - alloc[0][l]) / (1 - best) : 0;
 			bool need = 1 - best > 0.01;
 
-			printf("openb %-10s seed %llu at 100%%: fit %.2f%%, best classic %s %.2f%%: "
-			       "%.0f%% fewer unallocated GPUs%s\n",
-			       trace, (unsigned long long)seed, 100 * alloc[0][l], who, 100 * best,
-			       100 * cut, need ? "" : " (best leaves <= 1%: no cut required)");
+			printf(
+			    "openb %-10s seed %llu at 100%%: fit %.2f%%, best classic %s %.2f%%: "
+			    "%.0f%% fewer unallocated GPUs%s\n",
+			    trace, (unsigned long long)seed, 100 * alloc[0][l], who, 100 * best,
+			    100 * cut, need ? "" : " (best leaves <= 1%: no cut required)");
 			ok &= !need || cut >= 0.25;
 		}
 	}
@@ -308,7 +313,8 @@ static int run_trace(const char *dir, const char *trace, int seeds, bool *ok)
 	snprintf(npath, sizeof(npath), "%s/openb_node_list_gpu_node.csv", dir);
 	snprintf(ppath, sizeof(ppath), "%s/openb_pod_list_%s.csv", dir, trace);
 	for (int s = 0; s < seeds; s++) {
-		struct pk_sim_openb_opts oo = {.inflate = levels[LEVELS - 1], .seed = (uint64_t)s + 1};
+		struct pk_sim_openb_opts oo = {.inflate = levels[LEVELS - 1],
+					       .seed = (uint64_t)s + 1};
 		struct pk_sim_trace *t = NULL;
 		struct world w = {0};
 		json_t *nodes = NULL;
@@ -381,7 +387,7 @@ int main(void)
 	if (seeds < 1 || seeds > MAX_SEEDS)
 		seeds = 5;
 	printf(BENCH_NAME ": OpenB (%s), pods drawn to 130%% of the GPUs, %d seeds; GPUs allocated "
-	       "at 100%%, 110%%, 130%% arrived\n",
+			  "at 100%%, 110%%, 130%% arrived\n",
 	       dir, seeds);
 	for (size_t i = 0; i < NTRACES; i++)
 		if (wanted(traces[i]) && run_trace(dir, traces[i], seeds, &ok) < 0)
