@@ -1307,6 +1307,27 @@ START_TEST(namespace_selector_reads_namespaces)
 }
 END_TEST
 
+/* --gated-gangs-wait: a gang with a gated member binds nothing until it is ungated. */
+START_TEST(gated_gangs_wait_opt_in)
+{
+	struct pk_appliance_config cfg = {
+	    .backoff_initial_ms = 50, .backoff_max_ms = 200, .gated_gangs_wait = true};
+	char err[256] = "", x[64];
+	json_t *gated = pod("gw-1", "gw", NULL);
+
+	cluster();
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	create(gang("gw", 2, NULL, false));
+	create(pod("gw-0", "gw", NULL));
+	pk_set(gated, "spec.schedulingGates", json_pack("[{s:s}]", "name", "example.com/q"));
+	create(gated);
+	create(pod("free", NULL, NULL));
+	ck_assert(wait_bound("free"));
+	sleep_ms(300);
+	ck_assert_str_eq(node_of("gw-0", x, sizeof(x)), "");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("appliance-loop");
@@ -1337,6 +1358,7 @@ int main(void)
 	tcase_add_test(tc, failing_writes_back_off_per_object);
 	tcase_add_test(tc, every_registered_hooks_table_is_called);
 	tcase_add_test(tc, namespace_selector_reads_namespaces);
+	tcase_add_test(tc, gated_gangs_wait_opt_in);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
