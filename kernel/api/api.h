@@ -149,7 +149,10 @@ int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_o
 int pk_parse_document(const char *name, const char *buf, size_t len, json_t **ret_value, char *err,
 		      size_t errlen);
 /* The same, but a duplicate key is no error: its path ("metadata.name") is
- * appended to the array dups and the last value wins (dups NULL: refused). */
+ * appended to the array dups and the last value wins (dups NULL: refused).
+ * At most PK_MAX_DUPS_RECORDED paths are recorded; later duplicates are
+ * counted in one integer that follows them (and read all the same). */
+#define PK_MAX_DUPS_RECORDED 100
 int pk_parse_document_dups(const char *name, const char *buf, size_t len, json_t **ret_value,
 			   json_t *dups, char *err, size_t errlen);
 
