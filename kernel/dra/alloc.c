@@ -319,12 +319,12 @@ static bool taints_tolerated(const struct dra_device *d, const struct alt *a)
 	return true;
 }
 
-/* Does device dev match alternative a (ignoring whether it is free)? */
-static bool matches(struct search *s, int dev, const struct alt *a)
+/* Does device dev match alternative a, taints aside (and whether it is free)? */
+static bool selected(struct search *s, int dev, const struct alt *a)
 {
 	const struct dra_device *d = &s->st->devs[dev];
 
-	if (!visible(d, s->node) || !taints_tolerated(d, a) || !class_selects(s, dev, a->cls))
+	if (!visible(d, s->node) || !class_selects(s, dev, a->cls))
 		return false;
 	for (size_t i = 0; i < a->nprog; i++) {
 		bool m = false;
@@ -335,6 +335,12 @@ static bool matches(struct search *s, int dev, const struct alt *a)
 			return false;
 	}
 	return true;
+}
+
+/* Does device dev match alternative a (ignoring whether it is free)? */
+static bool matches(struct search *s, int dev, const struct alt *a)
+{
+	return taints_tolerated(&s->st->devs[dev], a) && selected(s, dev, a);
 }
 
 static bool in_use(const struct search *s, int dev)
@@ -496,15 +502,22 @@ static int explain(struct search *s)
 {
 	for (size_t ri = 0; ri < s->nreq; ri++) {
 		const struct alt *a = &s->req[ri].alts[0];
-		int64_t match = 0, free_ = 0;
+		int64_t match = 0, free_ = 0, tainted = 0;
 
 		for (size_t k = 0; k < s->ncand && !s->err; k++)
 			if (matches(s, s->cand[k], a)) {
 				match++;
 				free_ += !s->st->inuse[s->cand[k]];
+			} else if (!s->err && selected(s, s->cand[k], a)) {
+				tainted++;
 			}
 		if (s->err)
 			return s->err;
+		if (match == 0 && tainted)
+			return say(s, -ENOSPC,
+				   "request %s: %lld devices of class %s on node %s have taints "
+				   "the request does not tolerate",
+				   a->name, (long long)tainted, a->class_name, s->node->name);
 		if (match == 0)
 			return say(s, -ENOSPC,
 				   "request %s: no device of class %s matches on node %s", a->name,
@@ -512,9 +525,11 @@ static int explain(struct search *s)
 		if (a->all ? free_ < match : free_ < a->count)
 			return say(s, -ENOSPC,
 				   "request %s: devices taken: %lld of class %s match on "
-				   "node %s, %lld free, %lld wanted",
+				   "node %s, %lld free, %lld wanted%s",
 				   a->name, (long long)match, a->class_name, s->node->name,
-				   (long long)free_, (long long)(a->all ? match : a->count));
+				   (long long)free_, (long long)(a->all ? match : a->count),
+				   tainted ? " (others have taints the request does not tolerate)"
+					   : "");
 	}
 	if (s->steps > STEP_BUDGET)
 		return say(s, -ENOSPC, "no allocation found within %d search steps", STEP_BUDGET);

@@ -266,11 +266,15 @@ START_TEST(test_device_taints)
 	ck_assert_int_eq(dra_commit(st, &a), 0);
 	dra_allocation_clear(&a);
 	ck_assert_int_eq(alloc(ONE_GPU, &n3, &a, why), -ENOSPC);
+	ck_assert_int_eq(alloc(ONE_GPU, &n2, &a, why), -ENOSPC);
 	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
 			       "gpu.example.com, tolerations: [{key: health, value: good, "
 			       "effect: NoSchedule}]}}]}\n",
 			       &n3, &a, why),
 			 -ENOSPC);
+	ck_assert_str_eq(why, "request g: devices taken: 1 of class gpu.example.com match on node "
+			      "n3, 0 free, 1 wanted (others have taints the request does not "
+			      "tolerate)");
 	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
 			       "gpu.example.com, tolerations: [{key: health, value: bad}]}}]}\n",
 			       &n3, &a, why),
