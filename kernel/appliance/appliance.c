@@ -175,6 +175,7 @@ static int new_scheduler(struct pk_appliance *app)
 	    .backoff_initial_ms = app->cfg.backoff_initial_ms,
 	    .backoff_max_ms = app->cfg.backoff_max_ms,
 	    .gated_tell_ms = AP_GATED_TELL_MS,
+	    .strategy = app->cfg.strategy,
 	};
 
 	pk_sched_free(app->sched);

@@ -30,6 +30,9 @@ struct pk_request {
 	const char *client_user;
 	const char *const *client_groups;
 	size_t nclient_groups;
+	/* The client's address and User-Agent, for the audit log; NULL when unknown. */
+	const char *remote_addr;
+	const char *user_agent;
 };
 
 struct pk_watch;

@@ -71,7 +71,8 @@ static int store_describe(sqlite3 *db, const char *path, struct store_info *ret,
 	if (scalar(db, "SELECT count(*) FROM sqlite_master WHERE name IN ('objects','meta')", 0) !=
 	    2) {
 		snprintf(err, errlen, "%s: not a podkerneld store (%s)", path,
-			 sqlite3_errcode(db) == SQLITE_OK ? "no objects table" : sqlite3_errmsg(db));
+			 sqlite3_errcode(db) == SQLITE_OK ? "no objects table"
+							  : sqlite3_errmsg(db));
 		return -EINVAL;
 	}
 	if (pk_store_schema_check(db, path, &info.schema, err, errlen) < 0)
@@ -185,8 +186,8 @@ static int backup(const char *dir, const char *file)
 	/* the copy's own counts: the commit it was taken at */
 	if (open_store(file, SQLITE_OPEN_READONLY, &db, err, sizeof(err)) == 0 &&
 	    store_describe(db, file, &info, err, sizeof(err)) == 0)
-		printf("%s: %" PRId64 " objects at resourceVersion %" PRId64 " (schema %d)\n",
-		       file, info.objects, info.rv, info.schema);
+		printf("%s: %" PRId64 " objects at resourceVersion %" PRId64 " (schema %d)\n", file,
+		       info.objects, info.rv, info.schema);
 	sqlite3_close(db);
 	return PODCTL_EXIT_OK;
 }
@@ -255,8 +256,8 @@ static int restore(const char *dir, const char *file)
 	if (rc == 0) {
 		rc = pk_store_lock_dir(dir, &lock, err, sizeof(err));
 		if (rc == -EBUSY)
-			snprintf(err, sizeof(err), "%s is in use by a running podkerneld: stop it first",
-				 dir);
+			snprintf(err, sizeof(err),
+				 "%s is in use by a running podkerneld: stop it first", dir);
 	}
 	if (rc == 0)
 		rc = restore_into(dir, db, err, sizeof(err));

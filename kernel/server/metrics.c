@@ -15,20 +15,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/lib/process.h"
 #include "kernel/server/server-internal.h"
 
 static const double bounds[LATENCY_BUCKETS] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5};
 
-void pk_srv_metrics_record(struct pk_server *srv, const char *verb, int code, double seconds)
+void pk_srv_metrics_record(struct pk_server *srv, const struct pk_srv_note *note, int code,
+			   double seconds)
 {
+	const char *verb = note->verb ? note->verb : "other";
+	const char *res = note->resource ? note->resource : "";
+
 	pthread_mutex_lock(&srv->metrics_lock);
 	for (size_t i = 0; i < METRIC_SLOTS; i++) {
 		struct metric_slot *m = &srv->metrics[i];
 		if (!m->verb) {
 			m->verb = verb;
+			m->resource = res;
+			snprintf(m->subresource, sizeof(m->subresource), "%s", note->subresource);
 			m->code = code;
 		}
-		if (m->code == code && strcmp(m->verb, verb) == 0) {
+		if (m->code == code && strcmp(m->verb, verb) == 0 &&
+		    strcmp(m->resource, res) == 0 &&
+		    strcmp(m->subresource, note->subresource) == 0) {
 			m->count++;
 			break;
 		}
@@ -50,12 +59,16 @@ char *pk_srv_metrics_render(struct pk_server *srv)
 		return NULL;
 	struct pk_store_stats st;
 	pk_store_get_stats(srv->store, &st);
-	fprintf(f, "# HELP apiserver_request_total Requests by verb and HTTP code.\n"
+	fprintf(f, "# HELP apiserver_request_total Requests by verb, resource, subresource and "
+		   "HTTP code.\n"
 		   "# TYPE apiserver_request_total counter\n");
 	pthread_mutex_lock(&srv->metrics_lock);
 	for (size_t i = 0; i < METRIC_SLOTS && srv->metrics[i].verb; i++)
-		fprintf(f, "apiserver_request_total{verb=\"%s\",code=\"%d\"} %" PRIu64 "\n",
-			srv->metrics[i].verb, srv->metrics[i].code, srv->metrics[i].count);
+		fprintf(f,
+			"apiserver_request_total{verb=\"%s\",resource=\"%s\",subresource=\"%s\","
+			"code=\"%d\"} %" PRIu64 "\n",
+			srv->metrics[i].verb, srv->metrics[i].resource, srv->metrics[i].subresource,
+			srv->metrics[i].code, srv->metrics[i].count);
 	fprintf(f, "# HELP apiserver_request_duration_seconds Request latency.\n"
 		   "# TYPE apiserver_request_duration_seconds histogram\n");
 	for (size_t b = 0; b < LATENCY_BUCKETS; b++)
@@ -89,6 +102,8 @@ char *pk_srv_metrics_render(struct pk_server *srv)
 		"# TYPE podkernel_store_damaged_rows gauge\n"
 		"podkernel_store_damaged_rows %" PRIu64 "\n",
 		dmg.rows);
+	pk_srv_audit_metrics(srv, f);
+	pk_process_metrics(f, PODKERNEL_VERSION);
 	pthread_mutex_lock(&srv->hook_lock);
 	pk_listener_metrics(srv->listener, "api", f);
 	if (srv->metrics_hook)

@@ -74,8 +74,7 @@ int pk_store_schema_version(sqlite3 *db)
 	return v;
 }
 
-int pk_store_schema_check(sqlite3 *db, const char *path, int *ret_version, char *err,
-			  size_t errlen)
+int pk_store_schema_check(sqlite3 *db, const char *path, int *ret_version, char *err, size_t errlen)
 {
 	int v = pk_store_schema_version(db);
 
@@ -118,8 +117,7 @@ static int run_migrations(sqlite3 *db, int from, char *err, size_t errlen)
 	return 0;
 }
 
-int pk_store_schema_migrate(sqlite3 *db, const char *path, int *ret_from, char *err,
-			    size_t errlen)
+int pk_store_schema_migrate(sqlite3 *db, const char *path, int *ret_from, char *err, size_t errlen)
 {
 	int from, rc;
 

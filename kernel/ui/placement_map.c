@@ -219,15 +219,15 @@ static json_t *pod_entry(const json_t *pod)
 	const char *node = pk_get_string(pod, "spec.nodeName");
 	const char *phase = pk_get_string(pod, "status.phase");
 	json_t *ann = pk_get(pod, "metadata.annotations");
+	bool done = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 
-	if (node && (!*node ||
-		     (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))))
+	if (node && (!*node || done))
 		node = NULL;
 	return json_pack(
-	    "[o,o,o,o,s,o]", ui_str_or_null(node), ui_str_or_null(pk_pod_group_name(pod)),
+	    "[o,o,o,o,s,o,b]", ui_str_or_null(node), ui_str_or_null(pk_pod_group_name(pod)),
 	    ui_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_SLICE_COORDS))),
 	    ui_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_WORKER_ID))),
-	    pk_namespace(pod), pod_requests(pod));
+	    pk_namespace(pod), pod_requests(pod), done);
 }
 
 static json_t *group_entry(enum pk_kind kind, const json_t *g)

@@ -131,6 +131,25 @@ grep -q 'data-node="tpu-ss0-h0"' "$WORK/map.html" || fail "#node= did not open t
 pods_h0=$(python3 -c "import json,sys; print(sum(1 for p in json.load(open(sys.argv[1]))['items'] if p['spec'].get('nodeName')=='tpu-ss0-h0'))" "$WORK/pods.json")
 grep -q "data-pods=\"$pods_h0\"" "$WORK/map.html" || fail "host detail does not list its $pods_h0 pods"
 grep -q 'data-group="tpu/too-big"' "$WORK/map.html" || fail "the pending gang is not listed"
+# What a person reads, not only the attributes: no value printed as "null",
+# "undefined" or "NaN" anywhere (an untainted host's panel once read "nullnull").
+python3 - "$WORK/map.html" <<'EOF' || fail "the page shows a missing value as text"
+import html.parser, re, sys
+class Text(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.skip, self.bad = 0, []
+    def handle_starttag(self, tag, attrs):
+        self.skip += tag in ("script", "style")
+    def handle_endtag(self, tag):
+        self.skip -= tag in ("script", "style")
+    def handle_data(self, data):
+        if not self.skip and re.search(r"null|undefined|NaN", data):
+            self.bad.append(data.strip())
+t = Text()
+t.feed(open(sys.argv[1]).read())
+assert not t.bad, t.bad[:5]
+EOF
 rm -rf "$WORK/chromium"
 browse --screenshot="$WORK/ui-map.png" "$API/ui/#token=$ADMIN_TOKEN&node=tpu-ss0-h0" > /dev/null ||
 	fail "chromium --screenshot"
