@@ -163,8 +163,8 @@ static int walk(struct pkd_config *c, const char *name, const char *prefix, cons
 			return -EINVAL;
 		}
 		r = f->type == F_OBJECT ? walk(c, name, path, v, err, errlen)
-		    : f->flag	    ? add_flag(c, f, v)
-				    : 0;
+		    : f->flag		? add_flag(c, f, v)
+					: 0;
 		if (r < 0)
 			return r;
 	}

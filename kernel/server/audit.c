@@ -125,8 +125,8 @@ static bool is_write(const char *verb)
 	return false;
 }
 
-static json_t *audit_event(const struct pk_request *req, const struct pk_srv_note *note,
-			   int code, const struct timespec *received, const struct timespec *done)
+static json_t *audit_event(const struct pk_request *req, const struct pk_srv_note *note, int code,
+			   const struct timespec *received, const struct timespec *done)
 {
 	char t0[40], t1[40], id[40];
 	json_t *groups = json_array(), *ref;
@@ -151,13 +151,13 @@ static json_t *audit_event(const struct pk_request *req, const struct pk_srv_not
 		json_object_set_new(ref, "name", json_string(note->name));
 	if (ref && *note->subresource)
 		json_object_set_new(ref, "subresource", json_string(note->subresource));
-	json_t *ev = json_pack(
-	    "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:s,s:o},s:o,s:{s:{},s:i},s:s,s:s}", "kind", "Event",
-	    "apiVersion", "audit.k8s.io/v1", "level", "Metadata", "auditID", id, "stage",
-	    "ResponseComplete", "requestURI", req->path, "verb", note->verb, "user", "username",
-	    note->user, "groups", groups ? groups : json_array(), "objectRef",
-	    ref ? ref : json_object(), "responseStatus", "metadata", "code", code,
-	    "requestReceivedTimestamp", t0, "stageTimestamp", t1);
+	json_t *ev =
+	    json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:s,s:o},s:o,s:{s:{},s:i},s:s,s:s}", "kind",
+		      "Event", "apiVersion", "audit.k8s.io/v1", "level", "Metadata", "auditID", id,
+		      "stage", "ResponseComplete", "requestURI", req->path, "verb", note->verb,
+		      "user", "username", note->user, "groups", groups ? groups : json_array(),
+		      "objectRef", ref ? ref : json_object(), "responseStatus", "metadata", "code",
+		      code, "requestReceivedTimestamp", t0, "stageTimestamp", t1);
 	if (ev && *note->uid)
 		json_object_set_new(json_object_get(ev, "user"), "uid", json_string(note->uid));
 	if (ev && req->remote_addr)
@@ -224,14 +224,15 @@ void pk_srv_audit_metrics(struct pk_server *srv, FILE *f)
 		errors = srv->audit->errors;
 		pthread_mutex_unlock(&srv->audit->lock);
 	}
-	fprintf(f,
-		"# HELP podkernel_audit_events_total Audit events written (--audit-log-path).\n"
-		"# TYPE podkernel_audit_events_total counter\n"
-		"podkernel_audit_events_total %" PRIu64 "\n"
-		"# HELP podkernel_audit_event_errors_total Audit events that could not be written.\n"
-		"# TYPE podkernel_audit_event_errors_total counter\n"
-		"podkernel_audit_event_errors_total %" PRIu64 "\n",
-		events, errors);
+	fprintf(
+	    f,
+	    "# HELP podkernel_audit_events_total Audit events written (--audit-log-path).\n"
+	    "# TYPE podkernel_audit_events_total counter\n"
+	    "podkernel_audit_events_total %" PRIu64 "\n"
+	    "# HELP podkernel_audit_event_errors_total Audit events that could not be written.\n"
+	    "# TYPE podkernel_audit_event_errors_total counter\n"
+	    "podkernel_audit_event_errors_total %" PRIu64 "\n",
+	    events, errors);
 }
 
 void pk_srv_request_done(struct pk_server *srv, const struct pk_request *req,

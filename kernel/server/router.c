@@ -1769,6 +1769,21 @@ static void note_route(struct pk_srv_note *note, const struct route *r)
 	snprintf(note->name, sizeof(note->name), "%s", r->name ? r->name : "");
 }
 
+/* A request refused before its body: what its path and method name, when they do. */
+static void note_early_route(struct pk_srv_note *note, const struct pk_request *req)
+{
+	struct route r = {0};
+
+	if (parse_route(req->path, &r) == 0) {
+		const char *verb = verb_of(req->method, &r, false);
+
+		note_route(note, &r);
+		if (verb)
+			note->verb = verb;
+	}
+	route_clear(&r);
+}
+
 static const char *handle(struct pk_server *srv, const struct pk_request *req,
 			  struct pk_response *resp, struct pk_srv_note *note)
 {
@@ -1872,6 +1887,7 @@ bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (authed)
 		note_user(&note, &who);
+	note_early_route(&note, req);
 	pk_srv_metrics_record(srv, &note, resp.status, 0);
 	pk_srv_request_done(srv, req, &note, resp.status, 0, &now);
 	json_decref(note.groups);

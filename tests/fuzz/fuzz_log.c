@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	memcpy(msg, data, size);
 	msg[size] = '\0';
-	size_t len = pk_log_format_line(PK_LOG_TEXT, "fuzz", size ? data[0] % 4 : 1, &when, msg, out, room);
+	size_t len =
+	    pk_log_format_line(PK_LOG_TEXT, "fuzz", size ? data[0] % 4 : 1, &when, msg, out, room);
 	check_line(out, len, room);
 	len = pk_log_format_line(PK_LOG_JSON, "fuzz", size ? data[size - 1] % 4 : 1, &when, msg,
 				 out, room);
