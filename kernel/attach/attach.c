@@ -374,4 +374,6 @@ void pk_attach_metrics(struct pk_attach *a, FILE *f)
 		atomic_load(&a->writes.failures), atomic_load(&a->writes.fenced));
 	if (a->app)
 		pk_appliance_metrics(a->app, f);
+	if (a->cfg.map)
+		pk_ui_map_metrics(a->cfg.map, f);
 }

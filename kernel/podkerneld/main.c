@@ -837,6 +837,20 @@ static int start_standalone(struct pk_store *store, struct pk_appliance_config *
 	return 0;
 }
 
+/* /metrics beyond the server's: the loop's and the placement map's. */
+struct metrics_hook {
+	struct pk_appliance *app;
+	struct pk_ui_map *map;
+};
+
+static void more_metrics(void *arg, FILE *f)
+{
+	struct metrics_hook *h = arg;
+
+	pk_appliance_metrics_cb(h->app, f);
+	pk_ui_map_metrics(h->map, f);
+}
+
 /* The node-lease namespace exists from the start, as kube-node-lease does. */
 static void ensure_namespace(struct pk_store *store, const char *name)
 {
@@ -928,8 +942,9 @@ int main(int argc, char **argv)
 		return rc == -EINVAL || rc == -ENOENT || rc == -EISDIR || rc == -EACCES ? 2 : 1;
 	}
 
+	struct metrics_hook mh = {app, map};
 	if (app) {
-		pk_server_set_metrics_hook(srv, pk_appliance_metrics_cb, app);
+		pk_server_set_metrics_hook(srv, more_metrics, &mh);
 		pk_server_set_ui_hook(srv, pk_ui_map_serve, map);
 	}
 	if (o.write_kubeconfig && write_kubeconfig(&o, pk_server_port(srv)) < 0) {

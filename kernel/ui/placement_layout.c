@@ -263,7 +263,7 @@ static bool is_accelerator(const char *resource)
 	return strchr(resource, '/') != NULL;
 }
 
-static long long accelerators(const json_t *res)
+long long ui_accelerators(const json_t *res)
 {
 	const char *k;
 	json_t *v;
@@ -280,7 +280,7 @@ static long long accelerators(const json_t *res)
  */
 static void add_user(struct lhost *h, long g, const json_t *req)
 {
-	long long w = accelerators(req) * 1024 + 1;
+	long long w = ui_accelerators(req) * 1024 + 1;
 	int i;
 
 	for (i = 0; i < h->nusers && h->users[i].group != g; i++)
@@ -334,8 +334,8 @@ static void host_fill(struct lhost *h)
 
 	h->fill = h->pods ? 1 : 0;
 	h->scarce = NULL;
-	h->accel = accelerators(h->alloc);
-	h->accel_used = accelerators(h->req);
+	h->accel = ui_accelerators(h->alloc);
+	h->accel_used = ui_accelerators(h->req);
 	if (h->accel_used > h->accel)
 		h->accel_used = h->accel;
 	json_object_foreach(h->req, k, v)

@@ -16,6 +16,9 @@ static inline json_t *ui_str_or_null(const char *s)
 
 /* ---- layout (placement_layout.c), called with the map's data -------------------- */
 
+/* The accelerators (extended resources: nvidia.com/gpu, ...) in res, milli-units. */
+long long ui_accelerators(const json_t *res);
+
 /*
  * The rendered document from the map's tables: nodes (name -> [labels,
  * cordoned, unreachable, allocatable, taints]), pods ("ns/name" -> [node,

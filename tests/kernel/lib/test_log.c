@@ -25,11 +25,13 @@ static const char *line(enum pk_log_format f, int level, const char *msg)
 
 START_TEST(test_text)
 {
-	ck_assert_str_eq(line(PK_LOG_TEXT, 1, "serving on 127.0.0.1:0 (port 1)"),
-			 "2026-12-07T02:41:23.045Z info podkerneld: serving on 127.0.0.1:0 (port 1)\n");
+	ck_assert_str_eq(
+	    line(PK_LOG_TEXT, 1, "serving on 127.0.0.1:0 (port 1)"),
+	    "2026-12-07T02:41:23.045Z info podkerneld: serving on 127.0.0.1:0 (port 1)\n");
 	ck_assert_str_eq(line(PK_LOG_TEXT, 0, "a\nb"),
 			 "2026-12-07T02:41:23.045Z error podkerneld: a b\n");
-	ck_assert_str_eq(line(PK_LOG_TEXT, 3, "x"), "2026-12-07T02:41:23.045Z debug podkerneld: x\n");
+	ck_assert_str_eq(line(PK_LOG_TEXT, 3, "x"),
+			 "2026-12-07T02:41:23.045Z debug podkerneld: x\n");
 }
 END_TEST
 

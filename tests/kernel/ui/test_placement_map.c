@@ -457,6 +457,21 @@ START_TEST(test_pending_levels_colour_and_accelerators)
 	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.acceleratorsAllocated")), 10);
 	ck_assert_double_eq_tol(json_real_value(pk_get(doc, "summary.acceleratorShare")), 0.16,
 				1e-9);
+	/* the same as metrics: per namespace, per domain allocated and free */
+	char *text = NULL, want[200];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	const char *dom =
+	    json_string_value(pk_get(json_array_get(json_object_get(doc, "domains"), 0), "name"));
+
+	pk_ui_map_metrics(pm, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(
+	    strstr(text, "podkernel_namespace_accelerators_allocated{namespace=\"ml\"} 10\n"));
+	snprintf(want, sizeof(want),
+		 "podkernel_domain_accelerators{domain=\"%s\",state=\"free\"} 54\n", dom);
+	ck_assert_msg(strstr(text, want), "%s", text);
+	free(text);
 	json_decref(doc);
 }
 END_TEST
