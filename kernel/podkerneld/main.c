@@ -49,6 +49,7 @@ static void usage(FILE *f)
 	    "                   [--leader-elect-lease-duration S] [--leader-elect-renew-deadline "
 	    "S]\n"
 	    "                   [--leader-elect-retry-period S]] [--listen ADDR:PORT] [-v LEVEL]\n"
+	    "       podkerneld --print-crds\n"
 	    "\n"
 	    "  --listen ADDR:PORT          where to serve (default %s; port 0 picks one)\n"
 	    "  --data-dir DIR              durable store (default ./podkernel-data)\n"
@@ -74,6 +75,8 @@ static void usage(FILE *f)
 	    "                              aside (table damaged_objects), serve the rest\n"
 	    "  --no-scheduling             serve the API and store only (no scheduling loop,\n"
 	    "                              no controllers): a stand-in kube-apiserver\n"
+	    "  --print-crds                print the CustomResourceDefinitions attach mode\n"
+	    "                              needs (KEP-6012 kinds; deploy/crds/) and exit\n"
 	    "\nConnections (both modes; README, \"Reliability\"):\n"
 	    "  --max-connections N         open connections in all (default %u; attach %u)\n"
 	    "  --max-connections-per-address N  from one client address (default %u; attach "
@@ -152,6 +155,7 @@ enum {
 	O_ANON,
 	O_BOARD,
 	O_VERSION,
+	O_PRINT_CRDS,
 	O_WRITE_KC,
 	O_LEASE_NS,
 	O_CLIENT_CA,
@@ -405,6 +409,7 @@ static const struct option longopts[] = {
     {"audit-log-maxsize", required_argument, NULL, O_AUDIT_MAXSIZE},
     {"audit-log-maxbackup", required_argument, NULL, O_AUDIT_MAXBACKUP},
     {"version", no_argument, NULL, O_VERSION},
+    {"print-crds", no_argument, NULL, O_PRINT_CRDS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -589,6 +594,12 @@ static int apply_opt(int c, const char *arg, struct options *o)
 		break; /* read before the command line (apply_config) */
 	case O_VERSION:
 		printf("podkerneld %s\n", PODKERNEL_VERSION);
+		return 1;
+	case O_PRINT_CRDS:
+		if (pk_server_print_crds(stdout) < 0) {
+			fprintf(stderr, "podkerneld: --print-crds: cannot write\n");
+			exit(1);
+		}
 		return 1;
 	case 'h':
 		usage(stdout);

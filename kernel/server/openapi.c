@@ -186,7 +186,7 @@ static const struct {
      "and capacity."},
 };
 
-static const char *description_of(const struct pk_type *t)
+const char *pk_srv_openapi_description(const struct pk_type *t)
 {
 	for (size_t i = 0; i < sizeof(descriptions) / sizeof(descriptions[0]); i++)
 		if (strcmp(descriptions[i].group, t->group) == 0 &&
@@ -202,8 +202,8 @@ static void add_kind(json_t *schemas, const struct pk_type *t, const ProtobufCMe
 	add_message(schemas, d, 0);
 	schema_name(d, name, sizeof(name));
 	json_t *s = json_object_get(schemas, name), *props = json_object_get(s, "properties");
-	if (description_of(t))
-		json_object_set_new(s, "description", json_string(description_of(t)));
+	if (pk_srv_openapi_description(t))
+		json_object_set_new(s, "description", json_string(pk_srv_openapi_description(t)));
 	json_object_set_new(props, "apiVersion",
 			    json_pack("{s:s,s:s}", "type", "string", "description",
 				      "The versioned schema of this object: GROUP/VERSION."));

@@ -532,6 +532,7 @@ static void do_get(struct pk_server *srv, const struct pk_request *req, const st
 	int rc = pk_store_get(srv->store, r->type->kind, r->ns, r->name, &obj);
 	if (rc < 0)
 		return respond_store_error(resp, rc, r, r->name, NULL);
+	obj = pk_srv_event_answer(r->type, obj);
 	if (pk_srv_wants_table(req->accept)) {
 		json_t *items = json_pack("[o]", obj);
 		json_t *table = pk_srv_table_of(
@@ -650,6 +651,11 @@ static void do_list(struct pk_server *srv, const struct pk_request *req, const s
 	struct pk_selector *labels, *fields;
 	if (parse_selectors(req, resp, &labels, &fields) < 0)
 		return;
+	if (pk_srv_event_fields(r->type, fields) < 0) {
+		pk_selector_free(labels);
+		pk_selector_free(fields);
+		return respond_store_error(resp, -ENOMEM, r, NULL, NULL);
+	}
 	o.labels = labels;
 	o.fields = fields;
 	json_t *items = NULL;
@@ -677,6 +683,7 @@ static void do_list(struct pk_server *srv, const struct pk_request *req, const s
 		return;
 	}
 	json_t *out;
+	pk_srv_event_items(r->type, items);
 	if (pk_srv_wants_table(req->accept)) {
 		const char *inc = arg(req, "includeObject");
 		out = pk_srv_table_of(r->type, items, true, inc && strcmp(inc, "Object") == 0);
@@ -728,7 +735,8 @@ static void do_watch(struct pk_server *srv, const struct pk_request *req, const 
 	if (parse_selectors(req, resp, &spec.labels, &spec.fields) < 0)
 		return;
 	/* A watch on one object is a watch with a name field selector. */
-	if (r->name && select_name(&spec.fields, r->name) < 0) {
+	if ((r->name && select_name(&spec.fields, r->name) < 0) ||
+	    pk_srv_event_fields(r->type, spec.fields) < 0) {
 		pk_selector_free(spec.labels);
 		pk_selector_free(spec.fields);
 		return respond_store_error(resp, -ENOMEM, r, NULL, NULL);
@@ -901,6 +909,56 @@ static int patch_admitted(const struct call *c, enum pk_patch_type type, const j
 	return rc;
 }
 
+/*
+ * PATCH of an events.k8s.io Event: the patch has that shape, the store keeps
+ * the core one, so it is applied here to the stored Event in the patch's
+ * shape and written back as an update pinned to the version it was applied
+ * to (retried when someone else wrote between, unless the patch pins one).
+ */
+static int patch_event(const struct call *c, enum pk_patch_type type, const json_t *patch,
+		       struct pk_errors *errs, json_t **ret)
+{
+	const struct route *r = c->r;
+	bool pinned = json_is_string(pk_get(patch, "metadata.resourceVersion"));
+	int rc = -PK_STORE_ECONFLICT;
+	for (int attempt = 0; attempt < 5 && rc == -PK_STORE_ECONFLICT; attempt++) {
+		json_t *live = NULL, *view = NULL, *next = NULL, *stored = NULL;
+		char err[256] = "";
+		rc = pk_store_get(c->srv->store, r->type->kind, r->ns, r->name, &live);
+		if (rc == 0 && !(view = pk_srv_event_view(r->type, live)))
+			rc = -ENOMEM;
+		if (rc == 0 &&
+		    (rc = pk_patch_apply(view, type, patch, &next, err, sizeof(err))) < 0) {
+			pk_errors_add(errs, "patch: %s", err);
+			rc = rc == -E2BIG || rc == -ENOMEM ? rc : -EINVAL;
+		}
+		if (rc == 0 && !json_is_object(json_object_get(next, "metadata"))) {
+			pk_errors_add(errs, "patch: metadata: Required value");
+			rc = -EINVAL;
+		}
+		if (rc == 0 && !(stored = pk_srv_event_stored(r->type, next)))
+			rc = -ENOMEM;
+		if (rc == 0) {
+			json_t *meta = json_object_get(stored, "metadata");
+			json_object_set(meta, "name", pk_get(live, "metadata.name"));
+			if (!pinned)
+				json_object_set(meta, "resourceVersion",
+						pk_get(live, "metadata.resourceVersion"));
+			rc = pk_store_update_opts(c->srv->store, stored, PK_SUB_MAIN, &c->wo, errs,
+						  ret);
+		}
+		json_decref(live);
+		json_decref(view);
+		json_decref(next);
+		json_decref(stored);
+		if (pinned)
+			break;
+		if (rc == -PK_STORE_ECONFLICT)
+			pk_errors_clear(errs);
+	}
+	return rc;
+}
+
 /* fieldValidation=Strict|Warn|Ignore on a body (fieldvalidation.c): 0, or
  * -EINVAL with resp answered. */
 static int field_validation(const struct call *c, const json_t *body, bool patch,
@@ -954,6 +1012,10 @@ static void do_create(const struct call *c, struct pk_response *resp)
 		json_decref(obj);
 		return;
 	}
+	json_t *stored = pk_srv_event_stored(r->type, obj);
+	json_decref(obj);
+	if (!(obj = stored))
+		return respond_store_error(resp, -ENOMEM, r, NULL, NULL);
 	struct pk_errors errs = {0};
 	json_t *out = NULL;
 	const char *name =
@@ -973,7 +1035,7 @@ static void do_create(const struct call *c, struct pk_response *resp)
 	if (rc < 0)
 		respond_store_error(resp, rc, r, namebuf, &errs);
 	else
-		pk_srv_respond_json(resp, 201, out);
+		pk_srv_respond_json(resp, 201, pk_srv_event_answer(r->type, out));
 	pk_errors_clear(&errs);
 }
 
@@ -1088,6 +1150,10 @@ static void do_update(const struct call *c, struct pk_response *resp)
 		json_decref(obj);
 		return;
 	}
+	json_t *stored = pk_srv_event_stored(r->type, obj);
+	json_decref(obj);
+	if (!(obj = stored))
+		return respond_store_error(resp, -ENOMEM, r, NULL, NULL);
 	struct pk_errors errs = {0};
 	json_t *out = NULL, *live = NULL;
 	enum pk_store_sub sub = r->sub ? PK_SUB_STATUS : PK_SUB_MAIN;
@@ -1103,7 +1169,7 @@ static void do_update(const struct call *c, struct pk_response *resp)
 	if (rc < 0)
 		respond_store_error(resp, rc, r, r->name, &errs);
 	else
-		pk_srv_respond_json(resp, 200, out);
+		pk_srv_respond_json(resp, 200, pk_srv_event_answer(r->type, out));
 	pk_errors_clear(&errs);
 }
 
@@ -1186,15 +1252,20 @@ static void do_apply(const struct call *c, struct pk_response *resp)
 	}
 	struct pk_errors errs = {0};
 	bool created = false;
-	int rc = pk_srv_apply(c->srv->store, r->type, r->ns, r->name, config, manager, force,
-			      &c->wo, &errs, &out, &conflicts, &created);
+	/* an events.k8s.io Event is applied as the core Event the store keeps */
+	const struct pk_type *t = pk_srv_event_type(r->type) ? pk_type_by_kind("Event") : r->type;
+	json_t *stored = pk_srv_event_stored(r->type, config);
+	int rc = stored ? pk_srv_apply(c->srv->store, t, r->ns, r->name, stored, manager, force,
+				       &c->wo, &errs, &out, &conflicts, &created)
+			: -ENOMEM;
+	json_decref(stored);
 	json_decref(config);
 	if (rc == -EBUSY)
 		respond_apply_conflicts(resp, r, conflicts);
 	else if (rc < 0)
 		respond_store_error(resp, rc, r, r->name, &errs);
 	else
-		pk_srv_respond_json(resp, created ? 201 : 200, out);
+		pk_srv_respond_json(resp, created ? 201 : 200, pk_srv_event_answer(r->type, out));
 	json_decref(conflicts);
 	pk_errors_clear(&errs);
 }
@@ -1232,12 +1303,13 @@ static void do_patch(const struct call *c, struct pk_response *resp)
 	}
 	struct pk_errors errs = {0};
 	json_t *out = NULL;
-	int rc = patch_admitted(c, type, patch, &errs, &out);
+	int rc = pk_srv_event_api(r->type) ? patch_event(c, type, patch, &errs, &out)
+					   : patch_admitted(c, type, patch, &errs, &out);
 	json_decref(patch);
 	if (rc < 0)
 		respond_store_error(resp, rc, r, r->name, &errs);
 	else
-		pk_srv_respond_json(resp, 200, out);
+		pk_srv_respond_json(resp, 200, pk_srv_event_answer(r->type, out));
 	pk_errors_clear(&errs);
 }
 
@@ -1382,7 +1454,7 @@ static void do_delete(struct call *c, struct pk_response *resp)
 	if (rc < 0)
 		respond_store_error(resp, rc, c->r, c->r->name, &errs);
 	else
-		pk_srv_respond_json(resp, 200, out);
+		pk_srv_respond_json(resp, 200, pk_srv_event_answer(c->r->type, out));
 	pk_errors_clear(&errs);
 	json_decref(opts);
 }

@@ -176,6 +176,8 @@ const char *const *pk_srv_list_keys(const char *field);
 /* openapi.c: /openapi/v3 and one group version's document (NULL: none). */
 json_t *pk_srv_openapi_root(void);
 json_t *pk_srv_openapi_gv(const char *group, const char *version);
+/* What `kubectl explain` says first about t (NULL: nothing). */
+const char *pk_srv_openapi_description(const struct pk_type *t);
 
 /* discovery.c */
 /* access.c: SelfSubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview; false: not one. */
@@ -185,8 +187,43 @@ bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_
 /* /openapi/v2: an empty document, protobuf when accepted, else JSON. */
 void pk_srv_discovery_openapi_v2(const char *accept, struct pk_response *resp);
 
+/* events.c: the Event resource in its two shapes (core v1 as stored,
+ * events.k8s.io/v1).  Is t one of the two? */
+bool pk_srv_event_type(const struct pk_type *t);
+/* Is t events.k8s.io's (whose bodies are converted)? */
+bool pk_srv_event_api(const struct pk_type *t);
+/* obj as served at t (a new reference; obj itself when nothing changes). */
+json_t *pk_srv_event_view(const struct pk_type *t, json_t *obj);
+/* Would pk_srv_event_view() convert obj? */
+bool pk_srv_event_needs_view(const struct pk_type *t, const json_t *obj);
+/* A body written at t as the store keeps it (a new reference). */
+json_t *pk_srv_event_stored(const struct pk_type *t, json_t *obj);
+/* The answer body of a write or get at t (body taken, a new one returned). */
+json_t *pk_srv_event_answer(const struct pk_type *t, json_t *body);
+/* The items of a list at t, converted in place. */
+void pk_srv_event_items(const struct pk_type *t, json_t *items);
+/* Field selector keys at t (regarding.name) as the stored fields (involvedObject.name). */
+int pk_srv_event_fields(const struct pk_type *t, struct pk_selector *fields);
+
 /* table.c: meta.k8s.io/v1 Table of objects (items borrowed). */
 bool pk_srv_wants_table(const char *accept);
+/* A column of a kind's Table: its cell from the function, or else from the
+ * JSONPath (also the column of the kind's CRD; type "date": an age). */
+struct pk_srv_column {
+	const char *name, *type;
+	int priority; /* 1: -o wide only */
+	json_t *(*cell)(json_t *obj);
+	const char *json_path;
+	const char *description;
+};
+/* tables_kinds.c: t's columns, ended by a NULL name. */
+const struct pk_srv_column *pk_srv_columns_of(const struct pk_type *t);
+/* A JSONPath (".a.b", ".a[?(@.k==\"v\")].b") in obj, borrowed; NULL: none. */
+json_t *pk_srv_json_path(json_t *obj, const char *path);
+/* upstream's HumanDuration ("3m20s") of seconds. */
+void pk_srv_human_duration(int64_t seconds, char *buf, size_t len);
+/* The age of an RFC 3339 time ("<unknown>" when there is none). */
+json_t *pk_srv_cell_since(const char *ts);
 json_t *pk_srv_table_of(const struct pk_type *t, json_t *items, bool with_header, bool full_object);
 
 /* watch.c */

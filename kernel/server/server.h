@@ -179,6 +179,13 @@ int64_t pk_server_saturated_ms(struct pk_server *srv);
 /* Stop serving: ends watches, joins threads.  Idempotent. */
 void pk_server_stop(struct pk_server *srv);
 void pk_server_free(struct pk_server *srv); /* stops first; accepts NULL */
+
+/*
+ * The CustomResourceDefinitions of the KEP-6012 alpha kinds (what attach mode
+ * needs on a cluster that does not serve them; deploy/crds/), as YAML on f:
+ * their schemas and printer columns are standalone's.  0 or a negative errno.
+ */
+int pk_server_print_crds(FILE *f);
 /*
  * Let /metrics append the exposition lines fn writes to f (Prometheus text).
  * Calls to fn are serialized with this setter: once

@@ -3,10 +3,15 @@
  * table.c — meta.k8s.io/v1 Table output for kubectl.
  *
  * kubectl asks for "as=Table" and prints whatever columns the server sends,
- * so the columns of each kind are defined here, in one table of column
- * specs: a name, a type, a priority (1 = shown by -o wide only) and a cell
- * function.  Rows carry the object's metadata (PartialObjectMetadata) or,
- * with includeObject=Object, the whole object.
+ * so each kind's columns are defined in one table of column specs
+ * (tables_kinds.c): a name, a type, a priority (1 = shown by -o wide only)
+ * and either a cell function or a JSONPath, the way a CustomResourceDefinition's
+ * additionalPrinterColumns say it (the CRDs attach mode installs are
+ * generated from the same specs, crds.c).  The server sends every column,
+ * as kube-apiserver does, and kubectl hides the wide ones.  Rows carry the
+ * object's metadata (PartialObjectMetadata) or, with includeObject=Object,
+ * the whole object.  The cells of an Event are computed on its core v1 shape,
+ * whichever of its two groups it is served at.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,200 +19,101 @@
 
 #include "kernel/server/server-internal.h"
 
-typedef json_t *(*cell_fn)(json_t *obj);
-
-struct column {
-	const char *name, *type;
-	int priority;
-	cell_fn cell;
-};
-
-static const char *sget(json_t *obj, const char *a, const char *b)
+/* upstream's duration.HumanDuration: "5s", "3m20s", "2h10m", "4d5h", "2y3d" */
+void pk_srv_human_duration(int64_t s, char *buf, size_t len)
 {
-	return json_string_value(json_object_get(json_object_get(obj, a), b));
-}
+	int64_t m = s / 60, h = s / 3600, d = h / 24;
 
-static json_t *cell_name(json_t *o)
-{
-	return json_string(sget(o, "metadata", "name") ?: "");
-}
-
-static json_t *cell_age(json_t *o)
-{
-	const char *ts = sget(o, "metadata", "creationTimestamp");
-	struct tm tm = {0};
-	if (!ts || sscanf(ts, "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-			  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
-		return json_string("<unknown>");
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	long d = (long)(time(NULL) - timegm(&tm));
-	char buf[32];
-	if (d < 0)
-		d = 0;
-	if (d < 120)
-		snprintf(buf, sizeof(buf), "%lds", d);
-	else if (d < 7200)
-		snprintf(buf, sizeof(buf), "%ldm", d / 60);
-	else if (d < 172800)
-		snprintf(buf, sizeof(buf), "%ldh", d / 3600);
+	if (s < -1)
+		snprintf(buf, len, "<invalid>");
+	else if (s < 0)
+		snprintf(buf, len, "0s");
+	else if (s < 120)
+		snprintf(buf, len, "%llds", (long long)s);
+	else if (m < 10 && s % 60)
+		snprintf(buf, len, "%lldm%llds", (long long)m, (long long)(s % 60));
+	else if (m < 180)
+		snprintf(buf, len, "%lldm", (long long)m);
+	else if (h < 8 && m % 60)
+		snprintf(buf, len, "%lldh%lldm", (long long)h, (long long)(m % 60));
+	else if (h < 48)
+		snprintf(buf, len, "%lldh", (long long)h);
+	else if (h < 24 * 8 && h % 24)
+		snprintf(buf, len, "%lldd%lldh", (long long)d, (long long)(h % 24));
+	else if (h < 24 * 365 * 2)
+		snprintf(buf, len, "%lldd", (long long)d);
+	else if (h < 24 * 365 * 8 && d % 365)
+		snprintf(buf, len, "%lldy%lldd", (long long)(d / 365), (long long)(d % 365));
 	else
-		snprintf(buf, sizeof(buf), "%ldd", d / 86400);
+		snprintf(buf, len, "%lldy", (long long)(d / 365));
+}
+
+json_t *pk_srv_cell_since(const char *ts)
+{
+	int64_t t;
+	char buf[32];
+
+	if (!ts || pk_time_parse(ts, &t) < 0)
+		return json_string("<unknown>");
+	pk_srv_human_duration((int64_t)time(NULL) - t, buf, sizeof(buf));
 	return json_string(buf);
 }
 
-static json_t *condition_status(json_t *o, const char *type)
+/*
+ * The JSONPath subset printer columns use: ".a.b.c", and one filter on a
+ * list, ".a.b[?(@.key==\"value\")].c" (a condition's status).  Borrowed
+ * from obj; NULL: no value.
+ */
+json_t *pk_srv_json_path(json_t *obj, const char *path)
 {
-	json_t *conds = json_object_get(json_object_get(o, "status"), "conditions");
-	size_t i;
-	json_t *c;
-	json_array_foreach(conds, i,
-			   c) if (strcmp(json_string_value(json_object_get(c, "type")) ?: "",
-					 type) == 0) return json_object_get(c, "status");
-	return NULL;
+	char seg[128];
+
+	while (obj && *path == '.') {
+		size_t n = strcspn(++path, ".[");
+		if (n == 0 || n >= sizeof(seg))
+			return NULL;
+		memcpy(seg, path, n);
+		seg[n] = '\0';
+		obj = json_object_get(obj, seg);
+		path += n;
+		if (*path != '[')
+			continue;
+		char key[64], want[128];
+		int used = 0;
+		if (sscanf(path, "[?(@.%63[^=]==\"%127[^\"]\")]%n", key, want, &used) != 2 || !used)
+			return NULL;
+		path += used;
+		json_t *found = NULL, *it;
+		size_t i;
+		json_array_foreach(
+		    obj, i, it) if (!found && json_is_string(json_object_get(it, key)) &&
+				    strcmp(json_string_value(json_object_get(it, key)), want) == 0)
+		    found = it;
+		obj = found;
+	}
+	return *path ? NULL : obj;
 }
 
-static json_t *cell_node_status(json_t *o)
+/* A JSONPath column's cell, as kube-apiserver renders a CRD's column. */
+static json_t *path_cell(const struct pk_srv_column *c, json_t *obj)
 {
-	const char *ready = json_string_value(condition_status(o, "Ready"));
-	const char *base = !ready || strcmp(ready, "True") == 0 ? "Ready" : "NotReady";
+	json_t *v = pk_srv_json_path(obj, c->json_path);
 	char buf[64];
-	snprintf(buf, sizeof(buf), "%s%s", base,
-		 json_is_true(json_object_get(json_object_get(o, "spec"), "unschedulable"))
-		     ? ",SchedulingDisabled"
-		     : "");
-	return json_string(buf);
-}
 
-static json_t *cell_pod_status(json_t *o)
-{
-	if (sget(o, "metadata", "deletionTimestamp"))
-		return json_string("Terminating");
-	const char *phase = sget(o, "status", "phase");
-	if (phase)
-		return json_string(phase);
-	return json_string(sget(o, "spec", "nodeName") ? "Scheduled" : "Pending");
-}
-
-static json_t *cell_pod_node(json_t *o)
-{
-	return json_string(sget(o, "spec", "nodeName") ?: "<none>");
-}
-
-static json_t *cell_pod_group(json_t *o)
-{
-	return json_string(pk_pod_group_name(o) ?: "<none>");
-}
-
-static json_t *cell_priority(json_t *o)
-{
-	json_t *p = json_object_get(json_object_get(o, "spec"), "priority");
-	return json_integer(json_is_integer(p) ? json_integer_value(p) : 0);
-}
-
-static json_t *policy_of(json_t *o)
-{
-	return json_object_get(json_object_get(o, "spec"), "schedulingPolicy");
-}
-
-static json_t *cell_policy(json_t *o)
-{
-	return json_string(json_object_get(policy_of(o), "gang") ? "gang" : "basic");
-}
-
-static json_t *cell_min(json_t *o)
-{
-	json_t *gang = json_object_get(policy_of(o), "gang");
-	json_t *m = json_object_get(gang, "minCount");
-	if (!m)
-		m = json_object_get(gang, "minGroupCount");
-	return json_integer(json_is_integer(m) ? json_integer_value(m) : 0);
-}
-
-static json_t *cell_scheduled(json_t *o)
-{
-	const char *kind = json_string_value(json_object_get(o, "kind")) ?: "";
-	json_t *s = condition_status(o, pk_kind_from_string(kind) == PK_KIND_POD_GROUP
-					    ? "PodGroupInitiallyScheduled"
-					    : "CompositePodGroupInitiallyScheduled");
-	return json_string(json_string_value(s) ?: "Unknown");
-}
-
-static json_t *cell_parent(json_t *o)
-{
-	return json_string(sget(o, "spec", "parentCompositePodGroupName") ?: "<none>");
-}
-
-static json_t *cell_workload(json_t *o)
-{
-	json_t *ref = json_object_get(json_object_get(o, "spec"), "workloadRef");
-	return json_string(json_string_value(json_object_get(ref, "workloadName")) ?: "<none>");
-}
-
-static json_t *cell_pc_value(json_t *o)
-{
-	json_t *v = json_object_get(o, "value");
-	return json_integer(json_is_integer(v) ? json_integer_value(v) : 0);
-}
-
-static json_t *cell_pc_default(json_t *o)
-{
-	return json_boolean(json_is_true(json_object_get(o, "globalDefault")));
-}
-
-static json_t *cell_ns_status(json_t *o)
-{
-	return json_string(sget(o, "status", "phase") ?: "Active");
-}
-
-#define NAME_COL                                                                                   \
-	{                                                                                          \
-		"Name", "string", 0, cell_name                                                     \
+	if (!v || json_is_null(v))
+		return json_null();
+	if (strcmp(c->type, "date") == 0)
+		return pk_srv_cell_since(json_string_value(v));
+	if (strcmp(c->type, "string") == 0 && !json_is_string(v)) {
+		if (json_is_integer(v))
+			snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
+		else if (json_is_boolean(v))
+			snprintf(buf, sizeof(buf), "%s", json_is_true(v) ? "true" : "false");
+		else
+			return json_null();
+		return json_string(buf);
 	}
-#define AGE_COL                                                                                    \
-	{                                                                                          \
-		"Age", "string", 0, cell_age                                                       \
-	}
-
-static const struct column node_cols[] = {
-    NAME_COL, {"Status", "string", 0, cell_node_status}, AGE_COL, {NULL}};
-static const struct column pod_cols[] = {
-    NAME_COL, {"Status", "string", 0, cell_pod_status}, {"Node", "string", 0, cell_pod_node},
-    AGE_COL,  {"Group", "string", 1, cell_pod_group},	{"Priority", "integer", 1, cell_priority},
-    {NULL}};
-static const struct column group_cols[] = {NAME_COL,
-					   {"Policy", "string", 0, cell_policy},
-					   {"Min", "integer", 0, cell_min},
-					   {"Scheduled", "string", 0, cell_scheduled},
-					   AGE_COL,
-					   {"Parent", "string", 1, cell_parent},
-					   {"Workload", "string", 1, cell_workload},
-					   {"Priority", "integer", 1, cell_priority},
-					   {NULL}};
-static const struct column pc_cols[] = {NAME_COL,
-					{"Value", "integer", 0, cell_pc_value},
-					{"Global-Default", "boolean", 0, cell_pc_default},
-					AGE_COL,
-					{NULL}};
-static const struct column ns_cols[] = {
-    NAME_COL, {"Status", "string", 0, cell_ns_status}, AGE_COL, {NULL}};
-static const struct column default_cols[] = {NAME_COL, AGE_COL, {NULL}};
-
-static const struct column *columns_of(const struct pk_type *t)
-{
-	switch (t->pk) {
-	case PK_KIND_NODE:
-		return node_cols;
-	case PK_KIND_POD:
-		return pod_cols;
-	case PK_KIND_POD_GROUP:
-	case PK_KIND_COMPOSITE_POD_GROUP:
-		return group_cols;
-	case PK_KIND_PRIORITY_CLASS:
-		return pc_cols;
-	default:
-		return strcmp(t->kind, "Namespace") == 0 ? ns_cols : default_cols;
-	}
+	return json_incref(v);
 }
 
 bool pk_srv_wants_table(const char *accept)
@@ -215,30 +121,38 @@ bool pk_srv_wants_table(const char *accept)
 	return accept && strstr(accept, "as=Table") != NULL;
 }
 
+static json_t *row_of(const struct pk_type *t, const struct pk_srv_column *cols, json_t *obj,
+		      bool full_object)
+{
+	json_t *cells = json_array();
+	/* an Event's cells read its core shape */
+	json_t *view = pk_srv_event_type(t) ? pk_srv_event_view(pk_type_by_kind("Event"), obj)
+					    : json_incref(obj);
+
+	for (const struct pk_srv_column *c = cols; c->name; c++)
+		json_array_append_new(cells, c->cell ? c->cell(view) : path_cell(c, view));
+	json_decref(view);
+	json_t *row_obj =
+	    full_object ? json_incref(obj)
+			: json_pack("{s:s,s:s,s:O}", "kind", "PartialObjectMetadata", "apiVersion",
+				    "meta.k8s.io/v1", "metadata", json_object_get(obj, "metadata"));
+	return json_pack("{s:o,s:o}", "cells", cells, "object", row_obj);
+}
+
 json_t *pk_srv_table_of(const struct pk_type *t, json_t *items, bool with_header, bool full_object)
 {
-	const struct column *cols = columns_of(t);
+	const struct pk_srv_column *cols = pk_srv_columns_of(t);
 	json_t *defs = json_array(), *rows = json_array();
-	for (const struct column *c = cols; with_header && c->name; c++)
-		json_array_append_new(defs,
-				      json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", c->name, "type",
-						c->type, "format", c == cols ? "name" : "",
-						"description", "", "priority", c->priority));
+	for (const struct pk_srv_column *c = cols; with_header && c->name; c++)
+		json_array_append_new(
+		    defs, json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", c->name, "type",
+				    strcmp(c->type, "date") == 0 ? "string" : c->type, "format",
+				    strcmp(c->name, "Name") == 0 ? "name" : "", "description",
+				    c->description ?: "", "priority", c->priority));
 	size_t i;
 	json_t *obj;
 	json_array_foreach(items, i, obj)
-	{
-		json_t *cells = json_array();
-		for (const struct column *c = cols; c->name; c++)
-			json_array_append_new(cells, c->cell(obj));
-		json_t *row_obj =
-		    full_object
-			? json_incref(obj)
-			: json_pack("{s:s,s:s,s:O}", "kind", "PartialObjectMetadata", "apiVersion",
-				    "meta.k8s.io/v1", "metadata", json_object_get(obj, "metadata"));
-		json_array_append_new(rows,
-				      json_pack("{s:o,s:o}", "cells", cells, "object", row_obj));
-	}
+	    json_array_append_new(rows, row_of(t, cols, obj, full_object));
 	return json_pack("{s:s,s:s,s:{},s:o,s:o}", "kind", "Table", "apiVersion", "meta.k8s.io/v1",
 			 "metadata", "columnDefinitions", defs, "rows", rows);
 }

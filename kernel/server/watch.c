@@ -126,6 +126,8 @@ static int append(struct pk_watch *w, const char *type, json_t *obj)
 		payload = pk_srv_table_of(w->spec.type, items, !w->header_sent, false);
 		w->header_sent = true;
 		json_decref(items);
+	} else if (strcmp(type, "ERROR") != 0) {
+		payload = pk_srv_event_view(w->spec.type, obj); /* events.k8s.io's shape */
 	} else {
 		json_incref(obj);
 	}
@@ -158,7 +160,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	if (!ev->kind || strcmp(ev->kind, w->spec.type->kind) != 0 || !matches(w, ev->object))
 		return 0;
 	int rc;
-	if (!w->spec.table && ev->object_json)
+	if (!w->spec.table && ev->object_json && !pk_srv_event_needs_view(w->spec.type, ev->object))
 		rc = append_text(w, pk_event_type_to_string(ev->type), ev->object_json,
 				 ev->object_json_len);
 	else

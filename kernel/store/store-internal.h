@@ -26,6 +26,7 @@ struct store_reader {
 	sqlite3 *db;
 	sqlite3_stmt *st_get;
 	sqlite3_stmt *st_list[4]; /* list pages: one per shape of range scan (store.c) */
+	sqlite3_stmt *st_owned;	  /* PK_STORE_DEPENDENTS_SQL, prepared on first use */
 	bool busy;		  /* under pk_store.rlock */
 };
 
@@ -152,5 +153,12 @@ int pk_pod_update_check(json_t *next, const json_t *old, struct pk_errors *errs)
  */
 int pk_store_orphan_dependents(struct pk_store *st, struct txn *tx, const struct pk_type *t,
 			       const json_t *owner);
+/* gc.c: the owner index's table and triggers, filled once for an older database. */
+int pk_store_owner_index_open(struct pk_store *st, char *err, size_t errlen);
+/* The dependents of an owner uid (?1): kind, ns (stored: "" cluster-scoped), name. */
+#define PK_STORE_DEPENDENTS_SQL                                                                    \
+	"SELECT kind, ns, name FROM owner_refs WHERE uid = ?1 ORDER BY kind, ns, name"
+/* Append a row of PK_STORE_DEPENDENTS_SQL to out as {kind, namespace, name}; -ENOMEM. */
+int pk_store_dependent_row(sqlite3_stmt *q, json_t *out);
 
 #endif

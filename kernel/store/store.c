@@ -163,6 +163,7 @@ static int open_readers(struct pk_store *st, const char *path, char *err, size_t
 static void close_reader(struct store_reader *r)
 {
 	sqlite3_finalize(r->st_get);
+	sqlite3_finalize(r->st_owned);
 	for (size_t i = 0; i < ELEMENTSOF(r->st_list); i++)
 		sqlite3_finalize(r->st_list[i]);
 	sqlite3_close(r->db);
@@ -294,6 +295,8 @@ int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 	rc = db_setup(st, path, err, errlen);
 	if (rc == 0)
 		rc = pk_store_verify_open(st, opts && opts->allow_damaged, err, errlen);
+	if (rc == 0)
+		rc = pk_store_owner_index_open(st, err, errlen);
 	if (rc == 0)
 		rc = open_readers(st, path, err, errlen);
 	if (rc < 0)
@@ -900,6 +903,47 @@ int pk_store_get(struct pk_store *st, const char *kind, const char *ns, const ch
 	if (rc < 0)
 		return rc;
 	*ret = obj;
+	return 0;
+}
+
+/* Read the dependents of uid on reader r. */
+static int dependents_read(struct store_reader *r, const char *uid, json_t *out)
+{
+	int rc = 0, s = SQLITE_DONE;
+
+	if (!r->st_owned &&
+	    sqlite3_prepare_v3(r->db, PK_STORE_DEPENDENTS_SQL, -1, SQLITE_PREPARE_PERSISTENT,
+			       &r->st_owned, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(r->st_owned, 1, uid, -1, SQLITE_STATIC);
+	while (rc == 0 && (s = sqlite3_step(r->st_owned)) == SQLITE_ROW)
+		rc = pk_store_dependent_row(r->st_owned, out);
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = -EIO;
+	sqlite3_reset(r->st_owned);
+	sqlite3_clear_bindings(r->st_owned);
+	return rc;
+}
+
+int pk_store_dependents(struct pk_store *st, const char *uid, json_t **ret)
+{
+	json_t *out;
+	struct store_reader *r;
+	int rc;
+
+	if (!uid || !*uid)
+		return -EINVAL;
+	if (!(out = json_array()))
+		return -ENOMEM;
+	r = reader_take(st);
+	rc = dependents_read(r, uid, out);
+	atomic_fetch_add(&st->read_queries, 1);
+	reader_give(st, r);
+	if (rc < 0) {
+		json_decref(out);
+		return rc;
+	}
+	*ret = out;
 	return 0;
 }
 

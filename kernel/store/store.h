@@ -189,6 +189,14 @@ bool pk_store_writable(struct pk_store *store);
 int pk_store_get(struct pk_store *store, const char *kind, const char *ns, const char *name,
 		 json_t **ret);
 
+/*
+ * The dependents of an owner: every object whose metadata.ownerReferences
+ * name uid, whatever its kind and namespace, from the owner index (one
+ * range of an index, not a scan), as a new array of {kind, namespace, name}
+ * (namespace "" for a cluster-scoped object), by kind, namespace and name.
+ */
+int pk_store_dependents(struct pk_store *store, const char *uid, json_t **ret);
+
 struct pk_store_list_opts {
 	const struct pk_selector *labels; /* NULL: all */
 	const struct pk_selector *fields; /* NULL: all */
@@ -276,8 +284,8 @@ int pk_writer_store_new(struct pk_store *store, struct pk_writer **ret);
  */
 /*
  * A delete's propagationPolicy.  ORPHAN first removes the owner's
- * ownerReferences from its dependents (in its namespace; cluster-scoped
- * dependents for a cluster-scoped owner), in the same transaction.
+ * ownerReferences from its dependents (pk_store_dependents()), in the same
+ * transaction.
  * FOREGROUND keeps the owner, marked with PK_STORE_FOREGROUND_FINALIZER,
  * until the garbage collector has deleted its blocking dependents.
  * BACKGROUND (and DEFAULT) deletes the owner now; the collector deletes the

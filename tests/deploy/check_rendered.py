@@ -252,6 +252,46 @@ def check_appliance(objs, version, _board):
         err("Service podkerneld selects no pod of the Deployment")
 
 
+def check_structural(crd, path, node):
+    """A structural schema (what kube-apiserver requires to prune and
+    validate): every node has a type unless it is int-or-string or keeps
+    unknown fields; no references; a keyed list requires its keys."""
+    if not isinstance(node, dict):
+        err("CRD %s: %s is not a schema" % (crd, path))
+        return
+    if "$ref" in node or "allOf" in node:
+        err("CRD %s: %s uses a reference" % (crd, path))
+    if "type" not in node and not node.get("x-kubernetes-int-or-string") and \
+            not node.get("x-kubernetes-preserve-unknown-fields"):
+        err("CRD %s: %s has no type" % (crd, path))
+    for k, sub in node.get("properties", {}).items():
+        check_structural(crd, "%s.%s" % (path, k), sub)
+    if "items" in node:
+        check_structural(crd, path + "[]", node["items"])
+        if node.get("x-kubernetes-list-type") == "map":
+            missing = set(node.get("x-kubernetes-list-map-keys", [])) - \
+                set(node["items"].get("required", []))
+            if missing:
+                err("CRD %s: %s: list-map keys %s are not required" % (crd, path, sorted(missing)))
+    if isinstance(node.get("additionalProperties"), dict):
+        check_structural(crd, path + "{}", node["additionalProperties"])
+
+
+def check_crd_version(crd, v):
+    schema = v.get("schema", {}).get("openAPIV3Schema", {})
+    check_structural(crd, "", schema)
+    spec = schema.get("properties", {}).get("spec", {})
+    if spec.get("x-kubernetes-preserve-unknown-fields") or not spec.get("properties"):
+        err("CRD %s: spec has no schema (typos would pass)" % crd)
+    cols = v.get("additionalPrinterColumns", [])
+    if not any(c.get("jsonPath") == ".metadata.creationTimestamp" for c in cols):
+        err("CRD %s: no Age printer column" % crd)
+    for c in cols:
+        if c.get("type") not in ("string", "integer", "number", "boolean", "date") or \
+                not c.get("jsonPath", "").startswith("."):
+            err("CRD %s: printer column %s" % (crd, c))
+
+
 def check_crds(objs, _version, _board):
     names = set()
     for o in objs:
@@ -266,6 +306,8 @@ def check_crds(objs, _version, _board):
             err("CRD %s: a k8s.io group needs api-approved.kubernetes.io" % o["metadata"]["name"])
         if [v["name"] for v in s["versions"] if v["served"] and v["storage"]] != ["v1alpha3"]:
             err("CRD %s: v1alpha3 must be served and stored" % o["metadata"]["name"])
+        for v in s["versions"]:
+            check_crd_version(o["metadata"]["name"], v)
         names.add(s["names"]["kind"])
     if names != {"Workload", "PodGroup", "CompositePodGroup"}:
         err("crds: kinds %s" % sorted(names))

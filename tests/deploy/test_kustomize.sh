@@ -34,6 +34,11 @@ for k in $(find deploy -name kustomization.yaml | sort); do
 		< "$WORK/out.yaml" || fail=1
 done
 [ "$n" -ge 3 ] || { echo "FAIL: only $n kustomize bases under deploy/"; fail=1; }
+# The CRDs are generated from standalone's schemas and columns, never edited.
+"$PODKERNEL_BIN/podkerneld" --print-crds > "$WORK/crds.yaml" ||
+	{ echo "FAIL: podkerneld --print-crds"; fail=1; }
+cmp -s "$WORK/crds.yaml" deploy/crds/crds.yaml ||
+	{ echo "FAIL: deploy/crds/crds.yaml is not what podkerneld --print-crds prints (regenerate it)"; fail=1; }
 # The agent's board is a valid board file, and the one the README names.
 "$PODKERNEL_BIN/podctl" board check deploy/agent/board.yaml > /dev/null || fail=1
 cmp -s deploy/agent/board.yaml boards/tpu-superslice.yaml ||

@@ -197,9 +197,13 @@ START_TEST(test_recorder_limits_repeats)
 	ck_assert_uint_eq(json_array_size(items), 3);
 	json_t *ev = json_array_get(items, 0);
 
-	ck_assert_str_eq(json_string_value(json_object_get(ev, "apiVersion")), "events.k8s.io/v1");
-	ck_assert_str_eq(json_string_value(json_object_get(ev, "reportingController")),
+	/* stored as the core Event kube-apiserver keeps: reason, message, involvedObject */
+	ck_assert_str_eq(json_string_value(json_object_get(ev, "apiVersion")), "v1");
+	ck_assert_str_eq(json_string_value(json_object_get(ev, "reportingComponent")),
 			 AT_REPORTING_CONTROLLER);
+	ck_assert_str_eq(json_string_value(json_object_get(ev, "reason")), "FailedScheduling");
+	ck_assert_ptr_nonnull(json_string_value(json_object_get(ev, "message")));
+	ck_assert_ptr_nonnull(json_string_value(pk_get(ev, "involvedObject.name")));
 	json_decref(items);
 	at_recorder_free(rec);
 	kube_client_free(c);

@@ -427,6 +427,25 @@ START_TEST(test_events_v1)
 			     json_array_get(json_object_get(b, "items"), 0), "note")),
 			 "Successfully assigned default/p1 to n1");
 	json_decref(b);
+	/* the same Event at core v1, found by its involvedObject, in the core shape */
+	ck_assert_int_eq(
+	    call("GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=p1",
+		 "admintok", NULL, NULL, &b),
+	    200);
+	json_t *core = json_array_get(json_object_get(b, "items"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(core, "apiVersion")), "v1");
+	ck_assert_str_eq(json_string_value(json_object_get(core, "message")),
+			 "Successfully assigned default/p1 to n1");
+	ck_assert_str_eq(pk_get_string(core, "reportingComponent"), "podkernel");
+	ck_assert_ptr_null(json_object_get(core, "note"));
+	json_decref(b);
+	/* and at events.k8s.io, selected by the field names of that shape */
+	ck_assert_int_eq(call("GET",
+			      "/apis/events.k8s.io/v1/events?fieldSelector=regarding.name=p1",
+			      "admintok", NULL, NULL, &b),
+			 200);
+	ck_assert_uint_eq(json_array_size(json_object_get(b, "items")), 1);
+	json_decref(b);
 	ck_assert_int_eq(call("GET", "/apis/events.k8s.io/v1", "admintok", NULL, NULL, &b), 200);
 	ck_assert_str_eq(json_string_value(json_object_get(
 			     json_array_get(json_object_get(b, "resources"), 0), "name")),

@@ -217,5 +217,97 @@ KUBECONFIG="$WORK/node.kubeconfig" k label node n2 x=y >"$WORK/out" 2>&1 && fail
 grep -qi 'forbidden' "$WORK/out" || fail "no Forbidden: $(cat "$WORK/out")"
 KUBECONFIG="$WORK/node.kubeconfig" k get nodes >/dev/null 2>&1 || fail "node cannot read nodes"
 
+# Tables as kube-apiserver prints them: Nodes with ROLES and VERSION, Jobs,
+# ResourceClaims, ResourceSlices, JobSets and Events.
+cat >"$WORK/tables.yaml" <<'Y'
+apiVersion: v1
+kind: Node
+metadata:
+  name: n3
+  labels: {node-role.kubernetes.io/worker: "", node-role.kubernetes.io/gpu: ""}
+status:
+  allocatable: {cpu: "1"}
+  nodeInfo: {kubeletVersion: v1.32.4}
+  conditions: [{type: Ready, status: "False", reason: Down}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j1}
+spec:
+  suspend: true
+  completions: 3
+  parallelism: 3
+  template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: rc1}
+spec: {devices: {requests: [{name: r, exactly: {deviceClassName: tpu}}]}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: rs1}
+spec: {driver: tpu.example.com, nodeName: n2, pool: {name: pool-a, generation: 1, resourceSliceCount: 1}, devices: [{name: d0}]}
+---
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js1}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 1
+    template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+Y
+k create -f "$WORK/tables.yaml" >"$WORK/out" 2>&1 || fail "create the table objects: $(cat "$WORK/out")"
+k get nodes >"$WORK/out" 2>&1 || fail "get nodes: $(cat "$WORK/out")"
+head -1 "$WORK/out" | grep -q '^NAME *STATUS *ROLES *AGE *VERSION$' || fail "get nodes header: $(cat "$WORK/out")"
+grep -q '^n3 *NotReady *gpu,worker *[0-9][0-9a-z]* *v1.32.4$' "$WORK/out" || fail "get nodes n3: $(cat "$WORK/out")"
+k get jobs >"$WORK/out" 2>&1 || fail "get jobs: $(cat "$WORK/out")"
+head -1 "$WORK/out" | grep -q '^NAME *STATUS *COMPLETIONS *DURATION *AGE$' || fail "get jobs header: $(cat "$WORK/out")"
+grep -q '^j1 *[A-Za-z]* *0/3 ' "$WORK/out" || fail "get jobs j1: $(cat "$WORK/out")"
+k get resourceclaims >"$WORK/out" 2>&1 && grep -q '^NAME *STATE *AGE$' "$WORK/out" &&
+	grep -q '^rc1 *pending ' "$WORK/out" || fail "get resourceclaims: $(cat "$WORK/out")"
+k get resourceslices >"$WORK/out" 2>&1 && grep -q '^NAME *NODE *DRIVER *POOL *AGE$' "$WORK/out" &&
+	grep -q '^rs1 *n2 *tpu.example.com *pool-a ' "$WORK/out" || fail "get resourceslices: $(cat "$WORK/out")"
+k get jobsets >"$WORK/out" 2>&1 &&
+	grep -q '^NAME *TERMINALSTATE *RESTARTS *COMPLETED *SUSPENDED *AGE$' "$WORK/out" &&
+	grep -q '^js1 ' "$WORK/out" || fail "get jobsets: $(cat "$WORK/out")"
+# An events.k8s.io Event (how attach mode writes) is a core Event too: its
+# reason and note are what get events, kubectl events and describe show.
+uid=$(k get pod pa -o jsonpath='{.metadata.uid}')
+k create -f - >"$WORK/out" 2>&1 <<Y || fail "create an events.k8s.io Event: $(cat "$WORK/out")"
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: p1.attach}
+eventTime: "2026-01-01T00:00:00.000000Z"
+reportingController: podkernel.dev/scheduler
+reportingInstance: attach-1
+action: Binding
+reason: AttachReason
+type: Normal
+note: bound by the attach-mode scheduler
+regarding: {kind: Pod, apiVersion: v1, namespace: default, name: pa, uid: "$uid"}
+Y
+k get events >"$WORK/out" 2>&1 || fail "get events: $(cat "$WORK/out")"
+head -1 "$WORK/out" | grep -q '^LAST SEEN *TYPE *REASON *OBJECT *MESSAGE$' || fail "get events header: $(cat "$WORK/out")"
+grep -q ' Normal *AttachReason *pod/pa *bound by the attach-mode scheduler$' "$WORK/out" ||
+	fail "get events: $(cat "$WORK/out")"
+k events >"$WORK/out" 2>&1 && grep -q 'Normal *AttachReason *Pod/pa *bound by the attach-mode' "$WORK/out" ||
+	fail "kubectl events: $(cat "$WORK/out")"
+k describe pod pa >"$WORK/out" 2>&1 &&
+	grep -q 'Normal *AttachReason .*podkernel.dev/scheduler *bound by the attach-mode' "$WORK/out" ||
+	fail "describe pod pa (Events): $(cat "$WORK/out")"
+k get events.v1.events.k8s.io p1.attach -o jsonpath='{.note}/{.regarding.name}/{.reportingController}' \
+	>"$WORK/out" 2>&1
+[ "$(cat "$WORK/out")" = "bound by the attach-mode scheduler/pa/podkernel.dev/scheduler" ] ||
+	fail "events.k8s.io read back: $(cat "$WORK/out")"
+k get events p1.attach -o jsonpath='{.message}/{.involvedObject.name}/{.reportingComponent}' >"$WORK/out" 2>&1
+[ "$(cat "$WORK/out")" = "bound by the attach-mode scheduler/pa/podkernel.dev/scheduler" ] ||
+	fail "core read of an events.k8s.io Event: $(cat "$WORK/out")"
+k patch events.v1.events.k8s.io p1.attach --type=merge -p '{"note":"patched note"}' >/dev/null 2>&1 ||
+	fail "patch an events.k8s.io Event"
+k get events p1.attach -o jsonpath='{.message}' >"$WORK/out" 2>&1
+[ "$(cat "$WORK/out")" = "patched note" ] || fail "events.k8s.io patch: $(cat "$WORK/out")"
+
 pk_stop
 echo "test_server_kubectl: ok"
