@@ -42,6 +42,9 @@ static void usage(FILE *f)
 	    "                  [--no-scheduling] [--allow-damaged-store]\n"
 	    "                  [--sim-lifecycle] [--sim-start-delay S]\n"
 	    "                  [--sim-failure-rate P] [--sim-seed N] [--sim-node-loss T:NODE,...]\n"
+	    "                  [--config FILE] [--strategy NAME] [--log-format text|json]\n"
+	    "                  [--audit-log-path FILE [--audit-log-maxsize MB]\n"
+	    "                   [--audit-log-maxbackup N]]\n"
 	    "       podkerneld (--kubeconfig FILE [--context NAME] | --in-cluster)\n"
 	    "                  [--scheduler-name NAME] [--workload-api GROUP/VERSION]\n"
 	    "                  [--leader-elect [--leader-elect-namespace NS]\n"
@@ -105,6 +108,14 @@ static void usage(FILE *f)
 	    "  --listen ADDR:PORT          in attach mode: /healthz, /readyz, /metrics only\n"
 	    "  --tls-cert-file FILE --tls-private-key-file FILE  serve it over TLS (it takes\n"
 	    "                              the placement map's bearer tokens)\n"
+	    "\nOperations (both modes; docs/operations.md):\n"
+	    "  --config FILE               a PodkerneldConfiguration (/etc/podkernel/\n"
+	    "                              podkerneld.yaml): flags given override it\n"
+	    "  --strategy NAME             placement strategy (fit, kep; default fit)\n"
+	    "  --log-format text|json      log lines as text (default) or JSON objects\n"
+	    "  --audit-log-path FILE       one audit.k8s.io/v1 Event per write, per line\n"
+	    "  --audit-log-maxsize MB      rotate the audit log past MB megabytes\n"
+	    "  --audit-log-maxbackup N     rotated audit logs kept (default %u)\n"
 	    "\n"
 	    "  -v LEVEL                    0 errors, 1 startup (default), 2 every request,\n"
 	    "                              3 scheduling decisions, 4 the recursive placement "
@@ -115,7 +126,8 @@ static void usage(FILE *f)
 	    PK_APPLIANCE_DEFAULT_GRACE_MS / 1000.0, PK_APPLIANCE_EVICTION_RATE,
 	    PK_APPLIANCE_SECONDARY_EVICTION_RATE, PK_APPLIANCE_UNHEALTHY_THRESHOLD,
 	    PK_APPLIANCE_LARGE_CLUSTER, PK_ATTACH_DEFAULT_SCHEDULER, PK_ATTACH_DEFAULT_WORKLOAD_API,
-	    PK_ATTACH_DEFAULT_LEASE_NAMESPACE, PK_ATTACH_DEFAULT_LEASE_NAME);
+	    PK_ATTACH_DEFAULT_LEASE_NAMESPACE, PK_ATTACH_DEFAULT_LEASE_NAME,
+	    PK_SERVER_AUDIT_BACKUPS);
 }
 
 /* --log-format: how every line after the flags is written. */
