@@ -254,7 +254,7 @@ static int restore(const char *dir, const char *file)
 		rc = -EIO;
 	}
 	if (rc == 0) {
-		rc = pk_store_lock_dir(dir, &lock, err, sizeof(err));
+		rc = pk_store_lock_dir(dir, 0, &lock, err, sizeof(err));
 		if (rc == -EBUSY)
 			snprintf(err, sizeof(err),
 				 "%s is in use by a running podkerneld: stop it first", dir);
