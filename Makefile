@@ -90,7 +90,8 @@ LIBS_pkattach    := pkattach pkui pkkube pkappliance pksim pkserver pkstore pkwr
 	pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkagent     := pkagent pkkube pkapi pkcel topo pklib
-LIBS_pkdaemon    := pkdaemon pkapi pkcel topo pklib
+LIBS_pkdaemon    := pkdaemon pkattach pkcontrollers pkui pkkube pkappliance pksim pkserver pkstore \
+	pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
 LIBS_pkclient    := pkclient pkkube pksim pkstore pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
 # Everything, for the benchmarks and the fuzz targets.
 LIBS_all         := pkclient pkdaemon pksim pkagent pkattach pkui pkkube pkcontrollers pkappliance pkserver pkstore pkwrite \

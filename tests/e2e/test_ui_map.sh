@@ -163,6 +163,13 @@ podctl map --color never --width 1 > "$WORK/map.txt" || fail "podctl map"
 api "$API/ui/api/placement" > "$WORK/placement2.json" || fail "GET /ui/api/placement"
 python3 "$CHECK" map "$WORK/placement2.json" "$WORK/map.txt" || fail "podctl map differs"
 grep -q 'too-big (0/2 pods bound): Unschedulable' "$WORK/map.txt" || fail "podctl map: no pending gang"
+python3 - "$WORK/placement2.json" "$WORK/map.txt" <<'EOF' || fail "podctl map: accelerators allocated"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+line = "cluster: %d of %d accelerators allocated" % (s["acceleratorsAllocated"], s["accelerators"])
+assert s["accelerators"] >= 2048 and s["acceleratorsAllocated"] > 0, s
+assert line in open(sys.argv[2]).read(), line
+EOF
 grep -q 'Unschedulable: Unschedulable' "$WORK/map.txt" && fail "podctl map repeats the reason"
 # Under a real mouse (DevTools protocol): the tooltip and the host panel; then
 # the page follows a change of the cluster without a reload.
