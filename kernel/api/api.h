@@ -149,7 +149,10 @@ int pk_read_buffer(const char *name, const char *buf, size_t len, json_t **ret_o
 int pk_parse_document(const char *name, const char *buf, size_t len, json_t **ret_value, char *err,
 		      size_t errlen);
 /* The same, but a duplicate key is no error: its path ("metadata.name") is
- * appended to the array dups and the last value wins (dups NULL: refused). */
+ * appended to the array dups and the last value wins (dups NULL: refused).
+ * At most PK_MAX_DUPS_RECORDED paths are recorded; later duplicates are
+ * counted in one integer that follows them (and read all the same). */
+#define PK_MAX_DUPS_RECORDED 100
 int pk_parse_document_dups(const char *name, const char *buf, size_t len, json_t **ret_value,
 			   json_t *dups, char *err, size_t errlen);
 
@@ -375,6 +378,13 @@ int pk_node_decode(json_t *obj, struct pk_node **ret, struct pk_errors *errs);
  */
 const char *pk_pod_group_name(const json_t *pod);
 int pk_pod_decode(json_t *obj, struct pk_pod **ret, struct pk_errors *errs);
+/*
+ * kube-apiserver's pod defaulting of host ports: a pod with
+ * spec.hostNetwork true gets hostPort = containerPort on every port of its
+ * containers and init containers that has none (or 0).  In place; 0 or
+ * -ENOMEM.
+ */
+int pk_pod_default_host_ports(json_t *pod);
 int pk_priority_class_decode(json_t *obj, struct pk_priority_class **ret, struct pk_errors *errs);
 int pk_group_decode(json_t *obj, struct pk_group **ret, struct pk_errors *errs);
 int pk_workload_decode(json_t *obj, struct pk_workload **ret, struct pk_errors *errs);

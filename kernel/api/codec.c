@@ -315,11 +315,21 @@ static int merge_into(struct reader *r, struct frame *f, json_t *src, yaml_mark_
 }
 
 /* Hand a finished value (reference stolen) to the collection that holds it. */
-/* "metadata.name" of the key waiting in the innermost open mapping. */
+/* "metadata.name" of the key waiting in the innermost open mapping (the
+ * first PK_MAX_DUPS_RECORDED; later ones are counted in one integer after them). */
 static void record_dup(struct reader *r)
 {
 	char path[1024];
 	size_t n = 0;
+
+	if (json_array_size(r->dups) >= PK_MAX_DUPS_RECORDED) {
+		json_t *more = json_array_get(r->dups, PK_MAX_DUPS_RECORDED);
+		if (json_is_integer(more))
+			json_integer_set(more, json_integer_value(more) + 1);
+		else
+			json_array_append_new(r->dups, json_integer(1));
+		return;
+	}
 
 	path[0] = '\0';
 	for (int i = 0; i < r->depth && n + 1 < sizeof(path); i++) {

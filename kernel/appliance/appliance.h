@@ -224,7 +224,8 @@ enum ap_verdict {
 struct ap_decision {
 	enum ap_verdict verdict;
 	bool reconcile; /* a Job or JobSet to reconcile */
-	bool owner;	/* a pod changed (its phase counts): reconcile its controller */
+	bool owner;	/* a pod changed (its phase counts), or a pod or Job went:
+			 * reconcile its controller */
 	bool gc;	/* an owner went away: collect garbage */
 	bool heartbeat; /* a Node write from outside the appliance */
 };

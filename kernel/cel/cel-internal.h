@@ -130,8 +130,16 @@ int cel_check(struct cel_program *p, struct cel_error *err);
 
 /*
  * Translate an RE2-style pattern of the supported subset into a POSIX
- * extended one and compile it; -EINVAL with why in msg.
+ * extended one and compile it; -EINVAL with why in msg.  RE2's limits hold
+ * first, before anything is compiled: counted repetitions at most
+ * CEL_RE_MAX_REPEAT, also multiplied through nested groups; at most
+ * CEL_RE_MAX_EXPANDED atoms once repetitions are expanded; at most
+ * CEL_RE_MAX_PATTERN bytes and CEL_RE_MAX_GROUPS nested groups.
  */
+#define CEL_RE_MAX_REPEAT 1000
+#define CEL_RE_MAX_EXPANDED 10000
+#define CEL_RE_MAX_PATTERN 4096
+#define CEL_RE_MAX_GROUPS 64
 int cel_regex_compile(const char *pattern, regex_t *ret, char *msg, size_t msglen);
 
 #endif /* PODKERNEL_KERNEL_CEL_INTERNAL_H */

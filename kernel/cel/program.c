@@ -342,10 +342,125 @@ static int re_translate(const char *p, struct re_out *o, char *msg, size_t msgle
 	return 0;
 }
 
+/*
+ * RE2's limits, checked before anything is compiled, as kube-apiserver's CEL
+ * refuses such a pattern when the expression is compiled: a counted
+ * repetition over CEL_RE_MAX_REPEAT, or nested ones whose counts multiply
+ * past it ("(a{1,1000}){1,1000}"), and a pattern whose repetitions expand
+ * past CEL_RE_MAX_EXPANDED atoms.  What a compile and a match cost stays
+ * bounded by the pattern's text.
+ */
+struct re_frame {
+	unsigned long size, prod;	    /* expanded atoms so far, largest nested product */
+	unsigned long last_size, last_prod; /* of the last atom or group: a quantifier's operand */
+};
+
+/* "{n}", "{n,}" or "{n,m}" at p: its length and the count that bounds it; 0: not one. */
+static size_t re_counted(const char *p, unsigned long *ret_min, unsigned long *ret_max)
+{
+	char *end;
+	unsigned long n, m;
+
+	if (*p != '{' || p[1] < '0' || p[1] > '9')
+		return 0;
+	n = m = strtoul(p + 1, &end, 10);
+	if (*end == ',') {
+		if (end[1] == '}') {
+			m = n, end++;
+		} else if (end[1] >= '0' && end[1] <= '9') {
+			m = strtoul(end + 1, &end, 10);
+		} else {
+			return 0;
+		}
+	}
+	if (*end != '}')
+		return 0;
+	*ret_min = n, *ret_max = m;
+	return (size_t)(end - p) + 1;
+}
+
+static int re_quantify(struct re_frame *f, unsigned long lo, unsigned long hi, size_t at, char *msg,
+		       size_t msglen)
+{
+	if (lo > CEL_RE_MAX_REPEAT || hi > CEL_RE_MAX_REPEAT) {
+		snprintf(msg, msglen, "repetition count at offset %zu is over %d", at,
+			 CEL_RE_MAX_REPEAT);
+		return -EINVAL;
+	}
+	unsigned long k = hi > lo ? hi : lo, prod = f->last_prod * (k ? k : 1);
+	if (prod > CEL_RE_MAX_REPEAT) {
+		snprintf(msg, msglen,
+			 "nested repetition at offset %zu repeats more than %d times in all", at,
+			 CEL_RE_MAX_REPEAT);
+		return -EINVAL;
+	}
+	f->size += f->last_size * (k ? k - 1 : 0);
+	f->last_size *= k ? k : 1;
+	f->last_prod = prod;
+	if (prod > f->prod)
+		f->prod = prod;
+	return 0;
+}
+
+static int re_limits(const char *p, char *msg, size_t msglen)
+{
+	struct re_frame st[CEL_RE_MAX_GROUPS + 1] = {{0, 1, 0, 1}};
+	size_t depth = 0;
+
+	for (size_t i = 0; p[i]; i++) {
+		struct re_frame *f = &st[depth];
+		unsigned long lo, hi;
+		size_t q = re_counted(p + i, &lo, &hi);
+
+		if (q) {
+			if (re_quantify(f, lo, hi, i, msg, msglen) < 0)
+				return -EINVAL;
+			i += q - 1;
+		} else if (p[i] == '(') {
+			if (depth == CEL_RE_MAX_GROUPS) {
+				snprintf(msg, msglen, "groups nest deeper than %d",
+					 CEL_RE_MAX_GROUPS);
+				return -EINVAL;
+			}
+			st[++depth] = (struct re_frame){0, 1, 0, 1};
+		} else if (p[i] == ')' && depth) {
+			struct re_frame g = st[depth--];
+			f = &st[depth];
+			f->size += g.size;
+			f->last_size = g.size, f->last_prod = g.prod;
+			if (g.prod > f->prod)
+				f->prod = g.prod;
+		} else if (p[i] != '*' && p[i] != '+' && p[i] != '?' && p[i] != '|') {
+			if (p[i] == '\\' && p[i + 1])
+				i++;
+			else if (p[i] == '[') /* a bracket expression is one atom */
+				i += 1 + (p[i + 1] == ']') +
+				     strcspn(p + i + 1 + (p[i + 1] == ']'), "]");
+			if (!p[i])
+				break;
+			f->size++;
+			f->last_size = 1, f->last_prod = 1;
+		}
+		if (f->size > CEL_RE_MAX_EXPANDED) {
+			snprintf(msg, msglen, "the pattern expands to more than %d atoms",
+				 CEL_RE_MAX_EXPANDED);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int cel_regex_compile(const char *pattern, regex_t *ret, char *msg, size_t msglen)
 {
 	struct re_out o = {0};
 	int r;
+
+	if (strlen(pattern) > CEL_RE_MAX_PATTERN) {
+		snprintf(msg, msglen, "the pattern is longer than %d bytes", CEL_RE_MAX_PATTERN);
+		return -EINVAL;
+	}
+	if (re_limits(pattern, msg, msglen) < 0)
+		return -EINVAL;
 
 	o.cap = 8 * strlen(pattern) + 16; /* "\\W" becomes 13 characters */
 	o.buf = malloc(o.cap);

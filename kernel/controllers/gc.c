@@ -37,6 +37,7 @@
 #include "kernel/lib/macro.h"
 
 #define GC_BATCH 256
+#define GC_ROUNDS 4096 /* rounds of one pass down a chain of owners (then the next pass) */
 #define GC_PAGE 500
 #define SEP "\x1f" /* between the parts of a key: never in a name */
 #define ORPHAN_FINALIZER "orphan"
@@ -64,8 +65,10 @@ struct gc_pass {
 	struct pk_store_edit edits[GC_BATCH];
 	json_t *held[GC_BATCH]; /* each edit's object as judged */
 	json_t *drop[GC_BATCH]; /* MODIFY: the uids whose references go */
+	bool unblock[GC_BATCH]; /* MODIFY: its references stop blocking their owners */
 	size_t n;
 	int deleted;
+	struct pk_map *again; /* owners to look at in the pass's next round */
 };
 
 int ctl_gc_new(struct ctl_gc **ret)
@@ -294,6 +297,18 @@ static int drop_finalizer(json_t *obj, void *arg)
 	return 0;
 }
 
+/* MODIFY for a dependent in an ownership cycle: no reference blocks its owner. */
+static int unblock_refs(json_t *obj, void *arg)
+{
+	json_t *r;
+	size_t i;
+
+	(void)arg;
+	json_array_foreach(pk_get(obj, "metadata.ownerReferences"), i, r)
+	    json_object_del(r, "blockOwnerDeletion");
+	return 0;
+}
+
 static void flush(struct gc_pass *p);
 
 /* Queue an edit of obj (kind) under its uid and resourceVersion; takes drop. */
@@ -318,17 +333,59 @@ static void edit(struct gc_pass *p, enum pk_store_edit_op op, const char *kind, 
 	    .arg = drop ? (void *)drop : (void *)PK_STORE_FOREGROUND_FINALIZER,
 	    .propagation = how,
 	};
+	p->unblock[p->n] = false;
 	p->n++;
 }
 
-static const char *edit_what(const struct pk_store_edit *e, const json_t *drop)
+/* Queue the MODIFY that makes obj's references non-blocking (unblock_refs). */
+static void edit_unblock(struct gc_pass *p, const char *kind, const json_t *obj)
 {
+	edit(p, PK_STORE_EDIT_MODIFY, kind, obj, 0, NULL);
+	p->edits[p->n - 1].apply = unblock_refs;
+	p->edits[p->n - 1].arg = NULL;
+	p->unblock[p->n - 1] = true;
+}
+
+static const char *edit_what(const struct pk_store_edit *e, const json_t *drop, bool unblock)
+{
+	if (unblock)
+		return "references made non-blocking: an ownership cycle deleted in the foreground";
 	if (e->op == PK_STORE_EDIT_DELETE)
 		return e->propagation == PK_PROPAGATE_FOREGROUND ? "deleted in the foreground"
 		       : e->propagation == PK_PROPAGATE_ORPHAN	 ? "deleted, orphaning"
 								 : "deleted";
 	return drop ? "references to owners gone or going removed"
 		    : "released: no blocking dependents are left";
+}
+
+/*
+ * After a write of obj (kind) in this pass, what the pass's next round looks
+ * at, as the write's events would ask the next pass: a deleted object's
+ * dependents, and the owners it blocked (all its owners when it unblocked
+ * them).  A chain or a cycle deleted in the foreground goes in one pass, not
+ * one level per pass.
+ */
+static void again(struct gc_pass *p, const char *kind, const json_t *obj, bool deleted,
+		  bool unblocked)
+{
+	const struct pk_type *t = pk_type_by_kind(kind);
+	const char *ns = t && t->namespaced ? pk_namespace(obj) : "";
+	json_t *r;
+	size_t i;
+
+	if (!p->again || (!deleted && !unblocked))
+		return;
+	if (deleted)
+		queue_owner(p->again, pk_get_string(obj, "metadata.uid"), kind, ns, pk_name(obj));
+	json_array_foreach(pk_get(obj, "metadata.ownerReferences"), i, r)
+	{
+		const char *k = json_string_value(json_object_get(r, "kind"));
+
+		if (unblocked || json_is_true(json_object_get(r, "blockOwnerDeletion")))
+			queue_owner(p->again, json_string_value(json_object_get(r, "uid")), k,
+				    owner_ns(pk_type_by_kind(k), ns),
+				    json_string_value(json_object_get(r, "name")));
+	}
 }
 
 static void flush(struct gc_pass *p)
@@ -341,7 +398,11 @@ static void flush(struct gc_pass *p)
 		if (e->rc == 0) {
 			ctl_log(p->ctl, 2, "garbage collection: %s %s%s%s %s", e->kind,
 				e->ns ? e->ns : "", e->ns ? "/" : "", e->name,
-				edit_what(e, p->drop[i]));
+				edit_what(e, p->drop[i], p->unblock[i]));
+			/* a release drops the last finalizer: the owner goes */
+			again(p, e->kind, p->held[i],
+			      e->op == PK_STORE_EDIT_DELETE || (!p->drop[i] && !p->unblock[i]),
+			      p->unblock[i]);
 		} else if (e->rc != -ENOENT && e->rc != -PK_STORE_ECONFLICT) {
 			ctl_log(p->ctl, 1, "garbage collection: %s %s: %s", e->kind, e->name,
 				*e->message ? e->message : strerror(-e->rc));
@@ -383,6 +444,62 @@ static enum pk_propagation policy_of(struct pk_ctl *ctl, const json_t *obj, bool
 	return PK_PROPAGATE_BACKGROUND;
 }
 
+/* Whether a dependent of obj is itself waiting for its dependents: deleting
+ * obj in the foreground could close a cycle of owners that wait on each other. */
+static bool dependent_waiting(struct pk_ctl *ctl, const json_t *obj)
+{
+	json_t *deps = NULL, *d;
+	const char *uid = pk_get_string(obj, "metadata.uid");
+	bool any = false;
+	size_t i;
+
+	if (!uid || pk_store_dependents(ctl->store, uid, &deps) < 0)
+		return false;
+	json_array_foreach(deps, i, d)
+	{
+		json_t *dep = NULL;
+
+		if (any || pk_store_get(ctl->store, json_string_value(json_object_get(d, "kind")),
+					json_string_value(json_object_get(d, "namespace")),
+					json_string_value(json_object_get(d, "name")), &dep) < 0)
+			continue;
+		any = deleting_dependents(dep);
+		json_decref(dep);
+	}
+	json_decref(deps);
+	return any;
+}
+
+static bool blocks_an_owner(const json_t *obj)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(pk_get(obj, "metadata.ownerReferences"), i, r)
+	{
+		if (json_is_true(json_object_get(r, "blockOwnerDeletion")))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A dependent none of whose owners is solid: deleted as policy_of() says;
+ * as upstream's collector does, one deleted in the foreground for a waiting
+ * owner while one of its own dependents waits too first has its references
+ * made non-blocking (else each would wait for the other forever).
+ */
+static void delete_dependent(struct gc_pass *p, const char *kind, const json_t *obj, bool waiting)
+{
+	enum pk_propagation how = policy_of(p->ctl, obj, waiting);
+
+	if (how == PK_PROPAGATE_FOREGROUND && waiting && blocks_an_owner(obj) &&
+	    dependent_waiting(p->ctl, obj))
+		edit_unblock(p, kind, obj);
+	else
+		edit(p, PK_STORE_EDIT_DELETE, kind, obj, how, NULL);
+}
+
 /* Judge one dependent (of kind) as read. */
 static void judge(struct gc_pass *p, const char *kind, const json_t *obj)
 {
@@ -405,7 +522,7 @@ static void judge(struct gc_pass *p, const char *kind, const json_t *obj)
 		waiting += states[i] == OWNER_WAITING;
 	}
 	if (!solid) {
-		edit(p, PK_STORE_EDIT_DELETE, kind, obj, policy_of(p->ctl, obj, waiting > 0), NULL);
+		delete_dependent(p, kind, obj, waiting > 0);
 	} else if (solid < n && (drop = json_array())) {
 		for (size_t i = 0; i < n; i++)
 			if (states[i] != OWNER_SOLID)
@@ -538,6 +655,43 @@ static void full_pass(struct gc_pass *p, struct pk_map *owners)
 	}
 }
 
+/*
+ * One round over the owners at hand: their dependents judged, then each
+ * released when nothing blocks it.  What the round's writes make worth a
+ * look (again()) replaces *owners for the next round; what was judged and
+ * looked up is forgotten, since the writes changed it.
+ */
+static void owners_round(struct gc_pass *p, struct pk_map *owners)
+{
+	struct pk_map next = {0};
+	const char *key;
+
+	p->again = &next;
+	for (size_t i = 0; pk_map_next(owners, &i, &key, NULL);) {
+		char buf[CTL_KEY_MAX + 64], *part[4];
+
+		snprintf(buf, sizeof(buf), "%s", key);
+		if (split_key(buf, part, 4))
+			judge_dependents(p, part[0]);
+	}
+	flush(p);
+	for (size_t i = 0; pk_map_next(owners, &i, &key, NULL);) {
+		char buf[CTL_KEY_MAX + 64], *part[4];
+
+		snprintf(buf, sizeof(buf), "%s", key);
+		if (split_key(buf, part, 4))
+			release(p, part[0], part[1], part[2], part[3]);
+	}
+	flush(p);
+	p->again = NULL;
+	pk_map_free(owners);
+	*owners = next;
+	pk_map_free(&p->memo);
+	pk_map_free(&p->seen);
+	memset(&p->memo, 0, sizeof(p->memo));
+	memset(&p->seen, 0, sizeof(p->seen));
+}
+
 int ctl_gc_run(struct pk_ctl *ctl)
 {
 	struct ctl_gc *gc = ctl->gc;
@@ -558,13 +712,6 @@ int ctl_gc_run(struct pk_ctl *ctl)
 	if (gc->full)
 		full_pass(p, &owners);
 	gc->full = false;
-	for (size_t i = 0; pk_map_next(&owners, &i, &key, NULL);) {
-		char buf[CTL_KEY_MAX + 64], *part[4];
-
-		snprintf(buf, sizeof(buf), "%s", key);
-		if (split_key(buf, part, 4))
-			judge_dependents(p, part[0]);
-	}
 	for (size_t i = 0; pk_map_next(&deps, &i, &key, &v);) {
 		char buf[CTL_KEY_MAX], *part[3];
 
@@ -572,15 +719,11 @@ int ctl_gc_run(struct pk_ctl *ctl)
 		if (split_key(buf, part, 3))
 			judge_once(p, part[0], part[1], part[2], v);
 	}
-	flush(p);
-	for (size_t i = 0; pk_map_next(&owners, &i, &key, NULL);) {
-		char buf[CTL_KEY_MAX + 64], *part[4];
-
-		snprintf(buf, sizeof(buf), "%s", key);
-		if (split_key(buf, part, 4))
-			release(p, part[0], part[1], part[2], part[3]);
-	}
-	flush(p);
+	for (int round = 0; owners.live && round < GC_ROUNDS; round++)
+		owners_round(p, &owners);
+	if (owners.live) /* past the rounds: the next pass goes on */
+		for (size_t i = 0; pk_map_next(&owners, &i, &key, NULL);)
+			pk_map_put(&gc->owners, key, (void *)1);
 	int deleted = p->deleted;
 
 	pk_map_free(&owners);

@@ -51,11 +51,12 @@ struct kube_conn {
 	size_t answer_bytes;   /* of the last buffered answer */
 	char answer_type[128]; /* its Content-Type ("" when none) */
 	char answer_head[81];  /* its first bytes, printable */
+	size_t max_answer;     /* a buffered answer's bound (0: KUBE_MAX_ANSWER) */
 };
 
 struct buf {
 	char *p;
-	size_t n, cap;
+	size_t n, cap, max; /* max 0: KUBE_MAX_ANSWER */
 	bool too_big;
 };
 
@@ -383,7 +384,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 	struct buf *b = arg;
 	size_t len = size * n;
 
-	if (b->n + len + 1 > KUBE_MAX_ANSWER) {
+	if (b->n + len + 1 > (b->max ? b->max : KUBE_MAX_ANSWER)) {
 		b->too_big = true;
 		return 0;
 	}
@@ -424,6 +425,11 @@ static bool tls_error(CURLcode cc)
 	}
 }
 
+void kube_conn_set_max_answer(struct kube_conn *conn, size_t bytes)
+{
+	conn->max_answer = bytes < KUBE_MAX_ANSWER ? bytes : 0;
+}
+
 /* Why no answer came (cc not CURLE_OK) into the connection's last error. */
 static void no_answer(struct kube_conn *conn, CURLcode cc, bool too_big)
 {
@@ -431,8 +437,8 @@ static void no_answer(struct kube_conn *conn, CURLcode cc, bool too_big)
 	if (cc == CURLE_OK)
 		return;
 	if (too_big)
-		snprintf(conn->errbuf, sizeof(conn->errbuf), "the answer is larger than %u MiB",
-			 KUBE_MAX_ANSWER >> 20);
+		snprintf(conn->errbuf, sizeof(conn->errbuf), "the answer is larger than %zu bytes",
+			 conn->max_answer ? conn->max_answer : (size_t)KUBE_MAX_ANSWER);
 	else if (!conn->errbuf[0])
 		snprintf(conn->errbuf, sizeof(conn->errbuf), "%s", curl_easy_strerror(cc));
 }
@@ -472,7 +478,7 @@ int kube_request(struct kube_conn *conn, const char *method, const char *path,
 		 const char *content_type, const json_t *body, int timeout_ms, long *ret_status,
 		 json_t **ret_body)
 {
-	struct buf b = {0};
+	struct buf b = {.max = conn->max_answer};
 	struct curl_slist *hdrs = NULL;
 	char *payload = body ? json_dumps(body, JSON_COMPACT) : NULL;
 	long status = 0;

@@ -217,13 +217,24 @@ static int list_page(struct kube_informer *inf, const char *base, const char *pa
 	const char *prv, *cont, *type, *head;
 	long status = 0;
 	size_t i, n;
+	uint64_t left = kube_client_max_list_bytes(inf->c) > *bytes
+			    ? kube_client_max_list_bytes(inf->c) - *bytes
+			    : 1;
+
+	/* a page is bounded before it is parsed, whatever limit the cluster honours */
+	kube_conn_set_max_answer(inf->conn, left < KUBE_LIST_PAGE_MAX_BYTES
+						? (size_t)left + 1
+						: KUBE_LIST_PAGE_MAX_BYTES);
 	int r = kube_request(inf->conn, "GET", path, NULL, NULL, 60000, &status, &ans);
+	kube_conn_set_max_answer(inf->conn, 0);
 
 	if (r == 0 && status != 200) {
 		inf_log(inf, 1, "list %s: HTTP %ld: %s", base, status, kube_status_message(ans));
 		r = status == 404 ? -ENOENT : -EPROTO;
 	} else if (r < 0) {
 		inf_log(inf, 1, "list %s: %s", base, kube_conn_error(inf->conn));
+		if (r == -EFBIG)
+			count(inf, &inf->stats.too_big);
 	} else if (kube_list_decode(ans, &page, &prv, &cont) < 0) {
 		log_undecodable(inf, "the answer is not a list", base);
 		r = -EBADMSG;

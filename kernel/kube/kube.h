@@ -99,6 +99,9 @@ void kube_printable(const char *p, size_t n, char *buf, size_t len);
  * are buffered up to KUBE_MAX_ANSWER.  timeout_ms 0: 30 s.
  */
 #define KUBE_MAX_ANSWER (256u << 20)
+/* The bound on this connection's next buffered answers (0 or over
+ * KUBE_MAX_ANSWER: KUBE_MAX_ANSWER); a larger answer is -EFBIG, read no further. */
+void kube_conn_set_max_answer(struct kube_conn *conn, size_t bytes);
 int kube_request(struct kube_conn *conn, const char *method, const char *path,
 		 const char *content_type, const json_t *body, int timeout_ms, long *ret_status,
 		 json_t **ret_body);
@@ -227,6 +230,10 @@ struct kube_informer_stats {
  * delivered nothing backs off too.
  */
 #define KUBE_LIST_PAGE 500
+/* One page's answer at most (500 objects of 128 KiB): a cluster that ignores
+ * limit and answers a whole large list in one page is refused there, before
+ * the answer is parsed (it would take many times its bytes as a tree). */
+#define KUBE_LIST_PAGE_MAX_BYTES (64u << 20)
 #define KUBE_SHORT_WATCH_MS 1000
 /* The JSON bytes of all pages of one list (default of the client's bound). */
 #define KUBE_LIST_MAX_BYTES (1024ull << 20)

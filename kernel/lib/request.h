@@ -20,6 +20,9 @@ struct pk_request {
 	const struct pk_query_arg *args;
 	size_t nargs;
 	const char *authorization; /* header values, NULL when absent */
+	/* Every Impersonate-* header (key: its name as sent), in order; repeats kept. */
+	const struct pk_query_arg *impersonate;
+	size_t nimpersonate;
 	const char *content_type;
 	const char *accept;
 	const char *body;
@@ -33,6 +36,12 @@ struct pk_request {
 	/* The client's address and User-Agent, for the audit log; NULL when unknown. */
 	const char *remote_addr;
 	const char *user_agent;
+	/* Takes n more bytes for this request from the budgets its body is
+	 * counted in (its user's and all bodies in flight) until it is answered:
+	 * what decoding the body will hold beyond its bytes.  false: over
+	 * budget.  NULL: no budget. */
+	bool (*reserve)(void *ctx, size_t n);
+	void *reserve_ctx;
 };
 
 struct pk_watch;
@@ -41,8 +50,14 @@ struct pk_response {
 	const char *content_type; /* static string */
 	char *body;		  /* malloc'ed, body_len bytes */
 	size_t body_len;
-	struct pk_watch *watch; /* non-NULL: stream events with pk_watch_read() */
-	char *warnings;		/* malloc'ed lines, each sent as a `Warning: 299 - "..."` header */
+	struct pk_watch *watch;	 /* non-NULL: stream events with pk_watch_read() */
+	char *warnings;		 /* malloc'ed lines, each sent as a `Warning: 299 - "..."` header */
+	size_t warnings_len;	 /* strlen(warnings) */
+	size_t warnings_dropped; /* past the cap (PK_RESPONSE_WARNINGS_MAX): counted only */
 };
+/* Warnings of one response, as kube-apiserver bounds them: each cut at 256
+ * characters, at most 4 KiB in all; more are counted, not kept. */
+#define PK_RESPONSE_WARNING_MAX 256
+#define PK_RESPONSE_WARNINGS_MAX 4096
 
 #endif

@@ -13,6 +13,7 @@
  * for byte.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@ struct sim_args {
 	const char *bindings;
 	double levels[MAX_LEVELS];
 	size_t nlevels;
+	uint64_t max_total_pods; /* --max-total-pods: the trace's pods in all */
 };
 
 static void usage(FILE *f)
@@ -57,6 +59,8 @@ static void usage(FILE *f)
 	    "                       [--bindings FILE]  every binding, in order (ns/pod node)\n"
 	    "                       [--levels P[,P...]]  accelerators allocated once the\n"
 	    "                       arrived pods request P%% of the cluster's, nothing departing\n"
+	    "                       [--max-total-pods N]  the trace's pods in all (default\n"
+	    "                       1000000)\n"
 	    "  T: seconds, or a number with s, m, h or d.  The trace is CSV (FILE.csv) or\n"
 	    "  YAML/JSON objects carrying " PK_SIM_ANN_ARRIVAL " and " PK_SIM_ANN_DURATION ".\n"
 	    "Strategies:",
@@ -210,6 +214,16 @@ static int parse(struct sim_args *a, int argc, char **argv)
 			if (a->nboards == MAX_BOARDS || !*v)
 				return bad("--board", v, "one or two board files");
 			a->boards[a->nboards++] = v;
+			continue;
+		}
+		if ((v = value(&i, argc, argv, NULL, "--max-total-pods"))) {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(v, &end, 10);
+			if (end == v || *end || errno || n < 1 || *v == '-')
+				return bad("--max-total-pods", v,
+					   "expected a positive whole number");
+			a->max_total_pods = n;
 			continue;
 		}
 		if ((v = value(&i, argc, argv, NULL, "--nodes"))) {
@@ -450,7 +464,8 @@ static int write_output(const struct sim_args *a, const json_t *runs, const json
 
 int podctl_simulate(int argc, char **argv)
 {
-	struct sim_args a = {.o = {.max_retries = -1, .seed = 1}};
+	struct sim_args a = {.o = {.max_retries = -1, .seed = 1},
+			     .max_total_pods = PK_SIM_MAX_PODS_DEFAULT};
 	struct pk_sim_trace *trace = NULL;
 	json_t *runs = json_array(), *nodes = NULL;
 	char err[512] = "";
@@ -470,6 +485,13 @@ int podctl_simulate(int argc, char **argv)
 			fprintf(stderr, "podctl simulate: %s: %s\n", a.trace, err);
 			r = podctl_input_exit(r);
 		}
+	}
+	if (r == 0 && pk_sim_trace_pods(trace) > a.max_total_pods) {
+		fprintf(stderr,
+			"podctl simulate: %s: the trace asks for %" PRIu64 " pods in all, more "
+			"than --max-total-pods %" PRIu64 " (raise it to simulate this trace)\n",
+			a.trace, pk_sim_trace_pods(trace), a.max_total_pods);
+		r = podctl_input_exit(-E2BIG);
 	}
 	if (r == 0 && a.bindings && !(a.o.bindings = fopen(a.bindings, "w"))) {
 		fprintf(stderr, "podctl simulate: %s: %s\n", a.bindings, strerror(errno));

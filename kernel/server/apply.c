@@ -221,6 +221,7 @@ static void path_text(const char *const *path, size_t n, char *buf, size_t len)
 struct apply {
 	json_t *live, *config, *managed; /* managed: the live managedFields (a copy) */
 	const char *manager;
+	const char *sub; /* "" or "status": the entries of each are apart */
 	bool force;
 	json_t *conflicts; /* [{manager, field}] */
 	const char *path[PK_MAX_DEPTH + 2];
@@ -243,11 +244,14 @@ static void drop_leaf(const struct apply *a, json_t *set)
 		json_object_del(set, a->path[a->depth - 1]);
 }
 
-static bool same_manager(const json_t *entry, const char *manager, const char *op)
+/* Is entry manager's for op on sub ("" the main resource, "status")? */
+static bool same_manager(const json_t *entry, const char *manager, const char *op, const char *sub)
 {
 	const char *m = json_string_value(json_object_get(entry, "manager"));
 	const char *o = json_string_value(json_object_get(entry, "operation"));
-	return m && strcmp(m, manager) == 0 && o && strcmp(o, op) == 0;
+	const char *s = json_string_value(json_object_get(entry, "subresource"));
+	return m && strcmp(m, manager) == 0 && o && strcmp(o, op) == 0 &&
+	       strcmp(s ? s : "", sub) == 0;
 }
 
 static void check_leaf(struct apply *a)
@@ -259,7 +263,7 @@ static void check_leaf(struct apply *a)
 	json_array_foreach(a->managed, i, e)
 	{
 		json_t *set = json_object_get(e, "fieldsV1");
-		if (same_manager(e, a->manager, "Apply") || !owns(a, set))
+		if (same_manager(e, a->manager, "Apply", a->sub) || !owns(a, set))
 			continue;
 		if (have && want && json_equal(want, have))
 			continue; /* the same value: shared ownership, no conflict */
@@ -371,7 +375,7 @@ static bool owned_by_other(const struct apply *a)
 	json_t *e;
 	json_array_foreach(a->managed, i, e)
 	{
-		if (same_manager(e, a->manager, "Apply"))
+		if (same_manager(e, a->manager, "Apply", a->sub))
 			continue;
 		json_t *set = json_object_get(e, "fieldsV1");
 		for (size_t d = 0; set && d < a->depth; d++)
@@ -402,23 +406,28 @@ static void walk_removed(struct apply *a, const json_t *prev, const json_t *next
 }
 
 /* ---- managedFields ------------------------------------------------------------------- */
-static json_t *entry_new(const char *manager, const char *op, const char *api_version, json_t *set)
+static json_t *entry_new(const char *manager, const char *op, const char *sub,
+			 const char *api_version, json_t *set)
 {
 	char now[32];
 	pk_time_format((int64_t)time(NULL), now);
-	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "manager", manager, "operation", op,
-			 "apiVersion", api_version, "time", now, "fieldsType", "FieldsV1",
-			 "fieldsV1", set);
+	json_t *e = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "manager", manager, "operation", op,
+			      "apiVersion", api_version, "time", now, "fieldsType", "FieldsV1",
+			      "fieldsV1", set);
+	if (e && *sub)
+		json_object_set_new(e, "subresource", json_string(sub));
+	return e;
 }
 
 /* Replace (or add) manager's entry for op; drop entries that own nothing. */
-static void managed_set(json_t *managed, const char *manager, const char *op, json_t *entry)
+static void managed_set(json_t *managed, const char *manager, const char *op, const char *sub,
+			json_t *entry)
 {
 	size_t i;
 	json_t *e;
 	for (i = 0; i < json_array_size(managed);) {
 		e = json_array_get(managed, i);
-		if (same_manager(e, manager, op) ||
+		if (same_manager(e, manager, op, sub) ||
 		    json_object_size(json_object_get(e, "fieldsV1")) == 0)
 			json_array_remove(managed, i);
 		else
@@ -435,58 +444,98 @@ int pk_srv_managed_create(json_t *obj, const char *manager)
 	if (!manager || !json_is_object(meta) || !av)
 		return 0;
 	json_t *managed = json_array();
-	managed_set(managed, manager, "Update",
-		    entry_new(manager, "Update", av, config_set(obj, false)));
+	managed_set(managed, manager, "Update", "",
+		    entry_new(manager, "Update", "", av, config_set(obj, false)));
 	return json_object_set_new(meta, "managedFields", managed);
 }
 
 /* ---- apply ------------------------------------------------------------------------------ */
+/*
+ * What a configuration applies: on the main resource all of it but status;
+ * on the status subresource only status (with the identity to find it).
+ */
+static json_t *applied_part(const json_t *config, bool status)
+{
+	json_t *cfg;
+	if (!status) {
+		cfg = json_deep_copy(config);
+		json_object_del(cfg, "status");
+	} else {
+		json_t *meta = json_object_get(config, "metadata");
+		cfg = json_object();
+		json_object_set(cfg, "apiVersion", json_object_get(config, "apiVersion"));
+		json_object_set(cfg, "kind", json_object_get(config, "kind"));
+		json_object_set_new(cfg, "metadata", json_object());
+		json_object_set(json_object_get(cfg, "metadata"), "name",
+				json_object_get(meta, "name"));
+		json_object_set(json_object_get(cfg, "metadata"), "namespace",
+				json_object_get(meta, "namespace"));
+		if (json_object_get(config, "status"))
+			json_object_set(cfg, "status", json_object_get(config, "status"));
+	}
+	json_object_del(json_object_get(cfg, "metadata"), "managedFields");
+	return cfg;
+}
+
 /* The object applying a->config as a->manager makes of a->live (NULL: create). */
-static json_t *apply_once(struct apply *a)
+static json_t *apply_once(struct apply *a, bool status)
 {
 	const char *av = json_string_value(json_object_get(a->config, "apiVersion"));
-	json_t *next = config_set(a->config, false), *prev = NULL;
+	json_t *cfg = applied_part(a->config, status);
+	json_t *next = config_set(cfg, status), *prev = NULL;
 	size_t i;
 	json_t *e;
-	json_array_foreach(a->managed, i, e) if (same_manager(e, a->manager, "Apply")) prev =
-	    json_object_get(e, "fieldsV1");
+	json_array_foreach(a->managed, i, e) if (same_manager(e, a->manager, "Apply", a->sub))
+	    prev = json_object_get(e, "fieldsV1");
 	prev = prev ? json_deep_copy(prev) : json_object();
 	a->depth = 0;
 	walk_conflicts(a, next);
 	if (json_array_size(a->conflicts)) {
+		json_decref(cfg);
 		json_decref(next);
 		json_decref(prev);
 		return NULL;
 	}
-	json_t *cfg = json_deep_copy(a->config);
-	json_object_del(cfg, "status");
-	json_object_del(json_object_get(cfg, "metadata"), "managedFields");
 	json_t *out = a->live ? merge(a->live, cfg, NULL, 0) : json_incref(cfg);
 	json_decref(cfg);
 	a->depth = 0;
 	walk_removed(a, prev, next, out);
 	json_decref(prev);
-	managed_set(a->managed, a->manager, "Apply",
-		    entry_new(a->manager, "Apply", av ?: "", next));
+	managed_set(a->managed, a->manager, "Apply", a->sub,
+		    entry_new(a->manager, "Apply", a->sub, av ?: "", next));
 	json_t *meta = json_object_get(out, "metadata");
 	if (json_is_object(meta))
 		json_object_set(meta, "managedFields", a->managed);
 	return out;
 }
 
-int pk_srv_apply(struct pk_store *store, const struct pk_type *t, const char *ns, const char *name,
-		 const json_t *config, const char *manager, bool force,
-		 const struct pk_store_write_opts *wo, struct pk_errors *errs, json_t **ret_obj,
+/* Judge (q->admit) and write the object one attempt produced. */
+static int apply_write(const struct pk_srv_apply_req *q, const struct apply *a, json_t *obj,
+		       struct pk_errors *errs, json_t **ret)
+{
+	int rc = q->admit ? q->admit(q->admit_arg, a->live, obj, errs) : 0;
+	if (rc < 0)
+		return rc;
+	if (!a->live)
+		return q->status ? -ENOENT : pk_store_create_opts(q->store, obj, q->wo, errs, ret);
+	json_object_set(json_object_get(obj, "metadata"), "resourceVersion",
+			pk_get(a->live, "metadata.resourceVersion"));
+	return pk_store_update_opts(q->store, obj, q->status ? PK_SUB_STATUS : PK_SUB_MAIN, q->wo,
+				    errs, ret);
+}
+
+int pk_srv_apply(const struct pk_srv_apply_req *q, struct pk_errors *errs, json_t **ret_obj,
 		 json_t **ret_conflicts, bool *ret_created)
 {
 	int rc = -PK_STORE_ECONFLICT;
 	*ret_conflicts = NULL;
 	for (int attempt = 0; attempt < APPLY_RETRIES && rc == -PK_STORE_ECONFLICT; attempt++) {
-		struct apply a = {.config = (json_t *)config,
-				  .manager = manager,
-				  .force = force,
+		struct apply a = {.config = (json_t *)q->config,
+				  .manager = q->manager,
+				  .sub = q->status ? "status" : "",
+				  .force = q->force,
 				  .conflicts = json_array()};
-		rc = pk_store_get(store, t->kind, ns, name, &a.live);
+		rc = pk_store_get(q->store, q->t->kind, q->ns, q->name, &a.live);
 		if (rc < 0 && rc != -ENOENT) {
 			json_decref(a.conflicts);
 			return rc;
@@ -496,16 +545,12 @@ int pk_srv_apply(struct pk_store *store, const struct pk_type *t, const char *ns
 			json_decref(a.managed);
 			a.managed = json_array();
 		}
-		json_t *obj = apply_once(&a), *out = NULL;
+		json_t *obj = apply_once(&a, q->status), *out = NULL;
 		if (!obj) {
 			*ret_conflicts = a.conflicts;
 			rc = -EBUSY;
-		} else if (!a.live) {
-			rc = pk_store_create_opts(store, obj, wo, errs, &out);
 		} else {
-			json_object_set(json_object_get(obj, "metadata"), "resourceVersion",
-					pk_get(a.live, "metadata.resourceVersion"));
-			rc = pk_store_update_opts(store, obj, PK_SUB_MAIN, wo, errs, &out);
+			rc = apply_write(q, &a, obj, errs, &out);
 		}
 		if (rc == 0) {
 			*ret_created = !a.live;
@@ -635,14 +680,15 @@ int pk_srv_managed_update(const json_t *live, json_t *next, const char *manager)
 			continue;
 		set_subtract(set, changed);
 		set_subtract(set, removed);
-		if (same_manager(e, manager, "Update"))
+		if (same_manager(e, manager, "Update", ""))
 			entry = e;
 	}
 	if (entry)
 		set_union(json_object_get(entry, "fieldsV1"), changed);
 	else if (json_object_size(changed))
-		json_array_append_new(out, entry_new(manager, "Update", av, json_incref(changed)));
-	managed_set(out, "", "", NULL); /* no manager "": drops the entries owning nothing */
+		json_array_append_new(out,
+				      entry_new(manager, "Update", "", av, json_incref(changed)));
+	managed_set(out, "", "", "", NULL); /* no manager "": drops the entries owning nothing */
 	json_object_set_new(meta, "managedFields", out);
 	json_decref(changed);
 	json_decref(removed);

@@ -197,6 +197,8 @@ static size_t join_fields(const char *what, const json_t *paths, char *buf, size
 	{
 		if (n + 1 >= len)
 			break;
+		if (!json_is_string(p)) /* the count of duplicates past those recorded */
+			continue;
 		n += (size_t)snprintf(buf + n, len - n, "%s%s field \"%s\"", n ? ", " : "", what,
 				      json_string_value(p));
 	}
@@ -211,6 +213,10 @@ static void add_warnings(struct pk_response *resp, const char *what, const json_
 	json_array_foreach(paths, i, p)
 	{
 		char line[1200];
+		if (json_is_integer(p)) { /* duplicates past those recorded: counted */
+			resp->warnings_dropped += (size_t)json_integer_value(p);
+			continue;
+		}
 		snprintf(line, sizeof(line), "%s field \"%s\"", what, json_string_value(p));
 		pk_response_warn(resp, line);
 	}

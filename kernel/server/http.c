@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -266,6 +267,18 @@ static void budget_release(struct pk_server *srv, struct conn_ctx *c)
 	c->reserved = 0;
 }
 
+struct reservation {
+	struct pk_server *srv;
+	struct conn_ctx *c;
+};
+
+/* pk_request.reserve: decoding a body holds more than its bytes. */
+static bool request_reserve(void *ctx, size_t n)
+{
+	struct reservation *r = ctx;
+	return budget_take(r->srv, r->c, n);
+}
+
 static void respond_busy(struct pk_server *srv, struct pk_response *resp)
 {
 	pk_srv_respond_status(
@@ -299,6 +312,15 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 	}
 	a->v[a->n++] = (struct pk_query_arg){key, value};
 	return MHD_YES;
+}
+
+/* The Impersonate-* headers (impersonate.c reads them). */
+static enum MHD_Result collect_impersonate(void *cls, enum MHD_ValueKind kind, const char *key,
+					   const char *value)
+{
+	if (!key || strncasecmp(key, "Impersonate-", 12) != 0)
+		return MHD_YES;
+	return collect_arg(cls, kind, key, value);
 }
 
 static int body_append(struct pk_server *srv, struct conn_ctx *c, const char *data, size_t n)
@@ -386,6 +408,12 @@ static enum MHD_Result send_response(struct pk_server *srv, struct MHD_Connectio
 	if (resp->status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"podkerneld\"");
 	add_warnings(r, resp->warnings);
+	if (resp->warnings_dropped) {
+		char more[96];
+		snprintf(more, sizeof(more), "299 - \"%zu more warnings were not shown\"",
+			 resp->warnings_dropped);
+		MHD_add_response_header(r, "Warning", more);
+	}
 	if (resp->status == 429)
 		MHD_add_response_header(r, "Retry-After", "1");
 	if (close)
@@ -424,19 +452,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	struct arg_list args = {0};
+	struct arg_list args = {0}, imp = {0};
 	char remote[INET6_ADDRSTRLEN] = "";
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
-	if (args.oom) {
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_impersonate, &imp);
+	if (args.oom || imp.oom) {
 		free(args.v);
+		free(imp.v);
 		return MHD_NO;
 	}
+	struct reservation rsv = {srv, c};
 	struct pk_request req = {
 	    .method = method,
 	    .path = url,
 	    .args = args.v,
 	    .nargs = args.n,
 	    .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
+	    .impersonate = imp.v,
+	    .nimpersonate = imp.n,
 	    .content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
 	    .accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
 	    .body = c->body,
@@ -447,6 +480,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	    .nclient_groups = c->peer.ngroups,
 	    .remote_addr = client_address(conn, remote, sizeof(remote)),
 	    .user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent"),
+	    .reserve = request_reserve,
+	    .reserve_ctx = &rsv,
 	};
 	struct pk_response resp = {0};
 	enum MHD_Result ret = MHD_YES;
@@ -464,6 +499,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (answer)
 		ret = send_response(srv, conn, &resp, first || c->too_large || c->over_budget);
 	free(args.v);
+	free(imp.v);
 	return ret;
 }
 

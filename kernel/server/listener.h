@@ -27,7 +27,9 @@
 #define PK_LISTEN_HEADER_TIMEOUT_MS 30000 /* kube-apiserver's Go server: about 30 s */
 #define PK_LISTEN_BODY_MIN_RATE 16384	  /* bytes/s a body averages after the grace */
 #define PK_LISTEN_IDLE_TIMEOUT_S 10	  /* no byte either way: closed */
-#define PK_LISTEN_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* TLS 1.2 and 1.3 only; on 1.2 only forward-secret key exchange (ECDHE), as
+ * Go's crypto/tls offers: no static RSA (AES128-SHA and the like), no DHE. */
+#define PK_LISTEN_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA:-DHE-RSA:-DHE-DSS"
 
 /* Zero fields take the defaults the caller passes to pk_listen_limits_fill(). */
 struct pk_listen_limits {

@@ -191,13 +191,69 @@ static int varint(const uint8_t **p, const uint8_t *end, uint64_t *ret)
 }
 
 /*
+ * What unpacking and converting one field occurrence holds, estimated from the
+ * wire alone: libprotobuf-c's struct for a message, a pointer slot when the
+ * field repeats, the bytes of a string, and the JSON node the conversion
+ * builds (a jansson object with its table, a string, a number).  An empty
+ * message is two bytes on the wire but hundreds once decoded: this is what
+ * the walk bounds.
+ */
+#define PB_JSON_OBJECT 256
+#define PB_JSON_SCALAR 64
+
+static size_t field_cost(const ProtobufCFieldDescriptor *f, unsigned wire, uint64_t n)
+{
+	size_t slot = f && f->label == PROTOBUF_C_LABEL_REPEATED ? sizeof(void *) : 0;
+	if (!f) /* unknown: libprotobuf-c keeps a copy */
+		return 32 + (wire == 2 ? (size_t)n : 8);
+	if (wire == 2 && f->type == PROTOBUF_C_TYPE_MESSAGE)
+		return ((const ProtobufCMessageDescriptor *)f->descriptor)->sizeof_message + slot +
+		       PB_JSON_OBJECT;
+	if (wire == 2 && (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_BYTES))
+		return (size_t)n * 2 + 1 + slot + PB_JSON_SCALAR;
+	if (wire == 2) /* packed scalars: up to one element a byte */
+		return (size_t)n * (8 + PB_JSON_SCALAR);
+	return 8 + PB_JSON_SCALAR;
+}
+
+/* One walk over a message's wire: the path of the field at hand, and what
+ * decoding what was walked so far holds (-E2BIG past limit). */
+struct wire_walk {
+	char path[256];
+	size_t cost, limit;
+};
+
+/* The length of the field at p (wire type wire), p moved past its header. */
+static int wire_len(const uint8_t **p, const uint8_t *end, unsigned wire, uint64_t *ret)
+{
+	*ret = 0;
+	switch (wire) {
+	case 0:
+		return varint(p, end, ret) < 0 ? -EINVAL : 1; /* 1: consumed already */
+	case 1:
+	case 5:
+		*ret = wire == 1 ? 8 : 4;
+		break;
+	case 2:
+		if (varint(p, end, ret) < 0)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return *ret > (uint64_t)(end - *p) ? -EINVAL : 0;
+}
+
+/*
  * The wire before libprotobuf-c reads it: nesting past PK_MAX_DEPTH is
- * -ELOOP, and a string holding a NUL byte is -EILSEQ with its field path in
- * path (libprotobuf-c would hand on a C string cut at the NUL: an object whose
- * name is not what was sent, as JSON and YAML bodies cannot carry one).
+ * -ELOOP; a string holding a NUL byte is -EILSEQ with its field path in
+ * w->path (libprotobuf-c would hand on a C string cut at the NUL: an object
+ * whose name is not what was sent, as JSON and YAML bodies cannot carry one);
+ * decoding that would hold more than w->limit is -E2BIG, found before
+ * anything is allocated.
  */
 static int check_wire(const ProtobufCMessageDescriptor *d, const uint8_t *p, const uint8_t *end,
-		      int depth, char *path, size_t pathlen)
+		      int depth, struct wire_walk *w)
 {
 	if (depth > PK_MAX_DEPTH)
 		return -ELOOP;
@@ -205,61 +261,58 @@ static int check_wire(const ProtobufCMessageDescriptor *d, const uint8_t *p, con
 		uint64_t key, n = 0;
 		if (varint(&p, end, &key) < 0)
 			return -EINVAL;
-		switch (key & 7) {
-		case 0:
-			if (varint(&p, end, &n) < 0)
-				return -EINVAL;
-			continue;
-		case 1:
-		case 5:
-			n = (key & 7) == 1 ? 8 : 4;
-			break;
-		case 2:
-			if (varint(&p, end, &n) < 0)
-				return -EINVAL;
-			break;
-		default:
-			return -EINVAL;
-		}
-		if (n > (uint64_t)(end - p))
-			return -EINVAL;
+		unsigned wire = (unsigned)(key & 7);
+		int lr = wire_len(&p, end, wire, &n);
+		if (lr < 0)
+			return lr;
 		const ProtobufCFieldDescriptor *f =
 		    key >> 3 <= UINT32_MAX
 			? protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3))
 			: NULL;
-		size_t at = strlen(path);
-		if ((key & 7) == 2 && f &&
+		w->cost += field_cost(f, wire, n);
+		if (w->cost > w->limit)
+			return -E2BIG;
+		if (lr == 1)
+			continue;
+		size_t at = strlen(w->path);
+		if (wire == 2 && f &&
 		    (f->type == PROTOBUF_C_TYPE_MESSAGE || f->type == PROTOBUF_C_TYPE_STRING))
-			snprintf(path + at, pathlen - at, "%s%s", at ? "." : "", f->name);
-		if ((key & 7) == 2 && f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
-			int r = check_wire(f->descriptor, p, p + n, depth + 1, path, pathlen);
+			snprintf(w->path + at, sizeof(w->path) - at, "%s%s", at ? "." : "",
+				 f->name);
+		if (wire == 2 && f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+			int r = check_wire(f->descriptor, p, p + n, depth + 1, w);
 			if (r < 0)
 				return r;
-		} else if ((key & 7) == 2 && f && f->type == PROTOBUF_C_TYPE_STRING &&
-			   memchr(p, 0, n)) {
+		} else if (wire == 2 && f && f->type == PROTOBUF_C_TYPE_STRING && memchr(p, 0, n)) {
 			return -EILSEQ;
 		}
-		path[at] = '\0';
+		w->path[at] = '\0';
 		p += n;
 	}
 	return 0;
 }
 
-/* check_wire() with its error in err; 0 or -EINVAL. */
+/* check_wire() of a whole message with its error in err; 0, -E2BIG or -EINVAL. */
 static int check_message(const char *kind, const ProtobufCMessageDescriptor *d, const uint8_t *p,
-			 size_t len, char *err, size_t errlen)
+			 size_t len, struct wire_walk *w, char *err, size_t errlen)
 {
-	char path[256] = "";
-	int r = check_wire(d, p, p + len, 1, path, sizeof(path));
+	w->path[0] = '\0';
+	w->cost += d->sizeof_message + PB_JSON_OBJECT;
+	int r = w->cost > w->limit ? -E2BIG : check_wire(d, p, p + len, 1, w);
 
 	if (r == -ELOOP)
 		snprintf(err, errlen, "%s: nested deeper than %d messages", kind, PK_MAX_DEPTH);
 	else if (r == -EILSEQ)
 		snprintf(err, errlen, "%s: %s: Invalid value: a string holds a NUL character", kind,
-			 path);
+			 w->path);
+	else if (r == -E2BIG)
+		snprintf(err, errlen,
+			 "%s: decoding would take more than %zu bytes (%d times the body, plus "
+			 "%d KiB): too many elements",
+			 kind, w->limit, PK_SRV_PB_DECODE_FACTOR, PK_SRV_PB_DECODE_FLOOR >> 10);
 	else if (r < 0)
 		snprintf(err, errlen, "malformed %s message", kind);
-	return r < 0 ? -EINVAL : 0;
+	return r == -E2BIG ? r : r < 0 ? -EINVAL : 0;
 }
 
 /* ---- message -> JSON ------------------------------------------------------------ */
@@ -540,11 +593,19 @@ static void split_api_version(const char *av, char *group, size_t len)
 }
 
 static int unpack_raw(const struct pk_pb_kind *k, const ProtobufCBinaryData *raw, json_t *obj,
-		      char *err, size_t errlen)
+		      const struct pk_srv_pb_budget *b, struct wire_walk *w, char *err,
+		      size_t errlen)
 {
-	int r = check_message(k->kind, k->desc, raw->data, raw->len, err, errlen);
+	int r = check_message(k->kind, k->desc, raw->data, raw->len, w, err, errlen);
 	if (r < 0)
 		return r;
+	if (b && b->reserve && !b->reserve(b->ctx, w->cost)) {
+		snprintf(err, errlen,
+			 "decoding the %s body needs %zu bytes beyond the request's "
+			 "budget",
+			 k->kind, w->cost);
+		return -EAGAIN;
+	}
 	ProtobufCMessage *m = protobuf_c_message_unpack(k->desc, NULL, raw->len, raw->data);
 	if (!m) {
 		snprintf(err, errlen, "malformed %s message", k->kind);
@@ -561,21 +622,41 @@ static int unpack_raw(const struct pk_pb_kind *k, const ProtobufCBinaryData *raw
 	return 0;
 }
 
-int pk_srv_proto_decode(const char *buf, size_t len, json_t **ret, char *err, size_t errlen)
+size_t pk_srv_pb_decode_limit(size_t len)
+{
+	return (size_t)PK_SRV_PB_DECODE_FLOOR + len * PK_SRV_PB_DECODE_FACTOR;
+}
+
+/* The envelope: a runtime.Unknown, walked (and bounded) before it is unpacked. */
+static K8s__Io__Apimachinery__Pkg__Runtime__Unknown *
+unpack_envelope(const char *buf, size_t len, struct wire_walk *w, int *ret_rc)
+{
+	const ProtobufCMessageDescriptor *d =
+	    &k8s__io__apimachinery__pkg__runtime__unknown__descriptor;
+	w->cost += d->sizeof_message;
+	*ret_rc = check_wire(d, (const uint8_t *)buf + 4, (const uint8_t *)buf + len, 1, w);
+	if (*ret_rc < 0)
+		return NULL;
+	return (K8s__Io__Apimachinery__Pkg__Runtime__Unknown *)protobuf_c_message_unpack(
+	    d, NULL, len - 4, (const uint8_t *)buf + 4);
+}
+
+int pk_srv_proto_decode_budget(const char *buf, size_t len, const struct pk_srv_pb_budget *b,
+			       json_t **ret, char *err, size_t errlen)
 {
 	static const char magic[4] = {'k', '8', 's', 0};
 	if (len < 4 || memcmp(buf, magic, 4) != 0) {
 		snprintf(err, errlen, "not a Kubernetes protobuf envelope (no \"k8s\\0\" prefix)");
 		return -EINVAL;
 	}
-	K8s__Io__Apimachinery__Pkg__Runtime__Unknown *u = NULL;
-	char path[256] = "";
-	if (check_wire(&k8s__io__apimachinery__pkg__runtime__unknown__descriptor,
-		       (const uint8_t *)buf + 4, (const uint8_t *)buf + len, 1, path,
-		       sizeof(path)) == 0)
-		u = (K8s__Io__Apimachinery__Pkg__Runtime__Unknown *)protobuf_c_message_unpack(
-		    &k8s__io__apimachinery__pkg__runtime__unknown__descriptor, NULL, len - 4,
-		    (const uint8_t *)buf + 4);
+	struct wire_walk w = {.limit = pk_srv_pb_decode_limit(len)};
+	int r = 0;
+	K8s__Io__Apimachinery__Pkg__Runtime__Unknown *u = unpack_envelope(buf, len, &w, &r);
+	if (r == -E2BIG) {
+		snprintf(err, errlen, "protobuf envelope: decoding would take more than %zu bytes",
+			 w.limit);
+		return r;
+	}
 	if (!u || !u->typemeta || !u->typemeta->kind || !u->has_raw ||
 	    (u->contentencoding && *u->contentencoding)) {
 		snprintf(err, errlen, "malformed protobuf envelope");
@@ -587,7 +668,7 @@ int pk_srv_proto_decode(const char *buf, size_t len, json_t **ret, char *err, si
 	char group[128];
 	split_api_version(av, group, sizeof(group));
 	const struct pk_pb_kind *k = pk_srv_pb_kind(group, kind);
-	int r = -EPROTONOSUPPORT;
+	r = -EPROTONOSUPPORT;
 	json_t *obj = json_pack("{s:s,s:s}", "apiVersion", av, "kind", kind);
 	if (!k || k->schema_only)
 		snprintf(err, errlen, "%s %s is not served as protobuf (%s); send JSON or YAML", av,
@@ -595,7 +676,7 @@ int pk_srv_proto_decode(const char *buf, size_t len, json_t **ret, char *err, si
 			 k ? "it is a custom resource"
 			   : "podkerneld has no protobuf message for this kind");
 	else
-		r = obj ? unpack_raw(k, &u->raw, obj, err, errlen) : -ENOMEM;
+		r = obj ? unpack_raw(k, &u->raw, obj, b, &w, err, errlen) : -ENOMEM;
 	protobuf_c_message_free_unpacked(&u->base, NULL);
 	if (r < 0) {
 		json_decref(obj);
@@ -603,4 +684,9 @@ int pk_srv_proto_decode(const char *buf, size_t len, json_t **ret, char *err, si
 	}
 	*ret = obj;
 	return 0;
+}
+
+int pk_srv_proto_decode(const char *buf, size_t len, json_t **ret, char *err, size_t errlen)
+{
+	return pk_srv_proto_decode_budget(buf, len, NULL, ret, err, errlen);
 }

@@ -40,14 +40,23 @@ void pk_response_clear(struct pk_response *resp)
 
 void pk_response_warn(struct pk_response *resp, const char *text)
 {
-	size_t have = resp->warnings ? strlen(resp->warnings) : 0, n = strcspn(text, "\r\n");
-	char *w = realloc(resp->warnings, have + n + 2);
-	if (!w)
+	size_t have = resp->warnings_len, n = strcspn(text, "\r\n");
+	if (n > PK_RESPONSE_WARNING_MAX)
+		n = PK_RESPONSE_WARNING_MAX;
+	if (have + n + 1 > PK_RESPONSE_WARNINGS_MAX) {
+		resp->warnings_dropped++;
 		return;
+	}
+	char *w = realloc(resp->warnings, have + n + 2);
+	if (!w) {
+		resp->warnings_dropped++;
+		return;
+	}
 	memcpy(w + have, text, n);
 	w[have + n] = '\n';
 	w[have + n + 1] = '\0';
 	resp->warnings = w;
+	resp->warnings_len = have + n + 1;
 }
 
 void pk_srv_respond_json(struct pk_response *resp, int status, json_t *body)
@@ -396,6 +405,41 @@ static int parse_body(const struct pk_request *req, struct pk_response *resp, js
 	return parse_body_dups(req, resp, ret, NULL);
 }
 
+/*
+ * A JSON or YAML body's Content-Type: one of the media types served (none
+ * given: read as JSON or YAML), and a body declared JSON must be JSON (an
+ * object or an array).  0, or -EINVAL with 415 in resp.
+ */
+static int body_media_type(const struct pk_request *req, struct pk_response *resp)
+{
+	static const char *const json_types[] = {"application/json", "application/merge-patch+json",
+						 "application/strategic-merge-patch+json",
+						 "application/json-patch+json"};
+	static const char *const yaml_types[] = {"application/yaml",
+						 "application/apply-patch+yaml"};
+	const char *ct = req->content_type;
+	size_t n = ct ? strcspn(ct, "; \t") : 0;
+	bool json = false, known = !ct || n == 0;
+	for (size_t i = 0; !known && i < ELEMENTSOF(json_types); i++)
+		json = known = strlen(json_types[i]) == n && strncasecmp(ct, json_types[i], n) == 0;
+	for (size_t i = 0; !known && i < ELEMENTSOF(yaml_types); i++)
+		known = strlen(yaml_types[i]) == n && strncasecmp(ct, yaml_types[i], n) == 0;
+	const char *b = req->body ? req->body : "";
+	size_t at = 0;
+	while (at < req->body_len && strchr(" \t\r\n", b[at]))
+		at++;
+	if (known && (!json || at == req->body_len || b[at] == '{' || b[at] == '['))
+		return 0;
+	pk_srv_respond_status(
+	    resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
+	    known ? "the body is not JSON, as its Content-Type %.*s says"
+		  : "the body of the request was in an unknown format (%.*s) - accepted media "
+		    "types include: application/json, application/yaml, "
+		    "application/vnd.kubernetes.protobuf",
+	    (int)(n > 100 ? 100 : n), ct);
+	return -EINVAL;
+}
+
 /* The body as a tree; dups non-NULL: duplicate keys are recorded there
  * (fieldValidation decides) instead of refused. */
 static int parse_body_dups(const struct pk_request *req, struct pk_response *resp, json_t **ret,
@@ -403,10 +447,18 @@ static int parse_body_dups(const struct pk_request *req, struct pk_response *res
 {
 	if (req->content_type && strstr(req->content_type, "protobuf") && req->body) {
 		char perr[256] = "";
-		int rc = pk_srv_proto_decode(req->body, req->body_len, ret, perr, sizeof(perr));
+		struct pk_srv_pb_budget b = {req->reserve, req->reserve_ctx};
+		int rc = pk_srv_proto_decode_budget(req->body, req->body_len, &b, ret, perr,
+						    sizeof(perr));
 		if (rc == -EPROTONOSUPPORT)
 			pk_srv_respond_status(resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
 					      "%s", perr);
+		else if (rc == -E2BIG)
+			pk_srv_respond_status(resp, 413, "RequestEntityTooLarge", NULL, NULL, NULL,
+					      "%s", perr);
+		else if (rc == -EAGAIN)
+			pk_srv_respond_status(resp, 429, "TooManyRequests", NULL, NULL, NULL,
+					      "%s: retry later", perr);
 		else if (rc < 0)
 			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 					      "the request body could not be decoded: %s", perr);
@@ -424,6 +476,8 @@ static int parse_body_dups(const struct pk_request *req, struct pk_response *res
 				      "request body is empty");
 		return -EINVAL;
 	}
+	if (body_media_type(req, resp) < 0)
+		return -EINVAL;
 	char err[512] = "";
 	json_t *v = NULL;
 	int rc =
@@ -1023,7 +1077,16 @@ static void do_create(const struct call *c, struct pk_response *resp)
 	char namebuf[256];
 	snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
 	const char *node = restricted_node(c);
-	int rc = node ? pk_srv_admission_node_write(node, NULL, obj, &errs) : 0;
+	int rc = 0;
+	/* Authorised again on the body as decoded here, whatever body_name() read. */
+	if (!pk_authorize(c->who, "create", r->type->kind, name)) {
+		pk_errors_add(&errs,
+			      "metadata.name: Forbidden: User \"%s\" cannot create %s \"%s\"",
+			      c->who->user, r->type->plural, namebuf);
+		rc = -EPERM;
+	}
+	if (rc == 0 && node)
+		rc = pk_srv_admission_node_write(node, NULL, obj, &errs);
 	/* The creator owns what it wrote (an Update entry), when it names itself. */
 	if (rc == 0 && !pk_get(obj, "metadata.managedFields"))
 		rc = pk_srv_managed_create(obj, arg(req, "fieldManager"));
@@ -1219,6 +1282,23 @@ static void respond_apply_conflicts(struct pk_response *resp, const struct route
 				      409));
 }
 
+/*
+ * An apply is judged on the object it produces, as the write it turns into:
+ * a create needs the create verb, and a node's own Node passes
+ * NodeRestriction against the stored object (NULL: registration).
+ */
+static int admit_apply(void *arg, const json_t *live, const json_t *next, struct pk_errors *errs)
+{
+	const struct call *c = arg;
+	const char *node = restricted_node(c);
+	if (!live && !pk_authorize(c->who, "create", c->r->type->kind, c->r->name)) {
+		pk_errors_add(errs, "metadata.name: Forbidden: User \"%s\" cannot create %s \"%s\"",
+			      c->who->user, c->r->type->plural, c->r->name);
+		return -EPERM;
+	}
+	return node ? pk_srv_admission_node_write(node, live, next, errs) : 0;
+}
+
 /* PATCH application/apply-patch+yaml: server-side apply (apply.c). */
 static void do_apply(const struct call *c, struct pk_response *resp)
 {
@@ -1240,7 +1320,8 @@ static void do_apply(const struct call *c, struct pk_response *resp)
 		return;
 	}
 	if (check_body_identity(r, config, true, resp) < 0 ||
-	    field_validation(c, config, false, resp) < 0) {
+	    field_validation(c, config, false, resp) < 0 ||
+	    namespace_lifecycle(c, config, resp) < 0) {
 		json_decref(config);
 		return;
 	}
@@ -1255,9 +1336,18 @@ static void do_apply(const struct call *c, struct pk_response *resp)
 	/* an events.k8s.io Event is applied as the core Event the store keeps */
 	const struct pk_type *t = pk_srv_event_type(r->type) ? pk_type_by_kind("Event") : r->type;
 	json_t *stored = pk_srv_event_stored(r->type, config);
-	int rc = stored ? pk_srv_apply(c->srv->store, t, r->ns, r->name, stored, manager, force,
-				       &c->wo, &errs, &out, &conflicts, &created)
-			: -ENOMEM;
+	struct pk_srv_apply_req q = {.store = c->srv->store,
+				     .t = t,
+				     .ns = r->ns,
+				     .name = r->name,
+				     .manager = manager,
+				     .config = stored,
+				     .force = force,
+				     .status = r->sub != NULL,
+				     .wo = &c->wo,
+				     .admit = admit_apply,
+				     .admit_arg = (void *)c};
+	int rc = stored ? pk_srv_apply(&q, &errs, &out, &conflicts, &created) : -ENOMEM;
 	json_decref(stored);
 	json_decref(config);
 	if (rc == -EBUSY)
@@ -1328,7 +1418,10 @@ static int delete_options(const struct pk_request *req, struct pk_response *resp
 	json_t *opts = NULL;
 	bool proto = req->content_type && strstr(req->content_type, "protobuf");
 	int rc = proto
-		     ? pk_srv_proto_decode(req->body, req->body_len, &opts, err, sizeof(err))
+		     ? pk_srv_proto_decode_budget(
+			   req->body, req->body_len,
+			   &(struct pk_srv_pb_budget){req->reserve, req->reserve_ctx}, &opts, err,
+			   sizeof(err))
 		     : pk_parse_document("body", req->body, req->body_len, &opts, err, sizeof(err));
 	if (rc == 0 && proto && strcmp(pk_get_string(opts, "kind") ?: "", "DeleteOptions") != 0)
 		snprintf(err, sizeof(err), "the body is a %s, not DeleteOptions",
@@ -1861,6 +1954,7 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 {
 	struct pk_identity who;
 	struct ident_store is;
+	struct pk_impersonation imp;
 	bool authed = authenticate(srv, req, &who, &is);
 	if (authed)
 		note_user(note, &who);
@@ -1871,6 +1965,8 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 		return handle_ui(srv, req, resp);
 	if (refuse_early(authed, req, resp))
 		return authed ? "other" : "auth";
+	if (pk_srv_impersonate(srv, req, &who, &imp, resp) < 0)
+		return "auth";
 	if (ui_api) {
 		if (!pk_authorize(&who, "list", "Node", NULL) ||
 		    !pk_authorize(&who, "list", "Pod", NULL)) {
@@ -1941,6 +2037,7 @@ bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
 {
 	struct pk_identity who;
 	struct ident_store is;
+	struct pk_impersonation imp;
 	struct pk_response resp = {0};
 	if (ret_user && userlen)
 		*ret_user = '\0';
@@ -1948,7 +2045,9 @@ bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
 	    ui_page(req->path))
 		return false;
 	bool authed = authenticate(srv, req, &who, &is);
-	if (!refuse_early(authed, req, &resp) && !forbidden_early(srv, req, &who, &resp)) {
+	if (!refuse_early(authed, req, &resp) &&
+	    pk_srv_impersonate(srv, req, &who, &imp, &resp) == 0 &&
+	    !forbidden_early(srv, req, &who, &resp)) {
 		if (ret_user && userlen)
 			snprintf(ret_user, userlen, "%s", who.user);
 		return false;

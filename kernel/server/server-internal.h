@@ -135,6 +135,23 @@ bool pk_srv_pb_inline(const ProtobufCFieldDescriptor *f);
  * -EINVAL: malformed, too deep, or a field the messages do not know (err
  * names the path). */
 int pk_srv_proto_decode(const char *buf, size_t len, json_t **ret, char *err, size_t errlen);
+/*
+ * Decoding is bounded before libprotobuf-c allocates: one walk over the wire
+ * estimates what the unpacked message and its JSON tree hold (every message,
+ * repeated element, string) and refuses more than
+ * pk_srv_pb_decode_limit(len) = PK_SRV_PB_DECODE_FLOOR + len *
+ * PK_SRV_PB_DECODE_FACTOR with -E2BIG (413); reserve, when set, then takes
+ * the estimate from the request's budget (false: -EAGAIN, 429).
+ */
+#define PK_SRV_PB_DECODE_FACTOR 16
+#define PK_SRV_PB_DECODE_FLOOR (1 << 20)
+struct pk_srv_pb_budget {
+	bool (*reserve)(void *ctx, size_t n);
+	void *ctx;
+};
+size_t pk_srv_pb_decode_limit(size_t len);
+int pk_srv_proto_decode_budget(const char *buf, size_t len, const struct pk_srv_pb_budget *b,
+			       json_t **ret, char *err, size_t errlen);
 
 /* fieldvalidation.c: the fields of a message by JSON name, embedded structs
  * included (NULL: not a field). */
@@ -155,11 +172,23 @@ int pk_srv_field_validate(const struct pk_type *t, enum pk_field_validation mode
 			  struct pk_response *resp);
 
 /* apply.c: server-side apply of config as manager to t/ns/name (created when
- * absent; *ret_created says so).  -EBUSY: conflicts (without force), listed in
- * *ret_conflicts as [{manager, apiVersion, field}]; else a store error. */
-int pk_srv_apply(struct pk_store *store, const struct pk_type *t, const char *ns, const char *name,
-		 const json_t *config, const char *manager, bool force,
-		 const struct pk_store_write_opts *wo, struct pk_errors *errs, json_t **ret_obj,
+ * absent; *ret_created says so).  status: the status subresource (only status
+ * is applied and written).  admit, when set, judges the object the apply
+ * produces (live NULL: a create) before it is written: 0, or an error with
+ * the reason in errs.  -EBUSY: conflicts (without force), listed in
+ * *ret_conflicts as [{manager, apiVersion, field}]; else admit's or a store
+ * error. */
+struct pk_srv_apply_req {
+	struct pk_store *store;
+	const struct pk_type *t;
+	const char *ns, *name, *manager;
+	const json_t *config;
+	bool force, status;
+	const struct pk_store_write_opts *wo;
+	int (*admit)(void *arg, const json_t *live, const json_t *next, struct pk_errors *errs);
+	void *admit_arg;
+};
+int pk_srv_apply(const struct pk_srv_apply_req *q, struct pk_errors *errs, json_t **ret_obj,
 		 json_t **ret_conflicts, bool *ret_created);
 /* metadata.managedFields of an object being created by manager (NULL: none):
  * one Update entry owning every field it sets. */
@@ -180,6 +209,32 @@ json_t *pk_srv_openapi_gv(const char *group, const char *version);
 const char *pk_srv_openapi_description(const struct pk_type *t);
 
 /* discovery.c */
+/* impersonate.c: the identity the Impersonate-* headers ask for, and its strings. */
+#define PK_IMP_GROUPS_MAX 64
+#define PK_IMP_EXTRAS_MAX 16
+#define PK_IMP_VALUE_MAX 256
+#define PK_IMP_KEY_MAX 128
+struct pk_impersonation {
+	char user[PK_IMP_VALUE_MAX], uid[PK_IMP_VALUE_MAX];
+	bool has_uid;
+	char sa_ns[PK_IMP_VALUE_MAX], sa_name[PK_IMP_VALUE_MAX], sa_group[PK_IMP_VALUE_MAX + 32];
+	char groups_buf[PK_IMP_GROUPS_MAX][PK_IMP_VALUE_MAX];
+	const char *groups[PK_IMP_GROUPS_MAX + 3];
+	size_t ngiven, ngroups;
+	char extra_keys_buf[PK_IMP_EXTRAS_MAX][PK_IMP_KEY_MAX];
+	char extra_values_buf[PK_IMP_EXTRAS_MAX][PK_IMP_VALUE_MAX];
+	const char *extra_keys[PK_IMP_EXTRAS_MAX], *extra_values[PK_IMP_EXTRAS_MAX];
+	size_t nextra;
+};
+/*
+ * Without Impersonate-* headers 0, who unchanged.  With them: 0 and who
+ * replaced by the impersonated identity (its strings in im, which must
+ * outlive it), or -EPERM (403), -EINVAL (400, 500) with the answer in resp.
+ */
+int pk_srv_impersonate(const struct pk_server *srv, const struct pk_request *req,
+		       struct pk_identity *who, struct pk_impersonation *im,
+		       struct pk_response *resp);
+
 /* access.c: SelfSubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview; false: not one. */
 bool pk_srv_access_handle(const struct pk_server *srv, const struct pk_request *req,
 			  const struct pk_identity *who, struct pk_response *resp);

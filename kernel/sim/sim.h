@@ -40,6 +40,9 @@
 #define PK_SIM_MAX_JOBS 10000000 /* jobs one trace may hold */
 #define PK_SIM_MAX_GANG 100000	 /* pods one CSV row may ask for */
 #define PK_SIM_MAX_LINE 4096	 /* bytes of one CSV line */
+/* Pods a whole trace may ask for unless the caller raises it (podctl simulate
+ * --max-pods): each simulated pod holds about a kilobyte. */
+#define PK_SIM_MAX_PODS_DEFAULT 1000000
 
 struct pk_sim_trace;
 
@@ -71,6 +74,8 @@ int pk_sim_trace_from_objects(const json_t *objects, struct pk_sim_trace **ret,
 /* Read a trace file: CSV when its name ends in .csv, else YAML or JSON objects. */
 int pk_sim_trace_load(const char *path, struct pk_sim_trace **ret, char *err, size_t errlen);
 size_t pk_sim_trace_jobs(const struct pk_sim_trace *t);
+/* Pods of every job of the trace together. */
+uint64_t pk_sim_trace_pods(const struct pk_sim_trace *t);
 /* What job i of a CSV or OpenB trace asks per pod (models: NULL-ended, or NULL for any). */
 struct pk_sim_job_info {
 	int32_t pods;

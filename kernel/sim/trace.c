@@ -81,6 +81,15 @@ size_t pk_sim_trace_jobs(const struct pk_sim_trace *t)
 	return t ? t->n : 0;
 }
 
+uint64_t pk_sim_trace_pods(const struct pk_sim_trace *t)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; t && i < t->n; i++)
+		n += t->jobs[i].pods > 0 ? (uint64_t)t->jobs[i].pods : 0;
+	return n;
+}
+
 int pk_sim_trace_job(const struct pk_sim_trace *t, size_t i, struct pk_sim_job_info *ret)
 {
 	const struct sim_job *j;

@@ -167,11 +167,84 @@ const char pk_store_quarantine_schema[] =
     "CREATE TABLE IF NOT EXISTS damaged_objects(kind TEXT, ns TEXT, name TEXT, rv INTEGER,"
     " body BLOB, sum INTEGER, reason TEXT, found TEXT DEFAULT CURRENT_TIMESTAMP);";
 
-/* Fill in the checksums and move the damaged rows to damaged_objects. */
+/* pk_row_intact(kind, ns, name, rv, body, sum): does the row pass pk_row_verify()? */
+static void row_intact_fn(sqlite3_context *ctx, int argc, sqlite3_value **v)
+{
+	const struct pk_store *st = sqlite3_user_data(ctx);
+	char why[200];
+	(void)argc;
+	bool ok =
+	    pk_row_verify((const char *)sqlite3_value_text(v[0]),
+			  (const char *)sqlite3_value_text(v[1]),
+			  (const char *)sqlite3_value_text(v[2]), sqlite3_value_int64(v[3]),
+			  (const char *)sqlite3_value_text(v[4]), (size_t)sqlite3_value_bytes(v[4]),
+			  sqlite3_value_type(v[5]) != SQLITE_NULL,
+			  (uint64_t)sqlite3_value_int64(v[5]), st->rv, why, sizeof(why)) == 0;
+	sqlite3_result_int(ctx, ok);
+}
+
+/*
+ * The objects table rebuilt from a full scan of its intact rows.  A damaged
+ * row cannot be deleted by its key: when the key itself is damaged the
+ * b-tree is out of order there, and a lookup finds nothing, or finds the
+ * intact row whose key the damage now spells.  The scan reads every row
+ * whatever its key.  Dropping the table drops its triggers (the owner index
+ * sets them up again after this check) and fires none: the index forgets
+ * the rows set aside here.
+ */
+static const char REBUILD[] =
+    "CREATE TABLE objects_intact(kind TEXT NOT NULL, ns TEXT NOT NULL,"
+    " name TEXT NOT NULL, rv INTEGER NOT NULL, body TEXT NOT NULL, sum INTEGER,"
+    " PRIMARY KEY(kind, ns, name)) WITHOUT ROWID;"
+    "INSERT OR IGNORE INTO objects_intact SELECT kind, ns, name, rv, body, sum FROM objects"
+    " NOT INDEXED WHERE pk_row_intact(kind, ns, name, rv, body, sum);"
+    "DROP TABLE objects;"
+    "ALTER TABLE objects_intact RENAME TO objects;"
+    "CREATE INDEX IF NOT EXISTS objects_by_ns ON objects(ns);";
+
+static const char FORGET_SET_ASIDE[] =
+    "DELETE FROM owner_refs WHERE NOT EXISTS (SELECT 1 FROM objects AS o WHERE"
+    " o.kind = owner_refs.kind AND o.ns = owner_refs.ns AND o.name = owner_refs.name);";
+
+static bool table_exists(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *q = NULL;
+	bool there = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+			       -1, &q, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+		there = sqlite3_step(q) == SQLITE_ROW;
+	}
+	sqlite3_finalize(q);
+	return there;
+}
+
+static int rebuild_intact(struct verify_state *vs)
+{
+	sqlite3 *db = vs->st->db;
+	int r = 0;
+
+	if (sqlite3_create_function(db, "pk_row_intact", 6, SQLITE_UTF8, vs->st, row_intact_fn,
+				    NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_exec(db, REBUILD, NULL, NULL, NULL) != SQLITE_OK)
+		r = -EIO;
+	/* The owner index (gc.c) forgets the rows set aside: no trigger fired for them. */
+	if (r == 0 && table_exists(db, "owner_refs") &&
+	    sqlite3_exec(db, FORGET_SET_ASIDE, NULL, NULL, NULL) != SQLITE_OK)
+		r = -EIO;
+	sqlite3_create_function(db, "pk_row_intact", 6, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+	return r;
+}
+
+/* Fill in the checksums and copy the damaged rows to damaged_objects (the
+ * table is then rebuilt without them: rebuild_intact()). */
 static int apply_deferred(struct verify_state *vs)
 {
 	sqlite3 *db = vs->st->db;
-	sqlite3_stmt *fill = NULL, *ins = NULL, *del = NULL;
+	sqlite3_stmt *fill = NULL, *ins = NULL;
+	bool damaged = false;
 	int r = -EIO;
 
 	if (sqlite3_exec(db, pk_store_quarantine_schema, NULL, NULL, NULL) != SQLITE_OK ||
@@ -180,38 +253,32 @@ static int apply_deferred(struct verify_state *vs)
 	    sqlite3_prepare_v2(db,
 			       "INSERT INTO damaged_objects(kind,ns,name,rv,body,sum,reason)"
 			       " VALUES(?1,?2,?3,?4,?5,?6,?7)",
-			       -1, &ins, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-			       "DELETE FROM objects WHERE kind IS ?1 AND ns IS ?2 AND name IS ?3",
-			       -1, &del, NULL) != SQLITE_OK)
+			       -1, &ins, NULL) != SQLITE_OK)
 		goto out;
 	r = 0;
 	for (size_t i = 0; r == 0 && i < vs->ntodo; i++) {
 		struct deferred *d = &vs->todo[i];
-		sqlite3_stmt *steps[2] = {d->why ? ins : fill, d->why ? del : NULL};
+		sqlite3_stmt *step = d->why ? ins : fill;
 
-		for (int c = 0; c < 3; c++) {
-			sqlite3_bind_value(steps[0], c + 1, d->col[c]);
-			if (steps[1])
-				sqlite3_bind_value(steps[1], c + 1, d->col[c]);
-		}
+		for (int c = 0; c < 3; c++)
+			sqlite3_bind_value(step, c + 1, d->col[c]);
 		if (d->why) {
 			for (int c = 3; c < 6; c++)
 				sqlite3_bind_value(ins, c + 1, d->col[c]);
 			sqlite3_bind_text(ins, 7, d->why, -1, SQLITE_STATIC);
+			damaged = true;
 		} else {
 			sqlite3_bind_int64(fill, 4, (sqlite3_int64)d->sum);
 		}
-		for (int k = 0; k < 2 && steps[k]; k++) {
-			if (sqlite3_step(steps[k]) != SQLITE_DONE)
-				r = -EIO;
-			sqlite3_reset(steps[k]);
-		}
+		if (sqlite3_step(step) != SQLITE_DONE)
+			r = -EIO;
+		sqlite3_reset(step);
 	}
+	if (r == 0 && damaged)
+		r = rebuild_intact(vs);
 out:
 	sqlite3_finalize(fill);
 	sqlite3_finalize(ins);
-	sqlite3_finalize(del);
 	return r;
 }
 

@@ -4,7 +4,7 @@
  * handling, without sockets.  An input is a small HTTP-like text:
  *
  *     METHOD PATH[?QUERY]\n
- *     Header: value\n ...   (Content-Type, Accept, Authorization)
+ *     Header: value\n ...   (Content-Type, Accept, Authorization, Impersonate-*)
  *     \n
  *     BODY
  *
@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data, size);
 	buf[size] = '\0';
 	struct pk_request req = {0};
-	struct pk_query_arg args[16];
+	struct pk_query_arg args[16], imp[32];
 	char *line_end = strchr(buf, '\n');
 	char *rest = line_end ? line_end + 1 : buf + size;
 	if (line_end)
@@ -117,6 +117,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			req.accept = rest + 8;
 		else if (strncasecmp(rest, "Authorization: ", 15) == 0)
 			req.authorization = rest + 15;
+		else if (strncasecmp(rest, "Impersonate-", 12) == 0 && strstr(rest, ": ") &&
+			 req.nimpersonate < 32) {
+			char *colon = strstr(rest, ": ");
+
+			*colon = '\0';
+			imp[req.nimpersonate++] = (struct pk_query_arg){rest, colon + 2};
+			req.impersonate = imp;
+		}
 		rest = eol ? eol + 1 : buf + size;
 	}
 	if (*rest == '\n')

@@ -10,7 +10,9 @@
  * past the client's list bound, are refused the same way.  Once the server
  * answers a list, the mirror follows it.  A watch line that is not an event
  * ends the watch as an error: the informer resumes from the last
- * resourceVersion it delivered, without listing again.
+ * resourceVersion it delivered, without listing again.  A page past
+ * KUBE_LIST_PAGE_MAX_BYTES (a cluster that ignores limit) is refused as it
+ * arrives, before it is parsed.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -27,7 +29,7 @@
 
 #include "kernel/attach/attach-internal.h"
 
-enum phase { P_NORMAL, P_GONE, P_HTML, P_STATUS, P_BIG, P_RECOVERED };
+enum phase { P_NORMAL, P_GONE, P_HTML, P_STATUS, P_BIG, P_RECOVERED, P_HUGE };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static enum phase phase;
@@ -60,8 +62,32 @@ static void answer(int fd, const char *type, const char *body)
 		return;
 }
 
+/* A page past KUBE_LIST_PAGE_MAX_BYTES (a cluster that ignores limit). */
+static void serve_huge(int fd)
+{
+	static const char head[] = "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":"
+				   "\"30\"},\"items\":[{\"metadata\":{\"name\":\"huge\","
+				   "\"namespace\":\"default\",\"resourceVersion\":\"30\","
+				   "\"annotations\":{\"pad\":\"";
+	static const char tail[] = "\"}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}]}";
+	size_t pad = KUBE_LIST_PAGE_MAX_BYTES + 4096;
+	char *body = malloc(sizeof(head) + pad + sizeof(tail));
+
+	if (!body)
+		return;
+	memcpy(body, head, sizeof(head) - 1);
+	memset(body + sizeof(head) - 1, 'x', pad);
+	memcpy(body + sizeof(head) - 1 + pad, tail, sizeof(tail));
+	answer(fd, "application/json", body);
+	free(body);
+}
+
 static void serve_list(int fd, enum phase p, const char *path)
 {
+	if (p == P_HUGE) {
+		serve_huge(fd);
+		return;
+	}
 	static const char html[] = "<html><head><title>502 Bad Gateway</title></head>\n"
 				   "<body><h1>502 Bad Gateway</h1></body></html>\n";
 
@@ -315,6 +341,39 @@ START_TEST(test_undecodable_answers_keep_the_mirror)
 }
 END_TEST
 
+/*
+ * A cluster that ignores limit and answers one page past
+ * KUBE_LIST_PAGE_MAX_BYTES (well within the whole list's bound): refused as
+ * it arrives, never parsed into a tree many times its size.
+ */
+START_TEST(test_page_bounded_before_it_is_parsed)
+{
+	struct pk_kube_credentials creds = {0};
+	struct kube_client *c = NULL;
+	struct at_mirror *m = NULL;
+	struct kube_informer *inf = NULL;
+	const struct kube_resource pods = {"Pod", "", "v1", "pods", true};
+	char server[64];
+
+	set_phase(P_HUGE);
+	snprintf(server, sizeof(server), "http://127.0.0.1:%u", (unsigned)port);
+	creds.server = strdup(server);
+	ck_assert_int_eq(kube_client_new(&creds, &c), 0);
+	ck_assert_int_gt(kube_client_max_list_bytes(c), 2 * KUBE_LIST_PAGE_MAX_BYTES);
+	ck_assert_int_eq(at_mirror_new("podkernel", &m), 0);
+	struct kube_informer_sink sink = {
+	    .replace = on_replace, .event = on_event, .log = on_log, .arg = m};
+
+	ck_assert_int_eq(kube_informer_start(c, &pods, &sink, &inf), 0);
+	WAIT_FOR(stats_of(inf).too_big >= 1);
+	ck_assert(!has_pod(m, "huge"));
+	ck_assert_uint_eq(stats_of(inf).lists, 0);
+	kube_informer_stop(inf);
+	at_mirror_free(m);
+	kube_client_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("attach-hostile-answers");
@@ -325,6 +384,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_undecodable_answers_keep_the_mirror);
+	tcase_add_test(tc, test_page_bounded_before_it_is_parsed);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

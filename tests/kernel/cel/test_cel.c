@@ -123,6 +123,24 @@ START_TEST(test_strings_and_regex)
 	expect_error("device.driver.matches('a(?i)b')", -EINVAL, 23, "'(?' groups");
 	expect_error("device.driver.matches('a+?')", -EINVAL, 23, "non-greedy");
 	expect_error("device.driver.matches('(')", -EINVAL, 23, "not a valid regular");
+	/* RE2's limits, before anything is compiled: 23 bytes that would take
+	 * gigabytes to compile are refused at once. */
+	expect_error("device.driver.matches('([a-z]{1,1000}){1,1000}')", -EINVAL, 23,
+		     "nested repetition");
+	expect_error("device.driver.matches('a{1001}')", -EINVAL, 23, "over 1000");
+	expect_error("device.driver.matches('((a{10}){10}){11}')", -EINVAL, 23,
+		     "nested repetition");
+	expect_error("device.driver.matches('a{1000}b{1000}c{1000}d{1000}e{1000}f{1000}g{1000}"
+		     "h{1000}i{1000}j{1000}k{1000}')",
+		     -EINVAL, 23, "expands to more than");
+	expect("device.driver.matches('^[a-z.]{1,1000}$')", 1);
+	expect("device.driver.matches('((x{10}){10}){10}|example')", 1);
+	expect("device.driver.matches('e[]x]{0,3}ample')", 1);
+	/* A pattern computed at run time is held to the same limits: an error, not a compile. */
+	attrs[0].s = "([a-z]{1,1000}){1,1000}";
+	expect_error("device.driver.matches(device.attributes['gpu.example.com'].type)", -EINVAL,
+		     15, "not a valid regular expression");
+	attrs[0].s = "gpu";
 }
 END_TEST
 

@@ -4,6 +4,7 @@
  * any page size: with 10,050 pods in another namespace (sorted first), a
  * deleted Job's pods are still found and removed by the garbage collector.
  * They used to be cut at the store's 10,000-item page and left behind.
+ * Foreground deletion finishes on long ownership chains and on cycles.
  */
 #include <check.h>
 #include <errno.h>
@@ -131,6 +132,76 @@ START_TEST(gc_finds_pods_past_ten_thousand)
 }
 END_TEST
 
+/* A bound pod in default, owned (blocking) by the pod of owner_uid when given; its uid. */
+static char *owned_pod(const char *name, const char *owner, const char *owner_uid)
+{
+	json_t *pod =
+	    json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:[{s:s,s:s}]}}", "apiVersion", "v1", "kind",
+		      "Pod", "metadata", "name", name, "namespace", "default", "spec", "nodeName",
+		      "filler", "containers", "name", "c", "image", "x");
+	struct pk_errors errs = {0};
+	json_t *out = NULL;
+
+	if (owner_uid)
+		json_object_set_new(json_object_get(pod, "metadata"), "ownerReferences",
+				    json_pack("[{s:s,s:s,s:s,s:s,s:b}]", "apiVersion", "v1", "kind",
+					      "Pod", "name", owner, "uid", owner_uid,
+					      "blockOwnerDeletion", 1));
+	ck_assert_int_eq(pk_store_create(st, pod, &errs, &out), 0);
+	json_decref(pod);
+	char *uid = strdup(pk_get_string(out, "metadata.uid"));
+	json_decref(out);
+	return uid;
+}
+
+/*
+ * Foreground deletion finishes on a 300-long ownership chain (it used to go
+ * down one level per collection, about a second each) and on an ownership
+ * cycle (it used to wait forever: each owner blocked by the other).
+ */
+START_TEST(foreground_deletion_of_chains_and_cycles)
+{
+	struct pk_store_write_opts fg = {.propagation = PK_PROPAGATE_FOREGROUND};
+	char name[32], prev[32] = "", *uid = NULL;
+
+	create(json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:s}}}", "apiVersion", "v1", "kind", "Node",
+			 "metadata", "name", "filler", "status", "allocatable", "cpu", "100000",
+			 "pods", "20000"));
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "c%03d", i);
+		char *next = owned_pod(name, prev, uid);
+		free(uid);
+		uid = next;
+		snprintf(prev, sizeof(prev), "%s", name);
+	}
+	free(uid);
+	/* x and y own each other */
+	char *x = owned_pod("x", NULL, NULL), *y = owned_pod("y", "x", x);
+	json_t *xo = NULL;
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "x", &xo), 0);
+	json_object_set_new(json_object_get(xo, "metadata"), "ownerReferences",
+			    json_pack("[{s:s,s:s,s:s,s:s,s:b}]", "apiVersion", "v1", "kind", "Pod",
+				      "name", "y", "uid", y, "blockOwnerDeletion", 1));
+	ck_assert_int_eq(pk_store_update(st, xo, PK_SUB_MAIN, NULL, NULL), 0);
+	json_decref(xo);
+	free(x);
+	free(y);
+
+	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
+	char err[256] = "";
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "c000", &fg, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "x", &fg, NULL, NULL), 0);
+	ck_assert_msg(wait_pod("c299", false), "the chain's last pod was left behind");
+	ck_assert_msg(wait_pod("c000", false), "the chain's owner waits still");
+	ck_assert_msg(wait_pod("x", false) && wait_pod("y", false), "the cycle waits still");
+	json_t *items = NULL;
+	ck_assert_int_eq(pk_store_list(st, "Pod", "default", NULL, &items, NULL, NULL), 0);
+	ck_assert_uint_eq(json_array_size(items), 0);
+	json_decref(items);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("controllers-gc-scale");
@@ -141,6 +212,7 @@ int main(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, gc_finds_pods_past_ten_thousand);
+	tcase_add_test(tc, foreground_deletion_of_chains_and_cycles);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # podctl simulate: exit codes, the three report forms, byte-identical JSON for
 # the same seed, two strategies and two boards side by side, errors that name
-# the trace's line and column, the allocation at arrival levels (--levels).
+# the trace's line and column, the allocation at arrival levels (--levels),
+# the cap on a trace's pods in all (--max-total-pods).
 # Needs $PODKERNEL_BIN/podctl and $PODKERNEL_SRC (set by tests/run-tests.sh).
 set -u
 BIN=${PODKERNEL_BIN:-build/bin}
@@ -111,6 +112,23 @@ for r in runs:
     assert [l["allocated"] for l in lv] == [0.25, 0.2656, 0.2656], lv
 PY
 check "allocated at each level, a gang that does not fit left out" $?
+# A trace's pods in all are capped (1.3 KB of CSV asking for 4 M pods would
+# take gigabytes); --max-total-pods raises or lowers the cap.
+{
+	echo "arrival,duration,pods"
+	i=0
+	while [ $i -lt 40 ]; do echo "$i,10,100000"; i=$((i + 1)); done
+} >"$T/huge.csv"
+run 2 simulate --board "$GPU" --trace "$T/huge.csv"
+check "a trace of 4000000 pods exits 2 (rc=$rc)" $?
+grep -q '4000000 pods in all, more than --max-total-pods 1000000' "$T/err"
+check "the refusal names the pods and the cap" $?
+run 2 simulate --board "$GPU" --trace "$T/trace.csv" --max-total-pods 100
+check "--max-total-pods below the trace's 285 pods exits 2 (rc=$rc)" $?
+run 0 simulate --board "$GPU" --trace "$T/trace.csv" --max-total-pods 285 -o json
+check "--max-total-pods at the trace's pods runs (rc=$rc)" $?
+run 2 simulate --board "$GPU" --trace "$T/trace.csv" --max-total-pods -1
+check "a bad --max-total-pods exits 2 (rc=$rc)" $?
 run 2 simulate --board "$GPU" --trace "$T/trace.csv" --levels 1.1,1
 check "--levels must ascend (rc=$rc)" $?
 exit $fail

@@ -63,10 +63,17 @@ def request(path, method="GET", headers=None, body=b"", src="127.0.0.1", timeout
             data += chunk
     finally:
         s.close()
+    global LAST_HEADERS
+    LAST_HEADERS = []
     if not data:
         return 0, b""
     status = int(data.split(b" ", 2)[1])
-    return status, data.split(b"\r\n\r\n", 1)[-1]
+    head, _, rest = data.partition(b"\r\n\r\n")
+    LAST_HEADERS = [l.decode(errors="replace") for l in head.split(b"\r\n")[1:]]
+    return status, rest
+
+
+LAST_HEADERS = []
 
 
 def healthz_ok(src="127.0.0.1"):
@@ -230,6 +237,63 @@ def attack_patch_bomb(node):
         fail("the copy-doubling patch answered %d: %s" % (status, body[:300]))
     if grew > 64:
         fail("RSS grew %.0f MB for a refused patch" % grew)
+
+
+def varint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def field(num, payload):
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
+
+
+def attack_proto_amplify(node, n, want):
+    """A Node status of n empty conditions in protobuf: two bytes each on the
+    wire, hundreds once unpacked.  Refused (want) before it is decoded; RSS
+    stays small."""
+    status_msg = field(4, b"") * n                  # NodeStatus.conditions
+    raw = field(3, status_msg)                      # Node.status
+    typemeta = field(1, b"v1") + field(2, b"Node")
+    body = b"k8s\0" + field(1, typemeta) + field(2, raw)
+    before = rss_mb()
+    status, resp = request("/api/v1/nodes/%s/status" % node, method="PUT",
+                           headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
+                           body=body, timeout=60)
+    grew = rss_mb() - before
+    print("protobuf Node of %d empty conditions (%d bytes): %d, RSS grew %.0f MB"
+          % (n, len(body), status, grew))
+    if status != want:
+        fail("the amplifying protobuf body answered %d, want %d: %s" % (status, want, resp[:300]))
+    if grew > 64:
+        fail("RSS grew %.0f MB for a %d-byte protobuf body" % (grew, len(body)))
+
+
+def attack_dup_warnings(method, path, ctype, n, want):
+    """A body repeating one label key n times under fieldValidation=Warn: an
+    answer (want) with the warnings capped at 4 KiB and the rest counted."""
+    labels = ",".join('"k":"%d"' % i for i in range(n))
+    body = ('{"apiVersion":"v1","kind":"%s","metadata":{"name":"%s","labels":{%s}}%s}'
+            % ("Node" if "/nodes/" in path else "Pod", path.rstrip("/").split("/")[-1]
+               if "/nodes/" in path else "dups", labels,
+               "" if "/nodes/" in path else
+               ',"spec":{"containers":[{"name":"c","image":"busybox"}]}')).encode()
+    status, resp = request(path, method=method, headers={"Content-Type": ctype}, body=body,
+                           timeout=60)
+    warns = [h for h in LAST_HEADERS if h.lower().startswith("warning:")]
+    size = sum(len(h) for h in warns)
+    print("%d duplicate keys (%d bytes): %d, %d warning headers, %d bytes"
+          % (n, len(body), status, len(warns), size))
+    if status != want:
+        fail("%d duplicate keys answered %d, want %d: %s" % (n, status, want, resp[:300]))
+    if status < 300 and (size > 6000 or not any("more warnings were not shown" in h for h in warns)):
+        fail("warnings not capped: %d headers, %d bytes" % (len(warns), size))
 
 
 def attack_unread_watches(n, path):
@@ -540,6 +604,10 @@ def main():
         attack_stalled_watch(args[0], int(args[1]))
     elif attack == "watch-true":
         attack_watch_true(args[0])
+    elif attack == "proto-amplify":
+        attack_proto_amplify(args[0], int(args[1]), int(args[2]))
+    elif attack == "dup-warnings":
+        attack_dup_warnings(args[0], args[1], args[2], int(args[3]), int(args[4]))
     elif attack == "request":
         # request METHOD PATH [BODY]: prints "STATUS BODY"
         status, body = request(args[1], method=args[0],

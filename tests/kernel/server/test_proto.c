@@ -548,6 +548,76 @@ START_TEST(test_refused)
 }
 END_TEST
 
+static size_t reserved_total;
+static bool reserve_refuse(void *ctx, size_t n)
+{
+	(void)ctx;
+	(void)n;
+	return false;
+}
+static bool reserve_count(void *ctx, size_t n)
+{
+	(void)ctx;
+	reserved_total += n;
+	return true;
+}
+
+/* A Node whose status holds n empty conditions: two bytes each on the wire. */
+static char *node_with_conditions(size_t n, size_t *ret_len)
+{
+	K8s__Io__Api__Core__V1__Node node = K8S__IO__API__CORE__V1__NODE__INIT;
+	K8s__Io__Api__Core__V1__NodeStatus st = K8S__IO__API__CORE__V1__NODE_STATUS__INIT;
+	K8s__Io__Api__Core__V1__NodeCondition c = K8S__IO__API__CORE__V1__NODE_CONDITION__INIT;
+	K8s__Io__Api__Core__V1__NodeCondition **v = malloc(n * sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = &c;
+	st.n_conditions = n;
+	st.conditions = v;
+	node.status = &st;
+	char *buf = envelope("v1", "Node", &node.base, ret_len);
+	free(v);
+	return buf;
+}
+
+/*
+ * Amplification: 1.4 M empty conditions in 2.8 MB would unpack into about a
+ * gigabyte; the wire walk refuses them before anything is allocated, and
+ * what a body may hold once decoded is taken from the request's budget.
+ */
+START_TEST(test_amplification)
+{
+	char err[512];
+	json_t *obj = NULL;
+	size_t n;
+	char *buf = node_with_conditions(1400000, &n);
+	ck_assert_int_gt(n, 2800000);
+	ck_assert_int_eq(pk_srv_proto_decode(buf, n, &obj, err, sizeof(err)), -E2BIG);
+	ck_assert_msg(strstr(err, "Node") && strstr(err, "more than"), "%s", err);
+	ck_assert_ptr_null(obj);
+	free(buf);
+
+	/* A few conditions decode; the estimate is reserved first, and a full budget refuses. */
+	buf = node_with_conditions(50, &n);
+	struct pk_srv_pb_budget b = {reserve_count, NULL};
+	reserved_total = 0;
+	ck_assert_msg(pk_srv_proto_decode_budget(buf, n, &b, &obj, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_int_eq(json_array_size(pk_get(obj, "status.conditions")), 50);
+	ck_assert_int_gt(reserved_total, 50 * 2);
+	ck_assert_int_le(reserved_total, pk_srv_pb_decode_limit(n));
+	json_decref(obj);
+	obj = NULL;
+	b.reserve = reserve_refuse;
+	ck_assert_int_eq(pk_srv_proto_decode_budget(buf, n, &b, &obj, err, sizeof(err)), -EAGAIN);
+	ck_assert_ptr_null(obj);
+	free(buf);
+
+	/* The limit is the floor plus a fixed multiple of the body. */
+	ck_assert_uint_eq(pk_srv_pb_decode_limit(1000),
+			  PK_SRV_PB_DECODE_FLOOR + 1000 * PK_SRV_PB_DECODE_FACTOR);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("proto");
@@ -558,6 +628,7 @@ int main(void)
 	tcase_add_test(tc, test_resource_slice);
 	tcase_add_test(tc, test_delete_options);
 	tcase_add_test(tc, test_refused);
+	tcase_add_test(tc, test_amplification);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

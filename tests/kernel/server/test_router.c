@@ -267,6 +267,92 @@ START_TEST(test_status_codes)
 }
 END_TEST
 
+/* POST path as token with the Impersonate-* headers given as "Name: value" pairs. */
+static int call_as(const char *token, const char *method, const char *path,
+		   const char *const *headers, size_t n, json_t **ret)
+{
+	struct pk_query_arg imp[80];
+	char auth[128], names[80][64];
+	const char *body = strcmp(method, "POST") == 0 ? "{}" : NULL;
+
+	ck_assert_uint_le(n, 80);
+	snprintf(auth, sizeof(auth), "Bearer %s", token);
+	for (size_t i = 0; i < n; i++) {
+		const char *colon = strstr(headers[i], ": ");
+
+		snprintf(names[i], sizeof(names[i]), "%.*s", (int)(colon - headers[i]), headers[i]);
+		imp[i] = (struct pk_query_arg){names[i], colon + 2};
+	}
+	struct pk_request req = {.method = method,
+				 .path = path,
+				 .authorization = auth,
+				 .impersonate = imp,
+				 .nimpersonate = n,
+				 .content_type = "application/json",
+				 .body = body,
+				 .body_len = body ? strlen(body) : 0};
+	struct pk_response resp;
+
+	ck_assert_int_eq(pk_server_handle(srv, &req, &resp), 0);
+	int status = resp.status;
+	if (ret)
+		*ret = resp.body ? json_loads(resp.body, 0, NULL) : NULL;
+	pk_response_clear(&resp);
+	return status;
+}
+
+#define WHOAMI "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+/* The Impersonate-* headers, as kube-apiserver's impersonation filter reads them. */
+START_TEST(test_impersonation)
+{
+	static const char *const sa[] = {"Impersonate-User: system:serviceaccount:ns:robot",
+					 "impersonate-uid: 42", "Impersonate-Extra-Scopes%2Fa: x",
+					 "Impersonate-Extra-scopes%2fA: y"};
+	static const char *const groups_only[] = {"Impersonate-Group: g"};
+	static const char *const given[] = {"Impersonate-User: bob", "Impersonate-Group: g",
+					    "Impersonate-Group: system:unauthenticated"};
+	static const char *const ignored[] = {"Impersonate-User: ", "Impersonate-Other: x"};
+	const char *many[70];
+	json_t *b = NULL;
+
+	ck_assert_int_eq(call_as("admintok", "POST", WHOAMI, sa, 4, &b), 201);
+	ck_assert_str_eq(pk_get_string(b, "status.userInfo.username"),
+			 "system:serviceaccount:ns:robot");
+	ck_assert_str_eq(pk_get_string(b, "status.userInfo.uid"), "42");
+	ck_assert_str_eq(pk_get_string(b, "status.userInfo.groups[1]"),
+			 "system:serviceaccounts:ns");
+	ck_assert_str_eq(pk_get_string(b, "status.userInfo.groups[2]"), "system:authenticated");
+	ck_assert_uint_eq(
+	    json_array_size(json_object_get(pk_get(b, "status.userInfo.extra"), "scopes/a")), 2);
+	json_decref(b);
+	/* groups given are the authority: no system:authenticated beside system:unauthenticated */
+	ck_assert_int_eq(call_as("admintok", "POST", WHOAMI, given, 3, &b), 201);
+	ck_assert_uint_eq(json_array_size(pk_get(b, "status.userInfo.groups")), 2);
+	json_decref(b);
+	/* the impersonated user may only read */
+	ck_assert_int_eq(call_as("admintok", "GET", "/api/v1/pods", given, 1, NULL), 200);
+	ck_assert_int_eq(
+	    call_as("admintok", "POST", "/api/v1/namespaces/default/pods", given, 1, &b), 403);
+	json_decref(b);
+	/* a node may not impersonate: 403 naming what it asked for */
+	ck_assert_int_eq(call_as("nodetok", "GET", "/api/v1/pods", sa, 1, &b), 403);
+	ck_assert_str_eq(json_string_value(json_object_get(b, "message")),
+			 "serviceaccounts \"robot\" is forbidden: User \"system:node:n1\" cannot "
+			 "impersonate resource \"serviceaccounts\" in API group \"\" in the "
+			 "namespace \"ns\"");
+	json_decref(b);
+	ck_assert_int_eq(call_as("admintok", "GET", "/api/v1/pods", groups_only, 1, NULL), 500);
+	ck_assert_int_eq(call_as("admintok", "POST", WHOAMI, ignored, 2, &b), 201);
+	ck_assert_str_eq(pk_get_string(b, "status.userInfo.username"), "admin");
+	json_decref(b);
+	many[0] = "Impersonate-User: bob";
+	for (size_t i = 1; i < 70; i++)
+		many[i] = "Impersonate-Group: g";
+	ck_assert_int_eq(call_as("admintok", "GET", "/api/v1/pods", many, 70, NULL), 400);
+}
+END_TEST
+
 START_TEST(test_node_restriction)
 {
 	static const char node[] =
@@ -617,6 +703,7 @@ int main(void)
 	tcase_add_checked_fixture(tr, setup, teardown);
 	tcase_add_test(tr, test_status_codes);
 	tcase_add_test(tr, test_node_restriction);
+	tcase_add_test(tr, test_impersonation);
 	tcase_add_test(tr, test_leases);
 	tcase_add_test(tr, test_events_v1);
 	tcase_add_test(tr, test_binding);

@@ -1,7 +1,10 @@
 #!/bin/sh
 # podkerneld against hostile requests (loopback only, bounded): unread watches
 # over a large object, query arguments past any fixed table, boolean
-# spellings, bearer parsing and starting without authentication off loopback.
+# spellings, bearer parsing, starting without authentication off loopback,
+# and the bodies that cost more than their bytes (protobuf amplification,
+# duplicate-key warnings, a Content-Type that is not the body's) as each kind
+# of user: admin, a node on its own Node, a reader.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need curl
 need python3
@@ -9,6 +12,8 @@ H="python3 $PODKERNEL_SRC/tests/kernel/server/hostile.py"
 
 cat >"$WORK/tokens" <<'T'
 admintok,admin,1,"system:masters"
+node1tok,system:node:n1,2,"system:nodes"
+viewtok,viewer,3
 T
 # The sanitizer's quarantine would hide what the server frees: RSS must show it.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:malloc_context_size=2" \
@@ -51,6 +56,37 @@ done
 expect 200 GET "/api/v1/namespaces/default/pods?watch=False" -H "$A"
 grep -q '"kind":"PodList"' "$WORK/body" || fail "watch=False did not list"
 expect 400 GET "/api/v1/namespaces/default/pods?watch=yes" -H "$A"
+
+# 14. Bodies that cost more than their bytes, as each kind of user.  A
+# protobuf Node status of 1.4 M empty conditions (2.8 MB, about a gigabyte
+# once unpacked) is 413 before it is decoded; a reader gets 403 before its
+# body is read.
+expect 201 POST /api/v1/nodes -H "$A" -H "$J" -d '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}'
+PK_TOKEN=node1tok $H "$PK_PORT" "$PK_PID" proto-amplify n1 1400000 413 || fail "protobuf amplification (node)"
+PK_TOKEN=admintok $H "$PK_PORT" "$PK_PID" proto-amplify n1 1400000 413 || fail "protobuf amplification (admin)"
+PK_TOKEN=viewtok $H "$PK_PORT" "$PK_PID" proto-amplify n1 1400000 403 || fail "protobuf amplification (reader)"
+# 20000 duplicate keys under fieldValidation=Warn: answered, the warnings
+# capped at 4 KiB and the rest counted.
+PK_TOKEN=admintok $H "$PK_PORT" "$PK_PID" dup-warnings POST /api/v1/namespaces/default/pods \
+	application/json 20000 201 || fail "duplicate-key warnings (admin)"
+PK_TOKEN=node1tok $H "$PK_PORT" "$PK_PID" dup-warnings PUT /api/v1/nodes/n1 \
+	application/json 20000 200 || fail "duplicate-key warnings (node)"
+PK_TOKEN=node1tok $H "$PK_PORT" "$PK_PID" dup-warnings PATCH /api/v1/nodes/n1 \
+	application/merge-patch+json 20000 200 || fail "duplicate-key warnings (node, patch)"
+PK_TOKEN=viewtok $H "$PK_PORT" "$PK_PID" dup-warnings PUT /api/v1/nodes/n1 \
+	application/json 20000 403 || fail "duplicate-key warnings (reader)"
+
+# A Content-Type the body is not: 415, as each kind of user (a reader's 403
+# comes first).
+NODEY=$(printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n')
+expect 415 POST /api/v1/namespaces/default/pods -H "$A" -H "Content-Type: text/plain" -d "$POD"
+expect 415 PUT /api/v1/nodes/n1 -H "$A" -H "$J" --data-binary "$NODEY"
+expect 415 PUT /api/v1/nodes/n1 -H "Authorization: Bearer node1tok" -H "$J" --data-binary "$NODEY"
+expect 415 PATCH /api/v1/nodes/n1 -H "Authorization: Bearer node1tok" \
+	-H "Content-Type: application/merge-patch+json" --data-binary 'metadata: {labels: {a: b}}'
+expect 403 PUT /api/v1/nodes/n1 -H "Authorization: Bearer viewtok" -H "$J" --data-binary "$NODEY"
+expect 200 PUT /api/v1/nodes/n1 -H "Authorization: Bearer node1tok" \
+	-H "Content-Type: application/yaml" --data-binary "$NODEY"
 
 # 12. "Bearer" and the token are separated by exactly one space.
 expect 401 GET /api/v1/pods -H "Authorization: Bearer  admintok"

@@ -12,6 +12,7 @@ need python3
 cat >"$WORK/tokens" <<'T'
 admintok,admin,1,"system:masters"
 node1tok,system:node:n1,2,"system:nodes",fifth-column-ignored
+node2tok,system:node:n2,6,"system:nodes"
 viewtok,viewer,3
 dup,first,4
 dup,second,5,"system:masters"
@@ -44,7 +45,7 @@ PY
 # 12. The token file: a fifth column is ignored, a repeated token's last line
 # wins (with a warning in the log).
 expect 200 GET /api/v1/nodes -H "$N"
-grep -q 'tokens:5: duplicate token (also on line 4)' "$PK_LOG" || fail "no duplicate token warning"
+grep -q 'tokens:6: duplicate token (also on line 5)' "$PK_LOG" || fail "no duplicate token warning"
 expect 201 POST /api/v1/namespaces/default/pods -H "Authorization: Bearer dup" -H "$J" -d "$(pod p0)"
 
 # 3. Size limits: annotations over 256 KiB are 422 with the field path, an
@@ -83,6 +84,35 @@ expect 403 PATCH /api/v1/nodes/n1 -H "$N" -H "$M" \
 expect 200 GET /api/v1/nodes/n1 -H "$N"
 sed 's/"unschedulable":true/"unschedulable":false/' "$WORK/body" >"$WORK/n1.json"
 expect 403 PUT /api/v1/nodes/n1 -H "$N" -H "$J" --data-binary @"$WORK/n1.json"
+# Server-side apply is judged on the object it produces, as merge patch and
+# PUT are: on update and when it creates the Node.
+Y="Content-Type: application/apply-patch+yaml"
+AP="/api/v1/nodes/n1?fieldManager=kubelet&force=true"
+expect 403 PATCH "$AP" -H "$N" -H "$Y" -d '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"spec":{"taints":[{"key":"mine","effect":"NoSchedule"}]}}'
+has 'spec.taints'
+expect 403 PATCH "$AP" -H "$N" -H "$Y" -d '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"spec":{"unschedulable":false}}'
+expect 403 PATCH "$AP" -H "$N" -H "$Y" 	-d '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","labels":{"node-restriction.kubernetes.io/pool":"x"}}}'
+expect 403 PATCH "$AP" -H "$N" -H "$Y" 	-d '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","labels":{"kubernetes.io/role":"x"}}}'
+expect 403 PATCH "$AP" -H "$N" -H "$Y" 	-d '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","ownerReferences":[{"apiVersion":"v1","kind":"Namespace","name":"x","uid":"u"}]}}'
+expect 403 PATCH "$AP" -H "$N" -H "$Y" -d '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"spec":{"configSource":{"configMap":{"name":"c"}}}}'
+N2="Authorization: Bearer node2tok"
+expect 403 PATCH "/api/v1/nodes/n2?fieldManager=kubelet" -H "$N2" -H "$Y" 	-d '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2","labels":{"node-restriction.kubernetes.io/pool":"gold"}}}'
+has 'node-restriction.kubernetes.io/pool'
+expect 404 GET /api/v1/nodes/n2 -H "$A"
+expect 403 PATCH "/api/v1/nodes/n1?fieldManager=kubelet" -H "$N2" -H "$Y" -d '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}'
+expect 201 PATCH "/api/v1/nodes/n2?fieldManager=kubelet" -H "$N2" -H "$Y" 	-d '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2","labels":{"example.com/rack":"r9"}}}'
+# Applied to the status subresource, only status is written.
+expect 200 PATCH "/api/v1/nodes/n2/status?fieldManager=kubelet" -H "$N2" -H "$Y" 	-d '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2","labels":{"node-restriction.kubernetes.io/pool":"gold"}},"spec":{"unschedulable":true},"status":{"phase":"Running"}}'
+expect 200 GET /api/v1/nodes/n2 -H "$A"
+has '"phase":"Running"'
+hasnt 'node-restriction'
+hasnt 'unschedulable'
+# A create is authorised on the name its body decodes to, and an apply
+# creates only in a namespace that exists.
+expect 403 POST /api/v1/nodes -H "$N" -H "Content-Type: application/yaml" 	--data-binary "$(printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  name: n9\n')"
+expect 404 GET /api/v1/nodes/n9 -H "$A"
+expect 404 PATCH "/api/v1/namespaces/nope/pods/p9?fieldManager=m" -H "$A" -H "$Y" -d "$(pod p9)"
+has 'namespaces \\"nope\\" not found'
 # What a kubelet does keep doing: its own labels, annotations and status.
 expect 200 PATCH /api/v1/nodes/n1 -H "$N" -H "$M" \
 	-d '{"metadata":{"labels":{"example.com/rack":"r2","feature.node.kubernetes.io/x":"1"}}}'

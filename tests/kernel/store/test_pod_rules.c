@@ -243,6 +243,41 @@ START_TEST(test_propagation)
 }
 END_TEST
 
+/* kube-apiserver's defaulting: a hostNetwork pod's ports get hostPort = containerPort. */
+START_TEST(test_host_network_ports)
+{
+	json_error_t jerr;
+	json_t *p = json_loads(
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"hn\"},"
+	    "\"spec\":{\"hostNetwork\":true,\"containers\":[{\"name\":\"c\",\"image\":\"b\","
+	    "\"ports\":[{\"containerPort\":8080},{\"containerPort\":9090,\"hostPort\":9091}]}],"
+	    "\"initContainers\":[{\"name\":\"i\",\"image\":\"b\","
+	    "\"ports\":[{\"containerPort\":53,\"protocol\":\"UDP\"}]}]}}",
+	    0, &jerr);
+	json_t *q = json_loads("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+			       "\"name\":\"plain\"},\"spec\":{\"containers\":[{\"name\":"
+			       "\"c\",\"image\":\"b\",\"ports\":[{\"containerPort\":80}]}]}}",
+			       0, &jerr);
+	json_t *out = NULL, *ports;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_int_eq(pk_store_create(st, p, NULL, &out), 0);
+	ports = json_object_get(json_array_get(pk_get(out, "spec.containers"), 0), "ports");
+	ck_assert_int_eq(json_integer_value(pk_get(json_array_get(ports, 0), "hostPort")), 8080);
+	ck_assert_int_eq(json_integer_value(pk_get(json_array_get(ports, 1), "hostPort")), 9091);
+	ports = json_object_get(json_array_get(pk_get(out, "spec.initContainers"), 0), "ports");
+	ck_assert_int_eq(json_integer_value(pk_get(json_array_get(ports, 0), "hostPort")), 53);
+	json_decref(out);
+	ck_assert_int_eq(pk_store_create(st, q, NULL, &out), 0);
+	ports = json_object_get(json_array_get(pk_get(out, "spec.containers"), 0), "ports");
+	ck_assert_ptr_null(pk_get(json_array_get(ports, 0), "hostPort"));
+	json_decref(out);
+	json_decref(p);
+	json_decref(q);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pod-rules");
@@ -256,6 +291,7 @@ int main(void)
 	tcase_add_test(tc, test_binding_keeps_generation);
 	tcase_add_test(tc, test_typed_client_keeps_group);
 	tcase_add_test(tc, test_propagation);
+	tcase_add_test(tc, test_host_network_ports);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

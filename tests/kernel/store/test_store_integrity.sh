@@ -1,8 +1,10 @@
 #!/bin/sh
 # Damage on disk is found, said and never served silently.  A real store
 # (podkerneld's SQLite file, 120 pods) gets bytes flipped inside its data
-# pages (bodies: SQLite's own checks pass) and one row whose resourceVersion
-# is -5 with a checksum that matches.  Then:
+# pages (bodies: SQLite's own checks pass), one row whose resourceVersion
+# is -5 with a checksum that matches, and two rows whose keys are damaged
+# (one now spells an intact row's key, one is out of the b-tree's order:
+# neither can be deleted by its key).  Then:
 #   - podctl store check names every damaged row and exits 1;
 #   - podkerneld refuses to start on it (exit 1, the rows named);
 #   - with --allow-damaged-store it starts, logs the rows it set aside,
@@ -59,6 +61,14 @@ db.execute("UPDATE objects SET rv=-5, body=?, sum=? WHERE name='p115'", (body, h
 db.commit()
 assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 db.close()
+# Two keys themselves: p025 now spells p024 (an intact row's key) and p035
+# p0s5 (out of the b-tree's order); neither can be found by its key.
+data = bytearray(open(path, "rb").read())
+for name, at_char, bit in ((b"p025", 3, 0x01), (b"p035", 2, 0x40)):
+    at = data.find(b"Poddefault" + name)
+    assert at > 0, name
+    data[at + 10 + at_char] ^= bit
+open(path, "wb").write(data)
 PY
 
 set +e
@@ -66,11 +76,11 @@ set +e
 rc=$?
 set -e
 [ $rc = 1 ] || { cat "$WORK/check"; fail "store check of a damaged store: exit $rc, want 1"; }
-[ "$(grep -c '^Pod default/p[0-9]*: checksum mismatch$' "$WORK/check")" = 12 ] ||
-	{ cat "$WORK/check"; fail "store check did not name the 12 flipped rows"; }
+[ "$(grep -c '^Pod default/p[0-9s]*: checksum mismatch$' "$WORK/check")" = 14 ] ||
+	{ cat "$WORK/check"; fail "store check did not name the 14 flipped rows"; }
 grep -q '^Pod default/p115: resourceVersion -5 outside 1\.\.[0-9]*$' "$WORK/check" ||
 	{ cat "$WORK/check"; fail "store check did not refuse resourceVersion -5"; }
-grep -q "1[0-9][0-9] objects, 13 damaged" "$WORK/check" ||
+grep -q "1[0-9][0-9] objects, 15 damaged" "$WORK/check" ||
 	{ cat "$WORK/check"; fail "store check summary"; }
 
 # Without the flag: refused, naming the damage.
@@ -80,27 +90,28 @@ set +e
 rc=$?
 set -e
 [ $rc = 1 ] || { cat "$WORK/refused.log"; fail "podkerneld on a damaged store: exit $rc, want 1"; }
-grep -q "13 damaged rows" "$WORK/refused.log" && grep -q "allow-damaged-store" "$WORK/refused.log" ||
+grep -q "15 damaged rows" "$WORK/refused.log" && grep -q "allow-damaged-store" "$WORK/refused.log" ||
 	{ cat "$WORK/refused.log"; fail "the refusal does not name the damage"; }
 
 # With it: served, reported everywhere.
 e2e_start_server --no-scheduling --allow-damaged-store
-grep -q "store: 13 damaged rows set aside" "$WORK/podkerneld.log" ||
+grep -q "store: 15 damaged rows set aside" "$WORK/podkerneld.log" ||
 	{ cat "$WORK/podkerneld.log"; fail "no log line for the rows set aside"; }
-[ "$(grep -c 'store: damaged row Pod default/p' "$WORK/podkerneld.log")" = 13 ] ||
+[ "$(grep -c 'store: damaged row Pod default/p' "$WORK/podkerneld.log")" = 15 ] ||
 	fail "each damaged row is not logged"
 code=$(curl -s -o "$WORK/ready" -w '%{http_code}' "$PODKERNEL_SERVER/readyz")
-[ "$code" = 500 ] && grep -q "store-integrity failed: 13 damaged rows" "$WORK/ready" ||
+[ "$code" = 500 ] && grep -q "store-integrity failed: 15 damaged rows" "$WORK/ready" ||
 	{ cat "$WORK/ready"; fail "/readyz $code without the damage"; }
-curl -s -H "$A" "$PODKERNEL_SERVER/metrics" | grep -qx "podkernel_store_damaged_rows 13" ||
-	fail "no podkernel_store_damaged_rows 13"
+curl -s -H "$A" "$PODKERNEL_SERVER/metrics" | grep -qx "podkernel_store_damaged_rows 15" ||
+	fail "no podkernel_store_damaged_rows 15"
 curl -s -H "$A" "$PODKERNEL_SERVER/api/v1/namespaces/default/pods" >"$WORK/list"
 python3 - "$WORK/list" <<'PY' || fail "the list after setting the damage aside"
 import json, sys
 items = json.load(open(sys.argv[1]))["items"]
 names = {p["metadata"]["name"] for p in items}
-assert len(items) == 107, len(items)
+assert len(items) == 105, len(items)
 assert "p115" not in names and "p010" not in names and "p011" in names
+assert "p025" not in names and "p035" not in names and "p024" in names
 for p in items:
     rv = int(p["metadata"]["resourceVersion"])
     assert 0 < rv < 1 << 40, rv
@@ -108,7 +119,7 @@ PY
 kill -TERM "$SERVER_PID"
 wait "$SERVER_PID" || fail "podkerneld exit status $?"
 "$BIN/podctl" store check "$DB" >"$WORK/check" 2>&1 || { cat "$WORK/check"; fail "store check after"; }
-grep -q "0 damaged, 13 set aside earlier" "$WORK/check" || { cat "$WORK/check"; fail "summary after"; }
+grep -q "0 damaged, 15 set aside earlier" "$WORK/check" || { cat "$WORK/check"; fail "summary after"; }
 set +e
 "$BIN/podctl" store check "$WORK/pods.json" >/dev/null 2>&1
 rc=$?
