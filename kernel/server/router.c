@@ -1913,11 +1913,14 @@ static bool services_resource(struct pk_server *srv, const struct pk_request *re
 	return true;
 }
 
-/* Who asked, for the request's log line and audit event. */
-static void note_user(struct pk_srv_note *note, const struct pk_identity *who)
+/* Who asked, for the request's log line and audit event (the groups: only for the audit log). */
+static void note_user(const struct pk_server *srv, struct pk_srv_note *note,
+		      const struct pk_identity *who)
 {
 	snprintf(note->user, sizeof(note->user), "%s", who->user ? who->user : "");
 	snprintf(note->uid, sizeof(note->uid), "%s", who->uid ? who->uid : "");
+	if (!srv->audit)
+		return;
 	note->groups = json_array();
 	for (size_t i = 0; note->groups && i < who->ngroups; i++)
 		json_array_append_new(note->groups, json_string(who->groups[i]));
@@ -1957,7 +1960,7 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 	struct pk_impersonation imp;
 	bool authed = authenticate(srv, req, &who, &is);
 	if (authed)
-		note_user(note, &who);
+		note_user(srv, note, &who);
 	if (serve_public(srv, req, resp))
 		return "health";
 	bool ui_api = strncmp(req->path, "/ui/api/", 8) == 0;
@@ -2057,7 +2060,7 @@ bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (authed)
-		note_user(&note, &who);
+		note_user(srv, &note, &who);
 	note_early_route(&note, req);
 	pk_srv_metrics_record(srv, &note, resp.status, 0);
 	pk_srv_request_done(srv, req, &note, resp.status, 0, &now);

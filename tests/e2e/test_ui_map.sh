@@ -131,6 +131,8 @@ grep -q 'data-node="tpu-ss0-h0"' "$WORK/map.html" || fail "#node= did not open t
 pods_h0=$(python3 -c "import json,sys; print(sum(1 for p in json.load(open(sys.argv[1]))['items'] if p['spec'].get('nodeName')=='tpu-ss0-h0'))" "$WORK/pods.json")
 grep -q "data-pods=\"$pods_h0\"" "$WORK/map.html" || fail "host detail does not list its $pods_h0 pods"
 grep -q 'data-group="tpu/too-big"' "$WORK/map.html" || fail "the pending gang is not listed"
+grep -q '<span data-k="accelerators allocated"><b>[0-9]* of [0-9]* ([0-9]*%)</b>' "$WORK/map.html" ||
+	fail "the headline is not the accelerators allocated"
 # What a person reads, not only the attributes: no value printed as "null",
 # "undefined" or "NaN" anywhere (an untainted host's panel once read "nullnull").
 python3 - "$WORK/map.html" <<'EOF' || fail "the page shows a missing value as text"
