@@ -20,6 +20,29 @@
 
 static const double bounds[LATENCY_BUCKETS] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5};
 
+/* The latency slot of verb, resource and subresource (under metrics_lock). */
+static struct latency_slot *latency_slot(struct pk_server *srv, const char *verb, const char *res,
+					 const char *sub)
+{
+	for (size_t i = 0; i < LATENCY_SLOTS - 1; i++) {
+		struct latency_slot *l = &srv->latency[i];
+
+		if (!l->verb) {
+			l->verb = verb;
+			l->resource = res;
+			snprintf(l->subresource, sizeof(l->subresource), "%s", sub);
+		}
+		if (strcmp(l->verb, verb) == 0 && strcmp(l->resource, res) == 0 &&
+		    strcmp(l->subresource, sub) == 0)
+			return l;
+	}
+	if (!srv->latency[LATENCY_SLOTS - 1].verb) {
+		srv->latency[LATENCY_SLOTS - 1].verb = "other";
+		srv->latency[LATENCY_SLOTS - 1].resource = "";
+	}
+	return &srv->latency[LATENCY_SLOTS - 1];
+}
+
 void pk_srv_metrics_record(struct pk_server *srv, const struct pk_srv_note *note, int code,
 			   double seconds)
 {
@@ -42,12 +65,35 @@ void pk_srv_metrics_record(struct pk_server *srv, const struct pk_srv_note *note
 			break;
 		}
 	}
+	struct latency_slot *l = latency_slot(srv, verb, res, note->subresource);
+
 	for (size_t b = 0; b < LATENCY_BUCKETS; b++)
 		if (seconds <= bounds[b])
-			srv->latency_buckets[b]++;
-	srv->latency_sum += seconds;
-	srv->latency_count++;
+			l->buckets[b]++;
+	l->sum += seconds;
+	l->count++;
 	pthread_mutex_unlock(&srv->metrics_lock);
+}
+
+static void latency_render(struct pk_server *srv, FILE *f)
+{
+	for (size_t i = 0; i < LATENCY_SLOTS && srv->latency[i].verb; i++) {
+		const struct latency_slot *l = &srv->latency[i];
+		char labels[160];
+
+		snprintf(labels, sizeof(labels), "verb=\"%s\",resource=\"%s\",subresource=\"%s\"",
+			 l->verb, l->resource, l->subresource);
+		for (size_t b = 0; b < LATENCY_BUCKETS; b++)
+			fprintf(f,
+				"apiserver_request_duration_seconds_bucket{%s,le=\"%g\"} %" PRIu64
+				"\n",
+				labels, bounds[b], l->buckets[b]);
+		fprintf(f,
+			"apiserver_request_duration_seconds_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n"
+			"apiserver_request_duration_seconds_sum{%s} %.6f\n"
+			"apiserver_request_duration_seconds_count{%s} %" PRIu64 "\n",
+			labels, l->count, labels, l->sum, labels, l->count);
+	}
 }
 
 char *pk_srv_metrics_render(struct pk_server *srv)
@@ -69,16 +115,10 @@ char *pk_srv_metrics_render(struct pk_server *srv)
 			"code=\"%d\"} %" PRIu64 "\n",
 			srv->metrics[i].verb, srv->metrics[i].resource, srv->metrics[i].subresource,
 			srv->metrics[i].code, srv->metrics[i].count);
-	fprintf(f, "# HELP apiserver_request_duration_seconds Request latency.\n"
+	fprintf(f, "# HELP apiserver_request_duration_seconds Request latency by verb, resource "
+		   "and subresource.\n"
 		   "# TYPE apiserver_request_duration_seconds histogram\n");
-	for (size_t b = 0; b < LATENCY_BUCKETS; b++)
-		fprintf(f, "apiserver_request_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
-			bounds[b], srv->latency_buckets[b]);
-	fprintf(f,
-		"apiserver_request_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n"
-		"apiserver_request_duration_seconds_sum %.6f\n"
-		"apiserver_request_duration_seconds_count %" PRIu64 "\n",
-		srv->latency_count, srv->latency_sum, srv->latency_count);
+	latency_render(srv, f);
 	pthread_mutex_unlock(&srv->metrics_lock);
 	fprintf(f,
 		"# HELP podkernel_store_writes_total Committed store write transactions.\n"

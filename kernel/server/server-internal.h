@@ -25,6 +25,19 @@ struct metric_slot {
 };
 
 /*
+ * Request latency by verb, resource and subresource (the code is no label of
+ * kube-apiserver's histogram either); the last slot takes what does not fit.
+ */
+#define LATENCY_SLOTS 128
+struct latency_slot {
+	const char *verb, *resource; /* static strings; verb NULL: free slot */
+	char subresource[16];
+	uint64_t buckets[LATENCY_BUCKETS]; /* cumulative at render time */
+	double sum;
+	uint64_t count;
+};
+
+/*
  * What one request was, for its metrics, its log line and its audit event:
  * filled by the router as it learns it (router.c), read by audit.c.
  */
@@ -71,9 +84,7 @@ struct pk_server {
 
 	pthread_mutex_t metrics_lock;
 	struct metric_slot metrics[METRIC_SLOTS];
-	uint64_t latency_buckets[LATENCY_BUCKETS]; /* cumulative at render time */
-	double latency_sum;
-	uint64_t latency_count;
+	struct latency_slot latency[LATENCY_SLOTS];
 	atomic_long watchers;
 	atomic_size_t watch_bytes; /* buffered by all watches (PK_SERVER_WATCH_MEMORY) */
 

@@ -136,6 +136,8 @@ grep -q 'apiserver_request_total{verb="create",resource="pods",subresource="",co
 	"$WORK/body" || fail "request metrics without resource and verb"
 grep -q 'apiserver_request_total{verb="create",resource="pods",subresource="",code="403"}' \
 	"$WORK/body" || fail "a write refused before its body is not counted by resource"
+grep -q 'apiserver_request_duration_seconds_count{verb="create",resource="pods",subresource=""} [1-9]' \
+	"$WORK/body" || fail "request latency without verb and resource"
 for m in process_cpu_seconds_total process_resident_memory_bytes process_open_fds \
 	process_start_time_seconds 'podkernel_build_info{version="' podkernel_audit_events_total; do
 	grep -q "^$m" "$WORK/body" || fail "no $m"
