@@ -393,7 +393,7 @@ static void respond_store_error(struct pk_response *resp, int rc, const struct r
 	}
 	default:
 		pk_srv_respond_status(resp, 500, "InternalError", plural, nm, NULL,
-				      "store error: %s", strerror(-rc));
+				      "store error: %s", pk_errno_text(rc));
 	}
 }
 
