@@ -148,7 +148,9 @@ int pk_store_lock_dir(const char *dir, int wait_ms, int *ret_fd, char *err, size
 
 	if (snprintf(path, sizeof(path), "%s/podkernel.lock", dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* read-only and readable by all: whoever made it (a restore as root), podkerneld opens it
+	 */
+	fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		int e = errno;
 
