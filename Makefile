@@ -134,6 +134,7 @@ TESTLIBS_tests/kernel/controllers := pkcontrollers pkserver
 # the placement map's tests also run it on a standalone loop
 TESTLIBS_tests/kernel/ui       := pkui pkcontrollers
 TESTLIBS_tests/kernel/podctl   := pkclient
+TESTLIBS_tests/kernel/podkerneld := pkdaemon
 TESTLIBS_tests/kernel/kube     := pkkube
 # the informer test runs podkerneld's API server in the same process
 TESTLIBS_tests/kernel/attach   := pkattach pkserver
