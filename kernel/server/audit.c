@@ -173,8 +173,15 @@ static void audit_write(struct pk_server *srv, const char *line, size_t len)
 	int r = 0;
 
 	pthread_mutex_lock(&a->lock);
-	if (a->max_size && a->size > 0 && a->size + len > a->max_size)
-		r = audit_rotate(a);
+	if (a->max_size && a->size > 0 && a->size + len > a->max_size) {
+		struct stat st;
+
+		/* truncated by someone else meanwhile (logrotate's copytruncate): not full */
+		if (fstat(a->fd, &st) == 0 && (uint64_t)st.st_size < a->size)
+			a->size = (uint64_t)st.st_size;
+		if (a->size > 0 && a->size + len > a->max_size)
+			r = audit_rotate(a);
+	}
 	if (r == 0 && a->fd >= 0 && write(a->fd, line, len) == (ssize_t)len) {
 		a->size += len;
 		a->events++;
