@@ -39,7 +39,13 @@ struct line {
 struct axes {
 	double xmax, ymin, ymax;
 	bool y_share; /* y is a share (0..1), labelled in percent */
+	bool x_log;   /* x drawn as log(1 + x): delays from seconds to days on one axis */
 };
+
+static double x_scaled(const struct axes *ax, double x)
+{
+	return ax->x_log ? log10(1 + fmax(x, 0)) : x;
+}
 
 void pk_sim_duration(double s, char *buf, size_t len)
 {
@@ -121,7 +127,9 @@ static void plot_axes(FILE *f, const struct axes *ax)
 			PAD, W - 4, (H - 4) - (H - 8) * (0 - ax->ymin) / (ax->ymax - ax->ymin),
 			(H - 4) - (H - 8) * (0 - ax->ymin) / (ax->ymax - ax->ymin));
 	for (int k = 0; k <= 4; k++) {
-		pk_sim_duration(ax->xmax * k / 4, buf, sizeof(buf));
+		double at = x_scaled(ax, ax->xmax) * k / 4;
+
+		pk_sim_duration(ax->x_log ? pow(10, at) - 1 : at, buf, sizeof(buf));
 		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"ax\" text-anchor=\"%s\">%s</text>",
 			PAD + (W - PAD - 4) * k / 4, H + 12,
 			k == 0	 ? "start"
@@ -130,6 +138,22 @@ static void plot_axes(FILE *f, const struct axes *ax)
 			buf);
 	}
 	fputc('\n', f);
+}
+
+/* The legend under a plot: each line's name in its colour, side by side. */
+static void legend(FILE *f, const struct line *lines, size_t n)
+{
+	size_t x = PAD;
+
+	for (size_t i = 0; n > 1 && i < n && i < MAX_LINES; i++) {
+		if (!lines[i].name)
+			continue;
+		fprintf(f, "<text x=\"%zu\" y=\"%d\" class=\"ax\" fill=\"%s\">", x, H + 22,
+			colors[i]);
+		esc(f, lines[i].name);
+		fprintf(f, "</text>\n");
+		x += 6 * strlen(lines[i].name) + 14; /* about 6 px a character at 10 px */
+	}
 }
 
 static void plot(FILE *f, const char *title, const struct line *lines, size_t n, struct axes ax)
@@ -155,22 +179,19 @@ static void plot(FILE *f, const char *title, const struct line *lines, size_t n,
 			colors[i]);
 		json_array_foreach(lines[i].y, k, v)
 		{
-			double x = PAD + (W - PAD - 4) *
-					     json_number_value(json_array_get(lines[i].x, k)) /
-					     ax.xmax;
+			double x =
+			    PAD +
+			    (W - PAD - 4) *
+				x_scaled(&ax, json_number_value(json_array_get(lines[i].x, k))) /
+				x_scaled(&ax, ax.xmax);
 			double y = (H - 4) -
 				   (H - 8) * (json_number_value(v) - ax.ymin) / (ax.ymax - ax.ymin);
 
 			fprintf(f, "%.1f,%.1f ", x, y);
 		}
 		fprintf(f, "\"/>\n");
-		if (n > 1 && lines[i].name) {
-			fprintf(f, "<text x=\"%zu\" y=\"%d\" class=\"ax\" fill=\"%s\">",
-				PAD + 70 * i + 30, H + 22, colors[i]);
-			esc(f, lines[i].name);
-			fprintf(f, "</text>\n");
-		}
 	}
+	legend(f, lines, n);
 	fprintf(f, "</svg>\n");
 }
 
@@ -245,7 +266,7 @@ static void delay_cdf(FILE *f, const json_t *run)
 {
 	json_t *share = json_array(), *d;
 	struct line lines[MAX_LINES];
-	struct axes ax = {.ymax = 1, .y_share = true};
+	struct axes ax = {.ymax = 1, .y_share = true, .x_log = true};
 	size_t n = 0, k;
 
 	for (int i = 0; i < 21; i++)
@@ -260,7 +281,9 @@ static void delay_cdf(FILE *f, const json_t *run)
 		ax.xmax = fmax(ax.xmax, json_number_value(json_array_get(c, 20)));
 	}
 	if (n)
-		plot(f, "Queueing delay distribution by gang size (share of jobs placed within)",
+		plot(f,
+		     "Queueing delay distribution by gang size (share of jobs placed within; "
+		     "log time)",
 		     lines, n, ax);
 	json_decref(share);
 }
@@ -306,22 +329,32 @@ static void run_name(const json_t *run, char *buf, size_t len)
 		 json_string_value(json_object_get(run, "strategy")));
 }
 
+/* One figure of every run; scale 0: a time, shown as a duration. */
 static void compare_row(FILE *f, const json_t *runs, const char *what, const char *path,
-			double scale, const char *unit)
+			double scale, int decimals, const char *unit)
 {
 	size_t i;
 	json_t *run;
-	double first = num(json_array_get(runs, 0), path) * scale;
+	double first = num(json_array_get(runs, 0), path) * (scale ? scale : 1);
 
 	fprintf(f, "<tr><th>%s</th>", what);
 	json_array_foreach(runs, i, run)
 	{
-		double v = num(run, path) * scale;
+		double v = num(run, path) * (scale ? scale : 1);
 
-		if (i == 0)
-			fprintf(f, "<td>%.1f%s</td>", v, unit);
+		fprintf(f, "<td>");
+		if (scale)
+			fprintf(f, "%.*f%s", decimals, v, unit);
 		else
-			fprintf(f, "<td>%.1f%s (%+.1f)</td>", v, unit, v - first);
+			duration(f, v);
+		if (i && scale) {
+			fprintf(f, " (%+.*f)", decimals, v - first);
+		} else if (i) {
+			fprintf(f, " (%s", v >= first ? "+" : "");
+			duration(f, v - first);
+			fprintf(f, ")");
+		}
+		fprintf(f, "</td>");
 	}
 	fprintf(f, "</tr>\n");
 }
@@ -341,13 +374,14 @@ static void compare_table(FILE *f, const json_t *runs)
 		fprintf(f, "%s</th>", i ? " (difference)" : "");
 	}
 	fprintf(f, "</tr>\n");
-	compare_row(f, runs, "allocation mean", "allocation.mean", 100, "%");
-	compare_row(f, runs, "allocation peak", "allocation.peak", 100, "%");
-	compare_row(f, runs, "stranded mean", "stranded.mean_accelerators", 1, "");
-	compare_row(f, runs, "jobs completed", "jobs.completed", 1, "");
-	compare_row(f, runs, "jobs never placed", "jobs.never_placed", 1, "");
-	compare_row(f, runs, "preempted jobs", "preemptions.jobs", 1, "");
-	compare_row(f, runs, "p95 delay, all jobs (s)", "queueing_delay[0].p95", 1, "");
+	compare_row(f, runs, "allocation mean", "allocation.mean", 100, 1, "%");
+	compare_row(f, runs, "allocation peak", "allocation.peak", 100, 1, "%");
+	compare_row(f, runs, "stranded mean", "stranded.mean_accelerators", 1, 1, "");
+	compare_row(f, runs, "jobs completed", "jobs.completed", 1, 0, "");
+	compare_row(f, runs, "jobs never placed", "jobs.never_placed", 1, 0, "");
+	compare_row(f, runs, "preempted jobs", "preemptions.jobs", 1, 0, "");
+	compare_row(f, runs, "delay p95, all jobs", "queueing_delay[0].p95", 0, 0, "");
+	compare_row(f, runs, "delay p99, all jobs", "queueing_delay[0].p99", 0, 0, "");
 	fprintf(f, "</table>\n");
 }
 

@@ -56,9 +56,10 @@ START_TEST(test_fields_become_flags)
 	ck_assert_str_eq(flag(c, "leader-elect-lease-duration"), "15");
 	ck_assert_uint_eq(c->n, 9);
 	pkd_config_free(c);
-	c = parse("{\"apiVersion\": \"podkernel.io/v1alpha1\", \"kind\": \"PodkerneldConfiguration\","
-		  " \"dataDir\": \"/d\"}",
-		  0, NULL);
+	c = parse(
+	    "{\"apiVersion\": \"podkernel.io/v1alpha1\", \"kind\": \"PodkerneldConfiguration\","
+	    " \"dataDir\": \"/d\"}",
+	    0, NULL);
 	ck_assert_str_eq(flag(c, "data-dir"), "/d");
 	pkd_config_free(c);
 }
@@ -67,11 +68,13 @@ END_TEST
 START_TEST(test_refusals_name_the_field)
 {
 	parse(HEAD "logging: {colour: true}\n", -EINVAL, "c.yaml: logging.colour: unknown field");
-	parse(HEAD "audit: {maxSize: big}\n", -EINVAL, "c.yaml: audit.maxSize: expected an integer");
+	parse(HEAD "audit: {maxSize: big}\n", -EINVAL,
+	      "c.yaml: audit.maxSize: expected an integer");
 	parse(HEAD "logging: json\n", -EINVAL, "c.yaml: logging: expected a mapping");
 	parse(HEAD "noScheduling: yes\n", -EINVAL, "c.yaml: noScheduling: expected a boolean");
 	parse("kind: PodkerneldConfiguration\n", -EINVAL, "c.yaml: apiVersion: expected");
-	parse("apiVersion: podkernel.io/v1alpha1\nkind: Other\n", -EINVAL, "c.yaml: kind: expected");
+	parse("apiVersion: podkernel.io/v1alpha1\nkind: Other\n", -EINVAL,
+	      "c.yaml: kind: expected");
 	parse(HEAD "listen: a\nlisten: b\n", -EINVAL, "c.yaml");
 	parse("- 1\n", -EINVAL, "c.yaml: expected a mapping");
 }
