@@ -107,27 +107,38 @@ static const char *field_end(const char *s, const char **ret_eq)
 	return *p == ' ' || !*p ? p : NULL;
 }
 
-static bool all_fields(const char *s)
-{
-	const char *eq;
-
-	while (*s) {
-		s = field_end(s, &eq);
-		if (!s)
-			return false;
-		while (*s == ' ')
-			s++;
-	}
-	return true;
-}
-
-/* Where MSG's trailing fields start (MSG + its length when none). */
+/*
+ * Where MSG's trailing fields start (MSG + its length when none): after the
+ * last word that is no field, in one pass (a field's quoted value may hold
+ * spaces).
+ */
 static size_t fields_start(const char *msg, size_t len)
 {
-	for (size_t i = 0; i < len; i++)
-		if ((i == 0 || msg[i - 1] == ' ') && msg[i] != ' ' && all_fields(msg + i))
-			return i;
-	return len;
+	size_t start = len, i = 0;
+	const char *eq;
+	bool any = false;
+
+	while (i < len) {
+		const char *end;
+
+		while (i < len && msg[i] == ' ')
+			i++;
+		if (i == len)
+			break;
+		end = field_end(msg + i, &eq);
+		if (end) {
+			if (!any)
+				start = i;
+			any = true;
+			i = (size_t)(end - msg);
+		} else {
+			any = false;
+			start = len;
+			while (i < len && msg[i] != ' ')
+				i++;
+		}
+	}
+	return any ? start : len;
 }
 
 /* ---- a bounded writer that never leaves a JSON line unfinished ----------- */
