@@ -94,7 +94,7 @@ LIBS_pkdaemon    := pkdaemon pkattach pkcontrollers pkui pkkube pkappliance pksi
 	pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
 LIBS_pkclient    := pkclient pkkube pksim pkstore pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
 # Everything, for the benchmarks and the fuzz targets.
-LIBS_all         := pkclient pkdaemon pksim pkagent pkattach pkui pkkube pkcontrollers pkappliance pkserver pkstore pkwrite \
+LIBS_all         := pkclient pkdaemon pkagent pkattach pkui pkkube pkcontrollers pkappliance pksim pkserver pkstore pkwrite \
 	pksched \
 	pkbuilder pkdra pkapi pkcel topo pklib
 

@@ -34,6 +34,7 @@ static const struct field SCHEMA[] = {
     {"simulateBoard", F_STRING, "simulate-board"},
     {"noScheduling", F_BOOL, "no-scheduling"},
     {"allowDamagedStore", F_BOOL, "allow-damaged-store"},
+    {"gatedGangsWait", F_BOOL, "gated-gangs-wait"},
     {"writeKubeconfig", F_STRING, "write-kubeconfig"},
     {"nodeLeaseNamespace", F_STRING, "node-lease-namespace"},
     {"logging", F_OBJECT, NULL},
