@@ -19,7 +19,8 @@
  * one node are removed and reprieved, and the node whose victims have the
  * lowest top priority (then sum of priorities, then count) wins; a gang's
  * members may need room on many nodes at once, so its units are removed
- * cluster-wide.  Victims get DisruptionTarget (reason
+ * cluster-wide, and when that leaves the gang without the pods its required
+ * pod affinity asks for, once more with those kept.  Victims get DisruptionTarget (reason
  * PreemptionByScheduler) on their pods and, for `all` units, on the groups of
  * the unit; then they are deleted.  The preemptor is scheduled in a later
  * cycle (never in the same cycle as the preemption).  At most
@@ -342,15 +343,50 @@ static bool victims_per_node(struct sc_ctx *ctx, struct sc_group *root, const st
 	return c.ok;
 }
 
-/* Remove every unit, then give them back one by one (a gang's victims). */
+/* Does a pending pod of g's subtree need a pod of unit u by its required pod affinity? */
+static bool affinity_target(const struct pk_sched *s, const struct sc_group *g,
+			    const struct unit *u, int depth)
+{
+	if (depth > PK_HIERARCHY_WALK_MAX)
+		return false;
+	for (size_t i = 0; i < g->pods.n; i++) {
+		const struct sc_pod *p = g->pods.v[i];
+
+		for (size_t k = 0; sc_pod_pending(p) && k < u->pods.n; k++)
+			if (sc_interpod_target(&s->snap.terms, p, u->pods.v[k]))
+				return true;
+	}
+	for (size_t i = 0; i < g->children.n; i++)
+		if (affinity_target(s, g->children.v[i], u, depth + 1))
+			return true;
+	return false;
+}
+
+/*
+ * Remove every unit, then give them back one by one (a gang's victims).
+ * When the root does not fit with every unit gone, it is tried again with
+ * the units its members' required pod affinity asks for kept: removing
+ * those can only hurt it.
+ */
 static bool victims_cluster_wide(struct sc_ctx *ctx, struct sc_group *root, struct unit *u,
 				 size_t n, bool need_new)
 {
+	bool kept = false;
+
 	for (size_t i = 0; i < n; i++)
 		u[i].victim = true;
-	if (!n || !fits(ctx, root, u, n, need_new))
+	if (n && !fits(ctx, root, u, n, need_new)) {
+		for (size_t i = 0; i < n; i++)
+			if (affinity_target(ctx->s, root, &u[i], 0))
+				u[i].victim = false, kept = true;
+		if (!kept || !fits(ctx, root, u, n, need_new))
+			return false;
+	}
+	if (!n)
 		return false;
 	for (size_t i = 0; i < n; i++) {
+		if (!u[i].victim)
+			continue;
 		u[i].victim = false;
 		if (!fits(ctx, root, u, n, need_new))
 			u[i].victim = true;
