@@ -24,7 +24,8 @@
  * PreemptionByScheduler) on their pods and, for `all` units, on the groups of
  * the unit; then they are deleted.  The preemptor is scheduled in a later
  * cycle (never in the same cycle as the preemption).  At most
- * SC_PREEMPT_MAX_UNITS units, the lowest-priority ones, are considered.
+ * SC_PREEMPT_MAX_UNITS units, the lowest-priority ones, are considered
+ * cluster-wide (every unit, node by node).
  * A root with a pending pod whose preemptionPolicy is Never preempts nothing.
  * The simulated removal of victims goes through the snapshot, so it frees
  * their host ports and their counts in the affinity and spread index too.
@@ -320,13 +321,19 @@ static bool victims_per_node(struct sc_ctx *ctx, struct sc_group *root, const st
 	const struct sc_snapshot *snap = ctx->snap;
 	struct node_cost best = {0}, c;
 	int best_node = -1, tried = 0;
+	bool *held = calloc(snap->nnodes + 1, sizeof(*held));
 
+	if (!held)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < u[i].pods.n; k++) {
+			int nd = ((const struct sc_pod *)u[i].pods.v[k])->node;
+
+			if (nd >= 0 && (size_t)nd < snap->nnodes)
+				held[nd] = true;
+		}
 	for (size_t nd = 0; nd < snap->nnodes && tried < SC_PREEMPT_MAX_NODES; nd++) {
-		bool held = false;
-
-		for (size_t i = 0; i < n && !held; i++)
-			held = unit_on_node(&u[i], (int)nd);
-		if (!held || sc_filter_static(pod, snap->nodes[nd]) != SC_FIT)
+		if (!held[nd] || sc_filter_static(pod, snap->nodes[nd]) != SC_FIT)
 			continue;
 		tried++;
 		victims_on_node(ctx, root, u, n, (int)nd, need_new, &c);
@@ -335,6 +342,7 @@ static bool victims_per_node(struct sc_ctx *ctx, struct sc_group *root, const st
 			best_node = (int)nd;
 		}
 	}
+	free(held);
 	for (size_t i = 0; i < n; i++)
 		u[i].victim = false;
 	if (best_node < 0)
@@ -421,7 +429,7 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 	if (r < 0)
 		return r;
 	qsort(u, n, sizeof(*u), unit_cmp);
-	if (n > SC_PREEMPT_MAX_UNITS) {
+	if (!one && n > SC_PREEMPT_MAX_UNITS) {
 		/* Keep the lowest-priority units (the end of the order). */
 		for (size_t i = 0; i < n - SC_PREEMPT_MAX_UNITS; i++)
 			sc_vec_free(&u[i].pods);
