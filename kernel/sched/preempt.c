@@ -17,7 +17,9 @@
  * set in which every unit is needed.  A root with a single pod to place does
  * this per node, as kube-scheduler's SelectVictimsOnNode: only the units on
  * one node are removed and reprieved, and the node whose victims have the
- * lowest top priority (then sum of priorities, then count) wins; a gang's
+ * lowest top priority (then sum of priorities, then count) wins (a
+ * standalone pod must pass every filter on that node; a group's one pod
+ * must let its root be placed); a gang's
  * members may need room on many nodes at once, so its units are removed
  * cluster-wide, and when that leaves the gang without the pods its required
  * pod affinity asks for, once more with those kept.  Victims get DisruptionTarget (reason
@@ -272,8 +274,35 @@ static bool cheaper(const struct node_cost *a, const struct node_cost *b)
  * then fits, units are given back, highest priority first, while it still
  * fits.  u[i].victim says what is left; the cost goes to ret.
  */
-static void victims_on_node(struct sc_ctx *ctx, struct sc_group *root, struct unit *u, size_t n,
-			    int node, bool need_new, struct node_cost *ret)
+/*
+ * Does a standalone pod pass every filter on node with the units marked
+ * victim removed?  (The filter kube-scheduler runs per candidate node.)
+ */
+static bool fits_on(struct sc_ctx *ctx, const struct sc_pod *pod, int node, struct unit *u,
+		    size_t n)
+{
+	struct sc_snapshot *snap = ctx->snap;
+	size_t mark = sc_snapshot_mark(snap);
+	bool ok;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; u[i].victim && k < u[i].pods.n; k++)
+			sc_snapshot_assume_removed(snap, u[i].pods.v[k]);
+	ok = sc_filter(snap, pod, snap->nodes[node], NULL) == SC_FIT;
+	sc_snapshot_revert(snap, mark);
+	return ok;
+}
+
+/* Does root fit with the units marked victim removed: a standalone pod on node, else anywhere? */
+static bool fits_node(struct sc_ctx *ctx, struct sc_group *root, const struct sc_pod *pod, int node,
+		      struct unit *u, size_t n, bool need_new)
+{
+	return root->implicit ? fits_on(ctx, pod, node, u, n) : fits(ctx, root, u, n, need_new);
+}
+
+static void victims_on_node(struct sc_ctx *ctx, struct sc_group *root, const struct sc_pod *pod,
+			    struct unit *u, size_t n, int node, bool need_new,
+			    struct node_cost *ret)
 {
 	struct pk_sched *s = ctx->s;
 	bool any = false;
@@ -281,7 +310,7 @@ static void victims_on_node(struct sc_ctx *ctx, struct sc_group *root, struct un
 	*ret = (struct node_cost){.top = INT32_MIN};
 	for (size_t i = 0; i < n; i++)
 		any |= u[i].victim = unit_on_node(&u[i], node);
-	if (!any || !fits(ctx, root, u, n, need_new)) {
+	if (!any || !fits_node(ctx, root, pod, node, u, n, need_new)) {
 		for (size_t i = 0; i < n; i++)
 			u[i].victim = false;
 		return;
@@ -290,7 +319,7 @@ static void victims_on_node(struct sc_ctx *ctx, struct sc_group *root, struct un
 		if (!u[i].victim)
 			continue;
 		u[i].victim = false;
-		if (!fits(ctx, root, u, n, need_new))
+		if (!fits_node(ctx, root, pod, node, u, n, need_new))
 			u[i].victim = true;
 	}
 	ret->ok = true;
@@ -336,7 +365,7 @@ static bool victims_per_node(struct sc_ctx *ctx, struct sc_group *root, const st
 		if (!held[nd] || sc_filter_static(pod, snap->nodes[nd]) != SC_FIT)
 			continue;
 		tried++;
-		victims_on_node(ctx, root, u, n, (int)nd, need_new, &c);
+		victims_on_node(ctx, root, pod, u, n, (int)nd, need_new, &c);
 		if (cheaper(&c, &best)) {
 			best = c;
 			best_node = (int)nd;
@@ -347,7 +376,7 @@ static bool victims_per_node(struct sc_ctx *ctx, struct sc_group *root, const st
 		u[i].victim = false;
 	if (best_node < 0)
 		return false;
-	victims_on_node(ctx, root, u, n, best_node, need_new, &c);
+	victims_on_node(ctx, root, pod, u, n, best_node, need_new, &c);
 	return c.ok;
 }
 
