@@ -19,10 +19,10 @@
  * one node are removed and reprieved, and the node whose victims have the
  * lowest top priority (then sum of priorities, then count) wins (a
  * standalone pod must pass every filter on that node; a group's one pod
- * must let its root be placed); a gang's
- * members may need room on many nodes at once, so its units are removed
- * cluster-wide, and when that leaves the gang without the pods its required
- * pod affinity asks for, once more with those kept.  Victims get DisruptionTarget (reason
+ * must let its root be placed).  A gang's members may need room on many
+ * nodes at once, so its units are removed cluster-wide, and when that leaves
+ * the gang without the pods its required pod affinity asks for, once more
+ * with those kept.  Victims get DisruptionTarget (reason
  * PreemptionByScheduler) on their pods and, for `all` units, on the groups of
  * the unit; then they are deleted.  The preemptor is scheduled in a later
  * cycle (never in the same cycle as the preemption).  At most
@@ -270,11 +270,6 @@ static bool cheaper(const struct node_cost *a, const struct node_cost *b)
 }
 
 /*
- * SelectVictimsOnNode: every unit with a pod on node removed; if the root
- * then fits, units are given back, highest priority first, while it still
- * fits.  u[i].victim says what is left; the cost goes to ret.
- */
-/*
  * Does a standalone pod pass every filter on node with the units marked
  * victim removed?  (The filter kube-scheduler runs per candidate node.)
  */
@@ -300,6 +295,11 @@ static bool fits_node(struct sc_ctx *ctx, struct sc_group *root, const struct sc
 	return root->implicit ? fits_on(ctx, pod, node, u, n) : fits(ctx, root, u, n, need_new);
 }
 
+/*
+ * SelectVictimsOnNode: every unit with a pod on node removed; if the root
+ * then fits, units are given back, highest priority first, while it still
+ * fits.  u[i].victim says what is left; the cost goes to ret.
+ */
 static void victims_on_node(struct sc_ctx *ctx, struct sc_group *root, const struct sc_pod *pod,
 			    struct unit *u, size_t n, int node, bool need_new,
 			    struct node_cost *ret)
@@ -410,17 +410,17 @@ static bool victims_cluster_wide(struct sc_ctx *ctx, struct sc_group *root, stru
 {
 	bool kept = false;
 
+	if (!n)
+		return false;
 	for (size_t i = 0; i < n; i++)
 		u[i].victim = true;
-	if (n && !fits(ctx, root, u, n, need_new)) {
+	if (!fits(ctx, root, u, n, need_new)) {
 		for (size_t i = 0; i < n; i++)
 			if (affinity_target(ctx->s, root, &u[i], 0))
 				u[i].victim = false, kept = true;
 		if (!kept || !fits(ctx, root, u, n, need_new))
 			return false;
 	}
-	if (!n)
-		return false;
 	for (size_t i = 0; i < n; i++) {
 		if (!u[i].victim)
 			continue;
