@@ -451,7 +451,7 @@ static bool choose(struct search *s, size_t ri, size_t ai, int64_t need, size_t 
 	for (size_t k = from; k < s->ncand && !s->err; k++) {
 		int d = s->cand[k];
 
-		if (++s->steps > STEP_BUDGET)
+		if (++s->steps > STEP_BUDGET || ++s->st->cycle_steps > DRA_CYCLE_STEPS)
 			return false;
 		if (in_use(s, d) || !matches(s, d, a) || !pick(s, d, ri, ai))
 			continue;
@@ -497,9 +497,25 @@ static bool place(struct search *s, size_t ri)
 	return false;
 }
 
+void dra_cycle_begin(struct dra_state *st)
+{
+	if (st)
+		st->cycle_steps = 0;
+}
+
+static int cycle_spent(struct search *s)
+{
+	return say(s, -ENOSPC,
+		   "the device allocation searches of this scheduling cycle took their %d steps; "
+		   "tried again in a later cycle",
+		   DRA_CYCLE_STEPS);
+}
+
 /* Why the search failed: the first request short of devices on its own. */
 static int explain(struct search *s)
 {
+	if (s->st->cycle_steps > DRA_CYCLE_STEPS)
+		return cycle_spent(s);
 	for (size_t ri = 0; ri < s->nreq; ri++) {
 		const struct alt *a = &s->req[ri].alts[0];
 		int64_t match = 0, free_ = 0, tainted = 0;
@@ -620,6 +636,10 @@ int dra_allocate(struct dra_state *st, const json_t *claim, const struct dra_nod
 
 	if (why && whylen)
 		why[0] = '\0';
+	if (st->cycle_steps > DRA_CYCLE_STEPS) {
+		struct search spent = {.why = why, .whylen = whylen};
+		return cycle_spent(&spent);
+	}
 	if ((r = dra_state_rebuild(st)) < 0)
 		return r;
 	s = calloc(1, sizeof(*s));
