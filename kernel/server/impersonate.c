@@ -159,10 +159,13 @@ static int read_headers(const struct pk_request *req, struct pk_impersonation *i
 /* system:serviceaccount:NS:NAME into its namespace and name. */
 static bool service_account(const char *user, char *ns, char *name)
 {
-	const char *rest = user + strlen(SA_PREFIX), *colon;
+	const char *rest, *colon;
 
-	if (strncmp(user, SA_PREFIX, strlen(SA_PREFIX)) != 0 || !(colon = strchr(rest, ':')) ||
-	    colon == rest || !colon[1] || strchr(colon + 1, ':'))
+	if (strncmp(user, SA_PREFIX, strlen(SA_PREFIX)) != 0)
+		return false;
+	rest = user + strlen(SA_PREFIX);
+	colon = strchr(rest, ':');
+	if (!colon || colon == rest || !colon[1] || strchr(colon + 1, ':'))
 		return false;
 	snprintf(ns, PK_IMP_VALUE_MAX, "%.*s", (int)(colon - rest), rest);
 	snprintf(name, PK_IMP_VALUE_MAX, "%s", colon + 1);
