@@ -378,6 +378,13 @@ int pk_node_decode(json_t *obj, struct pk_node **ret, struct pk_errors *errs);
  */
 const char *pk_pod_group_name(const json_t *pod);
 int pk_pod_decode(json_t *obj, struct pk_pod **ret, struct pk_errors *errs);
+/*
+ * kube-apiserver's pod defaulting of host ports: a pod with
+ * spec.hostNetwork true gets hostPort = containerPort on every port of its
+ * containers and init containers that has none (or 0).  In place; 0 or
+ * -ENOMEM.
+ */
+int pk_pod_default_host_ports(json_t *pod);
 int pk_priority_class_decode(json_t *obj, struct pk_priority_class **ret, struct pk_errors *errs);
 int pk_group_decode(json_t *obj, struct pk_group **ret, struct pk_errors *errs);
 int pk_workload_decode(json_t *obj, struct pk_workload **ret, struct pk_errors *errs);

@@ -1069,6 +1069,41 @@ int pk_node_decode(json_t *obj, struct pk_node **ret, struct pk_errors *errs)
 	DECODE_ALL_OR_NOTHING(pk_node, pk_node_decode_partial, pk_node_free);
 }
 
+static int default_host_ports(json_t *containers)
+{
+	size_t i, k;
+	json_t *c, *p;
+
+	json_array_foreach(containers, i, c)
+	{
+		json_array_foreach(json_object_get(c, "ports"), k, p)
+		{
+			json_t *hp = json_object_get(p, "hostPort"),
+			       *cp = json_object_get(p, "containerPort");
+
+			if (!json_is_object(p) || !json_is_integer(cp) ||
+			    (hp && !json_is_null(hp) &&
+			     !(json_is_integer(hp) && json_integer_value(hp) == 0)))
+				continue;
+			if (json_object_set_new(p, "hostPort",
+						json_integer(json_integer_value(cp))) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int pk_pod_default_host_ports(json_t *pod)
+{
+	json_t *spec = json_object_get(pod, "spec");
+	int r;
+
+	if (!json_is_true(json_object_get(spec, "hostNetwork")))
+		return 0;
+	r = default_host_ports(json_object_get(spec, "containers"));
+	return r < 0 ? r : default_host_ports(json_object_get(spec, "initContainers"));
+}
+
 int pk_pod_decode(json_t *obj, struct pk_pod **ret, struct pk_errors *errs)
 {
 	DECODE_ALL_OR_NOTHING(pk_pod, pk_pod_decode_partial, pk_pod_free);

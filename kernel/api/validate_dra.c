@@ -124,6 +124,56 @@ static void check_opaque_config(struct pk_vctx *v, const json_t *cfg)
 	pk_path_pop(&v->p, old);
 }
 
+/* Consumable capacity (KEP-5075): the allocator gives each device to one request, whole. */
+#define CONSUMABLE_CAPACITY                                                                        \
+	"consumable capacity (a device shared by several allocations) is not supported: a "        \
+	"device is allocated whole"
+#define MAX_TAINTS 16 /* taints a device, tolerations a request (upstream's limits) */
+
+/* An effect of a device taint or toleration (empty allowed in a toleration). */
+static void check_effect(struct pk_vctx *v, const json_t *x, bool required)
+{
+	const char *e = pk_vctx_string(v, x, "effect", required);
+
+	if (e && *e && strcmp(e, "NoSchedule") != 0 && strcmp(e, "NoExecute") != 0 &&
+	    strcmp(e, "None") != 0)
+		pk_vctx_fail(v, "effect",
+			     "Unsupported value: \"%s\": supported values: \"NoExecute\", "
+			     "\"NoSchedule\", \"None\"",
+			     e);
+}
+
+/* DRADeviceTaints: a slice device's taints, a request's tolerations. */
+static void check_taints(struct pk_vctx *v, const json_t *parent, const char *key)
+{
+	json_t *list = pk_vctx_array(v, parent, key, MAX_TAINTS), *x;
+	bool tolerations = strcmp(key, "tolerations") == 0;
+	size_t i, old = pk_path_key(&v->p, key);
+
+	json_array_foreach(list, i, x)
+	{
+		size_t o2 = pk_path_index(&v->p, i);
+		const char *op;
+
+		if (!json_is_object(x)) {
+			pk_vctx_fail(v, NULL, "Invalid value: must be an object%s", NULL);
+			pk_path_pop(&v->p, o2);
+			continue;
+		}
+		pk_vctx_string(v, x, "key", !tolerations);
+		pk_vctx_string(v, x, "value", false);
+		check_effect(v, x, !tolerations);
+		op = tolerations ? pk_vctx_string(v, x, "operator", false) : NULL;
+		if (op && *op && strcmp(op, "Exists") != 0 && strcmp(op, "Equal") != 0)
+			pk_vctx_fail(v, "operator",
+				     "Unsupported value: \"%s\": supported values: \"Equal\", "
+				     "\"Exists\"",
+				     op);
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
 /* Fields of ExactDeviceRequest and DeviceSubRequest. */
 static void check_device_request(struct pk_vctx *v, const json_t *r)
 {
@@ -152,6 +202,9 @@ static void check_device_request(struct pk_vctx *v, const json_t *r)
 	    !json_is_boolean(json_object_get(r, "adminAccess")) &&
 	    !json_is_null(json_object_get(r, "adminAccess")))
 		pk_vctx_fail(v, "adminAccess", "Invalid value: must be a boolean%s", NULL);
+	if (json_object_get(r, "capacity") && !json_is_null(json_object_get(r, "capacity")))
+		pk_vctx_fail(v, "capacity", "Forbidden: %s", CONSUMABLE_CAPACITY);
+	check_taints(v, r, "tolerations");
 }
 
 static void check_request(struct pk_vctx *v, const json_t *r, json_t *names)
@@ -440,6 +493,7 @@ static void check_slice_device(struct pk_vctx *v, const json_t *dev, json_t *nam
 			     "Too many: attributes and capacity together may have at most 32 "
 			     "entries%s",
 			     NULL);
+	check_taints(v, dev, "taints");
 	old = pk_path_key(&v->p, "attributes");
 	json_object_foreach(attrs, key, x) check_attribute(v, key, x);
 	pk_path_pop(&v->p, old);
@@ -456,9 +510,14 @@ static void check_slice_device(struct pk_vctx *v, const json_t *dev, json_t *nam
 				     key);
 		if (!q || pk_quantity_of(q, &milli) < 0)
 			pk_vctx_fail(v, "value", "Invalid value: must be a quantity%s", NULL);
+		if (json_is_object(x) && json_object_get(x, "requestPolicy") &&
+		    !json_is_null(json_object_get(x, "requestPolicy")))
+			pk_vctx_fail(v, "requestPolicy", "Forbidden: %s", CONSUMABLE_CAPACITY);
 		pk_path_pop(&v->p, o2);
 	}
 	pk_path_pop(&v->p, old);
+	if (json_is_true(json_object_get(dev, "allowMultipleAllocations")))
+		pk_vctx_fail(v, "allowMultipleAllocations", "Forbidden: %s", CONSUMABLE_CAPACITY);
 }
 
 static void check_slice_placement(struct pk_vctx *v, const json_t *spec)

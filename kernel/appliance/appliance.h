@@ -133,6 +133,7 @@ struct pk_appliance_config {
 	void *saturated_arg;
 	const char *node_lease_namespace; /* node heartbeat Leases; NULL: kube-node-lease */
 	int64_t backoff_initial_ms, backoff_max_ms; /* 0: the scheduler's defaults */
+	bool gated_gangs_wait; /* pk_sched_opts.gated_gangs_wait (--gated-gangs-wait) */
 	int64_t
 	    event_ttl_ms; /* standalone: Events older than this go; 0: PK_APPLIANCE_EVENT_TTL_MS */
 	/*
@@ -223,7 +224,8 @@ enum ap_verdict {
 struct ap_decision {
 	enum ap_verdict verdict;
 	bool reconcile; /* a Job or JobSet to reconcile */
-	bool owner;	/* a pod changed (its phase counts): reconcile its controller */
+	bool owner;	/* a pod changed (its phase counts), or a pod or Job went:
+			 * reconcile its controller */
 	bool gc;	/* an owner went away: collect garbage */
 	bool heartbeat; /* a Node write from outside the appliance */
 };

@@ -126,9 +126,12 @@ static bool emitted(const json_t *objects, const char *kind, const char *name)
 }
 
 /* Delete what uid controls in ns that the controller no longer emits. */
-static void prune(struct pk_ctl *ctl, const char *ns, const char *uid, const json_t *objects,
-		  const char *what)
+/* How many pods it deleted. */
+static size_t prune(struct pk_ctl *ctl, const char *ns, const char *uid, const json_t *objects,
+		    const char *what)
 {
+	size_t pods = 0;
+
 	for (size_t k = 0; k < sizeof(owned_kinds) / sizeof(owned_kinds[0]); k++) {
 		json_t *items = NULL, *obj;
 		size_t i;
@@ -150,12 +153,14 @@ static void prune(struct pk_ctl *ctl, const char *ns, const char *uid, const jso
 			del.rv = 0; /* the object it judged, whatever changed since */
 			if (ctl_delete(ctl, &del, PK_WRITE_PROPAGATE_DEFAULT) == 0) {
 				CTL_COUNT(ctl, gc_deleted);
+				pods += del.kind == PK_KIND_POD;
 				ctl_log(ctl, 2, "%s: deleted %s %s/%s (no longer wanted)", what,
 					owned_kinds[k], ns, pk_name(obj));
 			}
 		}
 		json_decref(items);
 	}
+	return pods;
 }
 
 /* ---- status ----------------------------------------------------------------------- */
@@ -430,8 +435,11 @@ int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind k, const char *ns, const char
 		r = create_missing(ctl, objects, what);
 		const char *uid = pk_get_string(obj, "metadata.uid");
 
-		if (r == 0 && uid)
-			prune(ctl, ns, uid, objects, what);
+		/* pods a smaller parallelism no longer wants: counted out at once, as
+		 * upstream's Job controller takes its deletions off status.active */
+		if (r == 0 && uid && prune(ctl, ns, uid, objects, what) && job &&
+		    job_keep_status(ctl, &obj, what, &finished) < 0)
+			ctl_log(ctl, 1, "%s: status after pruning: failed", what);
 	}
 	pk_errors_clear(&errs);
 	json_decref(objects);

@@ -11,7 +11,9 @@
  * from the state's per-node index (its own devices, then merged in table
  * order those of nodeSelector and allNodes slices), so a search never walks
  * the devices of other nodes.  A candidate is visible to the
- * node, not in use, not picked by an earlier request of this search, passes
+ * node, not in use, not picked by an earlier request of this search, has no
+ * NoSchedule or NoExecute taint (DRADeviceTaints: the slice's
+ * devices[].taints) the request does not tolerate, passes
  * its class's selectors (cached per device and class) and the request's own;
  * every constraint naming the request (or naming none) requires the
  * candidate's matchAttribute to exist and to equal the value the first
@@ -46,6 +48,7 @@ struct alt {
 	size_t nprog;
 	bool all;
 	int64_t count;
+	const json_t *tols; /* the request's device tolerations */
 };
 
 struct request {
@@ -113,11 +116,7 @@ static int read_alt(struct search *s, const json_t *r, struct alt *a)
 			   "%s.adminAccess: admin access is not implemented by "
 			   "this scheduler",
 			   a->path);
-	if (json_array_size(json_object_get(r, "tolerations")))
-		return say(s, -EOPNOTSUPP,
-			   "%s.tolerations: device taints and tolerations are "
-			   "not implemented by this scheduler",
-			   a->path);
+	a->tols = json_object_get(r, "tolerations");
 	if (json_object_get(r, "capacity"))
 		return say(s, -EOPNOTSUPP,
 			   "%s.capacity: consumable capacity is not implemented "
@@ -280,8 +279,48 @@ static bool class_selects(struct search *s, int dev, int cls)
 	return *c == DRA_YES;
 }
 
-/* Does device dev match alternative a (ignoring whether it is free)? */
-static bool matches(struct search *s, int dev, const struct alt *a)
+/*
+ * DRADeviceTaints: does toleration t (key, operator Equal or Exists, value,
+ * effect; no key with Exists: every taint) tolerate taint x?
+ */
+static bool tolerates(const json_t *t, const json_t *x)
+{
+	const char *tk = pk_get_string(t, "key"), *op = pk_get_string(t, "operator");
+	const char *te = pk_get_string(t, "effect"), *xe = pk_get_string(x, "effect");
+	bool exists = op && strcmp(op, "Exists") == 0;
+
+	if (te && *te && (!xe || strcmp(te, xe) != 0))
+		return false;
+	if (!tk || !*tk)
+		return exists;
+	if (strcmp(tk, pk_get_string(x, "key") ?: "") != 0)
+		return false;
+	return exists ||
+	       strcmp(pk_get_string(t, "value") ?: "", pk_get_string(x, "value") ?: "") == 0;
+}
+
+/* Is every NoSchedule and NoExecute taint of device d tolerated by a? */
+static bool taints_tolerated(const struct dra_device *d, const struct alt *a)
+{
+	size_t i, k;
+	json_t *x, *t;
+
+	json_array_foreach(d->taints, i, x)
+	{
+		const char *e = pk_get_string(x, "effect");
+		bool ok = false;
+
+		if (!e || (strcmp(e, "NoSchedule") != 0 && strcmp(e, "NoExecute") != 0))
+			continue;
+		json_array_foreach(a->tols, k, t) ok = ok || tolerates(t, x);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* Does device dev match alternative a, taints aside (and whether it is free)? */
+static bool selected(struct search *s, int dev, const struct alt *a)
 {
 	const struct dra_device *d = &s->st->devs[dev];
 
@@ -296,6 +335,12 @@ static bool matches(struct search *s, int dev, const struct alt *a)
 			return false;
 	}
 	return true;
+}
+
+/* Does device dev match alternative a (ignoring whether it is free)? */
+static bool matches(struct search *s, int dev, const struct alt *a)
+{
+	return taints_tolerated(&s->st->devs[dev], a) && selected(s, dev, a);
 }
 
 static bool in_use(const struct search *s, int dev)
@@ -473,15 +518,22 @@ static int explain(struct search *s)
 		return cycle_spent(s);
 	for (size_t ri = 0; ri < s->nreq; ri++) {
 		const struct alt *a = &s->req[ri].alts[0];
-		int64_t match = 0, free_ = 0;
+		int64_t match = 0, free_ = 0, tainted = 0;
 
 		for (size_t k = 0; k < s->ncand && !s->err; k++)
 			if (matches(s, s->cand[k], a)) {
 				match++;
 				free_ += !s->st->inuse[s->cand[k]];
+			} else if (!s->err && selected(s, s->cand[k], a)) {
+				tainted++;
 			}
 		if (s->err)
 			return s->err;
+		if (match == 0 && tainted)
+			return say(s, -ENOSPC,
+				   "request %s: %lld devices of class %s on node %s have taints "
+				   "the request does not tolerate",
+				   a->name, (long long)tainted, a->class_name, s->node->name);
 		if (match == 0)
 			return say(s, -ENOSPC,
 				   "request %s: no device of class %s matches on node %s", a->name,
@@ -489,9 +541,11 @@ static int explain(struct search *s)
 		if (a->all ? free_ < match : free_ < a->count)
 			return say(s, -ENOSPC,
 				   "request %s: devices taken: %lld of class %s match on "
-				   "node %s, %lld free, %lld wanted",
+				   "node %s, %lld free, %lld wanted%s",
 				   a->name, (long long)match, a->class_name, s->node->name,
-				   (long long)free_, (long long)(a->all ? match : a->count));
+				   (long long)free_, (long long)(a->all ? match : a->count),
+				   tainted ? " (others have taints the request does not tolerate)"
+					   : "");
 	}
 	if (s->steps > STEP_BUDGET)
 		return say(s, -ENOSPC, "no allocation found within %d search steps", STEP_BUDGET);
@@ -630,8 +684,10 @@ static int count_one(struct dra_state *st, int dev, int cls, bool taken_too, siz
 {
 	int ok;
 
-	if (st->inuse[dev] && !taken_too)
-		return 0;
+	static const struct alt untolerating = {.tols = NULL};
+
+	if ((st->inuse[dev] && !taken_too) || !taints_tolerated(&st->devs[dev], &untolerating))
+		return 0; /* the fast check's claims tolerate no taint */
 	ok = class_ok(st, dev, cls);
 	if (ok > 0)
 		(*n)++;

@@ -22,6 +22,7 @@ struct dra_device {
 	struct cel_capacity *caps;
 	char **domains; /* domains split off qualified names (owned) */
 	size_t ndomains;
+	const json_t *taints; /* the device's taints (DRADeviceTaints), borrowed */
 };
 
 struct dra_class {

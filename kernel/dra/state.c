@@ -276,7 +276,8 @@ static int add_slice_devices(struct dra_state *st, json_t *s, size_t *cap)
 					 .name = pk_get_string(dev, "name"),
 					 .node_name = pk_get_string(s, "spec.nodeName"),
 					 .node_sel = pk_get(s, "spec.nodeSelector"),
-					 .all = json_is_true(pk_get(s, "spec.allNodes"))};
+					 .all = json_is_true(pk_get(s, "spec.allNodes")),
+					 .taints = json_object_get(dev, "taints")};
 		d->cel.driver = d->driver;
 		if (!d->name || asprintf(&d->key, "%s/%s/%s", d->driver, d->pool, d->name) < 0) {
 			d->key = NULL;

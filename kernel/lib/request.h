@@ -13,6 +13,7 @@
 
 struct pk_query_arg {
 	const char *key, *value; /* already URL-decoded */
+	bool nul;		 /* either held a NUL byte (%00): cut there, refused */
 };
 struct pk_request {
 	const char *method; /* "GET", "POST", ... */
@@ -20,6 +21,9 @@ struct pk_request {
 	const struct pk_query_arg *args;
 	size_t nargs;
 	const char *authorization; /* header values, NULL when absent */
+	/* Every Impersonate-* header (key: its name as sent), in order; repeats kept. */
+	const struct pk_query_arg *impersonate;
+	size_t nimpersonate;
 	const char *content_type;
 	const char *accept;
 	const char *body;

@@ -26,8 +26,11 @@ static void usage(FILE *f)
 {
 	fputs("Usage: podctl schedule -f FILE [-f FILE ...] [-o json|yaml] [--explain] "
 	      "[--strategy NAME]\n"
-	      "                       [--max-input-size SIZE]\n"
+	      "                       [--max-input-size SIZE] [--gated-gangs-wait]\n"
 	      "  " PODCTL_MAX_INPUT_HELP "\n"
+	      "  --gated-gangs-wait  a gang waits while any member has scheduling gates\n"
+	      "                      (default: gated members count toward minCount and the\n"
+	      "                      others are placed, as kube-scheduler does)\n"
 	      "Strategies:",
 	      f);
 	for (size_t i = 0; i < pk_sched_strategy_count(); i++)
@@ -143,6 +146,8 @@ static int load(const char **files, size_t nfiles, size_t max_bytes, json_t *all
 				rc = PODCTL_EXIT_USAGE;
 			}
 			pk_errors_clear(&errs);
+			if (pk_kind_of(o) == PK_KIND_POD && pk_pod_default_host_ports(o) < 0)
+				rc = PODCTL_EXIT_FAILURE;
 		}
 		if (rc == PODCTL_EXIT_OK && compact_nodes(objs) < 0)
 			rc = PODCTL_EXIT_FAILURE;
@@ -197,6 +202,8 @@ int podctl_schedule(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--explain") == 0) {
 			opts.explain = stderr;
+		} else if (strcmp(argv[i], "--gated-gangs-wait") == 0) {
+			opts.gated_gangs_wait = true;
 		} else if ((v = arg_value(&i, argc, argv, "-f", "--filename"))) {
 			if (nfiles == MAX_FILES) {
 				fprintf(stderr, "podctl schedule: more than %d files\n", MAX_FILES);

@@ -34,7 +34,7 @@ static void usage(FILE *f)
 	    "                  [--tls-cert-file FILE --tls-private-key-file FILE]\n"
 	    "                  [--insecure-allow-non-loopback] [--insecure-allow-anonymous-admin]\n"
 	    "                  [--simulate-board FILE] [-v LEVEL] [--write-kubeconfig FILE]\n"
-	    "                  [--no-scheduling] [--allow-damaged-store]\n"
+	    "                  [--no-scheduling] [--allow-damaged-store] [--gated-gangs-wait]\n"
 	    "                  [--sim-lifecycle] [--sim-start-delay S]\n"
 	    "                  [--sim-failure-rate P] [--sim-seed N] [--sim-node-loss T:NODE,...]\n"
 	    "       podkerneld (--kubeconfig FILE [--context NAME] | --in-cluster)\n"
@@ -69,7 +69,11 @@ static void usage(FILE *f)
 	    "  --allow-damaged-store       start even when rows fail their checksum: set them\n"
 	    "                              aside (table damaged_objects), serve the rest\n"
 	    "  --no-scheduling             serve the API and store only (no scheduling loop,\n"
-	    "                              no controllers): a stand-in kube-apiserver\n"
+	    "                              no controllers): a stand-in kube-apiserver; a\n"
+	    "                              --simulate-board's nodes are still registered\n"
+	    "  --gated-gangs-wait          (both modes) a gang waits while any member has\n"
+	    "                              scheduling gates; by default gated members count\n"
+	    "                              toward minCount and the others are placed\n"
 	    "  --print-crds                print the CustomResourceDefinitions attach mode\n"
 	    "                              needs (KEP-6012 kinds; deploy/crds/) and exit\n"
 	    "\nConnections (both modes; README, \"Reliability\"):\n"
@@ -158,6 +162,7 @@ enum {
 	O_SIM_SEED,
 	O_SIM_NODE_LOSS,
 	O_ALLOW_DAMAGED,
+	O_GATED_WAIT,
 	O_NODE_GRACE,
 	O_EVICTION_RATE,
 	O_SECONDARY_RATE,
@@ -343,6 +348,7 @@ static const struct option longopts[] = {
     {"client-ca-file", required_argument, NULL, O_CLIENT_CA},
     {"no-scheduling", no_argument, NULL, O_NO_SCHED},
     {"allow-damaged-store", no_argument, NULL, O_ALLOW_DAMAGED},
+    {"gated-gangs-wait", no_argument, NULL, O_GATED_WAIT},
     {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
     {"context", required_argument, NULL, O_CONTEXT},
     {"in-cluster", no_argument, NULL, O_IN_CLUSTER},
@@ -460,6 +466,10 @@ static int parse_other_arg(int c, const char *arg, struct options *o)
 		o->allow_damaged = true;
 		r = 0;
 	}
+	if (r > 0 && c == O_GATED_WAIT) { /* both modes */
+		o->app.gated_gangs_wait = o->acfg.gated_gangs_wait = true;
+		r = 0;
+	}
 	return r;
 }
 
@@ -562,6 +572,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 				"--context need --kubeconfig or --in-cluster\n");
 		return -EINVAL;
 	}
+	if (o->no_scheduling && o->sim.on) {
+		fprintf(stderr, "podkerneld: --sim-lifecycle and the other --sim-* flags run pods "
+				"through the controllers: they do not go with --no-scheduling\n");
+		return -EINVAL;
+	}
 	if (optind < argc) {
 		fprintf(stderr, "podkerneld: unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
@@ -649,6 +664,63 @@ static int check_board(const char *path)
 	return r;
 }
 
+/* Create objs[from, from + n) in one transaction; an object that exists is kept. */
+static int create_some(struct pk_store *store, json_t *objs, size_t from, size_t n,
+		       const char *path)
+{
+	json_t *batch[64];
+	int rcs[64], r;
+
+	for (size_t i = 0; i < n; i++) {
+		batch[i] = json_array_get(objs, from + i);
+		pk_set(batch[i], "metadata.annotations",
+		       json_pack("{s:s}", PK_ANN_SIMULATED, path));
+	}
+	r = pk_store_create_batch(store, batch, n, rcs);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if (rcs[i] < 0 && rcs[i] != -EEXIST) {
+			fprintf(stderr, "podkerneld: --simulate-board %s: registering %s %s: %s\n",
+				path, pk_kind_to_string(pk_kind_of(batch[i])), pk_name(batch[i]),
+				strerror(-rcs[i]));
+			r = rcs[i];
+		}
+	return r;
+}
+
+/*
+ * --simulate-board with --no-scheduling: the board's Nodes and ResourceSlices
+ * are registered as the controllers would (annotated simulated), so the API
+ * serves a cluster that another scheduler (an attached podkerneld, a test)
+ * places pods on.  Nothing runs their pods or watches their heartbeats.
+ */
+static int register_board(struct pk_store *store, const char *path)
+{
+	char err[TOPO_ERR_MAX];
+	struct topo_board *b = topo_board_new();
+	json_t *objs = NULL, *slices = NULL;
+	int r = b ? topo_board_load_file(b, path, err, sizeof(err)) : -ENOMEM;
+
+	if (r == 0)
+		r = pk_board_nodes_json(b, 0, &objs);
+	if (r == 0)
+		r = pk_board_slices_json(b, 0, &slices);
+	if (r == 0 && json_array_extend(objs, slices) < 0)
+		r = -ENOMEM;
+	topo_board_free(b);
+	for (size_t from = 0; r == 0 && from < json_array_size(objs); from += 64)
+		r = create_some(
+		    store, objs, from,
+		    json_array_size(objs) - from < 64 ? json_array_size(objs) - from : 64, path);
+	if (r == 0)
+		fprintf(stderr,
+			"podkerneld: --no-scheduling: registered the %zu Nodes and "
+			"ResourceSlices of %s\n",
+			json_array_size(objs), path);
+	json_decref(slices);
+	json_decref(objs);
+	return r;
+}
+
 static int run_attached(struct options *o, sigset_t *sigs)
 {
 	char err[1024] = "";
@@ -726,7 +798,7 @@ int main(int argc, char **argv)
 	if (o.attach)
 		return run_attached(&o, &sigs);
 
-	if (o.board && !o.no_scheduling && check_board(o.board) < 0)
+	if (o.board && check_board(o.board) < 0)
 		return 2;
 	char err[1024] = "";
 	struct pk_store *store = NULL;
@@ -778,7 +850,9 @@ int main(int argc, char **argv)
 	acfg.saturated_arg = srv;
 	if (o.no_scheduling)
 		fprintf(stderr, "podkerneld: --no-scheduling: serving the API and store only\n");
-	else
+	if (o.no_scheduling && o.board)
+		rc = register_board(store, o.board);
+	else if (!o.no_scheduling)
 		rc = start_standalone(store, &acfg, &map, &app, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "podkerneld: %s\n", *err ? err : strerror(-rc));

@@ -874,6 +874,9 @@ int sc_claims_tell(struct pk_sched *s, struct pk_sched_result *res)
 	return r;
 }
 
+static void dealloc_unreserved(struct pk_sched *s, struct sc_claim *e,
+			       const struct sc_pod *leaving);
+
 /* Pod leaves for good (deleted, preempted): its reservations go. */
 void sc_claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod)
 {
@@ -896,16 +899,60 @@ void sc_claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod)
 				break;
 			}
 		}
-		if (!e->has_api || json_array_size(e->reserved) ||
-		    !(e->users.n == 0 || (e->users.n == 1 && e->users.v[0] == pod)))
+		dealloc_unreserved(s, e, pod);
+	}
+}
+
+/*
+ * An allocated claim no pod reserves and none but leaving (or none) uses:
+ * the claim controller deallocates it, told by the next cycle.
+ */
+static void dealloc_unreserved(struct pk_sched *s, struct sc_claim *e, const struct sc_pod *leaving)
+{
+	if (!e->has_api || json_array_size(e->reserved) ||
+	    !(e->users.n == 0 || (e->users.n == 1 && e->users.v[0] == leaving)))
+		return;
+	e->has_api = false;
+	dra_allocation_clear(&e->api);
+	json_decref(e->api_json);
+	e->api_json = NULL;
+	json_array_append_new(s->snap.dra->dealloc, json_string(e->key));
+	entry_sync(&s->snap, e, -1);
+	s->gen++;
+}
+
+/* Is reservedFor entry x of the claim of key ("ns/name") a pod the scheduler lacks? */
+static bool reserved_pod_gone(const struct pk_sched *s, const char *key, const json_t *x)
+{
+	const char *slash = strchr(key, '/'), *res = pk_get_string(x, "resource");
+	const char *name = pk_get_string(x, "name");
+	char *pk = NULL;
+	bool gone;
+
+	if (!slash || !name || (res && strcmp(res, "pods") != 0))
+		return false;
+	if (asprintf(&pk, "%.*s/%s", (int)(slash - key), key, name) < 0)
+		return false;
+	gone = !pk_map_get(&s->forest.pods, pk);
+	free(pk);
+	return gone;
+}
+
+void sc_claims_drop_stale(struct pk_sched *s)
+{
+	struct sc_dra *d = s->snap.dra;
+
+	for (size_t i = 0; d && i < d->all.n; i++) {
+		struct sc_claim *e = d->all.v[i];
+		size_t before = json_array_size(e->reserved);
+
+		if (!e->obj || !before)
 			continue;
-		e->has_api = false; /* the claim controller deallocates it */
-		dra_allocation_clear(&e->api);
-		json_decref(e->api_json);
-		e->api_json = NULL;
-		json_array_append_new(d->dealloc, json_string(e->key));
-		entry_sync(&s->snap, e, -1);
-		s->gen++;
+		for (size_t k = before; k-- > 0;)
+			if (reserved_pod_gone(s, e->key, json_array_get(e->reserved, k)))
+				json_array_remove(e->reserved, k);
+		if (json_array_size(e->reserved) != before)
+			dealloc_unreserved(s, e, NULL);
 	}
 }
 

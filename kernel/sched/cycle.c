@@ -114,10 +114,13 @@ static void tell_later(struct pk_sched *s, const struct sc_group *root, int64_t 
 }
 
 /* The message of a root PreEnqueue holds back, or false when it is admissible. */
-static bool gated_message(struct sc_group *root, char *msg, size_t len)
+static bool gated_message(struct sc_group *root, bool wait, char *msg, size_t len)
 {
 	struct sc_buf why = {0};
-	bool gated = !sc_group_admissible(root, 0, &why);
+	bool gated;
+
+	sc_group_note_gated(root, wait, 0);
+	gated = !sc_group_admissible(root, 0, &why);
 
 	if (gated)
 		snprintf(msg, len, "waiting for gang members: %s",
@@ -147,7 +150,8 @@ static void tell_due(struct sc_ctx *ctx, int64_t now)
 					 : sc_forest_group(&s->forest, k + 1, k[0] == 'C', false);
 		char msg[768];
 
-		if (g && g->q.is_root && g->q.gated && gated_message(g, msg, sizeof(msg)))
+		if (g && g->q.is_root && g->q.gated &&
+		    gated_message(g, s->opts.gated_gangs_wait, msg, sizeof(msg)))
 			tell_pending(ctx, g, 0, msg, true);
 		free(k);
 	}
@@ -487,6 +491,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 				memcpy(res->root + kl + 1, root->key, rl + 1);
 			}
 		}
+		sc_group_note_gated(root, s->opts.gated_gangs_wait, 0);
 		if (!sc_group_admissible(root, 0, &why)) {
 			char msg[768];
 

@@ -34,8 +34,8 @@ int sc_group_min(const struct sc_group *g)
 {
 	if (g->implicit)
 		return 1;
-	if (g->spec.policy == PK_POLICY_GANG)
-		return g->spec.min > 0 ? g->spec.min : 0;
+	if (g->spec.policy == PK_POLICY_GANG) /* gated members count toward minCount */
+		return g->spec.min > g->gated ? g->spec.min - g->gated : 0;
 	return (g->composite ? g->children.n : g->pods.n) > 0 ? 1 : 0;
 }
 

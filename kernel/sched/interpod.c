@@ -398,6 +398,13 @@ static struct sc_term **symmetric_terms(struct sc_snapshot *snap, const struct s
 	return t->sym;
 }
 
+const char *sc_interpod_affinity_key(const struct sc_pod *pod)
+{
+	const struct interpod *ip = state_of(pod);
+
+	return ip && ip->naff ? ip->aff[0]->topo_key : NULL;
+}
+
 static enum sc_misfit interpod_filter(struct sc_snapshot *snap, const struct sc_pod *pod, int node)
 {
 	const struct interpod *ip = state_of(pod);

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernel/sched/sched-claims.h"
 #include "kernel/sched/sched-core.h"
 
 #define SC_OFFLINE_MAX_CYCLES 1000000
@@ -443,8 +444,10 @@ static int run(const json_t *objects, bool in_place, const struct pk_sched_opts 
 		if (r == 0)
 			r = add_all(s, out, false, errs);
 	}
-	if (r == 0)
+	if (r == 0) {
+		sc_claims_drop_stale(s);
 		r = run_cycles(s, out, &idx, pre);
+	}
 	if (r == 0) {
 		if (ret_objects)
 			*ret_objects = json_incref(out);

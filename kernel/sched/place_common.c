@@ -195,48 +195,147 @@ static enum sc_status ext_place_leaf(struct sc_ctx *ctx, struct sc_group *g, con
 	return SC_UNRESOLVABLE;
 }
 
+/* Passes over a leaf's failed pods while the one before placed some (bounded). */
+#define SC_LEAF_PASSES 8
+/* Domains of a required pod affinity key a failed leaf is tried in, one by one. */
+#define SC_LEAF_DOMAINS 32
+
+struct leaf_try {
+	int S, R, U;
+	struct sc_pod *last_failed;
+};
+
+/*
+ * One attempt at g's pending pods on nodes, in order; a pod that does not
+ * fit is tried again in a later pass when pods after it were placed (a
+ * member whose required affinity a later member satisfies).  Unless a pod
+ * with required pod affinity failed, this is the one pass of old, which
+ * stops as soon as minCount is out of reach.
+ */
+static enum sc_status leaf_attempt(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
+				   size_t n, const struct sc_leaf_pick *pick, int M,
+				   struct leaf_try *t)
+{
+	bool waits = false; /* a pod with required pod affinity failed: others may help it */
+
+	for (int pass = 0; pass < SC_LEAF_PASSES; pass++) {
+		bool failed = false, progress = false;
+
+		t->U = 0;
+		for (size_t i = 0; i < g->pods.n && !(pick->minimum_only && t->S >= M); i++) {
+			struct sc_pod *p = g->pods.v[i];
+			int node;
+
+			if (!sc_pod_pending(p) || p->assumed >= 0)
+				continue;
+			if (pass == 0)
+				t->R--;
+			node = pick->node(pick->arg, p, nodes, n);
+			if (node >= 0 && sc_snapshot_assume(ctx->snap, p, node) == 0) {
+				t->S++;
+				ctx->placed++;
+				progress = progress || failed || pass > 0;
+			} else {
+				t->U++;
+				t->last_failed = p;
+				failed = true;
+				waits = waits || sc_interpod_affinity_key(p) != NULL;
+			}
+			if (pass == 0 && !waits &&
+			    sc_feasible(M, t->S, t->R, t->U, 0) >= SC_UNSCHEDULABLE)
+				break;
+		}
+		if (!t->U || !waits || !progress || (pick->minimum_only && t->S >= M))
+			break;
+	}
+	return sc_feasible(M, t->S, t->R, t->U, 0);
+}
+
+/* The required pod affinity key of a pending pod of g, or NULL. */
+static const char *leaf_affinity_key(const struct sc_group *g)
+{
+	for (size_t i = 0; i < g->pods.n; i++) {
+		const struct sc_pod *p = g->pods.v[i];
+		const char *k = sc_pod_pending(p) ? sc_interpod_affinity_key(p) : NULL;
+
+		if (k)
+			return k;
+	}
+	return NULL;
+}
+
+/*
+ * A leaf whose members need each other (required pod affinity) may be
+ * locked out by its first member's choice: try it again within each domain
+ * of the affinity's topology key in turn (the first SC_LEAF_DOMAINS values
+ * in node order), as a unit.  SC_SUCCESS or SC_WAIT leaves the placement
+ * assumed and t set; else everything is reverted.
+ */
+static enum sc_status leaf_by_domain(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
+				     size_t n, const struct sc_leaf_pick *pick, int M,
+				     const struct leaf_try *start, struct leaf_try *t)
+{
+	const char *key = leaf_affinity_key(g), *seen[SC_LEAF_DOMAINS];
+	size_t nseen = 0, mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
+	int *sub = key ? malloc(n * sizeof(*sub)) : NULL;
+	enum sc_status st = SC_UNSCHEDULABLE;
+
+	for (size_t i = 0; sub && i < n && nseen < SC_LEAF_DOMAINS && st >= SC_UNSCHEDULABLE; i++) {
+		const char *v = sc_node_label(ctx->snap->nodes[nodes[i]], key);
+		size_t m = 0, k;
+
+		for (k = 0; v && k < nseen && strcmp(seen[k], v) != 0; k++)
+			;
+		if (!v || k < nseen)
+			continue;
+		seen[nseen++] = v;
+		for (size_t j = i; j < n; j++) {
+			const char *w = sc_node_label(ctx->snap->nodes[nodes[j]], key);
+
+			if (w && strcmp(w, v) == 0)
+				sub[m++] = nodes[j];
+		}
+		*t = *start;
+		st = leaf_attempt(ctx, g, sub, m, pick, M, t);
+		sc_trace(ctx, "%s %s: within %s=%s: %s", sc_group_kind(g), g->key, key, v,
+			 sc_status_to_string(st));
+		if (st >= SC_UNSCHEDULABLE) {
+			sc_snapshot_revert(ctx->snap, mark);
+			ctx->placed = placed0;
+		}
+	}
+	free(sub);
+	return st;
+}
+
 enum sc_status sc_place_leaf(struct sc_ctx *ctx, struct sc_group *g, const int *nodes, size_t n,
 			     const struct sc_leaf_pick *pick)
 {
-	int M = sc_group_min(g), S = 0, R = 0, U = 0;
+	int M = sc_group_min(g);
 	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
 	enum sc_status st;
-	struct sc_pod *last_failed = NULL;
+	struct leaf_try start = {0}, t, byd;
 
 	if (g->spec.has_slice)
 		return ext_place_leaf(ctx, g, nodes, n);
-	st = sc_leaf_presim(ctx, g, &S, &R);
+	st = sc_leaf_presim(ctx, g, &start.S, &start.R);
 	if (st >= SC_UNSCHEDULABLE)
 		return st;
-	for (size_t i = 0; i < g->pods.n && !(pick->minimum_only && S >= M); i++) {
-		struct sc_pod *p = g->pods.v[i];
-		int node;
-
-		if (!sc_pod_pending(p))
-			continue;
-		R--;
-		node = pick->node(pick->arg, p, nodes, n);
-		if (node >= 0 && sc_snapshot_assume(ctx->snap, p, node) == 0) {
-			S++;
-			ctx->placed++;
-		} else {
-			U++;
-			last_failed = p;
-		}
-		if (sc_feasible(M, S, R, U, 0) >= SC_UNSCHEDULABLE)
-			break;
-	}
-	st = sc_feasible(M, S, R, U, 0);
+	t = start;
+	st = leaf_attempt(ctx, g, nodes, n, pick, M, &t);
 	if (st >= SC_UNSCHEDULABLE) {
 		sc_snapshot_revert(ctx->snap, mark);
 		ctx->placed = placed0;
-		sc_record(ctx, g, st, M, S, R, U, 0, SC_WHY_LEAF, last_failed, NULL);
-	} else {
-		sc_record(ctx, g, st, M, S, R, U, 0, U ? SC_WHY_POD : SC_WHY_TEXT, last_failed,
-			  NULL);
+		if (leaf_by_domain(ctx, g, nodes, n, pick, M, &start, &byd) < SC_UNSCHEDULABLE)
+			t = byd, st = sc_feasible(M, t.S, t.R, t.U, 0);
 	}
-	sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=%d UU=0 -> %s%s", sc_group_kind(g), g->key, M, S, R,
-		 U, sc_status_to_string(st), pick->minimum_only ? " (minimum)" : "");
+	if (st >= SC_UNSCHEDULABLE)
+		sc_record(ctx, g, st, M, t.S, t.R, t.U, 0, SC_WHY_LEAF, t.last_failed, NULL);
+	else
+		sc_record(ctx, g, st, M, t.S, t.R, t.U, 0, t.U ? SC_WHY_POD : SC_WHY_TEXT,
+			  t.last_failed, NULL);
+	sc_trace(ctx, "%s %s: M=%d S=%d R=%d U=%d UU=0 -> %s%s", sc_group_kind(g), g->key, M, t.S,
+		 t.R, t.U, sc_status_to_string(st), pick->minimum_only ? " (minimum)" : "");
 	return st;
 }
 

@@ -133,6 +133,7 @@ struct sc_matcher {
 	bool has_nssel; /* namespaceSelector given ({} matches every namespace) */
 	struct sc_lsel nssel;
 	struct sc_lsel sel;
+	bool live_only; /* terminating pods do not count (PodTopologySpread's terms) */
 };
 
 struct sc_term {
@@ -187,6 +188,8 @@ void sc_terms_parts_dropped(struct sc_snapshot *snap);
 int sc_pod_where(const struct sc_pod *pod);
 /* Invariant check of the index: counts equal a recount; 0 or -EUCLEAN. */
 int sc_terms_check(const struct sc_snapshot *snap, char *why, size_t whylen);
+/* The topologyKey of pod's first required pod affinity term, or NULL (interpod.c). */
+const char *sc_interpod_affinity_key(const struct sc_pod *pod);
 /* Whether pod owns term as a required anti-affinity term (interpod.c). */
 bool sc_interpod_owns(const struct sc_pod *pod, const struct sc_term *term);
 /* Does pod (namespace ns, labels l) match every matcher of term? */

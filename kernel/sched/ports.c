@@ -4,9 +4,10 @@
  * hostPort P over protocol X on host IP A cannot go on a node where a bound
  * or assumed pod uses P/X on A, or on 0.0.0.0, or (when A is 0.0.0.0) on any
  * address.  Ports come from spec.containers[*].ports and from restartable
- * init containers (sidecars).  The ports in use are kept per node (a small
- * list each, only on nodes that have any), charged on assume and revert like
- * capacity, so a gang's members and a victim's removal are seen.
+ * init containers (sidecars); a hostNetwork pod's containerPort is its
+ * hostPort when it names none (kube-apiserver's defaulting).  The ports in use are kept per node (a
+ * small list each, only on nodes that have any), charged on assume and revert like capacity, so a
+ * gang's members and a victim's removal are seen.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,18 +42,32 @@ struct ports_index {
 	size_t nnodes;
 };
 
-static int parse_container_ports(json_t *c, const char *path, size_t ci, struct ports **sp,
-				 struct sc_buf *why)
+/*
+ * A port's host port; on the host's network (hostNetwork) one without is its
+ * containerPort, as kube-apiserver's defaulting (pk_pod_default_host_ports)
+ * makes it.  NULL when the port takes none.
+ */
+static json_t *host_port_of(json_t *p, bool host_network)
+{
+	json_t *hp = json_object_get(p, "hostPort");
+
+	if (!hp || json_is_null(hp) || (json_is_integer(hp) && json_integer_value(hp) == 0))
+		hp = host_network ? json_object_get(p, "containerPort") : NULL;
+	return hp;
+}
+
+static int parse_container_ports(json_t *c, const char *path, size_t ci, bool host_network,
+				 struct ports **sp, struct sc_buf *why)
 {
 	json_t *ports = json_object_get(c, "ports");
 
 	for (size_t i = 0; i < json_array_size(ports); i++) {
-		json_t *p = json_array_get(ports, i), *hp = json_object_get(p, "hostPort");
+		json_t *p = json_array_get(ports, i), *hp = host_port_of(p, host_network);
 		const char *ip = json_string_value(json_object_get(p, "hostIP"));
 		const char *proto = json_string_value(json_object_get(p, "protocol"));
 		struct ports *v;
 
-		if (!hp || json_is_null(hp) || (json_is_integer(hp) && json_integer_value(hp) == 0))
+		if (!hp)
 			continue;
 		if (!json_is_integer(hp) || json_integer_value(hp) < 1 ||
 		    json_integer_value(hp) > 65535 || (ip && strlen(ip) >= 48) ||
@@ -87,18 +102,20 @@ static int ports_parse(struct pk_sched *s, json_t *obj, struct sc_pod *pod, stru
 	json_t *spec = json_object_get(obj, "spec");
 	json_t *cs = json_object_get(spec, "containers"),
 	       *ics = json_object_get(spec, "initContainers");
+	bool hn = json_is_true(json_object_get(spec, "hostNetwork"));
 	struct ports *sp = NULL;
 	int r = 0;
 
 	(void)s;
 	for (size_t i = 0; i < json_array_size(cs) && r == 0; i++)
-		r = parse_container_ports(json_array_get(cs, i), "spec.containers", i, &sp, why);
+		r = parse_container_ports(json_array_get(cs, i), "spec.containers", i, hn, &sp,
+					  why);
 	for (size_t i = 0; i < json_array_size(ics) && r == 0; i++) {
 		json_t *c = json_array_get(ics, i);
 		const char *rp = json_string_value(json_object_get(c, "restartPolicy"));
 
 		if (rp && strcmp(rp, "Always") == 0)
-			r = parse_container_ports(c, "spec.initContainers", i, &sp, why);
+			r = parse_container_ports(c, "spec.initContainers", i, hn, &sp, why);
 	}
 	if (r < 0) {
 		free(sp);

@@ -14,7 +14,12 @@
  * back one at a time — highest priority first, then the largest, then the
  * oldest — keeping a
  * unit only when the root still fits without it.  What is left is a victim
- * set in which every unit is needed.  Victims get DisruptionTarget (reason
+ * set in which every unit is needed.  A root with a single pod to place does
+ * this per node, as kube-scheduler's SelectVictimsOnNode: only the units on
+ * one node are removed and reprieved, and the node whose victims have the
+ * lowest top priority (then sum of priorities, then count) wins; a gang's
+ * members may need room on many nodes at once, so its units are removed
+ * cluster-wide.  Victims get DisruptionTarget (reason
  * PreemptionByScheduler) on their pods and, for `all` units, on the groups of
  * the unit; then they are deleted.  The preemptor is scheduled in a later
  * cycle (never in the same cycle as the preemption).  At most
@@ -30,6 +35,7 @@
 #include "kernel/sched/sched-claims.h"
 #include "kernel/sched/sched-common.h"
 #include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-filter.h"
 #include "kernel/sched/sched-forest.h"
 #include "kernel/sched/sched-place.h"
 #include "kernel/sched/sched-result.h"
@@ -207,6 +213,151 @@ static const struct sc_pod *never_preempts(const struct sc_group *g, int depth)
 	return NULL;
 }
 
+/* The one pending pod of g's subtree; NULL when none or more than one. */
+static const struct sc_pod *single_pending(const struct sc_group *g, int depth, int *count)
+{
+	const struct sc_pod *one = NULL;
+
+	if (depth > PK_HIERARCHY_WALK_MAX)
+		return NULL;
+	for (size_t i = 0; i < g->pods.n && *count < 2; i++)
+		if (sc_pod_pending(g->pods.v[i])) {
+			one = g->pods.v[i];
+			++*count;
+		}
+	for (size_t i = 0; i < g->children.n && *count < 2; i++) {
+		const struct sc_pod *p = single_pending(g->children.v[i], depth + 1, count);
+
+		one = p ? p : one;
+	}
+	return *count == 1 ? one : NULL;
+}
+
+static bool unit_on_node(const struct unit *u, int node)
+{
+	for (size_t k = 0; k < u->pods.n; k++)
+		if (((const struct sc_pod *)u->pods.v[k])->node == node)
+			return true;
+	return false;
+}
+
+/* A node's victims, as kube-scheduler's pickOneNodeForPreemption weighs them. */
+struct node_cost {
+	int32_t top;  /* the highest victim priority */
+	int64_t sum;  /* of the victims' priorities */
+	size_t pods;  /* victims */
+	uint64_t seq; /* the newest victim (latest start: preempted first) */
+	bool ok;      /* the root fits with them gone */
+};
+
+static bool cheaper(const struct node_cost *a, const struct node_cost *b)
+{
+	if (!b->ok)
+		return a->ok;
+	if (!a->ok)
+		return false;
+	if (a->top != b->top)
+		return a->top < b->top;
+	if (a->sum != b->sum)
+		return a->sum < b->sum;
+	if (a->pods != b->pods)
+		return a->pods < b->pods;
+	return a->seq > b->seq;
+}
+
+/*
+ * SelectVictimsOnNode: every unit with a pod on node removed; if the root
+ * then fits, units are given back, highest priority first, while it still
+ * fits.  u[i].victim says what is left; the cost goes to ret.
+ */
+static void victims_on_node(struct sc_ctx *ctx, struct sc_group *root, struct unit *u, size_t n,
+			    int node, bool need_new, struct node_cost *ret)
+{
+	struct pk_sched *s = ctx->s;
+	bool any = false;
+
+	*ret = (struct node_cost){.top = INT32_MIN};
+	for (size_t i = 0; i < n; i++)
+		any |= u[i].victim = unit_on_node(&u[i], node);
+	if (!any || !fits(ctx, root, u, n, need_new)) {
+		for (size_t i = 0; i < n; i++)
+			u[i].victim = false;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!u[i].victim)
+			continue;
+		u[i].victim = false;
+		if (!fits(ctx, root, u, n, need_new))
+			u[i].victim = true;
+	}
+	ret->ok = true;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; u[i].victim && k < u[i].pods.n; k++) {
+			const struct sc_pod *p = u[i].pods.v[k];
+			int32_t pp = sc_pod_priority(s, p);
+
+			ret->top = pp > ret->top ? pp : ret->top;
+			ret->sum += pp;
+			ret->pods++;
+			ret->seq = p->seq > ret->seq ? p->seq : ret->seq;
+		}
+}
+
+/*
+ * A root with one pod to place preempts as kube-scheduler does: victims are
+ * chosen per node (victims_on_node) on up to SC_PREEMPT_MAX_NODES nodes
+ * that pass the pod's static filters and hold a unit, and the node whose
+ * victims cost least wins.  False when no node makes room (u[].victim all
+ * clear).
+ */
+#define SC_PREEMPT_MAX_NODES 100
+
+static bool victims_per_node(struct sc_ctx *ctx, struct sc_group *root, const struct sc_pod *pod,
+			     struct unit *u, size_t n, bool need_new)
+{
+	const struct sc_snapshot *snap = ctx->snap;
+	struct node_cost best = {0}, c;
+	int best_node = -1, tried = 0;
+
+	for (size_t nd = 0; nd < snap->nnodes && tried < SC_PREEMPT_MAX_NODES; nd++) {
+		bool held = false;
+
+		for (size_t i = 0; i < n && !held; i++)
+			held = unit_on_node(&u[i], (int)nd);
+		if (!held || sc_filter_static(pod, snap->nodes[nd]) != SC_FIT)
+			continue;
+		tried++;
+		victims_on_node(ctx, root, u, n, (int)nd, need_new, &c);
+		if (cheaper(&c, &best)) {
+			best = c;
+			best_node = (int)nd;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		u[i].victim = false;
+	if (best_node < 0)
+		return false;
+	victims_on_node(ctx, root, u, n, best_node, need_new, &c);
+	return c.ok;
+}
+
+/* Remove every unit, then give them back one by one (a gang's victims). */
+static bool victims_cluster_wide(struct sc_ctx *ctx, struct sc_group *root, struct unit *u,
+				 size_t n, bool need_new)
+{
+	for (size_t i = 0; i < n; i++)
+		u[i].victim = true;
+	if (!n || !fits(ctx, root, u, n, need_new))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		u[i].victim = false;
+		if (!fits(ctx, root, u, n, need_new))
+			u[i].victim = true;
+	}
+	return true;
+}
+
 int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 {
 	struct pk_sched *s = ctx->s;
@@ -214,8 +365,9 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 	bool need_new = root->scheduled, tracing = ctx->tracing;
 	struct unit *u = NULL;
 	size_t n = 0, nvictims = 0;
-	int r;
+	int r, npending = 0;
 	char msg[320];
+	const struct sc_pod *one = single_pending(root, 0, &npending);
 
 	const struct sc_pod *never = never_preempts(root, 0);
 
@@ -240,22 +392,17 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 		memmove(u, u + (n - SC_PREEMPT_MAX_UNITS), SC_PREEMPT_MAX_UNITS * sizeof(*u));
 		n = SC_PREEMPT_MAX_UNITS;
 	}
-	for (size_t i = 0; i < n; i++)
-		u[i].victim = true;
 	ctx->tracing = false;
-	if (!n || !fits(ctx, root, u, n, need_new)) {
+	if (!(one ? victims_per_node(ctx, root, one, u, n, need_new)
+		  : victims_cluster_wide(ctx, root, u, n, need_new))) {
 		ctx->tracing = tracing;
 		sc_trace(ctx, "preemption for %s %s (priority %d): %s", sc_group_kind(root),
 			 root->key, prio,
-			 n ? "no set of lower-priority victims makes room"
-			   : "no lower-priority victims");
+			 !n    ? "no lower-priority victims"
+			 : one ? "no node where removing lower-priority victims makes room"
+			       : "no set of lower-priority victims makes room");
 		units_free(u, n);
 		return 0;
-	}
-	for (size_t i = 0; i < n; i++) {
-		u[i].victim = false;
-		if (!fits(ctx, root, u, n, need_new))
-			u[i].victim = true;
 	}
 	ctx->tracing = tracing;
 	snprintf(msg, sizeof(msg), "preempted by %s %s (priority %d)", sc_group_kind(root),

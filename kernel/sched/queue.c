@@ -13,7 +13,11 @@
  *
  * PreEnqueue (sc_group_admissible): a leaf is admissible when its pending or
  * running pods reach minCount; a composite when its admissible children reach
- * minGroupCount.  Basic groups need one pod or one admissible child.
+ * minGroupCount.  Basic groups need one pod or one admissible child.  Pods
+ * with scheduling gates count toward minCount (kube-scheduler's
+ * GangScheduling) and the others are placed; a root whose pending pods are
+ * all gated waits.  Under the opt-in gated_wait policy
+ * (pk_sched_opts.gated_gangs_wait) a gang waits while any member is gated.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,6 +26,7 @@
 #include "kernel/sched/sched-common.h"
 #include "kernel/sched/sched-core.h"
 #include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-place.h"
 
 #define SC_DEPTH_MAX 64
 
@@ -60,6 +65,58 @@ const struct sc_pod *sc_group_gated_pod(const struct sc_group *g, bool gang, int
 	return NULL;
 }
 
+static bool gated_pending(const struct sc_pod *p)
+{
+	return sc_pod_gated(p) && p->node < 0 && !p->node_name && !p->deleting;
+}
+
+void sc_group_note_gated(struct sc_group *g, bool wait, int depth)
+{
+	if (depth > SC_DEPTH_MAX)
+		return;
+	g->gated_wait = wait;
+	g->gated = 0;
+	for (size_t i = 0; !wait && i < g->pods.n; i++)
+		g->gated += gated_pending(g->pods.v[i]);
+	for (size_t i = 0; i < g->children.n; i++)
+		sc_group_note_gated(g->children.v[i], wait, depth + 1);
+}
+
+/* Does g's tree have a pod to place (pending, not gated)? */
+static bool has_ungated_pending(const struct sc_group *g, int depth)
+{
+	if (depth > SC_DEPTH_MAX)
+		return false;
+	for (size_t i = 0; i < g->pods.n; i++)
+		if (sc_pod_pending(g->pods.v[i]))
+			return true;
+	for (size_t i = 0; i < g->children.n; i++)
+		if (has_ungated_pending(g->children.v[i], depth + 1))
+			return true;
+	return false;
+}
+
+/*
+ * The gated pod that holds a root back: under the gated_wait policy any
+ * gang member's; else one only when nothing else of the root is left to
+ * place (a gated standalone pod, a gang whose pending members are all
+ * gated).
+ */
+static const struct sc_pod *root_gated_pod(const struct sc_group *g)
+{
+	const struct sc_pod *p = sc_group_gated_pod(g, false, 0);
+
+	if (!p && !g->gated_wait) {
+		for (size_t i = 0; !p && i < g->pods.n; i++)
+			p = gated_pending(g->pods.v[i]) ? g->pods.v[i] : NULL;
+		for (size_t i = 0; !p && i < g->children.n; i++)
+			p = sc_group_gated_pod(g->children.v[i], true, 1);
+	}
+	if (!p || g->gated_wait)
+		return p;
+	return has_ungated_pending(g, 0) ? NULL : p;
+}
+
 bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why)
 {
 	int have = 0, need;
@@ -75,7 +132,7 @@ bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why
 			sc_buf_printf(why, "group %s not found", g->key);
 		return false;
 	}
-	if (depth == 0 && (gated = sc_group_gated_pod(g, false, 0))) {
+	if (depth == 0 && (gated = root_gated_pod(g))) {
 		if (why)
 			sc_buf_printf(why, "pod %s has scheduling gates (%s)", gated->key,
 				      gated->cons->gate0 ? gated->cons->gate0 : "");

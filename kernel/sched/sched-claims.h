@@ -36,6 +36,13 @@ int sc_claims_attach(struct sc_pod *pod);
 int sc_claims_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
 const char *sc_claims_why(const struct sc_pod *pod);
 void sc_claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod);
+/*
+ * As the claim controller does: reservedFor entries naming a pod the
+ * scheduler does not have (deleted, finished) go, and a claim left
+ * reserved by nobody is deallocated.  For offline runs, whose input is
+ * the whole cluster.
+ */
+void sc_claims_drop_stale(struct pk_sched *s);
 int sc_claims_tell(struct pk_sched *s, struct pk_sched_result *res);
 /* A scheduling cycle begins: its device allocation searches share one budget. */
 void sc_claims_cycle_begin(struct pk_sched *s);

@@ -163,6 +163,14 @@ struct sc_group {
 	struct sc_group_eval eval;
 	struct sc_cond_memo memo;
 	bool disrupted; /* DisruptionTarget written (preempt.c) */
+	/*
+	 * Set for a root's tree before each attempt (sc_group_note_gated):
+	 * gated_wait, the opt-in policy under which a gang waits while a
+	 * member is gated; else gated, this leaf's gated pending pods, which
+	 * count toward its minCount as kube-scheduler counts them.
+	 */
+	bool gated_wait;
+	int gated;
 	/* The placement strategy's own state for this group (state NULL: none),
 	 * opaque to the rest: the strategy allocates it and says how it is
 	 * freed, which happens with the group. */
@@ -247,6 +255,8 @@ const char *sc_group_kind(const struct sc_group *g);
 bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why);
 /* A gated pod that holds g back (a gang waits for all its members), or NULL. */
 const struct sc_pod *sc_group_gated_pod(const struct sc_group *g, bool gang, int depth);
+/* Set gated_wait and gated on g's tree (before PreEnqueue and placement). */
+void sc_group_note_gated(struct sc_group *g, bool wait, int depth);
 /* A pod's own priority (spec.priority, else a known spec.priorityClassName):
  * false when it has none and inherits its group's. */
 bool sc_pod_explicit_priority(const struct pk_sched *s, const struct sc_pod *pod,

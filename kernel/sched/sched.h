@@ -67,6 +67,12 @@ struct pk_sched_opts {
 	 * The result's retry time covers the wait.
 	 */
 	int64_t gated_tell_ms;
+	/*
+	 * Pods with scheduling gates count toward their gang's minCount and
+	 * the others are placed, as kube-scheduler does.  Set, a gang waits
+	 * instead while any member is gated (podkernel's former default).
+	 */
+	bool gated_gangs_wait;
 };
 
 /*

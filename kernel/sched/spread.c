@@ -137,6 +137,7 @@ static int parse_con(struct pk_sched *s, json_t *con, size_t i, const struct sc_
 		free(m);
 		return r;
 	}
+	m->live_only = true; /* kube-scheduler's spread counts skip terminating pods */
 	c->t = sc_terms_get(&s->snap.terms, key, m, 1);
 	if (!c->t)
 		return -ENOMEM;

@@ -288,22 +288,29 @@ static void usable_free(const struct sc_strand *st, const struct sc_snapshot *sn
 			double g = (double)sc_sub(n->alloc[r], n->used[r]);
 
 			if (st->cpu >= 0 && cpu_dev > 0)
-				g = fmin(g, 1000 * floor((double)sc_sub(n->alloc[st->cpu],
-									n->used[st->cpu]) /
-							 cpu_dev));
+				g = fmin(g, (double)sc_sub(n->alloc[st->cpu], n->used[st->cpu]) /
+						cpu_dev);
 			if (st->mem >= 0 && mem_dev > 0)
-				g = fmin(g, 1000 * floor((double)sc_sub(n->alloc[st->mem],
-									n->used[st->mem]) /
-							 mem_dev));
+				g = fmin(g, (double)sc_sub(n->alloc[st->mem], n->used[st->mem]) /
+						mem_dev);
 			out[d] += g > 0 ? g : 0;
 		}
 	}
 }
 
+/* Whether a class of the profile counts in the model pressure (whatever its weight). */
+static bool class_live(const struct sc_profile_class *c, int nres)
+{
+	return c->weight > 0 && c->res >= 0 && c->res < nres && c->devices > 0;
+}
+
 /*
  * Model pressure per resource and model: the share of the device demand
  * that only that model serves (its constrained classes, a class naming m
- * models counting 1/m for each), times the free devices of the cluster,
+ * models counting 1/m for each; every class of the profile counts here,
+ * however light: the narrow pods of a model often split into many light
+ * classes, by device count or share, that only add up on the model), times
+ * the free devices of the cluster,
  * over the model's free devices, at most 1 (free: usable_free).  Taking a
  * device of a model under pressure 1 takes one a narrower pod will miss.
  * One pass over the nodes with the model label per call.
@@ -314,9 +321,11 @@ static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct s
 	size_t need;
 	bool any = false;
 
-	for (int i = 0; i < st->n; i++) {
-		demand[st->k[i].c->res] += st->k[i].share * (double)st->k[i].c->devices;
-		any |= st->k[i].c->nmodels > 0;
+	for (int i = 0; i < pr->n; i++) {
+		if (!class_live(&pr->c[i], st->nres))
+			continue;
+		demand[pr->c[i].res] += pr->c[i].weight * (double)pr->c[i].devices;
+		any |= pr->c[i].nmodels > 0;
 	}
 	if (!any || !(st->models = sc_snapshot_part(snap, SC_MODEL_LABEL)) || !st->models->ndom)
 		return;
@@ -331,16 +340,17 @@ static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct s
 	p = pr->pressure;
 	u = p + need;
 	memset(p, 0, need * sizeof(*p));
-	for (int i = 0; i < st->n; i++) { /* constrained demand per model */
-		const struct sc_profile_class *c = st->k[i].c;
+	for (int i = 0; i < pr->n; i++) { /* constrained demand per model */
+		const struct sc_profile_class *c = &pr->c[i];
 
+		if (!class_live(c, st->nres))
+			continue;
 		for (int m = 0; m < c->nmodels; m++) {
 			int d = dom_of(st->models, c->models[m]);
 
 			if (d >= 0)
-				p[c->res * st->models->ndom + d] += st->k[i].share *
-								    (double)c->devices /
-								    c->nmodels / demand[c->res];
+				p[c->res * st->models->ndom + d] +=
+				    c->weight * (double)c->devices / c->nmodels / demand[c->res];
 		}
 	}
 	for (int r = 0; r < snap->nres; r++) {

@@ -226,6 +226,8 @@ static void term_text(struct sc_buf *b, const char *topo_key, const struct sc_ma
 			lsel_text(b, &m[i].nssel);
 		sc_buf_printf(b, "|sel=");
 		lsel_text(b, &m[i].sel);
+		if (m[i].live_only)
+			sc_buf_printf(b, "|live");
 	}
 }
 
@@ -360,7 +362,8 @@ static bool ns_match(const struct sc_terms *t, const struct sc_matcher *m, const
 
 	if (!both.kv)
 		return false;
-	memcpy(both.kv, l->kv, 2 * l->n * sizeof(char *));
+	if (l->n) /* a Namespace without labels has none to copy */
+		memcpy(both.kv, l->kv, 2 * l->n * sizeof(char *));
 	both.kv[2 * l->n] = kv[0];
 	both.kv[2 * l->n + 1] = kv[1];
 	ok = sc_lsel_match(&m->nssel, &both);
@@ -389,6 +392,15 @@ static const struct sc_labels no_labels;
 static const struct sc_labels *pod_labels(const struct sc_pod *pod)
 {
 	return pod->cons ? &pod->cons->labels : &no_labels;
+}
+
+/* Does pod count for term (a live_only term skips terminating pods)? */
+static bool term_counts(const struct sc_terms *t, const struct sc_term *term,
+			const struct sc_pod *pod)
+{
+	if (term->nm && term->m[0].live_only && pod->deleting)
+		return false;
+	return sc_term_matches(t, term, pod->ns, pod_labels(pod));
 }
 
 /* Move term's counts for a pod matching it on node. */
@@ -429,7 +441,7 @@ int sc_term_build(struct sc_snapshot *snap, struct sc_term *term)
 
 		if (node < 0 || (size_t)node >= snap->nnodes)
 			continue;
-		if (sc_term_matches(t, term, p->ns, pod_labels(p)))
+		if (term_counts(t, term, p))
 			term_count(term, node, +1);
 		d = term->part->node_dom[node];
 		if (d >= 0 && t->owns && t->owns(p, term)) {
@@ -478,7 +490,7 @@ void sc_terms_charge(struct sc_snapshot *snap, const struct sc_pod *pod, int nod
 
 		if (!term->built || (size_t)node >= term->nnodes)
 			continue;
-		if (sc_term_matches(t, term, pod->ns, pod_labels(pod)))
+		if (term_counts(t, term, pod))
 			term_count(term, node, sign);
 	}
 }
@@ -516,8 +528,7 @@ int sc_terms_check(const struct sc_snapshot *snap, char *why, size_t whylen)
 			const struct sc_pod *pod = t->pods->v[p];
 			int node = sc_pod_where(pod);
 
-			if (node >= 0 && (size_t)node < term->nnodes &&
-			    sc_term_matches(t, term, pod->ns, pod_labels(pod)))
+			if (node >= 0 && (size_t)node < term->nnodes && term_counts(t, term, pod))
 				total--;
 		}
 		/* pods on nodes without the key count on the node only */

@@ -216,6 +216,18 @@ static void self_review(const struct pk_identity *who, struct pk_response *resp)
 	json_t *ui = json_pack("{s:s,s:o}", "username", who->user, "groups", groups);
 	if (who->uid && *who->uid)
 		json_object_set_new(ui, "uid", json_string(who->uid));
+	if (who->nextra)
+		json_object_set_new(ui, "extra", json_object());
+	for (size_t i = 0; i < who->nextra; i++) {
+		json_t *extra = json_object_get(ui, "extra");
+		json_t *values = json_object_get(extra, who->extra_keys[i]);
+
+		if (!values) {
+			values = json_array();
+			json_object_set_new(extra, who->extra_keys[i], values);
+		}
+		json_array_append_new(values, json_string(who->extra_values[i]));
+	}
 	pk_srv_respond_json(resp, 201,
 			    json_pack("{s:s,s:s,s:{s:s},s:{s:o}}", "apiVersion",
 				      "authentication.k8s.io/v1", "kind", "SelfSubjectReview",

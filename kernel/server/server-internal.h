@@ -81,6 +81,21 @@ void pk_srv_respond_status(struct pk_response *resp, int code, const char *reaso
 			   const char *name, const struct pk_errors *causes, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 
+/* query.c: the query parameters of list and watch, as kube-apiserver checks them. */
+/* A NUL byte in any argument: 400 naming it into resp, true. */
+bool pk_srv_query_nul(const struct pk_request *req, struct pk_response *resp);
+/* A boolean as Go's strconv.ParseBool (and a bare key: true); NULL: false; else -EINVAL. */
+int pk_srv_query_bool(const char *v, bool *ret);
+/* timeoutSeconds (0 when absent) into *ret; -EINVAL answered (not a number, negative). */
+int pk_srv_query_timeout(const struct pk_request *req, struct pk_response *resp, long long *ret);
+/*
+ * Every list or watch parameter of req for a collection of kind t that
+ * kube-apiserver refuses before reading: 0, or -EINVAL with the answer (400
+ * or 422, the parameter named) in resp.
+ */
+int pk_srv_query_check(const struct pk_request *req, const struct pk_type *t, bool watch,
+		       struct pk_response *resp);
+
 /* proto.c: Kubernetes protobuf.  The messages of the kinds a protobuf body
  * may carry (group "*": the options kinds of every group), and of the custom
  * resources (schema_only: their schema for field validation and OpenAPI, no
@@ -190,6 +205,32 @@ json_t *pk_srv_openapi_gv(const char *group, const char *version);
 const char *pk_srv_openapi_description(const struct pk_type *t);
 
 /* discovery.c */
+/* impersonate.c: the identity the Impersonate-* headers ask for, and its strings. */
+#define PK_IMP_GROUPS_MAX 64
+#define PK_IMP_EXTRAS_MAX 16
+#define PK_IMP_VALUE_MAX 256
+#define PK_IMP_KEY_MAX 128
+struct pk_impersonation {
+	char user[PK_IMP_VALUE_MAX], uid[PK_IMP_VALUE_MAX];
+	bool has_uid;
+	char sa_ns[PK_IMP_VALUE_MAX], sa_name[PK_IMP_VALUE_MAX], sa_group[PK_IMP_VALUE_MAX + 32];
+	char groups_buf[PK_IMP_GROUPS_MAX][PK_IMP_VALUE_MAX];
+	const char *groups[PK_IMP_GROUPS_MAX + 3];
+	size_t ngiven, ngroups;
+	char extra_keys_buf[PK_IMP_EXTRAS_MAX][PK_IMP_KEY_MAX];
+	char extra_values_buf[PK_IMP_EXTRAS_MAX][PK_IMP_VALUE_MAX];
+	const char *extra_keys[PK_IMP_EXTRAS_MAX], *extra_values[PK_IMP_EXTRAS_MAX];
+	size_t nextra;
+};
+/*
+ * Without Impersonate-* headers 0, who unchanged.  With them: 0 and who
+ * replaced by the impersonated identity (its strings in im, which must
+ * outlive it), or -EPERM (403), -EINVAL (400, 500) with the answer in resp.
+ */
+int pk_srv_impersonate(const struct pk_server *srv, const struct pk_request *req,
+		       struct pk_identity *who, struct pk_impersonation *im,
+		       struct pk_response *resp);
+
 /* access.c: SelfSubjectAccessReview, SelfSubjectRulesReview, SelfSubjectReview; false: not one. */
 bool pk_srv_access_handle(const struct pk_server *srv, const struct pk_request *req,
 			  const struct pk_identity *who, struct pk_response *resp);

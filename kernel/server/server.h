@@ -85,12 +85,16 @@ struct pk_identity {
 	size_t ngroups;
 	bool authenticated;
 	const char *uid; /* the token file's uid, or NULL */
+	/* user.Info's extra, as pairs (a key may repeat): only impersonation sets them */
+	const char *const *extra_keys, *const *extra_values;
+	size_t nextra;
 };
 /*
  * May identity do verb ("get", "list", "watch", "create", "update", "patch",
- * "delete") on the object kind/name?  Rules in the header comment above; any
- * other authenticated user may only read.  When the server runs without a
- * token file everyone counts as system:masters.
+ * "delete", "impersonate") on the object kind/name?  Rules in the header
+ * comment above; any other authenticated user may only read (and so never
+ * impersonate).  When the server runs without a token file everyone counts
+ * as system:masters.
  */
 bool pk_authorize(const struct pk_identity *who, const char *verb, const char *kind,
 		  const char *name);

@@ -6,10 +6,11 @@
  * serves: identity checks (kind, apiVersion, names, labels), defaulting (uid,
  * creationTimestamp, generation, namespace, disruptionMode, priority from the
  * named or the globalDefault PriorityClass, the CompositePodGroup protection
- * finalizer, a Pod's phase and qosClass), pk_validate(), optimistic concurrency, status subresource
- * separation and graceful deletion through finalizers.  Each public call takes
- * the store lock, runs in one SQLite transaction (store.c) and returns after
- * the commit.
+ * finalizer, a Pod's phase and qosClass, a hostNetwork pod's host ports),
+ * pk_validate(), optimistic concurrency, status subresource separation and
+ * graceful deletion through finalizers.  Each public call takes the store
+ * lock, runs in one SQLite transaction (store.c) and returns after the
+ * commit.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -263,8 +264,10 @@ static void default_kind(const struct pk_type *t, json_t *obj)
 {
 	if (strcmp(t->kind, "Namespace") == 0 && !json_object_get(obj, "status"))
 		json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
-	if (t->pk == PK_KIND_POD)
+	if (t->pk == PK_KIND_POD) {
 		default_pod_status(obj);
+		pk_pod_default_host_ports(obj); /* out of memory: left as it came */
+	}
 	if (!is_group(t))
 		return;
 	json_t *spec = json_object_get(obj, "spec");

@@ -4,7 +4,7 @@
  * handling, without sockets.  An input is a small HTTP-like text:
  *
  *     METHOD PATH[?QUERY]\n
- *     Header: value\n ...   (Content-Type, Accept, Authorization)
+ *     Header: value\n ...   (Content-Type, Accept, Authorization, Impersonate-*)
  *     \n
  *     BODY
  *
@@ -65,16 +65,22 @@ static void init(void)
 	atexit(cleanup);
 }
 
-/* URL-decoding is the transport's job; the fuzzer feeds raw pieces. */
+/*
+ * URL-decoding is the transport's job; the fuzzer feeds raw pieces ("%00" in
+ * a value: cut there, as the transport reports a decoded NUL byte).
+ */
 static size_t split_query(char *q, struct pk_query_arg *args, size_t max)
 {
 	size_t n = 0;
 	for (char *save = NULL, *kv = strtok_r(q, "&", &save); kv && n < max;
 	     kv = strtok_r(NULL, "&", &save)) {
-		char *eq = strchr(kv, '=');
+		char *eq = strchr(kv, '='), *nul;
 		if (eq)
 			*eq++ = '\0';
-		args[n++] = (struct pk_query_arg){kv, eq ? eq : ""};
+		nul = eq ? strstr(eq, "%00") : NULL;
+		if (nul)
+			*nul = '\0';
+		args[n++] = (struct pk_query_arg){kv, eq ? eq : "", nul != NULL};
 	}
 	return n;
 }
@@ -89,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data, size);
 	buf[size] = '\0';
 	struct pk_request req = {0};
-	struct pk_query_arg args[16];
+	struct pk_query_arg args[16], imp[32];
 	char *line_end = strchr(buf, '\n');
 	char *rest = line_end ? line_end + 1 : buf + size;
 	if (line_end)
@@ -117,6 +123,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			req.accept = rest + 8;
 		else if (strncasecmp(rest, "Authorization: ", 15) == 0)
 			req.authorization = rest + 15;
+		else if (strncasecmp(rest, "Impersonate-", 12) == 0 && strstr(rest, ": ") &&
+			 req.nimpersonate < 32) {
+			char *colon = strstr(rest, ": ");
+
+			*colon = '\0';
+			imp[req.nimpersonate++] = (struct pk_query_arg){rest, colon + 2};
+			req.impersonate = imp;
+		}
 		rest = eol ? eol + 1 : buf + size;
 	}
 	if (*rest == '\n')

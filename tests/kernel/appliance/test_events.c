@@ -135,12 +135,14 @@ START_TEST(deletions_remove_and_collect)
 
 	ck_assert_int_eq(d.verdict, AP_REMOVE);
 	ck_assert(!d.gc);
+	ck_assert(d.owner); /* its Job makes it again */
 	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{}}", "apiVersion", "batch/v1", "kind",
 				"Job", "metadata", "name", "j", "namespace", "default", "spec");
 
 	d = classify(PK_EVENT_DELETED, "Job", job, 41);
 	ck_assert_int_eq(d.verdict, AP_SKIP);
 	ck_assert(d.gc);
+	ck_assert(d.owner); /* its JobSet makes it again */
 }
 END_TEST
 

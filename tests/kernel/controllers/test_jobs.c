@@ -179,6 +179,14 @@ static bool rebound(const json_t *o, const void *old_uid)
 	return uid && strcmp(uid, old_uid) != 0 && pk_get_string(o, "spec.nodeName");
 }
 
+/* A new incarnation of the Job (another uid than arg). */
+static bool rebound_job(const json_t *o, const void *old_uid)
+{
+	const char *uid = o ? pk_get_string(o, "metadata.uid") : NULL;
+
+	return uid && strcmp(uid, old_uid) != 0;
+}
+
 static bool wait_bound(const char *name)
 {
 	return wait_for("Pod", name, is_bound, NULL);
@@ -401,6 +409,64 @@ static json_t *gang_job(const char *name, int min_count)
  * it) checks a Job's scheduling intent on create and its update rules on
  * update.  (A store of its own: no controller writes the Job meanwhile.)
  */
+static bool pods_gone(const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!wait_for("Pod", names[i], is_gone, NULL))
+			return false;
+	return true;
+}
+
+/*
+ * A Job's pod deleted (drained, evicted) is made again at once: the
+ * deletion itself wakes the Job, nothing else has to touch it.
+ */
+START_TEST(job_recreates_a_deleted_pod)
+{
+	job("drain", 2, 0);
+	ck_assert(wait_bound("drain-0"));
+	ck_assert(wait_bound("drain-1"));
+	ck_assert(wait_for("Job", "drain", active_is, &(int){2}));
+	char *uid = uid_of("Pod", "drain-1");
+
+	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "drain-1", NULL, NULL, NULL), 0);
+	ck_assert(wait_for("Pod", "drain-1", rebound, uid));
+	free(uid);
+}
+END_TEST
+
+/* parallelism shrinks: the pods no longer wanted go and status.active follows. */
+START_TEST(job_active_follows_a_smaller_parallelism)
+{
+	static const char *const extra[] = {"shrink-1", "shrink-2"};
+	json_t *patch = json_pack("{s:{s:i}}", "spec", "parallelism", 1);
+
+	job("shrink", 3, 0);
+	ck_assert(wait_for("Job", "shrink", active_is, &(int){3}));
+	ck_assert_int_eq(pk_store_patch(st, "Job", "default", "shrink", PK_PATCH_MERGE, patch,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
+	json_decref(patch);
+	ck_assert(pods_gone(extra, 2));
+	ck_assert(wait_for("Job", "shrink", active_is, &(int){1}));
+	ck_assert(wait_for("Pod", "shrink-0", exists, NULL));
+}
+END_TEST
+
+/* A JobSet's Job deleted is made again by its JobSet. */
+START_TEST(jobset_recreates_a_deleted_job)
+{
+	create_json(jobset_text);
+	for (int i = 0; i < 4; i++)
+		ck_assert(wait_bound(js_pods[i]));
+	char *uid = uid_of("Job", "js-w-1");
+
+	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "js-w-1", NULL, NULL, NULL), 0);
+	ck_assert(wait_for("Job", "js-w-1", rebound_job, uid));
+	free(uid);
+}
+END_TEST
+
 START_TEST(job_scheduling_intent_is_admitted_by_the_builder)
 {
 	struct pk_errors errs = {0};
@@ -499,6 +565,9 @@ int main(void)
 	tcase_add_test(tc, jobset_completes_under_success_policy_any);
 	tcase_add_test(tc, jobset_policy_fields_are_checked);
 	tcase_add_test(tc, job_scheduling_intent_is_admitted_by_the_builder);
+	tcase_add_test(tc, job_recreates_a_deleted_pod);
+	tcase_add_test(tc, job_active_follows_a_smaller_parallelism);
+	tcase_add_test(tc, jobset_recreates_a_deleted_job);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -3,8 +3,9 @@
  * test_alloc.c — the structured-parameters allocator (kernel/dra): devices
  * per node, per node selector and for all nodes; pools and generations;
  * exactly (ExactCount, All) and firstAvailable requests; matchAttribute;
- * devices never allocated twice; the messages of each failure; fields not
- * implemented refused by path; the search budget one scheduling cycle shares.
+ * devices never allocated twice; device taints and request tolerations; the
+ * messages of each failure; fields not implemented refused by path; the search
+ * budget one scheduling cycle shares.
  */
 #include <check.h>
 #include <errno.h>
@@ -236,6 +237,67 @@ START_TEST(test_refusals)
 END_TEST
 
 /*
+ * DRADeviceTaints: a device tainted NoSchedule or NoExecute is allocated only
+ * to a request that tolerates the taint (key and value, or Exists; the
+ * effect, or none for every effect); other effects do not keep it.
+ */
+START_TEST(test_device_taints)
+{
+	json_t *objs =
+	    parse("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: n3}\n"
+		  "spec:\n  driver: gpu.example.com\n  nodeName: n3\n"
+		  "  pool: {name: n3, generation: 0, resourceSliceCount: 1}\n  devices:\n"
+		  "  - {name: sick, attributes: {type: {string: gpu}},\n"
+		  "     taints: [{key: health, value: bad, effect: NoSchedule}]}\n"
+		  "  - {name: going, attributes: {type: {string: gpu}},\n"
+		  "     taints: [{key: drain, effect: NoExecute}]}\n"
+		  "  - {name: marked, attributes: {type: {string: gpu}},\n"
+		  "     taints: [{key: note, effect: None}]}\n");
+	static const struct pk_kv none[] = {{"rack", "r9"}};
+	static const struct dra_node n3 = {"n3", none, 1};
+	struct dra_allocation a = {0};
+	char why[512];
+
+	ck_assert_int_eq(dra_state_set(st, json_array_get(objs, 0)), 0);
+	json_decref(objs);
+	/* only the device whose taint has effect None is free for a request without tolerations */
+	ck_assert_int_eq(dra_free_count(st, "gpu.example.com", &n3, DRA_SLOT_LOOKUP, 8), 1);
+	ck_assert_int_eq(alloc(ONE_GPU, &n3, &a, why), 0);
+	ck_assert_str_eq(a.results[0].device, "marked");
+	ck_assert_int_eq(dra_commit(st, &a), 0);
+	dra_allocation_clear(&a);
+	ck_assert_int_eq(alloc(ONE_GPU, &n3, &a, why), -ENOSPC);
+	ck_assert_int_eq(alloc(ONE_GPU, &n2, &a, why), -ENOSPC);
+	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
+			       "gpu.example.com, tolerations: [{key: health, value: good, "
+			       "effect: NoSchedule}]}}]}\n",
+			       &n3, &a, why),
+			 -ENOSPC);
+	ck_assert_str_eq(why, "request g: devices taken: 1 of class gpu.example.com match on node "
+			      "n3, 0 free, 1 wanted (others have taints the request does not "
+			      "tolerate)");
+	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
+			       "gpu.example.com, tolerations: [{key: health, value: bad}]}}]}\n",
+			       &n3, &a, why),
+			 0);
+	ck_assert_str_eq(a.results[0].device, "sick");
+	dra_allocation_clear(&a);
+	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
+			       "gpu.example.com, tolerations: [{key: drain, operator: Exists, "
+			       "effect: NoExecute}]}}]}\n",
+			       &n3, &a, why),
+			 0);
+	ck_assert_str_eq(a.results[0].device, "going");
+	dra_allocation_clear(&a);
+	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
+			       "gpu.example.com, count: 2, tolerations: [{operator: Exists}]}}]}\n",
+			       &n3, &a, why),
+			 0);
+	dra_allocation_clear(&a);
+}
+END_TEST
+
+/*
  * The searches of one scheduling cycle share a budget: a hostile claim (8
  * of 48 devices, then one that never matches: every combination is tried)
  * costs each search its own budget, and once ten such searches spent the
@@ -326,6 +388,7 @@ int main(void)
 	tcase_add_test(tc, test_first_available_and_all);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_pool_generations);
+	tcase_add_test(tc, test_device_taints);
 	tcase_add_test(tc, test_cycle_budget);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

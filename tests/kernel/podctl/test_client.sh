@@ -124,6 +124,12 @@ expect_rc 0 podctl get pods,pg -o jsonpath='{range .items[*]}{.kind}/{.metadata.
 printf 'Pod/duo-0\nPod/duo-1\nPodGroup/duo\n' | cmp -s - "$WORK/out" || fail "jsonpath range over pods,pg: $(cat "$WORK/out")"
 expect_rc 0 podctl get pods -o jsonpath='{.items[?(@.metadata.name=="duo-1")].spec.containers[0].resources.requests.google\.com/tpu}'
 [ "$(cat "$WORK/out")" = "4" ] || fail "jsonpath filter: '$(cat "$WORK/out")'"
+# the README's example: the pods still Pending (created so), and describe's phase and QoS class
+expect_rc 0 podctl get pods -o jsonpath='{.items[?(@.status.phase=="Pending")].metadata.name}'
+[ "$(cat "$WORK/out")" = "duo-0 duo-1" ] || fail "jsonpath on status.phase: '$(cat "$WORK/out")'"
+expect_rc 0 podctl describe pod duo-0
+grep -q '^Status: *Pending$' "$WORK/out" && grep -q '^QoS Class: *BestEffort$' "$WORK/out" ||
+	fail "describe pod: $(cat "$WORK/out")"
 expect_rc 2 podctl get pods -o 'jsonpath={.items[}'
 grep -q 'error parsing jsonpath {.items\[}' "$WORK/err" || fail "bad jsonpath: $(cat "$WORK/err")"
 expect_rc 2 podctl get pods -o 'jsonpath={range .items[*]}'

@@ -2,7 +2,8 @@
 # podkerneld's start-up errors say what is wrong before anything is served:
 # a missing or invalid --simulate-board is exit 2 naming the file (and the
 # line and column), with no "serving on" line before it; a busy port is
-# exit 1 naming the address.
+# exit 1 naming the address; --no-scheduling registers a board's Nodes and
+# refuses the simulated lifecycle.
 set -eu
 : "${PODKERNEL_BIN:?}" "${PODKERNEL_SRC:?}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/podkernel-pkd-cli.XXXXXX")
@@ -39,4 +40,26 @@ if r.returncode != 1 or ("127.0.0.1:%d" % port) not in r.stderr or "port 0" in r
     print("FAIL: busy port: exit %d: %s" % (r.returncode, r.stderr), file=sys.stderr)
     sys.exit(1)
 PY
+# --no-scheduling --simulate-board: the board's Nodes are served all the same
+# (a cluster for another scheduler); the --sim-* lifecycle is refused with it.
+"$PKD" --listen 127.0.0.1:0 --data-dir "$WORK/d4" --no-scheduling \
+	--simulate-board "$PODKERNEL_SRC/boards/tpu-cube.yaml" > "$WORK/out" 2>&1 &
+pid=$!
+port=""
+for _ in $(seq 100); do
+	port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$WORK/out" | head -1)
+	[ -n "$port" ] && grep -q "registered the" "$WORK/out" && break
+	sleep 0.1
+done
+[ -n "$port" ] || { kill "$pid"; cat "$WORK/out"; fail "--no-scheduling --simulate-board did not serve"; }
+n=$(curl -s "http://127.0.0.1:$port/api/v1/nodes" | grep -o '"podkernel.dev/simulated"' | wc -l)
+kill -TERM "$pid"
+wait "$pid" || { cat "$WORK/out"; fail "podkerneld --no-scheduling exited non-zero"; }
+[ "$n" -gt 0 ] || { cat "$WORK/out"; fail "--no-scheduling ignored --simulate-board (no Nodes)"; }
+rc=0
+timeout 30 "$PKD" --listen 127.0.0.1:0 --data-dir "$WORK/d5" --no-scheduling --sim-lifecycle \
+	> "$WORK/out" 2>&1 || rc=$?
+[ "$rc" = 2 ] || { cat "$WORK/out"; fail "--no-scheduling --sim-lifecycle: exit $rc, expected 2"; }
+grep -q "do not go with --no-scheduling" "$WORK/out" || { cat "$WORK/out"; fail "no reason given"; }
+
 echo "test_cli (podkerneld): bad boards and busy ports are named before serving"

@@ -208,7 +208,8 @@ kind: Pod
 metadata: {name: ours}
 spec:
   schedulerName: podkernel
-  containers: [{name: c, image: busybox}]
+  hostNetwork: true
+  containers: [{name: c, image: busybox, ports: [{containerPort: 8080}]}]
 EOF
 run 0 schedule -f "$T/ns.yaml"
 check "namespaceSelector file schedules (rc=$rc)" $?
@@ -225,6 +226,38 @@ assert node == {"a-web": "only", "own": None, "sym": None, "theirs": None, "ours
 PY
 	check "own term and symmetric rule refuse; other schedulers' pod left alone" $?
 fi
+flat "$T/out" | grep -q '"containerPort":8080,"hostPort":8080'
+check "a hostNetwork pod's containerPort is defaulted as its hostPort" $?
+
+# A gang member with scheduling gates counts toward minCount and the others
+# are bound; --gated-gangs-wait holds the whole gang instead.
+cat >"$T/gated.yaml" <<'EOF'
+apiVersion: v1
+kind: Node
+metadata: {name: n}
+status: {allocatable: {cpu: "8", pods: "10"}}
+---
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: PodGroup
+metadata: {name: g}
+spec: {schedulingPolicy: {gang: {minCount: 2}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: open}
+spec: {schedulingGroup: {podGroupName: g}, containers: [{name: c, image: busybox}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: shut}
+spec: {schedulingGroup: {podGroupName: g}, schedulingGates: [{name: q}], containers: [{name: c, image: busybox}]}
+EOF
+run 0 schedule -f "$T/gated.yaml"
+[ "$(flat "$T/out" | grep -o '"nodeName":"n"' | wc -l)" = 1 ]
+check "the ungated member of a gang is bound (rc=$rc)" $?
+run 0 schedule -f "$T/gated.yaml" --gated-gangs-wait
+[ "$(flat "$T/out" | grep -o '"nodeName":"n"' | wc -l)" = 0 ]
+check "--gated-gangs-wait holds the gang (rc=$rc)" $?
 
 run 2 schedule -f "$T/preempt.yaml" --strategy no-such
 check "unknown strategy exits 2 (rc=$rc)" $?

@@ -2,8 +2,9 @@
 # podkerneld driven by the real kubectl over TLS (a self-signed certificate
 # made here with openssl) with bearer tokens from a kubeconfig: create -f,
 # get in every output format, -w, label, annotate, apply, describe, delete,
-# explain and strict validation of a JobSet (a custom resource's schema), and
-# a node identity refused on another node.
+# explain and strict validation of a JobSet (a custom resource's schema), a
+# node identity refused on another node, a new pod's phase and QoS class,
+# ownerReferences checks, and impersonation (--as, auth can-i --as).
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need kubectl
 need openssl
@@ -22,6 +23,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/key.pem" -out "$WORK/ce
 cat >"$WORK/tokens" <<'T'
 admintok,admin,1,"system:masters"
 node1tok,system:node:n1,2,"system:nodes"
+viewtok,viewer,3
 T
 pk_start "$WORK/data" --token-auth-file "$WORK/tokens" \
 	--tls-cert-file "$WORK/cert.pem" --tls-private-key-file "$WORK/key.pem"
@@ -53,6 +55,7 @@ K
 kubeconfig admintok >"$WORK/admin.kubeconfig"
 kubeconfig node1tok >"$WORK/node.kubeconfig"
 kubeconfig wrongtok >"$WORK/wrong.kubeconfig"
+kubeconfig viewtok >"$WORK/viewer.kubeconfig"
 export KUBECONFIG="$WORK/admin.kubeconfig"
 k() { timeout 20 kubectl --request-timeout=10s "$@"; }
 
@@ -125,6 +128,43 @@ k get pods -l tier=web >"$WORK/out" 2>&1
 grep -q p1 "$WORK/out" && fail "label not removed"
 k describe pod p1 >"$WORK/out" 2>&1 && grep -q 'note: *hello' "$WORK/out" ||
 	fail "describe: $(cat "$WORK/out")"
+# A new pod is Pending with its QoS class, as kube-apiserver creates it.
+grep -q '^Status: *Pending' "$WORK/out" && grep -q '^QoS Class: *Burstable' "$WORK/out" ||
+	fail "describe: no phase or QoS class: $(cat "$WORK/out")"
+k get pods --field-selector status.phase=Pending -o name >"$WORK/out" 2>&1 &&
+	grep -q '^pod/p1$' "$WORK/out" || fail "--field-selector status.phase=Pending: $(cat "$WORK/out")"
+k get pods --field-selector status.phase=Running -o name >"$WORK/out" 2>&1 || fail "phase=Running"
+[ -s "$WORK/out" ] && fail "--field-selector status.phase=Running: $(cat "$WORK/out")"
+[ "$(k get pods -o jsonpath='{.items[?(@.status.phase=="Pending")].metadata.name}')" = p1 ] ||
+	fail "jsonpath on status.phase"
+
+# ownerReferences as kube-apiserver checks them (422), merged by uid by a strategic merge patch.
+cat >"$WORK/po.yaml" <<'Y'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: po
+  ownerReferences: [{apiVersion: v1, kind: Node, name: n2}]
+spec: {containers: [{name: c, image: x}]}
+Y
+k create -f "$WORK/po.yaml" >"$WORK/out" 2>&1 && fail "an ownerReference without uid was accepted"
+grep -q 'is invalid: metadata.ownerReferences\[0\].uid: Invalid value: "": must not be empty' \
+	"$WORK/out" || fail "ownerReference without uid: $(cat "$WORK/out")"
+n2uid=$(k get node n2 -o jsonpath='{.metadata.uid}')
+pcuid=$(k get pc high -o jsonpath='{.metadata.uid}')
+sed "s/name: n2}/name: n2, uid: $n2uid}/" "$WORK/po.yaml" | k create -f - >/dev/null 2>&1 || fail "create po"
+k patch pod po -p "{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":\"scheduling.k8s.io/v1\",
+	\"kind\":\"PriorityClass\",\"name\":\"high\",\"uid\":\"$pcuid\"}]}}" >"$WORK/out" 2>&1 ||
+	fail "patch ownerReferences: $(cat "$WORK/out")"
+[ "$(k get pod po -o jsonpath='{.metadata.ownerReferences[*].name}')" = "n2 high" ] ||
+	fail "strategic merge replaced the ownerReferences: $(k get pod po -o yaml)"
+k patch pod po --type=merge -p "{\"metadata\":{\"ownerReferences\":[
+	{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"n2\",\"uid\":\"$n2uid\",\"controller\":true},
+	{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"n2\",\"uid\":\"x\",\"controller\":true}]}}" \
+	>"$WORK/out" 2>&1 && fail "two controller references accepted"
+grep -q 'Only one reference can have Controller set to true' "$WORK/out" ||
+	fail "two controllers: $(cat "$WORK/out")"
+k delete pod po --wait=false >/dev/null 2>&1 || fail "delete po"
 
 # apply: create a new object, then change it.
 sed 's/name: pg1}/name: pg2}/; s/templateName: pg1/templateName: pg1/' "$WORK/objs.yaml" |
@@ -314,6 +354,32 @@ k patch events.v1.events.k8s.io p1.attach --type=merge -p '{"note":"patched note
 	fail "patch an events.k8s.io Event"
 k get events p1.attach -o jsonpath='{.message}' >"$WORK/out" 2>&1
 [ "$(cat "$WORK/out")" = "patched note" ] || fail "events.k8s.io patch: $(cat "$WORK/out")"
+
+# Impersonation: --as runs as that user (who may only read here), auth can-i
+# answers for it, and only who may impersonate (system:masters) can.
+k --as=viewer get pods >/dev/null 2>&1 || fail "--as=viewer cannot read"
+k --as=viewer create priorityclass imp --value=1 >"$WORK/out" 2>&1 && fail "--as=viewer created"
+grep -q 'User "viewer" cannot create resource "priorityclasses"' "$WORK/out" ||
+	fail "--as=viewer create: $(cat "$WORK/out")"
+[ "$(k auth can-i create pods)" = yes ] || fail "admin can-i create pods"
+[ "$(k auth can-i create pods --as=viewer)" = no ] || fail "can-i --as=viewer create pods"
+[ "$(k auth can-i get pods --as=viewer)" = yes ] || fail "can-i --as=viewer get pods"
+[ "$(k auth can-i create pods --as=viewer --as-group=system:masters)" = yes ] ||
+	fail "can-i --as-group=system:masters"
+[ "$(k auth can-i impersonate users)" = yes ] || fail "admin can-i impersonate users"
+[ "$(KUBECONFIG="$WORK/viewer.kubeconfig" k auth can-i impersonate users)" = no ] ||
+	fail "viewer can-i impersonate users"
+k auth whoami --as=system:serviceaccount:team:robot -o jsonpath='{.status.userInfo.groups}' \
+	>"$WORK/out" 2>&1 || fail "whoami --as a service account: $(cat "$WORK/out")"
+grep -q '"system:serviceaccounts","system:serviceaccounts:team","system:authenticated"' \
+	"$WORK/out" || fail "service account groups: $(cat "$WORK/out")"
+KUBECONFIG="$WORK/viewer.kubeconfig" k --as=admin get pods >"$WORK/out" 2>&1 &&
+	fail "viewer impersonated admin"
+grep -q 'users "admin" is forbidden: User "viewer" cannot impersonate resource "users" in API group "" at the cluster scope' \
+	"$WORK/out" || fail "viewer --as=admin: $(cat "$WORK/out")"
+KUBECONFIG="$WORK/node.kubeconfig" k --as=system:node:n2 --as-group=system:nodes label node n2 x=y \
+	>"$WORK/out" 2>&1 && fail "a node impersonated another node"
+grep -q 'cannot impersonate' "$WORK/out" || fail "node --as: $(cat "$WORK/out")"
 
 pk_stop
 echo "test_server_kubectl: ok"

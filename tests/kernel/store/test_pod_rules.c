@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "kernel/store/store.h"
 
 static char dir[256];
@@ -243,6 +245,93 @@ START_TEST(test_propagation)
 }
 END_TEST
 
+/* kube-apiserver's defaulting: a hostNetwork pod's ports get hostPort = containerPort. */
+START_TEST(test_host_network_ports)
+{
+	json_error_t jerr;
+	json_t *p = json_loads(
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"hn\"},"
+	    "\"spec\":{\"hostNetwork\":true,\"containers\":[{\"name\":\"c\",\"image\":\"b\","
+	    "\"ports\":[{\"containerPort\":8080},{\"containerPort\":9090,\"hostPort\":9091}]}],"
+	    "\"initContainers\":[{\"name\":\"i\",\"image\":\"b\","
+	    "\"ports\":[{\"containerPort\":53,\"protocol\":\"UDP\"}]}]}}",
+	    0, &jerr);
+	json_t *q = json_loads("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+			       "\"name\":\"plain\"},\"spec\":{\"containers\":[{\"name\":"
+			       "\"c\",\"image\":\"b\",\"ports\":[{\"containerPort\":80}]}]}}",
+			       0, &jerr);
+	json_t *out = NULL, *ports;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_int_eq(pk_store_create(st, p, NULL, &out), 0);
+	ports = json_object_get(json_array_get(pk_get(out, "spec.containers"), 0), "ports");
+	ck_assert_int_eq(json_integer_value(pk_get(json_array_get(ports, 0), "hostPort")), 8080);
+	ck_assert_int_eq(json_integer_value(pk_get(json_array_get(ports, 1), "hostPort")), 9091);
+	ports = json_object_get(json_array_get(pk_get(out, "spec.initContainers"), 0), "ports");
+	ck_assert_int_eq(json_integer_value(pk_get(json_array_get(ports, 0), "hostPort")), 53);
+	json_decref(out);
+	ck_assert_int_eq(pk_store_create(st, q, NULL, &out), 0);
+	ports = json_object_get(json_array_get(pk_get(out, "spec.containers"), 0), "ports");
+	ck_assert_ptr_null(pk_get(json_array_get(ports, 0), "hostPort"));
+	json_decref(out);
+	json_decref(p);
+	json_decref(q);
+}
+END_TEST
+
+/* The owner index: kept by every write, and built for a file from before it. */
+START_TEST(test_owner_index)
+{
+	json_t *owner = make_pod("owner"), *deps = NULL, *got = NULL;
+	const char *uid = pk_get_string(owner, "metadata.uid");
+	char path[300], err[256];
+	sqlite3 *db;
+	json_t *dep =
+	    json_pack("{s:s,s:s,s:{s:s,s:s,s:[{s:s,s:s,s:s,s:s}]},s:{s:[{s:s,s:s}]}}", "apiVersion",
+		      "v1", "kind", "Pod", "metadata", "name", "dep", "namespace", "other",
+		      "ownerReferences", "apiVersion", "v1", "kind", "Pod", "name", "owner", "uid",
+		      uid, "spec", "containers", "name", "c", "image", "busybox");
+	json_t *ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+			       "metadata", "name", "other");
+
+	ck_assert_int_eq(pk_store_create(st, ns, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_create(st, dep, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_dependents(st, uid, &deps), 0);
+	ck_assert_uint_eq(json_array_size(deps), 1);
+	ck_assert_str_eq(pk_get_string(json_array_get(deps, 0), "namespace"), "other");
+	json_decref(deps);
+	/* a file of schema 1 has no index: its migration builds it */
+	pk_store_close(st);
+	snprintf(path, sizeof(path), "%s/podkernel.db", dir);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(
+	    sqlite3_exec(db,
+			 "DROP TRIGGER owner_refs_insert; DROP TRIGGER owner_refs_update;"
+			 "DROP TRIGGER owner_refs_delete; DROP TABLE owner_refs;"
+			 "PRAGMA user_version=1;",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_dependents(st, uid, &deps), 0);
+	ck_assert_uint_eq(json_array_size(deps), 1);
+	json_decref(deps);
+	/* the reference gone from the object is gone from the index */
+	json_object_del(json_object_get(dep, "metadata"), "ownerReferences");
+	ck_assert_int_eq(pk_store_update(st, dep, PK_SUB_MAIN, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_dependents(st, uid, &deps), 0);
+	ck_assert_uint_eq(json_array_size(deps), 0);
+	json_decref(deps);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "other", "dep", &got), 0);
+	ck_assert_ptr_null(pk_get(got, "metadata.ownerReferences"));
+	json_decref(got);
+	json_decref(ns);
+	json_decref(dep);
+	json_decref(owner);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pod-rules");
@@ -256,6 +345,8 @@ int main(void)
 	tcase_add_test(tc, test_binding_keeps_generation);
 	tcase_add_test(tc, test_typed_client_keeps_group);
 	tcase_add_test(tc, test_propagation);
+	tcase_add_test(tc, test_host_network_ports);
+	tcase_add_test(tc, test_owner_index);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
