@@ -58,7 +58,8 @@ static void init(void)
 	atexit(cleanup);
 	json_t *node = json_loads(
 	    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"" NODE "\","
-	    "\"labels\":{\"node-restriction.kubernetes.io/pool\":\"gold\",\"example.com/r\":\"1\"}},"
+	    "\"labels\":{\"node-restriction.kubernetes.io/pool\":\"gold\",\"example.com/"
+	    "r\":\"1\"}},"
 	    "\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":\"admin\",\"effect\":"
 	    "\"NoSchedule\"}]}}",
 	    0, NULL);
@@ -138,8 +139,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	if (peak > bound) {
-		fprintf(stderr, "fuzz_apply: %zu bytes applied holding %zu bytes (bound %zu)\n", size,
-			peak, bound);
+		fprintf(stderr, "fuzz_apply: %zu bytes applied holding %zu bytes (bound %zu)\n",
+			size, peak, bound);
 		abort();
 	}
 	pk_errors_clear(&errs);
