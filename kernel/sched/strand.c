@@ -41,8 +41,11 @@
  * the workload could not tell the difference, so packing still decides the
  * rest.
  *
- * Classes under SC_PROFILE_MIN_SHARE of the profile are left out of the
- * score, so its cost is a few dozen multiplications per candidate node.
+ * Classes asking under SC_PROFILE_MIN_SHARE of the devices the profile's
+ * pods ask are left out of the score (by devices, not pods: 8-device pods
+ * that are 0.4% of the pods ask 4% of the devices, and a node broken by a
+ * smaller pod is lost to them), so its cost is a few dozen multiplications
+ * per candidate node.  The model pressure counts every class, however light.
  */
 #include <errno.h>
 #include <math.h>
@@ -56,7 +59,7 @@
 #include "kernel/sched/sched-strand.h"
 
 #define SC_PROFILE_HALF_LIFE 1024.0 /* pods noted */
-#define SC_PROFILE_MIN_SHARE 0.005  /* of the profile's accelerator pods */
+#define SC_PROFILE_MIN_SHARE 0.005  /* of the devices the profile's pods ask */
 /*
  * A device taken from a narrower pod is lost for good, while the stranding
  * part is what the next pod alone could not use: the narrow part weighs
@@ -370,16 +373,21 @@ static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct s
 static void prepare_classes(struct sc_strand *st, const struct sc_profile *pr,
 			    const struct sc_snapshot *snap)
 {
+	double demand = 0;
+
 	st->n = 0;
 	st->nres = snap->nres;
 	st->cpu = res_find(snap, "cpu");
 	st->mem = res_find(snap, "memory");
+	for (int i = 0; i < pr->n; i++)
+		if (class_live(&pr->c[i], snap->nres))
+			demand += pr->c[i].weight * (double)pr->c[i].devices;
 	for (int i = 0; i < pr->n && pr->total > 0; i++) {
 		const struct sc_profile_class *c = &pr->c[i];
 		struct sc_strand_class *k;
 
-		if (c->weight < SC_PROFILE_MIN_SHARE * pr->total || c->devices <= 0 || c->res < 0 ||
-		    c->res >= snap->nres)
+		if (c->weight * (double)c->devices < SC_PROFILE_MIN_SHARE * demand ||
+		    c->devices <= 0 || c->res < 0 || c->res >= snap->nres)
 			continue;
 		k = &st->k[st->n++];
 		k->c = c;
