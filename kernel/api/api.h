@@ -415,6 +415,22 @@ void *pk_disruption_unit(void *group, const struct pk_group_walk *walk);
 int pk_validate(const json_t *obj, struct pk_errors *errs);
 
 /*
+ * metadata.ownerReferences of any object, as kube-apiserver's
+ * ValidateOwnerReferences: each an object with apiVersion (with a version),
+ * kind, name and uid, no Event as owner, at most one with controller true.
+ * Messages added to errs; 0 or -EINVAL.  The store checks it on every write;
+ * pk_validate() does not, as offline files (and podctl compile's output,
+ * whose owners were never created) carry references without a uid.
+ */
+int pk_validate_owner_references(const json_t *obj, struct pk_errors *errs);
+
+/*
+ * A Pod's status.qosClass as kube-apiserver computes it on create:
+ * "Guaranteed", "Burstable" or "BestEffort" (static strings; qos.c).
+ */
+const char *pk_pod_qos_class(const json_t *pod);
+
+/*
  * An admission rule beyond static validation, as kube-apiserver's admission
  * plugins are: for the writes of kind, admit sees the new object and the
  * stored one (old, NULL on create), adds field-path messages to errs and

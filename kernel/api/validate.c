@@ -105,6 +105,106 @@ static void check_meta(const json_t *obj, const struct pk_meta *meta, enum pk_ki
 	check_labels("metadata.labels", meta->labels, meta->nlabels, errs);
 }
 
+/* ---- metadata.ownerReferences ------------------------------------------------------------ */
+
+/* A required string field of reference i: present, a string, not empty. */
+static const char *owner_field(const json_t *ref, size_t i, const char *key, const char *empty_msg,
+			       struct pk_errors *errs)
+{
+	const json_t *v = json_object_get(ref, key);
+	const char *s = json_string_value(v);
+	char text[96];
+
+	if (v && !json_is_string(v))
+		pk_errors_add(
+		    errs, "metadata.ownerReferences[%zu].%s: Invalid value: %s: must be a string",
+		    i, key, pk_value_text(v, text, sizeof(text)));
+	else if (!s || !*s)
+		pk_errors_add(errs, "metadata.ownerReferences[%zu].%s: Invalid value: \"\": %s", i,
+			      key, empty_msg);
+	return s && *s ? s : NULL;
+}
+
+/* The version part of "group/version" or "version", as schema.ParseGroupVersion reads it. */
+static bool owner_version_ok(const char *av)
+{
+	const char *slash = strchr(av, '/');
+
+	return !slash || (slash[1] && !strchr(slash + 1, '/'));
+}
+
+static void owner_reference(const json_t *ref, size_t i, struct pk_errors *errs)
+{
+	const json_t *ctl = json_object_get(ref, "controller");
+	const char *av, *kind;
+	char text[96];
+
+	if (!json_is_object(ref)) {
+		pk_errors_add(errs,
+			      "metadata.ownerReferences[%zu]: Invalid value: %s: must be an object",
+			      i, pk_value_text(ref, text, sizeof(text)));
+		return;
+	}
+	av = owner_field(ref, i, "apiVersion", "version must not be empty", errs);
+	if (av && !owner_version_ok(av))
+		pk_errors_add(
+		    errs,
+		    "metadata.ownerReferences[%zu].apiVersion: Invalid value: \"%s\": version "
+		    "must not be empty",
+		    i, av);
+	kind = owner_field(ref, i, "kind", "must not be empty", errs);
+	owner_field(ref, i, "name", "must not be empty", errs);
+	owner_field(ref, i, "uid", "must not be empty", errs);
+	if (av && kind && strcmp(av, "v1") == 0 && strcmp(kind, "Event") == 0)
+		pk_errors_add(errs,
+			      "metadata.ownerReferences[%zu]: Invalid value: \"/v1, Kind=Event\": "
+			      "/v1, Kind=Event is disallowed from being an owner",
+			      i);
+	if (ctl && !json_is_boolean(ctl) && !json_is_null(ctl))
+		pk_errors_add(
+		    errs,
+		    "metadata.ownerReferences[%zu].controller: Invalid value: %s: must be "
+		    "a boolean",
+		    i, pk_value_text(ctl, text, sizeof(text)));
+}
+
+int pk_validate_owner_references(const json_t *obj, struct pk_errors *errs)
+{
+	const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+	const json_t *first = NULL, *ref;
+	size_t n0 = errs->n, i;
+	char text[96];
+
+	if (!refs || json_is_null(refs))
+		return 0;
+	if (!json_is_array(refs)) {
+		pk_errors_add(errs, "metadata.ownerReferences: Invalid value: %s: must be a list",
+			      pk_value_text(refs, text, sizeof(text)));
+		return -EINVAL;
+	}
+	json_array_foreach(refs, i, ref)
+	{
+		owner_reference(ref, i, errs);
+		if (!json_is_true(json_object_get(ref, "controller")))
+			continue;
+		if (!first) {
+			first = ref;
+			continue;
+		}
+		pk_errors_add(
+		    errs,
+		    "metadata.ownerReferences[%zu].controller: Invalid value: true: Only one "
+		    "reference can "
+		    "have Controller set to true. Found \"true\" in references for %s/%s and "
+		    "%s/%s",
+		    i, json_string_value(json_object_get(first, "kind")) ?: "",
+		    json_string_value(json_object_get(first, "name")) ?: "",
+		    json_string_value(json_object_get(ref, "kind")) ?: "",
+		    json_string_value(json_object_get(ref, "name")) ?: "");
+	}
+	return errs->n == n0 ? 0 : -EINVAL;
+}
+
 /* ---- kinds ---------------------------------------------------------------------------------- */
 
 static void validate_node(json_t *obj, struct pk_errors *errs)

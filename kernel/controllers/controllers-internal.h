@@ -41,8 +41,7 @@ struct pk_ctl {
 	struct ctl_recorder *recorder;	 /* Events in the store */
 	struct ctl_queue queue;		 /* what to reconcile before the next round */
 	json_t *gone_nodes;		 /* names of deleted Nodes whose pods must go */
-	bool gc_needed;
-	bool gc_foreground; /* a foreground deletion waits for its dependents */
+	struct ctl_gc *gc; /* the garbage collector's work (gc.c) */
 	int64_t next_beat_check_ms;
 	struct ctl_loss_policy loss; /* node-loss eviction (heartbeat.c) */
 	struct ctl_loss_limiter loss_limiter;
@@ -85,7 +84,17 @@ int ctl_queue_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, c
 /* Reconcile what is queued, and what that queues, until nothing is. */
 void ctl_queue_run(struct pk_ctl *ctl);
 void ctl_queue_free(struct ctl_queue *q);
-int ctl_collect_garbage(struct pk_ctl *ctl);
+
+/* gc.c: the garbage collector over every served kind */
+struct ctl_gc;
+int ctl_gc_new(struct ctl_gc **ret);
+void ctl_gc_free(struct ctl_gc *gc);
+/* Every event of the store: what it may leave to collect is noted. */
+void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev);
+/* A pass over every object at the next ctl_gc_run() (after the listing). */
+void ctl_gc_full(struct ctl_gc *gc);
+/* Collect what was noted; returns the number of objects deleted. */
+int ctl_gc_run(struct pk_ctl *ctl);
 /* claims.c: does pod name a template whose claim is not made yet?  Make them. */
 /* Does a Pod or a PodGroup wait for claims from its templates? */
 bool ctl_needs_claims(const json_t *obj);

@@ -89,33 +89,13 @@ static void on_lease_event(struct pk_ctl *ctl, const struct pk_store_event *ev)
 		ctl_node_recovered(ctl, name);
 }
 
-/*
- * Beyond an owner's deletion (ap_classify): a deletion in the foreground
- * begins, or an object goes while one waits for its dependents.
- */
-static bool gc_wanted(const struct pk_ctl *ctl, const struct pk_store_event *ev)
-{
-	json_t *f;
-	size_t i;
-
-	if (ev->type == PK_EVENT_DELETED)
-		return ctl->gc_foreground && pk_get(ev->object, "metadata.ownerReferences");
-	if (!pk_get(ev->object, "metadata.deletionTimestamp"))
-		return false;
-	json_array_foreach(pk_get(ev->object, "metadata.finalizers"), i, f)
-	{
-		if (strcmp(json_string_value(f) ?: "", PK_STORE_FOREGROUND_FINALIZER) == 0)
-			return true;
-	}
-	return false;
-}
-
 static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
 {
 	struct pk_ctl *ctl = arg;
 	enum pk_kind k = pk_kind_from_string(ev->kind);
 	bool pod_or_group = k == PK_KIND_POD || k == PK_KIND_POD_GROUP;
 
+	ctl_gc_note(ctl, ev); /* every kind: one graph of owners */
 	if (!d) {
 		if (k == PK_KIND_LEASE)
 			on_lease_event(ctl, ev);
@@ -134,13 +114,8 @@ static void hook_event(void *arg, const struct pk_store_event *ev, const struct 
 		queue_reconcile(ctl, k, ev->object);
 	if (pod_or_group && ev->type != PK_EVENT_DELETED && ctl_needs_claims(ev->object))
 		queue_reconcile(ctl, k, ev->object); /* the claim controller */
-	if (pod_or_group && ev->type == PK_EVENT_DELETED &&
-	    json_array_size(pk_get(ev->object, "status.resourceClaimStatuses")))
-		ctl->gc_needed = true; /* its generated claims go with it */
 	if (d->owner)
 		ctl_reconcile_owner_of(ctl, ev->object);
-	if (d->gc || gc_wanted(ctl, ev))
-		ctl->gc_needed = true;
 }
 
 /* ---- the listing ------------------------------------------------------------------- */
@@ -179,7 +154,7 @@ static void hook_list_done(void *arg)
 {
 	struct pk_ctl *ctl = arg;
 
-	ctl->gc_needed = true;
+	ctl_gc_full(ctl->gc);
 }
 
 /* ---- after a batch, before a round ------------------------------------------------- */
@@ -203,10 +178,7 @@ static void run_controllers(struct pk_ctl *ctl)
 	json_array_foreach(ctl->gone_nodes, i, n) ctl_node_deleted(ctl, json_string_value(n));
 	json_array_clear(ctl->gone_nodes);
 	ctl_queue_run(ctl);
-	if (ctl->gc_needed) {
-		ctl->gc_needed = false;
-		ctl_collect_garbage(ctl);
-	}
+	ctl_gc_run(ctl);
 }
 
 /* The node-loss policy's state, logged when it changes (a held node is logged once). */
@@ -318,6 +290,7 @@ static void ctl_free(void *arg)
 	ctl_heartbeats_free(ctl->beats);
 	ctl_lifecycle_free(ctl->lifecycle);
 	ctl_recorder_free(ctl->recorder);
+	ctl_gc_free(ctl->gc);
 	ctl_queue_free(&ctl->queue);
 	pk_writer_free(ctl->writer);
 	json_decref(ctl->gone_nodes);
@@ -415,6 +388,8 @@ static int ctl_new(struct pk_store *store, const struct pk_appliance_config *cfg
 		r = ctl_heartbeats_new(&ctl->beats);
 	if (r == 0)
 		r = ctl_recorder_new(&ctl->recorder);
+	if (r == 0)
+		r = ctl_gc_new(&ctl->gc);
 	if (r < 0) {
 		ctl_free(ctl);
 		return r;

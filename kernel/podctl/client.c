@@ -1528,6 +1528,8 @@ static int describe_pod(struct ctx *x, const json_t *p)
 	size_t i;
 
 	printf("Node:          %s\n", node ?: "<none>");
+	printf("Status:        %s\n", pk_get_string(p, "status.phase") ?: "<none>");
+	printf("QoS Class:     %s\n", pk_get_string(p, "status.qosClass") ?: "<none>");
 	printf("Group:         %s\n", pk_pod_group_name(p) ?: "<none>");
 	printf("Priority:      %lld\n", (long long)json_integer_value(pk_get(p, "spec.priority")));
 	if (n) {

@@ -25,6 +25,7 @@ static void usage(FILE *f)
 	      "Boards:\n"
 	      "  board check|show|nodes|verify|occupancy ...\n"
 	      "  store check FILE                   a podkerneld store's integrity (podkernel.db)\n"
+	      "  store backup|restore [--data-dir DIR] FILE   online backup; restore (stopped)\n"
 	      "Appliance client (podkerneld):\n"
 	      "  apply -f FILE | get KIND[,KIND] [NAME] | delete KIND NAME | describe KIND NAME\n"
 	      "  top [--level LEVEL]                requests against allocatable per domain\n"

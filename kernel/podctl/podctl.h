@@ -108,6 +108,8 @@ int podctl_board(int argc, char **argv);
 int podctl_completion(int argc, char **argv);
 /* store check FILE: a podkerneld store's integrity (store_check.c). */
 int podctl_store(int argc, char **argv);
+/* `podctl store backup|restore [--data-dir DIR] FILE` (store_backup.c). */
+int podctl_store_copy(int argc, char **argv);
 /* `podctl board occupancy` (board_occupancy.c): argv[0] is "occupancy". */
 int podctl_board_occupancy(int argc, char **argv);
 void podctl_board_occupancy_usage(FILE *f);

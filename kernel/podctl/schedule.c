@@ -84,6 +84,33 @@ static int compact_nodes(json_t *objs)
 	return 0;
 }
 
+static bool is_namespace(const json_t *o)
+{
+	const char *kind = json_string_value(json_object_get(o, "kind"));
+
+	return kind && strcmp(kind, "Namespace") == 0;
+}
+
+/*
+ * A Namespace is kept for its labels (an affinity term's namespaceSelector
+ * reads them): it needs a name, and labels that are strings.
+ */
+static int validate(json_t *o, struct pk_errors *errs)
+{
+	const char *k;
+	json_t *v, *labels = pk_get(o, "metadata.labels");
+
+	if (!is_namespace(o))
+		return pk_validate(o, errs);
+	if (!pk_name(o) || !*pk_name(o))
+		pk_errors_add(errs, "metadata.name: Required value");
+	if (labels && !json_is_object(labels))
+		pk_errors_add(errs, "metadata.labels: Invalid value: must be an object");
+	json_object_foreach(json_is_object(labels) ? labels : NULL, k, v) if (!json_is_string(v))
+	    pk_errors_add(errs, "metadata.labels.%s: Invalid value: must be a string", k);
+	return errs->n ? -EINVAL : 0;
+}
+
 /* Read and validate every file; objects of all files go into one array. */
 static int load(const char **files, size_t nfiles, size_t max_bytes, json_t *all)
 {
@@ -102,18 +129,11 @@ static int load(const char **files, size_t nfiles, size_t max_bytes, json_t *all
 				r == -EFBIG ? "; --max-input-size raises the limit" : "");
 			return podctl_input_exit(r);
 		}
-		/* Namespaces say where objects live; scheduling has no use for them. */
-		for (i = json_array_size(objs); i-- > 0;)
-			if (strcmp(
-				json_string_value(json_object_get(json_array_get(objs, i), "kind"))
-				    ?: "",
-				"Namespace") == 0)
-				json_array_remove(objs, i);
 		json_array_foreach(objs, i, o)
 		{
 			struct pk_errors errs = {0};
 
-			if (pk_validate(o, &errs) < 0) {
+			if (validate(o, &errs) < 0) {
 				char prefix[512];
 
 				snprintf(prefix, sizeof(prefix), "%s: %s %s: ", files[f],

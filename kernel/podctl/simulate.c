@@ -32,6 +32,8 @@
 struct sim_args {
 	const char *boards[MAX_BOARDS];
 	size_t nboards;
+	const char *nodes;		 /* an OpenB node list instead of boards */
+	struct pk_sim_openb_opts openb; /* --inflate, --seed, --max-pods */
 	int superslices;
 	const char *trace, *output;
 	char *strategies[MAX_STRATEGIES];
@@ -47,12 +49,14 @@ static void usage(FILE *f)
 {
 	fputs(
 	    "Usage: podctl simulate --board FILE [--board FILE] [--superslices N] --trace FILE\n"
+	    "       podctl simulate --nodes NODES.csv --trace PODS.csv [--inflate F]\n"
+	    "                       [--max-pods N]  an OpenB node and pod list\n"
 	    "                       [--strategy NAME[,NAME...]] [--until T] [--seed N]\n"
 	    "                       [--start-delay T] [--failure-rate P] [--max-retries N]\n"
 	    "                       [--node-loss T:NODE]... [-o FILE.html|FILE.json|json]\n"
 	    "                       [--bindings FILE]  every binding, in order (ns/pod node)\n"
-	    "                       [--levels L[,L...]]  accelerators allocated once the\n"
-	    "                       arrived pods request L times the cluster's, nothing departing\n"
+	    "                       [--levels P[,P...]]  accelerators allocated once the\n"
+	    "                       arrived pods request P%% of the cluster's, nothing departing\n"
 	    "  T: seconds, or a number with s, m, h or d.  The trace is CSV (FILE.csv) or\n"
 	    "  YAML/JSON objects carrying " PK_SIM_ANN_ARRIVAL " and " PK_SIM_ANN_DURATION ".\n"
 	    "Strategies:",
@@ -108,7 +112,7 @@ static int split_strategies(struct sim_args *a, const char *v)
 	return a->nstrategies ? 0 : bad("--strategy", v, "expected NAME[,NAME...]");
 }
 
-/* --levels: ascending positive fractions of the cluster's accelerators. */
+/* --levels: ascending positive percents of the cluster's accelerators (fractions kept). */
 static int split_levels(struct sim_args *a, const char *v)
 {
 	const char *p = v;
@@ -118,10 +122,13 @@ static int split_levels(struct sim_args *a, const char *v)
 		char *end;
 		double l = strtod(p, &end);
 
+		if (end > p && *end == '%')
+			end++;
+		l /= 100;
 		if (end == p || !(l > 0 && l <= 100) || (*end && *end != ',') ||
 		    a->nlevels == MAX_LEVELS || (a->nlevels && l <= a->levels[a->nlevels - 1]))
 			return bad("--levels", v,
-				   "expected up to 8 ascending fractions, e.g. 1,1.1,1.3");
+				   "expected up to 8 ascending percents, e.g. 100,110,130");
 		a->levels[a->nlevels++] = l;
 		p = *end ? end + 1 : end;
 	}
@@ -150,9 +157,24 @@ static int numbers(struct sim_args *a, const char *flag, const char *v)
 
 	if (strcmp(flag, "--seed") == 0) {
 		errno = 0;
-		a->o.seed = strtoull(v, &end, 10);
+		a->o.seed = a->openb.seed = strtoull(v, &end, 10);
 		return errno || end == v || *end || *v == '-' ? bad(flag, v, "expected an integer")
 							      : 0;
+	}
+	if (strcmp(flag, "--inflate") == 0) {
+		a->openb.inflate = strtod(v, &end);
+		return end == v || *end || !(a->openb.inflate > 0 && a->openb.inflate <= 100)
+			   ? bad(flag, v, "expected a factor over 0, e.g. 1.3")
+			   : 0;
+	}
+	if (strcmp(flag, "--max-pods") == 0) {
+		errno = 0;
+		unsigned long long m = strtoull(v, &end, 10);
+
+		a->openb.max_pods = (size_t)m;
+		return errno || end == v || *end || *v == '-' || m == 0 || m > PK_SIM_MAX_JOBS
+			   ? bad(flag, v, "expected 1 to 10000000 pods")
+			   : 0;
 	}
 	if (strcmp(flag, "--failure-rate") == 0) {
 		a->o.failure_rate = strtod(v, &end);
@@ -173,8 +195,8 @@ static int numbers(struct sim_args *a, const char *flag, const char *v)
 
 static int parse(struct sim_args *a, int argc, char **argv)
 {
-	static const char *const num_flags[] = {"--seed", "--failure-rate", "--superslices",
-						"--max-retries"};
+	static const char *const num_flags[] = {"--seed",	 "--failure-rate", "--superslices",
+						"--max-retries", "--inflate",	   "--max-pods"};
 
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -188,6 +210,10 @@ static int parse(struct sim_args *a, int argc, char **argv)
 			if (a->nboards == MAX_BOARDS || !*v)
 				return bad("--board", v, "one or two board files");
 			a->boards[a->nboards++] = v;
+			continue;
+		}
+		if ((v = value(&i, argc, argv, NULL, "--nodes"))) {
+			a->nodes = v;
 			continue;
 		}
 		if ((v = value(&i, argc, argv, NULL, "--trace"))) {
@@ -216,7 +242,7 @@ static int parse(struct sim_args *a, int argc, char **argv)
 			r = pk_sim_parse_seconds(v, &a->o.start_delay_ms) < 0
 				? bad("--start-delay", v, "expected seconds")
 				: 0;
-		for (size_t k = 0; !v && k < 4; k++)
+		for (size_t k = 0; !v && k < 6; k++)
 			if ((v = value(&i, argc, argv, NULL, num_flags[k])))
 				r = numbers(a, num_flags[k], v);
 		if (!v) {
@@ -228,11 +254,15 @@ static int parse(struct sim_args *a, int argc, char **argv)
 		if (r != 0)
 			return r;
 	}
-	if (!a->nboards || !a->trace) {
-		fprintf(stderr, "podctl simulate: --board and --trace are required\n");
+	if ((!a->nboards == !a->nodes) || !a->trace) {
+		fprintf(stderr, "podctl simulate: --trace and either --board or --nodes are "
+				"required\n");
 		usage(stderr);
 		return PODCTL_EXIT_USAGE;
 	}
+	if (!a->nodes && (a->openb.inflate > 0 || a->openb.max_pods))
+		return bad(a->openb.inflate > 0 ? "--inflate" : "--max-pods", "",
+			   "only with --nodes (an OpenB pod list)");
 	return 0;
 }
 
@@ -277,19 +307,60 @@ static int add_levels(struct sim_args *a, const json_t *nodes, const struct pk_s
 	    v ? pk_sim_levels(&a->o, nodes, trace, a->levels, a->nlevels, alloc, err, sizeof(err))
 	      : -ENOMEM;
 
+	double total = json_number_value(json_object_get(rep, "accelerators"));
+
 	for (size_t i = 0; r == 0 && i < a->nlevels; i++)
-		r = json_array_append_new(v, json_pack("{s:f,s:f}", "requested", a->levels[i],
-						       "allocated",
-						       round(alloc[i] * 10000.0) / 10000.0)) < 0
+		r = json_array_append_new(
+			v, json_pack("{s:f,s:f,s:f}", "arrived_percent",
+				     round(a->levels[i] * 1e6) / 1e4, "allocated",
+				     round(alloc[i] * total * 1000.0) / 1000.0, "allocated_ratio",
+				     round(alloc[i] * 10000.0) / 10000.0)) < 0
 			? -ENOMEM
 			: 0;
 	if (r == 0)
-		r = json_object_set_new(rep, "arrival_levels", v) < 0 ? -ENOMEM : 0;
+		r = json_object_set_new(rep, "levels", v) < 0 ? -ENOMEM : 0;
 	else
 		json_decref(v);
 	if (r < 0)
 		fprintf(stderr, "podctl simulate: --levels: %s\n", err[0] ? err : strerror(-r));
 	return r;
+}
+
+/* One run per strategy on nodes, appended to runs. */
+static int run_strategies(struct sim_args *a, const char *where, const json_t *nodes,
+			  const struct pk_sim_trace *trace, json_t *runs)
+{
+	int r = 0;
+
+	for (size_t s = 0; r == 0 && s < (a->nstrategies ? a->nstrategies : 1); s++) {
+		json_t *rep = NULL;
+		uint64_t events = 0;
+		char err[512] = "";
+		double t0 = wall();
+
+		a->o.strategy = a->nstrategies ? a->strategies[s] : NULL;
+		r = pk_sim_run(&a->o, nodes, trace, &rep, &events, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "podctl simulate: %s: %s\n", where, err);
+			return r == -EINVAL ? PODCTL_EXIT_USAGE : PODCTL_EXIT_FAILURE;
+		}
+		double dt = wall() - t0;
+
+		if (a->nlevels && add_levels(a, nodes, trace, rep) < 0) {
+			json_decref(rep);
+			return PODCTL_EXIT_FAILURE;
+		}
+		fprintf(stderr, "podctl simulate: %s/%s: %llu events in %.2f s (%.0f events/s)\n",
+			a->o.label, json_string_value(json_object_get(rep, "strategy")),
+			(unsigned long long)events, dt, dt > 0 ? (double)events / dt : 0.0);
+		if (json_array_size(json_object_get(rep, "node_loss_not_on_board")))
+			fprintf(stderr,
+				"podctl simulate: %s: --node-loss names nodes not on this "
+				"board (%zu), ignored for it\n",
+				where, json_array_size(json_object_get(rep, "node_loss_not_on_board")));
+		json_array_append_new(runs, rep);
+	}
+	return 0;
 }
 
 /* One run per board and strategy, appended to runs. */
@@ -306,41 +377,7 @@ static int run_all(struct sim_args *a, const struct pk_sim_trace *trace, json_t 
 		a->o.label = topo_board_name(board);
 		a->o.superslice_key = nl > 1 ? topo_board_level_key(board, 0) : NULL;
 		a->o.domain_key = nl > 2 ? topo_board_level_key(board, 1) : NULL;
-		for (size_t s = 0; r == 0 && s < (a->nstrategies ? a->nstrategies : 1); s++) {
-			json_t *rep = NULL;
-			uint64_t events = 0;
-			char err[512] = "";
-			double t0 = wall();
-
-			a->o.strategy = a->nstrategies ? a->strategies[s] : NULL;
-			r = pk_sim_run(&a->o, nodes, trace, &rep, &events, err, sizeof(err));
-			if (r < 0) {
-				fprintf(stderr, "podctl simulate: %s: %s\n", a->boards[b], err);
-				r = r == -EINVAL ? PODCTL_EXIT_USAGE : PODCTL_EXIT_FAILURE;
-				break;
-			}
-			double dt = wall() - t0;
-
-			if (a->nlevels && add_levels(a, nodes, trace, rep) < 0) {
-				json_decref(rep);
-				r = PODCTL_EXIT_FAILURE;
-				break;
-			}
-
-			fprintf(stderr,
-				"podctl simulate: %s/%s: %llu events in %.2f s (%.0f events/s)\n",
-				topo_board_name(board),
-				json_string_value(json_object_get(rep, "strategy")),
-				(unsigned long long)events, dt, dt > 0 ? (double)events / dt : 0.0);
-			if (json_array_size(json_object_get(rep, "node_loss_not_on_board")))
-				fprintf(stderr,
-					"podctl simulate: %s: --node-loss names nodes not on this "
-					"board (%zu), ignored for it\n",
-					a->boards[b],
-					json_array_size(
-					    json_object_get(rep, "node_loss_not_on_board")));
-			json_array_append_new(runs, rep);
-		}
+		r = run_strategies(a, a->boards[b], nodes, trace, runs);
 		json_decref(nodes);
 		topo_board_free(board);
 		if (r != 0)
@@ -389,13 +426,19 @@ int podctl_simulate(int argc, char **argv)
 {
 	struct sim_args a = {.o = {.max_retries = -1, .seed = 1}};
 	struct pk_sim_trace *trace = NULL;
-	json_t *runs = json_array();
+	json_t *runs = json_array(), *nodes = NULL;
 	char err[512] = "";
 	int r;
 
 	a.o.node_loss = a.loss;
 	r = parse(&a, argc, argv);
-	if (r == 0) {
+	if (r == 0 && a.nodes) {
+		r = pk_sim_openb_load(a.nodes, a.trace, &a.openb, &nodes, &trace, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "podctl simulate: %s\n", err);
+			r = podctl_input_exit(r);
+		}
+	} else if (r == 0) {
 		r = pk_sim_trace_load(a.trace, &trace, err, sizeof(err));
 		if (r < 0) {
 			fprintf(stderr, "podctl simulate: %s: %s\n", a.trace, err);
@@ -406,13 +449,18 @@ int podctl_simulate(int argc, char **argv)
 		fprintf(stderr, "podctl simulate: %s: %s\n", a.bindings, strerror(errno));
 		r = PODCTL_EXIT_FAILURE;
 	}
-	if (r == 0)
+	if (r == 0 && nodes) {
+		a.o.label = "openb";
+		r = run_strategies(&a, a.nodes, nodes, trace, runs);
+	} else if (r == 0) {
 		r = run_all(&a, trace, runs);
+	}
 	if (a.o.bindings && fclose(a.o.bindings) != 0 && r == 0)
 		r = PODCTL_EXIT_FAILURE;
 	if (r == 0)
 		r = write_output(&a, runs);
 	pk_sim_trace_free(trace);
+	json_decref(nodes);
 	json_decref(runs);
 	for (size_t i = 0; i < a.nstrategies; i++)
 		free(a.strategies[i]);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "kernel/podctl/podctl.h"
+#include "kernel/store/store.h"
 
 struct check {
 	sqlite3 *db;
@@ -95,7 +96,7 @@ static int check_file(const char *path)
 {
 	struct check c = {.path = path};
 	char uri[4200];
-	int64_t counter, set_aside;
+	int64_t counter, set_aside, schema;
 
 	snprintf(uri, sizeof(uri), "file:%s?mode=ro", path);
 	if (sqlite3_open_v2(uri, &c.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) !=
@@ -115,8 +116,12 @@ static int check_file(const char *path)
 	check_pages(&c);
 	check_rows(&c);
 	set_aside = scalar(c.db, "SELECT count(*) FROM damaged_objects", 0);
+	schema = scalar(c.db, "PRAGMA user_version", 0);
 	sqlite3_close(c.db);
 	printf("%s: %" PRIu64 " objects, %" PRIu64 " damaged", path, c.rows, c.damaged);
+	if (schema != PK_STORE_SCHEMA_VERSION)
+		printf(", schema %" PRId64 " (this podkernel writes %d)", schema,
+		       PK_STORE_SCHEMA_VERSION);
 	if (c.unsummed)
 		printf(", %" PRIu64 " without a checksum yet", c.unsummed);
 	if (set_aside > 0)
@@ -128,15 +133,25 @@ static int check_file(const char *path)
 int podctl_store(int argc, char **argv)
 {
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		printf("Usage: podctl store check FILE\n"
-		       "  Check a podkerneld store (DATA-DIR/podkernel.db): SQLite's page\n"
-		       "  structure and every row's checksum, resourceVersion and body.\n"
-		       "  Exit 0 intact, 1 damage found (each damaged row printed), 2 bad usage\n"
-		       "  or not a store.\n");
+		printf(
+		    "Usage: podctl store check FILE\n"
+		    "       podctl store backup [--data-dir DIR] FILE\n"
+		    "       podctl store restore [--data-dir DIR] FILE\n"
+		    "  check: a podkerneld store (DATA-DIR/podkernel.db): SQLite's page\n"
+		    "  structure and every row's checksum, resourceVersion and body.\n"
+		    "  Exit 0 intact, 1 damage found (each damaged row printed), 2 bad usage\n"
+		    "  or not a store.\n"
+		    "  backup: copy DIR/podkernel.db (default ./podkernel-data) to FILE as of\n"
+		    "  one commit, while podkerneld runs.\n"
+		    "  restore: replace DIR/podkernel.db by the backup FILE; podkerneld must be\n"
+		    "  stopped (the store replaced is kept as podkernel.db.pre-restore).\n");
 		return PODCTL_EXIT_OK;
 	}
+	if (argc >= 2 && (strcmp(argv[1], "backup") == 0 || strcmp(argv[1], "restore") == 0))
+		return podctl_store_copy(argc, argv);
 	if (argc != 3 || strcmp(argv[1], "check") != 0) {
-		fprintf(stderr, "Usage: podctl store check FILE\n");
+		fprintf(stderr,
+			"Usage: podctl store check|backup|restore ... (podctl store --help)\n");
 		return PODCTL_EXIT_USAGE;
 	}
 	return check_file(argv[2]);

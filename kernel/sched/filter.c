@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * filter.c — can this pod go on this node?  The filters of kube-scheduler
- * that matter here: node unschedulable, nodeSelector, required node affinity
+ * that matter here: node unschedulable (unless the pod tolerates
+ * node.kubernetes.io/unschedulable:NoSchedule), nodeSelector, required node affinity
  * (terms ORed, requirements ANDed; In, NotIn, Exists, DoesNotExist, Gt, Lt;
  * matchFields on metadata.name against the node's name),
  * taints against tolerations (NoSchedule and NoExecute filter,
@@ -153,11 +154,26 @@ bool sc_node_tolerated(const struct sc_pod *pod, const struct sc_node *node)
 	return true;
 }
 
+/*
+ * A cordoned node takes the pods that tolerate the taint it stands for
+ * (kube-scheduler's NodeUnschedulable: DaemonSet pods carry the toleration).
+ */
+static bool cordon_tolerated(const struct sc_pod *pod)
+{
+	static const struct sc_taint cordon = {
+	    .key = "node.kubernetes.io/unschedulable",
+	    .value = "",
+	    .effect = PK_TAINT_NO_SCHEDULE,
+	};
+
+	return tolerates(pod, &cordon);
+}
+
 enum sc_misfit sc_filter_static(const struct sc_pod *pod, const struct sc_node *node)
 {
 	if (node->removed)
 		return SC_MISFIT_REMOVED;
-	if (node->unschedulable)
+	if (node->unschedulable && !cordon_tolerated(pod))
 		return SC_MISFIT_UNSCHEDULABLE;
 	if (!selector_match(pod, node))
 		return SC_MISFIT_SELECTOR;

@@ -4,7 +4,8 @@
  * `podctl schedule` and the scenario tests do.  Actions are applied to a copy
  * of the caller's objects through an index by kind/namespace/name; only the
  * kinds scheduling changes (pods, groups, claims) are copied, the rest (Nodes are
- * most of a cluster dump) are shared with the caller.  Backoff
+ * most of a cluster dump) are shared with the caller.  Unbound pods of
+ * another spec.schedulerName are left alone.  Backoff
  * waits are skipped on a virtual clock: when the only eligible roots are
  * backing off, the clock jumps to the earliest retry.  The loop ends when a
  * cycle finds nothing eligible and nothing waiting.
@@ -338,6 +339,21 @@ static void name_errors(struct pk_errors *errs, size_t before, size_t i, const j
 }
 
 /*
+ * An unbound pod that names another scheduler in spec.schedulerName is that
+ * scheduler's to place: it is left as it is (a bound one still holds its
+ * node).  podkernel answers to PK_SCHED_NAME and to the default scheduler's
+ * name, as the only scheduler of an offline run.
+ */
+static bool other_schedulers(const json_t *obj)
+{
+	const char *name = pk_get_string(obj, "spec.schedulerName");
+	const char *node = pk_get_string(obj, "spec.nodeName");
+
+	return pk_kind_of(obj) == PK_KIND_POD && name && *name && !(node && *node) &&
+	       strcmp(name, "default-scheduler") != 0 && strcmp(name, PK_SCHED_NAME) != 0;
+}
+
+/*
  * Add every object (an item that is compact text, pk_compact_object, is read
  * back for the moment of its adding).  compact (in place): the objects
  * scheduling never changes (Nodes above all) are only kept to be written out
@@ -356,7 +372,7 @@ static int add_all(struct pk_sched *s, json_t *objects, bool compact, struct pk_
 		json_t *tree =
 		    text ? json_loadb(json_string_value(o), json_string_length(o), 0, NULL)
 			 : json_incref(o);
-		int r = tree ? pk_sched_add(s, tree, errs) : -ENOMEM;
+		int r = !tree ? -ENOMEM : other_schedulers(tree) ? 0 : pk_sched_add(s, tree, errs);
 
 		if (r == 0 && compact && !text && !scheduling_changes(pk_kind_of(tree))) {
 			json_t *c = pk_compact_object(tree);

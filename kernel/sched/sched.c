@@ -333,6 +333,18 @@ static int rename_pod(json_t *obj, struct pk_pod *p, const char *name)
 	return 0;
 }
 
+/*
+ * A pod that ran to its end (phase Succeeded or Failed) holds nothing:
+ * kube-scheduler's pod informer never shows it one, so it counts toward no
+ * request, port, spread, affinity or gang.
+ */
+static bool pod_finished(const json_t *obj)
+{
+	const char *phase = pk_get_string(obj, "status.phase");
+
+	return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+}
+
 int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names, size_t n,
 		      struct pk_errors *errs)
 {
@@ -344,6 +356,11 @@ int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names,
 		return -EINVAL;
 	if (s->snap.nlog)
 		return -EBUSY;
+	if (pod_finished(obj)) {
+		for (size_t i = 0; i < n; i++) /* one that was running is gone now */
+			pk_sched_remove(s, PK_KIND_POD, pk_namespace(obj), names[i]);
+		return 0;
+	}
 	fp = pod_fingerprint(obj); /* the name is not part of it */
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		char *key = sc_key(pk_namespace(obj), names[i]);

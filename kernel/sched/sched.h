@@ -69,6 +69,12 @@ struct pk_sched_opts {
 	int64_t gated_tell_ms;
 };
 
+/*
+ * The spec.schedulerName podkernel answers to besides "default-scheduler"
+ * (offline runs; attach mode's default --scheduler-name).
+ */
+#define PK_SCHED_NAME "podkernel"
+
 /* Placement strategies: names in preference order (the first is the default). */
 size_t pk_sched_strategy_count(void);
 const char *pk_sched_strategy_name(size_t i);
@@ -81,7 +87,8 @@ void pk_sched_free(struct pk_sched *s);
 /*
  * Add, replace or remove one object: Node, Pod, PodGroup, CompositePodGroup,
  * PriorityClass, PersistentVolumeClaim, PersistentVolume, StorageClass,
- * CSINode, Namespace (other kinds are accepted and ignored).  The tree is only read
+ * CSINode, Namespace (other kinds are accepted and ignored).  A pod in phase
+ * Succeeded or Failed holds nothing: adding it removes the pod of its name.  The tree is only read
  * during the call.  Decoding errors go to errs with field paths (-EINVAL);
  * -E2BIG when more distinct resource names than the scheduler keeps.
  * update() is add() for an object that may already exist.

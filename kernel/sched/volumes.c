@@ -934,7 +934,11 @@ static bool pv_free_for(const struct sc_vols *cat, const struct vpv *v, const st
 	return !v->ref_name || (strcmp(v->ref_name, c->name) == 0 && strcmp(v->ref_ns, c->ns) == 0);
 }
 
-/* FindMatchingVolume: the smallest free volume that satisfies c on node, or NULL. */
+/*
+ * FindMatchingVolume: the smallest free volume that satisfies c on node, or
+ * NULL.  A volume pre-bound to c (its claimRef) is c's whatever its class
+ * and labels; where its node affinity fails, nothing on that node is.
+ */
 static struct vpv *match_pv(const struct sc_vols *cat, const struct vclaim *c,
 			    const struct sc_node *node, struct vpv *const *skip, size_t nskip)
 {
@@ -946,13 +950,14 @@ static struct vpv *match_pv(const struct sc_vols *cat, const struct vclaim *c,
 
 		for (size_t k = 0; k < nskip; k++)
 			skipped = skipped || skip[k] == v;
-		if (skipped || strcmp(v->cls, c->cls) != 0 || v->block != c->block ||
-		    (v->modes & c->modes) != c->modes || v->capacity < c->request ||
-		    !pv_free_for(cat, v, c) ||
-		    (c->has_sel && !sc_lsel_match(&c->sel, &v->labels)) || !pv_admits(v, node))
+		if (skipped || v->block != c->block || (v->modes & c->modes) != c->modes ||
+		    v->capacity < c->request || !pv_free_for(cat, v, c))
 			continue;
 		if (v->ref_name)
-			return v; /* pre-bound to this claim */
+			return pv_admits(v, node) ? v : NULL; /* pre-bound to this claim */
+		if (strcmp(v->cls, c->cls) != 0 ||
+		    (c->has_sel && !sc_lsel_match(&c->sel, &v->labels)) || !pv_admits(v, node))
+			continue;
 		if (!best || v->capacity < best->capacity ||
 		    (v->capacity == best->capacity && strcmp(v->name, best->name) < 0))
 			best = v;

@@ -131,11 +131,11 @@ static void summary(FILE *f, const json_t *run)
 	size_t k;
 	json_t *d;
 
-	json_array_foreach(json_object_get(run, "arrival_levels"), k, d)
+	json_array_foreach(json_object_get(run, "levels"), k, d)
 	    fprintf(f,
 		    "<tr><th>allocated at %.0f%% requested (nothing departing)</th>"
 		    "<td>%.2f%%</td></tr>\n",
-		    100 * num(d, "requested"), 100 * num(d, "allocated"));
+		    num(d, "arrived_percent"), 100 * num(d, "allocated_ratio"));
 	fprintf(f, "</table>\n<h3>Queueing delay (s) by gang size</h3>\n<table>\n"
 		   "<tr><th>gang</th><th>jobs</th><th>p50</th><th>p95</th><th>p99</th>"
 		   "<th>max</th></tr>\n");

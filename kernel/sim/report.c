@@ -257,11 +257,11 @@ int pk_sim_report_text(FILE *f, const json_t *runs)
 			num(run, "preemptions.jobs"), num(run, "preemptions.pods"),
 			num(run, "failures.injected"), num(run, "failures.node_loss"),
 			num(run, "failures.retries"));
-		if (json_array_size(json_object_get(run, "arrival_levels"))) {
+		if (json_array_size(json_object_get(run, "levels"))) {
 			fprintf(f, "  arrived     ");
-			json_array_foreach(json_object_get(run, "arrival_levels"), k, d)
+			json_array_foreach(json_object_get(run, "levels"), k, d)
 			    fprintf(f, "%s%.0f%% requested: %.2f%% allocated", k ? ", " : "",
-				    100 * num(d, "requested"), 100 * num(d, "allocated"));
+				    num(d, "arrived_percent"), 100 * num(d, "allocated_ratio"));
 			fprintf(f, " (nothing departing)\n");
 		}
 		fprintf(f, "  queueing delay (s)   jobs      p50      p95      p99      max\n");

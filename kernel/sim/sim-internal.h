@@ -17,6 +17,8 @@ struct sim_job {
 	int32_t priority;
 	int64_t accel_milli, cpu_milli, mem_milli; /* per pod (CSV) */
 	char *model;				   /* CSV: required product label value */
+	char **models; /* OpenB: the product label values the pods accept (NULL-ended) */
+	bool shared;   /* OpenB: accel_milli (under 1000) is a share of one device */
 	char *topology;				   /* CSV: the gang's topology constraint key */
 	json_t *objects;			   /* object trace: groups and pods */
 	int32_t max_retries; /* a JobSet's failurePolicy.maxRestarts, a Job's backoffLimit; -1: the
@@ -32,5 +34,21 @@ struct pk_sim_trace {
 int sim_trace_new(struct pk_sim_trace **ret);
 /* Append a zeroed job; returns it or NULL (-ENOMEM, -E2BIG: see sim_trace_add). */
 int sim_trace_add(struct pk_sim_trace *t, struct sim_job **ret);
+
+/* trace.c: CSV lines, shared with the OpenB reader (openb.c) */
+#define SIM_CSV_MAX_FIELDS 256
+struct sim_csv_line {
+	char buf[PK_SIM_MAX_LINE + 1];
+	char *field[SIM_CSV_MAX_FIELDS];
+	size_t n;
+};
+/* Next line of buf at *pos into l->buf; 0, 1 at the end, -E2BIG too long, -EINVAL a NUL. */
+int sim_csv_next_line(const char *buf, size_t len, size_t *pos, struct sim_csv_line *l);
+/* Split one line (no newline) into fields in place; -EINVAL on a broken quote, -E2BIG. */
+int sim_csv_split(struct sim_csv_line *l);
+/* A decimal integer from lo to hi; -EINVAL. */
+int sim_csv_int(const char *v, int64_t lo, int64_t hi, int64_t *ret);
+/* The whole file (at most PK_MAX_FILE_BYTES), NUL-terminated; errors name the path in err. */
+int sim_read_all(const char *path, char **ret, size_t *ret_len, char *err, size_t errlen);
 
 #endif

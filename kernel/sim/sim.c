@@ -175,6 +175,19 @@ static int add_pods(struct sim_run *s, json_t *pod, int32_t n)
 	return r;
 }
 
+/* Required node affinity: the product label In models (NULL-ended). */
+static json_t *models_affinity(char *const *models)
+{
+	json_t *values = json_array();
+
+	for (size_t i = 0; values && models[i]; i++)
+		json_array_append_new(values, json_string(models[i]));
+	return json_pack("{s:{s:{s:[{s:[{s:s,s:s,s:o}]}]}}}", "nodeAffinity",
+			 "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
+			 "matchExpressions", "key", SIM_PRODUCT_LABEL, "operator", "In", "values",
+			 values);
+}
+
 /*
  * A CSV job's objects in namespace ns: its PodGroup (a gang: NULL for one
  * pod) and the pod all its pods are made from (named p0).
@@ -211,6 +224,8 @@ static int csv_objects(const struct sim_job *job, const char *ns, const char *re
 		pk_set(pod, "spec.priority", json_integer(job->priority));
 	if (job->model)
 		pk_set(pod, "spec.nodeSelector", json_pack("{s:s}", SIM_PRODUCT_LABEL, job->model));
+	if (job->models)
+		pk_set(pod, "spec.affinity", models_affinity(job->models));
 	*ret_group = g;
 	*ret_pod = pod;
 	return 0;
@@ -677,7 +692,9 @@ int pk_sim_levels(const struct pk_sim_opts *opts, const json_t *nodes, const str
 		  const double *levels, size_t nlevels, double *ret_alloc, char *err, size_t errlen)
 {
 	struct levels_run lr = {.levels = levels, .nlevels = nlevels, .alloc = ret_alloc};
-	struct pk_replay_opts ro = {.strategy = opts ? opts->strategy : NULL};
+	struct pk_replay_opts ro = {.strategy = opts ? opts->strategy : NULL,
+				    .pick = opts ? opts->pick : NULL,
+				    .pick_arg = opts ? opts->pick_arg : NULL};
 	uint32_t *order = NULL;
 	char resource[256];
 	size_t i;

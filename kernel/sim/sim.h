@@ -31,6 +31,7 @@
 #include <stdio.h>
 
 #include "kernel/api/api.h"
+#include "kernel/sched/replay.h"
 
 /* Annotations that carry a job's timing in an object trace (seconds, or N[smhd]). */
 #define PK_SIM_ANN_ARRIVAL "sim.podkernel.dev/arrival"
@@ -70,6 +71,47 @@ int pk_sim_trace_from_objects(const json_t *objects, struct pk_sim_trace **ret,
 /* Read a trace file: CSV when its name ends in .csv, else YAML or JSON objects. */
 int pk_sim_trace_load(const char *path, struct pk_sim_trace **ret, char *err, size_t errlen);
 size_t pk_sim_trace_jobs(const struct pk_sim_trace *t);
+/* What job i of a CSV or OpenB trace asks per pod (models: NULL-ended, or NULL for any). */
+struct pk_sim_job_info {
+	int32_t pods;
+	int64_t accel_milli, cpu_milli, mem_milli;
+	const char *model;	  /* CSV model column */
+	const char *const *models; /* OpenB gpu_spec */
+};
+int pk_sim_trace_job(const struct pk_sim_trace *t, size_t i, struct pk_sim_job_info *ret);
+
+/*
+ * The OpenB format of the Alibaba GPU cluster trace (cluster-trace-gpu-v2023,
+ * the "Beware of Fragmentation" paper's).  A node list (columns sn,
+ * cpu_milli, memory_mib, gpu, model) becomes Node objects offering
+ * PK_SIM_OPENB_RESOURCE, with the model on the accelerator product label.
+ * A pod list (name, cpu_milli, memory_mib, num_gpu, gpu_milli, gpu_spec,
+ * creation_time, deletion_time; others ignored) becomes one-pod jobs:
+ * gpu_spec ('|'-separated models) is required node affinity on the product
+ * label; gpu_milli under 1000 on a one-GPU pod requests that share of a
+ * device (milli of the resource).  Without inflation the rows arrive at
+ * creation_time and leave at deletion_time (never when empty), at most
+ * max_pods of them; with inflate F, pods are drawn at random with
+ * replacement (seed) until their accelerator requests reach F times the
+ * nodes', arrive a second apart in that order and never leave (at most
+ * max_pods).  Errors name the line and column in err: -EINVAL, -E2BIG over
+ * the limits.
+ */
+#define PK_SIM_OPENB_RESOURCE "nvidia.com/gpu"
+#define PK_SIM_OPENB_MAX_PODS 100000 /* default cap on the pods of a trace */
+#define PK_SIM_OPENB_MAX_NODES 100000
+struct pk_sim_openb_opts {
+	double inflate; /* 0: replay the rows as they are */
+	uint64_t seed;	/* of the draw */
+	size_t max_pods; /* 0: PK_SIM_OPENB_MAX_PODS */
+};
+int pk_sim_openb_nodes(const char *buf, size_t len, json_t **ret, char *err, size_t errlen);
+int pk_sim_openb_pods(const char *buf, size_t len, const struct pk_sim_openb_opts *o,
+		      const json_t *nodes, struct pk_sim_trace **ret, char *err, size_t errlen);
+/* Both files (paths in err's messages). */
+int pk_sim_openb_load(const char *nodes_path, const char *pods_path,
+		      const struct pk_sim_openb_opts *o, json_t **ret_nodes,
+		      struct pk_sim_trace **ret_trace, char *err, size_t errlen);
 void pk_sim_trace_free(struct pk_sim_trace *t);
 
 struct pk_sim_node_loss {
@@ -92,6 +134,10 @@ struct pk_sim_opts {
 	size_t nnode_loss;
 	/* when set, each binding as "ns/name node" lines, in the order made */
 	FILE *bindings;
+	/* pk_sim_levels only: a comparison policy instead of the strategy
+	 * (kernel/sched/replay.h; make bench's classic policies) */
+	pk_replay_pick_fn pick;
+	void *pick_arg;
 };
 
 /*
@@ -114,6 +160,8 @@ int pk_sim_run(const struct pk_sim_opts *opts, const json_t *nodes, const struct
  * levels (fractions of the nodes' accelerators, e.g. 1.0, 1.1, 1.3),
  * ret_alloc[i] gets the accelerators allocated over the cluster's once the
  * arrived pods request at least that much (after the last job when never).
+ * opts->pick, when set, places the pods instead of the strategy (a CSV job
+ * of one pod each: a comparison policy places no gangs).
  * -EINVAL with a message in err (an unknown strategy, an object the
  * scheduler refuses), -ENOMEM.
  */

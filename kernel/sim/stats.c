@@ -30,7 +30,10 @@ void sim_set_requests(json_t *requests, const char *resource, int64_t accel, int
 	char buf[40];
 
 	if (accel > 0) {
-		snprintf(buf, sizeof(buf), "%lld", (long long)(accel / 1000));
+		if (accel % 1000) /* a share of one device */
+			snprintf(buf, sizeof(buf), "%lldm", (long long)accel);
+		else
+			snprintf(buf, sizeof(buf), "%lld", (long long)(accel / 1000));
 		json_object_set_new(requests, resource, json_string(buf));
 	}
 	if (cpu > 0) {

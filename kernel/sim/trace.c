@@ -66,6 +66,9 @@ void pk_sim_trace_free(struct pk_sim_trace *t)
 	for (size_t i = 0; i < t->n; i++) {
 		free(t->jobs[i].model);
 		free(t->jobs[i].topology);
+		for (size_t m = 0; t->jobs[i].models && t->jobs[i].models[m]; m++)
+			free(t->jobs[i].models[m]);
+		free(t->jobs[i].models);
 		json_decref(t->jobs[i].objects);
 	}
 	free(t->jobs);
@@ -76,6 +79,22 @@ void pk_sim_trace_free(struct pk_sim_trace *t)
 size_t pk_sim_trace_jobs(const struct pk_sim_trace *t)
 {
 	return t ? t->n : 0;
+}
+
+int pk_sim_trace_job(const struct pk_sim_trace *t, size_t i, struct pk_sim_job_info *ret)
+{
+	const struct sim_job *j;
+
+	if (!t || i >= t->n || !ret)
+		return -EINVAL;
+	j = &t->jobs[i];
+	*ret = (struct pk_sim_job_info){.pods = j->pods,
+					.accel_milli = j->accel_milli,
+					.cpu_milli = j->cpu_milli,
+					.mem_milli = j->mem_milli,
+					.model = j->model,
+					.models = (const char *const *)j->models};
+	return 0;
 }
 
 int pk_sim_parse_seconds(const char *s, int64_t *ret_ms)
@@ -130,22 +149,13 @@ enum csv_col {
 };
 static const char *const col_names[C_N] = {"arrival", "duration", "pods",     "accelerators", "cpu",
 					   "memory",  "model",	  "priority", "topology"};
-#define CSV_MAX_FIELDS 256
-
-struct csv_line {
-	char buf[PK_SIM_MAX_LINE + 1];
-	char *field[CSV_MAX_FIELDS];
-	size_t n;
-};
-
-/* Split one line (no newline) into fields in place; -EINVAL on a broken quote. */
-static int csv_split(struct csv_line *l)
+int sim_csv_split(struct sim_csv_line *l)
 {
 	char *r = l->buf, *w = l->buf;
 
 	l->n = 0;
 	for (;;) {
-		if (l->n == CSV_MAX_FIELDS)
+		if (l->n == SIM_CSV_MAX_FIELDS)
 			return -E2BIG;
 		l->field[l->n++] = w;
 		while (*r == ' ' || *r == '\t')
@@ -181,7 +191,7 @@ static int csv_split(struct csv_line *l)
 	}
 }
 
-static int csv_header(struct csv_line *l, int cols[C_N], char *err, size_t errlen)
+static int csv_header(struct sim_csv_line *l, int cols[C_N], char *err, size_t errlen)
 {
 	for (int c = 0; c < C_N; c++)
 		cols[c] = -1;
@@ -205,7 +215,7 @@ static int csv_quantity(const char *v, int64_t *ret)
 	return 0;
 }
 
-static int csv_int(const char *v, int64_t lo, int64_t hi, int64_t *ret)
+int sim_csv_int(const char *v, int64_t lo, int64_t hi, int64_t *ret)
 {
 	char *end;
 	long long x;
@@ -231,7 +241,7 @@ static int csv_value(struct sim_job *j, int c, const char *v, const char **why)
 		return pk_sim_parse_seconds(v, c == C_ARRIVAL ? &j->arrival_ms : &j->duration_ms);
 	case C_PODS:
 		*why = "expected a whole number of pods from 1 to 100000";
-		if (csv_int(v, 1, PK_SIM_MAX_GANG, &x) < 0)
+		if (sim_csv_int(v, 1, PK_SIM_MAX_GANG, &x) < 0)
 			return -EINVAL;
 		j->pods = (int32_t)x;
 		return 0;
@@ -262,7 +272,7 @@ static int csv_value(struct sim_job *j, int c, const char *v, const char **why)
 		return j->topology ? 0 : -ENOMEM;
 	case C_PRIORITY:
 		*why = "expected a 32-bit integer";
-		if (csv_int(v, INT32_MIN, INT32_MAX, &x) < 0)
+		if (sim_csv_int(v, INT32_MIN, INT32_MAX, &x) < 0)
 			return -EINVAL;
 		j->priority = (int32_t)x;
 		j->has_priority = true;
@@ -271,7 +281,7 @@ static int csv_value(struct sim_job *j, int c, const char *v, const char **why)
 	return 0;
 }
 
-static int csv_row(struct pk_sim_trace *t, struct csv_line *l, const int cols[C_N], size_t lineno,
+static int csv_row(struct pk_sim_trace *t, struct sim_csv_line *l, const int cols[C_N], size_t lineno,
 		   char *err, size_t errlen)
 {
 	struct sim_job *j;
@@ -307,8 +317,7 @@ static int csv_row(struct pk_sim_trace *t, struct csv_line *l, const int cols[C_
 	return 0;
 }
 
-/* Next line of buf at *pos into l->buf; 0, 1 at the end, -E2BIG too long. */
-static int csv_next_line(const char *buf, size_t len, size_t *pos, struct csv_line *l)
+int sim_csv_next_line(const char *buf, size_t len, size_t *pos, struct sim_csv_line *l)
 {
 	size_t start = *pos, end = start, n;
 
@@ -333,7 +342,7 @@ int pk_sim_trace_parse_csv(const char *buf, size_t len, struct pk_sim_trace **re
 			   size_t errlen)
 {
 	struct pk_sim_trace *t = NULL;
-	struct csv_line *l = malloc(sizeof(*l));
+	struct sim_csv_line *l = malloc(sizeof(*l));
 	int cols[C_N], r;
 	size_t pos = 0, lineno = 0;
 	bool header = false;
@@ -342,11 +351,11 @@ int pk_sim_trace_parse_csv(const char *buf, size_t len, struct pk_sim_trace **re
 		free(l);
 		return -ENOMEM;
 	}
-	while ((r = csv_next_line(buf, len, &pos, l)) == 0) {
+	while ((r = sim_csv_next_line(buf, len, &pos, l)) == 0) {
 		lineno++;
 		if (!l->buf[strspn(l->buf, " \t")] || l->buf[0] == '#')
 			continue;
-		r = csv_split(l);
+		r = sim_csv_split(l);
 		if (r < 0) {
 			snprintf(err, errlen, "line %zu: %s", lineno,
 				 r == -E2BIG ? "more than 256 columns" : "unterminated quote");
@@ -563,8 +572,7 @@ int pk_sim_trace_from_objects(const json_t *objects, struct pk_sim_trace **ret,
 	return 0;
 }
 
-/* The whole file (at most PK_MAX_FILE_BYTES), NUL-terminated. */
-static int read_all(const char *path, char **ret, size_t *ret_len, char *err, size_t errlen)
+int sim_read_all(const char *path, char **ret, size_t *ret_len, char *err, size_t errlen)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	char *buf = NULL;
@@ -626,7 +634,7 @@ int pk_sim_trace_load(const char *path, struct pk_sim_trace **ret, char *err, si
 	if (n > 4 && strcasecmp(path + n - 4, ".csv") == 0) {
 		char *buf = NULL;
 		size_t len = 0;
-		int r = read_all(path, &buf, &len, err, errlen);
+		int r = sim_read_all(path, &buf, &len, err, errlen);
 
 		if (r < 0)
 			return r;

@@ -1,19 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * gc.c — the store's part of garbage collection: orphaning.
+ * gc.c — the store's part of garbage collection: the owner index and
+ * orphaning.
+ *
+ * The owner index is the table owner_refs: one row per ownerReference of
+ * every stored object (the owner's uid; the dependent's kind, namespace and
+ * name), kept by triggers on the objects table inside the transaction of the
+ * write itself, so that it says what the objects say whatever wrote them (a
+ * write, a namespace's deletion, a damaged row moved aside at open).
+ * Finding an owner's dependents is one range of an index, never a scan of
+ * the store.  A database from before the index has it filled once at open.
  *
  * A delete with propagationPolicy Orphan (or orphanDependents true) leaves
  * the owner's dependents in place and removes, from each of them, the
  * ownerReferences that name the owner's uid, as kube-controller-manager's
  * garbage collector does before it lets the owner go.  Here it happens in
  * the delete's own transaction, so a client that sees the owner gone also
- * sees the dependents free.  Dependents are looked for where upstream allows
- * them: in the owner's namespace for a namespaced owner, among the
- * cluster-scoped objects for a cluster-scoped one.  Background and
- * Foreground deletion of dependents is the appliance's collector
- * (kernel/appliance/controllers.c).
+ * sees the dependents free.  The dependents are the objects whose
+ * ownerReferences name the uid, as in upstream's graph (keyed by uid).
+ * Background and Foreground deletion of dependents is standalone's
+ * collector (kernel/controllers/gc.c).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kernel/store/store-internal.h"
@@ -39,38 +48,121 @@ static bool drop_refs(json_t *obj, const char *uid)
 	return dropped;
 }
 
-static int orphan_kind(struct pk_store *st, struct txn *tx, const char *kind, const char *ns,
-		       const char *uid)
+/* The rows of an object's references (NEW: the row written). */
+#define OWNER_ROWS                                                                                 \
+	" INSERT OR IGNORE INTO owner_refs SELECT json_extract(value, '$.uid'), NEW.kind,"         \
+	" NEW.ns, NEW.name FROM json_each(NEW.body, '$.metadata.ownerReferences')"                 \
+	" WHERE type = 'object' AND json_type(value, '$.uid') = 'text';"
+#define FORGET(ROW)                                                                                \
+	" DELETE FROM owner_refs WHERE kind = " ROW ".kind AND ns = " ROW ".ns AND name = " ROW    \
+	".name;"
+/* Only a body that mentions ownerReferences is parsed. */
+#define MENTIONS(ROW) " instr(" ROW ".body, '\"ownerReferences\"') > 0 "
+
+static const char OWNERS_SCHEMA[] =
+    "CREATE TABLE IF NOT EXISTS owner_refs(uid TEXT NOT NULL, kind TEXT NOT NULL,"
+    " ns TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY(uid, kind, ns, name)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS owner_refs_by_dependent ON owner_refs(kind, ns, name);"
+    /* INSERT OR REPLACE fires no delete trigger: an insert forgets the old row's first */
+    "CREATE TRIGGER IF NOT EXISTS owner_refs_put AFTER INSERT ON objects BEGIN" FORGET(
+	"NEW") " END;"
+	       "CREATE TRIGGER IF NOT EXISTS owner_refs_insert AFTER INSERT ON objects"
+	       " WHEN" MENTIONS("NEW") "BEGIN" OWNER_ROWS " END;"
+	       "CREATE TRIGGER IF NOT EXISTS owner_refs_update AFTER UPDATE OF body ON objects"
+	       " WHEN" MENTIONS("OLD") "OR" MENTIONS("NEW") "BEGIN" FORGET("OLD") OWNER_ROWS " END;"
+	       "CREATE TRIGGER IF NOT EXISTS owner_refs_delete AFTER DELETE ON objects"
+	       " BEGIN" FORGET("OLD") " END;";
+
+/* Every stored object's references, once (a database from before the index). */
+static const char OWNERS_FILL[] =
+    "INSERT OR IGNORE INTO owner_refs SELECT json_extract(r.value, '$.uid'), o.kind, o.ns,"
+    " o.name FROM objects AS o, json_each(o.body, '$.metadata.ownerReferences') AS r"
+    " WHERE instr(o.body, '\"ownerReferences\"') > 0 AND json_valid(o.body)"
+    " AND r.type = 'object' AND json_type(r.value, '$.uid') = 'text';"
+    "INSERT OR REPLACE INTO meta(key, value) VALUES('owner_refs', 1);";
+
+int pk_store_owner_index_open(struct pk_store *st, char *err, size_t errlen)
 {
-	json_t *names = pk_store_db_names(st, kind, ns), *n;
-	size_t i;
-	int rc = 0;
+	sqlite3_stmt *q = NULL;
+	bool filled = false;
+	char *msg = NULL;
+	int rc;
 
-	json_array_foreach(names, i, n)
-	{
-		json_t *obj = pk_store_db_get(st, kind, ns, json_string_value(n));
+	if (sqlite3_exec(st->db, OWNERS_SCHEMA, NULL, NULL, &msg) != SQLITE_OK)
+		goto fail;
+	if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM meta WHERE key = 'owner_refs'", -1, &q,
+			       NULL) != SQLITE_OK)
+		goto fail;
+	filled = sqlite3_step(q) == SQLITE_ROW;
+	sqlite3_finalize(q);
+	if (filled)
+		return 0;
+	rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
+	if (rc == SQLITE_OK && sqlite3_exec(st->db, OWNERS_FILL, NULL, NULL, &msg) == SQLITE_OK &&
+	    sqlite3_exec(st->db, "COMMIT", NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+fail:
+	snprintf(err, errlen, "owner index: %s", msg ? msg : sqlite3_errmsg(st->db));
+	sqlite3_free(msg);
+	return -EIO;
+}
 
-		if (obj && drop_refs(obj, uid))
-			rc = pk_store_txn_put(st, tx, obj, PK_EVENT_MODIFIED);
-		json_decref(obj);
-		if (rc < 0)
-			break;
+/* Each object of st->db whose ownerReferences name uid, as {kind, namespace, name}. */
+static int dependents_of(struct pk_store *st, const char *uid, json_t **ret)
+{
+	sqlite3_stmt *q = NULL;
+	json_t *out = json_array();
+	int rc = 0, s;
+
+	if (!out || sqlite3_prepare_v2(st->db, PK_STORE_DEPENDENTS_SQL, -1, &q, NULL) != SQLITE_OK) {
+		json_decref(out);
+		return out ? -EIO : -ENOMEM;
 	}
-	json_decref(names);
+	sqlite3_bind_text(q, 1, uid, -1, SQLITE_STATIC);
+	while (rc == 0 && (s = sqlite3_step(q)) == SQLITE_ROW)
+		rc = pk_store_dependent_row(q, out);
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = -EIO;
+	sqlite3_finalize(q);
+	if (rc < 0)
+		json_decref(out);
+	else
+		*ret = out;
 	return rc;
+}
+
+int pk_store_dependent_row(sqlite3_stmt *q, json_t *out)
+{
+	json_t *d = json_pack("{s:s,s:s,s:s}", "kind", (const char *)sqlite3_column_text(q, 0),
+			      "namespace", (const char *)sqlite3_column_text(q, 1), "name",
+			      (const char *)sqlite3_column_text(q, 2));
+
+	return d && json_array_append_new(out, d) == 0 ? 0 : -ENOMEM;
 }
 
 int pk_store_orphan_dependents(struct pk_store *st, struct txn *tx, const struct pk_type *t,
 			       const json_t *owner)
 {
 	const char *uid = pk_store_meta_str(owner, "uid");
-	const char *ns = pk_store_ns_key(t, pk_store_meta_str(owner, "namespace"));
-	int rc = 0;
+	json_t *deps = NULL, *d;
+	size_t i;
+	int rc;
 
+	(void)t;
 	if (!uid || !*uid)
 		return 0;
-	for (const struct pk_type *d = pk_types; rc == 0 && d->kind; d++)
-		if (d->namespaced == t->namespaced)
-			rc = orphan_kind(st, tx, d->kind, ns, uid);
+	rc = dependents_of(st, uid, &deps);
+	json_array_foreach(deps, i, d)
+	{
+		const char *ns = json_string_value(json_object_get(d, "namespace"));
+		json_t *obj = pk_store_db_get(st, json_string_value(json_object_get(d, "kind")),
+					      ns, json_string_value(json_object_get(d, "name")));
+
+		if (rc == 0 && obj && drop_refs(obj, uid))
+			rc = pk_store_txn_put(st, tx, obj, PK_EVENT_MODIFIED);
+		json_decref(obj);
+	}
+	json_decref(deps);
 	return rc;
 }

@@ -163,7 +163,7 @@ static int verify_row(struct verify_state *vs, sqlite3_stmt *q)
 	return vs->allow_damaged ? defer(vs, q, 0, why) : 0;
 }
 
-static const char QUARANTINE_SCHEMA[] =
+const char pk_store_quarantine_schema[] =
     "CREATE TABLE IF NOT EXISTS damaged_objects(kind TEXT, ns TEXT, name TEXT, rv INTEGER,"
     " body BLOB, sum INTEGER, reason TEXT, found TEXT DEFAULT CURRENT_TIMESTAMP);";
 
@@ -174,7 +174,7 @@ static int apply_deferred(struct verify_state *vs)
 	sqlite3_stmt *fill = NULL, *ins = NULL, *del = NULL;
 	int r = -EIO;
 
-	if (sqlite3_exec(db, QUARANTINE_SCHEMA, NULL, NULL, NULL) != SQLITE_OK ||
+	if (sqlite3_exec(db, pk_store_quarantine_schema, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "UPDATE objects SET sum=?4 WHERE kind=?1 AND ns=?2 AND name=?3",
 			       -1, &fill, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db,

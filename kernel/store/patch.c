@@ -7,7 +7,8 @@
  * kubectl label/annotate/apply send for the kinds here: a merge patch whose
  * "$"-prefixed directive keys ($setElementOrder/..., $retainKeys, $patch) are
  * dropped; lists are replaced whole except those upstream merges by key
- * (containers by name, conditions by type, ...: merge_keys below), whose items
+ * (containers by name, conditions by type, ownerReferences by uid, ...:
+ * merge_keys below), whose items
  * merge one by one and go with "$patch": "delete".  JSON patch (RFC 6902)
  * supports add, remove, replace, move, copy and test with JSON-pointer paths.
  *
@@ -39,7 +40,7 @@ static const struct {
     {"volumes", "name"},	   {"env", "name"},
     {"volumeMounts", "mountPath"}, {"ports", "containerPort"},
     {"conditions", "type"},	   {"taints", "key"},
-    {"imagePullSecrets", "name"},
+    {"imagePullSecrets", "name"},  {"ownerReferences", "uid"},
 };
 
 const char *pk_patch_merge_key(const char *field)

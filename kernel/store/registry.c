@@ -6,7 +6,7 @@
  * serves: identity checks (kind, apiVersion, names, labels), defaulting (uid,
  * creationTimestamp, generation, namespace, disruptionMode, priority from the
  * named or the globalDefault PriorityClass, the CompositePodGroup protection
- * finalizer), pk_validate(), optimistic concurrency, status subresource
+ * finalizer, a Pod's phase and qosClass), pk_validate(), optimistic concurrency, status subresource
  * separation and graceful deletion through finalizers.  Each public call takes
  * the store lock, runs in one SQLite transaction (store.c) and returns after
  * the commit.
@@ -193,6 +193,7 @@ static int check_identity(const struct pk_type *t, json_t *obj, struct pk_errors
 	check_string_map(meta, "labels", true, errs);
 	check_string_map(meta, "annotations", false, errs);
 	check_annotations_size(meta, errs);
+	pk_validate_owner_references(obj, errs);
 	json_t *fins = json_object_get(meta, "finalizers");
 	size_t i;
 	json_t *f;
@@ -237,10 +238,33 @@ static int default_priority(struct pk_store *st, json_t *obj, struct pk_errors *
 	return 0;
 }
 
+/*
+ * A new Pod's status, as kube-apiserver's pod strategy writes it on create:
+ * phase Pending (a phase the writer gave is kept: the stand-in for a
+ * kubelet, and stores copied from a cluster, create pods that already ran)
+ * and the qosClass computed from its resources.
+ */
+static void default_pod_status(json_t *obj)
+{
+	json_t *status = json_object_get(obj, "status");
+
+	if (!json_is_object(status)) {
+		status = json_object();
+		json_object_set_new(obj, "status", status);
+	}
+	if (!status)
+		return;
+	if (!json_is_string(json_object_get(status, "phase")))
+		json_object_set_new(status, "phase", json_string("Pending"));
+	json_object_set_new(status, "qosClass", json_string(pk_pod_qos_class(obj)));
+}
+
 static void default_kind(const struct pk_type *t, json_t *obj)
 {
 	if (strcmp(t->kind, "Namespace") == 0 && !json_object_get(obj, "status"))
 		json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
+	if (t->pk == PK_KIND_POD)
+		default_pod_status(obj);
 	if (!is_group(t))
 		return;
 	json_t *spec = json_object_get(obj, "spec");

@@ -26,11 +26,13 @@ struct store_reader {
 	sqlite3 *db;
 	sqlite3_stmt *st_get;
 	sqlite3_stmt *st_list[4]; /* list pages: one per shape of range scan (store.c) */
+	sqlite3_stmt *st_owned;	  /* PK_STORE_DEPENDENTS_SQL, prepared on first use */
 	bool busy;		  /* under pk_store.rlock */
 };
 
 struct pk_store {
 	sqlite3 *db;
+	int lock_fd;			      /* DIR/podkernel.lock, held while open (-1: none) */
 	const struct pk_admission *admission; /* pk_store_open_opts: rules beyond validation */
 	size_t nadmission;
 	sqlite3_stmt *st_get, *st_put, *st_update, *st_del, *st_setrv, *st_children, *st_default_pc;
@@ -88,6 +90,10 @@ int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char 
 		      const char *ns, const char *name, json_t **ret);
 /* The full check at open (the counter read): 0, -EUCLEAN with err, -EIO. */
 int pk_store_verify_open(struct pk_store *st, bool allow_damaged, char *err, size_t errlen);
+/* CREATE TABLE IF NOT EXISTS damaged_objects (integrity.c). */
+extern const char pk_store_quarantine_schema[];
+/* Bring DB to PK_STORE_SCHEMA_VERSION (schema.c); the version it had before. */
+int pk_store_schema_migrate(sqlite3 *db, const char *path, int *ret_from, char *err, size_t errlen);
 
 /* One write transaction: events are published to the ring on commit. */
 #define TXN_MAX_EVENTS 100000 /* a namespace deletion touches all its objects */
@@ -147,5 +153,12 @@ int pk_pod_update_check(json_t *next, const json_t *old, struct pk_errors *errs)
  */
 int pk_store_orphan_dependents(struct pk_store *st, struct txn *tx, const struct pk_type *t,
 			       const json_t *owner);
+/* gc.c: the owner index's table and triggers, filled once for an older database. */
+int pk_store_owner_index_open(struct pk_store *st, char *err, size_t errlen);
+/* The dependents of an owner uid (?1): kind, ns (stored: "" cluster-scoped), name. */
+#define PK_STORE_DEPENDENTS_SQL                                                                    \
+	"SELECT kind, ns, name FROM owner_refs WHERE uid = ?1 ORDER BY kind, ns, name"
+/* Append a row of PK_STORE_DEPENDENTS_SQL to out as {kind, namespace, name}; -ENOMEM. */
+int pk_store_dependent_row(sqlite3_stmt *q, json_t *out);
 
 #endif

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kernel/lib/macro.h"
 #include "kernel/store/store-internal.h"
@@ -79,17 +80,21 @@ static int prepare(struct pk_store *st, const char *sql, sqlite3_stmt **ret)
 		   : -EIO;
 }
 
-static int db_setup(struct pk_store *st, char *err, size_t errlen)
+static int db_setup(struct pk_store *st, const char *path, char *err, size_t errlen)
 {
 	char *msg = NULL;
+	/* a newer file is refused before anything is written to it */
+	if (pk_store_schema_check(st->db, path, NULL, err, errlen) < 0)
+		return -EPROTONOSUPPORT;
 	if (sqlite3_exec(st->db, SCHEMA, NULL, NULL, &msg) != SQLITE_OK) {
 		snprintf(err, errlen, "database schema: %s", msg ? msg : "error");
 		sqlite3_free(msg);
 		return -EIO;
 	}
 	sqlite3_busy_timeout(st->db, 5000);
-	/* a database from before row checksums: the column, filled in at open */
-	sqlite3_exec(st->db, "ALTER TABLE objects ADD COLUMN sum INTEGER", NULL, NULL, NULL);
+	int rc = pk_store_schema_migrate(st->db, path, NULL, err, errlen);
+	if (rc < 0)
+		return rc;
 	if (prepare(st, "SELECT body, rv, sum FROM objects WHERE kind=?1 AND ns=?2 AND name=?3",
 		    &st->st_get) < 0 ||
 	    prepare(st,
@@ -158,6 +163,7 @@ static int open_readers(struct pk_store *st, const char *path, char *err, size_t
 static void close_reader(struct store_reader *r)
 {
 	sqlite3_finalize(r->st_get);
+	sqlite3_finalize(r->st_owned);
 	for (size_t i = 0; i < ELEMENTSOF(r->st_list); i++)
 		sqlite3_finalize(r->st_list[i]);
 	sqlite3_close(r->db);
@@ -266,8 +272,12 @@ int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 	pthread_cond_init(&st->changed, &ca);
 	pthread_cond_init(&st->batch_cond, NULL);
 	pthread_condattr_destroy(&ca);
+	st->lock_fd = -1;
 	int rc = -ENOMEM;
 	if (!st->ring)
+		goto fail;
+	rc = pk_store_lock_dir(dir, &st->lock_fd, err, errlen);
+	if (rc < 0)
 		goto fail;
 	if (sqlite3_open_v2(path, &st->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -282,9 +292,11 @@ int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 		st->admission = opts->admission;
 		st->nadmission = opts->admission ? opts->nadmission : 0;
 	}
-	rc = db_setup(st, err, errlen);
+	rc = db_setup(st, path, err, errlen);
 	if (rc == 0)
 		rc = pk_store_verify_open(st, opts && opts->allow_damaged, err, errlen);
+	if (rc == 0)
+		rc = pk_store_owner_index_open(st, err, errlen);
 	if (rc == 0)
 		rc = open_readers(st, path, err, errlen);
 	if (rc < 0)
@@ -338,6 +350,8 @@ void pk_store_close(struct pk_store *st)
 	pthread_cond_destroy(&st->batch_cond);
 	free(st->batch_ev);
 	free(st->stakes);
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);
 	pthread_mutex_destroy(&st->lock);
 	pthread_mutex_destroy(&st->rlock);
 	pthread_mutex_destroy(&st->ring_lock);
@@ -889,6 +903,47 @@ int pk_store_get(struct pk_store *st, const char *kind, const char *ns, const ch
 	if (rc < 0)
 		return rc;
 	*ret = obj;
+	return 0;
+}
+
+/* Read the dependents of uid on reader r. */
+static int dependents_read(struct store_reader *r, const char *uid, json_t *out)
+{
+	int rc = 0, s = SQLITE_DONE;
+
+	if (!r->st_owned && sqlite3_prepare_v3(r->db, PK_STORE_DEPENDENTS_SQL, -1,
+					       SQLITE_PREPARE_PERSISTENT, &r->st_owned,
+					       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(r->st_owned, 1, uid, -1, SQLITE_STATIC);
+	while (rc == 0 && (s = sqlite3_step(r->st_owned)) == SQLITE_ROW)
+		rc = pk_store_dependent_row(r->st_owned, out);
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = -EIO;
+	sqlite3_reset(r->st_owned);
+	sqlite3_clear_bindings(r->st_owned);
+	return rc;
+}
+
+int pk_store_dependents(struct pk_store *st, const char *uid, json_t **ret)
+{
+	json_t *out;
+	struct store_reader *r;
+	int rc;
+
+	if (!uid || !*uid)
+		return -EINVAL;
+	if (!(out = json_array()))
+		return -ENOMEM;
+	r = reader_take(st);
+	rc = dependents_read(r, uid, out);
+	atomic_fetch_add(&st->read_queries, 1);
+	reader_give(st, r);
+	if (rc < 0) {
+		json_decref(out);
+		return rc;
+	}
+	*ret = out;
 	return 0;
 }
 

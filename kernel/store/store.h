@@ -117,6 +117,22 @@ struct pk_store_open_opts {
 	size_t nadmission;
 };
 int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errlen);
+
+/*
+ * The store file's schema (PRAGMA user_version; kernel/store/schema.c).  Open
+ * migrates an older file in one transaction and refuses a newer one
+ * (-EPROTONOSUPPORT, err says both versions).  Open also locks DIR
+ * (DIR/podkernel.lock): a second open of a served directory fails with -EBUSY.
+ */
+#define PK_STORE_SCHEMA_VERSION 1
+struct sqlite3;
+/* DB's version, -1 when it cannot be read. */
+int pk_store_schema_version(struct sqlite3 *db);
+/* 0 (and the version) when this podkernel can open DB; the message names PATH. */
+int pk_store_schema_check(struct sqlite3 *db, const char *path, int *ret_version, char *err,
+			  size_t errlen);
+/* Take DIR's lock (an open descriptor: close it to release); -EBUSY when held. */
+int pk_store_lock_dir(const char *dir, int *ret_fd, char *err, size_t errlen);
 int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 		       struct pk_store **ret, char *err, size_t errlen);
 
@@ -172,6 +188,14 @@ bool pk_store_writable(struct pk_store *store);
 /* ns is ignored (may be NULL) for cluster-scoped kinds. */
 int pk_store_get(struct pk_store *store, const char *kind, const char *ns, const char *name,
 		 json_t **ret);
+
+/*
+ * The dependents of an owner: every object whose metadata.ownerReferences
+ * name uid, whatever its kind and namespace, from the owner index (one
+ * range of an index, not a scan), as a new array of {kind, namespace, name}
+ * (namespace "" for a cluster-scoped object), by kind, namespace and name.
+ */
+int pk_store_dependents(struct pk_store *store, const char *uid, json_t **ret);
 
 struct pk_store_list_opts {
 	const struct pk_selector *labels; /* NULL: all */
@@ -260,8 +284,8 @@ int pk_writer_store_new(struct pk_store *store, struct pk_writer **ret);
  */
 /*
  * A delete's propagationPolicy.  ORPHAN first removes the owner's
- * ownerReferences from its dependents (in its namespace; cluster-scoped
- * dependents for a cluster-scoped owner), in the same transaction.
+ * ownerReferences from its dependents (pk_store_dependents()), in the same
+ * transaction.
  * FOREGROUND keeps the owner, marked with PK_STORE_FOREGROUND_FINALIZER,
  * until the garbage collector has deleted its blocking dependents.
  * BACKGROUND (and DEFAULT) deletes the owner now; the collector deletes the

@@ -271,6 +271,63 @@ START_TEST(test_pod_sidecars)
 }
 END_TEST
 
+/* status.qosClass as kube-apiserver's ComputePodQOS gives it. */
+static const char *qos_of(const char *spec)
+{
+	char yaml[1024];
+	json_t *o;
+	const char *q;
+
+	snprintf(yaml, sizeof(yaml), "kind: Pod\nmetadata: {name: p}\nspec:\n%s", spec);
+	o = obj_of(yaml);
+	q = pk_pod_qos_class(o);
+	json_decref(o);
+	return q;
+}
+
+START_TEST(test_pod_qos_class)
+{
+	static const struct {
+		const char *spec, *want;
+	} cases[] = {
+	    {"  containers: [{name: a}]\n", "BestEffort"},
+	    /* only cpu and memory count, and only above zero */
+	    {"  containers: [{name: a, resources: {requests: {nvidia.com/gpu: 1, cpu: \"0\"}}}]\n",
+	     "BestEffort"},
+	    {"  containers: [{name: a, resources: {requests: {cpu: 100m}}}]\n", "Burstable"},
+	    /* requests default to limits */
+	    {"  containers: [{name: a, resources: {limits: {cpu: \"1\", memory: 1Gi}}}]\n",
+	     "Guaranteed"},
+	    {"  containers:\n  - {name: a, resources: {requests: {cpu: \"1\", memory: 1Gi}, "
+	     "limits: {cpu: 1000m, memory: 1Gi}}}\n"
+	     "  - {name: b, resources: {limits: {cpu: \"2\", memory: 2Gi}}}\n",
+	     "Guaranteed"},
+	    {"  containers: [{name: a, resources: {requests: {cpu: 500m, memory: 1Gi}, "
+	     "limits: {cpu: \"1\", memory: 1Gi}}}]\n",
+	     "Burstable"},
+	    /* a limit for cpu alone */
+	    {"  containers: [{name: a, resources: {limits: {cpu: \"1\"}}}]\n", "Burstable"},
+	    /* a container without limits spoils the others */
+	    {"  containers:\n  - {name: a, resources: {limits: {cpu: \"1\", memory: 1Gi}}}\n"
+	     "  - {name: b}\n",
+	     "Burstable"},
+	    /* init containers count */
+	    {"  initContainers: [{name: i, resources: {requests: {memory: 1Gi}}}]\n"
+	     "  containers: [{name: a}]\n",
+	     "Burstable"},
+	    /* pod-level resources decide when given */
+	    {"  resources: {limits: {cpu: \"2\", memory: 2Gi}}\n"
+	     "  containers: [{name: a, resources: {requests: {cpu: 100m}}}]\n",
+	     "Guaranteed"},
+	    {"  resources: {requests: {cpu: \"1\"}}\n  containers: [{name: a}]\n", "Burstable"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(strcmp(qos_of(cases[i].spec), cases[i].want) == 0,
+			      "case %zu: %s, want %s", i, qos_of(cases[i].spec), cases[i].want);
+}
+END_TEST
+
 START_TEST(test_priority_class)
 {
 	json_t *o = obj_of("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
@@ -515,6 +572,7 @@ int main(void)
 	tcase_add_test(tc, test_pod);
 	tcase_add_test(tc, test_pod_errors);
 	tcase_add_test(tc, test_pod_sidecars);
+	tcase_add_test(tc, test_pod_qos_class);
 	tcase_add_test(tc, test_priority_class);
 	tcase_add_test(tc, test_pod_group);
 	tcase_add_test(tc, test_composite_pod_group);

@@ -130,6 +130,58 @@ START_TEST(test_labels)
 }
 END_TEST
 
+/* Exactly one message from the ownerReferences rules, the one given; "" for none. */
+static void owners(const char *yaml, const char *want)
+{
+	struct pk_errors errs = {0};
+	json_t *o = obj_of(yaml);
+	int ret = pk_validate_owner_references(o, &errs);
+
+	for (size_t i = 0; i < errs.n; i++)
+		if (errs.n != 1 || strcmp(errs.msg[i], want) != 0)
+			fprintf(stderr, "got: %s\n", errs.msg[i]);
+	ck_assert_int_eq(ret, *want ? -EINVAL : 0);
+	ck_assert_uint_eq(errs.n, *want ? 1 : 0);
+	if (*want)
+		ck_assert_str_eq(errs.msg[0], want);
+	pk_errors_clear(&errs);
+	json_decref(o);
+}
+
+/* metadata.ownerReferences as kube-apiserver's ValidateOwnerReferences. */
+START_TEST(test_owner_references)
+{
+#define OWNER(ref) "metadata:\n  name: a\n  ownerReferences:\n" ref CONTAINERS
+	owners(POD OWNER("  - {apiVersion: batch/v1, kind: Job, name: j, uid: u1, controller: true}\n"
+			"  - {apiVersion: v1, kind: Pod, name: p, uid: u2, controller: false}\n"),
+	       "");
+	owners(POD OWNER("  - {apiVersion: batch/v1, kind: Job, name: j, controller: true}\n"),
+		"metadata.ownerReferences[0].uid: Invalid value: \"\": must not be empty");
+	owners(POD OWNER("  - {kind: Job, name: j, uid: u}\n"),
+		"metadata.ownerReferences[0].apiVersion: Invalid value: \"\": version must not be "
+		"empty");
+	owners(POD OWNER("  - {apiVersion: batch/, kind: Job, name: j, uid: u}\n"),
+		"metadata.ownerReferences[0].apiVersion: Invalid value: \"batch/\": version must "
+		"not be empty");
+	owners(POD OWNER("  - {apiVersion: batch/v1, name: j, uid: u}\n"),
+		"metadata.ownerReferences[0].kind: Invalid value: \"\": must not be empty");
+	owners(POD OWNER("  - {apiVersion: batch/v1, kind: Job, name: \"\", uid: u}\n"),
+		"metadata.ownerReferences[0].name: Invalid value: \"\": must not be empty");
+	owners(POD OWNER("  - {apiVersion: v1, kind: Event, name: e, uid: u}\n"),
+		"metadata.ownerReferences[0]: Invalid value: \"/v1, Kind=Event\": /v1, Kind=Event "
+		"is disallowed from being an owner");
+	owners(POD OWNER("  - {apiVersion: batch/v1, kind: Job, name: a, uid: u1, controller: true}\n"
+			  "  - {apiVersion: batch/v1, kind: Job, name: b, uid: u2, controller: true}\n"),
+		"metadata.ownerReferences[1].controller: Invalid value: true: Only one reference "
+		"can have Controller set to true. Found \"true\" in references for Job/a and Job/b");
+	owners(POD OWNER("  - {apiVersion: batch/v1, kind: Job, name: j, uid: 7}\n"),
+		"metadata.ownerReferences[0].uid: Invalid value: 7: must be a string");
+	owners(POD "metadata: {name: a, ownerReferences: {}}\n" CONTAINERS,
+		"metadata.ownerReferences: Invalid value: {}: must be a list");
+#undef OWNER
+}
+END_TEST
+
 START_TEST(test_workload_union)
 {
 	valid(WL "spec:\n  podGroupTemplates: [{name: a, " GANG(1) "}]\n");
@@ -460,6 +512,7 @@ int main(void)
 	tcase_add_test(tc, test_kind_and_api_version);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_labels);
+	tcase_add_test(tc, test_owner_references);
 	tcase_add_test(tc, test_workload_union);
 	tcase_add_test(tc, test_workload_max_templates);
 	tcase_add_test(tc, test_workload_depth);

@@ -152,6 +152,80 @@ check "number overflow exits 2 (rc=$rc)" $?
 grep -q "big.yaml:5:13: number 1e400 is out of range" "$T/err"
 check "number overflow names FILE:LINE:COL" $?
 
+# Namespace objects stay: a namespaceSelector on their labels is enforced,
+# in the pod's own anti-affinity term and in the symmetric rule of a bound
+# pod's; an unbound pod of another spec.schedulerName is left alone.
+cat >"$T/ns.yaml" <<'EOF'
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a, labels: {team: a}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: only, labels: {kubernetes.io/hostname: only}}
+status: {allocatable: {cpu: "8", pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a-web, namespace: team-a, labels: {app: web}}
+spec:
+  nodeName: only
+  containers: [{name: c, image: busybox}]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: sym}}, namespaceSelector: {matchLabels: {team: b}}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-b, labels: {team: b}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: own, namespace: team-b}
+spec:
+  containers: [{name: c, image: busybox}]
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: web}}, namespaceSelector: {matchLabels: {team: a}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: sym, namespace: team-b, labels: {app: sym}}
+spec:
+  containers: [{name: c, image: busybox}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: theirs}
+spec:
+  schedulerName: other-scheduler
+  containers: [{name: c, image: busybox}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ours}
+spec:
+  schedulerName: podkernel
+  containers: [{name: c, image: busybox}]
+EOF
+run 0 schedule -f "$T/ns.yaml"
+check "namespaceSelector file schedules (rc=$rc)" $?
+[ "$(flat "$T/out" | grep -o '"kind":"Namespace"' | wc -l)" = 2 ]
+check "Namespaces are kept in the output" $?
+[ "$(flat "$T/out" | grep -o '"nodeName":"only"' | wc -l)" = 2 ]
+check "only a-web and ours hold the node" $?
+if command -v python3 >/dev/null; then
+	python3 - "$T/out" <<'PY'
+import json, sys
+items = json.load(open(sys.argv[1]))["items"]
+node = {o["metadata"]["name"]: o["spec"].get("nodeName") for o in items if o["kind"] == "Pod"}
+assert node == {"a-web": "only", "own": None, "sym": None, "theirs": None, "ours": "only"}, node
+PY
+	check "own term and symmetric rule refuse; other schedulers' pod left alone" $?
+fi
+
 run 2 schedule -f "$T/preempt.yaml" --strategy no-such
 check "unknown strategy exits 2 (rc=$rc)" $?
 grep -q "kep" "$T/err"

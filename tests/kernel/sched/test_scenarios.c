@@ -54,7 +54,8 @@
  * A file may hold several kind: Expect documents, each with an optional
  * strategy: NAME; each is a separate run of the same objects under that
  * strategy.  Without one, the scenarios at the top (KEP-6012 semantics) run
- * under "kep" and those of placement/ under the default strategy.
+ * under "kep", those of placement/ under the default strategy, and those of
+ * upstream/ (kube-scheduler's plugin tests) under "kep" and under "fit".
  */
 #include <check.h>
 #include <dirent.h>
@@ -942,6 +943,25 @@ START_TEST(test_slice_scenarios)
 }
 END_TEST
 
+/*
+ * upstream/: edge cases of kube-scheduler's plugin tests, each file naming
+ * the test it mirrors; every expectation holds under both strategies.
+ */
+START_TEST(test_upstream_scenarios)
+{
+	static const char *const strategies[] = {"kep", "fit"};
+	int failures = 0;
+
+	for (size_t i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++) {
+		size_t n = run_dir(SCENARIO_DIR "/upstream", strategies[i], &failures);
+
+		ck_assert_msg(getenv("SCENARIO") || n >= 8, "only %zu upstream scenarios found",
+			      n);
+	}
+	ck_assert_int_eq(failures, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("scenarios");
@@ -952,6 +972,7 @@ int main(void)
 	tcase_add_test(tc, test_all_scenarios);
 	tcase_add_test(tc, test_placement_scenarios);
 	tcase_add_test(tc, test_slice_scenarios);
+	tcase_add_test(tc, test_upstream_scenarios);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -111,6 +111,41 @@ START_TEST(test_merge_over_the_limit_refused)
 }
 END_TEST
 
+/* ownerReferences merge by uid (their patchMergeKey), as kubectl's strategic merge expects. */
+START_TEST(test_strategic_owner_references_by_uid)
+{
+	json_t *target =
+	    json_pack("{s:{s:s,s:[{s:s,s:s,s:s,s:s}]}}", "metadata", "name", "p", "ownerReferences",
+		      "apiVersion", "v1", "kind", "Pod", "name", "a", "uid", "u1");
+	json_t *patch = json_pack("{s:{s:[{s:s,s:s,s:s,s:s}]}}", "metadata", "ownerReferences",
+				  "apiVersion", "v1", "kind", "Pod", "name", "b", "uid", "u2");
+	json_t *out = NULL, *refs;
+	char err[256] = "";
+
+	ck_assert_int_eq(pk_patch_apply(target, PK_PATCH_STRATEGIC, patch, &out, err, sizeof(err)),
+			 0);
+	refs = pk_get(out, "metadata.ownerReferences");
+	ck_assert_uint_eq(json_array_size(refs), 2);
+	ck_assert_str_eq(pk_get_string(out, "metadata.ownerReferences[0].uid"), "u1");
+	ck_assert_str_eq(pk_get_string(out, "metadata.ownerReferences[1].uid"), "u2");
+	json_decref(out);
+	/* the same uid again: that item changes in place */
+	json_object_set_new(json_array_get(pk_get(patch, "metadata.ownerReferences"), 0), "uid",
+			    json_string("u1"));
+	ck_assert_int_eq(pk_patch_apply(target, PK_PATCH_STRATEGIC, patch, &out, err, sizeof(err)),
+			 0);
+	ck_assert_uint_eq(json_array_size(pk_get(out, "metadata.ownerReferences")), 1);
+	ck_assert_str_eq(pk_get_string(out, "metadata.ownerReferences[0].name"), "b");
+	json_decref(out);
+	/* a JSON merge patch still replaces the list */
+	ck_assert_int_eq(pk_patch_apply(target, PK_PATCH_MERGE, patch, &out, err, sizeof(err)), 0);
+	ck_assert_uint_eq(json_array_size(pk_get(out, "metadata.ownerReferences")), 1);
+	json_decref(out);
+	json_decref(patch);
+	json_decref(target);
+}
+END_TEST
+
 /* The result is the caller's own: changing it leaves target and patch alone. */
 START_TEST(test_merge_result_shares_nothing)
 {
@@ -232,6 +267,7 @@ int main(void)
 	tcase_add_test(tc, test_copy_bytes_capped);
 	tcase_add_test(tc, test_merge_over_the_limit_refused);
 	tcase_add_test(tc, test_merge_result_shares_nothing);
+	tcase_add_test(tc, test_strategic_owner_references_by_uid);
 	tcase_add_test(tc, test_strategic_long_lists);
 	tcase_add_test(tc, test_strategic_number_keys);
 	suite_add_tcase(s, tc);

@@ -126,7 +126,7 @@ START_TEST(test_crud_and_defaults)
 	json_object_set_new(st1, "status", json_pack("{s:s}", "phase", "Running"));
 	json_t *out2 = NULL;
 	ck_assert_int_eq(pk_store_update(st, st1, PK_SUB_MAIN, NULL, &out2), 0);
-	ck_assert_ptr_null(json_object_get(out2, "status"));
+	ck_assert_str_eq(pk_get_string(out2, "status.phase"), "Pending");
 	json_decref(out2);
 	json_object_del(json_object_get(st1, "metadata"), "resourceVersion");
 	ck_assert_int_eq(pk_store_update(st, st1, PK_SUB_STATUS, NULL, &out2), 0);
@@ -354,6 +354,70 @@ START_TEST(test_finalizers_and_group_protection)
 			 0);
 	json_decref(patch);
 	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "fin", &obj), -ENOENT);
+}
+END_TEST
+
+/* A Pod is created Pending with its qosClass, as kube-apiserver's pod strategy does. */
+START_TEST(test_pod_status_on_create)
+{
+	json_t *p = create(pod("p1", "a")), *items = NULL, *ran = pod("p2", "a");
+	json_t *res = json_pack("{s:{s:s,s:s}}", "limits", "cpu", "1", "memory", "1Gi");
+	struct pk_selector *sel = NULL;
+	char err[128];
+
+	ck_assert_str_eq(pk_get_string(p, "status.phase"), "Pending");
+	ck_assert_str_eq(pk_get_string(p, "status.qosClass"), "BestEffort");
+	json_decref(p);
+	/* a phase the writer gives is kept; the qosClass is computed, whatever was given */
+	json_object_set_new(ran, "status",
+			    json_pack("{s:s,s:s}", "phase", "Succeeded", "qosClass", "Burstable"));
+	json_object_set_new(json_array_get(pk_get(ran, "spec.containers"), 0), "resources", res);
+	p = create(ran);
+	ck_assert_str_eq(pk_get_string(p, "status.phase"), "Succeeded");
+	ck_assert_str_eq(pk_get_string(p, "status.qosClass"), "Guaranteed");
+	json_decref(p);
+	/* kubectl get pods --field-selector status.phase=Pending */
+	ck_assert_int_eq(pk_selector_parse("status.phase=Pending", true, &sel, err, sizeof(err)),
+			 0);
+	struct pk_store_list_opts f = {.fields = sel};
+	ck_assert_int_eq(pk_store_list(st, "Pod", NULL, &f, &items, NULL, NULL), 0);
+	ck_assert_uint_eq(json_array_size(items), 1);
+	ck_assert_str_eq(pk_name(json_array_get(items, 0)), "p1");
+	json_decref(items);
+	pk_selector_free(sel);
+}
+END_TEST
+
+/* Every write is held to kube-apiserver's ownerReferences rules (422 over HTTP). */
+START_TEST(test_owner_references_checked)
+{
+	json_t *p = pod("p1", "a"), *ref, *out = NULL;
+	struct pk_errors errs = {0};
+
+	ref = json_pack("{s:s,s:s,s:s,s:b}", "apiVersion", "batch/v1", "kind", "Job", "name", "j",
+			"controller", 1);
+	json_object_set_new(json_object_get(p, "metadata"), "ownerReferences",
+			    json_pack("[O]", ref));
+	ck_assert_int_eq(pk_store_create(st, p, &errs, NULL), -EINVAL);
+	ck_assert_uint_eq(errs.n, 1);
+	ck_assert_str_eq(errs.msg[0],
+			 "metadata.ownerReferences[0].uid: Invalid value: \"\": must not be empty");
+	pk_errors_clear(&errs);
+	json_object_set_new(ref, "uid", json_string("u1"));
+	out = create(json_incref(p));
+	/* an update adding a second controller reference is refused, and changes nothing */
+	json_array_append_new(pk_get(out, "metadata.ownerReferences"),
+			      json_pack("{s:s,s:s,s:s,s:s,s:b}", "apiVersion", "batch/v1", "kind",
+					"Job", "name", "k", "uid", "u2", "controller", 1));
+	ck_assert_int_eq(pk_store_update(st, out, PK_SUB_MAIN, &errs, NULL), -EINVAL);
+	ck_assert_uint_eq(errs.n, 1);
+	pk_errors_clear(&errs);
+	json_decref(out);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "p1", &out), 0);
+	ck_assert_uint_eq(json_array_size(pk_get(out, "metadata.ownerReferences")), 1);
+	json_decref(out);
+	json_decref(ref);
+	json_decref(p);
 }
 END_TEST
 
@@ -754,6 +818,8 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_crud_and_defaults);
+	tcase_add_test(tc, test_pod_status_on_create);
+	tcase_add_test(tc, test_owner_references_checked);
 	tcase_add_test(tc, test_invalid_objects);
 	tcase_add_test(tc, test_admission_rules_given_at_open);
 	tcase_add_test(tc, test_priority_and_group_defaults);

@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * gc.c — standalone's garbage collector, as kube-controller-manager's: one
+ * graph over every served kind, by the ownerReferences of the objects.
+ *
+ * What it looks at comes from the change stream (ctl_gc_note), never from
+ * scans: an object deleted (its dependents, found through the store's owner
+ * index, pk_store_dependents(), may have lost their last owner; an owner
+ * that waits for it in the foreground may go), an object written with
+ * ownerReferences (an owner may be missing), an object deleted in the
+ * foreground (its dependents go first).  After the listing at start, one
+ * pass reads every object once, page by page.
+ *
+ * A dependent is judged as upstream's attemptToDeleteItem does.  Each
+ * reference is resolved: the owner is looked up by kind and name in the
+ * dependent's namespace (in none for a cluster-scoped kind) and must have
+ * the reference's uid, else the reference dangles (an owner in another
+ * namespace is not found there: it dangles too).  An owner deleted in the
+ * foreground is "waiting".  A reference to a kind not served, or from a
+ * cluster-scoped dependent to a namespaced kind, cannot be resolved: the
+ * dependent is left alone (said in the log), as upstream does.  Then:
+ *   - some owner solid: the dangling and waiting references are removed;
+ *   - no owner solid, some waiting, the dependent has dependents itself:
+ *     it is deleted in the foreground;
+ *   - otherwise it is deleted with the policy its finalizers ask for
+ *     (orphan, foregroundDeletion), else in the background.
+ * An owner deleted in the foreground loses its foregroundDeletion finalizer
+ * (and so goes) once no dependent whose reference has blockOwnerDeletion is
+ * left.  Writes carry the uid and resourceVersion read, and go in batches
+ * of GC_BATCH edits; a conflict is looked at again on the write's event.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/controllers/controllers-internal.h"
+#include "kernel/lib/macro.h"
+
+#define GC_BATCH 256
+#define GC_PAGE 500
+#define SEP "\x1f" /* between the parts of a key: never in a name */
+#define ORPHAN_FINALIZER "orphan"
+
+/* What a reference's owner is found to be (memoised for a pass). */
+enum owner_state {
+	OWNER_UNRESOLVED = 1, /* a kind not served, or a namespaced owner of a cluster-scoped object */
+	OWNER_DANGLING,	      /* missing, or another object under the name */
+	OWNER_WAITING,	      /* being deleted in the foreground */
+	OWNER_SOLID,
+};
+
+struct ctl_gc {
+	struct pk_map owners; /* "uid SEP kind SEP ns SEP name" -> (void *)1 */
+	struct pk_map deps;   /* "kind SEP ns SEP name" -> json_t * (its last event, held) */
+	bool full;	      /* a pass over every object is due */
+};
+
+/* One pass: memo of owners, dependents judged, the batch of writes. */
+struct gc_pass {
+	struct pk_ctl *ctl;
+	struct pk_map memo; /* "kind SEP ns SEP name SEP uid" -> enum owner_state */
+	struct pk_map seen; /* dependents judged in this pass */
+	struct pk_store_edit edits[GC_BATCH];
+	json_t *held[GC_BATCH]; /* each edit's object as judged */
+	json_t *drop[GC_BATCH]; /* MODIFY: the uids whose references go */
+	size_t n;
+	int deleted;
+};
+
+int ctl_gc_new(struct ctl_gc **ret)
+{
+	struct ctl_gc *gc = calloc(1, sizeof(*gc));
+
+	if (!gc)
+		return -ENOMEM;
+	*ret = gc;
+	return 0;
+}
+
+static void deps_clear(struct pk_map *deps)
+{
+	void *v;
+
+	for (size_t i = 0; pk_map_next(deps, &i, NULL, &v);)
+		json_decref(v);
+	pk_map_free(deps);
+}
+
+void ctl_gc_free(struct ctl_gc *gc)
+{
+	if (!gc)
+		return;
+	pk_map_free(&gc->owners);
+	deps_clear(&gc->deps);
+	free(gc);
+}
+
+void ctl_gc_full(struct ctl_gc *gc)
+{
+	gc->full = true;
+}
+
+static bool has_finalizer(const json_t *obj, const char *name)
+{
+	json_t *f;
+	size_t i;
+
+	json_array_foreach(pk_get(obj, "metadata.finalizers"), i, f)
+	{
+		if (strcmp(json_string_value(f) ?: "", name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool deleting_dependents(const json_t *obj)
+{
+	return pk_get(obj, "metadata.deletionTimestamp") &&
+	       has_finalizer(obj, PK_STORE_FOREGROUND_FINALIZER);
+}
+
+/* The namespace an owner of kind t is looked for in, from a dependent's. */
+static const char *owner_ns(const struct pk_type *t, const char *dep_ns)
+{
+	return t && t->namespaced ? dep_ns : "";
+}
+
+static void queue_owner(struct pk_map *owners, const char *uid, const char *kind, const char *ns,
+			const char *name)
+{
+	char key[CTL_KEY_MAX + 64];
+
+	if (!uid || !*uid || !kind || !name ||
+	    snprintf(key, sizeof(key), "%s" SEP "%s" SEP "%s" SEP "%s", uid, kind, ns ? ns : "",
+		     name) >= (int)sizeof(key))
+		return;
+	pk_map_put(owners, key, (void *)1); /* ENOMEM: the next event asks again */
+}
+
+static void queue_dependent(struct ctl_gc *gc, const char *kind, const json_t *obj)
+{
+	const struct pk_type *t = pk_type_by_kind(kind);
+	char key[CTL_KEY_MAX];
+	json_t *old;
+
+	if (!t || !pk_name(obj) ||
+	    snprintf(key, sizeof(key), "%s" SEP "%s" SEP "%s", kind,
+		     t->namespaced ? pk_namespace(obj) : "", pk_name(obj)) >= (int)sizeof(key))
+		return;
+	old = pk_map_get(&gc->deps, key);
+	if (pk_map_put(&gc->deps, key, json_incref((json_t *)obj)) < 0) {
+		json_decref((json_t *)obj);
+		return;
+	}
+	json_decref(old);
+}
+
+void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev)
+{
+	const struct pk_type *t = pk_type_by_kind(ev->kind);
+	const json_t *obj = ev->object;
+	const char *ns = t && t->namespaced ? pk_namespace(obj) : "";
+	json_t *refs = pk_get(obj, "metadata.ownerReferences"), *r;
+	size_t i;
+
+	if (!t || !ctl->gc)
+		return;
+	if (ev->type == PK_EVENT_DELETED) {
+		/* its dependents may have lost their last owner */
+		queue_owner(&ctl->gc->owners, pk_get_string(obj, "metadata.uid"), ev->kind, ns,
+			    pk_name(obj));
+		/* an owner deleted in the foreground may wait for it no more */
+		json_array_foreach(refs, i, r)
+		{
+			const char *kind = json_string_value(json_object_get(r, "kind"));
+
+			if (json_is_true(json_object_get(r, "blockOwnerDeletion")))
+				queue_owner(&ctl->gc->owners, json_string_value(json_object_get(r, "uid")),
+					    kind, owner_ns(pk_type_by_kind(kind), ns),
+					    json_string_value(json_object_get(r, "name")));
+		}
+		return;
+	}
+	if (deleting_dependents(obj))
+		queue_owner(&ctl->gc->owners, pk_get_string(obj, "metadata.uid"), ev->kind, ns,
+			    pk_name(obj));
+	if (json_array_size(refs) && !pk_get(obj, "metadata.deletionTimestamp"))
+		queue_dependent(ctl->gc, ev->kind, obj);
+}
+
+/* ---- judging a dependent ------------------------------------------------------------ */
+
+/* Whether the reference names an apiVersion and kind this appliance serves: its type. */
+static const struct pk_type *served_owner(const json_t *ref)
+{
+	const char *kind = json_string_value(json_object_get(ref, "kind"));
+	const char *av = json_string_value(json_object_get(ref, "apiVersion"));
+
+	for (const struct pk_type *t = pk_types; kind && av && t->kind; t++)
+		if (strcmp(t->kind, kind) == 0 && strcmp(t->api_version, av) == 0)
+			return t;
+	return NULL;
+}
+
+static enum owner_state owner_lookup(struct gc_pass *p, const struct pk_type *t, const char *ns,
+				     const char *name, const char *uid)
+{
+	char key[CTL_KEY_MAX + 64];
+	json_t *owner = NULL;
+	enum owner_state s;
+	void *seen;
+
+	if (snprintf(key, sizeof(key), "%s" SEP "%s" SEP "%s" SEP "%s", t->kind, ns, name, uid) >=
+	    (int)sizeof(key))
+		return OWNER_UNRESOLVED;
+	seen = pk_map_get(&p->memo, key);
+	if (seen)
+		return (enum owner_state)(uintptr_t)seen;
+	if (pk_store_get(p->ctl->store, t->kind, ns, name, &owner) < 0 ||
+	    strcmp(pk_get_string(owner, "metadata.uid") ?: "", uid) != 0)
+		s = OWNER_DANGLING;
+	else
+		s = deleting_dependents(owner) ? OWNER_WAITING : OWNER_SOLID;
+	json_decref(owner);
+	pk_map_put(&p->memo, key, (void *)(uintptr_t)s); /* ENOMEM: looked up again */
+	return s;
+}
+
+/*
+ * The state of each reference of obj (a cluster-scoped one when ns is ""),
+ * into states; OWNER_UNRESOLVED (logged) when any cannot be resolved.
+ */
+static enum owner_state classify(struct gc_pass *p, const char *kind, const json_t *obj,
+				 const char *ns, enum owner_state *states)
+{
+	json_t *refs = pk_get(obj, "metadata.ownerReferences"), *r;
+	size_t i;
+
+	json_array_foreach(refs, i, r)
+	{
+		const struct pk_type *t = served_owner(r);
+		const char *name = json_string_value(json_object_get(r, "name"));
+		const char *uid = json_string_value(json_object_get(r, "uid"));
+		const char *why = NULL;
+
+		if (!t)
+			why = "names a kind this server does not serve";
+		else if (!name || !uid)
+			why = "has no name or no uid";
+		else if (!*ns && t->namespaced)
+			why = "names a namespaced owner of a cluster-scoped object";
+		if (why) {
+			ctl_log(p->ctl, 2,
+				"garbage collection: %s %s%s%s: metadata.ownerReferences[%zu] %s; "
+				"left alone",
+				kind, ns, *ns ? "/" : "", pk_name(obj), i, why);
+			return OWNER_UNRESOLVED;
+		}
+		states[i] = owner_lookup(p, t, owner_ns(t, ns), name, uid);
+	}
+	return OWNER_SOLID;
+}
+
+static int drop_refs(json_t *obj, void *arg)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+	json_t *refs = json_object_get(meta, "ownerReferences"), *uids = arg, *u;
+	size_t k;
+
+	for (size_t i = json_array_size(refs); i-- > 0;) {
+		const char *ruid =
+		    json_string_value(json_object_get(json_array_get(refs, i), "uid")) ?: "";
+
+		json_array_foreach(uids, k, u) if (strcmp(json_string_value(u), ruid) == 0)
+		{
+			json_array_remove(refs, i);
+			break;
+		}
+	}
+	if (json_array_size(refs) == 0)
+		json_object_del(meta, "ownerReferences");
+	return 0;
+}
+
+static int drop_finalizer(json_t *obj, void *arg)
+{
+	json_t *fins = pk_get(obj, "metadata.finalizers");
+
+	for (size_t i = json_array_size(fins); i-- > 0;)
+		if (strcmp(json_string_value(json_array_get(fins, i)) ?: "", arg) == 0)
+			json_array_remove(fins, i);
+	return 0;
+}
+
+static void flush(struct gc_pass *p);
+
+/* Queue an edit of obj (kind) under its uid and resourceVersion; takes drop. */
+static void edit(struct gc_pass *p, enum pk_store_edit_op op, const char *kind, const json_t *obj,
+		 enum pk_propagation how, json_t *drop)
+{
+	const struct pk_type *t = pk_type_by_kind(kind);
+	const char *rv = pk_get_string(obj, "metadata.resourceVersion");
+
+	if (p->n == GC_BATCH)
+		flush(p);
+	p->held[p->n] = json_incref((json_t *)obj);
+	p->drop[p->n] = drop;
+	p->edits[p->n] = (struct pk_store_edit){
+	    .op = op,
+	    .kind = t->kind,
+	    .ns = t->namespaced ? pk_namespace(obj) : NULL,
+	    .name = pk_name(obj),
+	    .precondition_rv = rv ? strtoull(rv, NULL, 10) : 0,
+	    .precondition_uid = pk_get_string(obj, "metadata.uid"),
+	    .apply = drop ? drop_refs : drop_finalizer,
+	    .arg = drop ? (void *)drop : (void *)PK_STORE_FOREGROUND_FINALIZER,
+	    .propagation = how,
+	};
+	p->n++;
+}
+
+static const char *edit_what(const struct pk_store_edit *e, const json_t *drop)
+{
+	if (e->op == PK_STORE_EDIT_DELETE)
+		return e->propagation == PK_PROPAGATE_FOREGROUND ? "deleted in the foreground"
+		       : e->propagation == PK_PROPAGATE_ORPHAN	 ? "deleted, orphaning"
+								 : "deleted";
+	return drop ? "references to owners gone or going removed"
+		    : "released: no blocking dependents are left";
+}
+
+static void flush(struct gc_pass *p)
+{
+	if (p->n && pk_store_edit_batch(p->ctl->store, p->edits, p->n) < 0)
+		ctl_log(p->ctl, 1, "garbage collection: writing %zu edits failed", p->n);
+	for (size_t i = 0; i < p->n; i++) {
+		struct pk_store_edit *e = &p->edits[i];
+
+		if (e->rc == 0) {
+			ctl_log(p->ctl, 2, "garbage collection: %s %s%s%s %s", e->kind,
+				e->ns ? e->ns : "", e->ns ? "/" : "", e->name,
+				edit_what(e, p->drop[i]));
+		} else if (e->rc != -ENOENT && e->rc != -PK_STORE_ECONFLICT) {
+			ctl_log(p->ctl, 1, "garbage collection: %s %s: %s", e->kind, e->name,
+				*e->message ? e->message : strerror(-e->rc));
+		}
+		if (e->rc == 0 && e->op == PK_STORE_EDIT_DELETE) {
+			p->deleted++;
+			CTL_COUNT(p->ctl, gc_deleted);
+			/* an owner recreated under the same name wants its objects back */
+			ctl_reconcile_owner_of(p->ctl, p->held[i]);
+		}
+		json_decref(e->object);
+		json_decref(p->held[i]);
+		json_decref(p->drop[i]);
+	}
+	p->n = 0;
+}
+
+/* Whether anything names obj as its owner. */
+static bool has_dependents(struct pk_ctl *ctl, const json_t *obj)
+{
+	json_t *deps = NULL;
+	const char *uid = pk_get_string(obj, "metadata.uid");
+	bool any = uid && pk_store_dependents(ctl->store, uid, &deps) == 0 &&
+		   json_array_size(deps) > 0;
+
+	json_decref(deps);
+	return any;
+}
+
+/* What to do with a dependent no owner of which is solid. */
+static enum pk_propagation policy_of(struct pk_ctl *ctl, const json_t *obj, bool waiting)
+{
+	if (waiting && has_dependents(ctl, obj))
+		return PK_PROPAGATE_FOREGROUND;
+	if (has_finalizer(obj, ORPHAN_FINALIZER))
+		return PK_PROPAGATE_ORPHAN;
+	if (has_finalizer(obj, PK_STORE_FOREGROUND_FINALIZER))
+		return PK_PROPAGATE_FOREGROUND;
+	return PK_PROPAGATE_BACKGROUND;
+}
+
+/* Judge one dependent (of kind) as read. */
+static void judge(struct gc_pass *p, const char *kind, const json_t *obj)
+{
+	const struct pk_type *t = pk_type_by_kind(kind);
+	const char *ns = t && t->namespaced ? pk_namespace(obj) : "";
+	json_t *refs = pk_get(obj, "metadata.ownerReferences"), *drop;
+	size_t n = json_array_size(refs), solid = 0, waiting = 0;
+	enum owner_state *states;
+
+	if (!t || !n || pk_get(obj, "metadata.deletionTimestamp") || !pk_name(obj))
+		return;
+	if (!(states = calloc(n, sizeof(*states))))
+		return;
+	if (classify(p, kind, obj, ns, states) == OWNER_UNRESOLVED) {
+		free(states);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		solid += states[i] == OWNER_SOLID;
+		waiting += states[i] == OWNER_WAITING;
+	}
+	if (!solid) {
+		edit(p, PK_STORE_EDIT_DELETE, kind, obj, policy_of(p->ctl, obj, waiting > 0), NULL);
+	} else if (solid < n && (drop = json_array())) {
+		for (size_t i = 0; i < n; i++)
+			if (states[i] != OWNER_SOLID)
+				json_array_append(drop, json_object_get(json_array_get(refs, i),
+									"uid"));
+		edit(p, PK_STORE_EDIT_MODIFY, kind, obj, 0, drop);
+	}
+	free(states);
+}
+
+/* Judge a dependent once per pass: obj as read (NULL: read it now). */
+static void judge_once(struct gc_pass *p, const char *kind, const char *ns, const char *name,
+		       const json_t *obj)
+{
+	char key[CTL_KEY_MAX];
+	json_t *got = NULL;
+
+	if (snprintf(key, sizeof(key), "%s" SEP "%s" SEP "%s", kind, ns, name) >=
+		(int)sizeof(key) ||
+	    pk_map_get(&p->seen, key) || pk_map_put(&p->seen, key, (void *)1) < 0)
+		return;
+	if (!obj && pk_store_get(p->ctl->store, kind, ns, name, &got) < 0)
+		return;
+	judge(p, kind, obj ? obj : got);
+	json_decref(got);
+}
+
+/* Split a queued key into its n parts (in place). */
+static bool split_key(char *key, char **parts, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		parts[i] = key;
+		key = strchr(key, SEP[0]);
+		if ((key == NULL) != (i == n - 1))
+			return false;
+		if (key)
+			*key++ = '\0';
+	}
+	return true;
+}
+
+/* The dependents of the owner uid, each judged. */
+static void judge_dependents(struct gc_pass *p, const char *uid)
+{
+	json_t *deps = NULL, *d;
+	size_t i;
+
+	if (pk_store_dependents(p->ctl->store, uid, &deps) < 0)
+		return;
+	json_array_foreach(deps, i, d)
+	    judge_once(p, json_string_value(json_object_get(d, "kind")),
+		       json_string_value(json_object_get(d, "namespace")),
+		       json_string_value(json_object_get(d, "name")), NULL);
+	json_decref(deps);
+}
+
+/* Whether a dependent of uid still blocks its owner's deletion. */
+static bool blocked(struct pk_ctl *ctl, const char *uid)
+{
+	json_t *deps = NULL, *d, *r;
+	bool block = false;
+	size_t i, k;
+
+	if (pk_store_dependents(ctl->store, uid, &deps) < 0)
+		return true;
+	json_array_foreach(deps, i, d)
+	{
+		json_t *obj = NULL;
+
+		if (block || pk_store_get(ctl->store, json_string_value(json_object_get(d, "kind")),
+					  json_string_value(json_object_get(d, "namespace")),
+					  json_string_value(json_object_get(d, "name")), &obj) < 0)
+			continue;
+		json_array_foreach(pk_get(obj, "metadata.ownerReferences"), k, r)
+		{
+			if (strcmp(json_string_value(json_object_get(r, "uid")) ?: "", uid) == 0 &&
+			    json_is_true(json_object_get(r, "blockOwnerDeletion")))
+				block = true;
+		}
+		json_decref(obj);
+	}
+	json_decref(deps);
+	return block;
+}
+
+/* An owner deleted in the foreground: its finalizer goes once nothing blocks it. */
+static void release(struct gc_pass *p, const char *uid, const char *kind, const char *ns,
+		    const char *name)
+{
+	json_t *owner = NULL;
+
+	if (pk_store_get(p->ctl->store, kind, ns, name, &owner) < 0)
+		return;
+	if (strcmp(pk_get_string(owner, "metadata.uid") ?: "", uid) == 0 &&
+	    deleting_dependents(owner) && !blocked(p->ctl, uid))
+		edit(p, PK_STORE_EDIT_MODIFY, kind, owner, 0, NULL);
+	json_decref(owner);
+}
+
+/* Every object of every kind, page by page: dependents judged, foreground owners noted. */
+static void full_pass(struct gc_pass *p, struct pk_map *owners)
+{
+	for (const struct pk_type *t = pk_types; t->kind; t++) {
+		char *cont = NULL;
+
+		if (pk_type_by_kind(t->kind) != t)
+			continue; /* one kind served under two groups */
+		do {
+			struct pk_store_list_opts o = {.limit = GC_PAGE, .continue_token = cont};
+			json_t *items = NULL, *obj;
+			char *next = NULL;
+			size_t i;
+
+			if (pk_store_list(p->ctl->store, t->kind, NULL, &o, &items, NULL, &next) <
+			    0)
+				next = NULL;
+			json_array_foreach(items, i, obj)
+			{
+				if (deleting_dependents(obj))
+					queue_owner(owners, pk_get_string(obj, "metadata.uid"),
+						    t->kind, t->namespaced ? pk_namespace(obj) : "",
+						    pk_name(obj));
+				judge_once(p, t->kind, t->namespaced ? pk_namespace(obj) : "",
+					   pk_name(obj), obj);
+			}
+			json_decref(items);
+			free(cont);
+			cont = next;
+		} while (cont);
+	}
+}
+
+int ctl_gc_run(struct pk_ctl *ctl)
+{
+	struct ctl_gc *gc = ctl->gc;
+	struct pk_map owners, deps;
+	struct gc_pass *p;
+	const char *key;
+	void *v;
+
+	if (!gc || (!gc->full && !gc->owners.live && !gc->deps.live))
+		return 0;
+	if (!(p = calloc(1, sizeof(*p))))
+		return -ENOMEM;
+	p->ctl = ctl;
+	owners = gc->owners;
+	deps = gc->deps;
+	memset(&gc->owners, 0, sizeof(gc->owners));
+	memset(&gc->deps, 0, sizeof(gc->deps));
+	if (gc->full)
+		full_pass(p, &owners);
+	gc->full = false;
+	for (size_t i = 0; pk_map_next(&owners, &i, &key, NULL);) {
+		char buf[CTL_KEY_MAX + 64], *part[4];
+
+		snprintf(buf, sizeof(buf), "%s", key);
+		if (split_key(buf, part, 4))
+			judge_dependents(p, part[0]);
+	}
+	for (size_t i = 0; pk_map_next(&deps, &i, &key, &v);) {
+		char buf[CTL_KEY_MAX], *part[3];
+
+		snprintf(buf, sizeof(buf), "%s", key);
+		if (split_key(buf, part, 3))
+			judge_once(p, part[0], part[1], part[2], v);
+	}
+	flush(p);
+	for (size_t i = 0; pk_map_next(&owners, &i, &key, NULL);) {
+		char buf[CTL_KEY_MAX + 64], *part[4];
+
+		snprintf(buf, sizeof(buf), "%s", key);
+		if (split_key(buf, part, 4))
+			release(p, part[0], part[1], part[2], part[3]);
+	}
+	flush(p);
+	int deleted = p->deleted;
+
+	pk_map_free(&owners);
+	deps_clear(&deps);
+	pk_map_free(&p->memo);
+	pk_map_free(&p->seen);
+	free(p);
+	return deleted;
+}
