@@ -201,12 +201,12 @@ static json_t *crd_of(const struct pk_type *t, const ProtobufCMessageDescriptor 
 	json_object_set_new(version, "additionalPrinterColumns", crd_columns(t));
 	json_object_set_new(version, "schema",
 			    json_pack("{s:o}", "openAPIV3Schema", crd_schema(t, d)));
-	return json_pack(
-	    "{s:s,s:s,s:{s:s,s:{s:s}},s:{s:s,s:s,s:o,s:[o]}}", "apiVersion",
-	    "apiextensions.k8s.io/v1", "kind", "CustomResourceDefinition", "metadata", "name", name,
-	    "annotations", "api-approved.kubernetes.io",
-	    "unapproved, experimental KEP-6012 alpha API", "spec", "group", t->group, "scope",
-	    t->namespaced ? "Namespaced" : "Cluster", "names", crd_names(t), "versions", version);
+	return json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:{s:s,s:s,s:o,s:[o]}}", "apiVersion",
+			 "apiextensions.k8s.io/v1", "kind", "CustomResourceDefinition", "metadata",
+			 "name", name, "annotations", "api-approved.kubernetes.io",
+			 "unapproved, experimental KEP-6012 alpha API", "spec", "group", t->group,
+			 "scope", t->namespaced ? "Namespaced" : "Cluster", "names", crd_names(t),
+			 "versions", version);
 }
 
 /* The kinds attach mode may find missing: KEP-6012's, in the order they are applied. */
