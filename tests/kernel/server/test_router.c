@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernel/server/server.h"
+#include "kernel/server/server-internal.h"
 
 /* ---- token file -------------------------------------------------------------- */
 START_TEST(test_tokens_parse)
@@ -454,6 +454,54 @@ START_TEST(test_events_v1)
 }
 END_TEST
 
+/* Ages as upstream's duration.HumanDuration prints them (its unit test's cases). */
+START_TEST(test_table_durations)
+{
+	static const struct {
+		int64_t s;
+		const char *want;
+	} cases[] = {
+	    {-5, "<invalid>"},
+	    {-1, "0s"},
+	    {1, "1s"},
+	    {70, "70s"},
+	    {190, "3m10s"},
+	    {600, "10m"},
+	    {70 * 60, "70m"},
+	    {47 * 3600, "47h"},
+	    {49 * 3600, "2d1h"},
+	    {(8 * 24 + 2) * 3600, "8d"},
+	    {367 * 24 * 3600, "367d"},
+	    {(365 * 2 * 24 + 25) * 3600, "2y1d"},
+	    {(365 * 8 * 24 + 2) * 3600, "8y"},
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pk_srv_human_duration(cases[i].s, buf, sizeof(buf));
+		ck_assert_str_eq(buf, cases[i].want);
+	}
+}
+END_TEST
+
+/* The JSONPath subset of printer columns: fields, and a filter on a list. */
+START_TEST(test_table_json_path)
+{
+	json_t *o = json_loads("{\"status\":{\"conditions\":[{\"type\":\"A\",\"status\":\"False\"},"
+			       "{\"type\":\"Completed\",\"status\":\"True\"}],\"restarts\":2}}",
+			       0, NULL);
+
+	ck_assert_int_eq(json_integer_value(pk_srv_json_path(o, ".status.restarts")), 2);
+	ck_assert_str_eq(json_string_value(pk_srv_json_path(
+			     o, ".status.conditions[?(@.type==\"Completed\")].status")),
+			 "True");
+	ck_assert_ptr_null(pk_srv_json_path(o, ".status.conditions[?(@.type==\"B\")].status"));
+	ck_assert_ptr_null(pk_srv_json_path(o, ".status.missing.deeper"));
+	ck_assert_ptr_null(pk_srv_json_path(o, ".status.conditions[0]"));
+	json_decref(o);
+}
+END_TEST
+
 START_TEST(test_list_watch_and_discovery)
 {
 	json_t *b = NULL;
@@ -620,6 +668,8 @@ int main(void)
 	tcase_add_test(tr, test_leases);
 	tcase_add_test(tr, test_events_v1);
 	tcase_add_test(tr, test_binding);
+	tcase_add_test(tr, test_table_durations);
+	tcase_add_test(tr, test_table_json_path);
 	tcase_add_test(tr, test_list_watch_and_discovery);
 	tcase_add_test(tr, test_watch_gone_after_restart);
 	tcase_add_test(tr, test_watch_falls_behind);
