@@ -522,8 +522,8 @@ static int check_counts(const struct wb_view *base, const struct wb_item *root,
 /*
  * Upstream JobSet fields this controller does not act on.  Each is refused
  * at its path unless it holds the value whose behaviour is the one built here
- * (a JobSet must not run as if the field were absent: a suspended JobSet
- * would start at once, a JobSet managed elsewhere would run twice).
+ * (a JobSet must not run as if the field were absent: a JobSet managed
+ * elsewhere would run twice).
  */
 enum accept { ACCEPT_ABSENT, ACCEPT_FALSE, ACCEPT_EMPTY_OBJECT, ACCEPT_EMPTY_LIST, ACCEPT_STRING };
 
@@ -533,9 +533,6 @@ static const struct unimplemented {
 	const char *value; /* the one string accepted (ACCEPT_STRING) */
 	const char *error; /* after "spec.<field>: " */
 } unimplemented[] = {
-    {"suspend", ACCEPT_FALSE, NULL,
-     "Unsupported value: true: suspended JobSets are not implemented (the JobSet would start "
-     "at once)"},
     {"network", ACCEPT_EMPTY_OBJECT, NULL,
      "Forbidden: not implemented (no headless Service, pod hostnames or subdomain are "
      "created)"},
@@ -614,12 +611,17 @@ static int check_unimplemented(const json_t *jobset, struct pk_errors *errs)
 /* What the whole JobSet must not ask for: policies and fields not built here. */
 static int jobset_check(const json_t *jobset, struct pk_errors *errs)
 {
+	const json_t *suspend = pk_get(jobset, "spec.suspend");
 	int r = 0;
 
 	if (wb_jobset_check_policies(jobset, errs) < 0)
 		r = -EINVAL;
 	if (check_unimplemented(jobset, errs) < 0)
 		r = -EINVAL;
+	if (suspend && !json_is_boolean(suspend) && !json_is_null(suspend)) {
+		pk_errors_add(errs, "spec.suspend: Invalid value: must be a boolean");
+		r = -EINVAL;
+	}
 	return r;
 }
 
@@ -686,6 +688,10 @@ static json_t *make_job(const json_t *js, const struct jobset_view *v, const str
 		spec = json_deep_copy(wb_obj(rj->template, "spec"));
 	}
 	if (!spec || json_object_set_new(job, "spec", spec) < 0)
+		goto fail;
+	/* a suspended JobSet's Jobs are suspended (resuming it resumes them) */
+	if (json_is_true(pk_get(js, "spec.suspend")) &&
+	    json_object_set_new(spec, "suspend", json_true()) < 0)
 		goto fail;
 	if (created && json_object_set_new(meta, "creationTimestamp", json_string(created)) < 0)
 		goto fail;

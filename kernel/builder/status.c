@@ -24,6 +24,11 @@
  * (ReachedMaxRestarts).  A finished JobSet says so in status.terminalState
  * too; its conditions are metav1.Condition (a Job's JobCondition has
  * lastProbeTime besides).
+ *
+ * Both say whether they are suspended (spec.suspend) in the condition
+ * Suspended, True while suspended and False once resumed, with upstream's
+ * reasons (JobSuspended/JobResumed, SuspendedJobs/ResumeJobs); a suspended
+ * Job has no startTime and a resumed one starts anew.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -73,6 +78,61 @@ static int add_condition(json_t *status, const char *type, const char *reason, c
 		c = NULL;
 	}
 	return json_array_append_new(conds, c) < 0 ? -ENOMEM : 0;
+}
+
+/*
+ * The condition of type set to cstatus ("True" or "False"), replacing one of
+ * that type whose status differs; one already at cstatus stays as it is (its
+ * lastTransitionTime with it).
+ */
+static int set_condition(json_t *status, const char *type, const char *cstatus, const char *reason,
+			 const char *message, const char *now, bool probe)
+{
+	json_t *conds = json_object_get(status, "conditions"), *c;
+	size_t i;
+
+	json_array_foreach(conds, i, c)
+	{
+		const char *t = json_string_value(json_object_get(c, "type"));
+		const char *s = json_string_value(json_object_get(c, "status"));
+
+		if (!t || strcmp(t, type) != 0)
+			continue;
+		if (s && strcmp(s, cstatus) == 0)
+			return 0;
+		json_array_remove(conds, i);
+		break;
+	}
+	if (add_condition(status, type, reason, message, now, probe) < 0)
+		return -ENOMEM;
+	c = json_array_get(json_object_get(status, "conditions"),
+			   json_array_size(json_object_get(status, "conditions")) - 1);
+	return json_object_set_new(c, "status", json_string(cstatus)) < 0 ? -ENOMEM : 0;
+}
+
+/* Whether the object holds a condition of type, at either status. */
+static bool condition_present(const json_t *obj, const char *type)
+{
+	return pk_condition_get(obj, type) != NULL;
+}
+
+/*
+ * Suspended, as upstream's controllers write it: True while spec.suspend is
+ * true, False (resumed) once it turns false after having been True; never
+ * written for an object that was not suspended.
+ */
+static int suspended_condition(const json_t *obj, json_t *status, const char *now, bool job)
+{
+	bool suspend = json_is_true(pk_get(obj, "spec.suspend"));
+
+	if (suspend)
+		return set_condition(status, "Suspended", "True",
+				     job ? "JobSuspended" : "SuspendedJobs",
+				     job ? "Job suspended" : "jobset is suspended", now, job);
+	if (!condition_present(obj, "Suspended"))
+		return 0;
+	return set_condition(status, "Suspended", "False", job ? "JobResumed" : "ResumeJobs",
+			     job ? "Job resumed" : "jobset is resumed", now, job);
 }
 
 static bool pod_ready(const json_t *pod)
@@ -160,6 +220,25 @@ static int job_verdict(const json_t *job, const struct job_counts *c, int64_t fa
 	return c->succeeded >= 1 && c->active == 0 ? 1 : 0;
 }
 
+/*
+ * A running Job's suspension: the Suspended condition, and startTime, which
+ * a suspended Job has not set and a resumed one sets anew (upstream's Job
+ * controller counts activeDeadlineSeconds from the resumption).
+ */
+static int job_suspension(const json_t *job, json_t *st, const char *now)
+{
+	bool suspend = json_is_true(pk_get(job, "spec.suspend"));
+	bool resumed = !suspend && wb_condition_true(job, "Suspended");
+
+	if (suspended_condition(job, st, now, true) < 0)
+		return -ENOMEM;
+	if (suspend)
+		return 0;
+	if (resumed || !json_object_get(st, "startTime"))
+		return json_object_set_new(st, "startTime", json_string(now)) < 0 ? -ENOMEM : 0;
+	return 0;
+}
+
 static int job_new_status(const json_t *job, const struct job_counts *c, int64_t failed,
 			  int verdict, const char *now, json_t **ret)
 {
@@ -173,8 +252,9 @@ static int job_new_status(const json_t *job, const struct job_counts *c, int64_t
 	r |= json_object_set_new(st, "ready", json_integer(verdict ? 0 : c->ready));
 	r |= json_object_set_new(st, "succeeded", json_integer(c->succeeded));
 	r |= json_object_set_new(st, "failed", json_integer(failed));
-	if (!json_object_get(st, "startTime"))
-		r |= json_object_set_new(st, "startTime", json_string(now));
+	if (r)
+		goto fail;
+	r = verdict ? 0 : job_suspension(job, st, now);
 	if (r)
 		goto fail;
 	if (verdict > 0) {
@@ -195,6 +275,25 @@ fail:
 	return -ENOMEM;
 }
 
+/* Whether two condition lists hold the same types at the same statuses. */
+static bool same_conditions(const json_t *a, const json_t *b)
+{
+	size_t i;
+	json_t *c;
+
+	if (json_array_size(a) != json_array_size(b))
+		return false;
+	json_array_foreach(a, i, c)
+	{
+		const json_t *d = json_array_get(b, i);
+
+		if (!json_equal(json_object_get(c, "type"), json_object_get(d, "type")) ||
+		    !json_equal(json_object_get(c, "status"), json_object_get(d, "status")))
+			return false;
+	}
+	return true;
+}
+
 /* Whether the counters and conditions differ (timestamps aside). */
 static bool job_status_changed(const json_t *old, const json_t *st)
 {
@@ -208,8 +307,8 @@ static bool job_status_changed(const json_t *old, const json_t *st)
 		if (!a || !json_equal(a, b))
 			return true;
 	}
-	return json_array_size(json_object_get(old, "conditions")) !=
-	       json_array_size(json_object_get(st, "conditions"));
+	return !same_conditions(json_object_get(old, "conditions"),
+				json_object_get(st, "conditions"));
 }
 
 int wb_job_status(const json_t *job, const json_t *pods, const char *now, struct wb_job_update *ret)
@@ -349,7 +448,7 @@ static json_t *rjob_status(const json_t *jobset, const json_t *jobs, int64_t res
 	json_array_foreach(rjs, i, rj)
 	{
 		const char *name = json_string_value(json_object_get(rj, "name"));
-		int64_t n[4] = {0}; /* active, ready, succeeded, failed */
+		int64_t n[5] = {0}; /* active, ready, succeeded, failed, suspended */
 		json_t *j;
 
 		json_array_foreach(jobs, k, j)
@@ -361,6 +460,9 @@ static json_t *rjob_status(const json_t *jobset, const json_t *jobs, int64_t res
 				continue;
 			if (wb_condition_true(j, "Complete"))
 				n[2]++;
+			else if (json_is_true(pk_get(j, "spec.suspend")) &&
+				 !wb_condition_true(j, "Failed"))
+				n[4]++;
 			else if (wb_condition_true(j, "Failed"))
 				n[3]++;
 			else {
@@ -372,7 +474,7 @@ static json_t *rjob_status(const json_t *jobset, const json_t *jobs, int64_t res
 						     name ? name : "", "active", (json_int_t)n[0],
 						     "ready", (json_int_t)n[1], "succeeded",
 						     (json_int_t)n[2], "failed", (json_int_t)n[3],
-						     "suspended", (json_int_t)0));
+						     "suspended", (json_int_t)n[4]));
 	}
 	return out;
 }
@@ -459,6 +561,8 @@ int wb_jobset_status(const json_t *jobset, const json_t *jobs, const char *now,
 				  "jobset completed successfully", now, false);
 		if (r == 0)
 			r = json_object_set_new(st, "terminalState", json_string("Completed"));
+	} else {
+		r = suspended_condition(jobset, st, now, false);
 	}
 	if (r < 0) {
 		json_decref(st);

@@ -125,6 +125,54 @@ static bool emitted(const json_t *objects, const char *kind, const char *name)
 	return false;
 }
 
+/* A pod that succeeded stays: its Job counts it (upstream keeps it too). */
+static bool succeeded(const json_t *obj)
+{
+	return pk_kind_of(obj) == PK_KIND_POD && wb_pod_state(obj) == WB_POD_SUCCEEDED;
+}
+
+/*
+ * A JobSet's Jobs follow its spec.suspend: a Job it made whose suspend
+ * differs from what the JobSet now emits is updated (create_missing() leaves
+ * existing objects alone); the Job's own controller then deletes or creates
+ * its pods.
+ */
+static void sync_suspend(struct pk_ctl *ctl, const char *ns, const char *uid, const json_t *objects,
+			 const char *what)
+{
+	size_t i;
+	json_t *want;
+
+	json_array_foreach(objects, i, want)
+	{
+		bool suspend = json_is_true(pk_get(want, "spec.suspend"));
+		const json_t *ref;
+		const char *ruid;
+		json_t *job = NULL;
+
+		if (pk_kind_of(want) != PK_KIND_JOB ||
+		    pk_store_get(ctl->store, "Job", ns, pk_name(want), &job) < 0)
+			continue;
+		ref = controller_ref(job);
+		ruid = ref ? json_string_value(json_object_get(ref, "uid")) : NULL;
+		if (ruid && strcmp(ruid, uid) == 0 &&
+		    json_is_true(pk_get(job, "spec.suspend")) != suspend &&
+		    json_object_set_new(json_object_get(job, "spec"), "suspend",
+					json_boolean(suspend)) == 0) {
+			struct pk_write_ref w = ctl_ref_of(PK_KIND_JOB, job);
+			int r = ctl_replace(ctl, &w, job, NULL);
+
+			if (r == 0)
+				ctl_log(ctl, 2, "%s: %s Job %s/%s", what,
+					suspend ? "suspended" : "resumed", ns, pk_name(job));
+			else
+				ctl_log(ctl, 1, "%s: updating Job %s/%s: %s", what, ns,
+					pk_name(job), pk_write_strerror(r));
+		}
+		json_decref(job);
+	}
+}
+
 /* Delete what uid controls in ns that the controller no longer emits. */
 /* How many pods it deleted. */
 static size_t prune(struct pk_ctl *ctl, const char *ns, const char *uid, const json_t *objects,
@@ -145,7 +193,7 @@ static size_t prune(struct pk_ctl *ctl, const char *ns, const char *uid, const j
 			    ref ? json_string_value(json_object_get(ref, "uid")) : NULL;
 
 			if (!ruid || strcmp(ruid, uid) != 0 ||
-			    emitted(objects, owned_kinds[k], pk_name(obj)))
+			    emitted(objects, owned_kinds[k], pk_name(obj)) || succeeded(obj))
 				continue;
 			struct pk_write_ref del =
 			    ctl_ref_of(pk_kind_from_string(owned_kinds[k]), obj);
@@ -434,6 +482,9 @@ int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind k, const char *ns, const char
 	} else {
 		r = create_missing(ctl, objects, what);
 		const char *uid = pk_get_string(obj, "metadata.uid");
+
+		if (r == 0 && uid && !job)
+			sync_suspend(ctl, ns, uid, objects, what);
 
 		/* pods a smaller parallelism no longer wants: counted out at once, as
 		 * upstream's Job controller takes its deletions off status.active */

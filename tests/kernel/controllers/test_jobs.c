@@ -467,6 +467,115 @@ START_TEST(jobset_recreates_a_deleted_job)
 }
 END_TEST
 
+/* The Suspended condition is at status (arg: "True" or "False"). */
+static bool suspended_is(const json_t *o, const void *status)
+{
+	json_t *c = o ? pk_condition_get(o, "Suspended") : NULL;
+	const char *s = c ? json_string_value(json_object_get(c, "status")) : NULL;
+
+	return s && strcmp(s, status) == 0;
+}
+
+static void set_suspend(const char *kind, const char *name, bool suspend)
+{
+	json_t *patch = json_pack("{s:{s:b}}", "spec", "suspend", suspend);
+
+	ck_assert_int_eq(pk_store_patch(st, kind, "default", name, PK_PATCH_MERGE, patch,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
+	json_decref(patch);
+}
+
+/* Whether kind/name is still absent after a while (the controller had its turn). */
+static bool stays_absent(const char *kind, const char *name)
+{
+	sleep_ms(300);
+	json_t *o = get(kind, name);
+
+	json_decref(o);
+	return o == NULL;
+}
+
+/*
+ * A suspended Job creates no pods; resumed, it creates and places them;
+ * suspended again, its running pods are deleted (upstream's Job controller).
+ */
+START_TEST(job_suspend_creates_no_pods_until_resumed)
+{
+	static const char *const pods[] = {"sus-0", "sus-1"};
+	json_t *j = gang_job("sus", 2);
+
+	pk_set(j, "spec.parallelism", json_integer(2));
+	pk_set(j, "spec.suspend", json_true());
+	pk_set(j, "spec.template.spec.containers[0].resources",
+	       json_pack("{s:{s:s}}", "requests", "google.com/tpu", "4"));
+	char *text = json_dumps(j, 0);
+
+	json_decref(j);
+	create_json(text);
+	free(text);
+	ck_assert(wait_for("Job", "sus", suspended_is, "True"));
+	ck_assert(stays_absent("Pod", "sus-0"));
+	json_t *o = get("Job", "sus");
+
+	ck_assert_ptr_null(pk_get(o, "status.startTime"));
+	ck_assert_str_eq(pk_get_string(pk_condition_get(o, "Suspended"), "reason"), "JobSuspended");
+	json_decref(o);
+	set_suspend("Job", "sus", false);
+	ck_assert(wait_bound("sus-0"));
+	ck_assert(wait_bound("sus-1"));
+	ck_assert(wait_for("Job", "sus", suspended_is, "False"));
+	ck_assert(wait_for("Job", "sus", active_is, &(int){2}));
+	o = get("Job", "sus");
+	ck_assert_str_eq(pk_get_string(pk_condition_get(o, "Suspended"), "reason"), "JobResumed");
+	ck_assert_ptr_nonnull(pk_get(o, "status.startTime"));
+	json_decref(o);
+	set_suspend("Job", "sus", true);
+	ck_assert(pods_gone(pods, 2));
+	ck_assert(wait_for("Job", "sus", suspended_is, "True"));
+	ck_assert(wait_for("Job", "sus", active_is, &(int){0}));
+	known_fields("Job", "sus");
+}
+END_TEST
+
+/*
+ * A suspended JobSet makes its groups and suspended Jobs, and no pods;
+ * resumed, its Jobs are resumed and the gang placed; suspended again, the
+ * pods go and the Jobs stay.
+ */
+START_TEST(jobset_suspend_creates_no_pods_until_resumed)
+{
+	json_t *o = json_loads(jobset_text, 0, NULL);
+	char *text;
+
+	pk_set(o, "spec.suspend", json_true());
+	text = json_dumps(o, 0);
+	json_decref(o);
+	create_json(text);
+	free(text);
+	ck_assert(wait_for("JobSet", "js", suspended_is, "True"));
+	ck_assert(wait_for("Job", "js-w-1", suspended_is, "True"));
+	ck_assert(stays_absent("Pod", "js-w-0-0"));
+	o = get("JobSet", "js");
+	ck_assert_str_eq(pk_get_string(pk_condition_get(o, "Suspended"), "reason"),
+			 "SuspendedJobs");
+	ck_assert_int_eq(json_integer_value(pk_get(o, "status.replicatedJobsStatus[0].suspended")),
+			 2);
+	json_decref(o);
+	set_suspend("JobSet", "js", false);
+	for (int i = 0; i < 4; i++)
+		ck_assert(wait_bound(js_pods[i]));
+	ck_assert(wait_for("JobSet", "js", suspended_is, "False"));
+	ck_assert(wait_for("Job", "js-w-0", suspended_is, "False"));
+	set_suspend("JobSet", "js", true);
+	ck_assert(pods_gone(js_pods, 4));
+	ck_assert(wait_for("Job", "js-w-0", suspended_is, "True"));
+	ck_assert(wait_for("JobSet", "js", suspended_is, "True"));
+	ck_assert(wait_for("Job", "js-w-0", exists, NULL));
+	known_fields("JobSet", "js");
+}
+END_TEST
+
 START_TEST(job_scheduling_intent_is_admitted_by_the_builder)
 {
 	struct pk_errors errs = {0};
@@ -515,7 +624,7 @@ START_TEST(jobset_policy_fields_are_checked)
 	     "spec.failurePolicy.rules: Forbidden: not implemented"},
 	    {"spec.failurePolicy.restartStrategy", "\"BlockingRecreate\"",
 	     "spec.failurePolicy.restartStrategy: Unsupported value"},
-	    {"spec.suspend", "true", "spec.suspend: Unsupported value"},
+	    {"spec.suspend", "\"yes\"", "spec.suspend: Invalid value"},
 	    {"spec.network", "{\"enableDNSHostnames\":true}", "spec.network: Forbidden"},
 	    {"spec.startupPolicy", "{\"startupPolicyOrder\":\"InOrder\"}",
 	     "spec.startupPolicy.startupPolicyOrder: Unsupported value"},
@@ -536,6 +645,7 @@ START_TEST(jobset_policy_fields_are_checked)
 	    {"spec.failurePolicy.rules", "[]"},
 	    {"spec.failurePolicy.restartStrategy", "\"Recreate\""},
 	    {"spec.suspend", "false"},
+	    {"spec.suspend", "true"},
 	    {"spec.network", "{}"},
 	    {"spec.startupPolicy", "{\"startupPolicyOrder\":\"AnyOrder\"}"},
 	    {"spec.managedBy", "\"jobset.sigs.k8s.io/jobset-controller\""},
@@ -568,6 +678,8 @@ int main(void)
 	tcase_add_test(tc, job_recreates_a_deleted_pod);
 	tcase_add_test(tc, job_active_follows_a_smaller_parallelism);
 	tcase_add_test(tc, jobset_recreates_a_deleted_job);
+	tcase_add_test(tc, job_suspend_creates_no_pods_until_resumed);
+	tcase_add_test(tc, jobset_suspend_creates_no_pods_until_resumed);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
