@@ -128,4 +128,31 @@ check "--max-input-size=1Mi admits it (rc=$rc)" $?
 run 2 compile -f "$EX/job-gang-zone.yaml" --max-input-size
 check "--max-input-size without a size exits 2 (rc=$rc)" $?
 
+# spec.suspend: a suspended JobSet compiles to its groups and no pods; a
+# suspended Job schedules nothing offline
+sed 's/^spec:/spec:\n  suspend: true/' "$EX/jobset-distributed-training.yaml" >"$T/js-suspended.yaml"
+run 0 compile -f "$T/js-suspended.yaml" -o json
+check "a suspended JobSet compiles (rc=$rc)" $?
+flat "$T/out" | grep -q '"kind":"CompositePodGroup"' && ! flat "$T/out" | grep -q '"kind":"Pod"'
+check "a suspended JobSet: groups, no pods" $?
+sed 's/^spec:/spec:\n  suspend: yes-please/' "$EX/jobset-distributed-training.yaml" >"$T/js-bad.yaml"
+run 2 compile -f "$T/js-bad.yaml"
+check "a JobSet's non-boolean suspend is refused (rc=$rc)" $?
+grep -q "spec.suspend: Invalid value" "$T/err"
+check "the refusal names spec.suspend" $?
+cat >"$T/node.yaml" <<'EON'
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {topology.kubernetes.io/zone: z1}}
+status: {allocatable: {cpu: "64", memory: 64Gi, pods: "110"}}
+EON
+sed 's/^spec:/spec:\n  suspend: true/' "$EX/job-gang-zone.yaml" >"$T/job-suspended.yaml"
+run 0 schedule -f "$T/node.yaml" -f "$T/job-suspended.yaml" -o json
+check "a suspended Job schedules (rc=$rc)" $?
+flat "$T/out" | grep -q '"kind":"PodGroup"' && ! flat "$T/out" | grep -q '"kind":"Pod"'
+check "a suspended Job: its group, no pods" $?
+run 0 schedule -f "$T/node.yaml" -f "$EX/job-gang-zone.yaml" -o json
+[ "$(flat "$T/out" | grep -o '"nodeName":"n1"' | wc -l)" = 4 ]
+check "the same Job not suspended: 4 pods bound" $?
+
 exit $fail
