@@ -83,6 +83,10 @@ enum pk_kind {
 	PK_KIND_PERSISTENT_VOLUME,
 	PK_KIND_STORAGE_CLASS,
 	PK_KIND_CSI_NODE,
+	/* kueue.x-k8s.io/v1beta2: queues and quotas (standalone) */
+	PK_KIND_RESOURCE_FLAVOR,
+	PK_KIND_CLUSTER_QUEUE,
+	PK_KIND_LOCAL_QUEUE,
 	_PK_KIND_MAX,
 };
 /* "Pod", "CompositePodGroup", ...; NULL for unknown. */

@@ -46,6 +46,12 @@ const struct pk_type pk_types[] = {
     {"StorageClass", "storageclasses", GROUP("storage.k8s.io", "v1"), "sc", false, false,
      PK_KIND_STORAGE_CLASS},
     {"CSINode", "csinodes", GROUP("storage.k8s.io", "v1"), "", false, false, PK_KIND_CSI_NODE},
+    {"ResourceFlavor", "resourceflavors", GROUP("kueue.x-k8s.io", "v1beta2"), "rf", false, false,
+     PK_KIND_RESOURCE_FLAVOR},
+    {"ClusterQueue", "clusterqueues", GROUP("kueue.x-k8s.io", "v1beta2"), "cq", false, true,
+     PK_KIND_CLUSTER_QUEUE},
+    {"LocalQueue", "localqueues", GROUP("kueue.x-k8s.io", "v1beta2"), "lq", true, true,
+     PK_KIND_LOCAL_QUEUE},
     {NULL},
 };
 

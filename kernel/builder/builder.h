@@ -292,6 +292,20 @@ enum wb_pod_state wb_pod_state(const json_t *pod);
 bool wb_condition_true(const json_t *obj, const char *type);
 
 /*
+ * Queues (kueue.x-k8s.io): a Job or JobSet labelled with a LocalQueue's name
+ * is queued; standalone's queue controller admits it by writing the
+ * admission annotation ("CLUSTERQUEUE/FLAVOR[,FLAVOR...]", one flavor per
+ * resource group of the ClusterQueue, "-" for a group it asks nothing of)
+ * and turning spec.suspend false.  A JobSet's Jobs are admitted with it.
+ */
+#define WB_LABEL_QUEUE_NAME "kueue.x-k8s.io/queue-name"
+#define WB_ANNOTATION_QUEUE_ADMISSION "queue.podkernel.dev/admission"
+/* The LocalQueue a Job or JobSet is queued in, NULL when it is not (a JobSet's Job never is). */
+const char *wb_queue_name(const json_t *obj);
+/* Suspended: spec.suspend true, or queued and not admitted yet. */
+bool wb_suspended(const json_t *obj);
+
+/*
  * What a Job's controller writes after looking at its pods (the pods it
  * controls, any order): status is the new status (NULL: unchanged);
  * delete_pods the names of pods to delete in the same write: Failed pods

@@ -80,7 +80,7 @@ static int parse_counts(const json_t *job, struct job_view *v, struct pk_errors 
 	 * Indexes 0..pods-1 exist: parallelism of them beyond those that
 	 * succeeded (status.succeeded), never past completions.
 	 */
-	v->pods = json_is_true(suspend) ? 0 : v->parallelism;
+	v->pods = wb_suspended(job) ? 0 : v->parallelism;
 	if (v->completions >= 0) {
 		json_t *done = pk_get(job, "status.succeeded");
 		int64_t s = json_is_integer(done) ? json_integer_value(done) : 0;

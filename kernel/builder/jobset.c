@@ -689,9 +689,8 @@ static json_t *make_job(const json_t *js, const struct jobset_view *v, const str
 	}
 	if (!spec || json_object_set_new(job, "spec", spec) < 0)
 		goto fail;
-	/* a suspended JobSet's Jobs are suspended (resuming it resumes them) */
-	if (json_is_true(pk_get(js, "spec.suspend")) &&
-	    json_object_set_new(spec, "suspend", json_true()) < 0)
+	/* a suspended (or queued) JobSet's Jobs are suspended; resuming it resumes them */
+	if (wb_suspended(js) && json_object_set_new(spec, "suspend", json_true()) < 0)
 		goto fail;
 	if (created && json_object_set_new(meta, "creationTimestamp", json_string(created)) < 0)
 		goto fail;

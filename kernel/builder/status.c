@@ -123,7 +123,7 @@ static bool condition_present(const json_t *obj, const char *type)
  */
 static int suspended_condition(const json_t *obj, json_t *status, const char *now, bool job)
 {
-	bool suspend = json_is_true(pk_get(obj, "spec.suspend"));
+	bool suspend = wb_suspended(obj);
 
 	if (suspend)
 		return set_condition(status, "Suspended", "True",
@@ -154,6 +154,32 @@ void wb_job_update_clear(struct wb_job_update *u)
 	json_decref(u->status);
 	json_decref(u->delete_pods);
 	memset(u, 0, sizeof(*u));
+}
+
+const char *wb_queue_name(const json_t *obj)
+{
+	const char *q =
+	    json_string_value(json_object_get(pk_get(obj, "metadata.labels"), WB_LABEL_QUEUE_NAME));
+	const json_t *refs = pk_get(obj, "metadata.ownerReferences"), *r;
+	size_t i;
+
+	json_array_foreach(refs, i, r)
+	{
+		const char *kind = json_string_value(json_object_get(r, "kind"));
+
+		if (json_is_true(json_object_get(r, "controller")) && kind &&
+		    strcmp(kind, "JobSet") == 0)
+			return NULL;
+	}
+	return q && *q ? q : NULL;
+}
+
+bool wb_suspended(const json_t *obj)
+{
+	return json_is_true(pk_get(obj, "spec.suspend")) ||
+	       (wb_queue_name(obj) &&
+		!json_string_value(json_object_get(pk_get(obj, "metadata.annotations"),
+						   WB_ANNOTATION_QUEUE_ADMISSION)));
 }
 
 bool wb_job_finished(const json_t *job)
@@ -227,7 +253,7 @@ static int job_verdict(const json_t *job, const struct job_counts *c, int64_t fa
  */
 static int job_suspension(const json_t *job, json_t *st, const char *now)
 {
-	bool suspend = json_is_true(pk_get(job, "spec.suspend"));
+	bool suspend = wb_suspended(job);
 	bool resumed = !suspend && wb_condition_true(job, "Suspended");
 
 	if (suspended_condition(job, st, now, true) < 0)
@@ -460,8 +486,7 @@ static json_t *rjob_status(const json_t *jobset, const json_t *jobs, int64_t res
 				continue;
 			if (wb_condition_true(j, "Complete"))
 				n[2]++;
-			else if (json_is_true(pk_get(j, "spec.suspend")) &&
-				 !wb_condition_true(j, "Failed"))
+			else if (wb_suspended(j) && !wb_condition_true(j, "Failed"))
 				n[4]++;
 			else if (wb_condition_true(j, "Failed"))
 				n[3]++;

@@ -47,6 +47,7 @@ struct pk_ctl {
 	struct ctl_loss_limiter loss_limiter;
 	enum ctl_loss_state loss_state; /* logged on change */
 	struct ctl_metrics m;
+	bool queues_dirty; /* a queue, flavor, Namespace, Job or JobSet changed */
 };
 
 /* A log line for the program's sink, at most at the configured verbosity. */
@@ -114,6 +115,13 @@ int ctl_node_deleted(struct pk_ctl *ctl, const char *name);
  * one transaction per attempt, DisruptionTarget set; returns how many.
  */
 int ctl_evict_pods(struct pk_ctl *ctl, const json_t *pods, const char *node, const char *why);
+
+/*
+ * queues.c: admission by nominal quota (ClusterQueue, LocalQueue,
+ * ResourceFlavor): one pass over every queue and queued Job or JobSet,
+ * admitting what fits and writing the queues' status.
+ */
+void ctl_queues_run(struct pk_ctl *ctl);
 
 /* recorder.c: core/v1 Events of the loop's writes, in the store (standalone) */
 #define CTL_EVENT_SWEEP_MS 60000

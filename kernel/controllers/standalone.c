@@ -29,6 +29,18 @@ static void queue_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const json_t 
 			pk_namespace(obj), pk_name(obj));
 }
 
+/* What the queue controller's pass reads (queues.c). */
+static bool queue_relevant(const char *kind)
+{
+	static const char *const kinds[] = {"ClusterQueue", "LocalQueue", "ResourceFlavor",
+					    "Namespace",    "Job",	  "JobSet"};
+
+	for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(kind, kinds[i]) == 0)
+			return true;
+	return false;
+}
+
 /* A node's heartbeat Lease: in the node lease namespace. */
 static bool is_node_lease(const struct pk_ctl *ctl, const json_t *lease)
 {
@@ -96,6 +108,8 @@ static void hook_event(void *arg, const struct pk_store_event *ev, const struct 
 	bool pod_or_group = k == PK_KIND_POD || k == PK_KIND_POD_GROUP;
 
 	ctl_gc_note(ctl, ev); /* every kind: one graph of owners */
+	if (queue_relevant(ev->kind))
+		ctl->queues_dirty = true;
 	if (!d) {
 		if (k == PK_KIND_LEASE)
 			on_lease_event(ctl, ev);
@@ -178,6 +192,10 @@ static bool run_controllers(struct pk_ctl *ctl)
 
 	json_array_foreach(ctl->gone_nodes, i, n) ctl_node_deleted(ctl, json_string_value(n));
 	json_array_clear(ctl->gone_nodes);
+	if (ctl->queues_dirty) {
+		ctl->queues_dirty = false;
+		ctl_queues_run(ctl);
+	}
 	ctl_queue_run(ctl);
 	return ctl_gc_run(ctl) > 0;
 }
@@ -388,6 +406,7 @@ static int ctl_new(struct pk_store *store, const struct pk_appliance_config *cfg
 		return r;
 	}
 	ctl->gone_nodes = json_array();
+	ctl->queues_dirty = true; /* the first round admits what waits from before */
 	r = ctl->gone_nodes ? pk_writer_store_new(store, &ctl->writer) : -ENOMEM;
 	if (r == 0)
 		r = ctl_heartbeats_new(&ctl->beats);

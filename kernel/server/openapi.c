@@ -164,6 +164,14 @@ static const struct {
     {"jobset.x-k8s.io", "JobSet",
      "A set of Jobs replicated from templates (a custom resource upstream); podkernel's "
      "controller compiles its Workload and groups from spec.scheduling (KEP-6089)."},
+    {"kueue.x-k8s.io", "ResourceFlavor",
+     "A kind of node a ClusterQueue's quota is given in (a custom resource upstream)."},
+    {"kueue.x-k8s.io", "ClusterQueue",
+     "Quota per flavor and resource for the workloads of the namespaces it selects; the "
+     "queue controller admits a queued Job or JobSet while its requests fit."},
+    {"kueue.x-k8s.io", "LocalQueue",
+     "A namespace's queue: the ClusterQueue its workloads (label "
+     "kueue.x-k8s.io/queue-name) are admitted by."},
     {"coordination.k8s.io", "Lease",
      "A lease held by a holder for a duration (node heartbeats, "
      "leader election)."},

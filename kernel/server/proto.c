@@ -20,8 +20,9 @@
  * PersistentVolumeSource, a DRA config's DeviceConfiguration, ...) are
  * inlined.  A field number the messages do not know is an error naming the
  * path: a body is never silently shortened.  Every served kind has its
- * message.  JobSet's (jobset.proto) is schema-only: JobSet is a custom
- * resource upstream, served as JSON only, so a protobuf body of it is refused
+ * message.  JobSet's (jobset.proto) and the Kueue kinds' (kueue.proto) are
+ * schema-only: they are custom resources
+ * upstream, served as JSON only, so a protobuf body of one is refused
  * (415, as kube-apiserver answers for custom resources) while field
  * validation and OpenAPI read its message as a CRD's structural schema.
  *
@@ -45,6 +46,7 @@
 #include "core.pb-c.h"
 #include "events.pb-c.h"
 #include "jobset.pb-c.h"
+#include "kueue.pb-c.h"
 #include "meta.pb-c.h"
 #include "policy.pb-c.h"
 #include "resource_v1.pb-c.h"
@@ -90,6 +92,12 @@ static const struct pk_pb_kind kinds[] = {
     {"authentication.k8s.io", "SelfSubjectReview",
      &k8s__io__api__authentication__v1__self_subject_review__descriptor},
     {"jobset.x-k8s.io", "JobSet", &io__x_k8s__jobset__v1alpha2__job_set__descriptor,
+     .schema_only = true},
+    {"kueue.x-k8s.io", "ResourceFlavor", &io__x_k8s__kueue__v1beta2__resource_flavor__descriptor,
+     .schema_only = true},
+    {"kueue.x-k8s.io", "ClusterQueue", &io__x_k8s__kueue__v1beta2__cluster_queue__descriptor,
+     .schema_only = true},
+    {"kueue.x-k8s.io", "LocalQueue", &io__x_k8s__kueue__v1beta2__local_queue__descriptor,
      .schema_only = true},
     {"*", "DeleteOptions", &k8s__io__apimachinery__pkg__apis__meta__v1__delete_options__descriptor},
     {"*", "Status", &k8s__io__apimachinery__pkg__apis__meta__v1__status__descriptor},

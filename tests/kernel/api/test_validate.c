@@ -88,7 +88,8 @@ START_TEST(test_kind_and_api_version)
 		"\"PriorityClass\", \"Workload\", \"PodGroup\", \"CompositePodGroup\", \"Job\", "
 		"\"JobSet\", \"Lease\", \"DeviceClass\", \"ResourceClaim\", "
 		"\"ResourceClaimTemplate\", \"ResourceSlice\", \"PersistentVolumeClaim\", "
-	    "\"PersistentVolume\", \"StorageClass\", \"CSINode\"");
+		"\"PersistentVolume\", \"StorageClass\", \"CSINode\", \"ResourceFlavor\", "
+		"\"ClusterQueue\", \"LocalQueue\"");
 	invalid("kind: Pod\nmetadata: {name: a}\n", "apiVersion: Required value");
 	invalid("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\n",
 		"apiVersion: Unsupported value: \"scheduling.k8s.io/v1alpha1\": supported values: "
@@ -472,6 +473,56 @@ START_TEST(test_lease_rules)
 }
 END_TEST
 
+#define KUEUE "apiVersion: kueue.x-k8s.io/v1beta2\n"
+#define CQ_HEAD KUEUE "kind: ClusterQueue\nmetadata: {name: cluster-queue}\n"
+#define CQ_GROUPS                                                                                  \
+	"  resourceGroups:\n"                                                                       \
+	"  - coveredResources: [cpu, memory]\n"                                                     \
+	"    flavors:\n"                                                                            \
+	"    - name: default-flavor\n"                                                              \
+	"      resources:\n"                                                                        \
+	"      - {name: cpu, nominalQuota: 9}\n"
+
+/* Kueue's single ClusterQueue setup, and each field not implemented refused by path. */
+START_TEST(test_kueue_rules)
+{
+	valid(KUEUE "kind: ResourceFlavor\nmetadata: {name: default-flavor}\n");
+	valid(CQ_HEAD "spec:\n  namespaceSelector: {}\n  queueingStrategy: StrictFIFO\n" CQ_GROUPS
+		      "      - {name: memory, nominalQuota: 36Gi}\n");
+	valid(KUEUE "kind: LocalQueue\nmetadata: {name: user-queue, namespace: default}\n"
+		    "spec: {clusterQueue: cluster-queue}\n");
+	invalid(CQ_HEAD "spec:\n  cohortName: team\n",
+		"spec.cohortName: Forbidden: not implemented (cohorts and borrowing are not "
+		"implemented)");
+	invalid(CQ_HEAD "spec:\n  queueingStrategy: LIFO\n",
+		"spec.queueingStrategy: Unsupported value: \"LIFO\": supported values: "
+		"\"StrictFIFO\", \"BestEffortFIFO\"");
+	invalid(CQ_HEAD "spec:\n" CQ_GROUPS "      - {name: memory, nominalQuota: 1Gi, "
+			"borrowingLimit: 1Gi}\n",
+		"spec.resourceGroups[0].flavors[0].resources[1].borrowingLimit: Forbidden: not "
+		"implemented (borrowing within a cohort is not implemented)");
+	invalid(CQ_HEAD "spec:\n" CQ_GROUPS "      - {name: gpu, nominalQuota: 1}\n",
+		"spec.resourceGroups[0].flavors[0].resources[1].name: Invalid value: \"gpu\": "
+		"must match the name in coveredResources");
+	invalid(CQ_HEAD "spec:\n" CQ_GROUPS "      - {name: memory, nominalQuota: -1}\n",
+		"spec.resourceGroups[0].flavors[0].resources[1].nominalQuota: Invalid value: -1: "
+		"must be greater than or equal to 0");
+	invalid(CQ_HEAD "spec:\n  namespaceSelector:\n    matchExpressions: [{key: team, "
+			"operator: In}]\n",
+		"spec.namespaceSelector.matchExpressions[0].values: Required value: must be "
+		"specified when `operator` is 'In' or 'NotIn'");
+	invalid(KUEUE "kind: LocalQueue\nmetadata: {name: q, namespace: default}\nspec: {}\n",
+		"spec.clusterQueue: Required value");
+	invalid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec: {nodeLabels: {a: b}}\n",
+		"spec.nodeLabels: Forbidden: not implemented (the queue controller does not add "
+		"node selectors to admitted pods)");
+	invalid(KUEUE "kind: LocalQueue\nmetadata: {name: q, namespace: default}\n"
+		      "spec: {clusterQueue: cq, stopPolicy: Hold}\n",
+		"spec.stopPolicy: Unsupported value: \"Hold\": supported values: \"None\" "
+		"(stopping a queue is not implemented)");
+}
+END_TEST
+
 START_TEST(test_all_errors_reported)
 {
 	struct pk_errors errs = { 0 };
@@ -530,6 +581,7 @@ int main(void)
 	tcase_add_test(tc, test_priority_class_rules);
 	tcase_add_test(tc, test_lease_rules);
 	tcase_add_test(tc, test_all_errors_reported);
+	tcase_add_test(tc, test_kueue_rules);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

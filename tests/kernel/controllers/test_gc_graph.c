@@ -48,6 +48,9 @@ static const struct {
 			 " {\"storage\": \"1Gi\"}, \"hostPath\": {\"path\": \"/tmp\"}}}"},
     {"StorageClass", "{\"provisioner\": \"kubernetes.io/no-provisioner\"}"},
     {"CSINode", "{\"spec\": {\"drivers\": []}}"},
+    {"ResourceFlavor", "{\"spec\": {}}"},
+    {"ClusterQueue", "{\"spec\": {\"namespaceSelector\": {}}}"},
+    {"LocalQueue", "{\"spec\": {\"clusterQueue\": \"cq\"}}"},
     {"Pod", "{\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\"}],"
 	    " \"nodeName\": \"nowhere\"}}"},
     {"Event", "{\"involvedObject\": {\"kind\": \"Pod\", \"name\": \"x\"}, \"reason\": \"R\","

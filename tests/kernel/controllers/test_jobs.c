@@ -576,6 +576,147 @@ START_TEST(jobset_suspend_creates_no_pods_until_resumed)
 }
 END_TEST
 
+/* ---- queues: Kueue's single ClusterQueue setup, on the TPUs of the four nodes ---- */
+
+static void queue_setup(const char *selector, const char *strategy)
+{
+	char buf[1024];
+
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ResourceFlavor\", "
+		    "\"metadata\": {\"name\": \"default-flavor\"}}");
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ClusterQueue\", "
+		 "\"metadata\": {\"name\": \"cluster-queue\"}, \"spec\": {\"namespaceSelector\": "
+		 "%s, \"queueingStrategy\": \"%s\", \"resourceGroups\": [{\"coveredResources\": "
+		 "[\"cpu\", \"google.com/tpu\"], \"flavors\": [{\"name\": \"default-flavor\", "
+		 "\"resources\": [{\"name\": \"cpu\", \"nominalQuota\": 9}, {\"name\": "
+		 "\"google.com/tpu\", \"nominalQuota\": \"8\"}]}]}]}}",
+		 selector, strategy);
+	create_json(buf);
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		    "\"metadata\": {\"name\": \"user-queue\", \"namespace\": \"default\"}, "
+		    "\"spec\": {\"clusterQueue\": \"cluster-queue\"}}");
+}
+
+/* A Job of parallelism pods of 4 TPUs each, queued in user-queue. */
+static void queued_job(const char *name, int parallelism)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
+		 "\"%s\", \"namespace\": \"default\", \"labels\": {\"kueue.x-k8s.io/queue-name\": "
+		 "\"user-queue\"}}, \"spec\": {\"parallelism\": %d, \"completions\": %d, "
+		 "\"suspend\": true, " POD_SPEC "}}",
+		 name, parallelism, parallelism);
+	create_json(buf);
+}
+
+static bool status_is(const json_t *o, const void *want)
+{
+	const char *const *w = want; /* path, value */
+	json_t *v = o ? pk_get(o, w[0]) : NULL;
+	char text[64];
+
+	if (json_is_integer(v))
+		snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(v));
+	else
+		snprintf(text, sizeof(text), "%s", json_is_string(v) ? json_string_value(v) : "");
+	return v && strcmp(text, w[1]) == 0;
+}
+
+#define QSTATUS(kind, name, path, value)                                                           \
+	ck_assert_msg(wait_for(kind, name, status_is, (const char *const[]){path, value}),         \
+		      "%s %s: %s is not %s", kind, name, path, value)
+
+/*
+ * Nominal quota blocks: 8 TPUs admit the first Job of two pods of 4 and
+ * hold the second, suspended with no pods, until the first is deleted.
+ */
+START_TEST(queue_nominal_quota_blocks_until_usage_frees)
+{
+	queue_setup("{}", "BestEffortFIFO");
+	queued_job("job-a", 2);
+	ck_assert(wait_bound("job-a-0"));
+	ck_assert(wait_bound("job-a-1"));
+	queued_job("job-b", 2);
+	QSTATUS("ClusterQueue", "cluster-queue", "status.pendingWorkloads", "1");
+	QSTATUS("ClusterQueue", "cluster-queue", "status.admittedWorkloads", "1");
+	QSTATUS("ClusterQueue", "cluster-queue", "status.flavorsUsage[0].resources[1].total", "8");
+	QSTATUS("LocalQueue", "user-queue", "status.pendingWorkloads", "1");
+	QSTATUS("LocalQueue", "user-queue", "status.flavorsUsage[0].resources[1].total", "8");
+	ck_assert(wait_for("Job", "job-b", suspended_is, "True"));
+	ck_assert(stays_absent("Pod", "job-b-0"));
+	json_t *a = get("Job", "job-a");
+
+	ck_assert_str_eq(json_string_value(json_object_get(pk_get(a, "metadata.annotations"),
+							   "queue.podkernel.dev/admission")),
+			 "cluster-queue/default-flavor");
+	json_decref(a);
+	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "job-a", NULL, NULL, NULL), 0);
+	ck_assert(wait_bound("job-b-0"));
+	ck_assert(wait_bound("job-b-1"));
+	QSTATUS("ClusterQueue", "cluster-queue", "status.pendingWorkloads", "0");
+	QSTATUS("ClusterQueue", "cluster-queue", "status.admittedWorkloads", "1");
+	known_fields("ClusterQueue", "cluster-queue");
+	known_fields("LocalQueue", "user-queue");
+}
+END_TEST
+
+/* A namespace the ClusterQueue's namespaceSelector does not select is never admitted. */
+START_TEST(queue_namespace_outside_selector_is_refused)
+{
+	queue_setup("{\"matchLabels\": {\"team\": \"research\"}}", "BestEffortFIFO");
+	queued_job("outsider", 1);
+	QSTATUS("ClusterQueue", "cluster-queue", "status.pendingWorkloads", "1");
+	QSTATUS("LocalQueue", "user-queue", "status.pendingWorkloads", "1");
+	ck_assert(wait_for("Job", "outsider", suspended_is, "True"));
+	ck_assert(stays_absent("Pod", "outsider-0"));
+	/* labelled, the namespace is selected and the Job admitted */
+	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "team", "research");
+
+	ck_assert_int_eq(pk_store_patch(st, "Namespace", NULL, "default", PK_PATCH_MERGE, patch,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
+	json_decref(patch);
+	ck_assert(wait_bound("outsider-0"));
+	QSTATUS("ClusterQueue", "cluster-queue", "status.admittedWorkloads", "1");
+}
+END_TEST
+
+/*
+ * StrictFIFO blocks behind its head: a Job too big for the quota left holds
+ * a smaller one created after it; BestEffortFIFO admits the smaller one.
+ */
+static void fifo_case(const char *strategy, bool small_admitted)
+{
+	queue_setup("{}", strategy);
+	queued_job("first", 1);
+	ck_assert(wait_bound("first-0"));
+	queued_job("big", 2);
+	QSTATUS("ClusterQueue", "cluster-queue", "status.pendingWorkloads", "1");
+	sleep_ms(1100); /* a later creationTimestamp */
+	queued_job("small", 1);
+	if (small_admitted) {
+		ck_assert(wait_bound("small-0"));
+	} else {
+		QSTATUS("ClusterQueue", "cluster-queue", "status.pendingWorkloads", "2");
+		ck_assert(stays_absent("Pod", "small-0"));
+	}
+}
+
+START_TEST(queue_strict_fifo_blocks_behind_its_head)
+{
+	fifo_case("StrictFIFO", false);
+}
+END_TEST
+
+START_TEST(queue_best_effort_fifo_admits_what_fits)
+{
+	fifo_case("BestEffortFIFO", true);
+}
+END_TEST
+
 START_TEST(job_scheduling_intent_is_admitted_by_the_builder)
 {
 	struct pk_errors errs = {0};
@@ -680,6 +821,10 @@ int main(void)
 	tcase_add_test(tc, jobset_recreates_a_deleted_job);
 	tcase_add_test(tc, job_suspend_creates_no_pods_until_resumed);
 	tcase_add_test(tc, jobset_suspend_creates_no_pods_until_resumed);
+	tcase_add_test(tc, queue_nominal_quota_blocks_until_usage_frees);
+	tcase_add_test(tc, queue_namespace_outside_selector_is_refused);
+	tcase_add_test(tc, queue_strict_fifo_blocks_behind_its_head);
+	tcase_add_test(tc, queue_best_effort_fifo_admits_what_fits);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * validate_kueue.c — static validation of the Kueue queueing kinds
+ * (kueue.x-k8s.io/v1beta2): ResourceFlavor, ClusterQueue and LocalQueue,
+ * with Kueue's field paths and rules for what the queue controller
+ * implements (nominal quota per flavor and resource, a namespace selector,
+ * the queueing strategy, a LocalQueue's ClusterQueue), and every upstream
+ * field it does not implement refused at its path with why: borrowing,
+ * lending, cohorts, preemption, fair sharing, flavor fungibility, admission
+ * checks, stop policies and a flavor's node labels, taints, tolerations and
+ * topology.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel/api/api.h"
+#include "kernel/api/api-internal.h"
+#include "kernel/lib/macro.h"
+#include "topology/topology.h"
+
+#define MAX_RESOURCE_GROUPS 16
+#define MAX_COVERED 64
+#define MAX_FLAVORS 64
+#define MAX_SELECTOR_REQS 64
+
+/* A field below obj not implemented in this version: refused unless absent (or null). */
+struct refused {
+	const char *key;
+	const char *why;
+};
+
+static void refuse_present(struct pk_vctx *v, const json_t *obj, const struct refused *r,
+			   size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_t *x = json_object_get(obj, r[i].key);
+
+		if (x && !json_is_null(x))
+			pk_vctx_fail(v, r[i].key, "Forbidden: not implemented (%s)", r[i].why);
+	}
+}
+
+/* stopPolicy: only "None" (the queue runs) is implemented. */
+static void check_stop_policy(struct pk_vctx *v, const json_t *spec)
+{
+	const char *s = pk_vctx_string(v, spec, "stopPolicy", false);
+
+	if (s && strcmp(s, "None") != 0)
+		pk_vctx_fail(v, "stopPolicy",
+			     "Unsupported value: \"%s\": supported values: \"None\" (stopping a "
+			     "queue is not implemented)",
+			     s);
+}
+
+static void check_name(struct pk_vctx *v, const char *key, const char *s)
+{
+	if (s && *s && !topo_dns_subdomain_valid(s))
+		pk_vctx_fail(v, key,
+			     "Invalid value: \"%s\": a lowercase RFC 1123 subdomain must consist "
+			     "of lower case alphanumeric characters, '-' or '.', and must start and "
+			     "end with an alphanumeric character",
+			     s);
+}
+
+/* ---- ResourceFlavor --------------------------------------------------------------- */
+
+static void validate_flavor(const json_t *obj, struct pk_vctx *v)
+{
+	static const struct refused refused[] = {
+	    {"nodeLabels", "the queue controller does not add node selectors to admitted pods"},
+	    {"nodeTaints", "flavors do not taint nodes"},
+	    {"tolerations", "the queue controller does not add tolerations to admitted pods"},
+	    {"topologyName", "topology-aware flavors are not implemented"},
+	};
+	const json_t *spec = pk_vctx_object(v, obj, "spec");
+	size_t old;
+
+	if (!spec)
+		return;
+	old = pk_path_key(&v->p, "spec");
+	refuse_present(v, spec, refused, ELEMENTSOF(refused));
+	pk_path_pop(&v->p, old);
+}
+
+/* ---- ClusterQueue ----------------------------------------------------------------- */
+
+/* A metav1.LabelSelector: matchLabels strings, matchExpressions with their operators. */
+static void check_selector(struct pk_vctx *v, const json_t *sel)
+{
+	static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist"};
+	json_t *ml = pk_vctx_object(v, sel, "matchLabels");
+	json_t *me = pk_vctx_array(v, sel, "matchExpressions", MAX_SELECTOR_REQS), *e;
+	const char *k;
+	size_t i, old;
+	json_t *x;
+
+	old = pk_path_key(&v->p, "matchLabels");
+	json_object_foreach(ml, k, x)
+	{
+		char why[160];
+
+		if (!topo_label_key_valid(k, why, sizeof(why)))
+			pk_vctx_fail(v, NULL, "Invalid value: %s", why);
+		else if (!json_is_string(x) ||
+			 !topo_label_value_valid(json_string_value(x), why, sizeof(why)))
+			pk_vctx_fail(v, NULL, "Invalid value: label value of %s", k);
+	}
+	pk_path_pop(&v->p, old);
+	old = pk_path_key(&v->p, "matchExpressions");
+	json_array_foreach(me, i, e)
+	{
+		size_t o2 = pk_path_index(&v->p, i);
+		const char *op = pk_vctx_string(v, e, "operator", true);
+		json_t *vals = pk_vctx_array(v, e, "values", MAX_SELECTOR_REQS);
+		int o = -1;
+
+		pk_vctx_string(v, e, "key", true);
+		for (int n = 0; op && n < 4; n++)
+			if (strcmp(op, ops[n]) == 0)
+				o = n;
+		if (op && o < 0)
+			pk_vctx_fail(v, "operator",
+				     "Unsupported value: \"%s\": supported values: \"In\", \"NotIn\", "
+				     "\"Exists\", \"DoesNotExist\"",
+				     op);
+		else if (o >= 0 && o < 2 && json_array_size(vals) == 0)
+			pk_vctx_fail(v, "values",
+				     "Required value: must be specified when `operator` is 'In' or "
+				     "'NotIn'%s",
+				     NULL);
+		else if (o >= 2 && json_array_size(vals) > 0)
+			pk_vctx_fail(v, "values",
+				     "Forbidden: may not be specified when `operator` is 'Exists' or "
+				     "'DoesNotExist'%s",
+				     NULL);
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
+/* One flavor's resources[]: exactly the group's coveredResources, in order. */
+static void check_flavor_resources(struct pk_vctx *v, const json_t *flavor, const json_t *covered)
+{
+	static const struct refused refused[] = {
+	    {"borrowingLimit", "borrowing within a cohort is not implemented"},
+	    {"lendingLimit", "lending within a cohort is not implemented"},
+	};
+	json_t *res = pk_vctx_array(v, flavor, "resources", MAX_COVERED), *r;
+	size_t i, old;
+
+	if (json_array_size(res) != json_array_size(covered))
+		pk_vctx_fail(v, "resources",
+			     "Invalid value: must have the same number of resources as the "
+			     "coveredResources%s",
+			     NULL);
+	old = pk_path_key(&v->p, "resources");
+	json_array_foreach(res, i, r)
+	{
+		size_t o2 = pk_path_index(&v->p, i);
+		const char *name = pk_vctx_string(v, r, "name", true);
+		const char *want = json_string_value(json_array_get(covered, i));
+		json_t *q = json_object_get(r, "nominalQuota");
+		int64_t milli;
+
+		if (name && want && strcmp(name, want) != 0)
+			pk_vctx_fail(v, "name",
+				     "Invalid value: \"%s\": must match the name in coveredResources",
+				     name);
+		if (!q || json_is_null(q))
+			pk_vctx_fail(v, "nominalQuota", "Required value%s", NULL);
+		else if (pk_quantity_of(q, &milli) < 0)
+			pk_vctx_fail(v, "nominalQuota", "Invalid value: %s: must be a valid quantity",
+				     pk_value_text(q, v->text, sizeof(v->text)));
+		else if (milli < 0)
+			pk_vctx_fail(v, "nominalQuota",
+				     "Invalid value: %s: must be greater than or equal to 0",
+				     pk_value_text(q, v->text, sizeof(v->text)));
+		if (json_is_object(r))
+			refuse_present(v, r, refused, ELEMENTSOF(refused));
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
+/* A group's coveredResources: names, each covered by one group only (seen across groups). */
+static void check_covered(struct pk_vctx *v, const json_t *covered, json_t *seen)
+{
+	size_t i, old = pk_path_key(&v->p, "coveredResources");
+	json_t *c;
+
+	if (json_array_size(covered) == 0)
+		pk_vctx_fail(v, NULL, "Required value%s", NULL);
+	json_array_foreach(covered, i, c)
+	{
+		size_t o2 = pk_path_index(&v->p, i);
+		const char *s = json_string_value(c);
+
+		if (!s || !*s)
+			pk_vctx_fail(v, NULL, "Invalid value: must be a resource name%s", NULL);
+		else if (json_object_get(seen, s))
+			pk_vctx_fail(v, NULL, "Duplicate value: \"%s\"", s);
+		else
+			json_object_set_new(seen, s, json_true());
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
+static void check_group(struct pk_vctx *v, const json_t *g, json_t *seen_res, json_t *seen_flv)
+{
+	json_t *covered = pk_vctx_array(v, g, "coveredResources", MAX_COVERED);
+	json_t *flavors = pk_vctx_array(v, g, "flavors", MAX_FLAVORS), *f;
+	size_t i, old;
+
+	check_covered(v, covered, seen_res);
+	if (json_array_size(flavors) == 0)
+		pk_vctx_fail(v, "flavors", "Required value%s", NULL);
+	old = pk_path_key(&v->p, "flavors");
+	json_array_foreach(flavors, i, f)
+	{
+		size_t o2 = pk_path_index(&v->p, i);
+		const char *name = pk_vctx_string(v, f, "name", true);
+
+		check_name(v, "name", name);
+		if (name && json_object_get(seen_flv, name))
+			pk_vctx_fail(v, "name", "Duplicate value: \"%s\"", name);
+		else if (name)
+			json_object_set_new(seen_flv, name, json_true());
+		check_flavor_resources(v, f, covered);
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
+static void check_resource_groups(struct pk_vctx *v, const json_t *spec)
+{
+	json_t *groups = pk_vctx_array(v, spec, "resourceGroups", MAX_RESOURCE_GROUPS), *g;
+	json_t *seen_res = json_object(), *seen_flv = json_object();
+	size_t i, old = pk_path_key(&v->p, "resourceGroups");
+
+	json_array_foreach(groups, i, g)
+	{
+		size_t o2 = pk_path_index(&v->p, i);
+
+		if (!json_is_object(g))
+			pk_vctx_fail(v, NULL, "Invalid value: must be an object%s", NULL);
+		else if (seen_res && seen_flv)
+			check_group(v, g, seen_res, seen_flv);
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+	json_decref(seen_res);
+	json_decref(seen_flv);
+}
+
+static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
+{
+	static const struct refused refused[] = {
+	    {"cohortName", "cohorts and borrowing are not implemented"},
+	    {"preemption", "preemption for quota is not implemented"},
+	    {"fairSharing", "fair sharing is not implemented"},
+	    {"flavorFungibility", "the first flavor that fits is taken"},
+	    {"admissionChecksStrategy", "admission checks are not implemented"},
+	    {"admissionScope", "admission scopes are not implemented"},
+	};
+	static const char *const strategies[] = {"StrictFIFO", "BestEffortFIFO"};
+	const json_t *spec = pk_vctx_object(v, obj, "spec"), *sel;
+	const char *qs;
+	size_t old;
+
+	if (!spec)
+		return;
+	old = pk_path_key(&v->p, "spec");
+	refuse_present(v, spec, refused, ELEMENTSOF(refused));
+	check_stop_policy(v, spec);
+	qs = pk_vctx_string(v, spec, "queueingStrategy", false);
+	if (qs && strcmp(qs, strategies[0]) != 0 && strcmp(qs, strategies[1]) != 0)
+		pk_vctx_fail(v, "queueingStrategy",
+			     "Unsupported value: \"%s\": supported values: \"StrictFIFO\", "
+			     "\"BestEffortFIFO\"",
+			     qs);
+	sel = pk_vctx_object(v, spec, "namespaceSelector");
+	if (sel) {
+		size_t o2 = pk_path_key(&v->p, "namespaceSelector");
+
+		check_selector(v, sel);
+		pk_path_pop(&v->p, o2);
+	}
+	check_resource_groups(v, spec);
+	pk_path_pop(&v->p, old);
+}
+
+/* ---- LocalQueue ------------------------------------------------------------------- */
+
+static void validate_local_queue(const json_t *obj, struct pk_vctx *v)
+{
+	static const struct refused refused[] = {
+	    {"fairSharing", "fair sharing is not implemented"},
+	};
+	const json_t *spec = pk_vctx_object(v, obj, "spec");
+	size_t old;
+
+	if (!spec) {
+		pk_vctx_fail(v, "spec.clusterQueue", "Required value%s", NULL);
+		return;
+	}
+	old = pk_path_key(&v->p, "spec");
+	check_name(v, "clusterQueue", pk_vctx_string(v, spec, "clusterQueue", true));
+	refuse_present(v, spec, refused, ELEMENTSOF(refused));
+	check_stop_policy(v, spec);
+	pk_path_pop(&v->p, old);
+}
+
+void pk_validate_kueue(const json_t *obj, enum pk_kind kind, struct pk_errors *errs)
+{
+	struct pk_vctx v = {.errs = errs};
+
+	switch (kind) {
+	case PK_KIND_RESOURCE_FLAVOR:
+		validate_flavor(obj, &v);
+		break;
+	case PK_KIND_CLUSTER_QUEUE:
+		validate_cluster_queue(obj, &v);
+		break;
+	case PK_KIND_LOCAL_QUEUE:
+		validate_local_queue(obj, &v);
+		break;
+	default:
+		break;
+	}
+}

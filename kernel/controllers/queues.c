@@ -1,0 +1,790 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * queues.c — admission by nominal quota (kueue.x-k8s.io/v1beta2 ClusterQueue,
+ * LocalQueue, ResourceFlavor), as Kueue admits a Job or JobSet.
+ *
+ * A Job or JobSet labelled kueue.x-k8s.io/queue-name is queued in that
+ * LocalQueue of its namespace; until admitted the workload builder treats it
+ * as suspended (no pods; wb_suspended()).  One pass, after any change to a
+ * queue, a flavor, a Namespace, a Job or a JobSet, recomputes every
+ * ClusterQueue's usage from its admitted workloads (those carrying the
+ * admission annotation, not suspended, not finished), then goes through the
+ * pending ones oldest first (creationTimestamp, then namespace and name): a
+ * workload is admitted when, for each resource group that covers a resource
+ * it requests, one flavor (the first in order) has nominal quota left for
+ * all of them.  The admission is one write of the Job or JobSet: the
+ * annotation (the ClusterQueue and the flavor of each group) and
+ * spec.suspend false.  Under StrictFIFO a workload that does not fit blocks
+ * the ones behind it; under BestEffortFIFO (the default) they are tried.
+ * A workload whose namespace the ClusterQueue's namespaceSelector does not
+ * select (a null selector selects none), whose LocalQueue or ClusterQueue is
+ * missing, or that requests a resource no group covers is never admitted and
+ * gets a Warning Event saying why.  Then each ClusterQueue's and LocalQueue's
+ * status: pending, reserving and admitted counts, usage per flavor and
+ * resource, the condition Active.
+ *
+ * A workload's requests are its pods' (containers summed as the scheduler
+ * counts them) times its pods: a Job's parallelism (at most completions), a
+ * JobSet's replicas times each replicated Job's; "pods" counts them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/builder/builder.h"
+#include "kernel/controllers/controllers-internal.h"
+#include "topology/topology.h"
+
+#define Q_MAX_FLAVORS 64 /* per resource group (validate_kueue.c) */
+
+struct q_workload {
+	json_t *obj; /* borrowed from the listing */
+	enum pk_kind kind;
+	const char *ns, *name, *queue, *created;
+	json_t *requests; /* resource -> milli */
+	bool admitted;
+	char *cq;	/* admitted: the ClusterQueue */
+	json_t *flavors; /* admitted: one flavor name (or "-") per resource group */
+};
+
+struct q_state {
+	json_t *cqs, *lqs, *flavors, *namespaces, *jobs, *jobsets; /* listings */
+	struct q_workload *w;
+	size_t nw;
+	json_t *usage;	 /* cq -> flavor -> resource -> milli */
+	json_t *counts;	 /* "cq" or "ns/lq" -> {pending, admitted} */
+	json_t *lqusage; /* "ns/lq" -> flavor -> resource -> milli */
+};
+
+/* ---- requests ---------------------------------------------------------------------- */
+
+static int64_t int_or(const json_t *obj, const char *path, int64_t dflt)
+{
+	json_t *v = pk_get(obj, path);
+
+	return json_is_integer(v) ? json_integer_value(v) : dflt;
+}
+
+/* Add n times the requests of a pod of template's spec to req. */
+static int add_pod_requests(json_t *req, const json_t *template, int64_t n)
+{
+	json_t *pod = json_pack("{s:s,s:s,s:{s:s},s:O}", "apiVersion", "v1", "kind", "Pod",
+				"metadata", "name", "q", "spec", pk_get(template, "spec"));
+	struct pk_pod *p = NULL;
+	int r;
+
+	if (!pod || !pk_get(template, "spec")) {
+		json_decref(pod);
+		return pod ? 0 : -ENOMEM;
+	}
+	r = pk_pod_decode(pod, &p, NULL);
+	for (size_t i = 0; r == 0 && i < p->nrequests; i++) {
+		const char *name = p->requests[i].name;
+		int64_t have = json_integer_value(json_object_get(req, name));
+
+		json_object_set_new(req, name, json_integer(have + p->requests[i].milli * n));
+	}
+	if (r == 0)
+		json_object_set_new(
+		    req, "pods",
+		    json_integer(json_integer_value(json_object_get(req, "pods")) + n * 1000));
+	pk_pod_free(p);
+	json_decref(pod);
+	return r == -ENOMEM ? r : 0;
+}
+
+/* A Job spec's pods: parallelism (default 1), at most completions. */
+static int64_t job_pods(const json_t *spec)
+{
+	int64_t par = int_or(spec, "parallelism", 1), comp = int_or(spec, "completions", -1);
+
+	return comp >= 0 && comp < par ? comp : par;
+}
+
+static json_t *workload_requests(const json_t *obj, enum pk_kind kind)
+{
+	json_t *req = json_object(), *rj;
+	size_t i;
+
+	if (!req)
+		return NULL;
+	if (kind == PK_KIND_JOB) {
+		if (add_pod_requests(req, pk_get(obj, "spec.template"),
+				     job_pods(pk_get(obj, "spec"))) < 0)
+			goto fail;
+		return req;
+	}
+	json_array_foreach(pk_get(obj, "spec.replicatedJobs"), i, rj)
+	{
+		const json_t *jspec = pk_get(rj, "template.spec");
+		bool shorthand = !pk_get(jspec, "template");
+		int64_t replicas = int_or(rj, "replicas", 1);
+
+		if (add_pod_requests(req, shorthand ? pk_get(rj, "template") : pk_get(jspec, "template"),
+				     replicas * (shorthand ? 1 : job_pods(jspec))) < 0)
+			goto fail;
+	}
+	return req;
+fail:
+	json_decref(req);
+	return NULL;
+}
+
+/* ---- the listing ------------------------------------------------------------------- */
+
+static void state_clear(struct q_state *s)
+{
+	for (size_t i = 0; i < s->nw; i++) {
+		json_decref(s->w[i].requests);
+		json_decref(s->w[i].flavors);
+		free(s->w[i].cq);
+	}
+	free(s->w);
+	json_decref(s->cqs);
+	json_decref(s->lqs);
+	json_decref(s->flavors);
+	json_decref(s->namespaces);
+	json_decref(s->jobs);
+	json_decref(s->jobsets);
+	json_decref(s->usage);
+	json_decref(s->counts);
+	json_decref(s->lqusage);
+	memset(s, 0, sizeof(*s));
+}
+
+static bool finished(const json_t *obj, enum pk_kind kind)
+{
+	return kind == PK_KIND_JOB ? wb_job_finished(obj) : wb_jobset_finished(obj);
+}
+
+/* The admission annotation "CQ/F1,F2": its ClusterQueue and flavors. */
+static void parse_admission(struct q_workload *w)
+{
+	const char *a = json_string_value(
+	    json_object_get(pk_get(w->obj, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION));
+	const char *slash = a ? strchr(a, '/') : NULL;
+
+	w->admitted = slash && !json_is_true(pk_get(w->obj, "spec.suspend"));
+	if (!w->admitted)
+		return;
+	w->cq = strndup(a, (size_t)(slash - a));
+	w->flavors = json_array();
+	for (const char *p = slash + 1; w->flavors && *p;) {
+		size_t n = strcspn(p, ",");
+
+		json_array_append_new(w->flavors, json_stringn(p, n));
+		p += n + (p[n] == ',');
+	}
+}
+
+static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind kind)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(items, i, o)
+	{
+		struct q_workload *w;
+
+		if (!wb_queue_name(o) || finished(o, kind) ||
+		    pk_get(o, "metadata.deletionTimestamp"))
+			continue;
+		w = &s->w[s->nw];
+		*w = (struct q_workload){.obj = o,
+					 .kind = kind,
+					 .ns = pk_namespace(o),
+					 .name = pk_name(o),
+					 .queue = wb_queue_name(o),
+					 .created = pk_get_string(o, "metadata.creationTimestamp")};
+		w->requests = workload_requests(o, kind);
+		if (!w->requests)
+			return -ENOMEM;
+		parse_admission(w);
+		s->nw++;
+	}
+	return 0;
+}
+
+static int cmp_workload(const void *a, const void *b)
+{
+	const struct q_workload *x = a, *y = b;
+	int c = strcmp(x->created ? x->created : "", y->created ? y->created : "");
+
+	if (c == 0)
+		c = strcmp(x->ns ? x->ns : "", y->ns ? y->ns : "");
+	return c ? c : strcmp(x->name ? x->name : "", y->name ? y->name : "");
+}
+
+/* Listed by name (a map name -> object, "ns/name" for namespaced kinds). */
+static json_t *list_map(struct pk_ctl *ctl, const char *kind, bool namespaced)
+{
+	json_t *items = NULL, *map = json_object(), *o;
+	size_t i;
+
+	if (!map || pk_store_list(ctl->store, kind, NULL, NULL, &items, NULL, NULL) < 0) {
+		json_decref(items);
+		return map;
+	}
+	json_array_foreach(items, i, o)
+	{
+		char key[600];
+
+		snprintf(key, sizeof(key), "%s%s%s", namespaced ? pk_namespace(o) : "",
+			 namespaced ? "/" : "", pk_name(o));
+		json_object_set(map, key, o);
+	}
+	json_decref(items);
+	return map;
+}
+
+static int state_load(struct pk_ctl *ctl, struct q_state *s)
+{
+	size_t n;
+
+	s->cqs = list_map(ctl, "ClusterQueue", false);
+	s->lqs = list_map(ctl, "LocalQueue", true);
+	s->flavors = list_map(ctl, "ResourceFlavor", false);
+	s->namespaces = list_map(ctl, "Namespace", false);
+	s->usage = json_object();
+	s->counts = json_object();
+	s->lqusage = json_object();
+	if (pk_store_list(ctl->store, "Job", NULL, NULL, &s->jobs, NULL, NULL) < 0 ||
+	    pk_store_list(ctl->store, "JobSet", NULL, NULL, &s->jobsets, NULL, NULL) < 0)
+		return -EIO;
+	if (!s->cqs || !s->lqs || !s->flavors || !s->namespaces || !s->usage || !s->counts ||
+	    !s->lqusage)
+		return -ENOMEM;
+	n = json_array_size(s->jobs) + json_array_size(s->jobsets);
+	s->w = calloc(n ? n : 1, sizeof(*s->w));
+	if (!s->w)
+		return -ENOMEM;
+	if (add_workloads(s, s->jobs, PK_KIND_JOB) < 0 ||
+	    add_workloads(s, s->jobsets, PK_KIND_JOBSET) < 0)
+		return -ENOMEM;
+	qsort(s->w, s->nw, sizeof(*s->w), cmp_workload);
+	return 0;
+}
+
+/* ---- quota ------------------------------------------------------------------------- */
+
+/* map[a][b] (objects made on the way). */
+static json_t *sub(json_t *map, const char *a)
+{
+	json_t *x = json_object_get(map, a);
+
+	if (!x) {
+		x = json_object();
+		json_object_set_new(map, a, x);
+	}
+	return x;
+}
+
+static int64_t milli_at(const json_t *map, const char *a, const char *b)
+{
+	return json_integer_value(json_object_get(json_object_get(map, a), b));
+}
+
+static void add_milli(json_t *map, const char *a, const char *b, int64_t v)
+{
+	json_t *m = sub(map, a);
+
+	json_object_set_new(m, b, json_integer(json_integer_value(json_object_get(m, b)) + v));
+}
+
+static bool covers(const json_t *group, const char *resource)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(json_object_get(group, "coveredResources"), i, c) if (
+	    json_string_value(c) && strcmp(json_string_value(c), resource) == 0) return true;
+	return false;
+}
+
+/* A quantity written as a string or an integer, in milli-units (0 when neither). */
+static int64_t quantity(const json_t *v)
+{
+	int64_t milli = 0;
+
+	if (json_is_integer(v))
+		return json_integer_value(v) * 1000;
+	if (json_is_string(v) && topo_quantity_parse(json_string_value(v), &milli) == 0)
+		return milli;
+	return 0;
+}
+
+static int64_t nominal(const json_t *flavor, const char *resource)
+{
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(json_object_get(flavor, "resources"), i, r)
+	{
+		const char *name = json_string_value(json_object_get(r, "name"));
+
+		if (name && strcmp(name, resource) == 0)
+			return quantity(json_object_get(r, "nominalQuota"));
+	}
+	return 0;
+}
+
+/* Count an admitted workload's requests in its ClusterQueue's usage and its LocalQueue's. */
+static void charge(struct q_state *s, const struct q_workload *w, const char *cq,
+		   const json_t *flavors)
+{
+	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups");
+	json_t *cqu = sub(s->usage, cq), *lqu;
+	char lq[600];
+	const char *res;
+	json_t *v;
+
+	snprintf(lq, sizeof(lq), "%s/%s", w->ns, w->queue);
+	lqu = sub(s->lqusage, lq);
+	json_object_foreach(w->requests, res, v)
+	{
+		size_t g;
+		json_t *group;
+
+		json_array_foreach(groups, g, group)
+		{
+			const char *f = json_string_value(json_array_get(flavors, g));
+
+			if (!covers(group, res) || !f || strcmp(f, "-") == 0)
+				continue;
+			add_milli(cqu, f, res, json_integer_value(v));
+			add_milli(lqu, f, res, json_integer_value(v));
+		}
+	}
+}
+
+/*
+ * The flavor of each resource group for w in cq, where all fit; NULL and why
+ * (in buf) when a requested resource is not covered or some group has no
+ * flavor with room.
+ */
+static json_t *assign(struct q_state *s, const struct q_workload *w, const char *cq, char *why,
+		      size_t n)
+{
+	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *group;
+	json_t *out = json_array(), *cqu = sub(s->usage, cq), *v;
+	const char *res;
+	size_t g;
+
+	json_object_foreach(w->requests, res, v)
+	{
+		bool found = false;
+
+		json_array_foreach(groups, g, group) found |= covers(group, res);
+		if (!found && json_integer_value(v) > 0 && strcmp(res, "pods") != 0) {
+			snprintf(why, n, "resource %s is not covered by ClusterQueue %s", res, cq);
+			json_decref(out);
+			return NULL;
+		}
+	}
+	json_array_foreach(groups, g, group)
+	{
+		const char *pick = "-";
+		size_t f;
+		json_t *flavor;
+
+		json_object_foreach(w->requests, res, v) if (covers(group, res) &&
+							     json_integer_value(v) > 0) pick = NULL;
+		json_array_foreach(pick ? NULL : json_object_get(group, "flavors"), f, flavor)
+		{
+			const char *fname = json_string_value(json_object_get(flavor, "name"));
+			bool fits = fname != NULL;
+
+			json_object_foreach(w->requests, res, v)
+			{
+				int64_t used = milli_at(cqu, fname ? fname : "", res);
+
+				if (fits && covers(group, res) &&
+				    used + json_integer_value(v) > nominal(flavor, res)) {
+					fits = false;
+					snprintf(why, n,
+						 "insufficient quota for %s in flavor %s of "
+						 "ClusterQueue %s",
+						 res, fname, cq);
+				}
+			}
+			if (fits) {
+				pick = fname;
+				break;
+			}
+		}
+		if (!pick) {
+			json_decref(out);
+			return NULL;
+		}
+		json_array_append_new(out, json_string(pick));
+	}
+	return out;
+}
+
+/* ---- namespaces ---------------------------------------------------------------------- */
+
+static bool req_matches(const json_t *labels, const json_t *e)
+{
+	const char *key = json_string_value(json_object_get(e, "key"));
+	const char *op = json_string_value(json_object_get(e, "operator"));
+	const char *have = key ? json_string_value(json_object_get(labels, key)) : NULL;
+	bool in = false;
+	size_t i;
+	json_t *x;
+
+	if (!key || !op)
+		return false;
+	if (strcmp(op, "Exists") == 0)
+		return have != NULL;
+	if (strcmp(op, "DoesNotExist") == 0)
+		return have == NULL;
+	json_array_foreach(json_object_get(e, "values"), i, x) in |=
+	    have && json_string_value(x) && strcmp(have, json_string_value(x)) == 0;
+	return strcmp(op, "In") == 0 ? in : strcmp(op, "NotIn") == 0 ? !in : false;
+}
+
+/* Whether cq's namespaceSelector selects ns (its labels and kubernetes.io/metadata.name). */
+static bool selects(const struct q_state *s, const json_t *cq, const char *ns)
+{
+	const json_t *sel = pk_get(cq, "spec.namespaceSelector"), *e;
+	json_t *labels = json_deep_copy(pk_get(json_object_get(s->namespaces, ns), "metadata.labels"));
+	const char *k;
+	bool ok = true;
+	size_t i;
+
+	if (!json_is_object(sel))
+		return (json_decref(labels), false);
+	if (!labels)
+		labels = json_object();
+	json_object_set_new(labels, "kubernetes.io/metadata.name", json_string(ns));
+	json_object_foreach((json_t *)json_object_get(sel, "matchLabels"), k, e) ok &=
+	    json_is_string(e) && json_equal(json_object_get(labels, k), e);
+	json_array_foreach(json_object_get(sel, "matchExpressions"), i, e) ok &=
+	    req_matches(labels, e);
+	json_decref(labels);
+	return ok;
+}
+
+/* A ClusterQueue admits when every flavor it names exists. */
+static bool cq_active(const struct q_state *s, const json_t *cq, char *missing, size_t n)
+{
+	const json_t *g, *f;
+	size_t i, k, len = 0;
+
+	*missing = '\0';
+	json_array_foreach(pk_get(cq, "spec.resourceGroups"), i, g)
+	    json_array_foreach(json_object_get(g, "flavors"), k, f)
+	{
+		const char *name = json_string_value(json_object_get(f, "name"));
+
+		if (name && !json_object_get(s->flavors, name) && len < n)
+			len += (size_t)snprintf(missing + len, n - len, "%s%s", len ? " " : "",
+						name);
+	}
+	return *missing == '\0';
+}
+
+/* ---- admission --------------------------------------------------------------------- */
+
+static void count(struct q_state *s, const char *key, const char *what)
+{
+	json_t *c = sub(s->counts, key);
+
+	json_object_set_new(c, what, json_integer(json_integer_value(json_object_get(c, what)) + 1));
+}
+
+/* Count w as what ("pending", "admitted") in its LocalQueue and ClusterQueue (NULL: none). */
+static void count_both(struct q_state *s, const struct q_workload *w, const char *cq,
+		       const char *what)
+{
+	char lq[600];
+
+	snprintf(lq, sizeof(lq), "%s/%s", w->ns, w->queue);
+	if (cq)
+		count(s, cq, what);
+	count(s, lq, what);
+}
+
+/* The admission annotation's value: "CQ/F1,F2". */
+static void admission_value(const char *cq, const json_t *flavors, char *buf, size_t n)
+{
+	size_t len = (size_t)snprintf(buf, n, "%s/", cq), i;
+	json_t *f;
+
+	json_array_foreach(flavors, i, f) if (len < n) len +=
+	    (size_t)snprintf(buf + len, n - len, "%s%s", i ? "," : "", json_string_value(f));
+}
+
+/* One write: the admission annotation and spec.suspend false. */
+static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *flavors)
+{
+	json_t *obj = json_deep_copy(w->obj), *meta, *ann;
+	struct pk_write_ref ref = ctl_ref_of(w->kind, w->obj);
+	char value[1024];
+	int r = -ENOMEM;
+
+	admission_value(cq, flavors, value, sizeof(value));
+	meta = obj ? json_object_get(obj, "metadata") : NULL;
+	ann = json_object_get(meta, "annotations");
+	if (meta && !json_is_object(ann)) {
+		ann = json_object();
+		json_object_set_new(meta, "annotations", ann);
+	}
+	if (json_is_object(ann) && json_is_object(json_object_get(obj, "spec")) &&
+	    json_object_set_new(ann, WB_ANNOTATION_QUEUE_ADMISSION, json_string(value)) == 0 &&
+	    json_object_set_new(json_object_get(obj, "spec"), "suspend", json_false()) == 0)
+		r = ctl_replace(ctl, &ref, obj, NULL);
+	json_decref(obj);
+	if (r == 0)
+		ctl_log(ctl, 2, "%s %s/%s: admitted by ClusterQueue %s (%s)",
+			pk_kind_to_string(w->kind), w->ns, w->name, cq, value);
+	else
+		ctl_log(ctl, 1, "%s %s/%s: admitting: %s", pk_kind_to_string(w->kind), w->ns,
+			w->name, pk_write_strerror(r));
+	return r;
+}
+
+/*
+ * The ClusterQueue w's LocalQueue points at, or NULL and why; *ret_counted
+ * the ClusterQueue that counts it pending even so (one that exists).
+ */
+static const char *cq_of(struct q_state *s, const struct q_workload *w, const char **ret_counted,
+			 char *why, size_t n)
+{
+	char key[600];
+	const char *cq;
+	const json_t *obj;
+
+	snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+	cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
+	if (!cq) {
+		snprintf(why, n, "LocalQueue %s does not exist in namespace %s", w->queue, w->ns);
+		return NULL;
+	}
+	obj = json_object_get(s->cqs, cq);
+	if (!obj) {
+		snprintf(why, n, "ClusterQueue %s does not exist", cq);
+		return NULL;
+	}
+	*ret_counted = cq;
+	if (!selects(s, obj, w->ns)) {
+		snprintf(why, n, "namespace %s is not selected by ClusterQueue %s's namespaceSelector",
+			 w->ns, cq);
+		return NULL;
+	}
+	return cq;
+}
+
+/*
+ * One pending workload: admitted (1) or not (0); *ret_cq the ClusterQueue
+ * that counts it, when there is one.  A StrictFIFO ClusterQueue whose head does not fit is
+ * blocked for the rest of the pass.
+ */
+static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w, json_t *blocked,
+		     const char **ret_cq)
+{
+	char why[512], missing[256];
+	const char *cq = cq_of(s, w, ret_cq, why, sizeof(why));
+	const json_t *obj = cq ? json_object_get(s->cqs, cq) : NULL;
+	const char *strategy = pk_get_string(obj, "spec.queueingStrategy");
+	json_t *flavors;
+	int r = 0;
+
+	if (!cq) {
+		ctl_record_warning(ctl, pk_kind_to_string(w->kind), w->obj, "Inadmissible", why);
+		return 0;
+	}
+	if (json_object_get(blocked, cq) || !cq_active(s, obj, missing, sizeof(missing)))
+		return 0;
+	flavors = assign(s, w, cq, why, sizeof(why));
+	if (!flavors) {
+		ctl_log(ctl, 2, "%s %s/%s: pending: %s", pk_kind_to_string(w->kind), w->ns,
+			w->name, why);
+		if (strategy && strcmp(strategy, "StrictFIFO") == 0)
+			json_object_set_new(blocked, cq, json_true());
+		return 0;
+	}
+	if (admit(ctl, w, cq, flavors) == 0) {
+		charge(s, w, cq, flavors);
+		r = 1;
+	}
+	json_decref(flavors);
+	return r;
+}
+
+/* ---- status ------------------------------------------------------------------------ */
+
+static json_t *usage_list(const json_t *groups, const json_t *usage, bool borrowed)
+{
+	json_t *out = json_array(), *g, *f, *res;
+	size_t i, k, j;
+
+	json_array_foreach(groups, i, g) json_array_foreach(json_object_get(g, "flavors"), k, f)
+	{
+		const char *name = json_string_value(json_object_get(f, "name"));
+		json_t *list = json_array();
+
+		json_array_foreach(json_object_get(g, "coveredResources"), j, res)
+		{
+			char q[64];
+			const char *rn = json_string_value(res);
+
+			if (!rn)
+				continue;
+			topo_quantity_format(milli_at(usage, name ? name : "", rn),
+					     pk_board_quantity_format(rn), q, sizeof(q));
+			json_t *e = json_pack("{s:s,s:s}", "name", rn, "total", q);
+
+			if (borrowed && e)
+				json_object_set_new(e, "borrowed", json_string("0"));
+			json_array_append_new(list, e);
+		}
+		json_array_append_new(out, json_pack("{s:s,s:o}", "name", name ? name : "",
+						     "resources", list));
+	}
+	return out;
+}
+
+static bool str_is(const json_t *v, const char *s)
+{
+	return json_string_value(v) && strcmp(json_string_value(v), s) == 0;
+}
+
+/* The condition Active, kept as it was (its time) when its status did not change. */
+static json_t *active_condition(const json_t *obj, bool active, const char *reason,
+				const char *message, const char *now)
+{
+	const json_t *old = pk_condition_get(obj, "Active");
+	const char *st = active ? "True" : "False";
+
+	if (old && str_is(json_object_get(old, "status"), st) &&
+	    str_is(json_object_get(old, "reason"), reason))
+		return json_pack("[O]", old);
+	return json_pack("[{s:s,s:s,s:s,s:s,s:s}]", "type", "Active", "status", st, "reason",
+			 reason, "message", message, "lastTransitionTime", now);
+}
+
+/* Write obj's status when it differs from what it holds. */
+static void write_status(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, json_t *st)
+{
+	struct pk_write_ref ref = ctl_ref_of(kind, obj);
+	int r;
+
+	if (!st || json_equal(json_object_get(obj, "status"), st)) {
+		json_decref(st);
+		return;
+	}
+	r = ctl_status(ctl, &ref, st, NULL);
+	if (r < 0 && r != -PK_WRITE_ECONFLICT)
+		ctl_log(ctl, 1, "%s %s: status: %s", pk_kind_to_string(kind), pk_name(obj),
+			pk_write_strerror(r));
+	json_decref(st);
+}
+
+static json_t *counts_status(const struct q_state *s, const char *key)
+{
+	int64_t admitted = milli_at(s->counts, key, "admitted");
+
+	return json_pack("{s:I,s:I,s:I}", "pendingWorkloads",
+			 (json_int_t)milli_at(s->counts, key, "pending"), "reservingWorkloads",
+			 (json_int_t)admitted, "admittedWorkloads", (json_int_t)admitted);
+}
+
+static void cq_status(struct pk_ctl *ctl, const struct q_state *s, const char *name,
+		      const json_t *cq, const char *now)
+{
+	const json_t *groups = pk_get(cq, "spec.resourceGroups");
+	json_t *usage = json_object_get(s->usage, name), *st = counts_status(s, name);
+	char missing[256], msg[400];
+	bool active = cq_active(s, cq, missing, sizeof(missing));
+
+	snprintf(msg, sizeof(msg),
+		 active ? "Can admit new workloads"
+			: "Can't admit new workloads: references missing ResourceFlavor(s): %s",
+		 missing);
+	if (st) {
+		json_object_set_new(st, "flavorsReservation", usage_list(groups, usage, true));
+		json_object_set_new(st, "flavorsUsage", usage_list(groups, usage, true));
+		json_object_set_new(st, "conditions",
+				    active_condition(cq, active, active ? "Ready" : "FlavorNotFound",
+						     msg, now));
+	}
+	write_status(ctl, PK_KIND_CLUSTER_QUEUE, cq, st);
+}
+
+static void lq_status(struct pk_ctl *ctl, const struct q_state *s, const char *key,
+		      const json_t *lq, const char *now)
+{
+	const char *cqname = pk_get_string(lq, "spec.clusterQueue");
+	const json_t *cq = cqname ? json_object_get(s->cqs, cqname) : NULL;
+	json_t *st = counts_status(s, key);
+
+	if (st) {
+		json_object_set_new(st, "flavorsReservation",
+				    usage_list(pk_get(cq, "spec.resourceGroups"),
+					       json_object_get(s->lqusage, key), false));
+		json_object_set_new(st, "flavorsUsage",
+				    usage_list(pk_get(cq, "spec.resourceGroups"),
+					       json_object_get(s->lqusage, key), false));
+		json_object_set_new(
+		    st, "conditions",
+		    active_condition(lq, cq != NULL, cq ? "Ready" : "ClusterQueueDoesNotExist",
+				     cq ? "Can submit new workloads to localQueue"
+					: "Can't submit new workloads to clusterQueue",
+				     now));
+	}
+	write_status(ctl, PK_KIND_LOCAL_QUEUE, lq, st);
+}
+
+/* ---- the pass ---------------------------------------------------------------------- */
+
+/* What is admitted already counts against its ClusterQueue (and LocalQueue). */
+static void charge_admitted(struct q_state *s)
+{
+	for (size_t i = 0; i < s->nw; i++) {
+		const struct q_workload *w = &s->w[i];
+		bool known = w->admitted && json_object_get(s->cqs, w->cq);
+
+		if (!w->admitted)
+			continue;
+		if (known)
+			charge(s, w, w->cq, w->flavors);
+		count_both(s, w, known ? w->cq : NULL, "admitted");
+	}
+}
+
+static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
+{
+	json_t *blocked = json_object();
+
+	for (size_t i = 0; blocked && i < s->nw; i++) {
+		struct q_workload *w = &s->w[i];
+		const char *cq = NULL;
+		int admitted;
+
+		if (w->admitted)
+			continue;
+		admitted = try_admit(ctl, s, w, blocked, &cq);
+		count_both(s, w, cq, admitted ? "admitted" : "pending");
+	}
+	json_decref(blocked);
+}
+
+void ctl_queues_run(struct pk_ctl *ctl)
+{
+	struct q_state s = {0};
+	const char *key;
+	json_t *obj;
+	char now[32];
+
+	if (state_load(ctl, &s) == 0) {
+		charge_admitted(&s);
+		admit_pending(ctl, &s);
+		pk_time_format((int64_t)time(NULL), now);
+		json_object_foreach(s.cqs, key, obj) cq_status(ctl, &s, key, obj, now);
+		json_object_foreach(s.lqs, key, obj) lq_status(ctl, &s, key, obj, now);
+		ctl_record_flush(ctl);
+	}
+	state_clear(&s);
+}
