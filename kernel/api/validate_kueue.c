@@ -29,8 +29,7 @@ struct refused {
 	const char *why;
 };
 
-static void refuse_present(struct pk_vctx *v, const json_t *obj, const struct refused *r,
-			   size_t n)
+static void refuse_present(struct pk_vctx *v, const json_t *obj, const struct refused *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		json_t *x = json_object_get(obj, r[i].key);
@@ -55,11 +54,12 @@ static void check_stop_policy(struct pk_vctx *v, const json_t *spec)
 static void check_name(struct pk_vctx *v, const char *key, const char *s)
 {
 	if (s && *s && !topo_dns_subdomain_valid(s))
-		pk_vctx_fail(v, key,
-			     "Invalid value: \"%s\": a lowercase RFC 1123 subdomain must consist "
-			     "of lower case alphanumeric characters, '-' or '.', and must start and "
-			     "end with an alphanumeric character",
-			     s);
+		pk_vctx_fail(
+		    v, key,
+		    "Invalid value: \"%s\": a lowercase RFC 1123 subdomain must consist "
+		    "of lower case alphanumeric characters, '-' or '.', and must start and "
+		    "end with an alphanumeric character",
+		    s);
 }
 
 /* ---- ResourceFlavor --------------------------------------------------------------- */
@@ -119,20 +119,22 @@ static void check_selector(struct pk_vctx *v, const json_t *sel)
 			if (strcmp(op, ops[n]) == 0)
 				o = n;
 		if (op && o < 0)
-			pk_vctx_fail(v, "operator",
-				     "Unsupported value: \"%s\": supported values: \"In\", \"NotIn\", "
-				     "\"Exists\", \"DoesNotExist\"",
-				     op);
+			pk_vctx_fail(
+			    v, "operator",
+			    "Unsupported value: \"%s\": supported values: \"In\", \"NotIn\", "
+			    "\"Exists\", \"DoesNotExist\"",
+			    op);
 		else if (o >= 0 && o < 2 && json_array_size(vals) == 0)
 			pk_vctx_fail(v, "values",
 				     "Required value: must be specified when `operator` is 'In' or "
 				     "'NotIn'%s",
 				     NULL);
 		else if (o >= 2 && json_array_size(vals) > 0)
-			pk_vctx_fail(v, "values",
-				     "Forbidden: may not be specified when `operator` is 'Exists' or "
-				     "'DoesNotExist'%s",
-				     NULL);
+			pk_vctx_fail(
+			    v, "values",
+			    "Forbidden: may not be specified when `operator` is 'Exists' or "
+			    "'DoesNotExist'%s",
+			    NULL);
 		pk_path_pop(&v->p, o2);
 	}
 	pk_path_pop(&v->p, old);
@@ -163,13 +165,14 @@ static void check_flavor_resources(struct pk_vctx *v, const json_t *flavor, cons
 		int64_t milli;
 
 		if (name && want && strcmp(name, want) != 0)
-			pk_vctx_fail(v, "name",
-				     "Invalid value: \"%s\": must match the name in coveredResources",
-				     name);
+			pk_vctx_fail(
+			    v, "name",
+			    "Invalid value: \"%s\": must match the name in coveredResources", name);
 		if (!q || json_is_null(q))
 			pk_vctx_fail(v, "nominalQuota", "Required value%s", NULL);
 		else if (pk_quantity_of(q, &milli) < 0)
-			pk_vctx_fail(v, "nominalQuota", "Invalid value: %s: must be a valid quantity",
+			pk_vctx_fail(v, "nominalQuota",
+				     "Invalid value: %s: must be a valid quantity",
 				     pk_value_text(q, v->text, sizeof(v->text)));
 		else if (milli < 0)
 			pk_vctx_fail(v, "nominalQuota",

@@ -44,7 +44,7 @@ struct q_workload {
 	const char *ns, *name, *queue, *created;
 	json_t *requests; /* resource -> milli */
 	bool admitted;
-	char *cq;	/* admitted: the ClusterQueue */
+	char *cq;	 /* admitted: the ClusterQueue */
 	json_t *flavors; /* admitted: one flavor name (or "-") per resource group */
 };
 
@@ -121,7 +121,8 @@ static json_t *workload_requests(const json_t *obj, enum pk_kind kind)
 		bool shorthand = !pk_get(jspec, "template");
 		int64_t replicas = int_or(rj, "replicas", 1);
 
-		if (add_pod_requests(req, shorthand ? pk_get(rj, "template") : pk_get(jspec, "template"),
+		if (add_pod_requests(req,
+				     shorthand ? pk_get(rj, "template") : pk_get(jspec, "template"),
 				     replicas * (shorthand ? 1 : job_pods(jspec))) < 0)
 			goto fail;
 	}
@@ -297,8 +298,9 @@ static bool covers(const json_t *group, const char *resource)
 	size_t i;
 	json_t *c;
 
-	json_array_foreach(json_object_get(group, "coveredResources"), i, c) if (
-	    json_string_value(c) && strcmp(json_string_value(c), resource) == 0) return true;
+	json_array_foreach(json_object_get(group, "coveredResources"), i,
+			   c) if (json_string_value(c) &&
+				  strcmp(json_string_value(c), resource) == 0) return true;
 	return false;
 }
 
@@ -448,7 +450,8 @@ static bool req_matches(const json_t *labels, const json_t *e)
 static bool selects(const struct q_state *s, const json_t *cq, const char *ns)
 {
 	const json_t *sel = pk_get(cq, "spec.namespaceSelector"), *e;
-	json_t *labels = json_deep_copy(pk_get(json_object_get(s->namespaces, ns), "metadata.labels"));
+	json_t *labels =
+	    json_deep_copy(pk_get(json_object_get(s->namespaces, ns), "metadata.labels"));
 	const char *k;
 	bool ok = true;
 	size_t i;
@@ -479,8 +482,8 @@ static bool cq_active(const struct q_state *s, const json_t *cq, char *missing, 
 		const char *name = json_string_value(json_object_get(f, "name"));
 
 		if (name && !json_object_get(s->flavors, name) && len < n)
-			len += (size_t)snprintf(missing + len, n - len, "%s%s", len ? " " : "",
-						name);
+			len +=
+			    (size_t)snprintf(missing + len, n - len, "%s%s", len ? " " : "", name);
 	}
 	return *missing == '\0';
 }
@@ -491,7 +494,8 @@ static void count(struct q_state *s, const char *key, const char *what)
 {
 	json_t *c = sub(s->counts, key);
 
-	json_object_set_new(c, what, json_integer(json_integer_value(json_object_get(c, what)) + 1));
+	json_object_set_new(c, what,
+			    json_integer(json_integer_value(json_object_get(c, what)) + 1));
 }
 
 /* Count w as what ("pending", "admitted") in its LocalQueue and ClusterQueue (NULL: none). */
@@ -569,7 +573,8 @@ static const char *cq_of(struct q_state *s, const struct q_workload *w, const ch
 	}
 	*ret_counted = cq;
 	if (!selects(s, obj, w->ns)) {
-		snprintf(why, n, "namespace %s is not selected by ClusterQueue %s's namespaceSelector",
+		snprintf(why, n,
+			 "namespace %s is not selected by ClusterQueue %s's namespaceSelector",
 			 w->ns, cq);
 		return NULL;
 	}
@@ -599,8 +604,8 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 		return 0;
 	flavors = assign(s, w, cq, why, sizeof(why));
 	if (!flavors) {
-		ctl_log(ctl, 2, "%s %s/%s: pending: %s", pk_kind_to_string(w->kind), w->ns,
-			w->name, why);
+		ctl_log(ctl, 2, "%s %s/%s: pending: %s", pk_kind_to_string(w->kind), w->ns, w->name,
+			why);
 		if (strategy && strcmp(strategy, "StrictFIFO") == 0)
 			json_object_set_new(blocked, cq, json_true());
 		return 0;
@@ -640,8 +645,8 @@ static json_t *usage_list(const json_t *groups, const json_t *usage, bool borrow
 				json_object_set_new(e, "borrowed", json_string("0"));
 			json_array_append_new(list, e);
 		}
-		json_array_append_new(out, json_pack("{s:s,s:o}", "name", name ? name : "",
-						     "resources", list));
+		json_array_append_new(
+		    out, json_pack("{s:s,s:o}", "name", name ? name : "", "resources", list));
 	}
 	return out;
 }
@@ -706,9 +711,9 @@ static void cq_status(struct pk_ctl *ctl, const struct q_state *s, const char *n
 	if (st) {
 		json_object_set_new(st, "flavorsReservation", usage_list(groups, usage, true));
 		json_object_set_new(st, "flavorsUsage", usage_list(groups, usage, true));
-		json_object_set_new(st, "conditions",
-				    active_condition(cq, active, active ? "Ready" : "FlavorNotFound",
-						     msg, now));
+		json_object_set_new(
+		    st, "conditions",
+		    active_condition(cq, active, active ? "Ready" : "FlavorNotFound", msg, now));
 	}
 	write_status(ctl, PK_KIND_CLUSTER_QUEUE, cq, st);
 }

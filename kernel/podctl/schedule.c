@@ -98,11 +98,38 @@ static bool is_namespace(const json_t *o)
  * A Namespace is kept for its labels (an affinity term's namespaceSelector
  * reads them): it needs a name, and labels that are strings.
  */
+/*
+ * Queues admit in standalone podkerneld only: offline, a queue kind or a
+ * queued Job or JobSet would be run as if there were no quota.
+ */
+static int refuse_queued(const json_t *o, struct pk_errors *errs)
+{
+	enum pk_kind kind = pk_kind_of(o);
+
+	if (kind == PK_KIND_RESOURCE_FLAVOR || kind == PK_KIND_CLUSTER_QUEUE ||
+	    kind == PK_KIND_LOCAL_QUEUE) {
+		pk_errors_add(errs,
+			      "kind: Forbidden: %s: queues admit in standalone podkerneld only "
+			      "(not implemented offline)",
+			      pk_kind_to_string(kind));
+		return -EINVAL;
+	}
+	if ((kind == PK_KIND_JOB || kind == PK_KIND_JOBSET) && wb_queue_name(o)) {
+		pk_errors_add(errs,
+			      "metadata.labels[" WB_LABEL_QUEUE_NAME "]: Forbidden: queue "
+			      "admission is not implemented offline (standalone podkerneld only)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int validate(json_t *o, struct pk_errors *errs)
 {
 	const char *k;
 	json_t *v, *labels = pk_get(o, "metadata.labels");
 
+	if (refuse_queued(o, errs) < 0)
+		return -EINVAL;
 	if (!is_namespace(o))
 		return pk_validate(o, errs);
 	if (!pk_name(o) || !*pk_name(o))

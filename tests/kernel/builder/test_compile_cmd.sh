@@ -155,4 +155,16 @@ run 0 schedule -f "$T/node.yaml" -f "$EX/job-gang-zone.yaml" -o json
 [ "$(flat "$T/out" | grep -o '"nodeName":"n1"' | wc -l)" = 4 ]
 check "the same Job not suspended: 4 pods bound" $?
 
+# queues admit in standalone podkerneld only: offline they are refused by name
+sed 's/^metadata:/metadata:\n  labels: {kueue.x-k8s.io\/queue-name: q}/' "$EX/job-gang-zone.yaml" >"$T/job-queued.yaml"
+run 2 schedule -f "$T/node.yaml" -f "$T/job-queued.yaml"
+check "a queued Job is refused offline (rc=$rc)" $?
+grep -q 'metadata.labels\[kueue.x-k8s.io/queue-name\]: Forbidden' "$T/err"
+check "the refusal names the queue label" $?
+printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q}\nspec: {clusterQueue: cq}\n' >"$T/lq.yaml"
+run 2 schedule -f "$T/node.yaml" -f "$T/lq.yaml"
+check "a LocalQueue is refused offline (rc=$rc)" $?
+grep -q 'kind: Forbidden: LocalQueue' "$T/err"
+check "the refusal names the kind" $?
+
 exit $fail
