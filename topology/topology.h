@@ -345,9 +345,12 @@ int64_t topo_board_allocatable_milli(const struct topo_board *board, size_t i);
 /*
  * spec.dra (optional): the DRA driver that publishes one device per chip
  * (NULL: none), and the driver of the channels published once per domain of
- * a level (the level's index; NULL and -1: none).
+ * a level (the level's index; NULL and -1: none).  Shareable (spec.dra.
+ * shareable: true): the chips are published as devices several allocations
+ * share (consumable capacity `share`, one chip = 1, in steps of 10m).
  */
 const char *topo_board_dra_driver(const struct topo_board *board);
+bool topo_board_dra_shareable(const struct topo_board *board);
 const char *topo_board_dra_channel_driver(const struct topo_board *board);
 int topo_board_dra_channel_level(const struct topo_board *board);
 
