@@ -150,9 +150,10 @@ static void share_devices(json_t *devs)
 	{
 		json_object_set_new(d, "allowMultipleAllocations", json_true());
 		json_object_set_new(d, "capacity",
-				    json_pack("{s:{s:s, s:{s:s, s:{s:s, s:s, s:s}}}}", "share", "value",
-					      "1", "requestPolicy", "default", "1", "validRange",
-					      "min", "10m", "max", "1", "step", "10m"));
+				    json_pack("{s:{s:s, s:{s:s, s:{s:s, s:s, s:s}}}}", "share",
+					      "value", "1", "requestPolicy", "default", "1",
+					      "validRange", "min", "10m", "max", "1", "step",
+					      "10m"));
 	}
 }
 

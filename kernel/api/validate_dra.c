@@ -170,7 +170,8 @@ static void check_capacity_requests(struct pk_vctx *v, const json_t *r)
 				     "prefixed by a DNS subdomain and '/'",
 				     key);
 		else if (!json_is_string(q) || pk_quantity_of(q, &m) < 0 || m < 0)
-			pk_vctx_fail(v, NULL, "Invalid value: must be a non-negative quantity%s", "");
+			pk_vctx_fail(v, NULL, "Invalid value: must be a non-negative quantity%s",
+				     "");
 		pk_path_pop(&v->p, o3);
 	}
 	pk_path_pop(&v->p, o2);
@@ -196,8 +197,7 @@ static void check_valid_range(struct pk_vctx *v, const json_t *range, int64_t va
 	int64_t min = 0, max = 0, step = 0;
 
 	if (check_quantity(v, range, "min", true, &min) && min > value)
-		pk_vctx_fail(v, "min", "Invalid value: must not exceed the capacity's value%s",
-			     "");
+		pk_vctx_fail(v, "min", "Invalid value: must not exceed the capacity's value%s", "");
 	if (check_quantity(v, range, "max", false, &max) && (max < min || max > value))
 		pk_vctx_fail(v, "max",
 			     "Invalid value: must be at least min and at most the capacity's "
@@ -221,7 +221,8 @@ static void check_valid_values(struct pk_vctx *v, const json_t *list, int64_t va
 		size_t o2 = pk_path_index(&v->p, i);
 
 		if (pk_quantity_of(x, &m) < 0 || m < 0)
-			pk_vctx_fail(v, NULL, "Invalid value: must be a non-negative quantity%s", "");
+			pk_vctx_fail(v, NULL, "Invalid value: must be a non-negative quantity%s",
+				     "");
 		else if (m <= prev || m > value)
 			pk_vctx_fail(v, NULL,
 				     "Invalid value: must be in strictly ascending order, at "
@@ -253,8 +254,8 @@ static void check_request_policy(struct pk_vctx *v, const json_t *pol, int64_t v
 	if (vals)
 		check_valid_values(v, vals, value);
 	if (check_quantity(v, pol, "default", false, &def)) {
-		json_array_foreach(vals, i, x) listed = listed || (pk_quantity_of(x, &m) == 0 &&
-								 m == def);
+		json_array_foreach(vals, i, x) listed =
+		    listed || (pk_quantity_of(x, &m) == 0 && m == def);
 		if (def > value || (json_array_size(vals) && !listed) ||
 		    (range && !in_range(range, def)))
 			pk_vctx_fail(v, "default",
@@ -499,7 +500,8 @@ static void check_share(struct pk_vctx *v, const json_t *x)
 		size_t o2 = pk_path_mapkey(&v->p, key);
 
 		if (!json_is_string(q) || pk_quantity_of(q, &m) < 0 || m < 0)
-			pk_vctx_fail(v, NULL, "Invalid value: must be a non-negative quantity%s", "");
+			pk_vctx_fail(v, NULL, "Invalid value: must be a non-negative quantity%s",
+				     "");
 		pk_path_pop(&v->p, o2);
 	}
 	pk_path_pop(&v->p, old);
@@ -678,7 +680,8 @@ static void check_slice_device(struct pk_vctx *v, const json_t *dev, json_t *nam
 	pk_path_pop(&v->p, old);
 	x = json_object_get(dev, "allowMultipleAllocations");
 	if (x && !json_is_null(x) && !json_is_boolean(x))
-		pk_vctx_fail(v, "allowMultipleAllocations", "Invalid value: must be a boolean%s", "");
+		pk_vctx_fail(v, "allowMultipleAllocations", "Invalid value: must be a boolean%s",
+			     "");
 }
 
 static void check_slice_placement(struct pk_vctx *v, const json_t *spec)

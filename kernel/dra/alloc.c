@@ -50,7 +50,7 @@ struct alt {
 	size_t nprog;
 	bool all;
 	int64_t count;
-	const json_t *tols; /* the request's device tolerations */
+	const json_t *tols;	   /* the request's device tolerations */
 	struct dra_cap_req capreq; /* capacity.requests */
 };
 
@@ -121,7 +121,8 @@ static int read_capacity(struct search *s, const json_t *r, struct alt *a)
 	{
 		int64_t *m = &a->capreq.milli[a->capreq.n];
 
-		if (!json_is_string(v) || topo_quantity_parse(json_string_value(v), m) < 0 || *m < 0)
+		if (!json_is_string(v) || topo_quantity_parse(json_string_value(v), m) < 0 ||
+		    *m < 0)
 			return say(s, -EINVAL,
 				   "%s.capacity.requests[%s]: Invalid value: must be a "
 				   "non-negative quantity",
@@ -580,7 +581,8 @@ static int explain(struct search *s)
 
 		for (size_t k = 0; k < s->ncand && !s->err; k++)
 			if (matches(s, s->cand[k], a)) {
-				bool idle = !s->st->inuse[s->cand[k]], room = fits(s, s->cand[k], a, cons);
+				bool idle = !s->st->inuse[s->cand[k]],
+				     room = fits(s, s->cand[k], a, cons);
 
 				match++;
 				free_ += idle && room;
@@ -681,7 +683,8 @@ static int share_of(struct search *s, size_t i, struct dra_result *r)
 		return -ENOMEM;
 	for (size_t c = 0; c < d->cel.ncaps; c++) {
 		if (topo_quantity_format(s->pick_cons[i][c],
-					 (enum topo_quantity_format)d->pol[c].fmt, q, sizeof(q)) < 0 ||
+					 (enum topo_quantity_format)d->pol[c].fmt, q,
+					 sizeof(q)) < 0 ||
 		    json_object_set_new(r->consumed, d->pol[c].key, json_string(q)) < 0)
 			return -ENOMEM;
 	}

@@ -101,7 +101,7 @@ struct dra_state {
 	/* "driver/pool/device" -> device index, and per device whether it is in use */
 	json_t *dev_index;
 	uint8_t *inuse;
-	long cycle_steps; /* search steps of this scheduling cycle (DRA_CYCLE_STEPS) */
+	long cycle_steps;   /* search steps of this scheduling cycle (DRA_CYCLE_STEPS) */
 	uint64_t share_seq; /* share IDs handed out */
 };
 

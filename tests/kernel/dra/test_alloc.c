@@ -275,7 +275,7 @@ START_TEST(test_consumable_capacity)
 	for (int i = 0; i < 4; i++) {
 		ck_assert_int_eq(alloc(SHARE("share: 245m"), &n3, &a[i], why), 0);
 		ck_assert_str_eq(a[i].results[0].device, "gpu-s0");
-		ck_assert_str_eq(consumed(&a[i], "share"), "250m"); /* min + k*step */
+		ck_assert_str_eq(consumed(&a[i], "share"), "250m");  /* min + k*step */
 		ck_assert_str_eq(consumed(&a[i], "memory"), "10Gi"); /* the default */
 		ck_assert_int_eq(dra_commit(st, &a[i]), 0);
 		ck_assert_int_eq(dra_commit(st, &a[i]), -EBUSY); /* the same share twice */

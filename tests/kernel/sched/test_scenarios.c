@@ -743,8 +743,8 @@ static void check_shares(struct run *run, const char *name, json_t *want, json_t
 			FAILF(run, "claim %s: result %zu has no shareID", name, i);
 		json_object_foreach(cons, cap, q)
 		{
-			const char *got =
-			    json_string_value(json_object_get(json_object_get(x, "consumedCapacity"), cap));
+			const char *got = json_string_value(
+			    json_object_get(json_object_get(x, "consumedCapacity"), cap));
 
 			if (!got || strcmp(got, json_string_value(q) ?: "") != 0)
 				FAILF(run, "claim %s: consumed %s %s, expected %s", name, cap,
