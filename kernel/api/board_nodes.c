@@ -143,18 +143,20 @@ int pk_board_nodes_json(const struct topo_board *b, int superslices, json_t **re
  */
 static void share_devices(json_t *devs)
 {
+	/* one capacity object, never changed, that the slice's devices all refer to */
+	json_t *cap = json_pack("{s:{s:s, s:{s:s, s:{s:s, s:s, s:s}}}}", "share", "value", "1",
+				"requestPolicy", "default", "1", "validRange", "min", "10m", "max",
+				"1", "step", "10m");
 	size_t i;
 	json_t *d;
 
 	json_array_foreach(devs, i, d)
 	{
 		json_object_set_new(d, "allowMultipleAllocations", json_true());
-		json_object_set_new(d, "capacity",
-				    json_pack("{s:{s:s, s:{s:s, s:{s:s, s:s, s:s}}}}", "share",
-					      "value", "1", "requestPolicy", "default", "1",
-					      "validRange", "min", "10m", "max", "1", "step",
-					      "10m"));
+		if (cap)
+			json_object_set(d, "capacity", cap);
 	}
+	json_decref(cap);
 }
 
 /* Host h's slice: one device per chip. */

@@ -398,8 +398,8 @@ static bool fits(const struct search *s, int dev, const struct alt *a, int64_t *
 
 static bool in_use(const struct search *s, int dev)
 {
-	if (s->st->devs[dev].multi)
-		return s->st->inuse[dev]; /* shared: fits() counts this search's picks */
+	if (s->st->devs[dev].multi) /* shared: fits() counts this search's picks */
+		return s->st->inuse[dev] & DRA_WHOLE;
 	for (size_t i = 0; i < s->npicks; i++)
 		if (s->picks[i] == dev)
 			return true;
@@ -581,7 +581,7 @@ static int explain(struct search *s)
 
 		for (size_t k = 0; k < s->ncand && !s->err; k++)
 			if (matches(s, s->cand[k], a)) {
-				bool idle = !s->st->inuse[s->cand[k]],
+				bool idle = !(s->st->inuse[s->cand[k]] & DRA_WHOLE),
 				     room = fits(s, s->cand[k], a, cons);
 
 				match++;
@@ -773,31 +773,15 @@ static int class_ok(struct dra_state *st, int dev, int cls)
 	return 1;
 }
 
-/* Does a request without capacity.requests fit what device d's shares leave? */
-static bool default_fits(const struct dra_device *d)
-{
-	int64_t cons[MAX_DEV_CAPS];
-
-	if (!d->multi)
-		return true;
-	if (d->cel.ncaps > MAX_DEV_CAPS || !dra_consumption(d, NULL, cons))
-		return false;
-	for (size_t c = 0; c < d->cel.ncaps; c++)
-		if (cons[c] > d->pol[c].value - d->consumed[c])
-			return false;
-	return true;
-}
-
 static int count_one(struct dra_state *st, int dev, int cls, bool taken_too, size_t *n)
 {
 	int ok;
 
 	static const struct alt untolerating = {.tols = NULL};
 
+	/* in use whole, or a shared device a request naming no capacity no longer fits */
 	if ((st->inuse[dev] && !taken_too) || !taints_tolerated(&st->devs[dev], &untolerating))
 		return 0; /* the fast check's claims tolerate no taint */
-	if (!taken_too && !default_fits(&st->devs[dev]))
-		return 0; /* a shared device whose shares leave less than a default one */
 	ok = class_ok(st, dev, cls);
 	if (ok > 0)
 		(*n)++;

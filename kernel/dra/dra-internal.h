@@ -64,7 +64,7 @@ void dra_read_policy(struct dra_policy *p, const char *key, int64_t value, const
  * than the capacity).
  */
 bool dra_consumption(const struct dra_device *d, const struct dra_cap_req *q, int64_t *ret);
-/* Recount what device i's committed shares consume (from st->used). */
+/* Recount what device i's committed shares consume (from st->used), and its DRA_NO_DEFAULT. */
 void dra_recount(struct dra_state *st, size_t i);
 /* A share ID (UUID form) not yet used on the device with key k. */
 void dra_share_id(struct dra_state *st, const char *k, char buf[37]);
@@ -75,6 +75,12 @@ struct dra_class {
 	size_t nsel;
 	char *err; /* a selector that does not compile: "DeviceClass x: spec.selectors[0]..." */
 };
+
+/*
+ * A device's inuse[] bits: allocated whole, or (a shared device) its shares
+ * leave less than a request that names no capacity consumes.
+ */
+enum { DRA_WHOLE = 1, DRA_NO_DEFAULT = 2 };
 
 /* Cached selector results per (device, class). */
 enum { DRA_UNKNOWN = 0, DRA_NO, DRA_YES, DRA_ERROR };
@@ -100,7 +106,7 @@ struct dra_state {
 	uint64_t gen;		       /* bumps on every rebuild */
 	/* "driver/pool/device" -> device index, and per device whether it is in use */
 	json_t *dev_index;
-	uint8_t *inuse;
+	uint8_t *inuse;	    /* DRA_WHOLE | DRA_NO_DEFAULT */
 	long cycle_steps;   /* search steps of this scheduling cycle (DRA_CYCLE_STEPS) */
 	uint64_t share_seq; /* share IDs handed out */
 };

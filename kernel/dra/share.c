@@ -119,15 +119,12 @@ bool dra_consumption(const struct dra_device *d, const struct dra_cap_req *q, in
 	return true;
 }
 
-void dra_recount(struct dra_state *st, size_t i)
+/* Add up what the shares of device d consume. */
+static void add_shares(struct dra_device *d, json_t *shares)
 {
-	struct dra_device *d = &st->devs[i];
-	json_t *shares = json_object_get(st->used, d->key), *share, *v;
 	const char *id, *name;
+	json_t *share, *v;
 
-	memset(d->consumed, 0, d->cel.ncaps * sizeof(*d->consumed));
-	if (!json_is_object(shares))
-		return;
 	json_object_foreach(shares, id, share)
 	{
 		json_object_foreach(share, name, v)
@@ -144,6 +141,32 @@ void dra_recount(struct dra_state *st, size_t i)
 				d->consumed[c] += m;
 		}
 	}
+}
+
+/* Does a request naming no capacity fit what d's shares leave? */
+static bool default_fits(const struct dra_device *d)
+{
+	int64_t cons[DRA_MAX_CAP_REQ];
+
+	if (d->cel.ncaps > DRA_MAX_CAP_REQ || !dra_consumption(d, NULL, cons))
+		return false;
+	for (size_t c = 0; c < d->cel.ncaps; c++)
+		if (cons[c] > d->pol[c].value - d->consumed[c])
+			return false;
+	return true;
+}
+
+void dra_recount(struct dra_state *st, size_t i)
+{
+	struct dra_device *d = &st->devs[i];
+	json_t *shares = json_object_get(st->used, d->key);
+
+	memset(d->consumed, 0, d->cel.ncaps * sizeof(*d->consumed));
+	if (json_is_object(shares))
+		add_shares(d, shares);
+	if (d->multi && st->inuse)
+		st->inuse[i] =
+		    (uint8_t)((st->inuse[i] & DRA_WHOLE) | (default_fits(d) ? 0 : DRA_NO_DEFAULT));
 }
 
 /* A UUID-shaped ID from a 64-bit sequence number, unique per device. */

@@ -89,7 +89,7 @@ void dra_note_use(struct dra_state *st, const char *k, bool on)
 		return;
 	if (st->devs[json_integer_value(i)].multi)
 		on = on && json_is_true(json_object_get(st->used, k));
-	st->inuse[json_integer_value(i)] = on;
+	st->inuse[json_integer_value(i)] = on ? DRA_WHOLE : 0;
 	dra_recount(st, (size_t)json_integer_value(i));
 }
 
@@ -360,7 +360,7 @@ static int index_nodes(struct dra_state *st)
 		json_t *u = json_object_get(st->used, st->devs[i].key);
 
 		/* a shared device is in use whole only when allocated whole */
-		st->inuse[i] = st->devs[i].multi ? json_is_true(u) : u != NULL;
+		st->inuse[i] = (st->devs[i].multi ? json_is_true(u) : u != NULL) ? DRA_WHOLE : 0;
 		dra_recount(st, i);
 		if (json_object_set_new(st->dev_index, st->devs[i].key,
 					json_integer((json_int_t)i)) < 0)
