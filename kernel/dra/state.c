@@ -222,6 +222,7 @@ static int device_attrs(struct dra_device *d, const json_t *dev)
 	d->pol = calloc(json_object_size(caps) + 1, sizeof(*d->pol));
 	d->consumed = calloc(json_object_size(caps) + 1, sizeof(*d->consumed));
 	d->multi = json_is_true(json_object_get(dev, "allowMultipleAllocations"));
+	d->cel.multi = d->multi;
 	if (!d->attrs || !d->caps || !d->pol || !d->consumed)
 		return -ENOMEM;
 	json_object_foreach(attrs, k, v)

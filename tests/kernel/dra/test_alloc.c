@@ -316,6 +316,18 @@ START_TEST(test_consumable_capacity)
 	ck_assert_int_eq(dra_commit(st, &a[4]), 0);
 	ck_assert_int_eq(alloc(SHARE("share: 10m"), &n3, &a[5], why), -ENOSPC);
 	dra_release(st, &a[4]);
+	/* CEL sees whether a device is shared */
+	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
+			       "gpu.example.com, selectors: [{cel: {expression: "
+			       "'device.allowMultipleAllocations'}}]}}]}\n",
+			       &n3, &a[5], why),
+			 0);
+	dra_allocation_clear(&a[5]);
+	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
+			       "gpu.example.com, selectors: [{cel: {expression: "
+			       "'device.allowMultipleAllocations'}}]}}]}\n",
+			       &n1, &a[5], why),
+			 -ENOSPC);
 	/* a device without the capacity never serves a request for it */
 	ck_assert_int_eq(alloc(SHARE("share: 10m"), &n1, &a[5], why), -ENOSPC);
 	ck_assert_msg(strstr(why, "lack the capacity asked") != NULL, "%s", why);
