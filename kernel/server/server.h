@@ -34,7 +34,7 @@
 #define PK_SERVER_DEFAULT_LISTEN "127.0.0.1:6443"
 #define PK_SERVER_MAX_BODY PK_MAX_INPUT_BYTES /* larger bodies get 413 */
 #define PK_SERVER_WATCH_TIMEOUT_S 1800	      /* default watch length */
-/* Limits against hostile clients (README, "Security"). */
+/* Limits against hostile clients (docs/appliance.md, "Security"). */
 #define PK_SERVER_THREADS 16		       /* event-loop threads */
 #define PK_SERVER_MAX_CONNECTIONS 4000	       /* in total */
 #define PK_SERVER_MAX_CONNECTIONS_PER_ADDR 200 /* from one client address */
