@@ -56,6 +56,12 @@ awk '/kubectl apply -k deploy($|[ \/])/ && !a { a = NR } /create secret/ && !s {
 	{ echo "FAIL: podkerneld --print-crds"; fail=1; }
 cmp -s "$WORK/crds.yaml" deploy/crds/crds.yaml ||
 	{ echo "FAIL: deploy/crds/crds.yaml is not what podkerneld --print-crds prints (regenerate it)"; fail=1; }
+# in a group of one's own (--workload-api): no approval annotation outside *.k8s.io
+"$PODKERNEL_BIN/podkerneld" --print-crds --workload-api example.com/v1alpha3 > "$WORK/own.yaml" &&
+	[ "$(grep -c '^  group: example.com$' "$WORK/own.yaml")" = 3 ] &&
+	grep -q '^  name: podgroups.example.com$' "$WORK/own.yaml" &&
+	! grep -q 'api-approved' "$WORK/own.yaml" ||
+	{ echo "FAIL: --print-crds --workload-api example.com/v1alpha3: $(head -20 "$WORK/own.yaml")"; fail=1; }
 # The agent's board is a valid board file, and the one docs/install.md names.
 "$PODKERNEL_BIN/podctl" board check deploy/agent/board.yaml > /dev/null || fail=1
 cmp -s deploy/agent/board.yaml boards/tpu-superslice.yaml ||
