@@ -111,8 +111,9 @@ void dra_cycle_begin(struct dra_state *st);
 /*
  * The fast check of a claim that is one request for count devices of a
  * class: how many devices of class_name visible to node are free, counting
- * up to want.  -ENOENT: no such class; -EINVAL: a selector of the class does
- * not compile or evaluate (dra_allocate() says which).
+ * up to want (a shared device is free while its shares leave what a request
+ * naming no capacity consumes).  -ENOENT: no such class; -EINVAL: a selector
+ * of the class does not compile or evaluate (dra_allocate() says which).
  */
 int dra_free_count(struct dra_state *st, const char *class_name, const struct dra_node *node,
 		   int slot, size_t want);
