@@ -32,8 +32,8 @@ static bool value_in(const json_t *values, const char *v)
 	json_t *x;
 	size_t i;
 
-	json_array_foreach(values, i, x) if (json_is_string(x) && strcmp(json_string_value(x), v) == 0)
-	    return true;
+	json_array_foreach(values, i, x) if (json_is_string(x) &&
+					     strcmp(json_string_value(x), v) == 0) return true;
 	return false;
 }
 
@@ -81,7 +81,8 @@ bool pk_budget_selects(const json_t *pdb, const json_t *pod)
 {
 	if (strcmp(pk_namespace(pdb) ?: "", pk_namespace(pod) ?: "") != 0)
 		return false;
-	return pk_label_selector_matches(pk_get(pdb, "spec.selector"), pk_get(pod, "metadata.labels"));
+	return pk_label_selector_matches(pk_get(pdb, "spec.selector"),
+					 pk_get(pod, "metadata.labels"));
 }
 
 /* ---- health and arithmetic ---------------------------------------------------- */
@@ -149,7 +150,8 @@ int pk_budget_count(const json_t *pdb, const json_t *pods, struct pk_budget *ret
 		if (!pk_budget_selects(pdb, p) || pk_pod_terminal(p))
 			continue;
 		ret->expected++;
-		/* a pod an eviction already counted is no longer healthy (upstream's disruptedPods) */
+		/* a pod an eviction already counted is no longer healthy (upstream's disruptedPods)
+		 */
 		if (pk_pod_disruption_healthy(p) && !json_object_get(disrupted, pk_name(p)))
 			ret->current_healthy++;
 	}
@@ -182,15 +184,14 @@ json_t *pk_budget_status(const json_t *pdb, const struct pk_budget *b, const jso
 	char ts[32];
 
 	pk_time_format((int64_t)time(NULL), ts);
-	return json_pack("{s:I,s:i,s:i,s:i,s:i,s:o,s:[{s:s,s:s,s:s,s:s,s:s,s:I}]}",
-			 "observedGeneration", g, "disruptionsAllowed", b->allowed,
-			 "currentHealthy", b->current_healthy, "desiredHealthy",
-			 b->desired_healthy, "expectedPods", b->expected, "disruptedPods",
-			 json_is_object(disrupted) ? json_deep_copy(disrupted) : json_object(),
-			 "conditions", "type", "DisruptionAllowed", "status",
-			 b->allowed > 0 ? "True" : "False", "reason",
-			 b->allowed > 0 ? "SufficientPods" : "InsufficientPods", "message", "",
-			 "lastTransitionTime", ts, "observedGeneration", g);
+	return json_pack(
+	    "{s:I,s:i,s:i,s:i,s:i,s:o,s:[{s:s,s:s,s:s,s:s,s:s,s:I}]}", "observedGeneration", g,
+	    "disruptionsAllowed", b->allowed, "currentHealthy", b->current_healthy,
+	    "desiredHealthy", b->desired_healthy, "expectedPods", b->expected, "disruptedPods",
+	    json_is_object(disrupted) ? json_deep_copy(disrupted) : json_object(), "conditions",
+	    "type", "DisruptionAllowed", "status", b->allowed > 0 ? "True" : "False", "reason",
+	    b->allowed > 0 ? "SufficientPods" : "InsufficientPods", "message", "",
+	    "lastTransitionTime", ts, "observedGeneration", g);
 }
 
 /* ---- validation ------------------------------------------------------------- */
@@ -203,7 +204,8 @@ static void check_int_or_percent(struct pk_vctx *v, const json_t *spec, const ch
 		return;
 	if (json_is_integer(x)) {
 		if (json_integer_value(x) < 0 || json_integer_value(x) > INT32_MAX)
-			pk_vctx_fail(v, key, "Invalid value: %s: must be greater than or equal to 0",
+			pk_vctx_fail(v, key,
+				     "Invalid value: %s: must be greater than or equal to 0",
 				     pk_value_text(x, v->text, sizeof(v->text)));
 	} else if (!json_is_string(x)) {
 		pk_vctx_fail(v, key, "Invalid value: %s: must be an integer or a percent string",
@@ -229,19 +231,23 @@ static void check_expression(struct pk_vctx *v, const json_t *e)
 	for (const char *const *o = ops; op && *o; o++)
 		known |= strcmp(op, *o) == 0;
 	if (op && !known) {
-		pk_vctx_fail(v, "operator", "Unsupported value: \"%s\": supported values: \"In\", "
-					    "\"NotIn\", \"Exists\", \"DoesNotExist\"", op);
+		pk_vctx_fail(v, "operator",
+			     "Unsupported value: \"%s\": supported values: \"In\", "
+			     "\"NotIn\", \"Exists\", \"DoesNotExist\"",
+			     op);
 		return;
 	}
 	needs_values = op && (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0);
 	if (needs_values && json_array_size(values) == 0)
 		pk_vctx_fail(v, "values",
 			     "Required value: must be specified when `operator` is 'In' or "
-			     "'NotIn'%s", "");
+			     "'NotIn'%s",
+			     "");
 	else if (op && !needs_values && json_array_size(values) > 0)
 		pk_vctx_fail(v, "values",
 			     "Forbidden: may not be specified when `operator` is 'Exists' or "
-			     "'DoesNotExist'%s", "");
+			     "'DoesNotExist'%s",
+			     "");
 	json_array_foreach(values, i, x) if (!json_is_string(x))
 	{
 		size_t old = pk_path_index(&v->p, i);

@@ -38,13 +38,13 @@
 struct evict {
 	struct pk_store *store;
 	const char *ns, *name;
-	json_t *pod;	     /* the pod asked for */
-	json_t *unit;	     /* the group heading its unit, NULL: the pod alone */
-	const char *ukind;   /* PodGroup or CompositePodGroup */
-	json_t *pods;	     /* the unit's pods that go */
-	json_t *budgets;     /* every budget of the namespace */
-	json_t *all;	     /* every pod of the namespace */
-	char why[1024];	     /* a refusal */
+	json_t *pod;	   /* the pod asked for */
+	json_t *unit;	   /* the group heading its unit, NULL: the pod alone */
+	const char *ukind; /* PodGroup or CompositePodGroup */
+	json_t *pods;	   /* the unit's pods that go */
+	json_t *budgets;   /* every budget of the namespace */
+	json_t *all;	   /* every pod of the namespace */
+	char why[1024];	   /* a refusal */
 };
 
 /* ---- the unit ------------------------------------------------------------- */
@@ -218,11 +218,12 @@ static int budget_check(struct evict *e, const json_t *pdb, const struct pk_budg
 	*ret_take = take;
 	unit_text(e, unit, sizeof(unit));
 	if (take > 0 && b->current_healthy - take < b->desired_healthy) {
-		snprintf(e->why, sizeof(e->why),
-			 "Cannot evict pod as it would violate the pod's disruption budget. The "
-			 "disruption budget %s needs %d healthy pods and has %d currently; evicting "
-			 "pod %s evicts %s, %d of them healthy under the budget, whole or not at all.",
-			 pk_name(pdb), b->desired_healthy, b->current_healthy, e->name, unit, take);
+		snprintf(
+		    e->why, sizeof(e->why),
+		    "Cannot evict pod as it would violate the pod's disruption budget. The "
+		    "disruption budget %s needs %d healthy pods and has %d currently; evicting "
+		    "pod %s evicts %s, %d of them healthy under the budget, whole or not at all.",
+		    pk_name(pdb), b->desired_healthy, b->current_healthy, e->name, unit, take);
 		return 1;
 	}
 	if (unhealthy > 0 && !pk_budget_always_allow(pdb) &&
@@ -258,8 +259,8 @@ static json_t *status_after(const struct evict *e, const json_t *pdb, struct pk_
 	json_array_foreach(e->pods, i, p) if (!ignores_budget(p) && pk_budget_selects(pdb, p))
 	    json_object_set_new(disrupted, pk_name(p), json_string(ts));
 	b.current_healthy -= take;
-	b.allowed = b.current_healthy - b.desired_healthy > 0 ? b.current_healthy - b.desired_healthy
-							       : 0;
+	b.allowed =
+	    b.current_healthy - b.desired_healthy > 0 ? b.current_healthy - b.desired_healthy : 0;
 	st = pk_budget_status(pdb, &b, disrupted);
 	json_decref(disrupted);
 	return st;
@@ -292,7 +293,8 @@ static int check_budgets(struct evict *e, bool dry_run)
 		bool hits = false;
 		size_t j;
 
-		json_array_foreach(e->pods, j, p) hits |= !ignores_budget(p) && pk_budget_selects(b, p);
+		json_array_foreach(e->pods, j, p) hits |=
+		    !ignores_budget(p) && pk_budget_selects(b, p);
 		if (!hits)
 			continue;
 		if (n == sizeof(edits) / sizeof(edits[0]) || pk_budget_count(b, e->all, &cnt) < 0) {
@@ -386,8 +388,8 @@ static int add_target(json_t *pod, void *arg)
 	if (!json_is_array(conds) &&
 	    json_object_set_new(st, "conditions", conds = json_array()) < 0)
 		return -ENOMEM;
-	json_array_foreach(conds, i, c) if (strcmp(pk_get_string(c, "type") ?: "",
-					     "DisruptionTarget") == 0)
+	json_array_foreach(conds, i,
+			   c) if (strcmp(pk_get_string(c, "type") ?: "", "DisruptionTarget") == 0)
 	{
 		json_array_remove(conds, i);
 		break;
@@ -437,8 +439,8 @@ static int evict_pods(struct evict *e, const struct pk_store_write_opts *wo)
 			 (unsigned long long)time(NULL));
 		ev = event_new(e, name, "Normal", "EvictedWithUnit", note);
 		if (ev)
-			edits[k++] = (struct pk_store_edit){.op = PK_STORE_EDIT_CREATE,
-							    .create = ev};
+			edits[k++] =
+			    (struct pk_store_edit){.op = PK_STORE_EDIT_CREATE, .create = ev};
 	}
 	if (r == 0)
 		r = pk_store_edit_batch(e->store, edits, k);
@@ -485,11 +487,11 @@ static int evict_read(struct evict *e)
 static void respond_refused(struct pk_response *resp, const struct evict *e, int code,
 			    const char *reason, const char *cause)
 {
-	json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:{s:s,s:s,s:[{s:s,s:s}]},s:i}", "kind",
-			       "Status", "apiVersion", "v1", "metadata", "status", "Failure",
-			       "message", e->why, "reason", reason, "details", "name", e->name,
-			       "kind", "pods", "causes", "reason", cause, "message", e->why,
-			       "code", code);
+	json_t *st =
+	    json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:{s:s,s:s,s:[{s:s,s:s}]},s:i}", "kind", "Status",
+		      "apiVersion", "v1", "metadata", "status", "Failure", "message", e->why,
+		      "reason", reason, "details", "name", e->name, "kind", "pods", "causes",
+		      "reason", cause, "message", e->why, "code", code);
 
 	pk_srv_respond_json(resp, code, st);
 }
