@@ -51,7 +51,8 @@ static json_t *disrupted_kept(const json_t *pdb, const json_t *pods, int64_t now
 		int64_t at = 0;
 
 		if (!p || pk_get(p, "metadata.deletionTimestamp") ||
-		    pk_time_parse(json_string_value(v) ?: "", &at) < 0 || now - at > DISRUPTED_TTL_S)
+		    pk_time_parse(json_string_value(v) ?: "", &at) < 0 ||
+		    now - at > DISRUPTED_TTL_S)
 			continue;
 		json_object_set(kept, name, v);
 	}

@@ -42,6 +42,8 @@ static void group_clear_spec(struct sc_group *g)
 	free(g->spec.parent_key);
 	free(g->spec.workload);
 	free(g->spec.topo_key);
+	free(g->spec.home);
+	g->spec.home = NULL;
 	free(g->spec.prio_class);
 	g->spec.parent_key = g->spec.workload = g->spec.topo_key = g->spec.prio_class = NULL;
 	g->spec.has_slice = g->spec.slice_bad = false;
@@ -59,6 +61,8 @@ static void group_free(struct sc_group *g)
 	free(g->ns);
 	free(g->name);
 	free(g->eval.why);
+	free(g->home);
+	free(g->pick);
 	if (g->strat.free)
 		g->strat.free(g->strat.state);
 	sc_vec_free(&g->children);
@@ -311,6 +315,9 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 	g->spec.topo_key = view->spec.topology_key && *view->spec.topology_key
 			       ? strdup(view->spec.topology_key)
 			       : NULL;
+	const char *home = json_string_value(json_object_get(
+	    pk_get(view->raw, "metadata.annotations"), TOPO_ANNOTATION_HOME_DOMAIN));
+	g->spec.home = home && *home ? strdup(home) : NULL;
 	g->spec.has_slice = view->slice_shape != NULL && !g->composite;
 	g->spec.slice_bad =
 	    g->spec.has_slice && topo_shape_parse(view->slice_shape, &g->spec.slice) < 0;

@@ -103,6 +103,7 @@ struct sc_group_spec {
 	int32_t min;
 	enum pk_disruption disruption;
 	char *topo_key;
+	char *home; /* annotation scheduling.podkernel.dev/home-domain, NULL: none */
 	/* TPU slice: the slice-shape annotation (slice_bad: it does not parse) */
 	bool has_slice, slice_bad;
 	/* spec.resourceClaims: a CompositePodGroup's are refused (hierarchy.c); a
@@ -163,6 +164,15 @@ struct sc_group {
 	struct sc_group_eval eval;
 	struct sc_cond_memo memo;
 	bool disrupted; /* DisruptionTarget written (preempt.c) */
+	/*
+	 * Repair in the same domain (place_kep.c, cycle.c): home, the value of
+	 * its topology key its subtree was last committed in; pick, this
+	 * cycle's choice (valid at pick_stamp) and whether it was a repair.
+	 */
+	char *home;
+	char *pick;
+	uint64_t pick_stamp;
+	enum sc_repair { SC_REPAIR_NONE, SC_REPAIR_IN_PLACE, SC_REPAIR_WHOLE } pick_repair;
 	/*
 	 * Set for a root's tree before each attempt (sc_group_note_gated):
 	 * gated_wait, the opt-in policy under which a gang waits while a

@@ -36,8 +36,8 @@ static struct pk_budget count(const char *spec_json)
 {
 	json_error_t err;
 	json_t *spec = json_loads(spec_json, 0, &err), *all = pods();
-	json_t *pdb = json_pack("{s:{s:s,s:s},s:o}", "metadata", "name", "x", "namespace", "default",
-				"spec", spec);
+	json_t *pdb = json_pack("{s:{s:s,s:s},s:o}", "metadata", "name", "x", "namespace",
+				"default", "spec", spec);
 	struct pk_budget b;
 
 	ck_assert_int_eq(pk_budget_count(pdb, all, &b), 0);
@@ -79,10 +79,10 @@ END_TEST
 START_TEST(test_disrupted_not_healthy)
 {
 	json_t *all = pods();
-	json_t *pdb = json_pack("{s:{s:s,s:s},s:{s:i,s:{s:{s:s}}},s:{s:{s:s}}}", "metadata", "name",
-				"x", "namespace", "default", "spec", "minAvailable", 1, "selector",
-				"matchLabels", "app", "svc", "status", "disruptedPods", "a",
-				"2026-01-01T00:00:00Z");
+	json_t *pdb =
+	    json_pack("{s:{s:s,s:s},s:{s:i,s:{s:{s:s}}},s:{s:{s:s}}}", "metadata", "name", "x",
+		      "namespace", "default", "spec", "minAvailable", 1, "selector", "matchLabels",
+		      "app", "svc", "status", "disruptedPods", "a", "2026-01-01T00:00:00Z");
 	struct pk_budget b;
 
 	ck_assert_int_eq(pk_budget_count(pdb, all, &b), 0);
@@ -123,8 +123,8 @@ START_TEST(test_validate)
 	invalid(y, "spec.maxUnavailable: Invalid value: \"150%\": a valid percent string");
 	snprintf(y, sizeof(y), "%sspec: {unhealthyPodEvictionPolicy: Never}\n", head);
 	invalid(y, "spec.unhealthyPodEvictionPolicy: Unsupported value: \"Never\"");
-	snprintf(y, sizeof(y),
-		 "%sspec: {selector: {matchExpressions: [{key: a, operator: In}]}}\n", head);
+	snprintf(y, sizeof(y), "%sspec: {selector: {matchExpressions: [{key: a, operator: In}]}}\n",
+		 head);
 	invalid(y, "spec.selector.matchExpressions[0].values: Required value");
 	snprintf(y, sizeof(y),
 		 "%sspec: {maxUnavailable: \"10%%\", unhealthyPodEvictionPolicy: AlwaysAllow, "
