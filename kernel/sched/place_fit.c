@@ -933,6 +933,29 @@ static bool cands_best_indexed(struct cands *cs)
 	return true;
 }
 
+/* No candidate fit: record and trace why; the status it ends with. */
+static enum sc_status topo_failed(struct sc_ctx *ctx, struct sc_group *g, const struct cands *cs,
+				  int start_rank, enum sc_status st)
+{
+	struct sc_buf msg = {0};
+
+	if (!cs->nscope)
+		sc_buf_printf(&msg, "no node in scope has label %s", g->spec.topo_key);
+	else
+		sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s%s)",
+			      g->spec.topo_key, cs->nscope, cs->why.s ? cs->why.s : "",
+			      cs->npruned > 3 ? "; ..." : "");
+	if (start_rank > 0 && st == SC_UNRESOLVABLE)
+		st = SC_UNSCHEDULABLE; /* an earlier candidate did fit */
+	sc_record(ctx, g, st, sc_group_min(g), g->eval.stamp == ctx->stamp ? g->eval.S : 0, 0,
+		  g->eval.stamp == ctx->stamp ? g->eval.U : 0,
+		  g->eval.stamp == ctx->stamp ? g->eval.UU : 0, SC_WHY_TEXT, NULL, msg.s);
+	sc_trace(ctx, "%s %s: %s -> %s", sc_group_kind(g), g->key, msg.s ? msg.s : "",
+		 sc_status_to_string(st));
+	sc_buf_free(&msg);
+	return st;
+}
+
 /* Repair: the home domain (bucket k) first, kept when every pending pod fits there. */
 static bool home_first(struct fit *f, struct sc_group *g, const struct cands *cs, int k)
 {
@@ -1068,24 +1091,7 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 			 sc_status_to_string(cst));
 	}
 	ctx->depth--;
-	{
-		struct sc_buf msg = {0};
-
-		if (!cs.nscope)
-			sc_buf_printf(&msg, "no node in scope has label %s", g->spec.topo_key);
-		else
-			sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s%s)",
-				      g->spec.topo_key, cs.nscope, cs.why.s ? cs.why.s : "",
-				      cs.npruned > 3 ? "; ..." : "");
-		if (start_rank > 0 && st == SC_UNRESOLVABLE)
-			st = SC_UNSCHEDULABLE; /* an earlier candidate did fit */
-		sc_record(ctx, g, st, sc_group_min(g), g->eval.stamp == ctx->stamp ? g->eval.S : 0,
-			  0, g->eval.stamp == ctx->stamp ? g->eval.U : 0,
-			  g->eval.stamp == ctx->stamp ? g->eval.UU : 0, SC_WHY_TEXT, NULL, msg.s);
-		sc_trace(ctx, "%s %s: %s -> %s", sc_group_kind(g), g->key, msg.s ? msg.s : "",
-			 sc_status_to_string(st));
-		sc_buf_free(&msg);
-	}
+	st = topo_failed(ctx, g, &cs, start_rank, st);
 out:
 	sc_stat(ctx, PK_SCHED_STAT_SEARCH, sc_stat_clock(ctx) - t0);
 	sc_buf_free(&cs.why);
