@@ -110,6 +110,15 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs);
 int pk_sched_update(struct pk_sched *s, json_t *obj, struct pk_errors *errs);
 int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
 /*
+ * The home domain of group ns/name (PodGroup or CompositePodGroup): the
+ * value of its topology key its last committed placement chose, else its
+ * scheduling.podkernel.dev/home-domain annotation; a new string in *ret,
+ * NULL when it has none.  -ENOENT: no such group; -ENOMEM.  A simulator that
+ * withdraws a job's groups after a node loss hands it back as the annotation.
+ */
+int pk_sched_group_home(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name,
+			char **ret);
+/*
  * Add n pods alike: pod (a Pod object) named names[0], ..., names[n-1] in
  * turn, as n pk_sched_add calls would, but decoded once (a simulator's
  * gang).  pod's metadata.name is left at the last name.  Stops at the first

@@ -197,11 +197,24 @@ static int add_classes(struct sim_run *s)
 	return 0;
 }
 
+/* The scheduler's repairs after node losses, counted for the report. */
+static void sim_repair_stat(void *arg, enum pk_sched_stat stat, double value, const char *root)
+{
+	struct sim_run *s = arg;
+
+	(void)value;
+	(void)root;
+	if (stat == PK_SCHED_STAT_REPAIR_IN_PLACE)
+		s->count.repairs_in_place++;
+	else if (stat == PK_SCHED_STAT_REPAIR_WHOLE)
+		s->count.repairs_whole++;
+}
+
 int sim_run_new(const struct pk_sim_opts *o, const json_t *nodes, const struct pk_sim_trace *t,
 		struct sim_run **ret)
 {
 	struct sim_run *s = calloc(1, sizeof(*s));
-	struct pk_sched_opts so = {.strategy = o->strategy};
+	struct pk_sched_opts so = {.strategy = o->strategy, .stat = sim_repair_stat, .stat_arg = s};
 	int r;
 
 	if (!s)
@@ -258,6 +271,7 @@ void sim_run_free(struct sim_run *s)
 		free(r->req);
 		free(r->node);
 		free(r->bind_at);
+		json_decref(r->homes);
 	}
 	for (size_t i = 0; s->node_names && i < s->nnodes; i++)
 		free(s->node_names[i]);
