@@ -6,7 +6,8 @@
 # naming the unit and the budget, in the answer and in an Event) and no member
 # goes; once the budget allows the unit, the drain evicts it whole, members on
 # the other node included, never half.  A budget with both minAvailable and
-# maxUnavailable is refused by field path.
+# maxUnavailable is refused by field path; `kubectl get pdb` shows its columns and
+# `kubectl create pdb` (protobuf) works.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need kubectl
 need curl
@@ -149,7 +150,15 @@ Y
 			i=$((i + 1))
 		done
 		[ "$got" = 4/4/1/3 ] || fail "$mode: pdb status: $got"
+		k get pdb svc >"$WORK/out" 2>&1
+		grep -q '^svc  *1  *N/A  *3 ' "$WORK/out" || fail "$mode: get pdb: $(cat "$WORK/out")"
 	fi
+	# kubectl create pdb sends protobuf
+	k create pdb other --selector=app=other --max-unavailable=50% >"$WORK/out" 2>&1 ||
+		fail "$mode: create pdb: $(cat "$WORK/out")"
+	[ "$(k get pdb other -o jsonpath='{.spec.maxUnavailable}')" = 50% ] ||
+		fail "$mode: protobuf pdb: $(k get pdb other -o yaml)"
+	k delete pdb other >/dev/null 2>&1 || fail "$mode: delete pdb"
 
 	# the unit is 4 healthy pods and the budget keeps 1: evicting one member
 	# would take all 4, so the eviction is 429 with the unit and budget named
