@@ -91,7 +91,7 @@ LIBS_pkattach    := pkattach pkui pkkube pkappliance pksim pkserver pkstore pkwr
 LIBS_pkagent     := pkagent pkkube pkapi pkcel topo pklib
 LIBS_pkclient    := pkclient pkkube pksim pkstore pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
 # Everything, for the benchmarks and the fuzz targets.
-LIBS_all         := pkclient pksim pkagent pkattach pkui pkkube pkcontrollers pkappliance pkserver pkstore pkwrite \
+LIBS_all         := pkclient pkagent pkattach pkui pkkube pkcontrollers pkappliance pksim pkserver pkstore pkwrite \
 	pksched \
 	pkbuilder pkdra pkapi pkcel topo pklib
 

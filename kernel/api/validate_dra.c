@@ -124,6 +124,10 @@ static void check_opaque_config(struct pk_vctx *v, const json_t *cfg)
 	pk_path_pop(&v->p, old);
 }
 
+/* Consumable capacity (KEP-5075): the allocator gives each device to one request, whole. */
+#define CONSUMABLE_CAPACITY                                                                        \
+	"consumable capacity (a device shared by several allocations) is not supported: a "        \
+	"device is allocated whole"
 #define MAX_TAINTS 16 /* taints a device, tolerations a request (upstream's limits) */
 
 /* An effect of a device taint or toleration (empty allowed in a toleration). */
@@ -198,6 +202,8 @@ static void check_device_request(struct pk_vctx *v, const json_t *r)
 	    !json_is_boolean(json_object_get(r, "adminAccess")) &&
 	    !json_is_null(json_object_get(r, "adminAccess")))
 		pk_vctx_fail(v, "adminAccess", "Invalid value: must be a boolean%s", NULL);
+	if (json_object_get(r, "capacity") && !json_is_null(json_object_get(r, "capacity")))
+		pk_vctx_fail(v, "capacity", "Forbidden: %s", CONSUMABLE_CAPACITY);
 	check_taints(v, r, "tolerations");
 }
 
@@ -504,9 +510,14 @@ static void check_slice_device(struct pk_vctx *v, const json_t *dev, json_t *nam
 				     key);
 		if (!q || pk_quantity_of(q, &milli) < 0)
 			pk_vctx_fail(v, "value", "Invalid value: must be a quantity%s", NULL);
+		if (json_is_object(x) && json_object_get(x, "requestPolicy") &&
+		    !json_is_null(json_object_get(x, "requestPolicy")))
+			pk_vctx_fail(v, "requestPolicy", "Forbidden: %s", CONSUMABLE_CAPACITY);
 		pk_path_pop(&v->p, o2);
 	}
 	pk_path_pop(&v->p, old);
+	if (json_is_true(json_object_get(dev, "allowMultipleAllocations")))
+		pk_vctx_fail(v, "allowMultipleAllocations", "Forbidden: %s", CONSUMABLE_CAPACITY);
 }
 
 static void check_slice_placement(struct pk_vctx *v, const json_t *spec)

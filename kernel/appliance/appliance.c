@@ -118,6 +118,7 @@ void ap_resync(struct pk_appliance *app, enum pk_kind kind, const char *ns, cons
 static const char *const list_order[] = {
     "Lease",
     "Node",
+    "Namespace",
     "PriorityClass",
     "DeviceClass",
     "ResourceSlice",
@@ -133,6 +134,11 @@ static const char *const list_order[] = {
     "Job",
     "JobSet",
 };
+
+static bool is_namespace(const char *kind)
+{
+	return kind && strcmp(kind, "Namespace") == 0;
+}
 
 static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 {
@@ -152,6 +158,10 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 
 		json_array_foreach(items, i, obj)
 		{
+			if (is_namespace(kind)) { /* only read for namespaceSelector's labels */
+				sched_feed(app, obj);
+				continue;
+			}
 			if (k != PK_KIND_LEASE)
 				ap_cache_note(app->cache, k, obj);
 			if (k != PK_KIND_LEASE && k != PK_KIND_JOB && k != PK_KIND_JOBSET &&
@@ -175,6 +185,7 @@ static int new_scheduler(struct pk_appliance *app)
 	    .backoff_initial_ms = app->cfg.backoff_initial_ms,
 	    .backoff_max_ms = app->cfg.backoff_max_ms,
 	    .gated_tell_ms = AP_GATED_TELL_MS,
+	    .gated_gangs_wait = app->cfg.gated_gangs_wait,
 	};
 
 	pk_sched_free(app->sched);
@@ -387,6 +398,9 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 		break;
 	case AP_SKIP:
 		AP_COUNT(app, events_skipped);
+		/* a namespaceSelector reads a Namespace's labels */
+		if (is_namespace(kind) && ev->type != PK_EVENT_DELETED)
+			sched_feed(app, ev->object);
 		break;
 	}
 	ap_hooks_call(app, event, ev, &d);

@@ -133,6 +133,7 @@ struct pk_appliance_config {
 	void *saturated_arg;
 	const char *node_lease_namespace; /* node heartbeat Leases; NULL: kube-node-lease */
 	int64_t backoff_initial_ms, backoff_max_ms; /* 0: the scheduler's defaults */
+	bool gated_gangs_wait; /* pk_sched_opts.gated_gangs_wait (--gated-gangs-wait) */
 	int64_t
 	    event_ttl_ms; /* standalone: Events older than this go; 0: PK_APPLIANCE_EVENT_TTL_MS */
 	/*

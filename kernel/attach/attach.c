@@ -180,6 +180,7 @@ static int start_loop(struct pk_attach *a, char *err, size_t errlen)
 	};
 	struct pk_appliance_config acfg = {
 	    .verbosity = a->cfg.verbosity,
+	    .gated_gangs_wait = a->cfg.gated_gangs_wait,
 	    .source = &at_mirror_source_ops,
 	    .source_arg = a->mirror,
 	    .may_schedule = may_schedule,

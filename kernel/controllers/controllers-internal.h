@@ -103,7 +103,7 @@ void ctl_gc_free(struct ctl_gc *gc);
 void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev);
 /* A pass over every object at the next ctl_gc_run() (after the listing). */
 void ctl_gc_full(struct ctl_gc *gc);
-/* Collect what was noted; returns the number of objects deleted. */
+/* Collect what was noted; returns the number of objects written (deleted, changed). */
 int ctl_gc_run(struct pk_ctl *ctl);
 /* claims.c: does pod name a template whose claim is not made yet?  Make them. */
 /* Does a Pod or a PodGroup wait for claims from its templates? */
@@ -132,6 +132,11 @@ int ctl_recorder_new(struct ctl_recorder **ret);
 void ctl_recorder_free(struct ctl_recorder *rec);
 void ctl_record_batch(struct pk_ctl *ctl, const struct pk_write_batch *batch,
 		      const struct pk_write_result *results);
+/* A Warning Event about obj (of kind), by the correlator's rule; created at the next flush. */
+void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
+			const char *note);
+/* Create the Events noted, in one transaction. */
+void ctl_record_flush(struct pk_ctl *ctl);
 /* Delete expired Events (at most once per CTL_EVENT_SWEEP_MS). */
 void ctl_record_sweep(struct pk_ctl *ctl, int64_t now_ms);
 

@@ -18,7 +18,8 @@
  * namespace is not found there: it dangles too).  An owner deleted in the
  * foreground is "waiting".  A reference to a kind not served, or from a
  * cluster-scoped dependent to a namespaced kind, cannot be resolved: the
- * dependent is left alone (said in the log), as upstream does.  Then:
+ * dependent is left alone (said in the log; the latter also in a Warning
+ * Event OwnerRefInvalidNamespace about it), as upstream does.  Then:
  *   - some owner solid: the dangling and waiting references are removed;
  *   - no owner solid, some waiting, the dependent has dependents itself:
  *     it is deleted in the foreground;
@@ -26,10 +27,16 @@
  *     (orphan, foregroundDeletion), else in the background.
  * An owner deleted in the foreground loses its foregroundDeletion finalizer
  * (and so goes) once no dependent whose reference has blockOwnerDeletion is
- * left.  Writes carry the uid and resourceVersion read, and go in batches
- * of GC_BATCH edits; a conflict is looked at again on the write's event.
+ * left; a dependent about to be deleted in the foreground while one of its
+ * own dependents waits has its references made non-blocking first (an
+ * ownership cycle would wait for ever).  A pass goes on in rounds over what
+ * its own writes make worth a look (again()), so a chain goes down and is
+ * released in one pass.  Writes carry the uid and resourceVersion read, and
+ * go in batches of GC_BATCH edits; a conflict is looked at again on the
+ * write's event.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,8 +58,12 @@ enum owner_state {
 	OWNER_SOLID,
 };
 
+/* What an owner was queued for (the bits of its value in ctl_gc.owners). */
+#define LOOK_DEPENDENTS 1 /* it went: its dependents may have lost their last owner */
+#define LOOK_RELEASE 2	  /* deleted in the foreground: it may go once nothing blocks it */
+
 struct ctl_gc {
-	struct pk_map owners; /* "uid SEP kind SEP ns SEP name" -> (void *)1 */
+	struct pk_map owners; /* "uid SEP kind SEP ns SEP name" -> LOOK_* bits */
 	struct pk_map deps;   /* "kind SEP ns SEP name" -> json_t * (its last event, held) */
 	bool full;	      /* a pass over every object is due */
 };
@@ -67,7 +78,8 @@ struct gc_pass {
 	json_t *drop[GC_BATCH]; /* MODIFY: the uids whose references go */
 	bool unblock[GC_BATCH]; /* MODIFY: its references stop blocking their owners */
 	size_t n;
-	int deleted;
+	int written;
+	bool events;	      /* Warning Events noted: created before the writes */
 	struct pk_map *again; /* owners to look at in the pass's next round */
 };
 
@@ -130,7 +142,7 @@ static const char *owner_ns(const struct pk_type *t, const char *dep_ns)
 }
 
 static void queue_owner(struct pk_map *owners, const char *uid, const char *kind, const char *ns,
-			const char *name)
+			const char *name, uintptr_t look)
 {
 	char key[CTL_KEY_MAX + 64];
 
@@ -138,7 +150,8 @@ static void queue_owner(struct pk_map *owners, const char *uid, const char *kind
 	    snprintf(key, sizeof(key), "%s" SEP "%s" SEP "%s" SEP "%s", uid, kind, ns ? ns : "",
 		     name) >= (int)sizeof(key))
 		return;
-	pk_map_put(owners, key, (void *)1); /* ENOMEM: the next event asks again */
+	look |= (uintptr_t)pk_map_get(owners, key);
+	pk_map_put(owners, key, (void *)look); /* ENOMEM: the next event asks again */
 }
 
 static void queue_dependent(struct ctl_gc *gc, const char *kind, const json_t *obj)
@@ -172,23 +185,23 @@ void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev)
 	if (ev->type == PK_EVENT_DELETED) {
 		/* its dependents may have lost their last owner */
 		queue_owner(&ctl->gc->owners, pk_get_string(obj, "metadata.uid"), ev->kind, ns,
-			    pk_name(obj));
+			    pk_name(obj), LOOK_DEPENDENTS);
 		/* an owner deleted in the foreground may wait for it no more */
 		json_array_foreach(refs, i, r)
 		{
 			const char *kind = json_string_value(json_object_get(r, "kind"));
 
 			if (json_is_true(json_object_get(r, "blockOwnerDeletion")))
-				queue_owner(&ctl->gc->owners,
-					    json_string_value(json_object_get(r, "uid")), kind,
-					    owner_ns(pk_type_by_kind(kind), ns),
-					    json_string_value(json_object_get(r, "name")));
+				queue_owner(
+				    &ctl->gc->owners, json_string_value(json_object_get(r, "uid")),
+				    kind, owner_ns(pk_type_by_kind(kind), ns),
+				    json_string_value(json_object_get(r, "name")), LOOK_RELEASE);
 		}
 		return;
 	}
 	if (deleting_dependents(obj))
 		queue_owner(&ctl->gc->owners, pk_get_string(obj, "metadata.uid"), ev->kind, ns,
-			    pk_name(obj));
+			    pk_name(obj), LOOK_DEPENDENTS | LOOK_RELEASE);
 	if (json_array_size(refs) && !pk_get(obj, "metadata.deletionTimestamp"))
 		queue_dependent(ctl->gc, ev->kind, obj);
 }
@@ -231,6 +244,23 @@ static enum owner_state owner_lookup(struct gc_pass *p, const struct pk_type *t,
 	return s;
 }
 
+/* Reported as upstream's collector does: a Warning Event about the dependent. */
+static void invalid_namespace(struct gc_pass *p, const char *kind, const json_t *obj,
+			      const json_t *ref)
+{
+	char note[512];
+
+	snprintf(
+	    note, sizeof(note),
+	    "ownerRef [%s/%s, namespace: , name: %s, uid: %s] does not exist in namespace \"\"",
+	    json_string_value(json_object_get(ref, "apiVersion")) ?: "",
+	    json_string_value(json_object_get(ref, "kind")) ?: "",
+	    json_string_value(json_object_get(ref, "name")) ?: "",
+	    json_string_value(json_object_get(ref, "uid")) ?: "");
+	ctl_record_warning(p->ctl, kind, obj, "OwnerRefInvalidNamespace", note);
+	p->events = true;
+}
+
 /*
  * The state of each reference of obj (a cluster-scoped one when ns is ""),
  * into states; OWNER_UNRESOLVED (logged) when any cannot be resolved.
@@ -259,6 +289,8 @@ static enum owner_state classify(struct gc_pass *p, const char *kind, const json
 				"garbage collection: %s %s%s%s: metadata.ownerReferences[%zu] %s; "
 				"left alone",
 				kind, ns, *ns ? "/" : "", pk_name(obj), i, why);
+			if (t && t->namespaced && !*ns)
+				invalid_namespace(p, kind, obj, r);
 			return OWNER_UNRESOLVED;
 		}
 		states[i] = owner_lookup(p, t, owner_ns(t, ns), name, uid);
@@ -376,7 +408,8 @@ static void again(struct gc_pass *p, const char *kind, const json_t *obj, bool d
 	if (!p->again || (!deleted && !unblocked))
 		return;
 	if (deleted)
-		queue_owner(p->again, pk_get_string(obj, "metadata.uid"), kind, ns, pk_name(obj));
+		queue_owner(p->again, pk_get_string(obj, "metadata.uid"), kind, ns, pk_name(obj),
+			    LOOK_DEPENDENTS);
 	json_array_foreach(pk_get(obj, "metadata.ownerReferences"), i, r)
 	{
 		const char *k = json_string_value(json_object_get(r, "kind"));
@@ -384,7 +417,7 @@ static void again(struct gc_pass *p, const char *kind, const json_t *obj, bool d
 		if (unblocked || json_is_true(json_object_get(r, "blockOwnerDeletion")))
 			queue_owner(p->again, json_string_value(json_object_get(r, "uid")), k,
 				    owner_ns(pk_type_by_kind(k), ns),
-				    json_string_value(json_object_get(r, "name")));
+				    json_string_value(json_object_get(r, "name")), LOOK_RELEASE);
 	}
 }
 
@@ -403,12 +436,16 @@ static void flush(struct gc_pass *p)
 			again(p, e->kind, p->held[i],
 			      e->op == PK_STORE_EDIT_DELETE || (!p->drop[i] && !p->unblock[i]),
 			      p->unblock[i]);
-		} else if (e->rc != -ENOENT && e->rc != -PK_STORE_ECONFLICT) {
+		} else if (e->rc == -ENOENT || e->rc == -PK_STORE_ECONFLICT) {
+			ctl_log(p->ctl, 3,
+				"garbage collection: %s %s: %s, looked at again on its event",
+				e->kind, e->name, e->rc == -ENOENT ? "gone" : "changed");
+		} else {
 			ctl_log(p->ctl, 1, "garbage collection: %s %s: %s", e->kind, e->name,
 				*e->message ? e->message : strerror(-e->rc));
 		}
+		p->written += e->rc == 0;
 		if (e->rc == 0 && e->op == PK_STORE_EDIT_DELETE) {
-			p->deleted++;
 			CTL_COUNT(p->ctl, gc_deleted);
 			/* an owner recreated under the same name wants its objects back */
 			ctl_reconcile_owner_of(p->ctl, p->held[i]);
@@ -601,6 +638,10 @@ static bool blocked(struct pk_ctl *ctl, const char *uid)
 			if (strcmp(json_string_value(json_object_get(r, "uid")) ?: "", uid) == 0 &&
 			    json_is_true(json_object_get(r, "blockOwnerDeletion")))
 				block = true;
+			if (block)
+				ctl_log(ctl, 3, "garbage collection: %s waits for %s %s", uid,
+					json_string_value(json_object_get(d, "kind")),
+					json_string_value(json_object_get(d, "name")));
 		}
 		json_decref(obj);
 	}
@@ -644,7 +685,7 @@ static void full_pass(struct gc_pass *p, struct pk_map *owners)
 				if (deleting_dependents(obj))
 					queue_owner(owners, pk_get_string(obj, "metadata.uid"),
 						    t->kind, t->namespaced ? pk_namespace(obj) : "",
-						    pk_name(obj));
+						    pk_name(obj), LOOK_DEPENDENTS | LOOK_RELEASE);
 				judge_once(p, t->kind, t->namespaced ? pk_namespace(obj) : "",
 					   pk_name(obj), obj);
 			}
@@ -661,25 +702,35 @@ static void full_pass(struct gc_pass *p, struct pk_map *owners)
  * look (again()) replaces *owners for the next round; what was judged and
  * looked up is forgotten, since the writes changed it.
  */
+/* The Warning Events judging noted, created before the writes that follow. */
+static void report(struct gc_pass *p)
+{
+	if (p->events)
+		ctl_record_flush(p->ctl);
+	p->events = false;
+}
+
 static void owners_round(struct gc_pass *p, struct pk_map *owners)
 {
 	struct pk_map next = {0};
 	const char *key;
+	void *v;
 
 	p->again = &next;
-	for (size_t i = 0; pk_map_next(owners, &i, &key, NULL);) {
+	for (size_t i = 0; pk_map_next(owners, &i, &key, &v);) {
 		char buf[CTL_KEY_MAX + 64], *part[4];
 
 		snprintf(buf, sizeof(buf), "%s", key);
-		if (split_key(buf, part, 4))
+		if (((uintptr_t)v & LOOK_DEPENDENTS) && split_key(buf, part, 4))
 			judge_dependents(p, part[0]);
 	}
+	report(p);
 	flush(p);
-	for (size_t i = 0; pk_map_next(owners, &i, &key, NULL);) {
+	for (size_t i = 0; pk_map_next(owners, &i, &key, &v);) {
 		char buf[CTL_KEY_MAX + 64], *part[4];
 
 		snprintf(buf, sizeof(buf), "%s", key);
-		if (split_key(buf, part, 4))
+		if (((uintptr_t)v & LOOK_RELEASE) && split_key(buf, part, 4))
 			release(p, part[0], part[1], part[2], part[3]);
 	}
 	flush(p);
@@ -719,17 +770,21 @@ int ctl_gc_run(struct pk_ctl *ctl)
 		if (split_key(buf, part, 3))
 			judge_once(p, part[0], part[1], part[2], v);
 	}
-	for (int round = 0; owners.live && round < GC_ROUNDS; round++)
+	report(p);
+	/* the first round also writes what judging the dependents above decided */
+	for (int round = 0; (owners.live || p->n) && round < GC_ROUNDS; round++)
 		owners_round(p, &owners);
-	if (owners.live) /* past the rounds: the next pass goes on */
-		for (size_t i = 0; pk_map_next(&owners, &i, &key, NULL);)
-			pk_map_put(&gc->owners, key, (void *)1);
-	int deleted = p->deleted;
+	flush(p);
+	/* past the rounds: the next pass goes on */
+	for (size_t i = 0; pk_map_next(&owners, &i, &key, &v);)
+		pk_map_put(&gc->owners, key,
+			   (void *)((uintptr_t)v | (uintptr_t)pk_map_get(&gc->owners, key)));
+	int written = p->written;
 
 	pk_map_free(&owners);
 	deps_clear(&deps);
 	pk_map_free(&p->memo);
 	pk_map_free(&p->seen);
 	free(p);
-	return deleted;
+	return written;
 }

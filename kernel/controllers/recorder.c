@@ -101,16 +101,25 @@ static void note_one(void *arg, const struct pk_write_item *it, const json_t *ob
 		CTL_COUNT(ctl, kevents_failed);
 }
 
+void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
+			const char *note)
+{
+	const struct pk_type *t = pk_type_by_kind(kind);
+	struct pk_write_item it = {.kind = t ? t->pk : PK_KIND_UNKNOWN,
+				   .ns = t && t->namespaced ? (char *)pk_namespace(obj) : NULL,
+				   .name = (char *)pk_name(obj)};
+
+	if (ctl->recorder && it.name)
+		note_one(ctl, &it, obj, "Warning", reason, reason, note);
+}
+
 /* The Events of a committed batch, created in one transaction. */
 void ctl_record_batch(struct pk_ctl *ctl, const struct pk_write_batch *batch,
 		      const struct pk_write_result *results)
 {
-	struct ctl_recorder *rec = ctl->recorder;
 	json_t **objects;
-	size_t n;
-	int *rcs;
 
-	if (!rec || !ctl->store || !batch->n)
+	if (!ctl->recorder || !ctl->store || !batch->n)
 		return;
 	objects = calloc(batch->n, sizeof(*objects));
 	if (!objects)
@@ -119,6 +128,18 @@ void ctl_record_batch(struct pk_ctl *ctl, const struct pk_write_batch *batch,
 		objects[i] = results[i].object;
 	pk_writer_events(batch, results, objects, note_one, ctl);
 	free(objects);
+	ctl_record_flush(ctl);
+}
+
+void ctl_record_flush(struct pk_ctl *ctl)
+{
+	struct ctl_recorder *rec = ctl->recorder;
+	json_t **objects;
+	size_t n;
+	int *rcs;
+
+	if (!rec || !ctl->store)
+		return;
 	n = json_array_size(rec->pending);
 	if (!n)
 		return;

@@ -173,7 +173,8 @@ static void hook_written(void *arg, const struct pk_write_batch *b,
 	ctl_record_batch(ctl, b, res);
 }
 
-static void run_controllers(struct pk_ctl *ctl)
+/* Returns whether the garbage collector wrote: the events of its writes want it again. */
+static bool run_controllers(struct pk_ctl *ctl)
 {
 	size_t i;
 	json_t *n;
@@ -181,8 +182,10 @@ static void run_controllers(struct pk_ctl *ctl)
 	json_array_foreach(ctl->gone_nodes, i, n) ctl_node_deleted(ctl, json_string_value(n));
 	json_array_clear(ctl->gone_nodes);
 	ctl_queue_run(ctl);
-	ctl_gc_run(ctl);
+	bool more = ctl_gc_run(ctl) > 0;
+
 	ctl_budgets_run(ctl);
+	return more;
 }
 
 /* The node-loss policy's state, logged when it changes (a held node is logged once). */
@@ -234,10 +237,14 @@ static int64_t hook_round(void *arg, int64_t now)
 {
 	struct pk_ctl *ctl = arg;
 
-	run_controllers(ctl);
+	bool again = run_controllers(ctl);
+	int64_t due;
+
 	check_heartbeats(ctl, now);
 	ctl_record_sweep(ctl, now);
-	return ctl_lifecycle_run(ctl, now);
+	due = ctl_lifecycle_run(ctl, now);
+	/* a deletion's dependents, a released owner: the next level at once */
+	return again && (due == 0 || due > now) ? now : due;
 }
 
 /* ---- metrics ----------------------------------------------------------------------- */

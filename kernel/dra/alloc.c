@@ -319,12 +319,12 @@ static bool taints_tolerated(const struct dra_device *d, const struct alt *a)
 	return true;
 }
 
-/* Does device dev match alternative a (ignoring whether it is free)? */
-static bool matches(struct search *s, int dev, const struct alt *a)
+/* Does device dev match alternative a, taints aside (and whether it is free)? */
+static bool selected(struct search *s, int dev, const struct alt *a)
 {
 	const struct dra_device *d = &s->st->devs[dev];
 
-	if (!visible(d, s->node) || !taints_tolerated(d, a) || !class_selects(s, dev, a->cls))
+	if (!visible(d, s->node) || !class_selects(s, dev, a->cls))
 		return false;
 	for (size_t i = 0; i < a->nprog; i++) {
 		bool m = false;
@@ -335,6 +335,12 @@ static bool matches(struct search *s, int dev, const struct alt *a)
 			return false;
 	}
 	return true;
+}
+
+/* Does device dev match alternative a (ignoring whether it is free)? */
+static bool matches(struct search *s, int dev, const struct alt *a)
+{
+	return taints_tolerated(&s->st->devs[dev], a) && selected(s, dev, a);
 }
 
 static bool in_use(const struct search *s, int dev)
@@ -445,7 +451,7 @@ static bool choose(struct search *s, size_t ri, size_t ai, int64_t need, size_t 
 	for (size_t k = from; k < s->ncand && !s->err; k++) {
 		int d = s->cand[k];
 
-		if (++s->steps > STEP_BUDGET)
+		if (++s->steps > STEP_BUDGET || ++s->st->cycle_steps > DRA_CYCLE_STEPS)
 			return false;
 		if (in_use(s, d) || !matches(s, d, a) || !pick(s, d, ri, ai))
 			continue;
@@ -491,20 +497,43 @@ static bool place(struct search *s, size_t ri)
 	return false;
 }
 
+void dra_cycle_begin(struct dra_state *st)
+{
+	if (st)
+		st->cycle_steps = 0;
+}
+
+static int cycle_spent(struct search *s)
+{
+	return say(s, -ENOSPC,
+		   "the device allocation searches of this scheduling cycle took their %d steps; "
+		   "tried again in a later cycle",
+		   DRA_CYCLE_STEPS);
+}
+
 /* Why the search failed: the first request short of devices on its own. */
 static int explain(struct search *s)
 {
+	if (s->st->cycle_steps > DRA_CYCLE_STEPS)
+		return cycle_spent(s);
 	for (size_t ri = 0; ri < s->nreq; ri++) {
 		const struct alt *a = &s->req[ri].alts[0];
-		int64_t match = 0, free_ = 0;
+		int64_t match = 0, free_ = 0, tainted = 0;
 
 		for (size_t k = 0; k < s->ncand && !s->err; k++)
 			if (matches(s, s->cand[k], a)) {
 				match++;
 				free_ += !s->st->inuse[s->cand[k]];
+			} else if (!s->err && selected(s, s->cand[k], a)) {
+				tainted++;
 			}
 		if (s->err)
 			return s->err;
+		if (match == 0 && tainted)
+			return say(s, -ENOSPC,
+				   "request %s: %lld devices of class %s on node %s have taints "
+				   "the request does not tolerate",
+				   a->name, (long long)tainted, a->class_name, s->node->name);
 		if (match == 0)
 			return say(s, -ENOSPC,
 				   "request %s: no device of class %s matches on node %s", a->name,
@@ -512,9 +541,11 @@ static int explain(struct search *s)
 		if (a->all ? free_ < match : free_ < a->count)
 			return say(s, -ENOSPC,
 				   "request %s: devices taken: %lld of class %s match on "
-				   "node %s, %lld free, %lld wanted",
+				   "node %s, %lld free, %lld wanted%s",
 				   a->name, (long long)match, a->class_name, s->node->name,
-				   (long long)free_, (long long)(a->all ? match : a->count));
+				   (long long)free_, (long long)(a->all ? match : a->count),
+				   tainted ? " (others have taints the request does not tolerate)"
+					   : "");
 	}
 	if (s->steps > STEP_BUDGET)
 		return say(s, -ENOSPC, "no allocation found within %d search steps", STEP_BUDGET);
@@ -605,6 +636,10 @@ int dra_allocate(struct dra_state *st, const json_t *claim, const struct dra_nod
 
 	if (why && whylen)
 		why[0] = '\0';
+	if (st->cycle_steps > DRA_CYCLE_STEPS) {
+		struct search spent = {.why = why, .whylen = whylen};
+		return cycle_spent(&spent);
+	}
 	if ((r = dra_state_rebuild(st)) < 0)
 		return r;
 	s = calloc(1, sizeof(*s));

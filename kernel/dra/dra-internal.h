@@ -57,6 +57,7 @@ struct dra_state {
 	/* "driver/pool/device" -> device index, and per device whether it is in use */
 	json_t *dev_index;
 	uint8_t *inuse;
+	long cycle_steps; /* search steps of this scheduling cycle (DRA_CYCLE_STEPS) */
 };
 
 /* Keep inuse[] in step with used: key k was marked (on) or freed. */

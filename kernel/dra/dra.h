@@ -91,6 +91,15 @@ bool dra_allocation_admits(const struct dra_allocation *a, const struct dra_node
 int dra_allocate(struct dra_state *st, const json_t *claim, const struct dra_node *node,
 		 struct dra_allocation *ret, char *why, size_t whylen);
 /*
+ * The searches of one scheduling cycle share a budget of DRA_CYCLE_STEPS
+ * steps (each search also has its own): hostile claims cost a bounded delay
+ * per cycle, however many nodes and claims they are tried on.  Once it is
+ * spent, dra_allocate() fails at once (-ENOSPC, said so in why) until the
+ * next dra_cycle_begin().
+ */
+#define DRA_CYCLE_STEPS 1000000
+void dra_cycle_begin(struct dra_state *st);
+/*
  * The fast check of a claim that is one request for count devices of a
  * class: how many devices of class_name visible to node are free, counting
  * up to want.  -ENOENT: no such class; -EINVAL: a selector of the class does

@@ -13,6 +13,7 @@
 
 struct pk_query_arg {
 	const char *key, *value; /* already URL-decoded */
+	bool nul;		 /* either held a NUL byte (%00): cut there, refused */
 };
 struct pk_request {
 	const char *method; /* "GET", "POST", ... */

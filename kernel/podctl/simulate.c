@@ -34,7 +34,7 @@ struct sim_args {
 	const char *boards[MAX_BOARDS];
 	size_t nboards;
 	const char *nodes;		/* an OpenB node list instead of boards */
-	struct pk_sim_openb_opts openb; /* --inflate, --seed, --max-pods */
+	struct pk_sim_openb_opts openb; /* --inflate, --seed, --max-total-pods */
 	int superslices;
 	const char *trace, *output;
 	char *strategies[MAX_STRATEGIES];
@@ -51,8 +51,8 @@ static void usage(FILE *f)
 {
 	fputs(
 	    "Usage: podctl simulate --board FILE [--board FILE] [--superslices N] --trace FILE\n"
-	    "       podctl simulate --nodes NODES.csv --trace PODS.csv [--inflate F]\n"
-	    "                       [--max-pods N]  an OpenB node and pod list\n"
+	    "       podctl simulate --nodes NODES.csv --trace PODS.csv [--inflate F]  an OpenB\n"
+	    "                       node and pod list, pods drawn to F times the GPUs\n"
 	    "                       [--strategy NAME[,NAME...]] [--until T] [--seed N]\n"
 	    "                       [--start-delay T] [--failure-rate P] [--max-retries N]\n"
 	    "                       [--node-loss T:NODE]... [-o FILE.html|FILE.json|json]\n"
@@ -171,15 +171,6 @@ static int numbers(struct sim_args *a, const char *flag, const char *v)
 			   ? bad(flag, v, "expected a factor over 0, e.g. 1.3")
 			   : 0;
 	}
-	if (strcmp(flag, "--max-pods") == 0) {
-		errno = 0;
-		unsigned long long m = strtoull(v, &end, 10);
-
-		a->openb.max_pods = (size_t)m;
-		return errno || end == v || *end || *v == '-' || m == 0 || m > PK_SIM_MAX_JOBS
-			   ? bad(flag, v, "expected 1 to 10000000 pods")
-			   : 0;
-	}
 	if (strcmp(flag, "--failure-rate") == 0) {
 		a->o.failure_rate = strtod(v, &end);
 		return end == v || *end || !(a->o.failure_rate >= 0 && a->o.failure_rate <= 1)
@@ -199,8 +190,8 @@ static int numbers(struct sim_args *a, const char *flag, const char *v)
 
 static int parse(struct sim_args *a, int argc, char **argv)
 {
-	static const char *const num_flags[] = {"--seed",	 "--failure-rate", "--superslices",
-						"--max-retries", "--inflate",	   "--max-pods"};
+	static const char *const num_flags[] = {"--seed", "--failure-rate", "--superslices",
+						"--max-retries", "--inflate"};
 
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -256,7 +247,7 @@ static int parse(struct sim_args *a, int argc, char **argv)
 			r = pk_sim_parse_seconds(v, &a->o.start_delay_ms) < 0
 				? bad("--start-delay", v, "expected seconds")
 				: 0;
-		for (size_t k = 0; !v && k < 6; k++)
+		for (size_t k = 0; !v && k < 5; k++)
 			if ((v = value(&i, argc, argv, NULL, num_flags[k])))
 				r = numbers(a, num_flags[k], v);
 		if (!v) {
@@ -274,9 +265,8 @@ static int parse(struct sim_args *a, int argc, char **argv)
 		usage(stderr);
 		return PODCTL_EXIT_USAGE;
 	}
-	if (!a->nodes && (a->openb.inflate > 0 || a->openb.max_pods))
-		return bad(a->openb.inflate > 0 ? "--inflate" : "--max-pods", "",
-			   "only with --nodes (an OpenB pod list)");
+	if (!a->nodes && a->openb.inflate > 0)
+		return bad("--inflate", "", "only with --nodes (an OpenB pod list)");
 	return 0;
 }
 
@@ -449,6 +439,7 @@ int podctl_simulate(int argc, char **argv)
 	a.o.node_loss = a.loss;
 	r = parse(&a, argc, argv);
 	if (r == 0 && a.nodes) {
+		a.openb.max_pods = (size_t)a.max_total_pods;
 		r = pk_sim_openb_load(a.nodes, a.trace, &a.openb, &nodes, &trace, err, sizeof(err));
 		if (r < 0) {
 			fprintf(stderr, "podctl simulate: %s\n", err);

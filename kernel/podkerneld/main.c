@@ -34,7 +34,7 @@ static void usage(FILE *f)
 	    "                  [--tls-cert-file FILE --tls-private-key-file FILE]\n"
 	    "                  [--insecure-allow-non-loopback] [--insecure-allow-anonymous-admin]\n"
 	    "                  [--simulate-board FILE] [-v LEVEL] [--write-kubeconfig FILE]\n"
-	    "                  [--no-scheduling] [--allow-damaged-store]\n"
+	    "                  [--no-scheduling] [--allow-damaged-store] [--gated-gangs-wait]\n"
 	    "                  [--sim-lifecycle] [--sim-start-delay S]\n"
 	    "                  [--sim-failure-rate P] [--sim-seed N] [--sim-node-loss T:NODE,...]\n"
 	    "       podkerneld (--kubeconfig FILE [--context NAME] | --in-cluster)\n"
@@ -71,6 +71,9 @@ static void usage(FILE *f)
 	    "  --no-scheduling             serve the API and store only (no scheduling loop,\n"
 	    "                              no controllers): a stand-in kube-apiserver; a\n"
 	    "                              --simulate-board's nodes are still registered\n"
+	    "  --gated-gangs-wait          (both modes) a gang waits while any member has\n"
+	    "                              scheduling gates; by default gated members count\n"
+	    "                              toward minCount and the others are placed\n"
 	    "  --print-crds                print the CustomResourceDefinitions attach mode\n"
 	    "                              needs (KEP-6012 kinds; deploy/crds/) and exit\n"
 	    "\nConnections (both modes; README, \"Reliability\"):\n"
@@ -159,6 +162,7 @@ enum {
 	O_SIM_SEED,
 	O_SIM_NODE_LOSS,
 	O_ALLOW_DAMAGED,
+	O_GATED_WAIT,
 	O_NODE_GRACE,
 	O_EVICTION_RATE,
 	O_SECONDARY_RATE,
@@ -344,6 +348,7 @@ static const struct option longopts[] = {
     {"client-ca-file", required_argument, NULL, O_CLIENT_CA},
     {"no-scheduling", no_argument, NULL, O_NO_SCHED},
     {"allow-damaged-store", no_argument, NULL, O_ALLOW_DAMAGED},
+    {"gated-gangs-wait", no_argument, NULL, O_GATED_WAIT},
     {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
     {"context", required_argument, NULL, O_CONTEXT},
     {"in-cluster", no_argument, NULL, O_IN_CLUSTER},
@@ -459,6 +464,10 @@ static int parse_other_arg(int c, const char *arg, struct options *o)
 		r = parse_sim_arg(c, arg, o);
 	if (r > 0 && c == O_ALLOW_DAMAGED) {
 		o->allow_damaged = true;
+		r = 0;
+	}
+	if (r > 0 && c == O_GATED_WAIT) { /* both modes */
+		o->app.gated_gangs_wait = o->acfg.gated_gangs_wait = true;
 		r = 0;
 	}
 	return r;

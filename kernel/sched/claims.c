@@ -840,6 +840,12 @@ int sc_claims_commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n
 }
 
 /* Deallocations owed since the last cycle. */
+void sc_claims_cycle_begin(struct pk_sched *s)
+{
+	if (s->snap.dra)
+		dra_cycle_begin(s->snap.dra->st);
+}
+
 int sc_claims_tell(struct pk_sched *s, struct pk_sched_result *res)
 {
 	struct sc_dra *d = s->snap.dra;

@@ -486,6 +486,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 	}
 	s->cycle++;
 	s->check_why[0] = '\0';
+	sc_claims_cycle_begin(s);
 	ctx.stamp = s->cycle;
 	ctx.tracing = s->opts.explain || s->opts.trace;
 	if (s->forest_changed) {

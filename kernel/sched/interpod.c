@@ -398,6 +398,15 @@ static struct sc_term **symmetric_terms(struct sc_snapshot *snap, const struct s
 	return t->sym;
 }
 
+bool sc_interpod_target(const struct sc_terms *t, const struct sc_pod *pod,
+			const struct sc_pod *other)
+{
+	const struct interpod *ip = state_of(pod);
+
+	return ip && ip->naff && other->cons &&
+	       sc_term_matches(t, ip->aff[0], other->ns, &other->cons->labels);
+}
+
 const char *sc_interpod_affinity_key(const struct sc_pod *pod)
 {
 	const struct interpod *ip = state_of(pod);

@@ -188,6 +188,9 @@ void sc_terms_parts_dropped(struct sc_snapshot *snap);
 int sc_pod_where(const struct sc_pod *pod);
 /* Invariant check of the index: counts equal a recount; 0 or -EUCLEAN. */
 int sc_terms_check(const struct sc_snapshot *snap, char *why, size_t whylen);
+/* Is other a pod that pod's required pod affinity asks for (matches its terms)? */
+bool sc_interpod_target(const struct sc_terms *t, const struct sc_pod *pod,
+			const struct sc_pod *other);
 /* The topologyKey of pod's first required pod affinity term, or NULL (interpod.c). */
 const char *sc_interpod_affinity_key(const struct sc_pod *pod);
 /* Whether pod owns term as a required anti-affinity term (interpod.c). */

@@ -17,13 +17,17 @@
  * set in which every unit is needed.  A root with a single pod to place does
  * this per node, as kube-scheduler's SelectVictimsOnNode: only the units on
  * one node are removed and reprieved, and the node whose victims have the
- * lowest top priority (then sum of priorities, then count) wins; a gang's
- * members may need room on many nodes at once, so its units are removed
- * cluster-wide.  Victims get DisruptionTarget (reason
+ * lowest top priority (then sum of priorities, then count) wins (a
+ * standalone pod must pass every filter on that node; a group's one pod
+ * must let its root be placed).  A gang's members may need room on many
+ * nodes at once, so its units are removed cluster-wide, and when that leaves
+ * the gang without the pods its required pod affinity asks for, once more
+ * with those kept.  Victims get DisruptionTarget (reason
  * PreemptionByScheduler) on their pods and, for `all` units, on the groups of
  * the unit; then they are deleted.  The preemptor is scheduled in a later
  * cycle (never in the same cycle as the preemption).  At most
- * SC_PREEMPT_MAX_UNITS units, the lowest-priority ones, are considered.
+ * SC_PREEMPT_MAX_UNITS units, the lowest-priority ones, are considered
+ * cluster-wide (every unit, node by node).
  * A root with a pending pod whose preemptionPolicy is Never preempts nothing.
  * The simulated removal of victims goes through the snapshot, so it frees
  * their host ports and their counts in the affinity and spread index too.
@@ -266,12 +270,39 @@ static bool cheaper(const struct node_cost *a, const struct node_cost *b)
 }
 
 /*
+ * Does a standalone pod pass every filter on node with the units marked
+ * victim removed?  (The filter kube-scheduler runs per candidate node.)
+ */
+static bool fits_on(struct sc_ctx *ctx, const struct sc_pod *pod, int node, struct unit *u,
+		    size_t n)
+{
+	struct sc_snapshot *snap = ctx->snap;
+	size_t mark = sc_snapshot_mark(snap);
+	bool ok;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; u[i].victim && k < u[i].pods.n; k++)
+			sc_snapshot_assume_removed(snap, u[i].pods.v[k]);
+	ok = sc_filter(snap, pod, snap->nodes[node], NULL) == SC_FIT;
+	sc_snapshot_revert(snap, mark);
+	return ok;
+}
+
+/* Does root fit with the units marked victim removed: a standalone pod on node, else anywhere? */
+static bool fits_node(struct sc_ctx *ctx, struct sc_group *root, const struct sc_pod *pod, int node,
+		      struct unit *u, size_t n, bool need_new)
+{
+	return root->implicit ? fits_on(ctx, pod, node, u, n) : fits(ctx, root, u, n, need_new);
+}
+
+/*
  * SelectVictimsOnNode: every unit with a pod on node removed; if the root
  * then fits, units are given back, highest priority first, while it still
  * fits.  u[i].victim says what is left; the cost goes to ret.
  */
-static void victims_on_node(struct sc_ctx *ctx, struct sc_group *root, struct unit *u, size_t n,
-			    int node, bool need_new, struct node_cost *ret)
+static void victims_on_node(struct sc_ctx *ctx, struct sc_group *root, const struct sc_pod *pod,
+			    struct unit *u, size_t n, int node, bool need_new,
+			    struct node_cost *ret)
 {
 	struct pk_sched *s = ctx->s;
 	bool any = false;
@@ -279,7 +310,7 @@ static void victims_on_node(struct sc_ctx *ctx, struct sc_group *root, struct un
 	*ret = (struct node_cost){.top = INT32_MIN};
 	for (size_t i = 0; i < n; i++)
 		any |= u[i].victim = unit_on_node(&u[i], node);
-	if (!any || !fits(ctx, root, u, n, need_new)) {
+	if (!any || !fits_node(ctx, root, pod, node, u, n, need_new)) {
 		for (size_t i = 0; i < n; i++)
 			u[i].victim = false;
 		return;
@@ -288,7 +319,7 @@ static void victims_on_node(struct sc_ctx *ctx, struct sc_group *root, struct un
 		if (!u[i].victim)
 			continue;
 		u[i].victim = false;
-		if (!fits(ctx, root, u, n, need_new))
+		if (!fits_node(ctx, root, pod, node, u, n, need_new))
 			u[i].victim = true;
 	}
 	ret->ok = true;
@@ -319,38 +350,80 @@ static bool victims_per_node(struct sc_ctx *ctx, struct sc_group *root, const st
 	const struct sc_snapshot *snap = ctx->snap;
 	struct node_cost best = {0}, c;
 	int best_node = -1, tried = 0;
+	bool *held = calloc(snap->nnodes + 1, sizeof(*held));
 
+	if (!held)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < u[i].pods.n; k++) {
+			int nd = ((const struct sc_pod *)u[i].pods.v[k])->node;
+
+			if (nd >= 0 && (size_t)nd < snap->nnodes)
+				held[nd] = true;
+		}
 	for (size_t nd = 0; nd < snap->nnodes && tried < SC_PREEMPT_MAX_NODES; nd++) {
-		bool held = false;
-
-		for (size_t i = 0; i < n && !held; i++)
-			held = unit_on_node(&u[i], (int)nd);
-		if (!held || sc_filter_static(pod, snap->nodes[nd]) != SC_FIT)
+		if (!held[nd] || sc_filter_static(pod, snap->nodes[nd]) != SC_FIT)
 			continue;
 		tried++;
-		victims_on_node(ctx, root, u, n, (int)nd, need_new, &c);
+		victims_on_node(ctx, root, pod, u, n, (int)nd, need_new, &c);
 		if (cheaper(&c, &best)) {
 			best = c;
 			best_node = (int)nd;
 		}
 	}
+	free(held);
 	for (size_t i = 0; i < n; i++)
 		u[i].victim = false;
 	if (best_node < 0)
 		return false;
-	victims_on_node(ctx, root, u, n, best_node, need_new, &c);
+	victims_on_node(ctx, root, pod, u, n, best_node, need_new, &c);
 	return c.ok;
 }
 
-/* Remove every unit, then give them back one by one (a gang's victims). */
+/* Does a pending pod of g's subtree need a pod of unit u by its required pod affinity? */
+static bool affinity_target(const struct pk_sched *s, const struct sc_group *g,
+			    const struct unit *u, int depth)
+{
+	if (depth > PK_HIERARCHY_WALK_MAX)
+		return false;
+	for (size_t i = 0; i < g->pods.n; i++) {
+		const struct sc_pod *p = g->pods.v[i];
+
+		for (size_t k = 0; sc_pod_pending(p) && k < u->pods.n; k++)
+			if (sc_interpod_target(&s->snap.terms, p, u->pods.v[k]))
+				return true;
+	}
+	for (size_t i = 0; i < g->children.n; i++)
+		if (affinity_target(s, g->children.v[i], u, depth + 1))
+			return true;
+	return false;
+}
+
+/*
+ * Remove every unit, then give them back one by one (a gang's victims).
+ * When the root does not fit with every unit gone, it is tried again with
+ * the units its members' required pod affinity asks for kept: removing
+ * those can only hurt it.
+ */
 static bool victims_cluster_wide(struct sc_ctx *ctx, struct sc_group *root, struct unit *u,
 				 size_t n, bool need_new)
 {
+	bool kept = false;
+
+	if (!n)
+		return false;
 	for (size_t i = 0; i < n; i++)
 		u[i].victim = true;
-	if (!n || !fits(ctx, root, u, n, need_new))
-		return false;
+	if (!fits(ctx, root, u, n, need_new)) {
+		for (size_t i = 0; i < n; i++)
+			if (affinity_target(ctx->s, root, &u[i], 0))
+				u[i].victim = false, kept = true;
+		if (!kept || !fits(ctx, root, u, n, need_new))
+			return false;
+	}
 	for (size_t i = 0; i < n; i++) {
+		if (!u[i].victim)
+			continue;
 		u[i].victim = false;
 		if (!fits(ctx, root, u, n, need_new))
 			u[i].victim = true;
@@ -385,7 +458,7 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 	if (r < 0)
 		return r;
 	qsort(u, n, sizeof(*u), unit_cmp);
-	if (n > SC_PREEMPT_MAX_UNITS) {
+	if (!one && n > SC_PREEMPT_MAX_UNITS) {
 		/* Keep the lowest-priority units (the end of the order). */
 		for (size_t i = 0; i < n - SC_PREEMPT_MAX_UNITS; i++)
 			sc_vec_free(&u[i].pods);

@@ -26,7 +26,6 @@
 #include "kernel/sched/sched-common.h"
 #include "kernel/sched/sched-core.h"
 #include "kernel/sched/sched-forest.h"
-#include "kernel/sched/sched-place.h"
 
 #define SC_DEPTH_MAX 64
 
@@ -82,13 +81,20 @@ void sc_group_note_gated(struct sc_group *g, bool wait, int depth)
 		sc_group_note_gated(g->children.v[i], wait, depth + 1);
 }
 
+/* A pod to place: unbound, not leaving, neither gated nor refused (sc_pod_pending). */
+static bool placeable(const struct sc_pod *p)
+{
+	return p->node < 0 && !p->node_name && !p->deleting && !p->preempted &&
+	       !(p->cons && (p->cons->ngates || sc_cons_refusal(p)));
+}
+
 /* Does g's tree have a pod to place (pending, not gated)? */
 static bool has_ungated_pending(const struct sc_group *g, int depth)
 {
 	if (depth > SC_DEPTH_MAX)
 		return false;
 	for (size_t i = 0; i < g->pods.n; i++)
-		if (sc_pod_pending(g->pods.v[i]))
+		if (placeable(g->pods.v[i]))
 			return true;
 	for (size_t i = 0; i < g->children.n; i++)
 		if (has_ungated_pending(g->children.v[i], depth + 1))

@@ -44,6 +44,8 @@ void sc_claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod);
  */
 void sc_claims_drop_stale(struct pk_sched *s);
 int sc_claims_tell(struct pk_sched *s, struct pk_sched_result *res);
+/* A scheduling cycle begins: its device allocation searches share one budget. */
+void sc_claims_cycle_begin(struct pk_sched *s);
 /* The claims a committed placement allocated or reserved, as actions. */
 int sc_claims_commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n);
 

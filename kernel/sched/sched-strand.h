@@ -20,10 +20,13 @@ struct sc_snapshot;
 
 /* The node label naming a node's accelerator model (podagent publishes it). */
 #define SC_MODEL_LABEL "accelerator.podkernel.dev/product"
-#define SC_PROFILE_CLASSES 32 /* classes of accelerator pods kept */
+#define SC_PROFILE_CLASSES 64 /* classes of accelerator pods kept */
 #define SC_PROFILE_MODELS 4   /* accepted models a class names at most */
 
-/* Accelerator pods of one resource, device count and set of accepted models. */
+/*
+ * Accelerator pods of one resource, device count (a share of one device
+ * under 1000 milli) and set of accepted models.
+ */
 struct sc_profile_class {
 	int res;	 /* the accelerator's resource id */
 	int64_t devices; /* per pod (milli) */

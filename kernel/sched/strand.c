@@ -41,8 +41,11 @@
  * the workload could not tell the difference, so packing still decides the
  * rest.
  *
- * Classes under SC_PROFILE_MIN_SHARE of the profile are left out of the
- * score, so its cost is a few dozen multiplications per candidate node.
+ * Classes asking under SC_PROFILE_MIN_SHARE of the devices the profile's
+ * pods ask are left out of the score (by devices, not pods: 8-device pods
+ * that are 0.4% of the pods ask 4% of the devices, and a node broken by a
+ * smaller pod is lost to them), so its cost is a few dozen multiplications
+ * per candidate node.  The model pressure counts every class, however light.
  */
 #include <errno.h>
 #include <math.h>
@@ -56,7 +59,7 @@
 #include "kernel/sched/sched-strand.h"
 
 #define SC_PROFILE_HALF_LIFE 1024.0 /* pods noted */
-#define SC_PROFILE_MIN_SHARE 0.005  /* of the profile's accelerator pods */
+#define SC_PROFILE_MIN_SHARE 0.005  /* of the devices the profile's pods ask */
 /*
  * A device taken from a narrower pod is lost for good, while the stranding
  * part is what the next pod alone could not use: the narrow part weighs
@@ -288,22 +291,29 @@ static void usable_free(const struct sc_strand *st, const struct sc_snapshot *sn
 			double g = (double)sc_sub(n->alloc[r], n->used[r]);
 
 			if (st->cpu >= 0 && cpu_dev > 0)
-				g = fmin(g, 1000 * floor((double)sc_sub(n->alloc[st->cpu],
-									n->used[st->cpu]) /
-							 cpu_dev));
+				g = fmin(g, (double)sc_sub(n->alloc[st->cpu], n->used[st->cpu]) /
+						cpu_dev);
 			if (st->mem >= 0 && mem_dev > 0)
-				g = fmin(g, 1000 * floor((double)sc_sub(n->alloc[st->mem],
-									n->used[st->mem]) /
-							 mem_dev));
+				g = fmin(g, (double)sc_sub(n->alloc[st->mem], n->used[st->mem]) /
+						mem_dev);
 			out[d] += g > 0 ? g : 0;
 		}
 	}
 }
 
+/* Whether a class of the profile counts in the model pressure (whatever its weight). */
+static bool class_live(const struct sc_profile_class *c, int nres)
+{
+	return c->weight > 0 && c->res >= 0 && c->res < nres && c->devices > 0;
+}
+
 /*
  * Model pressure per resource and model: the share of the device demand
  * that only that model serves (its constrained classes, a class naming m
- * models counting 1/m for each), times the free devices of the cluster,
+ * models counting 1/m for each; every class of the profile counts here,
+ * however light: the narrow pods of a model often split into many light
+ * classes, by device count or share, that only add up on the model), times
+ * the free devices of the cluster,
  * over the model's free devices, at most 1 (free: usable_free).  Taking a
  * device of a model under pressure 1 takes one a narrower pod will miss.
  * One pass over the nodes with the model label per call.
@@ -314,9 +324,11 @@ static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct s
 	size_t need;
 	bool any = false;
 
-	for (int i = 0; i < st->n; i++) {
-		demand[st->k[i].c->res] += st->k[i].share * (double)st->k[i].c->devices;
-		any |= st->k[i].c->nmodels > 0;
+	for (int i = 0; i < pr->n; i++) {
+		if (!class_live(&pr->c[i], st->nres))
+			continue;
+		demand[pr->c[i].res] += pr->c[i].weight * (double)pr->c[i].devices;
+		any |= pr->c[i].nmodels > 0;
 	}
 	if (!any || !(st->models = sc_snapshot_part(snap, SC_MODEL_LABEL)) || !st->models->ndom)
 		return;
@@ -331,16 +343,17 @@ static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct s
 	p = pr->pressure;
 	u = p + need;
 	memset(p, 0, need * sizeof(*p));
-	for (int i = 0; i < st->n; i++) { /* constrained demand per model */
-		const struct sc_profile_class *c = st->k[i].c;
+	for (int i = 0; i < pr->n; i++) { /* constrained demand per model */
+		const struct sc_profile_class *c = &pr->c[i];
 
+		if (!class_live(c, st->nres))
+			continue;
 		for (int m = 0; m < c->nmodels; m++) {
 			int d = dom_of(st->models, c->models[m]);
 
 			if (d >= 0)
-				p[c->res * st->models->ndom + d] += st->k[i].share *
-								    (double)c->devices /
-								    c->nmodels / demand[c->res];
+				p[c->res * st->models->ndom + d] +=
+				    c->weight * (double)c->devices / c->nmodels / demand[c->res];
 		}
 	}
 	for (int r = 0; r < snap->nres; r++) {
@@ -360,16 +373,21 @@ static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct s
 static void prepare_classes(struct sc_strand *st, const struct sc_profile *pr,
 			    const struct sc_snapshot *snap)
 {
+	double demand = 0;
+
 	st->n = 0;
 	st->nres = snap->nres;
 	st->cpu = res_find(snap, "cpu");
 	st->mem = res_find(snap, "memory");
+	for (int i = 0; i < pr->n; i++)
+		if (class_live(&pr->c[i], snap->nres))
+			demand += pr->c[i].weight * (double)pr->c[i].devices;
 	for (int i = 0; i < pr->n && pr->total > 0; i++) {
 		const struct sc_profile_class *c = &pr->c[i];
 		struct sc_strand_class *k;
 
-		if (c->weight < SC_PROFILE_MIN_SHARE * pr->total || c->devices <= 0 || c->res < 0 ||
-		    c->res >= snap->nres)
+		if (c->weight * (double)c->devices < SC_PROFILE_MIN_SHARE * demand ||
+		    c->devices <= 0 || c->res < 0 || c->res >= snap->nres)
 			continue;
 		k = &st->k[st->n++];
 		k->c = c;

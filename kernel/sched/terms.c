@@ -362,7 +362,8 @@ static bool ns_match(const struct sc_terms *t, const struct sc_matcher *m, const
 
 	if (!both.kv)
 		return false;
-	memcpy(both.kv, l->kv, 2 * l->n * sizeof(char *));
+	if (l->n) /* a Namespace without labels has none to copy */
+		memcpy(both.kv, l->kv, 2 * l->n * sizeof(char *));
 	both.kv[2 * l->n] = kv[0];
 	both.kv[2 * l->n + 1] = kv[1];
 	ok = sc_lsel_match(&m->nssel, &both);

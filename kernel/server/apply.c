@@ -165,25 +165,52 @@ static bool is_leaf(const json_t *node)
 	       (json_object_size(node) == 1 && json_object_get(node, "."));
 }
 
-/* The value a set path leads to in obj (NULL: absent). */
-static json_t *value_at(json_t *obj, const char *const *path, size_t n, const char *field)
+/*
+ * A keyed list's items by their "k:{...}" (the first of each), built once per
+ * list and kept in cache ("%p" of the list -> {a: list, i: index}; the list
+ * is held so that its address stays its own): finding the items of a set is
+ * linear in the lists, not quadratic.
+ */
+static json_t *list_index(json_t *cache, json_t *list, const char *const *keys)
+{
+	char p[32];
+	snprintf(p, sizeof(p), "%p", (void *)list);
+	json_t *e = json_object_get(cache, p), *idx, *item;
+	size_t i;
+	if (e)
+		return json_object_get(e, "i");
+	idx = json_object();
+	json_array_foreach(list, i, item)
+	{
+		char *k = item_key(item, keys);
+		if (k && !json_object_get(idx, k))
+			json_object_set(idx, k, item);
+		free(k);
+	}
+	json_object_set_new(cache, p, json_pack("{s:O,s:o}", "a", list, "i", idx));
+	return idx;
+}
+
+/* The item of a keyed list with key k (NULL: none). */
+static json_t *list_item(json_t *cache, json_t *list, const char *const *keys, const char *k)
+{
+	if (!keys || !json_is_array(list))
+		return NULL;
+	return json_object_get(list_index(cache, list, keys), k);
+}
+
+/* The value a set path leads to in obj (NULL: absent); cache as list_index(). */
+static json_t *value_at(json_t *cache, json_t *obj, const char *const *path, size_t n,
+			const char *field)
 {
 	if (!n || !obj)
 		return obj;
 	if (strncmp(path[0], "f:", 2) == 0)
-		return value_at(json_object_get(obj, path[0] + 2), path + 1, n - 1, path[0] + 2);
+		return value_at(cache, json_object_get(obj, path[0] + 2), path + 1, n - 1,
+				path[0] + 2);
 	if (strncmp(path[0], "k:", 2) == 0 && json_is_array(obj)) {
-		const char *const *keys = pk_srv_list_keys(field);
-		size_t i;
-		json_t *item;
-		json_array_foreach(obj, i, item)
-		{
-			char *k = keys ? item_key(item, keys) : NULL;
-			bool hit = k && strcmp(k, path[0]) == 0;
-			free(k);
-			if (hit)
-				return value_at(item, path + 1, n - 1, field);
-		}
+		json_t *item = list_item(cache, obj, pk_srv_list_keys(field), path[0]);
+		return item ? value_at(cache, item, path + 1, n - 1, field) : NULL;
 	}
 	return NULL;
 }
@@ -220,6 +247,8 @@ static void path_text(const char *const *path, size_t n, char *buf, size_t len)
 /* ---- conflicts -------------------------------------------------------------------- */
 struct apply {
 	json_t *live, *config, *managed; /* managed: the live managedFields (a copy) */
+	json_t *cache;			 /* list_index() of config and live */
+	json_t *out_cache, *gone;	 /* of the object built; its items to remove */
 	const char *manager;
 	const char *sub; /* "" or "status": the entries of each are apart */
 	bool force;
@@ -256,8 +285,8 @@ static bool same_manager(const json_t *entry, const char *manager, const char *o
 
 static void check_leaf(struct apply *a)
 {
-	json_t *want = value_at(a->config, a->path, a->depth, NULL);
-	json_t *have = value_at(a->live, a->path, a->depth, NULL);
+	json_t *want = value_at(a->cache, a->config, a->path, a->depth, NULL);
+	json_t *have = value_at(a->cache, a->live, a->path, a->depth, NULL);
 	size_t i;
 	json_t *e;
 	json_array_foreach(a->managed, i, e)
@@ -303,28 +332,33 @@ static json_t *merge(const json_t *live, const json_t *config, const char *field
 static json_t *merge_list(const json_t *live, const json_t *config, const char *const *keys,
 			  int depth)
 {
-	json_t *out = json_array(), *c, *l;
-	size_t i, j;
-	json_array_foreach(live, i, l) json_array_append(out, l);
+	json_t *out = json_array(), *at = json_object(), *c, *l;
+	size_t i;
+	json_array_foreach(live, i, l)
+	{
+		char *k = item_key(l, keys);
+		if (k && !json_object_get(at, k))
+			json_object_set_new(at, k, json_integer((json_int_t)i));
+		free(k);
+		json_array_append(out, l);
+	}
 	json_array_foreach(config, i, c)
 	{
 		char *ck = item_key(c, keys);
-		bool merged = false;
-		json_array_foreach(out, j, l)
-		{
-			char *lk = ck ? item_key(l, keys) : NULL;
-			if (lk && strcmp(lk, ck) == 0) {
-				json_array_set_new(out, j, merge(l, c, NULL, depth + 1));
-				merged = true;
-			}
-			free(lk);
-			if (merged)
-				break;
-		}
-		if (!merged)
+		json_t *j = ck ? json_object_get(at, ck) : NULL;
+		if (j) {
+			size_t x = (size_t)json_integer_value(j);
+			json_array_set_new(out, x,
+					   merge(json_array_get(out, x), c, NULL, depth + 1));
+		} else {
+			if (ck)
+				json_object_set_new(at, ck,
+						    json_integer((json_int_t)json_array_size(out)));
 			json_array_append(out, c);
+		}
 		free(ck);
 	}
+	json_decref(at);
 	return out;
 }
 
@@ -344,28 +378,54 @@ static json_t *merge(const json_t *live, const json_t *config, const char *field
 	return out;
 }
 
-/* Remove the value a set path leads to (a field, or a keyed item). */
-static void remove_at(json_t *obj, const char *const *path, size_t n, const char *field)
+/*
+ * Remove the value a set path leads to: a field at once; a keyed item is
+ * noted in a->gone ("%p" of its list -> {a: list, rm: {"%p" of the item}})
+ * and the lists are compacted once the walk is over (remove_gone()), so that
+ * removing many items stays linear.
+ */
+static void remove_at(struct apply *a, json_t *obj, const char *const *path, size_t n)
 {
-	json_t *parent = value_at(obj, path, n - 1, field);
+	json_t *parent = value_at(a->out_cache, obj, path, n - 1, NULL);
 	const char *last = path[n - 1];
 	const char *pfield = n >= 2 && strncmp(path[n - 2], "f:", 2) == 0 ? path[n - 2] + 2 : NULL;
 	if (strncmp(last, "f:", 2) == 0 && json_is_object(parent)) {
 		json_object_del(parent, last + 2);
 		return;
 	}
-	const char *const *keys = pk_srv_list_keys(pfield);
-	size_t i;
-	json_t *item;
-	json_array_foreach(parent, i, item)
+	json_t *item = list_item(a->out_cache, parent, pk_srv_list_keys(pfield), last), *e;
+	char lp[32], ip[32];
+	if (!item)
+		return;
+	snprintf(lp, sizeof(lp), "%p", (void *)parent);
+	snprintf(ip, sizeof(ip), "%p", (void *)item);
+	if (!(e = json_object_get(a->gone, lp))) {
+		e = json_pack("{s:O,s:{}}", "a", parent, "rm");
+		json_object_set_new(a->gone, lp, e);
+	}
+	json_object_set(json_object_get(e, "rm"), ip, item);
+}
+
+/* The keyed items remove_at() noted leave their lists, each list in one pass. */
+static void remove_gone(struct apply *a)
+{
+	const char *k;
+	json_t *e;
+	json_object_foreach(a->gone, k, e)
 	{
-		char *k = keys ? item_key(item, keys) : NULL;
-		bool hit = k && strcmp(k, last) == 0;
-		free(k);
-		if (hit) {
-			json_array_remove(parent, i);
-			return;
+		json_t *list = json_object_get(e, "a"), *rm = json_object_get(e, "rm");
+		json_t *keep = json_array(), *item;
+		size_t i;
+		json_array_foreach(list, i, item)
+		{
+			char ip[32];
+			snprintf(ip, sizeof(ip), "%p", (void *)item);
+			if (!json_object_get(rm, ip))
+				json_array_append(keep, item);
 		}
+		json_array_clear(list);
+		json_array_extend(list, keep);
+		json_decref(keep);
 	}
 }
 
@@ -398,7 +458,7 @@ static void walk_removed(struct apply *a, const json_t *prev, const json_t *next
 		json_t *n = json_object_get(next, k);
 		a->path[a->depth++] = k;
 		if (!n && !owned_by_other(a))
-			remove_at(obj, a->path, a->depth, NULL);
+			remove_at(a, obj, a->path, a->depth);
 		else if (n && !is_leaf(c))
 			walk_removed(a, c, n, obj);
 		a->depth--;
@@ -489,7 +549,10 @@ static json_t *apply_once(struct apply *a, bool status)
 	    prev = json_object_get(e, "fieldsV1");
 	prev = prev ? json_deep_copy(prev) : json_object();
 	a->depth = 0;
+	a->cache = json_object();
 	walk_conflicts(a, next);
+	json_decref(a->cache);
+	a->cache = NULL;
 	if (json_array_size(a->conflicts)) {
 		json_decref(cfg);
 		json_decref(next);
@@ -499,7 +562,12 @@ static json_t *apply_once(struct apply *a, bool status)
 	json_t *out = a->live ? merge(a->live, cfg, NULL, 0) : json_incref(cfg);
 	json_decref(cfg);
 	a->depth = 0;
+	a->out_cache = json_object();
+	a->gone = json_object();
 	walk_removed(a, prev, next, out);
+	remove_gone(a);
+	json_decref(a->out_cache);
+	json_decref(a->gone);
 	json_decref(prev);
 	managed_set(a->managed, a->manager, "Apply", a->sub,
 		    entry_new(a->manager, "Apply", a->sub, av ?: "", next));
@@ -570,7 +638,8 @@ int pk_srv_apply(const struct pk_srv_apply_req *q, struct pk_errors *errs, json_
 /* ---- updates: what a non-apply write changes moves to its manager ---------------- */
 /* The leaves of next that differ from prev (changed: true) or the leaves of
  * prev gone from next (changed: false), as a field set. */
-static json_t *diff_set(const json_t *prev, const json_t *next, const char *field, int depth)
+static json_t *diff_set(json_t *cache, const json_t *prev, const json_t *next, const char *field,
+			int depth)
 {
 	json_t *out = json_object();
 	const char *const *keys = pk_srv_list_keys(field);
@@ -583,9 +652,9 @@ static json_t *diff_set(const json_t *prev, const json_t *next, const char *fiel
 		{
 			char *k = item_key(item, keys);
 			const char *path[1] = {k};
-			json_t *old = k ? value_at((json_t *)prev, path, 1, field) : NULL;
+			json_t *old = k ? value_at(cache, (json_t *)prev, path, 1, field) : NULL;
 			if (k && !json_equal(old, item)) {
-				json_t *s = old ? diff_set(old, item, NULL, depth + 1)
+				json_t *s = old ? diff_set(cache, old, item, NULL, depth + 1)
 						: set_of(item, NULL, depth + 1);
 				if (!old)
 					json_object_set_new(s, ".", json_object());
@@ -607,7 +676,7 @@ static json_t *diff_set(const json_t *prev, const json_t *next, const char *fiel
 		bool deeper =
 		    p && ((json_is_object(p) && json_is_object(n) && json_object_size(n)) ||
 			  (json_is_array(p) && json_is_array(n) && pk_srv_list_keys(k)));
-		json_t *sub = deeper ? diff_set(p, n, k, depth + 1) : json_object();
+		json_t *sub = deeper ? diff_set(cache, p, n, k, depth + 1) : json_object();
 		if (deeper && json_object_size(sub) == 0)
 			json_decref(
 			    sub); /* only items were added or removed: no leaf of this side */
@@ -667,8 +736,10 @@ int pk_srv_managed_update(const json_t *live, json_t *next, const char *manager)
 	json_object_del(json_object_get(cmp_next, "metadata"), "managedFields");
 	json_object_del(cmp_prev, "status");
 	json_object_del(cmp_next, "status");
-	json_t *changed = strip_server_fields(diff_set(cmp_prev, cmp_next, NULL, 0), false);
-	json_t *removed = strip_server_fields(diff_set(cmp_next, cmp_prev, NULL, 0), false);
+	json_t *cache = json_object();
+	json_t *changed = strip_server_fields(diff_set(cache, cmp_prev, cmp_next, NULL, 0), false);
+	json_t *removed = strip_server_fields(diff_set(cache, cmp_next, cmp_prev, NULL, 0), false);
+	json_decref(cache);
 	json_t *out = json_deep_copy(managed), *entry = NULL, *e;
 	json_decref(cmp_prev);
 	json_decref(cmp_next);

@@ -272,7 +272,7 @@ struct arg_list {
 
 /* Every query argument, in order: none is ever dropped (the router refuses too many). */
 static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-				   const char *value)
+				   size_t key_size, const char *value, size_t value_size)
 {
 	(void)kind;
 	struct arg_list *a = cls;
@@ -286,7 +286,8 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 		a->v = v;
 		a->cap = cap;
 	}
-	a->v[a->n++] = (struct pk_query_arg){key, value};
+	a->v[a->n++] = (struct pk_query_arg){
+	    key, value, (key && strlen(key) != key_size) || (value && strlen(value) != value_size)};
 	return MHD_YES;
 }
 
@@ -296,7 +297,7 @@ static enum MHD_Result collect_impersonate(void *cls, enum MHD_ValueKind kind, c
 {
 	if (!key || strncasecmp(key, "Impersonate-", 12) != 0)
 		return MHD_YES;
-	return collect_arg(cls, kind, key, value);
+	return collect_arg(cls, kind, key, strlen(key), value, value ? strlen(value) : 0);
 }
 
 static int body_append(struct pk_server *srv, struct conn_ctx *c, const char *data, size_t n)
@@ -429,7 +430,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	struct arg_list args = {0}, imp = {0};
-	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
+	MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_impersonate, &imp);
 	if (args.oom || imp.oom) {
 		free(args.v);

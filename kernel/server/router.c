@@ -619,12 +619,11 @@ static void respond_too_large_rv(struct pk_response *resp, uint64_t want, uint64
 }
 
 /*
- * resourceVersion and resourceVersionMatch as kube-apiserver validates them:
- * digits only; Exact or NotOlderThan, only with a resourceVersion (Exact not
- * with "0"), never with continue.  A version past the store's is 504 (the
- * server answers at once instead of waiting for it).  0 or -EINVAL (answered).
+ * resourceVersion as kube-apiserver reads it: digits only.  A version past
+ * the store's is 504 (the server answers at once instead of waiting for
+ * it).  0 or -EINVAL (answered).
  */
-static int parse_rv_query(struct pk_server *srv, const struct pk_request *req, bool watch,
+static int parse_rv_query(struct pk_server *srv, const struct pk_request *req,
 			  struct pk_response *resp, struct rv_query *ret)
 {
 	const char *rvs = arg(req, "resourceVersion"), *match = arg(req, "resourceVersionMatch");
@@ -642,28 +641,8 @@ static int parse_rv_query(struct pk_server *srv, const struct pk_request *req, b
 			return -EINVAL;
 		}
 	}
-	if (match && *match) {
-		const char *why = NULL;
-		if (watch)
-			why = "resourceVersionMatch is forbidden for watch";
-		else if (strcmp(match, "Exact") != 0 && strcmp(match, "NotOlderThan") != 0)
-			why = "supported values: \"Exact\", \"NotOlderThan\"";
-		else if (!rvs || !*rvs)
-			why =
-			    "resourceVersionMatch is forbidden unless resourceVersion is provided";
-		else if (arg(req, "continue") && *arg(req, "continue"))
-			why = "resourceVersionMatch is forbidden when continue is provided";
-		else if (strcmp(match, "Exact") == 0 && ret->rv == 0)
-			why =
-			    "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"";
-		if (why) {
-			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-					      "resourceVersionMatch: Invalid value: \"%s\": %s",
-					      match, why);
-			return -EINVAL;
-		}
-		ret->exact = strcmp(match, "Exact") == 0;
-	}
+	/* its rules are ListOptions' (query.c, checked before) */
+	ret->exact = match && strcmp(match, "Exact") == 0;
 	uint64_t now = pk_store_rv(srv->store);
 	if (ret->rv > now) {
 		respond_too_large_rv(resp, ret->rv, now);
@@ -673,8 +652,8 @@ static int parse_rv_query(struct pk_server *srv, const struct pk_request *req, b
 }
 
 /*
- * limit: absent or 0 means every object (one snapshot, as kube-apiserver);
- * anything else must be a positive number.
+ * limit: absent, 0 or negative means every object (one snapshot, as
+ * kube-apiserver); anything else must be a 64-bit integer.
  */
 static int parse_limit(const struct pk_request *req, struct pk_response *resp, size_t *ret)
 {
@@ -685,13 +664,13 @@ static int parse_limit(const struct pk_request *req, struct pk_response *resp, s
 	char *end;
 	errno = 0;
 	long long n = strtoll(limit, &end, 10);
-	if (*end || errno || n < 0) {
-		pk_srv_respond_status(
-		    resp, 400, "BadRequest", NULL, NULL, NULL,
-		    "limit: Invalid value: \"%s\": must be a non-negative integer", limit);
+	if (*end || errno) {
+		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
+				      "limit: Invalid value: \"%s\": must be a 64-bit integer",
+				      limit);
 		return -EINVAL;
 	}
-	*ret = (size_t)n;
+	*ret = n > 0 ? (size_t)n : 0;
 	return 0;
 }
 
@@ -700,7 +679,8 @@ static void do_list(struct pk_server *srv, const struct pk_request *req, const s
 {
 	struct rv_query rq;
 	struct pk_store_list_opts o = {.continue_token = arg(req, "continue")};
-	if (parse_rv_query(srv, req, false, resp, &rq) < 0 || parse_limit(req, resp, &o.limit) < 0)
+	if (pk_srv_query_check(req, r->type, false, resp) < 0 ||
+	    parse_rv_query(srv, req, resp, &rq) < 0 || parse_limit(req, resp, &o.limit) < 0)
 		return;
 	struct pk_selector *labels, *fields;
 	if (parse_selectors(req, resp, &labels, &fields) < 0)
@@ -784,7 +764,10 @@ static void do_watch(struct pk_server *srv, const struct pk_request *req, const 
 				  .table = pk_srv_wants_table(req->accept),
 				  .bookmarks = arg_true(req, "allowWatchBookmarks")};
 	struct rv_query rq;
-	if (parse_rv_query(srv, req, true, resp, &rq) < 0)
+	long long timeout = 0;
+	if (pk_srv_query_check(req, r->type, true, resp) < 0 ||
+	    pk_srv_query_timeout(req, resp, &timeout) < 0 ||
+	    parse_rv_query(srv, req, resp, &rq) < 0)
 		return;
 	if (parse_selectors(req, resp, &spec.labels, &spec.fields) < 0)
 		return;
@@ -796,10 +779,10 @@ static void do_watch(struct pk_server *srv, const struct pk_request *req, const 
 		return respond_store_error(resp, -ENOMEM, r, NULL, NULL);
 	}
 	spec.since = rq.rv;
-	const char *to = arg(req, "timeoutSeconds");
-	spec.timeout_s = to ? atoi(to) : PK_SERVER_WATCH_TIMEOUT_S;
-	if (spec.timeout_s <= 0 || spec.timeout_s > PK_SERVER_WATCH_TIMEOUT_S)
-		spec.timeout_s = PK_SERVER_WATCH_TIMEOUT_S;
+	/* 0 or absent: the default; more than the longest watch: clamped to it */
+	spec.timeout_s = timeout > 0 && timeout < PK_SERVER_WATCH_TIMEOUT_S
+			     ? (int)timeout
+			     : PK_SERVER_WATCH_TIMEOUT_S;
 	struct pk_store_stats stats;
 	pk_store_get_stats(srv->store, &stats);
 	if (spec.since && spec.since < stats.ring_floor) {
@@ -1754,6 +1737,8 @@ static bool refuse_early(bool authed, const struct pk_request *req, struct pk_re
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
 				      "too many query parameters: %zu (at most %d)", req->nargs,
 				      PK_SERVER_MAX_QUERY_ARGS);
+	} else if (pk_srv_query_nul(req, resp)) {
+		/* answered: a NUL byte would cut the argument short */
 	} else if (req->body_too_large || req->body_len > PK_SERVER_MAX_BODY) {
 		pk_srv_respond_status(resp, 413, "RequestEntityTooLarge", NULL, NULL, NULL,
 				      "the request body is larger than %d bytes",
@@ -1960,12 +1945,16 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 	}
 	bool watch = false, bookmarks = false;
 	const char *verb = NULL;
-	if (arg_bool(req, "watch", &watch) < 0 ||
-	    arg_bool(req, "allowWatchBookmarks", &bookmarks) < 0) {
+	const char *bad = arg_bool(req, "watch", &watch) < 0 ? "watch"
+			  : arg_bool(req, "allowWatchBookmarks", &bookmarks) < 0
+			      ? "allowWatchBookmarks"
+			      : NULL;
+	if (bad) {
 		pk_srv_respond_status(
 		    resp, 400, "BadRequest", NULL, NULL, NULL,
-		    "watch and allowWatchBookmarks take a boolean (true, false, 1, 0, "
-		    "t, f, ...)");
+		    "%s: Invalid value: \"%s\": must be a boolean (true, false, 1, "
+		    "0, t, f, ...)",
+		    bad, arg(req, bad));
 		route_clear(&r);
 		return "other";
 	}

@@ -87,6 +87,21 @@ void pk_srv_respond_status(struct pk_response *resp, int code, const char *reaso
 int pk_srv_evict(struct pk_store *store, const char *ns, const char *name,
 		 const struct pk_store_write_opts *wo, struct pk_response *resp);
 
+/* query.c: the query parameters of list and watch, as kube-apiserver checks them. */
+/* A NUL byte in any argument: 400 naming it into resp, true. */
+bool pk_srv_query_nul(const struct pk_request *req, struct pk_response *resp);
+/* A boolean as Go's strconv.ParseBool (and a bare key: true); NULL: false; else -EINVAL. */
+int pk_srv_query_bool(const char *v, bool *ret);
+/* timeoutSeconds (0 when absent) into *ret; -EINVAL answered (not a number, negative). */
+int pk_srv_query_timeout(const struct pk_request *req, struct pk_response *resp, long long *ret);
+/*
+ * Every list or watch parameter of req for a collection of kind t that
+ * kube-apiserver refuses before reading: 0, or -EINVAL with the answer (400
+ * or 422, the parameter named) in resp.
+ */
+int pk_srv_query_check(const struct pk_request *req, const struct pk_type *t, bool watch,
+		       struct pk_response *resp);
+
 /* proto.c: Kubernetes protobuf.  The messages of the kinds a protobuf body
  * may carry (group "*": the options kinds of every group), and of the custom
  * resources (schema_only: their schema for field validation and OpenAPI, no

@@ -277,7 +277,7 @@ static int ob_rows(struct ob_csv *c, struct pk_sim_trace *t, size_t max_pods)
 
 		if (t->n >= max_pods) {
 			snprintf(c->err, c->errlen,
-				 "line %zu: more than %zu pods (--max-pods raises the limit)",
+				 "line %zu: more than %zu pods (--max-total-pods raises the limit)",
 				 c->lineno, max_pods);
 			return -E2BIG;
 		}
@@ -337,9 +337,10 @@ static int ob_inflate(const struct pk_sim_trace *base, const struct pk_sim_openb
 		int r;
 
 		if (t->n >= o->max_pods) {
-			snprintf(err, errlen,
-				 "--inflate %g: more than %zu pods (--max-pods raises the limit)",
-				 o->inflate, o->max_pods);
+			snprintf(
+			    err, errlen,
+			    "--inflate %g: more than %zu pods (--max-total-pods raises the limit)",
+			    o->inflate, o->max_pods);
 			return -E2BIG;
 		}
 		r = sim_trace_add(t, &j);

@@ -41,7 +41,7 @@
 #define PK_SIM_MAX_GANG 100000	 /* pods one CSV row may ask for */
 #define PK_SIM_MAX_LINE 4096	 /* bytes of one CSV line */
 /* Pods a whole trace may ask for unless the caller raises it (podctl simulate
- * --max-pods): each simulated pod holds about a kilobyte. */
+ * --max-total-pods): each simulated pod holds about a kilobyte. */
 #define PK_SIM_MAX_PODS_DEFAULT 1000000
 
 struct pk_sim_trace;
@@ -103,7 +103,7 @@ int pk_sim_trace_job(const struct pk_sim_trace *t, size_t i, struct pk_sim_job_i
  * the limits.
  */
 #define PK_SIM_OPENB_RESOURCE "nvidia.com/gpu"
-#define PK_SIM_OPENB_MAX_PODS 100000 /* default cap on the pods of a trace */
+#define PK_SIM_OPENB_MAX_PODS PK_SIM_MAX_PODS_DEFAULT /* default cap on the pods */
 #define PK_SIM_OPENB_MAX_NODES 100000
 struct pk_sim_openb_opts {
 	double inflate;	 /* 0: replay the rows as they are */

@@ -48,67 +48,56 @@ static bool drop_refs(json_t *obj, const char *uid)
 	return dropped;
 }
 
-/* The rows of an object's references (NEW: the row written). */
-#define OWNER_ROWS                                                                                 \
+/*
+ * The index: one row per reference, keyed by the owner's uid then the
+ * dependent; a row's references are found again through their uids (no
+ * second index to keep).  The triggers run in the write's own transaction.
+ * Only a body that mentions ownerReferences is parsed; an update whose
+ * references did not change (a status, a binding) writes nothing here.
+ * PRAGMA recursive_triggers (set at each open) makes the row an INSERT OR
+ * REPLACE replaces fire the delete trigger.  A damaged body (invalid JSON,
+ * set aside at open) is not parsed: its rows stay, naming a dependent that
+ * is gone, which the collector finds gone.
+ */
+#define ADD_ROWS                                                                                   \
 	" INSERT OR IGNORE INTO owner_refs SELECT json_extract(value, '$.uid'), NEW.kind,"         \
 	" NEW.ns, NEW.name FROM json_each(NEW.body, '$.metadata.ownerReferences')"                 \
 	" WHERE type = 'object' AND json_type(value, '$.uid') = 'text';"
-#define FORGET(ROW)                                                                                \
-	" DELETE FROM owner_refs WHERE kind = " ROW ".kind AND ns = " ROW ".ns AND name = " ROW    \
-	".name;"
-/* Only a body that mentions ownerReferences is parsed. */
+#define DROP_ROWS                                                                                  \
+	" DELETE FROM owner_refs WHERE kind = OLD.kind AND ns = OLD.ns AND name = OLD.name"        \
+	" AND uid IN (SELECT json_extract(value, '$.uid')"                                         \
+	" FROM json_each(OLD.body, '$.metadata.ownerReferences') WHERE type = 'object');"
 #define MENTIONS(ROW) " instr(" ROW ".body, '\"ownerReferences\"') > 0 "
 
 static const char OWNERS_SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS owner_refs(uid TEXT NOT NULL, kind TEXT NOT NULL,"
     " ns TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY(uid, kind, ns, name)) WITHOUT ROWID;"
-    "CREATE INDEX IF NOT EXISTS owner_refs_by_dependent ON owner_refs(kind, ns, name);"
-    /* INSERT OR REPLACE fires no delete trigger: an insert forgets the old row's first */
-    "CREATE TRIGGER IF NOT EXISTS owner_refs_put AFTER INSERT ON objects BEGIN" FORGET(
-	"NEW") " END;"
-	       "CREATE TRIGGER IF NOT EXISTS owner_refs_insert AFTER INSERT ON objects"
-	       " WHEN" MENTIONS("NEW") "BEGIN" OWNER_ROWS " END;"
-				       "CREATE TRIGGER IF NOT EXISTS owner_refs_update AFTER "
-				       "UPDATE OF body ON objects"
-				       " WHEN" MENTIONS("OLD") "OR" MENTIONS("NEW") "BEGIN" FORGET(
-					   "OLD") OWNER_ROWS
-    " END;"
-    "CREATE TRIGGER IF NOT EXISTS owner_refs_delete AFTER DELETE ON objects"
-    " BEGIN" FORGET("OLD") " END;";
+    "CREATE TRIGGER IF NOT EXISTS owner_refs_insert AFTER INSERT ON objects"
+    " WHEN" MENTIONS(
+	"NEW") "BEGIN" ADD_ROWS " END;"
+	       "CREATE TRIGGER IF NOT EXISTS owner_refs_update AFTER UPDATE OF body ON objects"
+	       " WHEN (" MENTIONS("OLD") "OR" MENTIONS(
+		   "NEW") ") AND"
+			  " json_extract(OLD.body, '$.metadata.ownerReferences') IS NOT"
+			  " json_extract(NEW.body, '$.metadata.ownerReferences')"
+			  " BEGIN" DROP_ROWS ADD_ROWS " END;"
+			  "CREATE TRIGGER IF NOT EXISTS owner_refs_delete AFTER DELETE ON objects"
+			  " WHEN" MENTIONS("OLD") "AND json_valid(OLD.body) BEGIN" DROP_ROWS " END;"
+						  /* every stored object's references (a file from
+						     before the index) */
+						  "DELETE FROM owner_refs;"
+						  "INSERT OR IGNORE INTO owner_refs SELECT "
+						  "json_extract(r.value, '$.uid'), o.kind, o.ns,"
+						  " o.name FROM objects AS o, json_each(o.body, "
+						  "'$.metadata.ownerReferences') AS r"
+						  " WHERE instr(o.body, '\"ownerReferences\"') > 0 "
+						  "AND json_valid(o.body)"
+						  " AND r.type = 'object' AND json_type(r.value, "
+						  "'$.uid') = 'text';";
 
-/* Every stored object's references, once (a database from before the index). */
-static const char OWNERS_FILL[] =
-    "INSERT OR IGNORE INTO owner_refs SELECT json_extract(r.value, '$.uid'), o.kind, o.ns,"
-    " o.name FROM objects AS o, json_each(o.body, '$.metadata.ownerReferences') AS r"
-    " WHERE instr(o.body, '\"ownerReferences\"') > 0 AND json_valid(o.body)"
-    " AND r.type = 'object' AND json_type(r.value, '$.uid') = 'text';"
-    "INSERT OR REPLACE INTO meta(key, value) VALUES('owner_refs', 1);";
-
-int pk_store_owner_index_open(struct pk_store *st, char *err, size_t errlen)
+int pk_store_migrate_owner_index(sqlite3 *db)
 {
-	sqlite3_stmt *q = NULL;
-	bool filled = false;
-	char *msg = NULL;
-	int rc;
-
-	if (sqlite3_exec(st->db, OWNERS_SCHEMA, NULL, NULL, &msg) != SQLITE_OK)
-		goto fail;
-	if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM meta WHERE key = 'owner_refs'", -1, &q,
-			       NULL) != SQLITE_OK)
-		goto fail;
-	filled = sqlite3_step(q) == SQLITE_ROW;
-	sqlite3_finalize(q);
-	if (filled)
-		return 0;
-	rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
-	if (rc == SQLITE_OK && sqlite3_exec(st->db, OWNERS_FILL, NULL, NULL, &msg) == SQLITE_OK &&
-	    sqlite3_exec(st->db, "COMMIT", NULL, NULL, &msg) == SQLITE_OK)
-		return 0;
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-fail:
-	snprintf(err, errlen, "owner index: %s", msg ? msg : sqlite3_errmsg(st->db));
-	sqlite3_free(msg);
-	return -EIO;
+	return sqlite3_exec(db, OWNERS_SCHEMA, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
 /* Each object of st->db whose ownerReferences name uid, as {kind, namespace, name}. */

@@ -59,6 +59,7 @@ static int migrate_row_checksums(sqlite3 *db)
 
 static const struct migration MIGRATIONS[] = {
     {1, "row checksums", migrate_row_checksums},
+    {2, "owner index", pk_store_migrate_owner_index},
 };
 
 int pk_store_schema_version(sqlite3 *db)

@@ -153,8 +153,8 @@ int pk_pod_update_check(json_t *next, const json_t *old, struct pk_errors *errs)
  */
 int pk_store_orphan_dependents(struct pk_store *st, struct txn *tx, const struct pk_type *t,
 			       const json_t *owner);
-/* gc.c: the owner index's table and triggers, filled once for an older database. */
-int pk_store_owner_index_open(struct pk_store *st, char *err, size_t errlen);
+/* gc.c: migration 2, the owner index's table and triggers, filled from the objects. */
+int pk_store_migrate_owner_index(sqlite3 *db);
 /* The dependents of an owner uid (?1): kind, ns (stored: "" cluster-scoped), name. */
 #define PK_STORE_DEPENDENTS_SQL                                                                    \
 	"SELECT kind, ns, name FROM owner_refs WHERE uid = ?1 ORDER BY kind, ns, name"

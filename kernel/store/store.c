@@ -64,7 +64,9 @@ uint64_t pk_store_obj_rv(const json_t *obj)
 								"PRAGMA cache_spill=1;"
 static const char SCHEMA[] =
     "PRAGMA journal_mode=WAL;"
-    "PRAGMA synchronous=FULL;" PK_STORE_CACHE_PRAGMA
+    "PRAGMA synchronous=FULL;"
+    /* a row INSERT OR REPLACE replaces fires the owner index's delete trigger (gc.c) */
+    "PRAGMA recursive_triggers=ON;" PK_STORE_CACHE_PRAGMA
     "CREATE TABLE IF NOT EXISTS objects(kind TEXT NOT NULL, ns TEXT NOT NULL,"
     " name TEXT NOT NULL, rv INTEGER NOT NULL, body TEXT NOT NULL, sum INTEGER,"
     " PRIMARY KEY(kind, ns, name)) WITHOUT ROWID;"
@@ -295,8 +297,6 @@ int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 	rc = db_setup(st, path, err, errlen);
 	if (rc == 0)
 		rc = pk_store_verify_open(st, opts && opts->allow_damaged, err, errlen);
-	if (rc == 0)
-		rc = pk_store_owner_index_open(st, err, errlen);
 	if (rc == 0)
 		rc = open_readers(st, path, err, errlen);
 	if (rc < 0)

@@ -124,7 +124,7 @@ int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errl
  * (-EPROTONOSUPPORT, err says both versions).  Open also locks DIR
  * (DIR/podkernel.lock): a second open of a served directory fails with -EBUSY.
  */
-#define PK_STORE_SCHEMA_VERSION 1
+#define PK_STORE_SCHEMA_VERSION 2
 struct sqlite3;
 /* DB's version, -1 when it cannot be read. */
 int pk_store_schema_version(struct sqlite3 *db);

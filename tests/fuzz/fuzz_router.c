@@ -65,16 +65,22 @@ static void init(void)
 	atexit(cleanup);
 }
 
-/* URL-decoding is the transport's job; the fuzzer feeds raw pieces. */
+/*
+ * URL-decoding is the transport's job; the fuzzer feeds raw pieces ("%00" in
+ * a value: cut there, as the transport reports a decoded NUL byte).
+ */
 static size_t split_query(char *q, struct pk_query_arg *args, size_t max)
 {
 	size_t n = 0;
 	for (char *save = NULL, *kv = strtok_r(q, "&", &save); kv && n < max;
 	     kv = strtok_r(NULL, "&", &save)) {
-		char *eq = strchr(kv, '=');
+		char *eq = strchr(kv, '='), *nul;
 		if (eq)
 			*eq++ = '\0';
-		args[n++] = (struct pk_query_arg){kv, eq ? eq : ""};
+		nul = eq ? strstr(eq, "%00") : NULL;
+		if (nul)
+			*nul = '\0';
+		args[n++] = (struct pk_query_arg){kv, eq ? eq : "", nul != NULL};
 	}
 	return n;
 }

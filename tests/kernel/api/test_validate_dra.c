@@ -16,6 +16,9 @@
 /* clang-format off */
 #define CLAIM "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\n"
 #define CLASS "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
+#define SHARED                                                                                     \
+	"consumable capacity (a device shared by several allocations) is not supported: a "      \
+	"device is allocated whole"
 #define SLICE "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
 #define TMPL "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: t}\n"
 /* clang-format on */
@@ -124,6 +127,13 @@ START_TEST(test_claim_requests)
 		"spec.devices.requests[0].exactly.allocationMode: Unsupported value: \"Some\": "
 		"supported values: \"All\", \"ExactCount\"");
 	invalid(CLAIM "spec:\n  devices:\n    requests:\n"
+		"    - {name: gpu, exactly: {deviceClassName: g, capacity: {requests: {memory: 10Gi}}}}\n",
+		"spec.devices.requests[0].exactly.capacity: Forbidden: " SHARED);
+	invalid(CLAIM "spec:\n  devices:\n    requests:\n"
+		"    - name: gpu\n      firstAvailable:\n"
+		"      - {name: a, deviceClassName: g, capacity: {requests: {memory: 10Gi}}}\n",
+		"spec.devices.requests[0].firstAvailable[0].capacity: Forbidden: " SHARED);
+	invalid(CLAIM "spec:\n  devices:\n    requests:\n"
 		"    - {name: gpu, exactly: {deviceClassName: g}}\n"
 		"    - {name: gpu, exactly: {deviceClassName: g}}\n",
 		"spec.devices.requests[1].name: Duplicate value: \"gpu\"");
@@ -200,6 +210,15 @@ START_TEST(test_slice)
 		"  pool: {name: p, resourceSliceCount: 1}\n  devices:\n"
 		"  - {name: a, capacity: {memory: {value: lots}}}\n",
 		"spec.devices[0].capacity[memory].value: Invalid value: must be a quantity");
+	/* consumable capacity (KEP-5075) is refused, never taken for a whole device */
+	invalid(SLICE "spec:\n  driver: d.example.com\n  allNodes: true\n"
+		"  pool: {name: p, resourceSliceCount: 1}\n  devices:\n"
+		"  - {name: a, allowMultipleAllocations: true, capacity: {memory: {value: 80Gi}}}\n",
+		"spec.devices[0].allowMultipleAllocations: Forbidden: " SHARED);
+	invalid(SLICE "spec:\n  driver: d.example.com\n  allNodes: true\n"
+		"  pool: {name: p, resourceSliceCount: 1}\n  devices:\n"
+		"  - {name: a, capacity: {memory: {value: 80Gi, requestPolicy: {default: 10Gi}}}}\n",
+		"spec.devices[0].capacity[memory].requestPolicy: Forbidden: " SHARED);
 	invalid(SLICE "spec:\n  driver: d.example.com\n  allNodes: true\n"
 		"  pool: {name: p, resourceSliceCount: 1}\n  devices: [{name: a}, {name: a}]\n",
 		"spec.devices[1].name: Duplicate value: \"a\"");

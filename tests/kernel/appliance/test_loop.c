@@ -1254,6 +1254,80 @@ START_TEST(every_registered_hooks_table_is_called)
 }
 END_TEST
 
+static json_t *light_pod(const char *ns, const char *name, const char *app, const char *node)
+{
+	json_t *p = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:[{s:s,s:s}]}}", "apiVersion", "v1",
+			      "kind", "Pod", "metadata", "name", name, "namespace", ns, "labels",
+			      "app", app, "spec", "containers", "name", "c", "image", "x");
+
+	if (node)
+		pk_set(p, "spec.nodeName", json_string(node));
+	return p;
+}
+
+/* Required anti-affinity to pods labelled app=target in namespaces labelled team=team. */
+static json_t *shy_pod(const char *name, const char *target, const char *team)
+{
+	json_t *p = light_pod("default", name, "shy", NULL);
+
+	pk_set(p, "spec.affinity",
+	       json_pack("{s:{s:[{s:s,s:{s:{s:s}},s:{s:{s:s}}}]}}", "podAntiAffinity",
+			 "requiredDuringSchedulingIgnoredDuringExecution", "topologyKey", CUBE,
+			 "labelSelector", "matchLabels", "app", target, "namespaceSelector",
+			 "matchLabels", "team", team));
+	return p;
+}
+
+/*
+ * A namespaceSelector reads the labels of the Namespaces in the store:
+ * those listed at start and those created later.
+ */
+START_TEST(namespace_selector_reads_namespaces)
+{
+	char x[64];
+
+	create(json_pack("{s:s,s:s,s:{s:s,s:{s:s}}}", "apiVersion", "v1", "kind", "Namespace",
+			 "metadata", "name", "team-a", "labels", "team", "a"));
+	create(node("solo", "cs"));
+	create(light_pod("team-a", "web", "web", "solo"));
+	start();
+	create(shy_pod("shy-a", "web", "a"));
+	create(light_pod("default", "plain-a", "plain", NULL));
+	ck_assert(wait_bound("plain-a"));
+	sleep_ms(300);
+	ck_assert_str_eq(node_of("shy-a", x, sizeof(x)), "");
+	create(json_pack("{s:s,s:s,s:{s:s,s:{s:s}}}", "apiVersion", "v1", "kind", "Namespace",
+			 "metadata", "name", "team-b", "labels", "team", "b"));
+	create(light_pod("team-b", "db", "db", "solo"));
+	create(shy_pod("shy-b", "db", "b"));
+	create(shy_pod("shy-c", "db", "c")); /* no namespace has team=c: free to go */
+	ck_assert(wait_bound("shy-c"));
+	sleep_ms(300);
+	ck_assert_str_eq(node_of("shy-b", x, sizeof(x)), "");
+}
+END_TEST
+
+/* --gated-gangs-wait: a gang with a gated member binds nothing until it is ungated. */
+START_TEST(gated_gangs_wait_opt_in)
+{
+	struct pk_appliance_config cfg = {
+	    .backoff_initial_ms = 50, .backoff_max_ms = 200, .gated_gangs_wait = true};
+	char err[256] = "", x[64];
+	json_t *gated = pod("gw-1", "gw", NULL);
+
+	cluster();
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	create(gang("gw", 2, NULL, false));
+	create(pod("gw-0", "gw", NULL));
+	pk_set(gated, "spec.schedulingGates", json_pack("[{s:s}]", "name", "example.com/q"));
+	create(gated);
+	create(pod("free", NULL, NULL));
+	ck_assert(wait_bound("free"));
+	sleep_ms(300);
+	ck_assert_str_eq(node_of("gw-0", x, sizeof(x)), "");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("appliance-loop");
@@ -1283,6 +1357,8 @@ int main(void)
 	tcase_add_test(tc, specless_pods_refused);
 	tcase_add_test(tc, failing_writes_back_off_per_object);
 	tcase_add_test(tc, every_registered_hooks_table_is_called);
+	tcase_add_test(tc, namespace_selector_reads_namespaces);
+	tcase_add_test(tc, gated_gangs_wait_opt_in);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -4,7 +4,8 @@
  * per node, per node selector and for all nodes; pools and generations;
  * exactly (ExactCount, All) and firstAvailable requests; matchAttribute;
  * devices never allocated twice; device taints and request tolerations; the
- * messages of each failure; fields not implemented refused by path.
+ * messages of each failure; fields not implemented refused by path; the search
+ * budget one scheduling cycle shares.
  */
 #include <check.h>
 #include <errno.h>
@@ -266,11 +267,15 @@ START_TEST(test_device_taints)
 	ck_assert_int_eq(dra_commit(st, &a), 0);
 	dra_allocation_clear(&a);
 	ck_assert_int_eq(alloc(ONE_GPU, &n3, &a, why), -ENOSPC);
+	ck_assert_int_eq(alloc(ONE_GPU, &n2, &a, why), -ENOSPC);
 	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
 			       "gpu.example.com, tolerations: [{key: health, value: good, "
 			       "effect: NoSchedule}]}}]}\n",
 			       &n3, &a, why),
 			 -ENOSPC);
+	ck_assert_str_eq(why, "request g: devices taken: 1 of class gpu.example.com match on node "
+			      "n3, 0 free, 1 wanted (others have taints the request does not "
+			      "tolerate)");
 	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
 			       "gpu.example.com, tolerations: [{key: health, value: bad}]}}]}\n",
 			       &n3, &a, why),
@@ -288,6 +293,52 @@ START_TEST(test_device_taints)
 			       "gpu.example.com, count: 2, tolerations: [{operator: Exists}]}}]}\n",
 			       &n3, &a, why),
 			 0);
+	dra_allocation_clear(&a);
+}
+END_TEST
+
+/*
+ * The searches of one scheduling cycle share a budget: a hostile claim (8
+ * of 48 devices, then one that never matches: every combination is tried)
+ * costs each search its own budget, and once ten such searches spent the
+ * cycle's, every allocation fails at once, saying so, until the next cycle.
+ */
+START_TEST(test_cycle_budget)
+{
+	struct dra_allocation a = {0};
+	char why[512], yaml[8192];
+	size_t o = 0;
+	json_t *objs;
+	size_t i;
+	json_t *obj;
+
+	o +=
+	    (size_t)snprintf(yaml + o, sizeof(yaml) - o,
+			     "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: "
+			     "{name: nothing}\nspec:\n  selectors:\n  - cel: {expression: "
+			     "'device.driver == \"none\"'}\n---\napiVersion: resource.k8s.io/v1\n"
+			     "kind: ResourceSlice\nmetadata: {name: n1-many}\nspec:\n  driver: "
+			     "gpu.example.com\n  nodeName: n1\n  pool: {name: n1-many, generation: "
+			     "0, resourceSliceCount: 1}\n  devices:\n");
+	for (int d = 0; d < 48; d++)
+		o +=
+		    (size_t)snprintf(yaml + o, sizeof(yaml) - o,
+				     "  - {name: many-%d, attributes: {type: {string: gpu}}}\n", d);
+	objs = parse(yaml);
+	json_array_foreach(objs, i, obj) ck_assert_int_eq(dra_state_set(st, obj), 0);
+	json_decref(objs);
+	dra_cycle_begin(st);
+	for (int k = 0; k < 10; k++) {
+		ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
+				       "gpu.example.com, count: 8}}, {name: x, exactly: "
+				       "{deviceClassName: nothing}}]}\n",
+				       &n1, &a, why),
+				 -ENOSPC);
+	}
+	ck_assert_int_eq(alloc(ONE_GPU, &n1, &a, why), -ENOSPC);
+	ck_assert_msg(strstr(why, "this scheduling cycle took their 1000000 steps"), "%s", why);
+	dra_cycle_begin(st);
+	ck_assert_int_eq(alloc(ONE_GPU, &n1, &a, why), 0);
 	dra_allocation_clear(&a);
 }
 END_TEST
@@ -338,6 +389,7 @@ int main(void)
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_pool_generations);
 	tcase_add_test(tc, test_device_taints);
+	tcase_add_test(tc, test_cycle_budget);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -90,7 +90,7 @@ check "a bad --until exits 2 (rc=$rc)" $?
 
 # --levels: the comparison bench_quality draws, in each run's report.  The
 # trace requests 5,136 of 512 GPUs: every level is reached after the first jobs.
-run 0 simulate --board "$GPU" --trace "$T/trace.csv" --strategy fit,kep --levels 0.25,0.5,1 \
+run 0 simulate --board "$GPU" --trace "$T/trace.csv" --strategy fit,kep --levels 25,50,100 \
 	-o "$T/l.json"
 check "--levels (rc=$rc)" $?
 grep -q "25% requested: .*% allocated, 50% requested: .*(nothing departing)" "$T/out"
@@ -99,11 +99,12 @@ python3 - "$T/l.json" <<'PY'
 import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
 for r in runs:
-    lv = r["arrival_levels"]
-    assert [l["requested"] for l in lv] == [0.25, 0.5, 1], lv
+    lv = r["levels"]
+    assert [l["arrived_percent"] for l in lv] == [25, 50, 100], lv
     # 16x8 then 1x8 then 64x8 arrive: 128, 136, 648 GPUs requested; the 64-host
     # gang does not fit beside the first job, so allocation stays at 136 of 512
-    assert [l["allocated"] for l in lv] == [0.25, 0.2656, 0.2656], lv
+    assert [l["allocated_ratio"] for l in lv] == [0.25, 0.2656, 0.2656], lv
+    assert [l["allocated"] for l in lv] == [128, 136, 136], lv
 PY
 check "allocated at each level, a gang that does not fit left out" $?
 # A trace's pods in all are capped (1.3 KB of CSV asking for 4 M pods would
@@ -123,6 +124,62 @@ run 0 simulate --board "$GPU" --trace "$T/trace.csv" --max-total-pods 285 -o jso
 check "--max-total-pods at the trace's pods runs (rc=$rc)" $?
 run 2 simulate --board "$GPU" --trace "$T/trace.csv" --max-total-pods -1
 check "a bad --max-total-pods exits 2 (rc=$rc)" $?
-run 2 simulate --board "$GPU" --trace "$T/trace.csv" --levels 1.1,1
+run 2 simulate --board "$GPU" --trace "$T/trace.csv" --levels 110,100
 check "--levels must ascend (rc=$rc)" $?
+
+# OpenB node and pod lists (the production GPU trace's format): gpu_spec is
+# required node affinity on the model label, gpu_milli under 1000 a share of
+# one GPU; --inflate draws until the requests reach F times the cluster's.
+cat >"$T/nodes.csv" <<'CSV'
+sn,cpu_milli,memory_mib,gpu,model
+n-a,64000,262144,2,T4
+n-b,96000,393216,8,V100M32
+CSV
+cat >"$T/pods.csv" <<'CSV'
+name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+p0,8000,16384,1,1000,T4,LS,Running,0,100,0
+p1,4000,8192,1,500,,LS,Running,35,,35
+p2,4000,8192,1,250,T4|T4,BE,Running,20,,20
+p3,32000,65536,8,1000,V100M32,LS,Running,30,,30
+p4,2000,4096,0,0,,BE,Running,40,,40
+CSV
+run 0 simulate --nodes "$T/nodes.csv" --trace "$T/pods.csv" --levels 50,100 -o "$T/o.json" \
+	--bindings "$T/o.bind"
+check "an OpenB trace replays (rc=$rc)" $?
+python3 - "$T/o.json" "$T/o.bind" <<'PY'
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+bind = dict(l.split() for l in open(sys.argv[2]))
+assert run["accelerators"] == 10 and run["hosts"] == 2, run
+# the T4 pods on the T4 node, the 8-GPU V100 pod on the V100 node
+assert bind["t0/p0"] == "n-a" and bind["t2/p0"] == "n-a" and bind["t3/p0"] == "n-b", bind
+assert bind["t1/p0"] == "n-a", bind  # the share beside the other, on the T4 node
+# 1 + 0.25 + 8 requested of 10 reach 50%; with 0.5 more, 100% is never reached
+lv = run["levels"]
+assert [l["arrived_percent"] for l in lv] == [50, 100], lv
+assert lv[0]["allocated"] == 9.25 and lv[1]["allocated"] == 9.75, lv
+assert run["jobs"]["completed"] == 1, run["jobs"]  # p0 leaves at its deletion_time
+PY
+check "OpenB: models, shares, levels and deletion times" $?
+run 0 simulate --nodes "$T/nodes.csv" --trace "$T/pods.csv" --inflate 1.3 --seed 7 -o "$T/i1.json"
+run 0 simulate --nodes "$T/nodes.csv" --trace "$T/pods.csv" --inflate 1.3 --seed 7 -o "$T/i2.json"
+cmp -s "$T/i1.json" "$T/i2.json"
+check "--inflate with a seed is reproducible" $?
+python3 - "$T/i1.json" <<'PY'
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+assert run["jobs"]["total"] >= 2 and run["jobs"]["completed"] == 0, run["jobs"]
+PY
+check "--inflate: pods drawn to 130% of the GPUs, none leaving" $?
+run 2 simulate --nodes "$T/nodes.csv" --trace "$T/pods.csv" --inflate 50 --max-total-pods 10
+check "--inflate past --max-total-pods exits 2 (rc=$rc)" $?
+grep -q "more than 10 pods (--max-total-pods raises the limit)" "$T/err"
+check "the pod cap says how to raise it" $?
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\nq,1000,1,2,500,\n' >"$T/bad.csv"
+run 2 simulate --nodes "$T/nodes.csv" --trace "$T/bad.csv"
+check "a share on a multi-GPU pod exits 2 (rc=$rc)" $?
+grep -q "line 2: column gpu_milli" "$T/err"
+check "the error names the line and column" $?
+run 2 simulate --board "$GPU" --trace "$T/trace.csv" --inflate 1.3
+check "--inflate needs --nodes (rc=$rc)" $?
 exit $fail

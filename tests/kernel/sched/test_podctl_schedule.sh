@@ -228,6 +228,11 @@ PY
 fi
 flat "$T/out" | grep -q '"containerPort":8080,"hostPort":8080'
 check "a hostNetwork pod's containerPort is defaulted as its hostPort" $?
+printf 'apiVersion: v1\nkind: Namespace\nmetadata: {labels: {team: [a]}}\n' >"$T/badns.yaml"
+run 2 schedule -f "$T/badns.yaml"
+check "a Namespace without a name exits 2 (rc=$rc)" $?
+grep -q "metadata.name: Required value" "$T/err" && grep -q "metadata.labels.team: Invalid value" "$T/err"
+check "a bad Namespace is named by field path" $?
 
 # A gang member with scheduling gates counts toward minCount and the others
 # are bound; --gated-gangs-wait holds the whole gang instead.

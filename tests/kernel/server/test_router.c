@@ -133,7 +133,11 @@ static int call(const char *method, const char *path, const char *token, const c
 			char *eq = strchr(kv, '=');
 			if (eq)
 				*eq++ = '\0';
-			args[nargs++] = (struct pk_query_arg){kv, eq ? eq : ""};
+			/* "%00" stands for the NUL byte the listener reports */
+			char *nul = eq ? strstr(eq, "%00") : NULL;
+			if (nul)
+				*nul = '\0';
+			args[nargs++] = (struct pk_query_arg){kv, eq ? eq : "", nul != NULL};
 		}
 	}
 	struct pk_request req = {
@@ -540,6 +544,95 @@ START_TEST(test_events_v1)
 }
 END_TEST
 
+/*
+ * The query parameters of list and watch against kube-apiserver's answers:
+ * decoding errors 400 (BadRequest), ListOptions validation 422 (Invalid),
+ * a field label the kind does not take 400, each naming the parameter.
+ * Arguments here are as decoded ("%00" stands for a NUL byte).
+ */
+static const struct {
+	const char *path;
+	int status;
+	const char *says; /* in the message; NULL: nothing asked */
+} query_table[] = {
+#define PODS "/api/v1/namespaces/default/pods?"
+    {PODS "labelSelector=a%20in", 400, "labelSelector"},
+    {PODS "labelSelector=a!!b", 400, "labelSelector"},
+    {PODS "labelSelector=a%00b", 400, "labelSelector: Invalid value"},
+    {PODS "labelSelector=a", 200, NULL},
+    {PODS "fieldSelector=metadata.nope=x", 400, "field label not supported: metadata.nope"},
+    {PODS "fieldSelector=status.successful=1", 400, "field label not supported"},
+    {PODS "fieldSelector=a", 400, "fieldSelector"},
+    {PODS "fieldSelector=spec.nodeName=n1,status.phase!=Failed", 200, NULL},
+    {PODS "fieldSelector=metadata.namespace=default", 200, NULL},
+    {"/api/v1/nodes?fieldSelector=metadata.namespace=x", 400, "field label not supported"},
+    {"/api/v1/nodes?fieldSelector=spec.unschedulable=true", 200, NULL},
+    {"/apis/batch/v1/namespaces/default/jobs?fieldSelector=status.successful=1", 200, NULL},
+    {"/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName=n1", 200, NULL},
+    {"/api/v1/events?fieldSelector=involvedObject.name=p1", 200, NULL},
+    {"/apis/events.k8s.io/v1/events?fieldSelector=regarding.name=p1", 200, NULL},
+    {"/apis/events.k8s.io/v1/events?fieldSelector=involvedObject.name=p1", 400,
+     "field label not supported: involvedObject.name"},
+    {"/apis/scheduling.k8s.io/v1/priorityclasses?fieldSelector=value=1", 400,
+     "field label not supported: value"},
+    {PODS "resourceVersion=abc", 400, "resourceVersion: Invalid value"},
+    {PODS "resourceVersionMatch=Exact", 422,
+     "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless"},
+    {PODS "resourceVersion=1&resourceVersionMatch=Sometimes", 422,
+     "resourceVersionMatch: Unsupported value: \"Sometimes\""},
+    {PODS "resourceVersion=0&resourceVersionMatch=Exact", 422, "resourceVersion \"0\""},
+    {PODS "resourceVersion=1&resourceVersionMatch=NotOlderThan&continue=x", 422,
+     "forbidden when continue is provided"},
+    {PODS "resourceVersion=1&resourceVersionMatch=NotOlderThan", 200, NULL},
+    {PODS "limit=abc", 400, "limit: Invalid value"},
+    {PODS "limit=99999999999999999999", 400, "limit: Invalid value"},
+    {PODS "limit=-1", 200, NULL},
+    {PODS "continue=zz", 400, "invalid continue token"},
+    {PODS "continue=zz&resourceVersion=5", 400,
+     "specifying resource version is not allowed when using continue"},
+    {PODS "timeoutSeconds=abc", 400, "timeoutSeconds: Invalid value"},
+    {PODS "timeoutSeconds=-1", 400, "timeoutSeconds: Invalid value"},
+    {PODS "timeoutSeconds=30", 200, NULL},
+    {PODS "sendInitialEvents=true", 422,
+     "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"},
+    {PODS "sendInitialEvents=maybe", 400, "sendInitialEvents: Invalid value"},
+    {PODS "allowWatchBookmarks=maybe", 400, "allowWatchBookmarks: Invalid value"},
+    {PODS "watch=maybe", 400, "watch: Invalid value"},
+    {PODS "watch=1&timeoutSeconds=abc", 400, "timeoutSeconds: Invalid value"},
+    {PODS "watch=1&timeoutSeconds=-5", 400, "must not be negative"},
+    {PODS "watch=1&timeoutSeconds=99999999999999999999", 400, "out of range"},
+    {PODS "watch=1&timeoutSeconds=%00", 400, "timeoutSeconds: Invalid value"},
+    {PODS "watch=1&resourceVersionMatch=NotOlderThan", 422,
+     "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"},
+    {PODS "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", 422,
+     "sendInitialEvents: Forbidden"},
+    {PODS "watch=1&sendInitialEvents=true", 422,
+     "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"},
+    {PODS "watch=1&fieldSelector=metadata.nope=x", 400, "field label not supported"},
+    {PODS "watch=1&allowWatchBookmarks=true&timeoutSeconds=99999999", 200, NULL},
+#undef PODS
+};
+
+START_TEST(test_query_parameters)
+{
+	for (size_t i = 0; i < sizeof(query_table) / sizeof(query_table[0]); i++) {
+		json_t *b = NULL;
+		int got = call("GET", query_table[i].path, "admintok", NULL, NULL, &b);
+		const char *msg = json_string_value(json_object_get(b, "message"));
+
+		ck_assert_msg(got == query_table[i].status, "%s: %d, want %d (%s)",
+			      query_table[i].path, got, query_table[i].status, msg ? msg : "");
+		if (query_table[i].says)
+			ck_assert_msg(msg && strstr(msg, query_table[i].says),
+				      "%s: \"%s\" lacks %s", query_table[i].path, msg ? msg : "",
+				      query_table[i].says);
+		if (got == 422)
+			ck_assert_str_eq(pk_get_string(b, "details.kind"), "ListOptions");
+		json_decref(b);
+	}
+}
+END_TEST
+
 START_TEST(test_list_watch_and_discovery)
 {
 	json_t *b = NULL;
@@ -708,6 +801,7 @@ int main(void)
 	tcase_add_test(tr, test_events_v1);
 	tcase_add_test(tr, test_binding);
 	tcase_add_test(tr, test_list_watch_and_discovery);
+	tcase_add_test(tr, test_query_parameters);
 	tcase_add_test(tr, test_watch_gone_after_restart);
 	tcase_add_test(tr, test_watch_falls_behind);
 	suite_add_tcase(s, tr);

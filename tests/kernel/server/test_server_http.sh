@@ -62,6 +62,11 @@ expect 409 POST /api/v1/namespaces/default/pods/p1/binding -H "$A" -H "$J" \
 	-d '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p1"},"target":{"name":"n2"}}'
 expect 200 GET "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1" -H "$A"
 grep -q '"name":"p1"' "$WORK/body" || fail "fieldSelector spec.nodeName"
+# A NUL byte decoded from the query is refused, not a cut selector ("a" would match).
+expect 400 GET "/api/v1/pods?labelSelector=a%00b" -H "$A"
+grep -q 'labelSelector: Invalid value' "$WORK/body" || fail "NUL in labelSelector: $(cat "$WORK/body")"
+expect 400 GET "/api/v1/pods?watch=1&timeoutSeconds=abc" -H "$A"
+grep -q 'timeoutSeconds' "$WORK/body" || fail "timeoutSeconds=abc: $(cat "$WORK/body")"
 
 # Paging and label selectors.
 for i in 1 2 3 4 5 6 7; do

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "kernel/store/store.h"
 
 static char dir[256];
@@ -278,6 +280,58 @@ START_TEST(test_host_network_ports)
 }
 END_TEST
 
+/* The owner index: kept by every write, and built for a file from before it. */
+START_TEST(test_owner_index)
+{
+	json_t *owner = make_pod("owner"), *deps = NULL, *got = NULL;
+	const char *uid = pk_get_string(owner, "metadata.uid");
+	char path[300], err[256];
+	sqlite3 *db;
+	json_t *dep =
+	    json_pack("{s:s,s:s,s:{s:s,s:s,s:[{s:s,s:s,s:s,s:s}]},s:{s:[{s:s,s:s}]}}", "apiVersion",
+		      "v1", "kind", "Pod", "metadata", "name", "dep", "namespace", "other",
+		      "ownerReferences", "apiVersion", "v1", "kind", "Pod", "name", "owner", "uid",
+		      uid, "spec", "containers", "name", "c", "image", "busybox");
+	json_t *ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+			       "metadata", "name", "other");
+
+	ck_assert_int_eq(pk_store_create(st, ns, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_create(st, dep, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_dependents(st, uid, &deps), 0);
+	ck_assert_uint_eq(json_array_size(deps), 1);
+	ck_assert_str_eq(pk_get_string(json_array_get(deps, 0), "namespace"), "other");
+	json_decref(deps);
+	/* a file of schema 1 has no index: its migration builds it */
+	pk_store_close(st);
+	snprintf(path, sizeof(path), "%s/podkernel.db", dir);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(
+	    sqlite3_exec(db,
+			 "DROP TRIGGER owner_refs_insert; DROP TRIGGER owner_refs_update;"
+			 "DROP TRIGGER owner_refs_delete; DROP TABLE owner_refs;"
+			 "PRAGMA user_version=1;",
+			 NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_dependents(st, uid, &deps), 0);
+	ck_assert_uint_eq(json_array_size(deps), 1);
+	json_decref(deps);
+	/* the reference gone from the object is gone from the index */
+	json_object_del(json_object_get(dep, "metadata"), "ownerReferences");
+	ck_assert_int_eq(pk_store_update(st, dep, PK_SUB_MAIN, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_dependents(st, uid, &deps), 0);
+	ck_assert_uint_eq(json_array_size(deps), 0);
+	json_decref(deps);
+	ck_assert_int_eq(pk_store_get(st, "Pod", "other", "dep", &got), 0);
+	ck_assert_ptr_null(pk_get(got, "metadata.ownerReferences"));
+	json_decref(got);
+	json_decref(ns);
+	json_decref(dep);
+	json_decref(owner);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pod-rules");
@@ -292,6 +346,7 @@ int main(void)
 	tcase_add_test(tc, test_typed_client_keeps_group);
 	tcase_add_test(tc, test_propagation);
 	tcase_add_test(tc, test_host_network_ports);
+	tcase_add_test(tc, test_owner_index);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -24,7 +24,7 @@ names() {
 		python3 -c 'import json,sys; print(" ".join(sorted(i["metadata"]["name"] for i in json.load(sys.stdin)["items"])))'
 }
 v=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$DB")
-[ "$v" = 1 ] || fail "a new store has schema version $v, want 1"
+[ "$v" = 2 ] || fail "a new store has schema version $v, want 2"
 
 cm before-1
 cm before-2
@@ -34,7 +34,7 @@ writer=$!
 podctl store backup --data-dir "$WORK/data" "$WORK/backup.db" >"$WORK/backup.out" ||
 	{ cat "$WORK/backup.out"; fail "store backup"; }
 wait "$writer"
-grep -q "^$WORK/backup.db: [0-9]* objects at resourceVersion [0-9]* (schema 1)$" "$WORK/backup.out" ||
+grep -q "^$WORK/backup.db: [0-9]* objects at resourceVersion [0-9]* (schema 2)$" "$WORK/backup.out" ||
 	{ cat "$WORK/backup.out"; fail "store backup summary"; }
 [ ! -e "$WORK/backup.db.partial" ] || fail "store backup left its partial file"
 "$BIN/podctl" store check "$WORK/backup.db" >/dev/null || fail "the backup does not check"
@@ -72,7 +72,7 @@ rc=$?
 "$BIN/podctl" store backup --data-dir "$WORK/data" "$WORK/newer.db" >"$WORK/newer-backup" 2>&1
 rc2=$?
 set -e
-[ $rc = 1 ] && grep -q "store schema version 7 is newer than this podkernel (.*) understands (1)" "$WORK/newer" ||
+[ $rc = 1 ] && grep -q "store schema version 7 is newer than this podkernel (.*) understands (2)" "$WORK/newer" ||
 	{ cat "$WORK/newer"; fail "a newer store: exit $rc"; }
 [ $rc2 = 1 ] && grep -q "schema version 7 is newer" "$WORK/newer-backup" ||
 	{ cat "$WORK/newer-backup"; fail "backup of a newer store: exit $rc2"; }
@@ -92,5 +92,5 @@ rm -f "$DB-wal" "$DB-shm"
 e2e_start_server --no-scheduling
 [ "$(names)" = "$saved" ] || fail "after migrating version 0: $(names), want $saved"
 v=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$DB")
-[ "$v" = 1 ] || fail "the migrated store has schema version $v, want 1"
+[ "$v" = 2 ] || fail "the migrated store has schema version $v, want 2"
 echo "test_store_backup: ok"
