@@ -185,6 +185,13 @@ Y
 	# a budget that lets the unit go: the drain evicts it whole, n2's members too
 	k patch pdb svc --type=merge -p '{"spec":{"minAvailable":0}}' >/dev/null 2>&1 ||
 		fail "$mode: patch pdb"
+	# a dry run answers as the eviction would and evicts nothing
+	got=$(code POST '/api/v1/namespaces/default/pods/a1/eviction?dryRun=All' \
+		-H 'Content-Type: application/json' \
+		-d '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"a1"}}')
+	[ "$got" = 201 ] || fail "$mode: dry-run eviction: $got $(cat "$WORK/body")"
+	[ "$(pods_left)" = "pod/a1 pod/a2 pod/b1 pod/b2 " ] ||
+		fail "$mode: a dry run evicted: $(pods_left)"
 	k drain n1 --force --ignore-daemonsets --timeout=30s >"$WORK/out" 2>&1 ||
 		fail "$mode: drain: $(cat "$WORK/out")"
 	grep -q 'node/n1 drained' "$WORK/out" || fail "$mode: drain output: $(cat "$WORK/out")"
