@@ -197,24 +197,11 @@ static int add_classes(struct sim_run *s)
 	return 0;
 }
 
-/* The scheduler's repairs after node losses, counted for the report. */
-static void sim_repair_stat(void *arg, enum pk_sched_stat stat, double value, const char *root)
-{
-	struct sim_run *s = arg;
-
-	(void)value;
-	(void)root;
-	if (stat == PK_SCHED_STAT_REPAIR_IN_PLACE)
-		s->count.repairs_in_place++;
-	else if (stat == PK_SCHED_STAT_REPAIR_WHOLE)
-		s->count.repairs_whole++;
-}
-
 int sim_run_new(const struct pk_sim_opts *o, const json_t *nodes, const struct pk_sim_trace *t,
 		struct sim_run **ret)
 {
 	struct sim_run *s = calloc(1, sizeof(*s));
-	struct pk_sched_opts so = {.strategy = o->strategy, .stat = sim_repair_stat, .stat_arg = s};
+	struct pk_sched_opts so = {.strategy = o->strategy};
 	int r;
 
 	if (!s)

@@ -502,6 +502,19 @@ static int on_preempt(struct sim_run *s, const struct pk_sched_action *a)
 }
 
 /* Cycles until nothing is eligible; the earliest backoff expiry becomes a wake-up. */
+/* A group's Repaired condition: a repair in its home domain, or a whole re-placement. */
+static void count_repair(struct sim_run *s, const struct pk_sched_action *a)
+{
+	size_t n = a->type ? strlen(a->type) : 0;
+
+	if (n < 8 || strcmp(a->type + n - 8, "Repaired") != 0 || !a->reason)
+		return;
+	if (strcmp(a->reason, "RepairedInPlace") == 0)
+		s->count.repairs_in_place++;
+	else
+		s->count.repairs_whole++;
+}
+
 static int schedule_round(struct sim_run *s, int64_t t)
 {
 	for (;;) {
@@ -516,6 +529,8 @@ static int schedule_round(struct sim_run *s, int64_t t)
 				r = on_bind(s, &res->actions[i], t);
 			else if (res->actions[i].action == PK_SCHED_PREEMPT)
 				r = on_preempt(s, &res->actions[i]);
+			else if (res->actions[i].action == PK_SCHED_CONDITION)
+				count_repair(s, &res->actions[i]);
 		}
 		bool idle = res->outcome == PK_SCHED_IDLE || res->outcome == PK_SCHED_GATED;
 		int64_t retry = res->has_retry ? res->retry_at_ms : 0;
