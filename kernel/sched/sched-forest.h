@@ -224,7 +224,20 @@ struct sc_forest {
 	/* Groups ("P"/"C" + key) and pods (key) added or unlinked since the
 	 * last report of unrooted hierarchies (cycle.c); malloc'ed strings. */
 	struct sc_vec unrooted_groups, unrooted_pods;
+	/*
+	 * Home domains of groups removed lately, "P"/"C" + key -> struct
+	 * sc_recent_home: a group made again under the same name soon after (a
+	 * JobSet restart, a simulator's retry) takes its home back.
+	 */
+	struct pk_map recent_homes;
 };
+struct sc_recent_home {
+	char *home;
+	uint64_t at; /* forest version at the removal */
+};
+/* A removed group's home is taken back within this many forest changes; at most this many kept. */
+#define SC_RECENT_HOME_WINDOW 100000
+#define SC_RECENT_HOMES_MAX 4096
 
 /* forest.c */
 void sc_forest_init(struct sc_forest *f);

@@ -382,6 +382,61 @@ START_TEST(test_repair_in_home_domain)
 }
 END_TEST
 
+/*
+ * A group deleted and made again under its name (a JobSet restart) takes
+ * its home back: gang k went to rb while ra was full; ra is free again, a
+ * fresh placement's best, yet k made again goes back to rb.
+ */
+START_TEST(test_home_survives_recreation)
+{
+	for (size_t k = 0; k < 2; k++) {
+		struct pk_sched_opts opts = {.check = true, .strategy = k ? "kep" : NULL};
+		struct pk_sched *s = NULL;
+		char rack[16], reason[32];
+
+		ck_assert_int_eq(pk_sched_new(&opts, &s), 0);
+		for (int r = 0; r < 2; r++)
+			for (int i = 0; i < (r ? 4 : 2); i++) {
+				char name[16];
+
+				snprintf(name, sizeof(name), "r%c-n%d", r ? 'b' : 'a', i);
+				add(s, json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s}}}",
+						 "apiVersion", "v1", "kind", "Node", "metadata",
+						 "name", name, "labels", "rack", r ? "rb" : "ra",
+						 "status", "allocatable", "cpu", "1"));
+			}
+		add(s, rack_gang("f", 2));
+		add(s, gang_pod("f-0", "f"));
+		add(s, gang_pod("f-1", "f"));
+		repair_cycle(s, rack, reason);
+		ck_assert_str_eq(rack, "ra");
+		add(s, rack_gang("k", 2));
+		add(s, gang_pod("k-0", "k"));
+		add(s, gang_pod("k-1", "k"));
+		repair_cycle(s, rack, reason);
+		ck_assert_str_eq(rack, "rb");
+		ck_assert_str_eq(reason, "");
+		for (int i = 0; i < 2; i++) {
+			char f[8], kk[8];
+
+			snprintf(f, sizeof(f), "f-%d", i);
+			snprintf(kk, sizeof(kk), "k-%d", i);
+			ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", f), 0);
+			ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", kk), 0);
+		}
+		ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD_GROUP, "default", "f"), 0);
+		ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD_GROUP, "default", "k"), 0);
+		add(s, rack_gang("k", 2));
+		add(s, gang_pod("k-0", "k"));
+		add(s, gang_pod("k-1", "k"));
+		repair_cycle(s, rack, reason);
+		ck_assert_str_eq(rack, "rb");
+		ck_assert_str_eq(reason, "RepairedInPlace");
+		pk_sched_free(s);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("placement");
@@ -394,6 +449,7 @@ int main(void)
 	tcase_add_test(tc, test_budget_runs_out);
 	tcase_add_test(tc, test_stats_reported);
 	tcase_add_test(tc, test_repair_in_home_domain);
+	tcase_add_test(tc, test_home_survives_recreation);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
