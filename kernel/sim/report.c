@@ -262,7 +262,7 @@ int pk_sim_report_text(FILE *f, const json_t *runs)
 		if (num(run, "repairs.in_place") + num(run, "repairs.whole") > 0)
 			fprintf(f,
 				"  repairs     %.0f in the same domain, %.0f re-placed whole "
-				"(groups placed again after losing their pods)\n",
+				"(after node loss)\n",
 				num(run, "repairs.in_place"), num(run, "repairs.whole"));
 		if (json_array_size(json_object_get(run, "levels"))) {
 			fprintf(f, "  arrived     ");

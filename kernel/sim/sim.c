@@ -497,17 +497,22 @@ static int on_preempt(struct sim_run *s, const struct pk_sched_action *a)
 		return 0;
 	s->count.preempted_jobs++;
 	s->runs[j].preemptions++;
+	keep_homes(s, j, false); /* placed again after a preemption: not a repair */
 	withdraw(s, j);
 	return submit(s, j);
 }
 
-/* Cycles until nothing is eligible; the earliest backoff expiry becomes a wake-up. */
-/* A group's Repaired condition: a repair in its home domain, or a whole re-placement. */
+/*
+ * A group's Repaired condition, of a job placed again after a node loss: a
+ * repair in its home domain, or a whole re-placement.
+ */
 static void count_repair(struct sim_run *s, const struct pk_sched_action *a)
 {
 	size_t n = a->type ? strlen(a->type) : 0;
+	uint32_t j;
 
-	if (n < 8 || strcmp(a->type + n - 8, "Repaired") != 0 || !a->reason)
+	if (n < 8 || strcmp(a->type + n - 8, "Repaired") != 0 || !a->reason ||
+	    job_of(s, a->ns, &j) < 0 || !s->runs[j].homes)
 		return;
 	if (strcmp(a->reason, "RepairedInPlace") == 0)
 		s->count.repairs_in_place++;
@@ -515,6 +520,7 @@ static void count_repair(struct sim_run *s, const struct pk_sched_action *a)
 		s->count.repairs_whole++;
 }
 
+/* Cycles until nothing is eligible; the earliest backoff expiry becomes a wake-up. */
 static int schedule_round(struct sim_run *s, int64_t t)
 {
 	for (;;) {
