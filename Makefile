@@ -64,6 +64,7 @@ LIBDEFS := topo:topology \
 	pkkube:kernel/kube \
 	pkattach:kernel/attach \
 	pkclient:kernel/podctl:kernel/podctl/main.c \
+	pkdaemon:kernel/podkerneld:kernel/podkerneld/main.c \
 	pkagent:agent:agent/main.c
 
 # What each library needs, most dependent first (static link order): only
@@ -89,9 +90,11 @@ LIBS_pkattach    := pkattach pkui pkkube pkappliance pksim pkserver pkstore pkwr
 	pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkagent     := pkagent pkkube pkapi pkcel topo pklib
+LIBS_pkdaemon    := pkdaemon pkattach pkcontrollers pkui pkkube pkappliance pksim pkserver pkstore \
+	pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
 LIBS_pkclient    := pkclient pkkube pksim pkstore pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
 # Everything, for the benchmarks and the fuzz targets.
-LIBS_all         := pkclient pkagent pkattach pkui pkkube pkcontrollers pkappliance pksim pkserver pkstore pkwrite \
+LIBS_all         := pkclient pkdaemon pkagent pkattach pkui pkkube pkcontrollers pkappliance pksim pkserver pkstore pkwrite \
 	pksched \
 	pkbuilder pkdra pkapi pkcel topo pklib
 
@@ -107,7 +110,7 @@ PKGS_pkattach    := libmicrohttpd gnutls
 
 # Programs: their libraries, hence their packages.
 PROG_LIBS_podctl     := pkclient
-PROG_LIBS_podkerneld := pkserver pkattach pkcontrollers pkui pkbuilder
+PROG_LIBS_podkerneld := pkdaemon pkserver pkattach pkcontrollers pkui pkbuilder
 PROG_LIBS_podagent   := pkagent
 
 # test folder -> the libraries it tests (and their dependencies)
@@ -131,6 +134,7 @@ TESTLIBS_tests/kernel/controllers := pkcontrollers pkserver
 # the placement map's tests also run it on a standalone loop
 TESTLIBS_tests/kernel/ui       := pkui pkcontrollers
 TESTLIBS_tests/kernel/podctl   := pkclient
+TESTLIBS_tests/kernel/podkerneld := pkdaemon
 TESTLIBS_tests/kernel/kube     := pkkube
 # the informer test runs podkerneld's API server in the same process
 TESTLIBS_tests/kernel/attach   := pkattach pkserver
@@ -213,7 +217,7 @@ $(BUILD)/bin/podctl: $(BUILD)/obj/kernel/podctl/main.o $(call libs_of_set,$(PROG
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,$(PROG_LIBS_podctl))
 
-$(BUILD)/bin/podkerneld: $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard kernel/podkerneld/*.c)) \
+$(BUILD)/bin/podkerneld: $(BUILD)/obj/kernel/podkerneld/main.o \
 		$(call libs_of_set,$(PROG_LIBS_podkerneld))
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,$(PROG_LIBS_podkerneld))

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernel/lib/log.h"
 #include "kernel/appliance/appliance-internal.h"
 #include "kernel/builder/builder.h"
 #include "kernel/lib/macro.h"
@@ -88,7 +89,8 @@ static void sched_feed(struct pk_appliance *app, json_t *obj)
 	if (r < 0)
 		ap_log(app, 1, "scheduler: %s %s/%s not taken: %s%s%s",
 		       json_string_value(json_object_get(obj, "kind")), pk_namespace(obj),
-		       pk_name(obj), strerror(-r), errs.n ? ": " : "", errs.n ? errs.msg[0] : "");
+		       pk_name(obj), pk_errno_text(r), errs.n ? ": " : "",
+		       errs.n ? errs.msg[0] : "");
 	pk_errors_clear(&errs);
 }
 
@@ -185,6 +187,7 @@ static int new_scheduler(struct pk_appliance *app)
 	    .backoff_initial_ms = app->cfg.backoff_initial_ms,
 	    .backoff_max_ms = app->cfg.backoff_max_ms,
 	    .gated_tell_ms = AP_GATED_TELL_MS,
+	    .strategy = app->cfg.strategy,
 	    .gated_gangs_wait = app->cfg.gated_gangs_wait,
 	};
 

@@ -119,6 +119,7 @@ struct pk_appliance_hook {
 
 struct pk_appliance_config {
 	const char *board;     /* --simulate-board FILE, or NULL */
+	const char *strategy;  /* --strategy NAME: placement strategy; NULL: the default */
 	int verbosity;	       /* 0 errors, 1 startup, 2 actions, 3 events, 4 trace */
 	int64_t node_grace_ms; /* 0: $PODKERNEL_NODE_GRACE_SECONDS or 40 s */
 	/* Node-loss eviction (0: the PK_APPLIANCE_* defaults above; a rate < 0: 0). */

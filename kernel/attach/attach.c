@@ -180,6 +180,7 @@ static int start_loop(struct pk_attach *a, char *err, size_t errlen)
 	};
 	struct pk_appliance_config acfg = {
 	    .verbosity = a->cfg.verbosity,
+	    .strategy = a->cfg.strategy,
 	    .gated_gangs_wait = a->cfg.gated_gangs_wait,
 	    .source = &at_mirror_source_ops,
 	    .source_arg = a->mirror,
@@ -374,4 +375,6 @@ void pk_attach_metrics(struct pk_attach *a, FILE *f)
 		atomic_load(&a->writes.failures), atomic_load(&a->writes.fenced));
 	if (a->app)
 		pk_appliance_metrics(a->app, f);
+	if (a->cfg.map)
+		pk_ui_map_metrics(a->cfg.map, f);
 }

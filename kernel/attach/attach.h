@@ -45,6 +45,7 @@ struct pk_attach_config {
 	bool in_cluster;	    /* --in-cluster: the pod's service account */
 	const char *sa_dir;	    /* NULL: the standard service account folder */
 	const char *scheduler_name; /* NULL: PK_ATTACH_DEFAULT_SCHEDULER */
+	const char *strategy;	    /* placement strategy; NULL: the default */
 	bool gated_gangs_wait;	    /* --gated-gangs-wait: a gang waits while a member is gated */
 	const char *workload_api;   /* GROUP/VERSION; NULL: PK_ATTACH_DEFAULT_WORKLOAD_API */
 	bool leader_elect;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/lib/process.h"
 #include "kernel/attach/attach-internal.h"
 #include "kernel/server/server.h"
 
@@ -137,6 +138,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		pk_attach_metrics(h->a, f);
 		pk_listener_metrics(h->l, "health", f);
+		pk_process_metrics(f, PODKERNEL_VERSION);
 		fclose(f);
 		return reply(conn, 200, buf, len, "text/plain; version=0.0.4");
 	}

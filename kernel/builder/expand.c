@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/lib/log.h"
 #include "kernel/builder/builder-internal.h"
 
 struct expand {
@@ -85,7 +86,7 @@ static int expand_one(struct expand *e, json_t *obj, unsigned depth)
 		if (r != -ENOMEM && r != -EINVAL) {
 			if (!e->errs || e->errs->n == 0)
 				pk_errors_add(e->errs, "%s: Internal error: %s", prefix,
-					      strerror(-r));
+					      pk_errno_text(r));
 			r = -EINVAL;
 		}
 		free(prefix);

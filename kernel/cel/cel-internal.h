@@ -101,7 +101,8 @@ struct cel_node {
 	int64_t i;
 	bool bval;
 	struct cel_semver v;
-	regex_t *re; /* compiled literal pattern of matches() */
+	regex_t *re;	 /* compiled literal pattern of matches() */
+	size_t re_atoms; /* its size once repetitions are expanded */
 	struct cel_node *next_owned;
 };
 
@@ -141,5 +142,13 @@ int cel_check(struct cel_program *p, struct cel_error *err);
 #define CEL_RE_MAX_PATTERN 4096
 #define CEL_RE_MAX_GROUPS 64
 int cel_regex_compile(const char *pattern, regex_t *ret, char *msg, size_t msglen);
+/*
+ * The same with max_atoms in place of CEL_RE_MAX_EXPANDED, the pattern's
+ * expanded size in *ret_atoms (may be NULL).  A pattern computed at run time
+ * is compiled for each evaluation: it gets CEL_RE_MAX_EXPANDED_DYNAMIC.
+ */
+#define CEL_RE_MAX_EXPANDED_DYNAMIC 256
+int cel_regex_compile_max(const char *pattern, size_t max_atoms, regex_t *ret, size_t *ret_atoms,
+			  char *msg, size_t msglen);
 
 #endif /* PODKERNEL_KERNEL_CEL_INTERNAL_H */

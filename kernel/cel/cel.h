@@ -113,6 +113,9 @@ int cel_compile(const char *expr, struct cel_program **ret, struct cel_error *er
  */
 int cel_eval(const struct cel_program *prog, const struct cel_device *dev, bool *ret_match,
 	     struct cel_error *err);
+/* What compiling the program's matches() patterns cost: their sizes once
+ * repetitions are expanded (a caller's work budget counts it). */
+size_t cel_program_regex_atoms(const struct cel_program *prog);
 /* The expression the program was compiled from (owned by the program). */
 const char *cel_program_source(const struct cel_program *prog);
 void cel_program_free(struct cel_program *prog); /* accepts NULL */

@@ -256,7 +256,8 @@ static int fold_call(struct cel_node *n, struct cel_error *err)
 		n->re = malloc(sizeof(*n->re));
 		if (!n->re)
 			return -ENOMEM;
-		r = cel_regex_compile(arg->str, n->re, why, sizeof(why));
+		r = cel_regex_compile_max(arg->str, CEL_RE_MAX_EXPANDED, n->re, &n->re_atoms, why,
+					  sizeof(why));
 		if (r < 0) {
 			free(n->re);
 			n->re = NULL;

@@ -272,7 +272,8 @@ static struct cv string_fn(const struct cel_node *n, const struct cv *s, const s
 		char why[200];
 		bool m;
 
-		if (cel_regex_compile(arg->s, &re, why, sizeof(why)) < 0)
+		if (cel_regex_compile_max(arg->s, CEL_RE_MAX_EXPANDED_DYNAMIC, &re, NULL, why,
+					  sizeof(why)) < 0)
 			return err_at(n, E_REGEX, NULL);
 		m = regexec(&re, s->s, 0, NULL, 0) == 0;
 		regfree(&re);

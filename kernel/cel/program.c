@@ -402,7 +402,7 @@ static int re_quantify(struct re_frame *f, unsigned long lo, unsigned long hi, s
 	return 0;
 }
 
-static int re_limits(const char *p, char *msg, size_t msglen)
+static int re_limits(const char *p, size_t max_atoms, size_t *ret_atoms, char *msg, size_t msglen)
 {
 	struct re_frame st[CEL_RE_MAX_GROUPS + 1] = {{0, 1, 0, 1}};
 	size_t depth = 0;
@@ -441,16 +441,24 @@ static int re_limits(const char *p, char *msg, size_t msglen)
 			f->size++;
 			f->last_size = 1, f->last_prod = 1;
 		}
-		if (f->size > CEL_RE_MAX_EXPANDED) {
-			snprintf(msg, msglen, "the pattern expands to more than %d atoms",
-				 CEL_RE_MAX_EXPANDED);
+		if (f->size > max_atoms) {
+			snprintf(msg, msglen, "the pattern expands to more than %zu atoms",
+				 max_atoms);
 			return -EINVAL;
 		}
 	}
+	if (ret_atoms)
+		*ret_atoms = st[0].size;
 	return 0;
 }
 
 int cel_regex_compile(const char *pattern, regex_t *ret, char *msg, size_t msglen)
+{
+	return cel_regex_compile_max(pattern, CEL_RE_MAX_EXPANDED, ret, NULL, msg, msglen);
+}
+
+int cel_regex_compile_max(const char *pattern, size_t max_atoms, regex_t *ret, size_t *ret_atoms,
+			  char *msg, size_t msglen)
 {
 	struct re_out o = {0};
 	int r;
@@ -459,7 +467,7 @@ int cel_regex_compile(const char *pattern, regex_t *ret, char *msg, size_t msgle
 		snprintf(msg, msglen, "the pattern is longer than %d bytes", CEL_RE_MAX_PATTERN);
 		return -EINVAL;
 	}
-	if (re_limits(pattern, msg, msglen) < 0)
+	if (re_limits(pattern, max_atoms, ret_atoms, msg, msglen) < 0)
 		return -EINVAL;
 
 	o.cap = 8 * strlen(pattern) + 16; /* "\\W" becomes 13 characters */
@@ -474,4 +482,13 @@ int cel_regex_compile(const char *pattern, regex_t *ret, char *msg, size_t msgle
 	}
 	free(o.buf);
 	return r;
+}
+
+size_t cel_program_regex_atoms(const struct cel_program *prog)
+{
+	size_t n = 0;
+
+	for (const struct cel_node *x = prog ? prog->nodes : NULL; x; x = x->next_owned)
+		n += x->re_atoms;
+	return n;
 }

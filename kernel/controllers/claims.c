@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/lib/log.h"
 #include "kernel/controllers/controllers-internal.h"
 
 #define POD_CLAIM_ANNOTATION "resource.kubernetes.io/pod-claim-name"
@@ -102,7 +103,7 @@ static int make_claim(struct pk_ctl *ctl, const json_t *pod, const char *name, c
 
 	if (r < 0) {
 		ctl_log(ctl, 1, "%s %s/%s: claim %s: ResourceClaimTemplate %s/%s: %s", kind, ns,
-			pk_name(pod), name, ns, tmpl, strerror(-r));
+			pk_name(pod), name, ns, tmpl, pk_errno_text(r));
 		return r;
 	}
 	snprintf(prefix, sizeof(prefix), "%s-%s-", pk_name(pod), name);

@@ -148,6 +148,8 @@ static int read_alt(struct search *s, const json_t *r, struct alt *a)
 				   "(expression: %s)",
 				   a->path, i, e.col, expr ? e.msg : "Required value",
 				   expr ? expr : "");
+		/* compiling its patterns is work of the cycle, as search steps are */
+		s->st->cycle_steps += (long)cel_program_regex_atoms(a->prog[a->nprog]);
 		a->nprog++;
 	}
 	return 0;

@@ -34,6 +34,9 @@ struct pk_request {
 	const char *client_user;
 	const char *const *client_groups;
 	size_t nclient_groups;
+	/* The client's address and User-Agent, for the audit log; NULL when unknown. */
+	const char *remote_addr;
+	const char *user_agent;
 	/* Takes n more bytes for this request from the budgets its body is
 	 * counted in (its user's and all bodies in flight) until it is answered:
 	 * what decoding the body will hold beyond its bytes.  false: over

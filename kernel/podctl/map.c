@@ -528,6 +528,12 @@ int podctl_map(const struct podctl_globals *g, int argc, char **argv)
 		}
 	}
 	print_blocks(bs, n, o.width);
+	/* the headline: accelerators allocated, where the hosts have any */
+	if (integer(doc, "summary.accelerators") > 0)
+		printf("cluster: %d of %d accelerators allocated (%.0f%%)\n",
+		       integer(doc, "summary.acceleratorsAllocated"),
+		       integer(doc, "summary.accelerators"),
+		       100 * json_number_value(pk_get(doc, "summary.acceleratorShare")));
 	printf(
 	    "cluster: %d hosts: %d busy, %d free, %d cordoned, %d unreachable; %d/%d pods bound\n",
 	    integer(doc, "summary.hosts"), integer(doc, "summary.busy"),

@@ -398,7 +398,32 @@ static bool ends_with(const char *s, const char *suffix)
 	return n > m && strcmp(s + n - m, suffix) == 0;
 }
 
-static int write_output(const struct sim_args *a, const json_t *runs)
+/*
+ * What made the runs, for the report: the version, the trace, the seed and
+ * the flags, less those that only say where output goes (-o, --bindings),
+ * so the same runs give the same report wherever it is written.
+ */
+static json_t *provenance(const struct sim_args *a, int argc, char **argv)
+{
+	json_t *flags = json_array();
+
+	for (int i = 1; flags && i < argc; i++) {
+		const char *s = argv[i];
+
+		if (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0 ||
+		    strcmp(s, "--bindings") == 0) {
+			i++;
+			continue;
+		}
+		if (strncmp(s, "--output=", 9) == 0 || strncmp(s, "--bindings=", 11) == 0)
+			continue;
+		json_array_append_new(flags, json_string(s));
+	}
+	return json_pack("{s:s,s:s,s:I,s:o}", "version", PODKERNEL_VERSION, "trace", a->trace,
+			 "seed", (json_int_t)a->o.seed, "flags", flags ? flags : json_array());
+}
+
+static int write_output(const struct sim_args *a, const json_t *runs, const json_t *prov)
 {
 	FILE *f;
 	int r;
@@ -407,7 +432,7 @@ static int write_output(const struct sim_args *a, const json_t *runs)
 		return pk_sim_report_text(stdout, runs) < 0 ? PODCTL_EXIT_FAILURE : 0;
 	if (strcmp(a->output, "json") == 0) {
 		pk_sim_report_text(stderr, runs);
-		return pk_sim_report_json(stdout, runs) < 0 ? PODCTL_EXIT_FAILURE : 0;
+		return pk_sim_report_json(stdout, runs, prov) < 0 ? PODCTL_EXIT_FAILURE : 0;
 	}
 	if (!ends_with(a->output, ".html") && !ends_with(a->output, ".json"))
 		return bad("-o", a->output, "expected FILE.html, FILE.json, json or text");
@@ -417,8 +442,8 @@ static int write_output(const struct sim_args *a, const json_t *runs)
 		fprintf(stderr, "podctl simulate: %s: %s\n", a->output, strerror(errno));
 		return PODCTL_EXIT_FAILURE;
 	}
-	r = ends_with(a->output, ".html") ? pk_sim_report_html(f, runs)
-					  : pk_sim_report_json(f, runs);
+	r = ends_with(a->output, ".html") ? pk_sim_report_html(f, runs, prov)
+					  : pk_sim_report_json(f, runs, prov);
 	if (fclose(f) != 0 || r < 0) {
 		fprintf(stderr, "podctl simulate: writing %s failed\n", a->output);
 		return PODCTL_EXIT_FAILURE;
@@ -471,8 +496,12 @@ int podctl_simulate(int argc, char **argv)
 	}
 	if (a.o.bindings && fclose(a.o.bindings) != 0 && r == 0)
 		r = PODCTL_EXIT_FAILURE;
-	if (r == 0)
-		r = write_output(&a, runs);
+	if (r == 0) {
+		json_t *prov = provenance(&a, argc, argv);
+
+		r = write_output(&a, runs, prov);
+		json_decref(prov);
+	}
 	pk_sim_trace_free(trace);
 	json_decref(nodes);
 	json_decref(runs);

@@ -217,6 +217,19 @@ static int keep_previous(const char *db_path, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The restored file belongs to whoever owns the store it replaces (or the
+ * directory): a restore run as root leaves podkerneld's user able to write it.
+ */
+static void same_owner(const char *dir, const char *db_path, const char *file)
+{
+	struct stat st;
+
+	/* not root: chown fails, and the file is ours already */
+	if (stat(db_path, &st) == 0 || stat(dir, &st) == 0)
+		(void)!chown(file, st.st_uid, st.st_gid);
+}
+
 static int restore_into(const char *dir, sqlite3 *from, char *err, size_t errlen)
 {
 	char db_path[4096], tmp[4200];
@@ -225,6 +238,7 @@ static int restore_into(const char *dir, sqlite3 *from, char *err, size_t errlen
 	snprintf(tmp, sizeof(tmp), "%s.restore", db_path);
 	if (copy_store(from, tmp, err, errlen) < 0)
 		return -EIO;
+	same_owner(dir, db_path, tmp);
 	if (keep_previous(db_path, err, errlen) < 0 || rename(tmp, db_path) < 0) {
 		if (!*err)
 			snprintf(err, errlen, "%s: %s", db_path, strerror(errno));
@@ -254,7 +268,7 @@ static int restore(const char *dir, const char *file)
 		rc = -EIO;
 	}
 	if (rc == 0) {
-		rc = pk_store_lock_dir(dir, &lock, err, sizeof(err));
+		rc = pk_store_lock_dir(dir, 0, &lock, err, sizeof(err));
 		if (rc == -EBUSY)
 			snprintf(err, sizeof(err),
 				 "%s is in use by a running podkerneld: stop it first", dir);

@@ -12,15 +12,20 @@
 #include <inttypes.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernel/kube/kubeconfig.h"
+#include "kernel/lib/log.h"
+#include "kernel/podkerneld/config.h"
 #include "kernel/appliance/appliance.h"
 #include "kernel/controllers/controllers.h"
 #include "kernel/attach/attach.h"
 #include "kernel/builder/builder.h"
+#include "kernel/sched/sched.h"
 #include "kernel/server/server.h"
 #include "kernel/store/store.h"
 #include "kernel/ui/ui.h"
@@ -37,6 +42,9 @@ static void usage(FILE *f)
 	    "                  [--no-scheduling] [--allow-damaged-store] [--gated-gangs-wait]\n"
 	    "                  [--sim-lifecycle] [--sim-start-delay S]\n"
 	    "                  [--sim-failure-rate P] [--sim-seed N] [--sim-node-loss T:NODE,...]\n"
+	    "                  [--config FILE] [--strategy NAME] [--log-format text|json]\n"
+	    "                  [--audit-log-path FILE [--audit-log-maxsize MB]\n"
+	    "                   [--audit-log-maxbackup N]]\n"
 	    "       podkerneld (--kubeconfig FILE [--context NAME] | --in-cluster)\n"
 	    "                  [--scheduler-name NAME] [--workload-api GROUP/VERSION]\n"
 	    "                  [--leader-elect [--leader-elect-namespace NS]\n"
@@ -104,6 +112,14 @@ static void usage(FILE *f)
 	    "  --listen ADDR:PORT          in attach mode: /healthz, /readyz, /metrics only\n"
 	    "  --tls-cert-file FILE --tls-private-key-file FILE  serve it over TLS (it takes\n"
 	    "                              the placement map's bearer tokens)\n"
+	    "\nOperations (both modes; docs/operations.md):\n"
+	    "  --config FILE               a PodkerneldConfiguration (/etc/podkernel/\n"
+	    "                              podkerneld.yaml): flags given override it\n"
+	    "  --strategy NAME             placement strategy (fit, kep; default fit)\n"
+	    "  --log-format text|json      log lines as text (default) or JSON objects\n"
+	    "  --audit-log-path FILE       one audit.k8s.io/v1 Event per write, per line\n"
+	    "  --audit-log-maxsize MB      rotate the audit log past MB megabytes\n"
+	    "  --audit-log-maxbackup N     rotated audit logs kept (default %u)\n"
 	    "\n"
 	    "  -v LEVEL                    0 errors, 1 startup (default), 2 every request,\n"
 	    "                              3 scheduling decisions, 4 the recursive placement "
@@ -114,14 +130,35 @@ static void usage(FILE *f)
 	    PK_APPLIANCE_DEFAULT_GRACE_MS / 1000.0, PK_APPLIANCE_EVICTION_RATE,
 	    PK_APPLIANCE_SECONDARY_EVICTION_RATE, PK_APPLIANCE_UNHEALTHY_THRESHOLD,
 	    PK_APPLIANCE_LARGE_CLUSTER, PK_ATTACH_DEFAULT_SCHEDULER, PK_ATTACH_DEFAULT_WORKLOAD_API,
-	    PK_ATTACH_DEFAULT_LEASE_NAMESPACE, PK_ATTACH_DEFAULT_LEASE_NAME);
+	    PK_ATTACH_DEFAULT_LEASE_NAMESPACE, PK_ATTACH_DEFAULT_LEASE_NAME,
+	    PK_SERVER_AUDIT_BACKUPS);
 }
 
+/* --log-format: how every line after the flags is written. */
+static enum pk_log_format log_format = PK_LOG_TEXT;
+
+/* One log line on stderr, in one write: "TIME LEVEL podkerneld: MSG" or JSON. */
 static void log_line(void *arg, int level, const char *msg)
 {
+	char line[4096];
+	struct timespec now;
+
 	(void)arg;
-	(void)level;
-	fprintf(stderr, "podkerneld: %s\n", msg);
+	clock_gettime(CLOCK_REALTIME, &now);
+	pk_log_format_line(log_format, "podkerneld", level, &now, msg, line, sizeof(line));
+	fputs(line, stderr);
+}
+
+static void say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(int level, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_line(NULL, level, msg);
 }
 
 enum {
@@ -168,6 +205,12 @@ enum {
 	O_SECONDARY_RATE,
 	O_UNHEALTHY,
 	O_LARGE_CLUSTER,
+	O_CONFIG,
+	O_LOG_FORMAT,
+	O_STRATEGY,
+	O_AUDIT_PATH,
+	O_AUDIT_MAXSIZE,
+	O_AUDIT_MAXBACKUP,
 };
 
 struct options {
@@ -377,6 +420,12 @@ static const struct option longopts[] = {
     {"secondary-node-eviction-rate", required_argument, NULL, O_SECONDARY_RATE},
     {"unhealthy-zone-threshold", required_argument, NULL, O_UNHEALTHY},
     {"large-cluster-size-threshold", required_argument, NULL, O_LARGE_CLUSTER},
+    {"config", required_argument, NULL, O_CONFIG},
+    {"log-format", required_argument, NULL, O_LOG_FORMAT},
+    {"strategy", required_argument, NULL, O_STRATEGY},
+    {"audit-log-path", required_argument, NULL, O_AUDIT_PATH},
+    {"audit-log-maxsize", required_argument, NULL, O_AUDIT_MAXSIZE},
+    {"audit-log-maxbackup", required_argument, NULL, O_AUDIT_MAXBACKUP},
     {"version", no_argument, NULL, O_VERSION},
     {"print-crds", no_argument, NULL, O_PRINT_CRDS},
     {"help", no_argument, NULL, 'h'},
@@ -436,7 +485,7 @@ static int parse_node_loss_arg(int c, const char *arg, struct pk_appliance_confi
 static void damage_line(void *arg, const char *msg)
 {
 	(void)arg;
-	fprintf(stderr, "podkerneld: store: %s\n", msg);
+	say(1, "store: %s", msg);
 }
 
 /* Each damaged row is said as found (damage_line); the rows set aside at open, once more in sum. */
@@ -446,10 +495,57 @@ static void report_damage(struct pk_store *store)
 
 	pk_store_get_damage(store, &d);
 	if (d.quarantined)
-		fprintf(stderr,
-			"podkerneld: store: %" PRIu64 " damaged rows set aside in damaged_objects "
-			"(last: %s); serving the rest\n",
-			d.quarantined, d.last);
+		say(1,
+		    "store: %" PRIu64 " damaged rows set aside in damaged_objects "
+		    "(last: %s); serving the rest",
+		    d.quarantined, d.last);
+}
+
+/* A strategy the scheduler knows: its name, or -EINVAL with the names it knows. */
+static int parse_strategy(const char *arg, struct options *o)
+{
+	for (size_t i = 0; i < pk_sched_strategy_count(); i++)
+		if (strcmp(pk_sched_strategy_name(i), arg) == 0) {
+			o->app.strategy = arg;
+			o->acfg.strategy = arg;
+			return 0;
+		}
+	fprintf(stderr, "podkerneld: --strategy %s: expected one of", arg);
+	for (size_t i = 0; i < pk_sched_strategy_count(); i++)
+		fprintf(stderr, " %s", pk_sched_strategy_name(i));
+	fprintf(stderr, "\n");
+	return -EINVAL;
+}
+
+/* Logs, audit and the strategy; 1: none of them. */
+static int parse_ops_arg(int c, const char *arg, struct options *o)
+{
+	unsigned n;
+
+	switch (c) {
+	case O_LOG_FORMAT:
+		if (pk_log_format_parse(arg, &log_format) == 0)
+			return 0;
+		fprintf(stderr, "podkerneld: --log-format %s: expected text or json\n", arg);
+		return -EINVAL;
+	case O_STRATEGY:
+		return parse_strategy(arg, o);
+	case O_AUDIT_PATH:
+		o->cfg.audit.path = arg;
+		return 0;
+	case O_AUDIT_MAXSIZE:
+		if (parse_count("--audit-log-maxsize", arg, 1000000, &n) < 0)
+			return -EINVAL;
+		o->cfg.audit.max_size_mb = n;
+		return 0;
+	case O_AUDIT_MAXBACKUP:
+		if (parse_count("--audit-log-maxbackup", arg, 1000, &n) < 0)
+			return -EINVAL;
+		o->cfg.audit.max_backups = n;
+		return 0;
+	default:
+		return 1;
+	}
 }
 
 static int parse_other_arg(int c, const char *arg, struct options *o)
@@ -473,81 +569,148 @@ static int parse_other_arg(int c, const char *arg, struct options *o)
 	return r;
 }
 
+/* One option (from the command line or the configuration file): 0, 1 exit 0, -EINVAL. */
+static int apply_opt(int c, const char *arg, struct options *o)
+{
+	char *end;
+	int r;
+
+	switch (c) {
+	case O_LISTEN:
+		o->cfg.listen = arg;
+		break;
+	case O_DATA:
+		o->data_dir = arg;
+		break;
+	case O_TOKENS:
+		o->cfg.token_auth_file = arg;
+		break;
+	case O_CERT:
+		o->cfg.tls_cert_file = arg;
+		break;
+	case O_KEY:
+		o->cfg.tls_key_file = arg;
+		break;
+	case O_INSECURE:
+		o->cfg.insecure_allow_non_loopback = true;
+		break;
+	case O_ANON:
+		o->cfg.insecure_allow_anonymous_admin = true;
+		break;
+	case O_BOARD:
+		o->board = arg;
+		break;
+	case O_WRITE_KC:
+		o->write_kubeconfig = arg;
+		break;
+	case O_LEASE_NS:
+		o->lease_ns = arg;
+		break;
+	case O_CLIENT_CA:
+		o->cfg.client_ca_file = arg;
+		break;
+	case O_NO_SCHED:
+		o->no_scheduling = true;
+		break;
+	case O_CONFIG:
+		break; /* read before the command line (apply_config) */
+	case O_VERSION:
+		printf("podkerneld %s\n", PODKERNEL_VERSION);
+		return 1;
+	case O_PRINT_CRDS:
+		if (pk_server_print_crds(stdout) < 0) {
+			fprintf(stderr, "podkerneld: --print-crds: cannot write\n");
+			exit(1);
+		}
+		return 1;
+	case 'h':
+		usage(stdout);
+		return 1;
+	case 'v':
+		o->cfg.verbosity = (int)strtol(arg, &end, 10);
+		if (*end || o->cfg.verbosity < 0) {
+			fprintf(stderr, "podkerneld: -v %s: expected a level 0..4\n", arg);
+			return -EINVAL;
+		}
+		break;
+	default:
+		r = parse_ops_arg(c, arg, o);
+		if (r > 0)
+			r = parse_other_arg(c, arg, o);
+		if (r > 0) {
+			usage(stderr);
+			return -EINVAL;
+		}
+		return r;
+	}
+	return 0;
+}
+
+/* The configuration file, freed at exit: the options point into it. */
+static struct pkd_config *config;
+
+static void config_free(void)
+{
+	pkd_config_free(config);
+}
+
+/* --config FILE (or --config=FILE) anywhere on the command line, or NULL. */
+static const char *config_path(int argc, char **argv)
+{
+	const char *path = NULL;
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+			path = argv[++i];
+		else if (strncmp(argv[i], "--config=", 9) == 0)
+			path = argv[i] + 9;
+	}
+	return path;
+}
+
+/* The file's fields as the flags they stand for, before the command line's. */
+static int apply_config(const char *path, struct options *o)
+{
+	char err[1024] = "";
+	int r = pkd_config_load(path, &config, err, sizeof(err));
+
+	if (r < 0) {
+		fprintf(stderr, "podkerneld: --config: %s\n", err);
+		return -EINVAL;
+	}
+	atexit(config_free);
+	for (size_t i = 0; i < config->n; i++) {
+		const struct pkd_config_flag *f = &config->flags[i];
+		int c = strcmp(f->flag, "v") == 0 ? 'v' : 0;
+
+		for (size_t k = 0; !c && longopts[k].name; k++)
+			if (strcmp(longopts[k].name, f->flag) == 0)
+				c = longopts[k].val;
+		r = c ? apply_opt(c, f->value, o) : -EINVAL;
+		if (r != 0) {
+			fprintf(stderr, "podkerneld: --config %s: the value for --%s is refused\n",
+				path, f->flag);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
+	const char *cfg_file = config_path(argc, argv);
+	int c, r;
+
 	o->cfg.listen = PK_SERVER_DEFAULT_LISTEN;
 	o->cfg.verbosity = 1;
 	o->cfg.log = log_line;
 	o->data_dir = "./podkernel-data";
-	int c, r;
+	if (cfg_file && apply_config(cfg_file, o) < 0)
+		return -EINVAL;
 	while ((c = getopt_long(argc, argv, "hv:", longopts, NULL)) != -1) {
-		char *end;
-		switch (c) {
-		case O_LISTEN:
-			o->cfg.listen = optarg;
-			break;
-		case O_DATA:
-			o->data_dir = optarg;
-			break;
-		case O_TOKENS:
-			o->cfg.token_auth_file = optarg;
-			break;
-		case O_CERT:
-			o->cfg.tls_cert_file = optarg;
-			break;
-		case O_KEY:
-			o->cfg.tls_key_file = optarg;
-			break;
-		case O_INSECURE:
-			o->cfg.insecure_allow_non_loopback = true;
-			break;
-		case O_ANON:
-			o->cfg.insecure_allow_anonymous_admin = true;
-			break;
-		case O_BOARD:
-			o->board = optarg;
-			break;
-		case O_WRITE_KC:
-			o->write_kubeconfig = optarg;
-			break;
-		case O_LEASE_NS:
-			o->lease_ns = optarg;
-			break;
-		case O_CLIENT_CA:
-			o->cfg.client_ca_file = optarg;
-			break;
-		case O_NO_SCHED:
-			o->no_scheduling = true;
-			break;
-		case O_VERSION:
-			printf("podkerneld %s\n", PODKERNEL_VERSION);
-			return 1;
-		case O_PRINT_CRDS:
-			if (pk_server_print_crds(stdout) < 0) {
-				fprintf(stderr, "podkerneld: --print-crds: cannot write\n");
-				exit(1);
-			}
-			return 1;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case 'v':
-			o->cfg.verbosity = (int)strtol(optarg, &end, 10);
-			if (*end || o->cfg.verbosity < 0) {
-				fprintf(stderr, "podkerneld: -v %s: expected a level 0..4\n",
-					optarg);
-				return -EINVAL;
-			}
-			break;
-		default:
-			r = parse_other_arg(c, optarg, o);
-			if (r < 0)
-				return r;
-			if (r > 0) {
-				usage(stderr);
-				return -EINVAL;
-			}
-		}
+		r = c == '?' ? (usage(stderr), -EINVAL) : apply_opt(c, optarg, o);
+		if (r != 0)
+			return r;
 	}
 	if (o->attach && (o->board || o->write_kubeconfig || o->no_scheduling ||
 			  o->cfg.token_auth_file || o->cfg.client_ca_file)) {
@@ -634,10 +797,9 @@ static int write_kubeconfig(const struct options *o, uint16_t port)
 		explicit_bzero(tok, strlen(tok));
 	free(tok);
 	if (r < 0)
-		fprintf(stderr, "podkerneld: --write-kubeconfig: %s\n", err);
+		say(0, "--write-kubeconfig: %s", err);
 	else
-		fprintf(stderr, "podkerneld: wrote kubeconfig %s (server %s)\n",
-			o->write_kubeconfig, url);
+		say(1, "wrote kubeconfig %s (server %s)", o->write_kubeconfig, url);
 	return r;
 }
 
@@ -679,9 +841,9 @@ static int create_some(struct pk_store *store, json_t *objs, size_t from, size_t
 	r = pk_store_create_batch(store, batch, n, rcs);
 	for (size_t i = 0; r == 0 && i < n; i++)
 		if (rcs[i] < 0 && rcs[i] != -EEXIST) {
-			fprintf(stderr, "podkerneld: --simulate-board %s: registering %s %s: %s\n",
-				path, pk_kind_to_string(pk_kind_of(batch[i])), pk_name(batch[i]),
-				strerror(-rcs[i]));
+			say(0, "--simulate-board %s: registering %s %s: %s", path,
+			    pk_kind_to_string(pk_kind_of(batch[i])), pk_name(batch[i]),
+			    pk_errno_text(rcs[i]));
 			r = rcs[i];
 		}
 	return r;
@@ -712,10 +874,8 @@ static int register_board(struct pk_store *store, const char *path)
 		    store, objs, from,
 		    json_array_size(objs) - from < 64 ? json_array_size(objs) - from : 64, path);
 	if (r == 0)
-		fprintf(stderr,
-			"podkerneld: --no-scheduling: registered the %zu Nodes and "
-			"ResourceSlices of %s\n",
-			json_array_size(objs), path);
+		say(1, "--no-scheduling: registered the %zu Nodes and ResourceSlices of %s",
+		    json_array_size(objs), path);
 	json_decref(slices);
 	json_decref(objs);
 	return r;
@@ -728,7 +888,7 @@ static int run_attached(struct options *o, sigset_t *sigs)
 	int sig = 0, r = pk_ui_map_new(&o->acfg.map);
 
 	if (r < 0) {
-		fprintf(stderr, "podkerneld: %s\n", strerror(-r));
+		say(0, "%s", strerror(-r));
 		return 1;
 	}
 	o->acfg.listen = o->cfg.listen;
@@ -739,12 +899,12 @@ static int run_attached(struct options *o, sigset_t *sigs)
 	o->acfg.log = log_line;
 	r = pk_attach_start(&o->acfg, &a, err, sizeof(err));
 	if (r < 0) {
-		fprintf(stderr, "podkerneld: %s\n", *err ? err : strerror(-r));
+		say(0, "%s", *err ? err : strerror(-r));
 		pk_ui_map_free(o->acfg.map);
 		return r == -EINVAL || r == -ENOENT || r == -ENOTSUP ? 2 : 1;
 	}
 	sigwait(sigs, &sig);
-	fprintf(stderr, "podkerneld: signal %d, shutting down\n", sig);
+	say(1, "signal %d, shutting down", sig);
 	pk_attach_stop(a);
 	pk_ui_map_free(o->acfg.map);
 	return 0;
@@ -768,6 +928,20 @@ static int start_standalone(struct pk_store *store, struct pk_appliance_config *
 	}
 	*ret_map = map;
 	return 0;
+}
+
+/* /metrics beyond the server's: the loop's and the placement map's. */
+struct metrics_hook {
+	struct pk_appliance *app;
+	struct pk_ui_map *map;
+};
+
+static void more_metrics(void *arg, FILE *f)
+{
+	struct metrics_hook *h = arg;
+
+	pk_appliance_metrics_cb(h->app, f);
+	pk_ui_map_metrics(h->map, f);
 }
 
 /* The node-lease namespace exists from the start, as kube-node-lease does. */
@@ -809,7 +983,7 @@ int main(int argc, char **argv)
 					   .nadmission = WB_ADMISSION_N};
 	rc = pk_store_open_opts(o.data_dir, &sopts, &store, err, sizeof(err));
 	if (rc == -EUCLEAN) {
-		fprintf(stderr, "podkerneld: %s/podkernel.db: %s\n", o.data_dir, err);
+		say(0, "%s/podkernel.db: %s", o.data_dir, err);
 		return 1;
 	}
 	if (rc == 0)
@@ -820,14 +994,14 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = pk_server_new(store, &o.cfg, &srv, err, sizeof(err));
 	if (rc == -EINVAL) {
-		fprintf(stderr, "podkerneld: %s\n", err);
+		say(0, "%s", err);
 		pk_store_close(store);
 		return 2;
 	}
 	if (rc == 0)
 		rc = pk_server_start(srv, err, sizeof(err));
 	if (rc < 0) {
-		fprintf(stderr, "podkerneld: %s\n", *err ? err : strerror(-rc));
+		say(0, "%s", *err ? err : strerror(-rc));
 		pk_server_free(srv);
 		pk_store_close(store);
 		/* A bad --listen, TLS files or plain HTTP off loopback: bad usage. */
@@ -849,13 +1023,13 @@ int main(int argc, char **argv)
 	acfg.saturated_ms = saturated_ms;
 	acfg.saturated_arg = srv;
 	if (o.no_scheduling)
-		fprintf(stderr, "podkerneld: --no-scheduling: serving the API and store only\n");
+		say(1, "--no-scheduling: serving the API and store only");
 	if (o.no_scheduling && o.board)
 		rc = register_board(store, o.board);
 	else if (!o.no_scheduling)
 		rc = start_standalone(store, &acfg, &map, &app, err, sizeof(err));
 	if (rc < 0) {
-		fprintf(stderr, "podkerneld: %s\n", *err ? err : strerror(-rc));
+		say(0, "%s", *err ? err : strerror(-rc));
 		pk_store_shutdown(store);
 		pk_server_free(srv);
 		pk_store_close(store);
@@ -863,8 +1037,9 @@ int main(int argc, char **argv)
 		return rc == -EINVAL || rc == -ENOENT || rc == -EISDIR || rc == -EACCES ? 2 : 1;
 	}
 
+	struct metrics_hook mh = {app, map};
 	if (app) {
-		pk_server_set_metrics_hook(srv, pk_appliance_metrics_cb, app);
+		pk_server_set_metrics_hook(srv, more_metrics, &mh);
 		pk_server_set_ui_hook(srv, pk_ui_map_serve, map);
 	}
 	if (o.write_kubeconfig && write_kubeconfig(&o, pk_server_port(srv)) < 0) {
@@ -880,7 +1055,7 @@ int main(int argc, char **argv)
 
 	int sig = 0;
 	sigwait(&sigs, &sig);
-	fprintf(stderr, "podkerneld: signal %d, shutting down\n", sig);
+	say(1, "signal %d, shutting down", sig);
 
 	pk_server_set_metrics_hook(srv, NULL, NULL);
 	pk_server_set_ui_hook(srv, NULL, NULL);

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kernel/server/server-internal.h"
@@ -90,6 +91,12 @@ int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 			return rc;
 		}
 		srv->token_checked = time(NULL);
+	}
+	clock_gettime(CLOCK_REALTIME, &srv->started);
+	int ar = pk_srv_audit_open(srv, cfg, err, errlen);
+	if (ar < 0) {
+		pk_server_free(srv);
+		return ar;
 	}
 	*ret = srv;
 	return 0;
@@ -157,6 +164,23 @@ struct peer_identity {
 	const char *groups[PEER_MAX_GROUPS];
 	size_t ngroups;
 };
+
+/* The client's IP address as text into buf, or NULL. */
+static const char *client_address(struct MHD_Connection *conn, char *buf, size_t len)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	if (sa && sa->sa_family == AF_INET)
+		return inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr,
+				 buf, (socklen_t)len);
+	if (sa && sa->sa_family == AF_INET6)
+		return inet_ntop(AF_INET6,
+				 &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, buf,
+				 (socklen_t)len);
+	return NULL;
+}
 
 static void peer_identity(struct MHD_Connection *conn, struct peer_identity *ret)
 {
@@ -430,6 +454,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	struct arg_list args = {0}, imp = {0};
+	char remote[INET6_ADDRSTRLEN] = "";
 	MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_impersonate, &imp);
 	if (args.oom || imp.oom) {
@@ -454,6 +479,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	    .client_user = c->peer.user[0] ? c->peer.user : NULL,
 	    .client_groups = c->peer.groups,
 	    .nclient_groups = c->peer.ngroups,
+	    .remote_addr = client_address(conn, remote, sizeof(remote)),
+	    .user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent"),
 	    .reserve = request_reserve,
 	    .reserve_ctx = &rsv,
 	};
@@ -624,6 +651,7 @@ void pk_server_free(struct pk_server *srv)
 		return;
 	pk_server_stop(srv);
 	pk_tokens_free(srv->tokens);
+	pk_srv_audit_close(srv);
 	free(srv->listen);
 	free(srv->token_file);
 	free(srv->tls_cert_file);

@@ -554,19 +554,20 @@ void pk_listener_metrics(struct pk_listener *l, const char *name, FILE *f)
 	if (!l)
 		return;
 	pk_listener_stats(l, &s);
-	fprintf(f,
-		"# HELP pk_listener_connections Open connections.\n"
-		"# TYPE pk_listener_connections gauge\n"
-		"pk_listener_connections{listener=\"%s\"} %u\n"
-		"# HELP pk_listener_closed_total Connections the listener closed, by reason.\n"
-		"# TYPE pk_listener_closed_total counter\n"
-		"pk_listener_closed_total{listener=\"%s\",reason=\"refused\"} %llu\n"
-		"pk_listener_closed_total{listener=\"%s\",reason=\"displaced\"} %llu\n"
-		"pk_listener_closed_total{listener=\"%s\",reason=\"header_deadline\"} %llu\n"
-		"pk_listener_closed_total{listener=\"%s\",reason=\"body_rate\"} %llu\n",
-		name, s.open, name, (unsigned long long)s.refused, name,
-		(unsigned long long)s.displaced, name, (unsigned long long)s.header_timeouts, name,
-		(unsigned long long)s.body_timeouts);
+	fprintf(
+	    f,
+	    "# HELP podkernel_listener_connections Open connections.\n"
+	    "# TYPE podkernel_listener_connections gauge\n"
+	    "podkernel_listener_connections{listener=\"%s\"} %u\n"
+	    "# HELP podkernel_listener_closed_total Connections the listener closed, by reason.\n"
+	    "# TYPE podkernel_listener_closed_total counter\n"
+	    "podkernel_listener_closed_total{listener=\"%s\",reason=\"refused\"} %llu\n"
+	    "podkernel_listener_closed_total{listener=\"%s\",reason=\"displaced\"} %llu\n"
+	    "podkernel_listener_closed_total{listener=\"%s\",reason=\"header_deadline\"} %llu\n"
+	    "podkernel_listener_closed_total{listener=\"%s\",reason=\"body_rate\"} %llu\n",
+	    name, s.open, name, (unsigned long long)s.refused, name,
+	    (unsigned long long)s.displaced, name, (unsigned long long)s.header_timeouts, name,
+	    (unsigned long long)s.body_timeouts);
 }
 
 void pk_listener_stop(struct pk_listener *l)

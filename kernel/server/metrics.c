@@ -15,30 +15,85 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/lib/process.h"
 #include "kernel/server/server-internal.h"
 
 static const double bounds[LATENCY_BUCKETS] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5};
 
-void pk_srv_metrics_record(struct pk_server *srv, const char *verb, int code, double seconds)
+/* The latency slot of verb, resource and subresource (under metrics_lock). */
+static struct latency_slot *latency_slot(struct pk_server *srv, const char *verb, const char *res,
+					 const char *sub)
 {
+	for (size_t i = 0; i < LATENCY_SLOTS - 1; i++) {
+		struct latency_slot *l = &srv->latency[i];
+
+		if (!l->verb) {
+			l->verb = verb;
+			l->resource = res;
+			snprintf(l->subresource, sizeof(l->subresource), "%s", sub);
+		}
+		if (strcmp(l->verb, verb) == 0 && strcmp(l->resource, res) == 0 &&
+		    strcmp(l->subresource, sub) == 0)
+			return l;
+	}
+	if (!srv->latency[LATENCY_SLOTS - 1].verb) {
+		srv->latency[LATENCY_SLOTS - 1].verb = "other";
+		srv->latency[LATENCY_SLOTS - 1].resource = "";
+	}
+	return &srv->latency[LATENCY_SLOTS - 1];
+}
+
+void pk_srv_metrics_record(struct pk_server *srv, const struct pk_srv_note *note, int code,
+			   double seconds)
+{
+	const char *verb = note->verb ? note->verb : "other";
+	const char *res = note->resource ? note->resource : "";
+
 	pthread_mutex_lock(&srv->metrics_lock);
 	for (size_t i = 0; i < METRIC_SLOTS; i++) {
 		struct metric_slot *m = &srv->metrics[i];
 		if (!m->verb) {
 			m->verb = verb;
+			m->resource = res;
+			snprintf(m->subresource, sizeof(m->subresource), "%s", note->subresource);
 			m->code = code;
 		}
-		if (m->code == code && strcmp(m->verb, verb) == 0) {
+		if (m->code == code && strcmp(m->verb, verb) == 0 &&
+		    strcmp(m->resource, res) == 0 &&
+		    strcmp(m->subresource, note->subresource) == 0) {
 			m->count++;
 			break;
 		}
 	}
+	struct latency_slot *l = latency_slot(srv, verb, res, note->subresource);
+
 	for (size_t b = 0; b < LATENCY_BUCKETS; b++)
 		if (seconds <= bounds[b])
-			srv->latency_buckets[b]++;
-	srv->latency_sum += seconds;
-	srv->latency_count++;
+			l->buckets[b]++;
+	l->sum += seconds;
+	l->count++;
 	pthread_mutex_unlock(&srv->metrics_lock);
+}
+
+static void latency_render(struct pk_server *srv, FILE *f)
+{
+	for (size_t i = 0; i < LATENCY_SLOTS && srv->latency[i].verb; i++) {
+		const struct latency_slot *l = &srv->latency[i];
+		char labels[160];
+
+		snprintf(labels, sizeof(labels), "verb=\"%s\",resource=\"%s\",subresource=\"%s\"",
+			 l->verb, l->resource, l->subresource);
+		for (size_t b = 0; b < LATENCY_BUCKETS; b++)
+			fprintf(f,
+				"apiserver_request_duration_seconds_bucket{%s,le=\"%g\"} %" PRIu64
+				"\n",
+				labels, bounds[b], l->buckets[b]);
+		fprintf(f,
+			"apiserver_request_duration_seconds_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n"
+			"apiserver_request_duration_seconds_sum{%s} %.6f\n"
+			"apiserver_request_duration_seconds_count{%s} %" PRIu64 "\n",
+			labels, l->count, labels, l->sum, labels, l->count);
+	}
 }
 
 char *pk_srv_metrics_render(struct pk_server *srv)
@@ -50,22 +105,20 @@ char *pk_srv_metrics_render(struct pk_server *srv)
 		return NULL;
 	struct pk_store_stats st;
 	pk_store_get_stats(srv->store, &st);
-	fprintf(f, "# HELP apiserver_request_total Requests by verb and HTTP code.\n"
+	fprintf(f, "# HELP apiserver_request_total Requests by verb, resource, subresource and "
+		   "HTTP code.\n"
 		   "# TYPE apiserver_request_total counter\n");
 	pthread_mutex_lock(&srv->metrics_lock);
 	for (size_t i = 0; i < METRIC_SLOTS && srv->metrics[i].verb; i++)
-		fprintf(f, "apiserver_request_total{verb=\"%s\",code=\"%d\"} %" PRIu64 "\n",
-			srv->metrics[i].verb, srv->metrics[i].code, srv->metrics[i].count);
-	fprintf(f, "# HELP apiserver_request_duration_seconds Request latency.\n"
+		fprintf(f,
+			"apiserver_request_total{verb=\"%s\",resource=\"%s\",subresource=\"%s\","
+			"code=\"%d\"} %" PRIu64 "\n",
+			srv->metrics[i].verb, srv->metrics[i].resource, srv->metrics[i].subresource,
+			srv->metrics[i].code, srv->metrics[i].count);
+	fprintf(f, "# HELP apiserver_request_duration_seconds Request latency by verb, resource "
+		   "and subresource.\n"
 		   "# TYPE apiserver_request_duration_seconds histogram\n");
-	for (size_t b = 0; b < LATENCY_BUCKETS; b++)
-		fprintf(f, "apiserver_request_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
-			bounds[b], srv->latency_buckets[b]);
-	fprintf(f,
-		"apiserver_request_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n"
-		"apiserver_request_duration_seconds_sum %.6f\n"
-		"apiserver_request_duration_seconds_count %" PRIu64 "\n",
-		srv->latency_count, srv->latency_sum, srv->latency_count);
+	latency_render(srv, f);
 	pthread_mutex_unlock(&srv->metrics_lock);
 	fprintf(f,
 		"# HELP podkernel_store_writes_total Committed store write transactions.\n"
@@ -89,6 +142,8 @@ char *pk_srv_metrics_render(struct pk_server *srv)
 		"# TYPE podkernel_store_damaged_rows gauge\n"
 		"podkernel_store_damaged_rows %" PRIu64 "\n",
 		dmg.rows);
+	pk_srv_audit_metrics(srv, f);
+	pk_process_metrics(f, PODKERNEL_VERSION);
 	pthread_mutex_lock(&srv->hook_lock);
 	pk_listener_metrics(srv->listener, "api", f);
 	if (srv->metrics_hook)

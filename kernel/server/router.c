@@ -393,7 +393,7 @@ static void respond_store_error(struct pk_response *resp, int rc, const struct r
 	}
 	default:
 		pk_srv_respond_status(resp, 500, "InternalError", plural, nm, NULL,
-				      "store error: %s", strerror(-rc));
+				      "store error: %s", pk_errno_text(rc));
 	}
 }
 
@@ -1888,13 +1888,54 @@ static bool services_resource(struct pk_server *srv, const struct pk_request *re
 	return true;
 }
 
+/* Who asked, for the request's log line and audit event (the groups: only for the audit log). */
+static void note_user(const struct pk_server *srv, struct pk_srv_note *note,
+		      const struct pk_identity *who)
+{
+	snprintf(note->user, sizeof(note->user), "%s", who->user ? who->user : "");
+	snprintf(note->uid, sizeof(note->uid), "%s", who->uid ? who->uid : "");
+	if (!srv->audit)
+		return;
+	note->groups = json_array();
+	for (size_t i = 0; note->groups && i < who->ngroups; i++)
+		json_array_append_new(note->groups, json_string(who->groups[i]));
+}
+
+/* What the path names, once parsed. */
+static void note_route(struct pk_srv_note *note, const struct route *r)
+{
+	note->resource = r->type->plural;
+	note->group = r->type->group;
+	note->version = r->type->version;
+	snprintf(note->subresource, sizeof(note->subresource), "%s", r->sub ? r->sub : "");
+	snprintf(note->ns, sizeof(note->ns), "%s", r->ns ? r->ns : "");
+	snprintf(note->name, sizeof(note->name), "%s", r->name ? r->name : "");
+}
+
+/* A request refused before its body: what its path and method name, when they do. */
+static void note_early_route(struct pk_srv_note *note, const struct pk_request *req)
+{
+	struct route r = {0};
+
+	if (parse_route(req->path, &r) == 0) {
+		const char *verb = verb_of(req->method, &r, false);
+
+		note_route(note, &r);
+		if (verb)
+			note->verb = verb;
+	}
+	route_clear(&r);
+}
+
 static const char *handle(struct pk_server *srv, const struct pk_request *req,
-			  struct pk_response *resp)
+			  struct pk_response *resp, struct pk_srv_note *note)
 {
 	struct pk_identity who;
 	struct ident_store is;
 	struct pk_impersonation imp;
 	bool authed = authenticate(srv, req, &who, &is);
+	if (authed)
+		note_user(srv, note, &who);
 	if (serve_public(srv, req, resp))
 		return "health";
 	bool ui_api = strncmp(req->path, "/ui/api/", 8) == 0;
@@ -1943,6 +1984,7 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 				      "the requested resource");
 		return "other";
 	}
+	note_route(note, &r);
 	bool watch = false, bookmarks = false;
 	const char *verb = NULL;
 	const char *bad = arg_bool(req, "watch", &watch) < 0 ? "watch"
@@ -1992,28 +2034,38 @@ bool pk_server_precheck(struct pk_server *srv, const struct pk_request *req,
 			snprintf(ret_user, userlen, "%s", who.user);
 		return false;
 	}
-	pk_srv_metrics_record(srv, authed ? "other" : "auth", resp.status, 0);
-	pk_srv_log(srv, 2, "%s %s -> %d (before the body)", req->method, req->path, resp.status);
+	struct pk_srv_note note = {.verb = authed ? "other" : "auth", .resource = ""};
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (authed)
+		note_user(srv, &note, &who);
+	note_early_route(&note, req);
+	pk_srv_metrics_record(srv, &note, resp.status, 0);
+	pk_srv_request_done(srv, req, &note, resp.status, 0, &now);
+	json_decref(note.groups);
 	*ret = resp;
 	return true;
 }
 
 int pk_server_handle(struct pk_server *srv, const struct pk_request *req, struct pk_response *ret)
 {
-	struct timespec t0, t1;
+	struct timespec t0, t1, received;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_REALTIME, &received);
 	struct pk_response resp = {0};
+	struct pk_srv_note note = {.resource = ""};
 	if (!req->method || !req->path || req->path[0] != '/') {
 		pk_srv_respond_status(&resp, 400, "BadRequest", NULL, NULL, NULL,
 				      "malformed request");
 	} else {
-		const char *verb = handle(srv, req, &resp);
+		note.verb = handle(srv, req, &resp, &note);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		double secs =
 		    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		pk_srv_metrics_record(srv, verb, resp.status, secs);
-		pk_srv_log(srv, 2, "%s %s -> %d (%.1f ms)", req->method, req->path, resp.status,
-			   secs * 1000);
+		pk_srv_metrics_record(srv, &note, resp.status, secs);
+		pk_srv_request_done(srv, req, &note, resp.status, secs, &received);
+		json_decref(note.groups);
 	}
 	*ret = resp;
 	return 0;

@@ -13,13 +13,42 @@
 #include "kernel/lib/log.h"
 #include "kernel/server/server.h"
 
-#define METRIC_SLOTS 128
+#define METRIC_SLOTS 512
 #define LATENCY_BUCKETS 8
 
 struct metric_slot {
-	const char *verb; /* static string; NULL: free slot */
+	const char *verb;     /* static string; NULL: free slot */
+	const char *resource; /* static string (the type table's plural), "" for none */
+	char subresource[16];
 	int code;
 	uint64_t count;
+};
+
+/*
+ * Request latency by verb, resource and subresource (the code is no label of
+ * kube-apiserver's histogram either); the last slot takes what does not fit.
+ */
+#define LATENCY_SLOTS 128
+struct latency_slot {
+	const char *verb, *resource; /* static strings; verb NULL: free slot */
+	char subresource[16];
+	uint64_t buckets[LATENCY_BUCKETS]; /* cumulative at render time */
+	double sum;
+	uint64_t count;
+};
+
+/*
+ * What one request was, for its metrics, its log line and its audit event:
+ * filled by the router as it learns it (router.c), read by audit.c.
+ */
+struct pk_srv_note {
+	const char *verb;     /* "get", "create", ... or a class ("health", "auth") */
+	const char *resource; /* "pods"; "" when the path names none */
+	const char *group, *version;
+	char subresource[16];
+	char ns[254], name[254];
+	char user[256], uid[128];
+	json_t *groups; /* the user's groups (strings); owned, NULL: none */
 };
 
 struct pk_server {
@@ -55,11 +84,12 @@ struct pk_server {
 
 	pthread_mutex_t metrics_lock;
 	struct metric_slot metrics[METRIC_SLOTS];
-	uint64_t latency_buckets[LATENCY_BUCKETS]; /* cumulative at render time */
-	double latency_sum;
-	uint64_t latency_count;
+	struct latency_slot latency[LATENCY_SLOTS];
 	atomic_long watchers;
 	atomic_size_t watch_bytes; /* buffered by all watches (PK_SERVER_WATCH_MEMORY) */
+
+	struct pk_srv_audit *audit; /* --audit-log-path; NULL: none */
+	struct timespec started;    /* CLOCK_REALTIME at pk_server_new */
 
 	/* More metrics from the program around the server (the appliance). */
 	pthread_mutex_t hook_lock;
@@ -322,7 +352,19 @@ int pk_srv_admission_node_write(const char *node, const json_t *old, const json_
 				struct pk_errors *errs);
 
 /* metrics.c */
-void pk_srv_metrics_record(struct pk_server *srv, const char *verb, int code, double seconds);
+/* Count a finished request by verb, resource, subresource and code. */
+void pk_srv_metrics_record(struct pk_server *srv, const struct pk_srv_note *note, int code,
+			   double seconds);
+
+/* audit.c: --audit-log-path opened at pk_server_new (-EINVAL, err: cannot). */
+int pk_srv_audit_open(struct pk_server *srv, const struct pk_server_config *cfg, char *err,
+		      size_t errlen);
+void pk_srv_audit_close(struct pk_server *srv);
+void pk_srv_audit_metrics(struct pk_server *srv, FILE *f);
+/* A finished request: its log line (verbosity 2) and, for a write, its audit event. */
+void pk_srv_request_done(struct pk_server *srv, const struct pk_request *req,
+			 const struct pk_srv_note *note, int code, double seconds,
+			 const struct timespec *received);
 char *pk_srv_metrics_render(struct pk_server *srv);
 /* /ui/ through the hook: 0 answered, -ENOENT not served here. */
 int pk_srv_ui_render(struct pk_server *srv, const struct pk_request *req, struct pk_response *resp);

@@ -144,7 +144,17 @@ struct pk_server_config {
 	/* Where log lines go (the program decides); NULL: nowhere. */
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;
+	/*
+	 * The audit log of writes (audit.c): one audit.k8s.io/v1 Event per line
+	 * at path (NULL: none), rotated past max_size_mb (0: never) keeping
+	 * max_backups files (0: PK_SERVER_AUDIT_BACKUPS).
+	 */
+	struct {
+		const char *path;
+		unsigned max_size_mb, max_backups;
+	} audit;
 };
+#define PK_SERVER_AUDIT_BACKUPS 10
 
 struct pk_server;
 /* Check the configuration and load the token file; no socket yet. */

@@ -6,6 +6,7 @@
  * A run's report (the JSON contract of `podctl simulate -o FILE.json`):
  * what ran (label, strategy, seed, hosts, accelerators), job and pod counts,
  * queueing delay percentiles (nearest rank) for all jobs and by gang size,
+ * with their distribution (cdf: the delay at 0%, 5%, ..., 100% of the jobs),
  * preemptions, failures, allocation and stranded accelerators (time-weighted
  * mean and peak), fragmentation per superslice (the largest box of entirely
  * free hosts: minimum and time-weighted mean), the events played, the jobs
@@ -53,6 +54,23 @@ static int64_t rank(const int64_t *v, size_t n, double q)
 	return v[k ? k - 1 : 0];
 }
 
+/*
+ * The distribution of sorted delays v as SIM_CDF_POINTS quantiles, evenly
+ * spaced from the smallest (0) to the largest (1): the CDF the report draws.
+ */
+#define SIM_CDF_POINTS 21
+static json_t *cdf(const int64_t *v, size_t n)
+{
+	json_t *out = json_array();
+
+	for (int i = 0; n && out && i < SIM_CDF_POINTS; i++) {
+		double q = (double)i / (SIM_CDF_POINTS - 1);
+
+		json_array_append_new(out, seconds(i == 0 ? v[0] : rank(v, n, q)));
+	}
+	return out;
+}
+
 static json_t *delays(const struct sim_run *s)
 {
 	json_t *out = json_array();
@@ -76,12 +94,12 @@ static json_t *delays(const struct sim_run *s)
 		if (!n && b > 0)
 			continue;
 		qsort(v, n, sizeof(*v), cmp_i64);
-		json_array_append_new(out, json_pack("{s:s,s:I,s:o,s:o,s:o,s:o}", "gang",
+		json_array_append_new(out, json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:o}", "gang",
 						     gang_buckets[b].name, "jobs", (json_int_t)n,
 						     "p50", seconds(n ? rank(v, n, 0.5) : 0), "p95",
 						     seconds(n ? rank(v, n, 0.95) : 0), "p99",
 						     seconds(n ? rank(v, n, 0.99) : 0), "max",
-						     seconds(n ? v[n - 1] : 0)));
+						     seconds(n ? v[n - 1] : 0), "cdf", cdf(v, n)));
 	}
 	free(v);
 	return out;
@@ -211,10 +229,13 @@ int sim_stats_report(struct sim_run *s, json_t **ret)
 
 /* ---- forms ------------------------------------------------------------------------------ */
 
-int pk_sim_report_json(FILE *f, const json_t *runs)
+int pk_sim_report_json(FILE *f, const json_t *runs, const json_t *provenance)
 {
 	json_t *doc = json_pack("{s:s,s:s,s:O}", "apiVersion", "podkernel.dev/v1alpha1", "kind",
 				"SimulationReport", "runs", runs);
+
+	if (doc && provenance)
+		json_object_set(doc, "provenance", (json_t *)provenance);
 	int r;
 
 	if (!doc)
@@ -237,11 +258,14 @@ int pk_sim_report_text(FILE *f, const json_t *runs)
 
 	json_array_foreach(runs, i, run)
 	{
-		fprintf(f, "run %zu: %s, strategy %s, seed %.0f: %.0f hosts, %.0f %s, %.0f s\n",
-			i + 1, json_string_value(json_object_get(run, "label")),
+		char span[64];
+
+		pk_sim_duration(num(run, "end"), span, sizeof(span));
+		fprintf(f, "run %zu: %s, strategy %s, seed %.0f: %.0f hosts, %.0f %s, %s\n", i + 1,
+			json_string_value(json_object_get(run, "label")),
 			json_string_value(json_object_get(run, "strategy")), num(run, "seed"),
 			num(run, "hosts"), num(run, "accelerators"),
-			json_string_value(json_object_get(run, "resource")), num(run, "end"));
+			json_string_value(json_object_get(run, "resource")), span);
 		fprintf(f,
 			"  jobs        %.0f: %.0f completed, %.0f failed, %.0f never placed, %.0f "
 			"running and %.0f waiting at the end\n",

@@ -174,9 +174,17 @@ int pk_sim_levels(const struct pk_sim_opts *opts, const json_t *nodes, const str
 		  const double *levels, size_t nlevels, double *ret_alloc, char *err,
 		  size_t errlen);
 
-/* Reports: runs is a JSON array of pk_sim_run reports, drawn side by side. */
-int pk_sim_report_json(FILE *f, const json_t *runs);
+/*
+ * Reports: runs is a JSON array of pk_sim_run reports.  provenance (may be
+ * NULL) says what made them: {"version", "trace", "seed", "flags": [...]},
+ * written as is into the JSON and shown at the top of the page.  The page
+ * draws each run, and with two runs or more overlays them, with each run's
+ * difference from the first.
+ */
+int pk_sim_report_json(FILE *f, const json_t *runs, const json_t *provenance);
 int pk_sim_report_text(FILE *f, const json_t *runs);
-int pk_sim_report_html(FILE *f, const json_t *runs);
+int pk_sim_report_html(FILE *f, const json_t *runs, const json_t *provenance);
+/* Seconds as a person reads a span: "45 s", "12 min 5 s", "5 h 12 min", "2 d 3 h". */
+void pk_sim_duration(double seconds, char *buf, size_t len);
 
 #endif /* PODKERNEL_KERNEL_SIM_H */

@@ -142,21 +142,28 @@ int pk_store_schema_migrate(sqlite3 *db, const char *path, int *ret_from, char *
 	return 0;
 }
 
-int pk_store_lock_dir(const char *dir, int *ret_fd, char *err, size_t errlen)
+int pk_store_lock_dir(const char *dir, int wait_ms, int *ret_fd, char *err, size_t errlen)
 {
 	char path[4096];
-	int fd;
+	int fd, r;
 
 	if (snprintf(path, sizeof(path), "%s/podkernel.lock", dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* read-only and readable by all: whoever made it (a restore as root), podkerneld opens it
+	 */
+	fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		int e = errno;
 
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
 		return -e;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	/* a podkerneld killed a moment ago may not have closed its files yet */
+	while ((r = flock(fd, LOCK_EX | LOCK_NB)) < 0 && errno == EWOULDBLOCK && wait_ms > 0) {
+		usleep(20000);
+		wait_ms -= 20;
+	}
+	if (r < 0) {
 		int e = errno;
 
 		close(fd);

@@ -278,7 +278,7 @@ int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 	int rc = -ENOMEM;
 	if (!st->ring)
 		goto fail;
-	rc = pk_store_lock_dir(dir, &st->lock_fd, err, errlen);
+	rc = pk_store_lock_dir(dir, PK_STORE_LOCK_WAIT_MS, &st->lock_fd, err, errlen);
 	if (rc < 0)
 		goto fail;
 	if (sqlite3_open_v2(path, &st->db,

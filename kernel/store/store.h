@@ -131,8 +131,12 @@ int pk_store_schema_version(struct sqlite3 *db);
 /* 0 (and the version) when this podkernel can open DB; the message names PATH. */
 int pk_store_schema_check(struct sqlite3 *db, const char *path, int *ret_version, char *err,
 			  size_t errlen);
-/* Take DIR's lock (an open descriptor: close it to release); -EBUSY when held. */
-int pk_store_lock_dir(const char *dir, int *ret_fd, char *err, size_t errlen);
+/*
+ * Take DIR's lock (an open descriptor: close it to release), waiting up to
+ * wait_ms for a holder to go; -EBUSY when still held.
+ */
+#define PK_STORE_LOCK_WAIT_MS 1000
+int pk_store_lock_dir(const char *dir, int wait_ms, int *ret_fd, char *err, size_t errlen);
 int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 		       struct pk_store **ret, char *err, size_t errlen);
 

@@ -235,7 +235,11 @@
     const s = d.summary;
     const box = $('#summary');
     box.replaceChildren();
-    const items = [['hosts', s.hosts], ['used', pct(s.utilisation)], ['busy', s.busy], ['free', s.free],
+    // the headline: accelerators allocated (the mean host fill where hosts have none)
+    const head = s.accelerators
+      ? ['accelerators allocated', s.acceleratorsAllocated + ' of ' + s.accelerators + ' (' + pct(s.acceleratorShare) + ')']
+      : ['used', pct(s.utilisation)];
+    const items = [head, ['hosts', s.hosts], ['busy', s.busy], ['free', s.free],
       ['cordoned', s.cordoned], ['tainted', s.tainted || 0], ['unreachable', s.unreachable],
       ['pods bound', s.boundPods + '/' + s.pods], ['pending gangs', s.pendingGangs]];
     for (const [k, v] of items) box.append(el('span', { 'data-k': k }, el('b', { text: String(v) }), ' ' + k));
@@ -341,11 +345,12 @@
       box.setAttribute('data-node', n.name);
       box.setAttribute('data-pods', String(n.pods.length));
       box.setAttribute('data-taints', String((n.taints || []).length));
-      box.replaceChildren(el('div', null, el('b', { text: n.name }), ' ', el('span', { class: 'muted', text: n.state })),
+      // replaceChildren() would print a null as the text "null": absent parts are left out
+      box.replaceChildren(...[el('div', null, el('b', { text: n.name }), ' ', el('span', { class: 'muted', text: n.state })),
         (n.taints || []).length ? el('div', { class: 'muted', text: 'taints' }) : null,
         (n.taints || []).length ? taints : null, labels,
         use.childNodes.length ? el('div', { class: 'muted', text: 'requested of allocatable' }) : null,
-        use.childNodes.length ? use : null, el('div', { class: 'muted', text: 'pods' }), pods);
+        use.childNodes.length ? use : null, el('div', { class: 'muted', text: 'pods' }), pods].filter((c) => c != null));
     } catch (e) {
       if (!e.auth) box.textContent = name + ': ' + e.message;
     }
@@ -670,12 +675,13 @@
     box.replaceChildren();
     for (const dom of d.domains) {
       const c = dom.counts;
-      const u = c.utilisation || 0;
+      const u = (c.accelerators ? c.acceleratorShare : c.utilisation) || 0;
       const bar = el('i', { class: 'bar' });
       bar.style.width = (u * 100).toFixed(1) + '%';
       bar.style.background = 'hsl(' + (140 - 140 * u).toFixed(0) + ' 55% 45%)';
       const tile = el('button', { type: 'button', class: 'tile', 'data-domain': dom.name, 'data-util': String(u),
-        title: dom.name + ': ' + pct(u) + ' used, ' + c.busy + ' of ' + c.hosts + ' hosts busy' },
+        title: dom.name + ': ' + (c.accelerators ? c.acceleratorsAllocated + ' of ' + c.accelerators + ' accelerators allocated, '
+          : pct(u) + ' used, ') + c.busy + ' of ' + c.hosts + ' hosts busy' },
       el('b', { text: dom.name }), el('span', { class: 'track' }, bar),
       el('small', { text: pct(u) + ' · ' + c.busy + '/' + c.hosts + (c.tainted || c.cordoned || c.unreachable
         ? ' · ' + ((c.tainted || 0) + c.cordoned + c.unreachable) + ' marked' : '') }),

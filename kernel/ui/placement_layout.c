@@ -41,6 +41,9 @@
 enum hstate { ST_FREE, ST_BUSY, ST_CORDONED, ST_UNREACHABLE, _ST_MAX };
 static const char *const state_names[_ST_MAX] = {"free", "busy", "cordoned", "unreachable"};
 
+/* Groups told apart per host for its colour; a host shared by more is rare. */
+#define HOST_USERS 8
+
 struct lhost {
 	const char *name, *domain, *cube, *coords;
 	int c[3], h[3];
@@ -54,12 +57,20 @@ struct lhost {
 	json_t *req;		      /* what its pods request, resource -> milli-units */
 	double fill;		      /* the scarcest resource's share in use, 0..1 */
 	const char *scarce;	      /* that resource; NULL when none is known */
+	long long accel, accel_used;  /* accelerators allocatable, requested (milli) */
+	/* the groups whose pods it holds, by weight: accelerators, then pods */
+	struct {
+		long group;
+		long long weight;
+	} users[HOST_USERS];
+	int nusers;
 };
 
 struct counts {
 	int n[_ST_MAX];
 	int hosts, tainted;
-	double used; /* sum of the hosts' fill */
+	double used;		     /* sum of the hosts' fill */
+	long long accel, accel_used; /* accelerators allocatable, requested (milli) */
 };
 
 struct lgroup {
@@ -242,7 +253,62 @@ static int load_groups(const json_t *groups, struct layout *L)
 	return 0;
 }
 
-/* Pods onto hosts: busy state, the first group seen colours the host. */
+/*
+ * An accelerator: an extended resource, whose name has a domain
+ * (nvidia.com/gpu, google.com/tpu, amd.com/gpu); cpu, memory, pods and
+ * hugepages-* have none.
+ */
+static bool is_accelerator(const char *resource)
+{
+	return strchr(resource, '/') != NULL;
+}
+
+long long ui_accelerators(const json_t *res)
+{
+	const char *k;
+	json_t *v;
+	long long n = 0;
+
+	json_object_foreach((json_t *)res, k, v) if (is_accelerator(k) && json_integer_value(v) > 0)
+	    n += json_integer_value(v);
+	return n;
+}
+
+/*
+ * Charge a pod of group G to the host's users: what it takes of the host's
+ * accelerators decides, a pod counts for a tie (hosts without accelerators).
+ */
+static void add_user(struct lhost *h, long g, const json_t *req)
+{
+	long long w = ui_accelerators(req) * 1024 + 1;
+	int i;
+
+	for (i = 0; i < h->nusers && h->users[i].group != g; i++)
+		;
+	if (i == h->nusers) {
+		if (h->nusers == HOST_USERS)
+			return;
+		h->users[h->nusers].group = g;
+		h->users[h->nusers++].weight = 0;
+	}
+	h->users[i].weight += w;
+}
+
+/* The group that uses most of the host colours it (the first seen on a tie). */
+static void host_colour(struct layout *L, struct lhost *h)
+{
+	long long best = 0;
+
+	for (int i = 0; i < h->nusers; i++)
+		if (h->users[i].weight > best) {
+			best = h->users[i].weight;
+			h->group = h->users[i].group;
+		}
+	if (h->group >= 0)
+		L->groups[h->group].hosts++;
+}
+
+/* Pods onto hosts: busy state, requests, the groups that use the host. */
 static void add_requests(struct lhost *h, const json_t *req)
 {
 	const char *k;
@@ -268,6 +334,10 @@ static void host_fill(struct lhost *h)
 
 	h->fill = h->pods ? 1 : 0;
 	h->scarce = NULL;
+	h->accel = ui_accelerators(h->alloc);
+	h->accel_used = ui_accelerators(h->req);
+	if (h->accel_used > h->accel)
+		h->accel_used = h->accel;
 	json_object_foreach(h->req, k, v)
 	{
 		json_int_t want = json_integer_value(v);
@@ -300,7 +370,8 @@ static int place_pods(const json_t *pods, struct layout *L)
 				  json_string_value(json_array_get(p, 1)));
 		json_t *hi = node ? json_object_get(by_name, node) : NULL;
 
-		if (g >= 0) {
+		/* a finished pod holds nothing and waits for nothing */
+		if (g >= 0 && !json_is_true(json_array_get(p, 6))) {
 			L->groups[g].pods++;
 			if (hi)
 				L->groups[g].bound++;
@@ -313,14 +384,14 @@ static int place_pods(const json_t *pods, struct layout *L)
 		if (h->st == ST_FREE)
 			h->st = ST_BUSY;
 		add_requests(h, json_array_get(p, 5));
-		if (h->group < 0 && g >= 0) {
-			h->group = g;
-			L->groups[g].hosts++;
-		}
+		if (g >= 0)
+			add_user(h, g, json_array_get(p, 5));
 	}
 	json_decref(by_name);
-	for (size_t i = 0; i < L->nhosts; i++)
+	for (size_t i = 0; i < L->nhosts; i++) {
 		host_fill(&L->hosts[i]);
+		host_colour(L, &L->hosts[i]);
+	}
 	return 0;
 }
 
@@ -580,12 +651,19 @@ static double share(double x)
 	return (double)(long)(x * 100 + 0.5) / 100;
 }
 
+/*
+ * Accelerators allocatable and requested (whole units), their share (the
+ * headline), and the mean host fill (utilisation: hosts without accelerators).
+ */
 static json_t *counts_json(const struct counts *c)
 {
-	return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:f}", "hosts", c->hosts, "busy", c->n[ST_BUSY],
-			 "free", c->n[ST_FREE], "cordoned", c->n[ST_CORDONED], "unreachable",
-			 c->n[ST_UNREACHABLE], "tainted", c->tainted, "utilisation",
-			 c->hosts ? share(c->used / c->hosts) : 0.0);
+	return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:I,s:I,s:f}", "hosts", c->hosts, "busy",
+			 c->n[ST_BUSY], "free", c->n[ST_FREE], "cordoned", c->n[ST_CORDONED],
+			 "unreachable", c->n[ST_UNREACHABLE], "tainted", c->tainted, "utilisation",
+			 c->hosts ? share(c->used / c->hosts) : 0.0, "accelerators",
+			 (json_int_t)(c->accel / 1000), "acceleratorsAllocated",
+			 (json_int_t)(c->accel_used / 1000), "acceleratorShare",
+			 c->accel ? share((double)c->accel_used / (double)c->accel) : 0.0);
 }
 
 static void count_host(struct counts *c, const struct lhost *h)
@@ -594,6 +672,8 @@ static void count_host(struct counts *c, const struct lhost *h)
 	c->hosts++;
 	c->tainted += json_array_size(h->taints) > 0;
 	c->used += h->fill;
+	c->accel += h->accel;
+	c->accel_used += h->accel_used;
 }
 
 static void add_counts(struct counts *to, const struct counts *c)
@@ -603,6 +683,8 @@ static void add_counts(struct counts *to, const struct counts *c)
 	to->hosts += c->hosts;
 	to->tainted += c->tainted;
 	to->used += c->used;
+	to->accel += c->accel;
+	to->accel_used += c->accel_used;
 }
 
 static json_t *host_json(const struct lhost *h)
@@ -744,7 +826,8 @@ static json_t *groups_json(const struct layout *L, json_t **ret_pending)
 		    json_object_get(lg->g, "message"));
 
 		json_array_append_new(out, o);
-		if (lg->root == (long)i && !scheduled)
+		/* at every level: not scheduled yet, or scheduled with pods still unbound */
+		if (!scheduled || lg->bound < lg->pods)
 			json_array_append_new(pending, json_integer((json_int_t)i));
 	}
 	*ret_pending = pending;

@@ -219,15 +219,15 @@ static json_t *pod_entry(const json_t *pod)
 	const char *node = pk_get_string(pod, "spec.nodeName");
 	const char *phase = pk_get_string(pod, "status.phase");
 	json_t *ann = pk_get(pod, "metadata.annotations");
+	bool done = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 
-	if (node && (!*node ||
-		     (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))))
+	if (node && (!*node || done))
 		node = NULL;
 	return json_pack(
-	    "[o,o,o,o,s,o]", ui_str_or_null(node), ui_str_or_null(pk_pod_group_name(pod)),
+	    "[o,o,o,o,s,o,b]", ui_str_or_null(node), ui_str_or_null(pk_pod_group_name(pod)),
 	    ui_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_SLICE_COORDS))),
 	    ui_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_WORKER_ID))),
-	    pk_namespace(pod), pod_requests(pod));
+	    pk_namespace(pod), pod_requests(pod), done);
 }
 
 static json_t *group_entry(enum pk_kind kind, const json_t *g)
@@ -665,4 +665,73 @@ int pk_ui_map_serve(void *arg, const struct pk_request *req, struct pk_response 
 		return 0;
 	}
 	return -ENOENT;
+}
+
+/* Accelerators held by bound pods, per namespace: ns -> milli-units. */
+static json_t *namespace_accelerators(const json_t *pods)
+{
+	json_t *out = json_object(), *p;
+	const char *key;
+
+	json_object_foreach((json_t *)pods, key, p)
+	{
+		const char *ns = json_string_value(json_array_get(p, 4));
+		long long n = ui_accelerators(json_array_get(p, 5));
+
+		if (!ns || !json_is_string(json_array_get(p, 0)))
+			continue; /* not bound, or finished */
+		json_object_set_new(out, ns,
+				    json_integer(json_integer_value(json_object_get(out, ns)) + n));
+	}
+	return out;
+}
+
+static void domain_lines(FILE *f, const json_t *doc)
+{
+	size_t i;
+	json_t *d;
+
+	fprintf(f, "# HELP podkernel_domain_accelerators Accelerators per topology domain, "
+		   "allocated or free.\n"
+		   "# TYPE podkernel_domain_accelerators gauge\n");
+	json_array_foreach(json_object_get(doc, "domains"), i, d)
+	{
+		const char *name = json_string_value(json_object_get(d, "name"));
+		json_t *c = json_object_get(d, "counts");
+		json_int_t all = json_integer_value(json_object_get(c, "accelerators"));
+		json_int_t used = json_integer_value(json_object_get(c, "acceleratorsAllocated"));
+
+		fprintf(f,
+			"podkernel_domain_accelerators{domain=\"%s\",state=\"allocated\"} "
+			"%" JSON_INTEGER_FORMAT "\n"
+			"podkernel_domain_accelerators{domain=\"%s\",state=\"free\"} "
+			"%" JSON_INTEGER_FORMAT "\n",
+			name, used, name, all - used);
+	}
+}
+
+void pk_ui_map_metrics(struct pk_ui_map *m, FILE *f)
+{
+	json_t *nodes, *pods, *groups, *doc = NULL, *per_ns, *v;
+	const char *ns;
+
+	pthread_mutex_lock(&m->lock);
+	nodes = json_copy(m->nodes);
+	pods = json_copy(m->pods);
+	groups = json_copy(m->groups);
+	pthread_mutex_unlock(&m->lock);
+	per_ns = pods ? namespace_accelerators(pods) : NULL;
+	if (nodes && pods && groups && ui_map_layout(nodes, pods, groups, 0, &doc) == 0)
+		domain_lines(f, doc);
+	fprintf(f, "# HELP podkernel_namespace_accelerators_allocated Accelerators requested by "
+		   "the bound pods of a namespace.\n"
+		   "# TYPE podkernel_namespace_accelerators_allocated gauge\n");
+	json_object_foreach(per_ns, ns, v)
+	    fprintf(f, "podkernel_namespace_accelerators_allocated{namespace=\"%s\"} %lld\n", ns,
+		    (long long)json_integer_value(v) / 1000);
+	json_decref(doc);
+	json_decref(per_ns);
+	json_decref(nodes);
+	json_decref(pods);
+	json_decref(groups);
 }

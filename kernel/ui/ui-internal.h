@@ -16,11 +16,14 @@ static inline json_t *ui_str_or_null(const char *s)
 
 /* ---- layout (placement_layout.c), called with the map's data -------------------- */
 
+/* The accelerators (extended resources: nvidia.com/gpu, ...) in res, milli-units. */
+long long ui_accelerators(const json_t *res);
+
 /*
  * The rendered document from the map's tables: nodes (name -> [labels,
  * cordoned, unreachable, allocatable, taints]), pods ("ns/name" -> [node,
- * group, sliceCoords, workerId, namespace, requests]) and groups ("ns/name" -> {kind, namespace,
- * name, parent, sliceShape, status, reason, message}).  All borrowed.
+ * group, sliceCoords, workerId, namespace, requests, finished]) and groups ("ns/name" -> {kind,
+ * namespace, name, parent, sliceShape, status, reason, message}).  All borrowed.
  */
 int ui_map_layout(const json_t *nodes, const json_t *pods, const json_t *groups,
 		  uint64_t generation, json_t **ret);

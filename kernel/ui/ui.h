@@ -23,6 +23,8 @@
 #ifndef PODKERNEL_KERNEL_UI_H
 #define PODKERNEL_KERNEL_UI_H
 
+#include <stdio.h>
+
 #include <jansson.h>
 #include <stdint.h>
 
@@ -83,5 +85,12 @@ int pk_ui_map_pods(struct pk_ui_map *m, const char *text, size_t max, json_t **r
  * ?pod=TEXT).  -ENOENT for other paths.
  */
 int pk_ui_map_serve(void *arg, const struct pk_request *req, struct pk_response *resp);
+
+/*
+ * Prometheus lines of the map's state: accelerators (extended resources)
+ * allocated per namespace (podkernel_namespace_accelerators_allocated) and
+ * allocated and free per topology domain (podkernel_domain_accelerators).
+ */
+void pk_ui_map_metrics(struct pk_ui_map *m, FILE *f);
 
 #endif /* PODKERNEL_KERNEL_UI_H */

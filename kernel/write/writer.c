@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/lib/log.h"
 #include "kernel/lib/macro.h"
 #include "kernel/lib/map.h"
 #include "kernel/write/writer.h"
@@ -36,7 +37,7 @@ const char *pk_write_strerror(int error)
 {
 	if (error == -PK_WRITE_ECONFLICT || error == PK_WRITE_ECONFLICT)
 		return "the object changed: precondition failed (conflict)";
-	return strerror(error < 0 ? -error : error);
+	return pk_errno_text(error);
 }
 
 int pk_writer_new(const struct pk_writer_ops *ops, void *backend, struct pk_writer **ret)

@@ -51,7 +51,7 @@
 enum pk_write_error {
 	PK_WRITE_ECONFLICT = 4090, /* a precondition failed (HTTP 409 Conflict) */
 };
-/* A message for a write result's error: the codes above, else strerror(). */
+/* A message for a write result's error: the codes above, else pk_errno_text(). */
 const char *pk_write_strerror(int error);
 
 /* Which object a write is about, and what it must still look like. */

@@ -20,8 +20,8 @@
  * whose expected fragmentation for the trace's workload grows least).
  *
  * The trace files are not part of the repository: OPENB_DIR names their
- * folder (default ../shared/traces/openb from the repository root, then
- * /work/shared/traces/openb); without them the rows say so and are skipped.
+ * folder (default ../shared/traces/openb from the repository root); without
+ * them the rows say so and are skipped.
  * OPENB_SEEDS (default 5) and OPENB_TRACES (a comma list of pod list names)
  * narrow the run.
  *
@@ -372,12 +372,8 @@ int main(void)
 	char probe[1024];
 	bool ok = true;
 
-	if (!dir || !*dir) {
+	if (!dir || !*dir)
 		dir = "../shared/traces/openb";
-		snprintf(probe, sizeof(probe), "%s/openb_node_list_gpu_node.csv", dir);
-		if (access(probe, R_OK) != 0)
-			dir = "/work/shared/traces/openb";
-	}
 	snprintf(probe, sizeof(probe), "%s/openb_node_list_gpu_node.csv", dir);
 	if (access(probe, R_OK) != 0) {
 		printf(BENCH_NAME ": SKIPPED every row: no OpenB traces at %s (set OPENB_DIR)\n",

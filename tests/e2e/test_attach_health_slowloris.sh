@@ -17,6 +17,6 @@ wait_for 20 curl -sf "http://127.0.0.1:$HP/healthz" || { attach_dump; fail "no /
 PK_LEGIT_PATH=/healthz python3 "$PODKERNEL_SRC/tests/kernel/server/hostile.py" "$HP" \
 	"$ATTACH_PID_a" slowloris 70 1 6 2 || { attach_dump; fail "health slowloris"; }
 curl -sf "http://127.0.0.1:$HP/metrics" >"$WORK/metrics" || fail "no /metrics"
-grep -q 'pk_listener_closed_total{listener="health",reason="displaced"} [1-9]' "$WORK/metrics" ||
+grep -q 'podkernel_listener_closed_total{listener="health",reason="displaced"} [1-9]' "$WORK/metrics" ||
 	fail "the health listener displaced nothing: $(grep pk_listener "$WORK/metrics")"
 echo "PASS: attach health port under slowloris"

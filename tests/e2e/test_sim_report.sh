@@ -1,6 +1,7 @@
 #!/bin/sh
 # The simulation report in a real browser: podctl simulate replays the demo's
-# week (examples/sim/week.csv) on the demo board with fit and kep, headless
+# week (examples/sim/week.csv) on the demo board with fit and kep (overlaid
+# with their difference, provenance at the top), headless
 # Chromium opens the HTML page offline (it loads nothing from elsewhere: the
 # network is off for it) and takes the screenshot the README shows
 # (docs/sim-report.png; a copy in $PODKERNEL_BUILD/sim-report.png).
@@ -13,7 +14,10 @@ command -v chromium > /dev/null 2>&1 || { echo "skip: no chromium"; exit 0; }
 	-o "$WORK/report.html" > "$WORK/summary.txt" 2> "$WORK/err.txt" ||
 	{ cat "$WORK/err.txt"; fail "podctl simulate"; }
 grep -qE '<script|src=|href=|@import|url\(' "$WORK/report.html" && fail "the page loads something"
-[ "$(grep -c '<svg' "$WORK/report.html")" -eq 6 ] || fail "expected 3 charts per strategy"
+[ "$(grep -c '<svg' "$WORK/report.html")" -eq 10 ] ||
+	fail "expected the 2 charts of the runs overlaid and 4 charts per strategy"
+grep -q "Runs overlaid" "$WORK/report.html" || fail "the runs are not overlaid"
+grep -q '<th>trace</th><td>.*examples/sim/week.csv</td>' "$WORK/report.html" || fail "no provenance"
 timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
 	--no-first-run --user-data-dir="$WORK/chromium" --window-size=1200,1500 \
 	--proxy-server=127.0.0.1:9 --screenshot="$WORK/sim-report.png" \

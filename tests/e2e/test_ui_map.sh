@@ -131,6 +131,27 @@ grep -q 'data-node="tpu-ss0-h0"' "$WORK/map.html" || fail "#node= did not open t
 pods_h0=$(python3 -c "import json,sys; print(sum(1 for p in json.load(open(sys.argv[1]))['items'] if p['spec'].get('nodeName')=='tpu-ss0-h0'))" "$WORK/pods.json")
 grep -q "data-pods=\"$pods_h0\"" "$WORK/map.html" || fail "host detail does not list its $pods_h0 pods"
 grep -q 'data-group="tpu/too-big"' "$WORK/map.html" || fail "the pending gang is not listed"
+grep -q '<span data-k="accelerators allocated"><b>[0-9]* of [0-9]* ([0-9]*%)</b>' "$WORK/map.html" ||
+	fail "the headline is not the accelerators allocated"
+# What a person reads, not only the attributes: no value printed as "null",
+# "undefined" or "NaN" anywhere (an untainted host's panel once read "nullnull").
+python3 - "$WORK/map.html" <<'EOF' || fail "the page shows a missing value as text"
+import html.parser, re, sys
+class Text(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.skip, self.bad = 0, []
+    def handle_starttag(self, tag, attrs):
+        self.skip += tag in ("script", "style")
+    def handle_endtag(self, tag):
+        self.skip -= tag in ("script", "style")
+    def handle_data(self, data):
+        if not self.skip and re.search(r"null|undefined|NaN", data):
+            self.bad.append(data.strip())
+t = Text()
+t.feed(open(sys.argv[1]).read())
+assert not t.bad, t.bad[:5]
+EOF
 rm -rf "$WORK/chromium"
 browse --screenshot="$WORK/ui-map.png" "$API/ui/#token=$ADMIN_TOKEN&node=tpu-ss0-h0" > /dev/null ||
 	fail "chromium --screenshot"
@@ -144,6 +165,13 @@ podctl map --color never --width 1 > "$WORK/map.txt" || fail "podctl map"
 api "$API/ui/api/placement" > "$WORK/placement2.json" || fail "GET /ui/api/placement"
 python3 "$CHECK" map "$WORK/placement2.json" "$WORK/map.txt" || fail "podctl map differs"
 grep -q 'too-big (0/2 pods bound): Unschedulable' "$WORK/map.txt" || fail "podctl map: no pending gang"
+python3 - "$WORK/placement2.json" "$WORK/map.txt" <<'EOF' || fail "podctl map: accelerators allocated"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+line = "cluster: %d of %d accelerators allocated" % (s["acceleratorsAllocated"], s["accelerators"])
+assert s["accelerators"] >= 2048 and s["acceleratorsAllocated"] > 0, s
+assert line in open(sys.argv[2]).read(), line
+EOF
 grep -q 'Unschedulable: Unschedulable' "$WORK/map.txt" && fail "podctl map repeats the reason"
 # Under a real mouse (DevTools protocol): the tooltip and the host panel; then
 # the page follows a change of the cluster without a reload.

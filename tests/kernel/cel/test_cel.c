@@ -141,6 +141,21 @@ START_TEST(test_strings_and_regex)
 	expect_error("device.driver.matches(device.attributes['gpu.example.com'].type)", -EINVAL,
 		     15, "not a valid regular expression");
 	attrs[0].s = "gpu";
+	/* ... and to less of them: it is compiled at each evaluation. */
+	attrs[0].s = "g{300}";
+	expect_error("device.driver.matches(device.attributes['gpu.example.com'].type)", -EINVAL,
+		     15, "not a valid regular expression");
+	attrs[0].s = "g{3}";
+	expect("device.driver.matches(device.attributes['gpu.example.com'].type)", 0);
+	attrs[0].s = "gpu";
+	expect("device.driver.matches('g{300}') || true", 1);
+	{
+		struct cel_program *p = NULL;
+		struct cel_error e = {0};
+		ck_assert_int_eq(cel_compile("device.driver.matches('(ab){10}c{300}')", &p, &e), 0);
+		ck_assert_uint_eq(cel_program_regex_atoms(p), 320);
+		cel_program_free(p);
+	}
 }
 END_TEST
 

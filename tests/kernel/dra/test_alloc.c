@@ -340,6 +340,21 @@ START_TEST(test_cycle_budget)
 	dra_cycle_begin(st);
 	ck_assert_int_eq(alloc(ONE_GPU, &n1, &a, why), 0);
 	dra_allocation_clear(&a);
+
+	/* Compiling a request's patterns is work of the cycle too: 9000 atoms a search. */
+	static const char big[] =
+	    "devices: {requests: [{name: g, exactly: {deviceClassName: gpu.example.com, "
+	    "selectors: [{cel: {expression: \"!device.driver.matches('a{1000}b{1000}c{1000}"
+	    "d{1000}e{1000}f{1000}g{1000}h{1000}i{1000}')\"}}]}}]}\n";
+	int ok = 0, r;
+	dra_cycle_begin(st);
+	while ((r = alloc(big, &n1, &a, why)) == 0 && ok < 200) {
+		dra_allocation_clear(&a);
+		ok++;
+	}
+	ck_assert_int_eq(r, -ENOSPC);
+	ck_assert_msg(strstr(why, "this scheduling cycle"), "%s", why);
+	ck_assert_msg(ok >= 100 && ok <= 112, "%d searches before the budget was spent", ok);
 }
 END_TEST
 

@@ -55,6 +55,12 @@ for r in runs:
     assert r["jobs"]["never_placed"] == 1 and r["never_placed_jobs"][0]["pods"] == 200
     assert {q["gang"] for q in r["queueing_delay"]} >= {"all", "1", "2-8", "33-128"}
     assert len(r["series"]["t"]) == len(r["series"]["allocated"]) > 1
+    for q in r["queueing_delay"]:
+        c = q["cdf"]
+        assert len(c) == 21 and c == sorted(c) and c[-1] == q["max"], q
+p = d["provenance"]
+assert p["seed"] == 3 and p["trace"].endswith("trace.csv") and p["version"], p
+assert "--failure-rate" in p["flags"] and "-o" not in p["flags"], p
 PY
 check "the report holds both runs, never placed, delays, series" $?
 run 0 simulate --board "$GPU" --trace "$T/trace.csv" --strategy fit,kep --seed 3 \

@@ -62,4 +62,51 @@ timeout 30 "$PKD" --listen 127.0.0.1:0 --data-dir "$WORK/d5" --no-scheduling --s
 [ "$rc" = 2 ] || { cat "$WORK/out"; fail "--no-scheduling --sim-lifecycle: exit $rc, expected 2"; }
 grep -q "do not go with --no-scheduling" "$WORK/out" || { cat "$WORK/out"; fail "no reason given"; }
 
-echo "test_cli (podkerneld): bad boards and busy ports are named before serving"
+
+# The configuration file: refused by field path before anything is served.
+cfg() { # cfg BODY...: a PodkerneldConfiguration with these lines
+	printf 'apiVersion: podkernel.io/v1alpha1\nkind: PodkerneldConfiguration\n' >"$WORK/c.yaml"
+	printf '%s\n' "$@" >>"$WORK/c.yaml"
+}
+refused() { # refused WHAT TEXT: podkerneld --config exits 2 saying TEXT
+	rc=0
+	timeout 30 "$PKD" --config "$WORK/c.yaml" --data-dir "$WORK/d7" >"$WORK/out" 2>&1 || rc=$?
+	[ "$rc" = 2 ] && grep -qF -e "$2" "$WORK/out" || { cat "$WORK/out"; fail "$1: exit $rc"; }
+	grep -q "serving on" "$WORK/out" && fail "$1: served"
+	return 0
+}
+cfg 'logging: {format: json, colour: true}'
+refused "an unknown field" "c.yaml: logging.colour: unknown field"
+cfg 'listen: 6443'
+refused "a number for a string" "c.yaml: listen: expected a string"
+cfg 'strategy: nosuch'
+refused "an unknown strategy" "--strategy nosuch: expected one of"
+printf 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n' >"$WORK/c.yaml"
+refused "another kind" 'c.yaml: apiVersion: expected "podkernel.io/v1alpha1"'
+rm -f "$WORK/c.yaml"
+refused "a missing file" "c.yaml: No such file or directory"
+
+# A flag overrides the file: the file's format and address, the flag's address.
+python3 - "$PKD" "$WORK" <<'PY' || exit 1
+import json, socket, subprocess, sys
+pkd, work = sys.argv[1:3]
+held = []
+for _ in range(2):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    held.append(s)
+p1, p2 = (s.getsockname()[1] for s in held)
+open(work + "/c.yaml", "w").write(
+    "apiVersion: podkernel.io/v1alpha1\nkind: PodkerneldConfiguration\n"
+    "listen: 127.0.0.1:%d\nlogging:\n  format: json\nstrategy: kep\n" % p1)
+r = subprocess.run([pkd, "--config", work + "/c.yaml", "--listen", "127.0.0.1:%d" % p2,
+                    "--data-dir", work + "/d6"], capture_output=True, text=True, timeout=30)
+lines = [json.loads(l) for l in r.stderr.splitlines() if l.startswith("{")]
+if r.returncode != 1 or not any(("127.0.0.1:%d" % p2) in l["msg"] for l in lines) or \
+        ("127.0.0.1:%d" % p1) in r.stderr or any(l["level"] != "error" for l in lines
+                                                if "127.0.0.1" in l["msg"]):
+    print("FAIL: flags over the file: exit %d: %s" % (r.returncode, r.stderr), file=sys.stderr)
+    sys.exit(1)
+PY
+echo "test_cli (podkerneld): bad boards and busy ports are named before serving; the configuration file"

@@ -11,7 +11,10 @@ admintok,admin,1,"system:masters"
 node1tok,system:node:n1,2,"system:nodes"
 viewtok,viewer,3
 T
-pk_start "$WORK/data" --token-auth-file "$WORK/tokens"
+# An audit log already at its size limit: the first write rotates it.
+head -c 1048576 /dev/zero | tr '\0' x >"$WORK/audit.log"
+pk_start "$WORK/data" --token-auth-file "$WORK/tokens" -v 2 --audit-log-path "$WORK/audit.log" \
+	--audit-log-maxsize 1 --audit-log-maxbackup 1
 PK_URL="http://127.0.0.1:$PK_PORT"
 A="Authorization: Bearer admintok"
 J="Content-Type: application/json"
@@ -134,7 +137,42 @@ expect 404 GET $SG/compositepodgroups/top -H "$A"
 
 # Metrics.
 expect 200 GET /metrics -H "$A"
-grep -q 'apiserver_request_total{verb="create",code="201"}' "$WORK/body" || fail "metrics"
+grep -q 'apiserver_request_total{verb="create",resource="pods",subresource="",code="201"}' \
+	"$WORK/body" || fail "request metrics without resource and verb"
+grep -q 'apiserver_request_total{verb="create",resource="pods",subresource="",code="403"}' \
+	"$WORK/body" || fail "a write refused before its body is not counted by resource"
+grep -q 'apiserver_request_duration_seconds_count{verb="create",resource="pods",subresource=""} [1-9]' \
+	"$WORK/body" || fail "request latency without verb and resource"
+for m in process_cpu_seconds_total process_resident_memory_bytes process_open_fds \
+	process_start_time_seconds 'podkernel_build_info{version="' podkernel_audit_events_total; do
+	grep -q "^$m" "$WORK/body" || fail "no $m"
+done
+grep -E '^[a-z]' "$WORK/body" | grep -Ev '^(podkernel|process|apiserver|scheduler)_' &&
+	fail "a metric outside the podkernel_ prefix and the mirrored names"
+# Logs: a timestamp and a level; every request line names its user.
+head -1 "$PK_LOG" | grep -Eq '^20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-9:]{8}\.[0-9]{3}Z [a-z]+ podkerneld: ' ||
+	fail "log line without RFC 3339 time and level: $(head -1 "$PK_LOG")"
+grep -q 'request user=viewer verb=create resource=pods namespace=default name=- code=403 ' "$PK_LOG" ||
+	fail "no request line for the refused write"
+grep -q 'request user=admin verb=delete resource=podgroups namespace=default name=leaf code=200 ' \
+	"$PK_LOG" || fail "no request line for the delete"
+[ -z "$(grep ' request ' "$PK_LOG" | grep -v ' user=')" ] || fail "a request line without user"
+# Audit: the full log went aside once; each write is one audit.k8s.io/v1 Event.
+[ "$(wc -c <"$WORK/audit.log.1")" = 1048576 ] || fail "the audit log was not rotated"
+[ ! -e "$WORK/audit.log.2" ] || fail "more backups than --audit-log-maxbackup"
+python3 - "$WORK/audit.log" <<'PY' || fail "audit events"
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+assert evs and all(e["apiVersion"] == "audit.k8s.io/v1" and e["kind"] == "Event" and
+                   e["stage"] == "ResponseComplete" for e in evs), evs[:1]
+assert all(e["verb"] in ("create", "update", "patch", "delete", "deletecollection") for e in evs)
+d = [e for e in evs if e["verb"] == "delete" and e["objectRef"].get("name") == "leaf"]
+assert d and d[0]["user"]["username"] == "admin" and d[0]["responseStatus"]["code"] == 200, d
+assert d[0]["objectRef"] == {"resource": "podgroups", "namespace": "default", "name": "leaf",
+                             "apiGroup": "scheduling.k8s.io", "apiVersion": "v1alpha3"}, d[0]
+assert d[0]["sourceIPs"] == ["127.0.0.1"], d[0]
+assert "system:masters" in d[0]["user"]["groups"], d[0]
+PY
 grep -q 'podkernel_store_writes_total' "$WORK/body" || fail "store metrics"
 
 # Token file changes are picked up without a restart.
@@ -151,7 +189,10 @@ grep -q 'gang.minCount: Invalid value: 0: must be greater than or equal to 1' "$
 
 # After a restart the ring is empty: an old resourceVersion is 410 Gone.
 pk_stop
-pk_start "$WORK/data" --token-auth-file "$WORK/tokens"
+# An audit log already at its size limit: the first write rotates it.
+head -c 1048576 /dev/zero | tr '\0' x >"$WORK/audit.log"
+pk_start "$WORK/data" --token-auth-file "$WORK/tokens" -v 2 --audit-log-path "$WORK/audit.log" \
+	--audit-log-maxsize 1 --audit-log-maxbackup 1
 PK_URL="http://127.0.0.1:$PK_PORT"
 expect 410 GET "/api/v1/pods?watch=true&resourceVersion=$rv1" -H "$A"
 grep -q '"code":410' "$WORK/body" || fail "410 without a Status"

@@ -19,12 +19,12 @@ PK_URL="http://127.0.0.1:$PK_PORT"
 # 100 trickling sockets under the cap for 5 s: each closed at the deadline.
 $H "$PK_PORT" "$PK_PID" slowloris 50 2 5 2 || fail "slowloris under the cap"
 curl -s "$PK_URL/metrics" -H "Authorization: Bearer admintok" >"$WORK/metrics"
-grep -q 'pk_listener_closed_total{listener="api",reason="header_deadline"} [1-9]' \
+grep -q 'podkernel_listener_closed_total{listener="api",reason="header_deadline"} [1-9]' \
 	"$WORK/metrics" || fail "no header-deadline closes counted: $(grep pk_listener "$WORK/metrics")"
 # 400 (5 addresses x 80) for 6 s against the cap of 300: the oldest give way.
 $H "$PK_PORT" "$PK_PID" slowloris 80 5 6 2 || fail "slowloris over the cap"
 curl -s "$PK_URL/metrics" -H "Authorization: Bearer admintok" >"$WORK/metrics"
-grep -q 'pk_listener_closed_total{listener="api",reason="displaced"} [1-9]' \
+grep -q 'podkernel_listener_closed_total{listener="api",reason="displaced"} [1-9]' \
 	"$WORK/metrics" || fail "no displacement counted: $(grep pk_listener "$WORK/metrics")"
 pk_stop
 

@@ -366,7 +366,7 @@ static char *report_text(uint64_t seed)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	ck_assert_int_eq(pk_sim_report_json(f, runs), 0);
+	ck_assert_int_eq(pk_sim_report_json(f, runs, NULL), 0);
 	fclose(f);
 	json_decref(runs);
 	pk_sim_trace_free(t);
@@ -445,6 +445,23 @@ START_TEST(levels_policy_refuses_gangs)
 }
 END_TEST
 
+START_TEST(durations_read_as_days_and_hours)
+{
+	char b[64];
+
+	pk_sim_duration(45, b, sizeof(b));
+	ck_assert_str_eq(b, "45 s");
+	pk_sim_duration(725, b, sizeof(b));
+	ck_assert_str_eq(b, "12 min 5 s");
+	pk_sim_duration(5 * 3600 + 12 * 60, b, sizeof(b));
+	ck_assert_str_eq(b, "5 h 12 min");
+	pk_sim_duration(2 * 86400 + 3 * 3600 + 59, b, sizeof(b));
+	ck_assert_str_eq(b, "2 d 3 h");
+	pk_sim_duration(-90, b, sizeof(b));
+	ck_assert_str_eq(b, "-1 min 30 s");
+}
+END_TEST
+
 START_TEST(html_is_self_contained)
 {
 	json_t *rep = run("arrival,duration,pods,accelerators\n0,100,2,4\n"),
@@ -453,8 +470,20 @@ START_TEST(html_is_self_contained)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	ck_assert_int_eq(pk_sim_report_html(f, runs), 0);
+	json_t *prov = json_pack("{s:s,s:s,s:i,s:[s,s]}", "version", "9.9", "trace", "t<1>.csv",
+				 "seed", 7, "flags", "--board", "b.yaml");
+
+	ck_assert_int_eq(pk_sim_report_html(f, runs, prov), 0);
 	fclose(f);
+	json_decref(prov);
+	/* provenance, escaped; the runs overlaid with their difference; the delay CDF */
+	ck_assert_ptr_nonnull(strstr(buf, "t&lt;1&gt;.csv"));
+	ck_assert_ptr_nonnull(strstr(buf, "--board b.yaml"));
+	ck_assert_ptr_nonnull(strstr(buf, "Runs overlaid"));
+	ck_assert_ptr_nonnull(strstr(buf, "difference from the first run"));
+	ck_assert_ptr_nonnull(strstr(buf, "Queueing delay distribution by gang size"));
+	/* times as a person reads them: the 100 s run ends at 1 min 40 s */
+	ck_assert_ptr_nonnull(strstr(buf, ">1 min 40 s</text>"));
 	ck_assert_ptr_nonnull(strstr(buf, "<svg"));
 	ck_assert_ptr_nonnull(strstr(buf, "<polyline"));
 	ck_assert_ptr_null(strstr(buf, "<script"));
@@ -487,6 +516,7 @@ int main(void)
 	tcase_add_test(tc, jobset_restarts_as_a_gang_up_to_max_restarts);
 	tcase_add_test(tc, seed_fixes_the_report_byte_for_byte);
 	tcase_add_test(tc, html_is_self_contained);
+	tcase_add_test(tc, durations_read_as_days_and_hours);
 	tcase_add_test(tc, levels_replay_arrivals_with_nothing_departing);
 	tcase_add_test(tc, levels_policy_refuses_gangs);
 	suite_add_tcase(s, tc);

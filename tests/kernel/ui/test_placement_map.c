@@ -395,6 +395,87 @@ static json_t *pod_requesting(const char *name, const char *node, const char *cp
 	return p;
 }
 
+static json_t *gang_pod(const char *name, const char *group, const char *node, const char *tpu)
+{
+	json_t *p = pod_requesting(name, node, "1", tpu);
+
+	pk_set(p, "spec.schedulingGroup.podGroupName", json_string(group));
+	return p;
+}
+
+static bool pending_has(json_t *doc, const char *name)
+{
+	size_t i;
+	json_t *id;
+
+	json_array_foreach(json_object_get(doc, "pending"), i, id)
+	{
+		json_t *g = json_array_get(json_object_get(doc, "groups"), json_integer_value(id));
+
+		if (strcmp(json_string_value(json_object_get(g, "name")), name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Pending gangs at every level (a child not scheduled, a scheduled child with
+ * pods still unbound, under a scheduled root), never for a finished pod; a
+ * host takes the colour of the gang holding most of its accelerators; the
+ * accelerators allocated are counted.
+ */
+START_TEST(test_pending_levels_colour_and_accelerators)
+{
+	feed_board("tpu-cube.yaml");
+	feed(PK_KIND_COMPOSITE_POD_GROUP,
+	     group("CompositePodGroup", "train", NULL, "True", "Scheduled", "ok"));
+	feed(PK_KIND_POD_GROUP, group("PodGroup", "w-0", "train", "True", "Scheduled", "ok"));
+	feed(PK_KIND_POD_GROUP,
+	     group("PodGroup", "w-1", "train", "False", "Unschedulable", "no room"));
+	feed(PK_KIND_POD_GROUP, group("PodGroup", "small", NULL, "True", "Scheduled", "ok"));
+	feed(PK_KIND_POD_GROUP, group("PodGroup", "big", NULL, "True", "Scheduled", "ok"));
+	feed(PK_KIND_POD_GROUP, group("PodGroup", "batch", NULL, "True", "Scheduled", "ok"));
+	feed(PK_KIND_POD, gang_pod("w0-a", "w-0", "tpu-cube0-h0", "4"));
+	feed(PK_KIND_POD, gang_pod("w0-b", "w-0", NULL, "4"));
+	feed(PK_KIND_POD, gang_pod("w1-a", "w-1", NULL, "4"));
+	feed(PK_KIND_POD, gang_pod("small-a", "small", "tpu-cube0-h1", "1"));
+	feed(PK_KIND_POD, gang_pod("big-a", "big", "tpu-cube0-h1", "3"));
+	json_t *done = gang_pod("batch-done", "batch", "tpu-cube0-h2", "2");
+	pk_set(done, "status.phase", json_string("Succeeded"));
+	feed(PK_KIND_POD, done);
+	feed(PK_KIND_POD, gang_pod("batch-a", "batch", "tpu-cube0-h2", "2"));
+
+	json_t *doc = render();
+	ck_assert_int_eq(json_array_size(json_object_get(doc, "pending")), 2);
+	ck_assert(pending_has(doc, "w-0"));
+	ck_assert(pending_has(doc, "w-1"));
+	json_t *h1 = host_named(doc, "tpu-cube0-h1");
+	json_t *g = json_array_get(json_object_get(doc, "groups"),
+				   json_integer_value(json_object_get(h1, "group")));
+	ck_assert_str_eq(json_string_value(json_object_get(g, "name")), "big");
+	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.accelerators")), 64);
+	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.acceleratorsAllocated")), 10);
+	ck_assert_double_eq_tol(json_real_value(pk_get(doc, "summary.acceleratorShare")), 0.16,
+				1e-9);
+	/* the same as metrics: per namespace, per domain allocated and free */
+	char *text = NULL, want[200];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	const char *dom =
+	    json_string_value(pk_get(json_array_get(json_object_get(doc, "domains"), 0), "name"));
+
+	pk_ui_map_metrics(pm, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(
+	    strstr(text, "podkernel_namespace_accelerators_allocated{namespace=\"ml\"} 10\n"));
+	snprintf(want, sizeof(want),
+		 "podkernel_domain_accelerators{domain=\"%s\",state=\"free\"} 54\n", dom);
+	ck_assert_msg(strstr(text, want), "%s", text);
+	free(text);
+	json_decref(doc);
+}
+END_TEST
+
 /* Partial occupancy: the scarcest resource's share; taints; the time of the data; pod search. */
 START_TEST(test_fill_taints_time_and_pod_search)
 {
@@ -697,6 +778,7 @@ int main(void)
 	TCase *tc = tcase_create("map");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_torus_layout_and_states);
+	tcase_add_test(tc, test_pending_levels_colour_and_accelerators);
 	tcase_add_test(tc, test_largest_free_box);
 	tcase_add_test(tc, test_largest_free_box_wraps);
 	tcase_add_test(tc, test_list_layout_gpu_racks);
