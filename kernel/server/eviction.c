@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "kernel/api/api.h"
+#include "kernel/lib/macro.h"
 #include "kernel/server/server-internal.h"
 #include "kernel/store/store.h"
 
@@ -44,7 +45,12 @@ struct evict {
 	json_t *pods;	   /* the unit's pods that go */
 	json_t *budgets;   /* every budget of the namespace */
 	json_t *all;	   /* every pod of the namespace */
-	char why[1024];	   /* a refusal */
+	enum {
+		EVICT_ALLOWED,
+		EVICT_BLOCKED,	   /* a budget refuses: 429 */
+		EVICT_UNSUPPORTED, /* two budgets over one pod, too many budgets: 500 */
+	} refusal;
+	char why[1024]; /* the refusal's message */
 };
 
 /* ---- the unit ------------------------------------------------------------- */
@@ -193,12 +199,11 @@ static int budgets_of(const struct evict *e, const json_t *pod)
 }
 
 /*
- * One budget against the unit: 1 when it refuses (e->why set), 0 when it
- * lets the unit go (ret_take: how many of its healthy pods go), -EINVAL on a
- * budget the counts cannot read.
+ * One budget against the unit: true when it refuses (e->why set); else it
+ * lets the unit go, *ret_take of its healthy pods.
  */
-static int budget_check(struct evict *e, const json_t *pdb, const struct pk_budget *b,
-			int *ret_take)
+static bool budget_refuses(struct evict *e, const json_t *pdb, const struct pk_budget *b,
+			   int *ret_take)
 {
 	const json_t *disrupted = pk_get(pdb, "status.disruptedPods");
 	int take = 0, unhealthy = 0;
@@ -224,7 +229,7 @@ static int budget_check(struct evict *e, const json_t *pdb, const struct pk_budg
 		    "disruption budget %s needs %d healthy pods and has %d currently; evicting "
 		    "pod %s evicts %s, %d of them healthy under the budget, whole or not at all.",
 		    pk_name(pdb), b->desired_healthy, b->current_healthy, e->name, unit, take);
-		return 1;
+		return true;
 	}
 	if (unhealthy > 0 && !pk_budget_always_allow(pdb) &&
 	    b->current_healthy < b->desired_healthy) {
@@ -233,9 +238,9 @@ static int budget_check(struct evict *e, const json_t *pdb, const struct pk_budg
 			 "disruption budget %s needs %d healthy pods and has %d currently "
 			 "(unhealthyPodEvictionPolicy IfHealthyBudget); evicting pod %s evicts %s.",
 			 pk_name(pdb), b->desired_healthy, b->current_healthy, e->name, unit);
-		return 1;
+		return true;
 	}
-	return 0;
+	return false;
 }
 
 /* Set a budget's new status (apply of a MODIFY edit). */
@@ -267,10 +272,10 @@ static json_t *status_after(const struct evict *e, const json_t *pdb, struct pk_
 }
 
 /*
- * Check every budget that selects a pod of the unit; 0 and the budgets'
- * status edits written when all let it go (-PK_STORE_ECONFLICT: one changed
- * meanwhile, count again), 1 when one refuses, 2 when a pod has two budgets,
- * -errno.
+ * Check every budget that selects a pod of the unit: when all let it go,
+ * their status edits are written (-PK_STORE_ECONFLICT: one changed
+ * meanwhile, count again); when one refuses, e->refusal and e->why say why.
+ * 0 or -errno.
  */
 static int check_budgets(struct evict *e, bool dry_run)
 {
@@ -284,7 +289,8 @@ static int check_budgets(struct evict *e, bool dry_run)
 		snprintf(e->why, sizeof(e->why),
 			 "This pod has more than one PodDisruptionBudget, which the eviction "
 			 "subresource does not support.");
-		return 2;
+		e->refusal = EVICT_UNSUPPORTED;
+		return 0;
 	}
 	json_array_foreach(e->budgets, i, b)
 	{
@@ -297,12 +303,20 @@ static int check_budgets(struct evict *e, bool dry_run)
 		    !ignores_budget(p) && pk_budget_selects(b, p);
 		if (!hits)
 			continue;
-		if (n == sizeof(edits) / sizeof(edits[0]) || pk_budget_count(b, e->all, &cnt) < 0) {
-			r = -EINVAL;
+		if (n == ELEMENTSOF(edits)) {
+			snprintf(e->why, sizeof(e->why),
+				 "More than %zu PodDisruptionBudgets select the pods of %s's "
+				 "disruption unit.",
+				 ELEMENTSOF(edits), e->name);
+			e->refusal = EVICT_UNSUPPORTED;
 			break;
 		}
-		if ((r = budget_check(e, b, &cnt, &take)) != 0)
+		if ((r = pk_budget_count(b, e->all, &cnt)) < 0)
 			break;
+		if (budget_refuses(e, b, &cnt, &take)) {
+			e->refusal = EVICT_BLOCKED;
+			break;
+		}
 		const char *rv = pk_get_string(b, "metadata.resourceVersion");
 		stats[n] = status_after(e, b, cnt, take);
 		edits[n] = (struct pk_store_edit){
@@ -316,7 +330,7 @@ static int check_budgets(struct evict *e, bool dry_run)
 		};
 		n++;
 	}
-	if (r == 0 && n > 0 && !dry_run) {
+	if (r == 0 && e->refusal == EVICT_ALLOWED && n > 0 && !dry_run) {
 		r = pk_store_edit_batch(e->store, edits, n);
 		for (i = 0; r == 0 && i < n; i++)
 			if (edits[i].rc < 0)
@@ -494,6 +508,9 @@ static void respond_refused(struct pk_response *resp, const struct evict *e, int
 		      "reason", cause, "message", e->why, "code", code);
 
 	pk_srv_respond_json(resp, code, st);
+	/* no Retry-After, as kube-apiserver: kubectl drain sees the refusal at once and
+	 * retries it itself */
+	resp->no_retry_after = true;
 }
 
 int pk_srv_evict(struct pk_store *store, const char *ns, const char *name,
@@ -510,14 +527,12 @@ int pk_srv_evict(struct pk_store *store, const char *ns, const char *name,
 		if (r != -PK_STORE_ECONFLICT)
 			break;
 	}
-	if (r == 1) {
+	if (r == 0 && e.refusal == EVICT_BLOCKED) {
 		respond_refused(resp, &e, 429, "TooManyRequests", "DisruptionBudget");
 		if (!wo->dry_run)
 			note_refusal(&e);
-		r = 0;
-	} else if (r == 2) {
+	} else if (r == 0 && e.refusal == EVICT_UNSUPPORTED) {
 		respond_refused(resp, &e, 500, "InternalError", "DisruptionBudget");
-		r = 0;
 	} else if (r == 0) {
 		if (!wo->dry_run)
 			r = evict_pods(&e, wo);

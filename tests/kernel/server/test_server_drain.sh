@@ -170,9 +170,19 @@ Y
 		grep -q 'CompositePodGroup default/svc (disruptionMode all, 4 pods)' "$WORK/body" ||
 		fail "$mode: 429 body: $(cat "$WORK/body")"
 
-	# kubectl drain waits (Blocked) and gives up; no member is gone
-	k drain n1 --force --ignore-daemonsets --timeout=7s >"$WORK/out" 2>&1 &&
-		fail "$mode: drain went through the budget: $(cat "$WORK/out")"
+	# a pod two budgets select: 500, as upstream, nothing evicted
+	sed 's/name: svc}/name: svc2}/' "$WORK/pdb.yaml" | k create -f - >/dev/null 2>&1 ||
+		fail "$mode: second pdb"
+	got=$(code POST /api/v1/namespaces/default/pods/b2/eviction -H 'Content-Type: application/json' \
+		-d '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"b2"}}')
+	[ "$got" = 500 ] && grep -q 'more than one PodDisruptionBudget' "$WORK/body" ||
+		fail "$mode: two budgets: $got $(cat "$WORK/body")"
+	k delete pdb svc2 >/dev/null 2>&1 || fail "$mode: delete svc2"
+
+	# kubectl drain waits (Blocked), retrying every 5 s: stopped after 3 s, no
+	# member is gone
+	timeout 3 kubectl --request-timeout=20s drain n1 --force --ignore-daemonsets \
+		>"$WORK/out" 2>&1 && fail "$mode: drain went through the budget: $(cat "$WORK/out")"
 	grep -q "Cannot evict pod as it would violate the pod's disruption budget" "$WORK/out" ||
 		fail "$mode: drain output: $(cat "$WORK/out")"
 	[ "$(pods_left)" = "pod/a1 pod/a2 pod/b1 pod/b2 " ] ||
