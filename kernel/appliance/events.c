@@ -361,9 +361,10 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, con
 		cache_del(c, key);
 		d.verdict = sched_kind(k) ? AP_REMOVE : AP_SKIP;
 		d.gc = owner_kind(k) || k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP;
-		/* a pod or Job gone (deleted, evicted, drained): its Job or JobSet makes it again
-		 */
-		d.owner = k == PK_KIND_POD || k == PK_KIND_JOB;
+		/* what a Job or JobSet made, gone (a pod deleted, evicted, drained; a Job,
+		 * a group, a Workload): its controller makes it again */
+		d.owner = k == PK_KIND_POD || owner_kind(k) || k == PK_KIND_POD_GROUP ||
+			  k == PK_KIND_COMPOSITE_POD_GROUP;
 		*ret = d;
 		return 0;
 	}

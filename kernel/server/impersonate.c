@@ -18,8 +18,10 @@
  * system:anonymous).  Counts and lengths are bounded: too many headers or too
  * long a value is a 400, never a silent cut.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -74,11 +76,12 @@ static int extra_key(const char *tail, char out[PK_IMP_KEY_MAX])
 	size_t n = 0;
 
 	for (const char *p = tail; *p; p++) {
-		unsigned hex;
 		char c = *p;
 
-		if (c == '%' && sscanf(p + 1, "%2x", &hex) == 1 && p[1] && p[2]) {
-			c = (char)hex;
+		if (c == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+			char hex[3] = {p[1], p[2], '\0'};
+
+			c = (char)strtol(hex, NULL, 16);
 			p += 2;
 		} else if (c >= 'A' && c <= 'Z') {
 			c = (char)(c - 'A' + 'a');
@@ -156,10 +159,13 @@ static int read_headers(const struct pk_request *req, struct pk_impersonation *i
 /* system:serviceaccount:NS:NAME into its namespace and name. */
 static bool service_account(const char *user, char *ns, char *name)
 {
-	const char *rest = user + strlen(SA_PREFIX), *colon;
+	const char *rest, *colon;
 
-	if (strncmp(user, SA_PREFIX, strlen(SA_PREFIX)) != 0 || !(colon = strchr(rest, ':')) ||
-	    colon == rest || !colon[1] || strchr(colon + 1, ':'))
+	if (strncmp(user, SA_PREFIX, strlen(SA_PREFIX)) != 0)
+		return false;
+	rest = user + strlen(SA_PREFIX);
+	colon = strchr(rest, ':');
+	if (!colon || colon == rest || !colon[1] || strchr(colon + 1, ':'))
 		return false;
 	snprintf(ns, PK_IMP_VALUE_MAX, "%.*s", (int)(colon - rest), rest);
 	snprintf(name, PK_IMP_VALUE_MAX, "%s", colon + 1);

@@ -143,6 +143,12 @@ START_TEST(deletions_remove_and_collect)
 	ck_assert_int_eq(d.verdict, AP_SKIP);
 	ck_assert(d.gc);
 	ck_assert(d.owner); /* its JobSet makes it again */
+	json_t *g =
+	    json_pack("{s:s,s:s,s:{s:s,s:s},s:{}}", "apiVersion", "scheduling.k8s.io/v1alpha3",
+		      "kind", "PodGroup", "metadata", "name", "g", "namespace", "default", "spec");
+
+	d = classify(PK_EVENT_DELETED, "PodGroup", g, 42);
+	ck_assert(d.owner); /* its Job makes it again */
 }
 END_TEST
 
