@@ -96,6 +96,9 @@ int topo_label_value_sanitize(const char *in, char *out, size_t outlen);
  * invalid.
  */
 #define TOPO_LABEL_POD_GROUP "scheduling.podkernel.dev/pod-group"
+/* On a PodGroup or CompositePodGroup: the value of its topology key it was placed in before
+ * (a repair places it there again first, when the domain has room). */
+#define TOPO_ANNOTATION_HOME_DOMAIN "scheduling.podkernel.dev/home-domain"
 #define TOPO_LABEL_POD_GROUP_COSCHED "scheduling.x-k8s.io/pod-group"
 /* JSON array of {"pciBusId","vendorId","deviceId","numaNode"}. */
 #define TOPO_ANN_DEVICES "accelerator.podkernel.dev/devices"
