@@ -354,7 +354,7 @@ static int parse_count(const char *flag, const char *s, unsigned max, unsigned *
 /* The listener's caps and deadlines (both modes); 1: not one of them. */
 static int parse_listen_arg(int c, const char *arg, struct pk_listen_limits *l)
 {
-	int ms, r;
+	int ms = 0, r;
 
 	switch (c) {
 	case O_MAX_CONNS:
@@ -451,7 +451,7 @@ static int parse_real(const char *flag, const char *s, double max, double *ret)
 /* The node-loss monitor's flags (standalone); 1: not one of them. */
 static int parse_node_loss_arg(int c, const char *arg, struct pk_appliance_config *a)
 {
-	int ms, r;
+	int ms = 0, r;
 
 	switch (c) {
 	case O_NODE_GRACE:

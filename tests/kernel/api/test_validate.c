@@ -88,8 +88,8 @@ START_TEST(test_kind_and_api_version)
 		"\"PriorityClass\", \"Workload\", \"PodGroup\", \"CompositePodGroup\", \"Job\", "
 		"\"JobSet\", \"Lease\", \"DeviceClass\", \"ResourceClaim\", "
 		"\"ResourceClaimTemplate\", \"ResourceSlice\", \"PersistentVolumeClaim\", "
-		"\"PersistentVolume\", \"StorageClass\", \"CSINode\", \"ResourceFlavor\", "
-		"\"ClusterQueue\", \"LocalQueue\"");
+		"\"PersistentVolume\", \"StorageClass\", \"CSINode\", \"PodDisruptionBudget\", "
+		"\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\"");
 	invalid("kind: Pod\nmetadata: {name: a}\n", "apiVersion: Required value");
 	invalid("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\n",
 		"apiVersion: Unsupported value: \"scheduling.k8s.io/v1alpha1\": supported values: "
