@@ -48,6 +48,7 @@ static const struct {
 			 " {\"storage\": \"1Gi\"}, \"hostPath\": {\"path\": \"/tmp\"}}}"},
     {"StorageClass", "{\"provisioner\": \"kubernetes.io/no-provisioner\"}"},
     {"CSINode", "{\"spec\": {\"drivers\": []}}"},
+    {"PodDisruptionBudget", "{\"spec\": {\"minAvailable\": 1}}"},
     {"ResourceFlavor", "{\"spec\": {}}"},
     {"ClusterQueue", "{\"spec\": {\"namespaceSelector\": {}}}"},
     {"LocalQueue", "{\"spec\": {\"clusterQueue\": \"cq\"}}"},
