@@ -10,8 +10,9 @@
 # the same message; Scheduled Events exist; a high-priority gang preempts a
 # low-priority one (DisruptionTarget, DELETE with preconditions, a Preempted
 # Event); a serving workload with a cube spread and host anti-affinity binds
-# one pod per cube and host; a pod with a scheduling gate stays unbound
-# (SchedulingGated) until its gate is removed; WaitForFirstConsumer claims are
+# one pod per cube and host; a pod with a scheduling gate (Kueue's) stays
+# unbound (SchedulingGated) until its gate is removed, and a suspended,
+# queued Job is left alone; WaitForFirstConsumer claims are
 # patched (a static local volume, a provisioner's selected node) before their
 # pods' bindings; the attached instance serves
 # only /healthz, /readyz and /metrics.
@@ -241,7 +242,7 @@ EOF
 	podctl apply -f "$WORK/gated.yaml" > /dev/null || fail "apply gated.yaml ($1)"
 }
 podctl apply -f "$WORK/serve.yaml" > /dev/null || fail "apply serve.yaml"
-gated_pod '[{name: example.com/admission}]'
+gated_pod '[{name: kueue.x-k8s.io/admission}]'
 serving_bound() {
 	for i in 0 1 2 3; do [ -n "$(bound_to serve-$i)" ] || return 1; done
 }
@@ -262,9 +263,32 @@ sys.exit(0 if c and c[0]["reason"] == "SchedulingGated" else 1)'
 }
 wait_for 20 gated_told || { attach_dump; fail "the gated pod was not told SchedulingGated"; }
 [ -z "$(bound_to gated)" ] || fail "a pod with a scheduling gate was bound"
+# A Kueue in the cluster holds its Jobs back too (suspended, queued): podkernel
+# leaves such a Job alone (attach mode runs no Job controller) while it
+# schedules the gated pod Kueue releases.
+cat > "$WORK/queued-job.yaml" <<'EOF'
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: queued
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  suspend: true
+  parallelism: 2
+  template:
+    spec:
+      schedulerName: podkernel
+      containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+EOF
+podctl apply -f "$WORK/queued-job.yaml" > /dev/null || fail "apply queued-job.yaml"
+job_rv=$(podctl get job queued -o jsonpath='{.metadata.resourceVersion}')
 gated_pod '[]'
 gated_bound() { [ -n "$(bound_to gated)" ]; }
 wait_for 20 gated_bound || { attach_dump; fail "the pod was not bound once its gate was removed"; }
+[ "$(podctl get job queued -o jsonpath='{.metadata.resourceVersion}')" = "$job_rv" ] ||
+	fail "the suspended, queued Job was written to"
+[ -z "$(podctl get pods -l job-name=queued -o jsonpath='{.items[*].metadata.name}' 2> /dev/null)" ] ||
+	fail "the suspended, queued Job has pods"
 
 # Volumes read from the cluster: a WaitForFirstConsumer claim is patched to
 # the local volume whose node its pod gets (spec.volumeName), another is given
