@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/builder/builder.h"
 #include "kernel/controllers/controllers-internal.h"
 
 #define CTL_BEAT_CHECK_MS 1000
@@ -29,14 +30,17 @@ static void queue_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const json_t 
 			pk_namespace(obj), pk_name(obj));
 }
 
-/* What the queue controller's pass reads (queues.c). */
-static bool queue_relevant(const char *kind)
+/* What the queue controller's pass reads (queues.c): queues, and queued Jobs and JobSets. */
+static bool queue_relevant(const struct pk_store_event *ev)
 {
 	static const char *const kinds[] = {"ClusterQueue", "LocalQueue", "ResourceFlavor",
-					    "Namespace",    "Job",	  "JobSet"};
+					    "Namespace"};
+	enum pk_kind k = pk_kind_from_string(ev->kind);
 
-	for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (strcmp(kind, kinds[i]) == 0)
+	if (k == PK_KIND_JOB || k == PK_KIND_JOBSET)
+		return wb_queue_name(ev->object) != NULL;
+	for (size_t i = 0; ev->kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(ev->kind, kinds[i]) == 0)
 			return true;
 	return false;
 }
@@ -110,7 +114,7 @@ static void hook_event(void *arg, const struct pk_store_event *ev, const struct 
 	ctl_gc_note(ctl, ev); /* every kind: one graph of owners */
 	if (ctl_budgets_note(ctl, ev) < 0)
 		ctl_log(ctl, 1, "poddisruptionbudgets: out of memory noting %s", ev->kind);
-	if (queue_relevant(ev->kind))
+	if (queue_relevant(ev))
 		ctl->queues_dirty = true;
 	if (!d) {
 		if (k == PK_KIND_LEASE)

@@ -663,6 +663,37 @@ START_TEST(queue_nominal_quota_blocks_until_usage_frees)
 }
 END_TEST
 
+/*
+ * A queued JobSet waits on quota with its Jobs suspended and no pods, and is
+ * admitted, Jobs and all, once the quota frees.
+ */
+START_TEST(queue_jobset_waits_on_quota_then_runs)
+{
+	json_t *o = json_loads(jobset_text, 0, NULL);
+	char *text;
+
+	queue_setup("{}", "BestEffortFIFO");
+	queued_job("holder", 1);
+	ck_assert(wait_bound("holder-0"));
+	pk_set(o, "metadata.labels", json_pack("{s:s}", "kueue.x-k8s.io/queue-name", "user-queue"));
+	pk_set(o, "spec.replicatedJobs[0].replicas", json_integer(1));
+	text = json_dumps(o, 0);
+	json_decref(o);
+	create_json(text);
+	free(text);
+	QSTATUS("ClusterQueue", "cluster-queue", "status.pendingWorkloads", "1");
+	ck_assert(wait_for("JobSet", "js", suspended_is, "True"));
+	ck_assert(wait_for("Job", "js-w-0", suspended_is, "True"));
+	ck_assert(stays_absent("Pod", "js-w-0-0"));
+	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "holder", NULL, NULL, NULL), 0);
+	ck_assert(wait_bound("js-w-0-0"));
+	ck_assert(wait_bound("js-w-0-1"));
+	ck_assert(wait_for("JobSet", "js", suspended_is, "False"));
+	QSTATUS("ClusterQueue", "cluster-queue", "status.flavorsUsage[0].resources[1].total", "8");
+	QSTATUS("ClusterQueue", "cluster-queue", "status.pendingWorkloads", "0");
+}
+END_TEST
+
 /* A namespace the ClusterQueue's namespaceSelector does not select is never admitted. */
 START_TEST(queue_namespace_outside_selector_is_refused)
 {
@@ -823,6 +854,7 @@ int main(void)
 	tcase_add_test(tc, jobset_suspend_creates_no_pods_until_resumed);
 	tcase_add_test(tc, queue_nominal_quota_blocks_until_usage_frees);
 	tcase_add_test(tc, queue_namespace_outside_selector_is_refused);
+	tcase_add_test(tc, queue_jobset_waits_on_quota_then_runs);
 	tcase_add_test(tc, queue_strict_fifo_blocks_behind_its_head);
 	tcase_add_test(tc, queue_best_effort_fifo_admits_what_fits);
 	suite_add_tcase(s, tc);
