@@ -726,8 +726,8 @@ static void fifo_case(const char *strategy, bool small_admitted)
 	ck_assert(wait_bound("first-0"));
 	queued_job("big", 2);
 	QSTATUS("ClusterQueue", "cluster-queue", "status.pendingWorkloads", "1");
-	sleep_ms(1100); /* a later creationTimestamp */
-	queued_job("small", 1);
+	queued_job("small",
+		   1); /* after big: a later creationTimestamp, or the same and a later name */
 	if (small_admitted) {
 		ck_assert(wait_bound("small-0"));
 	} else {
