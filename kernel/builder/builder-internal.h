@@ -180,4 +180,10 @@ int wb_view_root_item(const struct wb_view *v, const char *name, const int64_t *
 int wb_append_group(struct wb_builder *b, json_t *out, bool composite, const char *name,
 		    const char *tmpl, const char *parent);
 
+/*
+ * Store admission (create: old_obj NULL): the queue admission annotation is
+ * the queue controller's write, refused on a created object.
+ */
+int wb_check_admission_annotation(const json_t *obj, const json_t *old_obj, struct pk_errors *errs);
+
 #endif

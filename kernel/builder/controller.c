@@ -238,6 +238,20 @@ out:
 	return r;
 }
 
+/*
+ * The queue controller's admission annotation is its own write: an object
+ * created with it would run as admitted without ever having been.
+ */
+int wb_check_admission_annotation(const json_t *obj, const json_t *old_obj, struct pk_errors *errs)
+{
+	if (old_obj ||
+	    !json_object_get(pk_get(obj, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION))
+		return 0;
+	pk_errors_add(errs, "metadata.annotations[" WB_ANNOTATION_QUEUE_ADMISSION "]: Forbidden: "
+			    "written by the queue controller when it admits the workload");
+	return -EINVAL;
+}
+
 /* ---- reconciliation ------------------------------------------------------------- */
 /* A compiling object: its Workload, then what the kind materializes from it. */
 static int reconcile_compiled(const struct wb_controller *c, const json_t *obj,

@@ -240,7 +240,11 @@ const struct pk_admission wb_admission[WB_ADMISSION_N] = {
 
 int wb_job_validate(const json_t *job, const json_t *old_job, struct pk_errors *errs)
 {
-	return wb_controller_validate(&job_controller, job, old_job, errs);
+	int r = wb_controller_validate(&job_controller, job, old_job, errs);
+
+	if (wb_check_admission_annotation(job, old_job, errs) < 0 && r == 0)
+		r = -EINVAL;
+	return r;
 }
 
 int wb_job_reconcile(const json_t *job, const struct wb_lookup *lookup, json_t **ret_objects,

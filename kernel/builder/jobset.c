@@ -871,7 +871,11 @@ static const struct wb_controller jobset_controller = {
 
 int wb_jobset_validate(const json_t *jobset, const json_t *old_jobset, struct pk_errors *errs)
 {
-	return wb_controller_validate(&jobset_controller, jobset, old_jobset, errs);
+	int r = wb_controller_validate(&jobset_controller, jobset, old_jobset, errs);
+
+	if (wb_check_admission_annotation(jobset, old_jobset, errs) < 0 && r == 0)
+		r = -EINVAL;
+	return r;
 }
 
 int wb_jobset_reconcile(const json_t *jobset, const struct wb_lookup *lookup, json_t **ret_objects,

@@ -797,6 +797,8 @@ START_TEST(jobset_policy_fields_are_checked)
 	    {"spec.failurePolicy.restartStrategy", "\"BlockingRecreate\"",
 	     "spec.failurePolicy.restartStrategy: Unsupported value"},
 	    {"spec.suspend", "\"yes\"", "spec.suspend: Invalid value"},
+	    {"metadata.annotations", "{\"queue.podkernel.dev/admission\": \"cq/f\"}",
+	     "metadata.annotations[queue.podkernel.dev/admission]: Forbidden"},
 	    {"spec.network", "{\"enableDNSHostnames\":true}", "spec.network: Forbidden"},
 	    {"spec.startupPolicy", "{\"startupPolicyOrder\":\"InOrder\"}",
 	     "spec.startupPolicy.startupPolicyOrder: Unsupported value"},
