@@ -269,6 +269,66 @@ static int collect_cb(const struct pk_store_event *ev, void *arg)
 	return 0;
 }
 
+struct rvs {
+	uint64_t rv[PK_STORE_RING_SIZE + 1];
+	size_t n;
+};
+
+static int collect_rv(const struct pk_store_event *ev, void *arg)
+{
+	struct rvs *r = arg;
+	ck_assert_uint_lt(r->n, PK_STORE_RING_SIZE + 1);
+	ck_assert_ptr_nonnull(ev->object);
+	ck_assert_ptr_nonnull(ev->object_json);
+	r->rv[r->n++] = ev->rv;
+	return 0;
+}
+
+/* From any resourceVersion the ring answers exactly the events after it, in
+ * order, at most max of them, and the last one it gave; older than the ring
+ * is 410 Gone.  The reference is the whole ring, read from its floor. */
+static void check_ring_answers(uint64_t since, size_t max, const struct rvs *all)
+{
+	static struct rvs got;
+	got.n = 0;
+	uint64_t last = 0;
+	ck_assert_int_eq(pk_store_events_since(st, since, max, collect_rv, &got, &last), 0);
+	size_t want = 0;
+	for (size_t i = 0; i < all->n; i++) {
+		if (all->rv[i] <= since || (max && want == max))
+			continue;
+		ck_assert_uint_lt(want, got.n);
+		ck_assert_uint_eq(got.rv[want], all->rv[i]);
+		want++;
+	}
+	ck_assert_uint_eq(got.n, want);
+	ck_assert_uint_eq(last, want ? got.rv[want - 1] : since);
+}
+
+static void check_ring_from_every_version(void)
+{
+	static struct rvs all;
+	struct pk_store_stats s;
+	pk_store_get_stats(st, &s);
+	uint64_t rv = pk_store_rv(st);
+	all.n = 0;
+	ck_assert_int_eq(pk_store_events_since(st, s.ring_floor, 0, collect_rv, &all, NULL), 0);
+	ck_assert_uint_eq(all.n, s.ring_events);
+	ck_assert_uint_eq(all.rv[all.n - 1], rv);
+	ck_assert_int_eq(pk_store_events_since(st, s.ring_floor - 1, 0, collect_rv, &all, NULL),
+			 -PK_STORE_EGONE);
+	ck_assert_int_eq(pk_store_events_since(st, 0, 1, collect_rv, &all, NULL), -PK_STORE_EGONE);
+	static const size_t maxes[] = {0, 1, 7, PK_STORE_RING_SIZE};
+	for (size_t m = 0; m < sizeof(maxes) / sizeof(*maxes); m++) {
+		for (uint64_t since = s.ring_floor; since <= rv + 2;) {
+			check_ring_answers(since, maxes[m], &all);
+			/* every version near both ends, a stride through the middle */
+			bool edge = since < s.ring_floor + 40 || since + 40 > rv;
+			since += edge ? 1 : 53;
+		}
+	}
+}
+
 START_TEST(test_events_and_ring)
 {
 	uint64_t start = pk_store_rv(st);
@@ -309,6 +369,7 @@ START_TEST(test_events_and_ring)
 		json_decref(obj);
 	}
 	check_invariants();
+	check_ring_from_every_version();
 	c.types = json_array();
 	ck_assert_int_eq(pk_store_events_since(st, start, 0, collect_cb, &c, NULL),
 			 -PK_STORE_EGONE);
