@@ -11,7 +11,8 @@
  * reason within PK_EVENT_REPEAT_S, and the rest are created in one
  * transaction.  Events expire as kube-apiserver's --event-ttl makes them
  * (one hour): every CTL_EVENT_SWEEP_MS (or TTL, if shorter) the loop deletes, in one transaction,
- * the Events (anyone's) created longer ago than that.  Events are best
+ * the Events (anyone's) last written longer ago than that, found by the
+ * store's expiry index.  Events are best
  * effort: a failed write is counted, never retried, and never holds a
  * binding back.
  */
@@ -168,43 +169,53 @@ static int delete_it(json_t *obj, void *arg)
 	return 0;
 }
 
-/* Events created before now - ttl, deleted in one transaction. */
+/* Delete the Events named in keys ({namespace, name}) in one transaction. */
+static void delete_events(struct pk_ctl *ctl, json_t *keys)
+{
+	size_t i, n = json_array_size(keys);
+	struct pk_store_edit *e = calloc(n ? n : 1, sizeof(*e));
+	json_t *k;
+
+	if (!e)
+		return;
+	json_array_foreach(keys, i, k) e[i] = (struct pk_store_edit){
+	    .kind = "Event",
+	    .ns = pk_get_string(k, "namespace"),
+	    .name = pk_get_string(k, "name"),
+	    .apply = delete_it,
+	    .delete_after = true,
+	};
+	if (n && pk_store_edit_batch(ctl->store, e, n) == 0)
+		for (i = 0; i < n; i++)
+			if (e[i].rc == 0)
+				CTL_COUNT(ctl, kevents_expired);
+	for (i = 0; i < n; i++)
+		json_decref(e[i].object);
+	free(e);
+}
+
+/*
+ * Events last written before now - ttl, deleted in one transaction.  The
+ * store's expiry index names them (pk_store_expired_events()): a sweep reads
+ * what expired, not every Event.  At most CTL_EVENT_SWEEP_MAX a sweep; a
+ * full one comes back at the next round.
+ */
 void ctl_record_sweep(struct pk_ctl *ctl, int64_t now_ms)
 {
 	struct ctl_recorder *rec = ctl->recorder;
 	int64_t ttl_s = ctl->cfg.event_ttl_ms > 0 ? ctl->cfg.event_ttl_ms / 1000
 						  : PK_APPLIANCE_EVENT_TTL_MS / 1000;
-	int64_t now = (int64_t)time(NULL), created;
-	struct pk_store_edit *e;
-	json_t *all = NULL, *ev;
-	size_t i, n = 0;
+	json_t *keys = NULL;
 
 	if (!rec || !ctl->store || now_ms < rec->next_sweep_ms)
 		return;
 	rec->next_sweep_ms =
 	    now_ms + (ttl_s * 1000 < CTL_EVENT_SWEEP_MS ? ttl_s * 1000 : CTL_EVENT_SWEEP_MS);
-	if (pk_store_list(ctl->store, "Event", NULL, NULL, &all, NULL, NULL) < 0)
+	if (pk_store_expired_events(ctl->store, (int64_t)time(NULL) - ttl_s, CTL_EVENT_SWEEP_MAX,
+				    &keys) < 0)
 		return;
-	e = calloc(json_array_size(all) + 1, sizeof(*e));
-	json_array_foreach(all, i, ev)
-	{
-		if (!e ||
-		    pk_time_parse(pk_get_string(ev, "metadata.creationTimestamp") ?: "", &created) <
-			0 ||
-		    now - created < ttl_s)
-			continue;
-		e[n++] = (struct pk_store_edit){.kind = "Event",
-						.ns = pk_namespace(ev),
-						.name = pk_name(ev),
-						.apply = delete_it,
-						.delete_after = true};
-	}
-	if (n && pk_store_edit_batch(ctl->store, e, n) == 0)
-		for (i = 0; i < n; i++)
-			if (e[i].rc == 0)
-				CTL_COUNT(ctl, kevents_expired);
-	for (i = 0; e && i < n; i++)
-		json_decref(e[i].object);
-	free(e);
-	json_decref(all);
+	if (json_array_size(keys) == CTL_EVENT_SWEEP_MAX)
+		rec->next_sweep_ms = now_ms;
+	delete_events(ctl, keys);
+	json_decref(keys);
 }

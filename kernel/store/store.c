@@ -947,6 +947,53 @@ int pk_store_dependents(struct pk_store *st, const char *uid, json_t **ret)
 	return 0;
 }
 
+static int expired_read(struct store_reader *r, int64_t before_s, size_t max, json_t *out,
+			uint64_t *ret_steps)
+{
+	sqlite3_stmt *q;
+	int rc = 0, s = SQLITE_DONE;
+
+	if (sqlite3_prepare_v2(r->db,
+			       "SELECT ns, name FROM event_expiry INDEXED BY event_expiry_by_at"
+			       " WHERE at <= ?1 ORDER BY at, ns, name LIMIT ?2",
+			       -1, &q, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(q, 1, before_s);
+	sqlite3_bind_int64(q, 2, max > INT64_MAX ? INT64_MAX : (sqlite3_int64)max);
+	while (rc == 0 && (s = sqlite3_step(q)) == SQLITE_ROW) {
+		json_t *k =
+		    json_pack("{s:s,s:s}", "namespace", (const char *)sqlite3_column_text(q, 0),
+			      "name", (const char *)sqlite3_column_text(q, 1));
+		rc = k && json_array_append_new(out, k) == 0 ? 0 : -ENOMEM;
+	}
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = -EIO;
+	*ret_steps = (uint64_t)sqlite3_stmt_status(q, SQLITE_STMTSTATUS_VM_STEP, 0);
+	sqlite3_finalize(q);
+	return rc;
+}
+
+int pk_store_expired_events(struct pk_store *st, int64_t before_s, size_t max, json_t **ret)
+{
+	json_t *out = json_array();
+	uint64_t steps = 0;
+	int rc;
+
+	if (!out)
+		return -ENOMEM;
+	struct store_reader *r = reader_take(st);
+	rc = expired_read(r, before_s, max, out, &steps);
+	reader_give(st, r);
+	atomic_fetch_add(&st->read_queries, 1);
+	atomic_fetch_add(&st->read_steps, steps);
+	if (rc < 0) {
+		json_decref(out);
+		return rc;
+	}
+	*ret = out;
+	return 0;
+}
+
 static char *token_encode(const char *ns, const char *name)
 {
 	size_t n = strlen(ns) + 1 + strlen(name);
