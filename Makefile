@@ -2,7 +2,9 @@
 #
 #   make            build/bin/{podctl,podkerneld,podagent} and build/lib/libtopo.a
 #   make deps       install the Debian packages the build and the tests need
-#   make demo       the appliance on a simulated cluster (README, first command)
+#   make deps-build only those the build needs (what make demo installs)
+#   make demo       the appliance on a simulated cluster (README, first command);
+#                   serves the placement map until Ctrl-C (DEMO_KEEP=0: stops at the end)
 #   make check      sanitizer build (ASan + UBSan), every Check suite, every script
 #   make bench      optimised build, the benchmarks (not part of check)
 #   make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)
@@ -249,7 +251,7 @@ $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(call libs_of,all)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call pkg_libs,all)
 
 # --- top-level targets -------------------------------------------------------
-.PHONY: all deps demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke soak chaos valgrind clean format format-check \
+.PHONY: all deps deps-build demo check check-build bench bench-build fuzz fuzz-build fuzz-smoke soak chaos valgrind clean format format-check \
 	install uninstall
 .DEFAULT_GOAL := all
 
@@ -257,6 +259,9 @@ all: $(PROGS) $(call lib_path,topo)
 
 deps:
 	@sh .ci/deps.sh
+
+deps-build:
+	@sh .ci/deps.sh build
 
 check-build: $(PROGS) $(TEST_BINS)
 
@@ -270,9 +275,10 @@ check: deps
 	$(MAKE) fuzz-smoke
 	@sh tests/run-tests.sh build/san
 
-demo: deps
+DEMO_KEEP ?= 1
+demo: deps-build
 	$(MAKE) all
-	@sh examples/demo.sh build/bin
+	@PODKERNEL_DEMO_KEEP=$(DEMO_KEEP) sh examples/demo.sh build/bin
 
 bench-build: $(PROGS) $(BENCH_BINS)
 
@@ -333,6 +339,8 @@ INSTALL    ?= install
 MANPAGES   := podctl.1 podkerneld.8 podagent.8 podkernel-board.5
 UNITS      := podagent.service podkerneld.service
 BOARDS     := $(notdir $(wildcard boards/*.yaml))
+# the documentation README.md links, installed beside it as docs/
+DOCS       := $(notdir $(wildcard docs/*.md docs/*.png))
 # @NAME@ in man pages, units and the .pc file
 SUBST = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' \
 	-e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
@@ -353,7 +361,7 @@ PC_SUBST   = -e 's|@PC_PREFIX@|$(PC_PREFIX)|g' -e 's|@PC_LIBDIR@|$(call pc_rel,$
 install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/podkernel $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(DATADIR)/podkernel/boards $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(DATADIR)/podkernel/boards $(DESTDIR)$(DOCDIR)/docs \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
 	$(INSTALL) -m 755 $(BUILD)/bin/podctl $(DESTDIR)$(BINDIR)/podctl
 	$(INSTALL) -m 755 $(BUILD)/bin/podkerneld $(BUILD)/bin/podagent $(DESTDIR)$(SBINDIR)/
@@ -367,6 +375,7 @@ install: all
 		$(SUBST) deploy/systemd/$$u.in > $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
 	$(INSTALL) -m 644 $(addprefix boards/,$(BOARDS)) $(DESTDIR)$(DATADIR)/podkernel/boards/
 	$(INSTALL) -m 644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	$(INSTALL) -m 644 $(addprefix docs/,$(DOCS)) $(DESTDIR)$(DOCDIR)/docs/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/podctl $(DESTDIR)$(SBINDIR)/podkerneld \
@@ -376,9 +385,9 @@ uninstall:
 		$(foreach m,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m)) \
 		$(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) \
 		$(addprefix $(DESTDIR)$(DATADIR)/podkernel/boards/,$(BOARDS)) \
-		$(DESTDIR)$(DOCDIR)/README.md
+		$(DESTDIR)$(DOCDIR)/README.md $(addprefix $(DESTDIR)$(DOCDIR)/docs/,$(DOCS))
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/podkernel $(DESTDIR)$(DATADIR)/podkernel/boards \
-		$(DESTDIR)$(DATADIR)/podkernel $(DESTDIR)$(DOCDIR) 2>/dev/null
+		$(DESTDIR)$(DATADIR)/podkernel $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 # Every C file of the tree is kept clang-formatted (make check fails
 # otherwise).  Outside a git checkout the sources are found by name.

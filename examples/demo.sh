@@ -15,9 +15,13 @@
 # It ends with a simulated week of the same kinds of workloads on the same
 # board (podctl simulate, examples/sim/week.csv), the fit and kep strategies
 # side by side, and says where the HTML report lies.
+# It ends by printing the placement map's URL (the first podkerneld, with the
+# stories' gangs) and keeps serving until Ctrl-C; with PODKERNEL_DEMO_KEEP=0
+# (make demo DEMO_KEEP=0) it stops there instead, for scripts.
 # Everything started here is stopped on exit.
 set -eu
 BIN=${1:-build/bin}
+KEEP=${PODKERNEL_DEMO_KEEP:-0}
 BIN=$(cd "$BIN" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BOARD="$SRC/boards/tpu-superslice.yaml"
@@ -30,7 +34,8 @@ cleanup() {
 	for p in $PIDS; do wait "$p" 2>/dev/null || true; done
 	rm -rf "$WORK"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
@@ -46,6 +51,7 @@ step "podkerneld: API server, durable store, scheduling loop; simulated board $(
 "$BIN/podkerneld" --listen 127.0.0.1:0 --data-dir "$WORK/data" \
 	--token-auth-file "$WORK/tokens.csv" --simulate-board "$BOARD" -v 1 \
 	2> "$WORK/podkerneld.log" &
+MAIN_PID=$!
 PIDS="$PIDS $!"
 PORT=""
 for _ in $(seq 1 100); do
@@ -59,6 +65,7 @@ if [ -z "$PORT" ]; then
 	exit 1
 fi
 export PODKERNEL_SERVER="http://127.0.0.1:$PORT" PODKERNEL_TOKEN="$ADMIN_TOKEN"
+MAIN_SERVER=$PODKERNEL_SERVER
 sed 's/^/  /' "$WORK/podkerneld.log"
 
 step "podagent on this machine publishes node $NODE (node token, every 5 s)"
@@ -97,14 +104,13 @@ step "podctl describe cpg llm-train -n training"
 step "podctl describe cpg llm-serve -n serving"
 "$BIN/podctl" describe cpg llm-serve -n serving | grep -v '^  host '
 step "podctl top (allocated/allocatable per topology domain)"
-"$BIN/podctl" top | grep -v '^host ' 
-step "stopping podkerneld and podagent"
-kill $PIDS 2>/dev/null || true
+"$BIN/podctl" top | grep -v '^host '
 
 GB="$SRC/boards/gb200-nvl72.yaml"
 step "dynamic resource allocation: a JobSet sharing an IMEX channel on $(basename "$GB")"
 "$BIN/podkerneld" --listen 127.0.0.1:0 --data-dir "$WORK/gb200" \
 	--token-auth-file "$WORK/tokens.csv" --simulate-board "$GB" -v 1 2> "$WORK/gb200.log" &
+GB_PID=$!
 PIDS="$PIDS $!"
 PORT=""
 for _ in $(seq 1 100); do
@@ -126,9 +132,22 @@ echo "  $bound of 8 nvl-train pods bound"
 "$BIN/podctl" get pods -o wide
 step "podctl describe pod nvl-train-worker-1-3"
 "$BIN/podctl" describe pod nvl-train-worker-1-3
-kill $PIDS 2>/dev/null || true
+kill "$GB_PID" 2>/dev/null || true
+wait "$GB_PID" 2>/dev/null || true
+export PODKERNEL_SERVER="$MAIN_SERVER"
 step "a simulated week of these workloads on $(basename "$BOARD") (podctl simulate, fit vs kep)"
 REPORT="${PODKERNEL_DEMO_REPORT:-$SRC/build/demo-week-report.html}"
 mkdir -p "$(dirname "$REPORT")"
 "$BIN/podctl" simulate --board "$BOARD" --trace "$SRC/examples/sim/week.csv" \
 	--strategy fit,kep --seed 1 -o "$REPORT"
+
+step "the placement map of $(basename "$BOARD")"
+# The page itself is public; #token= hands it the admin token (kept in the
+# tab's sessionStorage only).
+MAP_URL="$MAIN_SERVER/ui/#token=$ADMIN_TOKEN"
+echo "  $("$BIN/podctl" get pods -A | grep -c ' Bound ') pods bound; the same in a terminal:"
+echo "  PODKERNEL_SERVER=$MAIN_SERVER PODKERNEL_TOKEN=$ADMIN_TOKEN $BIN/podctl map"
+echo "map: $MAP_URL"
+[ "$KEEP" = 0 ] && exit 0
+echo "podkerneld keeps serving the map (data directory $WORK); Ctrl-C stops it and cleans up."
+wait "$MAIN_PID"

@@ -31,7 +31,8 @@ for f in bin/podctl sbin/podkerneld sbin/podagent lib/libpodkernel-topology.a \
 	share/man/man1/podctl.1 share/man/man8/podkerneld.8 share/man/man8/podagent.8 \
 	share/man/man5/podkernel-board.5 lib/systemd/system/podagent.service \
 	lib/systemd/system/podkerneld.service share/podkernel/boards/tpu-superslice.yaml \
-	share/podkernel/boards/gpu-cluster.yaml share/doc/podkernel/README.md; do
+	share/podkernel/boards/gpu-cluster.yaml share/doc/podkernel/README.md \
+	share/doc/podkernel/docs/walkthrough.md share/doc/podkernel/docs/placement-map.png; do
 	[ -f "$P/$f" ] || fail "not installed: $f"
 done
 [ -x "$P/sbin/podagent" ] || fail "podagent not executable"

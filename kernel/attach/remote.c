@@ -459,9 +459,13 @@ static int remote_commit(void *backend, const struct pk_write_batch *batch,
 	answers = calloc(batch->n, sizeof(*answers));
 	if (!answers)
 		return -ENOMEM;
-	for (size_t i = 0; i < batch->n; i++)
+	for (size_t i = 0; i < batch->n; i++) {
 		results[i] = (struct pk_write_result){batch->items[i].kind, batch->items[i].ns,
 						      batch->items[i].name, 0, NULL};
+		/* a kind without a typed view has no resource of the cluster's known here */
+		if (batch->items[i].kind_name)
+			results[i].error = -EOPNOTSUPP;
+	}
 	if (fenced(rb)) {
 		for (size_t i = 0; i < batch->n; i++)
 			results[i].error = -EPERM;

@@ -31,9 +31,12 @@
  * own dependents waits has its references made non-blocking first (an
  * ownership cycle would wait for ever).  A pass goes on in rounds over what
  * its own writes make worth a look (again()), so a chain goes down and is
- * released in one pass.  Writes carry the uid and resourceVersion read, and
- * go in batches of GC_BATCH edits; a conflict is looked at again on the
- * write's event.
+ * released in one pass.  It writes through the controllers' writer (the
+ * write path, write.c), never on the store: deletions with their
+ * propagation, and references dropped or a finalizer removed as
+ * replacements of the object as read, each under the uid and
+ * resourceVersion read, in batches of GC_BATCH objects; a conflict is
+ * looked at again on the write's event.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -68,15 +71,31 @@ struct ctl_gc {
 	bool full;	      /* a pass over every object is due */
 };
 
+/* What a write of the collector does to its object. */
+enum gc_op {
+	GC_DELETE,  /* deleted, with a propagation */
+	GC_DROP,    /* its dangling and waiting references removed */
+	GC_RELEASE, /* an owner deleted in the foreground: its foregroundDeletion finalizer goes */
+	GC_UNBLOCK, /* its references stop blocking their owners (an ownership cycle) */
+};
+
+/* One write of the batch: item i of ctl->writer's open batch. */
+struct gc_edit {
+	enum gc_op op;
+	enum pk_write_propagation how; /* GC_DELETE */
+	const struct pk_type *type;
+	json_t *held; /* the object as judged */
+	json_t *drop; /* GC_DROP: the uids whose references go */
+	bool lost;    /* not asked of the writer (out of memory): its result is not looked at */
+};
+
 /* One pass: memo of owners, dependents judged, the batch of writes. */
 struct gc_pass {
 	struct pk_ctl *ctl;
-	struct pk_map memo; /* "kind SEP ns SEP name SEP uid" -> enum owner_state */
-	struct pk_map seen; /* dependents judged in this pass */
-	struct pk_store_edit edits[GC_BATCH];
-	json_t *held[GC_BATCH]; /* each edit's object as judged */
-	json_t *drop[GC_BATCH]; /* MODIFY: the uids whose references go */
-	bool unblock[GC_BATCH]; /* MODIFY: its references stop blocking their owners */
+	struct pk_map memo;   /* "kind SEP ns SEP name SEP uid" -> enum owner_state */
+	struct pk_map seen;   /* dependents judged in this pass */
+	struct pk_map queued; /* "kind SEP ns SEP name" of the objects in the batch */
+	struct gc_edit edits[GC_BATCH];
 	size_t n;
 	int written;
 	bool events;	      /* Warning Events noted: created before the writes */
@@ -298,10 +317,10 @@ static enum owner_state classify(struct gc_pass *p, const char *kind, const json
 	return OWNER_SOLID;
 }
 
-static int drop_refs(json_t *obj, void *arg)
+static void drop_refs(json_t *obj, const json_t *uids)
 {
 	json_t *meta = json_object_get(obj, "metadata");
-	json_t *refs = json_object_get(meta, "ownerReferences"), *uids = arg, *u;
+	json_t *refs = json_object_get(meta, "ownerReferences"), *u;
 	size_t k;
 
 	for (size_t i = json_array_size(refs); i-- > 0;) {
@@ -316,78 +335,125 @@ static int drop_refs(json_t *obj, void *arg)
 	}
 	if (json_array_size(refs) == 0)
 		json_object_del(meta, "ownerReferences");
-	return 0;
 }
 
-static int drop_finalizer(json_t *obj, void *arg)
+static void drop_finalizer(json_t *obj, const char *name)
 {
 	json_t *fins = pk_get(obj, "metadata.finalizers");
 
 	for (size_t i = json_array_size(fins); i-- > 0;)
-		if (strcmp(json_string_value(json_array_get(fins, i)) ?: "", arg) == 0)
+		if (strcmp(json_string_value(json_array_get(fins, i)) ?: "", name) == 0)
 			json_array_remove(fins, i);
-	return 0;
 }
 
-/* MODIFY for a dependent in an ownership cycle: no reference blocks its owner. */
-static int unblock_refs(json_t *obj, void *arg)
+/* For a dependent in an ownership cycle: no reference blocks its owner. */
+static void unblock_refs(json_t *obj)
 {
 	json_t *r;
 	size_t i;
 
-	(void)arg;
 	json_array_foreach(pk_get(obj, "metadata.ownerReferences"), i, r)
 	    json_object_del(r, "blockOwnerDeletion");
-	return 0;
+}
+
+/* The object e makes of its object as judged (a replacement), NULL on ENOMEM. */
+static json_t *replacement(const struct gc_edit *e)
+{
+	json_t *obj = json_deep_copy(e->held);
+
+	if (!obj)
+		return NULL;
+	if (e->op == GC_DROP)
+		drop_refs(obj, e->drop);
+	else if (e->op == GC_RELEASE)
+		drop_finalizer(obj, PK_STORE_FOREGROUND_FINALIZER);
+	else
+		unblock_refs(obj);
+	return obj;
+}
+
+/*
+ * Ask e of the writer's open batch: a deletion, or a replacement under the
+ * resourceVersion read (the object as judged, changed); both under its uid.
+ */
+static int write_edit(struct pk_ctl *ctl, const struct gc_edit *e)
+{
+	const struct pk_type *t = e->type;
+	struct pk_write_ref ref = ctl_ref_of(t->pk, e->held);
+	json_t *obj;
+	int r;
+
+	ref.kind_name = t->pk == PK_KIND_UNKNOWN ? t->kind : NULL;
+	ref.ns = t->namespaced ? ref.ns : NULL;
+	if (e->op == GC_DELETE)
+		return pk_writer_delete(ctl->writer, &ref, e->how);
+	if (!(obj = replacement(e)))
+		return -ENOMEM;
+	r = pk_writer_replace(ctl->writer, &ref, obj);
+	json_decref(obj);
+	return r;
 }
 
 static void flush(struct gc_pass *p);
 
-/* Queue an edit of obj (kind) under its uid and resourceVersion; takes drop. */
-static void edit(struct gc_pass *p, enum pk_store_edit_op op, const char *kind, const json_t *obj,
-		 enum pk_propagation how, json_t *drop)
+/*
+ * Queue a write of obj (kind) as judged; takes drop.  An object already in
+ * the batch is written in the next one (its second write then finds it
+ * changed, and it is looked at again on its event).
+ */
+static void edit(struct gc_pass *p, enum gc_op op, const char *kind, const json_t *obj,
+		 enum pk_write_propagation how, json_t *drop)
 {
 	const struct pk_type *t = pk_type_by_kind(kind);
-	const char *rv = pk_get_string(obj, "metadata.resourceVersion");
+	char key[CTL_KEY_MAX];
+	struct gc_edit *e;
+	size_t had;
+	int r;
 
-	if (p->n == GC_BATCH)
+	if (!t ||
+	    snprintf(key, sizeof(key), "%s" SEP "%s" SEP "%s", t->kind,
+		     t->namespaced ? pk_namespace(obj) : "", pk_name(obj)) >= (int)sizeof(key)) {
+		json_decref(drop);
+		return;
+	}
+	if (p->n == GC_BATCH || pk_map_get(&p->queued, key))
 		flush(p);
-	p->held[p->n] = json_incref((json_t *)obj);
-	p->drop[p->n] = drop;
-	p->edits[p->n] = (struct pk_store_edit){
-	    .op = op,
-	    .kind = t->kind,
-	    .ns = t->namespaced ? pk_namespace(obj) : NULL,
-	    .name = pk_name(obj),
-	    .precondition_rv = rv ? strtoull(rv, NULL, 10) : 0,
-	    .precondition_uid = pk_get_string(obj, "metadata.uid"),
-	    .apply = drop ? drop_refs : drop_finalizer,
-	    .arg = drop ? (void *)drop : (void *)PK_STORE_FOREGROUND_FINALIZER,
-	    .propagation = how,
-	};
-	p->unblock[p->n] = false;
+	if (p->n == 0 && pk_writer_batch_begin(p->ctl->writer) < 0) {
+		json_decref(drop);
+		return;
+	}
+	e = &p->edits[p->n];
+	*e = (struct gc_edit){.op = op, .how = how, .type = t, .drop = drop};
+	e->held = json_incref((json_t *)obj);
+	had = pk_writer_batch_size(p->ctl->writer);
+	r = write_edit(p->ctl, e);
+	if (r < 0)
+		ctl_log(p->ctl, 1, "garbage collection: %s %s: %s", t->kind, pk_name(obj),
+			pk_write_strerror(r));
+	if (pk_writer_batch_size(p->ctl->writer) == had) { /* nothing asked */
+		json_decref(e->held);
+		json_decref(e->drop);
+		return;
+	}
+	e->lost = r < 0;
+	pk_map_put(&p->queued, key, (void *)1); /* ENOMEM: a second write fails on its own */
 	p->n++;
 }
 
-/* Queue the MODIFY that makes obj's references non-blocking (unblock_refs). */
-static void edit_unblock(struct gc_pass *p, const char *kind, const json_t *obj)
+static const char *edit_what(const struct gc_edit *e)
 {
-	edit(p, PK_STORE_EDIT_MODIFY, kind, obj, 0, NULL);
-	p->edits[p->n - 1].apply = unblock_refs;
-	p->edits[p->n - 1].arg = NULL;
-	p->unblock[p->n - 1] = true;
-}
-
-static const char *edit_what(const struct pk_store_edit *e, const json_t *drop, bool unblock)
-{
-	if (unblock)
+	switch (e->op) {
+	case GC_UNBLOCK:
 		return "references made non-blocking: an ownership cycle deleted in the foreground";
-	if (e->op == PK_STORE_EDIT_DELETE)
-		return e->propagation == PK_PROPAGATE_FOREGROUND ? "deleted in the foreground"
-		       : e->propagation == PK_PROPAGATE_ORPHAN	 ? "deleted, orphaning"
-								 : "deleted";
-	return drop ? "references to owners gone or going removed"
-		    : "released: no blocking dependents are left";
+	case GC_DROP:
+		return "references to owners gone or going removed";
+	case GC_RELEASE:
+		return "released: no blocking dependents are left";
+	default:
+		return e->how == PK_WRITE_PROPAGATE_FOREGROUND ? "deleted in the foreground"
+		       : e->how == PK_WRITE_PROPAGATE_ORPHAN   ? "deleted, orphaning"
+							       : "deleted";
+	}
 }
 
 /*
@@ -421,40 +487,53 @@ static void again(struct gc_pass *p, const char *kind, const json_t *obj, bool d
 	}
 }
 
+/* What one write came to: logged, and what it makes worth a look. */
+static void outcome(struct gc_pass *p, const struct gc_edit *e, const struct pk_write_result *res)
+{
+	const char *kind = e->type->kind, *name = pk_name(e->held);
+
+	if (res->error == 0) {
+		const char *ns = e->type->namespaced ? pk_namespace(e->held) : "";
+
+		ctl_log(p->ctl, 2, "garbage collection: %s %s%s%s %s", kind, ns, *ns ? "/" : "",
+			name, edit_what(e));
+		/* a release drops the last finalizer: the owner goes */
+		again(p, kind, e->held, e->op == GC_DELETE || e->op == GC_RELEASE,
+		      e->op == GC_UNBLOCK);
+		p->written++;
+	} else if (res->error == -ENOENT || res->error == -PK_WRITE_ECONFLICT) {
+		ctl_log(p->ctl, 3, "garbage collection: %s %s: %s, looked at again on its event",
+			kind, name, res->error == -ENOENT ? "gone" : "changed");
+	} else {
+		ctl_log(p->ctl, 1, "garbage collection: %s %s: %s", kind, name,
+			res->message ? res->message : pk_write_strerror(res->error));
+	}
+	if (res->error == 0 && e->op == GC_DELETE) {
+		CTL_COUNT(p->ctl, gc_deleted);
+		/* an owner recreated under the same name wants its objects back */
+		ctl_reconcile_owner_of(p->ctl, e->held);
+	}
+}
+
+/* Commit the batch: one result per edit, in order (one object each). */
 static void flush(struct gc_pass *p)
 {
-	if (p->n && pk_store_edit_batch(p->ctl->store, p->edits, p->n) < 0)
+	const struct pk_write_result *res = NULL;
+	size_t nres = 0;
+
+	if (p->n && ctl_commit(p->ctl, &res, &nres) < 0)
 		ctl_log(p->ctl, 1, "garbage collection: writing %zu edits failed", p->n);
 	for (size_t i = 0; i < p->n; i++) {
-		struct pk_store_edit *e = &p->edits[i];
+		struct gc_edit *e = &p->edits[i];
 
-		if (e->rc == 0) {
-			ctl_log(p->ctl, 2, "garbage collection: %s %s%s%s %s", e->kind,
-				e->ns ? e->ns : "", e->ns ? "/" : "", e->name,
-				edit_what(e, p->drop[i], p->unblock[i]));
-			/* a release drops the last finalizer: the owner goes */
-			again(p, e->kind, p->held[i],
-			      e->op == PK_STORE_EDIT_DELETE || (!p->drop[i] && !p->unblock[i]),
-			      p->unblock[i]);
-		} else if (e->rc == -ENOENT || e->rc == -PK_STORE_ECONFLICT) {
-			ctl_log(p->ctl, 3,
-				"garbage collection: %s %s: %s, looked at again on its event",
-				e->kind, e->name, e->rc == -ENOENT ? "gone" : "changed");
-		} else {
-			ctl_log(p->ctl, 1, "garbage collection: %s %s: %s", e->kind, e->name,
-				*e->message ? e->message : strerror(-e->rc));
-		}
-		p->written += e->rc == 0;
-		if (e->rc == 0 && e->op == PK_STORE_EDIT_DELETE) {
-			CTL_COUNT(p->ctl, gc_deleted);
-			/* an owner recreated under the same name wants its objects back */
-			ctl_reconcile_owner_of(p->ctl, p->held[i]);
-		}
-		json_decref(e->object);
-		json_decref(p->held[i]);
-		json_decref(p->drop[i]);
+		if (i < nres && !e->lost)
+			outcome(p, e, &res[i]);
+		json_decref(e->held);
+		json_decref(e->drop);
 	}
 	p->n = 0;
+	pk_map_free(&p->queued);
+	memset(&p->queued, 0, sizeof(p->queued));
 }
 
 /* Whether anything names obj as its owner. */
@@ -470,15 +549,15 @@ static bool has_dependents(struct pk_ctl *ctl, const json_t *obj)
 }
 
 /* What to do with a dependent no owner of which is solid. */
-static enum pk_propagation policy_of(struct pk_ctl *ctl, const json_t *obj, bool waiting)
+static enum pk_write_propagation policy_of(struct pk_ctl *ctl, const json_t *obj, bool waiting)
 {
 	if (waiting && has_dependents(ctl, obj))
-		return PK_PROPAGATE_FOREGROUND;
+		return PK_WRITE_PROPAGATE_FOREGROUND;
 	if (has_finalizer(obj, ORPHAN_FINALIZER))
-		return PK_PROPAGATE_ORPHAN;
+		return PK_WRITE_PROPAGATE_ORPHAN;
 	if (has_finalizer(obj, PK_STORE_FOREGROUND_FINALIZER))
-		return PK_PROPAGATE_FOREGROUND;
-	return PK_PROPAGATE_BACKGROUND;
+		return PK_WRITE_PROPAGATE_FOREGROUND;
+	return PK_WRITE_PROPAGATE_BACKGROUND;
 }
 
 /* Whether a dependent of obj is itself waiting for its dependents: deleting
@@ -528,13 +607,13 @@ static bool blocks_an_owner(const json_t *obj)
  */
 static void delete_dependent(struct gc_pass *p, const char *kind, const json_t *obj, bool waiting)
 {
-	enum pk_propagation how = policy_of(p->ctl, obj, waiting);
+	enum pk_write_propagation how = policy_of(p->ctl, obj, waiting);
 
-	if (how == PK_PROPAGATE_FOREGROUND && waiting && blocks_an_owner(obj) &&
+	if (how == PK_WRITE_PROPAGATE_FOREGROUND && waiting && blocks_an_owner(obj) &&
 	    dependent_waiting(p->ctl, obj))
-		edit_unblock(p, kind, obj);
+		edit(p, GC_UNBLOCK, kind, obj, 0, NULL);
 	else
-		edit(p, PK_STORE_EDIT_DELETE, kind, obj, how, NULL);
+		edit(p, GC_DELETE, kind, obj, how, NULL);
 }
 
 /* Judge one dependent (of kind) as read. */
@@ -565,7 +644,7 @@ static void judge(struct gc_pass *p, const char *kind, const json_t *obj)
 			if (states[i] != OWNER_SOLID)
 				json_array_append(drop,
 						  json_object_get(json_array_get(refs, i), "uid"));
-		edit(p, PK_STORE_EDIT_MODIFY, kind, obj, 0, drop);
+		edit(p, GC_DROP, kind, obj, 0, drop);
 	}
 	free(states);
 }
@@ -659,7 +738,7 @@ static void release(struct gc_pass *p, const char *uid, const char *kind, const 
 		return;
 	if (strcmp(pk_get_string(owner, "metadata.uid") ?: "", uid) == 0 &&
 	    deleting_dependents(owner) && !blocked(p->ctl, uid))
-		edit(p, PK_STORE_EDIT_MODIFY, kind, owner, 0, NULL);
+		edit(p, GC_RELEASE, kind, owner, 0, NULL);
 	json_decref(owner);
 }
 
@@ -785,6 +864,7 @@ int ctl_gc_run(struct pk_ctl *ctl)
 	deps_clear(&deps);
 	pk_map_free(&p->memo);
 	pk_map_free(&p->seen);
+	pk_map_free(&p->queued);
 	free(p);
 	return written;
 }

@@ -52,7 +52,7 @@ static void usage(FILE *f)
 	    "                   [--leader-elect-lease-duration S] [--leader-elect-renew-deadline "
 	    "S]\n"
 	    "                   [--leader-elect-retry-period S]] [--listen ADDR:PORT] [-v LEVEL]\n"
-	    "       podkerneld --print-crds\n"
+	    "       podkerneld --print-crds [--workload-api GROUP/VERSION]\n"
 	    "\n"
 	    "  --listen ADDR:PORT          where to serve (default %s; port 0 picks one)\n"
 	    "  --data-dir DIR              durable store (default ./podkernel-data)\n"
@@ -84,14 +84,14 @@ static void usage(FILE *f)
 	    "                              toward minCount and the others are placed\n"
 	    "  --print-crds                print the CustomResourceDefinitions attach mode\n"
 	    "                              needs (KEP-6012 kinds; deploy/crds/) and exit\n"
-	    "\nConnections (both modes; README, \"Reliability\"):\n"
+	    "\nConnections (both modes; docs/appliance.md, \"Reliability\"):\n"
 	    "  --max-connections N         open connections in all (default %u; attach %u)\n"
 	    "  --max-connections-per-address N  from one client address (default %u; attach "
 	    "%u)\n"
 	    "  --request-header-timeout S  request line and headers within S seconds (%g)\n"
 	    "  --request-body-min-rate B   a body averages B bytes/s after that grace (%u)\n"
 	    "  --connection-idle-timeout S no byte either way for S seconds: closed (%u)\n"
-	    "\nNode loss (standalone; README, \"Node heartbeats and node loss\"):\n"
+	    "\nNode loss (standalone; docs/appliance.md, \"Node heartbeats and node loss\"):\n"
 	    "  --node-monitor-grace-period S  silence before a node is lost (%g; also\n"
 	    "                              $PODKERNEL_NODE_GRACE_SECONDS)\n"
 	    "  --node-eviction-rate R      nodes declared lost per second (%g)\n"
@@ -223,6 +223,7 @@ struct options {
 	bool no_scheduling;
 	bool allow_damaged; /* --allow-damaged-store */
 	bool attach;	    /* --kubeconfig or --in-cluster */
+	bool print_crds;
 	struct pk_attach_config acfg;
 	struct { /* --sim-*: the simulated pod lifecycle */
 		bool on;
@@ -353,7 +354,7 @@ static int parse_count(const char *flag, const char *s, unsigned max, unsigned *
 /* The listener's caps and deadlines (both modes); 1: not one of them. */
 static int parse_listen_arg(int c, const char *arg, struct pk_listen_limits *l)
 {
-	int ms, r;
+	int ms = 0, r;
 
 	switch (c) {
 	case O_MAX_CONNS:
@@ -450,7 +451,7 @@ static int parse_real(const char *flag, const char *s, double max, double *ret)
 /* The node-loss monitor's flags (standalone); 1: not one of them. */
 static int parse_node_loss_arg(int c, const char *arg, struct pk_appliance_config *a)
 {
-	int ms, r;
+	int ms = 0, r;
 
 	switch (c) {
 	case O_NODE_GRACE:
@@ -618,11 +619,8 @@ static int apply_opt(int c, const char *arg, struct options *o)
 		printf("podkerneld %s\n", PODKERNEL_VERSION);
 		return 1;
 	case O_PRINT_CRDS:
-		if (pk_server_print_crds(stdout) < 0) {
-			fprintf(stderr, "podkerneld: --print-crds: cannot write\n");
-			exit(1);
-		}
-		return 1;
+		o->print_crds = true;
+		break;
 	case 'h':
 		usage(stdout);
 		return 1;
@@ -696,6 +694,29 @@ static int apply_config(const char *path, struct options *o)
 	return 0;
 }
 
+/*
+ * --print-crds [--workload-api GROUP/VERSION]: the CRDs, served where attach
+ * mode looks for the kinds; 1 (done), -EINVAL, or exit 1 when stdout fails.
+ */
+static int print_crds(const char *workload_api)
+{
+	const char *api = workload_api ? workload_api : PK_ATTACH_DEFAULT_WORKLOAD_API;
+	const char *slash = strchr(api, '/');
+	char group[254];
+
+	if (!slash || slash == api || !slash[1] || strchr(slash + 1, '/') ||
+	    (size_t)(slash - api) >= sizeof(group)) {
+		fprintf(stderr, "podkerneld: --workload-api %s: expected GROUP/VERSION\n", api);
+		return -EINVAL;
+	}
+	snprintf(group, sizeof(group), "%.*s", (int)(slash - api), api);
+	if (pk_server_print_crds(stdout, group, slash + 1) < 0) {
+		fprintf(stderr, "podkerneld: --print-crds: cannot write\n");
+		exit(1);
+	}
+	return 1;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	const char *cfg_file = config_path(argc, argv);
@@ -712,6 +733,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		if (r != 0)
 			return r;
 	}
+	if (o->print_crds)
+		return print_crds(o->acfg.workload_api);
 	if (o->attach && (o->board || o->write_kubeconfig || o->no_scheduling ||
 			  o->cfg.token_auth_file || o->cfg.client_ca_file)) {
 		fprintf(stderr,

@@ -5,7 +5,7 @@
  * binding such a pod as if the field were not there gives placements the
  * user did not ask for (or that kubelet rejects), so the pod is refused:
  * UnschedulableAndUnresolvable, with a message naming the field path.  The
- * README's table of pod fields lists what is honoured and what is refused.
+ * docs/scheduling.md's table of pod fields lists what is honoured and what is refused.
  * (Volumes are volumes.c's: claims are bound, inline disks it does not
  * check for conflicts are refused there.)
  * spec.preemptionPolicy is read here too: a root with a pending pod that

@@ -184,6 +184,7 @@ int sc_cons_namespace(struct pk_sched *s, json_t *obj)
 	struct sc_terms *t = &s->snap.terms;
 	const char *name = pk_name(obj);
 	struct sc_labels *l, *old;
+	bool changed;
 	int r;
 
 	if (!name)
@@ -203,14 +204,22 @@ int sc_cons_namespace(struct pk_sched *s, json_t *obj)
 		free(l);
 		return r;
 	}
+	changed = !sc_ns_labels_same(old, l, name);
 	if (old) {
 		sc_vec_remove(&t->ns_all, old);
 		sc_labels_clear(old);
 		free(old);
 	}
-	/* namespaceSelector matches may have changed: recount every term */
-	sc_terms_parts_dropped(&s->snap);
-	s->gen++;
+	/*
+	 * Only labels a namespaceSelector reads can change a match: a Namespace
+	 * created without labels, or written again with the same, changes none
+	 * and wakes no pending root (a namespace made per job would otherwise
+	 * retry every root parked for capacity, each retry a longer backoff).
+	 */
+	if (changed) {
+		sc_terms_parts_dropped(&s->snap);
+		s->gen++;
+	}
 	return 0;
 }
 

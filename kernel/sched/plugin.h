@@ -198,6 +198,11 @@ bool sc_interpod_owns(const struct sc_pod *pod, const struct sc_term *term);
 /* Does pod (namespace ns, labels l) match every matcher of term? */
 bool sc_term_matches(const struct sc_terms *t, const struct sc_term *term, const char *ns,
 		     const struct sc_labels *l);
+/*
+ * Would every namespaceSelector see namespace ns labelled a as labelled b?
+ * Either may be NULL (no Namespace object): the name label alone.
+ */
+bool sc_ns_labels_same(const struct sc_labels *a, const struct sc_labels *b, const char *ns);
 void sc_matcher_clear(struct sc_matcher *m);
 void sc_terms_fini(struct sc_terms *t);
 

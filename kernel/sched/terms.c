@@ -338,6 +338,37 @@ void sc_terms_fini(struct sc_terms *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* kube-apiserver labels every namespace with its own name */
+#define NS_NAME_LABEL "kubernetes.io/metadata.name"
+
+/* The value of key a namespaceSelector sees on namespace ns labelled l (NULL: none known). */
+static const char *ns_label(const struct sc_labels *l, const char *ns, const char *key)
+{
+	const char *v = sc_labels_get(l, key);
+
+	return !v && strcmp(key, NS_NAME_LABEL) == 0 ? ns : v;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Does every label of a read the same on b? */
+static bool ns_labels_within(const struct sc_labels *a, const struct sc_labels *b, const char *ns)
+{
+	for (size_t i = 0; a && i < a->n; i++)
+		if (!same_str(ns_label(a, ns, a->kv[2 * i]), ns_label(b, ns, a->kv[2 * i])))
+			return false;
+	return true;
+}
+
+bool sc_ns_labels_same(const struct sc_labels *a, const struct sc_labels *b, const char *ns)
+{
+	return same_str(ns_label(a, ns, NS_NAME_LABEL), ns_label(b, ns, NS_NAME_LABEL)) &&
+	       ns_labels_within(a, b, ns) && ns_labels_within(b, a, ns);
+}
+
 static bool ns_match(const struct sc_terms *t, const struct sc_matcher *m, const char *ns)
 {
 	for (size_t i = 0; i < m->nns; i++)
@@ -348,8 +379,7 @@ static bool ns_match(const struct sc_terms *t, const struct sc_matcher *m, const
 	if (!m->nssel.nreqs)
 		return true; /* {}: every namespace */
 	const struct sc_labels *l = pk_map_get(&t->ns_labels, ns);
-	/* kube-apiserver labels every namespace with its own name */
-	char *kv[2] = {"kubernetes.io/metadata.name", (char *)ns};
+	char *kv[2] = {NS_NAME_LABEL, (char *)ns};
 	struct sc_labels own = {.kv = kv, .n = 1};
 
 	if (l && sc_labels_get(l, kv[0]))

@@ -34,7 +34,7 @@
 #define PK_SERVER_DEFAULT_LISTEN "127.0.0.1:6443"
 #define PK_SERVER_MAX_BODY PK_MAX_INPUT_BYTES /* larger bodies get 413 */
 #define PK_SERVER_WATCH_TIMEOUT_S 1800	      /* default watch length */
-/* Limits against hostile clients (README, "Security"). */
+/* Limits against hostile clients (docs/appliance.md, "Security"). */
 #define PK_SERVER_THREADS 16		       /* event-loop threads */
 #define PK_SERVER_MAX_CONNECTIONS 4000	       /* in total */
 #define PK_SERVER_MAX_CONNECTIONS_PER_ADDR 200 /* from one client address */
@@ -187,9 +187,11 @@ void pk_server_free(struct pk_server *srv); /* stops first; accepts NULL */
 /*
  * The CustomResourceDefinitions of the KEP-6012 alpha kinds (what attach mode
  * needs on a cluster that does not serve them; deploy/crds/), as YAML on f:
- * their schemas and printer columns are standalone's.  0 or a negative errno.
+ * their schemas and printer columns are standalone's.  group and version
+ * (NULL: scheduling.k8s.io, v1alpha3) are where they are served, as attach
+ * mode's --workload-api names them.  0 or a negative errno.
  */
-int pk_server_print_crds(FILE *f);
+int pk_server_print_crds(FILE *f, const char *group, const char *version);
 /*
  * Let /metrics append the exposition lines fn writes to f (Prometheus text).
  * Calls to fn are serialized with this setter: once

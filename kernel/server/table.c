@@ -132,10 +132,11 @@ static json_t *row_of(const struct pk_type *t, const struct pk_srv_column *cols,
 	for (const struct pk_srv_column *c = cols; c->name; c++)
 		json_array_append_new(cells, c->cell ? c->cell(view) : path_cell(c, view));
 	json_decref(view);
-	json_t *row_obj =
-	    full_object ? json_incref(obj)
-			: json_pack("{s:s,s:s,s:O}", "kind", "PartialObjectMetadata", "apiVersion",
-				    "meta.k8s.io/v1", "metadata", json_object_get(obj, "metadata"));
+	json_t *meta = json_object_get(obj, "metadata");
+	json_t *row_obj = full_object ? json_incref(obj)
+				      : json_pack("{s:s,s:s,s:o}", "kind", "PartialObjectMetadata",
+						  "apiVersion", "meta.k8s.io/v1", "metadata",
+						  meta ? json_incref(meta) : json_object());
 	return json_pack("{s:o,s:o}", "cells", cells, "object", row_obj);
 }
 

@@ -415,22 +415,29 @@ static json_t *cell_job_selector(json_t *o)
 }
 
 /* ---- ResourceClaims --------------------------------------------------------- */
+/* upstream's resourceClaimState: deleted, pending, allocated, reserved, deallocating */
 static json_t *cell_claim_state(json_t *o)
 {
 	bool deleted = pk_get_string(o, "metadata.deletionTimestamp") != NULL;
-	bool allocated = json_is_object(pk_get(o, "status.allocation"));
-	char buf[64];
+	const char *states[3];
+	size_t n = 0, len = 0;
+	char buf[64] = "";
 
-	snprintf(buf, sizeof(buf), "%s%s%s%s", deleted ? "deleted" : "",
-		 !allocated && !deleted ? "pending"
-		 : allocated && deleted ? ",allocated"
-		 : allocated		? "allocated"
-					: "",
-		 allocated && json_array_size(pk_get(o, "status.reservedFor")) ? ",reserved" : "",
-		 allocated && !json_array_size(pk_get(o, "status.reservedFor")) &&
-			 (deleted || json_is_true(pk_get(o, "status.deallocationRequested")))
-		     ? ",deallocating"
-		     : "");
+	if (deleted)
+		states[n++] = "deleted";
+	if (!json_is_object(pk_get(o, "status.allocation"))) {
+		if (!deleted)
+			states[n++] = "pending";
+	} else {
+		states[n++] = "allocated";
+		if (json_array_size(pk_get(o, "status.reservedFor")))
+			states[n++] = "reserved";
+		else if (deleted || json_is_true(pk_get(o, "status.deallocationRequested")))
+			states[n++] = "deallocating";
+	}
+	for (size_t i = 0; i < n; i++)
+		len +=
+		    (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? "," : "", states[i]);
 	return json_string(buf);
 }
 

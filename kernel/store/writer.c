@@ -76,7 +76,7 @@ static struct pk_store_edit edit_of(const struct pk_write_item *it, struct item_
 {
 	struct pk_store_edit e = {
 	    .op = PK_STORE_EDIT_MODIFY,
-	    .kind = pk_kind_to_string(it->kind),
+	    .kind = it->kind_name ? it->kind_name : pk_kind_to_string(it->kind),
 	    .ns = it->ns,
 	    .name = it->name,
 	    .precondition_rv = it->rv,

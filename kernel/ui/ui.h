@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ui.h — the placement map behind podkerneld's /ui/ page and
- * /ui/api/placement (README "Placement map" documents the JSON).
+ * /ui/api/placement (docs/placement-map.md documents the JSON).
  *
  * The map is a compact copy of what the scheduler reads about placement:
  * per Node its topology labels, cordon and reachability; per Pod its node,

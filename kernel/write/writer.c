@@ -66,6 +66,7 @@ void pk_write_cond_clear(struct pk_write_cond *c)
 
 static void item_clear(struct pk_write_item *it)
 {
+	free(it->kind_name);
 	free(it->ns);
 	free(it->name);
 	free(it->node);
@@ -139,16 +140,25 @@ const struct pk_write_batch *pk_writer_batch(const struct pk_writer *w)
 
 /* ---- the per-object index ------------------------------------------------------ */
 
-static const char *ns_of(const struct pk_write_ref *ref)
+static bool ref_namespaced(const struct pk_write_ref *ref)
 {
-	return pk_kind_namespaced(ref->kind) ? (ref->ns && *ref->ns ? ref->ns : "default") : "";
+	return ref->kind_name ? pk_type_by_kind(ref->kind_name)->namespaced
+			      : pk_kind_namespaced(ref->kind);
 }
 
-/* The index key of an object: "kind/ns/name" in buf, or NULL when it does not fit. */
-static const char *ref_key(char *buf, size_t len, enum pk_kind kind, const char *ns,
-			   const char *name)
+static const char *ns_of(const struct pk_write_ref *ref)
 {
-	int n = snprintf(buf, len, "%d/%s/%s", (int)kind, ns, name);
+	return ref_namespaced(ref) ? (ref->ns && *ref->ns ? ref->ns : "default") : "";
+}
+
+/*
+ * The index key of an object: "kind/ns/name" in buf (the kind's number, or
+ * its name when it has no typed view), or NULL when it does not fit.
+ */
+static const char *ref_key(char *buf, size_t len, const struct pk_write_ref *ref, const char *ns)
+{
+	int n = ref->kind_name ? snprintf(buf, len, "%s/%s/%s", ref->kind_name, ns, ref->name)
+			       : snprintf(buf, len, "%d/%s/%s", (int)ref->kind, ns, ref->name);
 
 	return n >= 0 && (size_t)n < len ? buf : NULL;
 }
@@ -158,7 +168,7 @@ static struct pk_write_item *item_of(struct pk_writer *w, const struct pk_write_
 {
 	const char *ns = ns_of(ref);
 	char buf[PK_WRITE_KEY_MAX];
-	const char *key = ref_key(buf, sizeof(buf), ref->kind, ns, ref->name);
+	const char *key = ref_key(buf, sizeof(buf), ref, ns);
 	uintptr_t at;
 	struct pk_write_item *it;
 
@@ -186,7 +196,8 @@ static struct pk_write_item *item_of(struct pk_writer *w, const struct pk_write_
 	it->rv = ref->rv;
 	it->ns = strdup(ns);
 	it->name = strdup(ref->name);
-	if (ref->uid && !(it->uid = strdup(ref->uid))) {
+	if ((ref->uid && !(it->uid = strdup(ref->uid))) ||
+	    (ref->kind_name && !(it->kind_name = strdup(ref->kind_name)))) {
 		item_clear(it);
 		return NULL;
 	}
@@ -198,9 +209,20 @@ static struct pk_write_item *item_of(struct pk_writer *w, const struct pk_write_
 	return it;
 }
 
+/* The kind: typed, or a served kind without a typed view named by kind_name. */
+static bool ref_kind_ok(const struct pk_write_ref *ref)
+{
+	const struct pk_type *t;
+
+	if (ref->kind != PK_KIND_UNKNOWN)
+		return !ref->kind_name;
+	t = ref->kind_name ? pk_type_by_kind(ref->kind_name) : NULL;
+	return t && t->pk == PK_KIND_UNKNOWN;
+}
+
 static bool ref_ok(const struct pk_writer *w, const struct pk_write_ref *ref)
 {
-	return w && ref && ref->name && *ref->name && ref->kind != PK_KIND_UNKNOWN &&
+	return w && ref && ref->name && *ref->name && ref_kind_ok(ref) &&
 	       strlen(ref->name) <= PK_NAME_MAX_LEN &&
 	       (!ref->ns || strlen(ref->ns) <= PK_NAME_MAX_LEN) &&
 	       (!ref->uid || strlen(ref->uid) <= PK_NAME_MAX_LEN);
@@ -218,8 +240,13 @@ static struct pk_write_item *edit_item(struct pk_writer *w, const struct pk_writ
 				       enum item_action act)
 {
 	bool replace = act == ACT_REPLACE;
+	struct pk_write_item *it;
 
-	struct pk_write_item *it = item_of(w, ref);
+	if (ref->kind_name && act == ACT_STATUS) {
+		errno = EINVAL; /* no typed view: replaced or deleted only */
+		return NULL;
+	}
+	it = item_of(w, ref);
 
 	if (!it) {
 		errno = ENOMEM;

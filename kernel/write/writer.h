@@ -54,13 +54,19 @@ enum pk_write_error {
 /* A message for a write result's error: the codes above, else pk_errno_text(). */
 const char *pk_write_strerror(int error);
 
-/* Which object a write is about, and what it must still look like. */
+/*
+ * Which object a write is about, and what it must still look like.  A
+ * served kind without a typed view (Namespace, Event: PK_KIND_UNKNOWN) is
+ * named by kind_name; such an object can be replaced or deleted only (the
+ * store's backend writes it, a remote one refuses it with -EOPNOTSUPP).
+ */
 struct pk_write_ref {
 	enum pk_kind kind;
 	const char *ns; /* NULL or "" for cluster-scoped kinds */
 	const char *name;
-	uint64_t rv;	 /* precondition: metadata.resourceVersion; 0: none */
-	const char *uid; /* precondition: metadata.uid; NULL: none */
+	uint64_t rv;	       /* precondition: metadata.resourceVersion; 0: none */
+	const char *uid;       /* precondition: metadata.uid; NULL: none */
+	const char *kind_name; /* with PK_KIND_UNKNOWN: the served kind ("Namespace"); else NULL */
 };
 
 /* A deletion's propagationPolicy (as DeleteOptions). */
@@ -84,6 +90,7 @@ void pk_write_cond_clear(struct pk_write_cond *c);
  */
 struct pk_write_item {
 	enum pk_kind kind;
+	char *kind_name; /* a served kind without a typed view (kind PK_KIND_UNKNOWN), or NULL */
 	char *ns, *name;
 	uint64_t rv;	     /* precondition of the first action on the object */
 	char *uid;	     /* uid precondition of the first action that named one, or NULL */

@@ -4,9 +4,12 @@
 Every base: each object has apiVersion, kind and a name, namespaced kinds a
 namespace, and the label app.kubernetes.io/part-of=podkernel; references
 between objects (ConfigMaps, ServiceAccounts, claims, Service selectors,
-RBAC subjects) resolve inside the output or are Secrets the README tells the
-operator to create.  Known bases get their own rules (the agent's RBAC may
-patch Nodes and manage Leases only, and so on).
+RBAC subjects) resolve inside the output or are Secrets docs/install.md tells
+the operator to create; the objects come in an order `kubectl apply` can follow
+on a fresh cluster (every Namespace before what lives in it, unless the cluster
+has it from the start; CRDs before everything else).  Known bases get their own
+rules (the agent's RBAC may patch Nodes and manage Leases only, the default
+install is attach mode with the agent, and so on).
 
   check_rendered.py BASE-NAME VERSION BOARD-FILE < rendered.yaml
 """
@@ -39,6 +42,32 @@ def generic(objs):
             err("%s: no namespace" % what)
         if (m.get("labels") or {}).get("app.kubernetes.io/part-of") != "podkernel":
             err("%s: no app.kubernetes.io/part-of=podkernel label" % what)
+
+
+# Namespaces every cluster has before anything is applied to it.
+BUILTIN_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
+
+
+def order(objs):
+    """kubectl apply creates the objects in the order rendered: an object in a
+    namespace nobody creates, or one rendered before its Namespace, fails on a
+    fresh cluster ("namespaces ... not found"); so does a CRD that comes after
+    a workload (a resource it defines would be unknown)."""
+    made = set()
+    seen_other = False
+    for i, o in enumerate(objs):
+        m = o.get("metadata") or {}
+        what = "%s/%s" % (o.get("kind"), m.get("name"))
+        if o.get("kind") == "Namespace":
+            made.add(m.get("name"))
+        ns = m.get("namespace")
+        if ns and ns not in BUILTIN_NAMESPACES and ns not in made:
+            later = any(x.get("kind") == "Namespace" and x["metadata"]["name"] == ns for x in objs[i:])
+            err("%s: namespace %s %s" % (what, ns, "is rendered after it" if later else "is created by nobody"))
+        if o.get("kind") == "CustomResourceDefinition" and seen_other:
+            err("%s: a CRD after other objects" % what)
+        if o.get("kind") not in ("Namespace", "CustomResourceDefinition"):
+            seen_other = True
 
 
 def hardened(objs):
@@ -339,6 +368,28 @@ ATTACH_RULES = {
 }
 
 
+def check_default(objs, version, board):
+    """deploy/ itself: the agent on every node and podkerneld in attach mode,
+    with the CRDs; no standalone appliance (no store, no PersistentVolumeClaim)."""
+    for kind, name in (("DaemonSet", "podagent"), ("Deployment", "podkerneld-scheduler")):
+        if not find(objs, kind, name):
+            err("the default install has no %s %s" % (kind, name))
+    if len([o for o in objs if o["kind"] == "CustomResourceDefinition"]) != 3:
+        err("the default install does not carry the three KEP-6012 CRDs")
+    for o in objs:
+        if o["kind"] == "PersistentVolumeClaim" or \
+                (o["kind"] == "Deployment" and o["metadata"]["name"] == "podkerneld"):
+            err("the standalone appliance (%s/%s) is in the default install" %
+                (o["kind"], o["metadata"]["name"]))
+    # each part under its own base's rules (RBAC bindings name only its own account)
+    def sched(o):
+        return "scheduler" in o["metadata"]["name"] or \
+            (o["kind"] == "Namespace" and o["metadata"]["name"] == "podkernel-system")
+    check_agent([o for o in objs if not sched(o) and o["kind"] != "CustomResourceDefinition"],
+                version, board)
+    check_attach([o for o in objs if sched(o)], version, board)
+
+
 def rule_map(rules):
     got = {}
     for r in rules:
@@ -429,8 +480,8 @@ def check_agent_node_identity(objs, version, board):
 
 CHECKS = {"agent": check_agent, "agent-gpu": check_agent, "agent-gb200": check_agent,
           "agent-node-identity": check_agent_node_identity,
-          "appliance": check_appliance, "crds": check_crds,
-          "appliance/attach": check_attach}
+          "standalone": check_appliance, "crds": check_crds,
+          "scheduler": check_attach, "default": check_default}
 
 
 # REGISTRY-HOST[:PORT]/PATH@sha256:HEX: a registry named (no default one), no tag
@@ -468,6 +519,7 @@ def main():
     if not objs:
         err("%s renders no objects" % base)
     generic(objs)
+    order(objs)
     hardened(objs)
     images(objs)
     if base in CHECKS and objs:

@@ -61,6 +61,6 @@ grep -q '^USER 65534' "$CF" || { echo "FAIL: images run as root"; fail=1; }
 grep -qx 'build/' .containerignore || { echo "FAIL: .containerignore does not leave out build/"; fail=1; }
 # The deploy bases use the images this file builds.
 grep -q 'image: podkernel/podagent:' deploy/agent/daemonset.yaml || fail=1
-grep -q 'image: podkernel/podkerneld:' deploy/appliance/deployment.yaml || fail=1
+grep -q 'image: podkernel/podkerneld:' deploy/standalone/deployment.yaml || fail=1
 [ $fail = 0 ] && echo "ok"
 exit $fail

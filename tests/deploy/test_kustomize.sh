@@ -5,8 +5,9 @@
 # (the agent's RBAC may only get/patch Nodes and manage its Leases, its board
 # ConfigMap holds the board, the appliance is one Recreate replica behind a
 # Service, the CRDs are the KEP-6012 kinds, every image is pinned by digest
-# through the deploy/images component).  A base added later (an overlay,
-# attach mode) is found and rendered too.
+# through the deploy/images component, every Namespace comes before what lives
+# in it).  deploy/ itself is the default install (named "default": the agent
+# and attach mode).  A base added later (an overlay) is found and rendered too.
 set -eu
 : "${PODKERNEL_SRC:?}" "${PODKERNEL_BIN:?}"
 . "$PODKERNEL_SRC/tests/need.sh"
@@ -21,6 +22,7 @@ n=0
 for k in $(find deploy -name kustomization.yaml | sort); do
 	dir=$(dirname "$k")
 	base=${dir#deploy/}
+	[ "$dir" = deploy ] && base=default
 	# a Component (deploy/images) is no base: the bases that include it are checked
 	grep -q '^kind: Component$' "$k" && continue
 	n=$((n + 1))
@@ -33,13 +35,34 @@ for k in $(find deploy -name kustomization.yaml | sort); do
 	python3 tests/deploy/check_rendered.py "$base" "$VERSION" "$board" \
 		< "$WORK/out.yaml" || fail=1
 done
-[ "$n" -ge 3 ] || { echo "FAIL: only $n kustomize bases under deploy/"; fail=1; }
+# The order check holds: a render with its Namespace moved to the end, or
+# left out, is refused (what `kubectl apply` would fail on a fresh cluster).
+kubectl kustomize deploy/standalone | python3 -c '
+import sys, yaml
+objs = [o for o in yaml.safe_load_all(sys.stdin) if o]
+ns = [o for o in objs if o["kind"] == "Namespace"]
+rest = [o for o in objs if o["kind"] != "Namespace"]
+yaml.safe_dump_all(rest + ns if sys.argv[1] == "last" else rest, sys.stdout)' last > "$WORK/late-ns.yaml"
+python3 tests/deploy/check_rendered.py standalone "$VERSION" x < "$WORK/late-ns.yaml" > "$WORK/late-ns.out" || true
+grep -q 'namespace podkernel-system is rendered after it' "$WORK/late-ns.out" ||
+	{ echo "FAIL: a Namespace rendered after its objects is not refused"; fail=1; }
+# The install guide creates the Secrets only once the apply has made their namespace.
+awk '/kubectl apply -k deploy($|[ \/])/ && !a { a = NR } /create secret/ && !s { s = NR }
+	END { exit !(a && s && a < s) }' docs/install.md ||
+	{ echo "FAIL: docs/install.md creates a Secret before kubectl apply -k deploy"; fail=1; }
+[ "$n" -ge 8 ] || { echo "FAIL: only $n kustomize bases under deploy/"; fail=1; }
 # The CRDs are generated from standalone's schemas and columns, never edited.
 "$PODKERNEL_BIN/podkerneld" --print-crds > "$WORK/crds.yaml" ||
 	{ echo "FAIL: podkerneld --print-crds"; fail=1; }
 cmp -s "$WORK/crds.yaml" deploy/crds/crds.yaml ||
 	{ echo "FAIL: deploy/crds/crds.yaml is not what podkerneld --print-crds prints (regenerate it)"; fail=1; }
-# The agent's board is a valid board file, and the one the README names.
+# in a group of one's own (--workload-api): no approval annotation outside *.k8s.io
+"$PODKERNEL_BIN/podkerneld" --print-crds --workload-api example.com/v1alpha3 > "$WORK/own.yaml" &&
+	[ "$(grep -c '^  group: example.com$' "$WORK/own.yaml")" = 3 ] &&
+	grep -q '^  name: podgroups.example.com$' "$WORK/own.yaml" &&
+	! grep -q 'api-approved' "$WORK/own.yaml" ||
+	{ echo "FAIL: --print-crds --workload-api example.com/v1alpha3: $(head -20 "$WORK/own.yaml")"; fail=1; }
+# The agent's board is a valid board file, and the one docs/install.md names.
 "$PODKERNEL_BIN/podctl" board check deploy/agent/board.yaml > /dev/null || fail=1
 cmp -s deploy/agent/board.yaml boards/tpu-superslice.yaml ||
 	{ echo "FAIL: deploy/agent/board.yaml differs from boards/tpu-superslice.yaml"; fail=1; }
@@ -50,11 +73,11 @@ for pair in agent-gpu:gpu-cluster agent-gb200:gb200-nvl72; do
 done
 # Every image a manifest names is one deploy/images pins, and the bases that
 # run a workload include it (nothing runs by tag).
-for img in $(grep -ho 'image: podkernel/[a-z]*' deploy/*/*.yaml deploy/*/*/*.yaml | sed 's/image: //' | sort -u); do
+for img in $(grep -rho --include='*.yaml' 'image: podkernel/[a-z]*' deploy | sed 's/image: //' | sort -u); do
 	grep -q "name: $img\$" deploy/images/kustomization.yaml ||
 		{ echo "FAIL: $img is not pinned in deploy/images"; fail=1; }
 done
-for k in deploy/agent deploy/appliance deploy/appliance/attach; do
+for k in deploy/agent deploy/standalone deploy/scheduler; do
 	grep -q '^  - \(\.\./\)*images' "$k/kustomization.yaml" ||
 		{ echo "FAIL: $k does not include deploy/images"; fail=1; }
 done

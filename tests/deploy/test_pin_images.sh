@@ -41,9 +41,9 @@ for img in podagent podkerneld; do
 	eval "want_$img=reg.example.org:5000/ml/podkernel/$img@$d"
 done
 kubectl kustomize "$WORK/src/deploy/agent" | grep -q "image: $want_podagent\$" || fail "agent does not run the pinned podagent"
-kubectl kustomize "$WORK/src/deploy/appliance/attach" | grep -q "image: $want_podkerneld\$" ||
+kubectl kustomize "$WORK/src/deploy/scheduler" | grep -q "image: $want_podkerneld\$" ||
 	fail "attach does not run the pinned podkerneld"
-(cd "$WORK/src" && kubectl kustomize deploy/appliance | python3 "$PODKERNEL_SRC/tests/deploy/check_rendered.py" appliance "$VERSION" x > /dev/null) ||
+(cd "$WORK/src" && kubectl kustomize deploy/standalone | python3 "$PODKERNEL_SRC/tests/deploy/check_rendered.py" standalone "$VERSION" x > /dev/null) ||
 	fail "the pinned appliance does not pass check_rendered.py"
 # no digest reported: nothing written
 cp "$WORK/src/deploy/images/kustomization.yaml" "$WORK/before"
@@ -53,8 +53,8 @@ fi
 grep -q 'reported no digest' "$WORK/err" || fail "no digest: $(cat "$WORK/err")"
 cmp -s "$WORK/before" "$WORK/src/deploy/images/kustomization.yaml" || fail "a failed pin rewrote deploy/images"
 # an image by tag is refused on the rendered YAML
-sed -i '/^components:/,/images/d' "$WORK/src/deploy/appliance/kustomization.yaml"
-(cd "$WORK/src" && kubectl kustomize deploy/appliance | python3 "$PODKERNEL_SRC/tests/deploy/check_rendered.py" appliance "$VERSION" x > "$WORK/out") &&
+sed -i '/^components:/,/images/d' "$WORK/src/deploy/standalone/kustomization.yaml"
+(cd "$WORK/src" && kubectl kustomize deploy/standalone | python3 "$PODKERNEL_SRC/tests/deploy/check_rendered.py" standalone "$VERSION" x > "$WORK/out") &&
 	fail "an image by tag passed check_rendered.py"
 grep -q 'image podkernel/podkerneld:.* is not REGISTRY/PATH@sha256:DIGEST' "$WORK/out" || fail "tag: $(cat "$WORK/out")"
 echo "test_pin_images: both images pinned by digest, a push without one refused, tags refused"

@@ -121,6 +121,10 @@ wait_for 20 has_failed_event ||
 podctl get pod toobig-0 -o json > "$WORK/toobig-0.json"
 events default > "$WORK/events-default.json"
 events training > "$WORK/events-training.json"
+# the same Events read as core v1 ones, as kubectl events and describe read them
+curl -sf --cacert "$WORK/cert.pem" -H "Authorization: Bearer $ADMIN_TOKEN" \
+	"$PODKERNEL_SERVER/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dtoobig-0" \
+	> "$WORK/events-core.json" || fail "core v1 Events"
 python3 - "$WORK" <<'EOF' || fail "Events"
 import json, sys
 w = sys.argv[1]
@@ -132,6 +136,9 @@ ev = [e for e in json.load(open(w + "/events-default.json"))["items"]
 ev.sort(key=lambda e: e["eventTime"])
 assert ev and ev[-1]["note"] == cond["message"][:1023], (ev, cond)
 assert ev[-1]["type"] == "Warning" and ev[-1]["apiVersion"] == "events.k8s.io/v1"
+core = [e for e in json.load(open(w + "/events-core.json"))["items"]
+        if e.get("reason") == "FailedScheduling" and e.get("message") == ev[-1]["note"]]
+assert core and core[0]["involvedObject"]["name"] == "toobig-0", core
 sched = [e for e in json.load(open(w + "/events-training.json"))["items"]
          if e["reason"] == "Scheduled"]
 names = {e["regarding"]["name"] for e in sched}

@@ -24,7 +24,7 @@ expect_rc() {
 	[ "$rc" -eq "$want" ] || { cat "$WORK/out" "$WORK/err" >&2; fail "'$*' exited $rc, expected $want"; }
 }
 
-# --- the README recipe (section Installation, "TLS, tokens and kubeconfig")
+# --- the recipe of docs/install.md, "TLS, tokens and kubeconfig"
 cd "$WORK"
 openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj /CN=podkernel-ca \
 	-keyout ca.key -out ca.crt > /dev/null 2>&1

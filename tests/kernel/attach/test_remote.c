@@ -6,7 +6,8 @@
  * name answers AlreadyExists), a replacement a PUT under the
  * resourceVersion and uid (a stale one is refused and handed back), a
  * status a PUT of the status subresource, a deletion a DELETE whose uid
- * precondition refuses another object of the same name.
+ * precondition refuses another object of the same name; a kind without a
+ * typed view (Namespace, Event) is refused.
  */
 #include <check.h>
 #include <errno.h>
@@ -162,6 +163,15 @@ START_TEST(test_create_replace_status_delete)
 	ck_assert_int_eq(commit(w, NULL), 0);
 	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "a", &out), -ENOENT);
 	ck_assert_uint_eq(atomic_load(&stats.deletes), 2);
+
+	/* a kind without a typed view (kind_name) has no resource here: refused, not sent */
+	struct pk_write_ref ns = {.kind_name = "Namespace", .name = "default"};
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_delete(w, &ns, PK_WRITE_PROPAGATE_BACKGROUND), 0);
+	ck_assert_int_eq(commit(w, NULL), -EOPNOTSUPP);
+	ck_assert_uint_eq(atomic_load(&stats.deletes), 2);
+	ck_assert_int_eq(pk_store_get(st, "Namespace", NULL, "default", &out), 0);
+	json_decref(out);
 
 	json_decref(status);
 	json_decref(p);

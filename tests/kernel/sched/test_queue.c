@@ -386,6 +386,63 @@ START_TEST(test_parked_roots_leave_the_heaps)
 }
 END_TEST
 
+static void add_namespace(struct pk_sched *s, const char *name, json_t *labels)
+{
+	json_t *md = json_pack("{s:s}", "name", name);
+
+	if (labels)
+		json_object_set_new(md, "labels", labels);
+	add_obj(s, json_pack("{s:s, s:s, s:o}", "apiVersion", "v1", "kind", "Namespace", "metadata",
+			     md));
+}
+
+static enum pk_sched_outcome cycle_outcome(struct pk_sched *s, int64_t now)
+{
+	struct pk_sched_result *res = NULL;
+	enum pk_sched_outcome out;
+
+	ck_assert_int_eq(pk_sched_cycle(s, now, &res), 0);
+	out = res->outcome;
+	pk_sched_result_free(res);
+	return out;
+}
+
+/*
+ * A Namespace wakes roots parked for capacity only when a namespaceSelector
+ * would see other labels: one made without labels (a namespace per job, as
+ * the appliance reads them) or written again the same leaves them parked, so
+ * their backoff does not grow and the order stays the one without
+ * Namespaces (podctl simulate's).
+ */
+START_TEST(test_namespace_wakes_only_on_new_labels)
+{
+	struct pk_sched_opts o = {.check = true, .backoff_initial_ms = 100, .backoff_max_ms = 400};
+	struct pk_sched *s = NULL;
+
+	ck_assert_int_eq(pk_sched_new(&o, &s), 0);
+	add_node(s, "n", "3", "");
+	add_pod(s, "big", "4", NULL, NULL, 0);
+	ck_assert_int_eq(cycle_outcome(s, 1000), PK_SCHED_UNSCHEDULABLE);
+	add_namespace(s, "job-1", NULL);
+	add_namespace(s, "job-2", json_object());
+	add_namespace(s, "job-3",
+		      json_pack("{s:s}", "kubernetes.io/metadata.name", "job-3")); /* its own */
+	ck_assert_int_eq(cycle_outcome(s, 5000), PK_SCHED_IDLE);
+	add_namespace(s, "team", json_pack("{s:s}", "team", "a"));
+	ck_assert_int_eq(cycle_outcome(s, 6000), PK_SCHED_UNSCHEDULABLE);
+	add_namespace(s, "team", json_pack("{s:s}", "team", "a")); /* the same again */
+	ck_assert_int_eq(cycle_outcome(s, 7000), PK_SCHED_IDLE);
+	add_namespace(s, "team", json_pack("{s:s}", "team", "b"));
+	ck_assert_int_eq(cycle_outcome(s, 8000), PK_SCHED_UNSCHEDULABLE);
+	add_namespace(s, "team", NULL); /* a label taken away */
+	ck_assert_int_eq(cycle_outcome(s, 9000), PK_SCHED_UNSCHEDULABLE);
+	add_namespace(s, "job-1", json_pack("{s:s}", "kubernetes.io/metadata.name", "other"));
+	ck_assert_int_eq(cycle_outcome(s, 10000), PK_SCHED_UNSCHEDULABLE);
+	ck_assert_int_eq(cycle_outcome(s, 11000), PK_SCHED_IDLE);
+	pk_sched_free(s);
+}
+END_TEST
+
 START_TEST(test_remove_objects)
 {
 	struct pk_sched *s = new_sched();
@@ -472,6 +529,7 @@ int main(void)
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_binding_wakes_no_capacity_failure);
 	tcase_add_test(tc, test_parked_roots_leave_the_heaps);
+	tcase_add_test(tc, test_namespace_wakes_only_on_new_labels);
 	tcase_add_test(tc, test_remove_objects);
 	tcase_add_test(tc, test_feedback_goes_quiet);
 	suite_add_tcase(s, tc);

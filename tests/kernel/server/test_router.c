@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernel/server/server.h"
+#include "kernel/server/server-internal.h"
 
 /* ---- token file -------------------------------------------------------------- */
 START_TEST(test_tokens_parse)
@@ -633,6 +633,126 @@ START_TEST(test_query_parameters)
 }
 END_TEST
 
+/* Ages as upstream's duration.HumanDuration prints them (its unit test's cases). */
+START_TEST(test_table_durations)
+{
+	static const struct {
+		int64_t s;
+		const char *want;
+	} cases[] = {
+	    {-5, "<invalid>"},
+	    {-1, "0s"},
+	    {1, "1s"},
+	    {70, "70s"},
+	    {190, "3m10s"},
+	    {600, "10m"},
+	    {70 * 60, "70m"},
+	    {47 * 3600, "47h"},
+	    {49 * 3600, "2d1h"},
+	    {(8 * 24 + 2) * 3600, "8d"},
+	    {367 * 24 * 3600, "367d"},
+	    {(365 * 2 * 24 + 25) * 3600, "2y1d"},
+	    {(365 * 8 * 24 + 2) * 3600, "8y"},
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pk_srv_human_duration(cases[i].s, buf, sizeof(buf));
+		ck_assert_str_eq(buf, cases[i].want);
+	}
+}
+END_TEST
+
+/* The JSONPath subset of printer columns: fields, and a filter on a list. */
+START_TEST(test_table_json_path)
+{
+	json_t *o = json_loads("{\"status\":{\"conditions\":[{\"type\":\"A\",\"status\":\"False\"},"
+			       "{\"type\":\"Completed\",\"status\":\"True\"}],\"restarts\":2}}",
+			       0, NULL);
+
+	ck_assert_int_eq(json_integer_value(pk_srv_json_path(o, ".status.restarts")), 2);
+	ck_assert_str_eq(json_string_value(pk_srv_json_path(
+			     o, ".status.conditions[?(@.type==\"Completed\")].status")),
+			 "True");
+	ck_assert_ptr_null(pk_srv_json_path(o, ".status.conditions[?(@.type==\"B\")].status"));
+	ck_assert_ptr_null(pk_srv_json_path(o, ".status.missing.deeper"));
+	ck_assert_ptr_null(pk_srv_json_path(o, ".status.conditions[0]"));
+	json_decref(o);
+}
+END_TEST
+
+/* The cell of column name of kind for the object in json, as text. */
+static char *cell_text(const char *kind, const char *name, const char *json)
+{
+	const struct pk_type *t = pk_type_by_kind(kind);
+	json_t *o = json_loads(json, 0, NULL), *items = json_pack("[o]", o);
+	json_t *table = pk_srv_table_of(t, items, true, false);
+	json_t *defs = json_object_get(table, "columnDefinitions");
+	json_t *cells = json_object_get(json_array_get(json_object_get(table, "rows"), 0), "cells");
+	char *text = NULL;
+
+	for (size_t i = 0; i < json_array_size(defs); i++)
+		if (strcmp(json_string_value(json_object_get(json_array_get(defs, i), "name")),
+			   name) == 0)
+			text =
+			    strdup(json_string_value(json_array_get(cells, i)) ?: "(not a string)");
+	json_decref(items);
+	json_decref(table);
+	ck_assert_ptr_nonnull(text);
+	return text;
+}
+
+static void check_cell(const char *kind, const char *name, const char *json, const char *want)
+{
+	char *got = cell_text(kind, name, json);
+	ck_assert_msg(strcmp(got, want) == 0, "%s %s of %s: %s, want %s", kind, name, json, got,
+		      want);
+	free(got);
+}
+
+/* Cells computed as upstream's printers compute them. */
+START_TEST(test_table_cells)
+{
+	check_cell("ResourceClaim", "State", "{}", "pending");
+	check_cell("ResourceClaim", "State",
+		   "{\"status\":{\"allocation\":{},\"reservedFor\":[{\"name\":\"p\"}]}}",
+		   "allocated,reserved");
+	check_cell("ResourceClaim", "State",
+		   "{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
+		   "\"status\":{\"allocation\":{}}}",
+		   "deleted,allocated,deallocating");
+	check_cell("Job", "Completions", "{\"spec\":{\"parallelism\":3}}", "0/1 of 3");
+	check_cell("Job", "Completions",
+		   "{\"spec\":{\"completions\":4},\"status\":{\"succeeded\":2}}", "2/4");
+	check_cell("Job", "Status",
+		   "{\"status\":{\"conditions\":[{\"type\":\"Suspended\",\"status\":\"True\"},"
+		   "{\"type\":\"Complete\",\"status\":\"True\"}]}}",
+		   "Complete");
+	check_cell("Job", "Duration",
+		   "{\"status\":{\"startTime\":\"2026-01-01T00:00:00Z\","
+		   "\"completionTime\":\"2026-01-01T00:03:10Z\"}}",
+		   "3m10s");
+	check_cell("Node", "Status", "{\"spec\":{\"unschedulable\":true}}",
+		   "Unknown,SchedulingDisabled");
+	check_cell("Node", "Roles",
+		   "{\"metadata\":{\"labels\":{\"node-role.kubernetes.io/b\":\"\","
+		   "\"kubernetes.io/role\":\"a\",\"node-role.kubernetes.io/a\":\"\"}}}",
+		   "a,b");
+	check_cell("Pod", "Status",
+		   "{\"status\":{\"phase\":\"Pending\",\"containerStatuses\":[{\"state\":"
+		   "{\"waiting\":{\"reason\":\"ImagePullBackOff\"}}}]}}",
+		   "ImagePullBackOff");
+	check_cell("Pod", "Status",
+		   "{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
+		   "\"status\":{\"phase\":\"Running\"}}",
+		   "Terminating");
+	check_cell("Event", "Object", "{\"involvedObject\":{\"kind\":\"PodGroup\",\"name\":\"g\"}}",
+		   "podgroup/g");
+	check_cell("Event", "Count", "{\"series\":{\"count\":5},\"count\":1}", "5");
+	check_cell("Event", "Message", "{\"apiVersion\":\"events.k8s.io/v1\",\"note\":\"n\"}", "n");
+}
+END_TEST
+
 START_TEST(test_list_watch_and_discovery)
 {
 	json_t *b = NULL;
@@ -800,6 +920,9 @@ int main(void)
 	tcase_add_test(tr, test_leases);
 	tcase_add_test(tr, test_events_v1);
 	tcase_add_test(tr, test_binding);
+	tcase_add_test(tr, test_table_durations);
+	tcase_add_test(tr, test_table_json_path);
+	tcase_add_test(tr, test_table_cells);
 	tcase_add_test(tr, test_list_watch_and_discovery);
 	tcase_add_test(tr, test_query_parameters);
 	tcase_add_test(tr, test_watch_gone_after_restart);

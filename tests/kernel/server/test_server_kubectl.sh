@@ -305,6 +305,8 @@ spec:
     template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
 Y
 k create -f "$WORK/tables.yaml" >"$WORK/out" 2>&1 || fail "create the table objects: $(cat "$WORK/out")"
+k get pods >"$WORK/out" 2>&1 && head -1 "$WORK/out" | grep -q '^NAME *READY *STATUS *RESTARTS *AGE$' &&
+	grep -q '^pa *0/1 *[A-Za-z]* *0 ' "$WORK/out" || fail "get pods columns: $(cat "$WORK/out")"
 k get nodes >"$WORK/out" 2>&1 || fail "get nodes: $(cat "$WORK/out")"
 head -1 "$WORK/out" | grep -q '^NAME *STATUS *ROLES *AGE *VERSION$' || fail "get nodes header: $(cat "$WORK/out")"
 grep -q '^n3 *NotReady *gpu,worker *[0-9][0-9a-z]* *v1.32.4$' "$WORK/out" || fail "get nodes n3: $(cat "$WORK/out")"

@@ -9,7 +9,8 @@
  * same transaction, and left out when the claim's write fails; so is one
  * that depends on a PersistentVolumeClaim's volume or selected node.
  * Creates, replacements, status writes and deletions (the controllers'
- * writes) carry their resourceVersion and uid preconditions.
+ * writes) carry their resourceVersion and uid preconditions; a served kind
+ * without a typed view (Namespace, Event) is named by kind_name.
  */
 #include <check.h>
 #include <errno.h>
@@ -505,6 +506,81 @@ START_TEST(test_creates_replacements_and_deletions)
 END_TEST
 
 /* The Events correlator: a note repeated about the same key within the window is dropped. */
+/* Create an object of kind from JSON text; the object as created. */
+static json_t *create_obj(const char *text)
+{
+	json_t *o = json_loads(text, 0, NULL), *out = NULL;
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(pk_store_create(st, o, NULL, &out), 0);
+	json_decref(o);
+	return out;
+}
+
+static struct pk_write_ref untyped_ref(const char *kind, const json_t *obj)
+{
+	return (struct pk_write_ref){
+	    .kind_name = kind,
+	    .ns = pk_get_string(obj, "metadata.namespace"),
+	    .name = pk_name(obj),
+	    .rv = strtoull(pk_get_string(obj, "metadata.resourceVersion"), NULL, 10),
+	    .uid = pk_get_string(obj, "metadata.uid"),
+	};
+}
+
+/* Namespace and Event (no typed view) are named by kind_name: replaced or deleted only. */
+START_TEST(test_kinds_without_a_typed_view)
+{
+	json_t *ns = create_obj("{\"apiVersion\": \"v1\", \"kind\": \"Namespace\","
+				" \"metadata\": {\"name\": \"x\"}}");
+	json_t *ev =
+	    create_obj("{\"apiVersion\": \"v1\", \"kind\": \"Event\", \"metadata\":"
+		       " {\"name\": \"x\", \"namespace\": \"default\"}, \"involvedObject\":"
+		       " {\"kind\": \"Pod\", \"name\": \"p\"}, \"reason\": \"R\"}");
+	struct pk_write_ref rn = untyped_ref("Namespace", ns), re = untyped_ref("Event", ev);
+	struct pk_write_ref typed = rn, both = rn, unknown = rn;
+	const struct pk_write_result *res = NULL;
+	struct pk_writer *w = NULL;
+	json_t *want = json_deep_copy(ns), *got = NULL;
+	size_t n = 0;
+
+	typed.kind_name = "Pod"; /* a typed kind goes by its enum */
+	both.kind = PK_KIND_NODE;
+	unknown.kind_name = "Nothing";
+	pk_set(want, "metadata.labels", json_pack("{s:s}", "team", "a"));
+	ck_assert_int_eq(pk_writer_store_new(st, &w), 0);
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_replace(w, &typed, want), -EINVAL);
+	ck_assert_int_eq(pk_writer_replace(w, &both, want), -EINVAL);
+	ck_assert_int_eq(pk_writer_delete(w, &unknown, PK_WRITE_PROPAGATE_DEFAULT), -EINVAL);
+	ck_assert_int_eq(pk_writer_status(w, &rn, json_object_get(want, "metadata")), -EINVAL);
+	ck_assert_int_eq(pk_writer_set_condition(w, &re, "Ready", "True", "", ""), -EINVAL);
+	ck_assert_int_eq(pk_writer_batch_size(w), 0);
+	/* the same name under two kinds: two objects */
+	ck_assert_int_eq(pk_writer_replace(w, &rn, want), 0);
+	ck_assert_int_eq(pk_writer_delete(w, &re, PK_WRITE_PROPAGATE_BACKGROUND), 0);
+	ck_assert_int_eq(pk_writer_batch_size(w), 2);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert_str_eq(pk_get_string(res[0].object, "metadata.labels.team"), "a");
+	ck_assert_int_eq(res[1].error, 0);
+	ck_assert_int_eq(pk_store_get(st, "Event", "default", "x", &got), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, "Namespace", NULL, "x", &got), 0);
+	ck_assert_str_eq(pk_get_string(got, "metadata.labels.team"), "a");
+	json_decref(got);
+	/* its precondition holds: the version read before is stale now */
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_delete(w, &rn, PK_WRITE_PROPAGATE_BACKGROUND), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
+	ck_assert_int_eq(res[0].error, -PK_WRITE_ECONFLICT);
+	json_decref(want);
+	json_decref(ns);
+	json_decref(ev);
+	pk_writer_free(w);
+}
+END_TEST
+
 START_TEST(test_event_limiter)
 {
 	struct pk_event_limiter l = {0};
@@ -544,6 +620,7 @@ int main(void)
 	tcase_add_test(tc, test_binding_waits_for_its_claim);
 	tcase_add_test(tc, test_binding_waits_for_its_volume_claim);
 	tcase_add_test(tc, test_creates_replacements_and_deletions);
+	tcase_add_test(tc, test_kinds_without_a_typed_view);
 	tcase_add_test(tc, test_event_limiter);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
