@@ -117,6 +117,9 @@ static const char EVENT_EXPIRY_SCHEMA[] =
     "CREATE TRIGGER IF NOT EXISTS event_expiry_delete AFTER DELETE ON objects"
     " WHEN OLD.kind = 'Event' BEGIN"
     " DELETE FROM event_expiry WHERE ns = OLD.ns AND name = OLD.name; END;"
+    /* the Events gone without a trigger (rows set aside at open: integrity.c) */
+    "DELETE FROM event_expiry WHERE NOT EXISTS (SELECT 1 FROM objects AS o WHERE"
+    " o.kind = 'Event' AND o.ns = event_expiry.ns AND o.name = event_expiry.name);"
     /* the Events of a file from before the index: their TTL from their creation */
     "INSERT OR IGNORE INTO event_expiry(ns, name, at) SELECT ns, name,"
     " COALESCE(CAST(strftime('%s', json_extract(body, '$.metadata.creationTimestamp'))"

@@ -234,6 +234,10 @@ static int rebuild_intact(struct verify_state *vs)
 	if (r == 0 && table_exists(db, "owner_refs") &&
 	    sqlite3_exec(db, FORGET_SET_ASIDE, NULL, NULL, NULL) != SQLITE_OK)
 		r = -EIO;
+	/* The Event expiry index gets its triggers back (dropped with the table)
+	 * and forgets the Events set aside. */
+	if (r == 0 && table_exists(db, "event_expiry"))
+		r = pk_store_migrate_event_expiry(db);
 	sqlite3_create_function(db, "pk_row_intact", 6, SQLITE_UTF8, NULL, NULL, NULL, NULL);
 	return r;
 }
