@@ -117,7 +117,7 @@ int ctl_evict_pods(struct pk_ctl *ctl, const json_t *pods, const char *node, con
 
 /* recorder.c: core/v1 Events of the loop's writes, in the store (standalone) */
 #define CTL_EVENT_SWEEP_MS 60000
-#define CTL_EVENT_SWEEP_MAX 10000 /* Events deleted by one sweep (one transaction) */
+#define CTL_EVENT_SWEEP_MAX 10000 /* Events a sweep deletes in one transaction */
 struct ctl_recorder;
 int ctl_recorder_new(struct ctl_recorder **ret);
 void ctl_recorder_free(struct ctl_recorder *rec);

@@ -16,8 +16,8 @@
  * the loop never waits for an Event's commit, and a binding never waits
  * for, or fails with, its Event.  Events expire as kube-apiserver's
  * --event-ttl makes them (one hour): every CTL_EVENT_SWEEP_MS (or TTL, if
- * shorter) the loop deletes, in one transaction, the Events (anyone's) last
- * written longer ago than that, found by the store's expiry index.  Events
+ * shorter) the same thread deletes the Events (anyone's) last written longer
+ * ago than that, found by the store's expiry index.  Events
  * are best effort: a failed write is counted, never retried, and never
  * holds a binding back.
  */
@@ -51,6 +51,7 @@ struct ctl_recorder {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	json_t *queue;
+	int64_t sweep_before; /* a sweep asked for: Events last written at or before (s); 0 none */
 	bool started, stopping;
 };
 
@@ -282,6 +283,8 @@ static void write_ops(struct pk_ctl *ctl, json_t *ops)
 	json_decref(gone);
 }
 
+static void sweep(struct pk_ctl *ctl, int64_t before_s);
+
 static void *writer_main(void *arg)
 {
 	struct ctl_recorder *rec = arg;
@@ -289,7 +292,15 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&rec->lock);
 	for (;;) {
 		json_t *ops = rec->queue;
+		int64_t before = rec->sweep_before;
 
+		if (before) {
+			rec->sweep_before = 0;
+			pthread_mutex_unlock(&rec->lock);
+			sweep(rec->ctl, before);
+			pthread_mutex_lock(&rec->lock);
+			continue;
+		}
 		if (json_array_size(ops) == 0) {
 			if (rec->stopping)
 				break;
@@ -308,6 +319,16 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/* The writer thread, started on first use (under rec->lock); false if it cannot be. */
+static bool writer_running(struct ctl_recorder *rec, struct pk_ctl *ctl)
+{
+	if (!rec->started) {
+		rec->ctl = ctl;
+		rec->started = pthread_create(&rec->thread, NULL, writer_main, rec) == 0;
+	}
+	return rec->started;
+}
+
 /* Hand the pending Events to the writer thread (started on first use; written
  * here when it cannot start). */
 void ctl_record_flush(struct pk_ctl *ctl)
@@ -317,11 +338,8 @@ void ctl_record_flush(struct pk_ctl *ctl)
 	if (!rec || !ctl->store || json_array_size(rec->pending) == 0)
 		return;
 	pthread_mutex_lock(&rec->lock);
-	if (!rec->started) {
-		rec->ctl = ctl;
-		rec->started = pthread_create(&rec->thread, NULL, writer_main, rec) == 0;
-	}
-	if (rec->started && rec->queue && json_array_extend(rec->queue, rec->pending) == 0) {
+	if (writer_running(rec, ctl) && rec->queue &&
+	    json_array_extend(rec->queue, rec->pending) == 0) {
 		pthread_cond_signal(&rec->cond);
 		pthread_mutex_unlock(&rec->lock);
 	} else {
@@ -363,28 +381,45 @@ static void delete_events(struct pk_ctl *ctl, json_t *keys)
 	free(e);
 }
 
-/*
- * Events last written before now - ttl, deleted in one transaction.  The
- * store's expiry index names them (pk_store_expired_events()): a sweep reads
- * what expired, not every Event.  At most CTL_EVENT_SWEEP_MAX a sweep; a
- * full one comes back at the next round.
- */
+/* Delete the Events last written at or before before_s, found by the store's
+ * expiry index (pk_store_expired_events()): a sweep reads what expired, not
+ * every Event.  One transaction per CTL_EVENT_SWEEP_MAX of them. */
+static void sweep(struct pk_ctl *ctl, int64_t before_s)
+{
+	size_t n;
+
+	do {
+		json_t *keys = NULL;
+
+		if (pk_store_expired_events(ctl->store, before_s, CTL_EVENT_SWEEP_MAX, &keys) < 0)
+			return;
+		n = json_array_size(keys);
+		delete_events(ctl, keys);
+		json_decref(keys);
+	} while (n == CTL_EVENT_SWEEP_MAX);
+}
+
+/* Every CTL_EVENT_SWEEP_MS (or TTL, if shorter), the writer thread sweeps the
+ * Events last written longer than the TTL ago (here when it cannot start). */
 void ctl_record_sweep(struct pk_ctl *ctl, int64_t now_ms)
 {
 	struct ctl_recorder *rec = ctl->recorder;
 	int64_t ttl_s = ctl->cfg.event_ttl_ms > 0 ? ctl->cfg.event_ttl_ms / 1000
 						  : PK_APPLIANCE_EVENT_TTL_MS / 1000;
-	json_t *keys = NULL;
+	int64_t before = (int64_t)time(NULL) - ttl_s;
+	bool queued;
 
 	if (!rec || !ctl->store || now_ms < rec->next_sweep_ms)
 		return;
 	rec->next_sweep_ms =
 	    now_ms + (ttl_s * 1000 < CTL_EVENT_SWEEP_MS ? ttl_s * 1000 : CTL_EVENT_SWEEP_MS);
-	if (pk_store_expired_events(ctl->store, (int64_t)time(NULL) - ttl_s, CTL_EVENT_SWEEP_MAX,
-				    &keys) < 0)
-		return;
-	if (json_array_size(keys) == CTL_EVENT_SWEEP_MAX)
-		rec->next_sweep_ms = now_ms;
-	delete_events(ctl, keys);
-	json_decref(keys);
+	pthread_mutex_lock(&rec->lock);
+	queued = writer_running(rec, ctl);
+	if (queued) {
+		rec->sweep_before = before > 0 ? before : 1;
+		pthread_cond_signal(&rec->cond);
+	}
+	pthread_mutex_unlock(&rec->lock);
+	if (!queued)
+		sweep(ctl, before);
 }
