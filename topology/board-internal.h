@@ -82,6 +82,7 @@ struct topo_board {
 
 	/* spec.dra: the DRA driver of the chips, and of a level's channels */
 	char *dra_driver;
+	bool dra_shareable;	  /* spec.dra.shareable: devices shared by fractions */
 	char *dra_channel_driver; /* NULL: no channels */
 	int dra_channel_level;
 };

@@ -97,6 +97,11 @@ const char *topo_board_dra_driver(const struct topo_board *b)
 	return LOADED(b) ? b->dra_driver : NULL;
 }
 
+bool topo_board_dra_shareable(const struct topo_board *b)
+{
+	return LOADED(b) && b->dra_driver && b->dra_shareable;
+}
+
 const char *topo_board_dra_channel_driver(const struct topo_board *b)
 {
 	return LOADED(b) ? b->dra_channel_driver : NULL;

@@ -782,16 +782,19 @@ static int get_driver(struct ctx *c, yaml_node_t *n, const char *path, char **re
 static int load_dra(struct ctx *c, struct topo_board *b, yaml_node_t *n)
 {
 	const char *path = "spec.dra";
-	struct field f[] = {{"driver"}, {"channels"}}, ch[] = {{"driver"}, {"level"}};
+	struct field f[] = {{"driver"}, {"channels"}, {"shareable"}},
+		     ch[] = {{"driver"}, {"level"}};
 	char p[PATH_MAX_LEN], lp[PATH_MAX_LEN];
 	char *level = NULL;
 	int r;
 
-	r = map_fields(c, n, path, f, 2);
+	r = map_fields(c, n, path, f, 3);
 	if (r == 0)
 		r = need(c, n, path, &f[0]);
 	if (r == 0)
 		r = get_driver(c, f[0].value, subpath(p, path, "driver"), &b->dra_driver);
+	if (r == 0 && f[2].value)
+		r = get_bool(c, f[2].value, subpath(p, path, "shareable"), &b->dra_shareable);
 	if (r < 0 || !f[1].value)
 		return r;
 	subpath(p, path, "channels");

@@ -96,6 +96,9 @@ int topo_label_value_sanitize(const char *in, char *out, size_t outlen);
  * invalid.
  */
 #define TOPO_LABEL_POD_GROUP "scheduling.podkernel.dev/pod-group"
+/* On a PodGroup or CompositePodGroup: the value of its topology key it was placed in before
+ * (a repair places it there again first, when the domain has room). */
+#define TOPO_ANNOTATION_HOME_DOMAIN "scheduling.podkernel.dev/home-domain"
 #define TOPO_LABEL_POD_GROUP_COSCHED "scheduling.x-k8s.io/pod-group"
 /* JSON array of {"pciBusId","vendorId","deviceId","numaNode"}. */
 #define TOPO_ANN_DEVICES "accelerator.podkernel.dev/devices"
@@ -345,9 +348,12 @@ int64_t topo_board_allocatable_milli(const struct topo_board *board, size_t i);
 /*
  * spec.dra (optional): the DRA driver that publishes one device per chip
  * (NULL: none), and the driver of the channels published once per domain of
- * a level (the level's index; NULL and -1: none).
+ * a level (the level's index; NULL and -1: none).  Shareable (spec.dra.
+ * shareable: true): the chips are published as devices several allocations
+ * share (consumable capacity `share`, one chip = 1, in steps of 10m).
  */
 const char *topo_board_dra_driver(const struct topo_board *board);
+bool topo_board_dra_shareable(const struct topo_board *board);
 const char *topo_board_dra_channel_driver(const struct topo_board *board);
 int topo_board_dra_channel_level(const struct topo_board *board);
 

@@ -108,5 +108,7 @@ void pk_validate_dra(const json_t *obj, enum pk_kind kind, struct pk_errors *err
  * CSINode (validate_storage.c); metadata is checked by the caller.
  */
 void pk_validate_storage(const json_t *obj, enum pk_kind kind, struct pk_errors *errs);
+/* The spec rules of PodDisruptionBudget (budget.c). */
+void pk_validate_budget(const json_t *obj, struct pk_errors *errs);
 
 #endif

@@ -83,6 +83,7 @@ enum pk_kind {
 	PK_KIND_PERSISTENT_VOLUME,
 	PK_KIND_STORAGE_CLASS,
 	PK_KIND_CSI_NODE,
+	PK_KIND_POD_DISRUPTION_BUDGET, /* policy/v1: the eviction subresource's budgets */
 	_PK_KIND_MAX,
 };
 /* "Pod", "CompositePodGroup", ...; NULL for unknown. */
@@ -414,6 +415,30 @@ struct pk_group_walk {
 	void *arg;
 };
 void *pk_disruption_unit(void *group, const struct pk_group_walk *walk);
+
+/*
+ * PodDisruptionBudget (policy/v1, budget.c).  A label selector (matchLabels,
+ * matchExpressions) against labels; a null selector picks nothing, {} every
+ * pod.  A pod is healthy for a budget when Running, Ready and not being
+ * deleted; terminal when Succeeded or Failed.
+ */
+bool pk_label_selector_matches(const json_t *sel, const json_t *labels);
+bool pk_budget_selects(const json_t *pdb, const json_t *pod);
+bool pk_pod_terminal(const json_t *pod);
+bool pk_pod_ready(const json_t *pod);
+bool pk_pod_disruption_healthy(const json_t *pod);
+struct pk_budget {
+	int expected;	     /* non-terminal pods selected */
+	int current_healthy; /* of them, healthy */
+	int desired_healthy; /* from minAvailable or maxUnavailable */
+	int allowed;	     /* disruptionsAllowed: current - desired, at least 0 */
+};
+/* Count a budget over pods (an array, any namespaces); -EINVAL: a bad int-or-percent. */
+int pk_budget_count(const json_t *pdb, const json_t *pods, struct pk_budget *ret);
+/* spec.unhealthyPodEvictionPolicy is AlwaysAllow (default IfHealthyBudget). */
+bool pk_budget_always_allow(const json_t *pdb);
+/* The status the counts make, with disruptedPods (borrowed; NULL: none). */
+json_t *pk_budget_status(const json_t *pdb, const struct pk_budget *b, const json_t *disrupted);
 
 /*
  * Static validation of one object of any known kind (the rules of

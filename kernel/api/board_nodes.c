@@ -136,6 +136,29 @@ int pk_board_nodes_json(const struct topo_board *b, int superslices, json_t **re
 	return 0;
 }
 
+/*
+ * Shareable chips (KEP-5075): each device takes several allocations, a
+ * request asking capacity `share` for a fraction of the chip (10m steps),
+ * one asking nothing for the whole of it.
+ */
+static void share_devices(json_t *devs)
+{
+	/* one capacity object, never changed, that the slice's devices all refer to */
+	json_t *cap = json_pack("{s:{s:s, s:{s:s, s:{s:s, s:s, s:s}}}}", "share", "value", "1",
+				"requestPolicy", "default", "1", "validRange", "min", "10m", "max",
+				"1", "step", "10m");
+	size_t i;
+	json_t *d;
+
+	json_array_foreach(devs, i, d)
+	{
+		json_object_set_new(d, "allowMultipleAllocations", json_true());
+		if (cap)
+			json_object_set(d, "capacity", cap);
+	}
+	json_decref(cap);
+}
+
 /* Host h's slice: one device per chip. */
 static json_t *host_slice(const struct topo_board *b, const struct topo_host *h, const char *drv)
 {
@@ -155,6 +178,8 @@ static json_t *host_slice(const struct topo_board *b, const struct topo_host *h,
 				    "numaNode", "int", per_numa ? i / per_numa : 0,
 				    "resource.kubernetes.io/pcieRoot", "string", root));
 	}
+	if (topo_board_dra_shareable(b))
+		share_devices(devs);
 	snprintf(name, sizeof(name), "%s-%s", h->name, drv);
 	s = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:{s:s, s:i, s:i}, s:o*}}", "apiVersion",
 		      "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata", "name", name,

@@ -46,6 +46,8 @@ const struct pk_type pk_types[] = {
     {"StorageClass", "storageclasses", GROUP("storage.k8s.io", "v1"), "sc", false, false,
      PK_KIND_STORAGE_CLASS},
     {"CSINode", "csinodes", GROUP("storage.k8s.io", "v1"), "", false, false, PK_KIND_CSI_NODE},
+    {"PodDisruptionBudget", "poddisruptionbudgets", GROUP("policy", "v1"), "pdb", true, true,
+     PK_KIND_POD_DISRUPTION_BUDGET},
     {NULL},
 };
 

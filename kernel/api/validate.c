@@ -775,6 +775,10 @@ int pk_validate(const json_t *obj, struct pk_errors *errs)
 		validate_other(copy, kind, e);
 		pk_validate_storage(copy, kind, e);
 		break;
+	case PK_KIND_POD_DISRUPTION_BUDGET:
+		validate_other(copy, kind, e);
+		pk_validate_budget(copy, e);
+		break;
 	default:
 		validate_other(copy, kind, e);
 		break;

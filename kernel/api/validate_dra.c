@@ -124,10 +124,147 @@ static void check_opaque_config(struct pk_vctx *v, const json_t *cfg)
 	pk_path_pop(&v->p, old);
 }
 
-/* Consumable capacity (KEP-5075): the allocator gives each device to one request, whole. */
-#define CONSUMABLE_CAPACITY                                                                        \
-	"consumable capacity (a device shared by several allocations) is not supported: a "        \
-	"device is allocated whole"
+#define MAX_CAP_REQUESTS 32 /* capacity.requests of a request */
+#define MAX_VALID_VALUES 10 /* requestPolicy.validValues (upstream's limit) */
+
+/* A quantity field of x, required or not; whether it is there and reads. */
+static bool check_quantity(struct pk_vctx *v, const json_t *x, const char *key, bool required,
+			   int64_t *ret_milli)
+{
+	json_t *q = json_object_get(x, key);
+
+	if (!q || json_is_null(q)) {
+		if (required)
+			pk_vctx_fail(v, key, "Required value%s", "");
+		return false;
+	}
+	if (pk_quantity_of(q, ret_milli) < 0 || *ret_milli < 0) {
+		pk_vctx_fail(v, key, "Invalid value: must be a non-negative quantity%s", "");
+		return false;
+	}
+	return true;
+}
+
+/* A request's capacity.requests (KEP-5075): capacity names to quantities. */
+static void check_capacity_requests(struct pk_vctx *v, const json_t *r)
+{
+	json_t *cap = pk_vctx_object(v, r, "capacity"), *reqs, *q;
+	size_t old, o2;
+	const char *key;
+	int64_t m;
+
+	if (!cap)
+		return;
+	old = pk_path_key(&v->p, "capacity");
+	reqs = pk_vctx_object(v, cap, "requests");
+	if (json_object_size(reqs) > MAX_CAP_REQUESTS)
+		pk_vctx_fail(v, "requests", "Too many: must have at most 32 entries%s", "");
+	o2 = pk_path_key(&v->p, "requests");
+	json_object_foreach(reqs, key, q)
+	{
+		size_t o3 = pk_path_mapkey(&v->p, key);
+
+		if (!qualified_name(key, false))
+			pk_vctx_fail(v, NULL,
+				     "Invalid value: \"%s\": must be a C identifier, optionally "
+				     "prefixed by a DNS subdomain and '/'",
+				     key);
+		else if (!json_is_string(q) || pk_quantity_of(q, &m) < 0 || m < 0)
+			pk_vctx_fail(v, NULL, "Invalid value: must be a non-negative quantity%s",
+				     "");
+		pk_path_pop(&v->p, o3);
+	}
+	pk_path_pop(&v->p, o2);
+	pk_path_pop(&v->p, old);
+}
+
+/* validRange {min, max, step}: whether milli (>= 0) is a value it allows. */
+static bool in_range(const json_t *range, int64_t milli)
+{
+	int64_t min = 0, max = 0, step = 0;
+
+	if (pk_quantity_of(json_object_get(range, "min"), &min) < 0 || milli < min)
+		return false;
+	if (pk_quantity_of(json_object_get(range, "max"), &max) == 0 && milli > max)
+		return false;
+	return pk_quantity_of(json_object_get(range, "step"), &step) < 0 || step <= 0 ||
+	       (milli - min) % step == 0;
+}
+
+static void check_valid_range(struct pk_vctx *v, const json_t *range, int64_t value)
+{
+	size_t old = pk_path_key(&v->p, "validRange");
+	int64_t min = 0, max = 0, step = 0;
+
+	if (check_quantity(v, range, "min", true, &min) && min > value)
+		pk_vctx_fail(v, "min", "Invalid value: must not exceed the capacity's value%s", "");
+	if (check_quantity(v, range, "max", false, &max) && (max < min || max > value))
+		pk_vctx_fail(v, "max",
+			     "Invalid value: must be at least min and at most the capacity's "
+			     "value%s",
+			     "");
+	if (check_quantity(v, range, "step", false, &step) && step == 0)
+		pk_vctx_fail(v, "step", "Invalid value: must be greater than zero%s", "");
+	pk_path_pop(&v->p, old);
+}
+
+static void check_valid_values(struct pk_vctx *v, const json_t *list, int64_t value)
+{
+	size_t i, old = pk_path_key(&v->p, "validValues");
+	int64_t prev = -1, m;
+	json_t *x;
+
+	if (json_array_size(list) > MAX_VALID_VALUES)
+		pk_vctx_fail(v, NULL, "Too many: must have at most 10 items%s", "");
+	json_array_foreach(list, i, x)
+	{
+		size_t o2 = pk_path_index(&v->p, i);
+
+		if (pk_quantity_of(x, &m) < 0 || m < 0)
+			pk_vctx_fail(v, NULL, "Invalid value: must be a non-negative quantity%s",
+				     "");
+		else if (m <= prev || m > value)
+			pk_vctx_fail(v, NULL,
+				     "Invalid value: must be in strictly ascending order, at "
+				     "most the capacity's value%s",
+				     "");
+		else
+			prev = m;
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
+/* A capacity's requestPolicy: default, then validValues or validRange. */
+static void check_request_policy(struct pk_vctx *v, const json_t *pol, int64_t value)
+{
+	json_t *range = pk_vctx_object(v, pol, "validRange");
+	json_t *vals = pk_vctx_array(v, pol, "validValues", 64), *x;
+	size_t old = pk_path_key(&v->p, "requestPolicy"), i;
+	bool listed = false;
+	int64_t def = 0, m;
+
+	if (range && json_array_size(vals))
+		pk_vctx_fail(v, NULL,
+			     "Invalid value: `validValues` and `validRange` are mutually "
+			     "exclusive%s",
+			     "");
+	if (range)
+		check_valid_range(v, range, value);
+	if (vals)
+		check_valid_values(v, vals, value);
+	if (check_quantity(v, pol, "default", false, &def)) {
+		json_array_foreach(vals, i, x) listed =
+		    listed || (pk_quantity_of(x, &m) == 0 && m == def);
+		if (def > value || (json_array_size(vals) && !listed) ||
+		    (range && !in_range(range, def)))
+			pk_vctx_fail(v, "default",
+				     "Invalid value: must be a value the policy allows, at most "
+				     "the capacity's value%s",
+				     "");
+	}
+	pk_path_pop(&v->p, old);
+}
 #define MAX_TAINTS 16 /* taints a device, tolerations a request (upstream's limits) */
 
 /* An effect of a device taint or toleration (empty allowed in a toleration). */
@@ -202,8 +339,7 @@ static void check_device_request(struct pk_vctx *v, const json_t *r)
 	    !json_is_boolean(json_object_get(r, "adminAccess")) &&
 	    !json_is_null(json_object_get(r, "adminAccess")))
 		pk_vctx_fail(v, "adminAccess", "Invalid value: must be a boolean%s", NULL);
-	if (json_object_get(r, "capacity") && !json_is_null(json_object_get(r, "capacity")))
-		pk_vctx_fail(v, "capacity", "Forbidden: %s", CONSUMABLE_CAPACITY);
+	check_capacity_requests(v, r);
 	check_taints(v, r, "tolerations");
 }
 
@@ -345,6 +481,32 @@ static void check_claim_spec(struct pk_vctx *v, const json_t *spec)
 	json_decref(names);
 }
 
+/* A result's shareID (a UID) and consumedCapacity (names to quantities). */
+static void check_share(struct pk_vctx *v, const json_t *x)
+{
+	const char *id = pk_vctx_string(v, x, "shareID", false), *key;
+	json_t *cons = pk_vctx_object(v, x, "consumedCapacity"), *q;
+	size_t old;
+	int64_t m;
+
+	if (id && (strlen(id) == 0 || strlen(id) > 36))
+		pk_vctx_fail(v, "shareID", "Invalid value: must be a UID of 1 to 36 characters%s",
+			     "");
+	if (json_object_size(cons) > MAX_DEVICE_FIELDS)
+		pk_vctx_fail(v, "consumedCapacity", "Too many: must have at most 32 entries%s", "");
+	old = pk_path_key(&v->p, "consumedCapacity");
+	json_object_foreach(cons, key, q)
+	{
+		size_t o2 = pk_path_mapkey(&v->p, key);
+
+		if (!json_is_string(q) || pk_quantity_of(q, &m) < 0 || m < 0)
+			pk_vctx_fail(v, NULL, "Invalid value: must be a non-negative quantity%s",
+				     "");
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
 static void check_claim_status(struct pk_vctx *v, const json_t *status)
 {
 	json_t *alloc = pk_vctx_object(v, status, "allocation"), *list, *x;
@@ -363,6 +525,7 @@ static void check_claim_status(struct pk_vctx *v, const json_t *status)
 			pk_vctx_string(v, x, "driver", true);
 			pk_vctx_string(v, x, "pool", true);
 			pk_vctx_string(v, x, "device", true);
+			check_share(v, x);
 		}
 		pk_path_pop(&v->p, o2);
 	}
@@ -510,14 +673,15 @@ static void check_slice_device(struct pk_vctx *v, const json_t *dev, json_t *nam
 				     key);
 		if (!q || pk_quantity_of(q, &milli) < 0)
 			pk_vctx_fail(v, "value", "Invalid value: must be a quantity%s", NULL);
-		if (json_is_object(x) && json_object_get(x, "requestPolicy") &&
-		    !json_is_null(json_object_get(x, "requestPolicy")))
-			pk_vctx_fail(v, "requestPolicy", "Forbidden: %s", CONSUMABLE_CAPACITY);
+		else if (pk_vctx_object(v, x, "requestPolicy"))
+			check_request_policy(v, json_object_get(x, "requestPolicy"), milli);
 		pk_path_pop(&v->p, o2);
 	}
 	pk_path_pop(&v->p, old);
-	if (json_is_true(json_object_get(dev, "allowMultipleAllocations")))
-		pk_vctx_fail(v, "allowMultipleAllocations", "Forbidden: %s", CONSUMABLE_CAPACITY);
+	x = json_object_get(dev, "allowMultipleAllocations");
+	if (x && !json_is_null(x) && !json_is_boolean(x))
+		pk_vctx_fail(v, "allowMultipleAllocations", "Invalid value: must be a boolean%s",
+			     "");
 }
 
 static void check_slice_placement(struct pk_vctx *v, const json_t *spec)

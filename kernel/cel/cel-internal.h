@@ -42,6 +42,7 @@ enum cel_node_kind {
 	/* from the checker */
 	CN_DEVICE,   /* the variable `device` */
 	CN_DRIVER,   /* device.driver */
+	CN_MULTI,    /* device.allowMultipleAllocations */
 	CN_ATTRS,    /* device.attributes */
 	CN_CAPS,     /* device.capacity */
 	CN_DOMAIN,   /* device.attributes[b] or device.capacity[b]: a is CN_ATTRS/CN_CAPS */

@@ -9,6 +9,7 @@
  * evaluated against many devices without allocating.  The environment is one
  * variable, `device`, with
  *   device.driver                       string
+ *   device.allowMultipleAllocations     bool (KEP-5075: a shared device)
  *   device.attributes["domain"].name    int, bool, string or semver (dyn)
  *   device.capacity["domain"].name      quantity
  * and the subset of the language the README lists: literals (string, int,
@@ -93,6 +94,7 @@ struct cel_device {
 	size_t nattrs;
 	const struct cel_capacity *caps;
 	size_t ncaps;
+	bool multi; /* allowMultipleAllocations */
 };
 
 /* ---- programs ------------------------------------------------------------------------ */

@@ -86,6 +86,8 @@ static int check_select(struct cel_node *n, struct cel_error *err)
 	if (t == CT_DEVICE) {
 		if (is_name(n, "driver"))
 			n->kind = CN_DRIVER, n->type = CT_STRING;
+		else if (is_name(n, "allowMultipleAllocations"))
+			n->kind = CN_MULTI, n->type = CT_BOOL;
 		else if (is_name(n, "attributes"))
 			n->kind = CN_ATTRS, n->type = CT_ATTR_DOMAINS;
 		else if (is_name(n, "capacity"))

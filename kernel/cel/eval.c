@@ -364,6 +364,8 @@ static struct cv eval(const struct env *e, const struct cel_node *n)
 		return (struct cv){.t = CV_SEMVER, .v = n->v};
 	case CN_DRIVER:
 		return (struct cv){.t = CV_STRING, .s = e->dev->driver ? e->dev->driver : ""};
+	case CN_MULTI:
+		return boolean(e->dev->multi);
 	case CN_DOMAIN:
 		v = eval(e, n->b);
 		if (v.t == CV_ERR)

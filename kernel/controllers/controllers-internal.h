@@ -42,6 +42,7 @@ struct pk_ctl {
 	struct ctl_queue queue;		 /* what to reconcile before the next round */
 	json_t *gone_nodes;		 /* names of deleted Nodes whose pods must go */
 	struct ctl_gc *gc;		 /* the garbage collector's work (gc.c) */
+	struct pk_map budget_ns;	 /* namespaces whose budgets to count again (budgets.c) */
 	int64_t next_beat_check_ms;
 	struct ctl_loss_policy loss; /* node-loss eviction (heartbeat.c) */
 	struct ctl_loss_limiter loss_limiter;
@@ -76,6 +77,15 @@ int ctl_delete(struct pk_ctl *ctl, const struct pk_write_ref *ref, enum pk_write
 int ctl_commit(struct pk_ctl *ctl, const struct pk_write_result **ret_results, size_t *ret_n);
 /* A reference to obj as stored: its kind, name, resourceVersion and uid (borrowed). */
 struct pk_write_ref ctl_ref_of(enum pk_kind kind, const json_t *obj);
+
+/*
+ * budgets.c: PodDisruptionBudget status.  Note a pod's or budget's event (its
+ * namespace counted again; -ENOMEM); count the noted namespaces' budgets and
+ * write the status that changed.
+ */
+int ctl_budgets_note(struct pk_ctl *ctl, const struct pk_store_event *ev);
+void ctl_budgets_note_all(struct pk_ctl *ctl);
+void ctl_budgets_run(struct pk_ctl *ctl);
 
 /* controllers.c */
 int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, const char *name);

@@ -96,6 +96,8 @@ static void hook_event(void *arg, const struct pk_store_event *ev, const struct 
 	bool pod_or_group = k == PK_KIND_POD || k == PK_KIND_POD_GROUP;
 
 	ctl_gc_note(ctl, ev); /* every kind: one graph of owners */
+	if (ctl_budgets_note(ctl, ev) < 0)
+		ctl_log(ctl, 1, "poddisruptionbudgets: out of memory noting %s", ev->kind);
 	if (!d) {
 		if (k == PK_KIND_LEASE)
 			on_lease_event(ctl, ev);
@@ -155,6 +157,7 @@ static void hook_list_done(void *arg)
 	struct pk_ctl *ctl = arg;
 
 	ctl_gc_full(ctl->gc);
+	ctl_budgets_note_all(ctl);
 }
 
 /* ---- after a batch, before a round ------------------------------------------------- */
@@ -179,7 +182,10 @@ static bool run_controllers(struct pk_ctl *ctl)
 	json_array_foreach(ctl->gone_nodes, i, n) ctl_node_deleted(ctl, json_string_value(n));
 	json_array_clear(ctl->gone_nodes);
 	ctl_queue_run(ctl);
-	return ctl_gc_run(ctl) > 0;
+	bool more = ctl_gc_run(ctl) > 0;
+
+	ctl_budgets_run(ctl);
+	return more;
 }
 
 /* The node-loss policy's state, logged when it changes (a held node is logged once). */
@@ -299,6 +305,7 @@ static void ctl_free(void *arg)
 	ctl_queue_free(&ctl->queue);
 	pk_writer_free(ctl->writer);
 	json_decref(ctl->gone_nodes);
+	pk_map_free(&ctl->budget_ns);
 	pthread_mutex_destroy(&ctl->m.lock);
 	free(ctl);
 }

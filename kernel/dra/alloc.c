@@ -31,12 +31,14 @@
 #include <string.h>
 
 #include "kernel/dra/dra-internal.h"
+#include "topology/topology.h"
 
 #define MAX_REQ 32   /* requests a claim (upstream's limit) */
 #define MAX_ALT 8    /* subrequests a request */
 #define MAX_PICKS 32 /* devices an allocation (upstream's AllocationResultsMaxSize) */
 #define MAX_CONS 32
 #define STEP_BUDGET 100000
+#define MAX_DEV_CAPS 32 /* capacities a shared device (attributes and capacity: 32) */
 
 struct alt {
 	char name[140]; /* "req" or "req/sub" */
@@ -48,7 +50,8 @@ struct alt {
 	size_t nprog;
 	bool all;
 	int64_t count;
-	const json_t *tols; /* the request's device tolerations */
+	const json_t *tols;	   /* the request's device tolerations */
+	struct dra_cap_req capreq; /* capacity.requests */
 };
 
 struct request {
@@ -74,6 +77,7 @@ struct search {
 	size_t ncons;
 	int picks[MAX_PICKS];
 	int pick_req[MAX_PICKS], pick_alt[MAX_PICKS];
+	int64_t pick_cons[MAX_PICKS][MAX_DEV_CAPS]; /* what a pick of a shared device consumes */
 	size_t npicks;
 	int *cand; /* the devices the node may see, in table order */
 	size_t ncand;
@@ -104,12 +108,37 @@ static int class_index(const struct dra_state *st, const char *name)
 	return -1;
 }
 
+/* capacity.requests: name -> quantity, at most DRA_MAX_CAP_REQ. */
+static int read_capacity(struct search *s, const json_t *r, struct alt *a)
+{
+	json_t *reqs = pk_get(r, "capacity.requests"), *v;
+	const char *name;
+
+	if (json_object_size(reqs) > DRA_MAX_CAP_REQ)
+		return say(s, -EINVAL, "%s.capacity.requests: Too many: more than %d", a->path,
+			   DRA_MAX_CAP_REQ);
+	json_object_foreach(reqs, name, v)
+	{
+		int64_t *m = &a->capreq.milli[a->capreq.n];
+
+		if (!json_is_string(v) || topo_quantity_parse(json_string_value(v), m) < 0 ||
+		    *m < 0)
+			return say(s, -EINVAL,
+				   "%s.capacity.requests[%s]: Invalid value: must be a "
+				   "non-negative quantity",
+				   a->path, name);
+		a->capreq.name[a->capreq.n++] = name;
+	}
+	return 0;
+}
+
 /* Fields of an exact request or subrequest. */
 static int read_alt(struct search *s, const json_t *r, struct alt *a)
 {
 	const char *mode = pk_get_string(r, "allocationMode");
 	json_t *count = json_object_get(r, "count"), *sel;
 	size_t i;
+	int rc;
 
 	if (json_is_true(json_object_get(r, "adminAccess")))
 		return say(s, -EOPNOTSUPP,
@@ -117,11 +146,8 @@ static int read_alt(struct search *s, const json_t *r, struct alt *a)
 			   "this scheduler",
 			   a->path);
 	a->tols = json_object_get(r, "tolerations");
-	if (json_object_get(r, "capacity"))
-		return say(s, -EOPNOTSUPP,
-			   "%s.capacity: consumable capacity is not implemented "
-			   "by this scheduler",
-			   a->path);
+	if ((rc = read_capacity(s, r, a)) < 0)
+		return rc;
 	a->class_name = pk_get_string(r, "deviceClassName");
 	a->cls = class_index(s->st, a->class_name);
 	if (a->cls < 0)
@@ -345,8 +371,35 @@ static bool matches(struct search *s, int dev, const struct alt *a)
 	return taints_tolerated(&s->st->devs[dev], a) && selected(s, dev, a);
 }
 
+/*
+ * Does device dev have the capacity alternative a asks (into out: what a
+ * share of it consumes)?  A shared device counts its committed shares and
+ * this search's picks of it.
+ */
+static bool fits(const struct search *s, int dev, const struct alt *a, int64_t *out)
+{
+	const struct dra_device *d = &s->st->devs[dev];
+
+	if (a->capreq.n == 0 && !d->multi)
+		return true;
+	if (d->cel.ncaps > MAX_DEV_CAPS || !dra_consumption(d, &a->capreq, out))
+		return false;
+	for (size_t c = 0; d->multi && c < d->cel.ncaps; c++) {
+		int64_t left = d->pol[c].value - d->consumed[c];
+
+		for (size_t i = 0; i < s->npicks; i++)
+			if (s->picks[i] == dev)
+				left -= s->pick_cons[i][c];
+		if (out[c] > left)
+			return false;
+	}
+	return true;
+}
+
 static bool in_use(const struct search *s, int dev)
 {
+	if (s->st->devs[dev].multi) /* shared: fits() counts this search's picks */
+		return s->st->inuse[dev] & DRA_WHOLE;
 	for (size_t i = 0; i < s->npicks; i++)
 		if (s->picks[i] == dev)
 			return true;
@@ -396,8 +449,8 @@ static bool same_value(const struct cel_attr *a, const struct cel_attr *b)
 	}
 }
 
-/* Pick dev for (ri, a) if the constraints allow; false otherwise. */
-static bool pick(struct search *s, int dev, size_t ri, size_t ai)
+/* Pick dev for (ri, a) if the constraints allow (consuming cons); false otherwise. */
+static bool pick(struct search *s, int dev, size_t ri, size_t ai, const int64_t *cons)
 {
 	const struct request *q = &s->req[ri];
 	const struct alt *a = &q->alts[ai];
@@ -423,6 +476,7 @@ static bool pick(struct search *s, int dev, size_t ri, size_t ai)
 	s->picks[at] = dev;
 	s->pick_req[at] = (int)ri;
 	s->pick_alt[at] = (int)ai;
+	memcpy(s->pick_cons[at], cons, sizeof(s->pick_cons[at]));
 	s->npicks++;
 	return true;
 undo:
@@ -447,6 +501,7 @@ static bool place(struct search *s, size_t ri);
 static bool choose(struct search *s, size_t ri, size_t ai, int64_t need, size_t from)
 {
 	const struct alt *a = &s->req[ri].alts[ai];
+	int64_t cons[MAX_DEV_CAPS] = {0};
 
 	if (need == 0)
 		return place(s, ri + 1);
@@ -455,7 +510,8 @@ static bool choose(struct search *s, size_t ri, size_t ai, int64_t need, size_t 
 
 		if (++s->steps > STEP_BUDGET || ++s->st->cycle_steps > DRA_CYCLE_STEPS)
 			return false;
-		if (in_use(s, d) || !matches(s, d, a) || !pick(s, d, ri, ai))
+		if (in_use(s, d) || !matches(s, d, a) || !fits(s, d, a, cons) ||
+		    !pick(s, d, ri, ai, cons))
 			continue;
 		if (choose(s, ri, ai, need - 1, k + 1))
 			return true;
@@ -469,13 +525,14 @@ static bool choose_all(struct search *s, size_t ri, size_t ai)
 {
 	const struct alt *a = &s->req[ri].alts[ai];
 	size_t before = s->npicks;
+	int64_t cons[MAX_DEV_CAPS] = {0};
 
 	for (size_t k = 0; k < s->ncand && !s->err; k++) {
 		int d = s->cand[k];
 
 		if (!matches(s, d, a))
 			continue;
-		if (in_use(s, d) || !pick(s, d, ri, ai))
+		if (in_use(s, d) || !fits(s, d, a, cons) || !pick(s, d, ri, ai, cons))
 			goto fail;
 	}
 	if (s->npicks > before && place(s, ri + 1))
@@ -520,12 +577,16 @@ static int explain(struct search *s)
 		return cycle_spent(s);
 	for (size_t ri = 0; ri < s->nreq; ri++) {
 		const struct alt *a = &s->req[ri].alts[0];
-		int64_t match = 0, free_ = 0, tainted = 0;
+		int64_t match = 0, free_ = 0, tainted = 0, shy = 0, cons[MAX_DEV_CAPS];
 
 		for (size_t k = 0; k < s->ncand && !s->err; k++)
 			if (matches(s, s->cand[k], a)) {
+				bool idle = !(s->st->inuse[s->cand[k]] & DRA_WHOLE),
+				     room = fits(s, s->cand[k], a, cons);
+
 				match++;
-				free_ += !s->st->inuse[s->cand[k]];
+				free_ += idle && room;
+				shy += idle && !room;
 			} else if (!s->err && selected(s, s->cand[k], a)) {
 				tainted++;
 			}
@@ -540,6 +601,13 @@ static int explain(struct search *s)
 			return say(s, -ENOSPC,
 				   "request %s: no device of class %s matches on node %s", a->name,
 				   a->class_name, s->node->name);
+		if ((a->all ? free_ < match : free_ < a->count) && shy)
+			return say(s, -ENOSPC,
+				   "request %s: %s.capacity: %lld devices of class %s on node %s "
+				   "lack the capacity asked (requestPolicy or what their shares "
+				   "left), %lld have it, %lld wanted",
+				   a->name, a->path, (long long)shy, a->class_name, s->node->name,
+				   (long long)free_, (long long)(a->all ? match : a->count));
 		if (a->all ? free_ < match : free_ < a->count)
 			return say(s, -ENOSPC,
 				   "request %s: devices taken: %lld of class %s match on "
@@ -600,6 +668,29 @@ static int scope(struct search *s, struct dra_allocation *a)
 	return 0;
 }
 
+/* A pick of a shared device: its share ID and consumedCapacity. */
+static int share_of(struct search *s, size_t i, struct dra_result *r)
+{
+	const struct dra_device *d = &s->st->devs[s->picks[i]];
+	char id[37], q[64];
+
+	if (!d->multi)
+		return 0;
+	dra_share_id(s->st, d->key, id);
+	r->share_id = strdup(id);
+	r->consumed = json_object();
+	if (!r->share_id || !r->consumed)
+		return -ENOMEM;
+	for (size_t c = 0; c < d->cel.ncaps; c++) {
+		if (topo_quantity_format(s->pick_cons[i][c],
+					 (enum topo_quantity_format)d->pol[c].fmt, q,
+					 sizeof(q)) < 0 ||
+		    json_object_set_new(r->consumed, d->pol[c].key, json_string(q)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int fill(struct search *s, struct dra_allocation *ret)
 {
 	struct dra_allocation a = {0};
@@ -615,7 +706,7 @@ static int fill(struct search *s, struct dra_allocation *ret)
 		r->driver = strdup(d->driver);
 		r->pool = strdup(d->pool);
 		r->device = strdup(d->name);
-		if (!r->request || !r->driver || !r->pool || !r->device) {
+		if (!r->request || !r->driver || !r->pool || !r->device || share_of(s, i, r) < 0) {
 			dra_allocation_clear(&a);
 			return -ENOMEM;
 		}
@@ -688,6 +779,7 @@ static int count_one(struct dra_state *st, int dev, int cls, bool taken_too, siz
 
 	static const struct alt untolerating = {.tols = NULL};
 
+	/* in use whole, or a shared device a request naming no capacity no longer fits */
 	if ((st->inuse[dev] && !taken_too) || !taints_tolerated(&st->devs[dev], &untolerating))
 		return 0; /* the fast check's claims tolerate no taint */
 	ok = class_ok(st, dev, cls);

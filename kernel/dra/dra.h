@@ -21,9 +21,15 @@
  * users to (the node for node-local devices, a slice's nodeSelector, or none).
  * dra_commit() marks the devices in use, dra_release() frees them.
  *
- * What the allocator does not implement (adminAccess, device taints and
- * tolerations, consumable capacity, per-device node selection) is refused
- * with -EOPNOTSUPP and a message naming the field path: never ignored.
+ * Consumable capacity (KEP-5075): a device with allowMultipleAllocations is
+ * shared by allocations while its capacity lasts; each of its results
+ * carries a shareID and the consumedCapacity (requests' capacity.requests
+ * rounded up by the capacity's requestPolicy, its default, or the whole
+ * capacity), and dra_commit()/dra_release() count them in and out.
+ *
+ * What the allocator does not implement (adminAccess, per-device node
+ * selection) is refused with -EOPNOTSUPP and a message naming the field
+ * path: never ignored.
  */
 #ifndef PODKERNEL_KERNEL_DRA_H
 #define PODKERNEL_KERNEL_DRA_H
@@ -57,6 +63,9 @@ struct dra_node {
 struct dra_result {
 	char *request; /* "gpu" or "nic/fast" for a subrequest */
 	char *driver, *pool, *device;
+	/* a share of a device with allowMultipleAllocations, else both NULL */
+	char *share_id;
+	json_t *consumed; /* capacity name -> quantity string (owned) */
 };
 
 struct dra_allocation {
@@ -102,8 +111,9 @@ void dra_cycle_begin(struct dra_state *st);
 /*
  * The fast check of a claim that is one request for count devices of a
  * class: how many devices of class_name visible to node are free, counting
- * up to want.  -ENOENT: no such class; -EINVAL: a selector of the class does
- * not compile or evaluate (dra_allocate() says which).
+ * up to want (a shared device is free while its shares leave what a request
+ * naming no capacity consumes).  -ENOENT: no such class; -EINVAL: a selector
+ * of the class does not compile or evaluate (dra_allocate() says which).
  */
 int dra_free_count(struct dra_state *st, const char *class_name, const struct dra_node *node,
 		   int slot, size_t want);
@@ -118,7 +128,10 @@ int dra_match_count(struct dra_state *st, const char *class_name, const struct d
 #define DRA_SLOT_LOOKUP (-2)
 int dra_node_slot(struct dra_state *st, const char *name);
 uint64_t dra_state_generation(struct dra_state *st);
-/* Mark an allocation's devices in use (-EBUSY if one already is), or free them. */
+/*
+ * Mark an allocation's devices in use (-EBUSY if one already is, or a
+ * share's consumed capacity no longer fits), or free them.
+ */
 int dra_commit(struct dra_state *st, const struct dra_allocation *a);
 void dra_release(struct dra_state *st, const struct dra_allocation *a);
 /* Devices that count now (newest complete generations), for tests and tools. */

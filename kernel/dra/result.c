@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kernel/dra/dra-internal.h"
+#include "topology/topology.h"
 
 void dra_allocation_clear(struct dra_allocation *a)
 {
@@ -23,6 +24,8 @@ void dra_allocation_clear(struct dra_allocation *a)
 		free(a->results[i].driver);
 		free(a->results[i].pool);
 		free(a->results[i].device);
+		free(a->results[i].share_id);
+		json_decref(a->results[i].consumed);
 	}
 	free(a->results);
 	free(a->node_name);
@@ -37,40 +40,83 @@ static char *key_of(const struct dra_result *r)
 	return asprintf(&k, "%s/%s/%s", r->driver, r->pool, r->device) < 0 ? NULL : k;
 }
 
+/* Room on the (known, shared) device k for a share consuming cons? */
+static bool share_fits(struct dra_state *st, const char *k, const json_t *cons)
+{
+	json_t *at = st->dirty || !st->dev_index ? NULL : json_object_get(st->dev_index, k), *v;
+	const struct dra_device *d;
+	const char *name;
+
+	if (!at)
+		return true; /* unknown until the table is rebuilt, which recounts */
+	d = &st->devs[json_integer_value(at)];
+	if (!d->multi)
+		return false;
+	json_object_foreach((json_t *)cons, name, v)
+	{
+		int64_t m;
+
+		for (size_t c = 0; c < d->cel.ncaps; c++)
+			if (strcmp(d->pol[c].key, name) == 0 && json_is_string(v) &&
+			    topo_quantity_parse(json_string_value(v), &m) == 0 &&
+			    m > d->pol[c].value - d->consumed[c])
+				return false;
+	}
+	return true;
+}
+
+/* Record result r on key k: 0, -EBUSY (taken, or no room), -ENOMEM. */
+static int mark(struct dra_state *st, const char *k, const struct dra_result *r)
+{
+	json_t *u = json_object_get(st->used, k);
+
+	if (!r->share_id) {
+		if (u)
+			return -EBUSY;
+		return json_object_set_new(st->used, k, json_true()) < 0 ? -ENOMEM : 0;
+	}
+	if ((u && !json_is_object(u)) || json_object_get(u, r->share_id) ||
+	    !share_fits(st, k, r->consumed))
+		return -EBUSY;
+	if (!u && (json_object_set_new(st->used, k, json_object()) < 0 ||
+		   !(u = json_object_get(st->used, k))))
+		return -ENOMEM;
+	return json_object_set_new(u, r->share_id,
+				   r->consumed ? json_deep_copy(r->consumed) : json_object()) < 0
+		   ? -ENOMEM
+		   : 0;
+}
+
 int dra_commit(struct dra_state *st, const struct dra_allocation *a)
 {
-	size_t i;
-
-	for (i = 0; i < a->nresults; i++) {
+	for (size_t i = 0; i < a->nresults; i++) {
 		char *k = key_of(&a->results[i]);
-		int busy;
+		int r = k ? mark(st, k, &a->results[i]) : -ENOMEM;
 
-		if (!k)
-			goto undo;
-		busy = json_object_get(st->used, k) != NULL;
-		if (busy || json_object_set_new(st->used, k, json_true()) < 0) {
+		if (r < 0) {
 			free(k);
-			if (busy) {
-				dra_release_n(st, a, i);
-				return -EBUSY;
-			}
-			goto undo;
+			dra_release_n(st, a, i);
+			return r;
 		}
 		dra_note_use(st, k, true);
 		free(k);
 	}
 	return 0;
-undo:
-	dra_release_n(st, a, i);
-	return -ENOMEM;
 }
 
 void dra_release_n(struct dra_state *st, const struct dra_allocation *a, size_t n)
 {
 	for (size_t i = 0; i < n && i < a->nresults; i++) {
-		char *k = key_of(&a->results[i]);
+		const struct dra_result *r = &a->results[i];
+		char *k = key_of(r);
+		json_t *u = k ? json_object_get(st->used, k) : NULL;
 
-		if (k) {
+		if (u && r->share_id && json_is_object(u)) {
+			json_object_del(u, r->share_id);
+			if (json_object_size(u) == 0)
+				json_object_del(st->used, k);
+			dra_note_use(st, k, false);
+		} else if (u && !r->share_id && json_is_true(u)) {
 			json_object_del(st->used, k);
 			dra_note_use(st, k, false);
 		}
@@ -88,11 +134,17 @@ json_t *dra_allocation_json(const struct dra_allocation *a)
 	json_t *results = json_array(), *out;
 	json_t *sel = a->node_selector ? json_incref(a->node_selector) : NULL;
 
-	for (size_t i = 0; results && i < a->nresults; i++)
-		json_array_append_new(
-		    results, json_pack("{s:s, s:s, s:s, s:s}", "request", a->results[i].request,
-				       "driver", a->results[i].driver, "pool", a->results[i].pool,
-				       "device", a->results[i].device));
+	for (size_t i = 0; results && i < a->nresults; i++) {
+		const struct dra_result *r = &a->results[i];
+		json_t *x = json_pack("{s:s, s:s, s:s, s:s}", "request", r->request, "driver",
+				      r->driver, "pool", r->pool, "device", r->device);
+
+		if (x && r->share_id)
+			json_object_set_new(x, "shareID", json_string(r->share_id));
+		if (x && r->consumed)
+			json_object_set_new(x, "consumedCapacity", json_deep_copy(r->consumed));
+		json_array_append_new(results, x);
+	}
 	if (!sel && a->node_name)
 		sel = json_pack("{s:[{s:[{s:s, s:s, s:[s]}]}]}", "nodeSelectorTerms", "matchFields",
 				"key", "metadata.name", "operator", "In", "values", a->node_name);
@@ -174,6 +226,19 @@ bool dra_node_selector_match(const json_t *sel, const struct dra_node *node)
 	return false;
 }
 
+/* A result's shareID and consumedCapacity, when it has them. */
+static int read_share(const json_t *x, struct dra_result *r)
+{
+	const char *id = pk_get_string(x, "shareID");
+	json_t *cons = json_object_get(x, "consumedCapacity");
+
+	if (id && !(r->share_id = strdup(id)))
+		return -ENOMEM;
+	if (id && json_is_object(cons) && !(r->consumed = json_deep_copy(cons)))
+		return -ENOMEM;
+	return 0;
+}
+
 int dra_allocation_parse(const json_t *alloc, struct dra_allocation *ret)
 {
 	json_t *results = pk_get(alloc, "devices.results"), *x;
@@ -198,7 +263,7 @@ int dra_allocation_parse(const json_t *alloc, struct dra_allocation *ret)
 		r->driver = strdup(drv);
 		r->pool = strdup(pool);
 		r->device = strdup(dev);
-		if (!r->request || !r->driver || !r->pool || !r->device) {
+		if (read_share(x, r) < 0 || !r->request || !r->driver || !r->pool || !r->device) {
 			dra_allocation_clear(&a);
 			return -ENOMEM;
 		}
@@ -218,7 +283,8 @@ bool dra_allocation_same(const struct dra_allocation *a, const struct dra_alloca
 	for (size_t i = 0; i < a->nresults; i++)
 		if (strcmp(a->results[i].driver, b->results[i].driver) != 0 ||
 		    strcmp(a->results[i].pool, b->results[i].pool) != 0 ||
-		    strcmp(a->results[i].device, b->results[i].device) != 0)
+		    strcmp(a->results[i].device, b->results[i].device) != 0 ||
+		    strcmp(a->results[i].share_id ?: "", b->results[i].share_id ?: "") != 0)
 			return false;
 	return true;
 }

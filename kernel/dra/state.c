@@ -48,6 +48,8 @@ static void clear_table(struct dra_state *st)
 		free(st->devs[i].domains);
 		free(st->devs[i].attrs);
 		free(st->devs[i].caps);
+		free(st->devs[i].pol);
+		free(st->devs[i].consumed);
 		free(st->devs[i].key);
 	}
 	free(st->devs);
@@ -83,8 +85,12 @@ void dra_note_use(struct dra_state *st, const char *k, bool on)
 {
 	json_t *i = st->dirty || !st->dev_index ? NULL : json_object_get(st->dev_index, k);
 
-	if (i)
-		st->inuse[json_integer_value(i)] = on;
+	if (!i)
+		return;
+	if (st->devs[json_integer_value(i)].multi)
+		on = on && json_is_true(json_object_get(st->used, k));
+	st->inuse[json_integer_value(i)] = on ? DRA_WHOLE : 0;
+	dra_recount(st, (size_t)json_integer_value(i));
 }
 
 void dra_state_free(struct dra_state *st)
@@ -213,7 +219,11 @@ static int device_attrs(struct dra_device *d, const json_t *dev)
 
 	d->attrs = calloc(json_object_size(attrs) + 1, sizeof(*d->attrs));
 	d->caps = calloc(json_object_size(caps) + 1, sizeof(*d->caps));
-	if (!d->attrs || !d->caps)
+	d->pol = calloc(json_object_size(caps) + 1, sizeof(*d->pol));
+	d->consumed = calloc(json_object_size(caps) + 1, sizeof(*d->consumed));
+	d->multi = json_is_true(json_object_get(dev, "allowMultipleAllocations"));
+	d->cel.multi = d->multi;
+	if (!d->attrs || !d->caps || !d->pol || !d->consumed)
 		return -ENOMEM;
 	json_object_foreach(attrs, k, v)
 	{
@@ -242,7 +252,7 @@ static int device_attrs(struct dra_device *d, const json_t *dev)
 		if ((r = split_name(d, k, &c->domain, &c->name)) < 0)
 			return r;
 		if (quantity(json_object_get(v, "value"), &c->milli) == 0)
-			d->cel.ncaps++;
+			dra_read_policy(&d->pol[d->cel.ncaps++], k, c->milli, v);
 	}
 	d->cel.attrs = d->attrs;
 	d->cel.caps = d->caps;
@@ -348,7 +358,11 @@ static int index_nodes(struct dra_state *st)
 	for (size_t i = 0; i < st->ndev; i++) {
 		const char *n = st->devs[i].node_name;
 
-		st->inuse[i] = json_object_get(st->used, st->devs[i].key) != NULL;
+		json_t *u = json_object_get(st->used, st->devs[i].key);
+
+		/* a shared device is in use whole only when allocated whole */
+		st->inuse[i] = (st->devs[i].multi ? json_is_true(u) : u != NULL) ? DRA_WHOLE : 0;
+		dra_recount(st, i);
 		if (json_object_set_new(st->dev_index, st->devs[i].key,
 					json_integer((json_int_t)i)) < 0)
 			return -ENOMEM;

@@ -55,6 +55,7 @@ struct pk_response {
 	char *warnings;		 /* malloc'ed lines, each sent as a `Warning: 299 - "..."` header */
 	size_t warnings_len;	 /* strlen(warnings) */
 	size_t warnings_dropped; /* past the cap (PK_RESPONSE_WARNINGS_MAX): counted only */
+	bool no_retry_after;	 /* a 429 without Retry-After (a refused eviction, as upstream) */
 };
 /* Warnings of one response, as kube-apiserver bounds them: each cut at 256
  * characters, at most 4 KiB in all; more are counted, not kept. */

@@ -1467,6 +1467,24 @@ static int get_object(struct ctx *x, const char *fmt, const char *ns, const char
 }
 
 /* The claims of p's spec.resourceClaims (what says whose: "" or " (PodGroup)"). */
+/*
+ * One allocated device: request, driver/pool/device and, for a share of a
+ * device with consumable capacity, what it consumed and its shareID.
+ */
+static void print_result(const json_t *r)
+{
+	json_t *cons = json_object_get(r, "consumedCapacity"), *q;
+	const char *name;
+
+	printf("    %-18s %s/%s/%s", pk_get_string(r, "request") ?: "",
+	       pk_get_string(r, "driver") ?: "", pk_get_string(r, "pool") ?: "",
+	       pk_get_string(r, "device") ?: "");
+	json_object_foreach(cons, name, q) printf(" %s=%s", name, json_string_value(q) ?: "?");
+	if (pk_get_string(r, "shareID"))
+		printf(" (share %s)", pk_get_string(r, "shareID"));
+	printf("\n");
+}
+
 static void print_claim_list(struct ctx *x, const json_t *p, const char *what, bool *header)
 {
 	json_t *pc;
@@ -1496,10 +1514,7 @@ static void print_claim_list(struct ctx *x, const json_t *p, const char *what, b
 		}
 		res = pk_get(c, "status.allocation.devices.results");
 		printf("%s%s\n", cn, json_array_size(res) ? "" : " (not allocated)");
-		json_array_foreach(res, k, r)
-		    printf("    %-18s %s/%s/%s\n", pk_get_string(r, "request") ?: "",
-			   pk_get_string(r, "driver") ?: "", pk_get_string(r, "pool") ?: "",
-			   pk_get_string(r, "device") ?: "");
+		json_array_foreach(res, k, r) print_result(r);
 		json_decref(c);
 	}
 }

@@ -264,6 +264,42 @@ static char *put_int(char *w, int v)
 }
 
 /*
+ * A committed placement with a topology key: its domain becomes the group's
+ * home, and a repair is told (condition <Kind>Repaired, reason
+ * RepairedInPlace or ReplacedWhole, and the statistic).
+ */
+static void report_pick(struct sc_ctx *ctx, struct sc_group *g)
+{
+	char msg[768];
+	char *home;
+
+	if (g->pick_stamp != ctx->stamp || !g->pick)
+		return;
+	home = g->home ? g->home : g->spec.home;
+	if (g->pick_repair == SC_REPAIR_IN_PLACE)
+		snprintf(msg, sizeof(msg), "placed again in its home domain %s=%s",
+			 g->spec.topo_key, g->pick);
+	else if (g->pick_repair == SC_REPAIR_WHOLE)
+		snprintf(msg, sizeof(msg),
+			 "its home domain %s=%s had no room: placed whole in %s=%s",
+			 g->spec.topo_key, home ? home : "", g->spec.topo_key, g->pick);
+	if (g->pick_repair != SC_REPAIR_NONE && g->present && !g->implicit) {
+		bool in_place = g->pick_repair == SC_REPAIR_IN_PLACE;
+
+		sc_stat(ctx, in_place ? PK_SCHED_STAT_REPAIR_IN_PLACE : PK_SCHED_STAT_REPAIR_WHOLE,
+			1);
+		sc_result_condition(
+		    ctx->res, g->composite ? PK_KIND_COMPOSITE_POD_GROUP : PK_KIND_POD_GROUP, g->ns,
+		    g->name, g->composite ? "CompositePodGroupRepaired" : "PodGroupRepaired",
+		    "True", in_place ? "RepairedInPlace" : "ReplacedWhole", msg);
+	}
+	free(g->home);
+	g->home = g->pick;
+	g->pick = NULL;
+	g->pick_repair = SC_REPAIR_NONE;
+}
+
+/*
  * Conditions after a cycle: evaluated groups report their own status, or the
  * nearest failed ancestor's; pending pods name the nearest failed group.
  */
@@ -290,6 +326,7 @@ static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group
 		put_str(w, " scheduled");
 		sc_emit_group(ctx, g, "True", "Scheduled", msg);
 		g->scheduled = !g->implicit;
+		report_pick(ctx, g);
 	} else if (g->eval.stamp == ctx->stamp && g->eval.status != SC_SUCCESS) {
 		snprintf(msg, sizeof(msg), "%s: %s", sc_status_to_string(g->eval.status),
 			 sc_group_why(ctx->snap, g) ? g->eval.why : "not placed");

@@ -42,6 +42,8 @@ static void group_clear_spec(struct sc_group *g)
 	free(g->spec.parent_key);
 	free(g->spec.workload);
 	free(g->spec.topo_key);
+	free(g->spec.home);
+	g->spec.home = NULL;
 	free(g->spec.prio_class);
 	g->spec.parent_key = g->spec.workload = g->spec.topo_key = g->spec.prio_class = NULL;
 	g->spec.has_slice = g->spec.slice_bad = false;
@@ -59,6 +61,8 @@ static void group_free(struct sc_group *g)
 	free(g->ns);
 	free(g->name);
 	free(g->eval.why);
+	free(g->home);
+	free(g->pick);
 	if (g->strat.free)
 		g->strat.free(g->strat.state);
 	sc_vec_free(&g->children);
@@ -110,8 +114,64 @@ static void free_strings(struct sc_vec *v)
 	sc_vec_free(v);
 }
 
+static void recent_homes_free(struct sc_forest *f)
+{
+	const char *k;
+	void *v;
+
+	for (size_t at = 0; pk_map_next(&f->recent_homes, &at, &k, &v);) {
+		struct sc_recent_home *h = v;
+
+		free(h->home);
+		free(h);
+	}
+	pk_map_free(&f->recent_homes);
+}
+
+/* Remember a removed group's home (best effort: out of memory forgets it). */
+static void remember_home(struct sc_forest *f, const char *key, bool composite, const char *home)
+{
+	char k[600];
+	struct sc_recent_home *h;
+
+	if (!home || strlen(key) >= sizeof(k) - 2)
+		return;
+	snprintf(k, sizeof(k), "%c%s", composite ? 'C' : 'P', key);
+	if (f->recent_homes.live >= SC_RECENT_HOMES_MAX)
+		recent_homes_free(f);
+	if ((h = pk_map_get(&f->recent_homes, k))) {
+		free(h->home);
+	} else if (!(h = calloc(1, sizeof(*h))) || pk_map_put(&f->recent_homes, k, h) < 0) {
+		free(h);
+		return;
+	}
+	h->home = strdup(home);
+	h->at = f->version;
+}
+
+/* A group made again: its home, if it was removed lately (taken: the entry goes). */
+static void recall_home(struct sc_forest *f, struct sc_group *g, bool composite)
+{
+	char k[600];
+	struct sc_recent_home *h;
+
+	if (g->home || !f->recent_homes.live || strlen(g->key) >= sizeof(k) - 2)
+		return;
+	snprintf(k, sizeof(k), "%c%s", composite ? 'C' : 'P', g->key);
+	if (!(h = pk_map_get(&f->recent_homes, k)))
+		return;
+	if (f->version - h->at <= SC_RECENT_HOME_WINDOW) {
+		g->home = h->home;
+		h->home = NULL;
+	}
+	free(h->home);
+	free(h);
+	pk_map_del(&f->recent_homes, k);
+}
+
 void sc_forest_fini(struct sc_forest *f)
 {
+	recent_homes_free(f);
 	sc_queue_fini(&f->queue); /* before the groups it points to go */
 	free_strings(&f->unrooted_groups);
 	free_strings(&f->unrooted_pods);
@@ -311,6 +371,9 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 	g->spec.topo_key = view->spec.topology_key && *view->spec.topology_key
 			       ? strdup(view->spec.topology_key)
 			       : NULL;
+	const char *home = json_string_value(json_object_get(
+	    pk_get(view->raw, "metadata.annotations"), TOPO_ANNOTATION_HOME_DOMAIN));
+	g->spec.home = home && *home ? strdup(home) : NULL;
 	g->spec.has_slice = view->slice_shape != NULL && !g->composite;
 	g->spec.slice_bad =
 	    g->spec.has_slice && topo_shape_parse(view->slice_shape, &g->spec.slice) < 0;
@@ -328,6 +391,7 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 	g->spec.prio_class = sc_strdup(view->spec.priority_class);
 	g->scheduled = g->scheduled || scheduled;
 	g->q.parked_invalid = false;
+	recall_home(f, g, g->composite);
 	if ((view->workload_name && !g->spec.workload) || (view->parent && !g->spec.parent_key) ||
 	    (view->spec.priority_class && !g->spec.prio_class))
 		return -ENOMEM;
@@ -346,6 +410,7 @@ int sc_forest_remove_group(struct sc_forest *f, const char *key, bool composite)
 	f->version++;
 	if (!g || !g->present)
 		return -ENOENT;
+	remember_home(f, key, composite, g->home);
 	if (g->parent)
 		sc_group_touch(f, g->parent);
 	g->present = false;

@@ -143,6 +143,48 @@ int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int de
 	return dom;
 }
 
+size_t sc_count_pending(const struct sc_group *g, int depth)
+{
+	size_t n = 0;
+
+	if (depth > PK_HIERARCHY_WALK_MAX)
+		return 0;
+	for (size_t i = 0; i < g->pods.n; i++)
+		n += sc_pod_pending(g->pods.v[i]);
+	for (size_t i = 0; i < g->children.n; i++)
+		n += sc_count_pending(g->children.v[i], depth + 1);
+	return n;
+}
+
+int sc_home_bucket(const struct sc_part *part, const struct sc_buckets *b, const struct sc_group *g,
+		   int bdom)
+{
+	const char *home = g->home ? g->home : g->spec.home;
+
+	if (!home || bdom != -2)
+		return -1;
+	for (int k = 0; k < b->nd; k++) {
+		int d = b->dom ? b->dom[k] : k;
+
+		if (strcmp(part->values[d], home) == 0)
+			return k;
+	}
+	return -1;
+}
+
+void sc_note_pick(struct sc_ctx *ctx, struct sc_group *g, const char *value, int bdom,
+		  bool home_chosen)
+{
+	bool placed_before = g->home || g->spec.home;
+
+	free(g->pick);
+	g->pick = strdup(value);
+	g->pick_stamp = ctx->stamp;
+	g->pick_repair = SC_REPAIR_NONE;
+	if (placed_before && bdom == -2)
+		g->pick_repair = home_chosen ? SC_REPAIR_IN_PLACE : SC_REPAIR_WHOLE;
+}
+
 /* ---- the leaf loop ----------------------------------------------------------- */
 
 enum sc_status sc_leaf_presim(struct sc_ctx *ctx, struct sc_group *g, int *ret_S, int *ret_R)

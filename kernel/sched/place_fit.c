@@ -933,6 +933,61 @@ static bool cands_best_indexed(struct cands *cs)
 	return true;
 }
 
+/* No candidate fit: record and trace why; the status it ends with. */
+static enum sc_status topo_failed(struct sc_ctx *ctx, struct sc_group *g, const struct cands *cs,
+				  int start_rank, enum sc_status st)
+{
+	struct sc_buf msg = {0};
+
+	if (!cs->nscope)
+		sc_buf_printf(&msg, "no node in scope has label %s", g->spec.topo_key);
+	else
+		sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s%s)",
+			      g->spec.topo_key, cs->nscope, cs->why.s ? cs->why.s : "",
+			      cs->npruned > 3 ? "; ..." : "");
+	if (start_rank > 0 && st == SC_UNRESOLVABLE)
+		st = SC_UNSCHEDULABLE; /* an earlier candidate did fit */
+	sc_record(ctx, g, st, sc_group_min(g), g->eval.stamp == ctx->stamp ? g->eval.S : 0, 0,
+		  g->eval.stamp == ctx->stamp ? g->eval.U : 0,
+		  g->eval.stamp == ctx->stamp ? g->eval.UU : 0, SC_WHY_TEXT, NULL, msg.s);
+	sc_trace(ctx, "%s %s: %s -> %s", sc_group_kind(g), g->key, msg.s ? msg.s : "",
+		 sc_status_to_string(st));
+	sc_buf_free(&msg);
+	return st;
+}
+
+/* Repair: the home domain (bucket k) first, kept when every pending pod fits there. */
+static bool home_first(struct fit *f, struct sc_group *g, const struct cands *cs, int k)
+{
+	struct sc_ctx *ctx = f->ctx;
+	int d = cs->bk.dom ? cs->bk.dom[k] : k;
+	const int *dn = cs->bk.order + cs->bk.start[k];
+	size_t dnn = (size_t)(cs->bk.start[k + 1] - cs->bk.start[k]);
+	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
+	size_t want = sc_count_pending(g, 0);
+	enum sc_status cst;
+
+	if (!dnn || f->budget <= 0)
+		return false;
+	f->budget--;
+	sc_stat(ctx, PK_SCHED_STAT_EVALUATED, 1);
+	ctx->depth++;
+	cst = eval_in(f, g, dn, dnn);
+	ctx->depth--;
+	if (cst == SC_SUCCESS && ctx->placed - placed0 == want) {
+		fit_set_dom(g, d);
+		sc_note_pick(ctx, g, cs->part->values[d], cs->bdom, true);
+		sc_trace(ctx, "%s %s: repaired in its home domain %s=%s", sc_group_kind(g), g->key,
+			 g->spec.topo_key, cs->part->values[d]);
+		return true;
+	}
+	sc_trace(ctx, "%s %s: home domain %s=%s has no room (%s): placed whole", sc_group_kind(g),
+		 g->key, g->spec.topo_key, cs->part->values[d], sc_status_to_string(cst));
+	sc_snapshot_revert(ctx->snap, mark);
+	ctx->placed = placed0;
+	return false;
+}
+
 static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
 				int start_rank, int *ret_rank)
 {
@@ -963,12 +1018,19 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		sorted = true;
 	}
 	ncand = cs.n;
+	int home_k = sc_home_bucket(part, &cs.bk, g, cs.bdom), off = home_k >= 0;
+	if (home_k >= 0 && start_rank == 0 && home_first(f, g, &cs, home_k)) {
+		*ret_rank = 0;
+		st = SC_SUCCESS;
+		goto out;
+	}
 	sc_stat(ctx, PK_SCHED_STAT_GENERATED, (double)cs.nscope);
 	sc_trace(ctx, "%s %s: topology %s, scope of %zu nodes, %zu of %d domains scanned, %s",
 		 sc_group_kind(g), g->key, g->spec.topo_key, n, cs.nscope, cs.bk.nd,
 		 sorted ? "ranked" : "best first");
 	ctx->depth++;
-	for (size_t rank = (size_t)(start_rank > 0 ? start_rank : 0);; rank++) {
+	/* with a home, rank 0 is the home and rank r the ranking's r - 1 */
+	for (size_t rank = (size_t)(start_rank > off ? start_rank - off : 0);; rank++) {
 		struct cand *c;
 
 		if (rank >= 1 && !sorted) {
@@ -980,6 +1042,8 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		if (rank >= ncand)
 			break;
 		c = &cs.v[rank];
+		if (off && c->k == home_k)
+			continue; /* tried first */
 		if (f->budget <= 0) {
 			if (!f->exhausted)
 				sc_trace(ctx, "search budget of %d candidate evaluations exhausted",
@@ -1005,7 +1069,8 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		ctx->depth--;
 		if (cst == SC_SUCCESS) {
 			fit_set_dom(g, c->d);
-			*ret_rank = (int)rank;
+			sc_note_pick(ctx, g, part->values[c->d], cs.bdom, false);
+			*ret_rank = (int)rank + off;
 			ctx->depth--;
 			sc_trace(ctx, "%s %s: chosen %s=%s", sc_group_kind(g), g->key,
 				 g->spec.topo_key, part->values[c->d]);
@@ -1026,24 +1091,7 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 			 sc_status_to_string(cst));
 	}
 	ctx->depth--;
-	{
-		struct sc_buf msg = {0};
-
-		if (!cs.nscope)
-			sc_buf_printf(&msg, "no node in scope has label %s", g->spec.topo_key);
-		else
-			sc_buf_printf(&msg, "no feasible %s domain among %zu candidates (%s%s)",
-				      g->spec.topo_key, cs.nscope, cs.why.s ? cs.why.s : "",
-				      cs.npruned > 3 ? "; ..." : "");
-		if (start_rank > 0 && st == SC_UNRESOLVABLE)
-			st = SC_UNSCHEDULABLE; /* an earlier candidate did fit */
-		sc_record(ctx, g, st, sc_group_min(g), g->eval.stamp == ctx->stamp ? g->eval.S : 0,
-			  0, g->eval.stamp == ctx->stamp ? g->eval.U : 0,
-			  g->eval.stamp == ctx->stamp ? g->eval.UU : 0, SC_WHY_TEXT, NULL, msg.s);
-		sc_trace(ctx, "%s %s: %s -> %s", sc_group_kind(g), g->key, msg.s ? msg.s : "",
-			 sc_status_to_string(st));
-		sc_buf_free(&msg);
-	}
+	st = topo_failed(ctx, g, &cs, start_rank, st);
 out:
 	sc_stat(ctx, PK_SCHED_STAT_SEARCH, sc_stat_clock(ctx) - t0);
 	sc_buf_free(&cs.why);

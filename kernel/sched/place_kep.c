@@ -193,19 +193,6 @@ static enum sc_status eval_in(struct sc_ctx *ctx, struct sc_group *g, const int 
 
 /* ---- topology: every candidate domain, scored -------------------------------- */
 
-static size_t count_pending(const struct sc_group *g, int depth)
-{
-	size_t n = 0;
-
-	if (depth > PK_HIERARCHY_WALK_MAX)
-		return 0;
-	for (size_t i = 0; i < g->pods.n; i++)
-		n += sc_pod_pending(g->pods.v[i]);
-	for (size_t i = 0; i < g->children.n; i++)
-		n += count_pending(g->children.v[i], depth + 1);
-	return n;
-}
-
 /* Sum of the requests of every pending pod of the subtree. */
 static void pending_requests(const struct sc_group *g, int depth, int64_t sum[SC_MAX_RES])
 {
@@ -395,6 +382,35 @@ static enum sc_status topo_choose(struct topo_search *ts)
 	return st;
 }
 
+/* Evaluate the home bucket k; kept (true) when all pending pods fit there. */
+static bool home_eval(struct topo_search *ts, int k)
+{
+	struct sc_ctx *ctx = ts->ctx;
+	const int *dn = ts->b.order + ts->b.start[k];
+	size_t dnn = (size_t)(ts->b.start[k + 1] - ts->b.start[k]);
+	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
+	enum sc_status cst;
+
+	if (!dnn)
+		return false;
+	sc_stat(ctx, PK_SCHED_STAT_EVALUATED, 1);
+	ctx->depth++;
+	cst = eval_in(ctx, ts->g, dn, dnn);
+	ctx->depth--;
+	if (cst == SC_SUCCESS && ctx->placed - placed0 == ts->total) {
+		sc_trace(ctx, "%s %s: repaired in its home domain %s=%s", sc_group_kind(ts->g),
+			 ts->g->key, ts->g->spec.topo_key,
+			 ts->part->values[ts->b.dom ? ts->b.dom[k] : k]);
+		ts->best = k;
+		return true;
+	}
+	sc_trace(ctx, "%s %s: home domain has no room (%s), re-placed whole", sc_group_kind(ts->g),
+		 ts->g->key, sc_status_to_string(cst));
+	sc_snapshot_revert(ctx->snap, mark);
+	ctx->placed = placed0;
+	return false;
+}
+
 /* No candidate succeeded: say which were tried and why they failed. */
 static void topo_fail(struct topo_search *ts)
 {
@@ -424,13 +440,16 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 	if (!ts.part || sc_buckets_of(ctx->snap, ts.part, nodes, n, &ts.b) < 0)
 		return SC_UNRESOLVABLE;
 	ts.bdom = sc_bound_domain(ts.part, g, 0, -2);
-	ts.total = count_pending(g, 0);
+	ts.total = sc_count_pending(g, 0);
 	pending_requests(g, 0, ts.want);
 	sc_trace(ctx, "%s %s: topology %s, candidates in scope of %zu nodes:", sc_group_kind(g),
 		 g->key, g->spec.topo_key, n);
+	int home_k = sc_home_bucket(ts.part, &ts.b, g, ts.bdom);
 	ctx->depth++;
+	perfect = home_k >= 0 && home_eval(&ts, home_k);
 	for (int k = 0; k < ts.b.nd && !perfect; k++)
-		perfect = candidate_eval(&ts, k);
+		if (k != home_k)
+			perfect = candidate_eval(&ts, k);
 	ctx->depth--;
 	if (perfect) {
 		sc_trace(ctx, "%s %s: chosen %s=%s (perfect score)", sc_group_kind(g), g->key,
@@ -441,6 +460,9 @@ static enum sc_status eval_topo(struct sc_ctx *ctx, struct sc_group *g, const in
 	} else {
 		topo_fail(&ts);
 	}
+	if (ts.st == SC_SUCCESS)
+		sc_note_pick(ctx, g, ts.part->values[ts.b.dom ? ts.b.dom[ts.best] : ts.best],
+			     ts.bdom, home_k >= 0 && home_k == ts.best);
 	sc_stat(ctx, PK_SCHED_STAT_SEARCH, sc_stat_clock(ctx) - t0);
 	sc_buf_free(&ts.why);
 	sc_buckets_free(&ts.b);

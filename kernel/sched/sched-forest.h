@@ -103,6 +103,7 @@ struct sc_group_spec {
 	int32_t min;
 	enum pk_disruption disruption;
 	char *topo_key;
+	char *home; /* annotation scheduling.podkernel.dev/home-domain, NULL: none */
 	/* TPU slice: the slice-shape annotation (slice_bad: it does not parse) */
 	bool has_slice, slice_bad;
 	/* spec.resourceClaims: a CompositePodGroup's are refused (hierarchy.c); a
@@ -164,6 +165,15 @@ struct sc_group {
 	struct sc_cond_memo memo;
 	bool disrupted; /* DisruptionTarget written (preempt.c) */
 	/*
+	 * Repair in the same domain (place_kep.c, cycle.c): home, the value of
+	 * its topology key its subtree was last committed in; pick, this
+	 * cycle's choice (valid at pick_stamp) and whether it was a repair.
+	 */
+	char *home;
+	char *pick;
+	uint64_t pick_stamp;
+	enum sc_repair { SC_REPAIR_NONE, SC_REPAIR_IN_PLACE, SC_REPAIR_WHOLE } pick_repair;
+	/*
 	 * Set for a root's tree before each attempt (sc_group_note_gated):
 	 * gated_wait, the opt-in policy under which a gang waits while a
 	 * member is gated; else gated, this leaf's gated pending pods, which
@@ -214,7 +224,20 @@ struct sc_forest {
 	/* Groups ("P"/"C" + key) and pods (key) added or unlinked since the
 	 * last report of unrooted hierarchies (cycle.c); malloc'ed strings. */
 	struct sc_vec unrooted_groups, unrooted_pods;
+	/*
+	 * Home domains of groups removed lately, "P"/"C" + key -> struct
+	 * sc_recent_home: a group made again under the same name soon after (a
+	 * JobSet restart, a simulator's retry) takes its home back.
+	 */
+	struct pk_map recent_homes;
 };
+struct sc_recent_home {
+	char *home;
+	uint64_t at; /* forest version at the removal */
+};
+/* A removed group's home is taken back within this many forest changes; at most this many kept. */
+#define SC_RECENT_HOME_WINDOW 100000
+#define SC_RECENT_HOMES_MAX 4096
 
 /* forest.c */
 void sc_forest_init(struct sc_forest *f);

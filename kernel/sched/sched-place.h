@@ -24,6 +24,22 @@ const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g);
 void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts, const int *short_of);
 /* Domain of part holding every running pod of g's subtree: -2 none, -1 conflict. */
 int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int depth, int dom);
+/* Pending pods of g's subtree. */
+size_t sc_count_pending(const struct sc_group *g, int depth);
+/*
+ * Repair in the same domain: a group placed before (its home, remembered
+ * from its last committed placement or from the annotation
+ * scheduling.podkernel.dev/home-domain) whose subtree has no running pod
+ * left (bdom -2: a lost node, a drain, its whole disruption unit evicted)
+ * tries its home first and keeps it when every pending pod fits there;
+ * otherwise it is placed whole wherever the strategy chooses.  The home's
+ * bucket among b (-1: none, not in scope, or pods still run).
+ */
+int sc_home_bucket(const struct sc_part *part, const struct sc_buckets *b, const struct sc_group *g,
+		   int bdom);
+/* Note this cycle's domain value for g and whether it repaired g (cycle.c reports it). */
+void sc_note_pick(struct sc_ctx *ctx, struct sc_group *g, const char *value, int bdom,
+		  bool home_chosen);
 
 /*
  * The leaf loop every strategy shares: the leaf's pending pods in order, each

@@ -396,6 +396,26 @@ int pk_sched_update(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 	return pk_sched_add(s, obj, errs);
 }
 
+int pk_sched_group_home(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name,
+			char **ret)
+{
+	char *key = sc_key(ns, name);
+	const struct sc_group *g;
+	const char *home;
+
+	*ret = NULL;
+	if (!key)
+		return -ENOMEM;
+	g = sc_forest_find(&s->forest, key, kind == PK_KIND_COMPOSITE_POD_GROUP);
+	free(key);
+	if (!g || !g->present)
+		return -ENOENT;
+	home = g->home ? g->home : g->spec.home;
+	if (home && !(*ret = strdup(home)))
+		return -ENOMEM;
+	return 0;
+}
+
 int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name)
 {
 	char *key;

@@ -40,12 +40,19 @@ typedef void (*pk_sched_trace_fn)(void *arg, const char *line);
  *   SEARCH      value seconds one topology-constrained group's search over
  *               its candidates took
  *   ROOT_GATED  root ("Kind ns/name") held back by PreEnqueue; value 0
+ *   REPAIR_IN_PLACE, REPAIR_WHOLE  value 1: a topology-constrained group
+ *               placed before (its home domain remembered, or the annotation
+ *               scheduling.podkernel.dev/home-domain) placed again after its
+ *               pods were lost, in its home domain or, that one having no
+ *               room, whole elsewhere
  */
 enum pk_sched_stat {
 	PK_SCHED_STAT_GENERATED,
 	PK_SCHED_STAT_EVALUATED,
 	PK_SCHED_STAT_SEARCH,
 	PK_SCHED_STAT_ROOT_GATED,
+	PK_SCHED_STAT_REPAIR_IN_PLACE, /* value 1: a group placed before, again in its domain */
+	PK_SCHED_STAT_REPAIR_WHOLE,    /* value 1: one whose domain had no room, re-placed whole */
 };
 typedef void (*pk_sched_stat_fn)(void *arg, enum pk_sched_stat stat, double value,
 				 const char *root);
@@ -102,6 +109,15 @@ void pk_sched_free(struct pk_sched *s);
 int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs);
 int pk_sched_update(struct pk_sched *s, json_t *obj, struct pk_errors *errs);
 int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
+/*
+ * The home domain of group ns/name (PodGroup or CompositePodGroup): the
+ * value of its topology key its last committed placement chose, else its
+ * scheduling.podkernel.dev/home-domain annotation; a new string in *ret,
+ * NULL when it has none.  -ENOENT: no such group; -ENOMEM.  A simulator that
+ * withdraws a job's groups after a node loss hands it back as the annotation.
+ */
+int pk_sched_group_home(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name,
+			char **ret);
 /*
  * Add n pods alike: pod (a Pod object) named names[0], ..., names[n-1] in
  * turn, as n pk_sched_add calls would, but decoded once (a simulator's

@@ -415,7 +415,7 @@ static enum MHD_Result send_response(struct pk_server *srv, struct MHD_Connectio
 			 resp->warnings_dropped);
 		MHD_add_response_header(r, "Warning", more);
 	}
-	if (resp->status == 429)
+	if (resp->status == 429 && !resp->no_retry_after)
 		MHD_add_response_header(r, "Retry-After", "1");
 	if (close)
 		MHD_add_response_header(r, "Connection", "close");

@@ -174,6 +174,9 @@ static const struct {
     {"storage.k8s.io", "StorageClass",
      "A class of storage: its provisioner, binding mode and allowed topologies."},
     {"storage.k8s.io", "CSINode", "The CSI drivers of a node and how many volumes each attaches."},
+    {"policy", "PodDisruptionBudget",
+     "How many of the pods a selector picks may be down at once; the eviction subresource "
+     "refuses (429) an eviction that would go below it, a gang's disruption unit counted whole."},
     {"resource.k8s.io", "DeviceClass",
      "A class of devices: the selectors and configuration a request of it gets."},
     {"resource.k8s.io", "ResourceClaim",

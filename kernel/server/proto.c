@@ -75,6 +75,7 @@ static const struct pk_pb_kind kinds[] = {
     {"resource.k8s.io", "ResourceSlice", &k8s__io__api__resource__v1__resource_slice__descriptor},
     {"events.k8s.io", "Event", &k8s__io__api__events__v1__event__descriptor},
     {"policy", "Eviction", &k8s__io__api__policy__v1__eviction__descriptor},
+    {"policy", "PodDisruptionBudget", &k8s__io__api__policy__v1__pod_disruption_budget__descriptor},
     {"batch", "Job", &k8s__io__api__batch__v1__job__descriptor},
     {"scheduling.k8s.io", "PriorityClass",
      &k8s__io__api__scheduling__v1__priority_class__descriptor},

@@ -1536,9 +1536,9 @@ static void do_delete(struct call *c, struct pk_response *resp)
 }
 
 /*
- * pods/NAME/eviction (policy/v1 Eviction), what kubectl drain posts: no
- * PodDisruptionBudget is served, so every eviction is allowed and deletes the
- * pod with the Eviction's deleteOptions; 201 and a Success Status, as
+ * pods/NAME/eviction (policy/v1 Eviction), what kubectl drain posts: the
+ * pod's disruption unit goes whole or not at all, as its budgets allow
+ * (eviction.c); 201 and a Success Status, or 429 with the reason, as
  * kube-apiserver answers.
  */
 static void do_eviction(struct call *c, struct pk_response *resp)
@@ -1559,20 +1559,10 @@ static void do_eviction(struct call *c, struct pk_response *resp)
 		int rc = json_is_object(del)
 			     ? delete_options_apply(json_incref(del), resp, &opts, &c->wo)
 			     : 0;
-		struct pk_errors errs = {0};
-		json_t *out = NULL;
 		if (rc == 0)
-			rc = pk_store_delete_opts(c->srv->store, "Pod", c->r->ns, c->r->name,
-						  &c->wo, &errs, &out);
+			rc = pk_srv_evict(c->srv->store, c->r->ns, c->r->name, &c->wo, resp);
 		if (rc < 0 && resp->status == 0)
-			respond_store_error(resp, rc, c->r, c->r->name, &errs);
-		else if (rc == 0)
-			pk_srv_respond_json(resp, 201,
-					    json_pack("{s:s,s:s,s:{},s:s,s:i}", "kind", "Status",
-						      "apiVersion", "v1", "metadata", "status",
-						      "Success", "code", 201));
-		json_decref(out);
-		pk_errors_clear(&errs);
+			respond_store_error(resp, rc, c->r, c->r->name, NULL);
 	}
 	json_decref(opts);
 	json_decref(body);

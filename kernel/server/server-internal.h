@@ -111,6 +111,12 @@ void pk_srv_respond_status(struct pk_response *resp, int code, const char *reaso
 			   const char *name, const struct pk_errors *causes, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 
+/* eviction.c: pods/NAME/eviction, a gang's disruption unit whole or not at
+ * all under the namespace's PodDisruptionBudgets; answers 201, 429 or 500
+ * itself, -errno (nothing answered) for the caller's store error. */
+int pk_srv_evict(struct pk_store *store, const char *ns, const char *name,
+		 const struct pk_store_write_opts *wo, struct pk_response *resp);
+
 /* query.c: the query parameters of list and watch, as kube-apiserver checks them. */
 /* A NUL byte in any argument: 400 naming it into resp, true. */
 bool pk_srv_query_nul(const struct pk_request *req, struct pk_response *resp);

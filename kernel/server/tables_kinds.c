@@ -467,6 +467,35 @@ static json_t *cell_ns_status(json_t *o)
 	return json_string(pk_get_string(o, "status.phase") ?: "Active");
 }
 
+/* ---- PodDisruptionBudgets ----------------------------------------------------- */
+/* An int-or-percent bound as kubectl prints it, N/A when unset. */
+static json_t *cell_bound(json_t *o, const char *path)
+{
+	json_t *v = pk_get(o, path);
+	char buf[32];
+
+	if (json_is_integer(v)) {
+		snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
+		return json_string(buf);
+	}
+	return json_string(json_is_string(v) ? json_string_value(v) : "N/A");
+}
+
+static json_t *cell_pdb_min(json_t *o)
+{
+	return cell_bound(o, "spec.minAvailable");
+}
+
+static json_t *cell_pdb_max(json_t *o)
+{
+	return cell_bound(o, "spec.maxUnavailable");
+}
+
+static json_t *cell_pdb_allowed(json_t *o)
+{
+	return json_integer(int_at(o, "status.disruptionsAllowed", 0));
+}
+
 #define NAME_COL                                                                                   \
 	{                                                                                          \
 		"Name", "string", 0, cell_name, NULL, "Name of the object."                        \
@@ -586,6 +615,14 @@ static const struct pk_srv_column ns_cols[] = {
     {"Status", "string", 0, cell_ns_status, NULL, "Active or Terminating."},
     AGE_COL,
     {NULL}};
+static const struct pk_srv_column pdb_cols[] = {
+    NAME_COL,
+    {"Min Available", "string", 0, cell_pdb_min, NULL, "The pods that must stay available."},
+    {"Max Unavailable", "string", 0, cell_pdb_max, NULL, "The pods that may be unavailable."},
+    {"Allowed Disruptions", "integer", 0, cell_pdb_allowed, NULL,
+     "How many pods may be disrupted now."},
+    AGE_COL,
+    {NULL}};
 static const struct pk_srv_column default_cols[] = {NAME_COL, AGE_COL, {NULL}};
 
 static const struct {
@@ -604,6 +641,7 @@ static const struct {
     {"scheduling.k8s.io", "PodGroup", group_cols},
     {"scheduling.k8s.io", "CompositePodGroup", composite_cols},
     {"scheduling.k8s.io", "PriorityClass", pc_cols},
+    {"policy", "PodDisruptionBudget", pdb_cols},
 };
 
 const struct pk_srv_column *pk_srv_columns_of(const struct pk_type *t)

@@ -166,7 +166,8 @@ static json_t *counts(const struct sim_run *s, json_int_t never, json_int_t wait
 		      json_int_t running)
 {
 	return json_pack(
-	    "{s:{s:I,s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I},s:{s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I,s:I,s:I}}",
+	    "{s:{s:I,s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I},s:{s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I,s:I,s:I},"
+	    "s:{s:I,s:I}}",
 	    "jobs", "total", (json_int_t)s->trace->n, "completed",
 	    (json_int_t)s->count.jobs_completed, "failed", (json_int_t)s->count.jobs_failed,
 	    "never_placed", never, "waiting_at_end", waiting, "running_at_end", running,
@@ -178,7 +179,8 @@ static json_t *counts(const struct sim_run *s, json_int_t never, json_int_t wait
 	    (json_int_t)s->count.arrivals, "bindings", (json_int_t)s->count.bindings, "completions",
 	    (json_int_t)s->count.pods_succeeded, "failures",
 	    (json_int_t)(s->count.injected_failures + s->count.node_loss_failures), "preemptions",
-	    (json_int_t)s->count.preempted_pods);
+	    (json_int_t)s->count.preempted_pods, "repairs", "in_place",
+	    (json_int_t)s->count.repairs_in_place, "whole", (json_int_t)s->count.repairs_whole);
 }
 
 int sim_stats_report(struct sim_run *s, json_t **ret)
@@ -281,6 +283,11 @@ int pk_sim_report_text(FILE *f, const json_t *runs)
 			num(run, "preemptions.jobs"), num(run, "preemptions.pods"),
 			num(run, "failures.injected"), num(run, "failures.node_loss"),
 			num(run, "failures.retries"));
+		if (num(run, "repairs.in_place") + num(run, "repairs.whole") > 0)
+			fprintf(f,
+				"  repairs     %.0f in the same domain, %.0f re-placed whole "
+				"(after node loss)\n",
+				num(run, "repairs.in_place"), num(run, "repairs.whole"));
 		if (json_array_size(json_object_get(run, "levels"))) {
 			fprintf(f, "  arrived     ");
 			json_array_foreach(json_object_get(run, "levels"), k, d)

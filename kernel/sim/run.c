@@ -258,6 +258,7 @@ void sim_run_free(struct sim_run *s)
 		free(r->req);
 		free(r->node);
 		free(r->bind_at);
+		json_decref(r->homes);
 	}
 	for (size_t i = 0; s->node_names && i < s->nnodes; i++)
 		free(s->node_names[i]);

@@ -37,6 +37,7 @@ struct sim_jobrun {
 	struct sim_req *req; /* object jobs: per pod */
 	int64_t started_at, done_at, last_batch;
 	int32_t last_batch_attempt;
+	json_t *homes; /* after a node loss: group name -> its home domain (annotation) */
 };
 
 struct sim_node {
@@ -91,7 +92,7 @@ struct sim_run {
 	struct {
 		uint64_t events, arrivals, bindings, cycles, pods_succeeded, jobs_completed,
 		    jobs_failed, injected_failures, node_loss_failures, retries, preempted_jobs,
-		    preempted_pods;
+		    preempted_pods, repairs_in_place, repairs_whole;
 	} count;
 };
 

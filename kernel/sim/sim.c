@@ -27,6 +27,7 @@
 #include "kernel/sched/replay.h"
 #include "kernel/sched/sched.h"
 #include "kernel/sim/sim-run.h"
+#include "topology/topology.h"
 
 /* ---- random numbers: splitmix64 ------------------------------------------------------- */
 
@@ -231,6 +232,20 @@ static int csv_objects(const struct sim_job *job, const char *ns, const char *re
 	return 0;
 }
 
+/* A group object about to be placed again: its home domain as the annotation. */
+static void set_home(const struct sim_jobrun *r, json_t *group)
+{
+	const char *home = json_string_value(json_object_get(r->homes, pk_name(group)));
+	json_t *meta = json_object_get(group, "metadata"), *ann;
+
+	if (!home || !json_is_object(meta))
+		return;
+	ann = json_object_get(meta, "annotations");
+	if (!json_is_object(ann))
+		json_object_set_new(meta, "annotations", ann = json_object());
+	json_object_set_new(ann, TOPO_ANNOTATION_HOME_DOMAIN, json_string(home));
+}
+
 /* The pods (and gang) of a CSV job, made and handed to the scheduler together. */
 static int submit_csv(struct sim_run *s, uint32_t j)
 {
@@ -241,8 +256,10 @@ static int submit_csv(struct sim_run *s, uint32_t j)
 
 	job_ns(j, ns);
 	r = csv_objects(job, ns, s->resource, &g, &pod);
-	if (r == 0 && g)
+	if (r == 0 && g) {
+		set_home(&s->runs[j], g);
 		r = add_obj(s, g);
+	}
 	if (r == 0)
 		r = add_pods(s, pod, job->pods);
 	json_decref(g);
@@ -267,6 +284,7 @@ static int submit_objects(struct sim_run *s, uint32_t j)
 		if (!c)
 			return -ENOMEM;
 		pk_set(c, "metadata.namespace", json_string(ns));
+		set_home(&s->runs[j], c);
 		r = add_obj(s, c);
 		json_decref(c);
 		if (r < 0)
@@ -334,11 +352,48 @@ static void withdraw(struct sim_run *s, uint32_t j)
 	r->bound = r->finished = 0;
 }
 
+/*
+ * Before a node loss withdraws a job: the home domain of each of its groups,
+ * handed back as the annotation when it is placed again (repair in the same
+ * domain); other failures place the job afresh.
+ */
+static int keep_homes(struct sim_run *s, uint32_t j, bool node_loss)
+{
+	const struct sim_job *job = &s->trace->jobs[j];
+	struct sim_jobrun *r = &s->runs[j];
+	char ns[24], *home = NULL;
+	size_t i;
+	json_t *o;
+
+	json_decref(r->homes);
+	r->homes = NULL;
+	if (!node_loss || !(r->homes = json_object()))
+		return node_loss ? -ENOMEM : 0;
+	job_ns(j, ns);
+	if (!job->objects && job->pods > 1 &&
+	    pk_sched_group_home(s->sched, PK_KIND_POD_GROUP, ns, "g", &home) == 0 && home)
+		json_object_set_new(r->homes, "g", json_string(home));
+	free(home);
+	json_array_foreach(job->objects, i, o)
+	{
+		enum pk_kind k = pk_kind_of(o);
+
+		home = NULL;
+		if ((k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP) &&
+		    pk_sched_group_home(s->sched, k, ns, pk_name(o), &home) == 0 && home)
+			json_object_set_new(r->homes, pk_name(o), json_string(home));
+		free(home);
+	}
+	return 0;
+}
+
 /* A failed attempt: place the whole job again, or give up past max_retries. */
 static int fail_job(struct sim_run *s, uint32_t j, bool node_loss)
 {
 	struct sim_jobrun *r = &s->runs[j];
 
+	if (keep_homes(s, j, node_loss) < 0)
+		return -ENOMEM;
 	withdraw(s, j);
 	if (node_loss)
 		s->count.node_loss_failures++;
@@ -442,8 +497,27 @@ static int on_preempt(struct sim_run *s, const struct pk_sched_action *a)
 		return 0;
 	s->count.preempted_jobs++;
 	s->runs[j].preemptions++;
+	keep_homes(s, j, false); /* placed again after a preemption: not a repair */
 	withdraw(s, j);
 	return submit(s, j);
+}
+
+/*
+ * A group's Repaired condition, of a job placed again after a node loss: a
+ * repair in its home domain, or a whole re-placement.
+ */
+static void count_repair(struct sim_run *s, const struct pk_sched_action *a)
+{
+	size_t n = a->type ? strlen(a->type) : 0;
+	uint32_t j;
+
+	if (n < 8 || strcmp(a->type + n - 8, "Repaired") != 0 || !a->reason ||
+	    job_of(s, a->ns, &j) < 0 || !s->runs[j].homes)
+		return;
+	if (strcmp(a->reason, "RepairedInPlace") == 0)
+		s->count.repairs_in_place++;
+	else
+		s->count.repairs_whole++;
 }
 
 /* Cycles until nothing is eligible; the earliest backoff expiry becomes a wake-up. */
@@ -461,6 +535,8 @@ static int schedule_round(struct sim_run *s, int64_t t)
 				r = on_bind(s, &res->actions[i], t);
 			else if (res->actions[i].action == PK_SCHED_PREEMPT)
 				r = on_preempt(s, &res->actions[i]);
+			else if (res->actions[i].action == PK_SCHED_CONDITION)
+				count_repair(s, &res->actions[i]);
 		}
 		bool idle = res->outcome == PK_SCHED_IDLE || res->outcome == PK_SCHED_GATED;
 		int64_t retry = res->has_retry ? res->retry_at_ms : 0;

@@ -668,6 +668,9 @@ void pk_writer_events(const struct pk_write_batch *batch, const struct pk_write_
 				   cd->message);
 			if (it->evict && strcmp(cd->type, "DisruptionTarget") == 0)
 				cb(arg, it, obj, "Normal", "Preempted", "Preempting", cd->message);
+			if (strcmp(cd->status, "True") == 0 && strlen(cd->type) > 8 &&
+			    strcmp(cd->type + strlen(cd->type) - 8, "Repaired") == 0)
+				cb(arg, it, obj, "Normal", cd->reason, "Repairing", cd->message);
 		}
 	}
 }

@@ -2,7 +2,8 @@
 /*
  * fuzz_objects.c — libFuzzer target for the object model: read any bytes as
  * YAML/JSON objects, decode every object into its typed view, validate it,
- * and check that writing it as YAML or JSON and reading that back gives the
+ * count each PodDisruptionBudget over the input's objects, and check that
+ * writing it as YAML or JSON and reading that back gives the
  * same tree.  Crashes, leaks, sanitizer reports and round-trip differences
  * (an abort) are findings.
  */
@@ -96,6 +97,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		round_trip(obj, PK_FORMAT_YAML);
 		round_trip(obj, PK_FORMAT_JSON);
 		decode(obj);
+		if (pk_kind_of(obj) == PK_KIND_POD_DISRUPTION_BUDGET) {
+			struct pk_budget b;
+
+			/* a budget counted over every object of the input as its pods */
+			pk_budget_count(obj, objs, &b);
+		}
 	}
 	json_decref(objs);
 	return 0;

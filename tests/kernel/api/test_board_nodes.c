@@ -164,6 +164,10 @@ START_TEST(board_slices)
 						       "resource.kubernetes.io/pcieRoot"),
 				       "string"),
 			 "pci0002:00");
+	/* spec.dra.shareable: the GPU takes fractions (consumable capacity `share`) */
+	ck_assert(json_is_true(json_object_get(dev, "allowMultipleAllocations")));
+	ck_assert_str_eq(pk_get_string(dev, "capacity.share.value"), "1");
+	ck_assert_str_eq(pk_get_string(dev, "capacity.share.requestPolicy.validRange.step"), "10m");
 	json_decref(items);
 	/* 2 blocks x 4 NVL72 domains x 18 hosts, and a channel slice per domain */
 	ck_assert_uint_eq(check_slices("gb200-nvl72.yaml", &items), 144 + 8);

@@ -16,9 +16,6 @@
 /* clang-format off */
 #define CLAIM "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\n"
 #define CLASS "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.example.com}\n"
-#define SHARED                                                                                     \
-	"consumable capacity (a device shared by several allocations) is not supported: a "      \
-	"device is allocated whole"
 #define SLICE "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
 #define TMPL "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: t}\n"
 /* clang-format on */
@@ -126,13 +123,24 @@ START_TEST(test_claim_requests)
 		"    - {name: gpu, exactly: {deviceClassName: g, allocationMode: Some}}\n",
 		"spec.devices.requests[0].exactly.allocationMode: Unsupported value: \"Some\": "
 		"supported values: \"All\", \"ExactCount\"");
+	/* consumable capacity (KEP-5075): capacity.requests names quantities */
+	valid(CLAIM "spec:\n  devices:\n    requests:\n"
+	      "    - {name: gpu, exactly: {deviceClassName: g, capacity: {requests: {memory: 10Gi, "
+	      "gpu.example.com/share: 250m}}}}\n");
 	invalid(CLAIM "spec:\n  devices:\n    requests:\n"
-		"    - {name: gpu, exactly: {deviceClassName: g, capacity: {requests: {memory: 10Gi}}}}\n",
-		"spec.devices.requests[0].exactly.capacity: Forbidden: " SHARED);
+		"    - {name: gpu, exactly: {deviceClassName: g, capacity: {requests: {memory: lots}}}}\n",
+		"spec.devices.requests[0].exactly.capacity.requests[memory]: Invalid value: must be a "
+		"non-negative quantity");
 	invalid(CLAIM "spec:\n  devices:\n    requests:\n"
 		"    - name: gpu\n      firstAvailable:\n"
-		"      - {name: a, deviceClassName: g, capacity: {requests: {memory: 10Gi}}}\n",
-		"spec.devices.requests[0].firstAvailable[0].capacity: Forbidden: " SHARED);
+		"      - {name: a, deviceClassName: g, capacity: {requests: {mem-ory: 10Gi}}}\n",
+		"spec.devices.requests[0].firstAvailable[0].capacity.requests[mem-ory]: Invalid value: "
+		"\"mem-ory\": must be a C identifier, optionally prefixed by a DNS subdomain and '/'");
+	invalid(CLAIM "spec:\n  devices:\n    requests: [{name: gpu, exactly: {deviceClassName: g}}]\n"
+		"status:\n  allocation:\n    devices:\n      results:\n"
+		"      - {request: gpu, driver: d, pool: p, device: a, shareID: x, consumedCapacity: {share: -1}}\n",
+		"status.allocation.devices.results[0].consumedCapacity[share]: Invalid value: must be a "
+		"non-negative quantity");
 	invalid(CLAIM "spec:\n  devices:\n    requests:\n"
 		"    - {name: gpu, exactly: {deviceClassName: g}}\n"
 		"    - {name: gpu, exactly: {deviceClassName: g}}\n",
@@ -210,15 +218,42 @@ START_TEST(test_slice)
 		"  pool: {name: p, resourceSliceCount: 1}\n  devices:\n"
 		"  - {name: a, capacity: {memory: {value: lots}}}\n",
 		"spec.devices[0].capacity[memory].value: Invalid value: must be a quantity");
-	/* consumable capacity (KEP-5075) is refused, never taken for a whole device */
+	/* consumable capacity (KEP-5075): shared devices and request policies */
+	valid(SLICE "spec:\n  driver: d.example.com\n  allNodes: true\n"
+	      "  pool: {name: p, resourceSliceCount: 1}\n  devices:\n"
+	      "  - {name: a, allowMultipleAllocations: true, capacity: {share: {value: '1', requestPolicy: "
+	      "{default: '1', validRange: {min: 10m, max: '1', step: 10m}}}, memory: {value: 80Gi, "
+	      "requestPolicy: {default: 10Gi, validValues: [10Gi, 20Gi, 40Gi]}}}}\n");
 	invalid(SLICE "spec:\n  driver: d.example.com\n  allNodes: true\n"
 		"  pool: {name: p, resourceSliceCount: 1}\n  devices:\n"
-		"  - {name: a, allowMultipleAllocations: true, capacity: {memory: {value: 80Gi}}}\n",
-		"spec.devices[0].allowMultipleAllocations: Forbidden: " SHARED);
+		"  - {name: a, allowMultipleAllocations: 1, capacity: {memory: {value: 80Gi}}}\n",
+		"spec.devices[0].allowMultipleAllocations: Invalid value: must be a boolean");
 	invalid(SLICE "spec:\n  driver: d.example.com\n  allNodes: true\n"
 		"  pool: {name: p, resourceSliceCount: 1}\n  devices:\n"
-		"  - {name: a, capacity: {memory: {value: 80Gi, requestPolicy: {default: 10Gi}}}}\n",
-		"spec.devices[0].capacity[memory].requestPolicy: Forbidden: " SHARED);
+		"  - {name: a, capacity: {memory: {value: 80Gi, requestPolicy: {default: 15Gi, "
+		"validValues: [10Gi, 20Gi]}}}}\n",
+		"spec.devices[0].capacity[memory].requestPolicy.default: Invalid value: must be a value "
+		"the policy allows, at most the capacity's value");
+	invalid(SLICE "spec:\n  driver: d.example.com\n  allNodes: true\n"
+		"  pool: {name: p, resourceSliceCount: 1}\n  devices:\n"
+		"  - {name: a, capacity: {memory: {value: 80Gi, requestPolicy: {validValues: [20Gi, 10Gi]}}}}\n",
+		"spec.devices[0].capacity[memory].requestPolicy.validValues[1]: Invalid value: must be in "
+		"strictly ascending order, at most the capacity's value");
+	invalid(SLICE "spec:\n  driver: d.example.com\n  allNodes: true\n"
+		"  pool: {name: p, resourceSliceCount: 1}\n  devices:\n"
+		"  - {name: a, capacity: {memory: {value: 80Gi, requestPolicy: {validRange: {max: 8Gi}}}}}\n",
+		"spec.devices[0].capacity[memory].requestPolicy.validRange.min: Required value");
+	invalid(SLICE "spec:\n  driver: d.example.com\n  allNodes: true\n"
+		"  pool: {name: p, resourceSliceCount: 1}\n  devices:\n"
+		"  - {name: a, capacity: {memory: {value: 80Gi, requestPolicy: {validRange: {min: 1Gi, step: '0'}}}}}\n",
+		"spec.devices[0].capacity[memory].requestPolicy.validRange.step: Invalid value: must be "
+		"greater than zero");
+	invalid(SLICE "spec:\n  driver: d.example.com\n  allNodes: true\n"
+		"  pool: {name: p, resourceSliceCount: 1}\n  devices:\n"
+		"  - {name: a, capacity: {memory: {value: 80Gi, requestPolicy: {validRange: {min: 1Gi}, "
+		"validValues: [2Gi]}}}}\n",
+		"spec.devices[0].capacity[memory].requestPolicy: Invalid value: `validValues` and "
+		"`validRange` are mutually exclusive");
 	invalid(SLICE "spec:\n  driver: d.example.com\n  allNodes: true\n"
 		"  pool: {name: p, resourceSliceCount: 1}\n  devices: [{name: a}, {name: a}]\n",
 		"spec.devices[1].name: Duplicate value: \"a\"");

@@ -277,6 +277,54 @@ START_TEST(node_loss_fails_pods_and_replaces_the_gang)
 }
 END_TEST
 
+static const char rack_job[] =
+    "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": \"train\", "
+    "\"namespace\": \"default\"}, \"spec\": {\"parallelism\": 2, \"completions\": 2, "
+    "\"scheduling\": {\"schedulingPolicy\": {\"gang\": {}}, \"schedulingConstraints\": "
+    "{\"topology\": [{\"key\": \"topology.podkernel.dev/rack\"}]}, \"disruptionMode\": "
+    "{\"all\": {}}}, " POD_SPEC("600") "}}";
+
+/*
+ * Repair in the same domain, end to end: a node under a rack-bound gang Job
+ * (disruptionMode all) is deleted; the whole unit is evicted, the Job makes
+ * the pods again and they go back to the same rack, which has room
+ * (RepairedInPlace on the PodGroup, with its Event).
+ */
+START_TEST(node_loss_repairs_the_gang_in_its_rack)
+{
+	char lost[128], buf[256];
+	json_t *g, *c, *evs = NULL, *e;
+	size_t i;
+	bool told = false;
+
+	open_store();
+	start(NULL);
+	create_json(rack_job);
+	ck_assert(wait_field("Pod", "train-0", "status.phase", "Running"));
+	ck_assert(wait_field("Pod", "train-1", "status.phase", "Running"));
+	field("Pod", "train-0", "spec.nodeName", lost, sizeof(lost));
+	ck_assert_int_eq(pk_store_delete(st, "Node", NULL, lost, NULL, NULL, NULL), 0);
+	ck_assert(has_condition("PodGroup", "train", "PodGroupRepaired"));
+	g = get("PodGroup", "train");
+	c = pk_condition_get(g, "PodGroupRepaired");
+	ck_assert_str_eq(json_string_value(json_object_get(c, "reason")), "RepairedInPlace");
+	ck_assert_str_eq(json_string_value(json_object_get(c, "message")),
+			 "placed again in its home domain topology.podkernel.dev/rack=r0");
+	json_decref(g);
+	ck_assert(wait_field("Pod", "train-0", "status.phase", "Running"));
+	ck_assert_str_ne(field("Pod", "train-0", "spec.nodeName", buf, sizeof(buf)), lost);
+	for (int k = 0; k < 100 && !told; k++) {
+		ck_assert_int_eq(pk_store_list(st, "Event", "default", NULL, &evs, NULL, NULL), 0);
+		json_array_foreach(evs, i, e) told |=
+		    strcmp(pk_get_string(e, "reason") ?: "", "RepairedInPlace") == 0;
+		json_decref(evs);
+		if (!told)
+			sleep_ms(50);
+	}
+	ck_assert(told);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("controllers-lifecycle");
@@ -289,6 +337,7 @@ int main(void)
 	tcase_add_test(tc, simulated_pods_run_and_the_job_completes);
 	tcase_add_test(tc, real_nodes_are_never_touched);
 	tcase_add_test(tc, node_loss_fails_pods_and_replaces_the_gang);
+	tcase_add_test(tc, node_loss_repairs_the_gang_in_its_rack);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

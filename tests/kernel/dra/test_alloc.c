@@ -5,7 +5,7 @@
  * exactly (ExactCount, All) and firstAvailable requests; matchAttribute;
  * devices never allocated twice; device taints and request tolerations; the
  * messages of each failure; fields not implemented refused by path; the search
- * budget one scheduling cycle shares.
+ * budget one scheduling cycle shares; consumable capacity (shared devices).
  */
 #include <check.h>
 #include <errno.h>
@@ -236,6 +236,107 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* clang-format off */
+static const char *const shared_slice =
+	"apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: n3-gpu}\n"
+	"spec:\n  driver: gpu.example.com\n  nodeName: n3\n"
+	"  pool: {name: n3, generation: 0, resourceSliceCount: 1}\n  devices:\n"
+	"  - name: gpu-s0\n    allowMultipleAllocations: true\n"
+	"    attributes: {type: {string: gpu}}\n    capacity:\n"
+	"      share: {value: '1', requestPolicy: {default: '1', validRange: {min: 10m, max: '1', step: 10m}}}\n"
+	"      memory: {value: 80Gi, requestPolicy: {default: 10Gi, validValues: [10Gi, 20Gi, 40Gi, 80Gi]}}\n";
+/* clang-format on */
+#define SHARE(q)                                                                                   \
+	"devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com, "            \
+	"capacity: {requests: {" q "}}}}]}\n"
+
+/* What result 0 of a consumed of capacity name. */
+static const char *consumed(const struct dra_allocation *a, const char *name)
+{
+	return json_string_value(json_object_get(a->results[0].consumed, name));
+}
+
+/*
+ * Consumable capacity (KEP-5075): a shared device takes allocations while
+ * its capacity lasts, each with a shareID and its consumedCapacity (requests
+ * rounded up by the requestPolicy, defaults for the rest); releasing one
+ * frees its share; a device without the capacity never serves the request.
+ */
+START_TEST(test_consumable_capacity)
+{
+	static const struct pk_kv none[] = {{"rack", "r3"}};
+	const struct dra_node n3 = {"n3", none, 1};
+	struct dra_allocation a[6] = {0}, back = {0};
+	json_t *objs = parse(shared_slice), *js;
+	char why[512];
+
+	ck_assert_int_eq(dra_state_set(st, json_array_get(objs, 0)), 0);
+	json_decref(objs);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(alloc(SHARE("share: 245m"), &n3, &a[i], why), 0);
+		ck_assert_str_eq(a[i].results[0].device, "gpu-s0");
+		ck_assert_str_eq(consumed(&a[i], "share"), "250m");  /* min + k*step */
+		ck_assert_str_eq(consumed(&a[i], "memory"), "10Gi"); /* the default */
+		ck_assert_int_eq(dra_commit(st, &a[i]), 0);
+		ck_assert_int_eq(dra_commit(st, &a[i]), -EBUSY); /* the same share twice */
+		if (i > 0)
+			ck_assert_str_ne(a[i].results[0].share_id, a[i - 1].results[0].share_id);
+	}
+	/* the device is full: its four shares consumed it */
+	ck_assert_int_eq(alloc(SHARE("share: 5m"), &n3, &a[4], why), -ENOSPC);
+	ck_assert_str_eq(why, "request gpu: spec.devices.requests[0].exactly.capacity: 1 devices "
+			      "of class gpu.example.com on node n3 lack the capacity asked "
+			      "(requestPolicy or what their shares left), 0 have it, 1 wanted");
+	ck_assert_int_eq(dra_free_count(st, "gpu.example.com", &n3, DRA_SLOT_LOOKUP, 8), 0);
+	/* the status round-trips, and a parsed share is counted like the found one */
+	js = dra_allocation_json(&a[1]);
+	ck_assert_str_eq(json_string_value(json_object_get(
+			     json_array_get(pk_get(js, "devices.results"), 0), "shareID")),
+			 a[1].results[0].share_id);
+	ck_assert_int_eq(dra_allocation_parse(js, &back), 0);
+	json_decref(js);
+	dra_release(st, &back);
+	ck_assert_int_eq(alloc(SHARE("share: 5m"), &n3, &a[4], why), 0);
+	ck_assert_str_eq(consumed(&a[4], "share"), "10m");
+	ck_assert_int_eq(dra_commit(st, &back), 0);
+	ck_assert_int_eq(dra_commit(st, &a[4]), -EBUSY); /* no room left for it */
+	dra_allocation_clear(&a[4]);
+	/* validValues round up; beyond the policy or the capacity, no device */
+	for (int i = 0; i < 4; i++)
+		dra_release(st, &a[i]);
+	ck_assert_int_eq(alloc(SHARE("memory: 15Gi, share: 100m"), &n3, &a[4], why), 0);
+	ck_assert_str_eq(consumed(&a[4], "memory"), "20Gi");
+	dra_allocation_clear(&a[4]);
+	ck_assert_int_eq(alloc(SHARE("memory: 90Gi"), &n3, &a[4], why), -ENOSPC);
+	ck_assert_int_eq(alloc(SHARE("share: 1001m"), &n3, &a[4], why), -ENOSPC);
+	/* a request without capacity takes the defaults: the whole share */
+	ck_assert_int_eq(dra_free_count(st, "gpu.example.com", &n3, DRA_SLOT_LOOKUP, 8), 1);
+	ck_assert_int_eq(alloc(ONE_GPU, &n3, &a[4], why), 0);
+	ck_assert_str_eq(consumed(&a[4], "share"), "1");
+	ck_assert_int_eq(dra_commit(st, &a[4]), 0);
+	ck_assert_int_eq(alloc(SHARE("share: 10m"), &n3, &a[5], why), -ENOSPC);
+	dra_release(st, &a[4]);
+	/* CEL sees whether a device is shared */
+	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
+			       "gpu.example.com, selectors: [{cel: {expression: "
+			       "'device.allowMultipleAllocations'}}]}}]}\n",
+			       &n3, &a[5], why),
+			 0);
+	dra_allocation_clear(&a[5]);
+	ck_assert_int_eq(alloc("devices: {requests: [{name: g, exactly: {deviceClassName: "
+			       "gpu.example.com, selectors: [{cel: {expression: "
+			       "'device.allowMultipleAllocations'}}]}}]}\n",
+			       &n1, &a[5], why),
+			 -ENOSPC);
+	/* a device without the capacity never serves a request for it */
+	ck_assert_int_eq(alloc(SHARE("share: 10m"), &n1, &a[5], why), -ENOSPC);
+	ck_assert_msg(strstr(why, "lack the capacity asked") != NULL, "%s", why);
+	for (int i = 0; i < 6; i++)
+		dra_allocation_clear(&a[i]);
+	dra_allocation_clear(&back);
+}
+END_TEST
+
 /*
  * DRADeviceTaints: a device tainted NoSchedule or NoExecute is allocated only
  * to a request that tolerates the taint (key and value, or Exists; the
@@ -405,6 +506,7 @@ int main(void)
 	tcase_add_test(tc, test_pool_generations);
 	tcase_add_test(tc, test_device_taints);
 	tcase_add_test(tc, test_cycle_budget);
+	tcase_add_test(tc, test_consumable_capacity);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

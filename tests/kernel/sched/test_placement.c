@@ -174,7 +174,7 @@ END_TEST
 
 struct stats {
 	double generated, evaluated;
-	int searches, gated;
+	int searches, gated, in_place, whole;
 };
 
 static void count_stat(void *arg, enum pk_sched_stat stat, double value, const char *root)
@@ -195,6 +195,12 @@ static void count_stat(void *arg, enum pk_sched_stat stat, double value, const c
 	case PK_SCHED_STAT_ROOT_GATED:
 		ck_assert_str_eq(root, "PodGroup default/g");
 		st->gated++;
+		break;
+	case PK_SCHED_STAT_REPAIR_IN_PLACE:
+		st->in_place++;
+		break;
+	case PK_SCHED_STAT_REPAIR_WHOLE:
+		st->whole++;
 		break;
 	}
 }
@@ -270,6 +276,167 @@ START_TEST(test_stats_reported)
 }
 END_TEST
 
+/* One cycle: the rack its pods were bound to ("" none, "mixed") and the repair condition. */
+static void repair_cycle(struct pk_sched *s, char rack[16], char reason[32])
+{
+	struct pk_sched_result *res = NULL;
+
+	rack[0] = reason[0] = '\0';
+	ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
+	for (size_t i = 0; i < res->nactions; i++) {
+		const struct pk_sched_action *a = &res->actions[i];
+
+		if (a->action == PK_SCHED_BIND) {
+			const char *dash = strchr(a->node, '-');
+			char r[16];
+
+			snprintf(r, sizeof(r), "%.*s", (int)(dash - a->node), a->node);
+			if (!rack[0])
+				snprintf(rack, 16, "%s", r);
+			else if (strcmp(rack, r) != 0)
+				snprintf(rack, 16, "mixed");
+		}
+		if (a->action == PK_SCHED_CONDITION && strcmp(a->type, "PodGroupRepaired") == 0)
+			snprintf(reason, 32, "%s", a->reason);
+	}
+	pk_sched_result_free(res);
+}
+
+/* The gang's pods lost (a node gone, a drain) and made again, pending. */
+static void lose_pods(struct pk_sched *s)
+{
+	for (int i = 0; i < 2; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "h-%d", i);
+		ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", name), 0);
+		add(s, gang_pod(name, "h"));
+	}
+}
+
+/*
+ * Repair in the same domain, both strategies.  Rack ra holds a gang of two
+ * exactly (a fresh placement's best); rb holds four.  A gang whose
+ * home-domain annotation says rb goes back to rb (RepairedInPlace); its pods
+ * lost, it goes back to rb again, remembered; once rb has no room it is
+ * placed whole in ra (ReplacedWhole).  A gang without a home is not a repair.
+ */
+START_TEST(test_repair_in_home_domain)
+{
+	for (size_t k = 0; k < 2; k++) {
+		struct stats st = {0};
+		struct pk_sched_opts opts = {.check = true,
+					     .strategy = k ? "kep" : NULL,
+					     .stat = count_stat,
+					     .stat_arg = &st};
+		struct pk_sched *s = NULL;
+		char rack[16], reason[32];
+		json_t *g = rack_gang("h", 2);
+
+		ck_assert_int_eq(pk_sched_new(&opts, &s), 0);
+		for (int r = 0; r < 2; r++)
+			for (int i = 0; i < (r ? 4 : 2); i++) {
+				char name[16];
+
+				snprintf(name, sizeof(name), "r%c-n%d", r ? 'b' : 'a', i);
+				add(s, json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s}}}",
+						 "apiVersion", "v1", "kind", "Node", "metadata",
+						 "name", name, "labels", "rack", r ? "rb" : "ra",
+						 "status", "allocatable", "cpu", "1"));
+			}
+		json_object_set_new(
+		    json_object_get(g, "metadata"), "annotations",
+		    json_pack("{s:s}", "scheduling.podkernel.dev/home-domain", "rb"));
+		add(s, g);
+		add(s, gang_pod("h-0", "h"));
+		add(s, gang_pod("h-1", "h"));
+		repair_cycle(s, rack, reason);
+		ck_assert_str_eq(rack, "rb");
+		ck_assert_str_eq(reason, "RepairedInPlace");
+
+		lose_pods(s); /* remembered from the committed placement */
+		repair_cycle(s, rack, reason);
+		ck_assert_str_eq(rack, "rb");
+		ck_assert_str_eq(reason, "RepairedInPlace");
+
+		lose_pods(s);
+		for (int i = 1; i < 4; i++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "rb-n%d", i);
+			ck_assert_int_eq(pk_sched_remove(s, PK_KIND_NODE, NULL, name), 0);
+		}
+		repair_cycle(s, rack, reason);
+		ck_assert_str_eq(rack, "ra");
+		ck_assert_str_eq(reason, "ReplacedWhole");
+		ck_assert_int_eq(st.in_place, 2);
+		ck_assert_int_eq(st.whole, 1);
+
+		add(s, rack_gang("fresh", 1));
+		add(s, gang_pod("fresh-0", "fresh"));
+		repair_cycle(s, rack, reason);
+		ck_assert_str_eq(rack, "rb");
+		ck_assert_str_eq(reason, "");
+		pk_sched_free(s);
+	}
+}
+END_TEST
+
+/*
+ * A group deleted and made again under its name (a JobSet restart) takes
+ * its home back: gang k went to rb while ra was full; ra is free again, a
+ * fresh placement's best, yet k made again goes back to rb.
+ */
+START_TEST(test_home_survives_recreation)
+{
+	for (size_t k = 0; k < 2; k++) {
+		struct pk_sched_opts opts = {.check = true, .strategy = k ? "kep" : NULL};
+		struct pk_sched *s = NULL;
+		char rack[16], reason[32];
+
+		ck_assert_int_eq(pk_sched_new(&opts, &s), 0);
+		for (int r = 0; r < 2; r++)
+			for (int i = 0; i < (r ? 4 : 2); i++) {
+				char name[16];
+
+				snprintf(name, sizeof(name), "r%c-n%d", r ? 'b' : 'a', i);
+				add(s, json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s}}}",
+						 "apiVersion", "v1", "kind", "Node", "metadata",
+						 "name", name, "labels", "rack", r ? "rb" : "ra",
+						 "status", "allocatable", "cpu", "1"));
+			}
+		add(s, rack_gang("f", 2));
+		add(s, gang_pod("f-0", "f"));
+		add(s, gang_pod("f-1", "f"));
+		repair_cycle(s, rack, reason);
+		ck_assert_str_eq(rack, "ra");
+		add(s, rack_gang("k", 2));
+		add(s, gang_pod("k-0", "k"));
+		add(s, gang_pod("k-1", "k"));
+		repair_cycle(s, rack, reason);
+		ck_assert_str_eq(rack, "rb");
+		ck_assert_str_eq(reason, "");
+		for (int i = 0; i < 2; i++) {
+			char f[8], kk[8];
+
+			snprintf(f, sizeof(f), "f-%d", i);
+			snprintf(kk, sizeof(kk), "k-%d", i);
+			ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", f), 0);
+			ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", kk), 0);
+		}
+		ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD_GROUP, "default", "f"), 0);
+		ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD_GROUP, "default", "k"), 0);
+		add(s, rack_gang("k", 2));
+		add(s, gang_pod("k-0", "k"));
+		add(s, gang_pod("k-1", "k"));
+		repair_cycle(s, rack, reason);
+		ck_assert_str_eq(rack, "rb");
+		ck_assert_str_eq(reason, "RepairedInPlace");
+		pk_sched_free(s);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("placement");
@@ -281,6 +448,8 @@ int main(void)
 	tcase_add_test(tc, test_oracle_hidden);
 	tcase_add_test(tc, test_budget_runs_out);
 	tcase_add_test(tc, test_stats_reported);
+	tcase_add_test(tc, test_repair_in_home_domain);
+	tcase_add_test(tc, test_home_survives_recreation);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

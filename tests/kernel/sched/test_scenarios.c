@@ -40,7 +40,11 @@
  *                             exactly those pods in status.reservedFor, and
  *                             every allocated device is one published for
  *                             the node pod nodeOf is bound to (a slice with
- *                             that nodeName, or a nodeSelector/allNodes one)
+ *                             that nodeName, or a nodeSelector/allNodes one);
+ *                             with device: D, every result names device D;
+ *                             with consumed: {capacity: quantity}, every
+ *                             result is a share (a shareID) that consumed
+ *                             exactly those quantities
  *   volumeClaims: {claim: {volumeName: V, selectedNode: N}}  a PersistentVolumeClaim's
  *                             spec.volumeName and selected-node annotation
  *                             after the run ("" for absent)
@@ -723,6 +727,32 @@ static bool device_for_node(struct run *run, json_t *res, const char *node)
 	return false;
 }
 
+/* device: D and consumed: {capacity: quantity} of every result of claim name. */
+static void check_shares(struct run *run, const char *name, json_t *want, json_t *results)
+{
+	const char *dev = pk_get_string(want, "device"), *cap;
+	json_t *cons = json_object_get(want, "consumed"), *x, *q;
+	size_t i;
+
+	json_array_foreach(results, i, x)
+	{
+		if (dev && strcmp(pk_get_string(x, "device") ?: "", dev) != 0)
+			FAILF(run, "claim %s: device %s allocated, expected %s", name,
+			      pk_get_string(x, "device") ?: "-", dev);
+		if (cons && !pk_get_string(x, "shareID"))
+			FAILF(run, "claim %s: result %zu has no shareID", name, i);
+		json_object_foreach(cons, cap, q)
+		{
+			const char *got = json_string_value(
+			    json_object_get(json_object_get(x, "consumedCapacity"), cap));
+
+			if (!got || strcmp(got, json_string_value(q) ?: "") != 0)
+				FAILF(run, "claim %s: consumed %s %s, expected %s", name, cap,
+				      got ? got : "nothing", json_string_value(q) ?: "-");
+		}
+	}
+}
+
 static void check_one_claim(struct run *run, const char *name, json_t *want)
 {
 	json_t *c = object_named(run, PK_KIND_RESOURCE_CLAIM, name), *x;
@@ -756,6 +786,7 @@ static void check_one_claim(struct run *run, const char *name, json_t *want)
 		if (!found)
 			FAILF(run, "claim %s: not reserved for %s", name, json_string_value(x));
 	}
+	check_shares(run, name, want, results);
 	if (of) {
 		json_t *pod = object_named(run, PK_KIND_POD, of);
 		const char *node = pod ? pk_get_string(pod, "spec.nodeName") : NULL;

@@ -158,6 +158,44 @@ START_TEST(node_loss_fails_pods_and_replaces_the_gang)
 }
 END_TEST
 
+/* One gang of two in one cube, a node of it lost at 50 s: the report's repairs. */
+static json_t *repair_run(const char *tpus, const char *node)
+{
+	struct pk_sim_node_loss loss[] = {{.at_ms = 50000, .node = node}};
+	struct pk_sim_opts o = {.max_retries = -1, .node_loss = loss, .nnode_loss = 1};
+	char text[128];
+	struct pk_sim_trace *t;
+	json_t *rep;
+
+	snprintf(text, sizeof(text),
+		 "arrival,duration,pods,accelerators,topology\n0,100,2,%s,ex/cube\n", tpus);
+	t = csv(text);
+	rep = run_opts(&o, t);
+	pk_sim_trace_free(t);
+	return rep;
+}
+
+START_TEST(node_loss_repairs_in_the_same_cube)
+{
+	/* two 1-TPU pods in cube c0 (n0 and n1): n0 lost, n1 still holds the
+	 * gang, so it is placed again in c0 */
+	json_t *rep = repair_run("1", "n0");
+
+	ck_assert_int_eq(num(rep, "failures.node_loss"), 1);
+	ck_assert_int_eq(num(rep, "repairs.in_place"), 1);
+	ck_assert_int_eq(num(rep, "repairs.whole"), 0);
+	ck_assert_int_eq(num(rep, "jobs.completed"), 1);
+	json_decref(rep);
+	/* two 4-TPU pods fill c0: n1 lost, c0 has no room and c1 takes the gang whole */
+	rep = repair_run("4", "n1");
+	ck_assert_int_eq(num(rep, "failures.node_loss"), 1);
+	ck_assert_int_eq(num(rep, "repairs.in_place"), 0);
+	ck_assert_int_eq(num(rep, "repairs.whole"), 1);
+	ck_assert_int_eq(num(rep, "jobs.completed"), 1);
+	json_decref(rep);
+}
+END_TEST
+
 START_TEST(higher_priority_gang_preempts)
 {
 	json_t *rep = run("arrival,duration,pods,accelerators,priority\n0,100,4,4,0\n"
@@ -468,6 +506,7 @@ int main(void)
 	tcase_add_test(tc, csv_errors_name_line_and_column);
 	tcase_add_test(tc, finished_pods_free_hosts_for_the_waiting_gang);
 	tcase_add_test(tc, node_loss_fails_pods_and_replaces_the_gang);
+	tcase_add_test(tc, node_loss_repairs_in_the_same_cube);
 	tcase_add_test(tc, higher_priority_gang_preempts);
 	tcase_add_test(tc, gang_larger_than_the_cluster_is_never_placed);
 	tcase_add_test(tc, stranded_accelerators_on_cpu_full_hosts);

@@ -505,6 +505,49 @@ START_TEST(test_creates_replacements_and_deletions)
 }
 END_TEST
 
+struct told {
+	int n;
+	char reason[32], note[128];
+};
+
+static void tell(void *arg, const struct pk_write_item *it, const json_t *obj, const char *type,
+		 const char *reason, const char *action, const char *note)
+{
+	struct told *t = arg;
+
+	(void)it;
+	(void)obj;
+	ck_assert_str_eq(type, "Normal");
+	ck_assert_str_eq(action, "Repairing");
+	t->n++;
+	snprintf(t->reason, sizeof(t->reason), "%s", reason);
+	snprintf(t->note, sizeof(t->note), "%s", note);
+}
+
+/* A group's Repaired condition written True is told as an Event with its reason. */
+START_TEST(test_repair_is_an_event)
+{
+	struct pk_write_cond conds[] = {
+	    {"PodGroupInitiallyScheduled", "True", "Scheduled", "2 of minCount 2 pods scheduled"},
+	    {"PodGroupRepaired", "True", "RepairedInPlace",
+	     "placed again in its home domain rack=rb"},
+	};
+	struct pk_write_item it = {
+	    .kind = PK_KIND_POD_GROUP, .ns = "default", .name = "h", .conds = conds, .nconds = 2};
+	struct pk_write_batch b = {.items = &it, .n = 1};
+	struct pk_write_result res = {.kind = PK_KIND_POD_GROUP};
+	struct told t = {0};
+
+	pk_writer_events(&b, &res, NULL, tell, &t);
+	ck_assert_int_eq(t.n, 1);
+	ck_assert_str_eq(t.reason, "RepairedInPlace");
+	ck_assert_str_eq(t.note, "placed again in its home domain rack=rb");
+	res.error = -PK_WRITE_ECONFLICT; /* not written: not told */
+	pk_writer_events(&b, &res, NULL, tell, &t);
+	ck_assert_int_eq(t.n, 1);
+}
+END_TEST
+
 /* The Events correlator: a note repeated about the same key within the window is dropped. */
 /* Create an object of kind from JSON text; the object as created. */
 static json_t *create_obj(const char *text)
@@ -622,6 +665,7 @@ int main(void)
 	tcase_add_test(tc, test_creates_replacements_and_deletions);
 	tcase_add_test(tc, test_kinds_without_a_typed_view);
 	tcase_add_test(tc, test_event_limiter);
+	tcase_add_test(tc, test_repair_is_an_event);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

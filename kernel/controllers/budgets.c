@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * budgets.c — the status of PodDisruptionBudgets (policy/v1), as upstream's
+ * disruption controller keeps it: after a pod or a budget of a namespace
+ * changes, each budget of that namespace is counted again over its pods
+ * (kernel/api's arithmetic, the one the eviction subresource counts with)
+ * and its status written when it differs.  status.disruptedPods forgets a pod
+ * once it is gone or being deleted, or after two minutes (upstream's
+ * DeletionTimeout: an eviction granted whose pod never went).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/controllers/controllers-internal.h"
+
+#define DISRUPTED_TTL_S 120
+
+int ctl_budgets_note(struct pk_ctl *ctl, const struct pk_store_event *ev)
+{
+	enum pk_kind k = pk_kind_from_string(ev->kind);
+	const char *ns = ev->object ? pk_namespace(ev->object) : NULL;
+
+	if ((k != PK_KIND_POD && k != PK_KIND_POD_DISRUPTION_BUDGET) || !ns)
+		return 0;
+	if (k == PK_KIND_POD_DISRUPTION_BUDGET && ev->type == PK_EVENT_DELETED)
+		return 0;
+	return pk_map_get(&ctl->budget_ns, ns) ? 0 : pk_map_put(&ctl->budget_ns, ns, (void *)1);
+}
+
+/* The pod named name in pods (a namespace's), or NULL. */
+static const json_t *pod_named(const json_t *pods, const char *name)
+{
+	json_t *p;
+	size_t i;
+
+	json_array_foreach(pods, i, p) if (strcmp(pk_name(p), name) == 0) return p;
+	return NULL;
+}
+
+/* disruptedPods without the pods gone, being deleted or granted too long ago. */
+static json_t *disrupted_kept(const json_t *pdb, const json_t *pods, int64_t now)
+{
+	json_t *old = pk_get(pdb, "status.disruptedPods"), *kept = json_object(), *v;
+	const char *name;
+
+	json_object_foreach(old, name, v)
+	{
+		const json_t *p = pod_named(pods, name);
+		int64_t at = 0;
+
+		if (!p || pk_get(p, "metadata.deletionTimestamp") ||
+		    pk_time_parse(json_string_value(v) ?: "", &at) < 0 ||
+		    now - at > DISRUPTED_TTL_S)
+			continue;
+		json_object_set(kept, name, v);
+	}
+	return kept;
+}
+
+static bool same_status(const json_t *a, const json_t *b)
+{
+	static const char *const keys[] = {"expectedPods",	 "currentHealthy",
+					   "desiredHealthy",	 "disruptionsAllowed",
+					   "observedGeneration", "disruptedPods"};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *x = json_object_get(a, keys[i]), *y = json_object_get(b, keys[i]);
+
+		if (!x || !y || !json_equal(x, y))
+			return false;
+	}
+	return true;
+}
+
+/* Count one budget and write its status if it changed. */
+static int budget_sync(struct pk_ctl *ctl, const json_t *pdb, const json_t *pods, int64_t now)
+{
+	json_t *kept = disrupted_kept(pdb, pods, now), *probe, *st;
+	struct pk_budget b;
+	int r;
+
+	if (!kept)
+		return -ENOMEM;
+	/* count with the pruned disruptedPods */
+	probe = json_pack("{s:O,s:O,s:{s:O}}", "metadata", pk_get(pdb, "metadata"), "spec",
+			  pk_get(pdb, "spec") ?: json_null(), "status", "disruptedPods", kept);
+	r = probe ? pk_budget_count(probe, pods, &b) : -ENOMEM;
+	st = r == 0 ? pk_budget_status(pdb, &b, kept) : NULL;
+	if (r == 0 && st && !same_status(st, pk_get(pdb, "status"))) {
+		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD_DISRUPTION_BUDGET, pdb);
+
+		r = ctl_status(ctl, &ref, st, NULL);
+		if (r == 0)
+			ctl_log(ctl, 2, "poddisruptionbudget %s/%s: %d of %d healthy, %d allowed",
+				pk_namespace(pdb), pk_name(pdb), b.current_healthy, b.expected,
+				b.allowed);
+	}
+	json_decref(st);
+	json_decref(probe);
+	json_decref(kept);
+	return r;
+}
+
+/* Every budget of namespace ns. */
+static void sync_namespace(struct pk_ctl *ctl, const char *ns, int64_t now)
+{
+	json_t *budgets = NULL, *pods = NULL, *b;
+	size_t i;
+
+	if (pk_store_list(ctl->store, "PodDisruptionBudget", ns, NULL, &budgets, NULL, NULL) < 0 ||
+	    json_array_size(budgets) == 0 ||
+	    pk_store_list(ctl->store, "Pod", ns, NULL, &pods, NULL, NULL) < 0) {
+		json_decref(budgets);
+		return;
+	}
+	json_array_foreach(budgets, i, b)
+	{
+		int r = budget_sync(ctl, b, pods, now);
+
+		if (r < 0 && r != -PK_WRITE_ECONFLICT)
+			ctl_log(ctl, 1, "poddisruptionbudget %s/%s: status: %s", ns, pk_name(b),
+				strerror(-r));
+	}
+	json_decref(pods);
+	json_decref(budgets);
+}
+
+void ctl_budgets_run(struct pk_ctl *ctl)
+{
+	int64_t now = (int64_t)time(NULL);
+	const char *ns;
+
+	for (size_t at = 0; pk_map_next(&ctl->budget_ns, &at, &ns, NULL);)
+		sync_namespace(ctl, ns, now);
+	pk_map_free(&ctl->budget_ns);
+}
+
+/* After the listing: every namespace with a budget. */
+void ctl_budgets_note_all(struct pk_ctl *ctl)
+{
+	json_t *budgets = NULL, *b;
+	size_t i;
+
+	if (pk_store_list(ctl->store, "PodDisruptionBudget", NULL, NULL, &budgets, NULL, NULL) < 0)
+		return;
+	json_array_foreach(budgets, i, b) if (!pk_map_get(&ctl->budget_ns, pk_namespace(b)))
+	    pk_map_put(&ctl->budget_ns, pk_namespace(b), (void *)1);
+	json_decref(budgets);
+}
