@@ -28,20 +28,24 @@ cat > "$WORK/bin/sudo" <<'EOF'
 #!/bin/sh
 exec "$@"
 EOF
-cp "$WORK/bin/apt-get" "$WORK/bin/npm"
-sed -i 's/apt-get \$\*/npm $*/' "$WORK/bin/npm"
-chmod +x "$WORK/bin/"*
+# npm's stand-in only where a build-only run would betray itself by calling
+# it: the full run must find no npm, so that it asks apt-get for one
+mkdir -p "$WORK/npmbin"
+sed 's/apt-get \$\*/npm $*/' "$WORK/bin/apt-get" > "$WORK/npmbin/npm"
+chmod +x "$WORK/bin/"* "$WORK/npmbin/npm"
 # a PATH without node, npm or kubectl of the machine: only the stand-ins and
 # the basic tools deps.sh uses
 for t in sh id grep cat dirname; do ln -s "$(command -v $t)" "$WORK/bin/$t"; done
 
 run_deps() {
+	path=$1
+	shift
 	: > "$WORK/log"
-	LOG="$WORK/log" PATH="$WORK/bin" sh "$PODKERNEL_SRC/.ci/deps.sh" "$@" > /dev/null 2>&1
+	LOG="$WORK/log" PATH="$path" sh "$PODKERNEL_SRC/.ci/deps.sh" "$@" > /dev/null 2>&1
 	tr ' ' '\n' < "$WORK/log"
 }
-build=$(run_deps build)
-full=$(run_deps)
+build=$(run_deps "$WORK/bin:$WORK/npmbin" build)
+full=$(run_deps "$WORK/bin")
 for p in build-essential pkg-config libyaml-dev libjansson-dev libhwloc-dev libmicrohttpd-dev \
 	libsqlite3-dev libprotobuf-c-dev protobuf-c-compiler; do
 	echo "$build" | grep -qx "$p" || { echo "FAIL: deps.sh build does not install $p"; fail=1; }

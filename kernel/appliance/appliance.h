@@ -137,6 +137,9 @@ struct pk_appliance_config {
 	bool gated_gangs_wait; /* pk_sched_opts.gated_gangs_wait (--gated-gangs-wait) */
 	int64_t
 	    event_ttl_ms; /* standalone: Events older than this go; 0: PK_APPLIANCE_EVENT_TTL_MS */
+	/* standalone: the same note about an object is written at most this often
+	 * (repeats in between are counted into the Event's count); 0: PK_EVENT_REPEAT_S */
+	int64_t event_repeat_ms;
 	/*
 	 * Where the scheduling rounds write (kernel/write/writer.h); the
 	 * appliance takes it over (also on failure).  Required.

@@ -135,6 +135,7 @@ void ctl_queues_run(struct pk_ctl *ctl);
 
 /* recorder.c: core/v1 Events of the loop's writes, in the store (standalone) */
 #define CTL_EVENT_SWEEP_MS 60000
+#define CTL_EVENT_SWEEP_MAX 10000 /* Events a sweep deletes in one transaction */
 struct ctl_recorder;
 int ctl_recorder_new(struct ctl_recorder **ret);
 void ctl_recorder_free(struct ctl_recorder *rec);

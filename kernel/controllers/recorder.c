@@ -6,16 +6,23 @@
  * (Attach mode posts its Events to the cluster: kernel/attach/recorder.c.)
  *
  * After a round's batch commits, pk_writer_events() says which Events its
- * writes make (Scheduled, FailedScheduling, Preempted), the correlator rule
- * pk_event_allowed() drops a note repeated about the same object and
- * reason within PK_EVENT_REPEAT_S, and the rest are created in one
- * transaction.  Events expire as kube-apiserver's --event-ttl makes them
- * (one hour): every CTL_EVENT_SWEEP_MS (or TTL, if shorter) the loop deletes, in one transaction,
- * the Events (anyone's) created longer ago than that.  Events are best
- * effort: a failed write is counted, never retried, and never holds a
- * binding back.
+ * writes make (Scheduled, FailedScheduling, Preempted).  As client-go's
+ * event correlator does, the recorder aggregates: the same type, reason and
+ * message about the same object bumps the Event it already wrote (count,
+ * lastTimestamp) instead of making a new one, and pk_event_allowed() writes
+ * such a repeat at most once per PK_EVENT_REPEAT_S, the repeats in between
+ * counted into the next write's count.  The Events of a round are handed to
+ * the recorder's own thread, which writes them in their own transaction:
+ * the loop never waits for an Event's commit, and a binding never waits
+ * for, or fails with, its Event.  Events expire as kube-apiserver's
+ * --event-ttl makes them (one hour): every CTL_EVENT_SWEEP_MS (or TTL, if
+ * shorter) the same thread deletes the Events (anyone's) last written longer
+ * ago than that, found by the store's expiry index.  Events
+ * are best effort: a failed write is counted, never retried, and never
+ * holds a binding back.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,18 +32,38 @@
 
 #define CTL_EVENT_COMPONENT "podkernel"
 
+/* An Event the recorder wrote, for the repeats of its note. */
+struct ctl_event_seen {
+	char name[256];
+	char first[32]; /* firstTimestamp */
+	int64_t count;	/* occurrences so far, written or not */
+};
+
 struct ctl_recorder {
 	struct pk_event_limiter seen; /* the correlator's memory (pk_event_allowed) */
-	json_t *pending;	      /* Events to create */
+	struct pk_map written;	      /* object, type, reason, note -> struct ctl_event_seen */
+	json_t *pending;	      /* the loop's Events to write: [{event, bump}] */
 	uint64_t seq;
 	int64_t next_sweep_ms;
+	/* the writer thread: takes queue, under lock */
+	struct pk_ctl *ctl;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	json_t *queue;
+	int64_t sweep_before; /* a sweep asked for: Events last written at or before (s); 0 none */
+	bool started, stopping;
 };
 
 int ctl_recorder_new(struct ctl_recorder **ret)
 {
 	struct ctl_recorder *rec = calloc(1, sizeof(*rec));
 
-	if (!rec || !(rec->pending = json_array())) {
+	if (!rec)
+		return -ENOMEM;
+	pthread_mutex_init(&rec->lock, NULL);
+	pthread_cond_init(&rec->cond, NULL);
+	if (!(rec->pending = json_array()) || !(rec->queue = json_array())) {
 		ctl_recorder_free(rec);
 		return -ENOMEM;
 	}
@@ -44,12 +71,33 @@ int ctl_recorder_new(struct ctl_recorder **ret)
 	return 0;
 }
 
+static void written_forget(struct ctl_recorder *rec)
+{
+	void *v;
+
+	for (size_t i = 0; pk_map_next(&rec->written, &i, NULL, &v);)
+		free(v);
+	pk_map_free(&rec->written);
+}
+
+/* Stops the writer thread once it has written what it was given. */
 void ctl_recorder_free(struct ctl_recorder *rec)
 {
 	if (!rec)
 		return;
+	if (rec->started) {
+		pthread_mutex_lock(&rec->lock);
+		rec->stopping = true;
+		pthread_cond_signal(&rec->cond);
+		pthread_mutex_unlock(&rec->lock);
+		pthread_join(rec->thread, NULL);
+	}
 	pk_event_limiter_free(&rec->seen);
+	written_forget(rec);
 	json_decref(rec->pending);
+	json_decref(rec->queue);
+	pthread_mutex_destroy(&rec->lock);
+	pthread_cond_destroy(&rec->cond);
 	free(rec);
 }
 
@@ -79,25 +127,63 @@ static json_t *event_new(struct ctl_recorder *rec, const struct pk_write_item *i
 	return ev;
 }
 
+/* Remember ev as written for key (forgetting all at PK_EVENT_LIMITER_MAX). */
+static void written_note(struct ctl_recorder *rec, const char *key, const json_t *ev)
+{
+	struct ctl_event_seen *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return;
+	if (rec->written.live >= PK_EVENT_LIMITER_MAX)
+		written_forget(rec);
+	snprintf(w->name, sizeof(w->name), "%s", pk_get_string(ev, "metadata.name") ?: "");
+	snprintf(w->first, sizeof(w->first), "%s", pk_get_string(ev, "firstTimestamp") ?: "");
+	w->count = 1;
+	free(pk_map_get(&rec->written, key));
+	if (pk_map_put(&rec->written, key, w) < 0)
+		free(w);
+}
+
+/* ev as a repeat of the Event w: its name, first time and count. */
+static void event_as_repeat(json_t *ev, const struct ctl_event_seen *w)
+{
+	json_object_set_new(json_object_get(ev, "metadata"), "name", json_string(w->name));
+	json_object_set_new(ev, "firstTimestamp", json_string(w->first));
+	json_object_set_new(ev, "count", json_integer(w->count));
+}
+
 static void note_one(void *arg, const struct pk_write_item *it, const json_t *obj, const char *type,
 		     const char *reason, const char *action, const char *note)
 {
 	struct pk_ctl *ctl = arg;
 	struct ctl_recorder *rec = ctl->recorder;
-	char key[768], shortnote[1024];
+	const char *uid = obj ? pk_get_string(obj, "metadata.uid") : NULL;
+	char key[768], wkey[2048], shortnote[1024];
+	struct ctl_event_seen *w;
 	json_t *ev;
 
 	/* an Event's message is limited to 1 kB, as events.k8s.io/v1's note */
 	snprintf(shortnote, sizeof(shortnote), "%s", note ? note : "");
 	snprintf(key, sizeof(key), "%s/%s/%s/%s", pk_kind_to_string(it->kind), it->ns ?: "",
 		 it->name, reason);
+	snprintf(wkey, sizeof(wkey), "%s\x1f%s\x1f%s\x1f%s", key, uid ?: "", type, shortnote);
+	if (ctl->cfg.event_repeat_ms > 0)
+		rec->seen.window_s =
+		    ctl->cfg.event_repeat_ms >= 1000 ? ctl->cfg.event_repeat_ms / 1000 : -1;
+	w = pk_map_get(&rec->written, wkey);
+	if (w)
+		w->count++;
 	if (!pk_event_allowed(&rec->seen, key, shortnote, (int64_t)time(NULL))) {
 		CTL_COUNT(ctl, kevents_limited);
 		return;
 	}
-	ev = event_new(rec, it, obj ? pk_get_string(obj, "metadata.uid") : NULL, type, reason,
-		       action, shortnote);
-	if (!ev || json_array_append_new(rec->pending, ev) < 0)
+	ev = event_new(rec, it, uid, type, reason, action, shortnote);
+	if (ev && w)
+		event_as_repeat(ev, w);
+	else if (ev)
+		written_note(rec, wkey, ev);
+	if (!ev || json_array_append_new(
+		       rec->pending, json_pack("{s:o,s:b}", "event", ev, "bump", w != NULL)) < 0)
 		CTL_COUNT(ctl, kevents_failed);
 }
 
@@ -113,7 +199,7 @@ void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj,
 		note_one(ctl, &it, obj, "Warning", reason, reason, note);
 }
 
-/* The Events of a committed batch, created in one transaction. */
+/* The Events of a committed batch, handed to the writer thread. */
 void ctl_record_batch(struct pk_ctl *ctl, const struct pk_write_batch *batch,
 		      const struct pk_write_result *results)
 {
@@ -131,33 +217,135 @@ void ctl_record_batch(struct pk_ctl *ctl, const struct pk_write_batch *batch,
 	ctl_record_flush(ctl);
 }
 
+/* A repeat's new count and last time on the stored Event. */
+static int bump_apply(json_t *obj, void *arg)
+{
+	const json_t *ev = arg;
+
+	json_object_set(obj, "count", json_object_get(ev, "count"));
+	json_object_set(obj, "lastTimestamp", json_object_get(ev, "lastTimestamp"));
+	return 0;
+}
+
+/* One transaction: new Events created, repeats bumped; returns the repeats
+ * whose Event was gone (expired), to be created again. */
+static json_t *write_once(struct pk_ctl *ctl, json_t *ops)
+{
+	size_t i, n = json_array_size(ops);
+	struct pk_store_edit *e = calloc(n ? n : 1, sizeof(*e));
+	json_t *op, *gone = json_array();
+
+	if (!e || !gone) {
+		free(e);
+		json_decref(gone);
+		for (i = 0; i < n; i++)
+			CTL_COUNT(ctl, kevents_failed);
+		return NULL;
+	}
+	json_array_foreach(ops, i, op)
+	{
+		json_t *ev = json_object_get(op, "event");
+		bool bump = json_is_true(json_object_get(op, "bump"));
+
+		e[i] = (struct pk_store_edit){
+		    .op = bump ? PK_STORE_EDIT_MODIFY : PK_STORE_EDIT_CREATE,
+		    .kind = "Event",
+		    .ns = pk_namespace(ev),
+		    .name = pk_name(ev),
+		    .apply = bump_apply,
+		    .arg = ev,
+		    .create = bump ? NULL : ev,
+		};
+	}
+	pk_store_edit_batch(ctl->store, e, n);
+	json_array_foreach(ops, i, op)
+	{
+		if (e[i].rc == 0)
+			CTL_COUNT(ctl, kevents_written);
+		else if (e[i].rc == -ENOENT && e[i].op == PK_STORE_EDIT_MODIFY)
+			json_array_append_new(gone,
+					      json_pack("{s:O,s:b}", "event",
+							json_object_get(op, "event"), "bump", 0));
+		else
+			CTL_COUNT(ctl, kevents_failed);
+		json_decref(e[i].object);
+	}
+	free(e);
+	return gone;
+}
+
+static void write_ops(struct pk_ctl *ctl, json_t *ops)
+{
+	json_t *gone = write_once(ctl, ops), *again;
+
+	if (json_array_size(gone) > 0 && (again = write_once(ctl, gone)))
+		json_decref(again); /* created anew: none can be gone */
+	json_decref(gone);
+}
+
+static void sweep(struct pk_ctl *ctl, int64_t before_s);
+
+static void *writer_main(void *arg)
+{
+	struct ctl_recorder *rec = arg;
+
+	pthread_mutex_lock(&rec->lock);
+	for (;;) {
+		json_t *ops = rec->queue;
+		int64_t before = rec->sweep_before;
+
+		if (before) {
+			rec->sweep_before = 0;
+			pthread_mutex_unlock(&rec->lock);
+			sweep(rec->ctl, before);
+			pthread_mutex_lock(&rec->lock);
+			continue;
+		}
+		if (json_array_size(ops) == 0) {
+			if (rec->stopping)
+				break;
+			pthread_cond_wait(&rec->cond, &rec->lock);
+			continue;
+		}
+		rec->queue = json_array();
+		pthread_mutex_unlock(&rec->lock);
+		write_ops(rec->ctl, ops);
+		json_decref(ops);
+		pthread_mutex_lock(&rec->lock);
+		if (!rec->queue) /* out of memory: the next flush tries again */
+			rec->queue = json_array();
+	}
+	pthread_mutex_unlock(&rec->lock);
+	return NULL;
+}
+
+/* The writer thread, started on first use (under rec->lock); false if it cannot be. */
+static bool writer_running(struct ctl_recorder *rec, struct pk_ctl *ctl)
+{
+	if (!rec->started) {
+		rec->ctl = ctl;
+		rec->started = pthread_create(&rec->thread, NULL, writer_main, rec) == 0;
+	}
+	return rec->started;
+}
+
+/* Hand the pending Events to the writer thread (started on first use; written
+ * here when it cannot start). */
 void ctl_record_flush(struct pk_ctl *ctl)
 {
 	struct ctl_recorder *rec = ctl->recorder;
-	json_t **objects;
-	size_t n;
-	int *rcs;
 
-	if (!rec || !ctl->store)
+	if (!rec || !ctl->store || json_array_size(rec->pending) == 0)
 		return;
-	n = json_array_size(rec->pending);
-	if (!n)
-		return;
-	objects = calloc(n, sizeof(*objects));
-	rcs = calloc(n, sizeof(*rcs));
-	if (objects && rcs) {
-		for (size_t i = 0; i < n; i++)
-			objects[i] = json_array_get(rec->pending, i);
-		pk_store_create_batch(ctl->store, objects, n, rcs);
-		for (size_t i = 0; i < n; i++) {
-			if (rcs[i] == 0)
-				CTL_COUNT(ctl, kevents_written);
-			else
-				CTL_COUNT(ctl, kevents_failed);
-		}
+	pthread_mutex_lock(&rec->lock);
+	if (writer_running(rec, ctl) && rec->queue &&
+	    json_array_extend(rec->queue, rec->pending) == 0) {
+		pthread_cond_signal(&rec->cond);
+		pthread_mutex_unlock(&rec->lock);
+	} else {
+		pthread_mutex_unlock(&rec->lock);
+		write_ops(ctl, rec->pending);
 	}
-	free(objects);
-	free(rcs);
 	json_array_clear(rec->pending);
 }
 
@@ -168,43 +356,70 @@ static int delete_it(json_t *obj, void *arg)
 	return 0;
 }
 
-/* Events created before now - ttl, deleted in one transaction. */
+/* Delete the Events named in keys ({namespace, name}) in one transaction. */
+static void delete_events(struct pk_ctl *ctl, json_t *keys)
+{
+	size_t i, n = json_array_size(keys);
+	struct pk_store_edit *e = calloc(n ? n : 1, sizeof(*e));
+	json_t *k;
+
+	if (!e)
+		return;
+	json_array_foreach(keys, i, k) e[i] = (struct pk_store_edit){
+	    .kind = "Event",
+	    .ns = pk_get_string(k, "namespace"),
+	    .name = pk_get_string(k, "name"),
+	    .apply = delete_it,
+	    .delete_after = true,
+	};
+	if (n && pk_store_edit_batch(ctl->store, e, n) == 0)
+		for (i = 0; i < n; i++)
+			if (e[i].rc == 0)
+				CTL_COUNT(ctl, kevents_expired);
+	for (i = 0; i < n; i++)
+		json_decref(e[i].object);
+	free(e);
+}
+
+/* Delete the Events last written at or before before_s, found by the store's
+ * expiry index (pk_store_expired_events()): a sweep reads what expired, not
+ * every Event.  One transaction per CTL_EVENT_SWEEP_MAX of them. */
+static void sweep(struct pk_ctl *ctl, int64_t before_s)
+{
+	size_t n;
+
+	do {
+		json_t *keys = NULL;
+
+		if (pk_store_expired_events(ctl->store, before_s, CTL_EVENT_SWEEP_MAX, &keys) < 0)
+			return;
+		n = json_array_size(keys);
+		delete_events(ctl, keys);
+		json_decref(keys);
+	} while (n == CTL_EVENT_SWEEP_MAX);
+}
+
+/* Every CTL_EVENT_SWEEP_MS (or TTL, if shorter), the writer thread sweeps the
+ * Events last written longer than the TTL ago (here when it cannot start). */
 void ctl_record_sweep(struct pk_ctl *ctl, int64_t now_ms)
 {
 	struct ctl_recorder *rec = ctl->recorder;
 	int64_t ttl_s = ctl->cfg.event_ttl_ms > 0 ? ctl->cfg.event_ttl_ms / 1000
 						  : PK_APPLIANCE_EVENT_TTL_MS / 1000;
-	int64_t now = (int64_t)time(NULL), created;
-	struct pk_store_edit *e;
-	json_t *all = NULL, *ev;
-	size_t i, n = 0;
+	int64_t before = (int64_t)time(NULL) - ttl_s;
+	bool queued;
 
 	if (!rec || !ctl->store || now_ms < rec->next_sweep_ms)
 		return;
 	rec->next_sweep_ms =
 	    now_ms + (ttl_s * 1000 < CTL_EVENT_SWEEP_MS ? ttl_s * 1000 : CTL_EVENT_SWEEP_MS);
-	if (pk_store_list(ctl->store, "Event", NULL, NULL, &all, NULL, NULL) < 0)
-		return;
-	e = calloc(json_array_size(all) + 1, sizeof(*e));
-	json_array_foreach(all, i, ev)
-	{
-		if (!e ||
-		    pk_time_parse(pk_get_string(ev, "metadata.creationTimestamp") ?: "", &created) <
-			0 ||
-		    now - created < ttl_s)
-			continue;
-		e[n++] = (struct pk_store_edit){.kind = "Event",
-						.ns = pk_namespace(ev),
-						.name = pk_name(ev),
-						.apply = delete_it,
-						.delete_after = true};
+	pthread_mutex_lock(&rec->lock);
+	queued = writer_running(rec, ctl);
+	if (queued) {
+		rec->sweep_before = before > 0 ? before : 1;
+		pthread_cond_signal(&rec->cond);
 	}
-	if (n && pk_store_edit_batch(ctl->store, e, n) == 0)
-		for (i = 0; i < n; i++)
-			if (e[i].rc == 0)
-				CTL_COUNT(ctl, kevents_expired);
-	for (i = 0; e && i < n; i++)
-		json_decref(e[i].object);
-	free(e);
-	json_decref(all);
+	pthread_mutex_unlock(&rec->lock);
+	if (!queued)
+		sweep(ctl, before);
 }

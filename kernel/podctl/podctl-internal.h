@@ -7,11 +7,16 @@
 #define PODKERNEL_PODCTL_INTERNAL_H
 
 #include <jansson.h>
+#include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "kernel/api/api.h"
+
+/* `podctl store`: the first column of the first row of sql on a store file
+ * opened read-only, or dflt (no row, or an error).  store_check.c. */
+int64_t podctl_sql_scalar(sqlite3 *db, const char *sql, int64_t dflt);
 
 /* The served type a command-line word names: kind, plural, lower-case
  * singular or short name, in any case; NULL when none. */

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kernel/podctl/podctl-internal.h"
 #include "kernel/podctl/podctl.h"
 #include "kernel/store/store.h"
 
@@ -32,19 +33,6 @@ struct store_info {
 	int64_t objects, rv;
 	int schema;
 };
-
-static int64_t scalar(sqlite3 *db, const char *sql, int64_t dflt)
-{
-	sqlite3_stmt *q;
-	int64_t v = dflt;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-		return dflt;
-	if (sqlite3_step(q) == SQLITE_ROW)
-		v = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
-	return v;
-}
 
 static bool quick_check_ok(sqlite3 *db)
 {
@@ -68,8 +56,9 @@ static int store_describe(sqlite3 *db, const char *path, struct store_info *ret,
 {
 	struct store_info info = {0};
 
-	if (scalar(db, "SELECT count(*) FROM sqlite_master WHERE name IN ('objects','meta')", 0) !=
-	    2) {
+	if (podctl_sql_scalar(db,
+			      "SELECT count(*) FROM sqlite_master WHERE name IN ('objects','meta')",
+			      0) != 2) {
 		snprintf(err, errlen, "%s: not a podkerneld store (%s)", path,
 			 sqlite3_errcode(db) == SQLITE_OK ? "no objects table"
 							  : sqlite3_errmsg(db));
@@ -77,8 +66,8 @@ static int store_describe(sqlite3 *db, const char *path, struct store_info *ret,
 	}
 	if (pk_store_schema_check(db, path, &info.schema, err, errlen) < 0)
 		return -EPROTONOSUPPORT;
-	info.objects = scalar(db, "SELECT count(*) FROM objects", -1);
-	info.rv = scalar(db, "SELECT value FROM meta WHERE key='rv'", -1);
+	info.objects = podctl_sql_scalar(db, "SELECT count(*) FROM objects", -1);
+	info.rv = podctl_sql_scalar(db, "SELECT value FROM meta WHERE key='rv'", -1);
 	if (info.objects < 0 || info.rv < 0) {
 		snprintf(err, errlen, "%s: cannot read the store: %s", path, sqlite3_errmsg(db));
 		return -EIO;

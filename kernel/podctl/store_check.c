@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel/podctl/podctl-internal.h"
 #include "kernel/podctl/podctl.h"
 #include "kernel/store/store.h"
 
@@ -24,7 +25,7 @@ struct check {
 	uint64_t counter, rows, damaged, unsummed;
 };
 
-static int64_t scalar(sqlite3 *db, const char *sql, int64_t dflt)
+int64_t podctl_sql_scalar(sqlite3 *db, const char *sql, int64_t dflt)
 {
 	sqlite3_stmt *q;
 	int64_t v = dflt;
@@ -101,13 +102,14 @@ static int check_file(const char *path)
 	snprintf(uri, sizeof(uri), "file:%s?mode=ro", path);
 	if (sqlite3_open_v2(uri, &c.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) !=
 		SQLITE_OK ||
-	    scalar(c.db, "SELECT count(*) FROM sqlite_master WHERE name='objects'", 0) != 1) {
+	    podctl_sql_scalar(c.db, "SELECT count(*) FROM sqlite_master WHERE name='objects'", 0) !=
+		1) {
 		fprintf(stderr, "podctl: store check: %s: not a podkerneld store (%s)\n", path,
 			c.db ? sqlite3_errmsg(c.db) : "cannot open");
 		sqlite3_close(c.db);
 		return PODCTL_EXIT_USAGE;
 	}
-	counter = scalar(c.db, "SELECT value FROM meta WHERE key='rv'", -1);
+	counter = podctl_sql_scalar(c.db, "SELECT value FROM meta WHERE key='rv'", -1);
 	if (counter < 0) {
 		printf("database: the resourceVersion counter is %" PRId64 "\n", counter);
 		c.damaged++;
@@ -115,8 +117,8 @@ static int check_file(const char *path)
 	c.counter = counter < 0 ? 0 : (uint64_t)counter;
 	check_pages(&c);
 	check_rows(&c);
-	set_aside = scalar(c.db, "SELECT count(*) FROM damaged_objects", 0);
-	schema = scalar(c.db, "PRAGMA user_version", 0);
+	set_aside = podctl_sql_scalar(c.db, "SELECT count(*) FROM damaged_objects", 0);
+	schema = podctl_sql_scalar(c.db, "PRAGMA user_version", 0);
 	sqlite3_close(c.db);
 	printf("%s: %" PRIu64 " objects, %" PRIu64 " damaged", path, c.rows, c.damaged);
 	if (schema != PK_STORE_SCHEMA_VERSION)

@@ -39,26 +39,12 @@ static json_t *crd_message(const ProtobufCMessageDescriptor *d, struct chain *c)
 static json_t *crd_value(const ProtobufCFieldDescriptor *f, struct chain *c)
 {
 	const ProtobufCMessageDescriptor *md;
+	enum pk_pb_shape shape = pk_srv_pb_shape(f, &md);
+	json_t *scalar = pk_srv_pb_scalar_schema(f, shape);
 
-	switch (pk_srv_pb_shape(f, &md)) {
-	case PK_PB_STRING:
-		return json_pack("{s:s}", "type", "string");
-	case PK_PB_INT:
-		return json_pack("{s:s,s:s}", "type", "integer", "format",
-				 f->type == PROTOBUF_C_TYPE_INT32 ? "int32" : "int64");
-	case PK_PB_BOOL:
-		return json_pack("{s:s}", "type", "boolean");
-	case PK_PB_NUMBER:
-		return json_pack("{s:s,s:s}", "type", "number", "format", "double");
-	case PK_PB_BYTES:
-		return json_pack("{s:s,s:s}", "type", "string", "format", "byte");
-	case PK_PB_QUANTITY:
-	case PK_PB_INT_OR_STRING:
-		return json_pack("{s:b,s:[{s:s},{s:s}]}", "x-kubernetes-int-or-string", 1, "anyOf",
-				 "type", "integer", "type", "string");
-	case PK_PB_TIME:
-	case PK_PB_MICROTIME:
-		return json_pack("{s:s,s:s}", "type", "string", "format", "date-time");
+	if (scalar)
+		return scalar;
+	switch (shape) {
 	case PK_PB_RAW:
 		return json_pack("{s:b}", "x-kubernetes-preserve-unknown-fields", 1);
 	case PK_PB_MAP:
@@ -66,6 +52,8 @@ static json_t *crd_value(const ProtobufCFieldDescriptor *f, struct chain *c)
 				 crd_value(&md->fields[1], c));
 	case PK_PB_OBJECT:
 		return crd_message(md, c);
+	default:
+		break;
 	}
 	return json_object();
 }

@@ -52,25 +52,12 @@ static void add_message(json_t *schemas, const ProtobufCMessageDescriptor *d, in
 static json_t *value_schema(json_t *schemas, const ProtobufCFieldDescriptor *f, int depth)
 {
 	const ProtobufCMessageDescriptor *md;
-	switch (pk_srv_pb_shape(f, &md)) {
-	case PK_PB_STRING:
-		return json_pack("{s:s}", "type", "string");
-	case PK_PB_INT:
-		return json_pack("{s:s,s:s}", "type", "integer", "format",
-				 f->type == PROTOBUF_C_TYPE_INT32 ? "int32" : "int64");
-	case PK_PB_BOOL:
-		return json_pack("{s:s}", "type", "boolean");
-	case PK_PB_NUMBER:
-		return json_pack("{s:s,s:s}", "type", "number", "format", "double");
-	case PK_PB_BYTES:
-		return json_pack("{s:s,s:s}", "type", "string", "format", "byte");
-	case PK_PB_QUANTITY:
-	case PK_PB_INT_OR_STRING:
-		return json_pack("{s:b,s:[{s:s},{s:s}]}", "x-kubernetes-int-or-string", 1, "anyOf",
-				 "type", "integer", "type", "string");
-	case PK_PB_TIME:
-	case PK_PB_MICROTIME:
-		return json_pack("{s:s,s:s}", "type", "string", "format", "date-time");
+	enum pk_pb_shape shape = pk_srv_pb_shape(f, &md);
+	json_t *scalar = pk_srv_pb_scalar_schema(f, shape);
+
+	if (scalar)
+		return scalar;
+	switch (shape) {
 	case PK_PB_RAW:
 		return json_pack("{s:s,s:b}", "type", "object",
 				 "x-kubernetes-preserve-unknown-fields", 1);
@@ -80,6 +67,8 @@ static json_t *value_schema(json_t *schemas, const ProtobufCFieldDescriptor *f, 
 	case PK_PB_OBJECT:
 		add_message(schemas, md, depth + 1);
 		return ref_to(md);
+	default:
+		break;
 	}
 	return json_object();
 }

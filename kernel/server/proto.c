@@ -163,6 +163,35 @@ enum pk_pb_shape pk_srv_pb_shape(const ProtobufCFieldDescriptor *f,
 	}
 }
 
+json_t *pk_srv_pb_scalar_schema(const ProtobufCFieldDescriptor *f, enum pk_pb_shape shape)
+{
+	switch (shape) {
+	case PK_PB_STRING:
+		return json_pack("{s:s}", "type", "string");
+	case PK_PB_INT:
+		return json_pack("{s:s,s:s}", "type", "integer", "format",
+				 f->type == PROTOBUF_C_TYPE_INT32 ? "int32" : "int64");
+	case PK_PB_BOOL:
+		return json_pack("{s:s}", "type", "boolean");
+	case PK_PB_NUMBER:
+		return json_pack("{s:s,s:s}", "type", "number", "format", "double");
+	case PK_PB_BYTES:
+		return json_pack("{s:s,s:s}", "type", "string", "format", "byte");
+	case PK_PB_QUANTITY:
+	case PK_PB_INT_OR_STRING:
+		return json_pack("{s:b,s:[{s:s},{s:s}]}", "x-kubernetes-int-or-string", 1, "anyOf",
+				 "type", "integer", "type", "string");
+	case PK_PB_TIME:
+	case PK_PB_MICROTIME:
+		return json_pack("{s:s,s:s}", "type", "string", "format", "date-time");
+	case PK_PB_RAW:
+	case PK_PB_OBJECT:
+	case PK_PB_MAP:
+		break;
+	}
+	return NULL;
+}
+
 /* Go structs embedded in another: their fields are the parent's in JSON. */
 bool pk_srv_pb_inline(const ProtobufCFieldDescriptor *f)
 {

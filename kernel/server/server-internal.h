@@ -160,6 +160,10 @@ enum pk_pb_shape {
 };
 enum pk_pb_shape pk_srv_pb_shape(const ProtobufCFieldDescriptor *f,
 				 const ProtobufCMessageDescriptor **ret_msg);
+/* The OpenAPI v3 schema of a scalar shape (string, integer, boolean, number,
+ * bytes, quantity or int-or-string, time); NULL for RAW, OBJECT and MAP, whose
+ * schemas differ between the OpenAPI documents and the CRDs.  New reference. */
+json_t *pk_srv_pb_scalar_schema(const ProtobufCFieldDescriptor *f, enum pk_pb_shape shape);
 /* An embedded Go struct: its fields are the parent's in JSON. */
 bool pk_srv_pb_inline(const ProtobufCFieldDescriptor *f);
 /* A body "k8s\0" + runtime.Unknown as the JSON object it encodes (with

@@ -20,6 +20,13 @@
  * ownerReferences name the uid, as in upstream's graph (keyed by uid).
  * Background and Foreground deletion of dependents is standalone's
  * collector (kernel/controllers/gc.c).
+ *
+ * The Event expiry index is the table event_expiry: one row per stored
+ * Event (namespace, name) with the time of its last write, in seconds, kept
+ * by triggers like the owner index.  A write of an Event (a new one, or a
+ * repeat that bumps its count) starts its TTL again, as kube-apiserver's
+ * lease on an Event does; expiring Events (pk_store_expired_events()) reads
+ * one range of the index, never the Events themselves.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -94,6 +101,34 @@ static const char OWNERS_SCHEMA[] =
 						  "AND json_valid(o.body)"
 						  " AND r.type = 'object' AND json_type(r.value, "
 						  "'$.uid') = 'text';";
+
+#define EVENT_NOW " CAST(strftime('%s', 'now') AS INTEGER)"
+#define EVENT_TOUCH                                                                                \
+	" INSERT OR REPLACE INTO event_expiry(ns, name, at) VALUES(NEW.ns, NEW.name," EVENT_NOW ");"
+
+static const char EVENT_EXPIRY_SCHEMA[] =
+    "CREATE TABLE IF NOT EXISTS event_expiry(ns TEXT NOT NULL, name TEXT NOT NULL,"
+    " at INTEGER NOT NULL, PRIMARY KEY(ns, name)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS event_expiry_by_at ON event_expiry(at, ns, name);"
+    "CREATE TRIGGER IF NOT EXISTS event_expiry_insert AFTER INSERT ON objects"
+    " WHEN NEW.kind = 'Event' BEGIN" EVENT_TOUCH " END;"
+    "CREATE TRIGGER IF NOT EXISTS event_expiry_update AFTER UPDATE OF body ON objects"
+    " WHEN NEW.kind = 'Event' BEGIN" EVENT_TOUCH " END;"
+    "CREATE TRIGGER IF NOT EXISTS event_expiry_delete AFTER DELETE ON objects"
+    " WHEN OLD.kind = 'Event' BEGIN"
+    " DELETE FROM event_expiry WHERE ns = OLD.ns AND name = OLD.name; END;"
+    /* the Events gone without a trigger (rows set aside at open: integrity.c) */
+    "DELETE FROM event_expiry WHERE NOT EXISTS (SELECT 1 FROM objects AS o WHERE"
+    " o.kind = 'Event' AND o.ns = event_expiry.ns AND o.name = event_expiry.name);"
+    /* the Events of a file from before the index: their TTL from their creation */
+    "INSERT OR IGNORE INTO event_expiry(ns, name, at) SELECT ns, name,"
+    " COALESCE(CAST(strftime('%s', json_extract(body, '$.metadata.creationTimestamp'))"
+    " AS INTEGER)," EVENT_NOW ") FROM objects WHERE kind = 'Event' AND json_valid(body);";
+
+int pk_store_migrate_event_expiry(sqlite3 *db)
+{
+	return sqlite3_exec(db, EVENT_EXPIRY_SCHEMA, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
 
 int pk_store_migrate_owner_index(sqlite3 *db)
 {

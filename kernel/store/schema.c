@@ -60,6 +60,7 @@ static int migrate_row_checksums(sqlite3 *db)
 static const struct migration MIGRATIONS[] = {
     {1, "row checksums", migrate_row_checksums},
     {2, "owner index", pk_store_migrate_owner_index},
+    {3, "event expiry index", pk_store_migrate_event_expiry},
 };
 
 int pk_store_schema_version(sqlite3 *db)

@@ -155,6 +155,8 @@ int pk_store_orphan_dependents(struct pk_store *st, struct txn *tx, const struct
 			       const json_t *owner);
 /* gc.c: migration 2, the owner index's table and triggers, filled from the objects. */
 int pk_store_migrate_owner_index(sqlite3 *db);
+/* gc.c: migration 3, the Event expiry index (event_expiry) and its triggers. */
+int pk_store_migrate_event_expiry(sqlite3 *db);
 /* The dependents of an owner uid (?1): kind, ns (stored: "" cluster-scoped), name. */
 #define PK_STORE_DEPENDENTS_SQL                                                                    \
 	"SELECT kind, ns, name FROM owner_refs WHERE uid = ?1 ORDER BY kind, ns, name"

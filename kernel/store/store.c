@@ -947,6 +947,53 @@ int pk_store_dependents(struct pk_store *st, const char *uid, json_t **ret)
 	return 0;
 }
 
+static int expired_read(struct store_reader *r, int64_t before_s, size_t max, json_t *out,
+			uint64_t *ret_steps)
+{
+	sqlite3_stmt *q;
+	int rc = 0, s = SQLITE_DONE;
+
+	if (sqlite3_prepare_v2(r->db,
+			       "SELECT ns, name FROM event_expiry INDEXED BY event_expiry_by_at"
+			       " WHERE at <= ?1 ORDER BY at, ns, name LIMIT ?2",
+			       -1, &q, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(q, 1, before_s);
+	sqlite3_bind_int64(q, 2, max > INT64_MAX ? INT64_MAX : (sqlite3_int64)max);
+	while (rc == 0 && (s = sqlite3_step(q)) == SQLITE_ROW) {
+		json_t *k =
+		    json_pack("{s:s,s:s}", "namespace", (const char *)sqlite3_column_text(q, 0),
+			      "name", (const char *)sqlite3_column_text(q, 1));
+		rc = k && json_array_append_new(out, k) == 0 ? 0 : -ENOMEM;
+	}
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = -EIO;
+	*ret_steps = (uint64_t)sqlite3_stmt_status(q, SQLITE_STMTSTATUS_VM_STEP, 0);
+	sqlite3_finalize(q);
+	return rc;
+}
+
+int pk_store_expired_events(struct pk_store *st, int64_t before_s, size_t max, json_t **ret)
+{
+	json_t *out = json_array();
+	uint64_t steps = 0;
+	int rc;
+
+	if (!out)
+		return -ENOMEM;
+	struct store_reader *r = reader_take(st);
+	rc = expired_read(r, before_s, max, out, &steps);
+	reader_give(st, r);
+	atomic_fetch_add(&st->read_queries, 1);
+	atomic_fetch_add(&st->read_steps, steps);
+	if (rc < 0) {
+		json_decref(out);
+		return rc;
+	}
+	*ret = out;
+	return 0;
+}
+
 static char *token_encode(const char *ns, const char *name)
 {
 	size_t n = strlen(ns) + 1 + strlen(name);
@@ -1177,34 +1224,67 @@ int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
 }
 
 /* ---- change stream -------------------------------------------------------- */
+/* The ring's i-th oldest slot. */
+static struct ring_slot *ring_at(struct pk_store *st, size_t i)
+{
+	size_t oldest = (st->ring_head + PK_STORE_RING_SIZE - st->ring_len) % PK_STORE_RING_SIZE;
+	return &st->ring[(oldest + i) % PK_STORE_RING_SIZE];
+}
+
+/* Position (from the oldest) of the first event newer than since.  The ring's
+ * resourceVersions rise strictly (check_ring), so a binary search finds it:
+ * a caller that is up to date costs a dozen comparisons, not a walk of the
+ * ring.  Called under ring_lock. */
+static size_t ring_first_after(struct pk_store *st, uint64_t since)
+{
+	size_t lo = 0, hi = st->ring_len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ring_at(st, mid)->rv <= since)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Copy (and reference) the events newer than since, at most max (0: all),
+ * into a buffer the size of the answer, never of the ring. */
+static int ring_copy_since(struct pk_store *st, uint64_t since, size_t max,
+			   struct ring_slot **ret_copy, size_t *ret_n)
+{
+	size_t first = ring_first_after(st, since);
+	size_t n = st->ring_len - first;
+	if (max && max < n)
+		n = max;
+	*ret_copy = NULL;
+	*ret_n = n;
+	if (n == 0)
+		return 0;
+	struct ring_slot *copy = malloc(n * sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		copy[i] = *ring_at(st, first + i);
+		json_incref(copy[i].object);
+		json_incref(copy[i].text);
+	}
+	*ret_copy = copy;
+	return 0;
+}
+
 int pk_store_events_since(struct pk_store *st, uint64_t since, size_t max, pk_store_event_cb cb,
 			  void *arg, uint64_t *ret_last)
 {
+	struct ring_slot *copy;
+	size_t n;
 	pthread_mutex_lock(&st->ring_lock);
-	if (since < st->ring_floor) {
-		pthread_mutex_unlock(&st->ring_lock);
-		return -PK_STORE_EGONE;
-	}
-	size_t cap = max && max < st->ring_len ? max : st->ring_len;
-	struct ring_slot *copy = calloc(cap ? cap : 1, sizeof(*copy));
-	if (!copy) {
-		pthread_mutex_unlock(&st->ring_lock);
-		return -ENOMEM;
-	}
-	size_t n = 0;
-	size_t oldest = (st->ring_head + PK_STORE_RING_SIZE - st->ring_len) % PK_STORE_RING_SIZE;
-	for (size_t i = 0; i < st->ring_len && n < cap; i++) {
-		struct ring_slot *s = &st->ring[(oldest + i) % PK_STORE_RING_SIZE];
-		if (s->rv <= since)
-			continue;
-		copy[n] = *s;
-		json_incref(copy[n].object);
-		json_incref(copy[n].text);
-		n++;
-	}
+	int rc =
+	    since < st->ring_floor ? -PK_STORE_EGONE : ring_copy_since(st, since, max, &copy, &n);
 	pthread_mutex_unlock(&st->ring_lock);
+	if (rc < 0)
+		return rc;
 
-	int rc = 0;
 	uint64_t last = since;
 	for (size_t i = 0; i < n; i++) {
 		if (rc == 0) {

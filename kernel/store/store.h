@@ -124,7 +124,7 @@ int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errl
  * (-EPROTONOSUPPORT, err says both versions).  Open also locks DIR
  * (DIR/podkernel.lock): a second open of a served directory fails with -EBUSY.
  */
-#define PK_STORE_SCHEMA_VERSION 2
+#define PK_STORE_SCHEMA_VERSION 3
 struct sqlite3;
 /* DB's version, -1 when it cannot be read. */
 int pk_store_schema_version(struct sqlite3 *db);
@@ -200,6 +200,14 @@ int pk_store_get(struct pk_store *store, const char *kind, const char *ns, const
  * (namespace "" for a cluster-scoped object), by kind, namespace and name.
  */
 int pk_store_dependents(struct pk_store *store, const char *uid, json_t **ret);
+
+/*
+ * The Events last written at or before before_s (seconds since the epoch),
+ * oldest first, at most max of them, as [{namespace, name}], from the
+ * Event expiry index: the read visits the expired rows only, whatever the
+ * number of Events.  The caller deletes them (the TTL sweep).
+ */
+int pk_store_expired_events(struct pk_store *store, int64_t before_s, size_t max, json_t **ret);
 
 struct pk_store_list_opts {
 	const struct pk_selector *labels; /* NULL: all */

@@ -696,8 +696,9 @@ bool pk_event_allowed(struct pk_event_limiter *l, const char *key, const char *n
 {
 	struct pk_event_seen *last = pk_map_get(&l->seen, key), *e;
 	size_t len = strlen(note);
+	int64_t window = l->window_s ? l->window_s : PK_EVENT_REPEAT_S;
 
-	if (last && now_s - last->at < PK_EVENT_REPEAT_S && strcmp(last->note, note) == 0)
+	if (last && now_s - last->at < window && strcmp(last->note, note) == 0)
 		return false;
 	if (!last && l->seen.live >= PK_EVENT_LIMITER_MAX)
 		pk_event_limiter_free(l);

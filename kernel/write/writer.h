@@ -256,6 +256,7 @@ void pk_writer_events(const struct pk_write_batch *batch, const struct pk_write_
  */
 struct pk_event_limiter {
 	struct pk_map seen; /* key -> struct pk_event_seen (writer.c) */
+	int64_t window_s;   /* 0: PK_EVENT_REPEAT_S; < 0: every repeat goes out */
 };
 bool pk_event_allowed(struct pk_event_limiter *l, const char *key, const char *note, int64_t now_s);
 void pk_event_limiter_free(struct pk_event_limiter *l);

@@ -13,6 +13,11 @@
  *                      old resourceVersion and drain FANOUT_EVENTS committed
  *                      events from the ring (so the disk does not bound it),
  *                      against N = 1 in the same run.
+ *   ring read          nanoseconds per pk_store_events_since() call of a
+ *                      watcher one event behind, with a full ring
+ *                      (PK_STORE_RING_SIZE events), against the same call on
+ *                      a ring of RING_SMALL events: about 1 when a call costs
+ *                      what it returns, not the ring's size.
  *   server-side apply  microseconds per list item of an apply (dry run, forced
  *                      over another manager's fields) of a Node with N
  *                      taints, N = 500 and 4000: the ratio of the two
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +43,8 @@
 #define RUNS 5
 #define WRITES 200
 #define FANOUT_EVENTS 2000
+#define RING_SMALL 16
+#define RING_CALLS 20000
 
 static double now(void)
 {
@@ -224,6 +232,60 @@ static double fanout_events_per_s(struct pk_server *srv, int nwatchers)
 	return rate;
 }
 
+static int count_event(const struct pk_store_event *ev, void *arg)
+{
+	(void)ev;
+	(*(long *)arg)++;
+	return 0;
+}
+
+/* Nanoseconds per ring read of a watcher one event behind (median of RUNS). */
+static double events_since_ns(struct pk_store *st)
+{
+	uint64_t since = pk_store_rv(st) - 1;
+	double v[RUNS];
+	long got = 0;
+	for (int r = 0; r < RUNS; r++) {
+		double t0 = now();
+		for (int i = 0; i < RING_CALLS; i++)
+			if (pk_store_events_since(st, since, 0, count_event, &got, NULL) < 0)
+				exit(1);
+		v[r] = (now() - t0) * 1e9 / RING_CALLS;
+	}
+	if (got != (long)RUNS * RING_CALLS)
+		exit(1);
+	return median(v, RUNS);
+}
+
+/* The cost of a ring read with RING_SMALL events, then with a full ring. */
+static void ring_read_figures(struct pk_store *st, struct pk_server *srv, const char *dir)
+{
+	char small_dir[300];
+	snprintf(small_dir, sizeof(small_dir), "%s/small", dir);
+	struct pk_store *sst = NULL;
+	struct pk_server *ssrv = NULL;
+	if (mkdir(small_dir, 0700) < 0 || open_server(small_dir, &sst, &ssrv) < 0)
+		exit(1);
+	for (int i = 0; i < RING_SMALL; i++)
+		create_pod(ssrv, i);
+	double small = events_since_ns(sst);
+	pk_server_free(ssrv);
+	pk_store_close(sst);
+	struct pk_store_stats s;
+	pk_store_get_stats(st, &s);
+	for (int i = FANOUT_EVENTS; s.ring_events < PK_STORE_RING_SIZE; i++) {
+		if (create_pod(srv, i) < 0)
+			exit(1);
+		pk_store_get_stats(st, &s);
+	}
+	double full = events_since_ns(st);
+	char name[64];
+	snprintf(name, sizeof(name), "ring read, %d events, 1 new (per call)", RING_SMALL);
+	printf("%-44s %9.0f ns %12s\n", name, small, "1.00");
+	snprintf(name, sizeof(name), "ring read, %d events, 1 new (per call)", PK_STORE_RING_SIZE);
+	printf("%-44s %9.0f ns %11.2fx\n", name, full, full / small);
+}
+
 /* A Node of n taints as JSON (malloc'ed); tag makes the values differ. */
 static char *taint_node(const char *name, int n, char tag)
 {
@@ -330,6 +392,7 @@ int main(void)
 			 fan[k] > 1 ? "s" : "");
 		printf("%-44s %10.0f/s %11.2fx\n", name, m, m / base);
 	}
+	ring_read_figures(st, srv, dir);
 	double small = apply_us_per_item(srv, 500), large = apply_us_per_item(srv, 4000);
 	printf("%-44s %9.2f us %12s\n", "server-side apply, 500 list items (per item)", small,
 	       "1.00");

@@ -73,6 +73,8 @@ static const struct {
 			      " \"r\", \"exactly\": {\"deviceClassName\": \"dc\"}}]}}}}"},
     {"PersistentVolumeClaim", "{\"spec\": {\"accessModes\": [\"ReadWriteOnce\"], \"resources\":"
 			      " {\"requests\": {\"storage\": \"1Gi\"}}}}"},
+    {"PodDisruptionBudget", "{\"spec\": {\"minAvailable\": 1, \"selector\": {\"matchLabels\":"
+			    " {\"app\": \"x\"}}}}"},
 };
 
 #define MAX_CHAIN 64

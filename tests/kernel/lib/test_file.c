@@ -98,10 +98,13 @@ struct feed {
 	int reader_flags;
 };
 
-static void *feed_fifo(void *arg)
+/*
+ * The reader's descriptor, as its flags in fd->reader_flags: the FIFO's
+ * rendezvous can wake this open before the reader's own open has put its
+ * descriptor in the table, so the caller looks again until it is there.
+ */
+static void find_reader(struct feed *fd, int w)
 {
-	struct feed *fd = arg;
-	int w = open(fd->fifo, O_WRONLY | O_CLOEXEC);
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
 
@@ -127,6 +130,18 @@ static void *feed_fifo(void *arg)
 	}
 	if (d)
 		closedir(d);
+}
+
+static void *feed_fifo(void *arg)
+{
+	struct feed *fd = arg;
+	int w = open(fd->fifo, O_WRONLY | O_CLOEXEC);
+
+	for (int tries = 0; fd->reader_flags == -1 && tries < 1000; tries++) {
+		find_reader(fd, w);
+		if (fd->reader_flags == -1)
+			usleep(1000);
+	}
 	if (write(w, "token\n", 6) != 6)
 		fd->reader_flags = -1;
 	close(w);

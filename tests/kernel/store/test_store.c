@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kernel/store/store.h"
@@ -269,6 +270,155 @@ static int collect_cb(const struct pk_store_event *ev, void *arg)
 	return 0;
 }
 
+struct rvs {
+	uint64_t rv[PK_STORE_RING_SIZE + 1];
+	size_t n;
+};
+
+static int collect_rv(const struct pk_store_event *ev, void *arg)
+{
+	struct rvs *r = arg;
+	ck_assert_uint_lt(r->n, PK_STORE_RING_SIZE + 1);
+	ck_assert_ptr_nonnull(ev->object);
+	ck_assert_ptr_nonnull(ev->object_json);
+	r->rv[r->n++] = ev->rv;
+	return 0;
+}
+
+/* From any resourceVersion the ring answers exactly the events after it, in
+ * order, at most max of them, and the last one it gave; older than the ring
+ * is 410 Gone.  The reference is the whole ring, read from its floor. */
+static void check_ring_answers(uint64_t since, size_t max, const struct rvs *all)
+{
+	static struct rvs got;
+	got.n = 0;
+	uint64_t last = 0;
+	ck_assert_int_eq(pk_store_events_since(st, since, max, collect_rv, &got, &last), 0);
+	size_t want = 0;
+	for (size_t i = 0; i < all->n; i++) {
+		if (all->rv[i] <= since || (max && want == max))
+			continue;
+		ck_assert_uint_lt(want, got.n);
+		ck_assert_uint_eq(got.rv[want], all->rv[i]);
+		want++;
+	}
+	ck_assert_uint_eq(got.n, want);
+	ck_assert_uint_eq(last, want ? got.rv[want - 1] : since);
+}
+
+static void check_ring_from_every_version(void)
+{
+	static struct rvs all;
+	struct pk_store_stats s;
+	pk_store_get_stats(st, &s);
+	uint64_t rv = pk_store_rv(st);
+	all.n = 0;
+	ck_assert_int_eq(pk_store_events_since(st, s.ring_floor, 0, collect_rv, &all, NULL), 0);
+	ck_assert_uint_eq(all.n, s.ring_events);
+	ck_assert_uint_eq(all.rv[all.n - 1], rv);
+	ck_assert_int_eq(pk_store_events_since(st, s.ring_floor - 1, 0, collect_rv, &all, NULL),
+			 -PK_STORE_EGONE);
+	ck_assert_int_eq(pk_store_events_since(st, 0, 1, collect_rv, &all, NULL), -PK_STORE_EGONE);
+	static const size_t maxes[] = {0, 1, 7, PK_STORE_RING_SIZE};
+	for (size_t m = 0; m < sizeof(maxes) / sizeof(*maxes); m++) {
+		for (uint64_t since = s.ring_floor; since <= rv + 2;) {
+			check_ring_answers(since, maxes[m], &all);
+			/* every version near both ends, a stride through the middle */
+			bool edge = since < s.ring_floor + 40 || since + 40 > rv;
+			since += edge ? 1 : 53;
+		}
+	}
+}
+
+static json_t *event(const char *name)
+{
+	return json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s},s:s,s:s,s:s,s:i}", "apiVersion",
+			 "v1", "kind", "Event", "metadata", "name", name, "namespace", "default",
+			 "involvedObject", "kind", "Pod", "name", "p", "namespace", "default",
+			 "reason", "Scheduled", "message", "m", "type", "Normal", "count", 1);
+}
+
+static void create_events(const char *prefix, int n)
+{
+	json_t *objs[600];
+	int rcs[600];
+	ck_assert_int_le(n, 600);
+	for (int i = 0; i < n; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "%s-%03d", prefix, i);
+		objs[i] = event(name);
+	}
+	pk_store_create_batch(st, objs, (size_t)n, rcs);
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(rcs[i], 0);
+		json_decref(objs[i]);
+	}
+}
+
+/* The expired Events' names, joined by spaces, and the read steps it took. */
+static char *expired(int64_t before, size_t max, uint64_t *ret_steps)
+{
+	struct pk_store_stats a, b;
+	json_t *keys = NULL, *k;
+	size_t i;
+	pk_store_get_stats(st, &a);
+	ck_assert_int_eq(pk_store_expired_events(st, before, max, &keys), 0);
+	pk_store_get_stats(st, &b);
+	*ret_steps = b.read_steps - a.read_steps;
+	char *out = calloc(1, 4096);
+	json_array_foreach(keys, i, k)
+	{
+		ck_assert_str_eq(pk_get_string(k, "namespace"), "default");
+		snprintf(out + strlen(out), 4096 - strlen(out), "%s%s", i ? " " : "",
+			 pk_get_string(k, "name"));
+	}
+	json_decref(keys);
+	return out;
+}
+
+/*
+ * The Event expiry index names the Events last written at or before a time,
+ * reading those rows only: 5 expired among 505 Events cost a few steps, not
+ * a walk of all of them.  A write (a repeat's count) starts an Event's TTL
+ * again; a deleted Event leaves the index.
+ */
+START_TEST(test_event_expiry_index)
+{
+	uint64_t steps;
+	create_events("old", 5);
+	int64_t t_old = (int64_t)time(NULL);
+	while ((int64_t)time(NULL) <= t_old)
+		usleep(20 * 1000);
+	create_events("new", 500);
+
+	char *names = expired(t_old, 1000, &steps);
+	ck_assert_str_eq(names, "old-000 old-001 old-002 old-003 old-004");
+	free(names);
+	ck_assert_uint_lt(steps, 5 * 20 + 40);
+	names = expired(t_old - 3600, 1000, &steps);
+	ck_assert_str_eq(names, "");
+	free(names);
+	ck_assert_uint_lt(steps, 40);
+
+	json_t *ev = NULL;
+	ck_assert_int_eq(pk_store_get(st, "Event", "default", "old-001", &ev), 0);
+	json_object_set_new(ev, "count", json_integer(2));
+	ck_assert_int_eq(pk_store_update(st, ev, PK_SUB_MAIN, NULL, NULL), 0);
+	json_decref(ev);
+	ck_assert_int_eq(pk_store_delete(st, "Event", "default", "old-003", NULL, NULL, NULL), 0);
+	names = expired(t_old, 1000, &steps);
+	ck_assert_str_eq(names, "old-000 old-002 old-004");
+	free(names);
+	names = expired(t_old, 2, &steps);
+	ck_assert_str_eq(names, "old-000 old-002");
+	free(names);
+	names = expired((int64_t)time(NULL) + 1, 1000, &steps);
+	ck_assert_uint_eq(strlen(names), 504 * 8 - 1); /* every Event left */
+	free(names);
+	check_invariants();
+}
+END_TEST
+
 START_TEST(test_events_and_ring)
 {
 	uint64_t start = pk_store_rv(st);
@@ -309,6 +459,7 @@ START_TEST(test_events_and_ring)
 		json_decref(obj);
 	}
 	check_invariants();
+	check_ring_from_every_version();
 	c.types = json_array();
 	ck_assert_int_eq(pk_store_events_since(st, start, 0, collect_cb, &c, NULL),
 			 -PK_STORE_EGONE);
@@ -824,6 +975,7 @@ int main(void)
 	tcase_add_test(tc, test_admission_rules_given_at_open);
 	tcase_add_test(tc, test_priority_and_group_defaults);
 	tcase_add_test(tc, test_events_and_ring);
+	tcase_add_test(tc, test_event_expiry_index);
 	tcase_add_test(tc, test_finalizers_and_group_protection);
 	tcase_add_test(tc, test_list_paging_selectors);
 	tcase_add_test(tc, test_durability_across_reopen);

@@ -24,7 +24,7 @@ names() {
 		python3 -c 'import json,sys; print(" ".join(sorted(i["metadata"]["name"] for i in json.load(sys.stdin)["items"])))'
 }
 v=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$DB")
-[ "$v" = 2 ] || fail "a new store has schema version $v, want 2"
+[ "$v" = 3 ] || fail "a new store has schema version $v, want 3"
 
 cm before-1
 cm before-2
@@ -34,7 +34,7 @@ writer=$!
 podctl store backup --data-dir "$WORK/data" "$WORK/backup.db" >"$WORK/backup.out" ||
 	{ cat "$WORK/backup.out"; fail "store backup"; }
 wait "$writer"
-grep -q "^$WORK/backup.db: [0-9]* objects at resourceVersion [0-9]* (schema 2)$" "$WORK/backup.out" ||
+grep -q "^$WORK/backup.db: [0-9]* objects at resourceVersion [0-9]* (schema 3)$" "$WORK/backup.out" ||
 	{ cat "$WORK/backup.out"; fail "store backup summary"; }
 [ ! -e "$WORK/backup.db.partial" ] || fail "store backup left its partial file"
 "$BIN/podctl" store check "$WORK/backup.db" >/dev/null || fail "the backup does not check"
@@ -72,7 +72,7 @@ rc=$?
 "$BIN/podctl" store backup --data-dir "$WORK/data" "$WORK/newer.db" >"$WORK/newer-backup" 2>&1
 rc2=$?
 set -e
-[ $rc = 1 ] && grep -q "store schema version 7 is newer than this podkernel (.*) understands (2)" "$WORK/newer" ||
+[ $rc = 1 ] && grep -q "store schema version 7 is newer than this podkernel (.*) understands (3)" "$WORK/newer" ||
 	{ cat "$WORK/newer"; fail "a newer store: exit $rc"; }
 [ $rc2 = 1 ] && grep -q "schema version 7 is newer" "$WORK/newer-backup" ||
 	{ cat "$WORK/newer-backup"; fail "backup of a newer store: exit $rc2"; }
@@ -84,7 +84,12 @@ CREATE TABLE o2(kind TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, rv INT
   body TEXT NOT NULL, PRIMARY KEY(kind, ns, name)) WITHOUT ROWID;
 INSERT INTO o2 SELECT kind, ns, name, rv, body FROM objects;
 DROP TABLE objects; ALTER TABLE o2 RENAME TO objects;
-DROP TABLE IF EXISTS damaged_objects; PRAGMA user_version=0;""")
+DROP TABLE IF EXISTS damaged_objects; PRAGMA user_version=0;
+DROP TABLE IF EXISTS event_expiry;
+INSERT INTO objects VALUES('Event', 'default', 'old-ev', 1, '{"apiVersion":"v1","kind":"Event",'
+  || '"metadata":{"name":"old-ev","namespace":"default","resourceVersion":"1",'
+  || '"creationTimestamp":"2020-01-01T00:00:00Z","uid":"u-old-ev"},"involvedObject":{"kind":"Pod",'
+  || '"name":"p","namespace":"default"},"reason":"Scheduled","message":"m","type":"Normal"}');""")
 d.commit()
 PY
 cp "$WORK/v0.db" "$DB"
@@ -92,5 +97,8 @@ rm -f "$DB-wal" "$DB-shm"
 e2e_start_server --no-scheduling
 [ "$(names)" = "$saved" ] || fail "after migrating version 0: $(names), want $saved"
 v=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$DB")
-[ "$v" = 2 ] || fail "the migrated store has schema version $v, want 2"
+[ "$v" = 3 ] || fail "the migrated store has schema version $v, want 3"
+# the Event of a file from before the expiry index is indexed from its creation
+at=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT at FROM event_expiry WHERE ns=\"default\" AND name=\"old-ev\"").fetchone())' "$DB")
+[ "$at" = "(1577836800,)" ] || fail "the migrated Event's expiry: $at, want (1577836800,)"
 echo "test_store_backup: ok"

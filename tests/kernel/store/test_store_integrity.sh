@@ -97,6 +97,12 @@ grep -q "15 damaged rows" "$WORK/refused.log" && grep -q "allow-damaged-store" "
 e2e_start_server --no-scheduling --allow-damaged-store
 grep -q "store: 15 damaged rows set aside" "$WORK/podkerneld.log" ||
 	{ cat "$WORK/podkerneld.log"; fail "no log line for the rows set aside"; }
+# the table rebuilt without them keeps the Event expiry index's triggers
+n=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM sqlite_master WHERE type=\"trigger\" AND name LIKE \"event_expiry_%\"").fetchone()[0])' "$DB")
+[ "$n" = 3 ] || fail "the Event expiry triggers after setting rows aside: $n, want 3"
+# ... and the owner index's (a reference written after the restart is indexed)
+n=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM sqlite_master WHERE type=\"trigger\" AND name LIKE \"owner_refs_%\"").fetchone()[0])' "$DB")
+[ "$n" = 3 ] || fail "the owner index triggers after setting rows aside: $n, want 3"
 [ "$(grep -c 'store: damaged row Pod default/p' "$WORK/podkerneld.log")" = 15 ] ||
 	fail "each damaged row is not logged"
 code=$(curl -s -o "$WORK/ready" -w '%{http_code}' "$PODKERNEL_SERVER/readyz")
