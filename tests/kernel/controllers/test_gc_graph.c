@@ -48,7 +48,6 @@ static const struct {
 			 " {\"storage\": \"1Gi\"}, \"hostPath\": {\"path\": \"/tmp\"}}}"},
     {"StorageClass", "{\"provisioner\": \"kubernetes.io/no-provisioner\"}"},
     {"CSINode", "{\"spec\": {\"drivers\": []}}"},
-    {"PodDisruptionBudget", "{\"spec\": {\"minAvailable\": 1}}"},
     {"ResourceFlavor", "{\"spec\": {}}"},
     {"ClusterQueue", "{\"spec\": {\"namespaceSelector\": {}}}"},
     {"LocalQueue", "{\"spec\": {\"clusterQueue\": \"cq\"}}"},
