@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "kernel/sched/replay.h"
+#include "tests/bench/classic.h"
 #include "kernel/sim/sim.h"
 
 #define BENCH_NAME "bench_openb"
@@ -142,23 +143,6 @@ static int world_nodes(struct world *w, const json_t *nodes)
 
 /* ---- the classic policies ------------------------------------------------------------ */
 
-static int first_fit(void *arg, const struct pk_replay_node *cand, size_t n, const int64_t *req)
-{
-	(void)arg, (void)cand, (void)n, (void)req;
-	return 0;
-}
-
-/* Sum over the node's resources of the fraction it would keep free. */
-static double kept(const struct pk_replay_node *c, const int64_t *req)
-{
-	double s = 0;
-
-	for (int d = 0; d < PK_REPLAY_DIMS; d++)
-		if (c->alloc[d] > 0)
-			s += (double)(c->free[d] - req[d]) / (double)c->alloc[d];
-	return s;
-}
-
 /* Tetris: the request's alignment with the free capacity, both normalised. */
 static double dot(const struct pk_replay_node *c, const int64_t *req)
 {
@@ -227,8 +211,8 @@ static int pick_scored(void *arg, const struct pk_replay_node *cand, size_t n, c
 	double bs = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		double s = sc->kind == P_BEST	 ? kept(&cand[i], req)
-			   : sc->kind == P_WORST ? -kept(&cand[i], req)
+		double s = sc->kind == P_BEST	 ? classic_kept(&cand[i], req)
+			   : sc->kind == P_WORST ? -classic_kept(&cand[i], req)
 			   : sc->kind == P_DOT	 ? -dot(&cand[i], req)
 						 : fgd_delta(sc->w, &cand[i], req);
 
@@ -267,7 +251,7 @@ static int run_row(const struct policy *pol, const struct world *w, const json_t
 	int r;
 
 	if (!pol->strategy) {
-		o.pick = pol->kind < 0 ? first_fit : pick_scored;
+		o.pick = pol->kind < 0 ? classic_first_fit : pick_scored;
 		o.pick_arg = &sc;
 	}
 	r = pk_sim_levels(&o, nodes, t, levels, LEVELS, alloc, err, sizeof(err));

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "kernel/sched/replay.h"
+#include "tests/bench/classic.h"
 #include "kernel/sim/sim.h"
 #include "tests/bench/gpumix.h"
 
@@ -64,31 +65,14 @@ static void die(const char *what, int r)
 	exit(1);
 }
 
-static int first_fit(void *arg, const struct pk_replay_node *cand, size_t n, const int64_t *req)
-{
-	(void)arg, (void)cand, (void)n, (void)req;
-	return 0;
-}
-
-/* Sum over the node's resources of the fraction it would keep free. */
-static double kept(const struct pk_replay_node *c, const int64_t *req)
-{
-	double s = 0;
-
-	for (int d = 0; d < PK_REPLAY_DIMS; d++)
-		if (c->alloc[d] > 0)
-			s += (double)(c->free[d] - req[d]) / (double)c->alloc[d];
-	return s;
-}
-
 static int best_fit(void *arg, const struct pk_replay_node *cand, size_t n, const int64_t *req)
 {
 	int best = 0;
-	double bs = kept(&cand[0], req);
+	double bs = classic_kept(&cand[0], req);
 
 	(void)arg;
 	for (size_t i = 1; i < n; i++) {
-		double s = kept(&cand[i], req);
+		double s = classic_kept(&cand[i], req);
 
 		if (s < bs) {
 			bs = s;
@@ -101,11 +85,11 @@ static int best_fit(void *arg, const struct pk_replay_node *cand, size_t n, cons
 static int worst_fit(void *arg, const struct pk_replay_node *cand, size_t n, const int64_t *req)
 {
 	int best = 0;
-	double bs = kept(&cand[0], req);
+	double bs = classic_kept(&cand[0], req);
 
 	(void)arg;
 	for (size_t i = 1; i < n; i++) {
-		double s = kept(&cand[i], req);
+		double s = classic_kept(&cand[i], req);
 
 		if (s > bs) {
 			bs = s;
@@ -123,8 +107,10 @@ struct policy {
 };
 
 static const struct policy policies[] = {
-    {"fit", "fit", NULL, false},	  {"kep", "kep", NULL, false},
-    {"first-fit", NULL, first_fit, true}, {"best-fit", NULL, best_fit, true},
+    {"fit", "fit", NULL, false},
+    {"kep", "kep", NULL, false},
+    {"first-fit", NULL, classic_first_fit, true},
+    {"best-fit", NULL, best_fit, true},
     {"worst-fit", NULL, worst_fit, true},
 };
 #define NPOL (sizeof(policies) / sizeof(policies[0]))
