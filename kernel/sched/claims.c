@@ -61,6 +61,7 @@ struct sc_claim {
 	bool freed;	     /* its last user's simulated removal freed it */
 	bool zombie;	     /* deleted while in use: freed with its last user */
 	struct dra_allocation cur;
+	uint64_t bound_stamp; /* the cycle whose PreBind wrote its allocation */
 	/* a claim of one request for count devices of a class: checked by counting */
 	char *simple_class, simple_req[64];
 	int64_t simple_count;
@@ -254,7 +255,8 @@ static void entry_simple(struct sc_claim *e)
 	e->simple_class = strdup(cls);
 }
 
-int sc_claims_set(struct pk_sched *s, json_t *obj)
+/* The ResourceClaim, DeviceClass or ResourceSlice obj came or changed (an event). */
+static int claims_set(struct pk_sched *s, json_t *obj)
 {
 	struct sc_snapshot *snap = &s->snap;
 	struct sc_dra *d = dra_of(snap);
@@ -265,9 +267,9 @@ int sc_claims_set(struct pk_sched *s, json_t *obj)
 
 	if (!d)
 		return -ENOMEM;
-	s->gen++; /* devices or claims changed: pending pods may fit */
+	/* devices or claims changed: pending pods may fit */
 	if (kind != PK_KIND_RESOURCE_CLAIM)
-		return dra_state_set(d->st, obj);
+		return (r = dra_state_set(d->st, obj)) < 0 ? r : SC_HINT_QUEUE;
 	key = sc_key(pk_namespace(obj), pk_name(obj));
 	if (!key)
 		return -ENOMEM;
@@ -292,10 +294,10 @@ int sc_claims_set(struct pk_sched *s, json_t *obj)
 	entry_simple(e);
 	entry_read_status(snap, e, obj);
 	entry_sync(snap, e, -1);
-	return 0;
+	return SC_HINT_QUEUE;
 }
 
-int sc_claims_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name)
+static int claims_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name)
 {
 	struct sc_dra *d = s->snap.dra;
 	struct sc_claim *e;
@@ -303,9 +305,11 @@ int sc_claims_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, cons
 
 	if (!d)
 		return -ENOENT;
-	s->gen++;
-	if (kind != PK_KIND_RESOURCE_CLAIM)
-		return dra_state_remove(d->st, kind, name);
+	if (kind != PK_KIND_RESOURCE_CLAIM) {
+		int r = dra_state_remove(d->st, kind, name);
+
+		return r < 0 ? r : SC_HINT_QUEUE;
+	}
 	key = sc_key(ns && *ns ? ns : "default", name);
 	e = key ? pk_map_get(&d->claims, key) : NULL;
 	free(key);
@@ -318,7 +322,7 @@ int sc_claims_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, cons
 	entry_sync(&s->snap, e, -1);
 	if (!e->users.n)
 		entry_drop(d, e);
-	return 0;
+	return SC_HINT_QUEUE;
 }
 
 /* ---- the pod's claims ------------------------------------------------------------ */
@@ -814,45 +818,37 @@ static int emit_claim(struct pk_sched_result *res, struct sc_claim *e)
 	return r;
 }
 
-int sc_claims_commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
+/*
+ * PreBind: the claims pod's placement allocated or reserved, as actions
+ * ahead of its binding; a claim its gang shares is written once a cycle.
+ */
+static int claims_pre_bind(struct sc_ctx *ctx, const struct sc_pod *pod, const char *node)
 {
-	struct sc_vec done = {0};
+	struct claims_pod *cp = pod->cons ? pod->cons->state[SC_PLUGIN_CLAIMS] : NULL;
 	int r = 0;
 
-	for (size_t i = 0; i < n && r == 0; i++) {
-		const struct sc_pod *p = pl[i].pod;
-		struct claims_pod *cp = p->cons ? p->cons->state[SC_PLUGIN_CLAIMS] : NULL;
+	(void)node;
+	for (size_t k = 0; cp && k < cp->n && r == 0; k++) {
+		struct sc_claim *e = cp->refs[k].entry;
 
-		for (size_t k = 0; cp && k < cp->n && r == 0; k++) {
-			struct sc_claim *e = cp->refs[k].entry;
-			bool seen = false;
-
-			for (size_t j = 0; e && j < done.n; j++)
-				seen = seen || done.v[j] == e;
-			if (!e || seen || !e->held)
-				continue;
-			if ((r = sc_vec_push(&done, e)) == 0)
-				r = emit_claim(ctx->res, e);
-		}
+		if (!e || !e->held || e->bound_stamp == ctx->stamp)
+			continue;
+		e->bound_stamp = ctx->stamp;
+		r = emit_claim(ctx->res, e);
 	}
-	sc_vec_free(&done);
 	return r;
 }
 
-/* Deallocations owed since the last cycle. */
-void sc_claims_cycle_begin(struct pk_sched *s)
-{
-	if (s->snap.dra)
-		dra_cycle_begin(s->snap.dra->st);
-}
-
-int sc_claims_tell(struct pk_sched *s, struct pk_sched_result *res)
+/* A cycle begins: its device searches share one budget; deallocations owed are told. */
+static int claims_cycle(struct pk_sched *s, struct pk_sched_result *res)
 {
 	struct sc_dra *d = s->snap.dra;
 	json_t *k;
 	size_t i;
 	int r = 0;
 
+	if (d)
+		dra_cycle_begin(d->st);
 	if (!d || !json_array_size(d->dealloc))
 		return 0;
 	json_array_foreach(d->dealloc, i, k)
@@ -878,7 +874,7 @@ static void dealloc_unreserved(struct pk_sched *s, struct sc_claim *e,
 			       const struct sc_pod *leaving);
 
 /* Pod leaves for good (deleted, preempted): its reservations go. */
-void sc_claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod)
+static void claims_pod_gone(struct pk_sched *s, const struct sc_pod *pod)
 {
 	struct claims_pod *cp = pod_claims(pod);
 	struct sc_dra *d = s->snap.dra;
@@ -956,10 +952,21 @@ void sc_claims_drop_stale(struct pk_sched *s)
 	}
 }
 
+static const struct sc_plugin_event claims_events[] = {
+    {.kind = "ResourceClaim", .set = claims_set, .remove = claims_remove},
+    {.kind = "DeviceClass", .set = claims_set, .remove = claims_remove},
+    {.kind = "ResourceSlice", .set = claims_set, .remove = claims_remove},
+};
+
 const struct sc_plugin_ops sc_plugin_claims = {
     .name = "DynamicResources",
     .parse = claims_parse,
     .release = claims_release,
     .filter = claims_filter,
     .charge = claims_charge,
+    .pre_bind = claims_pre_bind,
+    .cycle = claims_cycle,
+    .pod_gone = claims_pod_gone,
+    .events = claims_events,
+    .nevents = sizeof(claims_events) / sizeof(claims_events[0]),
 };

@@ -2,11 +2,13 @@
 /*
  * cycle.c — one scheduling cycle.
  *
- * Pop the best eligible root; hold it back if PreEnqueue finds it not
- * admissible (its pods say why); validate its hierarchy (Invalid on every
- * group, nothing bound); run the placement strategy on the snapshot; collect
- * the assumed pod -> node pairs; then act on the root's status: Success
- * commits the assumptions in place (they become the bindings), anything else
+ * Every plugin's cycle hook first (what it owes since the last cycle).  Pop
+ * the best eligible root; hold it back if the gang admission, over the
+ * plugins' PreEnqueue, finds it not admissible (its pods say why); validate
+ * its hierarchy (Invalid on every group, nothing bound); run the placement
+ * strategy on the snapshot; collect the assumed pod -> node pairs; then act
+ * on the root's status: Success commits the assumptions in place (they
+ * become the bindings, each after the plugins' PreBind), anything else
  * reverts them (the invariant check proves no assumption is left either
  * way, when enabled); Unschedulable triggers
  * preemption, UnschedulableAndUnresolvable does nothing.  A root that was
@@ -26,16 +28,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/sched/sched-claims.h"
 #include "kernel/sched/sched-common.h"
 #include "kernel/sched/sched-core.h"
 #include "kernel/sched/sched-forest.h"
 #include "kernel/sched/sched-place.h"
 #include "kernel/sched/sched-result.h"
 #include "kernel/sched/sched-snapshot.h"
-
-/* What kube-scheduler tells a pod with scheduling gates. */
-#define SC_GATED_MESSAGE "Scheduling is blocked due to non-empty scheduling gates"
 
 static int64_t backoff_ms(const struct pk_sched *s, int attempts)
 {
@@ -62,11 +60,12 @@ static void tell_pending(struct sc_ctx *ctx, struct sc_group *g, int depth, cons
 		return;
 	for (size_t i = 0; i < g->pods.n; i++) {
 		struct sc_pod *p = g->pods.v[i];
+		const struct sc_plugin_ops *waits;
 
 		if (p->node >= 0 || p->node_name || p->deleting || (gated && p->memo.gated))
 			continue;
-		if (sc_pod_gated(p))
-			sc_emit_pod(ctx, p, "False", "SchedulingGated", SC_GATED_MESSAGE);
+		if ((waits = sc_cons_pre_enqueue(p, NULL)))
+			sc_emit_pod(ctx, p, "False", waits->wait_reason, waits->wait_message);
 		else
 			sc_emit_pod(ctx, p, "False", "Unschedulable", msg);
 		p->memo.gated = gated;
@@ -341,11 +340,12 @@ static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group
 		failed = g;
 	for (size_t i = 0; i < g->pods.n; i++) {
 		struct sc_pod *p = g->pods.v[i];
+		const struct sc_plugin_ops *waits;
 
 		if (p->node >= 0 || p->node_name || p->deleting)
 			continue;
-		if (sc_pod_gated(p)) {
-			sc_emit_pod(ctx, p, "False", "SchedulingGated", SC_GATED_MESSAGE);
+		if ((waits = sc_cons_pre_enqueue(p, NULL))) {
+			sc_emit_pod(ctx, p, "False", waits->wait_reason, waits->wait_message);
 			continue;
 		}
 		if (failed)
@@ -364,10 +364,7 @@ static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group
 static int commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
 {
 	struct pk_sched *s = ctx->s;
-	int rc = sc_claims_commit(ctx, pl, n); /* claims before the bindings */
 
-	if (rc < 0)
-		return rc;
 	for (size_t i = 0; i < n; i++) {
 		struct sc_pod *p = pl[i].pod;
 		const char *node = s->snap.nodes[pl[i].node]->name;
@@ -385,7 +382,8 @@ static int commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
 		memcpy(msg, "bound to ", 9);
 		memcpy(msg + 9, node, len);
 		msg[9 + len] = '\0';
-		if ((r = sc_vol_commit(s, p, node, ctx->res)) < 0 ||
+		/* what the plugins write before a binding goes first (PreBind) */
+		if ((r = sc_cons_pre_bind(ctx, p, node)) < 0 ||
 		    (r = sc_result_bind(ctx->res, ctx->snap, p, node)) < 0 ||
 		    (r = sc_emit_pod(ctx, p, "True", "Scheduled", msg)) < 0)
 			return r;
@@ -471,6 +469,51 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 	return r;
 }
 
+/* "Kind ns/name" of the root a cycle processes, for the result. */
+static void name_root(struct pk_sched_result *res, const struct sc_group *root)
+{
+	const char *kind = sc_group_kind(root);
+	size_t kl = strlen(kind), rl = strlen(root->key);
+
+	free(res->root);
+	res->root = malloc(kl + rl + 2);
+	if (res->root) {
+		memcpy(res->root, kind, kl);
+		res->root[kl] = ' ';
+		memcpy(res->root + kl + 1, root->key, rl + 1);
+	}
+}
+
+/*
+ * The gang admission held root back (why: what it waits for): its pods are
+ * told, once it has waited gated_tell_ms, and it goes back to the queue.
+ */
+static void hold_back(struct sc_ctx *ctx, struct sc_group *root, const char *why, int64_t now_ms)
+{
+	struct pk_sched *s = ctx->s;
+	char msg[768];
+
+	snprintf(msg, sizeof(msg), "waiting for gang members: %s", why ? why : "not admissible");
+	sc_trace(ctx, "root %s %s gated by PreEnqueue: %s", sc_group_kind(root), root->key,
+		 why ? why : "");
+	if (s->opts.stat) {
+		char name[600];
+
+		snprintf(name, sizeof(name), "%s %s", sc_group_kind(root), root->key);
+		sc_stat_line(ctx, PK_SCHED_STAT_ROOT_GATED, 0, name);
+	}
+	if (!root->q.gated) {
+		root->q.gated = true;
+		root->q.gated_since = now_ms;
+		if (s->opts.gated_tell_ms > 0)
+			tell_later(s, root, now_ms + s->opts.gated_tell_ms);
+	}
+	if (now_ms - root->q.gated_since >= s->opts.gated_tell_ms)
+		tell_pending(ctx, root, 0, msg, true);
+	root->q.parked_invalid = true;
+	sc_queue_place(s, root, now_ms);
+}
+
 int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **ret)
 {
 	struct pk_sched_result *res = calloc(1, sizeof(*res));
@@ -486,7 +529,6 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 	}
 	s->cycle++;
 	s->check_why[0] = '\0';
-	sc_claims_cycle_begin(s);
 	ctx.stamp = s->cycle;
 	ctx.tracing = s->opts.explain || s->opts.trace;
 	if (s->forest_changed) {
@@ -495,7 +537,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 	}
 	if (s->tell_keys.n)
 		tell_due(&ctx, now_ms);
-	if ((r = sc_claims_tell(s, res)) < 0) {
+	if ((r = sc_cons_cycle(s, res)) < 0) {
 		pk_sched_result_free(res);
 		return r;
 	}
@@ -516,45 +558,12 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 		}
 		root->q.dirty = false;
 		root->q.tried_gen = s->gen;
-		free(res->root);
-		{
-			const char *kind = sc_group_kind(root);
-			size_t kl = strlen(kind), rl = strlen(root->key);
-
-			res->root = malloc(kl + rl + 2);
-			if (res->root) {
-				memcpy(res->root, kind, kl);
-				res->root[kl] = ' ';
-				memcpy(res->root + kl + 1, root->key, rl + 1);
-			}
-		}
+		name_root(res, root);
 		sc_group_note_gated(root, s->opts.gated_gangs_wait, 0);
 		if (!sc_group_admissible(root, 0, &why)) {
-			char msg[768];
-
-			snprintf(msg, sizeof(msg), "waiting for gang members: %s",
-				 why.s ? why.s : "not admissible");
-			sc_trace(&ctx, "root %s %s gated by PreEnqueue: %s", sc_group_kind(root),
-				 root->key, why.s ? why.s : "");
-			if (s->opts.stat) {
-				char name[600];
-
-				snprintf(name, sizeof(name), "%s %s", sc_group_kind(root),
-					 root->key);
-				sc_stat_line(&ctx, PK_SCHED_STAT_ROOT_GATED, 0, name);
-			}
-			if (!root->q.gated) {
-				root->q.gated = true;
-				root->q.gated_since = now_ms;
-				if (s->opts.gated_tell_ms > 0)
-					tell_later(s, root, now_ms + s->opts.gated_tell_ms);
-			}
-			if (now_ms - root->q.gated_since >= s->opts.gated_tell_ms)
-				tell_pending(&ctx, root, 0, msg, true);
-			root->q.parked_invalid = true;
+			hold_back(&ctx, root, why.s, now_ms);
 			gated = true;
 			sc_buf_free(&why);
-			sc_queue_place(s, root, now_ms);
 			continue;
 		}
 		sc_buf_free(&why);

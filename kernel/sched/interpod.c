@@ -483,6 +483,57 @@ static void interpod_charge(struct sc_snapshot *snap, const struct sc_pod *pod, 
 	}
 }
 
+/*
+ * A Namespace object's labels, which namespaceSelector reads (the event the
+ * plugin registers): SC_HINT_QUEUE when a label a selector reads changed.
+ */
+static int interpod_namespace(struct pk_sched *s, json_t *obj)
+{
+	struct sc_terms *t = &s->snap.terms;
+	const char *name = pk_name(obj);
+	struct sc_labels *l, *old;
+	bool changed;
+	int r;
+
+	if (!name)
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	old = pk_map_get(&t->ns_labels, name);
+	if ((r = sc_labels_parse(obj, l)) < 0 || (r = sc_vec_push(&t->ns_all, l)) < 0) {
+		sc_labels_clear(l);
+		free(l);
+		return r;
+	}
+	if ((r = pk_map_put(&t->ns_labels, name, l)) < 0) {
+		sc_vec_remove(&t->ns_all, l);
+		sc_labels_clear(l);
+		free(l);
+		return r;
+	}
+	changed = !sc_ns_labels_same(old, l, name);
+	if (old) {
+		sc_vec_remove(&t->ns_all, old);
+		sc_labels_clear(old);
+		free(old);
+	}
+	/*
+	 * Only labels a namespaceSelector reads can change a match: a Namespace
+	 * created without labels, or written again with the same, changes none
+	 * and wakes no pending root (a namespace made per job would otherwise
+	 * retry every root parked for capacity, each retry a longer backoff).
+	 */
+	if (!changed)
+		return SC_HINT_SKIP;
+	sc_terms_parts_dropped(&s->snap);
+	return SC_HINT_QUEUE;
+}
+
+static const struct sc_plugin_event interpod_events[] = {
+    {.kind = "Namespace", .set = interpod_namespace},
+};
+
 const struct sc_plugin_ops sc_plugin_interpod = {
     .name = "InterPodAffinity",
     .parse = interpod_parse,
@@ -490,4 +541,6 @@ const struct sc_plugin_ops sc_plugin_interpod = {
     .filter = interpod_filter,
     .score = interpod_score,
     .charge = interpod_charge,
+    .events = interpod_events,
+    .nevents = sizeof(interpod_events) / sizeof(interpod_events[0]),
 };

@@ -116,8 +116,7 @@ void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts, c
 
 bool sc_pod_pending(const struct sc_pod *p)
 {
-	return p->node < 0 && !p->node_name && !p->deleting && !p->preempted &&
-	       !(p->cons && (p->cons->ngates || sc_cons_refusal(p)));
+	return p->node < 0 && !p->node_name && !p->deleting && !p->preempted && sc_cons_admits(p);
 }
 
 bool sc_pod_running(const struct sc_pod *p)

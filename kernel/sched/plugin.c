@@ -36,14 +36,13 @@ void sc_cons_free(struct sc_cons *c)
 	if (!c)
 		return;
 	free(c->refuse);
-	free(c->gate0);
 	sc_labels_clear(&c->labels);
 	free(c);
 }
 
 static bool cons_empty(const struct sc_cons *c)
 {
-	if (c->refuse || c->labels.n || c->ngates || c->never_preempt)
+	if (c->refuse || c->labels.n || c->never_preempt)
 		return false;
 	for (int i = 0; i < _SC_PLUGIN_MAX; i++)
 		if (c->state[i])
@@ -171,56 +170,99 @@ const char *sc_cons_refusal(const struct sc_pod *pod)
 {
 	if (!pod->cons)
 		return NULL;
-	return pod->cons->refuse ? pod->cons->refuse : sc_vol_hold(pod);
+	if (pod->cons->refuse)
+		return pod->cons->refuse;
+	for (int i = 0; i < _SC_PLUGIN_MAX; i++) {
+		const char *why = plugins[i]->pre_filter ? plugins[i]->pre_filter(pod) : NULL;
+
+		if (why)
+			return why;
+	}
+	return NULL;
 }
 
-bool sc_pod_gated(const struct sc_pod *pod)
+const struct sc_plugin_ops *sc_cons_pre_enqueue(const struct sc_pod *pod, const char **ret_what)
 {
-	return pod->cons && pod->cons->ngates > 0;
+	if (!pod->cons)
+		return NULL;
+	for (int i = 0; i < _SC_PLUGIN_MAX; i++) {
+		const char *what = plugins[i]->pre_enqueue ? plugins[i]->pre_enqueue(pod) : NULL;
+
+		if (what) {
+			if (ret_what)
+				*ret_what = what;
+			return plugins[i];
+		}
+	}
+	return NULL;
 }
 
-int sc_cons_namespace(struct pk_sched *s, json_t *obj)
+bool sc_cons_admits(const struct sc_pod *pod)
 {
-	struct sc_terms *t = &s->snap.terms;
-	const char *name = pk_name(obj);
-	struct sc_labels *l, *old;
-	bool changed;
+	return !pod->cons || (!sc_cons_pre_enqueue(pod, NULL) && !sc_cons_refusal(pod));
+}
+
+int sc_cons_pre_bind(struct sc_ctx *ctx, const struct sc_pod *pod, const char *node)
+{
 	int r;
 
-	if (!name)
-		return -EINVAL;
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	old = pk_map_get(&t->ns_labels, name);
-	if ((r = sc_labels_parse(obj, l)) < 0 || (r = sc_vec_push(&t->ns_all, l)) < 0) {
-		sc_labels_clear(l);
-		free(l);
-		return r;
-	}
-	if ((r = pk_map_put(&t->ns_labels, name, l)) < 0) {
-		sc_vec_remove(&t->ns_all, l);
-		sc_labels_clear(l);
-		free(l);
-		return r;
-	}
-	changed = !sc_ns_labels_same(old, l, name);
-	if (old) {
-		sc_vec_remove(&t->ns_all, old);
-		sc_labels_clear(old);
-		free(old);
-	}
-	/*
-	 * Only labels a namespaceSelector reads can change a match: a Namespace
-	 * created without labels, or written again with the same, changes none
-	 * and wakes no pending root (a namespace made per job would otherwise
-	 * retry every root parked for capacity, each retry a longer backoff).
-	 */
-	if (changed) {
-		sc_terms_parts_dropped(&s->snap);
-		s->gen++;
-	}
+	for (int i = 0; i < _SC_PLUGIN_MAX; i++)
+		if (plugins[i]->pre_bind && (r = plugins[i]->pre_bind(ctx, pod, node)) < 0)
+			return r;
 	return 0;
+}
+
+int sc_cons_cycle(struct pk_sched *s, struct pk_sched_result *res)
+{
+	int r;
+
+	for (int i = 0; i < _SC_PLUGIN_MAX; i++)
+		if (plugins[i]->cycle && (r = plugins[i]->cycle(s, res)) < 0)
+			return r;
+	return 0;
+}
+
+void sc_cons_pod_gone(struct pk_sched *s, const struct sc_pod *pod)
+{
+	for (int i = 0; i < _SC_PLUGIN_MAX; i++)
+		if (plugins[i]->pod_gone)
+			plugins[i]->pod_gone(s, pod);
+}
+
+/* The registered event of kind, or NULL: no plugin consumes it. */
+static const struct sc_plugin_event *event_of(const char *kind)
+{
+	for (int i = 0; kind && i < _SC_PLUGIN_MAX; i++)
+		for (size_t k = 0; k < plugins[i]->nevents; k++)
+			if (strcmp(plugins[i]->events[k].kind, kind) == 0)
+				return &plugins[i]->events[k];
+	return NULL;
+}
+
+/*
+ * A handler's answer: a hint to queue requeues the roots parked for want of
+ * room, and so does an error (the plugin's state may have changed in part),
+ * but not -ENOENT (nothing of that name was known).
+ */
+static int hint(struct pk_sched *s, int r)
+{
+	if (r != SC_HINT_SKIP && r != -ENOENT)
+		s->gen++;
+	return r < 0 ? r : 0;
+}
+
+int sc_cons_event_set(struct pk_sched *s, const char *kind, json_t *obj)
+{
+	const struct sc_plugin_event *ev = event_of(kind);
+
+	return ev ? hint(s, ev->set(s, obj)) : -EOPNOTSUPP;
+}
+
+int sc_cons_event_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name)
+{
+	const struct sc_plugin_event *ev = event_of(pk_kind_to_string(kind));
+
+	return ev && ev->remove ? hint(s, ev->remove(s, kind, ns, name)) : -ENOENT;
 }
 
 /* ---- what the snapshot calls back ------------------------------------------------ */

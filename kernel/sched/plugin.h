@@ -5,7 +5,9 @@
  * NodeAffinity scoring, VolumeBinding, VolumeRestrictions, VolumeZone and
  * NodeVolumeLimits, and the refusal of what the core does not implement).
  *
- * Each plugin is an ops table (struct sc_plugin_ops, the table in plugin.c):
+ * Each plugin is an ops table (struct sc_plugin_ops, the table in plugin.c)
+ * with kube-scheduler's extension points; the core calls them through the
+ * table (the sc_cons_* calls below), never a plugin by name:
  *
  *   parse(s, obj, pod)     once, when the pod is added: reads the plugin's
  *                          fields of the pod's object into the pod's slot
@@ -14,25 +16,49 @@
  *                          the pod UnschedulableAndUnresolvable with a
  *                          message naming the field path (sc_cons_refuse):
  *                          never a binding that ignores it.
- *   filter(snap, pod, n)   can pod go on node n given everything bound and
- *                          assumed now: SC_FIT or the misfit reason (enum
- *                          sc_misfit; condition messages count them like
- *                          taints and resources).
- *   score(snap, pod, n)    the pod's preferences for node n (higher better);
- *                          the strategies rank by it before packing.
+ *   pre_enqueue(pod)       PreEnqueue: what the pod waits for before it may
+ *                          enter a cycle ("has scheduling gates (x)"), or
+ *                          NULL.  Such a pod is never placed; a gang waits
+ *                          for it (queue.c) and the pod is told wait_reason
+ *                          and wait_message.
+ *   pre_filter(pod)        PreFilter: why no node can take the pod (a claim
+ *                          missing), or NULL; the pod is then
+ *                          UnschedulableAndUnresolvable.
+ *   filter(snap, pod, n)   Filter: can pod go on node n given everything
+ *                          bound and assumed now: SC_FIT or the misfit
+ *                          reason (enum sc_misfit; condition messages count
+ *                          them like taints and resources).
+ *   score(snap, pod, n)    Score: the pod's preferences for node n (higher
+ *                          better); the strategies rank by it before packing.
  *   charge(snap, pod, n, sign)
- *                          pod was added to (+1) or taken from (-1) node n.
- *                          The snapshot calls it, through the hooks the
- *                          table registers (sc_cons_register), from the one
- *                          place usage changes (bind, unbind, assume,
- *                          assume_removed, revert, commit), for every pod,
- *                          so the plugins' per-node and per-domain state
- *                          follows the undo log exactly: a gang's members
- *                          see each other's tentative placements, a
- *                          reverted gang holds nothing, and preemption's
- *                          simulated removal of a victim releases its ports
- *                          and affinity counts.
- *   release(s, pod)        the pod leaves the scheduler.
+ *                          Reserve (+1) and Unreserve (-1): pod was added to
+ *                          or taken from node n.  The snapshot calls it,
+ *                          through the hooks the table registers
+ *                          (sc_cons_register), from the one place usage
+ *                          changes (bind, unbind, assume, assume_removed,
+ *                          revert, commit), for every pod, so the plugins'
+ *                          per-node and per-domain state follows the undo
+ *                          log exactly: a gang's members see each other's
+ *                          tentative placements, a reverted gang holds
+ *                          nothing, and preemption's simulated removal of a
+ *                          victim releases its ports and affinity counts.
+ *   pre_bind(ctx, pod, node)
+ *                          PreBind: a placement is committed; what the pod
+ *                          needs written before its binding (its claims'
+ *                          allocations, its volumes) goes into the cycle's
+ *                          result, ahead of the binding.
+ *   cycle(s, res)          a cycle begins: what the plugin owes since the
+ *                          last one (deallocated claims) goes into res.
+ *   pod_gone(s, pod)       the pod leaves for good (deleted or preempted).
+ *   release(s, pod)        the pod leaves the scheduler (or is parsed again).
+ *   events                 the kinds of object the plugin consumes besides
+ *                          pods, with its handlers (EventsToRegister): each
+ *                          handler returns SC_HINT_QUEUE when the change may
+ *                          let a waiting pod fit (its QueueingHint), which
+ *                          requeues the roots parked for want of room (a
+ *                          handler's error other than -ENOENT requeues too:
+ *                          its state may have changed in part), or
+ *                          SC_HINT_SKIP.
  *
  * The shared index (struct sc_terms, in the snapshot; terms.c): every distinct
  * "term" a pod states, i.e. a conjunction of (namespaces, labelSelector)
@@ -66,6 +92,8 @@
 
 /* Included by sched-snapshot.h (after sched-common.h's containers and enum sc_misfit). */
 struct pk_sched;
+struct pk_sched_result;
+struct sc_ctx;
 struct sc_snapshot;
 struct sc_pod;
 struct sc_part;
@@ -211,20 +239,36 @@ void sc_terms_fini(struct sc_terms *t);
 struct sc_cons {
 	char *refuse; /* "field.path: why": the pod is UnschedulableAndUnresolvable */
 	struct sc_labels labels;
-	size_t ngates; /* spec.schedulingGates */
-	char *gate0;   /* the first gate's name, for messages */
 	void *state[_SC_PLUGIN_MAX];
 	bool scores;	    /* some plugin scores this pod */
 	bool never_preempt; /* spec.preemptionPolicy: Never (fields.c) */
+};
+
+/* What an event handler says (kube-scheduler's QueueingHint). */
+enum { SC_HINT_SKIP = 0, SC_HINT_QUEUE = 1 };
+
+/* Objects of one kind a plugin consumes, and its handlers (remove may be NULL). */
+struct sc_plugin_event {
+	const char *kind; /* the API kind, as an object's "kind" says it */
+	int (*set)(struct pk_sched *s, json_t *obj);
+	int (*remove)(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
 };
 
 struct sc_plugin_ops {
 	const char *name;
 	int (*parse)(struct pk_sched *s, json_t *obj, struct sc_pod *pod, struct sc_buf *why);
 	void (*release)(struct pk_sched *s, struct sc_pod *pod);
+	const char *(*pre_enqueue)(const struct sc_pod *pod);
+	const char *wait_reason, *wait_message; /* what a pod pre_enqueue holds back is told */
+	const char *(*pre_filter)(const struct sc_pod *pod);
 	enum sc_misfit (*filter)(struct sc_snapshot *snap, const struct sc_pod *pod, int node);
 	int64_t (*score)(struct sc_snapshot *snap, const struct sc_pod *pod, int node);
 	void (*charge)(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign);
+	int (*pre_bind)(struct sc_ctx *ctx, const struct sc_pod *pod, const char *node);
+	int (*cycle)(struct pk_sched *s, struct pk_sched_result *res);
+	void (*pod_gone)(struct pk_sched *s, const struct sc_pod *pod);
+	const struct sc_plugin_event *events;
+	size_t nevents;
 };
 
 extern const struct sc_plugin_ops sc_plugin_fields, sc_plugin_gates, sc_plugin_nodepref,
@@ -260,32 +304,38 @@ int64_t sc_cons_score(struct sc_snapshot *snap, const struct sc_pod *pod, int no
 bool sc_cons_scores(const struct sc_pod *pod);
 /* The term index's and every plugin's charge (snapshot.c's charge(), as a hook). */
 void sc_cons_charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign);
-/* A Namespace object's labels (namespaceSelector); 0 or -ENOMEM. */
-int sc_cons_namespace(struct pk_sched *s, json_t *obj);
 /*
  * Why pod is UnschedulableAndUnresolvable before any node is tried: a field
- * refused at parse time, or a claim held (sc_vol_hold); NULL when none.
+ * refused at parse time, or a plugin's PreFilter verdict; NULL when none.
  */
 const char *sc_cons_refusal(const struct sc_pod *pod);
 /*
- * volumes.c.  sc_vols_add/remove: a PersistentVolumeClaim, PersistentVolume,
- * StorageClass or CSINode into or out of the catalog (0, -ENOENT, -ENOMEM).
- * sc_vol_hold: the pod's PreFilter verdict (a claim missing, deleted, bound
- * to a missing volume, of a missing class, or unbound in Immediate mode),
- * naming the claim, or NULL.  sc_vol_commit: the pod's assumed volumes
- * become its claims' own, as PK_SCHED_VOLUME_CLAIM actions into res.
- * sc_vols_free and sc_ports_free (ports.c): the catalog and the host ports
- * index go (sc_snapshot_fini, through the hooks).
+ * PreEnqueue: the plugin that holds pod back, or NULL; *ret_what (may be
+ * NULL) gets what the pod waits for.
  */
-int sc_vols_add(struct pk_sched *s, json_t *obj);
-int sc_vols_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
+const struct sc_plugin_ops *sc_cons_pre_enqueue(const struct sc_pod *pod, const char **ret_what);
+/* Neither held back by PreEnqueue nor refused before any node (sc_pod_pending). */
+bool sc_cons_admits(const struct sc_pod *pod);
+/* Every plugin's PreBind for pod, bound to node, in table order; 0 or -errno. */
+int sc_cons_pre_bind(struct sc_ctx *ctx, const struct sc_pod *pod, const char *node);
+/* A cycle begins: every plugin's cycle hook; 0 or -errno. */
+int sc_cons_cycle(struct pk_sched *s, struct pk_sched_result *res);
+/* pod leaves for good (deleted, preempted): every plugin's pod_gone. */
+void sc_cons_pod_gone(struct pk_sched *s, const struct sc_pod *pod);
+/*
+ * An object of a kind some plugin consumes was added or changed (set) or
+ * removed: its handler runs and its hint may requeue.  0 or the handler's
+ * -errno; when no plugin consumes the kind, set says -EOPNOTSUPP and
+ * remove -ENOENT.
+ */
+int sc_cons_event_set(struct pk_sched *s, const char *kind, json_t *obj);
+int sc_cons_event_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
+/*
+ * volumes.c.  sc_vols_free and sc_ports_free (ports.c): the catalog and the
+ * host ports index go (sc_snapshot_fini, through the hooks).
+ */
 void sc_vols_free(struct sc_snapshot *snap);
 void sc_ports_free(struct sc_snapshot *snap);
-const char *sc_vol_hold(const struct sc_pod *pod);
-int sc_vol_commit(struct pk_sched *s, const struct sc_pod *pod, const char *node,
-		  struct pk_sched_result *res);
-/* PreEnqueue: does pod wait for its scheduling gates? */
-bool sc_pod_gated(const struct sc_pod *pod);
 /*
  * spread.c, for a strategy's node scan: the partition of a pod's only (hard)
  * spread constraint when its domains can be ruled out one by one, or NULL;

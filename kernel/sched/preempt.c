@@ -525,7 +525,7 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 			struct sc_pod *p = u[i].pods.v[k];
 			char *key = strdup(p->key);
 
-			sc_claims_pod_gone(s, p);
+			sc_cons_pod_gone(s, p);
 			if (key)
 				sc_forest_remove_pod(s, key);
 			free(key);

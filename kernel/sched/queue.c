@@ -11,10 +11,11 @@
  * keeps the order exact under updates without a re-keyed heap; roots are few
  * compared with pods.
  *
- * PreEnqueue (sc_group_admissible): a leaf is admissible when its pending or
+ * Gang admission (sc_group_admissible), before a root enters a cycle, on
+ * top of the plugins' PreEnqueue of each pod: a leaf is admissible when its pending or
  * running pods reach minCount; a composite when its admissible children reach
  * minGroupCount.  Basic groups need one pod or one admissible child.  Pods
- * with scheduling gates count toward minCount (kube-scheduler's
+ * held back by PreEnqueue (scheduling gates) count toward minCount (kube-scheduler's
  * GangScheduling) and the others are placed; a root whose pending pods are
  * all gated waits.  Under the opt-in gated_wait policy
  * (pk_sched_opts.gated_gangs_wait) a gang waits while any member is gated.
@@ -52,7 +53,7 @@ const struct sc_pod *sc_group_gated_pod(const struct sc_group *g, bool gang, int
 	for (size_t i = 0; gang && i < g->pods.n; i++) {
 		const struct sc_pod *p = g->pods.v[i];
 
-		if (sc_pod_gated(p) && p->node < 0 && !p->node_name && !p->deleting)
+		if (sc_cons_pre_enqueue(p, NULL) && p->node < 0 && !p->node_name && !p->deleting)
 			return p;
 	}
 	for (size_t i = 0; i < g->children.n; i++) {
@@ -66,7 +67,7 @@ const struct sc_pod *sc_group_gated_pod(const struct sc_group *g, bool gang, int
 
 static bool gated_pending(const struct sc_pod *p)
 {
-	return sc_pod_gated(p) && p->node < 0 && !p->node_name && !p->deleting;
+	return sc_cons_pre_enqueue(p, NULL) && p->node < 0 && !p->node_name && !p->deleting;
 }
 
 void sc_group_note_gated(struct sc_group *g, bool wait, int depth)
@@ -84,8 +85,7 @@ void sc_group_note_gated(struct sc_group *g, bool wait, int depth)
 /* A pod to place: unbound, not leaving, neither gated nor refused (sc_pod_pending). */
 static bool placeable(const struct sc_pod *p)
 {
-	return p->node < 0 && !p->node_name && !p->deleting && !p->preempted &&
-	       !(p->cons && (p->cons->ngates || sc_cons_refusal(p)));
+	return p->node < 0 && !p->node_name && !p->deleting && !p->preempted && sc_cons_admits(p);
 }
 
 /* Does g's tree have a pod to place (pending, not gated)? */
@@ -139,9 +139,11 @@ bool sc_group_admissible(const struct sc_group *g, int depth, struct sc_buf *why
 		return false;
 	}
 	if (depth == 0 && (gated = root_gated_pod(g))) {
+		const char *what = "";
+
+		sc_cons_pre_enqueue(gated, &what);
 		if (why)
-			sc_buf_printf(why, "pod %s has scheduling gates (%s)", gated->key,
-				      gated->cons->gate0 ? gated->cons->gate0 : "");
+			sc_buf_printf(why, "pod %s %s", gated->key, what);
 		return false;
 	}
 	if (g->implicit)

@@ -294,25 +294,15 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 	case PK_KIND_PRIORITY_CLASS:
 		r = add_priority_class(s, obj, errs);
 		break;
-	case PK_KIND_RESOURCE_CLAIM:
-	case PK_KIND_DEVICE_CLASS:
-	case PK_KIND_RESOURCE_SLICE:
-		r = sc_claims_set(s, obj);
-		break;
-	case PK_KIND_PERSISTENT_VOLUME_CLAIM:
-	case PK_KIND_PERSISTENT_VOLUME:
-	case PK_KIND_STORAGE_CLASS:
-	case PK_KIND_CSI_NODE:
-		r = sc_vols_add(s, obj);
-		if (r == -EINVAL && errs)
+	default:
+		/* what a plugin consumes (its events); Workloads, Jobs and unknown kinds
+		 * carry nothing to schedule */
+		r = sc_cons_event_set(s, json_string_value(json_object_get(obj, "kind")), obj);
+		if (r == -EOPNOTSUPP)
+			r = 0;
+		else if (r == -EINVAL && errs && !pk_name(obj))
 			pk_errors_add(errs, "metadata.name: Required value");
 		break;
-	default:
-		/* namespaceSelector reads a Namespace's labels */
-		if (json_is_string(json_object_get(obj, "kind")) &&
-		    strcmp(json_string_value(json_object_get(obj, "kind")), "Namespace") == 0)
-			r = sc_cons_namespace(s, obj);
-		break; /* Workloads, Jobs and unknown kinds carry nothing to schedule */
 	}
 	s->forest_changed = true;
 	return r;
@@ -442,15 +432,6 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
 		s->prio_epoch++;
 		return 0;
 	}
-	case PK_KIND_RESOURCE_CLAIM:
-	case PK_KIND_DEVICE_CLASS:
-	case PK_KIND_RESOURCE_SLICE:
-		return sc_claims_remove(s, kind, ns, name);
-	case PK_KIND_PERSISTENT_VOLUME_CLAIM:
-	case PK_KIND_PERSISTENT_VOLUME:
-	case PK_KIND_STORAGE_CLASS:
-	case PK_KIND_CSI_NODE:
-		return sc_vols_remove(s, kind, ns, name);
 	case PK_KIND_POD:
 	case PK_KIND_POD_GROUP:
 	case PK_KIND_COMPOSITE_POD_GROUP:
@@ -458,14 +439,14 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
 		if (!key)
 			return -ENOMEM;
 		if (kind == PK_KIND_POD && pk_map_get(&s->forest.pods, key))
-			sc_claims_pod_gone(s, pk_map_get(&s->forest.pods, key));
+			sc_cons_pod_gone(s, pk_map_get(&s->forest.pods, key));
 		r = kind == PK_KIND_POD ? sc_forest_remove_pod(s, key)
 					: sc_forest_remove_group(
 					      &s->forest, key, kind == PK_KIND_COMPOSITE_POD_GROUP);
 		free(key);
 		return r;
 	default:
-		return -ENOENT;
+		return sc_cons_event_remove(s, kind, ns, name);
 	}
 }
 

@@ -12,7 +12,7 @@
  * Before any node is tried (PreFilter), a pod whose claim is missing, being
  * deleted, bound to a missing volume, of a missing class, or unbound in
  * Immediate mode is held: UnschedulableAndUnresolvable with a message that
- * names the claim (sc_vol_hold).  The hold is computed again whenever the
+ * names the claim (its PreFilter).  The hold is computed again whenever the
  * catalog changed, and a change wakes the queue (s->gen).
  *
  * Filter, per claim:
@@ -615,7 +615,8 @@ static int add_csinode(struct sc_vols *cat, json_t *obj)
 	return 0;
 }
 
-int sc_vols_add(struct pk_sched *s, json_t *obj)
+/* A PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode came or changed. */
+static int vols_set(struct pk_sched *s, json_t *obj)
 {
 	struct sc_vols *cat = cat_of(s);
 	int r = -EINVAL;
@@ -641,11 +642,11 @@ int sc_vols_add(struct pk_sched *s, json_t *obj)
 		break;
 	}
 	cat->version++;
-	s->gen++; /* a claim bound or a volume come may let a held pod go */
-	return r;
+	/* a claim bound or a volume come may let a held pod go */
+	return r < 0 ? r : SC_HINT_QUEUE;
 }
 
-int sc_vols_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name)
+static int vols_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name)
 {
 	struct sc_vols *cat = s->snap.vols;
 	void *v;
@@ -653,30 +654,29 @@ int sc_vols_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const 
 	if (!cat)
 		return -ENOENT;
 	cat->version++;
-	s->gen++;
 	switch (kind) {
 	case PK_KIND_PERSISTENT_VOLUME_CLAIM:
 		if (!claim_get(cat, ns && *ns ? ns : "default", name))
 			return -ENOENT;
 		remove_claim(cat, ns && *ns ? ns : "default", name);
-		return 0;
+		return SC_HINT_QUEUE;
 	case PK_KIND_PERSISTENT_VOLUME:
 		if (!(v = pk_map_get(&cat->pvs, name)))
 			return -ENOENT;
 		forget_pv(cat, v);
-		return 0;
+		return SC_HINT_QUEUE;
 	case PK_KIND_STORAGE_CLASS:
 		if (!(v = pk_map_get(&cat->classes, name)))
 			return -ENOENT;
 		pk_map_del(&cat->classes, name);
 		class_free(v);
-		return 0;
+		return SC_HINT_QUEUE;
 	case PK_KIND_CSI_NODE:
 		if (!(v = pk_map_get(&cat->csinodes, name)))
 			return -ENOENT;
 		pk_map_del(&cat->csinodes, name);
 		csinode_free(v);
-		return 0;
+		return SC_HINT_QUEUE;
 	default:
 		return -ENOENT;
 	}
@@ -880,7 +880,8 @@ static char *hold_of(const struct sc_pod *pod, const struct vpod *st)
 	return m;
 }
 
-const char *sc_vol_hold(const struct sc_pod *pod)
+/* PreFilter: a claim missing, deleted, bound to a missing volume, ... names it. */
+static const char *vols_pre_filter(const struct sc_pod *pod)
 {
 	struct vpod *st = vpod_of(pod);
 
@@ -1290,9 +1291,10 @@ static void vols_charge(struct sc_snapshot *snap, const struct sc_pod *pod, int 
 	charge_add(snap, pod, st, node);
 }
 
-int sc_vol_commit(struct pk_sched *s, const struct sc_pod *pod, const char *node,
-		  struct pk_sched_result *res)
+/* PreBind: the pod's assumed volumes become its claims' own, as actions. */
+static int vols_pre_bind(struct sc_ctx *ctx, const struct sc_pod *pod, const char *node)
 {
+	struct pk_sched_result *res = ctx->res;
 	struct vpod *st = vpod_of(pod);
 	int r = 0;
 
@@ -1321,14 +1323,24 @@ int sc_vol_commit(struct pk_sched *s, const struct sc_pod *pod, const char *node
 		c->refs = 0;
 		st->v[i].took = false;
 	}
-	(void)s;
 	return r;
 }
+
+static const struct sc_plugin_event vols_events[] = {
+    {.kind = "PersistentVolumeClaim", .set = vols_set, .remove = vols_remove},
+    {.kind = "PersistentVolume", .set = vols_set, .remove = vols_remove},
+    {.kind = "StorageClass", .set = vols_set, .remove = vols_remove},
+    {.kind = "CSINode", .set = vols_set, .remove = vols_remove},
+};
 
 const struct sc_plugin_ops sc_plugin_volumes = {
     .name = "VolumeBinding",
     .parse = vols_parse,
     .release = vols_release,
+    .pre_filter = vols_pre_filter,
     .filter = vols_filter,
     .charge = vols_charge,
+    .pre_bind = vols_pre_bind,
+    .events = vols_events,
+    .nevents = sizeof(vols_events) / sizeof(vols_events[0]),
 };
