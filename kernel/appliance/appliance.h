@@ -249,9 +249,6 @@ void ap_cache_forget(struct ap_cache *c, enum pk_kind kind, const char *ns, cons
 uint64_t ap_cache_rv(const struct ap_cache *c, enum pk_kind kind, const char *ns, const char *name);
 size_t ap_cache_size(const struct ap_cache *c);
 
-/* Fingerprint of the scheduling-relevant part of obj (FNV-1a over a canonical walk). */
-uint64_t ap_fingerprint(enum pk_kind kind, const json_t *obj);
-
 /* Classify one event and update the cache.  rv is the event's resourceVersion. */
 int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind kind, const json_t *obj,
 		uint64_t rv, struct ap_decision *ret);

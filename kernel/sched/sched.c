@@ -145,86 +145,6 @@ static int add_priority_class(struct pk_sched *s, json_t *obj, struct pk_errors 
 	return r;
 }
 
-/* splitmix64's finaliser: spreads an entry's hash before entries are summed. */
-static uint64_t fp_mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint64_t fp_bytes(uint64_t h, const void *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		h = pk_fnv1a_byte(h, ((const unsigned char *)p)[i]);
-	return h;
-}
-
-/*
- * FNV-1a over a JSON value's structure, without writing it out: a type tag,
- * then the bytes of a scalar, the elements of an array in order, or, for an
- * object, the sum of its members' mixed hashes (key and value), so that
- * member order does not matter.
- */
-static uint64_t fp_json(uint64_t h, const json_t *v, int depth)
-{
-	const char *k;
-	json_t *m;
-	size_t i;
-
-	h = pk_fnv1a_byte(h, (unsigned char)json_typeof(v));
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: {
-		uint64_t sum = 0;
-
-		json_object_foreach((json_t *)v, k, m)
-		{
-			uint64_t e = pk_fnv1a_byte(pk_fnv1a(PK_FNV1A_INIT, k), 0);
-
-			sum += fp_mix(depth < 64 ? fp_json(e, m, depth + 1) : e);
-		}
-		return fp_bytes(h, &sum, sizeof(sum));
-	}
-	case JSON_ARRAY:
-		json_array_foreach(v, i, m) h = depth < 64 ? fp_json(h, m, depth + 1) : h;
-		return pk_fnv1a_byte(h, ']');
-	case JSON_STRING:
-		return fp_bytes(h, json_string_value(v), json_string_length(v));
-	case JSON_INTEGER: {
-		json_int_t x = json_integer_value(v);
-
-		return fp_bytes(h, &x, sizeof(x));
-	}
-	case JSON_REAL: {
-		double x = json_real_value(v);
-
-		return fp_bytes(h, &x, sizeof(x));
-	}
-	default: /* true, false, null: the tag says it all */
-		return h;
-	}
-}
-
-/*
- * A fingerprint of what scheduling reads of a pod: spec, labels and
- * timestamps.  An update that only touches status (the conditions this
- * scheduler asked for) then changes nothing, so appliances do not loop on
- * their own writes.
- */
-static uint64_t pod_fingerprint(const json_t *obj)
-{
-	const char *parts[] = {"spec", "metadata.labels", "metadata.creationTimestamp",
-			       "metadata.deletionTimestamp", "status.resourceClaimStatuses"};
-	uint64_t h = PK_FNV1A_INIT;
-
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-		json_t *v = pk_get(obj, parts[i]);
-
-		h = pk_fnv1a_byte(v ? fp_json(h, v, 0) : pk_fnv1a_byte(h, '-'), '|');
-	}
-	return h;
-}
-
 static bool scheduled_condition(const json_t *obj, const char *type)
 {
 	json_t *c = pk_condition_get(obj, type);
@@ -351,7 +271,7 @@ int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names,
 			pk_sched_remove(s, PK_KIND_POD, pk_namespace(obj), names[i]);
 		return 0;
 	}
-	fp = pod_fingerprint(obj); /* the name is not part of it */
+	fp = pk_sched_fingerprint(PK_KIND_POD, obj, false); /* the name is not part of it */
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		char *key = sc_key(pk_namespace(obj), names[i]);
 		struct sc_pod *old = key ? pk_map_get(&s->forest.pods, key) : NULL;

@@ -119,6 +119,14 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
 int pk_sched_group_home(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name,
 			char **ret);
 /*
+ * A fingerprint of what scheduling reads of obj, an object of kind
+ * (fingerprint.c): what the scheduler reads, or with loop what the
+ * scheduling loop's controllers read besides (always a superset).  Equal
+ * whatever the order of object members; an update that changes only other
+ * fields (a status the scheduler wrote) keeps it.
+ */
+uint64_t pk_sched_fingerprint(enum pk_kind kind, const json_t *obj, bool loop);
+/*
  * Add n pods alike: pod (a Pod object) named names[0], ..., names[n-1] in
  * turn, as n pk_sched_add calls would, but decoded once (a simulator's
  * gang).  pod's metadata.name is left at the last name.  Stops at the first

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_events.c — kernel/appliance/events.c: which change events requeue
- * scheduling work, the events cache and object fingerprints.  No store, no
+ * scheduling work and the events cache (the fingerprint it keeps is tested in
+ * tests/kernel/sched/test_fingerprint.c).  No store, no
  * server: objects are built here and fed in event order.  The node heartbeat
  * rule and the node-loss policy are tested in
  * tests/kernel/controllers/test_heartbeat.c.
@@ -167,47 +168,6 @@ START_TEST(job_spec_change_reconciles_status_does_not)
 }
 END_TEST
 
-START_TEST(fingerprint_ignores_status_and_metadata_noise)
-{
-	json_t *a = pod("p", "1", "n"), *b = pod("p", "2", "n");
-
-	pk_set(b, "status.hostIP", json_string("10.0.0.1"));
-	ck_assert_uint_eq(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_POD, b));
-	/* the phase counts: the Job controller counts it, a finished pod frees its node */
-	pk_set(b, "status.phase", json_string("Succeeded"));
-	ck_assert_uint_ne(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_POD, b));
-	json_object_del(b, "status");
-	pk_set(b, "metadata.labels.app", json_string("x"));
-	ck_assert_uint_ne(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_POD, b));
-	json_decref(a);
-	json_decref(b);
-}
-END_TEST
-
-/* Equal values hash equal whatever their key order; the structure counts, not just the text. */
-START_TEST(fingerprint_is_canonical)
-{
-	json_t *a = json_pack("{s:{s:s,s:{s:i,s:[s,s]}}}", "spec", "nodeName", "n", "x", "b", 1,
-			      "a", "p", "q");
-	json_t *b = json_pack("{s:{s:{s:[s,s],s:i},s:s}}", "spec", "x", "a", "p", "q", "b", 1,
-			      "nodeName", "n");
-	json_t *c = json_pack("{s:{s:s,s:{s:i,s:[s,s]}}}", "spec", "nodeName", "n", "x", "b", 1,
-			      "a", "pq", "");
-	json_t *d = json_pack("{s:{s:s,s:{s:i,s:[s,s]}}}", "spec", "nodeName", "n", "x", "b", 1,
-			      "a", "p", "q");
-
-	ck_assert_uint_eq(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_POD, b));
-	ck_assert_uint_ne(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_POD, c));
-	pk_set(d, "spec.x.b", json_string("1")); /* "1" is not 1 */
-	ck_assert_uint_ne(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_POD, d));
-	ck_assert_uint_ne(ap_fingerprint(PK_KIND_POD, a), ap_fingerprint(PK_KIND_JOB, a));
-	json_decref(a);
-	json_decref(b);
-	json_decref(c);
-	json_decref(d);
-}
-END_TEST
-
 /* The cache table keeps every object's version through growth and deletions. */
 START_TEST(cache_table_survives_churn)
 {
@@ -256,8 +216,6 @@ int main(void)
 	tcase_add_test(tc, group_min_count_change_requeues);
 	tcase_add_test(tc, deletions_remove_and_collect);
 	tcase_add_test(tc, job_spec_change_reconciles_status_does_not);
-	tcase_add_test(tc, fingerprint_ignores_status_and_metadata_noise);
-	tcase_add_test(tc, fingerprint_is_canonical);
 	tcase_add_test(tc, cache_table_survives_churn);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
