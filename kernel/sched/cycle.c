@@ -354,7 +354,7 @@ static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group
 		else
 			snprintf(msg, sizeof(msg), "%s %s placed without this pod: %s",
 				 sc_group_kind(g), g->key,
-				 sc_pod_why(ctx->snap, p) ? p->why : "no node fits");
+				 sc_pod_why(ctx->snap, p) ? p->cycle.why : "no node fits");
 		sc_emit_pod(ctx, p, "False", "Unschedulable", msg);
 	}
 	for (size_t i = 0; i < g->children.n; i++)

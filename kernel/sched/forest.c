@@ -80,7 +80,7 @@ static void pod_free(struct sc_pod *p)
 	free(p->group_key);
 	free(p->node_name);
 	free(p->prio_class);
-	free(p->why);
+	free(p->cycle.why);
 	sc_cons_free(p->cons);
 	for (size_t i = 0; i < p->nsel; i++) {
 		free(p->sel[i].key);
@@ -442,12 +442,12 @@ static void slice_place_of(const struct pk_pod *v, struct sc_pod *p)
 	struct topo_coord at;
 	char tail;
 
-	p->slice_worker = -1;
+	p->cycle.slice_worker = -1;
 	if (id < 0 || id > 65535 || !end || *end || !c ||
 	    sscanf(c, "%d.%d.%d%c", &at.c[0], &at.c[1], &at.c[2], &tail) != 3)
 		return;
-	p->slice_worker = (int)id;
-	p->slice_at = at;
+	p->cycle.slice_worker = (int)id;
+	p->cycle.slice_at = at;
 }
 
 static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v)
@@ -458,7 +458,7 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 	p->creation = v->meta.creation;
 	p->deleting = v->meta.deleting;
 	p->node = -1;
-	p->assumed = -1;
+	p->cycle.assumed = -1;
 	slice_place_of(v, p);
 	p->node_name = sc_strdup(v->node_name && *v->node_name ? v->node_name : NULL);
 	p->group_key = v->pod_group ? sc_key(v->meta.namespace, v->pod_group) : NULL;

@@ -53,27 +53,27 @@ const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
 
 	if (sc_cons_refusal(pod))
 		return sc_cons_refusal(pod);
-	if (pod->why || !pod->misfit_set)
-		return pod->why;
-	sc_buf_printf(&b, "0/%zu nodes fit", pod->scope_n);
+	if (pod->cycle.why || !pod->cycle.misfit_set)
+		return pod->cycle.why;
+	sc_buf_printf(&b, "0/%zu nodes fit", pod->cycle.scope_n);
 	for (int m = 1; m < _SC_MISFIT_MAX; m++) {
-		if (!pod->misfit[m])
+		if (!pod->cycle.misfit[m])
 			continue;
 		if (m == SC_MISFIT_RESOURCES) {
 			for (int r = 0; r < snap->nres; r++)
-				if (pod->short_of[r])
-					sc_buf_printf(&b, ", %d insufficient %s", pod->short_of[r],
+				if (pod->cycle.short_of[r])
+					sc_buf_printf(&b, ", %d insufficient %s", pod->cycle.short_of[r],
 						      snap->res_name[r]);
 		} else {
-			sc_buf_printf(&b, ", %d %s", pod->misfit[m], sc_misfit_to_string(m));
+			sc_buf_printf(&b, ", %d %s", pod->cycle.misfit[m], sc_misfit_to_string(m));
 		}
 	}
-	if (!pod->scope_n)
+	if (!pod->cycle.scope_n)
 		sc_buf_printf(&b, " (empty domain)");
-	if (pod->misfit[SC_MISFIT_CLAIM] && sc_claims_why(pod))
+	if (pod->cycle.misfit[SC_MISFIT_CLAIM] && sc_claims_why(pod))
 		sc_buf_printf(&b, "; %s", sc_claims_why(pod));
-	pod->why = b.s;
-	return pod->why;
+	pod->cycle.why = b.s;
+	return pod->cycle.why;
 }
 
 const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g)
@@ -104,12 +104,12 @@ const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g)
 
 void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts, const int *short_of)
 {
-	free(pod->why);
-	pod->why = NULL;
-	pod->misfit_set = true;
-	pod->scope_n = scope_n;
-	memcpy(pod->misfit, counts, sizeof(pod->misfit));
-	memcpy(pod->short_of, short_of, sizeof(pod->short_of));
+	free(pod->cycle.why);
+	pod->cycle.why = NULL;
+	pod->cycle.misfit_set = true;
+	pod->cycle.scope_n = scope_n;
+	memcpy(pod->cycle.misfit, counts, sizeof(pod->cycle.misfit));
+	memcpy(pod->cycle.short_of, short_of, sizeof(pod->cycle.short_of));
 }
 
 /* ---- pods and subtrees ---------------------------------------------------- */
@@ -121,7 +121,7 @@ bool sc_pod_pending(const struct sc_pod *p)
 
 bool sc_pod_running(const struct sc_pod *p)
 {
-	return (p->node >= 0 || p->node_name) && !p->deleting && !p->sim_removed;
+	return (p->node >= 0 || p->node_name) && !p->deleting && !p->cycle.sim_removed;
 }
 
 int sc_bound_domain(const struct sc_part *part, const struct sc_group *g, int depth, int dom)
@@ -267,7 +267,7 @@ static enum sc_status leaf_attempt(struct sc_ctx *ctx, struct sc_group *g, const
 			struct sc_pod *p = g->pods.v[i];
 			int node;
 
-			if (!sc_pod_pending(p) || p->assumed >= 0)
+			if (!sc_pod_pending(p) || p->cycle.assumed >= 0)
 				continue;
 			if (pass == 0)
 				t->R--;

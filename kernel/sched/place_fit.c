@@ -129,7 +129,7 @@ static void group_need(const struct sc_snapshot *snap, const struct sc_group *g,
 
 			if (sc_pod_running(p)) {
 				running++;
-			} else if (sc_pod_pending(p) && p->assumed < 0) {
+			} else if (sc_pod_pending(p) && p->cycle.assumed < 0) {
 				pend++;
 				if (!first)
 					first = p;
@@ -148,7 +148,7 @@ static void group_need(const struct sc_snapshot *snap, const struct sc_group *g,
 			for (size_t i = 0; i < g->pods.n; i++) {
 				const struct sc_pod *p = g->pods.v[i];
 
-				if (!same && !(sc_pod_pending(p) && p->assumed < 0))
+				if (!same && !(sc_pod_pending(p) && p->cycle.assumed < 0))
 					continue;
 				if (same && p != first)
 					continue;
@@ -167,7 +167,7 @@ static void group_need(const struct sc_snapshot *snap, const struct sc_group *g,
 		for (size_t i = 0; i < g->pods.n; i++) {
 			const struct sc_pod *p = g->pods.v[i];
 
-			if (sc_pod_pending(p) && p->assumed < 0)
+			if (sc_pod_pending(p) && p->cycle.assumed < 0)
 				memcpy(vals[j++], p->req, sizeof(p->req));
 		}
 		sum_smallest(vals, pend, k, snap->nres, need);
@@ -1164,7 +1164,7 @@ static int extend(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
 		struct sc_pod *p = g->pods.v[i];
 		int node;
 
-		if (!sc_pod_pending(p) || p->assumed >= 0)
+		if (!sc_pod_pending(p) || p->cycle.assumed >= 0)
 			continue;
 		node = pick_node(f, p, nodes, n);
 		if (node >= 0 && sc_snapshot_assume(snap, p, node) == 0) {

@@ -54,6 +54,28 @@ struct sc_cond_memo {
 	bool gated; /* the last thing said was a PreEnqueue wait (said once, cycle.c) */
 };
 
+/*
+ * What the cycles record of a pod, apart from what the pod says (as
+ * kube-scheduler keeps CycleState apart from PodInfo): where placement
+ * assumed or simulated it away, why it did not fit, and its TPU slice
+ * position.  Everything here is the scheduler's own; none of it comes
+ * from the pod's object.
+ */
+struct sc_pod_cycle {
+	int assumed;	  /* simulation: node index or -1 */
+	bool sim_removed; /* simulation: taken from its node (preemption's what-if) */
+	char *why;	  /* last placement failure, built on demand (sc_pod_why) */
+	bool misfit_set;  /* misfit counts below describe the last failure */
+	int misfit[_SC_MISFIT_MAX];
+	int short_of[SC_MAX_RES];
+	size_t scope_n;
+	/* TPU slice (slice.c): rank and chip position in the box of the last
+	 * placement of its slice group; -1 when never placed in one. */
+	int slice_worker;
+	struct topo_coord slice_at;
+};
+
+/* A pod as the scheduler keeps it: what its object says, its place, its cycle record. */
 struct sc_pod {
 	char *key, *ns, *name;
 	int64_t creation;	/* INT64_MIN: none */
@@ -64,8 +86,6 @@ struct sc_pod {
 	bool deleting;
 	int node;	 /* bound node index, -1 pending or unknown node */
 	char *node_name; /* spec.nodeName or NULL */
-	int assumed;	 /* simulation: node index or -1 */
-	bool sim_removed;
 	bool preempted;
 	int64_t req[SC_MAX_RES];
 	struct sc_label *sel;
@@ -77,18 +97,10 @@ struct sc_pod {
 	bool has_prio;
 	int32_t prio;
 	char *prio_class;
-	uint64_t fp;	 /* fingerprint of what scheduling reads (spec, timestamps) */
-	char *why;	 /* last placement failure, built on demand (sc_pod_why) */
-	bool misfit_set; /* misfit counts below describe the last failure */
-	int misfit[_SC_MISFIT_MAX];
-	int short_of[SC_MAX_RES];
-	size_t scope_n;
-	struct sc_cond_memo memo;
-	/* TPU slice (slice.c): rank and chip position in the box of the last
-	 * placement of its slice group; -1 when never placed in one. */
-	int slice_worker;
-	struct topo_coord slice_at;
+	uint64_t fp;	      /* fingerprint of what scheduling reads (pk_sched_fingerprint) */
 	struct sc_cons *cons; /* placement constraints (plugin.h), NULL: none */
+	struct sc_cond_memo memo;
+	struct sc_pod_cycle cycle;
 };
 
 /* How a group's failure message is built, lazily: formatting is costly. */

@@ -301,11 +301,11 @@ static int slices_check(const struct sc_snapshot *snap, const void *state, char 
 static bool slice_pod_annotations(const struct sc_pod *pod, char *coords, size_t clen, char *worker,
 				  size_t wlen)
 {
-	if (!pod->group || !pod->group->spec.has_slice || pod->slice_worker < 0)
+	if (!pod->group || !pod->group->spec.has_slice || pod->cycle.slice_worker < 0)
 		return false;
-	snprintf(coords, clen, "%d.%d.%d", pod->slice_at.c[0], pod->slice_at.c[1],
-		 pod->slice_at.c[2]);
-	snprintf(worker, wlen, "%d", pod->slice_worker);
+	snprintf(coords, clen, "%d.%d.%d", pod->cycle.slice_at.c[0], pod->cycle.slice_at.c[1],
+		 pod->cycle.slice_at.c[2]);
+	snprintf(worker, wlen, "%d", pod->cycle.slice_worker);
 	return true;
 }
 
@@ -466,12 +466,12 @@ static bool keeps_running(const struct topo_box *b, void *arg)
 		const struct sc_pod *p = sp->run_pod[i];
 		struct topo_coord at;
 
-		if (p->slice_worker < 0)
+		if (p->cycle.slice_worker < 0)
 			continue;
-		if (p->slice_worker >= sp->M ||
-		    box_cell(t, &sp->tc[sp->run_torus], b, p->slice_worker, &at) !=
+		if (p->cycle.slice_worker >= sp->M ||
+		    box_cell(t, &sp->tc[sp->run_torus], b, p->cycle.slice_worker, &at) !=
 			sp->run_cell[i] ||
-		    memcmp(&at, &p->slice_at, sizeof(at)) != 0)
+		    memcmp(&at, &p->cycle.slice_at, sizeof(at)) != 0)
 			return false;
 	}
 	return true;
@@ -590,8 +590,8 @@ static int box_try(struct slice_place *sp, int k, struct sc_pod **pods, int npod
 			continue; /* a running pod of the group holds this host */
 		m = node >= 0 ? sc_filter(snap, p, snap->nodes[node], &res) : SC_MISFIT_REMOVED;
 		if (m == SC_FIT && sc_snapshot_assume(snap, p, node) == 0) {
-			p->slice_worker = w;
-			p->slice_at = at;
+			p->cycle.slice_worker = w;
+			p->cycle.slice_at = at;
 			ctx->placed++;
 			pi++;
 			continue;
@@ -831,7 +831,7 @@ static enum sc_status slice_place_leaf(struct sc_ctx *ctx, struct sc_group *g, c
 	for (size_t i = 0; i < g->pods.n && sp.S + npods < sp.M; i++) {
 		struct sc_pod *p = g->pods.v[i];
 
-		if (sc_pod_pending(p) && p->assumed < 0)
+		if (sc_pod_pending(p) && p->cycle.assumed < 0)
 			pods[npods++] = p;
 	}
 	if (collect_running(&sp) < 0) {

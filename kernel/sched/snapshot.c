@@ -729,13 +729,13 @@ int sc_snapshot_assume(struct sc_snapshot *snap, struct sc_pod *pod, int node)
 {
 	int r;
 
-	if (pod->assumed >= 0 || pod->node >= 0 || node < 0 || (size_t)node >= snap->nnodes)
+	if (pod->cycle.assumed >= 0 || pod->node >= 0 || node < 0 || (size_t)node >= snap->nnodes)
 		return -EINVAL;
 	r = log_push(snap, SC_UNDO_ASSUME, pod, node);
 	if (r < 0)
 		return r;
 	charge(snap, pod, node, +1);
-	pod->assumed = node;
+	pod->cycle.assumed = node;
 	return 0;
 }
 
@@ -743,7 +743,7 @@ int sc_snapshot_assume_removed(struct sc_snapshot *snap, struct sc_pod *pod)
 {
 	int r;
 
-	if (pod->node < 0 || pod->sim_removed)
+	if (pod->node < 0 || pod->cycle.sim_removed)
 		return -EINVAL;
 	r = log_push(snap, SC_UNDO_REMOVE, pod, pod->node);
 	if (r < 0)
@@ -751,7 +751,7 @@ int sc_snapshot_assume_removed(struct sc_snapshot *snap, struct sc_pod *pod)
 	snap->removing = true;
 	charge(snap, pod, pod->node, -1);
 	snap->removing = false;
-	pod->sim_removed = true;
+	pod->cycle.sim_removed = true;
 	return 0;
 }
 
@@ -761,11 +761,11 @@ void sc_snapshot_commit(struct sc_snapshot *snap)
 		struct sc_undo *u = &snap->log[i];
 
 		if (u->op == SC_UNDO_ASSUME) {
-			u->pod->assumed = -1;
+			u->pod->cycle.assumed = -1;
 			u->pod->node = u->node;
 		} else {
 			charge(snap, u->pod, u->node, +1);
-			u->pod->sim_removed = false;
+			u->pod->cycle.sim_removed = false;
 		}
 	}
 	snap->nlog = 0;
@@ -778,10 +778,10 @@ void sc_snapshot_revert(struct sc_snapshot *snap, size_t mark)
 
 		if (u->op == SC_UNDO_ASSUME) {
 			charge(snap, u->pod, u->node, -1);
-			u->pod->assumed = -1;
+			u->pod->cycle.assumed = -1;
 		} else {
 			charge(snap, u->pod, u->node, +1);
-			u->pod->sim_removed = false;
+			u->pod->cycle.sim_removed = false;
 		}
 	}
 }
@@ -820,17 +820,17 @@ static int check_pods(struct check *c, const struct sc_vec *pods, bool quiet,
 	for (size_t i = 0; pods && i < pods->n; i++) {
 		const struct sc_pod *p = pods->v[i];
 
-		if (quiet && (p->assumed >= 0 || p->sim_removed))
+		if (quiet && (p->cycle.assumed >= 0 || p->cycle.sim_removed))
 			return check_fail(c, "pod %s still assumed", p->key);
-		if (p->node >= nn || p->assumed >= nn)
+		if (p->node >= nn || p->cycle.assumed >= nn)
 			return check_fail(c, "pod %s on node index out of range", p->key);
-		if (p->node >= 0 && p->assumed >= 0)
+		if (p->node >= 0 && p->cycle.assumed >= 0)
 			return check_fail(c, "pod %s both bound and assumed", p->key);
 		for (int r = 0; r < snap->nres; r++) {
-			if (p->node >= 0 && !p->sim_removed)
+			if (p->node >= 0 && !p->cycle.sim_removed)
 				used[p->node][r] = sc_add(used[p->node][r], p->req[r]);
-			if (p->assumed >= 0)
-				used[p->assumed][r] = sc_add(used[p->assumed][r], p->req[r]);
+			if (p->cycle.assumed >= 0)
+				used[p->cycle.assumed][r] = sc_add(used[p->cycle.assumed][r], p->req[r]);
 		}
 	}
 	return 0;

@@ -412,9 +412,9 @@ bool sc_term_matches(const struct sc_terms *t, const struct sc_term *term, const
 
 int sc_pod_where(const struct sc_pod *pod)
 {
-	if (pod->assumed >= 0)
-		return pod->assumed;
-	return pod->node >= 0 && !pod->sim_removed ? pod->node : -1;
+	if (pod->cycle.assumed >= 0)
+		return pod->cycle.assumed;
+	return pod->node >= 0 && !pod->cycle.sim_removed ? pod->node : -1;
 }
 
 static const struct sc_labels no_labels;

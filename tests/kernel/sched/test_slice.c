@@ -96,10 +96,10 @@ START_TEST(index_follows_assumptions)
 		size_t mark = sc_snapshot_mark(snap);
 		struct sc_pod *p = pods[rand_r(&seed) % 40];
 
-		if (r < 5 && p->node < 0 && p->assumed < 0)
+		if (r < 5 && p->node < 0 && p->cycle.assumed < 0)
 			ck_assert_int_eq(
 			    sc_snapshot_assume(snap, p, (int)(rand_r(&seed) % snap->nnodes)), 0);
-		else if (r < 6 && p->node >= 0 && !p->sim_removed)
+		else if (r < 6 && p->node >= 0 && !p->cycle.sim_removed)
 			ck_assert_int_eq(sc_snapshot_assume_removed(snap, p), 0);
 		else if (r < 8 && snap->nlog)
 			sc_snapshot_revert(snap, (size_t)rand_r(&seed) % (snap->nlog + 1));

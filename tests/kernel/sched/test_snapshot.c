@@ -274,9 +274,9 @@ START_TEST(test_revert_random)
 			} else if (op == 2) {
 				ck_assert_int_eq(sc_part_index(&s->snap, s->snap.parts[0]), 0);
 				check_index_root(&s->snap, s->snap.parts[0]);
-			} else if (p->node >= 0 && !p->sim_removed) {
+			} else if (p->node >= 0 && !p->cycle.sim_removed) {
 				ck_assert_int_eq(sc_snapshot_assume_removed(&s->snap, p), 0);
-			} else if (p->node < 0 && p->assumed < 0) {
+			} else if (p->node < 0 && p->cycle.assumed < 0) {
 				ck_assert_int_eq(
 				    sc_snapshot_assume(&s->snap, p, (int)(rand_r(&seed) % 16)), 0);
 			}
