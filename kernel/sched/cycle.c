@@ -149,7 +149,7 @@ static void tell_due(struct sc_ctx *ctx, int64_t now)
 					 : sc_forest_group(&s->forest, k + 1, k[0] == 'C', false);
 		char msg[768];
 
-		if (g && g->q.is_root && g->q.gated &&
+		if (g && g->q && g->q->is_root && g->q->gated &&
 		    gated_message(g, s->opts.gated_gangs_wait, msg, sizeof(msg)))
 			tell_pending(ctx, g, 0, msg, true);
 		free(k);
@@ -442,28 +442,28 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 		r = commit(ctx, pl, npl);
 		ctx->res->outcome = PK_SCHED_SCHEDULED;
 		report(ctx, root, NULL, true, 0);
-		root->q.attempts = 0;
-		root->q.backoff_until = 0;
+		root->q->attempts = 0;
+		root->q->backoff_until = 0;
 	} else {
 		ctx->res->outcome =
 		    st == SC_UNRESOLVABLE ? PK_SCHED_UNRESOLVABLE : PK_SCHED_UNSCHEDULABLE;
 		report(ctx, root, NULL, false, 0);
-		root->q.attempts++;
-		root->q.backoff_until = now + backoff_ms(s, root->q.attempts);
+		root->q->attempts++;
+		root->q->backoff_until = now + backoff_ms(s, root->q->attempts);
 	}
-	root->q.tried_gen = gen0;
+	root->q->tried_gen = gen0;
 	if (st == SC_SUCCESS && !preempt && npl)
-		root->q.dirty = true; /* leftovers (a basic group's extra pods) get another try */
+		root->q->dirty = true; /* leftovers (a basic group's extra pods) get another try */
 	if (r == 0 && preempt) {
 		uint64_t before = s->gen;
 
 		r = sc_preempt(ctx, root);
 		if (r == 0 && s->gen != before) {
-			root->q.backoff_until =
+			root->q->backoff_until =
 			    0; /* the preemptor goes first once victims are gone */
-			root->q.tried_gen = before;
+			root->q->tried_gen = before;
 		} else {
-			root->q.tried_gen = s->gen;
+			root->q->tried_gen = s->gen;
 		}
 	}
 	return r;
@@ -502,15 +502,15 @@ static void hold_back(struct sc_ctx *ctx, struct sc_group *root, const char *why
 		snprintf(name, sizeof(name), "%s %s", sc_group_kind(root), root->key);
 		sc_stat_line(ctx, PK_SCHED_STAT_ROOT_GATED, 0, name);
 	}
-	if (!root->q.gated) {
-		root->q.gated = true;
-		root->q.gated_since = now_ms;
+	if (!root->q->gated) {
+		root->q->gated = true;
+		root->q->gated_since = now_ms;
 		if (s->opts.gated_tell_ms > 0)
 			tell_later(s, root, now_ms + s->opts.gated_tell_ms);
 	}
-	if (now_ms - root->q.gated_since >= s->opts.gated_tell_ms)
+	if (now_ms - root->q->gated_since >= s->opts.gated_tell_ms)
 		tell_pending(ctx, root, 0, msg, true);
-	root->q.parked_invalid = true;
+	root->q->parked_invalid = true;
 	sc_queue_place(s, root, now_ms);
 }
 
@@ -556,8 +556,8 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			res->retry_at_ms = wait;
 			break;
 		}
-		root->q.dirty = false;
-		root->q.tried_gen = s->gen;
+		root->q->dirty = false;
+		root->q->tried_gen = s->gen;
 		name_root(res, root);
 		sc_group_note_gated(root, s->opts.gated_gangs_wait, 0);
 		if (!sc_group_admissible(root, 0, &why)) {
@@ -567,7 +567,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			continue;
 		}
 		sc_buf_free(&why);
-		root->q.gated = false;
+		root->q->gated = false;
 		if (sc_hierarchy_validate(s, root, invalid, sizeof(invalid)) < 0) {
 			char msg[600];
 
@@ -575,12 +575,12 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			sc_trace(&ctx, "root %s %s: %s", sc_group_kind(root), root->key, msg);
 			mark_invalid(&ctx, root, 0, msg);
 			tell_pending(&ctx, root, 0, msg, false);
-			root->q.parked_invalid = true;
+			root->q->parked_invalid = true;
 			res->outcome = PK_SCHED_INVALID;
 			sc_queue_place(s, root, now_ms);
 			break;
 		}
-		root->q.parked_invalid = false;
+		root->q->parked_invalid = false;
 		r = process_root(&ctx, root, now_ms);
 		sc_queue_place(s, root, now_ms);
 		break;

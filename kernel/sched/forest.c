@@ -61,6 +61,7 @@ static void group_free(struct sc_group *g)
 	free(g->ns);
 	free(g->name);
 	free(g->eval.why);
+	free(g->q);
 	free(g->home);
 	free(g->pick);
 	if (g->strat.free)
@@ -252,20 +253,22 @@ static void all_pods_del(struct sc_forest *f, struct sc_pod *p)
 /* The forest's roots and the queue's view of them. */
 static int roots_add(struct sc_forest *f, struct sc_group *g)
 {
-	if (g->q.is_root)
+	if (!g->q && !(g->q = calloc(1, sizeof(*g->q))))
+		return -ENOMEM;
+	if (g->q->is_root)
 		return 0;
 	if (sc_vec_push(&f->roots, g) < 0)
 		return -ENOMEM;
-	g->q.is_root = true;
+	g->q->is_root = true;
 	sc_queue_touched(&f->queue, g);
 	return 0;
 }
 
 static void roots_del(struct sc_forest *f, struct sc_group *g)
 {
-	if (g->q.is_root) {
+	if (g->q && g->q->is_root) {
 		sc_vec_remove(&f->roots, g);
-		g->q.is_root = false;
+		g->q->is_root = false;
 	}
 	sc_queue_forget(&f->queue, g);
 }
@@ -306,9 +309,11 @@ void sc_group_touch(struct sc_forest *f, struct sc_group *g)
 	struct sc_group *top = NULL;
 
 	for (int i = 0; g && i < SC_WALK_MAX; i++, g = g->parent) {
-		g->q.dirty = true;
-		g->q.done = false;
-		g->q.prio_valid = false;
+		if (g->q) { /* one that never was a root starts touched when it becomes one */
+			g->q->dirty = true;
+			g->q->done = false;
+			g->q->prio_valid = false;
+		}
 		top = g;
 	}
 	if (top)
@@ -390,7 +395,8 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 	g->spec.prio = view->spec.priority;
 	g->spec.prio_class = sc_strdup(view->spec.priority_class);
 	g->scheduled = g->scheduled || scheduled;
-	g->q.parked_invalid = false;
+	if (g->q)
+		g->q->parked_invalid = false;
 	recall_home(f, g, g->composite);
 	if ((view->workload_name && !g->spec.workload) || (view->parent && !g->spec.parent_key) ||
 	    (view->spec.priority_class && !g->spec.prio_class))

@@ -62,8 +62,8 @@ const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
 		if (m == SC_MISFIT_RESOURCES) {
 			for (int r = 0; r < snap->nres; r++)
 				if (pod->cycle.short_of[r])
-					sc_buf_printf(&b, ", %d insufficient %s", pod->cycle.short_of[r],
-						      snap->res_name[r]);
+					sc_buf_printf(&b, ", %d insufficient %s",
+						      pod->cycle.short_of[r], snap->res_name[r]);
 		} else {
 			sc_buf_printf(&b, ", %d %s", pod->cycle.misfit[m], sc_misfit_to_string(m));
 		}

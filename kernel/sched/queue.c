@@ -336,10 +336,10 @@ static bool has_pending(const struct sc_group *g, int depth)
 /* Does a go before b in heap h? */
 static bool heap_before(int h, const struct sc_group *a, const struct sc_group *b)
 {
-	if (h == SC_QUEUE_BACKOFF && a->q.backoff_until != b->q.backoff_until)
-		return a->q.backoff_until < b->q.backoff_until;
-	struct ranked x = {.g = (struct sc_group *)a, .prio = a->q.prio_cache};
-	struct ranked y = {.g = (struct sc_group *)b, .prio = b->q.prio_cache};
+	if (h == SC_QUEUE_BACKOFF && a->q->backoff_until != b->q->backoff_until)
+		return a->q->backoff_until < b->q->backoff_until;
+	struct ranked x = {.g = (struct sc_group *)a, .prio = a->q->prio_cache};
+	struct ranked y = {.g = (struct sc_group *)b, .prio = b->q->prio_cache};
 
 	return rank_cmp(&x, &y) < 0;
 }
@@ -352,7 +352,7 @@ static struct sc_heap *heap_of(struct sc_queue *q, int h)
 static void heap_set(struct sc_heap *hp, size_t i, struct sc_group *g)
 {
 	hp->v[i] = g;
-	g->q.qpos = i;
+	g->q->qpos = i;
 }
 
 static void sift_up(struct sc_heap *hp, int h, size_t i)
@@ -399,21 +399,21 @@ static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
 		hp->cap = cap;
 	}
 	hp->v[hp->n++] = g;
-	g->q.qheap = (unsigned char)h;
+	g->q->qheap = (unsigned char)h;
 	sift_up(hp, h, hp->n - 1);
 	return 0;
 }
 
 static void heap_remove(struct sc_queue *q, struct sc_group *g)
 {
-	int h = g->q.qheap;
+	int h = g->q->qheap;
 	struct sc_heap *hp;
-	size_t i = g->q.qpos;
+	size_t i = g->q->qpos;
 
 	if (h == SC_QUEUE_NONE)
 		return;
 	hp = heap_of(q, h);
-	g->q.qheap = SC_QUEUE_NONE;
+	g->q->qheap = SC_QUEUE_NONE;
 	if (i != --hp->n) {
 		heap_set(hp, i, hp->v[hp->n]);
 		sift_down(hp, h, i);
@@ -423,18 +423,20 @@ static void heap_remove(struct sc_queue *q, struct sc_group *g)
 
 void sc_queue_forget(struct sc_queue *q, struct sc_group *g)
 {
+	if (!g->q)
+		return; /* never a root: in no heap, not listed */
 	heap_remove(q, g);
-	if (g->q.qtouched) {
+	if (g->q->qtouched) {
 		sc_vec_remove(&q->touched, g);
-		g->q.qtouched = false;
+		g->q->qtouched = false;
 	}
 }
 
 void sc_queue_touched(struct sc_queue *q, struct sc_group *g)
 {
-	if (g->q.qtouched || sc_vec_push(&q->touched, g) < 0)
-		return;
-	g->q.qtouched = true;
+	if (!g->q || g->q->qtouched || sc_vec_push(&q->touched, g) < 0)
+		return; /* never a root: nothing to place (roots_add lists it when it is one) */
+	g->q->qtouched = true;
 }
 
 void sc_queue_fini(struct sc_queue *q)
@@ -454,8 +456,8 @@ void sc_queue_fini(struct sc_queue *q)
  */
 static bool eligible(const struct pk_sched *s, const struct sc_group *g)
 {
-	return g->q.is_root && g->present && !g->q.done &&
-	       (g->q.dirty || (!g->q.parked_invalid && s->gen > g->q.tried_gen));
+	return g->q->is_root && g->present && !g->q->done &&
+	       (g->q->dirty || (!g->q->parked_invalid && s->gen > g->q->tried_gen));
 }
 
 void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
@@ -463,26 +465,26 @@ void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 	struct sc_queue *q = &s->forest.queue;
 	int want;
 
-	if (!g->q.is_root) {
+	if (!g->q || !g->q->is_root) {
 		sc_queue_forget(q, g); /* a placeholder or inner group reached by a touch */
 		return;
 	}
-	if (!g->q.prio_valid || g->q.prio_epoch != s->prio_epoch) {
+	if (!g->q->prio_valid || g->q->prio_epoch != s->prio_epoch) {
 		int32_t prio = sc_root_priority(s, g);
 
-		if (g->q.qheap == SC_QUEUE_ACTIVE && prio != g->q.prio_cache)
+		if (g->q->qheap == SC_QUEUE_ACTIVE && prio != g->q->prio_cache)
 			heap_remove(q, g); /* its rank moved */
-		g->q.prio_cache = prio;
-		g->q.prio_epoch = s->prio_epoch;
-		g->q.prio_valid = true;
+		g->q->prio_cache = prio;
+		g->q->prio_epoch = s->prio_epoch;
+		g->q->prio_valid = true;
 	}
-	want = !eligible(s, g)		  ? SC_QUEUE_NONE
-	       : g->q.backoff_until > now ? SC_QUEUE_BACKOFF
-					  : SC_QUEUE_ACTIVE;
-	if (want == g->q.qheap) {
+	want = !eligible(s, g)		   ? SC_QUEUE_NONE
+	       : g->q->backoff_until > now ? SC_QUEUE_BACKOFF
+					   : SC_QUEUE_ACTIVE;
+	if (want == g->q->qheap) {
 		if (want != SC_QUEUE_NONE) { /* creation or backoff may have moved */
-			sift_down(heap_of(q, want), want, g->q.qpos);
-			sift_up(heap_of(q, want), want, g->q.qpos);
+			sift_down(heap_of(q, want), want, g->q->qpos);
+			sift_up(heap_of(q, want), want, g->q->qpos);
 		}
 		return;
 	}
@@ -508,12 +510,12 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 	for (size_t i = 0; i < q->touched.n; i++) {
 		struct sc_group *g = q->touched.v[i];
 
-		g->q.qtouched = false;
+		g->q->qtouched = false;
 		sc_queue_place(s, g, now);
 	}
 	q->touched.n = 0;
 	/* Backoffs that ended. */
-	while (q->backoff.n && q->backoff.v[0]->q.backoff_until <= now) {
+	while (q->backoff.n && q->backoff.v[0]->q->backoff_until <= now) {
 		struct sc_group *g = q->backoff.v[0];
 
 		heap_remove(q, g);
@@ -533,14 +535,14 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 
 		heap_remove(q, g);
 		if (!has_pending(g, 0)) {
-			g->q.done = true;
-			g->q.dirty = false;
+			g->q->done = true;
+			g->q->dirty = false;
 			continue;
 		}
 		return g; /* the best eligible root in rank order */
 	}
 	if (ret_wait && q->backoff.n)
-		*ret_wait = q->backoff.v[0]->q.backoff_until;
+		*ret_wait = q->backoff.v[0]->q->backoff_until;
 	return NULL;
 }
 

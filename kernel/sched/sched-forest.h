@@ -130,7 +130,12 @@ struct sc_group_spec {
 	char *prio_class;
 };
 
-/* A root's place in the queue (queue.c); unused below the roots. */
+/*
+ * A root's place in the queue (queue.c), as kube-scheduler's QueuedPodInfo
+ * is kept apart from the pod: made when a group first becomes a root (and
+ * kept while it lives, should it become one again), so groups below the
+ * roots carry none.
+ */
 struct sc_group_queue {
 	bool is_root; /* in the forest's roots */
 	bool done, dirty, parked_invalid;
@@ -172,7 +177,7 @@ struct sc_group {
 	struct sc_vec children;	 /* struct sc_group * */
 	struct sc_vec pods;	 /* struct sc_pod * */
 	bool sorted;
-	struct sc_group_queue q;
+	struct sc_group_queue *q; /* NULL: never a root */
 	struct sc_group_eval eval;
 	struct sc_cond_memo memo;
 	bool disrupted; /* DisruptionTarget written (preempt.c) */

@@ -830,7 +830,8 @@ static int check_pods(struct check *c, const struct sc_vec *pods, bool quiet,
 			if (p->node >= 0 && !p->cycle.sim_removed)
 				used[p->node][r] = sc_add(used[p->node][r], p->req[r]);
 			if (p->cycle.assumed >= 0)
-				used[p->cycle.assumed][r] = sc_add(used[p->cycle.assumed][r], p->req[r]);
+				used[p->cycle.assumed][r] =
+				    sc_add(used[p->cycle.assumed][r], p->req[r]);
 		}
 	}
 	return 0;
