@@ -114,11 +114,9 @@ void ap_resync(struct pk_appliance *app, enum pk_kind kind, const char *ns, cons
 	}
 }
 
-/* Kinds in the order a fresh scheduler needs them. */
-/* Leases first, so that the Nodes listed next find their heartbeat Lease. */
+/* Kinds in the order a fresh scheduler needs them (after the hooks' own kinds). */
 /* Storage before pods, so that a pod's claims are known when it comes. */
 static const char *const list_order[] = {
-    "Lease",
     "Node",
     "Namespace",
     "PriorityClass",
@@ -142,6 +140,16 @@ static bool is_namespace(const char *kind)
 	return kind && strcmp(kind, "Namespace") == 0;
 }
 
+/* A kind some hook reads that the loop neither keeps nor gives the scheduler. */
+static bool hooks_kind(const struct pk_appliance *app, const char *kind)
+{
+	for (size_t i = 0; kind && i < app->cfg.nhooks; i++)
+		for (const char *const *k = app->cfg.hooks[i].ops->kinds; k && *k; k++)
+			if (strcmp(*k, kind) == 0)
+				return true;
+	return false;
+}
+
 static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 {
 	char *token = NULL;
@@ -157,6 +165,7 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 		if (r < 0)
 			return r;
 		enum pk_kind k = pk_kind_from_string(kind);
+		bool hooks_only = hooks_kind(app, kind);
 
 		json_array_foreach(items, i, obj)
 		{
@@ -164,9 +173,9 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 				sched_feed(app, obj);
 				continue;
 			}
-			if (k != PK_KIND_LEASE)
+			if (!hooks_only)
 				ap_cache_note(app->cache, k, obj);
-			if (k != PK_KIND_LEASE && k != PK_KIND_JOB && k != PK_KIND_JOBSET &&
+			if (!hooks_only && k != PK_KIND_JOB && k != PK_KIND_JOBSET &&
 			    k != PK_KIND_WORKLOAD)
 				sched_feed(app, obj);
 			ap_hooks_call(app, listed, kind, obj, now);
@@ -210,6 +219,9 @@ static int load_all(struct pk_appliance *app)
 	int r = new_scheduler(app);
 
 	ap_hooks_call(app, list_begin);
+	for (size_t i = 0; r == 0 && i < app->cfg.nhooks; i++) /* the hooks' own kinds first */
+		for (const char *const *k = app->cfg.hooks[i].ops->kinds; r == 0 && k && *k; k++)
+			r = list_kind(app, *k, now);
 	for (size_t i = 0; r == 0 && i < ELEMENTSOF(list_order); i++)
 		r = list_kind(app, list_order[i], now);
 	if (r < 0)
@@ -364,7 +376,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	const char *kind = ev->kind;
 	enum pk_kind k = pk_kind_from_string(kind);
 
-	if (k == PK_KIND_LEASE) {
+	if (hooks_kind(app, kind)) {
 		ap_hooks_call(app, event, ev, NULL);
 		return 0;
 	}

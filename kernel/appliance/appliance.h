@@ -33,23 +33,11 @@
 #include "topology/topology.h"
 
 /*
- * Nodes podagent publishes carry TOPO_ANN_AGENT_OWNED, and it refreshes
- * TOPO_ANN_HEARTBEAT (topology.h) every interval.  The store drops writes
- * that change nothing, so an unchanged label publish is no heartbeat: only
- * Nodes carrying the heartbeat annotation are monitored.
+ * The taint a Node that stopped reporting carries (written by standalone's
+ * node monitor, kernel/controllers/, or by a cluster's own; the placement
+ * map shows it).
  */
-/* Taint and reason written on a Node that stopped reporting. */
 #define PK_APPLIANCE_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
-#define PK_APPLIANCE_DEFAULT_GRACE_MS 40000
-/* Events in the store expire after this, as kube-apiserver's --event-ttl default. */
-#define PK_APPLIANCE_EVENT_TTL_MS (3600 * 1000LL)
-/* Node-loss eviction, as kube-controller-manager's node lifecycle controller. */
-#define PK_APPLIANCE_EVICTION_RATE 0.1		  /* nodes declared lost per second */
-#define PK_APPLIANCE_SECONDARY_EVICTION_RATE 0.01 /* in a partial disruption of a large cluster */
-#define PK_APPLIANCE_UNHEALTHY_THRESHOLD 0.55	  /* share of silent nodes: a disruption */
-#define PK_APPLIANCE_LARGE_CLUSTER 50		  /* more monitored nodes: a large cluster */
-/* Where node heartbeat Leases live (as kubelet's). */
-#define PK_APPLIANCE_DEFAULT_LEASE_NS "kube-node-lease"
 
 struct pk_writer;
 struct pk_write_batch;
@@ -79,6 +67,14 @@ struct pk_appliance_source_ops {
  * others run on the loop's thread.
  */
 struct pk_appliance_hooks {
+	/*
+	 * Kinds the hook reads that the loop neither keeps nor gives the
+	 * scheduler (standalone's node heartbeat Leases), NULL-terminated, or
+	 * NULL: listed before every other kind (a Node's Lease is known when
+	 * the Node comes), and their events reach every hook without a
+	 * decision.
+	 */
+	const char *const *kinds;
 	/* Before the first listing (simulated nodes registered, say); errors to err. */
 	int (*start)(void *arg, struct pk_appliance *app, char *err, size_t errlen);
 	/*
@@ -92,8 +88,8 @@ struct pk_appliance_hooks {
 	void (*list_done)(void *arg);
 	/*
 	 * Each change-stream event, the loop's own writes too, and what the loop
-	 * made of it (NULL for a Lease; AP_SKIP without flags when it could not
-	 * classify it, out of memory).
+	 * made of it (NULL for a kind of some hook's kinds; AP_SKIP without
+	 * flags when it could not classify it, out of memory).
 	 */
 	void (*event)(void *arg, const struct pk_store_event *ev, const struct ap_decision *d);
 	/* A batch was committed: its n items and their results. */
@@ -118,28 +114,10 @@ struct pk_appliance_hook {
 };
 
 struct pk_appliance_config {
-	const char *board;     /* --simulate-board FILE, or NULL */
-	const char *strategy;  /* --strategy NAME: placement strategy; NULL: the default */
-	int verbosity;	       /* 0 errors, 1 startup, 2 actions, 3 events, 4 trace */
-	int64_t node_grace_ms; /* 0: $PODKERNEL_NODE_GRACE_SECONDS or 40 s */
-	/* Node-loss eviction (0: the PK_APPLIANCE_* defaults above; a rate < 0: 0). */
-	double node_eviction_rate, secondary_node_eviction_rate, unhealthy_zone_threshold;
-	unsigned large_cluster_size_threshold;
-	/*
-	 * When the API server last could not take every connection (monotonic
-	 * ms, as pk_server_saturated_ms()); a node is declared lost only after
-	 * a grace period without that.  NULL: the server is never saturated.
-	 */
-	int64_t (*saturated_ms)(void *arg);
-	void *saturated_arg;
-	const char *node_lease_namespace; /* node heartbeat Leases; NULL: kube-node-lease */
+	const char *strategy; /* --strategy NAME: placement strategy; NULL: the default */
+	int verbosity;	      /* 0 errors, 1 startup, 2 actions, 3 events, 4 trace */
 	int64_t backoff_initial_ms, backoff_max_ms; /* 0: the scheduler's defaults */
 	bool gated_gangs_wait; /* pk_sched_opts.gated_gangs_wait (--gated-gangs-wait) */
-	int64_t
-	    event_ttl_ms; /* standalone: Events older than this go; 0: PK_APPLIANCE_EVENT_TTL_MS */
-	/* standalone: the same note about an object is written at most this often
-	 * (repeats in between are counted into the Event's count); 0: PK_EVENT_REPEAT_S */
-	int64_t event_repeat_ms;
 	/*
 	 * Where the scheduling rounds write (kernel/write/writer.h); the
 	 * appliance takes it over (also on failure).  Required.
@@ -162,17 +140,6 @@ struct pk_appliance_config {
 	 */
 	struct pk_appliance_hook hooks[PK_APPLIANCE_MAX_HOOKS];
 	size_t nhooks;
-	/*
-	 * Simulated pod lifecycle (kernel/controllers/lifecycle.c): pods bound to
-	 * the board's simulated nodes become Running after sim_start_delay_ms
-	 * and Succeeded after their sim.podkernel.dev/duration; sim_failure_rate
-	 * fails a share of them, sim_node_loss ("T:NODE,...") loses nodes.
-	 */
-	bool sim_lifecycle;
-	int64_t sim_start_delay_ms;
-	double sim_failure_rate;
-	uint64_t sim_seed;
-	const char *sim_node_loss;
 	/* Where log lines go (the program decides); NULL: nowhere. */
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;
@@ -227,11 +194,9 @@ enum ap_verdict {
 };
 struct ap_decision {
 	enum ap_verdict verdict;
-	bool reconcile; /* a Job or JobSet to reconcile */
-	bool owner;	/* a pod changed (its phase counts), or a pod or Job went:
-			 * reconcile its controller */
-	bool gc;	/* an owner went away: collect garbage */
-	bool heartbeat; /* a Node write from outside the appliance */
+	bool fresh;   /* news: not a replay nor the echo of a write the loop made */
+	bool changed; /* a deletion, or news that changes what the scheduler and the
+		       * controllers read (pk_sched_fingerprint) */
 };
 
 /*

@@ -191,11 +191,6 @@ static bool sched_kind(enum pk_kind k)
 	       k == PK_KIND_CSI_NODE;
 }
 
-static bool owner_kind(enum pk_kind k)
-{
-	return k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_WORKLOAD;
-}
-
 int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, const json_t *obj,
 		uint64_t rv, struct ap_decision *ret)
 {
@@ -211,11 +206,7 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, con
 	if (type == PK_EVENT_DELETED) {
 		cache_del(c, key);
 		d.verdict = sched_kind(k) ? AP_REMOVE : AP_SKIP;
-		d.gc = owner_kind(k) || k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP;
-		/* what a Job or JobSet made, gone (a pod deleted, evicted, drained; a Job,
-		 * a group, a Workload): its controller makes it again */
-		d.owner = k == PK_KIND_POD || owner_kind(k) || k == PK_KIND_POD_GROUP ||
-			  k == PK_KIND_COMPOSITE_POD_GROUP;
+		d.fresh = d.changed = true;
 		*ret = d;
 		return 0;
 	}
@@ -224,20 +215,16 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, con
 		return 0;
 	}
 	fp = pk_sched_fingerprint(k, obj, true);
-	bool changed = !seen || seen->fp != fp;
-
+	d.fresh = true;
+	d.changed = !seen || seen->fp != fp;
 	if (cache_put(c, key, rv, fp) < 0)
 		return -ENOMEM;
-	d.heartbeat = k == PK_KIND_NODE;
-	if (changed && sched_kind(k))
+	if (d.changed && sched_kind(k))
 		d.verdict = AP_FEED;
-	if (changed && (k == PK_KIND_JOB || k == PK_KIND_JOBSET))
-		d.reconcile = true;
 	/* a pod that ran to its end holds nothing more (as kube-scheduler drops it) */
-	if (changed && k == PK_KIND_POD && wb_pod_state(obj) != WB_POD_ACTIVE &&
+	if (d.changed && k == PK_KIND_POD && wb_pod_state(obj) != WB_POD_ACTIVE &&
 	    wb_pod_state(obj) != WB_POD_DELETING)
 		d.verdict = AP_REMOVE;
-	d.owner = changed && k == PK_KIND_POD;
 	*ret = d;
 	return 0;
 }

@@ -31,10 +31,11 @@ struct ctl_queue {
 };
 
 struct pk_ctl {
-	struct pk_store *store;	  /* read */
-	struct pk_writer *writer; /* every write goes here (write.c): the store's backend */
-	struct pk_appliance *app; /* the loop they run beside (set by its start hook) */
-	struct pk_appliance_config cfg;
+	struct pk_store *store;		  /* read */
+	struct pk_writer *writer;	  /* every write goes here (write.c): the store's backend */
+	struct pk_appliance *app;	  /* the loop they run beside (set by its start hook) */
+	struct pk_appliance_config cfg;	  /* the loop's (its log and verbosity) */
+	struct pk_standalone_config scfg; /* standalone's own */
 	int64_t grace_ms;
 	struct ctl_heartbeats *beats;
 	struct ctl_lifecycle *lifecycle; /* simulated pods run (NULL: off) */
@@ -151,7 +152,7 @@ void ctl_record_sweep(struct pk_ctl *ctl, int64_t now_ms);
 
 /* lifecycle.c */
 struct ctl_lifecycle;
-int ctl_lifecycle_new(const struct pk_appliance_config *cfg, int64_t now,
+int ctl_lifecycle_new(const struct pk_standalone_config *cfg, int64_t now,
 		      struct ctl_lifecycle **ret, char *err, size_t errlen);
 void ctl_lifecycle_free(struct ctl_lifecycle *lc);
 /* Track a Node (simulated ones only), or forget it. */

@@ -23,16 +23,68 @@
 #include "kernel/store/store.h"
 
 /*
+ * Standalone's settings (the loop's own are struct pk_appliance_config).
+ * Nodes podagent publishes carry TOPO_ANN_AGENT_OWNED, and it refreshes
+ * TOPO_ANN_HEARTBEAT (topology.h) every interval; the store drops writes
+ * that change nothing, so an unchanged label publish is no heartbeat: only
+ * Nodes carrying the heartbeat annotation, or renewing a Lease, are
+ * monitored.  A silent one is tainted PK_APPLIANCE_TAINT_UNREACHABLE.
+ */
+#define PK_STANDALONE_DEFAULT_GRACE_MS 40000
+/* Events in the store expire after this, as kube-apiserver's --event-ttl default. */
+#define PK_STANDALONE_EVENT_TTL_MS (3600 * 1000LL)
+/* Node-loss eviction, as kube-controller-manager's node lifecycle controller. */
+#define PK_STANDALONE_EVICTION_RATE 0.1		   /* nodes declared lost per second */
+#define PK_STANDALONE_SECONDARY_EVICTION_RATE 0.01 /* in a partial disruption of a large cluster   \
+						    */
+#define PK_STANDALONE_UNHEALTHY_THRESHOLD 0.55	   /* share of silent nodes: a disruption */
+#define PK_STANDALONE_LARGE_CLUSTER 50		   /* more monitored nodes: a large cluster */
+/* Where node heartbeat Leases live (as kubelet's). */
+#define PK_STANDALONE_DEFAULT_LEASE_NS "kube-node-lease"
+
+struct pk_standalone_config {
+	const char *board;     /* --simulate-board FILE, or NULL */
+	int64_t node_grace_ms; /* 0: $PODKERNEL_NODE_GRACE_SECONDS or 40 s */
+	/* Node-loss eviction (0: the PK_STANDALONE_* defaults above; a rate < 0: 0). */
+	double node_eviction_rate, secondary_node_eviction_rate, unhealthy_zone_threshold;
+	unsigned large_cluster_size_threshold;
+	/*
+	 * When the API server last could not take every connection (monotonic
+	 * ms, as pk_server_saturated_ms()); a node is declared lost only after
+	 * a grace period without that.  NULL: the server is never saturated.
+	 */
+	int64_t (*saturated_ms)(void *arg);
+	void *saturated_arg;
+	const char *node_lease_namespace; /* node heartbeat Leases; NULL: kube-node-lease */
+	int64_t event_ttl_ms; /* Events older than this go; 0: PK_STANDALONE_EVENT_TTL_MS */
+	/* the same note about an object is written at most this often (repeats in
+	 * between are counted into the Event's count); 0: PK_EVENT_REPEAT_S */
+	int64_t event_repeat_ms;
+	/*
+	 * Simulated pod lifecycle (lifecycle.c): pods bound to the board's
+	 * simulated nodes become Running after sim_start_delay_ms and Succeeded
+	 * after their sim.podkernel.dev/duration; sim_failure_rate fails a share
+	 * of them, sim_node_loss ("T:NODE,...") loses nodes.
+	 */
+	bool sim_lifecycle;
+	int64_t sim_start_delay_ms;
+	double sim_failure_rate;
+	uint64_t sim_seed;
+	const char *sim_node_loss;
+};
+
+/*
  * The standalone appliance: the loop on store (its source, and its writes
  * through pk_writer_store_new() unless cfg->writer is set), with the
  * controllers as its hooks, registered after those cfg carries (the
- * placement map's, say).  cfg's source must be unset; the loop owns
- * cfg->writer from here on, also on failure.  The controllers write through
- * a writer of their own on the store (write.c), never on the store itself.  Errors (board file
- * FILE:LINE:COL, store) go to err; -EINVAL for a bad board file.  Stop it with pk_appliance_stop().
+ * placement map's, say), set by scfg (NULL: the defaults).  cfg's source must be unset; the loop
+ * owns cfg->writer from here on, also on failure.  The controllers write through a writer of their
+ * own on the store (write.c), never on the store itself.  Errors (board file FILE:LINE:COL, store)
+ * go to err; -EINVAL for a bad board file.  Stop it with pk_appliance_stop().
  */
 int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config *cfg,
-			struct pk_appliance **ret, char *err, size_t errlen);
+			const struct pk_standalone_config *scfg, struct pk_appliance **ret,
+			char *err, size_t errlen);
 
 /*
  * Heartbeats (heartbeat.c): a node's Lease renewals, or (the older way) Node

@@ -114,7 +114,7 @@ static int parse_losses(struct ctl_lifecycle *lc, const char *spec, int64_t now,
 	return r;
 }
 
-int ctl_lifecycle_new(const struct pk_appliance_config *cfg, int64_t now,
+int ctl_lifecycle_new(const struct pk_standalone_config *cfg, int64_t now,
 		      struct ctl_lifecycle **ret, char *err, size_t errlen)
 {
 	struct ctl_lifecycle *lc = calloc(1, sizeof(*lc));

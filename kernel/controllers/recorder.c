@@ -167,9 +167,9 @@ static void note_one(void *arg, const struct pk_write_item *it, const json_t *ob
 	snprintf(key, sizeof(key), "%s/%s/%s/%s", pk_kind_to_string(it->kind), it->ns ?: "",
 		 it->name, reason);
 	snprintf(wkey, sizeof(wkey), "%s\x1f%s\x1f%s\x1f%s", key, uid ?: "", type, shortnote);
-	if (ctl->cfg.event_repeat_ms > 0)
+	if (ctl->scfg.event_repeat_ms > 0)
 		rec->seen.window_s =
-		    ctl->cfg.event_repeat_ms >= 1000 ? ctl->cfg.event_repeat_ms / 1000 : -1;
+		    ctl->scfg.event_repeat_ms >= 1000 ? ctl->scfg.event_repeat_ms / 1000 : -1;
 	w = pk_map_get(&rec->written, wkey);
 	if (w)
 		w->count++;
@@ -404,8 +404,8 @@ static void sweep(struct pk_ctl *ctl, int64_t before_s)
 void ctl_record_sweep(struct pk_ctl *ctl, int64_t now_ms)
 {
 	struct ctl_recorder *rec = ctl->recorder;
-	int64_t ttl_s = ctl->cfg.event_ttl_ms > 0 ? ctl->cfg.event_ttl_ms / 1000
-						  : PK_APPLIANCE_EVENT_TTL_MS / 1000;
+	int64_t ttl_s = ctl->scfg.event_ttl_ms > 0 ? ctl->scfg.event_ttl_ms / 1000
+						   : PK_STANDALONE_EVENT_TTL_MS / 1000;
 	int64_t before = (int64_t)time(NULL) - ttl_s;
 	bool queued;
 

@@ -50,7 +50,7 @@ static bool is_node_lease(const struct pk_ctl *ctl, const json_t *lease)
 {
 	const char *ns = pk_get_string(lease, "metadata.namespace");
 
-	return ns && strcmp(ns, ctl->cfg.node_lease_namespace) == 0;
+	return ns && strcmp(ns, ctl->scfg.node_lease_namespace) == 0;
 }
 
 static bool tainted_unreachable(const json_t *node)
@@ -105,11 +105,42 @@ static void on_lease_event(struct pk_ctl *ctl, const struct pk_store_event *ev)
 		ctl_node_recovered(ctl, name);
 }
 
+/* A Job, a JobSet or a Workload: what owns the pods and groups. */
+static bool owner_kind(enum pk_kind k)
+{
+	return k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_WORKLOAD;
+}
+
+/*
+ * What an event the loop decided (d) means for the controllers:
+ * heartbeat, a Node write from outside the loop; reconcile, a Job or
+ * JobSet changed; owner, a pod changed (its phase counts) or a pod, group
+ * or Job went, so its controller reconciles.
+ */
+struct ctl_event_work {
+	bool heartbeat, reconcile, owner;
+};
+
+static struct ctl_event_work event_work(const struct pk_store_event *ev, enum pk_kind k,
+					const struct ap_decision *d)
+{
+	bool gone = ev->type == PK_EVENT_DELETED;
+
+	return (struct ctl_event_work){
+	    .heartbeat = !gone && d->fresh && k == PK_KIND_NODE,
+	    .reconcile = !gone && d->changed && (k == PK_KIND_JOB || k == PK_KIND_JOBSET),
+	    .owner = gone ? k == PK_KIND_POD || owner_kind(k) || k == PK_KIND_POD_GROUP ||
+				k == PK_KIND_COMPOSITE_POD_GROUP
+			  : d->changed && k == PK_KIND_POD,
+	};
+}
+
 static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
 {
 	struct pk_ctl *ctl = arg;
 	enum pk_kind k = pk_kind_from_string(ev->kind);
 	bool pod_or_group = k == PK_KIND_POD || k == PK_KIND_POD_GROUP;
+	struct ctl_event_work w;
 
 	ctl_gc_note(ctl, ev); /* every kind: one graph of owners */
 	if (ctl_budgets_note(ctl, ev) < 0)
@@ -121,6 +152,7 @@ static void hook_event(void *arg, const struct pk_store_event *ev, const struct 
 			on_lease_event(ctl, ev);
 		return;
 	}
+	w = event_work(ev, k, d);
 	if (k == PK_KIND_NODE && d->verdict == AP_FEED)
 		ctl_lifecycle_node(ctl->lifecycle, ev->object, false);
 	if (k == PK_KIND_NODE && d->verdict == AP_REMOVE) {
@@ -128,13 +160,13 @@ static void hook_event(void *arg, const struct pk_store_event *ev, const struct 
 		ctl_heartbeat_forget(ctl->beats, pk_name(ev->object));
 		json_array_append_new(ctl->gone_nodes, json_string(pk_name(ev->object)));
 	}
-	if (d->heartbeat && ev->type != PK_EVENT_DELETED)
+	if (w.heartbeat)
 		on_node_write(ctl, ev->object);
-	if (d->reconcile)
+	if (w.reconcile)
 		queue_reconcile(ctl, k, ev->object);
 	if (pod_or_group && ev->type != PK_EVENT_DELETED && ctl_needs_claims(ev->object))
 		queue_reconcile(ctl, k, ev->object); /* the claim controller */
-	if (d->owner)
+	if (w.owner)
 		ctl_reconcile_owner_of(ctl, ev->object);
 }
 
@@ -242,7 +274,7 @@ static void check_heartbeats(struct pk_ctl *ctl, int64_t now)
 		return;
 	ctl->next_beat_check_ms = now + CTL_BEAT_CHECK_MS;
 	ctl->loss.saturated_ms =
-	    ctl->cfg.saturated_ms ? ctl->cfg.saturated_ms(ctl->cfg.saturated_arg) : 0;
+	    ctl->scfg.saturated_ms ? ctl->scfg.saturated_ms(ctl->scfg.saturated_arg) : 0;
 	if (ctl_heartbeats_lost(ctl->beats, &ctl->loss, &ctl->loss_limiter, now, &names, &rep) < 0)
 		return;
 	log_loss_state(ctl, &rep);
@@ -338,10 +370,10 @@ static int hook_start(void *arg, struct pk_appliance *app, char *err, size_t err
 	int r = 0;
 
 	ctl->app = app;
-	if (ctl->cfg.sim_lifecycle)
-		r = ctl_lifecycle_new(&ctl->cfg, ctl_now_ms(), &ctl->lifecycle, err, errlen);
-	if (r == 0 && ctl->cfg.board)
-		r = ctl_register_board(ctl, ctl->cfg.board, err, errlen);
+	if (ctl->scfg.sim_lifecycle)
+		r = ctl_lifecycle_new(&ctl->scfg, ctl_now_ms(), &ctl->lifecycle, err, errlen);
+	if (r == 0 && ctl->scfg.board)
+		r = ctl_register_board(ctl, ctl->scfg.board, err, errlen);
 	if (r == 0)
 		ctl_log(ctl, 1,
 			"controllers: node grace %lld ms, node eviction rate %g/s, secondary %g/s, "
@@ -351,7 +383,11 @@ static int hook_start(void *arg, struct pk_appliance *app, char *err, size_t err
 	return r;
 }
 
+/* Node heartbeat Leases: the loop lists them first and hands their events over undecided. */
+static const char *const standalone_kinds[] = {"Lease", NULL};
+
 static const struct pk_appliance_hooks standalone_hooks = {
+    .kinds = standalone_kinds,
     .start = hook_start,
     .listed = hook_listed,
     .list_done = hook_list_done,
@@ -369,27 +405,27 @@ static int64_t grace_from_env(void)
 	double v;
 
 	if (!s || !*s)
-		return PK_APPLIANCE_DEFAULT_GRACE_MS;
+		return PK_STANDALONE_DEFAULT_GRACE_MS;
 	v = strtod(s, &end);
 	if (*end || v <= 0 || v > 86400)
-		return PK_APPLIANCE_DEFAULT_GRACE_MS;
+		return PK_STANDALONE_DEFAULT_GRACE_MS;
 	return (int64_t)(v * 1000);
 }
 
 /* The node-loss policy from the configuration (zero: the defaults). */
 static void loss_policy_init(struct pk_ctl *ctl)
 {
-	const struct pk_appliance_config *c = &ctl->cfg;
+	const struct pk_standalone_config *c = &ctl->scfg;
 	struct ctl_loss_policy *p = &ctl->loss;
 
 	p->grace_ms = ctl->grace_ms;
-	p->rate = c->node_eviction_rate ? c->node_eviction_rate : PK_APPLIANCE_EVICTION_RATE;
+	p->rate = c->node_eviction_rate ? c->node_eviction_rate : PK_STANDALONE_EVICTION_RATE;
 	p->secondary_rate = c->secondary_node_eviction_rate ? c->secondary_node_eviction_rate
-							    : PK_APPLIANCE_SECONDARY_EVICTION_RATE;
+							    : PK_STANDALONE_SECONDARY_EVICTION_RATE;
 	p->unhealthy_share = c->unhealthy_zone_threshold > 0 ? c->unhealthy_zone_threshold
-							     : PK_APPLIANCE_UNHEALTHY_THRESHOLD;
+							     : PK_STANDALONE_UNHEALTHY_THRESHOLD;
 	p->large_cluster = c->large_cluster_size_threshold ? c->large_cluster_size_threshold
-							   : PK_APPLIANCE_LARGE_CLUSTER;
+							   : PK_STANDALONE_LARGE_CLUSTER;
 	if (p->rate < 0)
 		p->rate = 0;
 	if (p->secondary_rate < 0)
@@ -397,7 +433,7 @@ static void loss_policy_init(struct pk_ctl *ctl)
 }
 
 static int ctl_new(struct pk_store *store, const struct pk_appliance_config *cfg,
-		   struct pk_ctl **ret)
+		   const struct pk_standalone_config *scfg, struct pk_ctl **ret)
 {
 	struct pk_ctl *ctl = calloc(1, sizeof(*ctl));
 	int r;
@@ -407,9 +443,11 @@ static int ctl_new(struct pk_store *store, const struct pk_appliance_config *cfg
 	ctl->store = store;
 	if (cfg)
 		ctl->cfg = *cfg;
-	if (!ctl->cfg.node_lease_namespace || !*ctl->cfg.node_lease_namespace)
-		ctl->cfg.node_lease_namespace = PK_APPLIANCE_DEFAULT_LEASE_NS;
-	ctl->grace_ms = ctl->cfg.node_grace_ms > 0 ? ctl->cfg.node_grace_ms : grace_from_env();
+	if (scfg)
+		ctl->scfg = *scfg;
+	if (!ctl->scfg.node_lease_namespace || !*ctl->scfg.node_lease_namespace)
+		ctl->scfg.node_lease_namespace = PK_STANDALONE_DEFAULT_LEASE_NS;
+	ctl->grace_ms = ctl->scfg.node_grace_ms > 0 ? ctl->scfg.node_grace_ms : grace_from_env();
 	loss_policy_init(ctl);
 	r = -pthread_mutex_init(&ctl->m.lock, NULL);
 	if (r < 0) {
@@ -471,7 +509,8 @@ static const struct pk_appliance_source_ops store_source = {
 };
 
 int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config *cfg,
-			struct pk_appliance **ret, char *err, size_t errlen)
+			const struct pk_standalone_config *scfg, struct pk_appliance **ret,
+			char *err, size_t errlen)
 {
 	struct pk_appliance_config c = {0};
 	struct pk_ctl *ctl = NULL;
@@ -484,7 +523,7 @@ int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config
 	}
 	if (cfg)
 		c = *cfg;
-	r = ctl_new(store, cfg, &ctl);
+	r = ctl_new(store, cfg, scfg, &ctl);
 	if (r == 0 && !c.writer)
 		r = pk_writer_store_new(store, &c.writer);
 	if (r < 0) {

@@ -127,11 +127,11 @@ static void usage(FILE *f)
 	    PK_SERVER_DEFAULT_LISTEN, PK_SERVER_MAX_CONNECTIONS, PK_ATTACH_HEALTH_MAX_CONNECTIONS,
 	    PK_SERVER_MAX_CONNECTIONS_PER_ADDR, PK_ATTACH_HEALTH_MAX_CONNECTIONS_PER_ADDR,
 	    PK_LISTEN_HEADER_TIMEOUT_MS / 1000.0, PK_LISTEN_BODY_MIN_RATE, PK_LISTEN_IDLE_TIMEOUT_S,
-	    PK_APPLIANCE_DEFAULT_GRACE_MS / 1000.0, PK_APPLIANCE_EVICTION_RATE,
-	    PK_APPLIANCE_SECONDARY_EVICTION_RATE, PK_APPLIANCE_UNHEALTHY_THRESHOLD,
-	    PK_APPLIANCE_LARGE_CLUSTER, PK_ATTACH_DEFAULT_SCHEDULER, PK_ATTACH_DEFAULT_WORKLOAD_API,
-	    PK_ATTACH_DEFAULT_LEASE_NAMESPACE, PK_ATTACH_DEFAULT_LEASE_NAME,
-	    PK_SERVER_AUDIT_BACKUPS);
+	    PK_STANDALONE_DEFAULT_GRACE_MS / 1000.0, PK_STANDALONE_EVICTION_RATE,
+	    PK_STANDALONE_SECONDARY_EVICTION_RATE, PK_STANDALONE_UNHEALTHY_THRESHOLD,
+	    PK_STANDALONE_LARGE_CLUSTER, PK_ATTACH_DEFAULT_SCHEDULER,
+	    PK_ATTACH_DEFAULT_WORKLOAD_API, PK_ATTACH_DEFAULT_LEASE_NAMESPACE,
+	    PK_ATTACH_DEFAULT_LEASE_NAME, PK_SERVER_AUDIT_BACKUPS);
 }
 
 /* --log-format: how every line after the flags is written. */
@@ -215,7 +215,8 @@ enum {
 
 struct options {
 	struct pk_server_config cfg;
-	struct pk_appliance_config app; /* the node-loss flags */
+	struct pk_appliance_config app;	   /* the loop's flags (standalone) */
+	struct pk_standalone_config alone; /* the node-loss flags */
 	const char *data_dir;
 	const char *board;
 	const char *write_kubeconfig;
@@ -449,7 +450,7 @@ static int parse_real(const char *flag, const char *s, double max, double *ret)
 }
 
 /* The node-loss monitor's flags (standalone); 1: not one of them. */
-static int parse_node_loss_arg(int c, const char *arg, struct pk_appliance_config *a)
+static int parse_node_loss_arg(int c, const char *arg, struct pk_standalone_config *a)
 {
 	int ms = 0, r;
 
@@ -554,7 +555,7 @@ static int parse_other_arg(int c, const char *arg, struct options *o)
 	int r = parse_listen_arg(c, arg, &o->cfg.limits);
 
 	if (r > 0)
-		r = parse_node_loss_arg(c, arg, &o->app);
+		r = parse_node_loss_arg(c, arg, &o->alone);
 	if (r > 0)
 		r = parse_attach_arg(c, arg, o);
 	if (r > 0)
@@ -743,9 +744,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 			"--token-auth-file and --client-ca-file belong to standalone mode\n");
 		return -EINVAL;
 	}
-	if (o->attach && (o->app.node_grace_ms || o->app.node_eviction_rate ||
-			  o->app.secondary_node_eviction_rate || o->app.unhealthy_zone_threshold ||
-			  o->app.large_cluster_size_threshold)) {
+	if (o->attach &&
+	    (o->alone.node_grace_ms || o->alone.node_eviction_rate ||
+	     o->alone.secondary_node_eviction_rate || o->alone.unhealthy_zone_threshold ||
+	     o->alone.large_cluster_size_threshold)) {
 		fprintf(stderr,
 			"podkerneld: the node-loss flags (--node-monitor-grace-period, "
 			"--node-eviction-rate, ...) belong to standalone mode: attached, the "
@@ -935,8 +937,8 @@ static int run_attached(struct options *o, sigset_t *sigs)
 
 /* The placement map and the standalone loop on store, the map's hooks registered first. */
 static int start_standalone(struct pk_store *store, struct pk_appliance_config *acfg,
-			    struct pk_ui_map **ret_map, struct pk_appliance **ret_app, char *err,
-			    size_t errlen)
+			    const struct pk_standalone_config *scfg, struct pk_ui_map **ret_map,
+			    struct pk_appliance **ret_app, char *err, size_t errlen)
 {
 	struct pk_ui_map *map = NULL;
 	int r = pk_ui_map_new(&map);
@@ -944,7 +946,7 @@ static int start_standalone(struct pk_store *store, struct pk_appliance_config *
 	if (r == 0)
 		r = pk_appliance_config_add_hooks(acfg, &pk_ui_map_hooks, map);
 	if (r == 0)
-		r = pk_standalone_start(store, acfg, ret_app, err, errlen);
+		r = pk_standalone_start(store, acfg, scfg, ret_app, err, errlen);
 	if (r < 0) {
 		pk_ui_map_free(map);
 		return r;
@@ -1034,23 +1036,24 @@ int main(int argc, char **argv)
 	struct pk_appliance *app = NULL;
 	struct pk_ui_map *map = NULL;
 	struct pk_appliance_config acfg = o.app;
-	acfg.board = o.board;
-	acfg.sim_lifecycle = o.sim.on;
-	acfg.sim_start_delay_ms = o.sim.start_delay_ms;
-	acfg.sim_failure_rate = o.sim.failure_rate;
-	acfg.sim_seed = o.sim.seed;
-	acfg.sim_node_loss = o.sim.node_loss;
-	acfg.node_lease_namespace = o.lease_ns;
+	struct pk_standalone_config scfg = o.alone;
+	scfg.board = o.board;
+	scfg.sim_lifecycle = o.sim.on;
+	scfg.sim_start_delay_ms = o.sim.start_delay_ms;
+	scfg.sim_failure_rate = o.sim.failure_rate;
+	scfg.sim_seed = o.sim.seed;
+	scfg.sim_node_loss = o.sim.node_loss;
+	scfg.node_lease_namespace = o.lease_ns;
+	scfg.saturated_ms = saturated_ms;
+	scfg.saturated_arg = srv;
 	acfg.verbosity = o.cfg.verbosity;
 	acfg.log = log_line;
-	acfg.saturated_ms = saturated_ms;
-	acfg.saturated_arg = srv;
 	if (o.no_scheduling)
 		say(1, "--no-scheduling: serving the API and store only");
 	if (o.no_scheduling && o.board)
 		rc = register_board(store, o.board);
 	else if (!o.no_scheduling)
-		rc = start_standalone(store, &acfg, &map, &app, err, sizeof(err));
+		rc = start_standalone(store, &acfg, &scfg, &map, &app, err, sizeof(err));
 	if (rc < 0) {
 		say(0, "%s", *err ? err : strerror(-rc));
 		pk_store_shutdown(store);

@@ -189,7 +189,7 @@ static void collect_run(double *create_ms, double *collect_ms)
 	pk_store_create(st, ns, NULL, NULL);
 	json_decref(ns);
 	create_pods(st, "aaa", "filler", NULL);
-	if (pk_standalone_start(st, &cfg, &app, err, sizeof(err)) < 0) {
+	if (pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)) < 0) {
 		fprintf(stderr, BENCH_NAME ": standalone: %s\n", err);
 		exit(1);
 	}

@@ -55,17 +55,16 @@ static struct ap_decision classify(enum pk_event_type t, const char *kind, json_
 	return d;
 }
 
-START_TEST(new_node_is_fed_and_is_a_heartbeat)
+START_TEST(new_node_is_fed_and_is_news)
 {
 	struct ap_decision d = classify(PK_EVENT_ADDED, "Node", node("n1", "5", "c0", "4"), 5);
 
 	ck_assert_int_eq(d.verdict, AP_FEED);
-	ck_assert(d.heartbeat);
-	ck_assert(!d.reconcile && !d.gc);
+	ck_assert(d.fresh && d.changed);
 }
 END_TEST
 
-START_TEST(agent_republish_without_change_is_only_a_heartbeat)
+START_TEST(agent_republish_without_change_is_news_without_change)
 {
 	classify(PK_EVENT_ADDED, "Node", node("n1", "5", "c0", "4"), 5);
 	/* podagent's periodic merge patch: new resourceVersion, same labels */
@@ -75,7 +74,7 @@ START_TEST(agent_republish_without_change_is_only_a_heartbeat)
 	struct ap_decision d = classify(PK_EVENT_MODIFIED, "Node", again, 9);
 
 	ck_assert_int_eq(d.verdict, AP_SKIP);
-	ck_assert(d.heartbeat);
+	ck_assert(d.fresh && !d.changed); /* a heartbeat for the node monitor, nothing more */
 }
 END_TEST
 
@@ -96,7 +95,10 @@ START_TEST(own_write_echo_and_replays_are_skipped)
 	classify(PK_EVENT_ADDED, "Pod", pod("p", "10", NULL), 10);
 	/* the appliance bound it and noted the store's answer */
 	ck_assert_int_eq(ap_cache_note(cache, PK_KIND_POD, bound), 0);
-	ck_assert_int_eq(classify(PK_EVENT_MODIFIED, "Pod", bound, 12).verdict, AP_SKIP);
+	struct ap_decision d = classify(PK_EVENT_MODIFIED, "Pod", bound, 12);
+
+	ck_assert_int_eq(d.verdict, AP_SKIP);
+	ck_assert(!d.fresh && !d.changed);
 	/* a replay of an older event after a re-list */
 	ck_assert_int_eq(classify(PK_EVENT_ADDED, "Pod", pod("p", "10", NULL), 10).verdict,
 			 AP_SKIP);
@@ -130,30 +132,28 @@ START_TEST(group_min_count_change_requeues)
 }
 END_TEST
 
-START_TEST(deletions_remove_and_collect)
+START_TEST(deletions_remove)
 {
 	struct ap_decision d = classify(PK_EVENT_DELETED, "Pod", pod("victim", "40", "n1"), 40);
 
 	ck_assert_int_eq(d.verdict, AP_REMOVE);
-	ck_assert(!d.gc);
-	ck_assert(d.owner); /* its Job makes it again */
+	ck_assert(d.fresh && d.changed);
 	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{}}", "apiVersion", "batch/v1", "kind",
 				"Job", "metadata", "name", "j", "namespace", "default", "spec");
 
 	d = classify(PK_EVENT_DELETED, "Job", job, 41);
-	ck_assert_int_eq(d.verdict, AP_SKIP);
-	ck_assert(d.gc);
-	ck_assert(d.owner); /* its JobSet makes it again */
+	ck_assert_int_eq(d.verdict, AP_SKIP); /* the scheduler never had it */
+	ck_assert(d.changed);
 	json_t *g =
 	    json_pack("{s:s,s:s,s:{s:s,s:s},s:{}}", "apiVersion", "scheduling.k8s.io/v1alpha3",
 		      "kind", "PodGroup", "metadata", "name", "g", "namespace", "default", "spec");
 
 	d = classify(PK_EVENT_DELETED, "PodGroup", g, 42);
-	ck_assert(d.owner); /* its Job makes it again */
+	ck_assert_int_eq(d.verdict, AP_REMOVE);
 }
 END_TEST
 
-START_TEST(job_spec_change_reconciles_status_does_not)
+START_TEST(job_spec_change_is_a_change_status_is_not)
 {
 	json_t *job =
 	    json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:i}}", "apiVersion", "batch/v1", "kind", "Job",
@@ -162,9 +162,9 @@ START_TEST(job_spec_change_reconciles_status_does_not)
 
 	pk_set(status, "status.active", json_integer(2));
 	pk_set(scaled, "spec.parallelism", json_integer(3));
-	ck_assert(classify(PK_EVENT_ADDED, "Job", job, 50).reconcile);
-	ck_assert(!classify(PK_EVENT_MODIFIED, "Job", status, 51).reconcile);
-	ck_assert(classify(PK_EVENT_MODIFIED, "Job", scaled, 52).reconcile);
+	ck_assert(classify(PK_EVENT_ADDED, "Job", job, 50).changed);
+	ck_assert(!classify(PK_EVENT_MODIFIED, "Job", status, 51).changed);
+	ck_assert(classify(PK_EVENT_MODIFIED, "Job", scaled, 52).changed);
 }
 END_TEST
 
@@ -208,14 +208,14 @@ int main(void)
 	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, new_node_is_fed_and_is_a_heartbeat);
-	tcase_add_test(tc, agent_republish_without_change_is_only_a_heartbeat);
+	tcase_add_test(tc, new_node_is_fed_and_is_news);
+	tcase_add_test(tc, agent_republish_without_change_is_news_without_change);
 	tcase_add_test(tc, label_or_capacity_change_requeues);
 	tcase_add_test(tc, own_write_echo_and_replays_are_skipped);
 	tcase_add_test(tc, status_only_pod_write_is_skipped);
 	tcase_add_test(tc, group_min_count_change_requeues);
-	tcase_add_test(tc, deletions_remove_and_collect);
-	tcase_add_test(tc, job_spec_change_reconciles_status_does_not);
+	tcase_add_test(tc, deletions_remove);
+	tcase_add_test(tc, job_spec_change_is_a_change_status_is_not);
 	tcase_add_test(tc, cache_table_survives_churn);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -38,7 +38,7 @@ static void start(void)
 	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
 	char err[256] = "";
 
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 }
 
 static void setup(void)
@@ -551,7 +551,7 @@ static void evictions_fail(int error)
 	create(prio_class("high", 1000));
 	ck_assert_int_eq(pk_writer_store_new(st, &rb.store), 0);
 	ck_assert_int_eq(pk_writer_new(&ops, &rb, &cfg.writer), 0);
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 	for (int i = 0; i < 4; i++) {
 		char name[32];
 
@@ -658,7 +658,7 @@ START_TEST(stale_condition_is_written_again_on_the_current_object)
 
 	ck_assert_int_eq(pk_writer_store_new(st, &sb.store), 0);
 	ck_assert_int_eq(pk_writer_new(&ops, &sb, &cfg.writer), 0);
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 	create(pod("lonely", NULL, NULL)); /* no node: PodScheduled False */
 	ck_assert(wait_condition("Pod", "lonely", "PodScheduled", "False"));
 	ck_assert_int_eq(__atomic_load_n(&sb.refused, __ATOMIC_RELAXED), 1);
@@ -961,8 +961,8 @@ static void set_disk_label(const char *name, bool on)
  */
 START_TEST(events_aggregate_repeats)
 {
-	struct pk_appliance_config cfg = {
-	    .backoff_initial_ms = 50, .backoff_max_ms = 200, .event_repeat_ms = 1};
+	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
+	struct pk_standalone_config scfg = {.event_repeat_ms = 1};
 	char err[256] = "";
 	json_t *lonely = pod("lonely", NULL, NULL), *first, *ev;
 
@@ -972,7 +972,7 @@ START_TEST(events_aggregate_repeats)
 	pk_set(c1, "spec.taints",
 	       json_pack("[{s:s,s:s}]", "key", "dedicated", "effect", "NoSchedule"));
 	create(c1);
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &scfg, &app, err, sizeof(err)), 0);
 	pk_set(lonely, "spec.nodeSelector", json_pack("{s:s}", "disk", "ssd"));
 	create(lonely);
 	first = wait_failed("4 node selector mismatch", 1, 1);
@@ -992,12 +992,13 @@ END_TEST
 /* Events go after the event TTL (here 1 s; kube-apiserver's default is an hour). */
 START_TEST(events_expire_after_the_ttl)
 {
-	struct pk_appliance_config cfg = {.event_ttl_ms = 1000};
+	struct pk_appliance_config cfg = {0};
+	struct pk_standalone_config scfg = {.event_ttl_ms = 1000};
 	char err[256] = "";
 	json_t *ev;
 
 	cluster();
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, &scfg, &app, err, sizeof(err)), 0);
 	create(pod("brief", NULL, NULL));
 	ck_assert(wait_bound("brief"));
 	ev = wait_event("brief", "Scheduled");
@@ -1098,7 +1099,7 @@ START_TEST(unwritable_pod_backs_off)
 	cluster();
 	create_unwritable_pod("huge");
 	log_lines_about = 0;
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 	ck_assert(wait_metric("podkernel_appliance_binding_conflicts_total 1\n"));
 	create(pod("ok", NULL, NULL));
 	ck_assert(wait_bound("ok"));
@@ -1203,7 +1204,7 @@ START_TEST(failing_writes_back_off_per_object)
 	}
 	log_lines_about = 0;
 	ck_assert_int_eq(pk_writer_new(&failing_ops, st, &cfg.writer), 0);
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 	create(pod("ok", NULL, NULL));
 	ck_assert(wait_bound("ok"));
 	sleep_ms(2500);
@@ -1322,7 +1323,7 @@ START_TEST(every_registered_hooks_table_is_called)
 	create(node("n0", "c0"));
 	ck_assert_int_eq(pk_appliance_config_add_hooks(&cfg, &counting_hooks, &a), 0);
 	ck_assert_int_eq(pk_appliance_config_add_hooks(&cfg, &counting_hooks, &b), 0);
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 	/* the controllers registered last: theirs is the hooks' argument */
 	ck_assert_ptr_nonnull(pk_appliance_hooks_arg(app));
 	ck_assert_ptr_ne(pk_appliance_hooks_arg(app), &a);
@@ -1405,7 +1406,7 @@ START_TEST(gated_gangs_wait_opt_in)
 	json_t *gated = pod("gw-1", "gw", NULL);
 
 	cluster();
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 	create(gang("gw", 2, NULL, false));
 	create(pod("gw-0", "gw", NULL));
 	pk_set(gated, "spec.schedulingGates", json_pack("[{s:s}]", "name", "example.com/q"));

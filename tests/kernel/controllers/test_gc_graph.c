@@ -107,7 +107,7 @@ static void setup(void)
 		ck_assert_ptr_nonnull(mkdtemp(dir));
 	}
 	ck_assert_int_eq(pk_store_open_opts(dir, &store_opts, &st, err, sizeof(err)), 0);
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 	nchain = 0;
 	for (int scoped = 0; scoped < 2; scoped++)
 		for (const struct pk_type *t = pk_types; t->kind; t++)

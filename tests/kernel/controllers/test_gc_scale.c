@@ -113,7 +113,7 @@ START_TEST(gc_finds_pods_past_ten_thousand)
 	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
 	char err[256] = "";
 
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 	create(
 	    json_loads("{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": "
 		       "{\"name\": \"train\", \"namespace\": \"default\"}, \"spec\": "
@@ -189,7 +189,7 @@ START_TEST(foreground_deletion_of_chains_and_cycles)
 
 	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
 	char err[256] = "";
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "c000", &fg, NULL, NULL), 0);
 	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "x", &fg, NULL, NULL), 0);
 	ck_assert_msg(wait_pod("c299", false), "the chain's last pod was left behind");

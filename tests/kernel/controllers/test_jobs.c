@@ -54,7 +54,7 @@ static void setup(void)
 		ck_assert_int_eq(pk_store_create(st, n, NULL, NULL), 0);
 		json_decref(n);
 	}
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 }
 
 static void teardown(void)

@@ -64,18 +64,20 @@ static void log_line(void *arg, int level, const char *msg)
 static void start(const char *node_loss)
 {
 	struct pk_appliance_config cfg = {
-	    .board = board,
 	    .backoff_initial_ms = 50,
 	    .backoff_max_ms = 200,
-	    .sim_lifecycle = true,
-	    .sim_start_delay_ms = 100,
-	    .sim_node_loss = node_loss,
 	    .log = log_line,
 	    .verbosity = 2,
 	};
+	struct pk_standalone_config scfg = {
+	    .board = board,
+	    .sim_lifecycle = true,
+	    .sim_start_delay_ms = 100,
+	    .sim_node_loss = node_loss,
+	};
 	char err[256] = "";
 
-	ck_assert_msg(pk_standalone_start(st, &cfg, &app, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(pk_standalone_start(st, &cfg, &scfg, &app, err, sizeof(err)) == 0, "%s", err);
 }
 
 static void stop(void)

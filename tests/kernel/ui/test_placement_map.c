@@ -754,7 +754,7 @@ START_TEST(test_fed_by_the_loop)
 				   "Node", "metadata", "name", "n0", "status", "allocatable", "cpu",
 				   "8", "pods", "110"));
 	ck_assert_int_eq(pk_appliance_config_add_hooks(&cfg, &pk_ui_map_hooks, pm), 0);
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &app, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 	ck_assert_str_eq(node_state("n0", name, sizeof(name)), "free");
 	store_create(st, json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:[{s:s,s:s,s:{s:{s:s}}}]}}",
 				   "apiVersion", "v1", "kind", "Pod", "metadata", "name", "p0",
