@@ -226,6 +226,21 @@ int pk_condition_set(json_t *obj, const char *type, const char *status, const ch
 		     const char *message, int64_t now);
 /* The condition of that type, or NULL. */
 json_t *pk_condition_get(const json_t *obj, const char *type);
+/*
+ * A ResourceClaim's status.allocation and status.reservedFor set as claim
+ * (a scheduler's claim action) says them, each removed when claim has
+ * none; 0 or -ENOMEM.
+ */
+int pk_claim_status_set(json_t *obj, const json_t *claim);
+/*
+ * The ResourceClaim kube-controller-manager's resource claim controller
+ * makes from ResourceClaimTemplate tmpl for claim pod_claim of owner (a Pod
+ * or a PodGroup): named name (else generate_name), owned by owner as its
+ * controller, annotated with the pod claim's name, with the template's
+ * labels, annotations and spec.  A new reference; NULL on ENOMEM.
+ */
+json_t *pk_claim_from_template(const json_t *owner, const char *pod_claim, const json_t *tmpl,
+			       const char *name, const char *generate_name);
 
 /* ---- typed views ------------------------------------------------------------ */
 struct pk_kv {

@@ -338,3 +338,52 @@ int pk_condition_set(json_t *obj, const char *type, const char *status, const ch
 		return -ENOMEM;
 	return 0;
 }
+
+int pk_claim_status_set(json_t *obj, const json_t *claim)
+{
+	static const char *const keys[] = {"allocation", "reservedFor"};
+	json_t *st = json_object_get(obj, "status");
+
+	if (!json_is_object(st)) {
+		st = json_object();
+		if (!st || json_object_set_new(obj, "status", st) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		json_t *v = json_object_get(claim, keys[i]);
+
+		if (!v)
+			json_object_del(st, keys[i]);
+		else if (json_object_set_new(st, keys[i], json_deep_copy(v)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+json_t *pk_claim_from_template(const json_t *owner, const char *pod_claim, const json_t *tmpl,
+			       const char *name, const char *generate_name)
+{
+	json_t *md, *ann = json_deep_copy(pk_get(tmpl, "spec.metadata.annotations"));
+	const char *uid = pk_get_string(owner, "metadata.uid"),
+		   *kind = pk_get_string(owner, "kind") ?: "Pod",
+		   *api = pk_get_string(owner, "apiVersion") ?: "v1";
+
+	if (!json_is_object(ann)) {
+		json_decref(ann);
+		ann = json_object();
+	}
+	json_object_set_new(ann, "resource.kubernetes.io/pod-claim-name", json_string(pod_claim));
+	md = json_pack("{s:s, s:s, s:o, s:[{s:s, s:s, s:s, s:b, s:b}]}",
+		       name ? "name" : "generateName", name ? name : generate_name, "namespace",
+		       pk_namespace(owner), "annotations", ann, "ownerReferences", "apiVersion",
+		       api, "kind", kind, "name", pk_name(owner), "controller", 1,
+		       "blockOwnerDeletion", 1);
+	if (md && uid)
+		json_object_set_new(json_array_get(json_object_get(md, "ownerReferences"), 0),
+				    "uid", json_string(uid));
+	if (md && json_is_object(pk_get(tmpl, "spec.metadata.labels")))
+		json_object_set(md, "labels", pk_get(tmpl, "spec.metadata.labels"));
+	return md ? json_pack("{s:s, s:s, s:o, s:O}", "apiVersion", "resource.k8s.io/v1", "kind",
+			      "ResourceClaim", "metadata", md, "spec", pk_get(tmpl, "spec.spec"))
+		  : NULL;
+}

@@ -91,10 +91,8 @@ static const char *owned_claim(const json_t *claims, const char *uid, const char
 static int make_claim(struct pk_ctl *ctl, const json_t *pod, const char *name, const char *tmpl,
 		      char **ret)
 {
-	const char *ns = pk_namespace(pod), *uid = pk_get_string(pod, "metadata.uid"),
-		   *kind = pk_get_string(pod, "kind") ?: "Pod",
-		   *api = pk_get_string(pod, "apiVersion") ?: "v1";
-	json_t *t = NULL, *claim, *md, *ann;
+	const char *ns = pk_namespace(pod), *kind = pk_get_string(pod, "kind") ?: "Pod";
+	json_t *t = NULL, *claim;
 	const json_t *out;
 	const struct pk_write_result *res = NULL;
 	size_t n = 0;
@@ -107,24 +105,7 @@ static int make_claim(struct pk_ctl *ctl, const json_t *pod, const char *name, c
 		return r;
 	}
 	snprintf(prefix, sizeof(prefix), "%s-%s-", pk_name(pod), name);
-	md = json_pack("{s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}", "generateName", prefix,
-		       "namespace", ns, "ownerReferences", "apiVersion", api, "kind", kind, "name",
-		       pk_name(pod), "uid", uid, "controller", 1, "blockOwnerDeletion", 1);
-	ann = json_deep_copy(pk_get(t, "spec.metadata.annotations"));
-	if (!json_is_object(ann)) {
-		json_decref(ann);
-		ann = json_object();
-	}
-	json_object_set_new(ann, POD_CLAIM_ANNOTATION, json_string(name));
-	if (md)
-		json_object_set_new(md, "annotations", ann);
-	else
-		json_decref(ann);
-	if (md && json_is_object(pk_get(t, "spec.metadata.labels")))
-		json_object_set(md, "labels", pk_get(t, "spec.metadata.labels"));
-	claim = md ? json_pack("{s:s, s:s, s:o, s:O}", "apiVersion", "resource.k8s.io/v1", "kind",
-			       "ResourceClaim", "metadata", md, "spec", pk_get(t, "spec.spec"))
-		   : NULL;
+	claim = pk_claim_from_template(pod, name, t, NULL, prefix);
 	json_decref(t);
 	if (!claim)
 		return -ENOMEM;

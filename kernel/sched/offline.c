@@ -128,28 +128,6 @@ static int set_annotation(json_t *o, const char *key, const char *value)
 	return json_object_set_new(ann, key, json_string(value)) < 0 ? -ENOMEM : 0;
 }
 
-/* A claim action: status.allocation and status.reservedFor as the action says. */
-static int set_claim_status(json_t *o, const json_t *claim)
-{
-	static const char *const keys[] = {"allocation", "reservedFor"};
-	json_t *st = json_object_get(o, "status");
-
-	if (!json_is_object(st)) {
-		st = json_object();
-		if (!st || json_object_set_new(o, "status", st) < 0)
-			return -ENOMEM;
-	}
-	for (size_t i = 0; i < 2; i++) {
-		json_t *v = json_object_get(claim, keys[i]);
-
-		if (!v)
-			json_object_del(st, keys[i]);
-		else if (json_object_set_new(st, keys[i], json_deep_copy(v)) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 static int apply_indexed(json_t *objects, struct pk_map *idx, const struct pk_sched_result *res,
 			 json_t *preempted, int64_t now)
 {
@@ -177,7 +155,7 @@ static int apply_indexed(json_t *objects, struct pk_map *idx, const struct pk_sc
 			r = pk_condition_set(o, a->type, a->status, a->reason, a->message, now);
 			break;
 		case PK_SCHED_CLAIM:
-			r = set_claim_status(o, a->claim);
+			r = pk_claim_status_set(o, a->claim);
 			break;
 		case PK_SCHED_VOLUME_CLAIM:
 			if (a->volume)
@@ -242,40 +220,23 @@ static bool claim_recorded(const json_t *pod, const char *name)
 	return false;
 }
 
-/* The claim of claim pcn of pod (a Pod or a PodGroup) from template t (new reference). */
+/*
+ * The claim of claim pcn of pod (a Pod or a PodGroup) from template t (new
+ * reference): named "<pod>-<claim>-" and five characters derived from the
+ * pod's namespace, name and claim, so a run is reproducible.
+ */
 static json_t *template_claim(const json_t *pod, const char *pcn, const json_t *t)
 {
 	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
 	uint64_t h =
 	    pk_fnv1a(pk_fnv1a(pk_fnv1a(PK_FNV1A_INIT, pk_namespace(pod)), pk_name(pod)), pcn);
 	char name[320], suffix[6];
-	json_t *c, *md, *ann = json_deep_copy(pk_get(t, "spec.metadata.annotations"));
-	const char *uid = pk_get_string(pod, "metadata.uid"),
-		   *kind = pk_get_string(pod, "kind") ?: "Pod",
-		   *api = pk_get_string(pod, "apiVersion") ?: "v1";
 
 	for (int i = 0; i < 5; i++, h /= sizeof(alphabet) - 1)
 		suffix[i] = alphabet[h % (sizeof(alphabet) - 1)];
 	suffix[5] = '\0';
 	snprintf(name, sizeof(name), "%s-%s-%s", pk_name(pod), pcn, suffix);
-	if (!json_is_object(ann)) {
-		json_decref(ann);
-		ann = json_object();
-	}
-	json_object_set_new(ann, "resource.kubernetes.io/pod-claim-name", json_string(pcn));
-	md =
-	    json_pack("{s:s, s:s, s:o, s:[{s:s, s:s, s:s, s:b, s:b}]}", "name", name, "namespace",
-		      pk_namespace(pod), "annotations", ann, "ownerReferences", "apiVersion", api,
-		      "kind", kind, "name", pk_name(pod), "controller", 1, "blockOwnerDeletion", 1);
-	if (md && uid)
-		json_object_set_new(json_array_get(json_object_get(md, "ownerReferences"), 0),
-				    "uid", json_string(uid));
-	if (md && json_is_object(pk_get(t, "spec.metadata.labels")))
-		json_object_set(md, "labels", pk_get(t, "spec.metadata.labels"));
-	c = md ? json_pack("{s:s, s:s, s:o, s:O}", "apiVersion", "resource.k8s.io/v1", "kind",
-			   "ResourceClaim", "metadata", md, "spec", pk_get(t, "spec.spec"))
-	       : NULL;
-	return c;
+	return pk_claim_from_template(pod, pcn, t, name, NULL);
 }
 
 /* Claims from templates for the pods and PodGroups of objects (claims appended, indexed in idx). */

@@ -530,27 +530,6 @@ static int merge_annotations(json_t *obj, const json_t *ann)
 	return json_object_update(have, (json_t *)ann) < 0 ? -ENOMEM : 0;
 }
 
-static int apply_claim(json_t *obj, const json_t *claim)
-{
-	static const char *const keys[] = {"allocation", "reservedFor"};
-	json_t *st = json_object_get(obj, "status");
-
-	if (!json_is_object(st)) {
-		st = json_object();
-		if (!st || json_object_set_new(obj, "status", st) < 0)
-			return -ENOMEM;
-	}
-	for (size_t i = 0; i < 2; i++) {
-		json_t *v = json_object_get(claim, keys[i]);
-
-		if (!v)
-			json_object_del(st, keys[i]);
-		else if (json_object_set_new(st, keys[i], json_deep_copy(v)) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 /*
  * A PUT of the main resource: every field of want but status, and its
  * metadata but the identity the object keeps (name, namespace, uid,
@@ -630,7 +609,7 @@ int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now
 	}
 	if (it->annotations && (r = merge_annotations(obj, it->annotations)) < 0)
 		return r;
-	if (it->claim && (r = apply_claim(obj, it->claim)) < 0)
+	if (it->claim && (r = pk_claim_status_set(obj, it->claim)) < 0)
 		return r;
 	for (size_t i = 0; i < it->nconds; i++) {
 		const struct pk_write_cond *c = &it->conds[i];
