@@ -767,55 +767,76 @@ static const char *queue_of(enum pk_sched_outcome o)
 	}
 }
 
+/* A round of the loop's cycles: when each began (for the metrics). */
+struct ap_round {
+	struct pk_appliance *app;
+	int64_t t0; /* ns */
+};
+
+static bool ap_cycle_begins(void *arg, int64_t *ret_now_ms)
+{
+	struct ap_round *rd = arg;
+
+	if (atomic_load(&rd->app->stopping))
+		return false;
+	rd->t0 = ap_now_ns();
+	*ret_now_ms = ap_now_ms();
+	return true;
+}
+
+/* A cycle's actions go into the round's batch; victims end the round. */
+static int ap_cycle_result(void *arg, const struct pk_sched_result *res, int64_t now_ms)
+{
+	struct ap_round *rd = arg;
+	struct pk_appliance *app = rd->app;
+	int64_t t1 = ap_now_ns();
+
+	(void)now_ms;
+	batch_result(app, res);
+	if (res->outcome != PK_SCHED_IDLE && res->outcome != PK_SCHED_GATED) {
+		ap_metrics_cycle(&app->m, res, (double)(t1 - rd->t0) / 1e9,
+				 (double)(ap_now_ns() - rd->t0) / 1e9);
+		ap_metrics_profile(&app->m, app->sched);
+		if (res->root)
+			ap_metrics_queue(&app->m, res->root, queue_of(res->outcome));
+		ap_log(app, 2, "cycle: %s: %s, %zu bound, %zu preempted",
+		       res->root ? res->root : "?",
+		       res->outcome == PK_SCHED_SCHEDULED      ? "scheduled"
+		       : res->outcome == PK_SCHED_INVALID      ? "invalid"
+		       : res->outcome == PK_SCHED_UNRESOLVABLE ? "unresolvable"
+							       : "unschedulable",
+		       res->bound, res->preempted);
+	}
+	/*
+	 * Victims end the round: their evictions commit before the
+	 * preemptor's binding is batched, so a victim whose eviction is
+	 * refused (changed meanwhile) is handed back still holding its
+	 * place and the preemptor finds no room, never a full node.
+	 */
+	return res->preempted > 0;
+}
+
 /* Cycles until nothing is eligible; returns the earliest backoff expiry or 0. */
 static int64_t run_cycles(struct pk_appliance *app, bool *ret_more)
 {
+	static const struct pk_sched_round_ops ops = {
+	    .cycle_begins = ap_cycle_begins,
+	    .result = ap_cycle_result,
+	    .max_cycles = AP_CYCLES_PER_ROUND,
+	};
+	struct ap_round rd = {.app = app};
+	struct pk_sched_round round;
+	int r = pk_sched_round(app->sched, 0, &ops, &rd, &round);
+
 	*ret_more = false;
-	for (int i = 0; i < AP_CYCLES_PER_ROUND && !atomic_load(&app->stopping); i++) {
-		struct pk_sched_result *res = NULL;
-		int64_t t0 = ap_now_ns();
-		int r = pk_sched_cycle(app->sched, ap_now_ms(), &res);
-		int64_t t1 = ap_now_ns();
-
-		if (r < 0) {
-			ap_log(app, 0, "scheduling cycle failed: %s%s%s", strerror(-r),
-			       r == -EUCLEAN ? ": " : "",
-			       r == -EUCLEAN ? pk_sched_check_message(app->sched) : "");
-			return 0;
-		}
-		batch_result(app, res);
-		if (res->outcome != PK_SCHED_IDLE && res->outcome != PK_SCHED_GATED) {
-			ap_metrics_cycle(&app->m, res, (double)(t1 - t0) / 1e9,
-					 (double)(ap_now_ns() - t0) / 1e9);
-			ap_metrics_profile(&app->m, app->sched);
-			if (res->root)
-				ap_metrics_queue(&app->m, res->root, queue_of(res->outcome));
-			ap_log(app, 2, "cycle: %s: %s, %zu bound, %zu preempted",
-			       res->root ? res->root : "?",
-			       res->outcome == PK_SCHED_SCHEDULED      ? "scheduled"
-			       : res->outcome == PK_SCHED_INVALID      ? "invalid"
-			       : res->outcome == PK_SCHED_UNRESOLVABLE ? "unresolvable"
-								       : "unschedulable",
-			       res->bound, res->preempted);
-		}
-		if (res->outcome == PK_SCHED_IDLE || res->outcome == PK_SCHED_GATED) {
-			int64_t retry = res->has_retry ? res->retry_at_ms : 0;
-
-			pk_sched_result_free(res);
-			return retry;
-		}
-		/*
-		 * Victims end the round: their evictions commit before the
-		 * preemptor's binding is batched, so a victim whose eviction is
-		 * refused (changed meanwhile) is handed back still holding its
-		 * place and the preemptor finds no room, never a full node.
-		 */
-		bool preempted = res->preempted > 0;
-
-		pk_sched_result_free(res);
-		if (preempted)
-			break;
+	if (r < 0) {
+		ap_log(app, 0, "scheduling cycle failed: %s%s%s", strerror(-r),
+		       r == -EUCLEAN ? ": " : "",
+		       r == -EUCLEAN ? pk_sched_check_message(app->sched) : "");
+		return 0;
 	}
+	if (round.idle)
+		return round.has_retry ? round.retry_at_ms : 0;
 	*ret_more = true;
 	return 0;
 }

@@ -351,28 +351,45 @@ static int add_all(struct pk_sched *s, json_t *objects, bool compact, struct pk_
 	return 0;
 }
 
-/* Cycles until nothing changes, each result applied to out through idx. */
+/* Where an offline round's results go. */
+struct offline_sink {
+	json_t *out;
+	struct pk_map *idx;
+	json_t *pre;
+	int64_t now; /* wall clock seconds, for conditions */
+};
+
+static int offline_result(void *arg, const struct pk_sched_result *res, int64_t now_ms)
+{
+	struct offline_sink *k = arg;
+
+	(void)now_ms;
+	return apply_indexed(k->out, k->idx, res, k->pre, k->now);
+}
+
+/*
+ * Rounds until nothing changes, each result applied to out through idx; a
+ * round that ends with roots in backoff moves the virtual clock to the
+ * earliest retry.
+ */
 static int run_cycles(struct pk_sched *s, json_t *out, struct pk_map *idx, json_t *pre)
 {
-	int64_t clock = 0, now = (int64_t)time(NULL);
+	struct offline_sink sink = {out, idx, pre, (int64_t)time(NULL)};
+	struct pk_sched_round_ops ops = {.result = offline_result, .until_quiet = true};
+	size_t left = SC_OFFLINE_MAX_CYCLES;
+	int64_t clock = 0;
 
-	for (int c = 0; c < SC_OFFLINE_MAX_CYCLES; c++) {
-		struct pk_sched_result *res = NULL;
-		bool idle;
-		int r = pk_sched_cycle(s, clock, &res);
+	while (left) {
+		struct pk_sched_round round;
+		int r;
 
-		if (r < 0)
+		ops.max_cycles = left;
+		if ((r = pk_sched_round(s, clock, &ops, &sink, &round)) < 0)
 			return r;
-		r = apply_indexed(out, idx, res, pre, now);
-		idle = res->nactions == 0 &&
-		       (res->outcome == PK_SCHED_IDLE || res->outcome == PK_SCHED_GATED);
-		if (idle && res->has_retry && res->retry_at_ms > clock)
-			clock = res->retry_at_ms, idle = false;
-		pk_sched_result_free(res);
-		if (r < 0)
-			return r;
-		if (idle)
+		left -= round.cycles;
+		if (!round.idle || !round.has_retry || round.retry_at_ms <= clock)
 			break;
+		clock = round.retry_at_ms;
 	}
 	return 0;
 }

@@ -226,6 +226,40 @@ int pk_sched_check(const struct pk_sched *s, char *why, size_t whylen);
 const char *pk_sched_check_message(const struct pk_sched *s);
 
 /*
+ * A round: cycles until nothing is eligible, each result handed to the
+ * caller (round.c).  The one driver of the cycles: the scheduling loop
+ * batches the actions it writes, podctl schedule applies them to its
+ * objects, the simulator to its cluster.
+ *
+ *   cycle_begins(arg, &now)  before each cycle (NULL: every cycle runs at
+ *                            the round's now_ms): the cycle's time, or
+ *                            false to end the round before it (stopping).
+ *   result(arg, res, now)    after each cycle, its result (freed after):
+ *                            < 0 fails the round, > 0 ends it after this
+ *                            cycle (victims whose evictions must be written
+ *                            first), 0 goes on.
+ *   max_cycles               the most cycles of a round (0: no limit).
+ *   until_quiet              an idle cycle that still acted (a deallocation
+ *                            it told) is followed by another.
+ */
+struct pk_sched_round_ops {
+	bool (*cycle_begins)(void *arg, int64_t *ret_now_ms);
+	int (*result)(void *arg, const struct pk_sched_result *res, int64_t now_ms);
+	size_t max_cycles;
+	bool until_quiet;
+};
+struct pk_sched_round {
+	size_t cycles; /* cycles run */
+	bool idle;     /* it ended because nothing was eligible */
+	/* idle, with a root in backoff: the time it becomes eligible */
+	bool has_retry;
+	int64_t retry_at_ms;
+};
+/* 0 (ret says how the round ended) or the first cycle's or result's -errno. */
+int pk_sched_round(struct pk_sched *s, int64_t now_ms, const struct pk_sched_round_ops *ops,
+		   void *arg, struct pk_sched_round *ret);
+
+/*
  * Apply a result to a JSON array of objects (matched by kind, namespace,
  * name): sets spec.nodeName (and a binding's annotations) and conditions, and moves preempted pods
  * from objects into preempted (an array, may be NULL).  now is seconds.

@@ -520,38 +520,38 @@ static void count_repair(struct sim_run *s, const struct pk_sched_action *a)
 		s->count.repairs_whole++;
 }
 
+static int sim_result(void *arg, const struct pk_sched_result *res, int64_t t)
+{
+	struct sim_run *s = arg;
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < res->nactions; i++) {
+		if (res->actions[i].action == PK_SCHED_BIND)
+			r = on_bind(s, &res->actions[i], t);
+		else if (res->actions[i].action == PK_SCHED_PREEMPT)
+			r = on_preempt(s, &res->actions[i]);
+		else if (res->actions[i].action == PK_SCHED_CONDITION)
+			count_repair(s, &res->actions[i]);
+	}
+	return r;
+}
+
 /* Cycles until nothing is eligible; the earliest backoff expiry becomes a wake-up. */
 static int schedule_round(struct sim_run *s, int64_t t)
 {
-	for (;;) {
-		struct pk_sched_result *res = NULL;
-		int r = pk_sched_cycle(s->sched, t, &res);
+	static const struct pk_sched_round_ops ops = {.result = sim_result};
+	struct pk_sched_round round = {0};
+	int r = pk_sched_round(s->sched, t, &ops, s, &round);
+	int64_t retry = round.has_retry ? round.retry_at_ms : 0;
 
-		if (r < 0)
-			return r;
-		s->count.cycles++;
-		for (size_t i = 0; r == 0 && i < res->nactions; i++) {
-			if (res->actions[i].action == PK_SCHED_BIND)
-				r = on_bind(s, &res->actions[i], t);
-			else if (res->actions[i].action == PK_SCHED_PREEMPT)
-				r = on_preempt(s, &res->actions[i]);
-			else if (res->actions[i].action == PK_SCHED_CONDITION)
-				count_repair(s, &res->actions[i]);
-		}
-		bool idle = res->outcome == PK_SCHED_IDLE || res->outcome == PK_SCHED_GATED;
-		int64_t retry = res->has_retry ? res->retry_at_ms : 0;
-
-		pk_sched_result_free(res);
-		if (r < 0)
-			return r;
-		if (!idle)
-			continue;
-		if (retry > t && (s->wake_at <= t || retry < s->wake_at)) {
-			s->wake_at = retry;
-			return ev_push(s, retry, SIM_EV_WAKE, 0, 0, 0);
-		}
-		return 0;
+	s->count.cycles += round.cycles;
+	if (r < 0 || !round.idle)
+		return r;
+	if (retry > t && (s->wake_at <= t || retry < s->wake_at)) {
+		s->wake_at = retry;
+		return ev_push(s, retry, SIM_EV_WAKE, 0, 0, 0);
 	}
+	return 0;
 }
 
 /* ---- events ------------------------------------------------------------------------- */
