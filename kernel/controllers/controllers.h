@@ -33,12 +33,16 @@
 #define PK_STANDALONE_DEFAULT_GRACE_MS 40000
 /* Events in the store expire after this, as kube-apiserver's --event-ttl default. */
 #define PK_STANDALONE_EVENT_TTL_MS (3600 * 1000LL)
-/* Node-loss eviction, as kube-controller-manager's node lifecycle controller. */
-#define PK_STANDALONE_EVICTION_RATE 0.1		   /* nodes declared lost per second */
-#define PK_STANDALONE_SECONDARY_EVICTION_RATE 0.01 /* in a partial disruption of a large cluster   \
-						    */
-#define PK_STANDALONE_UNHEALTHY_THRESHOLD 0.55	   /* share of silent nodes: a disruption */
-#define PK_STANDALONE_LARGE_CLUSTER 50		   /* more monitored nodes: a large cluster */
+/*
+ * Node-loss eviction, as kube-controller-manager's node lifecycle
+ * controller: nodes declared lost per second; the same in a partial
+ * disruption of a large cluster; the share of silent nodes that is a
+ * disruption; more monitored nodes than this make a large cluster.
+ */
+#define PK_STANDALONE_EVICTION_RATE 0.1
+#define PK_STANDALONE_SECONDARY_EVICTION_RATE 0.01
+#define PK_STANDALONE_UNHEALTHY_THRESHOLD 0.55
+#define PK_STANDALONE_LARGE_CLUSTER 50
 /* Where node heartbeat Leases live (as kubelet's). */
 #define PK_STANDALONE_DEFAULT_LEASE_NS "kube-node-lease"
 

@@ -31,29 +31,33 @@
 #include "kernel/ui/ui.h"
 #include "topology/topology.h"
 
+/* How podkerneld is run, the first lines of --help. */
+static const char usage_synopsis[] =
+    "Usage: podkerneld [--listen ADDR:PORT] [--data-dir DIR] [--token-auth-file FILE]\n"
+    "                  [--tls-cert-file FILE --tls-private-key-file FILE]\n"
+    "                  [--insecure-allow-non-loopback] [--insecure-allow-anonymous-admin]\n"
+    "                  [--simulate-board FILE] [-v LEVEL] [--write-kubeconfig FILE]\n"
+    "                  [--no-scheduling] [--allow-damaged-store] [--gated-gangs-wait]\n"
+    "                  [--sim-lifecycle] [--sim-start-delay S]\n"
+    "                  [--sim-failure-rate P] [--sim-seed N] [--sim-node-loss T:NODE,...]\n"
+    "                  [--config FILE] [--strategy NAME] [--log-format text|json]\n"
+    "                  [--audit-log-path FILE [--audit-log-maxsize MB]\n"
+    "                   [--audit-log-maxbackup N]]\n"
+    "       podkerneld (--kubeconfig FILE [--context NAME] | --in-cluster)\n"
+    "                  [--scheduler-name NAME] [--workload-api GROUP/VERSION]\n"
+    "                  [--leader-elect [--leader-elect-namespace NS]\n"
+    "                   [--leader-elect-lease-name NAME] [--leader-elect-identity ID]\n"
+    "                   [--leader-elect-lease-duration S] [--leader-elect-renew-deadline "
+    "S]\n"
+    "                   [--leader-elect-retry-period S]] [--listen ADDR:PORT] [-v LEVEL]\n"
+    "       podkerneld --print-crds [--workload-api GROUP/VERSION]\n"
+    "\n";
+
 static void usage(FILE *f)
 {
+	fputs(usage_synopsis, f);
 	fprintf(
 	    f,
-	    "Usage: podkerneld [--listen ADDR:PORT] [--data-dir DIR] [--token-auth-file FILE]\n"
-	    "                  [--tls-cert-file FILE --tls-private-key-file FILE]\n"
-	    "                  [--insecure-allow-non-loopback] [--insecure-allow-anonymous-admin]\n"
-	    "                  [--simulate-board FILE] [-v LEVEL] [--write-kubeconfig FILE]\n"
-	    "                  [--no-scheduling] [--allow-damaged-store] [--gated-gangs-wait]\n"
-	    "                  [--sim-lifecycle] [--sim-start-delay S]\n"
-	    "                  [--sim-failure-rate P] [--sim-seed N] [--sim-node-loss T:NODE,...]\n"
-	    "                  [--config FILE] [--strategy NAME] [--log-format text|json]\n"
-	    "                  [--audit-log-path FILE [--audit-log-maxsize MB]\n"
-	    "                   [--audit-log-maxbackup N]]\n"
-	    "       podkerneld (--kubeconfig FILE [--context NAME] | --in-cluster)\n"
-	    "                  [--scheduler-name NAME] [--workload-api GROUP/VERSION]\n"
-	    "                  [--leader-elect [--leader-elect-namespace NS]\n"
-	    "                   [--leader-elect-lease-name NAME] [--leader-elect-identity ID]\n"
-	    "                   [--leader-elect-lease-duration S] [--leader-elect-renew-deadline "
-	    "S]\n"
-	    "                   [--leader-elect-retry-period S]] [--listen ADDR:PORT] [-v LEVEL]\n"
-	    "       podkerneld --print-crds [--workload-api GROUP/VERSION]\n"
-	    "\n"
 	    "  --listen ADDR:PORT          where to serve (default %s; port 0 picks one)\n"
 	    "  --data-dir DIR              durable store (default ./podkernel-data)\n"
 	    "  --token-auth-file FILE      static bearer tokens: token,user,uid,\"group1,group2\"\n"
@@ -979,6 +983,34 @@ static void ensure_namespace(struct pk_store *store, const char *name)
 	json_decref(ns);
 }
 
+/* The loop with the controllers and the placement map on store, unless --no-scheduling. */
+static int start_loop(const struct options *o, struct pk_store *store, struct pk_server *srv,
+		      struct pk_ui_map **ret_map, struct pk_appliance **ret_app, char *err,
+		      size_t errlen)
+{
+	struct pk_appliance_config acfg = o->app;
+	struct pk_standalone_config scfg = o->alone;
+
+	scfg.board = o->board;
+	scfg.sim_lifecycle = o->sim.on;
+	scfg.sim_start_delay_ms = o->sim.start_delay_ms;
+	scfg.sim_failure_rate = o->sim.failure_rate;
+	scfg.sim_seed = o->sim.seed;
+	scfg.sim_node_loss = o->sim.node_loss;
+	scfg.node_lease_namespace = o->lease_ns;
+	scfg.saturated_ms = saturated_ms;
+	scfg.saturated_arg = srv;
+	acfg.verbosity = o->cfg.verbosity;
+	acfg.log = log_line;
+	if (o->no_scheduling)
+		say(1, "--no-scheduling: serving the API and store only");
+	if (o->no_scheduling && o->board)
+		return register_board(store, o->board);
+	if (o->no_scheduling)
+		return 0;
+	return start_standalone(store, &acfg, &scfg, ret_map, ret_app, err, errlen);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = {0};
@@ -1035,25 +1067,7 @@ int main(int argc, char **argv)
 	/* The scheduling loop, controllers, node monitor (kernel/appliance/) and placement map. */
 	struct pk_appliance *app = NULL;
 	struct pk_ui_map *map = NULL;
-	struct pk_appliance_config acfg = o.app;
-	struct pk_standalone_config scfg = o.alone;
-	scfg.board = o.board;
-	scfg.sim_lifecycle = o.sim.on;
-	scfg.sim_start_delay_ms = o.sim.start_delay_ms;
-	scfg.sim_failure_rate = o.sim.failure_rate;
-	scfg.sim_seed = o.sim.seed;
-	scfg.sim_node_loss = o.sim.node_loss;
-	scfg.node_lease_namespace = o.lease_ns;
-	scfg.saturated_ms = saturated_ms;
-	scfg.saturated_arg = srv;
-	acfg.verbosity = o.cfg.verbosity;
-	acfg.log = log_line;
-	if (o.no_scheduling)
-		say(1, "--no-scheduling: serving the API and store only");
-	if (o.no_scheduling && o.board)
-		rc = register_board(store, o.board);
-	else if (!o.no_scheduling)
-		rc = start_standalone(store, &acfg, &scfg, &map, &app, err, sizeof(err));
+	rc = start_loop(&o, store, srv, &map, &app, err, sizeof(err));
 	if (rc < 0) {
 		say(0, "%s", *err ? err : strerror(-rc));
 		pk_store_shutdown(store);

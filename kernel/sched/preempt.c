@@ -431,6 +431,24 @@ static bool victims_cluster_wide(struct sc_ctx *ctx, struct sc_group *root, stru
 	return true;
 }
 
+/* The victims' pods leave the scheduler for good (the plugins let go of them first). */
+static void delete_victims(struct pk_sched *s, struct unit *u, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!u[i].victim)
+			continue;
+		for (size_t k = 0; k < u[i].pods.n; k++) {
+			struct sc_pod *p = u[i].pods.v[k];
+			char *key = strdup(p->key);
+
+			sc_cons_pod_gone(s, p);
+			if (key)
+				sc_forest_remove_pod(s, key);
+			free(key);
+		}
+	}
+}
+
 int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 {
 	struct pk_sched *s = ctx->s;
@@ -517,20 +535,7 @@ int sc_preempt(struct sc_ctx *ctx, struct sc_group *root)
 			ctx->res->preempted++;
 		}
 	}
-	/* Delete the victims last: units hold pointers to them. */
-	for (size_t i = 0; i < n; i++) {
-		if (!u[i].victim)
-			continue;
-		for (size_t k = 0; k < u[i].pods.n; k++) {
-			struct sc_pod *p = u[i].pods.v[k];
-			char *key = strdup(p->key);
-
-			sc_cons_pod_gone(s, p);
-			if (key)
-				sc_forest_remove_pod(s, key);
-			free(key);
-		}
-	}
+	delete_victims(s, u, n); /* last: units hold pointers to them */
 	sc_trace(ctx, "preemption for %s %s (priority %d): %zu of %zu lower-priority units evicted",
 		 sc_group_kind(root), root->key, prio, nvictims, n);
 	units_free(u, n);
