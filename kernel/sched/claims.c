@@ -40,7 +40,6 @@
 #include <string.h>
 
 #include "kernel/dra/dra.h"
-#include "kernel/sched/sched-claims.h"
 #include "kernel/sched/sched-common.h"
 #include "kernel/sched/sched-core.h"
 #include "kernel/sched/sched-forest.h"
@@ -463,7 +462,8 @@ static void claims_release(struct pk_sched *s, struct sc_pod *pod)
 	pod->cons->state[SC_PLUGIN_CLAIMS] = NULL;
 }
 
-int sc_claims_attach(struct sc_pod *pod)
+/* The pod's PodGroup says claims now: a slot for them, should the pod have none. */
+static int claims_group_changed(struct sc_pod *pod)
 {
 	if (pod->cons && pod->cons->state[SC_PLUGIN_CLAIMS])
 		return 0;
@@ -751,10 +751,13 @@ static void claims_charge(struct sc_snapshot *snap, const struct sc_pod *pod, in
 	}
 }
 
-const char *sc_claims_why(const struct sc_pod *pod)
+/* Why the pod's claims did not fit, when they are among its last misfits. */
+static const char *claims_why(const struct sc_pod *pod)
 {
 	const struct claims_pod *cp = pod->cons ? pod->cons->state[SC_PLUGIN_CLAIMS] : NULL;
 
+	if (!pod->cycle.misfit[SC_MISFIT_CLAIM])
+		return NULL;
 	return cp && cp->why[0] ? cp->why : NULL;
 }
 
@@ -934,7 +937,7 @@ static bool reserved_pod_gone(const struct pk_sched *s, const char *key, const j
 	return gone;
 }
 
-void sc_claims_drop_stale(struct pk_sched *s)
+static void claims_complete(struct pk_sched *s)
 {
 	struct sc_dra *d = s->snap.dra;
 
@@ -967,6 +970,9 @@ const struct sc_plugin_ops sc_plugin_claims = {
     .pre_bind = claims_pre_bind,
     .cycle = claims_cycle,
     .pod_gone = claims_pod_gone,
+    .why = claims_why,
+    .group_changed = claims_group_changed,
+    .complete = claims_complete,
     .events = claims_events,
     .nevents = sizeof(claims_events) / sizeof(claims_events[0]),
 };

@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-claims.h"
 #include "kernel/sched/sched-common.h"
 #include "kernel/sched/sched-core.h"
 #include "kernel/sched/sched-forest.h"
@@ -388,7 +387,7 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 		g->spec.claims_gen = f->version;
 		/* members parsed while the group had none (their uid is not known here) */
 		for (size_t i = 0; i < g->pods.n; i++)
-			if (sc_claims_attach(g->pods.v[i]) < 0)
+			if (sc_cons_group_changed(g->pods.v[i]) < 0)
 				return -ENOMEM;
 	}
 	g->spec.has_prio = view->spec.has_priority;

@@ -25,7 +25,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/sched/sched-claims.h"
 #include "kernel/sched/sched-core.h"
 
 #define SC_OFFLINE_MAX_CYCLES 1000000
@@ -423,7 +422,7 @@ static int run(const json_t *objects, bool in_place, const struct pk_sched_opts 
 			r = add_all(s, out, false, errs);
 	}
 	if (r == 0) {
-		sc_claims_drop_stale(s);
+		sc_cons_complete(s);
 		r = run_cycles(s, out, &idx, pre);
 	}
 	if (r == 0) {

@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-claims.h"
 #include "kernel/sched/sched-common.h"
 #include "kernel/sched/sched-core.h"
 #include "kernel/sched/sched-filter.h"
@@ -70,8 +69,7 @@ const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
 	}
 	if (!pod->cycle.scope_n)
 		sc_buf_printf(&b, " (empty domain)");
-	if (pod->cycle.misfit[SC_MISFIT_CLAIM] && sc_claims_why(pod))
-		sc_buf_printf(&b, "; %s", sc_claims_why(pod));
+	sc_cons_why(pod, &b);
 	pod->cycle.why = b.s;
 	return pod->cycle.why;
 }

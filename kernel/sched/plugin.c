@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-claims.h"
 #include "kernel/sched/sched-common.h"
 #include "kernel/sched/sched-core.h"
 #include "kernel/sched/sched-filter.h"
@@ -227,6 +226,33 @@ void sc_cons_pod_gone(struct pk_sched *s, const struct sc_pod *pod)
 	for (int i = 0; i < _SC_PLUGIN_MAX; i++)
 		if (plugins[i]->pod_gone)
 			plugins[i]->pod_gone(s, pod);
+}
+
+void sc_cons_why(const struct sc_pod *pod, struct sc_buf *b)
+{
+	for (int i = 0; pod->cons && i < _SC_PLUGIN_MAX; i++) {
+		const char *why = plugins[i]->why ? plugins[i]->why(pod) : NULL;
+
+		if (why)
+			sc_buf_printf(b, "; %s", why);
+	}
+}
+
+int sc_cons_group_changed(struct sc_pod *pod)
+{
+	int r;
+
+	for (int i = 0; i < _SC_PLUGIN_MAX; i++)
+		if (plugins[i]->group_changed && (r = plugins[i]->group_changed(pod)) < 0)
+			return r;
+	return 0;
+}
+
+void sc_cons_complete(struct pk_sched *s)
+{
+	for (int i = 0; i < _SC_PLUGIN_MAX; i++)
+		if (plugins[i]->complete)
+			plugins[i]->complete(s);
 }
 
 /* The registered event of kind, or NULL: no plugin consumes it. */

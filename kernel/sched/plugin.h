@@ -50,6 +50,15 @@
  *   cycle(s, res)          a cycle begins: what the plugin owes since the
  *                          last one (deallocated claims) goes into res.
  *   pod_gone(s, pod)       the pod leaves for good (deleted or preempted).
+ *   why(pod)               what the plugin adds to the pod's failure message
+ *                          (why its last filter refused), or NULL.
+ *   group_changed(pod)     the pod's group object changed (a PodGroup's
+ *                          claims): the plugin may need a slot for the pod.
+ *   complete(s)            every object of the cluster is in (an offline
+ *                          run, whose input is the whole cluster): what no
+ *                          object backs any more goes (a claim reserved
+ *                          for a pod that is not there, as the resource
+ *                          claim controller drops it).
  *   release(s, pod)        the pod leaves the scheduler (or is parsed again).
  *   events                 the kinds of object the plugin consumes besides
  *                          pods, with its handlers (EventsToRegister): each
@@ -267,6 +276,9 @@ struct sc_plugin_ops {
 	int (*pre_bind)(struct sc_ctx *ctx, const struct sc_pod *pod, const char *node);
 	int (*cycle)(struct pk_sched *s, struct pk_sched_result *res);
 	void (*pod_gone)(struct pk_sched *s, const struct sc_pod *pod);
+	const char *(*why)(const struct sc_pod *pod);
+	int (*group_changed)(struct sc_pod *pod);
+	void (*complete)(struct pk_sched *s);
 	const struct sc_plugin_event *events;
 	size_t nevents;
 };
@@ -322,6 +334,12 @@ int sc_cons_pre_bind(struct sc_ctx *ctx, const struct sc_pod *pod, const char *n
 int sc_cons_cycle(struct pk_sched *s, struct pk_sched_result *res);
 /* pod leaves for good (deleted, preempted): every plugin's pod_gone. */
 void sc_cons_pod_gone(struct pk_sched *s, const struct sc_pod *pod);
+/* Every plugin's why of pod, each appended to b as "; why". */
+void sc_cons_why(const struct sc_pod *pod, struct sc_buf *b);
+/* pod's group object changed: every plugin's group_changed; 0 or -ENOMEM. */
+int sc_cons_group_changed(struct sc_pod *pod);
+/* The whole cluster is in (pk_sched_complete): every plugin's complete. */
+void sc_cons_complete(struct pk_sched *s);
 /*
  * An object of a kind some plugin consumes was added or changed (set) or
  * removed: its handler runs and its hint may requeue.  0 or the handler's
@@ -331,10 +349,12 @@ void sc_cons_pod_gone(struct pk_sched *s, const struct sc_pod *pod);
 int sc_cons_event_set(struct pk_sched *s, const char *kind, json_t *obj);
 int sc_cons_event_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
 /*
- * volumes.c.  sc_vols_free and sc_ports_free (ports.c): the catalog and the
- * host ports index go (sc_snapshot_fini, through the hooks).
+ * What the plugins keep on the snapshot goes (sc_snapshot_fini, through the
+ * hooks): the volume catalog (volumes.c), the host ports index (ports.c),
+ * the claim table (claims.c).
  */
 void sc_vols_free(struct sc_snapshot *snap);
+void sc_claims_free(struct sc_snapshot *snap);
 void sc_ports_free(struct sc_snapshot *snap);
 /*
  * spread.c, for a strategy's node scan: the partition of a pod's only (hard)

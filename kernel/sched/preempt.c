@@ -36,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-claims.h"
 #include "kernel/sched/sched-common.h"
 #include "kernel/sched/sched-core.h"
 #include "kernel/sched/sched-filter.h"

@@ -10,7 +10,6 @@
  *   sched-filter.h    whether a pod may go on a node
  *   sched-forest.h    pods, groups, the forest, the queue, the victim floor
  *   sched-strand.h    the workload profile and the stranding score
- *   sched-claims.h    ResourceClaims as the rest of the core sees them
  *   sched-result.h    the actions of a cycle's result
  *   sched-core.h      the scheduler object and a cycle's context
  *   sched-place.h     what the strategies share, preemption, the strategies
@@ -27,8 +26,10 @@
  *   queue.c, forest.c, hierarchy.c   the workload forest and its queue
  *   place_common.c                   what the strategies share
  *   place_*.c, slice.c, preempt.c    the strategies, slices, preemption
+ *   fingerprint.c                    what scheduling reads of an object
  *   strategy.c, sched.c, cycle.c     the strategy table, the object, a cycle
- *   offline.c, replay.c              what runs cycles: podctl, replays
+ *   round.c                          a round of cycles (the one driver)
+ *   offline.c, replay.c              what runs rounds: podctl, replays
  *
  * Where a lower file must reach state kept above it, the upper one
  * registers: slice.c's extension (struct sc_snap_ext_ops) and the plugins'
@@ -38,7 +39,6 @@
 #ifndef PODKERNEL_KERNEL_SCHED_INTERNAL_H
 #define PODKERNEL_KERNEL_SCHED_INTERNAL_H
 
-#include "kernel/sched/sched-claims.h"
 #include "kernel/sched/sched-common.h"
 #include "kernel/sched/sched-core.h"
 #include "kernel/sched/sched-filter.h"

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/sched/sched-claims.h"
 #include "kernel/sched/sched-common.h"
 #include "kernel/sched/sched-core.h"
 #include "kernel/sched/sched-forest.h"
