@@ -114,22 +114,12 @@ void ap_resync(struct pk_appliance *app, enum pk_kind kind, const char *ns, cons
 	}
 }
 
-/* Kinds in the order a fresh scheduler needs them (after the hooks' own kinds). */
-/* Storage before pods, so that a pod's claims are known when it comes. */
-static const char *const list_order[] = {
-    "Node",
-    "Namespace",
-    "PriorityClass",
-    "DeviceClass",
-    "ResourceSlice",
-    "ResourceClaim",
-    "StorageClass",
-    "CSINode",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "CompositePodGroup",
-    "PodGroup",
-    "Pod",
+/*
+ * After the hooks' own kinds and the scheduler's (pk_sched_kinds(), in the
+ * order a fresh scheduler needs them), what the loop keeps only to tell
+ * its hooks whether it changed: the owners of pods and groups.
+ */
+static const char *const list_owners[] = {
     "Workload",
     "Job",
     "JobSet",
@@ -175,8 +165,7 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 			}
 			if (!hooks_only)
 				ap_cache_note(app->cache, k, obj);
-			if (!hooks_only && k != PK_KIND_JOB && k != PK_KIND_JOBSET &&
-			    k != PK_KIND_WORKLOAD)
+			if (!hooks_only && pk_sched_reads(kind))
 				sched_feed(app, obj);
 			ap_hooks_call(app, listed, kind, obj, now);
 		}
@@ -222,8 +211,10 @@ static int load_all(struct pk_appliance *app)
 	for (size_t i = 0; r == 0 && i < app->cfg.nhooks; i++) /* the hooks' own kinds first */
 		for (const char *const *k = app->cfg.hooks[i].ops->kinds; r == 0 && k && *k; k++)
 			r = list_kind(app, *k, now);
-	for (size_t i = 0; r == 0 && i < ELEMENTSOF(list_order); i++)
-		r = list_kind(app, list_order[i], now);
+	for (const char *const *k = pk_sched_kinds(); r == 0 && *k; k++)
+		r = list_kind(app, *k, now);
+	for (size_t i = 0; r == 0 && i < ELEMENTSOF(list_owners); i++)
+		r = list_kind(app, list_owners[i], now);
 	if (r < 0)
 		return r;
 	app->rv = rv;

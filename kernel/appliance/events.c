@@ -183,12 +183,7 @@ uint64_t ap_cache_rv(const struct ap_cache *c, enum pk_kind kind, const char *ns
 
 static bool sched_kind(enum pk_kind k)
 {
-	return k == PK_KIND_NODE || k == PK_KIND_POD || k == PK_KIND_POD_GROUP ||
-	       k == PK_KIND_COMPOSITE_POD_GROUP || k == PK_KIND_PRIORITY_CLASS ||
-	       k == PK_KIND_DEVICE_CLASS || k == PK_KIND_RESOURCE_SLICE ||
-	       k == PK_KIND_RESOURCE_CLAIM || k == PK_KIND_PERSISTENT_VOLUME_CLAIM ||
-	       k == PK_KIND_PERSISTENT_VOLUME || k == PK_KIND_STORAGE_CLASS ||
-	       k == PK_KIND_CSI_NODE;
+	return pk_sched_reads(pk_kind_to_string(k));
 }
 
 int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, const json_t *obj,

@@ -277,6 +277,17 @@ static int hint(struct pk_sched *s, int r)
 	return r < 0 ? r : 0;
 }
 
+size_t sc_cons_kinds(const char **v, size_t max)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < _SC_PLUGIN_MAX; i++)
+		for (size_t k = 0; k < plugins[i]->nevents; k++, n++)
+			if (n < max)
+				v[n] = plugins[i]->events[k].kind;
+	return n;
+}
+
 int sc_cons_event_set(struct pk_sched *s, const char *kind, json_t *obj)
 {
 	const struct sc_plugin_event *ev = event_of(kind);

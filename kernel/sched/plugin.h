@@ -347,6 +347,8 @@ void sc_cons_complete(struct pk_sched *s);
  * remove -ENOENT.
  */
 int sc_cons_event_set(struct pk_sched *s, const char *kind, json_t *obj);
+/* The kinds the plugins consume, in table order, into v (at most max); how many there are. */
+size_t sc_cons_kinds(const char **v, size_t max);
 int sc_cons_event_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
 /*
  * What the plugins keep on the snapshot goes (sc_snapshot_fini, through the

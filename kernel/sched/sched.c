@@ -7,9 +7,11 @@
  * the scheduler never keeps a caller's tree.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/lib/macro.h"
 #include "kernel/sched/sched-common.h"
 #include "kernel/sched/sched-core.h"
 #include "kernel/sched/sched-forest.h"
@@ -80,6 +82,38 @@ void pk_sched_free(struct pk_sched *s)
 	free(s->ops_state);
 	sc_profile_fini(&s->profile);
 	free(s);
+}
+
+/* The kinds the core reads itself, before and after those the plugins consume. */
+static const char *const core_first[] = {"Node", "PriorityClass"};
+static const char *const core_last[] = {"CompositePodGroup", "PodGroup", "Pod"};
+#define SC_KINDS_MAX 64
+static const char *kinds_all[SC_KINDS_MAX + 1];
+static pthread_once_t kinds_once = PTHREAD_ONCE_INIT;
+
+static void kinds_init(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(core_first); i++)
+		kinds_all[n++] = core_first[i];
+	n += sc_cons_kinds(kinds_all + n, SC_KINDS_MAX - n - ELEMENTSOF(core_last));
+	for (size_t i = 0; i < ELEMENTSOF(core_last); i++)
+		kinds_all[n++] = core_last[i];
+}
+
+const char *const *pk_sched_kinds(void)
+{
+	pthread_once(&kinds_once, kinds_init);
+	return kinds_all;
+}
+
+bool pk_sched_reads(const char *kind)
+{
+	for (const char *const *k = pk_sched_kinds(); kind && *k; k++)
+		if (strcmp(*k, kind) == 0)
+			return true;
+	return false;
 }
 
 #define SC_MAX_TOPO_KEYS 16 /* keys whose partitions the fit strategy keeps */

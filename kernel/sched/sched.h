@@ -119,6 +119,15 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
 int pk_sched_group_home(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name,
 			char **ret);
 /*
+ * The kinds the scheduler reads (pk_sched_add and pk_sched_remove take
+ * them; any other kind it ignores), in the order a new scheduler is best
+ * fed them: nodes, what the plugins consume (what pods refer to), groups,
+ * pods.  NULL-terminated, static.
+ */
+const char *const *pk_sched_kinds(void);
+/* Is kind (as an object's "kind" says it) one of pk_sched_kinds()? */
+bool pk_sched_reads(const char *kind);
+/*
  * A fingerprint of what scheduling reads of obj, an object of kind
  * (fingerprint.c): what the scheduler reads, or with loop what the
  * scheduling loop's controllers read besides (always a superset).  Equal

@@ -1327,10 +1327,10 @@ static int vols_pre_bind(struct sc_ctx *ctx, const struct sc_pod *pod, const cha
 }
 
 static const struct sc_plugin_event vols_events[] = {
-    {.kind = "PersistentVolumeClaim", .set = vols_set, .remove = vols_remove},
-    {.kind = "PersistentVolume", .set = vols_set, .remove = vols_remove},
     {.kind = "StorageClass", .set = vols_set, .remove = vols_remove},
     {.kind = "CSINode", .set = vols_set, .remove = vols_remove},
+    {.kind = "PersistentVolume", .set = vols_set, .remove = vols_remove},
+    {.kind = "PersistentVolumeClaim", .set = vols_set, .remove = vols_remove},
 };
 
 const struct sc_plugin_ops sc_plugin_volumes = {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_fingerprint.c — kernel/sched/fingerprint.c: what of an object the
- * scheduler reads, and the loop besides, as one fingerprint; and that a pod
- * updated only where the scheduler does not read is not scheduled again.
+ * scheduler reads, and the loop besides, as one fingerprint; that a pod
+ * updated only where the scheduler does not read is not scheduled again;
+ * and which kinds it reads (pk_sched_kinds, sched.c).
  */
 #include <check.h>
 #include <stdlib.h>
@@ -112,6 +113,25 @@ START_TEST(status_only_update_is_not_rescheduled)
 }
 END_TEST
 
+/* The kinds the scheduler reads: its own and those its plugins consume, nodes first, pods last. */
+START_TEST(kinds_read_in_feeding_order)
+{
+	const char *const *k = pk_sched_kinds();
+	size_t n = 0;
+
+	while (k[n])
+		n++;
+	ck_assert_uint_ge(n, 5);
+	ck_assert_str_eq(k[0], "Node");
+	ck_assert_str_eq(k[n - 1], "Pod");
+	ck_assert(pk_sched_reads("ResourceClaim")); /* DynamicResources' event */
+	ck_assert(pk_sched_reads("PersistentVolumeClaim"));
+	ck_assert(pk_sched_reads("Namespace")); /* InterPodAffinity's namespaceSelector */
+	ck_assert(!pk_sched_reads("Job"));
+	ck_assert(!pk_sched_reads(NULL));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sched-fingerprint");
@@ -123,6 +143,7 @@ int main(void)
 	tcase_add_test(tc, loop_reads_what_the_scheduler_reads);
 	tcase_add_test(tc, fingerprint_is_canonical);
 	tcase_add_test(tc, status_only_update_is_not_rescheduled);
+	tcase_add_test(tc, kinds_read_in_feeding_order);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
