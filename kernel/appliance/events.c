@@ -14,6 +14,7 @@
  * are replays of what is already known.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,9 +182,20 @@ uint64_t ap_cache_rv(const struct ap_cache *c, enum pk_kind kind, const char *ns
 	return s ? s->rv : 0;
 }
 
+/* Which kinds the scheduler reads (pk_sched_reads), by number: once, not per event. */
+static bool sched_reads[_PK_KIND_MAX];
+static pthread_once_t sched_reads_once = PTHREAD_ONCE_INIT;
+
+static void sched_reads_init(void)
+{
+	for (int k = 0; k < _PK_KIND_MAX; k++)
+		sched_reads[k] = pk_sched_reads(pk_kind_to_string((enum pk_kind)k));
+}
+
 static bool sched_kind(enum pk_kind k)
 {
-	return pk_sched_reads(pk_kind_to_string(k));
+	pthread_once(&sched_reads_once, sched_reads_init);
+	return k >= 0 && k < _PK_KIND_MAX && sched_reads[k];
 }
 
 int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, const json_t *obj,
