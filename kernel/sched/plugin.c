@@ -12,6 +12,7 @@
  * partitions go, check the index and free the plugins' state.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,25 @@ static const struct sc_plugin_ops *const plugins[_SC_PLUGIN_MAX] = {
     [SC_PLUGIN_SPREAD] = &sc_plugin_spread,	[SC_PLUGIN_PORTS] = &sc_plugin_ports,
     [SC_PLUGIN_CLAIMS] = &sc_plugin_claims,	[SC_PLUGIN_VOLUMES] = &sc_plugin_volumes,
 };
+
+/*
+ * The plugins with a PreEnqueue and with a PreFilter, in table order: the
+ * queue and the strategies ask every pending pod both, so they go through
+ * the few that answer (built once, by sc_cons_register).
+ */
+static const struct sc_plugin_ops *pre_enqueuers[_SC_PLUGIN_MAX], *pre_filters[_SC_PLUGIN_MAX];
+static size_t npre_enqueuers, npre_filters;
+static pthread_once_t hot_once = PTHREAD_ONCE_INIT;
+
+static void hot_init(void)
+{
+	for (int i = 0; i < _SC_PLUGIN_MAX; i++) {
+		if (plugins[i]->pre_enqueue)
+			pre_enqueuers[npre_enqueuers++] = plugins[i];
+		if (plugins[i]->pre_filter)
+			pre_filters[npre_filters++] = plugins[i];
+	}
+}
 
 /* ---- the calls the core makes ------------------------------------------------------ */
 
@@ -171,8 +191,8 @@ const char *sc_cons_refusal(const struct sc_pod *pod)
 		return NULL;
 	if (pod->cons->refuse)
 		return pod->cons->refuse;
-	for (int i = 0; i < _SC_PLUGIN_MAX; i++) {
-		const char *why = plugins[i]->pre_filter ? plugins[i]->pre_filter(pod) : NULL;
+	for (size_t i = 0; i < npre_filters; i++) {
+		const char *why = pre_filters[i]->pre_filter(pod);
 
 		if (why)
 			return why;
@@ -184,13 +204,13 @@ const struct sc_plugin_ops *sc_cons_pre_enqueue(const struct sc_pod *pod, const 
 {
 	if (!pod->cons)
 		return NULL;
-	for (int i = 0; i < _SC_PLUGIN_MAX; i++) {
-		const char *what = plugins[i]->pre_enqueue ? plugins[i]->pre_enqueue(pod) : NULL;
+	for (size_t i = 0; i < npre_enqueuers; i++) {
+		const char *what = pre_enqueuers[i]->pre_enqueue(pod);
 
 		if (what) {
 			if (ret_what)
 				*ret_what = what;
-			return plugins[i];
+			return pre_enqueuers[i];
 		}
 	}
 	return NULL;
@@ -321,6 +341,7 @@ static const struct sc_snap_pod_ops cons_snap_ops = {
 
 void sc_cons_register(struct sc_snapshot *snap)
 {
+	pthread_once(&hot_once, hot_init);
 	sc_snapshot_register_pod_ops(snap, &cons_snap_ops);
 	snap->terms.owns = sc_interpod_owns;
 }
