@@ -15,7 +15,7 @@
  * construction and the two can never disagree.
  *
  * The hash is FNV-1a over a walk of each field's value without writing it
- * out: a type tag, then a scalar's bytes (a string's length first), an
+ * out: a type tag, then a scalar's bytes (a string's with a terminator), an
  * array's elements in order, or, for an object, the sum of its members'
  * mixed hashes (key and value), so member order does not matter and
  * nothing is sorted or allocated.  An absent field hashes as a mark of
@@ -90,12 +90,13 @@ static uint64_t fp_bytes(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* A string with its length first: "a","bc" and "ab","c" differ. */
+/*
+ * A string and a terminator no UTF-8 text holds (0xff): "a","bc" and
+ * "ab","c" differ.
+ */
 static uint64_t fp_string(uint64_t h, const char *s, size_t n)
 {
-	uint64_t len = n;
-
-	return fp_bytes(fp_bytes(h, &len, sizeof(len)), s, n);
+	return pk_fnv1a_byte(fp_bytes(h, s, n), 0xff);
 }
 
 static uint64_t fp_json(uint64_t h, const json_t *v, int depth)
@@ -139,10 +140,9 @@ static uint64_t fp_json(uint64_t h, const json_t *v, int depth)
 	}
 }
 
-/* One field: its name, then its value or a mark for "absent". */
+/* One field: its value or a mark for "absent", then a separator (a kind's fields are fixed). */
 static uint64_t fp_field(uint64_t h, const struct fp_field *f, const json_t *obj)
 {
-	const char *name = f->path ? f->path : f->condition;
 	json_t *v;
 
 	if (f->path) {
@@ -152,8 +152,7 @@ static uint64_t fp_field(uint64_t h, const struct fp_field *f, const json_t *obj
 
 		v = c ? json_object_get(c, "status") : NULL;
 	}
-	h = fp_string(h, name, strlen(name));
-	return v ? fp_json(h, v, 0) : pk_fnv1a_byte(h, '-');
+	return pk_fnv1a_byte(v ? fp_json(h, v, 0) : pk_fnv1a_byte(h, '-'), '|');
 }
 
 static const struct fp_kind *kind_row(enum pk_kind kind)
