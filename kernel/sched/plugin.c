@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * plugin.c — the constraint-plugin layer (plugin.h): the plugin table and
- * the calls the core makes through it, and sc_filter(), which puts the
- * plugins' filters between the static filters and resource fit.
+ * the calls the core makes through it (every extension point, each plugin
+ * in table order), the dispatch of the objects the plugins consume with
+ * their queueing hints, and sc_filter(), which puts the plugins' filters
+ * between the static filters and resource fit.
  *
  * The table sits above the plugins, which sit above the label selectors and
  * the term index they share (terms.c), the static filters (filter.c) and

@@ -4,7 +4,8 @@
  * objects come in.  Each object is decoded into its typed view
  * (kernel/api/api.h), copied into the snapshot (nodes) or the forest (pods,
  * groups) or the priority-class table, and the view is dropped at once, so
- * the scheduler never keeps a caller's tree.
+ * the scheduler never keeps a caller's tree.  The other kinds it reads are
+ * the plugins' (their events, plugin.h): pk_sched_kinds() lists them all.
  */
 #include <errno.h>
 #include <pthread.h>
