@@ -104,9 +104,14 @@ enum pk_kind pk_kind_of(const json_t *obj);
 bool pk_kind_namespaced(enum pk_kind kind);
 
 /*
- * The resource types podkernel serves, in discovery order: the one table of
- * kinds (kinds.c).  Namespace and Event are served but have no typed view
- * (pk is PK_KIND_UNKNOWN for them).
+ * A kind: one row of the table of the resource types podkernel serves
+ * (kinds.c), in discovery order.  A `const struct pk_type *` is how a kind is
+ * named between libraries.  The row holds what the kind is (names, group,
+ * scope, subresources) and the api library's operations on it; the layers
+ * above keep their own per-kind operations in one table each, found by the
+ * row (the server's protobuf messages in kernel/server/proto.c, its table
+ * columns in kernel/server/tables_kinds.c).  Namespace and Event are served
+ * without a typed view, and stored as given.
  */
 struct pk_type {
 	const char *kind;	 /* "Pod" */
@@ -117,7 +122,15 @@ struct pk_type {
 	const char *short_names; /* comma-separated, "" if none */
 	bool namespaced;
 	bool has_status; /* status subresource: main writes keep status */
-	enum pk_kind pk; /* PK_KIND_UNKNOWN for Namespace, Event */
+	enum pk_kind pk; /* the typed view; PK_KIND_UNKNOWN for Event and custom-only kinds */
+	/* What `kubectl explain KIND` says first (the OpenAPI description). */
+	const char *description;
+	/*
+	 * Checks an object of the kind whole (metadata, spec, status), every
+	 * problem added to errs by field path; obj is a copy the check may
+	 * normalise.  NULL: objects of the kind are stored as given.
+	 */
+	void (*validate)(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
 };
 /* NULL-terminated by kind == NULL. */
 extern const struct pk_type pk_types[];

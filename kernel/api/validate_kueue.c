@@ -314,11 +314,12 @@ static void validate_local_queue(const json_t *obj, struct pk_vctx *v)
 	pk_path_pop(&v->p, old);
 }
 
-void pk_validate_kueue(const json_t *obj, enum pk_kind kind, struct pk_errors *errs)
+void pk_validate_kueue(json_t *obj, const struct pk_type *t, struct pk_errors *errs)
 {
 	struct pk_vctx v = {.errs = errs};
 
-	switch (kind) {
+	pk_validate_meta(obj, t, errs);
+	switch (t->pk) {
 	case PK_KIND_RESOURCE_FLAVOR:
 		validate_flavor(obj, &v);
 		break;

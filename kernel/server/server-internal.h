@@ -241,8 +241,6 @@ const char *const *pk_srv_list_keys(const char *field);
 /* openapi.c: /openapi/v3 and one group version's document (NULL: none). */
 json_t *pk_srv_openapi_root(void);
 json_t *pk_srv_openapi_gv(const char *group, const char *version);
-/* What `kubectl explain` says first about t (NULL: nothing). */
-const char *pk_srv_openapi_description(const struct pk_type *t);
 
 /* discovery.c */
 /* impersonate.c: the identity the Impersonate-* headers ask for, and its strings. */

@@ -292,7 +292,7 @@ static int validate(const struct pk_store *st, const struct pk_type *t, json_t *
 {
 	int rc;
 
-	if (t->pk == PK_KIND_UNKNOWN)
+	if (!t->validate)
 		return 0;
 	rc = pk_validate(obj, errs) < 0 ? -EINVAL : 0;
 	for (size_t i = 0; i < st->nadmission; i++)
