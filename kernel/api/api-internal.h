@@ -125,5 +125,8 @@ void pk_validate_budget(json_t *obj, const struct pk_type *t, struct pk_errors *
  * unimplemented fields refused by path.
  */
 void pk_validate_kueue(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+/* WorkloadPriorityClass: value (int32, required) and description (validate_kueue.c). */
+void pk_validate_workload_priority_class(json_t *obj, const struct pk_type *t,
+					 struct pk_errors *errs);
 
 #endif

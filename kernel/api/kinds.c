@@ -103,6 +103,10 @@ const struct pk_type pk_types[] = {
      "A namespace's queue: the ClusterQueue its workloads (label kueue.x-k8s.io/queue-name) "
      "are admitted by.",
      pk_validate_kueue},
+    {"WorkloadPriorityClass", "workloadpriorityclasses", KUEUE, "", false, false, PK_KIND_UNKNOWN,
+     "A priority value for Kueue workloads, independent of their pods' priority (a custom "
+     "resource upstream).",
+     pk_validate_workload_priority_class},
     {NULL},
 };
 

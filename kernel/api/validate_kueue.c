@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * validate_kueue.c — static validation of the Kueue queueing kinds
- * (kueue.x-k8s.io/v1beta2): ResourceFlavor, ClusterQueue and LocalQueue,
+ * (kueue.x-k8s.io/v1beta2): ResourceFlavor, ClusterQueue, LocalQueue and
+ * WorkloadPriorityClass,
  * with Kueue's field paths and rules for what the queue controller
  * implements (nominal quota per flavor and resource, a namespace selector,
  * the queueing strategy, a LocalQueue's ClusterQueue), and every upstream
@@ -332,4 +333,22 @@ void pk_validate_kueue(json_t *obj, const struct pk_type *t, struct pk_errors *e
 	default:
 		break;
 	}
+}
+
+/*
+ * A WorkloadPriorityClass has no spec: value (an int32, required, as Kueue's
+ * CRD schema) and description at the top, as a PriorityClass has them.
+ */
+void pk_validate_workload_priority_class(json_t *obj, const struct pk_type *t,
+					 struct pk_errors *errs)
+{
+	struct pk_path p = {0};
+	const char *description;
+	int32_t value;
+	bool has = false;
+
+	pk_validate_meta(obj, t, errs);
+	if (pk_field_int32(obj, "value", &p, errs, &has, &value) && !has)
+		pk_errors_add(errs, "value: Required value");
+	pk_field_string(obj, "description", &p, errs, &description);
 }

@@ -89,7 +89,7 @@ START_TEST(test_kind_and_api_version)
 		"\"JobSet\", \"Lease\", \"DeviceClass\", \"ResourceClaim\", "
 		"\"ResourceClaimTemplate\", \"ResourceSlice\", \"PersistentVolumeClaim\", "
 		"\"PersistentVolume\", \"StorageClass\", \"CSINode\", \"PodDisruptionBudget\", "
-		"\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\"");
+		"\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\", \"WorkloadPriorityClass\"");
 	invalid("kind: Pod\nmetadata: {name: a}\n", "apiVersion: Required value");
 	invalid("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\n",
 		"apiVersion: Unsupported value: \"scheduling.k8s.io/v1alpha1\": supported values: "
@@ -523,6 +523,24 @@ START_TEST(test_kueue_rules)
 }
 END_TEST
 
+/* Kueue's sample WorkloadPriorityClass: cluster-scoped, value required and an int32. */
+START_TEST(test_workload_priority_class_rules)
+{
+	valid(KUEUE "kind: WorkloadPriorityClass\nmetadata: {name: sample-priority}\n"
+		    "value: 10000\ndescription: \"Sample priority\"\n");
+	invalid(KUEUE "kind: WorkloadPriorityClass\nmetadata: {name: p}\n",
+		"value: Required value");
+	invalid(KUEUE "kind: WorkloadPriorityClass\nmetadata: {name: p}\nvalue: 3000000000\n",
+		"value: Invalid value: 3000000000: must be a 32-bit integer");
+	invalid(KUEUE "kind: WorkloadPriorityClass\nmetadata: {name: p, namespace: team}\n"
+		      "value: 1\n",
+		"metadata.namespace: Forbidden: not allowed on this type");
+	invalid(KUEUE "kind: WorkloadPriorityClass\nmetadata: {name: p}\nvalue: 1\n"
+		      "description: 7\n",
+		"description: Invalid value: 7: must be a string");
+}
+END_TEST
+
 START_TEST(test_all_errors_reported)
 {
 	struct pk_errors errs = { 0 };
@@ -582,6 +600,7 @@ int main(void)
 	tcase_add_test(tc, test_lease_rules);
 	tcase_add_test(tc, test_all_errors_reported);
 	tcase_add_test(tc, test_kueue_rules);
+	tcase_add_test(tc, test_workload_priority_class_rules);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
