@@ -140,6 +140,16 @@ const struct pk_type *pk_type_by_kind(const char *kind);
 const struct pk_type *pk_type_by_resource(const char *group, const char *plural);
 /* The served type of a typed kind; NULL for PK_KIND_UNKNOWN. */
 const struct pk_type *pk_type_of(enum pk_kind kind);
+/*
+ * The one key of an object by identity, "Kind/namespace/name", written in
+ * buf: the namespace is "" for a cluster-scoped kind and "default" when a
+ * namespaced object names none (t NULL: namespaced, kind "").  Every map of
+ * objects by kind and name (the writer's index, attach's mirror, the
+ * controllers' queue, write backoff, event dedup) keys by it.  NULL when it
+ * does not fit in len.
+ */
+const char *pk_obj_key(char *buf, size_t len, const struct pk_type *t, const char *ns,
+		       const char *name);
 
 /* ---- codec ---------------------------------------------------------------- */
 enum pk_format { PK_FORMAT_JSON, PK_FORMAT_YAML };

@@ -8,6 +8,7 @@
  * podctl read the rows; the layers above keep their own per-kind operations
  * in one table each, keyed by the row (docs/STYLE.md, "How to add a kind").
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "kernel/api/api-internal.h"
@@ -134,6 +135,19 @@ const struct pk_type *pk_type_of(enum pk_kind kind)
 		if (t->pk == kind)
 			return t;
 	return NULL;
+}
+
+const char *pk_obj_key(char *buf, size_t len, const struct pk_type *t, const char *ns,
+		       const char *name)
+{
+	int n;
+
+	if (t && !t->namespaced)
+		ns = "";
+	else if (!ns || !*ns)
+		ns = "default";
+	n = snprintf(buf, len, "%s/%s/%s", t ? t->kind : "", ns, name ? name : "");
+	return n >= 0 && (size_t)n < len ? buf : NULL;
 }
 
 const char *pk_kind_to_string(enum pk_kind kind)

@@ -47,26 +47,17 @@ struct at_mirror {
 	uint64_t events, filtered;
 };
 
+/* The kind's name as its row holds it (lives for ever), or NULL when not served. */
 static const char *static_kind(const char *kind)
 {
-	const char *k = pk_kind_to_string(pk_kind_from_string(kind));
+	const struct pk_type *t = pk_type_by_kind(kind);
 
-	if (k)
-		return k;
-	return strcmp(kind, "Namespace") == 0 ? "Namespace" : NULL;
-}
-
-static bool namespaced(const char *kind)
-{
-	enum pk_kind k = pk_kind_from_string(kind);
-
-	return k == PK_KIND_UNKNOWN ? strcmp(kind, "Namespace") != 0 : pk_kind_namespaced(k);
+	return t ? t->kind : NULL;
 }
 
 static void key_of(char *buf, size_t len, const char *kind, const char *ns, const char *name)
 {
-	snprintf(buf, len, "%s/%s/%s", kind, namespaced(kind) ? (ns && *ns ? ns : "default") : "",
-		 name ? name : "");
+	pk_obj_key(buf, len, pk_type_by_kind(kind), ns, name);
 }
 
 static uint64_t rv_of(const json_t *obj)

@@ -524,8 +524,7 @@ int ctl_queue_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, c
 	char key[CTL_KEY_MAX];
 	struct ctl_work *w;
 
-	if (!name || snprintf(key, sizeof(key), "%d/%s/%s", (int)kind, ns ? ns : "", name) >=
-			 (int)sizeof(key))
+	if (!name || !pk_obj_key(key, sizeof(key), pk_type_of(kind), ns, name))
 		return -EINVAL;
 	if (pk_map_get(&q->queued, key))
 		return 0; /* once per object and round: a gang's pods all name the same Job */

@@ -158,14 +158,16 @@ static void note_one(void *arg, const struct pk_write_item *it, const json_t *ob
 	struct pk_ctl *ctl = arg;
 	struct ctl_recorder *rec = ctl->recorder;
 	const char *uid = obj ? pk_get_string(obj, "metadata.uid") : NULL;
-	char key[768], wkey[2048], shortnote[1024];
+	const struct pk_type *t =
+	    it->kind_name ? pk_type_by_kind(it->kind_name) : pk_type_of(it->kind);
+	char okey[600], key[768], wkey[2048], shortnote[1024];
 	struct ctl_event_seen *w;
 	json_t *ev;
 
 	/* an Event's message is limited to 1 kB, as events.k8s.io/v1's note */
 	snprintf(shortnote, sizeof(shortnote), "%s", note ? note : "");
-	snprintf(key, sizeof(key), "%s/%s/%s/%s", pk_kind_to_string(it->kind), it->ns ?: "",
-		 it->name, reason);
+	snprintf(key, sizeof(key), "%s/%s",
+		 pk_obj_key(okey, sizeof(okey), t, it->ns, it->name) ? okey : "", reason);
 	snprintf(wkey, sizeof(wkey), "%s\x1f%s\x1f%s\x1f%s", key, uid ?: "", type, shortnote);
 	if (ctl->cfg.event_repeat_ms > 0)
 		rec->seen.window_s =
