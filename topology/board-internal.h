@@ -30,7 +30,6 @@ enum board_shape {
 	_BOARD_SHAPE_MAX,
 };
 
-const char *topo__board_shape_to_string(enum board_shape s);
 enum board_shape topo__board_shape_from_string(const char *s);
 
 struct board_level {

@@ -204,8 +204,6 @@ int wb_builder_validate(struct wb_builder *b, const char *root_path, const struc
  */
 int wb_builder_build_workload(struct wb_builder *b, const char *root_path, json_t **ret_workload,
 			      struct pk_errors *errs);
-/* The Workload the builder holds (borrowed), NULL before build_workload. */
-const json_t *wb_builder_workload(const struct wb_builder *b);
 
 /*
  * A runtime PodGroup (or CompositePodGroup) named name from the template

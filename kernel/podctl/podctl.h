@@ -112,7 +112,6 @@ int podctl_store(int argc, char **argv);
 int podctl_store_copy(int argc, char **argv);
 /* `podctl board occupancy` (board_occupancy.c): argv[0] is "occupancy". */
 int podctl_board_occupancy(int argc, char **argv);
-void podctl_board_occupancy_usage(FILE *f);
 /* board verify, argv starting at "verify" (board_verify.c) */
 int podctl_board_verify(int argc, char **argv);
 

@@ -142,8 +142,8 @@ struct sc_group_queue {
 struct sc_group_eval {
 	uint64_t stamp;
 	enum sc_status status;
-	int S, R, U, UU, M;
-	char *why; /* built on demand from why_kind (sc_group_why) */
+	int S, R, U, UU, M; /* KEP-6012's counts (sc_feasible() in sched-place.h says each) */
+	char *why;	    /* built on demand from why_kind (sc_group_why) */
 	int why_kind;
 	struct sc_pod *why_pod;
 };

@@ -640,13 +640,6 @@ static int delete_locked(struct pk_store *st, const struct pk_type *t, const cha
 	return rc;
 }
 
-int pk_store_delete(struct pk_store *st, const char *kind, const char *ns, const char *name,
-		    const char *precondition_rv, struct pk_errors *errs, json_t **ret)
-{
-	struct pk_store_write_opts o = {.precondition_rv = precondition_rv};
-	return pk_store_delete_opts(st, kind, ns, name, &o, errs, ret);
-}
-
 int pk_store_delete_opts(struct pk_store *st, const char *kind, const char *ns, const char *name,
 			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
 			 json_t **ret)
@@ -815,12 +808,6 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 	else
 		json_decref(next);
 	return rc;
-}
-
-int pk_store_update(struct pk_store *st, const json_t *in, enum pk_store_sub sub,
-		    struct pk_errors *errs, json_t **ret)
-{
-	return pk_store_update_opts(st, in, sub, NULL, errs, ret);
 }
 
 int pk_store_update_opts(struct pk_store *st, const json_t *in, enum pk_store_sub sub,

@@ -243,11 +243,6 @@ static int seed_namespaces(struct pk_store *st)
 	return 0;
 }
 
-int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errlen)
-{
-	return pk_store_open_opts(dir, NULL, ret, err, errlen);
-}
-
 int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 		       struct pk_store **ret, char *err, size_t errlen)
 {

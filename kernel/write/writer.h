@@ -140,7 +140,6 @@ struct pk_write_result {
 struct pk_write_batch {
 	struct pk_write_item *items;
 	size_t n, cap;
-	void *index; /* private: "Kind/ns/name" -> item */
 };
 
 struct pk_writer_ops {

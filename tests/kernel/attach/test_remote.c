@@ -30,7 +30,7 @@ static void setup(void)
 
 	snprintf(dir, sizeof(dir), "%s/pk-remote-XXXXXX", getenv("TMPDIR") ?: "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 	ck_assert_int_eq(pk_server_new(st, &cfg, &srv, err, sizeof(err)), 0);
 	ck_assert_msg(pk_server_start(srv, err, sizeof(err)) == 0, "%s", err);
 }

@@ -324,7 +324,7 @@ START_TEST(background_follows_every_kind)
 		json_decref(owner);
 	}
 	name_of(name, sizeof(name), "bg", chain[0]);
-	ck_assert_int_eq(pk_store_delete(st, chain[0]->kind, NULL, name, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, chain[0]->kind, NULL, name, NULL, NULL, NULL), 0);
 	assert_chain_gone("bg");
 	ck_assert_msg(wait_gone(pk_type_by_kind("Pod"), "default", "pod-of-pod"),
 		      "a Pod owned by a Pod was left behind");
@@ -413,7 +413,7 @@ START_TEST(reference_rules)
 	unserved = json_pack("{s:s,s:s,s:s,s:s}", "apiVersion", "apps/v1", "kind", "ReplicaSet",
 			     "name", "rs", "uid", "11111111-1111-1111-1111-111111111111");
 	json_decref(make(pod, "default", "unserved", json_pack("[o]", unserved)));
-	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "owner", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "owner", NULL, NULL, NULL), 0);
 	collector_caught_up();
 	ck_assert_msg(exists(pc, NULL, "invalid", NULL),
 		      "a cluster-scoped dependent of a namespaced owner was collected");

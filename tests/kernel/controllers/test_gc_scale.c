@@ -122,7 +122,7 @@ START_TEST(gc_finds_pods_past_ten_thousand)
 		       "{\"google.com/tpu\": \"4\"}}}]}}}}",
 		       0, NULL));
 	ck_assert(wait_pod("train-0", true));
-	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "train", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "train", NULL, NULL, NULL), 0);
 	ck_assert_msg(wait_pod("train-0", false), "the deleted Job's pod was left behind");
 	json_t *items = NULL;
 
@@ -182,7 +182,7 @@ START_TEST(foreground_deletion_of_chains_and_cycles)
 	json_object_set_new(json_object_get(xo, "metadata"), "ownerReferences",
 			    json_pack("[{s:s,s:s,s:s,s:s,s:b}]", "apiVersion", "v1", "kind", "Pod",
 				      "name", "y", "uid", y, "blockOwnerDeletion", 1));
-	ck_assert_int_eq(pk_store_update(st, xo, PK_SUB_MAIN, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_update_opts(st, xo, PK_SUB_MAIN, NULL, NULL, NULL), 0);
 	json_decref(xo);
 	free(x);
 	free(y);

@@ -387,7 +387,7 @@ static bool create_names(const char *path, const char *value, const char *named)
 	for (size_t i = 0; i < errs.n; i++)
 		found |= named && strstr(errs.msg[i], named) != NULL;
 	if (rc == 0) {
-		pk_store_delete(st, "JobSet", "default", "js", NULL, NULL, NULL);
+		pk_store_delete_opts(st, "JobSet", "default", "js", NULL, NULL, NULL);
 		found = !named;
 	}
 	pk_errors_clear(&errs);
@@ -429,7 +429,8 @@ START_TEST(job_recreates_a_deleted_pod)
 	ck_assert(wait_for("Job", "drain", active_is, &(int){2}));
 	char *uid = uid_of("Pod", "drain-1");
 
-	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "drain-1", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "drain-1", NULL, NULL, NULL),
+			 0);
 	ck_assert(wait_for("Pod", "drain-1", rebound, uid));
 	free(uid);
 }
@@ -461,7 +462,7 @@ START_TEST(jobset_recreates_a_deleted_job)
 		ck_assert(wait_bound(js_pods[i]));
 	char *uid = uid_of("Job", "js-w-1");
 
-	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "js-w-1", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "js-w-1", NULL, NULL, NULL), 0);
 	ck_assert(wait_for("Job", "js-w-1", rebound_job, uid));
 	free(uid);
 }
@@ -653,7 +654,7 @@ START_TEST(queue_nominal_quota_blocks_until_usage_frees)
 							   "queue.podkernel.dev/admission")),
 			 "cluster-queue/default-flavor");
 	json_decref(a);
-	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "job-a", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "job-a", NULL, NULL, NULL), 0);
 	ck_assert(wait_bound("job-b-0"));
 	ck_assert(wait_bound("job-b-1"));
 	QSTATUS("ClusterQueue", "cluster-queue", "status.pendingWorkloads", "0");
@@ -685,7 +686,7 @@ START_TEST(queue_jobset_waits_on_quota_then_runs)
 	ck_assert(wait_for("JobSet", "js", suspended_is, "True"));
 	ck_assert(wait_for("Job", "js-w-0", suspended_is, "True"));
 	ck_assert(stays_absent("Pod", "js-w-0-0"));
-	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "holder", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "holder", NULL, NULL, NULL), 0);
 	ck_assert(wait_bound("js-w-0-0"));
 	ck_assert(wait_bound("js-w-0-1"));
 	ck_assert(wait_for("JobSet", "js", suspended_is, "False"));
@@ -772,13 +773,13 @@ START_TEST(job_scheduling_intent_is_admitted_by_the_builder)
 	/* minCount may change; the gang/basic variant is frozen. */
 	json_object_set_new(pk_get(out, "spec.scheduling.schedulingPolicy.gang"), "minCount",
 			    json_integer(3));
-	ck_assert_int_eq(pk_store_update(s2, out, PK_SUB_MAIN, &errs, NULL), 0);
+	ck_assert_int_eq(pk_store_update_opts(s2, out, PK_SUB_MAIN, NULL, &errs, NULL), 0);
 	json_object_set_new(pk_get(out, "spec.scheduling"), "schedulingPolicy",
 			    json_pack("{s:{}}", "basic"));
 	json_object_del(out, "metadata");
 	json_object_set_new(out, "metadata",
 			    json_pack("{s:s,s:s}", "name", "j", "namespace", "default"));
-	ck_assert_int_eq(pk_store_update(s2, out, PK_SUB_MAIN, &errs, NULL), -EINVAL);
+	ck_assert_int_eq(pk_store_update_opts(s2, out, PK_SUB_MAIN, NULL, &errs, NULL), -EINVAL);
 	ck_assert_uint_ge(errs.n, 1);
 	ck_assert_ptr_nonnull(strstr(errs.msg[0], "spec.scheduling.schedulingPolicy"));
 	pk_errors_clear(&errs);

@@ -31,7 +31,7 @@ static void setup(void)
 
 	snprintf(dir, sizeof(dir), "/tmp/pk-writer-test-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 }
 
 static void teardown(void)
