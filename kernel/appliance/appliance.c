@@ -361,8 +361,8 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 {
 	struct pk_appliance *app = arg;
 	struct ap_decision d;
-	const char *kind = ev->kind;
-	enum pk_kind k = pk_kind_from_string(kind);
+	const char *kind = ev->kind ? ev->kind->kind : NULL;
+	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 
 	if (k == PK_KIND_LEASE) {
 		ap_hooks_call(app, event, ev, NULL);

@@ -35,12 +35,12 @@ static bool queue_relevant(const struct pk_store_event *ev)
 {
 	static const char *const kinds[] = {"ClusterQueue", "LocalQueue", "ResourceFlavor",
 					    "Namespace"};
-	enum pk_kind k = pk_kind_from_string(ev->kind);
+	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 
 	if (k == PK_KIND_JOB || k == PK_KIND_JOBSET)
 		return wb_queue_name(ev->object) != NULL;
 	for (size_t i = 0; ev->kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (strcmp(ev->kind, kinds[i]) == 0)
+		if (strcmp(ev->kind->kind, kinds[i]) == 0)
 			return true;
 	return false;
 }
@@ -108,12 +108,13 @@ static void on_lease_event(struct pk_ctl *ctl, const struct pk_store_event *ev)
 static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
 {
 	struct pk_ctl *ctl = arg;
-	enum pk_kind k = pk_kind_from_string(ev->kind);
+	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 	bool pod_or_group = k == PK_KIND_POD || k == PK_KIND_POD_GROUP;
 
 	ctl_gc_note(ctl, ev); /* every kind: one graph of owners */
 	if (ctl_budgets_note(ctl, ev) < 0)
-		ctl_log(ctl, 1, "poddisruptionbudgets: out of memory noting %s", ev->kind);
+		ctl_log(ctl, 1, "poddisruptionbudgets: out of memory noting %s",
+			ev->kind ? ev->kind->kind : "?");
 	if (queue_relevant(ev))
 		ctl->queues_dirty = true;
 	if (!d) {

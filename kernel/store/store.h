@@ -386,9 +386,9 @@ const char *pk_event_type_to_string(enum pk_event_type type); /* "ADDED", ... */
 struct pk_store_event {
 	enum pk_event_type type;
 	uint64_t rv;
-	const char *kind;	 /* the object's kind */
-	json_t *object;		 /* borrowed and shared: read only; json_deep_copy() to change */
-	const char *object_json; /* the same object as compact JSON, borrowed */
+	const struct pk_type *kind; /* the object's kind: its row of the kinds table */
+	json_t *object;		    /* borrowed and shared: read only; json_deep_copy() to change */
+	const char *object_json;    /* the same object as compact JSON, borrowed */
 	size_t object_json_len;
 };
 /* Return 0 to continue, anything else to stop (returned by events_since). */

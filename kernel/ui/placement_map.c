@@ -342,7 +342,7 @@ static void hook_listed(void *arg, const char *kind, const json_t *obj, int64_t 
 static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
 {
 	(void)d;
-	pk_ui_map_event(arg, ev->type, pk_kind_from_string(ev->kind), ev->object);
+	pk_ui_map_event(arg, ev->type, ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN, ev->object);
 }
 
 const struct pk_appliance_hooks pk_ui_map_hooks = {

@@ -266,7 +266,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 		return 0;
 	for (size_t i = 0; i < nchain; i++) {
 		name_of(name, sizeof(name), o->prefix, chain[i]);
-		if (strcmp(ev->kind, chain[i]->kind) == 0 &&
+		if (strcmp(ev->kind->kind, chain[i]->kind) == 0 &&
 		    strcmp(pk_get_string(ev->object, "metadata.name") ?: "", name) == 0)
 			o->pos[i] = o->n;
 	}
