@@ -772,7 +772,7 @@ static bool lease_elsewhere(const struct pk_server *srv, const struct route *r,
 			    const struct pk_identity *who, const char *verb,
 			    struct pk_response *resp)
 {
-	if (!pk_srv_admission_node_lease_elsewhere(srv, who, verb, r->type->kind, r->ns))
+	if (!pk_srv_admission_node_lease_elsewhere(srv, who, verb, r->type, r->ns))
 		return false;
 	pk_srv_respond_status(resp, 403, "Forbidden", r->type->plural, r->name, NULL,
 			      "%s \"%s\" is forbidden: User \"%s\" cannot %s resource \"%s\" in "

@@ -347,7 +347,7 @@ bool pk_srv_admission_node_name(const struct pk_identity *who, const char **ret_
  */
 bool pk_srv_admission_node_lease_elsewhere(const struct pk_server *srv,
 					   const struct pk_identity *who, const char *verb,
-					   const char *kind, const char *ns);
+					   const struct pk_type *t, const char *ns);
 /* May node write next over old (NULL: create) of its own Node?  0 or -EPERM
  * with the field and reason in errs. */
 int pk_srv_admission_node_write(const char *node, const json_t *old, const json_t *next,
