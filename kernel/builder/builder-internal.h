@@ -113,6 +113,7 @@ struct wb_view {
 	const char *a_workload, *a_template, *a_parent; /* the downward annotations */
 	const char *priority_class;
 	bool compiles; /* it compiles its own Workload: neither delegated nor bound */
+	const struct wb_lookup *lookup; /* what exists, while reconciling (else NULL) */
 };
 
 /* One kind's controller: what is its own, driven by the shared skeleton. */
