@@ -88,6 +88,7 @@ enum pk_kind {
 	PK_KIND_RESOURCE_FLAVOR,
 	PK_KIND_CLUSTER_QUEUE,
 	PK_KIND_LOCAL_QUEUE,
+	PK_KIND_COHORT,
 	_PK_KIND_MAX,
 };
 /* "Pod", "CompositePodGroup", ...; NULL for unknown. */
