@@ -186,5 +186,7 @@ int wb_append_group(struct wb_builder *b, json_t *out, bool composite, const cha
  * the queue controller's write, refused on a created object.
  */
 int wb_check_admission_annotation(const json_t *obj, const json_t *old_obj, struct pk_errors *errs);
+/* A user's update (pk_admission.admit_user): only the queue controller admits. */
+int wb_check_queue_user_update(const json_t *obj, const json_t *old_obj, struct pk_errors *errs);
 
 #endif
