@@ -104,6 +104,15 @@ const struct pk_type pk_types[] = {
      "A namespace's queue: the ClusterQueue its workloads (label kueue.x-k8s.io/queue-name) "
      "are admitted by.",
      pk_validate_kueue},
+    {"LeaderWorkerSet", "leaderworkersets", GROUP("leaderworkerset.x-k8s.io", "v1"), "lws", true,
+     true, PK_KIND_LEADER_WORKER_SET,
+     "Replicas of a leader pod and its workers (a custom resource upstream); podkernel's "
+     "controller compiles each replica into a gang and the set into a CompositePodGroup.",
+     pk_validate_meta},
+    {"Cohort", "cohorts", KUEUE, "", false, true, PK_KIND_COHORT,
+     "ClusterQueues that borrow unused quota from each other, with quota of its own; Cohorts "
+     "form a tree (spec.parentName).",
+     pk_validate_kueue},
     {"WorkloadPriorityClass", "workloadpriorityclasses", KUEUE, "", false, false, PK_KIND_UNKNOWN,
      "A priority value for Kueue workloads, independent of their pods' priority (a custom "
      "resource upstream).",
