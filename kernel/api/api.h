@@ -90,6 +90,7 @@ enum pk_kind {
 	PK_KIND_LOCAL_QUEUE,
 	PK_KIND_LEADER_WORKER_SET, /* leaderworkerset.x-k8s.io/v1: serving groups */
 	PK_KIND_COHORT,
+	PK_KIND_NAMESPACE, /* core/v1: its labels are what namespaceSelectors read */
 	_PK_KIND_MAX,
 };
 /* "Pod", "CompositePodGroup", ...; NULL for unknown. */
@@ -112,8 +113,9 @@ bool pk_kind_namespaced(enum pk_kind kind);
  * scope, subresources) and the api library's operations on it; the layers
  * above keep their own per-kind operations in one table each, found by the
  * row (the server's protobuf messages in kernel/server/proto.c, its table
- * columns in kernel/server/tables_kinds.c).  Namespace and Event are served
- * without a typed view, and stored as given.
+ * columns in kernel/server/tables_kinds.c).  Event and the kinds nothing in
+ * C names (pk PK_KIND_UNKNOWN) are served by their row alone; Namespace and
+ * Event are stored as given (no validate operation).
  */
 struct pk_type {
 	const char *kind;	 /* "Pod" */

@@ -29,7 +29,7 @@ const struct pk_type pk_types[] = {
      "A set of containers scheduled onto one node; podkernel places it, alone or as a member "
      "of a PodGroup (spec.schedulingGroup).",
      pk_validate_pod},
-    {"Namespace", "namespaces", CORE("v1"), "ns", false, true, PK_KIND_UNKNOWN,
+    {"Namespace", "namespaces", CORE("v1"), "ns", false, true, PK_KIND_NAMESPACE,
      "A scope for names of namespaced objects.", NULL},
     {"Event", "events", CORE("v1"), "ev", true, false, PK_KIND_UNKNOWN,
      "A report of something that happened to an object (core/v1 form).", NULL},

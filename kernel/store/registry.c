@@ -262,7 +262,7 @@ static void default_pod_status(json_t *obj)
 
 static void default_kind(const struct pk_type *t, json_t *obj)
 {
-	if (strcmp(t->kind, "Namespace") == 0 && !json_object_get(obj, "status"))
+	if (t->pk == PK_KIND_NAMESPACE && !json_object_get(obj, "status"))
 		json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
 	if (t->pk == PK_KIND_POD) {
 		default_pod_status(obj);
@@ -623,7 +623,7 @@ static int delete_locked(struct pk_store *st, const struct pk_type *t, const cha
 		json_decref(obj);
 		return -PK_STORE_ECONFLICT;
 	}
-	bool is_ns = strcmp(t->kind, "Namespace") == 0;
+	bool is_ns = t->pk == PK_KIND_NAMESPACE;
 	if (is_ns && protected_namespace(name)) {
 		pk_errors_add(errs, "metadata.name: Forbidden: namespace \"%s\" may not be deleted",
 			      name);

@@ -17,6 +17,7 @@ START_TEST(test_rows)
 
 	ck_assert_ptr_nonnull(ns);
 	ck_assert(!ns->namespaced);
+	ck_assert_ptr_eq(pk_type_of(PK_KIND_NAMESPACE), ns);
 	ck_assert_ptr_eq(pk_type_by_resource("", "namespaces"), ns);
 	ck_assert_ptr_nonnull(wpc);
 	ck_assert_str_eq(wpc->api_version, "kueue.x-k8s.io/v1beta2");
