@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * board_internal.h — the inside of struct topo_board, shared by board.c (the
+ * board-internal.h — the inside of struct topo_board, shared by board.c (the
  * accessors, host enumeration and ICI wiring) and board_yaml.c (the loader).
  * Private to libtopo; everything outside uses topology.h.
  */

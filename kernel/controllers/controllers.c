@@ -34,8 +34,8 @@
 #include "kernel/builder/builder.h"
 
 /* Kinds a controller may own. */
-static const char *const owned_kinds[] = {"Workload", "CompositePodGroup", "PodGroup", "Job",
-					  "Pod"};
+static const enum pk_kind owned_kinds[] = {PK_KIND_WORKLOAD, PK_KIND_COMPOSITE_POD_GROUP,
+					   PK_KIND_POD_GROUP, PK_KIND_JOB, PK_KIND_POD};
 
 struct lookup_ctx {
 	struct pk_ctl *ctl;
@@ -181,10 +181,11 @@ static size_t prune(struct pk_ctl *ctl, const char *ns, const char *uid, const j
 	size_t pods = 0;
 
 	for (size_t k = 0; k < sizeof(owned_kinds) / sizeof(owned_kinds[0]); k++) {
+		const char *kind = pk_kind_to_string(owned_kinds[k]);
 		json_t *items = NULL, *obj;
 		size_t i;
 
-		if (pk_store_list(ctl->store, owned_kinds[k], ns, NULL, &items, NULL, NULL) < 0)
+		if (pk_store_list(ctl->store, kind, ns, NULL, &items, NULL, NULL) < 0)
 			continue;
 		json_array_foreach(items, i, obj)
 		{
@@ -193,17 +194,16 @@ static size_t prune(struct pk_ctl *ctl, const char *ns, const char *uid, const j
 			    ref ? json_string_value(json_object_get(ref, "uid")) : NULL;
 
 			if (!ruid || strcmp(ruid, uid) != 0 ||
-			    emitted(objects, owned_kinds[k], pk_name(obj)) || succeeded(obj))
+			    emitted(objects, kind, pk_name(obj)) || succeeded(obj))
 				continue;
-			struct pk_write_ref del =
-			    ctl_ref_of(pk_kind_from_string(owned_kinds[k]), obj);
+			struct pk_write_ref del = ctl_ref_of(owned_kinds[k], obj);
 
 			del.rv = 0; /* the object it judged, whatever changed since */
 			if (ctl_delete(ctl, &del, PK_WRITE_PROPAGATE_DEFAULT) == 0) {
 				CTL_COUNT(ctl, gc_deleted);
 				pods += del.kind == PK_KIND_POD;
 				ctl_log(ctl, 2, "%s: deleted %s %s/%s (no longer wanted)", what,
-					owned_kinds[k], ns, pk_name(obj));
+					kind, ns, pk_name(obj));
 			}
 		}
 		json_decref(items);
@@ -381,13 +381,15 @@ static void delete_jobs(struct pk_ctl *ctl, const json_t *jobs, bool unfinished_
 /* Delete the groups uid controls in ns: PodGroups, then child, then root CompositePodGroups. */
 static void delete_groups(struct pk_ctl *ctl, const char *ns, const char *uid, const char *what)
 {
-	static const char *const kinds[] = {"PodGroup", "CompositePodGroup", "CompositePodGroup"};
+	static const enum pk_kind kinds[] = {PK_KIND_POD_GROUP, PK_KIND_COMPOSITE_POD_GROUP,
+					     PK_KIND_COMPOSITE_POD_GROUP};
 
 	for (size_t k = 0; k < 3; k++) {
 		json_t *items = NULL, *obj;
 		size_t i;
 
-		if (pk_store_list(ctl->store, kinds[k], ns, NULL, &items, NULL, NULL) < 0)
+		if (pk_store_list(ctl->store, pk_kind_to_string(kinds[k]), ns, NULL, &items, NULL,
+				  NULL) < 0)
 			continue;
 		json_array_foreach(items, i, obj)
 		{
@@ -398,7 +400,7 @@ static void delete_groups(struct pk_ctl *ctl, const char *ns, const char *uid, c
 
 			if (!ruid || strcmp(ruid, uid) != 0 || (k == 1 && !child))
 				continue;
-			delete_logged(ctl, pk_kind_from_string(kinds[k]), obj, what);
+			delete_logged(ctl, kinds[k], obj, what);
 		}
 		json_decref(items);
 	}

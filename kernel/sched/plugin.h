@@ -12,7 +12,7 @@
  *                          (pod->cons->state[id]).  A field the plugin does
  *                          not implement, or one that does not parse, makes
  *                          the pod UnschedulableAndUnresolvable with a
- *                          message naming the field path (sc_cons_refuse):
+ *                          message naming the field path (kept in pod->cons->refuse):
  *                          never a binding that ignores it.
  *   filter(snap, pod, n)   can pod go on node n given everything bound and
  *                          assumed now: SC_FIT or the misfit reason (enum
