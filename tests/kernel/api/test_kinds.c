@@ -33,6 +33,14 @@ START_TEST(test_rows)
 		ck_assert_msg(rows == 1, "kind %d has %d rows", k, rows);
 	}
 	ck_assert_ptr_null(pk_type_by_kind("Deployment"));
+	/* kubectl explain has something to say of every kind */
+	for (const struct pk_type *t = pk_types; t->kind; t++)
+		ck_assert_msg(t->description && *t->description, "%s has no description", t->kind);
+	/* stored as given: Namespace and Event only */
+	for (const struct pk_type *t = pk_types; t->kind; t++)
+		ck_assert_msg(t->validate || strcmp(t->kind, "Namespace") == 0 ||
+				  strcmp(t->kind, "Event") == 0,
+			      "%s is not validated", t->kind);
 }
 END_TEST
 
