@@ -19,7 +19,7 @@
  *   backlog     2,000 gangs that never fit waiting, then 1,500 cube-bound
  *               gangs of 4 one-chip pods: pods/s until all are bound
  *
- * Targets (issue text in docs/benchmarks.md): RSS <= 3 GiB, restart <= 30 s,
+ * Targets (docs/benchmarks.md): RSS <= 3 GiB, restart <= 30 s,
  * a 500-object page <= 50 ms.  PODKERNELD names another podkerneld;
  * BENCH_SCALE_SUPERSLICES=8 BENCH_SCALE_PODS_PER_HOST=2 is a quick look.
  */
