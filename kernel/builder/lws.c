@@ -672,7 +672,8 @@ static const json_t *leader_of(const struct wb_lookup *lk, const struct lws_view
 
 static bool current(const json_t *pod, const char *revision)
 {
-	const char *r = pk_get_string(pod, "metadata.labels." WB_LWS_LABEL_REVISION);
+	const char *r = json_string_value(
+	    json_object_get(pk_get(pod, "metadata.labels"), WB_LWS_LABEL_REVISION));
 
 	return r && strcmp(r, revision) == 0;
 }
@@ -697,8 +698,9 @@ static bool group_done(const struct wb_lookup *lk, const struct lws_view *v, int
 
 /*
  * The surge groups of a rolling update: while a group of [0, replicas) runs
- * an older revision (or surge groups exist and a group is not yet updated
- * and Ready), up to maxSurge groups at the next indices.
+ * an older revision, or surge groups exist and a group is not yet updated
+ * and Ready (or is being recreated), up to maxSurge groups at the next
+ * indices.
  */
 static int64_t surge_groups(const struct wb_lookup *lk, const struct lws_view *v,
 			    const char *revision)
@@ -713,7 +715,7 @@ static int64_t surge_groups(const struct wb_lookup *lk, const struct lws_view *v
 
 		if (l && !current(l, revision))
 			old = true;
-		if (l && !group_done(lk, v, i, revision))
+		if (!group_done(lk, v, i, revision)) /* a group being recreated too */
 			pending++;
 	}
 	if (!old && !leader_of(lk, v, v->replicas))
@@ -730,9 +732,11 @@ static int group_pods(const struct stamp *s, const struct wb_lookup *lk, int64_t
 
 	if (v->leader_ready) {
 		const json_t *l = leader_of(lk, v, i);
+		char first[128];
 
-		if (!l || !current(l, s->revision) || !pk_pod_ready(l))
-			workers = 1;
+		snprintf(first, sizeof(first), "%s-%lld-1", v->base.name, (long long)i);
+		if ((!l || !current(l, s->revision) || !pk_pod_ready(l)) && !find_pod(lk, v, first))
+			workers = 1; /* once made, the workers stay while the leader runs */
 	}
 	for (int64_t w = 0; w < workers; w++) {
 		json_t *pod = lws_pod(s, i, w, pg);
@@ -833,4 +837,21 @@ int64_t wb_lws_size(const json_t *lws)
 	json_t *v = pk_get(lws, "spec.leaderWorkerTemplate.size");
 
 	return json_is_integer(v) && json_integer_value(v) > 0 ? json_integer_value(v) : 1;
+}
+
+int wb_lws_params(const json_t *lws, struct wb_lws_params *ret)
+{
+	struct pk_errors errs = {0};
+	struct lws_view v = {0};
+	int r = lws_parse(lws, &v.base, &errs);
+
+	pk_errors_clear(&errs);
+	if (r < 0)
+		return r;
+	*ret = (struct wb_lws_params){.replicas = v.replicas,
+				      .size = v.size,
+				      .max_unavailable = v.max_unavailable,
+				      .max_surge = v.max_surge,
+				      .recreate = v.recreate};
+	return 0;
 }
