@@ -1,14 +1,15 @@
 #!/bin/sh
 # LeaderWorkerSet with the real `kubectl`, against a standalone podkerneld
-# on a simulated gpu-cluster board whose pods run (--sim-lifecycle): the
-# groups' pods, names, labels and hostnames; each group a gang placed whole in
-# one rack (exclusive-topology), different groups in different racks; the
-# printer columns and status; scale up and down by replicas (highest indices
-# first); a deleted worker recreates its whole group; a rolling update with
-# maxUnavailable 0 and maxSurge 1 places a surge group NAME-2 before an old
-# group goes and never has fewer than 2 groups Ready; LeaderReady creates the
-# workers only once the leader runs; a field not implemented is refused by
-# path; deleting the set collects everything it made.
+# on a simulated gpu-cluster board whose pods run (--sim-lifecycle):
+# discovery and explain; the groups' pods, names, labels and hostnames; each
+# group a gang placed whole in one rack (exclusive-topology), different
+# groups in different racks; the printer columns and status; scale up and
+# down by replicas (highest indices first); a deleted worker recreates its
+# whole group; a rolling update with maxUnavailable 0 and maxSurge 1 places a
+# surge group NAME-2 before an old group goes and never has fewer than 2
+# groups Ready; LeaderReady creates the workers only once the leader runs; a
+# field not implemented is refused by path; deleting the set collects
+# everything it made.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need kubectl
 
@@ -47,6 +48,13 @@ contexts: [{name: pk, context: {cluster: pk, user: u, namespace: default}}]
 current-context: pk
 K
 export KUBECONFIG="$WORK/kubeconfig"
+
+# discovery, the short name and the schema kubectl explain reads
+k api-resources --api-group=leaderworkerset.x-k8s.io >"$WORK/out" 2>&1
+grep -q '^leaderworkersets  *lws  *leaderworkerset.x-k8s.io/v1  *true  *LeaderWorkerSet' "$WORK/out" ||
+	fail "api-resources: $(cat "$WORK/out")"
+k explain lws.spec.leaderWorkerTemplate >"$WORK/out" 2>&1 && grep -q 'restartPolicy' "$WORK/out" ||
+	fail "explain: $(cat "$WORK/out")"
 
 cat >"$WORK/llm.yaml" <<'Y'
 apiVersion: leaderworkerset.x-k8s.io/v1
