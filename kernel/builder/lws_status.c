@@ -165,16 +165,33 @@ static int plan(struct groups *gs, const char *name, struct wb_lws_update *u)
 	return r;
 }
 
-static int set_condition(json_t *obj, const char *type, bool on, const char *reason,
-			 const char *message, int64_t now)
+/*
+ * LWS's conditions: an update under way makes UpdateInProgress and
+ * Progressing true; else every group of [0, replicas) updated and Ready makes
+ * Available true; else Progressing.  The others are false.
+ */
+static int set_conditions(json_t *obj, bool update, bool available, int64_t now)
 {
-	return pk_condition_set(obj, type, on ? "True" : "False", reason, message, now);
+	static const char *const types[] = {"Available", "Progressing", "UpdateInProgress"};
+	const char *reason = update	 ? "GroupsUpdating"
+			     : available ? "AllGroupsReady"
+					 : "GroupsProgressing";
+	const char *message = update	  ? "Rolling Upgrade is in progress"
+			      : available ? "All replicas are ready"
+					  : "Replicas are progressing";
+	bool on[3] = {available && !update, update || !available, update};
+	int r = 0;
+
+	for (size_t k = 0; k < 3; k++)
+		r |=
+		    pk_condition_set(obj, types[k], on[k] ? "True" : "False", reason, message, now);
+	return r;
 }
 
 /* The new status into a copy of lws (conditions keep their transition times). */
 static int fill_status(const struct groups *gs, const json_t *lws, const char *now, json_t *copy)
 {
-	int64_t groups = 0, ready = 0, updated = 0, old = 0, t = 0, i;
+	int64_t groups = 0, ready = 0, updated = 0, old = 0, good = 0, t = 0, i;
 	json_t *st = json_object_get(copy, "status");
 	char sel[160];
 	int r = 0;
@@ -187,6 +204,7 @@ static int fill_status(const struct groups *gs, const json_t *lws, const char *n
 		ready += done(gs, g);
 		updated += g->leader && g->current;
 		old += g->leader && !g->current && i < gs->p.replicas;
+		good += done(gs, g) && g->current && i < gs->p.replicas;
 	}
 	snprintf(sel, sizeof(sel), WB_LWS_LABEL_NAME "=%s," WB_LWS_LABEL_WORKER_INDEX "=0",
 		 pk_name(lws));
@@ -197,16 +215,7 @@ static int fill_status(const struct groups *gs, const json_t *lws, const char *n
 	if (json_is_integer(pk_get(lws, "metadata.generation")))
 		r |= json_object_set_new(st, "observedGeneration",
 					 json_copy(pk_get(lws, "metadata.generation")));
-	bool all = ready >= gs->p.replicas && updated >= gs->p.replicas && groups == gs->p.replicas;
-
-	bool avail = ready >= gs->p.replicas - gs->p.max_unavailable;
-
-	r |= set_condition(copy, "Available", avail, avail ? "AllGroupsReady" : "GroupsNotReady",
-			   avail ? "All replicas are ready" : "Too few replicas are ready", t);
-	r |= set_condition(copy, "Progressing", !all, all ? "AllGroupsReady" : "GroupsProgressing",
-			   all ? "All replicas are ready" : "Replicas are progressing", t);
-	r |= set_condition(copy, "UpdateInProgress", old > 0, old ? "GroupsUpdating" : "UpdateDone",
-			   old ? "Rolling update in progress" : "No update in progress", t);
+	r |= set_conditions(copy, old > 0, good == gs->p.replicas, t);
 	return r ? -ENOMEM : 0;
 }
 

@@ -548,6 +548,9 @@ START_TEST(lws_status_rolls_groups_within_max_unavailable)
 	ck_assert(!has_name(u.delete_pods, "llm-0"));
 	ck_assert_str_eq(str_at(u.status, "conditions.2.type"), "UpdateInProgress");
 	ck_assert_str_eq(str_at(u.status, "conditions.2.status"), "True");
+	ck_assert_str_eq(str_at(u.status, "conditions.2.reason"), "GroupsUpdating");
+	ck_assert_str_eq(str_at(u.status, "conditions.0.status"), "False"); /* Available */
+	ck_assert_str_eq(str_at(u.status, "conditions.1.status"), "True");  /* Progressing */
 	wb_lws_update_clear(&u);
 	/* maxUnavailable 0, maxSurge 1: nothing goes until a surge group is Ready */
 	json_object_set_new(json_object_get(lws, "spec"), "rolloutStrategy",
