@@ -186,6 +186,8 @@ int wb_append_group(struct wb_builder *b, json_t *out, bool composite, const cha
  * the queue controller's write, refused on a created object.
  */
 int wb_check_admission_annotation(const json_t *obj, const json_t *old_obj, struct pk_errors *errs);
+/* A user's update (pk_admission.admit_user): only the queue controller admits. */
+int wb_check_queue_user_update(const json_t *obj, const json_t *old_obj, struct pk_errors *errs);
 
 /* What the LeaderWorkerSet's status controller reads of it (lws.c); -EINVAL when invalid. */
 struct wb_lws_params {

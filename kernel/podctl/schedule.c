@@ -107,7 +107,7 @@ static int refuse_queued(const json_t *o, struct pk_errors *errs)
 	enum pk_kind kind = pk_kind_of(o);
 
 	if (kind == PK_KIND_RESOURCE_FLAVOR || kind == PK_KIND_CLUSTER_QUEUE ||
-	    kind == PK_KIND_LOCAL_QUEUE) {
+	    kind == PK_KIND_LOCAL_QUEUE || kind == PK_KIND_COHORT) {
 		pk_errors_add(errs,
 			      "kind: Forbidden: %s: queues admit in standalone podkerneld only "
 			      "(not implemented offline)",

@@ -164,6 +164,9 @@ static const struct {
     {"kueue.x-k8s.io", "LocalQueue",
      "A namespace's queue: the ClusterQueue its workloads (label "
      "kueue.x-k8s.io/queue-name) are admitted by."},
+    {"kueue.x-k8s.io", "Cohort",
+     "ClusterQueues that borrow unused quota from each other, with quota of its own; "
+     "Cohorts form a tree (spec.parentName)."},
     {"coordination.k8s.io", "Lease",
      "A lease held by a holder for a duration (node heartbeats, "
      "leader election)."},

@@ -104,6 +104,8 @@ static const struct pk_pb_kind kinds[] = {
      .schema_only = true},
     {"leaderworkerset.x-k8s.io", "LeaderWorkerSet",
      &io__x_k8s__leaderworkerset__v1__leader_worker_set__descriptor, .schema_only = true},
+    {"kueue.x-k8s.io", "Cohort", &io__x_k8s__kueue__v1beta2__cohort__descriptor,
+     .schema_only = true},
     {"*", "DeleteOptions", &k8s__io__apimachinery__pkg__apis__meta__v1__delete_options__descriptor},
     {"*", "Status", &k8s__io__apimachinery__pkg__apis__meta__v1__status__descriptor},
     {NULL, NULL, NULL},

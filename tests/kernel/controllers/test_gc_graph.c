@@ -51,6 +51,7 @@ static const struct {
     {"ResourceFlavor", "{\"spec\": {}}"},
     {"ClusterQueue", "{\"spec\": {\"namespaceSelector\": {}}}"},
     {"LocalQueue", "{\"spec\": {\"clusterQueue\": \"cq\"}}"},
+    {"Cohort", "{\"spec\": {}}"},
     {"Pod", "{\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\"}],"
 	    " \"nodeName\": \"nowhere\"}}"},
     {"Event", "{\"involvedObject\": {\"kind\": \"Pod\", \"name\": \"x\"}, \"reason\": \"R\","
