@@ -320,6 +320,9 @@ struct wb_lws_update {
 	json_t *status;
 	json_t *delete_pods, *delete_groups;
 	int64_t restarted, rolled; /* groups recreated for a pod, for an update */
+	/* The conditions changed: a Normal Event's reason (static) and note, as LWS's. */
+	const char *event_reason;
+	char event_note[160];
 };
 int wb_lws_status(const json_t *lws, const json_t *pods, const char *now,
 		  struct wb_lws_update *ret);

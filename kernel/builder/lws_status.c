@@ -170,7 +170,8 @@ static int plan(struct groups *gs, const char *name, struct wb_lws_update *u)
  * Progressing true; else every group of [0, replicas) updated and Ready makes
  * Available true; else Progressing.  The others are false.
  */
-static int set_conditions(json_t *obj, bool update, bool available, int64_t now)
+static int set_conditions(json_t *obj, bool update, bool available, int64_t now,
+			  struct wb_lws_update *u)
 {
 	static const char *const types[] = {"Available", "Progressing", "UpdateInProgress"};
 	const char *reason = update	 ? "GroupsUpdating"
@@ -180,8 +181,13 @@ static int set_conditions(json_t *obj, bool update, bool available, int64_t now)
 			      : available ? "All replicas are ready"
 					  : "Replicas are progressing";
 	bool on[3] = {available && !update, update || !available, update};
+	const char *was = pk_get_string(pk_condition_get(obj, "Progressing"), "reason");
 	int r = 0;
 
+	if (!was || strcmp(was, reason) != 0) {
+		u->event_reason = reason;
+		snprintf(u->event_note, sizeof(u->event_note), "%s", message);
+	}
 	for (size_t k = 0; k < 3; k++)
 		r |=
 		    pk_condition_set(obj, types[k], on[k] ? "True" : "False", reason, message, now);
@@ -189,7 +195,8 @@ static int set_conditions(json_t *obj, bool update, bool available, int64_t now)
 }
 
 /* The new status into a copy of lws (conditions keep their transition times). */
-static int fill_status(const struct groups *gs, const json_t *lws, const char *now, json_t *copy)
+static int fill_status(const struct groups *gs, const json_t *lws, const char *now, json_t *copy,
+		       struct wb_lws_update *u)
 {
 	int64_t groups = 0, ready = 0, updated = 0, old = 0, good = 0, t = 0, i;
 	json_t *st = json_object_get(copy, "status");
@@ -215,7 +222,12 @@ static int fill_status(const struct groups *gs, const json_t *lws, const char *n
 	if (json_is_integer(pk_get(lws, "metadata.generation")))
 		r |= json_object_set_new(st, "observedGeneration",
 					 json_copy(pk_get(lws, "metadata.generation")));
-	r |= set_conditions(copy, old > 0, good == gs->p.replicas, t);
+	r |= set_conditions(copy, old > 0, good == gs->p.replicas, t, u);
+	if (u->event_reason)
+		snprintf(u->event_note + strlen(u->event_note),
+			 sizeof(u->event_note) - strlen(u->event_note),
+			 ", with %lld groups ready of total %lld groups", (long long)ready,
+			 (long long)gs->p.replicas);
 	return r ? -ENOMEM : 0;
 }
 
@@ -243,7 +255,7 @@ int wb_lws_status(const json_t *lws, const json_t *pods, const char *now, struct
 	if (r >= 0 && !json_is_object(json_object_get(copy, "status")))
 		r = json_object_set_new(copy, "status", json_object()) < 0 ? -ENOMEM : 0;
 	if (r >= 0)
-		r = fill_status(&gs, lws, now, copy);
+		r = fill_status(&gs, lws, now, copy, &u);
 	if (r >= 0 && !json_equal(json_object_get(copy, "status"), pk_get(lws, "status")))
 		u.status = json_incref(json_object_get(copy, "status"));
 	json_decref(copy);

@@ -446,6 +446,10 @@ static int lws_keep_status(struct pk_ctl *ctl, json_t **lws, const char *what, b
 		if (r == 0 && ctl_delete(ctl, &ref, PK_WRITE_PROPAGATE_DEFAULT) == 0)
 			ctl_log(ctl, 2, "%s: deleted PodGroup %s/%s", what, ref.ns, ref.name);
 	}
+	if (r == 0 && u.event_reason) {
+		ctl_record_normal(ctl, "LeaderWorkerSet", *lws, u.event_reason, u.event_note);
+		ctl_record_flush(ctl);
+	}
 	if (r == 0 && (u.restarted || u.rolled))
 		ctl_log(ctl, 2,
 			"%s: recreating %lld group(s) for a pod restart, %lld for the update", what,

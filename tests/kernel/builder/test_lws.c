@@ -503,6 +503,15 @@ START_TEST(lws_status_restarts_groups)
 	ck_assert_int_eq(json_integer_value(json_object_get(u.status, "updatedReplicas")), 2);
 	ck_assert_str_eq(str_at(u.status, "conditions.0.type"), "Available");
 	ck_assert_str_eq(str_at(u.status, "conditions.0.status"), "True");
+	ck_assert_str_eq(u.event_reason, "AllGroupsReady");
+	ck_assert_str_eq(u.event_note,
+			 "All replicas are ready, with 2 groups ready of total 2 groups");
+	/* the same status again: nothing to write, no Event */
+	json_object_set(lws, "status", u.status);
+	wb_lws_update_clear(&u);
+	ck_assert_int_eq(wb_lws_status(lws, pods, "2026-01-01T00:00:00Z", &u), 0);
+	ck_assert_ptr_null(u.status);
+	ck_assert_ptr_null(u.event_reason);
 	wb_lws_update_clear(&u);
 	json_object_set_new(json_object_get(by_name(pods, "Pod", "llm-0-1"), "status"), "phase",
 			    json_string("Failed"));

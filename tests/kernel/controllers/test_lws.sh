@@ -95,6 +95,8 @@ k get lws llm >"$WORK/out" 2>&1
 grep -q '^llm  *2  *2  *2 ' "$WORK/out" || fail "get lws: $(cat "$WORK/out")"
 [ "$(k get lws llm -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ] ||
 	fail "Available: $(k get lws llm -o yaml)"
+wait_for "the AllGroupsReady Event" "All replicas are ready, with 2 groups ready of total 2 groups" \
+	sh -c 'timeout 20 kubectl get events --field-selector reason=AllGroupsReady,involvedObject.name=llm -o jsonpath="{.items[0].message}"'
 
 # scale up, then down: the highest indices go
 k patch lws llm --type=merge -p '{"spec":{"replicas":3}}' >/dev/null || fail "scale to 3"
