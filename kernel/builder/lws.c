@@ -710,17 +710,17 @@ static int64_t surge_groups(const struct wb_lookup *lk, const struct lws_view *v
 
 	if (v->max_surge == 0 || !lk || !lk->fn)
 		return 0;
-	for (i = 0; i < v->replicas; i++) {
+	/* the leaders first: the groups' pods are looked at only during an update */
+	for (i = 0; i < v->replicas && !old; i++) {
 		const json_t *l = leader_of(lk, v, i);
 
-		if (l && !current(l, revision))
-			old = true;
-		if (!group_done(lk, v, i, revision)) /* a group being recreated too */
-			pending++;
+		old = l && !current(l, revision);
 	}
 	if (!old && !leader_of(lk, v, v->replicas))
 		return 0;
-	return pending < v->max_surge ? pending : v->max_surge;
+	for (i = 0; i < v->replicas && pending < v->max_surge; i++)
+		pending += !group_done(lk, v, i, revision); /* a group being recreated too */
+	return pending;
 }
 
 /* The pods of group i: the leader, and the workers unless they wait for it. */
