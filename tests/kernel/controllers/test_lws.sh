@@ -3,13 +3,14 @@
 # on a simulated gpu-cluster board whose pods run (--sim-lifecycle):
 # discovery and explain; the groups' pods, names, labels and hostnames; each
 # group a gang placed whole in one rack (exclusive-topology), different
-# groups in different racks; the printer columns and status; scale up and
-# down by replicas (highest indices first); a deleted worker recreates its
-# whole group; a rolling update with maxUnavailable 0 and maxSurge 1 places a
-# surge group NAME-2 before an old group goes and never has fewer than 2
-# groups Ready; LeaderReady creates the workers only once the leader runs; a
-# field not implemented is refused by path; deleting the set collects
-# everything it made.
+# groups in different racks; the printer columns, status and Events; scale up
+# (kubectl scale, the scale subresource) and down by replicas (highest
+# indices first); a deleted worker recreates its whole group; a rolling
+# update with maxUnavailable 0 and maxSurge 1 places a surge group NAME-2
+# before an old group goes and never has fewer than 2 groups Ready;
+# LeaderReady creates the workers only once the leader runs; a field not
+# implemented is refused by path; deleting the set collects everything it
+# made.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need kubectl
 
@@ -98,9 +99,15 @@ grep -q '^llm  *2  *2  *2 ' "$WORK/out" || fail "get lws: $(cat "$WORK/out")"
 wait_for "the AllGroupsReady Event" "All replicas are ready, with 2 groups ready of total 2 groups" \
 	sh -c 'timeout 20 kubectl get events --field-selector reason=AllGroupsReady,involvedObject.name=llm -o jsonpath="{.items[0].message}"'
 
-# scale up, then down: the highest indices go
-k patch lws llm --type=merge -p '{"spec":{"replicas":3}}' >/dev/null || fail "scale to 3"
+# scale up (kubectl scale: the scale subresource), then down: the highest indices go
+k scale lws llm --replicas=3 >"$WORK/out" 2>&1 || fail "kubectl scale: $(cat "$WORK/out")"
 wait_for "scaled up" "3/3/3" status llm
+got=$(k get --raw /apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets/llm/scale)
+echo "$got" | grep -q '"kind":"Scale","apiVersion":"autoscaling/v1"' &&
+	echo "$got" | grep -q '"spec":{"replicas":3},"status":{"replicas":3,"selector":"leaderworkerset.sigs.k8s.io/name=llm,leaderworkerset.sigs.k8s.io/worker-index=0"}' ||
+	fail "scale subresource: $got"
+k scale lws llm --replicas=1 --current-replicas=2 >"$WORK/out" 2>&1 && fail "a stale --current-replicas scaled"
+grep -q 'Expected replicas to be 2, was 3' "$WORK/out" || fail "current-replicas: $(cat "$WORK/out")"
 k patch lws llm --type=merge -p '{"spec":{"replicas":1}}' >/dev/null || fail "scale to 1"
 wait_for "scaled down" "llm-0 llm-0-1 llm-0-2 " pods
 wait_for "status after scaling down" "1/1/1" status llm
