@@ -547,8 +547,11 @@ static int add_env(json_t *spec, const char *address, int64_t size, int64_t work
 	snprintf(wi, sizeof(wi), "%lld", (long long)worker);
 	json_array_foreach(json_object_get(spec, "containers"), i, c)
 	{
-		json_t *env = json_is_object(c) ? member(c, "env", true) : NULL, *e;
+		json_t *env, *e;
 
+		if (!json_is_object(c))
+			continue; /* not a container: pod validation names it */
+		env = member(c, "env", true);
 		if (!env)
 			return -ENOMEM;
 		for (k = 0; k < 3; k++) {

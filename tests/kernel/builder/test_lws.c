@@ -574,6 +574,47 @@ START_TEST(lws_status_rolls_groups_within_max_unavailable)
 }
 END_TEST
 
+/* Malformed objects and pods are errors, never crashes. */
+START_TEST(lws_hostile_objects)
+{
+	static const char *const specs[] = {
+	    "spec: []\n",
+	    "spec: {leaderWorkerTemplate: []}\n",
+	    "spec: {leaderWorkerTemplate: {workerTemplate: {spec: {containers: [1, x]}}}}\n",
+	    "spec: {replicas: x, leaderWorkerTemplate: {size: '3', workerTemplate: {}}}\n",
+	    "spec: {leaderWorkerTemplate: {workerTemplate: {}}, scheduling: {replica: []}}\n",
+	    "spec: {leaderWorkerTemplate: {workerTemplate: {}}, rolloutStrategy: "
+	    "{rollingUpdateConfiguration: {maxSurge: '%'}}}\n",
+	    "spec: {leaderWorkerTemplate: {workerTemplate: {}}, networkConfig: []}\n",
+	};
+	json_t *pods =
+	    json_pack("[{s:s,s:{s:s,s:{s:s,s:s}}},{s:s,s:{s:s,s:{s:s}}},i]", "kind", "Pod",
+		      "metadata", "name", "llm-0", "labels", WB_LWS_LABEL_GROUP_INDEX,
+		      "99999999999", WB_LWS_LABEL_WORKER_INDEX, "-1", "kind", "Pod", "metadata",
+		      "name", "llm-1", "labels", WB_LWS_LABEL_GROUP_INDEX, "1", 7);
+
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		char text[1024];
+		struct pk_errors errs = {0};
+		struct wb_lws_update u = {0};
+		json_t *o, *out = NULL;
+		int r;
+
+		snprintf(text, sizeof(text), HEAD "%s", specs[i]);
+		o = obj(text);
+		r = wb_lws_reconcile(o, NULL, &out, &errs);
+		ck_assert_msg(r == 0 || r == -EINVAL, "spec %zu: %d", i, r);
+		json_decref(out);
+		pk_errors_clear(&errs);
+		r = wb_lws_status(o, pods, "2026-01-01T00:00:00Z", &u);
+		ck_assert_msg(r == 0 || r == -EINVAL, "status %zu: %d", i, r);
+		wb_lws_update_clear(&u);
+		json_decref(o);
+	}
+	json_decref(pods);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("lws");
@@ -589,6 +630,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, lws_delegated_under_a_parent);
 	tcase_add_test(tc, lws_status_restarts_groups);
 	tcase_add_test(tc, lws_status_rolls_groups_within_max_unavailable);
+	tcase_add_test(tc, lws_hostile_objects);
 	suite_add_tcase(s, tc);
 	return s;
 }
