@@ -189,4 +189,11 @@ int wb_check_admission_annotation(const json_t *obj, const json_t *old_obj, stru
 /* A user's update (pk_admission.admit_user): only the queue controller admits. */
 int wb_check_queue_user_update(const json_t *obj, const json_t *old_obj, struct pk_errors *errs);
 
+/* What the LeaderWorkerSet's status controller reads of it (lws.c); -EINVAL when invalid. */
+struct wb_lws_params {
+	int64_t replicas, size, max_unavailable, max_surge;
+	bool recreate; /* restartPolicy RecreateGroupOnPodRestart */
+};
+int wb_lws_params(const json_t *lws, struct wb_lws_params *ret);
+
 #endif

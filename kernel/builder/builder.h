@@ -303,6 +303,30 @@ void wb_lws_revision(const json_t *lws, char ret[WB_LWS_REVISION_LEN]);
 int64_t wb_lws_size(const json_t *lws);
 
 /*
+ * A LeaderWorkerSet's controller after looking at its pods (lws_status.c):
+ * status (NULL: unchanged) with replicas (groups that exist), readyReplicas
+ * (groups whose size pods are all Ready), updatedReplicas (groups at the
+ * current revision), hpaPodSelector and conditions Available, Progressing
+ * and UpdateInProgress; delete_pods and delete_groups (names of pods and
+ * PodGroups, deleted in the same write) recreate groups: a group with a pod
+ * that ended or is gone is recreated whole under RecreateGroupOnPodRestart
+ * (with None only the ended pod is), and a rolling update recreates groups
+ * of an older revision from the highest index down while the Ready groups
+ * stay at least replicas - maxUnavailable (surge groups count).
+ */
+struct wb_lws_update {
+	json_t *status;
+	json_t *delete_pods, *delete_groups;
+	int64_t restarted, rolled; /* groups recreated for a pod, for an update */
+	/* The conditions changed: a Normal Event's reason (static) and note, as LWS's. */
+	const char *event_reason;
+	char event_note[160];
+};
+int wb_lws_status(const json_t *lws, const json_t *pods, const char *now,
+		  struct wb_lws_update *ret);
+void wb_lws_update_clear(struct wb_lws_update *u);
+
+/*
  * Replace every Job and JobSet in objects (a JSON array) by the Workload,
  * groups and pods it compiles into; other objects pass through in order.
  * Errors (field paths) go to errs; returns 0 or -EINVAL.

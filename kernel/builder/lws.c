@@ -547,8 +547,11 @@ static int add_env(json_t *spec, const char *address, int64_t size, int64_t work
 	snprintf(wi, sizeof(wi), "%lld", (long long)worker);
 	json_array_foreach(json_object_get(spec, "containers"), i, c)
 	{
-		json_t *env = json_is_object(c) ? member(c, "env", true) : NULL, *e;
+		json_t *env, *e;
 
+		if (!json_is_object(c))
+			continue; /* not a container: pod validation names it */
+		env = member(c, "env", true);
 		if (!env)
 			return -ENOMEM;
 		for (k = 0; k < 3; k++) {
@@ -672,7 +675,8 @@ static const json_t *leader_of(const struct wb_lookup *lk, const struct lws_view
 
 static bool current(const json_t *pod, const char *revision)
 {
-	const char *r = pk_get_string(pod, "metadata.labels." WB_LWS_LABEL_REVISION);
+	const char *r = json_string_value(
+	    json_object_get(pk_get(pod, "metadata.labels"), WB_LWS_LABEL_REVISION));
 
 	return r && strcmp(r, revision) == 0;
 }
@@ -697,8 +701,9 @@ static bool group_done(const struct wb_lookup *lk, const struct lws_view *v, int
 
 /*
  * The surge groups of a rolling update: while a group of [0, replicas) runs
- * an older revision (or surge groups exist and a group is not yet updated
- * and Ready), up to maxSurge groups at the next indices.
+ * an older revision, or surge groups exist and a group is not yet updated
+ * and Ready (or is being recreated), up to maxSurge groups at the next
+ * indices.
  */
 static int64_t surge_groups(const struct wb_lookup *lk, const struct lws_view *v,
 			    const char *revision)
@@ -708,17 +713,17 @@ static int64_t surge_groups(const struct wb_lookup *lk, const struct lws_view *v
 
 	if (v->max_surge == 0 || !lk || !lk->fn)
 		return 0;
-	for (i = 0; i < v->replicas; i++) {
+	/* the leaders first: the groups' pods are looked at only during an update */
+	for (i = 0; i < v->replicas && !old; i++) {
 		const json_t *l = leader_of(lk, v, i);
 
-		if (l && !current(l, revision))
-			old = true;
-		if (l && !group_done(lk, v, i, revision))
-			pending++;
+		old = l && !current(l, revision);
 	}
 	if (!old && !leader_of(lk, v, v->replicas))
 		return 0;
-	return pending < v->max_surge ? pending : v->max_surge;
+	for (i = 0; i < v->replicas && pending < v->max_surge; i++)
+		pending += !group_done(lk, v, i, revision); /* a group being recreated too */
+	return pending;
 }
 
 /* The pods of group i: the leader, and the workers unless they wait for it. */
@@ -730,9 +735,11 @@ static int group_pods(const struct stamp *s, const struct wb_lookup *lk, int64_t
 
 	if (v->leader_ready) {
 		const json_t *l = leader_of(lk, v, i);
+		char first[128];
 
-		if (!l || !current(l, s->revision) || !pk_pod_ready(l))
-			workers = 1;
+		snprintf(first, sizeof(first), "%s-%lld-1", v->base.name, (long long)i);
+		if ((!l || !current(l, s->revision) || !pk_pod_ready(l)) && !find_pod(lk, v, first))
+			workers = 1; /* once made, the workers stay while the leader runs */
 	}
 	for (int64_t w = 0; w < workers; w++) {
 		json_t *pod = lws_pod(s, i, w, pg);
@@ -833,4 +840,21 @@ int64_t wb_lws_size(const json_t *lws)
 	json_t *v = pk_get(lws, "spec.leaderWorkerTemplate.size");
 
 	return json_is_integer(v) && json_integer_value(v) > 0 ? json_integer_value(v) : 1;
+}
+
+int wb_lws_params(const json_t *lws, struct wb_lws_params *ret)
+{
+	struct pk_errors errs = {0};
+	struct lws_view v = {0};
+	int r = lws_parse(lws, &v.base, &errs);
+
+	pk_errors_clear(&errs);
+	if (r < 0)
+		return r;
+	*ret = (struct wb_lws_params){.replicas = v.replicas,
+				      .size = v.size,
+				      .max_unavailable = v.max_unavailable,
+				      .max_surge = v.max_surge,
+				      .recreate = v.recreate};
+	return 0;
 }

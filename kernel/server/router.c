@@ -193,7 +193,8 @@ static int parse_route(const char *path, struct route *r)
 	r->sub = n - i == 3 ? strdup(s[i + 2]) : NULL;
 	if (r->sub && strcmp(r->sub, "status") != 0 &&
 	    !((strcmp(r->sub, "binding") == 0 || strcmp(r->sub, "eviction") == 0) &&
-	      r->type->pk == PK_KIND_POD))
+	      r->type->pk == PK_KIND_POD) &&
+	    !(strcmp(r->sub, "scale") == 0 && pk_srv_has_scale(r->type)))
 		return -ENOENT;
 	if (r->sub && strcmp(r->sub, "status") == 0 && !r->type->has_status)
 		return -ENOENT;

@@ -165,6 +165,8 @@ void rt_do_patch(const struct call *c, struct pk_response *resp)
 	json_t *patch;
 	if (rt_parse_body_dups(req, resp, &patch, type == PK_PATCH_JSON ? NULL : c->dups) < 0)
 		return;
+	if (r->sub && strcmp(r->sub, "scale") == 0)
+		return rt_write_scale(c, &type, patch, resp);
 	/* A merge patch has the object's shape; a JSON patch's values are not checked. */
 	if (type != PK_PATCH_JSON && rt_field_validation(c, patch, true, resp) < 0) {
 		json_decref(patch);

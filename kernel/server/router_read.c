@@ -25,6 +25,12 @@ void rt_do_get(struct pk_server *srv, const struct pk_request *req, const struct
 	if (rc < 0)
 		return rt_respond_store_error(resp, rc, r, r->name, NULL);
 	obj = pk_srv_event_answer(r->type, obj);
+	if (r->sub && strcmp(r->sub, "scale") == 0) {
+		json_t *scale = pk_srv_scale_view(obj);
+		json_decref(obj);
+		return scale ? pk_srv_respond_json(resp, 200, scale)
+			     : rt_respond_store_error(resp, -ENOMEM, r, r->name, NULL);
+	}
 	if (pk_srv_wants_table(req->accept)) {
 		json_t *items = json_pack("[o]", obj);
 		json_t *table =

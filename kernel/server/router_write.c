@@ -390,6 +390,23 @@ void rt_do_binding(struct pk_server *srv, const struct pk_request *req, const st
 	json_decref(body);
 }
 
+/* PUT or PATCH (type) of a scale subresource (scale.c); body taken. */
+void rt_write_scale(const struct call *c, const enum pk_patch_type *type, json_t *body,
+		    struct pk_response *resp)
+{
+	struct pk_errors errs = {0};
+	json_t *out = NULL;
+	int rc = pk_srv_scale_write(c->srv->store, c->r->type, c->r->ns, c->r->name, type, body,
+				    &c->wo, &errs, &out);
+	json_decref(body);
+	if (rc < 0)
+		rt_respond_store_error(resp, rc, c->r, c->r->name, &errs);
+	else
+		pk_srv_respond_json(resp, 200, pk_srv_scale_view(out));
+	json_decref(out);
+	pk_errors_clear(&errs);
+}
+
 void rt_do_update(const struct call *c, struct pk_response *resp)
 {
 	const struct pk_request *req = c->req;
@@ -397,6 +414,8 @@ void rt_do_update(const struct call *c, struct pk_response *resp)
 	json_t *obj;
 	if (rt_parse_body_dups(req, resp, &obj, c->dups) < 0)
 		return;
+	if (r->sub && strcmp(r->sub, "scale") == 0)
+		return rt_write_scale(c, NULL, obj, resp);
 	if (rt_check_body_identity(r, obj, true, resp) < 0 ||
 	    rt_field_validation(c, obj, false, resp) < 0) {
 		json_decref(obj);

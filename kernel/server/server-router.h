@@ -81,6 +81,9 @@ void rt_do_create(const struct call *c, struct pk_response *resp);
 void rt_do_binding(struct pk_server *srv, const struct pk_request *req, const struct route *r,
 		   struct pk_response *resp);
 void rt_do_update(const struct call *c, struct pk_response *resp);
+/* PUT (type NULL) or PATCH of a scale subresource (scale.c); body taken, resp answered. */
+void rt_write_scale(const struct call *c, const enum pk_patch_type *type, json_t *body,
+		    struct pk_response *resp);
 
 /* ---- router_patch.c, router_delete.c ----------------------------------------------- */
 void rt_do_patch(const struct call *c, struct pk_response *resp);
