@@ -33,16 +33,12 @@ static void queue_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const json_t 
 /* What the queue controller's pass reads (queues.c): queues, and queued Jobs and JobSets. */
 static bool queue_relevant(const struct pk_store_event *ev)
 {
-	static const char *const kinds[] = {"ClusterQueue", "LocalQueue", "ResourceFlavor",
-					    "Cohort", "Namespace"};
 	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 
 	if (k == PK_KIND_JOB || k == PK_KIND_JOBSET)
 		return wb_queue_name(ev->object) != NULL;
-	for (size_t i = 0; ev->kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (strcmp(ev->kind->kind, kinds[i]) == 0)
-			return true;
-	return false;
+	return k == PK_KIND_CLUSTER_QUEUE || k == PK_KIND_LOCAL_QUEUE ||
+	       k == PK_KIND_RESOURCE_FLAVOR || k == PK_KIND_COHORT || k == PK_KIND_NAMESPACE;
 }
 
 /* A node's heartbeat Lease: in the node lease namespace. */
