@@ -22,7 +22,11 @@
  * when the class cannot use them: all of them when the node's model is not
  * one the class accepts, else those left over once as many of the class's
  * pods as the free devices, CPU and memory allow are placed
- * (free - copies x devices).  The expected stranding of a node is the sum
+ * (free - copies x devices).  Devices count one by one (the snapshot's
+ * ledger of shares, struct sc_devs): a class of shares uses the part a
+ * device has left only where its share fits, a class of whole devices only
+ * untouched devices, so a GPU with 0.3 left that no class fits is lost, as
+ * in FGD.  The expected stranding of a node is the sum
  * over the classes of their share of the profile times what they find
  * stranded; the score of a placement is how much it raises the node's
  * expected stranding, in devices.  It is lowest where
@@ -428,13 +432,79 @@ static bool model_ok(const struct sc_profile_class *c, const char *model)
 }
 
 /*
- * Of g free devices with cpu and mem free, those pods of class k cannot use
- * (milli), at its point j of CPU and memory requests (inverses given:
- * multiplications only).
+ * A node's free devices of one resource as the pods to come find them:
+ * untouched devices and the parts shares left of the others (milli), so a
+ * class of shares uses a part only where it fits, and a class of whole
+ * devices never does.  g is their sum.
  */
-static double stranded_at(const struct sc_strand_class *k, int j, double g, double cpu, double mem)
+struct dev_view {
+	int res, untouched, np;
+	double g;
+	int64_t part[SC_DEV_MAX];
+};
+
+static void view_of(struct dev_view *v, const struct sc_node *node, int r, int64_t free_)
 {
-	double copies = floor(g * k->inv_dev);
+	const struct sc_devs *d = sc_node_devs(node, r);
+
+	v->res = r;
+	v->np = 0;
+	v->g = free_ > 0 ? (double)free_ : 0;
+	if (!d) { /* no share on it: whole devices */
+		v->untouched = free_ > 0 ? (int)(free_ / 1000) : 0;
+		if (free_ > 0 && free_ % 1000)
+			v->part[v->np++] = free_ % 1000;
+		return;
+	}
+	v->untouched = sc_devs_untouched(d);
+	for (int i = 0; i < d->n; i++)
+		if (d->free[i] > 0 && d->free[i] < 1000)
+			v->part[v->np++] = d->free[i];
+}
+
+/* The view once a request of q milli is placed, as the node's ledger would place it. */
+static void view_take(struct dev_view *v, int64_t q)
+{
+	int64_t f = q % 1000;
+	int i;
+
+	v->untouched -= (int)(q / 1000);
+	v->g -= (double)q;
+	if (!f)
+		return;
+	i = sc_devs_pick(v->part, v->np, 0, f);
+	if (i >= 0) {
+		v->part[i] -= f;
+	} else if (v->np < SC_DEV_MAX) {
+		v->untouched--;
+		v->part[v->np++] = 1000 - f;
+	}
+}
+
+/* How many pods of dev milli the view's devices hold. */
+static double dev_copies(const struct dev_view *v, int64_t dev)
+{
+	double c = 0;
+
+	if (v->untouched <= 0 && !v->np)
+		return 0;
+	if (dev >= 1000)
+		return v->untouched > 0 ? floor((double)v->untouched / (double)((dev + 999) / 1000))
+					: 0;
+	for (int i = 0; i < v->np; i++)
+		c += (double)(v->part[i] / dev);
+	return c + (v->untouched > 0 ? (double)v->untouched * (double)(1000 / dev) : 0);
+}
+
+/*
+ * Of the view's free devices with cpu and mem free, those pods of class k
+ * cannot use (milli), at its point j of CPU and memory requests (inverses
+ * given: multiplications only).
+ */
+static double stranded_at(const struct sc_strand_class *k, int j, const struct dev_view *v,
+			  double cpu, double mem)
+{
+	double copies = dev_copies(v, k->c->devices);
 
 	if (k->inv_cpu[j] > 0)
 		copies = fmin(copies, floor(cpu * k->inv_cpu[j]));
@@ -442,16 +512,17 @@ static double stranded_at(const struct sc_strand_class *k, int j, double g, doub
 		copies = fmin(copies, floor(mem * k->inv_mem[j]));
 	if (copies < 0)
 		copies = 0;
-	return g - copies * (double)k->c->devices;
+	return v->g - copies * (double)k->c->devices;
 }
 
 /* The same over the class's two points, the lighter weighing SC_LIGHT_WEIGHT. */
-static double stranded(const struct sc_strand_class *k, double g, double cpu, double mem)
+static double stranded(const struct sc_strand_class *k, const struct dev_view *v, double cpu,
+		       double mem)
 {
-	if (g <= 0)
+	if (v->g <= 0)
 		return 0;
-	return SC_LIGHT_WEIGHT * stranded_at(k, 0, g, cpu, mem) +
-	       (1 - SC_LIGHT_WEIGHT) * stranded_at(k, 1, g, cpu, mem);
+	return SC_LIGHT_WEIGHT * stranded_at(k, 0, v, cpu, mem) +
+	       (1 - SC_LIGHT_WEIGHT) * stranded_at(k, 1, v, cpu, mem);
 }
 
 /* Devices the pod takes from narrower pods: its devices times its model's pressure. */
@@ -476,23 +547,34 @@ double sc_strand_score(const struct sc_strand *st, const struct sc_node *node,
 	double mem = st->mem >= 0 ? (double)free_[st->mem] : 0;
 	double cpu_req = st->cpu >= 0 ? (double)pod->req[st->cpu] : 0;
 	double mem_req = st->mem >= 0 ? (double)pod->req[st->mem] : 0;
+	struct dev_view before = {.res = -1}, after;
 	const char *model = NULL;
 	bool have_model = false;
 	double s = 0;
 
 	for (int i = 0; i < st->n; i++) {
 		const struct sc_strand_class *k = &st->k[i];
-		double g = (double)free_[k->c->res], g_req = (double)pod->req[k->c->res];
+		int r = k->c->res;
 
-		if (g <= 0 || (g_req <= 0 && cpu_req <= 0 && mem_req <= 0))
+		if (free_[r] <= 0 || (pod->req[r] <= 0 && cpu_req <= 0 && mem_req <= 0))
 			continue; /* nothing to strand, or nothing taken */
 		if (k->c->nmodels && !have_model) {
 			model = sc_node_label(node, SC_MODEL_LABEL);
 			have_model = true;
 		}
-		if (model_ok(k->c, model))
-			s += k->share * (stranded(k, g - g_req, cpu - cpu_req, mem - mem_req) -
-					 stranded(k, g, cpu, mem));
+		if (!model_ok(k->c, model))
+			continue;
+		if (before.res != r) {
+			view_of(&before, node, r, free_[r]);
+			after.res = r;
+			after.untouched = before.untouched;
+			after.np = before.np;
+			after.g = before.g;
+			memcpy(after.part, before.part, (size_t)before.np * sizeof(*after.part));
+			view_take(&after, pod->req[r]);
+		}
+		s += k->share * (stranded(k, &after, cpu - cpu_req, mem - mem_req) -
+				 stranded(k, &before, cpu, mem));
 	}
 	if (st->pressure)
 		s += narrow_cost(st, node, pod);

@@ -156,33 +156,83 @@ static double dot(const struct pk_replay_node *c, const int64_t *req)
 }
 
 /*
- * FGD's fragmentation of a node's free GPUs (milli) for one class: shares
- * sit on as few devices as possible, so the node has whole free devices
- * and at most one partial one.  All of them when the class cannot run
- * there (model, CPU, memory or GPUs short), else the devices it cannot
- * use: the partial one when it is smaller than the class's share, or for a
- * class of whole devices.
+ * A node's free GPUs, device by device, as the replay accounts them: whole
+ * untouched devices and the parts shares left of the others (milli).
  */
-static double frag_class(const struct fgd_class *c, const char *model, int64_t gpu, int64_t cpu,
-			 int64_t mem)
-{
-	int64_t whole = gpu / 1000, part = gpu % 1000;
-	bool fits = accepts(c, model) && cpu >= c->cpu && mem >= c->mem &&
-		    (c->gpu < 1000 ? (whole > 0 || part >= c->gpu) : whole * 1000 >= c->gpu);
+struct gview {
+	int untouched, np;
+	int64_t g, part[256];
+};
 
-	if (gpu <= 0)
-		return 0;
-	if (!fits)
-		return (double)gpu;
-	return c->gpu < 1000 ? (part < c->gpu ? (double)part : 0) : (double)part;
+static void gview_of(struct gview *v, const struct pk_replay_node *c)
+{
+	int64_t f = c->free[PK_REPLAY_ACCEL];
+
+	v->np = 0;
+	v->g = f > 0 ? f : 0;
+	if (!c->ndev) {
+		v->untouched = f > 0 ? (int)(f / 1000) : 0;
+		if (f > 0 && f % 1000)
+			v->part[v->np++] = f % 1000;
+		return;
+	}
+	v->untouched = c->dev_untouched;
+	for (int i = 0; i < c->ndev && v->np < 256; i++)
+		if (c->dev_free[i] > 0 && c->dev_free[i] < 1000)
+			v->part[v->np++] = c->dev_free[i];
 }
 
-static double frag(const struct world *w, const char *model, int64_t gpu, int64_t cpu, int64_t mem)
+/* The view once a request of q milli is placed where the replay places it. */
+static void gview_take(struct gview *v, int64_t q)
+{
+	int64_t f = q % 1000;
+	int i;
+
+	v->untouched -= (int)(q / 1000);
+	v->g -= q;
+	if (!f)
+		return;
+	i = pk_replay_share_device(v->part, v->np, 0, f);
+	if (i >= 0) {
+		v->part[i] -= f;
+	} else if (v->np < 256) {
+		v->untouched--;
+		v->part[v->np++] = 1000 - f;
+	}
+}
+
+/*
+ * FGD's fragmentation of a node's free GPUs (milli) for one class, device
+ * by device: all of them when the class cannot run there (model, CPU,
+ * memory, or no device with room), else the devices it cannot use: those
+ * with less left than its share, or every partly used one for a class of
+ * whole devices.
+ */
+static double frag_class(const struct fgd_class *c, const char *model, const struct gview *v,
+			 int64_t cpu, int64_t mem)
+{
+	bool room = c->gpu >= 1000 ? (int64_t)v->untouched * 1000 >= c->gpu : v->untouched > 0;
+	int64_t lost = 0;
+
+	if (v->g <= 0)
+		return 0;
+	for (int i = 0; i < v->np; i++) {
+		room |= c->gpu < 1000 && v->part[i] >= c->gpu;
+		if (c->gpu >= 1000 || v->part[i] < c->gpu)
+			lost += v->part[i];
+	}
+	if (!room || !accepts(c, model) || cpu < c->cpu || mem < c->mem)
+		return (double)v->g;
+	return (double)lost;
+}
+
+static double frag(const struct world *w, const char *model, const struct gview *v, int64_t cpu,
+		   int64_t mem)
 {
 	double f = 0;
 
 	for (int k = 0; k < w->n; k++)
-		f += w->c[k].share * frag_class(&w->c[k], model, gpu, cpu, mem);
+		f += w->c[k].share * frag_class(&w->c[k], model, v, cpu, mem);
 	return f;
 }
 
@@ -190,11 +240,14 @@ static double fgd_delta(const struct world *w, const struct pk_replay_node *c, c
 {
 	const char *model = (size_t)c->index < w->nnodes ? w->model[c->index] : NULL;
 	const int64_t *f = c->free;
+	struct gview before, after;
 
-	return frag(w, model, f[PK_REPLAY_ACCEL] - req[PK_REPLAY_ACCEL],
-		    f[PK_REPLAY_CPU] - req[PK_REPLAY_CPU],
+	gview_of(&before, c);
+	after = before;
+	gview_take(&after, req[PK_REPLAY_ACCEL]);
+	return frag(w, model, &after, f[PK_REPLAY_CPU] - req[PK_REPLAY_CPU],
 		    f[PK_REPLAY_MEMORY] - req[PK_REPLAY_MEMORY]) -
-	       frag(w, model, f[PK_REPLAY_ACCEL], f[PK_REPLAY_CPU], f[PK_REPLAY_MEMORY]);
+	       frag(w, model, &before, f[PK_REPLAY_CPU], f[PK_REPLAY_MEMORY]);
 }
 
 enum { P_BEST, P_WORST, P_DOT, P_FGD };
