@@ -45,11 +45,10 @@
  * the workload could not tell the difference, so packing still decides the
  * rest.
  *
- * Classes asking under SC_PROFILE_MIN_SHARE of the devices the profile's
- * pods ask are left out of the score (by devices, not pods: 8-device pods
- * that are 0.4% of the pods ask 4% of the devices, and a node broken by a
- * smaller pod is lost to them), so its cost is a few dozen multiplications
- * per candidate node.  The model pressure counts every class, however light.
+ * Every class of the profile counts, however light: the small shares are
+ * few, yet they are the only pods a sliver left by a large share fits, and
+ * a class of whole nodes is a few pods that ask many devices.  Its cost is
+ * a few dozen multiplications per class and candidate node.
  */
 #include <errno.h>
 #include <math.h>
@@ -63,7 +62,6 @@
 #include "kernel/sched/sched-strand.h"
 
 #define SC_PROFILE_HALF_LIFE 1024.0 /* pods noted */
-#define SC_PROFILE_MIN_SHARE 0.005  /* of the devices the profile's pods ask */
 /*
  * A device taken from a narrower pod is lost for good, while the stranding
  * part is what the next pod alone could not use: the narrow part weighs
@@ -267,6 +265,24 @@ static int dom_of(const struct sc_part *part, const char *value)
 }
 
 /*
+ * A node's free devices of r, less the parts of shared devices smaller than
+ * the least share asked (milli): a part no pod fits is lost to every pod.
+ */
+static double devices_usable(const struct sc_node *n, int r, int64_t least)
+{
+	const struct sc_devs *d = sc_node_devs(n, r);
+	double g;
+
+	if (!d)
+		return (double)sc_sub(n->alloc[r], n->used[r]);
+	g = 1000.0 * sc_devs_untouched(d);
+	for (int i = 0; i < d->n; i++)
+		if (d->free[i] < 1000 && d->free[i] >= least)
+			g += (double)d->free[i];
+	return g;
+}
+
+/*
  * Per model domain, the free devices of resource r that the lightest
  * class's pods could still use (out[d], milli): a node's free devices count
  * up to what its free CPU and memory hold at the smallest requests per
@@ -278,6 +294,7 @@ static void usable_free(const struct sc_strand *st, const struct sc_snapshot *sn
 {
 	const struct sc_part *part = st->models;
 	double cpu_dev = -1, mem_dev = -1;
+	int64_t least = 1000; /* the smallest share asked */
 
 	for (int i = 0; i < st->n; i++) {
 		const struct sc_strand_class *k = &st->k[i];
@@ -287,12 +304,14 @@ static void usable_free(const struct sc_strand *st, const struct sc_snapshot *sn
 			continue;
 		cpu_dev = cpu_dev < 0 || c < cpu_dev ? c : cpu_dev;
 		mem_dev = mem_dev < 0 || m < mem_dev ? m : mem_dev;
+		if (k->c->devices < least)
+			least = k->c->devices;
 	}
 	for (int d = 0; d < part->ndom; d++) {
 		out[d] = 0;
 		for (int j = part->start[d]; j < part->start[d + 1]; j++) {
 			const struct sc_node *n = snap->nodes[part->order[j]];
-			double g = (double)sc_sub(n->alloc[r], n->used[r]);
+			double g = devices_usable(n, r, least);
 
 			if (st->cpu >= 0 && cpu_dev > 0)
 				g = fmin(g, (double)sc_sub(n->alloc[st->cpu], n->used[st->cpu]) /
@@ -377,21 +396,15 @@ static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct s
 static void prepare_classes(struct sc_strand *st, const struct sc_profile *pr,
 			    const struct sc_snapshot *snap)
 {
-	double demand = 0;
-
 	st->n = 0;
 	st->nres = snap->nres;
 	st->cpu = res_find(snap, "cpu");
 	st->mem = res_find(snap, "memory");
-	for (int i = 0; i < pr->n; i++)
-		if (class_live(&pr->c[i], snap->nres))
-			demand += pr->c[i].weight * (double)pr->c[i].devices;
 	for (int i = 0; i < pr->n && pr->total > 0; i++) {
 		const struct sc_profile_class *c = &pr->c[i];
 		struct sc_strand_class *k;
 
-		if (c->weight * (double)c->devices < SC_PROFILE_MIN_SHARE * demand ||
-		    c->devices <= 0 || c->res < 0 || c->res >= snap->nres)
+		if (!class_live(c, snap->nres))
 			continue;
 		k = &st->k[st->n++];
 		k->c = c;
