@@ -45,10 +45,13 @@
  * the workload could not tell the difference, so packing still decides the
  * rest.
  *
- * Every class of the profile counts, however light: the small shares are
- * few, yet they are the only pods a sliver left by a large share fits, and
- * a class of whole nodes is a few pods that ask many devices.  Its cost is
- * a few dozen multiplications per class and candidate node.
+ * Every class of shares counts, however light: the small shares are few,
+ * yet they are the only pods a sliver left by a large share fits.  A class
+ * of whole devices asking under SC_PROFILE_MIN_SHARE of the devices the
+ * profile's pods ask is left out of the stranding part (by devices, not
+ * pods: 8-device pods that are 0.4% of the pods ask 4% of the devices), so
+ * its cost stays a few dozen multiplications per candidate node.  The model
+ * pressure counts every class, however light.
  */
 #include <errno.h>
 #include <math.h>
@@ -68,6 +71,7 @@
  * more.  Calibrated on bench_quality over 20 seeds (README: weights 6 to 16).
  */
 #define SC_NARROW_WEIGHT 10.0
+#define SC_PROFILE_MIN_SHARE 0.005 /* of the devices the profile's pods ask */
 /*
  * The weight of a class's lighter point (mean minus one standard deviation
  * of its requests) against its heavier one.  What a class's light pods can
@@ -396,15 +400,22 @@ static void model_pressure(struct sc_strand *st, struct sc_profile *pr, struct s
 static void prepare_classes(struct sc_strand *st, const struct sc_profile *pr,
 			    const struct sc_snapshot *snap)
 {
+	double demand = 0;
+
 	st->n = 0;
 	st->nres = snap->nres;
 	st->cpu = res_find(snap, "cpu");
 	st->mem = res_find(snap, "memory");
+	for (int i = 0; i < pr->n; i++)
+		if (class_live(&pr->c[i], snap->nres))
+			demand += pr->c[i].weight * (double)pr->c[i].devices;
 	for (int i = 0; i < pr->n && pr->total > 0; i++) {
 		const struct sc_profile_class *c = &pr->c[i];
 		struct sc_strand_class *k;
 
-		if (!class_live(c, snap->nres))
+		if (!class_live(c, snap->nres) ||
+		    (c->devices >= 1000 &&
+		     c->weight * (double)c->devices < SC_PROFILE_MIN_SHARE * demand))
 			continue;
 		k = &st->k[st->n++];
 		k->c = c;
@@ -510,14 +521,14 @@ static double dev_copies(const struct dev_view *v, int64_t dev)
 }
 
 /*
- * Of the view's free devices with cpu and mem free, those pods of class k
- * cannot use (milli), at its point j of CPU and memory requests (inverses
- * given: multiplications only).
+ * Of g free devices with cpu and mem free, holding dc pods of class k by
+ * devices alone, those its pods cannot use (milli), at its point j of CPU
+ * and memory requests (inverses given: multiplications only).
  */
-static double stranded_at(const struct sc_strand_class *k, int j, const struct dev_view *v,
-			  double cpu, double mem)
+static double stranded_at(const struct sc_strand_class *k, int j, double g, double dc, double cpu,
+			  double mem)
 {
-	double copies = dev_copies(v, k->c->devices);
+	double copies = dc;
 
 	if (k->inv_cpu[j] > 0)
 		copies = fmin(copies, floor(cpu * k->inv_cpu[j]));
@@ -525,17 +536,20 @@ static double stranded_at(const struct sc_strand_class *k, int j, const struct d
 		copies = fmin(copies, floor(mem * k->inv_mem[j]));
 	if (copies < 0)
 		copies = 0;
-	return v->g - copies * (double)k->c->devices;
+	return g - copies * (double)k->c->devices;
 }
 
 /* The same over the class's two points, the lighter weighing SC_LIGHT_WEIGHT. */
 static double stranded(const struct sc_strand_class *k, const struct dev_view *v, double cpu,
 		       double mem)
 {
+	double dc;
+
 	if (v->g <= 0)
 		return 0;
-	return SC_LIGHT_WEIGHT * stranded_at(k, 0, v, cpu, mem) +
-	       (1 - SC_LIGHT_WEIGHT) * stranded_at(k, 1, v, cpu, mem);
+	dc = dev_copies(v, k->c->devices);
+	return SC_LIGHT_WEIGHT * stranded_at(k, 0, v->g, dc, cpu, mem) +
+	       (1 - SC_LIGHT_WEIGHT) * stranded_at(k, 1, v->g, dc, cpu, mem);
 }
 
 /* Devices the pod takes from narrower pods: its devices times its model's pressure. */
