@@ -88,6 +88,8 @@ enum pk_kind {
 	PK_KIND_RESOURCE_FLAVOR,
 	PK_KIND_CLUSTER_QUEUE,
 	PK_KIND_LOCAL_QUEUE,
+	PK_KIND_LEADER_WORKER_SET, /* leaderworkerset.x-k8s.io/v1: serving groups */
+	PK_KIND_COHORT,
 	_PK_KIND_MAX,
 };
 /* "Pod", "CompositePodGroup", ...; NULL for unknown. */
@@ -474,12 +476,17 @@ const char *pk_pod_qos_class(const json_t *pod);
  * plugins are: for the writes of kind, admit sees the new object and the
  * stored one (old, NULL on create), adds field-path messages to errs and
  * returns < 0 to refuse the write.  The store runs those it is opened with
- * (pk_store_open_opts); the workload builder's are wb_admission.
+ * (pk_store_open_opts); the workload builder's are wb_admission.  admit_user
+ * (NULL: none) runs too for a write a user's request makes (the API server
+ * marks them, pk_store_write_opts.by_user), never for the appliance's own
+ * controllers: what only a controller may write (the queue controller's
+ * admission of a workload) is refused there.
  */
 struct pk_admission {
 	enum pk_kind kind;
 	const char *name; /* where the rule comes from, e.g. "workloadbuilder: Job" */
 	int (*admit)(const json_t *obj, const json_t *old, struct pk_errors *errs);
+	int (*admit_user)(const json_t *obj, const json_t *old, struct pk_errors *errs);
 };
 
 /* ---- boards as API objects (board_nodes.c, board_links.c) -------------------- */

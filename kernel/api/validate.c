@@ -782,6 +782,7 @@ int pk_validate(const json_t *obj, struct pk_errors *errs)
 	case PK_KIND_RESOURCE_FLAVOR:
 	case PK_KIND_CLUSTER_QUEUE:
 	case PK_KIND_LOCAL_QUEUE:
+	case PK_KIND_COHORT:
 		validate_other(copy, kind, e);
 		pk_validate_kueue(copy, kind, e);
 		break;

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * validate_kueue.c — static validation of the Kueue queueing kinds
- * (kueue.x-k8s.io/v1beta2): ResourceFlavor, ClusterQueue and LocalQueue,
- * with Kueue's field paths and rules for what the queue controller
- * implements (nominal quota per flavor and resource, a namespace selector,
- * the queueing strategy, a LocalQueue's ClusterQueue), and every upstream
- * field it does not implement refused at its path with why: borrowing,
- * lending, cohorts, preemption, fair sharing, flavor fungibility, admission
- * checks, stop policies and a flavor's node labels, taints, tolerations and
- * topology.
+ * (kueue.x-k8s.io/v1beta2): ResourceFlavor, ClusterQueue, LocalQueue and
+ * Cohort, with Kueue's field paths and rules for what the queue controller
+ * implements (nominal quota per flavor and resource, borrowing and lending
+ * limits within a cohort, a namespace selector, the queueing strategy, a
+ * LocalQueue's ClusterQueue, a Cohort's parent), and every upstream field it
+ * does not implement refused at its path with why: preemption, fair
+ * sharing, flavor fungibility, admission checks, stop policies and a
+ * flavor's node labels, taints, tolerations and topology.
  */
 #include <stdio.h>
 #include <string.h>
@@ -140,13 +140,60 @@ static void check_selector(struct pk_vctx *v, const json_t *sel)
 	pk_path_pop(&v->p, old);
 }
 
-/* One flavor's resources[]: exactly the group's coveredResources, in order. */
-static void check_flavor_resources(struct pk_vctx *v, const json_t *flavor, const json_t *covered)
+/*
+ * A quantity of at least 0 at key of r (required or not); its value in
+ * *ret_milli (-1: absent or invalid).
+ */
+static void check_quota(struct pk_vctx *v, const json_t *r, const char *key, bool required,
+			int64_t *ret_milli)
 {
-	static const struct refused refused[] = {
-	    {"borrowingLimit", "borrowing within a cohort is not implemented"},
-	    {"lendingLimit", "lending within a cohort is not implemented"},
-	};
+	json_t *q = json_object_get(r, key);
+	int64_t milli = -1;
+
+	if (!q || json_is_null(q)) {
+		if (required)
+			pk_vctx_fail(v, key, "Required value%s", NULL);
+	} else if (pk_quantity_of(q, &milli) < 0) {
+		pk_vctx_fail(v, key, "Invalid value: %s: must be a valid quantity",
+			     pk_value_text(q, v->text, sizeof(v->text)));
+		milli = -1;
+	} else if (milli < 0) {
+		pk_vctx_fail(v, key, "Invalid value: %s: must be greater than or equal to 0",
+			     pk_value_text(q, v->text, sizeof(v->text)));
+	}
+	*ret_milli = milli;
+}
+
+/*
+ * One resource's quota: nominalQuota, and borrowingLimit and lendingLimit
+ * only where there is a cohort to borrow from and lend to (Kueue's rule;
+ * no_parent: the field that would name it, NULL when there is one), the
+ * lending limit at most the nominal quota.
+ */
+static void check_resource_quota(struct pk_vctx *v, const json_t *r, const char *no_parent)
+{
+	int64_t nominal, borrowing, lending;
+
+	check_quota(v, r, "nominalQuota", true, &nominal);
+	check_quota(v, r, "borrowingLimit", false, &borrowing);
+	check_quota(v, r, "lendingLimit", false, &lending);
+	if (no_parent && json_object_get(r, "borrowingLimit"))
+		pk_vctx_fail(v, "borrowingLimit", "Invalid value: must be nil when %s is empty",
+			     no_parent);
+	if (no_parent && json_object_get(r, "lendingLimit"))
+		pk_vctx_fail(v, "lendingLimit", "Invalid value: must be nil when %s is empty",
+			     no_parent);
+	if (lending >= 0 && nominal >= 0 && lending > nominal)
+		pk_vctx_fail(
+		    v, "lendingLimit",
+		    "Invalid value: %s: must be less than or equal to the nominalQuota",
+		    pk_value_text(json_object_get(r, "lendingLimit"), v->text, sizeof(v->text)));
+}
+
+/* One flavor's resources[]: exactly the group's coveredResources, in order. */
+static void check_flavor_resources(struct pk_vctx *v, const json_t *flavor, const json_t *covered,
+				   const char *no_parent)
+{
 	json_t *res = pk_vctx_array(v, flavor, "resources", MAX_COVERED), *r;
 	size_t i, old;
 
@@ -161,25 +208,13 @@ static void check_flavor_resources(struct pk_vctx *v, const json_t *flavor, cons
 		size_t o2 = pk_path_index(&v->p, i);
 		const char *name = pk_vctx_string(v, r, "name", true);
 		const char *want = json_string_value(json_array_get(covered, i));
-		json_t *q = json_object_get(r, "nominalQuota");
-		int64_t milli;
 
 		if (name && want && strcmp(name, want) != 0)
 			pk_vctx_fail(
 			    v, "name",
 			    "Invalid value: \"%s\": must match the name in coveredResources", name);
-		if (!q || json_is_null(q))
-			pk_vctx_fail(v, "nominalQuota", "Required value%s", NULL);
-		else if (pk_quantity_of(q, &milli) < 0)
-			pk_vctx_fail(v, "nominalQuota",
-				     "Invalid value: %s: must be a valid quantity",
-				     pk_value_text(q, v->text, sizeof(v->text)));
-		else if (milli < 0)
-			pk_vctx_fail(v, "nominalQuota",
-				     "Invalid value: %s: must be greater than or equal to 0",
-				     pk_value_text(q, v->text, sizeof(v->text)));
 		if (json_is_object(r))
-			refuse_present(v, r, refused, ELEMENTSOF(refused));
+			check_resource_quota(v, r, no_parent);
 		pk_path_pop(&v->p, o2);
 	}
 	pk_path_pop(&v->p, old);
@@ -209,7 +244,8 @@ static void check_covered(struct pk_vctx *v, const json_t *covered, json_t *seen
 	pk_path_pop(&v->p, old);
 }
 
-static void check_group(struct pk_vctx *v, const json_t *g, json_t *seen_res, json_t *seen_flv)
+static void check_group(struct pk_vctx *v, const json_t *g, json_t *seen_res, json_t *seen_flv,
+			const char *no_parent)
 {
 	json_t *covered = pk_vctx_array(v, g, "coveredResources", MAX_COVERED);
 	json_t *flavors = pk_vctx_array(v, g, "flavors", MAX_FLAVORS), *f;
@@ -229,13 +265,13 @@ static void check_group(struct pk_vctx *v, const json_t *g, json_t *seen_res, js
 			pk_vctx_fail(v, "name", "Duplicate value: \"%s\"", name);
 		else if (name)
 			json_object_set_new(seen_flv, name, json_true());
-		check_flavor_resources(v, f, covered);
+		check_flavor_resources(v, f, covered, no_parent);
 		pk_path_pop(&v->p, o2);
 	}
 	pk_path_pop(&v->p, old);
 }
 
-static void check_resource_groups(struct pk_vctx *v, const json_t *spec)
+static void check_resource_groups(struct pk_vctx *v, const json_t *spec, const char *no_parent)
 {
 	json_t *groups = pk_vctx_array(v, spec, "resourceGroups", MAX_RESOURCE_GROUPS), *g;
 	json_t *seen_res = json_object(), *seen_flv = json_object();
@@ -248,7 +284,7 @@ static void check_resource_groups(struct pk_vctx *v, const json_t *spec)
 		if (!json_is_object(g))
 			pk_vctx_fail(v, NULL, "Invalid value: must be an object%s", NULL);
 		else if (seen_res && seen_flv)
-			check_group(v, g, seen_res, seen_flv);
+			check_group(v, g, seen_res, seen_flv, no_parent);
 		pk_path_pop(&v->p, o2);
 	}
 	pk_path_pop(&v->p, old);
@@ -259,7 +295,7 @@ static void check_resource_groups(struct pk_vctx *v, const json_t *spec)
 static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 {
 	static const struct refused refused[] = {
-	    {"cohortName", "cohorts and borrowing are not implemented"},
+	    {"cohortName", "ClusterQueues do not join cohorts yet"},
 	    {"preemption", "preemption for quota is not implemented"},
 	    {"fairSharing", "fair sharing is not implemented"},
 	    {"flavorFungibility", "the first flavor that fits is taken"},
@@ -268,7 +304,7 @@ static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 	};
 	static const char *const strategies[] = {"StrictFIFO", "BestEffortFIFO"};
 	const json_t *spec = pk_vctx_object(v, obj, "spec"), *sel;
-	const char *qs;
+	const char *qs, *cohort;
 	size_t old;
 
 	if (!spec)
@@ -289,7 +325,9 @@ static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 		check_selector(v, sel);
 		pk_path_pop(&v->p, o2);
 	}
-	check_resource_groups(v, spec);
+	cohort = pk_vctx_string(v, spec, "cohortName", false);
+	check_name(v, "cohortName", cohort);
+	check_resource_groups(v, spec, cohort && *cohort ? NULL : "cohortName");
 	pk_path_pop(&v->p, old);
 }
 
@@ -314,6 +352,35 @@ static void validate_local_queue(const json_t *obj, struct pk_vctx *v)
 	pk_path_pop(&v->p, old);
 }
 
+/* ---- Cohort ----------------------------------------------------------------------- */
+
+/*
+ * A Cohort: its parent (another Cohort; not itself) and its own quota,
+ * which the ClusterQueues of its subtree share; it may borrow from and lend
+ * to its parent's tree only when it has one.
+ */
+static void validate_cohort(const json_t *obj, struct pk_vctx *v)
+{
+	static const struct refused refused[] = {
+	    {"fairSharing", "fair sharing is not implemented"},
+	};
+	const json_t *spec = pk_vctx_object(v, obj, "spec");
+	const char *parent, *name = pk_get_string(obj, "metadata.name");
+	size_t old;
+
+	if (!spec)
+		return;
+	old = pk_path_key(&v->p, "spec");
+	refuse_present(v, spec, refused, ELEMENTSOF(refused));
+	parent = pk_vctx_string(v, spec, "parentName", false);
+	check_name(v, "parentName", parent);
+	if (parent && name && strcmp(parent, name) == 0)
+		pk_vctx_fail(v, "parentName",
+			     "Invalid value: \"%s\": a Cohort is not its own parent", parent);
+	check_resource_groups(v, spec, parent && *parent ? NULL : "parentName");
+	pk_path_pop(&v->p, old);
+}
+
 void pk_validate_kueue(const json_t *obj, enum pk_kind kind, struct pk_errors *errs)
 {
 	struct pk_vctx v = {.errs = errs};
@@ -327,6 +394,9 @@ void pk_validate_kueue(const json_t *obj, enum pk_kind kind, struct pk_errors *e
 		break;
 	case PK_KIND_LOCAL_QUEUE:
 		validate_local_queue(obj, &v);
+		break;
+	case PK_KIND_COHORT:
+		validate_cohort(obj, &v);
 		break;
 	default:
 		break;

@@ -34,7 +34,7 @@ static void queue_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const json_t 
 static bool queue_relevant(const struct pk_store_event *ev)
 {
 	static const char *const kinds[] = {"ClusterQueue", "LocalQueue", "ResourceFlavor",
-					    "Namespace"};
+					    "Cohort", "Namespace"};
 	enum pk_kind k = pk_kind_from_string(ev->kind);
 
 	if (k == PK_KIND_JOB || k == PK_KIND_JOBSET)
@@ -152,6 +152,7 @@ static void hook_listed(void *arg, const char *kind, const json_t *obj, int64_t 
 		break;
 	case PK_KIND_JOB:
 	case PK_KIND_JOBSET:
+	case PK_KIND_LEADER_WORKER_SET:
 		queue_reconcile(ctl, k, obj);
 		break;
 	case PK_KIND_POD:

@@ -60,7 +60,7 @@ static bool has_workload_kinds(const json_t *objects)
 	{
 		enum pk_kind k = pk_kind_of(o);
 
-		if (k == PK_KIND_JOB || k == PK_KIND_JOBSET)
+		if (k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_LEADER_WORKER_SET)
 			return true;
 	}
 	return false;
@@ -107,7 +107,7 @@ static int refuse_queued(const json_t *o, struct pk_errors *errs)
 	enum pk_kind kind = pk_kind_of(o);
 
 	if (kind == PK_KIND_RESOURCE_FLAVOR || kind == PK_KIND_CLUSTER_QUEUE ||
-	    kind == PK_KIND_LOCAL_QUEUE) {
+	    kind == PK_KIND_LOCAL_QUEUE || kind == PK_KIND_COHORT) {
 		pk_errors_add(errs,
 			      "kind: Forbidden: %s: queues admit in standalone podkerneld only "
 			      "(not implemented offline)",

@@ -153,6 +153,9 @@ static const struct {
     {"jobset.x-k8s.io", "JobSet",
      "A set of Jobs replicated from templates (a custom resource upstream); podkernel's "
      "controller compiles its Workload and groups from spec.scheduling (KEP-6089)."},
+    {"leaderworkerset.x-k8s.io", "LeaderWorkerSet",
+     "Replicas of a leader pod and its workers (a custom resource upstream); podkernel's "
+     "controller compiles each replica into a gang and the set into a CompositePodGroup."},
     {"kueue.x-k8s.io", "ResourceFlavor",
      "A kind of node a ClusterQueue's quota is given in (a custom resource upstream)."},
     {"kueue.x-k8s.io", "ClusterQueue",
@@ -161,6 +164,9 @@ static const struct {
     {"kueue.x-k8s.io", "LocalQueue",
      "A namespace's queue: the ClusterQueue its workloads (label "
      "kueue.x-k8s.io/queue-name) are admitted by."},
+    {"kueue.x-k8s.io", "Cohort",
+     "ClusterQueues that borrow unused quota from each other, with quota of its own; "
+     "Cohorts form a tree (spec.parentName)."},
     {"coordination.k8s.io", "Lease",
      "A lease held by a holder for a duration (node heartbeats, "
      "leader election)."},

@@ -288,16 +288,22 @@ static void default_kind(const struct pk_type *t, json_t *obj)
  * each adding field-path messages to errs.
  */
 static int validate(const struct pk_store *st, const struct pk_type *t, json_t *obj,
-		    const json_t *old, struct pk_errors *errs)
+		    const json_t *old, bool by_user, struct pk_errors *errs)
 {
 	int rc;
 
 	if (t->pk == PK_KIND_UNKNOWN)
 		return 0;
 	rc = pk_validate(obj, errs) < 0 ? -EINVAL : 0;
-	for (size_t i = 0; i < st->nadmission; i++)
-		if (st->admission[i].kind == t->pk && st->admission[i].admit(obj, old, errs) < 0)
+	for (size_t i = 0; i < st->nadmission; i++) {
+		const struct pk_admission *a = &st->admission[i];
+
+		if (a->kind == t->pk && a->admit(obj, old, errs) < 0)
 			rc = -EINVAL;
+		if (a->kind == t->pk && by_user && a->admit_user &&
+		    a->admit_user(obj, old, errs) < 0)
+			rc = -EINVAL;
+	}
 	return rc;
 }
 
@@ -332,7 +338,8 @@ static int generate_name(json_t *obj)
 	return 0;
 }
 
-static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *errs, struct txn *tx)
+static int create_locked(struct pk_store *st, json_t *obj, bool by_user, struct pk_errors *errs,
+			 struct txn *tx)
 {
 	const struct pk_type *t = type_of_obj(obj, errs);
 	if (!t)
@@ -374,7 +381,7 @@ static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *err
 	if (rc < 0)
 		return rc;
 	default_kind(t, obj);
-	rc = validate(st, t, obj, NULL, errs);
+	rc = validate(st, t, obj, NULL, by_user, errs);
 	if (rc < 0)
 		return rc;
 	rc = pk_store_txn_begin(st, tx);
@@ -411,7 +418,7 @@ int pk_store_create_opts(struct pk_store *st, const json_t *in,
 		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
 	struct txn tx = {.dry_run = opts && opts->dry_run};
 	pk_store_writer_enter(st);
-	int rc = create_locked(st, obj, errs ? errs : &local, &tx);
+	int rc = create_locked(st, obj, opts && opts->by_user, errs ? errs : &local, &tx);
 	int crc = pk_store_writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
 	return finish(rc, obj, &local, ret);
@@ -435,7 +442,7 @@ int pk_store_create_batch(struct pk_store *st, json_t *const *objs, size_t n, in
 		rcs[i] = !copies[i] ? -ENOMEM
 			 : !json_is_object(copies[i])
 			     ? -EINVAL
-			     : create_locked(st, copies[i], &errs, &txs[i]);
+			     : create_locked(st, copies[i], false, &errs, &txs[i]);
 		pk_errors_clear(&errs);
 	}
 	crc = pk_store_writer_leave_many(st, txs, n);
@@ -760,8 +767,8 @@ static json_t *merge_update(const struct pk_type *t, json_t *old, json_t *obj,
 }
 
 static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub,
-			 const char *precondition_uid, struct pk_errors *errs, struct txn *tx,
-			 json_t **ret)
+			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
+			 struct txn *tx, json_t **ret)
 {
 	const struct pk_type *t = type_of_obj(obj, errs);
 	if (!t)
@@ -780,7 +787,7 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 		return -PK_STORE_ECONFLICT;
 	}
 	/* A uid in the body is a precondition too: it never changes. */
-	if (check_uid(old, precondition_uid, errs) < 0 ||
+	if (check_uid(old, opts ? opts->precondition_uid : NULL, errs) < 0 ||
 	    check_uid(old, pk_store_meta_str(obj, "uid"), errs) < 0) {
 		json_decref(old);
 		return -PK_STORE_ECONFLICT;
@@ -792,7 +799,7 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 		set_generation(next, old, false);
 	}
 	if (rc == 0)
-		rc = validate(st, t, next, old, errs);
+		rc = validate(st, t, next, old, opts && opts->by_user, errs);
 	if (rc == 0 && json_equal(next, old)) {
 		*ret = next;
 		json_decref(old);
@@ -833,8 +840,7 @@ int pk_store_update_opts(struct pk_store *st, const json_t *in, enum pk_store_su
 		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
 	struct txn tx = {.dry_run = opts && opts->dry_run};
 	pk_store_writer_enter(st);
-	int rc = update_locked(st, obj, sub, opts ? opts->precondition_uid : NULL,
-			       errs ? errs : &local, &tx, &out);
+	int rc = update_locked(st, obj, sub, opts, errs ? errs : &local, &tx, &out);
 	int crc = pk_store_writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
 	json_decref(obj);
@@ -885,8 +891,7 @@ int pk_store_patch_opts(struct pk_store *st, const char *kind, const char *ns, c
 		    "resourceVersion");
 		if (!json_is_string(prv))
 			keep_field(m, meta_of(old), "resourceVersion");
-		rc = update_locked(st, next, sub, opts ? opts->precondition_uid : NULL, e, &tx,
-				   &out);
+		rc = update_locked(st, next, sub, opts, e, &tx, &out);
 	}
 	int crc = pk_store_writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
@@ -958,7 +963,7 @@ static int edit_create(struct pk_store *st, struct pk_store_edit *e, struct txn 
 	json_t *obj = json_deep_copy(e->create);
 	int rc = !obj			? -ENOMEM
 		 : !json_is_object(obj) ? -EINVAL
-					: create_locked(st, obj, &errs, tx);
+					: create_locked(st, obj, false, &errs, tx);
 
 	edit_message(e, &errs);
 	if (rc == 0)
@@ -1019,7 +1024,7 @@ static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn 
 		rc = -EINVAL;
 	if (rc == 0) {
 		keep_identity(next, old, t->pk == PK_KIND_POD);
-		rc = validate(st, t, next, old, &errs);
+		rc = validate(st, t, next, old, false, &errs);
 		edit_message(e, &errs);
 	}
 	if (rc == 0)

@@ -315,6 +315,7 @@ struct pk_store_write_opts {
 	const char *precondition_uid;
 	const char *precondition_rv;	 /* delete only (update/patch: metadata.resourceVersion) */
 	enum pk_propagation propagation; /* delete only */
+	bool by_user; /* a user's request (the API server's): admit_user rules apply too */
 };
 int pk_store_create_opts(struct pk_store *store, const json_t *obj,
 			 const struct pk_store_write_opts *opts, struct pk_errors *errs,

@@ -89,7 +89,7 @@ START_TEST(test_kind_and_api_version)
 		"\"JobSet\", \"Lease\", \"DeviceClass\", \"ResourceClaim\", "
 		"\"ResourceClaimTemplate\", \"ResourceSlice\", \"PersistentVolumeClaim\", "
 		"\"PersistentVolume\", \"StorageClass\", \"CSINode\", \"PodDisruptionBudget\", "
-		"\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\"");
+		"\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\", \"LeaderWorkerSet\", \"Cohort\"");
 	invalid("kind: Pod\nmetadata: {name: a}\n", "apiVersion: Required value");
 	invalid("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\n",
 		"apiVersion: Unsupported value: \"scheduling.k8s.io/v1alpha1\": supported values: "
@@ -492,15 +492,15 @@ START_TEST(test_kueue_rules)
 	valid(KUEUE "kind: LocalQueue\nmetadata: {name: user-queue, namespace: default}\n"
 		    "spec: {clusterQueue: cluster-queue}\n");
 	invalid(CQ_HEAD "spec:\n  cohortName: team\n",
-		"spec.cohortName: Forbidden: not implemented (cohorts and borrowing are not "
-		"implemented)");
+		"spec.cohortName: Forbidden: not implemented (ClusterQueues do not join cohorts "
+		"yet)");
 	invalid(CQ_HEAD "spec:\n  queueingStrategy: LIFO\n",
 		"spec.queueingStrategy: Unsupported value: \"LIFO\": supported values: "
 		"\"StrictFIFO\", \"BestEffortFIFO\"");
 	invalid(CQ_HEAD "spec:\n" CQ_GROUPS "      - {name: memory, nominalQuota: 1Gi, "
 			"borrowingLimit: 1Gi}\n",
-		"spec.resourceGroups[0].flavors[0].resources[1].borrowingLimit: Forbidden: not "
-		"implemented (borrowing within a cohort is not implemented)");
+		"spec.resourceGroups[0].flavors[0].resources[1].borrowingLimit: Invalid value: "
+		"must be nil when cohortName is empty");
 	invalid(CQ_HEAD "spec:\n" CQ_GROUPS "      - {name: gpu, nominalQuota: 1}\n",
 		"spec.resourceGroups[0].flavors[0].resources[1].name: Invalid value: \"gpu\": "
 		"must match the name in coveredResources");
@@ -520,6 +520,24 @@ START_TEST(test_kueue_rules)
 		      "spec: {clusterQueue: cq, stopPolicy: Hold}\n",
 		"spec.stopPolicy: Unsupported value: \"Hold\": supported values: \"None\" "
 		"(stopping a queue is not implemented)");
+	/* Kueue's hierarchical cohorts: a root with quota, a child that may borrow from it */
+	valid(KUEUE "kind: Cohort\nmetadata: {name: root}\nspec:\n" CQ_GROUPS
+		    "      - {name: memory, nominalQuota: 36Gi}\n");
+	valid(KUEUE "kind: Cohort\nmetadata: {name: team}\nspec:\n  parentName: root\n" CQ_GROUPS
+		    "      - {name: memory, nominalQuota: 4Gi, borrowingLimit: 8Gi, "
+		    "lendingLimit: 2Gi}\n");
+	invalid(KUEUE "kind: Cohort\nmetadata: {name: team}\nspec: {parentName: team}\n",
+		"spec.parentName: Invalid value: \"team\": a Cohort is not its own parent");
+	invalid(KUEUE "kind: Cohort\nmetadata: {name: root}\nspec:\n" CQ_GROUPS
+		      "      - {name: memory, nominalQuota: 1Gi, lendingLimit: 1Gi}\n",
+		"spec.resourceGroups[0].flavors[0].resources[1].lendingLimit: Invalid value: "
+		"must be nil when parentName is empty");
+	invalid(KUEUE "kind: Cohort\nmetadata: {name: team}\nspec:\n  parentName: root\n" CQ_GROUPS
+		      "      - {name: memory, nominalQuota: 1Gi, lendingLimit: 2Gi}\n",
+		"spec.resourceGroups[0].flavors[0].resources[1].lendingLimit: Invalid value: "
+		"\"2Gi\": must be less than or equal to the nominalQuota");
+	invalid(KUEUE "kind: Cohort\nmetadata: {name: root}\nspec: {fairSharing: {weight: 1}}\n",
+		"spec.fairSharing: Forbidden: not implemented (fair sharing is not implemented)");
 }
 END_TEST
 

@@ -51,6 +51,7 @@ static const struct {
     {"ResourceFlavor", "{\"spec\": {}}"},
     {"ClusterQueue", "{\"spec\": {\"namespaceSelector\": {}}}"},
     {"LocalQueue", "{\"spec\": {\"clusterQueue\": \"cq\"}}"},
+    {"Cohort", "{\"spec\": {}}"},
     {"Pod", "{\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\"}],"
 	    " \"nodeName\": \"nowhere\"}}"},
     {"Event", "{\"involvedObject\": {\"kind\": \"Pod\", \"name\": \"x\"}, \"reason\": \"R\","
@@ -65,6 +66,9 @@ static const struct {
     {"JobSet", "{\"spec\": {\"replicatedJobs\": [{\"name\": \"r\", \"template\": {\"spec\":"
 	       " {\"suspend\": true, \"template\": {\"spec\": {\"restartPolicy\": \"Never\","
 	       " \"containers\": [{\"name\": \"c\", \"image\": \"x\"}]}}}}}]}}"},
+    {"LeaderWorkerSet",
+     "{\"spec\": {\"replicas\": 0, \"leaderWorkerTemplate\": {\"workerTemplate\":"
+     " {\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\"}]}}}}}"},
     {"Lease", "{\"spec\": {}}"},
     {"ResourceClaim", "{\"spec\": {\"devices\": {\"requests\": [{\"name\": \"r\", \"exactly\":"
 		      " {\"deviceClassName\": \"dc\"}}]}}}"},
