@@ -978,6 +978,36 @@ static int check_nodes(struct check *c, int64_t (*used)[SC_MAX_RES])
 	return 0;
 }
 
+/* A device ledger's whole devices and parts are what the node's pods took. */
+static int check_ledger(struct check *c, const struct sc_vec *pods, const struct sc_node *n,
+			const struct sc_devs *d)
+{
+	int64_t whole = 0, part[SC_DEV_MAX] = {0};
+
+	for (size_t i = 0; pods && i < pods->n; i++) {
+		const struct sc_pod *p = pods->v[i];
+		int64_t f = p->req[d->res] % 1000;
+
+		if (!((p->node == n->index && !p->sim_removed) || p->assumed == n->index))
+			continue;
+		whole += p->req[d->res] / 1000;
+		if (f && (p->share_dev < 0 || p->share_dev >= d->n))
+			return check_fail(c, "pod %s: a share on node %s without a device", p->key,
+					  n->name);
+		if (f)
+			part[p->share_dev] += f;
+	}
+	if (whole != d->whole)
+		return check_fail(c, "node %s: %d devices taken whole, pods take %" PRId64, n->name,
+				  d->whole, whole);
+	for (int i = 0; i < d->n; i++)
+		if (d->free[i] != 1000 - part[i])
+			return check_fail(
+			    c, "node %s: device %d has %" PRId64 " left, pods leave %" PRId64,
+			    n->name, i, d->free[i], 1000 - part[i]);
+	return 0;
+}
+
 /* A partition's values are sorted and each domain's summaries equal its nodes' sums. */
 static int check_part_summaries(struct check *c, const struct sc_part *p)
 {
@@ -1118,6 +1148,9 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 	if (rc == 0)
 		rc = check_nodes(&c, used);
 	free(used);
+	for (size_t i = 0; rc == 0 && i < snap->nnodes; i++)
+		for (int k = 0; rc == 0 && k < snap->nodes[i]->ndevs; k++)
+			rc = check_ledger(&c, pods, snap->nodes[i], &snap->nodes[i]->devs[k]);
 	if (rc == 0)
 		rc = check_blocks(&c);
 	for (size_t k = 0; rc == 0 && k < snap->nparts; k++) {

@@ -85,6 +85,13 @@ START_TEST(test_shares_per_device)
 	ck_assert_int_eq(fit(s, "w2", "g"), SC_MISFIT_RESOURCES);
 	ck_assert_int_eq(fit(s, "d", "g"), SC_FIT);
 	ck_assert_int_eq(fit(s, "b", "g"), SC_MISFIT_RESOURCES);
+	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, false, why, sizeof(why)),
+			 0);
+	((struct sc_devs *)d)->free[find_pod(s, "a")->share_dev] += 100; /* the checker sees it */
+	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, false, why, sizeof(why)),
+			 -EUCLEAN);
+	ck_assert_msg(strstr(why, "left, pods leave") != NULL, "%s", why);
+	((struct sc_devs *)d)->free[find_pod(s, "a")->share_dev] -= 100;
 	sc_snapshot_revert(&s->snap, mark);
 	ck_assert_int_eq(sc_devs_untouched(d), 2);
 	pk_sched_free(s);
