@@ -295,7 +295,6 @@ static void check_resource_groups(struct pk_vctx *v, const json_t *spec, const c
 static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 {
 	static const struct refused refused[] = {
-	    {"cohortName", "ClusterQueues do not join cohorts yet"},
 	    {"preemption", "preemption for quota is not implemented"},
 	    {"fairSharing", "fair sharing is not implemented"},
 	    {"flavorFungibility", "the first flavor that fits is taken"},

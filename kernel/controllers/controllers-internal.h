@@ -132,6 +132,24 @@ int ctl_evict_pods(struct pk_ctl *ctl, const json_t *pods, const char *node, con
  * admitting what fits and writing the queues' status.
  */
 void ctl_queues_run(struct pk_ctl *ctl);
+/*
+ * queues_tree.c: quota shared in a tree of Cohorts.  cqs and cohorts (name
+ * -> object) are borrowed and outlive the tree.  charge counts usage of a
+ * ClusterQueue (negative: gives it back); available is what it can still
+ * take of (flavor, resource), borrowing within its cohort as its limits and
+ * its ancestors' allow; nominal its own nominal quota (0: none).
+ */
+struct q_tree;
+int q_tree_new(json_t *cqs, json_t *cohorts, struct q_tree **ret);
+void q_tree_free(struct q_tree *t);
+void q_tree_charge(struct q_tree *t, const char *cq, const char *flavor, const char *resource,
+		   int64_t milli);
+int64_t q_tree_available(const struct q_tree *t, const char *cq, const char *flavor,
+			 const char *resource);
+int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *flavor,
+		       const char *resource);
+/* Whether cq's Cohort is in or under a cycle of parents (why says which). */
+bool q_tree_in_cycle(const struct q_tree *t, const char *cq, char *why, size_t n);
 
 /* recorder.c: core/v1 Events of the loop's writes, in the store (standalone) */
 #define CTL_EVENT_SWEEP_MS 60000

@@ -49,7 +49,8 @@ struct q_workload {
 };
 
 struct q_state {
-	json_t *cqs, *lqs, *flavors, *namespaces, *jobs, *jobsets; /* listings */
+	json_t *cqs, *lqs, *flavors, *namespaces, *cohorts, *jobs, *jobsets; /* listings */
+	struct q_tree *tree; /* quota and usage shared in cohorts */
 	struct q_workload *w;
 	size_t nw;
 	json_t *usage;	 /* cq -> flavor -> resource -> milli */
@@ -146,6 +147,8 @@ static void state_clear(struct q_state *s)
 	json_decref(s->lqs);
 	json_decref(s->flavors);
 	json_decref(s->namespaces);
+	json_decref(s->cohorts);
+	q_tree_free(s->tree);
 	json_decref(s->jobs);
 	json_decref(s->jobsets);
 	json_decref(s->usage);
@@ -247,14 +250,15 @@ static int state_load(struct pk_ctl *ctl, struct q_state *s)
 	s->lqs = list_map(ctl, "LocalQueue", true);
 	s->flavors = list_map(ctl, "ResourceFlavor", false);
 	s->namespaces = list_map(ctl, "Namespace", false);
+	s->cohorts = list_map(ctl, "Cohort", false);
 	s->usage = json_object();
 	s->counts = json_object();
 	s->lqusage = json_object();
 	if (pk_store_list(ctl->store, "Job", NULL, NULL, &s->jobs, NULL, NULL) < 0 ||
 	    pk_store_list(ctl->store, "JobSet", NULL, NULL, &s->jobsets, NULL, NULL) < 0)
 		return -EIO;
-	if (!s->cqs || !s->lqs || !s->flavors || !s->namespaces || !s->usage || !s->counts ||
-	    !s->lqusage)
+	if (!s->cqs || !s->lqs || !s->flavors || !s->namespaces || !s->cohorts || !s->usage ||
+	    !s->counts || !s->lqusage || q_tree_new(s->cqs, s->cohorts, &s->tree) < 0)
 		return -ENOMEM;
 	n = json_array_size(s->jobs) + json_array_size(s->jobsets);
 	s->w = calloc(n ? n : 1, sizeof(*s->w));
@@ -304,33 +308,6 @@ static bool covers(const json_t *group, const char *resource)
 	return false;
 }
 
-/* A quantity written as a string or an integer, in milli-units (0 when neither). */
-static int64_t quantity(const json_t *v)
-{
-	int64_t milli = 0;
-
-	if (json_is_integer(v))
-		return json_integer_value(v) * 1000;
-	if (json_is_string(v) && topo_quantity_parse(json_string_value(v), &milli) == 0)
-		return milli;
-	return 0;
-}
-
-static int64_t nominal(const json_t *flavor, const char *resource)
-{
-	size_t i;
-	json_t *r;
-
-	json_array_foreach(json_object_get(flavor, "resources"), i, r)
-	{
-		const char *name = json_string_value(json_object_get(r, "name"));
-
-		if (name && strcmp(name, resource) == 0)
-			return quantity(json_object_get(r, "nominalQuota"));
-	}
-	return 0;
-}
-
 /* Count an admitted workload's requests in its ClusterQueue's usage and its LocalQueue's. */
 static void charge(struct q_state *s, const struct q_workload *w, const char *cq,
 		   const json_t *flavors)
@@ -356,6 +333,7 @@ static void charge(struct q_state *s, const struct q_workload *w, const char *cq
 				continue;
 			add_milli(cqu, f, res, json_integer_value(v));
 			add_milli(lqu, f, res, json_integer_value(v));
+			q_tree_charge(s->tree, cq, f, res, json_integer_value(v));
 		}
 	}
 }
@@ -369,7 +347,7 @@ static json_t *assign(struct q_state *s, const struct q_workload *w, const char 
 		      size_t n)
 {
 	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *group;
-	json_t *out = json_array(), *cqu = sub(s->usage, cq), *v;
+	json_t *out = json_array(), *v;
 	const char *res;
 	size_t g;
 
@@ -399,16 +377,21 @@ static json_t *assign(struct q_state *s, const struct q_workload *w, const char 
 
 			json_object_foreach(w->requests, res, v)
 			{
-				int64_t used = milli_at(cqu, fname ? fname : "", res);
+				int64_t more = fits && covers(group, res)
+						   ? json_integer_value(v) -
+							 q_tree_available(s->tree, cq, fname, res)
+						   : 0;
+				char q[64];
 
-				if (fits && covers(group, res) &&
-				    used + json_integer_value(v) > nominal(flavor, res)) {
-					fits = false;
-					snprintf(why, n,
-						 "insufficient quota for %s in flavor %s of "
-						 "ClusterQueue %s",
-						 res, fname, cq);
-				}
+				if (more <= 0)
+					continue;
+				fits = false;
+				topo_quantity_format(more, pk_board_quantity_format(res), q,
+						     sizeof(q));
+				snprintf(why, n,
+					 "insufficient unused quota for %s in flavor %s of "
+					 "ClusterQueue %s, %s more needed",
+					 res, fname, cq, q);
 			}
 			if (fits) {
 				pick = fname;
@@ -600,7 +583,8 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 		ctl_record_warning(ctl, pk_kind_to_string(w->kind), w->obj, "Inadmissible", why);
 		return 0;
 	}
-	if (json_object_get(blocked, cq) || !cq_active(s, obj, missing, sizeof(missing)))
+	if (json_object_get(blocked, cq) || !cq_active(s, obj, missing, sizeof(missing)) ||
+	    q_tree_in_cycle(s->tree, cq, why, sizeof(why)))
 		return 0;
 	flavors = assign(s, w, cq, why, sizeof(why));
 	if (!flavors) {
@@ -620,7 +604,9 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 
 /* ---- status ------------------------------------------------------------------------ */
 
-static json_t *usage_list(const json_t *groups, const json_t *usage, bool borrowed)
+/* Usage per flavor and resource; a ClusterQueue's (cq) says what it borrows beyond its nominal. */
+static json_t *usage_list(const struct q_state *s, const json_t *groups, const json_t *usage,
+			  const char *cq)
 {
 	json_t *out = json_array(), *g, *f, *res;
 	size_t i, k, j;
@@ -637,12 +623,17 @@ static json_t *usage_list(const json_t *groups, const json_t *usage, bool borrow
 
 			if (!rn)
 				continue;
-			topo_quantity_format(milli_at(usage, name ? name : "", rn),
-					     pk_board_quantity_format(rn), q, sizeof(q));
+			int64_t used = milli_at(usage, name ? name : "", rn), over;
+
+			topo_quantity_format(used, pk_board_quantity_format(rn), q, sizeof(q));
 			json_t *e = json_pack("{s:s,s:s}", "name", rn, "total", q);
 
-			if (borrowed && e)
-				json_object_set_new(e, "borrowed", json_string("0"));
+			if (cq && e && name) {
+				over = used - q_tree_nominal(s->tree, cq, name, rn);
+				topo_quantity_format(over > 0 ? over : 0,
+						     pk_board_quantity_format(rn), q, sizeof(q));
+				json_object_set_new(e, "borrowed", json_string(q));
+			}
 			json_array_append_new(list, e);
 		}
 		json_array_append_new(
@@ -701,19 +692,25 @@ static void cq_status(struct pk_ctl *ctl, const struct q_state *s, const char *n
 {
 	const json_t *groups = pk_get(cq, "spec.resourceGroups");
 	json_t *usage = json_object_get(s->usage, name), *st = counts_status(s, name);
-	char missing[256], msg[400];
+	char missing[256], msg[400], cycle[300];
 	bool active = cq_active(s, cq, missing, sizeof(missing));
+	bool in_cycle = active && q_tree_in_cycle(s->tree, name, cycle, sizeof(cycle));
+	const char *reason = active ? "Ready" : "FlavorNotFound";
 
 	snprintf(msg, sizeof(msg),
 		 active ? "Can admit new workloads"
 			: "Can't admit new workloads: references missing ResourceFlavor(s): %s",
 		 missing);
+	if (in_cycle) {
+		active = false;
+		reason = "CohortCycle";
+		snprintf(msg, sizeof(msg), "Can't admit new workloads: %s", cycle);
+	}
 	if (st) {
-		json_object_set_new(st, "flavorsReservation", usage_list(groups, usage, true));
-		json_object_set_new(st, "flavorsUsage", usage_list(groups, usage, true));
-		json_object_set_new(
-		    st, "conditions",
-		    active_condition(cq, active, active ? "Ready" : "FlavorNotFound", msg, now));
+		json_object_set_new(st, "flavorsReservation", usage_list(s, groups, usage, name));
+		json_object_set_new(st, "flavorsUsage", usage_list(s, groups, usage, name));
+		json_object_set_new(st, "conditions",
+				    active_condition(cq, active, reason, msg, now));
 	}
 	write_status(ctl, PK_KIND_CLUSTER_QUEUE, cq, st);
 }
@@ -727,11 +724,11 @@ static void lq_status(struct pk_ctl *ctl, const struct q_state *s, const char *k
 
 	if (st) {
 		json_object_set_new(st, "flavorsReservation",
-				    usage_list(pk_get(cq, "spec.resourceGroups"),
-					       json_object_get(s->lqusage, key), false));
+				    usage_list(s, pk_get(cq, "spec.resourceGroups"),
+					       json_object_get(s->lqusage, key), NULL));
 		json_object_set_new(st, "flavorsUsage",
-				    usage_list(pk_get(cq, "spec.resourceGroups"),
-					       json_object_get(s->lqusage, key), false));
+				    usage_list(s, pk_get(cq, "spec.resourceGroups"),
+					       json_object_get(s->lqusage, key), NULL));
 		json_object_set_new(
 		    st, "conditions",
 		    active_condition(lq, cq != NULL, cq ? "Ready" : "ClusterQueueDoesNotExist",

@@ -491,9 +491,12 @@ START_TEST(test_kueue_rules)
 		      "      - {name: memory, nominalQuota: 36Gi}\n");
 	valid(KUEUE "kind: LocalQueue\nmetadata: {name: user-queue, namespace: default}\n"
 		    "spec: {clusterQueue: cluster-queue}\n");
-	invalid(CQ_HEAD "spec:\n  cohortName: team\n",
-		"spec.cohortName: Forbidden: not implemented (ClusterQueues do not join cohorts "
-		"yet)");
+	valid(CQ_HEAD "spec:\n  cohortName: team\n" CQ_GROUPS
+		      "      - {name: memory, nominalQuota: 1Gi, borrowingLimit: 1Gi, lendingLimit: 0}\n");
+	invalid(CQ_HEAD "spec:\n  cohortName: Team\n",
+		"spec.cohortName: Invalid value: \"Team\": a lowercase RFC 1123 subdomain must "
+		"consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+		"with an alphanumeric character");
 	invalid(CQ_HEAD "spec:\n  queueingStrategy: LIFO\n",
 		"spec.queueingStrategy: Unsupported value: \"LIFO\": supported values: "
 		"\"StrictFIFO\", \"BestEffortFIFO\"");

@@ -748,6 +748,48 @@ START_TEST(queue_best_effort_fifo_admits_what_fits)
 }
 END_TEST
 
+/*
+ * Kueue's cohort example: team-a and team-b, 4 TPUs of nominal quota each,
+ * in one cohort; team-a's Job of 8 is admitted by borrowing team-b's unused
+ * 4 (status says 4 borrowed), and team-b's Job then waits for its own quota.
+ */
+START_TEST(queue_borrows_within_its_cohort)
+{
+	static const char *const cq =
+	    "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ClusterQueue\", "
+	    "\"metadata\": {\"name\": \"%s\"}, \"spec\": {\"namespaceSelector\": {}, "
+	    "\"cohortName\": \"team-ab\", \"resourceGroups\": [{\"coveredResources\": "
+	    "[\"google.com/tpu\"], \"flavors\": [{\"name\": \"default-flavor\", \"resources\": "
+	    "[{\"name\": \"google.com/tpu\", \"nominalQuota\": 4}]}]}]}}";
+	char buf[1024];
+
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ResourceFlavor\", "
+		    "\"metadata\": {\"name\": \"default-flavor\"}}");
+	snprintf(buf, sizeof(buf), cq, "team-a");
+	create_json(buf);
+	snprintf(buf, sizeof(buf), cq, "team-b");
+	create_json(buf);
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		    "\"metadata\": {\"name\": \"user-queue\", \"namespace\": \"default\"}, "
+		    "\"spec\": {\"clusterQueue\": \"team-a\"}}");
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		    "\"metadata\": {\"name\": \"b-queue\", \"namespace\": \"default\"}, "
+		    "\"spec\": {\"clusterQueue\": \"team-b\"}}");
+	queued_job("borrower", 2);
+	ck_assert(wait_bound("borrower-1"));
+	QSTATUS("ClusterQueue", "team-a", "status.flavorsUsage[0].resources[0].total", "8");
+	QSTATUS("ClusterQueue", "team-a", "status.flavorsUsage[0].resources[0].borrowed", "4");
+	snprintf(
+	    buf, sizeof(buf),
+	    "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
+	    "\"owner\", \"namespace\": \"default\", \"labels\": {\"kueue.x-k8s.io/queue-name\": "
+	    "\"b-queue\"}}, \"spec\": {\"parallelism\": 1, \"suspend\": true, " POD_SPEC "}}");
+	create_json(buf);
+	QSTATUS("ClusterQueue", "team-b", "status.pendingWorkloads", "1");
+	ck_assert(stays_absent("Pod", "owner-0"));
+}
+END_TEST
+
 START_TEST(job_scheduling_intent_is_admitted_by_the_builder)
 {
 	struct pk_errors errs = {0};
@@ -859,6 +901,7 @@ int main(void)
 	tcase_add_test(tc, queue_jobset_waits_on_quota_then_runs);
 	tcase_add_test(tc, queue_strict_fifo_blocks_behind_its_head);
 	tcase_add_test(tc, queue_best_effort_fifo_admits_what_fits);
+	tcase_add_test(tc, queue_borrows_within_its_cohort);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
