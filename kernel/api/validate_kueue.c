@@ -6,7 +6,8 @@
  * implements (nominal quota per flavor and resource, borrowing and lending
  * limits within a cohort, a namespace selector, the queueing strategy, a
  * LocalQueue's ClusterQueue, a Cohort's parent), and every upstream field it
- * does not implement refused at its path with why: preemption, fair
+ * does not implement refused at its path with why: preemption other than
+ * LowerPriority within a ClusterQueue and reclaim within a cohort, fair
  * sharing, flavor fungibility, admission checks, stop policies and a
  * flavor's node labels, taints, tolerations and topology.
  */
@@ -292,10 +293,60 @@ static void check_resource_groups(struct pk_vctx *v, const json_t *spec, const c
 	json_decref(seen_flv);
 }
 
+/* One of values at key of obj (absent: fine); supported lists them for the message. */
+static void check_enum(struct pk_vctx *v, const json_t *obj, const char *key,
+		       const char *const *values, size_t n, const char *supported)
+{
+	const char *x = pk_vctx_string(v, obj, key, false);
+	char msg[300];
+
+	for (size_t i = 0; x && i < n; i++)
+		if (strcmp(x, values[i]) == 0)
+			return;
+	if (!x)
+		return;
+	snprintf(msg, sizeof(msg), "\"%s\": supported values: %s", x, supported);
+	pk_vctx_fail(v, key, "Unsupported value: %s", msg);
+}
+
+/*
+ * spec.preemption: withinClusterQueue Never or LowerPriority,
+ * reclaimWithinCohort Never, LowerPriority or Any; borrowing while
+ * preempting (borrowWithinCohort) only as Never.
+ */
+static void check_preemption(struct pk_vctx *v, const json_t *spec)
+{
+	static const char *const within[] = {"Never", "LowerPriority"};
+	static const char *const reclaim[] = {"Never", "LowerPriority", "Any"};
+	const json_t *p = pk_vctx_object(v, spec, "preemption"), *b;
+	size_t old;
+
+	if (!p)
+		return;
+	old = pk_path_key(&v->p, "preemption");
+	check_enum(v, p, "withinClusterQueue", within, 2,
+		   "\"Never\", \"LowerPriority\" (LowerOrNewerEqualPriority is not implemented)");
+	check_enum(v, p, "reclaimWithinCohort", reclaim, 3,
+		   "\"Never\", \"LowerPriority\", \"Any\"");
+	b = pk_vctx_object(v, p, "borrowWithinCohort");
+	if (b) {
+		size_t o2 = pk_path_key(&v->p, "borrowWithinCohort");
+
+		check_enum(v, b, "policy", within, 1,
+			   "\"Never\" (preempting while borrowing is not implemented)");
+		if (json_object_get(b, "maxPriorityThreshold"))
+			pk_vctx_fail(v, "maxPriorityThreshold",
+				     "Forbidden: not implemented (preempting while borrowing is "
+				     "not implemented)%s",
+				     "");
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
 static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 {
 	static const struct refused refused[] = {
-	    {"preemption", "preemption for quota is not implemented"},
 	    {"fairSharing", "fair sharing is not implemented"},
 	    {"flavorFungibility", "the first flavor that fits is taken"},
 	    {"admissionChecksStrategy", "admission checks are not implemented"},
@@ -311,6 +362,7 @@ static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 	old = pk_path_key(&v->p, "spec");
 	refuse_present(v, spec, refused, ELEMENTSOF(refused));
 	check_stop_policy(v, spec);
+	check_preemption(v, spec);
 	qs = pk_vctx_string(v, spec, "queueingStrategy", false);
 	if (qs && strcmp(qs, strategies[0]) != 0 && strcmp(qs, strategies[1]) != 0)
 		pk_vctx_fail(v, "queueingStrategy",

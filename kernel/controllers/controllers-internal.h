@@ -148,6 +148,8 @@ int64_t q_tree_available(const struct q_tree *t, const char *cq, const char *fla
 			 const char *resource);
 int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *flavor,
 		       const char *resource);
+/* Whether ClusterQueues a and b share a cohort tree. */
+bool q_tree_same_cohort(const struct q_tree *t, const char *a, const char *b);
 /* Whether cq's Cohort is in or under a cycle of parents (why says which). */
 bool q_tree_in_cycle(const struct q_tree *t, const char *cq, char *why, size_t n);
 

@@ -44,12 +44,15 @@ struct q_workload {
 	const char *ns, *name, *queue, *created;
 	json_t *requests; /* resource -> milli */
 	bool admitted;
-	char *cq;	 /* admitted: the ClusterQueue */
-	json_t *flavors; /* admitted: one flavor name (or "-") per resource group */
+	bool preempted;	  /* by this pass: pending again, not tried again in it */
+	int64_t priority; /* its pods' PriorityClass value (the globalDefault's, else 0) */
+	char *cq;	  /* admitted: the ClusterQueue */
+	json_t *flavors;  /* admitted: one flavor name (or "-") per resource group */
 };
 
 struct q_state {
-	json_t *cqs, *lqs, *flavors, *namespaces, *cohorts, *jobs, *jobsets; /* listings */
+	json_t *cqs, *lqs, *flavors, *namespaces, *cohorts, *classes, *jobs,
+	    *jobsets;	     /* listings */
 	struct q_tree *tree; /* quota and usage shared in cohorts */
 	struct q_workload *w;
 	size_t nw;
@@ -148,6 +151,7 @@ static void state_clear(struct q_state *s)
 	json_decref(s->flavors);
 	json_decref(s->namespaces);
 	json_decref(s->cohorts);
+	json_decref(s->classes);
 	q_tree_free(s->tree);
 	json_decref(s->jobs);
 	json_decref(s->jobsets);
@@ -182,6 +186,29 @@ static void parse_admission(struct q_workload *w)
 	}
 }
 
+/*
+ * A workload's priority, as Kueue takes it without a WorkloadPriorityClass:
+ * its pods' priorityClassName (a Job's template, a JobSet's first
+ * replicated Job's), else the globalDefault PriorityClass, else 0.
+ */
+static int64_t workload_priority(const struct q_state *s, const json_t *obj, enum pk_kind kind)
+{
+	const json_t *tmpl = kind == PK_KIND_JOB
+				 ? pk_get(obj, "spec.template")
+				 : pk_get(json_array_get(pk_get(obj, "spec.replicatedJobs"), 0),
+					  "template.spec.template");
+	const char *name = pk_get_string(tmpl, "spec.priorityClassName"), *k;
+	json_t *pc;
+
+	if (name && json_object_get(s->classes, name))
+		return int_or(json_object_get(s->classes, name), "value", 0);
+	json_object_foreach(
+	    s->classes, k,
+	    pc) if (json_is_true(json_object_get(pc, "globalDefault"))) return int_or(pc, "value",
+										      0);
+	return 0;
+}
+
 static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind kind)
 {
 	size_t i;
@@ -201,6 +228,7 @@ static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind ki
 					 .name = pk_name(o),
 					 .queue = wb_queue_name(o),
 					 .created = pk_get_string(o, "metadata.creationTimestamp")};
+		w->priority = workload_priority(s, o, kind);
 		w->requests = workload_requests(o, kind);
 		if (!w->requests)
 			return -ENOMEM;
@@ -210,11 +238,14 @@ static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind ki
 	return 0;
 }
 
+/* Kueue's queue order: higher priority first, then older, then by namespace and name. */
 static int cmp_workload(const void *a, const void *b)
 {
 	const struct q_workload *x = a, *y = b;
-	int c = strcmp(x->created ? x->created : "", y->created ? y->created : "");
+	int c = (x->priority < y->priority) - (x->priority > y->priority);
 
+	if (c == 0)
+		c = strcmp(x->created ? x->created : "", y->created ? y->created : "");
 	if (c == 0)
 		c = strcmp(x->ns ? x->ns : "", y->ns ? y->ns : "");
 	return c ? c : strcmp(x->name ? x->name : "", y->name ? y->name : "");
@@ -251,14 +282,15 @@ static int state_load(struct pk_ctl *ctl, struct q_state *s)
 	s->flavors = list_map(ctl, "ResourceFlavor", false);
 	s->namespaces = list_map(ctl, "Namespace", false);
 	s->cohorts = list_map(ctl, "Cohort", false);
+	s->classes = list_map(ctl, "PriorityClass", false);
 	s->usage = json_object();
 	s->counts = json_object();
 	s->lqusage = json_object();
 	if (pk_store_list(ctl->store, "Job", NULL, NULL, &s->jobs, NULL, NULL) < 0 ||
 	    pk_store_list(ctl->store, "JobSet", NULL, NULL, &s->jobsets, NULL, NULL) < 0)
 		return -EIO;
-	if (!s->cqs || !s->lqs || !s->flavors || !s->namespaces || !s->cohorts || !s->usage ||
-	    !s->counts || !s->lqusage || q_tree_new(s->cqs, s->cohorts, &s->tree) < 0)
+	if (!s->cqs || !s->lqs || !s->flavors || !s->namespaces || !s->cohorts || !s->classes ||
+	    !s->usage || !s->counts || !s->lqusage || q_tree_new(s->cqs, s->cohorts, &s->tree) < 0)
 		return -ENOMEM;
 	n = json_array_size(s->jobs) + json_array_size(s->jobsets);
 	s->w = calloc(n ? n : 1, sizeof(*s->w));
@@ -309,8 +341,8 @@ static bool covers(const json_t *group, const char *resource)
 }
 
 /* Count an admitted workload's requests in its ClusterQueue's usage and its LocalQueue's. */
-static void charge(struct q_state *s, const struct q_workload *w, const char *cq,
-		   const json_t *flavors)
+static void charge_sign(struct q_state *s, const struct q_workload *w, const char *cq,
+			const json_t *flavors, int sign)
 {
 	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups");
 	json_t *cqu = sub(s->usage, cq), *lqu;
@@ -331,11 +363,17 @@ static void charge(struct q_state *s, const struct q_workload *w, const char *cq
 
 			if (!covers(group, res) || !f || strcmp(f, "-") == 0)
 				continue;
-			add_milli(cqu, f, res, json_integer_value(v));
-			add_milli(lqu, f, res, json_integer_value(v));
-			q_tree_charge(s->tree, cq, f, res, json_integer_value(v));
+			add_milli(cqu, f, res, sign * json_integer_value(v));
+			add_milli(lqu, f, res, sign * json_integer_value(v));
+			q_tree_charge(s->tree, cq, f, res, sign * json_integer_value(v));
 		}
 	}
+}
+
+static void charge(struct q_state *s, const struct q_workload *w, const char *cq,
+		   const json_t *flavors)
+{
+	charge_sign(s, w, cq, flavors, 1);
 }
 
 /*
@@ -473,24 +511,24 @@ static bool cq_active(const struct q_state *s, const json_t *cq, char *missing, 
 
 /* ---- admission --------------------------------------------------------------------- */
 
-static void count(struct q_state *s, const char *key, const char *what)
+static void count(struct q_state *s, const char *key, const char *what, int delta)
 {
 	json_t *c = sub(s->counts, key);
 
 	json_object_set_new(c, what,
-			    json_integer(json_integer_value(json_object_get(c, what)) + 1));
+			    json_integer(json_integer_value(json_object_get(c, what)) + delta));
 }
 
 /* Count w as what ("pending", "admitted") in its LocalQueue and ClusterQueue (NULL: none). */
 static void count_both(struct q_state *s, const struct q_workload *w, const char *cq,
-		       const char *what)
+		       const char *what, int delta)
 {
 	char lq[600];
 
 	snprintf(lq, sizeof(lq), "%s/%s", w->ns, w->queue);
 	if (cq)
-		count(s, cq, what);
-	count(s, lq, what);
+		count(s, cq, what, delta);
+	count(s, lq, what, delta);
 }
 
 /* The admission annotation's value: "CQ/F1,F2". */
@@ -530,6 +568,200 @@ static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const
 		ctl_log(ctl, 1, "%s %s/%s: admitting: %s", pk_kind_to_string(w->kind), w->ns,
 			w->name, pk_write_strerror(r));
 	return r;
+}
+
+/* ---- preemption for quota ---------------------------------------------------------- */
+
+struct q_victim {
+	struct q_workload *v;
+	bool reclaim; /* from another ClusterQueue of the cohort (else within w's) */
+	bool kept;    /* not needed after all: given back its quota */
+};
+
+static const char *policy(const json_t *cq, const char *field)
+{
+	const char *p = pk_get_string(json_object_get(pk_get(cq, "spec"), "preemption"), field);
+
+	return p ? p : "Never";
+}
+
+/* Whether v's ClusterQueue uses more than its nominal quota of what v uses. */
+static bool borrowing(struct q_state *s, const struct q_workload *v)
+{
+	const json_t *groups = pk_get(json_object_get(s->cqs, v->cq), "spec.resourceGroups"), *g;
+	const char *res;
+	json_t *x;
+	size_t i;
+
+	json_object_foreach(v->requests, res, x) json_array_foreach(groups, i, g)
+	{
+		const char *f = json_string_value(json_array_get(v->flavors, i));
+
+		if (covers(g, res) && f && strcmp(f, "-") != 0 &&
+		    milli_at(sub(s->usage, v->cq), f, res) > q_tree_nominal(s->tree, v->cq, f, res))
+			return true;
+	}
+	return false;
+}
+
+/* Whether w fits cq's nominal quota in flavors (a reclaim takes nothing beyond it). */
+static bool within_nominal(struct q_state *s, const struct q_workload *w, const char *cq,
+			   const json_t *flavors)
+{
+	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *g;
+	const char *res;
+	json_t *x;
+	size_t i;
+
+	json_object_foreach(w->requests, res, x) json_array_foreach(groups, i, g)
+	{
+		const char *f = json_string_value(json_array_get(flavors, i));
+
+		if (covers(g, res) && f && strcmp(f, "-") != 0 &&
+		    milli_at(sub(s->usage, cq), f, res) + json_integer_value(x) >
+			q_tree_nominal(s->tree, cq, f, res))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Kueue's candidates: workloads of other ClusterQueues of the cohort that
+ * borrow first (reclaimWithinCohort: Any, or LowerPriority), then those of
+ * w's own ClusterQueue of lower priority (withinClusterQueue:
+ * LowerPriority); lower priority first, then the most recently created.
+ */
+static int cmp_victim(const void *a, const void *b)
+{
+	const struct q_victim *x = a, *y = b;
+	int c = (int)y->reclaim - (int)x->reclaim;
+
+	if (c == 0)
+		c = (x->v->priority > y->v->priority) - (x->v->priority < y->v->priority);
+	if (c == 0)
+		c = -strcmp(x->v->created ? x->v->created : "", y->v->created ? y->v->created : "");
+	return c;
+}
+
+static size_t candidates(struct q_state *s, const struct q_workload *w, const char *cq,
+			 struct q_victim *out)
+{
+	const json_t *obj = json_object_get(s->cqs, cq);
+	const char *within = policy(obj, "withinClusterQueue");
+	const char *reclaim = policy(obj, "reclaimWithinCohort");
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nw; i++) {
+		struct q_workload *v = &s->w[i];
+		bool lower = v->priority < w->priority, same;
+
+		if (!v->admitted || v == w || !v->cq || !json_object_get(s->cqs, v->cq))
+			continue;
+		same = strcmp(v->cq, cq) == 0;
+		if (same && strcmp(within, "LowerPriority") == 0 && lower)
+			out[n++] = (struct q_victim){.v = v};
+		else if (!same && q_tree_same_cohort(s->tree, cq, v->cq) && borrowing(s, v) &&
+			 (strcmp(reclaim, "Any") == 0 ||
+			  (strcmp(reclaim, "LowerPriority") == 0 && lower)))
+			out[n++] = (struct q_victim){.v = v, .reclaim = true};
+	}
+	qsort(out, n, sizeof(*out), cmp_victim);
+	return n;
+}
+
+/* w's flavors once the first victims are gone (their quota given back), or NULL. */
+static json_t *fit_after(struct q_state *s, const struct q_workload *w, const char *cq,
+			 struct q_victim *c, size_t nc, size_t *ret_n)
+{
+	json_t *flavors = NULL, *again;
+	bool reclaim = false;
+	char why[512];
+	size_t k;
+
+	for (k = 0; k < nc && !flavors; k++) {
+		charge_sign(s, c[k].v, c[k].v->cq, c[k].v->flavors, -1);
+		reclaim |= c[k].reclaim;
+		flavors = assign(s, w, cq, why, sizeof(why));
+	}
+	if (flavors && reclaim && !within_nominal(s, w, cq, flavors)) {
+		json_decref(flavors);
+		flavors = NULL;
+	}
+	/* the fewest victims: each one (last first) it still fits without is kept */
+	for (size_t j = k; flavors && j-- > 0;) {
+		charge_sign(s, c[j].v, c[j].v->cq, c[j].v->flavors, 1);
+		again = assign(s, w, cq, why, sizeof(why));
+		if (again && (!reclaim || within_nominal(s, w, cq, again))) {
+			c[j].kept = true;
+			json_decref(flavors);
+			flavors = again;
+		} else {
+			json_decref(again);
+			charge_sign(s, c[j].v, c[j].v->cq, c[j].v->flavors, -1);
+		}
+	}
+	for (size_t j = 0; !flavors && j < k; j++)
+		charge_sign(s, c[j].v, c[j].v->cq, c[j].v->flavors, 1);
+	*ret_n = k;
+	return flavors;
+}
+
+/* One write: the admission taken back and spec.suspend true; the workload queues again. */
+static int evict(struct pk_ctl *ctl, struct q_workload *v, const struct q_workload *by,
+		 bool reclaim)
+{
+	json_t *obj = json_deep_copy(v->obj);
+	struct pk_write_ref ref = ctl_ref_of(v->kind, v->obj);
+	char msg[700];
+	int r = -ENOMEM;
+
+	if (obj && json_is_object(json_object_get(obj, "spec"))) {
+		json_object_del(pk_get(obj, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION);
+		json_object_set_new(json_object_get(obj, "spec"), "suspend", json_true());
+		r = ctl_replace(ctl, &ref, obj, NULL);
+	}
+	json_decref(obj);
+	snprintf(msg, sizeof(msg), "Preempted to accommodate %s %s/%s due to %s",
+		 pk_kind_to_string(by->kind), by->ns, by->name,
+		 reclaim ? "reclamation within the cohort" : "prioritization in the ClusterQueue");
+	if (r == 0)
+		ctl_record_warning(ctl, pk_kind_to_string(v->kind), v->obj, "Preempted", msg);
+	ctl_log(ctl, r == 0 ? 2 : 1, "%s %s/%s: %s%s%s", pk_kind_to_string(v->kind), v->ns, v->name,
+		msg, r == 0 ? "" : ": ", r == 0 ? "" : pk_write_strerror(r));
+	return r;
+}
+
+/*
+ * Preemption for quota (spec.preemption): the fewest candidates whose
+ * quota makes room for w, each evicted in one write of its own; w's
+ * flavors, or NULL when no set of candidates makes room (nothing is
+ * evicted then) or an eviction failed.
+ */
+static json_t *preempt_for(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w,
+			   const char *cq)
+{
+	struct q_victim *c = calloc(s->nw ? s->nw : 1, sizeof(*c));
+	size_t nc = c ? candidates(s, w, cq, c) : 0, n = 0;
+	json_t *flavors = nc ? fit_after(s, w, cq, c, nc, &n) : NULL;
+
+	for (size_t j = 0; j < n; j++) {
+		struct q_workload *v = c[j].v;
+
+		if (c[j].kept)
+			continue;
+		if (!flavors || evict(ctl, v, w, c[j].reclaim) < 0) {
+			charge_sign(s, v, v->cq, v->flavors, 1); /* still admitted */
+			json_decref(flavors);
+			flavors = NULL;
+			continue;
+		}
+		v->admitted = false;
+		v->preempted = true;
+		count_both(s, v, v->cq, "admitted", -1);
+		count_both(s, v, v->cq, "pending", 1);
+	}
+	free(c);
+	return flavors;
 }
 
 /*
@@ -587,6 +819,8 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 	    q_tree_in_cycle(s->tree, cq, why, sizeof(why)))
 		return 0;
 	flavors = assign(s, w, cq, why, sizeof(why));
+	if (!flavors)
+		flavors = preempt_for(ctl, s, w, cq);
 	if (!flavors) {
 		ctl_log(ctl, 2, "%s %s/%s: pending: %s", pk_kind_to_string(w->kind), w->ns, w->name,
 			why);
@@ -596,6 +830,9 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 	}
 	if (admit(ctl, w, cq, flavors) == 0) {
 		charge(s, w, cq, flavors);
+		w->admitted = true;
+		w->cq = strdup(cq);
+		w->flavors = json_incref(flavors);
 		r = 1;
 	}
 	json_decref(flavors);
@@ -752,7 +989,7 @@ static void charge_admitted(struct q_state *s)
 			continue;
 		if (known)
 			charge(s, w, w->cq, w->flavors);
-		count_both(s, w, known ? w->cq : NULL, "admitted");
+		count_both(s, w, known ? w->cq : NULL, "admitted", 1);
 	}
 }
 
@@ -765,10 +1002,10 @@ static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
 		const char *cq = NULL;
 		int admitted;
 
-		if (w->admitted)
+		if (w->admitted || w->preempted)
 			continue;
 		admitted = try_admit(ctl, s, w, blocked, &cq);
-		count_both(s, w, cq, admitted ? "admitted" : "pending");
+		count_both(s, w, cq, admitted ? "admitted" : "pending", 1);
 	}
 	json_decref(blocked);
 }

@@ -311,6 +311,26 @@ bool q_tree_in_cycle(const struct q_tree *t, const char *cq, char *why, size_t n
 	return true;
 }
 
+/* The root of a ClusterQueue's tree ("c/NAME"), NULL when it has no cohort. */
+static const char *root_of(const struct q_tree *t, const char *cq)
+{
+	char key[300];
+	const char *p, *root = NULL;
+	int d = 0;
+
+	node_key(key, sizeof(key), false, cq);
+	for (p = parent_of(t, key); p && d < Q_TREE_MAX_DEPTH; p = parent_of(t, p), d++)
+		root = p;
+	return root;
+}
+
+bool q_tree_same_cohort(const struct q_tree *t, const char *a, const char *b)
+{
+	const char *ra = root_of(t, a), *rb = root_of(t, b);
+
+	return ra && rb && strcmp(ra, rb) == 0;
+}
+
 int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *f, const char *r)
 {
 	int64_t q = limit(json_object_get(t->cqs, cq), f, r, "nominalQuota");

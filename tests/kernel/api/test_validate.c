@@ -497,6 +497,15 @@ START_TEST(test_kueue_rules)
 		"spec.cohortName: Invalid value: \"Team\": a lowercase RFC 1123 subdomain must "
 		"consist of lower case alphanumeric characters, '-' or '.', and must start and end "
 		"with an alphanumeric character");
+	valid(CQ_HEAD "spec:\n  preemption: {withinClusterQueue: LowerPriority, "
+		      "reclaimWithinCohort: Any, borrowWithinCohort: {policy: Never}}\n");
+	invalid(CQ_HEAD "spec:\n  preemption: {withinClusterQueue: LowerOrNewerEqualPriority}\n",
+		"spec.preemption.withinClusterQueue: Unsupported value: \"LowerOrNewerEqualPriority\": "
+		"supported values: \"Never\", \"LowerPriority\" (LowerOrNewerEqualPriority is not "
+		"implemented)");
+	invalid(CQ_HEAD "spec:\n  preemption: {borrowWithinCohort: {policy: LowerPriority}}\n",
+		"spec.preemption.borrowWithinCohort.policy: Unsupported value: \"LowerPriority\": "
+		"supported values: \"Never\" (preempting while borrowing is not implemented)");
 	invalid(CQ_HEAD "spec:\n  queueingStrategy: LIFO\n",
 		"spec.queueingStrategy: Unsupported value: \"LIFO\": supported values: "
 		"\"StrictFIFO\", \"BestEffortFIFO\"");

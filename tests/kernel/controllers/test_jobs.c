@@ -790,6 +790,106 @@ START_TEST(queue_borrows_within_its_cohort)
 }
 END_TEST
 
+/* A Job of parallelism pods of 4 TPUs each in LocalQueue queue, its pods of PriorityClass pc. */
+static void prio_job(const char *name, const char *queue, int parallelism, const char *pc)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
+		 "\"%s\", \"namespace\": \"default\", \"labels\": {\"kueue.x-k8s.io/queue-name\": "
+		 "\"%s\"}}, \"spec\": {\"parallelism\": %d, \"suspend\": true, \"template\": "
+		 "{\"spec\": {\"priorityClassName\": \"%s\", \"containers\": [{\"name\": \"c\", "
+		 "\"image\": \"x\", \"resources\": {\"requests\": {\"google.com/tpu\": "
+		 "\"4\"}}}]}}}}",
+		 name, queue, parallelism, pc);
+	create_json(buf);
+}
+
+static void priority_class(const char *name, int value)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"scheduling.k8s.io/v1\", \"kind\": \"PriorityClass\", "
+		 "\"metadata\": {\"name\": \"%s\"}, \"value\": %d}",
+		 name, value);
+	create_json(buf);
+}
+
+static bool admission_is_gone(const json_t *o, const void *arg)
+{
+	(void)arg;
+	return o && json_is_true(pk_get(o, "spec.suspend")) &&
+	       !json_object_get(pk_get(o, "metadata.annotations"), "queue.podkernel.dev/admission");
+}
+
+/*
+ * Kueue's withinClusterQueue: LowerPriority: a ClusterQueue of 8 TPUs full
+ * with a low-priority Job; a high-priority Job of 4 preempts it (its
+ * admission taken back, suspended, queued again) and is admitted.
+ */
+START_TEST(queue_preempts_lower_priority_within_its_queue)
+{
+	json_t *patch =
+	    json_pack("{s:{s:{s:s}}}", "spec", "preemption", "withinClusterQueue", "LowerPriority");
+
+	priority_class("low", 1);
+	priority_class("high", 100);
+	queue_setup("{}", "BestEffortFIFO");
+	ck_assert_int_eq(pk_store_patch(st, "ClusterQueue", NULL, "cluster-queue", PK_PATCH_MERGE,
+					patch, PK_SUB_MAIN, NULL, NULL),
+			 0);
+	json_decref(patch);
+	prio_job("low", "user-queue", 2, "low");
+	ck_assert(wait_bound("low-1"));
+	prio_job("high", "user-queue", 1, "high");
+	ck_assert(wait_bound("high-0"));
+	ck_assert(wait_for("Job", "low", admission_is_gone, NULL));
+	QSTATUS("ClusterQueue", "cluster-queue", "status.pendingWorkloads", "1");
+	QSTATUS("ClusterQueue", "cluster-queue", "status.flavorsUsage[0].resources[1].total", "4");
+}
+END_TEST
+
+/*
+ * Kueue's reclaimWithinCohort: team-a borrows team-b's idle quota; when
+ * team-b (reclaimWithinCohort: Any) needs its nominal quota back, the
+ * borrower is preempted and team-b's Job admitted.
+ */
+START_TEST(queue_reclaim_preempts_the_borrower)
+{
+	static const char *const cq =
+	    "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ClusterQueue\", "
+	    "\"metadata\": {\"name\": \"%s\"}, \"spec\": {\"namespaceSelector\": {}, "
+	    "\"cohortName\": \"team-ab\", \"preemption\": {\"reclaimWithinCohort\": \"%s\"}, "
+	    "\"resourceGroups\": [{\"coveredResources\": [\"google.com/tpu\"], \"flavors\": "
+	    "[{\"name\": \"default-flavor\", \"resources\": [{\"name\": \"google.com/tpu\", "
+	    "\"nominalQuota\": 4}]}]}]}}";
+	char buf[1024];
+
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ResourceFlavor\", "
+		    "\"metadata\": {\"name\": \"default-flavor\"}}");
+	snprintf(buf, sizeof(buf), cq, "team-a", "Never");
+	create_json(buf);
+	snprintf(buf, sizeof(buf), cq, "team-b", "Any");
+	create_json(buf);
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		    "\"metadata\": {\"name\": \"a-queue\", \"namespace\": \"default\"}, "
+		    "\"spec\": {\"clusterQueue\": \"team-a\"}}");
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		    "\"metadata\": {\"name\": \"b-queue\", \"namespace\": \"default\"}, "
+		    "\"spec\": {\"clusterQueue\": \"team-b\"}}");
+	priority_class("normal", 0);
+	prio_job("borrower", "a-queue", 2, "normal");
+	ck_assert(wait_bound("borrower-1"));
+	prio_job("owner", "b-queue", 1, "normal");
+	ck_assert(wait_bound("owner-0"));
+	ck_assert(wait_for("Job", "borrower", admission_is_gone, NULL));
+	QSTATUS("ClusterQueue", "team-a", "status.pendingWorkloads", "1");
+	QSTATUS("ClusterQueue", "team-b", "status.flavorsUsage[0].resources[0].borrowed", "0");
+}
+END_TEST
+
 START_TEST(job_scheduling_intent_is_admitted_by_the_builder)
 {
 	struct pk_errors errs = {0};
@@ -902,6 +1002,8 @@ int main(void)
 	tcase_add_test(tc, queue_strict_fifo_blocks_behind_its_head);
 	tcase_add_test(tc, queue_best_effort_fifo_admits_what_fits);
 	tcase_add_test(tc, queue_borrows_within_its_cohort);
+	tcase_add_test(tc, queue_preempts_lower_priority_within_its_queue);
+	tcase_add_test(tc, queue_reclaim_preempts_the_borrower);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
