@@ -9,7 +9,7 @@
  * does not implement refused at its path with why: preemption other than
  * LowerPriority within a ClusterQueue and reclaim within a cohort, fair
  * sharing, flavor fungibility, admission checks, stop policies and a
- * flavor's node labels, taints, tolerations and topology.
+ * flavor's topology.
  */
 #include <stdio.h>
 #include <string.h>
@@ -65,21 +65,122 @@ static void check_name(struct pk_vctx *v, const char *key, const char *s)
 
 /* ---- ResourceFlavor --------------------------------------------------------------- */
 
+static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
+
+static bool is_effect(const char *e)
+{
+	for (size_t i = 0; e && i < ELEMENTSOF(effects); i++)
+		if (strcmp(e, effects[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A label key at key of obj (required or not); returns it. */
+static const char *check_label_key(struct pk_vctx *v, const json_t *obj, const char *key,
+				   bool required)
+{
+	const char *k = pk_vctx_string(v, obj, key, required);
+	char why[160];
+
+	if (k && *k && !topo_label_key_valid(k, why, sizeof(why)))
+		pk_vctx_fail(v, key, "Invalid value: %s", why);
+	return k;
+}
+
+/* nodeTaints[]: a key and an effect each, as a Node's taints. */
+static void check_taints(struct pk_vctx *v, const json_t *spec)
+{
+	json_t *taints = pk_vctx_array(v, spec, "nodeTaints", MAX_FLAVORS), *t;
+	size_t i, old = pk_path_key(&v->p, "nodeTaints");
+
+	json_array_foreach(taints, i, t)
+	{
+		size_t o2 = pk_path_index(&v->p, i);
+		const char *e;
+
+		check_label_key(v, t, "key", true);
+		pk_vctx_string(v, t, "value", false);
+		e = pk_vctx_string(v, t, "effect", true);
+		if (e && !is_effect(e))
+			pk_vctx_fail(v, "effect",
+				     "Unsupported value: \"%s\": supported values: \"NoSchedule\", "
+				     "\"PreferNoSchedule\", \"NoExecute\"",
+				     e);
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
+/* tolerations[]: as a pod's (operator Equal or Exists, Exists without a value). */
+static void check_tolerations(struct pk_vctx *v, const json_t *spec)
+{
+	json_t *tols = pk_vctx_array(v, spec, "tolerations", MAX_FLAVORS), *t;
+	size_t i, old = pk_path_key(&v->p, "tolerations");
+
+	json_array_foreach(tols, i, t)
+	{
+		size_t o2 = pk_path_index(&v->p, i);
+		const char *op, *e, *val;
+
+		check_label_key(v, t, "key", false);
+		op = pk_vctx_string(v, t, "operator", false);
+		val = pk_vctx_string(v, t, "value", false);
+		e = pk_vctx_string(v, t, "effect", false);
+		if (op && strcmp(op, "Equal") != 0 && strcmp(op, "Exists") != 0)
+			pk_vctx_fail(v, "operator",
+				     "Unsupported value: \"%s\": supported values: \"Equal\", "
+				     "\"Exists\"",
+				     op);
+		else if (op && strcmp(op, "Exists") == 0 && val && *val)
+			pk_vctx_fail(
+			    v, "value",
+			    "Invalid value: \"%s\": value must be empty when `operator` is "
+			    "'Exists'",
+			    val);
+		if (e && *e && !is_effect(e))
+			pk_vctx_fail(v, "effect",
+				     "Unsupported value: \"%s\": supported values: \"NoSchedule\", "
+				     "\"PreferNoSchedule\", \"NoExecute\"",
+				     e);
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
+/*
+ * A flavor's nodes: nodeLabels (a node selector its workloads get),
+ * nodeTaints (only workloads that tolerate them are given the flavor),
+ * tolerations (its workloads get them); topologyName is not implemented.
+ */
 static void validate_flavor(const json_t *obj, struct pk_vctx *v)
 {
 	static const struct refused refused[] = {
-	    {"nodeLabels", "the queue controller does not add node selectors to admitted pods"},
-	    {"nodeTaints", "flavors do not taint nodes"},
-	    {"tolerations", "the queue controller does not add tolerations to admitted pods"},
 	    {"topologyName", "topology-aware flavors are not implemented"},
 	};
 	const json_t *spec = pk_vctx_object(v, obj, "spec");
-	size_t old;
+	json_t *labels, *x;
+	const char *k;
+	size_t old, o2;
 
 	if (!spec)
 		return;
 	old = pk_path_key(&v->p, "spec");
 	refuse_present(v, spec, refused, ELEMENTSOF(refused));
+	labels = pk_vctx_object(v, spec, "nodeLabels");
+	o2 = pk_path_key(&v->p, "nodeLabels");
+	json_object_foreach(labels, k, x)
+	{
+		char why[160];
+
+		if (!topo_label_key_valid(k, why, sizeof(why)))
+			pk_vctx_fail(v, NULL, "Invalid value: %s", why);
+		else if (!json_is_string(x) ||
+			 !topo_label_value_valid(json_string_value(x), why, sizeof(why)))
+			pk_vctx_fail(v, NULL, "Invalid value: label value of %s", k);
+	}
+	pk_path_pop(&v->p, o2);
+	check_taints(v, spec);
+	check_tolerations(v, spec);
 	pk_path_pop(&v->p, old);
 }
 

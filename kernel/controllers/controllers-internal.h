@@ -148,6 +148,30 @@ int64_t q_tree_available(const struct q_tree *t, const char *cq, const char *fla
 			 const char *resource);
 int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *flavor,
 		       const char *resource);
+/*
+ * queues_place.c: the placement half of admission.  q_place_new reads the
+ * cluster from store; q_place_try runs the scheduling core offline on it
+ * with workload (a Job or JobSet as admitted) added, leaving out the pods of
+ * the workloads in gone ("Kind/ns/name" -> true): 1 when all its pods are
+ * placed (kept in the picture for the next try), 0 when not (why: the first
+ * unplaced pod's PodScheduled message), < 0 on error (why says it).
+ */
+#define Q_ANNOTATION_POSITION "queue.podkernel.dev/position"
+#define Q_ANNOTATION_PENDING "queue.podkernel.dev/pending-reason"
+struct q_place;
+int q_place_new(struct pk_store *store, struct q_place **ret);
+void q_place_free(struct q_place *p);
+int q_place_try(struct q_place *p, const json_t *workload, const json_t *gone, char *why, size_t n);
+/*
+ * obj (a Job or JobSet) as admitted: the admission annotation, spec.suspend
+ * false, no pending annotations, and each of flavors' (ResourceFlavor
+ * objects) nodeLabels and tolerations in every pod template.  NULL: no memory.
+ */
+json_t *q_admitted_copy(const json_t *obj, enum pk_kind kind, const char *admission,
+			const json_t *flavors);
+/* Whether every pod template of obj tolerates flavor's nodeTaints (why: the first that is not). */
+bool q_flavor_tolerated(const json_t *obj, enum pk_kind kind, const json_t *flavor, char *why,
+			size_t n);
 /* Whether ClusterQueues a and b share a cohort tree. */
 bool q_tree_same_cohort(const struct q_tree *t, const char *a, const char *b);
 /* Whether cq's Cohort is in or under a cycle of parents (why says which). */

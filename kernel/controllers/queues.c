@@ -48,12 +48,14 @@ struct q_workload {
 	int64_t priority; /* its pods' PriorityClass value (the globalDefault's, else 0) */
 	char *cq;	  /* admitted: the ClusterQueue */
 	json_t *flavors;  /* admitted: one flavor name (or "-") per resource group */
+	char *why;	  /* pending: why, as this pass found */
 };
 
 struct q_state {
 	json_t *cqs, *lqs, *flavors, *namespaces, *cohorts, *classes, *jobs,
-	    *jobsets;	     /* listings */
-	struct q_tree *tree; /* quota and usage shared in cohorts */
+	    *jobsets;	       /* listings */
+	struct q_tree *tree;   /* quota and usage shared in cohorts */
+	struct q_place *place; /* the cluster, for placement (read at the first need) */
 	struct q_workload *w;
 	size_t nw;
 	json_t *usage;	 /* cq -> flavor -> resource -> milli */
@@ -144,6 +146,7 @@ static void state_clear(struct q_state *s)
 		json_decref(s->w[i].requests);
 		json_decref(s->w[i].flavors);
 		free(s->w[i].cq);
+		free(s->w[i].why);
 	}
 	free(s->w);
 	json_decref(s->cqs);
@@ -153,6 +156,7 @@ static void state_clear(struct q_state *s)
 	json_decref(s->cohorts);
 	json_decref(s->classes);
 	q_tree_free(s->tree);
+	q_place_free(s->place);
 	json_decref(s->jobs);
 	json_decref(s->jobsets);
 	json_decref(s->usage);
@@ -411,7 +415,9 @@ static json_t *assign(struct q_state *s, const struct q_workload *w, const char 
 		json_array_foreach(pick ? NULL : json_object_get(group, "flavors"), f, flavor)
 		{
 			const char *fname = json_string_value(json_object_get(flavor, "name"));
-			bool fits = fname != NULL;
+			bool fits = fname != NULL &&
+				    q_flavor_tolerated(w->obj, w->kind,
+						       json_object_get(s->flavors, fname), why, n);
 
 			json_object_foreach(w->requests, res, v)
 			{
@@ -541,35 +547,6 @@ static void admission_value(const char *cq, const json_t *flavors, char *buf, si
 	    (size_t)snprintf(buf + len, n - len, "%s%s", i ? "," : "", json_string_value(f));
 }
 
-/* One write: the admission annotation and spec.suspend false. */
-static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *flavors)
-{
-	json_t *obj = json_deep_copy(w->obj), *meta, *ann;
-	struct pk_write_ref ref = ctl_ref_of(w->kind, w->obj);
-	char value[1024];
-	int r = -ENOMEM;
-
-	admission_value(cq, flavors, value, sizeof(value));
-	meta = obj ? json_object_get(obj, "metadata") : NULL;
-	ann = json_object_get(meta, "annotations");
-	if (meta && !json_is_object(ann)) {
-		ann = json_object();
-		json_object_set_new(meta, "annotations", ann);
-	}
-	if (json_is_object(ann) && json_is_object(json_object_get(obj, "spec")) &&
-	    json_object_set_new(ann, WB_ANNOTATION_QUEUE_ADMISSION, json_string(value)) == 0 &&
-	    json_object_set_new(json_object_get(obj, "spec"), "suspend", json_false()) == 0)
-		r = ctl_replace(ctl, &ref, obj, NULL);
-	json_decref(obj);
-	if (r == 0)
-		ctl_log(ctl, 2, "%s %s/%s: admitted by ClusterQueue %s (%s)",
-			pk_kind_to_string(w->kind), w->ns, w->name, cq, value);
-	else
-		ctl_log(ctl, 1, "%s %s/%s: admitting: %s", pk_kind_to_string(w->kind), w->ns,
-			w->name, pk_write_strerror(r));
-	return r;
-}
-
 /* ---- preemption for quota ---------------------------------------------------------- */
 
 struct q_victim {
@@ -583,6 +560,65 @@ static const char *policy(const json_t *cq, const char *field)
 	const char *p = pk_get_string(json_object_get(pk_get(cq, "spec"), "preemption"), field);
 
 	return p ? p : "Never";
+}
+
+/* One write: the workload as admitted (q_admitted_copy). */
+static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *obj)
+{
+	struct pk_write_ref ref = ctl_ref_of(w->kind, w->obj);
+	int r = ctl_replace(ctl, &ref, obj, NULL);
+
+	if (r == 0)
+		ctl_log(ctl, 2, "%s %s/%s: admitted by ClusterQueue %s (%s)",
+			pk_kind_to_string(w->kind), w->ns, w->name, cq,
+			json_string_value(json_object_get(pk_get(obj, "metadata.annotations"),
+							  WB_ANNOTATION_QUEUE_ADMISSION)));
+	else
+		ctl_log(ctl, 1, "%s %s/%s: admitting: %s", pk_kind_to_string(w->kind), w->ns,
+			w->name, pk_write_strerror(r));
+	return r;
+}
+
+/*
+ * Whether w, admitted by cq in flavors, is placed now (queues_place.c) once
+ * the victims (those of v not kept) are gone; *ret_obj the workload as
+ * admitted.
+ */
+static bool placed(struct pk_ctl *ctl, struct q_state *s, const struct q_workload *w,
+		   const char *cq, const json_t *flavors, const struct q_victim *v, size_t nv,
+		   json_t **ret_obj, char *why, size_t n)
+{
+	json_t *fobjs = json_array(), *gone = json_object(), *f;
+	char value[1024], key[600];
+	size_t i;
+	int r = -ENOMEM;
+
+	admission_value(cq, flavors, value, sizeof(value));
+	json_array_foreach(flavors, i, f) if (json_object_get(s->flavors, json_string_value(f)))
+	    json_array_append(fobjs, json_object_get(s->flavors, json_string_value(f)));
+	for (i = 0; gone && i < nv; i++) {
+		snprintf(key, sizeof(key), "%s/%s/%s", pk_kind_to_string(v[i].v->kind), v[i].v->ns,
+			 v[i].v->name);
+		if (!v[i].kept)
+			json_object_set_new(gone, key, json_true());
+	}
+	*ret_obj = fobjs && gone ? q_admitted_copy(w->obj, w->kind, value, fobjs) : NULL;
+	if (*ret_obj && !s->place)
+		r = q_place_new(ctl->store, &s->place);
+	if (*ret_obj && s->place)
+		r = q_place_try(s->place, *ret_obj, gone, why, n);
+	if (r == -ENOMEM)
+		snprintf(why, n, "placement: %s", pk_errno_text(ENOMEM));
+	else if (r < 0)
+		ctl_log(ctl, 1, "%s %s/%s: placement: %s", pk_kind_to_string(w->kind), w->ns,
+			w->name, why);
+	json_decref(fobjs);
+	json_decref(gone);
+	if (r != 1) {
+		json_decref(*ret_obj);
+		*ret_obj = NULL;
+	}
+	return r == 1;
 }
 
 /* Whether v's ClusterQueue uses more than its nominal quota of what v uses. */
@@ -733,26 +769,48 @@ static int evict(struct pk_ctl *ctl, struct q_workload *v, const struct q_worklo
 
 /*
  * Preemption for quota (spec.preemption): the fewest candidates whose
- * quota makes room for w, each evicted in one write of its own; w's
- * flavors, or NULL when no set of candidates makes room (nothing is
- * evicted then) or an eviction failed.
+ * quota makes room for w (their quota given back in the pass's accounts);
+ * w's flavors, the candidates and how many of them were tried (the victims
+ * are those not kept), or NULL when no set of candidates makes room.
  */
-static json_t *preempt_for(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w,
-			   const char *cq)
+static json_t *preempt_plan(struct q_state *s, struct q_workload *w, const char *cq,
+			    struct q_victim **ret_c, size_t *ret_n)
 {
 	struct q_victim *c = calloc(s->nw ? s->nw : 1, sizeof(*c));
-	size_t nc = c ? candidates(s, w, cq, c) : 0, n = 0;
-	json_t *flavors = nc ? fit_after(s, w, cq, c, nc, &n) : NULL;
+	size_t nc = c ? candidates(s, w, cq, c) : 0;
+	json_t *flavors = nc ? fit_after(s, w, cq, c, nc, ret_n) : NULL;
+
+	if (!flavors) {
+		free(c);
+		c = NULL;
+		*ret_n = 0;
+	}
+	*ret_c = c;
+	return flavors;
+}
+
+/* The plan not carried out: its victims are admitted still. */
+static void preempt_undo(struct q_state *s, struct q_victim *c, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		if (!c[j].kept)
+			charge_sign(s, c[j].v, c[j].v->cq, c[j].v->flavors, 1);
+}
+
+/* Evict the plan's victims, each in one write; < 0 when one failed (the rest are kept). */
+static int preempt_commit(struct pk_ctl *ctl, struct q_state *s, const struct q_workload *w,
+			  struct q_victim *c, size_t n)
+{
+	int r = 0;
 
 	for (size_t j = 0; j < n; j++) {
 		struct q_workload *v = c[j].v;
 
 		if (c[j].kept)
 			continue;
-		if (!flavors || evict(ctl, v, w, c[j].reclaim) < 0) {
+		if (r < 0 || evict(ctl, v, w, c[j].reclaim) < 0) {
 			charge_sign(s, v, v->cq, v->flavors, 1); /* still admitted */
-			json_decref(flavors);
-			flavors = NULL;
+			r = -EAGAIN;
 			continue;
 		}
 		v->admitted = false;
@@ -760,8 +818,7 @@ static json_t *preempt_for(struct pk_ctl *ctl, struct q_state *s, struct q_workl
 		count_both(s, v, v->cq, "admitted", -1);
 		count_both(s, v, v->cq, "pending", 1);
 	}
-	free(c);
-	return flavors;
+	return r;
 }
 
 /*
@@ -804,37 +861,46 @@ static const char *cq_of(struct q_state *s, const struct q_workload *w, const ch
 static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w, json_t *blocked,
 		     const char **ret_cq)
 {
-	char why[512], missing[256];
+	char why[1024], missing[256];
 	const char *cq = cq_of(s, w, ret_cq, why, sizeof(why));
-	const json_t *obj = cq ? json_object_get(s->cqs, cq) : NULL;
-	const char *strategy = pk_get_string(obj, "spec.queueingStrategy");
-	json_t *flavors;
+	const json_t *cqobj = cq ? json_object_get(s->cqs, cq) : NULL;
+	const char *strategy = pk_get_string(cqobj, "spec.queueingStrategy");
+	struct q_victim *victims = NULL;
+	json_t *flavors = NULL, *obj = NULL;
+	size_t nv = 0;
 	int r = 0;
 
-	if (!cq) {
+	if (!cq)
 		ctl_record_warning(ctl, pk_kind_to_string(w->kind), w->obj, "Inadmissible", why);
-		return 0;
+	else if (json_object_get(blocked, cq))
+		snprintf(why, sizeof(why), "StrictFIFO: waiting behind %s",
+			 json_string_value(json_object_get(blocked, cq)));
+	else if (!cq_active(s, cqobj, missing, sizeof(missing)))
+		snprintf(why, sizeof(why), "ClusterQueue %s is not active", cq);
+	else if (!q_tree_in_cycle(s->tree, cq, why, sizeof(why)) &&
+		 !(flavors = assign(s, w, cq, why, sizeof(why))))
+		flavors = preempt_plan(s, w, cq, &victims, &nv);
+	if (flavors && !placed(ctl, s, w, cq, flavors, victims, nv, &obj, why, sizeof(why))) {
+		preempt_undo(s, victims, nv);
+		json_decref(flavors);
+		flavors = NULL;
 	}
-	if (json_object_get(blocked, cq) || !cq_active(s, obj, missing, sizeof(missing)) ||
-	    q_tree_in_cycle(s->tree, cq, why, sizeof(why)))
-		return 0;
-	flavors = assign(s, w, cq, why, sizeof(why));
-	if (!flavors)
-		flavors = preempt_for(ctl, s, w, cq);
 	if (!flavors) {
 		ctl_log(ctl, 2, "%s %s/%s: pending: %s", pk_kind_to_string(w->kind), w->ns, w->name,
 			why);
-		if (strategy && strcmp(strategy, "StrictFIFO") == 0)
-			json_object_set_new(blocked, cq, json_true());
-		return 0;
-	}
-	if (admit(ctl, w, cq, flavors) == 0) {
+		if (cq && strategy && strcmp(strategy, "StrictFIFO") == 0 &&
+		    !json_object_get(blocked, cq))
+			json_object_set_new(blocked, cq, json_sprintf("%s/%s", w->ns, w->name));
+		w->why = strdup(why);
+	} else if (preempt_commit(ctl, s, w, victims, nv) == 0 && admit(ctl, w, cq, obj) == 0) {
 		charge(s, w, cq, flavors);
 		w->admitted = true;
 		w->cq = strdup(cq);
 		w->flavors = json_incref(flavors);
 		r = 1;
 	}
+	free(victims);
+	json_decref(obj);
 	json_decref(flavors);
 	return r;
 }
@@ -1010,6 +1076,69 @@ static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
 	json_decref(blocked);
 }
 
+/* Set (value) or remove (NULL) annotation key of obj; whether it changed. */
+static bool set_annotation(json_t *obj, const char *key, const char *value)
+{
+	json_t *meta = json_object_get(obj, "metadata"),
+	       *ann = json_object_get(meta, "annotations");
+	const char *have = json_string_value(json_object_get(ann, key));
+
+	if (have && value && strcmp(have, value) == 0)
+		return false;
+	if (!have && !value)
+		return false;
+	if (!json_is_object(ann))
+		json_object_set_new(meta, "annotations", ann = json_object());
+	if (value)
+		json_object_set_new(ann, key, json_string(value));
+	else
+		json_object_del(ann, key);
+	return true;
+}
+
+/*
+ * Each pending workload's place in its ClusterQueue's order (1 is next)
+ * and why it waits, in the annotations queue.podkernel.dev/position and
+ * queue.podkernel.dev/pending-reason, written when they change.
+ */
+static void note_pending(struct pk_ctl *ctl, struct q_state *s)
+{
+	json_t *pos = json_object();
+
+	for (size_t i = 0; pos && i < s->nw; i++) {
+		struct q_workload *w = &s->w[i];
+		char key[600], at[32] = "";
+		const char *cq;
+		json_t *obj;
+		bool changed;
+
+		if (w->admitted || w->preempted || !w->why)
+			continue;
+		snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+		cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
+		if (cq && json_object_get(s->cqs, cq)) {
+			json_object_set_new(
+			    pos, cq,
+			    json_integer(json_integer_value(json_object_get(pos, cq)) + 1));
+			snprintf(at, sizeof(at), "%lld",
+				 (long long)json_integer_value(json_object_get(pos, cq)));
+		}
+		obj = json_deep_copy(w->obj);
+		changed = obj && set_annotation(obj, Q_ANNOTATION_POSITION, *at ? at : NULL);
+		changed |= obj && set_annotation(obj, Q_ANNOTATION_PENDING, w->why);
+		if (changed) {
+			struct pk_write_ref ref = ctl_ref_of(w->kind, w->obj);
+			int r = ctl_replace(ctl, &ref, obj, NULL);
+
+			if (r < 0 && r != -PK_WRITE_ECONFLICT)
+				ctl_log(ctl, 1, "%s %s/%s: pending: %s", pk_kind_to_string(w->kind),
+					w->ns, w->name, pk_write_strerror(r));
+		}
+		json_decref(obj);
+	}
+	json_decref(pos);
+}
+
 void ctl_queues_run(struct pk_ctl *ctl)
 {
 	struct q_state s = {0};
@@ -1020,6 +1149,7 @@ void ctl_queues_run(struct pk_ctl *ctl)
 	if (state_load(ctl, &s) == 0) {
 		charge_admitted(&s);
 		admit_pending(ctl, &s);
+		note_pending(ctl, &s);
 		pk_time_format((int64_t)time(NULL), now);
 		json_object_foreach(s.cqs, key, obj) cq_status(ctl, &s, key, obj, now);
 		json_object_foreach(s.lqs, key, obj) lq_status(ctl, &s, key, obj, now);

@@ -525,9 +525,17 @@ START_TEST(test_kueue_rules)
 		"specified when `operator` is 'In' or 'NotIn'");
 	invalid(KUEUE "kind: LocalQueue\nmetadata: {name: q, namespace: default}\nspec: {}\n",
 		"spec.clusterQueue: Required value");
-	invalid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec: {nodeLabels: {a: b}}\n",
-		"spec.nodeLabels: Forbidden: not implemented (the queue controller does not add "
-		"node selectors to admitted pods)");
+	valid(KUEUE "kind: ResourceFlavor\nmetadata: {name: spot}\nspec:\n"
+		    "  nodeLabels: {instance-type: spot}\n"
+		    "  nodeTaints: [{key: spot, value: \"true\", effect: NoSchedule}]\n"
+		    "  tolerations: [{key: spot, operator: Exists, effect: NoSchedule}]\n");
+	invalid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec:\n"
+		      "  nodeTaints: [{key: spot, effect: Sometimes}]\n",
+		"spec.nodeTaints[0].effect: Unsupported value: \"Sometimes\": supported values: "
+		"\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"");
+	invalid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec: {topologyName: t}\n",
+		"spec.topologyName: Forbidden: not implemented (topology-aware flavors are not "
+		"implemented)");
 	invalid(KUEUE "kind: LocalQueue\nmetadata: {name: q, namespace: default}\n"
 		      "spec: {clusterQueue: cq, stopPolicy: Hold}\n",
 		"spec.stopPolicy: Unsupported value: \"Hold\": supported values: \"None\" "

@@ -890,6 +890,59 @@ START_TEST(queue_reclaim_preempts_the_borrower)
 }
 END_TEST
 
+static bool annotation_is(const json_t *o, const void *want)
+{
+	const char *const *w = want; /* key, prefix of the value */
+	const char *v = json_string_value(json_object_get(pk_get(o, "metadata.annotations"), w[0]));
+
+	return v && strncmp(v, w[1], strlen(w[1])) == 0;
+}
+
+/*
+ * Admission is quota and placement in one decision: a flavor of the nodes
+ * labelled pool=a (one node, 4 TPUs) with quota for 16; a Job of two pods
+ * of 4 fits the quota but not the flavor's nodes, so it stays pending,
+ * first in its queue, with the scheduler's explanation; a Job of one pod is
+ * admitted with the flavor's node selector and runs on that node.
+ */
+START_TEST(queue_admits_only_what_the_flavor_nodes_place)
+{
+	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "pool", "a");
+	json_t *pod;
+
+	ck_assert_int_eq(
+	    pk_store_patch(st, "Node", NULL, "n2", PK_PATCH_MERGE, patch, PK_SUB_MAIN, NULL, NULL),
+	    0);
+	json_decref(patch);
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ResourceFlavor\", "
+		    "\"metadata\": {\"name\": \"pool-a\"}, \"spec\": {\"nodeLabels\": {\"pool\": "
+		    "\"a\"}}}");
+	create_json(
+	    "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ClusterQueue\", "
+	    "\"metadata\": {\"name\": \"cq\"}, \"spec\": {\"namespaceSelector\": {}, "
+	    "\"resourceGroups\": [{\"coveredResources\": [\"google.com/tpu\"], \"flavors\": "
+	    "[{\"name\": \"pool-a\", \"resources\": [{\"name\": \"google.com/tpu\", "
+	    "\"nominalQuota\": 16}]}]}]}}");
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		    "\"metadata\": {\"name\": \"user-queue\", \"namespace\": \"default\"}, "
+		    "\"spec\": {\"clusterQueue\": \"cq\"}}");
+	queued_job("two", 2);
+	ck_assert(wait_for("Job", "two", annotation_is,
+			   (const char *const[]){"queue.podkernel.dev/position", "1"}));
+	ck_assert(
+	    wait_for("Job", "two", annotation_is,
+		     (const char *const[]){"queue.podkernel.dev/pending-reason", "pod two-"}));
+	ck_assert(stays_absent("Pod", "two-0"));
+	queued_job("one", 1);
+	ck_assert(wait_bound("one-0"));
+	pod = get("Pod", "one-0");
+	ck_assert_str_eq(pk_get_string(pod, "spec.nodeName"), "n2");
+	ck_assert_str_eq(pk_get_string(pod, "spec.nodeSelector.pool"), "a");
+	json_decref(pod);
+	QSTATUS("ClusterQueue", "cq", "status.pendingWorkloads", "1");
+}
+END_TEST
+
 START_TEST(job_scheduling_intent_is_admitted_by_the_builder)
 {
 	struct pk_errors errs = {0};
@@ -1004,6 +1057,7 @@ int main(void)
 	tcase_add_test(tc, queue_borrows_within_its_cohort);
 	tcase_add_test(tc, queue_preempts_lower_priority_within_its_queue);
 	tcase_add_test(tc, queue_reclaim_preempts_the_borrower);
+	tcase_add_test(tc, queue_admits_only_what_the_flavor_nodes_place);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

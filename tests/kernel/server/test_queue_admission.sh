@@ -7,7 +7,8 @@
 
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need kubectl
-pk_start "$WORK/data" --write-kubeconfig "$WORK/kubeconfig"
+pk_start "$WORK/data" --write-kubeconfig "$WORK/kubeconfig" \
+	--simulate-board "$PODKERNEL_SRC/boards/gpu-cluster.yaml"
 export KUBECONFIG="$WORK/kubeconfig"
 k() { timeout 20 kubectl --request-timeout=10s "$@"; }
 # refused WHAT MESSAGE CMD...: the command fails and says MESSAGE.
