@@ -16,6 +16,8 @@ struct ctl_metrics {
 	uint64_t reconciles, reconcile_errors, objects_created, gc_deleted;
 	uint64_t nodes_unreachable, nodes_recovered, evictions, eviction_conflicts;
 	uint64_t kevents_written, kevents_limited, kevents_failed, kevents_expired; /* Events */
+	char *queue_gauges;  /* the Kueue gauges of the latest queue pass (queues_metrics.c) */
+	json_t *queue_waits; /* ClusterQueue -> admission wait histogram */
 };
 
 /* Objects to reconcile, in order, each once until it is taken (controllers.c). */
@@ -172,6 +174,15 @@ json_t *q_admitted_copy(const json_t *obj, enum pk_kind kind, const char *admiss
 /* Whether every pod template of obj tolerates flavor's nodeTaints (why: the first that is not). */
 bool q_flavor_tolerated(const json_t *obj, enum pk_kind kind, const json_t *flavor, char *why,
 			size_t n);
+/*
+ * queues_metrics.c: Kueue's metrics.  wait counts one admission's wait;
+ * set_gauges hands over the pass's gauge text (malloc'd); render prints
+ * both (metrics lock held); free frees them.
+ */
+void q_metrics_wait(struct pk_ctl *ctl, const char *cq, double seconds);
+void q_metrics_set_gauges(struct pk_ctl *ctl, char *text);
+void q_metrics_render(struct pk_ctl *ctl, FILE *f);
+void q_metrics_free(struct ctl_metrics *m);
 /* Whether ClusterQueues a and b share a cohort tree. */
 bool q_tree_same_cohort(const struct q_tree *t, const char *a, const char *b);
 /* Whether cq's Cohort is in or under a cycle of parents (why says which). */

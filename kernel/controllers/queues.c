@@ -893,6 +893,10 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 			json_object_set_new(blocked, cq, json_sprintf("%s/%s", w->ns, w->name));
 		w->why = strdup(why);
 	} else if (preempt_commit(ctl, s, w, victims, nv) == 0 && admit(ctl, w, cq, obj) == 0) {
+		int64_t created = 0;
+
+		if (w->created && pk_time_parse(w->created, &created) == 0)
+			q_metrics_wait(ctl, cq, (double)(time(NULL) - created));
 		charge(s, w, cq, flavors);
 		w->admitted = true;
 		w->cq = strdup(cq);
@@ -1076,6 +1080,60 @@ static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
 	json_decref(blocked);
 }
 
+/* Kueue's gauges of this pass (queues_metrics.c prints them). */
+static void gauges(struct pk_ctl *ctl, const struct q_state *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	const char *cq;
+	json_t *o, *g, *fl, *r;
+	size_t i, k, j;
+
+	if (!f)
+		return;
+	fputs("# HELP kueue_pending_workloads Pending workloads per ClusterQueue.\n"
+	      "# TYPE kueue_pending_workloads gauge\n",
+	      f);
+	json_object_foreach(s->cqs, cq, o)
+	    fprintf(f, "kueue_pending_workloads{cluster_queue=\"%s\",status=\"active\"} %lld\n", cq,
+		    (long long)milli_at(s->counts, cq, "pending"));
+	fputs("# HELP kueue_admitted_active_workloads Admitted workloads that are active.\n"
+	      "# TYPE kueue_admitted_active_workloads gauge\n",
+	      f);
+	json_object_foreach(s->cqs, cq, o)
+	    fprintf(f, "kueue_admitted_active_workloads{cluster_queue=\"%s\"} %lld\n", cq,
+		    (long long)milli_at(s->counts, cq, "admitted"));
+	fputs("# HELP kueue_cluster_queue_resource_usage Usage per flavor and resource.\n"
+	      "# TYPE kueue_cluster_queue_resource_usage gauge\n"
+	      "# HELP kueue_cluster_queue_nominal_quota Nominal quota per flavor and resource.\n"
+	      "# TYPE kueue_cluster_queue_nominal_quota gauge\n",
+	      f);
+	json_object_foreach(s->cqs, cq, o)
+	    json_array_foreach(pk_get(o, "spec.resourceGroups"), i, g)
+		json_array_foreach(json_object_get(g, "flavors"), k, fl)
+		    json_array_foreach(json_object_get(fl, "resources"), j, r)
+	{
+		const char *fn = pk_get_string(fl, "name"), *rn = pk_get_string(r, "name");
+		const char *cohort = pk_get_string(o, "spec.cohortName");
+		char labels[600];
+
+		if (!fn || !rn)
+			continue;
+		snprintf(labels, sizeof(labels),
+			 "{cohort=\"%s\",cluster_queue=\"%s\",flavor=\"%s\",resource=\"%s\"}",
+			 cohort ? cohort : "", cq, fn, rn);
+		fprintf(f, "kueue_cluster_queue_resource_usage%s %g\n", labels,
+			(double)milli_at(json_object_get(s->usage, cq), fn, rn) / 1000);
+		fprintf(f, "kueue_cluster_queue_nominal_quota%s %g\n", labels,
+			(double)q_tree_nominal(s->tree, cq, fn, rn) / 1000);
+	}
+	if (fclose(f) == 0)
+		q_metrics_set_gauges(ctl, text);
+	else
+		free(text);
+}
+
 /* Set (value) or remove (NULL) annotation key of obj; whether it changed. */
 static bool set_annotation(json_t *obj, const char *key, const char *value)
 {
@@ -1150,6 +1208,7 @@ void ctl_queues_run(struct pk_ctl *ctl)
 		charge_admitted(&s);
 		admit_pending(ctl, &s);
 		note_pending(ctl, &s);
+		gauges(ctl, &s);
 		pk_time_format((int64_t)time(NULL), now);
 		json_object_foreach(s.cqs, key, obj) cq_status(ctl, &s, key, obj, now);
 		json_object_foreach(s.lqs, key, obj) lq_status(ctl, &s, key, obj, now);
