@@ -1216,3 +1216,25 @@ void ctl_queues_run(struct pk_ctl *ctl)
 	}
 	state_clear(&s);
 }
+
+/* A controller context for one offline pass: the store, a writer on it, no Events, no log. */
+int pk_queues_pass(struct pk_store *store)
+{
+	struct pk_ctl *ctl = calloc(1, sizeof(*ctl));
+	int r;
+
+	if (!ctl)
+		return -ENOMEM;
+	r = -pthread_mutex_init(&ctl->m.lock, NULL);
+	if (r == 0) {
+		ctl->store = store;
+		r = pk_writer_store_new(store, &ctl->writer);
+		if (r == 0)
+			ctl_queues_run(ctl);
+		pk_writer_free(ctl->writer);
+		pthread_mutex_destroy(&ctl->m.lock);
+	}
+	q_metrics_free(&ctl->m);
+	free(ctl);
+	return r;
+}

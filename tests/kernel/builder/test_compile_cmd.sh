@@ -155,16 +155,56 @@ run 0 schedule -f "$T/node.yaml" -f "$EX/job-gang-zone.yaml" -o json
 [ "$(flat "$T/out" | grep -o '"nodeName":"n1"' | wc -l)" = 4 ]
 check "the same Job not suspended: 4 pods bound" $?
 
-# queues admit in standalone podkerneld only: offline they are refused by name
-sed 's/^metadata:/metadata:\n  labels: {kueue.x-k8s.io\/queue-name: q}/' "$EX/job-gang-zone.yaml" >"$T/job-queued.yaml"
-run 2 schedule -f "$T/node.yaml" -f "$T/job-queued.yaml"
-check "a queued Job is refused offline (rc=$rc)" $?
-grep -q 'metadata.labels\[kueue.x-k8s.io/queue-name\]: Forbidden' "$T/err"
-check "the refusal names the queue label" $?
-printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q}\nspec: {clusterQueue: cq}\n' >"$T/lq.yaml"
-run 2 schedule -f "$T/node.yaml" -f "$T/lq.yaml"
-check "a LocalQueue is refused offline (rc=$rc)" $?
-grep -q 'kind: Forbidden: LocalQueue' "$T/err"
-check "the refusal names the kind" $?
+# queues admit offline as standalone podkerneld does: 8 CPUs of quota admit a
+# Job of 4 pods of 2 (bound) and hold the next one (suspended, no pods, why)
+cat >"$T/queues.yaml" <<'EOQ'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: default}
+spec: {clusterQueue: cq}
+EOQ
+qjob() {
+	cat <<EOJ
+apiVersion: batch/v1
+kind: Job
+metadata: {name: $1, namespace: default, labels: {kueue.x-k8s.io/queue-name: q}}
+spec:
+  parallelism: $2
+  suspend: true
+  template:
+    spec:
+      containers: [{name: c, image: x, resources: {requests: {cpu: "2"}}}]
+EOJ
+}
+{ qjob first 4; echo ---; qjob second 1; } >"$T/qjobs.yaml"
+run 0 schedule -f "$T/node.yaml" -f "$T/queues.yaml" -f "$T/qjobs.yaml" -o json
+check "queued Jobs schedule offline (rc=$rc)" $?
+[ "$(flat "$T/out" | grep -o '"nodeName":"n1"' | wc -l)" = 4 ]
+check "the first Job is admitted: its 4 pods bound" $?
+grep -qx 'admitted: Job default/first by cq/default-flavor' "$T/err"
+check "stderr says the first Job is admitted" $?
+! flat "$T/out" | grep -q '"name":"second-0"'
+check "the second Job waits: no pods" $?
+grep -qx 'pending: Job default/second (position 1): insufficient unused quota for cpu in flavor default-flavor of ClusterQueue cq, 2 more needed' "$T/err"
+check "stderr says why the second Job waits" $?
+# the queue controller's annotation is its own offline too
+qjob sneaky 1 | sed 's|^metadata: {|metadata: {annotations: {queue.podkernel.dev/admission: cq/default-flavor}, |' >"$T/sneaky.yaml"
+run 2 schedule -f "$T/node.yaml" -f "$T/queues.yaml" -f "$T/sneaky.yaml"
+check "a Job created admitted is refused offline (rc=$rc)" $?
+grep -q 'metadata.annotations\[queue.podkernel.dev/admission\]: Forbidden' "$T/err"
+check "the refusal names the annotation" $?
 
 exit $fail
