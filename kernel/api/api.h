@@ -88,6 +88,7 @@ enum pk_kind {
 	PK_KIND_RESOURCE_FLAVOR,
 	PK_KIND_CLUSTER_QUEUE,
 	PK_KIND_LOCAL_QUEUE,
+	PK_KIND_LEADER_WORKER_SET, /* leaderworkerset.x-k8s.io/v1: serving groups */
 	PK_KIND_COHORT,
 	_PK_KIND_MAX,
 };

@@ -54,6 +54,8 @@ const struct pk_type pk_types[] = {
      PK_KIND_CLUSTER_QUEUE},
     {"LocalQueue", "localqueues", GROUP("kueue.x-k8s.io", "v1beta2"), "lq", true, true,
      PK_KIND_LOCAL_QUEUE},
+    {"LeaderWorkerSet", "leaderworkersets", GROUP("leaderworkerset.x-k8s.io", "v1"), "lws", true,
+     true, PK_KIND_LEADER_WORKER_SET},
     {"Cohort", "cohorts", GROUP("kueue.x-k8s.io", "v1beta2"), "", false, true, PK_KIND_COHORT},
     {NULL},
 };

@@ -135,6 +135,7 @@ static const char *const list_order[] = {
     "Workload",
     "Job",
     "JobSet",
+    "LeaderWorkerSet",
 };
 
 static bool is_namespace(const char *kind)
@@ -167,7 +168,7 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 			if (k != PK_KIND_LEASE)
 				ap_cache_note(app->cache, k, obj);
 			if (k != PK_KIND_LEASE && k != PK_KIND_JOB && k != PK_KIND_JOBSET &&
-			    k != PK_KIND_WORKLOAD)
+			    k != PK_KIND_LEADER_WORKER_SET && k != PK_KIND_WORKLOAD)
 				sched_feed(app, obj);
 			ap_hooks_call(app, listed, kind, obj, now);
 		}

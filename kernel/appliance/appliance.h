@@ -227,7 +227,7 @@ enum ap_verdict {
 };
 struct ap_decision {
 	enum ap_verdict verdict;
-	bool reconcile; /* a Job or JobSet to reconcile */
+	bool reconcile; /* a Job, JobSet or LeaderWorkerSet to reconcile */
 	bool owner;	/* a pod changed (its phase counts), or a pod or Job went:
 			 * reconcile its controller */
 	bool gc;	/* an owner went away: collect garbage */

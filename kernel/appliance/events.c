@@ -342,7 +342,8 @@ static bool sched_kind(enum pk_kind k)
 
 static bool owner_kind(enum pk_kind k)
 {
-	return k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_WORKLOAD;
+	return k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_LEADER_WORKER_SET ||
+	       k == PK_KIND_WORKLOAD;
 }
 
 int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, const json_t *obj,
@@ -380,7 +381,7 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, con
 	d.heartbeat = k == PK_KIND_NODE;
 	if (changed && sched_kind(k))
 		d.verdict = AP_FEED;
-	if (changed && (k == PK_KIND_JOB || k == PK_KIND_JOBSET))
+	if (changed && (k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_LEADER_WORKER_SET))
 		d.reconcile = true;
 	/* a pod that ran to its end holds nothing more (as kube-scheduler drops it) */
 	if (changed && k == PK_KIND_POD && wb_pod_state(obj) != WB_POD_ACTIVE &&

@@ -340,6 +340,8 @@ int wb_controller_reconcile(const struct wb_controller *c, const json_t *obj,
 	if (r < 0)
 		return r;
 	r = view_parse(c, obj, &v, errs);
+	if (r >= 0)
+		v->lookup = lookup;
 	if (r >= 0 && !(out = json_array()))
 		r = -ENOMEM;
 	if (r >= 0)

@@ -197,6 +197,9 @@ void ctl_recorder_free(struct ctl_recorder *rec);
 void ctl_record_batch(struct pk_ctl *ctl, const struct pk_write_batch *batch,
 		      const struct pk_write_result *results);
 /* A Warning Event about obj (of kind), by the correlator's rule; created at the next flush. */
+/* The same, a Normal Event (a LeaderWorkerSet's condition that changed). */
+void ctl_record_normal(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
+		       const char *note);
 void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
 			const char *note);
 /* Create the Events noted, in one transaction. */

@@ -22,7 +22,8 @@
  * first writes status.restarts, then deletes the pods of its Jobs, the Jobs
  * and its groups (children before parents), so the creation that follows
  * gates the gangs and places them whole again; a Failed JobSet deletes what
- * still runs.
+ * still runs.  A LeaderWorkerSet counts its groups and recreates those a pod
+ * restart or a rolling update asks for (kernel/builder/lws_status.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -404,6 +405,61 @@ static void delete_groups(struct pk_ctl *ctl, const char *ns, const char *uid, c
 	}
 }
 
+/* The pods a LeaderWorkerSet controls. */
+static int lws_pods(struct pk_ctl *ctl, const json_t *lws, json_t **ret)
+{
+	char sel[256];
+	const char *uid = pk_get_string(lws, "metadata.uid");
+
+	if (!uid)
+		return -EINVAL;
+	snprintf(sel, sizeof(sel), WB_LWS_LABEL_NAME "=%s", pk_name(lws));
+	return list_controlled(ctl, "Pod", pk_namespace(lws), sel, uid, ret);
+}
+
+/*
+ * A LeaderWorkerSet's status, and the groups it recreates (a pod that ended
+ * or went, a rolling update): their pods go in the status write, their
+ * PodGroups after it, so the creation that follows gates each gang whole.
+ */
+static int lws_keep_status(struct pk_ctl *ctl, json_t **lws, const char *what, bool *ret_finished)
+{
+	struct wb_lws_update u = {0};
+	json_t *pods = NULL, *name;
+	char now[32];
+	size_t i;
+	int r;
+
+	pk_time_format((int64_t)time(NULL), now);
+	r = lws_pods(ctl, *lws, &pods);
+	if (r == 0)
+		r = wb_lws_status(*lws, pods, now, &u);
+	if (r == 0 && (u.status || json_array_size(u.delete_pods)))
+		r = write_status(ctl, PK_KIND_LEADER_WORKER_SET, lws, u.status, u.delete_pods,
+				 what);
+	json_array_foreach(u.delete_groups, i, name)
+	{
+		struct pk_write_ref ref = {.kind = PK_KIND_POD_GROUP,
+					   .ns = pk_namespace(*lws),
+					   .name = json_string_value(name)};
+
+		if (r == 0 && ctl_delete(ctl, &ref, PK_WRITE_PROPAGATE_DEFAULT) == 0)
+			ctl_log(ctl, 2, "%s: deleted PodGroup %s/%s", what, ref.ns, ref.name);
+	}
+	if (r == 0 && u.event_reason) {
+		ctl_record_normal(ctl, "LeaderWorkerSet", *lws, u.event_reason, u.event_note);
+		ctl_record_flush(ctl);
+	}
+	if (r == 0 && (u.restarted || u.rolled))
+		ctl_log(ctl, 2,
+			"%s: recreating %lld group(s) for a pod restart, %lld for the update", what,
+			(long long)u.restarted, (long long)u.rolled);
+	*ret_finished = false;
+	wb_lws_update_clear(&u);
+	json_decref(pods);
+	return r;
+}
+
 static int jobset_keep_status(struct pk_ctl *ctl, json_t **js, const char *what, bool *ret_finished)
 {
 	struct wb_jobset_update u = {0};
@@ -461,7 +517,9 @@ int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind k, const char *ns, const char
 	bool job = k == PK_KIND_JOB, finished = false;
 
 	r = pk_get_string(obj, "metadata.uid")
-		? (job ? job_keep_status : jobset_keep_status)(ctl, &obj, what, &finished)
+		? (job			 ? job_keep_status
+		   : k == PK_KIND_JOBSET ? jobset_keep_status
+					 : lws_keep_status)(ctl, &obj, what, &finished)
 		: 0;
 	if (r < 0)
 		ctl_log(ctl, 1, "%s: status: %s", what, strerror(-r));
@@ -473,8 +531,10 @@ int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind k, const char *ns, const char
 	}
 	if (job)
 		r = wb_job_reconcile(obj, &lk, &objects, &errs);
-	else
+	else if (k == PK_KIND_JOBSET)
 		r = wb_jobset_reconcile(obj, &lk, &objects, &errs);
+	else
+		r = wb_lws_reconcile(obj, &lk, &objects, &errs);
 	if (r < 0) {
 		CTL_COUNT(ctl, reconcile_errors);
 		log_errors(ctl, what, &errs);
@@ -483,7 +543,7 @@ int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind k, const char *ns, const char
 		r = create_missing(ctl, objects, what);
 		const char *uid = pk_get_string(obj, "metadata.uid");
 
-		if (r == 0 && uid && !job)
+		if (r == 0 && uid && k == PK_KIND_JOBSET)
 			sync_suspend(ctl, ns, uid, objects, what);
 
 		/* pods a smaller parallelism no longer wants: counted out at once, as
@@ -506,7 +566,7 @@ void ctl_reconcile_owner_of(struct pk_ctl *ctl, const json_t *obj)
 	enum pk_kind k =
 	    ref ? pk_kind_from_string(json_string_value(json_object_get(ref, "kind"))) : 0;
 
-	if (name && (k == PK_KIND_JOB || k == PK_KIND_JOBSET))
+	if (name && (k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_LEADER_WORKER_SET))
 		ctl_queue_reconcile(ctl, k, pk_namespace(obj), name);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * controllers.h — what standalone podkerneld runs beside the scheduling loop
- * (kernel/appliance/), registered on it as hooks: the Job/JobSet and
+ * (kernel/appliance/), registered on it as hooks: the Job/JobSet/LeaderWorkerSet and
  * ResourceClaim controllers with garbage collection (controllers.c,
  * claims.c), the node heartbeat monitor and node-loss eviction
  * (heartbeat.c, nodes.c), the simulated nodes of a board file and the

@@ -187,8 +187,8 @@ static void note_one(void *arg, const struct pk_write_item *it, const json_t *ob
 		CTL_COUNT(ctl, kevents_failed);
 }
 
-void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
-			const char *note)
+static void record(struct pk_ctl *ctl, const char *type, const char *kind, const json_t *obj,
+		   const char *reason, const char *note)
 {
 	const struct pk_type *t = pk_type_by_kind(kind);
 	struct pk_write_item it = {.kind = t ? t->pk : PK_KIND_UNKNOWN,
@@ -196,7 +196,19 @@ void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj,
 				   .name = (char *)pk_name(obj)};
 
 	if (ctl->recorder && it.name)
-		note_one(ctl, &it, obj, "Warning", reason, reason, note);
+		note_one(ctl, &it, obj, type, reason, reason, note);
+}
+
+void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
+			const char *note)
+{
+	record(ctl, "Warning", kind, obj, reason, note);
+}
+
+void ctl_record_normal(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
+		       const char *note)
+{
+	record(ctl, "Normal", kind, obj, reason, note);
 }
 
 /* The Events of a committed batch, handed to the writer thread. */

@@ -152,6 +152,7 @@ static void hook_listed(void *arg, const char *kind, const json_t *obj, int64_t 
 		break;
 	case PK_KIND_JOB:
 	case PK_KIND_JOBSET:
+	case PK_KIND_LEADER_WORKER_SET:
 		queue_reconcile(ctl, k, obj);
 		break;
 	case PK_KIND_POD:

@@ -666,6 +666,15 @@ static void other_row(struct ctx *x, struct table *t, const json_t *o)
 	else if (k == PK_KIND_JOBSET)
 		snprintf(extra, sizeof(extra), "replicatedJobs=%zu",
 			 json_array_size(pk_get(o, "spec.replicatedJobs")));
+	else if (k == PK_KIND_LEADER_WORKER_SET)
+		snprintf(
+		    extra, sizeof(extra), "replicas=%lld size=%lld",
+		    json_is_integer(pk_get(o, "spec.replicas"))
+			? (long long)json_integer_value(pk_get(o, "spec.replicas"))
+			: 1LL,
+		    json_is_integer(pk_get(o, "spec.leaderWorkerTemplate.size"))
+			? (long long)json_integer_value(pk_get(o, "spec.leaderWorkerTemplate.size"))
+			: 1LL);
 	else if (k == PK_KIND_WORKLOAD)
 		snprintf(extra, sizeof(extra), "templates=%zu",
 			 json_array_size(pk_get(o, "spec.compositePodGroupTemplates")) +

@@ -18,7 +18,7 @@ static void usage(FILE *f)
 	      "Offline:\n"
 	      "  schedule -f FILE... [-o json|yaml] [--explain] [--strategy NAME]\n"
 	      "           [--gated-gangs-wait]\n"
-	      "  compile  -f FILE [-o json|yaml]    Jobs/JobSets -> Workload, groups, pods\n"
+	      "  compile  -f FILE [-o json|yaml]    Jobs, JobSets, LWS -> Workload, groups, pods\n"
 	      "  validate -f FILE...                static validation\n"
 	      "  simulate --board FILE --trace FILE [--strategy fit,kep] [-o report.html|json]\n"
 	      "                                     replay a trace on a virtual clock\n"

@@ -60,7 +60,7 @@ static bool has_workload_kinds(const json_t *objects)
 	{
 		enum pk_kind k = pk_kind_of(o);
 
-		if (k == PK_KIND_JOB || k == PK_KIND_JOBSET)
+		if (k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_LEADER_WORKER_SET)
 			return true;
 	}
 	return false;

@@ -153,6 +153,9 @@ static const struct {
     {"jobset.x-k8s.io", "JobSet",
      "A set of Jobs replicated from templates (a custom resource upstream); podkernel's "
      "controller compiles its Workload and groups from spec.scheduling (KEP-6089)."},
+    {"leaderworkerset.x-k8s.io", "LeaderWorkerSet",
+     "Replicas of a leader pod and its workers (a custom resource upstream); podkernel's "
+     "controller compiles each replica into a gang and the set into a CompositePodGroup."},
     {"kueue.x-k8s.io", "ResourceFlavor",
      "A kind of node a ClusterQueue's quota is given in (a custom resource upstream)."},
     {"kueue.x-k8s.io", "ClusterQueue",

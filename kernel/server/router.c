@@ -197,7 +197,8 @@ static int parse_route(const char *path, struct route *r)
 	r->sub = n - i == 3 ? strdup(s[i + 2]) : NULL;
 	if (r->sub && strcmp(r->sub, "status") != 0 &&
 	    !((strcmp(r->sub, "binding") == 0 || strcmp(r->sub, "eviction") == 0) &&
-	      r->type->pk == PK_KIND_POD))
+	      r->type->pk == PK_KIND_POD) &&
+	    !(strcmp(r->sub, "scale") == 0 && pk_srv_has_scale(r->type)))
 		return -ENOENT;
 	if (r->sub && strcmp(r->sub, "status") == 0 && !r->type->has_status)
 		return -ENOENT;
@@ -587,6 +588,12 @@ static void do_get(struct pk_server *srv, const struct pk_request *req, const st
 	if (rc < 0)
 		return respond_store_error(resp, rc, r, r->name, NULL);
 	obj = pk_srv_event_answer(r->type, obj);
+	if (r->sub && strcmp(r->sub, "scale") == 0) {
+		json_t *scale = pk_srv_scale_view(obj);
+		json_decref(obj);
+		return scale ? pk_srv_respond_json(resp, 200, scale)
+			     : respond_store_error(resp, -ENOMEM, r, r->name, NULL);
+	}
 	if (pk_srv_wants_table(req->accept)) {
 		json_t *items = json_pack("[o]", obj);
 		json_t *table = pk_srv_table_of(
@@ -1184,6 +1191,23 @@ static void do_binding(struct pk_server *srv, const struct pk_request *req, cons
 	json_decref(body);
 }
 
+/* PUT or PATCH (type) of a scale subresource (scale.c); body taken. */
+static void write_scale(const struct call *c, const enum pk_patch_type *type, json_t *body,
+			struct pk_response *resp)
+{
+	struct pk_errors errs = {0};
+	json_t *out = NULL;
+	int rc = pk_srv_scale_write(c->srv->store, c->r->type, c->r->ns, c->r->name, type, body,
+				    &c->wo, &errs, &out);
+	json_decref(body);
+	if (rc < 0)
+		respond_store_error(resp, rc, c->r, c->r->name, &errs);
+	else
+		pk_srv_respond_json(resp, 200, pk_srv_scale_view(out));
+	json_decref(out);
+	pk_errors_clear(&errs);
+}
+
 static void do_update(const struct call *c, struct pk_response *resp)
 {
 	const struct pk_request *req = c->req;
@@ -1191,6 +1215,8 @@ static void do_update(const struct call *c, struct pk_response *resp)
 	json_t *obj;
 	if (parse_body_dups(req, resp, &obj, c->dups) < 0)
 		return;
+	if (r->sub && strcmp(r->sub, "scale") == 0)
+		return write_scale(c, NULL, obj, resp);
 	if (check_body_identity(r, obj, true, resp) < 0 ||
 	    field_validation(c, obj, false, resp) < 0) {
 		json_decref(obj);
@@ -1369,6 +1395,8 @@ static void do_patch(const struct call *c, struct pk_response *resp)
 	json_t *patch;
 	if (parse_body_dups(req, resp, &patch, type == PK_PATCH_JSON ? NULL : c->dups) < 0)
 		return;
+	if (r->sub && strcmp(r->sub, "scale") == 0)
+		return write_scale(c, &type, patch, resp);
 	/* A merge patch has the object's shape; a JSON patch's values are not checked. */
 	if (type != PK_PATCH_JSON && field_validation(c, patch, true, resp) < 0) {
 		json_decref(patch);

@@ -278,6 +278,21 @@ bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_
 /* /openapi/v2: an empty document, protobuf when accepted, else JSON. */
 void pk_srv_discovery_openapi_v2(const char *accept, struct pk_response *resp);
 
+/*
+ * scale.c: the scale subresource (autoscaling/v1 Scale) of LeaderWorkerSet.
+ * The Scale of obj (a new reference); obj with scale's spec.replicas (and
+ * its resourceVersion, if any) as *ret, or -EINVAL naming the field; a PUT
+ * (type NULL: body is the Scale) or PATCH of the Scale written as an update
+ * of the object, retried on a conflict unless the body names a version.
+ */
+bool pk_srv_has_scale(const struct pk_type *t);
+json_t *pk_srv_scale_view(const json_t *obj);
+int pk_srv_scale_stored(const json_t *live, const json_t *scale, json_t **ret,
+			struct pk_errors *errs);
+int pk_srv_scale_write(struct pk_store *st, const struct pk_type *t, const char *ns,
+		       const char *name, const enum pk_patch_type *type, const json_t *body,
+		       const struct pk_store_write_opts *wo, struct pk_errors *errs, json_t **ret);
+
 /* events.c: the Event resource in its two shapes (core v1 as stored,
  * events.k8s.io/v1).  Is t one of the two? */
 bool pk_srv_event_type(const struct pk_type *t);

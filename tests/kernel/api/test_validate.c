@@ -89,7 +89,7 @@ START_TEST(test_kind_and_api_version)
 		"\"JobSet\", \"Lease\", \"DeviceClass\", \"ResourceClaim\", "
 		"\"ResourceClaimTemplate\", \"ResourceSlice\", \"PersistentVolumeClaim\", "
 		"\"PersistentVolume\", \"StorageClass\", \"CSINode\", \"PodDisruptionBudget\", "
-		"\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\", \"Cohort\"");
+		"\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\", \"LeaderWorkerSet\", \"Cohort\"");
 	invalid("kind: Pod\nmetadata: {name: a}\n", "apiVersion: Required value");
 	invalid("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\n",
 		"apiVersion: Unsupported value: \"scheduling.k8s.io/v1alpha1\": supported values: "

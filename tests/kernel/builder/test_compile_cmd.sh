@@ -207,4 +207,36 @@ check "a Job created admitted is refused offline (rc=$rc)" $?
 grep -q 'metadata.annotations\[queue.podkernel.dev/admission\]: Forbidden' "$T/err"
 check "the refusal names the annotation" $?
 
+# LeaderWorkerSets offline: the serving story's two stages under their parent,
+# every pod bound, each group's leader and worker in one cube
+run 0 board nodes "$SRC/boards/tpu-superslice.yaml" -o json
+cp "$T/out" "$T/superslice.json"
+run 0 schedule -f "$T/superslice.json" -f "$SRC/examples/stories/serving-lws.yaml" -o json
+check "the LWS serving story schedules (rc=$rc)" $?
+for p in prefill-0 prefill-0-1 prefill-1 prefill-1-1 decode-0 decode-0-1 decode-1 decode-1-1; do
+	flat "$T/out" | grep -q "\"name\":\"llm-serve-$p\",\"namespace\":\"serving-lws\"" || echo "missing $p"
+done >"$T/missing"
+[ ! -s "$T/missing" ]
+check "leaders NAME-I and workers NAME-I-1 of both stages" $?
+[ "$(flat "$T/out" | grep -o '"nodeName":"tpu-ss[0-9]*-h[0-9]*"' | wc -l)" = 11 ]
+check "all 11 pods bound" $?
+python3 - "$T/superslice.json" "$T/out" <<'PY'
+import json, sys
+cube = {n["metadata"]["name"]: n["metadata"]["labels"]["topology.podkernel.dev/cube"]
+        for n in json.load(open(sys.argv[1]))["items"]}
+node = {o["metadata"]["name"]: o["spec"].get("nodeName")
+        for o in json.load(open(sys.argv[2]))["items"] if o["kind"] == "Pod"}
+bad = [g for g in ("prefill-0", "prefill-1", "decode-0", "decode-1")
+       if cube.get(node.get("llm-serve-" + g)) is None or
+       cube.get(node["llm-serve-" + g]) != cube.get(node.get("llm-serve-%s-1" % g))]
+sys.exit(1 if bad else 0)
+PY
+check "each LWS group in one cube" $?
+sed 's/    size: 2/    size: 2\n    subGroupPolicy: {subGroupSize: 1}/' \
+	"$SRC/examples/stories/serving-lws.yaml" >"$T/lws-bad.yaml"
+run 2 schedule -f "$T/superslice.json" -f "$T/lws-bad.yaml"
+check "an LWS field not implemented is refused offline (rc=$rc)" $?
+grep -q 'spec.leaderWorkerTemplate.subGroupPolicy: Forbidden: not implemented' "$T/err"
+check "the refusal names the field" $?
+
 exit $fail

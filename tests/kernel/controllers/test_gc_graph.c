@@ -66,6 +66,9 @@ static const struct {
     {"JobSet", "{\"spec\": {\"replicatedJobs\": [{\"name\": \"r\", \"template\": {\"spec\":"
 	       " {\"suspend\": true, \"template\": {\"spec\": {\"restartPolicy\": \"Never\","
 	       " \"containers\": [{\"name\": \"c\", \"image\": \"x\"}]}}}}}]}}"},
+    {"LeaderWorkerSet",
+     "{\"spec\": {\"replicas\": 0, \"leaderWorkerTemplate\": {\"workerTemplate\":"
+     " {\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\"}]}}}}}"},
     {"Lease", "{\"spec\": {}}"},
     {"ResourceClaim", "{\"spec\": {\"devices\": {\"requests\": [{\"name\": \"r\", \"exactly\":"
 		      " {\"deviceClassName\": \"dc\"}}]}}}"},
