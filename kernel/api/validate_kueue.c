@@ -445,10 +445,23 @@ static void check_preemption(struct pk_vctx *v, const json_t *spec)
 	pk_path_pop(&v->p, old);
 }
 
+/* spec.fairSharing: a weight of at least 0 (a quantity). */
+static void check_fair_sharing(struct pk_vctx *v, const json_t *spec)
+{
+	const json_t *fs = pk_vctx_object(v, spec, "fairSharing");
+	size_t old;
+	int64_t w;
+
+	if (!fs)
+		return;
+	old = pk_path_key(&v->p, "fairSharing");
+	check_quota(v, fs, "weight", false, &w);
+	pk_path_pop(&v->p, old);
+}
+
 static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 {
 	static const struct refused refused[] = {
-	    {"fairSharing", "fair sharing is not implemented"},
 	    {"flavorFungibility", "the first flavor that fits is taken"},
 	    {"admissionChecksStrategy", "admission checks are not implemented"},
 	    {"admissionScope", "admission scopes are not implemented"},
@@ -464,6 +477,7 @@ static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 	refuse_present(v, spec, refused, ELEMENTSOF(refused));
 	check_stop_policy(v, spec);
 	check_preemption(v, spec);
+	check_fair_sharing(v, spec);
 	qs = pk_vctx_string(v, spec, "queueingStrategy", false);
 	if (qs && strcmp(qs, strategies[0]) != 0 && strcmp(qs, strategies[1]) != 0)
 		pk_vctx_fail(v, "queueingStrategy",

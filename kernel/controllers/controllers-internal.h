@@ -183,6 +183,9 @@ void q_metrics_wait(struct pk_ctl *ctl, const char *cq, double seconds);
 void q_metrics_set_gauges(struct pk_ctl *ctl, char *text);
 void q_metrics_render(struct pk_ctl *ctl, FILE *f);
 void q_metrics_free(struct ctl_metrics *m);
+/* What the root of cq's cohort tree holds of (flavor, resource); 0 without a cohort. */
+int64_t q_tree_lendable(const struct q_tree *t, const char *cq, const char *flavor,
+			const char *resource);
 /* Whether ClusterQueues a and b share a cohort tree. */
 bool q_tree_same_cohort(const struct q_tree *t, const char *a, const char *b);
 /* Whether cq's Cohort is in or under a cycle of parents (why says which). */

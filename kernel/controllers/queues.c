@@ -1063,20 +1063,130 @@ static void charge_admitted(struct q_state *s)
 	}
 }
 
+/* ---- fair sharing ------------------------------------------------------------------ */
+
+/* The ClusterQueue w's LocalQueue names (NULL: none). */
+static const char *cq_name_of(const struct q_state *s, const struct q_workload *w)
+{
+	char key[600];
+
+	snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+	return pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
+}
+
+/* spec.fairSharing.weight in milli (default 1); -1 when the ClusterQueue sets no fairSharing. */
+static int64_t weight_of(const json_t *cq)
+{
+	const json_t *fs = pk_get(cq, "spec.fairSharing"), *w = json_object_get(fs, "weight");
+	int64_t milli = 1000;
+
+	if (!json_is_object(fs))
+		return -1;
+	if (json_is_integer(w))
+		milli = json_integer_value(w) * 1000;
+	else if (json_is_string(w) && topo_quantity_parse(json_string_value(w), &milli) < 0)
+		milli = 1000;
+	return milli;
+}
+
+/*
+ * Kueue's dominant resource share of cq, with w's requests added: over each
+ * resource, what cq borrows beyond its nominal quota (all flavors) per mille
+ * of what its cohort holds of it, the largest, divided by the weight (a
+ * weight of 0: the largest share there is).
+ */
+static double share_with(struct q_state *s, const struct q_workload *w, const char *cq)
+{
+	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *g, *f;
+	int64_t weight = weight_of(json_object_get(s->cqs, cq));
+	const char *res;
+	json_t *x, *cqu = sub(s->usage, cq);
+	double dominant = 0;
+	size_t i, k;
+
+	json_array_foreach(groups, i, g)
+	    json_array_foreach(json_object_get(g, "coveredResources"), k, x)
+	{
+		int64_t borrowed = 0, lendable = 0;
+		size_t j;
+
+		res = json_string_value(x);
+		json_array_foreach(res ? json_object_get(g, "flavors") : NULL, j, f)
+		{
+			const char *fn = pk_get_string(f, "name");
+			int64_t use =
+			    milli_at(cqu, fn ? fn : "", res) +
+			    (j == 0 ? json_integer_value(json_object_get(w->requests, res)) : 0);
+			int64_t over = use - q_tree_nominal(s->tree, cq, fn ? fn : "", res);
+
+			borrowed += over > 0 ? over : 0;
+			lendable += q_tree_lendable(s->tree, cq, fn ? fn : "", res);
+		}
+		if (lendable > 0 && (double)borrowed * 1000 / (double)lendable > dominant)
+			dominant = (double)borrowed * 1000 / (double)lendable;
+	}
+	if (weight == 0)
+		return dominant > 0 ? 1e18 : 0;
+	return weight > 0 ? dominant * 1000 / (double)weight : dominant;
+}
+
+/*
+ * The next workload to try: in queue order, but with fair sharing (a
+ * ClusterQueue of it sets spec.fairSharing) among the heads of the
+ * ClusterQueues of one cohort, the one whose ClusterQueue's share with it
+ * is the lowest goes first, as Kueue orders them.
+ */
+static struct q_workload *next_workload(struct q_state *s, const bool *tried, bool fair)
+{
+	struct q_workload *best = NULL;
+	json_t *heads = fair ? json_object() : NULL;
+	double best_share = 0;
+
+	for (size_t i = 0; i < s->nw; i++) {
+		struct q_workload *w = &s->w[i];
+		const char *cq;
+		double share;
+
+		if (tried[i] || w->admitted || w->preempted)
+			continue;
+		if (!fair)
+			return w;
+		cq = cq_name_of(s, w);
+		if (!cq || !json_object_get(s->cqs, cq) ||
+		    weight_of(json_object_get(s->cqs, cq)) < 0)
+			share = 0; /* not fair-shared: in queue order */
+		else if (json_object_get(heads, cq))
+			continue; /* only a ClusterQueue's head competes */
+		else
+			share = share_with(s, w, cq);
+		if (cq)
+			json_object_set_new(heads, cq, json_true());
+		if (!best || share < best_share) {
+			best = w;
+			best_share = share;
+		}
+	}
+	json_decref(heads);
+	return best;
+}
+
 static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
 {
 	json_t *blocked = json_object();
+	bool *tried = calloc(s->nw ? s->nw : 1, sizeof(*tried)), fair = false;
+	struct q_workload *w;
+	const char *k;
+	json_t *o;
 
-	for (size_t i = 0; blocked && i < s->nw; i++) {
-		struct q_workload *w = &s->w[i];
+	json_object_foreach(s->cqs, k, o) fair |= weight_of(o) >= 0;
+	while (blocked && tried && (w = next_workload(s, tried, fair))) {
 		const char *cq = NULL;
-		int admitted;
+		int admitted = try_admit(ctl, s, w, blocked, &cq);
 
-		if (w->admitted || w->preempted)
-			continue;
-		admitted = try_admit(ctl, s, w, blocked, &cq);
+		tried[w - s->w] = true;
 		count_both(s, w, cq, admitted ? "admitted" : "pending", 1);
 	}
+	free(tried);
 	json_decref(blocked);
 }
 

@@ -331,6 +331,13 @@ bool q_tree_same_cohort(const struct q_tree *t, const char *a, const char *b)
 	return ra && rb && strcmp(ra, rb) == 0;
 }
 
+int64_t q_tree_lendable(const struct q_tree *t, const char *cq, const char *f, const char *r)
+{
+	const char *root = root_of(t, cq);
+
+	return root ? at(t->quota, root, f, r) : 0;
+}
+
 int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *f, const char *r)
 {
 	int64_t q = limit(json_object_get(t->cqs, cq), f, r, "nominalQuota");

@@ -499,6 +499,9 @@ START_TEST(test_kueue_rules)
 		"with an alphanumeric character");
 	valid(CQ_HEAD "spec:\n  preemption: {withinClusterQueue: LowerPriority, "
 		      "reclaimWithinCohort: Any, borrowWithinCohort: {policy: Never}}\n");
+	valid(CQ_HEAD "spec:\n  fairSharing: {weight: \"0.5\"}\n");
+	invalid(CQ_HEAD "spec:\n  fairSharing: {weight: -1}\n",
+		"spec.fairSharing.weight: Invalid value: -1: must be greater than or equal to 0");
 	invalid(CQ_HEAD "spec:\n  preemption: {withinClusterQueue: LowerOrNewerEqualPriority}\n",
 		"spec.preemption.withinClusterQueue: Unsupported value: \"LowerOrNewerEqualPriority\": "
 		"supported values: \"Never\", \"LowerPriority\" (LowerOrNewerEqualPriority is not "

@@ -200,6 +200,51 @@ check "stderr says the first Job is admitted" $?
 check "the second Job waits: no pods" $?
 grep -qx 'pending: Job default/second (position 1): insufficient unused quota for cpu in flavor default-flavor of ClusterQueue cq, 2 more needed' "$T/err"
 check "stderr says why the second Job waits" $?
+# Kueue's fair sharing: two ClusterQueues borrow all of a Cohort's 12 CPUs,
+# weights 1 and 2, each with 12 Jobs of 1 CPU waiting: the shares converge to
+# the weights, 4 and 8 admitted
+cat >"$T/fair.yaml" <<'EOQ'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: pool}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 12}]}]
+EOQ
+for q in a:1 b:2; do
+	cat >>"$T/fair.yaml" <<EOQ
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq-${q%:*}}
+spec:
+  cohortName: pool
+  namespaceSelector: {}
+  fairSharing: {weight: ${q#*:}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 0}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q-${q%:*}, namespace: default}
+spec: {clusterQueue: cq-${q%:*}}
+EOQ
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		printf -- '---\n'
+		qjob "${q%:*}$i" 1 | sed "s/queue-name: q}/queue-name: q-${q%:*}}/; s/cpu: \"2\"/cpu: \"1\"/"
+	done >>"$T/fair.yaml"
+done
+run 0 schedule -f "$T/node.yaml" -f "$T/fair.yaml" -o json
+check "fair-shared queues schedule offline (rc=$rc)" $?
+[ "$(grep -c '^admitted: Job default/a' "$T/err")" = 4 ] && [ "$(grep -c '^admitted: Job default/b' "$T/err")" = 8 ]
+check "shares converge to the weights: 4 and 8 admitted ($(grep -c '^admitted: Job default/a' "$T/err"), $(grep -c '^admitted: Job default/b' "$T/err"))" $?
+
 # the queue controller's annotation is its own offline too
 qjob sneaky 1 | sed 's|^metadata: {|metadata: {annotations: {queue.podkernel.dev/admission: cq/default-flavor}, |' >"$T/sneaky.yaml"
 run 2 schedule -f "$T/node.yaml" -f "$T/queues.yaml" -f "$T/sneaky.yaml"

@@ -82,6 +82,10 @@ until [ "$(k get job small -o jsonpath='{.spec.suspend}')" = false ]; do
 	i=$((i + 1)); [ $i -lt 100 ] || fail "small was not admitted again"; sleep 0.1
 done
 need curl
+i=0 # the queue's status follows the admission within the same pass
+until [ "$(k get clusterqueue cq -o jsonpath='{.status.admittedWorkloads}/{.status.pendingWorkloads}')" = 1/1 ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "cq's status: $(k get clusterqueue cq -o yaml)"; sleep 0.1
+done
 out=$("$PODKERNEL_BIN/podctl" queue) || fail "podctl queue: $out"
 echo "$out" | grep -q '^cq  *-  *1  *1  *default-flavor  *cpu  *2/4  *0$' || fail "podctl queue, cq: $out"
 echo "$out" | grep -q '^default/lq  *cq  *1  *1$' || fail "podctl queue, lq: $out"
