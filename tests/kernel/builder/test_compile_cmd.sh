@@ -200,6 +200,40 @@ check "stderr says the first Job is admitted" $?
 check "the second Job waits: no pods" $?
 grep -qx 'pending: Job default/second (position 1): insufficient unused quota for cpu in flavor default-flavor of ClusterQueue cq, 2 more needed' "$T/err"
 check "stderr says why the second Job waits" $?
+# flavor order: the first flavor with quota for all of it is taken (Kueue's
+# on-demand then spot): 2 CPUs of on-demand, 8 of spot; a Job of 4 CPUs gets
+# spot, a Job of 2 on-demand
+cat >"$T/flavors.yaml" <<'EOQ'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: on-demand}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: spot}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - {name: on-demand, resources: [{name: cpu, nominalQuota: 2}]}
+    - {name: spot, resources: [{name: cpu, nominalQuota: 8}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: default}
+spec: {clusterQueue: cq}
+EOQ
+{ qjob big 2; echo ---; qjob small 1; } >"$T/fjobs.yaml"
+run 0 schedule -f "$T/node.yaml" -f "$T/flavors.yaml" -f "$T/fjobs.yaml" -o json
+check "flavored queues schedule offline (rc=$rc)" $?
+grep -qx 'admitted: Job default/big by cq/spot' "$T/err" && grep -qx 'admitted: Job default/small by cq/on-demand' "$T/err"
+check "each Job gets the first flavor that fits it" $?
+
 # Kueue's fair sharing: two ClusterQueues borrow all of a Cohort's 12 CPUs,
 # weights 1 and 2, each with 12 Jobs of 1 CPU waiting: the shares converge to
 # the weights, 4 and 8 admitted
