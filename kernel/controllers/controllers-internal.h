@@ -129,9 +129,10 @@ int ctl_node_deleted(struct pk_ctl *ctl, const char *name);
 int ctl_evict_pods(struct pk_ctl *ctl, const json_t *pods, const char *node, const char *why);
 
 /*
- * queues.c: admission by nominal quota (ClusterQueue, LocalQueue,
- * ResourceFlavor): one pass over every queue and queued Job or JobSet,
- * admitting what fits and writing the queues' status.
+ * queues.c: Kueue's admission by quota and placement (ClusterQueue,
+ * LocalQueue, ResourceFlavor, Cohort): one pass over every queue and queued
+ * Job or JobSet, admitting what fits (preempting for quota as allowed) and
+ * writing the queues' status.
  */
 void ctl_queues_run(struct pk_ctl *ctl);
 /*

@@ -1,27 +1,36 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * queues.c — admission by nominal quota (kueue.x-k8s.io/v1beta2 ClusterQueue,
- * LocalQueue, ResourceFlavor), as Kueue admits a Job or JobSet.
+ * queues.c — Kueue's admission (kueue.x-k8s.io/v1beta2 ClusterQueue,
+ * LocalQueue, ResourceFlavor, Cohort) of Jobs and JobSets, by quota and
+ * placement in one decision.
  *
  * A Job or JobSet labelled kueue.x-k8s.io/queue-name is queued in that
  * LocalQueue of its namespace; until admitted the workload builder treats it
  * as suspended (no pods; wb_suspended()).  One pass, after any change to a
- * queue, a flavor, a Namespace, a Job or a JobSet, recomputes every
- * ClusterQueue's usage from its admitted workloads (those carrying the
- * admission annotation, not suspended, not finished), then goes through the
- * pending ones oldest first (creationTimestamp, then namespace and name): a
- * workload is admitted when, for each resource group that covers a resource
- * it requests, one flavor (the first in order) has nominal quota left for
- * all of them.  The admission is one write of the Job or JobSet: the
- * annotation (the ClusterQueue and the flavor of each group) and
- * spec.suspend false.  Under StrictFIFO a workload that does not fit blocks
- * the ones behind it; under BestEffortFIFO (the default) they are tried.
- * A workload whose namespace the ClusterQueue's namespaceSelector does not
- * select (a null selector selects none), whose LocalQueue or ClusterQueue is
- * missing, or that requests a resource no group covers is never admitted and
- * gets a Warning Event saying why.  Then each ClusterQueue's and LocalQueue's
- * status: pending, reserving and admitted counts, usage per flavor and
- * resource, the condition Active.
+ * queue, a flavor, a Cohort, a Namespace or a queued Job or JobSet,
+ * recomputes every ClusterQueue's usage from its admitted workloads (those
+ * carrying the admission annotation, not suspended, not finished; shared in
+ * cohorts by queues_tree.c), then goes through the pending ones by priority,
+ * then oldest first (with fair sharing, the heads of a cohort's
+ * ClusterQueues lowest share first).  A workload is admitted when, for each
+ * resource group that covers a resource it requests, one flavor (the first
+ * in order whose taints its pods tolerate) has quota left for all of them,
+ * its own or borrowed within its cohort, or can have it by preempting
+ * (spec.preemption: borrowers of the cohort, lower priority in its queue),
+ * and when the scheduling core places all its pods on the cluster as it is
+ * (queues_place.c).  The admission is one write of the Job or JobSet: the
+ * annotation (the ClusterQueue and the flavor of each group), spec.suspend
+ * false and the flavors' node labels and tolerations in its pod templates;
+ * each victim is one write too (admission taken back, suspended).  Under
+ * StrictFIFO a workload that is not admitted blocks the ones behind it;
+ * under BestEffortFIFO (the default) they are tried.  A workload whose
+ * namespace the ClusterQueue's namespaceSelector does not select (a null
+ * selector selects none), whose LocalQueue or ClusterQueue is missing, or
+ * that requests a resource no group covers is never admitted and gets a
+ * Warning Event saying why.  Each pending one gets its position and why it
+ * waits as annotations; then each ClusterQueue's and LocalQueue's status
+ * (pending, reserving and admitted counts, usage per flavor and resource,
+ * what is borrowed, the condition Active) and Kueue's gauges.
  *
  * A workload's requests are its pods' (containers summed as the scheduler
  * counts them) times its pods: a Job's parallelism (at most completions), a
@@ -35,8 +44,6 @@
 #include "kernel/builder/builder.h"
 #include "kernel/controllers/controllers-internal.h"
 #include "topology/topology.h"
-
-#define Q_MAX_FLAVORS 64 /* per resource group (validate_kueue.c) */
 
 struct q_workload {
 	json_t *obj; /* borrowed from the listing */
