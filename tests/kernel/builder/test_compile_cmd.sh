@@ -200,6 +200,22 @@ check "stderr says the first Job is admitted" $?
 check "the second Job waits: no pods" $?
 grep -qx 'pending: Job default/second (position 1): insufficient unused quota for cpu in flavor default-flavor of ClusterQueue cq, 2 more needed' "$T/err"
 check "stderr says why the second Job waits" $?
+# StrictFIFO blocks behind its head, BestEffortFIFO does not: of 8 CPUs, 6
+# go to the first Job; the second (4) does not fit; the third (2) would
+for strategy in StrictFIFO BestEffortFIFO; do
+	sed "s/^  namespaceSelector: {}/  namespaceSelector: {}\n  queueingStrategy: $strategy/" \
+		"$T/queues.yaml" >"$T/fifo.yaml"
+	{ qjob j1 3; echo ---; qjob j2 2; echo ---; qjob j3 1; } >"$T/fifo-jobs.yaml"
+	run 0 schedule -f "$T/node.yaml" -f "$T/fifo.yaml" -f "$T/fifo-jobs.yaml" -o json
+	check "$strategy schedules offline (rc=$rc)" $?
+	if [ $strategy = StrictFIFO ]; then
+		grep -qx 'pending: Job default/j3 (position 2): StrictFIFO: waiting behind default/j2' "$T/err"
+	else
+		grep -qx 'admitted: Job default/j3 by cq/default-flavor' "$T/err"
+	fi
+	check "$strategy: the third Job $([ $strategy = StrictFIFO ] && echo waits behind the second || echo is admitted)" $?
+done
+
 # flavor order: the first flavor with quota for all of it is taken (Kueue's
 # on-demand then spot): 2 CPUs of on-demand, 8 of spot; a Job of 4 CPUs gets
 # spot, a Job of 2 on-demand
