@@ -65,6 +65,7 @@ struct sc_pod {
 	int node;	 /* bound node index, -1 pending or unknown node */
 	char *node_name; /* spec.nodeName or NULL */
 	int assumed;	 /* simulation: node index or -1 */
+	int share_dev;	 /* the device its share is charged to (sc_devs), or -1 */
 	bool sim_removed;
 	bool preempted;
 	int64_t req[SC_MAX_RES];
