@@ -5,9 +5,9 @@
  * Cohort and WorkloadPriorityClass, with Kueue's field paths and rules for what the queue
  * controller implements (nominal quota per flavor and resource, borrowing and lending limits within
  * a cohort, a namespace selector, the queueing strategy, a LocalQueue's ClusterQueue, a Cohort's
- * parent), and every upstream field it does not implement refused at its path with why: preemption,
- * fair sharing, flavor fungibility, admission checks, stop policies and a flavor's node labels,
- * taints, tolerations and topology.
+ * parent), and every upstream field it does not implement refused at its path with why: preemption
+ * other than LowerPriority within a ClusterQueue and reclaim within a cohort, fair sharing, flavor
+ * fungibility, admission checks, stop policies and a flavor's topology.
  */
 #include <stdio.h>
 #include <string.h>
@@ -63,21 +63,122 @@ static void check_name(struct pk_vctx *v, const char *key, const char *s)
 
 /* ---- ResourceFlavor --------------------------------------------------------------- */
 
+static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
+
+static bool is_effect(const char *e)
+{
+	for (size_t i = 0; e && i < ELEMENTSOF(effects); i++)
+		if (strcmp(e, effects[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A label key at key of obj (required or not); returns it. */
+static const char *check_label_key(struct pk_vctx *v, const json_t *obj, const char *key,
+				   bool required)
+{
+	const char *k = pk_vctx_string(v, obj, key, required);
+	char why[160];
+
+	if (k && *k && !topo_label_key_valid(k, why, sizeof(why)))
+		pk_vctx_fail(v, key, "Invalid value: %s", why);
+	return k;
+}
+
+/* nodeTaints[]: a key and an effect each, as a Node's taints. */
+static void check_taints(struct pk_vctx *v, const json_t *spec)
+{
+	json_t *taints = pk_vctx_array(v, spec, "nodeTaints", MAX_FLAVORS), *t;
+	size_t i, old = pk_path_key(&v->p, "nodeTaints");
+
+	json_array_foreach(taints, i, t)
+	{
+		size_t o2 = pk_path_index(&v->p, i);
+		const char *e;
+
+		check_label_key(v, t, "key", true);
+		pk_vctx_string(v, t, "value", false);
+		e = pk_vctx_string(v, t, "effect", true);
+		if (e && !is_effect(e))
+			pk_vctx_fail(v, "effect",
+				     "Unsupported value: \"%s\": supported values: \"NoSchedule\", "
+				     "\"PreferNoSchedule\", \"NoExecute\"",
+				     e);
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
+/* tolerations[]: as a pod's (operator Equal or Exists, Exists without a value). */
+static void check_tolerations(struct pk_vctx *v, const json_t *spec)
+{
+	json_t *tols = pk_vctx_array(v, spec, "tolerations", MAX_FLAVORS), *t;
+	size_t i, old = pk_path_key(&v->p, "tolerations");
+
+	json_array_foreach(tols, i, t)
+	{
+		size_t o2 = pk_path_index(&v->p, i);
+		const char *op, *e, *val;
+
+		check_label_key(v, t, "key", false);
+		op = pk_vctx_string(v, t, "operator", false);
+		val = pk_vctx_string(v, t, "value", false);
+		e = pk_vctx_string(v, t, "effect", false);
+		if (op && strcmp(op, "Equal") != 0 && strcmp(op, "Exists") != 0)
+			pk_vctx_fail(v, "operator",
+				     "Unsupported value: \"%s\": supported values: \"Equal\", "
+				     "\"Exists\"",
+				     op);
+		else if (op && strcmp(op, "Exists") == 0 && val && *val)
+			pk_vctx_fail(
+			    v, "value",
+			    "Invalid value: \"%s\": value must be empty when `operator` is "
+			    "'Exists'",
+			    val);
+		if (e && *e && !is_effect(e))
+			pk_vctx_fail(v, "effect",
+				     "Unsupported value: \"%s\": supported values: \"NoSchedule\", "
+				     "\"PreferNoSchedule\", \"NoExecute\"",
+				     e);
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
+/*
+ * A flavor's nodes: nodeLabels (a node selector its workloads get),
+ * nodeTaints (only workloads that tolerate them are given the flavor),
+ * tolerations (its workloads get them); topologyName is not implemented.
+ */
 static void validate_flavor(const json_t *obj, struct pk_vctx *v)
 {
 	static const struct refused refused[] = {
-	    {"nodeLabels", "the queue controller does not add node selectors to admitted pods"},
-	    {"nodeTaints", "flavors do not taint nodes"},
-	    {"tolerations", "the queue controller does not add tolerations to admitted pods"},
 	    {"topologyName", "topology-aware flavors are not implemented"},
 	};
 	const json_t *spec = pk_vctx_object(v, obj, "spec");
-	size_t old;
+	json_t *labels, *x;
+	const char *k;
+	size_t old, o2;
 
 	if (!spec)
 		return;
 	old = pk_path_key(&v->p, "spec");
 	refuse_present(v, spec, refused, ELEMENTSOF(refused));
+	labels = pk_vctx_object(v, spec, "nodeLabels");
+	o2 = pk_path_key(&v->p, "nodeLabels");
+	json_object_foreach(labels, k, x)
+	{
+		char why[160];
+
+		if (!topo_label_key_valid(k, why, sizeof(why)))
+			pk_vctx_fail(v, NULL, "Invalid value: %s", why);
+		else if (!json_is_string(x) ||
+			 !topo_label_value_valid(json_string_value(x), why, sizeof(why)))
+			pk_vctx_fail(v, NULL, "Invalid value: label value of %s", k);
+	}
+	pk_path_pop(&v->p, o2);
+	check_taints(v, spec);
+	check_tolerations(v, spec);
 	pk_path_pop(&v->p, old);
 }
 
@@ -291,12 +392,74 @@ static void check_resource_groups(struct pk_vctx *v, const json_t *spec, const c
 	json_decref(seen_flv);
 }
 
+/* One of values at key of obj (absent: fine); supported lists them for the message. */
+static void check_enum(struct pk_vctx *v, const json_t *obj, const char *key,
+		       const char *const *values, size_t n, const char *supported)
+{
+	const char *x = pk_vctx_string(v, obj, key, false);
+	char msg[300];
+
+	for (size_t i = 0; x && i < n; i++)
+		if (strcmp(x, values[i]) == 0)
+			return;
+	if (!x)
+		return;
+	snprintf(msg, sizeof(msg), "\"%s\": supported values: %s", x, supported);
+	pk_vctx_fail(v, key, "Unsupported value: %s", msg);
+}
+
+/*
+ * spec.preemption: withinClusterQueue Never or LowerPriority,
+ * reclaimWithinCohort Never, LowerPriority or Any; borrowing while
+ * preempting (borrowWithinCohort) only as Never.
+ */
+static void check_preemption(struct pk_vctx *v, const json_t *spec)
+{
+	static const char *const within[] = {"Never", "LowerPriority"};
+	static const char *const reclaim[] = {"Never", "LowerPriority", "Any"};
+	const json_t *p = pk_vctx_object(v, spec, "preemption"), *b;
+	size_t old;
+
+	if (!p)
+		return;
+	old = pk_path_key(&v->p, "preemption");
+	check_enum(v, p, "withinClusterQueue", within, 2,
+		   "\"Never\", \"LowerPriority\" (LowerOrNewerEqualPriority is not implemented)");
+	check_enum(v, p, "reclaimWithinCohort", reclaim, 3,
+		   "\"Never\", \"LowerPriority\", \"Any\"");
+	b = pk_vctx_object(v, p, "borrowWithinCohort");
+	if (b) {
+		size_t o2 = pk_path_key(&v->p, "borrowWithinCohort");
+
+		check_enum(v, b, "policy", within, 1,
+			   "\"Never\" (preempting while borrowing is not implemented)");
+		if (json_object_get(b, "maxPriorityThreshold"))
+			pk_vctx_fail(v, "maxPriorityThreshold",
+				     "Forbidden: not implemented (preempting while borrowing is "
+				     "not implemented)%s",
+				     "");
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
+/* spec.fairSharing: a weight of at least 0 (a quantity). */
+static void check_fair_sharing(struct pk_vctx *v, const json_t *spec)
+{
+	const json_t *fs = pk_vctx_object(v, spec, "fairSharing");
+	size_t old;
+	int64_t w;
+
+	if (!fs)
+		return;
+	old = pk_path_key(&v->p, "fairSharing");
+	check_quota(v, fs, "weight", false, &w);
+	pk_path_pop(&v->p, old);
+}
+
 static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 {
 	static const struct refused refused[] = {
-	    {"cohortName", "ClusterQueues do not join cohorts yet"},
-	    {"preemption", "preemption for quota is not implemented"},
-	    {"fairSharing", "fair sharing is not implemented"},
 	    {"flavorFungibility", "the first flavor that fits is taken"},
 	    {"admissionChecksStrategy", "admission checks are not implemented"},
 	    {"admissionScope", "admission scopes are not implemented"},
@@ -311,6 +474,8 @@ static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 	old = pk_path_key(&v->p, "spec");
 	refuse_present(v, spec, refused, ELEMENTSOF(refused));
 	check_stop_policy(v, spec);
+	check_preemption(v, spec);
+	check_fair_sharing(v, spec);
 	qs = pk_vctx_string(v, spec, "queueingStrategy", false);
 	if (qs && strcmp(qs, strategies[0]) != 0 && strcmp(qs, strategies[1]) != 0)
 		pk_vctx_fail(v, "queueingStrategy",

@@ -31,6 +31,13 @@
  * a writer of their own on the store (write.c), never on the store itself.  Errors (board file
  * FILE:LINE:COL, store) go to err; -EINVAL for a bad board file.  Stop it with pk_appliance_stop().
  */
+/*
+ * One pass of the queue controller on store (offline admission, podctl
+ * schedule): admissions, preemptions, pending annotations and queue status
+ * written through a writer of its own on store; no Events.  0 or -errno.
+ */
+int pk_queues_pass(struct pk_store *store);
+
 int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config *cfg,
 			struct pk_appliance **ret, char *err, size_t errlen);
 

@@ -307,6 +307,7 @@ static void hook_metrics(void *arg, FILE *f)
 	counter(f, "podkernel_node_eviction_conflicts_total",
 		"Evictions refused because the pod changed since it was listed, then retried.",
 		m->eviction_conflicts);
+	q_metrics_render(ctl, f);
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -327,6 +328,7 @@ static void ctl_free(void *arg)
 	json_decref(ctl->gone_nodes);
 	pk_map_free(&ctl->budget_ns);
 	pthread_mutex_destroy(&ctl->m.lock);
+	q_metrics_free(&ctl->m);
 	free(ctl);
 }
 

@@ -832,7 +832,8 @@ int podctl_client(struct podctl_globals *g, int argc, char **argv)
 	int r;
 
 	if (strcmp(argv[0], "apply") && strcmp(argv[0], "get") && strcmp(argv[0], "delete") &&
-	    strcmp(argv[0], "describe") && strcmp(argv[0], "top") && strcmp(argv[0], "map")) {
+	    strcmp(argv[0], "describe") && strcmp(argv[0], "top") && strcmp(argv[0], "map") &&
+	    strcmp(argv[0], "queue")) {
 		fprintf(stderr, "podctl: unknown command '%s' (try --help)\n", argv[0]);
 		return PODCTL_EXIT_USAGE;
 	}
@@ -849,6 +850,8 @@ int podctl_client(struct podctl_globals *g, int argc, char **argv)
 		r = cl_cmd_describe(&h, argc, argv);
 	else if (strcmp(argv[0], "map") == 0)
 		r = podctl_map(g, argc, argv);
+	else if (strcmp(argv[0], "queue") == 0)
+		r = podctl_queue(g, argc, argv);
 	else
 		r = cl_cmd_top(&h, argc, argv);
 	kube_conn_free(g->conn);

@@ -31,6 +31,7 @@ static void usage(FILE *f)
 	      "  apply -f FILE | get KIND[,KIND] [NAME] | delete KIND NAME | describe KIND NAME\n"
 	      "  top [--level LEVEL]                requests against allocatable per domain\n"
 	      "  map [--color auto|always|never] [--width N] [DOMAIN...]   placement map\n"
+	      "  queue                              ClusterQueues, LocalQueues, pending workloads\n"
 	      "Shell:\n"
 	      "  completion bash|zsh                a completion script: source <(podctl "
 	      "completion bash)\n"

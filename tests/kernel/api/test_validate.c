@@ -492,9 +492,24 @@ START_TEST(test_kueue_rules)
 		      "      - {name: memory, nominalQuota: 36Gi}\n");
 	valid(KUEUE "kind: LocalQueue\nmetadata: {name: user-queue, namespace: default}\n"
 		    "spec: {clusterQueue: cluster-queue}\n");
-	invalid(CQ_HEAD "spec:\n  cohortName: team\n",
-		"spec.cohortName: Forbidden: not implemented (ClusterQueues do not join cohorts "
-		"yet)");
+	valid(CQ_HEAD "spec:\n  cohortName: team\n" CQ_GROUPS
+		      "      - {name: memory, nominalQuota: 1Gi, borrowingLimit: 1Gi, lendingLimit: 0}\n");
+	invalid(CQ_HEAD "spec:\n  cohortName: Team\n",
+		"spec.cohortName: Invalid value: \"Team\": a lowercase RFC 1123 subdomain must "
+		"consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+		"with an alphanumeric character");
+	valid(CQ_HEAD "spec:\n  preemption: {withinClusterQueue: LowerPriority, "
+		      "reclaimWithinCohort: Any, borrowWithinCohort: {policy: Never}}\n");
+	valid(CQ_HEAD "spec:\n  fairSharing: {weight: \"0.5\"}\n");
+	invalid(CQ_HEAD "spec:\n  fairSharing: {weight: -1}\n",
+		"spec.fairSharing.weight: Invalid value: -1: must be greater than or equal to 0");
+	invalid(CQ_HEAD "spec:\n  preemption: {withinClusterQueue: LowerOrNewerEqualPriority}\n",
+		"spec.preemption.withinClusterQueue: Unsupported value: \"LowerOrNewerEqualPriority\": "
+		"supported values: \"Never\", \"LowerPriority\" (LowerOrNewerEqualPriority is not "
+		"implemented)");
+	invalid(CQ_HEAD "spec:\n  preemption: {borrowWithinCohort: {policy: LowerPriority}}\n",
+		"spec.preemption.borrowWithinCohort.policy: Unsupported value: \"LowerPriority\": "
+		"supported values: \"Never\" (preempting while borrowing is not implemented)");
 	invalid(CQ_HEAD "spec:\n  queueingStrategy: LIFO\n",
 		"spec.queueingStrategy: Unsupported value: \"LIFO\": supported values: "
 		"\"StrictFIFO\", \"BestEffortFIFO\"");
@@ -514,9 +529,17 @@ START_TEST(test_kueue_rules)
 		"specified when `operator` is 'In' or 'NotIn'");
 	invalid(KUEUE "kind: LocalQueue\nmetadata: {name: q, namespace: default}\nspec: {}\n",
 		"spec.clusterQueue: Required value");
-	invalid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec: {nodeLabels: {a: b}}\n",
-		"spec.nodeLabels: Forbidden: not implemented (the queue controller does not add "
-		"node selectors to admitted pods)");
+	valid(KUEUE "kind: ResourceFlavor\nmetadata: {name: spot}\nspec:\n"
+		    "  nodeLabels: {instance-type: spot}\n"
+		    "  nodeTaints: [{key: spot, value: \"true\", effect: NoSchedule}]\n"
+		    "  tolerations: [{key: spot, operator: Exists, effect: NoSchedule}]\n");
+	invalid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec:\n"
+		      "  nodeTaints: [{key: spot, effect: Sometimes}]\n",
+		"spec.nodeTaints[0].effect: Unsupported value: \"Sometimes\": supported values: "
+		"\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"");
+	invalid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec: {topologyName: t}\n",
+		"spec.topologyName: Forbidden: not implemented (topology-aware flavors are not "
+		"implemented)");
 	invalid(KUEUE "kind: LocalQueue\nmetadata: {name: q, namespace: default}\n"
 		      "spec: {clusterQueue: cq, stopPolicy: Hold}\n",
 		"spec.stopPolicy: Unsupported value: \"Hold\": supported values: \"None\" "

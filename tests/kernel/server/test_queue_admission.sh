@@ -3,11 +3,21 @@
 # (which may write anything else) may not add, change or remove the admission
 # annotation queue.podkernel.dev/admission, resume a suspended queued Job,
 # or remove or move its queue name while admitted; other updates of the
-# same Job pass, and the controller's own admission still happens.
+# same Job pass, and the controller's own admission still happens.  Then
+# what an operator sees: `podctl queue` (usage against quota, the pending Job
+# with its position and reason) and Kueue's metrics in /metrics.
 
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need kubectl
-pk_start "$WORK/data" --write-kubeconfig "$WORK/kubeconfig"
+pk_start "$WORK/data" --write-kubeconfig "$WORK/kubeconfig" \
+	--simulate-board "$PODKERNEL_SRC/boards/gpu-cluster.yaml"
+# the kubeconfig is written once the loop runs, after the port is said
+i=0
+until [ -s "$WORK/kubeconfig" ]; do
+	[ $i -lt 100 ] || fail "no kubeconfig written"
+	sleep 0.1
+	i=$((i + 1))
+done
 export KUBECONFIG="$WORK/kubeconfig"
 k() { timeout 20 kubectl --request-timeout=10s "$@"; }
 # refused WHAT MESSAGE CMD...: the command fails and says MESSAGE.
@@ -77,5 +87,24 @@ k patch job small -p '{"spec":{"suspend":true}}' >/dev/null || fail "suspending 
 i=0
 until [ "$(k get job small -o jsonpath='{.spec.suspend}')" = false ]; do
 	i=$((i + 1)); [ $i -lt 100 ] || fail "small was not admitted again"; sleep 0.1
+done
+need curl
+i=0 # the queue's status follows the admission within the same pass
+until [ "$(k get clusterqueue cq -o jsonpath='{.status.admittedWorkloads}/{.status.pendingWorkloads}')" = 1/1 ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "cq's status: $(k get clusterqueue cq -o yaml)"; sleep 0.1
+done
+out=$("$PODKERNEL_BIN/podctl" queue) || fail "podctl queue: $out"
+echo "$out" | grep -q '^cq  *-  *1  *1  *default-flavor  *cpu  *2/4  *0$' || fail "podctl queue, cq: $out"
+echo "$out" | grep -q '^default/lq  *cq  *1  *1$' || fail "podctl queue, lq: $out"
+echo "$out" | grep -q '^Job default/big  *cq  *1  insufficient unused quota for cpu in flavor default-flavor of ClusterQueue cq, 4 more needed$' ||
+	fail "podctl queue, pending: $out"
+"$PODKERNEL_BIN/podctl" queue extra >/dev/null 2>&1; [ $? = 2 ] || fail "podctl queue extra: not exit 2"
+curl -s "http://127.0.0.1:$PK_PORT/metrics" >"$WORK/metrics"
+for want in 'kueue_pending_workloads{cluster_queue="cq",status="active"} 1' \
+	'kueue_admitted_active_workloads{cluster_queue="cq"} 1' \
+	'kueue_cluster_queue_resource_usage{cohort="",cluster_queue="cq",flavor="default-flavor",resource="cpu"} 2' \
+	'kueue_cluster_queue_nominal_quota{cohort="",cluster_queue="cq",flavor="default-flavor",resource="cpu"} 4' \
+	'kueue_admission_wait_time_seconds_count{cluster_queue="cq"} 2'; do
+	grep -qF "$want" "$WORK/metrics" || fail "metrics: no $want"
 done
 pk_stop
