@@ -94,7 +94,8 @@ LIBS_pkattach    := pkattach pkui pkkube pkappliance pksim pkserver pkstore pkwr
 LIBS_pkagent     := pkagent pkkube pkapi pkcel topo pklib
 LIBS_pkdaemon    := pkdaemon pkattach pkcontrollers pkui pkkube pkappliance pksim pkserver pkstore \
 	pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
-LIBS_pkclient    := pkclient pkkube pksim pkstore pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pkclient    := pkclient pkcontrollers pkappliance pkkube pksim pkstore pkwrite pksched pkdra \
+	pkbuilder pkapi pkcel topo pklib
 # Everything, for the benchmarks and the fuzz targets.
 LIBS_all         := pkclient pkdaemon pkagent pkattach pkui pkkube pkcontrollers pkappliance pksim pkserver pkstore pkwrite \
 	pksched \

@@ -5,7 +5,9 @@
 # and the 512 simulated hosts of boards/tpu-superslice.yaml (2 superslices of
 # 16 cubes), runs the real podagent of this machine publishing its own Node
 # (with its own node token), submits the three KEP-6012 user stories with
-# podctl, waits until they are scheduled and shows where everything landed.
+# podctl (disaggregated serving as two LeaderWorkerSets under one parent,
+# examples/stories/serving-lws.yaml), waits until they are scheduled and
+# shows where everything landed.
 # Then a second podkerneld on the simulated GB200 NVL72 racks
 # (boards/gb200-nvl72.yaml, with the ResourceSlices of its DRA drivers)
 # places examples/dra/jobset-imex.yaml: a JobSet whose workers each claim a
@@ -80,7 +82,7 @@ done
 echo "  ... and $("$BIN/podctl" get nodes | grep -c simulated) simulated TPU hosts"
 
 step "submit the three KEP-6012 user stories"
-for story in training serving pipeline; do
+for story in training serving-lws pipeline; do
 	echo "# $story: $(sed -n 's/^# KEP-6012 user story "\([^"]*\)".*/\1/p' "$STORIES/$story.yaml")"
 	"$BIN/podctl" apply -f "$STORIES/$story.yaml" | tail -n 2
 done
@@ -101,8 +103,9 @@ step "the group hierarchy of every story"
 "$BIN/podctl" get podgroups -A
 step "podctl describe cpg llm-train -n training"
 "$BIN/podctl" describe cpg llm-train -n training | grep -v '^  host '
-step "podctl describe cpg llm-serve -n serving"
-"$BIN/podctl" describe cpg llm-serve -n serving | grep -v '^  host '
+step "podctl describe cpg llm-serve -n serving-lws (the LeaderWorkerSets under it)"
+"$BIN/podctl" describe cpg llm-serve -n serving-lws | grep -v '^  host '
+"$BIN/podctl" get leaderworkersets -n serving-lws
 step "podctl top (allocated/allocatable per topology domain)"
 "$BIN/podctl" top | grep -v '^host '
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * board_internal.h — the inside of struct topo_board, shared by board.c (the
+ * board-internal.h — the inside of struct topo_board, shared by board.c (the
  * accessors, host enumeration and ICI wiring) and board_yaml.c (the loader).
  * Private to libtopo; everything outside uses topology.h.
  */
@@ -30,7 +30,6 @@ enum board_shape {
 	_BOARD_SHAPE_MAX,
 };
 
-const char *topo__board_shape_to_string(enum board_shape s);
 enum board_shape topo__board_shape_from_string(const char *s);
 
 struct board_level {

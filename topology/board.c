@@ -28,11 +28,6 @@ static const char *const shape_names[_BOARD_SHAPE_MAX] = {
     [BOARD_SHAPE_HOST] = "host",
 };
 
-const char *topo__board_shape_to_string(enum board_shape s)
-{
-	return s >= 0 && s < _BOARD_SHAPE_MAX ? shape_names[s] : NULL;
-}
-
 enum board_shape topo__board_shape_from_string(const char *s)
 {
 	for (int i = 0; s && i < _BOARD_SHAPE_MAX; i++)

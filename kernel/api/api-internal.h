@@ -84,7 +84,8 @@ const char *pk_vctx_string(struct pk_vctx *v, const json_t *obj, const char *key
 /* A resource quantity written as a string or a number, in milli-units. */
 int pk_quantity_of(const json_t *v, int64_t *ret_milli);
 
-int pk_meta_decode(json_t *obj, enum pk_kind kind, struct pk_meta *meta, struct pk_errors *errs);
+int pk_meta_decode(json_t *obj, const struct pk_type *t, struct pk_meta *meta,
+		   struct pk_errors *errs);
 void pk_meta_clear(struct pk_meta *meta);
 
 /*
@@ -99,22 +100,33 @@ struct pk_group *pk_group_decode_partial(json_t *obj, struct pk_errors *errs);
 struct pk_workload *pk_workload_decode_partial(json_t *obj, struct pk_errors *errs);
 
 /*
- * The spec and status rules of the resource.k8s.io/v1 kinds (validate_dra.c);
- * metadata is checked by the caller.
+ * The validate operations of the kinds table (kinds.c): each checks one
+ * object of its kind whole, metadata included, and adds every problem to
+ * errs with its field path.  obj is the caller's copy; decoders may
+ * normalise it.
  */
-void pk_validate_dra(const json_t *obj, enum pk_kind kind, struct pk_errors *errs);
+/* Metadata only: name, namespace as the kind's scope, labels (validate.c). */
+void pk_validate_meta(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+/* The typed views' kinds (validate.c). */
+void pk_validate_node(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+void pk_validate_pod(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+void pk_validate_priority_class(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+void pk_validate_group(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+void pk_validate_workload(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+void pk_validate_lease(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+/* The resource.k8s.io/v1 kinds' spec and status (validate_dra.c). */
+void pk_validate_dra(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+/* PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode (validate_storage.c). */
+void pk_validate_storage(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+/* PodDisruptionBudget (budget.c). */
+void pk_validate_budget(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
 /*
- * The spec rules of PersistentVolumeClaim, PersistentVolume, StorageClass and
- * CSINode (validate_storage.c); metadata is checked by the caller.
+ * ResourceFlavor, ClusterQueue and LocalQueue (validate_kueue.c),
+ * unimplemented fields refused by path.
  */
-void pk_validate_storage(const json_t *obj, enum pk_kind kind, struct pk_errors *errs);
-/* The spec rules of PodDisruptionBudget (budget.c). */
-void pk_validate_budget(const json_t *obj, struct pk_errors *errs);
-/*
- * The spec rules of ResourceFlavor, ClusterQueue and LocalQueue
- * (validate_kueue.c), unimplemented fields refused by path; metadata is
- * checked by the caller.
- */
-void pk_validate_kueue(const json_t *obj, enum pk_kind kind, struct pk_errors *errs);
+void pk_validate_kueue(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+/* WorkloadPriorityClass: value (int32, required) and description (validate_kueue.c). */
+void pk_validate_workload_priority_class(json_t *obj, const struct pk_type *t,
+					 struct pk_errors *errs);
 
 #endif

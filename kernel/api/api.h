@@ -88,6 +88,9 @@ enum pk_kind {
 	PK_KIND_RESOURCE_FLAVOR,
 	PK_KIND_CLUSTER_QUEUE,
 	PK_KIND_LOCAL_QUEUE,
+	PK_KIND_LEADER_WORKER_SET, /* leaderworkerset.x-k8s.io/v1: serving groups */
+	PK_KIND_COHORT,
+	PK_KIND_NAMESPACE, /* core/v1: its labels are what namespaceSelectors read */
 	_PK_KIND_MAX,
 };
 /* "Pod", "CompositePodGroup", ...; NULL for unknown. */
@@ -104,9 +107,15 @@ enum pk_kind pk_kind_of(const json_t *obj);
 bool pk_kind_namespaced(enum pk_kind kind);
 
 /*
- * The resource types podkernel serves, in discovery order: the one table of
- * kinds (kinds.c).  Namespace and Event are served but have no typed view
- * (pk is PK_KIND_UNKNOWN for them).
+ * A kind: one row of the table of the resource types podkernel serves
+ * (kinds.c), in discovery order.  A `const struct pk_type *` is how a kind is
+ * named between libraries.  The row holds what the kind is (names, group,
+ * scope, subresources) and the api library's operations on it; the layers
+ * above keep their own per-kind operations in one table each, found by the
+ * row (the server's protobuf messages in kernel/server/proto.c, its table
+ * columns in kernel/server/tables_kinds.c).  Event and the kinds nothing in
+ * C names (pk PK_KIND_UNKNOWN) are served by their row alone; Namespace and
+ * Event are stored as given (no validate operation).
  */
 struct pk_type {
 	const char *kind;	 /* "Pod" */
@@ -117,7 +126,15 @@ struct pk_type {
 	const char *short_names; /* comma-separated, "" if none */
 	bool namespaced;
 	bool has_status; /* status subresource: main writes keep status */
-	enum pk_kind pk; /* PK_KIND_UNKNOWN for Namespace, Event */
+	enum pk_kind pk; /* the typed view; PK_KIND_UNKNOWN for Event and custom-only kinds */
+	/* What `kubectl explain KIND` says first (the OpenAPI description). */
+	const char *description;
+	/*
+	 * Checks an object of the kind whole (metadata, spec, status), every
+	 * problem added to errs by field path; obj is a copy the check may
+	 * normalise.  NULL: objects of the kind are stored as given.
+	 */
+	void (*validate)(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
 };
 /* NULL-terminated by kind == NULL. */
 extern const struct pk_type pk_types[];
@@ -127,6 +144,16 @@ const struct pk_type *pk_type_by_kind(const char *kind);
 const struct pk_type *pk_type_by_resource(const char *group, const char *plural);
 /* The served type of a typed kind; NULL for PK_KIND_UNKNOWN. */
 const struct pk_type *pk_type_of(enum pk_kind kind);
+/*
+ * The one key of an object by identity, "Kind/namespace/name", written in
+ * buf: the namespace is "" for a cluster-scoped kind and "default" when a
+ * namespaced object names none (t NULL: namespaced, kind "").  Every map of
+ * objects by kind and name (the writer's index, attach's mirror, the
+ * controllers' queue, write backoff, event dedup) keys by it.  NULL when it
+ * does not fit in len.
+ */
+const char *pk_obj_key(char *buf, size_t len, const struct pk_type *t, const char *ns,
+		       const char *name);
 
 /* ---- codec ---------------------------------------------------------------- */
 enum pk_format { PK_FORMAT_JSON, PK_FORMAT_YAML };
@@ -489,12 +516,17 @@ const char *pk_pod_qos_class(const json_t *pod);
  * plugins are: for the writes of kind, admit sees the new object and the
  * stored one (old, NULL on create), adds field-path messages to errs and
  * returns < 0 to refuse the write.  The store runs those it is opened with
- * (pk_store_open_opts); the workload builder's are wb_admission.
+ * (pk_store_open_opts); the workload builder's are wb_admission.  admit_user
+ * (NULL: none) runs too for a write a user's request makes (the API server
+ * marks them, pk_store_write_opts.by_user), never for the appliance's own
+ * controllers: what only a controller may write (the queue controller's
+ * admission of a workload) is refused there.
  */
 struct pk_admission {
 	enum pk_kind kind;
 	const char *name; /* where the rule comes from, e.g. "workloadbuilder: Job" */
 	int (*admit)(const json_t *obj, const json_t *old, struct pk_errors *errs);
+	int (*admit_user)(const json_t *obj, const json_t *old, struct pk_errors *errs);
 };
 
 /* ---- boards as API objects (board_nodes.c, board_links.c) -------------------- */

@@ -287,7 +287,7 @@ static void check_selector(struct pk_vctx *v, const json_t *spec)
 	pk_path_pop(&v->p, old);
 }
 
-void pk_validate_budget(const json_t *obj, struct pk_errors *errs)
+void pk_validate_budget(json_t *obj, const struct pk_type *t, struct pk_errors *errs)
 {
 	static const char *const policies[] = {"IfHealthyBudget", "AlwaysAllow", NULL};
 	struct pk_vctx v = {.errs = errs};
@@ -295,6 +295,7 @@ void pk_validate_budget(const json_t *obj, struct pk_errors *errs)
 	const char *pol;
 	size_t old = pk_path_key(&v.p, "spec");
 
+	pk_validate_meta(obj, t, errs);
 	spec = json_object_get(obj, "spec");
 	if (spec && !json_is_object(spec)) {
 		pk_vctx_fail(&v, NULL, "Invalid value: must be an object%s", "");

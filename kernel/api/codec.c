@@ -26,6 +26,7 @@
 
 #include "kernel/api/api.h"
 #include "kernel/api/api-internal.h"
+#include "kernel/lib/file.h"
 #include "topology/topology.h"
 
 /* Nodes all aliases of one input may expand to. */
@@ -864,49 +865,6 @@ int pk_parse_document_dups(const char *name, const char *buf, size_t len, json_t
 	return 0;
 }
 
-/*
- * The whole of f into a buffer: one allocation of size_hint + 1 bytes for a
- * regular file (its size), else one that doubles as it fills (a stream has no
- * size to ask for); -EFBIG after max_bytes + 1 bytes.
- */
-static int slurp(FILE *f, size_t size_hint, size_t max_bytes, char **ret_buf, size_t *ret_len)
-{
-	size_t cap = 0, len = 0;
-	char *buf = NULL;
-
-	for (;;) {
-		if (len == cap) {
-			size_t want = cap ? cap * 2 : size_hint + 1;
-			char *nb;
-
-			if (want > max_bytes + 1)
-				want = max_bytes + 1;
-			if (want <= cap) {
-				free(buf);
-				return -EFBIG;
-			}
-			if (!(nb = realloc(buf, want))) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap = want;
-		}
-		size_t n = fread(buf + len, 1, cap - len, f);
-
-		len += n;
-		if (n == 0 || len > max_bytes)
-			break;
-	}
-	if (ferror(f) || len > max_bytes) {
-		free(buf);
-		return ferror(f) ? -EIO : -EFBIG;
-	}
-	*ret_buf = buf;
-	*ret_len = len;
-	return 0;
-}
-
 int pk_read_file_max(const char *path, size_t max_bytes, json_t **ret_objects, char *err,
 		     size_t errlen)
 {
@@ -943,8 +901,8 @@ int pk_read_file_max(const char *path, size_t max_bytes, json_t **ret_objects, c
 	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > max_bytes)
 		ret = -EFBIG;
 	else
-		ret = slurp(f, S_ISREG(st.st_mode) ? (size_t)st.st_size : 64 * 1024, max_bytes,
-			    &buf, &len);
+		ret = pk_read_stream(f, S_ISREG(st.st_mode) ? (size_t)st.st_size : 64 * 1024,
+				     max_bytes, &buf, &len);
 	if (!is_stdin)
 		fclose(f);
 	if (ret == -EFBIG)

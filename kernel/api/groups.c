@@ -220,7 +220,7 @@ struct pk_group *pk_group_decode_partial(json_t *obj, struct pk_errors *errs)
 			      kind ? kind : "");
 		g->kind = PK_KIND_POD_GROUP;
 	}
-	if (pk_meta_decode(obj, g->kind, &g->meta, errs) < 0) {
+	if (pk_meta_decode(obj, pk_type_of(g->kind), &g->meta, errs) < 0) {
 		pk_group_free(g);
 		return NULL;
 	}
@@ -324,7 +324,7 @@ struct pk_workload *pk_workload_decode_partial(json_t *obj, struct pk_errors *er
 	if (!w)
 		return NULL;
 	w->raw = json_incref(obj);
-	if (pk_meta_decode(obj, PK_KIND_WORKLOAD, &w->meta, errs) < 0)
+	if (pk_meta_decode(obj, pk_type_of(PK_KIND_WORKLOAD), &w->meta, errs) < 0)
 		goto oom;
 	spec = pk_field_object(obj, "spec", &p, errs);
 	pk_path_key(&p, "spec");

@@ -287,7 +287,8 @@ static int res_decode(const json_t *map, struct pk_path *p, struct pk_errors *er
 
 /* ---- metadata ------------------------------------------------------------------------ */
 
-int pk_meta_decode(json_t *obj, enum pk_kind kind, struct pk_meta *meta, struct pk_errors *errs)
+int pk_meta_decode(json_t *obj, const struct pk_type *t, struct pk_meta *meta,
+		   struct pk_errors *errs)
 {
 	struct pk_path p = {0};
 	json_t *md, *labels, *v;
@@ -301,7 +302,7 @@ int pk_meta_decode(json_t *obj, enum pk_kind kind, struct pk_meta *meta, struct 
 	pk_field_string(md, "name", &p, errs, &meta->name);
 	pk_field_string(md, "namespace", &p, errs, &meta->namespace);
 	if (!meta->namespace || !*meta->namespace)
-		meta->namespace = pk_kind_namespaced(kind) ? "default" : NULL;
+		meta->namespace = !t || t->namespaced ? "default" : NULL;
 	pk_field_string(md, "uid", &p, errs, &meta->uid);
 	if (pk_field_string(md, "creationTimestamp", &p, errs, &ts) && ts &&
 	    pk_time_parse(ts, &meta->creation) < 0)
@@ -443,7 +444,7 @@ struct pk_node *pk_node_decode_partial(json_t *obj, struct pk_errors *errs)
 	if (!node)
 		return NULL;
 	node->raw = json_incref(obj);
-	if (pk_meta_decode(obj, PK_KIND_NODE, &node->meta, errs) < 0)
+	if (pk_meta_decode(obj, pk_type_of(PK_KIND_NODE), &node->meta, errs) < 0)
 		goto oom;
 	spec = pk_field_object(obj, "spec", &p, errs);
 	pk_path_key(&p, "spec");
@@ -964,7 +965,7 @@ struct pk_pod *pk_pod_decode_partial(json_t *obj, struct pk_errors *errs)
 	if (!pod)
 		return NULL;
 	pod->raw = json_incref(obj);
-	if (pk_meta_decode(obj, PK_KIND_POD, &pod->meta, errs) < 0)
+	if (pk_meta_decode(obj, pk_type_of(PK_KIND_POD), &pod->meta, errs) < 0)
 		goto oom;
 	spec = pk_field_object(obj, "spec", &p, errs);
 	pk_path_key(&p, "spec");
@@ -1017,7 +1018,7 @@ struct pk_priority_class *pk_priority_class_decode_partial(json_t *obj, struct p
 	if (!pc)
 		return NULL;
 	pc->raw = json_incref(obj);
-	if (pk_meta_decode(obj, PK_KIND_PRIORITY_CLASS, &pc->meta, errs) < 0) {
+	if (pk_meta_decode(obj, pk_type_of(PK_KIND_PRIORITY_CLASS), &pc->meta, errs) < 0) {
 		pk_priority_class_free(pc);
 		return NULL;
 	}

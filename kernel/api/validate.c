@@ -86,7 +86,7 @@ static void check_max_priority(const char *path, bool has, int32_t prio, int32_t
 			      prio, max);
 }
 
-static void check_meta(const json_t *obj, const struct pk_meta *meta, enum pk_kind kind,
+static void check_meta(const json_t *obj, const struct pk_meta *meta, const struct pk_type *t,
 		       struct pk_errors *errs)
 {
 	const char *ns = pk_get_string(obj, "metadata.namespace");
@@ -96,7 +96,7 @@ static void check_meta(const json_t *obj, const struct pk_meta *meta, enum pk_ki
 	else
 		check_subdomain("metadata.name", meta->name, errs);
 	if (ns && *ns) {
-		if (!pk_kind_namespaced(kind))
+		if (!t->namespaced)
 			pk_errors_add(errs,
 				      "metadata.namespace: Forbidden: not allowed on this type");
 		else
@@ -207,7 +207,7 @@ int pk_validate_owner_references(const json_t *obj, struct pk_errors *errs)
 
 /* ---- kinds ---------------------------------------------------------------------------------- */
 
-static void validate_node(json_t *obj, struct pk_errors *errs)
+void pk_validate_node(json_t *obj, const struct pk_type *t, struct pk_errors *errs)
 {
 	struct pk_node *node = pk_node_decode_partial(obj, errs);
 	json_t *cap = pk_get(obj, "status.capacity"), *v;
@@ -216,7 +216,7 @@ static void validate_node(json_t *obj, struct pk_errors *errs)
 
 	if (!node)
 		return;
-	check_meta(obj, &node->meta, PK_KIND_NODE, errs);
+	check_meta(obj, &node->meta, t, errs);
 	for (size_t i = 0; i < node->ntaints; i++) {
 		snprintf(path, sizeof(path), "spec.taints[%zu].key", i);
 		check_label_key(path, node->taints[i].key, errs);
@@ -318,7 +318,7 @@ static void check_pod_containers(const json_t *obj, struct pk_errors *errs)
 		pk_errors_add(errs, "spec.containers: Required value");
 }
 
-static void validate_pod(json_t *obj, struct pk_errors *errs)
+void pk_validate_pod(json_t *obj, const struct pk_type *t, struct pk_errors *errs)
 {
 	struct pk_pod *pod = pk_pod_decode_partial(obj, errs);
 	char path[64];
@@ -326,7 +326,7 @@ static void validate_pod(json_t *obj, struct pk_errors *errs)
 	check_pod_containers(obj, errs);
 	if (!pod)
 		return;
-	check_meta(obj, &pod->meta, PK_KIND_POD, errs);
+	check_meta(obj, &pod->meta, t, errs);
 	validate_pod_group(obj, pod, errs);
 	check_subdomain("spec.nodeName", pod->node_name, errs);
 	check_subdomain("spec.priorityClassName", pod->priority_class, errs);
@@ -342,14 +342,14 @@ static void validate_pod(json_t *obj, struct pk_errors *errs)
 	pk_pod_free(pod);
 }
 
-static void validate_priority_class(json_t *obj, struct pk_errors *errs)
+void pk_validate_priority_class(json_t *obj, const struct pk_type *t, struct pk_errors *errs)
 {
 	struct pk_priority_class *pc = pk_priority_class_decode_partial(obj, errs);
 	const char *name;
 
 	if (!pc)
 		return;
-	check_meta(obj, &pc->meta, PK_KIND_PRIORITY_CLASS, errs);
+	check_meta(obj, &pc->meta, t, errs);
 	name = pc->meta.name ? pc->meta.name : "";
 	if (strncmp(name, "system-", 7) == 0) {
 		int32_t want =
@@ -438,14 +438,14 @@ static void check_slice(const struct pk_group *g, struct pk_errors *errs)
 			      g->slice_shape, (long long)chips, g->spec.min_count);
 }
 
-static void validate_group(json_t *obj, struct pk_errors *errs)
+void pk_validate_group(json_t *obj, const struct pk_type *t, struct pk_errors *errs)
 {
 	struct pk_group *g = pk_group_decode_partial(obj, errs);
 	bool has_ref;
 
 	if (!g)
 		return;
-	check_meta(obj, &g->meta, g->kind, errs);
+	check_meta(obj, &g->meta, t, errs);
 	has_ref = json_is_object(pk_get(obj, "spec.workloadRef"));
 	if (g->kind == PK_KIND_COMPOSITE_POD_GROUP && !has_ref)
 		pk_errors_add(errs, "spec.workloadRef: Required value");
@@ -573,7 +573,7 @@ static void walk_templates(struct tree_walk *w, const json_t *parent, struct pk_
 	}
 }
 
-static void validate_workload(json_t *obj, struct pk_errors *errs)
+void pk_validate_workload(json_t *obj, const struct pk_type *t, struct pk_errors *errs)
 {
 	struct pk_workload *wl = pk_workload_decode_partial(obj, errs);
 	struct tree_walk w = {.errs = errs, .names = json_object()};
@@ -583,7 +583,7 @@ static void validate_workload(json_t *obj, struct pk_errors *errs)
 
 	if (!wl || !w.names)
 		goto out;
-	check_meta(obj, &wl->meta, PK_KIND_WORKLOAD, errs);
+	check_meta(obj, &wl->meta, t, errs);
 	if (!spec || json_is_null(spec)) {
 		pk_errors_add(errs, "spec: Required value");
 		goto out;
@@ -604,13 +604,13 @@ out:
 	pk_workload_free(wl);
 }
 
-static void validate_other(json_t *obj, enum pk_kind kind, struct pk_errors *errs)
+void pk_validate_meta(json_t *obj, const struct pk_type *t, struct pk_errors *errs)
 {
 	struct pk_meta meta;
 
-	if (pk_meta_decode(obj, kind, &meta, errs) < 0)
+	if (pk_meta_decode(obj, t, &meta, errs) < 0)
 		return;
-	check_meta(obj, &meta, kind, errs);
+	check_meta(obj, &meta, t, errs);
 	pk_meta_clear(&meta);
 }
 
@@ -619,7 +619,7 @@ static void validate_other(json_t *obj, enum pk_kind kind, struct pk_errors *err
  * holderIdentity a string, leaseDurationSeconds above 0, leaseTransitions not
  * negative, acquireTime and renewTime RFC 3339 (MicroTime) strings.
  */
-static void validate_lease(json_t *obj, struct pk_errors *errs)
+void pk_validate_lease(json_t *obj, const struct pk_type *t, struct pk_errors *errs)
 {
 	static const char *const times[] = {"acquireTime", "renewTime"};
 	json_t *spec = json_object_get(obj, "spec"), *v;
@@ -627,9 +627,9 @@ static void validate_lease(json_t *obj, struct pk_errors *errs)
 	char text[96];
 	int64_t secs;
 
-	if (pk_meta_decode(obj, PK_KIND_LEASE, &meta, errs) < 0)
+	if (pk_meta_decode(obj, t, &meta, errs) < 0)
 		return;
-	check_meta(obj, &meta, PK_KIND_LEASE, errs);
+	check_meta(obj, &meta, t, errs);
 	pk_meta_clear(&meta);
 	if (!spec || json_is_null(spec))
 		return;
@@ -668,38 +668,41 @@ static void validate_lease(json_t *obj, struct pk_errors *errs)
 /* ---- entry --------------------------------------------------------------------------------------
  */
 
-static enum pk_kind check_kind(const json_t *obj, struct pk_errors *errs)
+/* The served type obj names, when podkernel validates it; NULL with the problem in errs. */
+static const struct pk_type *check_kind(const json_t *obj, struct pk_errors *errs)
 {
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
-	enum pk_kind k = pk_kind_from_string(kind);
+	const struct pk_type *t = pk_type_by_kind(kind);
 
 	if (!kind || !*kind) {
 		pk_errors_add(errs, "kind: Required value");
-		return PK_KIND_UNKNOWN;
+		return NULL;
 	}
-	if (k == PK_KIND_UNKNOWN) {
-		char list[512] = "";
+	if (!t || !t->validate) {
+		char list[1024] = "";
 		size_t n = 0;
 
-		for (int i = PK_KIND_UNKNOWN + 1; i < _PK_KIND_MAX; i++)
-			n += (size_t)snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0,
-					      "%s\"%s\"", n ? ", " : "", pk_kind_to_string(i));
+		for (const struct pk_type *o = pk_types; o->kind; o++)
+			if (o->validate)
+				n += (size_t)snprintf(list + n,
+						      n < sizeof(list) ? sizeof(list) - n : 0,
+						      "%s\"%s\"", n ? ", " : "", o->kind);
 		pk_errors_add(errs, "kind: Unsupported value: \"%s\": supported values: %s", kind,
 			      list);
-		return k;
+		return NULL;
 	}
 	if (!av || !*av) {
 		pk_errors_add(errs, "apiVersion: Required value");
-		return PK_KIND_UNKNOWN;
+		return NULL;
 	}
-	if (strcmp(av, pk_kind_api_version(k)) != 0) {
+	if (strcmp(av, t->api_version) != 0) {
 		pk_errors_add(errs,
 			      "apiVersion: Unsupported value: \"%s\": supported values: \"%s\"", av,
-			      pk_kind_api_version(k));
-		return PK_KIND_UNKNOWN;
+			      t->api_version);
+		return NULL;
 	}
-	return k;
+	return t;
 }
 
 /* Metadata problems first, then the rest, each group in the order found. */
@@ -722,7 +725,7 @@ int pk_validate(const json_t *obj, struct pk_errors *errs)
 {
 	struct pk_errors local = {0}, *e = errs ? errs : &local;
 	size_t n0 = e->n;
-	enum pk_kind kind;
+	const struct pk_type *t;
 	json_t *copy;
 
 	if (!json_is_object(obj)) {
@@ -730,65 +733,18 @@ int pk_validate(const json_t *obj, struct pk_errors *errs)
 		pk_errors_clear(&local);
 		return -EINVAL;
 	}
-	kind = check_kind(obj, e);
-	if (kind == PK_KIND_UNKNOWN) {
+	t = check_kind(obj, e);
+	if (!t) {
 		pk_errors_clear(&local);
 		return -EINVAL;
 	}
 	/* Group and workload decoders normalise legacy fields in place, so
 	 * they read a copy; a pod's decoder only reads (and pods are most of
 	 * what a scheduling round writes). */
-	copy = kind == PK_KIND_POD ? json_incref((json_t *)obj) : json_deep_copy(obj);
+	copy = t->pk == PK_KIND_POD ? json_incref((json_t *)obj) : json_deep_copy(obj);
 	if (!copy)
 		return -ENOMEM;
-	switch (kind) {
-	case PK_KIND_NODE:
-		validate_node(copy, e);
-		break;
-	case PK_KIND_POD:
-		validate_pod(copy, e);
-		break;
-	case PK_KIND_PRIORITY_CLASS:
-		validate_priority_class(copy, e);
-		break;
-	case PK_KIND_POD_GROUP:
-	case PK_KIND_COMPOSITE_POD_GROUP:
-		validate_group(copy, e);
-		break;
-	case PK_KIND_WORKLOAD:
-		validate_workload(copy, e);
-		break;
-	case PK_KIND_LEASE:
-		validate_lease(copy, e);
-		break;
-	case PK_KIND_DEVICE_CLASS:
-	case PK_KIND_RESOURCE_CLAIM:
-	case PK_KIND_RESOURCE_CLAIM_TEMPLATE:
-	case PK_KIND_RESOURCE_SLICE:
-		validate_other(copy, kind, e);
-		pk_validate_dra(copy, kind, e);
-		break;
-	case PK_KIND_PERSISTENT_VOLUME_CLAIM:
-	case PK_KIND_PERSISTENT_VOLUME:
-	case PK_KIND_STORAGE_CLASS:
-	case PK_KIND_CSI_NODE:
-		validate_other(copy, kind, e);
-		pk_validate_storage(copy, kind, e);
-		break;
-	case PK_KIND_POD_DISRUPTION_BUDGET:
-		validate_other(copy, kind, e);
-		pk_validate_budget(copy, e);
-		break;
-	case PK_KIND_RESOURCE_FLAVOR:
-	case PK_KIND_CLUSTER_QUEUE:
-	case PK_KIND_LOCAL_QUEUE:
-		validate_other(copy, kind, e);
-		pk_validate_kueue(copy, kind, e);
-		break;
-	default:
-		validate_other(copy, kind, e);
-		break;
-	}
+	t->validate(copy, t, e);
 	json_decref(copy);
 	metadata_first(e, n0);
 	pk_errors_clear(&local);

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * validate_kueue.c — static validation of the Kueue queueing kinds
- * (kueue.x-k8s.io/v1beta2): ResourceFlavor, ClusterQueue and LocalQueue,
- * with Kueue's field paths and rules for what the queue controller
- * implements (nominal quota per flavor and resource, a namespace selector,
- * the queueing strategy, a LocalQueue's ClusterQueue), and every upstream
- * field it does not implement refused at its path with why: borrowing,
- * lending, cohorts, preemption, fair sharing, flavor fungibility, admission
- * checks, stop policies and a flavor's node labels, taints, tolerations and
- * topology.
+ * (kueue.x-k8s.io/v1beta2): ResourceFlavor, ClusterQueue, LocalQueue,
+ * Cohort and WorkloadPriorityClass, with Kueue's field paths and rules for what the queue
+ * controller implements (nominal quota per flavor and resource, borrowing and lending limits within
+ * a cohort, a namespace selector, the queueing strategy, a LocalQueue's ClusterQueue, a Cohort's
+ * parent), and every upstream field it does not implement refused at its path with why: preemption
+ * other than LowerPriority within a ClusterQueue and reclaim within a cohort, fair sharing, flavor
+ * fungibility, admission checks, stop policies and a flavor's topology.
  */
 #include <stdio.h>
 #include <string.h>
@@ -64,21 +63,122 @@ static void check_name(struct pk_vctx *v, const char *key, const char *s)
 
 /* ---- ResourceFlavor --------------------------------------------------------------- */
 
+static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
+
+static bool is_effect(const char *e)
+{
+	for (size_t i = 0; e && i < ELEMENTSOF(effects); i++)
+		if (strcmp(e, effects[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A label key at key of obj (required or not); returns it. */
+static const char *check_label_key(struct pk_vctx *v, const json_t *obj, const char *key,
+				   bool required)
+{
+	const char *k = pk_vctx_string(v, obj, key, required);
+	char why[160];
+
+	if (k && *k && !topo_label_key_valid(k, why, sizeof(why)))
+		pk_vctx_fail(v, key, "Invalid value: %s", why);
+	return k;
+}
+
+/* nodeTaints[]: a key and an effect each, as a Node's taints. */
+static void check_taints(struct pk_vctx *v, const json_t *spec)
+{
+	json_t *taints = pk_vctx_array(v, spec, "nodeTaints", MAX_FLAVORS), *t;
+	size_t i, old = pk_path_key(&v->p, "nodeTaints");
+
+	json_array_foreach(taints, i, t)
+	{
+		size_t o2 = pk_path_index(&v->p, i);
+		const char *e;
+
+		check_label_key(v, t, "key", true);
+		pk_vctx_string(v, t, "value", false);
+		e = pk_vctx_string(v, t, "effect", true);
+		if (e && !is_effect(e))
+			pk_vctx_fail(v, "effect",
+				     "Unsupported value: \"%s\": supported values: \"NoSchedule\", "
+				     "\"PreferNoSchedule\", \"NoExecute\"",
+				     e);
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
+/* tolerations[]: as a pod's (operator Equal or Exists, Exists without a value). */
+static void check_tolerations(struct pk_vctx *v, const json_t *spec)
+{
+	json_t *tols = pk_vctx_array(v, spec, "tolerations", MAX_FLAVORS), *t;
+	size_t i, old = pk_path_key(&v->p, "tolerations");
+
+	json_array_foreach(tols, i, t)
+	{
+		size_t o2 = pk_path_index(&v->p, i);
+		const char *op, *e, *val;
+
+		check_label_key(v, t, "key", false);
+		op = pk_vctx_string(v, t, "operator", false);
+		val = pk_vctx_string(v, t, "value", false);
+		e = pk_vctx_string(v, t, "effect", false);
+		if (op && strcmp(op, "Equal") != 0 && strcmp(op, "Exists") != 0)
+			pk_vctx_fail(v, "operator",
+				     "Unsupported value: \"%s\": supported values: \"Equal\", "
+				     "\"Exists\"",
+				     op);
+		else if (op && strcmp(op, "Exists") == 0 && val && *val)
+			pk_vctx_fail(
+			    v, "value",
+			    "Invalid value: \"%s\": value must be empty when `operator` is "
+			    "'Exists'",
+			    val);
+		if (e && *e && !is_effect(e))
+			pk_vctx_fail(v, "effect",
+				     "Unsupported value: \"%s\": supported values: \"NoSchedule\", "
+				     "\"PreferNoSchedule\", \"NoExecute\"",
+				     e);
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
+/*
+ * A flavor's nodes: nodeLabels (a node selector its workloads get),
+ * nodeTaints (only workloads that tolerate them are given the flavor),
+ * tolerations (its workloads get them); topologyName is not implemented.
+ */
 static void validate_flavor(const json_t *obj, struct pk_vctx *v)
 {
 	static const struct refused refused[] = {
-	    {"nodeLabels", "the queue controller does not add node selectors to admitted pods"},
-	    {"nodeTaints", "flavors do not taint nodes"},
-	    {"tolerations", "the queue controller does not add tolerations to admitted pods"},
 	    {"topologyName", "topology-aware flavors are not implemented"},
 	};
 	const json_t *spec = pk_vctx_object(v, obj, "spec");
-	size_t old;
+	json_t *labels, *x;
+	const char *k;
+	size_t old, o2;
 
 	if (!spec)
 		return;
 	old = pk_path_key(&v->p, "spec");
 	refuse_present(v, spec, refused, ELEMENTSOF(refused));
+	labels = pk_vctx_object(v, spec, "nodeLabels");
+	o2 = pk_path_key(&v->p, "nodeLabels");
+	json_object_foreach(labels, k, x)
+	{
+		char why[160];
+
+		if (!topo_label_key_valid(k, why, sizeof(why)))
+			pk_vctx_fail(v, NULL, "Invalid value: %s", why);
+		else if (!json_is_string(x) ||
+			 !topo_label_value_valid(json_string_value(x), why, sizeof(why)))
+			pk_vctx_fail(v, NULL, "Invalid value: label value of %s", k);
+	}
+	pk_path_pop(&v->p, o2);
+	check_taints(v, spec);
+	check_tolerations(v, spec);
 	pk_path_pop(&v->p, old);
 }
 
@@ -140,13 +240,60 @@ static void check_selector(struct pk_vctx *v, const json_t *sel)
 	pk_path_pop(&v->p, old);
 }
 
-/* One flavor's resources[]: exactly the group's coveredResources, in order. */
-static void check_flavor_resources(struct pk_vctx *v, const json_t *flavor, const json_t *covered)
+/*
+ * A quantity of at least 0 at key of r (required or not); its value in
+ * *ret_milli (-1: absent or invalid).
+ */
+static void check_quota(struct pk_vctx *v, const json_t *r, const char *key, bool required,
+			int64_t *ret_milli)
 {
-	static const struct refused refused[] = {
-	    {"borrowingLimit", "borrowing within a cohort is not implemented"},
-	    {"lendingLimit", "lending within a cohort is not implemented"},
-	};
+	json_t *q = json_object_get(r, key);
+	int64_t milli = -1;
+
+	if (!q || json_is_null(q)) {
+		if (required)
+			pk_vctx_fail(v, key, "Required value%s", NULL);
+	} else if (pk_quantity_of(q, &milli) < 0) {
+		pk_vctx_fail(v, key, "Invalid value: %s: must be a valid quantity",
+			     pk_value_text(q, v->text, sizeof(v->text)));
+		milli = -1;
+	} else if (milli < 0) {
+		pk_vctx_fail(v, key, "Invalid value: %s: must be greater than or equal to 0",
+			     pk_value_text(q, v->text, sizeof(v->text)));
+	}
+	*ret_milli = milli;
+}
+
+/*
+ * One resource's quota: nominalQuota, and borrowingLimit and lendingLimit
+ * only where there is a cohort to borrow from and lend to (Kueue's rule;
+ * no_parent: the field that would name it, NULL when there is one), the
+ * lending limit at most the nominal quota.
+ */
+static void check_resource_quota(struct pk_vctx *v, const json_t *r, const char *no_parent)
+{
+	int64_t nominal, borrowing, lending;
+
+	check_quota(v, r, "nominalQuota", true, &nominal);
+	check_quota(v, r, "borrowingLimit", false, &borrowing);
+	check_quota(v, r, "lendingLimit", false, &lending);
+	if (no_parent && json_object_get(r, "borrowingLimit"))
+		pk_vctx_fail(v, "borrowingLimit", "Invalid value: must be nil when %s is empty",
+			     no_parent);
+	if (no_parent && json_object_get(r, "lendingLimit"))
+		pk_vctx_fail(v, "lendingLimit", "Invalid value: must be nil when %s is empty",
+			     no_parent);
+	if (lending >= 0 && nominal >= 0 && lending > nominal)
+		pk_vctx_fail(
+		    v, "lendingLimit",
+		    "Invalid value: %s: must be less than or equal to the nominalQuota",
+		    pk_value_text(json_object_get(r, "lendingLimit"), v->text, sizeof(v->text)));
+}
+
+/* One flavor's resources[]: exactly the group's coveredResources, in order. */
+static void check_flavor_resources(struct pk_vctx *v, const json_t *flavor, const json_t *covered,
+				   const char *no_parent)
+{
 	json_t *res = pk_vctx_array(v, flavor, "resources", MAX_COVERED), *r;
 	size_t i, old;
 
@@ -161,25 +308,13 @@ static void check_flavor_resources(struct pk_vctx *v, const json_t *flavor, cons
 		size_t o2 = pk_path_index(&v->p, i);
 		const char *name = pk_vctx_string(v, r, "name", true);
 		const char *want = json_string_value(json_array_get(covered, i));
-		json_t *q = json_object_get(r, "nominalQuota");
-		int64_t milli;
 
 		if (name && want && strcmp(name, want) != 0)
 			pk_vctx_fail(
 			    v, "name",
 			    "Invalid value: \"%s\": must match the name in coveredResources", name);
-		if (!q || json_is_null(q))
-			pk_vctx_fail(v, "nominalQuota", "Required value%s", NULL);
-		else if (pk_quantity_of(q, &milli) < 0)
-			pk_vctx_fail(v, "nominalQuota",
-				     "Invalid value: %s: must be a valid quantity",
-				     pk_value_text(q, v->text, sizeof(v->text)));
-		else if (milli < 0)
-			pk_vctx_fail(v, "nominalQuota",
-				     "Invalid value: %s: must be greater than or equal to 0",
-				     pk_value_text(q, v->text, sizeof(v->text)));
 		if (json_is_object(r))
-			refuse_present(v, r, refused, ELEMENTSOF(refused));
+			check_resource_quota(v, r, no_parent);
 		pk_path_pop(&v->p, o2);
 	}
 	pk_path_pop(&v->p, old);
@@ -209,7 +344,8 @@ static void check_covered(struct pk_vctx *v, const json_t *covered, json_t *seen
 	pk_path_pop(&v->p, old);
 }
 
-static void check_group(struct pk_vctx *v, const json_t *g, json_t *seen_res, json_t *seen_flv)
+static void check_group(struct pk_vctx *v, const json_t *g, json_t *seen_res, json_t *seen_flv,
+			const char *no_parent)
 {
 	json_t *covered = pk_vctx_array(v, g, "coveredResources", MAX_COVERED);
 	json_t *flavors = pk_vctx_array(v, g, "flavors", MAX_FLAVORS), *f;
@@ -229,13 +365,13 @@ static void check_group(struct pk_vctx *v, const json_t *g, json_t *seen_res, js
 			pk_vctx_fail(v, "name", "Duplicate value: \"%s\"", name);
 		else if (name)
 			json_object_set_new(seen_flv, name, json_true());
-		check_flavor_resources(v, f, covered);
+		check_flavor_resources(v, f, covered, no_parent);
 		pk_path_pop(&v->p, o2);
 	}
 	pk_path_pop(&v->p, old);
 }
 
-static void check_resource_groups(struct pk_vctx *v, const json_t *spec)
+static void check_resource_groups(struct pk_vctx *v, const json_t *spec, const char *no_parent)
 {
 	json_t *groups = pk_vctx_array(v, spec, "resourceGroups", MAX_RESOURCE_GROUPS), *g;
 	json_t *seen_res = json_object(), *seen_flv = json_object();
@@ -248,7 +384,7 @@ static void check_resource_groups(struct pk_vctx *v, const json_t *spec)
 		if (!json_is_object(g))
 			pk_vctx_fail(v, NULL, "Invalid value: must be an object%s", NULL);
 		else if (seen_res && seen_flv)
-			check_group(v, g, seen_res, seen_flv);
+			check_group(v, g, seen_res, seen_flv, no_parent);
 		pk_path_pop(&v->p, o2);
 	}
 	pk_path_pop(&v->p, old);
@@ -256,19 +392,81 @@ static void check_resource_groups(struct pk_vctx *v, const json_t *spec)
 	json_decref(seen_flv);
 }
 
+/* One of values at key of obj (absent: fine); supported lists them for the message. */
+static void check_enum(struct pk_vctx *v, const json_t *obj, const char *key,
+		       const char *const *values, size_t n, const char *supported)
+{
+	const char *x = pk_vctx_string(v, obj, key, false);
+	char msg[300];
+
+	for (size_t i = 0; x && i < n; i++)
+		if (strcmp(x, values[i]) == 0)
+			return;
+	if (!x)
+		return;
+	snprintf(msg, sizeof(msg), "\"%s\": supported values: %s", x, supported);
+	pk_vctx_fail(v, key, "Unsupported value: %s", msg);
+}
+
+/*
+ * spec.preemption: withinClusterQueue Never or LowerPriority,
+ * reclaimWithinCohort Never, LowerPriority or Any; borrowing while
+ * preempting (borrowWithinCohort) only as Never.
+ */
+static void check_preemption(struct pk_vctx *v, const json_t *spec)
+{
+	static const char *const within[] = {"Never", "LowerPriority"};
+	static const char *const reclaim[] = {"Never", "LowerPriority", "Any"};
+	const json_t *p = pk_vctx_object(v, spec, "preemption"), *b;
+	size_t old;
+
+	if (!p)
+		return;
+	old = pk_path_key(&v->p, "preemption");
+	check_enum(v, p, "withinClusterQueue", within, 2,
+		   "\"Never\", \"LowerPriority\" (LowerOrNewerEqualPriority is not implemented)");
+	check_enum(v, p, "reclaimWithinCohort", reclaim, 3,
+		   "\"Never\", \"LowerPriority\", \"Any\"");
+	b = pk_vctx_object(v, p, "borrowWithinCohort");
+	if (b) {
+		size_t o2 = pk_path_key(&v->p, "borrowWithinCohort");
+
+		check_enum(v, b, "policy", within, 1,
+			   "\"Never\" (preempting while borrowing is not implemented)");
+		if (json_object_get(b, "maxPriorityThreshold"))
+			pk_vctx_fail(v, "maxPriorityThreshold",
+				     "Forbidden: not implemented (preempting while borrowing is "
+				     "not implemented)%s",
+				     "");
+		pk_path_pop(&v->p, o2);
+	}
+	pk_path_pop(&v->p, old);
+}
+
+/* spec.fairSharing: a weight of at least 0 (a quantity). */
+static void check_fair_sharing(struct pk_vctx *v, const json_t *spec)
+{
+	const json_t *fs = pk_vctx_object(v, spec, "fairSharing");
+	size_t old;
+	int64_t w;
+
+	if (!fs)
+		return;
+	old = pk_path_key(&v->p, "fairSharing");
+	check_quota(v, fs, "weight", false, &w);
+	pk_path_pop(&v->p, old);
+}
+
 static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 {
 	static const struct refused refused[] = {
-	    {"cohortName", "cohorts and borrowing are not implemented"},
-	    {"preemption", "preemption for quota is not implemented"},
-	    {"fairSharing", "fair sharing is not implemented"},
 	    {"flavorFungibility", "the first flavor that fits is taken"},
 	    {"admissionChecksStrategy", "admission checks are not implemented"},
 	    {"admissionScope", "admission scopes are not implemented"},
 	};
 	static const char *const strategies[] = {"StrictFIFO", "BestEffortFIFO"};
 	const json_t *spec = pk_vctx_object(v, obj, "spec"), *sel;
-	const char *qs;
+	const char *qs, *cohort;
 	size_t old;
 
 	if (!spec)
@@ -276,6 +474,8 @@ static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 	old = pk_path_key(&v->p, "spec");
 	refuse_present(v, spec, refused, ELEMENTSOF(refused));
 	check_stop_policy(v, spec);
+	check_preemption(v, spec);
+	check_fair_sharing(v, spec);
 	qs = pk_vctx_string(v, spec, "queueingStrategy", false);
 	if (qs && strcmp(qs, strategies[0]) != 0 && strcmp(qs, strategies[1]) != 0)
 		pk_vctx_fail(v, "queueingStrategy",
@@ -289,7 +489,9 @@ static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 		check_selector(v, sel);
 		pk_path_pop(&v->p, o2);
 	}
-	check_resource_groups(v, spec);
+	cohort = pk_vctx_string(v, spec, "cohortName", false);
+	check_name(v, "cohortName", cohort);
+	check_resource_groups(v, spec, cohort && *cohort ? NULL : "cohortName");
 	pk_path_pop(&v->p, old);
 }
 
@@ -314,11 +516,41 @@ static void validate_local_queue(const json_t *obj, struct pk_vctx *v)
 	pk_path_pop(&v->p, old);
 }
 
-void pk_validate_kueue(const json_t *obj, enum pk_kind kind, struct pk_errors *errs)
+/* ---- Cohort ----------------------------------------------------------------------- */
+
+/*
+ * A Cohort: its parent (another Cohort; not itself) and its own quota,
+ * which the ClusterQueues of its subtree share; it may borrow from and lend
+ * to its parent's tree only when it has one.
+ */
+static void validate_cohort(const json_t *obj, struct pk_vctx *v)
+{
+	static const struct refused refused[] = {
+	    {"fairSharing", "fair sharing is not implemented"},
+	};
+	const json_t *spec = pk_vctx_object(v, obj, "spec");
+	const char *parent, *name = pk_get_string(obj, "metadata.name");
+	size_t old;
+
+	if (!spec)
+		return;
+	old = pk_path_key(&v->p, "spec");
+	refuse_present(v, spec, refused, ELEMENTSOF(refused));
+	parent = pk_vctx_string(v, spec, "parentName", false);
+	check_name(v, "parentName", parent);
+	if (parent && name && strcmp(parent, name) == 0)
+		pk_vctx_fail(v, "parentName",
+			     "Invalid value: \"%s\": a Cohort is not its own parent", parent);
+	check_resource_groups(v, spec, parent && *parent ? NULL : "parentName");
+	pk_path_pop(&v->p, old);
+}
+
+void pk_validate_kueue(json_t *obj, const struct pk_type *t, struct pk_errors *errs)
 {
 	struct pk_vctx v = {.errs = errs};
 
-	switch (kind) {
+	pk_validate_meta(obj, t, errs);
+	switch (t->pk) {
 	case PK_KIND_RESOURCE_FLAVOR:
 		validate_flavor(obj, &v);
 		break;
@@ -328,7 +560,28 @@ void pk_validate_kueue(const json_t *obj, enum pk_kind kind, struct pk_errors *e
 	case PK_KIND_LOCAL_QUEUE:
 		validate_local_queue(obj, &v);
 		break;
+	case PK_KIND_COHORT:
+		validate_cohort(obj, &v);
+		break;
 	default:
 		break;
 	}
+}
+
+/*
+ * A WorkloadPriorityClass has no spec: value (an int32, required, as Kueue's
+ * CRD schema) and description at the top, as a PriorityClass has them.
+ */
+void pk_validate_workload_priority_class(json_t *obj, const struct pk_type *t,
+					 struct pk_errors *errs)
+{
+	struct pk_path p = {0};
+	const char *description;
+	int32_t value;
+	bool has = false;
+
+	pk_validate_meta(obj, t, errs);
+	if (pk_field_int32(obj, "value", &p, errs, &has, &value) && !has)
+		pk_errors_add(errs, "value: Required value");
+	pk_field_string(obj, "description", &p, errs, &description);
 }

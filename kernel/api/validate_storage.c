@@ -426,11 +426,12 @@ static void validate_csinode(struct pk_vctx *v, const json_t *obj)
 	pk_path_pop(&v->p, old);
 }
 
-void pk_validate_storage(const json_t *obj, enum pk_kind kind, struct pk_errors *errs)
+void pk_validate_storage(json_t *obj, const struct pk_type *t, struct pk_errors *errs)
 {
 	struct pk_vctx v = {.errs = errs};
 
-	switch (kind) {
+	pk_validate_meta(obj, t, errs);
+	switch (t->pk) {
 	case PK_KIND_PERSISTENT_VOLUME_CLAIM:
 		validate_claim(&v, obj);
 		break;

@@ -123,6 +123,7 @@ static const char *const list_owners[] = {
     "Workload",
     "Job",
     "JobSet",
+    "LeaderWorkerSet",
 };
 
 static bool is_namespace(const char *kind)
@@ -364,8 +365,8 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 {
 	struct pk_appliance *app = arg;
 	struct ap_decision d;
-	const char *kind = ev->kind;
-	enum pk_kind k = pk_kind_from_string(kind);
+	const char *kind = ev->kind ? ev->kind->kind : NULL;
+	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 
 	if (hooks_kind(app, kind)) {
 		ap_hooks_call(app, event, ev, NULL);

@@ -65,7 +65,8 @@ static void publish(struct pk_appliance *app)
 
 static char *key_of(enum pk_kind kind, const char *ns, const char *name, char *buf, size_t len)
 {
-	snprintf(buf, len, "%d/%s/%s", (int)kind, ns ? ns : "", name);
+	if (!pk_obj_key(buf, len, pk_type_of(kind), ns, name))
+		buf[0] = '\0';
 	return buf;
 }
 

@@ -302,11 +302,6 @@ struct kube_client *at_client(struct pk_attach *a)
 	return a->client;
 }
 
-uint16_t pk_attach_port(const struct pk_attach *a)
-{
-	return at_health_port(a->health);
-}
-
 void pk_attach_metrics(struct pk_attach *a, FILE *f)
 {
 	uint64_t events = 0, filtered = 0, sent = 0, limited = 0, failed = 0;

@@ -83,7 +83,6 @@ void pk_attach_stop(struct pk_attach *a);
 bool pk_attach_ready(struct pk_attach *a);
 /* Leading (or not electing). */
 bool pk_attach_leading(struct pk_attach *a);
-uint16_t pk_attach_port(const struct pk_attach *a);
 /* Prometheus text: the scheduler's metrics and attach mode's own. */
 void pk_attach_metrics(struct pk_attach *a, FILE *f);
 

@@ -30,7 +30,7 @@
 struct at_event {
 	enum pk_event_type type;
 	uint64_t seq, rv;
-	const char *kind; /* static */
+	const struct pk_type *kind;
 	json_t *obj;
 };
 
@@ -47,26 +47,9 @@ struct at_mirror {
 	uint64_t events, filtered;
 };
 
-static const char *static_kind(const char *kind)
-{
-	const char *k = pk_kind_to_string(pk_kind_from_string(kind));
-
-	if (k)
-		return k;
-	return strcmp(kind, "Namespace") == 0 ? "Namespace" : NULL;
-}
-
-static bool namespaced(const char *kind)
-{
-	enum pk_kind k = pk_kind_from_string(kind);
-
-	return k == PK_KIND_UNKNOWN ? strcmp(kind, "Namespace") != 0 : pk_kind_namespaced(k);
-}
-
 static void key_of(char *buf, size_t len, const char *kind, const char *ns, const char *name)
 {
-	snprintf(buf, len, "%s/%s/%s", kind, namespaced(kind) ? (ns && *ns ? ns : "default") : "",
-		 name ? name : "");
+	pk_obj_key(buf, len, pk_type_by_kind(kind), ns, name);
 }
 
 static uint64_t rv_of(const json_t *obj)
@@ -133,7 +116,8 @@ void at_mirror_kick(struct at_mirror *m)
 }
 
 /* With the lock held: queue one event (obj reference stolen). */
-static void push(struct at_mirror *m, enum pk_event_type type, const char *kind, json_t *obj)
+static void push(struct at_mirror *m, enum pk_event_type type, const struct pk_type *kind,
+		 json_t *obj)
 {
 	if (m->n >= AT_MIRROR_MAX_PENDING) {
 		/* the loop is far behind: it lists everything again instead */
@@ -174,16 +158,16 @@ static bool pod_visible(const struct at_mirror *m, const json_t *pod)
 }
 
 /* The object as the scheduler reads it (a new reference), or NULL to hide it. */
-static json_t *as_seen(const struct at_mirror *m, const char *kind, const json_t *obj)
+static json_t *as_seen(const struct at_mirror *m, const struct pk_type *t, const json_t *obj)
 {
-	enum pk_kind k = pk_kind_from_string(kind);
+	enum pk_kind k = t->pk;
 
 	if (k == PK_KIND_POD && !pod_visible(m, obj))
 		return NULL;
 	if (k == PK_KIND_WORKLOAD || k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP) {
 		const char *av = json_string_value(json_object_get(obj, "apiVersion"));
 
-		if (av && strcmp(av, pk_kind_api_version(k)) != 0) {
+		if (av && strcmp(av, t->api_version) != 0) {
 			json_t *c = json_copy((json_t *)obj);
 
 			at_api_normalize(c);
@@ -194,13 +178,14 @@ static json_t *as_seen(const struct at_mirror *m, const char *kind, const json_t
 }
 
 /* With the lock held: one object's new state (or its deletion). */
-static void apply(struct at_mirror *m, const char *kind, enum kube_event type, const json_t *obj)
+static void apply(struct at_mirror *m, const struct pk_type *kind, enum kube_event type,
+		  const json_t *obj)
 {
 	char key[768];
 	json_t *seen = type == KUBE_DELETED ? NULL : as_seen(m, kind, obj);
 	json_t *old;
 
-	key_of(key, sizeof(key), kind, pk_get_string(obj, "metadata.namespace"), pk_name(obj));
+	pk_obj_key(key, sizeof(key), kind, pk_get_string(obj, "metadata.namespace"), pk_name(obj));
 	old = json_object_get(m->objects, key);
 	if (!seen) {
 		if (!old) {
@@ -224,7 +209,7 @@ static void apply(struct at_mirror *m, const char *kind, enum kube_event type, c
 
 void at_mirror_event(struct at_mirror *m, const char *kind, enum kube_event type, const json_t *obj)
 {
-	const char *k = static_kind(kind);
+	const struct pk_type *k = pk_type_by_kind(kind);
 
 	if (!k || !pk_name(obj))
 		return;
@@ -235,7 +220,7 @@ void at_mirror_event(struct at_mirror *m, const char *kind, enum kube_event type
 
 void at_mirror_replace(struct at_mirror *m, const char *kind, const json_t *items)
 {
-	const char *k = static_kind(kind);
+	const struct pk_type *k = pk_type_by_kind(kind);
 	char prefix[128], key[768];
 	json_t *listed = json_object(), *gone = json_array(), *it;
 	const char *mk;
@@ -246,13 +231,14 @@ void at_mirror_replace(struct at_mirror *m, const char *kind, const json_t *item
 		json_decref(gone);
 		return;
 	}
-	snprintf(prefix, sizeof(prefix), "%s/", k);
+	snprintf(prefix, sizeof(prefix), "%s/", k->kind);
 	pthread_mutex_lock(&m->lock);
 	json_array_foreach(items, i, it)
 	{
 		if (!pk_name(it))
 			continue;
-		key_of(key, sizeof(key), k, pk_get_string(it, "metadata.namespace"), pk_name(it));
+		pk_obj_key(key, sizeof(key), k, pk_get_string(it, "metadata.namespace"),
+			   pk_name(it));
 		json_object_set_new(listed, key, json_true());
 		apply(m, k, KUBE_MODIFIED, it);
 	}

@@ -72,14 +72,15 @@ void at_recorder_emit(struct at_recorder *rec, enum pk_kind kind, const char *ns
 		      const char *uid, const char *type, const char *reason, const char *action,
 		      const char *note)
 {
-	char key[768];
+	char okey[600], key[768];
 	char shortnote[1024];
 
 	if (!rec)
 		return;
 	/* events.k8s.io/v1 limits note to 1 kB */
 	snprintf(shortnote, sizeof(shortnote), "%s", note ? note : "");
-	snprintf(key, sizeof(key), "%s/%s/%s/%s", pk_kind_to_string(kind), ns, name, reason);
+	snprintf(key, sizeof(key), "%s/%s",
+		 pk_obj_key(okey, sizeof(okey), pk_type_of(kind), ns, name) ? okey : "", reason);
 	pthread_mutex_lock(&rec->lock);
 	if (!pk_event_allowed(&rec->limiter, key, shortnote, now_s()) ||
 	    json_array_size(rec->queue) >= AT_EVENT_QUEUE_MAX) {

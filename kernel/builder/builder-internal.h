@@ -113,6 +113,7 @@ struct wb_view {
 	const char *a_workload, *a_template, *a_parent; /* the downward annotations */
 	const char *priority_class;
 	bool compiles; /* it compiles its own Workload: neither delegated nor bound */
+	const struct wb_lookup *lookup; /* what exists, while reconciling (else NULL) */
 };
 
 /* One kind's controller: what is its own, driven by the shared skeleton. */
@@ -185,5 +186,14 @@ int wb_append_group(struct wb_builder *b, json_t *out, bool composite, const cha
  * the queue controller's write, refused on a created object.
  */
 int wb_check_admission_annotation(const json_t *obj, const json_t *old_obj, struct pk_errors *errs);
+/* A user's update (pk_admission.admit_user): only the queue controller admits. */
+int wb_check_queue_user_update(const json_t *obj, const json_t *old_obj, struct pk_errors *errs);
+
+/* What the LeaderWorkerSet's status controller reads of it (lws.c); -EINVAL when invalid. */
+struct wb_lws_params {
+	int64_t replicas, size, max_unavailable, max_surge;
+	bool recreate; /* restartPolicy RecreateGroupOnPodRestart */
+};
+int wb_lws_params(const json_t *lws, struct wb_lws_params *ret);
 
 #endif

@@ -116,11 +116,6 @@ void wb_builder_free(struct wb_builder *b)
 	free(b);
 }
 
-const json_t *wb_builder_workload(const struct wb_builder *b)
-{
-	return b ? b->workload : NULL;
-}
-
 /* ---- validation ---------------------------------------------------------------- */
 struct vctx {
 	const struct wb_builder *b;

@@ -204,8 +204,6 @@ int wb_builder_validate(struct wb_builder *b, const char *root_path, const struc
  */
 int wb_builder_build_workload(struct wb_builder *b, const char *root_path, json_t **ret_workload,
 			      struct pk_errors *errs);
-/* The Workload the builder holds (borrowed), NULL before build_workload. */
-const json_t *wb_builder_workload(const struct wb_builder *b);
 
 /*
  * A runtime PodGroup (or CompositePodGroup) named name from the template
@@ -269,10 +267,64 @@ int wb_jobset_validate(const json_t *jobset, const json_t *old_jobset, struct pk
  * (pk_store_open_opts): wb_job_validate and wb_jobset_validate, their
  * scheduling intent and its update rules (KEP-6089).
  */
-#define WB_ADMISSION_N 2
+#define WB_ADMISSION_N 3
 extern const struct pk_admission wb_admission[WB_ADMISSION_N];
 int wb_jobset_reconcile(const json_t *jobset, const struct wb_lookup *lookup, json_t **ret_objects,
 			struct pk_errors *errs);
+
+/*
+ * leaderworkerset.x-k8s.io/v1 LeaderWorkerSet (lws.c), with LWS KEP-666's
+ * spec.scheduling.  Reconcile returns the Workload, the root
+ * CompositePodGroup NAME (basic unless spec.scheduling says), one PodGroup
+ * NAME-I per group (a gang of size pods unless
+ * spec.scheduling.replica.schedulingPolicy is basic) and the pods: leader
+ * NAME-I, workers NAME-I-J, with LWS's labels, annotations, environment and
+ * hostname/subdomain.  lookup finds the pods that exist: with startupPolicy
+ * LeaderReady a group's workers come once its leader is Ready, and a rolling
+ * update's surge groups (maxSurge) follow the indices [0, replicas).
+ * Delegated through the downward annotations, NAME comes from the annotated
+ * composite template and the groups from its one PodGroupTemplate.
+ */
+#define WB_LWS_LABEL_NAME "leaderworkerset.sigs.k8s.io/name"
+#define WB_LWS_LABEL_GROUP_INDEX "leaderworkerset.sigs.k8s.io/group-index"
+#define WB_LWS_LABEL_WORKER_INDEX "leaderworkerset.sigs.k8s.io/worker-index"
+#define WB_LWS_LABEL_GROUP_KEY "leaderworkerset.sigs.k8s.io/group-key"
+#define WB_LWS_LABEL_REVISION "leaderworkerset.sigs.k8s.io/template-revision-hash"
+#define WB_LWS_ANNOTATION_SIZE "leaderworkerset.sigs.k8s.io/size"
+#define WB_LWS_ANNOTATION_LEADER "leaderworkerset.sigs.k8s.io/leader-name"
+#define WB_LWS_ANNOTATION_EXCLUSIVE "leaderworkerset.sigs.k8s.io/exclusive-topology"
+#define WB_LWS_REVISION_LEN 17 /* 16 hex digits and the NUL */
+int wb_lws_validate(const json_t *lws, const json_t *old_lws, struct pk_errors *errs);
+int wb_lws_reconcile(const json_t *lws, const struct wb_lookup *lookup, json_t **ret_objects,
+		     struct pk_errors *errs);
+/* The revision of spec.leaderWorkerTemplate the pods carry (WB_LWS_LABEL_REVISION). */
+void wb_lws_revision(const json_t *lws, char ret[WB_LWS_REVISION_LEN]);
+/* spec.leaderWorkerTemplate.size, 1 when absent. */
+int64_t wb_lws_size(const json_t *lws);
+
+/*
+ * A LeaderWorkerSet's controller after looking at its pods (lws_status.c):
+ * status (NULL: unchanged) with replicas (groups that exist), readyReplicas
+ * (groups whose size pods are all Ready), updatedReplicas (groups at the
+ * current revision), hpaPodSelector and conditions Available, Progressing
+ * and UpdateInProgress; delete_pods and delete_groups (names of pods and
+ * PodGroups, deleted in the same write) recreate groups: a group with a pod
+ * that ended or is gone is recreated whole under RecreateGroupOnPodRestart
+ * (with None only the ended pod is), and a rolling update recreates groups
+ * of an older revision from the highest index down while the Ready groups
+ * stay at least replicas - maxUnavailable (surge groups count).
+ */
+struct wb_lws_update {
+	json_t *status;
+	json_t *delete_pods, *delete_groups;
+	int64_t restarted, rolled; /* groups recreated for a pod, for an update */
+	/* The conditions changed: a Normal Event's reason (static) and note, as LWS's. */
+	const char *event_reason;
+	char event_note[160];
+};
+int wb_lws_status(const json_t *lws, const json_t *pods, const char *now,
+		  struct wb_lws_update *ret);
+void wb_lws_update_clear(struct wb_lws_update *u);
 
 /*
  * Replace every Job and JobSet in objects (a JSON array) by the Workload,

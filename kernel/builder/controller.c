@@ -252,6 +252,56 @@ int wb_check_admission_annotation(const json_t *obj, const json_t *old_obj, stru
 	return -EINVAL;
 }
 
+static const char *admission_of(const json_t *obj)
+{
+	return json_string_value(
+	    json_object_get(pk_get(obj, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION));
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/*
+ * A user's update may not admit a queued workload, nor take back or move
+ * one the queue controller admitted: the admission annotation is the
+ * controller's alone (added, changed or removed), a suspended queued
+ * workload is resumed by the controller only (when admitted, or admitted
+ * again after its quota was given back), and the queue name is never
+ * removed and does not change while admitted (Kueue's webhook keeps it so
+ * as well).
+ */
+int wb_check_queue_user_update(const json_t *obj, const json_t *old_obj, struct pk_errors *errs)
+{
+	const char *a = admission_of(obj), *q = wb_queue_name(obj), *oq;
+	bool admitted_before;
+	int r = 0;
+
+	if (!old_obj)
+		return 0;
+	oq = wb_queue_name(old_obj);
+	admitted_before = admission_of(old_obj) && !json_is_true(pk_get(old_obj, "spec.suspend"));
+	if (!same_str(a, admission_of(old_obj))) {
+		pk_errors_add(errs, "metadata.annotations[" WB_ANNOTATION_QUEUE_ADMISSION
+				    "]: Forbidden: written by the queue controller only");
+		r = -EINVAL;
+	}
+	if (oq && (!q || (admitted_before && strcmp(q, oq) != 0))) {
+		pk_errors_add(errs, "metadata.labels[" WB_LABEL_QUEUE_NAME "]: Forbidden: %s",
+			      q ? "may not change while the workload is admitted"
+				: "may not be removed from a queued workload");
+		r = -EINVAL;
+	}
+	if (q && json_is_true(pk_get(old_obj, "spec.suspend")) &&
+	    !json_is_true(pk_get(obj, "spec.suspend"))) {
+		pk_errors_add(errs, "spec.suspend: Forbidden: a queued workload is resumed by the "
+				    "queue controller when its ClusterQueue admits it");
+		r = -EINVAL;
+	}
+	return r;
+}
+
 /* ---- reconciliation ------------------------------------------------------------- */
 /* A compiling object: its Workload, then what the kind materializes from it. */
 static int reconcile_compiled(const struct wb_controller *c, const json_t *obj,
@@ -290,6 +340,8 @@ int wb_controller_reconcile(const struct wb_controller *c, const json_t *obj,
 	if (r < 0)
 		return r;
 	r = view_parse(c, obj, &v, errs);
+	if (r >= 0)
+		v->lookup = lookup;
 	if (r >= 0 && !(out = json_array()))
 		r = -ENOMEM;
 	if (r >= 0)

@@ -2,7 +2,8 @@
 /*
  * expand.c — run the controllers over a list of objects, offline.
  *
- * Every Job and JobSet is replaced, in place, by what its controller creates;
+ * Every Job, JobSet and LeaderWorkerSet is replaced, in place, by what its
+ * controller creates;
  * Jobs created by a JobSet are expanded in turn (bounded depth), so a JobSet
  * ends as its Workload, groups and pods.  Controllers that take their groups
  * from a parent's Workload (downward annotations) find it among the objects
@@ -65,9 +66,9 @@ static int expand_one(struct expand *e, json_t *obj, unsigned depth)
 		e->too_many = true;
 		return -EINVAL;
 	}
-	if (kind != PK_KIND_JOB && kind != PK_KIND_JOBSET)
+	if (kind != PK_KIND_JOB && kind != PK_KIND_JOBSET && kind != PK_KIND_LEADER_WORKER_SET)
 		return json_array_append(e->out, obj) < 0 ? -ENOMEM : 0;
-	prefix = wb_strdupf("%s %s/%s", kind == PK_KIND_JOB ? "Job" : "JobSet",
+	prefix = wb_strdupf("%s %s/%s", pk_kind_to_string(kind),
 			    pk_namespace(obj) ? pk_namespace(obj) : "default",
 			    pk_name(obj) ? pk_name(obj) : "<unnamed>");
 	if (!prefix)
@@ -78,8 +79,9 @@ static int expand_one(struct expand *e, json_t *obj, unsigned depth)
 		free(prefix);
 		return -EINVAL;
 	}
-	r = kind == PK_KIND_JOB ? wb_job_reconcile(obj, &lk, &made, &local)
-				: wb_jobset_reconcile(obj, &lk, &made, &local);
+	r = kind == PK_KIND_JOB	     ? wb_job_reconcile(obj, &lk, &made, &local)
+	    : kind == PK_KIND_JOBSET ? wb_jobset_reconcile(obj, &lk, &made, &local)
+				     : wb_lws_reconcile(obj, &lk, &made, &local);
 	wb_errors_move(e->errs, &local, prefix);
 	pk_errors_clear(&local);
 	if (r < 0) {

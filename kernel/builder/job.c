@@ -234,8 +234,9 @@ static const struct wb_controller job_controller = {.parse = job_parse,
 						    .view_size = sizeof(struct job_view)};
 
 const struct pk_admission wb_admission[WB_ADMISSION_N] = {
-    {PK_KIND_JOB, "workloadbuilder: Job", wb_job_validate},
-    {PK_KIND_JOBSET, "workloadbuilder: JobSet", wb_jobset_validate},
+    {PK_KIND_JOB, "workloadbuilder: Job", wb_job_validate, wb_check_queue_user_update},
+    {PK_KIND_JOBSET, "workloadbuilder: JobSet", wb_jobset_validate, wb_check_queue_user_update},
+    {PK_KIND_LEADER_WORKER_SET, "workloadbuilder: LeaderWorkerSet", wb_lws_validate, NULL},
 };
 
 int wb_job_validate(const json_t *job, const json_t *old_job, struct pk_errors *errs)

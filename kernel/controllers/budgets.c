@@ -19,7 +19,7 @@
 
 int ctl_budgets_note(struct pk_ctl *ctl, const struct pk_store_event *ev)
 {
-	enum pk_kind k = pk_kind_from_string(ev->kind);
+	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 	const char *ns = ev->object ? pk_namespace(ev->object) : NULL;
 
 	if ((k != PK_KIND_POD && k != PK_KIND_POD_DISRUPTION_BUDGET) || !ns)

@@ -16,6 +16,8 @@ struct ctl_metrics {
 	uint64_t reconciles, reconcile_errors, objects_created, gc_deleted;
 	uint64_t nodes_unreachable, nodes_recovered, evictions, eviction_conflicts;
 	uint64_t kevents_written, kevents_limited, kevents_failed, kevents_expired; /* Events */
+	char *queue_gauges;  /* the Kueue gauges of the latest queue pass (queues_metrics.c) */
+	json_t *queue_waits; /* ClusterQueue -> admission wait histogram */
 };
 
 /* Objects to reconcile, in order, each once until it is taken (controllers.c). */
@@ -128,11 +130,68 @@ int ctl_node_deleted(struct pk_ctl *ctl, const char *name);
 int ctl_evict_pods(struct pk_ctl *ctl, const json_t *pods, const char *node, const char *why);
 
 /*
- * queues.c: admission by nominal quota (ClusterQueue, LocalQueue,
- * ResourceFlavor): one pass over every queue and queued Job or JobSet,
- * admitting what fits and writing the queues' status.
+ * queues.c: Kueue's admission by quota and placement (ClusterQueue,
+ * LocalQueue, ResourceFlavor, Cohort): one pass over every queue and queued
+ * Job or JobSet, admitting what fits (preempting for quota as allowed) and
+ * writing the queues' status.
  */
 void ctl_queues_run(struct pk_ctl *ctl);
+/*
+ * queues_tree.c: quota shared in a tree of Cohorts.  cqs and cohorts (name
+ * -> object) are borrowed and outlive the tree.  charge counts usage of a
+ * ClusterQueue (negative: gives it back); available is what it can still
+ * take of (flavor, resource), borrowing within its cohort as its limits and
+ * its ancestors' allow; nominal its own nominal quota (0: none).
+ */
+struct q_tree;
+int q_tree_new(json_t *cqs, json_t *cohorts, struct q_tree **ret);
+void q_tree_free(struct q_tree *t);
+void q_tree_charge(struct q_tree *t, const char *cq, const char *flavor, const char *resource,
+		   int64_t milli);
+int64_t q_tree_available(const struct q_tree *t, const char *cq, const char *flavor,
+			 const char *resource);
+int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *flavor,
+		       const char *resource);
+/*
+ * queues_place.c: the placement half of admission.  q_place_new reads the
+ * cluster from store; q_place_try runs the scheduling core offline on it
+ * with workload (a Job or JobSet as admitted) added, leaving out the pods of
+ * the workloads in gone ("Kind/ns/name" -> true): 1 when all its pods are
+ * placed (kept in the picture for the next try), 0 when not (why: the first
+ * unplaced pod's PodScheduled message), < 0 on error (why says it).
+ */
+#define Q_ANNOTATION_POSITION "queue.podkernel.dev/position"
+#define Q_ANNOTATION_PENDING "queue.podkernel.dev/pending-reason"
+struct q_place;
+int q_place_new(struct pk_store *store, struct q_place **ret);
+void q_place_free(struct q_place *p);
+int q_place_try(struct q_place *p, const json_t *workload, const json_t *gone, char *why, size_t n);
+/*
+ * obj (a Job or JobSet) as admitted: the admission annotation, spec.suspend
+ * false, no pending annotations, and each of flavors' (ResourceFlavor
+ * objects) nodeLabels and tolerations in every pod template.  NULL: no memory.
+ */
+json_t *q_admitted_copy(const json_t *obj, enum pk_kind kind, const char *admission,
+			const json_t *flavors);
+/* Whether every pod template of obj tolerates flavor's nodeTaints (why: the first that is not). */
+bool q_flavor_tolerated(const json_t *obj, enum pk_kind kind, const json_t *flavor, char *why,
+			size_t n);
+/*
+ * queues_metrics.c: Kueue's metrics.  wait counts one admission's wait;
+ * set_gauges hands over the pass's gauge text (malloc'd); render prints
+ * both (metrics lock held); free frees them.
+ */
+void q_metrics_wait(struct pk_ctl *ctl, const char *cq, double seconds);
+void q_metrics_set_gauges(struct pk_ctl *ctl, char *text);
+void q_metrics_render(struct pk_ctl *ctl, FILE *f);
+void q_metrics_free(struct ctl_metrics *m);
+/* What the root of cq's cohort tree holds of (flavor, resource); 0 without a cohort. */
+int64_t q_tree_lendable(const struct q_tree *t, const char *cq, const char *flavor,
+			const char *resource);
+/* Whether ClusterQueues a and b share a cohort tree. */
+bool q_tree_same_cohort(const struct q_tree *t, const char *a, const char *b);
+/* Whether cq's Cohort is in or under a cycle of parents (why says which). */
+bool q_tree_in_cycle(const struct q_tree *t, const char *cq, char *why, size_t n);
 
 /* recorder.c: core/v1 Events of the loop's writes, in the store (standalone) */
 #define CTL_EVENT_SWEEP_MS 60000
@@ -143,6 +202,9 @@ void ctl_recorder_free(struct ctl_recorder *rec);
 void ctl_record_batch(struct pk_ctl *ctl, const struct pk_write_batch *batch,
 		      const struct pk_write_result *results);
 /* A Warning Event about obj (of kind), by the correlator's rule; created at the next flush. */
+/* The same, a Normal Event (a LeaderWorkerSet's condition that changed). */
+void ctl_record_normal(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
+		       const char *note);
 void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
 			const char *note);
 /* Create the Events noted, in one transaction. */

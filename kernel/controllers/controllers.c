@@ -22,7 +22,8 @@
  * first writes status.restarts, then deletes the pods of its Jobs, the Jobs
  * and its groups (children before parents), so the creation that follows
  * gates the gangs and places them whole again; a Failed JobSet deletes what
- * still runs.
+ * still runs.  A LeaderWorkerSet counts its groups and recreates those a pod
+ * restart or a rolling update asks for (kernel/builder/lws_status.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,8 +35,8 @@
 #include "kernel/builder/builder.h"
 
 /* Kinds a controller may own. */
-static const char *const owned_kinds[] = {"Workload", "CompositePodGroup", "PodGroup", "Job",
-					  "Pod"};
+static const enum pk_kind owned_kinds[] = {PK_KIND_WORKLOAD, PK_KIND_COMPOSITE_POD_GROUP,
+					   PK_KIND_POD_GROUP, PK_KIND_JOB, PK_KIND_POD};
 
 struct lookup_ctx {
 	struct pk_ctl *ctl;
@@ -181,10 +182,11 @@ static size_t prune(struct pk_ctl *ctl, const char *ns, const char *uid, const j
 	size_t pods = 0;
 
 	for (size_t k = 0; k < sizeof(owned_kinds) / sizeof(owned_kinds[0]); k++) {
+		const char *kind = pk_kind_to_string(owned_kinds[k]);
 		json_t *items = NULL, *obj;
 		size_t i;
 
-		if (pk_store_list(ctl->store, owned_kinds[k], ns, NULL, &items, NULL, NULL) < 0)
+		if (pk_store_list(ctl->store, kind, ns, NULL, &items, NULL, NULL) < 0)
 			continue;
 		json_array_foreach(items, i, obj)
 		{
@@ -193,17 +195,16 @@ static size_t prune(struct pk_ctl *ctl, const char *ns, const char *uid, const j
 			    ref ? json_string_value(json_object_get(ref, "uid")) : NULL;
 
 			if (!ruid || strcmp(ruid, uid) != 0 ||
-			    emitted(objects, owned_kinds[k], pk_name(obj)) || succeeded(obj))
+			    emitted(objects, kind, pk_name(obj)) || succeeded(obj))
 				continue;
-			struct pk_write_ref del =
-			    ctl_ref_of(pk_kind_from_string(owned_kinds[k]), obj);
+			struct pk_write_ref del = ctl_ref_of(owned_kinds[k], obj);
 
 			del.rv = 0; /* the object it judged, whatever changed since */
 			if (ctl_delete(ctl, &del, PK_WRITE_PROPAGATE_DEFAULT) == 0) {
 				CTL_COUNT(ctl, gc_deleted);
 				pods += del.kind == PK_KIND_POD;
 				ctl_log(ctl, 2, "%s: deleted %s %s/%s (no longer wanted)", what,
-					owned_kinds[k], ns, pk_name(obj));
+					kind, ns, pk_name(obj));
 			}
 		}
 		json_decref(items);
@@ -381,13 +382,15 @@ static void delete_jobs(struct pk_ctl *ctl, const json_t *jobs, bool unfinished_
 /* Delete the groups uid controls in ns: PodGroups, then child, then root CompositePodGroups. */
 static void delete_groups(struct pk_ctl *ctl, const char *ns, const char *uid, const char *what)
 {
-	static const char *const kinds[] = {"PodGroup", "CompositePodGroup", "CompositePodGroup"};
+	static const enum pk_kind kinds[] = {PK_KIND_POD_GROUP, PK_KIND_COMPOSITE_POD_GROUP,
+					     PK_KIND_COMPOSITE_POD_GROUP};
 
 	for (size_t k = 0; k < 3; k++) {
 		json_t *items = NULL, *obj;
 		size_t i;
 
-		if (pk_store_list(ctl->store, kinds[k], ns, NULL, &items, NULL, NULL) < 0)
+		if (pk_store_list(ctl->store, pk_kind_to_string(kinds[k]), ns, NULL, &items, NULL,
+				  NULL) < 0)
 			continue;
 		json_array_foreach(items, i, obj)
 		{
@@ -398,10 +401,65 @@ static void delete_groups(struct pk_ctl *ctl, const char *ns, const char *uid, c
 
 			if (!ruid || strcmp(ruid, uid) != 0 || (k == 1 && !child))
 				continue;
-			delete_logged(ctl, pk_kind_from_string(kinds[k]), obj, what);
+			delete_logged(ctl, kinds[k], obj, what);
 		}
 		json_decref(items);
 	}
+}
+
+/* The pods a LeaderWorkerSet controls. */
+static int lws_pods(struct pk_ctl *ctl, const json_t *lws, json_t **ret)
+{
+	char sel[256];
+	const char *uid = pk_get_string(lws, "metadata.uid");
+
+	if (!uid)
+		return -EINVAL;
+	snprintf(sel, sizeof(sel), WB_LWS_LABEL_NAME "=%s", pk_name(lws));
+	return list_controlled(ctl, "Pod", pk_namespace(lws), sel, uid, ret);
+}
+
+/*
+ * A LeaderWorkerSet's status, and the groups it recreates (a pod that ended
+ * or went, a rolling update): their pods go in the status write, their
+ * PodGroups after it, so the creation that follows gates each gang whole.
+ */
+static int lws_keep_status(struct pk_ctl *ctl, json_t **lws, const char *what, bool *ret_finished)
+{
+	struct wb_lws_update u = {0};
+	json_t *pods = NULL, *name;
+	char now[32];
+	size_t i;
+	int r;
+
+	pk_time_format((int64_t)time(NULL), now);
+	r = lws_pods(ctl, *lws, &pods);
+	if (r == 0)
+		r = wb_lws_status(*lws, pods, now, &u);
+	if (r == 0 && (u.status || json_array_size(u.delete_pods)))
+		r = write_status(ctl, PK_KIND_LEADER_WORKER_SET, lws, u.status, u.delete_pods,
+				 what);
+	json_array_foreach(u.delete_groups, i, name)
+	{
+		struct pk_write_ref ref = {.kind = PK_KIND_POD_GROUP,
+					   .ns = pk_namespace(*lws),
+					   .name = json_string_value(name)};
+
+		if (r == 0 && ctl_delete(ctl, &ref, PK_WRITE_PROPAGATE_DEFAULT) == 0)
+			ctl_log(ctl, 2, "%s: deleted PodGroup %s/%s", what, ref.ns, ref.name);
+	}
+	if (r == 0 && u.event_reason) {
+		ctl_record_normal(ctl, "LeaderWorkerSet", *lws, u.event_reason, u.event_note);
+		ctl_record_flush(ctl);
+	}
+	if (r == 0 && (u.restarted || u.rolled))
+		ctl_log(ctl, 2,
+			"%s: recreating %lld group(s) for a pod restart, %lld for the update", what,
+			(long long)u.restarted, (long long)u.rolled);
+	*ret_finished = false;
+	wb_lws_update_clear(&u);
+	json_decref(pods);
+	return r;
 }
 
 static int jobset_keep_status(struct pk_ctl *ctl, json_t **js, const char *what, bool *ret_finished)
@@ -461,7 +519,9 @@ int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind k, const char *ns, const char
 	bool job = k == PK_KIND_JOB, finished = false;
 
 	r = pk_get_string(obj, "metadata.uid")
-		? (job ? job_keep_status : jobset_keep_status)(ctl, &obj, what, &finished)
+		? (job			 ? job_keep_status
+		   : k == PK_KIND_JOBSET ? jobset_keep_status
+					 : lws_keep_status)(ctl, &obj, what, &finished)
 		: 0;
 	if (r < 0)
 		ctl_log(ctl, 1, "%s: status: %s", what, strerror(-r));
@@ -473,8 +533,10 @@ int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind k, const char *ns, const char
 	}
 	if (job)
 		r = wb_job_reconcile(obj, &lk, &objects, &errs);
-	else
+	else if (k == PK_KIND_JOBSET)
 		r = wb_jobset_reconcile(obj, &lk, &objects, &errs);
+	else
+		r = wb_lws_reconcile(obj, &lk, &objects, &errs);
 	if (r < 0) {
 		CTL_COUNT(ctl, reconcile_errors);
 		log_errors(ctl, what, &errs);
@@ -483,7 +545,7 @@ int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind k, const char *ns, const char
 		r = create_missing(ctl, objects, what);
 		const char *uid = pk_get_string(obj, "metadata.uid");
 
-		if (r == 0 && uid && !job)
+		if (r == 0 && uid && k == PK_KIND_JOBSET)
 			sync_suspend(ctl, ns, uid, objects, what);
 
 		/* pods a smaller parallelism no longer wants: counted out at once, as
@@ -506,7 +568,7 @@ void ctl_reconcile_owner_of(struct pk_ctl *ctl, const json_t *obj)
 	enum pk_kind k =
 	    ref ? pk_kind_from_string(json_string_value(json_object_get(ref, "kind"))) : 0;
 
-	if (name && (k == PK_KIND_JOB || k == PK_KIND_JOBSET))
+	if (name && (k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_LEADER_WORKER_SET))
 		ctl_queue_reconcile(ctl, k, pk_namespace(obj), name);
 }
 
@@ -524,8 +586,7 @@ int ctl_queue_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, c
 	char key[CTL_KEY_MAX];
 	struct ctl_work *w;
 
-	if (!name || snprintf(key, sizeof(key), "%d/%s/%s", (int)kind, ns ? ns : "", name) >=
-			 (int)sizeof(key))
+	if (!name || !pk_obj_key(key, sizeof(key), pk_type_of(kind), ns, name))
 		return -EINVAL;
 	if (pk_map_get(&q->queued, key))
 		return 0; /* once per object and round: a gang's pods all name the same Job */

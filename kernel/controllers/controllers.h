@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * controllers.h — what standalone podkerneld runs beside the scheduling loop
- * (kernel/appliance/), registered on it as hooks: the Job/JobSet and
+ * (kernel/appliance/), registered on it as hooks: the Job/JobSet/LeaderWorkerSet and
  * ResourceClaim controllers with garbage collection (controllers.c,
  * claims.c), the node heartbeat monitor and node-loss eviction
  * (heartbeat.c, nodes.c), the simulated nodes of a board file and the
@@ -86,6 +86,13 @@ struct pk_standalone_config {
  * own on the store (write.c), never on the store itself.  Errors (board file FILE:LINE:COL, store)
  * go to err; -EINVAL for a bad board file.  Stop it with pk_appliance_stop().
  */
+/*
+ * One pass of the queue controller on store (offline admission, podctl
+ * schedule): admissions, preemptions, pending annotations and queue status
+ * written through a writer of its own on store; no Events.  0 or -errno.
+ */
+int pk_queues_pass(struct pk_store *store);
+
 int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config *cfg,
 			const struct pk_standalone_config *scfg, struct pk_appliance **ret,
 			char *err, size_t errlen);

@@ -193,7 +193,7 @@ static void queue_dependent(struct ctl_gc *gc, const char *kind, const json_t *o
 
 void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev)
 {
-	const struct pk_type *t = pk_type_by_kind(ev->kind);
+	const struct pk_type *t = ev->kind;
 	const json_t *obj = ev->object;
 	const char *ns = t && t->namespaced ? pk_namespace(obj) : "";
 	json_t *refs = pk_get(obj, "metadata.ownerReferences"), *r;
@@ -203,7 +203,7 @@ void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev)
 		return;
 	if (ev->type == PK_EVENT_DELETED) {
 		/* its dependents may have lost their last owner */
-		queue_owner(&ctl->gc->owners, pk_get_string(obj, "metadata.uid"), ev->kind, ns,
+		queue_owner(&ctl->gc->owners, pk_get_string(obj, "metadata.uid"), t->kind, ns,
 			    pk_name(obj), LOOK_DEPENDENTS);
 		/* an owner deleted in the foreground may wait for it no more */
 		json_array_foreach(refs, i, r)
@@ -219,10 +219,10 @@ void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev)
 		return;
 	}
 	if (deleting_dependents(obj))
-		queue_owner(&ctl->gc->owners, pk_get_string(obj, "metadata.uid"), ev->kind, ns,
+		queue_owner(&ctl->gc->owners, pk_get_string(obj, "metadata.uid"), t->kind, ns,
 			    pk_name(obj), LOOK_DEPENDENTS | LOOK_RELEASE);
 	if (json_array_size(refs) && !pk_get(obj, "metadata.deletionTimestamp"))
-		queue_dependent(ctl->gc, ev->kind, obj);
+		queue_dependent(ctl->gc, t->kind, obj);
 }
 
 /* ---- judging a dependent ------------------------------------------------------------ */

@@ -1,27 +1,36 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * queues.c — admission by nominal quota (kueue.x-k8s.io/v1beta2 ClusterQueue,
- * LocalQueue, ResourceFlavor), as Kueue admits a Job or JobSet.
+ * queues.c — Kueue's admission (kueue.x-k8s.io/v1beta2 ClusterQueue,
+ * LocalQueue, ResourceFlavor, Cohort) of Jobs and JobSets, by quota and
+ * placement in one decision.
  *
  * A Job or JobSet labelled kueue.x-k8s.io/queue-name is queued in that
  * LocalQueue of its namespace; until admitted the workload builder treats it
  * as suspended (no pods; wb_suspended()).  One pass, after any change to a
- * queue, a flavor, a Namespace, a Job or a JobSet, recomputes every
- * ClusterQueue's usage from its admitted workloads (those carrying the
- * admission annotation, not suspended, not finished), then goes through the
- * pending ones oldest first (creationTimestamp, then namespace and name): a
- * workload is admitted when, for each resource group that covers a resource
- * it requests, one flavor (the first in order) has nominal quota left for
- * all of them.  The admission is one write of the Job or JobSet: the
- * annotation (the ClusterQueue and the flavor of each group) and
- * spec.suspend false.  Under StrictFIFO a workload that does not fit blocks
- * the ones behind it; under BestEffortFIFO (the default) they are tried.
- * A workload whose namespace the ClusterQueue's namespaceSelector does not
- * select (a null selector selects none), whose LocalQueue or ClusterQueue is
- * missing, or that requests a resource no group covers is never admitted and
- * gets a Warning Event saying why.  Then each ClusterQueue's and LocalQueue's
- * status: pending, reserving and admitted counts, usage per flavor and
- * resource, the condition Active.
+ * queue, a flavor, a Cohort, a Namespace or a queued Job or JobSet,
+ * recomputes every ClusterQueue's usage from its admitted workloads (those
+ * carrying the admission annotation, not suspended, not finished; shared in
+ * cohorts by queues_tree.c), then goes through the pending ones by priority,
+ * then oldest first (with fair sharing, the heads of a cohort's
+ * ClusterQueues lowest share first).  A workload is admitted when, for each
+ * resource group that covers a resource it requests, one flavor (the first
+ * in order whose taints its pods tolerate) has quota left for all of them,
+ * its own or borrowed within its cohort, or can have it by preempting
+ * (spec.preemption: borrowers of the cohort, lower priority in its queue),
+ * and when the scheduling core places all its pods on the cluster as it is
+ * (queues_place.c).  The admission is one write of the Job or JobSet: the
+ * annotation (the ClusterQueue and the flavor of each group), spec.suspend
+ * false and the flavors' node labels and tolerations in its pod templates;
+ * each victim is one write too (admission taken back, suspended).  Under
+ * StrictFIFO a workload that is not admitted blocks the ones behind it;
+ * under BestEffortFIFO (the default) they are tried.  A workload whose
+ * namespace the ClusterQueue's namespaceSelector does not select (a null
+ * selector selects none), whose LocalQueue or ClusterQueue is missing, or
+ * that requests a resource no group covers is never admitted and gets a
+ * Warning Event saying why.  Each pending one gets its position and why it
+ * waits as annotations; then each ClusterQueue's and LocalQueue's status
+ * (pending, reserving and admitted counts, usage per flavor and resource,
+ * what is borrowed, the condition Active) and Kueue's gauges.
  *
  * A workload's requests are its pods' (containers summed as the scheduler
  * counts them) times its pods: a Job's parallelism (at most completions), a
@@ -36,20 +45,24 @@
 #include "kernel/controllers/controllers-internal.h"
 #include "topology/topology.h"
 
-#define Q_MAX_FLAVORS 64 /* per resource group (validate_kueue.c) */
-
 struct q_workload {
 	json_t *obj; /* borrowed from the listing */
 	enum pk_kind kind;
 	const char *ns, *name, *queue, *created;
 	json_t *requests; /* resource -> milli */
 	bool admitted;
-	char *cq;	 /* admitted: the ClusterQueue */
-	json_t *flavors; /* admitted: one flavor name (or "-") per resource group */
+	bool preempted;	  /* by this pass: pending again, not tried again in it */
+	int64_t priority; /* its pods' PriorityClass value (the globalDefault's, else 0) */
+	char *cq;	  /* admitted: the ClusterQueue */
+	json_t *flavors;  /* admitted: one flavor name (or "-") per resource group */
+	char *why;	  /* pending: why, as this pass found */
 };
 
 struct q_state {
-	json_t *cqs, *lqs, *flavors, *namespaces, *jobs, *jobsets; /* listings */
+	json_t *cqs, *lqs, *flavors, *namespaces, *cohorts, *classes, *jobs,
+	    *jobsets;	       /* listings */
+	struct q_tree *tree;   /* quota and usage shared in cohorts */
+	struct q_place *place; /* the cluster, for placement (read at the first need) */
 	struct q_workload *w;
 	size_t nw;
 	json_t *usage;	 /* cq -> flavor -> resource -> milli */
@@ -140,12 +153,17 @@ static void state_clear(struct q_state *s)
 		json_decref(s->w[i].requests);
 		json_decref(s->w[i].flavors);
 		free(s->w[i].cq);
+		free(s->w[i].why);
 	}
 	free(s->w);
 	json_decref(s->cqs);
 	json_decref(s->lqs);
 	json_decref(s->flavors);
 	json_decref(s->namespaces);
+	json_decref(s->cohorts);
+	json_decref(s->classes);
+	q_tree_free(s->tree);
+	q_place_free(s->place);
 	json_decref(s->jobs);
 	json_decref(s->jobsets);
 	json_decref(s->usage);
@@ -179,6 +197,29 @@ static void parse_admission(struct q_workload *w)
 	}
 }
 
+/*
+ * A workload's priority, as Kueue takes it without a WorkloadPriorityClass:
+ * its pods' priorityClassName (a Job's template, a JobSet's first
+ * replicated Job's), else the globalDefault PriorityClass, else 0.
+ */
+static int64_t workload_priority(const struct q_state *s, const json_t *obj, enum pk_kind kind)
+{
+	const json_t *tmpl = kind == PK_KIND_JOB
+				 ? pk_get(obj, "spec.template")
+				 : pk_get(json_array_get(pk_get(obj, "spec.replicatedJobs"), 0),
+					  "template.spec.template");
+	const char *name = pk_get_string(tmpl, "spec.priorityClassName"), *k;
+	json_t *pc;
+
+	if (name && json_object_get(s->classes, name))
+		return int_or(json_object_get(s->classes, name), "value", 0);
+	json_object_foreach(
+	    s->classes, k,
+	    pc) if (json_is_true(json_object_get(pc, "globalDefault"))) return int_or(pc, "value",
+										      0);
+	return 0;
+}
+
 static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind kind)
 {
 	size_t i;
@@ -198,6 +239,7 @@ static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind ki
 					 .name = pk_name(o),
 					 .queue = wb_queue_name(o),
 					 .created = pk_get_string(o, "metadata.creationTimestamp")};
+		w->priority = workload_priority(s, o, kind);
 		w->requests = workload_requests(o, kind);
 		if (!w->requests)
 			return -ENOMEM;
@@ -207,11 +249,14 @@ static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind ki
 	return 0;
 }
 
+/* Kueue's queue order: higher priority first, then older, then by namespace and name. */
 static int cmp_workload(const void *a, const void *b)
 {
 	const struct q_workload *x = a, *y = b;
-	int c = strcmp(x->created ? x->created : "", y->created ? y->created : "");
+	int c = (x->priority < y->priority) - (x->priority > y->priority);
 
+	if (c == 0)
+		c = strcmp(x->created ? x->created : "", y->created ? y->created : "");
 	if (c == 0)
 		c = strcmp(x->ns ? x->ns : "", y->ns ? y->ns : "");
 	return c ? c : strcmp(x->name ? x->name : "", y->name ? y->name : "");
@@ -247,14 +292,16 @@ static int state_load(struct pk_ctl *ctl, struct q_state *s)
 	s->lqs = list_map(ctl, "LocalQueue", true);
 	s->flavors = list_map(ctl, "ResourceFlavor", false);
 	s->namespaces = list_map(ctl, "Namespace", false);
+	s->cohorts = list_map(ctl, "Cohort", false);
+	s->classes = list_map(ctl, "PriorityClass", false);
 	s->usage = json_object();
 	s->counts = json_object();
 	s->lqusage = json_object();
 	if (pk_store_list(ctl->store, "Job", NULL, NULL, &s->jobs, NULL, NULL) < 0 ||
 	    pk_store_list(ctl->store, "JobSet", NULL, NULL, &s->jobsets, NULL, NULL) < 0)
 		return -EIO;
-	if (!s->cqs || !s->lqs || !s->flavors || !s->namespaces || !s->usage || !s->counts ||
-	    !s->lqusage)
+	if (!s->cqs || !s->lqs || !s->flavors || !s->namespaces || !s->cohorts || !s->classes ||
+	    !s->usage || !s->counts || !s->lqusage || q_tree_new(s->cqs, s->cohorts, &s->tree) < 0)
 		return -ENOMEM;
 	n = json_array_size(s->jobs) + json_array_size(s->jobsets);
 	s->w = calloc(n ? n : 1, sizeof(*s->w));
@@ -304,36 +351,9 @@ static bool covers(const json_t *group, const char *resource)
 	return false;
 }
 
-/* A quantity written as a string or an integer, in milli-units (0 when neither). */
-static int64_t quantity(const json_t *v)
-{
-	int64_t milli = 0;
-
-	if (json_is_integer(v))
-		return json_integer_value(v) * 1000;
-	if (json_is_string(v) && topo_quantity_parse(json_string_value(v), &milli) == 0)
-		return milli;
-	return 0;
-}
-
-static int64_t nominal(const json_t *flavor, const char *resource)
-{
-	size_t i;
-	json_t *r;
-
-	json_array_foreach(json_object_get(flavor, "resources"), i, r)
-	{
-		const char *name = json_string_value(json_object_get(r, "name"));
-
-		if (name && strcmp(name, resource) == 0)
-			return quantity(json_object_get(r, "nominalQuota"));
-	}
-	return 0;
-}
-
 /* Count an admitted workload's requests in its ClusterQueue's usage and its LocalQueue's. */
-static void charge(struct q_state *s, const struct q_workload *w, const char *cq,
-		   const json_t *flavors)
+static void charge_sign(struct q_state *s, const struct q_workload *w, const char *cq,
+			const json_t *flavors, int sign)
 {
 	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups");
 	json_t *cqu = sub(s->usage, cq), *lqu;
@@ -354,10 +374,17 @@ static void charge(struct q_state *s, const struct q_workload *w, const char *cq
 
 			if (!covers(group, res) || !f || strcmp(f, "-") == 0)
 				continue;
-			add_milli(cqu, f, res, json_integer_value(v));
-			add_milli(lqu, f, res, json_integer_value(v));
+			add_milli(cqu, f, res, sign * json_integer_value(v));
+			add_milli(lqu, f, res, sign * json_integer_value(v));
+			q_tree_charge(s->tree, cq, f, res, sign * json_integer_value(v));
 		}
 	}
+}
+
+static void charge(struct q_state *s, const struct q_workload *w, const char *cq,
+		   const json_t *flavors)
+{
+	charge_sign(s, w, cq, flavors, 1);
 }
 
 /*
@@ -369,7 +396,7 @@ static json_t *assign(struct q_state *s, const struct q_workload *w, const char 
 		      size_t n)
 {
 	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *group;
-	json_t *out = json_array(), *cqu = sub(s->usage, cq), *v;
+	json_t *out = json_array(), *v;
 	const char *res;
 	size_t g;
 
@@ -395,20 +422,27 @@ static json_t *assign(struct q_state *s, const struct q_workload *w, const char 
 		json_array_foreach(pick ? NULL : json_object_get(group, "flavors"), f, flavor)
 		{
 			const char *fname = json_string_value(json_object_get(flavor, "name"));
-			bool fits = fname != NULL;
+			bool fits = fname != NULL &&
+				    q_flavor_tolerated(w->obj, w->kind,
+						       json_object_get(s->flavors, fname), why, n);
 
 			json_object_foreach(w->requests, res, v)
 			{
-				int64_t used = milli_at(cqu, fname ? fname : "", res);
+				int64_t more = fits && covers(group, res)
+						   ? json_integer_value(v) -
+							 q_tree_available(s->tree, cq, fname, res)
+						   : 0;
+				char q[64];
 
-				if (fits && covers(group, res) &&
-				    used + json_integer_value(v) > nominal(flavor, res)) {
-					fits = false;
-					snprintf(why, n,
-						 "insufficient quota for %s in flavor %s of "
-						 "ClusterQueue %s",
-						 res, fname, cq);
-				}
+				if (more <= 0)
+					continue;
+				fits = false;
+				topo_quantity_format(more, pk_board_quantity_format(res), q,
+						     sizeof(q));
+				snprintf(why, n,
+					 "insufficient unused quota for %s in flavor %s of "
+					 "ClusterQueue %s, %s more needed",
+					 res, fname, cq, q);
 			}
 			if (fits) {
 				pick = fname;
@@ -490,24 +524,24 @@ static bool cq_active(const struct q_state *s, const json_t *cq, char *missing, 
 
 /* ---- admission --------------------------------------------------------------------- */
 
-static void count(struct q_state *s, const char *key, const char *what)
+static void count(struct q_state *s, const char *key, const char *what, int delta)
 {
 	json_t *c = sub(s->counts, key);
 
 	json_object_set_new(c, what,
-			    json_integer(json_integer_value(json_object_get(c, what)) + 1));
+			    json_integer(json_integer_value(json_object_get(c, what)) + delta));
 }
 
 /* Count w as what ("pending", "admitted") in its LocalQueue and ClusterQueue (NULL: none). */
 static void count_both(struct q_state *s, const struct q_workload *w, const char *cq,
-		       const char *what)
+		       const char *what, int delta)
 {
 	char lq[600];
 
 	snprintf(lq, sizeof(lq), "%s/%s", w->ns, w->queue);
 	if (cq)
-		count(s, cq, what);
-	count(s, lq, what);
+		count(s, cq, what, delta);
+	count(s, lq, what, delta);
 }
 
 /* The admission annotation's value: "CQ/F1,F2". */
@@ -520,32 +554,277 @@ static void admission_value(const char *cq, const json_t *flavors, char *buf, si
 	    (size_t)snprintf(buf + len, n - len, "%s%s", i ? "," : "", json_string_value(f));
 }
 
-/* One write: the admission annotation and spec.suspend false. */
-static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *flavors)
-{
-	json_t *obj = json_deep_copy(w->obj), *meta, *ann;
-	struct pk_write_ref ref = ctl_ref_of(w->kind, w->obj);
-	char value[1024];
-	int r = -ENOMEM;
+/* ---- preemption for quota ---------------------------------------------------------- */
 
-	admission_value(cq, flavors, value, sizeof(value));
-	meta = obj ? json_object_get(obj, "metadata") : NULL;
-	ann = json_object_get(meta, "annotations");
-	if (meta && !json_is_object(ann)) {
-		ann = json_object();
-		json_object_set_new(meta, "annotations", ann);
-	}
-	if (json_is_object(ann) && json_is_object(json_object_get(obj, "spec")) &&
-	    json_object_set_new(ann, WB_ANNOTATION_QUEUE_ADMISSION, json_string(value)) == 0 &&
-	    json_object_set_new(json_object_get(obj, "spec"), "suspend", json_false()) == 0)
-		r = ctl_replace(ctl, &ref, obj, NULL);
-	json_decref(obj);
+struct q_victim {
+	struct q_workload *v;
+	bool reclaim; /* from another ClusterQueue of the cohort (else within w's) */
+	bool kept;    /* not needed after all: given back its quota */
+};
+
+static const char *policy(const json_t *cq, const char *field)
+{
+	const char *p = pk_get_string(json_object_get(pk_get(cq, "spec"), "preemption"), field);
+
+	return p ? p : "Never";
+}
+
+/* One write: the workload as admitted (q_admitted_copy). */
+static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *obj)
+{
+	struct pk_write_ref ref = ctl_ref_of(w->kind, w->obj);
+	int r = ctl_replace(ctl, &ref, obj, NULL);
+
 	if (r == 0)
 		ctl_log(ctl, 2, "%s %s/%s: admitted by ClusterQueue %s (%s)",
-			pk_kind_to_string(w->kind), w->ns, w->name, cq, value);
+			pk_kind_to_string(w->kind), w->ns, w->name, cq,
+			json_string_value(json_object_get(pk_get(obj, "metadata.annotations"),
+							  WB_ANNOTATION_QUEUE_ADMISSION)));
 	else
 		ctl_log(ctl, 1, "%s %s/%s: admitting: %s", pk_kind_to_string(w->kind), w->ns,
 			w->name, pk_write_strerror(r));
+	return r;
+}
+
+/*
+ * Whether w, admitted by cq in flavors, is placed now (queues_place.c) once
+ * the victims (those of v not kept) are gone; *ret_obj the workload as
+ * admitted.
+ */
+static bool placed(struct pk_ctl *ctl, struct q_state *s, const struct q_workload *w,
+		   const char *cq, const json_t *flavors, const struct q_victim *v, size_t nv,
+		   json_t **ret_obj, char *why, size_t n)
+{
+	json_t *fobjs = json_array(), *gone = json_object(), *f;
+	char value[1024], key[600];
+	size_t i;
+	int r = -ENOMEM;
+
+	admission_value(cq, flavors, value, sizeof(value));
+	json_array_foreach(flavors, i, f) if (json_object_get(s->flavors, json_string_value(f)))
+	    json_array_append(fobjs, json_object_get(s->flavors, json_string_value(f)));
+	for (i = 0; gone && i < nv; i++) {
+		snprintf(key, sizeof(key), "%s/%s/%s", pk_kind_to_string(v[i].v->kind), v[i].v->ns,
+			 v[i].v->name);
+		if (!v[i].kept)
+			json_object_set_new(gone, key, json_true());
+	}
+	*ret_obj = fobjs && gone ? q_admitted_copy(w->obj, w->kind, value, fobjs) : NULL;
+	if (*ret_obj && !s->place)
+		r = q_place_new(ctl->store, &s->place);
+	if (*ret_obj && s->place)
+		r = q_place_try(s->place, *ret_obj, gone, why, n);
+	if (r == -ENOMEM)
+		snprintf(why, n, "placement: %s", pk_errno_text(ENOMEM));
+	else if (r < 0)
+		ctl_log(ctl, 1, "%s %s/%s: placement: %s", pk_kind_to_string(w->kind), w->ns,
+			w->name, why);
+	json_decref(fobjs);
+	json_decref(gone);
+	if (r != 1) {
+		json_decref(*ret_obj);
+		*ret_obj = NULL;
+	}
+	return r == 1;
+}
+
+/* Whether v's ClusterQueue uses more than its nominal quota of what v uses. */
+static bool borrowing(struct q_state *s, const struct q_workload *v)
+{
+	const json_t *groups = pk_get(json_object_get(s->cqs, v->cq), "spec.resourceGroups"), *g;
+	const char *res;
+	json_t *x;
+	size_t i;
+
+	json_object_foreach(v->requests, res, x) json_array_foreach(groups, i, g)
+	{
+		const char *f = json_string_value(json_array_get(v->flavors, i));
+
+		if (covers(g, res) && f && strcmp(f, "-") != 0 &&
+		    milli_at(sub(s->usage, v->cq), f, res) > q_tree_nominal(s->tree, v->cq, f, res))
+			return true;
+	}
+	return false;
+}
+
+/* Whether w fits cq's nominal quota in flavors (a reclaim takes nothing beyond it). */
+static bool within_nominal(struct q_state *s, const struct q_workload *w, const char *cq,
+			   const json_t *flavors)
+{
+	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *g;
+	const char *res;
+	json_t *x;
+	size_t i;
+
+	json_object_foreach(w->requests, res, x) json_array_foreach(groups, i, g)
+	{
+		const char *f = json_string_value(json_array_get(flavors, i));
+
+		if (covers(g, res) && f && strcmp(f, "-") != 0 &&
+		    milli_at(sub(s->usage, cq), f, res) + json_integer_value(x) >
+			q_tree_nominal(s->tree, cq, f, res))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Kueue's candidates: workloads of other ClusterQueues of the cohort that
+ * borrow first (reclaimWithinCohort: Any, or LowerPriority), then those of
+ * w's own ClusterQueue of lower priority (withinClusterQueue:
+ * LowerPriority); lower priority first, then the most recently created.
+ */
+static int cmp_victim(const void *a, const void *b)
+{
+	const struct q_victim *x = a, *y = b;
+	int c = (int)y->reclaim - (int)x->reclaim;
+
+	if (c == 0)
+		c = (x->v->priority > y->v->priority) - (x->v->priority < y->v->priority);
+	if (c == 0)
+		c = -strcmp(x->v->created ? x->v->created : "", y->v->created ? y->v->created : "");
+	return c;
+}
+
+static size_t candidates(struct q_state *s, const struct q_workload *w, const char *cq,
+			 struct q_victim *out)
+{
+	const json_t *obj = json_object_get(s->cqs, cq);
+	const char *within = policy(obj, "withinClusterQueue");
+	const char *reclaim = policy(obj, "reclaimWithinCohort");
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nw; i++) {
+		struct q_workload *v = &s->w[i];
+		bool lower = v->priority < w->priority, same;
+
+		if (!v->admitted || v == w || !v->cq || !json_object_get(s->cqs, v->cq))
+			continue;
+		same = strcmp(v->cq, cq) == 0;
+		if (same && strcmp(within, "LowerPriority") == 0 && lower)
+			out[n++] = (struct q_victim){.v = v};
+		else if (!same && q_tree_same_cohort(s->tree, cq, v->cq) && borrowing(s, v) &&
+			 (strcmp(reclaim, "Any") == 0 ||
+			  (strcmp(reclaim, "LowerPriority") == 0 && lower)))
+			out[n++] = (struct q_victim){.v = v, .reclaim = true};
+	}
+	qsort(out, n, sizeof(*out), cmp_victim);
+	return n;
+}
+
+/* w's flavors once the first victims are gone (their quota given back), or NULL. */
+static json_t *fit_after(struct q_state *s, const struct q_workload *w, const char *cq,
+			 struct q_victim *c, size_t nc, size_t *ret_n)
+{
+	json_t *flavors = NULL, *again;
+	bool reclaim = false;
+	char why[512];
+	size_t k;
+
+	for (k = 0; k < nc && !flavors; k++) {
+		charge_sign(s, c[k].v, c[k].v->cq, c[k].v->flavors, -1);
+		reclaim |= c[k].reclaim;
+		flavors = assign(s, w, cq, why, sizeof(why));
+	}
+	if (flavors && reclaim && !within_nominal(s, w, cq, flavors)) {
+		json_decref(flavors);
+		flavors = NULL;
+	}
+	/* the fewest victims: each one (last first) it still fits without is kept */
+	for (size_t j = k; flavors && j-- > 0;) {
+		charge_sign(s, c[j].v, c[j].v->cq, c[j].v->flavors, 1);
+		again = assign(s, w, cq, why, sizeof(why));
+		if (again && (!reclaim || within_nominal(s, w, cq, again))) {
+			c[j].kept = true;
+			json_decref(flavors);
+			flavors = again;
+		} else {
+			json_decref(again);
+			charge_sign(s, c[j].v, c[j].v->cq, c[j].v->flavors, -1);
+		}
+	}
+	for (size_t j = 0; !flavors && j < k; j++)
+		charge_sign(s, c[j].v, c[j].v->cq, c[j].v->flavors, 1);
+	*ret_n = k;
+	return flavors;
+}
+
+/* One write: the admission taken back and spec.suspend true; the workload queues again. */
+static int evict(struct pk_ctl *ctl, struct q_workload *v, const struct q_workload *by,
+		 bool reclaim)
+{
+	json_t *obj = json_deep_copy(v->obj);
+	struct pk_write_ref ref = ctl_ref_of(v->kind, v->obj);
+	char msg[700];
+	int r = -ENOMEM;
+
+	if (obj && json_is_object(json_object_get(obj, "spec"))) {
+		json_object_del(pk_get(obj, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION);
+		json_object_set_new(json_object_get(obj, "spec"), "suspend", json_true());
+		r = ctl_replace(ctl, &ref, obj, NULL);
+	}
+	json_decref(obj);
+	snprintf(msg, sizeof(msg), "Preempted to accommodate %s %s/%s due to %s",
+		 pk_kind_to_string(by->kind), by->ns, by->name,
+		 reclaim ? "reclamation within the cohort" : "prioritization in the ClusterQueue");
+	if (r == 0)
+		ctl_record_warning(ctl, pk_kind_to_string(v->kind), v->obj, "Preempted", msg);
+	ctl_log(ctl, r == 0 ? 2 : 1, "%s %s/%s: %s%s%s", pk_kind_to_string(v->kind), v->ns, v->name,
+		msg, r == 0 ? "" : ": ", r == 0 ? "" : pk_write_strerror(r));
+	return r;
+}
+
+/*
+ * Preemption for quota (spec.preemption): the fewest candidates whose
+ * quota makes room for w (their quota given back in the pass's accounts);
+ * w's flavors, the candidates and how many of them were tried (the victims
+ * are those not kept), or NULL when no set of candidates makes room.
+ */
+static json_t *preempt_plan(struct q_state *s, struct q_workload *w, const char *cq,
+			    struct q_victim **ret_c, size_t *ret_n)
+{
+	struct q_victim *c = calloc(s->nw ? s->nw : 1, sizeof(*c));
+	size_t nc = c ? candidates(s, w, cq, c) : 0;
+	json_t *flavors = nc ? fit_after(s, w, cq, c, nc, ret_n) : NULL;
+
+	if (!flavors) {
+		free(c);
+		c = NULL;
+		*ret_n = 0;
+	}
+	*ret_c = c;
+	return flavors;
+}
+
+/* The plan not carried out: its victims are admitted still. */
+static void preempt_undo(struct q_state *s, struct q_victim *c, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		if (!c[j].kept)
+			charge_sign(s, c[j].v, c[j].v->cq, c[j].v->flavors, 1);
+}
+
+/* Evict the plan's victims, each in one write; < 0 when one failed (the rest are kept). */
+static int preempt_commit(struct pk_ctl *ctl, struct q_state *s, const struct q_workload *w,
+			  struct q_victim *c, size_t n)
+{
+	int r = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		struct q_workload *v = c[j].v;
+
+		if (c[j].kept)
+			continue;
+		if (r < 0 || evict(ctl, v, w, c[j].reclaim) < 0) {
+			charge_sign(s, v, v->cq, v->flavors, 1); /* still admitted */
+			r = -EAGAIN;
+			continue;
+		}
+		v->admitted = false;
+		v->preempted = true;
+		count_both(s, v, v->cq, "admitted", -1);
+		count_both(s, v, v->cq, "pending", 1);
+	}
 	return r;
 }
 
@@ -589,38 +868,59 @@ static const char *cq_of(struct q_state *s, const struct q_workload *w, const ch
 static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w, json_t *blocked,
 		     const char **ret_cq)
 {
-	char why[512], missing[256];
+	char why[1024], missing[256];
 	const char *cq = cq_of(s, w, ret_cq, why, sizeof(why));
-	const json_t *obj = cq ? json_object_get(s->cqs, cq) : NULL;
-	const char *strategy = pk_get_string(obj, "spec.queueingStrategy");
-	json_t *flavors;
+	const json_t *cqobj = cq ? json_object_get(s->cqs, cq) : NULL;
+	const char *strategy = pk_get_string(cqobj, "spec.queueingStrategy");
+	struct q_victim *victims = NULL;
+	json_t *flavors = NULL, *obj = NULL;
+	size_t nv = 0;
 	int r = 0;
 
-	if (!cq) {
+	if (!cq)
 		ctl_record_warning(ctl, pk_kind_to_string(w->kind), w->obj, "Inadmissible", why);
-		return 0;
+	else if (json_object_get(blocked, cq))
+		snprintf(why, sizeof(why), "StrictFIFO: waiting behind %s",
+			 json_string_value(json_object_get(blocked, cq)));
+	else if (!cq_active(s, cqobj, missing, sizeof(missing)))
+		snprintf(why, sizeof(why), "ClusterQueue %s is not active", cq);
+	else if (!q_tree_in_cycle(s->tree, cq, why, sizeof(why)) &&
+		 !(flavors = assign(s, w, cq, why, sizeof(why))))
+		flavors = preempt_plan(s, w, cq, &victims, &nv);
+	if (flavors && !placed(ctl, s, w, cq, flavors, victims, nv, &obj, why, sizeof(why))) {
+		preempt_undo(s, victims, nv);
+		json_decref(flavors);
+		flavors = NULL;
 	}
-	if (json_object_get(blocked, cq) || !cq_active(s, obj, missing, sizeof(missing)))
-		return 0;
-	flavors = assign(s, w, cq, why, sizeof(why));
 	if (!flavors) {
 		ctl_log(ctl, 2, "%s %s/%s: pending: %s", pk_kind_to_string(w->kind), w->ns, w->name,
 			why);
-		if (strategy && strcmp(strategy, "StrictFIFO") == 0)
-			json_object_set_new(blocked, cq, json_true());
-		return 0;
-	}
-	if (admit(ctl, w, cq, flavors) == 0) {
+		if (cq && strategy && strcmp(strategy, "StrictFIFO") == 0 &&
+		    !json_object_get(blocked, cq))
+			json_object_set_new(blocked, cq, json_sprintf("%s/%s", w->ns, w->name));
+		w->why = strdup(why);
+	} else if (preempt_commit(ctl, s, w, victims, nv) == 0 && admit(ctl, w, cq, obj) == 0) {
+		int64_t created = 0;
+
+		if (w->created && pk_time_parse(w->created, &created) == 0)
+			q_metrics_wait(ctl, cq, (double)(time(NULL) - created));
 		charge(s, w, cq, flavors);
+		w->admitted = true;
+		w->cq = strdup(cq);
+		w->flavors = json_incref(flavors);
 		r = 1;
 	}
+	free(victims);
+	json_decref(obj);
 	json_decref(flavors);
 	return r;
 }
 
 /* ---- status ------------------------------------------------------------------------ */
 
-static json_t *usage_list(const json_t *groups, const json_t *usage, bool borrowed)
+/* Usage per flavor and resource; a ClusterQueue's (cq) says what it borrows beyond its nominal. */
+static json_t *usage_list(const struct q_state *s, const json_t *groups, const json_t *usage,
+			  const char *cq)
 {
 	json_t *out = json_array(), *g, *f, *res;
 	size_t i, k, j;
@@ -637,12 +937,17 @@ static json_t *usage_list(const json_t *groups, const json_t *usage, bool borrow
 
 			if (!rn)
 				continue;
-			topo_quantity_format(milli_at(usage, name ? name : "", rn),
-					     pk_board_quantity_format(rn), q, sizeof(q));
+			int64_t used = milli_at(usage, name ? name : "", rn), over;
+
+			topo_quantity_format(used, pk_board_quantity_format(rn), q, sizeof(q));
 			json_t *e = json_pack("{s:s,s:s}", "name", rn, "total", q);
 
-			if (borrowed && e)
-				json_object_set_new(e, "borrowed", json_string("0"));
+			if (cq && e && name) {
+				over = used - q_tree_nominal(s->tree, cq, name, rn);
+				topo_quantity_format(over > 0 ? over : 0,
+						     pk_board_quantity_format(rn), q, sizeof(q));
+				json_object_set_new(e, "borrowed", json_string(q));
+			}
 			json_array_append_new(list, e);
 		}
 		json_array_append_new(
@@ -701,19 +1006,25 @@ static void cq_status(struct pk_ctl *ctl, const struct q_state *s, const char *n
 {
 	const json_t *groups = pk_get(cq, "spec.resourceGroups");
 	json_t *usage = json_object_get(s->usage, name), *st = counts_status(s, name);
-	char missing[256], msg[400];
+	char missing[256], msg[400], cycle[300];
 	bool active = cq_active(s, cq, missing, sizeof(missing));
+	bool in_cycle = active && q_tree_in_cycle(s->tree, name, cycle, sizeof(cycle));
+	const char *reason = active ? "Ready" : "FlavorNotFound";
 
 	snprintf(msg, sizeof(msg),
 		 active ? "Can admit new workloads"
 			: "Can't admit new workloads: references missing ResourceFlavor(s): %s",
 		 missing);
+	if (in_cycle) {
+		active = false;
+		reason = "CohortCycle";
+		snprintf(msg, sizeof(msg), "Can't admit new workloads: %s", cycle);
+	}
 	if (st) {
-		json_object_set_new(st, "flavorsReservation", usage_list(groups, usage, true));
-		json_object_set_new(st, "flavorsUsage", usage_list(groups, usage, true));
-		json_object_set_new(
-		    st, "conditions",
-		    active_condition(cq, active, active ? "Ready" : "FlavorNotFound", msg, now));
+		json_object_set_new(st, "flavorsReservation", usage_list(s, groups, usage, name));
+		json_object_set_new(st, "flavorsUsage", usage_list(s, groups, usage, name));
+		json_object_set_new(st, "conditions",
+				    active_condition(cq, active, reason, msg, now));
 	}
 	write_status(ctl, PK_KIND_CLUSTER_QUEUE, cq, st);
 }
@@ -727,11 +1038,11 @@ static void lq_status(struct pk_ctl *ctl, const struct q_state *s, const char *k
 
 	if (st) {
 		json_object_set_new(st, "flavorsReservation",
-				    usage_list(pk_get(cq, "spec.resourceGroups"),
-					       json_object_get(s->lqusage, key), false));
+				    usage_list(s, pk_get(cq, "spec.resourceGroups"),
+					       json_object_get(s->lqusage, key), NULL));
 		json_object_set_new(st, "flavorsUsage",
-				    usage_list(pk_get(cq, "spec.resourceGroups"),
-					       json_object_get(s->lqusage, key), false));
+				    usage_list(s, pk_get(cq, "spec.resourceGroups"),
+					       json_object_get(s->lqusage, key), NULL));
 		json_object_set_new(
 		    st, "conditions",
 		    active_condition(lq, cq != NULL, cq ? "Ready" : "ClusterQueueDoesNotExist",
@@ -755,25 +1066,252 @@ static void charge_admitted(struct q_state *s)
 			continue;
 		if (known)
 			charge(s, w, w->cq, w->flavors);
-		count_both(s, w, known ? w->cq : NULL, "admitted");
+		count_both(s, w, known ? w->cq : NULL, "admitted", 1);
 	}
+}
+
+/* ---- fair sharing ------------------------------------------------------------------ */
+
+/* The ClusterQueue w's LocalQueue names (NULL: none). */
+static const char *cq_name_of(const struct q_state *s, const struct q_workload *w)
+{
+	char key[600];
+
+	snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+	return pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
+}
+
+/* spec.fairSharing.weight in milli (default 1); -1 when the ClusterQueue sets no fairSharing. */
+static int64_t weight_of(const json_t *cq)
+{
+	const json_t *fs = pk_get(cq, "spec.fairSharing"), *w = json_object_get(fs, "weight");
+	int64_t milli = 1000;
+
+	if (!json_is_object(fs))
+		return -1;
+	if (json_is_integer(w))
+		milli = json_integer_value(w) * 1000;
+	else if (json_is_string(w) && topo_quantity_parse(json_string_value(w), &milli) < 0)
+		milli = 1000;
+	return milli;
+}
+
+/*
+ * Kueue's dominant resource share of cq, with w's requests added: over each
+ * resource, what cq borrows beyond its nominal quota (all flavors) per mille
+ * of what its cohort holds of it, the largest, divided by the weight (a
+ * weight of 0: the largest share there is).
+ */
+static double share_with(struct q_state *s, const struct q_workload *w, const char *cq)
+{
+	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *g, *f;
+	int64_t weight = weight_of(json_object_get(s->cqs, cq));
+	const char *res;
+	json_t *x, *cqu = sub(s->usage, cq);
+	double dominant = 0;
+	size_t i, k;
+
+	json_array_foreach(groups, i, g)
+	    json_array_foreach(json_object_get(g, "coveredResources"), k, x)
+	{
+		int64_t borrowed = 0, lendable = 0;
+		size_t j;
+
+		res = json_string_value(x);
+		json_array_foreach(res ? json_object_get(g, "flavors") : NULL, j, f)
+		{
+			const char *fn = pk_get_string(f, "name");
+			int64_t use =
+			    milli_at(cqu, fn ? fn : "", res) +
+			    (j == 0 ? json_integer_value(json_object_get(w->requests, res)) : 0);
+			int64_t over = use - q_tree_nominal(s->tree, cq, fn ? fn : "", res);
+
+			borrowed += over > 0 ? over : 0;
+			lendable += q_tree_lendable(s->tree, cq, fn ? fn : "", res);
+		}
+		if (lendable > 0 && (double)borrowed * 1000 / (double)lendable > dominant)
+			dominant = (double)borrowed * 1000 / (double)lendable;
+	}
+	if (weight == 0)
+		return dominant > 0 ? 1e18 : 0;
+	return weight > 0 ? dominant * 1000 / (double)weight : dominant;
+}
+
+/*
+ * The next workload to try: in queue order, but with fair sharing (a
+ * ClusterQueue of it sets spec.fairSharing) among the heads of the
+ * ClusterQueues of one cohort, the one whose ClusterQueue's share with it
+ * is the lowest goes first, as Kueue orders them.
+ */
+static struct q_workload *next_workload(struct q_state *s, const bool *tried, bool fair)
+{
+	struct q_workload *best = NULL;
+	json_t *heads = fair ? json_object() : NULL;
+	double best_share = 0;
+
+	for (size_t i = 0; i < s->nw; i++) {
+		struct q_workload *w = &s->w[i];
+		const char *cq;
+		double share;
+
+		if (tried[i] || w->admitted || w->preempted)
+			continue;
+		if (!fair)
+			return w;
+		cq = cq_name_of(s, w);
+		if (!cq || !json_object_get(s->cqs, cq) ||
+		    weight_of(json_object_get(s->cqs, cq)) < 0)
+			share = 0; /* not fair-shared: in queue order */
+		else if (json_object_get(heads, cq))
+			continue; /* only a ClusterQueue's head competes */
+		else
+			share = share_with(s, w, cq);
+		if (cq)
+			json_object_set_new(heads, cq, json_true());
+		if (!best || share < best_share) {
+			best = w;
+			best_share = share;
+		}
+	}
+	json_decref(heads);
+	return best;
 }
 
 static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
 {
 	json_t *blocked = json_object();
+	bool *tried = calloc(s->nw ? s->nw : 1, sizeof(*tried)), fair = false;
+	struct q_workload *w;
+	const char *k;
+	json_t *o;
 
-	for (size_t i = 0; blocked && i < s->nw; i++) {
-		struct q_workload *w = &s->w[i];
+	json_object_foreach(s->cqs, k, o) fair |= weight_of(o) >= 0;
+	while (blocked && tried && (w = next_workload(s, tried, fair))) {
 		const char *cq = NULL;
-		int admitted;
+		int admitted = try_admit(ctl, s, w, blocked, &cq);
 
-		if (w->admitted)
-			continue;
-		admitted = try_admit(ctl, s, w, blocked, &cq);
-		count_both(s, w, cq, admitted ? "admitted" : "pending");
+		tried[w - s->w] = true;
+		count_both(s, w, cq, admitted ? "admitted" : "pending", 1);
 	}
+	free(tried);
 	json_decref(blocked);
+}
+
+/* Kueue's gauges of this pass (queues_metrics.c prints them). */
+static void gauges(struct pk_ctl *ctl, const struct q_state *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	const char *cq;
+	json_t *o, *g, *fl, *r;
+	size_t i, k, j;
+
+	if (!f)
+		return;
+	fputs("# HELP kueue_pending_workloads Pending workloads per ClusterQueue.\n"
+	      "# TYPE kueue_pending_workloads gauge\n",
+	      f);
+	json_object_foreach(s->cqs, cq, o)
+	    fprintf(f, "kueue_pending_workloads{cluster_queue=\"%s\",status=\"active\"} %lld\n", cq,
+		    (long long)milli_at(s->counts, cq, "pending"));
+	fputs("# HELP kueue_admitted_active_workloads Admitted workloads that are active.\n"
+	      "# TYPE kueue_admitted_active_workloads gauge\n",
+	      f);
+	json_object_foreach(s->cqs, cq, o)
+	    fprintf(f, "kueue_admitted_active_workloads{cluster_queue=\"%s\"} %lld\n", cq,
+		    (long long)milli_at(s->counts, cq, "admitted"));
+	fputs("# HELP kueue_cluster_queue_resource_usage Usage per flavor and resource.\n"
+	      "# TYPE kueue_cluster_queue_resource_usage gauge\n"
+	      "# HELP kueue_cluster_queue_nominal_quota Nominal quota per flavor and resource.\n"
+	      "# TYPE kueue_cluster_queue_nominal_quota gauge\n",
+	      f);
+	json_object_foreach(s->cqs, cq, o)
+	    json_array_foreach(pk_get(o, "spec.resourceGroups"), i, g)
+		json_array_foreach(json_object_get(g, "flavors"), k, fl)
+		    json_array_foreach(json_object_get(fl, "resources"), j, r)
+	{
+		const char *fn = pk_get_string(fl, "name"), *rn = pk_get_string(r, "name");
+		const char *cohort = pk_get_string(o, "spec.cohortName");
+		char labels[600];
+
+		if (!fn || !rn)
+			continue;
+		snprintf(labels, sizeof(labels),
+			 "{cohort=\"%s\",cluster_queue=\"%s\",flavor=\"%s\",resource=\"%s\"}",
+			 cohort ? cohort : "", cq, fn, rn);
+		fprintf(f, "kueue_cluster_queue_resource_usage%s %g\n", labels,
+			(double)milli_at(json_object_get(s->usage, cq), fn, rn) / 1000);
+		fprintf(f, "kueue_cluster_queue_nominal_quota%s %g\n", labels,
+			(double)q_tree_nominal(s->tree, cq, fn, rn) / 1000);
+	}
+	if (fclose(f) == 0)
+		q_metrics_set_gauges(ctl, text);
+	else
+		free(text);
+}
+
+/* Set (value) or remove (NULL) annotation key of obj; whether it changed. */
+static bool set_annotation(json_t *obj, const char *key, const char *value)
+{
+	json_t *meta = json_object_get(obj, "metadata"),
+	       *ann = json_object_get(meta, "annotations");
+	const char *have = json_string_value(json_object_get(ann, key));
+
+	if (have && value && strcmp(have, value) == 0)
+		return false;
+	if (!have && !value)
+		return false;
+	if (!json_is_object(ann))
+		json_object_set_new(meta, "annotations", ann = json_object());
+	if (value)
+		json_object_set_new(ann, key, json_string(value));
+	else
+		json_object_del(ann, key);
+	return true;
+}
+
+/*
+ * Each pending workload's place in its ClusterQueue's order (1 is next)
+ * and why it waits, in the annotations queue.podkernel.dev/position and
+ * queue.podkernel.dev/pending-reason, written when they change.
+ */
+static void note_pending(struct pk_ctl *ctl, struct q_state *s)
+{
+	json_t *pos = json_object();
+
+	for (size_t i = 0; pos && i < s->nw; i++) {
+		struct q_workload *w = &s->w[i];
+		char key[600], at[32] = "";
+		const char *cq;
+		json_t *obj;
+		bool changed;
+
+		if (w->admitted || w->preempted || !w->why)
+			continue;
+		snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+		cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
+		if (cq && json_object_get(s->cqs, cq)) {
+			json_object_set_new(
+			    pos, cq,
+			    json_integer(json_integer_value(json_object_get(pos, cq)) + 1));
+			snprintf(at, sizeof(at), "%lld",
+				 (long long)json_integer_value(json_object_get(pos, cq)));
+		}
+		obj = json_deep_copy(w->obj);
+		changed = obj && set_annotation(obj, Q_ANNOTATION_POSITION, *at ? at : NULL);
+		changed |= obj && set_annotation(obj, Q_ANNOTATION_PENDING, w->why);
+		if (changed) {
+			struct pk_write_ref ref = ctl_ref_of(w->kind, w->obj);
+			int r = ctl_replace(ctl, &ref, obj, NULL);
+
+			if (r < 0 && r != -PK_WRITE_ECONFLICT)
+				ctl_log(ctl, 1, "%s %s/%s: pending: %s", pk_kind_to_string(w->kind),
+					w->ns, w->name, pk_write_strerror(r));
+		}
+		json_decref(obj);
+	}
+	json_decref(pos);
 }
 
 void ctl_queues_run(struct pk_ctl *ctl)
@@ -786,10 +1324,34 @@ void ctl_queues_run(struct pk_ctl *ctl)
 	if (state_load(ctl, &s) == 0) {
 		charge_admitted(&s);
 		admit_pending(ctl, &s);
+		note_pending(ctl, &s);
+		gauges(ctl, &s);
 		pk_time_format((int64_t)time(NULL), now);
 		json_object_foreach(s.cqs, key, obj) cq_status(ctl, &s, key, obj, now);
 		json_object_foreach(s.lqs, key, obj) lq_status(ctl, &s, key, obj, now);
 		ctl_record_flush(ctl);
 	}
 	state_clear(&s);
+}
+
+/* A controller context for one offline pass: the store, a writer on it, no Events, no log. */
+int pk_queues_pass(struct pk_store *store)
+{
+	struct pk_ctl *ctl = calloc(1, sizeof(*ctl));
+	int r;
+
+	if (!ctl)
+		return -ENOMEM;
+	r = -pthread_mutex_init(&ctl->m.lock, NULL);
+	if (r == 0) {
+		ctl->store = store;
+		r = pk_writer_store_new(store, &ctl->writer);
+		if (r == 0)
+			ctl_queues_run(ctl);
+		pk_writer_free(ctl->writer);
+		pthread_mutex_destroy(&ctl->m.lock);
+	}
+	q_metrics_free(&ctl->m);
+	free(ctl);
+	return r;
 }

@@ -158,14 +158,16 @@ static void note_one(void *arg, const struct pk_write_item *it, const json_t *ob
 	struct pk_ctl *ctl = arg;
 	struct ctl_recorder *rec = ctl->recorder;
 	const char *uid = obj ? pk_get_string(obj, "metadata.uid") : NULL;
-	char key[768], wkey[2048], shortnote[1024];
+	const struct pk_type *t =
+	    it->kind_name ? pk_type_by_kind(it->kind_name) : pk_type_of(it->kind);
+	char okey[600], key[768], wkey[2048], shortnote[1024];
 	struct ctl_event_seen *w;
 	json_t *ev;
 
 	/* an Event's message is limited to 1 kB, as events.k8s.io/v1's note */
 	snprintf(shortnote, sizeof(shortnote), "%s", note ? note : "");
-	snprintf(key, sizeof(key), "%s/%s/%s/%s", pk_kind_to_string(it->kind), it->ns ?: "",
-		 it->name, reason);
+	snprintf(key, sizeof(key), "%s/%s",
+		 pk_obj_key(okey, sizeof(okey), t, it->ns, it->name) ? okey : "", reason);
 	snprintf(wkey, sizeof(wkey), "%s\x1f%s\x1f%s\x1f%s", key, uid ?: "", type, shortnote);
 	if (ctl->scfg.event_repeat_ms > 0)
 		rec->seen.window_s =
@@ -187,8 +189,8 @@ static void note_one(void *arg, const struct pk_write_item *it, const json_t *ob
 		CTL_COUNT(ctl, kevents_failed);
 }
 
-void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
-			const char *note)
+static void record(struct pk_ctl *ctl, const char *type, const char *kind, const json_t *obj,
+		   const char *reason, const char *note)
 {
 	const struct pk_type *t = pk_type_by_kind(kind);
 	struct pk_write_item it = {.kind = t ? t->pk : PK_KIND_UNKNOWN,
@@ -196,7 +198,19 @@ void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj,
 				   .name = (char *)pk_name(obj)};
 
 	if (ctl->recorder && it.name)
-		note_one(ctl, &it, obj, "Warning", reason, reason, note);
+		note_one(ctl, &it, obj, type, reason, reason, note);
+}
+
+void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
+			const char *note)
+{
+	record(ctl, "Warning", kind, obj, reason, note);
+}
+
+void ctl_record_normal(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
+		       const char *note)
+{
+	record(ctl, "Normal", kind, obj, reason, note);
 }
 
 /* The Events of a committed batch, handed to the writer thread. */

@@ -33,16 +33,12 @@ static void queue_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const json_t 
 /* What the queue controller's pass reads (queues.c): queues, and queued Jobs and JobSets. */
 static bool queue_relevant(const struct pk_store_event *ev)
 {
-	static const char *const kinds[] = {"ClusterQueue", "LocalQueue", "ResourceFlavor",
-					    "Namespace"};
-	enum pk_kind k = pk_kind_from_string(ev->kind);
+	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 
 	if (k == PK_KIND_JOB || k == PK_KIND_JOBSET)
 		return wb_queue_name(ev->object) != NULL;
-	for (size_t i = 0; ev->kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (strcmp(ev->kind, kinds[i]) == 0)
-			return true;
-	return false;
+	return k == PK_KIND_CLUSTER_QUEUE || k == PK_KIND_LOCAL_QUEUE ||
+	       k == PK_KIND_RESOURCE_FLAVOR || k == PK_KIND_COHORT || k == PK_KIND_NAMESPACE;
 }
 
 /* A node's heartbeat Lease: in the node lease namespace. */
@@ -108,13 +104,14 @@ static void on_lease_event(struct pk_ctl *ctl, const struct pk_store_event *ev)
 /* A Job, a JobSet or a Workload: what owns the pods and groups. */
 static bool owner_kind(enum pk_kind k)
 {
-	return k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_WORKLOAD;
+	return k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_LEADER_WORKER_SET ||
+	       k == PK_KIND_WORKLOAD;
 }
 
 /*
  * What an event the loop decided (d) means for the controllers:
- * heartbeat, a Node write from outside the loop; reconcile, a Job or
- * JobSet changed; owner, a pod changed (its phase counts) or a pod, group
+ * heartbeat, a Node write from outside the loop; reconcile, a Job, a
+ * JobSet or a LeaderWorkerSet changed; owner, a pod changed (its phase counts) or a pod, group
  * or Job went, so its controller reconciles.
  */
 struct ctl_event_work {
@@ -128,7 +125,9 @@ static struct ctl_event_work event_work(const struct pk_store_event *ev, enum pk
 
 	return (struct ctl_event_work){
 	    .heartbeat = !gone && d->fresh && k == PK_KIND_NODE,
-	    .reconcile = !gone && d->changed && (k == PK_KIND_JOB || k == PK_KIND_JOBSET),
+	    .reconcile =
+		!gone && d->changed &&
+		(k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_LEADER_WORKER_SET),
 	    .owner = gone ? k == PK_KIND_POD || owner_kind(k) || k == PK_KIND_POD_GROUP ||
 				k == PK_KIND_COMPOSITE_POD_GROUP
 			  : d->changed && k == PK_KIND_POD,
@@ -138,13 +137,14 @@ static struct ctl_event_work event_work(const struct pk_store_event *ev, enum pk
 static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
 {
 	struct pk_ctl *ctl = arg;
-	enum pk_kind k = pk_kind_from_string(ev->kind);
+	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 	bool pod_or_group = k == PK_KIND_POD || k == PK_KIND_POD_GROUP;
 	struct ctl_event_work w;
 
 	ctl_gc_note(ctl, ev); /* every kind: one graph of owners */
 	if (ctl_budgets_note(ctl, ev) < 0)
-		ctl_log(ctl, 1, "poddisruptionbudgets: out of memory noting %s", ev->kind);
+		ctl_log(ctl, 1, "poddisruptionbudgets: out of memory noting %s",
+			ev->kind ? ev->kind->kind : "?");
 	if (queue_relevant(ev))
 		ctl->queues_dirty = true;
 	if (!d) {
@@ -184,6 +184,7 @@ static void hook_listed(void *arg, const char *kind, const json_t *obj, int64_t 
 		break;
 	case PK_KIND_JOB:
 	case PK_KIND_JOBSET:
+	case PK_KIND_LEADER_WORKER_SET:
 		queue_reconcile(ctl, k, obj);
 		break;
 	case PK_KIND_POD:
@@ -341,6 +342,7 @@ static void hook_metrics(void *arg, FILE *f)
 	counter(f, "podkernel_node_eviction_conflicts_total",
 		"Evictions refused because the pod changed since it was listed, then retried.",
 		m->eviction_conflicts);
+	q_metrics_render(ctl, f);
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -361,6 +363,7 @@ static void ctl_free(void *arg)
 	json_decref(ctl->gone_nodes);
 	pk_map_free(&ctl->budget_ns);
 	pthread_mutex_destroy(&ctl->m.lock);
+	q_metrics_free(&ctl->m);
 	free(ctl);
 }
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * file.c — the whole of a small file in memory.
+ * file.c — the whole of a file in memory.
  *
- * Read with stdio in growing steps (a size hint is not trusted: /proc, pipes
- * and files that change while read report none or a wrong one), at most one
- * byte past the limit, so a file that is too large is told from one that
- * fits exactly without reading the rest of it.
+ * Read with stdio in doubling steps, at most one byte past the limit, so a
+ * file that is too large is told from one that fits exactly without reading
+ * the rest of it.  A size hint only sizes the first step (/proc, pipes and
+ * files that change while read report none or a wrong one): a regular file
+ * of the size its caller was told is read in one allocation.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,22 +14,23 @@
 
 #include "kernel/lib/file.h"
 
-int pk_read_small_file(const char *path, size_t max_bytes, char **ret, size_t *ret_len)
+int pk_read_stream(FILE *f, size_t size_hint, size_t max_bytes, char **ret, size_t *ret_len)
 {
-	FILE *f = fopen(path, "re"); /* e: O_CLOEXEC */
 	size_t len = 0, cap = 0;
 	char *buf = NULL;
 	int r = 0;
 
-	if (!f)
-		return -errno;
 	for (;;) {
 		if (len == cap) {
-			size_t want = cap ? 2 * cap : 4096;
+			size_t want = cap ? 2 * cap : size_hint ? size_hint + 1 : 4096;
 			char *nb;
 
 			if (want > max_bytes + 1)
 				want = max_bytes + 1;
+			if (want <= cap) {
+				r = -EFBIG;
+				break;
+			}
 			nb = realloc(buf, want + 1); /* + the NUL */
 			if (!nb) {
 				r = -ENOMEM;
@@ -37,7 +39,9 @@ int pk_read_small_file(const char *path, size_t max_bytes, char **ret, size_t *r
 			buf = nb;
 			cap = want;
 		}
-		len += fread(buf + len, 1, cap - len, f);
+		size_t n = fread(buf + len, 1, cap - len, f);
+
+		len += n;
 		if (ferror(f)) {
 			r = -EIO;
 			break;
@@ -46,10 +50,9 @@ int pk_read_small_file(const char *path, size_t max_bytes, char **ret, size_t *r
 			r = -EFBIG;
 			break;
 		}
-		if (feof(f))
+		if (n == 0)
 			break;
 	}
-	fclose(f);
 	if (r < 0) {
 		free(buf);
 		return r;
@@ -59,4 +62,16 @@ int pk_read_small_file(const char *path, size_t max_bytes, char **ret, size_t *r
 	if (ret_len)
 		*ret_len = len;
 	return 0;
+}
+
+int pk_read_small_file(const char *path, size_t max_bytes, char **ret, size_t *ret_len)
+{
+	FILE *f = fopen(path, "re"); /* e: O_CLOEXEC */
+	int r;
+
+	if (!f)
+		return -errno;
+	r = pk_read_stream(f, 0, max_bytes, ret, ret_len);
+	fclose(f);
+	return r;
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * file.h — reading a whole small file (tokens, certificates, kubeconfigs,
- * hwloc exports) into memory, the one reader of kernel/ and agent/.
+ * file.h — reading a whole file (tokens, certificates, kubeconfigs, hwloc
+ * exports, object files, simulation traces) into memory, the one reader of
+ * kernel/ and agent/.
  */
 #ifndef PODKERNEL_KERNEL_LIB_FILE_H
 #define PODKERNEL_KERNEL_LIB_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /*
  * The whole file at path, of at most max_bytes, into a new NUL-terminated
@@ -17,5 +19,12 @@
  * -ENOMEM.  Nothing is written on failure.
  */
 int pk_read_small_file(const char *path, size_t max_bytes, char **ret, size_t *ret_len);
+/*
+ * The rest of the open stream f (stdin, a pipe, a file), as above: at most
+ * max_bytes into a new NUL-terminated buffer.  size_hint (a regular file's
+ * size, or 0) sizes the first allocation, so a file of that size is read in
+ * one; -EFBIG, -EIO or -ENOMEM, nothing written on failure.  f stays open.
+ */
+int pk_read_stream(FILE *f, size_t size_hint, size_t max_bytes, char **ret, size_t *ret_len);
 
 #endif

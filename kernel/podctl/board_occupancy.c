@@ -349,8 +349,3 @@ int podctl_board_occupancy(int argc, char **argv)
 	json_decref(all);
 	return rc;
 }
-
-void podctl_board_occupancy_usage(FILE *f)
-{
-	usage(f);
-}

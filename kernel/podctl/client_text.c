@@ -3,8 +3,8 @@
  * client_text.c — the parts of podctl's client that need no server: which
  * served type a word on the command line names (kind, plural, singular or
  * short name, any case), the API path of a type, and the text of table
- * cells (age, gang policy, quantities).  client.c does the HTTP around them;
- * tests/kernel/podctl/test_client.c tests them one by one.
+ * cells (age, gang policy, quantities).  client*.c do the HTTP around them;
+ * tests/kernel/podctl/test_client_text.c tests them one by one.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -20,8 +20,8 @@
 static void compile_usage(FILE *f)
 {
 	fputs("Usage: podctl compile -f FILE [-o json|yaml] [--max-input-size SIZE]\n"
-	      "Compile the Jobs and JobSets of FILE into the Workload, groups and pods\n"
-	      "they create (KEP-6089) and print them as a kind: List.\n"
+	      "Compile the Jobs, JobSets and LeaderWorkerSets of FILE into the Workload,\n"
+	      "groups and pods they create (KEP-6089) and print them as a kind: List.\n"
 	      "  " PODCTL_MAX_INPUT_HELP "\n",
 	      f);
 }

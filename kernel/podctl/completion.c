@@ -16,7 +16,7 @@
 #include "kernel/podctl/podctl.h"
 
 static const char COMMANDS[] = "schedule compile validate simulate board apply get delete "
-			       "describe top map completion help";
+			       "describe top map queue completion help";
 static const char BOARD_COMMANDS[] = "check show nodes verify occupancy";
 
 /* Every served kind's plural and short names, space-separated. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * podctl-internal.h — what podctl's client (client.c) shares with its pure
+ * podctl-internal.h — what podctl's client (client*.c) shares with its pure
  * helpers (client_text.c) and their unit tests.
  */
 #ifndef PODKERNEL_PODCTL_INTERNAL_H

@@ -95,13 +95,26 @@ int podctl_schedule(int argc, char **argv); /* schedule.c */
 int podctl_simulate(int argc, char **argv); /* simulate.c */
 int podctl_validate(int argc, char **argv); /* validate.c */
 int podctl_compile(int argc, char **argv);  /* compile.c */
-/* apply, get, delete, describe, top, map (client.c); opens g->client first */
+/* apply, get, delete, describe, top, map, queue (client.c); opens g->client first */
 int podctl_client(struct podctl_globals *g, int argc, char **argv);
 /* GET path from the server as JSON (client.c; failures reported, exit code returned). */
 int podctl_get_json(const struct podctl_globals *g, const char *path, const char *what,
 		    json_t **ret);
 /* map: the placement map in the terminal (map.c), called by podctl_client */
 int podctl_map(const struct podctl_globals *g, int argc, char **argv);
+/*
+ * Offline Kueue admission (schedule_queues.c): whether objects hold queues
+ * or queued Jobs or JobSets; and the standalone queue controller's pass run
+ * once on them (in a scratch store under $TMPDIR), each queued Job and
+ * JobSet of objects taking the spec and annotations the pass left it
+ * (admitted: unsuspended, its flavors in its pod templates; pending:
+ * suspended, its position and reason).  -errno, err says why (an object the
+ * store refuses, such as a Job created with the admission annotation).
+ */
+bool podctl_queues_present(const json_t *objects);
+int podctl_queues_admit(json_t *objects, char *err, size_t errlen);
+/* queue: ClusterQueues, LocalQueues and pending workloads (queue.c), called by podctl_client */
+int podctl_queue(const struct podctl_globals *g, int argc, char **argv);
 /* board check|show|nodes|verify|occupancy (board.c) */
 int podctl_board(int argc, char **argv);
 /* podctl completion bash|zsh: the shell completion script on stdout. */
@@ -112,7 +125,6 @@ int podctl_store(int argc, char **argv);
 int podctl_store_copy(int argc, char **argv);
 /* `podctl board occupancy` (board_occupancy.c): argv[0] is "occupancy". */
 int podctl_board_occupancy(int argc, char **argv);
-void podctl_board_occupancy_usage(FILE *f);
 /* board verify, argv starting at "verify" (board_verify.c) */
 int podctl_board_verify(int argc, char **argv);
 

@@ -60,7 +60,7 @@ static bool has_workload_kinds(const json_t *objects)
 	{
 		enum pk_kind k = pk_kind_of(o);
 
-		if (k == PK_KIND_JOB || k == PK_KIND_JOBSET)
+		if (k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_LEADER_WORKER_SET)
 			return true;
 	}
 	return false;
@@ -98,38 +98,11 @@ static bool is_namespace(const json_t *o)
  * A Namespace is kept for its labels (an affinity term's namespaceSelector
  * reads them): it needs a name, and labels that are strings.
  */
-/*
- * Queues admit in standalone podkerneld only: offline, a queue kind or a
- * queued Job or JobSet would be run as if there were no quota.
- */
-static int refuse_queued(const json_t *o, struct pk_errors *errs)
-{
-	enum pk_kind kind = pk_kind_of(o);
-
-	if (kind == PK_KIND_RESOURCE_FLAVOR || kind == PK_KIND_CLUSTER_QUEUE ||
-	    kind == PK_KIND_LOCAL_QUEUE) {
-		pk_errors_add(errs,
-			      "kind: Forbidden: %s: queues admit in standalone podkerneld only "
-			      "(not implemented offline)",
-			      pk_kind_to_string(kind));
-		return -EINVAL;
-	}
-	if ((kind == PK_KIND_JOB || kind == PK_KIND_JOBSET) && wb_queue_name(o)) {
-		pk_errors_add(errs,
-			      "metadata.labels[" WB_LABEL_QUEUE_NAME "]: Forbidden: queue "
-			      "admission is not implemented offline (standalone podkerneld only)");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int validate(json_t *o, struct pk_errors *errs)
 {
 	const char *k;
 	json_t *v, *labels = pk_get(o, "metadata.labels");
 
-	if (refuse_queued(o, errs) < 0)
-		return -EINVAL;
 	if (!is_namespace(o))
 		return pk_validate(o, errs);
 	if (!pk_name(o) || !*pk_name(o))
@@ -182,6 +155,36 @@ static int load(const char **files, size_t nfiles, size_t max_bytes, json_t *all
 		json_decref(objs);
 	}
 	return rc;
+}
+
+/* What the queues decided, on stderr: each queued Job or JobSet admitted, or pending and why. */
+static void print_admissions(const json_t *objects)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(objects, i, o)
+	{
+		const json_t *ann = pk_get(o, "metadata.annotations");
+		const char *adm =
+		    json_string_value(json_object_get(ann, WB_ANNOTATION_QUEUE_ADMISSION));
+		const char *why =
+		    json_string_value(json_object_get(ann, "queue.podkernel.dev/pending-reason"));
+		const char *pos =
+		    json_string_value(json_object_get(ann, "queue.podkernel.dev/position"));
+
+		if ((pk_kind_of(o) != PK_KIND_JOB && pk_kind_of(o) != PK_KIND_JOBSET) ||
+		    !wb_queue_name(o))
+			continue;
+		if (adm && !json_is_true(pk_get(o, "spec.suspend")))
+			fprintf(stderr, "admitted: %s %s/%s by %s\n",
+				pk_kind_to_string(pk_kind_of(o)), pk_namespace(o) ?: "default",
+				pk_name(o), adm);
+		else
+			fprintf(stderr, "pending: %s %s/%s (position %s): %s\n",
+				pk_kind_to_string(pk_kind_of(o)), pk_namespace(o) ?: "default",
+				pk_name(o), pos ? pos : "-", why ? why : "not admitted");
+	}
 }
 
 static int run(json_t *objects, const struct pk_sched_opts *opts, enum pk_format fmt)
@@ -279,6 +282,16 @@ int podctl_schedule(int argc, char **argv)
 	if (!objects)
 		return PODCTL_EXIT_FAILURE;
 	rc = load(files, nfiles, max_bytes, objects);
+	if (rc == PODCTL_EXIT_OK && podctl_queues_present(objects)) {
+		char err[1024] = "";
+
+		if (podctl_queues_admit(objects, err, sizeof(err)) < 0) {
+			fprintf(stderr, "podctl schedule: queues: %s\n", err);
+			rc = PODCTL_EXIT_USAGE;
+		} else {
+			print_admissions(objects);
+		}
+	}
 	if (rc == PODCTL_EXIT_OK && has_workload_kinds(objects)) {
 		struct pk_errors errs = {0};
 

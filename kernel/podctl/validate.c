@@ -87,6 +87,10 @@ static int validate_object(const json_t *obj, struct pk_errors *errs)
 		if (wb_jobset_validate(obj, NULL, errs) < 0)
 			r = -EINVAL;
 		break;
+	case PK_KIND_LEADER_WORKER_SET:
+		if (wb_lws_validate(obj, NULL, errs) < 0)
+			r = -EINVAL;
+		break;
 	default:
 		break;
 	}

@@ -464,6 +464,7 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 	p->deleting = v->meta.deleting;
 	p->node = -1;
 	p->cycle.assumed = -1;
+	p->share_dev = -1;
 	slice_place_of(v, p);
 	p->node_name = sc_strdup(v->node_name && *v->node_name ? v->node_name : NULL);
 	p->group_key = v->pod_group ? sc_key(v->meta.namespace, v->pod_group) : NULL;

@@ -30,6 +30,7 @@
 
 /* ---- recording an evaluation and its message ---------------------------- */
 
+/* M, S, R, U, UU: KEP-6012's counts of g's children (sc_feasible() in sched-place.h). */
 void sc_record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M, int S, int R,
 	       int U, int UU, enum sc_why kind, struct sc_pod *pod, const char *why)
 {

@@ -237,9 +237,11 @@ static int scarce_waste(const struct fit *f, const struct sc_pod *pod, const int
 }
 
 /* The resource part of sc_filter over the pod's requested resources rr[0..nrr). */
-static bool fits_resources(const struct sc_pod *pod, const struct sc_node *node, const int *rr,
-			   int nrr)
+static bool fits_resources(const struct sc_snapshot *snap, const struct sc_pod *pod,
+			   const struct sc_node *node, const int *rr, int nrr)
 {
+	if (node->ndevs && !sc_devices_fit(snap, pod, node))
+		return false;
 	for (int j = 0; j < nrr; j++) {
 		int r = rr[j];
 		int64_t after;
@@ -273,7 +275,8 @@ static bool consider(struct node_pick *np, int idx)
 	struct node_score sc = {.num = 0, .den = 1};
 	int64_t free_[SC_MAX_RES];
 
-	if (!fits_resources(pod, node, np->rr, np->nrr) || sc_filter_static(pod, node) != SC_FIT ||
+	if (!fits_resources(snap, pod, node, np->rr, np->nrr) ||
+	    sc_filter_static(pod, node) != SC_FIT ||
 	    sc_cons_filter(f->ctx->snap, pod, idx) != SC_FIT)
 		return false;
 	for (int r = 0; r < snap->nres; r++)

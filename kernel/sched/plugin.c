@@ -157,6 +157,11 @@ enum sc_misfit sc_filter(const struct sc_snapshot *snap, const struct sc_pod *po
 			return SC_MISFIT_RESOURCES;
 		}
 	}
+	if (node->ndevs && !sc_devices_fit(snap, pod, node)) {
+		if (ret_res)
+			*ret_res = node->devs[0].res;
+		return SC_MISFIT_RESOURCES;
+	}
 	return SC_FIT;
 }
 

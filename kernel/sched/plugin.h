@@ -14,7 +14,7 @@
  *                          (pod->cons->state[id]).  A field the plugin does
  *                          not implement, or one that does not parse, makes
  *                          the pod UnschedulableAndUnresolvable with a
- *                          message naming the field path (sc_cons_refuse):
+ *                          message naming the field path (kept in pod->cons->refuse):
  *                          never a binding that ignores it.
  *   pre_enqueue(pod)       PreEnqueue: what the pod waits for before it may
  *                          enter a cycle ("has scheduling gates (x)"), or

@@ -138,6 +138,7 @@ static int run_policy(struct pk_replay *r, const struct sc_pod *p, json_t *pod,
 	for (size_t i = 0; i < snap->nnodes; i++) {
 		const struct sc_node *node = snap->nodes[i];
 		struct pk_replay_node *c = &r->cand[n];
+		const struct sc_devs *devs;
 		int short_of = 0;
 
 		if (sc_filter(snap, p, node, &short_of) != SC_FIT)
@@ -149,6 +150,10 @@ static int run_policy(struct pk_replay *r, const struct sc_pod *p, json_t *pod,
 			c->free[d] =
 			    ids[d] >= 0 ? sc_sub(node->alloc[ids[d]], node->used[ids[d]]) : 0;
 		}
+		devs = ids[PK_REPLAY_ACCEL] >= 0 ? sc_node_devs(node, ids[PK_REPLAY_ACCEL]) : NULL;
+		c->dev_free = devs ? devs->free : NULL;
+		c->ndev = devs ? devs->n : 0;
+		c->dev_untouched = devs ? sc_devs_untouched(devs) : 0;
 		n++;
 	}
 	k = n ? r->opts.pick(r->opts.pick_arg, r->cand, n, req) : -1;
@@ -166,6 +171,11 @@ static int run_policy(struct pk_replay *r, const struct sc_pod *p, json_t *pod,
 		return err;
 	r->bound++;
 	return 0;
+}
+
+int pk_replay_share_device(const int64_t *dev_free, int n, int untouched, int64_t f)
+{
+	return sc_devs_pick(dev_free, n, untouched, f);
 }
 
 int pk_replay_arrive(struct pk_replay *r, json_t *pod, struct pk_errors *errs, bool *ret_bound)

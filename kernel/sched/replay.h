@@ -37,7 +37,22 @@ struct pk_replay_node {
 	const char *name;				     /* owned by the replay */
 	int index;					     /* in the order the nodes were added */
 	int64_t alloc[PK_REPLAY_DIMS], free[PK_REPLAY_DIMS]; /* milli-units */
+	/*
+	 * The accelerator's devices once a share is on the node (a request with
+	 * a fraction is a share of one device): dev_free[0..ndev) is what the
+	 * shares left of each device (milli; 1000: no share on it), and
+	 * dev_untouched of the devices at 1000 are free (the others are taken
+	 * whole).  ndev 0: the node's free accelerators are whole devices.
+	 */
+	const int64_t *dev_free;
+	int ndev, dev_untouched;
 };
+/*
+ * The device of dev_free[0..n) a share of f milli goes to: the one it fits
+ * most tightly, else an untouched one (when untouched > 0), else -1.  The
+ * replay's own rule, for a policy that looks ahead.
+ */
+int pk_replay_share_device(const int64_t *dev_free, int n, int untouched, int64_t f);
 /*
  * Choose among the n candidates (node order) for a pod requesting req
  * (milli-units, by PK_REPLAY_*): an index into cand, or -1 to leave it

@@ -86,6 +86,7 @@ struct sc_pod {
 	bool deleting;
 	int node;	 /* bound node index, -1 pending or unknown node */
 	char *node_name; /* spec.nodeName or NULL */
+	int share_dev;	 /* the device its share is charged to (sc_devs), or -1 */
 	bool preempted;
 	int64_t req[SC_MAX_RES];
 	struct sc_label *sel;
@@ -159,8 +160,8 @@ struct sc_group_queue {
 struct sc_group_eval {
 	uint64_t stamp;
 	enum sc_status status;
-	int S, R, U, UU, M;
-	char *why; /* built on demand from why_kind (sc_group_why) */
+	int S, R, U, UU, M; /* KEP-6012's counts (sc_feasible() in sched-place.h says each) */
+	char *why;	    /* built on demand from why_kind (sc_group_why) */
 	int why_kind;
 	struct sc_pod *why_pod;
 };

@@ -74,7 +74,16 @@ void sc_record_composite_failure(struct sc_ctx *ctx, struct sc_group *g, enum sc
  */
 enum sc_status sc_leaf_presim(struct sc_ctx *ctx, struct sc_group *g, int *ret_S, int *ret_R);
 
-/* feasible.c: PlacementFeasible (below place_common.c; calls nothing of the core) */
+/*
+ * feasible.c: PlacementFeasible (below place_common.c; calls nothing of the
+ * core).  The letters are KEP-6012's, counted over a group's children (its
+ * pods for a leaf, its child groups for a composite):
+ *   M   the minimum the group needs (minCount, minGroupCount; 1 for a basic group)
+ *   S   children placed (Success)
+ *   R   children not tried yet that may still be admissible (the rest)
+ *   U   children Unschedulable (preemption may help)
+ *   UU  children UnschedulableAndUnresolvable (nothing in this cycle helps)
+ */
 int sc_group_min(const struct sc_group *g);
 enum sc_status sc_feasible(int M, int S, int R, int U, int UU);
 

@@ -26,6 +26,7 @@
 
 struct sc_pod;
 struct sc_dra;
+struct sc_snapshot;
 struct sc_vols;
 
 struct sc_taint {
@@ -44,7 +45,39 @@ struct sc_node {
 	size_t ntaints;
 	int64_t alloc[SC_MAX_RES];
 	int64_t used[SC_MAX_RES]; /* bound + assumed pods */
+	struct sc_devs *devs;	  /* per-device ledgers (below), ndevs of them */
+	int ndevs;
 };
+
+/*
+ * Shares of devices.  An extended resource (a name with a domain:
+ * "nvidia.com/gpu") counts devices in whole units, and a request with a
+ * fraction (460m) is a share of one device: whole units take whole devices,
+ * the fraction a part of one more.  A node whose allocatable of such a
+ * resource is whole devices (at most SC_DEV_MAX) keeps, from the first
+ * share charged on it, the amount each device has left (its ledger): a
+ * share goes to the device it fits most tightly (an untouched one when no
+ * partly used device holds it), a whole request to untouched devices.  A
+ * node without a ledger has only whole devices free.  Charging and
+ * discharging follow the undo log, so a reverted placement gives the share
+ * back to its device (the pod remembers which: sc_pod.share_dev).
+ */
+#define SC_DEV_MAX 256
+struct sc_devs {
+	int res;
+	int n;	       /* devices */
+	int whole;     /* devices taken whole; they are untouched slots of free[] */
+	int64_t *free; /* per device: milli its shares left (1000: untouched) */
+};
+/* The node's ledger of resource r, or NULL (only whole devices free). */
+const struct sc_devs *sc_node_devs(const struct sc_node *n, int r);
+/* Untouched devices of a ledger (neither shared nor taken whole). */
+int sc_devs_untouched(const struct sc_devs *d);
+/* The device a share of f milli goes to (tightest fit, else untouched), or -1. */
+int sc_devs_pick(const int64_t *free_, int n, int untouched, int64_t f);
+/* Whether the node's devices hold the pod's whole and fractional requests. */
+bool sc_devices_fit(const struct sc_snapshot *snap, const struct sc_pod *pod,
+		    const struct sc_node *n);
 
 /* The domains of one topology key: node -> domain, per-domain free capacity. */
 struct sc_part {

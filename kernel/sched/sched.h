@@ -91,7 +91,6 @@ struct pk_sched_opts {
 /* Placement strategies: names in preference order (the first is the default). */
 size_t pk_sched_strategy_count(void);
 const char *pk_sched_strategy_name(size_t i);
-const char *pk_sched_strategy_description(size_t i);
 
 /* NULL opts means defaults.  -ENOENT for an unknown strategy, -ENOMEM. */
 int pk_sched_new(const struct pk_sched_opts *opts, struct pk_sched **ret);

@@ -187,6 +187,15 @@ void sc_snapshot_drop_parts(struct sc_snapshot *snap)
 	snap->nparts = 0;
 }
 
+static void devs_free(struct sc_node *n)
+{
+	for (int i = 0; i < n->ndevs; i++)
+		free(n->devs[i].free);
+	free(n->devs);
+	n->devs = NULL;
+	n->ndevs = 0;
+}
+
 static void node_clear(struct sc_snapshot *snap, struct sc_node *n)
 {
 	for (size_t i = 0; i < n->nlabels; i++) {
@@ -210,6 +219,7 @@ void sc_snapshot_fini(struct sc_snapshot *snap)
 	sc_snapshot_drop_blocks(snap);
 	for (size_t i = 0; i < snap->nnodes; i++) {
 		node_clear(snap, snap->nodes[i]);
+		devs_free(snap->nodes[i]);
 		free(snap->nodes[i]->name);
 		free(snap->nodes[i]);
 	}
@@ -641,7 +651,117 @@ size_t sc_next_block(struct sc_snapshot *snap, size_t b, const struct sc_pod *po
 }
 
 /* Add sign * pod's requests to a node's usage and its domains' free space. */
-static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node, int sign)
+/* ---- shares of devices (sched-snapshot.h: struct sc_devs) ---------------------------- */
+
+/* An extended resource: a name with a domain ("nvidia.com/gpu"). */
+static bool res_is_device(const struct sc_snapshot *snap, int r)
+{
+	return r > 0 && snap->res_name[r] && strchr(snap->res_name[r], '/');
+}
+
+const struct sc_devs *sc_node_devs(const struct sc_node *n, int r)
+{
+	for (int i = 0; i < n->ndevs; i++)
+		if (n->devs[i].res == r)
+			return &n->devs[i];
+	return NULL;
+}
+
+int sc_devs_untouched(const struct sc_devs *d)
+{
+	int u = -d->whole;
+
+	for (int i = 0; i < d->n; i++)
+		u += d->free[i] == 1000;
+	return u;
+}
+
+int sc_devs_pick(const int64_t *free_, int n, int untouched, int64_t f)
+{
+	int best = -1;
+
+	for (int i = 0; i < n; i++)
+		if (free_[i] >= f && free_[i] < 1000 && (best < 0 || free_[i] < free_[best]))
+			best = i;
+	for (int i = 0; best < 0 && untouched > 0 && i < n; i++)
+		if (free_[i] == 1000)
+			best = i;
+	return best;
+}
+
+bool sc_devices_fit(const struct sc_snapshot *snap, const struct sc_pod *pod,
+		    const struct sc_node *n)
+{
+	for (int i = 0; i < n->ndevs; i++) {
+		const struct sc_devs *d = &n->devs[i];
+		int64_t q = d->res < snap->nres ? pod->req[d->res] : 0, f = q % 1000;
+		int u, k = (int)(q / 1000);
+
+		if (q <= 0)
+			continue;
+		u = sc_devs_untouched(d);
+		if (u < k || (f && u < k + 1 && sc_devs_pick(d->free, d->n, 0, f) < 0))
+			return false;
+	}
+	return true;
+}
+
+/* The node's ledger of r, made at the first share (whole devices taken so far), or NULL. */
+static struct sc_devs *devs_for(struct sc_node *n, int r)
+{
+	struct sc_devs *v, *d = (struct sc_devs *)sc_node_devs(n, r);
+	int64_t ndev = n->alloc[r] / 1000;
+
+	if (d || n->alloc[r] % 1000 || ndev <= 0 || ndev > SC_DEV_MAX || n->used[r] % 1000)
+		return d;
+	v = realloc(n->devs, (size_t)(n->ndevs + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	n->devs = v;
+	d = &v[n->ndevs];
+	d->free = malloc((size_t)ndev * sizeof(*d->free));
+	if (!d->free)
+		return NULL; /* ENOMEM: the share is counted with the node's devices together */
+	for (int64_t i = 0; i < ndev; i++)
+		d->free[i] = 1000;
+	d->res = r;
+	d->n = (int)ndev;
+	d->whole = (int)(n->used[r] / 1000);
+	n->ndevs++;
+	return d;
+}
+
+/* Before usage changes: whole devices and the share of one, on the node's ledgers. */
+static void charge_devs(struct sc_snapshot *snap, struct sc_pod *pod, struct sc_node *n, int sign)
+{
+	for (int r = 1; r < snap->nres; r++) {
+		int64_t q = pod->req[r], f = q % 1000;
+		struct sc_devs *d;
+
+		if (q <= 0 || !res_is_device(snap, r))
+			continue;
+		d = f && sign > 0 ? devs_for(n, r) : (struct sc_devs *)sc_node_devs(n, r);
+		if (!d)
+			continue;
+		d->whole += sign * (int)(q / 1000);
+		if (!f)
+			continue;
+		if (sign > 0) {
+			int i = sc_devs_pick(d->free, d->n, sc_devs_untouched(d), f);
+
+			for (int j = 0; i < 0 && j < d->n; j++) /* overbooked: the roomiest */
+				if (i < 0 || d->free[j] > d->free[i])
+					i = j;
+			d->free[i] -= f;
+			pod->share_dev = i;
+		} else if (pod->share_dev >= 0 && pod->share_dev < d->n) {
+			d->free[pod->share_dev] += f;
+			pod->share_dev = -1;
+		}
+	}
+}
+
+static void charge(struct sc_snapshot *snap, struct sc_pod *pod, int node, int sign)
 {
 	struct sc_node *n = snap->nodes[node];
 	size_t b = (size_t)node / SC_NODE_BLOCK;
@@ -650,6 +770,7 @@ static void charge(struct sc_snapshot *snap, const struct sc_pod *pod, int node,
 
 	for (int r = 0; track && r < snap->bnres; r++)
 		before[r] = node_free(n, r);
+	charge_devs(snap, pod, n, sign);
 	for (int r = 0; r < snap->nres; r++)
 		n->used[r] =
 		    sign > 0 ? sc_add(n->used[r], pod->req[r]) : sc_sub(n->used[r], pod->req[r]);
@@ -858,6 +979,37 @@ static int check_nodes(struct check *c, int64_t (*used)[SC_MAX_RES])
 	return 0;
 }
 
+/* A device ledger's whole devices and parts are what the node's pods took. */
+static int check_ledger(struct check *c, const struct sc_vec *pods, const struct sc_node *n,
+			const struct sc_devs *d)
+{
+	int64_t whole = 0, part[SC_DEV_MAX] = {0};
+
+	for (size_t i = 0; pods && i < pods->n; i++) {
+		const struct sc_pod *p = pods->v[i];
+		int64_t f = p->req[d->res] % 1000;
+
+		if (!((p->node == n->index && !p->cycle.sim_removed) ||
+		      p->cycle.assumed == n->index))
+			continue;
+		whole += p->req[d->res] / 1000;
+		if (f && (p->share_dev < 0 || p->share_dev >= d->n))
+			return check_fail(c, "pod %s: a share on node %s without a device", p->key,
+					  n->name);
+		if (f)
+			part[p->share_dev] += f;
+	}
+	if (whole != d->whole)
+		return check_fail(c, "node %s: %d devices taken whole, pods take %" PRId64, n->name,
+				  d->whole, whole);
+	for (int i = 0; i < d->n; i++)
+		if (d->free[i] != 1000 - part[i])
+			return check_fail(
+			    c, "node %s: device %d has %" PRId64 " left, pods leave %" PRId64,
+			    n->name, i, d->free[i], 1000 - part[i]);
+	return 0;
+}
+
 /* A partition's values are sorted and each domain's summaries equal its nodes' sums. */
 static int check_part_summaries(struct check *c, const struct sc_part *p)
 {
@@ -998,6 +1150,9 @@ int sc_snapshot_check(const struct sc_snapshot *snap, const struct sc_vec *pods,
 	if (rc == 0)
 		rc = check_nodes(&c, used);
 	free(used);
+	for (size_t i = 0; rc == 0 && i < snap->nnodes; i++)
+		for (int k = 0; rc == 0 && k < snap->nodes[i]->ndevs; k++)
+			rc = check_ledger(&c, pods, snap->nodes[i], &snap->nodes[i]->devs[k]);
 	if (rc == 0)
 		rc = check_blocks(&c);
 	for (size_t k = 0; rc == 0 && k < snap->nparts; k++) {

@@ -22,7 +22,11 @@
  * when the class cannot use them: all of them when the node's model is not
  * one the class accepts, else those left over once as many of the class's
  * pods as the free devices, CPU and memory allow are placed
- * (free - copies x devices).  The expected stranding of a node is the sum
+ * (free - copies x devices).  Devices count one by one (the snapshot's
+ * ledger of shares, struct sc_devs): a class of shares uses the part a
+ * device has left only where its share fits, a class of whole devices only
+ * untouched devices, so a GPU with 0.3 left that no class fits is lost, as
+ * in FGD.  The expected stranding of a node is the sum
  * over the classes of their share of the profile times what they find
  * stranded; the score of a placement is how much it raises the node's
  * expected stranding, in devices.  It is lowest where
@@ -41,11 +45,13 @@
  * the workload could not tell the difference, so packing still decides the
  * rest.
  *
- * Classes asking under SC_PROFILE_MIN_SHARE of the devices the profile's
- * pods ask are left out of the score (by devices, not pods: 8-device pods
- * that are 0.4% of the pods ask 4% of the devices, and a node broken by a
- * smaller pod is lost to them), so its cost is a few dozen multiplications
- * per candidate node.  The model pressure counts every class, however light.
+ * Every class of shares counts, however light: the small shares are few,
+ * yet they are the only pods a sliver left by a large share fits.  A class
+ * of whole devices asking under SC_PROFILE_MIN_SHARE of the devices the
+ * profile's pods ask is left out of the stranding part (by devices, not
+ * pods: 8-device pods that are 0.4% of the pods ask 4% of the devices), so
+ * its cost stays a few dozen multiplications per candidate node.  The model
+ * pressure counts every class, however light.
  */
 #include <errno.h>
 #include <math.h>
@@ -59,13 +65,13 @@
 #include "kernel/sched/sched-strand.h"
 
 #define SC_PROFILE_HALF_LIFE 1024.0 /* pods noted */
-#define SC_PROFILE_MIN_SHARE 0.005  /* of the devices the profile's pods ask */
 /*
  * A device taken from a narrower pod is lost for good, while the stranding
  * part is what the next pod alone could not use: the narrow part weighs
  * more.  Calibrated on bench_quality over 20 seeds (README: weights 6 to 16).
  */
 #define SC_NARROW_WEIGHT 10.0
+#define SC_PROFILE_MIN_SHARE 0.005 /* of the devices the profile's pods ask */
 /*
  * The weight of a class's lighter point (mean minus one standard deviation
  * of its requests) against its heavier one.  What a class's light pods can
@@ -263,6 +269,24 @@ static int dom_of(const struct sc_part *part, const char *value)
 }
 
 /*
+ * A node's free devices of r, less the parts of shared devices smaller than
+ * the least share asked (milli): a part no pod fits is lost to every pod.
+ */
+static double devices_usable(const struct sc_node *n, int r, int64_t least)
+{
+	const struct sc_devs *d = sc_node_devs(n, r);
+	double g;
+
+	if (!d)
+		return (double)sc_sub(n->alloc[r], n->used[r]);
+	g = 1000.0 * sc_devs_untouched(d);
+	for (int i = 0; i < d->n; i++)
+		if (d->free[i] < 1000 && d->free[i] >= least)
+			g += (double)d->free[i];
+	return g;
+}
+
+/*
  * Per model domain, the free devices of resource r that the lightest
  * class's pods could still use (out[d], milli): a node's free devices count
  * up to what its free CPU and memory hold at the smallest requests per
@@ -274,6 +298,7 @@ static void usable_free(const struct sc_strand *st, const struct sc_snapshot *sn
 {
 	const struct sc_part *part = st->models;
 	double cpu_dev = -1, mem_dev = -1;
+	int64_t least = 1000; /* the smallest share asked */
 
 	for (int i = 0; i < st->n; i++) {
 		const struct sc_strand_class *k = &st->k[i];
@@ -283,12 +308,14 @@ static void usable_free(const struct sc_strand *st, const struct sc_snapshot *sn
 			continue;
 		cpu_dev = cpu_dev < 0 || c < cpu_dev ? c : cpu_dev;
 		mem_dev = mem_dev < 0 || m < mem_dev ? m : mem_dev;
+		if (k->c->devices < least)
+			least = k->c->devices;
 	}
 	for (int d = 0; d < part->ndom; d++) {
 		out[d] = 0;
 		for (int j = part->start[d]; j < part->start[d + 1]; j++) {
 			const struct sc_node *n = snap->nodes[part->order[j]];
-			double g = (double)sc_sub(n->alloc[r], n->used[r]);
+			double g = devices_usable(n, r, least);
 
 			if (st->cpu >= 0 && cpu_dev > 0)
 				g = fmin(g, (double)sc_sub(n->alloc[st->cpu], n->used[st->cpu]) /
@@ -386,8 +413,9 @@ static void prepare_classes(struct sc_strand *st, const struct sc_profile *pr,
 		const struct sc_profile_class *c = &pr->c[i];
 		struct sc_strand_class *k;
 
-		if (c->weight * (double)c->devices < SC_PROFILE_MIN_SHARE * demand ||
-		    c->devices <= 0 || c->res < 0 || c->res >= snap->nres)
+		if (!class_live(c, snap->nres) ||
+		    (c->devices >= 1000 &&
+		     c->weight * (double)c->devices < SC_PROFILE_MIN_SHARE * demand))
 			continue;
 		k = &st->k[st->n++];
 		k->c = c;
@@ -428,13 +456,79 @@ static bool model_ok(const struct sc_profile_class *c, const char *model)
 }
 
 /*
- * Of g free devices with cpu and mem free, those pods of class k cannot use
- * (milli), at its point j of CPU and memory requests (inverses given:
- * multiplications only).
+ * A node's free devices of one resource as the pods to come find them:
+ * untouched devices and the parts shares left of the others (milli), so a
+ * class of shares uses a part only where it fits, and a class of whole
+ * devices never does.  g is their sum.
  */
-static double stranded_at(const struct sc_strand_class *k, int j, double g, double cpu, double mem)
+struct dev_view {
+	int res, untouched, np;
+	double g;
+	int64_t part[SC_DEV_MAX];
+};
+
+static void view_of(struct dev_view *v, const struct sc_node *node, int r, int64_t free_)
 {
-	double copies = floor(g * k->inv_dev);
+	const struct sc_devs *d = sc_node_devs(node, r);
+
+	v->res = r;
+	v->np = 0;
+	v->g = free_ > 0 ? (double)free_ : 0;
+	if (!d) { /* no share on it: whole devices */
+		v->untouched = free_ > 0 ? (int)(free_ / 1000) : 0;
+		if (free_ > 0 && free_ % 1000)
+			v->part[v->np++] = free_ % 1000;
+		return;
+	}
+	v->untouched = sc_devs_untouched(d);
+	for (int i = 0; i < d->n; i++)
+		if (d->free[i] > 0 && d->free[i] < 1000)
+			v->part[v->np++] = d->free[i];
+}
+
+/* The view once a request of q milli is placed, as the node's ledger would place it. */
+static void view_take(struct dev_view *v, int64_t q)
+{
+	int64_t f = q % 1000;
+	int i;
+
+	v->untouched -= (int)(q / 1000);
+	v->g -= (double)q;
+	if (!f)
+		return;
+	i = sc_devs_pick(v->part, v->np, 0, f);
+	if (i >= 0) {
+		v->part[i] -= f;
+	} else if (v->np < SC_DEV_MAX) {
+		v->untouched--;
+		v->part[v->np++] = 1000 - f;
+	}
+}
+
+/* How many pods of dev milli the view's devices hold. */
+static double dev_copies(const struct dev_view *v, int64_t dev)
+{
+	double c = 0;
+
+	if (v->untouched <= 0 && !v->np)
+		return 0;
+	if (dev >= 1000)
+		return v->untouched > 0 ? floor((double)v->untouched / (double)((dev + 999) / 1000))
+					: 0;
+	for (int i = 0; i < v->np; i++)
+		c += (double)(v->part[i] / dev);
+	return c + (v->untouched > 0 ? (double)v->untouched * (double)(1000 / dev) : 0);
+}
+
+/*
+ * Of g free devices with cpu and mem free, holding dc pods of class k by
+ * devices alone, those its pods cannot use (milli), at its point j of CPU
+ * and memory requests (inverses given: multiplications only).
+ */
+static double stranded_at(const struct sc_strand_class *k, int j, double g, double dc, double cpu,
+			  double mem)
+{
+	double copies = dc;
 
 	if (k->inv_cpu[j] > 0)
 		copies = fmin(copies, floor(cpu * k->inv_cpu[j]));
@@ -446,12 +540,16 @@ static double stranded_at(const struct sc_strand_class *k, int j, double g, doub
 }
 
 /* The same over the class's two points, the lighter weighing SC_LIGHT_WEIGHT. */
-static double stranded(const struct sc_strand_class *k, double g, double cpu, double mem)
+static double stranded(const struct sc_strand_class *k, const struct dev_view *v, double cpu,
+		       double mem)
 {
-	if (g <= 0)
+	double dc;
+
+	if (v->g <= 0)
 		return 0;
-	return SC_LIGHT_WEIGHT * stranded_at(k, 0, g, cpu, mem) +
-	       (1 - SC_LIGHT_WEIGHT) * stranded_at(k, 1, g, cpu, mem);
+	dc = dev_copies(v, k->c->devices);
+	return SC_LIGHT_WEIGHT * stranded_at(k, 0, v->g, dc, cpu, mem) +
+	       (1 - SC_LIGHT_WEIGHT) * stranded_at(k, 1, v->g, dc, cpu, mem);
 }
 
 /* Devices the pod takes from narrower pods: its devices times its model's pressure. */
@@ -476,23 +574,34 @@ double sc_strand_score(const struct sc_strand *st, const struct sc_node *node,
 	double mem = st->mem >= 0 ? (double)free_[st->mem] : 0;
 	double cpu_req = st->cpu >= 0 ? (double)pod->req[st->cpu] : 0;
 	double mem_req = st->mem >= 0 ? (double)pod->req[st->mem] : 0;
+	struct dev_view before = {.res = -1}, after;
 	const char *model = NULL;
 	bool have_model = false;
 	double s = 0;
 
 	for (int i = 0; i < st->n; i++) {
 		const struct sc_strand_class *k = &st->k[i];
-		double g = (double)free_[k->c->res], g_req = (double)pod->req[k->c->res];
+		int r = k->c->res;
 
-		if (g <= 0 || (g_req <= 0 && cpu_req <= 0 && mem_req <= 0))
+		if (free_[r] <= 0 || (pod->req[r] <= 0 && cpu_req <= 0 && mem_req <= 0))
 			continue; /* nothing to strand, or nothing taken */
 		if (k->c->nmodels && !have_model) {
 			model = sc_node_label(node, SC_MODEL_LABEL);
 			have_model = true;
 		}
-		if (model_ok(k->c, model))
-			s += k->share * (stranded(k, g - g_req, cpu - cpu_req, mem - mem_req) -
-					 stranded(k, g, cpu, mem));
+		if (!model_ok(k->c, model))
+			continue;
+		if (before.res != r) {
+			view_of(&before, node, r, free_[r]);
+			after.res = r;
+			after.untouched = before.untouched;
+			after.np = before.np;
+			after.g = before.g;
+			memcpy(after.part, before.part, (size_t)before.np * sizeof(*after.part));
+			view_take(&after, pod->req[r]);
+		}
+		s += k->share * (stranded(k, &after, cpu - cpu_req, mem - mem_req) -
+				 stranded(k, &before, cpu, mem));
 	}
 	if (st->pressure)
 		s += narrow_cost(st, node, pod);

@@ -28,11 +28,6 @@ const char *pk_sched_strategy_name(size_t i)
 	return i < NSTRATEGIES ? strategies[i]->name : NULL;
 }
 
-const char *pk_sched_strategy_description(size_t i)
-{
-	return i < NSTRATEGIES ? strategies[i]->description : NULL;
-}
-
 const struct pk_placement_ops *sc_strategy_find(const char *name)
 {
 	if (!name || !*name)

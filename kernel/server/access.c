@@ -85,7 +85,7 @@ static bool resource_allowed(const struct pk_server *srv, const struct pk_identi
 		return false;
 	return pk_authorize(who, authz_verb(verb, pk_get_string(ra, "subresource")), t->kind,
 			    pk_get_string(ra, "name")) &&
-	       !pk_srv_admission_node_lease_elsewhere(srv, who, verb, t->kind,
+	       !pk_srv_admission_node_lease_elsewhere(srv, who, verb, t,
 						      pk_get_string(ra, "namespace"));
 }
 

@@ -118,12 +118,11 @@ bool pk_srv_admission_node_name(const struct pk_identity *who, const char **ret_
 
 bool pk_srv_admission_node_lease_elsewhere(const struct pk_server *srv,
 					   const struct pk_identity *who, const char *verb,
-					   const char *kind, const char *ns)
+					   const struct pk_type *t, const char *ns)
 {
 	const char *node;
 
-	if (!verb || pk_kind_from_string(kind) != PK_KIND_LEASE ||
-	    !pk_srv_admission_node_name(who, &node))
+	if (!verb || !t || t->pk != PK_KIND_LEASE || !pk_srv_admission_node_name(who, &node))
 		return false;
 	if (strcmp(verb, "get") == 0 || strcmp(verb, "list") == 0 || strcmp(verb, "watch") == 0)
 		return false;

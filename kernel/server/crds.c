@@ -130,7 +130,7 @@ static json_t *crd_schema(const struct pk_type *t, const ProtobufCMessageDescrip
 {
 	struct chain c = {.n = 0};
 	json_t *s = crd_message(d, &c), *props = json_object_get(s, "properties");
-	const char *what = pk_srv_openapi_description(t);
+	const char *what = t->description;
 
 	if (what)
 		json_object_set_new(s, "description", json_string(what));

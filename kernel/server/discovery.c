@@ -118,6 +118,14 @@ static json_t *resource_list(const char *group, const char *version)
 							     t->namespaced, "kind", t->kind,
 							     "verbs", "get", "patch", "update"));
 		}
+		if (pk_srv_has_scale(t)) {
+			snprintf(sub, sizeof(sub), "%s/scale", t->plural);
+			json_array_append_new(
+			    res, json_pack("{s:s,s:s,s:b,s:s,s:s,s:s,s:[sss]}", "name", sub,
+					   "singularName", "", "namespaced", t->namespaced, "group",
+					   "autoscaling", "version", "v1", "kind", "Scale", "verbs",
+					   "get", "patch", "update"));
+		}
 		if (t->pk == PK_KIND_POD) {
 			snprintf(sub, sizeof(sub), "%s/binding", t->plural);
 			json_array_append_new(res, json_pack("{s:s,s:s,s:b,s:s,s:[s]}", "name", sub,

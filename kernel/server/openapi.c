@@ -124,77 +124,6 @@ static void add_message(json_t *schemas, const ProtobufCMessageDescriptor *d, in
 	add_properties(schemas, props, d, depth);
 }
 
-/* What `kubectl explain KIND` says first. */
-static const struct {
-	const char *group, *kind, *text;
-} descriptions[] = {
-    {"", "Pod",
-     "A set of containers scheduled onto one node; podkernel places it, alone or "
-     "as a member of a PodGroup (spec.schedulingGroup)."},
-    {"", "Node",
-     "A host of the cluster, with its allocatable resources and the topology "
-     "labels podagent publishes."},
-    {"", "Namespace", "A scope for names of namespaced objects."},
-    {"", "Event", "A report of something that happened to an object (core/v1 form)."},
-    {"events.k8s.io", "Event", "A report of something that happened to an object."},
-    {"scheduling.k8s.io", "PriorityClass", "A name for a pod or group priority value."},
-    {"scheduling.k8s.io", "Workload",
-     "The scheduling structure of a workload: templates of "
-     "its pod groups and composite pod groups (KEP-6012)."},
-    {"scheduling.k8s.io", "PodGroup",
-     "A set of pods scheduled together: a gang of at least "
-     "minCount, or each on its own (KEP-6012)."},
-    {"scheduling.k8s.io", "CompositePodGroup",
-     "A group of pod groups and composite pod groups placed together within a topology "
-     "domain (KEP-6012)."},
-    {"batch", "Job",
-     "Pods run to completion; podkernel's builder compiles its Workload and "
-     "groups (KEP-6089)."},
-    {"jobset.x-k8s.io", "JobSet",
-     "A set of Jobs replicated from templates (a custom resource upstream); podkernel's "
-     "controller compiles its Workload and groups from spec.scheduling (KEP-6089)."},
-    {"kueue.x-k8s.io", "ResourceFlavor",
-     "A kind of node a ClusterQueue's quota is given in (a custom resource upstream)."},
-    {"kueue.x-k8s.io", "ClusterQueue",
-     "Quota per flavor and resource for the workloads of the namespaces it selects; the "
-     "queue controller admits a queued Job or JobSet while its requests fit."},
-    {"kueue.x-k8s.io", "LocalQueue",
-     "A namespace's queue: the ClusterQueue its workloads (label "
-     "kueue.x-k8s.io/queue-name) are admitted by."},
-    {"coordination.k8s.io", "Lease",
-     "A lease held by a holder for a duration (node heartbeats, "
-     "leader election)."},
-    {"", "PersistentVolumeClaim",
-     "A user's request for storage; the scheduler places a pod only where its claims "
-     "can be bound (VolumeBinding)."},
-    {"", "PersistentVolume", "A piece of storage, with the nodes that can reach it."},
-    {"storage.k8s.io", "StorageClass",
-     "A class of storage: its provisioner, binding mode and allowed topologies."},
-    {"storage.k8s.io", "CSINode", "The CSI drivers of a node and how many volumes each attaches."},
-    {"policy", "PodDisruptionBudget",
-     "How many of the pods a selector picks may be down at once; the eviction subresource "
-     "refuses (429) an eviction that would go below it, a gang's disruption unit counted whole."},
-    {"resource.k8s.io", "DeviceClass",
-     "A class of devices: the selectors and configuration a request of it gets."},
-    {"resource.k8s.io", "ResourceClaim",
-     "A request for devices; its status holds the allocation the scheduler wrote and the "
-     "pods it is reserved for."},
-    {"resource.k8s.io", "ResourceClaimTemplate",
-     "The spec of the ResourceClaims made for each pod that names the template."},
-    {"resource.k8s.io", "ResourceSlice",
-     "Devices a DRA driver publishes for a node or a set of nodes, with their attributes "
-     "and capacity."},
-};
-
-const char *pk_srv_openapi_description(const struct pk_type *t)
-{
-	for (size_t i = 0; i < sizeof(descriptions) / sizeof(descriptions[0]); i++)
-		if (strcmp(descriptions[i].group, t->group) == 0 &&
-		    strcmp(descriptions[i].kind, t->kind) == 0)
-			return descriptions[i].text;
-	return NULL;
-}
-
 /* A served kind's schema: its message, apiVersion, kind and GVK. */
 static void add_kind(json_t *schemas, const struct pk_type *t, const ProtobufCMessageDescriptor *d)
 {
@@ -202,8 +131,8 @@ static void add_kind(json_t *schemas, const struct pk_type *t, const ProtobufCMe
 	add_message(schemas, d, 0);
 	schema_name(d, name, sizeof(name));
 	json_t *s = json_object_get(schemas, name), *props = json_object_get(s, "properties");
-	if (pk_srv_openapi_description(t))
-		json_object_set_new(s, "description", json_string(pk_srv_openapi_description(t)));
+	if (t->description)
+		json_object_set_new(s, "description", json_string(t->description));
 	json_object_set_new(props, "apiVersion",
 			    json_pack("{s:s,s:s}", "type", "string", "description",
 				      "The versioned schema of this object: GROUP/VERSION."));

@@ -20,7 +20,8 @@
  * PersistentVolumeSource, a DRA config's DeviceConfiguration, ...) are
  * inlined.  A field number the messages do not know is an error naming the
  * path: a body is never silently shortened.  Every served kind has its
- * message.  JobSet's (jobset.proto) and the Kueue kinds' (kueue.proto) are
+ * message.  JobSet's (jobset.proto), LeaderWorkerSet's (lws.proto) and the Kueue kinds'
+ * (kueue.proto) are
  * schema-only: they are custom resources
  * upstream, served as JSON only, so a protobuf body of one is refused
  * (415, as kube-apiserver answers for custom resources) while field
@@ -47,6 +48,7 @@
 #include "events.pb-c.h"
 #include "jobset.pb-c.h"
 #include "kueue.pb-c.h"
+#include "lws.pb-c.h"
 #include "meta.pb-c.h"
 #include "policy.pb-c.h"
 #include "resource_v1.pb-c.h"
@@ -100,6 +102,12 @@ static const struct pk_pb_kind kinds[] = {
      .schema_only = true},
     {"kueue.x-k8s.io", "LocalQueue", &io__x_k8s__kueue__v1beta2__local_queue__descriptor,
      .schema_only = true},
+    {"leaderworkerset.x-k8s.io", "LeaderWorkerSet",
+     &io__x_k8s__leaderworkerset__v1__leader_worker_set__descriptor, .schema_only = true},
+    {"kueue.x-k8s.io", "Cohort", &io__x_k8s__kueue__v1beta2__cohort__descriptor,
+     .schema_only = true},
+    {"kueue.x-k8s.io", "WorkloadPriorityClass",
+     &io__x_k8s__kueue__v1beta2__workload_priority_class__descriptor, .schema_only = true},
     {"*", "DeleteOptions", &k8s__io__apimachinery__pkg__apis__meta__v1__delete_options__descriptor},
     {"*", "Status", &k8s__io__apimachinery__pkg__apis__meta__v1__status__descriptor},
     {NULL, NULL, NULL},

@@ -19,7 +19,8 @@
  *     (a Node and a Namespace take no metadata.namespace).
  * A continue token with a resourceVersion other than "0" is 400 as the
  * storage layer answers it.  The rest (resourceVersion's digits, limit,
- * the selectors' syntax, a malformed continue token) is router.c's.
+ * the selectors' syntax, a malformed continue token) is the router's
+ * (router.c, router_read.c).
  */
 #include <errno.h>
 #include <stdio.h>

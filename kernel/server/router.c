@@ -12,8 +12,10 @@
  * store, and a node's writes to its own Node pass NodeRestriction
  * (admission.c) first.  pk_server_precheck() is the part that needs no body.
  * Store errors become Kubernetes Status objects with the matching reason and
- * code; field errors become details.causes.  Discovery lives in discovery.c,
- * Tables in table.c, watch streams in watch.c and stream.c.
+ * code; field errors become details.causes.  The verbs' handlers live in
+ * router_read.c, router_write.c, router_patch.c and router_delete.c;
+ * discovery in discovery.c, Tables in table.c, watch streams in watch.c and
+ * stream.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +27,7 @@
 
 #include "kernel/lib/macro.h"
 #include "kernel/server/server-internal.h"
+#include "kernel/server/server-router.h"
 
 #define MAX_SEGMENTS 12
 
@@ -128,13 +131,6 @@ void pk_srv_respond_status(struct pk_response *resp, int code, const char *reaso
 }
 
 /* ---- request parsing ---------------------------------------------------------- */
-struct route {
-	const struct pk_type *type;
-	const char *group, *version;
-	char *ns;   /* namespace from the path or NULL */
-	char *name; /* object name or NULL (collection) */
-	char *sub;  /* "status", "binding" or NULL */
-};
 
 static void route_clear(struct route *r)
 {
@@ -197,14 +193,15 @@ static int parse_route(const char *path, struct route *r)
 	r->sub = n - i == 3 ? strdup(s[i + 2]) : NULL;
 	if (r->sub && strcmp(r->sub, "status") != 0 &&
 	    !((strcmp(r->sub, "binding") == 0 || strcmp(r->sub, "eviction") == 0) &&
-	      r->type->pk == PK_KIND_POD))
+	      r->type->pk == PK_KIND_POD) &&
+	    !(strcmp(r->sub, "scale") == 0 && pk_srv_has_scale(r->type)))
 		return -ENOENT;
 	if (r->sub && strcmp(r->sub, "status") == 0 && !r->type->has_status)
 		return -ENOENT;
 	return 0;
 }
 
-static const char *arg(const struct pk_request *req, const char *key)
+const char *rt_arg(const struct pk_request *req, const char *key)
 {
 	for (size_t i = 0; i < req->nargs; i++)
 		if (req->args[i].key && strcmp(req->args[i].key, key) == 0)
@@ -217,11 +214,11 @@ static const char *arg(const struct pk_request *req, const char *key)
  * TRUE true True, 0 f F FALSE false False; the Python client sends "True").
  * A bare "?watch" counts as true.  Absent: false.  Else -EINVAL.
  */
-static int arg_bool(const struct pk_request *req, const char *key, bool *ret)
+int rt_arg_bool(const struct pk_request *req, const char *key, bool *ret)
 {
 	static const char *const yes[] = {"", "1", "t", "T", "TRUE", "true", "True"};
 	static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
-	const char *v = arg(req, key);
+	const char *v = rt_arg(req, key);
 	*ret = false;
 	if (!v)
 		return 0;
@@ -232,10 +229,10 @@ static int arg_bool(const struct pk_request *req, const char *key, bool *ret)
 	return PK_STRING_TABLE_FIND(no, v) >= 0 ? 0 : -EINVAL;
 }
 
-static bool arg_true(const struct pk_request *req, const char *key)
+bool rt_arg_true(const struct pk_request *req, const char *key)
 {
 	bool v;
-	return arg_bool(req, key, &v) == 0 && v;
+	return rt_arg_bool(req, key, &v) == 0 && v;
 }
 
 /* ---- authentication ------------------------------------------------------------ */
@@ -344,8 +341,8 @@ static bool authenticate(struct pk_server *srv, const struct pk_request *req,
 }
 
 /* ---- helpers for handlers ------------------------------------------------------ */
-static void respond_store_error(struct pk_response *resp, int rc, const struct route *r,
-				const char *name, const struct pk_errors *errs)
+void rt_respond_store_error(struct pk_response *resp, int rc, const struct route *r,
+			    const char *name, const struct pk_errors *errs)
 {
 	const char *plural = r->type ? r->type->plural : "";
 	const char *kind = r->type ? r->type->kind : "";
@@ -397,12 +394,9 @@ static void respond_store_error(struct pk_response *resp, int rc, const struct r
 	}
 }
 
-static int parse_body_dups(const struct pk_request *req, struct pk_response *resp, json_t **ret,
-			   json_t *dups);
-
-static int parse_body(const struct pk_request *req, struct pk_response *resp, json_t **ret)
+int rt_parse_body(const struct pk_request *req, struct pk_response *resp, json_t **ret)
 {
-	return parse_body_dups(req, resp, ret, NULL);
+	return rt_parse_body_dups(req, resp, ret, NULL);
 }
 
 /*
@@ -442,8 +436,8 @@ static int body_media_type(const struct pk_request *req, struct pk_response *res
 
 /* The body as a tree; dups non-NULL: duplicate keys are recorded there
  * (fieldValidation decides) instead of refused. */
-static int parse_body_dups(const struct pk_request *req, struct pk_response *resp, json_t **ret,
-			   json_t *dups)
+int rt_parse_body_dups(const struct pk_request *req, struct pk_response *resp, json_t **ret,
+		       json_t *dups)
 {
 	if (req->content_type && strstr(req->content_type, "protobuf") && req->body) {
 		char perr[256] = "";
@@ -494,8 +488,8 @@ static int parse_body_dups(const struct pk_request *req, struct pk_response *res
 }
 
 /* Body's kind, name and namespace must agree with the URL; fills them in when absent. */
-static int check_body_identity(const struct route *r, json_t *obj, bool need_name,
-			       struct pk_response *resp)
+int rt_check_body_identity(const struct route *r, json_t *obj, bool need_name,
+			   struct pk_response *resp)
 {
 	if (!json_is_object(obj)) {
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
@@ -544,7 +538,7 @@ static int check_body_identity(const struct route *r, json_t *obj, bool need_nam
 	return 0;
 }
 
-static json_t *list_object(const struct pk_type *t, json_t *items, uint64_t rv, const char *cont)
+json_t *rt_list_object(const struct pk_type *t, json_t *items, uint64_t rv, const char *cont)
 {
 	char kind[96], rvs[32], av[96];
 	snprintf(kind, sizeof(kind), "%sList", t->kind);
@@ -557,11 +551,11 @@ static json_t *list_object(const struct pk_type *t, json_t *items, uint64_t rv, 
 			 "items", items);
 }
 
-static int parse_selectors(const struct pk_request *req, struct pk_response *resp,
-			   struct pk_selector **ret_labels, struct pk_selector **ret_fields)
+int rt_parse_selectors(const struct pk_request *req, struct pk_response *resp,
+		       struct pk_selector **ret_labels, struct pk_selector **ret_fields)
 {
 	char err[256];
-	const char *ls = arg(req, "labelSelector"), *fs = arg(req, "fieldSelector");
+	const char *ls = rt_arg(req, "labelSelector"), *fs = rt_arg(req, "fieldSelector");
 	*ret_labels = *ret_fields = NULL;
 	if (ls && pk_selector_parse(ls, false, ret_labels, err, sizeof(err)) < 0) {
 		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
@@ -576,996 +570,6 @@ static int parse_selectors(const struct pk_request *req, struct pk_response *res
 		return -EINVAL;
 	}
 	return 0;
-}
-
-/* ---- verbs ---------------------------------------------------------------------- */
-static void do_get(struct pk_server *srv, const struct pk_request *req, const struct route *r,
-		   struct pk_response *resp)
-{
-	json_t *obj = NULL;
-	int rc = pk_store_get(srv->store, r->type->kind, r->ns, r->name, &obj);
-	if (rc < 0)
-		return respond_store_error(resp, rc, r, r->name, NULL);
-	obj = pk_srv_event_answer(r->type, obj);
-	if (pk_srv_wants_table(req->accept)) {
-		json_t *items = json_pack("[o]", obj);
-		json_t *table = pk_srv_table_of(
-		    r->type, items, true,
-		    arg(req, "includeObject") && strcmp(arg(req, "includeObject"), "Object") == 0);
-		json_decref(items);
-		return pk_srv_respond_json(resp, 200, table);
-	}
-	pk_srv_respond_json(resp, 200, obj);
-}
-
-/* ---- resourceVersion semantics (list and watch) ------------------------------ */
-struct rv_query {
-	uint64_t rv; /* resourceVersion; 0: unset or "0" (any) */
-	bool exact;  /* resourceVersionMatch=Exact */
-};
-
-/* 504 as kube-apiserver answers a resourceVersion it has not reached. */
-static void respond_too_large_rv(struct pk_response *resp, uint64_t want, uint64_t have)
-{
-	char msg[160];
-	snprintf(msg, sizeof(msg),
-		 "Timeout: Too large resource version: %" PRIu64 ", current: %" PRIu64, want, have);
-	json_t *st =
-	    json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:{s:[{s:s,s:s}],s:i},s:i}", "kind", "Status",
-		      "apiVersion", "v1", "metadata", "status", "Failure", "message", msg, "reason",
-		      "Timeout", "details", "causes", "reason", "ResourceVersionTooLarge",
-		      "message", "Too large resource version", "retryAfterSeconds", 1, "code", 504);
-	pk_srv_respond_json(resp, 504, st);
-}
-
-/*
- * resourceVersion as kube-apiserver reads it: digits only.  A version past
- * the store's is 504 (the server answers at once instead of waiting for
- * it).  0 or -EINVAL (answered).
- */
-static int parse_rv_query(struct pk_server *srv, const struct pk_request *req,
-			  struct pk_response *resp, struct rv_query *ret)
-{
-	const char *rvs = arg(req, "resourceVersion"), *match = arg(req, "resourceVersionMatch");
-	*ret = (struct rv_query){0};
-	if (rvs && *rvs) {
-		char *end;
-		errno = 0;
-		ret->rv = strtoull(rvs, &end, 10);
-		if (*end || errno || !(*rvs >= '0' && *rvs <= '9')) {
-			pk_srv_respond_status(
-			    resp, 400, "BadRequest", NULL, NULL, NULL,
-			    "resourceVersion: Invalid value: \"%s\": must be an unsigned "
-			    "decimal number",
-			    rvs);
-			return -EINVAL;
-		}
-	}
-	/* its rules are ListOptions' (query.c, checked before) */
-	ret->exact = match && strcmp(match, "Exact") == 0;
-	uint64_t now = pk_store_rv(srv->store);
-	if (ret->rv > now) {
-		respond_too_large_rv(resp, ret->rv, now);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/*
- * limit: absent, 0 or negative means every object (one snapshot, as
- * kube-apiserver); anything else must be a 64-bit integer.
- */
-static int parse_limit(const struct pk_request *req, struct pk_response *resp, size_t *ret)
-{
-	const char *limit = arg(req, "limit");
-	*ret = 0;
-	if (!limit || !*limit)
-		return 0;
-	char *end;
-	errno = 0;
-	long long n = strtoll(limit, &end, 10);
-	if (*end || errno) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				      "limit: Invalid value: \"%s\": must be a 64-bit integer",
-				      limit);
-		return -EINVAL;
-	}
-	*ret = n > 0 ? (size_t)n : 0;
-	return 0;
-}
-
-static void do_list(struct pk_server *srv, const struct pk_request *req, const struct route *r,
-		    struct pk_response *resp)
-{
-	struct rv_query rq;
-	struct pk_store_list_opts o = {.continue_token = arg(req, "continue")};
-	if (pk_srv_query_check(req, r->type, false, resp) < 0 ||
-	    parse_rv_query(srv, req, resp, &rq) < 0 || parse_limit(req, resp, &o.limit) < 0)
-		return;
-	struct pk_selector *labels, *fields;
-	if (parse_selectors(req, resp, &labels, &fields) < 0)
-		return;
-	if (pk_srv_event_fields(r->type, fields) < 0) {
-		pk_selector_free(labels);
-		pk_selector_free(fields);
-		return respond_store_error(resp, -ENOMEM, r, NULL, NULL);
-	}
-	o.labels = labels;
-	o.fields = fields;
-	json_t *items = NULL;
-	uint64_t rv = 0;
-	char *cont = NULL;
-	int rc = pk_store_list(srv->store, r->type->kind, r->ns, &o, &items, &rv, &cont);
-	pk_selector_free(labels);
-	pk_selector_free(fields);
-	if (rc == -EINVAL) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				      "invalid continue token");
-		return;
-	}
-	if (rc < 0)
-		return respond_store_error(resp, rc, r, NULL, NULL);
-	/* Only the present is kept: an older exact version is gone, as after compaction. */
-	if (rq.exact && rq.rv != rv) {
-		json_decref(items);
-		free(cont);
-		pk_srv_respond_status(
-		    resp, 410, "Expired", NULL, NULL, NULL,
-		    "The resourceVersion for the provided list is too old: %" PRIu64
-		    " (current %" PRIu64 ")",
-		    rq.rv, rv);
-		return;
-	}
-	json_t *out;
-	pk_srv_event_items(r->type, items);
-	if (pk_srv_wants_table(req->accept)) {
-		const char *inc = arg(req, "includeObject");
-		out = pk_srv_table_of(r->type, items, true, inc && strcmp(inc, "Object") == 0);
-		json_t *meta = json_object_get(out, "metadata");
-		char rvs[32];
-		snprintf(rvs, sizeof(rvs), "%" PRIu64, rv);
-		json_object_set_new(meta, "resourceVersion", json_string(rvs));
-		if (cont)
-			json_object_set_new(meta, "continue", json_string(cont));
-		json_decref(items);
-	} else {
-		out = list_object(r->type, items, rv, cont);
-	}
-	free(cont);
-	pk_srv_respond_json(resp, 200, out);
-}
-
-/* AND "metadata.name == name" into a field selector (built, not parsed: any name). */
-static int select_name(struct pk_selector **sel, const char *name)
-{
-	if (!*sel && !(*sel = calloc(1, sizeof(**sel))))
-		return -ENOMEM;
-	struct pk_selector *s = *sel;
-	struct pk_sel_req *reqs = realloc(s->reqs, (s->nreqs + 1) * sizeof(*reqs));
-	if (!reqs)
-		return -ENOMEM;
-	s->reqs = reqs;
-	struct pk_sel_req *q = &reqs[s->nreqs];
-	*q = (struct pk_sel_req){.key = strdup("metadata.name"),
-				 .op = PK_SELOP_EQ,
-				 .values = calloc(1, sizeof(char *)),
-				 .nvalues = 1};
-	if (q->values)
-		q->values[0] = strdup(name);
-	s->nreqs++;
-	return q->key && q->values && q->values[0] ? 0 : -ENOMEM;
-}
-
-static void do_watch(struct pk_server *srv, const struct pk_request *req, const struct route *r,
-		     struct pk_response *resp)
-{
-	struct watch_spec spec = {.type = r->type,
-				  .ns = r->ns,
-				  .table = pk_srv_wants_table(req->accept),
-				  .bookmarks = arg_true(req, "allowWatchBookmarks")};
-	struct rv_query rq;
-	long long timeout = 0;
-	if (pk_srv_query_check(req, r->type, true, resp) < 0 ||
-	    pk_srv_query_timeout(req, resp, &timeout) < 0 ||
-	    parse_rv_query(srv, req, resp, &rq) < 0)
-		return;
-	if (parse_selectors(req, resp, &spec.labels, &spec.fields) < 0)
-		return;
-	/* A watch on one object is a watch with a name field selector. */
-	if ((r->name && select_name(&spec.fields, r->name) < 0) ||
-	    pk_srv_event_fields(r->type, spec.fields) < 0) {
-		pk_selector_free(spec.labels);
-		pk_selector_free(spec.fields);
-		return respond_store_error(resp, -ENOMEM, r, NULL, NULL);
-	}
-	spec.since = rq.rv;
-	/* 0 or absent: the default; more than the longest watch: clamped to it */
-	spec.timeout_s = timeout > 0 && timeout < PK_SERVER_WATCH_TIMEOUT_S
-			     ? (int)timeout
-			     : PK_SERVER_WATCH_TIMEOUT_S;
-	struct pk_store_stats stats;
-	pk_store_get_stats(srv->store, &stats);
-	if (spec.since && spec.since < stats.ring_floor) {
-		pk_selector_free(spec.labels);
-		pk_selector_free(spec.fields);
-		pk_srv_respond_status(resp, 410, "Expired", NULL, NULL, NULL,
-				      "too old resource version: %" PRIu64 " (%" PRIu64 ")",
-				      spec.since, stats.ring_floor);
-		return;
-	}
-	struct pk_watch *w = NULL;
-	int rc = pk_srv_watch_new(srv, &spec, &w);
-	if (rc < 0)
-		return respond_store_error(resp, rc, r, NULL, NULL);
-	resp->status = 200;
-	resp->content_type = "application/json";
-	resp->watch = w;
-}
-
-/* ---- writes: dryRun and preconditions, NodeRestriction ------------------------- */
-/* A write on its way: who asks, and the store options from the query and body. */
-struct call {
-	struct pk_server *srv;
-	const struct pk_request *req;
-	const struct route *r;
-	const struct pk_identity *who;
-	struct pk_store_write_opts wo;
-	json_t *dups; /* duplicate keys of the body, for fieldValidation */
-};
-
-/* The node name when NodeRestriction applies to this write (a node, its Node's main resource). */
-static const char *restricted_node(const struct call *c)
-{
-	const char *node = NULL;
-	if (c->r->type->pk != PK_KIND_NODE || c->r->sub ||
-	    !pk_srv_admission_node_name(c->who, &node))
-		return NULL;
-	return node;
-}
-
-/*
- * PUT by a node: checked against the stored object, and pinned to its
- * resourceVersion so that what was checked is what gets replaced.
- */
-static int admit_update(const struct call *c, json_t *obj, struct pk_errors *errs)
-{
-	const char *node = restricted_node(c);
-	if (!node)
-		return 0;
-	json_t *old = NULL;
-	int rc = pk_store_get(c->srv->store, "Node", NULL, c->r->name, &old);
-	if (rc == 0)
-		rc = pk_srv_admission_node_write(node, old, obj, errs);
-	json_t *meta = json_object_get(obj, "metadata");
-	if (rc == 0 && !json_string_value(json_object_get(meta, "resourceVersion")))
-		json_object_set(
-		    meta, "resourceVersion",
-		    json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
-	json_decref(old);
-	return rc;
-}
-
-/*
- * PATCH: straight to the store, or for a node on its Node: applied here to
- * the stored object, checked, and written as an update pinned to the version
- * it was applied to (retried a few times when someone else wrote between).
- */
-/*
- * A patch naming a fieldManager on an object with managedFields: applied here
- * so that the fields it changes move to that manager (apply.c), and written
- * as an update pinned to the version it was applied to (retried when someone
- * else wrote between).  -ENOEXEC: not such a patch, the store patches.
- */
-static int patch_tracked(const struct call *c, enum pk_patch_type type, const json_t *patch,
-			 struct pk_errors *errs, json_t **ret)
-{
-	const struct route *r = c->r;
-	const char *manager = arg(c->req, "fieldManager");
-	bool pinned = json_is_string(pk_get(patch, "metadata.resourceVersion"));
-	int rc = -PK_STORE_ECONFLICT;
-	if (!manager || r->sub)
-		return -ENOEXEC;
-	for (int attempt = 0; attempt < 5 && rc == -PK_STORE_ECONFLICT; attempt++) {
-		json_t *live = NULL, *next = NULL;
-		char err[256] = "";
-		if (pk_store_get(c->srv->store, r->type->kind, r->ns, r->name, &live) < 0 ||
-		    !json_array_size(pk_get(live, "metadata.managedFields"))) {
-			json_decref(live);
-			return -ENOEXEC;
-		}
-		rc = pk_patch_apply(live, type, patch, &next, err, sizeof(err));
-		if (rc < 0 || !json_is_object(json_object_get(next, "metadata"))) {
-			pk_errors_add(errs, "patch: %s", *err ? err : "metadata: Required value");
-			rc = -EINVAL;
-		} else {
-			json_t *meta = json_object_get(next, "metadata");
-			if (!pinned)
-				json_object_set(meta, "resourceVersion",
-						pk_get(live, "metadata.resourceVersion"));
-			pk_srv_managed_update(live, next, manager);
-			rc = pk_store_update_opts(c->srv->store, next, PK_SUB_MAIN, &c->wo, errs,
-						  ret);
-		}
-		json_decref(live);
-		json_decref(next);
-		if (pinned)
-			break;
-		if (rc == -PK_STORE_ECONFLICT)
-			pk_errors_clear(errs);
-	}
-	return rc;
-}
-
-static int patch_admitted(const struct call *c, enum pk_patch_type type, const json_t *patch,
-			  struct pk_errors *errs, json_t **ret)
-{
-	const struct route *r = c->r;
-	enum pk_store_sub sub = r->sub ? PK_SUB_STATUS : PK_SUB_MAIN;
-	const char *node = restricted_node(c);
-	int rc = node ? -ENOEXEC : patch_tracked(c, type, patch, errs, ret);
-	if (rc != -ENOEXEC)
-		return rc;
-	if (!node)
-		return pk_store_patch_opts(c->srv->store, r->type->kind, r->ns, r->name, type,
-					   patch, sub, &c->wo, errs, ret);
-	rc = -PK_STORE_ECONFLICT;
-	for (int attempt = 0; attempt < 5 && rc == -PK_STORE_ECONFLICT; attempt++) {
-		json_t *old = NULL, *next = NULL;
-		char err[256] = "";
-		rc = pk_store_get(c->srv->store, "Node", NULL, r->name, &old);
-		if (rc == 0 &&
-		    (rc = pk_patch_apply(old, type, patch, &next, err, sizeof(err))) < 0) {
-			pk_errors_add(errs, "patch: %s", err);
-			rc = rc == -E2BIG || rc == -ENOMEM ? rc : -EINVAL;
-		}
-		if (rc == 0 && !json_is_object(json_object_get(next, "metadata"))) {
-			pk_errors_add(errs, "patch: metadata: Required value");
-			rc = -EINVAL;
-		}
-		json_t *meta = rc == 0 ? json_object_get(next, "metadata") : NULL;
-		bool pinned_by_client =
-		    meta && json_is_string(json_object_get(json_object_get(patch, "metadata"),
-							   "resourceVersion"));
-		if (rc == 0) {
-			json_object_set(next, "kind", json_object_get(old, "kind"));
-			json_object_set(meta, "name",
-					json_object_get(json_object_get(old, "metadata"), "name"));
-			if (!pinned_by_client)
-				json_object_set(meta, "resourceVersion",
-						json_object_get(json_object_get(old, "metadata"),
-								"resourceVersion"));
-			rc = pk_srv_admission_node_write(node, old, next, errs);
-		}
-		if (rc == 0)
-			rc = pk_store_update_opts(c->srv->store, next, sub, &c->wo, errs, ret);
-		json_decref(old);
-		json_decref(next);
-		if (pinned_by_client)
-			break;
-	}
-	return rc;
-}
-
-/*
- * PATCH of an events.k8s.io Event: the patch has that shape, the store keeps
- * the core one, so it is applied here to the stored Event in the patch's
- * shape and written back as an update pinned to the version it was applied
- * to (retried when someone else wrote between, unless the patch pins one).
- */
-static int patch_event(const struct call *c, enum pk_patch_type type, const json_t *patch,
-		       struct pk_errors *errs, json_t **ret)
-{
-	const struct route *r = c->r;
-	bool pinned = json_is_string(pk_get(patch, "metadata.resourceVersion"));
-	int rc = -PK_STORE_ECONFLICT;
-	for (int attempt = 0; attempt < 5 && rc == -PK_STORE_ECONFLICT; attempt++) {
-		json_t *live = NULL, *view = NULL, *next = NULL, *stored = NULL;
-		char err[256] = "";
-		rc = pk_store_get(c->srv->store, r->type->kind, r->ns, r->name, &live);
-		if (rc == 0 && !(view = pk_srv_event_view(r->type, live)))
-			rc = -ENOMEM;
-		if (rc == 0 &&
-		    (rc = pk_patch_apply(view, type, patch, &next, err, sizeof(err))) < 0) {
-			pk_errors_add(errs, "patch: %s", err);
-			rc = rc == -E2BIG || rc == -ENOMEM ? rc : -EINVAL;
-		}
-		if (rc == 0 && !json_is_object(json_object_get(next, "metadata"))) {
-			pk_errors_add(errs, "patch: metadata: Required value");
-			rc = -EINVAL;
-		}
-		if (rc == 0 && !(stored = pk_srv_event_stored(r->type, next)))
-			rc = -ENOMEM;
-		if (rc == 0) {
-			json_t *meta = json_object_get(stored, "metadata");
-			json_object_set(meta, "name", pk_get(live, "metadata.name"));
-			if (!pinned)
-				json_object_set(meta, "resourceVersion",
-						pk_get(live, "metadata.resourceVersion"));
-			rc = pk_store_update_opts(c->srv->store, stored, PK_SUB_MAIN, &c->wo, errs,
-						  ret);
-		}
-		json_decref(live);
-		json_decref(view);
-		json_decref(next);
-		json_decref(stored);
-		if (pinned)
-			break;
-		if (rc == -PK_STORE_ECONFLICT)
-			pk_errors_clear(errs);
-	}
-	return rc;
-}
-
-/* fieldValidation=Strict|Warn|Ignore on a body (fieldvalidation.c): 0, or
- * -EINVAL with resp answered. */
-static int field_validation(const struct call *c, const json_t *body, bool patch,
-			    struct pk_response *resp)
-{
-	enum pk_field_validation mode;
-	const char *v = arg(c->req, "fieldValidation");
-	if (pk_srv_field_validation_mode(v, &mode) < 0) {
-		pk_srv_respond_status(
-		    resp, 400, "BadRequest", NULL, NULL, NULL,
-		    "fieldValidation: Unsupported value: \"%s\": supported values: "
-		    "\"Ignore\", \"Strict\", \"Warn\"",
-		    v);
-		return -EINVAL;
-	}
-	return pk_srv_field_validate(c->r->type, mode, body, c->dups, patch, resp);
-}
-
-/*
- * NamespaceLifecycle admission: content is created only in a namespace that
- * exists (404 namespaces "NS" not found); a terminating one refuses it in
- * the store (403).
- */
-static int namespace_lifecycle(const struct call *c, const json_t *obj, struct pk_response *resp)
-{
-	const char *ns = c->r->ns ? c->r->ns : pk_get_string(obj, "metadata.namespace");
-	json_t *nsobj = NULL;
-
-	if (!c->r->type->namespaced)
-		return 0;
-	if (!ns || !*ns)
-		ns = "default";
-	if (pk_store_get(c->srv->store, "Namespace", NULL, ns, &nsobj) == 0) {
-		json_decref(nsobj);
-		return 0;
-	}
-	pk_srv_respond_status(resp, 404, "NotFound", "namespaces", ns, NULL,
-			      "namespaces \"%s\" not found", ns);
-	return -ENOENT;
-}
-
-static void do_create(const struct call *c, struct pk_response *resp)
-{
-	const struct pk_request *req = c->req;
-	const struct route *r = c->r;
-	json_t *obj;
-	if (parse_body_dups(req, resp, &obj, c->dups) < 0)
-		return;
-	if (check_body_identity(r, obj, false, resp) < 0 ||
-	    field_validation(c, obj, false, resp) < 0 || namespace_lifecycle(c, obj, resp) < 0) {
-		json_decref(obj);
-		return;
-	}
-	json_t *stored = pk_srv_event_stored(r->type, obj);
-	json_decref(obj);
-	if (!(obj = stored))
-		return respond_store_error(resp, -ENOMEM, r, NULL, NULL);
-	struct pk_errors errs = {0};
-	json_t *out = NULL;
-	const char *name =
-	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
-	char namebuf[256];
-	snprintf(namebuf, sizeof(namebuf), "%s", name ? name : "");
-	const char *node = restricted_node(c);
-	int rc = 0;
-	/* Authorised again on the body as decoded here, whatever body_name() read. */
-	if (!pk_authorize(c->who, "create", r->type->kind, name)) {
-		pk_errors_add(&errs,
-			      "metadata.name: Forbidden: User \"%s\" cannot create %s \"%s\"",
-			      c->who->user, r->type->plural, namebuf);
-		rc = -EPERM;
-	}
-	if (rc == 0 && node)
-		rc = pk_srv_admission_node_write(node, NULL, obj, &errs);
-	/* The creator owns what it wrote (an Update entry), when it names itself. */
-	if (rc == 0 && !pk_get(obj, "metadata.managedFields"))
-		rc = pk_srv_managed_create(obj, arg(req, "fieldManager"));
-	if (rc == 0)
-		rc = pk_store_create_opts(c->srv->store, obj, &c->wo, &errs, &out);
-	if (rc == 0 && !out)
-		out = json_incref(obj);
-	json_decref(obj);
-	if (rc < 0)
-		respond_store_error(resp, rc, r, namebuf, &errs);
-	else
-		pk_srv_respond_json(resp, 201, pk_srv_event_answer(r->type, out));
-	pk_errors_clear(&errs);
-}
-
-/* A Binding naming a uid (kube-scheduler sets the pod's) must name this pod. */
-static bool binding_uid_differs(const json_t *binding, const json_t *pod)
-{
-	const char *want = pk_get_string(binding, "metadata.uid");
-	const char *have = pk_get_string(pod, "metadata.uid");
-
-	return want && *want && (!have || strcmp(want, have) != 0);
-}
-
-/* What pods/binding writes: the node, the Binding's annotations, PodScheduled True. */
-struct binding_edit {
-	const char *node;
-	json_t *annotations;
-	bool was_bound;
-};
-
-static int binding_apply(json_t *pod, void *arg)
-{
-	struct binding_edit *b = arg;
-	json_t *meta = json_object_get(pod, "metadata"), *have;
-	const char *bound = pk_get_string(pod, "spec.nodeName");
-
-	if (bound && *bound) {
-		b->was_bound = true;
-		return -PK_STORE_ECONFLICT;
-	}
-	if (!json_is_object(json_object_get(pod, "spec")))
-		return -EINVAL;
-	pk_set(pod, "spec.nodeName", json_string(b->node));
-	/* kube-apiserver copies the Binding's annotations onto the pod */
-	if (json_is_object(b->annotations) && json_object_size(b->annotations)) {
-		have = json_object_get(meta, "annotations");
-		if (!json_is_object(have)) {
-			have = json_object();
-			json_object_set_new(meta, "annotations", have);
-		}
-		json_object_update(have, b->annotations);
-	}
-	return pk_condition_set(pod, "PodScheduled", "True", "", "", time(NULL));
-}
-
-/*
- * pods/NAME/binding: set spec.nodeName once, in one write with the pod's
- * PodScheduled condition, as kube-apiserver's binding does (the pod's
- * generation stays: a binding is not a change of the desired state).
- */
-static void do_binding(struct pk_server *srv, const struct pk_request *req, const struct route *r,
-		       struct pk_response *resp)
-{
-	json_t *body;
-	if (parse_body(req, resp, &body) < 0)
-		return;
-	const char *node =
-	    json_string_value(json_object_get(json_object_get(body, "target"), "name"));
-	if (!node || !*node) {
-		json_decref(body);
-		pk_srv_respond_status(resp, 422, "Invalid", "Binding", r->name, NULL,
-				      "Binding \"%s\" is invalid: target.name: Required value",
-				      r->name);
-		return;
-	}
-	json_t *pod = NULL;
-	int rc = pk_store_get(srv->store, "Pod", r->ns, r->name, &pod);
-	const char *bound = rc == 0 ? pk_get_string(pod, "spec.nodeName") : NULL;
-	struct binding_edit b = {.node = node, .annotations = pk_get(body, "metadata.annotations")};
-	struct pk_store_edit e = {
-	    .kind = "Pod", .ns = r->ns, .name = r->name, .apply = binding_apply, .arg = &b};
-
-	if (rc == 0 && !(bound && *bound) && !binding_uid_differs(body, pod)) {
-		rc = pk_store_edit_batch(srv->store, &e, 1);
-		rc = rc < 0 ? rc : e.rc;
-		json_decref(e.object);
-		if (rc == -PK_STORE_ECONFLICT && b.was_bound) {
-			json_decref(pod);
-			pod = NULL;
-			rc = pk_store_get(srv->store, "Pod", r->ns, r->name, &pod);
-			bound = rc == 0 ? pk_get_string(pod, "spec.nodeName") : NULL;
-		}
-	}
-	if (rc == 0 && bound && *bound) {
-		pk_srv_respond_status(resp, 409, "Conflict", "pods", r->name, NULL,
-				      "pod %s is already assigned to node \"%s\"", r->name, bound);
-	} else if (rc == 0 && binding_uid_differs(body, pod)) {
-		pk_srv_respond_status(
-		    resp, 409, "Conflict", "pods", r->name, NULL,
-		    "Precondition failed: UID in precondition: %s, UID in object meta: %s",
-		    pk_get_string(body, "metadata.uid"), pk_get_string(pod, "metadata.uid") ?: "");
-	} else if (rc == 0) {
-		pk_srv_respond_json(resp, 201,
-				    json_pack("{s:s,s:s,s:{},s:s,s:i}", "kind", "Status",
-					      "apiVersion", "v1", "metadata", "status", "Success",
-					      "code", 201));
-	} else {
-		respond_store_error(resp, rc, r, r->name, NULL);
-	}
-	json_decref(pod);
-	json_decref(body);
-}
-
-static void do_update(const struct call *c, struct pk_response *resp)
-{
-	const struct pk_request *req = c->req;
-	const struct route *r = c->r;
-	json_t *obj;
-	if (parse_body_dups(req, resp, &obj, c->dups) < 0)
-		return;
-	if (check_body_identity(r, obj, true, resp) < 0 ||
-	    field_validation(c, obj, false, resp) < 0) {
-		json_decref(obj);
-		return;
-	}
-	json_t *stored = pk_srv_event_stored(r->type, obj);
-	json_decref(obj);
-	if (!(obj = stored))
-		return respond_store_error(resp, -ENOMEM, r, NULL, NULL);
-	struct pk_errors errs = {0};
-	json_t *out = NULL, *live = NULL;
-	enum pk_store_sub sub = r->sub ? PK_SUB_STATUS : PK_SUB_MAIN;
-	/* The writer's manager takes over the fields it changes (managedFields). */
-	if (!r->sub && arg(req, "fieldManager") &&
-	    pk_store_get(c->srv->store, r->type->kind, r->ns, r->name, &live) == 0)
-		pk_srv_managed_update(live, obj, arg(req, "fieldManager"));
-	json_decref(live);
-	int rc = admit_update(c, obj, &errs);
-	if (rc == 0)
-		rc = pk_store_update_opts(c->srv->store, obj, sub, &c->wo, &errs, &out);
-	json_decref(obj);
-	if (rc < 0)
-		respond_store_error(resp, rc, r, r->name, &errs);
-	else
-		pk_srv_respond_json(resp, 200, pk_srv_event_answer(r->type, out));
-	pk_errors_clear(&errs);
-}
-
-static int patch_type_of(const char *ctype, enum pk_patch_type *ret)
-{
-	if (!ctype)
-		return -EINVAL;
-	if (strncmp(ctype, "application/merge-patch+json", 28) == 0)
-		*ret = PK_PATCH_MERGE;
-	else if (strncmp(ctype, "application/strategic-merge-patch+json", 38) == 0)
-		*ret = PK_PATCH_STRATEGIC;
-	else if (strncmp(ctype, "application/json-patch+json", 27) == 0)
-		*ret = PK_PATCH_JSON;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-/* 409 as kube-apiserver words an apply conflict: one cause per field. */
-static void respond_apply_conflicts(struct pk_response *resp, const struct route *r,
-				    const json_t *conflicts)
-{
-	char msg[2048];
-	size_t n = json_array_size(conflicts), i, o;
-	json_t *c, *causes = json_array();
-	o = (size_t)snprintf(msg, sizeof(msg), "Apply failed with %zu conflict%s: ", n,
-			     n == 1 ? "" : "s");
-	json_array_foreach(conflicts, i, c)
-	{
-		char who[300];
-		snprintf(who, sizeof(who), "conflict with \"%s\" using %s",
-			 json_string_value(json_object_get(c, "manager")),
-			 json_string_value(json_object_get(c, "apiVersion")) ?: "");
-		const char *field = json_string_value(json_object_get(c, "field"));
-		if (o < sizeof(msg))
-			o += (size_t)snprintf(msg + o, sizeof(msg) - o, "%s%s: %s", i ? "\n" : "",
-					      who, field);
-		json_array_append_new(causes,
-				      json_pack("{s:s,s:s,s:s}", "reason", "FieldManagerConflict",
-						"message", who, "field", field));
-	}
-	pk_srv_respond_json(resp, 409,
-			    json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:{s:s,s:s,s:o},s:i}", "kind",
-				      "Status", "apiVersion", "v1", "metadata", "status", "Failure",
-				      "message", msg, "reason", "Conflict", "details", "name",
-				      r->name, "kind", r->type->plural, "causes", causes, "code",
-				      409));
-}
-
-/*
- * An apply is judged on the object it produces, as the write it turns into:
- * a create needs the create verb, and a node's own Node passes
- * NodeRestriction against the stored object (NULL: registration).
- */
-static int admit_apply(void *arg, const json_t *live, const json_t *next, struct pk_errors *errs)
-{
-	const struct call *c = arg;
-	const char *node = restricted_node(c);
-	if (!live && !pk_authorize(c->who, "create", c->r->type->kind, c->r->name)) {
-		pk_errors_add(errs, "metadata.name: Forbidden: User \"%s\" cannot create %s \"%s\"",
-			      c->who->user, c->r->type->plural, c->r->name);
-		return -EPERM;
-	}
-	return node ? pk_srv_admission_node_write(node, live, next, errs) : 0;
-}
-
-/* PATCH application/apply-patch+yaml: server-side apply (apply.c). */
-static void do_apply(const struct call *c, struct pk_response *resp)
-{
-	const struct route *r = c->r;
-	const char *manager = arg(c->req, "fieldManager");
-	bool force = false;
-	json_t *config = NULL, *out = NULL, *conflicts = NULL;
-	if (!manager || !*manager || strlen(manager) > 128) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				      "fieldManager: Required value: is required for apply patch "
-				      "(at most 128 characters)");
-		return;
-	}
-	if (arg_bool(c->req, "force", &force) < 0 ||
-	    parse_body_dups(c->req, resp, &config, c->dups) < 0) {
-		if (!resp->status)
-			pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-					      "force: a boolean is expected");
-		return;
-	}
-	if (check_body_identity(r, config, true, resp) < 0 ||
-	    field_validation(c, config, false, resp) < 0 ||
-	    namespace_lifecycle(c, config, resp) < 0) {
-		json_decref(config);
-		return;
-	}
-	if (pk_get(config, "metadata.managedFields")) {
-		json_decref(config);
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				      "metadata.managedFields must be nil");
-		return;
-	}
-	struct pk_errors errs = {0};
-	bool created = false;
-	/* an events.k8s.io Event is applied as the core Event the store keeps */
-	const struct pk_type *t = pk_srv_event_type(r->type) ? pk_type_by_kind("Event") : r->type;
-	json_t *stored = pk_srv_event_stored(r->type, config);
-	struct pk_srv_apply_req q = {.store = c->srv->store,
-				     .t = t,
-				     .ns = r->ns,
-				     .name = r->name,
-				     .manager = manager,
-				     .config = stored,
-				     .force = force,
-				     .status = r->sub != NULL,
-				     .wo = &c->wo,
-				     .admit = admit_apply,
-				     .admit_arg = (void *)c};
-	int rc = stored ? pk_srv_apply(&q, &errs, &out, &conflicts, &created) : -ENOMEM;
-	json_decref(stored);
-	json_decref(config);
-	if (rc == -EBUSY)
-		respond_apply_conflicts(resp, r, conflicts);
-	else if (rc < 0)
-		respond_store_error(resp, rc, r, r->name, &errs);
-	else
-		pk_srv_respond_json(resp, created ? 201 : 200, pk_srv_event_answer(r->type, out));
-	json_decref(conflicts);
-	pk_errors_clear(&errs);
-}
-
-static void do_patch(const struct call *c, struct pk_response *resp)
-{
-	const struct pk_request *req = c->req;
-	const struct route *r = c->r;
-	enum pk_patch_type type;
-	if (req->content_type &&
-	    strncmp(req->content_type, "application/apply-patch+yaml", 28) == 0)
-		return do_apply(c, resp);
-	if (arg_true(req, "force")) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				      "force: Invalid value: true: may not be specified for "
-				      "non-apply patch");
-		return;
-	}
-	if (patch_type_of(req->content_type, &type) < 0) {
-		pk_srv_respond_status(
-		    resp, 415, "UnsupportedMediaType", NULL, NULL, NULL,
-		    "the body of the request was in an unknown format - accepted media "
-		    "types include: application/json-patch+json, "
-		    "application/merge-patch+json, application/strategic-merge-patch+json, "
-		    "application/apply-patch+yaml");
-		return;
-	}
-	json_t *patch;
-	if (parse_body_dups(req, resp, &patch, type == PK_PATCH_JSON ? NULL : c->dups) < 0)
-		return;
-	/* A merge patch has the object's shape; a JSON patch's values are not checked. */
-	if (type != PK_PATCH_JSON && field_validation(c, patch, true, resp) < 0) {
-		json_decref(patch);
-		return;
-	}
-	struct pk_errors errs = {0};
-	json_t *out = NULL;
-	int rc = pk_srv_event_api(r->type) ? patch_event(c, type, patch, &errs, &out)
-					   : patch_admitted(c, type, patch, &errs, &out);
-	json_decref(patch);
-	if (rc < 0)
-		respond_store_error(resp, rc, r, r->name, &errs);
-	else
-		pk_srv_respond_json(resp, 200, pk_srv_event_answer(r->type, out));
-	pk_errors_clear(&errs);
-}
-
-static int delete_options_apply(json_t *opts, struct pk_response *resp, json_t **ret_opts,
-				struct pk_store_write_opts *wo);
-
-/* DeleteOptions in a DELETE body, JSON, YAML or protobuf: dryRun and both
- * preconditions (wo borrows from *ret_opts). */
-static int delete_options(const struct pk_request *req, struct pk_response *resp, json_t **ret_opts,
-			  struct pk_store_write_opts *wo)
-{
-	*ret_opts = NULL;
-	if (!req->body || !req->body_len)
-		return 0;
-	char err[256] = "";
-	json_t *opts = NULL;
-	bool proto = req->content_type && strstr(req->content_type, "protobuf");
-	int rc = proto
-		     ? pk_srv_proto_decode_budget(
-			   req->body, req->body_len,
-			   &(struct pk_srv_pb_budget){req->reserve, req->reserve_ctx}, &opts, err,
-			   sizeof(err))
-		     : pk_parse_document("body", req->body, req->body_len, &opts, err, sizeof(err));
-	if (rc == 0 && proto && strcmp(pk_get_string(opts, "kind") ?: "", "DeleteOptions") != 0)
-		snprintf(err, sizeof(err), "the body is a %s, not DeleteOptions",
-			 pk_get_string(opts, "kind")),
-		    rc = -EINVAL;
-	if (rc < 0 || !json_is_object(opts)) {
-		json_decref(opts);
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				      "the DeleteOptions could not be decoded: %s", err);
-		return -EINVAL;
-	}
-	return delete_options_apply(opts, resp, ret_opts, wo);
-}
-
-/*
- * propagationPolicy (Orphan, Background, Foreground) or the older
- * orphanDependents of a DeleteOptions into wo; both at once is 422, as
- * kube-apiserver answers.
- */
-static int delete_propagation(const json_t *opts, struct pk_response *resp,
-			      struct pk_store_write_opts *wo)
-{
-	json_t *pol = json_object_get(opts, "propagationPolicy");
-	json_t *orphan = json_object_get(opts, "orphanDependents");
-	const char *p = json_string_value(pol);
-
-	if (pol && !json_is_null(pol) && orphan && !json_is_null(orphan)) {
-		pk_srv_respond_status(resp, 422, "Invalid", NULL, NULL, NULL,
-				      "orphanDependents: Invalid value: %s: orphanDependents and "
-				      "deletionPropagation cannot be both set",
-				      json_is_true(orphan) ? "true" : "false");
-		return -EINVAL;
-	}
-	if (json_is_boolean(orphan))
-		wo->propagation =
-		    json_is_true(orphan) ? PK_PROPAGATE_ORPHAN : PK_PROPAGATE_BACKGROUND;
-	if (!pol || json_is_null(pol))
-		return 0;
-	if (p && strcmp(p, "Orphan") == 0)
-		wo->propagation = PK_PROPAGATE_ORPHAN;
-	else if (p && strcmp(p, "Background") == 0)
-		wo->propagation = PK_PROPAGATE_BACKGROUND;
-	else if (p && strcmp(p, "Foreground") == 0)
-		wo->propagation = PK_PROPAGATE_FOREGROUND;
-	else {
-		pk_srv_respond_status(resp, 422, "Invalid", NULL, NULL, NULL,
-				      "propagationPolicy: Unsupported value: \"%s\": supported "
-				      "values: \"Foreground\", \"Background\", \"Orphan\"",
-				      p ? p : "");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* dryRun and preconditions of a DeleteOptions tree (taken) into wo. */
-static int delete_options_apply(json_t *opts, struct pk_response *resp, json_t **ret_opts,
-				struct pk_store_write_opts *wo)
-{
-	json_t *pre = json_object_get(opts, "preconditions"),
-	       *dry = json_object_get(opts, "dryRun");
-	wo->precondition_rv = json_string_value(json_object_get(pre, "resourceVersion"));
-	wo->precondition_uid = json_string_value(json_object_get(pre, "uid"));
-	size_t i;
-	json_t *v;
-	if (delete_propagation(opts, resp, wo) < 0) {
-		json_decref(opts);
-		return -EINVAL;
-	}
-	if (dry && !json_is_array(dry)) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				      "dryRun: Invalid value: expected a list of strings");
-		json_decref(opts);
-		return -EINVAL;
-	}
-	json_array_foreach(dry, i, v)
-	{
-		if (!json_is_string(v) || strcmp(json_string_value(v), "All") != 0) {
-			pk_srv_respond_status(
-			    resp, 400, "BadRequest", NULL, NULL, NULL,
-			    "dryRun[%zu]: Unsupported value: supported values: \"All\"", i);
-			json_decref(opts);
-			return -EINVAL;
-		}
-		wo->dry_run = true;
-	}
-	*ret_opts = opts;
-	return 0;
-}
-
-/* ?propagationPolicy= and ?orphanDependents= on a DELETE, as in the body. */
-static int delete_query_options(const struct pk_request *req, struct pk_response *resp,
-				struct pk_store_write_opts *wo)
-{
-	json_t *q = json_object();
-	int rc;
-
-	for (size_t i = 0; i < req->nargs; i++) {
-		const char *k = req->args[i].key, *v = req->args[i].value ? req->args[i].value : "";
-
-		if (k && strcmp(k, "propagationPolicy") == 0)
-			json_object_set_new(q, k, json_string(v));
-		else if (k && strcmp(k, "orphanDependents") == 0)
-			json_object_set_new(q, k, json_boolean(strcmp(v, "true") == 0));
-	}
-	rc = delete_propagation(q, resp, wo);
-	json_decref(q);
-	return rc;
-}
-
-static void do_delete(struct call *c, struct pk_response *resp)
-{
-	json_t *opts = NULL;
-	if (delete_query_options(c->req, resp, &c->wo) < 0 ||
-	    delete_options(c->req, resp, &opts, &c->wo) < 0)
-		return;
-	/* batch/v1 Jobs orphan their pods unless asked otherwise, as upstream's strategy */
-	if (c->wo.propagation == PK_PROPAGATE_DEFAULT && c->r->type->pk == PK_KIND_JOB)
-		c->wo.propagation = PK_PROPAGATE_ORPHAN;
-	json_t *out = NULL;
-	struct pk_errors errs = {0};
-	int rc = pk_store_delete_opts(c->srv->store, c->r->type->kind, c->r->ns, c->r->name, &c->wo,
-				      &errs, &out);
-	if (rc < 0)
-		respond_store_error(resp, rc, c->r, c->r->name, &errs);
-	else
-		pk_srv_respond_json(resp, 200, pk_srv_event_answer(c->r->type, out));
-	pk_errors_clear(&errs);
-	json_decref(opts);
-}
-
-/*
- * pods/NAME/eviction (policy/v1 Eviction), what kubectl drain posts: the
- * pod's disruption unit goes whole or not at all, as its budgets allow
- * (eviction.c); 201 and a Success Status, or 429 with the reason, as
- * kube-apiserver answers.
- */
-static void do_eviction(struct call *c, struct pk_response *resp)
-{
-	json_t *body = NULL, *opts = NULL;
-	if (parse_body(c->req, resp, &body) < 0)
-		return;
-	const char *kind = pk_get_string(body, "kind"),
-		   *name = pk_get_string(body, "metadata.name");
-	if (!json_is_object(body) || (kind && strcmp(kind, "Eviction") != 0)) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				      "the body of an eviction must be a policy/v1 Eviction");
-	} else if (name && strcmp(name, c->r->name) != 0) {
-		pk_srv_respond_status(resp, 400, "BadRequest", NULL, NULL, NULL,
-				      "name in URL does not match name in Eviction object");
-	} else {
-		json_t *del = json_object_get(body, "deleteOptions");
-		int rc = json_is_object(del)
-			     ? delete_options_apply(json_incref(del), resp, &opts, &c->wo)
-			     : 0;
-		if (rc == 0)
-			rc = pk_srv_evict(c->srv->store, c->r->ns, c->r->name, &c->wo, resp);
-		if (rc < 0 && resp->status == 0)
-			respond_store_error(resp, rc, c->r, c->r->name, NULL);
-	}
-	json_decref(opts);
-	json_decref(body);
 }
 
 static const char *verb_of(const char *method, const struct route *r, bool watch)
@@ -1606,7 +610,7 @@ static void dispatch_resource(struct pk_server *srv, const struct pk_request *re
 			      const struct route *r, const struct pk_identity *who,
 			      const char *verb, struct pk_response *resp)
 {
-	struct call c = {.srv = srv, .req = req, .r = r, .who = who};
+	struct call c = {.srv = srv, .req = req, .r = r, .who = who, .wo = {.by_user = true}};
 	bool is_get = strcmp(req->method, "GET") == 0;
 	if (!is_get && query_dry_run(req, resp, &c.wo.dry_run) < 0)
 		return;
@@ -1617,23 +621,23 @@ static void dispatch_resource(struct pk_server *srv, const struct pk_request *re
 	bool where_ok = !r->type->namespaced || r->ns;
 	c.dups = json_array();
 	if (strcmp(verb, "watch") == 0)
-		do_watch(srv, req, r, resp);
+		rt_do_watch(srv, req, r, resp);
 	else if (strcmp(verb, "list") == 0)
-		do_list(srv, req, r, resp);
+		rt_do_list(srv, req, r, resp);
 	else if (strcmp(verb, "get") == 0 && !is_binding && !is_eviction)
-		do_get(srv, req, r, resp);
+		rt_do_get(srv, req, r, resp);
 	else if (strcmp(req->method, "POST") == 0 && collection && where_ok)
-		do_create(&c, resp);
+		rt_do_create(&c, resp);
 	else if (strcmp(req->method, "POST") == 0 && is_binding && !c.wo.dry_run)
-		do_binding(srv, req, r, resp);
+		rt_do_binding(srv, req, r, resp);
 	else if (strcmp(req->method, "POST") == 0 && is_eviction)
-		do_eviction(&c, resp);
+		rt_do_eviction(&c, resp);
 	else if (strcmp(verb, "update") == 0 && !collection && !is_binding && !is_eviction)
-		do_update(&c, resp);
+		rt_do_update(&c, resp);
 	else if (strcmp(verb, "patch") == 0 && !collection && !is_binding && !is_eviction)
-		do_patch(&c, resp);
+		rt_do_patch(&c, resp);
 	else if (strcmp(verb, "delete") == 0 && !collection && !r->sub)
-		do_delete(&c, resp);
+		rt_do_delete(&c, resp);
 	else
 		pk_srv_respond_status(
 		    resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
@@ -1642,7 +646,7 @@ static void dispatch_resource(struct pk_server *srv, const struct pk_request *re
 }
 
 /* metadata.name of a create body, for authorisation by name; NULL when unknown. */
-static const char *body_name(const struct pk_request *req)
+const char *rt_body_name(const struct pk_request *req)
 {
 	static __thread char name[256];
 	json_t *v = NULL;
@@ -1769,7 +773,7 @@ static bool lease_elsewhere(const struct pk_server *srv, const struct route *r,
 			    const struct pk_identity *who, const char *verb,
 			    struct pk_response *resp)
 {
-	if (!pk_srv_admission_node_lease_elsewhere(srv, who, verb, r->type->kind, r->ns))
+	if (!pk_srv_admission_node_lease_elsewhere(srv, who, verb, r->type, r->ns))
 		return false;
 	pk_srv_respond_status(resp, 403, "Forbidden", r->type->plural, r->name, NULL,
 			      "%s \"%s\" is forbidden: User \"%s\" cannot %s resource \"%s\" in "
@@ -1871,7 +875,7 @@ static bool services_resource(struct pk_server *srv, const struct pk_request *re
 				      "services is forbidden: User \"%s\" cannot %s resource "
 				      "\"services\" in API group \"\"",
 				      who->user, read ? (list ? "list" : "get") : "write");
-	else if (!read || arg_true(req, "watch"))
+	else if (!read || rt_arg_true(req, "watch"))
 		pk_srv_respond_status(resp, 405, "MethodNotAllowed", "services", NULL, NULL,
 				      "services are %s here: podkerneld runs no service "
 				      "proxy and allocates no cluster IPs",
@@ -1987,8 +991,8 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 	note_route(note, &r);
 	bool watch = false, bookmarks = false;
 	const char *verb = NULL;
-	const char *bad = arg_bool(req, "watch", &watch) < 0 ? "watch"
-			  : arg_bool(req, "allowWatchBookmarks", &bookmarks) < 0
+	const char *bad = rt_arg_bool(req, "watch", &watch) < 0 ? "watch"
+			  : rt_arg_bool(req, "allowWatchBookmarks", &bookmarks) < 0
 			      ? "allowWatchBookmarks"
 			      : NULL;
 	if (bad) {
@@ -1996,7 +1000,7 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 		    resp, 400, "BadRequest", NULL, NULL, NULL,
 		    "%s: Invalid value: \"%s\": must be a boolean (true, false, 1, "
 		    "0, t, f, ...)",
-		    bad, arg(req, bad));
+		    bad, rt_arg(req, bad));
 		route_clear(&r);
 		return "other";
 	}
@@ -2005,7 +1009,7 @@ static const char *handle(struct pk_server *srv, const struct pk_request *req,
 		pk_srv_respond_status(resp, 405, "MethodNotAllowed", NULL, NULL, NULL,
 				      "method %s is not allowed", req->method);
 	} else if (!pk_authorize(&who, verb, r.type->kind, r.name) &&
-		   (r.name || !pk_authorize(&who, verb, r.type->kind, body_name(req)))) {
+		   (r.name || !pk_authorize(&who, verb, r.type->kind, rt_body_name(req)))) {
 		respond_forbidden(resp, &r, &who, verb);
 	} else if (!lease_elsewhere(srv, &r, &who, verb, resp)) {
 		dispatch_resource(srv, req, &r, &who, verb, resp);

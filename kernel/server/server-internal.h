@@ -241,8 +241,6 @@ const char *const *pk_srv_list_keys(const char *field);
 /* openapi.c: /openapi/v3 and one group version's document (NULL: none). */
 json_t *pk_srv_openapi_root(void);
 json_t *pk_srv_openapi_gv(const char *group, const char *version);
-/* What `kubectl explain` says first about t (NULL: nothing). */
-const char *pk_srv_openapi_description(const struct pk_type *t);
 
 /* discovery.c */
 /* impersonate.c: the identity the Impersonate-* headers ask for, and its strings. */
@@ -277,6 +275,21 @@ bool pk_srv_access_handle(const struct pk_server *srv, const struct pk_request *
 bool pk_srv_discovery_handle(struct pk_server *srv, const char *path, struct pk_response *resp);
 /* /openapi/v2: an empty document, protobuf when accepted, else JSON. */
 void pk_srv_discovery_openapi_v2(const char *accept, struct pk_response *resp);
+
+/*
+ * scale.c: the scale subresource (autoscaling/v1 Scale) of LeaderWorkerSet.
+ * The Scale of obj (a new reference); obj with scale's spec.replicas (and
+ * its resourceVersion, if any) as *ret, or -EINVAL naming the field; a PUT
+ * (type NULL: body is the Scale) or PATCH of the Scale written as an update
+ * of the object, retried on a conflict unless the body names a version.
+ */
+bool pk_srv_has_scale(const struct pk_type *t);
+json_t *pk_srv_scale_view(const json_t *obj);
+int pk_srv_scale_stored(const json_t *live, const json_t *scale, json_t **ret,
+			struct pk_errors *errs);
+int pk_srv_scale_write(struct pk_store *st, const struct pk_type *t, const char *ns,
+		       const char *name, const enum pk_patch_type *type, const json_t *body,
+		       const struct pk_store_write_opts *wo, struct pk_errors *errs, json_t **ret);
 
 /* events.c: the Event resource in its two shapes (core v1 as stored,
  * events.k8s.io/v1).  Is t one of the two? */
@@ -349,7 +362,7 @@ bool pk_srv_admission_node_name(const struct pk_identity *who, const char **ret_
  */
 bool pk_srv_admission_node_lease_elsewhere(const struct pk_server *srv,
 					   const struct pk_identity *who, const char *verb,
-					   const char *kind, const char *ns);
+					   const struct pk_type *t, const char *ns);
 /* May node write next over old (NULL: create) of its own Node?  0 or -EPERM
  * with the field and reason in errs. */
 int pk_srv_admission_node_write(const char *node, const json_t *old, const json_t *next,

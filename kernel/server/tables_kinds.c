@@ -563,6 +563,14 @@ static const struct pk_srv_column jobset_cols[] = {
     {"Suspended", "string", 0, NULL, ".spec.suspend", "JobSet suspended"},
     AGE_COL,
     {NULL}};
+/* the LeaderWorkerSet project's CRD columns */
+static const struct pk_srv_column lws_cols[] = {
+    NAME_COL,
+    {"Ready", "integer", 0, NULL, ".status.readyReplicas", "Number of ready replicas"},
+    {"Desired", "integer", 0, NULL, ".spec.replicas", "Number of desired replicas"},
+    {"Up-to-date", "integer", 0, NULL, ".status.updatedReplicas", "Number of up-to-date replicas"},
+    AGE_COL,
+    {NULL}};
 static const struct pk_srv_column claim_cols[] = {
     NAME_COL,
     {"State", "string", 0, cell_claim_state, NULL,
@@ -636,6 +644,7 @@ static const struct {
     {"", "Namespace", ns_cols},
     {"batch", "Job", job_cols},
     {"jobset.x-k8s.io", "JobSet", jobset_cols},
+    {"leaderworkerset.x-k8s.io", "LeaderWorkerSet", lws_cols},
     {"resource.k8s.io", "ResourceClaim", claim_cols},
     {"resource.k8s.io", "ResourceSlice", slice_cols},
     {"scheduling.k8s.io", "PodGroup", group_cols},

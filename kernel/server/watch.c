@@ -157,7 +157,7 @@ static bool matches(const struct pk_watch *w, const json_t *obj)
 static int on_event(const struct pk_store_event *ev, void *arg)
 {
 	struct pk_watch *w = arg;
-	if (!ev->kind || strcmp(ev->kind, w->spec.type->kind) != 0 || !matches(w, ev->object))
+	if (!ev->kind || strcmp(ev->kind->kind, w->spec.type->kind) != 0 || !matches(w, ev->object))
 		return 0;
 	int rc;
 	if (!w->spec.table && ev->object_json && !pk_srv_event_needs_view(w->spec.type, ev->object))

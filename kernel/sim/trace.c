@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "kernel/builder/builder.h"
+#include "kernel/lib/file.h"
 #include "kernel/sim/sim-internal.h"
 #include "topology/topology.h"
 
@@ -584,56 +585,21 @@ int pk_sim_trace_from_objects(const json_t *objects, struct pk_sim_trace **ret,
 int sim_read_all(const char *path, char **ret, size_t *ret_len, char *err, size_t errlen)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int r = 0;
+	int r;
 
 	if (!f) {
 		r = -errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return r;
 	}
-	for (;;) {
-		if (cap - len < 65536) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 1 << 20;
-			if (cap > PK_MAX_FILE_BYTES + 65536)
-				cap = PK_MAX_FILE_BYTES + 65536;
-			nb = realloc(buf, cap + 1);
-			if (!nb) {
-				r = -ENOMEM;
-				break;
-			}
-			buf = nb;
-		}
-		size_t n = fread(buf + len, 1, cap - len, f);
-
-		len += n;
-		if (len > PK_MAX_FILE_BYTES) {
-			snprintf(err, errlen, "%s: larger than %zu MiB", path,
-				 PK_MAX_FILE_BYTES >> 20);
-			r = -EFBIG;
-			break;
-		}
-		if (n == 0) {
-			if (ferror(f)) {
-				snprintf(err, errlen, "%s: read error", path);
-				r = -EIO;
-			}
-			break;
-		}
-	}
+	r = pk_read_stream(f, 0, PK_MAX_FILE_BYTES, ret, ret_len);
 	if (f != stdin)
 		fclose(f);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
-	return 0;
+	if (r == -EFBIG)
+		snprintf(err, errlen, "%s: larger than %zu MiB", path, PK_MAX_FILE_BYTES >> 20);
+	else if (r == -EIO)
+		snprintf(err, errlen, "%s: read error", path);
+	return r;
 }
 
 int pk_sim_trace_load(const char *path, struct pk_sim_trace **ret, char *err, size_t errlen)

@@ -262,7 +262,7 @@ static void default_pod_status(json_t *obj)
 
 static void default_kind(const struct pk_type *t, json_t *obj)
 {
-	if (strcmp(t->kind, "Namespace") == 0 && !json_object_get(obj, "status"))
+	if (t->pk == PK_KIND_NAMESPACE && !json_object_get(obj, "status"))
 		json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
 	if (t->pk == PK_KIND_POD) {
 		default_pod_status(obj);
@@ -288,16 +288,22 @@ static void default_kind(const struct pk_type *t, json_t *obj)
  * each adding field-path messages to errs.
  */
 static int validate(const struct pk_store *st, const struct pk_type *t, json_t *obj,
-		    const json_t *old, struct pk_errors *errs)
+		    const json_t *old, bool by_user, struct pk_errors *errs)
 {
 	int rc;
 
-	if (t->pk == PK_KIND_UNKNOWN)
+	if (!t->validate)
 		return 0;
 	rc = pk_validate(obj, errs) < 0 ? -EINVAL : 0;
-	for (size_t i = 0; i < st->nadmission; i++)
-		if (st->admission[i].kind == t->pk && st->admission[i].admit(obj, old, errs) < 0)
+	for (size_t i = 0; i < st->nadmission; i++) {
+		const struct pk_admission *a = &st->admission[i];
+
+		if (a->kind == t->pk && a->admit(obj, old, errs) < 0)
 			rc = -EINVAL;
+		if (a->kind == t->pk && by_user && a->admit_user &&
+		    a->admit_user(obj, old, errs) < 0)
+			rc = -EINVAL;
+	}
 	return rc;
 }
 
@@ -332,7 +338,8 @@ static int generate_name(json_t *obj)
 	return 0;
 }
 
-static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *errs, struct txn *tx)
+static int create_locked(struct pk_store *st, json_t *obj, bool by_user, struct pk_errors *errs,
+			 struct txn *tx)
 {
 	const struct pk_type *t = type_of_obj(obj, errs);
 	if (!t)
@@ -374,7 +381,7 @@ static int create_locked(struct pk_store *st, json_t *obj, struct pk_errors *err
 	if (rc < 0)
 		return rc;
 	default_kind(t, obj);
-	rc = validate(st, t, obj, NULL, errs);
+	rc = validate(st, t, obj, NULL, by_user, errs);
 	if (rc < 0)
 		return rc;
 	rc = pk_store_txn_begin(st, tx);
@@ -411,7 +418,7 @@ int pk_store_create_opts(struct pk_store *st, const json_t *in,
 		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
 	struct txn tx = {.dry_run = opts && opts->dry_run};
 	pk_store_writer_enter(st);
-	int rc = create_locked(st, obj, errs ? errs : &local, &tx);
+	int rc = create_locked(st, obj, opts && opts->by_user, errs ? errs : &local, &tx);
 	int crc = pk_store_writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
 	return finish(rc, obj, &local, ret);
@@ -435,7 +442,7 @@ int pk_store_create_batch(struct pk_store *st, json_t *const *objs, size_t n, in
 		rcs[i] = !copies[i] ? -ENOMEM
 			 : !json_is_object(copies[i])
 			     ? -EINVAL
-			     : create_locked(st, copies[i], &errs, &txs[i]);
+			     : create_locked(st, copies[i], false, &errs, &txs[i]);
 		pk_errors_clear(&errs);
 	}
 	crc = pk_store_writer_leave_many(st, txs, n);
@@ -616,7 +623,7 @@ static int delete_locked(struct pk_store *st, const struct pk_type *t, const cha
 		json_decref(obj);
 		return -PK_STORE_ECONFLICT;
 	}
-	bool is_ns = strcmp(t->kind, "Namespace") == 0;
+	bool is_ns = t->pk == PK_KIND_NAMESPACE;
 	if (is_ns && protected_namespace(name)) {
 		pk_errors_add(errs, "metadata.name: Forbidden: namespace \"%s\" may not be deleted",
 			      name);
@@ -638,13 +645,6 @@ static int delete_locked(struct pk_store *st, const struct pk_type *t, const cha
 	else
 		json_decref(obj);
 	return rc;
-}
-
-int pk_store_delete(struct pk_store *st, const char *kind, const char *ns, const char *name,
-		    const char *precondition_rv, struct pk_errors *errs, json_t **ret)
-{
-	struct pk_store_write_opts o = {.precondition_rv = precondition_rv};
-	return pk_store_delete_opts(st, kind, ns, name, &o, errs, ret);
 }
 
 int pk_store_delete_opts(struct pk_store *st, const char *kind, const char *ns, const char *name,
@@ -760,8 +760,8 @@ static json_t *merge_update(const struct pk_type *t, json_t *old, json_t *obj,
 }
 
 static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub,
-			 const char *precondition_uid, struct pk_errors *errs, struct txn *tx,
-			 json_t **ret)
+			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
+			 struct txn *tx, json_t **ret)
 {
 	const struct pk_type *t = type_of_obj(obj, errs);
 	if (!t)
@@ -780,7 +780,7 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 		return -PK_STORE_ECONFLICT;
 	}
 	/* A uid in the body is a precondition too: it never changes. */
-	if (check_uid(old, precondition_uid, errs) < 0 ||
+	if (check_uid(old, opts ? opts->precondition_uid : NULL, errs) < 0 ||
 	    check_uid(old, pk_store_meta_str(obj, "uid"), errs) < 0) {
 		json_decref(old);
 		return -PK_STORE_ECONFLICT;
@@ -792,7 +792,7 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 		set_generation(next, old, false);
 	}
 	if (rc == 0)
-		rc = validate(st, t, next, old, errs);
+		rc = validate(st, t, next, old, opts && opts->by_user, errs);
 	if (rc == 0 && json_equal(next, old)) {
 		*ret = next;
 		json_decref(old);
@@ -817,12 +817,6 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 	return rc;
 }
 
-int pk_store_update(struct pk_store *st, const json_t *in, enum pk_store_sub sub,
-		    struct pk_errors *errs, json_t **ret)
-{
-	return pk_store_update_opts(st, in, sub, NULL, errs, ret);
-}
-
 int pk_store_update_opts(struct pk_store *st, const json_t *in, enum pk_store_sub sub,
 			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
 			 json_t **ret)
@@ -833,8 +827,7 @@ int pk_store_update_opts(struct pk_store *st, const json_t *in, enum pk_store_su
 		return finish(obj ? -EINVAL : -ENOMEM, obj, &local, ret);
 	struct txn tx = {.dry_run = opts && opts->dry_run};
 	pk_store_writer_enter(st);
-	int rc = update_locked(st, obj, sub, opts ? opts->precondition_uid : NULL,
-			       errs ? errs : &local, &tx, &out);
+	int rc = update_locked(st, obj, sub, opts, errs ? errs : &local, &tx, &out);
 	int crc = pk_store_writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
 	json_decref(obj);
@@ -885,8 +878,7 @@ int pk_store_patch_opts(struct pk_store *st, const char *kind, const char *ns, c
 		    "resourceVersion");
 		if (!json_is_string(prv))
 			keep_field(m, meta_of(old), "resourceVersion");
-		rc = update_locked(st, next, sub, opts ? opts->precondition_uid : NULL, e, &tx,
-				   &out);
+		rc = update_locked(st, next, sub, opts, e, &tx, &out);
 	}
 	int crc = pk_store_writer_leave(st, &tx);
 	rc = rc < 0 ? rc : crc;
@@ -958,7 +950,7 @@ static int edit_create(struct pk_store *st, struct pk_store_edit *e, struct txn 
 	json_t *obj = json_deep_copy(e->create);
 	int rc = !obj			? -ENOMEM
 		 : !json_is_object(obj) ? -EINVAL
-					: create_locked(st, obj, &errs, tx);
+					: create_locked(st, obj, false, &errs, tx);
 
 	edit_message(e, &errs);
 	if (rc == 0)
@@ -1019,7 +1011,7 @@ static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn 
 		rc = -EINVAL;
 	if (rc == 0) {
 		keep_identity(next, old, t->pk == PK_KIND_POD);
-		rc = validate(st, t, next, old, &errs);
+		rc = validate(st, t, next, old, false, &errs);
 		edit_message(e, &errs);
 	}
 	if (rc == 0)

@@ -243,11 +243,6 @@ static int seed_namespaces(struct pk_store *st)
 	return 0;
 }
 
-int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errlen)
-{
-	return pk_store_open_opts(dir, NULL, ret, err, errlen);
-}
-
 int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 		       struct pk_store **ret, char *err, size_t errlen)
 {
@@ -1291,7 +1286,8 @@ int pk_store_events_since(struct pk_store *st, uint64_t since, size_t max, pk_st
 			struct pk_store_event ev = {
 			    .type = copy[i].type,
 			    .rv = copy[i].rv,
-			    .kind = json_string_value(json_object_get(copy[i].object, "kind")),
+			    .kind = pk_type_by_kind(
+				json_string_value(json_object_get(copy[i].object, "kind"))),
 			    .object = copy[i].object,
 			    .object_json = json_string_value(copy[i].text),
 			    .object_json_len = json_string_length(copy[i].text),

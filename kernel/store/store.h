@@ -116,7 +116,6 @@ struct pk_store_open_opts {
 	const struct pk_admission *admission;
 	size_t nadmission;
 };
-int pk_store_open(const char *dir, struct pk_store **ret, char *err, size_t errlen);
 
 /*
  * The store file's schema (PRAGMA user_version; kernel/store/schema.c).  Open
@@ -238,6 +237,8 @@ enum pk_patch_type {
 	PK_PATCH_JSON,	    /* application/json-patch+json (RFC 6902) */
 };
 enum pk_store_sub { PK_SUB_MAIN, PK_SUB_STATUS };
+/* Dry run and preconditions of a write (below); NULL: none. */
+struct pk_store_write_opts;
 
 /*
  * Create obj (borrowed; the store works on a copy).  generateName is honoured
@@ -253,8 +254,9 @@ int pk_store_create(struct pk_store *store, const json_t *obj, struct pk_errors 
  * anything outside metadata and status changes.  Removing the last finalizer of
  * an object with a deletionTimestamp deletes it.
  */
-int pk_store_update(struct pk_store *store, const json_t *obj, enum pk_store_sub sub,
-		    struct pk_errors *errs, json_t **ret);
+int pk_store_update_opts(struct pk_store *store, const json_t *obj, enum pk_store_sub sub,
+			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
+			 json_t **ret);
 /* Apply a patch to the stored object atomically, then update as above. */
 int pk_store_patch(struct pk_store *store, const char *kind, const char *ns, const char *name,
 		   enum pk_patch_type type, const json_t *patch, enum pk_store_sub sub,
@@ -263,12 +265,13 @@ int pk_store_patch(struct pk_store *store, const char *kind, const char *ns, con
  * Delete: an object with finalizers gets metadata.deletionTimestamp and stays
  * until they are gone (ret is that object); otherwise it is removed (ret is the
  * last state).  A CompositePodGroup keeps PK_STORE_GROUP_FINALIZER while child
- * groups (spec.parentCompositePodGroupName) exist.  precondition_rv (may be
+ * groups (spec.parentCompositePodGroupName) exist.  opts->precondition_rv (may be
  * NULL) must match the stored resourceVersion.  Deleting a Namespace deletes
  * every object in it by the same rules; it goes when its last object does.
  */
-int pk_store_delete(struct pk_store *store, const char *kind, const char *ns, const char *name,
-		    const char *precondition_rv, struct pk_errors *errs, json_t **ret);
+int pk_store_delete_opts(struct pk_store *store, const char *kind, const char *ns, const char *name,
+			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
+			 json_t **ret);
 
 /*
  * Create many objects in one transaction, one commit (the appliance's
@@ -315,20 +318,15 @@ struct pk_store_write_opts {
 	const char *precondition_uid;
 	const char *precondition_rv;	 /* delete only (update/patch: metadata.resourceVersion) */
 	enum pk_propagation propagation; /* delete only */
+	bool by_user; /* a user's request (the API server's): admit_user rules apply too */
 };
 int pk_store_create_opts(struct pk_store *store, const json_t *obj,
-			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
-			 json_t **ret);
-int pk_store_update_opts(struct pk_store *store, const json_t *obj, enum pk_store_sub sub,
 			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
 			 json_t **ret);
 int pk_store_patch_opts(struct pk_store *store, const char *kind, const char *ns, const char *name,
 			enum pk_patch_type type, const json_t *patch, enum pk_store_sub sub,
 			const struct pk_store_write_opts *opts, struct pk_errors *errs,
 			json_t **ret);
-int pk_store_delete_opts(struct pk_store *store, const char *kind, const char *ns, const char *name,
-			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
-			 json_t **ret);
 
 /*
  * Batched edits (the write path's store backend): many objects written in
@@ -337,7 +335,7 @@ int pk_store_delete_opts(struct pk_store *store, const char *kind, const char *n
  *     change a private copy in place (any of metadata, spec, status;
  *     identity, uid, timestamps and resourceVersion are kept), validate and
  *     store it; with delete_after it is then deleted by the rules of
- *     pk_store_delete();
+ *     pk_store_delete_opts();
  *   - CREATE: create a copy of create by the rules of pk_store_create();
  *   - DELETE: delete the object by the rules of pk_store_delete_opts(),
  *     with propagation.
@@ -389,9 +387,9 @@ const char *pk_event_type_to_string(enum pk_event_type type); /* "ADDED", ... */
 struct pk_store_event {
 	enum pk_event_type type;
 	uint64_t rv;
-	const char *kind;	 /* the object's kind */
-	json_t *object;		 /* borrowed and shared: read only; json_deep_copy() to change */
-	const char *object_json; /* the same object as compact JSON, borrowed */
+	const struct pk_type *kind; /* the object's kind: its row of the kinds table */
+	json_t *object;		    /* borrowed and shared: read only; json_deep_copy() to change */
+	const char *object_json;    /* the same object as compact JSON, borrowed */
 	size_t object_json_len;
 };
 /* Return 0 to continue, anything else to stop (returned by events_since). */

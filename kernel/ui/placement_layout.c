@@ -53,11 +53,11 @@ struct lhost {
 	int pods;
 	long group; /* -1: none */
 	int x, y;
-	const json_t *alloc, *taints; /* resource -> milli-units; "key=value:Effect" */
-	json_t *req;		      /* what its pods request, resource -> milli-units */
-	double fill;		      /* the scarcest resource's share in use, 0..1 */
-	const char *scarce;	      /* that resource; NULL when none is known */
-	long long accel, accel_used;  /* accelerators allocatable, requested (milli) */
+	const struct ui_node *node;  /* allocatable, taints */
+	json_t *req;		     /* what its pods request, resource -> milli-units */
+	double fill;		     /* the scarcest resource's share in use, 0..1 */
+	const char *scarce;	     /* that resource; NULL when none is known */
+	long long accel, accel_used; /* accelerators allocatable, requested (milli) */
 	/* the groups whose pods it holds, by weight: accelerators, then pods */
 	struct {
 		long group;
@@ -96,26 +96,27 @@ struct layout {
  * Equal counts (one cube per superslice) are told apart by the length of the
  * values: a level's values extend those of the level above ("ss1", "ss1-c0").
  */
-static int find_levels(const json_t *nodes, struct layout *L)
+static int find_levels(const struct ui_view *v, struct layout *L)
 {
-	json_t *seen = json_object(), *n, *v, *vals;
-	const char *name, *k, *dk = NULL, *ck = NULL;
+	json_t *seen = json_object(), *vals;
+	const char *k, *dk = NULL, *ck = NULL;
 	size_t dn = 0, dlen = 0, cn = 0, clen = 0;
 	int r = 0;
 
 	if (!seen)
 		return -ENOMEM;
-	json_object_foreach((json_t *)nodes, name, n)
-	{
-		json_object_foreach(json_array_get(n, 0), k, v)
-		{
+	for (size_t i = 0; i < v->nnodes; i++) {
+		const struct ui_node *n = v->nodes[i];
+
+		for (size_t j = 0; j < n->nlabels; j++) {
+			k = n->labels[j].key;
 			if (!topo_label_is_level(k))
 				continue;
 			vals = json_object_get(seen, k);
 			if (!vals && json_object_set_new(seen, k, vals = json_object()) < 0)
 				r = -ENOMEM;
 			else
-				json_object_set(vals, json_string_value(v), json_true());
+				json_object_set(vals, n->labels[j].value, json_true());
 		}
 	}
 	json_object_foreach(seen, k, vals)
@@ -159,43 +160,34 @@ static bool parse_coords(const char *s, int c[3])
 
 static const char *label_get(const char *key, void *arg)
 {
-	return json_string_value(json_object_get(arg, key));
+	return ui_node_label(arg, key);
 }
 
-static int load_hosts(const json_t *nodes, struct layout *L)
+static int load_hosts(const struct ui_view *v, struct layout *L)
 {
-	const char *name;
-	json_t *n;
-	size_t i = 0;
+	size_t i;
 
-	L->hosts = calloc(json_object_size(nodes) + 1, sizeof(*L->hosts));
+	L->hosts = calloc(v->nnodes + 1, sizeof(*L->hosts));
 	if (!L->hosts)
 		return -ENOMEM;
-	json_object_foreach((json_t *)nodes, name, n)
-	{
-		json_t *labels = json_array_get(n, 0);
-		struct lhost *h = &L->hosts[i++];
-		const char *d = L->domain_key
-				    ? json_string_value(json_object_get(labels, L->domain_key))
-				    : NULL;
-		const char *c =
-		    L->cube_key ? json_string_value(json_object_get(labels, L->cube_key)) : NULL;
+	for (i = 0; i < v->nnodes; i++) {
+		const struct ui_node *n = v->nodes[i];
+		struct lhost *h = &L->hosts[i];
+		const char *d = L->domain_key ? ui_node_label(n, L->domain_key) : NULL;
+		const char *c = L->cube_key ? ui_node_label(n, L->cube_key) : NULL;
 
-		h->name = name;
+		h->name = n->name;
 		/* a board whose levels use other label keys: its torus is still a domain */
 		if (!d)
-			d = json_string_value(json_object_get(labels, TOPO_LABEL_TORUS));
+			d = ui_node_label(n, TOPO_LABEL_TORUS);
 		h->domain = d ? d : "-";
 		h->cube = c ? c : h->domain;
-		h->coords = json_string_value(json_object_get(labels, TOPO_LABEL_COORDS));
+		h->coords = ui_node_label(n, TOPO_LABEL_COORDS);
 		h->has_coords = parse_coords(h->coords, h->c);
-		h->has_torus = topo_torus_host_parse(label_get, labels, &h->th) == 0;
+		h->has_torus = topo_torus_host_parse(label_get, (void *)n, &h->th) == 0;
 		h->group = -1;
-		h->alloc = json_array_get(n, 3);
-		h->taints = json_array_get(n, 4);
-		h->st = json_is_true(json_array_get(n, 2))   ? ST_UNREACHABLE
-			: json_is_true(json_array_get(n, 1)) ? ST_CORDONED
-							     : ST_FREE;
+		h->node = n;
+		h->st = n->unreachable ? ST_UNREACHABLE : n->cordoned ? ST_CORDONED : ST_FREE;
 	}
 	L->nhosts = i;
 	return 0;
@@ -263,6 +255,16 @@ static bool is_accelerator(const char *resource)
 	return strchr(resource, '/') != NULL;
 }
 
+long long ui_res_accelerators(const struct ui_res *r, size_t n)
+{
+	long long sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (is_accelerator(r[i].name) && r[i].milli > 0)
+			sum += r[i].milli;
+	return sum;
+}
+
 long long ui_accelerators(const json_t *res)
 {
 	const char *k;
@@ -278,9 +280,9 @@ long long ui_accelerators(const json_t *res)
  * Charge a pod of group G to the host's users: what it takes of the host's
  * accelerators decides, a pod counts for a tie (hosts without accelerators).
  */
-static void add_user(struct lhost *h, long g, const json_t *req)
+static void add_user(struct lhost *h, long g, const struct ui_pod *p)
 {
-	long long w = ui_accelerators(req) * 1024 + 1;
+	long long w = ui_res_accelerators(p->req, p->nreq) * 1024 + 1;
 	int i;
 
 	for (i = 0; i < h->nusers && h->users[i].group != g; i++)
@@ -309,16 +311,15 @@ static void host_colour(struct layout *L, struct lhost *h)
 }
 
 /* Pods onto hosts: busy state, requests, the groups that use the host. */
-static void add_requests(struct lhost *h, const json_t *req)
+static void add_requests(struct lhost *h, const struct ui_pod *p)
 {
-	const char *k;
-	json_t *v;
-
 	if (!h->req)
 		h->req = json_object();
-	json_object_foreach((json_t *)req, k, v) json_object_set_new(
-	    h->req, k,
-	    json_integer(json_integer_value(json_object_get(h->req, k)) + json_integer_value(v)));
+	for (size_t i = 0; i < p->nreq; i++)
+		json_object_set_new(
+		    h->req, p->req[i].name,
+		    json_integer(json_integer_value(json_object_get(h->req, p->req[i].name)) +
+				 p->req[i].milli));
 }
 
 /*
@@ -334,14 +335,14 @@ static void host_fill(struct lhost *h)
 
 	h->fill = h->pods ? 1 : 0;
 	h->scarce = NULL;
-	h->accel = ui_accelerators(h->alloc);
+	h->accel = ui_res_accelerators(h->node->alloc, h->node->nalloc);
 	h->accel_used = ui_accelerators(h->req);
 	if (h->accel_used > h->accel)
 		h->accel_used = h->accel;
 	json_object_foreach(h->req, k, v)
 	{
 		json_int_t want = json_integer_value(v);
-		json_int_t have = json_integer_value(json_object_get(h->alloc, k));
+		json_int_t have = ui_res_get(h->node->alloc, h->node->nalloc, k);
 		double f;
 
 		if (want <= 0 || have <= 0)
@@ -354,24 +355,21 @@ static void host_fill(struct lhost *h)
 	}
 }
 
-static int place_pods(const json_t *pods, struct layout *L)
+static int place_pods(const struct ui_view *v, struct layout *L)
 {
-	json_t *by_name = json_object(), *p;
-	const char *key;
+	json_t *by_name = json_object();
 
 	if (!by_name)
 		return -ENOMEM;
 	for (size_t i = 0; i < L->nhosts; i++)
 		json_object_set_new(by_name, L->hosts[i].name, json_integer((json_int_t)i));
-	json_object_foreach((json_t *)pods, key, p)
-	{
-		const char *node = json_string_value(json_array_get(p, 0));
-		long g = group_id(L, json_string_value(json_array_get(p, 4)),
-				  json_string_value(json_array_get(p, 1)));
-		json_t *hi = node ? json_object_get(by_name, node) : NULL;
+	for (size_t i = 0; i < v->npods; i++) {
+		const struct ui_pod *p = v->pods[i];
+		long g = group_id(L, p->ns, p->group);
+		json_t *hi = p->node ? json_object_get(by_name, p->node) : NULL;
 
 		/* a finished pod holds nothing and waits for nothing */
-		if (g >= 0 && !json_is_true(json_array_get(p, 6))) {
+		if (g >= 0 && !p->done) {
 			L->groups[g].pods++;
 			if (hi)
 				L->groups[g].bound++;
@@ -383,9 +381,9 @@ static int place_pods(const json_t *pods, struct layout *L)
 		h->pods++;
 		if (h->st == ST_FREE)
 			h->st = ST_BUSY;
-		add_requests(h, json_array_get(p, 5));
+		add_requests(h, p);
 		if (g >= 0)
-			add_user(h, g, json_array_get(p, 5));
+			add_user(h, g, p);
 	}
 	json_decref(by_name);
 	for (size_t i = 0; i < L->nhosts; i++) {
@@ -670,7 +668,7 @@ static void count_host(struct counts *c, const struct lhost *h)
 {
 	c->n[h->st]++;
 	c->hosts++;
-	c->tainted += json_array_size(h->taints) > 0;
+	c->tainted += h->node->ntaints > 0;
 	c->used += h->fill;
 	c->accel += h->accel;
 	c->accel_used += h->accel_used;
@@ -697,8 +695,8 @@ static json_t *host_json(const struct lhost *h)
 		if (h->scarce)
 			json_object_set_new(o, "scarce", json_string(h->scarce));
 	}
-	if (o && json_array_size(h->taints))
-		json_object_set(o, "taints", (json_t *)h->taints);
+	if (o && h->node->ntaints)
+		json_object_set_new(o, "taints", ui_node_taints_json(h->node));
 	if (o && h->group >= 0)
 		json_object_set_new(o, "group", json_integer(h->group));
 	if (o && h->coords)
@@ -845,21 +843,20 @@ static void layout_free(struct layout *L)
 	json_decref(L->group_ids);
 }
 
-int ui_map_layout(const json_t *nodes, const json_t *pods, const json_t *groups,
-		  uint64_t generation, json_t **ret)
+int ui_map_layout(const struct ui_view *v, uint64_t generation, json_t **ret)
 {
 	struct layout L = {0};
 	struct counts total = {0};
 	json_t *domains = json_array(), *pending = NULL, *gj, *doc;
 	size_t i, pods_bound = 0;
-	int r = domains ? find_levels(nodes, &L) : -ENOMEM;
+	int r = domains ? find_levels(v, &L) : -ENOMEM;
 
 	if (r == 0)
-		r = load_hosts(nodes, &L);
+		r = load_hosts(v, &L);
 	if (r == 0)
-		r = load_groups(groups, &L);
+		r = load_groups(v->groups, &L);
 	if (r == 0)
-		r = place_pods(pods, &L);
+		r = place_pods(v, &L);
 	if (r < 0) {
 		layout_free(&L);
 		json_decref(domains);
@@ -885,7 +882,7 @@ int ui_map_layout(const json_t *nodes, const json_t *pods, const json_t *groups,
 	if (doc) {
 		json_t *s = json_object_get(doc, "summary");
 
-		json_object_set_new(s, "pods", json_integer((json_int_t)json_object_size(pods)));
+		json_object_set_new(s, "pods", json_integer((json_int_t)v->npods));
 		json_object_set_new(s, "boundPods", json_integer((json_int_t)pods_bound));
 		json_object_set_new(s, "pendingGangs",
 				    json_integer((json_int_t)json_array_size(pending)));

@@ -4,21 +4,24 @@
  * object, how the scheduling loop feeds it (its hooks), the /ui/ answers,
  * and the per-node detail.
  *
- * Three jansson maps hold only what the map shows (see ui.h): a Node keeps
- * the labels a person asks about (topology, accelerator, NUMA, host name),
- * whether it is cordoned (spec.unschedulable) and whether it is
- * unreachable (the node.kubernetes.io/unreachable taint the appliance
- * writes after a lost heartbeat, as the node lifecycle controller does in
- * a Kubernetes cluster, or Ready=Unknown); a Pod its node (only while it
- * holds it: not after Succeeded/Failed), group and slice annotations; a
- * group its parent, slice shape and InitiallyScheduled condition.  An
- * update that changes nothing of this leaves the generation alone, so
- * pollers get "unchanged" answers while the cluster is quiet.
+ * It keeps only what the map shows: per Node and per Pod a typed entry
+ * (placement_entries.c) drawn once when the object changes, and per group
+ * a small JSON object.  A Node keeps the labels a person asks about
+ * (topology, accelerator, NUMA, host name), whether it is cordoned
+ * (spec.unschedulable) and whether it is unreachable (the
+ * node.kubernetes.io/unreachable taint the appliance writes after a lost
+ * heartbeat, as the node lifecycle controller does in a Kubernetes cluster,
+ * or Ready=Unknown); a Pod its node (only while it holds it: not after
+ * Succeeded/Failed), group and slice annotations; a group its parent, slice
+ * shape and InitiallyScheduled condition.  An update that changes nothing
+ * of this leaves the generation alone, so pollers get "unchanged" answers
+ * while the cluster is quiet.
  *
- * The loop thread writes, HTTP threads read; one mutex guards the maps and
- * the cached document of the last generation rendered.  A render copies the
- * three maps under the mutex (shallow: entries are immutable and shared) and
- * lays them out without it: the scheduling loop waits for the copies only.
+ * The loop thread writes, HTTP threads read; one mutex guards the tables,
+ * the entries' user counts and strings, and the cached document of the last
+ * generation rendered.  A render takes the entries under the mutex (one more
+ * user each: they are immutable) and lays them out without it: the
+ * scheduling loop waits for the taking only.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,18 +36,15 @@
 
 struct pk_ui_map {
 	pthread_mutex_t lock;
-	json_t *nodes, *pods, *groups;
+	struct pk_map nodes; /* name -> struct ui_node * */
+	struct pk_map pods;  /* "ns/name" -> struct ui_pod * */
+	struct pk_map pool;  /* the entries' strings (placement_entries.c) */
+	json_t *groups;
 	uint64_t generation;
 	time_t changed; /* when generation last grew: the time of the data */
 	char *cache;	/* document of cache_gen */
 	size_t cache_len;
 	uint64_t cache_gen;
-};
-
-/* Label key prefixes shown with a host. */
-static const char *const shown_labels[] = {
-    TOPO_LABEL_LEVEL_PREFIX, "accelerator.podkernel.dev/",	 "numa.podkernel.dev/",
-    TOPO_LABEL_HOSTNAME,     "node.kubernetes.io/instance-type",
 };
 
 int pk_ui_map_new(struct pk_ui_map **ret)
@@ -53,13 +53,8 @@ int pk_ui_map_new(struct pk_ui_map **ret)
 
 	if (!m)
 		return -ENOMEM;
-	m->nodes = json_object();
-	m->pods = json_object();
 	m->groups = json_object();
-	if (!m->nodes || !m->pods || !m->groups) {
-		json_decref(m->nodes);
-		json_decref(m->pods);
-		json_decref(m->groups);
+	if (!m->groups) {
 		free(m);
 		return -ENOMEM;
 	}
@@ -75,12 +70,25 @@ int pk_ui_map_new(struct pk_ui_map **ret)
 	return 0;
 }
 
+/* Drop every entry (under the lock, or alone). */
+static void entries_clear(struct pk_ui_map *m)
+{
+	void *e;
+
+	for (size_t i = 0; pk_map_next(&m->nodes, &i, NULL, &e);)
+		ui_node_put(&m->pool, e);
+	for (size_t i = 0; pk_map_next(&m->pods, &i, NULL, &e);)
+		ui_pod_put(&m->pool, e);
+	pk_map_free(&m->nodes);
+	pk_map_free(&m->pods);
+}
+
 void pk_ui_map_free(struct pk_ui_map *m)
 {
 	if (!m)
 		return;
-	json_decref(m->nodes);
-	json_decref(m->pods);
+	entries_clear(m);
+	pk_map_free(&m->pool);
 	json_decref(m->groups);
 	free(m->cache);
 	pthread_mutex_destroy(&m->lock);
@@ -90,8 +98,7 @@ void pk_ui_map_free(struct pk_ui_map *m)
 void pk_ui_map_clear(struct pk_ui_map *m)
 {
 	pthread_mutex_lock(&m->lock);
-	json_object_clear(m->nodes);
-	json_object_clear(m->pods);
+	entries_clear(m);
 	json_object_clear(m->groups);
 	m->generation++;
 	m->changed = time(NULL);
@@ -109,126 +116,6 @@ uint64_t pk_ui_map_generation(struct pk_ui_map *m)
 }
 
 /* ---- what is kept of each kind ---------------------------------------------------- */
-
-static bool label_shown(const char *key)
-{
-	for (size_t i = 0; i < sizeof(shown_labels) / sizeof(shown_labels[0]); i++)
-		if (strncmp(key, shown_labels[i], strlen(shown_labels[i])) == 0)
-			return true;
-	return false;
-}
-
-static bool node_unreachable(const json_t *node)
-{
-	json_t *taints = pk_get(node, "spec.taints"), *t, *ready;
-	size_t i;
-
-	json_array_foreach(taints, i, t)
-	{
-		const char *key = json_string_value(json_object_get(t, "key"));
-
-		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
-			return true;
-	}
-	ready = pk_condition_get(node, "Ready");
-	return ready && json_string_value(json_object_get(ready, "status")) &&
-	       strcmp(json_string_value(json_object_get(ready, "status")), "Unknown") == 0;
-}
-
-/* A quantity (string or number) in milli-units; -1 when unreadable. */
-static int64_t milli_of(const json_t *v)
-{
-	int64_t m;
-
-	if (json_is_integer(v))
-		return json_integer_value(v) * 1000;
-	if (json_is_real(v))
-		return (int64_t)(json_real_value(v) * 1000);
-	return json_is_string(v) && topo_quantity_parse(json_string_value(v), &m) == 0 ? m : -1;
-}
-
-/* resource -> milli-units of an object of quantities (allocatable, requests). */
-static json_t *quantities(const json_t *q, json_t *into)
-{
-	const char *k;
-	json_t *v;
-
-	json_object_foreach((json_t *)q, k, v)
-	{
-		int64_t m = milli_of(v);
-
-		if (m >= 0)
-			json_object_set_new(
-			    into, k,
-			    json_integer(json_integer_value(json_object_get(into, k)) + m));
-	}
-	return into;
-}
-
-/* The taints a person should see: all but the cordon's and the unreachable one
- * (drawn as their own states), as "key=value:Effect". */
-static json_t *node_taints(const json_t *node)
-{
-	json_t *out = json_array(), *t;
-	size_t i;
-
-	json_array_foreach(pk_get(node, "spec.taints"), i, t)
-	{
-		const char *key = json_string_value(json_object_get(t, "key"));
-		const char *val = json_string_value(json_object_get(t, "value"));
-		const char *eff = json_string_value(json_object_get(t, "effect"));
-		char text[512];
-
-		if (!key || strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0 ||
-		    strcmp(key, "node.kubernetes.io/unschedulable") == 0)
-			continue;
-		snprintf(text, sizeof(text), "%s%s%s:%s", key, val && *val ? "=" : "",
-			 val ? val : "", eff ? eff : "");
-		json_array_append_new(out, json_string(text));
-	}
-	return out;
-}
-
-static json_t *node_entry(const json_t *node)
-{
-	json_t *labels = json_object(), *v;
-	const char *k;
-
-	json_object_foreach(pk_get(node, "metadata.labels"), k,
-			    v) if (json_is_string(v) && label_shown(k))
-	    json_object_set(labels, k, v);
-	return json_pack("[o,b,b,o,o]", labels, json_is_true(pk_get(node, "spec.unschedulable")),
-			 node_unreachable(node),
-			 quantities(pk_get(node, "status.allocatable"), json_object()),
-			 node_taints(node));
-}
-
-/* What the pod's containers request, resource -> milli-units. */
-static json_t *pod_requests(const json_t *pod)
-{
-	json_t *out = json_object(), *c;
-	size_t i;
-
-	json_array_foreach(pk_get(pod, "spec.containers"), i, c)
-	    quantities(pk_get(c, "resources.requests"), out);
-	return out;
-}
-
-static json_t *pod_entry(const json_t *pod)
-{
-	const char *node = pk_get_string(pod, "spec.nodeName");
-	const char *phase = pk_get_string(pod, "status.phase");
-	json_t *ann = pk_get(pod, "metadata.annotations");
-	bool done = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
-
-	if (node && (!*node || done))
-		node = NULL;
-	return json_pack(
-	    "[o,o,o,o,s,o,b]", ui_str_or_null(node), ui_str_or_null(pk_pod_group_name(pod)),
-	    ui_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_SLICE_COORDS))),
-	    ui_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_WORKER_ID))),
-	    pk_namespace(pod), pod_requests(pod), done);
-}
 
 static json_t *group_entry(enum pk_kind kind, const json_t *g)
 {
@@ -248,47 +135,70 @@ static json_t *group_entry(enum pk_kind kind, const json_t *g)
 	    ui_str_or_null(json_string_value(json_object_get(cond, "message"))));
 }
 
-/* The table and key of obj's kind; false for kinds the map does not keep. */
-static bool table_of(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj, json_t **ret_table,
-		     char *key, size_t keylen)
+/* The key of obj in its kind's table: "name" for a Node, "ns/name" else. */
+static void key_of(enum pk_kind kind, const json_t *obj, char *key, size_t keylen)
 {
-	switch (kind) {
-	case PK_KIND_NODE:
-		*ret_table = m->nodes;
+	if (kind == PK_KIND_NODE)
 		snprintf(key, keylen, "%s", pk_name(obj));
-		return true;
-	case PK_KIND_POD:
-		*ret_table = m->pods;
-		break;
-	case PK_KIND_POD_GROUP:
-	case PK_KIND_COMPOSITE_POD_GROUP:
-		*ret_table = m->groups;
-		break;
-	default:
-		return false;
+	else
+		snprintf(key, keylen, "%s/%s", pk_namespace(obj), pk_name(obj));
+}
+
+static void bump(struct pk_ui_map *m)
+{
+	m->generation++;
+	m->changed = time(NULL);
+}
+
+/* A Node's or Pod's entry in place of the one under key (locked). */
+static int entry_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj, const char *key)
+{
+	bool node = kind == PK_KIND_NODE;
+	struct pk_map *table = node ? &m->nodes : &m->pods;
+	void *old = pk_map_get(table, key);
+	void *e = node ? (void *)ui_node_new(&m->pool, obj) : (void *)ui_pod_new(&m->pool, obj);
+
+	if (!e)
+		return -ENOMEM;
+	if (old && (node ? ui_node_equal(old, e) : ui_pod_equal(old, e))) {
+		old = e; /* nothing the map shows changed: the new one goes */
+	} else if (pk_map_put(table, key, e) < 0) {
+		old = e;
+		return node ? ui_node_put(&m->pool, old) : ui_pod_put(&m->pool, old), -ENOMEM;
+	} else {
+		bump(m);
 	}
-	snprintf(key, keylen, "%s/%s", pk_namespace(obj), pk_name(obj));
-	return true;
+	if (node)
+		ui_node_put(&m->pool, old);
+	else
+		ui_pod_put(&m->pool, old);
+	return 0;
 }
 
 int pk_ui_map_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
 {
 	char key[512];
-	json_t *table, *e;
+	json_t *e;
 	int r = 0;
 
-	if (!m || !obj || !pk_name(obj) || !table_of(m, kind, obj, &table, key, sizeof(key)))
+	if (!m || !obj || !pk_name(obj))
 		return 0;
-	e = table == m->nodes  ? node_entry(obj)
-	    : table == m->pods ? pod_entry(obj)
-			       : group_entry(kind, obj);
+	key_of(kind, obj, key, sizeof(key));
+	if (kind == PK_KIND_NODE || kind == PK_KIND_POD) {
+		pthread_mutex_lock(&m->lock);
+		r = entry_update(m, kind, obj, key);
+		pthread_mutex_unlock(&m->lock);
+		return r;
+	}
+	if (kind != PK_KIND_POD_GROUP && kind != PK_KIND_COMPOSITE_POD_GROUP)
+		return 0;
+	e = group_entry(kind, obj);
 	if (!e)
 		return -ENOMEM;
 	pthread_mutex_lock(&m->lock);
-	if (!json_equal(json_object_get(table, key), e)) {
-		r = json_object_set(table, key, e) < 0 ? -ENOMEM : 0;
-		m->generation++;
-		m->changed = time(NULL);
+	if (!json_equal(json_object_get(m->groups, key), e)) {
+		r = json_object_set(m->groups, key, e) < 0 ? -ENOMEM : 0;
+		bump(m);
 	}
 	pthread_mutex_unlock(&m->lock);
 	json_decref(e);
@@ -298,14 +208,32 @@ int pk_ui_map_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
 void pk_ui_map_remove(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
 {
 	char key[512];
-	json_t *table;
+	void *e;
 
-	if (!m || !obj || !pk_name(obj) || !table_of(m, kind, obj, &table, key, sizeof(key)))
+	if (!m || !obj || !pk_name(obj))
 		return;
+	key_of(kind, obj, key, sizeof(key));
 	pthread_mutex_lock(&m->lock);
-	if (json_object_del(table, key) == 0) {
-		m->generation++;
-		m->changed = time(NULL);
+	switch (kind) {
+	case PK_KIND_NODE:
+	case PK_KIND_POD:
+		e = pk_map_get(kind == PK_KIND_NODE ? &m->nodes : &m->pods, key);
+		if (!e)
+			break;
+		pk_map_del(kind == PK_KIND_NODE ? &m->nodes : &m->pods, key);
+		if (kind == PK_KIND_NODE)
+			ui_node_put(&m->pool, e);
+		else
+			ui_pod_put(&m->pool, e);
+		bump(m);
+		break;
+	case PK_KIND_POD_GROUP:
+	case PK_KIND_COMPOSITE_POD_GROUP:
+		if (json_object_del(m->groups, key) == 0)
+			bump(m);
+		break;
+	default:
+		break;
 	}
 	pthread_mutex_unlock(&m->lock);
 }
@@ -342,7 +270,7 @@ static void hook_listed(void *arg, const char *kind, const json_t *obj, int64_t 
 static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
 {
 	(void)d;
-	pk_ui_map_event(arg, ev->type, pk_kind_from_string(ev->kind), ev->object);
+	pk_ui_map_event(arg, ev->type, ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN, ev->object);
 }
 
 const struct pk_appliance_hooks pk_ui_map_hooks = {
@@ -364,17 +292,73 @@ static char *unchanged_doc(uint64_t generation)
 	return text;
 }
 
+static int node_cmp(const void *a, const void *b)
+{
+	return strcmp((*(struct ui_node *const *)a)->name, (*(struct ui_node *const *)b)->name);
+}
+
+static int pod_cmp(const void *a, const void *b)
+{
+	const struct ui_pod *x = *(struct ui_pod *const *)a, *y = *(struct ui_pod *const *)b;
+	int c = strcmp(x->ns, y->ns);
+
+	return c ? c : strcmp(x->name, y->name);
+}
+
 /*
- * The document of generation gen from shallow copies of the tables, made
- * under the lock: entries are never changed in place (an update replaces
- * one), and jansson's reference counts are atomic, so the layout runs
- * without the lock and the loop thread waits only for the copies.
+ * What a render lays out, taken under the lock: the entries (one more user
+ * each: they are never changed in place, an update replaces one) and a
+ * shallow copy of the groups (jansson's reference counts are atomic), so
+ * the layout runs without the lock and the loop thread waits only for this.
  */
-static int render_unlocked(json_t *nodes, json_t *pods, json_t *groups, uint64_t gen,
-			   time_t changed, char **ret_text)
+static int view_take(struct pk_ui_map *m, struct ui_view *v)
+{
+	void *e;
+	size_t i, n;
+
+	*v = (struct ui_view){
+	    .nodes = calloc(m->nodes.live + 1, sizeof(*v->nodes)),
+	    .pods = calloc(m->pods.live + 1, sizeof(*v->pods)),
+	    .groups = json_copy(m->groups),
+	};
+	if (!v->nodes || !v->pods || !v->groups)
+		return -ENOMEM;
+	for (i = 0, n = 0; pk_map_next(&m->nodes, &i, NULL, &e); n++)
+		((struct ui_node *)(v->nodes[n] = e))->refs++;
+	v->nnodes = n;
+	for (i = 0, n = 0; pk_map_next(&m->pods, &i, NULL, &e); n++)
+		((struct ui_pod *)(v->pods[n] = e))->refs++;
+	v->npods = n;
+	return 0;
+}
+
+static void view_release(struct pk_ui_map *m, struct ui_view *v)
+{
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < v->nnodes; i++)
+		ui_node_put(&m->pool, v->nodes[i]);
+	for (size_t i = 0; i < v->npods; i++)
+		ui_pod_put(&m->pool, v->pods[i]);
+	pthread_mutex_unlock(&m->lock);
+	free(v->nodes);
+	free(v->pods);
+	json_decref(v->groups);
+}
+
+/* Lay the view out, in name order whatever the order of the tables. */
+static int view_layout(struct ui_view *v, uint64_t gen, json_t **ret)
+{
+	qsort(v->nodes, v->nnodes, sizeof(*v->nodes), node_cmp);
+	qsort(v->pods, v->npods, sizeof(*v->pods), pod_cmp);
+	return ui_map_layout(v, gen, ret);
+}
+
+/* The document of generation gen, laid out without the lock. */
+static int render_unlocked(struct pk_ui_map *m, struct ui_view *v, uint64_t gen, time_t changed,
+			   char **ret_text)
 {
 	json_t *doc = NULL;
-	int r = nodes && pods && groups ? ui_map_layout(nodes, pods, groups, gen, &doc) : -ENOMEM;
+	int r = view_layout(v, gen, &doc);
 	char when[32];
 	struct tm tm;
 
@@ -382,10 +366,7 @@ static int render_unlocked(json_t *nodes, json_t *pods, json_t *groups, uint64_t
 	if (r == 0 && gmtime_r(&changed, &tm) &&
 	    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
 		json_object_set_new(doc, "time", json_string(when));
-
-	json_decref(nodes);
-	json_decref(pods);
-	json_decref(groups);
+	view_release(m, v);
 	*ret_text = r == 0 ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	return r < 0 ? r : *ret_text ? 0 : -ENOMEM;
@@ -393,7 +374,7 @@ static int render_unlocked(json_t *nodes, json_t *pods, json_t *groups, uint64_t
 
 int pk_ui_map_render(struct pk_ui_map *m, uint64_t since, char **ret_json, size_t *ret_len)
 {
-	json_t *nodes, *pods, *groups;
+	struct ui_view v;
 	char *text = NULL;
 	uint64_t gen;
 	time_t changed;
@@ -414,11 +395,13 @@ int pk_ui_map_render(struct pk_ui_map *m, uint64_t since, char **ret_json, size_
 		r = text ? 0 : -ENOMEM;
 		goto out;
 	}
-	nodes = json_copy(m->nodes);
-	pods = json_copy(m->pods);
-	groups = json_copy(m->groups);
+	r = view_take(m, &v);
 	pthread_mutex_unlock(&m->lock);
-	r = render_unlocked(nodes, pods, groups, gen, changed, &text);
+	if (r < 0) {
+		view_release(m, &v);
+		goto out;
+	}
+	r = render_unlocked(m, &v, gen, changed, &text);
 	if (r == 0) {
 		char *keep = strdup(text);
 
@@ -441,24 +424,22 @@ out:
 	return 0;
 }
 
-/* Pods on the node, with their group and the group's root. */
+/* Pods on the node, with their group and the group's root (locked). */
 static json_t *node_pods(struct pk_ui_map *m, const char *name)
 {
-	json_t *out = json_array(), *p;
-	const char *key;
+	json_t *out = json_array();
+	struct ui_pod *p;
+	void *e;
 
-	json_object_foreach(m->pods, key, p)
-	{
-		const char *node = json_string_value(json_array_get(p, 0));
-		const char *group = json_string_value(json_array_get(p, 1));
-		const char *ns = json_string_value(json_array_get(p, 4));
+	for (size_t i = 0; pk_map_next(&m->pods, &i, NULL, &e);) {
+		p = e;
 		json_t *g = NULL, *root = NULL;
 		char gkey[512];
 
-		if (!node || strcmp(node, name) != 0)
+		if (!p->node || strcmp(p->node, name) != 0)
 			continue;
-		if (group) {
-			snprintf(gkey, sizeof(gkey), "%s/%s", ns, group);
+		if (p->group) {
+			snprintf(gkey, sizeof(gkey), "%s/%s", p->ns, p->group);
 			g = json_object_get(m->groups, gkey);
 			/* the root: follow parents (bounded: a cycle is invalid anyway) */
 			root = g;
@@ -467,7 +448,7 @@ static json_t *node_pods(struct pk_ui_map *m, const char *name)
 				    json_string_value(json_object_get(root, "parent"));
 				json_t *up;
 
-				snprintf(gkey, sizeof(gkey), "%s/%s", ns, parent ? parent : "");
+				snprintf(gkey, sizeof(gkey), "%s/%s", p->ns, parent ? parent : "");
 				up = parent ? json_object_get(m->groups, gkey) : NULL;
 				if (!up)
 					break;
@@ -476,59 +457,62 @@ static json_t *node_pods(struct pk_ui_map *m, const char *name)
 		}
 		json_array_append_new(
 		    out,
-		    json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "namespace", ns, "name",
-			      strchr(key, '/') + 1, "group", ui_str_or_null(group), "groupKind",
+		    json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "namespace", p->ns, "name",
+			      p->name, "group", ui_str_or_null(p->group), "groupKind",
 			      json_incref(g ? json_object_get(g, "kind") : json_null()), "root",
 			      json_incref(root ? json_object_get(root, "name") : json_null()),
 			      "rootKind",
 			      json_incref(root ? json_object_get(root, "kind") : json_null()),
-			      "sliceCoords", json_incref(json_array_get(p, 2)), "workerId",
-			      json_incref(json_array_get(p, 3))));
+			      "sliceCoords", ui_str_or_null(p->coords), "workerId",
+			      ui_str_or_null(p->worker)));
 	}
 	return out;
 }
 
-/* What the pods bound to the node request, resource -> milli-units. */
+/* What the pods bound to the node request, resource -> milli-units (locked). */
 static json_t *node_requested(struct pk_ui_map *m, const char *name)
 {
-	json_t *out = json_object(), *p;
-	const char *key;
+	json_t *out = json_object();
+	struct ui_pod *p;
+	void *e;
 
-	json_object_foreach(m->pods, key, p)
-	{
-		const char *node = json_string_value(json_array_get(p, 0));
-		const char *k;
-		json_t *v;
-
-		if (!node || strcmp(node, name) != 0)
+	for (size_t i = 0; pk_map_next(&m->pods, &i, NULL, &e);) {
+		p = e;
+		if (!p->node || strcmp(p->node, name) != 0)
 			continue;
-		json_object_foreach(json_array_get(p, 5), k, v)
-		    json_object_set_new(out, k,
-					json_integer(json_integer_value(json_object_get(out, k)) +
-						     json_integer_value(v)));
+		for (size_t j = 0; j < p->nreq; j++) {
+			const char *k = p->req[j].name;
+
+			json_object_set_new(
+			    out, k,
+			    json_integer(json_integer_value(json_object_get(out, k)) +
+					 p->req[j].milli));
+		}
 	}
 	return out;
 }
 
 int pk_ui_map_pods(struct pk_ui_map *m, const char *text, size_t max, json_t **ret)
 {
-	json_t *items = json_array(), *p;
+	json_t *items = json_array();
 	const char *key;
+	struct ui_pod *p;
+	void *e;
 	size_t n = 0;
 
 	if (!items)
 		return -ENOMEM;
 	pthread_mutex_lock(&m->lock);
-	json_object_foreach(m->pods, key, p)
-	{
+	for (size_t i = 0; pk_map_next(&m->pods, &i, &key, &e);) {
+		p = e;
 		if (!strstr(key, text))
 			continue;
 		if (++n > max)
 			break;
-		json_array_append_new(
-		    items, json_pack("{s:O,s:s,s:O,s:O}", "namespace", json_array_get(p, 4), "name",
-				     strchr(key, '/') + 1, "node", json_array_get(p, 0), "group",
-				     json_array_get(p, 1)));
+		json_array_append_new(items,
+				      json_pack("{s:s,s:s,s:o,s:o}", "namespace", p->ns, "name",
+						p->name, "node", ui_str_or_null(p->node), "group",
+						ui_str_or_null(p->group)));
 	}
 	pthread_mutex_unlock(&m->lock);
 	*ret = json_pack("{s:s,s:s,s:o,s:b}", "kind", "PlacementPodList", "apiVersion",
@@ -538,27 +522,25 @@ int pk_ui_map_pods(struct pk_ui_map *m, const char *text, size_t max, json_t **r
 
 int pk_ui_map_node(struct pk_ui_map *m, const char *name, json_t **ret)
 {
-	json_t *n, *doc = NULL, *pods;
+	struct ui_node *n;
+	json_t *doc = NULL, *pods;
 
 	pthread_mutex_lock(&m->lock);
-	n = json_object_get(m->nodes, name);
+	n = pk_map_get(&m->nodes, name);
 	if (n) {
-		bool cordoned = json_is_true(json_array_get(n, 1));
-		bool unreachable = json_is_true(json_array_get(n, 2));
-
 		pods = node_pods(m, name);
-		doc = json_pack("{s:s,s:s,s:s,s:O,s:b,s:b,s:s,s:o}", "kind", "PlacementNode",
+		doc = json_pack("{s:s,s:s,s:s,s:o,s:b,s:b,s:s,s:o}", "kind", "PlacementNode",
 				"apiVersion", "podkernel.dev/v1alpha1", "name", name, "labels",
-				json_array_get(n, 0), "cordoned", cordoned, "unreachable",
-				unreachable, "state",
-				unreachable		? "unreachable"
-				: cordoned		? "cordoned"
+				ui_node_labels_json(n), "cordoned", n->cordoned, "unreachable",
+				n->unreachable, "state",
+				n->unreachable		? "unreachable"
+				: n->cordoned		? "cordoned"
 				: json_array_size(pods) ? "busy"
 							: "free",
 				"pods", pods);
 		if (doc) {
-			json_object_set(doc, "allocatable", json_array_get(n, 3));
-			json_object_set(doc, "taints", json_array_get(n, 4));
+			json_object_set_new(doc, "allocatable", ui_res_json(n->alloc, n->nalloc));
+			json_object_set_new(doc, "taints", ui_node_taints_json(n));
 			json_object_set_new(doc, "requested", node_requested(m, name));
 		}
 	}
@@ -668,20 +650,18 @@ int pk_ui_map_serve(void *arg, const struct pk_request *req, struct pk_response 
 }
 
 /* Accelerators held by bound pods, per namespace: ns -> milli-units. */
-static json_t *namespace_accelerators(const json_t *pods)
+static json_t *namespace_accelerators(const struct ui_view *v)
 {
-	json_t *out = json_object(), *p;
-	const char *key;
+	json_t *out = json_object();
 
-	json_object_foreach((json_t *)pods, key, p)
-	{
-		const char *ns = json_string_value(json_array_get(p, 4));
-		long long n = ui_accelerators(json_array_get(p, 5));
+	for (size_t i = 0; out && i < v->npods; i++) {
+		const struct ui_pod *p = v->pods[i];
+		long long n = ui_res_accelerators(p->req, p->nreq);
 
-		if (!ns || !json_is_string(json_array_get(p, 0)))
+		if (!p->node)
 			continue; /* not bound, or finished */
-		json_object_set_new(out, ns,
-				    json_integer(json_integer_value(json_object_get(out, ns)) + n));
+		json_object_set_new(
+		    out, p->ns, json_integer(json_integer_value(json_object_get(out, p->ns)) + n));
 	}
 	return out;
 }
@@ -712,26 +692,26 @@ static void domain_lines(FILE *f, const json_t *doc)
 
 void pk_ui_map_metrics(struct pk_ui_map *m, FILE *f)
 {
-	json_t *nodes, *pods, *groups, *doc = NULL, *per_ns, *v;
+	struct ui_view v;
+	json_t *doc = NULL, *per_ns = NULL, *val;
 	const char *ns;
+	int r;
 
 	pthread_mutex_lock(&m->lock);
-	nodes = json_copy(m->nodes);
-	pods = json_copy(m->pods);
-	groups = json_copy(m->groups);
+	r = view_take(m, &v);
 	pthread_mutex_unlock(&m->lock);
-	per_ns = pods ? namespace_accelerators(pods) : NULL;
-	if (nodes && pods && groups && ui_map_layout(nodes, pods, groups, 0, &doc) == 0)
-		domain_lines(f, doc);
+	if (r == 0) {
+		per_ns = namespace_accelerators(&v);
+		if (view_layout(&v, 0, &doc) == 0)
+			domain_lines(f, doc);
+	}
+	view_release(m, &v);
 	fprintf(f, "# HELP podkernel_namespace_accelerators_allocated Accelerators requested by "
 		   "the bound pods of a namespace.\n"
 		   "# TYPE podkernel_namespace_accelerators_allocated gauge\n");
-	json_object_foreach(per_ns, ns, v)
+	json_object_foreach(per_ns, ns, val)
 	    fprintf(f, "podkernel_namespace_accelerators_allocated{namespace=\"%s\"} %lld\n", ns,
-		    (long long)json_integer_value(v) / 1000);
+		    (long long)json_integer_value(val) / 1000);
 	json_decref(doc);
 	json_decref(per_ns);
-	json_decref(nodes);
-	json_decref(pods);
-	json_decref(groups);
 }

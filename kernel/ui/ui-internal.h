@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "kernel/lib/map.h"
 #include "kernel/ui/ui.h"
 
 /* A string, or JSON null for NULL (the documents' optional fields). */
@@ -14,19 +15,74 @@ static inline json_t *ui_str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+/* ---- entries (placement_entries.c): what is kept of a Node and a Pod ---------- */
+
+/* Every string of an entry but a pod's name is interned in the map's pool (pk_intern()). */
+struct ui_res {
+	const char *name; /* nvidia.com/gpu, cpu, ... */
+	int64_t milli;
+};
+
+struct ui_label {
+	const char *key, *value;
+};
+
+struct ui_node {
+	unsigned refs; /* the map's and renders' (counted under the map's lock) */
+	bool cordoned, unreachable;
+	uint16_t nlabels, nalloc, ntaints;
+	const char *name;
+	struct ui_label *labels; /* the labels a person asks about, in key order */
+	struct ui_res *alloc;	 /* status.allocatable, in name order */
+	const char **taints;	 /* "key=value:Effect", but the cordon's and unreachable */
+};
+
+struct ui_pod {
+	unsigned refs;
+	bool done; /* Succeeded or Failed: holds nothing */
+	uint16_t nreq;
+	const char *name, *ns;
+	const char *node;		     /* while it holds it; else NULL */
+	const char *group, *coords, *worker; /* or NULL */
+	struct ui_res *req;		     /* what its containers request, in name order */
+};
+
+/* An entry drawn from the object (one user), or NULL (ENOMEM). */
+struct ui_node *ui_node_new(struct pk_map *pool, const json_t *node);
+struct ui_pod *ui_pod_new(struct pk_map *pool, const json_t *pod);
+bool ui_node_equal(const struct ui_node *a, const struct ui_node *b);
+bool ui_pod_equal(const struct ui_pod *a, const struct ui_pod *b);
+/* Drop a user; the last one frees the entry and its strings.  Accept NULL. */
+void ui_node_put(struct pk_map *pool, struct ui_node *e);
+void ui_pod_put(struct pk_map *pool, struct ui_pod *e);
+void ui_node_strings_drop(struct pk_map *pool, const struct ui_node *e);
+
+const char *ui_node_label(const struct ui_node *n, const char *key);
+int64_t ui_res_get(const struct ui_res *r, size_t n, const char *name);
+json_t *ui_res_json(const struct ui_res *r, size_t n);
+json_t *ui_node_labels_json(const struct ui_node *n);
+json_t *ui_node_taints_json(const struct ui_node *n);
+
 /* ---- layout (placement_layout.c), called with the map's data -------------------- */
 
 /* The accelerators (extended resources: nvidia.com/gpu, ...) in res, milli-units. */
 long long ui_accelerators(const json_t *res);
+long long ui_res_accelerators(const struct ui_res *r, size_t n);
 
 /*
- * The rendered document from the map's tables: nodes (name -> [labels,
- * cordoned, unreachable, allocatable, taints]), pods ("ns/name" -> [node,
- * group, sliceCoords, workerId, namespace, requests, finished]) and groups ("ns/name" -> {kind,
- * namespace, name, parent, sliceShape, status, reason, message}).  All borrowed.
+ * What one render lays out: the entries, in name (nodes) and "ns/name"
+ * (pods) order, each held for the render, and the groups ("ns/name" ->
+ * {kind, namespace, name, parent, sliceShape, status, reason, message}).
  */
-int ui_map_layout(const json_t *nodes, const json_t *pods, const json_t *groups,
-		  uint64_t generation, json_t **ret);
+struct ui_view {
+	struct ui_node **nodes;
+	size_t nnodes;
+	struct ui_pod **pods;
+	size_t npods;
+	json_t *groups;
+};
+
+int ui_map_layout(const struct ui_view *v, uint64_t generation, json_t **ret);
 
 /* Embedded page files (generated from kernel/ui/ by embed.sh at build time). */
 struct ui_asset {

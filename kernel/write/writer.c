@@ -151,16 +151,13 @@ static const char *ns_of(const struct pk_write_ref *ref)
 	return ref_namespaced(ref) ? (ref->ns && *ref->ns ? ref->ns : "default") : "";
 }
 
-/*
- * The index key of an object: "kind/ns/name" in buf (the kind's number, or
- * its name when it has no typed view), or NULL when it does not fit.
- */
+/* The index key of an object (pk_obj_key), or NULL when it does not fit. */
 static const char *ref_key(char *buf, size_t len, const struct pk_write_ref *ref, const char *ns)
 {
-	int n = ref->kind_name ? snprintf(buf, len, "%s/%s/%s", ref->kind_name, ns, ref->name)
-			       : snprintf(buf, len, "%d/%s/%s", (int)ref->kind, ns, ref->name);
+	const struct pk_type *t =
+	    ref->kind_name ? pk_type_by_kind(ref->kind_name) : pk_type_of(ref->kind);
 
-	return n >= 0 && (size_t)n < len ? buf : NULL;
+	return pk_obj_key(buf, len, t, ns, ref->name);
 }
 
 /* The item of ref, created (with ref's precondition) when new; NULL on ENOMEM. */

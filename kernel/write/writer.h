@@ -56,7 +56,7 @@ const char *pk_write_strerror(int error);
 
 /*
  * Which object a write is about, and what it must still look like.  A
- * served kind without a typed view (Namespace, Event: PK_KIND_UNKNOWN) is
+ * served kind without an enum pk_kind value (Event, WorkloadPriorityClass) is
  * named by kind_name; such an object can be replaced or deleted only (the
  * store's backend writes it, a remote one refuses it with -EOPNOTSUPP).
  */
@@ -66,7 +66,7 @@ struct pk_write_ref {
 	const char *name;
 	uint64_t rv;	       /* precondition: metadata.resourceVersion; 0: none */
 	const char *uid;       /* precondition: metadata.uid; NULL: none */
-	const char *kind_name; /* with PK_KIND_UNKNOWN: the served kind ("Namespace"); else NULL */
+	const char *kind_name; /* with PK_KIND_UNKNOWN: the served kind ("Event"); else NULL */
 };
 
 /* A deletion's propagationPolicy (as DeleteOptions). */
@@ -140,7 +140,6 @@ struct pk_write_result {
 struct pk_write_batch {
 	struct pk_write_item *items;
 	size_t n, cap;
-	void *index; /* private: "Kind/ns/name" -> item */
 };
 
 struct pk_writer_ops {

@@ -198,7 +198,7 @@ static void collect_run(double *create_ms, double *collect_ms)
 	create_pods(st, "default", "dep", owner);
 	*create_ms = clock_ms(CLOCK_MONOTONIC) - t0;
 	t0 = clock_ms(CLOCK_MONOTONIC);
-	if (pk_store_delete(st, "Pod", "default", "owner", NULL, NULL, NULL) < 0)
+	if (pk_store_delete_opts(st, "Pod", "default", "owner", NULL, NULL, NULL) < 0)
 		exit(1);
 	for (int i = 0; i < PODS; i++) {
 		char name[32];

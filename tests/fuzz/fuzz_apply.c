@@ -52,7 +52,7 @@ static void init(void)
 	char *d = mkdtemp(dir), err[256];
 	if (!d)
 		d = mkdtemp(dir2);
-	if (!d || pk_store_open(d, &store, err, sizeof(err)) < 0)
+	if (!d || pk_store_open_opts(d, NULL, &store, err, sizeof(err)) < 0)
 		abort();
 	snprintf(workdir, sizeof(workdir), "%s", d);
 	atexit(cleanup);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_schedule.c — libFuzzer target for the whole offline path of
- * `podctl schedule`: read any bytes as objects, expand Jobs and JobSets with
- * the workload builder, validate them, and run every placement strategy until nothing more
- * can be scheduled, with the snapshot invariant checked after each cycle.
+ * `podctl schedule`: read any bytes as objects, expand Jobs, JobSets and
+ * LeaderWorkerSets with the workload builder, validate them, and run every
+ * placement strategy until nothing more can be scheduled, with the snapshot
+ * invariant checked after each cycle.
  *
  * Beyond crashes and sanitizer reports, two properties abort (a finding):
  * a node whose bound pods request more of a resource than it has, and a pod

@@ -89,7 +89,8 @@ START_TEST(test_kind_and_api_version)
 		"\"JobSet\", \"Lease\", \"DeviceClass\", \"ResourceClaim\", "
 		"\"ResourceClaimTemplate\", \"ResourceSlice\", \"PersistentVolumeClaim\", "
 		"\"PersistentVolume\", \"StorageClass\", \"CSINode\", \"PodDisruptionBudget\", "
-		"\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\"");
+		"\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\", \"LeaderWorkerSet\", \"Cohort\", "
+		"\"WorkloadPriorityClass\"");
 	invalid("kind: Pod\nmetadata: {name: a}\n", "apiVersion: Required value");
 	invalid("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\n",
 		"apiVersion: Unsupported value: \"scheduling.k8s.io/v1alpha1\": supported values: "
@@ -491,16 +492,31 @@ START_TEST(test_kueue_rules)
 		      "      - {name: memory, nominalQuota: 36Gi}\n");
 	valid(KUEUE "kind: LocalQueue\nmetadata: {name: user-queue, namespace: default}\n"
 		    "spec: {clusterQueue: cluster-queue}\n");
-	invalid(CQ_HEAD "spec:\n  cohortName: team\n",
-		"spec.cohortName: Forbidden: not implemented (cohorts and borrowing are not "
+	valid(CQ_HEAD "spec:\n  cohortName: team\n" CQ_GROUPS
+		      "      - {name: memory, nominalQuota: 1Gi, borrowingLimit: 1Gi, lendingLimit: 0}\n");
+	invalid(CQ_HEAD "spec:\n  cohortName: Team\n",
+		"spec.cohortName: Invalid value: \"Team\": a lowercase RFC 1123 subdomain must "
+		"consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+		"with an alphanumeric character");
+	valid(CQ_HEAD "spec:\n  preemption: {withinClusterQueue: LowerPriority, "
+		      "reclaimWithinCohort: Any, borrowWithinCohort: {policy: Never}}\n");
+	valid(CQ_HEAD "spec:\n  fairSharing: {weight: \"0.5\"}\n");
+	invalid(CQ_HEAD "spec:\n  fairSharing: {weight: -1}\n",
+		"spec.fairSharing.weight: Invalid value: -1: must be greater than or equal to 0");
+	invalid(CQ_HEAD "spec:\n  preemption: {withinClusterQueue: LowerOrNewerEqualPriority}\n",
+		"spec.preemption.withinClusterQueue: Unsupported value: \"LowerOrNewerEqualPriority\": "
+		"supported values: \"Never\", \"LowerPriority\" (LowerOrNewerEqualPriority is not "
 		"implemented)");
+	invalid(CQ_HEAD "spec:\n  preemption: {borrowWithinCohort: {policy: LowerPriority}}\n",
+		"spec.preemption.borrowWithinCohort.policy: Unsupported value: \"LowerPriority\": "
+		"supported values: \"Never\" (preempting while borrowing is not implemented)");
 	invalid(CQ_HEAD "spec:\n  queueingStrategy: LIFO\n",
 		"spec.queueingStrategy: Unsupported value: \"LIFO\": supported values: "
 		"\"StrictFIFO\", \"BestEffortFIFO\"");
 	invalid(CQ_HEAD "spec:\n" CQ_GROUPS "      - {name: memory, nominalQuota: 1Gi, "
 			"borrowingLimit: 1Gi}\n",
-		"spec.resourceGroups[0].flavors[0].resources[1].borrowingLimit: Forbidden: not "
-		"implemented (borrowing within a cohort is not implemented)");
+		"spec.resourceGroups[0].flavors[0].resources[1].borrowingLimit: Invalid value: "
+		"must be nil when cohortName is empty");
 	invalid(CQ_HEAD "spec:\n" CQ_GROUPS "      - {name: gpu, nominalQuota: 1}\n",
 		"spec.resourceGroups[0].flavors[0].resources[1].name: Invalid value: \"gpu\": "
 		"must match the name in coveredResources");
@@ -513,13 +529,57 @@ START_TEST(test_kueue_rules)
 		"specified when `operator` is 'In' or 'NotIn'");
 	invalid(KUEUE "kind: LocalQueue\nmetadata: {name: q, namespace: default}\nspec: {}\n",
 		"spec.clusterQueue: Required value");
-	invalid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec: {nodeLabels: {a: b}}\n",
-		"spec.nodeLabels: Forbidden: not implemented (the queue controller does not add "
-		"node selectors to admitted pods)");
+	valid(KUEUE "kind: ResourceFlavor\nmetadata: {name: spot}\nspec:\n"
+		    "  nodeLabels: {instance-type: spot}\n"
+		    "  nodeTaints: [{key: spot, value: \"true\", effect: NoSchedule}]\n"
+		    "  tolerations: [{key: spot, operator: Exists, effect: NoSchedule}]\n");
+	invalid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec:\n"
+		      "  nodeTaints: [{key: spot, effect: Sometimes}]\n",
+		"spec.nodeTaints[0].effect: Unsupported value: \"Sometimes\": supported values: "
+		"\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"");
+	invalid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec: {topologyName: t}\n",
+		"spec.topologyName: Forbidden: not implemented (topology-aware flavors are not "
+		"implemented)");
 	invalid(KUEUE "kind: LocalQueue\nmetadata: {name: q, namespace: default}\n"
 		      "spec: {clusterQueue: cq, stopPolicy: Hold}\n",
 		"spec.stopPolicy: Unsupported value: \"Hold\": supported values: \"None\" "
 		"(stopping a queue is not implemented)");
+	/* Kueue's hierarchical cohorts: a root with quota, a child that may borrow from it */
+	valid(KUEUE "kind: Cohort\nmetadata: {name: root}\nspec:\n" CQ_GROUPS
+		    "      - {name: memory, nominalQuota: 36Gi}\n");
+	valid(KUEUE "kind: Cohort\nmetadata: {name: team}\nspec:\n  parentName: root\n" CQ_GROUPS
+		    "      - {name: memory, nominalQuota: 4Gi, borrowingLimit: 8Gi, "
+		    "lendingLimit: 2Gi}\n");
+	invalid(KUEUE "kind: Cohort\nmetadata: {name: team}\nspec: {parentName: team}\n",
+		"spec.parentName: Invalid value: \"team\": a Cohort is not its own parent");
+	invalid(KUEUE "kind: Cohort\nmetadata: {name: root}\nspec:\n" CQ_GROUPS
+		      "      - {name: memory, nominalQuota: 1Gi, lendingLimit: 1Gi}\n",
+		"spec.resourceGroups[0].flavors[0].resources[1].lendingLimit: Invalid value: "
+		"must be nil when parentName is empty");
+	invalid(KUEUE "kind: Cohort\nmetadata: {name: team}\nspec:\n  parentName: root\n" CQ_GROUPS
+		      "      - {name: memory, nominalQuota: 1Gi, lendingLimit: 2Gi}\n",
+		"spec.resourceGroups[0].flavors[0].resources[1].lendingLimit: Invalid value: "
+		"\"2Gi\": must be less than or equal to the nominalQuota");
+	invalid(KUEUE "kind: Cohort\nmetadata: {name: root}\nspec: {fairSharing: {weight: 1}}\n",
+		"spec.fairSharing: Forbidden: not implemented (fair sharing is not implemented)");
+}
+END_TEST
+
+/* Kueue's sample WorkloadPriorityClass: cluster-scoped, value required and an int32. */
+START_TEST(test_workload_priority_class_rules)
+{
+	valid(KUEUE "kind: WorkloadPriorityClass\nmetadata: {name: sample-priority}\n"
+		    "value: 10000\ndescription: \"Sample priority\"\n");
+	invalid(KUEUE "kind: WorkloadPriorityClass\nmetadata: {name: p}\n",
+		"value: Required value");
+	invalid(KUEUE "kind: WorkloadPriorityClass\nmetadata: {name: p}\nvalue: 3000000000\n",
+		"value: Invalid value: 3000000000: must be a 32-bit integer");
+	invalid(KUEUE "kind: WorkloadPriorityClass\nmetadata: {name: p, namespace: team}\n"
+		      "value: 1\n",
+		"metadata.namespace: Forbidden: not allowed on this type");
+	invalid(KUEUE "kind: WorkloadPriorityClass\nmetadata: {name: p}\nvalue: 1\n"
+		      "description: 7\n",
+		"description: Invalid value: 7: must be a string");
 }
 END_TEST
 
@@ -582,6 +642,7 @@ int main(void)
 	tcase_add_test(tc, test_lease_rules);
 	tcase_add_test(tc, test_all_errors_reported);
 	tcase_add_test(tc, test_kueue_rules);
+	tcase_add_test(tc, test_workload_priority_class_rules);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -420,7 +420,7 @@ START_TEST(job_controller_and_garbage_collection)
 
 	ck_assert_ptr_nonnull(wl);
 	json_decref(wl);
-	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "train", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "train", NULL, NULL, NULL), 0);
 	ck_assert(wait_gone("Pod", "train-0"));
 	ck_assert(wait_gone("Pod", "train-1"));
 	ck_assert(wait_gone("Workload", "train"));
@@ -687,7 +687,7 @@ START_TEST(evicted_job_pod_is_recreated_elsewhere)
 	ck_assert(wait_bound("svc-0"));
 	node_of("svc-0", x, sizeof(x));
 	before = get("Pod", "svc-0");
-	ck_assert_int_eq(pk_store_delete(st, "Node", NULL, x, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Node", NULL, x, NULL, NULL, NULL), 0);
 	/* evicted, then recreated by the Job controller (a new uid) and bound again */
 	for (int i = 0; i < 200; i++) {
 		after = get("Pod", "svc-0");
@@ -731,7 +731,7 @@ START_TEST(job_recreated_under_the_same_name_gets_its_own_pods)
 	start();
 	create(job("re"));
 	ck_assert(wait_bound("re-0"));
-	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "re", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "re", NULL, NULL, NULL), 0);
 	create(job("re"));
 	j = get("Job", "re");
 	uid = pk_get_string(j, "metadata.uid");
@@ -764,7 +764,7 @@ START_TEST(deleted_node_evicts_the_disruption_unit)
 	ck_assert(wait_bound("u-0") && wait_bound("u-1") && wait_bound("other"));
 	node_of("u-0", x, sizeof(x));
 	node_of("other", y, sizeof(y));
-	ck_assert_int_eq(pk_store_delete(st, "Node", NULL, x, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Node", NULL, x, NULL, NULL, NULL), 0);
 	ck_assert(wait_gone("Pod", "u-0"));
 	ck_assert(wait_gone("Pod", "u-1")); /* on another node, same unit */
 	json_t *o = get("Pod", "other");
@@ -791,7 +791,7 @@ START_TEST(eviction_spares_a_pod_recreated_under_the_same_name)
 	ck_assert(wait_bound("p"));
 	listed = get("Pod", "p");
 	node_of("p", n, sizeof(n));
-	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "p", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "p", NULL, NULL, NULL), 0);
 	create(pod("p", NULL, NULL));
 	set = json_pack("[O]", listed);
 	ck_assert_int_eq(ctl_evict_pods(pk_appliance_hooks_arg(app), set, n, "was deleted"), 0);
@@ -827,7 +827,7 @@ START_TEST(eviction_with_a_stale_resource_version_is_refused_and_retried)
 	node_of("p", n, sizeof(n));
 	cur = get("Pod", "p");
 	pk_set(cur, "status.message", json_string("written after the list"));
-	ck_assert_int_eq(pk_store_update(st, cur, PK_SUB_STATUS, &errs, &out), 0);
+	ck_assert_int_eq(pk_store_update_opts(st, cur, PK_SUB_STATUS, NULL, &errs, &out), 0);
 	pk_errors_clear(&errs);
 	ck_assert_str_ne(pk_get_string(out, "metadata.resourceVersion"),
 			 pk_get_string(listed, "metadata.resourceVersion"));
@@ -948,7 +948,7 @@ static void set_disk_label(const char *name, bool on)
 		pk_set(n, "metadata.labels.disk", json_string("ssd"));
 	else
 		json_object_del(json_object_get(json_object_get(n, "metadata"), "labels"), "disk");
-	ck_assert_int_eq(pk_store_update(st, n, PK_SUB_MAIN, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_update_opts(st, n, PK_SUB_MAIN, NULL, NULL, NULL), 0);
 	json_decref(n);
 }
 
@@ -1074,7 +1074,8 @@ static void create_unwritable_pod(const char *name)
 		len = strlen(text);
 		free(text);
 		json_decref(o);
-		ck_assert_int_eq(pk_store_delete(st, "Pod", "default", name, NULL, NULL, NULL), 0);
+		ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", name, NULL, NULL, NULL),
+				 0);
 		/* 8 bytes short of the limit: the node name alone adds more */
 		fill[pad] = 'x';
 		pad += PK_STORE_OBJECT_MAX - 8 - len;
@@ -1113,7 +1114,7 @@ START_TEST(unwritable_pod_backs_off)
 	char buf[64];
 	ck_assert_str_eq(node_of("huge", buf, sizeof(buf)), "");
 	/* Deleted, it leaves the backoff table. */
-	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "huge", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "huge", NULL, NULL, NULL), 0);
 	ck_assert(wait_metric("podkernel_appliance_write_backoff_objects 0\n"));
 	assert_no_overcommit();
 }

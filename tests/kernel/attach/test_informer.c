@@ -45,7 +45,7 @@ static void setup(void)
 
 	snprintf(dir, sizeof(dir), "%s/pk-informer-XXXXXX", getenv("TMPDIR") ?: "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 	port = 0;
 	serve();
 }
@@ -125,7 +125,7 @@ START_TEST(test_resume_and_relist)
 	pk_server_free(srv);
 	srv = NULL;
 	create_pod("while-down");
-	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "before", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "before", NULL, NULL, NULL), 0);
 	serve();
 	wait_pod(m, "while-down", true);
 	wait_pod(m, "before", false);
@@ -140,7 +140,7 @@ START_TEST(test_resume_and_relist)
 	pk_store_close(st);
 	snprintf(server, sizeof(server), "rm -rf '%s'/*", dir);
 	ck_assert_int_eq(system(server), 0);
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 	for (int i = 0; i < 20; i++) { /* past the old resourceVersions */
 		char name[16];
 
@@ -150,7 +150,7 @@ START_TEST(test_resume_and_relist)
 	create_pod("fresh");
 	/* reopened, its watch history starts empty at its counter */
 	pk_store_close(st);
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 	serve();
 	wait_pod(m, "fresh", true);
 	wait_pod(m, "watched", false); /* not in the new list: deleted */

@@ -22,7 +22,7 @@ static int record(const struct pk_store_event *ev, void *arg)
 	char line[256];
 
 	snprintf(line, sizeof(line), "%s %s %s/%s %llu", pk_event_type_to_string(ev->type),
-		 ev->kind, pk_namespace(ev->object) ? pk_namespace(ev->object) : "",
+		 ev->kind->kind, pk_namespace(ev->object) ? pk_namespace(ev->object) : "",
 		 pk_name(ev->object), (unsigned long long)ev->rv);
 	json_array_append_new(s->log, json_string(line));
 	return 0;

@@ -155,16 +155,183 @@ run 0 schedule -f "$T/node.yaml" -f "$EX/job-gang-zone.yaml" -o json
 [ "$(flat "$T/out" | grep -o '"nodeName":"n1"' | wc -l)" = 4 ]
 check "the same Job not suspended: 4 pods bound" $?
 
-# queues admit in standalone podkerneld only: offline they are refused by name
-sed 's/^metadata:/metadata:\n  labels: {kueue.x-k8s.io\/queue-name: q}/' "$EX/job-gang-zone.yaml" >"$T/job-queued.yaml"
-run 2 schedule -f "$T/node.yaml" -f "$T/job-queued.yaml"
-check "a queued Job is refused offline (rc=$rc)" $?
-grep -q 'metadata.labels\[kueue.x-k8s.io/queue-name\]: Forbidden' "$T/err"
-check "the refusal names the queue label" $?
-printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q}\nspec: {clusterQueue: cq}\n' >"$T/lq.yaml"
-run 2 schedule -f "$T/node.yaml" -f "$T/lq.yaml"
-check "a LocalQueue is refused offline (rc=$rc)" $?
-grep -q 'kind: Forbidden: LocalQueue' "$T/err"
-check "the refusal names the kind" $?
+# queues admit offline as standalone podkerneld does: 8 CPUs of quota admit a
+# Job of 4 pods of 2 (bound) and hold the next one (suspended, no pods, why)
+cat >"$T/queues.yaml" <<'EOQ'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: default}
+spec: {clusterQueue: cq}
+EOQ
+qjob() {
+	cat <<EOJ
+apiVersion: batch/v1
+kind: Job
+metadata: {name: $1, namespace: default, labels: {kueue.x-k8s.io/queue-name: q}}
+spec:
+  parallelism: $2
+  suspend: true
+  template:
+    spec:
+      containers: [{name: c, image: x, resources: {requests: {cpu: "2"}}}]
+EOJ
+}
+{ qjob first 4; echo ---; qjob second 1; } >"$T/qjobs.yaml"
+run 0 schedule -f "$T/node.yaml" -f "$T/queues.yaml" -f "$T/qjobs.yaml" -o json
+check "queued Jobs schedule offline (rc=$rc)" $?
+[ "$(flat "$T/out" | grep -o '"nodeName":"n1"' | wc -l)" = 4 ]
+check "the first Job is admitted: its 4 pods bound" $?
+grep -qx 'admitted: Job default/first by cq/default-flavor' "$T/err"
+check "stderr says the first Job is admitted" $?
+! flat "$T/out" | grep -q '"name":"second-0"'
+check "the second Job waits: no pods" $?
+grep -qx 'pending: Job default/second (position 1): insufficient unused quota for cpu in flavor default-flavor of ClusterQueue cq, 2 more needed' "$T/err"
+check "stderr says why the second Job waits" $?
+# StrictFIFO blocks behind its head, BestEffortFIFO does not: of 8 CPUs, 6
+# go to the first Job; the second (4) does not fit; the third (2) would
+for strategy in StrictFIFO BestEffortFIFO; do
+	sed "s/^  namespaceSelector: {}/  namespaceSelector: {}\n  queueingStrategy: $strategy/" \
+		"$T/queues.yaml" >"$T/fifo.yaml"
+	{ qjob j1 3; echo ---; qjob j2 2; echo ---; qjob j3 1; } >"$T/fifo-jobs.yaml"
+	run 0 schedule -f "$T/node.yaml" -f "$T/fifo.yaml" -f "$T/fifo-jobs.yaml" -o json
+	check "$strategy schedules offline (rc=$rc)" $?
+	if [ $strategy = StrictFIFO ]; then
+		grep -qx 'pending: Job default/j3 (position 2): StrictFIFO: waiting behind default/j2' "$T/err"
+	else
+		grep -qx 'admitted: Job default/j3 by cq/default-flavor' "$T/err"
+	fi
+	check "$strategy: the third Job $([ $strategy = StrictFIFO ] && echo waits behind the second || echo is admitted)" $?
+done
+
+# flavor order: the first flavor with quota for all of it is taken (Kueue's
+# on-demand then spot): 2 CPUs of on-demand, 8 of spot; a Job of 4 CPUs gets
+# spot, a Job of 2 on-demand
+cat >"$T/flavors.yaml" <<'EOQ'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: on-demand}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: spot}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - {name: on-demand, resources: [{name: cpu, nominalQuota: 2}]}
+    - {name: spot, resources: [{name: cpu, nominalQuota: 8}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: default}
+spec: {clusterQueue: cq}
+EOQ
+{ qjob big 2; echo ---; qjob small 1; } >"$T/fjobs.yaml"
+run 0 schedule -f "$T/node.yaml" -f "$T/flavors.yaml" -f "$T/fjobs.yaml" -o json
+check "flavored queues schedule offline (rc=$rc)" $?
+grep -qx 'admitted: Job default/big by cq/spot' "$T/err" && grep -qx 'admitted: Job default/small by cq/on-demand' "$T/err"
+check "each Job gets the first flavor that fits it" $?
+
+# Kueue's fair sharing: two ClusterQueues borrow all of a Cohort's 12 CPUs,
+# weights 1 and 2, each with 12 Jobs of 1 CPU waiting: the shares converge to
+# the weights, 4 and 8 admitted
+cat >"$T/fair.yaml" <<'EOQ'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: pool}
+spec:
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 12}]}]
+EOQ
+for q in a:1 b:2; do
+	cat >>"$T/fair.yaml" <<EOQ
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq-${q%:*}}
+spec:
+  cohortName: pool
+  namespaceSelector: {}
+  fairSharing: {weight: ${q#*:}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 0}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q-${q%:*}, namespace: default}
+spec: {clusterQueue: cq-${q%:*}}
+EOQ
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		printf -- '---\n'
+		qjob "${q%:*}$i" 1 | sed "s/queue-name: q}/queue-name: q-${q%:*}}/; s/cpu: \"2\"/cpu: \"1\"/"
+	done >>"$T/fair.yaml"
+done
+run 0 schedule -f "$T/node.yaml" -f "$T/fair.yaml" -o json
+check "fair-shared queues schedule offline (rc=$rc)" $?
+[ "$(grep -c '^admitted: Job default/a' "$T/err")" = 4 ] && [ "$(grep -c '^admitted: Job default/b' "$T/err")" = 8 ]
+check "shares converge to the weights: 4 and 8 admitted ($(grep -c '^admitted: Job default/a' "$T/err"), $(grep -c '^admitted: Job default/b' "$T/err"))" $?
+
+# the queue controller's annotation is its own offline too
+qjob sneaky 1 | sed 's|^metadata: {|metadata: {annotations: {queue.podkernel.dev/admission: cq/default-flavor}, |' >"$T/sneaky.yaml"
+run 2 schedule -f "$T/node.yaml" -f "$T/queues.yaml" -f "$T/sneaky.yaml"
+check "a Job created admitted is refused offline (rc=$rc)" $?
+grep -q 'metadata.annotations\[queue.podkernel.dev/admission\]: Forbidden' "$T/err"
+check "the refusal names the annotation" $?
+
+# LeaderWorkerSets offline: the serving story's two stages under their parent,
+# every pod bound, each group's leader and worker in one cube
+run 0 board nodes "$SRC/boards/tpu-superslice.yaml" -o json
+cp "$T/out" "$T/superslice.json"
+run 0 schedule -f "$T/superslice.json" -f "$SRC/examples/stories/serving-lws.yaml" -o json
+check "the LWS serving story schedules (rc=$rc)" $?
+for p in prefill-0 prefill-0-1 prefill-1 prefill-1-1 decode-0 decode-0-1 decode-1 decode-1-1; do
+	flat "$T/out" | grep -q "\"name\":\"llm-serve-$p\",\"namespace\":\"serving-lws\"" || echo "missing $p"
+done >"$T/missing"
+[ ! -s "$T/missing" ]
+check "leaders NAME-I and workers NAME-I-1 of both stages" $?
+[ "$(flat "$T/out" | grep -o '"nodeName":"tpu-ss[0-9]*-h[0-9]*"' | wc -l)" = 11 ]
+check "all 11 pods bound" $?
+python3 - "$T/superslice.json" "$T/out" <<'PY'
+import json, sys
+cube = {n["metadata"]["name"]: n["metadata"]["labels"]["topology.podkernel.dev/cube"]
+        for n in json.load(open(sys.argv[1]))["items"]}
+node = {o["metadata"]["name"]: o["spec"].get("nodeName")
+        for o in json.load(open(sys.argv[2]))["items"] if o["kind"] == "Pod"}
+bad = [g for g in ("prefill-0", "prefill-1", "decode-0", "decode-1")
+       if cube.get(node.get("llm-serve-" + g)) is None or
+       cube.get(node["llm-serve-" + g]) != cube.get(node.get("llm-serve-%s-1" % g))]
+sys.exit(1 if bad else 0)
+PY
+check "each LWS group in one cube" $?
+sed 's/    size: 2/    size: 2\n    subGroupPolicy: {subGroupSize: 1}/' \
+	"$SRC/examples/stories/serving-lws.yaml" >"$T/lws-bad.yaml"
+run 2 schedule -f "$T/superslice.json" -f "$T/lws-bad.yaml"
+check "an LWS field not implemented is refused offline (rc=$rc)" $?
+grep -q 'spec.leaderWorkerTemplate.subGroupPolicy: Forbidden: not implemented' "$T/err"
+check "the refusal names the field" $?
 
 exit $fail

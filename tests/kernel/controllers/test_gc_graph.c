@@ -51,6 +51,8 @@ static const struct {
     {"ResourceFlavor", "{\"spec\": {}}"},
     {"ClusterQueue", "{\"spec\": {\"namespaceSelector\": {}}}"},
     {"LocalQueue", "{\"spec\": {\"clusterQueue\": \"cq\"}}"},
+    {"Cohort", "{\"spec\": {}}"},
+    {"WorkloadPriorityClass", "{\"value\": 100}"},
     {"Pod", "{\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\"}],"
 	    " \"nodeName\": \"nowhere\"}}"},
     {"Event", "{\"involvedObject\": {\"kind\": \"Pod\", \"name\": \"x\"}, \"reason\": \"R\","
@@ -65,6 +67,9 @@ static const struct {
     {"JobSet", "{\"spec\": {\"replicatedJobs\": [{\"name\": \"r\", \"template\": {\"spec\":"
 	       " {\"suspend\": true, \"template\": {\"spec\": {\"restartPolicy\": \"Never\","
 	       " \"containers\": [{\"name\": \"c\", \"image\": \"x\"}]}}}}}]}}"},
+    {"LeaderWorkerSet",
+     "{\"spec\": {\"replicas\": 0, \"leaderWorkerTemplate\": {\"workerTemplate\":"
+     " {\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\"}]}}}}}"},
     {"Lease", "{\"spec\": {}}"},
     {"ResourceClaim", "{\"spec\": {\"devices\": {\"requests\": [{\"name\": \"r\", \"exactly\":"
 		      " {\"deviceClassName\": \"dc\"}}]}}}"},
@@ -265,7 +270,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 		return 0;
 	for (size_t i = 0; i < nchain; i++) {
 		name_of(name, sizeof(name), o->prefix, chain[i]);
-		if (strcmp(ev->kind, chain[i]->kind) == 0 &&
+		if (strcmp(ev->kind->kind, chain[i]->kind) == 0 &&
 		    strcmp(pk_get_string(ev->object, "metadata.name") ?: "", name) == 0)
 			o->pos[i] = o->n;
 	}
@@ -323,7 +328,7 @@ START_TEST(background_follows_every_kind)
 		json_decref(owner);
 	}
 	name_of(name, sizeof(name), "bg", chain[0]);
-	ck_assert_int_eq(pk_store_delete(st, chain[0]->kind, NULL, name, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, chain[0]->kind, NULL, name, NULL, NULL, NULL), 0);
 	assert_chain_gone("bg");
 	ck_assert_msg(wait_gone(pk_type_by_kind("Pod"), "default", "pod-of-pod"),
 		      "a Pod owned by a Pod was left behind");
@@ -412,7 +417,7 @@ START_TEST(reference_rules)
 	unserved = json_pack("{s:s,s:s,s:s,s:s}", "apiVersion", "apps/v1", "kind", "ReplicaSet",
 			     "name", "rs", "uid", "11111111-1111-1111-1111-111111111111");
 	json_decref(make(pod, "default", "unserved", json_pack("[o]", unserved)));
-	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "owner", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "owner", NULL, NULL, NULL), 0);
 	collector_caught_up();
 	ck_assert_msg(exists(pc, NULL, "invalid", NULL),
 		      "a cluster-scoped dependent of a namespaced owner was collected");

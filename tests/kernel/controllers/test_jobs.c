@@ -387,7 +387,7 @@ static bool create_names(const char *path, const char *value, const char *named)
 	for (size_t i = 0; i < errs.n; i++)
 		found |= named && strstr(errs.msg[i], named) != NULL;
 	if (rc == 0) {
-		pk_store_delete(st, "JobSet", "default", "js", NULL, NULL, NULL);
+		pk_store_delete_opts(st, "JobSet", "default", "js", NULL, NULL, NULL);
 		found = !named;
 	}
 	pk_errors_clear(&errs);
@@ -429,7 +429,8 @@ START_TEST(job_recreates_a_deleted_pod)
 	ck_assert(wait_for("Job", "drain", active_is, &(int){2}));
 	char *uid = uid_of("Pod", "drain-1");
 
-	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "drain-1", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "drain-1", NULL, NULL, NULL),
+			 0);
 	ck_assert(wait_for("Pod", "drain-1", rebound, uid));
 	free(uid);
 }
@@ -461,7 +462,7 @@ START_TEST(jobset_recreates_a_deleted_job)
 		ck_assert(wait_bound(js_pods[i]));
 	char *uid = uid_of("Job", "js-w-1");
 
-	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "js-w-1", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "js-w-1", NULL, NULL, NULL), 0);
 	ck_assert(wait_for("Job", "js-w-1", rebound_job, uid));
 	free(uid);
 }
@@ -653,7 +654,7 @@ START_TEST(queue_nominal_quota_blocks_until_usage_frees)
 							   "queue.podkernel.dev/admission")),
 			 "cluster-queue/default-flavor");
 	json_decref(a);
-	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "job-a", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "job-a", NULL, NULL, NULL), 0);
 	ck_assert(wait_bound("job-b-0"));
 	ck_assert(wait_bound("job-b-1"));
 	QSTATUS("ClusterQueue", "cluster-queue", "status.pendingWorkloads", "0");
@@ -685,7 +686,7 @@ START_TEST(queue_jobset_waits_on_quota_then_runs)
 	ck_assert(wait_for("JobSet", "js", suspended_is, "True"));
 	ck_assert(wait_for("Job", "js-w-0", suspended_is, "True"));
 	ck_assert(stays_absent("Pod", "js-w-0-0"));
-	ck_assert_int_eq(pk_store_delete(st, "Job", "default", "holder", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "holder", NULL, NULL, NULL), 0);
 	ck_assert(wait_bound("js-w-0-0"));
 	ck_assert(wait_bound("js-w-0-1"));
 	ck_assert(wait_for("JobSet", "js", suspended_is, "False"));
@@ -748,6 +749,201 @@ START_TEST(queue_best_effort_fifo_admits_what_fits)
 }
 END_TEST
 
+/*
+ * Kueue's cohort example: team-a and team-b, 4 TPUs of nominal quota each,
+ * in one cohort; team-a's Job of 8 is admitted by borrowing team-b's unused
+ * 4 (status says 4 borrowed), and team-b's Job then waits for its own quota.
+ */
+START_TEST(queue_borrows_within_its_cohort)
+{
+	static const char *const cq =
+	    "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ClusterQueue\", "
+	    "\"metadata\": {\"name\": \"%s\"}, \"spec\": {\"namespaceSelector\": {}, "
+	    "\"cohortName\": \"team-ab\", \"resourceGroups\": [{\"coveredResources\": "
+	    "[\"google.com/tpu\"], \"flavors\": [{\"name\": \"default-flavor\", \"resources\": "
+	    "[{\"name\": \"google.com/tpu\", \"nominalQuota\": 4}]}]}]}}";
+	char buf[1024];
+
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ResourceFlavor\", "
+		    "\"metadata\": {\"name\": \"default-flavor\"}}");
+	snprintf(buf, sizeof(buf), cq, "team-a");
+	create_json(buf);
+	snprintf(buf, sizeof(buf), cq, "team-b");
+	create_json(buf);
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		    "\"metadata\": {\"name\": \"user-queue\", \"namespace\": \"default\"}, "
+		    "\"spec\": {\"clusterQueue\": \"team-a\"}}");
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		    "\"metadata\": {\"name\": \"b-queue\", \"namespace\": \"default\"}, "
+		    "\"spec\": {\"clusterQueue\": \"team-b\"}}");
+	queued_job("borrower", 2);
+	ck_assert(wait_bound("borrower-1"));
+	QSTATUS("ClusterQueue", "team-a", "status.flavorsUsage[0].resources[0].total", "8");
+	QSTATUS("ClusterQueue", "team-a", "status.flavorsUsage[0].resources[0].borrowed", "4");
+	snprintf(
+	    buf, sizeof(buf),
+	    "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
+	    "\"owner\", \"namespace\": \"default\", \"labels\": {\"kueue.x-k8s.io/queue-name\": "
+	    "\"b-queue\"}}, \"spec\": {\"parallelism\": 1, \"suspend\": true, " POD_SPEC "}}");
+	create_json(buf);
+	QSTATUS("ClusterQueue", "team-b", "status.pendingWorkloads", "1");
+	ck_assert(stays_absent("Pod", "owner-0"));
+}
+END_TEST
+
+/* A Job of parallelism pods of 4 TPUs each in LocalQueue queue, its pods of PriorityClass pc. */
+static void prio_job(const char *name, const char *queue, int parallelism, const char *pc)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
+		 "\"%s\", \"namespace\": \"default\", \"labels\": {\"kueue.x-k8s.io/queue-name\": "
+		 "\"%s\"}}, \"spec\": {\"parallelism\": %d, \"suspend\": true, \"template\": "
+		 "{\"spec\": {\"priorityClassName\": \"%s\", \"containers\": [{\"name\": \"c\", "
+		 "\"image\": \"x\", \"resources\": {\"requests\": {\"google.com/tpu\": "
+		 "\"4\"}}}]}}}}",
+		 name, queue, parallelism, pc);
+	create_json(buf);
+}
+
+static void priority_class(const char *name, int value)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"scheduling.k8s.io/v1\", \"kind\": \"PriorityClass\", "
+		 "\"metadata\": {\"name\": \"%s\"}, \"value\": %d}",
+		 name, value);
+	create_json(buf);
+}
+
+static bool admission_is_gone(const json_t *o, const void *arg)
+{
+	(void)arg;
+	return o && json_is_true(pk_get(o, "spec.suspend")) &&
+	       !json_object_get(pk_get(o, "metadata.annotations"), "queue.podkernel.dev/admission");
+}
+
+/*
+ * Kueue's withinClusterQueue: LowerPriority: a ClusterQueue of 8 TPUs full
+ * with a low-priority Job; a high-priority Job of 4 preempts it (its
+ * admission taken back, suspended, queued again) and is admitted.
+ */
+START_TEST(queue_preempts_lower_priority_within_its_queue)
+{
+	json_t *patch =
+	    json_pack("{s:{s:{s:s}}}", "spec", "preemption", "withinClusterQueue", "LowerPriority");
+
+	priority_class("low", 1);
+	priority_class("high", 100);
+	queue_setup("{}", "BestEffortFIFO");
+	ck_assert_int_eq(pk_store_patch(st, "ClusterQueue", NULL, "cluster-queue", PK_PATCH_MERGE,
+					patch, PK_SUB_MAIN, NULL, NULL),
+			 0);
+	json_decref(patch);
+	prio_job("low", "user-queue", 2, "low");
+	ck_assert(wait_bound("low-1"));
+	prio_job("high", "user-queue", 1, "high");
+	ck_assert(wait_bound("high-0"));
+	ck_assert(wait_for("Job", "low", admission_is_gone, NULL));
+	QSTATUS("ClusterQueue", "cluster-queue", "status.pendingWorkloads", "1");
+	QSTATUS("ClusterQueue", "cluster-queue", "status.flavorsUsage[0].resources[1].total", "4");
+}
+END_TEST
+
+/*
+ * Kueue's reclaimWithinCohort: team-a borrows team-b's idle quota; when
+ * team-b (reclaimWithinCohort: Any) needs its nominal quota back, the
+ * borrower is preempted and team-b's Job admitted.
+ */
+START_TEST(queue_reclaim_preempts_the_borrower)
+{
+	static const char *const cq =
+	    "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ClusterQueue\", "
+	    "\"metadata\": {\"name\": \"%s\"}, \"spec\": {\"namespaceSelector\": {}, "
+	    "\"cohortName\": \"team-ab\", \"preemption\": {\"reclaimWithinCohort\": \"%s\"}, "
+	    "\"resourceGroups\": [{\"coveredResources\": [\"google.com/tpu\"], \"flavors\": "
+	    "[{\"name\": \"default-flavor\", \"resources\": [{\"name\": \"google.com/tpu\", "
+	    "\"nominalQuota\": 4}]}]}]}}";
+	char buf[1024];
+
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ResourceFlavor\", "
+		    "\"metadata\": {\"name\": \"default-flavor\"}}");
+	snprintf(buf, sizeof(buf), cq, "team-a", "Never");
+	create_json(buf);
+	snprintf(buf, sizeof(buf), cq, "team-b", "Any");
+	create_json(buf);
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		    "\"metadata\": {\"name\": \"a-queue\", \"namespace\": \"default\"}, "
+		    "\"spec\": {\"clusterQueue\": \"team-a\"}}");
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		    "\"metadata\": {\"name\": \"b-queue\", \"namespace\": \"default\"}, "
+		    "\"spec\": {\"clusterQueue\": \"team-b\"}}");
+	priority_class("normal", 0);
+	prio_job("borrower", "a-queue", 2, "normal");
+	ck_assert(wait_bound("borrower-1"));
+	prio_job("owner", "b-queue", 1, "normal");
+	ck_assert(wait_bound("owner-0"));
+	ck_assert(wait_for("Job", "borrower", admission_is_gone, NULL));
+	QSTATUS("ClusterQueue", "team-a", "status.pendingWorkloads", "1");
+	QSTATUS("ClusterQueue", "team-b", "status.flavorsUsage[0].resources[0].borrowed", "0");
+}
+END_TEST
+
+static bool annotation_is(const json_t *o, const void *want)
+{
+	const char *const *w = want; /* key, prefix of the value */
+	const char *v = json_string_value(json_object_get(pk_get(o, "metadata.annotations"), w[0]));
+
+	return v && strncmp(v, w[1], strlen(w[1])) == 0;
+}
+
+/*
+ * Admission is quota and placement in one decision: a flavor of the nodes
+ * labelled pool=a (one node, 4 TPUs) with quota for 16; a Job of two pods
+ * of 4 fits the quota but not the flavor's nodes, so it stays pending,
+ * first in its queue, with the scheduler's explanation; a Job of one pod is
+ * admitted with the flavor's node selector and runs on that node.
+ */
+START_TEST(queue_admits_only_what_the_flavor_nodes_place)
+{
+	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "pool", "a");
+	json_t *pod;
+
+	ck_assert_int_eq(
+	    pk_store_patch(st, "Node", NULL, "n2", PK_PATCH_MERGE, patch, PK_SUB_MAIN, NULL, NULL),
+	    0);
+	json_decref(patch);
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ResourceFlavor\", "
+		    "\"metadata\": {\"name\": \"pool-a\"}, \"spec\": {\"nodeLabels\": {\"pool\": "
+		    "\"a\"}}}");
+	create_json(
+	    "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ClusterQueue\", "
+	    "\"metadata\": {\"name\": \"cq\"}, \"spec\": {\"namespaceSelector\": {}, "
+	    "\"resourceGroups\": [{\"coveredResources\": [\"google.com/tpu\"], \"flavors\": "
+	    "[{\"name\": \"pool-a\", \"resources\": [{\"name\": \"google.com/tpu\", "
+	    "\"nominalQuota\": 16}]}]}]}}");
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		    "\"metadata\": {\"name\": \"user-queue\", \"namespace\": \"default\"}, "
+		    "\"spec\": {\"clusterQueue\": \"cq\"}}");
+	queued_job("two", 2);
+	ck_assert(wait_for("Job", "two", annotation_is,
+			   (const char *const[]){"queue.podkernel.dev/position", "1"}));
+	ck_assert(
+	    wait_for("Job", "two", annotation_is,
+		     (const char *const[]){"queue.podkernel.dev/pending-reason", "pod two-"}));
+	ck_assert(stays_absent("Pod", "two-0"));
+	queued_job("one", 1);
+	ck_assert(wait_bound("one-0"));
+	pod = get("Pod", "one-0");
+	ck_assert_str_eq(pk_get_string(pod, "spec.nodeName"), "n2");
+	ck_assert_str_eq(pk_get_string(pod, "spec.nodeSelector.pool"), "a");
+	json_decref(pod);
+	QSTATUS("ClusterQueue", "cq", "status.pendingWorkloads", "1");
+}
+END_TEST
+
 START_TEST(job_scheduling_intent_is_admitted_by_the_builder)
 {
 	struct pk_errors errs = {0};
@@ -772,13 +968,13 @@ START_TEST(job_scheduling_intent_is_admitted_by_the_builder)
 	/* minCount may change; the gang/basic variant is frozen. */
 	json_object_set_new(pk_get(out, "spec.scheduling.schedulingPolicy.gang"), "minCount",
 			    json_integer(3));
-	ck_assert_int_eq(pk_store_update(s2, out, PK_SUB_MAIN, &errs, NULL), 0);
+	ck_assert_int_eq(pk_store_update_opts(s2, out, PK_SUB_MAIN, NULL, &errs, NULL), 0);
 	json_object_set_new(pk_get(out, "spec.scheduling"), "schedulingPolicy",
 			    json_pack("{s:{}}", "basic"));
 	json_object_del(out, "metadata");
 	json_object_set_new(out, "metadata",
 			    json_pack("{s:s,s:s}", "name", "j", "namespace", "default"));
-	ck_assert_int_eq(pk_store_update(s2, out, PK_SUB_MAIN, &errs, NULL), -EINVAL);
+	ck_assert_int_eq(pk_store_update_opts(s2, out, PK_SUB_MAIN, NULL, &errs, NULL), -EINVAL);
 	ck_assert_uint_ge(errs.n, 1);
 	ck_assert_ptr_nonnull(strstr(errs.msg[0], "spec.scheduling.schedulingPolicy"));
 	pk_errors_clear(&errs);
@@ -859,6 +1055,10 @@ int main(void)
 	tcase_add_test(tc, queue_jobset_waits_on_quota_then_runs);
 	tcase_add_test(tc, queue_strict_fifo_blocks_behind_its_head);
 	tcase_add_test(tc, queue_best_effort_fifo_admits_what_fits);
+	tcase_add_test(tc, queue_borrows_within_its_cohort);
+	tcase_add_test(tc, queue_preempts_lower_priority_within_its_queue);
+	tcase_add_test(tc, queue_reclaim_preempts_the_borrower);
+	tcase_add_test(tc, queue_admits_only_what_the_flavor_nodes_place);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -305,7 +305,7 @@ START_TEST(node_loss_repairs_the_gang_in_its_rack)
 	ck_assert(wait_field("Pod", "train-0", "status.phase", "Running"));
 	ck_assert(wait_field("Pod", "train-1", "status.phase", "Running"));
 	field("Pod", "train-0", "spec.nodeName", lost, sizeof(lost));
-	ck_assert_int_eq(pk_store_delete(st, "Node", NULL, lost, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Node", NULL, lost, NULL, NULL, NULL), 0);
 	ck_assert(has_condition("PodGroup", "train", "PodGroupRepaired"));
 	g = get("PodGroup", "train");
 	c = pk_condition_get(g, "PodGroupRepaired");

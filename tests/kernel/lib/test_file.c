@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_file.c — the small-file reader: a file that fits exactly, one byte
+ * test_file.c — the whole-file reader: a file that fits exactly, one byte
  * over, empty, missing, a directory (a read error), a device without end,
  * a pipe (no size to trust), and the descriptor it reads through being
- * close-on-exec and closed afterwards.
+ * close-on-exec and closed afterwards; an open stream read from where it
+ * stands, with a size hint right, short or long.
  */
 #include <check.h>
 #include <dirent.h>
@@ -73,6 +74,33 @@ START_TEST(test_fits_and_limit)
 	ck_assert_ptr_null(buf);
 	ck_assert_uint_eq(len, 10000); /* untouched on failure */
 	ck_assert_int_eq(open_fds(), before);
+}
+END_TEST
+
+/* The rest of an open stream: the hint sizes the first step only; the limit holds. */
+START_TEST(test_stream)
+{
+	static const size_t hints[] = {0, 10, 10000, 20000};
+	char *buf = NULL;
+	size_t len = 0;
+
+	put(10000);
+	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+		FILE *f = fopen(path, "r");
+
+		ck_assert_ptr_nonnull(f);
+		ck_assert_int_eq(fseek(f, 100, SEEK_SET), 0);
+		ck_assert_int_eq(pk_read_stream(f, hints[i], 9900, &buf, &len), 0);
+		ck_assert_uint_eq(len, 9900);
+		ck_assert_int_eq(buf[0], 'a' + 100 % 26);
+		ck_assert_int_eq(buf[9900], '\0');
+		free(buf);
+		buf = NULL;
+		rewind(f);
+		ck_assert_int_eq(pk_read_stream(f, hints[i], 9999, &buf, &len), -EFBIG);
+		ck_assert_ptr_null(buf);
+		fclose(f);
+	}
 }
 END_TEST
 
@@ -178,6 +206,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_fits_and_limit);
+	tcase_add_test(tc, test_stream);
 	tcase_add_test(tc, test_empty_missing_directory);
 	tcase_add_test(tc, test_pipe_cloexec);
 	suite_add_tcase(s, tc);

@@ -4,7 +4,7 @@
  * "pods" resource, domain partitions, the node capacity index, and the
  * revert log (random nested assume/remove sequences must come back to the
  * exact starting state, with the invariant checker run after every
- * mutation).
+ * mutation), and shares of devices.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -28,6 +28,75 @@ static void add_pod_spec(struct pk_sched *s, const char *name, const char *spec_
 	json_decref(extra);
 	add_obj(s, p);
 }
+
+/* A pod asking gpu of nvidia.com/gpu ("600m": a share of one device). */
+static void add_gpu_pod(struct pk_sched *s, const char *name, const char *gpu)
+{
+	add_obj(s, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:[{s:s, s:s, s:{s:{s:s, s:s}}}]}}",
+			     "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
+			     "namespace", "default", "spec", "containers", "name", "c", "image",
+			     "x", "resources", "requests", "cpu", "1", "nvidia.com/gpu", gpu));
+}
+
+/*
+ * A fractional request of an extended resource is a share of one device:
+ * two shares of 600m take a GPU each, so a third finds 800m free on the
+ * node but no GPU with 600m; a whole GPU finds none untouched; a revert
+ * gives every share back to its device.
+ */
+START_TEST(test_shares_per_device)
+{
+	struct pk_sched *s = new_sched();
+	const struct sc_devs *d;
+	struct sc_node *g;
+	size_t mark;
+	char why[256] = "";
+
+	add_obj(s, json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s, s:s}}}", "apiVersion", "v1", "kind",
+			     "Node", "metadata", "name", "g", "status", "allocatable", "cpu", "8",
+			     "nvidia.com/gpu", "2"));
+	add_gpu_pod(s, "a", "600m");
+	add_gpu_pod(s, "b", "600m");
+	add_gpu_pod(s, "c", "600m");
+	add_gpu_pod(s, "d", "400m");
+	add_gpu_pod(s, "w", "1");
+	add_gpu_pod(s, "w2", "1");
+	g = sc_snapshot_node(&s->snap, "g");
+	mark = sc_snapshot_mark(&s->snap);
+	ck_assert_int_eq(sc_snapshot_assume(&s->snap, find_pod(s, "a"), g->index), 0);
+	ck_assert_int_eq(sc_snapshot_assume(&s->snap, find_pod(s, "b"), g->index), 0);
+	ck_assert_int_eq(fit(s, "c", "g"), SC_MISFIT_RESOURCES);
+	ck_assert_int_eq(fit(s, "w", "g"), SC_MISFIT_RESOURCES);
+	ck_assert_int_eq(fit(s, "d", "g"), SC_FIT);
+	ck_assert_int_eq(sc_snapshot_assume(&s->snap, find_pod(s, "d"), g->index), 0);
+	d = sc_node_devs(g, sc_res_id(&s->snap, "nvidia.com/gpu"));
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_eq(d->n, 2);
+	ck_assert_int_eq(d->free[0] + d->free[1], 400); /* 0 and 400: d filled a part */
+	ck_assert_int_eq(sc_devs_untouched(d), 0);
+	sc_snapshot_revert(&s->snap, mark);
+	ck_assert_int_eq(sc_devs_untouched(d), 2);
+	ck_assert_int_eq(fit(s, "w", "g"), SC_FIT);
+	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, true, why, sizeof(why)),
+			 0);
+	/* A whole GPU taken first: a share opens the other, no whole one is left. */
+	ck_assert_int_eq(sc_snapshot_assume(&s->snap, find_pod(s, "w"), g->index), 0);
+	ck_assert_int_eq(sc_snapshot_assume(&s->snap, find_pod(s, "a"), g->index), 0);
+	ck_assert_int_eq(fit(s, "w2", "g"), SC_MISFIT_RESOURCES);
+	ck_assert_int_eq(fit(s, "d", "g"), SC_FIT);
+	ck_assert_int_eq(fit(s, "b", "g"), SC_MISFIT_RESOURCES);
+	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, false, why, sizeof(why)),
+			 0);
+	((struct sc_devs *)d)->free[find_pod(s, "a")->share_dev] += 100; /* the checker sees it */
+	ck_assert_int_eq(sc_snapshot_check(&s->snap, &s->forest.all_pods, false, why, sizeof(why)),
+			 -EUCLEAN);
+	ck_assert_msg(strstr(why, "left, pods leave") != NULL, "%s", why);
+	((struct sc_devs *)d)->free[find_pod(s, "a")->share_dev] -= 100;
+	sc_snapshot_revert(&s->snap, mark);
+	ck_assert_int_eq(sc_devs_untouched(d), 2);
+	pk_sched_free(s);
+}
+END_TEST
 
 START_TEST(test_selector_and_affinity)
 {
@@ -514,6 +583,7 @@ int main(void)
 	tcase_add_test(tc, test_node_blocks);
 	tcase_add_test(tc, test_too_many_resources);
 	tcase_add_test(tc, test_huge_quantities);
+	tcase_add_test(tc, test_shares_per_device);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -101,7 +101,7 @@ static void setup(void)
 	FILE *f = fopen(path, "w");
 	fputs("admintok,admin,1,\"system:masters\"\nnodetok,system:node:n1,2,system:nodes\n", f);
 	fclose(f);
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 	struct pk_server_config cfg = {.token_auth_file = path};
 	ck_assert_int_eq(pk_server_new(st, &cfg, &srv, err, sizeof(err)), 0);
 }
@@ -846,7 +846,7 @@ START_TEST(test_watch_gone_after_restart)
 	pk_server_free(srv);
 	pk_store_close(st);
 	char err[256], path[300];
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 	snprintf(path, sizeof(path), "%s/tokens", dir);
 	struct pk_server_config cfg = {.token_auth_file = path};
 	ck_assert_int_eq(pk_server_new(st, &cfg, &srv, err, sizeof(err)), 0);
@@ -871,7 +871,7 @@ START_TEST(test_watch_falls_behind)
 	struct pk_store *s2 = NULL;
 	struct pk_server *v2 = NULL;
 	struct pk_server_config cfg = {0};
-	ck_assert_int_eq(pk_store_open(d, &s2, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(d, NULL, &s2, err, sizeof(err)), 0);
 	ck_assert_int_eq(pk_server_new(s2, &cfg, &v2, err, sizeof(err)), 0);
 	char rv[32];
 	snprintf(rv, sizeof(rv), "%llu", (unsigned long long)pk_store_rv(s2));

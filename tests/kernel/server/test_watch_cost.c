@@ -62,7 +62,7 @@ static void setup(void)
 	ck_assert_ptr_nonnull(f);
 	fputs("admintok,admin,1,\"system:masters\"\n", f);
 	fclose(f);
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 	struct pk_server_config cfg = {.token_auth_file = path};
 	ck_assert_int_eq(pk_server_new(st, &cfg, &srv, err, sizeof(err)), 0);
 	create_ns("aaa");

@@ -26,7 +26,7 @@ static void setup(void)
 		snprintf(dir, sizeof(dir), "/tmp/pk-podrules-XXXXXX");
 		ck_assert_ptr_nonnull(mkdtemp(dir));
 	}
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 }
 
 static void teardown(void)
@@ -181,7 +181,7 @@ START_TEST(test_typed_client_keeps_group)
 			    json_pack("{s:s}", "edited", "yes"));
 	json_decref(p);
 	p = out;
-	ck_assert_int_eq(pk_store_update(st, p, PK_SUB_MAIN, NULL, &out), 0);
+	ck_assert_int_eq(pk_store_update_opts(st, p, PK_SUB_MAIN, NULL, NULL, &out), 0);
 	ck_assert_str_eq(pk_get_string(out, "spec.schedulingGroup.podGroupName"), "pg");
 	ck_assert_str_eq(pk_pod_group_name(out), "pg");
 	json_decref(p);
@@ -313,13 +313,13 @@ START_TEST(test_owner_index)
 			 NULL, NULL, NULL),
 	    SQLITE_OK);
 	sqlite3_close(db);
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 	ck_assert_int_eq(pk_store_dependents(st, uid, &deps), 0);
 	ck_assert_uint_eq(json_array_size(deps), 1);
 	json_decref(deps);
 	/* the reference gone from the object is gone from the index */
 	json_object_del(json_object_get(dep, "metadata"), "ownerReferences");
-	ck_assert_int_eq(pk_store_update(st, dep, PK_SUB_MAIN, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_update_opts(st, dep, PK_SUB_MAIN, NULL, NULL, NULL), 0);
 	ck_assert_int_eq(pk_store_dependents(st, uid, &deps), 0);
 	ck_assert_uint_eq(json_array_size(deps), 0);
 	json_decref(deps);

@@ -28,7 +28,7 @@ static void setup(void)
 		ck_assert_ptr_nonnull(mkdtemp(dir));
 	}
 	char err[256];
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 }
 
 static void check_invariants(void)
@@ -110,27 +110,28 @@ START_TEST(test_crud_and_defaults)
 	json_t *upd = json_deep_copy(p);
 	json_t *out = NULL;
 	json_object_set_new(json_object_get(upd, "spec"), "nodeName", json_string("n1"));
-	ck_assert_int_eq(pk_store_update(st, upd, PK_SUB_MAIN, NULL, &out), -EINVAL);
+	ck_assert_int_eq(pk_store_update_opts(st, upd, PK_SUB_MAIN, NULL, NULL, &out), -EINVAL);
 	json_object_del(json_object_get(upd, "spec"), "nodeName");
 	json_object_set_new(json_array_get(pk_get(upd, "spec.containers"), 0), "image",
 			    json_string("busybox:2"));
-	ck_assert_int_eq(pk_store_update(st, upd, PK_SUB_MAIN, NULL, &out), 0);
+	ck_assert_int_eq(pk_store_update_opts(st, upd, PK_SUB_MAIN, NULL, NULL, &out), 0);
 	ck_assert_int_eq(
 	    json_integer_value(json_object_get(json_object_get(out, "metadata"), "generation")), 2);
 	ck_assert_str_ne(rv_of(out), rv_of(p));
 	/* The same stale rv again: conflict. */
-	ck_assert_int_eq(pk_store_update(st, upd, PK_SUB_MAIN, NULL, NULL), -PK_STORE_ECONFLICT);
+	ck_assert_int_eq(pk_store_update_opts(st, upd, PK_SUB_MAIN, NULL, NULL, NULL),
+			 -PK_STORE_ECONFLICT);
 	json_decref(upd);
 
 	/* Status subresource: main update keeps status, status update changes only it. */
 	json_t *st1 = json_deep_copy(out);
 	json_object_set_new(st1, "status", json_pack("{s:s}", "phase", "Running"));
 	json_t *out2 = NULL;
-	ck_assert_int_eq(pk_store_update(st, st1, PK_SUB_MAIN, NULL, &out2), 0);
+	ck_assert_int_eq(pk_store_update_opts(st, st1, PK_SUB_MAIN, NULL, NULL, &out2), 0);
 	ck_assert_str_eq(pk_get_string(out2, "status.phase"), "Pending");
 	json_decref(out2);
 	json_object_del(json_object_get(st1, "metadata"), "resourceVersion");
-	ck_assert_int_eq(pk_store_update(st, st1, PK_SUB_STATUS, NULL, &out2), 0);
+	ck_assert_int_eq(pk_store_update_opts(st, st1, PK_SUB_STATUS, NULL, NULL, &out2), 0);
 	ck_assert_str_eq(
 	    json_string_value(json_object_get(json_object_get(out2, "status"), "phase")),
 	    "Running");
@@ -138,10 +139,11 @@ START_TEST(test_crud_and_defaults)
 	json_decref(st1);
 
 	json_t *del = NULL;
-	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "p1", NULL, NULL, &del), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "p1", NULL, NULL, &del), 0);
 	json_decref(del);
 	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "p1", &got), -ENOENT);
-	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "p1", NULL, NULL, NULL), -ENOENT);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "p1", NULL, NULL, NULL),
+			 -ENOENT);
 	json_decref(out);
 	json_decref(p);
 }
@@ -228,12 +230,12 @@ START_TEST(test_admission_rules_given_at_open)
 	json_decref(job);
 	json_object_set_new(pk_get(out, "spec.scheduling.schedulingPolicy.gang"), "minCount",
 			    json_integer(2));
-	ck_assert_int_eq(pk_store_update(st, out, PK_SUB_MAIN, &errs, NULL), -EINVAL);
+	ck_assert_int_eq(pk_store_update_opts(st, out, PK_SUB_MAIN, NULL, &errs, NULL), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(errs.msg[0], "minCount: Invalid value: 2"));
 	pk_errors_clear(&errs);
 	json_object_set_new(pk_get(out, "spec.scheduling.schedulingPolicy.gang"), "minCount",
 			    json_integer(4));
-	ck_assert_int_eq(pk_store_update(st, out, PK_SUB_MAIN, &errs, NULL), 0);
+	ck_assert_int_eq(pk_store_update_opts(st, out, PK_SUB_MAIN, NULL, &errs, NULL), 0);
 	json_decref(out);
 }
 END_TEST
@@ -403,9 +405,10 @@ START_TEST(test_event_expiry_index)
 	json_t *ev = NULL;
 	ck_assert_int_eq(pk_store_get(st, "Event", "default", "old-001", &ev), 0);
 	json_object_set_new(ev, "count", json_integer(2));
-	ck_assert_int_eq(pk_store_update(st, ev, PK_SUB_MAIN, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_update_opts(st, ev, PK_SUB_MAIN, NULL, NULL, NULL), 0);
 	json_decref(ev);
-	ck_assert_int_eq(pk_store_delete(st, "Event", "default", "old-003", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Event", "default", "old-003", NULL, NULL, NULL),
+			 0);
 	names = expired(t_old, 1000, &steps);
 	ck_assert_str_eq(names, "old-000 old-002 old-004");
 	free(names);
@@ -424,7 +427,7 @@ START_TEST(test_events_and_ring)
 	uint64_t start = pk_store_rv(st);
 	json_decref(create(pod("p1", "a")));
 	json_decref(create(pod("p2", "a")));
-	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "p1", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "p1", NULL, NULL, NULL), 0);
 	struct collect c = {json_array()};
 	uint64_t last = 0;
 	ck_assert_int_eq(pk_store_events_since(st, start, 0, collect_cb, &c, &last), 0);
@@ -445,9 +448,9 @@ START_TEST(test_events_and_ring)
 		ck_assert_int_eq(pk_store_get(st, "Pod", "default", "p2", &obj), 0);
 		json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
 		json_object_set_new(labels, "i", json_sprintf("v%d", i));
-		ck_assert_int_eq(pk_store_update(st, obj, PK_SUB_MAIN, NULL, NULL), 0);
+		ck_assert_int_eq(pk_store_update_opts(st, obj, PK_SUB_MAIN, NULL, NULL, NULL), 0);
 		json_decref(obj);
-		ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "p3", NULL, NULL, NULL),
+		ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "p3", NULL, NULL, NULL),
 				 i == 0 ? 0 : -ENOENT);
 	}
 	for (int i = 0; i < PK_STORE_RING_SIZE / 2; i++) {
@@ -455,7 +458,7 @@ START_TEST(test_events_and_ring)
 		ck_assert_int_eq(pk_store_get(st, "Pod", "default", "p2", &obj), 0);
 		json_object_set_new(json_object_get(json_object_get(obj, "metadata"), "labels"),
 				    "j", json_sprintf("v%d", i));
-		ck_assert_int_eq(pk_store_update(st, obj, PK_SUB_MAIN, NULL, NULL), 0);
+		ck_assert_int_eq(pk_store_update_opts(st, obj, PK_SUB_MAIN, NULL, NULL, NULL), 0);
 		json_decref(obj);
 	}
 	check_invariants();
@@ -477,7 +480,7 @@ START_TEST(test_finalizers_and_group_protection)
 	json_t *obj = NULL;
 	/* Delete the parent first: it stays, marked, with the protection finalizer. */
 	ck_assert_int_eq(
-	    pk_store_delete(st, "CompositePodGroup", "default", "top", NULL, NULL, &obj), 0);
+	    pk_store_delete_opts(st, "CompositePodGroup", "default", "top", NULL, NULL, &obj), 0);
 	ck_assert_ptr_nonnull(
 	    json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp"));
 	json_decref(obj);
@@ -485,10 +488,11 @@ START_TEST(test_finalizers_and_group_protection)
 	json_decref(obj);
 	uint64_t rv = pk_store_rv(st);
 	ck_assert_int_eq(
-	    pk_store_delete(st, "CompositePodGroup", "default", "top", NULL, NULL, NULL), 0);
+	    pk_store_delete_opts(st, "CompositePodGroup", "default", "top", NULL, NULL, NULL), 0);
 	ck_assert_uint_eq(pk_store_rv(st), rv); /* a second delete writes nothing */
 	/* The last child goes: the parent goes with it. */
-	ck_assert_int_eq(pk_store_delete(st, "PodGroup", "default", "child", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "PodGroup", "default", "child", NULL, NULL, NULL),
+			 0);
 	ck_assert_int_eq(pk_store_get(st, "CompositePodGroup", "default", "top", &obj), -ENOENT);
 
 	/* A user finalizer: removing it through a patch deletes the object. */
@@ -496,7 +500,7 @@ START_TEST(test_finalizers_and_group_protection)
 	json_object_set_new(json_object_get(p, "metadata"), "finalizers",
 			    json_pack("[s]", "example.com/hold"));
 	json_decref(create(p));
-	ck_assert_int_eq(pk_store_delete(st, "Pod", "default", "fin", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "fin", NULL, NULL, NULL), 0);
 	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "fin", &obj), 0);
 	json_decref(obj);
 	json_t *patch = json_pack("{s:{s:n}}", "metadata", "finalizers");
@@ -560,7 +564,7 @@ START_TEST(test_owner_references_checked)
 	json_array_append_new(pk_get(out, "metadata.ownerReferences"),
 			      json_pack("{s:s,s:s,s:s,s:s,s:b}", "apiVersion", "batch/v1", "kind",
 					"Job", "name", "k", "uid", "u2", "controller", 1));
-	ck_assert_int_eq(pk_store_update(st, out, PK_SUB_MAIN, &errs, NULL), -EINVAL);
+	ck_assert_int_eq(pk_store_update_opts(st, out, PK_SUB_MAIN, NULL, &errs, NULL), -EINVAL);
 	ck_assert_uint_eq(errs.n, 1);
 	pk_errors_clear(&errs);
 	json_decref(out);
@@ -619,7 +623,7 @@ START_TEST(test_durability_across_reopen)
 	uint64_t rv = pk_store_rv(st);
 	pk_store_close(st);
 	char err[256];
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 	ck_assert_uint_eq(pk_store_rv(st), rv);
 	json_t *got = NULL;
 	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "keep", &got), 0);
@@ -738,7 +742,7 @@ START_TEST(test_namespace_deletion)
 	json_decref(create(pod("elsewhere", "x")));
 
 	json_t *ns = NULL;
-	ck_assert_int_eq(pk_store_delete(st, "Namespace", NULL, "team", NULL, NULL, &ns), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Namespace", NULL, "team", NULL, NULL, &ns), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(ns, "status"), "phase")),
 			 "Terminating");
 	json_decref(ns);
@@ -767,7 +771,7 @@ START_TEST(test_namespace_deletion)
 			 0);
 	json_decref(patch);
 	ck_assert_int_eq(pk_store_get(st, "Namespace", NULL, "team", &obj), -ENOENT);
-	ck_assert_int_eq(pk_store_delete(st, "Namespace", NULL, "default", NULL, &errs, NULL),
+	ck_assert_int_eq(pk_store_delete_opts(st, "Namespace", NULL, "default", NULL, &errs, NULL),
 			 -EPERM);
 	pk_errors_clear(&errs);
 }
@@ -813,7 +817,7 @@ START_TEST(test_edit_batch)
 	json_t *b2 = NULL;
 	json_object_set_new(json_object_get(b, "metadata"), "labels",
 			    json_pack("{s:s}", "app", "changed"));
-	ck_assert_int_eq(pk_store_update(st, b, PK_SUB_MAIN, NULL, &b2), 0);
+	ck_assert_int_eq(pk_store_update_opts(st, b, PK_SUB_MAIN, NULL, NULL, &b2), 0);
 	struct pk_store_stats before, after;
 	pk_store_get_stats(st, &before);
 	uint64_t since = pk_store_rv(st);

@@ -26,7 +26,7 @@ static void setup(void)
 		ck_assert_ptr_nonnull(mkdtemp(dir));
 	}
 	char err[256];
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 }
 
 static void teardown(void)
@@ -93,7 +93,7 @@ START_TEST(test_annotation_and_object_size)
 	ck_assert_int_eq(pk_store_create(st, p, &errs, &out), 0);
 	/* Updating it past the limit is refused the same way. */
 	json_object_set_new(meta(out), "annotations", json_pack("{s:s,s:s}", "a", v, "b", "yy"));
-	ck_assert_int_eq(pk_store_update(st, out, PK_SUB_MAIN, &errs, NULL), -EINVAL);
+	ck_assert_int_eq(pk_store_update_opts(st, out, PK_SUB_MAIN, NULL, &errs, NULL), -EINVAL);
 	ck_assert(errs_mention(&errs, "metadata.annotations"));
 	pk_errors_clear(&errs);
 	json_decref(out);
@@ -132,7 +132,7 @@ START_TEST(test_ring_bounded_by_bytes)
 		json_t *next = NULL;
 		v[0] = (char)('a' + i % 26);
 		json_object_set_new(meta(out), "annotations", json_pack("{s:s}", "a", v));
-		ck_assert_int_eq(pk_store_update(st, out, PK_SUB_MAIN, NULL, &next), 0);
+		ck_assert_int_eq(pk_store_update_opts(st, out, PK_SUB_MAIN, NULL, NULL, &next), 0);
 		json_decref(out);
 		out = next;
 	}
@@ -258,7 +258,8 @@ START_TEST(test_uid_preconditions)
 	json_decref(patch);
 	json_t *upd = json_deep_copy(real);
 	json_object_set_new(meta(upd), "uid", json_string("forged"));
-	ck_assert_int_eq(pk_store_update(st, upd, PK_SUB_MAIN, &errs, NULL), -PK_STORE_ECONFLICT);
+	ck_assert_int_eq(pk_store_update_opts(st, upd, PK_SUB_MAIN, NULL, &errs, NULL),
+			 -PK_STORE_ECONFLICT);
 	pk_errors_clear(&errs);
 	json_decref(upd);
 	/* The right uid deletes. */

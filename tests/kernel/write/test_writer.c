@@ -31,7 +31,7 @@ static void setup(void)
 
 	snprintf(dir, sizeof(dir), "/tmp/pk-writer-test-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(pk_store_open(dir, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 }
 
 static void teardown(void)
@@ -571,7 +571,10 @@ static struct pk_write_ref untyped_ref(const char *kind, const json_t *obj)
 	};
 }
 
-/* Namespace and Event (no typed view) are named by kind_name: replaced or deleted only. */
+/*
+ * Event (no enum pk_kind value) is named by kind_name: replaced or deleted
+ * only; a Namespace goes by its enum, as every typed kind.
+ */
 START_TEST(test_kinds_without_a_typed_view)
 {
 	json_t *ns = create_obj("{\"apiVersion\": \"v1\", \"kind\": \"Namespace\","
@@ -581,12 +584,14 @@ START_TEST(test_kinds_without_a_typed_view)
 		       " {\"name\": \"x\", \"namespace\": \"default\"}, \"involvedObject\":"
 		       " {\"kind\": \"Pod\", \"name\": \"p\"}, \"reason\": \"R\"}");
 	struct pk_write_ref rn = untyped_ref("Namespace", ns), re = untyped_ref("Event", ev);
-	struct pk_write_ref typed = rn, both = rn, unknown = rn;
+	struct pk_write_ref typed = re, both = re, unknown = re;
 	const struct pk_write_result *res = NULL;
 	struct pk_writer *w = NULL;
 	json_t *want = json_deep_copy(ns), *got = NULL;
 	size_t n = 0;
 
+	rn.kind_name = NULL;
+	rn.kind = PK_KIND_NAMESPACE;
 	typed.kind_name = "Pod"; /* a typed kind goes by its enum */
 	both.kind = PK_KIND_NODE;
 	unknown.kind_name = "Nothing";
@@ -596,7 +601,7 @@ START_TEST(test_kinds_without_a_typed_view)
 	ck_assert_int_eq(pk_writer_replace(w, &typed, want), -EINVAL);
 	ck_assert_int_eq(pk_writer_replace(w, &both, want), -EINVAL);
 	ck_assert_int_eq(pk_writer_delete(w, &unknown, PK_WRITE_PROPAGATE_DEFAULT), -EINVAL);
-	ck_assert_int_eq(pk_writer_status(w, &rn, json_object_get(want, "metadata")), -EINVAL);
+	ck_assert_int_eq(pk_writer_status(w, &re, json_object_get(want, "metadata")), -EINVAL);
 	ck_assert_int_eq(pk_writer_set_condition(w, &re, "Ready", "True", "", ""), -EINVAL);
 	ck_assert_int_eq(pk_writer_batch_size(w), 0);
 	/* the same name under two kinds: two objects */
