@@ -991,6 +991,46 @@ static bool home_first(struct fit *f, struct sc_group *g, const struct cands *cs
 	return false;
 }
 
+/*
+ * One candidate domain of the ranking: the group placed in it (kept), or
+ * the snapshot as it was and the reason noted (the first three).
+ */
+static enum sc_status try_cand(struct fit *f, struct sc_group *g, struct cands *cs,
+			       const struct cand *c, size_t rank)
+{
+	struct sc_ctx *ctx = f->ctx;
+	struct sc_part *part = cs->part;
+	const int *dn = cs->bk.order + cs->bk.start[c->k];
+	size_t dnn = (size_t)(cs->bk.start[c->k + 1] - cs->bk.start[c->k]);
+	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
+	enum sc_status cst;
+
+	sc_trace(ctx,
+		 "candidate %s (#%zu, %zu nodes, %s, scarce idle %d, breaks %lld, "
+		 "packing %.3f):",
+		 part->values[c->d], rank + 1, dnn, c->full ? "holds all" : "holds minimums",
+		 c->waste, (long long)c->frag, c->den ? (double)c->num / (double)c->den : 0);
+	ctx->depth++;
+	cst = eval_in(f, g, dn, dnn);
+	ctx->depth--;
+	if (cst == SC_SUCCESS) {
+		fit_set_dom(g, c->d);
+		sc_note_pick(ctx, g, part->values[c->d], cs->bdom, false);
+		return cst;
+	}
+	sc_snapshot_revert(ctx->snap, mark);
+	ctx->placed = placed0;
+	if (cs->npruned++ < 3) {
+		const char *w = sc_group_why(ctx->snap, g);
+
+		sc_buf_printf(&cs->why, "%s%s: %s", cs->why.n ? "; " : "", part->values[c->d],
+			      w ? w : sc_status_to_string(cst));
+	}
+	sc_trace(ctx, "candidate %s: infeasible (%s)", part->values[c->d],
+		 sc_status_to_string(cst));
+	return cst;
+}
+
 static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *nodes, size_t n,
 				int start_rank, int *ret_rank)
 {
@@ -1056,23 +1096,9 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 		}
 		f->budget--;
 		sc_stat(ctx, PK_SCHED_STAT_EVALUATED, 1);
-		const int *dn = cs.bk.order + cs.bk.start[c->k];
-		size_t dnn = (size_t)(cs.bk.start[c->k + 1] - cs.bk.start[c->k]);
-		size_t mark = sc_snapshot_mark(snap), placed0 = ctx->placed;
-		enum sc_status cst;
+		enum sc_status cst = try_cand(f, g, &cs, c, rank);
 
-		sc_trace(ctx,
-			 "candidate %s (#%zu, %zu nodes, %s, scarce idle %d, breaks %lld, "
-			 "packing %.3f):",
-			 part->values[c->d], rank + 1, dnn,
-			 c->full ? "holds all" : "holds minimums", c->waste, (long long)c->frag,
-			 c->den ? (double)c->num / (double)c->den : 0);
-		ctx->depth++;
-		cst = eval_in(f, g, dn, dnn);
-		ctx->depth--;
 		if (cst == SC_SUCCESS) {
-			fit_set_dom(g, c->d);
-			sc_note_pick(ctx, g, part->values[c->d], cs.bdom, false);
 			*ret_rank = (int)rank + off;
 			ctx->depth--;
 			sc_trace(ctx, "%s %s: chosen %s=%s", sc_group_kind(g), g->key,
@@ -1080,18 +1106,8 @@ static enum sc_status eval_topo(struct fit *f, struct sc_group *g, const int *no
 			st = SC_SUCCESS;
 			goto out;
 		}
-		sc_snapshot_revert(snap, mark);
-		ctx->placed = placed0;
 		if (cst == SC_UNSCHEDULABLE)
 			st = SC_UNSCHEDULABLE;
-		if (cs.npruned++ < 3) {
-			const char *w = sc_group_why(snap, g);
-
-			sc_buf_printf(&cs.why, "%s%s: %s", cs.why.n ? "; " : "", part->values[c->d],
-				      w ? w : sc_status_to_string(cst));
-		}
-		sc_trace(ctx, "candidate %s: infeasible (%s)", part->values[c->d],
-			 sc_status_to_string(cst));
 	}
 	ctx->depth--;
 	st = topo_failed(ctx, g, &cs, start_rank, st);
