@@ -28,24 +28,6 @@ struct q_place {
 	json_t *base; /* the cluster as the core sees it, and what this pass admitted */
 };
 
-/* What the core reads besides pods (others it ignores). */
-static const char *const kinds[] = {
-    "Node",
-    "PriorityClass",
-    "Namespace",
-    "PodGroup",
-    "CompositePodGroup",
-    "Workload",
-    "PersistentVolumeClaim",
-    "PersistentVolume",
-    "StorageClass",
-    "CSINode",
-    "DeviceClass",
-    "ResourceClaim",
-    "ResourceClaimTemplate",
-    "ResourceSlice",
-};
-
 static bool holds_node(const json_t *pod)
 {
 	const char *phase = pk_get_string(pod, "status.phase");
@@ -65,8 +47,11 @@ int q_place_new(struct pk_store *store, struct q_place **ret)
 		free(p);
 		return -ENOMEM;
 	}
-	for (size_t k = 0; r == 0 && k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-		r = pk_store_list(store, kinds[k], NULL, NULL, &items, NULL, NULL);
+	/* what the core reads (pk_sched_kinds), pods apart: only those holding a node */
+	for (const char *const *k = pk_sched_kinds(); r == 0 && *k; k++) {
+		if (strcmp(*k, "Pod") == 0)
+			continue;
+		r = pk_store_list(store, *k, NULL, NULL, &items, NULL, NULL);
 		if (r == 0)
 			json_array_extend(p->base, items);
 		json_decref(items);

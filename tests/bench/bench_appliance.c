@@ -71,36 +71,12 @@ static void sh(const char *fmt, const char *a, const char *b)
 /* Start podkerneld on dir (board may be NULL); waits for the scheduling loop. */
 static void server_start(struct bh_proc *s, const char *dir, const char *board)
 {
-	char log[300];
-	char *argv[] = {podkerneld,    "--listen", "127.0.0.1:0", "--data-dir",
-			(char *)dir,   "-v",	   "1",		  board ? "--simulate-board" : NULL,
-			(char *)board, NULL};
-
-	snprintf(log, sizeof(log), "%s.log", dir);
-	bh_start(s, log, argv, "scheduling loop running");
-}
-
-/* A line of the server's /proc status in KiB: "VmRSS:" now, "VmHWM:" the peak. */
-static long server_status_kb(const struct bh_proc *s, const char *field)
-{
-	char path[64], line[256];
-	size_t n = strlen(field);
-	long kb = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)s->pid);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, field, n) == 0)
-			kb = atol(line + n);
-	if (f)
-		fclose(f);
-	return kb;
+	bh_podkerneld_start(s, podkerneld, dir, board);
 }
 
 static long server_rss_kb(const struct bh_proc *s)
 {
-	return server_status_kb(s, "VmRSS:");
+	return bh_status_kb(s, "VmRSS:");
 }
 
 /* ---- HTTP -------------------------------------------------------------------------- */
@@ -326,7 +302,7 @@ static void large_figures(int runs)
 	bh_stop(&s);
 	server_start(&s, dir, NULL);
 	rss1r = server_rss_kb(&s);
-	peak1r = server_status_kb(&s, "VmHWM:");
+	peak1r = bh_status_kb(&s, "VmHWM:");
 	for (int r = 0; r < runs; r++)
 		g1024[r] = gang_1024_ms(s.port, r);
 	bh_namespace(s.port, "rss");
@@ -337,7 +313,7 @@ static void large_figures(int runs)
 	bh_stop(&s);
 	server_start(&s, dir, NULL);
 	rss2r = server_rss_kb(&s);
-	peak2r = server_status_kb(&s, "VmHWM:");
+	peak2r = bh_status_kb(&s, "VmHWM:");
 	bh_stop(&s);
 
 	printf("%-52s %9.1f ms %10s %8s\n", "gang-1024: last creation to last binding, 16,384 h",

@@ -194,6 +194,38 @@ static void bh_stop(struct bh_proc *p)
 	p->pid = 0;
 }
 
+/* podkerneld (prog) on dir (board may be NULL: no simulated board); waits for the loop.
+ * (inline: a bench that starts podkerneld otherwise is not warned of it) */
+static inline void bh_podkerneld_start(struct bh_proc *s, char *prog, const char *dir,
+				       const char *board)
+{
+	char log[300];
+	char *argv[] = {prog,	       "--listen", "127.0.0.1:0", "--data-dir",
+			(char *)dir,   "-v",	   "1",		  board ? "--simulate-board" : NULL,
+			(char *)board, NULL};
+
+	snprintf(log, sizeof(log), "%s.log", dir);
+	bh_start(s, log, argv, "scheduling loop running");
+}
+
+/* A line of the child's /proc status in KiB: "VmRSS:" now, "VmHWM:" the peak. */
+static inline long bh_status_kb(const struct bh_proc *s, const char *field)
+{
+	char path[64], line[256];
+	size_t n = strlen(field);
+	long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)s->pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, field, n) == 0)
+			kb = atol(line + n);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 /* ---- HTTP ---------------------------------------------------------------------------- */
 
 struct bh_buf {

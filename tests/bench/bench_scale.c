@@ -60,30 +60,7 @@ static void stop_server(void)
 
 static void server_start(struct bh_proc *s, const char *dir, const char *board)
 {
-	char log[300];
-	char *argv[] = {podkerneld,    "--listen", "127.0.0.1:0", "--data-dir",
-			(char *)dir,   "-v",	   "1",		  board ? "--simulate-board" : NULL,
-			(char *)board, NULL};
-
-	snprintf(log, sizeof(log), "%s.log", dir);
-	bh_start(s, log, argv, "scheduling loop running");
-}
-
-static long status_kb(const struct bh_proc *s, const char *field)
-{
-	char path[64], line[256];
-	size_t n = strlen(field);
-	long kb = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)s->pid);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, field, n) == 0)
-			kb = atol(line + n);
-	if (f)
-		fclose(f);
-	return kb;
+	bh_podkerneld_start(s, podkerneld, dir, board);
 }
 
 /* ---- the pods, written into the stopped appliance's store ---------------------------- */
@@ -255,15 +232,15 @@ int main(void)
 	server_start(s, dir, board); /* registers the hosts */
 	bh_stop(s);
 	server_start(s, dir, NULL);
-	rss_hosts = status_kb(s, "VmRSS:");
+	rss_hosts = bh_status_kb(s, "VmRSS:");
 	bh_stop(s);
 	fill = populate(dir, hosts, per_host);
 
 	t0 = bh_now_s();
 	server_start(s, dir, NULL);
 	restart = bh_now_s() - t0;
-	rss = status_kb(s, "VmRSS:");
-	peak = status_kb(s, "VmHWM:");
+	rss = bh_status_kb(s, "VmRSS:");
+	peak = bh_status_kb(s, "VmHWM:");
 
 	printf("%-56s %12s %10s\n", "benchmark (one appliance at scale)", "result", "target");
 	printf("%-56s %7d hosts %ld pods (written in %.0f s)\n", "cluster", hosts, pods, fill);
