@@ -159,6 +159,13 @@ int wb_view_parse_scheduling(struct wb_view *v, const json_t *spec, const char *
 			     struct pk_errors *errs);
 /* The downward annotations of obj into v. */
 void wb_view_read_downward(const json_t *obj, struct wb_view *v);
+/*
+ * The same, for a kind whose delegated form has no scheduling of its own
+ * (JobSet, LeaderWorkerSet): the annotations go together, and spec.scheduling
+ * (parsed into v first) is refused under a parent.
+ */
+int wb_view_parse_downward(const json_t *obj, struct wb_view *v, const char *kind,
+			   struct pk_errors *errs);
 /* The Workload a delegated object names (borrowed), or NULL with a "Not found" error. */
 const json_t *wb_view_workload(const struct wb_view *v, const struct wb_lookup *lookup,
 			       struct pk_errors *errs);

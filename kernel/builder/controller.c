@@ -80,6 +80,31 @@ void wb_view_read_downward(const json_t *obj, struct wb_view *v)
 	v->a_parent = wb_annotation(obj, WB_ANNOTATION_PARENT);
 }
 
+int wb_view_parse_downward(const json_t *obj, struct wb_view *v, const char *kind,
+			   struct pk_errors *errs)
+{
+	int r = 0;
+
+	wb_view_read_downward(obj, v);
+	v->compiles = !v->a_template;
+	if (!!v->a_workload != !!v->a_template || (v->a_parent && !v->a_template)) {
+		pk_errors_add(errs,
+			      "metadata.annotations[%s]: Required value: the downward "
+			      "annotations " WB_ANNOTATION_WORKLOAD " and " WB_ANNOTATION_TEMPLATE
+			      " go together",
+			      v->a_template ? WB_ANNOTATION_WORKLOAD : WB_ANNOTATION_TEMPLATE);
+		r = -EINVAL;
+	}
+	if (v->a_template && v->scheduling) {
+		pk_errors_add(errs,
+			      WB_SCHEDULING_PATH ": Forbidden: scheduling of this %s is managed by "
+						 "its parent (" WB_ANNOTATION_TEMPLATE ")",
+			      kind);
+		r = -EINVAL;
+	}
+	return r;
+}
+
 /* A zeroed view of the kind parsed from obj; *ret_view is set unless allocation fails. */
 static int view_parse(const struct wb_controller *c, const json_t *obj, struct wb_view **ret_view,
 		      struct pk_errors *errs)

@@ -320,30 +320,6 @@ static int parse_rjobs(const json_t *rjs, struct jobset_view *v, int64_t *ret_to
 	return r;
 }
 
-/* The downward annotations go together; a delegated JobSet has no scheduling. */
-static int parse_downward(const json_t *js, struct wb_view *v, struct pk_errors *errs)
-{
-	int r = 0;
-
-	wb_view_read_downward(js, v);
-	v->compiles = !v->a_template;
-	if (!!v->a_workload != !!v->a_template || (v->a_parent && !v->a_template)) {
-		pk_errors_add(errs,
-			      "metadata.annotations[%s]: Required value: the downward "
-			      "annotations " WB_ANNOTATION_WORKLOAD " and " WB_ANNOTATION_TEMPLATE
-			      " go together",
-			      v->a_template ? WB_ANNOTATION_WORKLOAD : WB_ANNOTATION_TEMPLATE);
-		r = -EINVAL;
-	}
-	if (v->a_template && v->scheduling) {
-		pk_errors_add(errs, WB_SCHEDULING_PATH
-			      ": Forbidden: scheduling of this JobSet is managed by its "
-			      "parent (" WB_ANNOTATION_TEMPLATE ")");
-		r = -EINVAL;
-	}
-	return r;
-}
-
 static int jobset_parse(const json_t *js, struct wb_view *base, struct pk_errors *errs)
 {
 	struct jobset_view *v = (struct jobset_view *)base;
@@ -386,7 +362,7 @@ static int jobset_parse(const json_t *js, struct wb_view *base, struct pk_errors
 		r = -EINVAL;
 	if (check_priorities(v, errs) < 0)
 		r = -EINVAL;
-	if (parse_downward(js, base, errs) < 0)
+	if (wb_view_parse_downward(js, base, "JobSet", errs) < 0)
 		r = -EINVAL;
 	return r;
 }

@@ -320,30 +320,6 @@ static int parse_scheduling(struct lws_view *v, struct pk_errors *errs)
 	return r;
 }
 
-/* The downward annotations go together; a delegated LWS has no scheduling. */
-static int parse_downward(const json_t *lws, struct wb_view *v, struct pk_errors *errs)
-{
-	int r = 0;
-
-	wb_view_read_downward(lws, v);
-	v->compiles = !v->a_template;
-	if (!!v->a_workload != !!v->a_template || (v->a_parent && !v->a_template)) {
-		pk_errors_add(errs,
-			      "metadata.annotations[%s]: Required value: the downward "
-			      "annotations " WB_ANNOTATION_WORKLOAD " and " WB_ANNOTATION_TEMPLATE
-			      " go together",
-			      v->a_template ? WB_ANNOTATION_WORKLOAD : WB_ANNOTATION_TEMPLATE);
-		r = -EINVAL;
-	}
-	if (v->a_template && v->scheduling) {
-		pk_errors_add(errs, WB_SCHEDULING_PATH
-			      ": Forbidden: scheduling of this LeaderWorkerSet is managed by its "
-			      "parent (" WB_ANNOTATION_TEMPLATE ")");
-		r = -EINVAL;
-	}
-	return r;
-}
-
 static int parse_spec(struct lws_view *v, struct pk_errors *errs)
 {
 	static const char *const startup[] = {"LeaderCreated", "LeaderReady", NULL};
@@ -404,7 +380,7 @@ static int lws_parse(const json_t *lws, struct wb_view *base, struct pk_errors *
 		r = -EINVAL;
 	if (parse_scheduling(v, errs) < 0)
 		r = -EINVAL;
-	if (parse_downward(lws, base, errs) < 0)
+	if (wb_view_parse_downward(lws, base, "LeaderWorkerSet", errs) < 0)
 		r = -EINVAL;
 	v->exclusive = wb_annotation(lws, WB_LWS_ANNOTATION_EXCLUSIVE);
 	if (v->exclusive && !topo_dns_subdomain_valid(v->exclusive) && !strchr(v->exclusive, '/')) {
