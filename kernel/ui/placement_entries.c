@@ -229,7 +229,8 @@ struct ui_pod *ui_pod_new(struct pk_map *pool, const json_t *pod)
 	e->nreq = req.n;
 	e->name = memcpy((char *)(e->req + req.n), name, nlen);
 	ok &= res_intern(pool, e->req, e->nreq);
-	ok &= (e->ns = pk_intern(pool, pk_namespace(pod))) != NULL;
+	/* never NULL for a pod: a tree whose kind says otherwise is taken as one in "default" */
+	ok &= (e->ns = pk_intern(pool, pk_namespace(pod) ? pk_namespace(pod) : "default")) != NULL;
 	ok &= !node || (e->node = pk_intern(pool, node)) != NULL;
 	ok &= !group || (e->group = pk_intern(pool, group)) != NULL;
 	ok &= !coords || (e->coords = pk_intern(pool, coords)) != NULL;

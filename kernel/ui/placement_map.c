@@ -163,8 +163,11 @@ static int entry_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *ob
 	if (old && (node ? ui_node_equal(old, e) : ui_pod_equal(old, e))) {
 		old = e; /* nothing the map shows changed: the new one goes */
 	} else if (pk_map_put(table, key, e) < 0) {
-		old = e;
-		return node ? ui_node_put(&m->pool, old) : ui_pod_put(&m->pool, old), -ENOMEM;
+		if (node)
+			ui_node_put(&m->pool, e);
+		else
+			ui_pod_put(&m->pool, e);
+		return -ENOMEM;
 	} else {
 		bump(m);
 	}
