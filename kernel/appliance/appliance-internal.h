@@ -97,6 +97,7 @@ int ap_backoff_failed(struct pk_appliance *app, enum pk_kind kind, const char *n
 /* The object was written, deleted or changed: it leaves the table. */
 void ap_backoff_clear(struct pk_appliance *app, enum pk_kind kind, const char *ns,
 		      const char *name);
+void ap_backoff_init(struct pk_appliance *app);
 void ap_backoff_free_all(struct pk_appliance *app);
 /* Give back to the scheduler what waited long enough; the next expiry (ms) or 0. */
 int64_t ap_backoff_release(struct pk_appliance *app, int64_t now);

@@ -994,6 +994,7 @@ int pk_appliance_start(const struct pk_appliance_config *cfg, struct pk_applianc
 		return -ENOMEM;
 	}
 	app->cfg = *cfg;
+	ap_backoff_init(app);
 	app->src = cfg->source;
 	app->src_arg = cfg->source_arg;
 	app->writer = cfg->writer;

@@ -32,8 +32,10 @@ struct backoff {
 	char *ns, *name;
 };
 
-static void backoff_free(struct backoff *b)
+static void backoff_free(void *v)
 {
+	struct backoff *b = v;
+
 	if (b) {
 		free(b->ns);
 		free(b->name);
@@ -41,12 +43,13 @@ static void backoff_free(struct backoff *b)
 	}
 }
 
+void ap_backoff_init(struct pk_appliance *app)
+{
+	app->write_backoff = (struct pk_map)PK_MAP_INIT(backoff_free);
+}
+
 void ap_backoff_free_all(struct pk_appliance *app)
 {
-	void *v;
-
-	for (size_t i = 0; pk_map_next(&app->write_backoff, &i, NULL, &v);)
-		backoff_free(v);
 	pk_map_free(&app->write_backoff);
 }
 
@@ -107,14 +110,11 @@ int ap_backoff_failed(struct pk_appliance *app, enum pk_kind kind, const char *n
 void ap_backoff_clear(struct pk_appliance *app, enum pk_kind kind, const char *ns, const char *name)
 {
 	char key[600];
-	struct backoff *b;
 
 	if (!app->write_backoff.live)
 		return;
-	b = pk_map_get(&app->write_backoff, key_of(kind, ns, name, key, sizeof(key)));
-	if (b) {
+	if (pk_map_get(&app->write_backoff, key_of(kind, ns, name, key, sizeof(key)))) {
 		pk_map_del(&app->write_backoff, key);
-		backoff_free(b);
 		publish(app);
 	}
 }

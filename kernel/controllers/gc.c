@@ -102,23 +102,21 @@ struct gc_pass {
 	struct pk_map *again; /* owners to look at in the pass's next round */
 };
 
+/* The destructor of the dependents' map: the events' objects are held. */
+static void held_free(void *obj)
+{
+	json_decref(obj);
+}
+
 int ctl_gc_new(struct ctl_gc **ret)
 {
 	struct ctl_gc *gc = calloc(1, sizeof(*gc));
 
 	if (!gc)
 		return -ENOMEM;
+	gc->deps = (struct pk_map)PK_MAP_INIT(held_free);
 	*ret = gc;
 	return 0;
-}
-
-static void deps_clear(struct pk_map *deps)
-{
-	void *v;
-
-	for (size_t i = 0; pk_map_next(deps, &i, NULL, &v);)
-		json_decref(v);
-	pk_map_free(deps);
 }
 
 void ctl_gc_free(struct ctl_gc *gc)
@@ -126,7 +124,7 @@ void ctl_gc_free(struct ctl_gc *gc)
 	if (!gc)
 		return;
 	pk_map_free(&gc->owners);
-	deps_clear(&gc->deps);
+	pk_map_free(&gc->deps);
 	free(gc);
 }
 
@@ -177,18 +175,13 @@ static void queue_dependent(struct ctl_gc *gc, const char *kind, const json_t *o
 {
 	const struct pk_type *t = pk_type_by_kind(kind);
 	char key[CTL_KEY_MAX];
-	json_t *old;
 
 	if (!t || !pk_name(obj) ||
 	    snprintf(key, sizeof(key), "%s" SEP "%s" SEP "%s", kind,
 		     t->namespaced ? pk_namespace(obj) : "", pk_name(obj)) >= (int)sizeof(key))
 		return;
-	old = pk_map_get(&gc->deps, key);
-	if (pk_map_put(&gc->deps, key, json_incref((json_t *)obj)) < 0) {
-		json_decref((json_t *)obj);
-		return;
-	}
-	json_decref(old);
+	if (pk_map_put(&gc->deps, key, json_incref((json_t *)obj)) < 0)
+		json_decref((json_t *)obj); /* the map did not take it */
 }
 
 void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev)
@@ -838,7 +831,7 @@ int ctl_gc_run(struct pk_ctl *ctl)
 	owners = gc->owners;
 	deps = gc->deps;
 	memset(&gc->owners, 0, sizeof(gc->owners));
-	memset(&gc->deps, 0, sizeof(gc->deps));
+	gc->deps = (struct pk_map)PK_MAP_INIT(held_free);
 	if (gc->full)
 		full_pass(p, &owners);
 	gc->full = false;
@@ -861,7 +854,7 @@ int ctl_gc_run(struct pk_ctl *ctl)
 	int written = p->written;
 
 	pk_map_free(&owners);
-	deps_clear(&deps);
+	pk_map_free(&deps);
 	pk_map_free(&p->memo);
 	pk_map_free(&p->seen);
 	pk_map_free(&p->queued);

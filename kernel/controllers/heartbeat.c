@@ -54,18 +54,15 @@ int ctl_heartbeats_new(struct ctl_heartbeats **ret)
 
 	if (!h)
 		return -ENOMEM;
+	h->map = (struct pk_map)PK_MAP_INIT(free);
 	*ret = h;
 	return 0;
 }
 
 void ctl_heartbeats_free(struct ctl_heartbeats *h)
 {
-	void *e;
-
 	if (!h)
 		return;
-	for (size_t i = 0; pk_map_next(&h->map, &i, NULL, &e);)
-		free(e);
 	pk_map_free(&h->map);
 	free(h);
 }
@@ -73,12 +70,6 @@ void ctl_heartbeats_free(struct ctl_heartbeats *h)
 static struct beat *beat_of(const struct ctl_heartbeats *h, const char *name)
 {
 	return h && name ? pk_map_get(&h->map, name) : NULL;
-}
-
-static void beat_del(struct ctl_heartbeats *h, const char *name)
-{
-	free(pk_map_get(&h->map, name));
-	pk_map_del(&h->map, name);
 }
 
 bool ctl_node_monitored(const json_t *node)
@@ -177,7 +168,7 @@ int ctl_heartbeat_lease(struct ctl_heartbeats *h, const char *name, bool present
 	e = pk_map_get(&h->map, name);
 	if (!present) {
 		if (e && !e->ann && !e->node)
-			beat_del(h, name);
+			pk_map_del(&h->map, name);
 		else if (e)
 			e->lease = false;
 		return 0;
@@ -213,7 +204,7 @@ void ctl_heartbeat_forget(struct ctl_heartbeats *h, const char *name)
 	if (e && e->lease)
 		e->node = false;
 	else if (e)
-		beat_del(h, name);
+		pk_map_del(&h->map, name);
 }
 
 int ctl_heartbeats_expired(struct ctl_heartbeats *h, int64_t now_ms, int64_t grace_ms,

@@ -63,21 +63,13 @@ int ctl_recorder_new(struct ctl_recorder **ret)
 		return -ENOMEM;
 	pthread_mutex_init(&rec->lock, NULL);
 	pthread_cond_init(&rec->cond, NULL);
+	rec->written = (struct pk_map)PK_MAP_INIT(free);
 	if (!(rec->pending = json_array()) || !(rec->queue = json_array())) {
 		ctl_recorder_free(rec);
 		return -ENOMEM;
 	}
 	*ret = rec;
 	return 0;
-}
-
-static void written_forget(struct ctl_recorder *rec)
-{
-	void *v;
-
-	for (size_t i = 0; pk_map_next(&rec->written, &i, NULL, &v);)
-		free(v);
-	pk_map_free(&rec->written);
 }
 
 /* Stops the writer thread once it has written what it was given. */
@@ -93,7 +85,7 @@ void ctl_recorder_free(struct ctl_recorder *rec)
 		pthread_join(rec->thread, NULL);
 	}
 	pk_event_limiter_free(&rec->seen);
-	written_forget(rec);
+	pk_map_free(&rec->written);
 	json_decref(rec->pending);
 	json_decref(rec->queue);
 	pthread_mutex_destroy(&rec->lock);
@@ -135,11 +127,10 @@ static void written_note(struct ctl_recorder *rec, const char *key, const json_t
 	if (!w)
 		return;
 	if (rec->written.live >= PK_EVENT_LIMITER_MAX)
-		written_forget(rec);
+		pk_map_free(&rec->written);
 	snprintf(w->name, sizeof(w->name), "%s", pk_get_string(ev, "metadata.name") ?: "");
 	snprintf(w->first, sizeof(w->first), "%s", pk_get_string(ev, "firstTimestamp") ?: "");
 	w->count = 1;
-	free(pk_map_get(&rec->written, key));
 	if (pk_map_put(&rec->written, key, w) < 0)
 		free(w);
 }

@@ -68,6 +68,8 @@ int pk_map_put(struct pk_map *map, const char *key, void *value)
 	struct pk_map_slot *slot = find(map, key);
 
 	if (slot) {
+		if (map->free_value && slot->value && slot->value != value)
+			map->free_value(slot->value);
 		slot->value = value;
 		return 0;
 	}
@@ -90,16 +92,27 @@ int pk_map_put(struct pk_map *map, const char *key, void *value)
 	}
 }
 
-void pk_map_del(struct pk_map *map, const char *key)
+void *pk_map_take(struct pk_map *map, const char *key)
 {
 	struct pk_map_slot *slot = find(map, key);
+	void *value;
 
 	if (!slot)
-		return;
+		return NULL;
+	value = slot->value;
 	free(slot->key);
 	slot->key = PK_MAP_TOMB;
 	slot->value = NULL;
 	map->live--;
+	return value;
+}
+
+void pk_map_del(struct pk_map *map, const char *key)
+{
+	void *value = pk_map_take(map, key);
+
+	if (value && map->free_value)
+		map->free_value(value);
 }
 
 const char *pk_intern(struct pk_map *pool, const char *s)
@@ -128,11 +141,19 @@ void pk_unintern(struct pk_map *pool, const char *s)
 
 void pk_map_free(struct pk_map *map)
 {
-	for (size_t i = 0; i < map->cap; i++)
-		if (map->slots[i].key && map->slots[i].key != PK_MAP_TOMB)
-			free(map->slots[i].key);
+	void (*free_value)(void *) = map->free_value;
+
+	for (size_t i = 0; i < map->cap; i++) {
+		struct pk_map_slot *slot = &map->slots[i];
+
+		if (!slot->key || slot->key == PK_MAP_TOMB)
+			continue;
+		if (free_value && slot->value)
+			free_value(slot->value);
+		free(slot->key);
+	}
 	free(map->slots);
-	memset(map, 0, sizeof(*map));
+	*map = (struct pk_map)PK_MAP_INIT(free_value);
 }
 
 bool pk_map_next(const struct pk_map *map, size_t *i, const char **key, void **value)

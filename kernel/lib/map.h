@@ -4,9 +4,13 @@
  * keys (copied) to pointers (borrowed), FNV-1a (hash.h), linear probing,
  * tombstones, grown at 50% load and rehashed in place of its tombstones
  * when deletions left it mostly empty (a map with churn stays the size its
- * live keys need).  A zeroed struct pk_map is an empty map.  Allocation
- * failures surface as -ENOMEM from the functions that add.  Users: the
- * scheduler's indexes and string pool, the appliance's node heartbeats.
+ * live keys need).  A zeroed struct pk_map is an empty map whose values are
+ * borrowed; PK_MAP_INIT(destructor) is an empty map that owns its values,
+ * as Redis's dictType and Slurm's list_create() take a destructor: a value
+ * the map drops (replaced by another, deleted, or at pk_map_free()) is
+ * handed to it.  Allocation failures surface as -ENOMEM from the functions
+ * that add.  Users: the scheduler's indexes and string pool, the
+ * controllers' work queues and memos, the appliance's node heartbeats.
  */
 #ifndef PODKERNEL_KERNEL_LIB_MAP_H
 #define PODKERNEL_KERNEL_LIB_MAP_H
@@ -19,15 +23,30 @@ struct pk_map {
 		char *key; /* NULL: empty; PK_MAP_TOMB: deleted */
 		void *value;
 	} * slots;
-	size_t cap, used, live; /* used: live and tombstones */
+	size_t cap, used, live;		 /* used: live and tombstones */
+	void (*free_value)(void *value); /* NULL: values are borrowed */
 };
+#define PK_MAP_INIT(destructor)                                                                    \
+	{                                                                                          \
+		.free_value = (destructor)                                                         \
+	}
 #define PK_MAP_TOMB ((char *)1)
 
 void *pk_map_get(const struct pk_map *map, const char *key);
-/* Add key (copied) or replace its value; -ENOMEM. */
+/*
+ * Add key (copied) or replace its value (the old one goes to the
+ * destructor, unless it is value itself); -ENOMEM, and then an owning map
+ * has not taken value: the caller still frees it.
+ */
 int pk_map_put(struct pk_map *map, const char *key, void *value);
+/* Remove key; its value goes to the destructor. */
 void pk_map_del(struct pk_map *map, const char *key);
-/* Free the keys and the table (not the values); the map is empty again. */
+/* Remove key and hand its value to the caller (NULL if absent), destructor or not. */
+void *pk_map_take(struct pk_map *map, const char *key);
+/*
+ * Free the keys, the values (to the destructor) and the table; the map is
+ * empty again and keeps its destructor.
+ */
 void pk_map_free(struct pk_map *map);
 /*
  * The live entries, in table order: for (size_t i = 0; pk_map_next(m, &i,

@@ -31,9 +31,12 @@
 
 #define SC_WALK_MAX 64 /* longest parent chain followed */
 
+static void recent_home_free(void *v);
+
 void sc_forest_init(struct sc_forest *f)
 {
 	memset(f, 0, sizeof(*f));
+	f->recent_homes = (struct pk_map)PK_MAP_INIT(recent_home_free);
 }
 
 static void group_clear_spec(struct sc_group *g)
@@ -114,18 +117,12 @@ static void free_strings(struct sc_vec *v)
 	sc_vec_free(v);
 }
 
-static void recent_homes_free(struct sc_forest *f)
+static void recent_home_free(void *v)
 {
-	const char *k;
-	void *v;
+	struct sc_recent_home *h = v;
 
-	for (size_t at = 0; pk_map_next(&f->recent_homes, &at, &k, &v);) {
-		struct sc_recent_home *h = v;
-
-		free(h->home);
-		free(h);
-	}
-	pk_map_free(&f->recent_homes);
+	free(h->home);
+	free(h);
 }
 
 /* Remember a removed group's home (best effort: out of memory forgets it). */
@@ -138,7 +135,7 @@ static void remember_home(struct sc_forest *f, const char *key, bool composite, 
 		return;
 	snprintf(k, sizeof(k), "%c%s", composite ? 'C' : 'P', key);
 	if (f->recent_homes.live >= SC_RECENT_HOMES_MAX)
-		recent_homes_free(f);
+		pk_map_free(&f->recent_homes);
 	if ((h = pk_map_get(&f->recent_homes, k))) {
 		free(h->home);
 	} else if (!(h = calloc(1, sizeof(*h))) || pk_map_put(&f->recent_homes, k, h) < 0) {
@@ -158,20 +155,18 @@ static void recall_home(struct sc_forest *f, struct sc_group *g, bool composite)
 	if (g->home || !f->recent_homes.live || strlen(g->key) >= sizeof(k) - 2)
 		return;
 	snprintf(k, sizeof(k), "%c%s", composite ? 'C' : 'P', g->key);
-	if (!(h = pk_map_get(&f->recent_homes, k)))
+	if (!(h = pk_map_take(&f->recent_homes, k)))
 		return;
 	if (f->version - h->at <= SC_RECENT_HOME_WINDOW) {
 		g->home = h->home;
 		h->home = NULL;
 	}
-	free(h->home);
-	free(h);
-	pk_map_del(&f->recent_homes, k);
+	recent_home_free(h);
 }
 
 void sc_forest_fini(struct sc_forest *f)
 {
-	recent_homes_free(f);
+	pk_map_free(&f->recent_homes);
 	sc_queue_fini(&f->queue); /* before the groups it points to go */
 	free_strings(&f->unrooted_groups);
 	free_strings(&f->unrooted_pods);

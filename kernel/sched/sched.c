@@ -34,6 +34,7 @@ int pk_sched_new(const struct pk_sched_opts *opts, struct pk_sched **ret)
 	if (opts)
 		s->opts = *opts;
 	s->ops = ops;
+	s->prio_classes = (struct pk_map)PK_MAP_INIT(free);
 	sc_forest_init(&s->forest);
 	if (ops->state_size && !(s->ops_state = calloc(1, ops->state_size))) {
 		free(s);
@@ -69,10 +70,6 @@ void pk_sched_free(struct pk_sched *s)
 	sc_vec_free(&s->tell_keys);
 	free(s->tell_at);
 	sc_snapshot_fini(&s->snap);
-	void *pc;
-
-	for (size_t i = 0; pk_map_next(&s->prio_classes, &i, NULL, &pc);)
-		free(pc);
 	pk_map_free(&s->prio_classes);
 	free(s->default_class);
 	for (size_t i = 0; i < s->topo_keys.n; i++)
@@ -150,7 +147,7 @@ static void refresh_default(struct pk_sched *s)
 static int add_priority_class(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 {
 	struct pk_priority_class *pc = NULL;
-	int32_t *v, *old;
+	int32_t *v;
 	int r = pk_priority_class_decode(obj, &pc, errs);
 
 	if (r < 0)
@@ -161,12 +158,10 @@ static int add_priority_class(struct pk_sched *s, json_t *obj, struct pk_errors 
 		return -ENOMEM;
 	}
 	*v = pc->value;
-	old = pk_map_get(&s->prio_classes, pc->meta.name);
 	r = pk_map_put(&s->prio_classes, pc->meta.name, v);
 	if (r < 0) {
 		free(v);
 	} else {
-		free(old);
 		if (pc->global_default) {
 			free(s->default_class);
 			s->default_class = strdup(pc->meta.name);
@@ -376,12 +371,9 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
 		s->gen++;
 		return r;
 	case PK_KIND_PRIORITY_CLASS: {
-		int32_t *v = pk_map_get(&s->prio_classes, name);
-
-		if (!v)
+		if (!pk_map_get(&s->prio_classes, name))
 			return -ENOENT;
 		pk_map_del(&s->prio_classes, name);
-		free(v);
 		refresh_default(s);
 		s->prio_epoch++;
 		return 0;

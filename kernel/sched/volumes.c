@@ -269,11 +269,22 @@ static char *dup_or_empty(const char *s)
 
 /* ---- the catalog ------------------------------------------------------------------ */
 
+static void claim_free_v(void *p);
+static void class_free_v(void *p);
+static void csinode_free_v(void *p);
+
+/* The catalogue, made on first use; its claims, classes and CSINodes are its own. */
 static struct sc_vols *cat_of(struct pk_sched *s)
 {
-	if (!s->snap.vols)
-		s->snap.vols = calloc(1, sizeof(struct sc_vols));
-	return s->snap.vols;
+	struct sc_vols *cat = s->snap.vols;
+
+	if (!cat && (cat = calloc(1, sizeof(*cat)))) {
+		cat->claims = (struct pk_map)PK_MAP_INIT(claim_free_v);
+		cat->classes = (struct pk_map)PK_MAP_INIT(class_free_v);
+		cat->csinodes = (struct pk_map)PK_MAP_INIT(csinode_free_v);
+		s->snap.vols = cat;
+	}
+	return cat;
 }
 
 static void claim_fields_free(struct vclaim *c)
@@ -331,15 +342,6 @@ static void csinode_free(struct vcsinode *c)
 	free(c);
 }
 
-static void map_free_all(struct pk_map *m, void (*fn)(void *))
-{
-	void *v;
-
-	for (size_t i = 0; pk_map_next(m, &i, NULL, &v);)
-		fn(v);
-	pk_map_free(m);
-}
-
 static void claim_free_v(void *p)
 {
 	claim_free(p);
@@ -359,9 +361,9 @@ void sc_vols_free(struct sc_snapshot *snap)
 
 	if (!cat)
 		return;
-	map_free_all(&cat->claims, claim_free_v);
-	map_free_all(&cat->classes, class_free_v);
-	map_free_all(&cat->csinodes, csinode_free_v);
+	pk_map_free(&cat->claims);
+	pk_map_free(&cat->classes);
+	pk_map_free(&cat->csinodes);
 	for (size_t i = 0; i < cat->pv_all.n; i++)
 		pv_free(cat->pv_all.v[i]);
 	sc_vec_free(&cat->pv_all);
@@ -482,9 +484,10 @@ static void remove_claim(struct sc_vols *cat, const char *ns, const char *name)
 	}
 	k = sc_key(ns, name);
 	if (k)
-		pk_map_del(&cat->claims, k);
+		pk_map_del(&cat->claims, k); /* the map frees it */
+	else
+		c->present = false; /* out of memory: kept, held as missing */
 	free(k);
-	claim_free(c);
 }
 
 static int pv_read(struct vpv *v, json_t *obj)
@@ -563,7 +566,7 @@ static int add_pv(struct sc_vols *cat, json_t *obj)
 
 static int add_class(struct sc_vols *cat, json_t *obj)
 {
-	struct vclass *c = calloc(1, sizeof(*c)), *old = pk_map_get(&cat->classes, pk_name(obj));
+	struct vclass *c = calloc(1, sizeof(*c));
 	const char *mode = json_string_value(json_object_get(obj, "volumeBindingMode"));
 	int r;
 
@@ -582,14 +585,13 @@ static int add_class(struct sc_vols *cat, json_t *obj)
 		class_free(c);
 		return r == -EINVAL ? 0 : r; /* validation refuses it */
 	}
-	class_free(old);
-	return 0;
+	return 0; /* the one it replaced, if any, is freed */
 }
 
 static int add_csinode(struct sc_vols *cat, json_t *obj)
 {
 	json_t *drivers = pk_get(obj, "spec.drivers");
-	struct vcsinode *c = calloc(1, sizeof(*c)), *old = pk_map_get(&cat->csinodes, pk_name(obj));
+	struct vcsinode *c = calloc(1, sizeof(*c));
 
 	if (!c || !(c->d = calloc(json_array_size(drivers) + 1, sizeof(*c->d)))) {
 		csinode_free(c);
@@ -611,8 +613,7 @@ static int add_csinode(struct sc_vols *cat, json_t *obj)
 		csinode_free(c);
 		return -ENOMEM;
 	}
-	csinode_free(old);
-	return 0;
+	return 0; /* the one it replaced, if any, is freed */
 }
 
 /* A PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode came or changed. */
@@ -666,16 +667,14 @@ static int vols_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, co
 		forget_pv(cat, v);
 		return SC_HINT_QUEUE;
 	case PK_KIND_STORAGE_CLASS:
-		if (!(v = pk_map_get(&cat->classes, name)))
+		if (!pk_map_get(&cat->classes, name))
 			return -ENOENT;
 		pk_map_del(&cat->classes, name);
-		class_free(v);
 		return SC_HINT_QUEUE;
 	case PK_KIND_CSI_NODE:
-		if (!(v = pk_map_get(&cat->csinodes, name)))
+		if (!pk_map_get(&cat->csinodes, name))
 			return -ENOENT;
 		pk_map_del(&cat->csinodes, name);
-		csinode_free(v);
 		return SC_HINT_QUEUE;
 	default:
 		return -ENOENT;

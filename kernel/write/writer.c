@@ -659,13 +659,8 @@ struct pk_event_seen {
 
 void pk_event_limiter_free(struct pk_event_limiter *l)
 {
-	void *v;
-
-	if (!l)
-		return;
-	for (size_t i = 0; pk_map_next(&l->seen, &i, NULL, &v);)
-		free(v);
-	pk_map_free(&l->seen);
+	if (l)
+		pk_map_free(&l->seen);
 }
 
 bool pk_event_allowed(struct pk_event_limiter *l, const char *key, const char *note, int64_t now_s)
@@ -683,10 +678,8 @@ bool pk_event_allowed(struct pk_event_limiter *l, const char *key, const char *n
 		return true; /* not remembered: the note goes out */
 	e->at = now_s;
 	memcpy(e->note, note, len + 1);
-	if (pk_map_put(&l->seen, key, e) < 0) {
+	l->seen.free_value = free;	      /* zeroed, the limiter still owns what it remembers */
+	if (pk_map_put(&l->seen, key, e) < 0) /* else: last, if any, freed as replaced */
 		free(e);
-		return true;
-	}
-	free(last); /* replaced (a forgotten one was freed with the rest) */
 	return true;
 }

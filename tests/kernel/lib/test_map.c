@@ -122,6 +122,54 @@ START_TEST(pool_keeps_one_copy_per_string_until_its_last_user)
 }
 END_TEST
 
+/* The destructor counts what it was handed and frees it. */
+static int freed;
+
+static void count_free(void *v)
+{
+	freed++;
+	free(v);
+}
+
+START_TEST(owning_map_frees_what_it_drops_and_nothing_else)
+{
+	struct pk_map m = PK_MAP_INIT(count_free);
+	int *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b)), *c = malloc(sizeof(*c)), *t;
+
+	freed = 0;
+	ck_assert_int_eq(pk_map_put(&m, "a", a), 0);
+	ck_assert_int_eq(pk_map_put(&m, "a", a), 0); /* the same value again: kept */
+	ck_assert_int_eq(freed, 0);
+	ck_assert_int_eq(pk_map_put(&m, "a", b), 0); /* replaced: a goes */
+	ck_assert_int_eq(freed, 1);
+	ck_assert_ptr_eq(pk_map_get(&m, "a"), b);
+	ck_assert_int_eq(pk_map_put(&m, "c", c), 0);
+	t = pk_map_take(&m, "c"); /* taken back: the caller's */
+	ck_assert_ptr_eq(t, c);
+	ck_assert_int_eq(freed, 1);
+	ck_assert_ptr_null(pk_map_get(&m, "c"));
+	ck_assert_ptr_null(pk_map_take(&m, "c"));
+	free(t);
+	pk_map_del(&m, "a"); /* deleted: b goes */
+	ck_assert_int_eq(freed, 2);
+	pk_map_del(&m, "a"); /* unknown: nothing */
+	ck_assert_int_eq(freed, 2);
+	for (int i = 0; i < 100; i++) {
+		char k[16];
+
+		snprintf(k, sizeof(k), "k%d", i);
+		ck_assert_int_eq(pk_map_put(&m, k, malloc(8)), 0);
+	}
+	pk_map_free(&m); /* all 100 go, and the map keeps its destructor */
+	ck_assert_int_eq(freed, 102);
+	ck_assert_uint_eq(m.live, 0);
+	ck_assert_ptr_eq((void *)m.free_value, (void *)count_free);
+	ck_assert_int_eq(pk_map_put(&m, "again", malloc(8)), 0);
+	pk_map_free(&m);
+	ck_assert_int_eq(freed, 103);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("lib-map");
@@ -132,6 +180,7 @@ int main(void)
 	tcase_add_test(tc, map_agrees_with_a_reference_under_churn);
 	tcase_add_test(tc, churn_does_not_grow_the_table);
 	tcase_add_test(tc, pool_keeps_one_copy_per_string_until_its_last_user);
+	tcase_add_test(tc, owning_map_frees_what_it_drops_and_nothing_else);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
