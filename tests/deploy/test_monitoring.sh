@@ -2,7 +2,8 @@
 # deploy/monitoring: every metric the Grafana dashboard queries is one a
 # running podkerneld serves (standalone with a board, so the scheduler's
 # metrics are there, and the placement map's), and the ServiceMonitor
-# selects the Service of both deploy/appliance bases on a port they name.
+# selects the Service of both appliance bases (deploy/standalone,
+# deploy/scheduler) on a port they name.
 set -eu
 : "${PODKERNEL_SRC:?}" "${PODKERNEL_BIN:?}"
 . "$PODKERNEL_SRC/tests/need.sh"
@@ -55,11 +56,9 @@ sm = yaml.safe_load(open(sys.argv[1]))
 assert sm["kind"] == "ServiceMonitor" and sm["apiVersion"] == "monitoring.coreos.com/v1"
 want = sm["spec"]["selector"]["matchLabels"]
 ports = {e["port"] for e in sm["spec"]["endpoints"]}
-for base in ("deploy/appliance", "deploy/appliance/attach"):
+for base in ("deploy/standalone", "deploy/scheduler"):
     out = subprocess.run(["kubectl", "kustomize", base], capture_output=True, text=True)
-    if out.returncode != 0:
-        print("kubectl kustomize %s: %s (skipped)" % (base, out.stderr.strip()))
-        continue
+    assert out.returncode == 0, "kubectl kustomize %s: %s" % (base, out.stderr.strip())
     svcs = [d for d in yaml.safe_load_all(out.stdout) if d and d["kind"] == "Service"]
     hit = [s for s in svcs if all(s["metadata"].get("labels", {}).get(k) == v for k, v in want.items())
            and s["metadata"].get("namespace") in sm["spec"]["namespaceSelector"]["matchNames"]]
