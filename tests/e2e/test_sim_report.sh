@@ -9,7 +9,7 @@
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 e2e_setup
-command -v chromium > /dev/null 2>&1 || { echo "skip: no chromium"; exit 0; }
+need_tool chromium
 "$PODKERNEL_BIN/podctl" simulate --board "$PODKERNEL_SRC/boards/tpu-superslice.yaml" \
 	--trace "$PODKERNEL_SRC/examples/sim/week.csv" --strategy fit,kep --seed 1 \
 	-o "$WORK/report.html" > "$WORK/summary.txt" 2> "$WORK/err.txt" ||
