@@ -424,6 +424,18 @@ int pk_node_decode(json_t *obj, struct pk_node **ret, struct pk_errors *errs);
  * when none.  Borrowed from obj.
  */
 const char *pk_pod_group_name(const json_t *pod);
+/*
+ * Kueue's pod integration (validate_kueue.c): a pod labelled
+ * kueue.x-k8s.io/queue-name that no controller owns is queued in that
+ * LocalQueue (pk_pod_queue_name, NULL when it is not), and is created with
+ * the scheduling gate kueue.x-k8s.io/admission (pk_pod_default_queue_gate,
+ * in place, unless it is bound already), which the queue controller removes
+ * when it admits it.
+ */
+#define PK_KUEUE_LABEL_QUEUE_NAME "kueue.x-k8s.io/queue-name"
+#define PK_KUEUE_ADMISSION_GATE "kueue.x-k8s.io/admission"
+const char *pk_pod_queue_name(const json_t *pod);
+void pk_pod_default_queue_gate(json_t *pod);
 int pk_pod_decode(json_t *obj, struct pk_pod **ret, struct pk_errors *errs);
 /*
  * kube-apiserver's pod defaulting of host ports: a pod with

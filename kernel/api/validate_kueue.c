@@ -10,6 +10,7 @@
  * fungibility, admission checks, stop policies and a flavor's topology.
  */
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "kernel/api/api.h"
@@ -38,15 +39,15 @@ static void refuse_present(struct pk_vctx *v, const json_t *obj, const struct re
 	}
 }
 
-/* stopPolicy: only "None" (the queue runs) is implemented. */
+/* stopPolicy: None (the queue runs), Hold (admits nothing new), HoldAndDrain (evicts too). */
 static void check_stop_policy(struct pk_vctx *v, const json_t *spec)
 {
 	const char *s = pk_vctx_string(v, spec, "stopPolicy", false);
 
-	if (s && strcmp(s, "None") != 0)
+	if (s && strcmp(s, "None") != 0 && strcmp(s, "Hold") != 0 && strcmp(s, "HoldAndDrain") != 0)
 		pk_vctx_fail(v, "stopPolicy",
-			     "Unsupported value: \"%s\": supported values: \"None\" (stopping a "
-			     "queue is not implemented)",
+			     "Unsupported value: \"%s\": supported values: \"None\", \"Hold\", "
+			     "\"HoldAndDrain\"",
 			     s);
 }
 
@@ -410,8 +411,9 @@ static void check_enum(struct pk_vctx *v, const json_t *obj, const char *key,
 
 /*
  * spec.preemption: withinClusterQueue Never or LowerPriority,
- * reclaimWithinCohort Never, LowerPriority or Any; borrowing while
- * preempting (borrowWithinCohort) only as Never.
+ * reclaimWithinCohort Never, LowerPriority or Any; borrowWithinCohort's
+ * policy Never or LowerPriority (not with reclaimWithinCohort Never, as
+ * Kueue's webhook says) and its maxPriorityThreshold an int32.
  */
 static void check_preemption(struct pk_vctx *v, const json_t *spec)
 {
@@ -430,14 +432,21 @@ static void check_preemption(struct pk_vctx *v, const json_t *spec)
 	b = pk_vctx_object(v, p, "borrowWithinCohort");
 	if (b) {
 		size_t o2 = pk_path_key(&v->p, "borrowWithinCohort");
+		const char *bp = pk_get_string(b, "policy");
+		const char *rc = pk_get_string(p, "reclaimWithinCohort");
+		const json_t *max = json_object_get(b, "maxPriorityThreshold");
 
-		check_enum(v, b, "policy", within, 1,
-			   "\"Never\" (preempting while borrowing is not implemented)");
-		if (json_object_get(b, "maxPriorityThreshold"))
+		check_enum(v, b, "policy", within, 2, "\"Never\", \"LowerPriority\"");
+		if (max && !json_is_null(max) &&
+		    (!json_is_integer(max) || json_integer_value(max) < INT32_MIN ||
+		     json_integer_value(max) > INT32_MAX))
 			pk_vctx_fail(v, "maxPriorityThreshold",
-				     "Forbidden: not implemented (preempting while borrowing is "
-				     "not implemented)%s",
-				     "");
+				     "Invalid value: must be an integer (int32)%s", "");
+		if (bp && strcmp(bp, "Never") != 0 && (!rc || strcmp(rc, "Never") == 0))
+			pk_vctx_fail(v, "policy",
+				     "Invalid value: \"%s\": reclaimWithinCohort=Never and "
+				     "borrowWithinCohort.Policy!=Never",
+				     bp);
 		pk_path_pop(&v->p, o2);
 	}
 	pk_path_pop(&v->p, old);
@@ -584,4 +593,43 @@ void pk_validate_workload_priority_class(json_t *obj, const struct pk_type *t,
 	if (pk_field_int32(obj, "value", &p, errs, &has, &value) && !has)
 		pk_errors_add(errs, "value: Required value");
 	pk_field_string(obj, "description", &p, errs, &description);
+}
+
+/* ---- queued pods -------------------------------------------------------------------- */
+
+const char *pk_pod_queue_name(const json_t *pod)
+{
+	const char *q = json_string_value(
+	    json_object_get(pk_get(pod, "metadata.labels"), PK_KUEUE_LABEL_QUEUE_NAME));
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(pk_get(pod, "metadata.ownerReferences"), i, r)
+	{
+		if (json_is_true(json_object_get(r, "controller")))
+			return NULL;
+	}
+	return q && *q ? q : NULL;
+}
+
+void pk_pod_default_queue_gate(json_t *pod)
+{
+	json_t *spec = json_object_get(pod, "spec"), *gates, *g;
+	size_t i;
+
+	if (!pk_pod_queue_name(pod) || !json_is_object(spec) || pk_get_string(spec, "nodeName") ||
+	    json_object_get(pk_get(pod, "metadata.annotations"), "queue.podkernel.dev/admission"))
+		return;
+	gates = json_object_get(spec, "schedulingGates");
+	json_array_foreach(gates, i, g)
+	{
+		const char *name = pk_get_string(g, "name");
+
+		if (name && strcmp(name, PK_KUEUE_ADMISSION_GATE) == 0)
+			return;
+	}
+	if (!json_is_array(gates) &&
+	    json_object_set_new(spec, "schedulingGates", gates = json_array()) < 0)
+		return;
+	json_array_append_new(gates, json_pack("{s:s}", "name", PK_KUEUE_ADMISSION_GATE));
 }

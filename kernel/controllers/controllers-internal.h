@@ -155,7 +155,7 @@ int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *flavo
 /*
  * queues_place.c: the placement half of admission.  q_place_new reads the
  * cluster from store; q_place_try runs the scheduling core offline on it
- * with workload (a Job or JobSet as admitted) added, leaving out the pods of
+ * with workload (a Job or JobSet as admitted, or an array of Pods) added, leaving out the pods of
  * the workloads in gone ("Kind/ns/name" -> true): 1 when all its pods are
  * placed (kept in the picture for the next try), 0 when not (why: the first
  * unplaced pod's PodScheduled message), < 0 on error (why says it).
@@ -167,9 +167,11 @@ int q_place_new(struct pk_store *store, struct q_place **ret);
 void q_place_free(struct q_place *p);
 int q_place_try(struct q_place *p, const json_t *workload, const json_t *gone, char *why, size_t n);
 /*
- * obj (a Job or JobSet) as admitted: the admission annotation, spec.suspend
- * false, no pending annotations, and each of flavors' (ResourceFlavor
- * objects) nodeLabels and tolerations in every pod template.  NULL: no memory.
+ * obj (a Job or JobSet, or a queued Pod) as admitted: the admission
+ * annotation, spec.suspend false (a Pod: without the gate
+ * kueue.x-k8s.io/admission), no pending annotations, and each of flavors'
+ * (ResourceFlavor objects) nodeLabels and tolerations in every pod template
+ * (a Pod: its spec).  NULL: no memory.
  */
 json_t *q_admitted_copy(const json_t *obj, enum pk_kind kind, const char *admission,
 			const json_t *flavors);

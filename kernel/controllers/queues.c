@@ -42,37 +42,12 @@
 #include <time.h>
 
 #include "kernel/builder/builder.h"
-#include "kernel/controllers/controllers-internal.h"
+#include "kernel/controllers/queues-internal.h"
 #include "topology/topology.h"
-
-struct q_workload {
-	json_t *obj; /* borrowed from the listing */
-	enum pk_kind kind;
-	const char *ns, *name, *queue, *created;
-	json_t *requests; /* resource -> milli */
-	bool admitted;
-	bool preempted;	  /* by this pass: pending again, not tried again in it */
-	int64_t priority; /* its pods' PriorityClass value (the globalDefault's, else 0) */
-	char *cq;	  /* admitted: the ClusterQueue */
-	json_t *flavors;  /* admitted: one flavor name (or "-") per resource group */
-	char *why;	  /* pending: why, as this pass found */
-};
-
-struct q_state {
-	json_t *cqs, *lqs, *flavors, *namespaces, *cohorts, *classes, *jobs,
-	    *jobsets;	       /* listings */
-	struct q_tree *tree;   /* quota and usage shared in cohorts */
-	struct q_place *place; /* the cluster, for placement (read at the first need) */
-	struct q_workload *w;
-	size_t nw;
-	json_t *usage;	 /* cq -> flavor -> resource -> milli */
-	json_t *counts;	 /* "cq" or "ns/lq" -> {pending, admitted} */
-	json_t *lqusage; /* "ns/lq" -> flavor -> resource -> milli */
-};
 
 /* ---- requests ---------------------------------------------------------------------- */
 
-static int64_t int_or(const json_t *obj, const char *path, int64_t dflt)
+int64_t q_int_or(const json_t *obj, const char *path, int64_t dflt)
 {
 	json_t *v = pk_get(obj, path);
 
@@ -80,7 +55,7 @@ static int64_t int_or(const json_t *obj, const char *path, int64_t dflt)
 }
 
 /* Add n times the requests of a pod of template's spec to req. */
-static int add_pod_requests(json_t *req, const json_t *template, int64_t n)
+int q_add_pod_requests(json_t *req, const json_t *template, int64_t n)
 {
 	json_t *pod = json_pack("{s:s,s:s,s:{s:s},s:O}", "apiVersion", "v1", "kind", "Pod",
 				"metadata", "name", "q", "spec", pk_get(template, "spec"));
@@ -110,7 +85,7 @@ static int add_pod_requests(json_t *req, const json_t *template, int64_t n)
 /* A Job spec's pods: parallelism (default 1), at most completions. */
 static int64_t job_pods(const json_t *spec)
 {
-	int64_t par = int_or(spec, "parallelism", 1), comp = int_or(spec, "completions", -1);
+	int64_t par = q_int_or(spec, "parallelism", 1), comp = q_int_or(spec, "completions", -1);
 
 	return comp >= 0 && comp < par ? comp : par;
 }
@@ -123,8 +98,8 @@ static json_t *workload_requests(const json_t *obj, enum pk_kind kind)
 	if (!req)
 		return NULL;
 	if (kind == PK_KIND_JOB) {
-		if (add_pod_requests(req, pk_get(obj, "spec.template"),
-				     job_pods(pk_get(obj, "spec"))) < 0)
+		if (q_add_pod_requests(req, pk_get(obj, "spec.template"),
+				       job_pods(pk_get(obj, "spec"))) < 0)
 			goto fail;
 		return req;
 	}
@@ -132,11 +107,11 @@ static json_t *workload_requests(const json_t *obj, enum pk_kind kind)
 	{
 		const json_t *jspec = pk_get(rj, "template.spec");
 		bool shorthand = !pk_get(jspec, "template");
-		int64_t replicas = int_or(rj, "replicas", 1);
+		int64_t replicas = q_int_or(rj, "replicas", 1);
 
-		if (add_pod_requests(req,
-				     shorthand ? pk_get(rj, "template") : pk_get(jspec, "template"),
-				     replicas * (shorthand ? 1 : job_pods(jspec))) < 0)
+		if (q_add_pod_requests(
+			req, shorthand ? pk_get(rj, "template") : pk_get(jspec, "template"),
+			replicas * (shorthand ? 1 : job_pods(jspec))) < 0)
 			goto fail;
 	}
 	return req;
@@ -154,6 +129,8 @@ static void state_clear(struct q_state *s)
 		json_decref(s->w[i].flavors);
 		free(s->w[i].cq);
 		free(s->w[i].why);
+		free(s->w[i].inadmissible);
+		json_decref(s->w[i].pods);
 	}
 	free(s->w);
 	json_decref(s->cqs);
@@ -162,6 +139,9 @@ static void state_clear(struct q_state *s)
 	json_decref(s->namespaces);
 	json_decref(s->cohorts);
 	json_decref(s->classes);
+	json_decref(s->wpcs);
+	json_decref(s->pods);
+	json_decref(s->groups);
 	q_tree_free(s->tree);
 	q_place_free(s->place);
 	json_decref(s->jobs);
@@ -198,26 +178,41 @@ static void parse_admission(struct q_workload *w)
 }
 
 /*
- * A workload's priority, as Kueue takes it without a WorkloadPriorityClass:
- * its pods' priorityClassName (a Job's template, a JobSet's first
- * replicated Job's), else the globalDefault PriorityClass, else 0.
+ * A workload's priority, as Kueue takes it: the value of the
+ * WorkloadPriorityClass its label kueue.x-k8s.io/priority-class names (one
+ * that does not exist: never admitted until it does), else its pods'
+ * priorityClassName (spec: a pod spec), else the globalDefault
+ * PriorityClass, else 0.  Only the queue's order and preemption for quota
+ * read it: the pods keep their own priority.
  */
-static int64_t workload_priority(const struct q_state *s, const json_t *obj, enum pk_kind kind)
+int64_t q_priority(struct q_state *s, struct q_workload *w, const json_t *spec)
 {
-	const json_t *tmpl = kind == PK_KIND_JOB
-				 ? pk_get(obj, "spec.template")
-				 : pk_get(json_array_get(pk_get(obj, "spec.replicatedJobs"), 0),
-					  "template.spec.template");
-	const char *name = pk_get_string(tmpl, "spec.priorityClassName"), *k;
+	const char *wpc = json_string_value(
+	    json_object_get(pk_get(w->obj, "metadata.labels"), Q_LABEL_PRIORITY_CLASS));
+	const char *name = pk_get_string(spec, "priorityClassName"), *k;
 	json_t *pc;
 
+	if (wpc && json_object_get(s->wpcs, wpc))
+		return q_int_or(json_object_get(s->wpcs, wpc), "value", 0);
+	if (wpc && !w->inadmissible &&
+	    asprintf(&w->inadmissible, "WorkloadPriorityClass %s does not exist", wpc) < 0)
+		w->inadmissible = NULL;
 	if (name && json_object_get(s->classes, name))
-		return int_or(json_object_get(s->classes, name), "value", 0);
-	json_object_foreach(
-	    s->classes, k,
-	    pc) if (json_is_true(json_object_get(pc, "globalDefault"))) return int_or(pc, "value",
-										      0);
+		return q_int_or(json_object_get(s->classes, name), "value", 0);
+	json_object_foreach(s->classes, k, pc)
+	{
+		if (json_is_true(json_object_get(pc, "globalDefault")))
+			return q_int_or(pc, "value", 0);
+	}
 	return 0;
+}
+
+/* A Job's pod spec, a JobSet's first replicated Job's. */
+static const json_t *first_pod_spec(const json_t *obj, enum pk_kind kind)
+{
+	return kind == PK_KIND_JOB ? pk_get(obj, "spec.template.spec")
+				   : pk_get(json_array_get(pk_get(obj, "spec.replicatedJobs"), 0),
+					    "template.spec.template.spec");
 }
 
 static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind kind)
@@ -235,16 +230,17 @@ static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind ki
 		w = &s->w[s->nw];
 		*w = (struct q_workload){.obj = o,
 					 .kind = kind,
+					 .kind_name = pk_kind_to_string(kind),
 					 .ns = pk_namespace(o),
 					 .name = pk_name(o),
 					 .queue = wb_queue_name(o),
 					 .created = pk_get_string(o, "metadata.creationTimestamp")};
-		w->priority = workload_priority(s, o, kind);
+		s->nw++;
+		w->priority = q_priority(s, w, first_pod_spec(o, kind));
 		w->requests = workload_requests(o, kind);
 		if (!w->requests)
 			return -ENOMEM;
 		parse_admission(w);
-		s->nw++;
 	}
 	return 0;
 }
@@ -284,6 +280,30 @@ static json_t *list_map(struct pk_ctl *ctl, const char *kind, bool namespaced)
 	return map;
 }
 
+/* PodGroups and CompositePodGroups, "Kind/ns/name" -> object, into groups. */
+static int list_groups(struct pk_ctl *ctl, json_t *groups)
+{
+	static const char *const kinds[] = {"PodGroup", "CompositePodGroup"};
+
+	for (size_t k = 0; groups && k < 2; k++) {
+		json_t *items = NULL, *o;
+		size_t i;
+
+		if (pk_store_list(ctl->store, kinds[k], NULL, NULL, &items, NULL, NULL) < 0)
+			return -EIO;
+		json_array_foreach(items, i, o)
+		{
+			char key[700];
+
+			snprintf(key, sizeof(key), "%s/%s/%s", kinds[k], pk_namespace(o),
+				 pk_name(o));
+			json_object_set(groups, key, o);
+		}
+		json_decref(items);
+	}
+	return 0;
+}
+
 static int state_load(struct pk_ctl *ctl, struct q_state *s)
 {
 	size_t n;
@@ -294,21 +314,27 @@ static int state_load(struct pk_ctl *ctl, struct q_state *s)
 	s->namespaces = list_map(ctl, "Namespace", false);
 	s->cohorts = list_map(ctl, "Cohort", false);
 	s->classes = list_map(ctl, "PriorityClass", false);
+	s->wpcs = list_map(ctl, "WorkloadPriorityClass", false);
+	s->groups = json_object();
 	s->usage = json_object();
 	s->counts = json_object();
 	s->lqusage = json_object();
 	if (pk_store_list(ctl->store, "Job", NULL, NULL, &s->jobs, NULL, NULL) < 0 ||
-	    pk_store_list(ctl->store, "JobSet", NULL, NULL, &s->jobsets, NULL, NULL) < 0)
+	    pk_store_list(ctl->store, "JobSet", NULL, NULL, &s->jobsets, NULL, NULL) < 0 ||
+	    pk_store_list(ctl->store, "Pod", NULL, NULL, &s->pods, NULL, NULL) < 0 ||
+	    list_groups(ctl, s->groups) < 0)
 		return -EIO;
 	if (!s->cqs || !s->lqs || !s->flavors || !s->namespaces || !s->cohorts || !s->classes ||
-	    !s->usage || !s->counts || !s->lqusage || q_tree_new(s->cqs, s->cohorts, &s->tree) < 0)
+	    !s->wpcs || !s->groups || !s->usage || !s->counts || !s->lqusage ||
+	    q_tree_new(s->cqs, s->cohorts, &s->tree) < 0)
 		return -ENOMEM;
-	n = json_array_size(s->jobs) + json_array_size(s->jobsets);
+	n = json_array_size(s->jobs) + json_array_size(s->jobsets) + json_array_size(s->pods);
 	s->w = calloc(n ? n : 1, sizeof(*s->w));
 	if (!s->w)
 		return -ENOMEM;
+	s->capw = n;
 	if (add_workloads(s, s->jobs, PK_KIND_JOB) < 0 ||
-	    add_workloads(s, s->jobsets, PK_KIND_JOBSET) < 0)
+	    add_workloads(s, s->jobsets, PK_KIND_JOBSET) < 0 || q_pods_load(s) < 0)
 		return -ENOMEM;
 	qsort(s->w, s->nw, sizeof(*s->w), cmp_workload);
 	return 0;
@@ -317,7 +343,7 @@ static int state_load(struct pk_ctl *ctl, struct q_state *s)
 /* ---- quota ------------------------------------------------------------------------- */
 
 /* map[a][b] (objects made on the way). */
-static json_t *sub(json_t *map, const char *a)
+json_t *q_sub(json_t *map, const char *a)
 {
 	json_t *x = json_object_get(map, a);
 
@@ -328,19 +354,19 @@ static json_t *sub(json_t *map, const char *a)
 	return x;
 }
 
-static int64_t milli_at(const json_t *map, const char *a, const char *b)
+int64_t q_milli_at(const json_t *map, const char *a, const char *b)
 {
 	return json_integer_value(json_object_get(json_object_get(map, a), b));
 }
 
 static void add_milli(json_t *map, const char *a, const char *b, int64_t v)
 {
-	json_t *m = sub(map, a);
+	json_t *m = q_sub(map, a);
 
 	json_object_set_new(m, b, json_integer(json_integer_value(json_object_get(m, b)) + v));
 }
 
-static bool covers(const json_t *group, const char *resource)
+bool q_covers(const json_t *group, const char *resource)
 {
 	size_t i;
 	json_t *c;
@@ -352,17 +378,17 @@ static bool covers(const json_t *group, const char *resource)
 }
 
 /* Count an admitted workload's requests in its ClusterQueue's usage and its LocalQueue's. */
-static void charge_sign(struct q_state *s, const struct q_workload *w, const char *cq,
-			const json_t *flavors, int sign)
+void q_charge_sign(struct q_state *s, const struct q_workload *w, const char *cq,
+		   const json_t *flavors, int sign)
 {
 	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups");
-	json_t *cqu = sub(s->usage, cq), *lqu;
+	json_t *cqu = q_sub(s->usage, cq), *lqu;
 	char lq[600];
 	const char *res;
 	json_t *v;
 
 	snprintf(lq, sizeof(lq), "%s/%s", w->ns, w->queue);
-	lqu = sub(s->lqusage, lq);
+	lqu = q_sub(s->lqusage, lq);
 	json_object_foreach(w->requests, res, v)
 	{
 		size_t g;
@@ -372,7 +398,7 @@ static void charge_sign(struct q_state *s, const struct q_workload *w, const cha
 		{
 			const char *f = json_string_value(json_array_get(flavors, g));
 
-			if (!covers(group, res) || !f || strcmp(f, "-") == 0)
+			if (!q_covers(group, res) || !f || strcmp(f, "-") == 0)
 				continue;
 			add_milli(cqu, f, res, sign * json_integer_value(v));
 			add_milli(lqu, f, res, sign * json_integer_value(v));
@@ -384,7 +410,7 @@ static void charge_sign(struct q_state *s, const struct q_workload *w, const cha
 static void charge(struct q_state *s, const struct q_workload *w, const char *cq,
 		   const json_t *flavors)
 {
-	charge_sign(s, w, cq, flavors, 1);
+	q_charge_sign(s, w, cq, flavors, 1);
 }
 
 /*
@@ -392,8 +418,7 @@ static void charge(struct q_state *s, const struct q_workload *w, const char *cq
  * (in buf) when a requested resource is not covered or some group has no
  * flavor with room.
  */
-static json_t *assign(struct q_state *s, const struct q_workload *w, const char *cq, char *why,
-		      size_t n)
+json_t *q_assign(struct q_state *s, const struct q_workload *w, const char *cq, char *why, size_t n)
 {
 	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *group;
 	json_t *out = json_array(), *v;
@@ -404,7 +429,7 @@ static json_t *assign(struct q_state *s, const struct q_workload *w, const char 
 	{
 		bool found = false;
 
-		json_array_foreach(groups, g, group) found |= covers(group, res);
+		json_array_foreach(groups, g, group) found |= q_covers(group, res);
 		if (!found && json_integer_value(v) > 0 && strcmp(res, "pods") != 0) {
 			snprintf(why, n, "resource %s is not covered by ClusterQueue %s", res, cq);
 			json_decref(out);
@@ -417,18 +442,20 @@ static json_t *assign(struct q_state *s, const struct q_workload *w, const char 
 		size_t f;
 		json_t *flavor;
 
-		json_object_foreach(w->requests, res, v) if (covers(group, res) &&
+		json_object_foreach(w->requests, res, v) if (q_covers(group, res) &&
 							     json_integer_value(v) > 0) pick = NULL;
 		json_array_foreach(pick ? NULL : json_object_get(group, "flavors"), f, flavor)
 		{
 			const char *fname = json_string_value(json_object_get(flavor, "name"));
+			const json_t *fobj = fname ? json_object_get(s->flavors, fname) : NULL;
 			bool fits = fname != NULL &&
-				    q_flavor_tolerated(w->obj, w->kind,
-						       json_object_get(s->flavors, fname), why, n);
+				    (w->kind == PK_KIND_POD
+					 ? q_pods_tolerated(w, fobj, why, n)
+					 : q_flavor_tolerated(w->obj, w->kind, fobj, why, n));
 
 			json_object_foreach(w->requests, res, v)
 			{
-				int64_t more = fits && covers(group, res)
+				int64_t more = fits && q_covers(group, res)
 						   ? json_integer_value(v) -
 							 q_tree_available(s->tree, cq, fname, res)
 						   : 0;
@@ -504,7 +531,7 @@ static bool selects(const struct q_state *s, const json_t *cq, const char *ns)
 }
 
 /* A ClusterQueue admits when every flavor it names exists. */
-static bool cq_active(const struct q_state *s, const json_t *cq, char *missing, size_t n)
+bool q_cq_active(const struct q_state *s, const json_t *cq, char *missing, size_t n)
 {
 	const json_t *g, *f;
 	size_t i, k, len = 0;
@@ -526,15 +553,15 @@ static bool cq_active(const struct q_state *s, const json_t *cq, char *missing, 
 
 static void count(struct q_state *s, const char *key, const char *what, int delta)
 {
-	json_t *c = sub(s->counts, key);
+	json_t *c = q_sub(s->counts, key);
 
 	json_object_set_new(c, what,
 			    json_integer(json_integer_value(json_object_get(c, what)) + delta));
 }
 
 /* Count w as what ("pending", "admitted") in its LocalQueue and ClusterQueue (NULL: none). */
-static void count_both(struct q_state *s, const struct q_workload *w, const char *cq,
-		       const char *what, int delta)
+void q_count_both(struct q_state *s, const struct q_workload *w, const char *cq, const char *what,
+		  int delta)
 {
 	char lq[600];
 
@@ -554,36 +581,45 @@ static void admission_value(const char *cq, const json_t *flavors, char *buf, si
 	    (size_t)snprintf(buf + len, n - len, "%s%s", i ? "," : "", json_string_value(f));
 }
 
-/* ---- preemption for quota ---------------------------------------------------------- */
-
-struct q_victim {
-	struct q_workload *v;
-	bool reclaim; /* from another ClusterQueue of the cohort (else within w's) */
-	bool kept;    /* not needed after all: given back its quota */
-};
-
-static const char *policy(const json_t *cq, const char *field)
-{
-	const char *p = pk_get_string(json_object_get(pk_get(cq, "spec"), "preemption"), field);
-
-	return p ? p : "Never";
-}
-
-/* One write: the workload as admitted (q_admitted_copy). */
+/* One write: the workload as admitted (q_admitted_copy; a pod workload's pods, one batch). */
 static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *obj)
 {
 	struct pk_write_ref ref = ctl_ref_of(w->kind, w->obj);
-	int r = ctl_replace(ctl, &ref, obj, NULL);
+	int r =
+	    w->kind == PK_KIND_POD ? q_pods_admit(ctl, w, obj) : ctl_replace(ctl, &ref, obj, NULL);
+	const json_t *one = json_is_array(obj) ? json_array_get(obj, 0) : obj;
 
 	if (r == 0)
-		ctl_log(ctl, 2, "%s %s/%s: admitted by ClusterQueue %s (%s)",
-			pk_kind_to_string(w->kind), w->ns, w->name, cq,
-			json_string_value(json_object_get(pk_get(obj, "metadata.annotations"),
+		ctl_log(ctl, 2, "%s %s/%s: admitted by ClusterQueue %s (%s)", w->kind_name, w->ns,
+			w->name, cq,
+			json_string_value(json_object_get(pk_get(one, "metadata.annotations"),
 							  WB_ANNOTATION_QUEUE_ADMISSION)));
 	else
-		ctl_log(ctl, 1, "%s %s/%s: admitting: %s", pk_kind_to_string(w->kind), w->ns,
-			w->name, pk_write_strerror(r));
+		ctl_log(ctl, 1, "%s %s/%s: admitting: %s", w->kind_name, w->ns, w->name,
+			pk_write_strerror(r));
 	return r;
+}
+
+/* The victims' names in gone, as queues_place.c leaves their pods out ("Kind/ns/name"). */
+static void gone_of(json_t *gone, const struct q_victim *v, size_t nv)
+{
+	char key[800];
+	size_t k;
+	json_t *pod;
+
+	for (size_t i = 0; gone && i < nv; i++) {
+		if (v[i].kept)
+			continue;
+		snprintf(key, sizeof(key), "%s/%s/%s", pk_kind_to_string(v[i].v->kind), v[i].v->ns,
+			 v[i].v->name);
+		if (v[i].v->kind != PK_KIND_POD)
+			json_object_set_new(gone, key, json_true());
+		json_array_foreach(v[i].v->pods, k, pod)
+		{
+			snprintf(key, sizeof(key), "Pod/%s/%s", pk_namespace(pod), pk_name(pod));
+			json_object_set_new(gone, key, json_true());
+		}
+	}
 }
 
 /*
@@ -596,20 +632,17 @@ static bool placed(struct pk_ctl *ctl, struct q_state *s, const struct q_workloa
 		   json_t **ret_obj, char *why, size_t n)
 {
 	json_t *fobjs = json_array(), *gone = json_object(), *f;
-	char value[1024], key[600];
+	char value[1024];
 	size_t i;
 	int r = -ENOMEM;
 
 	admission_value(cq, flavors, value, sizeof(value));
 	json_array_foreach(flavors, i, f) if (json_object_get(s->flavors, json_string_value(f)))
 	    json_array_append(fobjs, json_object_get(s->flavors, json_string_value(f)));
-	for (i = 0; gone && i < nv; i++) {
-		snprintf(key, sizeof(key), "%s/%s/%s", pk_kind_to_string(v[i].v->kind), v[i].v->ns,
-			 v[i].v->name);
-		if (!v[i].kept)
-			json_object_set_new(gone, key, json_true());
-	}
-	*ret_obj = fobjs && gone ? q_admitted_copy(w->obj, w->kind, value, fobjs) : NULL;
+	gone_of(gone, v, nv);
+	*ret_obj = !fobjs || !gone	    ? NULL
+		   : w->kind == PK_KIND_POD ? q_pods_admitted(w, value, fobjs)
+					    : q_admitted_copy(w->obj, w->kind, value, fobjs);
 	if (*ret_obj && !s->place)
 		r = q_place_new(ctl->store, &s->place);
 	if (*ret_obj && s->place)
@@ -617,8 +650,7 @@ static bool placed(struct pk_ctl *ctl, struct q_state *s, const struct q_workloa
 	if (r == -ENOMEM)
 		snprintf(why, n, "placement: %s", pk_errno_text(ENOMEM));
 	else if (r < 0)
-		ctl_log(ctl, 1, "%s %s/%s: placement: %s", pk_kind_to_string(w->kind), w->ns,
-			w->name, why);
+		ctl_log(ctl, 1, "%s %s/%s: placement: %s", w->kind_name, w->ns, w->name, why);
 	json_decref(fobjs);
 	json_decref(gone);
 	if (r != 1) {
@@ -626,206 +658,6 @@ static bool placed(struct pk_ctl *ctl, struct q_state *s, const struct q_workloa
 		*ret_obj = NULL;
 	}
 	return r == 1;
-}
-
-/* Whether v's ClusterQueue uses more than its nominal quota of what v uses. */
-static bool borrowing(struct q_state *s, const struct q_workload *v)
-{
-	const json_t *groups = pk_get(json_object_get(s->cqs, v->cq), "spec.resourceGroups"), *g;
-	const char *res;
-	json_t *x;
-	size_t i;
-
-	json_object_foreach(v->requests, res, x) json_array_foreach(groups, i, g)
-	{
-		const char *f = json_string_value(json_array_get(v->flavors, i));
-
-		if (covers(g, res) && f && strcmp(f, "-") != 0 &&
-		    milli_at(sub(s->usage, v->cq), f, res) > q_tree_nominal(s->tree, v->cq, f, res))
-			return true;
-	}
-	return false;
-}
-
-/* Whether w fits cq's nominal quota in flavors (a reclaim takes nothing beyond it). */
-static bool within_nominal(struct q_state *s, const struct q_workload *w, const char *cq,
-			   const json_t *flavors)
-{
-	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *g;
-	const char *res;
-	json_t *x;
-	size_t i;
-
-	json_object_foreach(w->requests, res, x) json_array_foreach(groups, i, g)
-	{
-		const char *f = json_string_value(json_array_get(flavors, i));
-
-		if (covers(g, res) && f && strcmp(f, "-") != 0 &&
-		    milli_at(sub(s->usage, cq), f, res) + json_integer_value(x) >
-			q_tree_nominal(s->tree, cq, f, res))
-			return false;
-	}
-	return true;
-}
-
-/*
- * Kueue's candidates: workloads of other ClusterQueues of the cohort that
- * borrow first (reclaimWithinCohort: Any, or LowerPriority), then those of
- * w's own ClusterQueue of lower priority (withinClusterQueue:
- * LowerPriority); lower priority first, then the most recently created.
- */
-static int cmp_victim(const void *a, const void *b)
-{
-	const struct q_victim *x = a, *y = b;
-	int c = (int)y->reclaim - (int)x->reclaim;
-
-	if (c == 0)
-		c = (x->v->priority > y->v->priority) - (x->v->priority < y->v->priority);
-	if (c == 0)
-		c = -strcmp(x->v->created ? x->v->created : "", y->v->created ? y->v->created : "");
-	return c;
-}
-
-static size_t candidates(struct q_state *s, const struct q_workload *w, const char *cq,
-			 struct q_victim *out)
-{
-	const json_t *obj = json_object_get(s->cqs, cq);
-	const char *within = policy(obj, "withinClusterQueue");
-	const char *reclaim = policy(obj, "reclaimWithinCohort");
-	size_t n = 0;
-
-	for (size_t i = 0; i < s->nw; i++) {
-		struct q_workload *v = &s->w[i];
-		bool lower = v->priority < w->priority, same;
-
-		if (!v->admitted || v == w || !v->cq || !json_object_get(s->cqs, v->cq))
-			continue;
-		same = strcmp(v->cq, cq) == 0;
-		if (same && strcmp(within, "LowerPriority") == 0 && lower)
-			out[n++] = (struct q_victim){.v = v};
-		else if (!same && q_tree_same_cohort(s->tree, cq, v->cq) && borrowing(s, v) &&
-			 (strcmp(reclaim, "Any") == 0 ||
-			  (strcmp(reclaim, "LowerPriority") == 0 && lower)))
-			out[n++] = (struct q_victim){.v = v, .reclaim = true};
-	}
-	qsort(out, n, sizeof(*out), cmp_victim);
-	return n;
-}
-
-/* w's flavors once the first victims are gone (their quota given back), or NULL. */
-static json_t *fit_after(struct q_state *s, const struct q_workload *w, const char *cq,
-			 struct q_victim *c, size_t nc, size_t *ret_n)
-{
-	json_t *flavors = NULL, *again;
-	bool reclaim = false;
-	char why[512];
-	size_t k;
-
-	for (k = 0; k < nc && !flavors; k++) {
-		charge_sign(s, c[k].v, c[k].v->cq, c[k].v->flavors, -1);
-		reclaim |= c[k].reclaim;
-		flavors = assign(s, w, cq, why, sizeof(why));
-	}
-	if (flavors && reclaim && !within_nominal(s, w, cq, flavors)) {
-		json_decref(flavors);
-		flavors = NULL;
-	}
-	/* the fewest victims: each one (last first) it still fits without is kept */
-	for (size_t j = k; flavors && j-- > 0;) {
-		charge_sign(s, c[j].v, c[j].v->cq, c[j].v->flavors, 1);
-		again = assign(s, w, cq, why, sizeof(why));
-		if (again && (!reclaim || within_nominal(s, w, cq, again))) {
-			c[j].kept = true;
-			json_decref(flavors);
-			flavors = again;
-		} else {
-			json_decref(again);
-			charge_sign(s, c[j].v, c[j].v->cq, c[j].v->flavors, -1);
-		}
-	}
-	for (size_t j = 0; !flavors && j < k; j++)
-		charge_sign(s, c[j].v, c[j].v->cq, c[j].v->flavors, 1);
-	*ret_n = k;
-	return flavors;
-}
-
-/* One write: the admission taken back and spec.suspend true; the workload queues again. */
-static int evict(struct pk_ctl *ctl, struct q_workload *v, const struct q_workload *by,
-		 bool reclaim)
-{
-	json_t *obj = json_deep_copy(v->obj);
-	struct pk_write_ref ref = ctl_ref_of(v->kind, v->obj);
-	char msg[700];
-	int r = -ENOMEM;
-
-	if (obj && json_is_object(json_object_get(obj, "spec"))) {
-		json_object_del(pk_get(obj, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION);
-		json_object_set_new(json_object_get(obj, "spec"), "suspend", json_true());
-		r = ctl_replace(ctl, &ref, obj, NULL);
-	}
-	json_decref(obj);
-	snprintf(msg, sizeof(msg), "Preempted to accommodate %s %s/%s due to %s",
-		 pk_kind_to_string(by->kind), by->ns, by->name,
-		 reclaim ? "reclamation within the cohort" : "prioritization in the ClusterQueue");
-	if (r == 0)
-		ctl_record_warning(ctl, pk_kind_to_string(v->kind), v->obj, "Preempted", msg);
-	ctl_log(ctl, r == 0 ? 2 : 1, "%s %s/%s: %s%s%s", pk_kind_to_string(v->kind), v->ns, v->name,
-		msg, r == 0 ? "" : ": ", r == 0 ? "" : pk_write_strerror(r));
-	return r;
-}
-
-/*
- * Preemption for quota (spec.preemption): the fewest candidates whose
- * quota makes room for w (their quota given back in the pass's accounts);
- * w's flavors, the candidates and how many of them were tried (the victims
- * are those not kept), or NULL when no set of candidates makes room.
- */
-static json_t *preempt_plan(struct q_state *s, struct q_workload *w, const char *cq,
-			    struct q_victim **ret_c, size_t *ret_n)
-{
-	struct q_victim *c = calloc(s->nw ? s->nw : 1, sizeof(*c));
-	size_t nc = c ? candidates(s, w, cq, c) : 0;
-	json_t *flavors = nc ? fit_after(s, w, cq, c, nc, ret_n) : NULL;
-
-	if (!flavors) {
-		free(c);
-		c = NULL;
-		*ret_n = 0;
-	}
-	*ret_c = c;
-	return flavors;
-}
-
-/* The plan not carried out: its victims are admitted still. */
-static void preempt_undo(struct q_state *s, struct q_victim *c, size_t n)
-{
-	for (size_t j = 0; j < n; j++)
-		if (!c[j].kept)
-			charge_sign(s, c[j].v, c[j].v->cq, c[j].v->flavors, 1);
-}
-
-/* Evict the plan's victims, each in one write; < 0 when one failed (the rest are kept). */
-static int preempt_commit(struct pk_ctl *ctl, struct q_state *s, const struct q_workload *w,
-			  struct q_victim *c, size_t n)
-{
-	int r = 0;
-
-	for (size_t j = 0; j < n; j++) {
-		struct q_workload *v = c[j].v;
-
-		if (c[j].kept)
-			continue;
-		if (r < 0 || evict(ctl, v, w, c[j].reclaim) < 0) {
-			charge_sign(s, v, v->cq, v->flavors, 1); /* still admitted */
-			r = -EAGAIN;
-			continue;
-		}
-		v->admitted = false;
-		v->preempted = true;
-		count_both(s, v, v->cq, "admitted", -1);
-		count_both(s, v, v->cq, "pending", 1);
-	}
-	return r;
 }
 
 /*
@@ -860,6 +692,46 @@ static const char *cq_of(struct q_state *s, const struct q_workload *w, const ch
 	return cq;
 }
 
+/* w's LocalQueue ("ns/name" key). */
+static const json_t *lq_of(const struct q_state *s, const struct q_workload *w)
+{
+	char key[600];
+
+	snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+	return json_object_get(s->lqs, key);
+}
+
+bool q_stopped(const json_t *queue, bool drain)
+{
+	const char *p = pk_get_string(queue, "spec.stopPolicy");
+
+	return p && (strcmp(p, "HoldAndDrain") == 0 || (!drain && strcmp(p, "Hold") == 0));
+}
+
+/*
+ * Why w is not tried in cq now (true), before its quota: StrictFIFO behind
+ * another, cq not active, cq or w's LocalQueue stopped (spec.stopPolicy),
+ * cq's cohort in a cycle.
+ */
+static bool held(const struct q_state *s, const struct q_workload *w, const char *cq,
+		 const json_t *blocked, char *why, size_t n)
+{
+	char missing[256];
+
+	if (json_object_get(blocked, cq))
+		snprintf(why, n, "StrictFIFO: waiting behind %s",
+			 json_string_value(json_object_get(blocked, cq)));
+	else if (!q_cq_active(s, json_object_get(s->cqs, cq), missing, sizeof(missing)))
+		snprintf(why, n, "ClusterQueue %s is not active", cq);
+	else if (q_stopped(json_object_get(s->cqs, cq), false))
+		snprintf(why, n, "ClusterQueue %s is stopped", cq);
+	else if (q_stopped(lq_of(s, w), false))
+		snprintf(why, n, "LocalQueue %s/%s is stopped", w->ns, w->queue);
+	else
+		return q_tree_in_cycle(s->tree, cq, why, n);
+	return true;
+}
+
 /*
  * One pending workload: admitted (1) or not (0); *ret_cq the ClusterQueue
  * that counts it, when there is one.  A StrictFIFO ClusterQueue whose head does not fit is
@@ -868,7 +740,7 @@ static const char *cq_of(struct q_state *s, const struct q_workload *w, const ch
 static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w, json_t *blocked,
 		     const char **ret_cq)
 {
-	char why[1024], missing[256];
+	char why[1024];
 	const char *cq = cq_of(s, w, ret_cq, why, sizeof(why));
 	const json_t *cqobj = cq ? json_object_get(s->cqs, cq) : NULL;
 	const char *strategy = pk_get_string(cqobj, "spec.queueingStrategy");
@@ -877,29 +749,26 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 	size_t nv = 0;
 	int r = 0;
 
-	if (!cq)
-		ctl_record_warning(ctl, pk_kind_to_string(w->kind), w->obj, "Inadmissible", why);
-	else if (json_object_get(blocked, cq))
-		snprintf(why, sizeof(why), "StrictFIFO: waiting behind %s",
-			 json_string_value(json_object_get(blocked, cq)));
-	else if (!cq_active(s, cqobj, missing, sizeof(missing)))
-		snprintf(why, sizeof(why), "ClusterQueue %s is not active", cq);
-	else if (!q_tree_in_cycle(s->tree, cq, why, sizeof(why)) &&
-		 !(flavors = assign(s, w, cq, why, sizeof(why))))
-		flavors = preempt_plan(s, w, cq, &victims, &nv);
+	if (cq && w->inadmissible)
+		snprintf(why, sizeof(why), "%s", w->inadmissible);
+	if (!cq || w->inadmissible)
+		ctl_record_warning(ctl, pk_kind_to_string(pk_kind_of(w->obj)), w->obj,
+				   "Inadmissible", why);
+	else if (!held(s, w, cq, blocked, why, sizeof(why)) &&
+		 !(flavors = q_assign(s, w, cq, why, sizeof(why))))
+		flavors = q_preempt_plan(s, w, cq, &victims, &nv);
 	if (flavors && !placed(ctl, s, w, cq, flavors, victims, nv, &obj, why, sizeof(why))) {
-		preempt_undo(s, victims, nv);
+		q_preempt_undo(s, victims, nv);
 		json_decref(flavors);
 		flavors = NULL;
 	}
 	if (!flavors) {
-		ctl_log(ctl, 2, "%s %s/%s: pending: %s", pk_kind_to_string(w->kind), w->ns, w->name,
-			why);
+		ctl_log(ctl, 2, "%s %s/%s: pending: %s", w->kind_name, w->ns, w->name, why);
 		if (cq && strategy && strcmp(strategy, "StrictFIFO") == 0 &&
 		    !json_object_get(blocked, cq))
 			json_object_set_new(blocked, cq, json_sprintf("%s/%s", w->ns, w->name));
 		w->why = strdup(why);
-	} else if (preempt_commit(ctl, s, w, victims, nv) == 0 && admit(ctl, w, cq, obj) == 0) {
+	} else if (q_preempt_commit(ctl, s, w, victims, nv) == 0 && admit(ctl, w, cq, obj) == 0) {
 		int64_t created = 0;
 
 		if (w->created && pk_time_parse(w->created, &created) == 0)
@@ -916,157 +785,35 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 	return r;
 }
 
-/* ---- status ------------------------------------------------------------------------ */
-
-/* Usage per flavor and resource; a ClusterQueue's (cq) says what it borrows beyond its nominal. */
-static json_t *usage_list(const struct q_state *s, const json_t *groups, const json_t *usage,
-			  const char *cq)
-{
-	json_t *out = json_array(), *g, *f, *res;
-	size_t i, k, j;
-
-	json_array_foreach(groups, i, g) json_array_foreach(json_object_get(g, "flavors"), k, f)
-	{
-		const char *name = json_string_value(json_object_get(f, "name"));
-		json_t *list = json_array();
-
-		json_array_foreach(json_object_get(g, "coveredResources"), j, res)
-		{
-			char q[64];
-			const char *rn = json_string_value(res);
-
-			if (!rn)
-				continue;
-			int64_t used = milli_at(usage, name ? name : "", rn), over;
-
-			topo_quantity_format(used, pk_board_quantity_format(rn), q, sizeof(q));
-			json_t *e = json_pack("{s:s,s:s}", "name", rn, "total", q);
-
-			if (cq && e && name) {
-				over = used - q_tree_nominal(s->tree, cq, name, rn);
-				topo_quantity_format(over > 0 ? over : 0,
-						     pk_board_quantity_format(rn), q, sizeof(q));
-				json_object_set_new(e, "borrowed", json_string(q));
-			}
-			json_array_append_new(list, e);
-		}
-		json_array_append_new(
-		    out, json_pack("{s:s,s:o}", "name", name ? name : "", "resources", list));
-	}
-	return out;
-}
-
-static bool str_is(const json_t *v, const char *s)
-{
-	return json_string_value(v) && strcmp(json_string_value(v), s) == 0;
-}
-
-/* The condition Active, kept as it was (its time) when its status did not change. */
-static json_t *active_condition(const json_t *obj, bool active, const char *reason,
-				const char *message, const char *now)
-{
-	const json_t *old = pk_condition_get(obj, "Active");
-	const char *st = active ? "True" : "False";
-
-	if (old && str_is(json_object_get(old, "status"), st) &&
-	    str_is(json_object_get(old, "reason"), reason))
-		return json_pack("[O]", old);
-	return json_pack("[{s:s,s:s,s:s,s:s,s:s}]", "type", "Active", "status", st, "reason",
-			 reason, "message", message, "lastTransitionTime", now);
-}
-
-/* Write obj's status when it differs from what it holds. */
-static void write_status(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, json_t *st)
-{
-	struct pk_write_ref ref = ctl_ref_of(kind, obj);
-	int r;
-
-	if (!st || json_equal(json_object_get(obj, "status"), st)) {
-		json_decref(st);
-		return;
-	}
-	r = ctl_status(ctl, &ref, st, NULL);
-	if (r < 0 && r != -PK_WRITE_ECONFLICT)
-		ctl_log(ctl, 1, "%s %s: status: %s", pk_kind_to_string(kind), pk_name(obj),
-			pk_write_strerror(r));
-	json_decref(st);
-}
-
-static json_t *counts_status(const struct q_state *s, const char *key)
-{
-	int64_t admitted = milli_at(s->counts, key, "admitted");
-
-	return json_pack("{s:I,s:I,s:I}", "pendingWorkloads",
-			 (json_int_t)milli_at(s->counts, key, "pending"), "reservingWorkloads",
-			 (json_int_t)admitted, "admittedWorkloads", (json_int_t)admitted);
-}
-
-static void cq_status(struct pk_ctl *ctl, const struct q_state *s, const char *name,
-		      const json_t *cq, const char *now)
-{
-	const json_t *groups = pk_get(cq, "spec.resourceGroups");
-	json_t *usage = json_object_get(s->usage, name), *st = counts_status(s, name);
-	char missing[256], msg[400], cycle[300];
-	bool active = cq_active(s, cq, missing, sizeof(missing));
-	bool in_cycle = active && q_tree_in_cycle(s->tree, name, cycle, sizeof(cycle));
-	const char *reason = active ? "Ready" : "FlavorNotFound";
-
-	snprintf(msg, sizeof(msg),
-		 active ? "Can admit new workloads"
-			: "Can't admit new workloads: references missing ResourceFlavor(s): %s",
-		 missing);
-	if (in_cycle) {
-		active = false;
-		reason = "CohortCycle";
-		snprintf(msg, sizeof(msg), "Can't admit new workloads: %s", cycle);
-	}
-	if (st) {
-		json_object_set_new(st, "flavorsReservation", usage_list(s, groups, usage, name));
-		json_object_set_new(st, "flavorsUsage", usage_list(s, groups, usage, name));
-		json_object_set_new(st, "conditions",
-				    active_condition(cq, active, reason, msg, now));
-	}
-	write_status(ctl, PK_KIND_CLUSTER_QUEUE, cq, st);
-}
-
-static void lq_status(struct pk_ctl *ctl, const struct q_state *s, const char *key,
-		      const json_t *lq, const char *now)
-{
-	const char *cqname = pk_get_string(lq, "spec.clusterQueue");
-	const json_t *cq = cqname ? json_object_get(s->cqs, cqname) : NULL;
-	json_t *st = counts_status(s, key);
-
-	if (st) {
-		json_object_set_new(st, "flavorsReservation",
-				    usage_list(s, pk_get(cq, "spec.resourceGroups"),
-					       json_object_get(s->lqusage, key), NULL));
-		json_object_set_new(st, "flavorsUsage",
-				    usage_list(s, pk_get(cq, "spec.resourceGroups"),
-					       json_object_get(s->lqusage, key), NULL));
-		json_object_set_new(
-		    st, "conditions",
-		    active_condition(lq, cq != NULL, cq ? "Ready" : "ClusterQueueDoesNotExist",
-				     cq ? "Can submit new workloads to localQueue"
-					: "Can't submit new workloads to clusterQueue",
-				     now));
-	}
-	write_status(ctl, PK_KIND_LOCAL_QUEUE, lq, st);
-}
-
 /* ---- the pass ---------------------------------------------------------------------- */
 
-/* What is admitted already counts against its ClusterQueue (and LocalQueue). */
-static void charge_admitted(struct q_state *s)
+/*
+ * What is admitted already counts against its ClusterQueue (and
+ * LocalQueue), but what a queue stopped with HoldAndDrain holds: that is
+ * evicted, and pending again.
+ */
+static void charge_admitted(struct pk_ctl *ctl, struct q_state *s)
 {
 	for (size_t i = 0; i < s->nw; i++) {
-		const struct q_workload *w = &s->w[i];
+		struct q_workload *w = &s->w[i];
 		bool known = w->admitted && json_object_get(s->cqs, w->cq);
+		const char *stopped = !known ? NULL
+				      : q_stopped(json_object_get(s->cqs, w->cq), true)
+					  ? "The ClusterQueue is stopped"
+				      : q_stopped(lq_of(s, w), true) ? "The LocalQueue is stopped"
+								     : NULL;
 
 		if (!w->admitted)
 			continue;
+		if (stopped && q_evict(ctl, w, "Evicted", stopped) == 0) {
+			w->admitted = false;
+			w->preempted = true;
+			q_count_both(s, w, w->cq, "pending", 1);
+			continue;
+		}
 		if (known)
 			charge(s, w, w->cq, w->flavors);
-		count_both(s, w, known ? w->cq : NULL, "admitted", 1);
+		q_count_both(s, w, known ? w->cq : NULL, "admitted", 1);
 	}
 }
 
@@ -1107,7 +854,7 @@ static double share_with(struct q_state *s, const struct q_workload *w, const ch
 	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *g, *f;
 	int64_t weight = weight_of(json_object_get(s->cqs, cq));
 	const char *res;
-	json_t *x, *cqu = sub(s->usage, cq);
+	json_t *x, *cqu = q_sub(s->usage, cq);
 	double dominant = 0;
 	size_t i, k;
 
@@ -1122,7 +869,7 @@ static double share_with(struct q_state *s, const struct q_workload *w, const ch
 		{
 			const char *fn = pk_get_string(f, "name");
 			int64_t use =
-			    milli_at(cqu, fn ? fn : "", res) +
+			    q_milli_at(cqu, fn ? fn : "", res) +
 			    (j == 0 ? json_integer_value(json_object_get(w->requests, res)) : 0);
 			int64_t over = use - q_tree_nominal(s->tree, cq, fn ? fn : "", res);
 
@@ -1191,90 +938,17 @@ static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
 		int admitted = try_admit(ctl, s, w, blocked, &cq);
 
 		tried[w - s->w] = true;
-		count_both(s, w, cq, admitted ? "admitted" : "pending", 1);
+		q_count_both(s, w, cq, admitted ? "admitted" : "pending", 1);
 	}
 	free(tried);
 	json_decref(blocked);
 }
 
-/* Kueue's gauges of this pass (queues_metrics.c prints them). */
-static void gauges(struct pk_ctl *ctl, const struct q_state *s)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	const char *cq;
-	json_t *o, *g, *fl, *r;
-	size_t i, k, j;
-
-	if (!f)
-		return;
-	fputs("# HELP kueue_pending_workloads Pending workloads per ClusterQueue.\n"
-	      "# TYPE kueue_pending_workloads gauge\n",
-	      f);
-	json_object_foreach(s->cqs, cq, o)
-	    fprintf(f, "kueue_pending_workloads{cluster_queue=\"%s\",status=\"active\"} %lld\n", cq,
-		    (long long)milli_at(s->counts, cq, "pending"));
-	fputs("# HELP kueue_admitted_active_workloads Admitted workloads that are active.\n"
-	      "# TYPE kueue_admitted_active_workloads gauge\n",
-	      f);
-	json_object_foreach(s->cqs, cq, o)
-	    fprintf(f, "kueue_admitted_active_workloads{cluster_queue=\"%s\"} %lld\n", cq,
-		    (long long)milli_at(s->counts, cq, "admitted"));
-	fputs("# HELP kueue_cluster_queue_resource_usage Usage per flavor and resource.\n"
-	      "# TYPE kueue_cluster_queue_resource_usage gauge\n"
-	      "# HELP kueue_cluster_queue_nominal_quota Nominal quota per flavor and resource.\n"
-	      "# TYPE kueue_cluster_queue_nominal_quota gauge\n",
-	      f);
-	json_object_foreach(s->cqs, cq, o)
-	    json_array_foreach(pk_get(o, "spec.resourceGroups"), i, g)
-		json_array_foreach(json_object_get(g, "flavors"), k, fl)
-		    json_array_foreach(json_object_get(fl, "resources"), j, r)
-	{
-		const char *fn = pk_get_string(fl, "name"), *rn = pk_get_string(r, "name");
-		const char *cohort = pk_get_string(o, "spec.cohortName");
-		char labels[600];
-
-		if (!fn || !rn)
-			continue;
-		snprintf(labels, sizeof(labels),
-			 "{cohort=\"%s\",cluster_queue=\"%s\",flavor=\"%s\",resource=\"%s\"}",
-			 cohort ? cohort : "", cq, fn, rn);
-		fprintf(f, "kueue_cluster_queue_resource_usage%s %g\n", labels,
-			(double)milli_at(json_object_get(s->usage, cq), fn, rn) / 1000);
-		fprintf(f, "kueue_cluster_queue_nominal_quota%s %g\n", labels,
-			(double)q_tree_nominal(s->tree, cq, fn, rn) / 1000);
-	}
-	if (fclose(f) == 0)
-		q_metrics_set_gauges(ctl, text);
-	else
-		free(text);
-}
-
-/* Set (value) or remove (NULL) annotation key of obj; whether it changed. */
-static bool set_annotation(json_t *obj, const char *key, const char *value)
-{
-	json_t *meta = json_object_get(obj, "metadata"),
-	       *ann = json_object_get(meta, "annotations");
-	const char *have = json_string_value(json_object_get(ann, key));
-
-	if (have && value && strcmp(have, value) == 0)
-		return false;
-	if (!have && !value)
-		return false;
-	if (!json_is_object(ann))
-		json_object_set_new(meta, "annotations", ann = json_object());
-	if (value)
-		json_object_set_new(ann, key, json_string(value));
-	else
-		json_object_del(ann, key);
-	return true;
-}
-
 /*
  * Each pending workload's place in its ClusterQueue's order (1 is next)
  * and why it waits, in the annotations queue.podkernel.dev/position and
- * queue.podkernel.dev/pending-reason, written when they change.
+ * queue.podkernel.dev/pending-reason (on each pod of a pod workload),
+ * written when they change.
  */
 static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 {
@@ -1284,8 +958,6 @@ static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 		struct q_workload *w = &s->w[i];
 		char key[600], at[32] = "";
 		const char *cq;
-		json_t *obj;
-		bool changed;
 
 		if (w->admitted || w->preempted || !w->why)
 			continue;
@@ -1298,18 +970,10 @@ static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 			snprintf(at, sizeof(at), "%lld",
 				 (long long)json_integer_value(json_object_get(pos, cq)));
 		}
-		obj = json_deep_copy(w->obj);
-		changed = obj && set_annotation(obj, Q_ANNOTATION_POSITION, *at ? at : NULL);
-		changed |= obj && set_annotation(obj, Q_ANNOTATION_PENDING, w->why);
-		if (changed) {
-			struct pk_write_ref ref = ctl_ref_of(w->kind, w->obj);
-			int r = ctl_replace(ctl, &ref, obj, NULL);
-
-			if (r < 0 && r != -PK_WRITE_ECONFLICT)
-				ctl_log(ctl, 1, "%s %s/%s: pending: %s", pk_kind_to_string(w->kind),
-					w->ns, w->name, pk_write_strerror(r));
-		}
-		json_decref(obj);
+		if (w->kind == PK_KIND_POD)
+			q_pods_note(ctl, w, *at ? at : NULL, w->why);
+		else
+			q_note_one(ctl, w->kind, w->obj, *at ? at : NULL, w->why);
 	}
 	json_decref(pos);
 }
@@ -1322,13 +986,13 @@ void ctl_queues_run(struct pk_ctl *ctl)
 	char now[32];
 
 	if (state_load(ctl, &s) == 0) {
-		charge_admitted(&s);
+		charge_admitted(ctl, &s);
 		admit_pending(ctl, &s);
 		note_pending(ctl, &s);
-		gauges(ctl, &s);
+		q_gauges(ctl, &s);
 		pk_time_format((int64_t)time(NULL), now);
-		json_object_foreach(s.cqs, key, obj) cq_status(ctl, &s, key, obj, now);
-		json_object_foreach(s.lqs, key, obj) lq_status(ctl, &s, key, obj, now);
+		json_object_foreach(s.cqs, key, obj) q_cq_status(ctl, &s, key, obj, now);
+		json_object_foreach(s.lqs, key, obj) q_lq_status(ctl, &s, key, obj, now);
 		ctl_record_flush(ctl);
 	}
 	state_clear(&s);

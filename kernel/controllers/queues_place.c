@@ -87,6 +87,9 @@ static bool pod_of(const json_t *pod, const json_t *gone)
 	    json_string_value(json_object_get(labels, "jobset.sigs.k8s.io/jobset-name"));
 	char key[600];
 
+	snprintf(key, sizeof(key), "Pod/%s/%s", pk_namespace(pod), pk_name(pod));
+	if (json_object_get(gone, key))
+		return true;
 	if (js) {
 		snprintf(key, sizeof(key), "JobSet/%s/%s", pk_namespace(pod), js);
 		if (json_object_get(gone, key))
@@ -128,7 +131,9 @@ int q_place_try(struct q_place *p, const json_t *workload, const json_t *gone, c
 	json_array_foreach(r == 0 ? p->base : NULL, i,
 			   o) if (!(pk_kind_of(o) == PK_KIND_POD && pod_of(o, gone)))
 	    json_array_append(in, o);
-	if (r == 0)
+	if (r == 0 && json_is_array(workload)) /* a pod workload: its pods */
+		r = json_array_extend(in, (json_t *)workload) == 0 ? 0 : -ENOMEM;
+	else if (r == 0)
 		r = json_array_append(in, (json_t *)workload) == 0 ? 0 : -ENOMEM;
 	if (r == 0)
 		r = wb_expand_objects(in, &expanded, &errs);
@@ -159,6 +164,11 @@ static void each_pod_spec(json_t *obj, enum pk_kind kind, void (*fn)(json_t *, v
 	size_t i;
 	json_t *rj;
 
+	if (kind == PK_KIND_POD) {
+		if (json_is_object(json_object_get(obj, "spec")))
+			fn(json_object_get(obj, "spec"), arg);
+		return;
+	}
 	if (kind == PK_KIND_JOB) {
 		if (json_is_object(pk_get(obj, "spec.template.spec")))
 			fn(pk_get(obj, "spec.template.spec"), arg);
@@ -199,6 +209,25 @@ static void add_flavor(json_t *spec, void *arg)
 	}
 }
 
+/* A pod spec without the gate kueue.x-k8s.io/admission (its schedulingGates gone when empty). */
+static void ungate(json_t *spec)
+{
+	json_t *gates = json_object_get(spec, "schedulingGates"), *g;
+	size_t i;
+
+	json_array_foreach(gates, i, g)
+	{
+		const char *name = pk_get_string(g, "name");
+
+		if (name && strcmp(name, PK_KUEUE_ADMISSION_GATE) == 0) {
+			json_array_remove(gates, i);
+			break;
+		}
+	}
+	if (json_is_array(gates) && json_array_size(gates) == 0)
+		json_object_del(spec, "schedulingGates");
+}
+
 json_t *q_admitted_copy(const json_t *obj, enum pk_kind kind, const char *admission,
 			const json_t *flavors)
 {
@@ -216,7 +245,10 @@ json_t *q_admitted_copy(const json_t *obj, enum pk_kind kind, const char *admiss
 	json_object_set_new(ann, WB_ANNOTATION_QUEUE_ADMISSION, json_string(admission));
 	json_object_del(ann, Q_ANNOTATION_POSITION);
 	json_object_del(ann, Q_ANNOTATION_PENDING);
-	json_object_set_new(json_object_get(copy, "spec"), "suspend", json_false());
+	if (kind == PK_KIND_POD)
+		ungate(json_object_get(copy, "spec"));
+	else
+		json_object_set_new(json_object_get(copy, "spec"), "suspend", json_false());
 	json_array_foreach(flavors, i, f) each_pod_spec(copy, kind, add_flavor, f);
 	return copy;
 }

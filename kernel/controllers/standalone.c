@@ -30,13 +30,20 @@ static void queue_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const json_t 
 			pk_namespace(obj), pk_name(obj));
 }
 
-/* What the queue controller's pass reads (queues.c): queues, and queued Jobs and JobSets. */
+/*
+ * What the queue controller's pass reads (queues.c): queues,
+ * WorkloadPriorityClasses, and queued Jobs, JobSets and pods.
+ */
 static bool queue_relevant(const struct pk_store_event *ev)
 {
 	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 
 	if (k == PK_KIND_JOB || k == PK_KIND_JOBSET)
 		return wb_queue_name(ev->object) != NULL;
+	if (k == PK_KIND_POD)
+		return pk_pod_queue_name(ev->object) != NULL;
+	if (ev->kind && strcmp(ev->kind->kind, "WorkloadPriorityClass") == 0)
+		return true;
 	return k == PK_KIND_CLUSTER_QUEUE || k == PK_KIND_LOCAL_QUEUE ||
 	       k == PK_KIND_RESOURCE_FLAVOR || k == PK_KIND_COHORT || k == PK_KIND_NAMESPACE;
 }

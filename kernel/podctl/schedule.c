@@ -157,7 +157,8 @@ static int load(const char **files, size_t nfiles, size_t max_bytes, json_t *all
 	return rc;
 }
 
-/* What the queues decided, on stderr: each queued Job or JobSet admitted, or pending and why. */
+/* What the queues decided, on stderr: each queued Job, JobSet or Pod admitted, or pending and why.
+ */
 static void print_admissions(const json_t *objects)
 {
 	size_t i;
@@ -173,10 +174,14 @@ static void print_admissions(const json_t *objects)
 		const char *pos =
 		    json_string_value(json_object_get(ann, "queue.podkernel.dev/position"));
 
-		if ((pk_kind_of(o) != PK_KIND_JOB && pk_kind_of(o) != PK_KIND_JOBSET) ||
-		    !wb_queue_name(o))
+		bool pod = pk_kind_of(o) == PK_KIND_POD;
+
+		if (pod ? !pk_pod_queue_name(o)
+			: (pk_kind_of(o) != PK_KIND_JOB && pk_kind_of(o) != PK_KIND_JOBSET) ||
+			      !wb_queue_name(o))
 			continue;
-		if (adm && !json_is_true(pk_get(o, "spec.suspend")))
+		if (adm && (pod ? !pk_get(o, "spec.schedulingGates")
+				: !json_is_true(pk_get(o, "spec.suspend"))))
 			fprintf(stderr, "admitted: %s %s/%s by %s\n",
 				pk_kind_to_string(pk_kind_of(o)), pk_namespace(o) ?: "default",
 				pk_name(o), adm);

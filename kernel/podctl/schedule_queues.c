@@ -28,6 +28,7 @@ static const char *const read_kinds[] = {
     "Cohort",
     "Namespace",
     "PriorityClass",
+    "WorkloadPriorityClass",
     "Job",
     "JobSet",
     "Node",
@@ -65,7 +66,8 @@ bool podctl_queues_present(const json_t *objects)
 		enum pk_kind k = pk_kind_of(o);
 
 		if (k == PK_KIND_CLUSTER_QUEUE || k == PK_KIND_LOCAL_QUEUE ||
-		    ((k == PK_KIND_JOB || k == PK_KIND_JOBSET) && wb_queue_name(o)))
+		    ((k == PK_KIND_JOB || k == PK_KIND_JOBSET) && wb_queue_name(o)) ||
+		    (k == PK_KIND_POD && pk_pod_queue_name(o)))
 			return true;
 	}
 	return false;
@@ -79,7 +81,7 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 	return remove(path);
 }
 
-/* The pass's outcome for a queued Job or JobSet: its spec and annotations. */
+/* The pass's outcome for a queued Job, JobSet or Pod: its spec and annotations. */
 static void take_back(struct pk_store *st, json_t *o)
 {
 	json_t *stored = NULL;
@@ -146,9 +148,14 @@ int podctl_queues_admit(json_t *objects, char *err, size_t errlen)
 		r = fill(st, objects, err, errlen);
 	if (r == 0)
 		r = pk_queues_pass(st);
-	json_array_foreach(r == 0 ? objects : NULL, i, o) if ((pk_kind_of(o) == PK_KIND_JOB ||
-							       pk_kind_of(o) == PK_KIND_JOBSET) &&
-							      wb_queue_name(o)) take_back(st, o);
+	json_array_foreach(r == 0 ? objects : NULL, i, o)
+	{
+		enum pk_kind k = pk_kind_of(o);
+
+		if (((k == PK_KIND_JOB || k == PK_KIND_JOBSET) && wb_queue_name(o)) ||
+		    (k == PK_KIND_POD && pk_pod_queue_name(o)))
+			take_back(st, o);
+	}
 	if (st)
 		pk_store_close(st);
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

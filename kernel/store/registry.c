@@ -267,6 +267,7 @@ static void default_kind(const struct pk_type *t, json_t *obj)
 	if (t->pk == PK_KIND_POD) {
 		default_pod_status(obj);
 		pk_pod_default_host_ports(obj); /* out of memory: left as it came */
+		pk_pod_default_queue_gate(obj); /* Kueue's webhook: a queued pod waits gated */
 	}
 	if (!is_group(t))
 		return;

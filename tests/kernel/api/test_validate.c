@@ -507,9 +507,21 @@ START_TEST(test_kueue_rules)
 		"spec.preemption.withinClusterQueue: Unsupported value: \"LowerOrNewerEqualPriority\": "
 		"supported values: \"Never\", \"LowerPriority\" (LowerOrNewerEqualPriority is not "
 		"implemented)");
+	/* Kueue's preemption while borrowing: LowerPriority, under a threshold */
+	valid(CQ_HEAD "spec:\n  cohortName: team\n  preemption: {reclaimWithinCohort: Any, "
+		      "borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 100}}\n");
 	invalid(CQ_HEAD "spec:\n  preemption: {borrowWithinCohort: {policy: LowerPriority}}\n",
-		"spec.preemption.borrowWithinCohort.policy: Unsupported value: \"LowerPriority\": "
-		"supported values: \"Never\" (preempting while borrowing is not implemented)");
+		"spec.preemption.borrowWithinCohort.policy: Invalid value: \"LowerPriority\": "
+		"reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never");
+	invalid(CQ_HEAD "spec:\n  preemption: {reclaimWithinCohort: Any, borrowWithinCohort: "
+			"{policy: Any}}\n",
+		"spec.preemption.borrowWithinCohort.policy: Unsupported value: \"Any\": "
+		"supported values: \"Never\", \"LowerPriority\"");
+	invalid(CQ_HEAD "spec:\n  preemption: {reclaimWithinCohort: Any, borrowWithinCohort: "
+			"{policy: LowerPriority, maxPriorityThreshold: high}}\n",
+		"spec.preemption.borrowWithinCohort.maxPriorityThreshold: Invalid value: must be "
+		"an integer (int32)");
+	valid(CQ_HEAD "spec:\n  stopPolicy: HoldAndDrain\n");
 	invalid(CQ_HEAD "spec:\n  queueingStrategy: LIFO\n",
 		"spec.queueingStrategy: Unsupported value: \"LIFO\": supported values: "
 		"\"StrictFIFO\", \"BestEffortFIFO\"");
@@ -540,10 +552,12 @@ START_TEST(test_kueue_rules)
 	invalid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec: {topologyName: t}\n",
 		"spec.topologyName: Forbidden: not implemented (topology-aware flavors are not "
 		"implemented)");
+	valid(KUEUE "kind: LocalQueue\nmetadata: {name: q, namespace: default}\n"
+		    "spec: {clusterQueue: cq, stopPolicy: Hold}\n");
 	invalid(KUEUE "kind: LocalQueue\nmetadata: {name: q, namespace: default}\n"
-		      "spec: {clusterQueue: cq, stopPolicy: Hold}\n",
-		"spec.stopPolicy: Unsupported value: \"Hold\": supported values: \"None\" "
-		"(stopping a queue is not implemented)");
+		      "spec: {clusterQueue: cq, stopPolicy: Pause}\n",
+		"spec.stopPolicy: Unsupported value: \"Pause\": supported values: \"None\", "
+		"\"Hold\", \"HoldAndDrain\"");
 	/* Kueue's hierarchical cohorts: a root with quota, a child that may borrow from it */
 	valid(KUEUE "kind: Cohort\nmetadata: {name: root}\nspec:\n" CQ_GROUPS
 		    "      - {name: memory, nominalQuota: 36Gi}\n");

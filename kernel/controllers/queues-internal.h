@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * queues-internal.h — the queue controller's pass, shared by its modules:
+ * queues.c (the listing, quota, admission, the pass), queues_preempt.c
+ * (preemption for quota), queues_pods.c (plain pods and pod groups as
+ * workloads) and queues_status.c (the queues' status and Kueue's gauges).
+ */
+#ifndef PODKERNEL_KERNEL_CONTROLLERS_QUEUES_INTERNAL_H
+#define PODKERNEL_KERNEL_CONTROLLERS_QUEUES_INTERNAL_H
+
+#include "kernel/controllers/controllers-internal.h"
+
+#define Q_LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
+
+/* A queued workload: a Job, a JobSet, a plain Pod or the pods of one root group. */
+struct q_workload {
+	json_t *obj; /* borrowed from the listing (a pod workload: its first pod) */
+	enum pk_kind kind;
+	const char *kind_name; /* "Job", "JobSet", "Pod", "PodGroup", "CompositePodGroup" */
+	const char *ns, *name, *queue, *created;
+	json_t *pods;	  /* a pod workload: its pods (borrowed from the listing) */
+	json_t *requests; /* resource -> milli */
+	bool admitted;
+	bool preempted;	    /* by this pass: pending again, not tried again in it */
+	int64_t priority;   /* its WorkloadPriorityClass's value, else its pods' PriorityClass's */
+	char *cq;	    /* admitted: the ClusterQueue */
+	json_t *flavors;    /* admitted: one flavor name (or "-") per resource group */
+	char *why;	    /* pending: why, as this pass found */
+	char *inadmissible; /* never admitted as it is (a missing WorkloadPriorityClass) */
+};
+
+struct q_state {
+	json_t *cqs, *lqs, *flavors, *namespaces, *cohorts, *classes, *wpcs, *jobs, *jobsets, *pods,
+	    *groups;	       /* listings (groups: "Kind/ns/name" -> object) */
+	struct q_tree *tree;   /* quota and usage shared in cohorts */
+	struct q_place *place; /* the cluster, for placement (read at the first need) */
+	struct q_workload *w;
+	size_t nw, capw;
+	json_t *usage;	 /* cq -> flavor -> resource -> milli */
+	json_t *counts;	 /* "cq" or "ns/lq" -> {pending, admitted} */
+	json_t *lqusage; /* "ns/lq" -> flavor -> resource -> milli */
+};
+
+/* A candidate for preemption (queues_preempt.c). */
+struct q_victim {
+	struct q_workload *v;
+	bool reclaim;	      /* from another ClusterQueue of the cohort (else within w's) */
+	bool kept;	      /* not needed after all (or its ClusterQueue stopped borrowing) */
+	bool while_borrowing; /* taken by a preemptor that borrows (borrowWithinCohort) */
+};
+
+/* queues.c */
+json_t *q_sub(json_t *map, const char *a);
+int64_t q_milli_at(const json_t *map, const char *a, const char *b);
+bool q_covers(const json_t *group, const char *resource);
+/* Count w's requests in cq's usage (sign -1: give them back), its LocalQueue's and the tree's. */
+void q_charge_sign(struct q_state *s, const struct q_workload *w, const char *cq,
+		   const json_t *flavors, int sign);
+/* w's flavor of each resource group of cq where all fit, or NULL and why. */
+json_t *q_assign(struct q_state *s, const struct q_workload *w, const char *cq, char *why,
+		 size_t n);
+void q_count_both(struct q_state *s, const struct q_workload *w, const char *cq, const char *what,
+		  int delta);
+bool q_cq_active(const struct q_state *s, const json_t *cq, char *missing, size_t n);
+/* Whether a ClusterQueue or LocalQueue is stopped: spec.stopPolicy HoldAndDrain, or (!drain) Hold.
+ */
+bool q_stopped(const json_t *queue, bool drain);
+int64_t q_int_or(const json_t *obj, const char *path, int64_t dflt);
+/* Add n times the requests of a pod of template's spec to req; -ENOMEM. */
+int q_add_pod_requests(json_t *req, const json_t *template, int64_t n);
+/* A workload's priority: the WorkloadPriorityClass its label names, else spec's PriorityClass. */
+int64_t q_priority(struct q_state *s, struct q_workload *w, const json_t *spec);
+
+/* queues_preempt.c: Kueue's classical preemption for quota. */
+/*
+ * The fewest candidates whose quota makes room for w in cq (their quota
+ * given back in the pass's accounts): w's flavors, the candidates and how
+ * many were tried (the victims are those not kept), or NULL.
+ */
+json_t *q_preempt_plan(struct q_state *s, struct q_workload *w, const char *cq,
+		       struct q_victim **ret_c, size_t *ret_n);
+/* The plan not carried out: its victims are admitted still. */
+void q_preempt_undo(struct q_state *s, struct q_victim *c, size_t n);
+/* Evict the plan's victims, each in one write; < 0 when one failed. */
+int q_preempt_commit(struct pk_ctl *ctl, struct q_state *s, const struct q_workload *w,
+		     struct q_victim *c, size_t n);
+/* Take v's admission back (why: the Event's message); 0 or < 0. */
+int q_evict(struct pk_ctl *ctl, struct q_workload *v, const char *reason, const char *why);
+
+/* queues_pods.c: plain pods and pod groups queued by their label. */
+/* Add the queued pods of s->pods to s->w, one workload per root group or lone pod. */
+int q_pods_load(struct q_state *s);
+/* The admission of a pod workload: its pods as admitted (q_pods_admitted), in one batch. */
+int q_pods_admit(struct pk_ctl *ctl, struct q_workload *w, const json_t *admitted);
+/* The pods of w as admitted, for the placement check (a List); NULL: no memory. */
+json_t *q_pods_admitted(const struct q_workload *w, const char *admission, const json_t *flavors);
+/* Whether every pod of w tolerates flavor's taints. */
+bool q_pods_tolerated(const struct q_workload *w, const json_t *flavor, char *why, size_t n);
+/* Stop w's pods (deleted, as Kueue stops a plain pod); 0 or < 0. */
+int q_pods_evict(struct pk_ctl *ctl, struct q_workload *w);
+/* Write obj's pending annotations, position and why (NULL: removed), when they change. */
+void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *position,
+		const char *why);
+/* Write w's pending annotations (or remove them: NULL) on each of its pods. */
+void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position, const char *why);
+
+/* queues_status.c */
+void q_cq_status(struct pk_ctl *ctl, const struct q_state *s, const char *name, const json_t *cq,
+		 const char *now);
+void q_lq_status(struct pk_ctl *ctl, const struct q_state *s, const char *key, const json_t *lq,
+		 const char *now);
+/* Kueue's gauges of this pass (queues_metrics.c prints them). */
+void q_gauges(struct pk_ctl *ctl, const struct q_state *s);
+
+#endif

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * queues_pods.c — plain pods and pod groups as queued workloads, as Kueue's
+ * pod integration queues them.
+ *
+ * A pod labelled kueue.x-k8s.io/queue-name that no controller owns
+ * (pk_pod_queue_name) is created with the scheduling gate
+ * kueue.x-k8s.io/admission (pk_pod_default_queue_gate), so the scheduler
+ * leaves it alone.  The unit of admission is the pod's root group (its
+ * PodGroup, up the parentCompositePodGroupName chain of CompositePodGroups)
+ * or, outside any group, the pod itself: the pending pods of one root are one
+ * workload, their requests summed, created when its first pod was.  The
+ * admission is one batch: each pod ungated, annotated with the admission
+ * and given its flavors' node labels and tolerations.  Pods of a root that
+ * are admitted already count as a workload of their own; pods that join it
+ * later are admitted on their own quota.  Taking an admission back (for
+ * preemption, or draining a stopped queue) deletes the pods, as Kueue stops
+ * a plain pod; a controller that recreates them queues them again.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/builder/builder.h"
+#include "kernel/controllers/queues-internal.h"
+
+static bool pod_finished(const json_t *pod)
+{
+	const char *phase = pk_get_string(pod, "status.phase");
+
+	return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+}
+
+static bool gated(const json_t *pod)
+{
+	size_t i;
+	json_t *g;
+
+	json_array_foreach(pk_get(pod, "spec.schedulingGates"), i, g)
+	{
+		const char *name = pk_get_string(g, "name");
+
+		if (name && strcmp(name, PK_KUEUE_ADMISSION_GATE) == 0)
+			return true;
+	}
+	return false;
+}
+
+static const char *admission_of(const json_t *pod)
+{
+	return json_string_value(
+	    json_object_get(pk_get(pod, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION));
+}
+
+/*
+ * The root a pod is admitted with: its PodGroup and that group's ancestors
+ * (CompositePodGroups), the topmost named; *ret_kind "Pod" and its own name
+ * outside any group.
+ */
+static const char *root_of(const struct q_state *s, const json_t *pod, const char **ret_kind)
+{
+	const char *name = pk_pod_group_name(pod), *kind = "PodGroup", *ns = pk_namespace(pod);
+
+	if (!name) {
+		*ret_kind = "Pod";
+		return pk_name(pod);
+	}
+	for (int depth = 0; depth < 8; depth++) {
+		char key[700];
+		const char *parent;
+
+		snprintf(key, sizeof(key), "%s/%s/%s", kind, ns, name);
+		parent = pk_get_string(json_object_get(s->groups, key),
+				       "spec.parentCompositePodGroupName");
+		if (!parent)
+			break;
+		kind = "CompositePodGroup";
+		name = parent;
+	}
+	*ret_kind = kind;
+	return name;
+}
+
+/* The admission annotation "CQ/F1,F2" of an admitted pod into w. */
+static void admitted_by(struct q_workload *w, const char *a)
+{
+	const char *slash = a ? strchr(a, '/') : NULL;
+
+	if (!slash || w->admitted)
+		return;
+	w->admitted = true;
+	w->cq = strndup(a, (size_t)(slash - a));
+	w->flavors = json_array();
+	for (const char *p = slash + 1; w->flavors && *p;) {
+		size_t n = strcspn(p, ",");
+
+		json_array_append_new(w->flavors, json_stringn(p, n));
+		p += n + (p[n] == ',');
+	}
+}
+
+/* The workload of key, made (from pod) when it is new; NULL: no memory. */
+static struct q_workload *workload_of(struct q_state *s, json_t *index, const char *key,
+				      json_t *pod, const char *kind, const char *root)
+{
+	json_t *at = json_object_get(index, key);
+	struct q_workload *w;
+
+	if (at)
+		return &s->w[json_integer_value(at)];
+	if (s->nw >= s->capw)
+		return NULL;
+	w = &s->w[s->nw];
+	*w = (struct q_workload){.obj = pod,
+				 .kind = PK_KIND_POD,
+				 .kind_name = kind,
+				 .ns = pk_namespace(pod),
+				 .name = root,
+				 .queue = pk_pod_queue_name(pod),
+				 .created = pk_get_string(pod, "metadata.creationTimestamp"),
+				 .pods = json_array(),
+				 .requests = json_object()};
+	s->nw++;
+	if (!w->pods || !w->requests ||
+	    json_object_set_new(index, key, json_integer((json_int_t)(s->nw - 1))) < 0)
+		return NULL;
+	w->priority = q_priority(s, w, pk_get(pod, "spec"));
+	return w;
+}
+
+static int add_pod(struct q_state *s, json_t *index, json_t *pod)
+{
+	const char *kind, *root = root_of(s, pod, &kind), *created;
+	bool admitted = admission_of(pod) && !gated(pod);
+	struct q_workload *w;
+	char key[800];
+
+	snprintf(key, sizeof(key), "%s/%s/%s%s", kind, pk_namespace(pod), root,
+		 admitted ? "#admitted" : "");
+	w = workload_of(s, index, key, pod, kind, root);
+	if (!w || json_array_append(w->pods, pod) < 0 ||
+	    q_add_pod_requests(w->requests, pod, 1) < 0)
+		return -ENOMEM;
+	created = pk_get_string(pod, "metadata.creationTimestamp");
+	if (created && (!w->created || strcmp(created, w->created) < 0))
+		w->created = created;
+	if (admitted)
+		admitted_by(w, admission_of(pod));
+	return 0;
+}
+
+int q_pods_load(struct q_state *s)
+{
+	json_t *index = json_object(), *pod;
+	size_t i;
+	int r = index ? 0 : -ENOMEM;
+
+	json_array_foreach(r == 0 ? s->pods : NULL, i, pod)
+	{
+		if (!pk_pod_queue_name(pod) || pod_finished(pod) ||
+		    pk_get(pod, "metadata.deletionTimestamp"))
+			continue;
+		if (!admission_of(pod) && !gated(pod))
+			continue; /* bound before it was queued: not the queue's */
+		r = add_pod(s, index, pod);
+		if (r < 0)
+			break;
+	}
+	json_decref(index);
+	return r;
+}
+
+json_t *q_pods_admitted(const struct q_workload *w, const char *admission, const json_t *flavors)
+{
+	json_t *out = json_array(), *pod;
+	size_t i;
+
+	json_array_foreach(out ? w->pods : NULL, i, pod)
+	{
+		json_t *copy = q_admitted_copy(pod, PK_KIND_POD, admission, flavors);
+
+		if (!copy || json_array_append_new(out, copy) < 0) {
+			json_decref(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+bool q_pods_tolerated(const struct q_workload *w, const json_t *flavor, char *why, size_t n)
+{
+	size_t i;
+	json_t *pod;
+
+	json_array_foreach(w->pods, i, pod) if (!q_flavor_tolerated(pod, PK_KIND_POD, flavor, why,
+								    n)) return false;
+	return true;
+}
+
+/* Commit the open batch: 0, or the first error of its results. */
+static int commit(struct pk_ctl *ctl)
+{
+	const struct pk_write_result *res = NULL;
+	size_t n = 0;
+	int r = ctl_commit(ctl, &res, &n);
+
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = res[i].error;
+	return r;
+}
+
+int q_pods_admit(struct pk_ctl *ctl, struct q_workload *w, const json_t *admitted)
+{
+	int r = pk_writer_batch_begin(ctl->writer);
+	size_t i;
+	json_t *pod;
+
+	json_array_foreach(r == 0 ? admitted : NULL, i, pod)
+	{
+		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD, json_array_get(w->pods, i));
+
+		r = pk_writer_replace(ctl->writer, &ref, pod);
+		if (r < 0)
+			break;
+	}
+	return r == 0 ? commit(ctl) : r;
+}
+
+int q_pods_evict(struct pk_ctl *ctl, struct q_workload *w)
+{
+	int r = pk_writer_batch_begin(ctl->writer);
+	size_t i;
+	json_t *pod;
+
+	json_array_foreach(r == 0 ? w->pods : NULL, i, pod)
+	{
+		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD, pod);
+
+		r = pk_writer_delete(ctl->writer, &ref, PK_WRITE_PROPAGATE_DEFAULT);
+		if (r < 0)
+			break;
+	}
+	return r == 0 ? commit(ctl) : r;
+}
+
+/* Set (value) or remove (NULL) annotation key of obj; whether it changed. */
+static bool set_annotation(json_t *obj, const char *key, const char *value)
+{
+	json_t *meta = json_object_get(obj, "metadata"),
+	       *ann = json_object_get(meta, "annotations");
+	const char *have = json_string_value(json_object_get(ann, key));
+
+	if ((have && value && strcmp(have, value) == 0) || (!have && !value))
+		return false;
+	if (!json_is_object(ann))
+		json_object_set_new(meta, "annotations", ann = json_object());
+	if (value)
+		json_object_set_new(ann, key, json_string(value));
+	else
+		json_object_del(ann, key);
+	return true;
+}
+
+void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *position,
+		const char *why)
+{
+	json_t *copy = json_deep_copy(obj);
+	bool changed = copy && set_annotation(copy, Q_ANNOTATION_POSITION, position);
+
+	changed |= copy && set_annotation(copy, Q_ANNOTATION_PENDING, why);
+	if (changed) {
+		struct pk_write_ref ref = ctl_ref_of(kind, obj);
+		int r = ctl_replace(ctl, &ref, copy, NULL);
+
+		if (r < 0 && r != -PK_WRITE_ECONFLICT)
+			ctl_log(ctl, 1, "%s %s/%s: pending: %s", pk_kind_to_string(kind),
+				pk_namespace(obj), pk_name(obj), pk_write_strerror(r));
+	}
+	json_decref(copy);
+}
+
+void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position, const char *why)
+{
+	size_t i;
+	json_t *pod;
+
+	json_array_foreach(w->pods, i, pod) q_note_one(ctl, PK_KIND_POD, pod, position, why);
+}
