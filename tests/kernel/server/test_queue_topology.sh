@@ -6,10 +6,14 @@
 # for one host is pinned to one; a JobSet that asks for one rack runs all its
 # pods in one rack (the first with room for all of them), pinned by its pod
 # templates' nodeSelector; a Job no block can hold waits with the reason.
-# A Topology whose hostname level is not the last is refused by path.
+# The placement map (/ui/api/placement, podctl map) lists the waiting Job
+# with its position and what it waits for.  A Topology whose hostname level
+# is not the last is refused by path.
 
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need kubectl
+need python3
+need curl
 pk_start "$WORK/data" --write-kubeconfig "$WORK/kubeconfig" \
 	--simulate-board "$PODKERNEL_SRC/boards/gpu-cluster.yaml"
 i=0
@@ -124,6 +128,21 @@ case $reason in
 *) fail "big's reason: $reason" ;;
 esac
 [ "$(k get job big -o jsonpath='{.spec.suspend}')" = true ] || fail "big admitted"
+
+# the placement map lists it, with its position and what it waits for
+url=$(sed -n 's/ *server: //p' "$WORK/kubeconfig")
+curl -fsS "$url/ui/api/placement" >"$WORK/map.json" || fail "no placement map"
+python3 - "$WORK/map.json" <<'PY' || fail "map: $(head -c 600 "$WORK/map.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+q = [w for w in d["queued"] if w["name"] == "big"]
+assert len(q) == 1 and q[0]["kind"] == "Job" and q[0]["localQueue"] == "lq", q
+assert q[0]["position"] == 1 and q[0]["wait"] == "placement", q
+assert d["summary"]["queuedWorkloads"] == 1, d["summary"]
+PY
+PODKERNEL_SERVER=$url "$PODKERNEL_BIN/podctl" map --color never >"$WORK/map.txt" 2>&1 || fail "podctl map: $(cat "$WORK/map.txt")"
+grep -q '^  #1 Job default/big in lq, waits on placement: pod set big: no domain' "$WORK/map.txt" ||
+	fail "podctl map: $(sed -n '/Queued/,$p' "$WORK/map.txt")"
 
 sed 's/name: gpu}/name: bad}/; s|- nodeLabel: topology.podkernel.dev/block|- nodeLabel: kubernetes.io/hostname|' \
 	"$WORK/q.yaml" | sed -n '1,8p' | k apply -f - >"$WORK/out" 2>&1 && fail "bad topology accepted"
