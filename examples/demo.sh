@@ -7,7 +7,9 @@
 # (with its own node token), submits the three KEP-6012 user stories with
 # podctl (disaggregated serving as two LeaderWorkerSets under one parent,
 # examples/stories/serving-lws.yaml), waits until they are scheduled and
-# shows where everything landed.
+# shows where everything landed.  A Kueue ClusterQueue of 64 TPUs
+# (examples/queues/) then holds a second queued JobSet back on quota until
+# the first is deleted, and admits it.
 # Then a second podkerneld on the simulated GB200 NVL72 racks
 # (boards/gb200-nvl72.yaml, with the ResourceSlices of its DRA drivers)
 # places examples/dra/jobset-imex.yaml: a JobSet whose workers each claim a
@@ -95,6 +97,31 @@ for _ in $(seq 1 150); do
 	sleep 0.2
 done
 echo "  $bound of $want pods bound"
+
+step "Kueue queues: a second JobSet waits on quota until the first is deleted"
+QUEUES="$SRC/examples/queues"
+"$BIN/podctl" apply -f "$QUEUES/research-queue.yaml" | tail -n 3
+"$BIN/podctl" apply -f "$QUEUES/jobset-pretrain.yaml"
+sed 's/pretrain-a/pretrain-b/' "$QUEUES/jobset-pretrain.yaml" | "$BIN/podctl" apply -f -
+reason() { "$BIN/podctl" get jobset "$1" -n research -o jsonpath='{.metadata.annotations.queue\.podkernel\.dev/pending-reason}' 2>/dev/null; }
+for _ in $(seq 1 150); do
+	[ -n "$(reason pretrain-b)" ] && break
+	sleep 0.2
+done
+"$BIN/podctl" queue
+echo "  pretrain-b waits: $(reason pretrain-b)"
+"$BIN/podctl" delete jobset pretrain-a -n research
+for _ in $(seq 1 150); do
+	[ "$("$BIN/podctl" get jobset pretrain-b -n research -o jsonpath='{.spec.suspend}')" = false ] && break
+	sleep 0.2
+done
+for _ in $(seq 1 150); do
+	queued=$("$BIN/podctl" get pods -n research 2>/dev/null | grep -c '^pretrain-b.* Bound ' || true)
+	[ "$queued" -ge 16 ] && break
+	sleep 0.2
+done
+echo "  pretrain-b admitted by $("$BIN/podctl" get jobset pretrain-b -n research -o jsonpath='{.metadata.annotations.queue\.podkernel\.dev/admission}'): $queued of 16 pods bound"
+"$BIN/podctl" queue
 
 step "where the training shards landed (superslice/cube/host)"
 "$BIN/podctl" get pods -n training -o wide | awk 'NR == 1 || $1 ~ /-[0-3]-[07]$/'

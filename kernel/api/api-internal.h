@@ -128,5 +128,7 @@ void pk_validate_kueue(json_t *obj, const struct pk_type *t, struct pk_errors *e
 /* WorkloadPriorityClass: value (int32, required) and description (validate_kueue.c). */
 void pk_validate_workload_priority_class(json_t *obj, const struct pk_type *t,
 					 struct pk_errors *errs);
+/* Topology: spec.levels[].nodeLabel, Kueue's rules (validate_kueue_topology.c). */
+void pk_validate_topology(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
 
 #endif

@@ -117,6 +117,11 @@ const struct pk_type pk_types[] = {
      "A priority value for Kueue workloads, independent of their pods' priority (a custom "
      "resource upstream).",
      pk_validate_workload_priority_class},
+    {"Topology", "topologies", KUEUE, "", false, false, PK_KIND_UNKNOWN,
+     "The levels of a data center's hierarchy, each a node label (block, rack, host): a "
+     "ResourceFlavor's spec.topologyName makes its workloads placed within one domain of a "
+     "level.",
+     pk_validate_topology},
     {NULL},
 };
 

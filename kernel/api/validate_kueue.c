@@ -7,7 +7,7 @@
  * a cohort, a namespace selector, the queueing strategy, a LocalQueue's ClusterQueue, a Cohort's
  * parent), and every upstream field it does not implement refused at its path with why: preemption
  * other than LowerPriority within a ClusterQueue and reclaim within a cohort, fair sharing, flavor
- * fungibility, admission checks, stop policies and a flavor's topology.
+ * fungibility, admission checks and stop policies.
  */
 #include <stdio.h>
 #include <stdint.h>
@@ -149,13 +149,11 @@ static void check_tolerations(struct pk_vctx *v, const json_t *spec)
 /*
  * A flavor's nodes: nodeLabels (a node selector its workloads get),
  * nodeTaints (only workloads that tolerate them are given the flavor),
- * tolerations (its workloads get them); topologyName is not implemented.
+ * tolerations (its workloads get them), topologyName (a Topology's name: its
+ * workloads are placed within one domain of its levels, queues_place.c).
  */
 static void validate_flavor(const json_t *obj, struct pk_vctx *v)
 {
-	static const struct refused refused[] = {
-	    {"topologyName", "topology-aware flavors are not implemented"},
-	};
 	const json_t *spec = pk_vctx_object(v, obj, "spec");
 	json_t *labels, *x;
 	const char *k;
@@ -164,7 +162,7 @@ static void validate_flavor(const json_t *obj, struct pk_vctx *v)
 	if (!spec)
 		return;
 	old = pk_path_key(&v->p, "spec");
-	refuse_present(v, spec, refused, ELEMENTSOF(refused));
+	check_name(v, "topologyName", pk_vctx_string(v, spec, "topologyName", false));
 	labels = pk_vctx_object(v, spec, "nodeLabels");
 	o2 = pk_path_key(&v->p, "nodeLabels");
 	json_object_foreach(labels, k, x)

@@ -167,6 +167,18 @@ int q_place_new(struct pk_store *store, struct q_place **ret);
 void q_place_free(struct q_place *p);
 int q_place_try(struct q_place *p, const json_t *workload, const json_t *gone, char *why, size_t n);
 /*
+ * As q_place_try, for *workload admitted in flavors (ResourceFlavor objects)
+ * and placed as Kueue's topology-aware scheduling asks: with a flavor that
+ * names a Topology, each pod set (a Job's template, a JobSet's replicated
+ * Job) whose template carries kueue.x-k8s.io/podset-required-topology is
+ * pinned (nodeSelector) to the first domain of that level, in label-value
+ * order, where the whole workload is placed; podset-preferred-topology tries
+ * that level, then each above it, then anywhere.  On 1, *workload is the
+ * workload as placed (its pins in its templates).
+ */
+int q_place_admit(struct q_place *p, json_t **workload, enum pk_kind kind, const json_t *flavors,
+		  const json_t *gone, char *why, size_t n);
+/*
  * obj (a Job or JobSet, or a queued Pod) as admitted: the admission
  * annotation, spec.suspend false (a Pod: without the gate
  * kueue.x-k8s.io/admission), no pending annotations, and each of flavors'

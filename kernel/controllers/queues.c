@@ -646,7 +646,7 @@ static bool placed(struct pk_ctl *ctl, struct q_state *s, const struct q_workloa
 	if (*ret_obj && !s->place)
 		r = q_place_new(ctl->store, &s->place);
 	if (*ret_obj && s->place)
-		r = q_place_try(s->place, *ret_obj, gone, why, n);
+		r = q_place_admit(s->place, ret_obj, w->kind, fobjs, gone, why, n);
 	if (r == -ENOMEM)
 		snprintf(why, n, "placement: %s", pk_errno_text(ENOMEM));
 	else if (r < 0)

@@ -25,7 +25,8 @@
 #include "kernel/sched/sched.h"
 
 struct q_place {
-	json_t *base; /* the cluster as the core sees it, and what this pass admitted */
+	json_t *base;	    /* the cluster as the core sees it, and what this pass admitted */
+	json_t *topologies; /* Kueue Topology objects by name */
 };
 
 static bool holds_node(const json_t *pod)
@@ -62,6 +63,14 @@ int q_place_new(struct pk_store *store, struct q_place **ret)
 	json_array_foreach(r == 0 ? items : NULL, i, o) if (holds_node(o))
 	    json_array_append(p->base, o);
 	json_decref(items);
+	items = NULL;
+	if (r == 0 && !(p->topologies = json_object()))
+		r = -ENOMEM;
+	if (r == 0)
+		r = pk_store_list(store, "Topology", NULL, NULL, &items, NULL, NULL);
+	json_array_foreach(r == 0 ? items : NULL, i, o)
+	    json_object_set(p->topologies, pk_name(o), o);
+	json_decref(items);
 	if (r < 0) {
 		q_place_free(p);
 		return r;
@@ -75,6 +84,7 @@ void q_place_free(struct q_place *p)
 	if (!p)
 		return;
 	json_decref(p->base);
+	json_decref(p->topologies);
 	free(p);
 }
 
@@ -121,7 +131,9 @@ static const char *unplaced(const json_t *objects, char *why, size_t n)
 	return NULL;
 }
 
-int q_place_try(struct q_place *p, const json_t *workload, const json_t *gone, char *why, size_t n)
+/* As q_place_try; the picture keeps a placed workload only when commit. */
+static int place_try(struct q_place *p, const json_t *workload, const json_t *gone, bool commit,
+		     char *why, size_t n)
 {
 	struct pk_errors errs = {0};
 	json_t *in = json_array(), *expanded = NULL, *out = NULL, *pre = NULL, *o;
@@ -144,8 +156,10 @@ int q_place_try(struct q_place *p, const json_t *workload, const json_t *gone, c
 	} else if (unplaced(out, why, n)) {
 		r = 0;
 	} else {
-		json_decref(p->base);
-		p->base = json_incref(out);
+		if (commit) {
+			json_decref(p->base);
+			p->base = json_incref(out);
+		}
 		r = 1;
 	}
 	pk_errors_clear(&errs);
@@ -154,6 +168,11 @@ int q_place_try(struct q_place *p, const json_t *workload, const json_t *gone, c
 	json_decref(out);
 	json_decref(pre);
 	return r;
+}
+
+int q_place_try(struct q_place *p, const json_t *workload, const json_t *gone, char *why, size_t n)
+{
+	return place_try(p, workload, gone, true, why, n);
 }
 
 /* ---- the workload as admitted ------------------------------------------------------ */
@@ -306,4 +325,333 @@ bool q_flavor_tolerated(const json_t *obj, enum pk_kind kind, const json_t *flav
 			 pk_get_string(c.untolerated, "value") ?: "",
 			 pk_get_string(c.untolerated, "effect"), pk_name(flavor));
 	return !c.untolerated;
+}
+
+/* ---- topology-aware flavors (Kueue TAS) ---------------------------------------------- */
+
+#define TAS_REQUIRED "kueue.x-k8s.io/podset-required-topology"
+#define TAS_PREFERRED "kueue.x-k8s.io/podset-preferred-topology"
+#define TAS_UNCONSTRAINED "kueue.x-k8s.io/podset-unconstrained-topology"
+
+enum tas_mode { TAS_NONE, TAS_MUST, TAS_PREFER };
+
+/* Kueue's pod set annotations this version does not implement. */
+static const char *const tas_refused[] = {
+    "kueue.x-k8s.io/podset-slice-required-topology",
+    "kueue.x-k8s.io/podset-slice-size",
+    "kueue.x-k8s.io/podset-group-name",
+};
+
+/* The pod template of pod set i of obj (a Job has one, a JobSet one per replicated Job). */
+static json_t *podset(json_t *obj, enum pk_kind kind, size_t i, const char **ret_name)
+{
+	json_t *rj, *tmpl;
+
+	if (kind == PK_KIND_JOB) {
+		*ret_name = pk_name(obj);
+		return i == 0 ? (json_t *)pk_get(obj, "spec.template") : NULL;
+	}
+	rj = json_array_get(pk_get(obj, "spec.replicatedJobs"), i);
+	tmpl = (json_t *)pk_get(rj, "template.spec.template");
+	if (!tmpl)
+		tmpl =
+		    json_object_get(rj, "template"); /* a replicated Job given as a pod template */
+	*ret_name = pk_get_string(rj, "name");
+	return json_is_object(tmpl) ? tmpl : NULL;
+}
+
+/*
+ * A pod set's mode and level (an index of levels; levels NULL: no topology)
+ * from its template's annotations, as Kueue reads them; < 0 with why when
+ * it asks for what cannot be had.
+ */
+static int tas_mode(const json_t *tmpl, const char *ps, const json_t *levels, int *ret_level,
+		    char *why, size_t n)
+{
+	const json_t *ann = pk_get(tmpl, "metadata.annotations");
+	const char *req = json_string_value(json_object_get(ann, TAS_REQUIRED));
+	const char *pref = json_string_value(json_object_get(ann, TAS_PREFERRED));
+	const char *key = req ? req : pref;
+	size_t i;
+	json_t *l;
+
+	for (i = 0; i < sizeof(tas_refused) / sizeof(tas_refused[0]); i++)
+		if (json_object_get(ann, tas_refused[i])) {
+			snprintf(why, n, "pod set %s: metadata.annotations[%s]: not implemented",
+				 ps, tas_refused[i]);
+			return -1;
+		}
+	if (req && pref) {
+		snprintf(why, n, "pod set %s: both %s and %s", ps, TAS_REQUIRED, TAS_PREFERRED);
+		return -1;
+	}
+	if (!key)
+		return TAS_NONE;
+	if (!levels) {
+		snprintf(why, n,
+			 "pod set %s asks for topology %s but its flavor has no topologyName", ps,
+			 key);
+		return -1;
+	}
+	json_array_foreach(levels, i, l) if (strcmp(pk_get_string(l, "nodeLabel") ?: "", key) == 0)
+	{
+		*ret_level = (int)i;
+		return req ? TAS_MUST : TAS_PREFER;
+	}
+	snprintf(why, n, "pod set %s: %s is not a level of the flavor's Topology", ps, key);
+	return -1;
+}
+
+/* Whether labels carry every nodeLabel of flavor. */
+static bool has_labels(const json_t *labels, const json_t *flavor)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)pk_get(flavor, "spec.nodeLabels"), k, v)
+	{
+		if (!json_equal(json_object_get(labels, k), v))
+			return false;
+	}
+	return true;
+}
+
+static int cmp_domain(const void *a, const void *b)
+{
+	char *x = json_dumps(*(json_t *const *)a, JSON_SORT_KEYS | JSON_COMPACT);
+	char *y = json_dumps(*(json_t *const *)b, JSON_SORT_KEYS | JSON_COMPACT);
+	int c = strcmp(x ? x : "", y ? y : "");
+
+	free(x);
+	free(y);
+	return c;
+}
+
+/*
+ * The domains of level (an index of levels) among the nodes of flavor: each
+ * a node selector of the node labels of levels 0..level, as Kueue names a
+ * domain by its labels from the top, in label-value order; NULL: no memory.
+ */
+static json_t *domains(const struct q_place *p, const json_t *flavor, const json_t *levels,
+		       int level)
+{
+	json_t *seen = json_object(), *out = json_array(), *o, *v;
+	json_t **sorted = NULL;
+	size_t i, k = 0;
+
+	json_array_foreach(seen && out ? p->base : NULL, i, o)
+	{
+		const json_t *labels = pk_get(o, "metadata.labels");
+		json_t *sel;
+		char *key;
+
+		if (pk_kind_of(o) != PK_KIND_NODE || !has_labels(labels, flavor))
+			continue;
+		sel = json_object();
+		for (int l = 0; sel && l <= level; l++) {
+			const char *lk =
+			    pk_get_string(json_array_get(levels, (size_t)l), "nodeLabel");
+
+			if (!(v = json_object_get(labels, lk ? lk : ""))) {
+				json_decref(sel);
+				sel = NULL;
+			} else {
+				json_object_set(sel, lk, v);
+			}
+		}
+		key = sel ? json_dumps(sel, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+		if (key && !json_object_get(seen, key)) {
+			json_object_set_new(seen, key, json_true());
+			json_array_append(out, sel);
+		}
+		free(key);
+		json_decref(sel);
+	}
+	json_decref(seen);
+	if (out && json_array_size(out) > 1 &&
+	    (sorted = calloc(json_array_size(out), sizeof(*sorted)))) {
+		json_array_foreach(out, i, o) sorted[k++] = json_incref(o);
+		qsort(sorted, k, sizeof(*sorted), cmp_domain);
+		json_array_clear(out);
+		for (i = 0; i < k; i++)
+			json_array_append_new(out, sorted[i]);
+		free(sorted);
+	}
+	return out;
+}
+
+/* sel's labels into the nodeSelector of the pod template tmpl. */
+static void pin(json_t *tmpl, const json_t *sel)
+{
+	json_t *spec = json_object_get(tmpl, "spec"), *ns, *v;
+	const char *k;
+
+	if (!json_is_object(spec))
+		return;
+	ns = json_object_get(spec, "nodeSelector");
+	if (!json_is_object(ns))
+		json_object_set_new(spec, "nodeSelector", ns = json_object());
+	json_object_foreach((json_t *)sel, k, v) json_object_set(ns, k, v);
+}
+
+struct tas {
+	struct q_place *p;
+	const json_t *obj, *gone, *flavor, *levels;
+	enum pk_kind kind;
+	size_t nsets, last; /* pod sets; the last one with a topology */
+	int *mode, *level;
+	json_t *pins; /* per pod set: the domain's node selector chosen, or null */
+};
+
+/*
+ * Place obj with the pod sets before k pinned to their domains and k to
+ * cand (NULL: anywhere); the last constrained pod set's placement is kept
+ * (*ret_obj the workload as placed).
+ */
+static int tas_try(struct tas *t, size_t k, const json_t *cand, json_t **ret_obj, char *why,
+		   size_t n)
+{
+	json_t *copy = json_deep_copy(t->obj);
+	const char *name;
+	int r;
+
+	if (!copy)
+		return -ENOMEM;
+	for (size_t i = 0; i <= k; i++) {
+		const json_t *sel = i == k ? cand : json_array_get(t->pins, i);
+		json_t *tmpl = podset(copy, t->kind, i, &name);
+
+		if (tmpl && json_is_object(sel))
+			pin(tmpl, sel);
+	}
+	r = place_try(t->p, copy, t->gone, k == t->last, why, n);
+	if (r == 1 && k == t->last)
+		*ret_obj = copy;
+	else
+		json_decref(copy);
+	return r;
+}
+
+/*
+ * Pod set k's domain: the first of its level where the whole workload is
+ * placed; preferred, the levels above in turn, then anywhere, as Kueue
+ * falls back.  0 with why when none.
+ */
+static int tas_search(struct tas *t, size_t k, json_t **ret_obj, char *why, size_t n)
+{
+	int lo = t->mode[k] == TAS_PREFER ? -1 : t->level[k], r = 0;
+	char last[400] = "";
+	const char *ps;
+	size_t i, tried = 0;
+	json_t *d;
+
+	podset((json_t *)t->obj, t->kind, k, &ps);
+	for (int l = t->level[k]; r == 0 && l >= lo; l--) {
+		json_t *ds = l >= 0 ? domains(t->p, t->flavor, t->levels, l) : json_pack("[n]");
+
+		if (!ds)
+			return -ENOMEM;
+		json_array_foreach(ds, i, d)
+		{
+			tried++;
+			r = tas_try(t, k, json_is_null(d) ? NULL : d, ret_obj, last, sizeof(last));
+			if (r != 0)
+				break;
+		}
+		if (r == 1)
+			json_array_set(t->pins, k, d);
+		json_decref(ds);
+	}
+	if (r == 0 && tried == 0)
+		snprintf(
+		    why, n, "pod set %s: no node of flavor %s has the labels of topology level %s",
+		    ps ? ps : "", pk_name(t->flavor),
+		    pk_get_string(json_array_get(t->levels, (size_t)t->level[k]), "nodeLabel"));
+	else if (r == 0)
+		snprintf(why, n, "pod set %s: no domain of topology level %s places it (%s)",
+			 ps ? ps : "",
+			 pk_get_string(json_array_get(t->levels, (size_t)t->level[k]), "nodeLabel"),
+			 last);
+	else if (r < 0)
+		snprintf(why, n, "%s", last);
+	return r;
+}
+
+/* The first of flavors with a topologyName (NULL: none); its Topology's levels in *ret_levels. */
+static const json_t *tas_flavor(const struct q_place *p, const json_t *flavors,
+				const json_t **ret_levels, char *why, size_t n)
+{
+	size_t i;
+	json_t *f;
+
+	json_array_foreach(flavors, i, f)
+	{
+		const char *name = pk_get_string(f, "spec.topologyName");
+		const json_t *topo;
+
+		if (!name)
+			continue;
+		topo = json_object_get(p->topologies, name);
+		*ret_levels = pk_get(topo, "spec.levels");
+		if (!json_array_size(*ret_levels))
+			snprintf(why, n, "Topology %s of flavor %s not found", name, pk_name(f));
+		return f;
+	}
+	return NULL;
+}
+
+static int tas_plan(struct tas *t, char *why, size_t n)
+{
+	const char *ps;
+	bool any = false;
+
+	t->nsets =
+	    t->kind == PK_KIND_JOB ? 1 : json_array_size(pk_get(t->obj, "spec.replicatedJobs"));
+	t->mode = calloc(t->nsets + 1, sizeof(*t->mode));
+	t->level = calloc(t->nsets + 1, sizeof(*t->level));
+	t->pins = json_array();
+	if (!t->mode || !t->level || !t->pins)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nsets; i++) {
+		const json_t *tmpl = podset((json_t *)t->obj, t->kind, i, &ps);
+
+		json_array_append_new(t->pins, json_null());
+		t->mode[i] = tas_mode(tmpl, ps ? ps : "", t->levels, &t->level[i], why, n);
+		if (t->mode[i] < 0)
+			return 0;
+		if (t->mode[i] != TAS_NONE) {
+			t->last = i;
+			any = true;
+		}
+	}
+	return any ? 1 : 2;
+}
+
+int q_place_admit(struct q_place *p, json_t **workload, enum pk_kind kind, const json_t *flavors,
+		  const json_t *gone, char *why, size_t n)
+{
+	struct tas t = {.p = p, .obj = *workload, .gone = gone, .kind = kind};
+	json_t *placed = NULL;
+	int r;
+
+	why[0] = '\0';
+	t.flavor = tas_flavor(p, flavors, &t.levels, why, n);
+	if (t.flavor && !json_array_size(t.levels))
+		return 0;
+	r = tas_plan(&t, why, n);
+	if (r == 2) /* no pod set asks for a topology: anywhere on the flavor's nodes */
+		r = place_try(p, *workload, gone, true, why, n);
+	for (size_t k = 0; r == 1 && k < t.nsets; k++)
+		if (t.mode[k] != TAS_NONE)
+			r = tas_search(&t, k, &placed, why, n);
+	if (r == 1 && placed) {
+		json_decref(*workload);
+		*workload = placed;
+	} else {
+		json_decref(placed);
+	}
+	free(t.mode);
+	free(t.level);
+	json_decref(t.pins);
+	return r;
 }

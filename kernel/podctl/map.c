@@ -441,6 +441,33 @@ static void print_gangs(const json_t *doc, bool color, const json_int_t *hosts, 
 	}
 }
 
+/* Queued workloads not admitted yet: position in their ClusterQueue, LocalQueue, why they wait. */
+static void print_queued(const json_t *doc)
+{
+	size_t i;
+	json_t *q;
+
+	if (json_array_size(json_object_get(doc, "queued")) == 0)
+		return;
+	printf("\nQueued workloads:\n");
+	json_array_foreach(json_object_get(doc, "queued"), i, q)
+	{
+		const json_t *pos = json_object_get(q, "position");
+		const char *reason = json_string_value(json_object_get(q, "reason"));
+
+		printf("  ");
+		if (json_is_integer(pos))
+			printf("#%lld ", (long long)json_integer_value(pos));
+		printf("%s %s/%s in %s, waits on %s: %s\n",
+		       json_string_value(json_object_get(q, "kind")),
+		       json_string_value(json_object_get(q, "namespace")),
+		       json_string_value(json_object_get(q, "name")),
+		       json_string_value(json_object_get(q, "localQueue")),
+		       json_string_value(json_object_get(q, "wait")),
+		       reason ? reason : "not considered yet");
+	}
+}
+
 static int parse_map_opts(int argc, char **argv, struct map_opts *o)
 {
 	const char *color = "auto", *cols = getenv("COLUMNS");
@@ -541,6 +568,7 @@ int podctl_map(const struct podctl_globals *g, int argc, char **argv)
 	    integer(doc, "summary.unreachable"), integer(doc, "summary.boundPods"),
 	    integer(doc, "summary.pods"));
 	print_gangs(doc, o.color, hosts, sym);
+	print_queued(doc);
 	for (i = 0; i < n; i++)
 		block_clear(&bs[i]);
 	free(bs);

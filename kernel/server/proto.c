@@ -108,6 +108,8 @@ static const struct pk_pb_kind kinds[] = {
      .schema_only = true},
     {"kueue.x-k8s.io", "WorkloadPriorityClass",
      &io__x_k8s__kueue__v1beta2__workload_priority_class__descriptor, .schema_only = true},
+    {"kueue.x-k8s.io", "Topology", &io__x_k8s__kueue__v1beta2__topology__descriptor,
+     .schema_only = true},
     {"*", "DeleteOptions", &k8s__io__apimachinery__pkg__apis__meta__v1__delete_options__descriptor},
     {"*", "Status", &k8s__io__apimachinery__pkg__apis__meta__v1__status__descriptor},
     {NULL, NULL, NULL},

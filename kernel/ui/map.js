@@ -264,6 +264,27 @@
     }
   }
 
+  // Queued Jobs and JobSets not admitted yet: their place in their ClusterQueue
+  // and what they wait for (quota of a resource in a flavor, or placement).
+  function renderQueued(d) {
+    const ul = $('#queued'), q = d.queued || [];
+    ul.replaceChildren();
+    $('#queued-count').textContent = '(' + q.length + ')';
+    if (!q.length) ul.append(el('li', { class: 'muted', text: 'none' }));
+    for (const w of q) {
+      const name = w.namespace + '/' + w.name;
+      const waits = w.wait === 'quota' && w.resource
+        ? 'quota: ' + w.more + ' more ' + w.resource + ' in flavor ' + w.flavor + ' of ClusterQueue ' + w.clusterQueue
+        : w.wait;
+      ul.append(el('li', { 'data-queued': name, 'data-wait': w.wait },
+        el('div', null, w.position != null ? el('b', { text: '#' + w.position + ' ' }) : null,
+          el('b', { text: name }), ' ',
+          el('span', { class: 'muted', text: w.kind + ' · queue ' + w.localQueue })),
+        el('div', { class: 'reason', text: 'waits on ' + waits }),
+        w.reason ? el('div', { class: 'msg', text: w.reason }) : null));
+    }
+  }
+
   function renderFree(d) {
     const tb = $('#free tbody');
     tb.replaceChildren();
@@ -632,6 +653,7 @@
     colors = assignColors(d);
     renderSummary(d);
     renderPending(d);
+    renderQueued(d);
     renderFree(d);
     renderLegend(d);
     renderOverview(d);

@@ -40,6 +40,7 @@ struct pk_ui_map {
 	struct pk_map pods;  /* "ns/name" -> struct ui_pod * */
 	struct pk_map pool;  /* the entries' strings (placement_entries.c) */
 	json_t *groups;
+	json_t *queued; /* "Kind/ns/name" -> queued workload (placement_queued.c) */
 	uint64_t generation;
 	time_t changed; /* when generation last grew: the time of the data */
 	char *cache;	/* document of cache_gen */
@@ -54,7 +55,10 @@ int pk_ui_map_new(struct pk_ui_map **ret)
 	if (!m)
 		return -ENOMEM;
 	m->groups = json_object();
-	if (!m->groups) {
+	m->queued = json_object();
+	if (!m->groups || !m->queued) {
+		json_decref(m->groups);
+		json_decref(m->queued);
 		free(m);
 		return -ENOMEM;
 	}
@@ -90,6 +94,7 @@ void pk_ui_map_free(struct pk_ui_map *m)
 	entries_clear(m);
 	pk_map_free(&m->pool);
 	json_decref(m->groups);
+	json_decref(m->queued);
 	free(m->cache);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
@@ -100,6 +105,7 @@ void pk_ui_map_clear(struct pk_ui_map *m)
 	pthread_mutex_lock(&m->lock);
 	entries_clear(m);
 	json_object_clear(m->groups);
+	json_object_clear(m->queued);
 	m->generation++;
 	m->changed = time(NULL);
 	pthread_mutex_unlock(&m->lock);
@@ -178,6 +184,27 @@ static int entry_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *ob
 	return 0;
 }
 
+/* A Job's or JobSet's entry while it waits in a queue, none once admitted (or gone). */
+static int queued_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
+{
+	json_t *e = ui_queued_entry(kind, obj);
+	char key[600];
+	int r = 0;
+
+	snprintf(key, sizeof(key), "%s/%s/%s", pk_kind_to_string(kind), pk_namespace(obj),
+		 pk_name(obj));
+	pthread_mutex_lock(&m->lock);
+	if (!e && json_object_del(m->queued, key) == 0) {
+		bump(m);
+	} else if (e && !json_equal(json_object_get(m->queued, key), e)) {
+		r = json_object_set(m->queued, key, e) < 0 ? -ENOMEM : 0;
+		bump(m);
+	}
+	pthread_mutex_unlock(&m->lock);
+	json_decref(e);
+	return r;
+}
+
 int pk_ui_map_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
 {
 	char key[512];
@@ -193,6 +220,8 @@ int pk_ui_map_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
 		pthread_mutex_unlock(&m->lock);
 		return r;
 	}
+	if (kind == PK_KIND_JOB || kind == PK_KIND_JOBSET)
+		return queued_update(m, kind, obj);
 	if (kind != PK_KIND_POD_GROUP && kind != PK_KIND_COMPOSITE_POD_GROUP)
 		return 0;
 	e = group_entry(kind, obj);
@@ -235,6 +264,15 @@ void pk_ui_map_remove(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
 		if (json_object_del(m->groups, key) == 0)
 			bump(m);
 		break;
+	case PK_KIND_JOB:
+	case PK_KIND_JOBSET: {
+		char qkey[600];
+
+		snprintf(qkey, sizeof(qkey), "%s/%s", pk_kind_to_string(kind), key);
+		if (json_object_del(m->queued, qkey) == 0)
+			bump(m);
+		break;
+	}
 	default:
 		break;
 	}
@@ -258,7 +296,8 @@ static void hook_list_begin(void *arg)
 	pk_ui_map_clear(arg);
 }
 
-/* Kinds arrive as the source names them; other kinds (Leases, Jobs) are ignored. */
+/* Kinds arrive as the source names them; Jobs and JobSets count while queued; Leases are ignored.
+ */
 static void hook_listed(void *arg, const char *kind, const json_t *obj, int64_t now_ms)
 {
 	(void)now_ms;
@@ -323,8 +362,9 @@ static int view_take(struct pk_ui_map *m, struct ui_view *v)
 	    .nodes = calloc(m->nodes.live + 1, sizeof(*v->nodes)),
 	    .pods = calloc(m->pods.live + 1, sizeof(*v->pods)),
 	    .groups = json_copy(m->groups),
+	    .queued = json_copy(m->queued),
 	};
-	if (!v->nodes || !v->pods || !v->groups)
+	if (!v->nodes || !v->pods || !v->groups || !v->queued)
 		return -ENOMEM;
 	for (i = 0, n = 0; pk_map_next(&m->nodes, &i, NULL, &e); n++)
 		((struct ui_node *)(v->nodes[n] = e))->refs++;
@@ -346,6 +386,7 @@ static void view_release(struct pk_ui_map *m, struct ui_view *v)
 	free(v->nodes);
 	free(v->pods);
 	json_decref(v->groups);
+	json_decref(v->queued);
 }
 
 /* Lay the view out, in name order whatever the order of the tables. */

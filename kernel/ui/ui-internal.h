@@ -80,7 +80,17 @@ struct ui_view {
 	struct ui_pod **pods;
 	size_t npods;
 	json_t *groups;
+	json_t *queued; /* "Kind/ns/name" -> ui_queued_entry() */
 };
+
+/*
+ * placement_queued.c: a queued Job's or JobSet's entry ({kind, namespace,
+ * name, localQueue, position, reason, wait[, resource, flavor,
+ * clusterQueue, more]}), NULL when obj is not one waiting in a queue; the
+ * entries as the document's sorted "queued" list.
+ */
+json_t *ui_queued_entry(enum pk_kind kind, const json_t *obj);
+json_t *ui_queued_json(const json_t *queued);
 
 int ui_map_layout(const struct ui_view *v, uint64_t generation, json_t **ret);
 

@@ -42,7 +42,8 @@ void pk_ui_map_free(struct pk_ui_map *m); /* accepts NULL */
 void pk_ui_map_clear(struct pk_ui_map *m);
 /*
  * Take the current state of obj, of the given kind (a Node, Pod, PodGroup
- * or CompositePodGroup; other kinds are ignored).  The tree is only read.
+ * or CompositePodGroup; a Job or JobSet while it waits in a queue; other
+ * kinds are ignored).  The tree is only read.
  */
 int pk_ui_map_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj);
 void pk_ui_map_remove(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj);

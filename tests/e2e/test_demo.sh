@@ -3,6 +3,7 @@
 # schedules all 53 pods of the three KEP-6012 user stories on the simulated
 # TPU superslice board and shows them, then replays a simulated week of the
 # same kinds of workloads with the fit and kep strategies and names the report;
+# a queued JobSet waits on its ClusterQueue's quota until the first is deleted;
 # on the GB200 NVL72 board the DRA JobSet's 8 pods are bound and describe
 # shows a pod's IMEX channel, the claim of its worker replica's PodGroup.
 # As `make demo` runs it (PODKERNEL_DEMO_KEEP=1), it ends by printing the
@@ -52,6 +53,10 @@ grep -q '53 of 53 pods bound' "$WORK/demo.out" || { cat "$WORK/demo.out"; fail "
 grep -q 'CompositePodGroupInitiallyScheduled    True' "$WORK/demo.out" ||
 	fail "no scheduled CompositePodGroup in describe"
 grep -q '^cube ' "$WORK/demo.out" || fail "podctl top shows no cube level"
+grep -q 'pretrain-b waits: insufficient unused quota for google.com/tpu in flavor tpu-v5p of ClusterQueue research, 64 more needed' \
+	"$WORK/demo.out" || { cat "$WORK/demo.out"; fail "the second queued JobSet does not wait on quota"; }
+grep -q 'pretrain-b admitted by research/tpu-v5p: 16 of 16 pods bound' "$WORK/demo.out" ||
+	{ cat "$WORK/demo.out"; fail "the queued JobSet is not admitted once the first is deleted"; }
 grep -q '8 of 8 nvl-train pods bound' "$WORK/demo.out" || { cat "$WORK/demo.out"; fail "the DRA JobSet"; }
 grep -q 'channel  *compute-domain.nvidia.com/b0-nvl[0-9]/channel-0' "$WORK/demo.out" ||
 	{ cat "$WORK/demo.out"; fail "describe shows no IMEX channel"; }

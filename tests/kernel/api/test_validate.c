@@ -90,7 +90,7 @@ START_TEST(test_kind_and_api_version)
 		"\"ResourceClaimTemplate\", \"ResourceSlice\", \"PersistentVolumeClaim\", "
 		"\"PersistentVolume\", \"StorageClass\", \"CSINode\", \"PodDisruptionBudget\", "
 		"\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\", \"LeaderWorkerSet\", \"Cohort\", "
-		"\"WorkloadPriorityClass\"");
+		"\"WorkloadPriorityClass\", \"Topology\"");
 	invalid("kind: Pod\nmetadata: {name: a}\n", "apiVersion: Required value");
 	invalid("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\n",
 		"apiVersion: Unsupported value: \"scheduling.k8s.io/v1alpha1\": supported values: "
@@ -549,9 +549,11 @@ START_TEST(test_kueue_rules)
 		      "  nodeTaints: [{key: spot, effect: Sometimes}]\n",
 		"spec.nodeTaints[0].effect: Unsupported value: \"Sometimes\": supported values: "
 		"\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"");
-	invalid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec: {topologyName: t}\n",
-		"spec.topologyName: Forbidden: not implemented (topology-aware flavors are not "
-		"implemented)");
+	valid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec: {topologyName: default}\n");
+	invalid(KUEUE "kind: ResourceFlavor\nmetadata: {name: a}\nspec: {topologyName: No_Such}\n",
+		"spec.topologyName: Invalid value: \"No_Such\": a lowercase RFC 1123 subdomain must "
+		"consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+		"with an alphanumeric character");
 	valid(KUEUE "kind: LocalQueue\nmetadata: {name: q, namespace: default}\n"
 		    "spec: {clusterQueue: cq, stopPolicy: Hold}\n");
 	invalid(KUEUE "kind: LocalQueue\nmetadata: {name: q, namespace: default}\n"
@@ -594,6 +596,35 @@ START_TEST(test_workload_priority_class_rules)
 	invalid(KUEUE "kind: WorkloadPriorityClass\nmetadata: {name: p}\nvalue: 1\n"
 		      "description: 7\n",
 		"description: Invalid value: 7: must be a string");
+}
+END_TEST
+
+/* Kueue's Topology: levels of node labels, unique, the hostname last. */
+START_TEST(test_topology_rules)
+{
+	valid(KUEUE "kind: Topology\nmetadata: {name: default}\nspec:\n  levels:\n"
+		    "  - nodeLabel: cloud.provider.com/topology-block\n"
+		    "  - nodeLabel: cloud.provider.com/topology-rack\n"
+		    "  - nodeLabel: kubernetes.io/hostname\n");
+	invalid(KUEUE "kind: Topology\nmetadata: {name: t}\n", "spec: Required value");
+	invalid(KUEUE "kind: Topology\nmetadata: {name: t}\nspec: {levels: []}\n",
+		"spec.levels: Required value: at least one level");
+	invalid(KUEUE "kind: Topology\nmetadata: {name: t}\nspec: {levels: [{}]}\n",
+		"spec.levels[0].nodeLabel: Required value");
+	invalid(KUEUE "kind: Topology\nmetadata: {name: t}\nspec:\n  levels: [{nodeLabel: a/b}, "
+		      "{nodeLabel: a/b}]\n",
+		"spec.levels[1].nodeLabel: Duplicate value: \"a/b\": must be unique");
+	invalid(KUEUE "kind: Topology\nmetadata: {name: t}\nspec:\n  levels: [{nodeLabel: "
+		      "kubernetes.io/hostname}, {nodeLabel: rack}]\n",
+		"spec.levels[0].nodeLabel: Invalid value: \"kubernetes.io/hostname\": the "
+		"kubernetes.io/hostname label can only be used at the lowest level of topology");
+	invalid(KUEUE "kind: Topology\nmetadata: {name: t}\nspec: {levels: [{nodeLabel: \"a b\"}]}\n",
+		"spec.levels[0].nodeLabel: Invalid value: label key name part must consist of "
+		"alphanumeric characters, '-', '_' or '.', and must start and end with an "
+		"alphanumeric character (e.g. 'MyName', 'my.name' or '123-abc')");
+	invalid(KUEUE "kind: Topology\nmetadata: {name: t, namespace: x}\nspec: {levels: "
+		      "[{nodeLabel: rack}]}\n",
+		"metadata.namespace: Forbidden: not allowed on this type");
 }
 END_TEST
 
@@ -657,6 +688,7 @@ int main(void)
 	tcase_add_test(tc, test_all_errors_reported);
 	tcase_add_test(tc, test_kueue_rules);
 	tcase_add_test(tc, test_workload_priority_class_rules);
+	tcase_add_test(tc, test_topology_rules);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -53,6 +53,7 @@ static const struct {
     {"LocalQueue", "{\"spec\": {\"clusterQueue\": \"cq\"}}"},
     {"Cohort", "{\"spec\": {}}"},
     {"WorkloadPriorityClass", "{\"value\": 100}"},
+    {"Topology", "{\"spec\": {\"levels\": [{\"nodeLabel\": \"rack\"}]}}"},
     {"Pod", "{\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\"}],"
 	    " \"nodeName\": \"nowhere\"}}"},
     {"Event", "{\"involvedObject\": {\"kind\": \"Pod\", \"name\": \"x\"}, \"reason\": \"R\","

@@ -6,7 +6,10 @@
  * cluster as it is, what a pass placed counts for its next try, the pods
  * of workloads preempted for it are left out; a workload as admitted gets
  * its flavors' node labels and tolerations in every pod template; a flavor
- * whose taints its pods do not tolerate is refused, as Kueue refuses it.
+ * whose taints its pods do not tolerate is refused, as Kueue refuses it;
+ * with a flavor that names a Topology, Kueue's pod set annotations pin the
+ * workload to one domain (required) or the lowest level that has one
+ * (preferred), and what cannot be had is said.
  */
 #include <check.h>
 #include <stdio.h>
@@ -173,6 +176,134 @@ START_TEST(untolerated_flavor_taints_refuse_the_flavor)
 }
 END_TEST
 
+/* A rack of two hosts of 4 TPUs, in the flavor's pool, and the Topology rack > host. */
+static void tas_cluster(void)
+{
+	for (int r = 0; r < 2; r++)
+		for (int h = 0; h < 2; h++) {
+			char buf[600];
+
+			snprintf(
+			    buf, sizeof(buf),
+			    "{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": "
+			    "{\"name\": \"r%d-h%d\", \"labels\": {\"pool\": \"tas\", \"rack\": "
+			    "\"r%d\", \"kubernetes.io/hostname\": \"r%d-h%d\"}}, \"status\": "
+			    "{\"allocatable\": {\"cpu\": \"8\", \"google.com/tpu\": \"4\", "
+			    "\"pods\": \"110\"}}}",
+			    r, h, r, r, h);
+			create(buf);
+		}
+	create("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"Topology\", "
+	       "\"metadata\": {\"name\": \"default\"}, \"spec\": {\"levels\": [{\"nodeLabel\": "
+	       "\"rack\"}, {\"nodeLabel\": \"kubernetes.io/hostname\"}]}}");
+	/* r0-h0 is held */
+	create("{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"r0-0\", "
+	       "\"namespace\": \"default\", \"labels\": {\"job-name\": \"r0\"}}, \"spec\": "
+	       "{\"nodeName\": \"r0-h0\", \"containers\": [{\"name\": \"c\", \"image\": \"x\", "
+	       "\"resources\": {\"requests\": {\"google.com/tpu\": \"4\"}}}]}}");
+}
+
+/* A Job of n pods of 4 TPUs whose template asks annotation: level, as admitted in flavors. */
+static json_t *tas_job(const char *name, int n, const char *annotation, const char *level,
+		       const json_t *flavors)
+{
+	json_t *j = job(name, n), *copy;
+
+	if (annotation)
+		json_object_set_new(json_object_get(pk_get(j, "spec"), "template"), "metadata",
+				    json_pack("{s:{s:s}}", "annotations", annotation, level));
+	json_object_del(pk_get(j, "metadata.annotations"), "queue.podkernel.dev/admission");
+	copy = q_admitted_copy(j, PK_KIND_JOB, "cq/tas", flavors);
+	json_decref(j);
+	return copy;
+}
+
+static const char *selected(const json_t *job, const char *key)
+{
+	return json_string_value(
+	    json_object_get(pk_get(job, "spec.template.spec.nodeSelector"), key));
+}
+
+#define REQUIRED "kueue.x-k8s.io/podset-required-topology"
+#define PREFERRED "kueue.x-k8s.io/podset-preferred-topology"
+#define FLAVOR(topo)                                                                               \
+	"[{\"metadata\": {\"name\": \"tas\"}, \"spec\": {\"nodeLabels\": "                         \
+	"{\"pool\": \"tas\"}" topo "}}]"
+
+START_TEST(tas_required_pins_one_domain)
+{
+	struct q_place *p = NULL;
+	json_t *none = json_object(), *flavors = load(FLAVOR(", \"topologyName\": \"default\""));
+	json_t *a = tas_job("a", 2, REQUIRED, "rack", flavors);
+	json_t *b = tas_job("b", 2, REQUIRED, "rack", flavors);
+	json_t *c = tas_job("c", 1, PREFERRED, "kubernetes.io/hostname", flavors);
+	json_t *odd = tas_job("odd", 1, REQUIRED, "zone", flavors);
+	char why[512] = "";
+
+	tas_cluster();
+	ck_assert_int_eq(q_place_new(st, &p), 0);
+	/* rack r0 has one host free: a's two pods go to r1 */
+	ck_assert_int_eq(q_place_admit(p, &a, PK_KIND_JOB, flavors, none, why, sizeof(why)), 1);
+	ck_assert_str_eq(selected(a, "rack"), "r1");
+	ck_assert_str_eq(selected(a, "pool"), "tas");
+	/* no rack has two hosts free now */
+	ck_assert_int_eq(q_place_admit(p, &b, PK_KIND_JOB, flavors, none, why, sizeof(why)), 0);
+	ck_assert_msg(
+	    strncmp(why, "pod set b: no domain of topology level rack places it (pod b-", 61) == 0,
+	    "why: %s", why);
+	ck_assert_ptr_null(selected(b, "rack"));
+	/* preferred host: the one host left, named from the top level down */
+	ck_assert_int_eq(q_place_admit(p, &c, PK_KIND_JOB, flavors, none, why, sizeof(why)), 1);
+	ck_assert_str_eq(selected(c, "rack"), "r0");
+	ck_assert_str_eq(selected(c, "kubernetes.io/hostname"), "r0-h1");
+	ck_assert_int_eq(q_place_admit(p, &odd, PK_KIND_JOB, flavors, none, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "pod set odd: zone is not a level of the flavor's Topology");
+	q_place_free(p);
+	json_decref(none);
+	json_decref(flavors);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+	json_decref(odd);
+}
+END_TEST
+
+START_TEST(tas_preferred_falls_back_and_refusals)
+{
+	struct q_place *p = NULL;
+	json_t *none = json_object(), *flavors = load(FLAVOR(", \"topologyName\": \"default\""));
+	json_t *plain = load(FLAVOR("")), *missing = load(FLAVOR(", \"topologyName\": \"nope\""));
+	json_t *spread = tas_job("spread", 3, PREFERRED, "rack", flavors);
+	json_t *req = tas_job("req", 1, REQUIRED, "rack", plain);
+	json_t *slice = tas_job("slice", 1, "kueue.x-k8s.io/podset-slice-size", "2", flavors);
+	char why[512] = "";
+
+	tas_cluster();
+	ck_assert_int_eq(q_place_new(st, &p), 0);
+	/* three hosts are free but no rack has three: preferred, spread anywhere */
+	ck_assert_int_eq(q_place_admit(p, &spread, PK_KIND_JOB, flavors, none, why, sizeof(why)),
+			 1);
+	ck_assert_ptr_null(selected(spread, "rack"));
+	ck_assert_int_eq(q_place_admit(p, &req, PK_KIND_JOB, plain, none, why, sizeof(why)), 0);
+	ck_assert_str_eq(why,
+			 "pod set req asks for topology rack but its flavor has no topologyName");
+	ck_assert_int_eq(q_place_admit(p, &req, PK_KIND_JOB, missing, none, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "Topology nope of flavor tas not found");
+	ck_assert_int_eq(q_place_admit(p, &slice, PK_KIND_JOB, flavors, none, why, sizeof(why)), 0);
+	ck_assert_str_eq(why,
+			 "pod set slice: metadata.annotations[kueue.x-k8s.io/podset-slice-size]: "
+			 "not implemented");
+	q_place_free(p);
+	json_decref(none);
+	json_decref(flavors);
+	json_decref(plain);
+	json_decref(missing);
+	json_decref(spread);
+	json_decref(req);
+	json_decref(slice);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("controllers-queues-place");
@@ -185,6 +316,8 @@ int main(void)
 	tcase_add_test(tc, placed_only_when_every_pod_binds);
 	tcase_add_test(tc, admitted_copy_carries_the_flavor);
 	tcase_add_test(tc, untolerated_flavor_taints_refuse_the_flavor);
+	tcase_add_test(tc, tas_required_pins_one_domain);
+	tcase_add_test(tc, tas_preferred_falls_back_and_refusals);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

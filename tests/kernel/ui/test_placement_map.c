@@ -589,6 +589,69 @@ START_TEST(test_generation_and_unchanged)
 }
 END_TEST
 
+/* A queued Job or JobSet, with what the queue controller wrote on it. */
+static json_t *queued(const char *kind, const char *name, const char *position, const char *reason)
+{
+	json_t *o = json_pack("{s:s,s:{s:s,s:s,s:{s:s},s:{}}}", "kind", kind, "metadata", "name",
+			      name, "namespace", "ml", "labels", "kueue.x-k8s.io/queue-name", "lq",
+			      "annotations");
+	json_t *ann = pk_get(o, "metadata.annotations");
+
+	if (position)
+		json_object_set_new(ann, "queue.podkernel.dev/position", json_string(position));
+	if (reason)
+		json_object_set_new(ann, "queue.podkernel.dev/pending-reason", json_string(reason));
+	return o;
+}
+
+/* Pending queued workloads: in queue order, with what they wait for; gone once admitted. */
+START_TEST(test_queued_workloads)
+{
+	json_t *doc, *q, *adm;
+
+	feed_board("gpu-cluster.yaml");
+	feed(PK_KIND_JOBSET,
+	     queued("JobSet", "second", "2", "pod second-w-0-0: 0/64 nodes are available"));
+	feed(PK_KIND_JOB,
+	     queued("Job", "first", "1",
+		    "insufficient unused quota for nvidia.com/gpu in flavor default-flavor "
+		    "of ClusterQueue cq, 8 more needed"));
+	feed(PK_KIND_JOB, queued("Job", "fresh", NULL, NULL));
+	doc = render();
+	q = json_object_get(doc, "queued");
+	ck_assert_uint_eq(json_array_size(q), 3);
+	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.queuedWorkloads")), 3);
+	ck_assert_str_eq(pk_get_string(json_array_get(q, 0), "name"), "first");
+	ck_assert_str_eq(pk_get_string(json_array_get(q, 0), "wait"), "quota");
+	ck_assert_str_eq(pk_get_string(json_array_get(q, 0), "resource"), "nvidia.com/gpu");
+	ck_assert_str_eq(pk_get_string(json_array_get(q, 0), "flavor"), "default-flavor");
+	ck_assert_str_eq(pk_get_string(json_array_get(q, 0), "clusterQueue"), "cq");
+	ck_assert_str_eq(pk_get_string(json_array_get(q, 0), "more"), "8");
+	ck_assert_int_eq(json_integer_value(pk_get(json_array_get(q, 0), "position")), 1);
+	ck_assert_str_eq(pk_get_string(json_array_get(q, 1), "kind"), "JobSet");
+	ck_assert_str_eq(pk_get_string(json_array_get(q, 1), "wait"), "placement");
+	ck_assert_str_eq(pk_get_string(json_array_get(q, 1), "localQueue"), "lq");
+	ck_assert_str_eq(pk_get_string(json_array_get(q, 2), "name"), "fresh");
+	ck_assert(json_is_null(pk_get(json_array_get(q, 2), "position")));
+	ck_assert_str_eq(pk_get_string(json_array_get(q, 2), "wait"), "queue");
+	json_decref(doc);
+	/* admitted: off the list */
+	adm = queued("Job", "first", NULL, NULL);
+	json_object_set_new(pk_get(adm, "metadata.annotations"), "queue.podkernel.dev/admission",
+			    json_string("cq/default-flavor"));
+	feed(PK_KIND_JOB, adm);
+	/* deleted: off the list too */
+	adm = queued("Job", "fresh", NULL, NULL);
+	pk_ui_map_remove(pm, PK_KIND_JOB, adm);
+	json_decref(adm);
+	doc = render();
+	ck_assert_uint_eq(json_array_size(json_object_get(doc, "queued")), 1);
+	ck_assert_str_eq(pk_get_string(json_array_get(json_object_get(doc, "queued"), 0), "name"),
+			 "second");
+	json_decref(doc);
+}
+END_TEST
+
 /* Levels under another key (a provider's): the torus labels still make the domain. */
 START_TEST(test_torus_without_level_labels)
 {
@@ -788,6 +851,7 @@ int main(void)
 	tcase_add_test(tc, test_hostile_labels);
 	tcase_add_test(tc, test_torus_without_level_labels);
 	tcase_add_test(tc, test_fill_taints_time_and_pod_search);
+	tcase_add_test(tc, test_queued_workloads);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("loop");
 	tcase_add_checked_fixture(tc, setup, teardown);

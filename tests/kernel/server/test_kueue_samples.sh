@@ -1,0 +1,62 @@
+#!/bin/sh
+# Kueue's own sample manifests (tests/fixtures/kueue/), applied with the real
+# kubectl to standalone podkerneld as Kueue's documentation applies them:
+# the single ClusterQueue setup and its sample Job (kubectl create, a
+# generateName) is admitted and runs its 3 pods, and the ClusterQueue counts
+# it; the topology-aware setup (Topology, a flavor with nodeLabels and
+# topologyName) places its sample Job's 10 pods in one rack of the nodes
+# labelled for it, as podset-required-topology asks.
+. "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
+need kubectl
+pk_start "$WORK/data" --write-kubeconfig "$WORK/kubeconfig" \
+	--simulate-board "$PODKERNEL_SRC/boards/gpu-cluster.yaml"
+i=0
+until [ -s "$WORK/kubeconfig" ]; do
+	[ $i -lt 100 ] || fail "no kubeconfig written"
+	sleep 0.1
+	i=$((i + 1))
+done
+export KUBECONFIG="$WORK/kubeconfig"
+F="$PODKERNEL_SRC/tests/fixtures/kueue"
+k() { timeout 20 kubectl --request-timeout=10s "$@"; }
+wait_for() {
+	what=$1; shift
+	i=0
+	until "$@" >/dev/null 2>&1; do
+		[ $i -lt 200 ] || fail "$what"
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+k apply --validate=strict -f "$F/single-clusterqueue-setup.yaml" >"$WORK/out" 2>&1 ||
+	fail "single-clusterqueue-setup: $(cat "$WORK/out")"
+k create -f "$F/sample-job.yaml" >"$WORK/out" 2>&1 || fail "sample-job: $(cat "$WORK/out")"
+job=$(sed -n 's|^job.batch/\(sample-job-[a-z0-9]*\) created$|\1|p' "$WORK/out")
+[ -n "$job" ] || fail "sample-job: $(cat "$WORK/out")"
+wait_for "$job has not 3 pods bound" sh -c "[ \$(kubectl get pods -l job-name=$job \
+-o jsonpath='{.items[*].spec.nodeName}' | wc -w) = 3 ]"
+adm=$(k get job "$job" -o jsonpath='{.metadata.annotations.queue\.podkernel\.dev/admission}')
+[ "$adm" = cluster-queue/default-flavor ] || fail "$job admitted as '$adm'"
+wait_for "cluster-queue does not count $job" sh -c \
+	'[ "$(kubectl get clusterqueue cluster-queue -o jsonpath={.status.admittedWorkloads})" = 1 ]'
+
+# the topology-aware setup: 4 hosts of 2 racks in the flavor's node group
+for n in gpu-b1-r0-n0:r0 gpu-b1-r0-n1:r0 gpu-b1-r1-n0:r1 gpu-b1-r1-n1:r1; do
+	k label node "${n%:*}" cloud.provider.com/node-group=tas-node-group \
+		cloud.provider.com/topology-block=b1 cloud.provider.com/topology-rack="${n#*:}" \
+		>"$WORK/out" 2>&1 || fail "label: $(cat "$WORK/out")"
+done
+k apply --validate=strict -f "$F/tas-sample-queues.yaml" >"$WORK/out" 2>&1 ||
+	fail "tas-sample-queues: $(cat "$WORK/out")"
+k create -f "$F/tas-sample-job-required.yaml" >"$WORK/out" 2>&1 || fail "tas job: $(cat "$WORK/out")"
+tas=$(sed -n 's|^job.batch/\(tas-sample-required[a-z0-9]*\) created$|\1|p' "$WORK/out")
+[ -n "$tas" ] || fail "tas job: $(cat "$WORK/out")"
+wait_for "$tas has not 10 pods bound" sh -c "[ \$(kubectl get pods -l job-name=$tas \
+-o jsonpath='{.items[*].spec.nodeName}' | wc -w) = 10 ]"
+racks=$(for n in $(k get pods -l job-name="$tas" -o jsonpath='{.items[*].spec.nodeName}'); do
+	k get node "$n" -o jsonpath='{.metadata.labels.cloud\.provider\.com/topology-rack}{"\n"}'
+done | sort -u | tr '\n' ' ')
+[ "$racks" = "r0 " ] || fail "$tas's pods are in racks '$racks'"
+pk_stop
+echo "test_kueue_samples: ok"
