@@ -339,34 +339,67 @@ static void evict_job(struct sim_run *s, uint32_t j)
 	s->count.preempted_jobs++;
 }
 
-/* What the pass decided, read back from the store. */
-static int read_back(struct sim_run *s)
+/* One Job the pass left as stored: admitted, or preempted, as the run did not know. */
+static int take(struct sim_run *s, const json_t *o)
 {
-	json_t *items = NULL, *o;
-	size_t i;
-	int r = pk_store_list(s->q->store, "Job", NULL, NULL, &items, NULL, NULL);
+	const char *name = pk_name(o),
+		   *adm = json_string_value(json_object_get(pk_get(o, "metadata.annotations"),
+							    WB_ANNOTATION_QUEUE_ADMISSION));
+	bool admitted = adm && strchr(adm, '/') && !json_is_true(pk_get(o, "spec.suspend"));
+	char *end = NULL;
+	unsigned long j = name && name[0] == 'j' ? strtoul(name + 1, &end, 10) : ULONG_MAX;
+	enum sim_state st;
 
-	json_array_foreach(r == 0 ? items : NULL, i, o)
-	{
-		const char *name = pk_name(o),
-			   *adm = json_string_value(json_object_get(
-			       pk_get(o, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION));
-		bool admitted = adm && strchr(adm, '/') && !json_is_true(pk_get(o, "spec.suspend"));
-		char *end;
-		unsigned long j = name && name[0] == 'j' ? strtoul(name + 1, &end, 10) : ULONG_MAX;
-		enum sim_state st;
+	if (j >= s->trace->n || *end || !sim_q_queued(s, (uint32_t)j))
+		return 0;
+	st = s->runs[j].state;
+	if (admitted && st == SIM_QUEUED)
+		return admit_job(s, (uint32_t)j, o, adm);
+	if (!admitted && (st == SIM_WAITING || st == SIM_RUNNING))
+		evict_job(s, (uint32_t)j);
+	return 0;
+}
 
-		if (j >= s->trace->n || *end || !sim_q_queued(s, (uint32_t)j))
-			continue;
-		st = s->runs[j].state;
-		if (admitted && st == SIM_QUEUED)
-			r = admit_job(s, (uint32_t)j, o, adm);
-		else if (!admitted && (st == SIM_WAITING || st == SIM_RUNNING))
-			evict_job(s, (uint32_t)j);
-		if (r < 0)
-			break;
-	}
+/* The Jobs the pass wrote (name -> last state), from the store's change stream. */
+static int changed_job(const struct pk_store_event *ev, void *arg)
+{
+	if (ev->type != PK_EVENT_DELETED && pk_kind_of(ev->object) == PK_KIND_JOB)
+		json_object_set(arg, pk_name(ev->object), ev->object);
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(pk_name(*(json_t *const *)a), pk_name(*(json_t *const *)b));
+}
+
+/*
+ * What the pass decided, read back: the Jobs it wrote since rv (the whole
+ * listing when the change stream no longer holds them), in name (so index)
+ * order.
+ */
+static int read_back(struct sim_run *s, uint64_t rv)
+{
+	json_t *changed = json_object(), *items = NULL, *o;
+	const char *k;
+	json_t **v = NULL;
+	size_t i, n = 0;
+	int r = changed ? pk_store_events_since(s->q->store, rv, 0, changed_job, changed, NULL)
+			: -ENOMEM;
+
+	if (r == -PK_STORE_EGONE)
+		r = pk_store_list(s->q->store, "Job", NULL, NULL, &items, NULL, NULL);
+	else if (r == 0 && !(v = malloc((json_object_size(changed) + 1) * sizeof(*v))))
+		r = -ENOMEM;
+	json_object_foreach(r == 0 && v ? changed : NULL, k, o) v[n++] = o;
+	if (v)
+		qsort(v, n, sizeof(*v), by_name);
+	for (i = 0; r == 0 && i < n; i++)
+		r = take(s, v[i]);
+	json_array_foreach(r == 0 ? items : NULL, i, o) if (r == 0) r = take(s, o);
+	free(v);
 	json_decref(items);
+	json_decref(changed);
 	return r;
 }
 
@@ -374,6 +407,7 @@ int sim_q_pass(struct sim_run *s)
 {
 	struct sim_queues *q = s->q;
 	struct timespec a, b;
+	uint64_t rv;
 	int r;
 
 	if (!q || !q->dirty || !q->npending)
@@ -382,6 +416,7 @@ int sim_q_pass(struct sim_run *s)
 	r = flush(s);
 	if (r < 0)
 		return r;
+	rv = pk_store_rv(q->store);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	r = q->pass(q->store, q->quota_first);
 	clock_gettime(CLOCK_MONOTONIC, &b);
@@ -395,7 +430,7 @@ int sim_q_pass(struct sim_run *s)
 		snprintf(s->err, sizeof(s->err), "queues: the admission pass: %s", strerror(-r));
 		return r;
 	}
-	return read_back(s);
+	return read_back(s, rv);
 }
 
 int sim_q_after(struct sim_run *s)
