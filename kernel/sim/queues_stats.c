@@ -11,8 +11,8 @@
  * (time-weighted mean and peak, and a series).  Also the admissions,
  * preemptions by quota, and admitted workloads not placed in the cycles of
  * the instant they were admitted (with how long, in all, they held quota
- * before they ran).  Everything is virtual time: the same run, the same
- * bytes.
+ * before they ran, or until the end when they never did).  Everything is
+ * virtual time: the same run, the same bytes.
  */
 #include <errno.h>
 #include <math.h>
@@ -229,6 +229,13 @@ int sim_q_report(struct sim_run *s, json_t *rep)
 	if (!q)
 		return 0;
 	sim_q_sample(s, end);
+	/* admitted and still not placed at the end: quota held idle until then */
+	for (uint32_t j = 0; j < s->trace->n; j++)
+		if (q->admit_at[j] >= 0 && q->cq[j] >= 0 && end > q->admit_at[j]) {
+			q->count.unplaceable_ms += end - q->admit_at[j];
+			if (end - q->admit_at[j] > q->count.unplaceable_max_ms)
+				q->count.unplaceable_max_ms = end - q->admit_at[j];
+		}
 	o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:{s:f,s:f},s:o,s:o,s:o,s:o}", "admission",
 		      q->quota_first ? "quota-first" : "podkernel", "passes",
 		      (json_int_t)q->count.passes, "admitted", (json_int_t)q->count.admitted,

@@ -124,6 +124,8 @@ assert pk["admission"] == "podkernel" and qf["admission"] == "quota-first", (pk,
 # use and keeps j3 out for a day
 assert pk["admitted"] == 4 and pk["admitted_unplaceable"] == 0, pk
 assert qf["admitted"] == 5 and qf["admitted_unplaceable"] == 1, qf
+assert pk["admitted_unplaced_seconds"]["total"] == 0, pk
+assert qf["admitted_unplaced_seconds"]["total"] >= 86400, qf
 lq = {q["name"]: q for q in pk["local_queues"]}
 assert lq["team-a/queue"]["jobs"] == 2 and lq["team-a/queue"]["never_placed"] == 0, lq
 assert lq["team-a/queue"]["wait_max"] == 86400, lq
