@@ -23,76 +23,12 @@ check() { # check NAME CONDITION-RESULT
 	if [ "$2" = 0 ]; then echo "ok   $1"; else echo "FAIL $1" >&2; fail=1; fi
 }
 
-# Two teams in a cohort of 64 GPUs on a 512-GPU cluster; team-a may borrow.
-cat >"$T/queues.yaml" <<'EOF'
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-a}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: team-b}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: gpus}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: team-a}
-spec:
-  cohortName: research
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: gpus
-      resources: [{name: nvidia.com/gpu, nominalQuota: 32, borrowingLimit: 16}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: team-b}
-spec:
-  cohortName: research
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: gpus
-      resources: [{name: nvidia.com/gpu, nominalQuota: 32}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: queue, namespace: team-a}
-spec: {clusterQueue: team-a}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: queue, namespace: team-b}
-spec: {clusterQueue: team-b}
-EOF
+# Two teams in a cohort of 64 GPUs on a 512-GPU cluster; team-a may borrow 16.
 # j0 borrows (40 of 32), j1 is past the borrowing limit, j2 is a gang of 9
 # GPUs on one 8-GPU host (it fits quota, never a host), j3 fits, j4 is past
-# the cohort's quota after j3.
-cat >"$T/trace.csv" <<'EOF'
-arrival,duration,pods,accelerators,topology,tenant,queue
-0,1d,5,8,,team-a,queue
-0,1d,2,8,,team-a,
-0,1d,3,3,kubernetes.io/hostname,team-b,
-0,1d,3,8,,team-b,queue
-0,1d,2,8,,team-b,queue
-EOF
-# The same rows as the suspended Jobs the simulator queues (j<row> in the tenant's namespace).
-awk -F, 'NR > 1 {
-	printf "---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: j%d, namespace: %s, labels: {kueue.x-k8s.io/queue-name: queue}}\n", NR - 2, $6
-	printf "spec:\n  parallelism: %d\n  completions: %d\n  suspend: true\n", $3, $3
-	if ($3 > 1) {
-		printf "  scheduling:\n    schedulingPolicy: {gang: {minCount: %d}}\n", $3
-		if ($5 != "") printf "    schedulingConstraints: {topology: [{key: %s}]}\n", $5
-	}
-	printf "  template:\n    spec:\n      restartPolicy: Never\n"
-	printf "      containers: [{name: c, image: sim, resources: {requests: {nvidia.com/gpu: \"%d\"}}}]\n", $4
-}' "$T/trace.csv" >"$T/jobs.yaml"
+# the cohort's quota after j3.  jobs.yaml: the same rows as suspended Jobs.
+FX="$SRC/tests/fixtures/sim-queues"
+cp "$FX/queues.yaml" "$FX/trace.csv" "$FX/jobs.yaml" "$T/"
 
 "$PODCTL" simulate --board "$GPU" --trace "$T/trace.csv" --queues "$T/queues.yaml" \
 	--admissions "$T/sim.adm" -o "$T/sim.json" >"$T/out" 2>"$T/err"
