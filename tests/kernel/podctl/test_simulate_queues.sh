@@ -80,6 +80,15 @@ check "the report: admissions, unplaceable admissions, waits, usage, shares" $?
 grep -q "quota-first admission: 5 admitted, 0 preempted, 1 admitted but not placed" "$T/out"
 check "the summary says the admission mode" $?
 
+# the page draws the queues: tables and the tenants' shares over time
+"$PODCTL" simulate --board "$GPU" --trace "$T/trace.csv" --queues "$T/queues.yaml" \
+	--admission podkernel,quota-first -o "$T/q.html" >"$T/out" 2>"$T/err"
+[ $? = 0 ] && grep -q "<h3>Queues: quota-first admission" "$T/q.html" &&
+	grep -q "<td>team-b/queue</td>" "$T/q.html" &&
+	[ "$(grep -c "Dominant resource share per tenant" "$T/q.html")" = 2 ] &&
+	! grep -q "<script" "$T/q.html"
+check "the HTML report shows each run's queues" $?
+
 # errors
 "$PODCTL" simulate --board "$GPU" --trace "$T/trace.csv" >"$T/out" 2>"$T/err"
 [ $? = 2 ] && grep -q "names a tenant: queues are needed" "$T/err"
