@@ -78,7 +78,7 @@ LIBS_pkapi       := pkapi pkcel topo pklib
 LIBS_pkdra       := pkdra pkapi pkcel topo pklib
 LIBS_pksched     := pksched pkdra pkapi pkcel topo pklib
 LIBS_pkbuilder   := pkbuilder pkapi pkcel topo pklib
-LIBS_pksim       := pksim pksched pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pksim       := pksim pksched pkdra pkbuilder pkstore pkwrite pkapi pkcel topo pklib
 LIBS_pkwrite     := pkwrite pkapi pkcel topo pklib
 LIBS_pkstore     := pkstore pkwrite pkapi pkcel topo pklib
 LIBS_pkserver    := pkserver pkstore pkapi pkcel topo pklib
@@ -124,7 +124,8 @@ TESTLIBS_tests/kernel/cel      := pkcel
 TESTLIBS_tests/kernel/dra      := pkdra
 TESTLIBS_tests/kernel/sched    := pksched
 TESTLIBS_tests/kernel/builder  := pkbuilder
-TESTLIBS_tests/kernel/sim      := pksim
+# the queue tests run the queue controller's pass
+TESTLIBS_tests/kernel/sim      := pkcontrollers
 TESTLIBS_tests/kernel/store    := pkstore
 # the write path's tests run it on the store backend
 TESTLIBS_tests/kernel/write    := pkstore

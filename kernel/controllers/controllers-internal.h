@@ -51,7 +51,8 @@ struct pk_ctl {
 	struct ctl_loss_limiter loss_limiter;
 	enum ctl_loss_state loss_state; /* logged on change */
 	struct ctl_metrics m;
-	bool queues_dirty; /* a queue, flavor, Namespace, Job or JobSet changed */
+	bool queues_dirty;	/* a queue, flavor, Namespace, Job or JobSet changed */
+	bool queues_quota_only; /* pk_queues_pass_opts: admit by quota, no placement check */
 };
 
 /* A log line for the program's sink, at most at the configured verbosity. */

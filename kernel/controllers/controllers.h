@@ -92,6 +92,15 @@ struct pk_standalone_config {
  * written through a writer of its own on store; no Events.  0 or -errno.
  */
 int pk_queues_pass(struct pk_store *store);
+/*
+ * The same pass with options.  quota_only admits by quota alone, with no
+ * placement check: Kueue's way (reserve quota, place later), the
+ * simulator's comparison mode (podctl simulate --admission quota-first).
+ */
+struct pk_queues_pass_opts {
+	bool quota_only;
+};
+int pk_queues_pass_opts(struct pk_store *store, const struct pk_queues_pass_opts *o);
 
 int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config *cfg,
 			const struct pk_standalone_config *scfg, struct pk_appliance **ret,

@@ -643,9 +643,11 @@ static bool placed(struct pk_ctl *ctl, struct q_state *s, const struct q_workloa
 	*ret_obj = !fobjs || !gone	    ? NULL
 		   : w->kind == PK_KIND_POD ? q_pods_admitted(w, value, fobjs)
 					    : q_admitted_copy(w->obj, w->kind, value, fobjs);
-	if (*ret_obj && !s->place)
+	if (*ret_obj && ctl->queues_quota_only)
+		r = 1; /* a comparison: Kueue's way, quota first, placement later */
+	else if (*ret_obj && !s->place)
 		r = q_place_new(ctl->store, &s->place);
-	if (*ret_obj && s->place)
+	if (*ret_obj && s->place && !ctl->queues_quota_only)
 		r = q_place_admit(s->place, ret_obj, w->kind, fobjs, gone, why, n);
 	if (r == -ENOMEM)
 		snprintf(why, n, "placement: %s", pk_errno_text(ENOMEM));
@@ -999,7 +1001,7 @@ void ctl_queues_run(struct pk_ctl *ctl)
 }
 
 /* A controller context for one offline pass: the store, a writer on it, no Events, no log. */
-int pk_queues_pass(struct pk_store *store)
+int pk_queues_pass_opts(struct pk_store *store, const struct pk_queues_pass_opts *o)
 {
 	struct pk_ctl *ctl = calloc(1, sizeof(*ctl));
 	int r;
@@ -1009,6 +1011,7 @@ int pk_queues_pass(struct pk_store *store)
 	r = -pthread_mutex_init(&ctl->m.lock, NULL);
 	if (r == 0) {
 		ctl->store = store;
+		ctl->queues_quota_only = o && o->quota_only;
 		r = pk_writer_store_new(store, &ctl->writer);
 		if (r == 0)
 			ctl_queues_run(ctl);
@@ -1018,4 +1021,9 @@ int pk_queues_pass(struct pk_store *store)
 	q_metrics_free(&ctl->m);
 	free(ctl);
 	return r;
+}
+
+int pk_queues_pass(struct pk_store *store)
+{
+	return pk_queues_pass_opts(store, NULL);
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernel/controllers/controllers.h"
 #include "kernel/podctl/podctl.h"
 #include "kernel/sched/sched.h"
 #include "kernel/sim/sim.h"
@@ -41,7 +42,9 @@ struct sim_args {
 	size_t nstrategies;
 	struct pk_sim_opts o;
 	struct pk_sim_node_loss loss[MAX_LOSSES];
-	const char *bindings;
+	const char *bindings, *queues_file, *admissions;
+	json_t *queues;
+	bool admission[2]; /* --admission: podkernel, quota-first */
 	double levels[MAX_LEVELS];
 	size_t nlevels;
 	uint64_t max_total_pods; /* --max-total-pods: the trace's pods in all */
@@ -61,6 +64,10 @@ static void usage(FILE *f)
 	    "                       arrived pods request P%% of the cluster's, nothing departing\n"
 	    "                       [--max-total-pods N]  the trace's pods in all (default\n"
 	    "                       1000000)\n"
+	    "                       [--queues FILE]  Kueue objects that admit the CSV rows\n"
+	    "                       with a tenant (and queue) column\n"
+	    "                       [--admission podkernel|quota-first|podkernel,quota-first]\n"
+	    "                       [--admissions FILE]  every admission, in order\n"
 	    "  T: seconds, or a number with s, m, h or d.  The trace is CSV (FILE.csv) or\n"
 	    "  YAML/JSON objects carrying " PK_SIM_ANN_ARRIVAL " and " PK_SIM_ANN_DURATION ".\n"
 	    "Strategies:",
@@ -188,6 +195,42 @@ static int numbers(struct sim_args *a, const char *flag, const char *v)
 	return 0;
 }
 
+/* --admission: podkernel (quota and placement together), quota-first (Kueue's), or both. */
+static int admission_modes(struct sim_args *a, const char *v)
+{
+	if (strcmp(v, "podkernel") == 0 || strcmp(v, "podkernel,quota-first") == 0)
+		a->admission[0] = true;
+	if (strcmp(v, "quota-first") == 0 || strcmp(v, "podkernel,quota-first") == 0)
+		a->admission[1] = true;
+	return a->admission[0] || a->admission[1]
+		   ? 0
+		   : bad("--admission", v,
+			 "expected podkernel, quota-first or both, comma-separated");
+}
+
+static int queue_pass(struct pk_store *store, bool quota_first)
+{
+	struct pk_queues_pass_opts o = {.quota_only = quota_first};
+
+	return pk_queues_pass_opts(store, &o);
+}
+
+/* The flags that name a file: set, and its value in *ret_v. */
+static bool path_flag(struct sim_args *a, int *i, int argc, char **argv, const char **ret_v)
+{
+	static const char *const flags[] = {"--nodes", "--trace", "--bindings", "--queues",
+					    "--admissions"};
+	const char **slots[] = {&a->nodes, &a->trace, &a->bindings, &a->queues_file,
+				&a->admissions};
+
+	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
+		if ((*ret_v = value(i, argc, argv, NULL, flags[k]))) {
+			*slots[k] = *ret_v;
+			return true;
+		}
+	return false;
+}
+
 static int parse(struct sim_args *a, int argc, char **argv)
 {
 	static const char *const num_flags[] = {"--seed", "--failure-rate", "--superslices",
@@ -217,20 +260,16 @@ static int parse(struct sim_args *a, int argc, char **argv)
 			a->max_total_pods = n;
 			continue;
 		}
-		if ((v = value(&i, argc, argv, NULL, "--nodes"))) {
-			a->nodes = v;
+		if (path_flag(a, &i, argc, argv, &v))
 			continue;
-		}
-		if ((v = value(&i, argc, argv, NULL, "--trace"))) {
-			a->trace = v;
-			continue;
-		}
 		if ((v = value(&i, argc, argv, "-o", "--output"))) {
 			a->output = v;
 			continue;
 		}
-		if ((v = value(&i, argc, argv, NULL, "--bindings"))) {
-			a->bindings = v;
+		if ((v = value(&i, argc, argv, NULL, "--admission"))) {
+			r = admission_modes(a, v);
+			if (r != 0)
+				return r;
 			continue;
 		}
 		if ((v = value(&i, argc, argv, NULL, "--strategy")))
@@ -267,6 +306,13 @@ static int parse(struct sim_args *a, int argc, char **argv)
 	}
 	if (!a->nodes && a->openb.inflate > 0)
 		return bad("--inflate", "", "only with --nodes (an OpenB pod list)");
+	if (!a->queues_file && (a->admission[0] || a->admission[1] || a->admissions))
+		return bad(a->admissions ? "--admissions" : "--admission", "",
+			   "only with --queues");
+	if (a->queues_file && a->nodes)
+		return bad("--queues", a->queues_file, "not with --nodes (an OpenB trace)");
+	if (!a->admission[1])
+		a->admission[0] = true;
 	return 0;
 }
 
@@ -336,13 +382,18 @@ static int run_strategies(struct sim_args *a, const char *where, const json_t *n
 {
 	int r = 0;
 
-	for (size_t s = 0; r == 0 && s < (a->nstrategies ? a->nstrategies : 1); s++) {
+	for (size_t m = 0; r == 0 && m < 2 * (a->nstrategies ? a->nstrategies : 1); m++) {
+		size_t s = m / 2;
 		json_t *rep = NULL;
-		uint64_t events = 0;
+		uint64_t events = 0, pass_ns = 0;
 		char err[512] = "";
 		double t0 = wall();
 
+		if (!a->admission[m % 2])
+			continue;
 		a->o.strategy = a->nstrategies ? a->strategies[s] : NULL;
+		a->o.quota_first = m % 2;
+		a->o.queue_pass_ns = &pass_ns;
 		r = pk_sim_run(&a->o, nodes, trace, &rep, &events, err, sizeof(err));
 		if (r < 0) {
 			fprintf(stderr, "podctl simulate: %s: %s\n", where, err);
@@ -357,6 +408,13 @@ static int run_strategies(struct sim_args *a, const char *where, const json_t *n
 		fprintf(stderr, "podctl simulate: %s/%s: %llu events in %.2f s (%.0f events/s)\n",
 			a->o.label, json_string_value(json_object_get(rep, "strategy")),
 			(unsigned long long)events, dt, dt > 0 ? (double)events / dt : 0.0);
+		if (a->queues)
+			fprintf(
+			    stderr,
+			    "podctl simulate: %s/%s: %s admission: %.0f passes, %.2f s in them\n",
+			    a->o.label, json_string_value(json_object_get(rep, "strategy")),
+			    a->o.quota_first ? "quota-first" : "podkernel",
+			    json_number_value(pk_get(rep, "queues.passes")), (double)pass_ns / 1e9);
 		if (json_array_size(json_object_get(rep, "node_loss_not_on_board")))
 			fprintf(stderr,
 				"podctl simulate: %s: --node-loss names nodes not on this "
@@ -411,11 +469,12 @@ static json_t *provenance(const struct sim_args *a, int argc, char **argv)
 		const char *s = argv[i];
 
 		if (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0 ||
-		    strcmp(s, "--bindings") == 0) {
+		    strcmp(s, "--bindings") == 0 || strcmp(s, "--admissions") == 0) {
 			i++;
 			continue;
 		}
-		if (strncmp(s, "--output=", 9) == 0 || strncmp(s, "--bindings=", 11) == 0)
+		if (strncmp(s, "--output=", 9) == 0 || strncmp(s, "--bindings=", 11) == 0 ||
+		    strncmp(s, "--admissions=", 13) == 0)
 			continue;
 		json_array_append_new(flags, json_string(s));
 	}
@@ -449,6 +508,25 @@ static int write_output(const struct sim_args *a, const json_t *runs, const json
 		return PODCTL_EXIT_FAILURE;
 	}
 	printf("report: %s\n", a->output);
+	return 0;
+}
+
+/* --queues FILE (its objects) and --admissions FILE. */
+static int open_queues(struct sim_args *a)
+{
+	char err[512] = "";
+	int r = pk_read_file(a->queues_file, &a->queues, err, sizeof(err));
+
+	if (r < 0) {
+		fprintf(stderr, "podctl simulate: %s: %s\n", a->queues_file, err);
+		return podctl_input_exit(r);
+	}
+	a->o.queues = a->queues;
+	a->o.queue_pass = queue_pass;
+	if (a->admissions && !(a->o.admissions = fopen(a->admissions, "w"))) {
+		fprintf(stderr, "podctl simulate: %s: %s\n", a->admissions, strerror(errno));
+		return PODCTL_EXIT_FAILURE;
+	}
 	return 0;
 }
 
@@ -488,6 +566,8 @@ int podctl_simulate(int argc, char **argv)
 		fprintf(stderr, "podctl simulate: %s: %s\n", a.bindings, strerror(errno));
 		r = PODCTL_EXIT_FAILURE;
 	}
+	if (r == 0 && a.queues_file)
+		r = open_queues(&a);
 	if (r == 0 && nodes) {
 		a.o.label = "openb";
 		r = run_strategies(&a, a.nodes, nodes, trace, runs);
@@ -496,6 +576,9 @@ int podctl_simulate(int argc, char **argv)
 	}
 	if (a.o.bindings && fclose(a.o.bindings) != 0 && r == 0)
 		r = PODCTL_EXIT_FAILURE;
+	if (a.o.admissions && fclose(a.o.admissions) != 0 && r == 0)
+		r = PODCTL_EXIT_FAILURE;
+	json_decref(a.queues);
 	if (r == 0) {
 		json_t *prov = provenance(&a, argc, argv);
 

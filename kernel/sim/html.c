@@ -288,6 +288,64 @@ static void delay_cdf(FILE *f, const json_t *run)
 	json_decref(share);
 }
 
+/* A run with queues: its LocalQueues' waits, ClusterQueues' usage, tenants' shares over time. */
+static void queues(FILE *f, const json_t *run, double tmax)
+{
+	const json_t *q = json_object_get(run, "queues"), *x, *u;
+	const json_t *t = pk_get(q, "series.t"), *shares = pk_get(q, "series.dominant_share");
+	struct line lines[MAX_LINES];
+	const char *name;
+	size_t i, k, n = 0;
+	double ymax = 0.01;
+
+	if (!q)
+		return;
+	fprintf(f,
+		"<h3>Queues: %s admission</h3>\n<table>\n<tr><th>admitted</th><td>%.0f</td></tr>\n"
+		"<tr><th>preempted for quota</th><td>%.0f</td></tr>\n<tr><th>admitted, not placed "
+		"at once</th><td>%.0f</td></tr>\n<tr><th>quota held idle</th><td>",
+		pk_get_string(q, "admission"), num(q, "admitted"), num(q, "preempted"),
+		num(q, "admitted_unplaceable"));
+	duration(f, num(q, "admitted_unplaced_seconds.total"));
+	fprintf(f, "</td></tr>\n</table>\n<table>\n<tr><th>LocalQueue</th><th>jobs</th><th>never "
+		   "placed</th><th>p50 wait</th><th>p95 wait</th></tr>\n");
+	json_array_foreach(json_object_get(q, "local_queues"), i, x)
+	{
+		fprintf(f, "<tr><td>");
+		esc(f, pk_get_string(x, "name"));
+		fprintf(f, "</td><td>%.0f</td><td>%.0f</td><td>", num(x, "jobs"),
+			num(x, "never_placed"));
+		duration(f, num(x, "wait_p50"));
+		fprintf(f, "</td><td>");
+		duration(f, num(x, "wait_p95"));
+		fprintf(f, "</td></tr>\n");
+	}
+	fprintf(f, "</table>\n<table>\n<tr><th>ClusterQueue</th><th>resource</th><th>nominal</th>"
+		   "<th>mean</th><th>peak</th></tr>\n");
+	json_array_foreach(json_object_get(q, "cluster_queues"), i, x)
+	    json_array_foreach(json_object_get(x, "usage"), k, u)
+	{
+		fprintf(f, "<tr><td>");
+		esc(f, pk_get_string(x, "name"));
+		fprintf(f, "</td><td>");
+		esc(f, pk_get_string(u, "resource"));
+		fprintf(f, "</td><td>%g</td><td>%.1f (%.0f%%)</td><td>%g</td></tr>\n",
+			num(u, "nominal"), num(u, "mean"), 100 * num(u, "mean_of_nominal"),
+			num(u, "peak"));
+	}
+	fprintf(f, "</table>\n");
+	json_object_foreach((json_t *)shares, name, x)
+	{
+		json_t *v;
+
+		json_array_foreach(x, k, v) ymax = fmax(ymax, json_number_value(v));
+		if (n < MAX_LINES)
+			lines[n++] = (struct line){t, x, name};
+	}
+	plot(f, "Dominant resource share per tenant", lines, n,
+	     (struct axes){tmax, 0, ymax, true, false});
+}
+
 static void column(FILE *f, const json_t *run, double tmax, double amax, double smax)
 {
 	const json_t *ser = json_object_get(run, "series");
@@ -305,6 +363,7 @@ static void column(FILE *f, const json_t *run, double tmax, double amax, double 
 	esc(f, json_string_value(json_object_get(run, "strategy")));
 	fprintf(f, "</h2>\n");
 	summary(f, run);
+	queues(f, run, tmax);
 	delay_cdf(f, run);
 	plot(f, "Accelerators allocated", &one, 1, (struct axes){tmax, 0, amax, false});
 	plot(f, "Accelerators stranded (free chips, host CPU or memory full)", &two, 1,

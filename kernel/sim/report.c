@@ -193,7 +193,7 @@ int sim_stats_report(struct sim_run *s, json_t **ret)
 	sim_stats_sample(s, end); /* close the integrals at the end */
 	span = (double)end;
 	for (size_t j = 0; j < s->trace->n; j++) {
-		waiting += s->runs[j].state == SIM_WAITING;
+		waiting += s->runs[j].state == SIM_WAITING || s->runs[j].state == SIM_QUEUED;
 		running += s->runs[j].state == SIM_RUNNING;
 	}
 	np = never_placed(s, &never);
@@ -295,6 +295,7 @@ int pk_sim_report_text(FILE *f, const json_t *runs)
 				    num(d, "arrived_percent"), 100 * num(d, "allocated_ratio"));
 			fprintf(f, " (nothing departing)\n");
 		}
+		sim_q_report_text(f, run);
 		fprintf(f, "  queueing delay (s)   jobs      p50      p95      p99      max\n");
 		json_array_foreach(json_object_get(run, "queueing_delay"), k, d)
 		    fprintf(f, "    gang %-8s %10.0f %8.1f %8.1f %8.1f %8.1f\n",

@@ -259,7 +259,9 @@ void sim_run_free(struct sim_run *s)
 		free(r->node);
 		free(r->bind_at);
 		json_decref(r->homes);
+		json_decref(r->flavor);
 	}
+	sim_q_free(s);
 	for (size_t i = 0; s->node_names && i < s->nnodes; i++)
 		free(s->node_names[i]);
 	for (size_t i = 0; s->ss_names && i < SIM_MAX_SS; i++)

@@ -17,12 +17,14 @@ struct sim_job {
 	int32_t priority;
 	int64_t accel_milli, cpu_milli, mem_milli; /* per pod (CSV) */
 	char *model;				   /* CSV: required product label value */
-	char **models;	     /* OpenB: the product label values the pods accept (NULL-ended) */
-	bool shared;	     /* OpenB: accel_milli (under 1000) is a share of one device */
-	char *topology;	     /* CSV: the gang's topology constraint key */
-	json_t *objects;     /* object trace: groups and pods */
-	int32_t max_retries; /* a JobSet's failurePolicy.maxRestarts, a Job's backoffLimit; -1: the
-				run's */
+	char **models;	      /* OpenB: the product label values the pods accept (NULL-ended) */
+	bool shared;	      /* OpenB: accel_milli (under 1000) is a share of one device */
+	char *topology;	      /* CSV: the gang's topology constraint key */
+	char *tenant, *queue; /* CSV: queued in LocalQueue queue (NULL: the tenant's one) of
+				 namespace tenant; NULL: not queued */
+	json_t *objects;      /* object trace: groups and pods */
+	int32_t max_retries;  /* a JobSet's failurePolicy.maxRestarts, a Job's backoffLimit; -1: the
+				 run's */
 };
 
 struct pk_sim_trace {

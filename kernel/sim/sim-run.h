@@ -10,6 +10,8 @@
 #define SIM_MAX_SS 64	     /* superslices drawn in the fragmentation series */
 #define SIM_MAX_SAMPLES 2048 /* points of a series (halved when full) */
 #define SIM_GANG_BUCKETS 6   /* all, 1, 2-8, 9-32, 33-128, 129+ */
+/* virtual time 0 as a timestamp (objects are stamped SIM_EPOCH_S + seconds) */
+#define SIM_EPOCH_S 1767225600 /* 2026-01-01T00:00:00Z */
 
 enum sim_ev { SIM_EV_ARRIVE, SIM_EV_FINISH, SIM_EV_FAIL, SIM_EV_NODE_LOSS, SIM_EV_WAKE };
 
@@ -22,7 +24,8 @@ struct sim_event {
 	int64_t aux; /* FINISH: the batch's bind time; NODE_LOSS: the node */
 };
 
-enum sim_state { SIM_FUTURE, SIM_WAITING, SIM_RUNNING, SIM_DONE, SIM_FAILED };
+/* SIM_QUEUED: arrived in a queue, not admitted (queues.c) */
+enum sim_state { SIM_FUTURE, SIM_QUEUED, SIM_WAITING, SIM_RUNNING, SIM_DONE, SIM_FAILED };
 
 struct sim_req {
 	int64_t accel, cpu, mem; /* milli-units */
@@ -37,7 +40,8 @@ struct sim_jobrun {
 	struct sim_req *req; /* object jobs: per pod */
 	int64_t started_at, done_at, last_batch;
 	int32_t last_batch_attempt;
-	json_t *homes; /* after a node loss: group name -> its home domain (annotation) */
+	json_t *homes;	/* after a node loss: group name -> its home domain (annotation) */
+	json_t *flavor; /* admitted: the admitted Job's pod nodeSelector and tolerations */
 };
 
 struct sim_node {
@@ -63,6 +67,7 @@ struct sim_run {
 	char err[512];
 	struct pk_sched *sched;
 	FILE *bindings;
+	struct sim_queues *q; /* queues.c: admission by the queue controller (NULL: none) */
 
 	struct sim_event *ev;
 	size_t nev, capev;
@@ -96,6 +101,28 @@ struct sim_run {
 	} count;
 };
 
+/* sim.c: a job's pods (and gang) handed to the scheduler, or taken out of it */
+int sim_submit(struct sim_run *s, uint32_t j);
+void sim_withdraw(struct sim_run *s, uint32_t j);
+void sim_pod_name(const struct sim_run *s, uint32_t j, int32_t k, char *buf, size_t len);
+
+/*
+ * queues.c: Kueue admission in a run (opts->queues).  sim_q_new sets s->q
+ * (NULL without queues); the rest do nothing when s->q is NULL.
+ */
+int sim_q_new(struct sim_run *s, const struct pk_sim_opts *opts, const json_t *nodes);
+void sim_q_free(struct sim_run *s);
+bool sim_q_queued(const struct sim_run *s, uint32_t j);
+int sim_q_arrive(struct sim_run *s, uint32_t j);		      /* a queued job arrives */
+void sim_q_pod(struct sim_run *s, uint32_t j, int32_t k, bool bound); /* bound or freed */
+void sim_q_job_end(struct sim_run *s, uint32_t j); /* completed, or failed for good */
+void sim_q_started(struct sim_run *s, uint32_t j, int64_t t);
+void sim_q_node_lost(struct sim_run *s, int32_t node);
+int sim_q_pass(struct sim_run *s);  /* after an instant's events: admit, preempt */
+int sim_q_after(struct sim_run *s); /* after its cycles: measure, write the mirror */
+int sim_q_report(struct sim_run *s, json_t *rep);
+void sim_q_report_text(FILE *f, const json_t *run);
+
 /* run.c: the accelerator resource, the first extended resource the nodes offer */
 void sim_find_resource(const json_t *nodes, char *buf, size_t len);
 
@@ -105,6 +132,8 @@ int sim_run_new(const struct pk_sim_opts *opts, const json_t *nodes, const struc
 void sim_run_free(struct sim_run *s);
 void sim_set_requests(json_t *requests, const char *resource, int64_t accel, int64_t cpu,
 		      int64_t mem);
+/* A quantity at obj's key (a string, or a whole number), in milli-units; 0 when absent. */
+int64_t sim_quantity(const json_t *obj, const char *key);
 struct sim_req sim_pod_requests(const json_t *pod, const char *resource);
 void sim_largest_free(const struct sim_run *s, int32_t out[SIM_MAX_SS]);
 struct sim_req sim_pod_req(const struct sim_run *s, uint32_t j, int32_t k);

@@ -116,7 +116,7 @@ static void csv_pod_name(int32_t pods, int32_t k, char *buf, size_t len)
 	snprintf(buf, len, "p%0*d", width, k);
 }
 
-static void pod_name(const struct sim_run *s, uint32_t j, int32_t k, char *buf, size_t len)
+void sim_pod_name(const struct sim_run *s, uint32_t j, int32_t k, char *buf, size_t len)
 {
 	const struct sim_jobrun *r = &s->runs[j];
 
@@ -131,7 +131,6 @@ static void pod_name(const struct sim_run *s, uint32_t j, int32_t k, char *buf, 
  * SIM_EPOCH_S, as a store stamps creationTimestamp: the scheduler orders
  * roots and a gang's pods by it, then by name, as it does in the appliance.
  */
-#define SIM_EPOCH_S 1767225600 /* 2026-01-01T00:00:00Z */
 
 static int add_obj(struct sim_run *s, json_t *obj)
 {
@@ -246,6 +245,25 @@ static void set_home(const struct sim_jobrun *r, json_t *group)
 	json_object_set_new(ann, TOPO_ANNOTATION_HOME_DOMAIN, json_string(home));
 }
 
+/*
+ * An admitted queued job's pods: the node selector and tolerations its
+ * admission put in the Job's pod template (the flavor's), added to the pod's.
+ */
+static void add_flavor(json_t *pod, const json_t *flavor)
+{
+	json_t *sel = json_object_get(flavor, "nodeSelector"), *tol;
+	json_t *spec = json_object_get(pod, "spec");
+
+	if (json_object_size(sel)) {
+		if (!json_is_object(json_object_get(spec, "nodeSelector")))
+			json_object_set_new(spec, "nodeSelector", json_object());
+		json_object_update(json_object_get(spec, "nodeSelector"), sel);
+	}
+	tol = json_object_get(flavor, "tolerations");
+	if (json_array_size(tol))
+		json_object_set(spec, "tolerations", tol);
+}
+
 /* The pods (and gang) of a CSV job, made and handed to the scheduler together. */
 static int submit_csv(struct sim_run *s, uint32_t j)
 {
@@ -256,6 +274,8 @@ static int submit_csv(struct sim_run *s, uint32_t j)
 
 	job_ns(j, ns);
 	r = csv_objects(job, ns, s->resource, &g, &pod);
+	if (r == 0)
+		add_flavor(pod, s->runs[j].flavor);
 	if (r == 0 && g) {
 		set_home(&s->runs[j], g);
 		r = add_obj(s, g);
@@ -293,7 +313,7 @@ static int submit_objects(struct sim_run *s, uint32_t j)
 	return 0;
 }
 
-static int submit(struct sim_run *s, uint32_t j)
+int sim_submit(struct sim_run *s, uint32_t j)
 {
 	struct sim_jobrun *r = &s->runs[j];
 
@@ -333,7 +353,7 @@ static void remove_groups(struct sim_run *s, uint32_t j)
 }
 
 /* Take the job's pods and groups out of the scheduler, freeing their nodes. */
-static void withdraw(struct sim_run *s, uint32_t j)
+void sim_withdraw(struct sim_run *s, uint32_t j)
 {
 	const struct sim_job *job = &s->trace->jobs[j];
 	struct sim_jobrun *r = &s->runs[j];
@@ -341,10 +361,12 @@ static void withdraw(struct sim_run *s, uint32_t j)
 
 	job_ns(j, ns);
 	for (int32_t k = 0; k < job->pods; k++) {
-		pod_name(s, j, k, name, sizeof(name));
+		sim_pod_name(s, j, k, name, sizeof(name));
 		pk_sched_remove(s->sched, PK_KIND_POD, ns, name);
-		if (r->node[k] >= 0)
+		if (r->node[k] >= 0) {
 			sim_stats_release(s, r->node[k], sim_pod_req(s, j, k));
+			sim_q_pod(s, j, k, false);
+		}
 		r->node[k] = -1;
 	}
 	remove_groups(s, j);
@@ -394,7 +416,7 @@ static int fail_job(struct sim_run *s, uint32_t j, bool node_loss)
 
 	if (keep_homes(s, j, node_loss) < 0)
 		return -ENOMEM;
-	withdraw(s, j);
+	sim_withdraw(s, j);
 	if (node_loss)
 		s->count.node_loss_failures++;
 	else
@@ -404,10 +426,11 @@ static int fail_job(struct sim_run *s, uint32_t j, bool node_loss)
 	if (++r->failures > (limit >= 0 ? limit : s->max_retries)) {
 		r->state = SIM_FAILED;
 		s->count.jobs_failed++;
+		sim_q_job_end(s, j);
 		return 0;
 	}
 	s->count.retries++;
-	return submit(s, j);
+	return sim_submit(s, j);
 }
 
 /* ---- actions ------------------------------------------------------------------------- */
@@ -449,6 +472,7 @@ static int job_started(struct sim_run *s, uint32_t j, int64_t t)
 		r->started_at = t;
 		sim_stats_delay(s, j, t - job->arrival_ms);
 	}
+	sim_q_started(s, j, t);
 	if (s->failure_rate > 0 && job->duration_ms > 0 && rnd_unit(&s->rng) < s->failure_rate)
 		return ev_push(s,
 			       t + s->start_delay_ms +
@@ -471,6 +495,7 @@ static int on_bind(struct sim_run *s, const struct pk_sched_action *a, int64_t t
 	r->node[k] = (int32_t)json_integer_value(n);
 	r->bind_at[k] = t;
 	sim_stats_take(s, r->node[k], sim_pod_req(s, j, k));
+	sim_q_pod(s, j, k, true);
 	s->count.bindings++;
 	if (s->bindings)
 		fprintf(s->bindings, "%s/%s %s\n", a->ns, a->name, a->node);
@@ -498,8 +523,8 @@ static int on_preempt(struct sim_run *s, const struct pk_sched_action *a)
 	s->count.preempted_jobs++;
 	s->runs[j].preemptions++;
 	keep_homes(s, j, false); /* placed again after a preemption: not a repair */
-	withdraw(s, j);
-	return submit(s, j);
+	sim_withdraw(s, j);
+	return sim_submit(s, j);
 }
 
 /*
@@ -568,9 +593,10 @@ static int on_finish(struct sim_run *s, const struct sim_event *e)
 	for (int32_t k = 0; k < job->pods; k++) {
 		if (r->node[k] < 0 || r->bind_at[k] != e->aux)
 			continue;
-		pod_name(s, e->job, k, name, sizeof(name));
+		sim_pod_name(s, e->job, k, name, sizeof(name));
 		pk_sched_remove(s->sched, PK_KIND_POD, ns, name);
 		sim_stats_release(s, r->node[k], sim_pod_req(s, e->job, k));
+		sim_q_pod(s, e->job, k, false);
 		r->node[k] = -2; /* Succeeded */
 		r->finished++;
 		s->count.pods_succeeded++;
@@ -581,6 +607,7 @@ static int on_finish(struct sim_run *s, const struct sim_event *e)
 		r->state = SIM_DONE;
 		r->done_at = e->t;
 		s->count.jobs_completed++;
+		sim_q_job_end(s, e->job);
 		free(r->node);
 		free(r->bind_at);
 		r->node = NULL;
@@ -595,6 +622,7 @@ static int on_node_loss(struct sim_run *s, const struct sim_event *e)
 	int r = 0;
 
 	sim_stats_node_lost(s, n);
+	sim_q_node_lost(s, n);
 	pk_sched_remove(s->sched, PK_KIND_NODE, NULL, s->node_names[n]);
 	for (uint32_t j = 0; r == 0 && j < s->trace->n; j++) {
 		struct sim_jobrun *jr = &s->runs[j];
@@ -616,7 +644,7 @@ static int handle(struct sim_run *s, const struct sim_event *e)
 	switch (e->type) {
 	case SIM_EV_ARRIVE:
 		s->count.arrivals++;
-		return submit(s, e->job);
+		return sim_q_queued(s, e->job) ? sim_q_arrive(s, e->job) : sim_submit(s, e->job);
 	case SIM_EV_FINISH:
 		return on_finish(s, e);
 	case SIM_EV_FAIL:
@@ -647,7 +675,11 @@ static int loop(struct sim_run *s)
 			r = handle(s, &e);
 		}
 		if (r == 0)
+			r = sim_q_pass(s);
+		if (r == 0)
 			r = schedule_round(s, t);
+		if (r == 0)
+			r = sim_q_after(s);
 		if (r == 0)
 			r = sim_stats_sample(s, t);
 	}
@@ -665,6 +697,8 @@ int pk_sim_run(const struct pk_sim_opts *opts, const json_t *nodes, const struct
 	if (!opts || !nodes || !t || !ret_report)
 		return -EINVAL;
 	r = sim_run_new(opts, nodes, t, &s);
+	if (r == 0)
+		r = sim_q_new(s, opts, nodes);
 	if (r == 0)
 		for (uint32_t j = 0; r == 0 && j < t->n; j++)
 			r = ev_push(s, t->jobs[j].arrival_ms, SIM_EV_ARRIVE, j, 0, 0);
@@ -684,6 +718,8 @@ int pk_sim_run(const struct pk_sim_opts *opts, const json_t *nodes, const struct
 		r = loop(s);
 	if (r == 0)
 		r = sim_stats_report(s, ret_report);
+	if (r == 0)
+		r = sim_q_report(s, *ret_report);
 	if (r < 0 && s && s->err[0])
 		snprintf(err, errlen, "%s", s->err);
 	else if (r < 0)

@@ -45,6 +45,7 @@
 #define PK_SIM_MAX_PODS_DEFAULT 1000000
 
 struct pk_sim_trace;
+struct pk_store;
 
 /* Seconds ("90", "1.5") or a number with a unit s, m, h, d, to milliseconds; -EINVAL. */
 int pk_sim_parse_seconds(const char *s, int64_t *ret_ms);
@@ -139,6 +140,24 @@ struct pk_sim_opts {
 	size_t nnode_loss;
 	/* when set, each binding as "ns/name node" lines, in the order made */
 	FILE *bindings;
+	/*
+	 * Queues (pk_sim_run only): Kueue objects (ResourceFlavor, ClusterQueue,
+	 * LocalQueue, Cohort, Namespace, PriorityClass) that admit the trace's
+	 * queued jobs (CSV rows with a tenant or queue).  A queued job is a
+	 * suspended Job in a scratch store that mirrors the simulated cluster
+	 * (its nodes and bound pods, on the virtual clock); after the events of
+	 * an instant queue_pass (the queue controller's pass, pk_queues_pass_opts:
+	 * the caller links it) runs on it, and what it admitted is handed to the
+	 * scheduler, what it preempted is taken back.  quota_first runs the pass
+	 * with no placement check (Kueue's way), a comparison.
+	 */
+	const json_t *queues;
+	int (*queue_pass)(struct pk_store *store, bool quota_first);
+	bool quota_first;
+	/* when set, each admission as "SECONDS Job NS/NAME CQ/FLAVOR[,FLAVOR]" lines */
+	FILE *admissions;
+	/* when set, the wall time the passes took (ns) is added to it (never in the report) */
+	uint64_t *queue_pass_ns;
 	/* pk_sim_levels only: a comparison policy instead of the strategy
 	 * (kernel/sched/replay.h; make bench's classic policies) */
 	pk_replay_pick_fn pick;

@@ -46,7 +46,7 @@ void sim_set_requests(json_t *requests, const char *resource, int64_t accel, int
 	}
 }
 
-static int64_t quantity(const json_t *obj, const char *key)
+int64_t sim_quantity(const json_t *obj, const char *key)
 {
 	const char *v = json_string_value(json_object_get(obj, key));
 	int64_t m = 0;
@@ -69,9 +69,9 @@ struct sim_req sim_pod_requests(const json_t *pod, const char *resource)
 	{
 		json_t *req = pk_get(c, "resources.requests");
 
-		q.accel += quantity(req, resource);
-		q.cpu += quantity(req, "cpu");
-		q.mem += quantity(req, "memory");
+		q.accel += sim_quantity(req, resource);
+		q.cpu += sim_quantity(req, "cpu");
+		q.mem += sim_quantity(req, "memory");
 	}
 	return q;
 }

@@ -67,6 +67,8 @@ void pk_sim_trace_free(struct pk_sim_trace *t)
 	for (size_t i = 0; i < t->n; i++) {
 		free(t->jobs[i].model);
 		free(t->jobs[i].topology);
+		free(t->jobs[i].tenant);
+		free(t->jobs[i].queue);
 		for (size_t m = 0; t->jobs[i].models && t->jobs[i].models[m]; m++)
 			free(t->jobs[i].models[m]);
 		free(t->jobs[i].models);
@@ -155,10 +157,13 @@ enum csv_col {
 	C_MODEL,
 	C_PRIORITY,
 	C_TOPOLOGY,
+	C_TENANT,
+	C_QUEUE,
 	C_N
 };
-static const char *const col_names[C_N] = {"arrival", "duration", "pods",     "accelerators", "cpu",
-					   "memory",  "model",	  "priority", "topology"};
+static const char *const col_names[C_N] = {"arrival",  "duration", "pods",  "accelerators",
+					   "cpu",      "memory",   "model", "priority",
+					   "topology", "tenant",   "queue"};
 int sim_csv_split(struct sim_csv_line *l)
 {
 	char *r = l->buf, *w = l->buf;
@@ -280,6 +285,18 @@ static int csv_value(struct sim_job *j, int c, const char *v, const char **why)
 		free(j->topology);
 		j->topology = strdup(v);
 		return j->topology ? 0 : -ENOMEM;
+	case C_TENANT:
+	case C_QUEUE:
+		*why = c == C_TENANT ? "expected a namespace name (a DNS label)"
+				     : "expected a LocalQueue name (a DNS subdomain)";
+		if (c == C_TENANT ? !topo_dns_label_valid(v) : !topo_dns_subdomain_valid(v))
+			return -EINVAL;
+		free(c == C_TENANT ? j->tenant : j->queue);
+		if (c == C_TENANT)
+			j->tenant = strdup(v);
+		else
+			j->queue = strdup(v);
+		return (c == C_TENANT ? j->tenant : j->queue) ? 0 : -ENOMEM;
 	case C_PRIORITY:
 		*why = "expected a 32-bit integer";
 		if (sim_csv_int(v, INT32_MIN, INT32_MAX, &x) < 0)
@@ -324,6 +341,15 @@ static int csv_row(struct pk_sim_trace *t, struct sim_csv_line *l, const int col
 			return -EINVAL;
 		}
 	}
+	if ((j->tenant || j->queue) && j->has_priority) {
+		snprintf(err, errlen,
+			 "line %zu: column priority: a queued job's priority is not implemented "
+			 "(its queue orders it by arrival)",
+			 lineno);
+		return -EINVAL;
+	}
+	if (j->queue && !j->tenant && !(j->tenant = strdup("default")))
+		return -ENOMEM;
 	return 0;
 }
 

@@ -25,12 +25,16 @@
 
 #define CASCADE_MAX_DEPTH 8
 
-static void now_rfc3339(char buf[32])
+static void at_rfc3339(time_t now, char buf[32])
 {
-	time_t now = time(NULL);
 	struct tm tm;
 	gmtime_r(&now, &tm);
 	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void now_rfc3339(char buf[32])
+{
+	at_rfc3339(time(NULL), buf);
 }
 
 static void new_uid(char buf[37])
@@ -373,7 +377,9 @@ static int create_locked(struct pk_store *st, json_t *obj, bool by_user, struct 
 	char buf[40];
 	new_uid(buf);
 	json_object_set_new(meta, "uid", json_string(buf));
-	now_rfc3339(buf);
+	at_rfc3339(st->creation_clock ? (time_t)st->creation_clock(st->creation_clock_arg)
+				      : time(NULL),
+		   buf);
 	json_object_set_new(meta, "creationTimestamp", json_string(buf));
 	json_object_set_new(meta, "generation", json_integer(1));
 	json_object_del(meta, "deletionTimestamp");

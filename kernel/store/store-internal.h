@@ -35,6 +35,8 @@ struct pk_store {
 	int lock_fd;			      /* DIR/podkernel.lock, held while open (-1: none) */
 	const struct pk_admission *admission; /* pk_store_open_opts: rules beyond validation */
 	size_t nadmission;
+	int64_t (*creation_clock)(void *arg); /* pk_store_open_opts; NULL: time() */
+	void *creation_clock_arg;
 	sqlite3_stmt *st_get, *st_put, *st_update, *st_del, *st_setrv, *st_children, *st_default_pc;
 	sqlite3_stmt *st_savepoint, *st_release, *st_rollback_to;
 	pthread_mutex_t lock;

@@ -288,6 +288,8 @@ int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 		pk_store_set_damage_log(st, opts->damage_log, opts->damage_log_arg);
 		st->admission = opts->admission;
 		st->nadmission = opts->admission ? opts->nadmission : 0;
+		st->creation_clock = opts->creation_clock;
+		st->creation_clock_arg = opts->creation_clock_arg;
 	}
 	rc = db_setup(st, path, err, errlen);
 	if (rc == 0)

@@ -115,6 +115,13 @@ struct pk_store_open_opts {
 	 */
 	const struct pk_admission *admission;
 	size_t nadmission;
+	/*
+	 * The clock that stamps metadata.creationTimestamp, in seconds since the
+	 * epoch (NULL: the wall clock); a simulator's scratch store runs on its
+	 * virtual time so that queue order (oldest first) is arrival order.
+	 */
+	int64_t (*creation_clock)(void *arg);
+	void *creation_clock_arg;
 };
 
 /*

@@ -7,13 +7,17 @@
  * a gang larger than the cluster is never placed, Jobs and JobSets of an
  * object trace run to completion, stranded accelerators are counted, a
  * seed fixes the report to the byte, and the arrival-level comparison
- * (pk_sim_levels) replays jobs in arrival order with gangs placed whole.
+ * (pk_sim_levels) replays jobs in arrival order with gangs placed whole;
+ * with queues, a ClusterQueue reclaiming its quota preempts the borrower,
+ * which waits and runs again, and a ClusterQueue serves its LocalQueues in
+ * arrival order (the scratch store runs on the virtual clock).
  */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/controllers/controllers.h"
 #include "kernel/sched/replay.h"
 #include "kernel/sim/sim.h"
 
@@ -205,6 +209,104 @@ START_TEST(higher_priority_gang_preempts)
 	ck_assert_int_eq(num(rep, "jobs.completed"), 2);
 	ck_assert_int_eq(num(delay(rep, "2-8"), "p50"), 0);
 	json_decref(rep);
+}
+END_TEST
+
+static int pass(struct pk_store *st, bool quota_first)
+{
+	struct pk_queues_pass_opts o = {.quota_only = quota_first};
+
+	return pk_queues_pass_opts(st, &o);
+}
+
+/* Queue objects: cluster queues NAME:NOMINAL:COHORT:RECLAIM (tpu only), local queues NS:CQ. */
+static json_t *queue_objects(const char *const *cqs, size_t ncq, const char *const *lqs, size_t nlq)
+{
+	json_t *o = json_array();
+
+	json_array_append_new(o,
+			      json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "kueue.x-k8s.io/v1beta2",
+					"kind", "ResourceFlavor", "metadata", "name", "f"));
+	for (size_t i = 0; i < ncq; i++) {
+		char name[16], cohort[16], reclaim[16];
+		int nominal = 0;
+
+		ck_assert_int_eq(
+		    sscanf(cqs[i], "%15[^:]:%d:%15[^:]:%15s", name, &nominal, cohort, reclaim), 4);
+		json_array_append_new(
+		    o, json_pack("{s:s,s:s,s:{s:s},s:{s:s,s:{},s:{s:s},s:[{s:[s],s:[{s:s,s:[{s:s,s:"
+				 "i}]}]}]}}",
+				 "apiVersion", "kueue.x-k8s.io/v1beta2", "kind", "ClusterQueue",
+				 "metadata", "name", name, "spec", "cohortName", cohort,
+				 "namespaceSelector", "preemption", "reclaimWithinCohort", reclaim,
+				 "resourceGroups", "coveredResources", "google.com/tpu", "flavors",
+				 "name", "f", "resources", "name", "google.com/tpu", "nominalQuota",
+				 nominal));
+	}
+	for (size_t i = 0; i < nlq; i++) {
+		char ns[16], cq[16];
+
+		ck_assert_int_eq(sscanf(lqs[i], "%15[^:]:%15s", ns, cq), 2);
+		json_array_append_new(o, json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s}}", "apiVersion",
+						   "kueue.x-k8s.io/v1beta2", "kind", "LocalQueue",
+						   "metadata", "name", "q", "namespace", ns, "spec",
+						   "clusterQueue", cq));
+	}
+	return o;
+}
+
+static const json_t *local_queue(const json_t *rep, const char *name)
+{
+	size_t i;
+	json_t *l;
+
+	json_array_foreach(pk_get(rep, "queues.local_queues"), i,
+			   l) if (strcmp(pk_get_string(l, "name"), name) == 0) return l;
+	ck_abort_msg("no local queue %s", name);
+	return NULL;
+}
+
+START_TEST(queue_reclaim_preempts_the_borrower)
+{
+	/* a borrows all 16 chips; b reclaims its 8 at 10; a waits, then runs again at 30 */
+	static const char *const cqs[] = {"a:8:c:Never", "b:8:c:Any"};
+	static const char *const lqs[] = {"a:a", "b:b"};
+	json_t *q = queue_objects(cqs, 2, lqs, 2);
+	struct pk_sim_opts o = {.max_retries = -1, .queues = q, .queue_pass = pass};
+	struct pk_sim_trace *t = csv("arrival,duration,pods,accelerators,tenant\n"
+				     "0,100,4,4,a\n10,20,2,4,b\n");
+	json_t *rep = run_opts(&o, t);
+
+	ck_assert_int_eq(num(rep, "queues.preempted"), 1);
+	ck_assert_int_eq(num(rep, "queues.admitted"), 3);
+	ck_assert_int_eq(num(rep, "queues.admitted_unplaceable"), 0);
+	ck_assert_int_eq(num(rep, "jobs.completed"), 2);
+	ck_assert_int_eq(num(rep, "end"), 130);
+	ck_assert_int_eq(num(local_queue(rep, "b/q"), "wait_max"), 0);
+	ck_assert_int_eq(num(rep, "queues.cluster_queues[0].usage[0].peak"), 16);
+	json_decref(rep);
+	pk_sim_trace_free(t);
+	json_decref(q);
+}
+END_TEST
+
+START_TEST(queue_serves_its_local_queues_in_arrival_order)
+{
+	/* one ClusterQueue of 8 chips for tenants z and a: z's job of 5 s goes before a's of 6 s */
+	static const char *const cqs[] = {"cq:8:c:Never"};
+	static const char *const lqs[] = {"a:cq", "z:cq"};
+	json_t *q = queue_objects(cqs, 1, lqs, 2);
+	struct pk_sim_opts o = {.max_retries = -1, .queues = q, .queue_pass = pass};
+	struct pk_sim_trace *t = csv("arrival,duration,pods,accelerators,tenant\n"
+				     "0,100,2,4,z\n5,100,2,4,z\n6,100,2,4,a\n");
+	json_t *rep = run_opts(&o, t);
+
+	ck_assert_int_eq(num(local_queue(rep, "z/q"), "wait_max"), 95);
+	ck_assert_int_eq(num(local_queue(rep, "a/q"), "wait_max"), 194);
+	ck_assert_int_eq(num(rep, "queues.tenants[0].peak_dominant_share"), 0.5);
+	json_decref(rep);
+	pk_sim_trace_free(t);
+	json_decref(q);
 }
 END_TEST
 
@@ -519,6 +621,8 @@ int main(void)
 	tcase_add_test(tc, durations_read_as_days_and_hours);
 	tcase_add_test(tc, levels_replay_arrivals_with_nothing_departing);
 	tcase_add_test(tc, levels_policy_refuses_gangs);
+	tcase_add_test(tc, queue_reclaim_preempts_the_borrower);
+	tcase_add_test(tc, queue_serves_its_local_queues_in_arrival_order);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
