@@ -292,7 +292,7 @@ int pk_sched_result_write(struct pk_writer *w, const struct pk_sched_result *res
  * spec.nodeName (and a binding's annotations), conditions, claims and
  * volume claims, and moves preempted pods from objects into preempted (an
  * array, may be NULL).  Objects not in the array are left alone.  now is
- * seconds.
+ * the conditions' time in seconds (0: the wall clock).
  */
 int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *preempted,
 		   int64_t now);
