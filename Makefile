@@ -76,29 +76,29 @@ LIBS_pklib       := pklib
 LIBS_pkcel       := pkcel topo
 LIBS_pkapi       := pkapi pkcel topo pklib
 LIBS_pkdra       := pkdra pkapi pkcel topo pklib
-LIBS_pksched     := pksched pkdra pkapi pkcel topo pklib
+LIBS_pksched     := pksched pkwrite pkdra pkapi pkcel topo pklib
 LIBS_pkbuilder   := pkbuilder pkapi pkcel topo pklib
 LIBS_pksim       := pksim pksched pkdra pkbuilder pkstore pkwrite pkapi pkcel topo pklib
 LIBS_pkwrite     := pkwrite pkapi pkcel topo pklib
 LIBS_pkstore     := pkstore pkwrite pkapi pkcel topo pklib
 LIBS_pkserver    := pkserver pkstore pkapi pkcel topo pklib
-LIBS_pkappliance := pkappliance pkstore pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pkappliance := pkappliance pkstore pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
 # the placement map registers on the loop as hooks: the loop's types only
-LIBS_pkui        := pkui pkappliance pkstore pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
-LIBS_pkcontrollers := pkcontrollers pkappliance pksim pkstore pkwrite pksched pkdra pkbuilder \
+LIBS_pkui        := pkui pkappliance pkstore pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pkcontrollers := pkcontrollers pkappliance pksim pkstore pksched pkwrite pkdra pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkkube      := pkkube pkapi pkcel topo pklib
-LIBS_pkattach    := pkattach pkui pkkube pkappliance pksim pkserver pkstore pkwrite pksched pkdra \
+LIBS_pkattach    := pkattach pkui pkkube pkappliance pksim pkserver pkstore pksched pkwrite pkdra \
 	pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkagent     := pkagent pkkube pkapi pkcel topo pklib
 LIBS_pkdaemon    := pkdaemon pkattach pkcontrollers pkui pkkube pkappliance pksim pkserver pkstore \
-	pkwrite pksched pkdra pkbuilder pkapi pkcel topo pklib
-LIBS_pkclient    := pkclient pkcontrollers pkappliance pkkube pksim pkstore pkwrite pksched pkdra \
+	pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pkclient    := pkclient pkcontrollers pkappliance pkkube pksim pkstore pksched pkwrite pkdra \
 	pkbuilder pkapi pkcel topo pklib
 # Everything, for the benchmarks and the fuzz targets.
-LIBS_all         := pkclient pkdaemon pkagent pkattach pkui pkkube pkcontrollers pkappliance pksim pkserver pkstore pkwrite \
-	pksched \
+LIBS_all         := pkclient pkdaemon pkagent pkattach pkui pkkube pkcontrollers pkappliance pksim pkserver pkstore \
+	pksched pkwrite \
 	pkbuilder pkdra pkapi pkcel topo pklib
 
 # The packages each library's own sources use (pkg-config names).

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * offline.c — scheduling a fixed set of objects to quiescence, as
- * `podctl schedule` and the scenario tests do.  Actions are applied to a copy
- * of the caller's objects through an index by kind/namespace/name; only the
- * kinds scheduling changes (pods, groups, claims) are copied, the rest (Nodes are
- * most of a cluster dump) are shared with the caller.  Unbound pods of
- * another spec.schedulerName are left alone.  Backoff
+ * `podctl schedule` and the scenario tests do.  The rounds are the
+ * appliance's (pk_sched_round()), and each cycle's actions are written as
+ * the appliance writes them (pk_sched_result_write()), through a writer
+ * whose backend is the objects in memory (pk_writer_memory_new()): a copy of
+ * the caller's objects, or the caller's own array in place.  Only the kinds
+ * scheduling changes (pods, groups, claims) are copied and written, the rest
+ * (Nodes are most of a cluster dump) are shared with the caller.  Unbound
+ * pods of another spec.schedulerName are left alone.  Backoff
  * waits are skipped on a virtual clock: when the only eligible roots are
  * backing off, the clock jumps to the earliest retry.  The loop ends when a
  * cycle finds nothing eligible and nothing waiting.
  *
- * First, as kube-controller-manager's resource claim controller would, a
- * pod claim naming a ResourceClaimTemplate of the input gets its
+ * First, as kube-controller-manager's resource claim controller would (and
+ * through the same writer), a pod claim naming a ResourceClaimTemplate of
+ * the input gets its
  * ResourceClaim (named "<pod>-<pod claim>-" and five characters derived from
  * the pod's namespace, name and claim, so a run is reproducible; owned by
  * the pod; the template's labels, annotations and spec) and the pod's
@@ -26,18 +30,9 @@
 #include <time.h>
 
 #include "kernel/sched/sched-core.h"
+#include "kernel/write/writer.h"
 
 #define SC_OFFLINE_MAX_CYCLES 1000000
-
-static char *obj_key(enum pk_kind kind, const char *ns, const char *name)
-{
-	char *k = NULL;
-
-	if (asprintf(&k, "%s/%s/%s", pk_kind_to_string(kind) ? pk_kind_to_string(kind) : "?",
-		     ns ? ns : "default", name ? name : "") < 0)
-		return NULL;
-	return k;
-}
 
 static bool scheduling_changes(enum pk_kind kind)
 {
@@ -46,35 +41,11 @@ static bool scheduling_changes(enum pk_kind kind)
 	       kind == PK_KIND_PERSISTENT_VOLUME_CLAIM;
 }
 
-static int index_objects(json_t *objects, struct pk_map *idx)
-{
-	size_t i;
-	json_t *o;
-
-	json_array_foreach(objects, i, o)
-	{
-		enum pk_kind kind = pk_kind_of(o);
-		char *k;
-		int r;
-
-		if (!scheduling_changes(kind))
-			continue;
-		k = obj_key(kind, pk_namespace(o), pk_name(o));
-		if (!k)
-			return -ENOMEM;
-		r = pk_map_put(idx, k, o);
-		free(k);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
 /*
  * The output array: a private copy of every object scheduling may change,
- * indexed by kind/namespace/name, and a shared reference to every other.
+ * and a shared reference to every other.
  */
-static int copy_and_index(const json_t *objects, json_t **ret_out, struct pk_map *idx)
+static int copy_objects(const json_t *objects, json_t **ret_out)
 {
 	json_t *out = json_array(), *o;
 	size_t i;
@@ -83,25 +54,12 @@ static int copy_and_index(const json_t *objects, json_t **ret_out, struct pk_map
 		return -ENOMEM;
 	json_array_foreach(objects, i, o)
 	{
-		enum pk_kind kind = pk_kind_of(o);
-		json_t *copy;
-		char *k;
-		int r;
-
-		if (!scheduling_changes(kind)) {
+		if (!scheduling_changes(pk_kind_of(o))) {
 			if (json_array_append(out, o) < 0)
 				goto nomem;
 			continue;
 		}
-		copy = json_deep_copy(o);
-		if (!copy || json_array_append_new(out, copy) < 0)
-			goto nomem;
-		k = obj_key(kind, pk_namespace(copy), pk_name(copy));
-		if (!k)
-			goto nomem;
-		r = pk_map_put(idx, k, copy);
-		free(k);
-		if (r < 0)
+		if (json_array_append_new(out, json_deep_copy(o)) < 0)
 			goto nomem;
 	}
 	*ret_out = out;
@@ -111,94 +69,65 @@ nomem:
 	return -ENOMEM;
 }
 
-/* metadata.annotations[key] = value (keys hold dots: no pk_set path). */
-static int set_annotation(json_t *o, const char *key, const char *value)
+/* A writer over objects: the kinds scheduling changes, conditions at now (seconds). */
+static int offline_writer(json_t *objects, int64_t now, struct pk_writer **ret)
 {
-	json_t *md = json_object_get(o, "metadata"), *ann;
+	struct pk_writer_memory_opts o = {.holds = scheduling_changes, .now = now};
 
-	if (!json_is_object(md))
-		return -EINVAL;
-	ann = json_object_get(md, "annotations");
-	if (!json_is_object(ann)) {
-		ann = json_object();
-		if (!ann || json_object_set_new(md, "annotations", ann) < 0)
-			return -ENOMEM;
-	}
-	return json_object_set_new(ann, key, json_string(value)) < 0 ? -ENOMEM : 0;
+	return pk_writer_memory_new(objects, &o, ret);
 }
 
-static int apply_indexed(json_t *objects, struct pk_map *idx, const struct pk_sched_result *res,
-			 json_t *preempted, int64_t now)
+/*
+ * Commit the open batch; the objects evicted go to preempted (may be NULL).
+ * A write about an object the array does not hold changes nothing; any
+ * other failure is the run's (-ESTALE: the objects and the scheduler's view
+ * of them disagree).
+ */
+static int commit(struct pk_writer *w, json_t *preempted)
 {
-	for (size_t i = 0; i < res->nactions; i++) {
-		const struct pk_sched_action *a = &res->actions[i];
-		char *k = obj_key(a->kind, a->ns, a->name);
-		json_t *o = k ? pk_map_get(idx, k) : NULL;
-		int r = 0;
+	const struct pk_write_batch *batch = pk_writer_batch(w);
+	const struct pk_write_result *res = NULL;
+	size_t n = 0;
+	int r = pk_writer_batch_commit(w, &res, &n);
 
-		if (!k)
-			return -ENOMEM;
-		if (!o) {
-			free(k);
-			continue; /* not in this array: nothing to change */
-		}
-		switch (a->action) {
-		case PK_SCHED_BIND:
-			r = pk_set(o, "spec.nodeName", json_string(a->node));
-			for (size_t j = 0; r == 0 && j < PK_SCHED_BIND_ANNOTATIONS; j++)
-				if (a->annotations[j].key)
-					r = set_annotation(o, a->annotations[j].key,
-							   a->annotations[j].value);
-			break;
-		case PK_SCHED_CONDITION:
-			r = pk_condition_set(o, a->type, a->status, a->reason, a->message, now);
-			break;
-		case PK_SCHED_CLAIM:
-			r = pk_claim_status_set(o, a->claim);
-			break;
-		case PK_SCHED_VOLUME_CLAIM:
-			if (a->volume)
-				r = json_is_object(json_object_get(o, "spec"))
-					? pk_set(o, "spec.volumeName", json_string(a->volume))
-					: -EINVAL;
-			if (r == 0 && a->node)
-				r = set_annotation(o, PK_SCHED_ANN_SELECTED_NODE, a->node);
-			break;
-		case PK_SCHED_PREEMPT:
-			if (preempted)
-				json_array_append(preempted, o);
-			for (size_t j = 0; j < json_array_size(objects); j++) {
-				if (json_array_get(objects, j) == o) {
-					json_array_remove(objects, j);
-					break;
-				}
-			}
-			pk_map_del(idx, k);
-			break;
-		}
-		free(k);
-		if (r < 0)
-			return r;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		if (res[i].error == -ENOENT)
+			continue;
+		if (res[i].error < 0)
+			r = res[i].error == -PK_WRITE_ECONFLICT ? -ESTALE : res[i].error;
+		else if (batch->items[i].evict && preempted &&
+			 json_array_append(preempted, res[i].object) < 0)
+			r = -ENOMEM;
 	}
-	return 0;
+	return r;
+}
+
+/* One cycle's actions written through w. */
+static int write_result(struct pk_writer *w, const struct pk_sched_result *res, json_t *preempted)
+{
+	int r = pk_writer_batch_begin(w);
+
+	if (r == 0)
+		r = pk_sched_result_write(w, res, NULL, NULL);
+	return r < 0 ? r : commit(w, preempted);
 }
 
 int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *preempted,
 		   int64_t now)
 {
-	struct pk_map idx = {0};
+	struct pk_writer *w = NULL;
 	int r;
 
 	if (!json_is_array(objects) || !res)
 		return -EINVAL;
-	r = index_objects(objects, &idx);
+	r = offline_writer(objects, now, &w);
 	if (r == 0)
-		r = apply_indexed(objects, &idx, res, preempted, now);
-	pk_map_free(&idx);
+		r = write_result(w, res, preempted);
+	pk_writer_free(w);
 	return r;
 }
 
-static json_t *find_template(json_t *objects, const char *ns, const char *name)
+static json_t *find_template(const json_t *objects, const char *ns, const char *name)
 {
 	size_t i;
 	json_t *o;
@@ -207,16 +136,6 @@ static json_t *find_template(json_t *objects, const char *ns, const char *name)
 					      strcmp(pk_namespace(o), ns) == 0 &&
 					      strcmp(pk_name(o) ?: "", name) == 0) return o;
 	return NULL;
-}
-
-static bool claim_recorded(const json_t *pod, const char *name)
-{
-	size_t i;
-	json_t *x;
-
-	json_array_foreach(pk_get(pod, "status.resourceClaimStatuses"), i,
-			   x) if (strcmp(pk_get_string(x, "name") ?: "", name) == 0) return true;
-	return false;
 }
 
 /*
@@ -238,50 +157,95 @@ static json_t *template_claim(const json_t *pod, const char *pcn, const json_t *
 	return pk_claim_from_template(pod, pcn, t, name, NULL);
 }
 
-/* Claims from templates for the pods and PodGroups of objects (claims appended, indexed in idx). */
-static int template_claims(json_t *objects, struct pk_map *idx)
+/* Whether pod's claim name is recorded in status (a status object, or NULL). */
+static bool claim_recorded(const json_t *status, const char *name)
 {
-	size_t n = json_array_size(objects);
+	size_t i;
+	json_t *x;
 
-	for (size_t i = 0; i < n; i++) {
-		json_t *pod = json_array_get(objects, i), *pc, *st;
-		size_t k;
+	json_array_foreach(json_object_get(status, "resourceClaimStatuses"), i,
+			   x) if (strcmp(pk_get_string(x, "name") ?: "", name) == 0) return true;
+	return false;
+}
 
-		if (pk_kind_of(pod) != PK_KIND_POD && pk_kind_of(pod) != PK_KIND_POD_GROUP)
-			continue;
-		json_array_foreach(pk_get(pod, "spec.resourceClaims"), k, pc)
-		{
-			const char *pcn = pk_get_string(pc, "name"),
-				   *tn = pk_get_string(pc, "resourceClaimTemplateName");
-			json_t *t = tn ? find_template(objects, pk_namespace(pod), tn) : NULL, *c;
-			char *key;
-			int r;
+/* status (made from pod's when NULL) with claim pcn recorded as claim c. */
+static json_t *record_claim(json_t *status, const json_t *pod, const char *pcn, const json_t *c)
+{
+	json_t *st;
 
-			if (!pcn || !t || claim_recorded(pod, pcn))
-				continue;
-			if (!(c = template_claim(pod, pcn, t)))
-				return -ENOMEM;
-			if (!json_is_object(json_object_get(pod, "status")))
-				json_object_set_new(pod, "status", json_object());
-			st = pk_get(pod, "status.resourceClaimStatuses");
-			if (!json_is_array(st)) {
-				st = json_array();
-				json_object_set_new(json_object_get(pod, "status"),
-						    "resourceClaimStatuses", st);
-			}
-			json_array_append_new(st, json_pack("{s:s, s:s}", "name", pcn,
-							    "resourceClaimName", pk_name(c)));
-			key = idx ? obj_key(PK_KIND_RESOURCE_CLAIM, pk_namespace(c), pk_name(c))
-				  : NULL;
-			r = idx && !key ? -ENOMEM : 0;
-			if (r == 0 && key)
-				r = pk_map_put(idx, key, c);
-			free(key);
-			if (r < 0 || json_array_append_new(objects, c) < 0)
-				return -ENOMEM;
+	if (!status) {
+		status = json_deep_copy(pk_get(pod, "status"));
+		if (!json_is_object(status)) {
+			json_decref(status);
+			status = json_object();
 		}
 	}
-	return 0;
+	st = json_object_get(status, "resourceClaimStatuses");
+	if (!json_is_array(st)) {
+		st = json_array();
+		json_object_set_new(status, "resourceClaimStatuses", st);
+	}
+	json_array_append_new(
+	    st, json_pack("{s:s, s:s}", "name", pcn, "resourceClaimName", pk_name(c)));
+	return status;
+}
+
+/* pod's claims from templates created, and its status recording them, into w's batch. */
+static int pod_claims(struct pk_writer *w, const json_t *objects, const json_t *pod)
+{
+	struct pk_write_ref ref = {
+	    .kind = pk_kind_of(pod), .ns = pk_namespace(pod), .name = pk_name(pod)};
+	json_t *status = NULL, *pc;
+	size_t k;
+	int r = 0;
+
+	json_array_foreach(pk_get(pod, "spec.resourceClaims"), k, pc)
+	{
+		const char *pcn = pk_get_string(pc, "name"),
+			   *tn = pk_get_string(pc, "resourceClaimTemplateName");
+		json_t *t = tn ? find_template(objects, pk_namespace(pod), tn) : NULL, *c;
+
+		if (!pcn || !t || claim_recorded(status ? status : pk_get(pod, "status"), pcn))
+			continue;
+		if (!(c = template_claim(pod, pcn, t)) ||
+		    !(status = record_claim(status, pod, pcn, c)))
+			r = -ENOMEM;
+		else
+			r = pk_writer_create(w, PK_KIND_RESOURCE_CLAIM, c);
+		json_decref(c);
+		if (r < 0)
+			break;
+	}
+	if (r == 0 && status)
+		r = pk_writer_status(w, &ref, status);
+	json_decref(status);
+	return r;
+}
+
+/*
+ * Claims from templates for the pods and PodGroups of objects, written
+ * through w: each claim created (one that exists already is the pod's), then
+ * the owner's status.resourceClaimStatuses.
+ */
+static int template_claims(struct pk_writer *w, json_t *objects)
+{
+	const struct pk_write_batch *batch = pk_writer_batch(w);
+	const struct pk_write_result *res = NULL;
+	size_t n = json_array_size(objects), nres = 0;
+	int r = pk_writer_batch_begin(w);
+
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const json_t *pod = json_array_get(objects, i);
+
+		if (pk_kind_of(pod) == PK_KIND_POD || pk_kind_of(pod) == PK_KIND_POD_GROUP)
+			r = pod_claims(w, objects, pod);
+	}
+	if (r == 0 && pk_writer_batch_size(w))
+		r = pk_writer_batch_commit(w, &res, &nres);
+	for (size_t i = 0; r == 0 && i < nres; i++)
+		if (res[i].error < 0 && !(batch->items[i].create && res[i].error == -EEXIST))
+			r = res[i].error == -PK_WRITE_ECONFLICT ? -ESTALE : res[i].error;
+	return r;
 }
 
 /* Say which object the field paths of errs (from before on) belong to. */
@@ -352,10 +316,8 @@ static int add_all(struct pk_sched *s, json_t *objects, bool compact, struct pk_
 
 /* Where an offline round's results go. */
 struct offline_sink {
-	json_t *out;
-	struct pk_map *idx;
+	struct pk_writer *w;
 	json_t *pre;
-	int64_t now; /* wall clock seconds, for conditions */
 };
 
 static int offline_result(void *arg, const struct pk_sched_result *res, int64_t now_ms)
@@ -363,17 +325,17 @@ static int offline_result(void *arg, const struct pk_sched_result *res, int64_t 
 	struct offline_sink *k = arg;
 
 	(void)now_ms;
-	return apply_indexed(k->out, k->idx, res, k->pre, k->now);
+	return write_result(k->w, res, k->pre);
 }
 
 /*
- * Rounds until nothing changes, each result applied to out through idx; a
+ * Rounds until nothing changes, each cycle's actions written through w; a
  * round that ends with roots in backoff moves the virtual clock to the
  * earliest retry.
  */
-static int run_cycles(struct pk_sched *s, json_t *out, struct pk_map *idx, json_t *pre)
+static int run_cycles(struct pk_sched *s, struct pk_writer *w, json_t *pre)
 {
-	struct offline_sink sink = {out, idx, pre, (int64_t)time(NULL)};
+	struct offline_sink sink = {w, pre};
 	struct pk_sched_round_ops ops = {.result = offline_result, .until_quiet = true};
 	size_t left = SC_OFFLINE_MAX_CYCLES;
 	int64_t clock = 0;
@@ -393,12 +355,15 @@ static int run_cycles(struct pk_sched *s, json_t *out, struct pk_map *idx, json_
 	return 0;
 }
 
-/* objects scheduled into out (objects itself when in place, else a copy). */
+/*
+ * objects scheduled into out (objects itself when in place, else a copy),
+ * written through an in-memory writer; conditions at the wall clock.
+ */
 static int run(const json_t *objects, bool in_place, const struct pk_sched_opts *opts,
 	       json_t **ret_objects, json_t **ret_preempted, struct pk_errors *errs)
 {
 	struct pk_sched *s = NULL;
-	struct pk_map idx = {0};
+	struct pk_writer *w = NULL;
 	json_t *out = NULL, *pre = json_array();
 	int r;
 
@@ -407,23 +372,19 @@ static int run(const json_t *objects, bool in_place, const struct pk_sched_opts 
 		return -EINVAL;
 	}
 	r = pk_sched_new(opts, &s);
-	if (r == 0 && in_place) {
-		r = template_claims((json_t *)objects, NULL);
-		if (r == 0)
-			r = add_all(s, (json_t *)objects, true, errs);
+	if (r == 0 && in_place)
 		out = json_incref((json_t *)objects);
-		if (r == 0)
-			r = index_objects(out, &idx);
-	} else if (r == 0) {
-		r = copy_and_index(objects, &out, &idx);
-		if (r == 0)
-			r = template_claims(out, &idx);
-		if (r == 0)
-			r = add_all(s, out, false, errs);
-	}
+	else if (r == 0)
+		r = copy_objects(objects, &out);
+	if (r == 0)
+		r = offline_writer(out, (int64_t)time(NULL), &w);
+	if (r == 0)
+		r = template_claims(w, out);
+	if (r == 0)
+		r = add_all(s, out, in_place, errs);
 	if (r == 0) {
 		sc_cons_complete(s);
-		r = run_cycles(s, out, &idx, pre);
+		r = run_cycles(s, w, pre);
 	}
 	if (r == 0) {
 		if (ret_objects)
@@ -431,7 +392,7 @@ static int run(const json_t *objects, bool in_place, const struct pk_sched_opts 
 		if (ret_preempted)
 			*ret_preempted = json_incref(pre);
 	}
-	pk_map_free(&idx);
+	pk_writer_free(w);
 	json_decref(out);
 	json_decref(pre);
 	pk_sched_free(s);

@@ -268,9 +268,31 @@ int pk_sched_round(struct pk_sched *s, int64_t now_ms, const struct pk_sched_rou
 		   void *arg, struct pk_sched_round *ret);
 
 /*
+ * A cycle's actions into the open batch of a writer (kernel/write/writer.h),
+ * as every driver of the rounds writes them: a binding (with its
+ * annotations) after the claims and volume claims its cycle allocated or
+ * bound, a condition, a claim's status, a volume claim, a preemption as an
+ * eviction.  ops may be NULL:
+ *   rv(arg, kind, ns, name)  an object's resourceVersion precondition, as
+ *                            the caller last saw it (NULL: none);
+ *   failed(arg, action, r)   an action the writer refused (NULL: the first
+ *                            refusal ends it, returned).
+ */
+struct pk_writer;
+struct pk_sched_write_ops {
+	uint64_t (*rv)(void *arg, enum pk_kind kind, const char *ns, const char *name);
+	void (*failed)(void *arg, const struct pk_sched_action *a, int r);
+};
+int pk_sched_result_write(struct pk_writer *w, const struct pk_sched_result *res,
+			  const struct pk_sched_write_ops *ops, void *arg);
+
+/*
  * Apply a result to a JSON array of objects (matched by kind, namespace,
- * name): sets spec.nodeName (and a binding's annotations) and conditions, and moves preempted pods
- * from objects into preempted (an array, may be NULL).  now is seconds.
+ * name) through an in-memory writer (pk_writer_memory_new()): sets
+ * spec.nodeName (and a binding's annotations), conditions, claims and
+ * volume claims, and moves preempted pods from objects into preempted (an
+ * array, may be NULL).  Objects not in the array are left alone.  now is
+ * the conditions' time in seconds (0: the wall clock).
  */
 int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *preempted,
 		   int64_t now);

@@ -24,7 +24,10 @@
  *   - the store backend (kernel/store/writer.c) writes the whole batch in one
  *     SQLite transaction, one fsync, through pk_store_edit_batch();
  *   - a remote backend (attach mode) sends each object's write to a
- *     kube-apiserver, many in flight.
+ *     kube-apiserver, many in flight;
+ *   - the in-memory backend (memory.c, below) writes a JSON array of objects
+ *     in place: the offline runs (podctl schedule, the queue controller's
+ *     admission pass) write the cluster they were given.
  * The loop does not know which one it runs on.
  *
  * Lifecycle: pk_writer_new(ops, backend) -> { pk_writer_batch_begin() ->
@@ -229,6 +232,51 @@ int pk_writer_get(struct pk_writer *w, enum pk_kind kind, const char *ns, const 
 
 /* Apply one item to a copy of its object (what a backend writes); 0 or -errno. */
 int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now);
+
+/* ---- the in-memory backend (memory.c) ------------------------------------------ */
+
+/*
+ * What an in-memory writer holds and how it writes:
+ *   holds      the kinds (pk_kind_of() of an object; PK_KIND_UNKNOWN for
+ *              the served kinds without a typed view) it writes; NULL: every
+ *              kind.  Objects of other kinds in the array are not its own:
+ *              it never changes them, and a write about one is -ENOENT as for
+ *              an object that is not there; a create of such a kind is
+ *              -EOPNOTSUPP.
+ *   now        the clock of the conditions it sets (seconds); 0: time(NULL)
+ *              at each commit.
+ *   versions   stamp what a store stamps: each object written gets the next
+ *              metadata.resourceVersion, a created one also a uid and a
+ *              creationTimestamp.  Without it objects keep their metadata as
+ *              given (an offline run over a cluster dump writes its objects
+ *              back with the resourceVersions they came with); preconditions
+ *              are checked against metadata.resourceVersion and uid either way.
+ */
+struct pk_writer_memory_opts {
+	bool (*holds)(enum pk_kind kind);
+	int64_t now;
+	bool versions;
+};
+/*
+ * A writer over objects (a JSON array; a reference is kept), written in
+ * place: an item changes its object as the store's backend would (the same
+ * pk_write_item_apply(), under the same resourceVersion, uid, binding and
+ * dependency preconditions), a create appends a copy of the new object
+ * (metadata.generateName: named with five characters derived from the
+ * namespace, the prefix and the writer's count of names, so a run is
+ * reproducible; -EEXIST when the name is taken), a deletion or an eviction
+ * removes the object from the array (at once: no finalizer waits and no
+ * garbage collector runs on an in-memory set; propagation orphan and
+ * foreground are refused, -EOPNOTSUPP).  An object changes only when its
+ * whole item can be written (out of memory aside).  A result's object is the
+ * array's own (the object after the write; for a deletion the object as it
+ * was removed): read it, never change it.  Items that are not JSON objects
+ * (compact text, pk_compact_object) are not the writer's.  objects must not
+ * gain or lose items behind the writer's back while it lives (replacing an
+ * item the writer does not hold is fine).  Opts may be NULL.
+ */
+int pk_writer_memory_new(json_t *objects, const struct pk_writer_memory_opts *opts,
+			 struct pk_writer **ret);
 
 /* ---- Events: what a committed batch tells a user (both modes) ------------------ */
 

@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * memory.c — the in-memory backend of the write path (writer.h): a JSON
+ * array of objects written in place, as the offline runs write the cluster
+ * they were given (podctl schedule, the scenario tests, the queue
+ * controller's admission pass).
+ *
+ * The objects the writer holds are indexed by their one key (pk_obj_key()),
+ * found again in O(1) per item.  A batch is written as the store's backend
+ * writes one: items without dependencies first, then the others, each only
+ * if every item it depends on was written; each item under its
+ * resourceVersion and uid preconditions, then checked against what
+ * pk_write_item_apply() would refuse (a pod bound elsewhere, a claim bound to
+ * another volume, a field that is not an object), so that an object changes
+ * only when its whole item can be written; then the item is applied to the
+ * object itself, which keeps it where it is in the array (no copy of each
+ * object written, and whoever holds a reference to it sees it written).
+ * Deletions are gathered and the array is compacted once per batch.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernel/lib/hash.h"
+#include "kernel/lib/map.h"
+#include "kernel/write/writer.h"
+
+#define MEM_KEY_MAX 600 /* a kind, a namespace of 63 and a name of 253, with room */
+
+struct mem_backend {
+	json_t *objects;     /* the array written (a reference) */
+	struct pk_map index; /* pk_obj_key -> json_t * (borrowed: the array holds it) */
+	struct pk_writer_memory_opts opts;
+	uint64_t version; /* the last resourceVersion stamped (opts.versions) */
+	uint64_t names;	  /* names made from a generateName */
+	json_t **gone;	  /* the objects deleted in this batch, still in the array */
+	size_t ngone, capgone;
+};
+
+/* The type of an object of the array, or NULL when the writer does not hold it. */
+static const struct pk_type *held_type(const struct mem_backend *b, const json_t *o)
+{
+	enum pk_kind kind;
+	const struct pk_type *t;
+
+	if (!json_is_object(o))
+		return NULL;
+	kind = pk_kind_of(o);
+	t = kind != PK_KIND_UNKNOWN ? pk_type_of(kind)
+				    : pk_type_by_kind(pk_get_string(o, "kind") ?: "");
+	if (!t || (b->opts.holds && !b->opts.holds(kind)))
+		return NULL;
+	return t;
+}
+
+static const char *obj_key(char *buf, const struct pk_type *t, const json_t *o)
+{
+	return pk_obj_key(buf, MEM_KEY_MAX, t, pk_get_string(o, "metadata.namespace"),
+			  pk_get_string(o, "metadata.name") ?: "");
+}
+
+static uint64_t obj_rv(const json_t *o)
+{
+	const char *rv = pk_get_string(o, "metadata.resourceVersion");
+
+	return rv ? strtoull(rv, NULL, 10) : 0;
+}
+
+static int index_all(struct mem_backend *b)
+{
+	char buf[MEM_KEY_MAX];
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(b->objects, i, o)
+	{
+		const struct pk_type *t = held_type(b, o);
+		const char *key = t ? obj_key(buf, t, o) : NULL;
+
+		if (b->opts.versions && json_is_object(o) && obj_rv(o) > b->version)
+			b->version = obj_rv(o);
+		if (key && pk_map_put(&b->index, key, o) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- what an item may do to its object ------------------------------------------- */
+
+/* A field an item sets: the value it has (a conflict when another one), and its parent. */
+static int field_free(const json_t *obj, const char *path, const char *want)
+{
+	const char *had = pk_get_string(obj, path);
+
+	if (had && *had && strcmp(had, want) != 0)
+		return -PK_WRITE_ECONFLICT;
+	return json_is_object(json_object_get(obj, "spec")) ? 0 : -EINVAL;
+}
+
+static bool condition_status_ok(const char *s)
+{
+	return strcmp(s, "True") == 0 || strcmp(s, "False") == 0 || strcmp(s, "Unknown") == 0;
+}
+
+/*
+ * What pk_write_item_apply() would refuse, checked before anything is
+ * written: a changed uid, a pod bound elsewhere, a claim bound to another
+ * volume, metadata, spec or status of the wrong type, a condition status
+ * that is none.  0: only running out of memory can stop the item.
+ */
+static int item_check(const struct pk_write_item *it, const json_t *obj)
+{
+	const json_t *status = json_object_get(obj, "status");
+	int r;
+
+	if (it->uid && strcmp(pk_get_string(obj, "metadata.uid") ?: "", it->uid) != 0)
+		return -PK_WRITE_ECONFLICT;
+	if (it->node && (r = field_free(obj, "spec.nodeName", it->node)) < 0)
+		return r;
+	if (it->volume && (r = field_free(obj, "spec.volumeName", it->volume)) < 0)
+		return r;
+	if ((it->annotations || it->replace) && !json_is_object(json_object_get(obj, "metadata")))
+		return -EINVAL;
+	if (it->replace && !json_is_object(json_object_get(it->replace, "metadata")))
+		return -EINVAL;
+	if (it->status || !status)
+		status = NULL; /* replaced, or made */
+	if ((it->nconds || it->claim) && status && !json_is_object(status))
+		return -EINVAL;
+	if (it->nconds && status) {
+		const json_t *conds = json_object_get(status, "conditions");
+
+		if (conds && !json_is_null(conds) && !json_is_array(conds))
+			return -EINVAL;
+	}
+	for (size_t i = 0; i < it->nconds; i++)
+		if (!condition_status_ok(it->conds[i].status))
+			return -EINVAL;
+	return 0;
+}
+
+/* ---- writing ----------------------------------------------------------------------- */
+
+static void stamp_version(struct mem_backend *b, json_t *obj)
+{
+	char rv[24];
+
+	if (!b->opts.versions)
+		return;
+	snprintf(rv, sizeof(rv), "%llu", (unsigned long long)++b->version);
+	pk_set(obj, "metadata.resourceVersion", json_string(rv));
+}
+
+/* A deletion: out of the index now, out of the array when the batch ends. */
+static int remove_obj(struct mem_backend *b, const char *key, json_t *obj)
+{
+	if (b->ngone == b->capgone) {
+		size_t cap = b->capgone ? b->capgone * 2 : 16;
+		json_t **v = realloc(b->gone, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		b->gone = v;
+		b->capgone = cap;
+	}
+	b->gone[b->ngone++] = obj;
+	pk_map_del(&b->index, key);
+	return 0;
+}
+
+static int ptr_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (json_t *const *)a, y = (uintptr_t) * (json_t *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The array without the objects deleted in this batch, in one pass. */
+static int compact(struct mem_backend *b)
+{
+	size_t n = json_array_size(b->objects), at = 0;
+
+	qsort(b->gone, b->ngone, sizeof(*b->gone), ptr_cmp);
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_array_get(b->objects, i);
+
+		if (bsearch(&o, b->gone, b->ngone, sizeof(*b->gone), ptr_cmp))
+			continue;
+		if (at != i && json_array_set(b->objects, at, o) < 0)
+			return -ENOMEM;
+		at++;
+	}
+	while (json_array_size(b->objects) > at)
+		json_array_remove(b->objects, json_array_size(b->objects) - 1);
+	b->ngone = 0;
+	return 0;
+}
+
+/* What a change of generation is about: obj but its metadata and status (a shallow copy). */
+static json_t *desired(const json_t *obj)
+{
+	json_t *c = json_copy((json_t *)obj);
+
+	json_object_del(c, "metadata");
+	json_object_del(c, "status");
+	return c;
+}
+
+/*
+ * The item applied to obj; with versions, the next resourceVersion, and
+ * metadata.generation one up when the desired state changed (a volume, a
+ * replacement; a binding does not change it), as a store keeps them.
+ */
+static int apply(struct mem_backend *b, const struct pk_write_item *it, json_t *obj, int64_t now)
+{
+	const char *had = it->volume ? pk_get_string(obj, "spec.volumeName") : NULL;
+	bool changed = it->volume && !(had && strcmp(had, it->volume) == 0);
+	json_t *before = b->opts.versions && it->replace ? desired(obj) : NULL, *after;
+	int r = pk_write_item_apply(it, obj, now);
+
+	if (r < 0 || !b->opts.versions) {
+		json_decref(before);
+		return r;
+	}
+	if (before) {
+		after = desired(obj);
+		changed = changed || !json_equal(before, after);
+		json_decref(after);
+		json_decref(before);
+	}
+	if (changed)
+		pk_set(obj, "metadata.generation",
+		       json_integer(json_integer_value(pk_get(obj, "metadata.generation")) + 1));
+	stamp_version(b, obj);
+	return 0;
+}
+
+static int modify(struct mem_backend *b, const struct pk_write_item *it, int64_t now,
+		  json_t **ret_obj)
+{
+	const struct pk_type *t =
+	    it->kind_name ? pk_type_by_kind(it->kind_name) : pk_type_of(it->kind);
+	char buf[MEM_KEY_MAX];
+	const char *key = t ? pk_obj_key(buf, sizeof(buf), t, it->ns, it->name) : NULL;
+	json_t *obj =
+	    key && (!b->opts.holds || b->opts.holds(it->kind)) ? pk_map_get(&b->index, key) : NULL;
+	bool bare;
+	int r;
+
+	if (!obj)
+		return -ENOENT;
+	if ((it->rv && obj_rv(obj) != it->rv) || (r = item_check(it, obj)) == -PK_WRITE_ECONFLICT) {
+		*ret_obj = json_incref(obj);
+		return -PK_WRITE_ECONFLICT;
+	}
+	if (r < 0)
+		return r;
+	if (it->evict && (it->propagation == PK_WRITE_PROPAGATE_ORPHAN ||
+			  it->propagation == PK_WRITE_PROPAGATE_FOREGROUND))
+		return -EOPNOTSUPP;
+	bare = it->evict && !it->node && !it->volume && !it->annotations && !it->nconds &&
+	       !it->claim && !it->replace && !it->status;
+	if (!bare && (r = apply(b, it, obj, now)) < 0)
+		return r;
+	if (it->evict && (r = remove_obj(b, key, obj)) < 0)
+		return r;
+	*ret_obj = json_incref(obj);
+	return 0;
+}
+
+/* A name for prefix in namespace ns that no object of type t has. */
+static int make_name(struct mem_backend *b, const struct pk_type *t, const char *ns,
+		     const char *prefix, char name[MEM_KEY_MAX])
+{
+	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+	char buf[MEM_KEY_MAX];
+
+	for (int tries = 0; tries < 100; tries++) {
+		char count[24];
+		uint64_t h;
+		int n;
+
+		snprintf(count, sizeof(count), "%llu", (unsigned long long)b->names++);
+		h = pk_fnv1a(pk_fnv1a(pk_fnv1a(PK_FNV1A_INIT, ns), prefix), count);
+		n = snprintf(name, MEM_KEY_MAX, "%.240s", prefix);
+		for (int i = 0; i < 5; i++, h /= sizeof(alphabet) - 1)
+			name[n++] = alphabet[h % (sizeof(alphabet) - 1)];
+		name[n] = '\0';
+		if (!pk_map_get(&b->index, pk_obj_key(buf, sizeof(buf), t, ns, name)))
+			return 0;
+	}
+	return -EEXIST;
+}
+
+/* metadata of a new object: its name, namespace and (versions) what a store stamps. */
+static int new_metadata(struct mem_backend *b, const struct pk_type *t, json_t *obj, int64_t now)
+{
+	json_t *md = json_object_get(obj, "metadata");
+	const char *ns = pk_get_string(obj, "metadata.namespace");
+	char name[MEM_KEY_MAX], uid[40], ts[32];
+	int r;
+
+	if (!json_is_object(md))
+		return -EINVAL;
+	if (t->namespaced && (!ns || !*ns) &&
+	    json_object_set_new(md, "namespace", json_string("default")) < 0)
+		return -ENOMEM;
+	if (!t->namespaced)
+		json_object_del(md, "namespace");
+	if (!pk_get_string(obj, "metadata.name")) {
+		const char *prefix = pk_get_string(obj, "metadata.generateName");
+
+		if (!prefix)
+			return -EINVAL;
+		r = make_name(b, t, t->namespaced ? pk_get_string(obj, "metadata.namespace") : "",
+			      prefix, name);
+		if (r < 0)
+			return r;
+		if (json_object_set_new(md, "name", json_string(name)) < 0)
+			return -ENOMEM;
+	}
+	if (!b->opts.versions)
+		return 0;
+	snprintf(uid, sizeof(uid), "00000000-0000-4000-8000-%012llx",
+		 (unsigned long long)(b->version + 1));
+	pk_time_format(now, ts);
+	if (json_object_set_new(md, "uid", json_string(uid)) < 0 ||
+	    json_object_set_new(md, "creationTimestamp", json_string(ts)) < 0 ||
+	    json_object_set_new(md, "generation", json_integer(1)) < 0)
+		return -ENOMEM;
+	stamp_version(b, obj);
+	return 0;
+}
+
+static int create(struct mem_backend *b, const struct pk_write_item *it, int64_t now,
+		  json_t **ret_obj)
+{
+	const struct pk_type *t =
+	    it->kind_name ? pk_type_by_kind(it->kind_name) : pk_type_of(it->kind);
+	char buf[MEM_KEY_MAX];
+	const char *key;
+	json_t *obj;
+	int r;
+
+	if (!t || (b->opts.holds && !b->opts.holds(it->kind)))
+		return -EOPNOTSUPP;
+	obj = json_deep_copy(it->create);
+	if (!obj)
+		return -ENOMEM;
+	r = new_metadata(b, t, obj, now);
+	key = r == 0 ? obj_key(buf, t, obj) : NULL;
+	if (r == 0 && !key)
+		r = -EINVAL;
+	if (r == 0 && pk_map_get(&b->index, key))
+		r = -EEXIST;
+	if (r == 0 && json_array_append(b->objects, obj) < 0)
+		r = -ENOMEM;
+	if (r == 0 && pk_map_put(&b->index, key, obj) < 0) {
+		json_array_remove(b->objects, json_array_size(b->objects) - 1);
+		r = -ENOMEM;
+	}
+	if (r == 0)
+		*ret_obj = obj;
+	else
+		json_decref(obj);
+	return r;
+}
+
+/* Item i, written when the items it depends on were (state: 1 written, else not). */
+static int write_item(struct mem_backend *b, const struct pk_write_batch *batch, size_t i,
+		      const signed char *state, int64_t now, json_t **ret_obj)
+{
+	const struct pk_write_item *it = &batch->items[i];
+
+	for (size_t d = 0; d < it->ndeps; d++)
+		if (it->deps[d] >= batch->n || state[it->deps[d]] != 1)
+			return -PK_WRITE_ECONFLICT;
+	return it->create ? create(b, it, now, ret_obj) : modify(b, it, now, ret_obj);
+}
+
+static int mem_commit(void *backend, const struct pk_write_batch *batch,
+		      struct pk_write_result *results)
+{
+	struct mem_backend *b = backend;
+	int64_t now = b->opts.now ? b->opts.now : (int64_t)time(NULL);
+	signed char *state = calloc(batch->n, 1);
+
+	if (!state)
+		return -ENOMEM;
+	/* items without dependencies first, as the store's backend writes them */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < batch->n; i++) {
+			if ((batch->items[i].ndeps > 0) != (pass == 1))
+				continue;
+			results[i].error = write_item(b, batch, i, state, now, &results[i].object);
+			state[i] = results[i].error == 0 ? 1 : -1;
+		}
+	}
+	free(state);
+	return b->ngone ? compact(b) : 0;
+}
+
+static int mem_get(void *backend, enum pk_kind kind, const char *ns, const char *name, json_t **ret)
+{
+	struct mem_backend *b = backend;
+	const struct pk_type *t = pk_type_of(kind);
+	char buf[MEM_KEY_MAX];
+	const char *key = t ? pk_obj_key(buf, sizeof(buf), t, ns, name) : NULL;
+	json_t *obj =
+	    key && (!b->opts.holds || b->opts.holds(kind)) ? pk_map_get(&b->index, key) : NULL;
+
+	if (!obj)
+		return -ENOENT;
+	*ret = json_incref(obj);
+	return 0;
+}
+
+static void mem_free(void *backend)
+{
+	struct mem_backend *b = backend;
+
+	if (!b)
+		return;
+	pk_map_free(&b->index);
+	free(b->gone);
+	json_decref(b->objects);
+	free(b);
+}
+
+static const struct pk_writer_ops memory_ops = {
+    .name = "memory",
+    .commit = mem_commit,
+    .get = mem_get,
+    .free = mem_free,
+};
+
+int pk_writer_memory_new(json_t *objects, const struct pk_writer_memory_opts *opts,
+			 struct pk_writer **ret)
+{
+	struct mem_backend *b;
+	int r;
+
+	if (!json_is_array(objects) || !ret)
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->objects = json_incref(objects);
+	if (opts)
+		b->opts = *opts;
+	r = index_all(b);
+	if (r == 0)
+		r = pk_writer_new(&memory_ops, b, ret);
+	if (r < 0)
+		mem_free(b);
+	return r;
+}
