@@ -448,83 +448,32 @@ static struct pk_write_ref ref_of(struct pk_appliance *app, enum pk_kind kind, c
 	};
 }
 
-/* A binding's annotations (a TPU slice pod's coordinates and worker id), or NULL. */
-static json_t *bind_annotations(const struct pk_sched_action *a)
+static uint64_t write_rv(void *arg, enum pk_kind kind, const char *ns, const char *name)
 {
-	json_t *ann = NULL;
+	struct pk_appliance *app = arg;
 
-	for (size_t i = 0; i < PK_SCHED_BIND_ANNOTATIONS; i++) {
-		if (!a->annotations[i].key)
-			continue;
-		if (!ann && !(ann = json_object()))
-			return NULL;
-		json_object_set_new(ann, a->annotations[i].key,
-				    json_string(a->annotations[i].value));
-	}
-	return ann;
+	return ap_cache_rv(app->cache, kind, ns, name);
 }
 
-/* A binding waits for the claims its cycle allocated, reserved or bound to volumes. */
-static int bind_after_claims(struct pk_appliance *app, const struct pk_sched_result *res,
-			     size_t upto, const struct pk_write_ref *pod)
+static void write_failed(void *arg, const struct pk_sched_action *a, int r)
 {
-	int r = 0;
+	struct pk_appliance *app = arg;
 
-	for (size_t i = 0; i < upto && r == 0; i++) {
-		const struct pk_sched_action *c = &res->actions[i];
-		struct pk_write_ref ref;
-
-		if ((c->action != PK_SCHED_CLAIM || !json_object_get(c->claim, "allocation")) &&
-		    c->action != PK_SCHED_VOLUME_CLAIM)
-			continue;
-		ref = ref_of(app, c->kind, c->ns, c->name);
-		r = pk_writer_depend(app->writer, pod, &ref);
-	}
-	return r;
+	AP_COUNT(app, write_errors);
+	ap_log(app, 0, "batching a write of %s %s/%s: %s", pk_kind_to_string(a->kind), a->ns,
+	       a->name, strerror(-r));
 }
 
-/* Queue one cycle's actions into the open batch. */
+/*
+ * Queue one cycle's actions into the open batch, as every driver does
+ * (pk_sched_result_write()), each object at the resourceVersion the loop
+ * last saw.
+ */
 static void batch_result(struct pk_appliance *app, const struct pk_sched_result *res)
 {
-	for (size_t i = 0; i < res->nactions; i++) {
-		const struct pk_sched_action *a = &res->actions[i];
-		struct pk_write_ref ref = ref_of(app, a->kind, a->ns, a->name);
-		int r = 0;
+	static const struct pk_sched_write_ops ops = {.rv = write_rv, .failed = write_failed};
 
-		switch (a->action) {
-		case PK_SCHED_BIND: {
-			json_t *ann = bind_annotations(a);
-
-			r = pk_writer_bind(app->writer, &ref, a->node, ann);
-			json_decref(ann);
-			if (r == 0)
-				r = bind_after_claims(app, res, i, &ref);
-			break;
-		}
-		case PK_SCHED_CLAIM:
-			r = pk_writer_claim(app->writer, &ref, a->claim);
-			break;
-		case PK_SCHED_CONDITION:
-			r = pk_writer_set_condition(app->writer, &ref, a->type, a->status,
-						    a->reason, a->message);
-			break;
-		case PK_SCHED_PREEMPT:
-			r = pk_writer_evict(app->writer, &ref);
-			break;
-		case PK_SCHED_VOLUME_CLAIM: {
-			json_t *ann = bind_annotations(a);
-
-			r = pk_writer_volume_claim(app->writer, &ref, a->volume, ann);
-			json_decref(ann);
-			break;
-		}
-		}
-		if (r < 0) {
-			AP_COUNT(app, write_errors);
-			ap_log(app, 0, "batching a write of %s %s/%s: %s",
-			       pk_kind_to_string(a->kind), a->ns, a->name, strerror(-r));
-		}
-	}
+	pk_sched_result_write(app->writer, res, &ops, app);
 }
 
 /*
