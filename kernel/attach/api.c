@@ -65,6 +65,7 @@ int at_api_init(struct at_api *api, const char *workload_api)
 	snprintf(api->workload_group, sizeof(api->workload_group), "%.*s",
 		 (int)(slash - workload_api), workload_api);
 	snprintf(api->workload_version, sizeof(api->workload_version), "%s", slash + 1);
+	api->queues = false; /* the caller turns the queue kinds on */
 	for (int i = 0; i < _AT_RES_MAX; i++) {
 		const struct pk_type *t = pk_type_by_kind(watched[i]);
 		bool moved = workload_kind(t);
