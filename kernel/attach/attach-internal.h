@@ -123,7 +123,8 @@ const struct pk_attach_config *at_config(struct pk_attach *a);
 bool at_may_schedule(void *arg);
 
 /* ---- queues.c: podkernel's queue controller on the cluster (--queues=podkernel) ------------ */
-#define AT_QUEUES_ECHO_MS 5000	/* the longest a pass waits for the watch to show the last writes  \
+#define AT_QUEUES_ECHO_MS                                                                          \
+	5000			/* the longest a pass waits for the watch to show the last writes  \
 				 */
 #define AT_QUEUES_POLL_MS 20	/* ... looking again this often */
 #define AT_QUEUES_RETRY_MS 1000 /* a failed pass runs again after this long */

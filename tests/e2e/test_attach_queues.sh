@@ -156,7 +156,6 @@ writes() { curl -sf "http://127.0.0.1:$HP/metrics" | sed -n 's/^podkernel_attach
 w1=$(writes)
 sleep 2
 [ "$(writes)" = "$w1" ] || fail "the queue controller keeps writing: $w1 then $(writes) writes"
-[ -z "${KEEP_LOG:-}" ] || cp "$WORK/attach-q.log" "$KEEP_LOG"
 kill "$ATTACH_PID_q"
 wait "$ATTACH_PID_q" 2> /dev/null || true
 echo "PASS: attach mode admits through podkernel's queues in the cluster"
