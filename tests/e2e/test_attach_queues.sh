@@ -8,7 +8,8 @@
 # its pod template) and leaves the second suspended with its position and
 # pending reason; the ClusterQueue's and LocalQueue's status say so.  The
 # pod the cluster's Job controller would create for the admitted Job is
-# bound by podkernel within the flavor's nodes.  A user still cannot resume
+# bound by podkernel within the flavor's nodes; a queued plain pod (gated
+# at creation) is ungated in the cluster and bound.  A user still cannot resume
 # the pending Job (only the queue controller's identity may).  The first Job
 # deleted, the second is admitted.
 set -eu
@@ -140,6 +141,46 @@ if podctl apply -f "$WORK/resume.yaml" > "$WORK/resume.out" 2>&1; then
 fi
 grep -q "spec.suspend: Forbidden" "$WORK/resume.out" || fail "resume refused why: $(cat "$WORK/resume.out")"
 
+# A queued plain pod (the cluster gates it at creation, as Kueue's webhook
+# does) in a ClusterQueue of its own: ungated in the cluster with its
+# admission annotation, then bound by podkernel.
+cat > "$WORK/queued-pod.yaml" <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: pods}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: ss0
+      resources: [{name: cpu, nominalQuota: "1"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: pod-queue, namespace: default}
+spec: {clusterQueue: pods}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: queued-pod
+  labels: {kueue.x-k8s.io/queue-name: pod-queue}
+spec:
+  schedulerName: podkernel
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+EOF
+podctl apply -f "$WORK/queued-pod.yaml" > /dev/null || fail "apply queued-pod.yaml"
+pod_admitted() {
+	podctl get pod queued-pod -o json 2> /dev/null | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+gates = [g["name"] for g in p["spec"].get("schedulingGates", [])]
+a = p["metadata"].get("annotations", {}).get("queue.podkernel.dev/admission", "")
+sys.exit(0 if a == "pods/ss0" and not gates and p["spec"].get("nodeName") else 1)'
+}
+wait_for 30 pod_admitted || { attach_dump; fail "the queued pod was not admitted, ungated and bound"; }
+
 # job-a goes: its quota is free and job-b is admitted.
 podctl delete job job-a > /dev/null || fail "delete job-a"
 podctl delete pod job-a-0 job-a-1 > /dev/null 2>&1 || true
@@ -156,6 +197,13 @@ writes() { curl -sf "http://127.0.0.1:$HP/metrics" | sed -n 's/^podkernel_attach
 w1=$(writes)
 sleep 2
 [ "$(writes)" = "$w1" ] || fail "the queue controller keeps writing: $w1 then $(writes) writes"
+python3 - "$WORK/metrics" <<'PY'
+import re, sys
+m = open(sys.argv[1]).read()
+n = int(re.search(r'(?m)^podkernel_attach_queue_passes_total\{result="ok"\} (\d+)', m).group(1))
+t = float(re.search(r'(?m)^podkernel_attach_queue_pass_seconds_total (\S+)', m).group(1))
+print("queue passes: %d, %.1f ms each on average (256 Nodes)" % (n, 1000 * t / n))
+PY
 kill "$ATTACH_PID_q"
 wait "$ATTACH_PID_q" 2> /dev/null || true
 echo "PASS: attach mode admits through podkernel's queues in the cluster"
