@@ -32,6 +32,9 @@
  * that conflicts (the object changed meanwhile) is decided again by the
  * pass its change triggers.
  *
+ * The pass's Events (Inadmissible, Preempted, Evicted) go to the cluster
+ * as events.k8s.io/v1 Events once its writes are out.
+ *
  * The cost: each pass copies the mirrored objects it reads into a fresh
  * SQLite store (O(objects) inserts, one transaction per kind group), as
  * `podctl schedule` does; it runs on the loop's thread, between rounds.
@@ -54,6 +57,8 @@ struct at_queues {
 	struct at_mirror *mirror;
 	struct pk_writer *writer;
 	struct at_remote_stats *stats;
+	struct at_recorder *recorder; /* the pass's Events, sent once its writes are */
+	json_t *events;		      /* this pass's, in order */
 	const struct pk_attach_config *cfg;
 	bool dirty;
 	json_t *awaited;      /* "Kind/ns/name" -> {kind, ns, name, rv} ("rv" absent: deleted) */
@@ -426,6 +431,47 @@ static int write_batch(struct at_queues *q, const json_t *before, const json_t *
 
 /* ---- one pass ------------------------------------------------------------------ */
 
+/* An Event of the pass (pk_queues_pass_opts.event): kept until its writes are out. */
+static void on_event(void *arg, const char *type, const char *kind, const json_t *obj,
+		     const char *reason, const char *note)
+{
+	struct at_queues *q = arg;
+
+	json_array_append_new(q->events, json_pack("{s:s,s:s,s:s?,s:s?,s:s,s:s}", "type", type,
+						   "kind", kind, "ns", pk_namespace(obj), "name",
+						   pk_name(obj), "reason", reason, "note", note));
+}
+
+/*
+ * Send the pass's Events about the cluster's objects (their uid as the
+ * mirror holds it); when its writes failed, only those no write stands
+ * behind (Inadmissible).
+ */
+static void send_events(struct at_queues *q, bool written)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(q->events, i, e)
+	{
+		const char *kind = pk_get_string(e, "kind"), *reason = pk_get_string(e, "reason");
+		json_t *cur = NULL;
+
+		if (!written && strcmp(reason, "Inadmissible") != 0)
+			continue;
+		if (!pk_get_string(e, "name") ||
+		    at_mirror_get(q->mirror, kind, pk_get_string(e, "ns"), pk_get_string(e, "name"),
+				  &cur) < 0)
+			continue;
+		at_recorder_emit(q->recorder, pk_kind_from_string(kind), pk_get_string(e, "ns"),
+				 pk_get_string(e, "name"), pk_get_string(cur, "metadata.uid"),
+				 pk_get_string(e, "type"), reason, reason,
+				 pk_get_string(e, "note"));
+		json_decref(cur);
+	}
+	json_array_clear(q->events);
+}
+
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;
@@ -439,6 +485,7 @@ static int pass(struct at_queues *q)
 {
 	struct clock clk = {.next = (int64_t)time(NULL) - 86400 * 365};
 	struct pk_store_open_opts opts = {.creation_clock = clock_tick, .creation_clock_arg = &clk};
+	struct pk_queues_pass_opts popts = {.event = on_event, .event_arg = q};
 	const char *tmp = getenv("TMPDIR");
 	struct pk_store *st = NULL;
 	json_t *before = NULL, *after = NULL;
@@ -456,7 +503,7 @@ static int pass(struct at_queues *q)
 	if (r == 0 && !(before = snapshot(st)))
 		r = -ENOMEM;
 	if (r == 0)
-		r = pk_queues_pass(st);
+		r = pk_queues_pass_opts(st, &popts);
 	if (r == 0 && !(after = snapshot(st)))
 		r = -ENOMEM;
 	if (st)
@@ -468,6 +515,7 @@ static int pass(struct at_queues *q)
 		r = write_batch(q, before, after, true);
 	if (r == 0)
 		r = write_batch(q, before, after, false);
+	send_events(q, r == 0);
 	json_decref(before);
 	json_decref(after);
 	return r;
@@ -587,6 +635,7 @@ static void hook_free(void *arg)
 		return;
 	pk_writer_free(q->writer);
 	json_decref(q->awaited);
+	json_decref(q->events);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
 }
@@ -612,8 +661,10 @@ int at_queues_new(struct pk_attach *a, const struct at_remote_config *rc, struct
 	q->stats = rc->stats;
 	q->cfg = at_config(a);
 	q->dirty = true; /* the first round admits what waits */
+	q->recorder = rc->recorder;
 	q->awaited = json_object();
-	r = q->awaited ? at_remote_writer_new(rc, &q->writer) : -ENOMEM;
+	q->events = json_array();
+	r = q->awaited && q->events ? at_remote_writer_new(rc, &q->writer) : -ENOMEM;
 	if (r < 0) {
 		hook_free(q);
 		return r;

@@ -6,7 +6,8 @@
 # submitted.  The attached podkerneld admits the first in the cluster
 # (spec.suspend false, the admission annotation, the flavor's node labels in
 # its pod template) and leaves the second suspended with its position and
-# pending reason; the ClusterQueue's and LocalQueue's status say so.  The
+# pending reason; the ClusterQueue's and LocalQueue's status say so; a Job
+# of a LocalQueue that does not exist gets an Inadmissible Event there.  The
 # pod the cluster's Job controller would create for the admitted Job is
 # bound by podkernel within the flavor's nodes; a queued plain pod (gated
 # at creation) is ungated in the cluster and bound.  A user still cannot resume
@@ -115,6 +116,24 @@ wait_for 20 cq_says "1 1 4" || { attach_dump; fail "ClusterQueue team status: $(
 lq_says() { [ "$(queue_status localqueue user-queue "-n default")" = "$1" ]; }
 wait_for 20 lq_says "1 1 4" ||
 	{ attach_dump; fail "LocalQueue user-queue status: $(queue_status localqueue user-queue "-n default")"; }
+
+# A Job queued in a LocalQueue that does not exist gets the pass's Warning
+# Event in the cluster (events.k8s.io/v1), regarding the cluster's Job.
+sed 's/name: job-b/name: job-lost/; s/queue-name: user-queue/queue-name: nosuch/' \
+	"$WORK/job-job-b.yaml" > "$WORK/job-lost.yaml"
+podctl apply -f "$WORK/job-lost.yaml" > /dev/null || fail "apply job-lost"
+inadmissible_event() {
+	uid=$(podctl get job job-lost -o jsonpath='{.metadata.uid}')
+	curl -sf --cacert "$WORK/cert.pem" -H "Authorization: Bearer $ADMIN_TOKEN" \
+		"$PODKERNEL_SERVER/apis/events.k8s.io/v1/namespaces/default/events" | python3 -c '
+import json, sys
+items = json.load(sys.stdin)["items"]
+sys.exit(0 if any(e.get("reason") == "Inadmissible" and e.get("type") == "Warning" and
+                  e.get("note") == "LocalQueue nosuch does not exist in namespace default" and
+                  e.get("regarding", {}).get("uid") == sys.argv[1] for e in items) else 1)' "$uid"
+}
+wait_for 20 inadmissible_event || { attach_dump; fail "no Inadmissible Event for job-lost"; }
+[ "$(jobfield job-lost suspend)" = true ] || fail "job-lost was resumed"
 
 # The cluster's Job controller creates the admitted Job's pods (the stand-in
 # has none: the test does, from the admitted template); podkernel binds them.
