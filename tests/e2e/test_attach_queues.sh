@@ -223,6 +223,9 @@ n = int(re.search(r'(?m)^podkernel_attach_queue_passes_total\{result="ok"\} (\d+
 t = float(re.search(r'(?m)^podkernel_attach_queue_pass_seconds_total (\S+)', m).group(1))
 print("queue passes: %d, %.1f ms each on average (256 Nodes)" % (n, 1000 * t / n))
 PY
-kill "$ATTACH_PID_q"
-wait "$ATTACH_PID_q" 2> /dev/null || true
+# SIGTERM: a clean stop (under the sanitizers: nothing leaked)
+kill -TERM "$ATTACH_PID_q"
+rc=0
+wait "$ATTACH_PID_q" || rc=$?
+[ "$rc" = 0 ] || { tail -n 30 "$WORK/attach-q.log" >&2; fail "SIGTERM: exit $rc"; }
 echo "PASS: attach mode admits through podkernel's queues in the cluster"
