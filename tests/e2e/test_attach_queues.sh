@@ -207,6 +207,38 @@ wait_for 30 admitted job-b || { attach_dump; fail "job-b was not admitted once j
 [ -z "$(jobfield job-b pending-reason)" ] || fail "the admitted job-b still has a pending reason"
 [ -z "$(jobfield job-b position)" ] || fail "the admitted job-b still has a position"
 wait_for 20 cq_says "1 0 4" || { attach_dump; fail "ClusterQueue team status after: $(queue_status clusterqueue team "")"; }
+
+# Preemption for quota: the ClusterQueue now preempts lower priority within
+# it; a Job of a higher WorkloadPriorityClass takes job-b's quota: job-b is
+# suspended again in the cluster (its admission taken back, in its own write
+# before the admission) and the new Job is admitted.
+cat > "$WORK/preempt.yaml" <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: ss0
+      resources: [{name: cpu, nominalQuota: "4"}]
+EOF
+podctl apply -f "$WORK/preempt.yaml" > /dev/null || fail "apply preempt.yaml"
+sed 's/name: job-b/name: job-urgent/; s/queue-name: user-queue}/queue-name: user-queue, kueue.x-k8s.io\/priority-class: high}/' \
+	"$WORK/job-job-b.yaml" > "$WORK/job-urgent.yaml"
+podctl apply -f "$WORK/job-urgent.yaml" > /dev/null || fail "apply job-urgent"
+wait_for 30 admitted job-urgent || { attach_dump; fail "job-urgent was not admitted by preemption"; }
+[ "$(jobfield job-b suspend)" = true ] || fail "the preempted job-b was not suspended"
+[ -z "$(jobfield job-b admission)" ] || fail "the preempted job-b kept its admission"
+wait_for 20 cq_says "1 1 4" || { attach_dump; fail "ClusterQueue team status after preemption: $(queue_status clusterqueue team "")"; }
+
 curl -sf "http://127.0.0.1:$HP/metrics" > "$WORK/metrics" || fail "/metrics"
 grep -q '^podkernel_attach_queue_passes_total{result="ok"} [1-9]' "$WORK/metrics" ||
 	fail "no queue pass in the metrics"
