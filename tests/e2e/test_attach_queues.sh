@@ -12,7 +12,8 @@
 # bound by podkernel within the flavor's nodes; a queued plain pod (gated
 # at creation) is ungated in the cluster and bound.  A user still cannot resume
 # the pending Job (only the queue controller's identity may).  The first Job
-# deleted, the second is admitted.
+# deleted, the second is admitted; a Job of a higher WorkloadPriorityClass
+# then preempts it (suspended again in the cluster) and is admitted.
 set -eu
 . "$PODKERNEL_SRC/tests/e2e/lib.sh"
 . "$PODKERNEL_SRC/tests/e2e/attach_lib.sh"
