@@ -88,8 +88,8 @@ LIBS_pkui        := pkui pkappliance pkstore pksched pkwrite pkdra pkbuilder pka
 LIBS_pkcontrollers := pkcontrollers pkappliance pksim pkstore pksched pkwrite pkdra pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkkube      := pkkube pkapi pkcel topo pklib
-LIBS_pkattach    := pkattach pkui pkkube pkappliance pksim pkserver pkstore pksched pkwrite pkdra \
-	pkbuilder \
+LIBS_pkattach    := pkattach pkui pkcontrollers pkkube pkappliance pksim pkserver pkstore pksched pkwrite \
+	pkdra pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkagent     := pkagent pkkube pkapi pkcel topo pklib
 LIBS_pkdaemon    := pkdaemon pkattach pkcontrollers pkui pkkube pkappliance pksim pkserver pkstore \

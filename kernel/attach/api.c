@@ -8,7 +8,9 @@
  * another group/version (a CRD group on clusters that do not serve them),
  * and objects read from there are given the apiVersion the scheduler knows.
  * DeviceClasses, ResourceSlices and ResourceClaims are what kube-scheduler's
- * DRA plugin reads (templates are the cluster's claim controller's).
+ * DRA plugin reads (templates are the cluster's claim controller's).  With
+ * --queues=podkernel the Kueue kinds (kueue.x-k8s.io/v1beta2) and the Jobs
+ * and JobSets they queue are watched too (and written: queues.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,6 +37,14 @@ static const char *const watched[_AT_RES_MAX] = {
     [AT_RES_DEVICE_CLASS] = "DeviceClass",
     [AT_RES_RESOURCE_SLICE] = "ResourceSlice",
     [AT_RES_RESOURCE_CLAIM] = "ResourceClaim",
+    [AT_RES_RESOURCE_FLAVOR] = "ResourceFlavor",
+    [AT_RES_TOPOLOGY] = "Topology",
+    [AT_RES_COHORT] = "Cohort",
+    [AT_RES_CLUSTER_QUEUE] = "ClusterQueue",
+    [AT_RES_LOCAL_QUEUE] = "LocalQueue",
+    [AT_RES_WORKLOAD_PRIORITY_CLASS] = "WorkloadPriorityClass",
+    [AT_RES_JOB] = "Job",
+    [AT_RES_JOBSET] = "JobSet",
 };
 
 /* The kinds --workload-api moves. */
@@ -55,6 +65,7 @@ int at_api_init(struct at_api *api, const char *workload_api)
 	snprintf(api->workload_group, sizeof(api->workload_group), "%.*s",
 		 (int)(slash - workload_api), workload_api);
 	snprintf(api->workload_version, sizeof(api->workload_version), "%s", slash + 1);
+	api->queues = false; /* the caller turns the queue kinds on */
 	for (int i = 0; i < _AT_RES_MAX; i++) {
 		const struct pk_type *t = pk_type_by_kind(watched[i]);
 		bool moved = workload_kind(t);
@@ -68,12 +79,17 @@ int at_api_init(struct at_api *api, const char *workload_api)
 	return 0;
 }
 
+bool at_api_watched(const struct at_api *api, int i)
+{
+	return i >= 0 && i < _AT_RES_MAX && (i < AT_RES_FIRST_QUEUES || api->queues);
+}
+
 const struct kube_resource *at_api_resource(const struct at_api *api, enum pk_kind kind)
 {
 	const struct pk_type *t = pk_type_of(kind);
 
 	for (int i = 0; t && i < _AT_RES_MAX; i++)
-		if (api->res[i].kind == t->kind)
+		if (at_api_watched(api, i) && api->res[i].kind == t->kind)
 			return &api->res[i];
 	return NULL;
 }

@@ -32,14 +32,27 @@ enum at_res {
 	AT_RES_DEVICE_CLASS,
 	AT_RES_RESOURCE_SLICE,
 	AT_RES_RESOURCE_CLAIM,
+	/* --queues=podkernel only: Kueue's kinds and the workloads they queue (queues.c) */
+	AT_RES_RESOURCE_FLAVOR,
+	AT_RES_TOPOLOGY,
+	AT_RES_COHORT,
+	AT_RES_CLUSTER_QUEUE,
+	AT_RES_LOCAL_QUEUE,
+	AT_RES_WORKLOAD_PRIORITY_CLASS,
+	AT_RES_JOB,
+	AT_RES_JOBSET,
 	_AT_RES_MAX,
 };
+#define AT_RES_FIRST_QUEUES AT_RES_RESOURCE_FLAVOR
 struct at_api {
 	struct kube_resource res[_AT_RES_MAX];
 	char workload_group[128], workload_version[64];
+	bool queues; /* the queue kinds are watched (and written) too */
 };
 /* Fill the table for a workload API "GROUP/VERSION"; -EINVAL when malformed. */
 int at_api_init(struct at_api *api, const char *workload_api);
+/* Whether resource i is watched (the queue kinds only with api->queues). */
+bool at_api_watched(const struct at_api *api, int i);
 /* The resource of a kind the scheduler writes, or NULL. */
 const struct kube_resource *at_api_resource(const struct at_api *api, enum pk_kind kind);
 /* An object from the cluster as the scheduler reads it (apiVersion of workload kinds). */
@@ -105,6 +118,21 @@ int at_remote_writer_new(const struct at_remote_config *cfg, struct pk_writer **
 /* ---- attach.c: what the listener's modules read ------------------------------------------- */
 struct pk_ui_map *at_map(struct pk_attach *a); /* cfg->map, or NULL */
 struct kube_client *at_client(struct pk_attach *a);
+const struct pk_attach_config *at_config(struct pk_attach *a);
+/* The loop may schedule (caches synced and current, leading); arg: the pk_attach. */
+bool at_may_schedule(void *arg);
+
+/* ---- queues.c: podkernel's queue controller on the cluster (--queues=podkernel) ------------ */
+#define AT_QUEUES_ECHO_MS                                                                          \
+	5000			/* the longest a pass waits for the watch to show the last writes  \
+				 */
+#define AT_QUEUES_POLL_MS 20	/* ... looking again this often */
+#define AT_QUEUES_RETRY_MS 1000 /* a failed pass runs again after this long */
+struct at_queues;
+/* Hooks on the scheduling loop: a pass when something queued changed (queues.c). */
+extern const struct pk_appliance_hooks at_queues_hooks;
+/* Its own write backend on rc (the same cluster, fence and mirror); freed by the hooks' free. */
+int at_queues_new(struct pk_attach *a, const struct at_remote_config *rc, struct at_queues **ret);
 
 /* ---- ui.c: /ui/ (the placement map) on the listener --------------------------------------- */
 struct at_ui;

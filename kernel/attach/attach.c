@@ -36,6 +36,7 @@ struct pk_attach {
 	char identity[256];
 	atomic_bool ready; /* latched once every informer synced */
 	struct at_remote_stats writes;
+	struct at_remote_stats queue_writes; /* --queues=podkernel: the queue controller's */
 };
 
 #define at_log(a, level, ...)                                                                      \
@@ -55,6 +56,8 @@ bool pk_attach_ready(struct pk_attach *a)
 	for (int i = 0; i < _AT_RES_MAX; i++) {
 		struct kube_informer_stats st;
 
+		if (!at_api_watched(&a->api, i))
+			continue;
 		if (!a->inf[i])
 			return false;
 		kube_informer_get_stats(a->inf[i], &st);
@@ -77,6 +80,8 @@ static bool lists_current(struct pk_attach *a)
 	for (int i = 0; i < _AT_RES_MAX; i++) {
 		struct kube_informer_stats st;
 
+		if (!a->inf[i])
+			continue;
 		kube_informer_get_stats(a->inf[i], &st);
 		if (st.listing)
 			return false;
@@ -84,7 +89,7 @@ static bool lists_current(struct pk_attach *a)
 	return true;
 }
 
-static bool may_schedule(void *arg)
+bool at_may_schedule(void *arg)
 {
 	struct pk_attach *a = arg;
 
@@ -159,6 +164,8 @@ static int start_informers(struct pk_attach *a)
 					  .arg = a};
 
 	for (int i = 0; i < _AT_RES_MAX; i++) {
+		if (!at_api_watched(&a->api, i))
+			continue;
 		int r = kube_informer_start(a->client, &a->api.res[i], &sink, &a->inf[i]);
 
 		if (r < 0)
@@ -184,7 +191,7 @@ static int start_loop(struct pk_attach *a, char *err, size_t errlen)
 	    .gated_gangs_wait = a->cfg.gated_gangs_wait,
 	    .source = &at_mirror_source_ops,
 	    .source_arg = a->mirror,
-	    .may_schedule = may_schedule,
+	    .may_schedule = at_may_schedule,
 	    .may_schedule_arg = a,
 	    .log = a->cfg.log,
 	    .log_arg = a->cfg.log_arg,
@@ -193,8 +200,18 @@ static int start_loop(struct pk_attach *a, char *err, size_t errlen)
 
 	if (a->cfg.map) /* the first registration: there is room */
 		pk_appliance_config_add_hooks(&acfg, &pk_ui_map_hooks, a->cfg.map);
+	if (r == 0 && a->cfg.queues) {
+		struct at_queues *q = NULL;
+
+		rc.stats = &a->queue_writes; /* its own writer, counted apart */
+		r = at_queues_new(a, &rc, &q);
+		if (r == 0) /* the second registration: there is room */
+			pk_appliance_config_add_hooks(&acfg, &at_queues_hooks, q);
+	}
 	if (r == 0)
 		r = pk_appliance_start(&acfg, &a->app, err, errlen);
+	else
+		pk_writer_free(acfg.writer);
 	return r;
 }
 
@@ -234,6 +251,7 @@ int pk_attach_start(const struct pk_attach_config *cfg, struct pk_attach **ret, 
 		snprintf(a->identity, sizeof(a->identity), "%s_%ld", host, (long)getpid());
 	r = at_api_init(&a->api,
 			cfg->workload_api ? cfg->workload_api : PK_ATTACH_DEFAULT_WORKLOAD_API);
+	a->api.queues = cfg->queues;
 	if (r < 0)
 		snprintf(err, errlen, "--workload-api %s: expected GROUP/VERSION",
 			 cfg->workload_api);
@@ -300,6 +318,11 @@ struct pk_ui_map *at_map(struct pk_attach *a)
 struct kube_client *at_client(struct pk_attach *a)
 {
 	return a->client;
+}
+
+const struct pk_attach_config *at_config(struct pk_attach *a)
+{
+	return &a->cfg;
 }
 
 void pk_attach_metrics(struct pk_attach *a, FILE *f)

@@ -47,7 +47,13 @@ struct pk_attach_config {
 	const char *scheduler_name; /* NULL: PK_ATTACH_DEFAULT_SCHEDULER */
 	const char *strategy;	    /* placement strategy; NULL: the default */
 	bool gated_gangs_wait;	    /* --gated-gangs-wait: a gang waits while a member is gated */
-	const char *workload_api;   /* GROUP/VERSION; NULL: PK_ATTACH_DEFAULT_WORKLOAD_API */
+	/*
+	 * --queues=podkernel: admit the cluster's queued Jobs, JobSets and Pods
+	 * (Kueue's kinds) by podkernel's queue controller (queues.c); false:
+	 * the cluster's Kueue admits, podkerneld schedules what it releases.
+	 */
+	bool queues;
+	const char *workload_api; /* GROUP/VERSION; NULL: PK_ATTACH_DEFAULT_WORKLOAD_API */
 	bool leader_elect;
 	const char *lease_namespace, *lease_name;	    /* NULL: the defaults above */
 	const char *identity;				    /* NULL: HOSTNAME_PID */

@@ -53,6 +53,10 @@ struct pk_ctl {
 	struct ctl_metrics m;
 	bool queues_dirty;	/* a queue, flavor, Namespace, Job or JobSet changed */
 	bool queues_quota_only; /* pk_queues_pass_opts: admit by quota, no placement check */
+	/* pk_queues_pass_opts: the pass's Events, instead of the store's recorder */
+	void (*queues_event)(void *arg, const char *type, const char *kind, const json_t *obj,
+			     const char *reason, const char *note);
+	void *queues_event_arg;
 };
 
 /* A log line for the program's sink, at most at the configured verbosity. */

@@ -99,6 +99,14 @@ int pk_queues_pass(struct pk_store *store);
  */
 struct pk_queues_pass_opts {
 	bool quota_only;
+	/*
+	 * Where the pass's Events go (Inadmissible, Preempted, Evicted: type
+	 * "Normal" or "Warning", about obj of kind); NULL: none.  Attach mode
+	 * sends them to the cluster (kernel/attach/queues.c).
+	 */
+	void (*event)(void *arg, const char *type, const char *kind, const json_t *obj,
+		      const char *reason, const char *note);
+	void *event_arg;
 };
 int pk_queues_pass_opts(struct pk_store *store, const struct pk_queues_pass_opts *o);
 

@@ -1012,6 +1012,8 @@ int pk_queues_pass_opts(struct pk_store *store, const struct pk_queues_pass_opts
 	if (r == 0) {
 		ctl->store = store;
 		ctl->queues_quota_only = o && o->quota_only;
+		ctl->queues_event = o ? o->event : NULL; /* attach mode's Events */
+		ctl->queues_event_arg = o ? o->event_arg : NULL;
 		r = pk_writer_store_new(store, &ctl->writer);
 		if (r == 0)
 			ctl_queues_run(ctl);

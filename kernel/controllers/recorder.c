@@ -188,7 +188,9 @@ static void record(struct pk_ctl *ctl, const char *type, const char *kind, const
 				   .ns = t && t->namespaced ? (char *)pk_namespace(obj) : NULL,
 				   .name = (char *)pk_name(obj)};
 
-	if (ctl->recorder && it.name)
+	if (ctl->queues_event && it.name) /* an offline pass's own sink (attach mode) */
+		ctl->queues_event(ctl->queues_event_arg, type, kind, obj, reason, note);
+	else if (ctl->recorder && it.name)
 		note_one(ctl, &it, obj, type, reason, reason, note);
 }
 

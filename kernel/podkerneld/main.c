@@ -49,7 +49,8 @@ static const char usage_synopsis[] =
     "                   [--leader-elect-lease-name NAME] [--leader-elect-identity ID]\n"
     "                   [--leader-elect-lease-duration S] [--leader-elect-renew-deadline "
     "S]\n"
-    "                   [--leader-elect-retry-period S]] [--listen ADDR:PORT] [-v LEVEL]\n"
+    "                   [--leader-elect-retry-period S]] [--queues podkernel|cluster]\n"
+    "                  [--listen ADDR:PORT] [-v LEVEL]\n"
     "       podkerneld --print-crds [--workload-api GROUP/VERSION]\n"
     "\n";
 
@@ -86,6 +87,8 @@ static void usage(FILE *f)
 	    "  --gated-gangs-wait          (both modes) a gang waits while any member has\n"
 	    "                              scheduling gates; by default gated members count\n"
 	    "                              toward minCount and the others are placed\n"
+	    "  --queue-controller-user USER  (with --no-scheduling) USER's writes are the queue\n"
+	    "                              controller's (an attached --queues=podkernel)\n"
 	    "  --print-crds                print the CustomResourceDefinitions attach mode\n"
 	    "                              needs (KEP-6012 kinds; deploy/crds/) and exit\n"
 	    "\nConnections (both modes; docs/appliance.md, \"Reliability\"):\n"
@@ -113,6 +116,9 @@ static void usage(FILE *f)
 	    "                              CompositePodGroup (default %s)\n"
 	    "  --leader-elect              one active instance, through a coordination.k8s.io/v1\n"
 	    "                              Lease (default %s/%s; times in seconds)\n"
+	    "  --queues podkernel|cluster  who admits queued workloads (Kueue): the cluster\n"
+	    "                              (default; its Kueue, podkernel schedules what it\n"
+	    "                              releases) or podkernel's queue controller\n"
 	    "  --listen ADDR:PORT          in attach mode: /healthz, /readyz, /metrics only\n"
 	    "  --tls-cert-file FILE --tls-private-key-file FILE  serve it over TLS (it takes\n"
 	    "                              the placement map's bearer tokens)\n"
@@ -176,6 +182,8 @@ enum {
 	O_BOARD,
 	O_VERSION,
 	O_PRINT_CRDS,
+	O_QUEUES,
+	O_QUEUE_CTL_USER,
 	O_WRITE_KC,
 	O_LEASE_NS,
 	O_CLIENT_CA,
@@ -229,6 +237,7 @@ struct options {
 	bool allow_damaged; /* --allow-damaged-store */
 	bool attach;	    /* --kubeconfig or --in-cluster */
 	bool print_crds;
+	bool queues_flag; /* --queues given */
 	struct pk_attach_config acfg;
 	struct { /* --sim-*: the simulated pod lifecycle */
 		bool on;
@@ -327,6 +336,15 @@ static int parse_attach_arg(int c, const char *arg, struct options *o)
 		return 0;
 	case O_LE_ID:
 		a->identity = arg;
+		return 0;
+	case O_QUEUES:
+		if (strcmp(arg, "podkernel") != 0 && strcmp(arg, "cluster") != 0) {
+			fprintf(stderr, "podkerneld: --queues %s: expected podkernel or cluster\n",
+				arg);
+			return -EINVAL;
+		}
+		a->queues = strcmp(arg, "podkernel") == 0;
+		o->queues_flag = true;
 		return 0;
 	case O_LE_DURATION:
 		return parse_seconds("--leader-elect-lease-duration", arg, &a->lease_duration_ms);
@@ -434,6 +452,8 @@ static const struct option longopts[] = {
     {"audit-log-maxbackup", required_argument, NULL, O_AUDIT_MAXBACKUP},
     {"version", no_argument, NULL, O_VERSION},
     {"print-crds", no_argument, NULL, O_PRINT_CRDS},
+    {"queues", required_argument, NULL, O_QUEUES},
+    {"queue-controller-user", required_argument, NULL, O_QUEUE_CTL_USER},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -618,6 +638,9 @@ static int apply_opt(int c, const char *arg, struct options *o)
 	case O_NO_SCHED:
 		o->no_scheduling = true;
 		break;
+	case O_QUEUE_CTL_USER:
+		o->cfg.queue_controller_user = arg;
+		break;
 	case O_CONFIG:
 		break; /* read before the command line (apply_config) */
 	case O_VERSION:
@@ -762,6 +785,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 			   o->acfg.context)) {
 		fprintf(stderr, "podkerneld: --leader-elect, --scheduler-name, --workload-api and "
 				"--context need --kubeconfig or --in-cluster\n");
+		return -EINVAL;
+	}
+	if (o->queues_flag && !o->attach) {
+		fprintf(stderr,
+			"podkerneld: --queues needs --kubeconfig or --in-cluster (standalone "
+			"podkerneld always admits with its own queue controller)\n");
+		return -EINVAL;
+	}
+	if (o->cfg.queue_controller_user && !o->no_scheduling) {
+		fprintf(stderr, "podkerneld: --queue-controller-user needs --no-scheduling (the "
+				"queue controller is then an attached podkerneld's)\n");
 		return -EINVAL;
 	}
 	if (o->no_scheduling && o->sim.on) {

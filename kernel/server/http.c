@@ -62,6 +62,8 @@ int pk_server_new(struct pk_store *store, const struct pk_server_config *cfg,
 	snprintf(srv->node_lease_ns, sizeof(srv->node_lease_ns), "%s",
 		 cfg->node_lease_namespace && *cfg->node_lease_namespace ? cfg->node_lease_namespace
 									 : "kube-node-lease");
+	srv->queue_controller_user =
+	    cfg->queue_controller_user ? strdup(cfg->queue_controller_user) : NULL;
 	srv->verbosity = cfg->verbosity;
 	srv->log = cfg->log;
 	srv->log_arg = cfg->log_arg;
@@ -657,6 +659,7 @@ void pk_server_free(struct pk_server *srv)
 	free(srv->tls_cert_file);
 	free(srv->tls_key_file);
 	free(srv->client_ca_file);
+	free(srv->queue_controller_user);
 	free(srv->tls_cert);
 	free(srv->tls_key);
 	free(srv->client_ca);

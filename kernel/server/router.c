@@ -610,7 +610,11 @@ static void dispatch_resource(struct pk_server *srv, const struct pk_request *re
 			      const struct route *r, const struct pk_identity *who,
 			      const char *verb, struct pk_response *resp)
 {
-	struct call c = {.srv = srv, .req = req, .r = r, .who = who, .wo = {.by_user = true}};
+	/* the queue controller's own writes (--queue-controller-user) are not a user's */
+	bool controller = srv->queue_controller_user && who && who->authenticated && who->user &&
+			  strcmp(who->user, srv->queue_controller_user) == 0;
+	struct call c = {
+	    .srv = srv, .req = req, .r = r, .who = who, .wo = {.by_user = !controller}};
 	bool is_get = strcmp(req->method, "GET") == 0;
 	if (!is_get && query_dry_run(req, resp, &c.wo.dry_run) < 0)
 		return;

@@ -56,7 +56,8 @@ struct pk_server {
 	char *listen, *token_file, *tls_cert_file, *tls_key_file, *client_ca_file;
 	bool insecure_non_loopback;
 	bool insecure_anonymous_admin;
-	char node_lease_ns[254]; /* where a node may write its own Lease */
+	char node_lease_ns[254];     /* where a node may write its own Lease */
+	char *queue_controller_user; /* pk_server_config.queue_controller_user, or NULL */
 	int verbosity;
 	void (*log)(void *arg, int level, const char *msg);
 	void *log_arg;

@@ -138,6 +138,13 @@ struct pk_server_config {
 	/* The namespace of node heartbeat Leases, the only one where a node may
 	 * write its Lease (NodeRestriction); NULL: kube-node-lease. */
 	const char *node_lease_namespace;
+	/*
+	 * The user whose writes are the queue controller's (an attached
+	 * podkerneld --queues=podkernel, when this server stands in for its
+	 * cluster): the rules that only the queue controller admits a workload
+	 * (pk_admission.admit_user) do not apply to its requests.  NULL: none.
+	 */
+	const char *queue_controller_user;
 	/* Request bodies in flight; 0: PK_SERVER_BODY_BYTES_IN_FLIGHT(_PER_USER). */
 	size_t max_body_bytes_in_flight, max_body_bytes_in_flight_per_user;
 	int verbosity; /* 0 errors, 1 startup, 2 every request */

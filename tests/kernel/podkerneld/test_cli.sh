@@ -3,7 +3,8 @@
 # a missing or invalid --simulate-board is exit 2 naming the file (and the
 # line and column), with no "serving on" line before it; a busy port is
 # exit 1 naming the address; --no-scheduling registers a board's Nodes and
-# refuses the simulated lifecycle.
+# refuses the simulated lifecycle; --queues only attached, and
+# --queue-controller-user only with --no-scheduling.
 set -eu
 : "${PODKERNEL_BIN:?}" "${PODKERNEL_SRC:?}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/podkernel-pkd-cli.XXXXXX")
@@ -109,4 +110,18 @@ if r.returncode != 1 or not any(("127.0.0.1:%d" % p2) in l["msg"] for l in lines
     print("FAIL: flags over the file: exit %d: %s" % (r.returncode, r.stderr), file=sys.stderr)
     sys.exit(1)
 PY
+# Who admits queued workloads: --queues is attach mode's, podkernel or cluster;
+# --queue-controller-user is the stand-in cluster's (--no-scheduling).
+flag_refused() { # flag_refused TEXT ARGS...: exit 2 saying TEXT
+	want=$1
+	shift
+	rc=0
+	timeout 30 "$PKD" --listen 127.0.0.1:0 --data-dir "$WORK/dq" "$@" > "$WORK/out" 2>&1 || rc=$?
+	[ "$rc" = 2 ] || { cat "$WORK/out"; fail "$*: exit $rc, expected 2"; }
+	grep -q -- "$want" "$WORK/out" || { cat "$WORK/out"; fail "$*: does not say $want"; }
+}
+printf 'apiVersion: v1\nkind: Config\n' > "$WORK/kc"
+flag_refused "--queues needs --kubeconfig or --in-cluster" --queues podkernel
+flag_refused "--queues kueue: expected podkernel or cluster" --kubeconfig "$WORK/kc" --queues kueue
+flag_refused "--queue-controller-user needs --no-scheduling" --queue-controller-user sched
 echo "test_cli (podkerneld): bad boards and busy ports are named before serving; the configuration file"

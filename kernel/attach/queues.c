@@ -1,0 +1,674 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * queues.c — podkernel's queue controller on an attached cluster
+ * (--queues=podkernel): Kueue's admission (kueue.x-k8s.io/v1beta2) of the
+ * cluster's queued Jobs, JobSets and Pods, by the very pass standalone
+ * podkerneld runs (pk_queues_pass(), kernel/controllers/queues.c).
+ *
+ * A hook on the scheduling loop.  When a queue kind, a Namespace or a queued
+ * workload changed, before the loop's next round (and only while it may
+ * schedule: caches synced, leading), one pass:
+ *
+ *   1. the mirror's objects that the pass reads (the queue kinds, Jobs,
+ *      JobSets, Pods, Nodes and what the placement check reads) are created
+ *      in a scratch store under $TMPDIR, the queued workloads oldest first
+ *      (so the store's creation clock keeps the cluster's queue order);
+ *   2. the pass runs on it, writing there as it writes standalone;
+ *   3. what it changed is written to the cluster through the attach write
+ *      backend (remote.c), each under the resourceVersion and uid the mirror
+ *      holds: a Job, JobSet or Pod gets the delta the pass made to its spec,
+ *      labels and annotations (admission: spec.suspend false, the admission
+ *      annotation, the flavors' node labels and tolerations, a Pod's gate
+ *      removed; pending position and reason), a Pod the pass deleted (a pod
+ *      workload preempted) is deleted, a ClusterQueue's or LocalQueue's new
+ *      status is a PUT of its status.  What takes an admission back goes
+ *      first, in its own batch; when one of those fails nothing is admitted
+ *      in that pass.
+ *
+ * The mirror learns of the writes by the watch only.  Until it has seen
+ * each one (its resourceVersion, or the deletion), at most
+ * AT_QUEUES_ECHO_MS, no pass runs: a pass on a mirror that does not show
+ * the last admissions yet would admit into the same quota twice.  A write
+ * that conflicts (the object changed meanwhile) is decided again by the
+ * pass its change triggers.
+ *
+ * The pass's Events (Inadmissible, Preempted, Evicted) go to the cluster
+ * as events.k8s.io/v1 Events once its writes are out.
+ *
+ * The cost: each pass copies the mirrored objects it reads into a fresh
+ * SQLite store (O(objects) inserts, one transaction per kind group), as
+ * `podctl schedule` does; it runs on the loop's thread, between rounds.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernel/attach/attach-internal.h"
+#include "kernel/builder/builder.h"
+#include "kernel/controllers/controllers.h"
+#include "kernel/lib/log.h"
+#include "kernel/lib/macro.h"
+
+struct at_queues {
+	struct pk_attach *a;
+	struct at_mirror *mirror;
+	struct pk_writer *writer;
+	struct at_remote_stats *stats;
+	struct at_recorder *recorder; /* the pass's Events, sent once its writes are */
+	json_t *events;		      /* this pass's, in order */
+	const struct pk_attach_config *cfg;
+	bool dirty;
+	json_t *awaited;      /* "Kind/ns/name" -> {kind, ns, name, rv} ("rv" absent: deleted) */
+	int64_t writes_ms;    /* when the awaited writes went out */
+	pthread_mutex_t lock; /* the counters below (read by /metrics) */
+	uint64_t passes, failed, written, refused;
+	double seconds;
+};
+
+#define q_log(q, level, ...)                                                                       \
+	pk_logf((q)->cfg->log, (q)->cfg->log_arg, (q)->cfg->verbosity, level, __VA_ARGS__)
+
+/* ---- what the pass reads, in the order it is created ------------------------------ */
+
+/* Group 0 first (what later kinds refer to), then 1; group 2 is the queued workloads. */
+static const struct {
+	const char *kind;
+	int group;
+} read_kinds[] = {
+    {"Namespace", 0},
+    {"PriorityClass", 0},
+    {"WorkloadPriorityClass", 0},
+    {"ResourceFlavor", 0},
+    {"Topology", 0},
+    {"Cohort", 0},
+    {"ClusterQueue", 0},
+    {"StorageClass", 0},
+    {"DeviceClass", 0},
+    {"Node", 0},
+    {"CSINode", 0},
+    {"PersistentVolume", 0},
+    {"LocalQueue", 1},
+    {"PersistentVolumeClaim", 1},
+    {"ResourceSlice", 1},
+    {"ResourceClaim", 1},
+    {"CompositePodGroup", 1},
+    {"PodGroup", 1},
+    {"Workload", 1},
+    {"Job", 2},
+    {"JobSet", 2},
+    {"Pod", 2},
+};
+
+/* What a pass may write: the snapshot before and after it is taken of these. */
+static const char *const written_kinds[] = {"Job", "JobSet", "Pod", "ClusterQueue", "LocalQueue"};
+
+static bool relevant(const struct pk_store_event *ev)
+{
+	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
+
+	if (k == PK_KIND_JOB || k == PK_KIND_JOBSET)
+		return wb_queue_name(ev->object) != NULL;
+	if (k == PK_KIND_POD)
+		return pk_pod_queue_name(ev->object) != NULL;
+	if (ev->kind && (strcmp(ev->kind->kind, "WorkloadPriorityClass") == 0 ||
+			 strcmp(ev->kind->kind, "Topology") == 0))
+		return true;
+	return k == PK_KIND_CLUSTER_QUEUE || k == PK_KIND_LOCAL_QUEUE ||
+	       k == PK_KIND_RESOURCE_FLAVOR || k == PK_KIND_COHORT || k == PK_KIND_NAMESPACE;
+}
+
+/* The queue order of the workloads: creationTimestamp, then namespace, then name. */
+static int cmp_created(const void *x, const void *y)
+{
+	const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
+	const char *ta = pk_get_string(a, "metadata.creationTimestamp"),
+		   *tb = pk_get_string(b, "metadata.creationTimestamp");
+	int64_t sa = 0, sb = 0;
+	int c;
+
+	if (ta)
+		pk_time_parse(ta, &sa);
+	if (tb)
+		pk_time_parse(tb, &sb);
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	c = strcmp(pk_namespace(a) ? pk_namespace(a) : "", pk_namespace(b) ? pk_namespace(b) : "");
+	return c ? c : strcmp(pk_name(a), pk_name(b));
+}
+
+/* The scratch store's creation clock: one second apart, in creation order. */
+struct clock {
+	int64_t next;
+};
+
+static int64_t clock_tick(void *arg)
+{
+	struct clock *c = arg;
+
+	return c->next++;
+}
+
+/* The object as created in the scratch store: its identity is the store's. */
+static json_t *scratch_copy(const json_t *obj)
+{
+	json_t *c = json_deep_copy(obj), *meta = json_object_get(c, "metadata");
+
+	if (!json_is_object(meta)) {
+		json_decref(c);
+		return NULL;
+	}
+	json_object_del(meta, "resourceVersion");
+	json_object_del(meta, "uid");
+	json_object_del(meta, "managedFields");
+	json_object_del(meta, "generation");
+	json_object_del(meta, "deletionTimestamp");
+	return c;
+}
+
+/* Create one group's objects in one transaction; the refused ones are logged and left out. */
+static int create_group(struct at_queues *q, struct pk_store *st, json_t *objs)
+{
+	size_t n = json_array_size(objs), i;
+	json_t **v = calloc(n ? n : 1, sizeof(*v));
+	int *rcs = calloc(n ? n : 1, sizeof(*rcs)), r = v && rcs ? 0 : -ENOMEM;
+	json_t *o;
+
+	json_array_foreach(r == 0 ? objs : NULL, i, o) v[i] = scratch_copy(o);
+	if (r == 0)
+		r = pk_store_create_batch(st, v, n, rcs);
+	for (i = 0; r == 0 && i < n; i++) {
+		const json_t *obj = json_array_get(objs, i);
+
+		if (rcs[i] == 0 || rcs[i] == -EEXIST)
+			continue;
+		pthread_mutex_lock(&q->lock);
+		q->refused++;
+		pthread_mutex_unlock(&q->lock);
+		q_log(q, 2, "attach: queues: %s %s%s%s left out of the pass: %s",
+		      pk_get_string(obj, "kind"), pk_namespace(obj) ? pk_namespace(obj) : "",
+		      pk_namespace(obj) ? "/" : "", pk_name(obj), pk_errno_text(-rcs[i]));
+	}
+	for (i = 0; v && i < n; i++)
+		json_decref(v[i]);
+	free(v);
+	free(rcs);
+	return r;
+}
+
+/* Fill the scratch store from the mirror, group by group. */
+static int fill(struct at_queues *q, struct pk_store *st)
+{
+	int r = 0;
+
+	for (int g = 0; r == 0 && g < 3; g++) {
+		json_t *objs = json_array();
+
+		for (size_t k = 0; objs && k < ELEMENTSOF(read_kinds); k++) {
+			json_t *items = NULL;
+			char *cont = NULL;
+
+			if (read_kinds[k].group != g)
+				continue;
+			if (at_mirror_source_ops.list(q->mirror, read_kinds[k].kind, NULL, &items,
+						      &cont) == 0)
+				json_array_extend(objs, items);
+			json_decref(items);
+			free(cont);
+		}
+		if (!objs)
+			return -ENOMEM;
+		if (g == 2) { /* the queued workloads in the cluster's queue order */
+			size_t n = json_array_size(objs), i;
+			json_t **v = calloc(n ? n : 1, sizeof(*v)), *o;
+
+			json_array_foreach(v ? objs : NULL, i, o) v[i] = json_incref(o);
+			if (v)
+				qsort(v, n, sizeof(*v), cmp_created);
+			json_array_clear(objs);
+			for (i = 0; v && i < n; i++)
+				json_array_append_new(objs, v[i]);
+			free(v);
+		}
+		r = create_group(q, st, objs);
+		json_decref(objs);
+	}
+	return r;
+}
+
+/* The objects a pass may write, "Kind/ns/name" -> object. */
+static json_t *snapshot(struct pk_store *st)
+{
+	json_t *snap = json_object(), *items, *o;
+	char key[800];
+	size_t i;
+
+	for (size_t k = 0; snap && k < ELEMENTSOF(written_kinds); k++) {
+		items = NULL;
+		if (pk_store_list(st, written_kinds[k], NULL, NULL, &items, NULL, NULL) < 0) {
+			json_decref(snap);
+			return NULL;
+		}
+		json_array_foreach(items, i, o)
+		{
+			snprintf(key, sizeof(key), "%s/%s/%s", written_kinds[k],
+				 pk_namespace(o) ? pk_namespace(o) : "", pk_name(o));
+			json_object_set(snap, key, o);
+		}
+		json_decref(items);
+	}
+	return snap;
+}
+
+/* ---- the writes ------------------------------------------------------------------ */
+
+/* The JSON merge patch (RFC 7386) that turns a into b; NULL when they are equal. */
+static json_t *merge_diff(const json_t *a, const json_t *b)
+{
+	json_t *p, *v;
+	const char *k;
+
+	if (!json_is_object(a) || !json_is_object(b))
+		return json_equal(a, b) ? NULL : json_deep_copy(b ? b : json_null());
+	p = json_object();
+	json_object_foreach((json_t *)b, k, v)
+	{
+		json_t *d = merge_diff(json_object_get(a, k), v);
+
+		if (d)
+			json_object_set_new(p, k, d);
+	}
+	json_object_foreach((json_t *)a, k, v) if (!json_object_get(b, k))
+	    json_object_set_new(p, k, json_null());
+	if (json_object_size(p) == 0) {
+		json_decref(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* What the pass may change of a workload: its spec, labels and annotations. */
+static json_t *writable_part(const json_t *o)
+{
+	json_t *part = json_pack("{s:O?,s:{s:O?,s:O?}}", "spec", pk_get(o, "spec"), "metadata",
+				 "labels", pk_get(o, "metadata.labels"), "annotations",
+				 pk_get(o, "metadata.annotations"));
+
+	return part;
+}
+
+static bool admitted(const json_t *o)
+{
+	return json_object_get(pk_get(o, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION) &&
+	       !json_is_true(pk_get(o, "spec.suspend"));
+}
+
+/* A reference to the cluster's object: its resourceVersion and uid as the mirror holds them. */
+static struct pk_write_ref cluster_ref(enum pk_kind kind, const json_t *cur)
+{
+	const char *rv = pk_get_string(cur, "metadata.resourceVersion");
+
+	return (struct pk_write_ref){.kind = kind,
+				     .ns = pk_namespace(cur),
+				     .name = pk_name(cur),
+				     .rv = rv ? strtoull(rv, NULL, 10) : 0,
+				     .uid = pk_get_string(cur, "metadata.uid")};
+}
+
+/*
+ * One object's write into the open batch, when the pass changed it: 1 added,
+ * 0 nothing to write, < 0 error.  evictions: only what takes an admission
+ * back (a workload admitted before and not after, a Pod deleted); else only
+ * the rest.
+ */
+static int add_write(struct at_queues *q, const char *key, const json_t *before,
+		     const json_t *after, bool evictions)
+{
+	enum pk_kind kind = pk_kind_of(before);
+	json_t *cur = NULL, *next = NULL, *patch;
+	struct pk_write_ref ref;
+	int r;
+
+	if (at_mirror_get(q->mirror, pk_get_string(before, "kind"), pk_namespace(before),
+			  pk_name(before), &cur) < 0)
+		return 0; /* gone from the cluster meanwhile */
+	ref = cluster_ref(kind, cur);
+	if (!after) { /* a Pod the pass deleted */
+		r = evictions ? pk_writer_delete(q->writer, &ref, PK_WRITE_PROPAGATE_DEFAULT) : 0;
+		json_decref(cur);
+		return r < 0 ? r : evictions;
+	}
+	if (kind == PK_KIND_CLUSTER_QUEUE || kind == PK_KIND_LOCAL_QUEUE) {
+		bool same =
+		    json_equal(json_object_get(before, "status"), json_object_get(after, "status"));
+
+		r = !same && !evictions
+			? pk_writer_status(q->writer, &ref, json_object_get(after, "status"))
+			: 0;
+		json_decref(cur);
+		return r < 0 ? r : !same && !evictions;
+	}
+	if (evictions != (admitted(before) && !admitted(after))) {
+		json_decref(cur);
+		return 0;
+	}
+	json_t *wa = writable_part(before), *wb = writable_part(after);
+
+	patch = merge_diff(wa, wb);
+	json_decref(wa);
+	json_decref(wb);
+	r = patch ? pk_patch_apply(cur, PK_PATCH_MERGE, patch, &next, NULL, 0) : 0;
+	if (r == 0 && next)
+		r = pk_writer_replace(q->writer, &ref, next);
+	if (r == 0 && next)
+		q_log(q, 2, "attach: queues: %s: %s", key,
+		      admitted(after) && !admitted(before) ? "admitted"
+		      : evictions			   ? "admission taken back"
+							   : "annotations");
+	r = r < 0 ? r : next != NULL;
+	json_decref(patch);
+	json_decref(next);
+	json_decref(cur);
+	return r;
+}
+
+/* Remember each write that went through, to wait for its echo in the mirror. */
+static void await_written(struct at_queues *q, const struct pk_write_result *res, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *rv = pk_get_string(res[i].object, "metadata.resourceVersion");
+		const struct pk_type *t = pk_type_of(res[i].kind);
+		char key[800];
+
+		if (res[i].error != 0 || !t)
+			continue;
+		snprintf(key, sizeof(key), "%s/%s/%s", t->kind, res[i].ns ? res[i].ns : "",
+			 res[i].name);
+		json_object_set_new(q->awaited, key,
+				    json_pack("{s:s,s:s?,s:s,s:s?}", "kind", t->kind, "ns",
+					      res[i].ns, "name", res[i].name, "rv", rv));
+	}
+	q->writes_ms = ap_now_ms();
+}
+
+/* One batch: what takes admissions back (evictions) or the rest; < 0 when a write failed. */
+static int write_batch(struct at_queues *q, const json_t *before, const json_t *after,
+		       bool evictions)
+{
+	const struct pk_write_result *res = NULL;
+	size_t n = 0, failed = 0;
+	const char *key;
+	json_t *b;
+	int r = 0, added = 0;
+
+	pk_writer_batch_begin(q->writer);
+	json_object_foreach((json_t *)before, key, b)
+	{
+		int one = add_write(q, key, b, json_object_get(after, key), evictions);
+
+		if (one < 0)
+			q_log(q, 1, "attach: queues: %s: %s", key, pk_errno_text(-one));
+		added += one > 0;
+	}
+	if (added == 0)
+		return 0;
+	r = pk_writer_batch_commit(q->writer, &res, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].error == 0)
+			continue;
+		failed++;
+		q_log(q, 1, "attach: queues: writing %s %s/%s: %s", pk_kind_to_string(res[i].kind),
+		      res[i].ns ? res[i].ns : "", res[i].name, pk_write_strerror(res[i].error));
+	}
+	await_written(q, res, n);
+	pthread_mutex_lock(&q->lock);
+	q->written += n - failed;
+	pthread_mutex_unlock(&q->lock);
+	return r < 0 ? r : failed ? -EAGAIN : 0;
+}
+
+/* ---- one pass ------------------------------------------------------------------ */
+
+/* An Event of the pass (pk_queues_pass_opts.event): kept until its writes are out. */
+static void on_event(void *arg, const char *type, const char *kind, const json_t *obj,
+		     const char *reason, const char *note)
+{
+	struct at_queues *q = arg;
+
+	json_array_append_new(q->events, json_pack("{s:s,s:s,s:s?,s:s?,s:s,s:s}", "type", type,
+						   "kind", kind, "ns", pk_namespace(obj), "name",
+						   pk_name(obj), "reason", reason, "note", note));
+}
+
+/*
+ * Send the pass's Events about the cluster's objects (their uid as the
+ * mirror holds it); when its writes failed, only those no write stands
+ * behind (Inadmissible).
+ */
+static void send_events(struct at_queues *q, bool written)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(q->events, i, e)
+	{
+		const char *kind = pk_get_string(e, "kind"), *reason = pk_get_string(e, "reason");
+		json_t *cur = NULL;
+
+		if (!written && strcmp(reason, "Inadmissible") != 0)
+			continue;
+		if (!pk_get_string(e, "name") ||
+		    at_mirror_get(q->mirror, kind, pk_get_string(e, "ns"), pk_get_string(e, "name"),
+				  &cur) < 0)
+			continue;
+		at_recorder_emit(q->recorder, pk_kind_from_string(kind), pk_get_string(e, "ns"),
+				 pk_get_string(e, "name"), pk_get_string(cur, "metadata.uid"),
+				 pk_get_string(e, "type"), reason, reason,
+				 pk_get_string(e, "note"));
+		json_decref(cur);
+	}
+	json_array_clear(q->events);
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* The pass on a scratch store filled from the mirror, then its changes written. */
+static int pass(struct at_queues *q)
+{
+	struct clock clk = {.next = (int64_t)time(NULL) - 86400 * 365};
+	struct pk_store_open_opts opts = {.creation_clock = clock_tick, .creation_clock_arg = &clk};
+	struct pk_queues_pass_opts popts = {.event = on_event, .event_arg = q};
+	const char *tmp = getenv("TMPDIR");
+	struct pk_store *st = NULL;
+	json_t *before = NULL, *after = NULL;
+	char dir[512], err[256] = "";
+	int r;
+
+	snprintf(dir, sizeof(dir), "%s/podkernel-queues-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		q_log(q, 0, "attach: queues: a scratch store in %s: %s", dir, pk_errno_text(errno));
+		return -errno;
+	}
+	r = pk_store_open_opts(dir, &opts, &st, err, sizeof(err));
+	if (r == 0)
+		r = fill(q, st);
+	if (r == 0 && !(before = snapshot(st)))
+		r = -ENOMEM;
+	if (r == 0)
+		r = pk_queues_pass_opts(st, &popts);
+	if (r == 0 && !(after = snapshot(st)))
+		r = -ENOMEM;
+	if (st)
+		pk_store_close(st);
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (r < 0)
+		q_log(q, 0, "attach: queues: the pass: %s", *err ? err : pk_errno_text(-r));
+	if (r == 0)
+		r = write_batch(q, before, after, true);
+	if (r == 0)
+		r = write_batch(q, before, after, false);
+	send_events(q, r == 0);
+	json_decref(before);
+	json_decref(after);
+	return r;
+}
+
+/* Whether the mirror shows every write of the last pass (or they are too old to wait for). */
+static bool caught_up(struct at_queues *q, int64_t now)
+{
+	const char *key;
+	json_t *w, *tmp;
+
+	if (json_object_size(q->awaited) == 0)
+		return true;
+	json_object_foreach_safe(q->awaited, tmp, key, w)
+	{
+		const char *rv = pk_get_string(w, "rv");
+		json_t *cur = NULL;
+		bool seen;
+
+		if (at_mirror_get(q->mirror, pk_get_string(w, "kind"), pk_get_string(w, "ns"),
+				  pk_get_string(w, "name"), &cur) < 0)
+			seen = true; /* deleted (by the write or since) */
+		else
+			seen = rv && pk_get_string(cur, "metadata.resourceVersion") &&
+			       strtoull(pk_get_string(cur, "metadata.resourceVersion"), NULL, 10) >=
+				   strtoull(rv, NULL, 10);
+		json_decref(cur);
+		if (seen)
+			json_object_del(q->awaited, key);
+	}
+	if (json_object_size(q->awaited) == 0)
+		return true;
+	if (now - q->writes_ms < AT_QUEUES_ECHO_MS)
+		return false;
+	q_log(q, 1, "attach: queues: %zu writes not seen in the cluster's watch after %d ms",
+	      json_object_size(q->awaited), AT_QUEUES_ECHO_MS);
+	json_object_clear(q->awaited);
+	return true;
+}
+
+/* ---- the hooks ------------------------------------------------------------------ */
+
+static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
+{
+	struct at_queues *q = arg;
+
+	(void)d;
+	if (relevant(ev))
+		q->dirty = true;
+}
+
+static void hook_list_begin(void *arg)
+{
+	struct at_queues *q = arg;
+
+	q->dirty = true; /* a listing: what waits may have changed */
+}
+
+static int64_t hook_round(void *arg, int64_t now)
+{
+	struct at_queues *q = arg;
+	int64_t t0;
+	int r;
+
+	if (!q->dirty || !at_may_schedule(q->a))
+		return 0; /* the loop wakes when it may schedule again */
+	if (!caught_up(q, now))
+		return now + AT_QUEUES_POLL_MS;
+	q->dirty = false;
+	t0 = ap_now_ms();
+	r = pass(q);
+	pthread_mutex_lock(&q->lock);
+	q->passes++;
+	q->failed += r < 0;
+	q->seconds += (double)(ap_now_ms() - t0) / 1000.0;
+	pthread_mutex_unlock(&q->lock);
+	if (r < 0) {
+		q->dirty = true; /* again, once the mirror shows what did go through */
+		return ap_now_ms() + AT_QUEUES_RETRY_MS;
+	}
+	return 0;
+}
+
+static void hook_metrics(void *arg, FILE *f)
+{
+	struct at_queues *q = arg;
+
+	pthread_mutex_lock(&q->lock);
+	fprintf(f,
+		"# HELP podkernel_attach_queue_passes_total Queue controller passes on the "
+		"cluster (--queues=podkernel).\n"
+		"# TYPE podkernel_attach_queue_passes_total counter\n"
+		"podkernel_attach_queue_passes_total{result=\"ok\"} %llu\n"
+		"podkernel_attach_queue_passes_total{result=\"failed\"} %llu\n"
+		"# TYPE podkernel_attach_queue_pass_seconds_total counter\n"
+		"podkernel_attach_queue_pass_seconds_total %.3f\n"
+		"# TYPE podkernel_attach_queue_writes_total counter\n"
+		"podkernel_attach_queue_writes_total %llu\n"
+		"# HELP podkernel_attach_queue_objects_refused_total Mirrored objects the "
+		"pass's scratch store refused.\n"
+		"# TYPE podkernel_attach_queue_objects_refused_total counter\n"
+		"podkernel_attach_queue_objects_refused_total %llu\n",
+		(unsigned long long)(q->passes - q->failed), (unsigned long long)q->failed,
+		q->seconds, (unsigned long long)q->written, (unsigned long long)q->refused);
+	pthread_mutex_unlock(&q->lock);
+	fprintf(f,
+		"# TYPE podkernel_attach_queue_request_conflicts_total counter\n"
+		"podkernel_attach_queue_request_conflicts_total %llu\n",
+		(unsigned long long)atomic_load(&q->stats->conflicts));
+}
+
+static void hook_free(void *arg)
+{
+	struct at_queues *q = arg;
+
+	if (!q)
+		return;
+	pk_writer_free(q->writer);
+	json_decref(q->awaited);
+	json_decref(q->events);
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+}
+
+const struct pk_appliance_hooks at_queues_hooks = {
+    .list_begin = hook_list_begin,
+    .event = hook_event,
+    .round = hook_round,
+    .metrics = hook_metrics,
+    .free = hook_free,
+};
+
+int at_queues_new(struct pk_attach *a, const struct at_remote_config *rc, struct at_queues **ret)
+{
+	struct at_queues *q = calloc(1, sizeof(*q));
+	int r;
+
+	if (!q)
+		return -ENOMEM;
+	pthread_mutex_init(&q->lock, NULL);
+	q->a = a;
+	q->mirror = rc->mirror;
+	q->stats = rc->stats;
+	q->cfg = at_config(a);
+	q->dirty = true; /* the first round admits what waits */
+	q->recorder = rc->recorder;
+	q->awaited = json_object();
+	q->events = json_array();
+	r = q->awaited && q->events ? at_remote_writer_new(rc, &q->writer) : -ENOMEM;
+	if (r < 0) {
+		hook_free(q);
+		return r;
+	}
+	*ret = q;
+	return 0;
+}
