@@ -478,10 +478,41 @@ def check_agent_node_identity(objs, version, board):
     pod_refs(objs, ds)
 
 
+# What --queues=podkernel adds (docs/attach.md): the Kueue kinds and what they
+# queue read, admission and the queues' status written.
+QUEUE_RULES = {
+    ("kueue.x-k8s.io", r): {"get", "list", "watch"}
+    for r in ("resourceflavors", "topologies", "cohorts", "clusterqueues", "localqueues",
+              "workloadpriorityclasses")}
+QUEUE_RULES.update({
+    ("kueue.x-k8s.io", "clusterqueues/status"): {"get", "update"},
+    ("kueue.x-k8s.io", "localqueues/status"): {"get", "update"},
+    ("batch", "jobs"): {"get", "list", "watch", "update"},
+    ("jobset.x-k8s.io", "jobsets"): {"get", "list", "watch", "update"},
+    ("", "pods"): {"update"}})
+
+
+def check_attach_queues(objs, version, board):
+    """deploy/scheduler-queues: the scheduler with --queues=podkernel and
+    exactly the extra rights its calls need, bound to the scheduler alone."""
+    check_attach(objs, version, board)
+    d = find(objs, "Deployment", "podkerneld-scheduler")
+    if d and "--queues=podkernel" not in d["spec"]["template"]["spec"]["containers"][0].get("args", []):
+        err("the scheduler lacks --queues=podkernel")
+    cr = find(objs, "ClusterRole", "podkernel-scheduler-queues")
+    want = {(g, r, ()): v for (g, r), v in QUEUE_RULES.items()}
+    if not cr or rule_map(cr["rules"]) != want:
+        err("ClusterRole podkernel-scheduler-queues is not exactly the queues' calls: %s" %
+            (rule_map(cr["rules"]) if cr else None))
+    if not find(objs, "ClusterRoleBinding", "podkernel-scheduler-queues"):
+        err("ClusterRole podkernel-scheduler-queues is bound to nobody")
+
+
 CHECKS = {"agent": check_agent, "agent-gpu": check_agent, "agent-gb200": check_agent,
           "agent-node-identity": check_agent_node_identity,
           "standalone": check_appliance, "crds": check_crds,
-          "scheduler": check_attach, "default": check_default}
+          "scheduler": check_attach, "scheduler-queues": check_attach_queues,
+          "default": check_default}
 
 
 # REGISTRY-HOST[:PORT]/PATH@sha256:HEX: a registry named (no default one), no tag
