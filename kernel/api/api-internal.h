@@ -130,5 +130,11 @@ void pk_validate_workload_priority_class(json_t *obj, const struct pk_type *t,
 					 struct pk_errors *errs);
 /* Topology: spec.levels[].nodeLabel, Kueue's rules (validate_kueue_topology.c). */
 void pk_validate_topology(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+/* convert_kueue.c: kueue.x-k8s.io/v1beta1 to and from v1beta2, per kind
+ * (_same: the kinds whose fields are the same in both). */
+extern const struct pk_conversion pk_kueue_v1beta1_cluster_queue;
+extern const struct pk_conversion pk_kueue_v1beta1_local_queue;
+extern const struct pk_conversion pk_kueue_v1beta1_cohort;
+extern const struct pk_conversion pk_kueue_v1beta1_same;
 
 #endif

@@ -117,6 +117,7 @@ bool pk_kind_namespaced(enum pk_kind kind);
  * C names (pk PK_KIND_UNKNOWN) are served by their row alone; Namespace and
  * Event are stored as given (no validate operation).
  */
+struct pk_conversion;
 struct pk_type {
 	const char *kind;	 /* "Pod" */
 	const char *plural;	 /* "pods" */
@@ -135,9 +136,59 @@ struct pk_type {
 	 * normalise.  NULL: objects of the kind are stored as given.
 	 */
 	void (*validate)(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+	/*
+	 * Set on a row of pk_type_versions[] only: another version of the kind
+	 * of the same name in pk_types[], whose objects are stored in that row's
+	 * version and converted on the way in and out (as kube-apiserver serves
+	 * a CRD in several versions).  NULL: objects are stored as given.
+	 */
+	const struct pk_conversion *conversion;
+};
+/*
+ * How one version converts to and from the version its kind is stored in.
+ * Renamed fields are a table of paths (dotted, below the object's root, in
+ * no array); the hooks do what more there is, on an object renamed already
+ * (to_storage) or not yet (from_storage), changed in place.  to_storage
+ * adds to errs, by its path in this version, a field that has no place in
+ * the stored version and that podkernel refuses.
+ */
+struct pk_conversion {
+	const char *const (*renames)[2]; /* {stored path, this version's path} */
+	size_t nrenames;
+	void (*to_storage)(json_t *obj, struct pk_errors *errs);
+	void (*from_storage)(json_t *obj);
 };
 /* NULL-terminated by kind == NULL. */
 extern const struct pk_type pk_types[];
+/*
+ * The other versions served of kinds of pk_types[] (kueue.x-k8s.io/v1beta1
+ * beside v1beta2), each with its conversion; NULL-terminated.  Discovery,
+ * OpenAPI and the router serve them; everything else knows the stored rows.
+ */
+extern const struct pk_type pk_type_versions[];
+/* The i-th row served, pk_types[] then pk_type_versions[]; NULL past the last. */
+const struct pk_type *pk_type_served(size_t i);
+/* By group, version and plural among the rows served; NULL when not served. */
+const struct pk_type *pk_type_by_version(const char *group, const char *version,
+					 const char *plural);
+/* The row t's objects are stored as: t itself unless t is another version. */
+const struct pk_type *pk_type_stored(const struct pk_type *t);
+/*
+ * obj, in t's version (a whole object or a merge patch), in the stored
+ * version: a new object, its apiVersion the stored one when it names one.
+ * Fields that version has no place for and podkernel refuses go to errs by
+ * their path in t's version.  NULL on allocation failure.  For a row without
+ * a conversion, obj itself (a new reference).
+ */
+json_t *pk_convert_to_storage(const struct pk_type *t, const json_t *obj, struct pk_errors *errs);
+/* A stored object in t's version: a new object (obj itself, t without conversion). */
+json_t *pk_convert_from_storage(const struct pk_type *t, const json_t *obj);
+/*
+ * A message about the stored version ("spec.cohortName: Invalid value ...")
+ * as a client of t's version reads it: a leading renamed path replaced, in
+ * buf.  msg itself when nothing is renamed.
+ */
+const char *pk_convert_message(const struct pk_type *t, const char *msg, char *buf, size_t len);
 /* By kind name ("Pod"); NULL when not served. */
 const struct pk_type *pk_type_by_kind(const char *kind);
 /* By API group ("" core) and plural resource name. */

@@ -17,6 +17,27 @@
 #define GROUP(g, v) .group = g, .version = v, .api_version = g "/" v
 #define SCHED(v) GROUP("scheduling.k8s.io", v)
 #define KUEUE GROUP("kueue.x-k8s.io", "v1beta2")
+#define KUEUE_V1BETA1 GROUP("kueue.x-k8s.io", "v1beta1")
+
+/* The Kueue kinds' descriptions, the same in both versions served. */
+#define DESC_RESOURCE_FLAVOR                                                                       \
+	"A kind of node a ClusterQueue's quota is given in (a custom resource upstream)."
+#define DESC_CLUSTER_QUEUE                                                                         \
+	"Quota per flavor and resource for the workloads of the namespaces it selects; the queue " \
+	"controller admits a queued Job or JobSet while its requests fit."
+#define DESC_LOCAL_QUEUE                                                                           \
+	"A namespace's queue: the ClusterQueue its workloads (label kueue.x-k8s.io/queue-name) "   \
+	"are admitted by."
+#define DESC_COHORT                                                                                \
+	"ClusterQueues that borrow unused quota from each other, with quota of its own; Cohorts "  \
+	"form a tree (spec.parentName)."
+#define DESC_WORKLOAD_PRIORITY_CLASS                                                               \
+	"A priority value for Kueue workloads, independent of their pods' priority (a custom "     \
+	"resource upstream)."
+#define DESC_TOPOLOGY                                                                              \
+	"The levels of a data center's hierarchy, each a node label (block, rack, host): a "       \
+	"ResourceFlavor's spec.topologyName makes its workloads placed within one domain of a "    \
+	"level."
 #define RESOURCE GROUP("resource.k8s.io", "v1")
 #define STORAGE GROUP("storage.k8s.io", "v1")
 
@@ -94,36 +115,79 @@ const struct pk_type pk_types[] = {
      "refuses (429) an eviction that would go below it, a gang's disruption unit counted whole.",
      pk_validate_budget},
     {"ResourceFlavor", "resourceflavors", KUEUE, "rf", false, false, PK_KIND_RESOURCE_FLAVOR,
-     "A kind of node a ClusterQueue's quota is given in (a custom resource upstream).",
-     pk_validate_kueue},
+     DESC_RESOURCE_FLAVOR, pk_validate_kueue},
     {"ClusterQueue", "clusterqueues", KUEUE, "cq", false, true, PK_KIND_CLUSTER_QUEUE,
-     "Quota per flavor and resource for the workloads of the namespaces it selects; the queue "
-     "controller admits a queued Job or JobSet while its requests fit.",
-     pk_validate_kueue},
-    {"LocalQueue", "localqueues", KUEUE, "lq", true, true, PK_KIND_LOCAL_QUEUE,
-     "A namespace's queue: the ClusterQueue its workloads (label kueue.x-k8s.io/queue-name) "
-     "are admitted by.",
+     DESC_CLUSTER_QUEUE, pk_validate_kueue},
+    {"LocalQueue", "localqueues", KUEUE, "lq", true, true, PK_KIND_LOCAL_QUEUE, DESC_LOCAL_QUEUE,
      pk_validate_kueue},
     {"LeaderWorkerSet", "leaderworkersets", GROUP("leaderworkerset.x-k8s.io", "v1"), "lws", true,
      true, PK_KIND_LEADER_WORKER_SET,
      "Replicas of a leader pod and its workers (a custom resource upstream); podkernel's "
      "controller compiles each replica into a gang and the set into a CompositePodGroup.",
      pk_validate_meta},
-    {"Cohort", "cohorts", KUEUE, "", false, true, PK_KIND_COHORT,
-     "ClusterQueues that borrow unused quota from each other, with quota of its own; Cohorts "
-     "form a tree (spec.parentName).",
-     pk_validate_kueue},
+    {"Cohort", "cohorts", KUEUE, "", false, true, PK_KIND_COHORT, DESC_COHORT, pk_validate_kueue},
     {"WorkloadPriorityClass", "workloadpriorityclasses", KUEUE, "", false, false, PK_KIND_UNKNOWN,
-     "A priority value for Kueue workloads, independent of their pods' priority (a custom "
-     "resource upstream).",
-     pk_validate_workload_priority_class},
-    {"Topology", "topologies", KUEUE, "", false, false, PK_KIND_UNKNOWN,
-     "The levels of a data center's hierarchy, each a node label (block, rack, host): a "
-     "ResourceFlavor's spec.topologyName makes its workloads placed within one domain of a "
-     "level.",
+     DESC_WORKLOAD_PRIORITY_CLASS, pk_validate_workload_priority_class},
+    {"Topology", "topologies", KUEUE, "", false, false, PK_KIND_UNKNOWN, DESC_TOPOLOGY,
      pk_validate_topology},
     {NULL},
 };
+
+/*
+ * Kueue's v1beta1, which its sample manifests are written in: the same kinds,
+ * stored as v1beta2 (Kueue's storage version) and converted as Kueue's
+ * conversion functions convert them (convert_kueue.c).  Each row is its
+ * stored row's but for the version and the conversion.
+ */
+const struct pk_type pk_type_versions[] = {
+    {"ResourceFlavor", "resourceflavors", KUEUE_V1BETA1, "rf", false, false,
+     PK_KIND_RESOURCE_FLAVOR, DESC_RESOURCE_FLAVOR, pk_validate_kueue, &pk_kueue_v1beta1_same},
+    {"ClusterQueue", "clusterqueues", KUEUE_V1BETA1, "cq", false, true, PK_KIND_CLUSTER_QUEUE,
+     DESC_CLUSTER_QUEUE, pk_validate_kueue, &pk_kueue_v1beta1_cluster_queue},
+    {"LocalQueue", "localqueues", KUEUE_V1BETA1, "lq", true, true, PK_KIND_LOCAL_QUEUE,
+     DESC_LOCAL_QUEUE, pk_validate_kueue, &pk_kueue_v1beta1_local_queue},
+    {"Cohort", "cohorts", KUEUE_V1BETA1, "", false, true, PK_KIND_COHORT, DESC_COHORT,
+     pk_validate_kueue, &pk_kueue_v1beta1_cohort},
+    {"WorkloadPriorityClass", "workloadpriorityclasses", KUEUE_V1BETA1, "", false, false,
+     PK_KIND_UNKNOWN, DESC_WORKLOAD_PRIORITY_CLASS, pk_validate_workload_priority_class,
+     &pk_kueue_v1beta1_same},
+    {"Topology", "topologies", KUEUE_V1BETA1, "", false, false, PK_KIND_UNKNOWN, DESC_TOPOLOGY,
+     pk_validate_topology, &pk_kueue_v1beta1_same},
+    {NULL},
+};
+
+const struct pk_type *pk_type_served(size_t i)
+{
+	size_t n = 0;
+
+	while (pk_types[n].kind)
+		n++;
+	if (i < n)
+		return &pk_types[i];
+	for (size_t j = 0; pk_type_versions[j].kind; j++)
+		if (j == i - n)
+			return &pk_type_versions[j];
+	return NULL;
+}
+
+const struct pk_type *pk_type_by_version(const char *group, const char *version, const char *plural)
+{
+	const struct pk_type *t;
+
+	for (size_t i = 0; group && version && plural && (t = pk_type_served(i)); i++)
+		if (strcmp(t->group, group) == 0 && strcmp(t->version, version) == 0 &&
+		    strcmp(t->plural, plural) == 0)
+			return t;
+	return NULL;
+}
+
+const struct pk_type *pk_type_stored(const struct pk_type *t)
+{
+	const struct pk_type *s =
+	    t && t->conversion ? pk_type_by_resource(t->group, t->plural) : NULL;
+
+	return s ? s : t;
+}
 
 const struct pk_type *pk_type_by_kind(const char *kind)
 {

@@ -4,8 +4,9 @@
  *
  * /api (APIVersions), /apis (APIGroupList), /apis/GROUP (APIGroup),
  * /api/v1 and /apis/GROUP/VERSION (APIResourceList) and /version, all built
- * from the one table of kinds (pk_types, kernel/api/kinds.c), so a kind added
- * there is discoverable without touching this file.  Aggregated discovery
+ * from the one table of kinds (pk_types, kernel/api/kinds.c) and the other
+ * versions served (pk_type_versions), so a kind added there is discoverable
+ * without touching this file.  Aggregated discovery
  * (apidiscovery.k8s.io/v2) is not served; clients fall back to these.
  */
 #include <ctype.h>
@@ -19,7 +20,8 @@
 static json_t *group_versions(const char *group)
 {
 	json_t *versions = json_array();
-	for (const struct pk_type *t = pk_types; t->kind; t++) {
+	const struct pk_type *t;
+	for (size_t k = 0; (t = pk_type_served(k)); k++) {
 		if (strcmp(t->group, group) != 0)
 			continue;
 		bool seen = false;
@@ -45,7 +47,8 @@ static json_t *api_group(const char *group)
 		json_decref(versions);
 		return NULL;
 	}
-	/* Preferred: the first GA version ("v1"), else the first listed. */
+	/* Preferred: the first GA version ("v1"), else the first listed: the version a kind
+	 * is stored in comes before its other versions (kueue.x-k8s.io: v1beta2, then v1beta1). */
 	json_t *pref = json_array_get(versions, 0);
 	size_t i;
 	json_t *v;
@@ -91,7 +94,8 @@ static json_t *str_list(const char *csv)
 static json_t *resource_list(const char *group, const char *version)
 {
 	json_t *res = json_array();
-	for (const struct pk_type *t = pk_types; t->kind; t++) {
+	const struct pk_type *t;
+	for (size_t k = 0; (t = pk_type_served(k)); k++) {
 		if (strcmp(t->group, group) != 0 || strcmp(t->version, version) != 0)
 			continue;
 		char singular[64];

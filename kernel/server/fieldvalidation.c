@@ -165,7 +165,7 @@ static void walk_object(struct walk *w, const ProtobufCMessageDescriptor *d, con
 int pk_srv_unknown_fields(const struct pk_type *t, const json_t *obj, bool patch,
 			  json_t **ret_paths)
 {
-	const struct pk_pb_kind *k = pk_srv_pb_kind(t->group, t->kind);
+	const struct pk_pb_kind *k = pk_srv_pb_kind_of(t);
 	struct walk w = {.unknown = json_array(), .patch = patch};
 	if (!w.unknown)
 		return -ENOMEM;

@@ -18,7 +18,9 @@
  * the server.  A custom resource's schema-only message (JobSet) is published
  * the same way, under the names kube-apiserver gives a CRD's schema
  * (io.x-k8s.jobset.v1alpha2.JobSet: its group reversed, then version and
- * kind).
+ * kind).  A kind served in another version too (Kueue's v1beta1 beside
+ * v1beta2, pk_type_versions[]) has that version's document, from that
+ * version's messages.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,7 +149,8 @@ static void add_kind(json_t *schemas, const struct pk_type *t, const ProtobufCMe
 json_t *pk_srv_openapi_root(void)
 {
 	json_t *paths = json_object();
-	for (const struct pk_type *t = pk_types; t->kind; t++) {
+	const struct pk_type *t;
+	for (size_t i = 0; (t = pk_type_served(i)); i++) {
 		char key[128], url[160];
 		if (*t->group)
 			snprintf(key, sizeof(key), "apis/%s/%s", t->group, t->version);
@@ -170,14 +173,15 @@ static json_t *patch_operation(const struct pk_type *t)
 json_t *pk_srv_openapi_gv(const char *group, const char *version)
 {
 	json_t *paths = json_object(), *schemas = json_object();
-	for (const struct pk_type *t = pk_types; t->kind; t++) {
+	const struct pk_type *t;
+	for (size_t i = 0; (t = pk_type_served(i)); i++) {
 		if (strcmp(t->group, group) != 0 || strcmp(t->version, version) != 0)
 			continue;
 		char path[256];
 		snprintf(path, sizeof(path), "/%s%s/%s%s/%s/{name}", *group ? "apis/" : "api",
 			 group, version, t->namespaced ? "/namespaces/{namespace}" : "", t->plural);
 		json_t *op = patch_operation(t);
-		const struct pk_pb_kind *k = pk_srv_pb_kind(t->group, t->kind);
+		const struct pk_pb_kind *k = pk_srv_pb_kind_of(t);
 		if (k) {
 			char name[256], ref[300];
 			add_kind(schemas, t, k->desc);

@@ -21,7 +21,7 @@
  * inlined.  A field number the messages do not know is an error naming the
  * path: a body is never silently shortened.  Every served kind has its
  * message.  JobSet's (jobset.proto), LeaderWorkerSet's (lws.proto) and the Kueue kinds'
- * (kueue.proto) are
+ * (kueue.proto; kueue_v1beta1.proto for the v1beta1 they are also served in) are
  * schema-only: they are custom resources
  * upstream, served as JSON only, so a protobuf body of one is refused
  * (415, as kube-apiserver answers for custom resources) while field
@@ -48,6 +48,7 @@
 #include "events.pb-c.h"
 #include "jobset.pb-c.h"
 #include "kueue.pb-c.h"
+#include "kueue_v1beta1.pb-c.h"
 #include "lws.pb-c.h"
 #include "meta.pb-c.h"
 #include "policy.pb-c.h"
@@ -110,18 +111,44 @@ static const struct pk_pb_kind kinds[] = {
      &io__x_k8s__kueue__v1beta2__workload_priority_class__descriptor, .schema_only = true},
     {"kueue.x-k8s.io", "Topology", &io__x_k8s__kueue__v1beta2__topology__descriptor,
      .schema_only = true},
+    /* kueue.x-k8s.io/v1beta1, served beside v1beta2 and converted to it */
+    {"kueue.x-k8s.io", "ResourceFlavor", &io__x_k8s__kueue__v1beta1__resource_flavor__descriptor,
+     .schema_only = true, .version = "v1beta1"},
+    {"kueue.x-k8s.io", "ClusterQueue", &io__x_k8s__kueue__v1beta1__cluster_queue__descriptor,
+     .schema_only = true, .version = "v1beta1"},
+    {"kueue.x-k8s.io", "LocalQueue", &io__x_k8s__kueue__v1beta1__local_queue__descriptor,
+     .schema_only = true, .version = "v1beta1"},
+    {"kueue.x-k8s.io", "Cohort", &io__x_k8s__kueue__v1beta1__cohort__descriptor,
+     .schema_only = true, .version = "v1beta1"},
+    {"kueue.x-k8s.io", "WorkloadPriorityClass",
+     &io__x_k8s__kueue__v1beta1__workload_priority_class__descriptor, .schema_only = true,
+     .version = "v1beta1"},
+    {"kueue.x-k8s.io", "Topology", &io__x_k8s__kueue__v1beta1__topology__descriptor,
+     .schema_only = true, .version = "v1beta1"},
     {"*", "DeleteOptions", &k8s__io__apimachinery__pkg__apis__meta__v1__delete_options__descriptor},
     {"*", "Status", &k8s__io__apimachinery__pkg__apis__meta__v1__status__descriptor},
     {NULL, NULL, NULL},
 };
 
-const struct pk_pb_kind *pk_srv_pb_kind(const char *group, const char *kind)
+/* version NULL: the stored version's message. */
+static const struct pk_pb_kind *pb_kind(const char *group, const char *version, const char *kind)
 {
 	for (const struct pk_pb_kind *k = kinds; group && kind && k->kind; k++)
 		if (strcmp(k->kind, kind) == 0 &&
-		    (strcmp(k->group, group) == 0 || strcmp(k->group, "*") == 0))
+		    (strcmp(k->group, group) == 0 || strcmp(k->group, "*") == 0) &&
+		    (version ? k->version && strcmp(k->version, version) == 0 : !k->version))
 			return k;
 	return NULL;
+}
+
+const struct pk_pb_kind *pk_srv_pb_kind(const char *group, const char *kind)
+{
+	return pb_kind(group, NULL, kind);
+}
+
+const struct pk_pb_kind *pk_srv_pb_kind_of(const struct pk_type *t)
+{
+	return t ? pb_kind(t->group, t->conversion ? t->version : NULL, t->kind) : NULL;
 }
 
 /* ---- shapes ---------------------------------------------------------------- */

@@ -178,8 +178,8 @@ static int parse_route(const char *path, struct route *r)
 		ns = s[i + 1];
 		i += 2;
 	}
-	r->type = pk_type_by_resource(group, s[i]);
-	if (!r->type || strcmp(r->type->version, version) != 0 || n - i > 3)
+	r->type = pk_type_by_version(group, version, s[i]);
+	if (!r->type || n - i > 3)
 		return -ENOENT;
 	if (ns && !r->type->namespaced)
 		return -ENOENT;
@@ -341,11 +341,34 @@ static bool authenticate(struct pk_server *srv, const struct pk_request *req,
 }
 
 /* ---- helpers for handlers ------------------------------------------------------ */
+/*
+ * 422 Invalid, each problem by its path in the version the client used: the
+ * store validated the stored version, so a renamed field's path is turned
+ * back (spec.cohortName -> spec.cohort for a kueue.x-k8s.io/v1beta1 client).
+ */
+static void respond_invalid(struct pk_response *resp, const struct route *r, const char *nm,
+			    const struct pk_errors *errs)
+{
+	const char *kind = r->type ? r->type->kind : "";
+	struct pk_errors mapped = {0};
+	char first[1024] = "", buf[1024];
+	for (size_t i = 0; errs && r->type && r->type->conversion && i < errs->n; i++)
+		pk_errors_add(&mapped, "%s",
+			      pk_convert_message(r->type, errs->msg[i], buf, sizeof(buf)));
+	if (mapped.n)
+		errs = &mapped;
+	for (size_t i = 0; errs && i < errs->n && strlen(first) < 800; i++)
+		snprintf(first + strlen(first), sizeof(first) - strlen(first), "%s%s",
+			 i ? ", " : "", errs->msg[i]);
+	pk_srv_respond_status(resp, 422, "Invalid", kind, nm, errs, "%s \"%s\" is invalid: %s",
+			      kind, nm, *first ? first : "invalid object");
+	pk_errors_clear(&mapped);
+}
+
 void rt_respond_store_error(struct pk_response *resp, int rc, const struct route *r,
 			    const char *name, const struct pk_errors *errs)
 {
 	const char *plural = r->type ? r->type->plural : "";
-	const char *kind = r->type ? r->type->kind : "";
 	const char *nm = name ? name : "";
 	char what[300];
 	snprintf(what, sizeof(what), "%s%s%s", plural, *r->group ? "." : "", r->group);
@@ -378,16 +401,9 @@ void rt_respond_store_error(struct pk_response *resp, int rc, const struct route
 				      "%s \"%s\" is forbidden: %s", what, nm,
 				      errs && errs->n ? errs->msg[0] : "not allowed");
 		break;
-	case -EINVAL: {
-		char first[1024] = "";
-		for (size_t i = 0; errs && i < errs->n && strlen(first) < 800; i++)
-			snprintf(first + strlen(first), sizeof(first) - strlen(first), "%s%s",
-				 i ? ", " : "", errs->msg[i]);
-		pk_srv_respond_status(resp, 422, "Invalid", kind, nm, errs,
-				      "%s \"%s\" is invalid: %s", kind, nm,
-				      *first ? first : "invalid object");
+	case -EINVAL:
+		respond_invalid(resp, r, nm, errs);
 		break;
-	}
 	default:
 		pk_srv_respond_status(resp, 500, "InternalError", plural, nm, NULL,
 				      "store error: %s", pk_errno_text(rc));

@@ -160,7 +160,7 @@ void rt_do_delete(struct call *c, struct pk_response *resp)
 	if (rc < 0)
 		rt_respond_store_error(resp, rc, c->r, c->r->name, &errs);
 	else
-		pk_srv_respond_json(resp, 200, pk_srv_event_answer(c->r->type, out));
+		pk_srv_respond_json(resp, 200, pk_srv_answer(c->r->type, out));
 	pk_errors_clear(&errs);
 	json_decref(opts);
 }

@@ -112,9 +112,9 @@ static void do_apply(const struct call *c, struct pk_response *resp)
 	}
 	struct pk_errors errs = {0};
 	bool created = false;
-	/* an events.k8s.io Event is applied as the core Event the store keeps */
-	const struct pk_type *t = pk_srv_event_type(r->type) ? pk_type_by_kind("Event") : r->type;
-	json_t *stored = pk_srv_event_stored(r->type, config);
+	/* an events.k8s.io Event, a kueue.x-k8s.io/v1beta1 object, is applied as stored */
+	const struct pk_type *t = pk_srv_stored_type(r->type);
+	json_t *stored = pk_srv_stored(r->type, config, &errs);
 	struct pk_srv_apply_req q = {.store = c->srv->store,
 				     .t = t,
 				     .ns = r->ns,
@@ -126,7 +126,9 @@ static void do_apply(const struct call *c, struct pk_response *resp)
 				     .wo = &c->wo,
 				     .admit = admit_apply,
 				     .admit_arg = (void *)c};
-	int rc = stored ? pk_srv_apply(&q, &errs, &out, &conflicts, &created) : -ENOMEM;
+	int rc = !stored  ? -ENOMEM
+		 : errs.n ? -EINVAL
+			  : pk_srv_apply(&q, &errs, &out, &conflicts, &created);
 	json_decref(stored);
 	json_decref(config);
 	if (rc == -EBUSY)
@@ -134,7 +136,7 @@ static void do_apply(const struct call *c, struct pk_response *resp)
 	else if (rc < 0)
 		rt_respond_store_error(resp, rc, r, r->name, &errs);
 	else
-		pk_srv_respond_json(resp, created ? 201 : 200, pk_srv_event_answer(r->type, out));
+		pk_srv_respond_json(resp, created ? 201 : 200, pk_srv_answer(r->type, out));
 	json_decref(conflicts);
 	pk_errors_clear(&errs);
 }
@@ -174,12 +176,12 @@ void rt_do_patch(const struct call *c, struct pk_response *resp)
 	}
 	struct pk_errors errs = {0};
 	json_t *out = NULL;
-	int rc = pk_srv_event_api(r->type) ? rt_patch_event(c, type, patch, &errs, &out)
-					   : rt_patch_admitted(c, type, patch, &errs, &out);
+	int rc = pk_srv_converts(r->type) ? rt_patch_view(c, type, patch, &errs, &out)
+					  : rt_patch_admitted(c, type, patch, &errs, &out);
 	json_decref(patch);
 	if (rc < 0)
 		rt_respond_store_error(resp, rc, r, r->name, &errs);
 	else
-		pk_srv_respond_json(resp, 200, pk_srv_event_answer(r->type, out));
+		pk_srv_respond_json(resp, 200, pk_srv_answer(r->type, out));
 	pk_errors_clear(&errs);
 }

@@ -24,14 +24,17 @@ void rt_do_get(struct pk_server *srv, const struct pk_request *req, const struct
 	int rc = pk_store_get(srv->store, r->type->kind, r->ns, r->name, &obj);
 	if (rc < 0)
 		return rt_respond_store_error(resp, rc, r, r->name, NULL);
-	obj = pk_srv_event_answer(r->type, obj);
+	/* A table's columns read the stored fields: a converted version's rows come from them. */
+	bool table = pk_srv_wants_table(req->accept);
+	if (!(table && r->type->conversion) && !(obj = pk_srv_answer(r->type, obj)))
+		return rt_respond_store_error(resp, -ENOMEM, r, r->name, NULL);
 	if (r->sub && strcmp(r->sub, "scale") == 0) {
 		json_t *scale = pk_srv_scale_view(obj);
 		json_decref(obj);
 		return scale ? pk_srv_respond_json(resp, 200, scale)
 			     : rt_respond_store_error(resp, -ENOMEM, r, r->name, NULL);
 	}
-	if (pk_srv_wants_table(req->accept)) {
+	if (table) {
 		json_t *items = json_pack("[o]", obj);
 		json_t *table =
 		    pk_srv_table_of(r->type, items, true,
@@ -163,8 +166,10 @@ void rt_do_list(struct pk_server *srv, const struct pk_request *req, const struc
 		return;
 	}
 	json_t *out;
-	pk_srv_event_items(r->type, items);
-	if (pk_srv_wants_table(req->accept)) {
+	bool table = pk_srv_wants_table(req->accept);
+	if (!(table && r->type->conversion))
+		pk_srv_items(r->type, items);
+	if (table) {
 		const char *inc = rt_arg(req, "includeObject");
 		out = pk_srv_table_of(r->type, items, true, inc && strcmp(inc, "Object") == 0);
 		json_t *meta = json_object_get(out, "metadata");

@@ -152,22 +152,25 @@ int rt_patch_admitted(const struct call *c, enum pk_patch_type type, const json_
 }
 
 /*
- * PATCH of an events.k8s.io Event: the patch has that shape, the store keeps
- * the core one, so it is applied here to the stored Event in the patch's
- * shape and written back as an update pinned to the version it was applied
- * to (retried when someone else wrote between, unless the patch pins one).
+ * PATCH of a row served in another shape than stored (an events.k8s.io
+ * Event, a kueue.x-k8s.io/v1beta1 object): the patch has that shape, so it is
+ * applied here to the stored object in the patch's shape, converted back and
+ * written as an update pinned to the version it was applied to (retried when
+ * someone else wrote between, unless the patch pins one).  The fields it
+ * changes move to its field manager, as patch_tracked() does.
  */
-int rt_patch_event(const struct call *c, enum pk_patch_type type, const json_t *patch,
-		   struct pk_errors *errs, json_t **ret)
+int rt_patch_view(const struct call *c, enum pk_patch_type type, const json_t *patch,
+		  struct pk_errors *errs, json_t **ret)
 {
 	const struct route *r = c->r;
+	const char *manager = rt_arg(c->req, "fieldManager");
 	bool pinned = json_is_string(pk_get(patch, "metadata.resourceVersion"));
 	int rc = -PK_STORE_ECONFLICT;
 	for (int attempt = 0; attempt < 5 && rc == -PK_STORE_ECONFLICT; attempt++) {
 		json_t *live = NULL, *view = NULL, *next = NULL, *stored = NULL;
 		char err[256] = "";
 		rc = pk_store_get(c->srv->store, r->type->kind, r->ns, r->name, &live);
-		if (rc == 0 && !(view = pk_srv_event_view(r->type, live)))
+		if (rc == 0 && !(view = pk_srv_view(r->type, live)))
 			rc = -ENOMEM;
 		if (rc == 0 &&
 		    (rc = pk_patch_apply(view, type, patch, &next, err, sizeof(err))) < 0) {
@@ -178,16 +181,21 @@ int rt_patch_event(const struct call *c, enum pk_patch_type type, const json_t *
 			pk_errors_add(errs, "patch: metadata: Required value");
 			rc = -EINVAL;
 		}
-		if (rc == 0 && !(stored = pk_srv_event_stored(r->type, next)))
+		if (rc == 0 && !(stored = pk_srv_stored(r->type, next, errs)))
 			rc = -ENOMEM;
+		if (rc == 0 && errs->n)
+			rc = -EINVAL;
 		if (rc == 0) {
 			json_t *meta = json_object_get(stored, "metadata");
 			json_object_set(meta, "name", pk_get(live, "metadata.name"));
 			if (!pinned)
 				json_object_set(meta, "resourceVersion",
 						pk_get(live, "metadata.resourceVersion"));
-			rc = pk_store_update_opts(c->srv->store, stored, PK_SUB_MAIN, &c->wo, errs,
-						  ret);
+			if (manager && json_array_size(pk_get(live, "metadata.managedFields")))
+				pk_srv_managed_update(live, stored, manager);
+			rc = pk_store_update_opts(c->srv->store, stored,
+						  r->sub ? PK_SUB_STATUS : PK_SUB_MAIN, &c->wo,
+						  errs, ret);
 		}
 		json_decref(live);
 		json_decref(view);
@@ -255,12 +263,17 @@ void rt_do_create(const struct call *c, struct pk_response *resp)
 		json_decref(obj);
 		return;
 	}
-	json_t *stored = pk_srv_event_stored(r->type, obj);
-	json_decref(obj);
-	if (!(obj = stored))
-		return rt_respond_store_error(resp, -ENOMEM, r, NULL, NULL);
 	struct pk_errors errs = {0};
 	json_t *out = NULL;
+	json_t *stored = pk_srv_stored(r->type, obj, &errs);
+	json_decref(obj);
+	if (!(obj = stored) || errs.n) {
+		rt_respond_store_error(resp, obj ? -EINVAL : -ENOMEM, r,
+				       pk_get_string(obj, "metadata.name"), &errs);
+		json_decref(obj);
+		pk_errors_clear(&errs);
+		return;
+	}
 	const char *name =
 	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 	char namebuf[256];
@@ -287,7 +300,7 @@ void rt_do_create(const struct call *c, struct pk_response *resp)
 	if (rc < 0)
 		rt_respond_store_error(resp, rc, r, namebuf, &errs);
 	else
-		pk_srv_respond_json(resp, 201, pk_srv_event_answer(r->type, out));
+		pk_srv_respond_json(resp, 201, pk_srv_answer(r->type, out));
 	pk_errors_clear(&errs);
 }
 
@@ -421,12 +434,16 @@ void rt_do_update(const struct call *c, struct pk_response *resp)
 		json_decref(obj);
 		return;
 	}
-	json_t *stored = pk_srv_event_stored(r->type, obj);
-	json_decref(obj);
-	if (!(obj = stored))
-		return rt_respond_store_error(resp, -ENOMEM, r, NULL, NULL);
 	struct pk_errors errs = {0};
 	json_t *out = NULL, *live = NULL;
+	json_t *stored = pk_srv_stored(r->type, obj, &errs);
+	json_decref(obj);
+	if (!(obj = stored) || errs.n) {
+		rt_respond_store_error(resp, obj ? -EINVAL : -ENOMEM, r, r->name, &errs);
+		json_decref(obj);
+		pk_errors_clear(&errs);
+		return;
+	}
 	enum pk_store_sub sub = r->sub ? PK_SUB_STATUS : PK_SUB_MAIN;
 	/* The writer's manager takes over the fields it changes (managedFields). */
 	if (!r->sub && rt_arg(req, "fieldManager") &&
@@ -440,6 +457,6 @@ void rt_do_update(const struct call *c, struct pk_response *resp)
 	if (rc < 0)
 		rt_respond_store_error(resp, rc, r, r->name, &errs);
 	else
-		pk_srv_respond_json(resp, 200, pk_srv_event_answer(r->type, out));
+		pk_srv_respond_json(resp, 200, pk_srv_answer(r->type, out));
 	pk_errors_clear(&errs);
 }

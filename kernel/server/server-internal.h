@@ -141,9 +141,13 @@ struct pk_pb_kind {
 	const char *group, *kind;
 	const ProtobufCMessageDescriptor *desc;
 	bool schema_only;
+	const char
+	    *version; /* the kind's other version (pk_type_versions[]); NULL: the stored one */
 };
-/* The message of kind in group (""=core), or NULL. */
+/* The message of kind in group (""=core), or NULL; its stored version's. */
 const struct pk_pb_kind *pk_srv_pb_kind(const char *group, const char *kind);
+/* The message of a served row, in the row's version (a v1beta1 row: its v1beta1 message). */
+const struct pk_pb_kind *pk_srv_pb_kind_of(const struct pk_type *t);
 /* The JSON form of a protobuf field (one element when repeated). */
 enum pk_pb_shape {
 	PK_PB_STRING,
@@ -292,6 +296,24 @@ int pk_srv_scale_write(struct pk_store *st, const struct pk_type *t, const char 
 		       const char *name, const enum pk_patch_type *type, const json_t *body,
 		       const struct pk_store_write_opts *wo, struct pk_errors *errs, json_t **ret);
 
+/*
+ * versions.c: a row served in a shape other than the one stored (an
+ * events.k8s.io Event, a kind of pk_type_versions[]): bodies converted on
+ * their way in, objects on their way out.  Does t convert?
+ */
+bool pk_srv_converts(const struct pk_type *t);
+/* The row t's objects are stored as (core Event for events.k8s.io's). */
+const struct pk_type *pk_srv_stored_type(const struct pk_type *t);
+/* A stored object in t's shape: a new reference (obj itself when t needs none). */
+json_t *pk_srv_view(const struct pk_type *t, json_t *obj);
+/* Would pk_srv_view() convert obj? */
+bool pk_srv_needs_view(const struct pk_type *t, const json_t *obj);
+/* A body in t's shape as stored: a new reference; what it refuses goes to errs by its path. */
+json_t *pk_srv_stored(const struct pk_type *t, json_t *obj, struct pk_errors *errs);
+/* The answer of a write in t's shape; body taken (a Status passes). */
+json_t *pk_srv_answer(const struct pk_type *t, json_t *body);
+/* Each item of a list in t's shape, in place. */
+void pk_srv_items(const struct pk_type *t, json_t *items);
 /* events.c: the Event resource in its two shapes (core v1 as stored,
  * events.k8s.io/v1).  Is t one of the two? */
 bool pk_srv_event_type(const struct pk_type *t);

@@ -69,9 +69,10 @@ const char *rt_restricted_node(const struct call *c);
 /* A patch of the stored object through the write's admission. */
 int rt_patch_admitted(const struct call *c, enum pk_patch_type type, const json_t *patch,
 		      struct pk_errors *errs, json_t **ret);
-/* A patch of an Event in either shape (core/v1 or events.k8s.io/v1). */
-int rt_patch_event(const struct call *c, enum pk_patch_type type, const json_t *patch,
-		   struct pk_errors *errs, json_t **ret);
+/* A patch of a row served in another shape than stored (versions.c): an
+ * events.k8s.io Event, a kueue.x-k8s.io/v1beta1 object. */
+int rt_patch_view(const struct call *c, enum pk_patch_type type, const json_t *patch,
+		  struct pk_errors *errs, json_t **ret);
 /* fieldValidation=Strict|Warn|Ignore on a body: 0, or -EINVAL with resp answered. */
 int rt_field_validation(const struct call *c, const json_t *body, bool patch,
 			struct pk_response *resp);

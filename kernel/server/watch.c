@@ -127,7 +127,7 @@ static int append(struct pk_watch *w, const char *type, json_t *obj)
 		w->header_sent = true;
 		json_decref(items);
 	} else if (strcmp(type, "ERROR") != 0) {
-		payload = pk_srv_event_view(w->spec.type, obj); /* events.k8s.io's shape */
+		payload = pk_srv_view(w->spec.type, obj); /* the shape watched (versions.c) */
 	} else {
 		json_incref(obj);
 	}
@@ -160,7 +160,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	if (!ev->kind || strcmp(ev->kind->kind, w->spec.type->kind) != 0 || !matches(w, ev->object))
 		return 0;
 	int rc;
-	if (!w->spec.table && ev->object_json && !pk_srv_event_needs_view(w->spec.type, ev->object))
+	if (!w->spec.table && ev->object_json && !pk_srv_needs_view(w->spec.type, ev->object))
 		rc = append_text(w, pk_event_type_to_string(ev->type), ev->object_json,
 				 ev->object_json_len);
 	else

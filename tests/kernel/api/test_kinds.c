@@ -3,7 +3,8 @@
  * test_kinds.c — the table of kinds: each served kind has one row, found by
  * its name and by its resource, with the scope the API has; and the one
  * object key, "Kind/namespace/name", with a cluster-scoped kind's namespace
- * dropped and a namespaced one's defaulted.
+ * dropped and a namespaced one's defaulted.  Kueue's v1beta1 rows: served
+ * beside v1beta2, stored as it, and converted both ways as Kueue converts.
  */
 #include <check.h>
 #include <string.h>
@@ -44,6 +45,74 @@ START_TEST(test_rows)
 }
 END_TEST
 
+START_TEST(test_kueue_v1beta1)
+{
+	const struct pk_type *cq = pk_type_by_version("kueue.x-k8s.io", "v1beta1", "clusterqueues");
+	const struct pk_type *lq = pk_type_by_version("kueue.x-k8s.io", "v1beta1", "localqueues");
+	struct pk_errors errs = {0};
+	char buf[256];
+
+	ck_assert_ptr_nonnull(cq);
+	ck_assert_ptr_nonnull(lq);
+	ck_assert_ptr_eq(pk_type_stored(cq), pk_type_by_kind("ClusterQueue"));
+	ck_assert_ptr_eq(pk_type_by_version("kueue.x-k8s.io", "v1beta2", "clusterqueues"),
+			 pk_type_by_kind("ClusterQueue"));
+	ck_assert_ptr_null(pk_type_by_version("kueue.x-k8s.io", "v1alpha1", "clusterqueues"));
+	for (size_t i = 0; pk_type_served(i); i++)
+		if (strcmp(pk_type_served(i)->group, "kueue.x-k8s.io") == 0 &&
+		    !pk_type_served(i)->conversion)
+			ck_assert_ptr_nonnull(pk_type_by_version("kueue.x-k8s.io", "v1beta1",
+								 pk_type_served(i)->plural));
+
+	json_t *in = json_loads("{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":"
+				"\"ClusterQueue\",\"spec\":{\"cohort\":\"c\",\"flavorFungibility\":"
+				"{\"whenCanBorrow\":\"Borrow\"}},\"status\":{"
+				"\"pendingWorkloadsStatus\":{}}}",
+				0, NULL);
+	json_t *st = pk_convert_to_storage(cq, in, &errs);
+	ck_assert_uint_eq(errs.n, 0);
+	ck_assert_str_eq(pk_get_string(st, "apiVersion"), "kueue.x-k8s.io/v1beta2");
+	ck_assert_str_eq(pk_get_string(st, "spec.cohortName"), "c");
+	ck_assert_ptr_null(pk_get(st, "spec.cohort"));
+	ck_assert_str_eq(pk_get_string(st, "spec.flavorFungibility.whenCanBorrow"),
+			 "MayStopSearch");
+	ck_assert_ptr_null(pk_get(st, "status.pendingWorkloadsStatus"));
+	json_t *back = pk_convert_from_storage(cq, st);
+	ck_assert_str_eq(pk_get_string(back, "apiVersion"), "kueue.x-k8s.io/v1beta1");
+	ck_assert_str_eq(pk_get_string(back, "spec.cohort"), "c");
+	ck_assert_ptr_null(pk_get(back, "spec.cohortName"));
+	ck_assert_str_eq(pk_convert_message(cq, "spec.cohortName: Invalid value", buf, sizeof(buf)),
+			 "spec.cohort: Invalid value");
+	ck_assert_str_eq(pk_convert_message(cq, "spec.cohortNames: x", buf, sizeof(buf)),
+			 "spec.cohortNames: x");
+	json_decref(in);
+	json_decref(st);
+	json_decref(back);
+
+	/* admission checks: Kueue's strategy, refused by the v1beta1 path */
+	in = json_loads("{\"spec\":{\"admissionChecks\":[\"a\"]}}", 0, NULL);
+	st = pk_convert_to_storage(cq, in, &errs);
+	ck_assert_uint_eq(errs.n, 1);
+	ck_assert(strncmp(errs.msg[0], "spec.admissionChecks: Forbidden", 31) == 0);
+	ck_assert_str_eq(pk_get_string(st, "spec.admissionChecksStrategy.admissionChecks[0].name"),
+			 "a");
+	pk_errors_clear(&errs);
+	json_decref(in);
+	json_decref(st);
+
+	/* a LocalQueue's status.flavorsUsage is v1beta1's flavorUsage */
+	in = json_loads("{\"status\":{\"flavorsUsage\":[],\"pendingWorkloads\":1}}", 0, NULL);
+	back = pk_convert_from_storage(lq, in);
+	ck_assert_ptr_nonnull(pk_get(back, "status.flavorUsage"));
+	ck_assert_ptr_null(pk_get(back, "status.flavorsUsage"));
+	st = pk_convert_to_storage(lq, back, &errs);
+	ck_assert(json_equal(st, in));
+	json_decref(in);
+	json_decref(st);
+	json_decref(back);
+}
+END_TEST
+
 START_TEST(test_obj_key)
 {
 	char buf[64];
@@ -68,6 +137,7 @@ int main(void)
 
 	tcase_add_test(tc, test_rows);
 	tcase_add_test(tc, test_obj_key);
+	tcase_add_test(tc, test_kueue_v1beta1);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
