@@ -46,8 +46,9 @@ struct sc_strand {
 	} k[SC_PROFILE_CLASSES];
 	int n;
 	int cpu, mem; /* resource ids, -1 when unknown */
-	/* The least any class asks (its lighter point; milli): CPU and memory
-	 * per pod, devices per pod.  Below them a node's devices are lost. */
+	/* The least any class asks (its lighter point, less 1e-9 of it; milli):
+	 * CPU and memory per pod, devices per pod.  Below them a node's
+	 * devices are lost. */
 	double least_cpu, least_mem, least_dev;
 	int nres;
 	/* Model pressure: the partition by model, and per resource r and model

@@ -440,10 +440,11 @@ static void prepare_classes(struct sc_strand *st, const struct sc_profile *pr,
 		k->share = c->weight / pr->total;
 		spread(c->cpu, c->cpu2, c->weight, k->cpu);
 		spread(c->mem, c->mem2, c->weight, k->mem);
-		if (st->n == 1 || k->cpu[0] < st->least_cpu)
-			st->least_cpu = k->cpu[0];
-		if (st->n == 1 || k->mem[0] < st->least_mem)
-			st->least_mem = k->mem[0];
+		/* the least requests are means: a relative 1e-9 absorbs their rounding */
+		if (st->n == 1 || k->cpu[0] * (1 - 1e-9) < st->least_cpu)
+			st->least_cpu = k->cpu[0] * (1 - 1e-9);
+		if (st->n == 1 || k->mem[0] * (1 - 1e-9) < st->least_mem)
+			st->least_mem = k->mem[0] * (1 - 1e-9);
 		if (st->n == 1 || (double)c->devices < st->least_dev)
 			st->least_dev = (double)c->devices;
 		k->inv_dev = 1.0 / (double)c->devices;
@@ -588,9 +589,7 @@ static double lost_to_all(const struct sc_strand *st, const struct dev_view *v, 
 
 	if (v->g <= 0)
 		return 0;
-	/* the least requests are means: a relative 1e-9 absorbs their rounding */
-	if ((st->cpu >= 0 && cpu < st->least_cpu * (1 - 1e-9)) ||
-	    (st->mem >= 0 && mem < st->least_mem * (1 - 1e-9)))
+	if ((st->cpu >= 0 && cpu < st->least_cpu) || (st->mem >= 0 && mem < st->least_mem))
 		return v->g;
 	for (int i = 0; i < v->np; i++)
 		if ((double)v->part[i] < st->least_dev)
@@ -649,7 +648,9 @@ double sc_strand_score(const struct sc_strand *st, const struct sc_node *node,
 		s += k->share * (stranded(k, &after, cpu - cpu_req, mem - mem_req) -
 				 stranded(k, &before, cpu, mem));
 	}
-	if (before.res >= 0) /* the view of the last classes' resource */
+	/* on the last classes' resource: none is lost without parts or below the least requests */
+	if (before.res >= 0 && (before.np || after.np || cpu - cpu_req < st->least_cpu ||
+				mem - mem_req < st->least_mem))
 		s += SC_LOST_WEIGHT * (lost_to_all(st, &after, cpu - cpu_req, mem - mem_req) -
 				       lost_to_all(st, &before, cpu, mem));
 	if (st->pressure)
