@@ -96,8 +96,8 @@
  * half lost already, and taking its last cores costs little there, though
  * the devices left beside them are then lost for certain, while a part of a
  * device left beside free CPU is used by the shares to come.  Measured on
- * the OpenB multigpu40 trace, seeds 1 to 10: 0.5 and 0.7 gain 0.1 to 0.4
- * point, 0.3 and 1 lose some of it on one seed.
+ * the OpenB multigpu40 trace, seeds 1 to 10: 0.5, 0.7 and 1 gain 0.1 to 0.4
+ * point (0.5 the most on most seeds), 0.3 loses some of it on one seed.
  */
 #define SC_LOST_WEIGHT 0.5
 
