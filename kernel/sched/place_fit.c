@@ -305,8 +305,15 @@ static bool consider(struct node_pick *np, int idx)
 	if (np->best < 0 || node_score_cmp(&sc, &np->bs) > 0) {
 		np->best = idx;
 		np->bs = sc;
-		/* Nothing scores higher, or only by lowering stranding: good enough. */
-		if (!np->scores && !sc.waste && sc.strand <= 1e-9 && !sc.frag && sc.num == sc.den)
+		/*
+		 * Nothing scores higher, or only by lowering stranding: good
+		 * enough for a pod of a gang, whose domain is chosen already.
+		 * A standalone pod's node is the whole choice: it stops early
+		 * only where no placement strands anything.
+		 */
+		if (!np->scores && !sc.waste && !sc.frag && sc.num == sc.den &&
+		    (sc_strand_flat(f->strand) ||
+		     (sc.strand <= 1e-9 && pod->group && !pod->group->implicit)))
 			return true;
 	}
 	return false;

@@ -46,6 +46,10 @@ struct sc_strand {
 	} k[SC_PROFILE_CLASSES];
 	int n;
 	int cpu, mem; /* resource ids, -1 when unknown */
+	/* The least any class asks (its lighter point, less 1e-9 of it; milli):
+	 * CPU and memory per pod, devices per pod.  Below them a node's
+	 * devices are lost. */
+	double least_cpu, least_mem, least_dev;
 	int nres;
 	/* Model pressure: the partition by model, and per resource r and model
 	 * domain d, pressure[r * ndom + d] (NULL when no class names a model). */
@@ -82,5 +86,7 @@ const struct sc_strand *sc_strand_prepare(struct sc_profile *pr, struct sc_snaps
  */
 double sc_strand_score(const struct sc_strand *st, const struct sc_node *node,
 		       const struct sc_pod *pod, const int64_t *free_);
+/* Whether sc_strand_score is 0 for every placement (no class weighs, no model pressure). */
+bool sc_strand_flat(const struct sc_strand *st);
 
 #endif
