@@ -52,6 +52,7 @@ struct pk_ctl {
 	enum ctl_loss_state loss_state; /* logged on change */
 	struct ctl_metrics m;
 	bool queues_dirty;	/* a queue, flavor, Namespace, Job or JobSet changed */
+	struct q_cache *qcache; /* the queue controller's state between passes (queues_cache.c) */
 	bool queues_quota_only; /* pk_queues_pass_opts: admit by quota, no placement check */
 };
 
@@ -137,6 +138,10 @@ int ctl_evict_pods(struct pk_ctl *ctl, const json_t *pods, const char *node, con
  * writing the queues' status.
  */
 void ctl_queues_run(struct pk_ctl *ctl);
+struct q_cache;
+void q_cache_free(struct q_cache *c);
+/* What ctl's queue passes did so far (zeros before the first). */
+void q_cache_stats(const struct pk_ctl *ctl, struct pk_queues_stats *ret);
 /*
  * queues_tree.c: quota shared in a tree of Cohorts.  cqs and cohorts (name
  * -> object) are borrowed and outlive the tree.  charge counts usage of a

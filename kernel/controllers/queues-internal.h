@@ -36,9 +36,12 @@ struct q_state {
 	struct q_place *place; /* the cluster, for placement (read at the first need) */
 	struct q_workload *w;
 	size_t nw, capw;
-	json_t *usage;	 /* cq -> flavor -> resource -> milli */
-	json_t *counts;	 /* "cq" or "ns/lq" -> {pending, admitted} */
-	json_t *lqusage; /* "ns/lq" -> flavor -> resource -> milli */
+	json_t *usage;	       /* cq -> flavor -> resource -> milli */
+	json_t *counts;	       /* "cq" or "ns/lq" -> {pending, admitted} */
+	json_t *lqusage;       /* "ns/lq" -> flavor -> resource -> milli */
+	struct q_cache *cache; /* kept between passes (queues_cache.c) */
+	json_t *dirty;	       /* quota keys admitted or evicted under in this pass */
+	bool fair;	       /* some ClusterQueue sets fairSharing */
 };
 
 /* A candidate for preemption (queues_preempt.c). */
@@ -103,6 +106,27 @@ void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const 
 		const char *why);
 /* Write w's pending annotations (or remove them: NULL) on each of its pods. */
 void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position, const char *why);
+
+/* queues_cache.c: what the pass reads, kept between passes; parked workloads. */
+/* Bring ctl->qcache up to date (made, or listed again, when needed); 0 or < 0. */
+int q_cache_sync(struct pk_ctl *ctl);
+/* s's listings from the cache (shared, read only); 0 or -ENOMEM. */
+int q_cache_view(struct pk_ctl *ctl, struct q_state *s);
+/* obj's requests (a reference), decoded once per version of it. */
+json_t *q_cache_requests(struct q_state *s, const char *kind, json_t *obj,
+			 json_t *(*decode)(const json_t *obj, enum pk_kind kind), enum pk_kind k);
+/* The key of cq's quota: "" for any ClusterQueue in a cohort, else its name; NULL: none. */
+const char *q_cache_quota_key(const json_t *cqs, const char *cq);
+/* w not admitted in cq: park it (place: for want of room) with why, when it may be parked. */
+void q_cache_park(struct q_state *s, const struct q_workload *w, const char *cq, bool place,
+		  const char *why);
+void q_cache_unpark(struct q_state *s, const struct q_workload *w);
+/* Why w waits, when it is parked in cq and nothing since could change the answer; else NULL. */
+const char *q_cache_parked(struct q_state *s, const struct q_workload *w, const char *cq);
+/* cq's quota changed in this pass: nothing parked under it is skipped in the rest of it. */
+void q_cache_dirty(struct q_state *s, const char *cq);
+/* Count a workload tried (the placement check or quota computed). */
+void q_cache_tried(struct q_state *s);
 
 /* queues_status.c */
 void q_cq_status(struct pk_ctl *ctl, const struct q_state *s, const char *name, const json_t *cq,

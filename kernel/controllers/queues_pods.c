@@ -261,11 +261,26 @@ static bool set_annotation(json_t *obj, const char *key, const char *value)
 	return true;
 }
 
+/* Whether obj's annotation key is value already (NULL: it has none). */
+static bool annotation_is(const json_t *obj, const char *key, const char *value)
+{
+	const char *have =
+	    json_string_value(json_object_get(pk_get(obj, "metadata.annotations"), key));
+
+	return (have && value && strcmp(have, value) == 0) || (!have && !value);
+}
+
 void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *position,
 		const char *why)
 {
-	json_t *copy = json_deep_copy(obj);
-	bool changed = copy && set_annotation(copy, Q_ANNOTATION_POSITION, position);
+	json_t *copy;
+	bool changed;
+
+	if (annotation_is(obj, Q_ANNOTATION_POSITION, position) &&
+	    annotation_is(obj, Q_ANNOTATION_PENDING, why))
+		return; /* as written: no copy, no write */
+	copy = json_deep_copy(obj);
+	changed = copy && set_annotation(copy, Q_ANNOTATION_POSITION, position);
 
 	changed |= copy && set_annotation(copy, Q_ANNOTATION_PENDING, why);
 	if (changed) {
