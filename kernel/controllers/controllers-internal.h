@@ -170,6 +170,10 @@ int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *flavo
 #define Q_ANNOTATION_PENDING "queue.podkernel.dev/pending-reason"
 struct q_place;
 int q_place_new(struct pk_store *store, struct q_place **ret);
+/* The same picture from what q_place_new reads, in its order (both taken over). */
+int q_place_from(json_t *base, json_t *topologies, struct q_place **ret);
+/* A pod the picture holds: bound, not finished. */
+bool q_place_holds_node(const json_t *pod);
 void q_place_free(struct q_place *p);
 int q_place_try(struct q_place *p, const json_t *workload, const json_t *gone, char *why, size_t n);
 /*

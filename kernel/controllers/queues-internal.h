@@ -101,10 +101,15 @@ json_t *q_pods_admitted(const struct q_workload *w, const char *admission, const
 bool q_pods_tolerated(const struct q_workload *w, const json_t *flavor, char *why, size_t n);
 /* Stop w's pods (deleted, as Kueue stops a plain pod); 0 or < 0. */
 int q_pods_evict(struct pk_ctl *ctl, struct q_workload *w);
-/* Write obj's pending annotations, position and why (NULL: removed), when they change. */
+/*
+ * obj's pending annotations, position and why (NULL: removed), when they
+ * change, into the writer's open batch (pk_writer_batch_begin first);
+ * q_note_commit writes the batch (each object on its own precondition).
+ */
 void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *position,
 		const char *why);
-/* Write w's pending annotations (or remove them: NULL) on each of its pods. */
+void q_note_commit(struct pk_ctl *ctl);
+/* w's pending annotations (or none: NULL) on each of its pods, as q_note_one. */
 void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position, const char *why);
 
 /* queues_cache.c: what the pass reads, kept between passes; parked workloads. */
@@ -112,6 +117,8 @@ void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position,
 int q_cache_sync(struct pk_ctl *ctl);
 /* s's listings from the cache (shared, read only); 0 or -ENOMEM. */
 int q_cache_view(struct pk_ctl *ctl, struct q_state *s);
+/* The cluster as placement sees it (q_place_new's picture) from the cache. */
+int q_cache_place(struct q_state *s, struct q_place **ret);
 /* obj's requests (a reference), decoded once per version of it. */
 json_t *q_cache_requests(struct q_state *s, const char *kind, json_t *obj,
 			 json_t *(*decode)(const json_t *obj, enum pk_kind kind), enum pk_kind k);

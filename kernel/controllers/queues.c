@@ -594,7 +594,7 @@ static bool placed(struct pk_ctl *ctl, struct q_state *s, const struct q_workloa
 	if (*ret_obj && ctl->queues_quota_only)
 		r = 1; /* a comparison: Kueue's way, quota first, placement later */
 	else if (*ret_obj && !s->place)
-		r = q_place_new(ctl->store, &s->place);
+		r = s->cache ? q_cache_place(s, &s->place) : q_place_new(ctl->store, &s->place);
 	if (*ret_obj && s->place && !ctl->queues_quota_only)
 		r = q_place_admit(s->place, ret_obj, w->kind, fobjs, gone, why, n);
 	if (r == -ENOMEM)
@@ -929,11 +929,16 @@ static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
  * Each pending workload's place in its ClusterQueue's order (1 is next)
  * and why it waits, in the annotations queue.podkernel.dev/position and
  * queue.podkernel.dev/pending-reason (on each pod of a pod workload),
- * written when they change.
+ * written when they change, all in one batch.
  */
 static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 {
 	json_t *pos = json_object();
+
+	if (pk_writer_batch_begin(ctl->writer) < 0) {
+		json_decref(pos);
+		return;
+	}
 
 	for (size_t i = 0; pos && i < s->nw; i++) {
 		struct q_workload *w = &s->w[i];
@@ -956,6 +961,7 @@ static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 		else
 			q_note_one(ctl, w->kind, w->obj, *at ? at : NULL, w->why);
 	}
+	q_note_commit(ctl); /* one batch: one transaction */
 	json_decref(pos);
 }
 

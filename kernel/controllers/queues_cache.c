@@ -27,6 +27,7 @@
 
 #include "kernel/builder/builder.h"
 #include "kernel/controllers/queues-internal.h"
+#include "kernel/sched/sched.h"
 
 enum {
 	M_CQS,
@@ -65,6 +66,7 @@ struct q_cache {
 	bool listed;
 	uint64_t rv;		/* the change stream is applied up to here */
 	json_t *maps[M_N];	/* key -> object (M_GROUPS: "Kind/ns/name") */
+	json_t *cluster;	/* kind -> "ns/name" -> object: what placement reads */
 	json_t *decoded;	/* "Kind/ns/name" -> {"o": the version decoded, "r": requests} */
 	json_t *parked;		/* "Kind/ns/name" -> its park */
 	json_t *gens;		/* quota key (q_cache_quota_key) -> generation */
@@ -110,6 +112,8 @@ static void cache_reset(struct q_cache *c)
 	json_decref(c->decoded);
 	json_decref(c->parked);
 	json_decref(c->gens);
+	json_decref(c->cluster);
+	c->cluster = json_object();
 	c->decoded = json_object();
 	c->parked = json_object();
 	c->gens = json_object();
@@ -122,10 +126,51 @@ void q_cache_free(struct q_cache *c)
 		return;
 	for (int m = 0; m < M_N; m++)
 		json_decref(c->maps[m]);
+	json_decref(c->cluster);
 	json_decref(c->decoded);
 	json_decref(c->parked);
 	json_decref(c->gens);
 	free(c);
+}
+
+/* Whether placement reads objects of kind (queues_place.c: pk_sched_kinds(), Topology). */
+static bool placement_reads(const char *kind)
+{
+	return kind && (pk_sched_reads(kind) || strcmp(kind, "Topology") == 0);
+}
+
+/* obj (of kind) as placement sees it now: kept, or (gone, or a pod not holding a node) not. */
+static int cluster_note(struct q_cache *c, const char *kind, const json_t *obj, bool gone)
+{
+	json_t *m = json_object_get(c->cluster, kind);
+	char key[600];
+
+	if (!m && json_object_set_new(c->cluster, kind, m = json_object()) < 0)
+		return -ENOMEM;
+	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj) ? pk_namespace(obj) : "",
+		 pk_name(obj));
+	if (gone || (strcmp(kind, "Pod") == 0 && !q_place_holds_node(obj)))
+		return json_object_del(m, key), 0;
+	return json_object_set(m, key, (json_t *)obj) < 0 ? -ENOMEM : 0;
+}
+
+/* What placement reads, listed. */
+static int cluster_list(struct pk_ctl *ctl, struct q_cache *c)
+{
+	const char *const *k = pk_sched_kinds(), *const topo[] = {"Topology", NULL};
+	int r = 0;
+
+	for (int pass = 0; r == 0 && pass < 2; pass++, k = topo)
+		for (; r == 0 && *k; k++) {
+			json_t *items = NULL, *o;
+			size_t i;
+
+			r = pk_store_list(ctl->store, *k, NULL, NULL, &items, NULL, NULL);
+			json_array_foreach(r == 0 ? items : NULL, i, o) if (r == 0) r =
+			    cluster_note(c, *k, o, false);
+			json_decref(items);
+		}
+	return r;
 }
 
 /* Everything, from a full listing; the stream is applied from before it. */
@@ -157,8 +202,10 @@ static int cache_list(struct pk_ctl *ctl, struct q_cache *c)
 		}
 		json_decref(items);
 	}
-	if (!c->decoded || !c->parked || !c->gens)
+	if (!c->decoded || !c->parked || !c->gens || !c->cluster)
 		return -ENOMEM;
+	if (cluster_list(ctl, c) < 0)
+		return -EIO;
 	c->rv = rv;
 	c->listed = true;
 	c->config_gen++;
@@ -275,6 +322,9 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 	json_t *old;
 	bool keep;
 
+	if (placement_reads(kind) &&
+	    cluster_note(c, kind, ev->object, ev->type == PK_EVENT_DELETED) < 0)
+		return -ENOMEM;
 	if (m < 0) {
 		if (!quiet_kind(kind))
 			c->cluster_gen++;
@@ -391,6 +441,46 @@ int q_cache_view(struct pk_ctl *ctl, struct q_state *s)
 	s->groups = json_incref(c->maps[M_GROUPS]);
 	s->pods = pods_array(c->maps[M_PODS]);
 	return s->pods ? 0 : -ENOMEM;
+}
+
+/* The objects of map (key -> object) in the store's order: namespace, then name. */
+static int append_sorted(json_t *out, const json_t *map)
+{
+	size_t n = json_object_size(map), i = 0;
+	json_t **v = calloc(n ? n : 1, sizeof(*v)), *o;
+	const char *k;
+	int r = 0;
+
+	if (!v)
+		return -ENOMEM;
+	json_object_foreach((json_t *)map, k, o) v[i++] = o;
+	qsort(v, n, sizeof(*v), cmp_pod);
+	for (i = 0; r == 0 && i < n; i++)
+		r = json_array_append(out, v[i]) < 0 ? -ENOMEM : 0;
+	free(v);
+	return r;
+}
+
+int q_cache_place(struct q_state *s, struct q_place **ret)
+{
+	json_t *base = json_array(), *topologies = json_object(), *o;
+	const json_t *topo = json_object_get(s->cache->cluster, "Topology");
+	const char *k;
+	int r = base && topologies ? 0 : -ENOMEM;
+
+	for (const char *const *kind = pk_sched_kinds(); r == 0 && *kind; kind++)
+		if (strcmp(*kind, "Pod") != 0)
+			r = append_sorted(base, json_object_get(s->cache->cluster, *kind));
+	if (r == 0)
+		r = append_sorted(base, json_object_get(s->cache->cluster, "Pod"));
+	json_object_foreach((json_t *)topo, k, o) if (r == 0) r =
+	    json_object_set(topologies, pk_name(o), o) < 0 ? -ENOMEM : 0;
+	if (r < 0) {
+		json_decref(base);
+		json_decref(topologies);
+		return r;
+	}
+	return q_place_from(base, topologies, ret);
 }
 
 json_t *q_cache_requests(struct q_state *s, const char *kind, json_t *obj,

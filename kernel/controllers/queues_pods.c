@@ -285,13 +285,27 @@ void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const 
 	changed |= copy && set_annotation(copy, Q_ANNOTATION_PENDING, why);
 	if (changed) {
 		struct pk_write_ref ref = ctl_ref_of(kind, obj);
-		int r = ctl_replace(ctl, &ref, copy, NULL);
+		int r = pk_writer_replace(ctl->writer, &ref, copy);
 
-		if (r < 0 && r != -PK_WRITE_ECONFLICT)
+		if (r < 0)
 			ctl_log(ctl, 1, "%s %s/%s: pending: %s", pk_kind_to_string(kind),
 				pk_namespace(obj), pk_name(obj), pk_write_strerror(r));
 	}
 	json_decref(copy);
+}
+
+void q_note_commit(struct pk_ctl *ctl)
+{
+	const struct pk_write_result *res = NULL;
+	size_t n = 0;
+
+	if (pk_writer_batch_size(ctl->writer) == 0)
+		return;
+	ctl_commit(ctl, &res, &n);
+	for (size_t i = 0; res && i < n; i++)
+		if (res[i].error < 0 && res[i].error != -PK_WRITE_ECONFLICT)
+			ctl_log(ctl, 1, "%s %s/%s: pending: %s", pk_kind_to_string(res[i].kind),
+				res[i].ns, res[i].name, pk_write_strerror(res[i].error));
 }
 
 void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position, const char *why)

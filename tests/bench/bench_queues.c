@@ -178,11 +178,31 @@ static json_t *flavor(void)
 			 "ResourceFlavor", "metadata", "name", "default");
 }
 
+/*
+ * The queue controller of one run, kept between its passes as standalone
+ * keeps it (BENCH_QUEUES_FRESH=1: a fresh one per pass, listing everything,
+ * as before it was kept).
+ */
+static struct pk_queues *qc;
+
 static int pass_quota_first(struct pk_store *st, bool quota_first)
 {
 	struct pk_queues_pass_opts o = {.quota_only = quota_first};
+	const char *fresh = getenv("BENCH_QUEUES_FRESH");
+	int r;
 
-	return pk_queues_pass_opts(st, &o);
+	if (fresh && strcmp(fresh, "1") == 0)
+		return pk_queues_pass_opts(st, &o);
+	if (!qc && (r = pk_queues_new(st, &o, &qc)) < 0)
+		return r;
+	return pk_queues_run(qc);
+}
+
+/* The run is over: its controller goes with its store. */
+static void run_done(void)
+{
+	pk_queues_free(qc);
+	qc = NULL;
 }
 
 static double worst_p95(const json_t *q)
@@ -262,6 +282,7 @@ static int week_rows(const struct board_case *c)
 
 		if (pk_sim_run(&o, nodes, t, &rep, NULL, err, sizeof(err)) < 0)
 			die(err, -22);
+		run_done();
 		const json_t *q = json_object_get(rep, "queues");
 
 		stuck[m] = (int64_t)json_number_value(json_object_get(q, "admitted_unplaceable"));
@@ -382,6 +403,7 @@ static int overhead_row(void)
 	json_t *nodes = NULL, *objs = json_array(), *rep = NULL;
 	char err[512] = "", *csv;
 	double rounds[5], pass, round;
+	struct pk_queues_stats qs = {0};
 	size_t len = 0;
 	int ok;
 
@@ -408,6 +430,9 @@ static int overhead_row(void)
 	npass = 0;
 	if (pk_sim_run(&o, nodes, t, &rep, NULL, err, sizeof(err)) < 0 || npass < 3)
 		die(err[0] ? err : "too few passes", -22);
+	if (qc)
+		pk_queues_get_stats(qc, &qs);
+	run_done();
 	pass = median(pass_ms + 2, npass - 2); /* the first two write every pending's reason */
 	for (int i = 0; i < 5; i++)
 		rounds[i] = round_ms(b, t);
@@ -418,6 +443,11 @@ static int overhead_row(void)
 	       "them pending as gangs: %.0f%% (target at most 20%%: %s)\n",
 	       OVERHEAD_QUEUES * OVERHEAD_PENDING, OVERHEAD_QUEUES, pass, npass - 2, round,
 	       100 * pass / round, ok ? "met" : "MISSED");
+	printf("its controller over the run: %llu passes, %llu listings, %llu workloads decoded, "
+	       "%llu tried, %llu not tried (parked, nothing changed)\n",
+	       (unsigned long long)qs.passes, (unsigned long long)qs.lists,
+	       (unsigned long long)qs.decodes, (unsigned long long)qs.tries,
+	       (unsigned long long)qs.parked);
 	free(csv);
 	json_decref(rep);
 	pk_sim_trace_free(t);
