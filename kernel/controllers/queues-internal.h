@@ -117,11 +117,22 @@ void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position,
 int q_cache_sync(struct pk_ctl *ctl);
 /* s's listings from the cache (shared, read only); 0 or -ENOMEM. */
 int q_cache_view(struct pk_ctl *ctl, struct q_state *s);
-/* The cluster as placement sees it (q_place_new's picture) from the cache. */
-int q_cache_place(struct q_state *s, struct q_place **ret);
-/* obj's requests (a reference), decoded once per version of it. */
-json_t *q_cache_requests(struct q_state *s, const char *kind, json_t *obj,
-			 json_t *(*decode)(const json_t *obj, enum pk_kind kind), enum pk_kind k);
+/* The cluster as placement sees it (q_place_new's picture) from the cache (listed at first). */
+int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **ret);
+/*
+ * The workload of obj (a Job or JobSet, "ns/name" key) as the last pass
+ * read this very version of it under the same queues and classes: 1 with w
+ * filled, 2 when it was no workload (not queued, finished, being deleted),
+ * 0 when unknown (read it, then q_cache_keep), -ENOMEM.
+ */
+int q_cache_known(struct q_state *s, enum pk_kind kind, const char *key, const json_t *obj,
+		  struct q_workload *w);
+/* w's requests, priority and why inadmissible from an earlier version that differs only in its
+ * status or pending annotations (true); false: decode them. */
+bool q_cache_decoded(struct q_state *s, enum pk_kind kind, const char *key, struct q_workload *w);
+/* Keep obj's workload w (NULL: none) for the next pass; decoded: its requests were decoded. */
+void q_cache_keep(struct q_state *s, enum pk_kind kind, const char *key, json_t *obj,
+		  const struct q_workload *w, bool decoded);
 /* The key of cq's quota: "" for any ClusterQueue in a cohort, else its name; NULL: none. */
 const char *q_cache_quota_key(const json_t *cqs, const char *cq);
 /* w not admitted in cq: park it (place: for want of room) with why, when it may be parked. */

@@ -216,6 +216,35 @@ static const json_t *first_pod_spec(const json_t *obj, enum pk_kind kind)
 					    "template.spec.template.spec");
 }
 
+/* A workload of items (key -> object) read afresh into w, or (1) none; -ENOMEM. */
+static int read_workload(struct q_state *s, const char *key, json_t *o, enum pk_kind kind,
+			 struct q_workload *w)
+{
+	bool decoded = false;
+
+	if (!wb_queue_name(o) || finished(o, kind) || pk_get(o, "metadata.deletionTimestamp")) {
+		q_cache_keep(s, kind, key, o, NULL, false);
+		return 1;
+	}
+	*w = (struct q_workload){.obj = o,
+				 .kind = kind,
+				 .kind_name = pk_kind_to_string(kind),
+				 .ns = pk_namespace(o),
+				 .name = pk_name(o),
+				 .queue = wb_queue_name(o),
+				 .created = pk_get_string(o, "metadata.creationTimestamp")};
+	if (!q_cache_decoded(s, kind, key, w)) {
+		decoded = true;
+		w->priority = q_priority(s, w, first_pod_spec(o, kind));
+		w->requests = workload_requests(o, kind);
+		if (!w->requests)
+			return -ENOMEM;
+	}
+	parse_admission(w);
+	q_cache_keep(s, kind, key, o, w, decoded);
+	return 0;
+}
+
 static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind kind)
 {
 	const char *k;
@@ -223,25 +252,15 @@ static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind ki
 
 	json_object_foreach((json_t *)items, k, o)
 	{
-		struct q_workload *w;
+		struct q_workload *w = &s->w[s->nw];
+		int r = q_cache_known(s, kind, k, o, w);
 
-		if (!wb_queue_name(o) || finished(o, kind) ||
-		    pk_get(o, "metadata.deletionTimestamp"))
-			continue;
-		w = &s->w[s->nw];
-		*w = (struct q_workload){.obj = o,
-					 .kind = kind,
-					 .kind_name = pk_kind_to_string(kind),
-					 .ns = pk_namespace(o),
-					 .name = pk_name(o),
-					 .queue = wb_queue_name(o),
-					 .created = pk_get_string(o, "metadata.creationTimestamp")};
-		s->nw++;
-		w->priority = q_priority(s, w, first_pod_spec(o, kind));
-		w->requests = q_cache_requests(s, w->kind_name, o, workload_requests, kind);
-		if (!w->requests)
-			return -ENOMEM;
-		parse_admission(w);
+		if (r == 0)
+			r = read_workload(s, k, o, kind, w) == 0 ? 1 : 2;
+		if (r < 0)
+			return r;
+		if (r == 1)
+			s->nw++;
 	}
 	return 0;
 }
@@ -594,7 +613,8 @@ static bool placed(struct pk_ctl *ctl, struct q_state *s, const struct q_workloa
 	if (*ret_obj && ctl->queues_quota_only)
 		r = 1; /* a comparison: Kueue's way, quota first, placement later */
 	else if (*ret_obj && !s->place)
-		r = s->cache ? q_cache_place(s, &s->place) : q_place_new(ctl->store, &s->place);
+		r = s->cache ? q_cache_place(ctl->store, s, &s->place)
+			     : q_place_new(ctl->store, &s->place);
 	if (*ret_obj && s->place && !ctl->queues_quota_only)
 		r = q_place_admit(s->place, ret_obj, w->kind, fobjs, gone, why, n);
 	if (r == -ENOMEM)

@@ -62,12 +62,15 @@ static const struct {
     {"CompositePodGroup", true},
 };
 
+static void known_free(void *v);
+
 struct q_cache {
 	bool listed;
 	uint64_t rv;		/* the change stream is applied up to here */
 	json_t *maps[M_N];	/* key -> object (M_GROUPS: "Kind/ns/name") */
-	json_t *cluster;	/* kind -> "ns/name" -> object: what placement reads */
-	json_t *decoded;	/* "Kind/ns/name" -> {"o": the version decoded, "r": requests} */
+	json_t *cluster;	/* kind -> "ns/name" -> object: what placement reads (NULL: not
+				   listed yet, at the first placement check) */
+	struct pk_map known[2]; /* Jobs', JobSets' "ns/name" -> struct q_known */
 	json_t *parked;		/* "Kind/ns/name" -> its park */
 	json_t *gens;		/* quota key (q_cache_quota_key) -> generation */
 	json_int_t config_gen;	/* queues, flavors, Cohorts, Namespaces, classes, groups */
@@ -109,12 +112,14 @@ static void cache_reset(struct q_cache *c)
 		json_decref(c->maps[m]);
 		c->maps[m] = json_object();
 	}
-	json_decref(c->decoded);
 	json_decref(c->parked);
 	json_decref(c->gens);
 	json_decref(c->cluster);
-	c->cluster = json_object();
-	c->decoded = json_object();
+	c->cluster = NULL;
+	for (int i = 0; i < 2; i++) {
+		pk_map_free(&c->known[i]);
+		c->known[i] = (struct pk_map)PK_MAP_INIT(known_free);
+	}
 	c->parked = json_object();
 	c->gens = json_object();
 	c->listed = false;
@@ -127,7 +132,8 @@ void q_cache_free(struct q_cache *c)
 	for (int m = 0; m < M_N; m++)
 		json_decref(c->maps[m]);
 	json_decref(c->cluster);
-	json_decref(c->decoded);
+	for (int i = 0; i < 2; i++)
+		pk_map_free(&c->known[i]);
 	json_decref(c->parked);
 	json_decref(c->gens);
 	free(c);
@@ -154,18 +160,22 @@ static int cluster_note(struct q_cache *c, const char *kind, const json_t *obj, 
 	return json_object_set(m, key, (json_t *)obj) < 0 ? -ENOMEM : 0;
 }
 
-/* What placement reads, listed. */
-static int cluster_list(struct pk_ctl *ctl, struct q_cache *c)
+/*
+ * What placement reads, listed (once: the change stream keeps it, replaying
+ * from before the listing what came after; a change applied twice in order
+ * ends where it would once).
+ */
+static int cluster_list(struct pk_store *store, struct q_cache *c)
 {
 	const char *const *k = pk_sched_kinds(), *const topo[] = {"Topology", NULL};
-	int r = 0;
+	int r = (c->cluster = json_object()) ? 0 : -ENOMEM;
 
 	for (int pass = 0; r == 0 && pass < 2; pass++, k = topo)
 		for (; r == 0 && *k; k++) {
 			json_t *items = NULL, *o;
 			size_t i;
 
-			r = pk_store_list(ctl->store, *k, NULL, NULL, &items, NULL, NULL);
+			r = pk_store_list(store, *k, NULL, NULL, &items, NULL, NULL);
 			json_array_foreach(r == 0 ? items : NULL, i, o) if (r == 0) r =
 			    cluster_note(c, *k, o, false);
 			json_decref(items);
@@ -202,10 +212,8 @@ static int cache_list(struct pk_ctl *ctl, struct q_cache *c)
 		}
 		json_decref(items);
 	}
-	if (!c->decoded || !c->parked || !c->gens || !c->cluster)
+	if (!c->parked || !c->gens)
 		return -ENOMEM;
-	if (cluster_list(ctl, c) < 0)
-		return -EIO;
 	c->rv = rv;
 	c->listed = true;
 	c->config_gen++;
@@ -322,7 +330,7 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 	json_t *old;
 	bool keep;
 
-	if (placement_reads(kind) &&
+	if (c->cluster && placement_reads(kind) &&
 	    cluster_note(c, kind, ev->object, ev->type == PK_EVENT_DELETED) < 0)
 		return -ENOMEM;
 	if (m < 0) {
@@ -338,8 +346,9 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 	if (old || keep)
 		note_change(c, m, old, keep ? ev->object : NULL);
 	snprintf(wkey, sizeof(wkey), "%s/%s", kind, key);
+	if (!keep && (m == M_JOBS || m == M_JOBSETS))
+		pk_map_del(&c->known[m == M_JOBS ? 0 : 1], key);
 	if (!keep) {
-		json_object_del(c->decoded, wkey);
 		json_object_del(c->parked, wkey);
 		json_object_del(c->maps[m], key);
 	} else if (json_object_set(c->maps[m], key, ev->object) < 0) {
@@ -461,12 +470,18 @@ static int append_sorted(json_t *out, const json_t *map)
 	return r;
 }
 
-int q_cache_place(struct q_state *s, struct q_place **ret)
+int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **ret)
 {
 	json_t *base = json_array(), *topologies = json_object(), *o;
-	const json_t *topo = json_object_get(s->cache->cluster, "Topology");
+	const json_t *topo;
 	const char *k;
 	int r = base && topologies ? 0 : -ENOMEM;
+
+	if (r == 0 && !s->cache->cluster && (r = cluster_list(store, s->cache)) < 0) {
+		json_decref(s->cache->cluster);
+		s->cache->cluster = NULL;
+	}
+	topo = s->cache->cluster ? json_object_get(s->cache->cluster, "Topology") : NULL;
 
 	for (const char *const *kind = pk_sched_kinds(); r == 0 && *kind; kind++)
 		if (strcmp(*kind, "Pod") != 0)
@@ -483,25 +498,84 @@ int q_cache_place(struct q_state *s, struct q_place **ret)
 	return q_place_from(base, topologies, ret);
 }
 
-json_t *q_cache_requests(struct q_state *s, const char *kind, json_t *obj,
-			 json_t *(*decode)(const json_t *obj, enum pk_kind kind), enum pk_kind k)
-{
-	struct q_cache *c = s->cache;
-	char key[900];
-	json_t *e, *req;
+/* A Job's or JobSet's workload as the last pass read it, for the same version of it. */
+struct q_known {
+	json_t *obj;	/* that version (a reference: w's strings are borrowed from it) */
+	json_int_t gen; /* config_gen then (priority and inadmissible depend on it) */
+	bool workload;	/* false: not one (not queued, finished, being deleted) */
+	struct q_workload w;
+};
 
-	snprintf(key, sizeof(key), "%s/%s/%s", kind, pk_namespace(obj), pk_name(obj));
-	e = c ? json_object_get(c->decoded, key) : NULL;
-	if (e && same_workload(json_object_get(e, "o"), obj)) {
-		json_object_set(e, "o", obj);
-		return json_incref(json_object_get(e, "r"));
-	}
-	req = decode(obj, k);
-	if (c)
-		c->stats.decodes++;
-	if (c && req)
-		json_object_set_new(c->decoded, key, json_pack("{s:O,s:O}", "o", obj, "r", req));
-	return req;
+static void known_free(void *v)
+{
+	struct q_known *k = v;
+
+	json_decref(k->obj);
+	json_decref(k->w.requests);
+	json_decref(k->w.flavors);
+	free(k->w.cq);
+	free(k->w.inadmissible);
+	free(k);
+}
+
+static struct pk_map *known_map(struct q_cache *c, enum pk_kind kind)
+{
+	return &c->known[kind == PK_KIND_JOB ? 0 : 1];
+}
+
+/* *w a copy of t (its strings duplicated, its JSON referenced); false: no memory. */
+static bool copy_workload(struct q_workload *w, const struct q_workload *t)
+{
+	*w = *t;
+	w->requests = json_incref(t->requests);
+	w->flavors = json_incref(t->flavors);
+	w->cq = t->cq ? strdup(t->cq) : NULL;
+	w->inadmissible = t->inadmissible ? strdup(t->inadmissible) : NULL;
+	w->why = NULL;
+	return (!t->cq || w->cq) && (!t->inadmissible || w->inadmissible);
+}
+
+int q_cache_known(struct q_state *s, enum pk_kind kind, const char *key, const json_t *obj,
+		  struct q_workload *w)
+{
+	struct q_known *k = s->cache ? pk_map_get(known_map(s->cache, kind), key) : NULL;
+
+	if (!k || k->obj != obj || k->gen != s->cache->config_gen)
+		return 0;
+	if (!k->workload)
+		return 2;
+	return copy_workload(w, &k->w) ? 1 : -ENOMEM;
+}
+
+bool q_cache_decoded(struct q_state *s, enum pk_kind kind, const char *key, struct q_workload *w)
+{
+	struct q_known *k = s->cache ? pk_map_get(known_map(s->cache, kind), key) : NULL;
+
+	if (!k || !k->workload || k->gen != s->cache->config_gen || !same_workload(k->obj, w->obj))
+		return false;
+	w->requests = json_incref(k->w.requests);
+	w->priority = k->w.priority;
+	w->inadmissible = k->w.inadmissible ? strdup(k->w.inadmissible) : NULL;
+	return true;
+}
+
+void q_cache_keep(struct q_state *s, enum pk_kind kind, const char *key, json_t *obj,
+		  const struct q_workload *w, bool decoded)
+{
+	struct q_known *k;
+
+	if (!s->cache)
+		return;
+	if (decoded)
+		s->cache->stats.decodes++;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return;
+	k->obj = json_incref(obj);
+	k->gen = s->cache->config_gen;
+	k->workload = w != NULL;
+	if ((w && !copy_workload(&k->w, w)) || pk_map_put(known_map(s->cache, kind), key, k) < 0)
+		known_free(k);
 }
 
 /* ---- parking ---------------------------------------------------------------------- */
