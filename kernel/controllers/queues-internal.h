@@ -12,6 +12,8 @@
 
 #define Q_LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
 
+struct q_known;
+
 /* A queued workload: a Job, a JobSet, a plain Pod or the pods of one root group. */
 struct q_workload {
 	json_t *obj; /* borrowed from the listing (a pod workload: its first pod) */
@@ -27,6 +29,7 @@ struct q_workload {
 	json_t *flavors;    /* admitted: one flavor name (or "-") per resource group */
 	char *why;	    /* pending: why, as this pass found */
 	char *inadmissible; /* never admitted as it is (a missing WorkloadPriorityClass) */
+	struct q_known *known; /* a Job's or JobSet's entry in the cache (queues_cache.c) */
 };
 
 struct q_state {
@@ -132,7 +135,7 @@ int q_cache_known(struct q_state *s, enum pk_kind kind, const char *key, const j
 bool q_cache_decoded(struct q_state *s, enum pk_kind kind, const char *key, struct q_workload *w);
 /* Keep obj's workload w (NULL: none) for the next pass; decoded: its requests were decoded. */
 void q_cache_keep(struct q_state *s, enum pk_kind kind, const char *key, json_t *obj,
-		  const struct q_workload *w, bool decoded);
+		  struct q_workload *w, bool decoded);
 /* The key of cq's quota: "" for any ClusterQueue in a cohort, else its name; NULL: none. */
 const char *q_cache_quota_key(const json_t *cqs, const char *cq);
 /* w not admitted in cq: park it (place: for want of room) with why, when it may be parked. */

@@ -71,7 +71,6 @@ struct q_cache {
 	json_t *cluster;	/* kind -> "ns/name" -> object: what placement reads (NULL: not
 				   listed yet, at the first placement check) */
 	struct pk_map known[2]; /* Jobs', JobSets' "ns/name" -> struct q_known */
-	json_t *parked;		/* "Kind/ns/name" -> its park */
 	json_t *gens;		/* quota key (q_cache_quota_key) -> generation */
 	json_int_t config_gen;	/* queues, flavors, Cohorts, Namespaces, classes, groups */
 	json_int_t cluster_gen; /* anything placement reads */
@@ -112,7 +111,6 @@ static void cache_reset(struct q_cache *c)
 		json_decref(c->maps[m]);
 		c->maps[m] = json_object();
 	}
-	json_decref(c->parked);
 	json_decref(c->gens);
 	json_decref(c->cluster);
 	c->cluster = NULL;
@@ -120,7 +118,6 @@ static void cache_reset(struct q_cache *c)
 		pk_map_free(&c->known[i]);
 		c->known[i] = (struct pk_map)PK_MAP_INIT(known_free);
 	}
-	c->parked = json_object();
 	c->gens = json_object();
 	c->listed = false;
 }
@@ -134,7 +131,6 @@ void q_cache_free(struct q_cache *c)
 	json_decref(c->cluster);
 	for (int i = 0; i < 2; i++)
 		pk_map_free(&c->known[i]);
-	json_decref(c->parked);
 	json_decref(c->gens);
 	free(c);
 }
@@ -212,7 +208,7 @@ static int cache_list(struct pk_ctl *ctl, struct q_cache *c)
 		}
 		json_decref(items);
 	}
-	if (!c->parked || !c->gens)
+	if (!c->gens)
 		return -ENOMEM;
 	c->rv = rv;
 	c->listed = true;
@@ -326,7 +322,7 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 	struct q_cache *c = arg;
 	const char *kind = json_string_value(json_object_get(ev->object, "kind"));
 	int m = map_of(kind);
-	char key[800], wkey[900];
+	char key[800];
 	json_t *old;
 	bool keep;
 
@@ -345,11 +341,9 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 	keep = ev->type != PK_EVENT_DELETED && wanted(m, ev->object);
 	if (old || keep)
 		note_change(c, m, old, keep ? ev->object : NULL);
-	snprintf(wkey, sizeof(wkey), "%s/%s", kind, key);
 	if (!keep && (m == M_JOBS || m == M_JOBSETS))
 		pk_map_del(&c->known[m == M_JOBS ? 0 : 1], key);
 	if (!keep) {
-		json_object_del(c->parked, wkey);
 		json_object_del(c->maps[m], key);
 	} else if (json_object_set(c->maps[m], key, ev->object) < 0) {
 		return -ENOMEM;
@@ -498,12 +492,20 @@ int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **re
 	return q_place_from(base, topologies, ret);
 }
 
+/* A pending workload parked: why it waits, and the generations its answer holds for. */
+struct q_park {
+	bool on, place; /* place: it waits for room (else for quota) */
+	char *cq, *why;
+	json_int_t config, quota, cluster;
+};
+
 /* A Job's or JobSet's workload as the last pass read it, for the same version of it. */
 struct q_known {
 	json_t *obj;	/* that version (a reference: w's strings are borrowed from it) */
 	json_int_t gen; /* config_gen then (priority and inadmissible depend on it) */
 	bool workload;	/* false: not one (not queued, finished, being deleted) */
 	struct q_workload w;
+	struct q_park park;
 };
 
 static void known_free(void *v)
@@ -515,6 +517,8 @@ static void known_free(void *v)
 	json_decref(k->w.flavors);
 	free(k->w.cq);
 	free(k->w.inadmissible);
+	free(k->park.cq);
+	free(k->park.why);
 	free(k);
 }
 
@@ -532,6 +536,7 @@ static bool copy_workload(struct q_workload *w, const struct q_workload *t)
 	w->cq = t->cq ? strdup(t->cq) : NULL;
 	w->inadmissible = t->inadmissible ? strdup(t->inadmissible) : NULL;
 	w->why = NULL;
+	w->known = NULL;
 	return (!t->cq || w->cq) && (!t->inadmissible || w->inadmissible);
 }
 
@@ -544,7 +549,10 @@ int q_cache_known(struct q_state *s, enum pk_kind kind, const char *key, const j
 		return 0;
 	if (!k->workload)
 		return 2;
-	return copy_workload(w, &k->w) ? 1 : -ENOMEM;
+	if (!copy_workload(w, &k->w))
+		return -ENOMEM;
+	w->known = k;
+	return 1;
 }
 
 bool q_cache_decoded(struct q_state *s, enum pk_kind kind, const char *key, struct q_workload *w)
@@ -560,38 +568,49 @@ bool q_cache_decoded(struct q_state *s, enum pk_kind kind, const char *key, stru
 }
 
 void q_cache_keep(struct q_state *s, enum pk_kind kind, const char *key, json_t *obj,
-		  const struct q_workload *w, bool decoded)
+		  struct q_workload *w, bool decoded)
 {
-	struct q_known *k;
+	struct q_known *k, *was;
 
 	if (!s->cache)
 		return;
 	if (decoded)
 		s->cache->stats.decodes++;
+	was = pk_map_get(known_map(s->cache, kind), key);
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return;
 	k->obj = json_incref(obj);
 	k->gen = s->cache->config_gen;
 	k->workload = w != NULL;
-	if ((w && !copy_workload(&k->w, w)) || pk_map_put(known_map(s->cache, kind), key, k) < 0)
+	if (w && was && was->workload && same_workload(was->obj, obj)) {
+		k->park = was->park; /* only its status or pending annotations changed */
+		was->park = (struct q_park){0};
+	}
+	if ((w && !copy_workload(&k->w, w)) || pk_map_put(known_map(s->cache, kind), key, k) < 0) {
 		known_free(k);
+		return;
+	}
+	if (w)
+		w->known = k;
 }
 
 /* ---- parking ---------------------------------------------------------------------- */
-
-static void wkey_of(const struct q_workload *w, char *key, size_t n)
-{
-	snprintf(key, n, "%s/%s/%s", w->kind_name, w->ns, w->name);
-}
 
 /* Whether w could be parked at all (see the top of the file). */
 static bool parkable(const struct q_state *s, const struct q_workload *w, const char *cq)
 {
 	const char *strategy = pk_get_string(json_object_get(s->cqs, cq), "spec.queueingStrategy");
 
-	return s->cache && !s->fair && w->kind != PK_KIND_POD &&
+	return s->cache && w->known && !s->fair && w->kind != PK_KIND_POD &&
 	       !(strategy && strcmp(strategy, "StrictFIFO") == 0);
+}
+
+static void park_clear(struct q_park *p)
+{
+	free(p->cq);
+	free(p->why);
+	*p = (struct q_park){0};
 }
 
 void q_cache_park(struct q_state *s, const struct q_workload *w, const char *cq, bool place,
@@ -599,53 +618,46 @@ void q_cache_park(struct q_state *s, const struct q_workload *w, const char *cq,
 {
 	struct q_cache *c = s->cache;
 	const char *qk = q_cache_quota_key(s->cqs, cq);
-	char key[900];
+	struct q_park *p = w->known ? &w->known->park : NULL;
 
-	if (!c)
+	if (!c || !p)
 		return;
-	wkey_of(w, key, sizeof(key));
-	if (!qk || !why || !parkable(s, w, cq) || json_object_get(s->dirty, qk)) {
-		json_object_del(c->parked, key);
+	park_clear(p);
+	if (!qk || !why || !parkable(s, w, cq) || json_object_get(s->dirty, qk))
 		return;
-	}
-	json_object_set_new(c->parked, key,
-			    json_pack("{s:O,s:s,s:b,s:I,s:I,s:I,s:s}", "o", w->obj, "cq", cq,
-				      "place", place, "config", c->config_gen, "gen",
-				      json_integer_value(json_object_get(c->gens, qk)), "cluster",
-				      c->cluster_gen, "why", why));
+	*p = (struct q_park){.on = true,
+			     .place = place,
+			     .cq = strdup(cq),
+			     .why = strdup(why),
+			     .config = c->config_gen,
+			     .quota = json_integer_value(json_object_get(c->gens, qk)),
+			     .cluster = c->cluster_gen};
+	if (!p->cq || !p->why)
+		park_clear(p);
 }
 
 void q_cache_unpark(struct q_state *s, const struct q_workload *w)
 {
-	char key[900];
-
-	if (!s->cache)
-		return;
-	wkey_of(w, key, sizeof(key));
-	json_object_del(s->cache->parked, key);
+	(void)s;
+	if (w->known)
+		park_clear(&w->known->park);
 }
 
 const char *q_cache_parked(struct q_state *s, const struct q_workload *w, const char *cq)
 {
 	struct q_cache *c = s->cache;
-	const char *qk = q_cache_quota_key(s->cqs, cq);
-	char key[900];
-	json_t *p;
+	const struct q_park *p = w->known ? &w->known->park : NULL;
+	const char *qk;
 
-	if (!c || !qk || !parkable(s, w, cq) || json_object_get(s->dirty, qk))
+	if (!c || !p || !p->on || strcmp(p->cq, cq) != 0 || p->config != c->config_gen ||
+	    (p->place && p->cluster != c->cluster_gen) || !parkable(s, w, cq))
 		return NULL;
-	wkey_of(w, key, sizeof(key));
-	p = json_object_get(c->parked, key);
-	if (!p || !same_workload(json_object_get(p, "o"), w->obj) ||
-	    strcmp(pk_get_string(p, "cq") ? pk_get_string(p, "cq") : "", cq) != 0 ||
-	    q_int_or(p, "config", -1) != c->config_gen ||
-	    q_int_or(p, "gen", -1) != json_integer_value(json_object_get(c->gens, qk)) ||
-	    (json_is_true(json_object_get(p, "place")) &&
-	     q_int_or(p, "cluster", -1) != c->cluster_gen))
+	qk = q_cache_quota_key(s->cqs, cq);
+	if (!qk || json_object_get(s->dirty, qk) ||
+	    p->quota != json_integer_value(json_object_get(c->gens, qk)))
 		return NULL;
-	json_object_set(p, "o", w->obj);
 	c->stats.parked++;
-	return pk_get_string(p, "why");
+	return p->why;
 }
 
 void q_cache_dirty(struct q_state *s, const char *cq)

@@ -270,6 +270,27 @@ static bool annotation_is(const json_t *obj, const char *key, const char *value)
 	return (have && value && strcmp(have, value) == 0) || (!have && !value);
 }
 
+/*
+ * A copy of obj to change its annotations in: the object and its metadata
+ * and annotations are new, the rest is shared with obj (the writer copies
+ * what it writes).
+ */
+static json_t *annotations_copy(const json_t *obj)
+{
+	json_t *copy = json_copy((json_t *)obj), *meta = NULL, *ann = NULL;
+
+	if (copy)
+		meta = json_copy(json_object_get(obj, "metadata"));
+	if (meta && json_is_object(pk_get(obj, "metadata.annotations")))
+		ann = json_copy(pk_get(obj, "metadata.annotations"));
+	if (!copy || !meta || json_object_set_new(copy, "metadata", meta) < 0 ||
+	    (ann && json_object_set_new(meta, "annotations", ann) < 0)) {
+		json_decref(copy);
+		return NULL;
+	}
+	return copy;
+}
+
 void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *position,
 		const char *why)
 {
@@ -279,7 +300,7 @@ void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const 
 	if (annotation_is(obj, Q_ANNOTATION_POSITION, position) &&
 	    annotation_is(obj, Q_ANNOTATION_PENDING, why))
 		return; /* as written: no copy, no write */
-	copy = json_deep_copy(obj);
+	copy = annotations_copy(obj);
 	changed = copy && set_annotation(copy, Q_ANNOTATION_POSITION, position);
 
 	changed |= copy && set_annotation(copy, Q_ANNOTATION_PENDING, why);
