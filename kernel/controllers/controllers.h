@@ -115,11 +115,12 @@ int pk_queues_run(struct pk_queues *q);
 void pk_queues_free(struct pk_queues *q);
 /* What its passes did, in all. */
 struct pk_queues_stats {
-	uint64_t passes;  /* passes run */
-	uint64_t lists;	  /* full listings (the first pass, a lost change stream) */
-	uint64_t decodes; /* workloads' requests decoded */
-	uint64_t tries;	  /* pending workloads tried (quota, and placement where it fits) */
-	uint64_t parked;  /* pending workloads not tried: parked, nothing changed */
+	uint64_t passes;     /* passes run */
+	uint64_t lists;	     /* full listings (the first pass, a lost change stream) */
+	uint64_t decodes;    /* workloads' requests decoded */
+	uint64_t tries;	     /* pending workloads tried (quota, and placement where it fits) */
+	uint64_t placements; /* placement checks run (a run of the scheduling core each) */
+	uint64_t parked;     /* pending workloads not tried: parked, nothing changed */
 };
 void pk_queues_get_stats(const struct pk_queues *q, struct pk_queues_stats *ret);
 

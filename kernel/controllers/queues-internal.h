@@ -146,8 +146,8 @@ void q_cache_unpark(struct q_state *s, const struct q_workload *w);
 const char *q_cache_parked(struct q_state *s, const struct q_workload *w, const char *cq);
 /* cq's quota changed in this pass: nothing parked under it is skipped in the rest of it. */
 void q_cache_dirty(struct q_state *s, const char *cq);
-/* Count a workload tried (the placement check or quota computed). */
-void q_cache_tried(struct q_state *s);
+/* Count a workload tried (its quota computed), or (place) a placement check run. */
+void q_cache_tried(struct q_state *s, bool place);
 
 /* queues_status.c */
 void q_cq_status(struct pk_ctl *ctl, const struct q_state *s, const char *name, const json_t *cq,

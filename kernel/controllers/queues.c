@@ -615,8 +615,10 @@ static bool placed(struct pk_ctl *ctl, struct q_state *s, const struct q_workloa
 	else if (*ret_obj && !s->place)
 		r = s->cache ? q_cache_place(ctl->store, s, &s->place)
 			     : q_place_new(ctl->store, &s->place);
-	if (*ret_obj && s->place && !ctl->queues_quota_only)
+	if (*ret_obj && s->place && !ctl->queues_quota_only) {
+		q_cache_tried(s, true);
 		r = q_place_admit(s->place, ret_obj, w->kind, fobjs, gone, why, n);
+	}
 	if (r == -ENOMEM)
 		snprintf(why, n, "placement: %s", pk_errno_text(ENOMEM));
 	else if (r < 0)
@@ -743,7 +745,7 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 				   "Inadmissible", why);
 	else if (!held(s, w, cq, blocked, why, sizeof(why))) {
 		tried = true;
-		q_cache_tried(s);
+		q_cache_tried(s, false);
 		if (!(flavors = q_assign(s, w, cq, why, sizeof(why))))
 			flavors = q_preempt_plan(s, w, cq, &victims, &nv);
 	}

@@ -668,9 +668,11 @@ void q_cache_dirty(struct q_state *s, const char *cq)
 		json_object_set_new(s->dirty, qk, json_true());
 }
 
-void q_cache_tried(struct q_state *s)
+void q_cache_tried(struct q_state *s, bool place)
 {
-	if (s->cache)
+	if (s->cache && place)
+		s->cache->stats.placements++;
+	else if (s->cache)
 		s->cache->stats.tries++;
 }
 

@@ -6,7 +6,9 @@
  * (they wait for quota, nothing freed any); freeing quota tries them again
  * and admits as a fresh controller would; a change to a ClusterQueue's spec
  * tries them all; a lost change stream lists everything again, with the
- * same answers.  Four nodes of 4 TPUs, ClusterQueues of 8 TPUs each.
+ * same answers; a workload that waits for room gets no placement check
+ * again until the cluster changes, and is admitted once a node makes room.
+ * Four nodes of 4 TPUs, ClusterQueues of 8 TPUs each.
  */
 #include <check.h>
 #include <stdio.h>
@@ -176,6 +178,7 @@ static struct pk_queues_stats pass(struct pk_queues_stats *ret_delta)
 					      .lists = b.lists - a.lists,
 					      .decodes = b.decodes - a.decodes,
 					      .tries = b.tries - a.tries,
+					      .placements = b.placements - a.placements,
 					      .parked = b.parked - a.parked};
 	return b;
 }
@@ -282,6 +285,54 @@ START_TEST(queue_lost_stream_lists_again)
 }
 END_TEST
 
+/* A ClusterQueue of 64 TPUs, lq-big, and a Job of 5 pods of 4 TPUs: its quota fits, the 16 TPUs of
+ * the four nodes do not hold it. */
+static void big_job(void)
+{
+	char buf[1024];
+
+	cluster_queue(9, 64);
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		    "\"metadata\": {\"name\": \"lq-big\", \"namespace\": \"default\"}, "
+		    "\"spec\": {\"clusterQueue\": \"cq9\"}}");
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
+		 "\"big\", \"namespace\": \"default\", \"labels\": {\"kueue.x-k8s.io/queue-name\": "
+		 "\"lq-big\"}}, \"spec\": {\"parallelism\": 5, \"completions\": 5, \"suspend\": "
+		 "true, \"template\": {\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": "
+		 "\"x\", \"resources\": {\"requests\": {\"google.com/tpu\": \"4\"}}}]}}}}");
+	create_json(buf);
+}
+
+START_TEST(queue_waiting_for_room_is_placed_again_only_after_a_cluster_change)
+{
+	struct pk_queues_stats d;
+	char why[512];
+
+	big_job();
+	settle();
+	ck_assert(!is_admitted("big"));
+	ck_assert_msg(strstr(pending_reason("big", why, sizeof(why)), "pod "), "reason: %s", why);
+	create_json("{\"apiVersion\": \"coordination.k8s.io/v1\", \"kind\": \"Lease\", "
+		    "\"metadata\": {\"name\": \"unrelated\", \"namespace\": \"default\"}}");
+	job("late", "lq0"); /* waits for quota: tried, and no placement check */
+	pass(&d);
+	ck_assert_uint_eq(d.placements, 0);
+	ck_assert_uint_eq(d.tries, 1);
+	label_node(); /* the cluster changed: the big one is placed again (and still waits) */
+	pass(&d);
+	ck_assert_uint_eq(d.placements, 1);
+	ck_assert_uint_eq(d.tries, 1);
+	ck_assert(!is_admitted("big"));
+	create_json("{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": "
+		    "\"n4\"}, \"status\": {\"allocatable\": {\"cpu\": \"8\", "
+		    "\"google.com/tpu\": \"4\", \"pods\": \"110\"}}}");
+	pass(&d); /* room for 5 pods now (the admitted Jobs have no pods here: no Job controller) */
+	ck_assert_uint_eq(d.placements, 1);
+	ck_assert(is_admitted("big"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("controllers-queues-cache");
@@ -293,6 +344,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, queue_freed_quota_tries_that_queue_again);
 	tcase_add_test(tc, queue_spec_change_tries_everything_again);
 	tcase_add_test(tc, queue_lost_stream_lists_again);
+	tcase_add_test(tc, queue_waiting_for_room_is_placed_again_only_after_a_cluster_change);
 	suite_add_tcase(s, tc);
 	return s;
 }
