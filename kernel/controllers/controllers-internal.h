@@ -18,6 +18,7 @@ struct ctl_metrics {
 	uint64_t kevents_written, kevents_limited, kevents_failed, kevents_expired; /* Events */
 	char *queue_gauges;  /* the Kueue gauges of the latest queue pass (queues_metrics.c) */
 	json_t *queue_waits; /* ClusterQueue -> admission wait histogram */
+	struct pk_queues_stats queue_stats; /* the queue controller's, after its latest pass */
 };
 
 /* Objects to reconcile, in order, each once until it is taken (controllers.c). */
@@ -208,6 +209,8 @@ bool q_flavor_tolerated(const json_t *obj, enum pk_kind kind, const json_t *flav
 void q_metrics_wait(struct pk_ctl *ctl, const char *cq, double seconds);
 void q_metrics_set_gauges(struct pk_ctl *ctl, char *text);
 void q_metrics_render(struct pk_ctl *ctl, FILE *f);
+/* The queue controller's counters after a pass, for /metrics. */
+void q_metrics_stats(struct pk_ctl *ctl);
 void q_metrics_free(struct ctl_metrics *m);
 /* What the root of cq's cohort tree holds of (flavor, resource); 0 without a cohort. */
 int64_t q_tree_lendable(const struct q_tree *t, const char *cq, const char *flavor,

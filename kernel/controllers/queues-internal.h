@@ -130,9 +130,13 @@ int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **re
  */
 int q_cache_known(struct q_state *s, enum pk_kind kind, const char *key, const json_t *obj,
 		  struct q_workload *w);
-/* w's requests, priority and why inadmissible from an earlier version that differs only in its
- * status or pending annotations (true); false: decode them. */
-bool q_cache_decoded(struct q_state *s, enum pk_kind kind, const char *key, struct q_workload *w);
+/*
+ * w's requests from an earlier version that differs only in its status or
+ * pending annotations (true; else false: decode them), and (*ret_priority)
+ * its priority and why it is inadmissible when the classes did not change.
+ */
+bool q_cache_decoded(struct q_state *s, enum pk_kind kind, const char *key, struct q_workload *w,
+		     bool *ret_priority);
 /* Keep obj's workload w (NULL: none) for the next pass; decoded: its requests were decoded. */
 void q_cache_keep(struct q_state *s, enum pk_kind kind, const char *key, json_t *obj,
 		  struct q_workload *w, bool decoded);

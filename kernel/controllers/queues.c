@@ -220,7 +220,7 @@ static const json_t *first_pod_spec(const json_t *obj, enum pk_kind kind)
 static int read_workload(struct q_state *s, const char *key, json_t *o, enum pk_kind kind,
 			 struct q_workload *w)
 {
-	bool decoded = false;
+	bool decoded = false, priority = false;
 
 	if (!wb_queue_name(o) || finished(o, kind) || pk_get(o, "metadata.deletionTimestamp")) {
 		q_cache_keep(s, kind, key, o, NULL, false);
@@ -233,13 +233,14 @@ static int read_workload(struct q_state *s, const char *key, json_t *o, enum pk_
 				 .name = pk_name(o),
 				 .queue = wb_queue_name(o),
 				 .created = pk_get_string(o, "metadata.creationTimestamp")};
-	if (!q_cache_decoded(s, kind, key, w)) {
+	if (!q_cache_decoded(s, kind, key, w, &priority)) {
 		decoded = true;
-		w->priority = q_priority(s, w, first_pod_spec(o, kind));
 		w->requests = workload_requests(o, kind);
 		if (!w->requests)
 			return -ENOMEM;
 	}
+	if (!priority)
+		w->priority = q_priority(s, w, first_pod_spec(o, kind));
 	parse_admission(w);
 	q_cache_keep(s, kind, key, o, w, decoded);
 	return 0;
@@ -1005,6 +1006,7 @@ void ctl_queues_run(struct pk_ctl *ctl)
 		ctl_record_flush(ctl);
 	}
 	state_clear(&s);
+	q_metrics_stats(ctl);
 }
 
 /* The queue controller offline: the store, a writer on it, no Events, no log. */

@@ -555,15 +555,20 @@ int q_cache_known(struct q_state *s, enum pk_kind kind, const char *key, const j
 	return 1;
 }
 
-bool q_cache_decoded(struct q_state *s, enum pk_kind kind, const char *key, struct q_workload *w)
+bool q_cache_decoded(struct q_state *s, enum pk_kind kind, const char *key, struct q_workload *w,
+		     bool *ret_priority)
 {
 	struct q_known *k = s->cache ? pk_map_get(known_map(s->cache, kind), key) : NULL;
 
-	if (!k || !k->workload || k->gen != s->cache->config_gen || !same_workload(k->obj, w->obj))
+	*ret_priority = false;
+	if (!k || !k->workload || !same_workload(k->obj, w->obj))
 		return false;
 	w->requests = json_incref(k->w.requests);
+	if (k->gen != s->cache->config_gen)
+		return true; /* the classes may have changed: its priority is read again */
 	w->priority = k->w.priority;
 	w->inadmissible = k->w.inadmissible ? strdup(k->w.inadmissible) : NULL;
+	*ret_priority = true;
 	return true;
 }
 
