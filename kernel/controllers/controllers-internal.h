@@ -18,6 +18,7 @@ struct ctl_metrics {
 	uint64_t kevents_written, kevents_limited, kevents_failed, kevents_expired; /* Events */
 	char *queue_gauges;  /* the Kueue gauges of the latest queue pass (queues_metrics.c) */
 	json_t *queue_waits; /* ClusterQueue -> admission wait histogram */
+	struct pk_queues_stats queue_stats; /* the queue controller's, after its latest pass */
 };
 
 /* Objects to reconcile, in order, each once until it is taken (controllers.c). */
@@ -52,6 +53,7 @@ struct pk_ctl {
 	enum ctl_loss_state loss_state; /* logged on change */
 	struct ctl_metrics m;
 	bool queues_dirty;	/* a queue, flavor, Namespace, Job or JobSet changed */
+	struct q_cache *qcache; /* the queue controller's state between passes (queues_cache.c) */
 	bool queues_quota_only; /* pk_queues_pass_opts: admit by quota, no placement check */
 	/* pk_queues_pass_opts: the pass's Events, instead of the store's recorder */
 	void (*queues_event)(void *arg, const char *type, const char *kind, const json_t *obj,
@@ -141,6 +143,10 @@ int ctl_evict_pods(struct pk_ctl *ctl, const json_t *pods, const char *node, con
  * writing the queues' status.
  */
 void ctl_queues_run(struct pk_ctl *ctl);
+struct q_cache;
+void q_cache_free(struct q_cache *c);
+/* What ctl's queue passes did so far (zeros before the first). */
+void q_cache_stats(const struct pk_ctl *ctl, struct pk_queues_stats *ret);
 /*
  * queues_tree.c: quota shared in a tree of Cohorts.  cqs and cohorts (name
  * -> object) are borrowed and outlive the tree.  charge counts usage of a
@@ -169,6 +175,10 @@ int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *flavo
 #define Q_ANNOTATION_PENDING "queue.podkernel.dev/pending-reason"
 struct q_place;
 int q_place_new(struct pk_store *store, struct q_place **ret);
+/* The same picture from what q_place_new reads, in its order (both taken over). */
+int q_place_from(json_t *base, json_t *topologies, struct q_place **ret);
+/* A pod the picture holds: bound, not finished. */
+bool q_place_holds_node(const json_t *pod);
 void q_place_free(struct q_place *p);
 int q_place_try(struct q_place *p, const json_t *workload, const json_t *gone, char *why, size_t n);
 /*
@@ -203,6 +213,8 @@ bool q_flavor_tolerated(const json_t *obj, enum pk_kind kind, const json_t *flav
 void q_metrics_wait(struct pk_ctl *ctl, const char *cq, double seconds);
 void q_metrics_set_gauges(struct pk_ctl *ctl, char *text);
 void q_metrics_render(struct pk_ctl *ctl, FILE *f);
+/* The queue controller's counters after a pass, for /metrics. */
+void q_metrics_stats(struct pk_ctl *ctl);
 void q_metrics_free(struct ctl_metrics *m);
 /* What the root of cq's cohort tree holds of (flavor, resource); 0 without a cohort. */
 int64_t q_tree_lendable(const struct q_tree *t, const char *cq, const char *flavor,

@@ -109,6 +109,28 @@ struct pk_queues_pass_opts {
 	void *event_arg;
 };
 int pk_queues_pass_opts(struct pk_store *store, const struct pk_queues_pass_opts *o);
+/*
+ * The queue controller kept between passes, as standalone podkerneld runs
+ * it: the first pass lists what it reads, each later one reads the store's
+ * change stream since (a lost stream: it lists again), and a workload that
+ * waits for quota or room is not tried again until something that could
+ * change that happens.  The same admissions as pk_queues_pass_opts.
+ */
+struct pk_queues;
+int pk_queues_new(struct pk_store *store, const struct pk_queues_pass_opts *o,
+		  struct pk_queues **ret);
+int pk_queues_run(struct pk_queues *q);
+void pk_queues_free(struct pk_queues *q);
+/* What its passes did, in all. */
+struct pk_queues_stats {
+	uint64_t passes;     /* passes run */
+	uint64_t lists;	     /* full listings (the first pass, a lost change stream) */
+	uint64_t decodes;    /* workloads' requests decoded */
+	uint64_t tries;	     /* pending workloads tried (quota, and placement where it fits) */
+	uint64_t placements; /* placement checks run (a run of the scheduling core each) */
+	uint64_t parked;     /* pending workloads not tried: parked, nothing changed */
+};
+void pk_queues_get_stats(const struct pk_queues *q, struct pk_queues_stats *ret);
 
 int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config *cfg,
 			const struct pk_standalone_config *scfg, struct pk_appliance **ret,

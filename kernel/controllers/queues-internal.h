@@ -12,6 +12,8 @@
 
 #define Q_LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
 
+struct q_known;
+
 /* A queued workload: a Job, a JobSet, a plain Pod or the pods of one root group. */
 struct q_workload {
 	json_t *obj; /* borrowed from the listing (a pod workload: its first pod) */
@@ -27,6 +29,7 @@ struct q_workload {
 	json_t *flavors;    /* admitted: one flavor name (or "-") per resource group */
 	char *why;	    /* pending: why, as this pass found */
 	char *inadmissible; /* never admitted as it is (a missing WorkloadPriorityClass) */
+	struct q_known *known; /* a Job's or JobSet's entry in the cache (queues_cache.c) */
 };
 
 struct q_state {
@@ -36,9 +39,12 @@ struct q_state {
 	struct q_place *place; /* the cluster, for placement (read at the first need) */
 	struct q_workload *w;
 	size_t nw, capw;
-	json_t *usage;	 /* cq -> flavor -> resource -> milli */
-	json_t *counts;	 /* "cq" or "ns/lq" -> {pending, admitted} */
-	json_t *lqusage; /* "ns/lq" -> flavor -> resource -> milli */
+	json_t *usage;	       /* cq -> flavor -> resource -> milli */
+	json_t *counts;	       /* "cq" or "ns/lq" -> {pending, admitted} */
+	json_t *lqusage;       /* "ns/lq" -> flavor -> resource -> milli */
+	struct q_cache *cache; /* kept between passes (queues_cache.c) */
+	json_t *dirty;	       /* quota keys admitted or evicted under in this pass */
+	bool fair;	       /* some ClusterQueue sets fairSharing */
 };
 
 /* A candidate for preemption (queues_preempt.c). */
@@ -98,11 +104,54 @@ json_t *q_pods_admitted(const struct q_workload *w, const char *admission, const
 bool q_pods_tolerated(const struct q_workload *w, const json_t *flavor, char *why, size_t n);
 /* Stop w's pods (deleted, as Kueue stops a plain pod); 0 or < 0. */
 int q_pods_evict(struct pk_ctl *ctl, struct q_workload *w);
-/* Write obj's pending annotations, position and why (NULL: removed), when they change. */
+/*
+ * obj's pending annotations, position and why (NULL: removed), when they
+ * change, into the writer's open batch (pk_writer_batch_begin first);
+ * q_note_commit writes the batch (each object on its own precondition).
+ */
 void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *position,
 		const char *why);
-/* Write w's pending annotations (or remove them: NULL) on each of its pods. */
+void q_note_commit(struct pk_ctl *ctl);
+/* w's pending annotations (or none: NULL) on each of its pods, as q_note_one. */
 void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position, const char *why);
+
+/* queues_cache.c: what the pass reads, kept between passes; parked workloads. */
+/* Bring ctl->qcache up to date (made, or listed again, when needed); 0 or < 0. */
+int q_cache_sync(struct pk_ctl *ctl);
+/* s's listings from the cache (shared, read only); 0 or -ENOMEM. */
+int q_cache_view(struct pk_ctl *ctl, struct q_state *s);
+/* The cluster as placement sees it (q_place_new's picture) from the cache (listed at first). */
+int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **ret);
+/*
+ * The workload of obj (a Job or JobSet, "ns/name" key) as the last pass
+ * read this very version of it under the same queues and classes: 1 with w
+ * filled, 2 when it was no workload (not queued, finished, being deleted),
+ * 0 when unknown (read it, then q_cache_keep), -ENOMEM.
+ */
+int q_cache_known(struct q_state *s, enum pk_kind kind, const char *key, const json_t *obj,
+		  struct q_workload *w);
+/*
+ * w's requests from an earlier version that differs only in its status or
+ * pending annotations (true; else false: decode them), and (*ret_priority)
+ * its priority and why it is inadmissible when the classes did not change.
+ */
+bool q_cache_decoded(struct q_state *s, enum pk_kind kind, const char *key, struct q_workload *w,
+		     bool *ret_priority);
+/* Keep obj's workload w (NULL: none) for the next pass; decoded: its requests were decoded. */
+void q_cache_keep(struct q_state *s, enum pk_kind kind, const char *key, json_t *obj,
+		  struct q_workload *w, bool decoded);
+/* The key of cq's quota: "" for any ClusterQueue in a cohort, else its name; NULL: none. */
+const char *q_cache_quota_key(const json_t *cqs, const char *cq);
+/* w not admitted in cq: park it (place: for want of room) with why, when it may be parked. */
+void q_cache_park(struct q_state *s, const struct q_workload *w, const char *cq, bool place,
+		  const char *why);
+void q_cache_unpark(struct q_state *s, const struct q_workload *w);
+/* Why w waits, when it is parked in cq and nothing since could change the answer; else NULL. */
+const char *q_cache_parked(struct q_state *s, const struct q_workload *w, const char *cq);
+/* cq's quota changed in this pass: nothing parked under it is skipped in the rest of it. */
+void q_cache_dirty(struct q_state *s, const char *cq);
+/* Count a workload tried (its quota computed), or (place) a placement check run. */
+void q_cache_tried(struct q_state *s, bool place);
 
 /* queues_status.c */
 void q_cq_status(struct pk_ctl *ctl, const struct q_state *s, const char *name, const json_t *cq,

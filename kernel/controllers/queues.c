@@ -149,6 +149,7 @@ static void state_clear(struct q_state *s)
 	json_decref(s->usage);
 	json_decref(s->counts);
 	json_decref(s->lqusage);
+	json_decref(s->dirty);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -215,32 +216,52 @@ static const json_t *first_pod_spec(const json_t *obj, enum pk_kind kind)
 					    "template.spec.template.spec");
 }
 
-static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind kind)
+/* A workload of items (key -> object) read afresh into w, or (1) none; -ENOMEM. */
+static int read_workload(struct q_state *s, const char *key, json_t *o, enum pk_kind kind,
+			 struct q_workload *w)
 {
-	size_t i;
-	json_t *o;
+	bool decoded = false, priority = false;
 
-	json_array_foreach(items, i, o)
-	{
-		struct q_workload *w;
-
-		if (!wb_queue_name(o) || finished(o, kind) ||
-		    pk_get(o, "metadata.deletionTimestamp"))
-			continue;
-		w = &s->w[s->nw];
-		*w = (struct q_workload){.obj = o,
-					 .kind = kind,
-					 .kind_name = pk_kind_to_string(kind),
-					 .ns = pk_namespace(o),
-					 .name = pk_name(o),
-					 .queue = wb_queue_name(o),
-					 .created = pk_get_string(o, "metadata.creationTimestamp")};
-		s->nw++;
-		w->priority = q_priority(s, w, first_pod_spec(o, kind));
+	if (!wb_queue_name(o) || finished(o, kind) || pk_get(o, "metadata.deletionTimestamp")) {
+		q_cache_keep(s, kind, key, o, NULL, false);
+		return 1;
+	}
+	*w = (struct q_workload){.obj = o,
+				 .kind = kind,
+				 .kind_name = pk_kind_to_string(kind),
+				 .ns = pk_namespace(o),
+				 .name = pk_name(o),
+				 .queue = wb_queue_name(o),
+				 .created = pk_get_string(o, "metadata.creationTimestamp")};
+	if (!q_cache_decoded(s, kind, key, w, &priority)) {
+		decoded = true;
 		w->requests = workload_requests(o, kind);
 		if (!w->requests)
 			return -ENOMEM;
-		parse_admission(w);
+	}
+	if (!priority)
+		w->priority = q_priority(s, w, first_pod_spec(o, kind));
+	parse_admission(w);
+	q_cache_keep(s, kind, key, o, w, decoded);
+	return 0;
+}
+
+static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind kind)
+{
+	const char *k;
+	json_t *o;
+
+	json_object_foreach((json_t *)items, k, o)
+	{
+		struct q_workload *w = &s->w[s->nw];
+		int r = q_cache_known(s, kind, k, o, w);
+
+		if (r == 0)
+			r = read_workload(s, k, o, kind, w) == 0 ? 1 : 2;
+		if (r < 0)
+			return r;
+		if (r == 1)
+			s->nw++;
 	}
 	return 0;
 }
@@ -258,77 +279,24 @@ static int cmp_workload(const void *a, const void *b)
 	return c ? c : strcmp(x->name ? x->name : "", y->name ? y->name : "");
 }
 
-/* Listed by name (a map name -> object, "ns/name" for namespaced kinds). */
-static json_t *list_map(struct pk_ctl *ctl, const char *kind, bool namespaced)
-{
-	json_t *items = NULL, *map = json_object(), *o;
-	size_t i;
-
-	if (!map || pk_store_list(ctl->store, kind, NULL, NULL, &items, NULL, NULL) < 0) {
-		json_decref(items);
-		return map;
-	}
-	json_array_foreach(items, i, o)
-	{
-		char key[600];
-
-		snprintf(key, sizeof(key), "%s%s%s", namespaced ? pk_namespace(o) : "",
-			 namespaced ? "/" : "", pk_name(o));
-		json_object_set(map, key, o);
-	}
-	json_decref(items);
-	return map;
-}
-
-/* PodGroups and CompositePodGroups, "Kind/ns/name" -> object, into groups. */
-static int list_groups(struct pk_ctl *ctl, json_t *groups)
-{
-	static const char *const kinds[] = {"PodGroup", "CompositePodGroup"};
-
-	for (size_t k = 0; groups && k < 2; k++) {
-		json_t *items = NULL, *o;
-		size_t i;
-
-		if (pk_store_list(ctl->store, kinds[k], NULL, NULL, &items, NULL, NULL) < 0)
-			return -EIO;
-		json_array_foreach(items, i, o)
-		{
-			char key[700];
-
-			snprintf(key, sizeof(key), "%s/%s/%s", kinds[k], pk_namespace(o),
-				 pk_name(o));
-			json_object_set(groups, key, o);
-		}
-		json_decref(items);
-	}
-	return 0;
-}
-
+/* The pass's listings: the cache's (queues_cache.c), brought up to date. */
 static int state_load(struct pk_ctl *ctl, struct q_state *s)
 {
 	size_t n;
+	int r = q_cache_sync(ctl);
 
-	s->cqs = list_map(ctl, "ClusterQueue", false);
-	s->lqs = list_map(ctl, "LocalQueue", true);
-	s->flavors = list_map(ctl, "ResourceFlavor", false);
-	s->namespaces = list_map(ctl, "Namespace", false);
-	s->cohorts = list_map(ctl, "Cohort", false);
-	s->classes = list_map(ctl, "PriorityClass", false);
-	s->wpcs = list_map(ctl, "WorkloadPriorityClass", false);
-	s->groups = json_object();
+	if (r == 0)
+		r = q_cache_view(ctl, s);
+	if (r < 0)
+		return r;
 	s->usage = json_object();
 	s->counts = json_object();
 	s->lqusage = json_object();
-	if (pk_store_list(ctl->store, "Job", NULL, NULL, &s->jobs, NULL, NULL) < 0 ||
-	    pk_store_list(ctl->store, "JobSet", NULL, NULL, &s->jobsets, NULL, NULL) < 0 ||
-	    pk_store_list(ctl->store, "Pod", NULL, NULL, &s->pods, NULL, NULL) < 0 ||
-	    list_groups(ctl, s->groups) < 0)
-		return -EIO;
-	if (!s->cqs || !s->lqs || !s->flavors || !s->namespaces || !s->cohorts || !s->classes ||
-	    !s->wpcs || !s->groups || !s->usage || !s->counts || !s->lqusage ||
+	s->dirty = json_object();
+	if (!s->usage || !s->counts || !s->lqusage || !s->dirty ||
 	    q_tree_new(s->cqs, s->cohorts, &s->tree) < 0)
 		return -ENOMEM;
-	n = json_array_size(s->jobs) + json_array_size(s->jobsets) + json_array_size(s->pods);
+	n = json_object_size(s->jobs) + json_object_size(s->jobsets) + json_array_size(s->pods);
 	s->w = calloc(n ? n : 1, sizeof(*s->w));
 	if (!s->w)
 		return -ENOMEM;
@@ -629,7 +597,7 @@ static void gone_of(json_t *gone, const struct q_victim *v, size_t nv)
  */
 static bool placed(struct pk_ctl *ctl, struct q_state *s, const struct q_workload *w,
 		   const char *cq, const json_t *flavors, const struct q_victim *v, size_t nv,
-		   json_t **ret_obj, char *why, size_t n)
+		   json_t **ret_obj, bool *ret_no_room, char *why, size_t n)
 {
 	json_t *fobjs = json_array(), *gone = json_object(), *f;
 	char value[1024];
@@ -646,15 +614,19 @@ static bool placed(struct pk_ctl *ctl, struct q_state *s, const struct q_workloa
 	if (*ret_obj && ctl->queues_quota_only)
 		r = 1; /* a comparison: Kueue's way, quota first, placement later */
 	else if (*ret_obj && !s->place)
-		r = q_place_new(ctl->store, &s->place);
-	if (*ret_obj && s->place && !ctl->queues_quota_only)
+		r = s->cache ? q_cache_place(ctl->store, s, &s->place)
+			     : q_place_new(ctl->store, &s->place);
+	if (*ret_obj && s->place && !ctl->queues_quota_only) {
+		q_cache_tried(s, true);
 		r = q_place_admit(s->place, ret_obj, w->kind, fobjs, gone, why, n);
+	}
 	if (r == -ENOMEM)
 		snprintf(why, n, "placement: %s", pk_errno_text(ENOMEM));
 	else if (r < 0)
 		ctl_log(ctl, 1, "%s %s/%s: placement: %s", w->kind_name, w->ns, w->name, why);
 	json_decref(fobjs);
 	json_decref(gone);
+	*ret_no_room = r == 0;
 	if (r != 1) {
 		json_decref(*ret_obj);
 		*ret_obj = NULL;
@@ -734,6 +706,21 @@ static bool held(const struct q_state *s, const struct q_workload *w, const char
 	return true;
 }
 
+/* w admitted by cq in flavors: the wait, the charge; 1. */
+static int admitted(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w, const char *cq,
+		    json_t *flavors)
+{
+	int64_t created = 0;
+
+	if (w->created && pk_time_parse(w->created, &created) == 0)
+		q_metrics_wait(ctl, cq, (double)(time(NULL) - created));
+	charge(s, w, cq, flavors);
+	w->admitted = true;
+	w->cq = strdup(cq);
+	w->flavors = json_incref(flavors);
+	return 1;
+}
+
 /*
  * One pending workload: admitted (1) or not (0); *ret_cq the ClusterQueue
  * that counts it, when there is one.  A StrictFIFO ClusterQueue whose head does not fit is
@@ -750,19 +737,25 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 	json_t *flavors = NULL, *obj = NULL;
 	size_t nv = 0;
 	int r = 0;
+	bool tried = false, no_room = false;
 
 	if (cq && w->inadmissible)
 		snprintf(why, sizeof(why), "%s", w->inadmissible);
 	if (!cq || w->inadmissible)
 		ctl_record_warning(ctl, pk_kind_to_string(pk_kind_of(w->obj)), w->obj,
 				   "Inadmissible", why);
-	else if (!held(s, w, cq, blocked, why, sizeof(why)) &&
-		 !(flavors = q_assign(s, w, cq, why, sizeof(why))))
-		flavors = q_preempt_plan(s, w, cq, &victims, &nv);
-	if (flavors && !placed(ctl, s, w, cq, flavors, victims, nv, &obj, why, sizeof(why))) {
+	else if (!held(s, w, cq, blocked, why, sizeof(why))) {
+		tried = true;
+		q_cache_tried(s, false);
+		if (!(flavors = q_assign(s, w, cq, why, sizeof(why))))
+			flavors = q_preempt_plan(s, w, cq, &victims, &nv);
+	}
+	if (flavors &&
+	    !placed(ctl, s, w, cq, flavors, victims, nv, &obj, &no_room, why, sizeof(why))) {
 		q_preempt_undo(s, victims, nv);
 		json_decref(flavors);
 		flavors = NULL;
+		tried = no_room; /* an error is not parked */
 	}
 	if (!flavors) {
 		ctl_log(ctl, 2, "%s %s/%s: pending: %s", w->kind_name, w->ns, w->name, why);
@@ -770,16 +763,15 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 		    !json_object_get(blocked, cq))
 			json_object_set_new(blocked, cq, json_sprintf("%s/%s", w->ns, w->name));
 		w->why = strdup(why);
-	} else if (q_preempt_commit(ctl, s, w, victims, nv) == 0 && admit(ctl, w, cq, obj) == 0) {
-		int64_t created = 0;
-
-		if (w->created && pk_time_parse(w->created, &created) == 0)
-			q_metrics_wait(ctl, cq, (double)(time(NULL) - created));
-		charge(s, w, cq, flavors);
-		w->admitted = true;
-		w->cq = strdup(cq);
-		w->flavors = json_incref(flavors);
-		r = 1;
+		if (tried)
+			q_cache_park(s, w, cq, no_room, why);
+		else
+			q_cache_unpark(s, w);
+	} else {
+		q_cache_unpark(s, w);
+		q_cache_dirty(s, cq); /* its quota changes: nothing parked under it is skipped */
+		if (q_preempt_commit(ctl, s, w, victims, nv) == 0 && admit(ctl, w, cq, obj) == 0)
+			r = admitted(ctl, s, w, cq, flavors);
 	}
 	free(victims);
 	json_decref(obj);
@@ -807,6 +799,8 @@ static void charge_admitted(struct pk_ctl *ctl, struct q_state *s)
 
 		if (!w->admitted)
 			continue;
+		if (stopped)
+			q_cache_dirty(s, w->cq);
 		if (stopped && q_evict(ctl, w, "Evicted", stopped) == 0) {
 			w->admitted = false;
 			w->preempted = true;
@@ -935,11 +929,19 @@ static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
 	json_t *o;
 
 	json_object_foreach(s->cqs, k, o) fair |= weight_of(o) >= 0;
+	s->fair = fair;
 	while (blocked && tried && (w = next_workload(s, tried, fair))) {
-		const char *cq = NULL;
-		int admitted = try_admit(ctl, s, w, blocked, &cq);
+		const char *cq = cq_name_of(s, w), *why = cq ? q_cache_parked(s, w, cq) : NULL;
+		int admitted;
 
 		tried[w - s->w] = true;
+		if (why) { /* parked: nothing since could change its answer */
+			w->why = strdup(why);
+			q_count_both(s, w, cq, "pending", 1);
+			continue;
+		}
+		cq = NULL;
+		admitted = try_admit(ctl, s, w, blocked, &cq);
 		q_count_both(s, w, cq, admitted ? "admitted" : "pending", 1);
 	}
 	free(tried);
@@ -950,11 +952,16 @@ static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
  * Each pending workload's place in its ClusterQueue's order (1 is next)
  * and why it waits, in the annotations queue.podkernel.dev/position and
  * queue.podkernel.dev/pending-reason (on each pod of a pod workload),
- * written when they change.
+ * written when they change, all in one batch.
  */
 static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 {
 	json_t *pos = json_object();
+
+	if (pk_writer_batch_begin(ctl->writer) < 0) {
+		json_decref(pos);
+		return;
+	}
 
 	for (size_t i = 0; pos && i < s->nw; i++) {
 		struct q_workload *w = &s->w[i];
@@ -977,6 +984,7 @@ static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 		else
 			q_note_one(ctl, w->kind, w->obj, *at ? at : NULL, w->why);
 	}
+	q_note_commit(ctl); /* one batch: one transaction */
 	json_decref(pos);
 }
 
@@ -998,30 +1006,71 @@ void ctl_queues_run(struct pk_ctl *ctl)
 		ctl_record_flush(ctl);
 	}
 	state_clear(&s);
+	q_metrics_stats(ctl);
 }
 
-/* A controller context for one offline pass: the store, a writer on it, no Events, no log. */
-int pk_queues_pass_opts(struct pk_store *store, const struct pk_queues_pass_opts *o)
+/* The queue controller offline: the store, a writer on it, no Events, no log. */
+struct pk_queues {
+	struct pk_ctl ctl;
+};
+
+int pk_queues_new(struct pk_store *store, const struct pk_queues_pass_opts *o,
+		  struct pk_queues **ret)
 {
-	struct pk_ctl *ctl = calloc(1, sizeof(*ctl));
+	struct pk_queues *q = calloc(1, sizeof(*q));
 	int r;
 
-	if (!ctl)
+	if (!q)
 		return -ENOMEM;
-	r = -pthread_mutex_init(&ctl->m.lock, NULL);
-	if (r == 0) {
-		ctl->store = store;
-		ctl->queues_quota_only = o && o->quota_only;
-		ctl->queues_event = o ? o->event : NULL; /* attach mode's Events */
-		ctl->queues_event_arg = o ? o->event_arg : NULL;
-		r = pk_writer_store_new(store, &ctl->writer);
-		if (r == 0)
-			ctl_queues_run(ctl);
-		pk_writer_free(ctl->writer);
-		pthread_mutex_destroy(&ctl->m.lock);
+	r = -pthread_mutex_init(&q->ctl.m.lock, NULL);
+	if (r < 0) {
+		free(q);
+		return r;
 	}
-	q_metrics_free(&ctl->m);
-	free(ctl);
+	q->ctl.store = store;
+	q->ctl.queues_quota_only = o && o->quota_only;
+	q->ctl.queues_event = o ? o->event : NULL; /* attach mode's Events */
+	q->ctl.queues_event_arg = o ? o->event_arg : NULL;
+	r = pk_writer_store_new(store, &q->ctl.writer);
+	if (r < 0) {
+		pk_queues_free(q);
+		return r;
+	}
+	*ret = q;
+	return 0;
+}
+
+int pk_queues_run(struct pk_queues *q)
+{
+	ctl_queues_run(&q->ctl);
+	return 0;
+}
+
+void pk_queues_get_stats(const struct pk_queues *q, struct pk_queues_stats *ret)
+{
+	q_cache_stats(&q->ctl, ret);
+}
+
+void pk_queues_free(struct pk_queues *q)
+{
+	if (!q)
+		return;
+	pk_writer_free(q->ctl.writer);
+	q_cache_free(q->ctl.qcache);
+	pthread_mutex_destroy(&q->ctl.m.lock);
+	q_metrics_free(&q->ctl.m);
+	free(q);
+}
+
+/* One pass of a controller made for it: everything listed. */
+int pk_queues_pass_opts(struct pk_store *store, const struct pk_queues_pass_opts *o)
+{
+	struct pk_queues *q = NULL;
+	int r = pk_queues_new(store, o, &q);
+
+	if (r == 0)
+		r = pk_queues_run(q);
+	pk_queues_free(q);
 	return r;
 }
 

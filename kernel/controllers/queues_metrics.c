@@ -62,12 +62,49 @@ void q_metrics_set_gauges(struct pk_ctl *ctl, char *text)
 	pthread_mutex_unlock(&ctl->m.lock);
 }
 
+void q_metrics_stats(struct pk_ctl *ctl)
+{
+	struct pk_queues_stats st;
+
+	q_cache_stats(ctl, &st);
+	pthread_mutex_lock(&ctl->m.lock);
+	ctl->m.queue_stats = st;
+	pthread_mutex_unlock(&ctl->m.lock);
+}
+
+static void stats_render(const struct pk_queues_stats *st, FILE *f)
+{
+	const struct {
+		const char *name, *help;
+		uint64_t v;
+	} c[] = {
+	    {"passes", "Queue controller passes.", st->passes},
+	    {"listings", "Full listings of what the pass reads (a start, a lost change stream).",
+	     st->lists},
+	    {"workloads_decoded", "Workloads whose requests were decoded (once per version).",
+	     st->decodes},
+	    {"workloads_tried", "Pending workloads whose quota was computed.", st->tries},
+	    {"placement_checks", "Placement checks run (a run of the scheduling core each).",
+	     st->placements},
+	    {"workloads_parked", "Pending workloads not tried: parked, nothing changed since.",
+	     st->parked},
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		fprintf(f,
+			"# HELP podkernel_queue_%s_total %s\n# TYPE podkernel_queue_%s_total "
+			"counter\npodkernel_queue_%s_total %llu\n",
+			c[i].name, c[i].help, c[i].name, c[i].name, (unsigned long long)c[i].v);
+}
+
 /* Called with the metrics lock held. */
 void q_metrics_render(struct pk_ctl *ctl, FILE *f)
 {
 	const char *cq;
 	json_t *h;
 
+	if (ctl->m.queue_stats.passes)
+		stats_render(&ctl->m.queue_stats, f);
 	if (ctl->m.queue_gauges)
 		fputs(ctl->m.queue_gauges, f);
 	if (!json_object_size(ctl->m.queue_waits))

@@ -29,7 +29,7 @@ struct q_place {
 	json_t *topologies; /* Kueue Topology objects by name */
 };
 
-static bool holds_node(const json_t *pod)
+bool q_place_holds_node(const json_t *pod)
 {
 	const char *phase = pk_get_string(pod, "status.phase");
 
@@ -60,7 +60,7 @@ int q_place_new(struct pk_store *store, struct q_place **ret)
 	}
 	if (r == 0)
 		r = pk_store_list(store, "Pod", NULL, NULL, &items, NULL, NULL);
-	json_array_foreach(r == 0 ? items : NULL, i, o) if (holds_node(o))
+	json_array_foreach(r == 0 ? items : NULL, i, o) if (q_place_holds_node(o))
 	    json_array_append(p->base, o);
 	json_decref(items);
 	items = NULL;
@@ -75,6 +75,21 @@ int q_place_new(struct pk_store *store, struct q_place **ret)
 		q_place_free(p);
 		return r;
 	}
+	*ret = p;
+	return 0;
+}
+
+int q_place_from(json_t *base, json_t *topologies, struct q_place **ret)
+{
+	struct q_place *p = base && topologies ? calloc(1, sizeof(*p)) : NULL;
+
+	if (!p) {
+		json_decref(base);
+		json_decref(topologies);
+		return -ENOMEM;
+	}
+	p->base = base;
+	p->topologies = topologies;
 	*ret = p;
 	return 0;
 }

@@ -261,22 +261,72 @@ static bool set_annotation(json_t *obj, const char *key, const char *value)
 	return true;
 }
 
+/* Whether obj's annotation key is value already (NULL: it has none). */
+static bool annotation_is(const json_t *obj, const char *key, const char *value)
+{
+	const char *have =
+	    json_string_value(json_object_get(pk_get(obj, "metadata.annotations"), key));
+
+	return (have && value && strcmp(have, value) == 0) || (!have && !value);
+}
+
+/*
+ * A copy of obj to change its annotations in: the object and its metadata
+ * and annotations are new, the rest is shared with obj (the writer copies
+ * what it writes).
+ */
+static json_t *annotations_copy(const json_t *obj)
+{
+	json_t *copy = json_copy((json_t *)obj), *meta = NULL, *ann = NULL;
+
+	if (copy)
+		meta = json_copy(json_object_get(obj, "metadata"));
+	if (meta && json_is_object(pk_get(obj, "metadata.annotations")))
+		ann = json_copy(pk_get(obj, "metadata.annotations"));
+	if (!copy || !meta || json_object_set_new(copy, "metadata", meta) < 0 ||
+	    (ann && json_object_set_new(meta, "annotations", ann) < 0)) {
+		json_decref(copy);
+		return NULL;
+	}
+	return copy;
+}
+
 void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *position,
 		const char *why)
 {
-	json_t *copy = json_deep_copy(obj);
-	bool changed = copy && set_annotation(copy, Q_ANNOTATION_POSITION, position);
+	json_t *copy;
+	bool changed;
+
+	if (annotation_is(obj, Q_ANNOTATION_POSITION, position) &&
+	    annotation_is(obj, Q_ANNOTATION_PENDING, why))
+		return; /* as written: no copy, no write */
+	copy = annotations_copy(obj);
+	changed = copy && set_annotation(copy, Q_ANNOTATION_POSITION, position);
 
 	changed |= copy && set_annotation(copy, Q_ANNOTATION_PENDING, why);
 	if (changed) {
 		struct pk_write_ref ref = ctl_ref_of(kind, obj);
-		int r = ctl_replace(ctl, &ref, copy, NULL);
+		int r = pk_writer_replace(ctl->writer, &ref, copy);
 
-		if (r < 0 && r != -PK_WRITE_ECONFLICT)
+		if (r < 0)
 			ctl_log(ctl, 1, "%s %s/%s: pending: %s", pk_kind_to_string(kind),
 				pk_namespace(obj), pk_name(obj), pk_write_strerror(r));
 	}
 	json_decref(copy);
+}
+
+void q_note_commit(struct pk_ctl *ctl)
+{
+	const struct pk_write_result *res = NULL;
+	size_t n = 0;
+
+	if (pk_writer_batch_size(ctl->writer) == 0)
+		return;
+	ctl_commit(ctl, &res, &n);
+	for (size_t i = 0; res && i < n; i++)
+		if (res[i].error < 0 && res[i].error != -PK_WRITE_ECONFLICT)
+			ctl_log(ctl, 1, "%s %s/%s: pending: %s", pk_kind_to_string(res[i].kind),
+				res[i].ns, res[i].name, pk_write_strerror(res[i].error));
 }
 
 void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position, const char *why)

@@ -366,6 +366,7 @@ static void ctl_free(void *arg)
 	ctl_recorder_free(ctl->recorder);
 	ctl_gc_free(ctl->gc);
 	ctl_queue_free(&ctl->queue);
+	q_cache_free(ctl->qcache);
 	pk_writer_free(ctl->writer);
 	json_decref(ctl->gone_nodes);
 	pk_map_free(&ctl->budget_ns);

@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * queues_cache.c — what the queue controller's pass reads, kept between
+ * passes, as Kueue keeps its queues and cache.
+ *
+ * The first pass lists the queues, flavors, Cohorts, Namespaces, priority
+ * classes, queued Jobs, JobSets and pods and the pod groups; every later
+ * pass applies the store's change stream since then (pk_store_events_since)
+ * instead.  A stream lost (-PK_STORE_EGONE: older than the ring) lists
+ * again.  A workload's requests are decoded once per version of it.
+ *
+ * A pending workload that the pass tried and did not admit for want of
+ * quota or of room on the cluster is parked (Kueue's inadmissible list)
+ * with why it waits, until something that could change the answer
+ * happens: a queue, flavor, Cohort, Namespace or priority class changed
+ * (beyond its status), the workload itself changed, what is admitted in its
+ * ClusterQueue's quota changed (its ClusterQueue's, or any cohort's when it
+ * is in one), or, when it waited for room, anything on the cluster (Nodes,
+ * pods, anything but Events and Leases).  Within a pass an admission or
+ * eviction under a quota unparks the workloads of that quota for the rest
+ * of the pass.  StrictFIFO ClusterQueues, fair sharing and pod workloads
+ * are never parked: their answer depends on more than that.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/builder/builder.h"
+#include "kernel/controllers/queues-internal.h"
+#include "kernel/sched/sched.h"
+
+enum {
+	M_CQS,
+	M_LQS,
+	M_FLAVORS,
+	M_NAMESPACES,
+	M_COHORTS,
+	M_CLASSES,
+	M_WPCS,
+	M_JOBS,
+	M_JOBSETS,
+	M_PODS,
+	M_GROUPS,
+	M_N
+};
+
+static const struct {
+	const char *kind;
+	bool namespaced;
+} kinds[] = {
+    {"ClusterQueue", false},
+    {"LocalQueue", true},
+    {"ResourceFlavor", false},
+    {"Namespace", false},
+    {"Cohort", false},
+    {"PriorityClass", false},
+    {"WorkloadPriorityClass", false},
+    {"Job", true},
+    {"JobSet", true},
+    {"Pod", true},
+    {"PodGroup", true},
+    {"CompositePodGroup", true},
+};
+
+static void known_free(void *v);
+
+struct q_cache {
+	bool listed;
+	uint64_t rv;		/* the change stream is applied up to here */
+	json_t *maps[M_N];	/* key -> object (M_GROUPS: "Kind/ns/name") */
+	json_t *cluster;	/* kind -> "ns/name" -> object: what placement reads (NULL: not
+				   listed yet, at the first placement check) */
+	struct pk_map known[2]; /* Jobs', JobSets' "ns/name" -> struct q_known */
+	json_t *gens;		/* quota key (q_cache_quota_key) -> generation */
+	json_int_t config_gen;	/* queues, flavors, Cohorts, Namespaces, classes, groups */
+	json_int_t cluster_gen; /* anything placement reads */
+	struct pk_queues_stats stats;
+};
+
+static int map_of(const char *kind)
+{
+	for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(kinds[i].kind, kind) == 0)
+			return i >= M_GROUPS ? M_GROUPS : (int)i;
+	return -1;
+}
+
+static void key_of(int m, const char *kind, const json_t *obj, char *key, size_t n)
+{
+	if (m == M_GROUPS)
+		snprintf(key, n, "%s/%s/%s", kind, pk_namespace(obj), pk_name(obj));
+	else if (kinds[m].namespaced)
+		snprintf(key, n, "%s/%s", pk_namespace(obj), pk_name(obj));
+	else
+		snprintf(key, n, "%s", pk_name(obj));
+}
+
+/* Whether the pass reads obj at all: Jobs, JobSets and pods only when queued. */
+static bool wanted(int m, const json_t *obj)
+{
+	if (m == M_JOBS || m == M_JOBSETS)
+		return wb_queue_name(obj) != NULL;
+	if (m == M_PODS)
+		return pk_pod_queue_name(obj) != NULL;
+	return true;
+}
+
+static void cache_reset(struct q_cache *c)
+{
+	for (int m = 0; m < M_N; m++) {
+		json_decref(c->maps[m]);
+		c->maps[m] = json_object();
+	}
+	json_decref(c->gens);
+	json_decref(c->cluster);
+	c->cluster = NULL;
+	for (int i = 0; i < 2; i++) {
+		pk_map_free(&c->known[i]);
+		c->known[i] = (struct pk_map)PK_MAP_INIT(known_free);
+	}
+	c->gens = json_object();
+	c->listed = false;
+}
+
+void q_cache_free(struct q_cache *c)
+{
+	if (!c)
+		return;
+	for (int m = 0; m < M_N; m++)
+		json_decref(c->maps[m]);
+	json_decref(c->cluster);
+	for (int i = 0; i < 2; i++)
+		pk_map_free(&c->known[i]);
+	json_decref(c->gens);
+	free(c);
+}
+
+/* Whether placement reads objects of kind (queues_place.c: pk_sched_kinds(), Topology). */
+static bool placement_reads(const char *kind)
+{
+	return kind && (pk_sched_reads(kind) || strcmp(kind, "Topology") == 0);
+}
+
+/* obj (of kind) as placement sees it now: kept, or (gone, or a pod not holding a node) not. */
+static int cluster_note(struct q_cache *c, const char *kind, const json_t *obj, bool gone)
+{
+	json_t *m = json_object_get(c->cluster, kind);
+	char key[600];
+
+	if (!m && json_object_set_new(c->cluster, kind, m = json_object()) < 0)
+		return -ENOMEM;
+	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj) ? pk_namespace(obj) : "",
+		 pk_name(obj));
+	if (gone || (strcmp(kind, "Pod") == 0 && !q_place_holds_node(obj)))
+		return json_object_del(m, key), 0;
+	return json_object_set(m, key, (json_t *)obj) < 0 ? -ENOMEM : 0;
+}
+
+/*
+ * What placement reads, listed (once: the change stream keeps it, replaying
+ * from before the listing what came after; a change applied twice in order
+ * ends where it would once).
+ */
+static int cluster_list(struct pk_store *store, struct q_cache *c)
+{
+	const char *const *k = pk_sched_kinds(), *const topo[] = {"Topology", NULL};
+	int r = (c->cluster = json_object()) ? 0 : -ENOMEM;
+
+	for (int pass = 0; r == 0 && pass < 2; pass++, k = topo)
+		for (; r == 0 && *k; k++) {
+			json_t *items = NULL, *o;
+			size_t i;
+
+			r = pk_store_list(store, *k, NULL, NULL, &items, NULL, NULL);
+			json_array_foreach(r == 0 ? items : NULL, i, o) if (r == 0) r =
+			    cluster_note(c, *k, o, false);
+			json_decref(items);
+		}
+	return r;
+}
+
+/* Everything, from a full listing; the stream is applied from before it. */
+static int cache_list(struct pk_ctl *ctl, struct q_cache *c)
+{
+	uint64_t rv = pk_store_rv(ctl->store);
+
+	cache_reset(c);
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		int m = map_of(kinds[k].kind);
+		json_t *items = NULL, *o;
+		size_t i;
+
+		if (!c->maps[m])
+			return -ENOMEM;
+		if (pk_store_list(ctl->store, kinds[k].kind, NULL, NULL, &items, NULL, NULL) < 0) {
+			json_decref(items);
+			if (m >= M_JOBS)
+				return -EIO;
+			continue; /* a queue kind not served: none */
+		}
+		json_array_foreach(items, i, o)
+		{
+			char key[800];
+
+			key_of(m, kinds[k].kind, o, key, sizeof(key));
+			if (wanted(m, o))
+				json_object_set(c->maps[m], key, o);
+		}
+		json_decref(items);
+	}
+	if (!c->gens)
+		return -ENOMEM;
+	c->rv = rv;
+	c->listed = true;
+	c->config_gen++;
+	c->cluster_gen++;
+	c->stats.lists++;
+	return 0;
+}
+
+/* ---- what a change invalidates -------------------------------------------------- */
+
+/* a and b alike but for their status and the metadata the pass does not read. */
+static bool same_but_status(const json_t *a, const json_t *b)
+{
+	static const char *const meta[] = {"labels", "annotations", "deletionTimestamp",
+					   "creationTimestamp", "ownerReferences"};
+	const json_t *ma = json_object_get(a, "metadata"), *mb = json_object_get(b, "metadata");
+	const char *k;
+	json_t *v;
+
+	if (!a || !b || json_object_size(a) != json_object_size(b))
+		return false;
+	json_object_foreach((json_t *)a, k, v)
+	{
+		if (strcmp(k, "status") != 0 && strcmp(k, "metadata") != 0 &&
+		    !json_equal(v, json_object_get(b, k)))
+			return false;
+	}
+	for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++) {
+		const json_t *x = json_object_get(ma, meta[i]), *y = json_object_get(mb, meta[i]);
+
+		if ((x || y) && !(x && y && json_equal(x, y)))
+			return false;
+	}
+	return true;
+}
+
+/* Whether obj (a Job or JobSet) holds quota, as far as a change to it can tell. */
+static bool holds(const json_t *obj)
+{
+	return obj && json_object_get(pk_get(obj, "metadata.annotations"),
+				      WB_ANNOTATION_QUEUE_ADMISSION) != NULL;
+}
+
+const char *q_cache_quota_key(const json_t *cqs, const char *cq)
+{
+	const json_t *obj = cq ? json_object_get(cqs, cq) : NULL;
+
+	if (!obj)
+		return NULL;
+	return pk_get_string(obj, "spec.cohortName") ? "" : cq; /* cohorts: one key for all */
+}
+
+/* The quota of obj's ClusterQueue (through its LocalQueue) changed. */
+static void bump_quota_of(struct q_cache *c, const json_t *obj, bool pod)
+{
+	const char *q = obj ? (pod ? pk_pod_queue_name(obj) : wb_queue_name(obj)) : NULL;
+	char key[600];
+	const char *qk;
+
+	if (!q)
+		return;
+	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj), q);
+	qk = q_cache_quota_key(c->maps[M_CQS], pk_get_string(json_object_get(c->maps[M_LQS], key),
+							     "spec.clusterQueue"));
+	if (qk)
+		json_object_set_new(
+		    c->gens, qk,
+		    json_integer(json_integer_value(json_object_get(c->gens, qk)) + 1));
+}
+
+static bool done(int m, const json_t *obj)
+{
+	return obj && (m == M_JOBS ? wb_job_finished(obj) : wb_jobset_finished(obj));
+}
+
+static void note_change(struct q_cache *c, int m, const json_t *old, const json_t *now)
+{
+	switch (m) {
+	case M_JOBS:
+	case M_JOBSETS:
+		if ((holds(old) || holds(now)) &&
+		    (!same_but_status(old, now) || done(m, old) != done(m, now))) {
+			bump_quota_of(c, old, false);
+			bump_quota_of(c, now, false);
+		}
+		break;
+	case M_PODS:
+		c->cluster_gen++;
+		bump_quota_of(c, old, true);
+		bump_quota_of(c, now, true);
+		break;
+	case M_GROUPS:
+		c->cluster_gen++;
+		c->config_gen++;
+		break;
+	default:
+		if (!same_but_status(old, now))
+			c->config_gen++;
+	}
+}
+
+/* Kinds whose changes no answer of the pass depends on. */
+static bool quiet_kind(const char *kind)
+{
+	return !kind || strcmp(kind, "Event") == 0 || strcmp(kind, "Lease") == 0;
+}
+
+static int apply_event(const struct pk_store_event *ev, void *arg)
+{
+	struct q_cache *c = arg;
+	const char *kind = json_string_value(json_object_get(ev->object, "kind"));
+	int m = map_of(kind);
+	char key[800];
+	json_t *old;
+	bool keep;
+
+	if (c->cluster && placement_reads(kind) &&
+	    cluster_note(c, kind, ev->object, ev->type == PK_EVENT_DELETED) < 0)
+		return -ENOMEM;
+	if (m < 0) {
+		if (!quiet_kind(kind))
+			c->cluster_gen++;
+		return 0;
+	}
+	if (m == M_PODS && !pk_pod_queue_name(ev->object))
+		c->cluster_gen++;
+	key_of(m, kind, ev->object, key, sizeof(key));
+	old = json_object_get(c->maps[m], key);
+	keep = ev->type != PK_EVENT_DELETED && wanted(m, ev->object);
+	if (old || keep)
+		note_change(c, m, old, keep ? ev->object : NULL);
+	if (!keep && (m == M_JOBS || m == M_JOBSETS))
+		pk_map_del(&c->known[m == M_JOBS ? 0 : 1], key);
+	if (!keep) {
+		json_object_del(c->maps[m], key);
+	} else if (json_object_set(c->maps[m], key, ev->object) < 0) {
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int q_cache_sync(struct pk_ctl *ctl)
+{
+	struct q_cache *c = ctl->qcache;
+	uint64_t last = 0;
+	int r;
+
+	if (!c) {
+		c = ctl->qcache = calloc(1, sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+	}
+	c->stats.passes++;
+	if (!c->listed)
+		return cache_list(ctl, c);
+	r = pk_store_events_since(ctl->store, c->rv, 0, apply_event, c, &last);
+	if (r == -PK_STORE_EGONE || r < 0)
+		return cache_list(ctl, c); /* the stream lost: everything again */
+	c->rv = last;
+	return 0;
+}
+
+/*
+ * Whether a and b are the same version of a workload as far as its requests
+ * and its admission go (b may carry other pending annotations, a status).
+ */
+static bool same_workload(const json_t *a, const json_t *b)
+{
+	static const char *const paths[] = {"spec", "metadata.labels", "metadata.deletionTimestamp",
+					    "metadata.creationTimestamp"};
+
+	if (a == b)
+		return true;
+	if (!a || !b ||
+	    json_object_get(pk_get(b, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION) ||
+	    json_object_get(pk_get(a, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION))
+		return false;
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		const json_t *x = pk_get(a, paths[i]), *y = pk_get(b, paths[i]);
+
+		if ((x || y) && !(x && y && json_equal(x, y)))
+			return false;
+	}
+	return true;
+}
+
+/* ---- the pass's view ------------------------------------------------------------ */
+
+static int cmp_pod(const void *a, const void *b)
+{
+	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	int c =
+	    strcmp(pk_namespace(x) ? pk_namespace(x) : "", pk_namespace(y) ? pk_namespace(y) : "");
+
+	return c ? c : strcmp(pk_name(x) ? pk_name(x) : "", pk_name(y) ? pk_name(y) : "");
+}
+
+/* The queued pods, in the store's order (namespace, then name). */
+static json_t *pods_array(const json_t *map)
+{
+	size_t n = json_object_size(map), i = 0;
+	json_t **v = calloc(n ? n : 1, sizeof(*v)), *out = json_array(), *o;
+	const char *k;
+
+	if (!v || !out) {
+		free(v);
+		json_decref(out);
+		return NULL;
+	}
+	json_object_foreach((json_t *)map, k, o) v[i++] = o;
+	qsort(v, n, sizeof(*v), cmp_pod);
+	for (i = 0; i < n; i++)
+		json_array_append(out, v[i]);
+	free(v);
+	return out;
+}
+
+int q_cache_view(struct pk_ctl *ctl, struct q_state *s)
+{
+	struct q_cache *c = ctl->qcache;
+
+	s->cache = c;
+	s->cqs = json_incref(c->maps[M_CQS]);
+	s->lqs = json_incref(c->maps[M_LQS]);
+	s->flavors = json_incref(c->maps[M_FLAVORS]);
+	s->namespaces = json_incref(c->maps[M_NAMESPACES]);
+	s->cohorts = json_incref(c->maps[M_COHORTS]);
+	s->classes = json_incref(c->maps[M_CLASSES]);
+	s->wpcs = json_incref(c->maps[M_WPCS]);
+	s->jobs = json_incref(c->maps[M_JOBS]);
+	s->jobsets = json_incref(c->maps[M_JOBSETS]);
+	s->groups = json_incref(c->maps[M_GROUPS]);
+	s->pods = pods_array(c->maps[M_PODS]);
+	return s->pods ? 0 : -ENOMEM;
+}
+
+/* The objects of map (key -> object) in the store's order: namespace, then name. */
+static int append_sorted(json_t *out, const json_t *map)
+{
+	size_t n = json_object_size(map), i = 0;
+	json_t **v = calloc(n ? n : 1, sizeof(*v)), *o;
+	const char *k;
+	int r = 0;
+
+	if (!v)
+		return -ENOMEM;
+	json_object_foreach((json_t *)map, k, o) v[i++] = o;
+	qsort(v, n, sizeof(*v), cmp_pod);
+	for (i = 0; r == 0 && i < n; i++)
+		r = json_array_append(out, v[i]) < 0 ? -ENOMEM : 0;
+	free(v);
+	return r;
+}
+
+int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **ret)
+{
+	json_t *base = json_array(), *topologies = json_object(), *o;
+	const json_t *topo;
+	const char *k;
+	int r = base && topologies ? 0 : -ENOMEM;
+
+	if (r == 0 && !s->cache->cluster && (r = cluster_list(store, s->cache)) < 0) {
+		json_decref(s->cache->cluster);
+		s->cache->cluster = NULL;
+	}
+	topo = s->cache->cluster ? json_object_get(s->cache->cluster, "Topology") : NULL;
+
+	for (const char *const *kind = pk_sched_kinds(); r == 0 && *kind; kind++)
+		if (strcmp(*kind, "Pod") != 0)
+			r = append_sorted(base, json_object_get(s->cache->cluster, *kind));
+	if (r == 0)
+		r = append_sorted(base, json_object_get(s->cache->cluster, "Pod"));
+	json_object_foreach((json_t *)topo, k, o) if (r == 0) r =
+	    json_object_set(topologies, pk_name(o), o) < 0 ? -ENOMEM : 0;
+	if (r < 0) {
+		json_decref(base);
+		json_decref(topologies);
+		return r;
+	}
+	return q_place_from(base, topologies, ret);
+}
+
+/* A pending workload parked: why it waits, and the generations its answer holds for. */
+struct q_park {
+	bool on, place; /* place: it waits for room (else for quota) */
+	char *cq, *why;
+	json_int_t config, quota, cluster;
+};
+
+/* A Job's or JobSet's workload as the last pass read it, for the same version of it. */
+struct q_known {
+	json_t *obj;	/* that version (a reference: w's strings are borrowed from it) */
+	json_int_t gen; /* config_gen then (priority and inadmissible depend on it) */
+	bool workload;	/* false: not one (not queued, finished, being deleted) */
+	struct q_workload w;
+	struct q_park park;
+};
+
+static void known_free(void *v)
+{
+	struct q_known *k = v;
+
+	json_decref(k->obj);
+	json_decref(k->w.requests);
+	json_decref(k->w.flavors);
+	free(k->w.cq);
+	free(k->w.inadmissible);
+	free(k->park.cq);
+	free(k->park.why);
+	free(k);
+}
+
+static struct pk_map *known_map(struct q_cache *c, enum pk_kind kind)
+{
+	return &c->known[kind == PK_KIND_JOB ? 0 : 1];
+}
+
+/* *w a copy of t (its strings duplicated, its JSON referenced); false: no memory. */
+static bool copy_workload(struct q_workload *w, const struct q_workload *t)
+{
+	*w = *t;
+	w->requests = json_incref(t->requests);
+	w->flavors = json_incref(t->flavors);
+	w->cq = t->cq ? strdup(t->cq) : NULL;
+	w->inadmissible = t->inadmissible ? strdup(t->inadmissible) : NULL;
+	w->why = NULL;
+	w->known = NULL;
+	return (!t->cq || w->cq) && (!t->inadmissible || w->inadmissible);
+}
+
+int q_cache_known(struct q_state *s, enum pk_kind kind, const char *key, const json_t *obj,
+		  struct q_workload *w)
+{
+	struct q_known *k = s->cache ? pk_map_get(known_map(s->cache, kind), key) : NULL;
+
+	if (!k || k->obj != obj || k->gen != s->cache->config_gen)
+		return 0;
+	if (!k->workload)
+		return 2;
+	if (!copy_workload(w, &k->w))
+		return -ENOMEM;
+	w->known = k;
+	return 1;
+}
+
+bool q_cache_decoded(struct q_state *s, enum pk_kind kind, const char *key, struct q_workload *w,
+		     bool *ret_priority)
+{
+	struct q_known *k = s->cache ? pk_map_get(known_map(s->cache, kind), key) : NULL;
+
+	*ret_priority = false;
+	if (!k || !k->workload || !same_workload(k->obj, w->obj))
+		return false;
+	w->requests = json_incref(k->w.requests);
+	if (k->gen != s->cache->config_gen)
+		return true; /* the classes may have changed: its priority is read again */
+	w->priority = k->w.priority;
+	w->inadmissible = k->w.inadmissible ? strdup(k->w.inadmissible) : NULL;
+	*ret_priority = true;
+	return true;
+}
+
+void q_cache_keep(struct q_state *s, enum pk_kind kind, const char *key, json_t *obj,
+		  struct q_workload *w, bool decoded)
+{
+	struct q_known *k, *was;
+
+	if (!s->cache)
+		return;
+	if (decoded)
+		s->cache->stats.decodes++;
+	was = pk_map_get(known_map(s->cache, kind), key);
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return;
+	k->obj = json_incref(obj);
+	k->gen = s->cache->config_gen;
+	k->workload = w != NULL;
+	if (w && was && was->workload && same_workload(was->obj, obj)) {
+		k->park = was->park; /* only its status or pending annotations changed */
+		was->park = (struct q_park){0};
+	}
+	if ((w && !copy_workload(&k->w, w)) || pk_map_put(known_map(s->cache, kind), key, k) < 0) {
+		known_free(k);
+		return;
+	}
+	if (w)
+		w->known = k;
+}
+
+/* ---- parking ---------------------------------------------------------------------- */
+
+/* Whether w could be parked at all (see the top of the file). */
+static bool parkable(const struct q_state *s, const struct q_workload *w, const char *cq)
+{
+	const char *strategy = pk_get_string(json_object_get(s->cqs, cq), "spec.queueingStrategy");
+
+	return s->cache && w->known && !s->fair && w->kind != PK_KIND_POD &&
+	       !(strategy && strcmp(strategy, "StrictFIFO") == 0);
+}
+
+static void park_clear(struct q_park *p)
+{
+	free(p->cq);
+	free(p->why);
+	*p = (struct q_park){0};
+}
+
+void q_cache_park(struct q_state *s, const struct q_workload *w, const char *cq, bool place,
+		  const char *why)
+{
+	struct q_cache *c = s->cache;
+	const char *qk = q_cache_quota_key(s->cqs, cq);
+	struct q_park *p = w->known ? &w->known->park : NULL;
+
+	if (!c || !p)
+		return;
+	park_clear(p);
+	if (!qk || !why || !parkable(s, w, cq) || json_object_get(s->dirty, qk))
+		return;
+	*p = (struct q_park){.on = true,
+			     .place = place,
+			     .cq = strdup(cq),
+			     .why = strdup(why),
+			     .config = c->config_gen,
+			     .quota = json_integer_value(json_object_get(c->gens, qk)),
+			     .cluster = c->cluster_gen};
+	if (!p->cq || !p->why)
+		park_clear(p);
+}
+
+void q_cache_unpark(struct q_state *s, const struct q_workload *w)
+{
+	(void)s;
+	if (w->known)
+		park_clear(&w->known->park);
+}
+
+const char *q_cache_parked(struct q_state *s, const struct q_workload *w, const char *cq)
+{
+	struct q_cache *c = s->cache;
+	const struct q_park *p = w->known ? &w->known->park : NULL;
+	const char *qk;
+
+	if (!c || !p || !p->on || strcmp(p->cq, cq) != 0 || p->config != c->config_gen ||
+	    (p->place && p->cluster != c->cluster_gen) || !parkable(s, w, cq))
+		return NULL;
+	qk = q_cache_quota_key(s->cqs, cq);
+	if (!qk || json_object_get(s->dirty, qk) ||
+	    p->quota != json_integer_value(json_object_get(c->gens, qk)))
+		return NULL;
+	c->stats.parked++;
+	return p->why;
+}
+
+void q_cache_dirty(struct q_state *s, const char *cq)
+{
+	const char *qk = q_cache_quota_key(s->cqs, cq);
+
+	if (qk && s->dirty)
+		json_object_set_new(s->dirty, qk, json_true());
+}
+
+void q_cache_tried(struct q_state *s, bool place)
+{
+	if (s->cache && place)
+		s->cache->stats.placements++;
+	else if (s->cache)
+		s->cache->stats.tries++;
+}
+
+void q_cache_stats(const struct pk_ctl *ctl, struct pk_queues_stats *ret)
+{
+	*ret = ctl->qcache ? ctl->qcache->stats : (struct pk_queues_stats){0};
+}

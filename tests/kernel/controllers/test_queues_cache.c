@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_queues_cache.c — the queue controller kept between passes
+ * (pk_queues_new, kernel/controllers/queues_cache.c): a pass after one
+ * unrelated change neither decodes nor tries again the pending workloads
+ * (they wait for quota, nothing freed any); freeing quota tries them again
+ * and admits as a fresh controller would; a change to a ClusterQueue's spec
+ * tries them all; a lost change stream lists everything again, with the
+ * same answers; a workload that waits for room gets no placement check
+ * again until the cluster changes, and is admitted once a node makes room.
+ * Four nodes of 4 TPUs, ClusterQueues of 8 TPUs each.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/builder/builder.h"
+#include "kernel/controllers/controllers.h"
+
+#define QUEUES 2
+#define PENDING 10 /* per queue, beyond the 2 admitted */
+
+static const struct pk_store_open_opts store_opts = {.admission = wb_admission,
+						     .nadmission = WB_ADMISSION_N};
+static char dir[256];
+static struct pk_store *st;
+static struct pk_queues *q;
+
+static void create_json(const char *text)
+{
+	struct pk_errors errs = {0};
+	json_t *o = json_loads(text, 0, NULL);
+	int r;
+
+	ck_assert_msg(o != NULL, "not JSON: %s", text);
+	r = pk_store_create(st, o, &errs, NULL);
+	for (size_t i = 0; i < errs.n; i++)
+		fprintf(stderr, "create: %s\n", errs.msg[i]);
+	pk_errors_clear(&errs);
+	json_decref(o);
+	ck_assert_int_eq(r, 0);
+}
+
+static void job(const char *name, const char *queue)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
+		 "\"%s\", \"namespace\": \"default\", \"labels\": {\"kueue.x-k8s.io/queue-name\": "
+		 "\"%s\"}}, \"spec\": {\"parallelism\": 1, \"completions\": 1, \"suspend\": true, "
+		 "\"template\": {\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"x\", "
+		 "\"resources\": {\"requests\": {\"google.com/tpu\": \"4\"}}}]}}}}",
+		 name, queue);
+	create_json(buf);
+}
+
+static void cluster_queue(int i, int tpus)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ClusterQueue\", "
+		 "\"metadata\": {\"name\": \"cq%d\"}, \"spec\": {\"namespaceSelector\": {}, "
+		 "\"resourceGroups\": [{\"coveredResources\": [\"google.com/tpu\"], "
+		 "\"flavors\": [{\"name\": \"default-flavor\", \"resources\": [{\"name\": "
+		 "\"google.com/tpu\", \"nominalQuota\": %d}]}]}]}}",
+		 i, tpus);
+	create_json(buf);
+}
+
+static void setup(void)
+{
+	char err[256], buf[512];
+
+	snprintf(dir, sizeof(dir), "/tmp/pk-queues-cache-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(pk_store_open_opts(dir, &store_opts, &st, err, sizeof(err)), 0);
+	for (int i = 0; i < 4; i++) {
+		snprintf(buf, sizeof(buf),
+			 "{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": "
+			 "\"n%d\"}, \"status\": {\"allocatable\": {\"cpu\": \"8\", "
+			 "\"google.com/tpu\": \"4\", \"pods\": \"110\"}}}",
+			 i);
+		create_json(buf);
+	}
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ResourceFlavor\", "
+		    "\"metadata\": {\"name\": \"default-flavor\"}}");
+	for (int i = 0; i < QUEUES; i++) {
+		cluster_queue(i, 8);
+		snprintf(buf, sizeof(buf),
+			 "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+			 "\"metadata\": {\"name\": \"lq%d\", \"namespace\": \"default\"}, "
+			 "\"spec\": {\"clusterQueue\": \"cq%d\"}}",
+			 i, i);
+		create_json(buf);
+		for (int k = 0; k < 2 + PENDING; k++) {
+			char name[32], queue[16];
+
+			snprintf(name, sizeof(name), "j%d-%02d", i, k);
+			snprintf(queue, sizeof(queue), "lq%d", i);
+			job(name, queue);
+		}
+	}
+	ck_assert_int_eq(pk_queues_new(st, NULL, &q), 0);
+}
+
+static void teardown(void)
+{
+	char cmd[300];
+
+	pk_queues_free(q);
+	q = NULL;
+	pk_store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static bool is_admitted(const char *name)
+{
+	json_t *o = NULL;
+	bool yes;
+
+	if (pk_store_get(st, "Job", "default", name, &o) < 0)
+		return false; /* deleted */
+	yes = !json_is_true(pk_get(o, "spec.suspend")) &&
+	      json_object_get(pk_get(o, "metadata.annotations"), "queue.podkernel.dev/admission");
+	json_decref(o);
+	return yes;
+}
+
+static const char *pending_reason(const char *name, char *buf, size_t n)
+{
+	json_t *o = NULL;
+
+	ck_assert_int_eq(pk_store_get(st, "Job", "default", name, &o), 0);
+	snprintf(buf, n, "%s",
+		 json_string_value(json_object_get(pk_get(o, "metadata.annotations"),
+						   "queue.podkernel.dev/pending-reason"))
+		     ?: "");
+	json_decref(o);
+	return buf;
+}
+
+static int admitted_count(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < QUEUES; i++)
+		for (int k = 0; k < 2 + PENDING; k++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "j%d-%02d", i, k);
+			n += is_admitted(name);
+		}
+	return n;
+}
+
+static void label_node(void)
+{
+	json_t *p = json_loads("{\"metadata\": {\"labels\": {\"unrelated\": \"yes\"}}}", 0, NULL);
+
+	ck_assert_int_eq(
+	    pk_store_patch(st, "Node", NULL, "n0", PK_PATCH_MERGE, p, PK_SUB_MAIN, NULL, NULL), 0);
+	json_decref(p);
+}
+
+/* The stats after one more pass, and the difference from before it. */
+static struct pk_queues_stats pass(struct pk_queues_stats *ret_delta)
+{
+	struct pk_queues_stats a, b;
+
+	pk_queues_get_stats(q, &a);
+	ck_assert_int_eq(pk_queues_run(q), 0);
+	pk_queues_get_stats(q, &b);
+	*ret_delta = (struct pk_queues_stats){.passes = b.passes - a.passes,
+					      .lists = b.lists - a.lists,
+					      .decodes = b.decodes - a.decodes,
+					      .tries = b.tries - a.tries,
+					      .placements = b.placements - a.placements,
+					      .parked = b.parked - a.parked};
+	return b;
+}
+
+/* Twice: the first admits and notes, the second sees its own writes (nothing to do). */
+static void settle(void)
+{
+	struct pk_queues_stats d;
+
+	pass(&d);
+	pass(&d);
+}
+
+START_TEST(queue_pass_after_unrelated_change_tries_nothing_again)
+{
+	struct pk_queues_stats d;
+
+	pass(&d);
+	ck_assert_uint_eq(d.lists, 1);
+	ck_assert_uint_eq(d.decodes, QUEUES * (2 + PENDING));
+	ck_assert_uint_eq(d.tries, QUEUES * (2 + PENDING));
+	ck_assert_int_eq(admitted_count(), QUEUES * 2);
+	pass(&d); /* its own admissions come back: those ClusterQueues' pending are tried */
+	create_json("{\"apiVersion\": \"coordination.k8s.io/v1\", \"kind\": \"Lease\", "
+		    "\"metadata\": {\"name\": \"unrelated\", \"namespace\": \"default\"}}");
+	label_node();	    /* the cluster changed, not the quota they wait for */
+	job("late", "lq1"); /* a new pending workload: only it is decoded and tried */
+	pass(&d);
+	ck_assert_uint_eq(d.lists, 0);
+	ck_assert_uint_eq(d.decodes, 1);
+	ck_assert_uint_eq(d.tries, 1);
+	ck_assert_uint_eq(d.parked, QUEUES * PENDING);
+	ck_assert_int_eq(admitted_count(), QUEUES * 2);
+	pass(&d); /* nothing changed at all */
+	ck_assert_uint_eq(d.decodes, 0);
+	ck_assert_uint_eq(d.tries, 0);
+}
+END_TEST
+
+START_TEST(queue_freed_quota_tries_that_queue_again)
+{
+	struct pk_queues_stats d;
+	char why[512];
+
+	settle();
+	ck_assert(strstr(pending_reason("j0-05", why, sizeof(why)), "insufficient unused quota"));
+	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "j0-00", NULL, NULL, NULL), 0);
+	pass(&d);
+	ck_assert_uint_eq(d.decodes, 0);
+	ck_assert_uint_eq(d.tries, PENDING); /* cq0's, not cq1's */
+	ck_assert_uint_eq(d.parked, PENDING);
+	ck_assert(is_admitted("j0-02"));
+	ck_assert(!is_admitted("j0-03"));
+	ck_assert_int_eq(admitted_count(), QUEUES * 2);
+	/* a fresh controller, listing everything, finds nothing more to admit */
+	ck_assert_int_eq(pk_queues_pass(st), 0);
+	ck_assert_int_eq(admitted_count(), QUEUES * 2);
+}
+END_TEST
+
+START_TEST(queue_spec_change_tries_everything_again)
+{
+	struct pk_queues_stats d;
+
+	settle();
+	json_t *p = json_loads("{\"spec\": {\"resourceGroups\": [{\"coveredResources\": "
+			       "[\"google.com/tpu\"], \"flavors\": [{\"name\": \"default-flavor\", "
+			       "\"resources\": [{\"name\": \"google.com/tpu\", \"nominalQuota\": "
+			       "12}]}]}]}}",
+			       0, NULL);
+	ck_assert_int_eq(pk_store_patch(st, "ClusterQueue", NULL, "cq1", PK_PATCH_MERGE, p,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
+	json_decref(p);
+	pass(&d);
+	ck_assert_uint_eq(d.tries, QUEUES * PENDING);
+	ck_assert(is_admitted("j1-02"));
+	ck_assert(!is_admitted("j1-03"));
+}
+END_TEST
+
+START_TEST(queue_lost_stream_lists_again)
+{
+	struct pk_queues_stats d, s;
+	char buf[256];
+
+	settle();
+	/* more changes than the store's change stream holds */
+	for (int i = 0; i < PK_STORE_RING_SIZE + 10; i++) {
+		snprintf(buf, sizeof(buf),
+			 "{\"apiVersion\": \"coordination.k8s.io/v1\", \"kind\": \"Lease\", "
+			 "\"metadata\": {\"name\": \"l%d\", \"namespace\": \"default\"}}",
+			 i);
+		create_json(buf);
+	}
+	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "j1-00", NULL, NULL, NULL), 0);
+	s = pass(&d);
+	ck_assert_uint_eq(d.lists, 1);
+	ck_assert_uint_eq(s.lists, 2);
+	ck_assert_uint_eq(d.decodes, QUEUES * (2 + PENDING) - 1);
+	ck_assert(is_admitted("j1-02"));
+	ck_assert(!is_admitted("j1-03"));
+	ck_assert_int_eq(admitted_count(), QUEUES * 2);
+}
+END_TEST
+
+/* A ClusterQueue of 64 TPUs, lq-big, and a Job of 5 pods of 4 TPUs: its quota fits, the 16 TPUs of
+ * the four nodes do not hold it. */
+static void big_job(void)
+{
+	char buf[1024];
+
+	cluster_queue(9, 64);
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		    "\"metadata\": {\"name\": \"lq-big\", \"namespace\": \"default\"}, "
+		    "\"spec\": {\"clusterQueue\": \"cq9\"}}");
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
+		 "\"big\", \"namespace\": \"default\", \"labels\": {\"kueue.x-k8s.io/queue-name\": "
+		 "\"lq-big\"}}, \"spec\": {\"parallelism\": 5, \"completions\": 5, \"suspend\": "
+		 "true, \"template\": {\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": "
+		 "\"x\", \"resources\": {\"requests\": {\"google.com/tpu\": \"4\"}}}]}}}}");
+	create_json(buf);
+}
+
+START_TEST(queue_waiting_for_room_is_placed_again_only_after_a_cluster_change)
+{
+	struct pk_queues_stats d;
+	char why[512];
+
+	big_job();
+	settle();
+	ck_assert(!is_admitted("big"));
+	ck_assert_msg(strstr(pending_reason("big", why, sizeof(why)), "pod "), "reason: %s", why);
+	create_json("{\"apiVersion\": \"coordination.k8s.io/v1\", \"kind\": \"Lease\", "
+		    "\"metadata\": {\"name\": \"unrelated\", \"namespace\": \"default\"}}");
+	job("late", "lq0"); /* waits for quota: tried, and no placement check */
+	pass(&d);
+	ck_assert_uint_eq(d.placements, 0);
+	ck_assert_uint_eq(d.tries, 1);
+	label_node(); /* the cluster changed: the big one is placed again (and still waits) */
+	pass(&d);
+	ck_assert_uint_eq(d.placements, 1);
+	ck_assert_uint_eq(d.tries, 1);
+	ck_assert(!is_admitted("big"));
+	create_json("{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": "
+		    "\"n4\"}, \"status\": {\"allocatable\": {\"cpu\": \"8\", "
+		    "\"google.com/tpu\": \"4\", \"pods\": \"110\"}}}");
+	pass(&d); /* room for 5 pods now (the admitted Jobs have no pods here: no Job controller) */
+	ck_assert_uint_eq(d.placements, 1);
+	ck_assert(is_admitted("big"));
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("controllers-queues-cache");
+	TCase *tc = tcase_create("cache");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, queue_pass_after_unrelated_change_tries_nothing_again);
+	tcase_add_test(tc, queue_freed_quota_tries_that_queue_again);
+	tcase_add_test(tc, queue_spec_change_tries_everything_again);
+	tcase_add_test(tc, queue_lost_stream_lists_again);
+	tcase_add_test(tc, queue_waiting_for_room_is_placed_again_only_after_a_cluster_change);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
