@@ -239,6 +239,8 @@ wait_for 30 admitted job-urgent || { attach_dump; fail "job-urgent was not admit
 [ "$(jobfield job-b suspend)" = true ] || fail "the preempted job-b was not suspended"
 [ -z "$(jobfield job-b admission)" ] || fail "the preempted job-b kept its admission"
 wait_for 20 cq_says "1 1 4" || { attach_dump; fail "ClusterQueue team status after preemption: $(queue_status clusterqueue team "")"; }
+# the preempted job-b waits again, told why (a pass after the one that preempted it)
+wait_for 20 pending_told job-b || { attach_dump; fail "the preempted job-b was not told why it waits"; }
 
 curl -sf "http://127.0.0.1:$HP/metrics" > "$WORK/metrics" || fail "/metrics"
 grep -q '^podkernel_attach_queue_passes_total{result="ok"} [1-9]' "$WORK/metrics" ||
