@@ -46,7 +46,8 @@ struct pk_store {
 	pthread_cond_t rfree;				/* a reader was handed back */
 	atomic_uint_least64_t read_queries, read_steps; /* work of reads */
 	/*
-	 * The ring and rv: written under both lock and ring_lock (lock first),
+	 * The ring and rv: written under both lock and ring_lock (lock first; the
+	 * hold trims the ring under ring_lock alone),
 	 * read under either; closing under ring_lock.  Readers of the change stream take only
 	 * ring_lock, which a writer holds just to publish a committed batch.
 	 */
@@ -64,11 +65,26 @@ struct pk_store {
 	struct txn **stakes;
 	size_t nstakes, stakes_cap;
 	pthread_cond_t batch_cond;
-	struct ring_slot *ring; /* PK_STORE_RING_SIZE slots */
-	size_t ring_head;	/* next slot to write */
+	/*
+	 * The ring: ring_len events, oldest first, in ring_cap slots
+	 * (PK_STORE_RING_SIZE, more only while a hold keeps events).  The newest
+	 * ring_pub of them (at most PK_STORE_RING_SIZE and PK_STORE_RING_BYTES of
+	 * JSON) are the window every reader sees, above ring_floor; the older
+	 * ones are kept only for the hold (pk_store_events_since_held), above
+	 * ring_kept_floor.
+	 */
+	struct ring_slot *ring;
+	size_t ring_cap;
+	size_t ring_head; /* next slot to write */
 	size_t ring_len;
-	size_t ring_bytes; /* JSON text held by the ring */
-	uint64_t ring_floor;
+	size_t ring_pub;
+	size_t ring_bytes;	  /* JSON text of the window */
+	size_t ring_held_bytes;	  /* JSON text of the events kept past the window */
+	uint64_t ring_floor;	  /* events with rv > ring_floor are in the window */
+	uint64_t ring_kept_floor; /* events with rv > ring_kept_floor are in the ring */
+	bool holding;		  /* the hold is set: events with rv > hold are kept */
+	uint64_t hold;
+	uint64_t holds_dropped;	  /* the hold was dropped past PK_STORE_HOLD_BYTES */
 	atomic_bool write_failed; /* the last commit failed (disk full, I/O error) */
 	/* Damage found (integrity.c), under dlock. */
 	pthread_mutex_t dlock;
