@@ -27,7 +27,9 @@ struct store_reader {
 	sqlite3_stmt *st_get;
 	sqlite3_stmt *st_list[4]; /* list pages: one per shape of range scan (store.c) */
 	sqlite3_stmt *st_owned;	  /* PK_STORE_DEPENDENTS_SQL, prepared on first use */
-	bool busy;		  /* under pk_store.rlock */
+	/* a list page's snapshot: BEGIN, the counter, COMMIT (parsed once, not per page) */
+	sqlite3_stmt *st_begin, *st_counter, *st_commit;
+	bool busy; /* under pk_store.rlock */
 };
 
 struct pk_store {
@@ -173,6 +175,13 @@ int pk_store_orphan_dependents(struct pk_store *st, struct txn *tx, const struct
 int pk_store_migrate_owner_index(sqlite3 *db);
 /* gc.c: migration 3, the Event expiry index (event_expiry) and its triggers. */
 int pk_store_migrate_event_expiry(sqlite3 *db);
+/* gc.c: migration 4, the partial index of the objects deleted in the foreground. */
+int pk_store_migrate_foreground_index(sqlite3 *db);
+/* The objects garbage collection looks at after a start (pk_store_gc_candidates). */
+#define PK_STORE_GC_CANDIDATES_SQL                                                                 \
+	"SELECT kind, ns, name FROM owner_refs UNION SELECT kind, ns, name FROM objects"           \
+	" INDEXED BY objects_foreground WHERE " PK_STORE_FOREGROUND_TERM
+#define PK_STORE_FOREGROUND_TERM "instr(body, '\"" PK_STORE_FOREGROUND_FINALIZER "\"') > 0"
 /* The dependents of an owner uid (?1): kind, ns (stored: "" cluster-scoped), name. */
 #define PK_STORE_DEPENDENTS_SQL                                                                    \
 	"SELECT kind, ns, name FROM owner_refs WHERE uid = ?1 ORDER BY kind, ns, name"

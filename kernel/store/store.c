@@ -135,15 +135,25 @@ static int db_setup(struct pk_store *st, const char *path, char *err, size_t err
 	return 0;
 }
 
+static int reader_prepare(struct store_reader *r, const char *sql, sqlite3_stmt **ret)
+{
+	return sqlite3_prepare_v3(r->db, sql, -1, SQLITE_PREPARE_PERSISTENT, ret, NULL) == SQLITE_OK
+		   ? 0
+		   : -EIO;
+}
+
 static int open_reader(struct store_reader *r, const char *path, char *err, size_t errlen)
 {
 	if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
 		SQLITE_OK ||
 	    sqlite3_exec(r->db, "PRAGMA query_only=1;" PK_STORE_CACHE_PRAGMA, NULL, NULL, NULL) !=
 		SQLITE_OK ||
-	    sqlite3_prepare_v3(
-		r->db, "SELECT body, rv, sum FROM objects WHERE kind=?1 AND ns=?2 AND name=?3", -1,
-		SQLITE_PREPARE_PERSISTENT, &r->st_get, NULL) != SQLITE_OK) {
+	    reader_prepare(r,
+			   "SELECT body, rv, sum FROM objects WHERE kind=?1 AND ns=?2 AND name=?3",
+			   &r->st_get) < 0 ||
+	    reader_prepare(r, "BEGIN", &r->st_begin) < 0 ||
+	    reader_prepare(r, "SELECT value FROM meta WHERE key='rv'", &r->st_counter) < 0 ||
+	    reader_prepare(r, "COMMIT", &r->st_commit) < 0) {
 		snprintf(err, errlen, "%s: read connection: %s", path,
 			 r->db ? sqlite3_errmsg(r->db) : "cannot open");
 		return -EIO;
@@ -166,6 +176,9 @@ static void close_reader(struct store_reader *r)
 {
 	sqlite3_finalize(r->st_get);
 	sqlite3_finalize(r->st_owned);
+	sqlite3_finalize(r->st_begin);
+	sqlite3_finalize(r->st_counter);
+	sqlite3_finalize(r->st_commit);
 	for (size_t i = 0; i < ELEMENTSOF(r->st_list); i++)
 		sqlite3_finalize(r->st_list[i]);
 	sqlite3_close(r->db);
@@ -1023,6 +1036,35 @@ int pk_store_dependents(struct pk_store *st, const char *uid, json_t **ret)
 	return 0;
 }
 
+int pk_store_gc_candidates(struct pk_store *st, json_t **ret)
+{
+	sqlite3_stmt *q = NULL;
+	struct store_reader *r;
+	json_t *out = json_array();
+	int rc = 0, s = SQLITE_DONE;
+
+	if (!out)
+		return -ENOMEM;
+	r = reader_take(st);
+	if (sqlite3_prepare_v2(r->db, PK_STORE_GC_CANDIDATES_SQL, -1, &q, NULL) != SQLITE_OK)
+		rc = -EIO;
+	while (rc == 0 && (s = sqlite3_step(q)) == SQLITE_ROW)
+		rc = pk_store_dependent_row(q, out);
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = -EIO;
+	atomic_fetch_add(&st->read_steps,
+			 q ? (uint64_t)sqlite3_stmt_status(q, SQLITE_STMTSTATUS_VM_STEP, 0) : 0);
+	sqlite3_finalize(q);
+	atomic_fetch_add(&st->read_queries, 1);
+	reader_give(st, r);
+	if (rc < 0) {
+		json_decref(out);
+		return rc;
+	}
+	*ret = out;
+	return 0;
+}
+
 static int expired_read(struct store_reader *r, int64_t before_s, size_t max, json_t *out,
 			uint64_t *ret_steps)
 {
@@ -1239,21 +1281,25 @@ static int list_page(struct pk_store *st, struct store_reader *r, const struct p
 
 static int snapshot_begin(struct store_reader *r, uint64_t *ret_rv)
 {
-	sqlite3_stmt *q;
-	if (sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		return -EIO;
-	int rc = -EIO;
-	if (sqlite3_prepare_v2(r->db, "SELECT value FROM meta WHERE key='rv'", -1, &q, NULL) ==
-	    SQLITE_OK) {
-		if (sqlite3_step(q) == SQLITE_ROW) {
-			*ret_rv = (uint64_t)sqlite3_column_int64(q, 0);
-			rc = 0;
-		}
-		sqlite3_finalize(q);
+	int rc = sqlite3_step(r->st_begin) == SQLITE_DONE ? 0 : -EIO;
+	sqlite3_reset(r->st_begin);
+	if (rc < 0)
+		return rc;
+	rc = -EIO;
+	if (sqlite3_step(r->st_counter) == SQLITE_ROW) {
+		*ret_rv = (uint64_t)sqlite3_column_int64(r->st_counter, 0);
+		rc = 0;
 	}
+	sqlite3_reset(r->st_counter);
 	if (rc < 0)
 		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;
+}
+
+static void snapshot_end(struct store_reader *r)
+{
+	sqlite3_step(r->st_commit);
+	sqlite3_reset(r->st_commit);
 }
 
 int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
@@ -1279,7 +1325,7 @@ int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
 	if (rc == 0) {
 		rc = list_page(st, r, t, t->namespaced ? ns : NULL, o, after_ns, after_name, items,
 			       &cont);
-		sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+		snapshot_end(r);
 	}
 	reader_give(st, r);
 	free(after_ns);

@@ -129,7 +129,7 @@ struct pk_store_open_opts {
  * (-EPROTONOSUPPORT, err says both versions).  Open also locks DIR
  * (DIR/podkernel.lock): a second open of a served directory fails with -EBUSY.
  */
-#define PK_STORE_SCHEMA_VERSION 3
+#define PK_STORE_SCHEMA_VERSION 4
 struct sqlite3;
 /* DB's version, -1 when it cannot be read. */
 int pk_store_schema_version(struct sqlite3 *db);
@@ -208,6 +208,14 @@ int pk_store_get(struct pk_store *store, const char *kind, const char *ns, const
  * (namespace "" for a cluster-scoped object), by kind, namespace and name.
  */
 int pk_store_dependents(struct pk_store *store, const char *uid, json_t **ret);
+/*
+ * What garbage collection looks at after a start: every object with
+ * ownerReferences (the owner index) and every object that carries
+ * PK_STORE_FOREGROUND_FINALIZER (a partial index of those), as a new array of
+ * {kind, namespace, name}.  Read from the two indexes, never from a scan of
+ * the objects: a store of a million pods without owners answers [].
+ */
+int pk_store_gc_candidates(struct pk_store *store, json_t **ret);
 
 /*
  * The Events last written at or before before_s (seconds since the epoch),

@@ -665,6 +665,43 @@ START_TEST(test_owner_references_checked)
 }
 END_TEST
 
+/*
+ * What garbage collection reads after a start comes from two indexes: the
+ * objects with ownerReferences and the one deleted in the foreground, not
+ * the thousand plain pods beside them (the read's steps do not grow with
+ * them).
+ */
+START_TEST(test_gc_candidates_from_indexes)
+{
+	struct pk_store_write_opts fg = {.propagation = PK_PROPAGATE_FOREGROUND};
+	struct pk_store_stats s0, s1;
+	json_t *owner = create(pod("owner", "a")), *dep = pod("dep", "a"), *got = NULL;
+
+	json_object_set_new(json_object_get(dep, "metadata"), "ownerReferences",
+			    json_pack("[{s:s,s:s,s:s,s:s}]", "apiVersion", "v1", "kind", "Pod",
+				      "name", "owner", "uid",
+				      pk_get_string(owner, "metadata.uid")));
+	json_decref(create(dep));
+	json_decref(create(pod("lone", "a")));
+	create_pods("plain", 1000);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "lone", &fg, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "owner", &fg, NULL, NULL), 0);
+	pk_store_get_stats(st, &s0);
+	ck_assert_int_eq(pk_store_gc_candidates(st, &got), 0);
+	pk_store_get_stats(st, &s1);
+	ck_assert_uint_eq(s1.read_queries, s0.read_queries + 1);
+	ck_assert_uint_lt(s1.read_steps - s0.read_steps, 100);
+	/* both wait in the foreground until garbage collection releases them */
+	ck_assert_uint_eq(json_array_size(got), 3);
+	static const char *const want[] = {"dep", "lone", "owner"};
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(got, i), "name")),
+				 want[i]);
+	json_decref(got);
+	json_decref(owner);
+}
+END_TEST
+
 START_TEST(test_list_paging_selectors)
 {
 	for (int i = 0; i < 25; i++) {
@@ -1064,6 +1101,7 @@ int main(void)
 	tcase_add_test(tc, test_crud_and_defaults);
 	tcase_add_test(tc, test_pod_status_on_create);
 	tcase_add_test(tc, test_owner_references_checked);
+	tcase_add_test(tc, test_gc_candidates_from_indexes);
 	tcase_add_test(tc, test_invalid_objects);
 	tcase_add_test(tc, test_admission_rules_given_at_open);
 	tcase_add_test(tc, test_priority_and_group_defaults);
