@@ -34,7 +34,7 @@ writer=$!
 podctl store backup --data-dir "$WORK/data" "$WORK/backup.db" >"$WORK/backup.out" ||
 	{ cat "$WORK/backup.out"; fail "store backup"; }
 wait "$writer"
-grep -q "^$WORK/backup.db: [0-9]* objects at resourceVersion [0-9]* (schema 3)$" "$WORK/backup.out" ||
+grep -q "^$WORK/backup.db: [0-9]* objects at resourceVersion [0-9]* (schema 4)$" "$WORK/backup.out" ||
 	{ cat "$WORK/backup.out"; fail "store backup summary"; }
 [ ! -e "$WORK/backup.db.partial" ] || fail "store backup left its partial file"
 "$BIN/podctl" store check "$WORK/backup.db" >/dev/null || fail "the backup does not check"
