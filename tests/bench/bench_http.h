@@ -364,10 +364,15 @@ static size_t bh_watch_write(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
-/* After a 410: every pod of the namespace, page by page; the watch goes on from the list. */
+/*
+ * After a 410: every pod of the namespace, page by page; the watch goes on
+ * from the first page's resourceVersion (each page is read at its own, so a
+ * pod bound between pages shows up again in the watch, never not at all).
+ */
 static void bh_watch_relist(struct bh_watch *w, CURL *c)
 {
 	char url[512], *cont = NULL;
+	bool first = true;
 
 	w->relists++;
 	do {
@@ -393,9 +398,10 @@ static void bh_watch_relist(struct bh_watch *w, CURL *c)
 		const char *next = json_string_value(json_object_get(meta, "continue"));
 		if (next && *next)
 			cont = strdup(next);
-		else {
+		if (first) {
 			free(w->rv);
 			w->rv = strdup(json_string_value(json_object_get(meta, "resourceVersion")));
+			first = false;
 		}
 		json_decref(j);
 	} while (cont);
