@@ -266,10 +266,11 @@ int pk_write_list(FILE *f, const json_t *items, enum pk_format fmt);
 uint64_t pk_row_sum(const char *kind, const char *ns, const char *name, int64_t rv,
 		    const char *body, size_t len);
 /*
- * Check one row: the checksum (when has_sum; rows written before checksums
- * have none), a resourceVersion in 1..counter, and a body that is a JSON
- * object of that kind, name and namespace whose metadata.resourceVersion is
- * the row's.  0, or -EBADMSG with what is wrong in why.
+ * Check one row: the checksum (when has_sum), a resourceVersion in
+ * 1..counter, and, for a row written before checksums (no sum to say it is
+ * what the store wrote), a body that is a JSON object of that kind, name and
+ * namespace whose metadata.resourceVersion is the row's.  0, or -EBADMSG
+ * with what is wrong in why.
  */
 int pk_row_verify(const char *kind, const char *ns, const char *name, int64_t rv, const char *body,
 		  size_t len, bool has_sum, uint64_t sum, uint64_t counter, char *why,

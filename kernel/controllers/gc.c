@@ -9,7 +9,8 @@
  * that waits for it in the foreground may go), an object written with
  * ownerReferences (an owner may be missing), an object deleted in the
  * foreground (its dependents go first).  After the listing at start, one
- * pass reads every object once, page by page.
+ * pass reads the objects with ownerReferences and those deleted in the
+ * foreground, found through the store's indexes (pk_store_gc_candidates()).
  *
  * A dependent is judged as upstream's attemptToDeleteItem does.  Each
  * reference is resolved: the owner is looked up by kind and name in the
@@ -48,8 +49,7 @@
 
 #define GC_BATCH 256
 #define GC_ROUNDS 4096 /* rounds of one pass down a chain of owners (then the next pass) */
-#define GC_PAGE 500
-#define SEP "\x1f" /* between the parts of a key: never in a name */
+#define SEP "\x1f"     /* between the parts of a key: never in a name */
 #define ORPHAN_FINALIZER "orphan"
 
 /* What a reference's owner is found to be (memoised for a pass). */
@@ -735,37 +735,35 @@ static void release(struct gc_pass *p, const char *uid, const char *kind, const 
 	json_decref(owner);
 }
 
-/* Every object of every kind, page by page: dependents judged, foreground owners noted. */
+/*
+ * After the listing at start: the objects with ownerReferences and those
+ * deleted in the foreground, from the store's indexes (never a scan of every
+ * object): dependents judged, foreground owners noted.
+ */
 static void full_pass(struct gc_pass *p, struct pk_map *owners)
 {
-	for (const struct pk_type *t = pk_types; t->kind; t++) {
-		char *cont = NULL;
+	json_t *cands = NULL, *c;
+	size_t i;
 
-		if (pk_type_by_kind(t->kind) != t)
-			continue; /* one kind served under two groups */
-		do {
-			struct pk_store_list_opts o = {.limit = GC_PAGE, .continue_token = cont};
-			json_t *items = NULL, *obj;
-			char *next = NULL;
-			size_t i;
+	if (pk_store_gc_candidates(p->ctl->store, &cands) < 0)
+		return;
+	json_array_foreach(cands, i, c)
+	{
+		const char *kind = json_string_value(json_object_get(c, "kind")),
+			   *ns = json_string_value(json_object_get(c, "namespace")),
+			   *name = json_string_value(json_object_get(c, "name"));
+		const struct pk_type *t = pk_type_by_kind(kind);
+		json_t *obj = NULL;
 
-			if (pk_store_list(p->ctl->store, t->kind, NULL, &o, &items, NULL, &next) <
-			    0)
-				next = NULL;
-			json_array_foreach(items, i, obj)
-			{
-				if (deleting_dependents(obj))
-					queue_owner(owners, pk_get_string(obj, "metadata.uid"),
-						    t->kind, t->namespaced ? pk_namespace(obj) : "",
-						    pk_name(obj), LOOK_DEPENDENTS | LOOK_RELEASE);
-				judge_once(p, t->kind, t->namespaced ? pk_namespace(obj) : "",
-					   pk_name(obj), obj);
-			}
-			json_decref(items);
-			free(cont);
-			cont = next;
-		} while (cont);
+		if (!t || pk_store_get(p->ctl->store, kind, ns, name, &obj) < 0)
+			continue;
+		if (deleting_dependents(obj))
+			queue_owner(owners, pk_get_string(obj, "metadata.uid"), t->kind, ns, name,
+				    LOOK_DEPENDENTS | LOOK_RELEASE);
+		judge_once(p, t->kind, ns, name, obj);
+		json_decref(obj);
 	}
+	json_decref(cands);
 }
 
 /*

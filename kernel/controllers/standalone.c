@@ -361,6 +361,8 @@ static void ctl_free(void *arg)
 
 	if (!ctl)
 		return;
+	/* the loop that held the change stream is gone: the store keeps no more for it */
+	pk_store_hold_release(ctl->store);
 	ctl_heartbeats_free(ctl->beats);
 	ctl_lifecycle_free(ctl->lifecycle);
 	ctl_recorder_free(ctl->recorder);
@@ -498,7 +500,8 @@ static uint64_t store_rv(void *src)
 static int store_events_since(void *src, uint64_t since, size_t max, pk_store_event_cb cb,
 			      void *arg, uint64_t *ret_last)
 {
-	return pk_store_events_since(src, since, max, cb, arg, ret_last);
+	/* the loop holds the stream: a burst while it schedules costs it no re-list */
+	return pk_store_events_since_held(src, since, max, cb, arg, ret_last);
 }
 
 static int store_wait(void *src, uint64_t since, int timeout_ms)

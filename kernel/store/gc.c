@@ -130,6 +130,18 @@ int pk_store_migrate_event_expiry(sqlite3 *db)
 	return sqlite3_exec(db, EVENT_EXPIRY_SCHEMA, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
+/* Objects that carry the foreground finalizer: few, found without a scan. */
+int pk_store_migrate_foreground_index(sqlite3 *db)
+{
+	return sqlite3_exec(
+		   db,
+		   "CREATE INDEX IF NOT EXISTS objects_foreground ON objects(kind, ns, name)"
+		   " WHERE " PK_STORE_FOREGROUND_TERM ";",
+		   NULL, NULL, NULL) == SQLITE_OK
+		   ? 0
+		   : -EIO;
+}
+
 int pk_store_migrate_owner_index(sqlite3 *db)
 {
 	return sqlite3_exec(db, OWNERS_SCHEMA, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;

@@ -234,6 +234,9 @@ static int rebuild_intact(struct verify_state *vs)
 	 * and forgets the Events set aside. */
 	if (r == 0 && table_exists(db, "event_expiry"))
 		r = pk_store_migrate_event_expiry(db);
+	/* the foreground index went with the table */
+	if (r == 0)
+		r = pk_store_migrate_foreground_index(db);
 	sqlite3_create_function(db, "pk_row_intact", 6, SQLITE_UTF8, NULL, NULL, NULL, NULL);
 	return r;
 }

@@ -61,6 +61,7 @@ static const struct migration MIGRATIONS[] = {
     {1, "row checksums", migrate_row_checksums},
     {2, "owner index", pk_store_migrate_owner_index},
     {3, "event expiry index", pk_store_migrate_event_expiry},
+    {4, "foreground deletion index", pk_store_migrate_foreground_index},
 };
 
 int pk_store_schema_version(sqlite3 *db)

@@ -27,7 +27,9 @@ struct store_reader {
 	sqlite3_stmt *st_get;
 	sqlite3_stmt *st_list[4]; /* list pages: one per shape of range scan (store.c) */
 	sqlite3_stmt *st_owned;	  /* PK_STORE_DEPENDENTS_SQL, prepared on first use */
-	bool busy;		  /* under pk_store.rlock */
+	/* a list page's snapshot: BEGIN, the counter, COMMIT (parsed once, not per page) */
+	sqlite3_stmt *st_begin, *st_counter, *st_commit;
+	bool busy; /* under pk_store.rlock */
 };
 
 struct pk_store {
@@ -48,7 +50,8 @@ struct pk_store {
 	pthread_cond_t rfree;				/* a reader was handed back */
 	atomic_uint_least64_t read_queries, read_steps; /* work of reads */
 	/*
-	 * The ring and rv: written under both lock and ring_lock (lock first),
+	 * The ring and rv: written under both lock and ring_lock (lock first; the
+	 * hold trims the ring under ring_lock alone),
 	 * read under either; closing under ring_lock.  Readers of the change stream take only
 	 * ring_lock, which a writer holds just to publish a committed batch.
 	 */
@@ -66,11 +69,26 @@ struct pk_store {
 	struct txn **stakes;
 	size_t nstakes, stakes_cap;
 	pthread_cond_t batch_cond;
-	struct ring_slot *ring; /* PK_STORE_RING_SIZE slots */
-	size_t ring_head;	/* next slot to write */
+	/*
+	 * The ring: ring_len events, oldest first, in ring_cap slots
+	 * (PK_STORE_RING_SIZE, more only while a hold keeps events).  The newest
+	 * ring_pub of them (at most PK_STORE_RING_SIZE and PK_STORE_RING_BYTES of
+	 * JSON) are the window every reader sees, above ring_floor; the older
+	 * ones are kept only for the hold (pk_store_events_since_held), above
+	 * ring_kept_floor.
+	 */
+	struct ring_slot *ring;
+	size_t ring_cap;
+	size_t ring_head; /* next slot to write */
 	size_t ring_len;
-	size_t ring_bytes; /* JSON text held by the ring */
-	uint64_t ring_floor;
+	size_t ring_pub;
+	size_t ring_bytes;	  /* JSON text of the window */
+	size_t ring_held_bytes;	  /* JSON text of the events kept past the window */
+	uint64_t ring_floor;	  /* events with rv > ring_floor are in the window */
+	uint64_t ring_kept_floor; /* events with rv > ring_kept_floor are in the ring */
+	bool holding;		  /* the hold is set: events with rv > hold are kept */
+	uint64_t hold;
+	uint64_t holds_dropped;	  /* the hold was dropped past PK_STORE_HOLD_BYTES */
 	atomic_bool write_failed; /* the last commit failed (disk full, I/O error) */
 	/* Damage found (integrity.c), under dlock. */
 	pthread_mutex_t dlock;
@@ -159,6 +177,13 @@ int pk_store_orphan_dependents(struct pk_store *st, struct txn *tx, const struct
 int pk_store_migrate_owner_index(sqlite3 *db);
 /* gc.c: migration 3, the Event expiry index (event_expiry) and its triggers. */
 int pk_store_migrate_event_expiry(sqlite3 *db);
+/* gc.c: migration 4, the partial index of the objects deleted in the foreground. */
+int pk_store_migrate_foreground_index(sqlite3 *db);
+/* The objects garbage collection looks at after a start (pk_store_gc_candidates). */
+#define PK_STORE_GC_CANDIDATES_SQL                                                                 \
+	"SELECT kind, ns, name FROM owner_refs UNION SELECT kind, ns, name FROM objects"           \
+	" INDEXED BY objects_foreground WHERE " PK_STORE_FOREGROUND_TERM
+#define PK_STORE_FOREGROUND_TERM "instr(body, '\"" PK_STORE_FOREGROUND_FINALIZER "\"') > 0"
 /* The dependents of an owner uid (?1): kind, ns (stored: "" cluster-scoped), name. */
 #define PK_STORE_DEPENDENTS_SQL                                                                    \
 	"SELECT kind, ns, name FROM owner_refs WHERE uid = ?1 ORDER BY kind, ns, name"

@@ -131,8 +131,15 @@ static int db_setup(struct pk_store *st, const char *path, char *err, size_t err
 		st->rv = (uint64_t)sqlite3_column_int64(q, 0);
 	sqlite3_finalize(q);
 	st->rv_pending = st->rv;
-	st->ring_floor = st->rv;
+	st->ring_floor = st->ring_kept_floor = st->rv;
 	return 0;
+}
+
+static int reader_prepare(struct store_reader *r, const char *sql, sqlite3_stmt **ret)
+{
+	return sqlite3_prepare_v3(r->db, sql, -1, SQLITE_PREPARE_PERSISTENT, ret, NULL) == SQLITE_OK
+		   ? 0
+		   : -EIO;
 }
 
 static int open_reader(struct store_reader *r, const char *path, char *err, size_t errlen)
@@ -141,9 +148,12 @@ static int open_reader(struct store_reader *r, const char *path, char *err, size
 		SQLITE_OK ||
 	    sqlite3_exec(r->db, "PRAGMA query_only=1;" PK_STORE_CACHE_PRAGMA, NULL, NULL, NULL) !=
 		SQLITE_OK ||
-	    sqlite3_prepare_v3(
-		r->db, "SELECT body, rv, sum FROM objects WHERE kind=?1 AND ns=?2 AND name=?3", -1,
-		SQLITE_PREPARE_PERSISTENT, &r->st_get, NULL) != SQLITE_OK) {
+	    reader_prepare(r,
+			   "SELECT body, rv, sum FROM objects WHERE kind=?1 AND ns=?2 AND name=?3",
+			   &r->st_get) < 0 ||
+	    reader_prepare(r, "BEGIN", &r->st_begin) < 0 ||
+	    reader_prepare(r, "SELECT value FROM meta WHERE key='rv'", &r->st_counter) < 0 ||
+	    reader_prepare(r, "COMMIT", &r->st_commit) < 0) {
 		snprintf(err, errlen, "%s: read connection: %s", path,
 			 r->db ? sqlite3_errmsg(r->db) : "cannot open");
 		return -EIO;
@@ -166,6 +176,9 @@ static void close_reader(struct store_reader *r)
 {
 	sqlite3_finalize(r->st_get);
 	sqlite3_finalize(r->st_owned);
+	sqlite3_finalize(r->st_begin);
+	sqlite3_finalize(r->st_counter);
+	sqlite3_finalize(r->st_commit);
 	for (size_t i = 0; i < ELEMENTSOF(r->st_list); i++)
 		sqlite3_finalize(r->st_list[i]);
 	sqlite3_close(r->db);
@@ -258,6 +271,7 @@ int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 	if (!st)
 		return -ENOMEM;
 	st->ring = calloc(PK_STORE_RING_SIZE, sizeof(*st->ring));
+	st->ring_cap = PK_STORE_RING_SIZE;
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_mutex_init(&st->rlock, NULL);
 	pthread_mutex_init(&st->ring_lock, NULL);
@@ -338,7 +352,7 @@ void pk_store_close(struct pk_store *st)
 	sqlite3_close(st->db);
 	for (size_t i = 0; i < PK_STORE_READERS; i++)
 		close_reader(&st->readers[i]);
-	for (size_t i = 0; st->ring && i < PK_STORE_RING_SIZE; i++) {
+	for (size_t i = 0; st->ring && i < st->ring_cap; i++) {
 		json_decref(st->ring[i].object);
 		json_decref(st->ring[i].text);
 	}
@@ -373,8 +387,11 @@ void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 	s.writes = st->writes;
 	pthread_mutex_lock(&st->ring_lock);
 	s.ring_floor = st->ring_floor;
-	s.ring_events = st->ring_len;
+	s.ring_events = st->ring_pub;
 	s.ring_bytes = st->ring_bytes;
+	s.held_events = st->ring_len - st->ring_pub;
+	s.held_bytes = st->ring_held_bytes;
+	s.holds_dropped = st->holds_dropped;
 	pthread_mutex_unlock(&st->ring_lock);
 	sqlite3_stmt *q;
 	if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM objects", -1, &q, NULL) == SQLITE_OK) {
@@ -416,10 +433,22 @@ static int check_rows(struct pk_store *st, char *err, size_t errlen)
 
 static int check_ring(struct pk_store *st, char *err, size_t errlen)
 {
-	uint64_t prev = st->ring_floor;
-	size_t oldest = (st->ring_head + PK_STORE_RING_SIZE - st->ring_len) % PK_STORE_RING_SIZE;
+	uint64_t prev = st->ring_kept_floor;
+	size_t oldest = (st->ring_head + st->ring_cap - st->ring_len) % st->ring_cap;
+	if (st->ring_pub > st->ring_len || st->ring_pub > PK_STORE_RING_SIZE ||
+	    (st->ring_len > st->ring_pub && !st->holding)) {
+		snprintf(err, errlen, "ring: %zu events, %zu in the window, hold %d", st->ring_len,
+			 st->ring_pub, st->holding);
+		return -EUCLEAN;
+	}
 	for (size_t i = 0; i < st->ring_len; i++) {
-		const struct ring_slot *s = &st->ring[(oldest + i) % PK_STORE_RING_SIZE];
+		const struct ring_slot *s = &st->ring[(oldest + i) % st->ring_cap];
+		if (i + 1 == st->ring_len - st->ring_pub && s->rv != st->ring_floor) {
+			snprintf(err, errlen,
+				 "ring: the window's floor %" PRIu64 " is not %" PRIu64,
+				 st->ring_floor, s->rv);
+			return -EUCLEAN;
+		}
 		if (s->rv <= prev || s->rv > st->rv || !s->object || !s->text) {
 			snprintf(err, errlen,
 				 "ring slot %zu: rv %" PRIu64 " after %" PRIu64 " (counter %" PRIu64
@@ -526,20 +555,75 @@ static int exec(struct pk_store *st, const char *sql)
 	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
-/* Drop the oldest event; watchers older than it get 410 Gone. */
+/* The ring's i-th oldest slot. */
+static struct ring_slot *ring_at(struct pk_store *st, size_t i)
+{
+	size_t oldest = (st->ring_head + st->ring_cap - st->ring_len) % st->ring_cap;
+	return &st->ring[(oldest + i) % st->ring_cap];
+}
+
+/* The ring's events, oldest first, into cap slots (cap >= ring_len). */
+static int ring_resize(struct pk_store *st, size_t cap)
+{
+	struct ring_slot *r = calloc(cap, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->ring_len; i++)
+		r[i] = *ring_at(st, i);
+	free(st->ring);
+	st->ring = r;
+	st->ring_cap = cap;
+	st->ring_head = st->ring_len % cap;
+	return 0;
+}
+
+/* Drop the oldest event from memory; from the window too when it is in it. */
 static void ring_drop_oldest(struct pk_store *st)
 {
-	size_t oldest = (st->ring_head + PK_STORE_RING_SIZE - st->ring_len) % PK_STORE_RING_SIZE;
-	struct ring_slot *slot = &st->ring[oldest];
-	st->ring_floor = slot->rv;
-	st->ring_bytes -= json_string_length(slot->text);
+	struct ring_slot *slot = ring_at(st, 0);
+	size_t bytes = json_string_length(slot->text);
+	st->ring_kept_floor = slot->rv;
+	if (st->ring_len == st->ring_pub) {
+		st->ring_floor = slot->rv;
+		st->ring_bytes -= bytes;
+		st->ring_pub--;
+	} else {
+		st->ring_held_bytes -= bytes;
+	}
 	json_decref(slot->object);
 	json_decref(slot->text);
 	slot->object = slot->text = NULL;
 	st->ring_len--;
 }
 
-/* The ring is bounded by count and by bytes (PK_STORE_RING_BYTES of JSON). */
+/* The window's oldest event leaves it: watchers older than it get 410 Gone. */
+static void ring_retire(struct pk_store *st)
+{
+	struct ring_slot *slot = ring_at(st, st->ring_len - st->ring_pub);
+	size_t bytes = json_string_length(slot->text);
+	st->ring_floor = slot->rv;
+	st->ring_bytes -= bytes;
+	st->ring_held_bytes += bytes;
+	st->ring_pub--;
+}
+
+/* Drop the events past the window that the hold does not keep: all of them
+ * once it is more than PK_STORE_HOLD_BYTES behind (or none is set). */
+static void ring_trim(struct pk_store *st)
+{
+	if (st->holding && st->ring_held_bytes > PK_STORE_HOLD_BYTES) {
+		st->holding = false;
+		st->holds_dropped++;
+	}
+	while (st->ring_len > st->ring_pub && (!st->holding || ring_at(st, 0)->rv <= st->hold))
+		ring_drop_oldest(st);
+	/* the slots a burst took go back once the hold caught up (a failure keeps them) */
+	if (st->ring_cap > PK_STORE_RING_SIZE && st->ring_len <= PK_STORE_RING_SIZE / 2)
+		(void)ring_resize(st, PK_STORE_RING_SIZE);
+}
+
+/* The window is bounded by count and by bytes (PK_STORE_RING_BYTES of JSON);
+ * the events the hold keeps past it by PK_STORE_HOLD_BYTES. */
 /* A prepared statement without results (savepoints: one per writer, so a
  * batch of many edits does not parse the same SQL again and again). */
 static int step(sqlite3_stmt *q)
@@ -552,17 +636,27 @@ static int step(sqlite3_stmt *q)
 
 static void ring_push(struct pk_store *st, struct ring_slot *ev)
 {
-	if (st->ring_len == PK_STORE_RING_SIZE)
+	/* full, and the oldest is kept for the hold: more slots */
+	if (st->ring_len == st->ring_cap && st->holding && ring_at(st, 0)->rv > st->hold &&
+	    ring_resize(st, st->ring_cap * 2) < 0) {
+		st->holding = false; /* no memory to keep more */
+		st->holds_dropped++;
+		ring_trim(st);
+	}
+	if (st->ring_len == st->ring_cap)
 		ring_drop_oldest(st);
 	size_t bytes = json_string_length(ev->text);
-	while (st->ring_len > 0 && st->ring_bytes + bytes > PK_STORE_RING_BYTES)
-		ring_drop_oldest(st);
 	st->ring[st->ring_head] = *ev;
 	st->ring_len++;
+	st->ring_pub++;
 	st->ring_bytes += bytes;
 	ev->object = NULL;
 	ev->text = NULL;
-	st->ring_head = (st->ring_head + 1) % PK_STORE_RING_SIZE;
+	st->ring_head = (st->ring_head + 1) % st->ring_cap;
+	while (st->ring_pub > PK_STORE_RING_SIZE ||
+	       (st->ring_pub > 1 && st->ring_bytes > PK_STORE_RING_BYTES))
+		ring_retire(st);
+	ring_trim(st);
 }
 
 /*
@@ -944,6 +1038,35 @@ int pk_store_dependents(struct pk_store *st, const char *uid, json_t **ret)
 	return 0;
 }
 
+int pk_store_gc_candidates(struct pk_store *st, json_t **ret)
+{
+	sqlite3_stmt *q = NULL;
+	struct store_reader *r;
+	json_t *out = json_array();
+	int rc = 0, s = SQLITE_DONE;
+
+	if (!out)
+		return -ENOMEM;
+	r = reader_take(st);
+	if (sqlite3_prepare_v2(r->db, PK_STORE_GC_CANDIDATES_SQL, -1, &q, NULL) != SQLITE_OK)
+		rc = -EIO;
+	while (rc == 0 && (s = sqlite3_step(q)) == SQLITE_ROW)
+		rc = pk_store_dependent_row(q, out);
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = -EIO;
+	atomic_fetch_add(&st->read_steps,
+			 q ? (uint64_t)sqlite3_stmt_status(q, SQLITE_STMTSTATUS_VM_STEP, 0) : 0);
+	sqlite3_finalize(q);
+	atomic_fetch_add(&st->read_queries, 1);
+	reader_give(st, r);
+	if (rc < 0) {
+		json_decref(out);
+		return rc;
+	}
+	*ret = out;
+	return 0;
+}
+
 static int expired_read(struct store_reader *r, int64_t before_s, size_t max, json_t *out,
 			uint64_t *ret_steps)
 {
@@ -1160,21 +1283,25 @@ static int list_page(struct pk_store *st, struct store_reader *r, const struct p
 
 static int snapshot_begin(struct store_reader *r, uint64_t *ret_rv)
 {
-	sqlite3_stmt *q;
-	if (sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		return -EIO;
-	int rc = -EIO;
-	if (sqlite3_prepare_v2(r->db, "SELECT value FROM meta WHERE key='rv'", -1, &q, NULL) ==
-	    SQLITE_OK) {
-		if (sqlite3_step(q) == SQLITE_ROW) {
-			*ret_rv = (uint64_t)sqlite3_column_int64(q, 0);
-			rc = 0;
-		}
-		sqlite3_finalize(q);
+	int rc = sqlite3_step(r->st_begin) == SQLITE_DONE ? 0 : -EIO;
+	sqlite3_reset(r->st_begin);
+	if (rc < 0)
+		return rc;
+	rc = -EIO;
+	if (sqlite3_step(r->st_counter) == SQLITE_ROW) {
+		*ret_rv = (uint64_t)sqlite3_column_int64(r->st_counter, 0);
+		rc = 0;
 	}
+	sqlite3_reset(r->st_counter);
 	if (rc < 0)
 		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;
+}
+
+static void snapshot_end(struct store_reader *r)
+{
+	sqlite3_step(r->st_commit);
+	sqlite3_reset(r->st_commit);
 }
 
 int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
@@ -1200,7 +1327,7 @@ int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
 	if (rc == 0) {
 		rc = list_page(st, r, t, t->namespaced ? ns : NULL, o, after_ns, after_name, items,
 			       &cont);
-		sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+		snapshot_end(r);
 	}
 	reader_give(st, r);
 	free(after_ns);
@@ -1221,13 +1348,6 @@ int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
 }
 
 /* ---- change stream -------------------------------------------------------- */
-/* The ring's i-th oldest slot. */
-static struct ring_slot *ring_at(struct pk_store *st, size_t i)
-{
-	size_t oldest = (st->ring_head + PK_STORE_RING_SIZE - st->ring_len) % PK_STORE_RING_SIZE;
-	return &st->ring[(oldest + i) % PK_STORE_RING_SIZE];
-}
-
 /* Position (from the oldest) of the first event newer than since.  The ring's
  * resourceVersions rise strictly (check_ring), so a binary search finds it:
  * a caller that is up to date costs a dozen comparisons, not a walk of the
@@ -1270,18 +1390,11 @@ static int ring_copy_since(struct pk_store *st, uint64_t since, size_t max,
 	return 0;
 }
 
-int pk_store_events_since(struct pk_store *st, uint64_t since, size_t max, pk_store_event_cb cb,
-			  void *arg, uint64_t *ret_last)
+/* Hand the copied events to cb, in order, until it says stop. */
+static int deliver(struct ring_slot *copy, size_t n, uint64_t since, pk_store_event_cb cb,
+		   void *arg, uint64_t *ret_last)
 {
-	struct ring_slot *copy;
-	size_t n;
-	pthread_mutex_lock(&st->ring_lock);
-	int rc =
-	    since < st->ring_floor ? -PK_STORE_EGONE : ring_copy_since(st, since, max, &copy, &n);
-	pthread_mutex_unlock(&st->ring_lock);
-	if (rc < 0)
-		return rc;
-
+	int rc = 0;
 	uint64_t last = since;
 	for (size_t i = 0; i < n; i++) {
 		if (rc == 0) {
@@ -1304,6 +1417,45 @@ int pk_store_events_since(struct pk_store *st, uint64_t since, size_t max, pk_st
 	if (ret_last)
 		*ret_last = last;
 	return rc;
+}
+
+int pk_store_events_since(struct pk_store *st, uint64_t since, size_t max, pk_store_event_cb cb,
+			  void *arg, uint64_t *ret_last)
+{
+	struct ring_slot *copy;
+	size_t n;
+	pthread_mutex_lock(&st->ring_lock);
+	int rc =
+	    since < st->ring_floor ? -PK_STORE_EGONE : ring_copy_since(st, since, max, &copy, &n);
+	pthread_mutex_unlock(&st->ring_lock);
+	return rc < 0 ? rc : deliver(copy, n, since, cb, arg, ret_last);
+}
+
+int pk_store_events_since_held(struct pk_store *st, uint64_t since, size_t max,
+			       pk_store_event_cb cb, void *arg, uint64_t *ret_last)
+{
+	struct ring_slot *copy;
+	size_t n;
+	int rc = -PK_STORE_EGONE;
+	pthread_mutex_lock(&st->ring_lock);
+	if (since >= st->ring_kept_floor) {
+		st->holding = true;
+		st->hold = since;
+		ring_trim(st);
+		rc = ring_copy_since(st, since, max, &copy, &n);
+	}
+	pthread_mutex_unlock(&st->ring_lock);
+	return rc < 0 ? rc : deliver(copy, n, since, cb, arg, ret_last);
+}
+
+void pk_store_hold_release(struct pk_store *st)
+{
+	if (!st)
+		return;
+	pthread_mutex_lock(&st->ring_lock);
+	st->holding = false;
+	ring_trim(st);
+	pthread_mutex_unlock(&st->ring_lock);
 }
 
 int pk_store_wait(struct pk_store *st, uint64_t rv, int timeout_ms)

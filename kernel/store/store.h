@@ -29,6 +29,11 @@
  * poll the whole store.  A resourceVersion older than the ring is "gone"
  * (-PK_STORE_EGONE, HTTP 410): re-list and watch from the list's version.
  * After a restart the ring starts empty at the persisted counter.
+ * The one in-process consumer that must never fall off (the scheduling loop)
+ * reads with pk_store_events_since_held(): the events it has not read yet stay
+ * in memory past the ring's window (up to PK_STORE_HOLD_BYTES of JSON), so a
+ * burst of writes while it is busy costs it no re-list; other readers, and
+ * watches, still see only the window.
  *
  * Thread safety: every call may be made from any thread; one mutex serialises
  * access to the database.  Callbacks run without that mutex held and may call
@@ -54,6 +59,7 @@
 
 #define PK_STORE_RING_SIZE 4096		      /* watch history, events */
 #define PK_STORE_RING_BYTES (64u << 20)	      /* ... and at most this much JSON text */
+#define PK_STORE_HOLD_BYTES (256u << 20)      /* kept past the window for the hold */
 #define PK_STORE_OBJECT_MAX (1536 * 1024)     /* serialized object (etcd's request limit) */
 #define PK_STORE_ANNOTATIONS_MAX (256 * 1024) /* keys + values, as kube-apiserver */
 #define PK_STORE_ECONFLICT ESTALE	      /* -PK_STORE_ECONFLICT: HTTP 409 */
@@ -130,7 +136,7 @@ struct pk_store_open_opts {
  * (-EPROTONOSUPPORT, err says both versions).  Open also locks DIR
  * (DIR/podkernel.lock): a second open of a served directory fails with -EBUSY.
  */
-#define PK_STORE_SCHEMA_VERSION 3
+#define PK_STORE_SCHEMA_VERSION 4
 struct sqlite3;
 /* DB's version, -1 when it cannot be read. */
 int pk_store_schema_version(struct sqlite3 *db);
@@ -167,11 +173,14 @@ void pk_store_shutdown(struct pk_store *store);
 uint64_t pk_store_rv(struct pk_store *store);
 
 struct pk_store_stats {
-	uint64_t writes;     /* committed write transactions */
-	uint64_t objects;    /* objects stored */
-	uint64_t ring_floor; /* events with rv > ring_floor are replayable */
-	size_t ring_events;  /* events in the ring */
-	size_t ring_bytes;   /* their JSON text (at most PK_STORE_RING_BYTES) */
+	uint64_t writes;	/* committed write transactions */
+	uint64_t objects;	/* objects stored */
+	uint64_t ring_floor;	/* events with rv > ring_floor are replayable */
+	size_t ring_events;	/* events in the ring */
+	size_t ring_bytes;	/* their JSON text (at most PK_STORE_RING_BYTES) */
+	size_t held_events;	/* events kept past the ring for the hold */
+	size_t held_bytes;	/* their JSON text (at most PK_STORE_HOLD_BYTES) */
+	uint64_t holds_dropped; /* times the hold fell more than that behind */
 	/* Work done by reads (get, list pages) since open: statements run and
 	 * SQLite virtual-machine steps they took.  A measure of cost that does
 	 * not depend on the machine's speed (tests, metrics). */
@@ -206,6 +215,14 @@ int pk_store_get(struct pk_store *store, const char *kind, const char *ns, const
  * (namespace "" for a cluster-scoped object), by kind, namespace and name.
  */
 int pk_store_dependents(struct pk_store *store, const char *uid, json_t **ret);
+/*
+ * What garbage collection looks at after a start: every object with
+ * ownerReferences (the owner index) and every object that carries
+ * PK_STORE_FOREGROUND_FINALIZER (a partial index of those), as a new array of
+ * {kind, namespace, name}.  Read from the two indexes, never from a scan of
+ * the objects: a store of a million pods without owners answers [].
+ */
+int pk_store_gc_candidates(struct pk_store *store, json_t **ret);
 
 /*
  * The Events last written at or before before_s (seconds since the epoch),
@@ -409,6 +426,19 @@ typedef int (*pk_store_event_cb)(const struct pk_store_event *ev, void *arg);
  */
 int pk_store_events_since(struct pk_store *store, uint64_t since, size_t max, pk_store_event_cb cb,
 			  void *arg, uint64_t *ret_last);
+/*
+ * The same for the store's one holding consumer: since becomes the hold (the
+ * consumer has everything up to since), and events newer than the hold are
+ * kept past the ring until the hold moves past them, so since may be older
+ * than ring_floor.  -PK_STORE_EGONE only when since is older than what was
+ * kept: the first call, or once the hold fell more than PK_STORE_HOLD_BYTES
+ * of events behind (the kept events are then dropped, holds_dropped counts
+ * it).  One consumer per store: a second caller moves the same hold.
+ */
+int pk_store_events_since_held(struct pk_store *store, uint64_t since, size_t max,
+			       pk_store_event_cb cb, void *arg, uint64_t *ret_last);
+/* The holding consumer is gone: nothing is kept past the ring for it. */
+void pk_store_hold_release(struct pk_store *store);
 /*
  * Block until the store's resourceVersion exceeds rv (0), timeout_ms passes
  * (-ETIMEDOUT; timeout_ms < 0 waits forever) or the store shuts down

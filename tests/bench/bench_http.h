@@ -309,25 +309,38 @@ struct bh_watch {
 	struct bh_buf line;
 	double last_bind; /* when the target was reached */
 	atomic_bool failed;
+	bool expired; /* 410: the server's history moved past the watch */
+	int relists;  /* lists again after a 410, as an informer does */
 	pthread_t thread;
 };
+
+static void bh_watch_pod(struct bh_watch *w, const json_t *obj)
+{
+	const char *node =
+	    json_string_value(json_object_get(json_object_get(obj, "spec"), "nodeName"));
+	const char *name =
+	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+
+	if (node && *node && name && !json_object_get(w->bound, name)) {
+		json_object_set_new(w->bound, name, json_true());
+		if ((int)json_object_size(w->bound) == w->target)
+			w->last_bind = bh_now_s();
+	}
+}
 
 static void bh_watch_line(struct bh_watch *w, const char *s, size_t n)
 {
 	json_t *ev = json_loadb(s, n, 0, NULL);
 	json_t *obj = json_object_get(ev, "object");
-	const char *node =
-	    json_string_value(json_object_get(json_object_get(obj, "spec"), "nodeName"));
-	const char *name =
-	    json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 	const char *type = json_string_value(json_object_get(ev, "type"));
 
-	if (type && strcmp(type, "ERROR") == 0)
-		atomic_store(&w->failed, true);
-	if (node && *node && name && !json_object_get(w->bound, name)) {
-		json_object_set_new(w->bound, name, json_true());
-		if ((int)json_object_size(w->bound) == w->target)
-			w->last_bind = bh_now_s();
+	if (type && strcmp(type, "ERROR") == 0) {
+		if (json_integer_value(json_object_get(obj, "code")) == 410)
+			w->expired = true;
+		else
+			atomic_store(&w->failed, true);
+	} else {
+		bh_watch_pod(w, obj);
 	}
 	json_decref(ev);
 }
@@ -346,9 +359,52 @@ static size_t bh_watch_write(char *p, size_t size, size_t n, void *arg)
 			bh_watch_line(w, w->line.s, w->line.n);
 		w->line.n = 0;
 	}
-	if ((int)json_object_size(w->bound) >= w->target || atomic_load(&w->failed))
+	if ((int)json_object_size(w->bound) >= w->target || atomic_load(&w->failed) || w->expired)
 		return 0; /* done: end the transfer */
 	return len;
+}
+
+/*
+ * After a 410: every pod of the namespace, page by page; the watch goes on
+ * from the first page's resourceVersion (each page is read at its own, so a
+ * pod bound between pages shows up again in the watch, never not at all).
+ */
+static void bh_watch_relist(struct bh_watch *w, CURL *c)
+{
+	char url[512], *cont = NULL;
+	bool first = true;
+
+	w->relists++;
+	do {
+		struct bh_buf out = {0};
+		json_t *j, *item;
+		size_t i;
+
+		snprintf(url, sizeof(url),
+			 "http://127.0.0.1:%d/api/v1/namespaces/%s/pods?limit=500%s%s", w->port,
+			 w->ns, cont ? "&continue=" : "", cont ? cont : "");
+		free(cont);
+		cont = NULL;
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, bh_buf_write);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
+		curl_easy_perform(c);
+		j = out.s ? json_loads(out.s, 0, NULL) : NULL;
+		free(out.s);
+		if (!j)
+			bh_die("cannot list pods in %s again", w->ns);
+		json_array_foreach(json_object_get(j, "items"), i, item) bh_watch_pod(w, item);
+		json_t *meta = json_object_get(j, "metadata");
+		const char *next = json_string_value(json_object_get(meta, "continue"));
+		if (next && *next)
+			cont = strdup(next);
+		if (first) {
+			free(w->rv);
+			w->rv = strdup(json_string_value(json_object_get(meta, "resourceVersion")));
+			first = false;
+		}
+		json_decref(j);
+	} while (cont);
 }
 
 static void *bh_watch_main(void *arg)
@@ -356,15 +412,25 @@ static void *bh_watch_main(void *arg)
 	struct bh_watch *w = arg;
 	char url[256];
 	CURL *c = curl_easy_init();
+	double t0 = bh_now_s();
 
-	snprintf(url, sizeof(url),
-		 "http://127.0.0.1:%d/api/v1/namespaces/%s/pods?watch=true&resourceVersion=%s",
-		 w->port, w->ns, w->rv);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, bh_watch_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, w);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)BH_TIMEOUT_S);
-	curl_easy_perform(c);
+	while ((int)json_object_size(w->bound) < w->target && !atomic_load(&w->failed) &&
+	       bh_now_s() - t0 < BH_TIMEOUT_S) {
+		if (w->expired)
+			bh_watch_relist(w, c);
+		w->expired = false;
+		snprintf(
+		    url, sizeof(url),
+		    "http://127.0.0.1:%d/api/v1/namespaces/%s/pods?watch=true&resourceVersion=%s",
+		    w->port, w->ns, w->rv);
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, bh_watch_write);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, w);
+		curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)BH_TIMEOUT_S);
+		curl_easy_perform(c);
+		if (!w->expired)
+			break;
+	}
 	curl_easy_cleanup(c);
 	if ((int)json_object_size(w->bound) < w->target)
 		atomic_store(&w->failed, true);

@@ -473,6 +473,95 @@ START_TEST(test_events_and_ring)
 }
 END_TEST
 
+/* A holder's check of what it read: every event, in order, with no gap in
+ * what it was written (one event per write in this test). */
+struct held_read {
+	uint64_t last;
+	size_t n;
+};
+
+static int held_cb(const struct pk_store_event *ev, void *arg)
+{
+	struct held_read *h = arg;
+	ck_assert_uint_eq(ev->rv, h->last + 1);
+	ck_assert_ptr_nonnull(ev->object);
+	h->last = ev->rv;
+	h->n++;
+	return 0;
+}
+
+static void create_pods(const char *prefix, int n)
+{
+	json_t *objs[512];
+	int rcs[512];
+	for (int i = 0; i < n;) {
+		int k = 0;
+		for (; k < 512 && i < n; k++, i++) {
+			char name[64];
+			snprintf(name, sizeof(name), "%s-%d", prefix, i);
+			objs[k] = pod(name, "held");
+		}
+		ck_assert_int_eq(pk_store_create_batch(st, objs, (size_t)k, rcs), 0);
+		for (int j = 0; j < k; j++) {
+			ck_assert_int_eq(rcs[j], 0);
+			json_decref(objs[j]);
+		}
+	}
+}
+
+/*
+ * The holding consumer falls three rings behind: the window, and so every
+ * watch, moves on as before (410 from where the holder is), while the holder
+ * reads every event from where it was, in batches, without a re-list; what
+ * was kept for it goes once it has caught up, and when it lets go.
+ */
+START_TEST(test_hold_keeps_events_past_the_ring)
+{
+	struct held_read h = {.last = pk_store_rv(st)};
+	struct pk_store_stats s;
+	ck_assert_int_eq(pk_store_events_since_held(st, h.last, 0, held_cb, &h, NULL), 0);
+	ck_assert_uint_eq(h.n, 0);
+	uint64_t start = h.last;
+	create_pods("held", 3 * PK_STORE_RING_SIZE);
+	check_invariants();
+	pk_store_get_stats(st, &s);
+	ck_assert_uint_eq(s.ring_events, PK_STORE_RING_SIZE);
+	ck_assert_uint_eq(s.held_events, 2 * PK_STORE_RING_SIZE);
+	ck_assert_uint_gt(s.ring_floor, start);
+	ck_assert_int_eq(pk_store_events_since(st, start, 0, held_cb, &h, NULL), -PK_STORE_EGONE);
+	ck_assert_uint_eq(h.n, 0);
+
+	/* caught up in batches; each read lets go of what came before it */
+	uint64_t last = 0;
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(pk_store_events_since_held(st, h.last, 1000, held_cb, &h, &last),
+				 0);
+		ck_assert_uint_eq(last, h.last);
+		pk_store_get_stats(st, &s);
+		ck_assert_uint_eq(s.held_events, 2 * PK_STORE_RING_SIZE - i * 1000);
+	}
+	ck_assert_int_eq(pk_store_events_since_held(st, h.last, 0, held_cb, &h, NULL), 0);
+	ck_assert_uint_eq(h.n, 3 * PK_STORE_RING_SIZE);
+	ck_assert_uint_eq(h.last, pk_store_rv(st));
+	ck_assert_int_eq(pk_store_events_since_held(st, h.last, 0, held_cb, &h, NULL), 0);
+	pk_store_get_stats(st, &s);
+	ck_assert_uint_eq(s.held_events, 0);
+	ck_assert_uint_eq(s.held_bytes, 0);
+	ck_assert_uint_eq(s.holds_dropped, 0);
+	check_invariants();
+
+	/* let go: a burst then is not kept, and the old position is gone */
+	uint64_t old = h.last;
+	pk_store_hold_release(st);
+	create_pods("free", PK_STORE_RING_SIZE + 10);
+	pk_store_get_stats(st, &s);
+	ck_assert_uint_eq(s.held_events, 0);
+	ck_assert_int_eq(pk_store_events_since_held(st, old, 0, held_cb, &h, NULL),
+			 -PK_STORE_EGONE);
+	check_invariants();
+}
+END_TEST
+
 START_TEST(test_finalizers_and_group_protection)
 {
 	json_decref(create(group("CompositePodGroup", "top", NULL)));
@@ -573,6 +662,43 @@ START_TEST(test_owner_references_checked)
 	json_decref(out);
 	json_decref(ref);
 	json_decref(p);
+}
+END_TEST
+
+/*
+ * What garbage collection reads after a start comes from two indexes: the
+ * objects with ownerReferences and the one deleted in the foreground, not
+ * the thousand plain pods beside them (the read's steps do not grow with
+ * them).
+ */
+START_TEST(test_gc_candidates_from_indexes)
+{
+	struct pk_store_write_opts fg = {.propagation = PK_PROPAGATE_FOREGROUND};
+	struct pk_store_stats s0, s1;
+	json_t *owner = create(pod("owner", "a")), *dep = pod("dep", "a"), *got = NULL;
+
+	json_object_set_new(json_object_get(dep, "metadata"), "ownerReferences",
+			    json_pack("[{s:s,s:s,s:s,s:s}]", "apiVersion", "v1", "kind", "Pod",
+				      "name", "owner", "uid",
+				      pk_get_string(owner, "metadata.uid")));
+	json_decref(create(dep));
+	json_decref(create(pod("lone", "a")));
+	create_pods("plain", 1000);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "lone", &fg, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "owner", &fg, NULL, NULL), 0);
+	pk_store_get_stats(st, &s0);
+	ck_assert_int_eq(pk_store_gc_candidates(st, &got), 0);
+	pk_store_get_stats(st, &s1);
+	ck_assert_uint_eq(s1.read_queries, s0.read_queries + 1);
+	ck_assert_uint_lt(s1.read_steps - s0.read_steps, 100);
+	/* both wait in the foreground until garbage collection releases them */
+	ck_assert_uint_eq(json_array_size(got), 3);
+	static const char *const want[] = {"dep", "lone", "owner"};
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(got, i), "name")),
+				 want[i]);
+	json_decref(got);
+	json_decref(owner);
 }
 END_TEST
 
@@ -975,10 +1101,12 @@ int main(void)
 	tcase_add_test(tc, test_crud_and_defaults);
 	tcase_add_test(tc, test_pod_status_on_create);
 	tcase_add_test(tc, test_owner_references_checked);
+	tcase_add_test(tc, test_gc_candidates_from_indexes);
 	tcase_add_test(tc, test_invalid_objects);
 	tcase_add_test(tc, test_admission_rules_given_at_open);
 	tcase_add_test(tc, test_priority_and_group_defaults);
 	tcase_add_test(tc, test_events_and_ring);
+	tcase_add_test(tc, test_hold_keeps_events_past_the_ring);
 	tcase_add_test(tc, test_event_expiry_index);
 	tcase_add_test(tc, test_finalizers_and_group_protection);
 	tcase_add_test(tc, test_list_paging_selectors);

@@ -24,7 +24,7 @@ names() {
 		python3 -c 'import json,sys; print(" ".join(sorted(i["metadata"]["name"] for i in json.load(sys.stdin)["items"])))'
 }
 v=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$DB")
-[ "$v" = 3 ] || fail "a new store has schema version $v, want 3"
+[ "$v" = 4 ] || fail "a new store has schema version $v, want 4"
 
 cm before-1
 cm before-2
@@ -34,7 +34,7 @@ writer=$!
 podctl store backup --data-dir "$WORK/data" "$WORK/backup.db" >"$WORK/backup.out" ||
 	{ cat "$WORK/backup.out"; fail "store backup"; }
 wait "$writer"
-grep -q "^$WORK/backup.db: [0-9]* objects at resourceVersion [0-9]* (schema 3)$" "$WORK/backup.out" ||
+grep -q "^$WORK/backup.db: [0-9]* objects at resourceVersion [0-9]* (schema 4)$" "$WORK/backup.out" ||
 	{ cat "$WORK/backup.out"; fail "store backup summary"; }
 [ ! -e "$WORK/backup.db.partial" ] || fail "store backup left its partial file"
 "$BIN/podctl" store check "$WORK/backup.db" >/dev/null || fail "the backup does not check"
@@ -72,7 +72,7 @@ rc=$?
 "$BIN/podctl" store backup --data-dir "$WORK/data" "$WORK/newer.db" >"$WORK/newer-backup" 2>&1
 rc2=$?
 set -e
-[ $rc = 1 ] && grep -q "store schema version 7 is newer than this podkernel (.*) understands (3)" "$WORK/newer" ||
+[ $rc = 1 ] && grep -q "store schema version 7 is newer than this podkernel (.*) understands (4)" "$WORK/newer" ||
 	{ cat "$WORK/newer"; fail "a newer store: exit $rc"; }
 [ $rc2 = 1 ] && grep -q "schema version 7 is newer" "$WORK/newer-backup" ||
 	{ cat "$WORK/newer-backup"; fail "backup of a newer store: exit $rc2"; }
@@ -97,7 +97,7 @@ rm -f "$DB-wal" "$DB-shm"
 e2e_start_server --no-scheduling
 [ "$(names)" = "$saved" ] || fail "after migrating version 0: $(names), want $saved"
 v=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$DB")
-[ "$v" = 3 ] || fail "the migrated store has schema version $v, want 3"
+[ "$v" = 4 ] || fail "the migrated store has schema version $v, want 4"
 # the Event of a file from before the expiry index is indexed from its creation
 at=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT at FROM event_expiry WHERE ns=\"default\" AND name=\"old-ev\"").fetchone())' "$DB")
 [ "$at" = "(1577836800,)" ] || fail "the migrated Event's expiry: $at, want (1577836800,)"
