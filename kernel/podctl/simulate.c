@@ -208,12 +208,26 @@ static int admission_modes(struct sim_args *a, const char *v)
 			 "expected podkernel, quota-first or both, comma-separated");
 }
 
-static int queue_pass(struct pk_store *store, bool quota_first)
+/* The queue controller a run keeps (pk_sim_queue_ops). */
+static int queues_open(struct pk_store *store, bool quota_first, void **ret_ctl)
 {
 	struct pk_queues_pass_opts o = {.quota_only = quota_first};
 
-	return pk_queues_pass_opts(store, &o);
+	return pk_queues_new(store, &o, (struct pk_queues **)ret_ctl);
 }
+
+static int queues_pass(void *ctl)
+{
+	return pk_queues_run(ctl);
+}
+
+static void queues_close(void *ctl)
+{
+	pk_queues_free(ctl);
+}
+
+static const struct pk_sim_queue_ops queue_ops = {
+    .open = queues_open, .pass = queues_pass, .close = queues_close};
 
 /* The flags that name a file: set, and its value in *ret_v. */
 static bool path_flag(struct sim_args *a, int *i, int argc, char **argv, const char **ret_v)
@@ -522,7 +536,7 @@ static int open_queues(struct sim_args *a)
 		return podctl_input_exit(r);
 	}
 	a->o.queues = a->queues;
-	a->o.queue_pass = queue_pass;
+	a->o.queue_ops = &queue_ops;
 	if (a->admissions && !(a->o.admissions = fopen(a->admissions, "w"))) {
 		fprintf(stderr, "podctl simulate: %s: %s\n", a->admissions, strerror(errno));
 		return PODCTL_EXIT_FAILURE;

@@ -11,7 +11,8 @@
 struct sim_queues {
 	struct pk_store *store;
 	char dir[512];
-	int (*pass)(struct pk_store *store, bool quota_first);
+	const struct pk_sim_queue_ops *ops;
+	void *ctl; /* the queue controller, from the first pass on */
 	bool quota_first;
 	FILE *admissions;
 	uint64_t *pass_ns_out; /* opts->queue_pass_ns */

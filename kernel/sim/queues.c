@@ -3,7 +3,7 @@
  * queues.c — Kueue admission in a simulation run, by the queue controller's
  * own pass.
  *
- * The pass (kernel/controllers/queues.c, handed in as opts->queue_pass) reads
+ * The pass (kernel/controllers/queues.c, handed in as opts->queue_ops) reads
  * and writes a store, so a run with queues keeps a scratch store that
  * mirrors the simulated cluster: the queue objects, the board's nodes, every
  * pod the scheduler bound (with its node and requests, not yet finished)
@@ -418,7 +418,9 @@ int sim_q_pass(struct sim_run *s)
 		return r;
 	rv = pk_store_rv(q->store);
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	r = q->pass(q->store, q->quota_first);
+	r = q->ctl ? 0 : q->ops->open(q->store, q->quota_first, &q->ctl);
+	if (r == 0)
+		r = q->ops->pass(q->ctl);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	q->count.pass_ns +=
 	    (uint64_t)((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec));
@@ -654,12 +656,12 @@ int sim_q_new(struct sim_run *s, const struct pk_sim_opts *opts, const json_t *n
 		}
 	if (!opts->queues)
 		return 0;
-	if (!opts->queue_pass || !json_is_array(opts->queues))
+	if (!opts->queue_ops || !json_is_array(opts->queues))
 		return -EINVAL;
 	if (!(q = calloc(1, sizeof(*q))))
 		return -ENOMEM;
 	s->q = q;
-	q->pass = opts->queue_pass;
+	q->ops = opts->queue_ops;
 	q->quota_first = opts->quota_first;
 	q->admissions = opts->admissions;
 	q->pass_ns_out = opts->queue_pass_ns;
@@ -698,6 +700,8 @@ void sim_q_free(struct sim_run *s)
 		json_decref(q->edobj[i]);
 	free(q->ed);
 	free(q->edobj);
+	if (q->ctl)
+		q->ops->close(q->ctl);
 	pk_store_close(q->store);
 	if (q->dir[0])
 		nftw(q->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

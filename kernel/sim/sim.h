@@ -125,6 +125,13 @@ struct pk_sim_node_loss {
 	const char *node;
 };
 
+/* The queue controller a run with queues keeps (kernel/controllers: pk_queues_*). */
+struct pk_sim_queue_ops {
+	int (*open)(struct pk_store *store, bool quota_first, void **ret_ctl);
+	int (*pass)(void *ctl);
+	void (*close)(void *ctl);
+};
+
 struct pk_sim_opts {
 	const char *strategy; /* placement strategy; NULL: the default */
 	const char *label;    /* of the run in the report (board name) */
@@ -146,13 +153,16 @@ struct pk_sim_opts {
 	 * queued jobs (CSV rows with a tenant or queue).  A queued job is a
 	 * suspended Job in a scratch store that mirrors the simulated cluster
 	 * (its nodes and bound pods, on the virtual clock); after the events of
-	 * an instant queue_pass (the queue controller's pass, pk_queues_pass_opts:
-	 * the caller links it) runs on it, and what it admitted is handed to the
-	 * scheduler, what it preempted is taken back.  quota_first runs the pass
-	 * with no placement check (Kueue's way), a comparison.
+	 * an instant the queue controller (queue_ops: pk_queues_new, run and
+	 * free, which the caller links) runs a pass on it, and what it admitted
+	 * is handed to the scheduler, what it preempted is taken back.  The
+	 * controller is made once the mirror is filled and kept for the run, as
+	 * standalone keeps its own (it reads the changes since its last pass).
+	 * quota_first runs the passes with no placement check (Kueue's way), a
+	 * comparison.
 	 */
 	const json_t *queues;
-	int (*queue_pass)(struct pk_store *store, bool quota_first);
+	const struct pk_sim_queue_ops *queue_ops;
 	bool quota_first;
 	/* when set, each admission as "SECONDS Job NS/NAME CQ/FLAVOR[,FLAVOR]" lines */
 	FILE *admissions;

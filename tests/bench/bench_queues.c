@@ -184,30 +184,53 @@ static json_t *flavor(void)
 
 /*
  * The queue controller of one run, kept between its passes as standalone
- * keeps it (BENCH_QUEUES_FRESH=1: a fresh one per pass, listing everything,
- * as before it was kept).
+ * and the simulator keep it (BENCH_QUEUES_FRESH=1: a fresh one per pass,
+ * listing everything, as before it was kept).  qc is the run's, for its
+ * counters.
  */
 static struct pk_queues *qc;
+static struct pk_store *qc_store;
+static bool qc_quota_first;
 
-static int pass_quota_first(struct pk_store *st, bool quota_first)
+static bool fresh(void)
 {
-	struct pk_queues_pass_opts o = {.quota_only = quota_first};
-	const char *fresh = getenv("BENCH_QUEUES_FRESH");
-	int r;
+	const char *f = getenv("BENCH_QUEUES_FRESH");
 
-	if (fresh && strcmp(fresh, "1") == 0)
-		return pk_queues_pass_opts(st, &o);
-	if (!qc && (r = pk_queues_new(st, &o, &qc)) < 0)
-		return r;
-	return pk_queues_run(qc);
+	return f && strcmp(f, "1") == 0;
 }
 
-/* The run is over: its controller goes with its store. */
+static int q_open(struct pk_store *st, bool quota_first, void **ret)
+{
+	struct pk_queues_pass_opts o = {.quota_only = quota_first};
+	int r = fresh() ? 0 : pk_queues_new(st, &o, &qc);
+
+	qc_store = st;
+	qc_quota_first = quota_first;
+	*ret = &qc_store;
+	return r;
+}
+
+static int q_pass(void *ctl)
+{
+	struct pk_queues_pass_opts o = {.quota_only = qc_quota_first};
+
+	(void)ctl;
+	return qc ? pk_queues_run(qc) : pk_queues_pass_opts(qc_store, &o);
+}
+
+/* The run is over: its controller goes with its store (its counters read before). */
+static void q_close(void *ctl)
+{
+	(void)ctl;
+}
+
 static void run_done(void)
 {
 	pk_queues_free(qc);
 	qc = NULL;
 }
+
+static const struct pk_sim_queue_ops queue_ops = {.open = q_open, .pass = q_pass, .close = q_close};
 
 static double worst_p95(const json_t *q)
 {
@@ -278,7 +301,7 @@ static int week_rows(const struct board_case *c)
 					.max_retries = -1,
 					.label = c->name,
 					.queues = objs,
-					.queue_pass = pass_quota_first,
+					.queue_ops = &queue_ops,
 					.quota_first = m == 1,
 					.queue_pass_ns = &pass_ns};
 		json_t *rep = NULL;
@@ -322,10 +345,10 @@ static double cpu_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int timed_pass(struct pk_store *st, bool quota_first)
+static int timed_pass(void *ctl)
 {
 	double t0 = now_ms(), c0 = cpu_ms();
-	int r = pass_quota_first(st, quota_first);
+	int r = q_pass(ctl);
 
 	if (npass < MAX_PASSES) {
 		pass_cpu_ms[npass] = cpu_ms() - c0;
@@ -333,6 +356,9 @@ static int timed_pass(struct pk_store *st, bool quota_first)
 	}
 	return r;
 }
+
+static const struct pk_sim_queue_ops timed_ops = {
+    .open = q_open, .pass = timed_pass, .close = q_close};
 
 /*
  * Per queue: 3 jobs of 4 hosts (48 chips, its quota) run for a day but the
@@ -441,7 +467,7 @@ static int overhead_row(void)
 				.max_retries = -1,
 				.label = "overhead",
 				.queues = objs,
-				.queue_pass = timed_pass,
+				.queue_ops = &timed_ops,
 				.until_ms = 60 * 1000 * (OVERHEAD_QUEUES + 1)};
 
 	npass = 0;

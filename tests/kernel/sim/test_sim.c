@@ -212,12 +212,24 @@ START_TEST(higher_priority_gang_preempts)
 }
 END_TEST
 
-static int pass(struct pk_store *st, bool quota_first)
+static int q_open(struct pk_store *st, bool quota_first, void **ret)
 {
 	struct pk_queues_pass_opts o = {.quota_only = quota_first};
 
-	return pk_queues_pass_opts(st, &o);
+	return pk_queues_new(st, &o, (struct pk_queues **)ret);
 }
+
+static int q_pass(void *ctl)
+{
+	return pk_queues_run(ctl);
+}
+
+static void q_close(void *ctl)
+{
+	pk_queues_free(ctl);
+}
+
+static const struct pk_sim_queue_ops queue_ops = {.open = q_open, .pass = q_pass, .close = q_close};
 
 /* Queue objects: cluster queues NAME:NOMINAL:COHORT:RECLAIM (tpu only), local queues NS:CQ. */
 static json_t *queue_objects(const char *const *cqs, size_t ncq, const char *const *lqs, size_t nlq)
@@ -272,7 +284,7 @@ START_TEST(queue_reclaim_preempts_the_borrower)
 	static const char *const cqs[] = {"a:8:c:Never", "b:8:c:Any"};
 	static const char *const lqs[] = {"a:a", "b:b"};
 	json_t *q = queue_objects(cqs, 2, lqs, 2);
-	struct pk_sim_opts o = {.max_retries = -1, .queues = q, .queue_pass = pass};
+	struct pk_sim_opts o = {.max_retries = -1, .queues = q, .queue_ops = &queue_ops};
 	struct pk_sim_trace *t = csv("arrival,duration,pods,accelerators,tenant\n"
 				     "0,100,4,4,a\n10,20,2,4,b\n");
 	json_t *rep = run_opts(&o, t);
@@ -296,7 +308,7 @@ START_TEST(queue_serves_its_local_queues_in_arrival_order)
 	static const char *const cqs[] = {"cq:8:c:Never"};
 	static const char *const lqs[] = {"a:cq", "z:cq"};
 	json_t *q = queue_objects(cqs, 1, lqs, 2);
-	struct pk_sim_opts o = {.max_retries = -1, .queues = q, .queue_pass = pass};
+	struct pk_sim_opts o = {.max_retries = -1, .queues = q, .queue_ops = &queue_ops};
 	struct pk_sim_trace *t = csv("arrival,duration,pods,accelerators,tenant\n"
 				     "0,100,2,4,z\n5,100,2,4,z\n6,100,2,4,a\n");
 	json_t *rep = run_opts(&o, t);
