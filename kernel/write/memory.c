@@ -14,7 +14,9 @@
  * another volume, a field that is not an object), so that an object changes
  * only when its whole item can be written; then the item is applied to the
  * object itself, which keeps it where it is in the array (no copy of each
- * object written, and whoever holds a reference to it sees it written).
+ * object written, and whoever holds a reference to it sees it written; in
+ * the shared mode an object is copied into its place at its first change
+ * instead, and whoever shares the original keeps it as it was).
  * Deletions are gathered and the array is compacted once per batch.
  */
 #include <errno.h>
