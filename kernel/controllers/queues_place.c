@@ -10,7 +10,9 @@
  * the workload as it would be admitted (its Job or JobSet, unsuspended,
  * with its flavors' node selectors and tolerations), compiles it into its
  * groups and pods as `podctl schedule` does (wb_expand_objects), and runs
- * the core offline to quiescence (pk_sched_run) with the default strategy.
+ * the core offline to quiescence with the default strategy
+ * (pk_sched_run_shared: the run's objects are the picture's, and only those
+ * it writes are copied, so a try that is not kept leaves the picture as it was).
  * Every pod bound: placed, and the picture keeps the run's outcome, so the
  * next try of the pass counts it.  A pod left unbound: not placed, and why
  * is that pod's PodScheduled message, the core's own explanation.  The pods
@@ -165,7 +167,7 @@ static int place_try(struct q_place *p, const json_t *workload, const json_t *go
 	if (r == 0)
 		r = wb_expand_objects(in, &expanded, &errs);
 	if (r == 0)
-		r = pk_sched_run(expanded, NULL, &out, &pre, &errs);
+		r = pk_sched_run_shared(expanded, NULL, &out, &pre, &errs);
 	if (r < 0) {
 		snprintf(why, n, "cannot be placed: %s", errs.n ? errs.msg[0] : pk_errno_text(-r));
 	} else if (unplaced(out, why, n)) {

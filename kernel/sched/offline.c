@@ -69,10 +69,14 @@ nomem:
 	return -ENOMEM;
 }
 
-/* A writer over objects: the kinds scheduling changes, conditions at now (seconds). */
-static int offline_writer(json_t *objects, int64_t now, struct pk_writer **ret)
+/*
+ * A writer over objects: the kinds scheduling changes, conditions at now
+ * (seconds); shared: an object is copied at its first change.
+ */
+static int offline_writer(json_t *objects, int64_t now, bool shared, struct pk_writer **ret)
 {
-	struct pk_writer_memory_opts o = {.holds = scheduling_changes, .now = now};
+	struct pk_writer_memory_opts o = {
+	    .holds = scheduling_changes, .now = now, .shared = shared};
 
 	return pk_writer_memory_new(objects, &o, ret);
 }
@@ -120,7 +124,7 @@ int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *p
 
 	if (!json_is_array(objects) || !res)
 		return -EINVAL;
-	r = offline_writer(objects, now, &w);
+	r = offline_writer(objects, now, false, &w);
 	if (r == 0)
 		r = write_result(w, res, preempted);
 	pk_writer_free(w);
@@ -355,13 +359,31 @@ static int run_cycles(struct pk_sched *s, struct pk_writer *w, json_t *pre)
 	return 0;
 }
 
+/* Where a run writes: a copy of the objects, the objects themselves, or a shared array. */
+enum run_mode { RUN_COPY, RUN_IN_PLACE, RUN_SHARED };
+
+/* A new array with the items of objects (the objects shared). */
+static int share_objects(const json_t *objects, json_t **ret_out)
+{
+	json_t *out = json_array();
+
+	if (!out || json_array_extend(out, (json_t *)objects) < 0) {
+		json_decref(out);
+		return -ENOMEM;
+	}
+	*ret_out = out;
+	return 0;
+}
+
 /*
- * objects scheduled into out (objects itself when in place, else a copy),
- * written through an in-memory writer; conditions at the wall clock.
+ * objects scheduled into out (objects itself when in place, a copy, or an
+ * array sharing each object until it changes), written through an
+ * in-memory writer; conditions at the wall clock.
  */
-static int run(const json_t *objects, bool in_place, const struct pk_sched_opts *opts,
+static int run(const json_t *objects, enum run_mode mode, const struct pk_sched_opts *opts,
 	       json_t **ret_objects, json_t **ret_preempted, struct pk_errors *errs)
 {
+	bool in_place = mode == RUN_IN_PLACE;
 	struct pk_sched *s = NULL;
 	struct pk_writer *w = NULL;
 	json_t *out = NULL, *pre = json_array();
@@ -374,10 +396,12 @@ static int run(const json_t *objects, bool in_place, const struct pk_sched_opts 
 	r = pk_sched_new(opts, &s);
 	if (r == 0 && in_place)
 		out = json_incref((json_t *)objects);
+	else if (r == 0 && mode == RUN_SHARED)
+		r = share_objects(objects, &out);
 	else if (r == 0)
 		r = copy_objects(objects, &out);
 	if (r == 0)
-		r = offline_writer(out, (int64_t)time(NULL), &w);
+		r = offline_writer(out, (int64_t)time(NULL), mode == RUN_SHARED, &w);
 	if (r == 0)
 		r = template_claims(w, out);
 	if (r == 0)
@@ -402,11 +426,17 @@ static int run(const json_t *objects, bool in_place, const struct pk_sched_opts 
 int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t **ret_objects,
 		 json_t **ret_preempted, struct pk_errors *errs)
 {
-	return run(objects, false, opts, ret_objects, ret_preempted, errs);
+	return run(objects, RUN_COPY, opts, ret_objects, ret_preempted, errs);
+}
+
+int pk_sched_run_shared(const json_t *objects, const struct pk_sched_opts *opts,
+			json_t **ret_objects, json_t **ret_preempted, struct pk_errors *errs)
+{
+	return run(objects, RUN_SHARED, opts, ret_objects, ret_preempted, errs);
 }
 
 int pk_sched_run_in_place(json_t *objects, const struct pk_sched_opts *opts, json_t **ret_preempted,
 			  struct pk_errors *errs)
 {
-	return run(objects, true, opts, NULL, ret_preempted, errs);
+	return run(objects, RUN_IN_PLACE, opts, NULL, ret_preempted, errs);
 }

@@ -307,6 +307,14 @@ int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *p
 int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t **ret_objects,
 		 json_t **ret_preempted, struct pk_errors *errs);
 /*
+ * The same run into a new array that shares with objects every object the
+ * run does not change (an object is copied at its first change, objects
+ * itself is left as it was): what placement checks use, as they run the
+ * same cluster again and again.  The caller changes neither array's objects.
+ */
+int pk_sched_run_shared(const json_t *objects, const struct pk_sched_opts *opts,
+			json_t **ret_objects, json_t **ret_preempted, struct pk_errors *errs);
+/*
  * The same run applied to objects itself (no copy: what podctl schedule uses,
  * as it has no further use for its input): bound pods and conditions are set
  * in place and preempted pods moved from objects to ret_preempted; objects

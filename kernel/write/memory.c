@@ -14,7 +14,9 @@
  * another volume, a field that is not an object), so that an object changes
  * only when its whole item can be written; then the item is applied to the
  * object itself, which keeps it where it is in the array (no copy of each
- * object written, and whoever holds a reference to it sees it written).
+ * object written, and whoever holds a reference to it sees it written; in
+ * the shared mode an object is copied into its place at its first change
+ * instead, and whoever shares the original keeps it as it was).
  * Deletions are gathered and the array is compacted once per batch.
  */
 #include <errno.h>
@@ -32,6 +34,7 @@
 struct mem_backend {
 	json_t *objects;     /* the array written (a reference) */
 	struct pk_map index; /* pk_obj_key -> json_t * (borrowed: the array holds it) */
+	struct pk_map own;   /* opts.shared: pk_obj_key -> the copy made before a change */
 	struct pk_writer_memory_opts opts;
 	uint64_t version; /* the last resourceVersion stamped (opts.versions) */
 	uint64_t names;	  /* names made from a generateName */
@@ -167,6 +170,7 @@ static int remove_obj(struct mem_backend *b, const char *key, json_t *obj)
 	}
 	b->gone[b->ngone++] = obj;
 	pk_map_del(&b->index, key);
+	pk_map_del(&b->own, key);
 	return 0;
 }
 
@@ -237,6 +241,37 @@ static int apply(struct mem_backend *b, const struct pk_write_item *it, json_t *
 	return 0;
 }
 
+/*
+ * opts.shared: obj (under key) as the array's own, a deep copy in its place
+ * at the first change (*ret_obj), the shared one left as it was.
+ */
+static int own_copy(struct mem_backend *b, const char *key, json_t *obj, json_t **ret_obj)
+{
+	size_t n = json_array_size(b->objects), i;
+	json_t *copy;
+
+	*ret_obj = obj;
+	if (!b->opts.shared || pk_map_get(&b->own, key) == obj)
+		return 0;
+	for (i = 0; i < n && json_array_get(b->objects, i) != obj; i++)
+		;
+	if (i == n)
+		return -ENOENT;
+	if (!(copy = json_deep_copy(obj)))
+		return -ENOMEM;
+	if (pk_map_put(&b->own, key, copy) < 0) {
+		json_decref(copy);
+		return -ENOMEM;
+	}
+	if (json_array_set_new(b->objects, i, copy) < 0) { /* it freed the copy */
+		pk_map_del(&b->own, key);
+		return -ENOMEM;
+	}
+	pk_map_put(&b->index, key, copy); /* the key is there: a replacement cannot fail */
+	*ret_obj = copy;
+	return 0;
+}
+
 static int modify(struct mem_backend *b, const struct pk_write_item *it, int64_t now,
 		  json_t **ret_obj)
 {
@@ -262,7 +297,7 @@ static int modify(struct mem_backend *b, const struct pk_write_item *it, int64_t
 		return -EOPNOTSUPP;
 	bare = it->evict && !it->node && !it->volume && !it->annotations && !it->nconds &&
 	       !it->claim && !it->replace && !it->status;
-	if (!bare && (r = apply(b, it, obj, now)) < 0)
+	if (!bare && ((r = own_copy(b, key, obj, &obj)) < 0 || (r = apply(b, it, obj, now)) < 0))
 		return r;
 	if (it->evict && (r = remove_obj(b, key, obj)) < 0)
 		return r;
@@ -361,6 +396,8 @@ static int create(struct mem_backend *b, const struct pk_write_item *it, int64_t
 		json_array_remove(b->objects, json_array_size(b->objects) - 1);
 		r = -ENOMEM;
 	}
+	if (r == 0 && b->opts.shared && pk_map_put(&b->own, key, obj) < 0)
+		r = -ENOMEM; /* in the array all the same: copied again at its first change */
 	if (r == 0)
 		*ret_obj = obj;
 	else
@@ -424,6 +461,7 @@ static void mem_free(void *backend)
 	if (!b)
 		return;
 	pk_map_free(&b->index);
+	pk_map_free(&b->own);
 	free(b->gone);
 	json_decref(b->objects);
 	free(b);

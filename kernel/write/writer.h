@@ -251,11 +251,15 @@ int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now
  *              given (an offline run over a cluster dump writes its objects
  *              back with the resourceVersions they came with); preconditions
  *              are checked against metadata.resourceVersion and uid either way.
+ *   shared     the array's objects are shared with someone who keeps them as
+ *              they are: an object is copied (deep) into the array, in its
+ *              place, before its first change, and only the copy changes.
  */
 struct pk_writer_memory_opts {
 	bool (*holds)(enum pk_kind kind);
 	int64_t now;
 	bool versions;
+	bool shared;
 };
 /*
  * A writer over objects (a JSON array; a reference is kept), written in

@@ -8,7 +8,8 @@
  * name taken (EEXIST) and names a generateName reproducibly; an eviction
  * removes the pod after its condition and hands it back; a binding that
  * depends on a claim waits for it; the kinds a writer does not hold are not
- * its own; and a batch written to memory and to the store changes the
+ * its own; shared objects are copied at their first change and the
+ * shared ones left as they were; and a batch written to memory and to the store changes the
  * objects the same way (with versions, the generation too).
  */
 #include <check.h>
@@ -272,6 +273,60 @@ START_TEST(test_eviction_deletes)
 }
 END_TEST
 
+START_TEST(test_shared_objects_copied_at_first_change)
+{
+	json_t *a = pod("a", NULL, NULL, NULL), *b = pod("b", NULL, NULL, "n1"),
+	       *c = pod("c", NULL, NULL, "n1");
+	json_t *objs = json_pack("[O,O,O]", a, b, c), *mine, *got = NULL;
+	json_t *before = json_deep_copy(a);
+	struct pk_writer_memory_opts o = {.now = NOW, .shared = true};
+	struct pk_write_ref ra = ref(PK_KIND_POD, "a", 0, NULL),
+			    rb = ref(PK_KIND_POD, "b", 0, NULL),
+			    rc = ref(PK_KIND_POD, "c", 0, NULL);
+	struct pk_writer *w = NULL;
+	const struct pk_write_result *res;
+
+	ck_assert_int_eq(pk_writer_memory_new(objs, &o, &w), 0);
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_bind(w, &ra, "n1", NULL), 0);
+	ck_assert_int_eq(pk_writer_evict(w, &rc), 0); /* a bare eviction changes nothing */
+	res = commit(w, 2);
+	ck_assert_int_eq(res[0].error, 0);
+	mine = json_array_get(objs, 0);
+	ck_assert_ptr_ne(mine, a); /* a copy, in its place */
+	ck_assert_ptr_eq(res[0].object, mine);
+	ck_assert_str_eq(pk_get_string(mine, "spec.nodeName"), "n1");
+	ck_assert(json_equal(a, before)); /* the shared one as it was */
+	ck_assert_int_eq(res[1].error, 0);
+	ck_assert_ptr_eq(res[1].object, c); /* removed as it was */
+	ck_assert_uint_eq(json_array_size(objs), 2);
+	ck_assert_ptr_eq(json_array_get(objs, 1), b); /* never changed: still shared */
+	/* the copy is the writer's own: a second change writes it, no copy again */
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(
+	    pk_writer_set_condition(w, &ra, "PodScheduled", "True", "Scheduled", "on n1"), 0);
+	ck_assert_int_eq(pk_writer_set_condition(w, &rb, "Ready", "True", "", ""), 0);
+	res = commit(w, 2);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert_ptr_eq(json_array_get(objs, 0), mine);
+	ck_assert_str_eq(
+	    pk_get_string(json_array_get(pk_get(mine, "status.conditions"), 0), "type"),
+	    "PodScheduled");
+	ck_assert_ptr_ne(json_array_get(objs, 1), b);
+	ck_assert_ptr_null(pk_get(b, "status"));
+	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "b", &got), 0);
+	ck_assert_ptr_eq(got, json_array_get(objs, 1));
+	ck_assert(json_equal(a, before));
+	json_decref(got);
+	json_decref(before);
+	pk_writer_free(w);
+	json_decref(objs);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+}
+END_TEST
+
 START_TEST(test_binding_waits_for_its_claim)
 {
 	json_t *objs = json_pack("[o,o,o]", pod("a", NULL, NULL, NULL), pod("b", NULL, NULL, NULL),
@@ -459,6 +514,7 @@ static Suite *memory_suite(void)
 	tcase_add_test(tc, test_binding_of_a_bound_pod_refused);
 	tcase_add_test(tc, test_create_named_taken_and_generated);
 	tcase_add_test(tc, test_eviction_deletes);
+	tcase_add_test(tc, test_shared_objects_copied_at_first_change);
 	tcase_add_test(tc, test_binding_waits_for_its_claim);
 	tcase_add_test(tc, test_kinds_not_held_are_not_written);
 	tcase_add_test(tc, test_memory_writes_as_the_store_does);
