@@ -35,16 +35,6 @@
 #include "kernel/sched/sched-result.h"
 #include "kernel/sched/sched-snapshot.h"
 
-static int64_t backoff_ms(const struct pk_sched *s, int attempts)
-{
-	int64_t b = s->opts.backoff_initial_ms > 0 ? s->opts.backoff_initial_ms : 1000;
-	int64_t max = s->opts.backoff_max_ms > 0 ? s->opts.backoff_max_ms : 10000;
-
-	for (int i = 1; i < attempts && b < max; i++)
-		b *= 2;
-	return b < max ? b : max;
-}
-
 /* Every pending pod of g's subtree gets message (prefixed by nothing). */
 /*
  * Tell the pending pods of a hierarchy why they wait.  A pod held back by
@@ -449,9 +439,10 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 		    st == SC_UNRESOLVABLE ? PK_SCHED_UNRESOLVABLE : PK_SCHED_UNSCHEDULABLE;
 		report(ctx, root, NULL, false, 0);
 		root->q->attempts++;
-		root->q->backoff_until = now + backoff_ms(s, root->q->attempts);
+		root->q->backoff_until = now + sc_backoff_ms(s, root->q->attempts);
 	}
 	root->q->tried_gen = gen0;
+	root->q->tried_at = now;
 	if (st == SC_SUCCESS && !preempt && npl)
 		root->q->dirty = true; /* leftovers (a basic group's extra pods) get another try */
 	if (r == 0 && preempt) {
@@ -581,6 +572,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			break;
 		}
 		root->q->parked_invalid = false;
+		sc_queue_checked(s, root);
 		r = process_root(&ctx, root, now_ms);
 		sc_queue_place(s, root, now_ms);
 		break;

@@ -336,6 +336,10 @@ static bool has_pending(const struct sc_group *g, int depth)
 /* Does a go before b in heap h? */
 static bool heap_before(int h, const struct sc_group *a, const struct sc_group *b)
 {
+	if (h >= SC_QUEUE_PARK) /* the least need first: the first that freed capacity holds */
+		return a->q->need[h - SC_QUEUE_PARK] != b->q->need[h - SC_QUEUE_PARK]
+			   ? a->q->need[h - SC_QUEUE_PARK] < b->q->need[h - SC_QUEUE_PARK]
+			   : a->seq < b->seq;
 	if (h == SC_QUEUE_BACKOFF && a->q->backoff_until != b->q->backoff_until)
 		return a->q->backoff_until < b->q->backoff_until;
 	struct ranked x = {.g = (struct sc_group *)a, .prio = a->q->prio_cache};
@@ -346,7 +350,9 @@ static bool heap_before(int h, const struct sc_group *a, const struct sc_group *
 
 static struct sc_heap *heap_of(struct sc_queue *q, int h)
 {
-	return h == SC_QUEUE_ACTIVE ? &q->active : &q->backoff;
+	if (h >= SC_QUEUE_PARK)
+		return &q->park[h - SC_QUEUE_PARK];
+	return h == SC_QUEUE_ACTIVE ? &q->active : h == SC_QUEUE_WAIT ? &q->waiting : &q->backoff;
 }
 
 static void heap_set(struct sc_heap *hp, size_t i, struct sc_group *g)
@@ -400,7 +406,10 @@ static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
 	}
 	hp->v[hp->n++] = g;
 	g->q->qheap = (unsigned char)h;
-	sift_up(hp, h, hp->n - 1);
+	if (h == SC_QUEUE_WAIT) /* unordered */
+		g->q->qpos = hp->n - 1;
+	else
+		sift_up(hp, h, hp->n - 1);
 	return 0;
 }
 
@@ -414,10 +423,14 @@ static void heap_remove(struct sc_queue *q, struct sc_group *g)
 		return;
 	hp = heap_of(q, h);
 	g->q->qheap = SC_QUEUE_NONE;
+	if (h >= SC_QUEUE_PARK && --q->nparked == 0)
+		q->parked_prio = INT32_MIN;
 	if (i != --hp->n) {
 		heap_set(hp, i, hp->v[hp->n]);
-		sift_down(hp, h, i);
-		sift_up(hp, h, i);
+		if (h != SC_QUEUE_WAIT) {
+			sift_down(hp, h, i);
+			sift_up(hp, h, i);
+		}
 	}
 }
 
@@ -443,6 +456,10 @@ void sc_queue_fini(struct sc_queue *q)
 {
 	free(q->active.v);
 	free(q->backoff.v);
+	free(q->waiting.v);
+	for (size_t r = 0; r < SC_MAX_RES; r++)
+		free(q->park[r].v);
+	free(q->marks);
 	sc_vec_free(&q->touched);
 	memset(q, 0, sizeof(*q));
 }
@@ -460,6 +477,186 @@ static bool eligible(const struct pk_sched *s, const struct sc_group *g)
 	       (g->q->dirty || (!g->q->parked_invalid && s->gen > g->q->tried_gen));
 }
 
+int64_t sc_backoff_ms(const struct pk_sched *s, int attempts)
+{
+	int64_t b = s->opts.backoff_initial_ms > 0 ? s->opts.backoff_initial_ms : 1000;
+	int64_t max = s->opts.backoff_max_ms > 0 ? s->opts.backoff_max_ms : 10000;
+
+	for (int i = 1; i < attempts && b < max; i++)
+		b *= 2;
+	return b < max ? b : max;
+}
+
+/* ---- queueing hints: failed roots wait for a change that may let them place ---------- */
+
+#define SC_MARKS_MAX ((size_t)1 << 20) /* past this many marks every parked root wakes */
+
+/* The smallest request of each resource over g's pods to place, and their count. */
+static void least_requests(const struct sc_group *g, int nres, int depth, int64_t *least, int *n)
+{
+	if (depth > SC_DEPTH_MAX)
+		return;
+	for (size_t i = 0; i < g->pods.n; i++) {
+		const struct sc_pod *p = g->pods.v[i];
+
+		if (!placeable(p))
+			continue;
+		for (int r = 0; r < nres; r++)
+			if (!*n || p->req[r] < least[r])
+				least[r] = p->req[r];
+		(*n)++;
+	}
+	for (size_t i = 0; i < g->children.n; i++)
+		least_requests(g->children.v[i], nres, depth + 1, least, n);
+}
+
+/*
+ * The least root g takes of each resource when it places anything: a gang
+ * (a PodGroup root with a minimum) the pods it lacks of its minimum, each at
+ * least the smallest request of its pods to place; any other root one such
+ * pod.  False when it has no pod to place or lacks none of its minimum.
+ */
+static bool root_need(const struct pk_sched *s, const struct sc_group *g, int64_t *ret_need)
+{
+	int64_t least[SC_MAX_RES] = {0}, pods = 1;
+	int n = 0, nres = s->snap.nres;
+
+	memset(ret_need, 0, SC_MAX_RES * sizeof(*ret_need));
+	least_requests(g, nres, 0, least, &n);
+	if (!n)
+		return false;
+	if (!g->composite && !g->implicit && g->spec.policy == PK_POLICY_GANG) {
+		int running = 0; /* bound or binding, leaving ones too: a need never too high */
+
+		for (size_t i = 0; i < g->pods.n; i++) {
+			const struct sc_pod *p = g->pods.v[i];
+
+			running += p->node >= 0 || p->node_name;
+		}
+		/* its minimum, gated members counted toward it (sc_group_min) */
+		pods = (int64_t)(g->spec.min > g->gated ? g->spec.min - g->gated : 0) - running;
+		if (pods < 1)
+			return false;
+	}
+	for (int r = 0; r < nres; r++)
+		ret_need[r] = least[r] > INT64_MAX / pods ? INT64_MAX : least[r] * pods;
+	return true;
+}
+
+/* A resource of which the cluster has less free in all than g needs, or -1. */
+static int lacking(struct pk_sched *s, const struct sc_group *g)
+{
+	for (int r = 0; r < s->snap.nres; r++)
+		if ((__int128)g->q->need[r] > sc_snapshot_free_sum(&s->snap, r))
+			return r;
+	return -1;
+}
+
+/*
+ * Replay the attempts a parked root would have made before now, each a
+ * failure (it was parked only while the cluster had too little free for
+ * it): after a change it retries once its backoff is over, so at the later
+ * of its backoff's end and the change; its attempts and backoff grow as they
+ * would have.
+ */
+static void replay(struct pk_sched *s, struct sc_group *g, int64_t now)
+{
+	struct sc_queue *q = &s->forest.queue;
+	struct sc_group_queue *gq = g->q;
+	uint64_t i = gq->mark_next, end = q->marks_base + q->nmarks;
+
+	for (;;) {
+		int64_t at;
+
+		while (i < end && q->marks[i - q->marks_base].gen <= gq->tried_gen)
+			i++;
+		if (i >= end)
+			break;
+		at = q->marks[i - q->marks_base].t;
+		if (gq->backoff_until > at)
+			at = gq->backoff_until;
+		if (at >= now)
+			break;
+		while (i + 1 < end && q->marks[i + 1 - q->marks_base].t <= at)
+			i++;
+		gq->attempts++;
+		gq->backoff_until = at + sc_backoff_ms(s, gq->attempts);
+		gq->tried_at = at;
+		gq->tried_gen = q->marks[i - q->marks_base].gen;
+		i++;
+	}
+	gq->mark_next = i;
+}
+
+void sc_queue_checked(struct pk_sched *s, struct sc_group *g)
+{
+	g->q->checked_epoch = s->forest.queue.full_epoch;
+}
+
+/*
+ * Would root g's attempt now fail as its last did?  Unchanged since then (its
+ * subtree, and nothing but freed capacity in the cluster: it passes
+ * PreEnqueue and validation again), unable to preempt (no bound pod has a
+ * lower priority), and the cluster has less free in all of some resource
+ * than the least it would take.  Not while tracing: every attempt is told.
+ */
+static bool fails_unchanged(struct pk_sched *s, struct sc_group *g)
+{
+	return !g->q->dirty && g->q->need_ok && g->q->checked_epoch == s->forest.queue.full_epoch &&
+	       !s->opts.explain && !s->opts.trace && !s->opts.stat &&
+	       !sc_victim_floor_below(s, g->q->prio_cache) && lacking(s, g) >= 0;
+}
+
+/* Leave the park, the attempts it missed replayed. */
+static void unpark(struct pk_sched *s, struct sc_group *g, int64_t now)
+{
+	heap_remove(&s->forest.queue, g);
+	replay(s, g, now);
+}
+
+static void park(struct sc_queue *q, int r, struct sc_group *g)
+{
+	if (heap_push(q, SC_QUEUE_PARK + r, g) < 0) {
+		heap_push(q, SC_QUEUE_WAIT, g); /* no room to park: it waits for any change */
+		return;
+	}
+	if (!q->nparked++ || g->q->prio_cache > q->parked_prio)
+		q->parked_prio = g->q->prio_cache;
+}
+
+/*
+ * A root not eligible until the cluster changes: parked when the cluster has
+ * too little free for it and it cannot preempt (no bound pod has a lower
+ * priority), else waiting for any change.
+ */
+static void wait_or_park(struct pk_sched *s, struct sc_group *g)
+{
+	struct sc_queue *q = &s->forest.queue;
+	int r = -1;
+
+	if (!g->q->need_ok)
+		g->q->need_ok = root_need(s, g, g->q->need);
+	if (g->q->tried_gen == s->gen && g->q->need_ok &&
+	    !sc_victim_floor_below(s, g->q->prio_cache))
+		r = lacking(s, g);
+	if (r < 0) {
+		heap_push(q, SC_QUEUE_WAIT, g);
+		return;
+	}
+	if (!q->nparked) { /* no mark is needed before now */
+		q->marks_base += q->nmarks;
+		q->nmarks = 0;
+	}
+	g->q->mark_next = q->marks_base + q->nmarks;
+	park(q, r, g);
+}
+
+/* Not eligible only until the cluster changes (it failed at the current generation). */
+static bool waits_for_change(const struct sc_group *g)
+{
+	return g->q->is_root && g->present && !g->q->done && !g->q->dirty && !g->q->parked_invalid;
+}
+
 void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 {
 	struct sc_queue *q = &s->forest.queue;
@@ -468,6 +665,12 @@ void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 	if (!g->q || !g->q->is_root) {
 		sc_queue_forget(q, g); /* a placeholder or inner group reached by a touch */
 		return;
+	}
+	if (g->q->qheap >= SC_QUEUE_PARK) {
+		if (!g->q->dirty && g->present && !g->q->done && !g->q->parked_invalid &&
+		    g->q->prio_valid && g->q->prio_epoch == s->prio_epoch)
+			return; /* nothing it waits for happened */
+		unpark(s, g, now);
 	}
 	if (!g->q->prio_valid || g->q->prio_epoch != s->prio_epoch) {
 		int32_t prio = sc_root_priority(s, g);
@@ -478,19 +681,95 @@ void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 		g->q->prio_epoch = s->prio_epoch;
 		g->q->prio_valid = true;
 	}
-	want = !eligible(s, g)		   ? SC_QUEUE_NONE
-	       : g->q->backoff_until > now ? SC_QUEUE_BACKOFF
-					   : SC_QUEUE_ACTIVE;
+	want = eligible(s, g) ? g->q->backoff_until > now ? SC_QUEUE_BACKOFF : SC_QUEUE_ACTIVE
+	       : waits_for_change(g) ? SC_QUEUE_WAIT
+				     : SC_QUEUE_NONE;
 	if (want == g->q->qheap) {
-		if (want != SC_QUEUE_NONE) { /* creation or backoff may have moved */
+		if (want == SC_QUEUE_ACTIVE || want == SC_QUEUE_BACKOFF) {
+			/* creation or backoff may have moved */
 			sift_down(heap_of(q, want), want, g->q->qpos);
 			sift_up(heap_of(q, want), want, g->q->qpos);
 		}
 		return;
 	}
 	heap_remove(q, g);
-	if (want != SC_QUEUE_NONE)
+	if (want == SC_QUEUE_WAIT)
+		wait_or_park(s, g);
+	else if (want != SC_QUEUE_NONE)
 		heap_push(q, want, g);
+}
+
+/* Note the change the queue sees at now, while roots are parked. */
+static void mark(struct sc_queue *q, int64_t now, uint64_t gen)
+{
+	if (!q->nparked)
+		return;
+	if (q->nmarks == q->capmarks) {
+		size_t cap = q->capmarks ? q->capmarks * 2 : 256;
+		struct sc_queue_mark *v = realloc(q->marks, cap * sizeof(*v));
+
+		if (!v) { /* without the mark a replay stops short: wake them all */
+			q->started = false;
+			return;
+		}
+		q->marks = v;
+		q->capmarks = cap;
+	}
+	q->marks[q->nmarks++] = (struct sc_queue_mark){now, gen};
+}
+
+/* The roots of heap h leave it for sc_queue_place, which puts each where it belongs now. */
+static void requeue_all(struct pk_sched *s, int h, int64_t now)
+{
+	struct sc_heap *hp = heap_of(&s->forest.queue, h), v = *hp;
+
+	*hp = (struct sc_heap){0};
+	for (size_t i = 0; i < v.n; i++) {
+		v.v[i]->q->qheap = SC_QUEUE_NONE;
+		if (h >= SC_QUEUE_PARK) {
+			s->forest.queue.nparked--;
+			replay(s, v.v[i], now);
+		}
+	}
+	if (!s->forest.queue.nparked)
+		s->forest.queue.parked_prio = INT32_MIN;
+	for (size_t i = 0; i < v.n; i++)
+		sc_queue_place(s, v.v[i], now);
+	if (!hp->v) { /* keep the storage */
+		hp->v = v.v;
+		hp->cap = v.cap;
+	} else {
+		free(v.v);
+	}
+}
+
+/*
+ * Capacity was freed (and nothing else changed): the parked roots whose
+ * need the cluster now holds in all wake, the others stay; every waiting
+ * root is eligible again.
+ */
+static void wake_parked(struct pk_sched *s, int64_t now)
+{
+	struct sc_queue *q = &s->forest.queue;
+
+	for (int r = 0; r < s->snap.nres && q->nparked; r++) {
+		struct sc_heap *hp = &q->park[r];
+		__int128 free_ = sc_snapshot_free_sum(&s->snap, r);
+
+		while (hp->n && (__int128)hp->v[0]->q->need[r] <= free_) {
+			struct sc_group *g = hp->v[0];
+			int other;
+
+			heap_remove(q, g);
+			if ((other = lacking(s, g)) >= 0) { /* parked under another it lacks */
+				park(q, other, g);
+				continue;
+			}
+			replay(s, g, now);
+			sc_queue_place(s, g, now);
+		}
+	}
+	requeue_all(s, SC_QUEUE_WAIT, now);
 }
 
 /* Bring the heaps up to date: priority classes, cluster events, touched roots. */
@@ -499,14 +778,25 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 	struct sc_forest *f = &s->forest;
 	struct sc_queue *q = &f->queue;
 
-	if (!q->started || q->epoch_seen != s->prio_epoch || q->gen_seen != s->gen) {
+	if (q->gen_seen != s->gen)
+		mark(q, now, s->gen);
+	if (!q->started || q->epoch_seen != s->prio_epoch ||
+	    s->gen - q->gen_seen != s->gen_cap - q->cap_seen || q->nmarks >= SC_MARKS_MAX ||
+	    (q->nparked && sc_victim_floor_below(s, q->parked_prio))) {
 		/* Every root may have changed rank or become eligible: once per event. */
+		for (int h = SC_QUEUE_PARK; h < SC_QUEUE_PARK + SC_MAX_RES; h++)
+			requeue_all(s, h, now);
+		requeue_all(s, SC_QUEUE_WAIT, now);
 		for (size_t i = 0; i < f->roots.n; i++)
 			sc_queue_place(s, f->roots.v[i], now);
 		q->started = true;
-		q->epoch_seen = s->prio_epoch;
-		q->gen_seen = s->gen;
+		q->full_epoch++;
+	} else if (q->gen_seen != s->gen) {
+		wake_parked(s, now);
 	}
+	q->epoch_seen = s->prio_epoch;
+	q->gen_seen = s->gen;
+	q->cap_seen = s->gen_cap;
 	for (size_t i = 0; i < q->touched.n; i++) {
 		struct sc_group *g = q->touched.v[i];
 
@@ -537,6 +827,16 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 		if (!has_pending(g, 0)) {
 			g->q->done = true;
 			g->q->dirty = false;
+			continue;
+		}
+		if (g->q->dirty) {
+			g->q->need_ok = false;
+		} else if (fails_unchanged(s, g)) { /* its attempt, without the search */
+			g->q->attempts++;
+			g->q->backoff_until = now + sc_backoff_ms(s, g->q->attempts);
+			g->q->tried_gen = s->gen;
+			g->q->tried_at = now;
+			sc_queue_place(s, g, now);
 			continue;
 		}
 		return g; /* the best eligible root in rank order */
