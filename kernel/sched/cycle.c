@@ -509,7 +509,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 {
 	struct pk_sched_result *res = calloc(1, sizeof(*res));
 	struct sc_ctx ctx = {.s = s, .snap = &s->snap, .res = res};
-	bool gated = false;
+	bool gated = false, changed;
 	int r = 0;
 
 	if (!res)
@@ -547,6 +547,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			res->retry_at_ms = wait;
 			break;
 		}
+		changed = root->q->dirty;
 		root->q->dirty = false;
 		root->q->tried_gen = s->gen;
 		name_root(res, root);
@@ -573,7 +574,13 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 		}
 		root->q->parked_invalid = false;
 		sc_queue_checked(s, root);
-		r = process_root(&ctx, root, now_ms);
+		if (changed && s->opts.quiet_failures && !ctx.tracing && !s->opts.stat &&
+		    sc_queue_cannot_place(s, root)) {
+			res->outcome = PK_SCHED_UNSCHEDULABLE; /* its pods are told nothing */
+			sc_queue_failed(s, root, now_ms);
+		} else {
+			r = process_root(&ctx, root, now_ms);
+		}
 		sc_queue_place(s, root, now_ms);
 		break;
 	}

@@ -336,10 +336,6 @@ static bool has_pending(const struct sc_group *g, int depth)
 /* Does a go before b in heap h? */
 static bool heap_before(int h, const struct sc_group *a, const struct sc_group *b)
 {
-	if (h >= SC_QUEUE_PARK) /* the least need first: the first that freed capacity holds */
-		return a->q->need[h - SC_QUEUE_PARK] != b->q->need[h - SC_QUEUE_PARK]
-			   ? a->q->need[h - SC_QUEUE_PARK] < b->q->need[h - SC_QUEUE_PARK]
-			   : a->seq < b->seq;
 	if (h == SC_QUEUE_BACKOFF && a->q->backoff_until != b->q->backoff_until)
 		return a->q->backoff_until < b->q->backoff_until;
 	struct ranked x = {.g = (struct sc_group *)a, .prio = a->q->prio_cache};
@@ -350,8 +346,6 @@ static bool heap_before(int h, const struct sc_group *a, const struct sc_group *
 
 static struct sc_heap *heap_of(struct sc_queue *q, int h)
 {
-	if (h >= SC_QUEUE_PARK)
-		return &q->park[h - SC_QUEUE_PARK];
 	return h == SC_QUEUE_ACTIVE ? &q->active : h == SC_QUEUE_WAIT ? &q->waiting : &q->backoff;
 }
 
@@ -413,6 +407,114 @@ static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
 	return 0;
 }
 
+/* ---- the park: a treap per resource in rank order, each subtree's least need ---------- */
+
+static int64_t pmin(const struct sc_group *t)
+{
+	return t ? t->q->pmin : INT64_MAX;
+}
+
+static void pfix(struct sc_group *t, int r)
+{
+	int64_t m = t->q->need[r], a = pmin(t->q->pl), b = pmin(t->q->pr);
+
+	t->q->pmin = m < a ? (m < b ? m : b) : (a < b ? a : b);
+}
+
+/* The treap's priority of g: a hash of its sequence number (any order will do). */
+static uint64_t pprio(const struct sc_group *g)
+{
+	uint64_t z = g->seq + 0x9e3779b97f4a7c15ULL;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static struct sc_group *pmerge(struct sc_group *a, struct sc_group *b, int r)
+{
+	if (!a || !b)
+		return a ? a : b;
+	if (pprio(a) > pprio(b)) {
+		a->q->pr = pmerge(a->q->pr, b, r);
+		pfix(a, r);
+		return a;
+	}
+	b->q->pl = pmerge(a, b->q->pl, r);
+	pfix(b, r);
+	return b;
+}
+
+/* t's roots before g (*ret_l) and after it (*ret_r) in rank order. */
+static void psplit(struct sc_group *t, const struct sc_group *g, int r, struct sc_group **ret_l,
+		   struct sc_group **ret_r)
+{
+	if (!t) {
+		*ret_l = *ret_r = NULL;
+	} else if (heap_before(SC_QUEUE_ACTIVE, t, g)) {
+		psplit(t->q->pr, g, r, &t->q->pr, ret_r);
+		pfix(t, r);
+		*ret_l = t;
+	} else {
+		psplit(t->q->pl, g, r, ret_l, &t->q->pl);
+		pfix(t, r);
+		*ret_r = t;
+	}
+}
+
+static struct sc_group *pinsert(struct sc_group *t, struct sc_group *g, int r)
+{
+	if (!t || pprio(g) > pprio(t)) {
+		psplit(t, g, r, &g->q->pl, &g->q->pr);
+		pfix(g, r);
+		return g;
+	}
+	if (heap_before(SC_QUEUE_ACTIVE, g, t))
+		t->q->pl = pinsert(t->q->pl, g, r);
+	else
+		t->q->pr = pinsert(t->q->pr, g, r);
+	pfix(t, r);
+	return t;
+}
+
+static struct sc_group *pdelete(struct sc_group *t, struct sc_group *g, int r)
+{
+	if (!t)
+		return NULL;
+	if (t == g)
+		return pmerge(t->q->pl, t->q->pr, r);
+	if (heap_before(SC_QUEUE_ACTIVE, g, t))
+		t->q->pl = pdelete(t->q->pl, g, r);
+	else
+		t->q->pr = pdelete(t->q->pr, g, r);
+	pfix(t, r);
+	return t;
+}
+
+/* The first root of t in rank order whose need of resource r is at most free_, or NULL. */
+static struct sc_group *pfirst(struct sc_group *t, int r, __int128 free_)
+{
+	while (t && (__int128)pmin(t) <= free_) {
+		if ((__int128)pmin(t->q->pl) <= free_)
+			t = t->q->pl;
+		else if ((__int128)t->q->need[r] <= free_)
+			return t;
+		else
+			t = t->q->pr;
+	}
+	return NULL;
+}
+
+/* t's roots in rank order into v (room for all of them); their count. */
+static size_t plist(struct sc_group *t, struct sc_group **v, size_t n)
+{
+	for (; t; t = t->q->pr) {
+		n = plist(t->q->pl, v, n);
+		v[n++] = t;
+	}
+	return n;
+}
+
 static void heap_remove(struct sc_queue *q, struct sc_group *g)
 {
 	int h = g->q->qheap;
@@ -421,10 +523,15 @@ static void heap_remove(struct sc_queue *q, struct sc_group *g)
 
 	if (h == SC_QUEUE_NONE)
 		return;
-	hp = heap_of(q, h);
 	g->q->qheap = SC_QUEUE_NONE;
-	if (h >= SC_QUEUE_PARK && --q->nparked == 0)
-		q->parked_prio = INT32_MIN;
+	if (h >= SC_QUEUE_PARK) {
+		q->park[h - SC_QUEUE_PARK] =
+		    pdelete(q->park[h - SC_QUEUE_PARK], g, h - SC_QUEUE_PARK);
+		if (--q->nparked == 0)
+			q->parked_prio = INT32_MIN;
+		return;
+	}
+	hp = heap_of(q, h);
 	if (i != --hp->n) {
 		heap_set(hp, i, hp->v[hp->n]);
 		if (h != SC_QUEUE_WAIT) {
@@ -457,8 +564,6 @@ void sc_queue_fini(struct sc_queue *q)
 	free(q->active.v);
 	free(q->backoff.v);
 	free(q->waiting.v);
-	for (size_t r = 0; r < SC_MAX_RES; r++)
-		free(q->park[r].v);
 	free(q->marks);
 	sc_vec_free(&q->touched);
 	memset(q, 0, sizeof(*q));
@@ -593,6 +698,20 @@ void sc_queue_checked(struct pk_sched *s, struct sc_group *g)
 	g->q->checked_epoch = s->forest.queue.full_epoch;
 }
 
+bool sc_queue_cannot_place(struct pk_sched *s, struct sc_group *g)
+{
+	g->q->need_ok = root_need(s, g, g->q->need);
+	return g->q->need_ok && !sc_victim_floor_below(s, g->q->prio_cache) && lacking(s, g) >= 0;
+}
+
+void sc_queue_failed(struct pk_sched *s, struct sc_group *g, int64_t now)
+{
+	g->q->attempts++;
+	g->q->backoff_until = now + sc_backoff_ms(s, g->q->attempts);
+	g->q->tried_gen = s->gen;
+	g->q->tried_at = now;
+}
+
 /*
  * Would root g's attempt now fail as its last did?  Unchanged since then (its
  * subtree, and nothing but freed capacity in the cluster: it passes
@@ -616,10 +735,8 @@ static void unpark(struct pk_sched *s, struct sc_group *g, int64_t now)
 
 static void park(struct sc_queue *q, int r, struct sc_group *g)
 {
-	if (heap_push(q, SC_QUEUE_PARK + r, g) < 0) {
-		heap_push(q, SC_QUEUE_WAIT, g); /* no room to park: it waits for any change */
-		return;
-	}
+	q->park[r] = pinsert(q->park[r], g, r);
+	g->q->qheap = (unsigned char)(SC_QUEUE_PARK + r);
 	if (!q->nparked++ || g->q->prio_cache > q->parked_prio)
 		q->parked_prio = g->q->prio_cache;
 }
@@ -724,15 +841,8 @@ static void requeue_all(struct pk_sched *s, int h, int64_t now)
 	struct sc_heap *hp = heap_of(&s->forest.queue, h), v = *hp;
 
 	*hp = (struct sc_heap){0};
-	for (size_t i = 0; i < v.n; i++) {
+	for (size_t i = 0; i < v.n; i++)
 		v.v[i]->q->qheap = SC_QUEUE_NONE;
-		if (h >= SC_QUEUE_PARK) {
-			s->forest.queue.nparked--;
-			replay(s, v.v[i], now);
-		}
-	}
-	if (!s->forest.queue.nparked)
-		s->forest.queue.parked_prio = INT32_MIN;
 	for (size_t i = 0; i < v.n; i++)
 		sc_queue_place(s, v.v[i], now);
 	if (!hp->v) { /* keep the storage */
@@ -743,33 +853,52 @@ static void requeue_all(struct pk_sched *s, int h, int64_t now)
 	}
 }
 
-/*
- * Capacity was freed (and nothing else changed): the parked roots whose
- * need the cluster now holds in all wake, the others stay; every waiting
- * root is eligible again.
- */
-static void wake_parked(struct pk_sched *s, int64_t now)
+/* Every parked root wakes, the attempts it missed replayed, and goes where it belongs now. */
+static void unpark_all(struct pk_sched *s, int64_t now)
 {
 	struct sc_queue *q = &s->forest.queue;
+	struct sc_group **v = q->nparked ? malloc(q->nparked * sizeof(*v)) : NULL;
+	size_t n = 0;
+
+	if (!v)
+		return; /* none parked (or no memory: they stay parked) */
+	for (int r = 0; r < SC_MAX_RES; r++) {
+		n = plist(q->park[r], v, n);
+		q->park[r] = NULL;
+	}
+	q->nparked = 0;
+	q->parked_prio = INT32_MIN;
+	for (size_t i = 0; i < n; i++) { /* every replay before any is parked again */
+		v[i]->q->qheap = SC_QUEUE_NONE;
+		replay(s, v[i], now);
+	}
+	for (size_t i = 0; i < n; i++)
+		sc_queue_place(s, v[i], now);
+	free(v);
+}
+
+/*
+ * The best parked root in rank order whose need the cluster holds now, or
+ * NULL; one that lacks another resource moves to that one's park.
+ */
+static struct sc_group *parked_first(struct pk_sched *s)
+{
+	struct sc_queue *q = &s->forest.queue;
+	struct sc_group *best = NULL;
 
 	for (int r = 0; r < s->snap.nres && q->nparked; r++) {
-		struct sc_heap *hp = &q->park[r];
-		__int128 free_ = sc_snapshot_free_sum(&s->snap, r);
+		struct sc_group *g;
+		int other;
 
-		while (hp->n && (__int128)hp->v[0]->q->need[r] <= free_) {
-			struct sc_group *g = hp->v[0];
-			int other;
-
+		while ((g = pfirst(q->park[r], r, sc_snapshot_free_sum(&s->snap, r))) &&
+		       (other = lacking(s, g)) >= 0) {
 			heap_remove(q, g);
-			if ((other = lacking(s, g)) >= 0) { /* parked under another it lacks */
-				park(q, other, g);
-				continue;
-			}
-			replay(s, g, now);
-			sc_queue_place(s, g, now);
+			park(q, other, g);
 		}
+		if (g && (!best || heap_before(SC_QUEUE_ACTIVE, g, best)))
+			best = g;
 	}
-	requeue_all(s, SC_QUEUE_WAIT, now);
+	return best;
 }
 
 /* Bring the heaps up to date: priority classes, cluster events, touched roots. */
@@ -784,15 +913,14 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 	    s->gen - q->gen_seen != s->gen_cap - q->cap_seen || q->nmarks >= SC_MARKS_MAX ||
 	    (q->nparked && sc_victim_floor_below(s, q->parked_prio))) {
 		/* Every root may have changed rank or become eligible: once per event. */
-		for (int h = SC_QUEUE_PARK; h < SC_QUEUE_PARK + SC_MAX_RES; h++)
-			requeue_all(s, h, now);
+		unpark_all(s, now);
 		requeue_all(s, SC_QUEUE_WAIT, now);
 		for (size_t i = 0; i < f->roots.n; i++)
 			sc_queue_place(s, f->roots.v[i], now);
 		q->started = true;
 		q->full_epoch++;
-	} else if (q->gen_seen != s->gen) {
-		wake_parked(s, now);
+	} else if (q->gen_seen != s->gen) { /* capacity freed: parked roots wake at their turn */
+		requeue_all(s, SC_QUEUE_WAIT, now);
 	}
 	q->epoch_seen = s->prio_epoch;
 	q->gen_seen = s->gen;
@@ -820,11 +948,19 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 	if (ret_wait)
 		*ret_wait = 0;
 	queue_refresh(s, now);
-	while (q->active.n) {
-		struct sc_group *g = q->active.v[0];
+	for (;;) {
+		struct sc_group *p = parked_first(s), *g = q->active.n ? q->active.v[0] : NULL;
 
+		if (p && (!g || heap_before(SC_QUEUE_ACTIVE, p, g))) { /* its turn, room for it */
+			unpark(s, p, now);
+			sc_queue_place(s, p, now);
+			continue;
+		}
+		if (!g)
+			break;
 		heap_remove(q, g);
-		if (!has_pending(g, 0)) {
+		/* unchanged since it failed with pods to place (need_ok), it still has them */
+		if ((g->q->dirty || !g->q->need_ok) && !has_pending(g, 0)) {
 			g->q->done = true;
 			g->q->dirty = false;
 			continue;
@@ -832,10 +968,7 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 		if (g->q->dirty) {
 			g->q->need_ok = false;
 		} else if (fails_unchanged(s, g)) { /* its attempt, without the search */
-			g->q->attempts++;
-			g->q->backoff_until = now + sc_backoff_ms(s, g->q->attempts);
-			g->q->tried_gen = s->gen;
-			g->q->tried_at = now;
+			sc_queue_failed(s, g, now);
 			sc_queue_place(s, g, now);
 			continue;
 		}

@@ -155,8 +155,10 @@ struct sc_group_queue {
 	/* Parked (qheap SC_QUEUE_PARK + r): the least it takes of each resource
 	 * to place, and the first of the queue's marks it has not replayed. */
 	int64_t need[SC_MAX_RES];
-	bool need_ok;		/* need holds for its pods as they are (it is not dirty) */
-	uint64_t checked_epoch; /* full_epoch when it last passed PreEnqueue and validation */
+	struct sc_group *pl, *pr; /* the park's treap: before, after in rank order */
+	int64_t pmin;		  /* the least need of its subtree (of the park's resource) */
+	bool need_ok;		  /* need holds for its pods as they are (it is not dirty) */
+	uint64_t checked_epoch;	  /* full_epoch when it last passed PreEnqueue and validation */
 	uint64_t mark_next;
 };
 
@@ -230,12 +232,15 @@ struct sc_heap {
 /*
  * A root that failed waits for the cluster to change (queueing hints, as
  * kube-scheduler's unschedulable pods do): in waiting (unordered) until any
- * change, or parked in park[r] (a heap by its need of resource r, one it
- * lacked) when the cluster has too little free in all for it to place
- * anything: capacity freed wakes only the parked roots whose need it now
- * holds.  A parked root's retries that would have failed are replayed when
- * it wakes (attempts, backoff), from the marks: the time and generation
- * of every change the queue saw while roots were parked.
+ * change, or parked in park[r] (a treap in rank order, each subtree knowing
+ * its least need of resource r, one the root lacked) when the cluster has
+ * too little free in all for it to place anything.  A pick takes the best
+ * root in rank order of the active heap and of the parked roots whose need
+ * the cluster now holds, so freed capacity wakes a parked root only when
+ * its turn comes and the capacity is still there.  A parked root's retries
+ * that would have failed are replayed when it wakes (attempts, backoff),
+ * from the marks: the time and generation of every change the queue saw
+ * while roots were parked.
  */
 struct sc_queue_mark {
 	int64_t t;
@@ -243,7 +248,7 @@ struct sc_queue_mark {
 };
 struct sc_queue {
 	struct sc_heap active, backoff, waiting;
-	struct sc_heap park[SC_MAX_RES];
+	struct sc_group *park[SC_MAX_RES];
 	struct sc_vec touched;
 	uint64_t gen_seen, epoch_seen, cap_seen;
 	uint64_t full_epoch; /* bumps when anything but freed capacity changed */
@@ -348,6 +353,14 @@ void sc_queue_touched(struct sc_queue *q, struct sc_group *g);
 void sc_queue_forget(struct sc_queue *q, struct sc_group *g);
 void sc_queue_fini(struct sc_queue *q);
 void sc_queue_order(struct pk_sched *s, struct sc_vec *ret_roots); /* test helper */
+/*
+ * Can root g place nothing now, whatever the strategy: unable to preempt
+ * (no bound pod has a lower priority), and the cluster has less free in all
+ * of some resource than the least it would take (its need, made anew)?
+ */
+bool sc_queue_cannot_place(struct pk_sched *s, struct sc_group *g);
+/* Root g's attempt at now failed without a search (known to): its backoff grows. */
+void sc_queue_failed(struct pk_sched *s, struct sc_group *g, int64_t now);
 /* The backoff after a root's attempts-th failed attempt in a row. */
 int64_t sc_backoff_ms(const struct pk_sched *s, int attempts);
 
