@@ -346,7 +346,15 @@ static bool heap_before(int h, const struct sc_group *a, const struct sc_group *
 
 static struct sc_heap *heap_of(struct sc_queue *q, int h)
 {
-	return h == SC_QUEUE_ACTIVE ? &q->active : h == SC_QUEUE_WAIT ? &q->waiting : &q->backoff;
+	return h == SC_QUEUE_ACTIVE  ? &q->active
+	       : h == SC_QUEUE_WAIT  ? &q->waiting
+	       : h == SC_QUEUE_DEFER ? &q->deferred
+				     : &q->backoff;
+}
+
+static bool unordered(int h)
+{
+	return h == SC_QUEUE_WAIT || h == SC_QUEUE_DEFER;
 }
 
 static void heap_set(struct sc_heap *hp, size_t i, struct sc_group *g)
@@ -400,7 +408,7 @@ static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
 	}
 	hp->v[hp->n++] = g;
 	g->q->qheap = (unsigned char)h;
-	if (h == SC_QUEUE_WAIT) /* unordered */
+	if (unordered(h))
 		g->q->qpos = hp->n - 1;
 	else
 		sift_up(hp, h, hp->n - 1);
@@ -534,7 +542,7 @@ static void heap_remove(struct sc_queue *q, struct sc_group *g)
 	hp = heap_of(q, h);
 	if (i != --hp->n) {
 		heap_set(hp, i, hp->v[hp->n]);
-		if (h != SC_QUEUE_WAIT) {
+		if (!unordered(h)) {
 			sift_down(hp, h, i);
 			sift_up(hp, h, i);
 		}
@@ -564,6 +572,7 @@ void sc_queue_fini(struct sc_queue *q)
 	free(q->active.v);
 	free(q->backoff.v);
 	free(q->waiting.v);
+	free(q->deferred.v);
 	free(q->marks);
 	sc_vec_free(&q->touched);
 	memset(q, 0, sizeof(*q));
@@ -670,6 +679,9 @@ static void replay(struct pk_sched *s, struct sc_group *g, int64_t now)
 	struct sc_group_queue *gq = g->q;
 	uint64_t i = gq->mark_next, end = q->marks_base + q->nmarks;
 
+	if (i < q->marks_base) /* never while it needs them (the marks outlive it) */
+		i = q->marks_base;
+
 	for (;;) {
 		int64_t at;
 
@@ -760,7 +772,7 @@ static void wait_or_park(struct pk_sched *s, struct sc_group *g)
 		heap_push(q, SC_QUEUE_WAIT, g);
 		return;
 	}
-	if (!q->nparked) { /* no mark is needed before now */
+	if (!q->nparked && !q->deferred.n) { /* no mark is needed before now */
 		q->marks_base += q->nmarks;
 		q->nmarks = 0;
 	}
@@ -819,7 +831,7 @@ void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 /* Note the change the queue sees at now, while roots are parked. */
 static void mark(struct sc_queue *q, int64_t now, uint64_t gen)
 {
-	if (!q->nparked)
+	if (!q->nparked && !q->deferred.n)
 		return;
 	if (q->nmarks == q->capmarks) {
 		size_t cap = q->capmarks ? q->capmarks * 2 : 256;
@@ -901,12 +913,42 @@ static struct sc_group *parked_first(struct pk_sched *s)
 	return best;
 }
 
+/*
+ * The round ended: a deferred root the cluster still has room for backs off
+ * (its retry, when its backoff ends, may place it), the others park again
+ * as they are (that retry would fail: the replay counts it when they wake).
+ */
+static void settle_deferred(struct pk_sched *s, int64_t now)
+{
+	struct sc_queue *q = &s->forest.queue;
+	struct sc_heap v = q->deferred;
+
+	q->deferred = (struct sc_heap){0};
+	for (size_t i = 0; i < v.n; i++) {
+		struct sc_group *g = v.v[i];
+		int r = g->q->dirty ? -1 : lacking(s, g);
+
+		g->q->qheap = SC_QUEUE_NONE;
+		if (r >= 0 && !sc_victim_floor_below(s, g->q->prio_cache))
+			park(q, r, g);
+		else
+			sc_queue_place(s, g, now);
+	}
+	v.n = 0;
+	if (!q->deferred.v)
+		q->deferred = v; /* keep the storage */
+	else
+		free(v.v);
+}
+
 /* Bring the heaps up to date: priority classes, cluster events, touched roots. */
 static void queue_refresh(struct pk_sched *s, int64_t now)
 {
 	struct sc_forest *f = &s->forest;
 	struct sc_queue *q = &f->queue;
 
+	if (q->deferred.n) /* a round that ended early */
+		settle_deferred(s, now);
 	if (q->gen_seen != s->gen)
 		mark(q, now, s->gen);
 	if (!q->started || q->epoch_seen != s->prio_epoch ||
@@ -932,11 +974,16 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 		sc_queue_place(s, g, now);
 	}
 	q->touched.n = 0;
-	/* Backoffs that ended. */
+	/* Backoffs that ended: a retry known to fail fails here (as at its turn). */
 	while (q->backoff.n && q->backoff.v[0]->q->backoff_until <= now) {
 		struct sc_group *g = q->backoff.v[0];
 
 		heap_remove(q, g);
+		if (fails_unchanged(s, g)) {
+			sc_queue_failed(s, g, now);
+			sc_queue_place(s, g, now);
+			continue;
+		}
 		heap_push(q, SC_QUEUE_ACTIVE, g);
 	}
 }
@@ -953,7 +1000,10 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 
 		if (p && (!g || heap_before(SC_QUEUE_ACTIVE, p, g))) { /* its turn, room for it */
 			unpark(s, p, now);
-			sc_queue_place(s, p, now);
+			if (eligible(s, p) && p->q->backoff_until > now)
+				heap_push(q, SC_QUEUE_DEFER, p); /* decided when the round ends */
+			else
+				sc_queue_place(s, p, now);
 			continue;
 		}
 		if (!g)
@@ -974,6 +1024,7 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 		}
 		return g; /* the best eligible root in rank order */
 	}
+	settle_deferred(s, now);
 	if (ret_wait && q->backoff.n)
 		*ret_wait = q->backoff.v[0]->q->backoff_until;
 	return NULL;

@@ -224,7 +224,14 @@ struct sc_group {
  * not eligible (parked until its subtree or the cluster changes, or done)
  * is in neither heap, so picking costs O(log roots), not a scan.
  */
-enum { SC_QUEUE_NONE, SC_QUEUE_ACTIVE, SC_QUEUE_BACKOFF, SC_QUEUE_WAIT, SC_QUEUE_PARK };
+enum {
+	SC_QUEUE_NONE,
+	SC_QUEUE_ACTIVE,
+	SC_QUEUE_BACKOFF,
+	SC_QUEUE_WAIT,
+	SC_QUEUE_DEFER,
+	SC_QUEUE_PARK
+};
 struct sc_heap {
 	struct sc_group **v;
 	size_t n, cap;
@@ -248,6 +255,10 @@ struct sc_queue_mark {
 };
 struct sc_queue {
 	struct sc_heap active, backoff, waiting;
+	/* Parked roots whose turn came while their backoff runs on, until the
+	 * round ends: then those the cluster still has room for back off, the
+	 * others park again (unordered). */
+	struct sc_heap deferred;
 	struct sc_group *park[SC_MAX_RES];
 	struct sc_vec touched;
 	uint64_t gen_seen, epoch_seen, cap_seen;
