@@ -336,8 +336,11 @@ static bool has_pending(const struct sc_group *g, int depth)
 /* Does a go before b in heap h? */
 static bool heap_before(int h, const struct sc_group *a, const struct sc_group *b)
 {
-	if (h == SC_QUEUE_BACKOFF && a->q->backoff_until != b->q->backoff_until)
-		return a->q->backoff_until < b->q->backoff_until;
+	/* Backoffs ending at once end together (all are placed by rank then): any order. */
+	if (h == SC_QUEUE_BACKOFF)
+		return a->q->backoff_until != b->q->backoff_until
+			   ? a->q->backoff_until < b->q->backoff_until
+			   : a->seq < b->seq;
 	struct ranked x = {.g = (struct sc_group *)a, .prio = a->q->prio_cache};
 	struct ranked y = {.g = (struct sc_group *)b, .prio = b->q->prio_cache};
 
