@@ -998,8 +998,12 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 	if (ret_wait)
 		*ret_wait = 0;
 	queue_refresh(s, now);
+	/* The free capacity stays as it is here, and what fails parks only where it lacks
+	 * (never a candidate): the best parked candidate changes only as one leaves. */
+	struct sc_group *p = parked_first(s);
+
 	for (;;) {
-		struct sc_group *p = parked_first(s), *g = q->active.n ? q->active.v[0] : NULL;
+		struct sc_group *g = q->active.n ? q->active.v[0] : NULL;
 
 		if (p && (!g || heap_before(SC_QUEUE_ACTIVE, p, g))) { /* its turn, room for it */
 			unpark(s, p, now);
@@ -1007,6 +1011,7 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 				heap_push(q, SC_QUEUE_DEFER, p); /* decided when the round ends */
 			else
 				sc_queue_place(s, p, now);
+			p = parked_first(s);
 			continue;
 		}
 		if (!g)
