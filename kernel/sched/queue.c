@@ -488,16 +488,18 @@ static struct sc_group *pinsert(struct sc_group *t, struct sc_group *g, int r)
 	return t;
 }
 
-static struct sc_group *pdelete(struct sc_group *t, struct sc_group *g, int r)
+static struct sc_group *pdelete(struct sc_group *t, struct sc_group *g, int r, bool *found)
 {
 	if (!t)
 		return NULL;
-	if (t == g)
+	if (t == g) {
+		*found = true;
 		return pmerge(t->q->pl, t->q->pr, r);
+	}
 	if (heap_before(SC_QUEUE_ACTIVE, g, t))
-		t->q->pl = pdelete(t->q->pl, g, r);
+		t->q->pl = pdelete(t->q->pl, g, r, found);
 	else
-		t->q->pr = pdelete(t->q->pr, g, r);
+		t->q->pr = pdelete(t->q->pr, g, r, found);
 	pfix(t, r);
 	return t;
 }
@@ -526,6 +528,28 @@ static size_t plist(struct sc_group *t, struct sc_group **v, size_t n)
 	return n;
 }
 
+/*
+ * g leaves park r.  Should its rank have moved while parked (a creation time
+ * rewritten before the touch that unparks it is seen), the search misses it:
+ * the treap is made again without it.
+ */
+static void pleave(struct sc_queue *q, int r, struct sc_group *g)
+{
+	bool found = false;
+	struct sc_group **v;
+	size_t n;
+
+	q->park[r] = pdelete(q->park[r], g, r, &found);
+	if (found || !(v = malloc((q->nparked + 1) * sizeof(*v))))
+		return;
+	n = plist(q->park[r], v, 0);
+	q->park[r] = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] != g)
+			q->park[r] = pinsert(q->park[r], v[i], r);
+	free(v);
+}
+
 static void heap_remove(struct sc_queue *q, struct sc_group *g)
 {
 	int h = g->q->qheap;
@@ -536,8 +560,7 @@ static void heap_remove(struct sc_queue *q, struct sc_group *g)
 		return;
 	g->q->qheap = SC_QUEUE_NONE;
 	if (h >= SC_QUEUE_PARK) {
-		q->park[h - SC_QUEUE_PARK] =
-		    pdelete(q->park[h - SC_QUEUE_PARK], g, h - SC_QUEUE_PARK);
+		pleave(q, h - SC_QUEUE_PARK, g);
 		if (--q->nparked == 0)
 			q->parked_prio = INT32_MIN;
 		return;

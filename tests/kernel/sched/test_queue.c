@@ -392,6 +392,47 @@ START_TEST(test_parked_root_replays_its_retries)
 END_TEST
 
 /*
+ * Freed capacity wakes a parked root at its turn, with the room still there:
+ * the older of two parked roots takes the 2 CPUs freed, and the younger,
+ * which they would no longer hold, is not tried until more is freed.
+ */
+START_TEST(test_parked_root_wakes_at_its_turn)
+{
+	struct pk_sched_opts o = {.check = true, .backoff_initial_ms = 100, .backoff_max_ms = 400};
+	struct pk_sched *s = NULL;
+	struct pk_sched_result *res = NULL;
+
+	ck_assert_int_eq(pk_sched_new(&o, &s), 0);
+	add_node(s, "n", "4", "");
+	add_pod(s, "x", "2", NULL, "n", 0);
+	add_pod(s, "y", "2", NULL, "n", 0);
+	add_pod(s, "older", "2", NULL, NULL, 0);
+	add_pod(s, "younger", "2", NULL, NULL, 0);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(pk_sched_cycle(s, 1000, &res), 0);
+		ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
+		ck_assert_str_eq(res->root, i ? "Pod default/younger" : "Pod default/older");
+		pk_sched_result_free(res);
+	}
+	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "x"), 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 2000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	ck_assert_str_eq(res->root, "Pod default/older");
+	pk_sched_result_free(res);
+	ck_assert_int_eq(pk_sched_cycle(s, 2000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
+	ck_assert(!res->has_retry);
+	pk_sched_result_free(res);
+	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "y"), 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 3000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	ck_assert_str_eq(res->root, "Pod default/younger");
+	pk_sched_result_free(res);
+	pk_sched_free(s);
+}
+END_TEST
+
+/*
  * Roots parked as unschedulable sit in neither heap, so picking does not
  * look at them; a cluster event that may free capacity puts each back once.
  */
@@ -587,6 +628,7 @@ int main(void)
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_binding_wakes_no_capacity_failure);
 	tcase_add_test(tc, test_parked_root_replays_its_retries);
+	tcase_add_test(tc, test_parked_root_wakes_at_its_turn);
 	tcase_add_test(tc, test_parked_roots_leave_the_heaps);
 	tcase_add_test(tc, test_namespace_wakes_only_on_new_labels);
 	tcase_add_test(tc, test_remove_objects);
