@@ -35,16 +35,6 @@
 #include "kernel/sched/sched-result.h"
 #include "kernel/sched/sched-snapshot.h"
 
-static int64_t backoff_ms(const struct pk_sched *s, int attempts)
-{
-	int64_t b = s->opts.backoff_initial_ms > 0 ? s->opts.backoff_initial_ms : 1000;
-	int64_t max = s->opts.backoff_max_ms > 0 ? s->opts.backoff_max_ms : 10000;
-
-	for (int i = 1; i < attempts && b < max; i++)
-		b *= 2;
-	return b < max ? b : max;
-}
-
 /* Every pending pod of g's subtree gets message (prefixed by nothing). */
 /*
  * Tell the pending pods of a hierarchy why they wait.  A pod held back by
@@ -449,9 +439,10 @@ static int process_root(struct sc_ctx *ctx, struct sc_group *root, int64_t now)
 		    st == SC_UNRESOLVABLE ? PK_SCHED_UNRESOLVABLE : PK_SCHED_UNSCHEDULABLE;
 		report(ctx, root, NULL, false, 0);
 		root->q->attempts++;
-		root->q->backoff_until = now + backoff_ms(s, root->q->attempts);
+		root->q->backoff_until = now + sc_backoff_ms(s, root->q->attempts);
 	}
 	root->q->tried_gen = gen0;
+	root->q->tried_at = now;
 	if (st == SC_SUCCESS && !preempt && npl)
 		root->q->dirty = true; /* leftovers (a basic group's extra pods) get another try */
 	if (r == 0 && preempt) {
@@ -518,7 +509,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 {
 	struct pk_sched_result *res = calloc(1, sizeof(*res));
 	struct sc_ctx ctx = {.s = s, .snap = &s->snap, .res = res};
-	bool gated = false;
+	bool gated = false, changed;
 	int r = 0;
 
 	if (!res)
@@ -556,6 +547,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			res->retry_at_ms = wait;
 			break;
 		}
+		changed = root->q->dirty;
 		root->q->dirty = false;
 		root->q->tried_gen = s->gen;
 		name_root(res, root);
@@ -581,7 +573,14 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 			break;
 		}
 		root->q->parked_invalid = false;
-		r = process_root(&ctx, root, now_ms);
+		sc_queue_checked(s, root);
+		if (changed && s->opts.quiet_failures && !ctx.tracing && !s->opts.stat &&
+		    sc_queue_cannot_place(s, root)) {
+			res->outcome = PK_SCHED_UNSCHEDULABLE; /* its pods are told nothing */
+			sc_queue_failed(s, root, now_ms);
+		} else {
+			r = process_root(&ctx, root, now_ms);
+		}
 		sc_queue_place(s, root, now_ms);
 		break;
 	}

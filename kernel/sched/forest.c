@@ -605,8 +605,10 @@ int sc_forest_remove_pod(struct pk_sched *s, const char *key)
 	if (!p)
 		return -ENOENT;
 	g = p->group;
-	if (p->node >= 0 || p->node_name)
+	if (p->node >= 0 || p->node_name) {
 		s->gen++;
+		s->gen_cap++; /* only capacity freed: the queue wakes what it may hold */
+	}
 	sc_snapshot_unbind(&s->snap, p);
 	sc_cons_release(s, p);
 	pk_map_del(&f->pods, key);

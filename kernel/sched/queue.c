@@ -336,8 +336,11 @@ static bool has_pending(const struct sc_group *g, int depth)
 /* Does a go before b in heap h? */
 static bool heap_before(int h, const struct sc_group *a, const struct sc_group *b)
 {
-	if (h == SC_QUEUE_BACKOFF && a->q->backoff_until != b->q->backoff_until)
-		return a->q->backoff_until < b->q->backoff_until;
+	/* Backoffs ending at once end together (all are placed by rank then): any order. */
+	if (h == SC_QUEUE_BACKOFF)
+		return a->q->backoff_until != b->q->backoff_until
+			   ? a->q->backoff_until < b->q->backoff_until
+			   : a->seq < b->seq;
 	struct ranked x = {.g = (struct sc_group *)a, .prio = a->q->prio_cache};
 	struct ranked y = {.g = (struct sc_group *)b, .prio = b->q->prio_cache};
 
@@ -346,7 +349,15 @@ static bool heap_before(int h, const struct sc_group *a, const struct sc_group *
 
 static struct sc_heap *heap_of(struct sc_queue *q, int h)
 {
-	return h == SC_QUEUE_ACTIVE ? &q->active : &q->backoff;
+	return h == SC_QUEUE_ACTIVE  ? &q->active
+	       : h == SC_QUEUE_WAIT  ? &q->waiting
+	       : h == SC_QUEUE_DEFER ? &q->deferred
+				     : &q->backoff;
+}
+
+static bool unordered(int h)
+{
+	return h == SC_QUEUE_WAIT || h == SC_QUEUE_DEFER;
 }
 
 static void heap_set(struct sc_heap *hp, size_t i, struct sc_group *g)
@@ -400,8 +411,143 @@ static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
 	}
 	hp->v[hp->n++] = g;
 	g->q->qheap = (unsigned char)h;
-	sift_up(hp, h, hp->n - 1);
+	if (unordered(h))
+		g->q->qpos = hp->n - 1;
+	else
+		sift_up(hp, h, hp->n - 1);
 	return 0;
+}
+
+/* ---- the park: a treap per resource in rank order, each subtree's least need ---------- */
+
+static int64_t pmin(const struct sc_group *t)
+{
+	return t ? t->q->pmin : INT64_MAX;
+}
+
+static void pfix(struct sc_group *t, int r)
+{
+	int64_t m = t->q->need[r], a = pmin(t->q->pl), b = pmin(t->q->pr);
+
+	t->q->pmin = m < a ? (m < b ? m : b) : (a < b ? a : b);
+}
+
+/* The treap's priority of g: a hash of its sequence number (any order will do). */
+static uint64_t pprio(const struct sc_group *g)
+{
+	uint64_t z = g->seq + 0x9e3779b97f4a7c15ULL;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static struct sc_group *pmerge(struct sc_group *a, struct sc_group *b, int r)
+{
+	if (!a || !b)
+		return a ? a : b;
+	if (pprio(a) > pprio(b)) {
+		a->q->pr = pmerge(a->q->pr, b, r);
+		pfix(a, r);
+		return a;
+	}
+	b->q->pl = pmerge(a, b->q->pl, r);
+	pfix(b, r);
+	return b;
+}
+
+/* t's roots before g (*ret_l) and after it (*ret_r) in rank order. */
+static void psplit(struct sc_group *t, const struct sc_group *g, int r, struct sc_group **ret_l,
+		   struct sc_group **ret_r)
+{
+	if (!t) {
+		*ret_l = *ret_r = NULL;
+	} else if (heap_before(SC_QUEUE_ACTIVE, t, g)) {
+		psplit(t->q->pr, g, r, &t->q->pr, ret_r);
+		pfix(t, r);
+		*ret_l = t;
+	} else {
+		psplit(t->q->pl, g, r, ret_l, &t->q->pl);
+		pfix(t, r);
+		*ret_r = t;
+	}
+}
+
+static struct sc_group *pinsert(struct sc_group *t, struct sc_group *g, int r)
+{
+	if (!t || pprio(g) > pprio(t)) {
+		psplit(t, g, r, &g->q->pl, &g->q->pr);
+		pfix(g, r);
+		return g;
+	}
+	if (heap_before(SC_QUEUE_ACTIVE, g, t))
+		t->q->pl = pinsert(t->q->pl, g, r);
+	else
+		t->q->pr = pinsert(t->q->pr, g, r);
+	pfix(t, r);
+	return t;
+}
+
+static struct sc_group *pdelete(struct sc_group *t, struct sc_group *g, int r, bool *found)
+{
+	if (!t)
+		return NULL;
+	if (t == g) {
+		*found = true;
+		return pmerge(t->q->pl, t->q->pr, r);
+	}
+	if (heap_before(SC_QUEUE_ACTIVE, g, t))
+		t->q->pl = pdelete(t->q->pl, g, r, found);
+	else
+		t->q->pr = pdelete(t->q->pr, g, r, found);
+	pfix(t, r);
+	return t;
+}
+
+/* The first root of t in rank order whose need of resource r is at most free_, or NULL. */
+static struct sc_group *pfirst(struct sc_group *t, int r, __int128 free_)
+{
+	while (t && (__int128)pmin(t) <= free_) {
+		if ((__int128)pmin(t->q->pl) <= free_)
+			t = t->q->pl;
+		else if ((__int128)t->q->need[r] <= free_)
+			return t;
+		else
+			t = t->q->pr;
+	}
+	return NULL;
+}
+
+/* t's roots in rank order into v (room for all of them); their count. */
+static size_t plist(struct sc_group *t, struct sc_group **v, size_t n)
+{
+	for (; t; t = t->q->pr) {
+		n = plist(t->q->pl, v, n);
+		v[n++] = t;
+	}
+	return n;
+}
+
+/*
+ * g leaves park r.  Should its rank have moved while parked (a creation time
+ * rewritten before the touch that unparks it is seen), the search misses it:
+ * the treap is made again without it.
+ */
+static void pleave(struct sc_queue *q, int r, struct sc_group *g)
+{
+	bool found = false;
+	struct sc_group **v;
+	size_t n;
+
+	q->park[r] = pdelete(q->park[r], g, r, &found);
+	if (found || !(v = malloc((q->nparked + 1) * sizeof(*v))))
+		return;
+	n = plist(q->park[r], v, 0);
+	q->park[r] = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] != g)
+			q->park[r] = pinsert(q->park[r], v[i], r);
+	free(v);
 }
 
 static void heap_remove(struct sc_queue *q, struct sc_group *g)
@@ -412,12 +558,20 @@ static void heap_remove(struct sc_queue *q, struct sc_group *g)
 
 	if (h == SC_QUEUE_NONE)
 		return;
-	hp = heap_of(q, h);
 	g->q->qheap = SC_QUEUE_NONE;
+	if (h >= SC_QUEUE_PARK) {
+		pleave(q, h - SC_QUEUE_PARK, g);
+		if (--q->nparked == 0)
+			q->parked_prio = INT32_MIN;
+		return;
+	}
+	hp = heap_of(q, h);
 	if (i != --hp->n) {
 		heap_set(hp, i, hp->v[hp->n]);
-		sift_down(hp, h, i);
-		sift_up(hp, h, i);
+		if (!unordered(h)) {
+			sift_down(hp, h, i);
+			sift_up(hp, h, i);
+		}
 	}
 }
 
@@ -443,6 +597,9 @@ void sc_queue_fini(struct sc_queue *q)
 {
 	free(q->active.v);
 	free(q->backoff.v);
+	free(q->waiting.v);
+	free(q->deferred.v);
+	free(q->marks);
 	sc_vec_free(&q->touched);
 	memset(q, 0, sizeof(*q));
 }
@@ -460,6 +617,201 @@ static bool eligible(const struct pk_sched *s, const struct sc_group *g)
 	       (g->q->dirty || (!g->q->parked_invalid && s->gen > g->q->tried_gen));
 }
 
+int64_t sc_backoff_ms(const struct pk_sched *s, int attempts)
+{
+	int64_t b = s->opts.backoff_initial_ms > 0 ? s->opts.backoff_initial_ms : 1000;
+	int64_t max = s->opts.backoff_max_ms > 0 ? s->opts.backoff_max_ms : 10000;
+
+	for (int i = 1; i < attempts && b < max; i++)
+		b *= 2;
+	return b < max ? b : max;
+}
+
+/* ---- queueing hints: failed roots wait for a change that may let them place ---------- */
+
+#define SC_MARKS_MAX ((size_t)1 << 20) /* past this many marks every parked root wakes */
+
+/* The smallest request of each resource over g's pods to place, and their count. */
+static void least_requests(const struct sc_group *g, int nres, int depth, int64_t *least, int *n)
+{
+	if (depth > SC_DEPTH_MAX)
+		return;
+	for (size_t i = 0; i < g->pods.n; i++) {
+		const struct sc_pod *p = g->pods.v[i];
+
+		if (!placeable(p))
+			continue;
+		for (int r = 0; r < nres; r++)
+			if (!*n || p->req[r] < least[r])
+				least[r] = p->req[r];
+		(*n)++;
+	}
+	for (size_t i = 0; i < g->children.n; i++)
+		least_requests(g->children.v[i], nres, depth + 1, least, n);
+}
+
+/*
+ * The least root g takes of each resource when it places anything: a gang
+ * (a PodGroup root with a minimum) the pods it lacks of its minimum, each at
+ * least the smallest request of its pods to place; any other root one such
+ * pod.  False when it has no pod to place or lacks none of its minimum.
+ */
+static bool root_need(const struct pk_sched *s, const struct sc_group *g, int64_t *ret_need)
+{
+	int64_t least[SC_MAX_RES] = {0}, pods = 1;
+	int n = 0, nres = s->snap.nres;
+
+	memset(ret_need, 0, SC_MAX_RES * sizeof(*ret_need));
+	least_requests(g, nres, 0, least, &n);
+	if (!n)
+		return false;
+	if (!g->composite && !g->implicit && g->spec.policy == PK_POLICY_GANG) {
+		int running = 0; /* bound or binding, leaving ones too: a need never too high */
+
+		for (size_t i = 0; i < g->pods.n; i++) {
+			const struct sc_pod *p = g->pods.v[i];
+
+			running += p->node >= 0 || p->node_name;
+		}
+		/* its minimum, gated members counted toward it (sc_group_min) */
+		pods = (int64_t)(g->spec.min > g->gated ? g->spec.min - g->gated : 0) - running;
+		if (pods < 1)
+			return false;
+	}
+	for (int r = 0; r < nres; r++)
+		ret_need[r] = least[r] > INT64_MAX / pods ? INT64_MAX : least[r] * pods;
+	return true;
+}
+
+/* A resource of which the cluster has less free in all than g needs, or -1. */
+static int lacking(struct pk_sched *s, const struct sc_group *g)
+{
+	for (int r = 0; r < s->snap.nres; r++)
+		if ((__int128)g->q->need[r] > sc_snapshot_free_sum(&s->snap, r))
+			return r;
+	return -1;
+}
+
+/*
+ * Replay the attempts a parked root would have made before now, each a
+ * failure (it was parked only while the cluster had too little free for
+ * it): after a change it retries once its backoff is over, so at the later
+ * of its backoff's end and the change; its attempts and backoff grow as they
+ * would have.
+ */
+static void replay(struct pk_sched *s, struct sc_group *g, int64_t now)
+{
+	struct sc_queue *q = &s->forest.queue;
+	struct sc_group_queue *gq = g->q;
+	uint64_t i = gq->mark_next, end = q->marks_base + q->nmarks;
+
+	if (i < q->marks_base) /* never while it needs them (the marks outlive it) */
+		i = q->marks_base;
+
+	for (;;) {
+		int64_t at;
+
+		while (i < end && q->marks[i - q->marks_base].gen <= gq->tried_gen)
+			i++;
+		if (i >= end)
+			break;
+		at = q->marks[i - q->marks_base].t;
+		if (gq->backoff_until > at)
+			at = gq->backoff_until;
+		if (at >= now)
+			break;
+		while (i + 1 < end && q->marks[i + 1 - q->marks_base].t <= at)
+			i++;
+		gq->attempts++;
+		gq->backoff_until = at + sc_backoff_ms(s, gq->attempts);
+		gq->tried_at = at;
+		gq->tried_gen = q->marks[i - q->marks_base].gen;
+		i++;
+	}
+	gq->mark_next = i;
+}
+
+void sc_queue_checked(struct pk_sched *s, struct sc_group *g)
+{
+	g->q->checked_epoch = s->forest.queue.full_epoch;
+}
+
+bool sc_queue_cannot_place(struct pk_sched *s, struct sc_group *g)
+{
+	g->q->need_ok = root_need(s, g, g->q->need);
+	return g->q->need_ok && !sc_victim_floor_below(s, g->q->prio_cache) && lacking(s, g) >= 0;
+}
+
+void sc_queue_failed(struct pk_sched *s, struct sc_group *g, int64_t now)
+{
+	g->q->attempts++;
+	g->q->backoff_until = now + sc_backoff_ms(s, g->q->attempts);
+	g->q->tried_gen = s->gen;
+	g->q->tried_at = now;
+}
+
+/*
+ * Would root g's attempt now fail as its last did?  Unchanged since then (its
+ * subtree, and nothing but freed capacity in the cluster: it passes
+ * PreEnqueue and validation again), unable to preempt (no bound pod has a
+ * lower priority), and the cluster has less free in all of some resource
+ * than the least it would take.  Not while tracing: every attempt is told.
+ */
+static bool fails_unchanged(struct pk_sched *s, struct sc_group *g)
+{
+	return !g->q->dirty && g->q->need_ok && g->q->checked_epoch == s->forest.queue.full_epoch &&
+	       !s->opts.explain && !s->opts.trace && !s->opts.stat &&
+	       !sc_victim_floor_below(s, g->q->prio_cache) && lacking(s, g) >= 0;
+}
+
+/* Leave the park, the attempts it missed replayed. */
+static void unpark(struct pk_sched *s, struct sc_group *g, int64_t now)
+{
+	heap_remove(&s->forest.queue, g);
+	replay(s, g, now);
+}
+
+static void park(struct sc_queue *q, int r, struct sc_group *g)
+{
+	q->park[r] = pinsert(q->park[r], g, r);
+	g->q->qheap = (unsigned char)(SC_QUEUE_PARK + r);
+	if (!q->nparked++ || g->q->prio_cache > q->parked_prio)
+		q->parked_prio = g->q->prio_cache;
+}
+
+/*
+ * A root not eligible until the cluster changes: parked when the cluster has
+ * too little free for it and it cannot preempt (no bound pod has a lower
+ * priority), else waiting for any change.
+ */
+static void wait_or_park(struct pk_sched *s, struct sc_group *g)
+{
+	struct sc_queue *q = &s->forest.queue;
+	int r = -1;
+
+	if (!g->q->need_ok)
+		g->q->need_ok = root_need(s, g, g->q->need);
+	if (g->q->tried_gen == s->gen && g->q->need_ok &&
+	    !sc_victim_floor_below(s, g->q->prio_cache))
+		r = lacking(s, g);
+	if (r < 0) {
+		heap_push(q, SC_QUEUE_WAIT, g);
+		return;
+	}
+	if (!q->nparked && !q->deferred.n) { /* no mark is needed before now */
+		q->marks_base += q->nmarks;
+		q->nmarks = 0;
+	}
+	g->q->mark_next = q->marks_base + q->nmarks;
+	park(q, r, g);
+}
+
+/* Not eligible only until the cluster changes (it failed at the current generation). */
+static bool waits_for_change(const struct sc_group *g)
+{
+	return g->q->is_root && g->present && !g->q->done && !g->q->dirty && !g->q->parked_invalid;
+}
+
 void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 {
 	struct sc_queue *q = &s->forest.queue;
@@ -468,6 +820,12 @@ void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 	if (!g->q || !g->q->is_root) {
 		sc_queue_forget(q, g); /* a placeholder or inner group reached by a touch */
 		return;
+	}
+	if (g->q->qheap >= SC_QUEUE_PARK) {
+		if (!g->q->dirty && g->present && !g->q->done && !g->q->parked_invalid &&
+		    g->q->prio_valid && g->q->prio_epoch == s->prio_epoch)
+			return; /* nothing it waits for happened */
+		unpark(s, g, now);
 	}
 	if (!g->q->prio_valid || g->q->prio_epoch != s->prio_epoch) {
 		int32_t prio = sc_root_priority(s, g);
@@ -478,19 +836,135 @@ void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 		g->q->prio_epoch = s->prio_epoch;
 		g->q->prio_valid = true;
 	}
-	want = !eligible(s, g)		   ? SC_QUEUE_NONE
-	       : g->q->backoff_until > now ? SC_QUEUE_BACKOFF
-					   : SC_QUEUE_ACTIVE;
+	want = eligible(s, g) ? g->q->backoff_until > now ? SC_QUEUE_BACKOFF : SC_QUEUE_ACTIVE
+	       : waits_for_change(g) ? SC_QUEUE_WAIT
+				     : SC_QUEUE_NONE;
 	if (want == g->q->qheap) {
-		if (want != SC_QUEUE_NONE) { /* creation or backoff may have moved */
+		if (want == SC_QUEUE_ACTIVE || want == SC_QUEUE_BACKOFF) {
+			/* creation or backoff may have moved */
 			sift_down(heap_of(q, want), want, g->q->qpos);
 			sift_up(heap_of(q, want), want, g->q->qpos);
 		}
 		return;
 	}
 	heap_remove(q, g);
-	if (want != SC_QUEUE_NONE)
+	if (want == SC_QUEUE_WAIT)
+		wait_or_park(s, g);
+	else if (want != SC_QUEUE_NONE)
 		heap_push(q, want, g);
+}
+
+/* Note the change the queue sees at now, while roots are parked. */
+static void mark(struct sc_queue *q, int64_t now, uint64_t gen)
+{
+	if (!q->nparked && !q->deferred.n)
+		return;
+	if (q->nmarks == q->capmarks) {
+		size_t cap = q->capmarks ? q->capmarks * 2 : 256;
+		struct sc_queue_mark *v = realloc(q->marks, cap * sizeof(*v));
+
+		if (!v) { /* without the mark a replay stops short: wake them all */
+			q->started = false;
+			return;
+		}
+		q->marks = v;
+		q->capmarks = cap;
+	}
+	q->marks[q->nmarks++] = (struct sc_queue_mark){now, gen};
+}
+
+/* The roots of heap h leave it for sc_queue_place, which puts each where it belongs now. */
+static void requeue_all(struct pk_sched *s, int h, int64_t now)
+{
+	struct sc_heap *hp = heap_of(&s->forest.queue, h), v = *hp;
+
+	*hp = (struct sc_heap){0};
+	for (size_t i = 0; i < v.n; i++)
+		v.v[i]->q->qheap = SC_QUEUE_NONE;
+	for (size_t i = 0; i < v.n; i++)
+		sc_queue_place(s, v.v[i], now);
+	if (!hp->v) { /* keep the storage */
+		hp->v = v.v;
+		hp->cap = v.cap;
+	} else {
+		free(v.v);
+	}
+}
+
+/* Every parked root wakes, the attempts it missed replayed, and goes where it belongs now. */
+static void unpark_all(struct pk_sched *s, int64_t now)
+{
+	struct sc_queue *q = &s->forest.queue;
+	struct sc_group **v = q->nparked ? malloc(q->nparked * sizeof(*v)) : NULL;
+	size_t n = 0;
+
+	if (!v)
+		return; /* none parked (or no memory: they stay parked) */
+	for (int r = 0; r < SC_MAX_RES; r++) {
+		n = plist(q->park[r], v, n);
+		q->park[r] = NULL;
+	}
+	q->nparked = 0;
+	q->parked_prio = INT32_MIN;
+	for (size_t i = 0; i < n; i++) { /* every replay before any is parked again */
+		v[i]->q->qheap = SC_QUEUE_NONE;
+		replay(s, v[i], now);
+	}
+	for (size_t i = 0; i < n; i++)
+		sc_queue_place(s, v[i], now);
+	free(v);
+}
+
+/*
+ * The best parked root in rank order whose need the cluster holds now, or
+ * NULL; one that lacks another resource moves to that one's park.
+ */
+static struct sc_group *parked_first(struct pk_sched *s)
+{
+	struct sc_queue *q = &s->forest.queue;
+	struct sc_group *best = NULL;
+
+	for (int r = 0; r < s->snap.nres && q->nparked; r++) {
+		struct sc_group *g;
+		int other;
+
+		while ((g = pfirst(q->park[r], r, sc_snapshot_free_sum(&s->snap, r))) &&
+		       (other = lacking(s, g)) >= 0) {
+			heap_remove(q, g);
+			park(q, other, g);
+		}
+		if (g && (!best || heap_before(SC_QUEUE_ACTIVE, g, best)))
+			best = g;
+	}
+	return best;
+}
+
+/*
+ * The round ended: a deferred root the cluster still has room for backs off
+ * (its retry, when its backoff ends, may place it), the others park again
+ * as they are (that retry would fail: the replay counts it when they wake).
+ */
+static void settle_deferred(struct pk_sched *s, int64_t now)
+{
+	struct sc_queue *q = &s->forest.queue;
+	struct sc_heap v = q->deferred;
+
+	q->deferred = (struct sc_heap){0};
+	for (size_t i = 0; i < v.n; i++) {
+		struct sc_group *g = v.v[i];
+		int r = g->q->dirty ? -1 : lacking(s, g);
+
+		g->q->qheap = SC_QUEUE_NONE;
+		if (r >= 0 && !sc_victim_floor_below(s, g->q->prio_cache))
+			park(q, r, g);
+		else
+			sc_queue_place(s, g, now);
+	}
+	v.n = 0;
+	if (!q->deferred.v)
+		q->deferred = v; /* keep the storage */
+	else
+		free(v.v);
 }
 
 /* Bring the heaps up to date: priority classes, cluster events, touched roots. */
@@ -499,14 +973,26 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 	struct sc_forest *f = &s->forest;
 	struct sc_queue *q = &f->queue;
 
-	if (!q->started || q->epoch_seen != s->prio_epoch || q->gen_seen != s->gen) {
+	if (q->deferred.n) /* a round that ended early */
+		settle_deferred(s, now);
+	if (q->gen_seen != s->gen)
+		mark(q, now, s->gen);
+	if (!q->started || q->epoch_seen != s->prio_epoch ||
+	    s->gen - q->gen_seen != s->gen_cap - q->cap_seen || q->nmarks >= SC_MARKS_MAX ||
+	    (q->nparked && sc_victim_floor_below(s, q->parked_prio))) {
 		/* Every root may have changed rank or become eligible: once per event. */
+		unpark_all(s, now);
+		requeue_all(s, SC_QUEUE_WAIT, now);
 		for (size_t i = 0; i < f->roots.n; i++)
 			sc_queue_place(s, f->roots.v[i], now);
 		q->started = true;
-		q->epoch_seen = s->prio_epoch;
-		q->gen_seen = s->gen;
+		q->full_epoch++;
+	} else if (q->gen_seen != s->gen) { /* capacity freed: parked roots wake at their turn */
+		requeue_all(s, SC_QUEUE_WAIT, now);
 	}
+	q->epoch_seen = s->prio_epoch;
+	q->gen_seen = s->gen;
+	q->cap_seen = s->gen_cap;
 	for (size_t i = 0; i < q->touched.n; i++) {
 		struct sc_group *g = q->touched.v[i];
 
@@ -514,11 +1000,16 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 		sc_queue_place(s, g, now);
 	}
 	q->touched.n = 0;
-	/* Backoffs that ended. */
+	/* Backoffs that ended: a retry known to fail fails here (as at its turn). */
 	while (q->backoff.n && q->backoff.v[0]->q->backoff_until <= now) {
 		struct sc_group *g = q->backoff.v[0];
 
 		heap_remove(q, g);
+		if (fails_unchanged(s, g)) {
+			sc_queue_failed(s, g, now);
+			sc_queue_place(s, g, now);
+			continue;
+		}
 		heap_push(q, SC_QUEUE_ACTIVE, g);
 	}
 }
@@ -530,17 +1021,41 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 	if (ret_wait)
 		*ret_wait = 0;
 	queue_refresh(s, now);
-	while (q->active.n) {
-		struct sc_group *g = q->active.v[0];
+	/* The free capacity stays as it is here, and what fails parks only where it lacks
+	 * (never a candidate): the best parked candidate changes only as one leaves. */
+	struct sc_group *p = parked_first(s);
 
+	for (;;) {
+		struct sc_group *g = q->active.n ? q->active.v[0] : NULL;
+
+		if (p && (!g || heap_before(SC_QUEUE_ACTIVE, p, g))) { /* its turn, room for it */
+			unpark(s, p, now);
+			if (eligible(s, p) && p->q->backoff_until > now)
+				heap_push(q, SC_QUEUE_DEFER, p); /* decided when the round ends */
+			else
+				sc_queue_place(s, p, now);
+			p = parked_first(s);
+			continue;
+		}
+		if (!g)
+			break;
 		heap_remove(q, g);
-		if (!has_pending(g, 0)) {
+		/* unchanged since it failed with pods to place (need_ok), it still has them */
+		if ((g->q->dirty || !g->q->need_ok) && !has_pending(g, 0)) {
 			g->q->done = true;
 			g->q->dirty = false;
 			continue;
 		}
+		if (g->q->dirty) {
+			g->q->need_ok = false;
+		} else if (fails_unchanged(s, g)) { /* its attempt, without the search */
+			sc_queue_failed(s, g, now);
+			sc_queue_place(s, g, now);
+			continue;
+		}
 		return g; /* the best eligible root in rank order */
 	}
+	settle_deferred(s, now);
 	if (ret_wait && q->backoff.n)
 		*ret_wait = q->backoff.v[0]->q->backoff_until;
 	return NULL;

@@ -52,6 +52,7 @@ struct pk_sched {
 	char *default_class;
 	int32_t default_prio;
 	uint64_t gen;		 /* bumps when capacity may have grown (not on bindings) */
+	uint64_t gen_cap;	 /* of those, the bumps that only freed capacity (queue.c) */
 	uint64_t cycle;		 /* cycles run */
 	bool forest_changed;	 /* objects came or went since the last unrooted report */
 	uint64_t prio_epoch;	 /* bumps when priority classes change */

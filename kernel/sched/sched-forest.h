@@ -151,6 +151,15 @@ struct sc_group_queue {
 	bool gated; /* held back by PreEnqueue since gated_since */
 	int64_t gated_since;
 	uint64_t tried_gen;
+	int64_t tried_at; /* the time of its last attempt */
+	/* Parked (qheap SC_QUEUE_PARK + r): the least it takes of each resource
+	 * to place, and the first of the queue's marks it has not replayed. */
+	int64_t need[SC_MAX_RES];
+	struct sc_group *pl, *pr; /* the park's treap: before, after in rank order */
+	int64_t pmin;		  /* the least need of its subtree (of the park's resource) */
+	bool need_ok;		  /* need holds for its pods as they are (it is not dirty) */
+	uint64_t checked_epoch;	  /* full_epoch when it last passed PreEnqueue and validation */
+	uint64_t mark_next;
 };
 
 /*
@@ -215,16 +224,51 @@ struct sc_group {
  * not eligible (parked until its subtree or the cluster changes, or done)
  * is in neither heap, so picking costs O(log roots), not a scan.
  */
-enum { SC_QUEUE_NONE, SC_QUEUE_ACTIVE, SC_QUEUE_BACKOFF };
+enum {
+	SC_QUEUE_NONE,
+	SC_QUEUE_ACTIVE,
+	SC_QUEUE_BACKOFF,
+	SC_QUEUE_WAIT,
+	SC_QUEUE_DEFER,
+	SC_QUEUE_PARK
+};
 struct sc_heap {
 	struct sc_group **v;
 	size_t n, cap;
 };
+/*
+ * A root that failed waits for the cluster to change (queueing hints, as
+ * kube-scheduler's unschedulable pods do): in waiting (unordered) until any
+ * change, or parked in park[r] (a treap in rank order, each subtree knowing
+ * its least need of resource r, one the root lacked) when the cluster has
+ * too little free in all for it to place anything.  A pick takes the best
+ * root in rank order of the active heap and of the parked roots whose need
+ * the cluster now holds, so freed capacity wakes a parked root only when
+ * its turn comes and the capacity is still there.  A parked root's retries
+ * that would have failed are replayed when it wakes (attempts, backoff),
+ * from the marks: the time and generation of every change the queue saw
+ * while roots were parked.
+ */
+struct sc_queue_mark {
+	int64_t t;
+	uint64_t gen;
+};
 struct sc_queue {
-	struct sc_heap active, backoff;
+	struct sc_heap active, backoff, waiting;
+	/* Parked roots whose turn came while their backoff runs on, until the
+	 * round ends: then those the cluster still has room for back off, the
+	 * others park again (unordered). */
+	struct sc_heap deferred;
+	struct sc_group *park[SC_MAX_RES];
 	struct sc_vec touched;
-	uint64_t gen_seen, epoch_seen;
+	uint64_t gen_seen, epoch_seen, cap_seen;
+	uint64_t full_epoch; /* bumps when anything but freed capacity changed */
 	bool started;
+	size_t nparked;
+	int32_t parked_prio; /* the highest priority parked since none was */
+	struct sc_queue_mark *marks;
+	size_t nmarks, capmarks;
+	uint64_t marks_base; /* the number of marks dropped before marks[0] */
 };
 
 struct sc_forest {
@@ -311,6 +355,8 @@ int32_t sc_root_priority(const struct pk_sched *s, const struct sc_group *root);
  * cycle when it is still eligible.
  */
 struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wait);
+/* Root g passed PreEnqueue and validation: until something but capacity changes, it would again. */
+void sc_queue_checked(struct pk_sched *s, struct sc_group *g);
 void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now);
 /* g (changed) is placed at the next pick. */
 void sc_queue_touched(struct sc_queue *q, struct sc_group *g);
@@ -318,6 +364,16 @@ void sc_queue_touched(struct sc_queue *q, struct sc_group *g);
 void sc_queue_forget(struct sc_queue *q, struct sc_group *g);
 void sc_queue_fini(struct sc_queue *q);
 void sc_queue_order(struct pk_sched *s, struct sc_vec *ret_roots); /* test helper */
+/*
+ * Can root g place nothing now, whatever the strategy: unable to preempt
+ * (no bound pod has a lower priority), and the cluster has less free in all
+ * of some resource than the least it would take (its need, made anew)?
+ */
+bool sc_queue_cannot_place(struct pk_sched *s, struct sc_group *g);
+/* Root g's attempt at now failed without a search (known to): its backoff grows. */
+void sc_queue_failed(struct pk_sched *s, struct sc_group *g, int64_t now);
+/* The backoff after a root's attempts-th failed attempt in a row. */
+int64_t sc_backoff_ms(const struct pk_sched *s, int attempts);
 
 /* hierarchy.c: runtime validation; 0 or -EINVAL with the violation in why */
 int sc_hierarchy_validate(const struct pk_sched *s, struct sc_group *root, char *why,

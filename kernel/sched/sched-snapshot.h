@@ -199,6 +199,14 @@ struct sc_snapshot {
 	unsigned char *bdirty;
 	size_t nblocks;
 	int bnres;
+	/*
+	 * What the whole cluster has free of each resource: the sum over nodes
+	 * of max(0, alloc - used), kept on every charge while valid, made again
+	 * on demand after a node was added, changed or removed (with the
+	 * index).  Wide, as memory in milli over many nodes passes INT64_MAX.
+	 */
+	__int128 free_sum[SC_MAX_RES];
+	bool free_sum_valid;
 	struct sc_vols *vols; /* volumes, claims, classes, CSI nodes (volumes.c), or NULL */
 };
 #define SC_NODE_BLOCK 64
@@ -262,6 +270,8 @@ static inline int64_t *sc_tpos(const struct sc_part *p, int i)
 
 /* Build the node capacity index if needed: 0, or -ENOMEM (then no block is skipped). */
 int sc_snapshot_blocks(struct sc_snapshot *snap);
+/* What the cluster has free of resource r in all (free_sum, made when not valid). */
+__int128 sc_snapshot_free_sum(struct sc_snapshot *snap, int r);
 void sc_snapshot_drop_blocks(struct sc_snapshot *snap);
 /*
  * The first block from b on (b * SC_NODE_BLOCK is a node index) where some

@@ -80,6 +80,15 @@ struct pk_sched_opts {
 	 * instead while any member is gated (podkernel's former default).
 	 */
 	bool gated_gangs_wait;
+	/*
+	 * The caller reads no message of a failed attempt (the simulator): a
+	 * root whose need the cluster cannot hold in all (less free of some
+	 * resource than the least its placement takes) fails without the
+	 * strategy's search on its first attempt too, its pods told nothing.
+	 * Unset, only a root unchanged since a failed attempt fails so, keeping
+	 * that attempt's message.
+	 */
+	bool quiet_failures;
 };
 
 /*

@@ -546,12 +546,33 @@ void sc_snapshot_drop_blocks(struct sc_snapshot *snap)
 	snap->smax = NULL;
 	snap->bdirty = NULL;
 	snap->nblocks = 0;
+	snap->free_sum_valid = false;
 }
 
 /* What node n has free of resource r, for the index: -1 when it fits nothing. */
 static int64_t node_free(const struct sc_node *n, int r)
 {
 	return n->used[r] < 0 ? -1 : sc_sub(n->alloc[r], n->used[r]);
+}
+
+/* What node n has free of resource r toward the cluster's sum: never below 0. */
+static int64_t node_free_pos(const struct sc_node *n, int r)
+{
+	int64_t f = node_free(n, r);
+
+	return f > 0 ? f : 0;
+}
+
+__int128 sc_snapshot_free_sum(struct sc_snapshot *snap, int r)
+{
+	if (!snap->free_sum_valid) {
+		memset(snap->free_sum, 0, sizeof(snap->free_sum));
+		for (size_t i = 0; i < snap->nnodes; i++)
+			for (int k = 0; k < snap->nres; k++)
+				snap->free_sum[k] += node_free_pos(snap->nodes[i], k);
+		snap->free_sum_valid = true;
+	}
+	return r >= 0 && r < SC_MAX_RES ? snap->free_sum[r] : 0;
 }
 
 static void block_refresh(struct sc_snapshot *snap, size_t b)
@@ -771,9 +792,14 @@ static void charge(struct sc_snapshot *snap, struct sc_pod *pod, int node, int s
 	for (int r = 0; track && r < snap->bnres; r++)
 		before[r] = node_free(n, r);
 	charge_devs(snap, pod, n, sign);
-	for (int r = 0; r < snap->nres; r++)
+	for (int r = 0; r < snap->nres; r++) {
+		int64_t was = snap->free_sum_valid ? node_free_pos(n, r) : 0;
+
 		n->used[r] =
 		    sign > 0 ? sc_add(n->used[r], pod->req[r]) : sc_sub(n->used[r], pod->req[r]);
+		if (snap->free_sum_valid)
+			snap->free_sum[r] += node_free_pos(n, r) - was;
+	}
 	/* the block's largest free amounts: a rise is taken (by its group's bound
 	 * too), a fall of the largest means the block is recomputed when next asked */
 	for (int r = 0; snap->nblocks && r < snap->bnres; r++) {

@@ -201,7 +201,8 @@ int sim_run_new(const struct pk_sim_opts *o, const json_t *nodes, const struct p
 		struct sim_run **ret)
 {
 	struct sim_run *s = calloc(1, sizeof(*s));
-	struct pk_sched_opts so = {.strategy = o->strategy};
+	/* the run reads the bindings and preemptions of the cycles, not their messages */
+	struct pk_sched_opts so = {.strategy = o->strategy, .quiet_failures = true};
 	int r;
 
 	if (!s)

@@ -3,17 +3,20 @@
  * bench_sim.c — podctl simulate's engine (kernel/sim) on the tpu-superslice
  * board: Poisson arrivals of gangs of 1 to 256 hosts (log-uniform sizes, 4
  * chips and 8 CPUs per pod), durations exponential around an hour, offered
- * at 80% of the cluster.  Each row replays a seeded trace once per strategy
- * and prints the wall time, the CPU time of the process (the wall time on
- * a shared machine counts the wait for a core), the events played per
- * second of wall time (arrivals, bindings, completions and the rest) and
- * the peak resident memory of the process so far.
+ * at 80% of the cluster (250% for the overloaded row).  Each row replays a seeded trace once per
+ * strategy and prints the wall time, the CPU time of the process (the wall time on a shared machine
+ * counts the wait for a core), the events played per second of wall time (arrivals, bindings,
+ * completions and the rest) and the peak resident memory of the process so far.
  *
  * Rows: a 1,024-host cluster with 2,000 jobs under fit and kep, and the
  * target size, 100,000 jobs on 16,384 hosts, under fit (at most 60 s and
- * 1 GiB); BENCH_SIM_FULL=1 adds the target size under kep.
+ * 1 GiB); then the target size overloaded, offered at 250% of the cluster
+ * so that the pending backlog grows to tens of thousands of gangs (at most
+ * 60 s).  BENCH_SIM_FULL=1 adds the target size under kep;
+ * BENCH_SIM_ONLY=overload runs the overloaded row alone.
  *
- * `bench_sim SUPERSLICES JOBS STRATEGY` runs one row (for profiling);
+ * `bench_sim SUPERSLICES JOBS STRATEGY [LOAD]` runs one row (for profiling,
+ * LOAD a fraction of the cluster, 0.8 when left out);
  * BENCH_SIM_BINDINGS=FILE writes every binding in order (to check that a
  * change keeps placements), BENCH_SIM_DUMP=1 prints the run's event counts.
  */
@@ -52,11 +55,11 @@ static double unit(void)
 	return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
 }
 
-/* A CSV trace of n jobs offered at 80% of hosts. */
-static char *trace_csv(size_t n, int64_t hosts, size_t *ret_len)
+/* A CSV trace of n jobs offered at load times the hosts. */
+static char *trace_csv(size_t n, int64_t hosts, double load, size_t *ret_len)
 {
 	double mean_size = 255.0 / log(256.0), dur = 3600.0;
-	double rate = 0.8 * (double)hosts / (mean_size * dur), t = 0;
+	double rate = load * (double)hosts / (mean_size * dur), t = 0;
 	size_t cap = n * 48 + 128, len = 0;
 	char *buf = malloc(cap);
 
@@ -82,7 +85,8 @@ static long peak_rss_mib(void)
 	return ru.ru_maxrss / 1024;
 }
 
-static int row(struct topo_board *b, int superslices, size_t jobs, const char *strategy)
+static int row(struct topo_board *b, int superslices, size_t jobs, const char *strategy,
+	       double load)
 {
 	json_t *nodes = NULL, *rep = NULL;
 	struct pk_sim_trace *t = NULL;
@@ -97,7 +101,7 @@ static int row(struct topo_board *b, int superslices, size_t jobs, const char *s
 	rng = 0x2545f4914f6cdd1dULL;
 	if (pk_board_nodes_json(b, superslices, &nodes) < 0)
 		return -1;
-	csv = trace_csv(jobs, (int64_t)json_array_size(nodes), &len);
+	csv = trace_csv(jobs, (int64_t)json_array_size(nodes), load, &len);
 	r = csv ? pk_sim_trace_parse_csv(csv, len, &t, err, sizeof(err)) : -1;
 	free(csv);
 	o.superslice_key = topo_board_level_key(b, 0);
@@ -115,12 +119,14 @@ static int row(struct topo_board *b, int superslices, size_t jobs, const char *s
 	if (r < 0) {
 		fprintf(stderr, "bench_sim: %s\n", err);
 	} else {
-		printf("| %6zu | %7zu | %-4s | %8.1f | %7.1f | %10.0f | %9.0f | %6.1f%% | %5ld |\n",
-		       json_array_size(nodes), jobs, strategy, dt, dc, (double)events,
-		       (double)events / dt,
-		       100 * json_number_value(
-				 json_object_get(json_object_get(rep, "allocation"), "mean")),
-		       peak_rss_mib());
+		printf(
+		    "| %6zu | %7zu | %3.0f%% | %-4s | %8.1f | %7.1f | %10.0f | %9.0f | %6.1f%% | "
+		    "%5ld |\n",
+		    json_array_size(nodes), jobs, 100 * load, strategy, dt, dc, (double)events,
+		    (double)events / dt,
+		    100 * json_number_value(
+			      json_object_get(json_object_get(rep, "allocation"), "mean")),
+		    peak_rss_mib());
 		fflush(stdout);
 		if (getenv("BENCH_SIM_DUMP")) {
 			json_dumpf(json_object_get(rep, "events"), stderr, JSON_COMPACT);
@@ -138,6 +144,8 @@ int main(int argc, char **argv)
 	struct topo_board *b = topo_board_new();
 	char err[TOPO_ERR_MAX];
 	bool full = getenv("BENCH_SIM_FULL") && atoi(getenv("BENCH_SIM_FULL"));
+	const char *only = getenv("BENCH_SIM_ONLY");
+	bool overload_only = only && strcmp(only, "overload") == 0;
 	int rc = 0;
 
 	if (!b || topo_board_load_file(b, BOARD, err, sizeof(err)) < 0) {
@@ -145,21 +153,25 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("podctl simulate engine, tpu-superslice board, gangs of 1-256 hosts, "
-	       "Poisson arrivals at 80%% load\n\n");
+	       "Poisson arrivals at the offered load\n\n");
 	printf(
-	    "|  hosts |    jobs | strategy | wall s | CPU s | events | events/s | alloc | RSS MiB "
-	    "|\n");
-	printf("|---|---|---|---|---|---|---|---|---|\n");
-	if (argc == 4) { /* one row: superslices jobs strategy (for profiling) */
-		rc = row(b, atoi(argv[1]), (size_t)atol(argv[2]), argv[3]) < 0;
+	    "|  hosts |    jobs | load | strategy | wall s | CPU s | events | events/s | alloc | "
+	    "RSS MiB |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	if (argc == 4 || argc == 5) { /* one row: superslices jobs strategy [load] */
+		rc = row(b, atoi(argv[1]), (size_t)atol(argv[2]), argv[3],
+			 argc == 5 ? atof(argv[4]) : 0.8) < 0;
 		topo_board_free(b);
 		return rc;
 	}
-	rc |= row(b, 4, 2000, "fit") < 0;
-	rc |= row(b, 4, 2000, "kep") < 0;
-	rc |= row(b, 64, 100000, "fit") < 0;
-	if (full)
-		rc |= row(b, 64, 100000, "kep") < 0;
+	if (!overload_only) {
+		rc |= row(b, 4, 2000, "fit", 0.8) < 0;
+		rc |= row(b, 4, 2000, "kep", 0.8) < 0;
+		rc |= row(b, 64, 100000, "fit", 0.8) < 0;
+	}
+	rc |= row(b, 64, 100000, "fit", 2.5) < 0; /* overloaded: the backlog grows */
+	if (full && !overload_only)
+		rc |= row(b, 64, 100000, "kep", 0.8) < 0;
 	topo_board_free(b);
 	return rc;
 }

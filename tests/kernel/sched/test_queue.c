@@ -297,7 +297,8 @@ END_TEST
 /*
  * KEP requeueing on cluster events: a root that failed for capacity is tried
  * again when capacity may have grown (a pod removed, a node added), never
- * because capacity was taken (a binding, a bound pod arriving).
+ * because capacity was taken (a binding, a bound pod arriving), and not
+ * when the capacity freed leaves the cluster less free in all than it needs.
  */
 START_TEST(test_binding_wakes_no_capacity_failure)
 {
@@ -323,11 +324,109 @@ START_TEST(test_binding_wakes_no_capacity_failure)
 	ck_assert_int_eq(pk_sched_cycle(s, 7000, &res), 0);
 	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
 	pk_sched_result_free(res);
-	/* A removed pod frees capacity: big is tried again (and still fails). */
+	/* A removed pod frees capacity, but 3 CPUs free in all cannot hold 4: not tried. */
 	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "small"), 0);
 	ck_assert_int_eq(pk_sched_cycle(s, 8000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
+	ck_assert(!res->has_retry);
+	pk_sched_result_free(res);
+	/* A node added: big is tried again (5 CPUs free in all, no node holds 4). */
+	add_node(s, "n2", "2", "");
+	ck_assert_int_eq(pk_sched_cycle(s, 9000, &res), 0);
 	ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
 	ck_assert_str_eq(res->root, "Pod default/big");
+	pk_sched_result_free(res);
+	/* Now freed capacity wakes it (5 free in all), though no node holds it yet. */
+	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "elsewhere"), 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 10000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
+	pk_sched_result_free(res);
+	pk_sched_free(s);
+}
+END_TEST
+
+/*
+ * A root parked while the cluster has too little free for it misses no
+ * retry: when capacity freed wakes it, the retries it would have made at the
+ * changes before (each after its backoff) count, and its backoff is theirs.
+ */
+START_TEST(test_parked_root_replays_its_retries)
+{
+	struct pk_sched_opts o = {.check = true, .backoff_initial_ms = 100, .backoff_max_ms = 400};
+	struct pk_sched *s = NULL;
+	struct pk_sched_result *res = NULL;
+
+	ck_assert_int_eq(pk_sched_new(&o, &s), 0);
+	add_node(s, "n", "4", "");
+	add_pod(s, "a", "1", NULL, "n", 0);
+	add_pod(s, "b", "1", NULL, "n", 0);
+	add_pod(s, "c", "1", NULL, "n", 0);
+	add_pod(s, "big", "4", NULL, NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 1100, &res), 0); /* 1 free: fails, backoff to 1200 */
+	ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
+	pk_sched_result_free(res);
+	for (int i = 0; i < 2; i++) { /* 2, then 3 free: parked, neither tried nor waited for */
+		ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", i ? "b" : "a"), 0);
+		ck_assert_int_eq(pk_sched_cycle(s, 1200 + 100 * i, &res), 0);
+		ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
+		ck_assert(!res->has_retry);
+		pk_sched_result_free(res);
+	}
+	/*
+	 * 4 free: it wakes.  Retried at 1200 (backoff 200) and at 1400 (the end
+	 * of that backoff, after the change at 1300; backoff 400), it waits
+	 * until 1800 as it would have.
+	 */
+	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "c"), 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 1500, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
+	ck_assert(res->has_retry);
+	ck_assert_int_eq(res->retry_at_ms, 1800);
+	pk_sched_result_free(res);
+	ck_assert_int_eq(pk_sched_cycle(s, 1800, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	ck_assert_str_eq(res->actions[0].node, "n");
+	pk_sched_result_free(res);
+	pk_sched_free(s);
+}
+END_TEST
+
+/*
+ * Freed capacity wakes a parked root at its turn, with the room still there:
+ * the older of two parked roots takes the 2 CPUs freed, and the younger,
+ * which they would no longer hold, is not tried until more is freed.
+ */
+START_TEST(test_parked_root_wakes_at_its_turn)
+{
+	struct pk_sched_opts o = {.check = true, .backoff_initial_ms = 100, .backoff_max_ms = 400};
+	struct pk_sched *s = NULL;
+	struct pk_sched_result *res = NULL;
+
+	ck_assert_int_eq(pk_sched_new(&o, &s), 0);
+	add_node(s, "n", "4", "");
+	add_pod(s, "x", "2", NULL, "n", 0);
+	add_pod(s, "y", "2", NULL, "n", 0);
+	add_pod(s, "older", "2", NULL, NULL, 0);
+	add_pod(s, "younger", "2", NULL, NULL, 0);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(pk_sched_cycle(s, 1000, &res), 0);
+		ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
+		ck_assert_str_eq(res->root, i ? "Pod default/younger" : "Pod default/older");
+		pk_sched_result_free(res);
+	}
+	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "x"), 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 2000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	ck_assert_str_eq(res->root, "Pod default/older");
+	pk_sched_result_free(res);
+	ck_assert_int_eq(pk_sched_cycle(s, 2000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
+	ck_assert(!res->has_retry);
+	pk_sched_result_free(res);
+	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "y"), 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 3000, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	ck_assert_str_eq(res->root, "Pod default/younger");
 	pk_sched_result_free(res);
 	pk_sched_free(s);
 }
@@ -528,6 +627,8 @@ int main(void)
 	tcase_add_test(tc, test_gated_pods_told_after_a_wait);
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_binding_wakes_no_capacity_failure);
+	tcase_add_test(tc, test_parked_root_replays_its_retries);
+	tcase_add_test(tc, test_parked_root_wakes_at_its_turn);
 	tcase_add_test(tc, test_parked_roots_leave_the_heaps);
 	tcase_add_test(tc, test_namespace_wakes_only_on_new_labels);
 	tcase_add_test(tc, test_remove_objects);
