@@ -37,6 +37,18 @@ pk_start() {
 	fail "podkerneld did not start"
 }
 
+# pk_kubeconfig FILE: wait for the kubeconfig pk_start's --write-kubeconfig
+# names (written once the loop runs, after the port is said) and use it.
+pk_kubeconfig() {
+	i=0
+	until [ -s "$1" ]; do
+		[ $i -lt 100 ] || fail "no kubeconfig written"
+		sleep 0.1
+		i=$((i + 1))
+	done
+	export KUBECONFIG="$1"
+}
+
 pk_stop() {
 	kill -TERM "$PK_PID"
 	wait "$PK_PID" || fail "podkerneld exited with $? after SIGTERM"

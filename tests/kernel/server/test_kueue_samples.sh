@@ -14,13 +14,7 @@
 need kubectl
 pk_start "$WORK/data" --write-kubeconfig "$WORK/kubeconfig" \
 	--simulate-board "$PODKERNEL_SRC/boards/gpu-cluster.yaml"
-i=0
-until [ -s "$WORK/kubeconfig" ]; do
-	[ $i -lt 100 ] || fail "no kubeconfig written"
-	sleep 0.1
-	i=$((i + 1))
-done
-export KUBECONFIG="$WORK/kubeconfig"
+pk_kubeconfig "$WORK/kubeconfig"
 F="$PODKERNEL_SRC/tests/fixtures/kueue"
 k() { timeout 20 kubectl --request-timeout=10s "$@"; }
 wait_for() {

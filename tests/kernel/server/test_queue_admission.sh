@@ -11,14 +11,7 @@
 need kubectl
 pk_start "$WORK/data" --write-kubeconfig "$WORK/kubeconfig" \
 	--simulate-board "$PODKERNEL_SRC/boards/gpu-cluster.yaml"
-# the kubeconfig is written once the loop runs, after the port is said
-i=0
-until [ -s "$WORK/kubeconfig" ]; do
-	[ $i -lt 100 ] || fail "no kubeconfig written"
-	sleep 0.1
-	i=$((i + 1))
-done
-export KUBECONFIG="$WORK/kubeconfig"
+pk_kubeconfig "$WORK/kubeconfig"
 k() { timeout 20 kubectl --request-timeout=10s "$@"; }
 # refused WHAT MESSAGE CMD...: the command fails and says MESSAGE.
 refused() {

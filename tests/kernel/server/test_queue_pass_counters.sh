@@ -12,13 +12,7 @@ need kubectl
 need curl
 pk_start "$WORK/data" --write-kubeconfig "$WORK/kubeconfig" \
 	--simulate-board "$PODKERNEL_SRC/boards/gpu-cluster.yaml"
-i=0
-until [ -s "$WORK/kubeconfig" ]; do
-	[ $i -lt 100 ] || fail "no kubeconfig written"
-	sleep 0.1
-	i=$((i + 1))
-done
-export KUBECONFIG="$WORK/kubeconfig"
+pk_kubeconfig "$WORK/kubeconfig"
 k() { timeout 20 kubectl --request-timeout=10s "$@"; }
 cat >"$WORK/q.yaml" <<'Y'
 apiVersion: kueue.x-k8s.io/v1beta2

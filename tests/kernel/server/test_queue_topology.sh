@@ -16,13 +16,7 @@ need python3
 need curl
 pk_start "$WORK/data" --write-kubeconfig "$WORK/kubeconfig" \
 	--simulate-board "$PODKERNEL_SRC/boards/gpu-cluster.yaml"
-i=0
-until [ -s "$WORK/kubeconfig" ]; do
-	[ $i -lt 100 ] || fail "no kubeconfig written"
-	sleep 0.1
-	i=$((i + 1))
-done
-export KUBECONFIG="$WORK/kubeconfig"
+pk_kubeconfig "$WORK/kubeconfig"
 k() { timeout 20 kubectl --request-timeout=10s "$@"; }
 # wait_for WHAT CMD...: until CMD succeeds (20 s)
 wait_for() {
