@@ -91,6 +91,9 @@ enum pk_kind {
 	PK_KIND_LEADER_WORKER_SET, /* leaderworkerset.x-k8s.io/v1: serving groups */
 	PK_KIND_COHORT,
 	PK_KIND_NAMESPACE, /* core/v1: its labels are what namespaceSelectors read */
+	PK_KIND_EVENT,	   /* core/v1 (events.k8s.io/v1 is the same resource in another shape) */
+	PK_KIND_WORKLOAD_PRIORITY_CLASS, /* kueue.x-k8s.io: a workload's priority value */
+	PK_KIND_TOPOLOGY,		 /* kueue.x-k8s.io: the levels of a flavor's topology */
 	_PK_KIND_MAX,
 };
 /* "Pod", "CompositePodGroup", ...; NULL for unknown. */
@@ -171,7 +174,10 @@ const struct pk_type *pk_type_served(size_t i);
 /* By group, version and plural among the rows served; NULL when not served. */
 const struct pk_type *pk_type_by_version(const char *group, const char *version,
 					 const char *plural);
-/* The row t's objects are stored as: t itself unless t is another version. */
+/*
+ * The row t's objects are stored as: t itself unless t is another version
+ * (or events.k8s.io's Event, stored as core/v1's); NULL for NULL.
+ */
 const struct pk_type *pk_type_stored(const struct pk_type *t);
 /*
  * obj, in t's version (a whole object or a merge patch), in the stored

@@ -52,10 +52,10 @@ const struct pk_type pk_types[] = {
      pk_validate_pod},
     {"Namespace", "namespaces", CORE("v1"), "ns", false, true, PK_KIND_NAMESPACE,
      "A scope for names of namespaced objects.", NULL},
-    {"Event", "events", CORE("v1"), "ev", true, false, PK_KIND_UNKNOWN,
+    {"Event", "events", CORE("v1"), "ev", true, false, PK_KIND_EVENT,
      "A report of something that happened to an object (core/v1 form).", NULL},
     /* events.k8s.io/v1 is the same resource in another shape (note, regarding, ...) */
-    {"Event", "events", GROUP("events.k8s.io", "v1"), "", true, false, PK_KIND_UNKNOWN,
+    {"Event", "events", GROUP("events.k8s.io", "v1"), "", true, false, PK_KIND_EVENT,
      "A report of something that happened to an object.", NULL},
     {"PriorityClass", "priorityclasses", SCHED("v1"), "pc", false, false, PK_KIND_PRIORITY_CLASS,
      "A name for a pod or group priority value.", pk_validate_priority_class},
@@ -126,9 +126,10 @@ const struct pk_type pk_types[] = {
      "controller compiles each replica into a gang and the set into a CompositePodGroup.",
      pk_validate_meta},
     {"Cohort", "cohorts", KUEUE, "", false, true, PK_KIND_COHORT, DESC_COHORT, pk_validate_kueue},
-    {"WorkloadPriorityClass", "workloadpriorityclasses", KUEUE, "", false, false, PK_KIND_UNKNOWN,
-     DESC_WORKLOAD_PRIORITY_CLASS, pk_validate_workload_priority_class},
-    {"Topology", "topologies", KUEUE, "", false, false, PK_KIND_UNKNOWN, DESC_TOPOLOGY,
+    {"WorkloadPriorityClass", "workloadpriorityclasses", KUEUE, "", false, false,
+     PK_KIND_WORKLOAD_PRIORITY_CLASS, DESC_WORKLOAD_PRIORITY_CLASS,
+     pk_validate_workload_priority_class},
+    {"Topology", "topologies", KUEUE, "", false, false, PK_KIND_TOPOLOGY, DESC_TOPOLOGY,
      pk_validate_topology},
     {NULL},
 };
@@ -149,9 +150,9 @@ const struct pk_type pk_type_versions[] = {
     {"Cohort", "cohorts", KUEUE_V1BETA1, "", false, true, PK_KIND_COHORT, DESC_COHORT,
      pk_validate_kueue, &pk_kueue_v1beta1_cohort},
     {"WorkloadPriorityClass", "workloadpriorityclasses", KUEUE_V1BETA1, "", false, false,
-     PK_KIND_UNKNOWN, DESC_WORKLOAD_PRIORITY_CLASS, pk_validate_workload_priority_class,
-     &pk_kueue_v1beta1_same},
-    {"Topology", "topologies", KUEUE_V1BETA1, "", false, false, PK_KIND_UNKNOWN, DESC_TOPOLOGY,
+     PK_KIND_WORKLOAD_PRIORITY_CLASS, DESC_WORKLOAD_PRIORITY_CLASS,
+     pk_validate_workload_priority_class, &pk_kueue_v1beta1_same},
+    {"Topology", "topologies", KUEUE_V1BETA1, "", false, false, PK_KIND_TOPOLOGY, DESC_TOPOLOGY,
      pk_validate_topology, &pk_kueue_v1beta1_same},
     {NULL},
 };
@@ -183,8 +184,7 @@ const struct pk_type *pk_type_by_version(const char *group, const char *version,
 
 const struct pk_type *pk_type_stored(const struct pk_type *t)
 {
-	const struct pk_type *s =
-	    t && t->conversion ? pk_type_by_resource(t->group, t->plural) : NULL;
+	const struct pk_type *s = t ? pk_type_of(t->pk) : NULL;
 
 	return s ? s : t;
 }

@@ -103,7 +103,8 @@ static const struct {
 };
 
 /* What a pass may write: the snapshot before and after it is taken of these. */
-static const char *const written_kinds[] = {"Job", "JobSet", "Pod", "ClusterQueue", "LocalQueue"};
+static const enum pk_kind written_kinds[] = {PK_KIND_JOB, PK_KIND_JOBSET, PK_KIND_POD,
+					     PK_KIND_CLUSTER_QUEUE, PK_KIND_LOCAL_QUEUE};
 
 static bool relevant(const struct pk_store_event *ev)
 {
@@ -247,13 +248,14 @@ static json_t *snapshot(struct pk_store *st)
 
 	for (size_t k = 0; snap && k < ELEMENTSOF(written_kinds); k++) {
 		items = NULL;
-		if (pk_store_list(st, written_kinds[k], NULL, NULL, &items, NULL, NULL) < 0) {
+		if (pk_store_list(st, pk_type_of(written_kinds[k]), NULL, NULL, &items, NULL,
+				  NULL) < 0) {
 			json_decref(snap);
 			return NULL;
 		}
 		json_array_foreach(items, i, o)
 		{
-			snprintf(key, sizeof(key), "%s/%s/%s", written_kinds[k],
+			snprintf(key, sizeof(key), "%s/%s/%s", pk_type_of(written_kinds[k])->kind,
 				 pk_namespace(o) ? pk_namespace(o) : "", pk_name(o));
 			json_object_set(snap, key, o);
 		}

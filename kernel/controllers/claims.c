@@ -97,7 +97,7 @@ static int make_claim(struct pk_ctl *ctl, const json_t *pod, const char *name, c
 	const struct pk_write_result *res = NULL;
 	size_t n = 0;
 	char prefix[300];
-	int r = pk_store_get(ctl->store, "ResourceClaimTemplate", ns, tmpl, &t);
+	int r = pk_store_get(ctl->store, pk_type_of(PK_KIND_RESOURCE_CLAIM_TEMPLATE), ns, tmpl, &t);
 
 	if (r < 0) {
 		ctl_log(ctl, 1, "%s %s/%s: claim %s: ResourceClaimTemplate %s/%s: %s", kind, ns,
@@ -134,13 +134,14 @@ int ctl_claims_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, 
 	json_t *pod = NULL, *claims = NULL, *statuses, *pc, *status;
 	const char *uid;
 	size_t i, made = 0;
-	int r = pk_store_get(ctl->store, pk_kind_to_string(kind), ns, name, &pod);
+	int r = pk_store_get(ctl->store, pk_type_of(kind), ns, name, &pod);
 
 	if (r < 0 || !ctl_needs_claims(pod) || !(uid = pk_get_string(pod, "metadata.uid"))) {
 		json_decref(pod);
 		return r == -ENOENT ? 0 : r;
 	}
-	if (pk_store_list(ctl->store, "ResourceClaim", ns, NULL, &claims, NULL, NULL) < 0)
+	if (pk_store_list(ctl->store, pk_type_of(PK_KIND_RESOURCE_CLAIM), ns, NULL, &claims, NULL,
+			  NULL) < 0)
 		claims = json_array();
 	statuses = json_deep_copy(pk_get(pod, "status.resourceClaimStatuses"));
 	if (!json_is_array(statuses)) {

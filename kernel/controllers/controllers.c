@@ -48,7 +48,7 @@ static json_t *lookup(void *userdata, enum pk_kind kind, const char *ns, const c
 	struct lookup_ctx *l = userdata;
 	json_t *obj = NULL;
 
-	if (pk_store_get(l->ctl->store, pk_kind_to_string(kind), ns, name, &obj) < 0)
+	if (pk_store_get(l->ctl->store, pk_type_of(kind), ns, name, &obj) < 0)
 		return NULL;
 	json_array_append_new(l->held, obj);
 	return obj;
@@ -152,7 +152,7 @@ static void sync_suspend(struct pk_ctl *ctl, const char *ns, const char *uid, co
 		json_t *job = NULL;
 
 		if (pk_kind_of(want) != PK_KIND_JOB ||
-		    pk_store_get(ctl->store, "Job", ns, pk_name(want), &job) < 0)
+		    pk_store_get(ctl->store, pk_type_of(PK_KIND_JOB), ns, pk_name(want), &job) < 0)
 			continue;
 		ref = controller_ref(job);
 		ruid = ref ? json_string_value(json_object_get(ref, "uid")) : NULL;
@@ -186,7 +186,8 @@ static size_t prune(struct pk_ctl *ctl, const char *ns, const char *uid, const j
 		json_t *items = NULL, *obj;
 		size_t i;
 
-		if (pk_store_list(ctl->store, kind, ns, NULL, &items, NULL, NULL) < 0)
+		if (pk_store_list(ctl->store, pk_type_of(owned_kinds[k]), ns, NULL, &items, NULL,
+				  NULL) < 0)
 			continue;
 		json_array_foreach(items, i, obj)
 		{
@@ -215,7 +216,7 @@ static size_t prune(struct pk_ctl *ctl, const char *ns, const char *uid, const j
 /* ---- status ----------------------------------------------------------------------- */
 
 /* Objects of kind in ns matching a label selector whose controller has uid. */
-static int list_controlled(struct pk_ctl *ctl, const char *kind, const char *ns,
+static int list_controlled(struct pk_ctl *ctl, const struct pk_type *t, const char *ns,
 			   const char *selector, const char *uid, json_t **ret)
 {
 	struct pk_store_list_opts o = {0};
@@ -227,7 +228,7 @@ static int list_controlled(struct pk_ctl *ctl, const char *kind, const char *ns,
 
 	if (r == 0) {
 		o.labels = sel;
-		r = pk_store_list(ctl->store, kind, ns, &o, &items, NULL, NULL);
+		r = pk_store_list(ctl->store, t, ns, &o, &items, NULL, NULL);
 	}
 	pk_selector_free(sel);
 	if (r < 0 || !out) {
@@ -255,7 +256,7 @@ static int job_pods(struct pk_ctl *ctl, const json_t *job, json_t **ret)
 	if (!uid)
 		return -EINVAL;
 	snprintf(sel, sizeof(sel), "batch.kubernetes.io/controller-uid=%s", uid);
-	return list_controlled(ctl, "Pod", pk_namespace(job), sel, uid, ret);
+	return list_controlled(ctl, pk_type_of(PK_KIND_POD), pk_namespace(job), sel, uid, ret);
 }
 
 /*
@@ -340,7 +341,7 @@ static int jobset_jobs(struct pk_ctl *ctl, const json_t *js, json_t **ret)
 	if (!uid)
 		return -EINVAL;
 	snprintf(sel, sizeof(sel), "jobset.sigs.k8s.io/jobset-name=%s", pk_name(js));
-	return list_controlled(ctl, "Job", pk_namespace(js), sel, uid, ret);
+	return list_controlled(ctl, pk_type_of(PK_KIND_JOB), pk_namespace(js), sel, uid, ret);
 }
 
 /* Delete obj as listed (its uid: not another object of its name since). */
@@ -389,8 +390,8 @@ static void delete_groups(struct pk_ctl *ctl, const char *ns, const char *uid, c
 		json_t *items = NULL, *obj;
 		size_t i;
 
-		if (pk_store_list(ctl->store, pk_kind_to_string(kinds[k]), ns, NULL, &items, NULL,
-				  NULL) < 0)
+		if (pk_store_list(ctl->store, pk_type_of(kinds[k]), ns, NULL, &items, NULL, NULL) <
+		    0)
 			continue;
 		json_array_foreach(items, i, obj)
 		{
@@ -416,7 +417,7 @@ static int lws_pods(struct pk_ctl *ctl, const json_t *lws, json_t **ret)
 	if (!uid)
 		return -EINVAL;
 	snprintf(sel, sizeof(sel), WB_LWS_LABEL_NAME "=%s", pk_name(lws));
-	return list_controlled(ctl, "Pod", pk_namespace(lws), sel, uid, ret);
+	return list_controlled(ctl, pk_type_of(PK_KIND_POD), pk_namespace(lws), sel, uid, ret);
 }
 
 /*
@@ -509,7 +510,7 @@ int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind k, const char *ns, const char
 		return ctl_claims_reconcile(ctl, k, ns, name); /* claims from templates */
 	}
 	snprintf(what, sizeof(what), "%s %s/%s", kind, ns, name);
-	r = pk_store_get(ctl->store, kind, ns, name, &obj);
+	r = pk_store_get(ctl->store, pk_type_of(k), ns, name, &obj);
 	if (r < 0 || pk_get(obj, "metadata.deletionTimestamp")) {
 		json_decref(obj);
 		json_decref(l.held);

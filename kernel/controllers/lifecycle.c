@@ -233,7 +233,8 @@ static void set_phase(struct pk_ctl *ctl, const json_t *listed, const char *phas
 		if (r == -PK_WRITE_ECONFLICT) { /* read it again (ref's names are pod's) */
 			json_t *cur = NULL;
 
-			if (pk_store_get(ctl->store, "Pod", ref.ns, ref.name, &cur) < 0)
+			if (pk_store_get(ctl->store, pk_type_of(PK_KIND_POD), ref.ns, ref.name,
+					 &cur) < 0)
 				cur = NULL;
 			json_decref(pod);
 			pod = cur;
@@ -250,7 +251,7 @@ static json_t *same_pod(struct pk_ctl *ctl, const struct lc_timer *t)
 {
 	json_t *pod = NULL;
 
-	if (pk_store_get(ctl->store, "Pod", t->ns, t->name, &pod) == 0 &&
+	if (pk_store_get(ctl->store, pk_type_of(PK_KIND_POD), t->ns, t->name, &pod) == 0 &&
 	    strcmp(pk_get_string(pod, "metadata.uid") ?: "", t->uid) == 0 &&
 	    !pk_get(pod, "metadata.deletionTimestamp"))
 		return pod;
@@ -267,12 +268,13 @@ static void node_lost(struct pk_ctl *ctl, const char *node)
 	size_t i;
 
 	/* the Node lost now, by uid: one registered again under its name is another */
-	if (pk_store_get(ctl->store, "Node", NULL, node, &n) < 0)
+	if (pk_store_get(ctl->store, pk_type_of(PK_KIND_NODE), NULL, node, &n) < 0)
 		n = NULL;
 	snprintf(s, sizeof(s), "spec.nodeName=%s", node);
 	if (pk_selector_parse(s, true, &sel, err, sizeof(err)) == 0) {
 		o.fields = sel;
-		if (pk_store_list(ctl->store, "Pod", NULL, &o, &pods, NULL, NULL) == 0)
+		if (pk_store_list(ctl->store, pk_type_of(PK_KIND_POD), NULL, &o, &pods, NULL,
+				  NULL) == 0)
 			json_array_foreach(pods, i, p) set_phase(ctl, p, "Failed", "NodeLost");
 		json_decref(pods);
 	}

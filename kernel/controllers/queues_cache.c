@@ -44,22 +44,19 @@ enum {
 	M_N
 };
 
-static const struct {
-	const char *kind;
-	bool namespaced;
-} kinds[] = {
-    {"ClusterQueue", false},
-    {"LocalQueue", true},
-    {"ResourceFlavor", false},
-    {"Namespace", false},
-    {"Cohort", false},
-    {"PriorityClass", false},
-    {"WorkloadPriorityClass", false},
-    {"Job", true},
-    {"JobSet", true},
-    {"Pod", true},
-    {"PodGroup", true},
-    {"CompositePodGroup", true},
+static const enum pk_kind kinds[] = {
+    PK_KIND_CLUSTER_QUEUE,
+    PK_KIND_LOCAL_QUEUE,
+    PK_KIND_RESOURCE_FLAVOR,
+    PK_KIND_NAMESPACE,
+    PK_KIND_COHORT,
+    PK_KIND_PRIORITY_CLASS,
+    PK_KIND_WORKLOAD_PRIORITY_CLASS,
+    PK_KIND_JOB,
+    PK_KIND_JOBSET,
+    PK_KIND_POD,
+    PK_KIND_POD_GROUP,
+    PK_KIND_COMPOSITE_POD_GROUP,
 };
 
 static void known_free(void *v);
@@ -77,10 +74,10 @@ struct q_cache {
 	struct pk_queues_stats stats;
 };
 
-static int map_of(const char *kind)
+static int map_of(const struct pk_type *t)
 {
-	for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (strcmp(kinds[i].kind, kind) == 0)
+	for (size_t i = 0; t && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (kinds[i] == t->pk)
 			return i >= M_GROUPS ? M_GROUPS : (int)i;
 	return -1;
 }
@@ -89,7 +86,7 @@ static void key_of(int m, const char *kind, const json_t *obj, char *key, size_t
 {
 	if (m == M_GROUPS)
 		snprintf(key, n, "%s/%s/%s", kind, pk_namespace(obj), pk_name(obj));
-	else if (kinds[m].namespaced)
+	else if (pk_type_of(kinds[m])->namespaced)
 		snprintf(key, n, "%s/%s", pk_namespace(obj), pk_name(obj));
 	else
 		snprintf(key, n, "%s", pk_name(obj));
@@ -171,7 +168,8 @@ static int cluster_list(struct pk_store *store, struct q_cache *c)
 			json_t *items = NULL, *o;
 			size_t i;
 
-			r = pk_store_list(store, *k, NULL, NULL, &items, NULL, NULL);
+			r = pk_store_list(store, pk_type_by_kind(*k), NULL, NULL, &items, NULL,
+					  NULL);
 			json_array_foreach(r == 0 ? items : NULL, i, o) if (r == 0) r =
 			    cluster_note(c, *k, o, false);
 			json_decref(items);
@@ -186,13 +184,14 @@ static int cache_list(struct pk_ctl *ctl, struct q_cache *c)
 
 	cache_reset(c);
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-		int m = map_of(kinds[k].kind);
+		const struct pk_type *t = pk_type_of(kinds[k]);
+		int m = map_of(t);
 		json_t *items = NULL, *o;
 		size_t i;
 
 		if (!c->maps[m])
 			return -ENOMEM;
-		if (pk_store_list(ctl->store, kinds[k].kind, NULL, NULL, &items, NULL, NULL) < 0) {
+		if (pk_store_list(ctl->store, t, NULL, NULL, &items, NULL, NULL) < 0) {
 			json_decref(items);
 			if (m >= M_JOBS)
 				return -EIO;
@@ -202,7 +201,7 @@ static int cache_list(struct pk_ctl *ctl, struct q_cache *c)
 		{
 			char key[800];
 
-			key_of(m, kinds[k].kind, o, key, sizeof(key));
+			key_of(m, t->kind, o, key, sizeof(key));
 			if (wanted(m, o))
 				json_object_set(c->maps[m], key, o);
 		}
@@ -320,8 +319,8 @@ static bool quiet_kind(const char *kind)
 static int apply_event(const struct pk_store_event *ev, void *arg)
 {
 	struct q_cache *c = arg;
-	const char *kind = json_string_value(json_object_get(ev->object, "kind"));
-	int m = map_of(kind);
+	const char *kind = ev->kind ? ev->kind->kind : NULL;
+	int m = map_of(ev->kind);
 	char key[800];
 	json_t *old;
 	bool keep;

@@ -54,14 +54,14 @@ int q_place_new(struct pk_store *store, struct q_place **ret)
 	for (const char *const *k = pk_sched_kinds(); r == 0 && *k; k++) {
 		if (strcmp(*k, "Pod") == 0)
 			continue;
-		r = pk_store_list(store, *k, NULL, NULL, &items, NULL, NULL);
+		r = pk_store_list(store, pk_type_by_kind(*k), NULL, NULL, &items, NULL, NULL);
 		if (r == 0)
 			json_array_extend(p->base, items);
 		json_decref(items);
 		items = NULL;
 	}
 	if (r == 0)
-		r = pk_store_list(store, "Pod", NULL, NULL, &items, NULL, NULL);
+		r = pk_store_list(store, pk_type_of(PK_KIND_POD), NULL, NULL, &items, NULL, NULL);
 	json_array_foreach(r == 0 ? items : NULL, i, o) if (q_place_holds_node(o))
 	    json_array_append(p->base, o);
 	json_decref(items);
@@ -69,7 +69,8 @@ int q_place_new(struct pk_store *store, struct q_place **ret)
 	if (r == 0 && !(p->topologies = json_object()))
 		r = -ENOMEM;
 	if (r == 0)
-		r = pk_store_list(store, "Topology", NULL, NULL, &items, NULL, NULL);
+		r = pk_store_list(store, pk_type_of(PK_KIND_TOPOLOGY), NULL, NULL, &items, NULL,
+				  NULL);
 	json_array_foreach(r == 0 ? items : NULL, i, o)
 	    json_object_set(p->topologies, pk_name(o), o);
 	json_decref(items);

@@ -256,7 +256,7 @@ static json_t *write_once(struct pk_ctl *ctl, json_t *ops)
 
 		e[i] = (struct pk_store_edit){
 		    .op = bump ? PK_STORE_EDIT_MODIFY : PK_STORE_EDIT_CREATE,
-		    .kind = "Event",
+		    .kind = pk_type_of(PK_KIND_EVENT),
 		    .ns = pk_namespace(ev),
 		    .name = pk_name(ev),
 		    .apply = bump_apply,
@@ -373,7 +373,7 @@ static void delete_events(struct pk_ctl *ctl, json_t *keys)
 	if (!e)
 		return;
 	json_array_foreach(keys, i, k) e[i] = (struct pk_store_edit){
-	    .kind = "Event",
+	    .kind = pk_type_of(PK_KIND_EVENT),
 	    .ns = pk_get_string(k, "namespace"),
 	    .name = pk_get_string(k, "name"),
 	    .apply = delete_it,

@@ -98,7 +98,7 @@ static void on_lease_event(struct pk_ctl *ctl, const struct pk_store_event *ev)
 			    &recovered);
 	if (!recovered && ev->type != PK_EVENT_DELETED && ctl_heartbeat_live(ctl->beats, name) &&
 	    ctl_heartbeat_lease_writes(ctl->beats, name) <= 2 &&
-	    pk_store_get(ctl->store, "Node", NULL, name, &node) == 0) {
+	    pk_store_get(ctl->store, pk_type_of(PK_KIND_NODE), NULL, name, &node) == 0) {
 		/* the first renewal seen: the Node may still be tainted from before a
 		 * restart of the appliance (later renewals need no look) */
 		recovered = tainted_unreachable(node);
@@ -489,7 +489,7 @@ static int ctl_new(struct pk_store *store, const struct pk_appliance_config *cfg
 static int store_list(void *src, const char *kind, const struct pk_store_list_opts *opts,
 		      json_t **ret_items, char **ret_continue)
 {
-	return pk_store_list(src, kind, NULL, opts, ret_items, NULL, ret_continue);
+	return pk_store_list(src, pk_type_by_kind(kind), NULL, opts, ret_items, NULL, ret_continue);
 }
 
 static uint64_t store_rv(void *src)
@@ -511,7 +511,7 @@ static int store_wait(void *src, uint64_t since, int timeout_ms)
 
 static int store_get(void *src, const char *kind, const char *ns, const char *name, json_t **ret)
 {
-	return pk_store_get(src, kind, ns, name, ret);
+	return pk_store_get(src, pk_type_by_kind(kind), ns, name, ret);
 }
 
 static const struct pk_appliance_source_ops store_source = {

@@ -86,7 +86,7 @@ static void take_back(struct pk_store *st, json_t *o)
 {
 	json_t *stored = NULL;
 
-	if (pk_store_get(st, pk_get_string(o, "kind"),
+	if (pk_store_get(st, pk_type_by_kind(pk_get_string(o, "kind")),
 			 pk_namespace(o) ? pk_namespace(o) : "default", pk_name(o), &stored) < 0)
 		return;
 	json_object_set(o, "spec", json_object_get(stored, "spec"));

@@ -76,7 +76,7 @@ static struct pk_store_edit edit_of(const struct pk_write_item *it, struct item_
 {
 	struct pk_store_edit e = {
 	    .op = PK_STORE_EDIT_MODIFY,
-	    .kind = it->kind_name ? it->kind_name : pk_kind_to_string(it->kind),
+	    .kind = it->kind_name ? pk_type_by_kind(it->kind_name) : pk_type_of(it->kind),
 	    .ns = it->ns,
 	    .name = it->name,
 	    .precondition_rv = it->rv,
@@ -152,7 +152,7 @@ static int store_get(void *backend, enum pk_kind kind, const char *ns, const cha
 {
 	struct store_backend *b = backend;
 
-	return pk_store_get(b->store, pk_kind_to_string(kind), ns, name, ret);
+	return pk_store_get(b->store, pk_type_of(kind), ns, name, ret);
 }
 
 static void store_free(void *backend)

@@ -214,7 +214,8 @@ static bool ref_kind_ok(const struct pk_write_ref *ref)
 	if (ref->kind != PK_KIND_UNKNOWN)
 		return !ref->kind_name;
 	t = ref->kind_name ? pk_type_by_kind(ref->kind_name) : NULL;
-	return t && t->pk == PK_KIND_UNKNOWN;
+	return t && (t->pk == PK_KIND_EVENT || t->pk == PK_KIND_WORKLOAD_PRIORITY_CLASS ||
+		     t->pk == PK_KIND_TOPOLOGY);
 }
 
 static bool ref_ok(const struct pk_writer *w, const struct pk_write_ref *ref)

@@ -63,7 +63,7 @@ static json_t *stored(struct at_mirror *m, const char *name)
 {
 	json_t *p = NULL;
 
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", name, &p), 0);
+	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", name, &p), 0);
 	at_mirror_event(m, "Pod", KUBE_MODIFIED, p);
 	return p;
 }
@@ -155,13 +155,13 @@ START_TEST(test_create_replace_status_delete)
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
 	ck_assert_int_eq(pk_writer_delete(w, &r, PK_WRITE_PROPAGATE_BACKGROUND), 0);
 	ck_assert_int_eq(commit(w, NULL), -PK_WRITE_ECONFLICT);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "a", &out), 0);
+	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "a", &out), 0);
 	json_decref(out);
 	r.uid = pk_get_string(p, "metadata.uid");
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
 	ck_assert_int_eq(pk_writer_delete(w, &r, PK_WRITE_PROPAGATE_BACKGROUND), 0);
 	ck_assert_int_eq(commit(w, NULL), 0);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "a", &out), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "a", &out), -ENOENT);
 	ck_assert_uint_eq(atomic_load(&stats.deletes), 2);
 
 	/* a kind without an enum value (kind_name) has no resource here: refused, not sent */

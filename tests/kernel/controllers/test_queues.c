@@ -27,8 +27,9 @@ static void patch(const char *kind, const char *ns, const char *name, const char
 	json_t *p = json_loads(text, 0, NULL);
 
 	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(
-	    pk_store_patch(st, kind, ns, name, PK_PATCH_MERGE, p, PK_SUB_MAIN, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_patch(st, pk_type_by_kind(kind), ns, name, PK_PATCH_MERGE, p,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
 	json_decref(p);
 }
 
@@ -258,7 +259,9 @@ START_TEST(queue_plain_pods_wait_gated_until_admitted)
 	queued_pod("p3", NULL);
 	PENDING_IS("Pod", "p3", "insufficient unused quota for google.com/tpu");
 	ck_assert(stays("Pod", "p3", gated, NULL));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "p1", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, pk_type_of(PK_KIND_POD), "default", "p1", NULL, NULL, NULL),
+	    0);
 	ck_assert(wait_bound("p3"));
 }
 END_TEST
@@ -285,7 +288,9 @@ START_TEST(queue_pod_group_is_admitted_whole)
 		   "default-flavor of ClusterQueue cq, 4 more needed");
 	PENDING_IS("Pod", "g-1", "insufficient unused quota");
 	ck_assert(stays("Pod", "g-1", gated, NULL));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "holder", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, pk_type_of(PK_KIND_POD), "default", "holder",
+					      NULL, NULL, NULL),
+			 0);
 	ck_assert(wait_bound("g-0"));
 	ck_assert(wait_bound("g-1"));
 }

@@ -485,7 +485,8 @@ START_TEST(test_memory_writes_as_the_store_does)
 	for (size_t i = 0; i < 4; i++) {
 		json_t *m = json_array_get(objs, i), *s = NULL, *pm, *ps;
 
-		ck_assert_int_eq(pk_store_get(st, kinds[i], "default", pk_name(m), &s), 0);
+		ck_assert_int_eq(
+		    pk_store_get(st, pk_type_by_kind(kinds[i]), "default", pk_name(m), &s), 0);
 		pm = plain(m);
 		ps = plain(s);
 		ck_assert_msg(json_equal(pm, ps), "%s %s differs:\nmemory %s\nstore  %s", kinds[i],

@@ -76,8 +76,8 @@ START_TEST(test_store_batch_leaves_out_a_stale_object)
 
 	/* b changes behind the loop's back. */
 	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "x", "y");
-	ck_assert_int_eq(pk_store_patch(st, "Pod", "default", "b", PK_PATCH_MERGE, patch,
-					PK_SUB_MAIN, NULL, NULL),
+	ck_assert_int_eq(pk_store_patch(st, pk_type_of(PK_KIND_POD), "default", "b", PK_PATCH_MERGE,
+					patch, PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(patch);
 
@@ -143,7 +143,7 @@ START_TEST(test_bound_elsewhere_and_eviction)
 	(void)rv_a;
 	/* Another scheduler binds it (a binding, not an update: updates cannot). */
 	struct pk_store_edit bind = {
-	    .kind = "Pod", .ns = "default", .name = "a", .apply = bind_other};
+	    .kind = pk_type_of(PK_KIND_POD), .ns = "default", .name = "a", .apply = bind_other};
 	ck_assert_int_eq(pk_store_edit_batch(st, &bind, 1), 0);
 	ck_assert_int_eq(bind.rc, 0);
 	json_decref(bind.object);
@@ -162,7 +162,8 @@ START_TEST(test_bound_elsewhere_and_eviction)
 	ck_assert_int_eq(res[1].error, 0);
 	ck_assert_ptr_nonnull(pk_condition_get(res[1].object, "DisruptionTarget"));
 	json_t *got = NULL;
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "victim", &got), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "victim", &got),
+			 -ENOENT);
 	/* A new batch starts empty. */
 	pk_writer_batch_begin(w);
 	ck_assert_uint_eq(pk_writer_batch_size(w), 0);
@@ -252,19 +253,21 @@ START_TEST(test_binding_waits_for_its_claim)
 		ck_assert_msg(ok ? res[i].error == 0 : res[i].error == -PK_WRITE_ECONFLICT,
 			      "%s: %d", res[i].name, res[i].error);
 	}
-	ck_assert_int_eq(pk_store_get(st, "ResourceClaim", "default", "ca", &got), 0);
+	ck_assert_int_eq(
+	    pk_store_get(st, pk_type_of(PK_KIND_RESOURCE_CLAIM), "default", "ca", &got), 0);
 	ck_assert_str_eq(
 	    pk_get_string(json_array_get(pk_get(got, "status.allocation.devices.results"), 0),
 			  "device"),
 	    "gpu-0");
 	json_decref(got);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "a", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "a", &got), 0);
 	ck_assert_str_eq(pk_get_string(got, "spec.nodeName"), "n1");
 	json_decref(got);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "b", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "b", &got), 0);
 	ck_assert_ptr_null(pk_get_string(got, "spec.nodeName"));
 	json_decref(got);
-	ck_assert_int_eq(pk_store_get(st, "ResourceClaim", "default", "cb", &got), 0);
+	ck_assert_int_eq(
+	    pk_store_get(st, pk_type_of(PK_KIND_RESOURCE_CLAIM), "default", "cb", &got), 0);
 	ck_assert_ptr_null(pk_get(got, "status.allocation"));
 	json_decref(got);
 	/* a deallocation ({}) removes the allocation and the reservations */
@@ -275,7 +278,8 @@ START_TEST(test_binding_waits_for_its_claim)
 	ck_assert_int_eq(pk_writer_claim(w, &ca, status), 0);
 	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
 	ck_assert_int_eq(res[0].error, 0);
-	ck_assert_int_eq(pk_store_get(st, "ResourceClaim", "default", "ca", &got), 0);
+	ck_assert_int_eq(
+	    pk_store_get(st, pk_type_of(PK_KIND_RESOURCE_CLAIM), "default", "ca", &got), 0);
 	ck_assert_ptr_null(pk_get(got, "status.allocation"));
 	ck_assert_ptr_null(pk_get(got, "status.reservedFor"));
 	json_decref(got);
@@ -330,10 +334,12 @@ START_TEST(test_binding_waits_for_its_volume_claim)
 		ck_assert_msg(ok ? res[i].error == 0 : res[i].error == -PK_WRITE_ECONFLICT,
 			      "%s: %d", res[i].name, res[i].error);
 	}
-	ck_assert_int_eq(pk_store_get(st, "PersistentVolumeClaim", "default", "va", &got), 0);
+	ck_assert_int_eq(
+	    pk_store_get(st, pk_type_of(PK_KIND_PERSISTENT_VOLUME_CLAIM), "default", "va", &got),
+	    0);
 	ck_assert_str_eq(pk_get_string(got, "spec.volumeName"), "pv-1");
 	json_decref(got);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "b", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "b", &got), 0);
 	ck_assert_ptr_null(pk_get_string(got, "spec.nodeName"));
 	json_decref(got);
 	/* the annotation on a current claim; a claim bound to another volume conflicts */
@@ -346,7 +352,9 @@ START_TEST(test_binding_waits_for_its_volume_claim)
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(res[0].error, 0);
 	ck_assert_int_eq(res[1].error, -PK_WRITE_ECONFLICT);
-	ck_assert_int_eq(pk_store_get(st, "PersistentVolumeClaim", "default", "vb", &got), 0);
+	ck_assert_int_eq(
+	    pk_store_get(st, pk_type_of(PK_KIND_PERSISTENT_VOLUME_CLAIM), "default", "vb", &got),
+	    0);
 	ck_assert_str_eq(json_string_value(json_object_get(pk_get(got, "metadata.annotations"),
 							   "volume.kubernetes.io/selected-node")),
 			 "n1");
@@ -417,7 +425,7 @@ START_TEST(test_creates_replacements_and_deletions)
 		      "metadata", "name", "a", "spec", "containers", "name", "c", "image", "x");
 
 	ck_assert_int_eq(pk_writer_store_new(st, &w), 0);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "a", &a), 0);
+	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "a", &a), 0);
 	const char *uid_a = pk_get_string(a, "metadata.uid");
 	struct pk_write_ref ra = pod_ref("a", rv_a), missing = pod_ref("a2", 0);
 
@@ -613,8 +621,9 @@ START_TEST(test_kinds_without_a_typed_view)
 	ck_assert_int_eq(res[0].error, 0);
 	ck_assert_str_eq(pk_get_string(res[0].object, "metadata.labels.team"), "a");
 	ck_assert_int_eq(res[1].error, 0);
-	ck_assert_int_eq(pk_store_get(st, "Event", "default", "x", &got), -ENOENT);
-	ck_assert_int_eq(pk_store_get(st, "Namespace", NULL, "x", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_EVENT), "default", "x", &got),
+			 -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_NAMESPACE), NULL, "x", &got), 0);
 	ck_assert_str_eq(pk_get_string(got, "metadata.labels.team"), "a");
 	json_decref(got);
 	/* its precondition holds: the version read before is stale now */
