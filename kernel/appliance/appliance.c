@@ -441,7 +441,7 @@ static struct pk_write_ref ref_of(struct pk_appliance *app, enum pk_kind kind, c
 				  const char *name)
 {
 	return (struct pk_write_ref){
-	    .kind = kind,
+	    .kind = pk_type_of(kind),
 	    .ns = ns,
 	    .name = name,
 	    .rv = ap_cache_rv(app->cache, kind, ns, name),
@@ -483,7 +483,7 @@ static void batch_result(struct pk_appliance *app, const struct pk_sched_result 
  */
 static void hand_back(struct pk_appliance *app, const struct pk_write_result *wr)
 {
-	enum pk_kind kind = wr->kind;
+	enum pk_kind kind = wr->kind->pk;
 	json_t *obj = json_incref(wr->object);
 	int r = obj ? 0 : pk_writer_get(app->writer, wr->kind, wr->ns, wr->name, &obj);
 
@@ -516,7 +516,7 @@ static bool holds_place(struct pk_appliance *app, const struct pk_write_item *it
 	json_t *obj = NULL;
 	bool bound;
 
-	if (it->kind != PK_KIND_POD || it->node)
+	if (it->kind->pk != PK_KIND_POD || it->node)
 		return false;
 	if (it->evict)
 		return true;
@@ -610,8 +610,8 @@ static void retry_conditions(struct pk_appliance *app, struct cond_retry *retry,
 static bool item_failed(struct pk_appliance *app, const struct pk_write_item *it,
 			const struct pk_write_result *wr, bool may_retry)
 {
-	enum pk_kind kind = wr->kind;
-	bool cond_only = !it->node && !it->evict && it->kind != PK_KIND_PERSISTENT_VOLUME_CLAIM;
+	enum pk_kind kind = wr->kind->pk;
+	bool cond_only = !it->node && !it->evict && it->kind->pk != PK_KIND_PERSISTENT_VOLUME_CLAIM;
 
 	if (wr->error == -ENOENT && (cond_only || it->evict)) {
 		ap_cache_forget(app->cache, kind, wr->ns, wr->name);
@@ -664,8 +664,8 @@ static void commit_batch(struct pk_appliance *app)
 
 			if (wr->error == 0) {
 				if (wr->object)
-					ap_cache_note(app->cache, wr->kind, wr->object);
-				ap_backoff_clear(app, wr->kind, wr->ns, wr->name);
+					ap_cache_note(app->cache, wr->kind->pk, wr->object);
+				ap_backoff_clear(app, wr->kind->pk, wr->ns, wr->name);
 				log_written(app, it);
 				continue;
 			}

@@ -308,7 +308,7 @@ static bool admitted(const json_t *o)
 }
 
 /* A reference to the cluster's object: its resourceVersion and uid as the mirror holds them. */
-static struct pk_write_ref cluster_ref(enum pk_kind kind, const json_t *cur)
+static struct pk_write_ref cluster_ref(const struct pk_type *kind, const json_t *cur)
 {
 	const char *rv = pk_get_string(cur, "metadata.resourceVersion");
 
@@ -336,7 +336,7 @@ static int add_write(struct at_queues *q, const char *key, const json_t *before,
 	if (at_mirror_get(q->mirror, pk_get_string(before, "kind"), pk_namespace(before),
 			  pk_name(before), &cur) < 0)
 		return 0; /* gone from the cluster meanwhile */
-	ref = cluster_ref(kind, cur);
+	ref = cluster_ref(pk_type_of(kind), cur);
 	if (!after) { /* a Pod the pass deleted */
 		r = evictions ? pk_writer_delete(q->writer, &ref, PK_WRITE_PROPAGATE_DEFAULT) : 0;
 		json_decref(cur);
@@ -381,7 +381,7 @@ static void await_written(struct at_queues *q, const struct pk_write_result *res
 {
 	for (size_t i = 0; i < n; i++) {
 		const char *rv = pk_get_string(res[i].object, "metadata.resourceVersion");
-		const struct pk_type *t = pk_type_of(res[i].kind);
+		const struct pk_type *t = res[i].kind;
 		char key[800];
 
 		if (res[i].error != 0 || !t)
@@ -421,7 +421,7 @@ static int write_batch(struct at_queues *q, const json_t *before, const json_t *
 		if (res[i].error == 0)
 			continue;
 		failed++;
-		q_log(q, 1, "attach: queues: writing %s %s/%s: %s", pk_kind_to_string(res[i].kind),
+		q_log(q, 1, "attach: queues: writing %s %s/%s: %s", res[i].kind->kind,
 		      res[i].ns ? res[i].ns : "", res[i].name, pk_write_strerror(res[i].error));
 	}
 	await_written(q, res, n);

@@ -89,7 +89,8 @@ static int budget_sync(struct pk_ctl *ctl, const json_t *pdb, const json_t *pods
 	r = probe ? pk_budget_count(probe, pods, &b) : -ENOMEM;
 	st = r == 0 ? pk_budget_status(pdb, &b, kept) : NULL;
 	if (r == 0 && st && !same_status(st, pk_get(pdb, "status"))) {
-		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD_DISRUPTION_BUDGET, pdb);
+		struct pk_write_ref ref =
+		    ctl_ref_of(pk_type_of(PK_KIND_POD_DISRUPTION_BUDGET), pdb);
 
 		r = ctl_status(ctl, &ref, st, NULL);
 		if (r == 0)

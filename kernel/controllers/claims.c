@@ -111,7 +111,7 @@ static int make_claim(struct pk_ctl *ctl, const json_t *pod, const char *name, c
 		return -ENOMEM;
 	r = pk_writer_batch_begin(ctl->writer);
 	if (r == 0)
-		r = pk_writer_create(ctl->writer, PK_KIND_RESOURCE_CLAIM, claim);
+		r = pk_writer_create(ctl->writer, pk_type_of(PK_KIND_RESOURCE_CLAIM), claim);
 	json_decref(claim);
 	if (r == 0)
 		r = ctl_commit(ctl, &res, &n);
@@ -170,7 +170,7 @@ int ctl_claims_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, 
 	r = 0;
 	if (made) {
 		/* under the pod's resourceVersion: a pod changed since is read again */
-		struct pk_write_ref ref = ctl_ref_of(kind, pod);
+		struct pk_write_ref ref = ctl_ref_of(pk_type_of(kind), pod);
 
 		status = json_deep_copy(pk_get(pod, "status"));
 		if (!json_is_object(status)) {

@@ -87,7 +87,7 @@ int ctl_delete(struct pk_ctl *ctl, const struct pk_write_ref *ref, enum pk_write
  */
 int ctl_commit(struct pk_ctl *ctl, const struct pk_write_result **ret_results, size_t *ret_n);
 /* A reference to obj as stored: its kind, name, resourceVersion and uid (borrowed). */
-struct pk_write_ref ctl_ref_of(enum pk_kind kind, const json_t *obj);
+struct pk_write_ref ctl_ref_of(const struct pk_type *kind, const json_t *obj);
 
 /*
  * budgets.c: PodDisruptionBudget status.  Note a pod's or budget's event (its

@@ -80,7 +80,7 @@ static int create_missing(struct pk_ctl *ctl, json_t *objects, const char *what)
 	json_array_foreach(objects, i, obj)
 	{
 		enum pk_kind kind = pk_kind_of(obj);
-		int a = r == 0 ? pk_writer_create(ctl->writer, kind, obj) : 0;
+		int a = r == 0 ? pk_writer_create(ctl->writer, pk_type_of(kind), obj) : 0;
 
 		if (a == -ENOMEM) {
 			r = a;
@@ -95,7 +95,7 @@ static int create_missing(struct pk_ctl *ctl, json_t *objects, const char *what)
 	if (r == 0)
 		r = ctl_commit(ctl, &res, &n);
 	for (i = 0; r == 0 && i < n; i++) {
-		const char *kind = pk_kind_to_string(res[i].kind);
+		const char *kind = res[i].kind->kind;
 
 		if (res[i].error == 0) {
 			CTL_COUNT(ctl, objects_created);
@@ -160,7 +160,7 @@ static void sync_suspend(struct pk_ctl *ctl, const char *ns, const char *uid, co
 		    json_is_true(pk_get(job, "spec.suspend")) != suspend &&
 		    json_object_set_new(json_object_get(job, "spec"), "suspend",
 					json_boolean(suspend)) == 0) {
-			struct pk_write_ref w = ctl_ref_of(PK_KIND_JOB, job);
+			struct pk_write_ref w = ctl_ref_of(pk_type_of(PK_KIND_JOB), job);
 			int r = ctl_replace(ctl, &w, job, NULL);
 
 			if (r == 0)
@@ -198,12 +198,12 @@ static size_t prune(struct pk_ctl *ctl, const char *ns, const char *uid, const j
 			if (!ruid || strcmp(ruid, uid) != 0 ||
 			    emitted(objects, kind, pk_name(obj)) || succeeded(obj))
 				continue;
-			struct pk_write_ref del = ctl_ref_of(owned_kinds[k], obj);
+			struct pk_write_ref del = ctl_ref_of(pk_type_of(owned_kinds[k]), obj);
 
 			del.rv = 0; /* the object it judged, whatever changed since */
 			if (ctl_delete(ctl, &del, PK_WRITE_PROPAGATE_DEFAULT) == 0) {
 				CTL_COUNT(ctl, gc_deleted);
-				pods += del.kind == PK_KIND_POD;
+				pods += del.kind->pk == PK_KIND_POD;
 				ctl_log(ctl, 2, "%s: deleted %s %s/%s (no longer wanted)", what,
 					kind, ns, pk_name(obj));
 			}
@@ -268,7 +268,7 @@ static int write_status(struct pk_ctl *ctl, enum pk_kind kind, json_t **owner, j
 			const json_t *del, const char *what)
 {
 	const struct pk_write_result *res = NULL;
-	struct pk_write_ref ref = ctl_ref_of(kind, *owner);
+	struct pk_write_ref ref = ctl_ref_of(pk_type_of(kind), *owner);
 	const char *ns = pk_namespace(*owner);
 	size_t i, n = 0;
 	json_t *name;
@@ -280,7 +280,7 @@ static int write_status(struct pk_ctl *ctl, enum pk_kind kind, json_t **owner, j
 	json_array_foreach(del, i, name)
 	{
 		struct pk_write_ref pod = {
-		    .kind = PK_KIND_POD, .ns = ns, .name = json_string_value(name)};
+		    .kind = pk_type_of(PK_KIND_POD), .ns = ns, .name = json_string_value(name)};
 
 		if (r == 0)
 			r = pk_writer_delete(ctl->writer, &pod, PK_WRITE_PROPAGATE_DEFAULT);
@@ -289,10 +289,9 @@ static int write_status(struct pk_ctl *ctl, enum pk_kind kind, json_t **owner, j
 		r = ctl_commit(ctl, &res, &n);
 	for (i = 0; r == 0 && i < n; i++) {
 		if (res[i].error < 0 && res[i].error != -ENOENT)
-			ctl_log(ctl, 1, "%s: writing %s %s: %s", what,
-				pk_kind_to_string(res[i].kind), res[i].name,
-				pk_write_strerror(res[i].error));
-		else if (res[i].error == 0 && res[i].kind == PK_KIND_POD)
+			ctl_log(ctl, 1, "%s: writing %s %s: %s", what, res[i].kind->kind,
+				res[i].name, pk_write_strerror(res[i].error));
+		else if (res[i].error == 0 && res[i].kind->pk == PK_KIND_POD)
 			ctl_log(ctl, 2, "%s: deleted pod %s/%s", what, ns, res[i].name);
 	}
 	if (r == 0 && status && n && res[0].error == 0 && res[0].object) {
@@ -348,7 +347,7 @@ static int jobset_jobs(struct pk_ctl *ctl, const json_t *js, json_t **ret)
 static void delete_logged(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj,
 			  const char *what)
 {
-	struct pk_write_ref ref = ctl_ref_of(kind, obj);
+	struct pk_write_ref ref = ctl_ref_of(pk_type_of(kind), obj);
 	int r;
 
 	ref.rv = 0;
@@ -442,7 +441,7 @@ static int lws_keep_status(struct pk_ctl *ctl, json_t **lws, const char *what, b
 				 what);
 	json_array_foreach(u.delete_groups, i, name)
 	{
-		struct pk_write_ref ref = {.kind = PK_KIND_POD_GROUP,
+		struct pk_write_ref ref = {.kind = pk_type_of(PK_KIND_POD_GROUP),
 					   .ns = pk_namespace(*lws),
 					   .name = json_string_value(name)};
 

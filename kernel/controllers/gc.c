@@ -372,11 +372,10 @@ static json_t *replacement(const struct gc_edit *e)
 static int write_edit(struct pk_ctl *ctl, const struct gc_edit *e)
 {
 	const struct pk_type *t = e->type;
-	struct pk_write_ref ref = ctl_ref_of(t->pk, e->held);
+	struct pk_write_ref ref = ctl_ref_of(t, e->held);
 	json_t *obj;
 	int r;
 
-	ref.kind_name = t->pk == PK_KIND_UNKNOWN ? t->kind : NULL;
 	ref.ns = t->namespaced ? ref.ns : NULL;
 	if (e->op == GC_DELETE)
 		return pk_writer_delete(ctl->writer, &ref, e->how);

@@ -222,7 +222,7 @@ static void set_phase(struct pk_ctl *ctl, const json_t *listed, const char *phas
 	int r = -PK_WRITE_ECONFLICT;
 
 	for (int attempt = 0; attempt < 3 && r == -PK_WRITE_ECONFLICT && pod; attempt++) {
-		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD, pod);
+		struct pk_write_ref ref = ctl_ref_of(pk_type_of(PK_KIND_POD), pod);
 		json_t *next = json_deep_copy(pod);
 
 		ref.uid = uid;
@@ -292,7 +292,8 @@ static void node_lost(struct pk_ctl *ctl, const char *node)
 
 static void fire(struct pk_ctl *ctl, const struct lc_timer *t)
 {
-	struct pk_write_ref node = {.kind = PK_KIND_NODE, .name = t->name, .uid = t->uid};
+	struct pk_write_ref node = {
+	    .kind = pk_type_of(PK_KIND_NODE), .name = t->name, .uid = t->uid};
 	json_t *pod;
 
 	if (t->kind == LC_NODE_LOSS) {

@@ -49,7 +49,7 @@ static int register_some(struct pk_ctl *ctl, json_t *nodes, size_t from, const c
 		json_t *n = json_array_get(nodes, i);
 
 		pk_set(n, "metadata.annotations", json_pack("{s:s}", PK_ANN_SIMULATED, path));
-		r = pk_writer_create(ctl->writer, pk_kind_of(n), n);
+		r = pk_writer_create(ctl->writer, pk_type_of(pk_kind_of(n)), n);
 	}
 	if (r == 0)
 		r = ctl_commit(ctl, &res, &nres);
@@ -60,8 +60,8 @@ static int register_some(struct pk_ctl *ctl, json_t *nodes, size_t from, const c
 			r = res[i].error;
 	}
 	if (r < 0 && i > 0 && i <= nres && res[i - 1].message)
-		snprintf(why, whylen, " (%s %s: %s)", pk_kind_to_string(res[i - 1].kind),
-			 res[i - 1].name, res[i - 1].message);
+		snprintf(why, whylen, " (%s %s: %s)", res[i - 1].kind->kind, res[i - 1].name,
+			 res[i - 1].message);
 	return r;
 }
 
@@ -115,7 +115,7 @@ static int edit_node(struct pk_ctl *ctl, const char *name, bool status,
 		r = pk_store_get(ctl->store, pk_type_of(PK_KIND_NODE), NULL, name, &node);
 		if (r < 0)
 			return r;
-		ref = ctl_ref_of(PK_KIND_NODE, node);
+		ref = ctl_ref_of(pk_type_of(PK_KIND_NODE), node);
 		r = fn(node, arg);
 		if (r == 0 && status)
 			r = ctl_status(ctl, &ref, json_object_get(node, "status"), &out);
@@ -375,7 +375,7 @@ static int evict_commit(struct pk_ctl *ctl, const struct evict_set *set, struct 
 
 	snprintf(msg, sizeof(msg), "node %s %s", node, why);
 	for (size_t i = 0; r == 0 && i < set->n; i++) {
-		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD, set->pods[i]);
+		struct pk_write_ref ref = ctl_ref_of(pk_type_of(PK_KIND_POD), set->pods[i]);
 
 		if (by_uid)
 			ref.rv = 0;

@@ -552,7 +552,7 @@ static void admission_value(const char *cq, const json_t *flavors, char *buf, si
 /* One write: the workload as admitted (q_admitted_copy; a pod workload's pods, one batch). */
 static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *obj)
 {
-	struct pk_write_ref ref = ctl_ref_of(w->kind, w->obj);
+	struct pk_write_ref ref = ctl_ref_of(pk_type_of(w->kind), w->obj);
 	int r =
 	    w->kind == PK_KIND_POD ? q_pods_admit(ctl, w, obj) : ctl_replace(ctl, &ref, obj, NULL);
 	const json_t *one = json_is_array(obj) ? json_array_get(obj, 0) : obj;

@@ -217,7 +217,8 @@ int q_pods_admit(struct pk_ctl *ctl, struct q_workload *w, const json_t *admitte
 
 	json_array_foreach(r == 0 ? admitted : NULL, i, pod)
 	{
-		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD, json_array_get(w->pods, i));
+		struct pk_write_ref ref =
+		    ctl_ref_of(pk_type_of(PK_KIND_POD), json_array_get(w->pods, i));
 
 		r = pk_writer_replace(ctl->writer, &ref, pod);
 		if (r < 0)
@@ -234,7 +235,7 @@ int q_pods_evict(struct pk_ctl *ctl, struct q_workload *w)
 
 	json_array_foreach(r == 0 ? w->pods : NULL, i, pod)
 	{
-		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD, pod);
+		struct pk_write_ref ref = ctl_ref_of(pk_type_of(PK_KIND_POD), pod);
 
 		r = pk_writer_delete(ctl->writer, &ref, PK_WRITE_PROPAGATE_DEFAULT);
 		if (r < 0)
@@ -305,7 +306,7 @@ void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const 
 
 	changed |= copy && set_annotation(copy, Q_ANNOTATION_PENDING, why);
 	if (changed) {
-		struct pk_write_ref ref = ctl_ref_of(kind, obj);
+		struct pk_write_ref ref = ctl_ref_of(pk_type_of(kind), obj);
 		int r = pk_writer_replace(ctl->writer, &ref, copy);
 
 		if (r < 0)
@@ -325,8 +326,8 @@ void q_note_commit(struct pk_ctl *ctl)
 	ctl_commit(ctl, &res, &n);
 	for (size_t i = 0; res && i < n; i++)
 		if (res[i].error < 0 && res[i].error != -PK_WRITE_ECONFLICT)
-			ctl_log(ctl, 1, "%s %s/%s: pending: %s", pk_kind_to_string(res[i].kind),
-				res[i].ns, res[i].name, pk_write_strerror(res[i].error));
+			ctl_log(ctl, 1, "%s %s/%s: pending: %s", res[i].kind->kind, res[i].ns,
+				res[i].name, pk_write_strerror(res[i].error));
 }
 
 void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position, const char *why)

@@ -287,7 +287,7 @@ void q_preempt_undo(struct q_state *s, struct q_victim *c, size_t n)
 static int evict_job(struct pk_ctl *ctl, struct q_workload *v)
 {
 	json_t *obj = json_deep_copy(v->obj);
-	struct pk_write_ref ref = ctl_ref_of(v->kind, v->obj);
+	struct pk_write_ref ref = ctl_ref_of(pk_type_of(v->kind), v->obj);
 	int r = -ENOMEM;
 
 	if (obj && json_is_object(json_object_get(obj, "spec"))) {

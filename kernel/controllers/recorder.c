@@ -96,7 +96,7 @@ void ctl_recorder_free(struct ctl_recorder *rec)
 static json_t *event_new(struct ctl_recorder *rec, const struct pk_write_item *it, const char *uid,
 			 const char *type, const char *reason, const char *action, const char *note)
 {
-	const struct pk_type *t = pk_type_of(it->kind);
+	const struct pk_type *t = it->kind;
 	const char *ns = it->ns && *it->ns ? it->ns : "default";
 	char name[256], ts[32];
 	int64_t now = (int64_t)time(NULL);
@@ -149,8 +149,7 @@ static void note_one(void *arg, const struct pk_write_item *it, const json_t *ob
 	struct pk_ctl *ctl = arg;
 	struct ctl_recorder *rec = ctl->recorder;
 	const char *uid = obj ? pk_get_string(obj, "metadata.uid") : NULL;
-	const struct pk_type *t =
-	    it->kind_name ? pk_type_by_kind(it->kind_name) : pk_type_of(it->kind);
+	const struct pk_type *t = it->kind;
 	char okey[600], key[768], wkey[2048], shortnote[1024];
 	struct ctl_event_seen *w;
 	json_t *ev;
@@ -184,7 +183,7 @@ static void record(struct pk_ctl *ctl, const char *type, const char *kind, const
 		   const char *reason, const char *note)
 {
 	const struct pk_type *t = pk_type_by_kind(kind);
-	struct pk_write_item it = {.kind = t ? t->pk : PK_KIND_UNKNOWN,
+	struct pk_write_item it = {.kind = t,
 				   .ns = t && t->namespaced ? (char *)pk_namespace(obj) : NULL,
 				   .name = (char *)pk_name(obj)};
 

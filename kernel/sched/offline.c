@@ -73,10 +73,14 @@ nomem:
  * A writer over objects: the kinds scheduling changes, conditions at now
  * (seconds); shared: an object is copied at its first change.
  */
+static bool holds_type(const struct pk_type *t)
+{
+	return scheduling_changes(t->pk);
+}
+
 static int offline_writer(json_t *objects, int64_t now, bool shared, struct pk_writer **ret)
 {
-	struct pk_writer_memory_opts o = {
-	    .holds = scheduling_changes, .now = now, .shared = shared};
+	struct pk_writer_memory_opts o = {.holds = holds_type, .now = now, .shared = shared};
 
 	return pk_writer_memory_new(objects, &o, ret);
 }
@@ -198,7 +202,7 @@ static json_t *record_claim(json_t *status, const json_t *pod, const char *pcn, 
 static int pod_claims(struct pk_writer *w, const json_t *objects, const json_t *pod)
 {
 	struct pk_write_ref ref = {
-	    .kind = pk_kind_of(pod), .ns = pk_namespace(pod), .name = pk_name(pod)};
+	    .kind = pk_type_of(pk_kind_of(pod)), .ns = pk_namespace(pod), .name = pk_name(pod)};
 	json_t *status = NULL, *pc;
 	size_t k;
 	int r = 0;
@@ -215,7 +219,7 @@ static int pod_claims(struct pk_writer *w, const json_t *objects, const json_t *
 		    !(status = record_claim(status, pod, pcn, c)))
 			r = -ENOMEM;
 		else
-			r = pk_writer_create(w, PK_KIND_RESOURCE_CLAIM, c);
+			r = pk_writer_create(w, pk_type_of(PK_KIND_RESOURCE_CLAIM), c);
 		json_decref(c);
 		if (r < 0)
 			break;

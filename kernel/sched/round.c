@@ -60,7 +60,7 @@ static struct pk_write_ref ref_of(const struct pk_sched_write_ops *ops, void *ar
 				  enum pk_kind kind, const char *ns, const char *name)
 {
 	return (struct pk_write_ref){
-	    .kind = kind,
+	    .kind = pk_type_of(kind),
 	    .ns = ns,
 	    .name = name,
 	    .rv = ops && ops->rv ? ops->rv(arg, kind, ns, name) : 0,

@@ -58,18 +58,19 @@ enum pk_write_error {
 const char *pk_write_strerror(int error);
 
 /*
- * Which object a write is about, and what it must still look like.  A
- * served kind without an enum pk_kind value (Event, WorkloadPriorityClass) is
- * named by kind_name; such an object can be replaced or deleted only (the
- * store's backend writes it, a remote one refuses it with -EOPNOTSUPP).
+ * Which object a write is about, and what it must still look like.  kind is
+ * the object's row of the kinds table (pk_type_of(PK_KIND_POD)); the status
+ * and conditions of a kind without a status subresource (Event,
+ * WorkloadPriorityClass) are not written: such an object is created,
+ * replaced or deleted (a backend that does not reach the kind refuses it
+ * with -EOPNOTSUPP).
  */
 struct pk_write_ref {
-	enum pk_kind kind;
+	const struct pk_type *kind;
 	const char *ns; /* NULL or "" for cluster-scoped kinds */
 	const char *name;
-	uint64_t rv;	       /* precondition: metadata.resourceVersion; 0: none */
-	const char *uid;       /* precondition: metadata.uid; NULL: none */
-	const char *kind_name; /* with PK_KIND_UNKNOWN: the served kind ("Event"); else NULL */
+	uint64_t rv;	 /* precondition: metadata.resourceVersion; 0: none */
+	const char *uid; /* precondition: metadata.uid; NULL: none */
 };
 
 /* A deletion's propagationPolicy (as DeleteOptions). */
@@ -92,8 +93,7 @@ void pk_write_cond_clear(struct pk_write_cond *c);
  * backend's commit() receives.  Strings are owned by the batch.
  */
 struct pk_write_item {
-	enum pk_kind kind;
-	char *kind_name; /* a served kind without a typed view (kind PK_KIND_UNKNOWN), or NULL */
+	const struct pk_type *kind;
 	char *ns, *name;
 	uint64_t rv;	     /* precondition of the first action on the object */
 	char *uid;	     /* uid precondition of the first action that named one, or NULL */
@@ -133,7 +133,7 @@ struct pk_write_item {
  * ops->get).
  */
 struct pk_write_result {
-	enum pk_kind kind;
+	const struct pk_type *kind;
 	const char *ns, *name; /* borrowed from the batch: valid until the next batch_begin */
 	int error;
 	json_t *object; /* read it, never change it: the store backend shares it with watchers */
@@ -157,7 +157,7 @@ struct pk_writer_ops {
 	int (*commit)(void *backend, const struct pk_write_batch *batch,
 		      struct pk_write_result *results);
 	/* Read the current object (a new reference), -ENOENT when gone. */
-	int (*get)(void *backend, enum pk_kind kind, const char *ns, const char *name,
+	int (*get)(void *backend, const struct pk_type *kind, const char *ns, const char *name,
 		   json_t **ret);
 	void (*free)(void *backend); /* may be NULL */
 };
@@ -186,7 +186,7 @@ int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod);
  * it exists.  Nothing else may be asked of the same object in the batch
  * (-EBUSY).
  */
-int pk_writer_create(struct pk_writer *w, enum pk_kind kind, const json_t *obj);
+int pk_writer_create(struct pk_writer *w, const struct pk_type *kind, const json_t *obj);
 /*
  * Replace the object but its status with obj (borrowed; a PUT): metadata's
  * identity, uid and timestamps are the backend's, the rest is obj's.  Only
@@ -227,7 +227,7 @@ const struct pk_write_batch *pk_writer_batch(const struct pk_writer *w);
 int pk_writer_batch_commit(struct pk_writer *w, const struct pk_write_result **ret_results,
 			   size_t *ret_n);
 /* ops->get. */
-int pk_writer_get(struct pk_writer *w, enum pk_kind kind, const char *ns, const char *name,
+int pk_writer_get(struct pk_writer *w, const struct pk_type *kind, const char *ns, const char *name,
 		  json_t **ret);
 
 /* Apply one item to a copy of its object (what a backend writes); 0 or -errno. */
@@ -256,7 +256,7 @@ int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now
  *              place, before its first change, and only the copy changes.
  */
 struct pk_writer_memory_opts {
-	bool (*holds)(enum pk_kind kind);
+	bool (*holds)(const struct pk_type *kind);
 	int64_t now;
 	bool versions;
 	bool shared;

@@ -527,7 +527,7 @@ static int refusing_commit(void *backend, const struct pk_write_batch *b,
 	return r;
 }
 
-static int refusing_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
+static int refusing_get(void *backend, const struct pk_type *kind, const char *ns, const char *name,
 			json_t **ret)
 {
 	struct refusing *rb = backend;
@@ -620,7 +620,7 @@ static int stale_once_commit(void *backend, const struct pk_write_batch *b,
 		if (commit == 2 && sb->refused && strcmp(it->name, sb->name) == 0)
 			__atomic_store_n(&sb->retried, 1, __ATOMIC_RELAXED);
 		if (refuse == b->n && !sb->refused && !it->node && !it->evict && it->nconds &&
-		    it->kind == PK_KIND_POD)
+		    it->kind->pk == PK_KIND_POD)
 			refuse = i;
 		else
 			pass_to_store(sb->store, it);
@@ -642,8 +642,8 @@ static int stale_once_commit(void *backend, const struct pk_write_batch *b,
 	return r;
 }
 
-static int stale_once_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
-			  json_t **ret)
+static int stale_once_get(void *backend, const struct pk_type *kind, const char *ns,
+			  const char *name, json_t **ret)
 {
 	return pk_writer_get(((struct stale_once *)backend)->store, kind, ns, name, ret);
 }
@@ -1168,7 +1168,7 @@ static int failing_commit(void *backend, const struct pk_write_batch *batch,
 		const struct pk_write_item *it = &batch->items[i];
 
 		args[i] = (struct failing_arg){.it = it, .now = time(NULL)};
-		edits[i] = (struct pk_store_edit){.kind = pk_type_of(it->kind),
+		edits[i] = (struct pk_store_edit){.kind = it->kind,
 						  .ns = it->ns,
 						  .name = it->name,
 						  .precondition_rv = it->rv,
@@ -1188,10 +1188,10 @@ static int failing_commit(void *backend, const struct pk_write_batch *batch,
 	return r;
 }
 
-static int failing_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
+static int failing_get(void *backend, const struct pk_type *kind, const char *ns, const char *name,
 		       json_t **ret)
 {
-	return pk_store_get(backend, pk_type_of(kind), ns, name, ret);
+	return pk_store_get(backend, kind, ns, name, ret);
 }
 
 static const struct pk_writer_ops failing_ops = {
