@@ -161,8 +161,21 @@ struct pk_conversion {
 	void (*to_storage)(json_t *obj, struct pk_errors *errs);
 	void (*from_storage)(json_t *obj);
 };
-/* NULL-terminated by kind == NULL. */
-extern const struct pk_type pk_types[];
+/*
+ * The rows served, in discovery order, NULL-terminated.  Each row is also a
+ * named object (pk_type_pod), so a library names a kind it knows as
+ * &pk_type_pod, in a static table too; a kind nothing in C names needs no
+ * name here, only its row in kinds.c.
+ */
+extern const struct pk_type *const pk_types[];
+extern const struct pk_type pk_type_node, pk_type_pod, pk_type_namespace, pk_type_event,
+    pk_type_event_v1, pk_type_priority_class, pk_type_workload, pk_type_pod_group,
+    pk_type_composite_pod_group, pk_type_job, pk_type_jobset, pk_type_lease, pk_type_device_class,
+    pk_type_resource_claim, pk_type_resource_claim_template, pk_type_resource_slice,
+    pk_type_persistent_volume_claim, pk_type_persistent_volume, pk_type_storage_class,
+    pk_type_csi_node, pk_type_pod_disruption_budget, pk_type_resource_flavor, pk_type_cluster_queue,
+    pk_type_local_queue, pk_type_leader_worker_set, pk_type_cohort, pk_type_workload_priority_class,
+    pk_type_topology;
 /*
  * The other versions served of kinds of pk_types[] (kueue.x-k8s.io/v1beta1
  * beside v1beta2), each with its conversion; NULL-terminated.  Discovery,

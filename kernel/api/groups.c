@@ -324,7 +324,7 @@ struct pk_workload *pk_workload_decode_partial(json_t *obj, struct pk_errors *er
 	if (!w)
 		return NULL;
 	w->raw = json_incref(obj);
-	if (pk_meta_decode(obj, pk_type_of(PK_KIND_WORKLOAD), &w->meta, errs) < 0)
+	if (pk_meta_decode(obj, &pk_type_workload, &w->meta, errs) < 0)
 		goto oom;
 	spec = pk_field_object(obj, "spec", &p, errs);
 	pk_path_key(&p, "spec");

@@ -97,7 +97,7 @@ static int make_claim(struct pk_ctl *ctl, const json_t *pod, const char *name, c
 	const struct pk_write_result *res = NULL;
 	size_t n = 0;
 	char prefix[300];
-	int r = pk_store_get(ctl->store, pk_type_of(PK_KIND_RESOURCE_CLAIM_TEMPLATE), ns, tmpl, &t);
+	int r = pk_store_get(ctl->store, &pk_type_resource_claim_template, ns, tmpl, &t);
 
 	if (r < 0) {
 		ctl_log(ctl, 1, "%s %s/%s: claim %s: ResourceClaimTemplate %s/%s: %s", kind, ns,
@@ -111,7 +111,7 @@ static int make_claim(struct pk_ctl *ctl, const json_t *pod, const char *name, c
 		return -ENOMEM;
 	r = pk_writer_batch_begin(ctl->writer);
 	if (r == 0)
-		r = pk_writer_create(ctl->writer, pk_type_of(PK_KIND_RESOURCE_CLAIM), claim);
+		r = pk_writer_create(ctl->writer, &pk_type_resource_claim, claim);
 	json_decref(claim);
 	if (r == 0)
 		r = ctl_commit(ctl, &res, &n);
@@ -140,8 +140,7 @@ int ctl_claims_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, 
 		json_decref(pod);
 		return r == -ENOENT ? 0 : r;
 	}
-	if (pk_store_list(ctl->store, pk_type_of(PK_KIND_RESOURCE_CLAIM), ns, NULL, &claims, NULL,
-			  NULL) < 0)
+	if (pk_store_list(ctl->store, &pk_type_resource_claim, ns, NULL, &claims, NULL, NULL) < 0)
 		claims = json_array();
 	statuses = json_deep_copy(pk_get(pod, "status.resourceClaimStatuses"));
 	if (!json_is_array(statuses)) {

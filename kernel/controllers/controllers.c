@@ -152,7 +152,7 @@ static void sync_suspend(struct pk_ctl *ctl, const char *ns, const char *uid, co
 		json_t *job = NULL;
 
 		if (pk_kind_of(want) != PK_KIND_JOB ||
-		    pk_store_get(ctl->store, pk_type_of(PK_KIND_JOB), ns, pk_name(want), &job) < 0)
+		    pk_store_get(ctl->store, &pk_type_job, ns, pk_name(want), &job) < 0)
 			continue;
 		ref = controller_ref(job);
 		ruid = ref ? json_string_value(json_object_get(ref, "uid")) : NULL;
@@ -160,7 +160,7 @@ static void sync_suspend(struct pk_ctl *ctl, const char *ns, const char *uid, co
 		    json_is_true(pk_get(job, "spec.suspend")) != suspend &&
 		    json_object_set_new(json_object_get(job, "spec"), "suspend",
 					json_boolean(suspend)) == 0) {
-			struct pk_write_ref w = ctl_ref_of(pk_type_of(PK_KIND_JOB), job);
+			struct pk_write_ref w = ctl_ref_of(&pk_type_job, job);
 			int r = ctl_replace(ctl, &w, job, NULL);
 
 			if (r == 0)
@@ -256,7 +256,7 @@ static int job_pods(struct pk_ctl *ctl, const json_t *job, json_t **ret)
 	if (!uid)
 		return -EINVAL;
 	snprintf(sel, sizeof(sel), "batch.kubernetes.io/controller-uid=%s", uid);
-	return list_controlled(ctl, pk_type_of(PK_KIND_POD), pk_namespace(job), sel, uid, ret);
+	return list_controlled(ctl, &pk_type_pod, pk_namespace(job), sel, uid, ret);
 }
 
 /*
@@ -280,7 +280,7 @@ static int write_status(struct pk_ctl *ctl, enum pk_kind kind, json_t **owner, j
 	json_array_foreach(del, i, name)
 	{
 		struct pk_write_ref pod = {
-		    .kind = pk_type_of(PK_KIND_POD), .ns = ns, .name = json_string_value(name)};
+		    .kind = &pk_type_pod, .ns = ns, .name = json_string_value(name)};
 
 		if (r == 0)
 			r = pk_writer_delete(ctl->writer, &pod, PK_WRITE_PROPAGATE_DEFAULT);
@@ -340,7 +340,7 @@ static int jobset_jobs(struct pk_ctl *ctl, const json_t *js, json_t **ret)
 	if (!uid)
 		return -EINVAL;
 	snprintf(sel, sizeof(sel), "jobset.sigs.k8s.io/jobset-name=%s", pk_name(js));
-	return list_controlled(ctl, pk_type_of(PK_KIND_JOB), pk_namespace(js), sel, uid, ret);
+	return list_controlled(ctl, &pk_type_job, pk_namespace(js), sel, uid, ret);
 }
 
 /* Delete obj as listed (its uid: not another object of its name since). */
@@ -416,7 +416,7 @@ static int lws_pods(struct pk_ctl *ctl, const json_t *lws, json_t **ret)
 	if (!uid)
 		return -EINVAL;
 	snprintf(sel, sizeof(sel), WB_LWS_LABEL_NAME "=%s", pk_name(lws));
-	return list_controlled(ctl, pk_type_of(PK_KIND_POD), pk_namespace(lws), sel, uid, ret);
+	return list_controlled(ctl, &pk_type_pod, pk_namespace(lws), sel, uid, ret);
 }
 
 /*
@@ -441,7 +441,7 @@ static int lws_keep_status(struct pk_ctl *ctl, json_t **lws, const char *what, b
 				 what);
 	json_array_foreach(u.delete_groups, i, name)
 	{
-		struct pk_write_ref ref = {.kind = pk_type_of(PK_KIND_POD_GROUP),
+		struct pk_write_ref ref = {.kind = &pk_type_pod_group,
 					   .ns = pk_namespace(*lws),
 					   .name = json_string_value(name)};
 

@@ -226,7 +226,7 @@ static const struct pk_type *served_owner(const json_t *ref)
 	const char *kind = json_string_value(json_object_get(ref, "kind"));
 	const char *av = json_string_value(json_object_get(ref, "apiVersion"));
 
-	for (const struct pk_type *t = pk_types; kind && av && t->kind; t++)
+	for (const struct pk_type *const *p_t = pk_types, *t; kind && av && (t = *p_t); p_t++)
 		if (strcmp(t->kind, kind) == 0 && strcmp(t->api_version, av) == 0)
 			return t;
 	return NULL;

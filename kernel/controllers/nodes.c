@@ -112,10 +112,10 @@ static int edit_node(struct pk_ctl *ctl, const char *name, bool status,
 		json_t *node = NULL, *out = NULL;
 		struct pk_write_ref ref;
 
-		r = pk_store_get(ctl->store, pk_type_of(PK_KIND_NODE), NULL, name, &node);
+		r = pk_store_get(ctl->store, &pk_type_node, NULL, name, &node);
 		if (r < 0)
 			return r;
-		ref = ctl_ref_of(pk_type_of(PK_KIND_NODE), node);
+		ref = ctl_ref_of(&pk_type_node, node);
 		r = fn(node, arg);
 		if (r == 0 && status)
 			r = ctl_status(ctl, &ref, json_object_get(node, "status"), &out);
@@ -194,11 +194,11 @@ static json_t *get_group(struct pk_ctl *ctl, const char *ns, const char *name,
 {
 	json_t *g = NULL;
 
-	if (pk_store_get(ctl->store, pk_type_of(PK_KIND_POD_GROUP), ns, name, &g) == 0) {
+	if (pk_store_get(ctl->store, &pk_type_pod_group, ns, name, &g) == 0) {
 		*ret_kind = "PodGroup";
 		return g;
 	}
-	if (pk_store_get(ctl->store, pk_type_of(PK_KIND_COMPOSITE_POD_GROUP), ns, name, &g) == 0) {
+	if (pk_store_get(ctl->store, &pk_type_composite_pod_group, ns, name, &g) == 0) {
 		*ret_kind = "CompositePodGroup";
 		return g;
 	}
@@ -339,7 +339,7 @@ static int evict_refused(struct pk_ctl *ctl, const json_t *listed, const json_t 
 	const char *ns = pk_namespace(listed), *name = pk_name(listed),
 		   *uid = pk_get_string(listed, "metadata.uid") ?: "";
 	json_t *cur = json_incref((json_t *)cur_in);
-	int r = cur ? 0 : pk_store_get(ctl->store, pk_type_of(PK_KIND_POD), ns, name, &cur);
+	int r = cur ? 0 : pk_store_get(ctl->store, &pk_type_pod, ns, name, &cur);
 
 	if (r == -ENOENT)
 		return 0; /* gone meanwhile: nothing to evict */
@@ -375,7 +375,7 @@ static int evict_commit(struct pk_ctl *ctl, const struct evict_set *set, struct 
 
 	snprintf(msg, sizeof(msg), "node %s %s", node, why);
 	for (size_t i = 0; r == 0 && i < set->n; i++) {
-		struct pk_write_ref ref = ctl_ref_of(pk_type_of(PK_KIND_POD), set->pods[i]);
+		struct pk_write_ref ref = ctl_ref_of(&pk_type_pod, set->pods[i]);
 
 		if (by_uid)
 			ref.rv = 0;
@@ -445,8 +445,7 @@ static void add_unit_pods(struct pk_ctl *ctl, const struct pk_map *units, json_t
 			continue;
 		snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
 		all = NULL;
-		if (pk_store_list(ctl->store, pk_type_of(PK_KIND_POD), ns, NULL, &all, NULL, NULL) <
-		    0)
+		if (pk_store_list(ctl->store, &pk_type_pod, ns, NULL, &all, NULL, NULL) < 0)
 			continue;
 		json_array_foreach(all, i, p)
 		{
@@ -476,7 +475,7 @@ static int evict_node_pods(struct pk_ctl *ctl, const char *node, const char *why
 	if (r == 0) {
 		struct pk_store_list_opts o = {.fields = sel};
 
-		r = pk_store_list(ctl->store, pk_type_of(PK_KIND_POD), NULL, &o, &pods, NULL, NULL);
+		r = pk_store_list(ctl->store, &pk_type_pod, NULL, &o, &pods, NULL, NULL);
 	}
 	pk_selector_free(sel);
 	json_array_foreach(pods, i, p)

@@ -61,7 +61,7 @@ int q_place_new(struct pk_store *store, struct q_place **ret)
 		items = NULL;
 	}
 	if (r == 0)
-		r = pk_store_list(store, pk_type_of(PK_KIND_POD), NULL, NULL, &items, NULL, NULL);
+		r = pk_store_list(store, &pk_type_pod, NULL, NULL, &items, NULL, NULL);
 	json_array_foreach(r == 0 ? items : NULL, i, o) if (q_place_holds_node(o))
 	    json_array_append(p->base, o);
 	json_decref(items);
@@ -69,8 +69,7 @@ int q_place_new(struct pk_store *store, struct q_place **ret)
 	if (r == 0 && !(p->topologies = json_object()))
 		r = -ENOMEM;
 	if (r == 0)
-		r = pk_store_list(store, pk_type_of(PK_KIND_TOPOLOGY), NULL, NULL, &items, NULL,
-				  NULL);
+		r = pk_store_list(store, &pk_type_topology, NULL, NULL, &items, NULL, NULL);
 	json_array_foreach(r == 0 ? items : NULL, i, o)
 	    json_object_set(p->topologies, pk_name(o), o);
 	json_decref(items);

@@ -217,8 +217,7 @@ int q_pods_admit(struct pk_ctl *ctl, struct q_workload *w, const json_t *admitte
 
 	json_array_foreach(r == 0 ? admitted : NULL, i, pod)
 	{
-		struct pk_write_ref ref =
-		    ctl_ref_of(pk_type_of(PK_KIND_POD), json_array_get(w->pods, i));
+		struct pk_write_ref ref = ctl_ref_of(&pk_type_pod, json_array_get(w->pods, i));
 
 		r = pk_writer_replace(ctl->writer, &ref, pod);
 		if (r < 0)
@@ -235,7 +234,7 @@ int q_pods_evict(struct pk_ctl *ctl, struct q_workload *w)
 
 	json_array_foreach(r == 0 ? w->pods : NULL, i, pod)
 	{
-		struct pk_write_ref ref = ctl_ref_of(pk_type_of(PK_KIND_POD), pod);
+		struct pk_write_ref ref = ctl_ref_of(&pk_type_pod, pod);
 
 		r = pk_writer_delete(ctl->writer, &ref, PK_WRITE_PROPAGATE_DEFAULT);
 		if (r < 0)

@@ -255,7 +255,7 @@ static json_t *write_once(struct pk_ctl *ctl, json_t *ops)
 
 		e[i] = (struct pk_store_edit){
 		    .op = bump ? PK_STORE_EDIT_MODIFY : PK_STORE_EDIT_CREATE,
-		    .kind = pk_type_of(PK_KIND_EVENT),
+		    .kind = &pk_type_event,
 		    .ns = pk_namespace(ev),
 		    .name = pk_name(ev),
 		    .apply = bump_apply,
@@ -372,7 +372,7 @@ static void delete_events(struct pk_ctl *ctl, json_t *keys)
 	if (!e)
 		return;
 	json_array_foreach(keys, i, k) e[i] = (struct pk_store_edit){
-	    .kind = pk_type_of(PK_KIND_EVENT),
+	    .kind = &pk_type_event,
 	    .ns = pk_get_string(k, "namespace"),
 	    .name = pk_get_string(k, "name"),
 	    .apply = delete_it,

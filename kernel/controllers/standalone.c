@@ -98,7 +98,7 @@ static void on_lease_event(struct pk_ctl *ctl, const struct pk_store_event *ev)
 			    &recovered);
 	if (!recovered && ev->type != PK_EVENT_DELETED && ctl_heartbeat_live(ctl->beats, name) &&
 	    ctl_heartbeat_lease_writes(ctl->beats, name) <= 2 &&
-	    pk_store_get(ctl->store, pk_type_of(PK_KIND_NODE), NULL, name, &node) == 0) {
+	    pk_store_get(ctl->store, &pk_type_node, NULL, name, &node) == 0) {
 		/* the first renewal seen: the Node may still be tainted from before a
 		 * restart of the appliance (later renewals need no look) */
 		recovered = tainted_unreachable(node);

@@ -219,7 +219,7 @@ static int pod_claims(struct pk_writer *w, const json_t *objects, const json_t *
 		    !(status = record_claim(status, pod, pcn, c)))
 			r = -ENOMEM;
 		else
-			r = pk_writer_create(w, pk_type_of(PK_KIND_RESOURCE_CLAIM), c);
+			r = pk_writer_create(w, &pk_type_resource_claim, c);
 		json_decref(c);
 		if (r < 0)
 			break;

@@ -231,7 +231,7 @@ int pk_server_print_crds(FILE *f, const char *group, const char *version)
 	for (size_t i = 0; i < ELEMENTSOF(crd_kinds) && rc == 0; i++) {
 		const struct pk_pb_kind *k = pk_srv_pb_kind("scheduling.k8s.io", crd_kinds[i]);
 		const struct pk_type *t = NULL;
-		for (const struct pk_type *it = pk_types; it->kind && !t; it++)
+		for (const struct pk_type *const *p_it = pk_types, *it; (it = *p_it) && !t; p_it++)
 			if (strcmp(it->kind, crd_kinds[i]) == 0 &&
 			    strcmp(it->group, "scheduling.k8s.io") == 0)
 				t = it;

@@ -59,11 +59,11 @@ static json_t *get_group(struct pk_store *st, const char *ns, const char *name,
 {
 	json_t *g = NULL;
 
-	if (pk_store_get(st, pk_type_of(PK_KIND_POD_GROUP), ns, name, &g) == 0) {
+	if (pk_store_get(st, &pk_type_pod_group, ns, name, &g) == 0) {
 		*ret_kind = "PodGroup";
 		return g;
 	}
-	if (pk_store_get(st, pk_type_of(PK_KIND_COMPOSITE_POD_GROUP), ns, name, &g) == 0) {
+	if (pk_store_get(st, &pk_type_composite_pod_group, ns, name, &g) == 0) {
 		*ret_kind = "CompositePodGroup";
 		return g;
 	}
@@ -321,7 +321,7 @@ static int check_budgets(struct evict *e, bool dry_run)
 		stats[n] = status_after(e, b, cnt, take);
 		edits[n] = (struct pk_store_edit){
 		    .op = PK_STORE_EDIT_MODIFY,
-		    .kind = pk_type_of(PK_KIND_POD_DISRUPTION_BUDGET),
+		    .kind = &pk_type_pod_disruption_budget,
 		    .ns = e->ns,
 		    .name = pk_name(b),
 		    .precondition_rv = rv ? strtoull(rv, NULL, 10) : 0,
@@ -368,7 +368,7 @@ static void note_refusal(const struct evict *e)
 	json_t *ev, *old = NULL, *patch;
 
 	snprintf(name, sizeof(name), "%.240s.eviction-blocked", e->name);
-	if (pk_store_get(e->store, pk_type_of(PK_KIND_EVENT), e->ns, name, &old) == 0) {
+	if (pk_store_get(e->store, &pk_type_event, e->ns, name, &old) == 0) {
 		json_t *c = pk_get(old, "count");
 
 		pk_time_format((int64_t)time(NULL), ts);
@@ -376,8 +376,8 @@ static void note_refusal(const struct evict *e)
 				  (json_is_integer(c) ? json_integer_value(c) : 1) + 1,
 				  "lastTimestamp", ts, "message", e->why);
 		if (patch)
-			pk_store_patch(e->store, pk_type_of(PK_KIND_EVENT), e->ns, name,
-				       PK_PATCH_MERGE, patch, PK_SUB_MAIN, NULL, NULL);
+			pk_store_patch(e->store, &pk_type_event, e->ns, name, PK_PATCH_MERGE, patch,
+				       PK_SUB_MAIN, NULL, NULL);
 		json_decref(patch);
 		json_decref(old);
 		return;
@@ -434,7 +434,7 @@ static int evict_pods(struct evict *e, const struct pk_store_write_opts *wo)
 
 		edits[k++] = (struct pk_store_edit){
 		    .op = PK_STORE_EDIT_MODIFY,
-		    .kind = pk_type_of(PK_KIND_POD),
+		    .kind = &pk_type_pod,
 		    .ns = e->ns,
 		    .name = pk_name(p),
 		    .precondition_rv = rv ? strtoull(rv, NULL, 10) : 0,
@@ -484,14 +484,13 @@ static void evict_clear(struct evict *e)
 /* Read the pod, its unit, the namespace's pods and budgets. */
 static int evict_read(struct evict *e)
 {
-	int r = pk_store_get(e->store, pk_type_of(PK_KIND_POD), e->ns, e->name, &e->pod);
+	int r = pk_store_get(e->store, &pk_type_pod, e->ns, e->name, &e->pod);
 
 	if (r == 0)
-		r = pk_store_list(e->store, pk_type_of(PK_KIND_POD_DISRUPTION_BUDGET), e->ns, NULL,
+		r = pk_store_list(e->store, &pk_type_pod_disruption_budget, e->ns, NULL,
 				  &e->budgets, NULL, NULL);
 	if (r == 0)
-		r = pk_store_list(e->store, pk_type_of(PK_KIND_POD), e->ns, NULL, &e->all, NULL,
-				  NULL);
+		r = pk_store_list(e->store, &pk_type_pod, e->ns, NULL, &e->all, NULL, NULL);
 	if (r == 0)
 		r = find_unit(e);
 	if (r == 0)

@@ -453,7 +453,7 @@ static bool kubelet_subresource(struct pk_server *srv, const struct pk_request *
 				      "pods \"%s\" is forbidden: User \"%s\" cannot %s resource "
 				      "\"pods/%s\" in API group \"\"",
 				      name, who->user, read ? "get" : "create", sub);
-	else if (pk_store_get(srv->store, pk_type_of(PK_KIND_POD), ns, name, &pod) < 0)
+	else if (pk_store_get(srv->store, &pk_type_pod, ns, name, &pod) < 0)
 		pk_srv_respond_status(resp, 404, "NotFound", "pods", name, NULL,
 				      "pods \"%s\" not found", name);
 	else

@@ -38,7 +38,7 @@ static int admit_update(const struct call *c, json_t *obj, struct pk_errors *err
 	if (!node)
 		return 0;
 	json_t *old = NULL;
-	int rc = pk_store_get(c->srv->store, pk_type_of(PK_KIND_NODE), NULL, c->r->name, &old);
+	int rc = pk_store_get(c->srv->store, &pk_type_node, NULL, c->r->name, &old);
 	if (rc == 0)
 		rc = pk_srv_admission_node_write(node, old, obj, errs);
 	json_t *meta = json_object_get(obj, "metadata");
@@ -117,7 +117,7 @@ int rt_patch_admitted(const struct call *c, enum pk_patch_type type, const json_
 	for (int attempt = 0; attempt < 5 && rc == -PK_STORE_ECONFLICT; attempt++) {
 		json_t *old = NULL, *next = NULL;
 		char err[256] = "";
-		rc = pk_store_get(c->srv->store, pk_type_of(PK_KIND_NODE), NULL, r->name, &old);
+		rc = pk_store_get(c->srv->store, &pk_type_node, NULL, r->name, &old);
 		if (rc == 0 &&
 		    (rc = pk_patch_apply(old, type, patch, &next, err, sizeof(err))) < 0) {
 			pk_errors_add(errs, "patch: %s", err);
@@ -241,7 +241,7 @@ int rt_namespace_lifecycle(const struct call *c, const json_t *obj, struct pk_re
 		return 0;
 	if (!ns || !*ns)
 		ns = "default";
-	if (pk_store_get(c->srv->store, pk_type_of(PK_KIND_NAMESPACE), NULL, ns, &nsobj) == 0) {
+	if (pk_store_get(c->srv->store, &pk_type_namespace, NULL, ns, &nsobj) == 0) {
 		json_decref(nsobj);
 		return 0;
 	}
@@ -366,14 +366,11 @@ void rt_do_binding(struct pk_server *srv, const struct pk_request *req, const st
 		return;
 	}
 	json_t *pod = NULL;
-	int rc = pk_store_get(srv->store, pk_type_of(PK_KIND_POD), r->ns, r->name, &pod);
+	int rc = pk_store_get(srv->store, &pk_type_pod, r->ns, r->name, &pod);
 	const char *bound = rc == 0 ? pk_get_string(pod, "spec.nodeName") : NULL;
 	struct binding_edit b = {.node = node, .annotations = pk_get(body, "metadata.annotations")};
-	struct pk_store_edit e = {.kind = pk_type_of(PK_KIND_POD),
-				  .ns = r->ns,
-				  .name = r->name,
-				  .apply = binding_apply,
-				  .arg = &b};
+	struct pk_store_edit e = {
+	    .kind = &pk_type_pod, .ns = r->ns, .name = r->name, .apply = binding_apply, .arg = &b};
 
 	if (rc == 0 && !(bound && *bound) && !binding_uid_differs(body, pod)) {
 		rc = pk_store_edit_batch(srv->store, &e, 1);
@@ -382,8 +379,7 @@ void rt_do_binding(struct pk_server *srv, const struct pk_request *req, const st
 		if (rc == -PK_STORE_ECONFLICT && b.was_bound) {
 			json_decref(pod);
 			pod = NULL;
-			rc =
-			    pk_store_get(srv->store, pk_type_of(PK_KIND_POD), r->ns, r->name, &pod);
+			rc = pk_store_get(srv->store, &pk_type_pod, r->ns, r->name, &pod);
 			bound = rc == 0 ? pk_get_string(pod, "spec.nodeName") : NULL;
 		}
 	}

@@ -225,7 +225,7 @@ void sim_q_pod(struct sim_run *s, uint32_t j, int32_t k, bool bound)
 		r = edit_create(q, pod_object(s, j, k, ns, name, sizeof(name)));
 	} else {
 		json_decref(pod_object(s, j, k, ns, name, sizeof(name)));
-		r = edit_delete(q, pk_type_of(PK_KIND_POD), ns, name);
+		r = edit_delete(q, &pk_type_pod, ns, name);
 		q->dirty = true; /* room for what waits */
 	}
 	if (r < 0 && !s->err[0])
@@ -271,8 +271,7 @@ void sim_q_job_end(struct sim_run *s, uint32_t j)
 		return;
 	charge(s, j, -1);
 	job_name(s->q, j, name, sizeof(name));
-	if (edit_delete(s->q, pk_type_of(PK_KIND_JOB), s->trace->jobs[j].tenant, name) < 0 &&
-	    !s->err[0])
+	if (edit_delete(s->q, &pk_type_job, s->trace->jobs[j].tenant, name) < 0 && !s->err[0])
 		snprintf(s->err, sizeof(s->err), "queues: the mirror: %s", strerror(ENOMEM));
 }
 
@@ -292,8 +291,7 @@ void sim_q_started(struct sim_run *s, uint32_t j, int64_t t)
 
 void sim_q_node_lost(struct sim_run *s, int32_t node)
 {
-	if (s->q && edit_delete(s->q, pk_type_of(PK_KIND_NODE), NULL, s->node_names[node]) < 0 &&
-	    !s->err[0])
+	if (s->q && edit_delete(s->q, &pk_type_node, NULL, s->node_names[node]) < 0 && !s->err[0])
 		snprintf(s->err, sizeof(s->err), "queues: the mirror: %s", strerror(ENOMEM));
 }
 
@@ -392,8 +390,7 @@ static int read_back(struct sim_run *s, uint64_t rv)
 			: -ENOMEM;
 
 	if (r == -PK_STORE_EGONE)
-		r = pk_store_list(s->q->store, pk_type_of(PK_KIND_JOB), NULL, NULL, &items, NULL,
-				  NULL);
+		r = pk_store_list(s->q->store, &pk_type_job, NULL, NULL, &items, NULL, NULL);
 	else if (r == 0 && !(v = malloc((json_object_size(changed) + 1) * sizeof(*v))))
 		r = -ENOMEM;
 	json_object_foreach(r == 0 && v ? changed : NULL, k, o) v[n++] = o;

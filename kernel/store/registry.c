@@ -560,7 +560,7 @@ static int delete_namespace(struct pk_store *st, struct txn *tx, json_t *nsobj)
 {
 	const char *ns = pk_store_meta_str(nsobj, "name");
 	int rc = 0;
-	for (const struct pk_type *t = pk_types; rc == 0 && t->kind; t++) {
+	for (const struct pk_type *const *p_t = pk_types, *t; rc == 0 && (t = *p_t); p_t++) {
 		if (!t->namespaced)
 			continue;
 		json_t *names = pk_store_db_names(st, t->kind, ns);

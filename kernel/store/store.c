@@ -238,7 +238,7 @@ static int seed_namespaces(struct pk_store *st)
 		names[i] = json_string_value(json_array_get(all, i));
 	for (size_t i = 0; i < n; i++) {
 		json_t *old = NULL;
-		if (pk_store_get(st, pk_type_of(PK_KIND_NAMESPACE), NULL, names[i], &old) == 0) {
+		if (pk_store_get(st, &pk_type_namespace, NULL, names[i], &old) == 0) {
 			json_decref(old);
 			continue;
 		}

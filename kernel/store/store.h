@@ -205,7 +205,7 @@ bool pk_store_writable(struct pk_store *store);
 
 /* ---- reads -------------------------------------------------------------- */
 /*
- * A kind is its row of the kinds table, t (pk_type_of(PK_KIND_POD), a route's
+ * A kind is its row of the kinds table, t (&pk_type_pod, a route's
  * row); another version's row or events.k8s.io's Event names the objects of
  * the stored row.  ns is ignored (may be NULL) for cluster-scoped kinds.
  */

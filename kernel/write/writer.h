@@ -59,7 +59,7 @@ const char *pk_write_strerror(int error);
 
 /*
  * Which object a write is about, and what it must still look like.  kind is
- * the object's row of the kinds table (pk_type_of(PK_KIND_POD)); the status
+ * the object's row of the kinds table (&pk_type_pod); the status
  * and conditions of a kind without a status subresource (Event,
  * WorkloadPriorityClass) are not written: such an object is created,
  * replaced or deleted (a backend that does not reach the kind refuses it

@@ -225,8 +225,7 @@ static int count_pods(bool bound_only)
 	size_t i;
 	int n = 0;
 
-	ck_assert_int_eq(pk_store_list(st, pk_type_of(PK_KIND_POD), NULL, NULL, &items, NULL, NULL),
-			 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_pod, NULL, NULL, &items, NULL, NULL), 0);
 	json_array_foreach(items, i, p) if (!bound_only || pk_get_string(p, "spec.nodeName")) n++;
 	json_decref(items);
 	return n;
@@ -238,8 +237,7 @@ static void assert_no_overcommit(void)
 	json_t *items = NULL, *seen = json_object(), *p;
 	size_t i;
 
-	ck_assert_int_eq(pk_store_list(st, pk_type_of(PK_KIND_POD), NULL, NULL, &items, NULL, NULL),
-			 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_pod, NULL, NULL, &items, NULL, NULL), 0);
 	json_array_foreach(items, i, p)
 	{
 		const char *n = pk_get_string(p, "spec.nodeName");
@@ -423,8 +421,7 @@ START_TEST(job_controller_and_garbage_collection)
 	ck_assert_ptr_nonnull(wl);
 	json_decref(wl);
 	ck_assert_int_eq(
-	    pk_store_delete_opts(st, pk_type_of(PK_KIND_JOB), "default", "train", NULL, NULL, NULL),
-	    0);
+	    pk_store_delete_opts(st, &pk_type_job, "default", "train", NULL, NULL, NULL), 0);
 	ck_assert(wait_gone("Pod", "train-0"));
 	ck_assert(wait_gone("Pod", "train-1"));
 	ck_assert(wait_gone("Workload", "train"));
@@ -691,8 +688,7 @@ START_TEST(evicted_job_pod_is_recreated_elsewhere)
 	ck_assert(wait_bound("svc-0"));
 	node_of("svc-0", x, sizeof(x));
 	before = get("Pod", "svc-0");
-	ck_assert_int_eq(
-	    pk_store_delete_opts(st, pk_type_of(PK_KIND_NODE), NULL, x, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_node, NULL, x, NULL, NULL, NULL), 0);
 	/* evicted, then recreated by the Job controller (a new uid) and bound again */
 	for (int i = 0; i < 200; i++) {
 		after = get("Pod", "svc-0");
@@ -736,9 +732,8 @@ START_TEST(job_recreated_under_the_same_name_gets_its_own_pods)
 	start();
 	create(job("re"));
 	ck_assert(wait_bound("re-0"));
-	ck_assert_int_eq(
-	    pk_store_delete_opts(st, pk_type_of(PK_KIND_JOB), "default", "re", NULL, NULL, NULL),
-	    0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_job, "default", "re", NULL, NULL, NULL),
+			 0);
 	create(job("re"));
 	j = get("Job", "re");
 	uid = pk_get_string(j, "metadata.uid");
@@ -771,8 +766,7 @@ START_TEST(deleted_node_evicts_the_disruption_unit)
 	ck_assert(wait_bound("u-0") && wait_bound("u-1") && wait_bound("other"));
 	node_of("u-0", x, sizeof(x));
 	node_of("other", y, sizeof(y));
-	ck_assert_int_eq(
-	    pk_store_delete_opts(st, pk_type_of(PK_KIND_NODE), NULL, x, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_node, NULL, x, NULL, NULL, NULL), 0);
 	ck_assert(wait_gone("Pod", "u-0"));
 	ck_assert(wait_gone("Pod", "u-1")); /* on another node, same unit */
 	json_t *o = get("Pod", "other");
@@ -799,8 +793,8 @@ START_TEST(eviction_spares_a_pod_recreated_under_the_same_name)
 	ck_assert(wait_bound("p"));
 	listed = get("Pod", "p");
 	node_of("p", n, sizeof(n));
-	ck_assert_int_eq(
-	    pk_store_delete_opts(st, pk_type_of(PK_KIND_POD), "default", "p", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "p", NULL, NULL, NULL),
+			 0);
 	create(pod("p", NULL, NULL));
 	set = json_pack("[O]", listed);
 	ck_assert_int_eq(ctl_evict_pods(pk_appliance_hooks_arg(app), set, n, "was deleted"), 0);
@@ -860,8 +854,7 @@ static json_t *wait_event(const char *name, const char *reason)
 		size_t k;
 
 		ck_assert_int_eq(
-		    pk_store_list(st, pk_type_of(PK_KIND_EVENT), "default", NULL, &all, NULL, NULL),
-		    0);
+		    pk_store_list(st, &pk_type_event, "default", NULL, &all, NULL, NULL), 0);
 		json_array_foreach(all, k, ev)
 		{
 			if (!found &&
@@ -919,8 +912,7 @@ static json_t *failed_event(const char *part, size_t *ret_n)
 	size_t k;
 
 	*ret_n = 0;
-	ck_assert_int_eq(
-	    pk_store_list(st, pk_type_of(PK_KIND_EVENT), "default", NULL, &all, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_event, "default", NULL, &all, NULL, NULL), 0);
 	json_array_foreach(all, k, ev)
 	{
 		if (strcmp(pk_get_string(ev, "involvedObject.name") ?: "", "lonely") != 0 ||
@@ -1018,16 +1010,14 @@ START_TEST(events_expire_after_the_ttl)
 	for (int i = 0; i < 100; i++) {
 		json_t *still = NULL;
 
-		if (pk_store_get(st, pk_type_of(PK_KIND_EVENT), "default", pk_name(ev), &still) ==
-		    -ENOENT)
+		if (pk_store_get(st, &pk_type_event, "default", pk_name(ev), &still) == -ENOENT)
 			break;
 		json_decref(still);
 		sleep_ms(100);
 	}
 	json_t *gone = NULL;
 
-	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_EVENT), "default", pk_name(ev), &gone),
-			 -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_event, "default", pk_name(ev), &gone), -ENOENT);
 	json_decref(ev);
 }
 END_TEST
@@ -1088,9 +1078,8 @@ static void create_unwritable_pod(const char *name)
 		len = strlen(text);
 		free(text);
 		json_decref(o);
-		ck_assert_int_eq(pk_store_delete_opts(st, pk_type_of(PK_KIND_POD), "default", name,
-						      NULL, NULL, NULL),
-				 0);
+		ck_assert_int_eq(
+		    pk_store_delete_opts(st, &pk_type_pod, "default", name, NULL, NULL, NULL), 0);
 		/* 8 bytes short of the limit: the node name alone adds more */
 		fill[pad] = 'x';
 		pad += PK_STORE_OBJECT_MAX - 8 - len;
@@ -1130,8 +1119,7 @@ START_TEST(unwritable_pod_backs_off)
 	ck_assert_str_eq(node_of("huge", buf, sizeof(buf)), "");
 	/* Deleted, it leaves the backoff table. */
 	ck_assert_int_eq(
-	    pk_store_delete_opts(st, pk_type_of(PK_KIND_POD), "default", "huge", NULL, NULL, NULL),
-	    0);
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "huge", NULL, NULL, NULL), 0);
 	ck_assert(wait_metric("podkernel_appliance_write_backoff_objects 0\n"));
 	assert_no_overcommit();
 }

@@ -125,9 +125,8 @@ START_TEST(test_resume_and_relist)
 	pk_server_free(srv);
 	srv = NULL;
 	create_pod("while-down");
-	ck_assert_int_eq(pk_store_delete_opts(st, pk_type_of(PK_KIND_POD), "default", "before",
-					      NULL, NULL, NULL),
-			 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "before", NULL, NULL, NULL), 0);
 	serve();
 	wait_pod(m, "while-down", true);
 	wait_pod(m, "before", false);
@@ -195,8 +194,7 @@ START_TEST(test_recorder_limits_repeats)
 	ck_assert_uint_eq(sent, 3);
 	ck_assert_uint_eq(limited, 2);
 	ck_assert_uint_eq(failed, 0);
-	ck_assert_int_eq(
-	    pk_store_list(st, pk_type_of(PK_KIND_EVENT), "default", NULL, &items, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_event, "default", NULL, &items, NULL, NULL), 0);
 	ck_assert_uint_eq(json_array_size(items), 3);
 	json_t *ev = json_array_get(items, 0);
 

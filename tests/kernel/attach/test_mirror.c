@@ -232,13 +232,13 @@ START_TEST(test_remote_offline_and_fenced)
 	    .client = c, .api = &api, .mirror = m, .may_write = never, .stats = &stats};
 
 	ck_assert_int_eq(at_remote_writer_new(&cfg, &w), 0);
-	ck_assert_int_eq(pk_writer_get(w, pk_type_of(PK_KIND_POD), "default", "p", &got), 0);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_pod, "default", "p", &got), 0);
 	ck_assert_str_eq(pk_get_string(got, "metadata.resourceVersion"), "7");
 	json_decref(got);
-	ck_assert_int_eq(pk_writer_get(w, pk_type_of(PK_KIND_POD), "default", "q", &got), -ENOENT);
-	ck_assert_int_eq(pk_writer_get(w, pk_type_of(PK_KIND_JOB), "default", "j", &got), -EINVAL);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_pod, "default", "q", &got), -ENOENT);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_job, "default", "j", &got), -EINVAL);
 
-	struct pk_write_ref ref = {pk_type_of(PK_KIND_POD), "default", "p", 7};
+	struct pk_write_ref ref = {&pk_type_pod, "default", "p", 7};
 
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
 	ck_assert_int_eq(pk_writer_bind(w, &ref, "n1", NULL), 0);

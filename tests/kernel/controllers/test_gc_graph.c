@@ -116,7 +116,7 @@ static void setup(void)
 	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 	nchain = 0;
 	for (int scoped = 0; scoped < 2; scoped++)
-		for (const struct pk_type *t = pk_types; t->kind; t++)
+		for (const struct pk_type *const *p_t = pk_types, *t; (t = *p_t); p_t++)
 			if (pk_type_by_kind(t->kind) == t && t->namespaced == scoped &&
 			    strcmp(t->kind, "Namespace") != 0 && strcmp(t->kind, "Event") != 0)
 				chain[nchain++] = t;
@@ -418,8 +418,7 @@ START_TEST(reference_rules)
 			     "name", "rs", "uid", "11111111-1111-1111-1111-111111111111");
 	json_decref(make(pod, "default", "unserved", json_pack("[o]", unserved)));
 	ck_assert_int_eq(
-	    pk_store_delete_opts(st, pk_type_of(PK_KIND_POD), "default", "owner", NULL, NULL, NULL),
-	    0);
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "owner", NULL, NULL, NULL), 0);
 	collector_caught_up();
 	ck_assert_msg(exists(pc, NULL, "invalid", NULL),
 		      "a cluster-scoped dependent of a namespaced owner was collected");
@@ -428,8 +427,7 @@ START_TEST(reference_rules)
 	size_t i;
 	bool reported = false;
 
-	ck_assert_int_eq(
-	    pk_store_list(st, pk_type_of(PK_KIND_EVENT), NULL, NULL, &events, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_event, NULL, NULL, &events, NULL, NULL), 0);
 	json_array_foreach(events, i, ev)
 	{
 		reported |=

@@ -305,8 +305,7 @@ START_TEST(node_loss_repairs_the_gang_in_its_rack)
 	ck_assert(wait_field("Pod", "train-0", "status.phase", "Running"));
 	ck_assert(wait_field("Pod", "train-1", "status.phase", "Running"));
 	field("Pod", "train-0", "spec.nodeName", lost, sizeof(lost));
-	ck_assert_int_eq(
-	    pk_store_delete_opts(st, pk_type_of(PK_KIND_NODE), NULL, lost, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_node, NULL, lost, NULL, NULL, NULL), 0);
 	ck_assert(has_condition("PodGroup", "train", "PodGroupRepaired"));
 	g = get("PodGroup", "train");
 	c = pk_condition_get(g, "PodGroupRepaired");
@@ -318,8 +317,7 @@ START_TEST(node_loss_repairs_the_gang_in_its_rack)
 	ck_assert_str_ne(field("Pod", "train-0", "spec.nodeName", buf, sizeof(buf)), lost);
 	for (int k = 0; k < 100 && !told; k++) {
 		ck_assert_int_eq(
-		    pk_store_list(st, pk_type_of(PK_KIND_EVENT), "default", NULL, &evs, NULL, NULL),
-		    0);
+		    pk_store_list(st, &pk_type_event, "default", NULL, &evs, NULL, NULL), 0);
 		json_array_foreach(evs, i, e) told |=
 		    strcmp(pk_get_string(e, "reason") ?: "", "RepairedInPlace") == 0;
 		json_decref(evs);

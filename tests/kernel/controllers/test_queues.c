@@ -259,9 +259,8 @@ START_TEST(queue_plain_pods_wait_gated_until_admitted)
 	queued_pod("p3", NULL);
 	PENDING_IS("Pod", "p3", "insufficient unused quota for google.com/tpu");
 	ck_assert(stays("Pod", "p3", gated, NULL));
-	ck_assert_int_eq(
-	    pk_store_delete_opts(st, pk_type_of(PK_KIND_POD), "default", "p1", NULL, NULL, NULL),
-	    0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "p1", NULL, NULL, NULL),
+			 0);
 	ck_assert(wait_bound("p3"));
 }
 END_TEST
@@ -288,9 +287,8 @@ START_TEST(queue_pod_group_is_admitted_whole)
 		   "default-flavor of ClusterQueue cq, 4 more needed");
 	PENDING_IS("Pod", "g-1", "insufficient unused quota");
 	ck_assert(stays("Pod", "g-1", gated, NULL));
-	ck_assert_int_eq(pk_store_delete_opts(st, pk_type_of(PK_KIND_POD), "default", "holder",
-					      NULL, NULL, NULL),
-			 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "holder", NULL, NULL, NULL), 0);
 	ck_assert(wait_bound("g-0"));
 	ck_assert(wait_bound("g-1"));
 }

@@ -122,7 +122,7 @@ static bool is_admitted(const char *name)
 	json_t *o = NULL;
 	bool yes;
 
-	if (pk_store_get(st, pk_type_of(PK_KIND_JOB), "default", name, &o) < 0)
+	if (pk_store_get(st, &pk_type_job, "default", name, &o) < 0)
 		return false; /* deleted */
 	yes = !json_is_true(pk_get(o, "spec.suspend")) &&
 	      json_object_get(pk_get(o, "metadata.annotations"), "queue.podkernel.dev/admission");
@@ -134,7 +134,7 @@ static const char *pending_reason(const char *name, char *buf, size_t n)
 {
 	json_t *o = NULL;
 
-	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_JOB), "default", name, &o), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_job, "default", name, &o), 0);
 	snprintf(buf, n, "%s",
 		 json_string_value(json_object_get(pk_get(o, "metadata.annotations"),
 						   "queue.podkernel.dev/pending-reason"))
@@ -161,7 +161,7 @@ static void label_node(void)
 {
 	json_t *p = json_loads("{\"metadata\": {\"labels\": {\"unrelated\": \"yes\"}}}", 0, NULL);
 
-	ck_assert_int_eq(pk_store_patch(st, pk_type_of(PK_KIND_NODE), NULL, "n0", PK_PATCH_MERGE, p,
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_node, NULL, "n0", PK_PATCH_MERGE, p,
 					PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(p);
@@ -227,8 +227,7 @@ START_TEST(queue_freed_quota_tries_that_queue_again)
 	settle();
 	ck_assert(strstr(pending_reason("j0-05", why, sizeof(why)), "insufficient unused quota"));
 	ck_assert_int_eq(
-	    pk_store_delete_opts(st, pk_type_of(PK_KIND_JOB), "default", "j0-00", NULL, NULL, NULL),
-	    0);
+	    pk_store_delete_opts(st, &pk_type_job, "default", "j0-00", NULL, NULL, NULL), 0);
 	pass(&d);
 	ck_assert_uint_eq(d.decodes, 0);
 	ck_assert_uint_eq(d.tries, PENDING); /* cq0's, not cq1's */
@@ -252,8 +251,8 @@ START_TEST(queue_spec_change_tries_everything_again)
 			       "\"resources\": [{\"name\": \"google.com/tpu\", \"nominalQuota\": "
 			       "12}]}]}]}}",
 			       0, NULL);
-	ck_assert_int_eq(pk_store_patch(st, pk_type_of(PK_KIND_CLUSTER_QUEUE), NULL, "cq1",
-					PK_PATCH_MERGE, p, PK_SUB_MAIN, NULL, NULL),
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_cluster_queue, NULL, "cq1", PK_PATCH_MERGE, p,
+					PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(p);
 	pass(&d);
@@ -278,8 +277,7 @@ START_TEST(queue_lost_stream_lists_again)
 		create_json(buf);
 	}
 	ck_assert_int_eq(
-	    pk_store_delete_opts(st, pk_type_of(PK_KIND_JOB), "default", "j1-00", NULL, NULL, NULL),
-	    0);
+	    pk_store_delete_opts(st, &pk_type_job, "default", "j1-00", NULL, NULL, NULL), 0);
 	s = pass(&d);
 	ck_assert_uint_eq(d.lists, 1);
 	ck_assert_uint_eq(s.lists, 2);

@@ -62,8 +62,8 @@ static int patch(const char *name, const char *body, char *msg, size_t len)
 	int rc;
 
 	ck_assert_ptr_nonnull(pt);
-	rc = pk_store_patch(st, pk_type_of(PK_KIND_POD), "default", name, PK_PATCH_MERGE, pt,
-			    PK_SUB_MAIN, &errs, NULL);
+	rc = pk_store_patch(st, &pk_type_pod, "default", name, PK_PATCH_MERGE, pt, PK_SUB_MAIN,
+			    &errs, NULL);
 	msg[0] = '\0';
 	for (size_t i = 0; i < errs.n; i++)
 		snprintf(msg + strlen(msg), len - strlen(msg), "%s\n", errs.msg[i]);
@@ -149,13 +149,13 @@ START_TEST(test_binding_keeps_generation)
 {
 	json_t *p = make_pod("b"), *got = NULL;
 	struct pk_store_edit e = {
-	    .kind = pk_type_of(PK_KIND_POD), .ns = "default", .name = "b", .apply = bind_n1};
+	    .kind = &pk_type_pod, .ns = "default", .name = "b", .apply = bind_n1};
 
 	json_decref(p);
 	ck_assert_int_eq(pk_store_edit_batch(st, &e, 1), 0);
 	ck_assert_int_eq(e.rc, 0);
 	json_decref(e.object);
-	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "b", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "b", &got), 0);
 	ck_assert_str_eq(pk_get_string(got, "spec.nodeName"), "n1");
 	ck_assert_int_eq(json_integer_value(pk_get(got, "metadata.generation")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(pk_condition_get(got, "PodScheduled"),
@@ -225,20 +225,17 @@ START_TEST(test_propagation)
 			"containers", "name", "c", "image", "busybox");
 	ck_assert_int_eq(pk_store_create(st, dep, NULL, NULL), 0);
 	/* Orphan: the owner goes, the dependent stays without its reference. */
-	ck_assert_int_eq(pk_store_delete_opts(st, pk_type_of(PK_KIND_POD), "default", "owner",
-					      &orphan, NULL, NULL),
-			 0);
-	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "owner", &got),
-			 -ENOENT);
-	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "dep", &got), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "owner", &orphan, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "owner", &got), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "dep", &got), 0);
 	ck_assert_ptr_null(pk_get(got, "metadata.ownerReferences"));
 	json_decref(got);
 	/* Foreground: the owner stays, marked, until the collector lets it go. */
 	json_decref(owner);
 	ck_assert_int_eq(pk_store_create(st, cm, NULL, &owner), 0);
 	ck_assert_int_eq(
-	    pk_store_delete_opts(st, pk_type_of(PK_KIND_POD), "default", "owner", &fg, NULL, &got),
-	    0);
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "owner", &fg, NULL, &got), 0);
 	ck_assert_ptr_nonnull(pk_get(got, "metadata.deletionTimestamp"));
 	ck_assert_str_eq(json_string_value(json_array_get(pk_get(got, "metadata.finalizers"), 0))
 			     ?: "",
@@ -328,7 +325,7 @@ START_TEST(test_owner_index)
 	ck_assert_int_eq(pk_store_dependents(st, uid, &deps), 0);
 	ck_assert_uint_eq(json_array_size(deps), 0);
 	json_decref(deps);
-	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "other", "dep", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "other", "dep", &got), 0);
 	ck_assert_ptr_null(pk_get(got, "metadata.ownerReferences"));
 	json_decref(got);
 	json_decref(ns);

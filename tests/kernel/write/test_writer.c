@@ -61,8 +61,7 @@ static uint64_t create_pod(const char *name)
 
 static struct pk_write_ref pod_ref(const char *name, uint64_t rv)
 {
-	return (struct pk_write_ref){
-	    .kind = pk_type_of(PK_KIND_POD), .ns = "default", .name = name, .rv = rv};
+	return (struct pk_write_ref){.kind = &pk_type_pod, .ns = "default", .name = name, .rv = rv};
 }
 
 START_TEST(test_store_batch_leaves_out_a_stale_object)
@@ -77,8 +76,8 @@ START_TEST(test_store_batch_leaves_out_a_stale_object)
 
 	/* b changes behind the loop's back. */
 	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "x", "y");
-	ck_assert_int_eq(pk_store_patch(st, pk_type_of(PK_KIND_POD), "default", "b", PK_PATCH_MERGE,
-					patch, PK_SUB_MAIN, NULL, NULL),
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_pod, "default", "b", PK_PATCH_MERGE, patch,
+					PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(patch);
 
@@ -115,14 +114,13 @@ START_TEST(test_store_batch_leaves_out_a_stale_object)
 
 	/* The store agrees: a bound with its condition, b untouched. */
 	json_t *got = NULL;
-	ck_assert_int_eq(pk_writer_get(w, pk_type_of(PK_KIND_POD), "default", "a", &got), 0);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_pod, "default", "a", &got), 0);
 	ck_assert_str_eq(pk_get_string(got, "spec.nodeName"), "n1");
 	json_decref(got);
-	ck_assert_int_eq(pk_writer_get(w, pk_type_of(PK_KIND_POD), "default", "b", &got), 0);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_pod, "default", "b", &got), 0);
 	ck_assert_ptr_null(pk_get(got, "spec.nodeName"));
 	json_decref(got);
-	ck_assert_int_eq(pk_writer_get(w, pk_type_of(PK_KIND_POD), "default", "nope", &got),
-			 -ENOENT);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_pod, "default", "nope", &got), -ENOENT);
 	json_decref(ann);
 	pk_writer_free(w);
 }
@@ -145,7 +143,7 @@ START_TEST(test_bound_elsewhere_and_eviction)
 	(void)rv_a;
 	/* Another scheduler binds it (a binding, not an update: updates cannot). */
 	struct pk_store_edit bind = {
-	    .kind = pk_type_of(PK_KIND_POD), .ns = "default", .name = "a", .apply = bind_other};
+	    .kind = &pk_type_pod, .ns = "default", .name = "a", .apply = bind_other};
 	ck_assert_int_eq(pk_store_edit_batch(st, &bind, 1), 0);
 	ck_assert_int_eq(bind.rc, 0);
 	json_decref(bind.object);
@@ -164,8 +162,7 @@ START_TEST(test_bound_elsewhere_and_eviction)
 	ck_assert_int_eq(res[1].error, 0);
 	ck_assert_ptr_nonnull(pk_condition_get(res[1].object, "DisruptionTarget"));
 	json_t *got = NULL;
-	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "victim", &got),
-			 -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "victim", &got), -ENOENT);
 	/* A new batch starts empty. */
 	pk_writer_batch_begin(w);
 	ck_assert_uint_eq(pk_writer_batch_size(w), 0);
@@ -224,9 +221,8 @@ START_TEST(test_binding_waits_for_its_claim)
 	uint64_t rv_a = create_pod("a"), rv_b = create_pod("b");
 	uint64_t rv_ca = create_claim("ca"), rv_cb = create_claim("cb");
 	struct pk_write_ref a = pod_ref("a", rv_a), b = pod_ref("b", rv_b);
-	struct pk_write_ref ca = {pk_type_of(PK_KIND_RESOURCE_CLAIM), "default", "ca", rv_ca};
-	struct pk_write_ref cb = {pk_type_of(PK_KIND_RESOURCE_CLAIM), "default", "cb",
-				  rv_cb + 1000};
+	struct pk_write_ref ca = {&pk_type_resource_claim, "default", "ca", rv_ca};
+	struct pk_write_ref cb = {&pk_type_resource_claim, "default", "cb", rv_cb + 1000};
 	json_t *status = json_pack("{s:{s:{s:[{s:s,s:s,s:s,s:s}]}},s:[{s:s,s:s,s:s}]}",
 				   "allocation", "devices", "results", "request", "gpu", "driver",
 				   "gpu.example.com", "pool", "n1", "device", "gpu-0",
@@ -257,21 +253,19 @@ START_TEST(test_binding_waits_for_its_claim)
 		ck_assert_msg(ok ? res[i].error == 0 : res[i].error == -PK_WRITE_ECONFLICT,
 			      "%s: %d", res[i].name, res[i].error);
 	}
-	ck_assert_int_eq(
-	    pk_store_get(st, pk_type_of(PK_KIND_RESOURCE_CLAIM), "default", "ca", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_resource_claim, "default", "ca", &got), 0);
 	ck_assert_str_eq(
 	    pk_get_string(json_array_get(pk_get(got, "status.allocation.devices.results"), 0),
 			  "device"),
 	    "gpu-0");
 	json_decref(got);
-	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "a", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "a", &got), 0);
 	ck_assert_str_eq(pk_get_string(got, "spec.nodeName"), "n1");
 	json_decref(got);
-	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "b", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "b", &got), 0);
 	ck_assert_ptr_null(pk_get_string(got, "spec.nodeName"));
 	json_decref(got);
-	ck_assert_int_eq(
-	    pk_store_get(st, pk_type_of(PK_KIND_RESOURCE_CLAIM), "default", "cb", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_resource_claim, "default", "cb", &got), 0);
 	ck_assert_ptr_null(pk_get(got, "status.allocation"));
 	json_decref(got);
 	/* a deallocation ({}) removes the allocation and the reservations */
@@ -282,8 +276,7 @@ START_TEST(test_binding_waits_for_its_claim)
 	ck_assert_int_eq(pk_writer_claim(w, &ca, status), 0);
 	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
 	ck_assert_int_eq(res[0].error, 0);
-	ck_assert_int_eq(
-	    pk_store_get(st, pk_type_of(PK_KIND_RESOURCE_CLAIM), "default", "ca", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_resource_claim, "default", "ca", &got), 0);
 	ck_assert_ptr_null(pk_get(got, "status.allocation"));
 	ck_assert_ptr_null(pk_get(got, "status.reservedFor"));
 	json_decref(got);
@@ -314,10 +307,8 @@ START_TEST(test_binding_waits_for_its_volume_claim)
 	uint64_t rv_a = create_pod("a"), rv_b = create_pod("b");
 	uint64_t rv_va = create_pvc("va"), rv_vb = create_pvc("vb");
 	struct pk_write_ref a = pod_ref("a", rv_a), b = pod_ref("b", rv_b);
-	struct pk_write_ref va = {pk_type_of(PK_KIND_PERSISTENT_VOLUME_CLAIM), "default", "va",
-				  rv_va};
-	struct pk_write_ref vb = {pk_type_of(PK_KIND_PERSISTENT_VOLUME_CLAIM), "default", "vb",
-				  rv_vb + 1000};
+	struct pk_write_ref va = {&pk_type_persistent_volume_claim, "default", "va", rv_va};
+	struct pk_write_ref vb = {&pk_type_persistent_volume_claim, "default", "vb", rv_vb + 1000};
 	json_t *ann = json_pack("{s:s}", "volume.kubernetes.io/selected-node", "n1"), *got = NULL;
 	const struct pk_write_result *res = NULL;
 	struct pk_writer *w = NULL;
@@ -340,12 +331,11 @@ START_TEST(test_binding_waits_for_its_volume_claim)
 		ck_assert_msg(ok ? res[i].error == 0 : res[i].error == -PK_WRITE_ECONFLICT,
 			      "%s: %d", res[i].name, res[i].error);
 	}
-	ck_assert_int_eq(
-	    pk_store_get(st, pk_type_of(PK_KIND_PERSISTENT_VOLUME_CLAIM), "default", "va", &got),
-	    0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_persistent_volume_claim, "default", "va", &got),
+			 0);
 	ck_assert_str_eq(pk_get_string(got, "spec.volumeName"), "pv-1");
 	json_decref(got);
-	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "b", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "b", &got), 0);
 	ck_assert_ptr_null(pk_get_string(got, "spec.nodeName"));
 	json_decref(got);
 	/* the annotation on a current claim; a claim bound to another volume conflicts */
@@ -358,9 +348,8 @@ START_TEST(test_binding_waits_for_its_volume_claim)
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(res[0].error, 0);
 	ck_assert_int_eq(res[1].error, -PK_WRITE_ECONFLICT);
-	ck_assert_int_eq(
-	    pk_store_get(st, pk_type_of(PK_KIND_PERSISTENT_VOLUME_CLAIM), "default", "vb", &got),
-	    0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_persistent_volume_claim, "default", "vb", &got),
+			 0);
 	ck_assert_str_eq(json_string_value(json_object_get(pk_get(got, "metadata.annotations"),
 							   "volume.kubernetes.io/selected-node")),
 			 "n1");
@@ -377,7 +366,7 @@ START_TEST(test_any_backend_gets_the_same_batch)
 	struct recorder rec = {0};
 	struct pk_writer *w = NULL;
 	struct pk_write_ref p = pod_ref("p", 7),
-			    g = {.kind = pk_type_of(PK_KIND_POD_GROUP), .name = "g", .rv = 9};
+			    g = {.kind = &pk_type_pod_group, .name = "g", .rv = 9};
 	const struct pk_write_result *res = NULL;
 	size_t n = 0;
 
@@ -431,7 +420,7 @@ START_TEST(test_creates_replacements_and_deletions)
 		      "metadata", "name", "a", "spec", "containers", "name", "c", "image", "x");
 
 	ck_assert_int_eq(pk_writer_store_new(st, &w), 0);
-	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_POD), "default", "a", &a), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "a", &a), 0);
 	const char *uid_a = pk_get_string(a, "metadata.uid");
 	struct pk_write_ref ra = pod_ref("a", rv_a), missing = pod_ref("a2", 0);
 
@@ -442,12 +431,11 @@ START_TEST(test_creates_replacements_and_deletions)
 	pk_set(want, "metadata.uid", json_string("forged"));	      /* identity is the object's */
 	pk_set(want, "status", json_pack("{s:s}", "phase", "Bogus")); /* a PUT keeps status */
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
-	ck_assert_int_eq(pk_writer_create(w, pk_type_of(PK_KIND_POD), fresh), 0);
-	ck_assert_int_eq(pk_writer_create(w, pk_type_of(PK_KIND_POD), gen), 0);
-	ck_assert_int_eq(pk_writer_create(w, pk_type_of(PK_KIND_POD), dup), 0);
+	ck_assert_int_eq(pk_writer_create(w, &pk_type_pod, fresh), 0);
+	ck_assert_int_eq(pk_writer_create(w, &pk_type_pod, gen), 0);
+	ck_assert_int_eq(pk_writer_create(w, &pk_type_pod, dup), 0);
 	ck_assert_int_eq(
-	    pk_writer_bind(w, &(struct pk_write_ref){pk_type_of(PK_KIND_POD), "default", "fresh"},
-			   "n1", NULL),
+	    pk_writer_bind(w, &(struct pk_write_ref){&pk_type_pod, "default", "fresh"}, "n1", NULL),
 	    -EBUSY); /* a create is the item's only action */
 	ck_assert_int_eq(pk_writer_replace(w, &missing, want), 0); /* a2 does not exist */
 	/* a replacement is one request: no status action may join it, a deletion may */
@@ -499,7 +487,7 @@ START_TEST(test_creates_replacements_and_deletions)
 	ck_assert_str_eq(pk_get_string(res[0].object, "metadata.labels.tier"), "gold");
 	ck_assert_int_eq(res[1].error, -PK_WRITE_ECONFLICT);
 	ck_assert_ptr_nonnull(res[1].message); /* the store says why */
-	ck_assert_int_eq(pk_writer_get(w, pk_type_of(PK_KIND_POD), "default", "fresh", &got), 0);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_pod, "default", "fresh", &got), 0);
 	json_decref(got);
 
 	/* the same delete under its own uid goes */
@@ -508,8 +496,7 @@ START_TEST(test_creates_replacements_and_deletions)
 	ck_assert_int_eq(pk_writer_delete(w, &other, PK_WRITE_PROPAGATE_BACKGROUND), 0);
 	ck_assert_int_eq(pk_writer_batch_commit(w, &res, &n), 0);
 	ck_assert_int_eq(res[0].error, 0);
-	ck_assert_int_eq(pk_writer_get(w, pk_type_of(PK_KIND_POD), "default", "fresh", &got),
-			 -ENOENT);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_pod, "default", "fresh", &got), -ENOENT);
 
 	json_decref(status);
 	json_decref(want);
@@ -548,13 +535,10 @@ START_TEST(test_repair_is_an_event)
 	    {"PodGroupRepaired", "True", "RepairedInPlace",
 	     "placed again in its home domain rack=rb"},
 	};
-	struct pk_write_item it = {.kind = pk_type_of(PK_KIND_POD_GROUP),
-				   .ns = "default",
-				   .name = "h",
-				   .conds = conds,
-				   .nconds = 2};
+	struct pk_write_item it = {
+	    .kind = &pk_type_pod_group, .ns = "default", .name = "h", .conds = conds, .nconds = 2};
 	struct pk_write_batch b = {.items = &it, .n = 1};
-	struct pk_write_result res = {.kind = pk_type_of(PK_KIND_POD_GROUP)};
+	struct pk_write_result res = {.kind = &pk_type_pod_group};
 	struct told t = {0};
 
 	pk_writer_events(&b, &res, NULL, tell, &t);
@@ -632,9 +616,8 @@ START_TEST(test_kinds_without_status)
 	ck_assert_int_eq(res[0].error, 0);
 	ck_assert_str_eq(pk_get_string(res[0].object, "metadata.labels.team"), "a");
 	ck_assert_int_eq(res[1].error, 0);
-	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_EVENT), "default", "x", &got),
-			 -ENOENT);
-	ck_assert_int_eq(pk_store_get(st, pk_type_of(PK_KIND_NAMESPACE), NULL, "x", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_event, "default", "x", &got), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_namespace, NULL, "x", &got), 0);
 	ck_assert_str_eq(pk_get_string(got, "metadata.labels.team"), "a");
 	json_decref(got);
 	/* its precondition holds: the version read before is stale now */
