@@ -102,7 +102,7 @@ static void sched_remove(struct pk_appliance *app, enum pk_kind kind, const json
 void ap_resync(struct pk_appliance *app, enum pk_kind kind, const char *ns, const char *name)
 {
 	json_t *obj = NULL;
-	int r = app->src->get(app->src_arg, pk_kind_to_string(kind), ns, name, &obj);
+	int r = app->src->get(app->src_arg, pk_type_of(kind), ns, name, &obj);
 
 	if (r == 0) {
 		sched_feed(app, obj);
@@ -119,29 +119,24 @@ void ap_resync(struct pk_appliance *app, enum pk_kind kind, const char *ns, cons
  * order a fresh scheduler needs them), what the loop keeps only to tell
  * its hooks whether it changed: the owners of pods and groups.
  */
-static const char *const list_owners[] = {
-    "Workload",
-    "Job",
-    "JobSet",
-    "LeaderWorkerSet",
+static const struct pk_type *const list_owners[] = {
+    &pk_type_workload,
+    &pk_type_job,
+    &pk_type_jobset,
+    &pk_type_leader_worker_set,
 };
 
-static bool is_namespace(const char *kind)
-{
-	return kind && strcmp(kind, "Namespace") == 0;
-}
-
 /* A kind some hook reads that the loop neither keeps nor gives the scheduler. */
-static bool hooks_kind(const struct pk_appliance *app, const char *kind)
+static bool hooks_kind(const struct pk_appliance *app, const struct pk_type *kind)
 {
 	for (size_t i = 0; kind && i < app->cfg.nhooks; i++)
-		for (const char *const *k = app->cfg.hooks[i].ops->kinds; k && *k; k++)
-			if (strcmp(*k, kind) == 0)
+		for (const struct pk_type *const *k = app->cfg.hooks[i].ops->kinds; k && *k; k++)
+			if (*k == kind)
 				return true;
 	return false;
 }
 
-static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
+static int list_kind(struct pk_appliance *app, const struct pk_type *kind, int64_t now)
 {
 	char *token = NULL;
 
@@ -155,18 +150,19 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 		free(token);
 		if (r < 0)
 			return r;
-		enum pk_kind k = pk_kind_from_string(kind);
+		enum pk_kind k = kind->pk;
 		bool hooks_only = hooks_kind(app, kind);
 
 		json_array_foreach(items, i, obj)
 		{
-			if (is_namespace(kind)) { /* only read for namespaceSelector's labels */
+			if (kind ==
+			    &pk_type_namespace) { /* only read for namespaceSelector's labels */
 				sched_feed(app, obj);
 				continue;
 			}
 			if (!hooks_only)
 				ap_cache_note(app->cache, k, obj);
-			if (!hooks_only && pk_sched_reads(kind))
+			if (!hooks_only && pk_sched_reads(kind->kind))
 				sched_feed(app, obj);
 			ap_hooks_call(app, listed, kind, obj, now);
 		}
@@ -210,10 +206,11 @@ static int load_all(struct pk_appliance *app)
 
 	ap_hooks_call(app, list_begin);
 	for (size_t i = 0; r == 0 && i < app->cfg.nhooks; i++) /* the hooks' own kinds first */
-		for (const char *const *k = app->cfg.hooks[i].ops->kinds; r == 0 && k && *k; k++)
+		for (const struct pk_type *const *k = app->cfg.hooks[i].ops->kinds;
+		     r == 0 && k && *k; k++)
 			r = list_kind(app, *k, now);
 	for (const char *const *k = pk_sched_kinds(); r == 0 && *k; k++)
-		r = list_kind(app, *k, now);
+		r = list_kind(app, pk_type_by_kind(*k), now);
 	for (size_t i = 0; r == 0 && i < ELEMENTSOF(list_owners); i++)
 		r = list_kind(app, list_owners[i], now);
 	if (r < 0)
@@ -368,7 +365,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	const char *kind = ev->kind ? ev->kind->kind : NULL;
 	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 
-	if (hooks_kind(app, kind)) {
+	if (hooks_kind(app, ev->kind)) {
 		ap_hooks_call(app, event, ev, NULL);
 		return 0;
 	}
@@ -406,7 +403,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 	case AP_SKIP:
 		AP_COUNT(app, events_skipped);
 		/* a namespaceSelector reads a Namespace's labels */
-		if (is_namespace(kind) && ev->type != PK_EVENT_DELETED)
+		if (ev->kind == &pk_type_namespace && ev->type != PK_EVENT_DELETED)
 			sched_feed(app, ev->object);
 		break;
 	}
@@ -520,7 +517,7 @@ static bool holds_place(struct pk_appliance *app, const struct pk_write_item *it
 		return false;
 	if (it->evict)
 		return true;
-	if (app->src->get(app->src_arg, "Pod", it->ns, it->name, &obj) < 0)
+	if (app->src->get(app->src_arg, &pk_type_pod, it->ns, it->name, &obj) < 0)
 		return false;
 	bound = pk_get_string(obj, "spec.nodeName") != NULL;
 	json_decref(obj);

@@ -47,18 +47,20 @@ struct pk_appliance;
 /*
  * Where the loop reads objects: by default the store itself; in attach mode
  * a mirror of a Kubernetes cluster (kernel/attach/).  The calls have the
- * store's meaning (kernel/store/store.h): list pages of a kind, the latest
+ * store's meaning (kernel/store/store.h): list pages of a kind (its row of
+ * the kinds table, as every kind here), the latest
  * position of the change stream, the events after a position (each carrying
  * its object's resourceVersion), a wait for news, one object.
  */
 struct pk_appliance_source_ops {
-	int (*list)(void *src, const char *kind, const struct pk_store_list_opts *opts,
+	int (*list)(void *src, const struct pk_type *kind, const struct pk_store_list_opts *opts,
 		    json_t **ret_items, char **ret_continue);
 	uint64_t (*rv)(void *src);
 	int (*events_since)(void *src, uint64_t since, size_t max, pk_store_event_cb cb, void *arg,
 			    uint64_t *ret_last);
 	int (*wait)(void *src, uint64_t since, int timeout_ms);
-	int (*get)(void *src, const char *kind, const char *ns, const char *name, json_t **ret);
+	int (*get)(void *src, const struct pk_type *kind, const char *ns, const char *name,
+		   json_t **ret);
 };
 
 /*
@@ -74,7 +76,7 @@ struct pk_appliance_hooks {
 	 * the Node comes), and their events reach every hook without a
 	 * decision.
 	 */
-	const char *const *kinds;
+	const struct pk_type *const *kinds;
 	/* Before the first listing (simulated nodes registered, say); errors to err. */
 	int (*start)(void *arg, struct pk_appliance *app, char *err, size_t errlen);
 	/*
@@ -83,7 +85,7 @@ struct pk_appliance_hooks {
 	 */
 	void (*list_begin)(void *arg);
 	/* Each object of a listing, Leases too, in kind order. */
-	void (*listed)(void *arg, const char *kind, const json_t *obj, int64_t now_ms);
+	void (*listed)(void *arg, const struct pk_type *kind, const json_t *obj, int64_t now_ms);
 	/* A listing is complete. */
 	void (*list_done)(void *arg);
 	/*

@@ -73,7 +73,7 @@ void at_mirror_kick(struct at_mirror *m);
 void at_mirror_event(struct at_mirror *m, const char *kind, enum kube_event type,
 		     const json_t *obj);
 void at_mirror_replace(struct at_mirror *m, const char *kind, const json_t *items);
-int at_mirror_get(struct at_mirror *m, const char *kind, const char *ns, const char *name,
+int at_mirror_get(struct at_mirror *m, const struct pk_type *kind, const char *ns, const char *name,
 		  json_t **ret);
 void at_mirror_stats(struct at_mirror *m, uint64_t *ret_events, uint64_t *ret_filtered,
 		     size_t *ret_objects);

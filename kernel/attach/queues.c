@@ -75,31 +75,31 @@ struct at_queues {
 
 /* Group 0 first (what later kinds refer to), then 1; group 2 is the queued workloads. */
 static const struct {
-	const char *kind;
+	const struct pk_type *kind;
 	int group;
 } read_kinds[] = {
-    {"Namespace", 0},
-    {"PriorityClass", 0},
-    {"WorkloadPriorityClass", 0},
-    {"ResourceFlavor", 0},
-    {"Topology", 0},
-    {"Cohort", 0},
-    {"ClusterQueue", 0},
-    {"StorageClass", 0},
-    {"DeviceClass", 0},
-    {"Node", 0},
-    {"CSINode", 0},
-    {"PersistentVolume", 0},
-    {"LocalQueue", 1},
-    {"PersistentVolumeClaim", 1},
-    {"ResourceSlice", 1},
-    {"ResourceClaim", 1},
-    {"CompositePodGroup", 1},
-    {"PodGroup", 1},
-    {"Workload", 1},
-    {"Job", 2},
-    {"JobSet", 2},
-    {"Pod", 2},
+    {&pk_type_namespace, 0},
+    {&pk_type_priority_class, 0},
+    {&pk_type_workload_priority_class, 0},
+    {&pk_type_resource_flavor, 0},
+    {&pk_type_topology, 0},
+    {&pk_type_cohort, 0},
+    {&pk_type_cluster_queue, 0},
+    {&pk_type_storage_class, 0},
+    {&pk_type_device_class, 0},
+    {&pk_type_node, 0},
+    {&pk_type_csi_node, 0},
+    {&pk_type_persistent_volume, 0},
+    {&pk_type_local_queue, 1},
+    {&pk_type_persistent_volume_claim, 1},
+    {&pk_type_resource_slice, 1},
+    {&pk_type_resource_claim, 1},
+    {&pk_type_composite_pod_group, 1},
+    {&pk_type_pod_group, 1},
+    {&pk_type_workload, 1},
+    {&pk_type_job, 2},
+    {&pk_type_jobset, 2},
+    {&pk_type_pod, 2},
 };
 
 /* What a pass may write: the snapshot before and after it is taken of these. */
@@ -333,8 +333,8 @@ static int add_write(struct at_queues *q, const char *key, const json_t *before,
 	struct pk_write_ref ref;
 	int r;
 
-	if (at_mirror_get(q->mirror, pk_get_string(before, "kind"), pk_namespace(before),
-			  pk_name(before), &cur) < 0)
+	if (at_mirror_get(q->mirror, pk_type_by_kind(pk_get_string(before, "kind")),
+			  pk_namespace(before), pk_name(before), &cur) < 0)
 		return 0; /* gone from the cluster meanwhile */
 	ref = cluster_ref(pk_type_of(kind), cur);
 	if (!after) { /* a Pod the pass deleted */
@@ -434,14 +434,17 @@ static int write_batch(struct at_queues *q, const json_t *before, const json_t *
 /* ---- one pass ------------------------------------------------------------------ */
 
 /* An Event of the pass (pk_queues_pass_opts.event): kept until its writes are out. */
-static void on_event(void *arg, const char *type, const char *kind, const json_t *obj,
+static void on_event(void *arg, const char *type, const struct pk_type *kind, const json_t *obj,
 		     const char *reason, const char *note)
 {
 	struct at_queues *q = arg;
 
-	json_array_append_new(q->events, json_pack("{s:s,s:s,s:s?,s:s?,s:s,s:s}", "type", type,
-						   "kind", kind, "ns", pk_namespace(obj), "name",
-						   pk_name(obj), "reason", reason, "note", note));
+	if (!kind || kind->pk == PK_KIND_UNKNOWN) /* the pass tells of its typed kinds only */
+		return;
+	json_array_append_new(q->events,
+			      json_pack("{s:s,s:i,s:s?,s:s?,s:s,s:s}", "type", type, "kind",
+					(int)kind->pk, "ns", pk_namespace(obj), "name",
+					pk_name(obj), "reason", reason, "note", note));
 }
 
 /*
@@ -456,7 +459,9 @@ static void send_events(struct at_queues *q, bool written)
 
 	json_array_foreach(q->events, i, e)
 	{
-		const char *kind = pk_get_string(e, "kind"), *reason = pk_get_string(e, "reason");
+		const struct pk_type *kind =
+		    pk_type_of((enum pk_kind)json_integer_value(json_object_get(e, "kind")));
+		const char *reason = pk_get_string(e, "reason");
 		json_t *cur = NULL;
 
 		if (!written && strcmp(reason, "Inadmissible") != 0)
@@ -465,7 +470,7 @@ static void send_events(struct at_queues *q, bool written)
 		    at_mirror_get(q->mirror, kind, pk_get_string(e, "ns"), pk_get_string(e, "name"),
 				  &cur) < 0)
 			continue;
-		at_recorder_emit(q->recorder, pk_kind_from_string(kind), pk_get_string(e, "ns"),
+		at_recorder_emit(q->recorder, kind->pk, pk_get_string(e, "ns"),
 				 pk_get_string(e, "name"), pk_get_string(cur, "metadata.uid"),
 				 pk_get_string(e, "type"), reason, reason,
 				 pk_get_string(e, "note"));
@@ -537,8 +542,8 @@ static bool caught_up(struct at_queues *q, int64_t now)
 		json_t *cur = NULL;
 		bool seen;
 
-		if (at_mirror_get(q->mirror, pk_get_string(w, "kind"), pk_get_string(w, "ns"),
-				  pk_get_string(w, "name"), &cur) < 0)
+		if (at_mirror_get(q->mirror, pk_type_by_kind(pk_get_string(w, "kind")),
+				  pk_get_string(w, "ns"), pk_get_string(w, "name"), &cur) < 0)
 			seen = true; /* deleted (by the write or since) */
 		else
 			seen = rv && pk_get_string(cur, "metadata.resourceVersion") &&

@@ -125,7 +125,7 @@ static json_t *binding_body(struct remote *rb, const struct pk_write_item *it)
 
 	if (b && it->annotations)
 		json_object_set(json_object_get(b, "metadata"), "annotations", it->annotations);
-	if (b && at_mirror_get(rb->cfg.mirror, "Pod", it->ns, it->name, &pod) == 0 &&
+	if (b && at_mirror_get(rb->cfg.mirror, &pk_type_pod, it->ns, it->name, &pod) == 0 &&
 	    pk_get_string(pod, "metadata.uid"))
 		json_object_set_new(json_object_get(b, "metadata"), "uid",
 				    json_string(pk_get_string(pod, "metadata.uid")));
@@ -139,7 +139,7 @@ static int status_body(struct remote *rb, const struct pk_write_item *it, json_t
 	const struct kube_resource *res = at_api_resource(rb->cfg.api, it->kind->pk);
 	json_t *cur = NULL, *obj;
 	char rv[32], av[200];
-	int r = at_mirror_get(rb->cfg.mirror, it->kind->kind, it->ns, it->name, &cur);
+	int r = at_mirror_get(rb->cfg.mirror, it->kind, it->ns, it->name, &cur);
 
 	if (r < 0)
 		return r;
@@ -392,8 +392,7 @@ static size_t delete_calls(struct remote *rb, const struct pk_write_batch *batch
 			continue;
 		cur = json_incref(answers[i]);
 		/* the uid the item names, else the one the mirror knows */
-		if (!cur &&
-		    at_mirror_get(rb->cfg.mirror, it->kind->kind, it->ns, it->name, &cur) < 0 &&
+		if (!cur && at_mirror_get(rb->cfg.mirror, it->kind, it->ns, it->name, &cur) < 0 &&
 		    !it->uid) {
 			results[i].error = -ENOENT;
 			continue;
@@ -514,7 +513,7 @@ static int remote_get(void *backend, const struct pk_type *kind, const char *ns,
 		 * event (there may be none).
 		 */
 		json_decref(obj);
-		return at_mirror_get(rb->cfg.mirror, res->kind, ns, name, ret);
+		return at_mirror_get(rb->cfg.mirror, kind, ns, name, ret);
 	}
 	if (r < 0) {
 		json_decref(obj);

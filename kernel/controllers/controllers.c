@@ -449,7 +449,8 @@ static int lws_keep_status(struct pk_ctl *ctl, json_t **lws, const char *what, b
 			ctl_log(ctl, 2, "%s: deleted PodGroup %s/%s", what, ref.ns, ref.name);
 	}
 	if (r == 0 && u.event_reason) {
-		ctl_record_normal(ctl, "LeaderWorkerSet", *lws, u.event_reason, u.event_note);
+		ctl_record_normal(ctl, &pk_type_leader_worker_set, *lws, u.event_reason,
+				  u.event_note);
 		ctl_record_flush(ctl);
 	}
 	if (r == 0 && (u.restarted || u.rolled))

@@ -104,7 +104,7 @@ struct pk_queues_pass_opts {
 	 * "Normal" or "Warning", about obj of kind); NULL: none.  Attach mode
 	 * sends them to the cluster (kernel/attach/queues.c).
 	 */
-	void (*event)(void *arg, const char *type, const char *kind, const json_t *obj,
+	void (*event)(void *arg, const char *type, const struct pk_type *kind, const json_t *obj,
 		      const char *reason, const char *note);
 	void *event_arg;
 };

@@ -269,7 +269,7 @@ static void invalid_namespace(struct gc_pass *p, const char *kind, const json_t 
 	    json_string_value(json_object_get(ref, "kind")) ?: "",
 	    json_string_value(json_object_get(ref, "name")) ?: "",
 	    json_string_value(json_object_get(ref, "uid")) ?: "");
-	ctl_record_warning(p->ctl, kind, obj, "OwnerRefInvalidNamespace", note);
+	ctl_record_warning(p->ctl, pk_type_by_kind(kind), obj, "OwnerRefInvalidNamespace", note);
 	p->events = true;
 }
 

@@ -742,8 +742,8 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 	if (cq && w->inadmissible)
 		snprintf(why, sizeof(why), "%s", w->inadmissible);
 	if (!cq || w->inadmissible)
-		ctl_record_warning(ctl, pk_kind_to_string(pk_kind_of(w->obj)), w->obj,
-				   "Inadmissible", why);
+		ctl_record_warning(ctl, pk_type_of(pk_kind_of(w->obj)), w->obj, "Inadmissible",
+				   why);
 	else if (!held(s, w, cq, blocked, why, sizeof(why))) {
 		tried = true;
 		q_cache_tried(s, false);

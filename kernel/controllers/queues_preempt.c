@@ -304,7 +304,7 @@ int q_evict(struct pk_ctl *ctl, struct q_workload *v, const char *reason, const 
 	int r = v->kind == PK_KIND_POD ? q_pods_evict(ctl, v) : evict_job(ctl, v);
 
 	if (r == 0)
-		ctl_record_warning(ctl, pk_kind_to_string(pk_kind_of(v->obj)), v->obj, reason, why);
+		ctl_record_warning(ctl, pk_type_of(pk_kind_of(v->obj)), v->obj, reason, why);
 	ctl_log(ctl, r == 0 ? 2 : 1, "%s %s/%s: %s%s%s", v->kind_name, v->ns, v->name, why,
 		r == 0 ? "" : ": ", r == 0 ? "" : pk_write_strerror(r));
 	return r;

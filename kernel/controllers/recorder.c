@@ -179,28 +179,27 @@ static void note_one(void *arg, const struct pk_write_item *it, const json_t *ob
 		CTL_COUNT(ctl, kevents_failed);
 }
 
-static void record(struct pk_ctl *ctl, const char *type, const char *kind, const json_t *obj,
+static void record(struct pk_ctl *ctl, const char *type, const struct pk_type *t, const json_t *obj,
 		   const char *reason, const char *note)
 {
-	const struct pk_type *t = pk_type_by_kind(kind);
 	struct pk_write_item it = {.kind = t,
 				   .ns = t && t->namespaced ? (char *)pk_namespace(obj) : NULL,
 				   .name = (char *)pk_name(obj)};
 
 	if (ctl->queues_event && it.name) /* an offline pass's own sink (attach mode) */
-		ctl->queues_event(ctl->queues_event_arg, type, kind, obj, reason, note);
+		ctl->queues_event(ctl->queues_event_arg, type, t, obj, reason, note);
 	else if (ctl->recorder && it.name)
 		note_one(ctl, &it, obj, type, reason, reason, note);
 }
 
-void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
-			const char *note)
+void ctl_record_warning(struct pk_ctl *ctl, const struct pk_type *kind, const json_t *obj,
+			const char *reason, const char *note)
 {
 	record(ctl, "Warning", kind, obj, reason, note);
 }
 
-void ctl_record_normal(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
-		       const char *note)
+void ctl_record_normal(struct pk_ctl *ctl, const struct pk_type *kind, const json_t *obj,
+		       const char *reason, const char *note)
 {
 	record(ctl, "Normal", kind, obj, reason, note);
 }

@@ -179,10 +179,10 @@ static void hook_event(void *arg, const struct pk_store_event *ev, const struct 
 
 /* ---- the listing ------------------------------------------------------------------- */
 
-static void hook_listed(void *arg, const char *kind, const json_t *obj, int64_t now)
+static void hook_listed(void *arg, const struct pk_type *kind, const json_t *obj, int64_t now)
 {
 	struct pk_ctl *ctl = arg;
-	enum pk_kind k = pk_kind_from_string(kind);
+	enum pk_kind k = kind->pk;
 
 	switch (k) {
 	case PK_KIND_LEASE:
@@ -397,7 +397,7 @@ static int hook_start(void *arg, struct pk_appliance *app, char *err, size_t err
 }
 
 /* Node heartbeat Leases: the loop lists them first and hands their events over undecided. */
-static const char *const standalone_kinds[] = {"Lease", NULL};
+static const struct pk_type *const standalone_kinds[] = {&pk_type_lease, NULL};
 
 static const struct pk_appliance_hooks standalone_hooks = {
     .kinds = standalone_kinds,
@@ -486,10 +486,10 @@ static int ctl_new(struct pk_store *store, const struct pk_appliance_config *cfg
 
 /* ---- the store as the loop's source ------------------------------------------------ */
 
-static int store_list(void *src, const char *kind, const struct pk_store_list_opts *opts,
+static int store_list(void *src, const struct pk_type *kind, const struct pk_store_list_opts *opts,
 		      json_t **ret_items, char **ret_continue)
 {
-	return pk_store_list(src, pk_type_by_kind(kind), NULL, opts, ret_items, NULL, ret_continue);
+	return pk_store_list(src, kind, NULL, opts, ret_items, NULL, ret_continue);
 }
 
 static uint64_t store_rv(void *src)
@@ -509,9 +509,10 @@ static int store_wait(void *src, uint64_t since, int timeout_ms)
 	return pk_store_wait(src, since, timeout_ms);
 }
 
-static int store_get(void *src, const char *kind, const char *ns, const char *name, json_t **ret)
+static int store_get(void *src, const struct pk_type *kind, const char *ns, const char *name,
+		     json_t **ret)
 {
-	return pk_store_get(src, pk_type_by_kind(kind), ns, name, ret);
+	return pk_store_get(src, kind, ns, name, ret);
 }
 
 static const struct pk_appliance_source_ops store_source = {

@@ -298,10 +298,10 @@ static void hook_list_begin(void *arg)
 
 /* Kinds arrive as the source names them; Jobs and JobSets count while queued; Leases are ignored.
  */
-static void hook_listed(void *arg, const char *kind, const json_t *obj, int64_t now_ms)
+static void hook_listed(void *arg, const struct pk_type *kind, const json_t *obj, int64_t now_ms)
 {
 	(void)now_ms;
-	pk_ui_map_update(arg, pk_kind_from_string(kind), obj);
+	pk_ui_map_update(arg, kind->pk, obj);
 }
 
 /*

@@ -1269,7 +1269,7 @@ static void count_begin(void *arg)
 		c->first = ++hook_seq;
 }
 
-static void count_listed(void *arg, const char *kind, const json_t *obj, int64_t now)
+static void count_listed(void *arg, const struct pk_type *kind, const json_t *obj, int64_t now)
 {
 	(void)kind, (void)obj, (void)now;
 	((struct hook_count *)arg)->listed++;

@@ -237,7 +237,7 @@ static const char *pod_rv(struct at_mirror *m, const char *name, char *buf, size
 {
 	json_t *obj = NULL;
 
-	if (at_mirror_get(m, "Pod", "default", name, &obj) < 0)
+	if (at_mirror_get(m, &pk_type_pod, "default", name, &obj) < 0)
 		return NULL;
 	snprintf(buf, len, "%s", pk_get_string(obj, "metadata.resourceVersion"));
 	json_decref(obj);

@@ -84,7 +84,7 @@ static void create_pod(const char *name)
 static bool has_pod(struct at_mirror *m, const char *name)
 {
 	json_t *obj = NULL;
-	bool yes = at_mirror_get(m, "Pod", "default", name, &obj) == 0;
+	bool yes = at_mirror_get(m, &pk_type_pod, "default", name, &obj) == 0;
 
 	json_decref(obj);
 	return yes;

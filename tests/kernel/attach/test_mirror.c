@@ -77,7 +77,7 @@ START_TEST(test_pods_of_other_schedulers)
 	p = pod("theirs", "11", NULL, NULL, NULL); /* absent: default-scheduler */
 	at_mirror_event(m, "Pod", KUBE_ADDED, p);
 	json_decref(p);
-	ck_assert_int_eq(at_mirror_get(m, "Pod", "default", "theirs", &got), -ENOENT);
+	ck_assert_int_eq(at_mirror_get(m, &pk_type_pod, "default", "theirs", &got), -ENOENT);
 	/* theirs bound: it takes capacity now */
 	p = pod("theirs", "12", "default-scheduler", "n1", NULL);
 	at_mirror_event(m, "Pod", KUBE_MODIFIED, p);
@@ -92,7 +92,7 @@ START_TEST(test_pods_of_other_schedulers)
 	    "DELETED Pod default/mine 10",
 	};
 	expect(drain(m, &pos), want, 3);
-	ck_assert_int_eq(at_mirror_get(m, "Pod", "default", "theirs", &got), 0);
+	ck_assert_int_eq(at_mirror_get(m, &pk_type_pod, "default", "theirs", &got), 0);
 	ck_assert_str_eq(pk_get_string(got, "spec.nodeName"), "n1");
 	json_decref(got);
 	at_mirror_free(m);
@@ -136,7 +136,7 @@ START_TEST(test_relist_turns_into_events)
 	/* the loop's list sees the new state */
 	char *cont = NULL;
 
-	ck_assert_int_eq(at_mirror_source_ops.list(m, "Node", NULL, &list, &cont), 0);
+	ck_assert_int_eq(at_mirror_source_ops.list(m, &pk_type_node, NULL, &list, &cont), 0);
 	ck_assert_ptr_null(cont);
 	ck_assert_uint_eq(json_array_size(list), 3);
 	json_decref(list);
@@ -159,7 +159,7 @@ START_TEST(test_workload_group_and_waits)
 	at_mirror_event(m, "PodGroup", KUBE_ADDED, pg);
 	ck_assert_int_eq(at_mirror_source_ops.wait(m, 0, 1000), 0);
 	ck_assert_uint_eq(at_mirror_source_ops.rv(m), 1);
-	ck_assert_int_eq(at_mirror_source_ops.get(m, "PodGroup", "ns", "g", &got), 0);
+	ck_assert_int_eq(at_mirror_source_ops.get(m, &pk_type_pod_group, "ns", "g", &got), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(got, "apiVersion")),
 			 "scheduling.k8s.io/v1alpha3");
 	ck_assert_int_eq(pk_kind_of(got), PK_KIND_POD_GROUP);
