@@ -162,7 +162,7 @@ static int list_kind(struct pk_appliance *app, const struct pk_type *kind, int64
 			}
 			if (!hooks_only)
 				ap_cache_note(app->cache, k, obj);
-			if (!hooks_only && pk_sched_reads(kind->kind))
+			if (!hooks_only && pk_sched_reads(kind))
 				sched_feed(app, obj);
 			ap_hooks_call(app, listed, kind, obj, now);
 		}
@@ -209,8 +209,8 @@ static int load_all(struct pk_appliance *app)
 		for (const struct pk_type *const *k = app->cfg.hooks[i].ops->kinds;
 		     r == 0 && k && *k; k++)
 			r = list_kind(app, *k, now);
-	for (const char *const *k = pk_sched_kinds(); r == 0 && *k; k++)
-		r = list_kind(app, pk_type_by_kind(*k), now);
+	for (const struct pk_type *const *k = pk_sched_kinds(); r == 0 && *k; k++)
+		r = list_kind(app, *k, now);
 	for (size_t i = 0; r == 0 && i < ELEMENTSOF(list_owners); i++)
 		r = list_kind(app, list_owners[i], now);
 	if (r < 0)

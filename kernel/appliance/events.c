@@ -189,7 +189,7 @@ static pthread_once_t sched_reads_once = PTHREAD_ONCE_INIT;
 static void sched_reads_init(void)
 {
 	for (int k = 0; k < _PK_KIND_MAX; k++)
-		sched_reads[k] = pk_sched_reads(pk_kind_to_string((enum pk_kind)k));
+		sched_reads[k] = pk_sched_reads(pk_type_of((enum pk_kind)k));
 }
 
 static bool sched_kind(enum pk_kind k)

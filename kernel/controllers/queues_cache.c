@@ -133,22 +133,22 @@ void q_cache_free(struct q_cache *c)
 }
 
 /* Whether placement reads objects of kind (queues_place.c: pk_sched_kinds(), Topology). */
-static bool placement_reads(const char *kind)
+static bool placement_reads(const struct pk_type *kind)
 {
-	return kind && (pk_sched_reads(kind) || strcmp(kind, "Topology") == 0);
+	return pk_sched_reads(kind) || kind == &pk_type_topology;
 }
 
 /* obj (of kind) as placement sees it now: kept, or (gone, or a pod not holding a node) not. */
-static int cluster_note(struct q_cache *c, const char *kind, const json_t *obj, bool gone)
+static int cluster_note(struct q_cache *c, const struct pk_type *kind, const json_t *obj, bool gone)
 {
-	json_t *m = json_object_get(c->cluster, kind);
+	json_t *m = json_object_get(c->cluster, kind->kind);
 	char key[600];
 
-	if (!m && json_object_set_new(c->cluster, kind, m = json_object()) < 0)
+	if (!m && json_object_set_new(c->cluster, kind->kind, m = json_object()) < 0)
 		return -ENOMEM;
 	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj) ? pk_namespace(obj) : "",
 		 pk_name(obj));
-	if (gone || (strcmp(kind, "Pod") == 0 && !q_place_holds_node(obj)))
+	if (gone || (kind == &pk_type_pod && !q_place_holds_node(obj)))
 		return json_object_del(m, key), 0;
 	return json_object_set(m, key, (json_t *)obj) < 0 ? -ENOMEM : 0;
 }
@@ -160,7 +160,8 @@ static int cluster_note(struct q_cache *c, const char *kind, const json_t *obj, 
  */
 static int cluster_list(struct pk_store *store, struct q_cache *c)
 {
-	const char *const *k = pk_sched_kinds(), *const topo[] = {"Topology", NULL};
+	const struct pk_type *const *k = pk_sched_kinds(), *const topo[] = {&pk_type_topology,
+									    NULL};
 	int r = (c->cluster = json_object()) ? 0 : -ENOMEM;
 
 	for (int pass = 0; r == 0 && pass < 2; pass++, k = topo)
@@ -168,8 +169,7 @@ static int cluster_list(struct pk_store *store, struct q_cache *c)
 			json_t *items = NULL, *o;
 			size_t i;
 
-			r = pk_store_list(store, pk_type_by_kind(*k), NULL, NULL, &items, NULL,
-					  NULL);
+			r = pk_store_list(store, *k, NULL, NULL, &items, NULL, NULL);
 			json_array_foreach(r == 0 ? items : NULL, i, o) if (r == 0) r =
 			    cluster_note(c, *k, o, false);
 			json_decref(items);
@@ -311,9 +311,9 @@ static void note_change(struct q_cache *c, int m, const json_t *old, const json_
 }
 
 /* Kinds whose changes no answer of the pass depends on. */
-static bool quiet_kind(const char *kind)
+static bool quiet_kind(const struct pk_type *kind)
 {
-	return !kind || strcmp(kind, "Event") == 0 || strcmp(kind, "Lease") == 0;
+	return !kind || kind == &pk_type_event || kind == &pk_type_lease;
 }
 
 static int apply_event(const struct pk_store_event *ev, void *arg)
@@ -325,11 +325,11 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 	json_t *old;
 	bool keep;
 
-	if (c->cluster && placement_reads(kind) &&
-	    cluster_note(c, kind, ev->object, ev->type == PK_EVENT_DELETED) < 0)
+	if (c->cluster && ev->kind && placement_reads(ev->kind) &&
+	    cluster_note(c, ev->kind, ev->object, ev->type == PK_EVENT_DELETED) < 0)
 		return -ENOMEM;
 	if (m < 0) {
-		if (!quiet_kind(kind))
+		if (!quiet_kind(ev->kind))
 			c->cluster_gen++;
 		return 0;
 	}
@@ -476,9 +476,9 @@ int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **re
 	}
 	topo = s->cache->cluster ? json_object_get(s->cache->cluster, "Topology") : NULL;
 
-	for (const char *const *kind = pk_sched_kinds(); r == 0 && *kind; kind++)
-		if (strcmp(*kind, "Pod") != 0)
-			r = append_sorted(base, json_object_get(s->cache->cluster, *kind));
+	for (const struct pk_type *const *kind = pk_sched_kinds(); r == 0 && *kind; kind++)
+		if (*kind != &pk_type_pod)
+			r = append_sorted(base, json_object_get(s->cache->cluster, (*kind)->kind));
 	if (r == 0)
 		r = append_sorted(base, json_object_get(s->cache->cluster, "Pod"));
 	json_object_foreach((json_t *)topo, k, o) if (r == 0) r =

@@ -51,10 +51,10 @@ int q_place_new(struct pk_store *store, struct q_place **ret)
 		return -ENOMEM;
 	}
 	/* what the core reads (pk_sched_kinds), pods apart: only those holding a node */
-	for (const char *const *k = pk_sched_kinds(); r == 0 && *k; k++) {
-		if (strcmp(*k, "Pod") == 0)
+	for (const struct pk_type *const *k = pk_sched_kinds(); r == 0 && *k; k++) {
+		if (*k == &pk_type_pod)
 			continue;
-		r = pk_store_list(store, pk_type_by_kind(*k), NULL, NULL, &items, NULL, NULL);
+		r = pk_store_list(store, *k, NULL, NULL, &items, NULL, NULL);
 		if (r == 0)
 			json_array_extend(p->base, items);
 		json_decref(items);

@@ -83,10 +83,11 @@ void pk_sched_free(struct pk_sched *s)
 }
 
 /* The kinds the core reads itself, before and after those the plugins consume. */
-static const char *const core_first[] = {"Node", "PriorityClass"};
-static const char *const core_last[] = {"CompositePodGroup", "PodGroup", "Pod"};
+static const struct pk_type *const core_first[] = {&pk_type_node, &pk_type_priority_class};
+static const struct pk_type *const core_last[] = {&pk_type_composite_pod_group, &pk_type_pod_group,
+						  &pk_type_pod};
 #define SC_KINDS_MAX 64
-static const char *kinds_all[SC_KINDS_MAX + 1];
+static const struct pk_type *kinds_all[SC_KINDS_MAX + 1];
 static pthread_once_t kinds_once = PTHREAD_ONCE_INIT;
 
 static void kinds_init(void)
@@ -100,16 +101,17 @@ static void kinds_init(void)
 		kinds_all[n++] = core_last[i];
 }
 
-const char *const *pk_sched_kinds(void)
+const struct pk_type *const *pk_sched_kinds(void)
 {
 	pthread_once(&kinds_once, kinds_init);
 	return kinds_all;
 }
 
-bool pk_sched_reads(const char *kind)
+bool pk_sched_reads(const struct pk_type *kind)
 {
-	for (const char *const *k = pk_sched_kinds(); kind && *k; k++)
-		if (strcmp(*k, kind) == 0)
+	kind = pk_type_stored(kind);
+	for (const struct pk_type *const *k = pk_sched_kinds(); kind && *k; k++)
+		if (*k == kind)
 			return true;
 	return false;
 }
@@ -246,7 +248,7 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 	default:
 		/* what a plugin consumes (its events); Workloads, Jobs and unknown kinds
 		 * carry nothing to schedule */
-		r = sc_cons_event_set(s, json_string_value(json_object_get(obj, "kind")), obj);
+		r = sc_cons_event_set(s, pk_type_of(pk_kind_of(obj)), obj);
 		if (r == -EOPNOTSUPP)
 			r = 0;
 		else if (r == -EINVAL && errs && !pk_name(obj))

@@ -132,9 +132,9 @@ int pk_sched_group_home(struct pk_sched *s, enum pk_kind kind, const char *ns, c
  * fed them: nodes, what the plugins consume (what pods refer to), groups,
  * pods.  NULL-terminated, static.
  */
-const char *const *pk_sched_kinds(void);
-/* Is kind (as an object's "kind" says it) one of pk_sched_kinds()? */
-bool pk_sched_reads(const char *kind);
+const struct pk_type *const *pk_sched_kinds(void);
+/* Is kind (a row of the kinds table; NULL: no) one of pk_sched_kinds()? */
+bool pk_sched_reads(const struct pk_type *kind);
 /*
  * A fingerprint of what scheduling reads of obj, an object of kind
  * (fingerprint.c): what the scheduler reads, or with loop what the
