@@ -96,9 +96,8 @@ enum pk_kind {
 	PK_KIND_TOPOLOGY,		 /* kueue.x-k8s.io: the levels of a flavor's topology */
 	_PK_KIND_MAX,
 };
-/* "Pod", "CompositePodGroup", ...; NULL for unknown. */
+/* "Pod", "CompositePodGroup", ...; NULL for unknown (pk_type_of(kind)->kind). */
 const char *pk_kind_to_string(enum pk_kind kind);
-enum pk_kind pk_kind_from_string(const char *s);
 /* Expected apiVersion of a kind ("v1", "scheduling.k8s.io/v1alpha3", ...). */
 const char *pk_kind_api_version(enum pk_kind kind);
 /*

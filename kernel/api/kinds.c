@@ -530,13 +530,6 @@ const char *pk_kind_to_string(enum pk_kind kind)
 	return t ? t->kind : NULL;
 }
 
-enum pk_kind pk_kind_from_string(const char *s)
-{
-	const struct pk_type *t = pk_type_by_kind(s);
-
-	return t ? t->pk : PK_KIND_UNKNOWN;
-}
-
 const char *pk_kind_api_version(enum pk_kind kind)
 {
 	const struct pk_type *t = pk_type_of(kind);

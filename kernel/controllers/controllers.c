@@ -566,11 +566,10 @@ void ctl_reconcile_owner_of(struct pk_ctl *ctl, const json_t *obj)
 {
 	const json_t *ref = controller_ref(obj);
 	const char *name = ref ? json_string_value(json_object_get(ref, "name")) : NULL;
-	enum pk_kind k =
-	    ref ? pk_kind_from_string(json_string_value(json_object_get(ref, "kind"))) : 0;
+	const struct pk_type *t = ref ? pk_type_by_kind(pk_get_string(ref, "kind")) : NULL;
 
-	if (name && (k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_LEADER_WORKER_SET))
-		ctl_queue_reconcile(ctl, k, pk_namespace(obj), name);
+	if (name && (t == &pk_type_job || t == &pk_type_jobset || t == &pk_type_leader_worker_set))
+		ctl_queue_reconcile(ctl, t->pk, pk_namespace(obj), name);
 }
 
 /* ---- the work queue: each object once until it is taken ------------------------------ */

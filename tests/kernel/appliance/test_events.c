@@ -50,7 +50,7 @@ static struct ap_decision classify(enum pk_event_type t, const char *kind, json_
 {
 	struct ap_decision d;
 
-	ck_assert_int_eq(ap_classify(cache, t, pk_kind_from_string(kind), obj, rv, &d), 0);
+	ck_assert_int_eq(ap_classify(cache, t, pk_type_by_kind(kind)->pk, obj, rv, &d), 0);
 	json_decref(obj);
 	return d;
 }
