@@ -208,10 +208,9 @@ static void apply(struct at_mirror *m, const struct pk_type *kind, enum kube_eve
 	push(m, old ? PK_EVENT_MODIFIED : PK_EVENT_ADDED, kind, seen);
 }
 
-void at_mirror_event(struct at_mirror *m, const char *kind, enum kube_event type, const json_t *obj)
+void at_mirror_event(struct at_mirror *m, const struct pk_type *k, enum kube_event type,
+		     const json_t *obj)
 {
-	const struct pk_type *k = pk_type_by_kind(kind);
-
 	if (!k || !pk_name(obj))
 		return;
 	pthread_mutex_lock(&m->lock);
@@ -219,9 +218,8 @@ void at_mirror_event(struct at_mirror *m, const char *kind, enum kube_event type
 	pthread_mutex_unlock(&m->lock);
 }
 
-void at_mirror_replace(struct at_mirror *m, const char *kind, const json_t *items)
+void at_mirror_replace(struct at_mirror *m, const struct pk_type *k, const json_t *items)
 {
-	const struct pk_type *k = pk_type_by_kind(kind);
 	char prefix[128], key[768];
 	json_t *listed = json_object(), *gone = json_array(), *it;
 	const char *mk;

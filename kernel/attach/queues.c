@@ -470,7 +470,7 @@ static void send_events(struct at_queues *q, bool written)
 		    at_mirror_get(q->mirror, kind, pk_get_string(e, "ns"), pk_get_string(e, "name"),
 				  &cur) < 0)
 			continue;
-		at_recorder_emit(q->recorder, kind->pk, pk_get_string(e, "ns"),
+		at_recorder_emit(q->recorder, kind, pk_get_string(e, "ns"),
 				 pk_get_string(e, "name"), pk_get_string(cur, "metadata.uid"),
 				 pk_get_string(e, "type"), reason, reason,
 				 pk_get_string(e, "note"));

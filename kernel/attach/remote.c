@@ -103,7 +103,7 @@ static int error_of(long status)
 	return status == 403 || status == 401 ? -EACCES : status == 422 ? -EINVAL : -EPROTO;
 }
 
-static int path_of(struct remote *rb, enum pk_kind kind, const char *ns, const char *name,
+static int path_of(struct remote *rb, const struct pk_type *kind, const char *ns, const char *name,
 		   const char *sub, char buf[512])
 {
 	const struct kube_resource *res = at_api_resource(rb->cfg.api, kind);
@@ -136,7 +136,7 @@ static json_t *binding_body(struct remote *rb, const struct pk_write_item *it)
 /* The object with the item's conditions, to PUT to its status (NULL: -ENOENT etc.). */
 static int status_body(struct remote *rb, const struct pk_write_item *it, json_t **ret)
 {
-	const struct kube_resource *res = at_api_resource(rb->cfg.api, it->kind->pk);
+	const struct kube_resource *res = at_api_resource(rb->cfg.api, it->kind);
 	json_t *cur = NULL, *obj;
 	char rv[32], av[200];
 	int r = at_mirror_get(rb->cfg.mirror, it->kind, it->ns, it->name, &cur);
@@ -280,7 +280,7 @@ static size_t claim_calls(struct remote *rb, const struct pk_write_batch *batch,
 		int r;
 
 		if (it->kind->pk == PK_KIND_PERSISTENT_VOLUME_CLAIM) {
-			if (path_of(rb, it->kind->pk, it->ns, it->name, NULL, rb->paths[n]) < 0) {
+			if (path_of(rb, it->kind, it->ns, it->name, NULL, rb->paths[n]) < 0) {
 				results[i].error = -EINVAL;
 				continue;
 			}
@@ -292,7 +292,7 @@ static size_t claim_calls(struct remote *rb, const struct pk_write_batch *batch,
 			continue;
 		r = status_body(rb, it, &body);
 		if (r == 0)
-			r = path_of(rb, it->kind->pk, it->ns, it->name, "status", rb->paths[n]);
+			r = path_of(rb, it->kind, it->ns, it->name, "status", rb->paths[n]);
 		if (r < 0) {
 			json_decref(body);
 			results[i].error = r;
@@ -307,11 +307,11 @@ static size_t claim_calls(struct remote *rb, const struct pk_write_batch *batch,
 static void create_call(struct remote *rb, size_t *n, size_t i, const struct pk_write_item *it,
 			struct pk_write_result *results)
 {
-	const struct kube_resource *res = at_api_resource(rb->cfg.api, it->kind->pk);
+	const struct kube_resource *res = at_api_resource(rb->cfg.api, it->kind);
 	json_t *body = json_deep_copy(it->create);
 	char av[200];
 
-	if (!res || !body || path_of(rb, it->kind->pk, it->ns, NULL, NULL, rb->paths[*n]) < 0) {
+	if (!res || !body || path_of(rb, it->kind, it->ns, NULL, NULL, rb->paths[*n]) < 0) {
 		json_decref(body);
 		results[i].error = body ? -EINVAL : -ENOMEM;
 		return;
@@ -347,8 +347,7 @@ static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 			continue;
 
 		if (it->node) {
-			if (path_of(rb, it->kind->pk, it->ns, it->name, "binding", rb->paths[n]) ==
-			    0)
+			if (path_of(rb, it->kind, it->ns, it->name, "binding", rb->paths[n]) == 0)
 				add_call(rb, &n, i, "POST", binding_body(rb, it));
 			else
 				results[i].error = -EINVAL;
@@ -358,8 +357,8 @@ static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 		int r = status_body(rb, it, &body);
 
 		if (r == 0)
-			r = path_of(rb, it->kind->pk, it->ns, it->name,
-				    it->replace ? NULL : "status", rb->paths[n]);
+			r = path_of(rb, it->kind, it->ns, it->name, it->replace ? NULL : "status",
+				    rb->paths[n]);
 		if (r < 0) {
 			json_decref(body);
 			results[i].error = r;
@@ -419,7 +418,7 @@ static size_t delete_calls(struct remote *rb, const struct pk_write_batch *batch
 			json_object_set_new(opts, "propagationPolicy",
 					    json_string(propagation_names[it->propagation]));
 		json_decref(cur);
-		if (path_of(rb, it->kind->pk, it->ns, it->name, NULL, rb->paths[n]) == 0)
+		if (path_of(rb, it->kind, it->ns, it->name, NULL, rb->paths[n]) == 0)
 			add_call(rb, &n, i, "DELETE", opts);
 		else
 			json_decref(opts);
@@ -433,7 +432,7 @@ static void record_one(void *arg, const struct pk_write_item *it, const json_t *
 {
 	struct remote *rb = arg;
 
-	at_recorder_emit(rb->cfg.recorder, it->kind->pk, it->ns, it->name,
+	at_recorder_emit(rb->cfg.recorder, it->kind, it->ns, it->name,
 			 obj ? pk_get_string(obj, "metadata.uid") : NULL, type, reason, action,
 			 note);
 }
@@ -462,7 +461,7 @@ static int remote_commit(void *backend, const struct pk_write_batch *batch,
 		results[i] = (struct pk_write_result){batch->items[i].kind, batch->items[i].ns,
 						      batch->items[i].name, 0, NULL};
 		/* a kind attach mode does not reach (Event: the recorder writes those) */
-		if (!at_api_resource(rb->cfg.api, batch->items[i].kind->pk))
+		if (!at_api_resource(rb->cfg.api, batch->items[i].kind))
 			results[i].error = -EOPNOTSUPP;
 	}
 	if (fenced(rb)) {
@@ -493,11 +492,11 @@ static int remote_get(void *backend, const struct pk_type *kind, const char *ns,
 		      json_t **ret)
 {
 	struct remote *rb = backend;
-	const struct kube_resource *res = at_api_resource(rb->cfg.api, kind->pk);
+	const struct kube_resource *res = at_api_resource(rb->cfg.api, kind);
 	char path[512];
 	json_t *obj = NULL;
 	long status = 0;
-	int r = res ? path_of(rb, kind->pk, ns, name, NULL, path) : -EINVAL;
+	int r = res ? path_of(rb, kind, ns, name, NULL, path) : -EINVAL;
 
 	if (r < 0)
 		return r;

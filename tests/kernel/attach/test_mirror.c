@@ -72,19 +72,19 @@ START_TEST(test_pods_of_other_schedulers)
 	ck_assert_int_eq(at_mirror_new("podkernel", &m), 0);
 	/* ours, pending: shown; another scheduler's, pending: hidden */
 	p = pod("mine", "10", "podkernel", NULL, NULL);
-	at_mirror_event(m, "Pod", KUBE_ADDED, p);
+	at_mirror_event(m, &pk_type_pod, KUBE_ADDED, p);
 	json_decref(p);
 	p = pod("theirs", "11", NULL, NULL, NULL); /* absent: default-scheduler */
-	at_mirror_event(m, "Pod", KUBE_ADDED, p);
+	at_mirror_event(m, &pk_type_pod, KUBE_ADDED, p);
 	json_decref(p);
 	ck_assert_int_eq(at_mirror_get(m, &pk_type_pod, "default", "theirs", &got), -ENOENT);
 	/* theirs bound: it takes capacity now */
 	p = pod("theirs", "12", "default-scheduler", "n1", NULL);
-	at_mirror_event(m, "Pod", KUBE_MODIFIED, p);
+	at_mirror_event(m, &pk_type_pod, KUBE_MODIFIED, p);
 	json_decref(p);
 	/* ours finished: gone for the scheduler */
 	p = pod("mine", "13", "podkernel", "n1", "Succeeded");
-	at_mirror_event(m, "Pod", KUBE_MODIFIED, p);
+	at_mirror_event(m, &pk_type_pod, KUBE_MODIFIED, p);
 	json_decref(p);
 	static const char *const want[] = {
 	    "ADDED Pod default/mine 10",
@@ -115,7 +115,7 @@ START_TEST(test_relist_turns_into_events)
 						       "kind", "Node", "metadata", "name", name,
 						       "resourceVersion", rv));
 	}
-	at_mirror_replace(m, "Node", items);
+	at_mirror_replace(m, &pk_type_node, items);
 	json_decref(drain(m, &pos));
 	/* after a 410: n0 unchanged, n1 changed, n2 gone, n3 new (new trees: the
 	 * mirror shares the objects it was given, which are never changed) */
@@ -126,7 +126,7 @@ START_TEST(test_relist_turns_into_events)
 	json_array_append_new(items,
 			      json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "v1", "kind", "Node",
 					"metadata", "name", "n3", "resourceVersion", "21"));
-	at_mirror_replace(m, "Node", items);
+	at_mirror_replace(m, &pk_type_node, items);
 	static const char *const want[] = {
 	    "MODIFIED Node /n1 20",
 	    "ADDED Node /n3 21",
@@ -156,7 +156,7 @@ START_TEST(test_workload_group_and_waits)
 	ck_assert_int_eq(at_mirror_new("podkernel", &m), 0);
 	/* nothing new: the wait times out; an event ends it */
 	ck_assert_int_eq(at_mirror_source_ops.wait(m, 0, 20), -ETIMEDOUT);
-	at_mirror_event(m, "PodGroup", KUBE_ADDED, pg);
+	at_mirror_event(m, &pk_type_pod_group, KUBE_ADDED, pg);
 	ck_assert_int_eq(at_mirror_source_ops.wait(m, 0, 1000), 0);
 	ck_assert_uint_eq(at_mirror_source_ops.rv(m), 1);
 	ck_assert_int_eq(at_mirror_source_ops.get(m, &pk_type_pod_group, "ns", "g", &got), 0);
@@ -183,19 +183,19 @@ START_TEST(test_api_table)
 	ck_assert_int_eq(at_api_init(&api, "/v1"), -EINVAL);
 	ck_assert_int_eq(at_api_init(&api, "a/b/c"), -EINVAL);
 	ck_assert_int_eq(at_api_init(&api, "example.com/v1beta1"), 0);
-	ck_assert_int_eq(kube_resource_path(at_api_resource(&api, PK_KIND_POD_GROUP), "ns", "g",
+	ck_assert_int_eq(kube_resource_path(at_api_resource(&api, &pk_type_pod_group), "ns", "g",
 					    "status", path, sizeof(path)),
 			 0);
 	ck_assert_str_eq(path, "/apis/example.com/v1beta1/namespaces/ns/podgroups/g/status");
-	ck_assert_int_eq(kube_resource_path(at_api_resource(&api, PK_KIND_POD), "ns", "p",
+	ck_assert_int_eq(kube_resource_path(at_api_resource(&api, &pk_type_pod), "ns", "p",
 					    "binding", path, sizeof(path)),
 			 0);
 	ck_assert_str_eq(path, "/api/v1/namespaces/ns/pods/p/binding");
-	ck_assert_int_eq(kube_resource_path(at_api_resource(&api, PK_KIND_NODE), "ignored", NULL,
+	ck_assert_int_eq(kube_resource_path(at_api_resource(&api, &pk_type_node), "ignored", NULL,
 					    NULL, path, sizeof(path)),
 			 0);
 	ck_assert_str_eq(path, "/api/v1/nodes");
-	ck_assert_ptr_null(at_api_resource(&api, PK_KIND_JOB));
+	ck_assert_ptr_null(at_api_resource(&api, &pk_type_job));
 }
 END_TEST
 
@@ -226,7 +226,7 @@ START_TEST(test_remote_offline_and_fenced)
 	ck_assert_int_eq(kube_client_new(&creds, &c), 0);
 	ck_assert_int_eq(at_mirror_new("podkernel", &m), 0);
 	ck_assert_int_eq(at_api_init(&api, PK_ATTACH_DEFAULT_WORKLOAD_API), 0);
-	at_mirror_event(m, "Pod", KUBE_ADDED, p);
+	at_mirror_event(m, &pk_type_pod, KUBE_ADDED, p);
 	json_decref(p);
 	struct at_remote_config cfg = {
 	    .client = c, .api = &api, .mirror = m, .may_write = never, .stats = &stats};

@@ -64,7 +64,7 @@ static json_t *stored(struct at_mirror *m, const char *name)
 	json_t *p = NULL;
 
 	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", name, &p), 0);
-	at_mirror_event(m, "Pod", KUBE_MODIFIED, p);
+	at_mirror_event(m, &pk_type_pod, KUBE_MODIFIED, p);
 	return p;
 }
 
