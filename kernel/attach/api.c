@@ -92,9 +92,13 @@ const struct kube_resource *at_api_resource(const struct at_api *api, const stru
 
 const struct pk_type *at_api_type(const struct at_api *api, const struct kube_resource *res)
 {
-	ptrdiff_t i = res - api->res;
-
-	return res >= api->res && i < _AT_RES_MAX ? watched[i] : NULL;
+	/* an informer keeps a copy of its resource: the same kind, group and version */
+	for (int i = 0; res && res->kind && i < _AT_RES_MAX; i++)
+		if (strcmp(api->res[i].kind, res->kind) == 0 &&
+		    strcmp(api->res[i].group, res->group) == 0 &&
+		    strcmp(api->res[i].version, res->version) == 0)
+			return watched[i];
+	return NULL;
 }
 
 void at_api_normalize(json_t *obj)

@@ -55,7 +55,7 @@ int at_api_init(struct at_api *api, const char *workload_api);
 bool at_api_watched(const struct at_api *api, int i);
 /* The resource of a kind the scheduler writes, or NULL. */
 const struct kube_resource *at_api_resource(const struct at_api *api, const struct pk_type *t);
-/* The row of the kinds table of one of api's resources, or NULL. */
+/* The row of the kinds table of one of api's resources (or a copy of one), or NULL. */
 const struct pk_type *at_api_type(const struct at_api *api, const struct kube_resource *res);
 /* An object from the cluster as the scheduler reads it (apiVersion of workload kinds). */
 void at_api_normalize(json_t *obj);

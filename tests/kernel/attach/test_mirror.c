@@ -196,6 +196,14 @@ START_TEST(test_api_table)
 			 0);
 	ck_assert_str_eq(path, "/api/v1/nodes");
 	ck_assert_ptr_null(at_api_resource(&api, &pk_type_job));
+	/* an informer's copy of a watched resource names its row */
+	struct kube_resource copy = *at_api_resource(&api, &pk_type_pod_group);
+	struct kube_resource other = {"PodGroup", "scheduling.k8s.io", "v1alpha3", "podgroups",
+				      true};
+
+	ck_assert_ptr_eq(at_api_type(&api, &copy), &pk_type_pod_group);
+	ck_assert_ptr_null(at_api_type(&api, &other)); /* moved to example.com/v1beta1 */
+	ck_assert_ptr_null(at_api_type(&api, NULL));
 }
 END_TEST
 
