@@ -397,6 +397,19 @@ const struct pk_type pk_type_topology = {
     .validate = pk_validate_topology,
 };
 
+/* Stored and served; nothing in C reads it, so it has no typed view. */
+static const struct pk_type pk_type_config_map = {
+    .kind = "ConfigMap",
+    .plural = "configmaps",
+    CORE("v1"),
+    .short_names = "cm",
+    .namespaced = true,
+    .has_status = false,
+    .pk = PK_KIND_UNKNOWN,
+    .description = "Configuration data (data: strings, binaryData: base64) for pods to consume.",
+    .validate = pk_validate_config_map,
+};
+
 const struct pk_type *const pk_types[] = {
     &pk_type_node,
     &pk_type_pod,
@@ -426,6 +439,7 @@ const struct pk_type *const pk_types[] = {
     &pk_type_cohort,
     &pk_type_workload_priority_class,
     &pk_type_topology,
+    &pk_type_config_map,
     NULL,
 };
 

@@ -80,6 +80,7 @@ static const struct {
 			      " {\"requests\": {\"storage\": \"1Gi\"}}}}"},
     {"PodDisruptionBudget", "{\"spec\": {\"minAvailable\": 1, \"selector\": {\"matchLabels\":"
 			    " {\"app\": \"x\"}}}}"},
+    {"ConfigMap", "{\"data\": {\"k\": \"v\"}}"},
 };
 
 #define MAX_CHAIN 64
