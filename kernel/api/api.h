@@ -111,13 +111,16 @@ bool pk_kind_namespaced(enum pk_kind kind);
 /*
  * A kind: one row of the table of the resource types podkernel serves
  * (kinds.c), in discovery order.  A `const struct pk_type *` is how a kind is
- * named between libraries.  The row holds what the kind is (names, group,
- * scope, subresources) and the api library's operations on it; the layers
- * above keep their own per-kind operations in one table each, found by the
- * row (the server's protobuf messages in kernel/server/proto.c, its table
- * columns in kernel/server/tables_kinds.c).  Event and the kinds nothing in
- * C names (pk PK_KIND_UNKNOWN) are served by their row alone; Namespace and
- * Event are stored as given (no validate operation).
+ * named between libraries; enum pk_kind is only the typed view a row carries
+ * (pk) for the code that switches on it.  The row holds what the kind is
+ * (names, group, scope, subresources) and the api library's operations on
+ * it; the layers above keep their own per-kind operations keyed by the row
+ * (the server finds its protobuf message by the row's group, version and
+ * kind, kernel/server/proto.c; its table columns are in
+ * kernel/server/tables_kinds.c; a scheduling plugin's events and attach's
+ * watched resources are rows).  The kinds nothing in C names (pk
+ * PK_KIND_UNKNOWN) are served by their row alone; Namespace and Event are
+ * stored as given (no validate operation).
  */
 struct pk_conversion;
 struct pk_type {
