@@ -81,7 +81,7 @@ static void sched_feed(struct pk_appliance *app, json_t *obj)
 
 	if (st == WB_POD_SUCCEEDED || st == WB_POD_FAILED) {
 		/* a pod that ran to its end frees its node */
-		pk_sched_remove(app->sched, PK_KIND_POD, pk_namespace(obj), pk_name(obj));
+		pk_sched_remove(app->sched, &pk_type_pod, pk_namespace(obj), pk_name(obj));
 		return;
 	}
 	int r = pk_sched_update(app->sched, obj, &errs);
@@ -96,7 +96,7 @@ static void sched_feed(struct pk_appliance *app, json_t *obj)
 
 static void sched_remove(struct pk_appliance *app, enum pk_kind kind, const json_t *obj)
 {
-	pk_sched_remove(app->sched, kind, pk_namespace(obj), pk_name(obj));
+	pk_sched_remove(app->sched, pk_type_of(kind), pk_namespace(obj), pk_name(obj));
 }
 
 void ap_resync(struct pk_appliance *app, enum pk_kind kind, const char *ns, const char *name)
@@ -109,7 +109,7 @@ void ap_resync(struct pk_appliance *app, enum pk_kind kind, const char *ns, cons
 		ap_cache_note(app->cache, kind, obj);
 		json_decref(obj);
 	} else if (r == -ENOENT) {
-		pk_sched_remove(app->sched, kind, ns, name);
+		pk_sched_remove(app->sched, pk_type_of(kind), ns, name);
 		ap_cache_forget(app->cache, kind, ns, name);
 	}
 }
@@ -445,11 +445,11 @@ static struct pk_write_ref ref_of(struct pk_appliance *app, enum pk_kind kind, c
 	};
 }
 
-static uint64_t write_rv(void *arg, enum pk_kind kind, const char *ns, const char *name)
+static uint64_t write_rv(void *arg, const struct pk_type *kind, const char *ns, const char *name)
 {
 	struct pk_appliance *app = arg;
 
-	return ap_cache_rv(app->cache, kind, ns, name);
+	return ap_cache_rv(app->cache, kind->pk, ns, name);
 }
 
 static void write_failed(void *arg, const struct pk_sched_action *a, int r)
@@ -457,8 +457,8 @@ static void write_failed(void *arg, const struct pk_sched_action *a, int r)
 	struct pk_appliance *app = arg;
 
 	AP_COUNT(app, write_errors);
-	ap_log(app, 0, "batching a write of %s %s/%s: %s", pk_kind_to_string(a->kind), a->ns,
-	       a->name, strerror(-r));
+	ap_log(app, 0, "batching a write of %s %s/%s: %s", a->kind->kind, a->ns, a->name,
+	       strerror(-r));
 }
 
 /*
@@ -493,7 +493,7 @@ static void hand_back(struct pk_appliance *app, const struct pk_write_result *wr
 		ap_resync(app, kind, wr->ns, wr->name);
 		return;
 	}
-	pk_sched_remove(app->sched, kind, wr->ns, wr->name);
+	pk_sched_remove(app->sched, pk_type_of(kind), wr->ns, wr->name);
 	if (r == 0) {
 		sched_feed(app, obj);
 		ap_cache_note(app->cache, kind, obj);
@@ -987,8 +987,9 @@ void pk_appliance_stop(struct pk_appliance *app)
 	free(app);
 }
 
-void pk_appliance_wrote(struct pk_appliance *app, enum pk_kind kind, json_t *obj)
+void pk_appliance_wrote(struct pk_appliance *app, const struct pk_type *type, json_t *obj)
 {
+	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
 	if (!app || !kind || !obj)
 		return;
 	ap_cache_note(app->cache, kind, obj);

@@ -178,7 +178,7 @@ int64_t ap_now_ms(void);
  * An object a hook wrote itself: the loop takes it as seen (its event comes
  * back as a skip) and gives it to the scheduler now.  Loop thread only.
  */
-void pk_appliance_wrote(struct pk_appliance *app, enum pk_kind kind, json_t *obj);
+void pk_appliance_wrote(struct pk_appliance *app, const struct pk_type *kind, json_t *obj);
 /*
  * The argument of the hooks registered last: the mode's own (standalone's
  * controllers, which pk_standalone_start() registers after the hooks its

@@ -157,7 +157,7 @@ int ap_cache_note(struct ap_cache *c, enum pk_kind kind, const json_t *obj)
 	if (!c || !obj)
 		return -EINVAL;
 	object_key(key, sizeof(key), kind, obj);
-	return cache_put(c, key, object_rv(obj), pk_sched_fingerprint(kind, obj, true));
+	return cache_put(c, key, object_rv(obj), pk_sched_fingerprint(pk_type_of(kind), obj, true));
 }
 
 void ap_cache_forget(struct ap_cache *c, enum pk_kind kind, const char *ns, const char *name)
@@ -221,7 +221,7 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, con
 		*ret = d; /* a replay, or the echo of the appliance's own write */
 		return 0;
 	}
-	fp = pk_sched_fingerprint(k, obj, true);
+	fp = pk_sched_fingerprint(pk_type_of(k), obj, true);
 	d.fresh = true;
 	d.changed = !seen || seen->fp != fp;
 	if (cache_put(c, key, rv, fp) < 0)

@@ -125,7 +125,7 @@ static int edit_node(struct pk_ctl *ctl, const char *name, bool status,
 		if (r == 0) {
 			/* An own write is no heartbeat: the loop takes it as seen. */
 			if (out)
-				pk_appliance_wrote(ctl->app, PK_KIND_NODE, out);
+				pk_appliance_wrote(ctl->app, &pk_type_node, out);
 			json_decref(out);
 			return 0;
 		}

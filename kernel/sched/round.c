@@ -57,10 +57,10 @@ int pk_sched_round(struct pk_sched *s, int64_t now_ms, const struct pk_sched_rou
 }
 
 static struct pk_write_ref ref_of(const struct pk_sched_write_ops *ops, void *arg,
-				  enum pk_kind kind, const char *ns, const char *name)
+				  const struct pk_type *kind, const char *ns, const char *name)
 {
 	return (struct pk_write_ref){
-	    .kind = pk_type_of(kind),
+	    .kind = kind,
 	    .ns = ns,
 	    .name = name,
 	    .rv = ops && ops->rv ? ops->rv(arg, kind, ns, name) : 0,

@@ -299,10 +299,10 @@ int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names,
 		return -EBUSY;
 	if (pod_finished(obj)) {
 		for (size_t i = 0; i < n; i++) /* one that was running is gone now */
-			pk_sched_remove(s, PK_KIND_POD, pk_namespace(obj), names[i]);
+			pk_sched_remove(s, &pk_type_pod, pk_namespace(obj), names[i]);
 		return 0;
 	}
-	fp = pk_sched_fingerprint(PK_KIND_POD, obj, false); /* the name is not part of it */
+	fp = pk_sched_fingerprint(&pk_type_pod, obj, false); /* the name is not part of it */
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		char *key = sc_key(pk_namespace(obj), names[i]);
 		struct sc_pod *old = key ? pk_map_get(&s->forest.pods, key) : NULL;
@@ -337,9 +337,10 @@ int pk_sched_update(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 	return pk_sched_add(s, obj, errs);
 }
 
-int pk_sched_group_home(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name,
-			char **ret)
+int pk_sched_group_home(struct pk_sched *s, const struct pk_type *type, const char *ns,
+			const char *name, char **ret)
 {
+	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
 	char *key = sc_key(ns, name);
 	const struct sc_group *g;
 	const char *home;
@@ -357,8 +358,10 @@ int pk_sched_group_home(struct pk_sched *s, enum pk_kind kind, const char *ns, c
 	return 0;
 }
 
-int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name)
+int pk_sched_remove(struct pk_sched *s, const struct pk_type *type, const char *ns,
+		    const char *name)
 {
+	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
 	char *key;
 	int r;
 

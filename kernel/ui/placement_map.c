@@ -205,8 +205,9 @@ static int queued_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *o
 	return r;
 }
 
-int pk_ui_map_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
+int pk_ui_map_update(struct pk_ui_map *m, const struct pk_type *type, const json_t *obj)
 {
+	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
 	char key[512];
 	json_t *e;
 	int r = 0;
@@ -237,8 +238,9 @@ int pk_ui_map_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
 	return r;
 }
 
-void pk_ui_map_remove(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
+void pk_ui_map_remove(struct pk_ui_map *m, const struct pk_type *type, const json_t *obj)
 {
+	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
 	char key[512];
 	void *e;
 
@@ -279,7 +281,7 @@ void pk_ui_map_remove(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
 	pthread_mutex_unlock(&m->lock);
 }
 
-void pk_ui_map_event(struct pk_ui_map *m, enum pk_event_type type, enum pk_kind kind,
+void pk_ui_map_event(struct pk_ui_map *m, enum pk_event_type type, const struct pk_type *kind,
 		     const json_t *obj)
 {
 	if (type == PK_EVENT_DELETED)
@@ -301,7 +303,7 @@ static void hook_list_begin(void *arg)
 static void hook_listed(void *arg, const struct pk_type *kind, const json_t *obj, int64_t now_ms)
 {
 	(void)now_ms;
-	pk_ui_map_update(arg, kind->pk, obj);
+	pk_ui_map_update(arg, kind, obj);
 }
 
 /*
@@ -312,7 +314,7 @@ static void hook_listed(void *arg, const struct pk_type *kind, const json_t *obj
 static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
 {
 	(void)d;
-	pk_ui_map_event(arg, ev->type, ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN, ev->object);
+	pk_ui_map_event(arg, ev->type, ev->kind, ev->object);
 }
 
 const struct pk_appliance_hooks pk_ui_map_hooks = {

@@ -19,7 +19,8 @@ static json_t *pod(const char *name, const char *rv)
 
 static bool same(enum pk_kind k, json_t *a, json_t *b, bool loop)
 {
-	return pk_sched_fingerprint(k, a, loop) == pk_sched_fingerprint(k, b, loop);
+	return pk_sched_fingerprint(pk_type_of(k), a, loop) ==
+	       pk_sched_fingerprint(pk_type_of(k), b, loop);
 }
 
 START_TEST(status_and_metadata_noise_do_not_count)
@@ -77,8 +78,8 @@ START_TEST(fingerprint_is_canonical)
 	ck_assert(!same(PK_KIND_POD, a, c, true));
 	pk_set(d, "spec.x.b", json_string("1"));
 	ck_assert(!same(PK_KIND_POD, a, d, true));
-	ck_assert_uint_ne(pk_sched_fingerprint(PK_KIND_POD, a, true),
-			  pk_sched_fingerprint(PK_KIND_JOB, a, true));
+	ck_assert_uint_ne(pk_sched_fingerprint(&pk_type_pod, a, true),
+			  pk_sched_fingerprint(&pk_type_job, a, true));
 	json_decref(a);
 	json_decref(b);
 	json_decref(c);
