@@ -114,10 +114,8 @@ static bool relevant(const struct pk_store_event *ev)
 		return wb_queue_name(ev->object) != NULL;
 	if (k == PK_KIND_POD)
 		return pk_pod_queue_name(ev->object) != NULL;
-	if (ev->kind && (strcmp(ev->kind->kind, "WorkloadPriorityClass") == 0 ||
-			 strcmp(ev->kind->kind, "Topology") == 0))
-		return true;
-	return k == PK_KIND_CLUSTER_QUEUE || k == PK_KIND_LOCAL_QUEUE ||
+	return k == PK_KIND_WORKLOAD_PRIORITY_CLASS || k == PK_KIND_TOPOLOGY ||
+	       k == PK_KIND_CLUSTER_QUEUE || k == PK_KIND_LOCAL_QUEUE ||
 	       k == PK_KIND_RESOURCE_FLAVOR || k == PK_KIND_COHORT || k == PK_KIND_NAMESPACE;
 }
 

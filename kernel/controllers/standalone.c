@@ -42,10 +42,9 @@ static bool queue_relevant(const struct pk_store_event *ev)
 		return wb_queue_name(ev->object) != NULL;
 	if (k == PK_KIND_POD)
 		return pk_pod_queue_name(ev->object) != NULL;
-	if (ev->kind && strcmp(ev->kind->kind, "WorkloadPriorityClass") == 0)
-		return true;
-	return k == PK_KIND_CLUSTER_QUEUE || k == PK_KIND_LOCAL_QUEUE ||
-	       k == PK_KIND_RESOURCE_FLAVOR || k == PK_KIND_COHORT || k == PK_KIND_NAMESPACE;
+	return k == PK_KIND_WORKLOAD_PRIORITY_CLASS || k == PK_KIND_CLUSTER_QUEUE ||
+	       k == PK_KIND_LOCAL_QUEUE || k == PK_KIND_RESOURCE_FLAVOR || k == PK_KIND_COHORT ||
+	       k == PK_KIND_NAMESPACE;
 }
 
 /* A node's heartbeat Lease: in the node lease namespace. */

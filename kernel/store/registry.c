@@ -154,7 +154,7 @@ static int check_uid(const json_t *old, const char *want, struct pk_errors *errs
 static bool other_version_ok(const struct pk_type *t, const char *av)
 {
 	return (t->pk == PK_KIND_PRIORITY_CLASS && strcmp(av, "scheduling.k8s.io/v1alpha3") == 0) ||
-	       (strcmp(t->kind, "Event") == 0 && strcmp(av, "events.k8s.io/v1") == 0);
+	       (t->pk == PK_KIND_EVENT && strcmp(av, "events.k8s.io/v1") == 0);
 }
 
 /* kind/apiVersion/metadata shape; names; namespace defaulting. */
