@@ -106,11 +106,11 @@ void ap_resync(struct pk_appliance *app, enum pk_kind kind, const char *ns, cons
 
 	if (r == 0) {
 		sched_feed(app, obj);
-		ap_cache_note(app->cache, kind, obj);
+		ap_cache_note(app->cache, pk_type_of(kind), obj);
 		json_decref(obj);
 	} else if (r == -ENOENT) {
 		pk_sched_remove(app->sched, pk_type_of(kind), ns, name);
-		ap_cache_forget(app->cache, kind, ns, name);
+		ap_cache_forget(app->cache, pk_type_of(kind), ns, name);
 	}
 }
 
@@ -161,7 +161,7 @@ static int list_kind(struct pk_appliance *app, const struct pk_type *kind, int64
 				continue;
 			}
 			if (!hooks_only)
-				ap_cache_note(app->cache, k, obj);
+				ap_cache_note(app->cache, pk_type_of(k), obj);
 			if (!hooks_only && pk_sched_reads(kind))
 				sched_feed(app, obj);
 			ap_hooks_call(app, listed, kind, obj, now);
@@ -369,7 +369,7 @@ static int on_event(const struct pk_store_event *ev, void *arg)
 		ap_hooks_call(app, event, ev, NULL);
 		return 0;
 	}
-	if (ap_classify(app->cache, ev->type, k, ev->object, ev->rv, &d) < 0) {
+	if (ap_classify(app->cache, ev->type, ev->kind, ev->object, ev->rv, &d) < 0) {
 		/* out of memory: the scheduler misses it; the hooks still see every event */
 		d = (struct ap_decision){.verdict = AP_SKIP};
 		ap_hooks_call(app, event, ev, &d);
@@ -441,7 +441,7 @@ static struct pk_write_ref ref_of(struct pk_appliance *app, enum pk_kind kind, c
 	    .kind = pk_type_of(kind),
 	    .ns = ns,
 	    .name = name,
-	    .rv = ap_cache_rv(app->cache, kind, ns, name),
+	    .rv = ap_cache_rv(app->cache, pk_type_of(kind), ns, name),
 	};
 }
 
@@ -449,7 +449,7 @@ static uint64_t write_rv(void *arg, const struct pk_type *kind, const char *ns, 
 {
 	struct pk_appliance *app = arg;
 
-	return ap_cache_rv(app->cache, kind->pk, ns, name);
+	return ap_cache_rv(app->cache, kind, ns, name);
 }
 
 static void write_failed(void *arg, const struct pk_sched_action *a, int r)
@@ -496,9 +496,9 @@ static void hand_back(struct pk_appliance *app, const struct pk_write_result *wr
 	pk_sched_remove(app->sched, pk_type_of(kind), wr->ns, wr->name);
 	if (r == 0) {
 		sched_feed(app, obj);
-		ap_cache_note(app->cache, kind, obj);
+		ap_cache_note(app->cache, pk_type_of(kind), obj);
 	} else if (r == -ENOENT) {
-		ap_cache_forget(app->cache, kind, wr->ns, wr->name);
+		ap_cache_forget(app->cache, pk_type_of(kind), wr->ns, wr->name);
 	}
 	json_decref(obj);
 }
@@ -611,7 +611,7 @@ static bool item_failed(struct pk_appliance *app, const struct pk_write_item *it
 	bool cond_only = !it->node && !it->evict && it->kind->pk != PK_KIND_PERSISTENT_VOLUME_CLAIM;
 
 	if (wr->error == -ENOENT && (cond_only || it->evict)) {
-		ap_cache_forget(app->cache, kind, wr->ns, wr->name);
+		ap_cache_forget(app->cache, pk_type_of(kind), wr->ns, wr->name);
 		ap_backoff_clear(app, kind, wr->ns, wr->name);
 		return false; /* nothing left to say anything about */
 	}
@@ -621,7 +621,7 @@ static bool item_failed(struct pk_appliance *app, const struct pk_write_item *it
 		AP_COUNT(app, write_errors);
 	if (wr->error != -PK_WRITE_ECONFLICT && wr->error != -ENOENT && !holds_place(app, it)) {
 		if (wr->object)
-			ap_cache_note(app->cache, kind, wr->object);
+			ap_cache_note(app->cache, pk_type_of(kind), wr->object);
 		ap_backoff_failed(app, kind, wr->ns, wr->name, wr->error);
 		return false;
 	}
@@ -661,7 +661,7 @@ static void commit_batch(struct pk_appliance *app)
 
 			if (wr->error == 0) {
 				if (wr->object)
-					ap_cache_note(app->cache, wr->kind->pk, wr->object);
+					ap_cache_note(app->cache, wr->kind, wr->object);
 				ap_backoff_clear(app, wr->kind->pk, wr->ns, wr->name);
 				log_written(app, it);
 				continue;
@@ -992,7 +992,7 @@ void pk_appliance_wrote(struct pk_appliance *app, const struct pk_type *type, js
 	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
 	if (!app || !kind || !obj)
 		return;
-	ap_cache_note(app->cache, kind, obj);
+	ap_cache_note(app->cache, pk_type_of(kind), obj);
 	sched_feed(app, obj);
 }
 

@@ -210,14 +210,16 @@ struct ap_cache;
 int ap_cache_new(struct ap_cache **ret);
 void ap_cache_free(struct ap_cache *c);
 /* Record obj as seen (its metadata.resourceVersion and fingerprint). */
-int ap_cache_note(struct ap_cache *c, enum pk_kind kind, const json_t *obj);
-void ap_cache_forget(struct ap_cache *c, enum pk_kind kind, const char *ns, const char *name);
+int ap_cache_note(struct ap_cache *c, const struct pk_type *kind, const json_t *obj);
+void ap_cache_forget(struct ap_cache *c, const struct pk_type *kind, const char *ns,
+		     const char *name);
 /* The last resourceVersion seen of an object, 0 when unknown. */
-uint64_t ap_cache_rv(const struct ap_cache *c, enum pk_kind kind, const char *ns, const char *name);
+uint64_t ap_cache_rv(const struct ap_cache *c, const struct pk_type *kind, const char *ns,
+		     const char *name);
 size_t ap_cache_size(const struct ap_cache *c);
 
 /* Classify one event and update the cache.  rv is the event's resourceVersion. */
-int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind kind, const json_t *obj,
-		uint64_t rv, struct ap_decision *ret);
+int ap_classify(struct ap_cache *c, enum pk_event_type type, const struct pk_type *kind,
+		const json_t *obj, uint64_t rv, struct ap_decision *ret);
 
 #endif /* PODKERNEL_KERNEL_APPLIANCE_H */
