@@ -5,9 +5,10 @@
  * Cohort and WorkloadPriorityClass, with Kueue's field paths and rules for what the queue
  * controller implements (nominal quota per flavor and resource, borrowing and lending limits within
  * a cohort, a namespace selector, the queueing strategy, a LocalQueue's ClusterQueue, a Cohort's
- * parent), and every upstream field it does not implement refused at its path with why: preemption
- * other than LowerPriority within a ClusterQueue and reclaim within a cohort, fair sharing, flavor
- * fungibility, admission checks and stop policies.
+ * parent, flavor fungibility), and every upstream field it does not implement refused at its path
+ * with why: preemption other than LowerPriority within a ClusterQueue and reclaim within a cohort,
+ * fair sharing of LocalQueues and Cohorts, a fungibility preference, admission checks and stop
+ * policies.
  */
 #include <stdio.h>
 #include <stdint.h>
@@ -450,6 +451,29 @@ static void check_preemption(struct pk_vctx *v, const json_t *spec)
 	pk_path_pop(&v->p, old);
 }
 
+/*
+ * spec.flavorFungibility: whenCanBorrow and whenCanPreempt MayStopSearch or
+ * TryNextFlavor (v1beta1's Borrow and Preempt are converted to
+ * MayStopSearch); preference is not implemented.
+ */
+static void check_fungibility(struct pk_vctx *v, const json_t *spec)
+{
+	static const char *const values[] = {"MayStopSearch", "TryNextFlavor"};
+	static const struct refused refused[] = {
+	    {"preference", "a flavor that borrows is preferred to one that preempts"},
+	};
+	const json_t *ff = pk_vctx_object(v, spec, "flavorFungibility");
+	size_t old;
+
+	if (!ff)
+		return;
+	old = pk_path_key(&v->p, "flavorFungibility");
+	check_enum(v, ff, "whenCanBorrow", values, 2, "\"MayStopSearch\", \"TryNextFlavor\"");
+	check_enum(v, ff, "whenCanPreempt", values, 2, "\"MayStopSearch\", \"TryNextFlavor\"");
+	refuse_present(v, ff, refused, ELEMENTSOF(refused));
+	pk_path_pop(&v->p, old);
+}
+
 /* spec.fairSharing: a weight of at least 0 (a quantity). */
 static void check_fair_sharing(struct pk_vctx *v, const json_t *spec)
 {
@@ -467,7 +491,6 @@ static void check_fair_sharing(struct pk_vctx *v, const json_t *spec)
 static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 {
 	static const struct refused refused[] = {
-	    {"flavorFungibility", "the first flavor that fits is taken"},
 	    {"admissionChecksStrategy", "admission checks are not implemented"},
 	    {"admissionScope", "admission scopes are not implemented"},
 	};
@@ -482,6 +505,7 @@ static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 	refuse_present(v, spec, refused, ELEMENTSOF(refused));
 	check_stop_policy(v, spec);
 	check_preemption(v, spec);
+	check_fungibility(v, spec);
 	check_fair_sharing(v, spec);
 	qs = pk_vctx_string(v, spec, "queueingStrategy", false);
 	if (qs && strcmp(qs, strategies[0]) != 0 && strcmp(qs, strategies[1]) != 0)

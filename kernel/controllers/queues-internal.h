@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * queues-internal.h — the queue controller's pass, shared by its modules:
- * queues.c (the listing, quota, admission, the pass), queues_preempt.c
+ * queues.c (the listing, quota, admission, the pass), queues_flavor.c
+ * (which flavor of each resource group, spec.flavorFungibility), queues_preempt.c
  * (preemption for quota), queues_pods.c (plain pods and pod groups as
  * workloads) and queues_status.c (the queues' status and Kueue's gauges).
  */
@@ -62,9 +63,6 @@ bool q_covers(const json_t *group, const char *resource);
 /* Count w's requests in cq's usage (sign -1: give them back), its LocalQueue's and the tree's. */
 void q_charge_sign(struct q_state *s, const struct q_workload *w, const char *cq,
 		   const json_t *flavors, int sign);
-/* w's flavor of each resource group of cq where all fit, or NULL and why. */
-json_t *q_assign(struct q_state *s, const struct q_workload *w, const char *cq, char *why,
-		 size_t n);
 void q_count_both(struct q_state *s, const struct q_workload *w, const char *cq, const char *what,
 		  int delta);
 bool q_cq_active(const struct q_state *s, const json_t *cq, char *missing, size_t n);
@@ -77,14 +75,43 @@ int q_add_pod_requests(json_t *req, const json_t *template, int64_t n);
 /* A workload's priority: the WorkloadPriorityClass its label names, else spec's PriorityClass. */
 int64_t q_priority(struct q_state *s, struct q_workload *w, const json_t *spec);
 
+/* queues_flavor.c: Kueue's flavor assignment under spec.flavorFungibility. */
+#define Q_MAX_GROUPS 16	 /* resource groups of a ClusterQueue (validation's bound) */
+#define Q_MAX_FLAVORS 64 /* flavors of a resource group (validation's bound) */
+/* Which flavors q_assign may take. */
+struct q_pick {
+	uint64_t skip[Q_MAX_GROUPS]; /* per group: flavors (bit = index) whose nodes did not place
+					the workload */
+	int pin[Q_MAX_GROUPS];	     /* per group: 1 + the only flavor to take; 0: any */
+	bool probe; /* whenCanPreempt MayStopSearch: stop at a flavor where preemption makes room */
+};
+/*
+ * w's flavor of each resource group of cq (a name, "-" for a group it asks
+ * nothing of) where all fit, or NULL and why; pick (NULL: any flavor) says
+ * which it may take; with pick->probe, NULL also when some group stopped at
+ * a flavor where w must preempt: that group is pinned to it in pick.
+ */
+json_t *q_assign(struct q_state *s, struct q_workload *w, const char *cq, struct q_pick *pick,
+		 char *why, size_t n);
+/* Whether w fits cq's nominal quota in flavors (borrowing nothing). */
+bool q_within_nominal(struct q_state *s, const struct q_workload *w, const char *cq,
+		      const json_t *flavors);
+/*
+ * flavors' nodes did not place the workload: skip, in pick, each group's
+ * flavor in flavors when the group has another left, and clear the pins;
+ * false when no group has another.
+ */
+bool q_assign_skip(struct q_state *s, const char *cq, const json_t *flavors, struct q_pick *pick);
+
 /* queues_preempt.c: Kueue's classical preemption for quota. */
 /*
  * The fewest candidates whose quota makes room for w in cq (their quota
- * given back in the pass's accounts): w's flavors, the candidates and how
- * many were tried (the victims are those not kept), or NULL.
+ * given back in the pass's accounts), its flavors as pick allows (its
+ * probe not made): w's flavors, the candidates and how many were tried
+ * (the victims are those not kept), or NULL.
  */
 json_t *q_preempt_plan(struct q_state *s, struct q_workload *w, const char *cq,
-		       struct q_victim **ret_c, size_t *ret_n);
+		       const struct q_pick *pick, struct q_victim **ret_c, size_t *ret_n);
 /* The plan not carried out: its victims are admitted still. */
 void q_preempt_undo(struct q_state *s, struct q_victim *c, size_t n);
 /* Evict the plan's victims, each in one write; < 0 when one failed. */

@@ -521,6 +521,19 @@ START_TEST(test_kueue_rules)
 			"{policy: LowerPriority, maxPriorityThreshold: high}}\n",
 		"spec.preemption.borrowWithinCohort.maxPriorityThreshold: Invalid value: must be "
 		"an integer (int32)");
+	/* Kueue's flavorFungibility: MayStopSearch or TryNextFlavor; no preference */
+	valid(CQ_HEAD "spec:\n  flavorFungibility: {whenCanBorrow: TryNextFlavor, "
+		      "whenCanPreempt: MayStopSearch}\n");
+	invalid(CQ_HEAD "spec:\n  flavorFungibility: {whenCanBorrow: Borrow}\n",
+		"spec.flavorFungibility.whenCanBorrow: Unsupported value: \"Borrow\": supported "
+		"values: \"MayStopSearch\", \"TryNextFlavor\"");
+	invalid(CQ_HEAD "spec:\n  flavorFungibility: {whenCanPreempt: Always}\n",
+		"spec.flavorFungibility.whenCanPreempt: Unsupported value: \"Always\": supported "
+		"values: \"MayStopSearch\", \"TryNextFlavor\"");
+	invalid(CQ_HEAD "spec:\n  flavorFungibility: {whenCanBorrow: TryNextFlavor, "
+			"whenCanPreempt: TryNextFlavor, preference: PreemptionOverBorrowing}\n",
+		"spec.flavorFungibility.preference: Forbidden: not implemented (a flavor that "
+		"borrows is preferred to one that preempts)");
 	valid(CQ_HEAD "spec:\n  stopPolicy: HoldAndDrain\n");
 	invalid(CQ_HEAD "spec:\n  queueingStrategy: LIFO\n",
 		"spec.queueingStrategy: Unsupported value: \"LIFO\": supported values: "
