@@ -488,6 +488,28 @@ const char *pk_pod_group_name(const json_t *pod);
 #define PK_KUEUE_ADMISSION_GATE "kueue.x-k8s.io/admission"
 const char *pk_pod_queue_name(const json_t *pod);
 void pk_pod_default_queue_gate(json_t *pod);
+/*
+ * Kueue's plain pod groups: the queued pods labelled
+ * kueue.x-k8s.io/pod-group-name: NAME and annotated
+ * kueue.x-k8s.io/pod-group-total-count: N are one workload of N pods.  A
+ * queued pod's group (NULL: none; borrowed) and *ret_total its total count
+ * (0 when the annotation is missing or not an integer of at least 1);
+ * pk_pod_group_total parses the annotation's value so.
+ * pk_pod_default_kueue_group puts such a pod, when it is created, in the
+ * PodGroup of that name (spec.schedulingGroup.podGroupName), which the
+ * queue controller creates as a gang of N when it admits the group.
+ * pk_validate_kueue_pod refuses, by path, a label without the annotation or
+ * the reverse, a count that is not an integer of at least 1, a group name
+ * that is not a DNS subdomain and a spec.schedulingGroup naming another
+ * group; pk_validate_kueue_pod_update a change of the label.
+ */
+#define PK_KUEUE_LABEL_POD_GROUP_NAME "kueue.x-k8s.io/pod-group-name"
+#define PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL "kueue.x-k8s.io/pod-group-total-count"
+const char *pk_pod_kueue_group(const json_t *pod, int64_t *ret_total);
+int64_t pk_pod_group_total(const char *value);
+void pk_pod_default_kueue_group(json_t *pod);
+void pk_validate_kueue_pod(const json_t *pod, struct pk_errors *errs);
+void pk_validate_kueue_pod_update(const json_t *pod, const json_t *old, struct pk_errors *errs);
 int pk_pod_decode(json_t *obj, struct pk_pod **ret, struct pk_errors *errs);
 /*
  * kube-apiserver's pod defaulting of host ports: a pod with

@@ -10,8 +10,10 @@
  * fair sharing of LocalQueues and Cohorts, a fungibility preference, admission checks and stop
  * policies.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernel/api/api.h"
@@ -654,4 +656,101 @@ void pk_pod_default_queue_gate(json_t *pod)
 	    json_object_set_new(spec, "schedulingGates", gates = json_array()) < 0)
 		return;
 	json_array_append_new(gates, json_pack("{s:s}", "name", PK_KUEUE_ADMISSION_GATE));
+}
+
+/* ---- Kueue's plain pod groups ------------------------------------------------------ */
+
+#define GROUP_LABEL_PATH "metadata.labels[" PK_KUEUE_LABEL_POD_GROUP_NAME "]"
+#define GROUP_COUNT_PATH "metadata.annotations[" PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL "]"
+#define GROUP_BOTH                                                                                 \
+	"both the '" PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL "' annotation and the '"                  \
+	"" PK_KUEUE_LABEL_POD_GROUP_NAME "' label should be set"
+
+static const char *group_label(const json_t *pod)
+{
+	const char *g = json_string_value(
+	    json_object_get(pk_get(pod, "metadata.labels"), PK_KUEUE_LABEL_POD_GROUP_NAME));
+
+	return g && *g ? g : NULL;
+}
+
+static const char *group_count(const json_t *pod)
+{
+	return json_string_value(json_object_get(pk_get(pod, "metadata.annotations"),
+						 PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL));
+}
+
+int64_t pk_pod_group_total(const char *value)
+{
+	char *end;
+	long long n;
+
+	if (!value || !*value || (*value != '+' && (*value < '0' || *value > '9')))
+		return 0;
+	errno = 0;
+	n = strtoll(value, &end, 10);
+	return errno || *end || n < 1 || n > INT32_MAX ? 0 : (int64_t)n;
+}
+
+const char *pk_pod_kueue_group(const json_t *pod, int64_t *ret_total)
+{
+	const char *g = pk_pod_queue_name(pod) ? group_label(pod) : NULL;
+
+	if (g && ret_total)
+		*ret_total = pk_pod_group_total(group_count(pod));
+	return g;
+}
+
+void pk_pod_default_kueue_group(json_t *pod)
+{
+	const char *g = pk_pod_kueue_group(pod, NULL);
+	json_t *spec = json_object_get(pod, "spec");
+
+	if (!g || !json_is_object(spec) || json_object_get(spec, "schedulingGroup") ||
+	    pk_get_string(spec, "nodeName"))
+		return;
+	json_object_set_new(spec, "schedulingGroup", json_pack("{s:s}", "podGroupName", g));
+}
+
+void pk_validate_kueue_pod(const json_t *pod, struct pk_errors *errs)
+{
+	const char *g, *count, *spec_group;
+
+	if (!pk_pod_queue_name(pod))
+		return;
+	g = group_label(pod);
+	count = group_count(pod);
+	spec_group = pk_get_string(pod, "spec.schedulingGroup.podGroupName");
+	if (!g && count)
+		pk_errors_add(errs, GROUP_LABEL_PATH ": Required value: " GROUP_BOTH);
+	if (g && !count)
+		pk_errors_add(errs, GROUP_COUNT_PATH ": Required value: " GROUP_BOTH);
+	if (g && !topo_dns_subdomain_valid(g))
+		pk_errors_add(errs,
+			      GROUP_LABEL_PATH
+			      ": Invalid value: \"%s\": a lowercase RFC 1123 "
+			      "subdomain must consist of lower case alphanumeric "
+			      "characters, '-' or '.', and must start and end with "
+			      "an alphanumeric character",
+			      g);
+	if (count && !pk_pod_group_total(count))
+		pk_errors_add(errs,
+			      GROUP_COUNT_PATH ": Invalid value: \"%s\": group total count should "
+					       "be an integer greater than zero",
+			      count);
+	if (g && spec_group && strcmp(g, spec_group) != 0)
+		pk_errors_add(errs,
+			      "spec.schedulingGroup.podGroupName: Invalid value: \"%s\": a queued "
+			      "pod of Kueue's pod group \"%s\" (" GROUP_LABEL_PATH
+			      ") is in the PodGroup of that name",
+			      spec_group, g);
+}
+
+void pk_validate_kueue_pod_update(const json_t *pod, const json_t *old, struct pk_errors *errs)
+{
+	const char *was = pk_pod_queue_name(old) ? group_label(old) : NULL, *now = group_label(pod);
+
+	if (was && (!now || strcmp(was, now) != 0))
+		pk_errors_add(errs, GROUP_LABEL_PATH ": Invalid value: \"%s\": field is immutable",
+			      now ? now : "");
 }

@@ -30,6 +30,8 @@ struct q_workload {
 	json_t *flavors;    /* admitted: one flavor name (or "-") per resource group */
 	char *why;	    /* pending: why, as this pass found */
 	char *inadmissible; /* never admitted as it is (a missing WorkloadPriorityClass) */
+	char *incomplete;   /* a Kueue pod group that waits for the rest of its pods: why */
+	json_t *group;	    /* a Kueue pod group's PodGroup, created when it is admitted */
 	struct q_known *known; /* a Job's or JobSet's entry in the cache (queues_cache.c) */
 };
 

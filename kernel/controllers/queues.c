@@ -131,6 +131,8 @@ static void state_clear(struct q_state *s)
 		free(s->w[i].cq);
 		free(s->w[i].why);
 		free(s->w[i].inadmissible);
+		free(s->w[i].incomplete);
+		json_decref(s->w[i].group);
 		json_decref(s->w[i].pods);
 	}
 	free(s->w);
@@ -714,12 +716,12 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 	int r = 0;
 	bool tried = false, no_room = false;
 
-	if (cq && w->inadmissible)
-		snprintf(why, sizeof(why), "%s", w->inadmissible);
+	if (cq && (w->inadmissible || w->incomplete))
+		snprintf(why, sizeof(why), "%s", w->inadmissible ? w->inadmissible : w->incomplete);
 	if (!cq || w->inadmissible)
 		ctl_record_warning(ctl, pk_kind_to_string(pk_kind_of(w->obj)), w->obj,
 				   "Inadmissible", why);
-	else if (!held(s, w, cq, blocked, why, sizeof(why))) {
+	else if (!w->incomplete && !held(s, w, cq, blocked, why, sizeof(why))) {
 		tried = true;
 		q_cache_tried(s, false);
 		flavors = assign_placed(ctl, s, w, cq, &victims, &nv, &obj, &no_room, &tried, why,
@@ -727,7 +729,7 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 	}
 	if (!flavors) {
 		ctl_log(ctl, 2, "%s %s/%s: pending: %s", w->kind_name, w->ns, w->name, why);
-		if (cq && strategy && strcmp(strategy, "StrictFIFO") == 0 &&
+		if (cq && !w->incomplete && strategy && strcmp(strategy, "StrictFIFO") == 0 &&
 		    !json_object_get(blocked, cq))
 			json_object_set_new(blocked, cq, json_sprintf("%s/%s", w->ns, w->name));
 		w->why = strdup(why);

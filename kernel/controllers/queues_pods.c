@@ -16,8 +16,16 @@
  * later are admitted on their own quota.  Taking an admission back (for
  * preemption, or draining a stopped queue) deletes the pods, as Kueue stops
  * a plain pod; a controller that recreates them queues them again.
+ *
+ * Kueue's plain pod group (kueue.x-k8s.io/pod-group-name NAME and
+ * pod-group-total-count N on its pods) is the PodGroup NAME, which its pods
+ * name from their creation (pk_pod_default_kueue_group): it waits until N
+ * pods exist (counting those admitted), is inadmissible when they disagree
+ * on N or outnumber it, and its admission creates the PodGroup, a gang of N
+ * owned by its pods, in the same batch when there is none.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,10 +157,93 @@ static int add_pod(struct q_state *s, json_t *index, json_t *pod)
 	return 0;
 }
 
+/* ---- Kueue's pod groups ---------------------------------------------------------- */
+
+/*
+ * The PodGroup of a Kueue pod group: a gang of its total count, owned by its
+ * pods (so it goes with the last of them); NULL: no memory.
+ */
+static json_t *kueue_pod_group(const struct q_workload *w, const char *name, int64_t total,
+			       const json_t *admitted)
+{
+	json_t *owners = json_array(), *pod;
+	size_t i;
+
+	for (int k = 0; k < 2 && owners; k++)
+		json_array_foreach(k ? admitted : w->pods, i, pod) json_array_append_new(
+		    owners,
+		    json_pack("{s:s,s:s,s:s,s:s?}", "apiVersion", "v1", "kind", "Pod", "name",
+			      pk_name(pod), "uid", pk_get_string(pod, "metadata.uid")));
+	if (!owners)
+		return NULL;
+	return json_pack("{s:s,s:s,s:{s:s,s:s,s:o},s:{s:{s:{s:I}}}}", "apiVersion",
+			 "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name", name,
+			 "namespace", w->ns, "ownerReferences", owners, "spec", "schedulingPolicy",
+			 "gang", "minCount", (json_int_t)total);
+}
+
+/*
+ * A pending pod workload of one Kueue pod group: inadmissible when its
+ * pods disagree on the total count or outnumber it, incomplete while fewer
+ * exist (its admitted pods counted), else admitted with its PodGroup made
+ * when there is none; 0 or -ENOMEM.
+ */
+static int kueue_group_check(struct q_state *s, json_t *index, struct q_workload *w)
+{
+	const json_t *first = json_array_get(w->pods, 0), *pod, *admitted;
+	const char *name = pk_pod_kueue_group(first, NULL), *count;
+	char key[800];
+	int64_t total = 0, have;
+	size_t i;
+	int r = 0;
+
+	if (!name || w->admitted)
+		return 0;
+	count = json_string_value(json_object_get(pk_get(first, "metadata.annotations"),
+						  PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL));
+	json_array_foreach(w->pods, i, pod)
+	{
+		const char *c = json_string_value(json_object_get(
+		    pk_get(pod, "metadata.annotations"), PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL));
+
+		if (!w->inadmissible && (!c || !count || strcmp(c, count) != 0) &&
+		    asprintf(&w->inadmissible,
+			     "metadata.annotations[" PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL
+			     "]: Invalid value: \"%s\": pod %s of pod group %s disagrees with pod "
+			     "%s (\"%s\")",
+			     c ? c : "", pk_name(pod), name, pk_name(first),
+			     count ? count : "") < 0)
+			return -ENOMEM;
+	}
+	pk_pod_kueue_group(first, &total);
+	snprintf(key, sizeof(key), "%s/%s/%s#admitted", w->kind_name, w->ns, w->name);
+	admitted = json_object_get(index, key)
+		       ? s->w[json_integer_value(json_object_get(index, key))].pods
+		       : NULL;
+	have = (int64_t)(json_array_size(w->pods) + json_array_size(admitted));
+	if (w->inadmissible)
+		return 0;
+	if (have > total)
+		r = asprintf(&w->inadmissible,
+			     "pod group %s has %lld pods, more than its "
+			     "metadata.annotations[" PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL "] (%lld)",
+			     name, (long long)have, (long long)total);
+	else if (have < total)
+		r = asprintf(&w->incomplete,
+			     "pod group %s: %lld of its %lld pods exist "
+			     "(" PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL "); waiting for the rest",
+			     name, (long long)have, (long long)total);
+	snprintf(key, sizeof(key), "PodGroup/%s/%s", w->ns, name);
+	if (r >= 0 && have == total && !json_object_get(s->groups, key) &&
+	    !(w->group = kueue_pod_group(w, name, total, admitted)))
+		r = -ENOMEM;
+	return r < 0 ? -ENOMEM : 0;
+}
+
 int q_pods_load(struct q_state *s)
 {
 	json_t *index = json_object(), *pod;
-	size_t i;
+	size_t i, first = s->nw;
 	int r = index ? 0 : -ENOMEM;
 
 	json_array_foreach(r == 0 ? s->pods : NULL, i, pod)
@@ -166,6 +257,8 @@ int q_pods_load(struct q_state *s)
 		if (r < 0)
 			break;
 	}
+	for (size_t k = first; r == 0 && k < s->nw; k++)
+		r = kueue_group_check(s, index, &s->w[k]);
 	json_decref(index);
 	return r;
 }
@@ -183,6 +276,10 @@ json_t *q_pods_admitted(const struct q_workload *w, const char *admission, const
 			json_decref(out);
 			return NULL;
 		}
+	}
+	if (out && w->group && json_array_append(out, w->group) < 0) {
+		json_decref(out);
+		return NULL;
 	}
 	return out;
 }
@@ -212,13 +309,18 @@ static int commit(struct pk_ctl *ctl)
 int q_pods_admit(struct pk_ctl *ctl, struct q_workload *w, const json_t *admitted)
 {
 	int r = pk_writer_batch_begin(ctl->writer);
-	size_t i;
+	size_t i, npods = json_array_size(w->pods);
 	json_t *pod;
 
+	if (r == 0 && w->group) /* a Kueue pod group: its gang first */
+		r = pk_writer_create(ctl->writer, PK_KIND_POD_GROUP,
+				     json_array_get(admitted, npods));
 	json_array_foreach(r == 0 ? admitted : NULL, i, pod)
 	{
 		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD, json_array_get(w->pods, i));
 
+		if (i >= npods)
+			break;
 		r = pk_writer_replace(ctl->writer, &ref, pod);
 		if (r < 0)
 			break;

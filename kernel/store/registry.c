@@ -270,8 +270,9 @@ static void default_kind(const struct pk_type *t, json_t *obj)
 		json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
 	if (t->pk == PK_KIND_POD) {
 		default_pod_status(obj);
-		pk_pod_default_host_ports(obj); /* out of memory: left as it came */
-		pk_pod_default_queue_gate(obj); /* Kueue's webhook: a queued pod waits gated */
+		pk_pod_default_host_ports(obj);	 /* out of memory: left as it came */
+		pk_pod_default_queue_gate(obj);	 /* Kueue's webhook: a queued pod waits gated */
+		pk_pod_default_kueue_group(obj); /* a Kueue pod group is a PodGroup */
 	}
 	if (!is_group(t))
 		return;
