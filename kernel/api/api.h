@@ -489,6 +489,13 @@ const char *pk_pod_group_name(const json_t *pod);
 const char *pk_pod_queue_name(const json_t *pod);
 void pk_pod_default_queue_gate(json_t *pod);
 /*
+ * A user's update of a queued pod (old) that removes the gate
+ * kueue.x-k8s.io/admission while it still has it: -EINVAL and why at
+ * spec.schedulingGates, as an admission webhook refuses it (only the queue
+ * controller ungates, when it admits the pod); else 0.
+ */
+int pk_pod_queue_user_update(const json_t *pod, const json_t *old, struct pk_errors *errs);
+/*
  * Kueue's plain pod groups: the queued pods labelled
  * kueue.x-k8s.io/pod-group-name: NAME and annotated
  * kueue.x-k8s.io/pod-group-total-count: N are one workload of N pods.  A

@@ -658,6 +658,31 @@ void pk_pod_default_queue_gate(json_t *pod)
 	json_array_append_new(gates, json_pack("{s:s}", "name", PK_KUEUE_ADMISSION_GATE));
 }
 
+static bool queue_gated(const json_t *pod)
+{
+	const json_t *g;
+	size_t i;
+
+	json_array_foreach(pk_get(pod, "spec.schedulingGates"), i, g)
+	{
+		const char *name = pk_get_string(g, "name");
+
+		if (name && strcmp(name, PK_KUEUE_ADMISSION_GATE) == 0)
+			return true;
+	}
+	return false;
+}
+
+int pk_pod_queue_user_update(const json_t *pod, const json_t *old, struct pk_errors *errs)
+{
+	if (!pk_pod_queue_name(old) || !queue_gated(old) || queue_gated(pod))
+		return 0;
+	pk_errors_add(errs, "spec.schedulingGates: Forbidden: the gate " PK_KUEUE_ADMISSION_GATE
+			    " of a queued pod is removed by the queue controller when its "
+			    "ClusterQueue admits it");
+	return -EINVAL;
+}
+
 /* ---- Kueue's plain pod groups ------------------------------------------------------ */
 
 #define GROUP_LABEL_PATH "metadata.labels[" PK_KUEUE_LABEL_POD_GROUP_NAME "]"

@@ -797,6 +797,8 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 	rc = next ? 0 : -ENOMEM;
 	if (rc == 0 && t->pk == PK_KIND_POD && sub == PK_SUB_MAIN) {
 		rc = pk_pod_update_check(next, old, errs);
+		if (rc == 0 && opts && opts->by_user)
+			rc = pk_pod_queue_user_update(next, old, errs);
 		set_generation(next, old, false);
 	}
 	if (rc == 0)

@@ -240,10 +240,33 @@ START_TEST(queue_borrow_within_cohort_under_threshold_preempts)
 END_TEST
 
 /*
+ * A user's update (as the API server writes it) that removes the gate
+ * kueue.x-k8s.io/admission from a pod still pending in its queue is
+ * refused at spec.schedulingGates, as an admission webhook refuses it.
+ */
+static void user_ungate_refused(const char *name)
+{
+	const struct pk_store_write_opts user = {.by_user = true};
+	struct pk_errors errs = {0};
+	json_t *p = json_loads("{\"spec\": {\"schedulingGates\": null}}", 0, NULL);
+
+	ck_assert_int_eq(pk_store_patch_opts(st, "Pod", "default", name, PK_PATCH_MERGE, p,
+					     PK_SUB_MAIN, &user, &errs, NULL),
+			 -EINVAL);
+	ck_assert_msg(errs.n && strcmp(errs.msg[0], "spec.schedulingGates: Forbidden: the gate "
+						    "kueue.x-k8s.io/admission of a queued pod is "
+						    "removed by the queue controller when its "
+						    "ClusterQueue admits it") == 0,
+		      "%s", errs.n ? errs.msg[0] : "no error");
+	pk_errors_clear(&errs);
+	json_decref(p);
+}
+
+/*
  * Kueue's plain pods: pods labelled with a LocalQueue are created gated
  * (kueue.x-k8s.io/admission); a ClusterQueue of 8 TPUs admits two of 4
  * (ungated, annotated, bound) and holds the third, gated, until one of the
- * first goes.
+ * first goes; its user may not remove the gate meanwhile.
  */
 START_TEST(queue_plain_pods_wait_gated_until_admitted)
 {
@@ -260,6 +283,7 @@ START_TEST(queue_plain_pods_wait_gated_until_admitted)
 	queued_pod("p3", NULL);
 	PENDING_IS("Pod", "p3", "insufficient unused quota for google.com/tpu");
 	ck_assert(stays("Pod", "p3", gated, NULL));
+	user_ungate_refused("p3");
 	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "p1", NULL, NULL, NULL), 0);
 	ck_assert(wait_bound("p3"));
 }
