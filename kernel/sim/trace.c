@@ -341,13 +341,6 @@ static int csv_row(struct pk_sim_trace *t, struct sim_csv_line *l, const int col
 			return -EINVAL;
 		}
 	}
-	if ((j->tenant || j->queue) && j->has_priority) {
-		snprintf(err, errlen,
-			 "line %zu: column priority: a queued job's priority is not implemented "
-			 "(its queue orders it by arrival)",
-			 lineno);
-		return -EINVAL;
-	}
 	if (j->queue && !j->tenant && !(j->tenant = strdup("default")))
 		return -ENOMEM;
 	return 0;
