@@ -12,6 +12,8 @@
 #include "kernel/controllers/controllers-internal.h"
 
 #define Q_LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
+/* On a PodGroup the queue controller made for a Kueue pod group (queues_pods.c). */
+#define Q_LABEL_KUEUE_POD_GROUP "queue.podkernel.dev/kueue-pod-group"
 
 struct q_known;
 
@@ -131,6 +133,8 @@ int q_pods_admit(struct pk_ctl *ctl, struct q_workload *w, const json_t *admitte
 json_t *q_pods_admitted(const struct q_workload *w, const char *admission, const json_t *flavors);
 /* Whether every pod of w tolerates flavor's taints. */
 bool q_pods_tolerated(const struct q_workload *w, const json_t *flavor, char *why, size_t n);
+/* Delete each PodGroup made for a Kueue pod group that no queued pod names any more. */
+void q_pods_groups_gone(struct pk_ctl *ctl, const struct q_state *s);
 /* Stop w's pods (deleted, as Kueue stops a plain pod); 0 or < 0. */
 int q_pods_evict(struct pk_ctl *ctl, struct q_workload *w);
 /*

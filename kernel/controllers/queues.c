@@ -968,6 +968,7 @@ void ctl_queues_run(struct pk_ctl *ctl)
 	if (state_load(ctl, &s) == 0) {
 		charge_admitted(ctl, &s);
 		admit_pending(ctl, &s);
+		q_pods_groups_gone(ctl, &s);
 		note_pending(ctl, &s);
 		q_gauges(ctl, &s);
 		pk_time_format((int64_t)time(NULL), now);

@@ -22,7 +22,9 @@
  * name from their creation (pk_pod_default_kueue_group): it waits until N
  * pods exist (counting those admitted), is inadmissible when they disagree
  * on N or outnumber it, and its admission creates the PodGroup, a gang of N
- * owned by its pods, in the same batch when there is none.
+ * labelled queue.podkernel.dev/kueue-pod-group, in the same batch when there
+ * is none; such a PodGroup that no queued pod names any more is deleted
+ * (q_pods_groups_gone), so the next group of its name gets a new one.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -159,27 +161,41 @@ static int add_pod(struct q_state *s, json_t *index, json_t *pod)
 
 /* ---- Kueue's pod groups ---------------------------------------------------------- */
 
-/*
- * The PodGroup of a Kueue pod group: a gang of its total count, owned by its
- * pods (so it goes with the last of them); NULL: no memory.
- */
-static json_t *kueue_pod_group(const struct q_workload *w, const char *name, int64_t total,
-			       const json_t *admitted)
+/* The PodGroup of a Kueue pod group: a gang of its total count, labelled as made for it. */
+static json_t *kueue_pod_group(const struct q_workload *w, const char *name, int64_t total)
 {
-	json_t *owners = json_array(), *pod;
+	return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:{s:{s:I}}}}", "apiVersion",
+			 "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name", name,
+			 "namespace", w->ns, "labels", Q_LABEL_KUEUE_POD_GROUP, "true", "spec",
+			 "schedulingPolicy", "gang", "minCount", (json_int_t)total);
+}
+
+void q_pods_groups_gone(struct pk_ctl *ctl, const struct q_state *s)
+{
+	json_t *named = json_object(), *pod, *g;
+	const char *key;
+	char k[800];
 	size_t i;
 
-	for (int k = 0; k < 2 && owners; k++)
-		json_array_foreach(k ? admitted : w->pods, i, pod) json_array_append_new(
-		    owners,
-		    json_pack("{s:s,s:s,s:s,s:s?}", "apiVersion", "v1", "kind", "Pod", "name",
-			      pk_name(pod), "uid", pk_get_string(pod, "metadata.uid")));
-	if (!owners)
-		return NULL;
-	return json_pack("{s:s,s:s,s:{s:s,s:s,s:o},s:{s:{s:{s:I}}}}", "apiVersion",
-			 "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name", name,
-			 "namespace", w->ns, "ownerReferences", owners, "spec", "schedulingPolicy",
-			 "gang", "minCount", (json_int_t)total);
+	json_array_foreach(named ? s->pods : NULL, i, pod)
+	{
+		snprintf(k, sizeof(k), "PodGroup/%s/%s", pk_namespace(pod),
+			 pk_pod_group_name(pod) ? pk_pod_group_name(pod) : "");
+		json_object_set_new(named, k, json_true());
+	}
+	json_object_foreach(named ? s->groups : NULL, key, g)
+	{
+		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD_GROUP, g);
+
+		if (pk_kind_of(g) != PK_KIND_POD_GROUP || json_object_get(named, key) ||
+		    !json_object_get(pk_get(g, "metadata.labels"), Q_LABEL_KUEUE_POD_GROUP) ||
+		    pk_get(g, "metadata.deletionTimestamp"))
+			continue;
+		if (ctl_delete(ctl, &ref, PK_WRITE_PROPAGATE_DEFAULT) == 0)
+			ctl_log(ctl, 2, "PodGroup %s/%s: its Kueue pod group has no pod left",
+				pk_namespace(g), pk_name(g));
+	}
+	json_decref(named);
 }
 
 /*
@@ -235,7 +251,7 @@ static int kueue_group_check(struct q_state *s, json_t *index, struct q_workload
 			     name, (long long)have, (long long)total);
 	snprintf(key, sizeof(key), "PodGroup/%s/%s", w->ns, name);
 	if (r >= 0 && have == total && !json_object_get(s->groups, key) &&
-	    !(w->group = kueue_pod_group(w, name, total, admitted)))
+	    !(w->group = kueue_pod_group(w, name, total)))
 		r = -ENOMEM;
 	return r < 0 ? -ENOMEM : 0;
 }

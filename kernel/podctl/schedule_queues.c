@@ -140,10 +140,7 @@ static bool has_group(const json_t *objects, const char *ns, const char *name)
 	return false;
 }
 
-/*
- * The PodGroups the pass made for the Kueue pod groups it admitted, added
- * to objects (without the owner references to the scratch store's pods).
- */
+/* The PodGroups the pass made for the Kueue pod groups it admitted, added to objects. */
 static int add_made_groups(struct pk_store *st, json_t *objects)
 {
 	size_t i, n = json_array_size(objects);
@@ -157,7 +154,6 @@ static int add_made_groups(struct pk_store *st, json_t *objects)
 		if (!g || has_group(objects, ns, g) ||
 		    pk_store_get(st, "PodGroup", ns, g, &made) < 0)
 			continue;
-		json_object_del(json_object_get(made, "metadata"), "ownerReferences");
 		if (json_array_append_new(objects, made) < 0)
 			return -ENOMEM;
 	}

@@ -343,7 +343,8 @@ static bool gang_of_two(const json_t *o, const void *arg)
  * Kueue's plain pod group (kueue.x-k8s.io/pod-group-name and
  * pod-group-total-count): the first of two pods waits, gated, for the
  * second; then both are admitted together, placed as the gang of the
- * PodGroup of the group's name, which goes with its last pod.  The group
+ * PodGroup of the group's name, which the controller made and deletes once
+ * its pods are gone.  The group
  * name of a queued pod does not change.
  */
 START_TEST(queue_kueue_pod_group_waits_for_all_its_pods)
