@@ -1,7 +1,8 @@
 #!/bin/sh
-# A ClusterQueue's spec.flavorFungibility, offline (`podctl schedule`) and in
-# the simulator (`podctl simulate --queues`), which admit by the queue
-# controller's own pass (test_queues_flavor.c runs it standalone).
+# A ClusterQueue's spec.flavorFungibility, offline (`podctl schedule`), in the
+# simulator (`podctl simulate --queues`) and standalone (podkerneld on the same
+# board), which all admit by the queue controller's own pass, with the same
+# admissions (test_queues_flavor.c runs whenCanPreempt standalone).
 #
 # Mirrors Kueue's flavorassigner_test case "when borrowing while preemption
 # is needed for flavor one; WhenCanBorrow=TryNextFlavor": flavor `reserved`
@@ -117,6 +118,33 @@ check "podctl simulate --queues (rc=$?)" $?
 awk '$1 == "0.000" { print $3, $4 }' "$T/sim.adm" | sort >"$T/sim.set"
 cmp -s "$T/sim.set" "$T/sched.set"
 check "the simulator admits what podctl schedule admits ($(tr '\n' ' ' <"$T/sim.set"))" $?
+
+# standalone podkerneld on the same board admits the same Jobs the same way
+"$BIN/podkerneld" --listen 127.0.0.1:0 --data-dir "$T/data" --simulate-board "$GPU" \
+	--write-kubeconfig "$T/kubeconfig" 2>"$T/pk.log" &
+PK=$!
+trap 'kill "$PK" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
+i=0
+until [ -s "$T/kubeconfig" ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+export KUBECONFIG="$T/kubeconfig"
+"$PODCTL" apply -f "$T/queues.yaml" >"$T/out" 2>&1 && "$PODCTL" apply -f "$T/jobs.yaml" >>"$T/out" 2>&1
+check "standalone: the queues and Jobs apply (rc=$?)" $?
+i=0
+while [ $i -lt 100 ]; do
+	for j in team-a/j0 team-a/j1 team-b/j2 team-c/j3; do
+		a=$("$PODCTL" get job -n "${j%/*}" "${j#*/}" -o json 2>/dev/null |
+			sed -n 's/.*"queue.podkernel.dev\/admission": *"\([^"]*\)".*/\1/p')
+		echo "$j $a"
+	done | sort >"$T/pk.set"
+	cmp -s "$T/pk.set" "$T/want.set" && break
+	sleep 0.1
+	i=$((i + 1))
+done
+cmp -s "$T/pk.set" "$T/want.set"
+check "standalone admits what podctl schedule admits ($(tr '\n' ' ' <"$T/pk.set"))" $?
+kill "$PK"
+wait "$PK"
+check "podkerneld stops cleanly (rc=$?)" $?
 
 # values are refused by path, as Kueue's schema refuses them
 cq team-a '{whenCanBorrow: Borrow}' "$TWO" >"$T/bad.yaml"
