@@ -219,6 +219,14 @@ void q_metrics_free(struct ctl_metrics *m);
 /* What the root of cq's cohort tree holds of (flavor, resource); 0 without a cohort. */
 int64_t q_tree_lendable(const struct q_tree *t, const char *cq, const char *flavor,
 			const char *resource);
+/*
+ * How far up its cohort tree cq must borrow to take milli more of (flavor,
+ * resource): 0 within its own quota (or without a cohort), else the height
+ * of the lowest Cohort whose subtree holds it (the whole tree's when none
+ * does), as Kueue's FindHeightOfLowestSubtreeThatFits ranks borrowing.
+ */
+int q_tree_borrow_height(const struct q_tree *t, const char *cq, const char *flavor,
+			 const char *resource, int64_t milli);
 /* Whether ClusterQueues a and b share a cohort tree. */
 bool q_tree_same_cohort(const struct q_tree *t, const char *a, const char *b);
 /* Whether cq's Cohort is in or under a cycle of parents (why says which). */

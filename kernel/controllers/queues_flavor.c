@@ -22,8 +22,9 @@
  *                  whenCanBorrow is TryNextFlavor, without borrowing after
  *                  it) and pins the group to it for that preemption.
  *
- * Kueue ranks borrowing by the height of the cohort subtree it reaches;
- * here a flavor borrows or does not.
+ * Of the flavors that borrow, TryNextFlavor takes the one that borrows
+ * least far up the cohort tree (Kueue's borrowing height, the first of
+ * equals).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,15 +50,21 @@ static struct fungibility fungibility_of(const json_t *cq)
 
 enum fit { FIT_UNTOLERATED, FIT_NONE, FIT_BORROWING, FIT };
 
-/* How w fits flavor fname of group in cq; why: the last resource short, or the taint. */
+/*
+ * How w fits flavor fname of group in cq; why: the last resource short, or
+ * the taint; *ret_height how far up the cohort tree it borrows (the most of
+ * its resources).
+ */
 static enum fit flavor_fit(struct q_state *s, const struct q_workload *w, const char *cq,
-			   const json_t *group, const char *fname, char *why, size_t n)
+			   const json_t *group, const char *fname, int *ret_height, char *why,
+			   size_t n)
 {
 	const json_t *fobj = json_object_get(s->flavors, fname), *v;
 	const json_t *cqu = json_object_get(s->usage, cq);
 	enum fit fit = FIT;
 	const char *res;
 
+	*ret_height = 0;
 	if (w->kind == PK_KIND_POD ? !q_pods_tolerated(w, fobj, why, n)
 				   : !q_flavor_tolerated(w->obj, w->kind, fobj, why, n))
 		return FIT_UNTOLERATED;
@@ -70,9 +77,12 @@ static enum fit flavor_fit(struct q_state *s, const struct q_workload *w, const 
 			continue;
 		more = want - q_tree_available(s->tree, cq, fname, res);
 		if (more <= 0) {
+			int h = q_tree_borrow_height(s->tree, cq, fname, res, want);
+
 			if (fit == FIT && q_milli_at(cqu, fname, res) + want >
 					      q_tree_nominal(s->tree, cq, fname, res))
 				fit = FIT_BORROWING;
+			*ret_height = h > *ret_height ? h : *ret_height;
 			continue;
 		}
 		fit = FIT_NONE;
@@ -140,7 +150,7 @@ static int group_pick(struct q_state *s, struct q_workload *w, const char *cq, s
 		      size_t n)
 {
 	struct fungibility ff = fungibility_of(json_object_get(s->cqs, cq));
-	int borrowing = -1;
+	int borrowing = -1, lowest = 0;
 	size_t f;
 	json_t *flavor;
 
@@ -148,15 +158,18 @@ static int group_pick(struct q_state *s, struct q_workload *w, const char *cq, s
 	{
 		const char *fname = pk_get_string(flavor, "name");
 		enum fit fit;
+		int height;
 
 		if (!fname || f >= Q_MAX_FLAVORS || (pick->pin[g] && pick->pin[g] != (int)f + 1) ||
 		    (pick->skip[g] >> f & 1))
 			continue;
-		fit = flavor_fit(s, w, cq, group, fname, why, n);
+		fit = flavor_fit(s, w, cq, group, fname, &height, why, n);
 		if (fit == FIT || (fit == FIT_BORROWING && !ff.borrow_next))
 			return (int)f;
-		if (fit == FIT_BORROWING && borrowing < 0)
+		if (fit == FIT_BORROWING && (borrowing < 0 || height < lowest)) {
 			borrowing = (int)f;
+			lowest = height;
+		}
 		if (fit == FIT_NONE && pick->probe && !ff.preempt_next &&
 		    preempts_in(s, w, cq, pick, g, f, ff.borrow_next)) {
 			*ret_preempt = true;

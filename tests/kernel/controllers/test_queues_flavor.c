@@ -9,8 +9,9 @@
  * flavor one; WhenCanBorrow=TryNextFlavor"), MayStopSearch (the default)
  * borrows in the first; whenCanPreempt MayStopSearch preempts in the first
  * flavor where preempting makes room, TryNextFlavor (the default) takes a
- * later flavor that fits; a flavor whose nodes cannot place the workload is
- * passed over.  Four nodes of 4 TPUs each (test_queues_fungibility.sh runs
+ * later flavor that fits; of flavors that all borrow, TryNextFlavor takes
+ * the one nearest in the cohort tree; a flavor whose nodes cannot place the
+ * workload is passed over.  Four nodes of 4 TPUs each (test_queues_fungibility.sh runs
  * the borrowing case offline and in the simulator).
  */
 #include <check.h>
@@ -189,6 +190,39 @@ START_TEST(queue_when_can_preempt_may_stop_search)
 END_TEST
 
 /*
+ * Hierarchical cohorts: when every flavor must borrow, TryNextFlavor takes
+ * the one that borrows least far up the tree, as Kueue ranks borrowing by
+ * the height of the lowest subtree that holds it.  ClusterQueue cq, under
+ * Cohort team under Cohort org, has no quota of its own; flavor one's 8
+ * TPUs are far's, a ClusterQueue right under org (borrowed at the height
+ * of org, 2), flavor two's are mate's, in team (the height of team, 1): the
+ * Job goes to two.  With MayStopSearch it would borrow in one.
+ */
+START_TEST(queue_try_next_flavor_borrows_nearest)
+{
+	char one[256], two[256], flavors[600];
+
+	flavor("one", NULL);
+	flavor("two", NULL);
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"Cohort\", "
+		    "\"metadata\": {\"name\": \"org\"}}");
+	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"Cohort\", "
+		    "\"metadata\": {\"name\": \"team\"}, \"spec\": {\"parentName\": \"org\"}}");
+	snprintf(flavors, sizeof(flavors), "%s, %s", quota(one, sizeof(one), "one", 0, -1),
+		 quota(two, sizeof(two), "two", 0, -1));
+	cluster_queue("cq", flavors,
+		      "\"cohortName\": \"team\", \"flavorFungibility\": {\"whenCanBorrow\": "
+		      "\"TryNextFlavor\"}");
+	cluster_queue("mate", quota(two, sizeof(two), "two", 8, -1), "\"cohortName\": \"team\"");
+	cluster_queue("far", quota(one, sizeof(one), "one", 8, -1), "\"cohortName\": \"org\"");
+	local_queue("user-queue", "cq");
+	job("near", "user-queue", 2, NULL);
+	ADMITTED_BY("Job", "near", "cq/two");
+	ck_assert(wait_bound("near-1"));
+}
+END_TEST
+
+/*
  * Admission is quota and placement: flavor one has quota for the Job but
  * selects nodes that do not exist, so its pods cannot be placed there; the
  * next flavor is tried and takes it.
@@ -221,6 +255,7 @@ int main(void)
 	tcase_add_test(tc, queue_when_can_borrow_try_next_flavor);
 	tcase_add_test(tc, queue_when_can_preempt_try_next_flavor);
 	tcase_add_test(tc, queue_when_can_preempt_may_stop_search);
+	tcase_add_test(tc, queue_try_next_flavor_borrows_nearest);
 	tcase_add_test(tc, queue_flavor_that_cannot_place_is_passed_over);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
