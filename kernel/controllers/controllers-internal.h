@@ -171,6 +171,7 @@ int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *flavo
  * placed (kept in the picture for the next try), 0 when not (why: the first
  * unplaced pod's PodScheduled message), < 0 on error (why says it).
  */
+/* Written by earlier versions (a position); removed when a pending workload is noted. */
 #define Q_ANNOTATION_POSITION "queue.podkernel.dev/position"
 #define Q_ANNOTATION_PENDING "queue.podkernel.dev/pending-reason"
 struct q_place;

@@ -105,15 +105,16 @@ bool q_pods_tolerated(const struct q_workload *w, const json_t *flavor, char *wh
 /* Stop w's pods (deleted, as Kueue stops a plain pod); 0 or < 0. */
 int q_pods_evict(struct pk_ctl *ctl, struct q_workload *w);
 /*
- * obj's pending annotations, position and why (NULL: removed), when they
- * change, into the writer's open batch (pk_writer_batch_begin first);
- * q_note_commit writes the batch (each object on its own precondition).
+ * obj's pending annotations, its queue order (WB_ANNOTATION_QUEUE_ORDER)
+ * and why (NULL: removed), when they change, into the writer's open batch
+ * (pk_writer_batch_begin first); q_note_commit writes the batch (each
+ * object on its own precondition).
  */
-void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *position,
+void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *order,
 		const char *why);
 void q_note_commit(struct pk_ctl *ctl);
 /* w's pending annotations (or none: NULL) on each of its pods, as q_note_one. */
-void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position, const char *why);
+void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *order, const char *why);
 
 /* queues_cache.c: what the pass reads, kept between passes; parked workloads. */
 /* Bring ctl->qcache up to date (made, or listed again, when needed); 0 or < 0. */

@@ -280,6 +280,7 @@ json_t *q_admitted_copy(const json_t *obj, enum pk_kind kind, const char *admiss
 		json_object_set_new(meta, "annotations", ann = json_object());
 	json_object_set_new(ann, WB_ANNOTATION_QUEUE_ADMISSION, json_string(admission));
 	json_object_del(ann, Q_ANNOTATION_POSITION);
+	json_object_del(ann, WB_ANNOTATION_QUEUE_ORDER);
 	json_object_del(ann, Q_ANNOTATION_PENDING);
 	if (kind == PK_KIND_POD)
 		ungate(json_object_get(copy, "spec"));
