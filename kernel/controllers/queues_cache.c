@@ -446,20 +446,39 @@ int q_cache_view(struct pk_ctl *ctl, struct q_state *s)
 	return s->pods ? 0 : -ENOMEM;
 }
 
+/* An object of the cluster's maps by its key, "ns/name" ("/name": cluster-scoped). */
+struct keyed {
+	const char *key;
+	json_t *obj;
+};
+
+/* Namespace, then name, as cmp_pod orders them, read from the keys. */
+static int cmp_keyed(const void *a, const void *b)
+{
+	const char *x = ((const struct keyed *)a)->key, *y = ((const struct keyed *)b)->key;
+	size_t nx = strcspn(x, "/"), ny = strcspn(y, "/");
+	int c = memcmp(x, y, nx < ny ? nx : ny);
+
+	if (c == 0 && nx != ny)
+		return nx < ny ? -1 : 1;
+	return c ? c : strcmp(x[nx] ? x + nx + 1 : "", y[ny] ? y + ny + 1 : "");
+}
+
 /* The objects of map (key -> object) in the store's order: namespace, then name. */
 static int append_sorted(json_t *out, const json_t *map)
 {
 	size_t n = json_object_size(map), i = 0;
-	json_t **v = calloc(n ? n : 1, sizeof(*v)), *o;
+	struct keyed *v = calloc(n ? n : 1, sizeof(*v));
 	const char *k;
+	json_t *o;
 	int r = 0;
 
 	if (!v)
 		return -ENOMEM;
-	json_object_foreach((json_t *)map, k, o) v[i++] = o;
-	qsort(v, n, sizeof(*v), cmp_pod);
+	json_object_foreach((json_t *)map, k, o) v[i++] = (struct keyed){k, o};
+	qsort(v, n, sizeof(*v), cmp_keyed);
 	for (i = 0; r == 0 && i < n; i++)
-		r = json_array_append(out, v[i]) < 0 ? -ENOMEM : 0;
+		r = json_array_append(out, v[i].obj) < 0 ? -ENOMEM : 0;
 	free(v);
 	return r;
 }

@@ -158,8 +158,9 @@ static int place_try(struct q_place *p, const json_t *workload, const json_t *go
 	int r = in ? 0 : -ENOMEM;
 
 	json_array_foreach(r == 0 ? p->base : NULL, i,
-			   o) if (!(pk_kind_of(o) == PK_KIND_POD && pod_of(o, gone)))
-	    json_array_append(in, o);
+			   o) if (!json_object_size(gone) ||
+				  !(pk_kind_of(o) == PK_KIND_POD && pod_of(o, gone)))
+	    json_array_append(in, o); /* the pods of the workloads preempted for it left out */
 	if (r == 0 && json_is_array(workload)) /* a pod workload: its pods */
 		r = json_array_extend(in, (json_t *)workload) == 0 ? 0 : -ENOMEM;
 	else if (r == 0)

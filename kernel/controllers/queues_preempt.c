@@ -136,10 +136,12 @@ static size_t candidates(struct q_state *s, const struct q_workload *w, const ch
 		same = strcmp(v->cq, cq) == 0;
 		if (same && strcmp(within, "LowerPriority") == 0 && lower)
 			out[n++] = (struct q_victim){.v = v};
-		else if (!same && q_tree_same_cohort(s->tree, cq, v->cq) && borrowing(s, v) &&
+		else if (!same &&
 			 (strcmp(reclaim, "Any") == 0 ||
-			  (strcmp(reclaim, "LowerPriority") == 0 && lower)))
-			out[n++] = (struct q_victim){.v = v, .reclaim = true};
+			  (strcmp(reclaim, "LowerPriority") == 0 && lower)) &&
+			 q_tree_same_cohort(s->tree, cq, v->cq) && borrowing(s, v))
+			out[n++] = (struct q_victim){.v = v,
+						     .reclaim = true}; /* the policy first: cheap */
 	}
 	qsort(out, n, sizeof(*out), cmp_victim);
 	return n;
