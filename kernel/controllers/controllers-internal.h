@@ -178,6 +178,9 @@ struct q_place;
 int q_place_new(struct pk_store *store, struct q_place **ret);
 /* The same picture from what q_place_new reads, in its order (both taken over). */
 int q_place_from(json_t *base, json_t *topologies, struct q_place **ret);
+/* The checks' runs decode the picture's Nodes and pods once, into d (kept by the caller). */
+struct pk_sched_decoded;
+void q_place_set_decoded(struct q_place *p, struct pk_sched_decoded *d);
 /* A pod the picture holds: bound, not finished. */
 bool q_place_holds_node(const json_t *pod);
 void q_place_free(struct q_place *p);

@@ -74,6 +74,7 @@ struct q_cache {
 	json_t *gens;		/* quota key (q_cache_quota_key) -> generation */
 	json_int_t config_gen;	/* queues, flavors, Cohorts, Namespaces, classes, groups */
 	json_int_t cluster_gen; /* anything placement reads */
+	struct pk_sched_decoded *decoded; /* the cluster's Nodes and pods, decoded for placement */
 	struct pk_queues_stats stats;
 };
 
@@ -132,6 +133,7 @@ void q_cache_free(struct q_cache *c)
 	for (int i = 0; i < 2; i++)
 		pk_map_free(&c->known[i]);
 	json_decref(c->gens);
+	pk_sched_decoded_free(c->decoded);
 	free(c);
 }
 
@@ -508,7 +510,14 @@ int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **re
 		json_decref(topologies);
 		return r;
 	}
-	return q_place_from(base, topologies, ret);
+	/* what no check decoded since the last pass's is gone from the cluster */
+	if (!s->cache->decoded && pk_sched_decoded_new(&s->cache->decoded) < 0)
+		s->cache->decoded = NULL;
+	pk_sched_decoded_sweep(s->cache->decoded);
+	r = q_place_from(base, topologies, ret);
+	if (r == 0)
+		q_place_set_decoded(*ret, s->cache->decoded);
+	return r;
 }
 
 /* A pending workload parked: why it waits, and the generations its answer holds for. */
