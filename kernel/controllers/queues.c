@@ -954,9 +954,9 @@ static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
  * of that order (queue.podkernel.dev/queue-order: its ClusterQueue,
  * priority, creation time and name; readers rank them, wb_queue_positions)
  * and why it waits (queue.podkernel.dev/pending-reason), on each pod of a
- * pod workload, written when they change, all in one batch.  Neither
- * changes when a workload ahead is admitted, so the ones behind it are not
- * written again.
+ * pod workload, written when they change, all in one batch.  The order
+ * does not change when a workload ahead is admitted (a position would), so
+ * the ones behind it are written only when their reason changes.
  */
 static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 {

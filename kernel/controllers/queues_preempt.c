@@ -262,10 +262,21 @@ static json_t *targets(struct q_state *s, struct q_workload *w, const char *cq, 
 	return flavors;
 }
 
+/* Whether cq's spec.preemption takes no candidate at all (candidates() would find none). */
+static bool takes_none(const json_t *cq)
+{
+	const char *within = policy(cq, "withinClusterQueue");
+	const char *reclaim = policy(cq, "reclaimWithinCohort");
+
+	return strcmp(within, "LowerPriority") != 0 && strcmp(reclaim, "Any") != 0 &&
+	       strcmp(reclaim, "LowerPriority") != 0;
+}
+
 json_t *q_preempt_plan(struct q_state *s, struct q_workload *w, const char *cq,
 		       struct q_victim **ret_c, size_t *ret_n)
 {
-	struct q_victim *c = calloc(s->nw ? s->nw : 1, sizeof(*c));
+	struct q_victim *c =
+	    takes_none(json_object_get(s->cqs, cq)) ? NULL : calloc(s->nw ? s->nw : 1, sizeof(*c));
 	size_t nc = c ? candidates(s, w, cq, c) : 0;
 	json_t *flavors = nc ? targets(s, w, cq, c, nc, ret_n) : NULL;
 
