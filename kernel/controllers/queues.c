@@ -967,8 +967,8 @@ static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 		char key[600], order[1200] = "";
 		const char *cq;
 
-		if (w->admitted || w->preempted || !w->why)
-			continue;
+		if (w->admitted || w->preempted || !w->why || q_cache_noted(w))
+			continue; /* (noted: as a pass found this version, with the same reason) */
 		snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
 		cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
 		if (cq && json_object_get(s->cqs, cq) &&
@@ -977,8 +977,8 @@ static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 			order[0] = '\0';
 		if (w->kind == PK_KIND_POD)
 			q_pods_note(ctl, w, *order ? order : NULL, w->why);
-		else
-			q_note_one(ctl, w->kind, w->obj, *order ? order : NULL, w->why);
+		else if (q_note_one(ctl, w->kind, w->obj, *order ? order : NULL, w->why))
+			q_cache_note(w);
 	}
 	q_note_commit(ctl); /* one batch: one transaction */
 }

@@ -534,6 +534,7 @@ struct q_known {
 	bool workload;	/* false: not one (not queued, finished, being deleted) */
 	struct q_workload w;
 	struct q_park park;
+	char *noted; /* the reason this version was found to carry, with its queue order */
 };
 
 static void known_free(void *v)
@@ -547,6 +548,7 @@ static void known_free(void *v)
 	free(k->w.inadmissible);
 	free(k->park.cq);
 	free(k->park.why);
+	free(k->noted);
 	free(k);
 }
 
@@ -691,6 +693,23 @@ const char *q_cache_parked(struct q_state *s, const struct q_workload *w, const 
 		return NULL;
 	c->stats.parked++;
 	return p->why;
+}
+
+bool q_cache_noted(const struct q_workload *w)
+{
+	const struct q_known *k = w->known;
+
+	return k && k->obj == w->obj && k->noted && w->why && strcmp(k->noted, w->why) == 0;
+}
+
+void q_cache_note(const struct q_workload *w)
+{
+	struct q_known *k = w->known;
+
+	if (!k || k->obj != w->obj || !w->why)
+		return;
+	free(k->noted);
+	k->noted = strdup(w->why);
 }
 
 void q_cache_dirty(struct q_state *s, const char *cq)

@@ -290,7 +290,7 @@ static json_t *annotations_copy(const json_t *obj)
 	return copy;
 }
 
-void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *order,
+bool q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *order,
 		const char *why)
 {
 	const json_t *ann = pk_get(obj, "metadata.annotations");
@@ -299,7 +299,7 @@ void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const 
 
 	if (value_is(ann, WB_ANNOTATION_QUEUE_ORDER, order) &&
 	    value_is(ann, Q_ANNOTATION_PENDING, why) && value_is(ann, Q_ANNOTATION_POSITION, NULL))
-		return; /* as written: no copy, no write */
+		return true; /* as written: no copy, no write */
 	copy = annotations_copy(obj);
 	changed = copy && set_annotation(copy, WB_ANNOTATION_QUEUE_ORDER, order);
 	changed |= copy && set_annotation(copy, Q_ANNOTATION_PENDING, why);
@@ -313,6 +313,7 @@ void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const 
 				pk_namespace(obj), pk_name(obj), pk_write_strerror(r));
 	}
 	json_decref(copy);
+	return false;
 }
 
 void q_note_commit(struct pk_ctl *ctl)
