@@ -12,14 +12,14 @@
  *   1. the mirror's objects that the pass reads (the queue kinds, Jobs,
  *      JobSets, Pods, Nodes and what the placement check reads) are created
  *      in a scratch store under $TMPDIR, the queued workloads oldest first
- *      (so the store's creation clock keeps the cluster's queue order);
+ *      (the store's creation clock gives them the cluster's creation times);
  *   2. the pass runs on it, writing there as it writes standalone;
  *   3. what it changed is written to the cluster through the attach write
  *      backend (remote.c), each under the resourceVersion and uid the mirror
  *      holds: a Job, JobSet or Pod gets the delta the pass made to its spec,
  *      labels and annotations (admission: spec.suspend false, the admission
  *      annotation, the flavors' node labels and tolerations, a Pod's gate
- *      removed; pending position and reason), a Pod the pass deleted (a pod
+ *      removed; pending queue order and reason), a Pod the pass deleted (a pod
  *      workload preempted) is deleted, a ClusterQueue's or LocalQueue's new
  *      status is a PUT of its status.  What takes an admission back goes
  *      first, in its own batch; when one of those fails nothing is admitted
@@ -139,16 +139,39 @@ static int cmp_created(const void *x, const void *y)
 	return c ? c : strcmp(pk_name(a), pk_name(b));
 }
 
-/* The scratch store's creation clock: one second apart, in creation order. */
+/*
+ * The scratch store's creation clock: one second apart, in creation order;
+ * the queued workloads, created in the cluster's queue order, get the
+ * cluster's own creation times (times), so what the pass writes of their
+ * order (queue.podkernel.dev/queue-order) is the same from pass to pass.
+ */
 struct clock {
 	int64_t next;
+	int64_t *times; /* while the workloads are created: theirs, in order */
+	size_t n, at;
 };
 
 static int64_t clock_tick(void *arg)
 {
 	struct clock *c = arg;
 
-	return c->next++;
+	return c->times && c->at < c->n ? c->times[c->at++] : c->next++;
+}
+
+/* The cluster's creation times of the sorted workloads v into c (none: no memory). */
+static void clock_times(struct clock *c, json_t *const *v, size_t n)
+{
+	int64_t last = 0;
+
+	c->times = calloc(n ? n : 1, sizeof(*c->times));
+	c->n = c->times ? n : 0;
+	c->at = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const char *t = pk_get_string(v[i], "metadata.creationTimestamp");
+		int64_t sec = 0;
+
+		c->times[i] = last = t && pk_time_parse(t, &sec) == 0 && sec > last ? sec : last;
+	}
 }
 
 /* The object as created in the scratch store: its identity is the store's. */
@@ -199,7 +222,7 @@ static int create_group(struct at_queues *q, struct pk_store *st, json_t *objs)
 }
 
 /* Fill the scratch store from the mirror, group by group. */
-static int fill(struct at_queues *q, struct pk_store *st)
+static int fill(struct at_queues *q, struct pk_store *st, struct clock *clk)
 {
 	int r = 0;
 
@@ -225,8 +248,10 @@ static int fill(struct at_queues *q, struct pk_store *st)
 			json_t **v = calloc(n ? n : 1, sizeof(*v)), *o;
 
 			json_array_foreach(v ? objs : NULL, i, o) v[i] = json_incref(o);
-			if (v)
+			if (v) {
 				qsort(v, n, sizeof(*v), cmp_created);
+				clock_times(clk, v, n);
+			}
 			json_array_clear(objs);
 			for (i = 0; v && i < n; i++)
 				json_array_append_new(objs, v[i]);
@@ -235,6 +260,8 @@ static int fill(struct at_queues *q, struct pk_store *st)
 		r = create_group(q, st, objs);
 		json_decref(objs);
 	}
+	free(clk->times);
+	clk->times = NULL;
 	return r;
 }
 
@@ -499,7 +526,7 @@ static int pass(struct at_queues *q)
 	}
 	r = pk_store_open_opts(dir, &opts, &st, err, sizeof(err));
 	if (r == 0)
-		r = fill(q, st);
+		r = fill(q, st, &clk);
 	if (r == 0 && !(before = snapshot(st)))
 		r = -ENOMEM;
 	if (r == 0)

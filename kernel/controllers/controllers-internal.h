@@ -171,12 +171,16 @@ int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *flavo
  * placed (kept in the picture for the next try), 0 when not (why: the first
  * unplaced pod's PodScheduled message), < 0 on error (why says it).
  */
+/* Written by earlier versions (a position); removed when a pending workload is noted. */
 #define Q_ANNOTATION_POSITION "queue.podkernel.dev/position"
 #define Q_ANNOTATION_PENDING "queue.podkernel.dev/pending-reason"
 struct q_place;
 int q_place_new(struct pk_store *store, struct q_place **ret);
 /* The same picture from what q_place_new reads, in its order (both taken over). */
 int q_place_from(json_t *base, json_t *topologies, struct q_place **ret);
+/* The checks' runs decode the picture's Nodes and pods once, into d (kept by the caller). */
+struct pk_sched_decoded;
+void q_place_set_decoded(struct q_place *p, struct pk_sched_decoded *d);
 /* A pod the picture holds: bound, not finished. */
 bool q_place_holds_node(const json_t *pod);
 void q_place_free(struct q_place *p);

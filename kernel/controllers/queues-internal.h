@@ -138,15 +138,16 @@ void q_pods_groups_gone(struct pk_ctl *ctl, const struct q_state *s);
 /* Stop w's pods (deleted, as Kueue stops a plain pod); 0 or < 0. */
 int q_pods_evict(struct pk_ctl *ctl, struct q_workload *w);
 /*
- * obj's pending annotations, position and why (NULL: removed), when they
- * change, into the writer's open batch (pk_writer_batch_begin first);
- * q_note_commit writes the batch (each object on its own precondition).
+ * obj's pending annotations, its queue order (WB_ANNOTATION_QUEUE_ORDER)
+ * and why (NULL: removed), when they change, into the writer's open batch
+ * (pk_writer_batch_begin first); q_note_commit writes the batch (each
+ * object on its own precondition).
  */
-void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *position,
-		const char *why);
+bool q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *order,
+		const char *why); /* true: obj carries them already */
 void q_note_commit(struct pk_ctl *ctl);
 /* w's pending annotations (or none: NULL) on each of its pods, as q_note_one. */
-void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position, const char *why);
+void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *order, const char *why);
 
 /* queues_cache.c: what the pass reads, kept between passes; parked workloads. */
 /* Bring ctl->qcache up to date (made, or listed again, when needed); 0 or < 0. */
@@ -181,6 +182,14 @@ void q_cache_park(struct q_state *s, const struct q_workload *w, const char *cq,
 void q_cache_unpark(struct q_state *s, const struct q_workload *w);
 /* Why w waits, when it is parked in cq and nothing since could change the answer; else NULL. */
 const char *q_cache_parked(struct q_state *s, const struct q_workload *w, const char *cq);
+/*
+ * Whether w (a Job or JobSet) carries its queue order and why it waits
+ * already, as a pass found this very version of it with the same reason
+ * (the order depends on nothing else that can change without a new
+ * version or new queues); q_cache_note records that it does.
+ */
+bool q_cache_noted(const struct q_workload *w);
+void q_cache_note(const struct q_workload *w);
 /* cq's quota changed in this pass: nothing parked under it is skipped in the rest of it. */
 void q_cache_dirty(struct q_state *s, const char *cq);
 /* Count a workload tried (its quota computed), or (place) a placement check run. */

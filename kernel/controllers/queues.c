@@ -28,10 +28,11 @@
  * namespace the ClusterQueue's namespaceSelector does not select (a null
  * selector selects none), whose LocalQueue or ClusterQueue is missing, or
  * that requests a resource no group covers is never admitted and gets a
- * Warning Event saying why.  Each pending one gets its position and why it
- * waits as annotations; then each ClusterQueue's and LocalQueue's status
- * (pending, reserving and admitted counts, usage per flavor and resource,
- * what is borrowed, the condition Active) and Kueue's gauges.
+ * Warning Event saying why.  Each pending one gets the keys of its place in
+ * its ClusterQueue's order and why it waits as annotations; then each
+ * ClusterQueue's and LocalQueue's status (pending, reserving and admitted
+ * counts, usage per flavor and resource, what is borrowed, the condition
+ * Active) and Kueue's gauges.
  *
  * A workload's requests are its pods' (containers summed as the scheduler
  * counts them) times its pods: a Job's parallelism (at most completions), a
@@ -919,43 +920,37 @@ static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
 }
 
 /*
- * Each pending workload's place in its ClusterQueue's order (1 is next)
- * and why it waits, in the annotations queue.podkernel.dev/position and
- * queue.podkernel.dev/pending-reason (on each pod of a pod workload),
- * written when they change, all in one batch.
+ * Each pending workload's place in its ClusterQueue's order, as the keys
+ * of that order (queue.podkernel.dev/queue-order: its ClusterQueue,
+ * priority, creation time and name; readers rank them, wb_queue_positions)
+ * and why it waits (queue.podkernel.dev/pending-reason), on each pod of a
+ * pod workload, written when they change, all in one batch.  The order
+ * does not change when a workload ahead is admitted (a position would), so
+ * the ones behind it are written only when their reason changes.
  */
 static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 {
-	json_t *pos = json_object();
-
-	if (pk_writer_batch_begin(ctl->writer) < 0) {
-		json_decref(pos);
+	if (pk_writer_batch_begin(ctl->writer) < 0)
 		return;
-	}
-
-	for (size_t i = 0; pos && i < s->nw; i++) {
+	for (size_t i = 0; i < s->nw; i++) {
 		struct q_workload *w = &s->w[i];
-		char key[600], at[32] = "";
+		char key[600], order[1200] = "";
 		const char *cq;
 
-		if (w->admitted || w->preempted || !w->why)
-			continue;
+		if (w->admitted || w->preempted || !w->why || q_cache_noted(w))
+			continue; /* (noted: as a pass found this version, with the same reason) */
 		snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
 		cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
-		if (cq && json_object_get(s->cqs, cq)) {
-			json_object_set_new(
-			    pos, cq,
-			    json_integer(json_integer_value(json_object_get(pos, cq)) + 1));
-			snprintf(at, sizeof(at), "%lld",
-				 (long long)json_integer_value(json_object_get(pos, cq)));
-		}
+		if (cq && json_object_get(s->cqs, cq) &&
+		    wb_queue_order_format(order, sizeof(order), cq, w->priority, w->created,
+					  w->kind_name, w->ns, w->name) < 0)
+			order[0] = '\0';
 		if (w->kind == PK_KIND_POD)
-			q_pods_note(ctl, w, *at ? at : NULL, w->why);
-		else
-			q_note_one(ctl, w->kind, w->obj, *at ? at : NULL, w->why);
+			q_pods_note(ctl, w, *order ? order : NULL, w->why);
+		else if (q_note_one(ctl, w->kind, w->obj, *order ? order : NULL, w->why))
+			q_cache_note(w);
 	}
 	q_note_commit(ctl); /* one batch: one transaction */
-	json_decref(pos);
 }
 
 void ctl_queues_run(struct pk_ctl *ctl)

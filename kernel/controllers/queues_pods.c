@@ -379,11 +379,10 @@ static bool set_annotation(json_t *obj, const char *key, const char *value)
 	return true;
 }
 
-/* Whether obj's annotation key is value already (NULL: it has none). */
-static bool annotation_is(const json_t *obj, const char *key, const char *value)
+/* Whether the annotation key of ann (an object's annotations) is value already (NULL: none). */
+static bool value_is(const json_t *ann, const char *key, const char *value)
 {
-	const char *have =
-	    json_string_value(json_object_get(pk_get(obj, "metadata.annotations"), key));
+	const char *have = json_string_value(json_object_get(ann, key));
 
 	return (have && value && strcmp(have, value) == 0) || (!have && !value);
 }
@@ -409,19 +408,20 @@ static json_t *annotations_copy(const json_t *obj)
 	return copy;
 }
 
-void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *position,
+bool q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *order,
 		const char *why)
 {
+	const json_t *ann = pk_get(obj, "metadata.annotations");
 	json_t *copy;
 	bool changed;
 
-	if (annotation_is(obj, Q_ANNOTATION_POSITION, position) &&
-	    annotation_is(obj, Q_ANNOTATION_PENDING, why))
-		return; /* as written: no copy, no write */
+	if (value_is(ann, WB_ANNOTATION_QUEUE_ORDER, order) &&
+	    value_is(ann, Q_ANNOTATION_PENDING, why) && value_is(ann, Q_ANNOTATION_POSITION, NULL))
+		return true; /* as written: no copy, no write */
 	copy = annotations_copy(obj);
-	changed = copy && set_annotation(copy, Q_ANNOTATION_POSITION, position);
-
+	changed = copy && set_annotation(copy, WB_ANNOTATION_QUEUE_ORDER, order);
 	changed |= copy && set_annotation(copy, Q_ANNOTATION_PENDING, why);
+	changed |= copy && set_annotation(copy, Q_ANNOTATION_POSITION, NULL); /* written before */
 	if (changed) {
 		struct pk_write_ref ref = ctl_ref_of(kind, obj);
 		int r = pk_writer_replace(ctl->writer, &ref, copy);
@@ -431,6 +431,7 @@ void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const 
 				pk_namespace(obj), pk_name(obj), pk_write_strerror(r));
 	}
 	json_decref(copy);
+	return false;
 }
 
 void q_note_commit(struct pk_ctl *ctl)
@@ -447,10 +448,10 @@ void q_note_commit(struct pk_ctl *ctl)
 				res[i].ns, res[i].name, pk_write_strerror(res[i].error));
 }
 
-void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position, const char *why)
+void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *order, const char *why)
 {
 	size_t i;
 	json_t *pod;
 
-	json_array_foreach(w->pods, i, pod) q_note_one(ctl, PK_KIND_POD, pod, position, why);
+	json_array_foreach(w->pods, i, pod) q_note_one(ctl, PK_KIND_POD, pod, order, why);
 }

@@ -118,10 +118,12 @@ static size_t candidates(struct q_state *s, const struct q_workload *w, const ch
 		same = strcmp(v->cq, cq) == 0;
 		if (same && strcmp(within, "LowerPriority") == 0 && lower)
 			out[n++] = (struct q_victim){.v = v};
-		else if (!same && q_tree_same_cohort(s->tree, cq, v->cq) && borrowing(s, v) &&
+		else if (!same &&
 			 (strcmp(reclaim, "Any") == 0 ||
-			  (strcmp(reclaim, "LowerPriority") == 0 && lower)))
-			out[n++] = (struct q_victim){.v = v, .reclaim = true};
+			  (strcmp(reclaim, "LowerPriority") == 0 && lower)) &&
+			 q_tree_same_cohort(s->tree, cq, v->cq) && borrowing(s, v))
+			out[n++] = (struct q_victim){.v = v,
+						     .reclaim = true}; /* the policy first: cheap */
 	}
 	qsort(out, n, sizeof(*out), cmp_victim);
 	return n;
@@ -248,10 +250,21 @@ static json_t *targets(struct q_state *s, struct q_workload *w, const char *cq,
 	return flavors;
 }
 
+/* Whether cq's spec.preemption takes no candidate at all (candidates() would find none). */
+static bool takes_none(const json_t *cq)
+{
+	const char *within = policy(cq, "withinClusterQueue");
+	const char *reclaim = policy(cq, "reclaimWithinCohort");
+
+	return strcmp(within, "LowerPriority") != 0 && strcmp(reclaim, "Any") != 0 &&
+	       strcmp(reclaim, "LowerPriority") != 0;
+}
+
 json_t *q_preempt_plan(struct q_state *s, struct q_workload *w, const char *cq,
 		       const struct q_pick *pick, struct q_victim **ret_c, size_t *ret_n)
 {
-	struct q_victim *c = calloc(s->nw ? s->nw : 1, sizeof(*c));
+	struct q_victim *c =
+	    takes_none(json_object_get(s->cqs, cq)) ? NULL : calloc(s->nw ? s->nw : 1, sizeof(*c));
 	size_t nc = c ? candidates(s, w, cq, c) : 0;
 	json_t *flavors = nc ? targets(s, w, cq, pick, c, nc, ret_n) : NULL;
 

@@ -161,8 +161,8 @@ static int load(const char **files, size_t nfiles, size_t max_bytes, json_t *all
  */
 static void print_admissions(const json_t *objects)
 {
+	json_t *positions = wb_queue_positions(objects), *o; /* from the queue-order keys */
 	size_t i;
-	json_t *o;
 
 	json_array_foreach(objects, i, o)
 	{
@@ -171,10 +171,14 @@ static void print_admissions(const json_t *objects)
 		    json_string_value(json_object_get(ann, WB_ANNOTATION_QUEUE_ADMISSION));
 		const char *why =
 		    json_string_value(json_object_get(ann, "queue.podkernel.dev/pending-reason"));
-		const char *pos =
-		    json_string_value(json_object_get(ann, "queue.podkernel.dev/position"));
-
+		char key[800], pos[24] = "-";
 		bool pod = pk_kind_of(o) == PK_KIND_POD;
+
+		snprintf(key, sizeof(key), "%s/%s/%s", pk_kind_to_string(pk_kind_of(o)),
+			 pk_namespace(o) ?: "", pk_name(o) ?: "");
+		if (json_is_integer(json_object_get(positions, key)))
+			snprintf(pos, sizeof(pos), "%lld",
+				 (long long)json_integer_value(json_object_get(positions, key)));
 
 		if (pod ? !pk_pod_queue_name(o)
 			: (pk_kind_of(o) != PK_KIND_JOB && pk_kind_of(o) != PK_KIND_JOBSET) ||
@@ -188,8 +192,9 @@ static void print_admissions(const json_t *objects)
 		else
 			fprintf(stderr, "pending: %s %s/%s (position %s): %s\n",
 				pk_kind_to_string(pk_kind_of(o)), pk_namespace(o) ?: "default",
-				pk_name(o), pos ? pos : "-", why ? why : "not admitted");
+				pk_name(o), pos, why ? why : "not admitted");
 	}
+	json_decref(positions);
 }
 
 static int run(json_t *objects, const struct pk_sched_opts *opts, enum pk_format fmt)

@@ -89,7 +89,23 @@ struct pk_sched_opts {
 	 * that attempt's message.
 	 */
 	bool quiet_failures;
+	/*
+	 * Nodes and pods added are decoded once (NULL: each add decodes): the
+	 * view of each object (by its address) is kept there and reused by
+	 * the adds of the same object, in this scheduler or a later one, as
+	 * placement checks that run the same cluster again and again add it.
+	 * What is added is the same; the caller changes no object it added
+	 * while the cache holds it (pk_sched_decoded_sweep lets go).
+	 */
+	struct pk_sched_decoded *decoded;
 };
+
+/* Decoded Nodes and Pods kept between schedulers (pk_sched_opts.decoded; one thread at a time). */
+struct pk_sched_decoded;
+int pk_sched_decoded_new(struct pk_sched_decoded **ret);
+void pk_sched_decoded_free(struct pk_sched_decoded *d);
+/* Let go of the objects no add used since the last sweep. */
+void pk_sched_decoded_sweep(struct pk_sched_decoded *d);
 
 /*
  * The spec.schedulerName podkernel answers to besides "default-scheduler"
