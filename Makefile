@@ -122,7 +122,9 @@ TESTLIBS_tests/kernel/lib      := pklib
 TESTLIBS_tests/kernel/api      := pkapi
 TESTLIBS_tests/kernel/cel      := pkcel
 TESTLIBS_tests/kernel/dra      := pkdra
-TESTLIBS_tests/kernel/sched    := pksched
+# the scenarios run offline as podctl schedule does, with the resource claim
+# controller (pk_claims_pass)
+TESTLIBS_tests/kernel/sched    := pksched pkcontrollers
 TESTLIBS_tests/kernel/builder  := pkbuilder
 # the queue tests run the queue controller's pass
 TESTLIBS_tests/kernel/sim      := pkcontrollers

@@ -132,6 +132,21 @@ struct pk_queues_stats {
 };
 void pk_queues_get_stats(const struct pk_queues *q, struct pk_queues_stats *ret);
 
+/*
+ * The resource claim controller (claims.c) as an offline run's controller
+ * (struct pk_sched_opts.controllers; arg unused): the claims the Pods and
+ * PodGroups of objects lack from ResourceClaimTemplates of objects, and the
+ * owners' status.resourceClaimStatuses recording them, written through w in
+ * one batch (an in-memory writer over objects).  A claim is named
+ * "<owner>-<claim>-" and five characters derived from the owner's
+ * namespace, name and claim, so a run is reproducible; one that exists
+ * already is taken as the owner's.  A template not in objects makes
+ * nothing: the pod waits for its claim.  0, -ESTALE when objects and the
+ * writer disagree, another -errno.
+ */
+struct pk_writer;
+int pk_claims_pass(void *arg, json_t *objects, struct pk_writer *w);
+
 int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config *cfg,
 			const struct pk_standalone_config *scfg, struct pk_appliance **ret,
 			char *err, size_t errlen);

@@ -152,6 +152,7 @@ static const char *unplaced(const json_t *objects, char *why, size_t n)
 static int place_try(struct q_place *p, const json_t *workload, const json_t *gone, bool commit,
 		     char *why, size_t n)
 {
+	struct pk_sched_opts opts = {.controllers = pk_claims_pass};
 	struct pk_errors errs = {0};
 	json_t *in = json_array(), *expanded = NULL, *out = NULL, *pre = NULL, *o;
 	size_t i;
@@ -167,7 +168,7 @@ static int place_try(struct q_place *p, const json_t *workload, const json_t *go
 	if (r == 0)
 		r = wb_expand_objects(in, &expanded, &errs);
 	if (r == 0)
-		r = pk_sched_run_shared(expanded, NULL, &out, &pre, &errs);
+		r = pk_sched_run_shared(expanded, &opts, &out, &pre, &errs);
 	if (r < 0) {
 		snprintf(why, n, "cannot be placed: %s", errs.n ? errs.msg[0] : pk_errno_text(-r));
 	} else if (unplaced(out, why, n)) {

@@ -27,6 +27,7 @@
 #include "kernel/api/api.h"
 
 struct pk_sched;
+struct pk_writer;
 
 /* Receives one trace line (no newline) of the explain trace. */
 typedef void (*pk_sched_trace_fn)(void *arg, const char *line);
@@ -89,6 +90,17 @@ struct pk_sched_opts {
 	 * that attempt's message.
 	 */
 	bool quiet_failures;
+	/*
+	 * Offline runs (pk_sched_run*): the cluster's controllers, run once on
+	 * the run's objects before the scheduler reads them, writing through
+	 * the run's in-memory writer (kernel/write/writer.h), as they would
+	 * through the store or a kube-apiserver; a failure ends the run.  NULL:
+	 * none.  podctl schedule and the queue controller's placement check
+	 * run the resource claim controller (pk_claims_pass(),
+	 * kernel/controllers/controllers.h).
+	 */
+	int (*controllers)(void *arg, json_t *objects, struct pk_writer *w);
+	void *controllers_arg;
 };
 
 /*
