@@ -82,9 +82,9 @@ LIBS_pksim       := pksim pksched pkdra pkbuilder pkstore pkwrite pkapi pkcel to
 LIBS_pkwrite     := pkwrite pkapi pkcel topo pklib
 LIBS_pkstore     := pkstore pkwrite pkapi pkcel topo pklib
 LIBS_pkserver    := pkserver pkstore pkapi pkcel topo pklib
-LIBS_pkappliance := pkappliance pkstore pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pkappliance := pkappliance pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
 # the placement map registers on the loop as hooks: the loop's types only
-LIBS_pkui        := pkui pkappliance pkstore pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pkui        := pkui pkappliance pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
 LIBS_pkcontrollers := pkcontrollers pkappliance pksim pkstore pksched pkwrite pkdra pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkkube      := pkkube pkapi pkcel topo pklib

@@ -146,7 +146,7 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 	char *token = NULL;
 
 	do {
-		struct pk_store_list_opts o = {.continue_token = token, .limit = AP_LIST_PAGE};
+		struct pk_source_list_opts o = {.continue_token = token, .limit = AP_LIST_PAGE};
 		json_t *items = NULL, *obj;
 		char *next = NULL;
 		size_t i;
@@ -361,7 +361,7 @@ static void batch_stale_conditions(struct pk_appliance *app)
 	stale_clear(app);
 }
 
-static int on_event(const struct pk_store_event *ev, void *arg)
+static int on_event(const struct pk_source_event *ev, void *arg)
 {
 	struct pk_appliance *app = arg;
 	struct ap_decision d;
@@ -421,7 +421,7 @@ static int drain_events(struct pk_appliance *app)
 		int r = app->src->events_since(app->src_arg, app->rv, AP_EVENT_BATCH, on_event, app,
 					       &last);
 
-		if (r == -PK_STORE_EGONE) {
+		if (r == -PK_SOURCE_EGONE) {
 			ap_log(app, 1, "appliance: change stream lost events; listing again");
 			AP_COUNT(app, relists);
 			return load_all(app);

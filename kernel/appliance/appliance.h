@@ -24,12 +24,13 @@
 #ifndef PODKERNEL_KERNEL_APPLIANCE_H
 #define PODKERNEL_KERNEL_APPLIANCE_H
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "kernel/store/store.h"
+#include "kernel/api/api.h"
 #include "topology/topology.h"
 
 /*
@@ -45,17 +46,43 @@ struct pk_write_result;
 struct ap_decision;
 struct pk_appliance;
 /*
- * Where the loop reads objects: by default the store itself; in attach mode
- * a mirror of a Kubernetes cluster (kernel/attach/).  The calls have the
- * store's meaning (kernel/store/store.h): list pages of a kind, the latest
- * position of the change stream, the events after a position (each carrying
- * its object's resourceVersion), a wait for news, one object.
+ * The source's own types: the loop reads objects through them and knows no
+ * store.  One change of the source's stream: its type, its position in the
+ * stream, the object's kind (its row of the kinds table) and the object
+ * (borrowed and shared: read only).
+ */
+struct pk_source_event {
+	enum pk_event_type type;
+	uint64_t rv;
+	const struct pk_type *kind;
+	json_t *object;
+};
+/* Return 0 to continue, anything else to stop (returned by events_since). */
+typedef int (*pk_source_event_cb)(const struct pk_source_event *ev, void *arg);
+/* A page of a listing: at most limit objects (0: all), after the token of the page before. */
+struct pk_source_list_opts {
+	size_t limit;
+	const char *continue_token;
+};
+/* -PK_SOURCE_EGONE: a position older than the stream keeps; list again (HTTP 410). */
+#define PK_SOURCE_EGONE ERANGE
+
+/*
+ * Where the loop reads objects: standalone, the store (kernel/controllers/
+ * adapts it); in attach mode a mirror of a Kubernetes cluster
+ * (kernel/attach/).  list: a page of a kind (every namespace; a continue
+ * token for the next page, malloc'ed, or NULL after the last); rv: the latest
+ * position of the change stream; events_since: cb for the events after
+ * since, in order, at most max (0: all kept), each carrying its object's
+ * resourceVersion, ret_last the position of the last one delivered
+ * (-PK_SOURCE_EGONE: since is older than what is kept); wait: until news
+ * after since or timeout_ms (-ECANCELED: stopped); get: one object (-ENOENT).
  */
 struct pk_appliance_source_ops {
-	int (*list)(void *src, const char *kind, const struct pk_store_list_opts *opts,
+	int (*list)(void *src, const char *kind, const struct pk_source_list_opts *opts,
 		    json_t **ret_items, char **ret_continue);
 	uint64_t (*rv)(void *src);
-	int (*events_since)(void *src, uint64_t since, size_t max, pk_store_event_cb cb, void *arg,
+	int (*events_since)(void *src, uint64_t since, size_t max, pk_source_event_cb cb, void *arg,
 			    uint64_t *ret_last);
 	int (*wait)(void *src, uint64_t since, int timeout_ms);
 	int (*get)(void *src, const char *kind, const char *ns, const char *name, json_t **ret);
@@ -91,7 +118,7 @@ struct pk_appliance_hooks {
 	 * made of it (NULL for a kind of some hook's kinds; AP_SKIP without
 	 * flags when it could not classify it, out of memory).
 	 */
-	void (*event)(void *arg, const struct pk_store_event *ev, const struct ap_decision *d);
+	void (*event)(void *arg, const struct pk_source_event *ev, const struct ap_decision *d);
 	/* A batch was committed: its n items and their results. */
 	void (*written)(void *arg, const struct pk_write_batch *batch,
 			const struct pk_write_result *results, size_t n, int64_t now_ms);

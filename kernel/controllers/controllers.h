@@ -20,7 +20,8 @@
 #include <stdint.h>
 
 #include "kernel/appliance/appliance.h"
-#include "kernel/store/store.h"
+
+struct pk_store; /* kernel/store/store.h */
 
 /*
  * Standalone's settings (the loop's own are struct pk_appliance_config).
@@ -109,6 +110,27 @@ struct pk_queues_pass_opts {
 	void *event_arg;
 };
 int pk_queues_pass_opts(struct pk_store *store, const struct pk_queues_pass_opts *o);
+/*
+ * The same pass on objects that live in no store of podkernel's (attach
+ * mode's mirror of a cluster; queues_scratch.c): groups[0 .. ngroups) (JSON
+ * arrays) are created in a scratch store under $TMPDIR, each group in one
+ * transaction, in the order given (their creation times keep it: the queued
+ * workloads go last, in their queue order), their resourceVersion, uid and
+ * generation the store's; refused(arg, obj, -errno), when set, for each
+ * object the store refused (left out of the pass).  The objects of the
+ * written kinds (NULL-terminated) are returned as they were before the pass
+ * and after it ("Kind/ns/name" -> object, new objects).  The store is
+ * removed before the call returns.  Errors (the scratch store's) go to err.
+ */
+struct pk_queues_scratch {
+	json_t *const *groups;
+	size_t ngroups;
+	const char *const *written_kinds;
+	void (*refused)(void *arg, const json_t *obj, int error);
+	void *refused_arg;
+};
+int pk_queues_pass_scratch(const struct pk_queues_scratch *s, const struct pk_queues_pass_opts *o,
+			   json_t **ret_before, json_t **ret_after, char *err, size_t errlen);
 /*
  * The queue controller kept between passes, as standalone podkerneld runs
  * it: the first pass lists what it reads, each later one reads the store's

@@ -1275,7 +1275,7 @@ static void count_done(void *arg)
 	((struct hook_count *)arg)->done++;
 }
 
-static void count_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
+static void count_event(void *arg, const struct pk_source_event *ev, const struct ap_decision *d)
 {
 	(void)ev, (void)d;
 	((struct hook_count *)arg)->events++;
