@@ -48,6 +48,12 @@
 
 /* Annotation on Nodes registered from a board file (exempt from heartbeats). */
 #define PK_ANN_SIMULATED "podkernel.dev/simulated"
+/*
+ * The taint a Node that stopped reporting carries, Kubernetes' well-known
+ * one (written by standalone's node monitor, kernel/controllers/, or by a
+ * cluster's own; the placement map shows it).
+ */
+#define PK_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
 
 /* ---- error lists: field-path messages ---------------------------------- */
 struct pk_errors {

@@ -33,13 +33,6 @@
 #include "kernel/api/api.h"
 #include "topology/topology.h"
 
-/*
- * The taint a Node that stopped reporting carries (written by standalone's
- * node monitor, kernel/controllers/, or by a cluster's own; the placement
- * map shows it).
- */
-#define PK_APPLIANCE_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
-
 struct pk_writer;
 struct pk_write_batch;
 struct pk_write_result;
@@ -102,6 +95,14 @@ struct pk_appliance_hooks {
 	 * decision.
 	 */
 	const char *const *kinds;
+	/*
+	 * Kinds the scheduler does not read whose events the hook wants
+	 * decided all the same (kept in the loop's cache, so each event's
+	 * decision says whether it is news and whether it changed what is read,
+	 * struct ap_decision): standalone's owners of pods and groups.
+	 * NULL-terminated, or NULL; listed after the scheduler's kinds.
+	 */
+	const char *const *tracked;
 	/* Before the first listing (simulated nodes registered, say); errors to err. */
 	int (*start)(void *arg, struct pk_appliance *app, char *err, size_t errlen);
 	/*
@@ -190,7 +191,7 @@ int pk_appliance_start(const struct pk_appliance_config *cfg, struct pk_applianc
 /* Stop the thread and free everything; accepts NULL. */
 void pk_appliance_stop(struct pk_appliance *app);
 
-/* Prometheus text of the scheduler, controller and heartbeat metrics. */
+/* Prometheus text of the loop's metrics, then each hooks table's (its metrics member). */
 int pk_appliance_metrics(struct pk_appliance *app, FILE *f);
 /* Same, for a server hook that takes a callback (arg is the appliance). */
 void pk_appliance_metrics_cb(void *arg, FILE *f);

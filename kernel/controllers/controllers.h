@@ -29,7 +29,7 @@ struct pk_store; /* kernel/store/store.h */
  * TOPO_ANN_HEARTBEAT (topology.h) every interval; the store drops writes
  * that change nothing, so an unchanged label publish is no heartbeat: only
  * Nodes carrying the heartbeat annotation, or renewing a Lease, are
- * monitored.  A silent one is tainted PK_APPLIANCE_TAINT_UNREACHABLE.
+ * monitored.  A silent one is tainted PK_TAINT_UNREACHABLE.
  */
 #define PK_STANDALONE_DEFAULT_GRACE_MS 40000
 /* Events in the store expire after this, as kube-apiserver's --event-ttl default. */

@@ -65,7 +65,7 @@ static bool tainted_unreachable(const json_t *node)
 	{
 		const char *key = json_string_value(json_object_get(t, "key"));
 
-		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
+		if (key && strcmp(key, PK_TAINT_UNREACHABLE) == 0)
 			return true;
 	}
 	return false;
@@ -398,9 +398,13 @@ static int hook_start(void *arg, struct pk_appliance *app, char *err, size_t err
 
 /* Node heartbeat Leases: the loop lists them first and hands their events over undecided. */
 static const char *const standalone_kinds[] = {"Lease", NULL};
+/* The owners of pods and groups: the controllers reconcile them when they change. */
+static const char *const standalone_tracked[] = {"Workload", "Job", "JobSet", "LeaderWorkerSet",
+						 NULL};
 
 static const struct pk_appliance_hooks standalone_hooks = {
     .kinds = standalone_kinds,
+    .tracked = standalone_tracked,
     .start = hook_start,
     .listed = hook_listed,
     .list_done = hook_list_done,
