@@ -81,7 +81,7 @@ LIBS_pkbuilder   := pkbuilder pkapi pkcel topo pklib
 LIBS_pksim       := pksim pksched pkdra pkbuilder pkstore pkwrite pkapi pkcel topo pklib
 LIBS_pkwrite     := pkwrite pkapi pkcel topo pklib
 LIBS_pkstore     := pkstore pkwrite pkapi pkcel topo pklib
-LIBS_pkserver    := pkserver pkstore pkapi pkcel topo pklib
+LIBS_pkserver    := pkserver pkstore pkwrite pkapi pkcel topo pklib
 LIBS_pkappliance := pkappliance pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
 # the placement map registers on the loop as hooks: the loop's types only
 LIBS_pkui        := pkui pkappliance pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib

@@ -12,7 +12,10 @@
  * evictions the same way, through a writer of their own.  Events, the
  * record of what a batch wrote (pk_writer_events() below), go through a
  * writer too: standalone's recorder creates, repeats and expires them
- * through a writer of its own on the store (kernel/controllers/recorder.c).
+ * through a writer of its own on the store (kernel/controllers/recorder.c),
+ * attach mode's creates them on the cluster through a remote writer of its
+ * own (kernel/attach/recorder.c), and an eviction's are written in the
+ * eviction's own batch (kernel/server/eviction.c).
  * Writes are grouped per object: every
  * action on one object becomes one write of that object (a binding and its PodScheduled condition
  * are one update, as a Kubernetes binding is), guarded by the object's resourceVersion as the
