@@ -88,6 +88,8 @@ LIBS_pkui        := pkui pkappliance pksched pkwrite pkdra pkbuilder pkapi pkcel
 LIBS_pkcontrollers := pkcontrollers pkappliance pksim pkstore pksched pkwrite pkdra pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkkube      := pkkube pkapi pkcel topo pklib
+# attach's sources call nothing of the store: it comes with the API server (the
+# listener of /healthz and /ui/) and the controllers (the queue pass)
 LIBS_pkattach    := pkattach pkui pkcontrollers pkkube pkappliance pksim pkserver pkstore pksched pkwrite \
 	pkdra pkbuilder \
 	pkapi pkcel topo pklib
