@@ -48,6 +48,12 @@
 
 /* Annotation on Nodes registered from a board file (exempt from heartbeats). */
 #define PK_ANN_SIMULATED "podkernel.dev/simulated"
+/*
+ * The taint a Node that stopped reporting carries, Kubernetes' well-known
+ * one (written by standalone's node monitor, kernel/controllers/, or by a
+ * cluster's own; the placement map shows it).
+ */
+#define PK_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
 
 /* ---- error lists: field-path messages ---------------------------------- */
 struct pk_errors {
@@ -205,6 +211,13 @@ const struct pk_type *pk_type_of(enum pk_kind kind);
  */
 const char *pk_obj_key(char *buf, size_t len, const struct pk_type *t, const char *ns,
 		       const char *name);
+
+/*
+ * What happened to an object, as a watch says it: the store's change stream,
+ * the scheduling loop's sources, the placement map.
+ */
+enum pk_event_type { PK_EVENT_ADDED, PK_EVENT_MODIFIED, PK_EVENT_DELETED };
+const char *pk_event_type_to_string(enum pk_event_type type); /* "ADDED", ... */
 
 /* ---- codec ---------------------------------------------------------------- */
 enum pk_format { PK_FORMAT_JSON, PK_FORMAT_YAML };

@@ -19,6 +19,7 @@
 
 #include "kernel/api/api.h"
 #include "kernel/api/api-internal.h"
+#include "kernel/lib/macro.h"
 #include "topology/topology.h"
 
 /* ---- field paths ----------------------------------------------------------- */
@@ -1132,4 +1133,10 @@ int pk_group_decode(json_t *obj, struct pk_group **ret, struct pk_errors *errs)
 int pk_workload_decode(json_t *obj, struct pk_workload **ret, struct pk_errors *errs)
 {
 	DECODE_ALL_OR_NOTHING(pk_workload, pk_workload_decode_partial, pk_workload_free);
+}
+
+const char *pk_event_type_to_string(enum pk_event_type type)
+{
+	static const char *const names[] = {"ADDED", "MODIFIED", "DELETED"};
+	return PK_STRING_TABLE_LOOKUP(names, type);
 }

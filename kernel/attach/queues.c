@@ -40,7 +40,6 @@
  * `podctl schedule` does; it runs on the loop's thread, between rounds.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -103,9 +102,10 @@ static const struct {
 };
 
 /* What a pass may write: the snapshot before and after it is taken of these. */
-static const char *const written_kinds[] = {"Job", "JobSet", "Pod", "ClusterQueue", "LocalQueue"};
+static const char *const written_kinds[] = {"Job",	    "JobSet",	  "Pod",
+					    "ClusterQueue", "LocalQueue", NULL};
 
-static bool relevant(const struct pk_store_event *ev)
+static bool relevant(const struct pk_source_event *ev)
 {
 	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 
@@ -139,94 +139,39 @@ static int cmp_created(const void *x, const void *y)
 	return c ? c : strcmp(pk_name(a), pk_name(b));
 }
 
-/*
- * The scratch store's creation clock: one second apart, in creation order;
- * the queued workloads, created in the cluster's queue order, get the
- * cluster's own creation times (times), so what the pass writes of their
- * order (queue.podkernel.dev/queue-order) is the same from pass to pass.
- */
-struct clock {
-	int64_t next;
-	int64_t *times; /* while the workloads are created: theirs, in order */
-	size_t n, at;
-};
-
-static int64_t clock_tick(void *arg)
+/* An object the scratch store refused: counted and logged, left out of the pass. */
+static void refused(void *arg, const json_t *obj, int error)
 {
-	struct clock *c = arg;
+	struct at_queues *q = arg;
 
-	return c->times && c->at < c->n ? c->times[c->at++] : c->next++;
+	pthread_mutex_lock(&q->lock);
+	q->refused++;
+	pthread_mutex_unlock(&q->lock);
+	q_log(q, 2, "attach: queues: %s %s%s%s left out of the pass: %s",
+	      pk_get_string(obj, "kind"), pk_namespace(obj) ? pk_namespace(obj) : "",
+	      pk_namespace(obj) ? "/" : "", pk_name(obj), pk_errno_text(-error));
 }
 
-/* The cluster's creation times of the sorted workloads v into c (none: no memory). */
-static void clock_times(struct clock *c, json_t *const *v, size_t n)
-{
-	int64_t last = 0;
-
-	c->times = calloc(n ? n : 1, sizeof(*c->times));
-	c->n = c->times ? n : 0;
-	c->at = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		const char *t = pk_get_string(v[i], "metadata.creationTimestamp");
-		int64_t sec = 0;
-
-		c->times[i] = last = t && pk_time_parse(t, &sec) == 0 && sec > last ? sec : last;
-	}
-}
-
-/* The object as created in the scratch store: its identity is the store's. */
-static json_t *scratch_copy(const json_t *obj)
-{
-	json_t *c = json_deep_copy(obj), *meta = json_object_get(c, "metadata");
-
-	if (!json_is_object(meta)) {
-		json_decref(c);
-		return NULL;
-	}
-	json_object_del(meta, "resourceVersion");
-	json_object_del(meta, "uid");
-	json_object_del(meta, "managedFields");
-	json_object_del(meta, "generation");
-	json_object_del(meta, "deletionTimestamp");
-	return c;
-}
-
-/* Create one group's objects in one transaction; the refused ones are logged and left out. */
-static int create_group(struct at_queues *q, struct pk_store *st, json_t *objs)
+/* The queued workloads of objs in the cluster's queue order. */
+static void sort_created(json_t *objs)
 {
 	size_t n = json_array_size(objs), i;
-	json_t **v = calloc(n ? n : 1, sizeof(*v));
-	int *rcs = calloc(n ? n : 1, sizeof(*rcs)), r = v && rcs ? 0 : -ENOMEM;
-	json_t *o;
+	json_t **v = calloc(n ? n : 1, sizeof(*v)), *o;
 
-	json_array_foreach(r == 0 ? objs : NULL, i, o) v[i] = scratch_copy(o);
-	if (r == 0)
-		r = pk_store_create_batch(st, v, n, rcs);
-	for (i = 0; r == 0 && i < n; i++) {
-		const json_t *obj = json_array_get(objs, i);
-
-		if (rcs[i] == 0 || rcs[i] == -EEXIST)
-			continue;
-		pthread_mutex_lock(&q->lock);
-		q->refused++;
-		pthread_mutex_unlock(&q->lock);
-		q_log(q, 2, "attach: queues: %s %s%s%s left out of the pass: %s",
-		      pk_get_string(obj, "kind"), pk_namespace(obj) ? pk_namespace(obj) : "",
-		      pk_namespace(obj) ? "/" : "", pk_name(obj), pk_errno_text(-rcs[i]));
-	}
-	for (i = 0; v && i < n; i++)
-		json_decref(v[i]);
+	if (!v)
+		return;
+	json_array_foreach(objs, i, o) v[i] = json_incref(o);
+	qsort(v, n, sizeof(*v), cmp_created);
+	json_array_clear(objs);
+	for (i = 0; i < n; i++)
+		json_array_append_new(objs, v[i]);
 	free(v);
-	free(rcs);
-	return r;
 }
 
-/* Fill the scratch store from the mirror, group by group. */
-static int fill(struct at_queues *q, struct pk_store *st, struct clock *clk)
+/* The mirror's objects the pass reads, in groups[3] (new arrays). */
+static int fill(struct at_queues *q, json_t *groups[3])
 {
-	int r = 0;
-
-	for (int g = 0; r == 0 && g < 3; g++) {
+	for (int g = 0; g < 3; g++) {
 		json_t *objs = json_array();
 
 		for (size_t k = 0; objs && k < ELEMENTSOF(read_kinds); k++) {
@@ -243,50 +188,11 @@ static int fill(struct at_queues *q, struct pk_store *st, struct clock *clk)
 		}
 		if (!objs)
 			return -ENOMEM;
-		if (g == 2) { /* the queued workloads in the cluster's queue order */
-			size_t n = json_array_size(objs), i;
-			json_t **v = calloc(n ? n : 1, sizeof(*v)), *o;
-
-			json_array_foreach(v ? objs : NULL, i, o) v[i] = json_incref(o);
-			if (v) {
-				qsort(v, n, sizeof(*v), cmp_created);
-				clock_times(clk, v, n);
-			}
-			json_array_clear(objs);
-			for (i = 0; v && i < n; i++)
-				json_array_append_new(objs, v[i]);
-			free(v);
-		}
-		r = create_group(q, st, objs);
-		json_decref(objs);
+		if (g == 2)
+			sort_created(objs);
+		groups[g] = objs;
 	}
-	free(clk->times);
-	clk->times = NULL;
-	return r;
-}
-
-/* The objects a pass may write, "Kind/ns/name" -> object. */
-static json_t *snapshot(struct pk_store *st)
-{
-	json_t *snap = json_object(), *items, *o;
-	char key[800];
-	size_t i;
-
-	for (size_t k = 0; snap && k < ELEMENTSOF(written_kinds); k++) {
-		items = NULL;
-		if (pk_store_list(st, written_kinds[k], NULL, NULL, &items, NULL, NULL) < 0) {
-			json_decref(snap);
-			return NULL;
-		}
-		json_array_foreach(items, i, o)
-		{
-			snprintf(key, sizeof(key), "%s/%s/%s", written_kinds[k],
-				 pk_namespace(o) ? pk_namespace(o) : "", pk_name(o));
-			json_object_set(snap, key, o);
-		}
-		json_decref(items);
-	}
-	return snap;
+	return 0;
 }
 
 /* ---- the writes ------------------------------------------------------------------ */
@@ -314,6 +220,34 @@ static json_t *merge_diff(const json_t *a, const json_t *b)
 		return NULL;
 	}
 	return p;
+}
+
+/* target with the JSON merge patch (RFC 7386) patch applied: a new object, NULL on ENOMEM. */
+static json_t *merge_apply(const json_t *target, const json_t *patch)
+{
+	json_t *out, *v;
+	const char *k;
+
+	if (!json_is_object(patch))
+		return json_deep_copy(patch);
+	out = json_is_object(target) ? json_deep_copy(target) : json_object();
+	json_object_foreach((json_t *)patch, k, v)
+	{
+		json_t *m;
+
+		if (!out)
+			return NULL;
+		if (json_is_null(v)) {
+			json_object_del(out, k);
+			continue;
+		}
+		m = merge_apply(json_object_get(out, k), v);
+		if (!m || json_object_set_new(out, k, m) < 0) {
+			json_decref(out);
+			return NULL;
+		}
+	}
+	return out;
 }
 
 /* What the pass may change of a workload: its spec, labels and annotations. */
@@ -386,7 +320,7 @@ static int add_write(struct at_queues *q, const char *key, const json_t *before,
 	patch = merge_diff(wa, wb);
 	json_decref(wa);
 	json_decref(wb);
-	r = patch ? pk_patch_apply(cur, PK_PATCH_MERGE, patch, &next, NULL, 0) : 0;
+	r = patch && !(next = merge_apply(cur, patch)) ? -ENOMEM : 0;
 	if (r == 0 && next)
 		r = pk_writer_replace(q->writer, &ref, next);
 	if (r == 0 && next)
@@ -499,43 +433,23 @@ static void send_events(struct at_queues *q, bool written)
 	json_array_clear(q->events);
 }
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 /* The pass on a scratch store filled from the mirror, then its changes written. */
 static int pass(struct at_queues *q)
 {
-	struct clock clk = {.next = (int64_t)time(NULL) - 86400 * 365};
-	struct pk_store_open_opts opts = {.creation_clock = clock_tick, .creation_clock_arg = &clk};
 	struct pk_queues_pass_opts popts = {.event = on_event, .event_arg = q};
-	const char *tmp = getenv("TMPDIR");
-	struct pk_store *st = NULL;
-	json_t *before = NULL, *after = NULL;
-	char dir[512], err[256] = "";
-	int r;
+	json_t *groups[3] = {NULL, NULL, NULL}, *before = NULL, *after = NULL;
+	struct pk_queues_scratch sc = {.groups = groups,
+				       .ngroups = ELEMENTSOF(groups),
+				       .written_kinds = written_kinds,
+				       .refused = refused,
+				       .refused_arg = q};
+	char err[256] = "";
+	int r = fill(q, groups);
 
-	snprintf(dir, sizeof(dir), "%s/podkernel-queues-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
-		q_log(q, 0, "attach: queues: a scratch store in %s: %s", dir, pk_errno_text(errno));
-		return -errno;
-	}
-	r = pk_store_open_opts(dir, &opts, &st, err, sizeof(err));
 	if (r == 0)
-		r = fill(q, st, &clk);
-	if (r == 0 && !(before = snapshot(st)))
-		r = -ENOMEM;
-	if (r == 0)
-		r = pk_queues_pass_opts(st, &popts);
-	if (r == 0 && !(after = snapshot(st)))
-		r = -ENOMEM;
-	if (st)
-		pk_store_close(st);
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		r = pk_queues_pass_scratch(&sc, &popts, &before, &after, err, sizeof(err));
+	for (size_t g = 0; g < ELEMENTSOF(groups); g++)
+		json_decref(groups[g]);
 	if (r < 0)
 		q_log(q, 0, "attach: queues: the pass: %s", *err ? err : pk_errno_text(-r));
 	if (r == 0)
@@ -585,7 +499,7 @@ static bool caught_up(struct at_queues *q, int64_t now)
 
 /* ---- the hooks ------------------------------------------------------------------ */
 
-static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
+static void hook_event(void *arg, const struct pk_source_event *ev, const struct ap_decision *d)
 {
 	struct at_queues *q = arg;
 

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "kernel/controllers/controllers.h"
+#include "kernel/store/store.h"
 #include "kernel/lib/log.h"
 #include "kernel/lib/map.h"
 #include "kernel/write/writer.h"
@@ -94,7 +95,7 @@ struct pk_write_ref ctl_ref_of(enum pk_kind kind, const json_t *obj);
  * namespace counted again; -ENOMEM); count the noted namespaces' budgets and
  * write the status that changed.
  */
-int ctl_budgets_note(struct pk_ctl *ctl, const struct pk_store_event *ev);
+int ctl_budgets_note(struct pk_ctl *ctl, const struct pk_source_event *ev);
 void ctl_budgets_note_all(struct pk_ctl *ctl);
 void ctl_budgets_run(struct pk_ctl *ctl);
 
@@ -111,7 +112,7 @@ struct ctl_gc;
 int ctl_gc_new(struct ctl_gc **ret);
 void ctl_gc_free(struct ctl_gc *gc);
 /* Every event of the store: what it may leave to collect is noted. */
-void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev);
+void ctl_gc_note(struct pk_ctl *ctl, const struct pk_source_event *ev);
 /* A pass over every object at the next ctl_gc_run() (after the listing). */
 void ctl_gc_full(struct ctl_gc *gc);
 /* Collect what was noted; returns the number of objects written (deleted, changed). */

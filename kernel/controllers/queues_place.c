@@ -160,8 +160,8 @@ static const char *unplaced(const json_t *objects, char *why, size_t n)
 static int place_try(struct q_place *p, const json_t *workload, const json_t *gone, bool commit,
 		     char *why, size_t n)
 {
+	struct pk_sched_opts opts = {.controllers = pk_claims_pass, .decoded = p->decoded};
 	struct pk_errors errs = {0};
-	struct pk_sched_opts opts = {.decoded = p->decoded};
 	json_t *in = json_array(), *expanded = NULL, *out = NULL, *pre = NULL, *o;
 	size_t i;
 	int r = in ? 0 : -ENOMEM;

@@ -5,7 +5,8 @@
  * Reads every -f file, expands Jobs and JobSets into the Workload, groups and
  * pods they compile into, validates each object statically (exit 2 with
  * "FILE: field.path: ..." messages), then runs the scheduling core to
- * quiescence (pk_sched_run) and prints one kind: List with every object after
+ * quiescence (pk_sched_run, with the resource claim controller as the run's
+ * controller, pk_claims_pass) and prints one kind: List with every object after
  * the run.  Preempted pods are left out and named on stderr.  --explain sends
  * the scheduler's recursive trace to stderr; --strategy picks a placement
  * strategy by name.
@@ -17,6 +18,7 @@
 
 #include "kernel/api/api.h"
 #include "kernel/builder/builder.h"
+#include "kernel/controllers/controllers.h"
 #include "kernel/podctl/podctl.h"
 #include "kernel/sched/sched.h"
 
@@ -227,7 +229,7 @@ int podctl_schedule(int argc, char **argv)
 {
 	const char *files[MAX_FILES];
 	size_t nfiles = 0;
-	struct pk_sched_opts opts = {0};
+	struct pk_sched_opts opts = {.controllers = pk_claims_pass};
 	enum pk_format fmt = PK_FORMAT_JSON;
 	json_t *objects, *expanded = NULL;
 	size_t max_bytes = 0;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernel/store/store.h"
 #include "kernel/builder/builder.h"
 #include "kernel/controllers/controllers.h"
 #include "kernel/lib/log.h"

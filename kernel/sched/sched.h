@@ -27,6 +27,7 @@
 #include "kernel/api/api.h"
 
 struct pk_sched;
+struct pk_writer;
 
 /* Receives one trace line (no newline) of the explain trace. */
 typedef void (*pk_sched_trace_fn)(void *arg, const char *line);
@@ -98,6 +99,17 @@ struct pk_sched_opts {
 	 * while the cache holds it (pk_sched_decoded_sweep lets go).
 	 */
 	struct pk_sched_decoded *decoded;
+	/*
+	 * Offline runs (pk_sched_run*): the cluster's controllers, run once on
+	 * the run's objects before the scheduler reads them, writing through
+	 * the run's in-memory writer (kernel/write/writer.h), as they would
+	 * through the store or a kube-apiserver; a failure ends the run.  NULL:
+	 * none.  podctl schedule and the queue controller's placement check
+	 * run the resource claim controller (pk_claims_pass(),
+	 * kernel/controllers/controllers.h).
+	 */
+	int (*controllers)(void *arg, json_t *objects, struct pk_writer *w);
+	void *controllers_arg;
 };
 
 /* Decoded Nodes and Pods kept between schedulers (pk_sched_opts.decoded; one thread at a time). */

@@ -346,7 +346,7 @@ static void hook_listed(void *arg, const char *kind, const json_t *obj, int64_t 
  * conditions come back as skips for the scheduler, yet they are what the
  * map shows.
  */
-static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
+static void hook_event(void *arg, const struct pk_source_event *ev, const struct ap_decision *d)
 {
 	(void)d;
 	pk_ui_map_event(arg, ev->type, ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN, ev->object);

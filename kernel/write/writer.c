@@ -381,9 +381,12 @@ int pk_writer_delete(struct pk_writer *w, const struct pk_write_ref *ref,
 
 int pk_writer_create(struct pk_writer *w, enum pk_kind kind, const json_t *obj)
 {
+	/* a served kind without a typed view goes by the kind the object names */
 	struct pk_write_ref ref = {.kind = kind,
 				   .ns = pk_get_string(obj, "metadata.namespace"),
-				   .name = pk_get_string(obj, "metadata.name")};
+				   .name = pk_get_string(obj, "metadata.name"),
+				   .kind_name =
+				       kind == PK_KIND_UNKNOWN ? pk_get_string(obj, "kind") : NULL};
 	const char *prefix = pk_get_string(obj, "metadata.generateName");
 	size_t n = w ? w->batch.n : 0;
 	char gen[PK_NAME_MAX_LEN + 32];

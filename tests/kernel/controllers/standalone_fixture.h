@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/store/store.h"
 #include "kernel/builder/builder.h"
 #include "kernel/controllers/controllers.h"
 

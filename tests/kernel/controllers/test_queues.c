@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kernel/store/store.h"
 #include "kernel/appliance/appliance.h"
 #include "kernel/builder/builder.h"
 #include "kernel/controllers/controllers.h"

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/store/store.h"
 #include "kernel/builder/builder.h"
 #include "kernel/controllers/controllers.h"
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernel/store/store.h"
 #include "kernel/api/api.h"
 #include "kernel/appliance/appliance.h"
 #include "kernel/controllers/controllers.h"
