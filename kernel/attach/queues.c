@@ -23,7 +23,13 @@
  *      workload preempted) is deleted, a ClusterQueue's or LocalQueue's new
  *      status is a PUT of its status.  What takes an admission back goes
  *      first, in its own batch; when one of those fails nothing is admitted
- *      in that pass.
+ *      in that pass.  Then the PodGroups the pass made for the Kueue pod
+ *      groups it admitted are created, in a batch of their own, before the
+ *      pods that name them are ungated (a pod whose cluster object names no
+ *      group gets the label scheduling.podkernel.dev/pod-group in that
+ *      write); the pods of one the cluster refuses stay gated, told why, and
+ *      the queues' status waits for a pass that writes them all.  Such a
+ *      PodGroup the pass deleted (no queued pod names it) is deleted.
  *
  * The mirror learns of the writes by the watch only.  Until it has seen
  * each one (its resourceVersion, or the deletion), at most
