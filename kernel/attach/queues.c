@@ -23,7 +23,13 @@
  *      workload preempted) is deleted, a ClusterQueue's or LocalQueue's new
  *      status is a PUT of its status.  What takes an admission back goes
  *      first, in its own batch; when one of those fails nothing is admitted
- *      in that pass.
+ *      in that pass.  Then the PodGroups the pass made for the Kueue pod
+ *      groups it admitted are created, in a batch of their own, before the
+ *      pods that name them are ungated (a pod whose cluster object names no
+ *      group gets the label scheduling.podkernel.dev/pod-group in that
+ *      write); the pods of one the cluster refuses stay gated, told why, and
+ *      the queues' status waits for a pass that writes them all.  Such a
+ *      PodGroup the pass deleted (no queued pod names it) is deleted.
  *
  * The mirror learns of the writes by the watch only.  Until it has seen
  * each one (its resourceVersion, or the deletion), at most
@@ -102,8 +108,8 @@ static const struct {
 };
 
 /* What a pass may write: the snapshot before and after it is taken of these. */
-static const char *const written_kinds[] = {"Job",	    "JobSet",	  "Pod",
-					    "ClusterQueue", "LocalQueue", NULL};
+static const char *const written_kinds[] = {"Job",	  "JobSet",   "Pod", "ClusterQueue",
+					    "LocalQueue", "PodGroup", NULL};
 
 static bool relevant(const struct pk_source_event *ev)
 {
@@ -278,6 +284,83 @@ static struct pk_write_ref cluster_ref(enum pk_kind kind, const json_t *cur)
 				     .uid = pk_get_string(cur, "metadata.uid")};
 }
 
+/* ---- Kueue's pod groups --------------------------------------------------------- */
+
+/* A PodGroup the queue controller made for a Kueue pod group (labelled so). */
+static bool made_group(const json_t *o)
+{
+	return o && pk_kind_of(o) == PK_KIND_POD_GROUP &&
+	       json_object_get(pk_get(o, "metadata.labels"), PK_QUEUES_LABEL_KUEUE_POD_GROUP);
+}
+
+/* Whether the pass deleted the PodGroup before (gone, or being deleted, after it). */
+static bool group_deleted(const json_t *before, const json_t *after)
+{
+	return !after || (pk_get(after, "metadata.deletionTimestamp") &&
+			  !pk_get(before, "metadata.deletionTimestamp"));
+}
+
+/* "ns/name" of the PodGroup a pod names (the scratch store's pod: its field). */
+static void group_key(const json_t *pod, char *key, size_t n)
+{
+	snprintf(key, n, "%s/%s", pk_namespace(pod) ? pk_namespace(pod) : "",
+		 pk_pod_group_name(pod) ? pk_pod_group_name(pod) : "");
+}
+
+/*
+ * A pod the pass admitted whose PodGroup the cluster refused: *ret its
+ * before with the pending reason saying why, so it stays gated (the gang is
+ * never placed one pod at a time); NULL when it is not one.  0 or -ENOMEM.
+ */
+static int held_pod(const json_t *before, const json_t *after, const json_t *refused, json_t **ret)
+{
+	const char *why;
+	json_t *ann, *held;
+	char key[600], *text = NULL;
+
+	*ret = NULL;
+	group_key(after, key, sizeof(key));
+	why = json_string_value(json_object_get(refused, key));
+	if (!why || !admitted(after) || admitted(before))
+		return 0;
+	held = json_deep_copy(before);
+	ann = pk_get(held, "metadata.annotations");
+	if (held && !json_is_object(ann))
+		pk_set(held, "metadata.annotations", ann = json_object());
+	if (!json_is_object(ann) ||
+	    asprintf(&text,
+		     "fits its quota, but PodGroup %s of its pod group could not be created in the "
+		     "cluster (%s): its pods stay gated, never placed one by one",
+		     pk_pod_group_name(after), why) < 0) {
+		json_decref(held);
+		return -ENOMEM;
+	}
+	json_object_set_new(ann, PK_QUEUES_ANNOTATION_PENDING, json_string(text));
+	free(text);
+	*ret = held;
+	return 0;
+}
+
+/*
+ * A pod of a Kueue pod group, ungated: it must name its PodGroup in the
+ * cluster, or the scheduler would place it alone.  Where the cluster's pod
+ * has no spec.schedulingGroup (a cluster whose Pod type lacks the field
+ * drops it at creation; the field cannot be set on an update), the label
+ * scheduling.podkernel.dev/pod-group names it.  0 or -ENOMEM.
+ */
+static int name_group(json_t *next, const json_t *after)
+{
+	const char *g = pk_pod_kueue_group(after, NULL);
+	json_t *labels;
+
+	if (!g || pk_pod_group_name(next))
+		return 0;
+	labels = pk_get(next, "metadata.labels");
+	if (!json_is_object(labels) && pk_set(next, "metadata.labels", labels = json_object()) < 0)
+		return -ENOMEM;
+	return json_object_set_new(labels, TOPO_LABEL_POD_GROUP, json_string(g)) < 0 ? -ENOMEM : 0;
+}
+
 /*
  * One object's write into the open batch, when the pass changed it: 1 added,
  * 0 nothing to write, < 0 error.  evictions: only what takes an admission
@@ -285,25 +368,31 @@ static struct pk_write_ref cluster_ref(enum pk_kind kind, const json_t *cur)
  * the rest.
  */
 static int add_write(struct at_queues *q, const char *key, const json_t *before,
-		     const json_t *after, bool evictions)
+		     const json_t *after, bool evictions, const json_t *refused)
 {
 	enum pk_kind kind = pk_kind_of(before);
-	json_t *cur = NULL, *next = NULL, *patch;
+	json_t *cur = NULL, *next = NULL, *patch, *held = NULL;
 	struct pk_write_ref ref;
 	int r;
 
+	if (kind == PK_KIND_POD_GROUP && !(made_group(before) && group_deleted(before, after)))
+		return 0; /* a PodGroup: only the pass's deletion of one it made is written */
 	if (at_mirror_get(q->mirror, pk_get_string(before, "kind"), pk_namespace(before),
 			  pk_name(before), &cur) < 0)
 		return 0; /* gone from the cluster meanwhile */
 	ref = cluster_ref(kind, cur);
-	if (!after) { /* a Pod the pass deleted */
-		r = evictions ? pk_writer_delete(q->writer, &ref, PK_WRITE_PROPAGATE_DEFAULT) : 0;
+	if (!after || kind == PK_KIND_POD_GROUP) { /* a Pod the pass deleted, a PodGroup */
+		bool now = evictions == (kind == PK_KIND_POD);
+
+		r = now ? pk_writer_delete(q->writer, &ref, PK_WRITE_PROPAGATE_DEFAULT) : 0;
 		json_decref(cur);
-		return r < 0 ? r : evictions;
+		return r < 0 ? r : now;
 	}
 	if (kind == PK_KIND_CLUSTER_QUEUE || kind == PK_KIND_LOCAL_QUEUE) {
-		bool same =
-		    json_equal(json_object_get(before, "status"), json_object_get(after, "status"));
+		/* not while a PodGroup was refused: the status would count its pods admitted */
+		bool same = json_equal(json_object_get(before, "status"),
+				       json_object_get(after, "status")) ||
+			    json_object_size(refused) > 0;
 
 		r = !same && !evictions
 			? pk_writer_status(q->writer, &ref, json_object_get(after, "status"))
@@ -315,12 +404,20 @@ static int add_write(struct at_queues *q, const char *key, const json_t *before,
 		json_decref(cur);
 		return 0;
 	}
+	if (kind == PK_KIND_POD && (r = held_pod(before, after, refused, &held)) < 0) {
+		json_decref(cur);
+		return r;
+	}
+	if (held)
+		after = held; /* its PodGroup was refused: gated still, told why */
 	json_t *wa = writable_part(before), *wb = writable_part(after);
 
 	patch = merge_diff(wa, wb);
 	json_decref(wa);
 	json_decref(wb);
 	r = patch && !(next = merge_apply(cur, patch)) ? -ENOMEM : 0;
+	if (r == 0 && next && kind == PK_KIND_POD && admitted(after) && !admitted(before))
+		r = name_group(next, after);
 	if (r == 0 && next)
 		r = pk_writer_replace(q->writer, &ref, next);
 	if (r == 0 && next)
@@ -331,6 +428,7 @@ static int add_write(struct at_queues *q, const char *key, const json_t *before,
 	r = r < 0 ? r : next != NULL;
 	json_decref(patch);
 	json_decref(next);
+	json_decref(held);
 	json_decref(cur);
 	return r;
 }
@@ -356,7 +454,7 @@ static void await_written(struct at_queues *q, const struct pk_write_result *res
 
 /* One batch: what takes admissions back (evictions) or the rest; < 0 when a write failed. */
 static int write_batch(struct at_queues *q, const json_t *before, const json_t *after,
-		       bool evictions)
+		       bool evictions, const json_t *refused)
 {
 	const struct pk_write_result *res = NULL;
 	size_t n = 0, failed = 0;
@@ -367,7 +465,7 @@ static int write_batch(struct at_queues *q, const json_t *before, const json_t *
 	pk_writer_batch_begin(q->writer);
 	json_object_foreach((json_t *)before, key, b)
 	{
-		int one = add_write(q, key, b, json_object_get(after, key), evictions);
+		int one = add_write(q, key, b, json_object_get(after, key), evictions, refused);
 
 		if (one < 0)
 			q_log(q, 1, "attach: queues: %s: %s", key, pk_errno_text(-one));
@@ -388,6 +486,82 @@ static int write_batch(struct at_queues *q, const json_t *before, const json_t *
 	q->written += n - failed;
 	pthread_mutex_unlock(&q->lock);
 	return r < 0 ? r : failed ? -EAGAIN : 0;
+}
+
+/* A PodGroup made in the scratch store, as it is created in the cluster. */
+static json_t *group_body(const json_t *made)
+{
+	static const char *const store_owned[] = {"resourceVersion",   "uid",
+						  "managedFields",     "generation",
+						  "deletionTimestamp", "creationTimestamp"};
+	json_t *body = json_deep_copy(made), *meta = json_object_get(body, "metadata");
+
+	if (!json_is_object(meta)) {
+		json_decref(body);
+		return NULL;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(store_owned); i++)
+		json_object_del(meta, store_owned[i]);
+	json_object_del(body, "status");
+	return body;
+}
+
+/*
+ * The PodGroups the pass made for Kueue pod groups it admitted, created in
+ * the cluster in a batch of their own, before the pods that name them are
+ * ungated; each one not created: "ns/name" -> why, in refused.  < 0 when
+ * the batch did not go out (then nothing else does).
+ */
+static int create_groups(struct at_queues *q, const json_t *before, const json_t *after,
+			 json_t *refused)
+{
+	const struct pk_write_result *res = NULL;
+	json_t *bodies = json_array(), *a;
+	const char *key;
+	size_t n = 0, failed = 0;
+	int r = bodies ? 0 : -ENOMEM;
+	char k[600];
+
+	pk_writer_batch_begin(q->writer);
+	json_object_foreach(r == 0 ? (json_t *)after : NULL, key, a)
+	{
+		json_t *body;
+
+		if (json_object_get(before, key) || !made_group(a))
+			continue;
+		body = group_body(a);
+		r = body && json_array_append_new(bodies, body) == 0
+			? pk_writer_create(q->writer, PK_KIND_POD_GROUP, body)
+			: -ENOMEM;
+		if (r < 0)
+			break;
+	}
+	if (r < 0 || json_array_size(bodies) == 0) {
+		if (r < 0)
+			pk_writer_batch_begin(q->writer); /* dropped */
+		json_decref(bodies);
+		return r;
+	}
+	r = pk_writer_batch_commit(q->writer, &res, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].error == 0) {
+			q_log(q, 2,
+			      "attach: queues: PodGroup %s/%s created for its Kueue pod group",
+			      res[i].ns, res[i].name);
+			continue;
+		}
+		failed++;
+		snprintf(k, sizeof(k), "%s/%s", res[i].ns ? res[i].ns : "", res[i].name);
+		json_object_set_new(refused, k, json_string(pk_write_strerror(res[i].error)));
+		q_log(q, 1, "attach: queues: creating PodGroup %s: %s", k,
+		      pk_write_strerror(res[i].error));
+	}
+	await_written(q, res, n);
+	pthread_mutex_lock(&q->lock);
+	q->written += n - failed;
+	pthread_mutex_unlock(&q->lock);
+	json_decref(bodies);
+	return r;
 }
 
 /* ---- one pass ------------------------------------------------------------------ */
@@ -437,7 +611,7 @@ static void send_events(struct at_queues *q, bool written)
 static int pass(struct at_queues *q)
 {
 	struct pk_queues_pass_opts popts = {.event = on_event, .event_arg = q};
-	json_t *groups[3] = {NULL, NULL, NULL}, *before = NULL, *after = NULL;
+	json_t *groups[3] = {NULL, NULL, NULL}, *before = NULL, *after = NULL, *held = NULL;
 	struct pk_queues_scratch sc = {.groups = groups,
 				       .ngroups = ELEMENTSOF(groups),
 				       .written_kinds = written_kinds,
@@ -453,10 +627,15 @@ static int pass(struct at_queues *q)
 	if (r < 0)
 		q_log(q, 0, "attach: queues: the pass: %s", *err ? err : pk_errno_text(-r));
 	if (r == 0)
-		r = write_batch(q, before, after, true);
+		r = write_batch(q, before, after, true, NULL);
+	if (r == 0 && !(held = json_object()))
+		r = -ENOMEM;
 	if (r == 0)
-		r = write_batch(q, before, after, false);
+		r = create_groups(q, before, after, held);
+	if (r == 0)
+		r = write_batch(q, before, after, false, held);
 	send_events(q, r == 0);
+	json_decref(held);
 	json_decref(before);
 	json_decref(after);
 	return r;

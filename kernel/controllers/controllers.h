@@ -94,6 +94,13 @@ struct pk_standalone_config {
  */
 int pk_queues_pass(struct pk_store *store);
 /*
+ * The label on a PodGroup the queue controller made for a Kueue pod group
+ * (deleted by it once no queued pod names it), and the annotation that says
+ * why a queued workload waits.
+ */
+#define PK_QUEUES_LABEL_KUEUE_POD_GROUP "queue.podkernel.dev/kueue-pod-group"
+#define PK_QUEUES_ANNOTATION_PENDING "queue.podkernel.dev/pending-reason"
+/*
  * The same pass with options.  quota_only admits by quota alone, with no
  * placement check: Kueue's way (reserve quota, place later), the
  * simulator's comparison mode (podctl simulate --admission quota-first).

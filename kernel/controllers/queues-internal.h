@@ -13,7 +13,7 @@
 
 #define Q_LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
 /* On a PodGroup the queue controller made for a Kueue pod group (queues_pods.c). */
-#define Q_LABEL_KUEUE_POD_GROUP "queue.podkernel.dev/kueue-pod-group"
+#define Q_LABEL_KUEUE_POD_GROUP PK_QUEUES_LABEL_KUEUE_POD_GROUP
 
 struct q_known;
 

@@ -15,9 +15,14 @@
  *                  whenCanBorrow MayStopSearch (the default; v1beta1's
  *                  Borrow) takes it, TryNextFlavor goes on and takes it
  *                  only when no later flavor fits without borrowing;
- *   no fit         whenCanPreempt TryNextFlavor (the default) goes on, and
- *                  the caller turns to preemption (queues_preempt.c) when
- *                  no flavor fits; MayStopSearch (v1beta1's Preempt) stops
+ *   no fit         whenCanPreempt TryNextFlavor (the default) goes on; when
+ *                  no flavor fits, the group is pinned, for the caller's
+ *                  preemption (queues_preempt.c), to the flavor Kueue's
+ *                  flavor assigner prefers: of those where preempting makes
+ *                  room, one where every victim is another ClusterQueue's
+ *                  (reclaim) over one where some is its own (preempt), then
+ *                  one where it does not borrow once they are gone, the
+ *                  first of equals; MayStopSearch (v1beta1's Preempt) stops
  *                  at the first flavor where preempting makes room (when
  *                  whenCanBorrow is TryNextFlavor, without borrowing after
  *                  it) and pins the group to it for that preemption.
@@ -116,29 +121,83 @@ bool q_within_nominal(struct q_state *s, const struct q_workload *w, const char 
 	return true;
 }
 
+/* How preempting makes room in a flavor, Kueue's preemption modes, worst first. */
+enum preempt_mode { PM_NONE, PM_PREEMPT, PM_RECLAIM };
+
 /*
- * Whether preempting makes room for w in cq with group g pinned to flavor
- * f (and, borrow_next, without borrowing after it); the accounts are left
- * as they were.
+ * How preempting makes room for w in cq with group g pinned to flavor f
+ * (Kueue's SimulatePreemption): PM_RECLAIM when every victim is another
+ * ClusterQueue's of the cohort, PM_PREEMPT when one is cq's own, PM_NONE
+ * when no victims make room; *ret_borrows whether w borrows once they are
+ * gone.  The accounts are left as they were.
  */
-static bool preempts_in(struct q_state *s, struct q_workload *w, const char *cq,
-			const struct q_pick *pick, size_t g, size_t f, bool borrow_next)
+static enum preempt_mode preempt_mode(struct q_state *s, struct q_workload *w, const char *cq,
+				      const struct q_pick *pick, size_t g, size_t f,
+				      bool *ret_borrows)
 {
 	struct q_pick pinned = *pick;
 	struct q_victim *c = NULL;
+	enum preempt_mode mode = PM_NONE;
 	size_t nc = 0;
 	json_t *flavors;
-	bool ok;
 
 	pinned.probe = false;
 	pinned.pin[g] = (int)f + 1;
 	flavors = q_preempt_plan(s, w, cq, &pinned, &c, &nc);
-	ok = flavors && (!borrow_next || q_within_nominal(s, w, cq, flavors));
-	if (flavors)
+	if (flavors) {
+		mode = PM_RECLAIM;
+		for (size_t j = 0; j < nc; j++)
+			if (!c[j].kept && !c[j].reclaim)
+				mode = PM_PREEMPT;
+		*ret_borrows = !q_within_nominal(s, w, cq, flavors);
 		q_preempt_undo(s, c, nc);
+	}
 	free(c);
 	json_decref(flavors);
-	return ok;
+	return mode;
+}
+
+/*
+ * Whether preempting makes room for w in cq with group g pinned to flavor
+ * f (and, borrow_next, without borrowing after it).
+ */
+static bool preempts_in(struct q_state *s, struct q_workload *w, const char *cq,
+			const struct q_pick *pick, size_t g, size_t f, bool borrow_next)
+{
+	bool borrows = false;
+
+	return preempt_mode(s, w, cq, pick, g, f, &borrows) != PM_NONE &&
+	       (!borrow_next || !borrows);
+}
+
+/*
+ * whenCanPreempt TryNextFlavor, when no flavor of group g fits: of the
+ * flavors that need preemption (bits of need), the one Kueue's flavor
+ * assigner prefers (isPreferred): reclaiming from other ClusterQueues of
+ * the cohort over preempting in cq, then not borrowing over borrowing
+ * once the victims are gone, the first of equals; -1 when preempting makes
+ * room in none.
+ */
+static int best_preempt(struct q_state *s, struct q_workload *w, const char *cq,
+			const struct q_pick *pick, size_t g, uint64_t need)
+{
+	int best = -1, best_rank = 0;
+
+	for (size_t f = 0; f < Q_MAX_FLAVORS; f++) {
+		bool borrows = false;
+		enum preempt_mode mode;
+		int rank;
+
+		if (!(need >> f & 1))
+			continue;
+		mode = preempt_mode(s, w, cq, pick, g, f, &borrows);
+		rank = (int)mode * 2 + !borrows;
+		if (mode != PM_NONE && rank > best_rank) {
+			best = (int)f;
+			best_rank = rank;
+		}
+	}
+	return best;
 }
 
 /*
@@ -151,6 +210,7 @@ static int group_pick(struct q_state *s, struct q_workload *w, const char *cq, s
 {
 	struct fungibility ff = fungibility_of(json_object_get(s->cqs, cq));
 	int borrowing = -1, lowest = 0;
+	uint64_t need = 0; /* the flavors that do not fit */
 	size_t f;
 	json_t *flavor;
 
@@ -175,7 +235,11 @@ static int group_pick(struct q_state *s, struct q_workload *w, const char *cq, s
 			*ret_preempt = true;
 			return (int)f;
 		}
+		need |= fit == FIT_NONE ? UINT64_C(1) << f : 0;
 	}
+	if (borrowing < 0 && need && pick->probe && ff.preempt_next &&
+	    (borrowing = best_preempt(s, w, cq, pick, g, need)) >= 0)
+		*ret_preempt = true;
 	return borrowing;
 }
 

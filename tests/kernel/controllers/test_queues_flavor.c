@@ -9,7 +9,9 @@
  * flavor one; WhenCanBorrow=TryNextFlavor"), MayStopSearch (the default)
  * borrows in the first; whenCanPreempt MayStopSearch preempts in the first
  * flavor where preempting makes room, TryNextFlavor (the default) takes a
- * later flavor that fits; of flavors that all borrow, TryNextFlavor takes
+ * later flavor that fits, and when none fits prefers a flavor where it
+ * reclaims from the cohort over one where it preempts in its own
+ * ClusterQueue; of flavors that all borrow, TryNextFlavor takes
  * the one nearest in the cohort tree; a flavor whose nodes cannot place the
  * workload is passed over.  Four nodes of 4 TPUs each (test_queues_fungibility.sh runs
  * the borrowing case offline and in the simulator).
@@ -30,6 +32,12 @@
 	ck_assert_msg(wait_for(kind, name, annotation_is,                                          \
 			       (const char *const[]){"queue.podkernel.dev/admission", value}),     \
 		      "%s %s: not admitted by %s", kind, name, value)
+
+static bool not_admitted(const json_t *o, const void *arg)
+{
+	(void)arg;
+	return !json_object_get(pk_get(o, "metadata.annotations"), "queue.podkernel.dev/admission");
+}
 
 /* A ResourceFlavor (labels: its spec.nodeLabels, JSON, or NULL). */
 static void flavor(const char *name, const char *labels)
@@ -190,6 +198,54 @@ START_TEST(queue_when_can_preempt_may_stop_search)
 END_TEST
 
 /*
+ * Kueue's flavorassigner_test TestReclaimBeforePriorityPreemption, case
+ * "Select first flavor where gpu reclamation is possible": whenCanPreempt
+ * TryNextFlavor, no flavor fits, and of the flavors where preempting makes
+ * room the first where it only reclaims from another ClusterQueue of the
+ * cohort is taken over one where it preempts in its own.  ClusterQueue cq
+ * has 4 TPUs in each of uno, due and tre, "other" none (cohort c); cq's
+ * low Job fills uno, other's two low Jobs borrow due and tre (the one in
+ * tre created last, the first candidate by age).  cq's high Job: uno
+ * would preempt cq's own, due and tre reclaim; it goes to due, reclaiming
+ * the Job there, and tre's is left alone.
+ */
+START_TEST(queue_when_can_preempt_prefers_reclaim)
+{
+	char q[3][256], flavors[900];
+
+	workload_priority_class("high", 100);
+	workload_priority_class("low", 1);
+	flavor("uno", NULL);
+	flavor("due", NULL);
+	flavor("tre", NULL);
+	snprintf(flavors, sizeof(flavors), "%s, %s, %s", quota(q[0], sizeof(q[0]), "uno", 4, -1),
+		 quota(q[1], sizeof(q[1]), "due", 4, -1), quota(q[2], sizeof(q[2]), "tre", 4, -1));
+	cluster_queue("cq", flavors,
+		      "\"cohortName\": \"c\", \"preemption\": {\"withinClusterQueue\": "
+		      "\"LowerPriority\", \"reclaimWithinCohort\": \"LowerPriority\"}");
+	snprintf(flavors, sizeof(flavors), "%s, %s, %s", quota(q[0], sizeof(q[0]), "uno", 0, -1),
+		 quota(q[1], sizeof(q[1]), "due", 0, -1), quota(q[2], sizeof(q[2]), "tre", 0, -1));
+	cluster_queue("other", flavors, "\"cohortName\": \"c\"");
+	local_queue("user-queue", "cq");
+	local_queue("other-queue", "other");
+	job("own", "user-queue", 1, "low");
+	ADMITTED_BY("Job", "own", "cq/uno");
+	job("lent-due", "other-queue", 1, "low");
+	ADMITTED_BY("Job", "lent-due", "other/due");
+	sleep(1); /* created a second later: the newest candidate */
+	job("lent-tre", "other-queue", 1, "low");
+	ADMITTED_BY("Job", "lent-tre", "other/tre");
+	job("high", "user-queue", 1, "high");
+	ADMITTED_BY("Job", "high", "cq/due");
+	ck_assert(wait_bound("high-0"));
+	ADMITTED_BY("Job", "own", "cq/uno");
+	ADMITTED_BY("Job", "lent-tre", "other/tre");
+	ck_assert_msg(wait_for("Job", "lent-due", not_admitted, NULL),
+		      "lent-due kept its admission");
+}
+END_TEST
+
+/*
  * Hierarchical cohorts: when every flavor must borrow, TryNextFlavor takes
  * the one that borrows least far up the tree, as Kueue ranks borrowing by
  * the height of the lowest subtree that holds it.  ClusterQueue cq, under
@@ -255,6 +311,7 @@ int main(void)
 	tcase_add_test(tc, queue_when_can_borrow_try_next_flavor);
 	tcase_add_test(tc, queue_when_can_preempt_try_next_flavor);
 	tcase_add_test(tc, queue_when_can_preempt_may_stop_search);
+	tcase_add_test(tc, queue_when_can_preempt_prefers_reclaim);
 	tcase_add_test(tc, queue_try_next_flavor_borrows_nearest);
 	tcase_add_test(tc, queue_flavor_that_cannot_place_is_passed_over);
 	suite_add_tcase(s, tc);
