@@ -81,13 +81,15 @@ LIBS_pkbuilder   := pkbuilder pkapi pkcel topo pklib
 LIBS_pksim       := pksim pksched pkdra pkbuilder pkstore pkwrite pkapi pkcel topo pklib
 LIBS_pkwrite     := pkwrite pkapi pkcel topo pklib
 LIBS_pkstore     := pkstore pkwrite pkapi pkcel topo pklib
-LIBS_pkserver    := pkserver pkstore pkapi pkcel topo pklib
-LIBS_pkappliance := pkappliance pkstore pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pkserver    := pkserver pkstore pkwrite pkapi pkcel topo pklib
+LIBS_pkappliance := pkappliance pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
 # the placement map registers on the loop as hooks: the loop's types only
-LIBS_pkui        := pkui pkappliance pkstore pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
+LIBS_pkui        := pkui pkappliance pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
 LIBS_pkcontrollers := pkcontrollers pkappliance pksim pkstore pksched pkwrite pkdra pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkkube      := pkkube pkapi pkcel topo pklib
+# attach's sources call nothing of the store: it comes with the API server (the
+# listener of /healthz and /ui/) and the controllers (the queue pass)
 LIBS_pkattach    := pkattach pkui pkcontrollers pkkube pkappliance pksim pkserver pkstore pksched pkwrite \
 	pkdra pkbuilder \
 	pkapi pkcel topo pklib
@@ -122,7 +124,9 @@ TESTLIBS_tests/kernel/lib      := pklib
 TESTLIBS_tests/kernel/api      := pkapi
 TESTLIBS_tests/kernel/cel      := pkcel
 TESTLIBS_tests/kernel/dra      := pkdra
-TESTLIBS_tests/kernel/sched    := pksched
+# the scenarios run offline as podctl schedule does, with the resource claim
+# controller (pk_claims_pass)
+TESTLIBS_tests/kernel/sched    := pksched pkcontrollers
 TESTLIBS_tests/kernel/builder  := pkbuilder
 # the queue tests run the queue controller's pass
 TESTLIBS_tests/kernel/sim      := pkcontrollers

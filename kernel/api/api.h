@@ -48,6 +48,12 @@
 
 /* Annotation on Nodes registered from a board file (exempt from heartbeats). */
 #define PK_ANN_SIMULATED "podkernel.dev/simulated"
+/*
+ * The taint a Node that stopped reporting carries, Kubernetes' well-known
+ * one (written by standalone's node monitor, kernel/controllers/, or by a
+ * cluster's own; the placement map shows it).
+ */
+#define PK_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
 
 /* ---- error lists: field-path messages ---------------------------------- */
 struct pk_errors {
@@ -226,6 +232,13 @@ const struct pk_type *pk_type_of(enum pk_kind kind);
  */
 const char *pk_obj_key(char *buf, size_t len, const struct pk_type *t, const char *ns,
 		       const char *name);
+
+/*
+ * What happened to an object, as a watch says it: the store's change stream,
+ * the scheduling loop's sources, the placement map.
+ */
+enum pk_event_type { PK_EVENT_ADDED, PK_EVENT_MODIFIED, PK_EVENT_DELETED };
+const char *pk_event_type_to_string(enum pk_event_type type); /* "ADDED", ... */
 
 /* ---- codec ---------------------------------------------------------------- */
 enum pk_format { PK_FORMAT_JSON, PK_FORMAT_YAML };
@@ -509,6 +522,35 @@ const char *pk_pod_group_name(const json_t *pod);
 #define PK_KUEUE_ADMISSION_GATE "kueue.x-k8s.io/admission"
 const char *pk_pod_queue_name(const json_t *pod);
 void pk_pod_default_queue_gate(json_t *pod);
+/*
+ * A user's update of a queued pod (old) that removes the gate
+ * kueue.x-k8s.io/admission while it still has it: -EINVAL and why at
+ * spec.schedulingGates, as an admission webhook refuses it (only the queue
+ * controller ungates, when it admits the pod); else 0.
+ */
+int pk_pod_queue_user_update(const json_t *pod, const json_t *old, struct pk_errors *errs);
+/*
+ * Kueue's plain pod groups: the queued pods labelled
+ * kueue.x-k8s.io/pod-group-name: NAME and annotated
+ * kueue.x-k8s.io/pod-group-total-count: N are one workload of N pods.  A
+ * queued pod's group (NULL: none; borrowed) and *ret_total its total count
+ * (0 when the annotation is missing or not an integer of at least 1);
+ * pk_pod_group_total parses the annotation's value so.
+ * pk_pod_default_kueue_group puts such a pod, when it is created, in the
+ * PodGroup of that name (spec.schedulingGroup.podGroupName), which the
+ * queue controller creates as a gang of N when it admits the group.
+ * pk_validate_kueue_pod refuses, by path, a label without the annotation or
+ * the reverse, a count that is not an integer of at least 1, a group name
+ * that is not a DNS subdomain and a spec.schedulingGroup naming another
+ * group; pk_validate_kueue_pod_update a change of the label.
+ */
+#define PK_KUEUE_LABEL_POD_GROUP_NAME "kueue.x-k8s.io/pod-group-name"
+#define PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL "kueue.x-k8s.io/pod-group-total-count"
+const char *pk_pod_kueue_group(const json_t *pod, int64_t *ret_total);
+int64_t pk_pod_group_total(const char *value);
+void pk_pod_default_kueue_group(json_t *pod);
+void pk_validate_kueue_pod(const json_t *pod, struct pk_errors *errs);
+void pk_validate_kueue_pod_update(const json_t *pod, const json_t *old, struct pk_errors *errs);
 int pk_pod_decode(json_t *obj, struct pk_pod **ret, struct pk_errors *errs);
 /*
  * kube-apiserver's pod defaulting of host ports: a pod with

@@ -871,11 +871,9 @@ int pk_read_file_max(const char *path, size_t max_bytes, json_t **ret_objects, c
 	bool is_stdin = strcmp(path, "-") == 0;
 	const char *name = is_stdin ? "<stdin>" : path;
 	struct reader r = {.name = name, .err = err, .errlen = errlen};
-	struct stat st = {0};
 	json_t *out;
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f;
 	int ret;
 
 	if (err && errlen)
@@ -883,28 +881,12 @@ int pk_read_file_max(const char *path, size_t max_bytes, json_t **ret_objects, c
 	if (!max_bytes)
 		max_bytes = PK_MAX_FILE_BYTES;
 	r.max_objects = max_objects_for(max_bytes);
-	f = is_stdin ? stdin : fopen(path, "re");
-	if (!f) {
-		ret = -errno;
-		if (err && errlen)
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return ret;
-	}
-	/* A directory opens for reading on Linux; it is bad input, not an I/O error. */
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		if (!is_stdin)
-			fclose(f);
+	ret = pk_read_input(path, max_bytes, &buf, &len);
+	if (ret == -EISDIR) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s: is a directory (a file is expected)", path);
-		return -EISDIR;
+		return ret;
 	}
-	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > max_bytes)
-		ret = -EFBIG;
-	else
-		ret = pk_read_stream(f, S_ISREG(st.st_mode) ? (size_t)st.st_size : 64 * 1024,
-				     max_bytes, &buf, &len);
-	if (!is_stdin)
-		fclose(f);
 	if (ret == -EFBIG)
 		return too_big(&r, max_bytes);
 	if (ret < 0) {

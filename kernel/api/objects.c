@@ -13,49 +13,58 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernel/api/api.h"
 #include "kernel/api/api-internal.h"
+#include "kernel/lib/macro.h"
 #include "topology/topology.h"
 
 /* ---- field paths ----------------------------------------------------------- */
 
-static size_t path_append(struct pk_path *p, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static size_t path_append(struct pk_path *p, const char *fmt, ...)
+/*
+ * Append a, b and c (each may be NULL) to p, truncated to its buffer as
+ * snprintf truncates; the old length (for pk_path_pop).  Without printf:
+ * every field a decoder reads is named on the way, errors or not.
+ */
+static size_t path_append(struct pk_path *p, const char *a, const char *b, const char *c)
 {
+	const char *part[3] = {a, b, c};
 	size_t old = p->len;
-	va_list ap;
-	int n;
 
 	if (p->len >= sizeof(p->s) - 1)
 		return old;
-	va_start(ap, fmt);
-	n = vsnprintf(p->s + p->len, sizeof(p->s) - p->len, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		p->len += (size_t)n < sizeof(p->s) - p->len ? (size_t)n : sizeof(p->s) - p->len - 1;
+	for (int i = 0; i < 3; i++) {
+		size_t n = part[i] ? strlen(part[i]) : 0, room = sizeof(p->s) - 1 - p->len;
+
+		memcpy(p->s + p->len, part[i] ? part[i] : "", n < room ? n : room);
+		p->len += n < room ? n : room;
+	}
+	p->s[p->len] = '\0';
 	return old;
 }
 
 size_t pk_path_key(struct pk_path *p, const char *key)
 {
-	return path_append(p, p->len ? ".%s" : "%s", key);
+	return path_append(p, p->len ? "." : NULL, key ? key : "(null)", NULL);
 }
 
 size_t pk_path_index(struct pk_path *p, size_t i)
 {
-	return path_append(p, "[%zu]", i);
+	char num[24], *d = num + sizeof(num) - 1;
+
+	*d = '\0';
+	do
+		*--d = (char)('0' + i % 10);
+	while ((i /= 10) > 0);
+	return path_append(p, "[", d, "]");
 }
 
 size_t pk_path_mapkey(struct pk_path *p, const char *key)
 {
-	return path_append(p, "[%s]", key);
+	return path_append(p, "[", key ? key : "(null)", "]");
 }
 
 void pk_path_pop(struct pk_path *p, size_t len)
@@ -1124,4 +1133,10 @@ int pk_group_decode(json_t *obj, struct pk_group **ret, struct pk_errors *errs)
 int pk_workload_decode(json_t *obj, struct pk_workload **ret, struct pk_errors *errs)
 {
 	DECODE_ALL_OR_NOTHING(pk_workload, pk_workload_decode_partial, pk_workload_free);
+}
+
+const char *pk_event_type_to_string(enum pk_event_type type)
+{
+	static const char *const names[] = {"ADDED", "MODIFIED", "DELETED"};
+	return PK_STRING_TABLE_LOOKUP(names, type);
 }

@@ -328,6 +328,7 @@ void pk_validate_pod(json_t *obj, const struct pk_type *t, struct pk_errors *err
 		return;
 	check_meta(obj, &pod->meta, t, errs);
 	validate_pod_group(obj, pod, errs);
+	pk_validate_kueue_pod(obj, errs);
 	check_subdomain("spec.nodeName", pod->node_name, errs);
 	check_subdomain("spec.priorityClassName", pod->priority_class, errs);
 	check_max_priority("spec.priority", pod->has_priority, pod->priority,

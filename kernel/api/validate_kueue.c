@@ -5,12 +5,15 @@
  * Cohort and WorkloadPriorityClass, with Kueue's field paths and rules for what the queue
  * controller implements (nominal quota per flavor and resource, borrowing and lending limits within
  * a cohort, a namespace selector, the queueing strategy, a LocalQueue's ClusterQueue, a Cohort's
- * parent), and every upstream field it does not implement refused at its path with why: preemption
- * other than LowerPriority within a ClusterQueue and reclaim within a cohort, fair sharing, flavor
- * fungibility, admission checks and stop policies.
+ * parent, flavor fungibility), and every upstream field it does not implement refused at its path
+ * with why: preemption other than LowerPriority within a ClusterQueue and reclaim within a cohort,
+ * fair sharing of LocalQueues and Cohorts, a fungibility preference, admission checks and stop
+ * policies.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernel/api/api.h"
@@ -450,6 +453,29 @@ static void check_preemption(struct pk_vctx *v, const json_t *spec)
 	pk_path_pop(&v->p, old);
 }
 
+/*
+ * spec.flavorFungibility: whenCanBorrow and whenCanPreempt MayStopSearch or
+ * TryNextFlavor (v1beta1's Borrow and Preempt are converted to
+ * MayStopSearch); preference is not implemented.
+ */
+static void check_fungibility(struct pk_vctx *v, const json_t *spec)
+{
+	static const char *const values[] = {"MayStopSearch", "TryNextFlavor"};
+	static const struct refused refused[] = {
+	    {"preference", "a flavor that borrows is preferred to one that preempts"},
+	};
+	const json_t *ff = pk_vctx_object(v, spec, "flavorFungibility");
+	size_t old;
+
+	if (!ff)
+		return;
+	old = pk_path_key(&v->p, "flavorFungibility");
+	check_enum(v, ff, "whenCanBorrow", values, 2, "\"MayStopSearch\", \"TryNextFlavor\"");
+	check_enum(v, ff, "whenCanPreempt", values, 2, "\"MayStopSearch\", \"TryNextFlavor\"");
+	refuse_present(v, ff, refused, ELEMENTSOF(refused));
+	pk_path_pop(&v->p, old);
+}
+
 /* spec.fairSharing: a weight of at least 0 (a quantity). */
 static void check_fair_sharing(struct pk_vctx *v, const json_t *spec)
 {
@@ -467,7 +493,6 @@ static void check_fair_sharing(struct pk_vctx *v, const json_t *spec)
 static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 {
 	static const struct refused refused[] = {
-	    {"flavorFungibility", "the first flavor that fits is taken"},
 	    {"admissionChecksStrategy", "admission checks are not implemented"},
 	    {"admissionScope", "admission scopes are not implemented"},
 	};
@@ -482,6 +507,7 @@ static void validate_cluster_queue(const json_t *obj, struct pk_vctx *v)
 	refuse_present(v, spec, refused, ELEMENTSOF(refused));
 	check_stop_policy(v, spec);
 	check_preemption(v, spec);
+	check_fungibility(v, spec);
 	check_fair_sharing(v, spec);
 	qs = pk_vctx_string(v, spec, "queueingStrategy", false);
 	if (qs && strcmp(qs, strategies[0]) != 0 && strcmp(qs, strategies[1]) != 0)
@@ -630,4 +656,126 @@ void pk_pod_default_queue_gate(json_t *pod)
 	    json_object_set_new(spec, "schedulingGates", gates = json_array()) < 0)
 		return;
 	json_array_append_new(gates, json_pack("{s:s}", "name", PK_KUEUE_ADMISSION_GATE));
+}
+
+static bool queue_gated(const json_t *pod)
+{
+	const json_t *g;
+	size_t i;
+
+	json_array_foreach(pk_get(pod, "spec.schedulingGates"), i, g)
+	{
+		const char *name = pk_get_string(g, "name");
+
+		if (name && strcmp(name, PK_KUEUE_ADMISSION_GATE) == 0)
+			return true;
+	}
+	return false;
+}
+
+int pk_pod_queue_user_update(const json_t *pod, const json_t *old, struct pk_errors *errs)
+{
+	if (!pk_pod_queue_name(old) || !queue_gated(old) || queue_gated(pod))
+		return 0;
+	pk_errors_add(errs, "spec.schedulingGates: Forbidden: the gate " PK_KUEUE_ADMISSION_GATE
+			    " of a queued pod is removed by the queue controller when its "
+			    "ClusterQueue admits it");
+	return -EINVAL;
+}
+
+/* ---- Kueue's plain pod groups ------------------------------------------------------ */
+
+#define GROUP_LABEL_PATH "metadata.labels[" PK_KUEUE_LABEL_POD_GROUP_NAME "]"
+#define GROUP_COUNT_PATH "metadata.annotations[" PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL "]"
+#define GROUP_BOTH                                                                                 \
+	"both the '" PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL "' annotation and the '"                  \
+	"" PK_KUEUE_LABEL_POD_GROUP_NAME "' label should be set"
+
+static const char *group_label(const json_t *pod)
+{
+	const char *g = json_string_value(
+	    json_object_get(pk_get(pod, "metadata.labels"), PK_KUEUE_LABEL_POD_GROUP_NAME));
+
+	return g && *g ? g : NULL;
+}
+
+static const char *group_count(const json_t *pod)
+{
+	return json_string_value(json_object_get(pk_get(pod, "metadata.annotations"),
+						 PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL));
+}
+
+int64_t pk_pod_group_total(const char *value)
+{
+	char *end;
+	long long n;
+
+	if (!value || !*value || (*value != '+' && (*value < '0' || *value > '9')))
+		return 0;
+	errno = 0;
+	n = strtoll(value, &end, 10);
+	return errno || *end || n < 1 || n > INT32_MAX ? 0 : (int64_t)n;
+}
+
+const char *pk_pod_kueue_group(const json_t *pod, int64_t *ret_total)
+{
+	const char *g = pk_pod_queue_name(pod) ? group_label(pod) : NULL;
+
+	if (g && ret_total)
+		*ret_total = pk_pod_group_total(group_count(pod));
+	return g;
+}
+
+void pk_pod_default_kueue_group(json_t *pod)
+{
+	const char *g = pk_pod_kueue_group(pod, NULL);
+	json_t *spec = json_object_get(pod, "spec");
+
+	if (!g || !json_is_object(spec) || json_object_get(spec, "schedulingGroup") ||
+	    pk_get_string(spec, "nodeName"))
+		return;
+	json_object_set_new(spec, "schedulingGroup", json_pack("{s:s}", "podGroupName", g));
+}
+
+void pk_validate_kueue_pod(const json_t *pod, struct pk_errors *errs)
+{
+	const char *g, *count, *spec_group;
+
+	if (!pk_pod_queue_name(pod))
+		return;
+	g = group_label(pod);
+	count = group_count(pod);
+	spec_group = pk_get_string(pod, "spec.schedulingGroup.podGroupName");
+	if (!g && count)
+		pk_errors_add(errs, GROUP_LABEL_PATH ": Required value: " GROUP_BOTH);
+	if (g && !count)
+		pk_errors_add(errs, GROUP_COUNT_PATH ": Required value: " GROUP_BOTH);
+	if (g && !topo_dns_subdomain_valid(g))
+		pk_errors_add(errs,
+			      GROUP_LABEL_PATH
+			      ": Invalid value: \"%s\": a lowercase RFC 1123 "
+			      "subdomain must consist of lower case alphanumeric "
+			      "characters, '-' or '.', and must start and end with "
+			      "an alphanumeric character",
+			      g);
+	if (count && !pk_pod_group_total(count))
+		pk_errors_add(errs,
+			      GROUP_COUNT_PATH ": Invalid value: \"%s\": group total count should "
+					       "be an integer greater than zero",
+			      count);
+	if (g && spec_group && strcmp(g, spec_group) != 0)
+		pk_errors_add(errs,
+			      "spec.schedulingGroup.podGroupName: Invalid value: \"%s\": a queued "
+			      "pod of Kueue's pod group \"%s\" (" GROUP_LABEL_PATH
+			      ") is in the PodGroup of that name",
+			      spec_group, g);
+}
+
+void pk_validate_kueue_pod_update(const json_t *pod, const json_t *old, struct pk_errors *errs)
+{
+	const char *was = pk_pod_queue_name(old) ? group_label(old) : NULL, *now = group_label(pod);
+
+	if (was && (!now || strcmp(was, now) != 0))
+		pk_errors_add(errs, GROUP_LABEL_PATH ": Invalid value: \"%s\": field is immutable",
+			      now ? now : "");
 }

@@ -31,7 +31,6 @@
 #include "kernel/lib/log.h"
 #include "kernel/appliance/appliance-internal.h"
 #include "kernel/builder/builder.h"
-#include "kernel/lib/macro.h"
 
 #define AP_EVENT_BATCH 1024
 /* Objects per list page at start: small pages keep the transient trees of a
@@ -41,7 +40,8 @@
  * whose pods are being created is not written a message per member. */
 #define AP_GATED_TELL_MS 500
 #define AP_CYCLES_PER_ROUND 256
-#define AP_BEAT_CHECK_MS 1000
+/* The hooks' round runs at least this often (their own due time aside). */
+#define AP_TICK_MS 1000
 
 int64_t ap_now_ns(void)
 {
@@ -114,18 +114,6 @@ void ap_resync(struct pk_appliance *app, enum pk_kind kind, const char *ns, cons
 	}
 }
 
-/*
- * After the hooks' own kinds and the scheduler's (pk_sched_kinds(), in the
- * order a fresh scheduler needs them), what the loop keeps only to tell
- * its hooks whether it changed: the owners of pods and groups.
- */
-static const struct pk_type *const list_owners[] = {
-    &pk_type_workload,
-    &pk_type_job,
-    &pk_type_jobset,
-    &pk_type_leader_worker_set,
-};
-
 /* A kind some hook reads that the loop neither keeps nor gives the scheduler. */
 static bool hooks_kind(const struct pk_appliance *app, const struct pk_type *kind)
 {
@@ -141,7 +129,7 @@ static int list_kind(struct pk_appliance *app, const struct pk_type *kind, int64
 	char *token = NULL;
 
 	do {
-		struct pk_store_list_opts o = {.continue_token = token, .limit = AP_LIST_PAGE};
+		struct pk_source_list_opts o = {.continue_token = token, .limit = AP_LIST_PAGE};
 		json_t *items = NULL, *obj;
 		char *next = NULL;
 		size_t i;
@@ -211,8 +199,10 @@ static int load_all(struct pk_appliance *app)
 			r = list_kind(app, *k, now);
 	for (const struct pk_type *const *k = pk_sched_kinds(); r == 0 && *k; k++)
 		r = list_kind(app, *k, now);
-	for (size_t i = 0; r == 0 && i < ELEMENTSOF(list_owners); i++)
-		r = list_kind(app, list_owners[i], now);
+	for (size_t i = 0; r == 0 && i < app->cfg.nhooks; i++) /* then what they track */
+		for (const struct pk_type *const *k = app->cfg.hooks[i].ops->tracked;
+		     r == 0 && k && *k; k++)
+			r = list_kind(app, *k, now);
 	if (r < 0)
 		return r;
 	app->rv = rv;
@@ -358,7 +348,7 @@ static void batch_stale_conditions(struct pk_appliance *app)
 	stale_clear(app);
 }
 
-static int on_event(const struct pk_store_event *ev, void *arg)
+static int on_event(const struct pk_source_event *ev, void *arg)
 {
 	struct pk_appliance *app = arg;
 	struct ap_decision d;
@@ -418,7 +408,7 @@ static int drain_events(struct pk_appliance *app)
 		int r = app->src->events_since(app->src_arg, app->rv, AP_EVENT_BATCH, on_event, app,
 					       &last);
 
-		if (r == -PK_STORE_EGONE) {
+		if (r == -PK_SOURCE_EGONE) {
 			ap_log(app, 1, "appliance: change stream lost events; listing again");
 			AP_COUNT(app, relists);
 			return load_all(app);
@@ -822,7 +812,7 @@ static void *loop_main(void *arg)
 		if (app->cfg.may_schedule && !app->cfg.may_schedule(app->cfg.may_schedule_arg)) {
 			app->scheduling = false;
 			stale_clear(app); /* the leader writes them */
-			if (app->src->wait(app->src_arg, app->rv, AP_BEAT_CHECK_MS) == -ECANCELED)
+			if (app->src->wait(app->src_arg, app->rv, AP_TICK_MS) == -ECANCELED)
 				break;
 			continue;
 		}
@@ -864,7 +854,7 @@ static void *loop_main(void *arg)
 			       (double)(t1 - t0) / 1e6, nwrites, (double)(t2 - t1) / 1e6);
 		if (more)
 			continue;
-		wait = AP_BEAT_CHECK_MS;
+		wait = AP_TICK_MS;
 		if (hooks_due > 0 && (retry <= 0 || hooks_due < retry))
 			retry = hooks_due;
 		if (retry > 0) {
@@ -973,7 +963,7 @@ void pk_appliance_stop(struct pk_appliance *app)
 		return;
 	atomic_store(&app->stopping, true);
 	if (app->started) {
-		/* the source's wait wakes at least every AP_BEAT_CHECK_MS */
+		/* the source's wait wakes at least every AP_TICK_MS */
 		pthread_join(app->thread, NULL);
 	}
 	ap_hooks_call(app, free);

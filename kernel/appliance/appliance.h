@@ -24,20 +24,14 @@
 #ifndef PODKERNEL_KERNEL_APPLIANCE_H
 #define PODKERNEL_KERNEL_APPLIANCE_H
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "kernel/store/store.h"
+#include "kernel/api/api.h"
 #include "topology/topology.h"
-
-/*
- * The taint a Node that stopped reporting carries (written by standalone's
- * node monitor, kernel/controllers/, or by a cluster's own; the placement
- * map shows it).
- */
-#define PK_APPLIANCE_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"
 
 struct pk_writer;
 struct pk_write_batch;
@@ -45,18 +39,43 @@ struct pk_write_result;
 struct ap_decision;
 struct pk_appliance;
 /*
- * Where the loop reads objects: by default the store itself; in attach mode
- * a mirror of a Kubernetes cluster (kernel/attach/).  The calls have the
- * store's meaning (kernel/store/store.h): list pages of a kind (its row of
- * the kinds table, as every kind here), the latest
- * position of the change stream, the events after a position (each carrying
- * its object's resourceVersion), a wait for news, one object.
+ * The source's own types: the loop reads objects through them and knows no
+ * store.  One change of the source's stream: its type, its position in the
+ * stream, the object's kind (its row of the kinds table) and the object
+ * (borrowed and shared: read only).
+ */
+struct pk_source_event {
+	enum pk_event_type type;
+	uint64_t rv;
+	const struct pk_type *kind;
+	json_t *object;
+};
+/* Return 0 to continue, anything else to stop (returned by events_since). */
+typedef int (*pk_source_event_cb)(const struct pk_source_event *ev, void *arg);
+/* A page of a listing: at most limit objects (0: all), after the token of the page before. */
+struct pk_source_list_opts {
+	size_t limit;
+	const char *continue_token;
+};
+/* -PK_SOURCE_EGONE: a position older than the stream keeps; list again (HTTP 410). */
+#define PK_SOURCE_EGONE ERANGE
+
+/*
+ * Where the loop reads objects: standalone, the store (kernel/controllers/
+ * adapts it); in attach mode a mirror of a Kubernetes cluster
+ * (kernel/attach/).  list: a page of a kind (every namespace; a continue
+ * token for the next page, malloc'ed, or NULL after the last); rv: the latest
+ * position of the change stream; events_since: cb for the events after
+ * since, in order, at most max (0: all kept), each carrying its object's
+ * resourceVersion, ret_last the position of the last one delivered
+ * (-PK_SOURCE_EGONE: since is older than what is kept); wait: until news
+ * after since or timeout_ms (-ECANCELED: stopped); get: one object (-ENOENT).
  */
 struct pk_appliance_source_ops {
-	int (*list)(void *src, const struct pk_type *kind, const struct pk_store_list_opts *opts,
+	int (*list)(void *src, const struct pk_type *kind, const struct pk_source_list_opts *opts,
 		    json_t **ret_items, char **ret_continue);
 	uint64_t (*rv)(void *src);
-	int (*events_since)(void *src, uint64_t since, size_t max, pk_store_event_cb cb, void *arg,
+	int (*events_since)(void *src, uint64_t since, size_t max, pk_source_event_cb cb, void *arg,
 			    uint64_t *ret_last);
 	int (*wait)(void *src, uint64_t since, int timeout_ms);
 	int (*get)(void *src, const struct pk_type *kind, const char *ns, const char *name,
@@ -77,6 +96,14 @@ struct pk_appliance_hooks {
 	 * decision.
 	 */
 	const struct pk_type *const *kinds;
+	/*
+	 * Kinds the scheduler does not read whose events the hook wants
+	 * decided all the same (kept in the loop's cache, so each event's
+	 * decision says whether it is news and whether it changed what is read,
+	 * struct ap_decision): standalone's owners of pods and groups.
+	 * NULL-terminated, or NULL; listed after the scheduler's kinds.
+	 */
+	const struct pk_type *const *tracked;
 	/* Before the first listing (simulated nodes registered, say); errors to err. */
 	int (*start)(void *arg, struct pk_appliance *app, char *err, size_t errlen);
 	/*
@@ -93,7 +120,7 @@ struct pk_appliance_hooks {
 	 * made of it (NULL for a kind of some hook's kinds; AP_SKIP without
 	 * flags when it could not classify it, out of memory).
 	 */
-	void (*event)(void *arg, const struct pk_store_event *ev, const struct ap_decision *d);
+	void (*event)(void *arg, const struct pk_source_event *ev, const struct ap_decision *d);
 	/* A batch was committed: its n items and their results. */
 	void (*written)(void *arg, const struct pk_write_batch *batch,
 			const struct pk_write_result *results, size_t n, int64_t now_ms);
@@ -165,7 +192,7 @@ int pk_appliance_start(const struct pk_appliance_config *cfg, struct pk_applianc
 /* Stop the thread and free everything; accepts NULL. */
 void pk_appliance_stop(struct pk_appliance *app);
 
-/* Prometheus text of the scheduler, controller and heartbeat metrics. */
+/* Prometheus text of the loop's metrics, then each hooks table's (its metrics member). */
 int pk_appliance_metrics(struct pk_appliance *app, FILE *f);
 /* Same, for a server hook that takes a callback (arg is the appliance). */
 void pk_appliance_metrics_cb(void *arg, FILE *f);

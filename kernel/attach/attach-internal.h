@@ -11,7 +11,6 @@
 #include "kernel/write/writer.h"
 #include "kernel/attach/attach.h"
 #include "kernel/kube/kube.h"
-#include "kernel/store/store.h"
 #include "kernel/ui/ui.h"
 
 /* ---- the API the cluster serves -------------------------------------------------- */

@@ -254,7 +254,7 @@ void at_mirror_replace(struct at_mirror *m, const struct pk_type *k, const json_
 
 /* ---- the loop's side: a source like the store ------------------------------------- */
 
-static int src_list(void *arg, const struct pk_type *kind, const struct pk_store_list_opts *opts,
+static int src_list(void *arg, const struct pk_type *kind, const struct pk_source_list_opts *opts,
 		    json_t **ret_items, char **ret_continue)
 {
 	struct at_mirror *m = arg;
@@ -289,7 +289,7 @@ static uint64_t src_rv(void *arg)
 	return seq;
 }
 
-static int src_events_since(void *arg, uint64_t since, size_t max, pk_store_event_cb cb,
+static int src_events_since(void *arg, uint64_t since, size_t max, pk_source_event_cb cb,
 			    void *cbarg, uint64_t *ret_last)
 {
 	struct at_mirror *m = arg;
@@ -299,7 +299,7 @@ static int src_events_since(void *arg, uint64_t since, size_t max, pk_store_even
 	pthread_mutex_lock(&m->lock);
 	if (since < m->floor) {
 		pthread_mutex_unlock(&m->lock);
-		return -PK_STORE_EGONE;
+		return -PK_SOURCE_EGONE;
 	}
 	while (done < m->n && m->ev[done].seq <= since)
 		done++;
@@ -318,8 +318,7 @@ static int src_events_since(void *arg, uint64_t since, size_t max, pk_store_even
 	int r = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		struct pk_store_event ev = {out[i].type, out[i].rv, out[i].kind,
-					    out[i].obj,	 NULL,	    0};
+		struct pk_source_event ev = {out[i].type, out[i].rv, out[i].kind, out[i].obj};
 
 		if (r == 0) {
 			r = cb(&ev, cbarg);

@@ -12,18 +12,24 @@
  *   1. the mirror's objects that the pass reads (the queue kinds, Jobs,
  *      JobSets, Pods, Nodes and what the placement check reads) are created
  *      in a scratch store under $TMPDIR, the queued workloads oldest first
- *      (so the store's creation clock keeps the cluster's queue order);
+ *      (the store's creation clock gives them the cluster's creation times);
  *   2. the pass runs on it, writing there as it writes standalone;
  *   3. what it changed is written to the cluster through the attach write
  *      backend (remote.c), each under the resourceVersion and uid the mirror
  *      holds: a Job, JobSet or Pod gets the delta the pass made to its spec,
  *      labels and annotations (admission: spec.suspend false, the admission
  *      annotation, the flavors' node labels and tolerations, a Pod's gate
- *      removed; pending position and reason), a Pod the pass deleted (a pod
+ *      removed; pending queue order and reason), a Pod the pass deleted (a pod
  *      workload preempted) is deleted, a ClusterQueue's or LocalQueue's new
  *      status is a PUT of its status.  What takes an admission back goes
  *      first, in its own batch; when one of those fails nothing is admitted
- *      in that pass.
+ *      in that pass.  Then the PodGroups the pass made for the Kueue pod
+ *      groups it admitted are created, in a batch of their own, before the
+ *      pods that name them are ungated (a pod whose cluster object names no
+ *      group gets the label scheduling.podkernel.dev/pod-group in that
+ *      write); the pods of one the cluster refuses stay gated, told why, and
+ *      the queues' status waits for a pass that writes them all.  Such a
+ *      PodGroup the pass deleted (no queued pod names it) is deleted.
  *
  * The mirror learns of the writes by the watch only.  Until it has seen
  * each one (its resourceVersion, or the deletion), at most
@@ -40,7 +46,6 @@
  * `podctl schedule` does; it runs on the loop's thread, between rounds.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -103,10 +108,11 @@ static const struct {
 };
 
 /* What a pass may write: the snapshot before and after it is taken of these. */
-static const enum pk_kind written_kinds[] = {PK_KIND_JOB, PK_KIND_JOBSET, PK_KIND_POD,
-					     PK_KIND_CLUSTER_QUEUE, PK_KIND_LOCAL_QUEUE};
+static const struct pk_type *const written_kinds[] = {
+    &pk_type_job,	  &pk_type_jobset,    &pk_type_pod, &pk_type_cluster_queue,
+    &pk_type_local_queue, &pk_type_pod_group, NULL};
 
-static bool relevant(const struct pk_store_event *ev)
+static bool relevant(const struct pk_source_event *ev)
 {
 	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 
@@ -138,71 +144,39 @@ static int cmp_created(const void *x, const void *y)
 	return c ? c : strcmp(pk_name(a), pk_name(b));
 }
 
-/* The scratch store's creation clock: one second apart, in creation order. */
-struct clock {
-	int64_t next;
-};
-
-static int64_t clock_tick(void *arg)
+/* An object the scratch store refused: counted and logged, left out of the pass. */
+static void refused(void *arg, const json_t *obj, int error)
 {
-	struct clock *c = arg;
+	struct at_queues *q = arg;
 
-	return c->next++;
+	pthread_mutex_lock(&q->lock);
+	q->refused++;
+	pthread_mutex_unlock(&q->lock);
+	q_log(q, 2, "attach: queues: %s %s%s%s left out of the pass: %s",
+	      pk_get_string(obj, "kind"), pk_namespace(obj) ? pk_namespace(obj) : "",
+	      pk_namespace(obj) ? "/" : "", pk_name(obj), pk_errno_text(-error));
 }
 
-/* The object as created in the scratch store: its identity is the store's. */
-static json_t *scratch_copy(const json_t *obj)
-{
-	json_t *c = json_deep_copy(obj), *meta = json_object_get(c, "metadata");
-
-	if (!json_is_object(meta)) {
-		json_decref(c);
-		return NULL;
-	}
-	json_object_del(meta, "resourceVersion");
-	json_object_del(meta, "uid");
-	json_object_del(meta, "managedFields");
-	json_object_del(meta, "generation");
-	json_object_del(meta, "deletionTimestamp");
-	return c;
-}
-
-/* Create one group's objects in one transaction; the refused ones are logged and left out. */
-static int create_group(struct at_queues *q, struct pk_store *st, json_t *objs)
+/* The queued workloads of objs in the cluster's queue order. */
+static void sort_created(json_t *objs)
 {
 	size_t n = json_array_size(objs), i;
-	json_t **v = calloc(n ? n : 1, sizeof(*v));
-	int *rcs = calloc(n ? n : 1, sizeof(*rcs)), r = v && rcs ? 0 : -ENOMEM;
-	json_t *o;
+	json_t **v = calloc(n ? n : 1, sizeof(*v)), *o;
 
-	json_array_foreach(r == 0 ? objs : NULL, i, o) v[i] = scratch_copy(o);
-	if (r == 0)
-		r = pk_store_create_batch(st, v, n, rcs);
-	for (i = 0; r == 0 && i < n; i++) {
-		const json_t *obj = json_array_get(objs, i);
-
-		if (rcs[i] == 0 || rcs[i] == -EEXIST)
-			continue;
-		pthread_mutex_lock(&q->lock);
-		q->refused++;
-		pthread_mutex_unlock(&q->lock);
-		q_log(q, 2, "attach: queues: %s %s%s%s left out of the pass: %s",
-		      pk_get_string(obj, "kind"), pk_namespace(obj) ? pk_namespace(obj) : "",
-		      pk_namespace(obj) ? "/" : "", pk_name(obj), pk_errno_text(-rcs[i]));
-	}
-	for (i = 0; v && i < n; i++)
-		json_decref(v[i]);
+	if (!v)
+		return;
+	json_array_foreach(objs, i, o) v[i] = json_incref(o);
+	qsort(v, n, sizeof(*v), cmp_created);
+	json_array_clear(objs);
+	for (i = 0; i < n; i++)
+		json_array_append_new(objs, v[i]);
 	free(v);
-	free(rcs);
-	return r;
 }
 
-/* Fill the scratch store from the mirror, group by group. */
-static int fill(struct at_queues *q, struct pk_store *st)
+/* The mirror's objects the pass reads, in groups[3] (new arrays). */
+static int fill(struct at_queues *q, json_t *groups[3])
 {
-	int r = 0;
-
-	for (int g = 0; r == 0 && g < 3; g++) {
+	for (int g = 0; g < 3; g++) {
 		json_t *objs = json_array();
 
 		for (size_t k = 0; objs && k < ELEMENTSOF(read_kinds); k++) {
@@ -219,47 +193,11 @@ static int fill(struct at_queues *q, struct pk_store *st)
 		}
 		if (!objs)
 			return -ENOMEM;
-		if (g == 2) { /* the queued workloads in the cluster's queue order */
-			size_t n = json_array_size(objs), i;
-			json_t **v = calloc(n ? n : 1, sizeof(*v)), *o;
-
-			json_array_foreach(v ? objs : NULL, i, o) v[i] = json_incref(o);
-			if (v)
-				qsort(v, n, sizeof(*v), cmp_created);
-			json_array_clear(objs);
-			for (i = 0; v && i < n; i++)
-				json_array_append_new(objs, v[i]);
-			free(v);
-		}
-		r = create_group(q, st, objs);
-		json_decref(objs);
+		if (g == 2)
+			sort_created(objs);
+		groups[g] = objs;
 	}
-	return r;
-}
-
-/* The objects a pass may write, "Kind/ns/name" -> object. */
-static json_t *snapshot(struct pk_store *st)
-{
-	json_t *snap = json_object(), *items, *o;
-	char key[800];
-	size_t i;
-
-	for (size_t k = 0; snap && k < ELEMENTSOF(written_kinds); k++) {
-		items = NULL;
-		if (pk_store_list(st, pk_type_of(written_kinds[k]), NULL, NULL, &items, NULL,
-				  NULL) < 0) {
-			json_decref(snap);
-			return NULL;
-		}
-		json_array_foreach(items, i, o)
-		{
-			snprintf(key, sizeof(key), "%s/%s/%s", pk_type_of(written_kinds[k])->kind,
-				 pk_namespace(o) ? pk_namespace(o) : "", pk_name(o));
-			json_object_set(snap, key, o);
-		}
-		json_decref(items);
-	}
-	return snap;
+	return 0;
 }
 
 /* ---- the writes ------------------------------------------------------------------ */
@@ -287,6 +225,34 @@ static json_t *merge_diff(const json_t *a, const json_t *b)
 		return NULL;
 	}
 	return p;
+}
+
+/* target with the JSON merge patch (RFC 7386) patch applied: a new object, NULL on ENOMEM. */
+static json_t *merge_apply(const json_t *target, const json_t *patch)
+{
+	json_t *out, *v;
+	const char *k;
+
+	if (!json_is_object(patch))
+		return json_deep_copy(patch);
+	out = json_is_object(target) ? json_deep_copy(target) : json_object();
+	json_object_foreach((json_t *)patch, k, v)
+	{
+		json_t *m;
+
+		if (!out)
+			return NULL;
+		if (json_is_null(v)) {
+			json_object_del(out, k);
+			continue;
+		}
+		m = merge_apply(json_object_get(out, k), v);
+		if (!m || json_object_set_new(out, k, m) < 0) {
+			json_decref(out);
+			return NULL;
+		}
+	}
+	return out;
 }
 
 /* What the pass may change of a workload: its spec, labels and annotations. */
@@ -317,6 +283,83 @@ static struct pk_write_ref cluster_ref(const struct pk_type *kind, const json_t 
 				     .uid = pk_get_string(cur, "metadata.uid")};
 }
 
+/* ---- Kueue's pod groups --------------------------------------------------------- */
+
+/* A PodGroup the queue controller made for a Kueue pod group (labelled so). */
+static bool made_group(const json_t *o)
+{
+	return o && pk_kind_of(o) == PK_KIND_POD_GROUP &&
+	       json_object_get(pk_get(o, "metadata.labels"), PK_QUEUES_LABEL_KUEUE_POD_GROUP);
+}
+
+/* Whether the pass deleted the PodGroup before (gone, or being deleted, after it). */
+static bool group_deleted(const json_t *before, const json_t *after)
+{
+	return !after || (pk_get(after, "metadata.deletionTimestamp") &&
+			  !pk_get(before, "metadata.deletionTimestamp"));
+}
+
+/* "ns/name" of the PodGroup a pod names (the scratch store's pod: its field). */
+static void group_key(const json_t *pod, char *key, size_t n)
+{
+	snprintf(key, n, "%s/%s", pk_namespace(pod) ? pk_namespace(pod) : "",
+		 pk_pod_group_name(pod) ? pk_pod_group_name(pod) : "");
+}
+
+/*
+ * A pod the pass admitted whose PodGroup the cluster refused: *ret its
+ * before with the pending reason saying why, so it stays gated (the gang is
+ * never placed one pod at a time); NULL when it is not one.  0 or -ENOMEM.
+ */
+static int held_pod(const json_t *before, const json_t *after, const json_t *refused, json_t **ret)
+{
+	const char *why;
+	json_t *ann, *held;
+	char key[600], *text = NULL;
+
+	*ret = NULL;
+	group_key(after, key, sizeof(key));
+	why = json_string_value(json_object_get(refused, key));
+	if (!why || !admitted(after) || admitted(before))
+		return 0;
+	held = json_deep_copy(before);
+	ann = pk_get(held, "metadata.annotations");
+	if (held && !json_is_object(ann))
+		pk_set(held, "metadata.annotations", ann = json_object());
+	if (!json_is_object(ann) ||
+	    asprintf(&text,
+		     "fits its quota, but PodGroup %s of its pod group could not be created in the "
+		     "cluster (%s): its pods stay gated, never placed one by one",
+		     pk_pod_group_name(after), why) < 0) {
+		json_decref(held);
+		return -ENOMEM;
+	}
+	json_object_set_new(ann, PK_QUEUES_ANNOTATION_PENDING, json_string(text));
+	free(text);
+	*ret = held;
+	return 0;
+}
+
+/*
+ * A pod of a Kueue pod group, ungated: it must name its PodGroup in the
+ * cluster, or the scheduler would place it alone.  Where the cluster's pod
+ * has no spec.schedulingGroup (a cluster whose Pod type lacks the field
+ * drops it at creation; the field cannot be set on an update), the label
+ * scheduling.podkernel.dev/pod-group names it.  0 or -ENOMEM.
+ */
+static int name_group(json_t *next, const json_t *after)
+{
+	const char *g = pk_pod_kueue_group(after, NULL);
+	json_t *labels;
+
+	if (!g || pk_pod_group_name(next))
+		return 0;
+	labels = pk_get(next, "metadata.labels");
+	if (!json_is_object(labels) && pk_set(next, "metadata.labels", labels = json_object()) < 0)
+		return -ENOMEM;
+	return json_object_set_new(labels, TOPO_LABEL_POD_GROUP, json_string(g)) < 0 ? -ENOMEM : 0;
+}
+
 /*
  * One object's write into the open batch, when the pass changed it: 1 added,
  * 0 nothing to write, < 0 error.  evictions: only what takes an admission
@@ -324,25 +367,31 @@ static struct pk_write_ref cluster_ref(const struct pk_type *kind, const json_t 
  * the rest.
  */
 static int add_write(struct at_queues *q, const char *key, const json_t *before,
-		     const json_t *after, bool evictions)
+		     const json_t *after, bool evictions, const json_t *refused)
 {
 	enum pk_kind kind = pk_kind_of(before);
-	json_t *cur = NULL, *next = NULL, *patch;
+	json_t *cur = NULL, *next = NULL, *patch, *held = NULL;
 	struct pk_write_ref ref;
 	int r;
 
+	if (kind == PK_KIND_POD_GROUP && !(made_group(before) && group_deleted(before, after)))
+		return 0; /* a PodGroup: only the pass's deletion of one it made is written */
 	if (at_mirror_get(q->mirror, pk_type_by_kind(pk_get_string(before, "kind")),
 			  pk_namespace(before), pk_name(before), &cur) < 0)
 		return 0; /* gone from the cluster meanwhile */
 	ref = cluster_ref(pk_type_of(kind), cur);
-	if (!after) { /* a Pod the pass deleted */
-		r = evictions ? pk_writer_delete(q->writer, &ref, PK_WRITE_PROPAGATE_DEFAULT) : 0;
+	if (!after || kind == PK_KIND_POD_GROUP) { /* a Pod the pass deleted, a PodGroup */
+		bool now = evictions == (kind == PK_KIND_POD);
+
+		r = now ? pk_writer_delete(q->writer, &ref, PK_WRITE_PROPAGATE_DEFAULT) : 0;
 		json_decref(cur);
-		return r < 0 ? r : evictions;
+		return r < 0 ? r : now;
 	}
 	if (kind == PK_KIND_CLUSTER_QUEUE || kind == PK_KIND_LOCAL_QUEUE) {
-		bool same =
-		    json_equal(json_object_get(before, "status"), json_object_get(after, "status"));
+		/* not while a PodGroup was refused: the status would count its pods admitted */
+		bool same = json_equal(json_object_get(before, "status"),
+				       json_object_get(after, "status")) ||
+			    json_object_size(refused) > 0;
 
 		r = !same && !evictions
 			? pk_writer_status(q->writer, &ref, json_object_get(after, "status"))
@@ -354,12 +403,20 @@ static int add_write(struct at_queues *q, const char *key, const json_t *before,
 		json_decref(cur);
 		return 0;
 	}
+	if (kind == PK_KIND_POD && (r = held_pod(before, after, refused, &held)) < 0) {
+		json_decref(cur);
+		return r;
+	}
+	if (held)
+		after = held; /* its PodGroup was refused: gated still, told why */
 	json_t *wa = writable_part(before), *wb = writable_part(after);
 
 	patch = merge_diff(wa, wb);
 	json_decref(wa);
 	json_decref(wb);
-	r = patch ? pk_patch_apply(cur, PK_PATCH_MERGE, patch, &next, NULL, 0) : 0;
+	r = patch && !(next = merge_apply(cur, patch)) ? -ENOMEM : 0;
+	if (r == 0 && next && kind == PK_KIND_POD && admitted(after) && !admitted(before))
+		r = name_group(next, after);
 	if (r == 0 && next)
 		r = pk_writer_replace(q->writer, &ref, next);
 	if (r == 0 && next)
@@ -370,6 +427,7 @@ static int add_write(struct at_queues *q, const char *key, const json_t *before,
 	r = r < 0 ? r : next != NULL;
 	json_decref(patch);
 	json_decref(next);
+	json_decref(held);
 	json_decref(cur);
 	return r;
 }
@@ -395,7 +453,7 @@ static void await_written(struct at_queues *q, const struct pk_write_result *res
 
 /* One batch: what takes admissions back (evictions) or the rest; < 0 when a write failed. */
 static int write_batch(struct at_queues *q, const json_t *before, const json_t *after,
-		       bool evictions)
+		       bool evictions, const json_t *refused)
 {
 	const struct pk_write_result *res = NULL;
 	size_t n = 0, failed = 0;
@@ -406,7 +464,7 @@ static int write_batch(struct at_queues *q, const json_t *before, const json_t *
 	pk_writer_batch_begin(q->writer);
 	json_object_foreach((json_t *)before, key, b)
 	{
-		int one = add_write(q, key, b, json_object_get(after, key), evictions);
+		int one = add_write(q, key, b, json_object_get(after, key), evictions, refused);
 
 		if (one < 0)
 			q_log(q, 1, "attach: queues: %s: %s", key, pk_errno_text(-one));
@@ -427,6 +485,82 @@ static int write_batch(struct at_queues *q, const json_t *before, const json_t *
 	q->written += n - failed;
 	pthread_mutex_unlock(&q->lock);
 	return r < 0 ? r : failed ? -EAGAIN : 0;
+}
+
+/* A PodGroup made in the scratch store, as it is created in the cluster. */
+static json_t *group_body(const json_t *made)
+{
+	static const char *const store_owned[] = {"resourceVersion",   "uid",
+						  "managedFields",     "generation",
+						  "deletionTimestamp", "creationTimestamp"};
+	json_t *body = json_deep_copy(made), *meta = json_object_get(body, "metadata");
+
+	if (!json_is_object(meta)) {
+		json_decref(body);
+		return NULL;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(store_owned); i++)
+		json_object_del(meta, store_owned[i]);
+	json_object_del(body, "status");
+	return body;
+}
+
+/*
+ * The PodGroups the pass made for Kueue pod groups it admitted, created in
+ * the cluster in a batch of their own, before the pods that name them are
+ * ungated; each one not created: "ns/name" -> why, in refused.  < 0 when
+ * the batch did not go out (then nothing else does).
+ */
+static int create_groups(struct at_queues *q, const json_t *before, const json_t *after,
+			 json_t *refused)
+{
+	const struct pk_write_result *res = NULL;
+	json_t *bodies = json_array(), *a;
+	const char *key;
+	size_t n = 0, failed = 0;
+	int r = bodies ? 0 : -ENOMEM;
+	char k[600];
+
+	pk_writer_batch_begin(q->writer);
+	json_object_foreach(r == 0 ? (json_t *)after : NULL, key, a)
+	{
+		json_t *body;
+
+		if (json_object_get(before, key) || !made_group(a))
+			continue;
+		body = group_body(a);
+		r = body && json_array_append_new(bodies, body) == 0
+			? pk_writer_create(q->writer, &pk_type_pod_group, body)
+			: -ENOMEM;
+		if (r < 0)
+			break;
+	}
+	if (r < 0 || json_array_size(bodies) == 0) {
+		if (r < 0)
+			pk_writer_batch_begin(q->writer); /* dropped */
+		json_decref(bodies);
+		return r;
+	}
+	r = pk_writer_batch_commit(q->writer, &res, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].error == 0) {
+			q_log(q, 2,
+			      "attach: queues: PodGroup %s/%s created for its Kueue pod group",
+			      res[i].ns, res[i].name);
+			continue;
+		}
+		failed++;
+		snprintf(k, sizeof(k), "%s/%s", res[i].ns ? res[i].ns : "", res[i].name);
+		json_object_set_new(refused, k, json_string(pk_write_strerror(res[i].error)));
+		q_log(q, 1, "attach: queues: creating PodGroup %s: %s", k,
+		      pk_write_strerror(res[i].error));
+	}
+	await_written(q, res, n);
+	pthread_mutex_lock(&q->lock);
+	q->written += n - failed;
+	pthread_mutex_unlock(&q->lock);
+	json_decref(bodies);
+	return r;
 }
 
 /* ---- one pass ------------------------------------------------------------------ */
@@ -477,50 +611,35 @@ static void send_events(struct at_queues *q, bool written)
 	json_array_clear(q->events);
 }
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 /* The pass on a scratch store filled from the mirror, then its changes written. */
 static int pass(struct at_queues *q)
 {
-	struct clock clk = {.next = (int64_t)time(NULL) - 86400 * 365};
-	struct pk_store_open_opts opts = {.creation_clock = clock_tick, .creation_clock_arg = &clk};
 	struct pk_queues_pass_opts popts = {.event = on_event, .event_arg = q};
-	const char *tmp = getenv("TMPDIR");
-	struct pk_store *st = NULL;
-	json_t *before = NULL, *after = NULL;
-	char dir[512], err[256] = "";
-	int r;
+	json_t *groups[3] = {NULL, NULL, NULL}, *before = NULL, *after = NULL, *held = NULL;
+	struct pk_queues_scratch sc = {.groups = groups,
+				       .ngroups = ELEMENTSOF(groups),
+				       .written_kinds = written_kinds,
+				       .refused = refused,
+				       .refused_arg = q};
+	char err[256] = "";
+	int r = fill(q, groups);
 
-	snprintf(dir, sizeof(dir), "%s/podkernel-queues-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
-		q_log(q, 0, "attach: queues: a scratch store in %s: %s", dir, pk_errno_text(errno));
-		return -errno;
-	}
-	r = pk_store_open_opts(dir, &opts, &st, err, sizeof(err));
 	if (r == 0)
-		r = fill(q, st);
-	if (r == 0 && !(before = snapshot(st)))
-		r = -ENOMEM;
-	if (r == 0)
-		r = pk_queues_pass_opts(st, &popts);
-	if (r == 0 && !(after = snapshot(st)))
-		r = -ENOMEM;
-	if (st)
-		pk_store_close(st);
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		r = pk_queues_pass_scratch(&sc, &popts, &before, &after, err, sizeof(err));
+	for (size_t g = 0; g < ELEMENTSOF(groups); g++)
+		json_decref(groups[g]);
 	if (r < 0)
 		q_log(q, 0, "attach: queues: the pass: %s", *err ? err : pk_errno_text(-r));
 	if (r == 0)
-		r = write_batch(q, before, after, true);
+		r = write_batch(q, before, after, true, NULL);
+	if (r == 0 && !(held = json_object()))
+		r = -ENOMEM;
 	if (r == 0)
-		r = write_batch(q, before, after, false);
+		r = create_groups(q, before, after, held);
+	if (r == 0)
+		r = write_batch(q, before, after, false, held);
 	send_events(q, r == 0);
+	json_decref(held);
 	json_decref(before);
 	json_decref(after);
 	return r;
@@ -563,7 +682,7 @@ static bool caught_up(struct at_queues *q, int64_t now)
 
 /* ---- the hooks ------------------------------------------------------------------ */
 
-static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
+static void hook_event(void *arg, const struct pk_source_event *ev, const struct ap_decision *d)
 {
 	struct at_queues *q = arg;
 

@@ -6,7 +6,9 @@
  *
  * Emitting never blocks the scheduling loop: an Event is queued (at most
  * AT_EVENT_QUEUE_MAX; beyond that it is dropped and counted) and a thread
- * of its own POSTs the queue.  Repeats are limited per object and reason,
+ * of its own writes the queue through the write path, as one batch of
+ * creates on a writer of its own (at_remote_writer_new(): a POST each, many
+ * in flight).  Repeats are limited per object and reason,
  * like client-go's event correlator (pk_event_allowed()): the same
  * note again is dropped for PK_EVENT_REPEAT_S; a new note goes out (it says something new, and the
  * scheduler only writes a condition when its message changes).  Events are
@@ -24,7 +26,7 @@ struct at_recorder {
 	struct kube_client *c;
 	const struct at_api *api;
 	char *instance;
-	struct kube_conn *conn;
+	struct pk_writer *writer; /* the thread's */
 	pthread_t thread;
 	bool started, stop;
 	pthread_mutex_t lock;
@@ -96,19 +98,28 @@ void at_recorder_emit(struct at_recorder *rec, const struct pk_type *kind, const
 	pthread_mutex_unlock(&rec->lock);
 }
 
-static void post(struct at_recorder *rec, const char *ns, json_t *ev)
+/* The queue's Events ([namespace, Event] pairs) created through the recorder's writer. */
+static void write_events(struct at_recorder *rec, json_t *work)
 {
-	char path[512];
-	long status = 0;
-	int r;
+	const struct pk_write_result *res = NULL;
+	size_t i, n = json_array_size(work), nres = 0, asked = 0;
+	json_t *e;
+	int r = pk_writer_batch_begin(rec->writer);
 
-	snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
-	r = kube_request(rec->conn, "POST", path, NULL, ev, 10000, &status, NULL);
+	json_array_foreach(r == 0 ? work : NULL, i, e)
+	{
+		if (pk_writer_create(rec->writer, &pk_type_event, json_array_get(e, 1)) == 0)
+			asked++;
+	}
+	if (r == 0 && asked)
+		r = pk_writer_batch_commit(rec->writer, &res, &nres);
 	pthread_mutex_lock(&rec->lock);
-	if (r == 0 && (status == 200 || status == 201))
-		rec->sent++;
-	else
-		rec->failed++;
+	for (i = 0; r == 0 && i < nres; i++)
+		if (res[i].error == 0)
+			rec->sent++;
+		else
+			rec->failed++;
+	rec->failed += r == 0 ? n - nres : n;
 	pthread_mutex_unlock(&rec->lock);
 }
 
@@ -122,13 +133,11 @@ static void *recorder_main(void *arg)
 			pthread_cond_wait(&rec->cond, &rec->lock);
 			continue;
 		}
-		json_t *work = rec->queue, *e;
-		size_t i;
+		json_t *work = rec->queue;
 
 		rec->queue = json_array();
 		pthread_mutex_unlock(&rec->lock);
-		json_array_foreach(work, i, e)
-		    post(rec, json_string_value(json_array_get(e, 0)), json_array_get(e, 1));
+		write_events(rec, work);
 		json_decref(work);
 		pthread_mutex_lock(&rec->lock);
 		if (!rec->queue) /* out of memory: start over */
@@ -152,7 +161,10 @@ int at_recorder_new(struct kube_client *c, const struct at_api *api, const char 
 	pthread_cond_init(&rec->cond, NULL);
 	rec->instance = strdup(instance);
 	rec->queue = json_array();
-	r = rec->instance && rec->queue ? kube_conn_new(c, &rec->conn) : -ENOMEM;
+	/* no mirror: the recorder's writer creates Events, and reads nothing */
+	struct at_remote_config rc = {.client = c, .api = api};
+
+	r = rec->instance && rec->queue ? at_remote_writer_new(&rc, &rec->writer) : -ENOMEM;
 	if (r == 0) {
 		r = -pthread_create(&rec->thread, NULL, recorder_main, rec);
 		rec->started = r == 0;
@@ -175,7 +187,7 @@ void at_recorder_free(struct at_recorder *rec)
 	pthread_mutex_unlock(&rec->lock);
 	if (rec->started)
 		pthread_join(rec->thread, NULL);
-	kube_conn_free(rec->conn);
+	pk_writer_free(rec->writer);
 	json_decref(rec->queue);
 	pk_event_limiter_free(&rec->limiter);
 	free(rec->instance);

@@ -25,7 +25,9 @@
  *     merge PATCH of its spec.volumeName and selected-node annotation under
  *     the resourceVersion the loop saw; the bindings that depend on it are
  *     sent once it is written;
- *   - a create is a POST to the kind's collection (409 there: -EEXIST), a
+ *   - a create is a POST to the kind's collection (409 there: -EEXIST; an
+ *     Event, the one kind written here that attach mode does not watch, goes to
+ *     events.k8s.io/v1's), a
  *     replacement a PUT of the object (its status a PUT of the status
  *     subresource) carrying the resourceVersion and uid preconditions, a
  *     deletion a DELETE with preconditions and its propagationPolicy;
@@ -303,15 +305,27 @@ static size_t claim_calls(struct remote *rb, const struct pk_write_batch *batch,
 	return n;
 }
 
+/* The one kind written here that attach mode does not watch: the recorder's Events. */
+static const struct kube_resource event_resource = {"Event", "events.k8s.io", "v1", "events", true};
+
+/* The cluster's resource of an item's kind, NULL when there is none known here. */
+static const struct kube_resource *item_resource(const struct remote *rb,
+						 const struct pk_write_item *it)
+{
+	if (it->kind == &pk_type_event) /* created only, not watched */
+		return it->create ? &event_resource : NULL;
+	return at_api_resource(rb->cfg.api, it->kind);
+}
+
 /* A create: a POST of the object to its collection. */
 static void create_call(struct remote *rb, size_t *n, size_t i, const struct pk_write_item *it,
 			struct pk_write_result *results)
 {
-	const struct kube_resource *res = at_api_resource(rb->cfg.api, it->kind);
+	const struct kube_resource *res = item_resource(rb, it);
 	json_t *body = json_deep_copy(it->create);
 	char av[200];
 
-	if (!res || !body || path_of(rb, it->kind, it->ns, NULL, NULL, rb->paths[*n]) < 0) {
+	if (!res || !body || kube_resource_path(res, it->ns, NULL, NULL, rb->paths[*n], 512) < 0) {
 		json_decref(body);
 		results[i].error = body ? -EINVAL : -ENOMEM;
 		return;
@@ -337,7 +351,8 @@ static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 		if (it->claim || it->kind->pk == PK_KIND_PERSISTENT_VOLUME_CLAIM)
 			continue;
 		if (it->create) {
-			create_call(rb, &n, i, it, results);
+			if (!results[i].error)
+				create_call(rb, &n, i, it, results);
 			continue;
 		}
 		for (size_t d = 0; d < it->ndeps && !results[i].error; d++)
@@ -460,8 +475,8 @@ static int remote_commit(void *backend, const struct pk_write_batch *batch,
 	for (size_t i = 0; i < batch->n; i++) {
 		results[i] = (struct pk_write_result){batch->items[i].kind, batch->items[i].ns,
 						      batch->items[i].name, 0, NULL};
-		/* a kind attach mode does not reach (Event: the recorder writes those) */
-		if (!at_api_resource(rb->cfg.api, batch->items[i].kind))
+		/* a kind attach mode does not reach; an Event is created only */
+		if (!item_resource(rb, &batch->items[i]))
 			results[i].error = -EOPNOTSUPP;
 	}
 	if (fenced(rb)) {

@@ -356,6 +356,26 @@ bool wb_condition_true(const json_t *obj, const char *type);
 const char *wb_queue_name(const json_t *obj);
 /* Suspended: spec.suspend true, or queued and not admitted yet. */
 bool wb_suspended(const json_t *obj);
+/*
+ * A pending workload's place in its ClusterQueue's order (queue_order.c):
+ * the queue controller writes "CQ PRIORITY CREATED KIND/NAMESPACE/NAME" (a
+ * pod of a pod group: its root group's kind and name) on each pending Job,
+ * JobSet or queued pod; readers compute positions from the values.
+ */
+#define WB_ANNOTATION_QUEUE_ORDER "queue.podkernel.dev/queue-order"
+/* The value, into buf; -ENAMETOOLONG. */
+int wb_queue_order_format(char *buf, size_t n, const char *cq, int64_t priority,
+			  const char *created, const char *kind, const char *ns, const char *name);
+/* obj's queue-order annotation, or NULL. */
+const char *wb_queue_order(const json_t *obj);
+/*
+ * Positions (1 is next) from orders ("Kind/ns/name" -> queue-order value):
+ * a new object with the same keys (values that do not parse left out);
+ * NULL: no memory.
+ */
+json_t *wb_queue_positions_of(const json_t *orders);
+/* The same over an array of objects (those without the annotation left out). */
+json_t *wb_queue_positions(const json_t *objects);
 
 /*
  * What a Job's controller writes after looking at its pods (the pods it

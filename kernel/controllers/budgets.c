@@ -17,7 +17,7 @@
 
 #define DISRUPTED_TTL_S 120
 
-int ctl_budgets_note(struct pk_ctl *ctl, const struct pk_store_event *ev)
+int ctl_budgets_note(struct pk_ctl *ctl, const struct pk_source_event *ev)
 {
 	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 	const char *ns = ev->object ? pk_namespace(ev->object) : NULL;

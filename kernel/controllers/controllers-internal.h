@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "kernel/controllers/controllers.h"
+#include "kernel/store/store.h"
 #include "kernel/lib/log.h"
 #include "kernel/lib/map.h"
 #include "kernel/write/writer.h"
@@ -94,7 +95,7 @@ struct pk_write_ref ctl_ref_of(const struct pk_type *kind, const json_t *obj);
  * namespace counted again; -ENOMEM); count the noted namespaces' budgets and
  * write the status that changed.
  */
-int ctl_budgets_note(struct pk_ctl *ctl, const struct pk_store_event *ev);
+int ctl_budgets_note(struct pk_ctl *ctl, const struct pk_source_event *ev);
 void ctl_budgets_note_all(struct pk_ctl *ctl);
 void ctl_budgets_run(struct pk_ctl *ctl);
 
@@ -111,7 +112,7 @@ struct ctl_gc;
 int ctl_gc_new(struct ctl_gc **ret);
 void ctl_gc_free(struct ctl_gc *gc);
 /* Every event of the store: what it may leave to collect is noted. */
-void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev);
+void ctl_gc_note(struct pk_ctl *ctl, const struct pk_source_event *ev);
 /* A pass over every object at the next ctl_gc_run() (after the listing). */
 void ctl_gc_full(struct ctl_gc *gc);
 /* Collect what was noted; returns the number of objects written (deleted, changed). */
@@ -171,12 +172,16 @@ int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *flavo
  * placed (kept in the picture for the next try), 0 when not (why: the first
  * unplaced pod's PodScheduled message), < 0 on error (why says it).
  */
+/* Written by earlier versions (a position); removed when a pending workload is noted. */
 #define Q_ANNOTATION_POSITION "queue.podkernel.dev/position"
 #define Q_ANNOTATION_PENDING "queue.podkernel.dev/pending-reason"
 struct q_place;
 int q_place_new(struct pk_store *store, struct q_place **ret);
 /* The same picture from what q_place_new reads, in its order (both taken over). */
 int q_place_from(json_t *base, json_t *topologies, struct q_place **ret);
+/* The checks' runs decode the picture's Nodes and pods once, into d (kept by the caller). */
+struct pk_sched_decoded;
+void q_place_set_decoded(struct q_place *p, struct pk_sched_decoded *d);
 /* A pod the picture holds: bound, not finished. */
 bool q_place_holds_node(const json_t *pod);
 void q_place_free(struct q_place *p);
@@ -219,6 +224,14 @@ void q_metrics_free(struct ctl_metrics *m);
 /* What the root of cq's cohort tree holds of (flavor, resource); 0 without a cohort. */
 int64_t q_tree_lendable(const struct q_tree *t, const char *cq, const char *flavor,
 			const char *resource);
+/*
+ * How far up its cohort tree cq must borrow to take milli more of (flavor,
+ * resource): 0 within its own quota (or without a cohort), else the height
+ * of the lowest Cohort whose subtree holds it (the whole tree's when none
+ * does), as Kueue's FindHeightOfLowestSubtreeThatFits ranks borrowing.
+ */
+int q_tree_borrow_height(const struct q_tree *t, const char *cq, const char *flavor,
+			 const char *resource, int64_t milli);
 /* Whether ClusterQueues a and b share a cohort tree. */
 bool q_tree_same_cohort(const struct q_tree *t, const char *a, const char *b);
 /* Whether cq's Cohort is in or under a cycle of parents (why says which). */

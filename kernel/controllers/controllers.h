@@ -20,7 +20,8 @@
 #include <stdint.h>
 
 #include "kernel/appliance/appliance.h"
-#include "kernel/store/store.h"
+
+struct pk_store; /* kernel/store/store.h */
 
 /*
  * Standalone's settings (the loop's own are struct pk_appliance_config).
@@ -28,7 +29,7 @@
  * TOPO_ANN_HEARTBEAT (topology.h) every interval; the store drops writes
  * that change nothing, so an unchanged label publish is no heartbeat: only
  * Nodes carrying the heartbeat annotation, or renewing a Lease, are
- * monitored.  A silent one is tainted PK_APPLIANCE_TAINT_UNREACHABLE.
+ * monitored.  A silent one is tainted PK_TAINT_UNREACHABLE.
  */
 #define PK_STANDALONE_DEFAULT_GRACE_MS 40000
 /* Events in the store expire after this, as kube-apiserver's --event-ttl default. */
@@ -93,6 +94,13 @@ struct pk_standalone_config {
  */
 int pk_queues_pass(struct pk_store *store);
 /*
+ * The label on a PodGroup the queue controller made for a Kueue pod group
+ * (deleted by it once no queued pod names it), and the annotation that says
+ * why a queued workload waits.
+ */
+#define PK_QUEUES_LABEL_KUEUE_POD_GROUP "queue.podkernel.dev/kueue-pod-group"
+#define PK_QUEUES_ANNOTATION_PENDING "queue.podkernel.dev/pending-reason"
+/*
  * The same pass with options.  quota_only admits by quota alone, with no
  * placement check: Kueue's way (reserve quota, place later), the
  * simulator's comparison mode (podctl simulate --admission quota-first).
@@ -109,6 +117,28 @@ struct pk_queues_pass_opts {
 	void *event_arg;
 };
 int pk_queues_pass_opts(struct pk_store *store, const struct pk_queues_pass_opts *o);
+/*
+ * The same pass on objects that live in no store of podkernel's (attach
+ * mode's mirror of a cluster; queues_scratch.c): groups[0 .. ngroups) (JSON
+ * arrays) are created in a scratch store under $TMPDIR, each group in one
+ * transaction, in the order given (their creation times keep it: the queued
+ * workloads go last, in their queue order, and keep their own creation
+ * times), their resourceVersion, uid and
+ * generation the store's; refused(arg, obj, -errno), when set, for each
+ * object the store refused (left out of the pass).  The objects of the
+ * written kinds (NULL-terminated) are returned as they were before the pass
+ * and after it ("Kind/ns/name" -> object, new objects).  The store is
+ * removed before the call returns.  Errors (the scratch store's) go to err.
+ */
+struct pk_queues_scratch {
+	json_t *const *groups;
+	size_t ngroups;
+	const struct pk_type *const *written_kinds;
+	void (*refused)(void *arg, const json_t *obj, int error);
+	void *refused_arg;
+};
+int pk_queues_pass_scratch(const struct pk_queues_scratch *s, const struct pk_queues_pass_opts *o,
+			   json_t **ret_before, json_t **ret_after, char *err, size_t errlen);
 /*
  * The queue controller kept between passes, as standalone podkerneld runs
  * it: the first pass lists what it reads, each later one reads the store's
@@ -131,6 +161,21 @@ struct pk_queues_stats {
 	uint64_t parked;     /* pending workloads not tried: parked, nothing changed */
 };
 void pk_queues_get_stats(const struct pk_queues *q, struct pk_queues_stats *ret);
+
+/*
+ * The resource claim controller (claims.c) as an offline run's controller
+ * (struct pk_sched_opts.controllers; arg unused): the claims the Pods and
+ * PodGroups of objects lack from ResourceClaimTemplates of objects, and the
+ * owners' status.resourceClaimStatuses recording them, written through w in
+ * one batch (an in-memory writer over objects).  A claim is named
+ * "<owner>-<claim>-" and five characters derived from the owner's
+ * namespace, name and claim, so a run is reproducible; one that exists
+ * already is taken as the owner's.  A template not in objects makes
+ * nothing: the pod waits for its claim.  0, -ESTALE when objects and the
+ * writer disagree, another -errno.
+ */
+struct pk_writer;
+int pk_claims_pass(void *arg, json_t *objects, struct pk_writer *w);
 
 int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config *cfg,
 			const struct pk_standalone_config *scfg, struct pk_appliance **ret,

@@ -184,7 +184,7 @@ static void queue_dependent(struct ctl_gc *gc, const char *kind, const json_t *o
 		json_decref((json_t *)obj); /* the map did not take it */
 }
 
-void ctl_gc_note(struct pk_ctl *ctl, const struct pk_store_event *ev)
+void ctl_gc_note(struct pk_ctl *ctl, const struct pk_source_event *ev)
 {
 	const struct pk_type *t = ev->kind;
 	const json_t *obj = ev->object;

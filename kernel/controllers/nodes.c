@@ -146,7 +146,7 @@ static int add_taint(json_t *node, void *arg)
 	{
 		const char *key = json_string_value(json_object_get(t, "key"));
 
-		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
+		if (key && strcmp(key, PK_TAINT_UNREACHABLE) == 0)
 			return 0;
 	}
 	if (!json_is_array(taints)) {
@@ -155,9 +155,8 @@ static int add_taint(json_t *node, void *arg)
 			return -ENOMEM;
 	}
 	pk_time_format(time(NULL), now);
-	return json_array_append_new(taints, json_pack("{s:s,s:s,s:s}", "key",
-						       PK_APPLIANCE_TAINT_UNREACHABLE, "effect",
-						       "NoExecute", "timeAdded", now)) < 0
+	return json_array_append_new(taints, json_pack("{s:s,s:s,s:s}", "key", PK_TAINT_UNREACHABLE,
+						       "effect", "NoExecute", "timeAdded", now)) < 0
 		   ? -ENOMEM
 		   : 0;
 }
@@ -171,7 +170,7 @@ static int remove_taint(json_t *node, void *arg)
 		const char *key =
 		    json_string_value(json_object_get(json_array_get(taints, i), "key"));
 
-		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
+		if (key && strcmp(key, PK_TAINT_UNREACHABLE) == 0)
 			json_array_remove(taints, i);
 	}
 	return 0;
@@ -511,7 +510,7 @@ int ctl_node_unreachable(struct pk_ctl *ctl, const char *name)
 	CTL_COUNT(ctl, nodes_unreachable);
 	ctl_log(ctl, 1,
 		"node %s: no heartbeat for %lld ms: tainted %s:NoExecute, evicting its pods", name,
-		(long long)ctl->grace_ms, PK_APPLIANCE_TAINT_UNREACHABLE);
+		(long long)ctl->grace_ms, PK_TAINT_UNREACHABLE);
 	if (r < 0)
 		ctl_log(ctl, 1, "node %s: marking unreachable: %s", name, strerror(-r));
 	return evict_node_pods(ctl, name, "is unreachable");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * queues-internal.h — the queue controller's pass, shared by its modules:
- * queues.c (the listing, quota, admission, the pass), queues_preempt.c
+ * queues.c (the listing, quota, admission, the pass), queues_flavor.c
+ * (which flavor of each resource group, spec.flavorFungibility), queues_preempt.c
  * (preemption for quota), queues_pods.c (plain pods and pod groups as
  * workloads) and queues_status.c (the queues' status and Kueue's gauges).
  */
@@ -11,6 +12,8 @@
 #include "kernel/controllers/controllers-internal.h"
 
 #define Q_LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
+/* On a PodGroup the queue controller made for a Kueue pod group (queues_pods.c). */
+#define Q_LABEL_KUEUE_POD_GROUP PK_QUEUES_LABEL_KUEUE_POD_GROUP
 
 struct q_known;
 
@@ -29,6 +32,8 @@ struct q_workload {
 	json_t *flavors;    /* admitted: one flavor name (or "-") per resource group */
 	char *why;	    /* pending: why, as this pass found */
 	char *inadmissible; /* never admitted as it is (a missing WorkloadPriorityClass) */
+	char *incomplete;   /* a Kueue pod group that waits for the rest of its pods: why */
+	json_t *group;	    /* a Kueue pod group's PodGroup, created when it is admitted */
 	struct q_known *known; /* a Job's or JobSet's entry in the cache (queues_cache.c) */
 };
 
@@ -62,9 +67,6 @@ bool q_covers(const json_t *group, const char *resource);
 /* Count w's requests in cq's usage (sign -1: give them back), its LocalQueue's and the tree's. */
 void q_charge_sign(struct q_state *s, const struct q_workload *w, const char *cq,
 		   const json_t *flavors, int sign);
-/* w's flavor of each resource group of cq where all fit, or NULL and why. */
-json_t *q_assign(struct q_state *s, const struct q_workload *w, const char *cq, char *why,
-		 size_t n);
 void q_count_both(struct q_state *s, const struct q_workload *w, const char *cq, const char *what,
 		  int delta);
 bool q_cq_active(const struct q_state *s, const json_t *cq, char *missing, size_t n);
@@ -77,14 +79,43 @@ int q_add_pod_requests(json_t *req, const json_t *template, int64_t n);
 /* A workload's priority: the WorkloadPriorityClass its label names, else spec's PriorityClass. */
 int64_t q_priority(struct q_state *s, struct q_workload *w, const json_t *spec);
 
+/* queues_flavor.c: Kueue's flavor assignment under spec.flavorFungibility. */
+#define Q_MAX_GROUPS 16	 /* resource groups of a ClusterQueue (validation's bound) */
+#define Q_MAX_FLAVORS 64 /* flavors of a resource group (validation's bound) */
+/* Which flavors q_assign may take. */
+struct q_pick {
+	uint64_t skip[Q_MAX_GROUPS]; /* per group: flavors (bit = index) whose nodes did not place
+					the workload */
+	int pin[Q_MAX_GROUPS];	     /* per group: 1 + the only flavor to take; 0: any */
+	bool probe; /* whenCanPreempt MayStopSearch: stop at a flavor where preemption makes room */
+};
+/*
+ * w's flavor of each resource group of cq (a name, "-" for a group it asks
+ * nothing of) where all fit, or NULL and why; pick (NULL: any flavor) says
+ * which it may take; with pick->probe, NULL also when some group stopped at
+ * a flavor where w must preempt: that group is pinned to it in pick.
+ */
+json_t *q_assign(struct q_state *s, struct q_workload *w, const char *cq, struct q_pick *pick,
+		 char *why, size_t n);
+/* Whether w fits cq's nominal quota in flavors (borrowing nothing). */
+bool q_within_nominal(struct q_state *s, const struct q_workload *w, const char *cq,
+		      const json_t *flavors);
+/*
+ * flavors' nodes did not place the workload: skip, in pick, each group's
+ * flavor in flavors when the group has another left, and clear the pins;
+ * false when no group has another.
+ */
+bool q_assign_skip(struct q_state *s, const char *cq, const json_t *flavors, struct q_pick *pick);
+
 /* queues_preempt.c: Kueue's classical preemption for quota. */
 /*
  * The fewest candidates whose quota makes room for w in cq (their quota
- * given back in the pass's accounts): w's flavors, the candidates and how
- * many were tried (the victims are those not kept), or NULL.
+ * given back in the pass's accounts), its flavors as pick allows (its
+ * probe not made): w's flavors, the candidates and how many were tried
+ * (the victims are those not kept), or NULL.
  */
 json_t *q_preempt_plan(struct q_state *s, struct q_workload *w, const char *cq,
-		       struct q_victim **ret_c, size_t *ret_n);
+		       const struct q_pick *pick, struct q_victim **ret_c, size_t *ret_n);
 /* The plan not carried out: its victims are admitted still. */
 void q_preempt_undo(struct q_state *s, struct q_victim *c, size_t n);
 /* Evict the plan's victims, each in one write; < 0 when one failed. */
@@ -102,18 +133,21 @@ int q_pods_admit(struct pk_ctl *ctl, struct q_workload *w, const json_t *admitte
 json_t *q_pods_admitted(const struct q_workload *w, const char *admission, const json_t *flavors);
 /* Whether every pod of w tolerates flavor's taints. */
 bool q_pods_tolerated(const struct q_workload *w, const json_t *flavor, char *why, size_t n);
+/* Delete each PodGroup made for a Kueue pod group that no queued pod names any more. */
+void q_pods_groups_gone(struct pk_ctl *ctl, const struct q_state *s);
 /* Stop w's pods (deleted, as Kueue stops a plain pod); 0 or < 0. */
 int q_pods_evict(struct pk_ctl *ctl, struct q_workload *w);
 /*
- * obj's pending annotations, position and why (NULL: removed), when they
- * change, into the writer's open batch (pk_writer_batch_begin first);
- * q_note_commit writes the batch (each object on its own precondition).
+ * obj's pending annotations, its queue order (WB_ANNOTATION_QUEUE_ORDER)
+ * and why (NULL: removed), when they change, into the writer's open batch
+ * (pk_writer_batch_begin first); q_note_commit writes the batch (each
+ * object on its own precondition).
  */
-void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *position,
-		const char *why);
+bool q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *order,
+		const char *why); /* true: obj carries them already */
 void q_note_commit(struct pk_ctl *ctl);
 /* w's pending annotations (or none: NULL) on each of its pods, as q_note_one. */
-void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position, const char *why);
+void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *order, const char *why);
 
 /* queues_cache.c: what the pass reads, kept between passes; parked workloads. */
 /* Bring ctl->qcache up to date (made, or listed again, when needed); 0 or < 0. */
@@ -148,6 +182,14 @@ void q_cache_park(struct q_state *s, const struct q_workload *w, const char *cq,
 void q_cache_unpark(struct q_state *s, const struct q_workload *w);
 /* Why w waits, when it is parked in cq and nothing since could change the answer; else NULL. */
 const char *q_cache_parked(struct q_state *s, const struct q_workload *w, const char *cq);
+/*
+ * Whether w (a Job or JobSet) carries its queue order and why it waits
+ * already, as a pass found this very version of it with the same reason
+ * (the order depends on nothing else that can change without a new
+ * version or new queues); q_cache_note records that it does.
+ */
+bool q_cache_noted(const struct q_workload *w);
+void q_cache_note(const struct q_workload *w);
 /* cq's quota changed in this pass: nothing parked under it is skipped in the rest of it. */
 void q_cache_dirty(struct q_state *s, const char *cq);
 /* Count a workload tried (its quota computed), or (place) a placement check run. */

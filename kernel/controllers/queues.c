@@ -13,12 +13,13 @@
  * cohorts by queues_tree.c), then goes through the pending ones by priority,
  * then oldest first (with fair sharing, the heads of a cohort's
  * ClusterQueues lowest share first).  A workload is admitted when, for each
- * resource group that covers a resource it requests, one flavor (the first
- * in order whose taints its pods tolerate) has quota left for all of them,
- * its own or borrowed within its cohort, or can have it by preempting
- * (spec.preemption: borrowers of the cohort, lower priority in its queue),
- * and when the scheduling core places all its pods on the cluster as it is
- * (queues_place.c).  The admission is one write of the Job or JobSet: the
+ * resource group that covers a resource it requests, one flavor (in order,
+ * as spec.flavorFungibility picks it: queues_flavor.c) has quota left for
+ * all of them, its own or borrowed within its cohort, or can have it by
+ * preempting (spec.preemption: borrowers of the cohort, lower priority in
+ * its queue), and when the scheduling core places all its pods on the
+ * cluster as it is (queues_place.c) in those flavors' nodes (else the next
+ * flavors are tried).  The admission is one write of the Job or JobSet: the
  * annotation (the ClusterQueue and the flavor of each group), spec.suspend
  * false and the flavors' node labels and tolerations in its pod templates;
  * each victim is one write too (admission taken back, suspended).  Under
@@ -27,10 +28,11 @@
  * namespace the ClusterQueue's namespaceSelector does not select (a null
  * selector selects none), whose LocalQueue or ClusterQueue is missing, or
  * that requests a resource no group covers is never admitted and gets a
- * Warning Event saying why.  Each pending one gets its position and why it
- * waits as annotations; then each ClusterQueue's and LocalQueue's status
- * (pending, reserving and admitted counts, usage per flavor and resource,
- * what is borrowed, the condition Active) and Kueue's gauges.
+ * Warning Event saying why.  Each pending one gets the keys of its place in
+ * its ClusterQueue's order and why it waits as annotations; then each
+ * ClusterQueue's and LocalQueue's status (pending, reserving and admitted
+ * counts, usage per flavor and resource, what is borrowed, the condition
+ * Active) and Kueue's gauges.
  *
  * A workload's requests are its pods' (containers summed as the scheduler
  * counts them) times its pods: a Job's parallelism (at most completions), a
@@ -130,6 +132,8 @@ static void state_clear(struct q_state *s)
 		free(s->w[i].cq);
 		free(s->w[i].why);
 		free(s->w[i].inadmissible);
+		free(s->w[i].incomplete);
+		json_decref(s->w[i].group);
 		json_decref(s->w[i].pods);
 	}
 	free(s->w);
@@ -379,78 +383,6 @@ static void charge(struct q_state *s, const struct q_workload *w, const char *cq
 		   const json_t *flavors)
 {
 	q_charge_sign(s, w, cq, flavors, 1);
-}
-
-/*
- * The flavor of each resource group for w in cq, where all fit; NULL and why
- * (in buf) when a requested resource is not covered or some group has no
- * flavor with room.
- */
-json_t *q_assign(struct q_state *s, const struct q_workload *w, const char *cq, char *why, size_t n)
-{
-	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *group;
-	json_t *out = json_array(), *v;
-	const char *res;
-	size_t g;
-
-	json_object_foreach(w->requests, res, v)
-	{
-		bool found = false;
-
-		json_array_foreach(groups, g, group) found |= q_covers(group, res);
-		if (!found && json_integer_value(v) > 0 && strcmp(res, "pods") != 0) {
-			snprintf(why, n, "resource %s is not covered by ClusterQueue %s", res, cq);
-			json_decref(out);
-			return NULL;
-		}
-	}
-	json_array_foreach(groups, g, group)
-	{
-		const char *pick = "-";
-		size_t f;
-		json_t *flavor;
-
-		json_object_foreach(w->requests, res, v) if (q_covers(group, res) &&
-							     json_integer_value(v) > 0) pick = NULL;
-		json_array_foreach(pick ? NULL : json_object_get(group, "flavors"), f, flavor)
-		{
-			const char *fname = json_string_value(json_object_get(flavor, "name"));
-			const json_t *fobj = fname ? json_object_get(s->flavors, fname) : NULL;
-			bool fits = fname != NULL &&
-				    (w->kind == PK_KIND_POD
-					 ? q_pods_tolerated(w, fobj, why, n)
-					 : q_flavor_tolerated(w->obj, w->kind, fobj, why, n));
-
-			json_object_foreach(w->requests, res, v)
-			{
-				int64_t more = fits && q_covers(group, res)
-						   ? json_integer_value(v) -
-							 q_tree_available(s->tree, cq, fname, res)
-						   : 0;
-				char q[64];
-
-				if (more <= 0)
-					continue;
-				fits = false;
-				topo_quantity_format(more, pk_board_quantity_format(res), q,
-						     sizeof(q));
-				snprintf(why, n,
-					 "insufficient unused quota for %s in flavor %s of "
-					 "ClusterQueue %s, %s more needed",
-					 res, fname, cq, q);
-			}
-			if (fits) {
-				pick = fname;
-				break;
-			}
-		}
-		if (!pick) {
-			json_decref(out);
-			return NULL;
-		}
-		json_array_append_new(out, json_string(pick));
-	}
-	return out;
 }
 
 /* ---- namespaces ---------------------------------------------------------------------- */
@@ -722,6 +654,52 @@ static int admitted(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w,
 }
 
 /*
+ * w's flavors in cq by quota and placement: the first assignment (as cq's
+ * flavorFungibility picks it, preempting as its spec.preemption allows)
+ * whose flavors' nodes place it; one that does not is skipped and the next
+ * tried (Kueue leaves placement to later).  NULL and why when none:
+ * *ret_no_room when a placement failed for want of room (why: the first
+ * such), *ret_tried false when one failed with an error (not parked).
+ */
+static json_t *assign_placed(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w,
+			     const char *cq, struct q_victim **ret_v, size_t *ret_nv,
+			     json_t **ret_obj, bool *ret_no_room, bool *ret_tried, char *why,
+			     size_t n)
+{
+	struct q_pick pick = {.probe = true};
+	char first[1024] = "";
+	json_t *flavors;
+	bool more = true;
+
+	while (more) {
+		struct q_victim *victims = NULL;
+		size_t nv = 0;
+		bool no_room = false;
+
+		if (!(flavors = q_assign(s, w, cq, &pick, why, n)))
+			flavors = q_preempt_plan(s, w, cq, &pick, &victims, &nv);
+		if (!flavors)
+			break;
+		if (placed(ctl, s, w, cq, flavors, victims, nv, ret_obj, &no_room, why, n)) {
+			*ret_v = victims;
+			*ret_nv = nv;
+			return flavors;
+		}
+		q_preempt_undo(s, victims, nv);
+		free(victims);
+		*ret_no_room |= no_room;
+		*ret_tried = no_room; /* an error is not parked */
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s", why);
+		more = no_room && q_assign_skip(s, cq, flavors, &pick);
+		json_decref(flavors);
+	}
+	if (first[0])
+		snprintf(why, n, "%s", first);
+	return NULL;
+}
+
+/*
  * One pending workload: admitted (1) or not (0); *ret_cq the ClusterQueue
  * that counts it, when there is one.  A StrictFIFO ClusterQueue whose head does not fit is
  * blocked for the rest of the pass.
@@ -739,27 +717,20 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 	int r = 0;
 	bool tried = false, no_room = false;
 
-	if (cq && w->inadmissible)
-		snprintf(why, sizeof(why), "%s", w->inadmissible);
+	if (cq && (w->inadmissible || w->incomplete))
+		snprintf(why, sizeof(why), "%s", w->inadmissible ? w->inadmissible : w->incomplete);
 	if (!cq || w->inadmissible)
 		ctl_record_warning(ctl, pk_type_of(pk_kind_of(w->obj)), w->obj, "Inadmissible",
 				   why);
-	else if (!held(s, w, cq, blocked, why, sizeof(why))) {
+	else if (!w->incomplete && !held(s, w, cq, blocked, why, sizeof(why))) {
 		tried = true;
 		q_cache_tried(s, false);
-		if (!(flavors = q_assign(s, w, cq, why, sizeof(why))))
-			flavors = q_preempt_plan(s, w, cq, &victims, &nv);
-	}
-	if (flavors &&
-	    !placed(ctl, s, w, cq, flavors, victims, nv, &obj, &no_room, why, sizeof(why))) {
-		q_preempt_undo(s, victims, nv);
-		json_decref(flavors);
-		flavors = NULL;
-		tried = no_room; /* an error is not parked */
+		flavors = assign_placed(ctl, s, w, cq, &victims, &nv, &obj, &no_room, &tried, why,
+					sizeof(why));
 	}
 	if (!flavors) {
 		ctl_log(ctl, 2, "%s %s/%s: pending: %s", w->kind_name, w->ns, w->name, why);
-		if (cq && strategy && strcmp(strategy, "StrictFIFO") == 0 &&
+		if (cq && !w->incomplete && strategy && strcmp(strategy, "StrictFIFO") == 0 &&
 		    !json_object_get(blocked, cq))
 			json_object_set_new(blocked, cq, json_sprintf("%s/%s", w->ns, w->name));
 		w->why = strdup(why);
@@ -949,43 +920,37 @@ static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
 }
 
 /*
- * Each pending workload's place in its ClusterQueue's order (1 is next)
- * and why it waits, in the annotations queue.podkernel.dev/position and
- * queue.podkernel.dev/pending-reason (on each pod of a pod workload),
- * written when they change, all in one batch.
+ * Each pending workload's place in its ClusterQueue's order, as the keys
+ * of that order (queue.podkernel.dev/queue-order: its ClusterQueue,
+ * priority, creation time and name; readers rank them, wb_queue_positions)
+ * and why it waits (queue.podkernel.dev/pending-reason), on each pod of a
+ * pod workload, written when they change, all in one batch.  The order
+ * does not change when a workload ahead is admitted (a position would), so
+ * the ones behind it are written only when their reason changes.
  */
 static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 {
-	json_t *pos = json_object();
-
-	if (pk_writer_batch_begin(ctl->writer) < 0) {
-		json_decref(pos);
+	if (pk_writer_batch_begin(ctl->writer) < 0)
 		return;
-	}
-
-	for (size_t i = 0; pos && i < s->nw; i++) {
+	for (size_t i = 0; i < s->nw; i++) {
 		struct q_workload *w = &s->w[i];
-		char key[600], at[32] = "";
+		char key[600], order[1200] = "";
 		const char *cq;
 
-		if (w->admitted || w->preempted || !w->why)
-			continue;
+		if (w->admitted || w->preempted || !w->why || q_cache_noted(w))
+			continue; /* (noted: as a pass found this version, with the same reason) */
 		snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
 		cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
-		if (cq && json_object_get(s->cqs, cq)) {
-			json_object_set_new(
-			    pos, cq,
-			    json_integer(json_integer_value(json_object_get(pos, cq)) + 1));
-			snprintf(at, sizeof(at), "%lld",
-				 (long long)json_integer_value(json_object_get(pos, cq)));
-		}
+		if (cq && json_object_get(s->cqs, cq) &&
+		    wb_queue_order_format(order, sizeof(order), cq, w->priority, w->created,
+					  w->kind_name, w->ns, w->name) < 0)
+			order[0] = '\0';
 		if (w->kind == PK_KIND_POD)
-			q_pods_note(ctl, w, *at ? at : NULL, w->why);
-		else
-			q_note_one(ctl, w->kind, w->obj, *at ? at : NULL, w->why);
+			q_pods_note(ctl, w, *order ? order : NULL, w->why);
+		else if (q_note_one(ctl, w->kind, w->obj, *order ? order : NULL, w->why))
+			q_cache_note(w);
 	}
 	q_note_commit(ctl); /* one batch: one transaction */
-	json_decref(pos);
 }
 
 void ctl_queues_run(struct pk_ctl *ctl)
@@ -998,6 +963,7 @@ void ctl_queues_run(struct pk_ctl *ctl)
 	if (state_load(ctl, &s) == 0) {
 		charge_admitted(ctl, &s);
 		admit_pending(ctl, &s);
+		q_pods_groups_gone(ctl, &s);
 		note_pending(ctl, &s);
 		q_gauges(ctl, &s);
 		pk_time_format((int64_t)time(NULL), now);

@@ -71,6 +71,7 @@ struct q_cache {
 	json_t *gens;		/* quota key (q_cache_quota_key) -> generation */
 	json_int_t config_gen;	/* queues, flavors, Cohorts, Namespaces, classes, groups */
 	json_int_t cluster_gen; /* anything placement reads */
+	struct pk_sched_decoded *decoded; /* the cluster's Nodes and pods, decoded for placement */
 	struct pk_queues_stats stats;
 };
 
@@ -129,6 +130,7 @@ void q_cache_free(struct q_cache *c)
 	for (int i = 0; i < 2; i++)
 		pk_map_free(&c->known[i]);
 	json_decref(c->gens);
+	pk_sched_decoded_free(c->decoded);
 	free(c);
 }
 
@@ -445,20 +447,39 @@ int q_cache_view(struct pk_ctl *ctl, struct q_state *s)
 	return s->pods ? 0 : -ENOMEM;
 }
 
+/* An object of the cluster's maps by its key, "ns/name" ("/name": cluster-scoped). */
+struct keyed {
+	const char *key;
+	json_t *obj;
+};
+
+/* Namespace, then name, as cmp_pod orders them, read from the keys. */
+static int cmp_keyed(const void *a, const void *b)
+{
+	const char *x = ((const struct keyed *)a)->key, *y = ((const struct keyed *)b)->key;
+	size_t nx = strcspn(x, "/"), ny = strcspn(y, "/");
+	int c = memcmp(x, y, nx < ny ? nx : ny);
+
+	if (c == 0 && nx != ny)
+		return nx < ny ? -1 : 1;
+	return c ? c : strcmp(x[nx] ? x + nx + 1 : "", y[ny] ? y + ny + 1 : "");
+}
+
 /* The objects of map (key -> object) in the store's order: namespace, then name. */
 static int append_sorted(json_t *out, const json_t *map)
 {
 	size_t n = json_object_size(map), i = 0;
-	json_t **v = calloc(n ? n : 1, sizeof(*v)), *o;
+	struct keyed *v = calloc(n ? n : 1, sizeof(*v));
 	const char *k;
+	json_t *o;
 	int r = 0;
 
 	if (!v)
 		return -ENOMEM;
-	json_object_foreach((json_t *)map, k, o) v[i++] = o;
-	qsort(v, n, sizeof(*v), cmp_pod);
+	json_object_foreach((json_t *)map, k, o) v[i++] = (struct keyed){k, o};
+	qsort(v, n, sizeof(*v), cmp_keyed);
 	for (i = 0; r == 0 && i < n; i++)
-		r = json_array_append(out, v[i]) < 0 ? -ENOMEM : 0;
+		r = json_array_append(out, v[i].obj) < 0 ? -ENOMEM : 0;
 	free(v);
 	return r;
 }
@@ -488,7 +509,14 @@ int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **re
 		json_decref(topologies);
 		return r;
 	}
-	return q_place_from(base, topologies, ret);
+	/* what no check decoded since the last pass's is gone from the cluster */
+	if (!s->cache->decoded && pk_sched_decoded_new(&s->cache->decoded) < 0)
+		s->cache->decoded = NULL;
+	pk_sched_decoded_sweep(s->cache->decoded);
+	r = q_place_from(base, topologies, ret);
+	if (r == 0)
+		q_place_set_decoded(*ret, s->cache->decoded);
+	return r;
 }
 
 /* A pending workload parked: why it waits, and the generations its answer holds for. */
@@ -505,6 +533,7 @@ struct q_known {
 	bool workload;	/* false: not one (not queued, finished, being deleted) */
 	struct q_workload w;
 	struct q_park park;
+	char *noted; /* the reason this version was found to carry, with its queue order */
 };
 
 static void known_free(void *v)
@@ -518,6 +547,7 @@ static void known_free(void *v)
 	free(k->w.inadmissible);
 	free(k->park.cq);
 	free(k->park.why);
+	free(k->noted);
 	free(k);
 }
 
@@ -662,6 +692,23 @@ const char *q_cache_parked(struct q_state *s, const struct q_workload *w, const 
 		return NULL;
 	c->stats.parked++;
 	return p->why;
+}
+
+bool q_cache_noted(const struct q_workload *w)
+{
+	const struct q_known *k = w->known;
+
+	return k && k->obj == w->obj && k->noted && w->why && strcmp(k->noted, w->why) == 0;
+}
+
+void q_cache_note(const struct q_workload *w)
+{
+	struct q_known *k = w->known;
+
+	if (!k || k->obj != w->obj || !w->why)
+		return;
+	free(k->noted);
+	k->noted = strdup(w->why);
 }
 
 void q_cache_dirty(struct q_state *s, const char *cq)

@@ -12,7 +12,9 @@
  * groups and pods as `podctl schedule` does (wb_expand_objects), and runs
  * the core offline to quiescence with the default strategy
  * (pk_sched_run_shared: the run's objects are the picture's, and only those
- * it writes are copied, so a try that is not kept leaves the picture as it was).
+ * it writes are copied, so a try that is not kept leaves the picture as it was;
+ * with the controller's cache, the Nodes and pods of the picture are decoded
+ * once, not on every try: pk_sched_opts.decoded).
  * Every pod bound: placed, and the picture keeps the run's outcome, so the
  * next try of the pass counts it.  A pod left unbound: not placed, and why
  * is that pod's PodScheduled message, the core's own explanation.  The pods
@@ -29,6 +31,7 @@
 struct q_place {
 	json_t *base;	    /* the cluster as the core sees it, and what this pass admitted */
 	json_t *topologies; /* Kueue Topology objects by name */
+	struct pk_sched_decoded *decoded; /* its Nodes and pods decoded (borrowed), or NULL */
 };
 
 bool q_place_holds_node(const json_t *pod)
@@ -96,6 +99,11 @@ int q_place_from(json_t *base, json_t *topologies, struct q_place **ret)
 	return 0;
 }
 
+void q_place_set_decoded(struct q_place *p, struct pk_sched_decoded *d)
+{
+	p->decoded = d;
+}
+
 void q_place_free(struct q_place *p)
 {
 	if (!p)
@@ -152,14 +160,16 @@ static const char *unplaced(const json_t *objects, char *why, size_t n)
 static int place_try(struct q_place *p, const json_t *workload, const json_t *gone, bool commit,
 		     char *why, size_t n)
 {
+	struct pk_sched_opts opts = {.controllers = pk_claims_pass, .decoded = p->decoded};
 	struct pk_errors errs = {0};
 	json_t *in = json_array(), *expanded = NULL, *out = NULL, *pre = NULL, *o;
 	size_t i;
 	int r = in ? 0 : -ENOMEM;
 
 	json_array_foreach(r == 0 ? p->base : NULL, i,
-			   o) if (!(pk_kind_of(o) == PK_KIND_POD && pod_of(o, gone)))
-	    json_array_append(in, o);
+			   o) if (!json_object_size(gone) ||
+				  !(pk_kind_of(o) == PK_KIND_POD && pod_of(o, gone)))
+	    json_array_append(in, o); /* the pods of the workloads preempted for it left out */
 	if (r == 0 && json_is_array(workload)) /* a pod workload: its pods */
 		r = json_array_extend(in, (json_t *)workload) == 0 ? 0 : -ENOMEM;
 	else if (r == 0)
@@ -167,7 +177,7 @@ static int place_try(struct q_place *p, const json_t *workload, const json_t *go
 	if (r == 0)
 		r = wb_expand_objects(in, &expanded, &errs);
 	if (r == 0)
-		r = pk_sched_run_shared(expanded, NULL, &out, &pre, &errs);
+		r = pk_sched_run_shared(expanded, &opts, &out, &pre, &errs);
 	if (r < 0) {
 		snprintf(why, n, "cannot be placed: %s", errs.n ? errs.msg[0] : pk_errno_text(-r));
 	} else if (unplaced(out, why, n)) {
@@ -280,6 +290,7 @@ json_t *q_admitted_copy(const json_t *obj, enum pk_kind kind, const char *admiss
 		json_object_set_new(meta, "annotations", ann = json_object());
 	json_object_set_new(ann, WB_ANNOTATION_QUEUE_ADMISSION, json_string(admission));
 	json_object_del(ann, Q_ANNOTATION_POSITION);
+	json_object_del(ann, WB_ANNOTATION_QUEUE_ORDER);
 	json_object_del(ann, Q_ANNOTATION_PENDING);
 	if (kind == PK_KIND_POD)
 		ungate(json_object_get(copy, "spec"));

@@ -16,8 +16,18 @@
  * later are admitted on their own quota.  Taking an admission back (for
  * preemption, or draining a stopped queue) deletes the pods, as Kueue stops
  * a plain pod; a controller that recreates them queues them again.
+ *
+ * Kueue's plain pod group (kueue.x-k8s.io/pod-group-name NAME and
+ * pod-group-total-count N on its pods) is the PodGroup NAME, which its pods
+ * name from their creation (pk_pod_default_kueue_group): it waits until N
+ * pods exist (counting those admitted), is inadmissible when they disagree
+ * on N or outnumber it, and its admission creates the PodGroup, a gang of N
+ * labelled queue.podkernel.dev/kueue-pod-group, in the same batch when there
+ * is none; such a PodGroup that no queued pod names any more is deleted
+ * (q_pods_groups_gone), so the next group of its name gets a new one.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,10 +159,107 @@ static int add_pod(struct q_state *s, json_t *index, json_t *pod)
 	return 0;
 }
 
+/* ---- Kueue's pod groups ---------------------------------------------------------- */
+
+/* The PodGroup of a Kueue pod group: a gang of its total count, labelled as made for it. */
+static json_t *kueue_pod_group(const struct q_workload *w, const char *name, int64_t total)
+{
+	return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:{s:{s:I}}}}", "apiVersion",
+			 "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name", name,
+			 "namespace", w->ns, "labels", Q_LABEL_KUEUE_POD_GROUP, "true", "spec",
+			 "schedulingPolicy", "gang", "minCount", (json_int_t)total);
+}
+
+void q_pods_groups_gone(struct pk_ctl *ctl, const struct q_state *s)
+{
+	json_t *named = json_object(), *pod, *g;
+	const char *key;
+	char k[800];
+	size_t i;
+
+	json_array_foreach(named ? s->pods : NULL, i, pod)
+	{
+		snprintf(k, sizeof(k), "PodGroup/%s/%s", pk_namespace(pod),
+			 pk_pod_group_name(pod) ? pk_pod_group_name(pod) : "");
+		json_object_set_new(named, k, json_true());
+	}
+	json_object_foreach(named ? s->groups : NULL, key, g)
+	{
+		struct pk_write_ref ref = ctl_ref_of(&pk_type_pod_group, g);
+
+		if (pk_kind_of(g) != PK_KIND_POD_GROUP || json_object_get(named, key) ||
+		    !json_object_get(pk_get(g, "metadata.labels"), Q_LABEL_KUEUE_POD_GROUP) ||
+		    pk_get(g, "metadata.deletionTimestamp"))
+			continue;
+		if (ctl_delete(ctl, &ref, PK_WRITE_PROPAGATE_DEFAULT) == 0)
+			ctl_log(ctl, 2, "PodGroup %s/%s: its Kueue pod group has no pod left",
+				pk_namespace(g), pk_name(g));
+	}
+	json_decref(named);
+}
+
+/*
+ * A pending pod workload of one Kueue pod group: inadmissible when its
+ * pods disagree on the total count or outnumber it, incomplete while fewer
+ * exist (its admitted pods counted), else admitted with its PodGroup made
+ * when there is none; 0 or -ENOMEM.
+ */
+static int kueue_group_check(struct q_state *s, json_t *index, struct q_workload *w)
+{
+	const json_t *first = json_array_get(w->pods, 0), *pod, *admitted;
+	const char *name = pk_pod_kueue_group(first, NULL), *count;
+	char key[800];
+	int64_t total = 0, have;
+	size_t i;
+	int r = 0;
+
+	if (!name || w->admitted)
+		return 0;
+	count = json_string_value(json_object_get(pk_get(first, "metadata.annotations"),
+						  PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL));
+	json_array_foreach(w->pods, i, pod)
+	{
+		const char *c = json_string_value(json_object_get(
+		    pk_get(pod, "metadata.annotations"), PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL));
+
+		if (!w->inadmissible && (!c || !count || strcmp(c, count) != 0) &&
+		    asprintf(&w->inadmissible,
+			     "metadata.annotations[" PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL
+			     "]: Invalid value: \"%s\": pod %s of pod group %s disagrees with pod "
+			     "%s (\"%s\")",
+			     c ? c : "", pk_name(pod), name, pk_name(first),
+			     count ? count : "") < 0)
+			return -ENOMEM;
+	}
+	pk_pod_kueue_group(first, &total);
+	snprintf(key, sizeof(key), "%s/%s/%s#admitted", w->kind_name, w->ns, w->name);
+	admitted = json_object_get(index, key)
+		       ? s->w[json_integer_value(json_object_get(index, key))].pods
+		       : NULL;
+	have = (int64_t)(json_array_size(w->pods) + json_array_size(admitted));
+	if (w->inadmissible)
+		return 0;
+	if (have > total)
+		r = asprintf(&w->inadmissible,
+			     "pod group %s has %lld pods, more than its "
+			     "metadata.annotations[" PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL "] (%lld)",
+			     name, (long long)have, (long long)total);
+	else if (have < total)
+		r = asprintf(&w->incomplete,
+			     "pod group %s: %lld of its %lld pods exist "
+			     "(" PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL "); waiting for the rest",
+			     name, (long long)have, (long long)total);
+	snprintf(key, sizeof(key), "PodGroup/%s/%s", w->ns, name);
+	if (r >= 0 && have == total && !json_object_get(s->groups, key) &&
+	    !(w->group = kueue_pod_group(w, name, total)))
+		r = -ENOMEM;
+	return r < 0 ? -ENOMEM : 0;
+}
+
 int q_pods_load(struct q_state *s)
 {
 	json_t *index = json_object(), *pod;
-	size_t i;
+	size_t i, first = s->nw;
 	int r = index ? 0 : -ENOMEM;
 
 	json_array_foreach(r == 0 ? s->pods : NULL, i, pod)
@@ -166,6 +273,8 @@ int q_pods_load(struct q_state *s)
 		if (r < 0)
 			break;
 	}
+	for (size_t k = first; r == 0 && k < s->nw; k++)
+		r = kueue_group_check(s, index, &s->w[k]);
 	json_decref(index);
 	return r;
 }
@@ -183,6 +292,10 @@ json_t *q_pods_admitted(const struct q_workload *w, const char *admission, const
 			json_decref(out);
 			return NULL;
 		}
+	}
+	if (out && w->group && json_array_append(out, w->group) < 0) {
+		json_decref(out);
+		return NULL;
 	}
 	return out;
 }
@@ -212,13 +325,18 @@ static int commit(struct pk_ctl *ctl)
 int q_pods_admit(struct pk_ctl *ctl, struct q_workload *w, const json_t *admitted)
 {
 	int r = pk_writer_batch_begin(ctl->writer);
-	size_t i;
+	size_t i, npods = json_array_size(w->pods);
 	json_t *pod;
 
+	if (r == 0 && w->group) /* a Kueue pod group: its gang first */
+		r = pk_writer_create(ctl->writer, &pk_type_pod_group,
+				     json_array_get(admitted, npods));
 	json_array_foreach(r == 0 ? admitted : NULL, i, pod)
 	{
 		struct pk_write_ref ref = ctl_ref_of(&pk_type_pod, json_array_get(w->pods, i));
 
+		if (i >= npods)
+			break;
 		r = pk_writer_replace(ctl->writer, &ref, pod);
 		if (r < 0)
 			break;
@@ -261,11 +379,10 @@ static bool set_annotation(json_t *obj, const char *key, const char *value)
 	return true;
 }
 
-/* Whether obj's annotation key is value already (NULL: it has none). */
-static bool annotation_is(const json_t *obj, const char *key, const char *value)
+/* Whether the annotation key of ann (an object's annotations) is value already (NULL: none). */
+static bool value_is(const json_t *ann, const char *key, const char *value)
 {
-	const char *have =
-	    json_string_value(json_object_get(pk_get(obj, "metadata.annotations"), key));
+	const char *have = json_string_value(json_object_get(ann, key));
 
 	return (have && value && strcmp(have, value) == 0) || (!have && !value);
 }
@@ -291,19 +408,20 @@ static json_t *annotations_copy(const json_t *obj)
 	return copy;
 }
 
-void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *position,
+bool q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *order,
 		const char *why)
 {
+	const json_t *ann = pk_get(obj, "metadata.annotations");
 	json_t *copy;
 	bool changed;
 
-	if (annotation_is(obj, Q_ANNOTATION_POSITION, position) &&
-	    annotation_is(obj, Q_ANNOTATION_PENDING, why))
-		return; /* as written: no copy, no write */
+	if (value_is(ann, WB_ANNOTATION_QUEUE_ORDER, order) &&
+	    value_is(ann, Q_ANNOTATION_PENDING, why) && value_is(ann, Q_ANNOTATION_POSITION, NULL))
+		return true; /* as written: no copy, no write */
 	copy = annotations_copy(obj);
-	changed = copy && set_annotation(copy, Q_ANNOTATION_POSITION, position);
-
+	changed = copy && set_annotation(copy, WB_ANNOTATION_QUEUE_ORDER, order);
 	changed |= copy && set_annotation(copy, Q_ANNOTATION_PENDING, why);
+	changed |= copy && set_annotation(copy, Q_ANNOTATION_POSITION, NULL); /* written before */
 	if (changed) {
 		struct pk_write_ref ref = ctl_ref_of(pk_type_of(kind), obj);
 		int r = pk_writer_replace(ctl->writer, &ref, copy);
@@ -313,6 +431,7 @@ void q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const 
 				pk_namespace(obj), pk_name(obj), pk_write_strerror(r));
 	}
 	json_decref(copy);
+	return false;
 }
 
 void q_note_commit(struct pk_ctl *ctl)
@@ -329,10 +448,10 @@ void q_note_commit(struct pk_ctl *ctl)
 				res[i].name, pk_write_strerror(res[i].error));
 }
 
-void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *position, const char *why)
+void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *order, const char *why)
 {
 	size_t i;
 	json_t *pod;
 
-	json_array_foreach(w->pods, i, pod) q_note_one(ctl, PK_KIND_POD, pod, position, why);
+	json_array_foreach(w->pods, i, pod) q_note_one(ctl, PK_KIND_POD, pod, order, why);
 }

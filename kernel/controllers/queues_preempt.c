@@ -56,33 +56,14 @@ static bool borrowing(struct q_state *s, const struct q_workload *v)
 	return false;
 }
 
-/* Whether w fits cq's nominal quota in flavors (borrowing not allowed). */
-static bool within_nominal(struct q_state *s, const struct q_workload *w, const char *cq,
-			   const json_t *flavors)
-{
-	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *g;
-	const char *res;
-	json_t *x;
-	size_t i;
-
-	json_object_foreach(w->requests, res, x) json_array_foreach(groups, i, g)
-	{
-		const char *f = json_string_value(json_array_get(flavors, i));
-
-		if (q_covers(g, res) && f && strcmp(f, "-") != 0 &&
-		    q_milli_at(q_sub(s->usage, cq), f, res) + json_integer_value(x) >
-			q_tree_nominal(s->tree, cq, f, res))
-			return false;
-	}
-	return true;
-}
-
 /*
  * Whether cq is under its nominal quota in every resource w needs
- * preemption for: those of the first flavor of each group that it does not
- * fit now (Kueue's queueUnderNominalInResourcesNeedingPreemption).
+ * preemption for: those of the first flavor (or the one pinned) of each
+ * group that it does not fit now (Kueue's
+ * queueUnderNominalInResourcesNeedingPreemption).
  */
-static bool under_nominal(struct q_state *s, const struct q_workload *w, const char *cq)
+static bool under_nominal(struct q_state *s, const struct q_workload *w, const char *cq,
+			  const struct q_pick *pick)
 {
 	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *g;
 	const char *res;
@@ -91,8 +72,9 @@ static bool under_nominal(struct q_state *s, const struct q_workload *w, const c
 
 	json_array_foreach(groups, i, g)
 	{
+		size_t at = pick && i < Q_MAX_GROUPS && pick->pin[i] ? (size_t)pick->pin[i] - 1 : 0;
 		const char *f =
-		    pk_get_string(json_array_get(json_object_get(g, "flavors"), 0), "name");
+		    pk_get_string(json_array_get(json_object_get(g, "flavors"), at), "name");
 
 		json_object_foreach(w->requests, res, x)
 		{
@@ -136,10 +118,12 @@ static size_t candidates(struct q_state *s, const struct q_workload *w, const ch
 		same = strcmp(v->cq, cq) == 0;
 		if (same && strcmp(within, "LowerPriority") == 0 && lower)
 			out[n++] = (struct q_victim){.v = v};
-		else if (!same && q_tree_same_cohort(s->tree, cq, v->cq) && borrowing(s, v) &&
+		else if (!same &&
 			 (strcmp(reclaim, "Any") == 0 ||
-			  (strcmp(reclaim, "LowerPriority") == 0 && lower)))
-			out[n++] = (struct q_victim){.v = v, .reclaim = true};
+			  (strcmp(reclaim, "LowerPriority") == 0 && lower)) &&
+			 q_tree_same_cohort(s->tree, cq, v->cq) && borrowing(s, v))
+			out[n++] = (struct q_victim){.v = v,
+						     .reclaim = true}; /* the policy first: cheap */
 	}
 	qsort(out, n, sizeof(*out), cmp_victim);
 	return n;
@@ -147,17 +131,23 @@ static size_t candidates(struct q_state *s, const struct q_workload *w, const ch
 
 /* How the candidates are tried: borrowing allowed, and below what priority (has_below). */
 struct q_try {
+	const struct q_pick *pick; /* the flavors w may take */
 	bool borrow;
 	bool has_below;
 	int64_t below;
 };
 
-static json_t *fits(struct q_state *s, const struct q_workload *w, const char *cq, bool borrow)
+/* w's flavors as pick allows, within its nominal quota unless borrow; or NULL. */
+static json_t *fits(struct q_state *s, struct q_workload *w, const char *cq,
+		    const struct q_pick *pick, bool borrow)
 {
+	struct q_pick p = pick ? *pick : (struct q_pick){0};
 	char why[512];
-	json_t *f = q_assign(s, w, cq, why, sizeof(why));
+	json_t *f;
 
-	if (f && !borrow && !within_nominal(s, w, cq, f)) {
+	p.probe = false;
+	f = q_assign(s, w, cq, &p, why, sizeof(why));
+	if (f && !borrow && !q_within_nominal(s, w, cq, f)) {
 		json_decref(f);
 		f = NULL;
 	}
@@ -165,8 +155,8 @@ static json_t *fits(struct q_state *s, const struct q_workload *w, const char *c
 }
 
 /* Each victim (last first) that w still fits without is kept (Kueue's fillBackWorkloads). */
-static json_t *fill_back(struct q_state *s, const struct q_workload *w, const char *cq,
-			 struct q_victim *c, size_t k, bool borrow, json_t *flavors)
+static json_t *fill_back(struct q_state *s, struct q_workload *w, const char *cq,
+			 struct q_victim *c, size_t k, struct q_try t, json_t *flavors)
 {
 	for (size_t j = k; j-- > 0;) {
 		json_t *again;
@@ -174,7 +164,7 @@ static json_t *fill_back(struct q_state *s, const struct q_workload *w, const ch
 		if (c[j].kept)
 			continue;
 		q_charge_sign(s, c[j].v, c[j].v->cq, c[j].v->flavors, 1);
-		again = fits(s, w, cq, borrow);
+		again = fits(s, w, cq, t.pick, t.borrow);
 		if (again) {
 			c[j].kept = true;
 			json_decref(flavors);
@@ -187,8 +177,8 @@ static json_t *fill_back(struct q_state *s, const struct q_workload *w, const ch
 }
 
 /* w's flavors once the first victims of c are gone (Kueue's minimalPreemptions), or NULL. */
-static json_t *minimal(struct q_state *s, const struct q_workload *w, const char *cq,
-		       struct q_victim *c, size_t nc, struct q_try t, size_t *ret_n)
+static json_t *minimal(struct q_state *s, struct q_workload *w, const char *cq, struct q_victim *c,
+		       size_t nc, struct q_try t, size_t *ret_n)
 {
 	json_t *flavors = NULL;
 	size_t k;
@@ -201,11 +191,11 @@ static json_t *minimal(struct q_state *s, const struct q_workload *w, const char
 			t.borrow = false;
 		c[k].while_borrowing = c[k].reclaim && t.has_below && t.borrow;
 		q_charge_sign(s, c[k].v, c[k].v->cq, c[k].v->flavors, -1);
-		flavors = fits(s, w, cq, t.borrow);
+		flavors = fits(s, w, cq, t.pick, t.borrow);
 	}
 	if (flavors) {
 		*ret_n = k;
-		return fill_back(s, w, cq, c, k, t.borrow, flavors);
+		return fill_back(s, w, cq, c, k, t, flavors);
 	}
 	for (size_t j = 0; j < k; j++)
 		if (!c[j].kept)
@@ -225,13 +215,13 @@ static size_t keep_only(struct q_victim *c, size_t n, bool others, int64_t below
 }
 
 /* Kueue's getTargets over the sorted candidates c. */
-static json_t *targets(struct q_state *s, struct q_workload *w, const char *cq, struct q_victim *c,
-		       size_t nc, size_t *ret_n)
+static json_t *targets(struct q_state *s, struct q_workload *w, const char *cq,
+		       const struct q_pick *pick, struct q_victim *c, size_t nc, size_t *ret_n)
 {
 	const json_t *b = pk_get(json_object_get(s->cqs, cq), "spec.preemption.borrowWithinCohort");
 	const json_t *max = json_object_get(b, "maxPriorityThreshold");
 	const char *bp = pk_get_string(b, "policy");
-	struct q_try t = {.borrow = true};
+	struct q_try t = {.pick = pick, .borrow = true};
 	size_t same = 0;
 	json_t *flavors = NULL;
 
@@ -246,11 +236,11 @@ static json_t *targets(struct q_state *s, struct q_workload *w, const char *cq, 
 		t.below = w->priority;
 		if (json_is_integer(max) && json_integer_value(max) < t.below)
 			t.below = json_integer_value(max) + 1;
-		if (!under_nominal(s, w, cq))
+		if (!under_nominal(s, w, cq, pick))
 			nc = keep_only(c, nc, true, t.below);
 		return minimal(s, w, cq, c, nc, t, ret_n);
 	}
-	if (under_nominal(s, w, cq)) {
+	if (under_nominal(s, w, cq, pick)) {
 		t.borrow = false;
 		flavors = minimal(s, w, cq, c, nc, t, ret_n);
 		t.borrow = true;
@@ -260,12 +250,23 @@ static json_t *targets(struct q_state *s, struct q_workload *w, const char *cq, 
 	return flavors;
 }
 
-json_t *q_preempt_plan(struct q_state *s, struct q_workload *w, const char *cq,
-		       struct q_victim **ret_c, size_t *ret_n)
+/* Whether cq's spec.preemption takes no candidate at all (candidates() would find none). */
+static bool takes_none(const json_t *cq)
 {
-	struct q_victim *c = calloc(s->nw ? s->nw : 1, sizeof(*c));
+	const char *within = policy(cq, "withinClusterQueue");
+	const char *reclaim = policy(cq, "reclaimWithinCohort");
+
+	return strcmp(within, "LowerPriority") != 0 && strcmp(reclaim, "Any") != 0 &&
+	       strcmp(reclaim, "LowerPriority") != 0;
+}
+
+json_t *q_preempt_plan(struct q_state *s, struct q_workload *w, const char *cq,
+		       const struct q_pick *pick, struct q_victim **ret_c, size_t *ret_n)
+{
+	struct q_victim *c =
+	    takes_none(json_object_get(s->cqs, cq)) ? NULL : calloc(s->nw ? s->nw : 1, sizeof(*c));
 	size_t nc = c ? candidates(s, w, cq, c) : 0;
-	json_t *flavors = nc ? targets(s, w, cq, c, nc, ret_n) : NULL;
+	json_t *flavors = nc ? targets(s, w, cq, pick, c, nc, ret_n) : NULL;
 
 	if (!flavors) {
 		free(c);

@@ -338,6 +338,51 @@ int64_t q_tree_lendable(const struct q_tree *t, const char *cq, const char *f, c
 	return root ? at(t->quota, root, f, r) : 0;
 }
 
+/* How far node reaches down: the longest chain of children under it (Kueue's getNodeHeight). */
+static int height_of(const struct q_tree *t, const char *node)
+{
+	const char *n;
+	json_t *v;
+	int h = 0;
+
+	json_object_foreach(t->parent, n, v)
+	{
+		int d = 1;
+
+		for (const char *p = json_string_value(v); p && d <= Q_TREE_MAX_DEPTH;
+		     p = parent_of(t, p), d++)
+			if (strcmp(p, node) == 0) {
+				h = d > h ? d : h;
+				break;
+			}
+	}
+	return h;
+}
+
+int q_tree_borrow_height(const struct q_tree *t, const char *cq, const char *f, const char *r,
+			 int64_t milli)
+{
+	char key[300];
+	const char *p, *last = NULL;
+	int64_t remaining, use;
+	int d = 0;
+
+	node_key(key, sizeof(key), false, cq);
+	use = at(t->usage, key, f, r);
+	if (use + milli <= at(t->quota, key, f, r) || !parent_of(t, key))
+		return 0;
+	remaining = milli - (guaranteed(t, key, f, r) > use ? guaranteed(t, key, f, r) - use : 0);
+	for (p = parent_of(t, key); p && d < Q_TREE_MAX_DEPTH; p = parent_of(t, p), d++) {
+		int64_t g = guaranteed(t, p, f, r), u = at(t->usage, p, f, r);
+
+		if (u + remaining <= at(t->quota, p, f, r))
+			return height_of(t, p);
+		remaining -= g > u ? g - u : 0;
+		last = p;
+	}
+	return last ? height_of(t, last) : 0;
+}
+
 int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *f, const char *r)
 {
 	int64_t q = limit(json_object_get(t->cqs, cq), f, r, "nominalQuota");

@@ -12,7 +12,9 @@
  * lastTimestamp) instead of making a new one, and pk_event_allowed() writes
  * such a repeat at most once per PK_EVENT_REPEAT_S, the repeats in between
  * counted into the next write's count.  The Events of a round are handed to
- * the recorder's own thread, which writes them in their own transaction:
+ * the recorder's own thread, which writes them through the write path, on a
+ * writer of its own over the store (a batch is one transaction; an Event
+ * written twice in one hand-over goes in the next batch):
  * the loop never waits for an Event's commit, and a binding never waits
  * for, or fails with, its Event.  Events expire as kube-apiserver's
  * --event-ttl makes them (one hour): every CTL_EVENT_SWEEP_MS (or TTL, if
@@ -53,6 +55,10 @@ struct ctl_recorder {
 	json_t *queue;
 	int64_t sweep_before; /* a sweep asked for: Events last written at or before (s); 0 none */
 	bool started, stopping;
+	/* where the Events are written: a writer of the recorder's own on the store (its
+	 * thread's, or the caller's when the thread cannot start), under wlock */
+	pthread_mutex_t wlock;
+	struct pk_writer *writer;
 };
 
 int ctl_recorder_new(struct ctl_recorder **ret)
@@ -62,6 +68,7 @@ int ctl_recorder_new(struct ctl_recorder **ret)
 	if (!rec)
 		return -ENOMEM;
 	pthread_mutex_init(&rec->lock, NULL);
+	pthread_mutex_init(&rec->wlock, NULL);
 	pthread_cond_init(&rec->cond, NULL);
 	rec->written = (struct pk_map)PK_MAP_INIT(free);
 	if (!(rec->pending = json_array()) || !(rec->queue = json_array())) {
@@ -88,7 +95,9 @@ void ctl_recorder_free(struct ctl_recorder *rec)
 	pk_map_free(&rec->written);
 	json_decref(rec->pending);
 	json_decref(rec->queue);
+	pk_writer_free(rec->writer);
 	pthread_mutex_destroy(&rec->lock);
+	pthread_mutex_destroy(&rec->wlock);
 	pthread_cond_destroy(&rec->cond);
 	free(rec);
 }
@@ -222,70 +231,108 @@ void ctl_record_batch(struct pk_ctl *ctl, const struct pk_write_batch *batch,
 	ctl_record_flush(ctl);
 }
 
-/* A repeat's new count and last time on the stored Event. */
-static int bump_apply(json_t *obj, void *arg)
+/* The recorder's writer, made on first use (under rec->wlock). */
+static int rec_writer(struct ctl_recorder *rec, struct pk_ctl *ctl)
 {
-	const json_t *ev = arg;
-
-	json_object_set(obj, "count", json_object_get(ev, "count"));
-	json_object_set(obj, "lastTimestamp", json_object_get(ev, "lastTimestamp"));
-	return 0;
+	return rec->writer ? 0 : pk_writer_store_new(ctl->store, &rec->writer);
 }
 
-/* One transaction: new Events created, repeats bumped; returns the repeats
- * whose Event was gone (expired), to be created again. */
+static struct pk_write_ref event_ref(const json_t *ev)
+{
+	return (struct pk_write_ref){
+	    .kind = &pk_type_event, .ns = pk_namespace(ev), .name = pk_name(ev)};
+}
+
+/*
+ * One op into the open batch: a new Event created, a repeat's Event replaced
+ * (its count and lastTimestamp are the repeat's).  An Event the batch
+ * already writes waits for the next batch (again); 1 when added.
+ */
+static int add_op(struct pk_writer *w, json_t *op, json_t *names, json_t *again)
+{
+	json_t *ev = json_object_get(op, "event");
+	struct pk_write_ref ref = event_ref(ev);
+	char key[600];
+	int r;
+
+	snprintf(key, sizeof(key), "%s/%s", ref.ns ?: "", ref.name ?: "");
+	if (json_object_get(names, key))
+		return json_array_append(again, op) == 0 ? 0 : -ENOMEM;
+	if (json_object_set_new(names, key, json_true()) < 0)
+		return -ENOMEM;
+	r = json_is_true(json_object_get(op, "bump")) ? pk_writer_replace(w, &ref, ev)
+						      : pk_writer_create(w, &pk_type_event, ev);
+	return r < 0 ? r : 1;
+}
+
+/*
+ * One batch through the recorder's writer (one transaction): new Events
+ * created, repeats written; returns what is left (a new array, NULL on
+ * ENOMEM): the repeats whose Event was gone (expired), to be created
+ * again, and the ops about an Event the batch already wrote.
+ */
 static json_t *write_once(struct pk_ctl *ctl, json_t *ops)
 {
-	size_t i, n = json_array_size(ops);
-	struct pk_store_edit *e = calloc(n ? n : 1, sizeof(*e));
-	json_t *op, *gone = json_array();
+	struct ctl_recorder *rec = ctl->recorder;
+	const struct pk_write_result *res = NULL;
+	size_t i, n = json_array_size(ops), nres = 0, k = 0;
+	size_t *idx = calloc(n ? n : 1, sizeof(*idx)); /* op of each item */
+	json_t *op, *again = json_array(), *names = json_object();
+	int r = idx && again && names ? 0 : -ENOMEM;
 
-	if (!e || !gone) {
-		free(e);
-		json_decref(gone);
-		for (i = 0; i < n; i++)
+	pthread_mutex_lock(&rec->wlock);
+	if (r == 0 && (r = rec_writer(rec, ctl)) == 0)
+		r = pk_writer_batch_begin(rec->writer);
+	json_array_foreach(r == 0 ? ops : NULL, i, op)
+	{
+		int a = add_op(rec->writer, op, names, again);
+
+		if (a == 1)
+			idx[k++] = i;
+		else if (a < 0)
 			CTL_COUNT(ctl, kevents_failed);
-		return NULL;
 	}
-	json_array_foreach(ops, i, op)
-	{
-		json_t *ev = json_object_get(op, "event");
-		bool bump = json_is_true(json_object_get(op, "bump"));
-
-		e[i] = (struct pk_store_edit){
-		    .op = bump ? PK_STORE_EDIT_MODIFY : PK_STORE_EDIT_CREATE,
-		    .kind = &pk_type_event,
-		    .ns = pk_namespace(ev),
-		    .name = pk_name(ev),
-		    .apply = bump_apply,
-		    .arg = ev,
-		    .create = bump ? NULL : ev,
-		};
-	}
-	pk_store_edit_batch(ctl->store, e, n);
-	json_array_foreach(ops, i, op)
-	{
-		if (e[i].rc == 0)
+	if (r == 0 && k)
+		r = pk_writer_batch_commit(rec->writer, &res, &nres);
+	for (i = 0; i < (r == 0 ? nres : k); i++) {
+		op = json_array_get(ops, idx[i]);
+		if (r == 0 && res[i].error == 0)
 			CTL_COUNT(ctl, kevents_written);
-		else if (e[i].rc == -ENOENT && e[i].op == PK_STORE_EDIT_MODIFY)
-			json_array_append_new(gone,
+		else if (r == 0 && res[i].error == -ENOENT &&
+			 json_is_true(json_object_get(op, "bump")))
+			json_array_append_new(again,
 					      json_pack("{s:O,s:b}", "event",
 							json_object_get(op, "event"), "bump", 0));
 		else
 			CTL_COUNT(ctl, kevents_failed);
-		json_decref(e[i].object);
 	}
-	free(e);
-	return gone;
+	pthread_mutex_unlock(&rec->wlock);
+	free(idx);
+	json_decref(names);
+	if (r < 0 && !k) /* nothing was tried: every op failed */
+		for (i = 0; i < n; i++)
+			CTL_COUNT(ctl, kevents_failed);
+	if (r < 0) {
+		json_decref(again);
+		return NULL;
+	}
+	return again;
 }
 
+/* ops written, in as many batches as Events written twice in them need. */
 static void write_ops(struct pk_ctl *ctl, json_t *ops)
 {
-	json_t *gone = write_once(ctl, ops), *again;
+	json_t *left = json_incref(ops);
 
-	if (json_array_size(gone) > 0 && (again = write_once(ctl, gone)))
-		json_decref(again); /* created anew: none can be gone */
-	json_decref(gone);
+	/* each batch writes at least one op: as many batches as ops, at most */
+	for (size_t tries = json_array_size(ops) + 1; left && json_array_size(left) && tries;
+	     tries--) {
+		json_t *next = write_once(ctl, left);
+
+		json_decref(left);
+		left = next;
+	}
+	json_decref(left);
 }
 
 static void sweep(struct pk_ctl *ctl, int64_t before_s);
@@ -354,36 +401,34 @@ void ctl_record_flush(struct pk_ctl *ctl)
 	json_array_clear(rec->pending);
 }
 
-static int delete_it(json_t *obj, void *arg)
-{
-	(void)obj;
-	(void)arg;
-	return 0;
-}
-
-/* Delete the Events named in keys ({namespace, name}) in one transaction. */
+/* Delete the Events named in keys ({namespace, name}) in one batch of the recorder's writer. */
 static void delete_events(struct pk_ctl *ctl, json_t *keys)
 {
-	size_t i, n = json_array_size(keys);
-	struct pk_store_edit *e = calloc(n ? n : 1, sizeof(*e));
+	struct ctl_recorder *rec = ctl->recorder;
+	const struct pk_write_result *res = NULL;
+	size_t i, n = json_array_size(keys), nres = 0;
 	json_t *k;
+	int r;
 
-	if (!e)
+	if (!n)
 		return;
-	json_array_foreach(keys, i, k) e[i] = (struct pk_store_edit){
-	    .kind = &pk_type_event,
-	    .ns = pk_get_string(k, "namespace"),
-	    .name = pk_get_string(k, "name"),
-	    .apply = delete_it,
-	    .delete_after = true,
-	};
-	if (n && pk_store_edit_batch(ctl->store, e, n) == 0)
-		for (i = 0; i < n; i++)
-			if (e[i].rc == 0)
+	pthread_mutex_lock(&rec->wlock);
+	if ((r = rec_writer(rec, ctl)) == 0)
+		r = pk_writer_batch_begin(rec->writer);
+	json_array_foreach(r == 0 ? keys : NULL, i, k)
+	{
+		struct pk_write_ref ref = {.kind = &pk_type_event,
+					   .ns = pk_get_string(k, "namespace"),
+					   .name = pk_get_string(k, "name")};
+
+		if ((r = pk_writer_delete(rec->writer, &ref, PK_WRITE_PROPAGATE_DEFAULT)) < 0)
+			break;
+	}
+	if (r == 0 && pk_writer_batch_commit(rec->writer, &res, &nres) == 0)
+		for (i = 0; i < nres; i++)
+			if (res[i].error == 0)
 				CTL_COUNT(ctl, kevents_expired);
-	for (i = 0; i < n; i++)
-		json_decref(e[i].object);
-	free(e);
+	pthread_mutex_unlock(&rec->wlock);
 }
 
 /* Delete the Events last written at or before before_s, found by the store's

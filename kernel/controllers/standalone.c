@@ -34,7 +34,7 @@ static void queue_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const json_t 
  * What the queue controller's pass reads (queues.c): queues,
  * WorkloadPriorityClasses, and queued Jobs, JobSets and pods.
  */
-static bool queue_relevant(const struct pk_store_event *ev)
+static bool queue_relevant(const struct pk_source_event *ev)
 {
 	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 
@@ -64,7 +64,7 @@ static bool tainted_unreachable(const json_t *node)
 	{
 		const char *key = json_string_value(json_object_get(t, "key"));
 
-		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
+		if (key && strcmp(key, PK_TAINT_UNREACHABLE) == 0)
 			return true;
 	}
 	return false;
@@ -85,7 +85,7 @@ static void on_node_write(struct pk_ctl *ctl, const json_t *node)
 }
 
 /* A renewed (or deleted) node Lease: a sign of life of the node it names. */
-static void on_lease_event(struct pk_ctl *ctl, const struct pk_store_event *ev)
+static void on_lease_event(struct pk_ctl *ctl, const struct pk_source_event *ev)
 {
 	bool recovered = false;
 	const char *name = pk_name(ev->object);
@@ -124,7 +124,7 @@ struct ctl_event_work {
 	bool heartbeat, reconcile, owner;
 };
 
-static struct ctl_event_work event_work(const struct pk_store_event *ev, enum pk_kind k,
+static struct ctl_event_work event_work(const struct pk_source_event *ev, enum pk_kind k,
 					const struct ap_decision *d)
 {
 	bool gone = ev->type == PK_EVENT_DELETED;
@@ -140,7 +140,7 @@ static struct ctl_event_work event_work(const struct pk_store_event *ev, enum pk
 	};
 }
 
-static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
+static void hook_event(void *arg, const struct pk_source_event *ev, const struct ap_decision *d)
 {
 	struct pk_ctl *ctl = arg;
 	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
@@ -397,9 +397,13 @@ static int hook_start(void *arg, struct pk_appliance *app, char *err, size_t err
 
 /* Node heartbeat Leases: the loop lists them first and hands their events over undecided. */
 static const struct pk_type *const standalone_kinds[] = {&pk_type_lease, NULL};
+/* The owners of pods and groups: the controllers reconcile them when they change. */
+static const struct pk_type *const standalone_tracked[] = {
+    &pk_type_workload, &pk_type_job, &pk_type_jobset, &pk_type_leader_worker_set, NULL};
 
 static const struct pk_appliance_hooks standalone_hooks = {
     .kinds = standalone_kinds,
+    .tracked = standalone_tracked,
     .start = hook_start,
     .listed = hook_listed,
     .list_done = hook_list_done,
@@ -485,10 +489,15 @@ static int ctl_new(struct pk_store *store, const struct pk_appliance_config *cfg
 
 /* ---- the store as the loop's source ------------------------------------------------ */
 
-static int store_list(void *src, const struct pk_type *kind, const struct pk_store_list_opts *opts,
+static int store_list(void *src, const struct pk_type *kind, const struct pk_source_list_opts *opts,
 		      json_t **ret_items, char **ret_continue)
 {
-	return pk_store_list(src, kind, NULL, opts, ret_items, NULL, ret_continue);
+	struct pk_store_list_opts o = {0};
+
+	if (opts)
+		o = (struct pk_store_list_opts){.limit = opts->limit,
+						.continue_token = opts->continue_token};
+	return pk_store_list(src, kind, NULL, &o, ret_items, NULL, ret_continue);
 }
 
 static uint64_t store_rv(void *src)
@@ -496,11 +505,28 @@ static uint64_t store_rv(void *src)
 	return pk_store_rv(src);
 }
 
-static int store_events_since(void *src, uint64_t since, size_t max, pk_store_event_cb cb,
+/* The loop's callback, for the store's events. */
+struct store_events {
+	pk_source_event_cb cb;
+	void *arg;
+};
+
+static int store_event(const struct pk_store_event *ev, void *arg)
+{
+	const struct store_events *e = arg;
+	struct pk_source_event s = {ev->type, ev->rv, ev->kind, ev->object};
+
+	return e->cb(&s, e->arg);
+}
+
+static int store_events_since(void *src, uint64_t since, size_t max, pk_source_event_cb cb,
 			      void *arg, uint64_t *ret_last)
 {
+	struct store_events e = {cb, arg};
 	/* the loop holds the stream: a burst while it schedules costs it no re-list */
-	return pk_store_events_since_held(src, since, max, cb, arg, ret_last);
+	int r = pk_store_events_since_held(src, since, max, store_event, &e, ret_last);
+
+	return r == -PK_STORE_EGONE ? -PK_SOURCE_EGONE : r;
 }
 
 static int store_wait(void *src, uint64_t since, int timeout_ms)

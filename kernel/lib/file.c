@@ -9,8 +9,12 @@
  * of the size its caller was told is read in one allocation.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "kernel/lib/file.h"
 
@@ -73,5 +77,27 @@ int pk_read_small_file(const char *path, size_t max_bytes, char **ret, size_t *r
 		return -errno;
 	r = pk_read_stream(f, 0, max_bytes, ret, ret_len);
 	fclose(f);
+	return r;
+}
+
+int pk_read_input(const char *path, size_t max_bytes, char **ret, size_t *ret_len)
+{
+	bool is_stdin = strcmp(path, "-") == 0;
+	FILE *f = is_stdin ? stdin : fopen(path, "re"); /* e: O_CLOEXEC */
+	struct stat st = {0};
+	int r;
+
+	if (!f)
+		return -errno;
+	/* a directory opens for reading on Linux */
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
+		r = -EISDIR;
+	else if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max_bytes)
+		r = -EFBIG;
+	else
+		r = pk_read_stream(f, S_ISREG(st.st_mode) ? (size_t)st.st_size : 64 * 1024,
+				   max_bytes, ret, ret_len);
+	if (!is_stdin)
+		fclose(f);
 	return r;
 }

@@ -2,7 +2,9 @@
 /*
  * file.h — reading a whole file (tokens, certificates, kubeconfigs, hwloc
  * exports, object files, simulation traces) into memory, the one reader of
- * kernel/ and agent/.
+ * kernel/ and agent/: a small file of a known kind (pk_read_small_file), an
+ * input file or standard input (pk_read_input), an open stream
+ * (pk_read_stream).
  */
 #ifndef PODKERNEL_KERNEL_LIB_FILE_H
 #define PODKERNEL_KERNEL_LIB_FILE_H
@@ -26,5 +28,13 @@ int pk_read_small_file(const char *path, size_t max_bytes, char **ret, size_t *r
  * one; -EFBIG, -EIO or -ENOMEM, nothing written on failure.  f stays open.
  */
 int pk_read_stream(FILE *f, size_t size_hint, size_t max_bytes, char **ret, size_t *ret_len);
+/*
+ * An input file as the programs take one (object files, traces): path, or
+ * standard input for "-", as pk_read_small_file() reads it, but a directory
+ * is refused (-EISDIR: bad input, not a read error) and a regular file over
+ * max_bytes before it is read (-EFBIG); its size sizes the buffer (else
+ * 64 KiB, a pipe's).  Standard input is read, not closed.
+ */
+int pk_read_input(const char *path, size_t max_bytes, char **ret, size_t *ret_len);
 
 #endif

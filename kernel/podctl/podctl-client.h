@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * podctl-client.h — what the verbs of podctl's client share: client.c's
- * HTTP calls, option parsing, object helpers and tables, which
- * client_get.c, client_describe.c and client_top.c use.
+ * HTTP calls and option parsing, client_table.c's object helpers and
+ * tables, which the verbs' files (client_apply.c, client_get.c,
+ * client_delete.c, client_describe.c, client_top.c) use.
  */
 #ifndef PODKERNEL_PODCTL_CLIENT_H
 #define PODKERNEL_PODCTL_CLIENT_H
@@ -52,10 +53,11 @@ int cl_http_do(struct http *h, const char *method, const char *path, const json_
 int cl_report_failure(const char *what, long status, const json_t *body);
 /* GET path into ret (200 only); failures are reported, what naming the object. */
 int cl_get_json(struct http *h, const char *path, const char *what, json_t **ret);
-/* The items of kind in ns (NULL: every namespace); failures are reported. */
+/* The items of kind in ns (NULL: every namespace); failures are reported (client_table.c). */
 int cl_list_items(struct http *h, const char *kind, const char *ns, json_t **ret);
 
-/* ---- client.c: options and helpers ---------------------------------------------------- */
+/* ---- client.c: options; client_table.c: helpers
+ * ---------------------------------------------------- */
 int cl_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cl_parse_opts(const struct http *h, int argc, char **argv, struct opts *o);
 /* s in lower case (ASCII) into buf of len bytes. */
@@ -71,7 +73,7 @@ json_t *cl_index_by_name(const json_t *items);
 /* A node's label; for the host level a node without it is its own domain. */
 const char *cl_node_label(const json_t *node, const char *key);
 
-/* ---- client.c: tables ----------------------------------------------------------------- */
+/* ---- client_table.c: tables ----------------------------------------------------------------- */
 void cl_table_print_min(struct table *t, bool header, size_t minw);
 void cl_table_print(struct table *t, bool header);
 /* A kind's table: its header row put in t, and the printer of its rows. */
@@ -80,6 +82,10 @@ row_fn cl_table_for(const struct pk_type *ty, struct ctx *x, struct table *t);
 void cl_table_trim(struct table *t, bool keep_ns);
 
 /* ---- the verbs ------------------------------------------------------------------------ */
+/* client_apply.c */
+int cl_cmd_apply(struct http *h, int argc, char **argv);
+/* client_delete.c */
+int cl_cmd_delete(struct http *h, int argc, char **argv);
 /* x->nodes and x->levels from the server's Nodes (client_get.c). */
 int cl_load_nodes(struct ctx *x);
 int cl_cmd_get(struct http *h, int argc, char **argv);

@@ -5,14 +5,16 @@
  * admitted workloads, and per flavor and resource its usage against its
  * nominal quota and what it borrows), each LocalQueue (its ClusterQueue
  * and counts), and each pending Job and JobSet in queue order (its
- * ClusterQueue, its position there and why it waits, from the queue
- * controller's annotations queue.podkernel.dev/position and
+ * ClusterQueue, its position there and why it waits: the position ranked
+ * from the queue controller's annotations queue.podkernel.dev/queue-order
+ * of the queued Jobs, JobSets and pods, the reason its annotation
  * queue.podkernel.dev/pending-reason).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/builder/builder.h"
 #include "kernel/podctl/podctl.h"
 
 #define KUEUE "/apis/kueue.x-k8s.io/v1beta2/"
@@ -118,6 +120,24 @@ struct pending {
 	long long position;
 };
 
+/* The queue-order values of list's items (of kind) into orders ("Kind/ns/name" -> value). */
+static void add_orders(json_t *orders, const json_t *list, const char *kind)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(json_object_get(list, "items"), i, o)
+	{
+		const char *v = wb_queue_order(o);
+		char key[800];
+
+		snprintf(key, sizeof(key), "%s/%s/%s", kind, str_or(o, "metadata.namespace", ""),
+			 str_or(o, "metadata.name", ""));
+		if (v)
+			json_object_set_new(orders, key, json_string(v));
+	}
+}
+
 /* By ClusterQueue, then position (those without one last), then name. */
 static int cmp_pending(const void *a, const void *b)
 {
@@ -130,9 +150,12 @@ static int cmp_pending(const void *a, const void *b)
 		 : strcmp(str_or(x->obj, "metadata.name", ""), str_or(y->obj, "metadata.name", ""));
 }
 
-/* Pending: queued and not admitted (no admission annotation, or suspended). */
-static size_t collect(const json_t *list, const char *kind, const json_t *lqs, struct pending *out,
-		      size_t n)
+/*
+ * Pending: queued and not admitted (no admission annotation, or suspended);
+ * positions from the queue-order keys (wb_queue_positions_of).
+ */
+static size_t collect(const json_t *list, const char *kind, const json_t *lqs,
+		      const json_t *positions, struct pending *out, size_t n)
 {
 	size_t i, k;
 	json_t *o, *lq;
@@ -142,7 +165,8 @@ static size_t collect(const json_t *list, const char *kind, const json_t *lqs, s
 		const json_t *ann = pk_get(o, "metadata.annotations");
 		const char *q = json_string_value(
 		    json_object_get(pk_get(o, "metadata.labels"), "kueue.x-k8s.io/queue-name"));
-		const char *cq = "-", *pos;
+		const char *cq = "-";
+		char key[800];
 
 		if (!q || (json_object_get(ann, "queue.podkernel.dev/admission") &&
 			   !json_is_true(pk_get(o, "spec.suspend"))))
@@ -152,22 +176,36 @@ static size_t collect(const json_t *list, const char *kind, const json_t *lqs, s
 					   strcmp(str_or(lq, "metadata.namespace", ""),
 						  str_or(o, "metadata.namespace", "")) == 0) cq =
 		    str_or(lq, "spec.clusterQueue", "-");
-		pos = json_string_value(json_object_get(ann, "queue.podkernel.dev/position"));
-		out[n++] = (struct pending){o, kind, cq, pos ? atoll(pos) : 0};
+		snprintf(key, sizeof(key), "%s/%s/%s", kind, str_or(o, "metadata.namespace", ""),
+			 str_or(o, "metadata.name", ""));
+		out[n++] = (struct pending){
+		    o, kind, cq, (long long)json_integer_value(json_object_get(positions, key))};
 	}
 	return n;
 }
 
-static int print_pending(const json_t *jobs, const json_t *jobsets, const json_t *lqs)
+static int print_pending(const json_t *jobs, const json_t *jobsets, const json_t *pods,
+			 const json_t *lqs)
 {
 	size_t n = json_array_size(json_object_get(jobs, "items")) +
 		   json_array_size(json_object_get(jobsets, "items"));
 	struct pending *p = calloc(n ? n : 1, sizeof(*p));
+	json_t *orders = json_object(), *positions = NULL;
 
-	if (!p)
+	if (orders) { /* queued pods take places in their ClusterQueues too */
+		add_orders(orders, jobs, "Job");
+		add_orders(orders, jobsets, "JobSet");
+		add_orders(orders, pods, "Pod");
+		positions = wb_queue_positions_of(orders);
+	}
+	json_decref(orders);
+	if (!p || !positions) {
+		free(p);
+		json_decref(positions);
 		return PODCTL_EXIT_FAILURE;
-	n = collect(jobs, "Job", lqs, p, 0);
-	n = collect(jobsets, "JobSet", lqs, p, n);
+	}
+	n = collect(jobs, "Job", lqs, positions, p, 0);
+	n = collect(jobsets, "JobSet", lqs, positions, p, n);
 	qsort(p, n, sizeof(*p), cmp_pending);
 	printf("\n%-40s %-20s %8s  %s\n", "PENDING", "CLUSTERQUEUE", "POSITION", "REASON");
 	for (size_t i = 0; i < n; i++) {
@@ -183,13 +221,14 @@ static int print_pending(const json_t *jobs, const json_t *jobsets, const json_t
 			snprintf(pos, sizeof(pos), "%lld", p[i].position);
 		printf("%-40s %-20s %8s  %s\n", name, p[i].cq, pos, why ? why : "-");
 	}
+	json_decref(positions);
 	free(p);
 	return PODCTL_EXIT_OK;
 }
 
 int podctl_queue(const struct podctl_globals *g, int argc, char **argv)
 {
-	json_t *cqs = NULL, *lqs = NULL, *jobs = NULL, *jobsets = NULL;
+	json_t *cqs = NULL, *lqs = NULL, *jobs = NULL, *jobsets = NULL, *pods = NULL;
 	int r;
 
 	(void)argv;
@@ -205,14 +244,17 @@ int podctl_queue(const struct podctl_globals *g, int argc, char **argv)
 	if (r == 0)
 		r = podctl_get_json(g, "/apis/jobset.x-k8s.io/v1alpha2/jobsets" QUEUED, "JobSets",
 				    &jobsets);
+	if (r == 0)
+		r = podctl_get_json(g, "/api/v1/pods" QUEUED, "Pods", &pods);
 	if (r == 0) {
 		print_cluster_queues(cqs);
 		print_local_queues(lqs);
-		r = print_pending(jobs, jobsets, lqs);
+		r = print_pending(jobs, jobsets, pods, lqs);
 	}
 	json_decref(cqs);
 	json_decref(lqs);
 	json_decref(jobs);
 	json_decref(jobsets);
+	json_decref(pods);
 	return r;
 }

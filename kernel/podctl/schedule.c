@@ -5,7 +5,8 @@
  * Reads every -f file, expands Jobs and JobSets into the Workload, groups and
  * pods they compile into, validates each object statically (exit 2 with
  * "FILE: field.path: ..." messages), then runs the scheduling core to
- * quiescence (pk_sched_run) and prints one kind: List with every object after
+ * quiescence (pk_sched_run, with the resource claim controller as the run's
+ * controller, pk_claims_pass) and prints one kind: List with every object after
  * the run.  Preempted pods are left out and named on stderr.  --explain sends
  * the scheduler's recursive trace to stderr; --strategy picks a placement
  * strategy by name.
@@ -17,6 +18,7 @@
 
 #include "kernel/api/api.h"
 #include "kernel/builder/builder.h"
+#include "kernel/controllers/controllers.h"
 #include "kernel/podctl/podctl.h"
 #include "kernel/sched/sched.h"
 
@@ -161,8 +163,8 @@ static int load(const char **files, size_t nfiles, size_t max_bytes, json_t *all
  */
 static void print_admissions(const json_t *objects)
 {
+	json_t *positions = wb_queue_positions(objects), *o; /* from the queue-order keys */
 	size_t i;
-	json_t *o;
 
 	json_array_foreach(objects, i, o)
 	{
@@ -171,10 +173,14 @@ static void print_admissions(const json_t *objects)
 		    json_string_value(json_object_get(ann, WB_ANNOTATION_QUEUE_ADMISSION));
 		const char *why =
 		    json_string_value(json_object_get(ann, "queue.podkernel.dev/pending-reason"));
-		const char *pos =
-		    json_string_value(json_object_get(ann, "queue.podkernel.dev/position"));
-
+		char key[800], pos[24] = "-";
 		bool pod = pk_kind_of(o) == PK_KIND_POD;
+
+		snprintf(key, sizeof(key), "%s/%s/%s", pk_kind_to_string(pk_kind_of(o)),
+			 pk_namespace(o) ?: "", pk_name(o) ?: "");
+		if (json_is_integer(json_object_get(positions, key)))
+			snprintf(pos, sizeof(pos), "%lld",
+				 (long long)json_integer_value(json_object_get(positions, key)));
 
 		if (pod ? !pk_pod_queue_name(o)
 			: (pk_kind_of(o) != PK_KIND_JOB && pk_kind_of(o) != PK_KIND_JOBSET) ||
@@ -188,8 +194,9 @@ static void print_admissions(const json_t *objects)
 		else
 			fprintf(stderr, "pending: %s %s/%s (position %s): %s\n",
 				pk_kind_to_string(pk_kind_of(o)), pk_namespace(o) ?: "default",
-				pk_name(o), pos ? pos : "-", why ? why : "not admitted");
+				pk_name(o), pos, why ? why : "not admitted");
 	}
+	json_decref(positions);
 }
 
 static int run(json_t *objects, const struct pk_sched_opts *opts, enum pk_format fmt)
@@ -222,7 +229,7 @@ int podctl_schedule(int argc, char **argv)
 {
 	const char *files[MAX_FILES];
 	size_t nfiles = 0;
-	struct pk_sched_opts opts = {0};
+	struct pk_sched_opts opts = {.controllers = pk_claims_pass};
 	enum pk_format fmt = PK_FORMAT_JSON;
 	json_t *objects, *expanded = NULL;
 	size_t max_bytes = 0;

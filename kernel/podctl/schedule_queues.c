@@ -7,7 +7,8 @@
  * what its placement check reads) are created in a scratch store in input
  * order, one pass runs on it, and each queued Job and JobSet of the input
  * takes the spec and annotations the pass left it: admitted ones run,
- * pending ones stay suspended with their position and reason.
+ * pending ones stay suspended with their position and reason; the
+ * PodGroup the pass made for a Kueue pod group it admitted is added.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernel/store/store.h"
 #include "kernel/builder/builder.h"
 #include "kernel/controllers/controllers.h"
 #include "kernel/lib/log.h"
@@ -126,6 +128,39 @@ static int fill(struct pk_store *st, const json_t *objects, char *err, size_t er
 	return 0;
 }
 
+/* Whether objects has a PodGroup ns/name. */
+static bool has_group(const json_t *objects, const char *ns, const char *name)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(objects, i,
+			   o) if (pk_kind_of(o) == PK_KIND_POD_GROUP &&
+				  strcmp(pk_name(o) ?: "", name) == 0 &&
+				  strcmp(pk_namespace(o) ?: "default", ns) == 0) return true;
+	return false;
+}
+
+/* The PodGroups the pass made for the Kueue pod groups it admitted, added to objects. */
+static int add_made_groups(struct pk_store *st, json_t *objects)
+{
+	size_t i, n = json_array_size(objects);
+
+	for (i = 0; i < n; i++) {
+		const json_t *o = json_array_get(objects, i);
+		const char *g = pk_kind_of(o) == PK_KIND_POD ? pk_pod_kueue_group(o, NULL) : NULL;
+		const char *ns = pk_namespace(o) ? pk_namespace(o) : "default";
+		json_t *made = NULL;
+
+		if (!g || has_group(objects, ns, g) ||
+		    pk_store_get(st, &pk_type_pod_group, ns, g, &made) < 0)
+			continue;
+		if (json_array_append_new(objects, made) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int podctl_queues_admit(json_t *objects, char *err, size_t errlen)
 {
 	static const struct pk_store_open_opts opts = {.admission = wb_admission,
@@ -156,6 +191,8 @@ int podctl_queues_admit(json_t *objects, char *err, size_t errlen)
 		    (k == PK_KIND_POD && pk_pod_queue_name(o)))
 			take_back(st, o);
 	}
+	if (r == 0)
+		r = add_made_groups(st, objects);
 	if (st)
 		pk_store_close(st);
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

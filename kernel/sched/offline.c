@@ -13,16 +13,10 @@
  * backing off, the clock jumps to the earliest retry.  The loop ends when a
  * cycle finds nothing eligible and nothing waiting.
  *
- * First, as kube-controller-manager's resource claim controller would (and
- * through the same writer), a pod claim naming a ResourceClaimTemplate of
- * the input gets its
- * ResourceClaim (named "<pod>-<pod claim>-" and five characters derived from
- * the pod's namespace, name and claim, so a run is reproducible; owned by
- * the pod; the template's labels, annotations and spec) and the pod's
- * status.resourceClaimStatuses records it; a PodGroup's claim naming a
- * template gets one claim for the group the same way ("<group>-<claim>-",
- * owned by the PodGroup, recorded in its status).  A template not in the
- * input makes nothing: the pod waits for its claim.
+ * First the caller's controllers run once on the objects, through the same
+ * writer (struct pk_sched_opts.controllers: podctl schedule runs the
+ * resource claim controller of kernel/controllers/); the scheduling core
+ * runs none of its own.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -132,127 +126,6 @@ int pk_sched_apply(json_t *objects, const struct pk_sched_result *res, json_t *p
 	if (r == 0)
 		r = write_result(w, res, preempted);
 	pk_writer_free(w);
-	return r;
-}
-
-static json_t *find_template(const json_t *objects, const char *ns, const char *name)
-{
-	size_t i;
-	json_t *o;
-
-	json_array_foreach(objects, i, o) if (pk_kind_of(o) == PK_KIND_RESOURCE_CLAIM_TEMPLATE &&
-					      strcmp(pk_namespace(o), ns) == 0 &&
-					      strcmp(pk_name(o) ?: "", name) == 0) return o;
-	return NULL;
-}
-
-/*
- * The claim of claim pcn of pod (a Pod or a PodGroup) from template t (new
- * reference): named "<pod>-<claim>-" and five characters derived from the
- * pod's namespace, name and claim, so a run is reproducible.
- */
-static json_t *template_claim(const json_t *pod, const char *pcn, const json_t *t)
-{
-	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-	uint64_t h =
-	    pk_fnv1a(pk_fnv1a(pk_fnv1a(PK_FNV1A_INIT, pk_namespace(pod)), pk_name(pod)), pcn);
-	char name[320], suffix[6];
-
-	for (int i = 0; i < 5; i++, h /= sizeof(alphabet) - 1)
-		suffix[i] = alphabet[h % (sizeof(alphabet) - 1)];
-	suffix[5] = '\0';
-	snprintf(name, sizeof(name), "%s-%s-%s", pk_name(pod), pcn, suffix);
-	return pk_claim_from_template(pod, pcn, t, name, NULL);
-}
-
-/* Whether pod's claim name is recorded in status (a status object, or NULL). */
-static bool claim_recorded(const json_t *status, const char *name)
-{
-	size_t i;
-	json_t *x;
-
-	json_array_foreach(json_object_get(status, "resourceClaimStatuses"), i,
-			   x) if (strcmp(pk_get_string(x, "name") ?: "", name) == 0) return true;
-	return false;
-}
-
-/* status (made from pod's when NULL) with claim pcn recorded as claim c. */
-static json_t *record_claim(json_t *status, const json_t *pod, const char *pcn, const json_t *c)
-{
-	json_t *st;
-
-	if (!status) {
-		status = json_deep_copy(pk_get(pod, "status"));
-		if (!json_is_object(status)) {
-			json_decref(status);
-			status = json_object();
-		}
-	}
-	st = json_object_get(status, "resourceClaimStatuses");
-	if (!json_is_array(st)) {
-		st = json_array();
-		json_object_set_new(status, "resourceClaimStatuses", st);
-	}
-	json_array_append_new(
-	    st, json_pack("{s:s, s:s}", "name", pcn, "resourceClaimName", pk_name(c)));
-	return status;
-}
-
-/* pod's claims from templates created, and its status recording them, into w's batch. */
-static int pod_claims(struct pk_writer *w, const json_t *objects, const json_t *pod)
-{
-	struct pk_write_ref ref = {
-	    .kind = pk_type_of(pk_kind_of(pod)), .ns = pk_namespace(pod), .name = pk_name(pod)};
-	json_t *status = NULL, *pc;
-	size_t k;
-	int r = 0;
-
-	json_array_foreach(pk_get(pod, "spec.resourceClaims"), k, pc)
-	{
-		const char *pcn = pk_get_string(pc, "name"),
-			   *tn = pk_get_string(pc, "resourceClaimTemplateName");
-		json_t *t = tn ? find_template(objects, pk_namespace(pod), tn) : NULL, *c;
-
-		if (!pcn || !t || claim_recorded(status ? status : pk_get(pod, "status"), pcn))
-			continue;
-		if (!(c = template_claim(pod, pcn, t)) ||
-		    !(status = record_claim(status, pod, pcn, c)))
-			r = -ENOMEM;
-		else
-			r = pk_writer_create(w, &pk_type_resource_claim, c);
-		json_decref(c);
-		if (r < 0)
-			break;
-	}
-	if (r == 0 && status)
-		r = pk_writer_status(w, &ref, status);
-	json_decref(status);
-	return r;
-}
-
-/*
- * Claims from templates for the pods and PodGroups of objects, written
- * through w: each claim created (one that exists already is the pod's), then
- * the owner's status.resourceClaimStatuses.
- */
-static int template_claims(struct pk_writer *w, json_t *objects)
-{
-	const struct pk_write_batch *batch = pk_writer_batch(w);
-	const struct pk_write_result *res = NULL;
-	size_t n = json_array_size(objects), nres = 0;
-	int r = pk_writer_batch_begin(w);
-
-	for (size_t i = 0; r == 0 && i < n; i++) {
-		const json_t *pod = json_array_get(objects, i);
-
-		if (pk_kind_of(pod) == PK_KIND_POD || pk_kind_of(pod) == PK_KIND_POD_GROUP)
-			r = pod_claims(w, objects, pod);
-	}
-	if (r == 0 && pk_writer_batch_size(w))
-		r = pk_writer_batch_commit(w, &res, &nres);
-	for (size_t i = 0; r == 0 && i < nres; i++)
-		if (res[i].error < 0 && !(batch->items[i].create && res[i].error == -EEXIST))
-			r = res[i].error == -PK_WRITE_ECONFLICT ? -ESTALE : res[i].error;
 	return r;
 }
 
@@ -406,8 +279,8 @@ static int run(const json_t *objects, enum run_mode mode, const struct pk_sched_
 		r = copy_objects(objects, &out);
 	if (r == 0)
 		r = offline_writer(out, (int64_t)time(NULL), mode == RUN_SHARED, &w);
-	if (r == 0)
-		r = template_claims(w, out);
+	if (r == 0 && opts && opts->controllers)
+		r = opts->controllers(opts->controllers_arg, out, w);
 	if (r == 0)
 		r = add_all(s, out, in_place, errs);
 	if (r == 0) {

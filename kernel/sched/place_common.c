@@ -240,8 +240,11 @@ static enum sc_status ext_place_leaf(struct sc_ctx *ctx, struct sc_group *g, con
 /* Domains of a required pod affinity key a failed leaf is tried in, one by one. */
 #define SC_LEAF_DOMAINS 32
 
+/* A leaf's counts as its pods are tried (KEP-6012's, sc_feasible() in sched-place.h). */
 struct leaf_try {
-	int S, R, U;
+	int S; /* pods placed (running, or placed in this attempt) */
+	int R; /* pods not tried yet */
+	int U; /* pods that did not fit (a failed pod always counts here) */
 	struct sc_pod *last_failed;
 };
 

@@ -485,6 +485,8 @@ struct comp_search {
 	size_t n;
 	struct child *ch;
 	size_t k, i; /* admissible children; the next one to evaluate */
+	/* KEP-6012's counts over the child groups (sc_feasible() in sched-place.h): the
+	 * minimum, placed, Unschedulable, UnschedulableAndUnresolvable */
 	int M, S, U, UU;
 	int bestS, bU, bUU; /* the best infeasible state met, for the message */
 	const struct sc_group *failed;

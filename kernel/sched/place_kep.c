@@ -141,6 +141,8 @@ static enum sc_status eval_leaf(struct sc_ctx *ctx, struct sc_group *g, const in
 static enum sc_status eval_composite(struct sc_ctx *ctx, struct sc_group *g, const int *nodes,
 				     size_t n)
 {
+	/* KEP-6012's counts over the child groups (sc_feasible() in sched-place.h): the
+	 * minimum, placed, not tried yet, Unschedulable, UnschedulableAndUnresolvable */
 	int M = sc_group_min(g), S = 0, R, U = 0, UU;
 	size_t mark = sc_snapshot_mark(ctx->snap), placed0 = ctx->placed;
 	enum sc_status st;

@@ -226,19 +226,29 @@ void pk_replay_stats(const struct pk_replay *r, struct pk_replay_stats *ret)
 	res_ids(r, ids);
 	a = ids[PK_REPLAY_ACCEL];
 	for (size_t i = 0; a >= 0 && i < snap->nnodes; i++) {
-		if (snap->nodes[i]->removed)
+		const struct sc_node *n = snap->nodes[i];
+		const struct sc_devs *d;
+
+		if (n->removed)
 			continue;
-		st.total = sc_add(st.total, snap->nodes[i]->alloc[a]);
-		st.allocated = sc_add(st.allocated, snap->nodes[i]->used[a]);
+		st.total = sc_add(st.total, n->alloc[a]);
+		st.allocated = sc_add(st.allocated, n->used[a]);
+		d = sc_node_devs(n, a);
+		for (int k = 0; d && k < d->n; k++)
+			if (d->free[k] > 0 && d->free[k] < 1000)
+				st.parts = sc_add(st.parts, d->free[k]);
 	}
 	*ret = st;
 }
 
-static double alloc_fraction(const struct pk_replay *r)
+/* Level i is reached: the allocated fraction, and the caller's hook told. */
+static double level_reached(const struct pk_replay *r, size_t i)
 {
 	struct pk_replay_stats st;
 
 	pk_replay_stats(r, &st);
+	if (r->opts.on_level)
+		r->opts.on_level(r->opts.level_arg, i, &st);
 	return st.total > 0 ? (double)st.allocated / (double)st.total : 0;
 }
 
@@ -277,16 +287,18 @@ int pk_replay_feed(struct pk_replay *r, json_t *obj, const double *levels, size_
 		pk_replay_stats(r, &st);
 		r->total = st.total;
 	}
-	while (*next < nlevels && (double)r->requested >= levels[*next] * (double)r->total)
-		ret_alloc[(*next)++] = alloc_fraction(r);
+	while (*next < nlevels && (double)r->requested >= levels[*next] * (double)r->total) {
+		ret_alloc[*next] = level_reached(r, *next);
+		(*next)++;
+	}
 	return 0;
 }
 
 void pk_replay_levels_end(const struct pk_replay *r, size_t nlevels, size_t *next,
 			  double *ret_alloc)
 {
-	while (*next < nlevels)
-		ret_alloc[(*next)++] = alloc_fraction(r);
+	for (; *next < nlevels; (*next)++)
+		ret_alloc[*next] = level_reached(r, *next);
 }
 
 int pk_replay_run(const struct pk_replay_opts *opts, json_t *nodes, json_t *pods,

@@ -61,18 +61,29 @@ int pk_replay_share_device(const int64_t *dev_free, int n, int untouched, int64_
 typedef int (*pk_replay_pick_fn)(void *arg, const struct pk_replay_node *cand, size_t n,
 				 const int64_t *req);
 
+struct pk_replay_stats {
+	int64_t total;	   /* accelerators of the cluster (milli) */
+	int64_t requested; /* requested by the pods arrived so far (milli) */
+	int64_t allocated; /* held by bound pods (milli) */
+	/*
+	 * Of the free accelerators, those left on devices that shares use in
+	 * part (milli): what only a share fits.  The rest of the free ones are
+	 * whole devices (where the scheduler keeps a ledger of each device:
+	 * sched-snapshot.h, struct sc_devs).
+	 */
+	int64_t parts;
+	size_t arrived, bound;
+};
+/* Called as each arrival level is reached: its index and the stats then. */
+typedef void (*pk_replay_level_fn)(void *arg, size_t level, const struct pk_replay_stats *st);
+
 struct pk_replay_opts {
 	const char *strategy;	/* scheduler strategy when pick is NULL (NULL: the default) */
 	const char *resource;	/* the accelerator counted, e.g. "nvidia.com/gpu" (required) */
 	pk_replay_pick_fn pick; /* a comparison policy instead of a strategy, or NULL */
 	void *pick_arg;
-};
-
-struct pk_replay_stats {
-	int64_t total;	   /* accelerators of the cluster (milli) */
-	int64_t requested; /* requested by the pods arrived so far (milli) */
-	int64_t allocated; /* held by bound pods (milli) */
-	size_t arrived, bound;
+	pk_replay_level_fn on_level; /* pk_replay_feed and pk_replay_levels_end, or NULL */
+	void *level_arg;
 };
 
 /* -EINVAL without a resource, -ENOENT for an unknown strategy, -ENOMEM. */

@@ -169,8 +169,13 @@ struct sc_group_queue {
 struct sc_group_eval {
 	uint64_t stamp;
 	enum sc_status status;
-	int S, R, U, UU, M; /* KEP-6012's counts (sc_feasible() in sched-place.h says each) */
-	char *why;	    /* built on demand from why_kind (sc_group_why) */
+	/* KEP-6012's counts over the group's children (its pods, or its child groups) */
+	int S;	   /* placed: Success */
+	int R;	   /* not tried yet, may still be admissible */
+	int U;	   /* Unschedulable: preemption may help */
+	int UU;	   /* UnschedulableAndUnresolvable: nothing in this cycle helps */
+	int M;	   /* the minimum the group needs (minCount, minGroupCount; 1 basic) */
+	char *why; /* built on demand from why_kind (sc_group_why) */
 	int why_kind;
 	struct sc_pod *why_pod;
 };

@@ -4,11 +4,16 @@
  * objects come in.  Each object is decoded into its typed view
  * (kernel/api/api.h), copied into the snapshot (nodes) or the forest (pods,
  * groups) or the priority-class table, and the view is dropped at once, so
- * the scheduler never keeps a caller's tree.  The other kinds it reads are
- * the plugins' (their events, plugin.h): pk_sched_kinds() lists them all.
+ * the scheduler never keeps a caller's tree.  With a cache of decoded
+ * objects (pk_sched_opts.decoded), a Node's or Pod's view is kept there
+ * instead, referencing its tree, and the next add of the same object
+ * (placement checks add the same cluster again and again) copies it without
+ * decoding.  The other kinds it reads are the plugins' (their events,
+ * plugin.h): pk_sched_kinds() lists them all.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,6 +202,117 @@ static void invalidate_floor_of(struct pk_sched *s, const struct pk_group *view)
 	free(key);
 }
 
+/* ---- decoded objects kept between schedulers ------------------------------------------ */
+
+struct sc_decoded {
+	json_t *obj; /* referenced: its address is the key */
+	struct pk_node *node;
+	struct pk_pod *pod;
+	uint64_t fp; /* a pod's fingerprint */
+	bool used;   /* since the last sweep */
+};
+
+struct pk_sched_decoded {
+	struct pk_map by_obj; /* "%p" of the object -> struct sc_decoded */
+};
+
+static void decoded_free(void *v)
+{
+	struct sc_decoded *e = v;
+
+	pk_node_free(e->node);
+	pk_pod_free(e->pod);
+	json_decref(e->obj);
+	free(e);
+}
+
+int pk_sched_decoded_new(struct pk_sched_decoded **ret)
+{
+	struct pk_sched_decoded *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	d->by_obj = (struct pk_map)PK_MAP_INIT(decoded_free);
+	*ret = d;
+	return 0;
+}
+
+void pk_sched_decoded_free(struct pk_sched_decoded *d)
+{
+	if (!d)
+		return;
+	pk_map_free(&d->by_obj);
+	free(d);
+}
+
+void pk_sched_decoded_sweep(struct pk_sched_decoded *d)
+{
+	const char *key;
+	void *v;
+	char **gone;
+	size_t n = 0;
+
+	if (!d || !(gone = calloc(d->by_obj.live + 1, sizeof(*gone))))
+		return;
+	for (size_t i = 0; pk_map_next(&d->by_obj, &i, &key, &v);) {
+		struct sc_decoded *e = v;
+
+		if (!e->used)
+			gone[n++] = strdup(key);
+		e->used = false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (gone[i])
+			pk_map_del(&d->by_obj, gone[i]);
+		free(gone[i]);
+	}
+	free(gone);
+}
+
+/* obj's kept entry, made (empty) when it has none; NULL: no cache, or no memory. */
+static struct sc_decoded *decoded_of(struct pk_sched *s, json_t *obj)
+{
+	struct pk_sched_decoded *d = s->opts.decoded;
+	struct sc_decoded *e;
+	char key[32];
+
+	if (!d)
+		return NULL;
+	snprintf(key, sizeof(key), "%p", (void *)obj);
+	e = pk_map_get(&d->by_obj, key);
+	if (!e && (e = calloc(1, sizeof(*e)))) {
+		e->obj = json_incref(obj);
+		if (pk_map_put(&d->by_obj, key, e) < 0) {
+			decoded_free(e);
+			return NULL;
+		}
+	}
+	if (e)
+		e->used = true;
+	return e;
+}
+
+/* A node's view: decoded, or the kept one (*ret_keep: not to be freed). */
+static int node_view(struct pk_sched *s, json_t *obj, struct pk_node **ret, bool *ret_keep,
+		     struct pk_errors *errs)
+{
+	struct sc_decoded *e = decoded_of(s, obj);
+	int r;
+
+	*ret_keep = false;
+	if (e && e->node) {
+		*ret = e->node;
+		*ret_keep = true;
+		return 0;
+	}
+	r = pk_node_decode(obj, ret, errs);
+	if (r == 0 && e) {
+		e->node = *ret;
+		*ret_keep = true;
+	}
+	return r;
+}
+
 int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 {
 	int r = 0;
@@ -208,11 +324,13 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 	switch (pk_kind_of(obj)) {
 	case PK_KIND_NODE: {
 		struct pk_node *n = NULL;
+		bool keep;
 
-		if ((r = pk_node_decode(obj, &n, errs)) < 0)
+		if ((r = node_view(s, obj, &n, &keep, errs)) < 0)
 			return r;
 		r = sc_snapshot_set_node(&s->snap, n);
-		pk_node_free(n);
+		if (!keep)
+			pk_node_free(n);
 		if (r == -E2BIG && errs)
 			pk_errors_add(errs,
 				      "status.allocatable: more than %d distinct resource names",
@@ -290,6 +408,7 @@ int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names,
 		      struct pk_errors *errs)
 {
 	struct pk_pod *p = NULL;
+	struct sc_decoded *e = NULL;
 	uint64_t fp;
 	int r = 0;
 
@@ -302,7 +421,14 @@ int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names,
 			pk_sched_remove(s, &pk_type_pod, pk_namespace(obj), names[i]);
 		return 0;
 	}
-	fp = pk_sched_fingerprint(&pk_type_pod, obj, false); /* the name is not part of it */
+	if (n == 1 && pk_name(obj) && names[0] && strcmp(pk_name(obj), names[0]) == 0)
+		e = decoded_of(s, obj); /* one pod under its own name: its kept view */
+	if (e && e->pod) {
+		fp = e->fp;
+		p = e->pod;
+	} else {
+		fp = pk_sched_fingerprint(&pk_type_pod, obj, false); /* not the name */
+	}
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		char *key = sc_key(pk_namespace(obj), names[i]);
 		struct sc_pod *old = key ? pk_map_get(&s->forest.pods, key) : NULL;
@@ -325,7 +451,12 @@ int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names,
 			old->fp = fp;
 		free(key);
 	}
-	pk_pod_free(p);
+	if (r == 0 && e && p && !e->pod) { /* kept for the next add of obj */
+		e->pod = p;
+		e->fp = fp;
+	} else if (!(e && p == e->pod)) {
+		pk_pod_free(p);
+	}
 	if (r == -E2BIG && errs)
 		pk_errors_add(errs, "spec.containers: more than %d distinct resource names",
 			      SC_MAX_RES);

@@ -27,6 +27,7 @@
 #include "kernel/api/api.h"
 
 struct pk_sched;
+struct pk_writer;
 
 /* Receives one trace line (no newline) of the explain trace. */
 typedef void (*pk_sched_trace_fn)(void *arg, const char *line);
@@ -89,7 +90,34 @@ struct pk_sched_opts {
 	 * that attempt's message.
 	 */
 	bool quiet_failures;
+	/*
+	 * Nodes and pods added are decoded once (NULL: each add decodes): the
+	 * view of each object (by its address) is kept there and reused by
+	 * the adds of the same object, in this scheduler or a later one, as
+	 * placement checks that run the same cluster again and again add it.
+	 * What is added is the same; the caller changes no object it added
+	 * while the cache holds it (pk_sched_decoded_sweep lets go).
+	 */
+	struct pk_sched_decoded *decoded;
+	/*
+	 * Offline runs (pk_sched_run*): the cluster's controllers, run once on
+	 * the run's objects before the scheduler reads them, writing through
+	 * the run's in-memory writer (kernel/write/writer.h), as they would
+	 * through the store or a kube-apiserver; a failure ends the run.  NULL:
+	 * none.  podctl schedule and the queue controller's placement check
+	 * run the resource claim controller (pk_claims_pass(),
+	 * kernel/controllers/controllers.h).
+	 */
+	int (*controllers)(void *arg, json_t *objects, struct pk_writer *w);
+	void *controllers_arg;
 };
+
+/* Decoded Nodes and Pods kept between schedulers (pk_sched_opts.decoded; one thread at a time). */
+struct pk_sched_decoded;
+int pk_sched_decoded_new(struct pk_sched_decoded **ret);
+void pk_sched_decoded_free(struct pk_sched_decoded *d);
+/* Let go of the objects no add used since the last sweep. */
+void pk_sched_decoded_sweep(struct pk_sched_decoded *d);
 
 /*
  * The spec.schedulerName podkernel answers to besides "default-scheduler"

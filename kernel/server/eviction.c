@@ -32,6 +32,7 @@
 #include "kernel/lib/macro.h"
 #include "kernel/server/server-internal.h"
 #include "kernel/store/store.h"
+#include "kernel/write/writer.h"
 
 #define EVICT_ATTEMPTS 5
 #define UNIT_PODS_MAX 100000
@@ -361,89 +362,102 @@ static json_t *event_new(const struct evict *e, const char *name, const char *ty
 			 "action", "Evict");
 }
 
-/* A refusal's Event: one per pod, its count raised on each retry. */
+static struct pk_write_ref event_ref(const json_t *ev)
+{
+	return (struct pk_write_ref){
+	    .kind = &pk_type_event, .ns = pk_namespace(ev), .name = pk_name(ev)};
+}
+
+/*
+ * Commit w's batch: the result of the pod asked for (name) decides, as the
+ * store says it (a precondition: -PK_STORE_ECONFLICT); the others' (a unit's
+ * other pods gone meanwhile, its Event) are fine either way.
+ */
+static int commit_for(struct pk_writer *w, const char *name)
+{
+	const struct pk_write_result *res = NULL;
+	size_t n = 0;
+	int r = pk_writer_batch_commit(w, &res, &n);
+
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if (res[i].kind == &pk_type_pod && strcmp(res[i].name, name) == 0 &&
+		    res[i].error < 0)
+			r = res[i].error == -PK_WRITE_ECONFLICT ? -PK_STORE_ECONFLICT
+								: res[i].error;
+	return r;
+}
+
+/* A refusal's Event: one per pod, its count raised on each retry; through the write path. */
 static void note_refusal(const struct evict *e)
 {
 	char name[300], ts[32];
-	json_t *ev, *old = NULL, *patch;
+	struct pk_writer *w = NULL;
+	json_t *ev = NULL, *old = NULL, *c;
+	struct pk_write_ref ref;
 
 	snprintf(name, sizeof(name), "%.240s.eviction-blocked", e->name);
 	if (pk_store_get(e->store, &pk_type_event, e->ns, name, &old) == 0) {
-		json_t *c = pk_get(old, "count");
-
+		c = pk_get(old, "count");
 		pk_time_format((int64_t)time(NULL), ts);
-		patch = json_pack("{s:I,s:s,s:s}", "count",
-				  (json_is_integer(c) ? json_integer_value(c) : 1) + 1,
-				  "lastTimestamp", ts, "message", e->why);
-		if (patch)
-			pk_store_patch(e->store, &pk_type_event, e->ns, name, PK_PATCH_MERGE, patch,
-				       PK_SUB_MAIN, NULL, NULL);
-		json_decref(patch);
-		json_decref(old);
-		return;
+		ev = json_deep_copy(old);
+		if (ev &&
+		    (json_object_set_new(
+			 ev, "count",
+			 json_integer((json_is_integer(c) ? json_integer_value(c) : 1) + 1)) < 0 ||
+		     json_object_set_new(ev, "lastTimestamp", json_string(ts)) < 0 ||
+		     json_object_set_new(ev, "message", json_string(e->why)) < 0)) {
+			json_decref(ev);
+			ev = NULL;
+		}
+	} else {
+		ev = event_new(e, name, "Warning", "EvictionBlocked", e->why);
 	}
-	ev = event_new(e, name, "Warning", "EvictionBlocked", e->why);
-	if (ev)
-		pk_store_create(e->store, ev, NULL, NULL);
+	ref = event_ref(ev);
+	/* a repeat under the resourceVersion read: a concurrent one is not counted twice */
+	if (old && pk_get_string(old, "metadata.resourceVersion"))
+		ref.rv = strtoull(pk_get_string(old, "metadata.resourceVersion"), NULL, 10);
+	if (ev && pk_writer_store_new(e->store, &w) == 0 && pk_writer_batch_begin(w) == 0 &&
+	    (old ? pk_writer_replace(w, &ref, ev) : pk_writer_create(w, &pk_type_event, ev)) == 0)
+		commit_for(w, "");
+	pk_writer_free(w);
 	json_decref(ev);
-}
-
-/* DisruptionTarget on a pod about to be deleted (apply of a MODIFY edit). */
-static int add_target(json_t *pod, void *arg)
-{
-	json_t *st = json_object_get(pod, "status"), *conds, *c;
-	char ts[32];
-	size_t i;
-
-	(void)arg;
-	if (!json_is_object(st) && json_object_set_new(pod, "status", st = json_object()) < 0)
-		return -ENOMEM;
-	conds = json_object_get(st, "conditions");
-	if (!json_is_array(conds) &&
-	    json_object_set_new(st, "conditions", conds = json_array()) < 0)
-		return -ENOMEM;
-	json_array_foreach(conds, i,
-			   c) if (strcmp(pk_get_string(c, "type") ?: "", "DisruptionTarget") == 0)
-	{
-		json_array_remove(conds, i);
-		break;
-	}
-	pk_time_format((int64_t)time(NULL), ts);
-	c = json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", "DisruptionTarget", "status", "True",
-		      "reason", "EvictionByEvictionAPI", "message", "Eviction API: evicting",
-		      "lastTransitionTime", ts);
-	return c && json_array_append_new(conds, c) == 0 ? 0 : -ENOMEM;
+	json_decref(old);
 }
 
 /*
  * Every pod of the unit DisruptionTarget and deleted, the Event with them:
- * one batch.  The pod asked for carries the request's preconditions.
+ * one batch of the write path (one transaction of the store).  The pod
+ * asked for carries the request's preconditions, the others their uid.
  */
 static int evict_pods(struct evict *e, const struct pk_store_write_opts *wo)
 {
-	size_t n = json_array_size(e->pods), i, k = 0;
-	struct pk_store_edit *edits = calloc(n + 1, sizeof(*edits));
+	struct pk_writer *w = NULL;
 	json_t *p, *ev = NULL;
 	char note[1024], unit[512], name[300];
-	int r = edits ? 0 : -ENOMEM;
+	size_t i;
+	int r = pk_writer_store_new(e->store, &w);
 
-	json_array_foreach(e->pods, i, p) if (edits)
+	if (r == 0)
+		r = pk_writer_batch_begin(w);
+	json_array_foreach(r == 0 ? e->pods : NULL, i, p)
 	{
 		bool asked = strcmp(pk_name(p), e->name) == 0;
 		const char *rv = asked ? wo->precondition_rv : NULL;
-
-		edits[k++] = (struct pk_store_edit){
-		    .op = PK_STORE_EDIT_MODIFY,
+		struct pk_write_ref ref = {
 		    .kind = &pk_type_pod,
 		    .ns = e->ns,
 		    .name = pk_name(p),
-		    .precondition_rv = rv ? strtoull(rv, NULL, 10) : 0,
-		    .precondition_uid = asked && wo->precondition_uid
-					    ? wo->precondition_uid
-					    : pk_get_string(p, "metadata.uid"),
-		    .apply = add_target,
-		    .delete_after = true,
+		    .rv = rv ? strtoull(rv, NULL, 10) : 0,
+		    .uid = asked && wo->precondition_uid ? wo->precondition_uid
+							 : pk_get_string(p, "metadata.uid"),
 		};
+
+		r = pk_writer_set_condition(w, &ref, "DisruptionTarget", "True",
+					    "EvictionByEvictionAPI", "Eviction API: evicting");
+		if (r == 0)
+			r = pk_writer_evict(w, &ref);
+		if (r < 0)
+			break;
 	}
 	if (r == 0 && e->unit) {
 		unit_text(e, unit, sizeof(unit));
@@ -452,20 +466,11 @@ static int evict_pods(struct evict *e, const struct pk_store_write_opts *wo)
 		snprintf(name, sizeof(name), "%.230s.%llx", e->name,
 			 (unsigned long long)time(NULL));
 		ev = event_new(e, name, "Normal", "EvictedWithUnit", note);
-		if (ev)
-			edits[k++] =
-			    (struct pk_store_edit){.op = PK_STORE_EDIT_CREATE, .create = ev};
+		r = ev ? pk_writer_create(w, &pk_type_event, ev) : -ENOMEM;
 	}
 	if (r == 0)
-		r = pk_store_edit_batch(e->store, edits, k);
-	/* the pod asked for decides the answer; a unit's other pods gone meanwhile are fine */
-	for (i = 0; r == 0 && i < k; i++)
-		if (edits[i].op == PK_STORE_EDIT_MODIFY && edits[i].rc < 0 &&
-		    strcmp(edits[i].name, e->name) == 0)
-			r = edits[i].rc;
-	for (i = 0; edits && i < k; i++)
-		json_decref(edits[i].object);
-	free(edits);
+		r = commit_for(w, e->name);
+	pk_writer_free(w);
 	json_decref(ev);
 	return r;
 }

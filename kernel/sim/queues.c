@@ -22,7 +22,10 @@
  * The Job of a CSV row j is "j<index>" (zero-padded, so that name order is
  * index order), with parallelism and completions the row's pods, a gang of
  * all of them when more than one (the row's topology its constraint), the
- * row's requests and model.  Its pods run in the scheduler as every CSV
+ * row's requests and model; a row's priority is the value of the
+ * WorkloadPriorityClass its Job names (one made per value), which orders
+ * the queue and decides preemption for quota, while its pods keep the
+ * row's priority in the scheduler.  Its pods run in the scheduler as every CSV
  * job's do (namespace t<index>); in the mirror they are "<job>-p<k>" in the
  * tenant's namespace, labelled job-name, so that the pass's preemption
  * knows whose they are.
@@ -143,6 +146,16 @@ static int flush(struct sim_run *s)
 
 /* ---- objects ----------------------------------------------------------------------- */
 
+/*
+ * The WorkloadPriorityClass of a queued row's priority v: "sim-priority-V"
+ * ("sim-priority-minus-V" below 0), of value v, which the row's Job names.
+ */
+static void priority_class(int32_t v, char *buf, size_t n)
+{
+	snprintf(buf, n, "sim-priority-%s%lld", v < 0 ? "minus-" : "",
+		 v < 0 ? -(long long)v : (long long)v);
+}
+
 /* The suspended, queued Job of CSV row j. */
 static json_t *job_object(const struct sim_run *s, uint32_t j)
 {
@@ -166,6 +179,13 @@ static json_t *job_object(const struct sim_run *s, uint32_t j)
 	if (spec && job->model)
 		json_object_set_new(spec, "nodeSelector",
 				    json_pack("{s:s}", SIM_PRODUCT_LABEL, job->model));
+	if (o && job->has_priority) {
+		char wpc[64];
+
+		priority_class(job->priority, wpc, sizeof(wpc));
+		json_object_set_new(pk_get(o, "metadata.labels"), "kueue.x-k8s.io/priority-class",
+				    json_string(wpc));
+	}
 	if (o && job->pods > 1)
 		pk_set(o, "spec.scheduling.schedulingPolicy",
 		       json_pack("{s:{s:i}}", "gang", "minCount", (int)job->pods));
@@ -607,6 +627,32 @@ static int open_store(struct sim_run *s)
 	return r;
 }
 
+/* A WorkloadPriorityClass for each priority a queued row gives (priority_class). */
+static int priority_classes(struct sim_run *s)
+{
+	json_t *seen = json_object();
+	int r = seen ? 0 : -ENOMEM;
+
+	for (uint32_t j = 0; r == 0 && j < s->trace->n; j++) {
+		const struct sim_job *job = &s->trace->jobs[j];
+		char name[64];
+
+		if (!sim_q_queued(s, j) || !job->has_priority)
+			continue;
+		priority_class(job->priority, name, sizeof(name));
+		if (json_object_get(seen, name))
+			continue;
+		r = json_object_set_new(seen, name, json_true()) < 0 ? -ENOMEM : 0;
+		if (r == 0)
+			r = edit_create(s->q, json_pack("{s:s,s:s,s:{s:s},s:i}", "apiVersion",
+							"kueue.x-k8s.io/v1beta2", "kind",
+							"WorkloadPriorityClass", "metadata", "name",
+							name, "value", (int)job->priority));
+	}
+	json_decref(seen);
+	return r;
+}
+
 /* The mirror's first contents: the nodes, the tenants' Namespaces, the queue objects. */
 static int fill(struct sim_run *s, const json_t *nodes, const json_t *objs)
 {
@@ -628,6 +674,8 @@ static int fill(struct sim_run *s, const json_t *nodes, const json_t *objs)
 						  "Namespace", "metadata", "name", q->tenants[t]));
 	}
 	json_array_foreach(objs, i, o) if (r == 0) r = edit_create(q, json_deep_copy(o));
+	if (r == 0)
+		r = priority_classes(s);
 	return r < 0 ? r : flush(s);
 }
 

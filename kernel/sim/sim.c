@@ -807,7 +807,9 @@ int pk_sim_levels(const struct pk_sim_opts *opts, const json_t *nodes, const str
 	struct levels_run lr = {.levels = levels, .nlevels = nlevels, .alloc = ret_alloc};
 	struct pk_replay_opts ro = {.strategy = opts ? opts->strategy : NULL,
 				    .pick = opts ? opts->pick : NULL,
-				    .pick_arg = opts ? opts->pick_arg : NULL};
+				    .pick_arg = opts ? opts->pick_arg : NULL,
+				    .on_level = opts ? opts->on_level : NULL,
+				    .level_arg = opts ? opts->level_arg : NULL};
 	uint32_t *order = NULL;
 	char resource[256];
 	size_t i;

@@ -172,6 +172,9 @@ struct pk_sim_opts {
 	 * (kernel/sched/replay.h; make bench's classic policies) */
 	pk_replay_pick_fn pick;
 	void *pick_arg;
+	/* pk_sim_levels only: told the replay's stats as each level is reached */
+	pk_replay_level_fn on_level;
+	void *level_arg;
 };
 
 /*

@@ -341,13 +341,6 @@ static int csv_row(struct pk_sim_trace *t, struct sim_csv_line *l, const int col
 			return -EINVAL;
 		}
 	}
-	if ((j->tenant || j->queue) && j->has_priority) {
-		snprintf(err, errlen,
-			 "line %zu: column priority: a queued job's priority is not implemented "
-			 "(its queue orders it by arrival)",
-			 lineno);
-		return -EINVAL;
-	}
 	if (j->queue && !j->tenant && !(j->tenant = strdup("default")))
 		return -ENOMEM;
 	return 0;
@@ -610,21 +603,14 @@ int pk_sim_trace_from_objects(const json_t *objects, struct pk_sim_trace **ret,
 
 int sim_read_all(const char *path, char **ret, size_t *ret_len, char *err, size_t errlen)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	int r;
+	int r = pk_read_input(path, PK_MAX_FILE_BYTES, ret, ret_len);
 
-	if (!f) {
-		r = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return r;
-	}
-	r = pk_read_stream(f, 0, PK_MAX_FILE_BYTES, ret, ret_len);
-	if (f != stdin)
-		fclose(f);
 	if (r == -EFBIG)
 		snprintf(err, errlen, "%s: larger than %zu MiB", path, PK_MAX_FILE_BYTES >> 20);
 	else if (r == -EIO)
 		snprintf(err, errlen, "%s: read error", path);
+	else if (r < 0)
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
 	return r;
 }
 

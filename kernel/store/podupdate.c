@@ -176,8 +176,9 @@ int pk_pod_update_check(json_t *next, const json_t *old, struct pk_errors *errs)
 	json_t *cmp;
 	size_t before = errs->n;
 
+	pk_validate_kueue_pod_update(next, old, errs);
 	if (!json_is_object(ospec) || !json_is_object(nspec))
-		return 0; /* the validator names a missing spec */
+		return errs->n > before ? -EINVAL : 0; /* the validator names a missing spec */
 	if (!json_object_get(nspec, "schedulingGroup") && json_object_get(ospec, "schedulingGroup"))
 		json_object_set(nspec, "schedulingGroup",
 				json_object_get(ospec, "schedulingGroup"));

@@ -270,8 +270,9 @@ static void default_kind(const struct pk_type *t, json_t *obj)
 		json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
 	if (t->pk == PK_KIND_POD) {
 		default_pod_status(obj);
-		pk_pod_default_host_ports(obj); /* out of memory: left as it came */
-		pk_pod_default_queue_gate(obj); /* Kueue's webhook: a queued pod waits gated */
+		pk_pod_default_host_ports(obj);	 /* out of memory: left as it came */
+		pk_pod_default_queue_gate(obj);	 /* Kueue's webhook: a queued pod waits gated */
+		pk_pod_default_kueue_group(obj); /* a Kueue pod group is a PodGroup */
 	}
 	if (!is_group(t))
 		return;
@@ -797,6 +798,8 @@ static int update_locked(struct pk_store *st, json_t *obj, enum pk_store_sub sub
 	rc = next ? 0 : -ENOMEM;
 	if (rc == 0 && t->pk == PK_KIND_POD && sub == PK_SUB_MAIN) {
 		rc = pk_pod_update_check(next, old, errs);
+		if (rc == 0 && opts && opts->by_user)
+			rc = pk_pod_queue_user_update(next, old, errs);
 		set_generation(next, old, false);
 	}
 	if (rc == 0)

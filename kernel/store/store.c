@@ -24,12 +24,6 @@
 #include "kernel/lib/macro.h"
 #include "kernel/store/store-internal.h"
 
-const char *pk_event_type_to_string(enum pk_event_type type)
-{
-	static const char *const names[] = {"ADDED", "MODIFIED", "DELETED"};
-	return PK_STRING_TABLE_LOOKUP(names, type);
-}
-
 const char *pk_store_ns_key(const struct pk_type *t, const char *ns)
 {
 	if (!t->namespaced)

@@ -410,9 +410,7 @@ int pk_patch_apply(const json_t *target, enum pk_patch_type type, const json_t *
 		   char *err, size_t errlen);
 
 /* ---- change stream ------------------------------------------------------- */
-enum pk_event_type { PK_EVENT_ADDED, PK_EVENT_MODIFIED, PK_EVENT_DELETED };
-const char *pk_event_type_to_string(enum pk_event_type type); /* "ADDED", ... */
-
+/* A change's type is the object model's (enum pk_event_type, kernel/api/api.h). */
 struct pk_store_event {
 	enum pk_event_type type;
 	uint64_t rv;

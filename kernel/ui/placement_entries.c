@@ -113,7 +113,7 @@ static bool node_unreachable(const json_t *node)
 	{
 		const char *key = json_string_value(json_object_get(t, "key"));
 
-		if (key && strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0)
+		if (key && strcmp(key, PK_TAINT_UNREACHABLE) == 0)
 			return true;
 	}
 	ready = pk_condition_get(node, "Ready");
@@ -135,7 +135,7 @@ static size_t node_taints(struct pk_map *pool, const json_t *node, const char **
 		const char *eff = json_string_value(json_object_get(t, "effect"));
 		char text[512];
 
-		if (!key || strcmp(key, PK_APPLIANCE_TAINT_UNREACHABLE) == 0 ||
+		if (!key || strcmp(key, PK_TAINT_UNREACHABLE) == 0 ||
 		    strcmp(key, "node.kubernetes.io/unschedulable") == 0 || n == ENTRY_ARRAY_MAX)
 			continue;
 		snprintf(text, sizeof(text), "%s%s%s:%s", key, val && *val ? "=" : "",

@@ -888,7 +888,7 @@ int ui_map_layout(const struct ui_view *v, uint64_t generation, json_t **ret)
 				    json_integer((json_int_t)json_array_size(pending)));
 		json_object_set_new(s, "queuedWorkloads",
 				    json_integer((json_int_t)json_object_size(v->queued)));
-		if (json_object_set_new(doc, "queued", ui_queued_json(v->queued)) < 0) {
+		if (json_object_set_new(doc, "queued", ui_queued_json(v->queued, v->orders)) < 0) {
 			json_decref(doc);
 			doc = NULL;
 		}

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/builder/builder.h"
 #include "kernel/ui/ui-internal.h"
 #include "topology/topology.h"
 
@@ -41,6 +42,7 @@ struct pk_ui_map {
 	struct pk_map pool;  /* the entries' strings (placement_entries.c) */
 	json_t *groups;
 	json_t *queued; /* "Kind/ns/name" -> queued workload (placement_queued.c) */
+	json_t *orders; /* "Kind/ns/name" -> its queue-order annotation: Jobs, JobSets, pods */
 	uint64_t generation;
 	time_t changed; /* when generation last grew: the time of the data */
 	char *cache;	/* document of cache_gen */
@@ -56,9 +58,11 @@ int pk_ui_map_new(struct pk_ui_map **ret)
 		return -ENOMEM;
 	m->groups = json_object();
 	m->queued = json_object();
-	if (!m->groups || !m->queued) {
+	m->orders = json_object();
+	if (!m->groups || !m->queued || !m->orders) {
 		json_decref(m->groups);
 		json_decref(m->queued);
+		json_decref(m->orders);
 		free(m);
 		return -ENOMEM;
 	}
@@ -95,6 +99,7 @@ void pk_ui_map_free(struct pk_ui_map *m)
 	pk_map_free(&m->pool);
 	json_decref(m->groups);
 	json_decref(m->queued);
+	json_decref(m->orders);
 	free(m->cache);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
@@ -106,6 +111,7 @@ void pk_ui_map_clear(struct pk_ui_map *m)
 	entries_clear(m);
 	json_object_clear(m->groups);
 	json_object_clear(m->queued);
+	json_object_clear(m->orders);
 	m->generation++;
 	m->changed = time(NULL);
 	pthread_mutex_unlock(&m->lock);
@@ -184,6 +190,25 @@ static int entry_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *ob
 	return 0;
 }
 
+/*
+ * A pending Job's, JobSet's or pod's queue order (the positions are ranked
+ * from them at each render), none once admitted or gone (order NULL); under
+ * the lock.
+ */
+static int order_update(struct pk_ui_map *m, const char *key, const char *order)
+{
+	const char *had = json_string_value(json_object_get(m->orders, key));
+
+	if (!order && json_object_del(m->orders, key) == 0) {
+		bump(m);
+	} else if (order && !(had && strcmp(had, order) == 0)) {
+		if (json_object_set_new(m->orders, key, json_string(order)) < 0)
+			return -ENOMEM;
+		bump(m);
+	}
+	return 0;
+}
+
 /* A Job's or JobSet's entry while it waits in a queue, none once admitted (or gone). */
 static int queued_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
 {
@@ -194,10 +219,11 @@ static int queued_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *o
 	snprintf(key, sizeof(key), "%s/%s/%s", pk_kind_to_string(kind), pk_namespace(obj),
 		 pk_name(obj));
 	pthread_mutex_lock(&m->lock);
+	r = order_update(m, key, e ? wb_queue_order(obj) : NULL);
 	if (!e && json_object_del(m->queued, key) == 0) {
 		bump(m);
 	} else if (e && !json_equal(json_object_get(m->queued, key), e)) {
-		r = json_object_set(m->queued, key, e) < 0 ? -ENOMEM : 0;
+		r = json_object_set(m->queued, key, e) < 0 ? -ENOMEM : r;
 		bump(m);
 	}
 	pthread_mutex_unlock(&m->lock);
@@ -216,8 +242,13 @@ int pk_ui_map_update(struct pk_ui_map *m, const struct pk_type *type, const json
 		return 0;
 	key_of(kind, obj, key, sizeof(key));
 	if (kind == PK_KIND_NODE || kind == PK_KIND_POD) {
+		char okey[600];
+
+		snprintf(okey, sizeof(okey), "Pod/%s", key);
 		pthread_mutex_lock(&m->lock);
 		r = entry_update(m, kind, obj, key);
+		if (r == 0 && kind == PK_KIND_POD) /* a queued pod takes a place in its queue */
+			r = order_update(m, okey, wb_queue_order(obj));
 		pthread_mutex_unlock(&m->lock);
 		return r;
 	}
@@ -255,10 +286,15 @@ void pk_ui_map_remove(struct pk_ui_map *m, const struct pk_type *type, const jso
 		if (!e)
 			break;
 		pk_map_del(kind == PK_KIND_NODE ? &m->nodes : &m->pods, key);
-		if (kind == PK_KIND_NODE)
+		if (kind == PK_KIND_NODE) {
 			ui_node_put(&m->pool, e);
-		else
+		} else {
+			char okey[600];
+
+			snprintf(okey, sizeof(okey), "Pod/%s", key);
+			json_object_del(m->orders, okey);
 			ui_pod_put(&m->pool, e);
+		}
 		bump(m);
 		break;
 	case PK_KIND_POD_GROUP:
@@ -271,6 +307,7 @@ void pk_ui_map_remove(struct pk_ui_map *m, const struct pk_type *type, const jso
 		char qkey[600];
 
 		snprintf(qkey, sizeof(qkey), "%s/%s", pk_kind_to_string(kind), key);
+		json_object_del(m->orders, qkey);
 		if (json_object_del(m->queued, qkey) == 0)
 			bump(m);
 		break;
@@ -311,7 +348,7 @@ static void hook_listed(void *arg, const struct pk_type *kind, const json_t *obj
  * conditions come back as skips for the scheduler, yet they are what the
  * map shows.
  */
-static void hook_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
+static void hook_event(void *arg, const struct pk_source_event *ev, const struct ap_decision *d)
 {
 	(void)d;
 	pk_ui_map_event(arg, ev->type, ev->kind, ev->object);
@@ -365,8 +402,9 @@ static int view_take(struct pk_ui_map *m, struct ui_view *v)
 	    .pods = calloc(m->pods.live + 1, sizeof(*v->pods)),
 	    .groups = json_copy(m->groups),
 	    .queued = json_copy(m->queued),
+	    .orders = json_copy(m->orders),
 	};
-	if (!v->nodes || !v->pods || !v->groups || !v->queued)
+	if (!v->nodes || !v->pods || !v->groups || !v->queued || !v->orders)
 		return -ENOMEM;
 	for (i = 0, n = 0; pk_map_next(&m->nodes, &i, NULL, &e); n++)
 		((struct ui_node *)(v->nodes[n] = e))->refs++;
@@ -389,6 +427,7 @@ static void view_release(struct pk_ui_map *m, struct ui_view *v)
 	free(v->pods);
 	json_decref(v->groups);
 	json_decref(v->queued);
+	json_decref(v->orders);
 }
 
 /* Lay the view out, in name order whatever the order of the tables. */

@@ -2,10 +2,11 @@
 /*
  * placement_queued.c — the placement map's queued workloads: each Job or
  * JobSet queued in a LocalQueue (label kueue.x-k8s.io/queue-name) and not
- * admitted yet, with what the queue controller wrote on it (its position
- * in its ClusterQueue, its pending reason) and what it waits for, read
- * from that reason: quota (the resource, flavor, ClusterQueue and how much
- * more), placement (the scheduling core's explanation), its turn
+ * admitted yet, with its position in its ClusterQueue (ranked at each
+ * render from the queue-order annotations of the queued Jobs, JobSets and
+ * pods, wb_queue_positions_of), the pending reason the queue controller
+ * wrote on it and what it waits for, read from that reason: quota (the resource, flavor,
+ * ClusterQueue and how much more), placement (the scheduling core's explanation), its turn
  * (StrictFIFO), or something else that keeps it out (a queue that does
  * not exist, a namespace not selected).
  */
@@ -13,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/builder/builder.h"
 #include "kernel/ui/ui-internal.h"
 
 #define LABEL_QUEUE "kueue.x-k8s.io/queue-name"
 #define ANN_ADMISSION "queue.podkernel.dev/admission"
-#define ANN_POSITION "queue.podkernel.dev/position"
 #define ANN_PENDING "queue.podkernel.dev/pending-reason"
 
 static bool finished(const json_t *obj)
@@ -73,7 +74,6 @@ json_t *ui_queued_entry(enum pk_kind kind, const json_t *obj)
 	const char *queue =
 	    json_string_value(json_object_get(pk_get(obj, "metadata.labels"), LABEL_QUEUE));
 	const json_t *ann = pk_get(obj, "metadata.annotations");
-	const char *pos = json_string_value(json_object_get(ann, ANN_POSITION));
 	const char *reason = json_string_value(json_object_get(ann, ANN_PENDING));
 	json_t *e;
 
@@ -82,8 +82,7 @@ json_t *ui_queued_entry(enum pk_kind kind, const json_t *obj)
 		return NULL;
 	e = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:s}", "kind", pk_kind_to_string(kind), "namespace",
 		      pk_namespace(obj), "name", pk_name(obj), "localQueue", queue, "position",
-		      pos ? json_integer(atoll(pos)) : json_null(), "reason",
-		      ui_str_or_null(reason), "wait", wait_of(reason));
+		      json_null(), "reason", ui_str_or_null(reason), "wait", wait_of(reason));
 	if (e && reason)
 		quota_parts(e, reason);
 	return e;
@@ -111,21 +110,32 @@ static int cmp_queued(const void *a, const void *b)
 	return strcmp(pk_get_string(x, "name") ?: "", pk_get_string(y, "name") ?: "");
 }
 
-json_t *ui_queued_json(const json_t *queued)
+json_t *ui_queued_json(const json_t *queued, const json_t *orders)
 {
 	size_t n = json_object_size(queued), k = 0;
 	json_t **v = calloc(n + 1, sizeof(*v)), *out = json_array(), *e;
+	json_t *positions = wb_queue_positions_of(orders);
 	const char *key;
 
-	if (!v || !out) {
+	if (!v || !out || !positions) {
 		free(v);
 		json_decref(out);
+		json_decref(positions);
 		return NULL;
 	}
-	json_object_foreach((json_t *)queued, key, e) v[k++] = e;
+	json_object_foreach((json_t *)queued, key, e)
+	{
+		json_t *pos = json_object_get(positions, key), *c = json_copy(e);
+
+		if (c && pos)
+			json_object_set(c, "position", pos);
+		if (c)
+			v[k++] = c;
+	}
 	qsort(v, k, sizeof(*v), cmp_queued);
 	for (size_t i = 0; i < k; i++)
-		json_array_append(out, v[i]);
+		json_array_append_new(out, v[i]);
 	free(v);
+	json_decref(positions);
 	return out;
 }

@@ -81,16 +81,18 @@ struct ui_view {
 	size_t npods;
 	json_t *groups;
 	json_t *queued; /* "Kind/ns/name" -> ui_queued_entry() */
+	json_t *orders; /* "Kind/ns/name" -> queue-order annotation (Jobs, JobSets, pods) */
 };
 
 /*
  * placement_queued.c: a queued Job's or JobSet's entry ({kind, namespace,
- * name, localQueue, position, reason, wait[, resource, flavor,
+ * name, localQueue, position (null here), reason, wait[, resource, flavor,
  * clusterQueue, more]}), NULL when obj is not one waiting in a queue; the
- * entries as the document's sorted "queued" list.
+ * entries as the document's sorted "queued" list, each position ranked
+ * from orders (wb_queue_positions_of).
  */
 json_t *ui_queued_entry(enum pk_kind kind, const json_t *obj);
-json_t *ui_queued_json(const json_t *queued);
+json_t *ui_queued_json(const json_t *queued, const json_t *orders);
 
 int ui_map_layout(const struct ui_view *v, uint64_t generation, json_t **ret);
 

@@ -30,7 +30,6 @@
 
 #include "kernel/api/api.h"
 #include "kernel/lib/request.h"
-#include "kernel/store/store.h"
 
 struct pk_appliance_hooks;
 struct pk_ui_map;

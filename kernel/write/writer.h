@@ -9,9 +9,14 @@
  * (bindings, conditions, evictions, claim allocations) into a batch and
  * commits the batch at the end of the round; standalone's controllers write
  * their creates, status updates, node taints, deletions and node-loss
- * evictions the same way, through a writer of their own.  Events are the
- * one thing written beside it: they are the record of what it wrote
- * (pk_writer_events() below), posted by each mode's recorder.  Writes are grouped per object: every
+ * evictions the same way, through a writer of their own.  Events, the
+ * record of what a batch wrote (pk_writer_events() below), go through a
+ * writer too: standalone's recorder creates, repeats and expires them
+ * through a writer of its own on the store (kernel/controllers/recorder.c),
+ * attach mode's creates them on the cluster through a remote writer of its
+ * own (kernel/attach/recorder.c), and an eviction's are written in the
+ * eviction's own batch (kernel/server/eviction.c).
+ * Writes are grouped per object: every
  * action on one object becomes one write of that object (a binding and its PodScheduled condition
  * are one update, as a Kubernetes binding is), guarded by the object's resourceVersion as the
  * writer last saw it (and its uid, when the caller names one: an object deleted and created again
@@ -63,7 +68,8 @@ const char *pk_write_strerror(int error);
  * and conditions of a kind without a status subresource (Event,
  * WorkloadPriorityClass) are not written: such an object is created,
  * replaced or deleted (a backend that does not reach the kind refuses it
- * with -EOPNOTSUPP).
+ * with -EOPNOTSUPP; attach's remote one reaches the kinds attach mode
+ * watches, and creates Events).
  */
 struct pk_write_ref {
 	const struct pk_type *kind;
@@ -182,7 +188,8 @@ int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod);
  * Create obj (a reference is kept: obj must not change until the batch is
  * committed; each backend writes a copy): an object of kind with metadata.name, or
  * metadata.generateName (then the backend names it: the result's object
- * says the name; the item goes by "PREFIX(N)").  -EEXIST in its result when
+ * says the name; the item goes by "PREFIX(N)"); kind is the row of the
+ * kind obj names (&pk_type_event for an Event).  -EEXIST in its result when
  * it exists.  Nothing else may be asked of the same object in the batch
  * (-EBUSY).
  */

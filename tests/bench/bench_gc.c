@@ -28,6 +28,7 @@
 #include "kernel/appliance/appliance.h"
 #include "kernel/builder/builder.h"
 #include "kernel/controllers/controllers.h"
+#include "kernel/store/store.h"
 
 #define RUNS 5
 #define PODS 4096

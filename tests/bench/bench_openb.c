@@ -295,11 +295,19 @@ static const struct policy policies[] = {
 
 /* ---- rows ---------------------------------------------------------------------------- */
 
+/* The replay's stats at the first level (100% arrived). */
+static void at_first_level(void *arg, size_t level, const struct pk_replay_stats *st)
+{
+	if (level == 0)
+		*(struct pk_replay_stats *)arg = *st;
+}
+
 static int run_row(const struct policy *pol, const struct world *w, const json_t *nodes,
-		   const struct pk_sim_trace *t, double *alloc)
+		   const struct pk_sim_trace *t, double *alloc, struct pk_replay_stats *first)
 {
 	struct scored sc = {.kind = pol->kind, .w = w};
-	struct pk_sim_opts o = {.strategy = pol->strategy};
+	struct pk_sim_opts o = {
+	    .strategy = pol->strategy, .on_level = at_first_level, .level_arg = first};
 	char err[512] = "";
 	int r;
 
@@ -313,18 +321,31 @@ static int run_row(const struct policy *pol, const struct world *w, const json_t
 	return r;
 }
 
-static bool judge(const char *trace, uint64_t seed, double alloc[NPOL][LEVELS], double bound)
+/*
+ * What a row left unallocated at 100% arrived, in GPUs: whole devices, and
+ * parts of devices that shares use (what only a share fits).
+ */
+static void left_over(const struct pk_replay_stats *st, double *whole, double *parts)
+{
+	*parts = (double)st->parts / 1000.0;
+	*whole = (double)(st->total - st->allocated - st->parts) / 1000.0;
+}
+
+static bool judge(const char *trace, uint64_t seed, double alloc[NPOL][LEVELS],
+		  const struct pk_replay_stats first[NPOL], double bound)
 {
 	bool ok = true;
 
 	for (int l = 0; l < LEVELS; l++) {
-		double best = 0;
+		double best = 0, fw, fp, bw, bp;
 		const char *who = "";
+		size_t bi = 0;
 
 		for (size_t p = 1; p < NPOL; p++)
 			if (alloc[p][l] > best) {
 				best = alloc[p][l];
 				who = policies[p].name;
+				bi = p;
 			}
 		ok &= alloc[0][l] + 1e-9 >= best;
 		if (l == 0) {
@@ -337,6 +358,12 @@ static bool judge(const char *trace, uint64_t seed, double alloc[NPOL][LEVELS], 
 			    trace, (unsigned long long)seed, 100 * alloc[0][l], who, 100 * best,
 			    100 * cut, need ? "" : " (best leaves <= 1%: no cut required)",
 			    100 * bound);
+			left_over(&first[0], &fw, &fp);
+			left_over(&first[bi], &bw, &bp);
+			printf(
+			    "openb %-10s seed %llu left at 100%%: fit %.0f whole GPUs and %.1f in "
+			    "parts, %s %.0f whole GPUs and %.1f in parts\n",
+			    trace, (unsigned long long)seed, fw, fp, who, bw, bp);
 			ok &= !need || cut >= 0.25;
 		}
 	}
@@ -391,6 +418,7 @@ static double share_bound(const json_t *nodes, const struct pk_sim_trace *t)
 static int run_trace(const char *dir, const char *trace, int seeds, bool *ok)
 {
 	static double alloc[MAX_SEEDS][NPOL][LEVELS], bound[MAX_SEEDS];
+	static struct pk_replay_stats first[MAX_SEEDS][NPOL];
 	char npath[1024], ppath[1024];
 
 	snprintf(npath, sizeof(npath), "%s/openb_node_list_gpu_node.csv", dir);
@@ -414,7 +442,7 @@ static int run_trace(const char *dir, const char *trace, int seeds, bool *ok)
 		for (size_t p = 0; r == 0 && p < NPOL; p++) {
 			double t0 = now_ms();
 
-			r = run_row(&policies[p], &w, nodes, t, alloc[s][p]);
+			r = run_row(&policies[p], &w, nodes, t, alloc[s][p], &first[s][p]);
 			printf("openb %-10s seed %d %-11s %6.2f%% %6.2f%% %6.2f%%  (%zu pods, %.0f "
 			       "ms)\n",
 			       trace, s + 1, policies[p].name, 100 * alloc[s][p][0],
@@ -429,7 +457,7 @@ static int run_trace(const char *dir, const char *trace, int seeds, bool *ok)
 			return r;
 	}
 	for (int s = 0; s < seeds; s++)
-		*ok &= judge(trace, (uint64_t)s + 1, alloc[s], bound[s]);
+		*ok &= judge(trace, (uint64_t)s + 1, alloc[s], first[s], bound[s]);
 	return 0;
 }
 

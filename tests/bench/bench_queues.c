@@ -25,7 +25,7 @@
  * queue's quota with long jobs, queues 50 more per queue, and lets one short
  * job per queue finish a minute apart: each finish runs a pass over about
  * 1,000 pending workloads, each timed (the first, which writes every
- * pending workload's position and reason, aside).  Against it, a
+ * pending workload's queue order and reason, aside).  Against it, a
  * scheduling round (cycles until nothing is eligible) of the scheduling
  * core on the same cluster as full, with the same 1,000 workloads pending as
  * gangs, as they would be without queues.  Target: the median pass at most

@@ -479,7 +479,8 @@ def check_agent_node_identity(objs, version, board):
 
 
 # What --queues=podkernel adds (docs/attach.md): the Kueue kinds and what they
-# queue read, admission and the queues' status written.
+# queue read, admission and the queues' status written, a Kueue pod group's
+# PodGroup created and deleted.
 QUEUE_RULES = {
     ("kueue.x-k8s.io", r): {"get", "list", "watch"}
     for r in ("resourceflavors", "topologies", "cohorts", "clusterqueues", "localqueues",
@@ -489,7 +490,8 @@ QUEUE_RULES.update({
     ("kueue.x-k8s.io", "localqueues/status"): {"get", "update"},
     ("batch", "jobs"): {"get", "list", "watch", "update"},
     ("jobset.x-k8s.io", "jobsets"): {"get", "list", "watch", "update"},
-    ("", "pods"): {"update"}})
+    ("", "pods"): {"update"},
+    ("scheduling.k8s.io", "podgroups"): {"create", "delete"}})
 
 
 def check_attach_queues(objs, version, board):

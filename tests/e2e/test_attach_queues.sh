@@ -5,7 +5,7 @@
 # quota for one Job and its LocalQueue; two queued, suspended Jobs are
 # submitted.  The attached podkerneld admits the first in the cluster
 # (spec.suspend false, the admission annotation, the flavor's node labels in
-# its pod template) and leaves the second suspended with its position and
+# its pod template) and leaves the second suspended with its queue order and
 # pending reason; the ClusterQueue's and LocalQueue's status say so; a Job
 # of a LocalQueue that does not exist gets an Inadmissible Event there.  The
 # pod the cluster's Job controller would create for the admitted Job is
@@ -98,7 +98,10 @@ wait_for 20 pending_told job-b || { attach_dump; fail "job-b was not told why it
 [ -z "$(jobfield job-a pending-reason)" ] || fail "the admitted job-a still has a pending reason"
 [ "$(jobfield job-b suspend)" = true ] || fail "job-b was resumed without quota"
 [ -z "$(jobfield job-b admission)" ] || fail "job-b was admitted without quota"
-[ "$(jobfield job-b position)" = 1 ] || fail "job-b position: $(jobfield job-b position)"
+case "$(jobfield job-b queue-order)" in # its place in team's order, ranked by readers
+"team 0 "*" Job/"*"/job-b") ;;
+*) fail "job-b queue order: $(jobfield job-b queue-order)" ;;
+esac
 case "$(jobfield job-b pending-reason)" in
 *"insufficient unused quota for cpu in flavor ss0 of ClusterQueue team"*) ;;
 *) fail "job-b pending reason: $(jobfield job-b pending-reason)" ;;
@@ -206,7 +209,7 @@ podctl delete job job-a > /dev/null || fail "delete job-a"
 podctl delete pod job-a-0 job-a-1 > /dev/null 2>&1 || true
 wait_for 30 admitted job-b || { attach_dump; fail "job-b was not admitted once job-a went"; }
 [ -z "$(jobfield job-b pending-reason)" ] || fail "the admitted job-b still has a pending reason"
-[ -z "$(jobfield job-b position)" ] || fail "the admitted job-b still has a position"
+[ -z "$(jobfield job-b queue-order)" ] || fail "the admitted job-b still has a queue order"
 wait_for 20 cq_says "1 0 4" || { attach_dump; fail "ClusterQueue team status after: $(queue_status clusterqueue team "")"; }
 
 # Preemption for quota: the ClusterQueue now preempts lower priority within

@@ -19,6 +19,7 @@
 
 #include "kernel/api/api.h"
 #include "kernel/builder/builder.h"
+#include "kernel/controllers/controllers.h"
 #include "kernel/sched/sched.h"
 
 #define FUZZ_MAX_OBJECTS 64
@@ -131,6 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct pk_sched_opts opts = {
 		    .strategy = pk_sched_strategy_name(i),
 		    .check = true,
+		    .controllers = pk_claims_pass,
 		};
 		json_t *result = NULL, *preempted = NULL;
 

@@ -94,6 +94,29 @@ START_TEST(test_kueue_v1beta1)
 	json_decref(st);
 	json_decref(back);
 
+	/*
+	 * flavorFungibility as Kueue's conversion test (clusterqueue_conversion_test.go):
+	 * v1beta1's Preempt and Borrow become MayStopSearch, TryNextFlavor stays, and
+	 * both come back to v1beta1 as stored
+	 */
+	in = json_loads("{\"spec\":{\"flavorFungibility\":{\"whenCanBorrow\":\"TryNextFlavor\","
+			"\"whenCanPreempt\":\"Preempt\"}}}",
+			0, NULL);
+	st = pk_convert_to_storage(cq, in, &errs);
+	ck_assert_uint_eq(errs.n, 0);
+	ck_assert_str_eq(pk_get_string(st, "spec.flavorFungibility.whenCanBorrow"),
+			 "TryNextFlavor");
+	ck_assert_str_eq(pk_get_string(st, "spec.flavorFungibility.whenCanPreempt"),
+			 "MayStopSearch");
+	back = pk_convert_from_storage(cq, st);
+	ck_assert_str_eq(pk_get_string(back, "spec.flavorFungibility.whenCanBorrow"),
+			 "TryNextFlavor");
+	ck_assert_str_eq(pk_get_string(back, "spec.flavorFungibility.whenCanPreempt"),
+			 "MayStopSearch");
+	json_decref(in);
+	json_decref(st);
+	json_decref(back);
+
 	/* admission checks: Kueue's strategy, refused by the v1beta1 path */
 	in = json_loads("{\"spec\":{\"admissionChecks\":[\"a\"]}}", 0, NULL);
 	st = pk_convert_to_storage(cq, in, &errs);

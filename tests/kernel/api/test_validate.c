@@ -521,6 +521,19 @@ START_TEST(test_kueue_rules)
 			"{policy: LowerPriority, maxPriorityThreshold: high}}\n",
 		"spec.preemption.borrowWithinCohort.maxPriorityThreshold: Invalid value: must be "
 		"an integer (int32)");
+	/* Kueue's flavorFungibility: MayStopSearch or TryNextFlavor; no preference */
+	valid(CQ_HEAD "spec:\n  flavorFungibility: {whenCanBorrow: TryNextFlavor, "
+		      "whenCanPreempt: MayStopSearch}\n");
+	invalid(CQ_HEAD "spec:\n  flavorFungibility: {whenCanBorrow: Borrow}\n",
+		"spec.flavorFungibility.whenCanBorrow: Unsupported value: \"Borrow\": supported "
+		"values: \"MayStopSearch\", \"TryNextFlavor\"");
+	invalid(CQ_HEAD "spec:\n  flavorFungibility: {whenCanPreempt: Always}\n",
+		"spec.flavorFungibility.whenCanPreempt: Unsupported value: \"Always\": supported "
+		"values: \"MayStopSearch\", \"TryNextFlavor\"");
+	invalid(CQ_HEAD "spec:\n  flavorFungibility: {whenCanBorrow: TryNextFlavor, "
+			"whenCanPreempt: TryNextFlavor, preference: PreemptionOverBorrowing}\n",
+		"spec.flavorFungibility.preference: Forbidden: not implemented (a flavor that "
+		"borrows is preferred to one that preempts)");
 	valid(CQ_HEAD "spec:\n  stopPolicy: HoldAndDrain\n");
 	invalid(CQ_HEAD "spec:\n  queueingStrategy: LIFO\n",
 		"spec.queueingStrategy: Unsupported value: \"LIFO\": supported values: "
@@ -615,6 +628,38 @@ START_TEST(test_config_map_rules)
 	snprintf(want, sizeof(want),
 		 "data[%s]: Invalid value: \"%s\": must be no more than 253 characters", key, key);
 	invalid(yaml, want);
+}
+END_TEST
+
+/* Kueue's plain pod group on a queued pod: label and annotation together, a count of at least 1. */
+START_TEST(test_kueue_pod_group_rules)
+{
+#define QPOD(labels, ann, spec)                                                                    \
+	POD "metadata:\n  name: p\n  labels: {kueue.x-k8s.io/queue-name: q" labels "}\n"          \
+	    "  annotations: {" ann "}\nspec:\n" spec "  containers: [{name: c, image: x}]\n"
+	valid(QPOD(", kueue.x-k8s.io/pod-group-name: g", "kueue.x-k8s.io/pod-group-total-count: \"2\"",
+		   "  schedulingGroup: {podGroupName: g}\n"));
+	invalid(QPOD(", kueue.x-k8s.io/pod-group-name: g", "", ""),
+		"metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: Required value: both "
+		"the 'kueue.x-k8s.io/pod-group-total-count' annotation and the "
+		"'kueue.x-k8s.io/pod-group-name' label should be set");
+	invalid(QPOD("", "kueue.x-k8s.io/pod-group-total-count: \"2\"", ""),
+		"metadata.labels[kueue.x-k8s.io/pod-group-name]: Required value: both the "
+		"'kueue.x-k8s.io/pod-group-total-count' annotation and the "
+		"'kueue.x-k8s.io/pod-group-name' label should be set");
+	invalid(QPOD(", kueue.x-k8s.io/pod-group-name: g", "kueue.x-k8s.io/pod-group-total-count: two",
+		     ""),
+		"metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: Invalid value: \"two\": "
+		"group total count should be an integer greater than zero");
+	invalid(QPOD(", kueue.x-k8s.io/pod-group-name: g", "kueue.x-k8s.io/pod-group-total-count: \"2\"",
+		     "  schedulingGroup: {podGroupName: h}\n"),
+		"spec.schedulingGroup.podGroupName: Invalid value: \"h\": a queued pod of Kueue's pod "
+		"group \"g\" (metadata.labels[kueue.x-k8s.io/pod-group-name]) is in the PodGroup "
+		"of that name");
+	/* not queued: Kueue's labels are not Kueue's business */
+	valid(POD "metadata:\n  name: p\n  annotations: {kueue.x-k8s.io/pod-group-total-count: "
+		  "\"0\"}\nspec:\n  containers: [{name: c, image: x}]\n");
+#undef QPOD
 }
 END_TEST
 
@@ -724,6 +769,7 @@ int main(void)
 	tcase_add_test(tc, test_lease_rules);
 	tcase_add_test(tc, test_all_errors_reported);
 	tcase_add_test(tc, test_kueue_rules);
+	tcase_add_test(tc, test_kueue_pod_group_rules);
 	tcase_add_test(tc, test_workload_priority_class_rules);
 	tcase_add_test(tc, test_config_map_rules);
 	tcase_add_test(tc, test_topology_rules);

@@ -1280,7 +1280,7 @@ static void count_done(void *arg)
 	((struct hook_count *)arg)->done++;
 }
 
-static void count_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
+static void count_event(void *arg, const struct pk_source_event *ev, const struct ap_decision *d)
 {
 	(void)ev, (void)d;
 	((struct hook_count *)arg)->events++;
@@ -1314,6 +1314,48 @@ static const struct pk_appliance_hooks counting_hooks = {
     .round = count_round,
     .free = count_free,
 };
+
+/* ResourceFlavors listed to a hook. */
+struct kinds_seen {
+	int flavors;
+};
+
+static void seen_listed(void *arg, const struct pk_type *kind, const json_t *obj, int64_t now)
+{
+	(void)obj, (void)now;
+	((struct kinds_seen *)arg)->flavors += kind == &pk_type_resource_flavor;
+}
+
+static const struct pk_type *const flavors[] = {&pk_type_resource_flavor, NULL};
+static const struct pk_appliance_hooks tracking_hooks = {.tracked = flavors, .listed = seen_listed};
+static const struct pk_appliance_hooks plain_hooks = {.listed = seen_listed};
+
+/*
+ * A kind neither the scheduler nor the controllers read is listed (to every
+ * hook, and into the loop's cache) only when some hook tracks it.
+ */
+START_TEST(tracked_kinds_are_listed_and_decided)
+{
+	struct pk_appliance_config cfg = {0};
+	struct kinds_seen t = {0}, p = {0}, none = {0};
+	char err[256] = "";
+
+	create(json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "kueue.x-k8s.io/v1beta2", "kind",
+			 "ResourceFlavor", "metadata", "name", "f0"));
+	ck_assert_int_eq(pk_appliance_config_add_hooks(&cfg, &plain_hooks, &none), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
+	pk_appliance_stop(app);
+	ck_assert_int_eq(none.flavors, 0); /* nobody tracks it: not listed */
+	cfg = (struct pk_appliance_config){0};
+	ck_assert_int_eq(pk_appliance_config_add_hooks(&cfg, &tracking_hooks, &t), 0);
+	ck_assert_int_eq(pk_appliance_config_add_hooks(&cfg, &plain_hooks, &p), 0);
+	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
+	pk_appliance_stop(app);
+	app = NULL;
+	ck_assert_int_eq(t.flavors, 1);
+	ck_assert_int_eq(p.flavors, 1); /* listed to every hook */
+}
+END_TEST
 
 /* Two tables registered before the controllers': each sees everything, in order. */
 START_TEST(every_registered_hooks_table_is_called)
@@ -1454,6 +1496,7 @@ int main(void)
 	tcase_add_test(tc, specless_pods_refused);
 	tcase_add_test(tc, failing_writes_back_off_per_object);
 	tcase_add_test(tc, every_registered_hooks_table_is_called);
+	tcase_add_test(tc, tracked_kinds_are_listed_and_decided);
 	tcase_add_test(tc, namespace_selector_reads_namespaces);
 	tcase_add_test(tc, gated_gangs_wait_opt_in);
 	suite_add_tcase(s, tc);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kernel/store/store.h"
 #include "kernel/appliance/appliance.h"
 #include "kernel/controllers/controllers.h"
 #include "kernel/builder/builder.h"
@@ -105,7 +106,7 @@ struct stall {
 };
 
 /* Stops the loop on the Pod "stall" until the test lets it go. */
-static void stall_event(void *arg, const struct pk_store_event *ev, const struct ap_decision *d)
+static void stall_event(void *arg, const struct pk_source_event *ev, const struct ap_decision *d)
 {
 	struct stall *s = arg;
 	const char *name = pk_name(ev->object);

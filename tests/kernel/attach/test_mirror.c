@@ -16,7 +16,7 @@ struct seen {
 	json_t *log; /* ["ADDED Pod default/a rv", ...] */
 };
 
-static int record(const struct pk_store_event *ev, void *arg)
+static int record(const struct pk_source_event *ev, void *arg)
 {
 	struct seen *s = arg;
 	char line[256];

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/store/store.h"
 #include "kernel/builder/builder.h"
 #include "kernel/controllers/controllers.h"
 
@@ -112,7 +113,7 @@ static bool is_bound(const json_t *o, const void *arg)
 	return o && pk_get_string(o, "spec.nodeName");
 }
 
-static bool is_gone(const json_t *o, const void *arg)
+static inline bool is_gone(const json_t *o, const void *arg)
 {
 	(void)arg;
 	return !o;

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernel/store/store.h"
 #include "kernel/appliance/appliance.h"
 #include "kernel/controllers/controllers.h"
 #include "kernel/builder/builder.h"

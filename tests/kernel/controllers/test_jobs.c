@@ -821,7 +821,7 @@ START_TEST(queue_admits_only_what_the_flavor_nodes_place)
 		    "\"spec\": {\"clusterQueue\": \"cq\"}}");
 	queued_job("two", 2);
 	ck_assert(wait_for("Job", "two", annotation_is,
-			   (const char *const[]){"queue.podkernel.dev/position", "1"}));
+			   (const char *const[]){"queue.podkernel.dev/queue-order", "cq 0 "}));
 	ck_assert(
 	    wait_for("Job", "two", annotation_is,
 		     (const char *const[]){"queue.podkernel.dev/pending-reason", "pod two-"}));

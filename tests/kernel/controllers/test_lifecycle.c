@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kernel/store/store.h"
 #include "kernel/appliance/appliance.h"
 #include "kernel/controllers/controllers.h"
 #include "kernel/builder/builder.h"

@@ -7,16 +7,19 @@
  * priority; borrowWithinCohort preempts a lower-priority borrower of
  * another ClusterQueue while borrowing, under its maxPriorityThreshold;
  * plain pods and a pod group wait behind the gate kueue.x-k8s.io/admission
- * until admitted; stopPolicy Hold admits nothing new, HoldAndDrain evicts.
+ * until admitted; Kueue's plain pod group waits for all its pods and runs as
+ * one gang; stopPolicy Hold admits nothing new, HoldAndDrain evicts.
  * Four nodes of 4 TPUs each.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "kernel/store/store.h"
 #include "kernel/appliance/appliance.h"
 #include "kernel/builder/builder.h"
 #include "kernel/controllers/controllers.h"
@@ -239,10 +242,33 @@ START_TEST(queue_borrow_within_cohort_under_threshold_preempts)
 END_TEST
 
 /*
+ * A user's update (as the API server writes it) that removes the gate
+ * kueue.x-k8s.io/admission from a pod still pending in its queue is
+ * refused at spec.schedulingGates, as an admission webhook refuses it.
+ */
+static void user_ungate_refused(const char *name)
+{
+	const struct pk_store_write_opts user = {.by_user = true};
+	struct pk_errors errs = {0};
+	json_t *p = json_loads("{\"spec\": {\"schedulingGates\": null}}", 0, NULL);
+
+	ck_assert_int_eq(pk_store_patch_opts(st, &pk_type_pod, "default", name, PK_PATCH_MERGE, p,
+					     PK_SUB_MAIN, &user, &errs, NULL),
+			 -EINVAL);
+	ck_assert_msg(errs.n && strcmp(errs.msg[0], "spec.schedulingGates: Forbidden: the gate "
+						    "kueue.x-k8s.io/admission of a queued pod is "
+						    "removed by the queue controller when its "
+						    "ClusterQueue admits it") == 0,
+		      "%s", errs.n ? errs.msg[0] : "no error");
+	pk_errors_clear(&errs);
+	json_decref(p);
+}
+
+/*
  * Kueue's plain pods: pods labelled with a LocalQueue are created gated
  * (kueue.x-k8s.io/admission); a ClusterQueue of 8 TPUs admits two of 4
  * (ungated, annotated, bound) and holds the third, gated, until one of the
- * first goes.
+ * first goes; its user may not remove the gate meanwhile.
  */
 START_TEST(queue_plain_pods_wait_gated_until_admitted)
 {
@@ -259,6 +285,7 @@ START_TEST(queue_plain_pods_wait_gated_until_admitted)
 	queued_pod("p3", NULL);
 	PENDING_IS("Pod", "p3", "insufficient unused quota for google.com/tpu");
 	ck_assert(stays("Pod", "p3", gated, NULL));
+	user_ungate_refused("p3");
 	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "p1", NULL, NULL, NULL),
 			 0);
 	ck_assert(wait_bound("p3"));
@@ -291,6 +318,73 @@ START_TEST(queue_pod_group_is_admitted_whole)
 	    pk_store_delete_opts(st, &pk_type_pod, "default", "holder", NULL, NULL, NULL), 0);
 	ck_assert(wait_bound("g-0"));
 	ck_assert(wait_bound("g-1"));
+}
+END_TEST
+
+/* A plain pod of 4 TPUs of Kueue's pod group group of total pods, queued in user-queue. */
+static void kueue_group_pod(const char *name, const char *group, int total)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"%s\", "
+		 "\"namespace\": \"default\", \"labels\": {\"kueue.x-k8s.io/queue-name\": "
+		 "\"user-queue\", \"kueue.x-k8s.io/pod-group-name\": \"%s\"}, \"annotations\": "
+		 "{\"kueue.x-k8s.io/pod-group-total-count\": \"%d\"}}, \"spec\": {\"containers\": "
+		 "[{\"name\": \"c\", \"image\": \"x\", \"resources\": {\"requests\": "
+		 "{\"google.com/tpu\": \"4\"}}}]}}",
+		 name, group, total);
+	create_json(buf);
+}
+
+static bool gang_of_two(const json_t *o, const void *arg)
+{
+	(void)arg;
+	return o && json_integer_value(pk_get(o, "spec.schedulingPolicy.gang.minCount")) == 2;
+}
+
+/*
+ * Kueue's plain pod group (kueue.x-k8s.io/pod-group-name and
+ * pod-group-total-count): the first of two pods waits, gated, for the
+ * second; then both are admitted together, placed as the gang of the
+ * PodGroup of the group's name, which the controller made and deletes once
+ * its pods are gone.  The group
+ * name of a queued pod does not change.
+ */
+START_TEST(queue_kueue_pod_group_waits_for_all_its_pods)
+{
+	struct pk_errors errs = {0};
+	json_t *p;
+
+	flavor();
+	cluster_queue("cq", 8, NULL, NULL);
+	local_queue("user-queue", "cq");
+	kueue_group_pod("sample-a", "sample-group", 2);
+	PENDING_IS("Pod", "sample-a",
+		   "pod group sample-group: 1 of its 2 pods exist "
+		   "(kueue.x-k8s.io/pod-group-total-count); waiting for the rest");
+	ck_assert(stays("Pod", "sample-a", gated, NULL));
+	p = json_loads(
+	    "{\"metadata\": {\"labels\": {\"kueue.x-k8s.io/pod-group-name\": \"other\"}}}", 0,
+	    NULL);
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_pod, "default", "sample-a", PK_PATCH_MERGE, p,
+					PK_SUB_MAIN, &errs, NULL),
+			 -EINVAL);
+	ck_assert_msg(errs.n &&
+			  strstr(errs.msg[0], "metadata.labels[kueue.x-k8s.io/pod-group-name]: "
+					      "Invalid value: \"other\": field is immutable"),
+		      "%s", errs.n ? errs.msg[0] : "no error");
+	pk_errors_clear(&errs);
+	json_decref(p);
+	kueue_group_pod("sample-b", "sample-group", 2);
+	ck_assert(wait_bound("sample-a"));
+	ck_assert(wait_bound("sample-b"));
+	ck_assert(wait_for("PodGroup", "sample-group", gang_of_two, NULL));
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "sample-a", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "sample-b", NULL, NULL, NULL), 0);
+	ck_assert(wait_for("PodGroup", "sample-group", is_gone, NULL));
 }
 END_TEST
 
@@ -345,6 +439,7 @@ int main(void)
 	tcase_add_test(tc, queue_borrow_within_cohort_under_threshold_preempts);
 	tcase_add_test(tc, queue_plain_pods_wait_gated_until_admitted);
 	tcase_add_test(tc, queue_pod_group_is_admitted_whole);
+	tcase_add_test(tc, queue_kueue_pod_group_waits_for_all_its_pods);
 	tcase_add_test(tc, queue_stop_policy_holds_and_drains);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

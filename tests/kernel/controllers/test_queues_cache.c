@@ -7,7 +7,8 @@
  * and admits as a fresh controller would; a change to a ClusterQueue's spec
  * tries them all; a lost change stream lists everything again, with the
  * same answers; a workload that waits for room gets no placement check
- * again until the cluster changes, and is admitted once a node makes room.
+ * again until the cluster changes, and is admitted once a node makes room;
+ * the workloads behind an admission are not written again.
  * Four nodes of 4 TPUs, ClusterQueues of 8 TPUs each.
  */
 #include <check.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/store/store.h"
 #include "kernel/builder/builder.h"
 #include "kernel/controllers/controllers.h"
 
@@ -241,6 +243,69 @@ START_TEST(queue_freed_quota_tries_that_queue_again)
 }
 END_TEST
 
+/* The position of Job name, ranked from the queue orders of the Jobs (0: none). */
+static json_int_t position(const char *name)
+{
+	json_t *items = NULL, *pos;
+	char key[64];
+	json_int_t n;
+
+	ck_assert_int_eq(pk_store_list(st, &pk_type_job, NULL, NULL, &items, NULL, NULL), 0);
+	pos = wb_queue_positions(items);
+	ck_assert_ptr_nonnull(pos);
+	snprintf(key, sizeof(key), "Job/default/%s", name);
+	n = json_integer_value(json_object_get(pos, key));
+	json_decref(pos);
+	json_decref(items);
+	return n;
+}
+
+static const char *rv_of(const char *name, char *buf, size_t n)
+{
+	json_t *o = NULL;
+
+	ck_assert_int_eq(pk_store_get(st, &pk_type_job, "default", name, &o), 0);
+	snprintf(buf, n, "%s", pk_get_string(o, "metadata.resourceVersion") ?: "");
+	json_decref(o);
+	return buf;
+}
+
+/*
+ * The workloads behind an admission are not written again: their queue
+ * order holds, and their position, ranked from it, moves up.  One whose
+ * reason was taken away gets it back.
+ */
+START_TEST(queue_behind_an_admission_is_not_written_again)
+{
+	struct pk_queues_stats d;
+	char rv[64], rv2[64], why[512];
+	json_t *p;
+
+	settle();
+	ck_assert_int_eq(position("j0-02"), 1);
+	ck_assert_int_eq(position("j0-05"), 4);
+	ck_assert_int_eq(position("j0-00"), 0); /* admitted */
+	rv_of("j0-05", rv, sizeof(rv));
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_job, "default", "j0-00", NULL, NULL, NULL), 0);
+	pass(&d);
+	ck_assert(is_admitted("j0-02"));
+	ck_assert_str_eq(rv_of("j0-05", rv2, sizeof(rv2)), rv);
+	ck_assert_int_eq(position("j0-05"), 3);
+	p = json_loads("{\"metadata\": {\"annotations\": {\"queue.podkernel.dev/pending-reason\": "
+		       "null}}}",
+		       0, NULL);
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_job, "default", "j0-05", PK_PATCH_MERGE, p,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
+	json_decref(p);
+	ck_assert_str_eq(pending_reason("j0-05", why, sizeof(why)), "");
+	pass(&d);
+	ck_assert(strstr(pending_reason("j0-05", why, sizeof(why)), "insufficient unused quota"));
+	ck_assert_int_eq(position("j0-05"), 3);
+}
+END_TEST
+
 START_TEST(queue_spec_change_tries_everything_again)
 {
 	struct pk_queues_stats d;
@@ -345,6 +410,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, queue_pass_after_unrelated_change_tries_nothing_again);
 	tcase_add_test(tc, queue_freed_quota_tries_that_queue_again);
+	tcase_add_test(tc, queue_behind_an_admission_is_not_written_again);
 	tcase_add_test(tc, queue_spec_change_tries_everything_again);
 	tcase_add_test(tc, queue_lost_stream_lists_again);
 	tcase_add_test(tc, queue_waiting_for_room_is_placed_again_only_after_a_cluster_change);

@@ -5,7 +5,10 @@
 # kueue.x-k8s.io/priority-class label) and leaves the pods' priority alone;
 # one that does not exist keeps its workload out; plain pods and a pod group
 # labelled kueue.x-k8s.io/queue-name are held by the gate
-# kueue.x-k8s.io/admission until admitted, a group as one unit; a stopped
+# kueue.x-k8s.io/admission until admitted, a group as one unit; Kueue's plain
+# pod group (kueue.x-k8s.io/pod-group-name, pod-group-total-count) waits for
+# all its pods and runs as a gang, and its inconsistent counts are refused by
+# path; a stopped
 # ClusterQueue (stopPolicy Hold) admits nothing.
 set -u
 BIN=${PODKERNEL_BIN:-build/bin}
@@ -137,6 +140,53 @@ check "the first group is admitted whole" $?
 grep -qx 'pending: Pod default/b-0 (position 1): insufficient unused quota for cpu in flavor default-flavor of ClusterQueue cq, 4 more needed' "$T/err" &&
 	grep -qx 'pending: Pod default/b-1 (position 1): insufficient unused quota for cpu in flavor default-flavor of ClusterQueue cq, 4 more needed' "$T/err"
 check "the second waits whole" $?
+
+# Kueue's plain pod group (its sample kueue-pod-group.yaml): the pods labelled
+# kueue.x-k8s.io/pod-group-name and annotated pod-group-total-count are one
+# workload, admitted when all of them exist, placed as a gang of that count
+# kgpod NAME GROUP COUNT CPUS: a pod of Kueue's pod group GROUP of COUNT pods
+kgpod() {
+	cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/pod-group-name: $2}
+  annotations: {kueue.x-k8s.io/pod-group-total-count: "$3"}
+spec:
+  containers: [{name: sleep, image: busybox, resources: {requests: {cpu: "$4"}}}]
+EOF
+}
+{ queues None; kgpod sample-pod-a sample-group 2 2; kgpod sample-pod-b sample-group 2 2; } >"$T/kgroup.yaml"
+run schedule -f "$T/node.yaml" -f "$T/kgroup.yaml" -o json
+check "Kueue pod group: schedules (rc=$rc)" $rc
+grep -qx 'admitted: Pod default/sample-pod-a by cq/default-flavor' "$T/err" &&
+	grep -qx 'admitted: Pod default/sample-pod-b by cq/default-flavor' "$T/err" &&
+	[ "$(flat "$T/out" | grep -o '"nodeName":"n1"' | wc -l)" = 2 ]
+check "the group's pods are admitted together and bound" $?
+flat "$T/out" | grep -q '"kind":"PodGroup","metadata":{"name":"sample-group"' &&
+	flat "$T/out" | grep -q '"gang":{"minCount":2}' &&
+	flat "$T/out" | grep -q '"schedulingGroup":{"podGroupName":"sample-group"}'
+check "the group is the PodGroup of its name, a gang of its total count" $?
+{ queues None; kgpod w-0 waits 3 1; kgpod w-1 waits 3 1; } >"$T/kwait.yaml"
+run schedule -f "$T/node.yaml" -f "$T/kwait.yaml" -o json
+grep -qx 'pending: Pod default/w-0 (position 1): pod group waits: 2 of its 3 pods exist (kueue.x-k8s.io/pod-group-total-count); waiting for the rest' "$T/err" &&
+	! grep -q '^admitted' "$T/err"
+check "a group waits for all of its pods" $?
+{ queues None; kgpod x-0 mixed 2 1; kgpod x-1 mixed 3 1; } >"$T/kmixed.yaml"
+run schedule -f "$T/node.yaml" -f "$T/kmixed.yaml" -o json
+grep -q 'pending: Pod default/x-0 (position 1): metadata.annotations\[kueue.x-k8s.io/pod-group-total-count\]: Invalid value: "3": pod x-1 of pod group mixed disagrees with pod x-0 ("2")' "$T/err"
+check "pods that disagree on the total count are refused by path" $?
+{ queues None; kgpod y-0 bad 0 1; } >"$T/kbad.yaml"
+run schedule -f "$T/node.yaml" -f "$T/kbad.yaml" -o json
+[ "$rc" != 0 ] && grep -q 'metadata.annotations\[kueue.x-k8s.io/pod-group-total-count\]: Invalid value: "0": group total count should be an integer greater than zero' "$T/err"
+check "a total count under 1 is refused by path" $?
+{ queues None; kgpod z-0 lone 2 1 | sed '/annotations:/d'; } >"$T/knocount.yaml"
+run schedule -f "$T/node.yaml" -f "$T/knocount.yaml" -o json
+[ "$rc" != 0 ] && grep -q "metadata.annotations\[kueue.x-k8s.io/pod-group-total-count\]: Required value: both the 'kueue.x-k8s.io/pod-group-total-count' annotation and the 'kueue.x-k8s.io/pod-group-name' label should be set" "$T/err"
+check "a group name without its total count is refused by path" $?
 
 # a ClusterQueue stopped with Hold admits nothing
 { queues Hold; qjob held high 1; } >"$T/hold.yaml"

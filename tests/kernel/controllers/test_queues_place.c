@@ -122,7 +122,8 @@ START_TEST(admitted_copy_carries_the_flavor)
 	json_t *js = load(
 	    "{\"apiVersion\": \"jobset.x-k8s.io/v1alpha2\", \"kind\": \"JobSet\", \"metadata\": "
 	    "{\"name\": \"js\", \"namespace\": \"default\", \"annotations\": "
-	    "{\"queue.podkernel.dev/position\": \"3\"}}, \"spec\": {\"suspend\": true, "
+	    "{\"queue.podkernel.dev/queue-order\": \"cq 0 - JobSet/default/js\"}}, "
+	    "\"spec\": {\"suspend\": true, "
 	    "\"replicatedJobs\": [{\"name\": \"w\", \"template\": {\"spec\": {\"template\": "
 	    "{\"spec\": {\"tolerations\": [{\"key\": \"a\", \"operator\": \"Exists\"}], "
 	    "\"containers\": [{\"name\": \"c\", \"image\": \"x\"}]}}}}}]}}");
@@ -139,7 +140,7 @@ START_TEST(admitted_copy_carries_the_flavor)
 							   "queue.podkernel.dev/admission")),
 			 "cq/spot");
 	ck_assert_ptr_null(
-	    json_object_get(pk_get(c, "metadata.annotations"), "queue.podkernel.dev/position"));
+	    json_object_get(pk_get(c, "metadata.annotations"), "queue.podkernel.dev/queue-order"));
 	ck_assert_str_eq(pk_get_string(spec, "nodeSelector.pool"), "spot");
 	ck_assert_uint_eq(json_array_size(json_object_get(spec, "tolerations")), 2);
 	ck_assert_str_eq(

@@ -120,6 +120,25 @@ START_TEST(test_empty_missing_directory)
 }
 END_TEST
 
+/* An input file: a directory is bad input, a regular file too large is refused unread. */
+START_TEST(test_input)
+{
+	char *buf = NULL;
+	size_t len = 0;
+
+	put(10000);
+	ck_assert_int_eq(pk_read_input(path, 10000, &buf, &len), 0);
+	ck_assert_uint_eq(len, 10000);
+	free(buf);
+	buf = NULL;
+	ck_assert_int_eq(pk_read_input(path, 9999, &buf, &len), -EFBIG);
+	ck_assert_int_eq(pk_read_input(dir, 16, &buf, NULL), -EISDIR);
+	ck_assert_int_eq(pk_read_input("/nonexistent/f", 16, &buf, NULL), -ENOENT);
+	ck_assert_int_eq(pk_read_input("/dev/zero", 65536, &buf, NULL), -EFBIG);
+	ck_assert_ptr_null(buf);
+}
+END_TEST
+
 /* The writer end of a FIFO: sees the reader's descriptor, then feeds it. */
 struct feed {
 	char fifo[300];
@@ -208,6 +227,7 @@ int main(void)
 	tcase_add_test(tc, test_fits_and_limit);
 	tcase_add_test(tc, test_stream);
 	tcase_add_test(tc, test_empty_missing_directory);
+	tcase_add_test(tc, test_input);
 	tcase_add_test(tc, test_pipe_cloexec);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

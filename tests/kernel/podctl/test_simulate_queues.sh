@@ -4,7 +4,8 @@
 # schedule` admits (quota within a cohort, a gang that fits no rack, a job
 # over its quota, first come first served); quota-first admits the gang that
 # cannot be placed and says so; the report's per-queue waits, usage against
-# quota and dominant shares; the flags' errors.
+# quota and dominant shares; a queued row's priority orders its queue; the
+# flags' errors.
 # Needs $PODKERNEL_BIN/podctl and $PODKERNEL_SRC (set by tests/run-tests.sh).
 set -u
 BIN=${PODKERNEL_BIN:-build/bin}
@@ -106,11 +107,45 @@ printf 'arrival,duration,tenant\n0,1,team-c\n' >"$T/c.csv"
 	>"$T/out" 2>"$T/err"
 [ $? = 2 ] && grep -q "no LocalQueue .*tenant team-c" "$T/err"
 check "a tenant with no LocalQueue is refused" $?
-printf 'arrival,duration,tenant,priority\n0,1,team-a,5\n' >"$T/p.csv"
+# a queued row's priority is its Job's WorkloadPriorityClass: of two Jobs of
+# 32 GPUs that team-a's 48 cannot both hold, the later one of priority 10 is
+# admitted first, as podctl schedule admits the same Jobs
+printf 'arrival,duration,pods,accelerators,tenant,priority\n0,1d,4,8,team-a,1\n0,1d,4,8,team-a,10\n' >"$T/p.csv"
 "$PODCTL" simulate --board "$GPU" --trace "$T/p.csv" --queues "$T/queues.yaml" \
-	>"$T/out" 2>"$T/err"
-[ $? = 2 ] && grep -q "line 2: column priority" "$T/err"
-check "a queued row's priority is refused by line and column" $?
+	--admissions "$T/p.adm" -o "$T/p.json" >"$T/out" 2>"$T/err"
+check "a queued row's priority is taken (rc=$?)" $?
+awk '$1 == "0.000" { print $3, $4 }' "$T/p.adm" >"$T/p.set"
+for p in 0:1 1:10; do # the Job of row I, of priority P, as the simulator queues it
+	i=${p%:*} p=${p#*:}
+	cat <<EOF
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: sim-priority-$p}
+value: $p
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j$i
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: queue, kueue.x-k8s.io/priority-class: sim-priority-$p}
+spec:
+  parallelism: 4
+  completions: 4
+  suspend: true
+  scheduling:
+    schedulingPolicy: {gang: {minCount: 4}}
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: sim, resources: {requests: {nvidia.com/gpu: "8"}}}]
+EOF
+done >"$T/p.yaml"
+"$PODCTL" schedule -f "$T/nodes.json" -f "$T/queues.yaml" -f "$T/p.yaml" >"$T/p.out" 2>"$T/p.err"
+sed -n 's/^admitted: Job \([^ ]*\) by \(.*\)$/\1 \2/p' "$T/p.err" >"$T/p.sched"
+[ "$(cat "$T/p.set")" = "team-a/j1 team-a/gpus" ] && cmp -s "$T/p.set" "$T/p.sched"
+check "the higher priority goes first, in the simulator as in podctl schedule ($(cat "$T/p.set"))" $?
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n' >"$T/bad.yaml"
 "$PODCTL" simulate --board "$GPU" --trace "$T/trace.csv" --queues "$T/bad.yaml" \
 	>"$T/out" 2>"$T/err"

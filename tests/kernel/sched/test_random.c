@@ -22,83 +22,84 @@ static int rnd(int n)
 	return (int)(rand_r(&seed) % (unsigned)n);
 }
 
+/* Random cluster number it: nodes, groups and pods, some bound. */
+static json_t *random_cluster(int it)
+{
+	seed = (unsigned)it * 7919u + 1;
+	json_t *objs = json_array();
+	int nn = 1 + rnd(24), ng = rnd(14), np = rnd(60);
+	for (int i = 0; i < nn; i++) {
+		char name[16], rack[16], blk[16];
+		snprintf(name, sizeof name, "n%d", i);
+		snprintf(rack, sizeof rack, "r%d", rnd(4));
+		snprintf(blk, sizeof blk, "b%d", rnd(2));
+		json_t *n = json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s}},s:{s:{s:s,s:s}}}", "apiVersion",
+				      "v1", "kind", "Node", "metadata", "name", name, "labels",
+				      "rack", rack, "block", blk, "status", "allocatable", "cpu",
+				      rnd(2) ? "2" : "4", "pods", "3");
+		if (rnd(5) == 0)
+			json_object_set_new(n, "spec", json_pack("{s:b}", "unschedulable", 1));
+		json_array_append_new(objs, n);
+	}
+	for (int i = 0; i < ng; i++) {
+		char name[16], parent[16];
+		int comp = rnd(2);
+		snprintf(name, sizeof name, "g%d", i);
+		snprintf(parent, sizeof parent, "g%d", rnd(ng + 2));
+		json_t *g = json_pack(
+		    "{s:s,s:s,s:{s:s},s:{s:{s:s,s:s}}}", "apiVersion", "scheduling.k8s.io/v1alpha3",
+		    "kind", comp ? "CompositePodGroup" : "PodGroup", "metadata", "name", name,
+		    "spec", "workloadRef", "workloadName", rnd(8) ? "w" : "x", "templateName", "t");
+		json_t *spec = json_object_get(g, "spec");
+		if (rnd(3))
+			json_object_set_new(spec, "parentCompositePodGroupName",
+					    json_string(parent));
+		if (rnd(3))
+			json_object_set_new(spec, "schedulingPolicy",
+					    json_pack("{s:{s:i}}", "gang",
+						      comp ? "minGroupCount" : "minCount",
+						      1 + rnd(3)));
+		else
+			json_object_set_new(spec, "schedulingPolicy", json_pack("{s:{}}", "basic"));
+		if (rnd(3) == 0)
+			json_object_set_new(
+			    spec, "schedulingConstraints",
+			    json_pack("{s:[{s:s}]}", "topology", "key", rnd(2) ? "rack" : "block"));
+		if (rnd(3) == 0)
+			json_object_set_new(spec, "disruptionMode",
+					    json_pack("{s:{}}", rnd(2) ? "all" : "single"));
+		if (rnd(6) == 0)
+			json_object_set_new(spec, "priority", json_integer(rnd(3) * 10));
+		json_array_append_new(objs, g);
+	}
+	for (int i = 0; i < np; i++) {
+		char name[16], grp[16], node[16];
+		snprintf(name, sizeof name, "p%d", i);
+		snprintf(grp, sizeof grp, "g%d", rnd(ng + 1));
+		snprintf(node, sizeof node, "n%d", rnd(nn + 1));
+		json_t *p = json_pack("{s:s,s:s,s:{s:s},s:{s:[{s:s,s:{s:{s:s}}}],s:i}}",
+				      "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
+				      "spec", "containers", "name", "c", "resources", "requests",
+				      "cpu", rnd(2) ? "1" : "2", "priority", rnd(3) * 10);
+		json_t *spec = json_object_get(p, "spec");
+		if (rnd(4))
+			json_object_set_new(spec, "schedulingGroup",
+					    json_pack("{s:s}", "podGroupName", grp));
+		if (rnd(4) == 0)
+			json_object_set_new(spec, "nodeName", json_string(node));
+		if (rnd(6) == 0)
+			json_object_set_new(spec, "nodeSelector", json_pack("{s:s}", "rack", "r1"));
+		json_array_append_new(objs, p);
+	}
+	return objs;
+}
+
 START_TEST(test_random_offline)
 {
 	int iters = 300;
 
 	for (int it = 0; it < iters; it++) {
-		seed = (unsigned)it * 7919u + 1;
-		json_t *objs = json_array();
-		int nn = 1 + rnd(24), ng = rnd(14), np = rnd(60);
-		for (int i = 0; i < nn; i++) {
-			char name[16], rack[16], blk[16];
-			snprintf(name, sizeof name, "n%d", i);
-			snprintf(rack, sizeof rack, "r%d", rnd(4));
-			snprintf(blk, sizeof blk, "b%d", rnd(2));
-			json_t *n =
-			    json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s}},s:{s:{s:s,s:s}}}", "apiVersion",
-				      "v1", "kind", "Node", "metadata", "name", name, "labels",
-				      "rack", rack, "block", blk, "status", "allocatable", "cpu",
-				      rnd(2) ? "2" : "4", "pods", "3");
-			if (rnd(5) == 0)
-				json_object_set_new(n, "spec",
-						    json_pack("{s:b}", "unschedulable", 1));
-			json_array_append_new(objs, n);
-		}
-		for (int i = 0; i < ng; i++) {
-			char name[16], parent[16];
-			int comp = rnd(2);
-			snprintf(name, sizeof name, "g%d", i);
-			snprintf(parent, sizeof parent, "g%d", rnd(ng + 2));
-			json_t *g = json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:s}}}", "apiVersion",
-					      "scheduling.k8s.io/v1alpha3", "kind",
-					      comp ? "CompositePodGroup" : "PodGroup", "metadata",
-					      "name", name, "spec", "workloadRef", "workloadName",
-					      rnd(8) ? "w" : "x", "templateName", "t");
-			json_t *spec = json_object_get(g, "spec");
-			if (rnd(3))
-				json_object_set_new(spec, "parentCompositePodGroupName",
-						    json_string(parent));
-			if (rnd(3))
-				json_object_set_new(spec, "schedulingPolicy",
-						    json_pack("{s:{s:i}}", "gang",
-							      comp ? "minGroupCount" : "minCount",
-							      1 + rnd(3)));
-			else
-				json_object_set_new(spec, "schedulingPolicy",
-						    json_pack("{s:{}}", "basic"));
-			if (rnd(3) == 0)
-				json_object_set_new(spec, "schedulingConstraints",
-						    json_pack("{s:[{s:s}]}", "topology", "key",
-							      rnd(2) ? "rack" : "block"));
-			if (rnd(3) == 0)
-				json_object_set_new(spec, "disruptionMode",
-						    json_pack("{s:{}}", rnd(2) ? "all" : "single"));
-			if (rnd(6) == 0)
-				json_object_set_new(spec, "priority", json_integer(rnd(3) * 10));
-			json_array_append_new(objs, g);
-		}
-		for (int i = 0; i < np; i++) {
-			char name[16], grp[16], node[16];
-			snprintf(name, sizeof name, "p%d", i);
-			snprintf(grp, sizeof grp, "g%d", rnd(ng + 1));
-			snprintf(node, sizeof node, "n%d", rnd(nn + 1));
-			json_t *p =
-			    json_pack("{s:s,s:s,s:{s:s},s:{s:[{s:s,s:{s:{s:s}}}],s:i}}",
-				      "apiVersion", "v1", "kind", "Pod", "metadata", "name", name,
-				      "spec", "containers", "name", "c", "resources", "requests",
-				      "cpu", rnd(2) ? "1" : "2", "priority", rnd(3) * 10);
-			json_t *spec = json_object_get(p, "spec");
-			if (rnd(4))
-				json_object_set_new(spec, "schedulingGroup",
-						    json_pack("{s:s}", "podGroupName", grp));
-			if (rnd(4) == 0)
-				json_object_set_new(spec, "nodeName", json_string(node));
-			if (rnd(6) == 0)
-				json_object_set_new(spec, "nodeSelector",
-						    json_pack("{s:s}", "rack", "r1"));
-			json_array_append_new(objs, p);
-		}
+		json_t *objs = random_cluster(it);
 		struct pk_sched_opts o = {.check = true};
 		struct pk_errors errs = {0};
 		json_t *out = NULL, *pre = NULL;
@@ -109,6 +110,66 @@ START_TEST(test_random_offline)
 		json_decref(pre);
 		json_decref(objs);
 	}
+}
+END_TEST
+
+/* What a run decided: "pod=node" of each pod, "-pod" of each preempted one, in order. */
+static char *decided(const json_t *out, const json_t *pre)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	size_t i;
+	json_t *o;
+
+	ck_assert_ptr_nonnull(f);
+	json_array_foreach(out, i, o) if (pk_kind_of(o) == PK_KIND_POD)
+	    fprintf(f, "%s=%s ", pk_name(o), pk_get_string(o, "spec.nodeName") ?: "");
+	json_array_foreach(pre, i, o) fprintf(f, "-%s ", pk_name(o));
+	fclose(f);
+	return text;
+}
+
+/*
+ * A cache of decoded objects (pk_sched_opts.decoded) changes nothing: the
+ * same clusters run with it, twice (the second time every view is the kept
+ * one), and after a sweep, decide as runs without it.
+ */
+START_TEST(test_random_decoded)
+{
+	struct pk_sched_decoded *d = NULL;
+
+	ck_assert_int_eq(pk_sched_decoded_new(&d), 0);
+	for (int it = 0; it < 120; it++) {
+		json_t *objs = random_cluster(it);
+		char *want = NULL;
+
+		for (int k = 0; k < 3; k++) {
+			struct pk_sched_opts o = {.check = true, .decoded = k ? d : NULL};
+			struct pk_errors errs = {0};
+			json_t *out = NULL, *pre = NULL;
+			int r = pk_sched_run_shared(objs, &o, &out, &pre, &errs);
+			char *got;
+
+			ck_assert_msg(r == 0, "iteration %d: %d", it, r);
+			got = decided(out, pre);
+			if (!want)
+				want = got;
+			else {
+				ck_assert_msg(strcmp(want, got) == 0,
+					      "iteration %d run %d: %s, not %s", it, k, got, want);
+				free(got);
+			}
+			pk_errors_clear(&errs);
+			json_decref(out);
+			json_decref(pre);
+		}
+		if (it % 3 == 0)
+			pk_sched_decoded_sweep(d); /* the clusters before go */
+		free(want);
+		json_decref(objs);
+	}
+	pk_sched_decoded_free(d);
 }
 END_TEST
 
@@ -226,6 +287,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_random_offline);
+	tcase_add_test(tc, test_random_decoded);
 	tcase_add_test(tc, test_random_incremental);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);

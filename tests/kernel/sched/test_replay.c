@@ -3,7 +3,8 @@
  * test_replay.c — arrival replays (kernel/sched/replay.c): accelerators
  * requested and allocated as pods arrive under a strategy and under a
  * comparison policy, the policy seeing only the nodes the filters accept,
- * allocation at arrival levels, and refused inputs.
+ * allocation at arrival levels (and the parts of shared devices left free
+ * there, told to the caller's hook), and refused inputs.
  */
 #include <check.h>
 #include <errno.h>
@@ -150,6 +151,52 @@ START_TEST(test_run_levels)
 }
 END_TEST
 
+struct levels_seen {
+	size_t n, level[4];
+	int64_t allocated[4], parts[4];
+};
+
+static void note_level(void *arg, size_t level, const struct pk_replay_stats *st)
+{
+	struct levels_seen *s = arg;
+
+	if (s->n < 4) {
+		s->level[s->n] = level;
+		s->allocated[s->n] = st->allocated;
+		s->parts[s->n] = st->parts;
+	}
+	s->n++;
+}
+
+START_TEST(test_levels_hook_parts)
+{
+	struct levels_seen seen = {0};
+	struct pk_replay_opts o = {
+	    .strategy = "fit", .resource = GPU, .on_level = note_level, .level_arg = &seen};
+	json_t *ns = nodes(), *ps = json_pack("[o, o]", pod("share", "300m", "1", NULL),
+					      pod("whole", "1", "1", NULL));
+	const double levels[3] = {0.1, 0.4, 2.0};
+	double alloc[3] = {-1, -1, -1};
+	struct pk_errors errs = {0};
+
+	ck_assert_int_eq(pk_replay_run(&o, ns, ps, levels, 3, alloc, &errs), 0);
+	/* each level once, in order, the last one after the last pod */
+	ck_assert_uint_eq(seen.n, 3);
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_uint_eq(seen.level[i], i);
+	/* the share leaves 700m on its device: free, but only for a share */
+	ck_assert_int_eq(seen.allocated[0], 300);
+	ck_assert_int_eq(seen.parts[0], 700);
+	/* the whole GPU takes an untouched device, the part stays */
+	ck_assert_int_eq(seen.allocated[1], 1300);
+	ck_assert_int_eq(seen.parts[1], 700);
+	ck_assert_int_eq(seen.parts[2], 700);
+	ck_assert(alloc[0] > 0.09 && alloc[0] < 0.11);
+	json_decref(ns);
+	json_decref(ps);
+}
+END_TEST
+
 START_TEST(test_refused)
 {
 	struct pk_replay_opts none = {.strategy = "kep"},
@@ -187,6 +234,7 @@ int main(void)
 	tcase_add_test(tc, test_strategy);
 	tcase_add_test(tc, test_policy_sees_filtered_nodes);
 	tcase_add_test(tc, test_run_levels);
+	tcase_add_test(tc, test_levels_hook_parts);
 	tcase_add_test(tc, test_refused);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

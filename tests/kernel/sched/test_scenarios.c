@@ -71,6 +71,7 @@
 #include <string.h>
 
 #include "kernel/api/api.h"
+#include "kernel/controllers/controllers.h"
 #include "kernel/sched/sched.h"
 #include "topology/topology.h"
 
@@ -815,7 +816,8 @@ static int run_expect(const char *path, json_t *objects, json_t *expect, const c
 	struct pk_errors errs = {0};
 	size_t tlen = 0;
 	FILE *trace = open_memstream(&run.trace, &tlen);
-	struct pk_sched_opts opts = {.check = true, .explain = trace, .strategy = strategy};
+	struct pk_sched_opts opts = {
+	    .check = true, .explain = trace, .strategy = strategy, .controllers = pk_claims_pass};
 	int r;
 
 	opts.gated_gangs_wait = json_is_true(json_object_get(expect, "gatedGangsWait"));

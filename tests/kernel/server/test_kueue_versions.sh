@@ -7,7 +7,8 @@
 # patch in v1beta1 names v1beta1 fields; strict validation knows each
 # version's fields; a field podkernel refuses is refused by its path in the
 # version the client wrote (spec.admissionChecks, v1beta1 only), an invalid
-# renamed one by its v1beta1 path; `kubectl explain` reads each version.
+# renamed one by its v1beta1 path; flavorFungibility's Borrow and Preempt are
+# MayStopSearch; `kubectl explain` reads each version.
 . "$PODKERNEL_SRC/tests/kernel/server/lib.sh"
 need kubectl
 need curl
@@ -114,6 +115,22 @@ sed 's/name: team-a/name: team-d/; s/cohort: research/cohort: Not_A_Name/' "$WOR
 	k create -f - >"$WORK/out" 2>&1 && fail "a bad cohort name was accepted"
 grep -q 'spec.cohort: Invalid value' "$WORK/out" && ! grep -q cohortName "$WORK/out" ||
 	fail "cohort path: $(cat "$WORK/out")"
+
+# v1beta1's flavorFungibility values (Kueue's conversion): Preempt and Borrow are
+# stored as MayStopSearch, read back so in v1beta1; Preempt is refused in v1beta2
+sed 's/name: team-a/name: team-e/; s/^  cohort: research/  cohort: research\n  flavorFungibility: {whenCanBorrow: Borrow, whenCanPreempt: Preempt}/' \
+	"$WORK/cq.yaml" >"$WORK/ff.yaml"
+k create --validate=strict -f "$WORK/ff.yaml" >"$WORK/out" 2>&1 || fail "fungibility: $(cat "$WORK/out")"
+got=$(k get clusterqueues.v1beta2.kueue.x-k8s.io team-e \
+	-o jsonpath='{.spec.flavorFungibility.whenCanBorrow}/{.spec.flavorFungibility.whenCanPreempt}')
+[ "$got" = "MayStopSearch/MayStopSearch" ] || fail "fungibility in v1beta2: $got"
+got=$(k get clusterqueues.v1beta1.kueue.x-k8s.io team-e \
+	-o jsonpath='{.spec.flavorFungibility.whenCanPreempt}')
+[ "$got" = "MayStopSearch" ] || fail "fungibility in v1beta1: $got"
+sed 's/name: team-e/name: team-f/; s|/v1beta1|/v1beta2|; s/cohort:/cohortName:/' "$WORK/ff.yaml" |
+	k create -f - >"$WORK/out" 2>&1 && fail "v1beta2 took Borrow"
+grep -q 'spec.flavorFungibility.whenCanBorrow: Unsupported value: "Borrow"' "$WORK/out" ||
+	fail "fungibility in v1beta2: $(cat "$WORK/out")"
 
 # OpenAPI: each version its own fields
 k explain clusterqueues.spec --api-version=kueue.x-k8s.io/v1beta1 >"$WORK/out" 2>&1 &&

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernel/store/store.h"
 #include "kernel/api/api.h"
 #include "kernel/appliance/appliance.h"
 #include "kernel/controllers/controllers.h"
@@ -589,34 +590,45 @@ START_TEST(test_generation_and_unchanged)
 }
 END_TEST
 
-/* A queued Job or JobSet, with what the queue controller wrote on it. */
-static json_t *queued(const char *kind, const char *name, const char *position, const char *reason)
+/* A queued Job, JobSet or Pod, with what the queue controller wrote on it (order: its keys). */
+static json_t *queued(const char *kind, const char *name, const char *order, const char *reason)
 {
 	json_t *o = json_pack("{s:s,s:{s:s,s:s,s:{s:s},s:{}}}", "kind", kind, "metadata", "name",
 			      name, "namespace", "ml", "labels", "kueue.x-k8s.io/queue-name", "lq",
 			      "annotations");
 	json_t *ann = pk_get(o, "metadata.annotations");
 
-	if (position)
-		json_object_set_new(ann, "queue.podkernel.dev/position", json_string(position));
+	if (order)
+		json_object_set_new(ann, "queue.podkernel.dev/queue-order", json_string(order));
 	if (reason)
 		json_object_set_new(ann, "queue.podkernel.dev/pending-reason", json_string(reason));
 	return o;
 }
 
-/* Pending queued workloads: in queue order, with what they wait for; gone once admitted. */
+/*
+ * Pending queued workloads: in queue order, with what they wait for; gone
+ * once admitted.  Positions are ranked from the queue-order keys, queued
+ * pods included (the two pods of one group share a place).
+ */
 START_TEST(test_queued_workloads)
 {
-	json_t *doc, *q, *adm;
+	json_t *doc, *q, *adm, *pod;
 
 	feed_board("gpu-cluster.yaml");
 	feed(PK_KIND_JOBSET,
-	     queued("JobSet", "second", "2", "pod second-w-0-0: 0/64 nodes are available"));
+	     queued("JobSet", "second", "cq 0 2026-01-01T00:00:02Z JobSet/ml/second",
+		    "pod second-w-0-0: 0/64 nodes are available"));
 	feed(PK_KIND_JOB,
-	     queued("Job", "first", "1",
+	     queued("Job", "first", "cq 5 2026-01-01T00:00:09Z Job/ml/first",
 		    "insufficient unused quota for nvidia.com/gpu in flavor default-flavor "
 		    "of ClusterQueue cq, 8 more needed"));
 	feed(PK_KIND_JOB, queued("Job", "fresh", NULL, NULL));
+	for (int i = 0; i < 2; i++) { /* one group's pods, between the two */
+		pod = queued("Pod", i ? "g-1" : "g-0", "cq 0 2026-01-01T00:00:01Z PodGroup/ml/g",
+			     NULL);
+		json_object_set_new(pod, "spec", json_object());
+		feed(PK_KIND_POD, pod);
+	}
 	doc = render();
 	q = json_object_get(doc, "queued");
 	ck_assert_uint_eq(json_array_size(q), 3);
@@ -629,6 +641,7 @@ START_TEST(test_queued_workloads)
 	ck_assert_str_eq(pk_get_string(json_array_get(q, 0), "more"), "8");
 	ck_assert_int_eq(json_integer_value(pk_get(json_array_get(q, 0), "position")), 1);
 	ck_assert_str_eq(pk_get_string(json_array_get(q, 1), "kind"), "JobSet");
+	ck_assert_int_eq(json_integer_value(pk_get(json_array_get(q, 1), "position")), 3);
 	ck_assert_str_eq(pk_get_string(json_array_get(q, 1), "wait"), "placement");
 	ck_assert_str_eq(pk_get_string(json_array_get(q, 1), "localQueue"), "lq");
 	ck_assert_str_eq(pk_get_string(json_array_get(q, 2), "name"), "fresh");

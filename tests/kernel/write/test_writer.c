@@ -10,7 +10,7 @@
  * that depends on a PersistentVolumeClaim's volume or selected node.
  * Creates, replacements, status writes and deletions (the controllers'
  * writes) carry their resourceVersion and uid preconditions; a served kind
- * without a typed view (Namespace, Event) is named by kind_name.
+ * without a typed view (Namespace, Event) is named by its row too.
  */
 #include <check.h>
 #include <errno.h>
