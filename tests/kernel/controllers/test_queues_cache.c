@@ -181,7 +181,8 @@ static struct pk_queues_stats pass(struct pk_queues_stats *ret_delta)
 					      .decodes = b.decodes - a.decodes,
 					      .tries = b.tries - a.tries,
 					      .placements = b.placements - a.placements,
-					      .parked = b.parked - a.parked};
+					      .parked = b.parked - a.parked,
+					      .skipped = b.skipped - a.skipped};
 	return b;
 }
 
@@ -212,7 +213,8 @@ START_TEST(queue_pass_after_unrelated_change_tries_nothing_again)
 	ck_assert_uint_eq(d.lists, 0);
 	ck_assert_uint_eq(d.decodes, 1);
 	ck_assert_uint_eq(d.tries, 1);
-	ck_assert_uint_eq(d.parked, QUEUES * PENDING);
+	ck_assert_uint_eq(d.parked, PENDING); /* lq1's ClusterQueue's: visited for the new one */
+	ck_assert_uint_eq(d.skipped, (QUEUES - 1) * (2 + PENDING)); /* the others: not visited */
 	ck_assert_int_eq(admitted_count(), QUEUES * 2);
 	pass(&d); /* nothing changed at all */
 	ck_assert_uint_eq(d.decodes, 0);
@@ -231,7 +233,8 @@ START_TEST(queue_freed_quota_tries_that_queue_again)
 	pass(&d);
 	ck_assert_uint_eq(d.decodes, 0);
 	ck_assert_uint_eq(d.tries, PENDING); /* cq0's, not cq1's */
-	ck_assert_uint_eq(d.parked, PENDING);
+	ck_assert_uint_eq(d.parked, 0);
+	ck_assert_uint_eq(d.skipped, 2 + PENDING); /* cq1's workloads are not visited at all */
 	ck_assert(is_admitted("j0-02"));
 	ck_assert(!is_admitted("j0-03"));
 	ck_assert_int_eq(admitted_count(), QUEUES * 2);
@@ -349,6 +352,79 @@ START_TEST(queue_lost_stream_lists_again)
 }
 END_TEST
 
+static const char *cq_rv(const char *cq, char *buf, size_t n)
+{
+	json_t *o = NULL;
+
+	ck_assert_int_eq(pk_store_get(st, "ClusterQueue", NULL, cq, &o), 0);
+	snprintf(buf, n, "%s", pk_get_string(o, "metadata.resourceVersion") ?: "");
+	json_decref(o);
+	return buf;
+}
+
+/* A ClusterQueue's status counts: pendingWorkloads (admitted: admittedWorkloads). */
+static json_int_t cq_count(const char *cq, bool admitted)
+{
+	json_t *o = NULL;
+	json_int_t n;
+
+	ck_assert_int_eq(pk_store_get(st, "ClusterQueue", NULL, cq, &o), 0);
+	n = json_integer_value(
+	    pk_get(o, admitted ? "status.admittedWorkloads" : "status.pendingWorkloads"));
+	json_decref(o);
+	return n;
+}
+
+/*
+ * A ClusterQueue whose inputs did not change is not visited: its workloads
+ * are not read, its status is not written (and still says what it holds);
+ * a change to one of its pending workloads beyond its status visits it.
+ */
+START_TEST(queue_unchanged_is_not_visited)
+{
+	struct pk_queues_stats d;
+	char rv[64], rv2[64];
+	json_t *p;
+
+	settle();
+	cq_rv("cq1", rv, sizeof(rv));
+	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "j0-00", NULL, NULL, NULL), 0);
+	pass(&d);
+	ck_assert_uint_eq(d.skipped, 2 + PENDING);
+	ck_assert_str_eq(cq_rv("cq1", rv2, sizeof(rv2)), rv);
+	ck_assert_int_eq(cq_count("cq1", false), PENDING);
+	ck_assert_int_eq(cq_count("cq1", true), 2);
+	ck_assert_int_eq(cq_count("cq0", false), PENDING - 1);
+	ck_assert_int_eq(cq_count("cq0", true), 2);
+	pass(&d); /* its own admission came back: cq0 visited, then settled */
+	pass(&d);
+	ck_assert_uint_eq(d.skipped, QUEUES * (2 + PENDING) - 1);
+	ck_assert_uint_eq(d.tries, 0);
+	p = json_loads("{\"status\": {\"active\": 0}}", 0, NULL);
+	ck_assert_int_eq(pk_store_patch(st, "Job", "default", "j1-05", PK_PATCH_MERGE, p,
+					PK_SUB_STATUS, NULL, NULL),
+			 0);
+	json_decref(p);
+	pass(&d); /* its status only: nothing visited */
+	ck_assert_uint_eq(d.skipped, QUEUES * (2 + PENDING) - 1);
+	p = json_loads("{\"spec\": {\"parallelism\": 2, \"completions\": 2}}", 0, NULL);
+	ck_assert_int_eq(pk_store_patch(st, "Job", "default", "j1-05", PK_PATCH_MERGE, p,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
+	json_decref(p);
+	pass(&d); /* its spec: cq1 visited, that workload tried (the others parked still) */
+	ck_assert_uint_eq(d.skipped, 2 + PENDING - 1);
+	ck_assert_uint_eq(d.tries, 1);
+	ck_assert_uint_eq(d.parked, PENDING - 1);
+	ck_assert_int_eq(cq_count("cq1", false), PENDING);
+	/* a fresh controller, visiting everything, decides the same */
+	ck_assert_int_eq(pk_queues_pass(st), 0);
+	ck_assert_int_eq(admitted_count(), QUEUES * 2);
+	ck_assert_int_eq(cq_count("cq1", false), PENDING);
+	ck_assert_int_eq(cq_count("cq0", false), PENDING - 1);
+}
+END_TEST
+
 /* A ClusterQueue of 64 TPUs, lq-big, and a Job of 5 pods of 4 TPUs: its quota fits, the 16 TPUs of
  * the four nodes do not hold it. */
 static void big_job(void)
@@ -410,6 +486,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, queue_spec_change_tries_everything_again);
 	tcase_add_test(tc, queue_lost_stream_lists_again);
 	tcase_add_test(tc, queue_waiting_for_room_is_placed_again_only_after_a_cluster_change);
+	tcase_add_test(tc, queue_unchanged_is_not_visited);
 	suite_add_tcase(s, tc);
 	return s;
 }
