@@ -255,7 +255,11 @@ static int read_workload(struct q_state *s, const char *key, json_t *o, enum pk_
 static int add_one(struct q_state *s, const char *k, json_t *o, enum pk_kind kind)
 {
 	struct q_workload *w = &s->w[s->nw];
-	int r = q_cache_known(s, kind, k, o, w);
+	int r;
+
+	if (s->nw >= s->capw)
+		return -ENOMEM; /* (more than listed: the members out of step; not kept) */
+	r = q_cache_known(s, kind, k, o, w);
 
 	if (r == 0)
 		r = read_workload(s, k, o, kind, w) == 0 ? 1 : 2;

@@ -425,6 +425,83 @@ START_TEST(queue_unchanged_is_not_visited)
 }
 END_TEST
 
+/* A random Job of this store ("" when none), of those named r<k>. */
+static const char *some_job(unsigned *seed, int made, char *buf, size_t n)
+{
+	json_t *o = NULL;
+
+	for (int tries = 0; tries < 8 && made > 0; tries++) {
+		snprintf(buf, n, "r%d", rand_r(seed) % made);
+		if (pk_store_get(st, "Job", "default", buf, &o) == 0) {
+			json_decref(o);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* One random change: a Job made, deleted, resized, its status written, a Node relabelled. */
+static void random_change(unsigned *seed, int *made)
+{
+	char name[32], buf[160];
+	const char *j = some_job(seed, *made, name, sizeof(name));
+	int op = rand_r(seed) % 5;
+	json_t *p;
+
+	if (op == 0 || !j) {
+		snprintf(name, sizeof(name), "r%d", (*made)++);
+		job(name, rand_r(seed) % 2 ? "lq1" : "lq0");
+		return;
+	}
+	if (op == 1) {
+		ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", j, NULL, NULL, NULL),
+				 0);
+		return;
+	}
+	if (op == 4)
+		return label_node();
+	snprintf(buf, sizeof(buf),
+		 op == 2 ? "{\"spec\": {\"parallelism\": %d, \"completions\": %d}}"
+			 : "{\"status\": {\"active\": %d, \"ready\": %d}}",
+		 1 + rand_r(seed) % 2, 2);
+	p = json_loads(buf, 0, NULL);
+	ck_assert_ptr_nonnull(p);
+	pk_store_patch(st, "Job", "default", j, PK_PATCH_MERGE, p,
+		       op == 2 ? PK_SUB_MAIN : PK_SUB_STATUS, NULL, NULL); /* (may be refused) */
+	json_decref(p);
+}
+
+/*
+ * Random changes, each followed by the kept controller's passes until it
+ * writes nothing: a fresh controller, visiting everything, then finds
+ * nothing to write either (the same admissions, reasons and status).
+ */
+START_TEST(queue_kept_decides_as_a_fresh_one)
+{
+	unsigned seed = 0x5eed + (unsigned)_i;
+	struct pk_queues_stats d;
+	int made = 0;
+
+	settle();
+	for (int step = 0; step < 40; step++) {
+		uint64_t rv;
+
+		random_change(&seed, &made);
+		for (int k = 0; k < 4; k++) {
+			rv = pk_store_rv(st);
+			pass(&d);
+			if (pk_store_rv(st) == rv)
+				break;
+		}
+		ck_assert_uint_eq(pk_store_rv(st), rv);
+		ck_assert_int_eq(pk_queues_pass(st), 0);
+		ck_assert_msg(pk_store_rv(st) == rv, "step %d: a fresh pass wrote %llu changes",
+			      step, (unsigned long long)(pk_store_rv(st) - rv));
+	}
+	ck_assert_uint_gt(made, 0);
+}
+END_TEST
+
 /* A ClusterQueue of 64 TPUs, lq-big, and a Job of 5 pods of 4 TPUs: its quota fits, the 16 TPUs of
  * the four nodes do not hold it. */
 static void big_job(void)
@@ -487,6 +564,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, queue_lost_stream_lists_again);
 	tcase_add_test(tc, queue_waiting_for_room_is_placed_again_only_after_a_cluster_change);
 	tcase_add_test(tc, queue_unchanged_is_not_visited);
+	tcase_add_loop_test(tc, queue_kept_decides_as_a_fresh_one, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }
