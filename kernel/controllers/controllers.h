@@ -159,6 +159,7 @@ struct pk_queues_stats {
 	uint64_t tries;	     /* pending workloads tried (quota, and placement where it fits) */
 	uint64_t placements; /* placement checks run (a run of the scheduling core each) */
 	uint64_t parked;     /* pending workloads not tried: parked, nothing changed */
+	uint64_t skipped;    /* workloads not visited: their ClusterQueue's inputs unchanged */
 };
 void pk_queues_get_stats(const struct pk_queues *q, struct pk_queues_stats *ret);
 

@@ -49,6 +49,7 @@ struct q_state {
 	json_t *lqusage;       /* "ns/lq" -> flavor -> resource -> milli */
 	struct q_cache *cache; /* kept between passes (queues_cache.c) */
 	json_t *dirty;	       /* quota keys admitted or evicted under in this pass */
+	json_t *visit;	       /* quota keys this pass visits (q_cache_plan; NULL: all) */
 	bool fair;	       /* some ClusterQueue sets fairSharing */
 };
 
@@ -174,6 +175,26 @@ bool q_cache_decoded(struct q_state *s, enum pk_kind kind, const char *key, stru
 /* Keep obj's workload w (NULL: none) for the next pass; decoded: its requests were decoded. */
 void q_cache_keep(struct q_state *s, enum pk_kind kind, const char *key, json_t *obj,
 		  struct q_workload *w, bool decoded);
+/*
+ * Which quota keys this pass visits (s->visit; NULL: all, and the members
+ * of every key built again): those whose workloads or admissions changed
+ * since the last pass, that were not settled then (a workload tried and
+ * not parked, an admission, an eviction), that wait for room where the
+ * cluster changed since, and Q_NO_QUOTA; 0 or -ENOMEM.
+ */
+int q_cache_plan(struct q_state *s);
+/* Whether the pass visits quota key qk (NULL: Q_NO_QUOTA's). */
+bool q_cache_visits(const struct q_state *s, const char *qk);
+/* The Jobs and JobSets of quota key qk: "0ns/name" (a Job), "1ns/name" (a JobSet) -> true. */
+json_t *q_cache_members(const struct q_state *s, const char *qk);
+/*
+ * After the admissions: what each visited quota key settled to, for the
+ * next pass's plan, and the counts and usage of the keys not visited (as
+ * their last visit found them) into the pass's maps.
+ */
+void q_cache_record(struct q_state *s);
+/* The quota key of workloads whose LocalQueue or ClusterQueue is missing. */
+#define Q_NO_QUOTA "-"
 /* The key of cq's quota: "" for any ClusterQueue in a cohort, else its name; NULL: none. */
 const char *q_cache_quota_key(const json_t *cqs, const char *cq);
 /* w not admitted in cq: park it (place: for want of room) with why, when it may be parked. */

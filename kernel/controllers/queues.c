@@ -154,6 +154,7 @@ static void state_clear(struct q_state *s)
 	json_decref(s->counts);
 	json_decref(s->lqusage);
 	json_decref(s->dirty);
+	json_decref(s->visit);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -250,6 +251,25 @@ static int read_workload(struct q_state *s, const char *key, json_t *o, enum pk_
 	return 0;
 }
 
+/* The workload of o (key in items) into s->w, when it is one; -ENOMEM. */
+static int add_one(struct q_state *s, const char *k, json_t *o, enum pk_kind kind)
+{
+	struct q_workload *w = &s->w[s->nw];
+	int r;
+
+	if (s->nw >= s->capw)
+		return -ENOMEM; /* (more than listed: the members out of step; not kept) */
+	r = q_cache_known(s, kind, k, o, w);
+
+	if (r == 0)
+		r = read_workload(s, k, o, kind, w) == 0 ? 1 : 2;
+	if (r < 0)
+		return r;
+	if (r == 1)
+		s->nw++;
+	return 0;
+}
+
 static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind kind)
 {
 	const char *k;
@@ -257,15 +277,25 @@ static int add_workloads(struct q_state *s, const json_t *items, enum pk_kind ki
 
 	json_object_foreach((json_t *)items, k, o)
 	{
-		struct q_workload *w = &s->w[s->nw];
-		int r = q_cache_known(s, kind, k, o, w);
+		if (add_one(s, k, o, kind) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
 
-		if (r == 0)
-			r = read_workload(s, k, o, kind, w) == 0 ? 1 : 2;
-		if (r < 0)
-			return r;
-		if (r == 1)
-			s->nw++;
+/* The Jobs and JobSets of the quota keys this pass visits (q_cache_plan), the others untouched. */
+static int add_visited(struct q_state *s)
+{
+	const char *qk, *mk;
+	json_t *v, *o;
+
+	json_object_foreach(s->visit, qk, v) json_object_foreach(q_cache_members(s, qk), mk, v)
+	{
+		bool job = mk[0] == '0';
+
+		o = json_object_get(job ? s->jobs : s->jobsets, mk + 1);
+		if (o && add_one(s, mk + 1, o, job ? PK_KIND_JOB : PK_KIND_JOBSET) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -291,6 +321,8 @@ static int state_load(struct pk_ctl *ctl, struct q_state *s)
 
 	if (r == 0)
 		r = q_cache_view(ctl, s);
+	if (r == 0)
+		r = q_cache_plan(s);
 	if (r < 0)
 		return r;
 	s->usage = json_object();
@@ -305,8 +337,9 @@ static int state_load(struct pk_ctl *ctl, struct q_state *s)
 	if (!s->w)
 		return -ENOMEM;
 	s->capw = n;
-	if (add_workloads(s, s->jobs, PK_KIND_JOB) < 0 ||
-	    add_workloads(s, s->jobsets, PK_KIND_JOBSET) < 0 || q_pods_load(s) < 0)
+	if (s->visit ? add_visited(s) < 0
+		     : add_workloads(s, s->jobs, PK_KIND_JOB) < 0 ||
+			   add_workloads(s, s->jobsets, PK_KIND_JOBSET) < 0 || q_pods_load(s) < 0)
 		return -ENOMEM;
 	qsort(s->w, s->nw, sizeof(*s->w), cmp_workload);
 	return 0;
@@ -953,22 +986,43 @@ static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 	q_note_commit(ctl); /* one batch: one transaction */
 }
 
-void ctl_queues_run(struct pk_ctl *ctl)
+/*
+ * Each ClusterQueue's and LocalQueue's status, of the quota keys the pass
+ * visited (the others' did not change).
+ */
+static void queues_status(struct pk_ctl *ctl, struct q_state *s)
 {
-	struct q_state s = {0};
 	const char *key;
 	json_t *obj;
 	char now[32];
 
+	pk_time_format((int64_t)time(NULL), now);
+	json_object_foreach(s->cqs, key, obj)
+	{
+		if (q_cache_visits(s, q_cache_quota_key(s->cqs, key)))
+			q_cq_status(ctl, s, key, obj, now);
+	}
+	json_object_foreach(s->lqs, key, obj)
+	{
+		const char *cq = pk_get_string(obj, "spec.clusterQueue");
+
+		if (q_cache_visits(s, q_cache_quota_key(s->cqs, cq)))
+			q_lq_status(ctl, s, key, obj, now);
+	}
+}
+
+void ctl_queues_run(struct pk_ctl *ctl)
+{
+	struct q_state s = {0};
+
 	if (state_load(ctl, &s) == 0) {
 		charge_admitted(ctl, &s);
 		admit_pending(ctl, &s);
+		q_cache_record(&s);
 		q_pods_groups_gone(ctl, &s);
 		note_pending(ctl, &s);
 		q_gauges(ctl, &s);
-		pk_time_format((int64_t)time(NULL), now);
-		json_object_foreach(s.cqs, key, obj) q_cq_status(ctl, &s, key, obj, now);
-		json_object_foreach(s.lqs, key, obj) q_lq_status(ctl, &s, key, obj, now);
+		queues_status(ctl, &s);
 		ctl_record_flush(ctl);
 	}
 	state_clear(&s);

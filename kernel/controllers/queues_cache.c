@@ -20,6 +20,16 @@
  * eviction under a quota unparks the workloads of that quota for the rest
  * of the pass.  StrictFIFO ClusterQueues, fair sharing and pod workloads
  * are never parked: their answer depends on more than that.
+ *
+ * A pass visits only the quota keys (a ClusterQueue, or all those in
+ * cohorts) whose inputs changed since the last pass (q_cache_plan): a Job
+ * or JobSet of it added, changed beyond its status or removed, one left
+ * unparked by its last visit, or waiting for room where the cluster
+ * changed.  The others' workloads are not read (each key's members are
+ * kept, fed by the change stream), their counts and usage are those their
+ * last visit recorded (q_cache_record).  A change of configuration, queued
+ * pods or fair sharing makes the pass visit everything, as a fresh
+ * controller's first pass does.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -72,7 +82,29 @@ struct q_cache {
 	json_int_t config_gen;	/* queues, flavors, Cohorts, Namespaces, classes, groups */
 	json_int_t cluster_gen; /* anything placement reads */
 	struct pk_sched_decoded *decoded; /* the cluster's Nodes and pods, decoded for placement */
+	json_t *members;	/* quota key (Q_NO_QUOTA: none) -> {"0ns/name" (a Job), "1ns/name"
+				   (a JobSet): true}; NULL: rebuilt at the next pass */
+	json_t *changed;	/* quota keys whose workloads or admissions changed since */
+	json_t *results;	/* quota key -> what its last visit found (q_cache_record) */
+	json_int_t pass_config; /* config_gen at the last pass recorded (-1: none) */
 	struct pk_queues_stats stats;
+};
+
+/* A pending workload parked: why it waits, and the generations its answer holds for. */
+struct q_park {
+	bool on, place; /* place: it waits for room (else for quota) */
+	char *cq, *why;
+	json_int_t config, quota, cluster;
+};
+
+/* A Job's or JobSet's workload as the last pass read it, for the same version of it. */
+struct q_known {
+	json_t *obj;	/* that version (a reference: w's strings are borrowed from it) */
+	json_int_t gen; /* config_gen then (priority and inadmissible depend on it) */
+	bool workload;	/* false: not one (not queued, finished, being deleted) */
+	struct q_workload w;
+	struct q_park park;
+	char *noted; /* the reason this version was found to carry, with its queue order */
 };
 
 static int map_of(const struct pk_type *t)
@@ -118,6 +150,10 @@ static void cache_reset(struct q_cache *c)
 	}
 	c->gens = json_object();
 	c->listed = false;
+	json_decref(c->members);
+	json_decref(c->results);
+	c->members = c->results = NULL;
+	c->pass_config = -1;
 }
 
 void q_cache_free(struct q_cache *c)
@@ -130,6 +166,9 @@ void q_cache_free(struct q_cache *c)
 	for (int i = 0; i < 2; i++)
 		pk_map_free(&c->known[i]);
 	json_decref(c->gens);
+	json_decref(c->members);
+	json_decref(c->changed);
+	json_decref(c->results);
 	pk_sched_decoded_free(c->decoded);
 	free(c);
 }
@@ -230,8 +269,10 @@ static bool same_but_status(const json_t *a, const json_t *b)
 	const char *k;
 	json_t *v;
 
-	if (!a || !b || json_object_size(a) != json_object_size(b))
-		return false;
+	if (!a || !b ||
+	    json_object_size(a) - !!json_object_get(a, "status") !=
+		json_object_size(b) - !!json_object_get(b, "status"))
+		return false; /* (a status added or taken away alone is a change of status) */
 	json_object_foreach((json_t *)a, k, v)
 	{
 		if (strcmp(k, "status") != 0 && strcmp(k, "metadata") != 0 &&
@@ -284,6 +325,72 @@ static void bump_quota_of(struct q_cache *c, const json_t *obj, bool pod)
 static bool done(int m, const json_t *obj)
 {
 	return obj && (m == M_JOBS ? wb_job_finished(obj) : wb_jobset_finished(obj));
+}
+
+/* The quota key of a queued Job's or JobSet's ClusterQueue, through its LocalQueue. */
+static const char *member_key(const struct q_cache *c, const json_t *obj)
+{
+	const char *q = wb_queue_name(obj), *qk;
+	char key[600];
+
+	if (!q)
+		return Q_NO_QUOTA;
+	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj), q);
+	qk = q_cache_quota_key(c->maps[M_CQS], pk_get_string(json_object_get(c->maps[M_LQS], key),
+							     "spec.clusterQueue"));
+	return qk ? qk : Q_NO_QUOTA;
+}
+
+/* obj (a Job: m M_JOBS, or a JobSet) in (add) or out of its quota key's members. */
+static void member_set(struct q_cache *c, int m, const char *key, const json_t *obj, bool add)
+{
+	const char *qk = member_key(c, obj);
+	json_t *set = json_object_get(c->members, qk);
+	char mk[800];
+
+	snprintf(mk, sizeof(mk), "%c%s", m == M_JOBS ? '0' : '1', key);
+	if (!add) {
+		json_object_del(set, mk);
+		return;
+	}
+	if (!set && json_object_set_new(c->members, qk, set = json_object()) < 0)
+		set = NULL;
+	if (!set || json_object_set_new(set, mk, json_true()) < 0) {
+		json_decref(c->members); /* rebuilt by the next pass, which visits everything */
+		c->members = NULL;
+	}
+}
+
+/* The members of every quota key, from the listings: the pass after it visits them all. */
+static int members_build(struct q_cache *c)
+{
+	const char *k;
+	json_t *o;
+
+	json_decref(c->members);
+	if (!(c->members = json_object()))
+		return -ENOMEM;
+	for (int m = M_JOBS; c->members && m <= M_JOBSETS; m++)
+		json_object_foreach(c->maps[m], k, o) member_set(c, m, k, o, true);
+	return c->members ? 0 : -ENOMEM;
+}
+
+/* A Job or JobSet changed (old, now: NULL when none): its members, its quota key changed. */
+static void member_change(struct q_cache *c, int m, const char *key, const json_t *old,
+			  const json_t *now)
+{
+	bool moved = !same_but_status(old, now) || done(m, old) != done(m, now);
+
+	if (!c->members)
+		return;
+	if (old)
+		member_set(c, m, key, old, false);
+	if (now)
+		member_set(c, m, key, now, true);
+	if (moved && c->changed && old)
+		json_object_set_new(c->changed, member_key(c, old), json_true());
+	if (moved && c->changed && now)
+		json_object_set_new(c->changed, member_key(c, now), json_true());
 }
 
 static void note_change(struct q_cache *c, int m, const json_t *old, const json_t *now)
@@ -342,6 +449,8 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 	keep = ev->type != PK_EVENT_DELETED && wanted(m, ev->object);
 	if (old || keep)
 		note_change(c, m, old, keep ? ev->object : NULL);
+	if ((old || keep) && (m == M_JOBS || m == M_JOBSETS))
+		member_change(c, m, key, old, keep ? ev->object : NULL);
 	if (!keep && (m == M_JOBS || m == M_JOBSETS))
 		pk_map_del(&c->known[m == M_JOBS ? 0 : 1], key);
 	if (!keep) {
@@ -447,6 +556,188 @@ int q_cache_view(struct pk_ctl *ctl, struct q_state *s)
 	return s->pods ? 0 : -ENOMEM;
 }
 
+/* ---- the incremental pass ---------------------------------------------------------- */
+
+static void visit(struct q_state *s, const char *qk)
+{
+	if (s->visit && !json_object_get(s->visit, qk) &&
+	    json_object_set_new(s->visit, qk, json_true()) < 0) {
+		json_decref(s->visit); /* no memory: everything */
+		s->visit = NULL;
+	}
+}
+
+/*
+ * Whether this pass visits every ClusterQueue: the first, one after the
+ * queues, flavors, Cohorts, Namespaces or classes changed, one with queued
+ * pods or fair sharing (their answers depend on more than their own quota).
+ */
+static bool pass_full(const struct q_cache *c)
+{
+	const char *k;
+	json_t *o;
+
+	if (!c->members || !c->results || c->pass_config != c->config_gen ||
+	    json_object_size(c->maps[M_PODS]) > 0)
+		return true;
+	json_object_foreach(c->maps[M_CQS], k, o)
+	{
+		if (json_is_object(pk_get(o, "spec.fairSharing")))
+			return true;
+	}
+	return false;
+}
+
+int q_cache_plan(struct q_state *s)
+{
+	struct q_cache *c = s->cache;
+	const char *k;
+	json_t *o;
+	bool full = pass_full(c);
+
+	c->pass_config = -1; /* recorded again when the pass completes */
+	if (!c->changed && !(c->changed = json_object()))
+		return -ENOMEM;
+	if (full) {
+		json_object_clear(c->changed);
+		return members_build(c);
+	}
+	if (!(s->visit = json_object()))
+		return -ENOMEM;
+	visit(s, Q_NO_QUOTA);
+	json_object_foreach(c->changed, k, o) visit(s, k);
+	json_object_foreach(c->results, k, o)
+	{
+		if (!json_is_true(json_object_get(o, "settled")) ||
+		    (json_is_true(json_object_get(o, "place")) &&
+		     json_integer_value(json_object_get(o, "cluster")) != c->cluster_gen))
+			visit(s, k);
+	}
+	json_object_foreach(c->members, k, o)
+	{
+		if (!json_object_get(c->results, k))
+			visit(s, k);
+		else if (s->visit && !json_object_get(s->visit, k))
+			c->stats.skipped += json_object_size(o);
+	}
+	json_object_clear(c->changed);
+	return 0;
+}
+
+bool q_cache_visits(const struct q_state *s, const char *qk)
+{
+	return !s->visit || json_object_get(s->visit, qk ? qk : Q_NO_QUOTA);
+}
+
+json_t *q_cache_members(const struct q_state *s, const char *qk)
+{
+	return json_object_get(s->cache->members, qk);
+}
+
+/* The quota key of a key of the pass's counts or usage: a ClusterQueue's, "ns/lq" a LocalQueue's.
+ */
+static const char *count_key(const struct q_state *s, const char *key)
+{
+	const char *cq = key;
+	const char *qk;
+
+	if (strchr(key, '/'))
+		cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
+	qk = q_cache_quota_key(s->cqs, cq);
+	return qk ? qk : Q_NO_QUOTA;
+}
+
+/* Each entry of the pass's map (s->counts, usage, lqusage) into its quota key's results. */
+static void record_split(const struct q_state *s, json_t *res, json_t *map, const char *field)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(map, k, v)
+	{
+		json_t *r = json_object_get(res, count_key(s, k));
+
+		if (r)
+			json_object_set(q_sub(r, field), k, v);
+	}
+}
+
+/* A quota key's results kept from its last visit, into the pass's maps. */
+static void record_merge(struct q_state *s, const json_t *r)
+{
+	static const char *const fields[] = {"counts", "usage", "lqusage"};
+	json_t *maps[] = {s->counts, s->usage, s->lqusage}, *v;
+	const char *k;
+
+	for (size_t i = 0; i < 3; i++)
+		json_object_foreach(json_object_get(r, fields[i]), k, v)
+		    json_object_set(maps[i], k, v);
+}
+
+/* Whether w, pending, is parked (its answer holds until something it waits on changes). */
+static bool settled(const struct q_workload *w, bool *ret_place)
+{
+	const struct q_park *p = w->known ? &w->known->park : NULL;
+
+	if (w->admitted)
+		return true;
+	*ret_place |= p && p->on && p->place;
+	return p && p->on && !w->preempted;
+}
+
+void q_cache_record(struct q_state *s)
+{
+	struct q_cache *c = s->cache;
+	json_t *res = json_object(), *o, *r;
+	const char *k;
+	bool ok = res != NULL;
+
+	json_object_foreach(c->members, k, o) if (q_cache_visits(s, k)) ok &=
+	    json_object_set_new(res, k, json_object()) == 0;
+	json_object_foreach(s->cqs, k, o)
+	{
+		const char *qk = q_cache_quota_key(s->cqs, k);
+
+		if (q_cache_visits(s, qk) && !json_object_get(res, qk))
+			ok &= json_object_set_new(res, qk, json_object()) == 0;
+	}
+	ok &= json_object_set_new(res, Q_NO_QUOTA, json_object()) == 0;
+	for (size_t i = 0; ok && i < s->nw; i++) {
+		const struct q_workload *w = &s->w[i];
+		bool place = false, done;
+
+		if (w->kind == PK_KIND_POD || !(r = json_object_get(res, member_key(c, w->obj))))
+			continue;
+		done = settled(w, &place);
+		if (!done)
+			json_object_set_new(r, "unsettled", json_true());
+		if (place)
+			json_object_set_new(r, "place", json_true());
+	}
+	json_object_foreach(ok ? res : NULL, k, r)
+	{
+		json_object_set_new(r, "settled",
+				    json_boolean(!json_object_get(r, "unsettled") &&
+						 !json_object_get(s->dirty, k)));
+		json_object_set_new(r, "cluster", json_integer(c->cluster_gen));
+	}
+	record_split(s, res, s->counts, "counts");
+	record_split(s, res, s->usage, "usage");
+	record_split(s, res, s->lqusage, "lqusage");
+	json_object_foreach(ok ? c->results : NULL, k, r)
+	{
+		if (!q_cache_visits(s, k)) {
+			record_merge(s, r);
+			ok &= json_object_set(res, k, r) == 0;
+		}
+	}
+	json_decref(c->results);
+	c->results = ok ? res : NULL;
+	if (!ok)
+		json_decref(res);
+	c->pass_config = ok ? c->config_gen : -1;
+}
+
 /* An object of the cluster's maps by its key, "ns/name" ("/name": cluster-scoped). */
 struct keyed {
 	const char *key;
@@ -518,23 +809,6 @@ int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **re
 		q_place_set_decoded(*ret, s->cache->decoded);
 	return r;
 }
-
-/* A pending workload parked: why it waits, and the generations its answer holds for. */
-struct q_park {
-	bool on, place; /* place: it waits for room (else for quota) */
-	char *cq, *why;
-	json_int_t config, quota, cluster;
-};
-
-/* A Job's or JobSet's workload as the last pass read it, for the same version of it. */
-struct q_known {
-	json_t *obj;	/* that version (a reference: w's strings are borrowed from it) */
-	json_int_t gen; /* config_gen then (priority and inadmissible depend on it) */
-	bool workload;	/* false: not one (not queued, finished, being deleted) */
-	struct q_workload w;
-	struct q_park park;
-	char *noted; /* the reason this version was found to carry, with its queue order */
-};
 
 static void known_free(void *v)
 {

@@ -88,6 +88,9 @@ static void stats_render(const struct pk_queues_stats *st, FILE *f)
 	     st->placements},
 	    {"workloads_parked", "Pending workloads not tried: parked, nothing changed since.",
 	     st->parked},
+	    {"workloads_skipped",
+	     "Workloads not visited: nothing their ClusterQueue's admissions read changed.",
+	     st->skipped},
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)

@@ -182,7 +182,8 @@ static struct pk_queues_stats pass(struct pk_queues_stats *ret_delta)
 					      .decodes = b.decodes - a.decodes,
 					      .tries = b.tries - a.tries,
 					      .placements = b.placements - a.placements,
-					      .parked = b.parked - a.parked};
+					      .parked = b.parked - a.parked,
+					      .skipped = b.skipped - a.skipped};
 	return b;
 }
 
@@ -213,7 +214,8 @@ START_TEST(queue_pass_after_unrelated_change_tries_nothing_again)
 	ck_assert_uint_eq(d.lists, 0);
 	ck_assert_uint_eq(d.decodes, 1);
 	ck_assert_uint_eq(d.tries, 1);
-	ck_assert_uint_eq(d.parked, QUEUES * PENDING);
+	ck_assert_uint_eq(d.parked, PENDING); /* lq1's ClusterQueue's: visited for the new one */
+	ck_assert_uint_eq(d.skipped, (QUEUES - 1) * (2 + PENDING)); /* the others: not visited */
 	ck_assert_int_eq(admitted_count(), QUEUES * 2);
 	pass(&d); /* nothing changed at all */
 	ck_assert_uint_eq(d.decodes, 0);
@@ -233,7 +235,8 @@ START_TEST(queue_freed_quota_tries_that_queue_again)
 	pass(&d);
 	ck_assert_uint_eq(d.decodes, 0);
 	ck_assert_uint_eq(d.tries, PENDING); /* cq0's, not cq1's */
-	ck_assert_uint_eq(d.parked, PENDING);
+	ck_assert_uint_eq(d.parked, 0);
+	ck_assert_uint_eq(d.skipped, 2 + PENDING); /* cq1's workloads are not visited at all */
 	ck_assert(is_admitted("j0-02"));
 	ck_assert(!is_admitted("j0-03"));
 	ck_assert_int_eq(admitted_count(), QUEUES * 2);
@@ -353,6 +356,157 @@ START_TEST(queue_lost_stream_lists_again)
 }
 END_TEST
 
+static const char *cq_rv(const char *cq, char *buf, size_t n)
+{
+	json_t *o = NULL;
+
+	ck_assert_int_eq(pk_store_get(st, &pk_type_cluster_queue, NULL, cq, &o), 0);
+	snprintf(buf, n, "%s", pk_get_string(o, "metadata.resourceVersion") ?: "");
+	json_decref(o);
+	return buf;
+}
+
+/* A ClusterQueue's status counts: pendingWorkloads (admitted: admittedWorkloads). */
+static json_int_t cq_count(const char *cq, bool admitted)
+{
+	json_t *o = NULL;
+	json_int_t n;
+
+	ck_assert_int_eq(pk_store_get(st, &pk_type_cluster_queue, NULL, cq, &o), 0);
+	n = json_integer_value(
+	    pk_get(o, admitted ? "status.admittedWorkloads" : "status.pendingWorkloads"));
+	json_decref(o);
+	return n;
+}
+
+/*
+ * A ClusterQueue whose inputs did not change is not visited: its workloads
+ * are not read, its status is not written (and still says what it holds);
+ * a change to one of its pending workloads beyond its status visits it.
+ */
+START_TEST(queue_unchanged_is_not_visited)
+{
+	struct pk_queues_stats d;
+	char rv[64], rv2[64];
+	json_t *p;
+
+	settle();
+	cq_rv("cq1", rv, sizeof(rv));
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_job, "default", "j0-00", NULL, NULL, NULL), 0);
+	pass(&d);
+	ck_assert_uint_eq(d.skipped, 2 + PENDING);
+	ck_assert_str_eq(cq_rv("cq1", rv2, sizeof(rv2)), rv);
+	ck_assert_int_eq(cq_count("cq1", false), PENDING);
+	ck_assert_int_eq(cq_count("cq1", true), 2);
+	ck_assert_int_eq(cq_count("cq0", false), PENDING - 1);
+	ck_assert_int_eq(cq_count("cq0", true), 2);
+	pass(&d); /* its own admission came back: cq0 visited, then settled */
+	pass(&d);
+	ck_assert_uint_eq(d.skipped, QUEUES * (2 + PENDING) - 1);
+	ck_assert_uint_eq(d.tries, 0);
+	p = json_loads("{\"status\": {\"active\": 0}}", 0, NULL);
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_job, "default", "j1-05", PK_PATCH_MERGE, p,
+					PK_SUB_STATUS, NULL, NULL),
+			 0);
+	json_decref(p);
+	pass(&d); /* its status only: nothing visited */
+	ck_assert_uint_eq(d.skipped, QUEUES * (2 + PENDING) - 1);
+	p = json_loads("{\"spec\": {\"parallelism\": 2, \"completions\": 2}}", 0, NULL);
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_job, "default", "j1-05", PK_PATCH_MERGE, p,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
+	json_decref(p);
+	pass(&d); /* its spec: cq1 visited, that workload tried (the others parked still) */
+	ck_assert_uint_eq(d.skipped, 2 + PENDING - 1);
+	ck_assert_uint_eq(d.tries, 1);
+	ck_assert_uint_eq(d.parked, PENDING - 1);
+	ck_assert_int_eq(cq_count("cq1", false), PENDING);
+	/* a fresh controller, visiting everything, decides the same */
+	ck_assert_int_eq(pk_queues_pass(st), 0);
+	ck_assert_int_eq(admitted_count(), QUEUES * 2);
+	ck_assert_int_eq(cq_count("cq1", false), PENDING);
+	ck_assert_int_eq(cq_count("cq0", false), PENDING - 1);
+}
+END_TEST
+
+/* A random Job of this store ("" when none), of those named r<k>. */
+static const char *some_job(unsigned *seed, int made, char *buf, size_t n)
+{
+	json_t *o = NULL;
+
+	for (int tries = 0; tries < 8 && made > 0; tries++) {
+		snprintf(buf, n, "r%d", rand_r(seed) % made);
+		if (pk_store_get(st, &pk_type_job, "default", buf, &o) == 0) {
+			json_decref(o);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* One random change: a Job made, deleted, resized, its status written, a Node relabelled. */
+static void random_change(unsigned *seed, int *made)
+{
+	char name[32], buf[160];
+	const char *j = some_job(seed, *made, name, sizeof(name));
+	int op = rand_r(seed) % 5;
+	json_t *p;
+
+	if (op == 0 || !j) {
+		snprintf(name, sizeof(name), "r%d", (*made)++);
+		job(name, rand_r(seed) % 2 ? "lq1" : "lq0");
+		return;
+	}
+	if (op == 1) {
+		ck_assert_int_eq(
+		    pk_store_delete_opts(st, &pk_type_job, "default", j, NULL, NULL, NULL), 0);
+		return;
+	}
+	if (op == 4)
+		return label_node();
+	snprintf(buf, sizeof(buf),
+		 op == 2 ? "{\"spec\": {\"parallelism\": %d, \"completions\": %d}}"
+			 : "{\"status\": {\"active\": %d, \"ready\": %d}}",
+		 1 + rand_r(seed) % 2, 2);
+	p = json_loads(buf, 0, NULL);
+	ck_assert_ptr_nonnull(p);
+	pk_store_patch(st, &pk_type_job, "default", j, PK_PATCH_MERGE, p,
+		       op == 2 ? PK_SUB_MAIN : PK_SUB_STATUS, NULL, NULL); /* (may be refused) */
+	json_decref(p);
+}
+
+/*
+ * Random changes, each followed by the kept controller's passes until it
+ * writes nothing: a fresh controller, visiting everything, then finds
+ * nothing to write either (the same admissions, reasons and status).
+ */
+START_TEST(queue_kept_decides_as_a_fresh_one)
+{
+	unsigned seed = 0x5eed + (unsigned)_i;
+	struct pk_queues_stats d;
+	int made = 0;
+
+	settle();
+	for (int step = 0; step < 40; step++) {
+		uint64_t rv;
+
+		random_change(&seed, &made);
+		for (int k = 0; k < 4; k++) {
+			rv = pk_store_rv(st);
+			pass(&d);
+			if (pk_store_rv(st) == rv)
+				break;
+		}
+		ck_assert_uint_eq(pk_store_rv(st), rv);
+		ck_assert_int_eq(pk_queues_pass(st), 0);
+		ck_assert_msg(pk_store_rv(st) == rv, "step %d: a fresh pass wrote %llu changes",
+			      step, (unsigned long long)(pk_store_rv(st) - rv));
+	}
+	ck_assert_uint_gt(made, 0);
+}
+END_TEST
+
 /* A ClusterQueue of 64 TPUs, lq-big, and a Job of 5 pods of 4 TPUs: its quota fits, the 16 TPUs of
  * the four nodes do not hold it. */
 static void big_job(void)
@@ -414,6 +568,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, queue_spec_change_tries_everything_again);
 	tcase_add_test(tc, queue_lost_stream_lists_again);
 	tcase_add_test(tc, queue_waiting_for_room_is_placed_again_only_after_a_cluster_change);
+	tcase_add_test(tc, queue_unchanged_is_not_visited);
+	tcase_add_loop_test(tc, queue_kept_decides_as_a_fresh_one, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }
