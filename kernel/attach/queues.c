@@ -442,8 +442,7 @@ static void await_written(struct at_queues *q, const struct pk_write_result *res
 
 		if (res[i].error != 0 || !t)
 			continue;
-		snprintf(key, sizeof(key), "%s/%s/%s", t->kind, res[i].ns ? res[i].ns : "",
-			 res[i].name);
+		pk_obj_key(key, sizeof(key), t, res[i].ns, res[i].name);
 		json_object_set_new(q->awaited, key,
 				    json_pack("{s:s,s:s?,s:s,s:s?}", "kind", t->kind, "ns",
 					      res[i].ns, "name", res[i].name, "rv", rv));

@@ -148,9 +148,9 @@ json_t *wb_queue_positions(const json_t *objects)
 
 		if (!v)
 			continue;
-		snprintf(key, sizeof(key), "%s/%s/%s",
-			 json_string_value(json_object_get(o, "kind")) ?: "",
-			 pk_namespace(o) ? pk_namespace(o) : "", pk_name(o) ? pk_name(o) : "");
+		pk_obj_key(key, sizeof(key),
+			   pk_type_by_kind(json_string_value(json_object_get(o, "kind"))),
+			   pk_namespace(o), pk_name(o));
 		if (json_object_set_new(orders, key, json_string(v)) < 0) {
 			json_decref(orders);
 			return NULL;

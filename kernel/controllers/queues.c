@@ -543,13 +543,12 @@ static void gone_of(json_t *gone, const struct q_victim *v, size_t nv)
 	for (size_t i = 0; gone && i < nv; i++) {
 		if (v[i].kept)
 			continue;
-		snprintf(key, sizeof(key), "%s/%s/%s", pk_kind_to_string(v[i].v->kind), v[i].v->ns,
-			 v[i].v->name);
+		pk_obj_key(key, sizeof(key), pk_type_of(v[i].v->kind), v[i].v->ns, v[i].v->name);
 		if (v[i].v->kind != PK_KIND_POD)
 			json_object_set_new(gone, key, json_true());
 		json_array_foreach(v[i].v->pods, k, pod)
 		{
-			snprintf(key, sizeof(key), "Pod/%s/%s", pk_namespace(pod), pk_name(pod));
+			pk_obj_key(key, sizeof(key), &pk_type_pod, pk_namespace(pod), pk_name(pod));
 			json_object_set_new(gone, key, json_true());
 		}
 	}

@@ -118,7 +118,7 @@ static int map_of(const struct pk_type *t)
 static void key_of(int m, const char *kind, const json_t *obj, char *key, size_t n)
 {
 	if (m == M_GROUPS)
-		snprintf(key, n, "%s/%s/%s", kind, pk_namespace(obj), pk_name(obj));
+		pk_obj_key(key, n, pk_type_by_kind(kind), pk_namespace(obj), pk_name(obj));
 	else if (pk_type_of(kinds[m])->namespaced)
 		snprintf(key, n, "%s/%s", pk_namespace(obj), pk_name(obj));
 	else

@@ -122,15 +122,15 @@ static bool pod_of(const json_t *pod, const json_t *gone)
 	    json_string_value(json_object_get(labels, "jobset.sigs.k8s.io/jobset-name"));
 	char key[600];
 
-	snprintf(key, sizeof(key), "Pod/%s/%s", pk_namespace(pod), pk_name(pod));
+	pk_obj_key(key, sizeof(key), &pk_type_pod, pk_namespace(pod), pk_name(pod));
 	if (json_object_get(gone, key))
 		return true;
 	if (js) {
-		snprintf(key, sizeof(key), "JobSet/%s/%s", pk_namespace(pod), js);
+		pk_obj_key(key, sizeof(key), &pk_type_jobset, pk_namespace(pod), js);
 		if (json_object_get(gone, key))
 			return true;
 	}
-	snprintf(key, sizeof(key), "Job/%s/%s", pk_namespace(pod), job ? job : "");
+	pk_obj_key(key, sizeof(key), &pk_type_job, pk_namespace(pod), job ? job : "");
 	return job && json_object_get(gone, key);
 }
 

@@ -79,7 +79,7 @@ static const char *root_of(const struct q_state *s, const json_t *pod, const cha
 		char key[700];
 		const char *parent;
 
-		snprintf(key, sizeof(key), "%s/%s/%s", kind, ns, name);
+		pk_obj_key(key, sizeof(key), pk_type_by_kind(kind), ns, name);
 		parent = pk_get_string(json_object_get(s->groups, key),
 				       "spec.parentCompositePodGroupName");
 		if (!parent)
@@ -179,8 +179,8 @@ void q_pods_groups_gone(struct pk_ctl *ctl, const struct q_state *s)
 
 	json_array_foreach(named ? s->pods : NULL, i, pod)
 	{
-		snprintf(k, sizeof(k), "PodGroup/%s/%s", pk_namespace(pod),
-			 pk_pod_group_name(pod) ? pk_pod_group_name(pod) : "");
+		pk_obj_key(k, sizeof(k), &pk_type_pod_group, pk_namespace(pod),
+			   pk_pod_group_name(pod) ? pk_pod_group_name(pod) : "");
 		json_object_set_new(named, k, json_true());
 	}
 	json_object_foreach(named ? s->groups : NULL, key, g)
@@ -249,7 +249,7 @@ static int kueue_group_check(struct q_state *s, json_t *index, struct q_workload
 			     "pod group %s: %lld of its %lld pods exist "
 			     "(" PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL "); waiting for the rest",
 			     name, (long long)have, (long long)total);
-	snprintf(key, sizeof(key), "PodGroup/%s/%s", w->ns, name);
+	pk_obj_key(key, sizeof(key), &pk_type_pod_group, w->ns, name);
 	if (r >= 0 && have == total && !json_object_get(s->groups, key) &&
 	    !(w->group = kueue_pod_group(w, name, total)))
 		r = -ENOMEM;

@@ -107,8 +107,7 @@ static json_t *snapshot(const struct pk_queues_scratch *s, struct pk_store *st)
 		}
 		json_array_foreach(items, i, o)
 		{
-			snprintf(key, sizeof(key), "%s/%s/%s", (*k)->kind,
-				 pk_namespace(o) ? pk_namespace(o) : "", pk_name(o));
+			pk_obj_key(key, sizeof(key), *k, pk_namespace(o), pk_name(o));
 			json_object_set(snap, key, o);
 		}
 		json_decref(items);

@@ -131,8 +131,8 @@ static void add_orders(json_t *orders, const json_t *list, const char *kind)
 		const char *v = wb_queue_order(o);
 		char key[800];
 
-		snprintf(key, sizeof(key), "%s/%s/%s", kind, str_or(o, "metadata.namespace", ""),
-			 str_or(o, "metadata.name", ""));
+		pk_obj_key(key, sizeof(key), pk_type_by_kind(kind),
+			   str_or(o, "metadata.namespace", ""), str_or(o, "metadata.name", ""));
 		if (v)
 			json_object_set_new(orders, key, json_string(v));
 	}
@@ -176,8 +176,8 @@ static size_t collect(const json_t *list, const char *kind, const json_t *lqs,
 					   strcmp(str_or(lq, "metadata.namespace", ""),
 						  str_or(o, "metadata.namespace", "")) == 0) cq =
 		    str_or(lq, "spec.clusterQueue", "-");
-		snprintf(key, sizeof(key), "%s/%s/%s", kind, str_or(o, "metadata.namespace", ""),
-			 str_or(o, "metadata.name", ""));
+		pk_obj_key(key, sizeof(key), pk_type_by_kind(kind),
+			   str_or(o, "metadata.namespace", ""), str_or(o, "metadata.name", ""));
 		out[n++] = (struct pending){
 		    o, kind, cq, (long long)json_integer_value(json_object_get(positions, key))};
 	}

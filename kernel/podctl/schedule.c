@@ -176,8 +176,8 @@ static void print_admissions(const json_t *objects)
 		char key[800], pos[24] = "-";
 		bool pod = pk_kind_of(o) == PK_KIND_POD;
 
-		snprintf(key, sizeof(key), "%s/%s/%s", pk_kind_to_string(pk_kind_of(o)),
-			 pk_namespace(o) ?: "", pk_name(o) ?: "");
+		pk_obj_key(key, sizeof(key), pk_type_of(pk_kind_of(o)), pk_namespace(o),
+			   pk_name(o));
 		if (json_is_integer(json_object_get(positions, key)))
 			snprintf(pos, sizeof(pos), "%lld",
 				 (long long)json_integer_value(json_object_get(positions, key)));

@@ -49,25 +49,20 @@ static void describe(const json_t *obj, size_t index, char *buf, size_t len)
 /* Reports a second object with the same kind, namespace and name. */
 static int check_duplicate(json_t *seen, const json_t *obj, const char *file, const char *what)
 {
-	const char *kind = json_string_value(json_object_get(obj, "kind"));
-	const char *name = pk_name(obj), *ns = pk_namespace(obj);
-	const char *first;
-	char *key;
+	const struct pk_type *t = pk_type_by_kind(json_string_value(json_object_get(obj, "kind")));
+	const char *name = pk_name(obj), *first;
+	char key[800];
 
-	if (!kind || !name || !*name)
+	/* a kind not served is reported by the validation already */
+	if (!t || !name || !*name || !pk_obj_key(key, sizeof(key), t, pk_namespace(obj), name))
 		return 0;
-	if (asprintf(&key, "%s/%s/%s", kind, ns ? ns : "", name) < 0)
-		return -ENOMEM;
 	first = json_string_value(json_object_get(seen, key));
 	if (first) {
 		fprintf(stderr, "%s: %s: metadata.name: Duplicate value: \"%s\" (also in %s)\n",
 			file, what, name, first);
-		free(key);
 		return 1;
 	}
-	json_object_set_new(seen, key, json_string(file));
-	free(key);
-	return 0;
+	return json_object_set_new(seen, key, json_string(file)) < 0 ? -ENOMEM : 0;
 }
 
 /*

@@ -216,8 +216,7 @@ static int queued_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *o
 	char key[600];
 	int r = 0;
 
-	snprintf(key, sizeof(key), "%s/%s/%s", pk_kind_to_string(kind), pk_namespace(obj),
-		 pk_name(obj));
+	pk_obj_key(key, sizeof(key), pk_type_of(kind), pk_namespace(obj), pk_name(obj));
 	pthread_mutex_lock(&m->lock);
 	r = order_update(m, key, e ? wb_queue_order(obj) : NULL);
 	if (!e && json_object_del(m->queued, key) == 0) {
