@@ -219,7 +219,19 @@ $(BUILD)/obj/gen/proto/%.o: $(BUILD)/gen/proto/%.c $(PROTO_H)
 	$(CC) $(ALL_CFLAGS) -Ulinux -Wno-unused-parameter -c $< -o $@
 $(OBJS_pkserver) $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/kernel/server/*.c \
 	tests/fuzz/*.c)): $(PROTO_H)
-$(call lib_path,pkserver): $(PROTO_O)
+# Every message the headers declare, in one table: the API server finds a
+# served kind's message there by its row's group, version and kind (proto.c),
+# so a kind's message needs no registration of its own.
+PROTO_MSGS := $(BUILD)/gen/proto/pk_messages.c
+$(PROTO_MSGS): $(PROTO_H)
+	@mkdir -p $(@D)
+	@{ echo '/* Generated from the protoc-c headers: every message descriptor. */'; \
+	   echo '#undef linux'; \
+	   for h in $(notdir $(PROTO_H)); do echo "#include \"$$h\""; done; \
+	   echo 'const ProtobufCMessageDescriptor *const pk_srv_pb_messages[] = {'; \
+	   sed -n 's/^extern const ProtobufCMessageDescriptor \(.*\);$$/    \&\1,/p' $(PROTO_H); \
+	   echo '    NULL,'; echo '};'; } > $@.tmp && mv $@.tmp $@
+$(call lib_path,pkserver): $(PROTO_O) $(BUILD)/obj/gen/proto/pk_messages.o
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)

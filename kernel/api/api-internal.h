@@ -130,6 +130,8 @@ void pk_validate_workload_priority_class(json_t *obj, const struct pk_type *t,
 					 struct pk_errors *errs);
 /* Topology: spec.levels[].nodeLabel, Kueue's rules (validate_kueue_topology.c). */
 void pk_validate_topology(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
+/* ConfigMap: data and binaryData keys and values (validate_config.c). */
+void pk_validate_config_map(json_t *obj, const struct pk_type *t, struct pk_errors *errs);
 /* convert_kueue.c: kueue.x-k8s.io/v1beta1 to and from v1beta2, per kind
  * (_same: the kinds whose fields are the same in both). */
 extern const struct pk_conversion pk_kueue_v1beta1_cluster_queue;

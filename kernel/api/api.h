@@ -97,11 +97,13 @@ enum pk_kind {
 	PK_KIND_LEADER_WORKER_SET, /* leaderworkerset.x-k8s.io/v1: serving groups */
 	PK_KIND_COHORT,
 	PK_KIND_NAMESPACE, /* core/v1: its labels are what namespaceSelectors read */
+	PK_KIND_EVENT,	   /* core/v1 (events.k8s.io/v1 is the same resource in another shape) */
+	PK_KIND_WORKLOAD_PRIORITY_CLASS, /* kueue.x-k8s.io: a workload's priority value */
+	PK_KIND_TOPOLOGY,		 /* kueue.x-k8s.io: the levels of a flavor's topology */
 	_PK_KIND_MAX,
 };
-/* "Pod", "CompositePodGroup", ...; NULL for unknown. */
+/* "Pod", "CompositePodGroup", ...; NULL for unknown (pk_type_of(kind)->kind). */
 const char *pk_kind_to_string(enum pk_kind kind);
-enum pk_kind pk_kind_from_string(const char *s);
 /* Expected apiVersion of a kind ("v1", "scheduling.k8s.io/v1alpha3", ...). */
 const char *pk_kind_api_version(enum pk_kind kind);
 /*
@@ -115,13 +117,16 @@ bool pk_kind_namespaced(enum pk_kind kind);
 /*
  * A kind: one row of the table of the resource types podkernel serves
  * (kinds.c), in discovery order.  A `const struct pk_type *` is how a kind is
- * named between libraries.  The row holds what the kind is (names, group,
- * scope, subresources) and the api library's operations on it; the layers
- * above keep their own per-kind operations in one table each, found by the
- * row (the server's protobuf messages in kernel/server/proto.c, its table
- * columns in kernel/server/tables_kinds.c).  Event and the kinds nothing in
- * C names (pk PK_KIND_UNKNOWN) are served by their row alone; Namespace and
- * Event are stored as given (no validate operation).
+ * named between libraries; enum pk_kind is only the typed view a row carries
+ * (pk) for the code that switches on it.  The row holds what the kind is
+ * (names, group, scope, subresources) and the api library's operations on
+ * it; the layers above keep their own per-kind operations keyed by the row
+ * (the server finds its protobuf message by the row's group, version and
+ * kind, kernel/server/proto.c; its table columns are in
+ * kernel/server/tables_kinds.c; a scheduling plugin's events and attach's
+ * watched resources are rows).  The kinds nothing in C names (pk
+ * PK_KIND_UNKNOWN) are served by their row alone; Namespace and Event are
+ * stored as given (no validate operation).
  */
 struct pk_conversion;
 struct pk_type {
@@ -164,8 +169,21 @@ struct pk_conversion {
 	void (*to_storage)(json_t *obj, struct pk_errors *errs);
 	void (*from_storage)(json_t *obj);
 };
-/* NULL-terminated by kind == NULL. */
-extern const struct pk_type pk_types[];
+/*
+ * The rows served, in discovery order, NULL-terminated.  Each row is also a
+ * named object (pk_type_pod), so a library names a kind it knows as
+ * &pk_type_pod, in a static table too; a kind nothing in C names needs no
+ * name here, only its row in kinds.c.
+ */
+extern const struct pk_type *const pk_types[];
+extern const struct pk_type pk_type_node, pk_type_pod, pk_type_namespace, pk_type_event,
+    pk_type_event_v1, pk_type_priority_class, pk_type_workload, pk_type_pod_group,
+    pk_type_composite_pod_group, pk_type_job, pk_type_jobset, pk_type_lease, pk_type_device_class,
+    pk_type_resource_claim, pk_type_resource_claim_template, pk_type_resource_slice,
+    pk_type_persistent_volume_claim, pk_type_persistent_volume, pk_type_storage_class,
+    pk_type_csi_node, pk_type_pod_disruption_budget, pk_type_resource_flavor, pk_type_cluster_queue,
+    pk_type_local_queue, pk_type_leader_worker_set, pk_type_cohort, pk_type_workload_priority_class,
+    pk_type_topology;
 /*
  * The other versions served of kinds of pk_types[] (kueue.x-k8s.io/v1beta1
  * beside v1beta2), each with its conversion; NULL-terminated.  Discovery,
@@ -177,7 +195,10 @@ const struct pk_type *pk_type_served(size_t i);
 /* By group, version and plural among the rows served; NULL when not served. */
 const struct pk_type *pk_type_by_version(const char *group, const char *version,
 					 const char *plural);
-/* The row t's objects are stored as: t itself unless t is another version. */
+/*
+ * The row t's objects are stored as: t itself unless t is another version
+ * (or events.k8s.io's Event, stored as core/v1's); NULL for NULL.
+ */
 const struct pk_type *pk_type_stored(const struct pk_type *t);
 /*
  * obj, in t's version (a whole object or a merge patch), in the stored

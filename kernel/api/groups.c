@@ -202,6 +202,8 @@ static void slice_decode(const json_t *obj, struct pk_errors *errs, const char *
 struct pk_group *pk_group_decode_partial(json_t *obj, struct pk_errors *errs)
 {
 	struct pk_group *g = calloc(1, sizeof(*g));
+	/* The kind decides the shape; apiVersion is validation's business. */
+	const struct pk_type *t = pk_type_by_kind(pk_get_string(obj, "kind"));
 	struct pk_path p = {0};
 	json_t *spec, *ref;
 	size_t old;
@@ -209,8 +211,7 @@ struct pk_group *pk_group_decode_partial(json_t *obj, struct pk_errors *errs)
 	if (!g)
 		return NULL;
 	g->raw = json_incref(obj);
-	/* The kind decides the shape; apiVersion is validation's business. */
-	g->kind = pk_kind_from_string(json_string_value(json_object_get(obj, "kind")));
+	g->kind = t ? t->pk : PK_KIND_UNKNOWN;
 	if (g->kind != PK_KIND_POD_GROUP && g->kind != PK_KIND_COMPOSITE_POD_GROUP) {
 		const char *kind = json_string_value(json_object_get(obj, "kind"));
 
@@ -324,7 +325,7 @@ struct pk_workload *pk_workload_decode_partial(json_t *obj, struct pk_errors *er
 	if (!w)
 		return NULL;
 	w->raw = json_incref(obj);
-	if (pk_meta_decode(obj, pk_type_of(PK_KIND_WORKLOAD), &w->meta, errs) < 0)
+	if (pk_meta_decode(obj, &pk_type_workload, &w->meta, errs) < 0)
 		goto oom;
 	spec = pk_field_object(obj, "spec", &p, errs);
 	pk_path_key(&p, "spec");

@@ -453,7 +453,7 @@ struct pk_node *pk_node_decode_partial(json_t *obj, struct pk_errors *errs)
 	if (!node)
 		return NULL;
 	node->raw = json_incref(obj);
-	if (pk_meta_decode(obj, pk_type_of(PK_KIND_NODE), &node->meta, errs) < 0)
+	if (pk_meta_decode(obj, &pk_type_node, &node->meta, errs) < 0)
 		goto oom;
 	spec = pk_field_object(obj, "spec", &p, errs);
 	pk_path_key(&p, "spec");
@@ -974,7 +974,7 @@ struct pk_pod *pk_pod_decode_partial(json_t *obj, struct pk_errors *errs)
 	if (!pod)
 		return NULL;
 	pod->raw = json_incref(obj);
-	if (pk_meta_decode(obj, pk_type_of(PK_KIND_POD), &pod->meta, errs) < 0)
+	if (pk_meta_decode(obj, &pk_type_pod, &pod->meta, errs) < 0)
 		goto oom;
 	spec = pk_field_object(obj, "spec", &p, errs);
 	pk_path_key(&p, "spec");
@@ -1027,7 +1027,7 @@ struct pk_priority_class *pk_priority_class_decode_partial(json_t *obj, struct p
 	if (!pc)
 		return NULL;
 	pc->raw = json_incref(obj);
-	if (pk_meta_decode(obj, pk_type_of(PK_KIND_PRIORITY_CLASS), &pc->meta, errs) < 0) {
+	if (pk_meta_decode(obj, &pk_type_priority_class, &pc->meta, errs) < 0) {
 		pk_priority_class_free(pc);
 		return NULL;
 	}

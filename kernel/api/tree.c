@@ -147,7 +147,9 @@ const char *pk_namespace(const json_t *obj)
 
 	if (ns && *ns)
 		return ns;
-	return pk_kind_namespaced(pk_kind_from_string(kind)) ? "default" : NULL;
+	const struct pk_type *t = pk_type_by_kind(kind);
+
+	return !t || t->namespaced ? "default" : NULL;
 }
 
 /* ---- time ------------------------------------------------------------------- */

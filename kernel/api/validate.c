@@ -684,7 +684,7 @@ static const struct pk_type *check_kind(const json_t *obj, struct pk_errors *err
 		char list[1024] = "";
 		size_t n = 0;
 
-		for (const struct pk_type *o = pk_types; o->kind; o++)
+		for (const struct pk_type *const *p_o = pk_types, *o; (o = *p_o); p_o++)
 			if (o->validate)
 				n += (size_t)snprintf(list + n,
 						      n < sizeof(list) ? sizeof(list) - n : 0,

@@ -81,7 +81,7 @@ static void sched_feed(struct pk_appliance *app, json_t *obj)
 
 	if (st == WB_POD_SUCCEEDED || st == WB_POD_FAILED) {
 		/* a pod that ran to its end frees its node */
-		pk_sched_remove(app->sched, PK_KIND_POD, pk_namespace(obj), pk_name(obj));
+		pk_sched_remove(app->sched, &pk_type_pod, pk_namespace(obj), pk_name(obj));
 		return;
 	}
 	int r = pk_sched_update(app->sched, obj, &errs);
@@ -96,40 +96,35 @@ static void sched_feed(struct pk_appliance *app, json_t *obj)
 
 static void sched_remove(struct pk_appliance *app, enum pk_kind kind, const json_t *obj)
 {
-	pk_sched_remove(app->sched, kind, pk_namespace(obj), pk_name(obj));
+	pk_sched_remove(app->sched, pk_type_of(kind), pk_namespace(obj), pk_name(obj));
 }
 
 void ap_resync(struct pk_appliance *app, enum pk_kind kind, const char *ns, const char *name)
 {
 	json_t *obj = NULL;
-	int r = app->src->get(app->src_arg, pk_kind_to_string(kind), ns, name, &obj);
+	int r = app->src->get(app->src_arg, pk_type_of(kind), ns, name, &obj);
 
 	if (r == 0) {
 		sched_feed(app, obj);
-		ap_cache_note(app->cache, kind, obj);
+		ap_cache_note(app->cache, pk_type_of(kind), obj);
 		json_decref(obj);
 	} else if (r == -ENOENT) {
-		pk_sched_remove(app->sched, kind, ns, name);
-		ap_cache_forget(app->cache, kind, ns, name);
+		pk_sched_remove(app->sched, pk_type_of(kind), ns, name);
+		ap_cache_forget(app->cache, pk_type_of(kind), ns, name);
 	}
 }
 
-static bool is_namespace(const char *kind)
-{
-	return kind && strcmp(kind, "Namespace") == 0;
-}
-
 /* A kind some hook reads that the loop neither keeps nor gives the scheduler. */
-static bool hooks_kind(const struct pk_appliance *app, const char *kind)
+static bool hooks_kind(const struct pk_appliance *app, const struct pk_type *kind)
 {
 	for (size_t i = 0; kind && i < app->cfg.nhooks; i++)
-		for (const char *const *k = app->cfg.hooks[i].ops->kinds; k && *k; k++)
-			if (strcmp(*k, kind) == 0)
+		for (const struct pk_type *const *k = app->cfg.hooks[i].ops->kinds; k && *k; k++)
+			if (*k == kind)
 				return true;
 	return false;
 }
 
-static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
+static int list_kind(struct pk_appliance *app, const struct pk_type *kind, int64_t now)
 {
 	char *token = NULL;
 
@@ -143,17 +138,18 @@ static int list_kind(struct pk_appliance *app, const char *kind, int64_t now)
 		free(token);
 		if (r < 0)
 			return r;
-		enum pk_kind k = pk_kind_from_string(kind);
+		enum pk_kind k = kind->pk;
 		bool hooks_only = hooks_kind(app, kind);
 
 		json_array_foreach(items, i, obj)
 		{
-			if (is_namespace(kind)) { /* only read for namespaceSelector's labels */
+			if (kind ==
+			    &pk_type_namespace) { /* only read for namespaceSelector's labels */
 				sched_feed(app, obj);
 				continue;
 			}
 			if (!hooks_only)
-				ap_cache_note(app->cache, k, obj);
+				ap_cache_note(app->cache, pk_type_of(k), obj);
 			if (!hooks_only && pk_sched_reads(kind))
 				sched_feed(app, obj);
 			ap_hooks_call(app, listed, kind, obj, now);
@@ -198,12 +194,14 @@ static int load_all(struct pk_appliance *app)
 
 	ap_hooks_call(app, list_begin);
 	for (size_t i = 0; r == 0 && i < app->cfg.nhooks; i++) /* the hooks' own kinds first */
-		for (const char *const *k = app->cfg.hooks[i].ops->kinds; r == 0 && k && *k; k++)
+		for (const struct pk_type *const *k = app->cfg.hooks[i].ops->kinds;
+		     r == 0 && k && *k; k++)
 			r = list_kind(app, *k, now);
-	for (const char *const *k = pk_sched_kinds(); r == 0 && *k; k++)
+	for (const struct pk_type *const *k = pk_sched_kinds(); r == 0 && *k; k++)
 		r = list_kind(app, *k, now);
 	for (size_t i = 0; r == 0 && i < app->cfg.nhooks; i++) /* then what they track */
-		for (const char *const *k = app->cfg.hooks[i].ops->tracked; r == 0 && k && *k; k++)
+		for (const struct pk_type *const *k = app->cfg.hooks[i].ops->tracked;
+		     r == 0 && k && *k; k++)
 			r = list_kind(app, *k, now);
 	if (r < 0)
 		return r;
@@ -357,11 +355,11 @@ static int on_event(const struct pk_source_event *ev, void *arg)
 	const char *kind = ev->kind ? ev->kind->kind : NULL;
 	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
 
-	if (hooks_kind(app, kind)) {
+	if (hooks_kind(app, ev->kind)) {
 		ap_hooks_call(app, event, ev, NULL);
 		return 0;
 	}
-	if (ap_classify(app->cache, ev->type, k, ev->object, ev->rv, &d) < 0) {
+	if (ap_classify(app->cache, ev->type, ev->kind, ev->object, ev->rv, &d) < 0) {
 		/* out of memory: the scheduler misses it; the hooks still see every event */
 		d = (struct ap_decision){.verdict = AP_SKIP};
 		ap_hooks_call(app, event, ev, &d);
@@ -395,7 +393,7 @@ static int on_event(const struct pk_source_event *ev, void *arg)
 	case AP_SKIP:
 		AP_COUNT(app, events_skipped);
 		/* a namespaceSelector reads a Namespace's labels */
-		if (is_namespace(kind) && ev->type != PK_EVENT_DELETED)
+		if (ev->kind == &pk_type_namespace && ev->type != PK_EVENT_DELETED)
 			sched_feed(app, ev->object);
 		break;
 	}
@@ -430,14 +428,14 @@ static struct pk_write_ref ref_of(struct pk_appliance *app, enum pk_kind kind, c
 				  const char *name)
 {
 	return (struct pk_write_ref){
-	    .kind = kind,
+	    .kind = pk_type_of(kind),
 	    .ns = ns,
 	    .name = name,
-	    .rv = ap_cache_rv(app->cache, kind, ns, name),
+	    .rv = ap_cache_rv(app->cache, pk_type_of(kind), ns, name),
 	};
 }
 
-static uint64_t write_rv(void *arg, enum pk_kind kind, const char *ns, const char *name)
+static uint64_t write_rv(void *arg, const struct pk_type *kind, const char *ns, const char *name)
 {
 	struct pk_appliance *app = arg;
 
@@ -449,8 +447,8 @@ static void write_failed(void *arg, const struct pk_sched_action *a, int r)
 	struct pk_appliance *app = arg;
 
 	AP_COUNT(app, write_errors);
-	ap_log(app, 0, "batching a write of %s %s/%s: %s", pk_kind_to_string(a->kind), a->ns,
-	       a->name, strerror(-r));
+	ap_log(app, 0, "batching a write of %s %s/%s: %s", a->kind->kind, a->ns, a->name,
+	       strerror(-r));
 }
 
 /*
@@ -472,7 +470,7 @@ static void batch_result(struct pk_appliance *app, const struct pk_sched_result 
  */
 static void hand_back(struct pk_appliance *app, const struct pk_write_result *wr)
 {
-	enum pk_kind kind = wr->kind;
+	enum pk_kind kind = wr->kind->pk;
 	json_t *obj = json_incref(wr->object);
 	int r = obj ? 0 : pk_writer_get(app->writer, wr->kind, wr->ns, wr->name, &obj);
 
@@ -485,12 +483,12 @@ static void hand_back(struct pk_appliance *app, const struct pk_write_result *wr
 		ap_resync(app, kind, wr->ns, wr->name);
 		return;
 	}
-	pk_sched_remove(app->sched, kind, wr->ns, wr->name);
+	pk_sched_remove(app->sched, pk_type_of(kind), wr->ns, wr->name);
 	if (r == 0) {
 		sched_feed(app, obj);
-		ap_cache_note(app->cache, kind, obj);
+		ap_cache_note(app->cache, pk_type_of(kind), obj);
 	} else if (r == -ENOENT) {
-		ap_cache_forget(app->cache, kind, wr->ns, wr->name);
+		ap_cache_forget(app->cache, pk_type_of(kind), wr->ns, wr->name);
 	}
 	json_decref(obj);
 }
@@ -505,11 +503,11 @@ static bool holds_place(struct pk_appliance *app, const struct pk_write_item *it
 	json_t *obj = NULL;
 	bool bound;
 
-	if (it->kind != PK_KIND_POD || it->node)
+	if (it->kind->pk != PK_KIND_POD || it->node)
 		return false;
 	if (it->evict)
 		return true;
-	if (app->src->get(app->src_arg, "Pod", it->ns, it->name, &obj) < 0)
+	if (app->src->get(app->src_arg, &pk_type_pod, it->ns, it->name, &obj) < 0)
 		return false;
 	bound = pk_get_string(obj, "spec.nodeName") != NULL;
 	json_decref(obj);
@@ -599,11 +597,11 @@ static void retry_conditions(struct pk_appliance *app, struct cond_retry *retry,
 static bool item_failed(struct pk_appliance *app, const struct pk_write_item *it,
 			const struct pk_write_result *wr, bool may_retry)
 {
-	enum pk_kind kind = wr->kind;
-	bool cond_only = !it->node && !it->evict && it->kind != PK_KIND_PERSISTENT_VOLUME_CLAIM;
+	enum pk_kind kind = wr->kind->pk;
+	bool cond_only = !it->node && !it->evict && it->kind->pk != PK_KIND_PERSISTENT_VOLUME_CLAIM;
 
 	if (wr->error == -ENOENT && (cond_only || it->evict)) {
-		ap_cache_forget(app->cache, kind, wr->ns, wr->name);
+		ap_cache_forget(app->cache, pk_type_of(kind), wr->ns, wr->name);
 		ap_backoff_clear(app, kind, wr->ns, wr->name);
 		return false; /* nothing left to say anything about */
 	}
@@ -613,7 +611,7 @@ static bool item_failed(struct pk_appliance *app, const struct pk_write_item *it
 		AP_COUNT(app, write_errors);
 	if (wr->error != -PK_WRITE_ECONFLICT && wr->error != -ENOENT && !holds_place(app, it)) {
 		if (wr->object)
-			ap_cache_note(app->cache, kind, wr->object);
+			ap_cache_note(app->cache, pk_type_of(kind), wr->object);
 		ap_backoff_failed(app, kind, wr->ns, wr->name, wr->error);
 		return false;
 	}
@@ -654,7 +652,7 @@ static void commit_batch(struct pk_appliance *app)
 			if (wr->error == 0) {
 				if (wr->object)
 					ap_cache_note(app->cache, wr->kind, wr->object);
-				ap_backoff_clear(app, wr->kind, wr->ns, wr->name);
+				ap_backoff_clear(app, wr->kind->pk, wr->ns, wr->name);
 				log_written(app, it);
 				continue;
 			}
@@ -979,11 +977,12 @@ void pk_appliance_stop(struct pk_appliance *app)
 	free(app);
 }
 
-void pk_appliance_wrote(struct pk_appliance *app, enum pk_kind kind, json_t *obj)
+void pk_appliance_wrote(struct pk_appliance *app, const struct pk_type *type, json_t *obj)
 {
+	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
 	if (!app || !kind || !obj)
 		return;
-	ap_cache_note(app->cache, kind, obj);
+	ap_cache_note(app->cache, pk_type_of(kind), obj);
 	sched_feed(app, obj);
 }
 

@@ -72,13 +72,14 @@ struct pk_source_list_opts {
  * after since or timeout_ms (-ECANCELED: stopped); get: one object (-ENOENT).
  */
 struct pk_appliance_source_ops {
-	int (*list)(void *src, const char *kind, const struct pk_source_list_opts *opts,
+	int (*list)(void *src, const struct pk_type *kind, const struct pk_source_list_opts *opts,
 		    json_t **ret_items, char **ret_continue);
 	uint64_t (*rv)(void *src);
 	int (*events_since)(void *src, uint64_t since, size_t max, pk_source_event_cb cb, void *arg,
 			    uint64_t *ret_last);
 	int (*wait)(void *src, uint64_t since, int timeout_ms);
-	int (*get)(void *src, const char *kind, const char *ns, const char *name, json_t **ret);
+	int (*get)(void *src, const struct pk_type *kind, const char *ns, const char *name,
+		   json_t **ret);
 };
 
 /*
@@ -94,7 +95,7 @@ struct pk_appliance_hooks {
 	 * the Node comes), and their events reach every hook without a
 	 * decision.
 	 */
-	const char *const *kinds;
+	const struct pk_type *const *kinds;
 	/*
 	 * Kinds the scheduler does not read whose events the hook wants
 	 * decided all the same (kept in the loop's cache, so each event's
@@ -102,7 +103,7 @@ struct pk_appliance_hooks {
 	 * struct ap_decision): standalone's owners of pods and groups.
 	 * NULL-terminated, or NULL; listed after the scheduler's kinds.
 	 */
-	const char *const *tracked;
+	const struct pk_type *const *tracked;
 	/* Before the first listing (simulated nodes registered, say); errors to err. */
 	int (*start)(void *arg, struct pk_appliance *app, char *err, size_t errlen);
 	/*
@@ -111,7 +112,7 @@ struct pk_appliance_hooks {
 	 */
 	void (*list_begin)(void *arg);
 	/* Each object of a listing, Leases too, in kind order. */
-	void (*listed)(void *arg, const char *kind, const json_t *obj, int64_t now_ms);
+	void (*listed)(void *arg, const struct pk_type *kind, const json_t *obj, int64_t now_ms);
 	/* A listing is complete. */
 	void (*list_done)(void *arg);
 	/*
@@ -204,7 +205,7 @@ int64_t ap_now_ms(void);
  * An object a hook wrote itself: the loop takes it as seen (its event comes
  * back as a skip) and gives it to the scheduler now.  Loop thread only.
  */
-void pk_appliance_wrote(struct pk_appliance *app, enum pk_kind kind, json_t *obj);
+void pk_appliance_wrote(struct pk_appliance *app, const struct pk_type *kind, json_t *obj);
 /*
  * The argument of the hooks registered last: the mode's own (standalone's
  * controllers, which pk_standalone_start() registers after the hooks its
@@ -239,7 +240,7 @@ struct pk_queues_pass_opts {
 	 * "Normal" or "Warning", about obj of kind); NULL: none.  Attach mode
 	 * sends them to the cluster (kernel/attach/queues.c).
 	 */
-	void (*event)(void *arg, const char *type, const char *kind, const json_t *obj,
+	void (*event)(void *arg, const char *type, const struct pk_type *kind, const json_t *obj,
 		      const char *reason, const char *note);
 	void *event_arg;
 };
@@ -259,7 +260,7 @@ struct pk_queues_pass_opts {
 struct pk_queues_scratch {
 	json_t *const *groups;
 	size_t ngroups;
-	const char *const *written_kinds;
+	const struct pk_type *const *written_kinds;
 	void (*refused)(void *arg, const json_t *obj, int error);
 	void *refused_arg;
 };
@@ -291,14 +292,16 @@ struct ap_cache;
 int ap_cache_new(struct ap_cache **ret);
 void ap_cache_free(struct ap_cache *c);
 /* Record obj as seen (its metadata.resourceVersion and fingerprint). */
-int ap_cache_note(struct ap_cache *c, enum pk_kind kind, const json_t *obj);
-void ap_cache_forget(struct ap_cache *c, enum pk_kind kind, const char *ns, const char *name);
+int ap_cache_note(struct ap_cache *c, const struct pk_type *kind, const json_t *obj);
+void ap_cache_forget(struct ap_cache *c, const struct pk_type *kind, const char *ns,
+		     const char *name);
 /* The last resourceVersion seen of an object, 0 when unknown. */
-uint64_t ap_cache_rv(const struct ap_cache *c, enum pk_kind kind, const char *ns, const char *name);
+uint64_t ap_cache_rv(const struct ap_cache *c, const struct pk_type *kind, const char *ns,
+		     const char *name);
 size_t ap_cache_size(const struct ap_cache *c);
 
 /* Classify one event and update the cache.  rv is the event's resourceVersion. */
-int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind kind, const json_t *obj,
-		uint64_t rv, struct ap_decision *ret);
+int ap_classify(struct ap_cache *c, enum pk_event_type type, const struct pk_type *kind,
+		const json_t *obj, uint64_t rv, struct ap_decision *ret);
 
 #endif /* PODKERNEL_KERNEL_APPLIANCE_H */

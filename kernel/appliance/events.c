@@ -23,7 +23,7 @@
 #include "kernel/lib/map.h"
 #include "kernel/sched/sched.h"
 
-#define AP_KEY_MAX 600 /* a kind's number, a namespace and a name (253 at most each) */
+#define AP_KEY_MAX 600 /* pk_obj_key(): a kind, a namespace (63) and a name (253) */
 
 /*
  * Per object, "kind/ns/name" (the kind as its enum's number) -> the last
@@ -128,19 +128,17 @@ static void cache_del(struct ap_cache *c, const char *key)
 	}
 }
 
-/* The key of an object (a namespaced kind's empty namespace is "default"). */
-static void cache_key(char *buf, size_t len, enum pk_kind k, const char *ns, const char *name)
+/* The key of an object, pk_obj_key() (a namespaced kind's empty namespace is "default"). */
+static void cache_key(char *buf, size_t len, const struct pk_type *t, const char *ns,
+		      const char *name)
 {
-	if (k != PK_KIND_UNKNOWN && !pk_kind_namespaced(k))
-		ns = "";
-	else if (!ns || !*ns)
-		ns = "default";
-	snprintf(buf, len, "%d/%s/%s", (int)k, ns, name ? name : "");
+	if (!pk_obj_key(buf, len, t, ns, name) && len)
+		*buf = '\0'; /* not reached: names are bounded well below AP_KEY_MAX */
 }
 
-static void object_key(char *buf, size_t len, enum pk_kind k, const json_t *obj)
+static void object_key(char *buf, size_t len, const struct pk_type *t, const json_t *obj)
 {
-	cache_key(buf, len, k, pk_get_string(obj, "metadata.namespace"), pk_name(obj));
+	cache_key(buf, len, t, pk_get_string(obj, "metadata.namespace"), pk_name(obj));
 }
 
 static uint64_t object_rv(const json_t *obj)
@@ -150,7 +148,7 @@ static uint64_t object_rv(const json_t *obj)
 	return s ? strtoull(s, NULL, 10) : 0;
 }
 
-int ap_cache_note(struct ap_cache *c, enum pk_kind kind, const json_t *obj)
+int ap_cache_note(struct ap_cache *c, const struct pk_type *kind, const json_t *obj)
 {
 	char key[AP_KEY_MAX];
 
@@ -160,7 +158,8 @@ int ap_cache_note(struct ap_cache *c, enum pk_kind kind, const json_t *obj)
 	return cache_put(c, key, object_rv(obj), pk_sched_fingerprint(kind, obj, true));
 }
 
-void ap_cache_forget(struct ap_cache *c, enum pk_kind kind, const char *ns, const char *name)
+void ap_cache_forget(struct ap_cache *c, const struct pk_type *kind, const char *ns,
+		     const char *name)
 {
 	char key[AP_KEY_MAX];
 
@@ -170,7 +169,8 @@ void ap_cache_forget(struct ap_cache *c, enum pk_kind kind, const char *ns, cons
 	cache_del(c, key);
 }
 
-uint64_t ap_cache_rv(const struct ap_cache *c, enum pk_kind kind, const char *ns, const char *name)
+uint64_t ap_cache_rv(const struct ap_cache *c, const struct pk_type *kind, const char *ns,
+		     const char *name)
 {
 	char key[AP_KEY_MAX];
 	const union ap_seen *s;
@@ -189,7 +189,7 @@ static pthread_once_t sched_reads_once = PTHREAD_ONCE_INIT;
 static void sched_reads_init(void)
 {
 	for (int k = 0; k < _PK_KIND_MAX; k++)
-		sched_reads[k] = pk_sched_reads(pk_kind_to_string((enum pk_kind)k));
+		sched_reads[k] = pk_sched_reads(pk_type_of((enum pk_kind)k));
 }
 
 static bool sched_kind(enum pk_kind k)
@@ -198,9 +198,10 @@ static bool sched_kind(enum pk_kind k)
 	return k >= 0 && k < _PK_KIND_MAX && sched_reads[k];
 }
 
-int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, const json_t *obj,
-		uint64_t rv, struct ap_decision *ret)
+int ap_classify(struct ap_cache *c, enum pk_event_type type, const struct pk_type *t,
+		const json_t *obj, uint64_t rv, struct ap_decision *ret)
 {
+	enum pk_kind k = t ? t->pk : PK_KIND_UNKNOWN;
 	struct ap_decision d = {.verdict = AP_SKIP};
 	const union ap_seen *seen;
 	char key[AP_KEY_MAX];
@@ -208,7 +209,7 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, con
 
 	if (!c || !obj || !ret)
 		return -EINVAL;
-	object_key(key, sizeof(key), k, obj);
+	object_key(key, sizeof(key), t, obj);
 	seen = pk_map_get(&c->map, key);
 	if (type == PK_EVENT_DELETED) {
 		cache_del(c, key);
@@ -221,7 +222,7 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, enum pk_kind k, con
 		*ret = d; /* a replay, or the echo of the appliance's own write */
 		return 0;
 	}
-	fp = pk_sched_fingerprint(k, obj, true);
+	fp = pk_sched_fingerprint(t, obj, true);
 	d.fresh = true;
 	d.changed = !seen || seen->fp != fp;
 	if (cache_put(c, key, rv, fp) < 0)

@@ -103,7 +103,7 @@ int ap_backoff_failed(struct pk_appliance *app, enum pk_kind kind, const char *n
 	b->delay = delay;
 	AP_COUNT(app, write_backoffs);
 	publish(app);
-	pk_sched_remove(app->sched, kind, ns, name);
+	pk_sched_remove(app->sched, pk_type_of(kind), ns, name);
 	return 0;
 }
 

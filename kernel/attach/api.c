@@ -19,32 +19,32 @@
 #include "kernel/attach/attach-internal.h"
 
 /*
- * The kinds attach mode watches, in the order of enum at_res: names of rows
- * of the kinds table, which says each one's group, version, plural and scope.
+ * The kinds attach mode watches, in the order of enum at_res: rows of the
+ * kinds table, which says each one's group, version, plural and scope.
  */
-static const char *const watched[_AT_RES_MAX] = {
-    [AT_RES_NODE] = "Node",
-    [AT_RES_PRIORITY_CLASS] = "PriorityClass",
-    [AT_RES_NAMESPACE] = "Namespace",
-    [AT_RES_STORAGE_CLASS] = "StorageClass",
-    [AT_RES_CSI_NODE] = "CSINode",
-    [AT_RES_PERSISTENT_VOLUME] = "PersistentVolume",
-    [AT_RES_PERSISTENT_VOLUME_CLAIM] = "PersistentVolumeClaim",
-    [AT_RES_COMPOSITE_POD_GROUP] = "CompositePodGroup",
-    [AT_RES_POD_GROUP] = "PodGroup",
-    [AT_RES_WORKLOAD] = "Workload",
-    [AT_RES_POD] = "Pod",
-    [AT_RES_DEVICE_CLASS] = "DeviceClass",
-    [AT_RES_RESOURCE_SLICE] = "ResourceSlice",
-    [AT_RES_RESOURCE_CLAIM] = "ResourceClaim",
-    [AT_RES_RESOURCE_FLAVOR] = "ResourceFlavor",
-    [AT_RES_TOPOLOGY] = "Topology",
-    [AT_RES_COHORT] = "Cohort",
-    [AT_RES_CLUSTER_QUEUE] = "ClusterQueue",
-    [AT_RES_LOCAL_QUEUE] = "LocalQueue",
-    [AT_RES_WORKLOAD_PRIORITY_CLASS] = "WorkloadPriorityClass",
-    [AT_RES_JOB] = "Job",
-    [AT_RES_JOBSET] = "JobSet",
+static const struct pk_type *const watched[_AT_RES_MAX] = {
+    [AT_RES_NODE] = &pk_type_node,
+    [AT_RES_PRIORITY_CLASS] = &pk_type_priority_class,
+    [AT_RES_NAMESPACE] = &pk_type_namespace,
+    [AT_RES_STORAGE_CLASS] = &pk_type_storage_class,
+    [AT_RES_CSI_NODE] = &pk_type_csi_node,
+    [AT_RES_PERSISTENT_VOLUME] = &pk_type_persistent_volume,
+    [AT_RES_PERSISTENT_VOLUME_CLAIM] = &pk_type_persistent_volume_claim,
+    [AT_RES_COMPOSITE_POD_GROUP] = &pk_type_composite_pod_group,
+    [AT_RES_POD_GROUP] = &pk_type_pod_group,
+    [AT_RES_WORKLOAD] = &pk_type_workload,
+    [AT_RES_POD] = &pk_type_pod,
+    [AT_RES_DEVICE_CLASS] = &pk_type_device_class,
+    [AT_RES_RESOURCE_SLICE] = &pk_type_resource_slice,
+    [AT_RES_RESOURCE_CLAIM] = &pk_type_resource_claim,
+    [AT_RES_RESOURCE_FLAVOR] = &pk_type_resource_flavor,
+    [AT_RES_TOPOLOGY] = &pk_type_topology,
+    [AT_RES_COHORT] = &pk_type_cohort,
+    [AT_RES_CLUSTER_QUEUE] = &pk_type_cluster_queue,
+    [AT_RES_LOCAL_QUEUE] = &pk_type_local_queue,
+    [AT_RES_WORKLOAD_PRIORITY_CLASS] = &pk_type_workload_priority_class,
+    [AT_RES_JOB] = &pk_type_job,
+    [AT_RES_JOBSET] = &pk_type_jobset,
 };
 
 /* The kinds --workload-api moves. */
@@ -67,11 +67,9 @@ int at_api_init(struct at_api *api, const char *workload_api)
 	snprintf(api->workload_version, sizeof(api->workload_version), "%s", slash + 1);
 	api->queues = false; /* the caller turns the queue kinds on */
 	for (int i = 0; i < _AT_RES_MAX; i++) {
-		const struct pk_type *t = pk_type_by_kind(watched[i]);
+		const struct pk_type *t = watched[i];
 		bool moved = workload_kind(t);
 
-		if (!t)
-			return -EINVAL; /* not reached: every watched kind has a row */
 		api->res[i] = (struct kube_resource){
 		    t->kind, moved ? api->workload_group : t->group,
 		    moved ? api->workload_version : t->version, t->plural, t->namespaced};
@@ -84,13 +82,22 @@ bool at_api_watched(const struct at_api *api, int i)
 	return i >= 0 && i < _AT_RES_MAX && (i < AT_RES_FIRST_QUEUES || api->queues);
 }
 
-const struct kube_resource *at_api_resource(const struct at_api *api, enum pk_kind kind)
+const struct kube_resource *at_api_resource(const struct at_api *api, const struct pk_type *t)
 {
-	const struct pk_type *t = pk_type_of(kind);
-
 	for (int i = 0; t && i < _AT_RES_MAX; i++)
-		if (at_api_watched(api, i) && api->res[i].kind == t->kind)
+		if (at_api_watched(api, i) && watched[i] == t)
 			return &api->res[i];
+	return NULL;
+}
+
+const struct pk_type *at_api_type(const struct at_api *api, const struct kube_resource *res)
+{
+	/* an informer keeps a copy of its resource: the same kind, group and version */
+	for (int i = 0; res && res->kind && i < _AT_RES_MAX; i++)
+		if (strcmp(api->res[i].kind, res->kind) == 0 &&
+		    strcmp(api->res[i].group, res->group) == 0 &&
+		    strcmp(api->res[i].version, res->version) == 0)
+			return watched[i];
 	return NULL;
 }
 

@@ -53,7 +53,9 @@ int at_api_init(struct at_api *api, const char *workload_api);
 /* Whether resource i is watched (the queue kinds only with api->queues). */
 bool at_api_watched(const struct at_api *api, int i);
 /* The resource of a kind the scheduler writes, or NULL. */
-const struct kube_resource *at_api_resource(const struct at_api *api, enum pk_kind kind);
+const struct kube_resource *at_api_resource(const struct at_api *api, const struct pk_type *t);
+/* The row of the kinds table of one of api's resources (or a copy of one), or NULL. */
+const struct pk_type *at_api_type(const struct at_api *api, const struct kube_resource *res);
 /* An object from the cluster as the scheduler reads it (apiVersion of workload kinds). */
 void at_api_normalize(json_t *obj);
 
@@ -69,10 +71,10 @@ void at_mirror_free(struct at_mirror *m);
 void at_mirror_close(struct at_mirror *m);
 /* Wake the loop's wait once (leadership changed, lists synced). */
 void at_mirror_kick(struct at_mirror *m);
-void at_mirror_event(struct at_mirror *m, const char *kind, enum kube_event type,
+void at_mirror_event(struct at_mirror *m, const struct pk_type *kind, enum kube_event type,
 		     const json_t *obj);
-void at_mirror_replace(struct at_mirror *m, const char *kind, const json_t *items);
-int at_mirror_get(struct at_mirror *m, const char *kind, const char *ns, const char *name,
+void at_mirror_replace(struct at_mirror *m, const struct pk_type *kind, const json_t *items);
+int at_mirror_get(struct at_mirror *m, const struct pk_type *kind, const char *ns, const char *name,
 		  json_t **ret);
 void at_mirror_stats(struct at_mirror *m, uint64_t *ret_events, uint64_t *ret_filtered,
 		     size_t *ret_objects);
@@ -90,9 +92,9 @@ void at_recorder_free(struct at_recorder *rec);
  * "Normal" or "Warning".  A note repeated within PK_EVENT_REPEAT_S is
  * dropped and counted.  regarding: the object (its uid is read from it when present).
  */
-void at_recorder_emit(struct at_recorder *rec, enum pk_kind kind, const char *ns, const char *name,
-		      const char *uid, const char *type, const char *reason, const char *action,
-		      const char *note);
+void at_recorder_emit(struct at_recorder *rec, const struct pk_type *kind, const char *ns,
+		      const char *name, const char *uid, const char *type, const char *reason,
+		      const char *action, const char *note);
 void at_recorder_stats(struct at_recorder *rec, uint64_t *ret_sent, uint64_t *ret_limited,
 		       uint64_t *ret_failed);
 

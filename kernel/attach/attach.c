@@ -107,7 +107,7 @@ static void on_replace(void *arg, const struct kube_resource *res, const json_t 
 {
 	struct pk_attach *a = arg;
 
-	at_mirror_replace(a->mirror, res->kind, items);
+	at_mirror_replace(a->mirror, at_api_type(&a->api, res), items);
 	at_log(a, 2, "attach: listed %zu %s", json_array_size(items), res->plural);
 }
 
@@ -125,7 +125,7 @@ static void on_event(void *arg, const struct kube_resource *res, enum kube_event
 {
 	struct pk_attach *a = arg;
 
-	at_mirror_event(a->mirror, res->kind, type, obj);
+	at_mirror_event(a->mirror, at_api_type(&a->api, res), type, obj);
 }
 
 static void on_leading(void *arg, bool leading)

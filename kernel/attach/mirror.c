@@ -47,9 +47,10 @@ struct at_mirror {
 	uint64_t events, filtered;
 };
 
-static void key_of(char *buf, size_t len, const char *kind, const char *ns, const char *name)
+static void key_of(char *buf, size_t len, const struct pk_type *kind, const char *ns,
+		   const char *name)
 {
-	pk_obj_key(buf, len, pk_type_by_kind(kind), ns, name);
+	pk_obj_key(buf, len, kind, ns, name);
 }
 
 static uint64_t rv_of(const json_t *obj)
@@ -207,10 +208,9 @@ static void apply(struct at_mirror *m, const struct pk_type *kind, enum kube_eve
 	push(m, old ? PK_EVENT_MODIFIED : PK_EVENT_ADDED, kind, seen);
 }
 
-void at_mirror_event(struct at_mirror *m, const char *kind, enum kube_event type, const json_t *obj)
+void at_mirror_event(struct at_mirror *m, const struct pk_type *k, enum kube_event type,
+		     const json_t *obj)
 {
-	const struct pk_type *k = pk_type_by_kind(kind);
-
 	if (!k || !pk_name(obj))
 		return;
 	pthread_mutex_lock(&m->lock);
@@ -218,9 +218,8 @@ void at_mirror_event(struct at_mirror *m, const char *kind, enum kube_event type
 	pthread_mutex_unlock(&m->lock);
 }
 
-void at_mirror_replace(struct at_mirror *m, const char *kind, const json_t *items)
+void at_mirror_replace(struct at_mirror *m, const struct pk_type *k, const json_t *items)
 {
-	const struct pk_type *k = pk_type_by_kind(kind);
 	char prefix[128], key[768];
 	json_t *listed = json_object(), *gone = json_array(), *it;
 	const char *mk;
@@ -255,7 +254,7 @@ void at_mirror_replace(struct at_mirror *m, const char *kind, const json_t *item
 
 /* ---- the loop's side: a source like the store ------------------------------------- */
 
-static int src_list(void *arg, const char *kind, const struct pk_source_list_opts *opts,
+static int src_list(void *arg, const struct pk_type *kind, const struct pk_source_list_opts *opts,
 		    json_t **ret_items, char **ret_continue)
 {
 	struct at_mirror *m = arg;
@@ -266,7 +265,7 @@ static int src_list(void *arg, const char *kind, const struct pk_source_list_opt
 	(void)opts;
 	if (!items)
 		return -ENOMEM;
-	snprintf(prefix, sizeof(prefix), "%s/", kind);
+	snprintf(prefix, sizeof(prefix), "%s/", kind->kind);
 	pthread_mutex_lock(&m->lock);
 	json_object_foreach(m->objects, key, obj)
 	{
@@ -388,7 +387,8 @@ static int src_wait(void *arg, uint64_t since, int timeout_ms)
 	return r;
 }
 
-static int src_get(void *arg, const char *kind, const char *ns, const char *name, json_t **ret)
+static int src_get(void *arg, const struct pk_type *kind, const char *ns, const char *name,
+		   json_t **ret)
 {
 	struct at_mirror *m = arg;
 	char key[768];
@@ -412,7 +412,7 @@ const struct pk_appliance_source_ops at_mirror_source_ops = {
     .get = src_get,
 };
 
-int at_mirror_get(struct at_mirror *m, const char *kind, const char *ns, const char *name,
+int at_mirror_get(struct at_mirror *m, const struct pk_type *kind, const char *ns, const char *name,
 		  json_t **ret)
 {
 	return src_get(m, kind, ns, name, ret);

@@ -80,36 +80,37 @@ struct at_queues {
 
 /* Group 0 first (what later kinds refer to), then 1; group 2 is the queued workloads. */
 static const struct {
-	const char *kind;
+	const struct pk_type *kind;
 	int group;
 } read_kinds[] = {
-    {"Namespace", 0},
-    {"PriorityClass", 0},
-    {"WorkloadPriorityClass", 0},
-    {"ResourceFlavor", 0},
-    {"Topology", 0},
-    {"Cohort", 0},
-    {"ClusterQueue", 0},
-    {"StorageClass", 0},
-    {"DeviceClass", 0},
-    {"Node", 0},
-    {"CSINode", 0},
-    {"PersistentVolume", 0},
-    {"LocalQueue", 1},
-    {"PersistentVolumeClaim", 1},
-    {"ResourceSlice", 1},
-    {"ResourceClaim", 1},
-    {"CompositePodGroup", 1},
-    {"PodGroup", 1},
-    {"Workload", 1},
-    {"Job", 2},
-    {"JobSet", 2},
-    {"Pod", 2},
+    {&pk_type_namespace, 0},
+    {&pk_type_priority_class, 0},
+    {&pk_type_workload_priority_class, 0},
+    {&pk_type_resource_flavor, 0},
+    {&pk_type_topology, 0},
+    {&pk_type_cohort, 0},
+    {&pk_type_cluster_queue, 0},
+    {&pk_type_storage_class, 0},
+    {&pk_type_device_class, 0},
+    {&pk_type_node, 0},
+    {&pk_type_csi_node, 0},
+    {&pk_type_persistent_volume, 0},
+    {&pk_type_local_queue, 1},
+    {&pk_type_persistent_volume_claim, 1},
+    {&pk_type_resource_slice, 1},
+    {&pk_type_resource_claim, 1},
+    {&pk_type_composite_pod_group, 1},
+    {&pk_type_pod_group, 1},
+    {&pk_type_workload, 1},
+    {&pk_type_job, 2},
+    {&pk_type_jobset, 2},
+    {&pk_type_pod, 2},
 };
 
 /* What a pass may write: the snapshot before and after it is taken of these. */
-static const char *const written_kinds[] = {"Job",	  "JobSet",   "Pod", "ClusterQueue",
-					    "LocalQueue", "PodGroup", NULL};
+static const struct pk_type *const written_kinds[] = {
+    &pk_type_job,	  &pk_type_jobset,    &pk_type_pod, &pk_type_cluster_queue,
+    &pk_type_local_queue, &pk_type_pod_group, NULL};
 
 static bool relevant(const struct pk_source_event *ev)
 {
@@ -119,10 +120,8 @@ static bool relevant(const struct pk_source_event *ev)
 		return wb_queue_name(ev->object) != NULL;
 	if (k == PK_KIND_POD)
 		return pk_pod_queue_name(ev->object) != NULL;
-	if (ev->kind && (strcmp(ev->kind->kind, "WorkloadPriorityClass") == 0 ||
-			 strcmp(ev->kind->kind, "Topology") == 0))
-		return true;
-	return k == PK_KIND_CLUSTER_QUEUE || k == PK_KIND_LOCAL_QUEUE ||
+	return k == PK_KIND_WORKLOAD_PRIORITY_CLASS || k == PK_KIND_TOPOLOGY ||
+	       k == PK_KIND_CLUSTER_QUEUE || k == PK_KIND_LOCAL_QUEUE ||
 	       k == PK_KIND_RESOURCE_FLAVOR || k == PK_KIND_COHORT || k == PK_KIND_NAMESPACE;
 }
 
@@ -273,7 +272,7 @@ static bool admitted(const json_t *o)
 }
 
 /* A reference to the cluster's object: its resourceVersion and uid as the mirror holds them. */
-static struct pk_write_ref cluster_ref(enum pk_kind kind, const json_t *cur)
+static struct pk_write_ref cluster_ref(const struct pk_type *kind, const json_t *cur)
 {
 	const char *rv = pk_get_string(cur, "metadata.resourceVersion");
 
@@ -377,10 +376,10 @@ static int add_write(struct at_queues *q, const char *key, const json_t *before,
 
 	if (kind == PK_KIND_POD_GROUP && !(made_group(before) && group_deleted(before, after)))
 		return 0; /* a PodGroup: only the pass's deletion of one it made is written */
-	if (at_mirror_get(q->mirror, pk_get_string(before, "kind"), pk_namespace(before),
-			  pk_name(before), &cur) < 0)
+	if (at_mirror_get(q->mirror, pk_type_by_kind(pk_get_string(before, "kind")),
+			  pk_namespace(before), pk_name(before), &cur) < 0)
 		return 0; /* gone from the cluster meanwhile */
-	ref = cluster_ref(kind, cur);
+	ref = cluster_ref(pk_type_of(kind), cur);
 	if (!after || kind == PK_KIND_POD_GROUP) { /* a Pod the pass deleted, a PodGroup */
 		bool now = evictions == (kind == PK_KIND_POD);
 
@@ -438,7 +437,7 @@ static void await_written(struct at_queues *q, const struct pk_write_result *res
 {
 	for (size_t i = 0; i < n; i++) {
 		const char *rv = pk_get_string(res[i].object, "metadata.resourceVersion");
-		const struct pk_type *t = pk_type_of(res[i].kind);
+		const struct pk_type *t = res[i].kind;
 		char key[800];
 
 		if (res[i].error != 0 || !t)
@@ -478,7 +477,7 @@ static int write_batch(struct at_queues *q, const json_t *before, const json_t *
 		if (res[i].error == 0)
 			continue;
 		failed++;
-		q_log(q, 1, "attach: queues: writing %s %s/%s: %s", pk_kind_to_string(res[i].kind),
+		q_log(q, 1, "attach: queues: writing %s %s/%s: %s", res[i].kind->kind,
 		      res[i].ns ? res[i].ns : "", res[i].name, pk_write_strerror(res[i].error));
 	}
 	await_written(q, res, n);
@@ -531,7 +530,7 @@ static int create_groups(struct at_queues *q, const json_t *before, const json_t
 			continue;
 		body = group_body(a);
 		r = body && json_array_append_new(bodies, body) == 0
-			? pk_writer_create(q->writer, PK_KIND_POD_GROUP, body)
+			? pk_writer_create(q->writer, &pk_type_pod_group, body)
 			: -ENOMEM;
 		if (r < 0)
 			break;
@@ -567,14 +566,17 @@ static int create_groups(struct at_queues *q, const json_t *before, const json_t
 /* ---- one pass ------------------------------------------------------------------ */
 
 /* An Event of the pass (pk_queues_pass_opts.event): kept until its writes are out. */
-static void on_event(void *arg, const char *type, const char *kind, const json_t *obj,
+static void on_event(void *arg, const char *type, const struct pk_type *kind, const json_t *obj,
 		     const char *reason, const char *note)
 {
 	struct at_queues *q = arg;
 
-	json_array_append_new(q->events, json_pack("{s:s,s:s,s:s?,s:s?,s:s,s:s}", "type", type,
-						   "kind", kind, "ns", pk_namespace(obj), "name",
-						   pk_name(obj), "reason", reason, "note", note));
+	if (!kind || kind->pk == PK_KIND_UNKNOWN) /* the pass tells of its typed kinds only */
+		return;
+	json_array_append_new(q->events,
+			      json_pack("{s:s,s:i,s:s?,s:s?,s:s,s:s}", "type", type, "kind",
+					(int)kind->pk, "ns", pk_namespace(obj), "name",
+					pk_name(obj), "reason", reason, "note", note));
 }
 
 /*
@@ -589,7 +591,9 @@ static void send_events(struct at_queues *q, bool written)
 
 	json_array_foreach(q->events, i, e)
 	{
-		const char *kind = pk_get_string(e, "kind"), *reason = pk_get_string(e, "reason");
+		const struct pk_type *kind =
+		    pk_type_of((enum pk_kind)json_integer_value(json_object_get(e, "kind")));
+		const char *reason = pk_get_string(e, "reason");
 		json_t *cur = NULL;
 
 		if (!written && strcmp(reason, "Inadmissible") != 0)
@@ -598,7 +602,7 @@ static void send_events(struct at_queues *q, bool written)
 		    at_mirror_get(q->mirror, kind, pk_get_string(e, "ns"), pk_get_string(e, "name"),
 				  &cur) < 0)
 			continue;
-		at_recorder_emit(q->recorder, pk_kind_from_string(kind), pk_get_string(e, "ns"),
+		at_recorder_emit(q->recorder, kind, pk_get_string(e, "ns"),
 				 pk_get_string(e, "name"), pk_get_string(cur, "metadata.uid"),
 				 pk_get_string(e, "type"), reason, reason,
 				 pk_get_string(e, "note"));
@@ -655,8 +659,8 @@ static bool caught_up(struct at_queues *q, int64_t now)
 		json_t *cur = NULL;
 		bool seen;
 
-		if (at_mirror_get(q->mirror, pk_get_string(w, "kind"), pk_get_string(w, "ns"),
-				  pk_get_string(w, "name"), &cur) < 0)
+		if (at_mirror_get(q->mirror, pk_type_by_kind(pk_get_string(w, "kind")),
+				  pk_get_string(w, "ns"), pk_get_string(w, "name"), &cur) < 0)
 			seen = true; /* deleted (by the write or since) */
 		else
 			seen = rv && pk_get_string(cur, "metadata.resourceVersion") &&

@@ -44,7 +44,7 @@ static int64_t now_s(void)
 	return ts.tv_sec;
 }
 
-static json_t *event_new(struct at_recorder *rec, enum pk_kind kind, const char *ns,
+static json_t *event_new(struct at_recorder *rec, const struct pk_type *kind, const char *ns,
 			 const char *name, const char *uid, const char *type, const char *reason,
 			 const char *action, const char *note)
 {
@@ -58,8 +58,8 @@ static json_t *event_new(struct at_recorder *rec, enum pk_kind kind, const char 
 		 (unsigned long long)(rec->seq++ & 0xffff));
 	snprintf(av, sizeof(av), "%s%s%s", res && *res->group ? res->group : "",
 		 res && *res->group ? "/" : "", res ? res->version : "v1");
-	regarding = json_pack("{s:s,s:s,s:s,s:s}", "kind", pk_kind_to_string(kind), "apiVersion",
-			      av, "namespace", ns, "name", name);
+	regarding = json_pack("{s:s,s:s,s:s,s:s}", "kind", kind->kind, "apiVersion", av,
+			      "namespace", ns, "name", name);
 	if (uid && *uid)
 		json_object_set_new(regarding, "uid", json_string(uid));
 	return json_pack("{s:s,s:s,s:{s:s,s:s},s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:s}", "apiVersion",
@@ -70,19 +70,19 @@ static json_t *event_new(struct at_recorder *rec, enum pk_kind kind, const char 
 			 note);
 }
 
-void at_recorder_emit(struct at_recorder *rec, enum pk_kind kind, const char *ns, const char *name,
-		      const char *uid, const char *type, const char *reason, const char *action,
-		      const char *note)
+void at_recorder_emit(struct at_recorder *rec, const struct pk_type *kind, const char *ns,
+		      const char *name, const char *uid, const char *type, const char *reason,
+		      const char *action, const char *note)
 {
 	char okey[600], key[768];
 	char shortnote[1024];
 
-	if (!rec)
+	if (!rec || !kind)
 		return;
 	/* events.k8s.io/v1 limits note to 1 kB */
 	snprintf(shortnote, sizeof(shortnote), "%s", note ? note : "");
 	snprintf(key, sizeof(key), "%s/%s",
-		 pk_obj_key(okey, sizeof(okey), pk_type_of(kind), ns, name) ? okey : "", reason);
+		 pk_obj_key(okey, sizeof(okey), kind, ns, name) ? okey : "", reason);
 	pthread_mutex_lock(&rec->lock);
 	if (!pk_event_allowed(&rec->limiter, key, shortnote, now_s()) ||
 	    json_array_size(rec->queue) >= AT_EVENT_QUEUE_MAX) {
@@ -108,7 +108,7 @@ static void write_events(struct at_recorder *rec, json_t *work)
 
 	json_array_foreach(r == 0 ? work : NULL, i, e)
 	{
-		if (pk_writer_create(rec->writer, PK_KIND_UNKNOWN, json_array_get(e, 1)) == 0)
+		if (pk_writer_create(rec->writer, &pk_type_event, json_array_get(e, 1)) == 0)
 			asked++;
 	}
 	if (r == 0 && asked)

@@ -26,7 +26,7 @@
  *     the resourceVersion the loop saw; the bindings that depend on it are
  *     sent once it is written;
  *   - a create is a POST to the kind's collection (409 there: -EEXIST; an
- *     Event, the one kind without a typed view written here, goes to
+ *     Event, the one kind written here that attach mode does not watch, goes to
  *     events.k8s.io/v1's), a
  *     replacement a PUT of the object (its status a PUT of the status
  *     subresource) carrying the resourceVersion and uid preconditions, a
@@ -105,7 +105,7 @@ static int error_of(long status)
 	return status == 403 || status == 401 ? -EACCES : status == 422 ? -EINVAL : -EPROTO;
 }
 
-static int path_of(struct remote *rb, enum pk_kind kind, const char *ns, const char *name,
+static int path_of(struct remote *rb, const struct pk_type *kind, const char *ns, const char *name,
 		   const char *sub, char buf[512])
 {
 	const struct kube_resource *res = at_api_resource(rb->cfg.api, kind);
@@ -127,7 +127,7 @@ static json_t *binding_body(struct remote *rb, const struct pk_write_item *it)
 
 	if (b && it->annotations)
 		json_object_set(json_object_get(b, "metadata"), "annotations", it->annotations);
-	if (b && at_mirror_get(rb->cfg.mirror, "Pod", it->ns, it->name, &pod) == 0 &&
+	if (b && at_mirror_get(rb->cfg.mirror, &pk_type_pod, it->ns, it->name, &pod) == 0 &&
 	    pk_get_string(pod, "metadata.uid"))
 		json_object_set_new(json_object_get(b, "metadata"), "uid",
 				    json_string(pk_get_string(pod, "metadata.uid")));
@@ -141,7 +141,7 @@ static int status_body(struct remote *rb, const struct pk_write_item *it, json_t
 	const struct kube_resource *res = at_api_resource(rb->cfg.api, it->kind);
 	json_t *cur = NULL, *obj;
 	char rv[32], av[200];
-	int r = at_mirror_get(rb->cfg.mirror, pk_kind_to_string(it->kind), it->ns, it->name, &cur);
+	int r = at_mirror_get(rb->cfg.mirror, it->kind, it->ns, it->name, &cur);
 
 	if (r < 0)
 		return r;
@@ -281,7 +281,7 @@ static size_t claim_calls(struct remote *rb, const struct pk_write_batch *batch,
 		json_t *body = NULL;
 		int r;
 
-		if (it->kind == PK_KIND_PERSISTENT_VOLUME_CLAIM) {
+		if (it->kind->pk == PK_KIND_PERSISTENT_VOLUME_CLAIM) {
 			if (path_of(rb, it->kind, it->ns, it->name, NULL, rb->paths[n]) < 0) {
 				results[i].error = -EINVAL;
 				continue;
@@ -305,15 +305,15 @@ static size_t claim_calls(struct remote *rb, const struct pk_write_batch *batch,
 	return n;
 }
 
-/* The one kind without a typed view written here: the recorder's Events. */
+/* The one kind written here that attach mode does not watch: the recorder's Events. */
 static const struct kube_resource event_resource = {"Event", "events.k8s.io", "v1", "events", true};
 
 /* The cluster's resource of an item's kind, NULL when there is none known here. */
 static const struct kube_resource *item_resource(const struct remote *rb,
 						 const struct pk_write_item *it)
 {
-	if (it->kind_name)
-		return it->create && strcmp(it->kind_name, "Event") == 0 ? &event_resource : NULL;
+	if (it->kind == &pk_type_event) /* created only, not watched */
+		return it->create ? &event_resource : NULL;
 	return at_api_resource(rb->cfg.api, it->kind);
 }
 
@@ -348,7 +348,7 @@ static size_t first_calls(struct remote *rb, const struct pk_write_batch *batch,
 		const struct pk_write_item *it = &batch->items[i];
 		json_t *body = NULL;
 
-		if (it->claim || it->kind == PK_KIND_PERSISTENT_VOLUME_CLAIM)
+		if (it->claim || it->kind->pk == PK_KIND_PERSISTENT_VOLUME_CLAIM)
 			continue;
 		if (it->create) {
 			if (!results[i].error)
@@ -406,9 +406,7 @@ static size_t delete_calls(struct remote *rb, const struct pk_write_batch *batch
 			continue;
 		cur = json_incref(answers[i]);
 		/* the uid the item names, else the one the mirror knows */
-		if (!cur &&
-		    at_mirror_get(rb->cfg.mirror, pk_kind_to_string(it->kind), it->ns, it->name,
-				  &cur) < 0 &&
+		if (!cur && at_mirror_get(rb->cfg.mirror, it->kind, it->ns, it->name, &cur) < 0 &&
 		    !it->uid) {
 			results[i].error = -ENOENT;
 			continue;
@@ -477,9 +475,8 @@ static int remote_commit(void *backend, const struct pk_write_batch *batch,
 	for (size_t i = 0; i < batch->n; i++) {
 		results[i] = (struct pk_write_result){batch->items[i].kind, batch->items[i].ns,
 						      batch->items[i].name, 0, NULL};
-		/* a kind without a typed view has no resource of the cluster's known here
-		 * (an Event is created only) */
-		if (batch->items[i].kind_name && !item_resource(rb, &batch->items[i]))
+		/* a kind attach mode does not reach; an Event is created only */
+		if (!item_resource(rb, &batch->items[i]))
 			results[i].error = -EOPNOTSUPP;
 	}
 	if (fenced(rb)) {
@@ -506,7 +503,7 @@ static int remote_commit(void *backend, const struct pk_write_batch *batch,
 	return 0;
 }
 
-static int remote_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
+static int remote_get(void *backend, const struct pk_type *kind, const char *ns, const char *name,
 		      json_t **ret)
 {
 	struct remote *rb = backend;
@@ -530,7 +527,7 @@ static int remote_get(void *backend, enum pk_kind kind, const char *ns, const ch
 		 * event (there may be none).
 		 */
 		json_decref(obj);
-		return at_mirror_get(rb->cfg.mirror, res->kind, ns, name, ret);
+		return at_mirror_get(rb->cfg.mirror, kind, ns, name, ret);
 	}
 	if (r < 0) {
 		json_decref(obj);

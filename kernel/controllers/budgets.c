@@ -89,7 +89,7 @@ static int budget_sync(struct pk_ctl *ctl, const json_t *pdb, const json_t *pods
 	r = probe ? pk_budget_count(probe, pods, &b) : -ENOMEM;
 	st = r == 0 ? pk_budget_status(pdb, &b, kept) : NULL;
 	if (r == 0 && st && !same_status(st, pk_get(pdb, "status"))) {
-		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD_DISRUPTION_BUDGET, pdb);
+		struct pk_write_ref ref = ctl_ref_of(&pk_type_pod_disruption_budget, pdb);
 
 		r = ctl_status(ctl, &ref, st, NULL);
 		if (r == 0)
@@ -109,9 +109,10 @@ static void sync_namespace(struct pk_ctl *ctl, const char *ns, int64_t now)
 	json_t *budgets = NULL, *pods = NULL, *b;
 	size_t i;
 
-	if (pk_store_list(ctl->store, "PodDisruptionBudget", ns, NULL, &budgets, NULL, NULL) < 0 ||
+	if (pk_store_list(ctl->store, &pk_type_pod_disruption_budget, ns, NULL, &budgets, NULL,
+			  NULL) < 0 ||
 	    json_array_size(budgets) == 0 ||
-	    pk_store_list(ctl->store, "Pod", ns, NULL, &pods, NULL, NULL) < 0) {
+	    pk_store_list(ctl->store, &pk_type_pod, ns, NULL, &pods, NULL, NULL) < 0) {
 		json_decref(budgets);
 		return;
 	}
@@ -143,7 +144,8 @@ void ctl_budgets_note_all(struct pk_ctl *ctl)
 	json_t *budgets = NULL, *b;
 	size_t i;
 
-	if (pk_store_list(ctl->store, "PodDisruptionBudget", NULL, NULL, &budgets, NULL, NULL) < 0)
+	if (pk_store_list(ctl->store, &pk_type_pod_disruption_budget, NULL, NULL, &budgets, NULL,
+			  NULL) < 0)
 		return;
 	json_array_foreach(budgets, i, b) if (!pk_map_get(&ctl->budget_ns, pk_namespace(b)))
 	    pk_map_put(&ctl->budget_ns, pk_namespace(b), (void *)1);

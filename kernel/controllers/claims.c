@@ -186,7 +186,7 @@ static int store_make(void *arg, const json_t *pod, const char *name, const char
 	const struct pk_write_result *res = NULL;
 	size_t n = 0;
 	char prefix[300];
-	int r = pk_store_get(ctl->store, "ResourceClaimTemplate", ns, tmpl, &t);
+	int r = pk_store_get(ctl->store, &pk_type_resource_claim_template, ns, tmpl, &t);
 
 	if (r < 0) {
 		ctl_log(ctl, 1, "%s %s/%s: claim %s: ResourceClaimTemplate %s/%s: %s", kind, ns,
@@ -200,7 +200,7 @@ static int store_make(void *arg, const json_t *pod, const char *name, const char
 		return -ENOMEM;
 	r = pk_writer_batch_begin(ctl->writer);
 	if (r == 0)
-		r = pk_writer_create(ctl->writer, PK_KIND_RESOURCE_CLAIM, claim);
+		r = pk_writer_create(ctl->writer, &pk_type_resource_claim, claim);
 	json_decref(claim);
 	if (r == 0)
 		r = ctl_commit(ctl, &res, &n);
@@ -221,18 +221,18 @@ static int store_make(void *arg, const json_t *pod, const char *name, const char
 int ctl_claims_reconcile(struct pk_ctl *ctl, enum pk_kind kind, const char *ns, const char *name)
 {
 	json_t *pod = NULL, *claims = NULL, *status = NULL;
-	int r = pk_store_get(ctl->store, pk_kind_to_string(kind), ns, name, &pod);
+	int r = pk_store_get(ctl->store, pk_type_of(kind), ns, name, &pod);
 
 	if (r < 0 || !ctl_needs_claims(pod) || !pk_get_string(pod, "metadata.uid")) {
 		json_decref(pod);
 		return r == -ENOENT ? 0 : r;
 	}
-	if (pk_store_list(ctl->store, "ResourceClaim", ns, NULL, &claims, NULL, NULL) < 0)
+	if (pk_store_list(ctl->store, &pk_type_resource_claim, ns, NULL, &claims, NULL, NULL) < 0)
 		claims = json_array();
 	r = complete_status(pod, claims, store_make, ctl, &status);
 	if (r == 0 && status) {
 		/* under the pod's resourceVersion: a pod changed since is read again */
-		struct pk_write_ref ref = ctl_ref_of(kind, pod);
+		struct pk_write_ref ref = ctl_ref_of(pk_type_of(kind), pod);
 
 		r = ctl_status(ctl, &ref, status, NULL);
 		if (r == -PK_WRITE_ECONFLICT)
@@ -291,7 +291,7 @@ static int offline_make(void *arg, const json_t *pod, const char *pcn, const cha
 	snprintf(name, sizeof(name), "%s-%s-%s", pk_name(pod), pcn, suffix);
 	if (!(c = pk_claim_from_template(pod, pcn, t, name, NULL)))
 		return -ENOMEM;
-	r = pk_writer_create(o->w, PK_KIND_RESOURCE_CLAIM, c);
+	r = pk_writer_create(o->w, &pk_type_resource_claim, c);
 	json_decref(c);
 	if (r == 0 && !(*ret_name = strdup(name)))
 		r = -ENOMEM;
@@ -304,7 +304,7 @@ static int offline_make(void *arg, const json_t *pod, const char *pcn, const cha
 static int offline_pod(struct offline_claims *o, const json_t *pod)
 {
 	struct pk_write_ref ref = {
-	    .kind = pk_kind_of(pod), .ns = pk_namespace(pod), .name = pk_name(pod)};
+	    .kind = pk_type_of(pk_kind_of(pod)), .ns = pk_namespace(pod), .name = pk_name(pod)};
 	json_t *status = NULL;
 	int r;
 

@@ -57,8 +57,8 @@ struct pk_ctl {
 	struct q_cache *qcache; /* the queue controller's state between passes (queues_cache.c) */
 	bool queues_quota_only; /* pk_queues_pass_opts: admit by quota, no placement check */
 	/* pk_queues_pass_opts: the pass's Events, instead of the store's recorder */
-	void (*queues_event)(void *arg, const char *type, const char *kind, const json_t *obj,
-			     const char *reason, const char *note);
+	void (*queues_event)(void *arg, const char *type, const struct pk_type *kind,
+			     const json_t *obj, const char *reason, const char *note);
 	void *queues_event_arg;
 };
 
@@ -88,7 +88,7 @@ int ctl_delete(struct pk_ctl *ctl, const struct pk_write_ref *ref, enum pk_write
  */
 int ctl_commit(struct pk_ctl *ctl, const struct pk_write_result **ret_results, size_t *ret_n);
 /* A reference to obj as stored: its kind, name, resourceVersion and uid (borrowed). */
-struct pk_write_ref ctl_ref_of(enum pk_kind kind, const json_t *obj);
+struct pk_write_ref ctl_ref_of(const struct pk_type *kind, const json_t *obj);
 
 /*
  * budgets.c: PodDisruptionBudget status.  Note a pod's or budget's event (its
@@ -247,10 +247,10 @@ void ctl_record_batch(struct pk_ctl *ctl, const struct pk_write_batch *batch,
 		      const struct pk_write_result *results);
 /* A Warning Event about obj (of kind), by the correlator's rule; created at the next flush. */
 /* The same, a Normal Event (a LeaderWorkerSet's condition that changed). */
-void ctl_record_normal(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
-		       const char *note);
-void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
-			const char *note);
+void ctl_record_normal(struct pk_ctl *ctl, const struct pk_type *kind, const json_t *obj,
+		       const char *reason, const char *note);
+void ctl_record_warning(struct pk_ctl *ctl, const struct pk_type *kind, const json_t *obj,
+			const char *reason, const char *note);
 /* Create the Events noted, in one transaction. */
 void ctl_record_flush(struct pk_ctl *ctl);
 /* Delete expired Events (at most once per CTL_EVENT_SWEEP_MS). */

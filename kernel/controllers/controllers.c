@@ -48,7 +48,7 @@ static json_t *lookup(void *userdata, enum pk_kind kind, const char *ns, const c
 	struct lookup_ctx *l = userdata;
 	json_t *obj = NULL;
 
-	if (pk_store_get(l->ctl->store, pk_kind_to_string(kind), ns, name, &obj) < 0)
+	if (pk_store_get(l->ctl->store, pk_type_of(kind), ns, name, &obj) < 0)
 		return NULL;
 	json_array_append_new(l->held, obj);
 	return obj;
@@ -80,7 +80,7 @@ static int create_missing(struct pk_ctl *ctl, json_t *objects, const char *what)
 	json_array_foreach(objects, i, obj)
 	{
 		enum pk_kind kind = pk_kind_of(obj);
-		int a = r == 0 ? pk_writer_create(ctl->writer, kind, obj) : 0;
+		int a = r == 0 ? pk_writer_create(ctl->writer, pk_type_of(kind), obj) : 0;
 
 		if (a == -ENOMEM) {
 			r = a;
@@ -95,7 +95,7 @@ static int create_missing(struct pk_ctl *ctl, json_t *objects, const char *what)
 	if (r == 0)
 		r = ctl_commit(ctl, &res, &n);
 	for (i = 0; r == 0 && i < n; i++) {
-		const char *kind = pk_kind_to_string(res[i].kind);
+		const char *kind = res[i].kind->kind;
 
 		if (res[i].error == 0) {
 			CTL_COUNT(ctl, objects_created);
@@ -152,7 +152,7 @@ static void sync_suspend(struct pk_ctl *ctl, const char *ns, const char *uid, co
 		json_t *job = NULL;
 
 		if (pk_kind_of(want) != PK_KIND_JOB ||
-		    pk_store_get(ctl->store, "Job", ns, pk_name(want), &job) < 0)
+		    pk_store_get(ctl->store, &pk_type_job, ns, pk_name(want), &job) < 0)
 			continue;
 		ref = controller_ref(job);
 		ruid = ref ? json_string_value(json_object_get(ref, "uid")) : NULL;
@@ -160,7 +160,7 @@ static void sync_suspend(struct pk_ctl *ctl, const char *ns, const char *uid, co
 		    json_is_true(pk_get(job, "spec.suspend")) != suspend &&
 		    json_object_set_new(json_object_get(job, "spec"), "suspend",
 					json_boolean(suspend)) == 0) {
-			struct pk_write_ref w = ctl_ref_of(PK_KIND_JOB, job);
+			struct pk_write_ref w = ctl_ref_of(&pk_type_job, job);
 			int r = ctl_replace(ctl, &w, job, NULL);
 
 			if (r == 0)
@@ -186,7 +186,8 @@ static size_t prune(struct pk_ctl *ctl, const char *ns, const char *uid, const j
 		json_t *items = NULL, *obj;
 		size_t i;
 
-		if (pk_store_list(ctl->store, kind, ns, NULL, &items, NULL, NULL) < 0)
+		if (pk_store_list(ctl->store, pk_type_of(owned_kinds[k]), ns, NULL, &items, NULL,
+				  NULL) < 0)
 			continue;
 		json_array_foreach(items, i, obj)
 		{
@@ -197,12 +198,12 @@ static size_t prune(struct pk_ctl *ctl, const char *ns, const char *uid, const j
 			if (!ruid || strcmp(ruid, uid) != 0 ||
 			    emitted(objects, kind, pk_name(obj)) || succeeded(obj))
 				continue;
-			struct pk_write_ref del = ctl_ref_of(owned_kinds[k], obj);
+			struct pk_write_ref del = ctl_ref_of(pk_type_of(owned_kinds[k]), obj);
 
 			del.rv = 0; /* the object it judged, whatever changed since */
 			if (ctl_delete(ctl, &del, PK_WRITE_PROPAGATE_DEFAULT) == 0) {
 				CTL_COUNT(ctl, gc_deleted);
-				pods += del.kind == PK_KIND_POD;
+				pods += del.kind->pk == PK_KIND_POD;
 				ctl_log(ctl, 2, "%s: deleted %s %s/%s (no longer wanted)", what,
 					kind, ns, pk_name(obj));
 			}
@@ -215,7 +216,7 @@ static size_t prune(struct pk_ctl *ctl, const char *ns, const char *uid, const j
 /* ---- status ----------------------------------------------------------------------- */
 
 /* Objects of kind in ns matching a label selector whose controller has uid. */
-static int list_controlled(struct pk_ctl *ctl, const char *kind, const char *ns,
+static int list_controlled(struct pk_ctl *ctl, const struct pk_type *t, const char *ns,
 			   const char *selector, const char *uid, json_t **ret)
 {
 	struct pk_store_list_opts o = {0};
@@ -227,7 +228,7 @@ static int list_controlled(struct pk_ctl *ctl, const char *kind, const char *ns,
 
 	if (r == 0) {
 		o.labels = sel;
-		r = pk_store_list(ctl->store, kind, ns, &o, &items, NULL, NULL);
+		r = pk_store_list(ctl->store, t, ns, &o, &items, NULL, NULL);
 	}
 	pk_selector_free(sel);
 	if (r < 0 || !out) {
@@ -255,7 +256,7 @@ static int job_pods(struct pk_ctl *ctl, const json_t *job, json_t **ret)
 	if (!uid)
 		return -EINVAL;
 	snprintf(sel, sizeof(sel), "batch.kubernetes.io/controller-uid=%s", uid);
-	return list_controlled(ctl, "Pod", pk_namespace(job), sel, uid, ret);
+	return list_controlled(ctl, &pk_type_pod, pk_namespace(job), sel, uid, ret);
 }
 
 /*
@@ -267,7 +268,7 @@ static int write_status(struct pk_ctl *ctl, enum pk_kind kind, json_t **owner, j
 			const json_t *del, const char *what)
 {
 	const struct pk_write_result *res = NULL;
-	struct pk_write_ref ref = ctl_ref_of(kind, *owner);
+	struct pk_write_ref ref = ctl_ref_of(pk_type_of(kind), *owner);
 	const char *ns = pk_namespace(*owner);
 	size_t i, n = 0;
 	json_t *name;
@@ -279,7 +280,7 @@ static int write_status(struct pk_ctl *ctl, enum pk_kind kind, json_t **owner, j
 	json_array_foreach(del, i, name)
 	{
 		struct pk_write_ref pod = {
-		    .kind = PK_KIND_POD, .ns = ns, .name = json_string_value(name)};
+		    .kind = &pk_type_pod, .ns = ns, .name = json_string_value(name)};
 
 		if (r == 0)
 			r = pk_writer_delete(ctl->writer, &pod, PK_WRITE_PROPAGATE_DEFAULT);
@@ -288,10 +289,9 @@ static int write_status(struct pk_ctl *ctl, enum pk_kind kind, json_t **owner, j
 		r = ctl_commit(ctl, &res, &n);
 	for (i = 0; r == 0 && i < n; i++) {
 		if (res[i].error < 0 && res[i].error != -ENOENT)
-			ctl_log(ctl, 1, "%s: writing %s %s: %s", what,
-				pk_kind_to_string(res[i].kind), res[i].name,
-				pk_write_strerror(res[i].error));
-		else if (res[i].error == 0 && res[i].kind == PK_KIND_POD)
+			ctl_log(ctl, 1, "%s: writing %s %s: %s", what, res[i].kind->kind,
+				res[i].name, pk_write_strerror(res[i].error));
+		else if (res[i].error == 0 && res[i].kind->pk == PK_KIND_POD)
 			ctl_log(ctl, 2, "%s: deleted pod %s/%s", what, ns, res[i].name);
 	}
 	if (r == 0 && status && n && res[0].error == 0 && res[0].object) {
@@ -340,14 +340,14 @@ static int jobset_jobs(struct pk_ctl *ctl, const json_t *js, json_t **ret)
 	if (!uid)
 		return -EINVAL;
 	snprintf(sel, sizeof(sel), "jobset.sigs.k8s.io/jobset-name=%s", pk_name(js));
-	return list_controlled(ctl, "Job", pk_namespace(js), sel, uid, ret);
+	return list_controlled(ctl, &pk_type_job, pk_namespace(js), sel, uid, ret);
 }
 
 /* Delete obj as listed (its uid: not another object of its name since). */
 static void delete_logged(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj,
 			  const char *what)
 {
-	struct pk_write_ref ref = ctl_ref_of(kind, obj);
+	struct pk_write_ref ref = ctl_ref_of(pk_type_of(kind), obj);
 	int r;
 
 	ref.rv = 0;
@@ -389,8 +389,8 @@ static void delete_groups(struct pk_ctl *ctl, const char *ns, const char *uid, c
 		json_t *items = NULL, *obj;
 		size_t i;
 
-		if (pk_store_list(ctl->store, pk_kind_to_string(kinds[k]), ns, NULL, &items, NULL,
-				  NULL) < 0)
+		if (pk_store_list(ctl->store, pk_type_of(kinds[k]), ns, NULL, &items, NULL, NULL) <
+		    0)
 			continue;
 		json_array_foreach(items, i, obj)
 		{
@@ -416,7 +416,7 @@ static int lws_pods(struct pk_ctl *ctl, const json_t *lws, json_t **ret)
 	if (!uid)
 		return -EINVAL;
 	snprintf(sel, sizeof(sel), WB_LWS_LABEL_NAME "=%s", pk_name(lws));
-	return list_controlled(ctl, "Pod", pk_namespace(lws), sel, uid, ret);
+	return list_controlled(ctl, &pk_type_pod, pk_namespace(lws), sel, uid, ret);
 }
 
 /*
@@ -441,7 +441,7 @@ static int lws_keep_status(struct pk_ctl *ctl, json_t **lws, const char *what, b
 				 what);
 	json_array_foreach(u.delete_groups, i, name)
 	{
-		struct pk_write_ref ref = {.kind = PK_KIND_POD_GROUP,
+		struct pk_write_ref ref = {.kind = &pk_type_pod_group,
 					   .ns = pk_namespace(*lws),
 					   .name = json_string_value(name)};
 
@@ -449,7 +449,8 @@ static int lws_keep_status(struct pk_ctl *ctl, json_t **lws, const char *what, b
 			ctl_log(ctl, 2, "%s: deleted PodGroup %s/%s", what, ref.ns, ref.name);
 	}
 	if (r == 0 && u.event_reason) {
-		ctl_record_normal(ctl, "LeaderWorkerSet", *lws, u.event_reason, u.event_note);
+		ctl_record_normal(ctl, &pk_type_leader_worker_set, *lws, u.event_reason,
+				  u.event_note);
 		ctl_record_flush(ctl);
 	}
 	if (r == 0 && (u.restarted || u.rolled))
@@ -509,7 +510,7 @@ int ctl_reconcile(struct pk_ctl *ctl, enum pk_kind k, const char *ns, const char
 		return ctl_claims_reconcile(ctl, k, ns, name); /* claims from templates */
 	}
 	snprintf(what, sizeof(what), "%s %s/%s", kind, ns, name);
-	r = pk_store_get(ctl->store, kind, ns, name, &obj);
+	r = pk_store_get(ctl->store, pk_type_of(k), ns, name, &obj);
 	if (r < 0 || pk_get(obj, "metadata.deletionTimestamp")) {
 		json_decref(obj);
 		json_decref(l.held);
@@ -565,11 +566,10 @@ void ctl_reconcile_owner_of(struct pk_ctl *ctl, const json_t *obj)
 {
 	const json_t *ref = controller_ref(obj);
 	const char *name = ref ? json_string_value(json_object_get(ref, "name")) : NULL;
-	enum pk_kind k =
-	    ref ? pk_kind_from_string(json_string_value(json_object_get(ref, "kind"))) : 0;
+	const struct pk_type *t = ref ? pk_type_by_kind(pk_get_string(ref, "kind")) : NULL;
 
-	if (name && (k == PK_KIND_JOB || k == PK_KIND_JOBSET || k == PK_KIND_LEADER_WORKER_SET))
-		ctl_queue_reconcile(ctl, k, pk_namespace(obj), name);
+	if (name && (t == &pk_type_job || t == &pk_type_jobset || t == &pk_type_leader_worker_set))
+		ctl_queue_reconcile(ctl, t->pk, pk_namespace(obj), name);
 }
 
 /* ---- the work queue: each object once until it is taken ------------------------------ */

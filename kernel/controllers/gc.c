@@ -226,7 +226,7 @@ static const struct pk_type *served_owner(const json_t *ref)
 	const char *kind = json_string_value(json_object_get(ref, "kind"));
 	const char *av = json_string_value(json_object_get(ref, "apiVersion"));
 
-	for (const struct pk_type *t = pk_types; kind && av && t->kind; t++)
+	for (const struct pk_type *const *p_t = pk_types, *t; kind && av && (t = *p_t); p_t++)
 		if (strcmp(t->kind, kind) == 0 && strcmp(t->api_version, av) == 0)
 			return t;
 	return NULL;
@@ -246,7 +246,7 @@ static enum owner_state owner_lookup(struct gc_pass *p, const struct pk_type *t,
 	seen = pk_map_get(&p->memo, key);
 	if (seen)
 		return (enum owner_state)(uintptr_t)seen;
-	if (pk_store_get(p->ctl->store, t->kind, ns, name, &owner) < 0 ||
+	if (pk_store_get(p->ctl->store, t, ns, name, &owner) < 0 ||
 	    strcmp(pk_get_string(owner, "metadata.uid") ?: "", uid) != 0)
 		s = OWNER_DANGLING;
 	else
@@ -269,7 +269,7 @@ static void invalid_namespace(struct gc_pass *p, const char *kind, const json_t 
 	    json_string_value(json_object_get(ref, "kind")) ?: "",
 	    json_string_value(json_object_get(ref, "name")) ?: "",
 	    json_string_value(json_object_get(ref, "uid")) ?: "");
-	ctl_record_warning(p->ctl, kind, obj, "OwnerRefInvalidNamespace", note);
+	ctl_record_warning(p->ctl, pk_type_by_kind(kind), obj, "OwnerRefInvalidNamespace", note);
 	p->events = true;
 }
 
@@ -372,11 +372,10 @@ static json_t *replacement(const struct gc_edit *e)
 static int write_edit(struct pk_ctl *ctl, const struct gc_edit *e)
 {
 	const struct pk_type *t = e->type;
-	struct pk_write_ref ref = ctl_ref_of(t->pk, e->held);
+	struct pk_write_ref ref = ctl_ref_of(t, e->held);
 	json_t *obj;
 	int r;
 
-	ref.kind_name = t->pk == PK_KIND_UNKNOWN ? t->kind : NULL;
 	ref.ns = t->namespaced ? ref.ns : NULL;
 	if (e->op == GC_DELETE)
 		return pk_writer_delete(ctl->writer, &ref, e->how);
@@ -568,7 +567,7 @@ static bool dependent_waiting(struct pk_ctl *ctl, const json_t *obj)
 	{
 		json_t *dep = NULL;
 
-		if (any || pk_store_get(ctl->store, json_string_value(json_object_get(d, "kind")),
+		if (any || pk_store_get(ctl->store, pk_type_by_kind(pk_get_string(d, "kind")),
 					json_string_value(json_object_get(d, "namespace")),
 					json_string_value(json_object_get(d, "name")), &dep) < 0)
 			continue;
@@ -653,7 +652,7 @@ static void judge_once(struct gc_pass *p, const char *kind, const char *ns, cons
 		(int)sizeof(key) ||
 	    pk_map_get(&p->seen, key) || pk_map_put(&p->seen, key, (void *)1) < 0)
 		return;
-	if (!obj && pk_store_get(p->ctl->store, kind, ns, name, &got) < 0)
+	if (!obj && pk_store_get(p->ctl->store, pk_type_by_kind(kind), ns, name, &got) < 0)
 		return;
 	judge(p, kind, obj ? obj : got);
 	json_decref(got);
@@ -701,7 +700,7 @@ static bool blocked(struct pk_ctl *ctl, const char *uid)
 	{
 		json_t *obj = NULL;
 
-		if (block || pk_store_get(ctl->store, json_string_value(json_object_get(d, "kind")),
+		if (block || pk_store_get(ctl->store, pk_type_by_kind(pk_get_string(d, "kind")),
 					  json_string_value(json_object_get(d, "namespace")),
 					  json_string_value(json_object_get(d, "name")), &obj) < 0)
 			continue;
@@ -727,7 +726,7 @@ static void release(struct gc_pass *p, const char *uid, const char *kind, const 
 {
 	json_t *owner = NULL;
 
-	if (pk_store_get(p->ctl->store, kind, ns, name, &owner) < 0)
+	if (pk_store_get(p->ctl->store, pk_type_by_kind(kind), ns, name, &owner) < 0)
 		return;
 	if (strcmp(pk_get_string(owner, "metadata.uid") ?: "", uid) == 0 &&
 	    deleting_dependents(owner) && !blocked(p->ctl, uid))
@@ -755,7 +754,7 @@ static void full_pass(struct gc_pass *p, struct pk_map *owners)
 		const struct pk_type *t = pk_type_by_kind(kind);
 		json_t *obj = NULL;
 
-		if (!t || pk_store_get(p->ctl->store, kind, ns, name, &obj) < 0)
+		if (!t || pk_store_get(p->ctl->store, t, ns, name, &obj) < 0)
 			continue;
 		if (deleting_dependents(obj))
 			queue_owner(owners, pk_get_string(obj, "metadata.uid"), t->kind, ns, name,

@@ -222,7 +222,7 @@ static void set_phase(struct pk_ctl *ctl, const json_t *listed, const char *phas
 	int r = -PK_WRITE_ECONFLICT;
 
 	for (int attempt = 0; attempt < 3 && r == -PK_WRITE_ECONFLICT && pod; attempt++) {
-		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD, pod);
+		struct pk_write_ref ref = ctl_ref_of(&pk_type_pod, pod);
 		json_t *next = json_deep_copy(pod);
 
 		ref.uid = uid;
@@ -233,7 +233,7 @@ static void set_phase(struct pk_ctl *ctl, const json_t *listed, const char *phas
 		if (r == -PK_WRITE_ECONFLICT) { /* read it again (ref's names are pod's) */
 			json_t *cur = NULL;
 
-			if (pk_store_get(ctl->store, "Pod", ref.ns, ref.name, &cur) < 0)
+			if (pk_store_get(ctl->store, &pk_type_pod, ref.ns, ref.name, &cur) < 0)
 				cur = NULL;
 			json_decref(pod);
 			pod = cur;
@@ -250,7 +250,7 @@ static json_t *same_pod(struct pk_ctl *ctl, const struct lc_timer *t)
 {
 	json_t *pod = NULL;
 
-	if (pk_store_get(ctl->store, "Pod", t->ns, t->name, &pod) == 0 &&
+	if (pk_store_get(ctl->store, &pk_type_pod, t->ns, t->name, &pod) == 0 &&
 	    strcmp(pk_get_string(pod, "metadata.uid") ?: "", t->uid) == 0 &&
 	    !pk_get(pod, "metadata.deletionTimestamp"))
 		return pod;
@@ -267,12 +267,12 @@ static void node_lost(struct pk_ctl *ctl, const char *node)
 	size_t i;
 
 	/* the Node lost now, by uid: one registered again under its name is another */
-	if (pk_store_get(ctl->store, "Node", NULL, node, &n) < 0)
+	if (pk_store_get(ctl->store, &pk_type_node, NULL, node, &n) < 0)
 		n = NULL;
 	snprintf(s, sizeof(s), "spec.nodeName=%s", node);
 	if (pk_selector_parse(s, true, &sel, err, sizeof(err)) == 0) {
 		o.fields = sel;
-		if (pk_store_list(ctl->store, "Pod", NULL, &o, &pods, NULL, NULL) == 0)
+		if (pk_store_list(ctl->store, &pk_type_pod, NULL, &o, &pods, NULL, NULL) == 0)
 			json_array_foreach(pods, i, p) set_phase(ctl, p, "Failed", "NodeLost");
 		json_decref(pods);
 	}
@@ -290,7 +290,7 @@ static void node_lost(struct pk_ctl *ctl, const char *node)
 
 static void fire(struct pk_ctl *ctl, const struct lc_timer *t)
 {
-	struct pk_write_ref node = {.kind = PK_KIND_NODE, .name = t->name, .uid = t->uid};
+	struct pk_write_ref node = {.kind = &pk_type_node, .name = t->name, .uid = t->uid};
 	json_t *pod;
 
 	if (t->kind == LC_NODE_LOSS) {

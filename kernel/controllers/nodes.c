@@ -49,7 +49,7 @@ static int register_some(struct pk_ctl *ctl, json_t *nodes, size_t from, const c
 		json_t *n = json_array_get(nodes, i);
 
 		pk_set(n, "metadata.annotations", json_pack("{s:s}", PK_ANN_SIMULATED, path));
-		r = pk_writer_create(ctl->writer, pk_kind_of(n), n);
+		r = pk_writer_create(ctl->writer, pk_type_of(pk_kind_of(n)), n);
 	}
 	if (r == 0)
 		r = ctl_commit(ctl, &res, &nres);
@@ -60,8 +60,8 @@ static int register_some(struct pk_ctl *ctl, json_t *nodes, size_t from, const c
 			r = res[i].error;
 	}
 	if (r < 0 && i > 0 && i <= nres && res[i - 1].message)
-		snprintf(why, whylen, " (%s %s: %s)", pk_kind_to_string(res[i - 1].kind),
-			 res[i - 1].name, res[i - 1].message);
+		snprintf(why, whylen, " (%s %s: %s)", res[i - 1].kind->kind, res[i - 1].name,
+			 res[i - 1].message);
 	return r;
 }
 
@@ -112,10 +112,10 @@ static int edit_node(struct pk_ctl *ctl, const char *name, bool status,
 		json_t *node = NULL, *out = NULL;
 		struct pk_write_ref ref;
 
-		r = pk_store_get(ctl->store, "Node", NULL, name, &node);
+		r = pk_store_get(ctl->store, &pk_type_node, NULL, name, &node);
 		if (r < 0)
 			return r;
-		ref = ctl_ref_of(PK_KIND_NODE, node);
+		ref = ctl_ref_of(&pk_type_node, node);
 		r = fn(node, arg);
 		if (r == 0 && status)
 			r = ctl_status(ctl, &ref, json_object_get(node, "status"), &out);
@@ -125,7 +125,7 @@ static int edit_node(struct pk_ctl *ctl, const char *name, bool status,
 		if (r == 0) {
 			/* An own write is no heartbeat: the loop takes it as seen. */
 			if (out)
-				pk_appliance_wrote(ctl->app, PK_KIND_NODE, out);
+				pk_appliance_wrote(ctl->app, &pk_type_node, out);
 			json_decref(out);
 			return 0;
 		}
@@ -193,11 +193,11 @@ static json_t *get_group(struct pk_ctl *ctl, const char *ns, const char *name,
 {
 	json_t *g = NULL;
 
-	if (pk_store_get(ctl->store, "PodGroup", ns, name, &g) == 0) {
+	if (pk_store_get(ctl->store, &pk_type_pod_group, ns, name, &g) == 0) {
 		*ret_kind = "PodGroup";
 		return g;
 	}
-	if (pk_store_get(ctl->store, "CompositePodGroup", ns, name, &g) == 0) {
+	if (pk_store_get(ctl->store, &pk_type_composite_pod_group, ns, name, &g) == 0) {
 		*ret_kind = "CompositePodGroup";
 		return g;
 	}
@@ -338,7 +338,7 @@ static int evict_refused(struct pk_ctl *ctl, const json_t *listed, const json_t 
 	const char *ns = pk_namespace(listed), *name = pk_name(listed),
 		   *uid = pk_get_string(listed, "metadata.uid") ?: "";
 	json_t *cur = json_incref((json_t *)cur_in);
-	int r = cur ? 0 : pk_store_get(ctl->store, "Pod", ns, name, &cur);
+	int r = cur ? 0 : pk_store_get(ctl->store, &pk_type_pod, ns, name, &cur);
 
 	if (r == -ENOENT)
 		return 0; /* gone meanwhile: nothing to evict */
@@ -374,7 +374,7 @@ static int evict_commit(struct pk_ctl *ctl, const struct evict_set *set, struct 
 
 	snprintf(msg, sizeof(msg), "node %s %s", node, why);
 	for (size_t i = 0; r == 0 && i < set->n; i++) {
-		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD, set->pods[i]);
+		struct pk_write_ref ref = ctl_ref_of(&pk_type_pod, set->pods[i]);
 
 		if (by_uid)
 			ref.rv = 0;
@@ -444,7 +444,7 @@ static void add_unit_pods(struct pk_ctl *ctl, const struct pk_map *units, json_t
 			continue;
 		snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
 		all = NULL;
-		if (pk_store_list(ctl->store, "Pod", ns, NULL, &all, NULL, NULL) < 0)
+		if (pk_store_list(ctl->store, &pk_type_pod, ns, NULL, &all, NULL, NULL) < 0)
 			continue;
 		json_array_foreach(all, i, p)
 		{
@@ -474,7 +474,7 @@ static int evict_node_pods(struct pk_ctl *ctl, const char *node, const char *why
 	if (r == 0) {
 		struct pk_store_list_opts o = {.fields = sel};
 
-		r = pk_store_list(ctl->store, "Pod", NULL, &o, &pods, NULL, NULL);
+		r = pk_store_list(ctl->store, &pk_type_pod, NULL, &o, &pods, NULL, NULL);
 	}
 	pk_selector_free(sel);
 	json_array_foreach(pods, i, p)

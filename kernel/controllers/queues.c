@@ -484,7 +484,7 @@ static void admission_value(const char *cq, const json_t *flavors, char *buf, si
 /* One write: the workload as admitted (q_admitted_copy; a pod workload's pods, one batch). */
 static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *obj)
 {
-	struct pk_write_ref ref = ctl_ref_of(w->kind, w->obj);
+	struct pk_write_ref ref = ctl_ref_of(pk_type_of(w->kind), w->obj);
 	int r =
 	    w->kind == PK_KIND_POD ? q_pods_admit(ctl, w, obj) : ctl_replace(ctl, &ref, obj, NULL);
 	const json_t *one = json_is_array(obj) ? json_array_get(obj, 0) : obj;
@@ -720,8 +720,8 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 	if (cq && (w->inadmissible || w->incomplete))
 		snprintf(why, sizeof(why), "%s", w->inadmissible ? w->inadmissible : w->incomplete);
 	if (!cq || w->inadmissible)
-		ctl_record_warning(ctl, pk_kind_to_string(pk_kind_of(w->obj)), w->obj,
-				   "Inadmissible", why);
+		ctl_record_warning(ctl, pk_type_of(pk_kind_of(w->obj)), w->obj, "Inadmissible",
+				   why);
 	else if (!w->incomplete && !held(s, w, cq, blocked, why, sizeof(why))) {
 		tried = true;
 		q_cache_tried(s, false);

@@ -44,22 +44,19 @@ enum {
 	M_N
 };
 
-static const struct {
-	const char *kind;
-	bool namespaced;
-} kinds[] = {
-    {"ClusterQueue", false},
-    {"LocalQueue", true},
-    {"ResourceFlavor", false},
-    {"Namespace", false},
-    {"Cohort", false},
-    {"PriorityClass", false},
-    {"WorkloadPriorityClass", false},
-    {"Job", true},
-    {"JobSet", true},
-    {"Pod", true},
-    {"PodGroup", true},
-    {"CompositePodGroup", true},
+static const enum pk_kind kinds[] = {
+    PK_KIND_CLUSTER_QUEUE,
+    PK_KIND_LOCAL_QUEUE,
+    PK_KIND_RESOURCE_FLAVOR,
+    PK_KIND_NAMESPACE,
+    PK_KIND_COHORT,
+    PK_KIND_PRIORITY_CLASS,
+    PK_KIND_WORKLOAD_PRIORITY_CLASS,
+    PK_KIND_JOB,
+    PK_KIND_JOBSET,
+    PK_KIND_POD,
+    PK_KIND_POD_GROUP,
+    PK_KIND_COMPOSITE_POD_GROUP,
 };
 
 static void known_free(void *v);
@@ -78,10 +75,10 @@ struct q_cache {
 	struct pk_queues_stats stats;
 };
 
-static int map_of(const char *kind)
+static int map_of(const struct pk_type *t)
 {
-	for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (strcmp(kinds[i].kind, kind) == 0)
+	for (size_t i = 0; t && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (kinds[i] == t->pk)
 			return i >= M_GROUPS ? M_GROUPS : (int)i;
 	return -1;
 }
@@ -90,7 +87,7 @@ static void key_of(int m, const char *kind, const json_t *obj, char *key, size_t
 {
 	if (m == M_GROUPS)
 		snprintf(key, n, "%s/%s/%s", kind, pk_namespace(obj), pk_name(obj));
-	else if (kinds[m].namespaced)
+	else if (pk_type_of(kinds[m])->namespaced)
 		snprintf(key, n, "%s/%s", pk_namespace(obj), pk_name(obj));
 	else
 		snprintf(key, n, "%s", pk_name(obj));
@@ -138,22 +135,22 @@ void q_cache_free(struct q_cache *c)
 }
 
 /* Whether placement reads objects of kind (queues_place.c: pk_sched_kinds(), Topology). */
-static bool placement_reads(const char *kind)
+static bool placement_reads(const struct pk_type *kind)
 {
-	return kind && (pk_sched_reads(kind) || strcmp(kind, "Topology") == 0);
+	return pk_sched_reads(kind) || kind == &pk_type_topology;
 }
 
 /* obj (of kind) as placement sees it now: kept, or (gone, or a pod not holding a node) not. */
-static int cluster_note(struct q_cache *c, const char *kind, const json_t *obj, bool gone)
+static int cluster_note(struct q_cache *c, const struct pk_type *kind, const json_t *obj, bool gone)
 {
-	json_t *m = json_object_get(c->cluster, kind);
+	json_t *m = json_object_get(c->cluster, kind->kind);
 	char key[600];
 
-	if (!m && json_object_set_new(c->cluster, kind, m = json_object()) < 0)
+	if (!m && json_object_set_new(c->cluster, kind->kind, m = json_object()) < 0)
 		return -ENOMEM;
 	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj) ? pk_namespace(obj) : "",
 		 pk_name(obj));
-	if (gone || (strcmp(kind, "Pod") == 0 && !q_place_holds_node(obj)))
+	if (gone || (kind == &pk_type_pod && !q_place_holds_node(obj)))
 		return json_object_del(m, key), 0;
 	return json_object_set(m, key, (json_t *)obj) < 0 ? -ENOMEM : 0;
 }
@@ -165,7 +162,8 @@ static int cluster_note(struct q_cache *c, const char *kind, const json_t *obj, 
  */
 static int cluster_list(struct pk_store *store, struct q_cache *c)
 {
-	const char *const *k = pk_sched_kinds(), *const topo[] = {"Topology", NULL};
+	const struct pk_type *const *k = pk_sched_kinds(), *const topo[] = {&pk_type_topology,
+									    NULL};
 	int r = (c->cluster = json_object()) ? 0 : -ENOMEM;
 
 	for (int pass = 0; r == 0 && pass < 2; pass++, k = topo)
@@ -188,13 +186,14 @@ static int cache_list(struct pk_ctl *ctl, struct q_cache *c)
 
 	cache_reset(c);
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-		int m = map_of(kinds[k].kind);
+		const struct pk_type *t = pk_type_of(kinds[k]);
+		int m = map_of(t);
 		json_t *items = NULL, *o;
 		size_t i;
 
 		if (!c->maps[m])
 			return -ENOMEM;
-		if (pk_store_list(ctl->store, kinds[k].kind, NULL, NULL, &items, NULL, NULL) < 0) {
+		if (pk_store_list(ctl->store, t, NULL, NULL, &items, NULL, NULL) < 0) {
 			json_decref(items);
 			if (m >= M_JOBS)
 				return -EIO;
@@ -204,7 +203,7 @@ static int cache_list(struct pk_ctl *ctl, struct q_cache *c)
 		{
 			char key[800];
 
-			key_of(m, kinds[k].kind, o, key, sizeof(key));
+			key_of(m, t->kind, o, key, sizeof(key));
 			if (wanted(m, o))
 				json_object_set(c->maps[m], key, o);
 		}
@@ -314,25 +313,25 @@ static void note_change(struct q_cache *c, int m, const json_t *old, const json_
 }
 
 /* Kinds whose changes no answer of the pass depends on. */
-static bool quiet_kind(const char *kind)
+static bool quiet_kind(const struct pk_type *kind)
 {
-	return !kind || strcmp(kind, "Event") == 0 || strcmp(kind, "Lease") == 0;
+	return !kind || kind == &pk_type_event || kind == &pk_type_lease;
 }
 
 static int apply_event(const struct pk_store_event *ev, void *arg)
 {
 	struct q_cache *c = arg;
-	const char *kind = json_string_value(json_object_get(ev->object, "kind"));
-	int m = map_of(kind);
+	const char *kind = ev->kind ? ev->kind->kind : NULL;
+	int m = map_of(ev->kind);
 	char key[800];
 	json_t *old;
 	bool keep;
 
-	if (c->cluster && placement_reads(kind) &&
-	    cluster_note(c, kind, ev->object, ev->type == PK_EVENT_DELETED) < 0)
+	if (c->cluster && ev->kind && placement_reads(ev->kind) &&
+	    cluster_note(c, ev->kind, ev->object, ev->type == PK_EVENT_DELETED) < 0)
 		return -ENOMEM;
 	if (m < 0) {
-		if (!quiet_kind(kind))
+		if (!quiet_kind(ev->kind))
 			c->cluster_gen++;
 		return 0;
 	}
@@ -498,9 +497,9 @@ int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **re
 	}
 	topo = s->cache->cluster ? json_object_get(s->cache->cluster, "Topology") : NULL;
 
-	for (const char *const *kind = pk_sched_kinds(); r == 0 && *kind; kind++)
-		if (strcmp(*kind, "Pod") != 0)
-			r = append_sorted(base, json_object_get(s->cache->cluster, *kind));
+	for (const struct pk_type *const *kind = pk_sched_kinds(); r == 0 && *kind; kind++)
+		if (*kind != &pk_type_pod)
+			r = append_sorted(base, json_object_get(s->cache->cluster, (*kind)->kind));
 	if (r == 0)
 		r = append_sorted(base, json_object_get(s->cache->cluster, "Pod"));
 	json_object_foreach((json_t *)topo, k, o) if (r == 0) r =

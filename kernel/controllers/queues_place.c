@@ -54,8 +54,8 @@ int q_place_new(struct pk_store *store, struct q_place **ret)
 		return -ENOMEM;
 	}
 	/* what the core reads (pk_sched_kinds), pods apart: only those holding a node */
-	for (const char *const *k = pk_sched_kinds(); r == 0 && *k; k++) {
-		if (strcmp(*k, "Pod") == 0)
+	for (const struct pk_type *const *k = pk_sched_kinds(); r == 0 && *k; k++) {
+		if (*k == &pk_type_pod)
 			continue;
 		r = pk_store_list(store, *k, NULL, NULL, &items, NULL, NULL);
 		if (r == 0)
@@ -64,7 +64,7 @@ int q_place_new(struct pk_store *store, struct q_place **ret)
 		items = NULL;
 	}
 	if (r == 0)
-		r = pk_store_list(store, "Pod", NULL, NULL, &items, NULL, NULL);
+		r = pk_store_list(store, &pk_type_pod, NULL, NULL, &items, NULL, NULL);
 	json_array_foreach(r == 0 ? items : NULL, i, o) if (q_place_holds_node(o))
 	    json_array_append(p->base, o);
 	json_decref(items);
@@ -72,7 +72,7 @@ int q_place_new(struct pk_store *store, struct q_place **ret)
 	if (r == 0 && !(p->topologies = json_object()))
 		r = -ENOMEM;
 	if (r == 0)
-		r = pk_store_list(store, "Topology", NULL, NULL, &items, NULL, NULL);
+		r = pk_store_list(store, &pk_type_topology, NULL, NULL, &items, NULL, NULL);
 	json_array_foreach(r == 0 ? items : NULL, i, o)
 	    json_object_set(p->topologies, pk_name(o), o);
 	json_decref(items);

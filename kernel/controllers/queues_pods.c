@@ -185,7 +185,7 @@ void q_pods_groups_gone(struct pk_ctl *ctl, const struct q_state *s)
 	}
 	json_object_foreach(named ? s->groups : NULL, key, g)
 	{
-		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD_GROUP, g);
+		struct pk_write_ref ref = ctl_ref_of(&pk_type_pod_group, g);
 
 		if (pk_kind_of(g) != PK_KIND_POD_GROUP || json_object_get(named, key) ||
 		    !json_object_get(pk_get(g, "metadata.labels"), Q_LABEL_KUEUE_POD_GROUP) ||
@@ -329,11 +329,11 @@ int q_pods_admit(struct pk_ctl *ctl, struct q_workload *w, const json_t *admitte
 	json_t *pod;
 
 	if (r == 0 && w->group) /* a Kueue pod group: its gang first */
-		r = pk_writer_create(ctl->writer, PK_KIND_POD_GROUP,
+		r = pk_writer_create(ctl->writer, &pk_type_pod_group,
 				     json_array_get(admitted, npods));
 	json_array_foreach(r == 0 ? admitted : NULL, i, pod)
 	{
-		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD, json_array_get(w->pods, i));
+		struct pk_write_ref ref = ctl_ref_of(&pk_type_pod, json_array_get(w->pods, i));
 
 		if (i >= npods)
 			break;
@@ -352,7 +352,7 @@ int q_pods_evict(struct pk_ctl *ctl, struct q_workload *w)
 
 	json_array_foreach(r == 0 ? w->pods : NULL, i, pod)
 	{
-		struct pk_write_ref ref = ctl_ref_of(PK_KIND_POD, pod);
+		struct pk_write_ref ref = ctl_ref_of(&pk_type_pod, pod);
 
 		r = pk_writer_delete(ctl->writer, &ref, PK_WRITE_PROPAGATE_DEFAULT);
 		if (r < 0)
@@ -423,7 +423,7 @@ bool q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const 
 	changed |= copy && set_annotation(copy, Q_ANNOTATION_PENDING, why);
 	changed |= copy && set_annotation(copy, Q_ANNOTATION_POSITION, NULL); /* written before */
 	if (changed) {
-		struct pk_write_ref ref = ctl_ref_of(kind, obj);
+		struct pk_write_ref ref = ctl_ref_of(pk_type_of(kind), obj);
 		int r = pk_writer_replace(ctl->writer, &ref, copy);
 
 		if (r < 0)
@@ -444,8 +444,8 @@ void q_note_commit(struct pk_ctl *ctl)
 	ctl_commit(ctl, &res, &n);
 	for (size_t i = 0; res && i < n; i++)
 		if (res[i].error < 0 && res[i].error != -PK_WRITE_ECONFLICT)
-			ctl_log(ctl, 1, "%s %s/%s: pending: %s", pk_kind_to_string(res[i].kind),
-				res[i].ns, res[i].name, pk_write_strerror(res[i].error));
+			ctl_log(ctl, 1, "%s %s/%s: pending: %s", res[i].kind->kind, res[i].ns,
+				res[i].name, pk_write_strerror(res[i].error));
 }
 
 void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *order, const char *why)

@@ -288,7 +288,7 @@ void q_preempt_undo(struct q_state *s, struct q_victim *c, size_t n)
 static int evict_job(struct pk_ctl *ctl, struct q_workload *v)
 {
 	json_t *obj = json_deep_copy(v->obj);
-	struct pk_write_ref ref = ctl_ref_of(v->kind, v->obj);
+	struct pk_write_ref ref = ctl_ref_of(pk_type_of(v->kind), v->obj);
 	int r = -ENOMEM;
 
 	if (obj && json_is_object(json_object_get(obj, "spec"))) {
@@ -305,7 +305,7 @@ int q_evict(struct pk_ctl *ctl, struct q_workload *v, const char *reason, const 
 	int r = v->kind == PK_KIND_POD ? q_pods_evict(ctl, v) : evict_job(ctl, v);
 
 	if (r == 0)
-		ctl_record_warning(ctl, pk_kind_to_string(pk_kind_of(v->obj)), v->obj, reason, why);
+		ctl_record_warning(ctl, pk_type_of(pk_kind_of(v->obj)), v->obj, reason, why);
 	ctl_log(ctl, r == 0 ? 2 : 1, "%s %s/%s: %s%s%s", v->kind_name, v->ns, v->name, why,
 		r == 0 ? "" : ": ", r == 0 ? "" : pk_write_strerror(r));
 	return r;

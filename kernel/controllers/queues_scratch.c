@@ -99,7 +99,7 @@ static json_t *snapshot(const struct pk_queues_scratch *s, struct pk_store *st)
 	char key[800];
 	size_t i;
 
-	for (const char *const *k = s->written_kinds; snap && k && *k; k++) {
+	for (const struct pk_type *const *k = s->written_kinds; snap && k && *k; k++) {
 		items = NULL;
 		if (pk_store_list(st, *k, NULL, NULL, &items, NULL, NULL) < 0) {
 			json_decref(snap);
@@ -107,7 +107,7 @@ static json_t *snapshot(const struct pk_queues_scratch *s, struct pk_store *st)
 		}
 		json_array_foreach(items, i, o)
 		{
-			snprintf(key, sizeof(key), "%s/%s/%s", *k,
+			snprintf(key, sizeof(key), "%s/%s/%s", (*k)->kind,
 				 pk_namespace(o) ? pk_namespace(o) : "", pk_name(o));
 			json_object_set(snap, key, o);
 		}

@@ -72,7 +72,7 @@ static json_t *active_condition(const json_t *obj, bool active, const char *reas
 /* Write obj's status when it differs from what it holds. */
 static void write_status(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, json_t *st)
 {
-	struct pk_write_ref ref = ctl_ref_of(kind, obj);
+	struct pk_write_ref ref = ctl_ref_of(pk_type_of(kind), obj);
 	int r;
 
 	if (!st || json_equal(json_object_get(obj, "status"), st)) {

@@ -105,7 +105,7 @@ void ctl_recorder_free(struct ctl_recorder *rec)
 static json_t *event_new(struct ctl_recorder *rec, const struct pk_write_item *it, const char *uid,
 			 const char *type, const char *reason, const char *action, const char *note)
 {
-	const struct pk_type *t = pk_type_of(it->kind);
+	const struct pk_type *t = it->kind;
 	const char *ns = it->ns && *it->ns ? it->ns : "default";
 	char name[256], ts[32];
 	int64_t now = (int64_t)time(NULL);
@@ -158,8 +158,7 @@ static void note_one(void *arg, const struct pk_write_item *it, const json_t *ob
 	struct pk_ctl *ctl = arg;
 	struct ctl_recorder *rec = ctl->recorder;
 	const char *uid = obj ? pk_get_string(obj, "metadata.uid") : NULL;
-	const struct pk_type *t =
-	    it->kind_name ? pk_type_by_kind(it->kind_name) : pk_type_of(it->kind);
+	const struct pk_type *t = it->kind;
 	char okey[600], key[768], wkey[2048], shortnote[1024];
 	struct ctl_event_seen *w;
 	json_t *ev;
@@ -189,28 +188,27 @@ static void note_one(void *arg, const struct pk_write_item *it, const json_t *ob
 		CTL_COUNT(ctl, kevents_failed);
 }
 
-static void record(struct pk_ctl *ctl, const char *type, const char *kind, const json_t *obj,
+static void record(struct pk_ctl *ctl, const char *type, const struct pk_type *t, const json_t *obj,
 		   const char *reason, const char *note)
 {
-	const struct pk_type *t = pk_type_by_kind(kind);
-	struct pk_write_item it = {.kind = t ? t->pk : PK_KIND_UNKNOWN,
+	struct pk_write_item it = {.kind = t,
 				   .ns = t && t->namespaced ? (char *)pk_namespace(obj) : NULL,
 				   .name = (char *)pk_name(obj)};
 
 	if (ctl->queues_event && it.name) /* an offline pass's own sink (attach mode) */
-		ctl->queues_event(ctl->queues_event_arg, type, kind, obj, reason, note);
+		ctl->queues_event(ctl->queues_event_arg, type, t, obj, reason, note);
 	else if (ctl->recorder && it.name)
 		note_one(ctl, &it, obj, type, reason, reason, note);
 }
 
-void ctl_record_warning(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
-			const char *note)
+void ctl_record_warning(struct pk_ctl *ctl, const struct pk_type *kind, const json_t *obj,
+			const char *reason, const char *note)
 {
 	record(ctl, "Warning", kind, obj, reason, note);
 }
 
-void ctl_record_normal(struct pk_ctl *ctl, const char *kind, const json_t *obj, const char *reason,
-		       const char *note)
+void ctl_record_normal(struct pk_ctl *ctl, const struct pk_type *kind, const json_t *obj,
+		       const char *reason, const char *note)
 {
 	record(ctl, "Normal", kind, obj, reason, note);
 }
@@ -241,10 +239,8 @@ static int rec_writer(struct ctl_recorder *rec, struct pk_ctl *ctl)
 
 static struct pk_write_ref event_ref(const json_t *ev)
 {
-	return (struct pk_write_ref){.kind = PK_KIND_UNKNOWN,
-				     .kind_name = "Event",
-				     .ns = pk_namespace(ev),
-				     .name = pk_name(ev)};
+	return (struct pk_write_ref){
+	    .kind = &pk_type_event, .ns = pk_namespace(ev), .name = pk_name(ev)};
 }
 
 /*
@@ -265,7 +261,7 @@ static int add_op(struct pk_writer *w, json_t *op, json_t *names, json_t *again)
 	if (json_object_set_new(names, key, json_true()) < 0)
 		return -ENOMEM;
 	r = json_is_true(json_object_get(op, "bump")) ? pk_writer_replace(w, &ref, ev)
-						      : pk_writer_create(w, PK_KIND_UNKNOWN, ev);
+						      : pk_writer_create(w, &pk_type_event, ev);
 	return r < 0 ? r : 1;
 }
 
@@ -421,8 +417,7 @@ static void delete_events(struct pk_ctl *ctl, json_t *keys)
 		r = pk_writer_batch_begin(rec->writer);
 	json_array_foreach(r == 0 ? keys : NULL, i, k)
 	{
-		struct pk_write_ref ref = {.kind = PK_KIND_UNKNOWN,
-					   .kind_name = "Event",
+		struct pk_write_ref ref = {.kind = &pk_type_event,
 					   .ns = pk_get_string(k, "namespace"),
 					   .name = pk_get_string(k, "name")};
 

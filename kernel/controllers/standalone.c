@@ -42,10 +42,9 @@ static bool queue_relevant(const struct pk_source_event *ev)
 		return wb_queue_name(ev->object) != NULL;
 	if (k == PK_KIND_POD)
 		return pk_pod_queue_name(ev->object) != NULL;
-	if (ev->kind && strcmp(ev->kind->kind, "WorkloadPriorityClass") == 0)
-		return true;
-	return k == PK_KIND_CLUSTER_QUEUE || k == PK_KIND_LOCAL_QUEUE ||
-	       k == PK_KIND_RESOURCE_FLAVOR || k == PK_KIND_COHORT || k == PK_KIND_NAMESPACE;
+	return k == PK_KIND_WORKLOAD_PRIORITY_CLASS || k == PK_KIND_CLUSTER_QUEUE ||
+	       k == PK_KIND_LOCAL_QUEUE || k == PK_KIND_RESOURCE_FLAVOR || k == PK_KIND_COHORT ||
+	       k == PK_KIND_NAMESPACE;
 }
 
 /* A node's heartbeat Lease: in the node lease namespace. */
@@ -98,7 +97,7 @@ static void on_lease_event(struct pk_ctl *ctl, const struct pk_source_event *ev)
 			    &recovered);
 	if (!recovered && ev->type != PK_EVENT_DELETED && ctl_heartbeat_live(ctl->beats, name) &&
 	    ctl_heartbeat_lease_writes(ctl->beats, name) <= 2 &&
-	    pk_store_get(ctl->store, "Node", NULL, name, &node) == 0) {
+	    pk_store_get(ctl->store, &pk_type_node, NULL, name, &node) == 0) {
 		/* the first renewal seen: the Node may still be tainted from before a
 		 * restart of the appliance (later renewals need no look) */
 		recovered = tainted_unreachable(node);
@@ -179,10 +178,10 @@ static void hook_event(void *arg, const struct pk_source_event *ev, const struct
 
 /* ---- the listing ------------------------------------------------------------------- */
 
-static void hook_listed(void *arg, const char *kind, const json_t *obj, int64_t now)
+static void hook_listed(void *arg, const struct pk_type *kind, const json_t *obj, int64_t now)
 {
 	struct pk_ctl *ctl = arg;
-	enum pk_kind k = pk_kind_from_string(kind);
+	enum pk_kind k = kind->pk;
 
 	switch (k) {
 	case PK_KIND_LEASE:
@@ -397,10 +396,10 @@ static int hook_start(void *arg, struct pk_appliance *app, char *err, size_t err
 }
 
 /* Node heartbeat Leases: the loop lists them first and hands their events over undecided. */
-static const char *const standalone_kinds[] = {"Lease", NULL};
+static const struct pk_type *const standalone_kinds[] = {&pk_type_lease, NULL};
 /* The owners of pods and groups: the controllers reconcile them when they change. */
-static const char *const standalone_tracked[] = {"Workload", "Job", "JobSet", "LeaderWorkerSet",
-						 NULL};
+static const struct pk_type *const standalone_tracked[] = {
+    &pk_type_workload, &pk_type_job, &pk_type_jobset, &pk_type_leader_worker_set, NULL};
 
 static const struct pk_appliance_hooks standalone_hooks = {
     .kinds = standalone_kinds,
@@ -490,7 +489,7 @@ static int ctl_new(struct pk_store *store, const struct pk_appliance_config *cfg
 
 /* ---- the store as the loop's source ------------------------------------------------ */
 
-static int store_list(void *src, const char *kind, const struct pk_source_list_opts *opts,
+static int store_list(void *src, const struct pk_type *kind, const struct pk_source_list_opts *opts,
 		      json_t **ret_items, char **ret_continue)
 {
 	struct pk_store_list_opts o = {0};
@@ -535,7 +534,8 @@ static int store_wait(void *src, uint64_t since, int timeout_ms)
 	return pk_store_wait(src, since, timeout_ms);
 }
 
-static int store_get(void *src, const char *kind, const char *ns, const char *name, json_t **ret)
+static int store_get(void *src, const struct pk_type *kind, const char *ns, const char *name,
+		     json_t **ret)
 {
 	return pk_store_get(src, kind, ns, name, ret);
 }

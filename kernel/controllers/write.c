@@ -18,7 +18,7 @@ int ctl_commit(struct pk_ctl *ctl, const struct pk_write_result **ret_results, s
 	return pk_writer_batch_commit(ctl->writer, ret_results, ret_n);
 }
 
-struct pk_write_ref ctl_ref_of(enum pk_kind kind, const json_t *obj)
+struct pk_write_ref ctl_ref_of(const struct pk_type *kind, const json_t *obj)
 {
 	const char *rv = pk_get_string(obj, "metadata.resourceVersion");
 

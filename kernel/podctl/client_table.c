@@ -300,7 +300,8 @@ static void other_row(struct ctx *x, struct table *t, const json_t *o)
 
 	(void)x;
 	podctl_age(o, time(NULL), a, sizeof(a));
-	enum pk_kind k = pk_kind_from_string(kind);
+	const struct pk_type *ty = pk_type_by_kind(kind);
+	enum pk_kind k = ty ? ty->pk : PK_KIND_UNKNOWN;
 
 	if (k == PK_KIND_PRIORITY_CLASS)
 		snprintf(extra, sizeof(extra), "value=%lld%s",

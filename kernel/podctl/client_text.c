@@ -44,7 +44,7 @@ static bool names_kind(const struct pk_type *t, const char *s)
 
 const struct pk_type *podctl_resolve_kind(const char *s)
 {
-	for (const struct pk_type *t = pk_types; t->kind; t++)
+	for (const struct pk_type *const *p_t = pk_types, *t; (t = *p_t); p_t++)
 		if (names_kind(t, s))
 			return t;
 	if (strcasecmp(s, "pg") == 0)

@@ -22,7 +22,7 @@ static const char BOARD_COMMANDS[] = "check show nodes verify occupancy";
 /* Every served kind's plural and short names, space-separated. */
 static void print_kinds(FILE *f)
 {
-	for (const struct pk_type *t = pk_types; t->kind; t++) {
+	for (const struct pk_type *const *p_t = pk_types, *t; (t = *p_t); p_t++) {
 		fprintf(f, " %s", t->plural);
 		for (const char *p = t->short_names; p && *p;) {
 			size_t n = strcspn(p, ",");

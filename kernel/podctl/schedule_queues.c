@@ -88,7 +88,7 @@ static void take_back(struct pk_store *st, json_t *o)
 {
 	json_t *stored = NULL;
 
-	if (pk_store_get(st, pk_get_string(o, "kind"),
+	if (pk_store_get(st, pk_type_by_kind(pk_get_string(o, "kind")),
 			 pk_namespace(o) ? pk_namespace(o) : "default", pk_name(o), &stored) < 0)
 		return;
 	json_object_set(o, "spec", json_object_get(stored, "spec"));
@@ -153,7 +153,7 @@ static int add_made_groups(struct pk_store *st, json_t *objects)
 		json_t *made = NULL;
 
 		if (!g || has_group(objects, ns, g) ||
-		    pk_store_get(st, "PodGroup", ns, g, &made) < 0)
+		    pk_store_get(st, &pk_type_pod_group, ns, g, &made) < 0)
 			continue;
 		if (json_array_append_new(objects, made) < 0)
 			return -ENOMEM;

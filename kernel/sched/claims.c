@@ -956,9 +956,9 @@ static void claims_complete(struct pk_sched *s)
 }
 
 static const struct sc_plugin_event claims_events[] = {
-    {.kind = "DeviceClass", .set = claims_set, .remove = claims_remove},
-    {.kind = "ResourceSlice", .set = claims_set, .remove = claims_remove},
-    {.kind = "ResourceClaim", .set = claims_set, .remove = claims_remove},
+    {.kind = &pk_type_device_class, .set = claims_set, .remove = claims_remove},
+    {.kind = &pk_type_resource_slice, .set = claims_set, .remove = claims_remove},
+    {.kind = &pk_type_resource_claim, .set = claims_set, .remove = claims_remove},
 };
 
 const struct sc_plugin_ops sc_plugin_claims = {

@@ -163,8 +163,9 @@ static const struct fp_kind *kind_row(enum pk_kind kind)
 	return &other;
 }
 
-uint64_t pk_sched_fingerprint(enum pk_kind kind, const json_t *obj, bool loop)
+uint64_t pk_sched_fingerprint(const struct pk_type *type, const json_t *obj, bool loop)
 {
+	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
 	const struct fp_kind *row = kind_row(kind);
 	uint64_t h = pk_fnv1a_byte(PK_FNV1A_INIT, (unsigned char)kind);
 

@@ -531,7 +531,7 @@ static int interpod_namespace(struct pk_sched *s, json_t *obj)
 }
 
 static const struct sc_plugin_event interpod_events[] = {
-    {.kind = "Namespace", .set = interpod_namespace},
+    {.kind = &pk_type_namespace, .set = interpod_namespace},
 };
 
 const struct sc_plugin_ops sc_plugin_interpod = {

@@ -67,10 +67,14 @@ nomem:
  * A writer over objects: the kinds scheduling changes, conditions at now
  * (seconds); shared: an object is copied at its first change.
  */
+static bool holds_type(const struct pk_type *t)
+{
+	return scheduling_changes(t->pk);
+}
+
 static int offline_writer(json_t *objects, int64_t now, bool shared, struct pk_writer **ret)
 {
-	struct pk_writer_memory_opts o = {
-	    .holds = scheduling_changes, .now = now, .shared = shared};
+	struct pk_writer_memory_opts o = {.holds = holds_type, .now = now, .shared = shared};
 
 	return pk_writer_memory_new(objects, &o, ret);
 }

@@ -283,11 +283,11 @@ void sc_cons_complete(struct pk_sched *s)
 }
 
 /* The registered event of kind, or NULL: no plugin consumes it. */
-static const struct sc_plugin_event *event_of(const char *kind)
+static const struct sc_plugin_event *event_of(const struct pk_type *kind)
 {
 	for (int i = 0; kind && i < _SC_PLUGIN_MAX; i++)
 		for (size_t k = 0; k < plugins[i]->nevents; k++)
-			if (strcmp(plugins[i]->events[k].kind, kind) == 0)
+			if (plugins[i]->events[k].kind == kind)
 				return &plugins[i]->events[k];
 	return NULL;
 }
@@ -304,7 +304,7 @@ static int hint(struct pk_sched *s, int r)
 	return r < 0 ? r : 0;
 }
 
-size_t sc_cons_kinds(const char **v, size_t max)
+size_t sc_cons_kinds(const struct pk_type **v, size_t max)
 {
 	size_t n = 0;
 
@@ -315,7 +315,7 @@ size_t sc_cons_kinds(const char **v, size_t max)
 	return n;
 }
 
-int sc_cons_event_set(struct pk_sched *s, const char *kind, json_t *obj)
+int sc_cons_event_set(struct pk_sched *s, const struct pk_type *kind, json_t *obj)
 {
 	const struct sc_plugin_event *ev = event_of(kind);
 
@@ -324,7 +324,7 @@ int sc_cons_event_set(struct pk_sched *s, const char *kind, json_t *obj)
 
 int sc_cons_event_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name)
 {
-	const struct sc_plugin_event *ev = event_of(pk_kind_to_string(kind));
+	const struct sc_plugin_event *ev = event_of(pk_type_of(kind));
 
 	return ev && ev->remove ? hint(s, ev->remove(s, kind, ns, name)) : -ENOENT;
 }

@@ -258,7 +258,7 @@ enum { SC_HINT_SKIP = 0, SC_HINT_QUEUE = 1 };
 
 /* Objects of one kind a plugin consumes, and its handlers (remove may be NULL). */
 struct sc_plugin_event {
-	const char *kind; /* the API kind, as an object's "kind" says it */
+	const struct pk_type *kind; /* its row of the kinds table (&pk_type_storage_class) */
 	int (*set)(struct pk_sched *s, json_t *obj);
 	int (*remove)(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
 };
@@ -346,9 +346,9 @@ void sc_cons_complete(struct pk_sched *s);
  * -errno; when no plugin consumes the kind, set says -EOPNOTSUPP and
  * remove -ENOENT.
  */
-int sc_cons_event_set(struct pk_sched *s, const char *kind, json_t *obj);
+int sc_cons_event_set(struct pk_sched *s, const struct pk_type *kind, json_t *obj);
 /* The kinds the plugins consume, in table order, into v (at most max); how many there are. */
-size_t sc_cons_kinds(const char **v, size_t max);
+size_t sc_cons_kinds(const struct pk_type **v, size_t max);
 int sc_cons_event_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
 /*
  * What the plugins keep on the snapshot goes (sc_snapshot_fini, through the

@@ -126,7 +126,7 @@ int sc_result_condition(struct pk_sched_result *res, enum pk_kind kind, const ch
 	const char *src[] = {ns ? ns : "", name, type, status, reason, message ? message : ""};
 
 	a->action = PK_SCHED_CONDITION;
-	a->kind = kind;
+	a->kind = pk_type_of(kind);
 	return finish(res, a, pack(res, fields, src, 6));
 }
 
@@ -156,7 +156,7 @@ int sc_result_bind(struct pk_sched_result *res, const struct sc_snapshot *snap,
 			     slice ? worker : NULL};
 
 	a->action = PK_SCHED_BIND;
-	a->kind = PK_KIND_POD;
+	a->kind = &pk_type_pod;
 	return finish(res, a, pack(res, fields, src, 7));
 }
 
@@ -177,7 +177,7 @@ int sc_result_volume_claim(struct pk_sched_result *res, const char *ns, const ch
 			     node};
 
 	a->action = PK_SCHED_VOLUME_CLAIM;
-	a->kind = PK_KIND_PERSISTENT_VOLUME_CLAIM;
+	a->kind = &pk_type_persistent_volume_claim;
 	return finish(res, a, pack(res, fields, src, 6));
 }
 
@@ -191,7 +191,7 @@ int sc_result_preempt(struct pk_sched_result *res, const struct sc_pod *pod)
 	const char *src[] = {pod->ns ? pod->ns : "", pod->name ? pod->name : ""};
 
 	a->action = PK_SCHED_PREEMPT;
-	a->kind = PK_KIND_POD;
+	a->kind = &pk_type_pod;
 	return finish(res, a, pack(res, fields, src, 2));
 }
 
@@ -206,7 +206,7 @@ int sc_result_claim(struct pk_sched_result *res, const char *ns, const char *nam
 	int r;
 
 	a->action = PK_SCHED_CLAIM;
-	a->kind = PK_KIND_RESOURCE_CLAIM;
+	a->kind = &pk_type_resource_claim;
 	r = finish(res, a, pack(res, fields, src, 2));
 	if (r == 0)
 		a->claim = json_incref(status);

@@ -57,7 +57,7 @@ int pk_sched_round(struct pk_sched *s, int64_t now_ms, const struct pk_sched_rou
 }
 
 static struct pk_write_ref ref_of(const struct pk_sched_write_ops *ops, void *arg,
-				  enum pk_kind kind, const char *ns, const char *name)
+				  const struct pk_type *kind, const char *ns, const char *name)
 {
 	return (struct pk_write_ref){
 	    .kind = kind,

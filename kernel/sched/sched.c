@@ -88,10 +88,11 @@ void pk_sched_free(struct pk_sched *s)
 }
 
 /* The kinds the core reads itself, before and after those the plugins consume. */
-static const char *const core_first[] = {"Node", "PriorityClass"};
-static const char *const core_last[] = {"CompositePodGroup", "PodGroup", "Pod"};
+static const struct pk_type *const core_first[] = {&pk_type_node, &pk_type_priority_class};
+static const struct pk_type *const core_last[] = {&pk_type_composite_pod_group, &pk_type_pod_group,
+						  &pk_type_pod};
 #define SC_KINDS_MAX 64
-static const char *kinds_all[SC_KINDS_MAX + 1];
+static const struct pk_type *kinds_all[SC_KINDS_MAX + 1];
 static pthread_once_t kinds_once = PTHREAD_ONCE_INIT;
 
 static void kinds_init(void)
@@ -105,16 +106,17 @@ static void kinds_init(void)
 		kinds_all[n++] = core_last[i];
 }
 
-const char *const *pk_sched_kinds(void)
+const struct pk_type *const *pk_sched_kinds(void)
 {
 	pthread_once(&kinds_once, kinds_init);
 	return kinds_all;
 }
 
-bool pk_sched_reads(const char *kind)
+bool pk_sched_reads(const struct pk_type *kind)
 {
-	for (const char *const *k = pk_sched_kinds(); kind && *k; k++)
-		if (strcmp(*k, kind) == 0)
+	kind = pk_type_stored(kind);
+	for (const struct pk_type *const *k = pk_sched_kinds(); kind && *k; k++)
+		if (*k == kind)
 			return true;
 	return false;
 }
@@ -364,7 +366,7 @@ int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 	default:
 		/* what a plugin consumes (its events); Workloads, Jobs and unknown kinds
 		 * carry nothing to schedule */
-		r = sc_cons_event_set(s, json_string_value(json_object_get(obj, "kind")), obj);
+		r = sc_cons_event_set(s, pk_type_of(pk_kind_of(obj)), obj);
 		if (r == -EOPNOTSUPP)
 			r = 0;
 		else if (r == -EINVAL && errs && !pk_name(obj))
@@ -416,7 +418,7 @@ int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names,
 		return -EBUSY;
 	if (pod_finished(obj)) {
 		for (size_t i = 0; i < n; i++) /* one that was running is gone now */
-			pk_sched_remove(s, PK_KIND_POD, pk_namespace(obj), names[i]);
+			pk_sched_remove(s, &pk_type_pod, pk_namespace(obj), names[i]);
 		return 0;
 	}
 	if (n == 1 && pk_name(obj) && names[0] && strcmp(pk_name(obj), names[0]) == 0)
@@ -425,7 +427,7 @@ int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names,
 		fp = e->fp;
 		p = e->pod;
 	} else {
-		fp = pk_sched_fingerprint(PK_KIND_POD, obj, false); /* not the name */
+		fp = pk_sched_fingerprint(&pk_type_pod, obj, false); /* not the name */
 	}
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		char *key = sc_key(pk_namespace(obj), names[i]);
@@ -466,9 +468,10 @@ int pk_sched_update(struct pk_sched *s, json_t *obj, struct pk_errors *errs)
 	return pk_sched_add(s, obj, errs);
 }
 
-int pk_sched_group_home(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name,
-			char **ret)
+int pk_sched_group_home(struct pk_sched *s, const struct pk_type *type, const char *ns,
+			const char *name, char **ret)
 {
+	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
 	char *key = sc_key(ns, name);
 	const struct sc_group *g;
 	const char *home;
@@ -486,8 +489,10 @@ int pk_sched_group_home(struct pk_sched *s, enum pk_kind kind, const char *ns, c
 	return 0;
 }
 
-int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name)
+int pk_sched_remove(struct pk_sched *s, const struct pk_type *type, const char *ns,
+		    const char *name)
 {
+	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
 	char *key;
 	int r;
 

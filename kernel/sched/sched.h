@@ -144,7 +144,8 @@ void pk_sched_free(struct pk_sched *s);
  */
 int pk_sched_add(struct pk_sched *s, json_t *obj, struct pk_errors *errs);
 int pk_sched_update(struct pk_sched *s, json_t *obj, struct pk_errors *errs);
-int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name);
+int pk_sched_remove(struct pk_sched *s, const struct pk_type *kind, const char *ns,
+		    const char *name);
 /*
  * The home domain of group ns/name (PodGroup or CompositePodGroup): the
  * value of its topology key its last committed placement chose, else its
@@ -152,17 +153,17 @@ int pk_sched_remove(struct pk_sched *s, enum pk_kind kind, const char *ns, const
  * NULL when it has none.  -ENOENT: no such group; -ENOMEM.  A simulator that
  * withdraws a job's groups after a node loss hands it back as the annotation.
  */
-int pk_sched_group_home(struct pk_sched *s, enum pk_kind kind, const char *ns, const char *name,
-			char **ret);
+int pk_sched_group_home(struct pk_sched *s, const struct pk_type *kind, const char *ns,
+			const char *name, char **ret);
 /*
  * The kinds the scheduler reads (pk_sched_add and pk_sched_remove take
  * them; any other kind it ignores), in the order a new scheduler is best
  * fed them: nodes, what the plugins consume (what pods refer to), groups,
  * pods.  NULL-terminated, static.
  */
-const char *const *pk_sched_kinds(void);
-/* Is kind (as an object's "kind" says it) one of pk_sched_kinds()? */
-bool pk_sched_reads(const char *kind);
+const struct pk_type *const *pk_sched_kinds(void);
+/* Is kind (a row of the kinds table; NULL: no) one of pk_sched_kinds()? */
+bool pk_sched_reads(const struct pk_type *kind);
 /*
  * A fingerprint of what scheduling reads of obj, an object of kind
  * (fingerprint.c): what the scheduler reads, or with loop what the
@@ -170,7 +171,7 @@ bool pk_sched_reads(const char *kind);
  * whatever the order of object members; an update that changes only other
  * fields (a status the scheduler wrote) keeps it.
  */
-uint64_t pk_sched_fingerprint(enum pk_kind kind, const json_t *obj, bool loop);
+uint64_t pk_sched_fingerprint(const struct pk_type *kind, const json_t *obj, bool loop);
 /*
  * Add n pods alike: pod (a Pod object) named names[0], ..., names[n-1] in
  * turn, as n pk_sched_add calls would, but decoded once (a simulator's
@@ -212,7 +213,7 @@ struct pk_sched_kv {
 
 struct pk_sched_action {
 	enum pk_sched_action_kind action;
-	enum pk_kind kind; /* of the object */
+	const struct pk_type *kind; /* of the object: its row of the kinds table */
 	char *ns, *name;
 	char *node;   /* BIND; VOLUME_CLAIM: the selected node */
 	char *volume; /* VOLUME_CLAIM: spec.volumeName */
@@ -317,7 +318,7 @@ int pk_sched_round(struct pk_sched *s, int64_t now_ms, const struct pk_sched_rou
  */
 struct pk_writer;
 struct pk_sched_write_ops {
-	uint64_t (*rv)(void *arg, enum pk_kind kind, const char *ns, const char *name);
+	uint64_t (*rv)(void *arg, const struct pk_type *kind, const char *ns, const char *name);
 	void (*failed)(void *arg, const struct pk_sched_action *a, int r);
 };
 int pk_sched_result_write(struct pk_writer *w, const struct pk_sched_result *res,

@@ -1326,10 +1326,10 @@ static int vols_pre_bind(struct sc_ctx *ctx, const struct sc_pod *pod, const cha
 }
 
 static const struct sc_plugin_event vols_events[] = {
-    {.kind = "StorageClass", .set = vols_set, .remove = vols_remove},
-    {.kind = "CSINode", .set = vols_set, .remove = vols_remove},
-    {.kind = "PersistentVolume", .set = vols_set, .remove = vols_remove},
-    {.kind = "PersistentVolumeClaim", .set = vols_set, .remove = vols_remove},
+    {.kind = &pk_type_storage_class, .set = vols_set, .remove = vols_remove},
+    {.kind = &pk_type_csi_node, .set = vols_set, .remove = vols_remove},
+    {.kind = &pk_type_persistent_volume, .set = vols_set, .remove = vols_remove},
+    {.kind = &pk_type_persistent_volume_claim, .set = vols_set, .remove = vols_remove},
 };
 
 const struct sc_plugin_ops sc_plugin_volumes = {

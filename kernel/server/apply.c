@@ -603,7 +603,7 @@ int pk_srv_apply(const struct pk_srv_apply_req *q, struct pk_errors *errs, json_
 				  .sub = q->status ? "status" : "",
 				  .force = q->force,
 				  .conflicts = json_array()};
-		rc = pk_store_get(q->store, q->t->kind, q->ns, q->name, &a.live);
+		rc = pk_store_get(q->store, q->t, q->ns, q->name, &a.live);
 		if (rc < 0 && rc != -ENOENT) {
 			json_decref(a.conflicts);
 			return rc;

@@ -306,9 +306,9 @@ bool pk_authorize(const struct pk_identity *who, const char *verb, const char *k
 	if (in_group(who, "system:nodes") && strncmp(who->user, prefix, sizeof(prefix) - 1) == 0) {
 		const char *node = who->user + sizeof(prefix) - 1;
 		/* its own Node, and its own heartbeat Lease (named after the node) */
-		enum pk_kind k = pk_kind_from_string(kind);
+		const struct pk_type *t = pk_type_by_kind(kind);
 
-		return (k == PK_KIND_NODE || k == PK_KIND_LEASE) && name &&
+		return (t == &pk_type_node || t == &pk_type_lease) && name &&
 		       strcmp(name, node) == 0 &&
 		       (strcmp(verb, "create") == 0 || strcmp(verb, "update") == 0 ||
 			strcmp(verb, "patch") == 0);

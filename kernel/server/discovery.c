@@ -62,12 +62,12 @@ static json_t *api_group(const char *group)
 static json_t *group_list(void)
 {
 	json_t *groups = json_array();
-	for (const struct pk_type *t = pk_types; t->kind; t++) {
+	for (const struct pk_type *const *p_t = pk_types, *t; (t = *p_t); p_t++) {
 		if (!*t->group)
 			continue;
 		bool seen = false;
-		for (const struct pk_type *u = pk_types; u < t; u++)
-			if (strcmp(u->group, t->group) == 0)
+		for (const struct pk_type *const *u = pk_types; u < p_t; u++)
+			if (strcmp((*u)->group, t->group) == 0)
 				seen = true;
 		if (seen)
 			continue;

@@ -47,12 +47,12 @@ static const char *const shared[] = {
 
 bool pk_srv_event_type(const struct pk_type *t)
 {
-	return t && strcmp(t->kind, "Event") == 0;
+	return t == &pk_type_event || t == &pk_type_event_v1;
 }
 
 bool pk_srv_event_api(const struct pk_type *t)
 {
-	return pk_srv_event_type(t) && strcmp(t->group, "events.k8s.io") == 0;
+	return t == &pk_type_event_v1;
 }
 
 static bool is_events_shape(const json_t *ev)

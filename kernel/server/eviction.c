@@ -60,11 +60,11 @@ static json_t *get_group(struct pk_store *st, const char *ns, const char *name,
 {
 	json_t *g = NULL;
 
-	if (pk_store_get(st, "PodGroup", ns, name, &g) == 0) {
+	if (pk_store_get(st, &pk_type_pod_group, ns, name, &g) == 0) {
 		*ret_kind = "PodGroup";
 		return g;
 	}
-	if (pk_store_get(st, "CompositePodGroup", ns, name, &g) == 0) {
+	if (pk_store_get(st, &pk_type_composite_pod_group, ns, name, &g) == 0) {
 		*ret_kind = "CompositePodGroup";
 		return g;
 	}
@@ -322,7 +322,7 @@ static int check_budgets(struct evict *e, bool dry_run)
 		stats[n] = status_after(e, b, cnt, take);
 		edits[n] = (struct pk_store_edit){
 		    .op = PK_STORE_EDIT_MODIFY,
-		    .kind = "PodDisruptionBudget",
+		    .kind = &pk_type_pod_disruption_budget,
 		    .ns = e->ns,
 		    .name = pk_name(b),
 		    .precondition_rv = rv ? strtoull(rv, NULL, 10) : 0,
@@ -364,10 +364,8 @@ static json_t *event_new(const struct evict *e, const char *name, const char *ty
 
 static struct pk_write_ref event_ref(const json_t *ev)
 {
-	return (struct pk_write_ref){.kind = PK_KIND_UNKNOWN,
-				     .kind_name = "Event",
-				     .ns = pk_namespace(ev),
-				     .name = pk_name(ev)};
+	return (struct pk_write_ref){
+	    .kind = &pk_type_event, .ns = pk_namespace(ev), .name = pk_name(ev)};
 }
 
 /*
@@ -382,7 +380,7 @@ static int commit_for(struct pk_writer *w, const char *name)
 	int r = pk_writer_batch_commit(w, &res, &n);
 
 	for (size_t i = 0; r == 0 && i < n; i++)
-		if (res[i].kind == PK_KIND_POD && strcmp(res[i].name, name) == 0 &&
+		if (res[i].kind == &pk_type_pod && strcmp(res[i].name, name) == 0 &&
 		    res[i].error < 0)
 			r = res[i].error == -PK_WRITE_ECONFLICT ? -PK_STORE_ECONFLICT
 								: res[i].error;
@@ -398,7 +396,7 @@ static void note_refusal(const struct evict *e)
 	struct pk_write_ref ref;
 
 	snprintf(name, sizeof(name), "%.240s.eviction-blocked", e->name);
-	if (pk_store_get(e->store, "Event", e->ns, name, &old) == 0) {
+	if (pk_store_get(e->store, &pk_type_event, e->ns, name, &old) == 0) {
 		c = pk_get(old, "count");
 		pk_time_format((int64_t)time(NULL), ts);
 		ev = json_deep_copy(old);
@@ -419,7 +417,7 @@ static void note_refusal(const struct evict *e)
 	if (old && pk_get_string(old, "metadata.resourceVersion"))
 		ref.rv = strtoull(pk_get_string(old, "metadata.resourceVersion"), NULL, 10);
 	if (ev && pk_writer_store_new(e->store, &w) == 0 && pk_writer_batch_begin(w) == 0 &&
-	    (old ? pk_writer_replace(w, &ref, ev) : pk_writer_create(w, PK_KIND_UNKNOWN, ev)) == 0)
+	    (old ? pk_writer_replace(w, &ref, ev) : pk_writer_create(w, &pk_type_event, ev)) == 0)
 		commit_for(w, "");
 	pk_writer_free(w);
 	json_decref(ev);
@@ -446,7 +444,7 @@ static int evict_pods(struct evict *e, const struct pk_store_write_opts *wo)
 		bool asked = strcmp(pk_name(p), e->name) == 0;
 		const char *rv = asked ? wo->precondition_rv : NULL;
 		struct pk_write_ref ref = {
-		    .kind = PK_KIND_POD,
+		    .kind = &pk_type_pod,
 		    .ns = e->ns,
 		    .name = pk_name(p),
 		    .rv = rv ? strtoull(rv, NULL, 10) : 0,
@@ -468,7 +466,7 @@ static int evict_pods(struct evict *e, const struct pk_store_write_opts *wo)
 		snprintf(name, sizeof(name), "%.230s.%llx", e->name,
 			 (unsigned long long)time(NULL));
 		ev = event_new(e, name, "Normal", "EvictedWithUnit", note);
-		r = ev ? pk_writer_create(w, PK_KIND_UNKNOWN, ev) : -ENOMEM;
+		r = ev ? pk_writer_create(w, &pk_type_event, ev) : -ENOMEM;
 	}
 	if (r == 0)
 		r = commit_for(w, e->name);
@@ -491,13 +489,13 @@ static void evict_clear(struct evict *e)
 /* Read the pod, its unit, the namespace's pods and budgets. */
 static int evict_read(struct evict *e)
 {
-	int r = pk_store_get(e->store, "Pod", e->ns, e->name, &e->pod);
+	int r = pk_store_get(e->store, &pk_type_pod, e->ns, e->name, &e->pod);
 
 	if (r == 0)
-		r = pk_store_list(e->store, "PodDisruptionBudget", e->ns, NULL, &e->budgets, NULL,
-				  NULL);
+		r = pk_store_list(e->store, &pk_type_pod_disruption_budget, e->ns, NULL,
+				  &e->budgets, NULL, NULL);
 	if (r == 0)
-		r = pk_store_list(e->store, "Pod", e->ns, NULL, &e->all, NULL, NULL);
+		r = pk_store_list(e->store, &pk_type_pod, e->ns, NULL, &e->all, NULL, NULL);
 	if (r == 0)
 		r = find_unit(e);
 	if (r == 0)

@@ -5,8 +5,9 @@
  *
  * The messages are kernel/server/proto/NAME.proto, compiled by protoc-c at build
  * time; libprotobuf-c reads the wire.  A body is the envelope "k8s\0" and a
- * runtime.Unknown {typeMeta {apiVersion, kind}, raw}; the kind table below
- * names the message raw holds.  Before libprotobuf-c unpacks it, one bounded
+ * runtime.Unknown {typeMeta {apiVersion, kind}, raw}; the kind's row (or,
+ * for the few messages that are no kind, the table below) names the
+ * message raw holds.  Before libprotobuf-c unpacks it, one bounded
  * walk over the wire checks that messages nest at most PK_MAX_DEPTH deep (the
  * library recurses without a limit).  The unpacked message is then converted
  * by one walk over its descriptors: field names are the JSON names, and the
@@ -31,6 +32,7 @@
  * OpenAPI documents walk the same descriptors with it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,103 +44,101 @@
 #undef linux
 #include "authentication.pb-c.h"
 #include "authorization.pb-c.h"
-#include "batch.pb-c.h"
-#include "coordination.pb-c.h"
 #include "core.pb-c.h"
-#include "events.pb-c.h"
-#include "jobset.pb-c.h"
-#include "kueue.pb-c.h"
-#include "kueue_v1beta1.pb-c.h"
-#include "lws.pb-c.h"
 #include "meta.pb-c.h"
 #include "policy.pb-c.h"
-#include "resource_v1.pb-c.h"
 #include "runtime.pb-c.h"
-#include "scheduling.pb-c.h"
-#include "scheduling_v1alpha3.pb-c.h"
-#include "storage.pb-c.h"
 
 #define META "k8s.io.apimachinery.pkg.apis.meta.v1."
 
-/* Every kind a protobuf body may carry, and the custom resources whose
- * message is their schema only; group "*": any group (the options kinds every
- * API group registers). */
+/*
+ * A served kind's message is found by its row: Kubernetes' groups are the
+ * package k8s.io.api.GROUP.VERSION (the core group "core"; a group's first
+ * label: scheduling.k8s.io is "scheduling"), the x-k8s.io custom resources
+ * io.x_k8s.GROUP.VERSION, and the message is named as the kind.  Every
+ * message of kernel/server/proto/ is in pk_srv_pb_messages[], generated from
+ * the headers at build time, so a kind's message is its .proto only.  The
+ * custom resources' messages are schema only.
+ */
+extern const ProtobufCMessageDescriptor *const pk_srv_pb_messages[];
+
+static bool custom_group(const char *group)
+{
+	size_t n = strlen(group), s = strlen(".x-k8s.io");
+
+	return n > s && strcmp(group + n - s, ".x-k8s.io") == 0;
+}
+
+static const ProtobufCMessageDescriptor *row_message(const struct pk_type *t)
+{
+	const char *g = *t->group ? t->group : "core";
+	char name[256];
+
+	snprintf(name, sizeof(name), "%s.%.*s.%s.%s",
+		 custom_group(t->group) ? "io.x_k8s" : "k8s.io.api", (int)strcspn(g, "."), g,
+		 t->version, t->kind);
+	for (const ProtobufCMessageDescriptor *const *m = pk_srv_pb_messages; *m; m++)
+		if (strcmp((*m)->name, name) == 0)
+			return *m;
+	return NULL;
+}
+
+#define PB_ROWS_MAX 64
+static struct pk_pb_kind rows[PB_ROWS_MAX + 1];
+static pthread_once_t rows_once = PTHREAD_ONCE_INIT;
+
+static void rows_init(void)
+{
+	const struct pk_type *t;
+	size_t n = 0;
+
+	for (size_t i = 0; n < PB_ROWS_MAX && (t = pk_type_served(i)); i++) {
+		const ProtobufCMessageDescriptor *d = row_message(t);
+
+		if (d)
+			rows[n++] =
+			    (struct pk_pb_kind){t->group, t->kind, d, custom_group(t->group),
+						t->conversion ? t->version : NULL};
+	}
+}
+
+/* The messages a body may carry besides the served kinds'; group "*": any group (the
+ * options kinds every API group registers). */
 static const struct pk_pb_kind kinds[] = {
-    {"", "Pod", &k8s__io__api__core__v1__pod__descriptor},
-    {"", "Node", &k8s__io__api__core__v1__node__descriptor},
-    {"", "Namespace", &k8s__io__api__core__v1__namespace__descriptor},
-    {"", "Event", &k8s__io__api__core__v1__event__descriptor},
     {"", "Binding", &k8s__io__api__core__v1__binding__descriptor},
-    {"", "PersistentVolumeClaim", &k8s__io__api__core__v1__persistent_volume_claim__descriptor},
-    {"", "PersistentVolume", &k8s__io__api__core__v1__persistent_volume__descriptor},
-    {"storage.k8s.io", "StorageClass", &k8s__io__api__storage__v1__storage_class__descriptor},
-    {"storage.k8s.io", "CSINode", &k8s__io__api__storage__v1__csinode__descriptor},
-    {"resource.k8s.io", "DeviceClass", &k8s__io__api__resource__v1__device_class__descriptor},
-    {"resource.k8s.io", "ResourceClaim", &k8s__io__api__resource__v1__resource_claim__descriptor},
-    {"resource.k8s.io", "ResourceClaimTemplate",
-     &k8s__io__api__resource__v1__resource_claim_template__descriptor},
-    {"resource.k8s.io", "ResourceSlice", &k8s__io__api__resource__v1__resource_slice__descriptor},
-    {"events.k8s.io", "Event", &k8s__io__api__events__v1__event__descriptor},
     {"policy", "Eviction", &k8s__io__api__policy__v1__eviction__descriptor},
-    {"policy", "PodDisruptionBudget", &k8s__io__api__policy__v1__pod_disruption_budget__descriptor},
-    {"batch", "Job", &k8s__io__api__batch__v1__job__descriptor},
-    {"scheduling.k8s.io", "PriorityClass",
-     &k8s__io__api__scheduling__v1__priority_class__descriptor},
-    {"scheduling.k8s.io", "Workload", &k8s__io__api__scheduling__v1alpha3__workload__descriptor},
-    {"scheduling.k8s.io", "PodGroup", &k8s__io__api__scheduling__v1alpha3__pod_group__descriptor},
-    {"scheduling.k8s.io", "CompositePodGroup",
-     &k8s__io__api__scheduling__v1alpha3__composite_pod_group__descriptor},
-    {"coordination.k8s.io", "Lease", &k8s__io__api__coordination__v1__lease__descriptor},
     {"authorization.k8s.io", "SelfSubjectAccessReview",
      &k8s__io__api__authorization__v1__self_subject_access_review__descriptor},
     {"authorization.k8s.io", "SelfSubjectRulesReview",
      &k8s__io__api__authorization__v1__self_subject_rules_review__descriptor},
     {"authentication.k8s.io", "SelfSubjectReview",
      &k8s__io__api__authentication__v1__self_subject_review__descriptor},
-    {"jobset.x-k8s.io", "JobSet", &io__x_k8s__jobset__v1alpha2__job_set__descriptor,
-     .schema_only = true},
-    {"kueue.x-k8s.io", "ResourceFlavor", &io__x_k8s__kueue__v1beta2__resource_flavor__descriptor,
-     .schema_only = true},
-    {"kueue.x-k8s.io", "ClusterQueue", &io__x_k8s__kueue__v1beta2__cluster_queue__descriptor,
-     .schema_only = true},
-    {"kueue.x-k8s.io", "LocalQueue", &io__x_k8s__kueue__v1beta2__local_queue__descriptor,
-     .schema_only = true},
-    {"leaderworkerset.x-k8s.io", "LeaderWorkerSet",
-     &io__x_k8s__leaderworkerset__v1__leader_worker_set__descriptor, .schema_only = true},
-    {"kueue.x-k8s.io", "Cohort", &io__x_k8s__kueue__v1beta2__cohort__descriptor,
-     .schema_only = true},
-    {"kueue.x-k8s.io", "WorkloadPriorityClass",
-     &io__x_k8s__kueue__v1beta2__workload_priority_class__descriptor, .schema_only = true},
-    {"kueue.x-k8s.io", "Topology", &io__x_k8s__kueue__v1beta2__topology__descriptor,
-     .schema_only = true},
-    /* kueue.x-k8s.io/v1beta1, served beside v1beta2 and converted to it */
-    {"kueue.x-k8s.io", "ResourceFlavor", &io__x_k8s__kueue__v1beta1__resource_flavor__descriptor,
-     .schema_only = true, .version = "v1beta1"},
-    {"kueue.x-k8s.io", "ClusterQueue", &io__x_k8s__kueue__v1beta1__cluster_queue__descriptor,
-     .schema_only = true, .version = "v1beta1"},
-    {"kueue.x-k8s.io", "LocalQueue", &io__x_k8s__kueue__v1beta1__local_queue__descriptor,
-     .schema_only = true, .version = "v1beta1"},
-    {"kueue.x-k8s.io", "Cohort", &io__x_k8s__kueue__v1beta1__cohort__descriptor,
-     .schema_only = true, .version = "v1beta1"},
-    {"kueue.x-k8s.io", "WorkloadPriorityClass",
-     &io__x_k8s__kueue__v1beta1__workload_priority_class__descriptor, .schema_only = true,
-     .version = "v1beta1"},
-    {"kueue.x-k8s.io", "Topology", &io__x_k8s__kueue__v1beta1__topology__descriptor,
-     .schema_only = true, .version = "v1beta1"},
     {"*", "DeleteOptions", &k8s__io__apimachinery__pkg__apis__meta__v1__delete_options__descriptor},
     {"*", "Status", &k8s__io__apimachinery__pkg__apis__meta__v1__status__descriptor},
     {NULL, NULL, NULL},
 };
 
-/* version NULL: the stored version's message. */
-static const struct pk_pb_kind *pb_kind(const char *group, const char *version, const char *kind)
+static const struct pk_pb_kind *pb_find(const struct pk_pb_kind *k, const char *group,
+					const char *version, const char *kind)
 {
-	for (const struct pk_pb_kind *k = kinds; group && kind && k->kind; k++)
+	for (; k->kind; k++)
 		if (strcmp(k->kind, kind) == 0 &&
 		    (strcmp(k->group, group) == 0 || strcmp(k->group, "*") == 0) &&
 		    (version ? k->version && strcmp(k->version, version) == 0 : !k->version))
 			return k;
 	return NULL;
+}
+
+/* version NULL: the stored version's message. */
+static const struct pk_pb_kind *pb_kind(const char *group, const char *version, const char *kind)
+{
+	const struct pk_pb_kind *k;
+
+	if (!group || !kind)
+		return NULL;
+	pthread_once(&rows_once, rows_init);
+	k = pb_find(rows, group, version, kind);
+	return k ? k : pb_find(kinds, group, version, kind);
 }
 
 const struct pk_pb_kind *pk_srv_pb_kind(const char *group, const char *kind)

@@ -89,33 +89,30 @@ int pk_srv_query_timeout(const struct pk_request *req, struct pk_response *resp,
 
 /* The labels a kind's field selectors take upstream, beyond metadata.name. */
 static const struct {
-	const char *group, *kind;
+	const struct pk_type *type;
 	bool no_namespace; /* no metadata.namespace either */
 	const char *labels[12];
 } field_labels[] = {
-    {"",
-     "Pod",
+    {&pk_type_pod,
      false,
      {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
       "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs",
       "status.nominatedNodeName"}},
-    {"", "Node", true, {"spec.unschedulable"}},
-    {"", "Namespace", true, {"status.phase"}},
-    {"",
-     "Event",
+    {&pk_type_node, true, {"spec.unschedulable"}},
+    {&pk_type_namespace, true, {"status.phase"}},
+    {&pk_type_event,
      false,
      {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
       "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
       "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}},
     /* the same objects in the shape of events.k8s.io */
-    {"events.k8s.io",
-     "Event",
+    {&pk_type_event_v1,
      false,
      {"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid",
       "regarding.apiVersion", "regarding.resourceVersion", "regarding.fieldPath", "reason",
       "reportingController", "type"}},
-    {"batch", "Job", false, {"status.successful"}},
-    {"resource.k8s.io", "ResourceSlice", false, {"spec.nodeName", "spec.driver"}},
+    {&pk_type_job, false, {"status.successful"}},
+    {&pk_type_resource_slice, false, {"spec.nodeName", "spec.driver"}},
 };
 
 static bool field_label_ok(const struct pk_type *t, const char *label)
@@ -123,8 +120,7 @@ static bool field_label_ok(const struct pk_type *t, const char *label)
 	if (strcmp(label, "metadata.name") == 0)
 		return true;
 	for (size_t i = 0; i < ELEMENTSOF(field_labels); i++) {
-		if (strcmp(field_labels[i].kind, t->kind) != 0 ||
-		    strcmp(field_labels[i].group, t->group) != 0)
+		if (field_labels[i].type != t)
 			continue;
 		if (!field_labels[i].no_namespace && strcmp(label, "metadata.namespace") == 0)
 			return true;

@@ -155,7 +155,7 @@ void rt_do_delete(struct call *c, struct pk_response *resp)
 		c->wo.propagation = PK_PROPAGATE_ORPHAN;
 	json_t *out = NULL;
 	struct pk_errors errs = {0};
-	int rc = pk_store_delete_opts(c->srv->store, c->r->type->kind, c->r->ns, c->r->name, &c->wo,
+	int rc = pk_store_delete_opts(c->srv->store, c->r->type, c->r->ns, c->r->name, &c->wo,
 				      &errs, &out);
 	if (rc < 0)
 		rt_respond_store_error(resp, rc, c->r, c->r->name, &errs);

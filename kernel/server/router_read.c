@@ -21,7 +21,7 @@ void rt_do_get(struct pk_server *srv, const struct pk_request *req, const struct
 	       struct pk_response *resp)
 {
 	json_t *obj = NULL;
-	int rc = pk_store_get(srv->store, r->type->kind, r->ns, r->name, &obj);
+	int rc = pk_store_get(srv->store, r->type, r->ns, r->name, &obj);
 	if (rc < 0)
 		return rt_respond_store_error(resp, rc, r, r->name, NULL);
 	/* A table's columns read the stored fields: a converted version's rows come from them. */
@@ -144,7 +144,7 @@ void rt_do_list(struct pk_server *srv, const struct pk_request *req, const struc
 	json_t *items = NULL;
 	uint64_t rv = 0;
 	char *cont = NULL;
-	int rc = pk_store_list(srv->store, r->type->kind, r->ns, &o, &items, &rv, &cont);
+	int rc = pk_store_list(srv->store, r->type, r->ns, &o, &items, &rv, &cont);
 	pk_selector_free(labels);
 	pk_selector_free(fields);
 	if (rc == -EINVAL) {

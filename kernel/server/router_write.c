@@ -38,7 +38,7 @@ static int admit_update(const struct call *c, json_t *obj, struct pk_errors *err
 	if (!node)
 		return 0;
 	json_t *old = NULL;
-	int rc = pk_store_get(c->srv->store, "Node", NULL, c->r->name, &old);
+	int rc = pk_store_get(c->srv->store, &pk_type_node, NULL, c->r->name, &old);
 	if (rc == 0)
 		rc = pk_srv_admission_node_write(node, old, obj, errs);
 	json_t *meta = json_object_get(obj, "metadata");
@@ -73,7 +73,7 @@ static int patch_tracked(const struct call *c, enum pk_patch_type type, const js
 	for (int attempt = 0; attempt < 5 && rc == -PK_STORE_ECONFLICT; attempt++) {
 		json_t *live = NULL, *next = NULL;
 		char err[256] = "";
-		if (pk_store_get(c->srv->store, r->type->kind, r->ns, r->name, &live) < 0 ||
+		if (pk_store_get(c->srv->store, r->type, r->ns, r->name, &live) < 0 ||
 		    !json_array_size(pk_get(live, "metadata.managedFields"))) {
 			json_decref(live);
 			return -ENOEXEC;
@@ -111,13 +111,13 @@ int rt_patch_admitted(const struct call *c, enum pk_patch_type type, const json_
 	if (rc != -ENOEXEC)
 		return rc;
 	if (!node)
-		return pk_store_patch_opts(c->srv->store, r->type->kind, r->ns, r->name, type,
-					   patch, sub, &c->wo, errs, ret);
+		return pk_store_patch_opts(c->srv->store, r->type, r->ns, r->name, type, patch, sub,
+					   &c->wo, errs, ret);
 	rc = -PK_STORE_ECONFLICT;
 	for (int attempt = 0; attempt < 5 && rc == -PK_STORE_ECONFLICT; attempt++) {
 		json_t *old = NULL, *next = NULL;
 		char err[256] = "";
-		rc = pk_store_get(c->srv->store, "Node", NULL, r->name, &old);
+		rc = pk_store_get(c->srv->store, &pk_type_node, NULL, r->name, &old);
 		if (rc == 0 &&
 		    (rc = pk_patch_apply(old, type, patch, &next, err, sizeof(err))) < 0) {
 			pk_errors_add(errs, "patch: %s", err);
@@ -169,7 +169,7 @@ int rt_patch_view(const struct call *c, enum pk_patch_type type, const json_t *p
 	for (int attempt = 0; attempt < 5 && rc == -PK_STORE_ECONFLICT; attempt++) {
 		json_t *live = NULL, *view = NULL, *next = NULL, *stored = NULL;
 		char err[256] = "";
-		rc = pk_store_get(c->srv->store, r->type->kind, r->ns, r->name, &live);
+		rc = pk_store_get(c->srv->store, r->type, r->ns, r->name, &live);
 		if (rc == 0 && !(view = pk_srv_view(r->type, live)))
 			rc = -ENOMEM;
 		if (rc == 0 &&
@@ -241,7 +241,7 @@ int rt_namespace_lifecycle(const struct call *c, const json_t *obj, struct pk_re
 		return 0;
 	if (!ns || !*ns)
 		ns = "default";
-	if (pk_store_get(c->srv->store, "Namespace", NULL, ns, &nsobj) == 0) {
+	if (pk_store_get(c->srv->store, &pk_type_namespace, NULL, ns, &nsobj) == 0) {
 		json_decref(nsobj);
 		return 0;
 	}
@@ -366,11 +366,11 @@ void rt_do_binding(struct pk_server *srv, const struct pk_request *req, const st
 		return;
 	}
 	json_t *pod = NULL;
-	int rc = pk_store_get(srv->store, "Pod", r->ns, r->name, &pod);
+	int rc = pk_store_get(srv->store, &pk_type_pod, r->ns, r->name, &pod);
 	const char *bound = rc == 0 ? pk_get_string(pod, "spec.nodeName") : NULL;
 	struct binding_edit b = {.node = node, .annotations = pk_get(body, "metadata.annotations")};
 	struct pk_store_edit e = {
-	    .kind = "Pod", .ns = r->ns, .name = r->name, .apply = binding_apply, .arg = &b};
+	    .kind = &pk_type_pod, .ns = r->ns, .name = r->name, .apply = binding_apply, .arg = &b};
 
 	if (rc == 0 && !(bound && *bound) && !binding_uid_differs(body, pod)) {
 		rc = pk_store_edit_batch(srv->store, &e, 1);
@@ -379,7 +379,7 @@ void rt_do_binding(struct pk_server *srv, const struct pk_request *req, const st
 		if (rc == -PK_STORE_ECONFLICT && b.was_bound) {
 			json_decref(pod);
 			pod = NULL;
-			rc = pk_store_get(srv->store, "Pod", r->ns, r->name, &pod);
+			rc = pk_store_get(srv->store, &pk_type_pod, r->ns, r->name, &pod);
 			bound = rc == 0 ? pk_get_string(pod, "spec.nodeName") : NULL;
 		}
 	}
@@ -447,7 +447,7 @@ void rt_do_update(const struct call *c, struct pk_response *resp)
 	enum pk_store_sub sub = r->sub ? PK_SUB_STATUS : PK_SUB_MAIN;
 	/* The writer's manager takes over the fields it changes (managedFields). */
 	if (!r->sub && rt_arg(req, "fieldManager") &&
-	    pk_store_get(c->srv->store, r->type->kind, r->ns, r->name, &live) == 0)
+	    pk_store_get(c->srv->store, r->type, r->ns, r->name, &live) == 0)
 		pk_srv_managed_update(live, obj, rt_arg(req, "fieldManager"));
 	json_decref(live);
 	int rc = admit_update(c, obj, &errs);

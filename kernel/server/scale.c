@@ -73,7 +73,7 @@ static int write_once(struct pk_store *st, const struct pk_type *t, const char *
 {
 	json_t *live = NULL, *view = NULL, *scale = NULL, *next = NULL;
 	char err[256] = "";
-	int rc = pk_store_get(st, t->kind, ns, name, &live);
+	int rc = pk_store_get(st, t, ns, name, &live);
 
 	if (rc == 0 && type && !(view = pk_srv_scale_view(live)))
 		rc = -ENOMEM;

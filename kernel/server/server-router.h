@@ -2,10 +2,10 @@
 /*
  * server-router.h — what the request router (router.c) shares with its
  * handlers: the parsed route, a write on its way, and the helpers the verbs
- * use.  The handlers have a file each by what they do: reads (get, list,
- * watch: router_read.c), create, update and binding (router_write.c), patch
- * and server-side apply (router_patch.c), delete and eviction
- * (router_delete.c).
+ * use (router_request.c).  The handlers have a file each by what they do:
+ * reads (get, list, watch: router_read.c), create, update and binding
+ * (router_write.c), patch and server-side apply (router_patch.c), delete
+ * and eviction (router_delete.c).
  */
 #ifndef PODKERNEL_KERNEL_SERVER_ROUTER_H
 #define PODKERNEL_KERNEL_SERVER_ROUTER_H
@@ -30,7 +30,7 @@ struct call {
 	json_t *dups; /* duplicate keys of the body, for fieldValidation */
 };
 
-/* ---- router.c: query arguments and bodies ---------------------------------------- */
+/* ---- router_request.c: answers, query arguments and bodies ------------------------ */
 /* A query argument's value, or NULL. */
 const char *rt_arg(const struct pk_request *req, const char *key);
 /* A boolean query argument as Go's strconv.ParseBool reads it; absent: false; else -EINVAL. */

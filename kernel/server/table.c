@@ -126,8 +126,8 @@ static json_t *row_of(const struct pk_type *t, const struct pk_srv_column *cols,
 {
 	json_t *cells = json_array();
 	/* an Event's cells read its core shape */
-	json_t *view = pk_srv_event_type(t) ? pk_srv_event_view(pk_type_by_kind("Event"), obj)
-					    : json_incref(obj);
+	json_t *view =
+	    pk_srv_event_type(t) ? pk_srv_event_view(&pk_type_event, obj) : json_incref(obj);
 
 	for (const struct pk_srv_column *c = cols; c->name; c++)
 		json_array_append_new(cells, c->cell ? c->cell(view) : path_cell(c, view));

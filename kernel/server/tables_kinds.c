@@ -633,30 +633,31 @@ static const struct pk_srv_column pdb_cols[] = {
     {NULL}};
 static const struct pk_srv_column default_cols[] = {NAME_COL, AGE_COL, {NULL}};
 
+/* The kinds with columns of their own, by their rows; the rest get NAME and AGE. */
 static const struct {
-	const char *group, *kind;
+	const struct pk_type *type;
 	const struct pk_srv_column *cols;
 } kinds[] = {
-    {"", "Node", node_cols},
-    {"", "Pod", pod_cols},
-    {"", "Event", event_cols},
-    {"events.k8s.io", "Event", event_cols},
-    {"", "Namespace", ns_cols},
-    {"batch", "Job", job_cols},
-    {"jobset.x-k8s.io", "JobSet", jobset_cols},
-    {"leaderworkerset.x-k8s.io", "LeaderWorkerSet", lws_cols},
-    {"resource.k8s.io", "ResourceClaim", claim_cols},
-    {"resource.k8s.io", "ResourceSlice", slice_cols},
-    {"scheduling.k8s.io", "PodGroup", group_cols},
-    {"scheduling.k8s.io", "CompositePodGroup", composite_cols},
-    {"scheduling.k8s.io", "PriorityClass", pc_cols},
-    {"policy", "PodDisruptionBudget", pdb_cols},
+    {&pk_type_node, node_cols},
+    {&pk_type_pod, pod_cols},
+    {&pk_type_event, event_cols},
+    {&pk_type_event_v1, event_cols},
+    {&pk_type_namespace, ns_cols},
+    {&pk_type_job, job_cols},
+    {&pk_type_jobset, jobset_cols},
+    {&pk_type_leader_worker_set, lws_cols},
+    {&pk_type_resource_claim, claim_cols},
+    {&pk_type_resource_slice, slice_cols},
+    {&pk_type_pod_group, group_cols},
+    {&pk_type_composite_pod_group, composite_cols},
+    {&pk_type_priority_class, pc_cols},
+    {&pk_type_pod_disruption_budget, pdb_cols},
 };
 
 const struct pk_srv_column *pk_srv_columns_of(const struct pk_type *t)
 {
 	for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
-		if (strcmp(kinds[i].group, t->group) == 0 && strcmp(kinds[i].kind, t->kind) == 0)
+		if (kinds[i].type == t)
 			return kinds[i].cols;
 	return default_cols;
 }

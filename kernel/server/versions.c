@@ -21,7 +21,7 @@ bool pk_srv_converts(const struct pk_type *t)
 
 const struct pk_type *pk_srv_stored_type(const struct pk_type *t)
 {
-	return pk_srv_event_type(t) ? pk_type_by_kind("Event") : pk_type_stored(t);
+	return pk_type_stored(t);
 }
 
 json_t *pk_srv_view(const struct pk_type *t, json_t *obj)

@@ -193,8 +193,7 @@ static int list_page(struct pk_watch *w)
 				       .continue_token = w->cont};
 	json_t *items = NULL;
 	char *next = NULL;
-	int rc =
-	    pk_store_list(w->srv->store, w->spec.type->kind, w->spec.ns, &o, &items, NULL, &next);
+	int rc = pk_store_list(w->srv->store, w->spec.type, w->spec.ns, &o, &items, NULL, &next);
 	if (rc < 0)
 		return rc;
 	free(w->cont);

@@ -99,15 +99,16 @@ static int edit_create(struct sim_queues *q, json_t *obj)
 	return 0;
 }
 
-static int edit_delete(struct sim_queues *q, const char *kind, const char *ns, const char *name)
+static int edit_delete(struct sim_queues *q, const struct pk_type *t, const char *ns,
+		       const char *name)
 {
-	json_t *o = json_pack("{s:s,s:s?,s:s}", "kind", kind, "ns", ns, "name", name);
+	json_t *o = json_pack("{s:s?,s:s}", "ns", ns, "name", name);
 	struct pk_store_edit *e = edit_new(q, o);
 
 	if (!e)
 		return -ENOMEM;
 	e->op = PK_STORE_EDIT_DELETE;
-	e->kind = json_string_value(json_object_get(o, "kind"));
+	e->kind = t;
 	e->ns = json_string_value(json_object_get(o, "ns"));
 	e->name = json_string_value(json_object_get(o, "name"));
 	return 0;
@@ -129,7 +130,8 @@ static int flush(struct sim_run *s)
 		if (r == 0 && e->rc < 0 && !(e->op == PK_STORE_EDIT_DELETE && e->rc == -ENOENT)) {
 			if (!s->err[0])
 				snprintf(s->err, sizeof(s->err), "queues: %s %s/%s: %s",
-					 e->create ? pk_get_string(e->create, "kind") : e->kind,
+					 e->create ? pk_get_string(e->create, "kind")
+						   : e->kind->kind,
 					 e->create ? pk_namespace(e->create) : e->ns,
 					 e->create ? pk_name(e->create) : e->name,
 					 e->message[0] ? e->message : strerror(-e->rc));
@@ -243,7 +245,7 @@ void sim_q_pod(struct sim_run *s, uint32_t j, int32_t k, bool bound)
 		r = edit_create(q, pod_object(s, j, k, ns, name, sizeof(name)));
 	} else {
 		json_decref(pod_object(s, j, k, ns, name, sizeof(name)));
-		r = edit_delete(q, "Pod", ns, name);
+		r = edit_delete(q, &pk_type_pod, ns, name);
 		q->dirty = true; /* room for what waits */
 	}
 	if (r < 0 && !s->err[0])
@@ -289,7 +291,7 @@ void sim_q_job_end(struct sim_run *s, uint32_t j)
 		return;
 	charge(s, j, -1);
 	job_name(s->q, j, name, sizeof(name));
-	if (edit_delete(s->q, "Job", s->trace->jobs[j].tenant, name) < 0 && !s->err[0])
+	if (edit_delete(s->q, &pk_type_job, s->trace->jobs[j].tenant, name) < 0 && !s->err[0])
 		snprintf(s->err, sizeof(s->err), "queues: the mirror: %s", strerror(ENOMEM));
 }
 
@@ -309,7 +311,7 @@ void sim_q_started(struct sim_run *s, uint32_t j, int64_t t)
 
 void sim_q_node_lost(struct sim_run *s, int32_t node)
 {
-	if (s->q && edit_delete(s->q, "Node", NULL, s->node_names[node]) < 0 && !s->err[0])
+	if (s->q && edit_delete(s->q, &pk_type_node, NULL, s->node_names[node]) < 0 && !s->err[0])
 		snprintf(s->err, sizeof(s->err), "queues: the mirror: %s", strerror(ENOMEM));
 }
 
@@ -408,7 +410,7 @@ static int read_back(struct sim_run *s, uint64_t rv)
 			: -ENOMEM;
 
 	if (r == -PK_STORE_EGONE)
-		r = pk_store_list(s->q->store, "Job", NULL, NULL, &items, NULL, NULL);
+		r = pk_store_list(s->q->store, &pk_type_job, NULL, NULL, &items, NULL, NULL);
 	else if (r == 0 && !(v = malloc((json_object_size(changed) + 1) * sizeof(*v))))
 		r = -ENOMEM;
 	json_object_foreach(r == 0 && v ? changed : NULL, k, o) v[n++] = o;

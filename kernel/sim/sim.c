@@ -342,13 +342,13 @@ static void remove_groups(struct sim_run *s, uint32_t j)
 
 	job_ns(j, ns);
 	if (!job->objects && job->pods > 1)
-		pk_sched_remove(s->sched, PK_KIND_POD_GROUP, ns, "g");
+		pk_sched_remove(s->sched, &pk_type_pod_group, ns, "g");
 	json_array_foreach(job->objects, i, o)
 	{
 		enum pk_kind k = pk_kind_of(o);
 
 		if (k != PK_KIND_POD)
-			pk_sched_remove(s->sched, k, ns, pk_name(o));
+			pk_sched_remove(s->sched, pk_type_of(k), ns, pk_name(o));
 	}
 }
 
@@ -362,7 +362,7 @@ void sim_withdraw(struct sim_run *s, uint32_t j)
 	job_ns(j, ns);
 	for (int32_t k = 0; k < job->pods; k++) {
 		sim_pod_name(s, j, k, name, sizeof(name));
-		pk_sched_remove(s->sched, PK_KIND_POD, ns, name);
+		pk_sched_remove(s->sched, &pk_type_pod, ns, name);
 		if (r->node[k] >= 0) {
 			sim_stats_release(s, r->node[k], sim_pod_req(s, j, k));
 			sim_q_pod(s, j, k, false);
@@ -393,7 +393,7 @@ static int keep_homes(struct sim_run *s, uint32_t j, bool node_loss)
 		return node_loss ? -ENOMEM : 0;
 	job_ns(j, ns);
 	if (!job->objects && job->pods > 1 &&
-	    pk_sched_group_home(s->sched, PK_KIND_POD_GROUP, ns, "g", &home) == 0 && home)
+	    pk_sched_group_home(s->sched, &pk_type_pod_group, ns, "g", &home) == 0 && home)
 		json_object_set_new(r->homes, "g", json_string(home));
 	free(home);
 	json_array_foreach(job->objects, i, o)
@@ -402,7 +402,8 @@ static int keep_homes(struct sim_run *s, uint32_t j, bool node_loss)
 
 		home = NULL;
 		if ((k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP) &&
-		    pk_sched_group_home(s->sched, k, ns, pk_name(o), &home) == 0 && home)
+		    pk_sched_group_home(s->sched, pk_type_of(k), ns, pk_name(o), &home) == 0 &&
+		    home)
 			json_object_set_new(r->homes, pk_name(o), json_string(home));
 		free(home);
 	}
@@ -594,7 +595,7 @@ static int on_finish(struct sim_run *s, const struct sim_event *e)
 		if (r->node[k] < 0 || r->bind_at[k] != e->aux)
 			continue;
 		sim_pod_name(s, e->job, k, name, sizeof(name));
-		pk_sched_remove(s->sched, PK_KIND_POD, ns, name);
+		pk_sched_remove(s->sched, &pk_type_pod, ns, name);
 		sim_stats_release(s, r->node[k], sim_pod_req(s, e->job, k));
 		sim_q_pod(s, e->job, k, false);
 		r->node[k] = -2; /* Succeeded */
@@ -623,7 +624,7 @@ static int on_node_loss(struct sim_run *s, const struct sim_event *e)
 
 	sim_stats_node_lost(s, n);
 	sim_q_node_lost(s, n);
-	pk_sched_remove(s->sched, PK_KIND_NODE, NULL, s->node_names[n]);
+	pk_sched_remove(s->sched, &pk_type_node, NULL, s->node_names[n]);
 	for (uint32_t j = 0; r == 0 && j < s->trace->n; j++) {
 		struct sim_jobrun *jr = &s->runs[j];
 		bool hit = false;

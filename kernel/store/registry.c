@@ -154,7 +154,7 @@ static int check_uid(const json_t *old, const char *want, struct pk_errors *errs
 static bool other_version_ok(const struct pk_type *t, const char *av)
 {
 	return (t->pk == PK_KIND_PRIORITY_CLASS && strcmp(av, "scheduling.k8s.io/v1alpha3") == 0) ||
-	       (strcmp(t->kind, "Event") == 0 && strcmp(av, "events.k8s.io/v1") == 0);
+	       (t->pk == PK_KIND_EVENT && strcmp(av, "events.k8s.io/v1") == 0);
 }
 
 /* kind/apiVersion/metadata shape; names; namespace defaulting. */
@@ -561,7 +561,7 @@ static int delete_namespace(struct pk_store *st, struct txn *tx, json_t *nsobj)
 {
 	const char *ns = pk_store_meta_str(nsobj, "name");
 	int rc = 0;
-	for (const struct pk_type *t = pk_types; rc == 0 && t->kind; t++) {
+	for (const struct pk_type *const *p_t = pk_types, *t; rc == 0 && (t = *p_t); p_t++) {
 		if (!t->namespaced)
 			continue;
 		json_t *names = pk_store_db_names(st, t->kind, ns);
@@ -655,13 +655,14 @@ static int delete_locked(struct pk_store *st, const struct pk_type *t, const cha
 	return rc;
 }
 
-int pk_store_delete_opts(struct pk_store *st, const char *kind, const char *ns, const char *name,
-			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
-			 json_t **ret)
+int pk_store_delete_opts(struct pk_store *st, const struct pk_type *t, const char *ns,
+			 const char *name, const struct pk_store_write_opts *opts,
+			 struct pk_errors *errs, json_t **ret)
 {
 	static const struct pk_store_write_opts none = {0};
 	const struct pk_store_write_opts *o = opts ? opts : &none;
-	const struct pk_type *t = pk_type_by_kind(kind);
+
+	t = pk_type_stored(t);
 	if (!t || !name)
 		return -EINVAL;
 	json_t *obj = NULL;
@@ -844,21 +845,22 @@ int pk_store_update_opts(struct pk_store *st, const json_t *in, enum pk_store_su
 	return finish(rc, out, &local, ret);
 }
 
-int pk_store_patch(struct pk_store *st, const char *kind, const char *ns, const char *name,
+int pk_store_patch(struct pk_store *st, const struct pk_type *t, const char *ns, const char *name,
 		   enum pk_patch_type type, const json_t *patch, enum pk_store_sub sub,
 		   struct pk_errors *errs, json_t **ret)
 {
-	return pk_store_patch_opts(st, kind, ns, name, type, patch, sub, NULL, errs, ret);
+	return pk_store_patch_opts(st, t, ns, name, type, patch, sub, NULL, errs, ret);
 }
 
-int pk_store_patch_opts(struct pk_store *st, const char *kind, const char *ns, const char *name,
-			enum pk_patch_type type, const json_t *patch, enum pk_store_sub sub,
-			const struct pk_store_write_opts *opts, struct pk_errors *errs,
-			json_t **ret)
+int pk_store_patch_opts(struct pk_store *st, const struct pk_type *t, const char *ns,
+			const char *name, enum pk_patch_type type, const json_t *patch,
+			enum pk_store_sub sub, const struct pk_store_write_opts *opts,
+			struct pk_errors *errs, json_t **ret)
 {
 	struct pk_errors local = {0};
 	struct pk_errors *e = errs ? errs : &local;
-	const struct pk_type *t = pk_type_by_kind(kind);
+
+	t = pk_type_stored(t);
 	if (!t || !name)
 		return -EINVAL;
 	json_t *out = NULL;
@@ -995,7 +997,7 @@ static int edit_delete(struct pk_store *st, const struct pk_type *t, struct pk_s
 
 static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn *tx)
 {
-	const struct pk_type *t = pk_type_by_kind(e->kind);
+	const struct pk_type *t = pk_type_stored(e->kind);
 	struct pk_errors errs = {0};
 	json_t *old, *next;
 	int rc;

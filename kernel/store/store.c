@@ -232,7 +232,7 @@ static int seed_namespaces(struct pk_store *st)
 		names[i] = json_string_value(json_array_get(all, i));
 	for (size_t i = 0; i < n; i++) {
 		json_t *old = NULL;
-		if (pk_store_get(st, "Namespace", NULL, names[i], &old) == 0) {
+		if (pk_store_get(st, &pk_type_namespace, NULL, names[i], &old) == 0) {
 			json_decref(old);
 			continue;
 		}
@@ -972,10 +972,10 @@ bool pk_store_writable(struct pk_store *st)
 }
 
 /* ---- reads -------------------------------------------------------------- */
-int pk_store_get(struct pk_store *st, const char *kind, const char *ns, const char *name,
+int pk_store_get(struct pk_store *st, const struct pk_type *t, const char *ns, const char *name,
 		 json_t **ret)
 {
-	const struct pk_type *t = pk_type_by_kind(kind);
+	t = pk_type_stored(t);
 	if (!t || !name)
 		return -EINVAL;
 	json_t *obj = NULL;
@@ -1298,12 +1298,12 @@ static void snapshot_end(struct store_reader *r)
 	sqlite3_reset(r->st_commit);
 }
 
-int pk_store_list(struct pk_store *st, const char *kind, const char *ns,
+int pk_store_list(struct pk_store *st, const struct pk_type *t, const char *ns,
 		  const struct pk_store_list_opts *opts, json_t **ret_items, uint64_t *ret_rv,
 		  char **ret_continue)
 {
 	static const struct pk_store_list_opts none = {0};
-	const struct pk_type *t = pk_type_by_kind(kind);
+	t = pk_type_stored(t);
 	if (!t)
 		return -EINVAL;
 	const struct pk_store_list_opts *o = opts ? opts : &none;

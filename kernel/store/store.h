@@ -204,8 +204,12 @@ int pk_store_check(struct pk_store *store, char *err, size_t errlen);
 bool pk_store_writable(struct pk_store *store);
 
 /* ---- reads -------------------------------------------------------------- */
-/* ns is ignored (may be NULL) for cluster-scoped kinds. */
-int pk_store_get(struct pk_store *store, const char *kind, const char *ns, const char *name,
+/*
+ * A kind is its row of the kinds table, t (&pk_type_pod, a route's
+ * row); another version's row or events.k8s.io's Event names the objects of
+ * the stored row.  ns is ignored (may be NULL) for cluster-scoped kinds.
+ */
+int pk_store_get(struct pk_store *store, const struct pk_type *t, const char *ns, const char *name,
 		 json_t **ret);
 
 /*
@@ -249,7 +253,7 @@ struct pk_store_list_opts {
  * resourceVersion at the time of the read.  A malformed token is -EINVAL.
  * Pages after the first are read at their own time (not a snapshot).
  */
-int pk_store_list(struct pk_store *store, const char *kind, const char *ns,
+int pk_store_list(struct pk_store *store, const struct pk_type *t, const char *ns,
 		  const struct pk_store_list_opts *opts, json_t **ret_items, uint64_t *ret_rv,
 		  char **ret_continue);
 
@@ -282,9 +286,9 @@ int pk_store_update_opts(struct pk_store *store, const json_t *obj, enum pk_stor
 			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
 			 json_t **ret);
 /* Apply a patch to the stored object atomically, then update as above. */
-int pk_store_patch(struct pk_store *store, const char *kind, const char *ns, const char *name,
-		   enum pk_patch_type type, const json_t *patch, enum pk_store_sub sub,
-		   struct pk_errors *errs, json_t **ret);
+int pk_store_patch(struct pk_store *store, const struct pk_type *t, const char *ns,
+		   const char *name, enum pk_patch_type type, const json_t *patch,
+		   enum pk_store_sub sub, struct pk_errors *errs, json_t **ret);
 /*
  * Delete: an object with finalizers gets metadata.deletionTimestamp and stays
  * until they are gone (ret is that object); otherwise it is removed (ret is the
@@ -293,9 +297,9 @@ int pk_store_patch(struct pk_store *store, const char *kind, const char *ns, con
  * NULL) must match the stored resourceVersion.  Deleting a Namespace deletes
  * every object in it by the same rules; it goes when its last object does.
  */
-int pk_store_delete_opts(struct pk_store *store, const char *kind, const char *ns, const char *name,
-			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
-			 json_t **ret);
+int pk_store_delete_opts(struct pk_store *store, const struct pk_type *t, const char *ns,
+			 const char *name, const struct pk_store_write_opts *opts,
+			 struct pk_errors *errs, json_t **ret);
 
 /*
  * Create many objects in one transaction, one commit (the appliance's
@@ -347,10 +351,10 @@ struct pk_store_write_opts {
 int pk_store_create_opts(struct pk_store *store, const json_t *obj,
 			 const struct pk_store_write_opts *opts, struct pk_errors *errs,
 			 json_t **ret);
-int pk_store_patch_opts(struct pk_store *store, const char *kind, const char *ns, const char *name,
-			enum pk_patch_type type, const json_t *patch, enum pk_store_sub sub,
-			const struct pk_store_write_opts *opts, struct pk_errors *errs,
-			json_t **ret);
+int pk_store_patch_opts(struct pk_store *store, const struct pk_type *t, const char *ns,
+			const char *name, enum pk_patch_type type, const json_t *patch,
+			enum pk_store_sub sub, const struct pk_store_write_opts *opts,
+			struct pk_errors *errs, json_t **ret);
 
 /*
  * Batched edits (the write path's store backend): many objects written in
@@ -383,7 +387,8 @@ enum pk_store_edit_op {
 };
 struct pk_store_edit {
 	enum pk_store_edit_op op;
-	const char *kind, *ns, *name; /* CREATE: taken from create */
+	const struct pk_type *kind; /* CREATE: taken from create */
+	const char *ns, *name;	    /* CREATE: taken from create */
 	uint64_t precondition_rv;
 	const char *precondition_uid;
 	int (*apply)(json_t *obj, void *arg); /* MODIFY */

@@ -76,7 +76,7 @@ static struct pk_store_edit edit_of(const struct pk_write_item *it, struct item_
 {
 	struct pk_store_edit e = {
 	    .op = PK_STORE_EDIT_MODIFY,
-	    .kind = it->kind_name ? it->kind_name : pk_kind_to_string(it->kind),
+	    .kind = it->kind,
 	    .ns = it->ns,
 	    .name = it->name,
 	    .precondition_rv = it->rv,
@@ -147,12 +147,12 @@ static int store_commit(void *backend, const struct pk_write_batch *batch,
 	return r;
 }
 
-static int store_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
+static int store_get(void *backend, const struct pk_type *kind, const char *ns, const char *name,
 		     json_t **ret)
 {
 	struct store_backend *b = backend;
 
-	return pk_store_get(b->store, pk_kind_to_string(kind), ns, name, ret);
+	return pk_store_get(b->store, kind, ns, name, ret);
 }
 
 static void store_free(void *backend)

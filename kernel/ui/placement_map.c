@@ -231,8 +231,9 @@ static int queued_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *o
 	return r;
 }
 
-int pk_ui_map_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
+int pk_ui_map_update(struct pk_ui_map *m, const struct pk_type *type, const json_t *obj)
 {
+	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
 	char key[512];
 	json_t *e;
 	int r = 0;
@@ -268,8 +269,9 @@ int pk_ui_map_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
 	return r;
 }
 
-void pk_ui_map_remove(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
+void pk_ui_map_remove(struct pk_ui_map *m, const struct pk_type *type, const json_t *obj)
 {
+	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
 	char key[512];
 	void *e;
 
@@ -316,7 +318,7 @@ void pk_ui_map_remove(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj)
 	pthread_mutex_unlock(&m->lock);
 }
 
-void pk_ui_map_event(struct pk_ui_map *m, enum pk_event_type type, enum pk_kind kind,
+void pk_ui_map_event(struct pk_ui_map *m, enum pk_event_type type, const struct pk_type *kind,
 		     const json_t *obj)
 {
 	if (type == PK_EVENT_DELETED)
@@ -335,10 +337,10 @@ static void hook_list_begin(void *arg)
 
 /* Kinds arrive as the source names them; Jobs and JobSets count while queued; Leases are ignored.
  */
-static void hook_listed(void *arg, const char *kind, const json_t *obj, int64_t now_ms)
+static void hook_listed(void *arg, const struct pk_type *kind, const json_t *obj, int64_t now_ms)
 {
 	(void)now_ms;
-	pk_ui_map_update(arg, pk_kind_from_string(kind), obj);
+	pk_ui_map_update(arg, kind, obj);
 }
 
 /*
@@ -349,7 +351,7 @@ static void hook_listed(void *arg, const char *kind, const json_t *obj, int64_t 
 static void hook_event(void *arg, const struct pk_source_event *ev, const struct ap_decision *d)
 {
 	(void)d;
-	pk_ui_map_event(arg, ev->type, ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN, ev->object);
+	pk_ui_map_event(arg, ev->type, ev->kind, ev->object);
 }
 
 const struct pk_appliance_hooks pk_ui_map_hooks = {

@@ -44,10 +44,10 @@ void pk_ui_map_clear(struct pk_ui_map *m);
  * or CompositePodGroup; a Job or JobSet while it waits in a queue; other
  * kinds are ignored).  The tree is only read.
  */
-int pk_ui_map_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj);
-void pk_ui_map_remove(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj);
+int pk_ui_map_update(struct pk_ui_map *m, const struct pk_type *kind, const json_t *obj);
+void pk_ui_map_remove(struct pk_ui_map *m, const struct pk_type *kind, const json_t *obj);
 /* One change-stream event: update or remove. */
-void pk_ui_map_event(struct pk_ui_map *m, enum pk_event_type type, enum pk_kind kind,
+void pk_ui_map_event(struct pk_ui_map *m, enum pk_event_type type, const struct pk_type *kind,
 		     const json_t *obj);
 
 /*

@@ -45,15 +45,12 @@ struct mem_backend {
 /* The type of an object of the array, or NULL when the writer does not hold it. */
 static const struct pk_type *held_type(const struct mem_backend *b, const json_t *o)
 {
-	enum pk_kind kind;
 	const struct pk_type *t;
 
 	if (!json_is_object(o))
 		return NULL;
-	kind = pk_kind_of(o);
-	t = kind != PK_KIND_UNKNOWN ? pk_type_of(kind)
-				    : pk_type_by_kind(pk_get_string(o, "kind") ?: "");
-	if (!t || (b->opts.holds && !b->opts.holds(kind)))
+	t = pk_type_by_kind(pk_get_string(o, "kind"));
+	if (!t || (b->opts.holds && !b->opts.holds(t)))
 		return NULL;
 	return t;
 }
@@ -275,8 +272,7 @@ static int own_copy(struct mem_backend *b, const char *key, json_t *obj, json_t 
 static int modify(struct mem_backend *b, const struct pk_write_item *it, int64_t now,
 		  json_t **ret_obj)
 {
-	const struct pk_type *t =
-	    it->kind_name ? pk_type_by_kind(it->kind_name) : pk_type_of(it->kind);
+	const struct pk_type *t = it->kind;
 	char buf[MEM_KEY_MAX];
 	const char *key = t ? pk_obj_key(buf, sizeof(buf), t, it->ns, it->name) : NULL;
 	json_t *obj =
@@ -372,8 +368,7 @@ static int new_metadata(struct mem_backend *b, const struct pk_type *t, json_t *
 static int create(struct mem_backend *b, const struct pk_write_item *it, int64_t now,
 		  json_t **ret_obj)
 {
-	const struct pk_type *t =
-	    it->kind_name ? pk_type_by_kind(it->kind_name) : pk_type_of(it->kind);
+	const struct pk_type *t = it->kind;
 	char buf[MEM_KEY_MAX];
 	const char *key;
 	json_t *obj;
@@ -439,10 +434,11 @@ static int mem_commit(void *backend, const struct pk_write_batch *batch,
 	return b->ngone ? compact(b) : 0;
 }
 
-static int mem_get(void *backend, enum pk_kind kind, const char *ns, const char *name, json_t **ret)
+static int mem_get(void *backend, const struct pk_type *kind, const char *ns, const char *name,
+		   json_t **ret)
 {
 	struct mem_backend *b = backend;
-	const struct pk_type *t = pk_type_of(kind);
+	const struct pk_type *t = kind;
 	char buf[MEM_KEY_MAX];
 	const char *key = t ? pk_obj_key(buf, sizeof(buf), t, ns, name) : NULL;
 	json_t *obj =

@@ -66,7 +66,6 @@ void pk_write_cond_clear(struct pk_write_cond *c)
 
 static void item_clear(struct pk_write_item *it)
 {
-	free(it->kind_name);
 	free(it->ns);
 	free(it->name);
 	free(it->node);
@@ -142,8 +141,7 @@ const struct pk_write_batch *pk_writer_batch(const struct pk_writer *w)
 
 static bool ref_namespaced(const struct pk_write_ref *ref)
 {
-	return ref->kind_name ? pk_type_by_kind(ref->kind_name)->namespaced
-			      : pk_kind_namespaced(ref->kind);
+	return ref->kind->namespaced;
 }
 
 static const char *ns_of(const struct pk_write_ref *ref)
@@ -154,10 +152,7 @@ static const char *ns_of(const struct pk_write_ref *ref)
 /* The index key of an object (pk_obj_key), or NULL when it does not fit. */
 static const char *ref_key(char *buf, size_t len, const struct pk_write_ref *ref, const char *ns)
 {
-	const struct pk_type *t =
-	    ref->kind_name ? pk_type_by_kind(ref->kind_name) : pk_type_of(ref->kind);
-
-	return pk_obj_key(buf, len, t, ns, ref->name);
+	return pk_obj_key(buf, len, ref->kind, ns, ref->name);
 }
 
 /* The item of ref, created (with ref's precondition) when new; NULL on ENOMEM. */
@@ -193,8 +188,7 @@ static struct pk_write_item *item_of(struct pk_writer *w, const struct pk_write_
 	it->rv = ref->rv;
 	it->ns = strdup(ns);
 	it->name = strdup(ref->name);
-	if ((ref->uid && !(it->uid = strdup(ref->uid))) ||
-	    (ref->kind_name && !(it->kind_name = strdup(ref->kind_name)))) {
+	if (ref->uid && !(it->uid = strdup(ref->uid))) {
 		item_clear(it);
 		return NULL;
 	}
@@ -206,21 +200,11 @@ static struct pk_write_item *item_of(struct pk_writer *w, const struct pk_write_
 	return it;
 }
 
-/* The kind: typed, or a served kind without a typed view named by kind_name. */
-static bool ref_kind_ok(const struct pk_write_ref *ref)
-{
-	const struct pk_type *t;
-
-	if (ref->kind != PK_KIND_UNKNOWN)
-		return !ref->kind_name;
-	t = ref->kind_name ? pk_type_by_kind(ref->kind_name) : NULL;
-	return t && t->pk == PK_KIND_UNKNOWN;
-}
-
+/* A kind is a stored row of the kinds table (never another version's). */
 static bool ref_ok(const struct pk_writer *w, const struct pk_write_ref *ref)
 {
-	return w && ref && ref->name && *ref->name && ref_kind_ok(ref) &&
-	       strlen(ref->name) <= PK_NAME_MAX_LEN &&
+	return w && ref && ref->kind && pk_type_stored(ref->kind) == ref->kind && ref->name &&
+	       *ref->name && strlen(ref->name) <= PK_NAME_MAX_LEN &&
 	       (!ref->ns || strlen(ref->ns) <= PK_NAME_MAX_LEN) &&
 	       (!ref->uid || strlen(ref->uid) <= PK_NAME_MAX_LEN);
 }
@@ -239,8 +223,8 @@ static struct pk_write_item *edit_item(struct pk_writer *w, const struct pk_writ
 	bool replace = act == ACT_REPLACE;
 	struct pk_write_item *it;
 
-	if (ref->kind_name && act == ACT_STATUS) {
-		errno = EINVAL; /* no typed view: replaced or deleted only */
+	if (!ref->kind->has_status && act == ACT_STATUS) {
+		errno = EINVAL; /* no status subresource: created, replaced or deleted only */
 		return NULL;
 	}
 	it = item_of(w, ref);
@@ -266,7 +250,7 @@ int pk_writer_bind(struct pk_writer *w, const struct pk_write_ref *pod, const ch
 {
 	struct pk_write_item *it;
 
-	if (!ref_ok(w, pod) || pod->kind != PK_KIND_POD || !node || !*node ||
+	if (!ref_ok(w, pod) || pod->kind->pk != PK_KIND_POD || !node || !*node ||
 	    (annotations && !json_is_object(annotations)))
 		return -EINVAL;
 	it = edit_item(w, pod, ACT_STATUS);
@@ -291,7 +275,7 @@ int pk_writer_volume_claim(struct pk_writer *w, const struct pk_write_ref *claim
 {
 	struct pk_write_item *it;
 
-	if (!ref_ok(w, claim) || claim->kind != PK_KIND_PERSISTENT_VOLUME_CLAIM ||
+	if (!ref_ok(w, claim) || claim->kind->pk != PK_KIND_PERSISTENT_VOLUME_CLAIM ||
 	    (annotations && !json_is_object(annotations)) || (!volume && !annotations))
 		return -EINVAL;
 	it = edit_item(w, claim, ACT_STATUS);
@@ -355,7 +339,7 @@ int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod)
 {
 	struct pk_write_item *it;
 
-	if (!ref_ok(w, pod) || pod->kind != PK_KIND_POD)
+	if (!ref_ok(w, pod) || pod->kind->pk != PK_KIND_POD)
 		return -EINVAL;
 	it = edit_item(w, pod, ACT_DELETE);
 	if (!it)
@@ -379,14 +363,11 @@ int pk_writer_delete(struct pk_writer *w, const struct pk_write_ref *ref,
 	return 0;
 }
 
-int pk_writer_create(struct pk_writer *w, enum pk_kind kind, const json_t *obj)
+int pk_writer_create(struct pk_writer *w, const struct pk_type *kind, const json_t *obj)
 {
-	/* a served kind without a typed view goes by the kind the object names */
 	struct pk_write_ref ref = {.kind = kind,
 				   .ns = pk_get_string(obj, "metadata.namespace"),
-				   .name = pk_get_string(obj, "metadata.name"),
-				   .kind_name =
-				       kind == PK_KIND_UNKNOWN ? pk_get_string(obj, "kind") : NULL};
+				   .name = pk_get_string(obj, "metadata.name")};
 	const char *prefix = pk_get_string(obj, "metadata.generateName");
 	size_t n = w ? w->batch.n : 0;
 	char gen[PK_NAME_MAX_LEN + 32];
@@ -444,7 +425,8 @@ int pk_writer_claim(struct pk_writer *w, const struct pk_write_ref *claim, const
 {
 	struct pk_write_item *it;
 
-	if (!ref_ok(w, claim) || claim->kind != PK_KIND_RESOURCE_CLAIM || !json_is_object(status))
+	if (!ref_ok(w, claim) || claim->kind->pk != PK_KIND_RESOURCE_CLAIM ||
+	    !json_is_object(status))
 		return -EINVAL;
 	it = edit_item(w, claim, ACT_STATUS);
 	if (!it)
@@ -505,7 +487,7 @@ int pk_writer_batch_commit(struct pk_writer *w, const struct pk_write_result **r
 	return r;
 }
 
-int pk_writer_get(struct pk_writer *w, enum pk_kind kind, const char *ns, const char *name,
+int pk_writer_get(struct pk_writer *w, const struct pk_type *kind, const char *ns, const char *name,
 		  json_t **ret)
 {
 	if (!w || !name || !ret)

@@ -63,19 +63,20 @@ enum pk_write_error {
 const char *pk_write_strerror(int error);
 
 /*
- * Which object a write is about, and what it must still look like.  A
- * served kind without an enum pk_kind value (Event, WorkloadPriorityClass) is
- * named by kind_name; such an object can be created, replaced or deleted only
- * (the store's and the in-memory backends write it, a remote one refuses it
- * with -EOPNOTSUPP).
+ * Which object a write is about, and what it must still look like.  kind is
+ * the object's row of the kinds table (&pk_type_pod); the status
+ * and conditions of a kind without a status subresource (Event,
+ * WorkloadPriorityClass) are not written: such an object is created,
+ * replaced or deleted (a backend that does not reach the kind refuses it
+ * with -EOPNOTSUPP; attach's remote one reaches the kinds attach mode
+ * watches, and creates Events).
  */
 struct pk_write_ref {
-	enum pk_kind kind;
+	const struct pk_type *kind;
 	const char *ns; /* NULL or "" for cluster-scoped kinds */
 	const char *name;
-	uint64_t rv;	       /* precondition: metadata.resourceVersion; 0: none */
-	const char *uid;       /* precondition: metadata.uid; NULL: none */
-	const char *kind_name; /* with PK_KIND_UNKNOWN: the served kind ("Event"); else NULL */
+	uint64_t rv;	 /* precondition: metadata.resourceVersion; 0: none */
+	const char *uid; /* precondition: metadata.uid; NULL: none */
 };
 
 /* A deletion's propagationPolicy (as DeleteOptions). */
@@ -98,8 +99,7 @@ void pk_write_cond_clear(struct pk_write_cond *c);
  * backend's commit() receives.  Strings are owned by the batch.
  */
 struct pk_write_item {
-	enum pk_kind kind;
-	char *kind_name; /* a served kind without a typed view (kind PK_KIND_UNKNOWN), or NULL */
+	const struct pk_type *kind;
 	char *ns, *name;
 	uint64_t rv;	     /* precondition of the first action on the object */
 	char *uid;	     /* uid precondition of the first action that named one, or NULL */
@@ -139,7 +139,7 @@ struct pk_write_item {
  * ops->get).
  */
 struct pk_write_result {
-	enum pk_kind kind;
+	const struct pk_type *kind;
 	const char *ns, *name; /* borrowed from the batch: valid until the next batch_begin */
 	int error;
 	json_t *object; /* read it, never change it: the store backend shares it with watchers */
@@ -163,7 +163,7 @@ struct pk_writer_ops {
 	int (*commit)(void *backend, const struct pk_write_batch *batch,
 		      struct pk_write_result *results);
 	/* Read the current object (a new reference), -ENOENT when gone. */
-	int (*get)(void *backend, enum pk_kind kind, const char *ns, const char *name,
+	int (*get)(void *backend, const struct pk_type *kind, const char *ns, const char *name,
 		   json_t **ret);
 	void (*free)(void *backend); /* may be NULL */
 };
@@ -188,12 +188,12 @@ int pk_writer_evict(struct pk_writer *w, const struct pk_write_ref *pod);
  * Create obj (a reference is kept: obj must not change until the batch is
  * committed; each backend writes a copy): an object of kind with metadata.name, or
  * metadata.generateName (then the backend names it: the result's object
- * says the name; the item goes by "PREFIX(N)"); kind PK_KIND_UNKNOWN: the
- * served kind obj's "kind" names (an Event).  -EEXIST in its result when
+ * says the name; the item goes by "PREFIX(N)"); kind is the row of the
+ * kind obj names (&pk_type_event for an Event).  -EEXIST in its result when
  * it exists.  Nothing else may be asked of the same object in the batch
  * (-EBUSY).
  */
-int pk_writer_create(struct pk_writer *w, enum pk_kind kind, const json_t *obj);
+int pk_writer_create(struct pk_writer *w, const struct pk_type *kind, const json_t *obj);
 /*
  * Replace the object but its status with obj (borrowed; a PUT): metadata's
  * identity, uid and timestamps are the backend's, the rest is obj's.  Only
@@ -234,7 +234,7 @@ const struct pk_write_batch *pk_writer_batch(const struct pk_writer *w);
 int pk_writer_batch_commit(struct pk_writer *w, const struct pk_write_result **ret_results,
 			   size_t *ret_n);
 /* ops->get. */
-int pk_writer_get(struct pk_writer *w, enum pk_kind kind, const char *ns, const char *name,
+int pk_writer_get(struct pk_writer *w, const struct pk_type *kind, const char *ns, const char *name,
 		  json_t **ret);
 
 /* Apply one item to a copy of its object (what a backend writes); 0 or -errno. */
@@ -263,7 +263,7 @@ int pk_write_item_apply(const struct pk_write_item *it, json_t *obj, int64_t now
  *              place, before its first change, and only the copy changes.
  */
 struct pk_writer_memory_opts {
-	bool (*holds)(enum pk_kind kind);
+	bool (*holds)(const struct pk_type *kind);
 	int64_t now;
 	bool versions;
 	bool shared;

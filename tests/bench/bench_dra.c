@@ -105,11 +105,11 @@ static double bench(const struct topo_board *b, int blocks, const char *strategy
 			char p[32];
 
 			snprintf(p, sizeof(p), "w-%d", i);
-			pk_sched_remove(s, PK_KIND_POD, "bench", p);
+			pk_sched_remove(s, &pk_type_pod, "bench", p);
 			if (dra)
-				pk_sched_remove(s, PK_KIND_RESOURCE_CLAIM, "bench", p);
+				pk_sched_remove(s, &pk_type_resource_claim, "bench", p);
 		}
-		pk_sched_remove(s, PK_KIND_POD_GROUP, "bench", "ring");
+		pk_sched_remove(s, &pk_type_pod_group, "bench", "ring");
 	}
 	double tm = median(t, RUNS);
 

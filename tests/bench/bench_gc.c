@@ -165,8 +165,8 @@ static void index_run(bool index, double *create_ms, double *label_ms)
 		char name[32];
 
 		snprintf(name, sizeof(name), "p-%d", i);
-		if (pk_store_patch(st, "Pod", "default", name, PK_PATCH_MERGE, patch, PK_SUB_MAIN,
-				   NULL, NULL) < 0)
+		if (pk_store_patch(st, &pk_type_pod, "default", name, PK_PATCH_MERGE, patch,
+				   PK_SUB_MAIN, NULL, NULL) < 0)
 			exit(1);
 	}
 	*label_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - t0;
@@ -199,13 +199,13 @@ static void collect_run(double *create_ms, double *collect_ms)
 	create_pods(st, "default", "dep", owner);
 	*create_ms = clock_ms(CLOCK_MONOTONIC) - t0;
 	t0 = clock_ms(CLOCK_MONOTONIC);
-	if (pk_store_delete_opts(st, "Pod", "default", "owner", NULL, NULL, NULL) < 0)
+	if (pk_store_delete_opts(st, &pk_type_pod, "default", "owner", NULL, NULL, NULL) < 0)
 		exit(1);
 	for (int i = 0; i < PODS; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "dep-%d", i);
-		while (pk_store_get(st, "Pod", "default", name, &o) == 0) {
+		while (pk_store_get(st, &pk_type_pod, "default", name, &o) == 0) {
 			json_decref(o);
 			usleep(1000);
 		}

@@ -108,12 +108,12 @@ static void bench_gang(const struct topo_board *b, int superslices, const char *
 
 			for (int i = 0; i < 16; i++) {
 				snprintf(p, sizeof(p), "shard-%d-%d", sh, i);
-				pk_sched_remove(s, PK_KIND_POD, "bench", p);
+				pk_sched_remove(s, &pk_type_pod, "bench", p);
 			}
 			snprintf(g, sizeof(g), "shard-%d", sh);
-			pk_sched_remove(s, PK_KIND_POD_GROUP, "bench", g);
+			pk_sched_remove(s, &pk_type_pod_group, "bench", g);
 		}
-		pk_sched_remove(s, PK_KIND_COMPOSITE_POD_GROUP, "bench", "job");
+		pk_sched_remove(s, &pk_type_composite_pod_group, "bench", "job");
 	}
 	char name[64];
 
@@ -169,10 +169,10 @@ static void bench_stream(const struct topo_board *b, int superslices, const char
 
 			for (int i = 0; i < 4; i++) {
 				snprintf(p, sizeof(p), "g-%d-%d", gidx, i);
-				pk_sched_remove(s, PK_KIND_POD, "bench", p);
+				pk_sched_remove(s, &pk_type_pod, "bench", p);
 			}
 			snprintf(g, sizeof(g), "g-%d", gidx);
-			pk_sched_remove(s, PK_KIND_POD_GROUP, "bench", g);
+			pk_sched_remove(s, &pk_type_pod_group, "bench", g);
 		}
 	}
 	row("stream 3000x4", strategy, median(t, runs), median(f, runs), (size_t)ngangs * 4,

@@ -104,12 +104,12 @@ static void bench_gang(const struct topo_board *b, int superslices, const char *
 
 			for (int i = 0; i < 16; i++) {
 				snprintf(p, sizeof(p), "shard-%d-%d", sh, i);
-				pk_sched_remove(s, PK_KIND_POD, "bench", p);
+				pk_sched_remove(s, &pk_type_pod, "bench", p);
 			}
 			snprintf(g, sizeof(g), "shard-%d", sh);
-			pk_sched_remove(s, PK_KIND_POD_GROUP, "bench", g);
+			pk_sched_remove(s, &pk_type_pod_group, "bench", g);
 		}
-		pk_sched_remove(s, PK_KIND_COMPOSITE_POD_GROUP, "bench", "job");
+		pk_sched_remove(s, &pk_type_composite_pod_group, "bench", "job");
 	}
 	snprintf(name, sizeof(name), "%s-%zu", busy ? "busy" : "gang", s->snap.nnodes);
 	report(name, strategy, t, f, RUNS, 256);
@@ -148,10 +148,10 @@ static void bench_stream(const struct topo_board *b, int superslices, const char
 
 			for (int i = 0; i < 4; i++) {
 				snprintf(p, sizeof(p), "g-%d-%d", gidx, i);
-				pk_sched_remove(s, PK_KIND_POD, "bench", p);
+				pk_sched_remove(s, &pk_type_pod, "bench", p);
 			}
 			snprintf(g, sizeof(g), "g-%d", gidx);
-			pk_sched_remove(s, PK_KIND_POD_GROUP, "bench", g);
+			pk_sched_remove(s, &pk_type_pod_group, "bench", g);
 		}
 	}
 	snprintf(name, sizeof(name), "stream-%zu", s->snap.nnodes);
@@ -201,9 +201,9 @@ static void bench_anti(const struct topo_board *b, int superslices, const char *
 			char p[32];
 
 			snprintf(p, sizeof(p), "ring-%d", i);
-			pk_sched_remove(s, PK_KIND_POD, "bench", p);
+			pk_sched_remove(s, &pk_type_pod, "bench", p);
 		}
-		pk_sched_remove(s, PK_KIND_POD_GROUP, "bench", "ring");
+		pk_sched_remove(s, &pk_type_pod_group, "bench", "ring");
 	}
 	snprintf(name, sizeof(name), "%s1024-%zu", anti ? "anti" : "gang", s->snap.nnodes);
 	report(name, strategy, t, f, RUNS, 1024);
@@ -252,7 +252,7 @@ static void bench_serve(const struct topo_board *b, int superslices, const char 
 			char p[32];
 
 			snprintf(p, sizeof(p), "serve-%d", i);
-			pk_sched_remove(s, PK_KIND_POD, "bench", p);
+			pk_sched_remove(s, &pk_type_pod, "bench", p);
 		}
 	}
 	snprintf(name, sizeof(name), "serve-%zu", s->snap.nnodes);

@@ -312,9 +312,9 @@ static void remove_slice(struct pk_sched *s, const char *name)
 		char p[48];
 
 		snprintf(p, sizeof(p), "%s-%d", name, i);
-		pk_sched_remove(s, PK_KIND_POD, "bench", p);
+		pk_sched_remove(s, &pk_type_pod, "bench", p);
 	}
-	pk_sched_remove(s, PK_KIND_POD_GROUP, "bench", name);
+	pk_sched_remove(s, &pk_type_pod_group, "bench", name);
 }
 
 static void bench_speed(const struct topo_board *b, int superslices, int runs)

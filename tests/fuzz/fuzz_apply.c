@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	json_t *cfg = config_of(data + 1, size - 1), *live = NULL, *out = NULL, *conflicts = NULL;
-	if (!cfg || pk_store_get(store, "Node", NULL, NODE, &live) < 0) {
+	if (!cfg || pk_store_get(store, &pk_type_node, NULL, NODE, &live) < 0) {
 		json_decref(cfg);
 		return 0;
 	}

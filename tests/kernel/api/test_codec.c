@@ -483,11 +483,11 @@ START_TEST(test_kinds)
 			      "CompositePodGroup");
 
 	for (int k = PK_KIND_UNKNOWN + 1; k < _PK_KIND_MAX; k++) {
-		ck_assert_int_eq(pk_kind_from_string(pk_kind_to_string(k)), k);
+		ck_assert_int_eq(pk_type_by_kind(pk_kind_to_string(k))->pk, k);
 		ck_assert_ptr_nonnull(pk_kind_api_version(k));
 	}
 	ck_assert_ptr_null(pk_kind_to_string(PK_KIND_UNKNOWN));
-	ck_assert_int_eq(pk_kind_from_string("Deployment"), PK_KIND_UNKNOWN);
+	ck_assert_ptr_null(pk_type_by_kind("Deployment"));
 	ck_assert_str_eq(pk_kind_api_version(PK_KIND_JOB), "batch/v1");
 	ck_assert_int_eq(pk_kind_of(o), PK_KIND_COMPOSITE_POD_GROUP);
 	json_object_set_new(o, "apiVersion", json_string("apps/v1"));

@@ -90,7 +90,7 @@ START_TEST(test_kind_and_api_version)
 		"\"ResourceClaimTemplate\", \"ResourceSlice\", \"PersistentVolumeClaim\", "
 		"\"PersistentVolume\", \"StorageClass\", \"CSINode\", \"PodDisruptionBudget\", "
 		"\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\", \"LeaderWorkerSet\", \"Cohort\", "
-		"\"WorkloadPriorityClass\", \"Topology\"");
+		"\"WorkloadPriorityClass\", \"Topology\", \"ConfigMap\"");
 	invalid("kind: Pod\nmetadata: {name: a}\n", "apiVersion: Required value");
 	invalid("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: a}\n",
 		"apiVersion: Unsupported value: \"scheduling.k8s.io/v1alpha1\": supported values: "
@@ -594,6 +594,43 @@ START_TEST(test_kueue_rules)
 }
 END_TEST
 
+/* A ConfigMap: config keys in one of data and binaryData, strings and base64. */
+START_TEST(test_config_map_rules)
+{
+	char key[255], yaml[512], want[1024];
+
+	valid("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: team}\n"
+	      "data: {a.conf: \"x=1\", KEY_2: \"\"}\nbinaryData: {blob: aGk=, empty: \"\"}\n"
+	      "immutable: false\n");
+	valid("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
+	invalid("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a/b: x}\n",
+		"data[a/b]: Invalid value: \"a/b\": a valid config key must consist of alphanumeric "
+		"characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex "
+		"used for validation is '[-._a-zA-Z0-9]+')");
+	invalid("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {..: x}\n",
+		"data[..]: Invalid value: \"..\": must not be '..'");
+	invalid("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {..a: x}\n",
+		"data[..a]: Invalid value: \"..a\": must not start with '..'");
+	invalid("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: 7}\n",
+		"data[a]: Invalid value: must be a string");
+	invalid("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nbinaryData: {a: \"a=b\"}\n",
+		"binaryData[a]: Invalid value: must be a base64-encoded string");
+	invalid("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: x}\n"
+		"binaryData: {a: aGk=}\n",
+		"binaryData[a]: Invalid value: \"a\": duplicate of key present in data");
+	invalid("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nimmutable: true\n",
+		"immutable: Unsupported value: true: not implemented (the data of a ConfigMap can "
+		"always change here)");
+	memset(key, 'k', 254);
+	key[254] = '\0';
+	snprintf(yaml, sizeof(yaml),
+		 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {%s: x}\n", key);
+	snprintf(want, sizeof(want),
+		 "data[%s]: Invalid value: \"%s\": must be no more than 253 characters", key, key);
+	invalid(yaml, want);
+}
+END_TEST
+
 /* Kueue's plain pod group on a queued pod: label and annotation together, a count of at least 1. */
 START_TEST(test_kueue_pod_group_rules)
 {
@@ -734,6 +771,7 @@ int main(void)
 	tcase_add_test(tc, test_kueue_rules);
 	tcase_add_test(tc, test_kueue_pod_group_rules);
 	tcase_add_test(tc, test_workload_priority_class_rules);
+	tcase_add_test(tc, test_config_map_rules);
 	tcase_add_test(tc, test_topology_rules);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

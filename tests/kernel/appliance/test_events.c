@@ -50,7 +50,7 @@ static struct ap_decision classify(enum pk_event_type t, const char *kind, json_
 {
 	struct ap_decision d;
 
-	ck_assert_int_eq(ap_classify(cache, t, pk_kind_from_string(kind), obj, rv, &d), 0);
+	ck_assert_int_eq(ap_classify(cache, t, pk_type_by_kind(kind), obj, rv, &d), 0);
 	json_decref(obj);
 	return d;
 }
@@ -94,7 +94,7 @@ START_TEST(own_write_echo_and_replays_are_skipped)
 
 	classify(PK_EVENT_ADDED, "Pod", pod("p", "10", NULL), 10);
 	/* the appliance bound it and noted the store's answer */
-	ck_assert_int_eq(ap_cache_note(cache, PK_KIND_POD, bound), 0);
+	ck_assert_int_eq(ap_cache_note(cache, &pk_type_pod, bound), 0);
 	struct ap_decision d = classify(PK_EVENT_MODIFIED, "Pod", bound, 12);
 
 	ck_assert_int_eq(d.verdict, AP_SKIP);
@@ -180,21 +180,21 @@ START_TEST(cache_table_survives_churn)
 		snprintf(rv, sizeof(rv), "%d", i + 1);
 		json_t *p = pod(name, rv, NULL);
 
-		ck_assert_int_eq(ap_cache_note(c, PK_KIND_POD, p), 0);
+		ck_assert_int_eq(ap_cache_note(c, &pk_type_pod, p), 0);
 		json_decref(p);
 	}
 	ck_assert_uint_eq(ap_cache_size(c), 5000);
 	for (int i = 0; i < 5000; i += 2) {
 		snprintf(name, sizeof(name), "p%d", i);
-		ap_cache_forget(c, PK_KIND_POD, "default", name);
+		ap_cache_forget(c, &pk_type_pod, "default", name);
 	}
 	ck_assert_uint_eq(ap_cache_size(c), 2500);
 	for (int i = 0; i < 5000; i++) {
 		snprintf(name, sizeof(name), "p%d", i);
-		ck_assert_uint_eq(ap_cache_rv(c, PK_KIND_POD, "default", name),
+		ck_assert_uint_eq(ap_cache_rv(c, &pk_type_pod, "default", name),
 				  i % 2 ? (uint64_t)i + 1 : 0);
 	}
-	ck_assert_uint_eq(ap_cache_rv(c, PK_KIND_NODE, NULL, "p1"),
+	ck_assert_uint_eq(ap_cache_rv(c, &pk_type_node, NULL, "p1"),
 			  0); /* kind is part of the key */
 	ap_cache_free(c);
 }

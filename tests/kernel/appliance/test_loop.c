@@ -7,257 +7,7 @@
  * deleted node's disruption unit, a Job pod recreated after eviction, the
  * metrics text, and hooks tables registered beside the controllers'.
  */
-#include <check.h>
-#include <errno.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "kernel/appliance/appliance-internal.h"
-#include "kernel/controllers/controllers-internal.h"
-#include "kernel/appliance/appliance.h"
-#include "kernel/controllers/controllers.h"
-#include "kernel/builder/builder.h"
-#include "kernel/write/writer.h"
-
-/* The store as podkerneld opens it: Jobs and JobSets admitted by the builder. */
-static const struct pk_store_open_opts store_opts = {.admission = wb_admission,
-						     .nadmission = WB_ADMISSION_N};
-
-#define CUBE "topology.podkernel.dev/cube"
-
-static char dir[256];
-static struct pk_store *st;
-static struct pk_appliance *app;
-
-static void start(void)
-{
-	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
-	char err[256] = "";
-
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
-}
-
-static void setup(void)
-{
-	char err[256];
-
-	snprintf(dir, sizeof(dir), "/tmp/pk-appliance-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(pk_store_open_opts(dir, &store_opts, &st, err, sizeof(err)), 0);
-}
-
-static void teardown(void)
-{
-	char cmd[300];
-
-	pk_appliance_stop(app);
-	app = NULL;
-	pk_store_shutdown(st);
-	pk_store_close(st);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static void create(json_t *obj)
-{
-	struct pk_errors errs = {0};
-	int r = pk_store_create(st, obj, &errs, NULL);
-
-	if (r < 0)
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(stderr, "create: %s\n", errs.msg[i]);
-	pk_errors_clear(&errs);
-	json_decref(obj);
-	ck_assert_int_eq(r, 0);
-}
-
-static json_t *node(const char *name, const char *cube)
-{
-	return json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:{s:{s:s,s:s,s:s}}}", "apiVersion", "v1",
-			 "kind", "Node", "metadata", "name", name, "labels", CUBE, cube, "status",
-			 "allocatable", "cpu", "8", "google.com/tpu", "4", "pods", "110");
-}
-
-static json_t *pod(const char *name, const char *group, const char *prio_class)
-{
-	json_t *p = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:[{s:s,s:s,s:{s:{s:s}}}]}}", "apiVersion",
-			      "v1", "kind", "Pod", "metadata", "name", name, "namespace", "default",
-			      "spec", "containers", "name", "c", "image", "x", "resources",
-			      "requests", "google.com/tpu", "4");
-
-	if (group)
-		pk_set(p, "spec.schedulingGroup.podGroupName", json_string(group));
-	if (prio_class)
-		pk_set(p, "spec.priorityClassName", json_string(prio_class));
-	return p;
-}
-
-static json_t *gang(const char *name, int min, const char *topology, bool all)
-{
-	json_t *g =
-	    json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:{s:s,s:s},s:{s:{s:i}}}}", "apiVersion",
-		      "scheduling.k8s.io/v1alpha3", "kind", "PodGroup", "metadata", "name", name,
-		      "namespace", "default", "spec", "workloadRef", "workloadName", name,
-		      "templateName", name, "schedulingPolicy", "gang", "minCount", min);
-
-	if (topology)
-		pk_set(g, "spec.schedulingConstraints",
-		       json_pack("{s:[{s:s}]}", "topology", "key", topology));
-	if (all)
-		pk_set(g, "spec.disruptionMode", json_pack("{s:{}}", "all"));
-	return g;
-}
-
-static json_t *get(const char *kind, const char *name)
-{
-	json_t *o = NULL;
-
-	return pk_store_get(st, kind, "default", name, &o) == 0 ? o : NULL;
-}
-
-/* spec.nodeName of pod name (copied into buf), or "" while pending; NULL if gone. */
-static const char *node_of(const char *name, char *buf, size_t len)
-{
-	json_t *p = get("Pod", name);
-
-	if (!p)
-		return NULL;
-	snprintf(buf, len, "%s", pk_get_string(p, "spec.nodeName") ?: "");
-	json_decref(p);
-	return buf;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
-/* Wait up to 10 s until pod name is bound (true) . */
-static bool wait_bound(const char *name)
-{
-	char buf[128];
-
-	for (int i = 0; i < 200; i++) {
-		const char *n = node_of(name, buf, sizeof(buf));
-
-		if (n && *n)
-			return true;
-		sleep_ms(50);
-	}
-	return false;
-}
-
-/* Conditions follow the bindings of a cycle: wait for them too. */
-static bool wait_condition(const char *kind, const char *name, const char *type, const char *status)
-{
-	for (int i = 0; i < 200; i++) {
-		json_t *o = get(kind, name);
-		const char *st =
-		    o ? json_string_value(json_object_get(pk_condition_get(o, type), "status"))
-		      : NULL;
-		bool ok = st && strcmp(st, status) == 0;
-
-		json_decref(o);
-		if (ok)
-			return true;
-		sleep_ms(50);
-	}
-	return false;
-}
-
-/* The metrics text once it contains want (the loop records after writing). */
-static bool wait_metric_tries(const char *want, int tries, bool quiet)
-{
-	static char text[1 << 17];
-
-	for (int i = 0; i < tries; i++) {
-		FILE *f = tmpfile();
-		size_t n;
-
-		ck_assert_ptr_nonnull(f);
-		ck_assert_int_eq(pk_appliance_metrics(app, f), 0);
-		rewind(f);
-		n = fread(text, 1, sizeof(text) - 1, f);
-		text[n] = '\0';
-		fclose(f);
-		if (strstr(text, want))
-			return true;
-		sleep_ms(50);
-	}
-	if (!quiet)
-		fprintf(stderr, "metrics without \"%s\":\n%s", want, text);
-	return false;
-}
-
-static bool wait_metric(const char *want)
-{
-	return wait_metric_tries(want, 100, false);
-}
-
-/* One look: for lines that must not be there. */
-static bool wait_metric_briefly(const char *want)
-{
-	return wait_metric_tries(want, 1, true);
-}
-
-static bool wait_gone(const char *kind, const char *name)
-{
-	for (int i = 0; i < 200; i++) {
-		json_t *o = get(kind, name);
-
-		if (!o)
-			return true;
-		json_decref(o);
-		sleep_ms(50);
-	}
-	return false;
-}
-
-static int count_pods(bool bound_only)
-{
-	json_t *items = NULL, *p;
-	size_t i;
-	int n = 0;
-
-	ck_assert_int_eq(pk_store_list(st, "Pod", NULL, NULL, &items, NULL, NULL), 0);
-	json_array_foreach(items, i, p) if (!bound_only || pk_get_string(p, "spec.nodeName")) n++;
-	json_decref(items);
-	return n;
-}
-
-/* No node carries more than one 4-TPU pod (allocatable 4). */
-static void assert_no_overcommit(void)
-{
-	json_t *items = NULL, *seen = json_object(), *p;
-	size_t i;
-
-	ck_assert_int_eq(pk_store_list(st, "Pod", NULL, NULL, &items, NULL, NULL), 0);
-	json_array_foreach(items, i, p)
-	{
-		const char *n = pk_get_string(p, "spec.nodeName");
-
-		if (!n)
-			continue;
-		ck_assert_msg(!json_object_get(seen, n), "node %s holds two 4-TPU pods", n);
-		json_object_set_new(seen, n, json_true());
-	}
-	json_decref(items);
-	json_decref(seen);
-}
-
-static void cluster(void)
-{
-	create(node("a1", "ca"));
-	create(node("a2", "ca"));
-	create(node("b1", "cb"));
-	create(node("b2", "cb"));
-}
+#include "loop_fixture.h"
 
 START_TEST(gang_lands_in_one_cube)
 {
@@ -420,7 +170,8 @@ START_TEST(job_controller_and_garbage_collection)
 
 	ck_assert_ptr_nonnull(wl);
 	json_decref(wl);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "train", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_job, "default", "train", NULL, NULL, NULL), 0);
 	ck_assert(wait_gone("Pod", "train-0"));
 	ck_assert(wait_gone("Pod", "train-1"));
 	ck_assert(wait_gone("Workload", "train"));
@@ -523,7 +274,7 @@ static int refusing_commit(void *backend, const struct pk_write_batch *b,
 	return r;
 }
 
-static int refusing_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
+static int refusing_get(void *backend, const struct pk_type *kind, const char *ns, const char *name,
 			json_t **ret)
 {
 	struct refusing *rb = backend;
@@ -616,7 +367,7 @@ static int stale_once_commit(void *backend, const struct pk_write_batch *b,
 		if (commit == 2 && sb->refused && strcmp(it->name, sb->name) == 0)
 			__atomic_store_n(&sb->retried, 1, __ATOMIC_RELAXED);
 		if (refuse == b->n && !sb->refused && !it->node && !it->evict && it->nconds &&
-		    it->kind == PK_KIND_POD)
+		    it->kind->pk == PK_KIND_POD)
 			refuse = i;
 		else
 			pass_to_store(sb->store, it);
@@ -638,8 +389,8 @@ static int stale_once_commit(void *backend, const struct pk_write_batch *b,
 	return r;
 }
 
-static int stale_once_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
-			  json_t **ret)
+static int stale_once_get(void *backend, const struct pk_type *kind, const char *ns,
+			  const char *name, json_t **ret)
 {
 	return pk_writer_get(((struct stale_once *)backend)->store, kind, ns, name, ret);
 }
@@ -687,7 +438,7 @@ START_TEST(evicted_job_pod_is_recreated_elsewhere)
 	ck_assert(wait_bound("svc-0"));
 	node_of("svc-0", x, sizeof(x));
 	before = get("Pod", "svc-0");
-	ck_assert_int_eq(pk_store_delete_opts(st, "Node", NULL, x, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_node, NULL, x, NULL, NULL, NULL), 0);
 	/* evicted, then recreated by the Job controller (a new uid) and bound again */
 	for (int i = 0; i < 200; i++) {
 		after = get("Pod", "svc-0");
@@ -731,7 +482,8 @@ START_TEST(job_recreated_under_the_same_name_gets_its_own_pods)
 	start();
 	create(job("re"));
 	ck_assert(wait_bound("re-0"));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "re", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_job, "default", "re", NULL, NULL, NULL),
+			 0);
 	create(job("re"));
 	j = get("Job", "re");
 	uid = pk_get_string(j, "metadata.uid");
@@ -764,7 +516,7 @@ START_TEST(deleted_node_evicts_the_disruption_unit)
 	ck_assert(wait_bound("u-0") && wait_bound("u-1") && wait_bound("other"));
 	node_of("u-0", x, sizeof(x));
 	node_of("other", y, sizeof(y));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Node", NULL, x, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_node, NULL, x, NULL, NULL, NULL), 0);
 	ck_assert(wait_gone("Pod", "u-0"));
 	ck_assert(wait_gone("Pod", "u-1")); /* on another node, same unit */
 	json_t *o = get("Pod", "other");
@@ -791,7 +543,8 @@ START_TEST(eviction_spares_a_pod_recreated_under_the_same_name)
 	ck_assert(wait_bound("p"));
 	listed = get("Pod", "p");
 	node_of("p", n, sizeof(n));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "p", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "p", NULL, NULL, NULL),
+			 0);
 	create(pod("p", NULL, NULL));
 	set = json_pack("[O]", listed);
 	ck_assert_int_eq(ctl_evict_pods(pk_appliance_hooks_arg(app), set, n, "was deleted"), 0);
@@ -840,181 +593,6 @@ START_TEST(eviction_with_a_stale_resource_version_is_refused_and_retried)
 	ck_assert_ptr_null(get("Pod", "p"));
 	ck_assert(wait_metric("podkernel_node_eviction_conflicts_total 1\n"));
 	ck_assert(wait_metric("podkernel_node_evictions_total 1\n"));
-}
-END_TEST
-
-/* The store's Event about pod name with reason, waiting up to 10 s; NULL if none. */
-static json_t *wait_event(const char *name, const char *reason)
-{
-	for (int i = 0; i < 200; i++) {
-		json_t *all = NULL, *ev, *found = NULL;
-		size_t k;
-
-		ck_assert_int_eq(pk_store_list(st, "Event", "default", NULL, &all, NULL, NULL), 0);
-		json_array_foreach(all, k, ev)
-		{
-			if (!found &&
-			    strcmp(pk_get_string(ev, "involvedObject.name") ?: "", name) == 0 &&
-			    strcmp(pk_get_string(ev, "reason") ?: "", reason) == 0)
-				found = json_incref(ev);
-		}
-		json_decref(all);
-		if (found)
-			return found;
-		sleep_ms(50);
-	}
-	return NULL;
-}
-
-/*
- * Standalone writes the Events kube-scheduler writes in a cluster, so that
- * `kubectl describe pod` explains a pending pod and a binding.
- */
-START_TEST(events_explain_bindings_and_pending_pods)
-{
-	json_t *lonely = pod("lonely", NULL, NULL), *ev, *p;
-	char n[64], want[160];
-
-	cluster();
-	start();
-	pk_set(lonely, "spec.nodeSelector", json_pack("{s:s}", "disk", "ssd"));
-	create(lonely);
-	create(pod("ok", NULL, NULL));
-	ck_assert(wait_bound("ok"));
-	ev = wait_event("ok", "Scheduled");
-	ck_assert_ptr_nonnull(ev);
-	snprintf(want, sizeof(want), "Successfully assigned default/ok to %s",
-		 node_of("ok", n, sizeof(n)));
-	ck_assert_str_eq(pk_get_string(ev, "message"), want);
-	ck_assert_str_eq(pk_get_string(ev, "type"), "Normal");
-	ck_assert_str_eq(pk_get_string(ev, "involvedObject.kind"), "Pod");
-	p = get("Pod", "ok");
-	ck_assert_str_eq(pk_get_string(ev, "involvedObject.uid"), pk_get_string(p, "metadata.uid"));
-	json_decref(p);
-	json_decref(ev);
-	ev = wait_event("lonely", "FailedScheduling");
-	ck_assert_ptr_nonnull(ev);
-	ck_assert_str_eq(pk_get_string(ev, "type"), "Warning");
-	ck_assert_ptr_nonnull(strstr(pk_get_string(ev, "message"), "node selector"));
-	json_decref(ev);
-}
-END_TEST
-
-/* The FailedScheduling Events about pod lonely: how many, and the one whose
- * message has part in it (a new reference; NULL: none). */
-static json_t *failed_event(const char *part, size_t *ret_n)
-{
-	json_t *all = NULL, *ev, *found = NULL;
-	size_t k;
-
-	*ret_n = 0;
-	ck_assert_int_eq(pk_store_list(st, "Event", "default", NULL, &all, NULL, NULL), 0);
-	json_array_foreach(all, k, ev)
-	{
-		if (strcmp(pk_get_string(ev, "involvedObject.name") ?: "", "lonely") != 0 ||
-		    strcmp(pk_get_string(ev, "reason") ?: "", "FailedScheduling") != 0)
-			continue;
-		(*ret_n)++;
-		if (!found && strstr(pk_get_string(ev, "message") ?: "", part))
-			found = json_incref(ev);
-	}
-	json_decref(all);
-	return found;
-}
-
-/* Wait up to 10 s for n FailedScheduling Events, the one of prefix with count. */
-static json_t *wait_failed(const char *part, size_t n, json_int_t count)
-{
-	for (int i = 0; i < 200; i++) {
-		size_t got;
-		json_t *ev = failed_event(part, &got);
-
-		if (ev && got == n && json_integer_value(json_object_get(ev, "count")) == count)
-			return ev;
-		json_decref(ev);
-		sleep_ms(50);
-	}
-	ck_abort_msg("no %zu FailedScheduling Events with %s counted %lld", n, part,
-		     (long long)count);
-	return NULL;
-}
-
-/* Set or remove node name's label disk=ssd. */
-static void set_disk_label(const char *name, bool on)
-{
-	json_t *n = get("Node", name);
-
-	if (on)
-		pk_set(n, "metadata.labels.disk", json_string("ssd"));
-	else
-		json_object_del(json_object_get(json_object_get(n, "metadata"), "labels"), "disk");
-	ck_assert_int_eq(pk_store_update_opts(st, n, PK_SUB_MAIN, NULL, NULL, NULL), 0);
-	json_decref(n);
-}
-
-/*
- * A note repeated about the same object bumps its Event's count and
- * lastTimestamp, as client-go's correlator does, instead of making a new
- * Event (here every repeat is written: event_repeat_ms 1).  The pod's
- * message changes when its only match (tainted) loses its label, and comes
- * back when the label does.
- */
-START_TEST(events_aggregate_repeats)
-{
-	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
-	struct pk_standalone_config scfg = {.event_repeat_ms = 1};
-	char err[256] = "";
-	json_t *lonely = pod("lonely", NULL, NULL), *first, *ev;
-
-	cluster();
-	json_t *c1 = node("c1", "cc");
-	pk_set(c1, "metadata.labels.disk", json_string("ssd"));
-	pk_set(c1, "spec.taints",
-	       json_pack("[{s:s,s:s}]", "key", "dedicated", "effect", "NoSchedule"));
-	create(c1);
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &scfg, &app, err, sizeof(err)), 0);
-	pk_set(lonely, "spec.nodeSelector", json_pack("{s:s}", "disk", "ssd"));
-	create(lonely);
-	first = wait_failed("4 node selector mismatch", 1, 1);
-	set_disk_label("c1", false);
-	json_decref(wait_failed("5 node selector mismatch", 2, 1));
-	set_disk_label("c1", true);
-	ev = wait_failed("4 node selector mismatch", 2, 2);
-	ck_assert_str_eq(pk_name(ev), pk_name(first));
-	ck_assert_str_eq(pk_get_string(ev, "firstTimestamp"),
-			 pk_get_string(first, "firstTimestamp"));
-	ck_assert_str_eq(pk_get_string(ev, "message"), pk_get_string(first, "message"));
-	json_decref(first);
-	json_decref(ev);
-}
-END_TEST
-
-/* Events go after the event TTL (here 1 s; kube-apiserver's default is an hour). */
-START_TEST(events_expire_after_the_ttl)
-{
-	struct pk_appliance_config cfg = {0};
-	struct pk_standalone_config scfg = {.event_ttl_ms = 1000};
-	char err[256] = "";
-	json_t *ev;
-
-	cluster();
-	ck_assert_int_eq(pk_standalone_start(st, &cfg, &scfg, &app, err, sizeof(err)), 0);
-	create(pod("brief", NULL, NULL));
-	ck_assert(wait_bound("brief"));
-	ev = wait_event("brief", "Scheduled");
-	ck_assert_ptr_nonnull(ev);
-	for (int i = 0; i < 100; i++) {
-		json_t *still = NULL;
-
-		if (pk_store_get(st, "Event", "default", pk_name(ev), &still) == -ENOENT)
-			break;
-		json_decref(still);
-		sleep_ms(100);
-	}
-	json_t *gone = NULL;
-
-	ck_assert_int_eq(pk_store_get(st, "Event", "default", pk_name(ev), &gone), -ENOENT);
-	json_decref(ev);
 }
 END_TEST
 
@@ -1074,8 +652,8 @@ static void create_unwritable_pod(const char *name)
 		len = strlen(text);
 		free(text);
 		json_decref(o);
-		ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", name, NULL, NULL, NULL),
-				 0);
+		ck_assert_int_eq(
+		    pk_store_delete_opts(st, &pk_type_pod, "default", name, NULL, NULL, NULL), 0);
 		/* 8 bytes short of the limit: the node name alone adds more */
 		fill[pad] = 'x';
 		pad += PK_STORE_OBJECT_MAX - 8 - len;
@@ -1114,7 +692,8 @@ START_TEST(unwritable_pod_backs_off)
 	char buf[64];
 	ck_assert_str_eq(node_of("huge", buf, sizeof(buf)), "");
 	/* Deleted, it leaves the backoff table. */
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "huge", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "huge", NULL, NULL, NULL), 0);
 	ck_assert(wait_metric("podkernel_appliance_write_backoff_objects 0\n"));
 	assert_no_overcommit();
 }
@@ -1151,7 +730,7 @@ static int failing_commit(void *backend, const struct pk_write_batch *batch,
 		const struct pk_write_item *it = &batch->items[i];
 
 		args[i] = (struct failing_arg){.it = it, .now = time(NULL)};
-		edits[i] = (struct pk_store_edit){.kind = pk_kind_to_string(it->kind),
+		edits[i] = (struct pk_store_edit){.kind = it->kind,
 						  .ns = it->ns,
 						  .name = it->name,
 						  .precondition_rv = it->rv,
@@ -1171,10 +750,10 @@ static int failing_commit(void *backend, const struct pk_write_batch *batch,
 	return r;
 }
 
-static int failing_get(void *backend, enum pk_kind kind, const char *ns, const char *name,
+static int failing_get(void *backend, const struct pk_type *kind, const char *ns, const char *name,
 		       json_t **ret)
 {
-	return pk_store_get(backend, pk_kind_to_string(kind), ns, name, ret);
+	return pk_store_get(backend, kind, ns, name, ret);
 }
 
 static const struct pk_writer_ops failing_ops = {
@@ -1264,7 +843,7 @@ static void count_begin(void *arg)
 		c->first = ++hook_seq;
 }
 
-static void count_listed(void *arg, const char *kind, const json_t *obj, int64_t now)
+static void count_listed(void *arg, const struct pk_type *kind, const json_t *obj, int64_t now)
 {
 	(void)kind, (void)obj, (void)now;
 	((struct hook_count *)arg)->listed++;
@@ -1315,13 +894,13 @@ struct kinds_seen {
 	int flavors;
 };
 
-static void seen_listed(void *arg, const char *kind, const json_t *obj, int64_t now)
+static void seen_listed(void *arg, const struct pk_type *kind, const json_t *obj, int64_t now)
 {
 	(void)obj, (void)now;
-	((struct kinds_seen *)arg)->flavors += strcmp(kind, "ResourceFlavor") == 0;
+	((struct kinds_seen *)arg)->flavors += kind == &pk_type_resource_flavor;
 }
 
-static const char *const flavors[] = {"ResourceFlavor", NULL};
+static const struct pk_type *const flavors[] = {&pk_type_resource_flavor, NULL};
 static const struct pk_appliance_hooks tracking_hooks = {.tracked = flavors, .listed = seen_listed};
 static const struct pk_appliance_hooks plain_hooks = {.listed = seen_listed};
 
@@ -1482,9 +1061,6 @@ int main(void)
 	tcase_add_test(tc, eviction_spares_a_pod_recreated_under_the_same_name);
 	tcase_add_test(tc, eviction_with_a_stale_resource_version_is_refused_and_retried);
 	tcase_add_test(tc, stale_condition_is_written_again_on_the_current_object);
-	tcase_add_test(tc, events_explain_bindings_and_pending_pods);
-	tcase_add_test(tc, events_expire_after_the_ttl);
-	tcase_add_test(tc, events_aggregate_repeats);
 	tcase_add_test(tc, evicted_job_pod_is_recreated_elsewhere);
 	tcase_add_test(tc, job_recreated_under_the_same_name_gets_its_own_pods);
 	tcase_add_test(tc, unwritable_pod_backs_off);

@@ -217,13 +217,13 @@ static void set_phase(enum phase p)
 
 static void on_replace(void *arg, const struct kube_resource *res, const json_t *items)
 {
-	at_mirror_replace(arg, res->kind, items);
+	at_mirror_replace(arg, pk_type_by_kind(res->kind), items);
 }
 
 static void on_event(void *arg, const struct kube_resource *res, enum kube_event type,
 		     const json_t *obj)
 {
-	at_mirror_event(arg, res->kind, type, obj);
+	at_mirror_event(arg, pk_type_by_kind(res->kind), type, obj);
 }
 
 static void on_log(void *arg, int level, const char *msg)
@@ -237,7 +237,7 @@ static const char *pod_rv(struct at_mirror *m, const char *name, char *buf, size
 {
 	json_t *obj = NULL;
 
-	if (at_mirror_get(m, "Pod", "default", name, &obj) < 0)
+	if (at_mirror_get(m, &pk_type_pod, "default", name, &obj) < 0)
 		return NULL;
 	snprintf(buf, len, "%s", pk_get_string(obj, "metadata.resourceVersion"));
 	json_decref(obj);

@@ -62,13 +62,13 @@ static void teardown(void)
 
 static void on_replace(void *arg, const struct kube_resource *res, const json_t *items)
 {
-	at_mirror_replace(arg, res->kind, items);
+	at_mirror_replace(arg, pk_type_by_kind(res->kind), items);
 }
 
 static void on_event(void *arg, const struct kube_resource *res, enum kube_event type,
 		     const json_t *obj)
 {
-	at_mirror_event(arg, res->kind, type, obj);
+	at_mirror_event(arg, pk_type_by_kind(res->kind), type, obj);
 }
 
 static void create_pod(const char *name)
@@ -84,7 +84,7 @@ static void create_pod(const char *name)
 static bool has_pod(struct at_mirror *m, const char *name)
 {
 	json_t *obj = NULL;
-	bool yes = at_mirror_get(m, "Pod", "default", name, &obj) == 0;
+	bool yes = at_mirror_get(m, &pk_type_pod, "default", name, &obj) == 0;
 
 	json_decref(obj);
 	return yes;
@@ -125,7 +125,8 @@ START_TEST(test_resume_and_relist)
 	pk_server_free(srv);
 	srv = NULL;
 	create_pod("while-down");
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "before", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "before", NULL, NULL, NULL), 0);
 	serve();
 	wait_pod(m, "while-down", true);
 	wait_pod(m, "before", false);
@@ -180,11 +181,11 @@ START_TEST(test_recorder_limits_repeats)
 	ck_assert_int_eq(at_api_init(&api, PK_ATTACH_DEFAULT_WORKLOAD_API), 0);
 	ck_assert_int_eq(at_recorder_new(c, &api, "test", &rec), 0);
 	for (int i = 0; i < 3; i++)
-		at_recorder_emit(rec, PK_KIND_POD, "default", "p", NULL, "Warning",
+		at_recorder_emit(rec, &pk_type_pod, "default", "p", NULL, "Warning",
 				 "FailedScheduling", "Scheduling", "0/4 nodes fit");
-	at_recorder_emit(rec, PK_KIND_POD, "default", "p", NULL, "Warning", "FailedScheduling",
+	at_recorder_emit(rec, &pk_type_pod, "default", "p", NULL, "Warning", "FailedScheduling",
 			 "Scheduling", "0/5 nodes fit"); /* news: sent */
-	at_recorder_emit(rec, PK_KIND_POD_GROUP, "default", "g", NULL, "Warning",
+	at_recorder_emit(rec, &pk_type_pod_group, "default", "g", NULL, "Warning",
 			 "FailedScheduling", "Scheduling", "0/4 nodes fit"); /* another object */
 	for (int i = 0; i < 200 && sent + failed < 3; i++) {
 		usleep(50000);
@@ -193,7 +194,7 @@ START_TEST(test_recorder_limits_repeats)
 	ck_assert_uint_eq(sent, 3);
 	ck_assert_uint_eq(limited, 2);
 	ck_assert_uint_eq(failed, 0);
-	ck_assert_int_eq(pk_store_list(st, "Event", "default", NULL, &items, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_event, "default", NULL, &items, NULL, NULL), 0);
 	ck_assert_uint_eq(json_array_size(items), 3);
 	json_t *ev = json_array_get(items, 0);
 

@@ -73,19 +73,19 @@ START_TEST(test_pods_of_other_schedulers)
 	ck_assert_int_eq(at_mirror_new("podkernel", &m), 0);
 	/* ours, pending: shown; another scheduler's, pending: hidden */
 	p = pod("mine", "10", "podkernel", NULL, NULL);
-	at_mirror_event(m, "Pod", KUBE_ADDED, p);
+	at_mirror_event(m, &pk_type_pod, KUBE_ADDED, p);
 	json_decref(p);
 	p = pod("theirs", "11", NULL, NULL, NULL); /* absent: default-scheduler */
-	at_mirror_event(m, "Pod", KUBE_ADDED, p);
+	at_mirror_event(m, &pk_type_pod, KUBE_ADDED, p);
 	json_decref(p);
-	ck_assert_int_eq(at_mirror_get(m, "Pod", "default", "theirs", &got), -ENOENT);
+	ck_assert_int_eq(at_mirror_get(m, &pk_type_pod, "default", "theirs", &got), -ENOENT);
 	/* theirs bound: it takes capacity now */
 	p = pod("theirs", "12", "default-scheduler", "n1", NULL);
-	at_mirror_event(m, "Pod", KUBE_MODIFIED, p);
+	at_mirror_event(m, &pk_type_pod, KUBE_MODIFIED, p);
 	json_decref(p);
 	/* ours finished: gone for the scheduler */
 	p = pod("mine", "13", "podkernel", "n1", "Succeeded");
-	at_mirror_event(m, "Pod", KUBE_MODIFIED, p);
+	at_mirror_event(m, &pk_type_pod, KUBE_MODIFIED, p);
 	json_decref(p);
 	static const char *const want[] = {
 	    "ADDED Pod default/mine 10",
@@ -93,7 +93,7 @@ START_TEST(test_pods_of_other_schedulers)
 	    "DELETED Pod default/mine 10",
 	};
 	expect(drain(m, &pos), want, 3);
-	ck_assert_int_eq(at_mirror_get(m, "Pod", "default", "theirs", &got), 0);
+	ck_assert_int_eq(at_mirror_get(m, &pk_type_pod, "default", "theirs", &got), 0);
 	ck_assert_str_eq(pk_get_string(got, "spec.nodeName"), "n1");
 	json_decref(got);
 	at_mirror_free(m);
@@ -116,7 +116,7 @@ START_TEST(test_relist_turns_into_events)
 						       "kind", "Node", "metadata", "name", name,
 						       "resourceVersion", rv));
 	}
-	at_mirror_replace(m, "Node", items);
+	at_mirror_replace(m, &pk_type_node, items);
 	json_decref(drain(m, &pos));
 	/* after a 410: n0 unchanged, n1 changed, n2 gone, n3 new (new trees: the
 	 * mirror shares the objects it was given, which are never changed) */
@@ -127,7 +127,7 @@ START_TEST(test_relist_turns_into_events)
 	json_array_append_new(items,
 			      json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "v1", "kind", "Node",
 					"metadata", "name", "n3", "resourceVersion", "21"));
-	at_mirror_replace(m, "Node", items);
+	at_mirror_replace(m, &pk_type_node, items);
 	static const char *const want[] = {
 	    "MODIFIED Node /n1 20",
 	    "ADDED Node /n3 21",
@@ -137,7 +137,7 @@ START_TEST(test_relist_turns_into_events)
 	/* the loop's list sees the new state */
 	char *cont = NULL;
 
-	ck_assert_int_eq(at_mirror_source_ops.list(m, "Node", NULL, &list, &cont), 0);
+	ck_assert_int_eq(at_mirror_source_ops.list(m, &pk_type_node, NULL, &list, &cont), 0);
 	ck_assert_ptr_null(cont);
 	ck_assert_uint_eq(json_array_size(list), 3);
 	json_decref(list);
@@ -157,10 +157,10 @@ START_TEST(test_workload_group_and_waits)
 	ck_assert_int_eq(at_mirror_new("podkernel", &m), 0);
 	/* nothing new: the wait times out; an event ends it */
 	ck_assert_int_eq(at_mirror_source_ops.wait(m, 0, 20), -ETIMEDOUT);
-	at_mirror_event(m, "PodGroup", KUBE_ADDED, pg);
+	at_mirror_event(m, &pk_type_pod_group, KUBE_ADDED, pg);
 	ck_assert_int_eq(at_mirror_source_ops.wait(m, 0, 1000), 0);
 	ck_assert_uint_eq(at_mirror_source_ops.rv(m), 1);
-	ck_assert_int_eq(at_mirror_source_ops.get(m, "PodGroup", "ns", "g", &got), 0);
+	ck_assert_int_eq(at_mirror_source_ops.get(m, &pk_type_pod_group, "ns", "g", &got), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(got, "apiVersion")),
 			 "scheduling.k8s.io/v1alpha3");
 	ck_assert_int_eq(pk_kind_of(got), PK_KIND_POD_GROUP);
@@ -184,19 +184,27 @@ START_TEST(test_api_table)
 	ck_assert_int_eq(at_api_init(&api, "/v1"), -EINVAL);
 	ck_assert_int_eq(at_api_init(&api, "a/b/c"), -EINVAL);
 	ck_assert_int_eq(at_api_init(&api, "example.com/v1beta1"), 0);
-	ck_assert_int_eq(kube_resource_path(at_api_resource(&api, PK_KIND_POD_GROUP), "ns", "g",
+	ck_assert_int_eq(kube_resource_path(at_api_resource(&api, &pk_type_pod_group), "ns", "g",
 					    "status", path, sizeof(path)),
 			 0);
 	ck_assert_str_eq(path, "/apis/example.com/v1beta1/namespaces/ns/podgroups/g/status");
-	ck_assert_int_eq(kube_resource_path(at_api_resource(&api, PK_KIND_POD), "ns", "p",
+	ck_assert_int_eq(kube_resource_path(at_api_resource(&api, &pk_type_pod), "ns", "p",
 					    "binding", path, sizeof(path)),
 			 0);
 	ck_assert_str_eq(path, "/api/v1/namespaces/ns/pods/p/binding");
-	ck_assert_int_eq(kube_resource_path(at_api_resource(&api, PK_KIND_NODE), "ignored", NULL,
+	ck_assert_int_eq(kube_resource_path(at_api_resource(&api, &pk_type_node), "ignored", NULL,
 					    NULL, path, sizeof(path)),
 			 0);
 	ck_assert_str_eq(path, "/api/v1/nodes");
-	ck_assert_ptr_null(at_api_resource(&api, PK_KIND_JOB));
+	ck_assert_ptr_null(at_api_resource(&api, &pk_type_job));
+	/* an informer's copy of a watched resource names its row */
+	struct kube_resource copy = *at_api_resource(&api, &pk_type_pod_group);
+	struct kube_resource other = {"PodGroup", "scheduling.k8s.io", "v1alpha3", "podgroups",
+				      true};
+
+	ck_assert_ptr_eq(at_api_type(&api, &copy), &pk_type_pod_group);
+	ck_assert_ptr_null(at_api_type(&api, &other)); /* moved to example.com/v1beta1 */
+	ck_assert_ptr_null(at_api_type(&api, NULL));
 }
 END_TEST
 
@@ -227,19 +235,19 @@ START_TEST(test_remote_offline_and_fenced)
 	ck_assert_int_eq(kube_client_new(&creds, &c), 0);
 	ck_assert_int_eq(at_mirror_new("podkernel", &m), 0);
 	ck_assert_int_eq(at_api_init(&api, PK_ATTACH_DEFAULT_WORKLOAD_API), 0);
-	at_mirror_event(m, "Pod", KUBE_ADDED, p);
+	at_mirror_event(m, &pk_type_pod, KUBE_ADDED, p);
 	json_decref(p);
 	struct at_remote_config cfg = {
 	    .client = c, .api = &api, .mirror = m, .may_write = never, .stats = &stats};
 
 	ck_assert_int_eq(at_remote_writer_new(&cfg, &w), 0);
-	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "p", &got), 0);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_pod, "default", "p", &got), 0);
 	ck_assert_str_eq(pk_get_string(got, "metadata.resourceVersion"), "7");
 	json_decref(got);
-	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "q", &got), -ENOENT);
-	ck_assert_int_eq(pk_writer_get(w, PK_KIND_JOB, "default", "j", &got), -EINVAL);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_pod, "default", "q", &got), -ENOENT);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_job, "default", "j", &got), -EINVAL);
 
-	struct pk_write_ref ref = {PK_KIND_POD, "default", "p", 7};
+	struct pk_write_ref ref = {&pk_type_pod, "default", "p", 7};
 
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
 	ck_assert_int_eq(pk_writer_bind(w, &ref, "n1", NULL), 0);

@@ -63,15 +63,15 @@ static json_t *stored(struct at_mirror *m, const char *name)
 {
 	json_t *p = NULL;
 
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", name, &p), 0);
-	at_mirror_event(m, "Pod", KUBE_MODIFIED, p);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", name, &p), 0);
+	at_mirror_event(m, &pk_type_pod, KUBE_MODIFIED, p);
 	return p;
 }
 
 static struct pk_write_ref ref_of(const json_t *p)
 {
 	return (struct pk_write_ref){
-	    .kind = PK_KIND_POD,
+	    .kind = &pk_type_pod,
 	    .ns = "default",
 	    .name = pk_name(p),
 	    .rv = strtoull(pk_get_string(p, "metadata.resourceVersion"), NULL, 10),
@@ -114,13 +114,13 @@ START_TEST(test_create_replace_status_delete)
 
 	/* create: POST; the same name again is AlreadyExists */
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
-	ck_assert_int_eq(pk_writer_create(w, PK_KIND_POD, a), 0);
+	ck_assert_int_eq(pk_writer_create(w, &pk_type_pod, a), 0);
 	ck_assert_int_eq(commit(w, &out), 0);
 	ck_assert_str_eq(pk_name(out), "a");
 	ck_assert_ptr_nonnull(pk_get_string(out, "metadata.uid"));
 	json_decref(out);
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
-	ck_assert_int_eq(pk_writer_create(w, PK_KIND_POD, a), 0);
+	ck_assert_int_eq(pk_writer_create(w, &pk_type_pod, a), 0);
 	ck_assert_int_eq(commit(w, NULL), -EEXIST);
 
 	/* replace: PUT under the version the mirror holds; again under it: refused */
@@ -155,17 +155,17 @@ START_TEST(test_create_replace_status_delete)
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
 	ck_assert_int_eq(pk_writer_delete(w, &r, PK_WRITE_PROPAGATE_BACKGROUND), 0);
 	ck_assert_int_eq(commit(w, NULL), -PK_WRITE_ECONFLICT);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "a", &out), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "a", &out), 0);
 	json_decref(out);
 	r.uid = pk_get_string(p, "metadata.uid");
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
 	ck_assert_int_eq(pk_writer_delete(w, &r, PK_WRITE_PROPAGATE_BACKGROUND), 0);
 	ck_assert_int_eq(commit(w, NULL), 0);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "a", &out), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "a", &out), -ENOENT);
 	ck_assert_uint_eq(atomic_load(&stats.deletes), 2);
 
-	/* a kind without an enum value (kind_name) has no resource here: refused, not sent */
-	struct pk_write_ref ev = {.kind_name = "Event", .ns = "default", .name = "e1"};
+	/* a kind attach mode does not reach (Event) has no resource here: refused, not sent */
+	struct pk_write_ref ev = {.kind = &pk_type_event, .ns = "default", .name = "e1"};
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
 	ck_assert_int_eq(pk_writer_delete(w, &ev, PK_WRITE_PROPAGATE_BACKGROUND), 0);
 	ck_assert_int_eq(commit(w, NULL), -EOPNOTSUPP);

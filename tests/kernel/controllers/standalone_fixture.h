@@ -81,7 +81,7 @@ static json_t *get(const char *kind, const char *name)
 {
 	json_t *o = NULL;
 
-	return pk_store_get(st, kind, "default", name, &o) == 0 ? o : NULL;
+	return pk_store_get(st, pk_type_by_kind(kind), "default", name, &o) == 0 ? o : NULL;
 }
 
 static void sleep_ms(long ms)

@@ -81,6 +81,7 @@ static const struct {
 			      " {\"requests\": {\"storage\": \"1Gi\"}}}}"},
     {"PodDisruptionBudget", "{\"spec\": {\"minAvailable\": 1, \"selector\": {\"matchLabels\":"
 			    " {\"app\": \"x\"}}}}"},
+    {"ConfigMap", "{\"data\": {\"k\": \"v\"}}"},
 };
 
 #define MAX_CHAIN 64
@@ -117,7 +118,7 @@ static void setup(void)
 	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
 	nchain = 0;
 	for (int scoped = 0; scoped < 2; scoped++)
-		for (const struct pk_type *t = pk_types; t->kind; t++)
+		for (const struct pk_type *const *p_t = pk_types, *t; (t = *p_t); p_t++)
 			if (pk_type_by_kind(t->kind) == t && t->namespaced == scoped &&
 			    strcmp(t->kind, "Namespace") != 0 && strcmp(t->kind, "Event") != 0)
 				chain[nchain++] = t;
@@ -220,7 +221,7 @@ static json_t *build_chain(const char *prefix, bool block)
 static bool exists(const struct pk_type *t, const char *ns, const char *name, json_t **ret)
 {
 	json_t *o = NULL;
-	bool there = pk_store_get(st, t->kind, ns, name, &o) == 0;
+	bool there = pk_store_get(st, t, ns, name, &o) == 0;
 
 	if (ret)
 		*ret = o;
@@ -330,7 +331,7 @@ START_TEST(background_follows_every_kind)
 		json_decref(owner);
 	}
 	name_of(name, sizeof(name), "bg", chain[0]);
-	ck_assert_int_eq(pk_store_delete_opts(st, chain[0]->kind, NULL, name, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, chain[0], NULL, name, NULL, NULL, NULL), 0);
 	assert_chain_gone("bg");
 	ck_assert_msg(wait_gone(pk_type_by_kind("Pod"), "default", "pod-of-pod"),
 		      "a Pod owned by a Pod was left behind");
@@ -359,7 +360,7 @@ START_TEST(foreground_deletes_the_owner_last)
 	char name[128];
 
 	name_of(name, sizeof(name), "fg", chain[0]);
-	ck_assert_int_eq(pk_store_delete_opts(st, chain[0]->kind, NULL, name, &fg, NULL, &got), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, chain[0], NULL, name, &fg, NULL, &got), 0);
 	ck_assert_ptr_nonnull(pk_get(got, "metadata.deletionTimestamp"));
 	json_decref(got);
 	assert_chain_gone("fg");
@@ -379,8 +380,7 @@ START_TEST(orphan_leaves_every_kind)
 	char name[128];
 
 	name_of(name, sizeof(name), "or", chain[0]);
-	ck_assert_int_eq(pk_store_delete_opts(st, chain[0]->kind, NULL, name, &orphan, NULL, NULL),
-			 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, chain[0], NULL, name, &orphan, NULL, NULL), 0);
 	collector_caught_up();
 	ck_assert(!exists(chain[0], NULL, name, NULL));
 	for (size_t i = 1; i < nchain; i++) {
@@ -419,7 +419,8 @@ START_TEST(reference_rules)
 	unserved = json_pack("{s:s,s:s,s:s,s:s}", "apiVersion", "apps/v1", "kind", "ReplicaSet",
 			     "name", "rs", "uid", "11111111-1111-1111-1111-111111111111");
 	json_decref(make(pod, "default", "unserved", json_pack("[o]", unserved)));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "owner", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "owner", NULL, NULL, NULL), 0);
 	collector_caught_up();
 	ck_assert_msg(exists(pc, NULL, "invalid", NULL),
 		      "a cluster-scoped dependent of a namespaced owner was collected");
@@ -428,7 +429,7 @@ START_TEST(reference_rules)
 	size_t i;
 	bool reported = false;
 
-	ck_assert_int_eq(pk_store_list(st, "Event", NULL, NULL, &events, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_event, NULL, NULL, &events, NULL, NULL), 0);
 	json_array_foreach(events, i, ev)
 	{
 		reported |=

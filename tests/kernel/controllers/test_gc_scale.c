@@ -77,7 +77,7 @@ static void sleep_ms(long ms)
 static bool exists(const char *name)
 {
 	json_t *o = NULL;
-	bool there = pk_store_get(st, "Pod", "default", name, &o) == 0;
+	bool there = pk_store_get(st, &pk_type_pod, "default", name, &o) == 0;
 
 	json_decref(o);
 	return there;
@@ -124,7 +124,8 @@ START_TEST(gc_finds_pods_past_ten_thousand)
 		       "{\"google.com/tpu\": \"4\"}}}]}}}}",
 		       0, NULL));
 	ck_assert(wait_pod("train-0", true));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "train", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_job, "default", "train", NULL, NULL, NULL), 0);
 	ck_assert_msg(wait_pod("train-0", false), "the deleted Job's pod was left behind");
 
 	/*
@@ -143,7 +144,8 @@ START_TEST(gc_finds_pods_past_ten_thousand)
 	struct pk_store_stats before, after;
 
 	pk_store_get_stats(st, &before);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "second", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_job, "default", "second", NULL, NULL, NULL), 0);
 	ck_assert_msg(wait_pod("second-0", false), "the second Job's pod was left behind");
 	pk_store_get_stats(st, &after);
 	fprintf(stderr, "collecting one Job's pod beside %d others: %llu store steps\n", FILLER,
@@ -153,7 +155,7 @@ START_TEST(gc_finds_pods_past_ten_thousand)
 		      (unsigned long long)(after.read_steps - before.read_steps));
 	json_t *items = NULL;
 
-	ck_assert_int_eq(pk_store_list(st, "Pod", "aaa", NULL, &items, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_pod, "aaa", NULL, &items, NULL, NULL), 0);
 	ck_assert_uint_eq(json_array_size(items), FILLER);
 	json_decref(items);
 }
@@ -205,7 +207,7 @@ START_TEST(foreground_deletion_of_chains_and_cycles)
 	/* x and y own each other */
 	char *x = owned_pod("x", NULL, NULL), *y = owned_pod("y", "x", x);
 	json_t *xo = NULL;
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "x", &xo), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "x", &xo), 0);
 	json_object_set_new(json_object_get(xo, "metadata"), "ownerReferences",
 			    json_pack("[{s:s,s:s,s:s,s:s,s:b}]", "apiVersion", "v1", "kind", "Pod",
 				      "name", "y", "uid", y, "blockOwnerDeletion", 1));
@@ -217,13 +219,15 @@ START_TEST(foreground_deletion_of_chains_and_cycles)
 	struct pk_appliance_config cfg = {.backoff_initial_ms = 50, .backoff_max_ms = 200};
 	char err[256] = "";
 	ck_assert_int_eq(pk_standalone_start(st, &cfg, NULL, &app, err, sizeof(err)), 0);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "c000", &fg, NULL, NULL), 0);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "x", &fg, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "c000", &fg, NULL, NULL),
+			 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "x", &fg, NULL, NULL),
+			 0);
 	ck_assert_msg(wait_pod("c299", false), "the chain's last pod was left behind");
 	ck_assert_msg(wait_pod("c000", false), "the chain's owner waits still");
 	ck_assert_msg(wait_pod("x", false) && wait_pod("y", false), "the cycle waits still");
 	json_t *items = NULL;
-	ck_assert_int_eq(pk_store_list(st, "Pod", "default", NULL, &items, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_pod, "default", NULL, &items, NULL, NULL), 0);
 	ck_assert_uint_eq(json_array_size(items), 0);
 	json_decref(items);
 }

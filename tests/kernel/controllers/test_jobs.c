@@ -93,7 +93,7 @@ static void set_phase(const char *pod, const char *phase)
 {
 	json_t *patch = json_pack("{s:{s:s}}", "status", "phase", phase);
 
-	ck_assert_int_eq(pk_store_patch(st, "Pod", "default", pod, PK_PATCH_MERGE, patch,
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_pod, "default", pod, PK_PATCH_MERGE, patch,
 					PK_SUB_STATUS, NULL, NULL),
 			 0);
 	json_decref(patch);
@@ -284,7 +284,7 @@ static bool create_names(const char *path, const char *value, const char *named)
 	for (size_t i = 0; i < errs.n; i++)
 		found |= named && strstr(errs.msg[i], named) != NULL;
 	if (rc == 0) {
-		pk_store_delete_opts(st, "JobSet", "default", "js", NULL, NULL, NULL);
+		pk_store_delete_opts(st, &pk_type_jobset, "default", "js", NULL, NULL, NULL);
 		found = !named;
 	}
 	pk_errors_clear(&errs);
@@ -326,8 +326,8 @@ START_TEST(job_recreates_a_deleted_pod)
 	ck_assert(wait_for("Job", "drain", active_is, &(int){2}));
 	char *uid = uid_of("Pod", "drain-1");
 
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "drain-1", NULL, NULL, NULL),
-			 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "drain-1", NULL, NULL, NULL), 0);
 	ck_assert(wait_for("Pod", "drain-1", rebound, uid));
 	free(uid);
 }
@@ -341,8 +341,8 @@ START_TEST(job_active_follows_a_smaller_parallelism)
 
 	job("shrink", 3, 0);
 	ck_assert(wait_for("Job", "shrink", active_is, &(int){3}));
-	ck_assert_int_eq(pk_store_patch(st, "Job", "default", "shrink", PK_PATCH_MERGE, patch,
-					PK_SUB_MAIN, NULL, NULL),
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_job, "default", "shrink", PK_PATCH_MERGE,
+					patch, PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(patch);
 	ck_assert(pods_gone(extra, 2));
@@ -359,7 +359,8 @@ START_TEST(jobset_recreates_a_deleted_job)
 		ck_assert(wait_bound(js_pods[i]));
 	char *uid = uid_of("Job", "js-w-1");
 
-	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "js-w-1", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_job, "default", "js-w-1", NULL, NULL, NULL), 0);
 	ck_assert(wait_for("Job", "js-w-1", rebound_job, uid));
 	free(uid);
 }
@@ -378,8 +379,8 @@ static void set_suspend(const char *kind, const char *name, bool suspend)
 {
 	json_t *patch = json_pack("{s:{s:b}}", "spec", "suspend", suspend);
 
-	ck_assert_int_eq(pk_store_patch(st, kind, "default", name, PK_PATCH_MERGE, patch,
-					PK_SUB_MAIN, NULL, NULL),
+	ck_assert_int_eq(pk_store_patch(st, pk_type_by_kind(kind), "default", name, PK_PATCH_MERGE,
+					patch, PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(patch);
 }
@@ -551,7 +552,8 @@ START_TEST(queue_nominal_quota_blocks_until_usage_frees)
 							   "queue.podkernel.dev/admission")),
 			 "cluster-queue/default-flavor");
 	json_decref(a);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "job-a", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_job, "default", "job-a", NULL, NULL, NULL), 0);
 	ck_assert(wait_bound("job-b-0"));
 	ck_assert(wait_bound("job-b-1"));
 	QSTATUS("ClusterQueue", "cluster-queue", "status.pendingWorkloads", "0");
@@ -583,7 +585,8 @@ START_TEST(queue_jobset_waits_on_quota_then_runs)
 	ck_assert(wait_for("JobSet", "js", suspended_is, "True"));
 	ck_assert(wait_for("Job", "js-w-0", suspended_is, "True"));
 	ck_assert(stays_absent("Pod", "js-w-0-0"));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "holder", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_job, "default", "holder", NULL, NULL, NULL), 0);
 	ck_assert(wait_bound("js-w-0-0"));
 	ck_assert(wait_bound("js-w-0-1"));
 	ck_assert(wait_for("JobSet", "js", suspended_is, "False"));
@@ -604,8 +607,8 @@ START_TEST(queue_namespace_outside_selector_is_refused)
 	/* labelled, the namespace is selected and the Job admitted */
 	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "team", "research");
 
-	ck_assert_int_eq(pk_store_patch(st, "Namespace", NULL, "default", PK_PATCH_MERGE, patch,
-					PK_SUB_MAIN, NULL, NULL),
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_namespace, NULL, "default", PK_PATCH_MERGE,
+					patch, PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(patch);
 	ck_assert(wait_bound("outsider-0"));
@@ -735,8 +738,8 @@ START_TEST(queue_preempts_lower_priority_within_its_queue)
 	priority_class("low", 1);
 	priority_class("high", 100);
 	queue_setup("{}", "BestEffortFIFO");
-	ck_assert_int_eq(pk_store_patch(st, "ClusterQueue", NULL, "cluster-queue", PK_PATCH_MERGE,
-					patch, PK_SUB_MAIN, NULL, NULL),
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_cluster_queue, NULL, "cluster-queue",
+					PK_PATCH_MERGE, patch, PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(patch);
 	prio_job("low", "user-queue", 2, "low");
@@ -800,9 +803,9 @@ START_TEST(queue_admits_only_what_the_flavor_nodes_place)
 	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "pool", "a");
 	json_t *pod;
 
-	ck_assert_int_eq(
-	    pk_store_patch(st, "Node", NULL, "n2", PK_PATCH_MERGE, patch, PK_SUB_MAIN, NULL, NULL),
-	    0);
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_node, NULL, "n2", PK_PATCH_MERGE, patch,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
 	json_decref(patch);
 	create_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ResourceFlavor\", "
 		    "\"metadata\": {\"name\": \"pool-a\"}, \"spec\": {\"nodeLabels\": {\"pool\": "

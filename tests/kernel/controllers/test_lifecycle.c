@@ -119,7 +119,7 @@ static json_t *get(const char *kind, const char *name)
 {
 	json_t *o = NULL;
 
-	return pk_store_get(st, kind, "default", name, &o) == 0 ? o : NULL;
+	return pk_store_get(st, pk_type_by_kind(kind), "default", name, &o) == 0 ? o : NULL;
 }
 
 static void sleep_ms(long ms)
@@ -306,7 +306,7 @@ START_TEST(node_loss_repairs_the_gang_in_its_rack)
 	ck_assert(wait_field("Pod", "train-0", "status.phase", "Running"));
 	ck_assert(wait_field("Pod", "train-1", "status.phase", "Running"));
 	field("Pod", "train-0", "spec.nodeName", lost, sizeof(lost));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Node", NULL, lost, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_node, NULL, lost, NULL, NULL, NULL), 0);
 	ck_assert(has_condition("PodGroup", "train", "PodGroupRepaired"));
 	g = get("PodGroup", "train");
 	c = pk_condition_get(g, "PodGroupRepaired");
@@ -317,7 +317,8 @@ START_TEST(node_loss_repairs_the_gang_in_its_rack)
 	ck_assert(wait_field("Pod", "train-0", "status.phase", "Running"));
 	ck_assert_str_ne(field("Pod", "train-0", "spec.nodeName", buf, sizeof(buf)), lost);
 	for (int k = 0; k < 100 && !told; k++) {
-		ck_assert_int_eq(pk_store_list(st, "Event", "default", NULL, &evs, NULL, NULL), 0);
+		ck_assert_int_eq(
+		    pk_store_list(st, &pk_type_event, "default", NULL, &evs, NULL, NULL), 0);
 		json_array_foreach(evs, i, e) told |=
 		    strcmp(pk_get_string(e, "reason") ?: "", "RepairedInPlace") == 0;
 		json_decref(evs);

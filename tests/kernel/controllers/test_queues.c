@@ -30,8 +30,9 @@ static void patch(const char *kind, const char *ns, const char *name, const char
 	json_t *p = json_loads(text, 0, NULL);
 
 	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(
-	    pk_store_patch(st, kind, ns, name, PK_PATCH_MERGE, p, PK_SUB_MAIN, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_patch(st, pk_type_by_kind(kind), ns, name, PK_PATCH_MERGE, p,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
 	json_decref(p);
 }
 
@@ -251,7 +252,7 @@ static void user_ungate_refused(const char *name)
 	struct pk_errors errs = {0};
 	json_t *p = json_loads("{\"spec\": {\"schedulingGates\": null}}", 0, NULL);
 
-	ck_assert_int_eq(pk_store_patch_opts(st, "Pod", "default", name, PK_PATCH_MERGE, p,
+	ck_assert_int_eq(pk_store_patch_opts(st, &pk_type_pod, "default", name, PK_PATCH_MERGE, p,
 					     PK_SUB_MAIN, &user, &errs, NULL),
 			 -EINVAL);
 	ck_assert_msg(errs.n && strcmp(errs.msg[0], "spec.schedulingGates: Forbidden: the gate "
@@ -285,7 +286,8 @@ START_TEST(queue_plain_pods_wait_gated_until_admitted)
 	PENDING_IS("Pod", "p3", "insufficient unused quota for google.com/tpu");
 	ck_assert(stays("Pod", "p3", gated, NULL));
 	user_ungate_refused("p3");
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "p1", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "p1", NULL, NULL, NULL),
+			 0);
 	ck_assert(wait_bound("p3"));
 }
 END_TEST
@@ -312,7 +314,8 @@ START_TEST(queue_pod_group_is_admitted_whole)
 		   "default-flavor of ClusterQueue cq, 4 more needed");
 	PENDING_IS("Pod", "g-1", "insufficient unused quota");
 	ck_assert(stays("Pod", "g-1", gated, NULL));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "holder", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "holder", NULL, NULL, NULL), 0);
 	ck_assert(wait_bound("g-0"));
 	ck_assert(wait_bound("g-1"));
 }
@@ -364,7 +367,7 @@ START_TEST(queue_kueue_pod_group_waits_for_all_its_pods)
 	p = json_loads(
 	    "{\"metadata\": {\"labels\": {\"kueue.x-k8s.io/pod-group-name\": \"other\"}}}", 0,
 	    NULL);
-	ck_assert_int_eq(pk_store_patch(st, "Pod", "default", "sample-a", PK_PATCH_MERGE, p,
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_pod, "default", "sample-a", PK_PATCH_MERGE, p,
 					PK_SUB_MAIN, &errs, NULL),
 			 -EINVAL);
 	ck_assert_msg(errs.n &&
@@ -377,10 +380,10 @@ START_TEST(queue_kueue_pod_group_waits_for_all_its_pods)
 	ck_assert(wait_bound("sample-a"));
 	ck_assert(wait_bound("sample-b"));
 	ck_assert(wait_for("PodGroup", "sample-group", gang_of_two, NULL));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "sample-a", NULL, NULL, NULL),
-			 0);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "sample-b", NULL, NULL, NULL),
-			 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "sample-a", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "sample-b", NULL, NULL, NULL), 0);
 	ck_assert(wait_for("PodGroup", "sample-group", is_gone, NULL));
 }
 END_TEST

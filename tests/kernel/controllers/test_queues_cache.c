@@ -124,7 +124,7 @@ static bool is_admitted(const char *name)
 	json_t *o = NULL;
 	bool yes;
 
-	if (pk_store_get(st, "Job", "default", name, &o) < 0)
+	if (pk_store_get(st, &pk_type_job, "default", name, &o) < 0)
 		return false; /* deleted */
 	yes = !json_is_true(pk_get(o, "spec.suspend")) &&
 	      json_object_get(pk_get(o, "metadata.annotations"), "queue.podkernel.dev/admission");
@@ -136,7 +136,7 @@ static const char *pending_reason(const char *name, char *buf, size_t n)
 {
 	json_t *o = NULL;
 
-	ck_assert_int_eq(pk_store_get(st, "Job", "default", name, &o), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_job, "default", name, &o), 0);
 	snprintf(buf, n, "%s",
 		 json_string_value(json_object_get(pk_get(o, "metadata.annotations"),
 						   "queue.podkernel.dev/pending-reason"))
@@ -163,8 +163,9 @@ static void label_node(void)
 {
 	json_t *p = json_loads("{\"metadata\": {\"labels\": {\"unrelated\": \"yes\"}}}", 0, NULL);
 
-	ck_assert_int_eq(
-	    pk_store_patch(st, "Node", NULL, "n0", PK_PATCH_MERGE, p, PK_SUB_MAIN, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_node, NULL, "n0", PK_PATCH_MERGE, p,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
 	json_decref(p);
 }
 
@@ -227,7 +228,8 @@ START_TEST(queue_freed_quota_tries_that_queue_again)
 
 	settle();
 	ck_assert(strstr(pending_reason("j0-05", why, sizeof(why)), "insufficient unused quota"));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "j0-00", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_job, "default", "j0-00", NULL, NULL, NULL), 0);
 	pass(&d);
 	ck_assert_uint_eq(d.decodes, 0);
 	ck_assert_uint_eq(d.tries, PENDING); /* cq0's, not cq1's */
@@ -248,7 +250,7 @@ static json_int_t position(const char *name)
 	char key[64];
 	json_int_t n;
 
-	ck_assert_int_eq(pk_store_list(st, "Job", NULL, NULL, &items, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_job, NULL, NULL, &items, NULL, NULL), 0);
 	pos = wb_queue_positions(items);
 	ck_assert_ptr_nonnull(pos);
 	snprintf(key, sizeof(key), "Job/default/%s", name);
@@ -262,7 +264,7 @@ static const char *rv_of(const char *name, char *buf, size_t n)
 {
 	json_t *o = NULL;
 
-	ck_assert_int_eq(pk_store_get(st, "Job", "default", name, &o), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_job, "default", name, &o), 0);
 	snprintf(buf, n, "%s", pk_get_string(o, "metadata.resourceVersion") ?: "");
 	json_decref(o);
 	return buf;
@@ -284,7 +286,8 @@ START_TEST(queue_behind_an_admission_is_not_written_again)
 	ck_assert_int_eq(position("j0-05"), 4);
 	ck_assert_int_eq(position("j0-00"), 0); /* admitted */
 	rv_of("j0-05", rv, sizeof(rv));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "j0-00", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_job, "default", "j0-00", NULL, NULL, NULL), 0);
 	pass(&d);
 	ck_assert(is_admitted("j0-02"));
 	ck_assert_str_eq(rv_of("j0-05", rv2, sizeof(rv2)), rv);
@@ -292,7 +295,7 @@ START_TEST(queue_behind_an_admission_is_not_written_again)
 	p = json_loads("{\"metadata\": {\"annotations\": {\"queue.podkernel.dev/pending-reason\": "
 		       "null}}}",
 		       0, NULL);
-	ck_assert_int_eq(pk_store_patch(st, "Job", "default", "j0-05", PK_PATCH_MERGE, p,
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_job, "default", "j0-05", PK_PATCH_MERGE, p,
 					PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(p);
@@ -313,7 +316,7 @@ START_TEST(queue_spec_change_tries_everything_again)
 			       "\"resources\": [{\"name\": \"google.com/tpu\", \"nominalQuota\": "
 			       "12}]}]}]}}",
 			       0, NULL);
-	ck_assert_int_eq(pk_store_patch(st, "ClusterQueue", NULL, "cq1", PK_PATCH_MERGE, p,
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_cluster_queue, NULL, "cq1", PK_PATCH_MERGE, p,
 					PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(p);
@@ -338,7 +341,8 @@ START_TEST(queue_lost_stream_lists_again)
 			 i);
 		create_json(buf);
 	}
-	ck_assert_int_eq(pk_store_delete_opts(st, "Job", "default", "j1-00", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_job, "default", "j1-00", NULL, NULL, NULL), 0);
 	s = pass(&d);
 	ck_assert_uint_eq(d.lists, 1);
 	ck_assert_uint_eq(s.lists, 2);

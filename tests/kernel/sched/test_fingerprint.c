@@ -19,7 +19,8 @@ static json_t *pod(const char *name, const char *rv)
 
 static bool same(enum pk_kind k, json_t *a, json_t *b, bool loop)
 {
-	return pk_sched_fingerprint(k, a, loop) == pk_sched_fingerprint(k, b, loop);
+	return pk_sched_fingerprint(pk_type_of(k), a, loop) ==
+	       pk_sched_fingerprint(pk_type_of(k), b, loop);
 }
 
 START_TEST(status_and_metadata_noise_do_not_count)
@@ -77,8 +78,8 @@ START_TEST(fingerprint_is_canonical)
 	ck_assert(!same(PK_KIND_POD, a, c, true));
 	pk_set(d, "spec.x.b", json_string("1"));
 	ck_assert(!same(PK_KIND_POD, a, d, true));
-	ck_assert_uint_ne(pk_sched_fingerprint(PK_KIND_POD, a, true),
-			  pk_sched_fingerprint(PK_KIND_JOB, a, true));
+	ck_assert_uint_ne(pk_sched_fingerprint(&pk_type_pod, a, true),
+			  pk_sched_fingerprint(&pk_type_job, a, true));
 	json_decref(a);
 	json_decref(b);
 	json_decref(c);
@@ -116,18 +117,18 @@ END_TEST
 /* The kinds the scheduler reads: its own and those its plugins consume, nodes first, pods last. */
 START_TEST(kinds_read_in_feeding_order)
 {
-	const char *const *k = pk_sched_kinds();
+	const struct pk_type *const *k = pk_sched_kinds();
 	size_t n = 0;
 
 	while (k[n])
 		n++;
 	ck_assert_uint_ge(n, 5);
-	ck_assert_str_eq(k[0], "Node");
-	ck_assert_str_eq(k[n - 1], "Pod");
-	ck_assert(pk_sched_reads("ResourceClaim")); /* DynamicResources' event */
-	ck_assert(pk_sched_reads("PersistentVolumeClaim"));
-	ck_assert(pk_sched_reads("Namespace")); /* InterPodAffinity's namespaceSelector */
-	ck_assert(!pk_sched_reads("Job"));
+	ck_assert_ptr_eq(k[0], &pk_type_node);
+	ck_assert_ptr_eq(k[n - 1], &pk_type_pod);
+	ck_assert(pk_sched_reads(&pk_type_resource_claim)); /* DynamicResources' event */
+	ck_assert(pk_sched_reads(&pk_type_persistent_volume_claim));
+	ck_assert(pk_sched_reads(&pk_type_namespace)); /* InterPodAffinity's namespaceSelector */
+	ck_assert(!pk_sched_reads(&pk_type_job));
 	ck_assert(!pk_sched_reads(NULL));
 }
 END_TEST

@@ -139,7 +139,7 @@ START_TEST(test_invalid_root_marks_all)
 		const struct pk_sched_action *a = &res->actions[i];
 
 		ck_assert_int_eq(a->action, PK_SCHED_CONDITION);
-		if (a->kind == PK_KIND_POD) {
+		if (a->kind->pk == PK_KIND_POD) {
 			pods++;
 			ck_assert_str_eq(a->reason, "Unschedulable");
 		} else {

@@ -309,7 +309,7 @@ static void lose_pods(struct pk_sched *s)
 		char name[8];
 
 		snprintf(name, sizeof(name), "h-%d", i);
-		ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", name), 0);
+		ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod, "default", name), 0);
 		add(s, gang_pod(name, "h"));
 	}
 }
@@ -364,7 +364,7 @@ START_TEST(test_repair_in_home_domain)
 			char name[16];
 
 			snprintf(name, sizeof(name), "rb-n%d", i);
-			ck_assert_int_eq(pk_sched_remove(s, PK_KIND_NODE, NULL, name), 0);
+			ck_assert_int_eq(pk_sched_remove(s, &pk_type_node, NULL, name), 0);
 		}
 		repair_cycle(s, rack, reason);
 		ck_assert_str_eq(rack, "ra");
@@ -421,11 +421,11 @@ START_TEST(test_home_survives_recreation)
 
 			snprintf(f, sizeof(f), "f-%d", i);
 			snprintf(kk, sizeof(kk), "k-%d", i);
-			ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", f), 0);
-			ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", kk), 0);
+			ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod, "default", f), 0);
+			ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod, "default", kk), 0);
 		}
-		ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD_GROUP, "default", "f"), 0);
-		ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD_GROUP, "default", "k"), 0);
+		ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod_group, "default", "f"), 0);
+		ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod_group, "default", "k"), 0);
 		add(s, rack_gang("k", 2));
 		add(s, gang_pod("k-0", "k"));
 		add(s, gang_pod("k-1", "k"));

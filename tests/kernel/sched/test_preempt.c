@@ -24,7 +24,7 @@ static bool has_action(const struct pk_sched_result *res, enum pk_sched_action_k
 	for (size_t i = 0; i < res->nactions; i++) {
 		const struct pk_sched_action *x = &res->actions[i];
 
-		if (x->action == a && x->kind == kind && strcmp(x->name, name) == 0 &&
+		if (x->action == a && x->kind->pk == kind && strcmp(x->name, name) == 0 &&
 		    (!type || (x->type && strcmp(x->type, type) == 0)))
 			return true;
 	}

@@ -325,7 +325,7 @@ START_TEST(test_binding_wakes_no_capacity_failure)
 	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
 	pk_sched_result_free(res);
 	/* A removed pod frees capacity, but 3 CPUs free in all cannot hold 4: not tried. */
-	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "small"), 0);
+	ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod, "default", "small"), 0);
 	ck_assert_int_eq(pk_sched_cycle(s, 8000, &res), 0);
 	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
 	ck_assert(!res->has_retry);
@@ -337,7 +337,7 @@ START_TEST(test_binding_wakes_no_capacity_failure)
 	ck_assert_str_eq(res->root, "Pod default/big");
 	pk_sched_result_free(res);
 	/* Now freed capacity wakes it (5 free in all), though no node holds it yet. */
-	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "elsewhere"), 0);
+	ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod, "default", "elsewhere"), 0);
 	ck_assert_int_eq(pk_sched_cycle(s, 10000, &res), 0);
 	ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
 	pk_sched_result_free(res);
@@ -366,7 +366,7 @@ START_TEST(test_parked_root_replays_its_retries)
 	ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
 	pk_sched_result_free(res);
 	for (int i = 0; i < 2; i++) { /* 2, then 3 free: parked, neither tried nor waited for */
-		ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", i ? "b" : "a"), 0);
+		ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod, "default", i ? "b" : "a"), 0);
 		ck_assert_int_eq(pk_sched_cycle(s, 1200 + 100 * i, &res), 0);
 		ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
 		ck_assert(!res->has_retry);
@@ -377,7 +377,7 @@ START_TEST(test_parked_root_replays_its_retries)
 	 * of that backoff, after the change at 1300; backoff 400), it waits
 	 * until 1800 as it would have.
 	 */
-	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "c"), 0);
+	ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod, "default", "c"), 0);
 	ck_assert_int_eq(pk_sched_cycle(s, 1500, &res), 0);
 	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
 	ck_assert(res->has_retry);
@@ -414,7 +414,7 @@ START_TEST(test_parked_root_wakes_at_its_turn)
 		ck_assert_str_eq(res->root, i ? "Pod default/younger" : "Pod default/older");
 		pk_sched_result_free(res);
 	}
-	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "x"), 0);
+	ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod, "default", "x"), 0);
 	ck_assert_int_eq(pk_sched_cycle(s, 2000, &res), 0);
 	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
 	ck_assert_str_eq(res->root, "Pod default/older");
@@ -423,7 +423,7 @@ START_TEST(test_parked_root_wakes_at_its_turn)
 	ck_assert_int_eq(res->outcome, PK_SCHED_IDLE);
 	ck_assert(!res->has_retry);
 	pk_sched_result_free(res);
-	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "y"), 0);
+	ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod, "default", "y"), 0);
 	ck_assert_int_eq(pk_sched_cycle(s, 3000, &res), 0);
 	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
 	ck_assert_str_eq(res->root, "Pod default/younger");
@@ -550,19 +550,19 @@ START_TEST(test_remove_objects)
 	add_node(s, "n", "4", "");
 	add_pod(s, "p", "1", "leaf", "n", 0);
 	add_group(s, false, "leaf", "root", 1, NULL);
-	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "p"), 0);
+	ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod, "default", "p"), 0);
 	ck_assert_int_eq(s->snap.nodes[0]->used[SC_RES_PODS], 0);
-	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD, "default", "p"), -ENOENT);
-	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD_GROUP, "default", "leaf"), 0);
+	ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod, "default", "p"), -ENOENT);
+	ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod_group, "default", "leaf"), 0);
 	/* The placeholder of "root" went away with its last child. */
 	ck_assert_ptr_null(find_group(s, "root"));
 	ck_assert_uint_eq(s->forest.all_groups.n, 0);
-	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_NODE, NULL, "n"), 0);
+	ck_assert_int_eq(pk_sched_remove(s, &pk_type_node, NULL, "n"), 0);
 	ck_assert_int_eq(pk_sched_check(s, why, sizeof(why)), 0);
 	/* A group naming itself as parent is removed cleanly. */
 	add_group(s, false, "self", "self", 1, NULL);
 	ck_assert_ptr_null(sc_group_root(find_group(s, "self"), NULL, 0));
-	ck_assert_int_eq(pk_sched_remove(s, PK_KIND_POD_GROUP, "default", "self"), 0);
+	ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod_group, "default", "self"), 0);
 	ck_assert_uint_eq(s->forest.all_groups.n, 0);
 	pk_sched_free(s);
 }

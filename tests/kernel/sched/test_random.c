@@ -248,15 +248,16 @@ START_TEST(test_random_incremental)
 				obj = pod(rnd(np), ng, nn);
 			else if (op == 4) {
 				snprintf(name, sizeof name, "p%d", rnd(np));
-				pk_sched_remove(s, PK_KIND_POD, "default", name);
+				pk_sched_remove(s, &pk_type_pod, "default", name);
 			} else if (op == 5) {
 				snprintf(name, sizeof name, "g%d", rnd(ng));
-				pk_sched_remove(
-				    s, rnd(2) ? PK_KIND_POD_GROUP : PK_KIND_COMPOSITE_POD_GROUP,
-				    "default", name);
+				pk_sched_remove(s,
+						pk_type_of(rnd(2) ? PK_KIND_POD_GROUP
+								  : PK_KIND_COMPOSITE_POD_GROUP),
+						"default", name);
 			} else if (op == 6 && rnd(4) == 0) {
 				snprintf(name, sizeof name, "n%d", rnd(nn));
-				pk_sched_remove(s, PK_KIND_NODE, NULL, name);
+				pk_sched_remove(s, &pk_type_node, NULL, name);
 			} else {
 				struct pk_sched_result *res = NULL;
 				now += rnd(3000);

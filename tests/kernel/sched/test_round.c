@@ -118,7 +118,7 @@ struct writes {
 	size_t conflicts, failed;
 };
 
-static uint64_t rv_of(void *arg, enum pk_kind kind, const char *ns, const char *name)
+static uint64_t rv_of(void *arg, const struct pk_type *kind, const char *ns, const char *name)
 {
 	(void)arg;
 	(void)kind;
@@ -163,7 +163,7 @@ START_TEST(results_become_writes)
 	struct pk_sched_round_ops ops = {.result = write_result};
 	struct pk_sched_round round;
 	struct pk_sched_action bad = {.action = PK_SCHED_BIND,
-				      .kind = PK_KIND_POD,
+				      .kind = pk_type_of(PK_KIND_POD),
 				      .ns = "default",
 				      .name = "c"}; /* a binding to no node */
 	struct pk_sched_result res = {.actions = &bad, .nactions = 1};

@@ -289,7 +289,7 @@ START_TEST(message_names_the_largest_free_box)
 	ck_assert_int_eq(res->outcome, PK_SCHED_UNSCHEDULABLE);
 	for (size_t i = 0; i < res->nactions; i++)
 		if (res->actions[i].action == PK_SCHED_CONDITION &&
-		    res->actions[i].kind == PK_KIND_POD_GROUP)
+		    res->actions[i].kind->pk == PK_KIND_POD_GROUP)
 			msg = res->actions[i].message;
 	ck_assert_ptr_nonnull(msg);
 	ck_assert_msg(strstr(msg, "no free 4x4x4 box in any rotation in 2 superslices; largest "

@@ -62,8 +62,8 @@ static int patch(const char *name, const char *body, char *msg, size_t len)
 	int rc;
 
 	ck_assert_ptr_nonnull(pt);
-	rc = pk_store_patch(st, "Pod", "default", name, PK_PATCH_MERGE, pt, PK_SUB_MAIN, &errs,
-			    NULL);
+	rc = pk_store_patch(st, &pk_type_pod, "default", name, PK_PATCH_MERGE, pt, PK_SUB_MAIN,
+			    &errs, NULL);
 	msg[0] = '\0';
 	for (size_t i = 0; i < errs.n; i++)
 		snprintf(msg + strlen(msg), len - strlen(msg), "%s\n", errs.msg[i]);
@@ -77,7 +77,7 @@ static json_int_t generation(const char *kind, const char *name)
 	json_t *o = NULL;
 	json_int_t g;
 
-	ck_assert_int_eq(pk_store_get(st, kind, "default", name, &o), 0);
+	ck_assert_int_eq(pk_store_get(st, pk_type_by_kind(kind), "default", name, &o), 0);
 	g = json_integer_value(pk_get(o, "metadata.generation"));
 	json_decref(o);
 	return g;
@@ -148,13 +148,14 @@ END_TEST
 START_TEST(test_binding_keeps_generation)
 {
 	json_t *p = make_pod("b"), *got = NULL;
-	struct pk_store_edit e = {.kind = "Pod", .ns = "default", .name = "b", .apply = bind_n1};
+	struct pk_store_edit e = {
+	    .kind = &pk_type_pod, .ns = "default", .name = "b", .apply = bind_n1};
 
 	json_decref(p);
 	ck_assert_int_eq(pk_store_edit_batch(st, &e, 1), 0);
 	ck_assert_int_eq(e.rc, 0);
 	json_decref(e.object);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "b", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "b", &got), 0);
 	ck_assert_str_eq(pk_get_string(got, "spec.nodeName"), "n1");
 	ck_assert_int_eq(json_integer_value(pk_get(got, "metadata.generation")), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(pk_condition_get(got, "PodScheduled"),
@@ -224,16 +225,17 @@ START_TEST(test_propagation)
 			"containers", "name", "c", "image", "busybox");
 	ck_assert_int_eq(pk_store_create(st, dep, NULL, NULL), 0);
 	/* Orphan: the owner goes, the dependent stays without its reference. */
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "owner", &orphan, NULL, NULL),
-			 0);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "owner", &got), -ENOENT);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "dep", &got), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "owner", &orphan, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "owner", &got), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "dep", &got), 0);
 	ck_assert_ptr_null(pk_get(got, "metadata.ownerReferences"));
 	json_decref(got);
 	/* Foreground: the owner stays, marked, until the collector lets it go. */
 	json_decref(owner);
 	ck_assert_int_eq(pk_store_create(st, cm, NULL, &owner), 0);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "owner", &fg, NULL, &got), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "owner", &fg, NULL, &got), 0);
 	ck_assert_ptr_nonnull(pk_get(got, "metadata.deletionTimestamp"));
 	ck_assert_str_eq(json_string_value(json_array_get(pk_get(got, "metadata.finalizers"), 0))
 			     ?: "",
@@ -323,7 +325,7 @@ START_TEST(test_owner_index)
 	ck_assert_int_eq(pk_store_dependents(st, uid, &deps), 0);
 	ck_assert_uint_eq(json_array_size(deps), 0);
 	json_decref(deps);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "other", "dep", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "other", "dep", &got), 0);
 	ck_assert_ptr_null(pk_get(got, "metadata.ownerReferences"));
 	json_decref(got);
 	json_decref(ns);

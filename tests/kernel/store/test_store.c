@@ -101,10 +101,10 @@ START_TEST(test_crud_and_defaults)
 	json_decref(again);
 
 	json_t *got = NULL;
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "p1", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "p1", &got), 0);
 	ck_assert(json_equal(got, p));
 	json_decref(got);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "other", "p1", &got), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "other", "p1", &got), -ENOENT);
 
 	/* Update with the current rv works, bumps generation on spec change. */
 	json_t *upd = json_deep_copy(p);
@@ -139,10 +139,11 @@ START_TEST(test_crud_and_defaults)
 	json_decref(st1);
 
 	json_t *del = NULL;
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "p1", NULL, NULL, &del), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "p1", NULL, NULL, &del),
+			 0);
 	json_decref(del);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "p1", &got), -ENOENT);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "p1", NULL, NULL, NULL),
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "p1", &got), -ENOENT);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "p1", NULL, NULL, NULL),
 			 -ENOENT);
 	json_decref(out);
 	json_decref(p);
@@ -403,12 +404,12 @@ START_TEST(test_event_expiry_index)
 	ck_assert_uint_lt(steps, 40);
 
 	json_t *ev = NULL;
-	ck_assert_int_eq(pk_store_get(st, "Event", "default", "old-001", &ev), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_event, "default", "old-001", &ev), 0);
 	json_object_set_new(ev, "count", json_integer(2));
 	ck_assert_int_eq(pk_store_update_opts(st, ev, PK_SUB_MAIN, NULL, NULL, NULL), 0);
 	json_decref(ev);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Event", "default", "old-003", NULL, NULL, NULL),
-			 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_event, "default", "old-003", NULL, NULL, NULL), 0);
 	names = expired(t_old, 1000, &steps);
 	ck_assert_str_eq(names, "old-000 old-002 old-004");
 	free(names);
@@ -427,7 +428,8 @@ START_TEST(test_events_and_ring)
 	uint64_t start = pk_store_rv(st);
 	json_decref(create(pod("p1", "a")));
 	json_decref(create(pod("p2", "a")));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "p1", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "p1", NULL, NULL, NULL),
+			 0);
 	struct collect c = {json_array()};
 	uint64_t last = 0;
 	ck_assert_int_eq(pk_store_events_since(st, start, 0, collect_cb, &c, &last), 0);
@@ -445,17 +447,18 @@ START_TEST(test_events_and_ring)
 	/* Overflow the ring: the start is gone. */
 	for (int i = 0; i < PK_STORE_RING_SIZE / 2 + 1; i++) {
 		json_t *obj = NULL;
-		ck_assert_int_eq(pk_store_get(st, "Pod", "default", "p2", &obj), 0);
+		ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "p2", &obj), 0);
 		json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
 		json_object_set_new(labels, "i", json_sprintf("v%d", i));
 		ck_assert_int_eq(pk_store_update_opts(st, obj, PK_SUB_MAIN, NULL, NULL, NULL), 0);
 		json_decref(obj);
-		ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "p3", NULL, NULL, NULL),
-				 i == 0 ? 0 : -ENOENT);
+		ck_assert_int_eq(
+		    pk_store_delete_opts(st, &pk_type_pod, "default", "p3", NULL, NULL, NULL),
+		    i == 0 ? 0 : -ENOENT);
 	}
 	for (int i = 0; i < PK_STORE_RING_SIZE / 2; i++) {
 		json_t *obj = NULL;
-		ck_assert_int_eq(pk_store_get(st, "Pod", "default", "p2", &obj), 0);
+		ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "p2", &obj), 0);
 		json_object_set_new(json_object_get(json_object_get(obj, "metadata"), "labels"),
 				    "j", json_sprintf("v%d", i));
 		ck_assert_int_eq(pk_store_update_opts(st, obj, PK_SUB_MAIN, NULL, NULL, NULL), 0);
@@ -568,36 +571,40 @@ START_TEST(test_finalizers_and_group_protection)
 	json_decref(create(group("PodGroup", "child", "top")));
 	json_t *obj = NULL;
 	/* Delete the parent first: it stays, marked, with the protection finalizer. */
-	ck_assert_int_eq(
-	    pk_store_delete_opts(st, "CompositePodGroup", "default", "top", NULL, NULL, &obj), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_composite_pod_group, "default", "top",
+					      NULL, NULL, &obj),
+			 0);
 	ck_assert_ptr_nonnull(
 	    json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp"));
 	json_decref(obj);
-	ck_assert_int_eq(pk_store_get(st, "CompositePodGroup", "default", "top", &obj), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_composite_pod_group, "default", "top", &obj), 0);
 	json_decref(obj);
 	uint64_t rv = pk_store_rv(st);
-	ck_assert_int_eq(
-	    pk_store_delete_opts(st, "CompositePodGroup", "default", "top", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_composite_pod_group, "default", "top",
+					      NULL, NULL, NULL),
+			 0);
 	ck_assert_uint_eq(pk_store_rv(st), rv); /* a second delete writes nothing */
 	/* The last child goes: the parent goes with it. */
-	ck_assert_int_eq(pk_store_delete_opts(st, "PodGroup", "default", "child", NULL, NULL, NULL),
-			 0);
-	ck_assert_int_eq(pk_store_get(st, "CompositePodGroup", "default", "top", &obj), -ENOENT);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod_group, "default", "child", NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_composite_pod_group, "default", "top", &obj),
+			 -ENOENT);
 
 	/* A user finalizer: removing it through a patch deletes the object. */
 	json_t *p = pod("fin", "a");
 	json_object_set_new(json_object_get(p, "metadata"), "finalizers",
 			    json_pack("[s]", "example.com/hold"));
 	json_decref(create(p));
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "fin", NULL, NULL, NULL), 0);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "fin", &obj), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "fin", NULL, NULL, NULL),
+			 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "fin", &obj), 0);
 	json_decref(obj);
 	json_t *patch = json_pack("{s:{s:n}}", "metadata", "finalizers");
-	ck_assert_int_eq(pk_store_patch(st, "Pod", "default", "fin", PK_PATCH_MERGE, patch,
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_pod, "default", "fin", PK_PATCH_MERGE, patch,
 					PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(patch);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "fin", &obj), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "fin", &obj), -ENOENT);
 }
 END_TEST
 
@@ -624,7 +631,7 @@ START_TEST(test_pod_status_on_create)
 	ck_assert_int_eq(pk_selector_parse("status.phase=Pending", true, &sel, err, sizeof(err)),
 			 0);
 	struct pk_store_list_opts f = {.fields = sel};
-	ck_assert_int_eq(pk_store_list(st, "Pod", NULL, &f, &items, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_pod, NULL, &f, &items, NULL, NULL), 0);
 	ck_assert_uint_eq(json_array_size(items), 1);
 	ck_assert_str_eq(pk_name(json_array_get(items, 0)), "p1");
 	json_decref(items);
@@ -657,7 +664,7 @@ START_TEST(test_owner_references_checked)
 	ck_assert_uint_eq(errs.n, 1);
 	pk_errors_clear(&errs);
 	json_decref(out);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "p1", &out), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "p1", &out), 0);
 	ck_assert_uint_eq(json_array_size(pk_get(out, "metadata.ownerReferences")), 1);
 	json_decref(out);
 	json_decref(ref);
@@ -684,8 +691,10 @@ START_TEST(test_gc_candidates_from_indexes)
 	json_decref(create(dep));
 	json_decref(create(pod("lone", "a")));
 	create_pods("plain", 1000);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "lone", &fg, NULL, NULL), 0);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "owner", &fg, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "lone", &fg, NULL, NULL),
+			 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_pod, "default", "owner", &fg, NULL, NULL), 0);
 	pk_store_get_stats(st, &s0);
 	ck_assert_int_eq(pk_store_gc_candidates(st, &got), 0);
 	pk_store_get_stats(st, &s1);
@@ -720,7 +729,8 @@ START_TEST(test_list_paging_selectors)
 		json_t *items = NULL;
 		char *next = NULL;
 		o.continue_token = cont;
-		ck_assert_int_eq(pk_store_list(st, "Pod", "default", &o, &items, NULL, &next), 0);
+		ck_assert_int_eq(
+		    pk_store_list(st, &pk_type_pod, "default", &o, &items, NULL, &next), 0);
 		total += json_array_size(items);
 		pages++;
 		json_decref(items);
@@ -734,12 +744,12 @@ START_TEST(test_list_paging_selectors)
 	ck_assert_int_eq(pk_selector_parse("metadata.name=p03", true, &sel, err, sizeof(err)), 0);
 	json_t *items = NULL;
 	struct pk_store_list_opts f = {.fields = sel};
-	ck_assert_int_eq(pk_store_list(st, "Pod", NULL, &f, &items, NULL, NULL), 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_pod, NULL, &f, &items, NULL, NULL), 0);
 	ck_assert_uint_eq(json_array_size(items), 1);
 	json_decref(items);
 	pk_selector_free(sel);
 	o = (struct pk_store_list_opts){.continue_token = "zz"};
-	ck_assert_int_eq(pk_store_list(st, "Pod", NULL, &o, &items, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_pod, NULL, &o, &items, NULL, NULL), -EINVAL);
 }
 END_TEST
 
@@ -752,7 +762,7 @@ START_TEST(test_durability_across_reopen)
 	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
 	ck_assert_uint_eq(pk_store_rv(st), rv);
 	json_t *got = NULL;
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "keep", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "keep", &got), 0);
 	ck_assert(json_equal(got, p));
 	json_decref(got);
 	json_decref(p);
@@ -868,17 +878,19 @@ START_TEST(test_namespace_deletion)
 	json_decref(create(pod("elsewhere", "x")));
 
 	json_t *ns = NULL;
-	ck_assert_int_eq(pk_store_delete_opts(st, "Namespace", NULL, "team", NULL, NULL, &ns), 0);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_namespace, NULL, "team", NULL, NULL, &ns), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(ns, "status"), "phase")),
 			 "Terminating");
 	json_decref(ns);
 	json_t *obj = NULL;
-	ck_assert_int_eq(pk_store_get(st, "Pod", "team", "a", &obj), -ENOENT);
-	ck_assert_int_eq(pk_store_get(st, "PodGroup", "team", "leaf", &obj), -ENOENT);
-	ck_assert_int_eq(pk_store_get(st, "CompositePodGroup", "team", "top", &obj), -ENOENT);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "elsewhere", &obj), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "team", "a", &obj), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod_group, "team", "leaf", &obj), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_composite_pod_group, "team", "top", &obj),
+			 -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "elsewhere", &obj), 0);
 	json_decref(obj);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "team", "held", &obj), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "team", "held", &obj), 0);
 	ck_assert_ptr_nonnull(
 	    json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp"));
 	json_decref(obj);
@@ -892,13 +904,14 @@ START_TEST(test_namespace_deletion)
 	pk_errors_clear(&errs);
 	json_decref(late);
 	json_t *patch = json_pack("{s:{s:n}}", "metadata", "finalizers");
-	ck_assert_int_eq(pk_store_patch(st, "Pod", "team", "held", PK_PATCH_MERGE, patch,
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_pod, "team", "held", PK_PATCH_MERGE, patch,
 					PK_SUB_MAIN, NULL, NULL),
 			 0);
 	json_decref(patch);
-	ck_assert_int_eq(pk_store_get(st, "Namespace", NULL, "team", &obj), -ENOENT);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Namespace", NULL, "default", NULL, &errs, NULL),
-			 -EPERM);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_namespace, NULL, "team", &obj), -ENOENT);
+	ck_assert_int_eq(
+	    pk_store_delete_opts(st, &pk_type_namespace, NULL, "default", NULL, &errs, NULL),
+	    -EPERM);
 	pk_errors_clear(&errs);
 }
 END_TEST
@@ -948,26 +961,30 @@ START_TEST(test_edit_batch)
 	pk_store_get_stats(st, &before);
 	uint64_t since = pk_store_rv(st);
 	struct pk_store_edit e[] = {
-	    {.kind = "Pod",
+	    {.kind = &pk_type_pod,
 	     .ns = "default",
 	     .name = "a",
 	     .precondition_rv = strtoull(rv_of(a), NULL, 10),
 	     .apply = edit_bind,
 	     .arg = "n1"},
-	    {.kind = "Pod",
+	    {.kind = &pk_type_pod,
 	     .ns = "default",
 	     .name = "b",
 	     .precondition_rv = rv_b,
 	     .apply = edit_bind,
 	     .arg = "n1"},
-	    {.kind = "Pod",
+	    {.kind = &pk_type_pod,
 	     .ns = "default",
 	     .name = "c",
 	     .apply = edit_bind,
 	     .arg = "n2",
 	     .delete_after = true},
-	    {.kind = "Pod", .ns = "default", .name = "d", .apply = edit_bind, .arg = NULL},
-	    {.kind = "Pod", .ns = "default", .name = "gone", .apply = edit_bind, .arg = "n1"},
+	    {.kind = &pk_type_pod, .ns = "default", .name = "d", .apply = edit_bind, .arg = NULL},
+	    {.kind = &pk_type_pod,
+	     .ns = "default",
+	     .name = "gone",
+	     .apply = edit_bind,
+	     .arg = "n1"},
 	};
 	ck_assert_int_eq(pk_store_edit_batch(st, e, 5), 0);
 	pk_store_get_stats(st, &after);
@@ -983,16 +1000,16 @@ START_TEST(test_edit_batch)
 	ck_assert_ptr_null(e[3].object);
 	ck_assert_int_eq(e[4].rc, -ENOENT);
 	json_t *got = NULL;
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "a", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "a", &got), 0);
 	ck_assert_str_eq(
 	    json_string_value(json_object_get(json_object_get(got, "spec"), "nodeName")), "n1");
 	ck_assert_str_eq(rv_of(got), rv_of(e[0].object));
 	json_decref(got);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "b", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "b", &got), 0);
 	ck_assert_ptr_null(json_object_get(json_object_get(got, "spec"), "nodeName"));
 	json_decref(got);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "c", &got), -ENOENT);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "d", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "c", &got), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "d", &got), 0);
 	ck_assert_str_eq(rv_of(got), rv_of(d));
 	json_decref(got);
 	/* Watchers: a's new state, then c's (with its condition) and its deletion,
@@ -1034,7 +1051,7 @@ static void *stress_reader(void *arg)
 	for (int i = 0; i < 40; i++) {
 		json_t *items = NULL;
 		uint64_t rv = 0;
-		if (pk_store_list(st, "Pod", "default", NULL, &items, &rv, NULL) == 0) {
+		if (pk_store_list(st, &pk_type_pod, "default", NULL, &items, &rv, NULL) == 0) {
 			/* A snapshot never holds an object newer than its own version. */
 			size_t k;
 			json_t *obj;

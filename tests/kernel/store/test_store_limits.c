@@ -113,7 +113,7 @@ START_TEST(test_annotation_and_object_size)
 	rv0 = pk_store_rv(st);
 	ck_assert_int_eq(pk_store_create(st, p, &errs, NULL), -E2BIG);
 	ck_assert_uint_eq(pk_store_rv(st), rv0);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "huge", &out), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "huge", &out), -ENOENT);
 	pk_errors_clear(&errs);
 	json_decref(p);
 }
@@ -163,13 +163,13 @@ START_TEST(test_list_without_limit_is_complete)
 	}
 	json_t *items = NULL;
 	char *cont = NULL;
-	ck_assert_int_eq(pk_store_list(st, "Namespace", NULL, NULL, &items, NULL, &cont), 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_namespace, NULL, NULL, &items, NULL, &cont), 0);
 	ck_assert_uint_ge(json_array_size(items), N);
 	ck_assert_ptr_null(cont);
 	json_decref(items);
 	/* An explicit limit still pages. */
 	struct pk_store_list_opts o = {.limit = 100};
-	ck_assert_int_eq(pk_store_list(st, "Namespace", NULL, &o, &items, NULL, &cont), 0);
+	ck_assert_int_eq(pk_store_list(st, &pk_type_namespace, NULL, &o, &items, NULL, &cont), 0);
 	ck_assert_uint_eq(json_array_size(items), 100);
 	ck_assert_ptr_nonnull(cont);
 	json_decref(items);
@@ -193,7 +193,7 @@ START_TEST(test_dry_run_writes_nothing)
 	ck_assert_ptr_nonnull(uid_of(out)); /* defaulted as a real create would */
 	ck_assert_ptr_null(json_object_get(meta(out), "resourceVersion"));
 	json_decref(out);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "d1", &got), -ENOENT);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "d1", &got), -ENOENT);
 	ck_assert_uint_eq(pk_store_rv(st), rv0);
 	/* Validation still runs. */
 	json_t *bad = pod("Bad_Name");
@@ -216,15 +216,16 @@ START_TEST(test_dry_run_writes_nothing)
 	json_decref(out);
 	json_decref(upd);
 	json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "tier", "y");
-	ck_assert_int_eq(pk_store_patch_opts(st, "Pod", "default", "d1", PK_PATCH_MERGE, patch,
-					     PK_SUB_MAIN, &dry, NULL, &out),
+	ck_assert_int_eq(pk_store_patch_opts(st, &pk_type_pod, "default", "d1", PK_PATCH_MERGE,
+					     patch, PK_SUB_MAIN, &dry, NULL, &out),
 			 0);
 	json_decref(out);
 	json_decref(patch);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "d1", &dry, NULL, &out), 0);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "d1", &dry, NULL, &out),
+			 0);
 	ck_assert_str_eq(json_string_value(json_object_get(meta(out), "name")), "d1");
 	json_decref(out);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "d1", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "d1", &got), 0);
 	ck_assert(json_equal(got, real));
 	json_decref(got);
 	ck_assert_uint_eq(pk_store_rv(st), rv1);
@@ -243,15 +244,15 @@ START_TEST(test_uid_preconditions)
 	struct pk_errors errs = {0};
 	/* DELETE with the wrong preconditions.uid: 409, the object stays. */
 	struct pk_store_write_opts o = {.precondition_uid = "not-the-uid"};
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "u1", &o, &errs, NULL),
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "u1", &o, &errs, NULL),
 			 -PK_STORE_ECONFLICT);
 	ck_assert(errs_mention(&errs, "Precondition failed: UID in precondition"));
 	pk_errors_clear(&errs);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "u1", &got), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "u1", &got), 0);
 	json_decref(got);
 	/* A PATCH or PUT changing metadata.uid: 409, never a new identity. */
 	json_t *patch = json_pack("{s:{s:s}}", "metadata", "uid", "forged");
-	ck_assert_int_eq(pk_store_patch(st, "Pod", "default", "u1", PK_PATCH_MERGE, patch,
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_pod, "default", "u1", PK_PATCH_MERGE, patch,
 					PK_SUB_MAIN, &errs, NULL),
 			 -PK_STORE_ECONFLICT);
 	pk_errors_clear(&errs);
@@ -264,8 +265,9 @@ START_TEST(test_uid_preconditions)
 	json_decref(upd);
 	/* The right uid deletes. */
 	o.precondition_uid = uid_of(real);
-	ck_assert_int_eq(pk_store_delete_opts(st, "Pod", "default", "u1", &o, NULL, NULL), 0);
-	ck_assert_int_eq(pk_store_get(st, "Pod", "default", "u1", &got), -ENOENT);
+	ck_assert_int_eq(pk_store_delete_opts(st, &pk_type_pod, "default", "u1", &o, NULL, NULL),
+			 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "u1", &got), -ENOENT);
 	json_decref(real);
 }
 END_TEST

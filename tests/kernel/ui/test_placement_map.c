@@ -48,14 +48,14 @@ static void feed_board(const char *file)
 	ck_assert_int_eq(topo_board_load_file(b, path, err, sizeof(err)), 0);
 	ck_assert_int_eq(pk_board_nodes_json(b, 0, &nodes), 0);
 	topo_board_free(b);
-	json_array_foreach(nodes, i, n) ck_assert_int_eq(pk_ui_map_update(pm, PK_KIND_NODE, n), 0);
+	json_array_foreach(nodes, i, n) ck_assert_int_eq(pk_ui_map_update(pm, &pk_type_node, n), 0);
 	json_decref(nodes);
 }
 
 static void feed(enum pk_kind kind, json_t *obj)
 {
 	ck_assert_ptr_nonnull(obj);
-	ck_assert_int_eq(pk_ui_map_update(pm, kind, obj), 0);
+	ck_assert_int_eq(pk_ui_map_update(pm, pk_type_of(kind), obj), 0);
 	json_decref(obj);
 }
 
@@ -572,12 +572,12 @@ START_TEST(test_generation_and_unchanged)
 	ck_assert_ptr_null(json_object_get(doc, "domains"));
 	json_decref(doc);
 	json_t *p = pod("x", NULL, "tpu-cube0-h3");
-	ck_assert_int_eq(pk_ui_map_update(pm, PK_KIND_POD, p), 0);
+	ck_assert_int_eq(pk_ui_map_update(pm, &pk_type_pod, p), 0);
 	ck_assert_uint_gt(pk_ui_map_generation(pm), g0);
 	doc = render();
 	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.busy")), 1);
 	json_decref(doc);
-	pk_ui_map_remove(pm, PK_KIND_POD, p);
+	pk_ui_map_remove(pm, &pk_type_pod, p);
 	json_decref(p);
 	doc = render();
 	ck_assert_int_eq(json_integer_value(pk_get(doc, "summary.busy")), 0);
@@ -655,7 +655,7 @@ START_TEST(test_queued_workloads)
 	feed(PK_KIND_JOB, adm);
 	/* deleted: off the list too */
 	adm = queued("Job", "fresh", NULL, NULL);
-	pk_ui_map_remove(pm, PK_KIND_JOB, adm);
+	pk_ui_map_remove(pm, &pk_type_job, adm);
 	json_decref(adm);
 	doc = render();
 	ck_assert_uint_eq(json_array_size(json_object_get(doc, "queued")), 1);
@@ -686,7 +686,7 @@ START_TEST(test_torus_without_level_labels)
 					 v) if (strcmp(k, TOPO_LABEL_LEVEL_PREFIX "cube") == 0)
 		    json_object_del(labels, k);
 	}
-	json_array_foreach(nodes, i, n) ck_assert_int_eq(pk_ui_map_update(pm, PK_KIND_NODE, n), 0);
+	json_array_foreach(nodes, i, n) ck_assert_int_eq(pk_ui_map_update(pm, &pk_type_node, n), 0);
 	json_decref(nodes);
 	json_t *doc = render();
 	check_grid(doc, 16);

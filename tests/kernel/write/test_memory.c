@@ -50,7 +50,7 @@ static json_t *claim(const char *name)
 static struct pk_write_ref ref(enum pk_kind kind, const char *name, uint64_t rv, const char *uid)
 {
 	return (struct pk_write_ref){
-	    .kind = kind, .ns = "default", .name = name, .rv = rv, .uid = uid};
+	    .kind = pk_type_of(kind), .ns = "default", .name = name, .rv = rv, .uid = uid};
 }
 
 static struct pk_writer *writer(json_t *objects, bool versions)
@@ -186,9 +186,9 @@ START_TEST(test_create_named_taken_and_generated)
 	json_object_set_new(json_object_get(gen, "metadata"), "generateName",
 			    json_string("pod-gpu-"));
 	json_object_del(json_object_get(gen, "metadata"), "namespace");
-	ck_assert_int_eq(pk_writer_create(w, PK_KIND_RESOURCE_CLAIM, named), 0);
-	ck_assert_int_eq(pk_writer_create(w, PK_KIND_RESOURCE_CLAIM, taken), 0);
-	ck_assert_int_eq(pk_writer_create(w, PK_KIND_RESOURCE_CLAIM, gen), 0);
+	ck_assert_int_eq(pk_writer_create(w, &pk_type_resource_claim, named), 0);
+	ck_assert_int_eq(pk_writer_create(w, &pk_type_resource_claim, taken), 0);
+	ck_assert_int_eq(pk_writer_create(w, &pk_type_resource_claim, gen), 0);
 	res = commit(w, 3);
 	ck_assert_int_eq(res[0].error, 0);
 	ck_assert_int_eq(res[1].error, -EEXIST);
@@ -201,12 +201,12 @@ START_TEST(test_create_named_taken_and_generated)
 	ck_assert_uint_eq(strlen(first), strlen("pod-gpu-") + 5);
 	ck_assert(strncmp(first, "pod-gpu-", 8) == 0);
 	ck_assert_str_eq(pk_get_string(res[2].object, "metadata.namespace"), "default");
-	ck_assert_int_eq(pk_writer_get(w, PK_KIND_RESOURCE_CLAIM, "default", first, &got), 0);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_resource_claim, "default", first, &got), 0);
 	ck_assert_ptr_eq(got, json_array_get(objs, 2));
 	json_decref(got);
 	/* the same prefix again: another name */
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
-	ck_assert_int_eq(pk_writer_create(w, PK_KIND_RESOURCE_CLAIM, gen), 0);
+	ck_assert_int_eq(pk_writer_create(w, &pk_type_resource_claim, gen), 0);
 	res = commit(w, 1);
 	ck_assert_int_eq(res[0].error, 0);
 	ck_assert_str_ne(pk_get_string(res[0].object, "metadata.name"), first);
@@ -216,7 +216,7 @@ START_TEST(test_create_named_taken_and_generated)
 	/* another writer over the same objects makes the same name: a run is reproducible */
 	objs = json_pack("[o]", claim("c0"));
 	w2 = writer(objs, true);
-	ck_assert_int_eq(pk_writer_create(w2, PK_KIND_RESOURCE_CLAIM, gen), 0);
+	ck_assert_int_eq(pk_writer_create(w2, &pk_type_resource_claim, gen), 0);
 	res = commit(w2, 1);
 	ck_assert_str_eq(pk_get_string(res[0].object, "metadata.name"), first);
 	/* versions: what a store stamps on a new object */
@@ -255,7 +255,7 @@ START_TEST(test_eviction_deletes)
 	ck_assert_uint_eq(json_array_size(objs), 2);
 	ck_assert_str_eq(pk_get_string(json_array_get(objs, 0), "metadata.name"), "a");
 	ck_assert_str_eq(pk_get_string(json_array_get(objs, 1), "metadata.name"), "c");
-	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "b", &got), -ENOENT);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_pod, "default", "b", &got), -ENOENT);
 	/* gone: a later write about it finds nothing */
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
 	ck_assert_int_eq(pk_writer_bind(w, &rb, "n1", NULL), 0);
@@ -314,7 +314,7 @@ START_TEST(test_shared_objects_copied_at_first_change)
 	    "PodScheduled");
 	ck_assert_ptr_ne(json_array_get(objs, 1), b);
 	ck_assert_ptr_null(pk_get(b, "status"));
-	ck_assert_int_eq(pk_writer_get(w, PK_KIND_POD, "default", "b", &got), 0);
+	ck_assert_int_eq(pk_writer_get(w, &pk_type_pod, "default", "b", &got), 0);
 	ck_assert_ptr_eq(got, json_array_get(objs, 1));
 	ck_assert(json_equal(a, before));
 	json_decref(got);
@@ -361,9 +361,9 @@ START_TEST(test_binding_waits_for_its_claim)
 }
 END_TEST
 
-static bool pods_only(enum pk_kind kind)
+static bool pods_only(const struct pk_type *kind)
 {
-	return kind == PK_KIND_POD;
+	return kind->pk == PK_KIND_POD;
 }
 
 START_TEST(test_kinds_not_held_are_not_written)
@@ -374,7 +374,7 @@ START_TEST(test_kinds_not_held_are_not_written)
 	json_t *other = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Node",
 				  "metadata", "name", "n2");
 	struct pk_writer_memory_opts o = {.holds = pods_only, .now = NOW};
-	struct pk_write_ref rn = {.kind = PK_KIND_NODE, .name = "n1"},
+	struct pk_write_ref rn = {.kind = &pk_type_node, .name = "n1"},
 			    ra = ref(PK_KIND_POD, "a", 0, NULL);
 	struct pk_writer *w = NULL;
 	const struct pk_write_result *res;
@@ -383,7 +383,7 @@ START_TEST(test_kinds_not_held_are_not_written)
 	ck_assert_int_eq(pk_writer_memory_new(objs, &o, &w), 0);
 	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
 	ck_assert_int_eq(pk_writer_set_condition(w, &rn, "Ready", "False", "", ""), 0);
-	ck_assert_int_eq(pk_writer_create(w, PK_KIND_NODE, other), 0);
+	ck_assert_int_eq(pk_writer_create(w, &pk_type_node, other), 0);
 	ck_assert_int_eq(pk_writer_set_condition(w, &ra, "Ready", "True", "", ""), 0);
 	res = commit(w, 3);
 	ck_assert_int_eq(res[0].error, -ENOENT);
@@ -485,7 +485,8 @@ START_TEST(test_memory_writes_as_the_store_does)
 	for (size_t i = 0; i < 4; i++) {
 		json_t *m = json_array_get(objs, i), *s = NULL, *pm, *ps;
 
-		ck_assert_int_eq(pk_store_get(st, kinds[i], "default", pk_name(m), &s), 0);
+		ck_assert_int_eq(
+		    pk_store_get(st, pk_type_by_kind(kinds[i]), "default", pk_name(m), &s), 0);
 		pm = plain(m);
 		ps = plain(s);
 		ck_assert_msg(json_equal(pm, ps), "%s %s differs:\nmemory %s\nstore  %s", kinds[i],
