@@ -20,7 +20,8 @@
 #
 # Every folder with C sources is a static library; programs and tests link the
 # libraries of the folders they depend on (LIBS_* below).  A test in
-# tests/<folder>/test_*.c tests <folder> and links that folder's libraries.
+# tests/<folder>/test_*.c tests <folder> and links that folder's libraries
+# (TESTLIBS_* below; a test's own line, where it has one, instead).
 
 VERSION    := 0.1.0
 BUILD      ?= build
@@ -59,6 +60,7 @@ LIBDEFS := topo:topology \
 	pksim:kernel/sim \
 	pkwrite:kernel/write \
 	pkstore:kernel/store \
+	pkhttp:kernel/http \
 	pkserver:kernel/server \
 	pkappliance:kernel/appliance \
 	pkui:kernel/ui \
@@ -81,25 +83,26 @@ LIBS_pkbuilder   := pkbuilder pkapi pkcel topo pklib
 LIBS_pksim       := pksim pksched pkdra pkbuilder pkstore pkwrite pkapi pkcel topo pklib
 LIBS_pkwrite     := pkwrite pkapi pkcel topo pklib
 LIBS_pkstore     := pkstore pkwrite pkapi pkcel topo pklib
-LIBS_pkserver    := pkserver pkstore pkwrite pkapi pkcel topo pklib
+# the HTTP listener (the API server's and attach mode's health port): no store
+LIBS_pkhttp      := pkhttp pklib
+LIBS_pkserver    := pkserver pkhttp pkstore pkwrite pkapi pkcel topo pklib
 LIBS_pkappliance := pkappliance pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
 # the placement map registers on the loop as hooks: the loop's types only
 LIBS_pkui        := pkui pkappliance pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
 LIBS_pkcontrollers := pkcontrollers pkappliance pksim pkstore pksched pkwrite pkdra pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkkube      := pkkube pkapi pkcel topo pklib
-# attach's sources call nothing of the store: it comes with the API server (the
-# listener of /healthz and /ui/) and the controllers (the queue pass)
-LIBS_pkattach    := pkattach pkui pkcontrollers pkkube pkappliance pksim pkserver pkstore pksched pkwrite \
-	pkdra pkbuilder \
+# attach links no store: its health port is the listener alone, and the queue
+# controller's pass is handed to it by the program (pk_attach_config.queue_pass)
+LIBS_pkattach    := pkattach pkui pkkube pkappliance pkhttp pksched pkwrite pkdra pkbuilder \
 	pkapi pkcel topo pklib
 LIBS_pkagent     := pkagent pkkube pkapi pkcel topo pklib
-LIBS_pkdaemon    := pkdaemon pkattach pkcontrollers pkui pkkube pkappliance pksim pkserver pkstore \
+LIBS_pkdaemon    := pkdaemon pkattach pkcontrollers pkui pkkube pkappliance pksim pkserver pkhttp pkstore \
 	pksched pkwrite pkdra pkbuilder pkapi pkcel topo pklib
 LIBS_pkclient    := pkclient pkcontrollers pkappliance pkkube pksim pkstore pksched pkwrite pkdra \
 	pkbuilder pkapi pkcel topo pklib
 # Everything, for the benchmarks and the fuzz targets.
-LIBS_all         := pkclient pkdaemon pkagent pkattach pkui pkkube pkcontrollers pkappliance pksim pkserver pkstore \
+LIBS_all         := pkclient pkdaemon pkagent pkattach pkui pkkube pkcontrollers pkappliance pksim pkserver pkhttp pkstore \
 	pksched pkwrite \
 	pkbuilder pkdra pkapi pkcel topo pklib
 
@@ -107,6 +110,7 @@ LIBS_all         := pkclient pkdaemon pkagent pkattach pkui pkkube pkcontrollers
 PKGS_topo        := yaml-0.1
 PKGS_pkapi       := jansson yaml-0.1
 PKGS_pkstore     := sqlite3
+PKGS_pkhttp      := libmicrohttpd gnutls
 PKGS_pkserver    := libmicrohttpd gnutls libprotobuf-c
 PKGS_pkclient    := sqlite3
 PKGS_pkagent     := hwloc libudev libnl-3.0 libnl-route-3.0 libnl-genl-3.0 libmicrohttpd
@@ -144,8 +148,11 @@ TESTLIBS_tests/kernel/ui       := pkui pkcontrollers
 TESTLIBS_tests/kernel/podctl   := pkclient
 TESTLIBS_tests/kernel/podkerneld := pkdaemon
 TESTLIBS_tests/kernel/kube     := pkkube
-# the informer test runs podkerneld's API server in the same process
-TESTLIBS_tests/kernel/attach   := pkattach pkserver
+# attach's tests link no store; the informer and remote writer tests run
+# podkerneld's API server in the same process as their cluster (their own lines)
+TESTLIBS_tests/kernel/attach   := pkattach
+TESTLIBS_tests/kernel/attach/test_informer := pkattach pkserver
+TESTLIBS_tests/kernel/attach/test_remote := pkattach pkserver
 TESTLIBS_tests/agent           := pkagent
 
 lib_name   = $(word 1,$(subst :, ,$(1)))
@@ -252,12 +259,14 @@ TEST_SRCS := $(shell find tests -name 'test_*.c' -not -path 'tests/fuzz/*' \
 TEST_BINS := $(patsubst %.c,$(BUILD)/%,$(TEST_SRCS))
 TEST_SUPPORT := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/support/*.c))
 
+# A test's libraries: its own TESTLIBS_ line, else its folder's.
+testlibs = $(or $(TESTLIBS_$(basename $(1))),$(TESTLIBS_$(patsubst %/,%,$(dir $(1)))))
 define TEST_template
 $(BUILD)/$(basename $(1)): $(BUILD)/obj/$(basename $(1)).o $(TEST_SUPPORT) \
-		$$(call libs_of_set,$$(TESTLIBS_$(patsubst %/,%,$(dir $(1)))))
+		$$(call libs_of_set,$$(call testlibs,$(1)))
 	@mkdir -p $$(@D)
 	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ \
-		$$(call pkg_libs,$$(TESTLIBS_$(patsubst %/,%,$(dir $(1))))) $$(CHECK_LIBS)
+		$$(call pkg_libs,$$(call testlibs,$(1))) $$(CHECK_LIBS)
 endef
 $(foreach t,$(TEST_SRCS),$(eval $(call TEST_template,$(t))))
 

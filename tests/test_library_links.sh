@@ -4,7 +4,8 @@
 # libraries, and the boundaries the tree keeps hold: the store does not link
 # the workload builder (its admission rules are given at open), the
 # appliance does not link the API server nor the placement map (the map
-# registers on the loop as hooks; it answers /ui/ without the server), the
+# registers on the loop as hooks; it answers /ui/ without the server), attach
+# links no store (nor the API server, the controllers or the simulator), the
 # write path depends on the object model only (its backends live with the
 # store and attach), standalone's controllers write through it (not on the
 # store), and podctl's and podagent's libraries link the one Kubernetes
@@ -60,6 +61,10 @@ never pkstore pkbuilder "admission rules are given when the store opens"
 never pkappliance pkserver "the loop does not serve HTTP"
 never pkappliance pkui "the placement map registers on the loop as hooks"
 never pkui pkserver "the placement map answers /ui/ without the server"
+never pkhttp pkstore "the listener serves HTTP, not the store"
+for lib in pkstore pkserver pkcontrollers pksim; do
+	never pkattach "$lib" "attach links no store (its health port is the listener; the queue pass is handed to it)"
+done
 for lib in pkstore pkappliance pkattach pkserver pksched; do
 	never pkwrite "$lib" "the write path depends on the object model only"
 done

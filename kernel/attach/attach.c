@@ -255,6 +255,11 @@ int pk_attach_start(const struct pk_attach_config *cfg, struct pk_attach **ret, 
 	if (r < 0)
 		snprintf(err, errlen, "--workload-api %s: expected GROUP/VERSION",
 			 cfg->workload_api);
+	if (r == 0 && cfg->queues && !cfg->queue_pass) {
+		snprintf(err, errlen,
+			 "--queues=podkernel: no queue controller was given (queue_pass)");
+		r = -EINVAL;
+	}
 	if (r == 0)
 		r = credentials(cfg, &creds, err, errlen);
 	if (r == 0)

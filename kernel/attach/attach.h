@@ -27,7 +27,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "kernel/server/listener.h"
+#include "kernel/appliance/appliance.h"
+#include "kernel/http/listener.h"
 
 #define PK_ATTACH_DEFAULT_SCHEDULER "podkernel"
 #define PK_ATTACH_DEFAULT_WORKLOAD_API "scheduling.k8s.io/v1alpha3"
@@ -53,6 +54,13 @@ struct pk_attach_config {
 	 * the cluster's Kueue admits, podkerneld schedules what it releases.
 	 */
 	bool queues;
+	/*
+	 * The queue controller's pass on a scratch store that queues.c hands
+	 * the mirror's objects to: the program's (podkerneld gives
+	 * pk_queues_pass_scratch(), kernel/controllers/), so attach links
+	 * neither the controllers nor the store.  NULL: queues is refused.
+	 */
+	pk_queues_scratch_fn *queue_pass;
 	const char *workload_api; /* GROUP/VERSION; NULL: PK_ATTACH_DEFAULT_WORKLOAD_API */
 	bool leader_elect;
 	const char *lease_namespace, *lease_name;	    /* NULL: the defaults above */

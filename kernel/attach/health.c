@@ -5,7 +5,7 @@
  * before), /metrics (Prometheus text), the placement map under /ui/ (ui.c:
  * its data only to a token the cluster lets read Nodes and Pods) and
  * nothing else, in particular none of the cluster's objects.  Served
- * through the API server's listener (kernel/server/listener.h), so it has
+ * through the API server's listener (kernel/http/, its own library), so it has
  * the same header and body deadlines, caps and displacement of slow
  * connections (PK_ATTACH_HEALTH_* caps by default); one thread per
  * connection, because a token check asks the cluster and probes must not
@@ -20,7 +20,8 @@
 
 #include "kernel/lib/process.h"
 #include "kernel/attach/attach-internal.h"
-#include "kernel/server/server.h"
+#include "kernel/http/listener.h"
+#include "kernel/lib/request.h"
 
 struct at_health {
 	struct pk_attach *a;

@@ -3,7 +3,8 @@
  * queues.c — podkernel's queue controller on an attached cluster
  * (--queues=podkernel): Kueue's admission (kueue.x-k8s.io/v1beta2) of the
  * cluster's queued Jobs, JobSets and Pods, by the very pass standalone
- * podkerneld runs (pk_queues_pass(), kernel/controllers/queues.c).
+ * podkerneld runs (pk_queues_pass(), kernel/controllers/queues.c), handed
+ * over by the program (struct pk_attach_config.queue_pass).
  *
  * A hook on the scheduling loop.  When a queue kind, a Namespace or a queued
  * workload changed, before the loop's next round (and only while it may
@@ -53,7 +54,6 @@
 
 #include "kernel/attach/attach-internal.h"
 #include "kernel/builder/builder.h"
-#include "kernel/controllers/controllers.h"
 #include "kernel/lib/log.h"
 #include "kernel/lib/macro.h"
 
@@ -624,7 +624,7 @@ static int pass(struct at_queues *q)
 	int r = fill(q, groups);
 
 	if (r == 0)
-		r = pk_queues_pass_scratch(&sc, &popts, &before, &after, err, sizeof(err));
+		r = q->cfg->queue_pass(&sc, &popts, &before, &after, err, sizeof(err));
 	for (size_t g = 0; g < ELEMENTSOF(groups); g++)
 		json_decref(groups[g]);
 	if (r < 0)

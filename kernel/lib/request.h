@@ -2,8 +2,9 @@
 /*
  * request.h — an HTTP request and its answer as the API server's listener
  * hands them to a handler (kernel/server: the router, the hooks it serves
- * beside the API; kernel/ui: the placement map's /ui/ pages).  Types
- * only: a library that answers requests needs them, not the server.
+ * beside the API; kernel/ui: the placement map's /ui/ pages; attach mode's
+ * health port).  The types and a response's helpers (request.c): a library
+ * that answers requests needs them, not the server.
  */
 #ifndef PODKERNEL_KERNEL_LIB_REQUEST_H
 #define PODKERNEL_KERNEL_LIB_REQUEST_H
@@ -51,7 +52,8 @@ struct pk_response {
 	const char *content_type; /* static string */
 	char *body;		  /* malloc'ed, body_len bytes */
 	size_t body_len;
-	struct pk_watch *watch;	 /* non-NULL: stream events with pk_watch_read() */
+	struct pk_watch *watch;			/* non-NULL: stream events with pk_watch_read() */
+	void (*watch_free)(struct pk_watch *w); /* what frees watch (the server's pk_watch_free) */
 	char *warnings;		 /* malloc'ed lines, each sent as a `Warning: 299 - "..."` header */
 	size_t warnings_len;	 /* strlen(warnings) */
 	size_t warnings_dropped; /* past the cap (PK_RESPONSE_WARNINGS_MAX): counted only */
@@ -61,5 +63,10 @@ struct pk_response {
  * characters, at most 4 KiB in all; more are counted, not kept. */
 #define PK_RESPONSE_WARNING_MAX 256
 #define PK_RESPONSE_WARNINGS_MAX 4096
+
+/* Free what resp holds (its watch with its watch_free) and zero it; accepts NULL. */
+void pk_response_clear(struct pk_response *resp);
+/* Add a warning (one line of text) to the response. */
+void pk_response_warn(struct pk_response *resp, const char *text);
 
 #endif

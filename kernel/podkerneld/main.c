@@ -960,6 +960,7 @@ static int run_attached(struct options *o, sigset_t *sigs)
 	o->acfg.tls_key_file = o->cfg.tls_key_file;
 	o->acfg.verbosity = o->cfg.verbosity;
 	o->acfg.log = log_line;
+	o->acfg.queue_pass = pk_queues_pass_scratch;
 	r = pk_attach_start(&o->acfg, &a, err, sizeof(err));
 	if (r < 0) {
 		say(0, "%s", *err ? err : strerror(-r));

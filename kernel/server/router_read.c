@@ -251,4 +251,5 @@ void rt_do_watch(struct pk_server *srv, const struct pk_request *req, const stru
 	resp->status = 200;
 	resp->content_type = "application/json";
 	resp->watch = w;
+	resp->watch_free = pk_watch_free;
 }

@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "kernel/server/listener.h"
+#include "kernel/http/listener.h"
 #include "kernel/lib/request.h"
 #include "kernel/store/store.h"
 
@@ -100,9 +100,7 @@ bool pk_authorize(const struct pk_identity *who, const char *verb, const char *k
 		  const char *name);
 
 /* ---- requests and responses ------------------------------------------------- */
-void pk_response_clear(struct pk_response *resp);
-/* Add a warning (one line of text) to the response. */
-void pk_response_warn(struct pk_response *resp, const char *text);
+/* (pk_response_clear() and pk_response_warn() are in kernel/lib/request.h.) */
 
 /*
  * Read the next newline-delimited JSON events of a watch into buf, waiting at

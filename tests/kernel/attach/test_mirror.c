@@ -3,7 +3,8 @@
  * test_mirror.c — the attach-mode mirror as the scheduling loop sees it:
  * which pods it shows (its own, bound ones of other schedulers, not
  * finished ones), the events a relist turns into, workload kinds served
- * under another group, and the source calls the loop makes.
+ * under another group, and the source calls the loop makes; queues refused
+ * without the queue controller's pass to hand them to.
  */
 #include <check.h>
 #include <errno.h>
@@ -260,6 +261,32 @@ START_TEST(test_remote_offline_and_fenced)
 }
 END_TEST
 
+static int no_pass(const struct pk_queues_scratch *s, const struct pk_queues_pass_opts *o,
+		   json_t **ret_before, json_t **ret_after, char *err, size_t errlen)
+{
+	(void)s, (void)o, (void)ret_before, (void)ret_after, (void)err, (void)errlen;
+	return -ENOTSUP;
+}
+
+/* --queues=podkernel needs the pass the program hands over; refused before connecting. */
+START_TEST(test_queues_need_the_pass)
+{
+	struct pk_attach_config cfg = {.kubeconfig = "/nonexistent/kubeconfig", .queues = true};
+	struct pk_attach *a = NULL;
+	char err[256] = "";
+
+	ck_assert_int_eq(pk_attach_start(&cfg, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(a);
+	ck_assert_ptr_nonnull(strstr(err, "--queues=podkernel"));
+	cfg.queue_pass = no_pass; /* given: the kubeconfig is what fails next */
+	err[0] = '\0';
+	ck_assert_int_eq(pk_attach_start(&cfg, &a, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(a);
+	ck_assert_ptr_null(strstr(err, "--queues=podkernel"));
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/kubeconfig"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("attach-mirror");
@@ -272,6 +299,7 @@ int main(void)
 	tcase_add_test(tc, test_workload_group_and_waits);
 	tcase_add_test(tc, test_api_table);
 	tcase_add_test(tc, test_remote_offline_and_fenced);
+	tcase_add_test(tc, test_queues_need_the_pass);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

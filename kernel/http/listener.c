@@ -34,7 +34,7 @@
 #include "kernel/lib/file.h"
 #include "kernel/lib/hash.h"
 #include "kernel/lib/macro.h"
-#include "kernel/server/listener.h"
+#include "kernel/http/listener.h"
 
 enum phase { PH_HEADERS, PH_BODY, PH_ACTIVE };
 

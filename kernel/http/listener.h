@@ -13,8 +13,8 @@
  * always gets in), and is closed at once when there is none.  TLS is 1.2 or
  * newer.
  */
-#ifndef PODKERNEL_KERNEL_SERVER_LISTENER_H
-#define PODKERNEL_KERNEL_SERVER_LISTENER_H
+#ifndef PODKERNEL_KERNEL_HTTP_LISTENER_H
+#define PODKERNEL_KERNEL_HTTP_LISTENER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -85,4 +85,4 @@ char *pk_listen_read_pem(const char *path, char *err, size_t errlen);
 /* Monotonic clock in milliseconds. */
 int64_t pk_listener_now_ms(void);
 
-#endif /* PODKERNEL_KERNEL_SERVER_LISTENER_H */
+#endif /* PODKERNEL_KERNEL_HTTP_LISTENER_H */
