@@ -11,10 +11,13 @@
  * with its flavors' node selectors and tolerations), compiles it into its
  * groups and pods as `podctl schedule` does (wb_expand_objects), and runs
  * the core offline to quiescence with the default strategy
- * (pk_sched_run_shared: the run's objects are the picture's, and only those
- * it writes are copied, so a try that is not kept leaves the picture as it was;
+ * (a shared run: the run's objects are the picture's, and only those it
+ * writes are copied, so a try that is not kept leaves the picture as it was;
  * with the controller's cache, the Nodes and pods of the picture are decoded
- * once, not on every try: pk_sched_opts.decoded).
+ * once, not on every try: pk_sched_opts.decoded).  The scheduler of a try
+ * that is kept is kept too, holding the picture, and the next try of the
+ * pass adds only its workload to it (pk_sched_run_kept, which decides as a
+ * new scheduler of the same objects does).
  * Every pod bound: placed, and the picture keeps the run's outcome, so the
  * next try of the pass counts it.  A pod left unbound: not placed, and why
  * is that pod's PodScheduled message, the core's own explanation.  The pods
@@ -32,6 +35,7 @@ struct q_place {
 	json_t *base;	    /* the cluster as the core sees it, and what this pass admitted */
 	json_t *topologies; /* Kueue Topology objects by name */
 	struct pk_sched_decoded *decoded; /* its Nodes and pods decoded (borrowed), or NULL */
+	struct pk_sched *kept; /* the scheduler of the last kept try, holding base; or NULL */
 };
 
 bool q_place_holds_node(const json_t *pod)
@@ -110,6 +114,7 @@ void q_place_free(struct q_place *p)
 		return;
 	json_decref(p->base);
 	json_decref(p->topologies);
+	pk_sched_free(p->kept);
 	free(p);
 }
 
@@ -156,11 +161,52 @@ static const char *unplaced(const json_t *objects, char *why, size_t n)
 	return NULL;
 }
 
-/* As q_place_try; the picture keeps a placed workload only when commit. */
+/*
+ * Whether the kept scheduler holds what objects start with: the picture,
+ * none of its pods left out (the workload's objects follow).
+ */
+static bool kept_holds(const struct q_place *p, const json_t *objects, const json_t *gone)
+{
+	size_t n = json_array_size(p->base);
+
+	if (!p->kept || json_object_size(gone) || json_array_size(objects) < n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (json_array_get(objects, i) != json_array_get(p->base, i))
+			return false;
+	return true;
+}
+
+/* The run of a try: on the kept scheduler when it holds the picture, else on a new one. */
+static int place_run(struct q_place *p, const json_t *expanded, const json_t *gone, json_t **out,
+		     json_t **pre, struct pk_errors *errs)
+{
+	struct pk_sched_opts opts = {.controllers = pk_claims_pass, .decoded = p->decoded};
+	size_t from = kept_holds(p, expanded, gone) ? json_array_size(p->base) : 0;
+	int r;
+
+	if (!from) {
+		pk_sched_free(p->kept);
+		p->kept = NULL;
+	}
+	r = pk_sched_run_kept(&p->kept, expanded, from, &opts, out, pre, errs);
+	if (r == -EAGAIN) { /* the claims changed one of the picture's objects */
+		pk_sched_free(p->kept);
+		p->kept = NULL;
+		r = pk_sched_run_kept(&p->kept, expanded, 0, &opts, out, pre, errs);
+	}
+	return r;
+}
+
+/*
+ * As q_place_try; the picture keeps a placed workload only when commit, and
+ * the scheduler that placed it is kept with it, for the next try: it holds
+ * the picture as a new one would (pk_sched_run_kept), so the next try adds
+ * only its workload.  A try not kept, or one that preempted, drops it.
+ */
 static int place_try(struct q_place *p, const json_t *workload, const json_t *gone, bool commit,
 		     char *why, size_t n)
 {
-	struct pk_sched_opts opts = {.controllers = pk_claims_pass, .decoded = p->decoded};
 	struct pk_errors errs = {0};
 	json_t *in = json_array(), *expanded = NULL, *out = NULL, *pre = NULL, *o;
 	size_t i;
@@ -177,7 +223,7 @@ static int place_try(struct q_place *p, const json_t *workload, const json_t *go
 	if (r == 0)
 		r = wb_expand_objects(in, &expanded, &errs);
 	if (r == 0)
-		r = pk_sched_run_shared(expanded, &opts, &out, &pre, &errs);
+		r = place_run(p, expanded, gone, &out, &pre, &errs);
 	if (r < 0) {
 		snprintf(why, n, "cannot be placed: %s", errs.n ? errs.msg[0] : pk_errno_text(-r));
 	} else if (unplaced(out, why, n)) {
@@ -188,6 +234,10 @@ static int place_try(struct q_place *p, const json_t *workload, const json_t *go
 			p->base = json_incref(out);
 		}
 		r = 1;
+	}
+	if (r != 1 || !commit || json_array_size(pre)) {
+		pk_sched_free(p->kept);
+		p->kept = NULL;
 	}
 	pk_errors_clear(&errs);
 	json_decref(in);

@@ -166,13 +166,11 @@ static bool other_schedulers(const json_t *obj)
  * again, so once added each is replaced by its compact text, and the trees of
  * a cluster never coexist with all of the scheduler's own copy.
  */
-static int add_all(struct pk_sched *s, json_t *objects, bool compact, struct pk_errors *errs)
+static int add_all(struct pk_sched *s, json_t *objects, size_t from, bool compact,
+		   struct pk_errors *errs)
 {
-	size_t i;
-	json_t *o;
-
-	json_array_foreach(objects, i, o)
-	{
+	for (size_t i = from; i < json_array_size(objects); i++) {
+		json_t *o = json_array_get(objects, i);
 		size_t before = errs ? errs->n : 0;
 		bool text = json_is_string(o);
 		json_t *tree =
@@ -282,7 +280,7 @@ static int run(const json_t *objects, enum run_mode mode, const struct pk_sched_
 	if (r == 0 && opts && opts->controllers)
 		r = opts->controllers(opts->controllers_arg, out, w);
 	if (r == 0)
-		r = add_all(s, out, in_place, errs);
+		r = add_all(s, out, 0, in_place, errs);
 	if (r == 0) {
 		sc_cons_complete(s);
 		r = run_cycles(s, w, pre);
@@ -316,4 +314,89 @@ int pk_sched_run_in_place(json_t *objects, const struct pk_sched_opts *opts, jso
 			  struct pk_errors *errs)
 {
 	return run(objects, RUN_IN_PLACE, opts, NULL, ret_preempted, errs);
+}
+
+/* Whether every pod of objects is bound. */
+static bool all_bound(const json_t *objects)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(objects, i, o) if (pk_kind_of(o) == PK_KIND_POD &&
+					      !pk_get_string(o, "spec.nodeName")) return false;
+	return true;
+}
+
+/*
+ * The run of a kept scheduler (pk_sched_run_kept): s holds objects[0..from)
+ * as a run left them; the controllers' writes, the rest of the objects
+ * added, and the cycles, into out and pre.  -EAGAIN, s untouched: the
+ * controllers changed an object s holds; 1: the run went well but s is not
+ * to be kept: it made objects s does not hold, or left pods waiting (their
+ * place in the queue is not a new scheduler's).
+ */
+static int run_kept(struct pk_sched *s, const json_t *objects, size_t from, json_t *out,
+		    json_t *pre, struct pk_errors *errs)
+{
+	const struct pk_sched_opts *opts = &s->opts;
+	struct pk_writer *w = NULL;
+	int r = offline_writer(out, (int64_t)time(NULL), true, &w);
+
+	if (r == 0 && opts->controllers)
+		r = opts->controllers(opts->controllers_arg, out, w);
+	for (size_t i = 0; r == 0 && i < from; i++)
+		if (json_array_get(out, i) != json_array_get(objects, i))
+			r = -EAGAIN;
+	if (r == 0) {
+		/* what a new scheduler starts from: the fit strategy's scan and caches */
+		s->sample_next = 0;
+		if (s->ops->state_size)
+			memset(s->ops_state, 0, s->ops->state_size);
+		r = add_all(s, out, from, false, errs);
+	}
+	if (r == 0) {
+		size_t added = json_array_size(out);
+
+		sc_cons_complete(s);
+		r = run_cycles(s, w, pre);
+		if (r == 0 && (json_array_size(out) != added || !all_bound(out)))
+			r = 1; /* it made objects s does not hold, or left pods waiting */
+	}
+	pk_writer_free(w);
+	return r;
+}
+
+int pk_sched_run_kept(struct pk_sched **kept, const json_t *objects, size_t from,
+		      const struct pk_sched_opts *opts, json_t **ret_objects,
+		      json_t **ret_preempted, struct pk_errors *errs)
+{
+	json_t *out = NULL, *pre = NULL;
+	int r;
+
+	if (!kept || !json_is_array(objects) || from > json_array_size(objects) || (!*kept && from))
+		return -EINVAL;
+	r = *kept ? 0 : pk_sched_new(opts, kept);
+	if (r == 0)
+		r = share_objects(objects, &out);
+	if (r == 0 && !(pre = json_array()))
+		r = -ENOMEM;
+	if (r == 0)
+		r = run_kept(*kept, objects, from, out, pre, errs);
+	if (r >= 0) {
+		*ret_objects = json_incref(out);
+		*ret_preempted = json_incref(pre);
+	}
+	if (r == 0 && json_array_size(pre))
+		r = 1; /* preempted pods left out: not what s holds */
+	if (r == 1) {
+		pk_sched_free(*kept);
+		*kept = NULL;
+		r = 0;
+	} else if (r < 0 && r != -EAGAIN) {
+		pk_sched_free(*kept);
+		*kept = NULL;
+	}
+	json_decref(out);
+	json_decref(pre);
+	return r;
 }

@@ -353,6 +353,24 @@ int pk_sched_run(const json_t *objects, const struct pk_sched_opts *opts, json_t
 int pk_sched_run_shared(const json_t *objects, const struct pk_sched_opts *opts,
 			json_t **ret_objects, json_t **ret_preempted, struct pk_errors *errs);
 /*
+ * The same shared run on a scheduler kept between runs of a growing cluster
+ * (placement checks): *kept NULL (from 0), a new one, left in *kept; else
+ * *kept holds objects[0..from) as the last run of it left them (that run's
+ * objects, which are objects[0..from) here), and only the rest is added.
+ * A run decides as pk_sched_run_shared() of the same objects: what drifts
+ * in a scheduler from run to run is reset first or does not weigh, as
+ * tests/kernel/sched/test_random.c checks on random clusters.  After a
+ * run, *kept holds its objects, or is NULL where it would not be as a new
+ * one (the run left a pod unbound, preempted pods or made objects); a
+ * caller that does not keep the objects frees it (it would hold what the
+ * caller dropped).  opts: a new scheduler's (a kept one has its own).  On
+ * failure *kept is freed and NULL; -EAGAIN (the controllers changed one of
+ * objects[0..from)): *kept is untouched and only a new scheduler can run.
+ */
+int pk_sched_run_kept(struct pk_sched **kept, const json_t *objects, size_t from,
+		      const struct pk_sched_opts *opts, json_t **ret_objects,
+		      json_t **ret_preempted, struct pk_errors *errs);
+/*
  * The same run applied to objects itself (no copy: what podctl schedule uses,
  * as it has no further use for its input): bound pods and conditions are set
  * in place and preempted pods moved from objects to ret_preempted; objects

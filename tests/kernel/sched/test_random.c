@@ -173,6 +173,185 @@ START_TEST(test_random_decoded)
 }
 END_TEST
 
+/* Whether a run placed every pod and preempted none (a placement check that passed). */
+static bool all_bound(const json_t *out, const json_t *pre)
+{
+	size_t i;
+	json_t *o;
+
+	if (json_array_size(pre))
+		return false;
+	json_array_foreach(out, i, o) if (pk_kind_of(o) == PK_KIND_POD &&
+					  !pk_get_string(o, "spec.nodeName")) return false;
+	return true;
+}
+
+/* v without the times of its conditions (the clock moves between runs). */
+static void drop_times(json_t *v)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	json_object_del(v, "lastTransitionTime");
+	json_object_foreach(v, k, x) drop_times(x);
+	json_array_foreach(v, i, x) drop_times(x);
+}
+
+/* Whether two runs wrote the same objects. */
+static bool same_objects(const json_t *a, const json_t *b)
+{
+	json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
+	bool same;
+
+	drop_times(x);
+	drop_times(y);
+	same = json_equal(x, y);
+	json_decref(x);
+	json_decref(y);
+	return same;
+}
+
+/* Accelerators on nodes and pods, and hard spread over racks, on some pods of objs. */
+static void add_features(json_t *objs, bool gpus)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(objs, i, o)
+	{
+		json_t *req = json_object_get(
+		    json_object_get(json_array_get(pk_get(o, "spec.containers"), 0), "resources"),
+		    "requests");
+
+		if (pk_kind_of(o) == PK_KIND_NODE && gpus)
+			json_object_set_new((json_t *)pk_get(o, "status.allocatable"),
+					    "nvidia.com/gpu", json_string(rnd(2) ? "4" : "8"));
+		if (pk_kind_of(o) == PK_KIND_NODE) { /* room for most candidates */
+			json_object_set_new((json_t *)pk_get(o, "status.allocatable"), "pods",
+					    json_string("12"));
+			json_object_set_new((json_t *)pk_get(o, "status.allocatable"), "cpu",
+					    json_string(rnd(2) ? "8" : "12"));
+		}
+		if (pk_kind_of(o) != PK_KIND_POD)
+			continue;
+		json_object_set_new(json_object_get(o, "metadata"), "labels",
+				    json_pack("{s:s}", "app", rnd(2) ? "a" : "b"));
+		if (req && gpus && rnd(2))
+			json_object_set_new(req, "nvidia.com/gpu", json_string(rnd(2) ? "1" : "4"));
+		if (rnd(4) == 0)
+			json_object_set_new(json_object_get(o, "spec"), "topologySpreadConstraints",
+					    json_pack("[{s:i,s:s,s:s,s:{s:{s:s}}}]", "maxSkew",
+						      1 + rnd(2), "topologyKey", "rack",
+						      "whenUnsatisfiable", "DoNotSchedule",
+						      "labelSelector", "matchLabels", "app", "a"));
+	}
+}
+
+/* n more nodes with room, in four racks. */
+static void add_nodes(json_t *objs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char name[16], rack[16];
+
+		snprintf(name, sizeof name, "x%d", i);
+		snprintf(rack, sizeof rack, "r%d", i % 4);
+		json_array_append_new(
+		    objs, json_pack("{s:s,s:s,s:{s:s,s:{s:s}},s:{s:{s:s,s:s,s:s}}}", "apiVersion",
+				    "v1", "kind", "Node", "metadata", "name", name, "labels",
+				    "rack", rack, "status", "allocatable", "cpu", "8", "pods", "12",
+				    "nvidia.com/gpu", "8"));
+	}
+}
+
+/* The next candidate of cands at *c into in: an unbound pod, with those of its group. */
+static void take_candidate(json_t *in, json_t *cands, size_t *c)
+{
+	const char *g =
+	    pk_get_string(json_array_get(cands, *c), "spec.schedulingGroup.podGroupName");
+
+	json_array_append(in, json_array_get(cands, (*c)++));
+	for (size_t i = *c; g && i < json_array_size(cands); i++) {
+		json_t *o = json_array_get(cands, i);
+		const char *h = pk_get_string(o, "spec.schedulingGroup.podGroupName");
+
+		if (h && strcmp(g, h) == 0) {
+			json_array_append(in, o);
+			json_array_remove(cands, i--);
+		}
+	}
+}
+
+/*
+ * Placement checks on a kept scheduler (pk_sched_run_kept) decide as new
+ * schedulers do: the unbound pods of a random cluster come a few at a time
+ * as candidates to its bound ones; a candidate that is placed whole stays
+ * (the next runs on the kept scheduler), one that is not goes, and with it
+ * the kept scheduler.  Each run is compared with pk_sched_run_shared().
+ */
+START_TEST(test_random_kept)
+{
+	int tries = 0, kept_runs = 0;
+
+	for (int it = 0; it < 240; it++) {
+		json_t *objs = random_cluster(it), *base = json_array(), *cands = json_array(), *o;
+		struct pk_sched *s = NULL;
+		size_t i;
+
+		seed = (unsigned)it * 31u + 7;
+		add_features(objs, it % 2);
+		if (it % 40 == 0)
+			add_nodes(objs, 1100); /* past fit's sampling scope: its rotating scan */
+		json_array_foreach(objs, i, o) json_array_append(
+		    pk_kind_of(o) == PK_KIND_POD && !pk_get_string(o, "spec.nodeName") ? cands
+										       : base,
+		    o);
+		for (size_t c = 0; c < json_array_size(cands); tries++) {
+			json_t *in = json_array(), *fout = NULL, *fpre = NULL, *kout = NULL,
+			       *kpre = NULL;
+			struct pk_sched_opts opts = {.check = true};
+			struct pk_errors errs = {0};
+			size_t from = s ? json_array_size(base) : 0;
+			char *want, *got;
+
+			json_array_extend(in, base);
+			take_candidate(in, cands, &c);
+			ck_assert_int_eq(pk_sched_run_shared(in, &opts, &fout, &fpre, &errs), 0);
+			kept_runs += s != NULL;
+			ck_assert_int_eq(
+			    pk_sched_run_kept(&s, in, from, &opts, &kout, &kpre, &errs), 0);
+			want = decided(fout, fpre);
+			got = decided(kout, kpre);
+			ck_assert_msg(strcmp(want, got) == 0, "iteration %d try %d: %s, not %s", it,
+				      tries, got, want);
+			ck_assert_msg(same_objects(fout, kout),
+				      "iteration %d try %d: objects differ", it, tries);
+			if (all_bound(fout, fpre)) {
+				ck_assert_ptr_nonnull(s); /* kept: it holds the new base */
+				json_decref(base);
+				base = json_incref(kout);
+			} else {
+				ck_assert_ptr_null(s); /* pods left waiting: not kept */
+			}
+			free(want);
+			free(got);
+			pk_errors_clear(&errs);
+			json_decref(in);
+			json_decref(fout);
+			json_decref(fpre);
+			json_decref(kout);
+			json_decref(kpre);
+		}
+		pk_sched_free(s);
+		json_decref(base);
+		json_decref(cands);
+		json_decref(objs);
+	}
+	fprintf(stderr, "%d of %d runs on a kept scheduler\n", kept_runs, tries);
+	ck_assert_int_gt(kept_runs, tries / 4); /* many runs were on a kept scheduler */
+}
+END_TEST
+
 static json_t *node(int i)
 {
 	char name[16], rack[16];
@@ -288,6 +467,7 @@ int main(void)
 
 	tcase_add_test(tc, test_random_offline);
 	tcase_add_test(tc, test_random_decoded);
+	tcase_add_test(tc, test_random_kept);
 	tcase_add_test(tc, test_random_incremental);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
