@@ -28,6 +28,7 @@
 #include <stdio.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/builder/queue_pass.h"
 #include "kernel/http/listener.h"
 
 #define PK_ATTACH_DEFAULT_SCHEDULER "podkernel"

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "kernel/appliance/appliance.h"
+#include "kernel/builder/queue_pass.h"
 
 struct pk_store; /* kernel/store/store.h */
 
