@@ -5,89 +5,9 @@
  * has not read (pk_store_events_since_held), so it catches up from where it
  * was and never lists everything again (podkernel_appliance_relists_total).
  */
-#include <check.h>
 #include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "kernel/store/store.h"
-#include "kernel/appliance/appliance.h"
-#include "kernel/controllers/controllers.h"
-#include "kernel/builder/builder.h"
-
-/* The store as podkerneld opens it: Jobs and JobSets admitted by the builder. */
-static const struct pk_store_open_opts store_opts = {.admission = wb_admission,
-						     .nadmission = WB_ADMISSION_N};
-
-static char dir[256];
-static struct pk_store *st;
-static struct pk_appliance *app;
-
-static void setup(void)
-{
-	char err[256];
-
-	snprintf(dir, sizeof(dir), "/tmp/pk-appliance-behind-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(pk_store_open_opts(dir, &store_opts, &st, err, sizeof(err)), 0);
-}
-
-static void teardown(void)
-{
-	char cmd[300];
-
-	pk_appliance_stop(app);
-	app = NULL;
-	pk_store_shutdown(st);
-	pk_store_close(st);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static void create(json_t *obj)
-{
-	struct pk_errors errs = {0};
-	int r = pk_store_create(st, obj, &errs, NULL);
-
-	for (size_t i = 0; r < 0 && i < errs.n; i++)
-		fprintf(stderr, "create: %s\n", errs.msg[i]);
-	pk_errors_clear(&errs);
-	json_decref(obj);
-	ck_assert_int_eq(r, 0);
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
-/* The metrics text once it contains want (up to 5 s). */
-static bool wait_metric(const char *want)
-{
-	static char text[1 << 17];
-
-	for (int i = 0; i < 100; i++) {
-		FILE *f = tmpfile();
-		size_t n;
-
-		ck_assert_ptr_nonnull(f);
-		ck_assert_int_eq(pk_appliance_metrics(app, f), 0);
-		rewind(f);
-		n = fread(text, 1, sizeof(text) - 1, f);
-		text[n] = '\0';
-		fclose(f);
-		if (strstr(text, want))
-			return true;
-		sleep_ms(50);
-	}
-	fprintf(stderr, "metrics without \"%s\":\n%s", want, text);
-	return false;
-}
+#include "loop_fixture.h"
 
 /* A bound pod without requests. */
 static json_t *light_pod(const char *ns, const char *name, const char *app, const char *node)

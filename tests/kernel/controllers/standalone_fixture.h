@@ -133,4 +133,47 @@ static bool annotation_is(const json_t *o, const void *want)
 	return v && strncmp(v, w[1], strlen(w[1])) == 0;
 }
 
+/* ---- queue objects, as the queue suites create them ---- */
+
+static inline void local_queue(const char *name, const char *cq)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
+		 "\"metadata\": {\"name\": \"%s\", \"namespace\": \"default\"}, \"spec\": "
+		 "{\"clusterQueue\": \"%s\"}}",
+		 name, cq);
+	create_json(buf);
+}
+
+static inline void workload_priority_class(const char *name, int value)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": "
+		 "\"WorkloadPriorityClass\", \"metadata\": {\"name\": \"%s\"}, \"value\": %d}",
+		 name, value);
+	create_json(buf);
+}
+
+/* A suspended Job of pods pods of 4 TPUs each in LocalQueue queue (of WorkloadPriorityClass wpc,
+ * unless NULL). */
+static inline void kueue_job(const char *name, const char *queue, int pods, const char *wpc)
+{
+	char buf[1024];
+
+	snprintf(
+	    buf, sizeof(buf),
+	    "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
+	    "\"%s\", \"namespace\": \"default\", \"labels\": {\"kueue.x-k8s.io/queue-name\": "
+	    "\"%s\"%s%s%s}}, \"spec\": {\"parallelism\": %d, \"completions\": %d, "
+	    "\"suspend\": true, \"template\": {\"spec\": {\"containers\": [{\"name\": \"c\", "
+	    "\"image\": \"x\", \"resources\": {\"requests\": {\"google.com/tpu\": \"4\"}}}]}}}}",
+	    name, queue, wpc ? ", \"kueue.x-k8s.io/priority-class\": \"" : "", wpc ? wpc : "",
+	    wpc ? "\"" : "", pods, pods);
+	create_json(buf);
+}
+
 #endif

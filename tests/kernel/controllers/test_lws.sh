@@ -40,15 +40,7 @@ racks() {
 
 pk_start "$WORK/data" --simulate-board "$PODKERNEL_SRC/boards/gpu-cluster.yaml" \
 	--sim-lifecycle --sim-start-delay 1
-cat >"$WORK/kubeconfig" <<K
-apiVersion: v1
-kind: Config
-clusters: [{name: pk, cluster: {server: "http://127.0.0.1:$PK_PORT"}}]
-users: [{name: u, user: {}}]
-contexts: [{name: pk, context: {cluster: pk, user: u, namespace: default}}]
-current-context: pk
-K
-export KUBECONFIG="$WORK/kubeconfig"
+pk_kubeconfig_open "$WORK/kubeconfig"
 
 # discovery, the short name and the schema kubectl explain reads
 k api-resources --api-group=leaderworkerset.x-k8s.io >"$WORK/out" 2>&1

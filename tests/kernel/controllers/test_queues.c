@@ -99,45 +99,6 @@ static void cluster_queue(const char *name, int tpus, const char *cohort, const 
 	create_json(buf);
 }
 
-static void local_queue(const char *name, const char *cq)
-{
-	char buf[512];
-
-	snprintf(buf, sizeof(buf),
-		 "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
-		 "\"metadata\": {\"name\": \"%s\", \"namespace\": \"default\"}, \"spec\": "
-		 "{\"clusterQueue\": \"%s\"}}",
-		 name, cq);
-	create_json(buf);
-}
-
-static void workload_priority_class(const char *name, int value)
-{
-	char buf[256];
-
-	snprintf(buf, sizeof(buf),
-		 "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": "
-		 "\"WorkloadPriorityClass\", \"metadata\": {\"name\": \"%s\"}, \"value\": %d}",
-		 name, value);
-	create_json(buf);
-}
-
-/* A Job of pods pods of 4 TPUs each in LocalQueue queue, of WorkloadPriorityClass wpc. */
-static void wpc_job(const char *name, const char *queue, int pods, const char *wpc)
-{
-	char buf[1024];
-
-	snprintf(buf, sizeof(buf),
-		 "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
-		 "\"%s\", \"namespace\": \"default\", \"labels\": {\"kueue.x-k8s.io/queue-name\": "
-		 "\"%s\", \"kueue.x-k8s.io/priority-class\": \"%s\"}}, \"spec\": {\"parallelism\": "
-		 "%d, \"completions\": %d, \"suspend\": true, \"template\": {\"spec\": "
-		 "{\"containers\": [{\"name\": \"c\", \"image\": \"x\", \"resources\": "
-		 "{\"requests\": {\"google.com/tpu\": \"4\"}}}]}}}}",
-		 name, queue, wpc, pods, pods);
-	create_json(buf);
-}
-
 /* A plain pod of 4 TPUs queued in user-queue (in PodGroup group, when not NULL). */
 static void queued_pod(const char *name, const char *group)
 {
@@ -169,15 +130,15 @@ START_TEST(queue_workload_priority_class_preempts_lower)
 	flavor();
 	cluster_queue("cq", 8, NULL, "\"preemption\": {\"withinClusterQueue\": \"LowerPriority\"}");
 	local_queue("user-queue", "cq");
-	wpc_job("low", "user-queue", 2, "low");
+	kueue_job("low", "user-queue", 2, "low");
 	ck_assert(wait_bound("low-1"));
-	wpc_job("high", "user-queue", 1, "high");
+	kueue_job("high", "user-queue", 1, "high");
 	ck_assert(wait_bound("high-0"));
 	ck_assert(wait_for("Job", "low", not_admitted, NULL));
 	pod = get("Pod", "high-0");
 	ck_assert_int_eq(json_integer_value(pk_get(pod, "spec.priority")), 0);
 	json_decref(pod);
-	wpc_job("ghost", "user-queue", 1, "nope");
+	kueue_job("ghost", "user-queue", 1, "nope");
 	PENDING_IS("Job", "ghost", "WorkloadPriorityClass nope does not exist");
 }
 END_TEST
@@ -205,9 +166,9 @@ static void borrow_case(const char *bwc, bool preempts)
 	cluster_queue("team-b", 4, "research", NULL);
 	local_queue("a-queue", "team-a");
 	local_queue("b-queue", "team-b");
-	wpc_job("b-low", "b-queue", 2, "low");
+	kueue_job("b-low", "b-queue", 2, "low");
 	ck_assert(wait_bound("b-low-1"));
-	wpc_job("a-high", "a-queue", 2, "high");
+	kueue_job("a-high", "a-queue", 2, "high");
 	if (preempts) {
 		ck_assert(wait_bound("a-high-1"));
 		ck_assert(wait_for("Job", "b-low", not_admitted, NULL));
@@ -404,7 +365,7 @@ START_TEST(queue_stop_policy_holds_and_drains)
 	flavor();
 	cluster_queue("cq", 8, NULL, "\"stopPolicy\": \"Hold\"");
 	local_queue("user-queue", "cq");
-	wpc_job("j", "user-queue", 1, "none");
+	kueue_job("j", "user-queue", 1, "none");
 	ck_assert(wait_for("ClusterQueue", "cq", condition_reason_is, "Stopped"));
 	PENDING_IS("Job", "j", "WorkloadPriorityClass none does not exist");
 	workload_priority_class("none", 0);

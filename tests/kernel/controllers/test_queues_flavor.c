@@ -82,46 +82,6 @@ static const char *quota(char *buf, size_t n, const char *flavor, int nominal, i
 	return buf;
 }
 
-static void local_queue(const char *name, const char *cq)
-{
-	char buf[512];
-
-	snprintf(buf, sizeof(buf),
-		 "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"LocalQueue\", "
-		 "\"metadata\": {\"name\": \"%s\", \"namespace\": \"default\"}, \"spec\": "
-		 "{\"clusterQueue\": \"%s\"}}",
-		 name, cq);
-	create_json(buf);
-}
-
-static void workload_priority_class(const char *name, int value)
-{
-	char buf[256];
-
-	snprintf(buf, sizeof(buf),
-		 "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": "
-		 "\"WorkloadPriorityClass\", \"metadata\": {\"name\": \"%s\"}, \"value\": %d}",
-		 name, value);
-	create_json(buf);
-}
-
-/* A Job of pods pods of 4 TPUs each in LocalQueue queue (of WorkloadPriorityClass wpc). */
-static void job(const char *name, const char *queue, int pods, const char *wpc)
-{
-	char buf[1024];
-
-	snprintf(
-	    buf, sizeof(buf),
-	    "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": "
-	    "\"%s\", \"namespace\": \"default\", \"labels\": {\"kueue.x-k8s.io/queue-name\": "
-	    "\"%s\"%s%s%s}}, \"spec\": {\"parallelism\": %d, \"completions\": %d, "
-	    "\"suspend\": true, \"template\": {\"spec\": {\"containers\": [{\"name\": \"c\", "
-	    "\"image\": \"x\", \"resources\": {\"requests\": {\"google.com/tpu\": \"4\"}}}]}}}}",
-	    name, queue, wpc ? ", \"kueue.x-k8s.io/priority-class\": \"" : "", wpc ? wpc : "",
-	    wpc ? "\"" : "", pods, pods);
-	create_json(buf);
-}
-
 /*
  * Kueue's flavorassigner_test "when borrowing while preemption is needed
  * for flavor one; WhenCanBorrow=TryNextFlavor": flavor one has no nominal
@@ -145,10 +105,10 @@ START_TEST(queue_when_can_borrow_try_next_flavor)
 	cluster_queue("lender", quota(one, sizeof(one), "one", 8, -1), "\"cohortName\": \"c\"");
 	local_queue("next-queue", "next");
 	local_queue("stop-queue", "stop");
-	job("tries", "next-queue", 2, NULL);
+	kueue_job("tries", "next-queue", 2, NULL);
 	ADMITTED_BY("Job", "tries", "next/two");
 	ck_assert(wait_bound("tries-1"));
-	job("borrows", "stop-queue", 2, NULL);
+	kueue_job("borrows", "stop-queue", 2, NULL);
 	ADMITTED_BY("Job", "borrows", "stop/one");
 	ck_assert(wait_bound("borrows-1"));
 }
@@ -175,10 +135,10 @@ static void preempt_case(const char *fungibility, const char *high_in, const cha
 		 "\"preemption\": {\"withinClusterQueue\": \"LowerPriority\"}%s", fungibility);
 	cluster_queue("cq", flavors, spec);
 	local_queue("user-queue", "cq");
-	job("low", "user-queue", 1, "low");
+	kueue_job("low", "user-queue", 1, "low");
 	ADMITTED_BY("Job", "low", "cq/one");
 	ck_assert(wait_bound("low-0"));
-	job("high", "user-queue", 1, "high");
+	kueue_job("high", "user-queue", 1, "high");
 	ADMITTED_BY("Job", "high", high_in);
 	ck_assert(wait_bound("high-0"));
 	ADMITTED_BY("Job", "low", low_in);
@@ -228,14 +188,14 @@ START_TEST(queue_when_can_preempt_prefers_reclaim)
 	cluster_queue("other", flavors, "\"cohortName\": \"c\"");
 	local_queue("user-queue", "cq");
 	local_queue("other-queue", "other");
-	job("own", "user-queue", 1, "low");
+	kueue_job("own", "user-queue", 1, "low");
 	ADMITTED_BY("Job", "own", "cq/uno");
-	job("lent-due", "other-queue", 1, "low");
+	kueue_job("lent-due", "other-queue", 1, "low");
 	ADMITTED_BY("Job", "lent-due", "other/due");
 	sleep(1); /* created a second later: the newest candidate */
-	job("lent-tre", "other-queue", 1, "low");
+	kueue_job("lent-tre", "other-queue", 1, "low");
 	ADMITTED_BY("Job", "lent-tre", "other/tre");
-	job("high", "user-queue", 1, "high");
+	kueue_job("high", "user-queue", 1, "high");
 	ADMITTED_BY("Job", "high", "cq/due");
 	ck_assert(wait_bound("high-0"));
 	ADMITTED_BY("Job", "own", "cq/uno");
@@ -272,7 +232,7 @@ START_TEST(queue_try_next_flavor_borrows_nearest)
 	cluster_queue("mate", quota(two, sizeof(two), "two", 8, -1), "\"cohortName\": \"team\"");
 	cluster_queue("far", quota(one, sizeof(one), "one", 8, -1), "\"cohortName\": \"org\"");
 	local_queue("user-queue", "cq");
-	job("near", "user-queue", 2, NULL);
+	kueue_job("near", "user-queue", 2, NULL);
 	ADMITTED_BY("Job", "near", "cq/two");
 	ck_assert(wait_bound("near-1"));
 }
@@ -293,7 +253,7 @@ START_TEST(queue_flavor_that_cannot_place_is_passed_over)
 		 quota(two, sizeof(two), "two", 16, -1));
 	cluster_queue("cq", flavors, NULL);
 	local_queue("user-queue", "cq");
-	job("j", "user-queue", 2, NULL);
+	kueue_job("j", "user-queue", 2, NULL);
 	ADMITTED_BY("Job", "j", "cq/two");
 	ck_assert(wait_bound("j-1"));
 }

@@ -49,6 +49,20 @@ pk_kubeconfig() {
 	export KUBECONFIG="$1"
 }
 
+# pk_kubeconfig_open FILE: a kubeconfig for pk_start's server with no
+# credentials (the default namespace) written to FILE, and used.
+pk_kubeconfig_open() {
+	cat >"$1" <<K
+apiVersion: v1
+kind: Config
+clusters: [{name: pk, cluster: {server: "http://127.0.0.1:$PK_PORT"}}]
+users: [{name: u, user: {}}]
+contexts: [{name: pk, context: {cluster: pk, user: u, namespace: default}}]
+current-context: pk
+K
+	export KUBECONFIG="$1"
+}
+
 pk_stop() {
 	kill -TERM "$PK_PID"
 	wait "$PK_PID" || fail "podkerneld exited with $? after SIGTERM"

@@ -11,15 +11,7 @@ need kubectl
 need curl
 
 pk_start "$WORK/data"
-cat >"$WORK/kubeconfig" <<K
-apiVersion: v1
-kind: Config
-clusters: [{name: pk, cluster: {server: "http://127.0.0.1:$PK_PORT"}}]
-users: [{name: u, user: {}}]
-contexts: [{name: pk, context: {cluster: pk, user: u, namespace: default}}]
-current-context: pk
-K
-export KUBECONFIG="$WORK/kubeconfig"
+pk_kubeconfig_open "$WORK/kubeconfig"
 k() { kubectl --request-timeout=20s "$@"; }
 
 k api-resources >"$WORK/res" 2>&1 || fail "api-resources: $(cat "$WORK/res")"

@@ -16,15 +16,7 @@
 need kubectl
 
 pk_start "$WORK/data"
-cat >"$WORK/kubeconfig" <<K
-apiVersion: v1
-kind: Config
-clusters: [{name: pk, cluster: {server: "http://127.0.0.1:$PK_PORT"}}]
-users: [{name: u, user: {}}]
-contexts: [{name: pk, context: {cluster: pk, user: u, namespace: default}}]
-current-context: pk
-K
-export KUBECONFIG="$WORK/kubeconfig"
+pk_kubeconfig_open "$WORK/kubeconfig"
 k() { kubectl --request-timeout=20s "$@"; }
 # wait_for WHAT CMD...: until CMD prints something non-empty (10 s)
 wait_for() {
