@@ -226,6 +226,26 @@ static inline long bh_status_kb(const struct bh_proc *s, const char *field)
 	return kb;
 }
 
+/*
+ * VmRSS once the program has settled: read every 250 ms until four reads in
+ * a row (1 s) stay within 256 KiB of each other, or 30 s.  What a restart
+ * does right after its "ready" line (the controllers' first passes) is
+ * part of what it keeps: read at the line alone, it would be missed.
+ */
+static inline long bh_settled_rss_kb(const struct bh_proc *s)
+{
+	long last = bh_status_kb(s, "VmRSS:"), now;
+	int same = 0;
+
+	for (int i = 0; i < 120 && same < 4; i++) {
+		usleep(250000);
+		now = bh_status_kb(s, "VmRSS:");
+		same = labs(now - last) <= 256 ? same + 1 : 0;
+		last = now;
+	}
+	return last;
+}
+
 /* ---- HTTP ---------------------------------------------------------------------------- */
 
 struct bh_buf {
