@@ -135,6 +135,77 @@ static bool wanted(int m, const json_t *obj)
 	return true;
 }
 
+/*
+ * What is kept of obj (a new reference, NULL on ENOMEM): the object itself,
+ * but of a PodGroup or CompositePodGroup only what the pass reads (every
+ * group of the cluster is kept, and a whole object of each would cost more
+ * than the rest of the cache): a Kueue pod group's (labelled
+ * Q_LABEL_KUEUE_POD_GROUP, which the pass deletes once its pods are gone)
+ * kind, names, uid, resourceVersion, label and deletionTimestamp; any
+ * group's parent; of another group only that it exists (true).
+ */
+static json_t *kept(int m, const json_t *obj)
+{
+	static const char *const paths[] = {"apiVersion",
+					    "kind",
+					    "metadata.name",
+					    "metadata.namespace",
+					    "metadata.uid",
+					    "metadata.resourceVersion",
+					    "metadata.deletionTimestamp"};
+	const char *label = json_string_value(
+	    json_object_get(pk_get(obj, "metadata.labels"), Q_LABEL_KUEUE_POD_GROUP));
+	json_t *parent = pk_get(obj, "spec.parentCompositePodGroupName"), *g;
+	bool ok = true;
+
+	if (m != M_GROUPS)
+		return json_incref((json_t *)obj);
+	if (!label && !parent)
+		return json_true();
+	if (!(g = json_object()))
+		return NULL;
+	for (size_t i = 0; label && i < sizeof(paths) / sizeof(paths[0]); i++) {
+		json_t *v = pk_get(obj, paths[i]);
+
+		if (v)
+			ok &= pk_set(g, paths[i], json_incref(v)) == 0;
+	}
+	if (label)
+		ok &= pk_set(g, "metadata.labels",
+			     json_pack("{s:s}", Q_LABEL_KUEUE_POD_GROUP, label)) == 0;
+	if (parent)
+		ok &= pk_set(g, "spec.parentCompositePodGroupName", json_incref(parent)) == 0;
+	if (!ok) {
+		json_decref(g);
+		return NULL;
+	}
+	return g;
+}
+
+/* Every object of t to fn, a page at a time: never every object parsed at once. */
+#define Q_LIST_PAGE 256
+static int list_paged(struct pk_store *store, const struct pk_type *t,
+		      int (*fn)(void *arg, const struct pk_type *t, const json_t *obj), void *arg)
+{
+	char *token = NULL;
+	int r;
+
+	do {
+		struct pk_store_list_opts o = {.limit = Q_LIST_PAGE, .continue_token = token};
+		json_t *items = NULL, *obj;
+		char *next = NULL;
+		size_t i;
+
+		r = pk_store_list(store, t, NULL, &o, &items, NULL, &next);
+		free(token);
+		token = next;
+		json_array_foreach(r == 0 ? items : NULL, i, obj) if (r == 0) r = fn(arg, t, obj);
+		json_decref(items);
+	} while (r == 0 && token);
+	free(token);
+	return r;
+}
+
 static void cache_reset(struct q_cache *c)
 {
 	for (int m = 0; m < M_N; m++) {
@@ -199,6 +270,11 @@ static int cluster_note(struct q_cache *c, const struct pk_type *kind, const jso
  * from before the listing what came after; a change applied twice in order
  * ends where it would once).
  */
+static int cluster_listed(void *arg, const struct pk_type *t, const json_t *obj)
+{
+	return cluster_note(arg, t, obj, false);
+}
+
 static int cluster_list(struct pk_store *store, struct q_cache *c)
 {
 	const struct pk_type *const *k = pk_sched_kinds(), *const topo[] = {&pk_type_topology,
@@ -206,16 +282,22 @@ static int cluster_list(struct pk_store *store, struct q_cache *c)
 	int r = (c->cluster = json_object()) ? 0 : -ENOMEM;
 
 	for (int pass = 0; r == 0 && pass < 2; pass++, k = topo)
-		for (; r == 0 && *k; k++) {
-			json_t *items = NULL, *o;
-			size_t i;
-
-			r = pk_store_list(store, *k, NULL, NULL, &items, NULL, NULL);
-			json_array_foreach(r == 0 ? items : NULL, i, o) if (r == 0) r =
-			    cluster_note(c, *k, o, false);
-			json_decref(items);
-		}
+		for (; r == 0 && *k; k++)
+			r = list_paged(store, *k, cluster_listed, c);
 	return r;
+}
+
+/* One listed object into its map, when the pass reads it. */
+static int cache_listed(void *arg, const struct pk_type *t, const json_t *obj)
+{
+	struct q_cache *c = arg;
+	int m = map_of(t);
+	char key[800];
+
+	if (!wanted(m, obj))
+		return 0;
+	key_of(m, t->kind, obj, key, sizeof(key));
+	return json_object_set_new(c->maps[m], key, kept(m, obj)) < 0 ? -ENOMEM : 0;
 }
 
 /* Everything, from a full listing; the stream is applied from before it. */
@@ -227,26 +309,16 @@ static int cache_list(struct pk_ctl *ctl, struct q_cache *c)
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		const struct pk_type *t = pk_type_of(kinds[k]);
 		int m = map_of(t);
-		json_t *items = NULL, *o;
-		size_t i;
+		int r;
 
 		if (!c->maps[m])
 			return -ENOMEM;
-		if (pk_store_list(ctl->store, t, NULL, NULL, &items, NULL, NULL) < 0) {
-			json_decref(items);
-			if (m >= M_JOBS)
-				return -EIO;
-			continue; /* a queue kind not served: none */
-		}
-		json_array_foreach(items, i, o)
-		{
-			char key[800];
-
-			key_of(m, t->kind, o, key, sizeof(key));
-			if (wanted(m, o))
-				json_object_set(c->maps[m], key, o);
-		}
-		json_decref(items);
+		r = list_paged(ctl->store, t, cache_listed, c);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0 && m >= M_JOBS)
+			return -EIO;
+		/* else a queue kind not served: none */
 	}
 	if (!c->gens)
 		return -ENOMEM;
@@ -455,7 +527,7 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 		pk_map_del(&c->known[m == M_JOBS ? 0 : 1], key);
 	if (!keep) {
 		json_object_del(c->maps[m], key);
-	} else if (json_object_set(c->maps[m], key, ev->object) < 0) {
+	} else if (json_object_set_new(c->maps[m], key, kept(m, ev->object)) < 0) {
 		return -ENOMEM;
 	}
 	return 0;
