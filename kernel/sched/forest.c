@@ -77,13 +77,12 @@ static void pod_free(struct sc_pod *p)
 {
 	if (!p)
 		return;
-	free(p->key);
-	free(p->ns);
-	free(p->name);
+	free(p->key); /* and ns, name: the same allocation (copy_pod) */
 	free(p->group_key);
 	free(p->node_name);
 	free(p->prio_class);
 	free(p->cycle.why);
+	free(p->cycle.misfits);
 	sc_cons_free(p->cons);
 	for (size_t i = 0; i < p->nsel; i++) {
 		free(p->sel[i].key);
@@ -452,9 +451,19 @@ static void slice_place_of(const struct pk_pod *v, struct sc_pod *p)
 
 static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v)
 {
-	p->key = sc_key(v->meta.namespace, v->meta.name);
-	p->ns = strdup(v->meta.namespace ? v->meta.namespace : "default");
-	p->name = strdup(v->meta.name ? v->meta.name : "");
+	const char *ns = v->meta.namespace ? v->meta.namespace : "default";
+	const char *name = v->meta.name ? v->meta.name : "";
+	size_t nlen = strlen(ns) + 1, len = strlen(name) + 1;
+	char *k = sc_key(v->meta.namespace, v->meta.name), *names;
+
+	/* key, namespace and name in one allocation: "KEY\0NS\0NAME\0" */
+	if (k && (names = realloc(k, strlen(k) + 1 + nlen + len))) {
+		p->key = names;
+		p->ns = memcpy(names + strlen(names) + 1, ns, nlen);
+		p->name = memcpy(p->ns + nlen, name, len);
+	} else {
+		free(k);
+	}
 	p->creation = v->meta.creation;
 	p->deleting = v->meta.deleting;
 	p->node = -1;
@@ -477,10 +486,12 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 		if (r != SC_RES_PODS && v->requests[i].milli > 0)
 			p->req[r] = sc_add(p->req[r], v->requests[i].milli);
 	}
-	p->sel = calloc(v->nnode_selector + 1, sizeof(*p->sel));
-	p->terms = calloc(v->naffinity + 1, sizeof(*p->terms));
-	p->tols = calloc(v->ntolerations + 1, sizeof(*p->tols));
-	if (!p->sel || !p->terms || !p->tols)
+	/* none allocated for none: most pods have no selector, affinity or toleration */
+	p->sel = v->nnode_selector ? calloc(v->nnode_selector, sizeof(*p->sel)) : NULL;
+	p->terms = v->naffinity ? calloc(v->naffinity, sizeof(*p->terms)) : NULL;
+	p->tols = v->ntolerations ? calloc(v->ntolerations, sizeof(*p->tols)) : NULL;
+	if ((v->nnode_selector && !p->sel) || (v->naffinity && !p->terms) ||
+	    (v->ntolerations && !p->tols))
 		return -ENOMEM;
 	for (size_t i = 0; i < v->nnode_selector; i++, p->nsel++) {
 		p->sel[i].key = sc_strdup(v->node_selector[i].key);

@@ -49,26 +49,27 @@ void sc_record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M,
 
 const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
 {
+	const struct sc_misfits *mf = pod->cycle.misfits;
 	struct sc_buf b = {0};
 
 	if (sc_cons_refusal(pod))
 		return sc_cons_refusal(pod);
-	if (pod->cycle.why || !pod->cycle.misfit_set)
+	if (pod->cycle.why || !mf)
 		return pod->cycle.why;
-	sc_buf_printf(&b, "0/%zu nodes fit", pod->cycle.scope_n);
+	sc_buf_printf(&b, "0/%zu nodes fit", mf->scope_n);
 	for (int m = 1; m < _SC_MISFIT_MAX; m++) {
-		if (!pod->cycle.misfit[m])
+		if (!mf->misfit[m])
 			continue;
 		if (m == SC_MISFIT_RESOURCES) {
 			for (int r = 0; r < snap->nres; r++)
-				if (pod->cycle.short_of[r])
-					sc_buf_printf(&b, ", %d insufficient %s",
-						      pod->cycle.short_of[r], snap->res_name[r]);
+				if (mf->short_of[r])
+					sc_buf_printf(&b, ", %d insufficient %s", mf->short_of[r],
+						      snap->res_name[r]);
 		} else {
-			sc_buf_printf(&b, ", %d %s", pod->cycle.misfit[m], sc_misfit_to_string(m));
+			sc_buf_printf(&b, ", %d %s", mf->misfit[m], sc_misfit_to_string(m));
 		}
 	}
-	if (!pod->cycle.scope_n)
+	if (!mf->scope_n)
 		sc_buf_printf(&b, " (empty domain)");
 	sc_cons_why(pod, &b);
 	pod->cycle.why = b.s;
@@ -105,10 +106,11 @@ void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts, c
 {
 	free(pod->cycle.why);
 	pod->cycle.why = NULL;
-	pod->cycle.misfit_set = true;
-	pod->cycle.scope_n = scope_n;
-	memcpy(pod->cycle.misfit, counts, sizeof(pod->cycle.misfit));
-	memcpy(pod->cycle.short_of, short_of, sizeof(pod->cycle.short_of));
+	if (!pod->cycle.misfits && !(pod->cycle.misfits = malloc(sizeof(*pod->cycle.misfits))))
+		return; /* no memory: the failure is told without its counts */
+	pod->cycle.misfits->scope_n = scope_n;
+	memcpy(pod->cycle.misfits->misfit, counts, sizeof(pod->cycle.misfits->misfit));
+	memcpy(pod->cycle.misfits->short_of, short_of, sizeof(pod->cycle.misfits->short_of));
 }
 
 /* ---- pods and subtrees ---------------------------------------------------- */

@@ -61,14 +61,19 @@ struct sc_cond_memo {
  * position.  Everything here is the scheduler's own; none of it comes
  * from the pod's object.
  */
+struct sc_misfits {
+	size_t scope_n;
+	int misfit[_SC_MISFIT_MAX];
+	int short_of[SC_MAX_RES];
+};
+
 struct sc_pod_cycle {
 	int assumed;	  /* simulation: node index or -1 */
 	bool sim_removed; /* simulation: taken from its node (preemption's what-if) */
 	char *why;	  /* last placement failure, built on demand (sc_pod_why) */
-	bool misfit_set;  /* misfit counts below describe the last failure */
-	int misfit[_SC_MISFIT_MAX];
-	int short_of[SC_MAX_RES];
-	size_t scope_n;
+	/* the counts of the last failure (sc_pod_set_misfits), NULL before one:
+	 * most pods never fail, and a bound pod's record is never read */
+	struct sc_misfits *misfits;
 	/* TPU slice (slice.c): rank and chip position in the box of the last
 	 * placement of its slice group; -1 when never placed in one. */
 	int slice_worker;
