@@ -182,16 +182,21 @@ static json_t *kept(int m, const json_t *obj)
 	return g;
 }
 
-/* Every object of t to fn, a page at a time: never every object parsed at once. */
+/*
+ * Every object of t (matching labels, NULL: all) to fn, a page at a time:
+ * never every object parsed at once.
+ */
 #define Q_LIST_PAGE 256
 static int list_paged(struct pk_store *store, const struct pk_type *t,
+		      const struct pk_selector *labels,
 		      int (*fn)(void *arg, const struct pk_type *t, const json_t *obj), void *arg)
 {
 	char *token = NULL;
 	int r;
 
 	do {
-		struct pk_store_list_opts o = {.limit = Q_LIST_PAGE, .continue_token = token};
+		struct pk_store_list_opts o = {
+		    .labels = labels, .limit = Q_LIST_PAGE, .continue_token = token};
 		json_t *items = NULL, *obj;
 		char *next = NULL;
 		size_t i;
@@ -283,7 +288,7 @@ static int cluster_list(struct pk_store *store, struct q_cache *c)
 
 	for (int pass = 0; r == 0 && pass < 2; pass++, k = topo)
 		for (; r == 0 && *k; k++)
-			r = list_paged(store, *k, cluster_listed, c);
+			r = list_paged(store, *k, NULL, cluster_listed, c);
 	return r;
 }
 
@@ -304,6 +309,8 @@ static int cache_listed(void *arg, const struct pk_type *t, const json_t *obj)
 static int cache_list(struct pk_ctl *ctl, struct q_cache *c)
 {
 	uint64_t rv = pk_store_rv(ctl->store);
+	struct pk_sel_req req = {.key = (char *)PK_KUEUE_LABEL_QUEUE_NAME, .op = PK_SELOP_EXISTS};
+	const struct pk_selector queued[1] = {{.reqs = &req, .nreqs = 1}};
 
 	cache_reset(c);
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
@@ -313,7 +320,9 @@ static int cache_list(struct pk_ctl *ctl, struct q_cache *c)
 
 		if (!c->maps[m])
 			return -ENOMEM;
-		r = list_paged(ctl->store, t, cache_listed, c);
+		/* of the pods only the queued ones, the others passed over unparsed
+		 * (pk_selector_may_match_text): most of a cluster's objects */
+		r = list_paged(ctl->store, t, m == M_PODS ? queued : NULL, cache_listed, c);
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0 && m >= M_JOBS)

@@ -57,15 +57,14 @@ void pk_store_get_damage(struct pk_store *st, struct pk_store_damage *ret)
 	pthread_mutex_unlock(&st->dlock);
 }
 
-int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
-		      const char *ns, const char *name, json_t **ret)
+int pk_store_row_check(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
+		       const char *ns, const char *name)
 {
 	const char *body = (const char *)sqlite3_column_text(q, col);
 	size_t len = (size_t)sqlite3_column_bytes(q, col);
 	int64_t rv = sqlite3_column_int64(q, col + 1);
 	bool has_sum = sqlite3_column_type(q, col + 2) != SQLITE_NULL;
 	uint64_t sum = (uint64_t)sqlite3_column_int64(q, col + 2);
-	json_t *obj;
 
 	if (!body || (has_sum && pk_row_sum(kind, ns, name, rv, body, len) != sum)) {
 		pk_store_damage_note(st, kind, ns, name, body ? "checksum mismatch" : "no body");
@@ -78,7 +77,19 @@ int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char 
 		pk_store_damage_note(st, kind, ns, name, why);
 		return -EIO;
 	}
-	obj = json_loadb(body, len, 0, NULL);
+	return 0;
+}
+
+int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
+		      const char *ns, const char *name, json_t **ret)
+{
+	int r = pk_store_row_check(st, q, col, kind, ns, name);
+	json_t *obj;
+
+	if (r < 0)
+		return r;
+	obj = json_loadb((const char *)sqlite3_column_text(q, col),
+			 (size_t)sqlite3_column_bytes(q, col), 0, NULL);
 	if (!obj) {
 		pk_store_damage_note(st, kind, ns, name, "the body is not JSON");
 		return -EIO;

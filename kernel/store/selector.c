@@ -256,6 +256,52 @@ bool pk_selector_match_labels(const struct pk_selector *sel, const json_t *obj)
 	return true;
 }
 
+/*
+ * Whether a JSON text may hold an object the label selector matches: each
+ * requirement that needs its label (=, in, exists) needs the key's quoted
+ * text somewhere in it.  False only when no object of that text can match:
+ * a key that JSON would escape (a quote, a backslash, a control character,
+ * or a slash, which some encoders escape) is not looked for.
+ */
+bool pk_selector_may_match_text(const struct pk_selector *sel, const char *text, size_t len)
+{
+	for (size_t i = 0; sel && i < sel->nreqs; i++) {
+		const struct pk_sel_req *r = &sel->reqs[i];
+		char quoted[320];
+		size_t n = strlen(r->key);
+		bool plain = n + 2 < sizeof(quoted);
+
+		if (r->op != PK_SELOP_EQ && r->op != PK_SELOP_IN && r->op != PK_SELOP_EXISTS)
+			continue;
+		for (size_t k = 0; plain && k < n; k++)
+			plain = (unsigned char)r->key[k] >= 0x20 && r->key[k] != '"' &&
+				r->key[k] != '\\' && r->key[k] != '/';
+		if (!plain) {
+			/* the part after a prefix's slash is plain in every encoding */
+			const char *slash = strrchr(r->key, '/');
+
+			if (!slash || slash[1] == '\0')
+				continue;
+			n = strlen(slash + 1);
+			plain = n + 2 < sizeof(quoted);
+			for (size_t k = 0; plain && k < n; k++)
+				plain = (unsigned char)slash[1 + k] >= 0x20 &&
+					slash[1 + k] != '"' && slash[1 + k] != '\\';
+			if (!plain)
+				continue;
+			quoted[0] = '/';
+			memcpy(quoted + 1, slash + 1, n);
+		} else {
+			quoted[0] = '"';
+			memcpy(quoted + 1, r->key, n);
+		}
+		quoted[n + 1] = '"';
+		if (!memmem(text, len, quoted, n + 2))
+			return false;
+	}
+	return true;
+}
+
 /* Dotted path lookup; scalars are compared by their text form. */
 static const char *field_text(const json_t *obj, const char *path, char buf[64])
 {

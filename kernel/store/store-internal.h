@@ -108,6 +108,9 @@ void pk_store_damage_note(struct pk_store *st, const char *kind, const char *ns,
  */
 int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
 		      const char *ns, const char *name, json_t **ret);
+/* The same checks without the parse: 0, or -EIO when the row is damaged (noted). */
+int pk_store_row_check(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
+		       const char *ns, const char *name);
 /* The full check at open (the counter read): 0, -EUCLEAN with err, -EIO. */
 int pk_store_verify_open(struct pk_store *st, bool allow_damaged, char *err, size_t errlen);
 /* CREATE TABLE IF NOT EXISTS damaged_objects (integrity.c). */

@@ -1222,7 +1222,17 @@ static int list_scan(struct pk_store *st, struct list_page *pg, enum list_shape 
 	while ((step = sqlite3_step(q)) == SQLITE_ROW) {
 		size_t len = (size_t)sqlite3_column_bytes(q, 2);
 		json_t *obj = NULL;
-		/* a damaged row fails the list: never a list silently short of it */
+		/* a damaged row fails the list: never a list silently short of it; a
+		 * row that cannot match the labels is checked and passed over unparsed */
+		if (!pk_selector_may_match_text(pg->o->labels,
+						(const char *)sqlite3_column_blob(q, 2), len)) {
+			rc = pk_store_row_check(st, q, 2, pg->t->kind,
+						(const char *)sqlite3_column_text(q, 0),
+						(const char *)sqlite3_column_text(q, 1));
+			if (rc < 0)
+				break;
+			continue;
+		}
 		rc = pk_store_row_load(st, q, 2, pg->t->kind,
 				       (const char *)sqlite3_column_text(q, 0),
 				       (const char *)sqlite3_column_text(q, 1), &obj);

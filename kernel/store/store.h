@@ -96,6 +96,12 @@ int pk_selector_parse(const char *s, bool fields, struct pk_selector **ret, char
 void pk_selector_free(struct pk_selector *sel);
 /* Label selector against metadata.labels; NULL selector matches. */
 bool pk_selector_match_labels(const struct pk_selector *sel, const json_t *obj);
+/*
+ * Whether the JSON text of an object may match the label selector: false
+ * when a label it requires (=, in, exists) is named nowhere in the text, so
+ * a list can pass over the row without parsing it.  NULL matches.
+ */
+bool pk_selector_may_match_text(const struct pk_selector *sel, const char *text, size_t len);
 /* Field selector: keys are dotted paths (metadata.name, spec.nodeName, ...). */
 bool pk_selector_match_fields(const struct pk_selector *sel, const json_t *obj);
 

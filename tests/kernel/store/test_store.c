@@ -811,6 +811,47 @@ START_TEST(test_selector_syntax)
 }
 END_TEST
 
+/*
+ * The text check a list makes before parsing a row: false only where the
+ * parsed object cannot match (a required label named nowhere in the text),
+ * whatever the encoder did to a slash; a name met elsewhere (a value) is
+ * only a row parsed for nothing.
+ */
+START_TEST(test_selector_text)
+{
+	static const char *const sels[] = {
+	    "kueue.x-k8s.io/queue-name", "a=b", "a in (b,c)", "!a", "a!=b", "x/y=z,a"};
+	static const char *const texts[] = {
+	    "{\"metadata\":{\"labels\":{\"kueue.x-k8s.io/queue-name\":\"q\"}}}",
+	    "{\"metadata\":{\"labels\":{\"kueue.x-k8s.io\\/queue-name\":\"q\"}}}",
+	    "{\"metadata\":{\"labels\":{\"a\":\"b\",\"x/y\":\"z\"}}}",
+	    "{\"metadata\":{\"labels\":{\"b\":\"a\"}}}", "{\"metadata\":{\"name\":\"a\"}}"};
+	static const bool may[][5] = {
+	    {true, true, false, false, false}, {false, false, true, true, true},
+	    {false, false, true, true, true},  {true, true, true, true, true},
+	    {true, true, true, true, true},    {false, false, true, false, false}};
+	char err[128];
+
+	for (size_t i = 0; i < sizeof(sels) / sizeof(*sels); i++) {
+		struct pk_selector *s = NULL;
+
+		ck_assert_int_eq(pk_selector_parse(sels[i], false, &s, err, sizeof(err)), 0);
+		for (size_t t = 0; t < sizeof(texts) / sizeof(*texts); t++) {
+			json_t *obj = json_loads(texts[t], 0, NULL);
+			bool m = pk_selector_may_match_text(s, texts[t], strlen(texts[t]));
+
+			ck_assert_ptr_nonnull(obj);
+			ck_assert_msg(m == may[i][t], "%s on %s: %d", sels[i], texts[t], m);
+			/* never false where the object matches */
+			ck_assert(m || !pk_selector_match_labels(s, obj));
+			json_decref(obj);
+		}
+		pk_selector_free(s);
+	}
+	ck_assert(pk_selector_may_match_text(NULL, "", 0));
+}
+END_TEST
+
 START_TEST(test_patches)
 {
 	json_t *doc = json_pack("{s:{s:i,s:[i,i]},s:s}", "a", "x", 1, "l", 1, 2, "b", "keep");
@@ -1129,6 +1170,7 @@ int main(void)
 	tcase_add_test(tc, test_list_paging_selectors);
 	tcase_add_test(tc, test_durability_across_reopen);
 	tcase_add_test(tc, test_selector_syntax);
+	tcase_add_test(tc, test_selector_text);
 	tcase_add_test(tc, test_patches);
 	tcase_add_test(tc, test_concurrency);
 	tcase_add_test(tc, test_namespace_deletion);
