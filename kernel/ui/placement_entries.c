@@ -244,6 +244,52 @@ struct ui_pod *ui_pod_new(struct pk_map *pool, const json_t *pod)
 	return e;
 }
 
+/* The strings of a group but its key, interned (NULL stays NULL); false on ENOMEM. */
+static bool group_intern(struct pk_map *pool, const char **s)
+{
+	return !*s || (*s = pk_intern(pool, *s)) != NULL;
+}
+
+struct ui_group *ui_group_new(struct pk_map *pool, enum pk_kind kind, const json_t *g)
+{
+	bool composite = kind == PK_KIND_COMPOSITE_POD_GROUP;
+	json_t *cond = pk_condition_get(g, composite ? "CompositePodGroupInitiallyScheduled"
+						     : "PodGroupInitiallyScheduled");
+	json_t *ann = pk_get(g, "metadata.annotations");
+	const char *parent = pk_get_string(g, "spec.parentCompositePodGroupName");
+	const char *ns = pk_namespace(g), *name = pk_name(g);
+	size_t nslen = strlen(ns);
+	struct ui_group *e = calloc(1, sizeof(*e) + nslen + strlen(name) + 2);
+	bool ok = true;
+
+	if (!e)
+		return NULL;
+	sprintf(e->key, "%s/%s", ns, name);
+	e->name = e->key + nslen + 1;
+	e->kind = pk_kind_to_string(kind);
+	e->ns = ns;
+	e->parent = parent && *parent ? parent : NULL;
+	e->slice_shape = json_string_value(json_object_get(ann, TOPO_ANN_SLICE_SHAPE));
+	e->status = json_string_value(json_object_get(cond, "status"));
+	e->reason = json_string_value(json_object_get(cond, "reason"));
+	e->message = json_string_value(json_object_get(cond, "message"));
+	e->refs = 1;
+	/* interned one by one: a failure leaves the rest NULL for the put */
+	const char **strs[] = {&e->ns,	   &e->parent, &e->slice_shape,
+			       &e->status, &e->reason, &e->message};
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		if (!ok)
+			*strs[i] = NULL;
+		else
+			ok = group_intern(pool, strs[i]);
+	}
+	if (!ok) {
+		ui_group_put(pool, e);
+		return NULL;
+	}
+	return e;
+}
+
 /* ---- comparing and freeing ----------------------------------------------------------------- */
 
 bool ui_node_equal(const struct ui_node *a, const struct ui_node *b)
@@ -262,6 +308,26 @@ bool ui_pod_equal(const struct ui_pod *a, const struct ui_pod *b)
 	       a->group == b->group && a->coords == b->coords && a->worker == b->worker &&
 	       a->done == b->done && a->nreq == b->nreq &&
 	       memcmp(a->req, b->req, a->nreq * sizeof(*a->req)) == 0;
+}
+
+bool ui_group_equal(const struct ui_group *a, const struct ui_group *b)
+{
+	return a->kind == b->kind && strcmp(a->key, b->key) == 0 && a->ns == b->ns &&
+	       a->parent == b->parent && a->slice_shape == b->slice_shape &&
+	       a->status == b->status && a->reason == b->reason && a->message == b->message;
+}
+
+void ui_group_put(struct pk_map *pool, struct ui_group *e)
+{
+	if (!e || --e->refs > 0)
+		return;
+	pk_unintern(pool, e->ns);
+	pk_unintern(pool, e->parent);
+	pk_unintern(pool, e->slice_shape);
+	pk_unintern(pool, e->status);
+	pk_unintern(pool, e->reason);
+	pk_unintern(pool, e->message);
+	free(e);
 }
 
 void ui_node_strings_drop(struct pk_map *pool, const struct ui_node *e)

@@ -75,7 +75,7 @@ struct counts {
 
 struct lgroup {
 	const char *key;
-	const json_t *g;
+	const struct ui_group *g;
 	long root;
 	int pods, bound, hosts;
 };
@@ -210,18 +210,17 @@ static long group_id(const struct layout *L, const char *ns, const char *name)
 	return id ? (long)json_integer_value(id) : -1;
 }
 
-static int load_groups(const json_t *groups, struct layout *L)
+static int load_groups(const struct ui_view *v, struct layout *L)
 {
-	const char *key;
-	json_t *g;
-	size_t i = 0;
+	size_t i;
 
-	L->groups = calloc(json_object_size(groups) + 1, sizeof(*L->groups));
+	L->groups = calloc(v->ngroups + 1, sizeof(*L->groups));
 	L->group_ids = json_object();
 	if (!L->groups || !L->group_ids)
 		return -ENOMEM;
-	json_object_foreach((json_t *)groups, key, g) L->groups[i++] =
-	    (struct lgroup){.key = key, .g = g, .root = -1};
+	for (i = 0; i < v->ngroups; i++)
+		L->groups[i] =
+		    (struct lgroup){.key = v->groups[i]->key, .g = v->groups[i], .root = -1};
 	L->ngroups = i;
 	qsort(L->groups, L->ngroups, sizeof(*L->groups), key_cmp);
 	for (i = 0; i < L->ngroups; i++)
@@ -232,9 +231,8 @@ static int load_groups(const json_t *groups, struct layout *L)
 		long cur = (long)i;
 
 		for (int d = 0; d < 16; d++) {
-			const json_t *g = L->groups[cur].g;
-			long up = group_id(L, json_string_value(json_object_get(g, "namespace")),
-					   json_string_value(json_object_get(g, "parent")));
+			const struct ui_group *g = L->groups[cur].g;
+			long up = group_id(L, g->ns, g->parent);
 
 			if (up < 0)
 				break;
@@ -812,16 +810,14 @@ static json_t *groups_json(const struct layout *L, json_t **ret_pending)
 
 	for (size_t i = 0; i < L->ngroups; i++) {
 		const struct lgroup *lg = &L->groups[i];
-		const char *status = json_string_value(json_object_get(lg->g, "status"));
-		bool scheduled = status && strcmp(status, "True") == 0;
+		const struct ui_group *g = lg->g;
+		bool scheduled = g->status && strcmp(g->status, "True") == 0;
 		json_t *o = json_pack(
-		    "{s:i,s:O,s:O,s:O,s:i,s:O,s:i,s:i,s:i,s:b,s:O,s:O}", "id", (int)i, "kind",
-		    json_object_get(lg->g, "kind"), "namespace",
-		    json_object_get(lg->g, "namespace"), "name", json_object_get(lg->g, "name"),
-		    "root", (int)lg->root, "sliceShape", json_object_get(lg->g, "sliceShape"),
-		    "pods", lg->pods, "boundPods", lg->bound, "hosts", lg->hosts, "scheduled",
-		    scheduled, "reason", json_object_get(lg->g, "reason"), "message",
-		    json_object_get(lg->g, "message"));
+		    "{s:i,s:s,s:s,s:s,s:i,s:o,s:i,s:i,s:i,s:b,s:o,s:o}", "id", (int)i, "kind",
+		    g->kind, "namespace", g->ns, "name", g->name, "root", (int)lg->root,
+		    "sliceShape", ui_str_or_null(g->slice_shape), "pods", lg->pods, "boundPods",
+		    lg->bound, "hosts", lg->hosts, "scheduled", scheduled, "reason",
+		    ui_str_or_null(g->reason), "message", ui_str_or_null(g->message));
 
 		json_array_append_new(out, o);
 		/* at every level: not scheduled yet, or scheduled with pods still unbound */
@@ -854,7 +850,7 @@ int ui_map_layout(const struct ui_view *v, uint64_t generation, json_t **ret)
 	if (r == 0)
 		r = load_hosts(v, &L);
 	if (r == 0)
-		r = load_groups(v->groups, &L);
+		r = load_groups(v, &L);
 	if (r == 0)
 		r = place_pods(v, &L);
 	if (r < 0) {

@@ -4,9 +4,9 @@
  * object, how the scheduling loop feeds it (its hooks), the /ui/ answers,
  * and the per-node detail.
  *
- * It keeps only what the map shows: per Node and per Pod a typed entry
- * (placement_entries.c) drawn once when the object changes, and per group
- * a small JSON object.  A Node keeps the labels a person asks about
+ * It keeps only what the map shows: per Node, Pod and group a typed entry
+ * (placement_entries.c) drawn once when the object changes, its strings
+ * shared; no JSON of any of them.  A Node keeps the labels a person asks about
  * (topology, accelerator, NUMA, host name), whether it is cordoned
  * (spec.unschedulable) and whether it is unreachable (the
  * node.kubernetes.io/unreachable taint the appliance writes after a lost
@@ -37,11 +37,11 @@
 
 struct pk_ui_map {
 	pthread_mutex_t lock;
-	struct pk_map nodes; /* name -> struct ui_node * */
-	struct pk_map pods;  /* "ns/name" -> struct ui_pod * */
-	struct pk_map pool;  /* the entries' strings (placement_entries.c) */
-	json_t *groups;
-	json_t *queued; /* "Kind/ns/name" -> queued workload (placement_queued.c) */
+	struct pk_map nodes;  /* name -> struct ui_node * */
+	struct pk_map pods;   /* "ns/name" -> struct ui_pod * */
+	struct pk_map groups; /* "ns/name" -> struct ui_group * */
+	struct pk_map pool;   /* the entries' strings (placement_entries.c) */
+	json_t *queued;	      /* "Kind/ns/name" -> queued workload (placement_queued.c) */
 	json_t *orders; /* "Kind/ns/name" -> its queue-order annotation: Jobs, JobSets, pods */
 	uint64_t generation;
 	time_t changed; /* when generation last grew: the time of the data */
@@ -56,11 +56,9 @@ int pk_ui_map_new(struct pk_ui_map **ret)
 
 	if (!m)
 		return -ENOMEM;
-	m->groups = json_object();
 	m->queued = json_object();
 	m->orders = json_object();
-	if (!m->groups || !m->queued || !m->orders) {
-		json_decref(m->groups);
+	if (!m->queued || !m->orders) {
 		json_decref(m->queued);
 		json_decref(m->orders);
 		free(m);
@@ -87,8 +85,11 @@ static void entries_clear(struct pk_ui_map *m)
 		ui_node_put(&m->pool, e);
 	for (size_t i = 0; pk_map_next(&m->pods, &i, NULL, &e);)
 		ui_pod_put(&m->pool, e);
+	for (size_t i = 0; pk_map_next(&m->groups, &i, NULL, &e);)
+		ui_group_put(&m->pool, e);
 	pk_map_free(&m->nodes);
 	pk_map_free(&m->pods);
+	pk_map_free(&m->groups);
 }
 
 void pk_ui_map_free(struct pk_ui_map *m)
@@ -97,7 +98,6 @@ void pk_ui_map_free(struct pk_ui_map *m)
 		return;
 	entries_clear(m);
 	pk_map_free(&m->pool);
-	json_decref(m->groups);
 	json_decref(m->queued);
 	json_decref(m->orders);
 	free(m->cache);
@@ -109,7 +109,6 @@ void pk_ui_map_clear(struct pk_ui_map *m)
 {
 	pthread_mutex_lock(&m->lock);
 	entries_clear(m);
-	json_object_clear(m->groups);
 	json_object_clear(m->queued);
 	json_object_clear(m->orders);
 	m->generation++;
@@ -129,24 +128,6 @@ uint64_t pk_ui_map_generation(struct pk_ui_map *m)
 
 /* ---- what is kept of each kind ---------------------------------------------------- */
 
-static json_t *group_entry(enum pk_kind kind, const json_t *g)
-{
-	bool composite = kind == PK_KIND_COMPOSITE_POD_GROUP;
-	json_t *cond = pk_condition_get(g, composite ? "CompositePodGroupInitiallyScheduled"
-						     : "PodGroupInitiallyScheduled");
-	json_t *ann = pk_get(g, "metadata.annotations");
-	const char *parent = pk_get_string(g, "spec.parentCompositePodGroupName");
-
-	return json_pack(
-	    "{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o}", "kind", pk_kind_to_string(kind), "namespace",
-	    pk_namespace(g), "name", pk_name(g), "parent",
-	    ui_str_or_null(parent && *parent ? parent : NULL), "sliceShape",
-	    ui_str_or_null(json_string_value(json_object_get(ann, TOPO_ANN_SLICE_SHAPE))), "status",
-	    ui_str_or_null(json_string_value(json_object_get(cond, "status"))), "reason",
-	    ui_str_or_null(json_string_value(json_object_get(cond, "reason"))), "message",
-	    ui_str_or_null(json_string_value(json_object_get(cond, "message"))));
-}
-
 /* The key of obj in its kind's table: "name" for a Node, "ns/name" else. */
 static void key_of(enum pk_kind kind, const json_t *obj, char *key, size_t keylen)
 {
@@ -162,31 +143,61 @@ static void bump(struct pk_ui_map *m)
 	m->changed = time(NULL);
 }
 
-/* A Node's or Pod's entry in place of the one under key (locked). */
+/* The table of a kind of entry, NULL for other kinds. */
+static struct pk_map *table_of(struct pk_ui_map *m, enum pk_kind kind)
+{
+	switch (kind) {
+	case PK_KIND_NODE:
+		return &m->nodes;
+	case PK_KIND_POD:
+		return &m->pods;
+	case PK_KIND_POD_GROUP:
+	case PK_KIND_COMPOSITE_POD_GROUP:
+		return &m->groups;
+	default:
+		return NULL;
+	}
+}
+
+static void entry_put(struct pk_ui_map *m, enum pk_kind kind, void *e)
+{
+	if (kind == PK_KIND_NODE)
+		ui_node_put(&m->pool, e);
+	else if (kind == PK_KIND_POD)
+		ui_pod_put(&m->pool, e);
+	else
+		ui_group_put(&m->pool, e);
+}
+
+static bool entry_equal(enum pk_kind kind, const void *a, const void *b)
+{
+	if (kind == PK_KIND_NODE)
+		return ui_node_equal(a, b);
+	if (kind == PK_KIND_POD)
+		return ui_pod_equal(a, b);
+	return ui_group_equal(a, b);
+}
+
+/* A Node's, Pod's or group's entry in place of the one under key (locked). */
 static int entry_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *obj, const char *key)
 {
-	bool node = kind == PK_KIND_NODE;
-	struct pk_map *table = node ? &m->nodes : &m->pods;
+	struct pk_map *table = table_of(m, kind);
 	void *old = pk_map_get(table, key);
-	void *e = node ? (void *)ui_node_new(&m->pool, obj) : (void *)ui_pod_new(&m->pool, obj);
+	void *e = kind == PK_KIND_NODE	? (void *)ui_node_new(&m->pool, obj)
+		  : kind == PK_KIND_POD ? (void *)ui_pod_new(&m->pool, obj)
+					: (void *)ui_group_new(&m->pool, kind, obj);
 
 	if (!e)
 		return -ENOMEM;
-	if (old && (node ? ui_node_equal(old, e) : ui_pod_equal(old, e))) {
+	if (old && entry_equal(kind, old, e)) {
 		old = e; /* nothing the map shows changed: the new one goes */
 	} else if (pk_map_put(table, key, e) < 0) {
-		if (node)
-			ui_node_put(&m->pool, e);
-		else
-			ui_pod_put(&m->pool, e);
+		entry_put(m, kind, e);
 		return -ENOMEM;
 	} else {
 		bump(m);
 	}
-	if (node)
-		ui_node_put(&m->pool, old);
-	else
-		ui_pod_put(&m->pool, old);
+	entry_put(m, kind, old);
 	return 0;
 }
 
@@ -234,13 +245,12 @@ int pk_ui_map_update(struct pk_ui_map *m, const struct pk_type *type, const json
 {
 	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
 	char key[512];
-	json_t *e;
 	int r = 0;
 
 	if (!m || !obj || !pk_name(obj))
 		return 0;
 	key_of(kind, obj, key, sizeof(key));
-	if (kind == PK_KIND_NODE || kind == PK_KIND_POD) {
+	if (table_of(m, kind)) {
 		char okey[600];
 
 		snprintf(okey, sizeof(okey), "Pod/%s", key);
@@ -253,19 +263,7 @@ int pk_ui_map_update(struct pk_ui_map *m, const struct pk_type *type, const json
 	}
 	if (kind == PK_KIND_JOB || kind == PK_KIND_JOBSET)
 		return queued_update(m, kind, obj);
-	if (kind != PK_KIND_POD_GROUP && kind != PK_KIND_COMPOSITE_POD_GROUP)
-		return 0;
-	e = group_entry(kind, obj);
-	if (!e)
-		return -ENOMEM;
-	pthread_mutex_lock(&m->lock);
-	if (!json_equal(json_object_get(m->groups, key), e)) {
-		r = json_object_set(m->groups, key, e) < 0 ? -ENOMEM : 0;
-		bump(m);
-	}
-	pthread_mutex_unlock(&m->lock);
-	json_decref(e);
-	return r;
+	return 0;
 }
 
 void pk_ui_map_remove(struct pk_ui_map *m, const struct pk_type *type, const json_t *obj)
@@ -298,8 +296,11 @@ void pk_ui_map_remove(struct pk_ui_map *m, const struct pk_type *type, const jso
 		break;
 	case PK_KIND_POD_GROUP:
 	case PK_KIND_COMPOSITE_POD_GROUP:
-		if (json_object_del(m->groups, key) == 0)
+		e = pk_map_take(&m->groups, key);
+		if (e) {
+			ui_group_put(&m->pool, e);
 			bump(m);
+		}
 		break;
 	case PK_KIND_JOB:
 	case PK_KIND_JOBSET: {
@@ -387,9 +388,8 @@ static int pod_cmp(const void *a, const void *b)
 
 /*
  * What a render lays out, taken under the lock: the entries (one more user
- * each: they are never changed in place, an update replaces one) and a
- * shallow copy of the groups (jansson's reference counts are atomic), so
- * the layout runs without the lock and the loop thread waits only for this.
+ * each: they are never changed in place, an update replaces one), so the
+ * layout runs without the lock and the loop thread waits only for this.
  */
 static int view_take(struct pk_ui_map *m, struct ui_view *v)
 {
@@ -399,7 +399,7 @@ static int view_take(struct pk_ui_map *m, struct ui_view *v)
 	*v = (struct ui_view){
 	    .nodes = calloc(m->nodes.live + 1, sizeof(*v->nodes)),
 	    .pods = calloc(m->pods.live + 1, sizeof(*v->pods)),
-	    .groups = json_copy(m->groups),
+	    .groups = calloc(m->groups.live + 1, sizeof(*v->groups)),
 	    .queued = json_copy(m->queued),
 	    .orders = json_copy(m->orders),
 	};
@@ -411,6 +411,9 @@ static int view_take(struct pk_ui_map *m, struct ui_view *v)
 	for (i = 0, n = 0; pk_map_next(&m->pods, &i, NULL, &e); n++)
 		((struct ui_pod *)(v->pods[n] = e))->refs++;
 	v->npods = n;
+	for (i = 0, n = 0; pk_map_next(&m->groups, &i, NULL, &e); n++)
+		((struct ui_group *)(v->groups[n] = e))->refs++;
+	v->ngroups = n;
 	return 0;
 }
 
@@ -421,10 +424,12 @@ static void view_release(struct pk_ui_map *m, struct ui_view *v)
 		ui_node_put(&m->pool, v->nodes[i]);
 	for (size_t i = 0; i < v->npods; i++)
 		ui_pod_put(&m->pool, v->pods[i]);
+	for (size_t i = 0; i < v->ngroups; i++)
+		ui_group_put(&m->pool, v->groups[i]);
 	pthread_mutex_unlock(&m->lock);
 	free(v->nodes);
 	free(v->pods);
-	json_decref(v->groups);
+	free(v->groups);
 	json_decref(v->queued);
 	json_decref(v->orders);
 }
@@ -517,24 +522,21 @@ static json_t *node_pods(struct pk_ui_map *m, const char *name)
 
 	for (size_t i = 0; pk_map_next(&m->pods, &i, NULL, &e);) {
 		p = e;
-		json_t *g = NULL, *root = NULL;
+		const struct ui_group *g = NULL, *root = NULL;
 		char gkey[512];
 
 		if (!p->node || strcmp(p->node, name) != 0)
 			continue;
 		if (p->group) {
 			snprintf(gkey, sizeof(gkey), "%s/%s", p->ns, p->group);
-			g = json_object_get(m->groups, gkey);
+			g = pk_map_get(&m->groups, gkey);
 			/* the root: follow parents (bounded: a cycle is invalid anyway) */
 			root = g;
-			for (int d = 0; d < 16 && root; d++) {
-				const char *parent =
-				    json_string_value(json_object_get(root, "parent"));
-				json_t *up;
+			for (int d = 0; d < 16 && root && root->parent; d++) {
+				const struct ui_group *up;
 
-				snprintf(gkey, sizeof(gkey), "%s/%s", p->ns, parent ? parent : "");
-				up = parent ? json_object_get(m->groups, gkey) : NULL;
-				if (!up)
+				snprintf(gkey, sizeof(gkey), "%s/%s", p->ns, root->parent);
+				if (!(up = pk_map_get(&m->groups, gkey)))
 					break;
 				root = up;
 			}
@@ -543,12 +545,10 @@ static json_t *node_pods(struct pk_ui_map *m, const char *name)
 		    out,
 		    json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "namespace", p->ns, "name",
 			      p->name, "group", ui_str_or_null(p->group), "groupKind",
-			      json_incref(g ? json_object_get(g, "kind") : json_null()), "root",
-			      json_incref(root ? json_object_get(root, "name") : json_null()),
-			      "rootKind",
-			      json_incref(root ? json_object_get(root, "kind") : json_null()),
-			      "sliceCoords", ui_str_or_null(p->coords), "workerId",
-			      ui_str_or_null(p->worker)));
+			      ui_str_or_null(g ? g->kind : NULL), "root",
+			      ui_str_or_null(root ? root->name : NULL), "rootKind",
+			      ui_str_or_null(root ? root->kind : NULL), "sliceCoords",
+			      ui_str_or_null(p->coords), "workerId", ui_str_or_null(p->worker)));
 	}
 	return out;
 }

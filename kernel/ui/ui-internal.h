@@ -47,14 +47,27 @@ struct ui_pod {
 	struct ui_res *req;		     /* what its containers request, in name order */
 };
 
+/* A PodGroup or CompositePodGroup: its parent, slice shape and InitiallyScheduled condition. */
+struct ui_group {
+	unsigned refs;
+	const char *kind; /* "PodGroup", "CompositePodGroup" (static) */
+	const char *ns;	  /* interned, as every string but the key */
+	const char *name; /* in key */
+	const char *parent, *slice_shape, *status, *reason, *message; /* or NULL */
+	char key[];						      /* "ns/name" */
+};
+
 /* An entry drawn from the object (one user), or NULL (ENOMEM). */
 struct ui_node *ui_node_new(struct pk_map *pool, const json_t *node);
 struct ui_pod *ui_pod_new(struct pk_map *pool, const json_t *pod);
+struct ui_group *ui_group_new(struct pk_map *pool, enum pk_kind kind, const json_t *group);
 bool ui_node_equal(const struct ui_node *a, const struct ui_node *b);
 bool ui_pod_equal(const struct ui_pod *a, const struct ui_pod *b);
+bool ui_group_equal(const struct ui_group *a, const struct ui_group *b);
 /* Drop a user; the last one frees the entry and its strings.  Accept NULL. */
 void ui_node_put(struct pk_map *pool, struct ui_node *e);
 void ui_pod_put(struct pk_map *pool, struct ui_pod *e);
+void ui_group_put(struct pk_map *pool, struct ui_group *e);
 void ui_node_strings_drop(struct pk_map *pool, const struct ui_node *e);
 
 const char *ui_node_label(const struct ui_node *n, const char *key);
@@ -71,15 +84,15 @@ long long ui_res_accelerators(const struct ui_res *r, size_t n);
 
 /*
  * What one render lays out: the entries, in name (nodes) and "ns/name"
- * (pods) order, each held for the render, and the groups ("ns/name" ->
- * {kind, namespace, name, parent, sliceShape, status, reason, message}).
+ * (pods, groups) order, each held for the render.
  */
 struct ui_view {
 	struct ui_node **nodes;
 	size_t nnodes;
 	struct ui_pod **pods;
 	size_t npods;
-	json_t *groups;
+	struct ui_group **groups;
+	size_t ngroups;
 	json_t *queued; /* "Kind/ns/name" -> ui_queued_entry() */
 	json_t *orders; /* "Kind/ns/name" -> queue-order annotation (Jobs, JobSets, pods) */
 };
