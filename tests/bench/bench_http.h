@@ -331,6 +331,7 @@ struct bh_watch {
 	atomic_bool failed;
 	bool expired; /* 410: the server's history moved past the watch */
 	int relists;  /* lists again after a 410, as an informer does */
+	int end;      /* how the last watch request ended (a CURLcode) */
 	pthread_t thread;
 };
 
@@ -447,7 +448,7 @@ static void *bh_watch_main(void *arg)
 		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, bh_watch_write);
 		curl_easy_setopt(c, CURLOPT_WRITEDATA, w);
 		curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)BH_TIMEOUT_S);
-		curl_easy_perform(c);
+		w->end = (int)curl_easy_perform(c);
 		if (!w->expired)
 			break;
 	}

@@ -232,6 +232,10 @@ static double backlog_pods_per_s(int port, int gangs, int *ret_relists)
 	pthread_join(w.thread, NULL);
 	failed = atomic_load(&w.failed);
 	*ret_relists = w.relists;
+	if (failed)
+		fprintf(stderr, "bench_scale: the watch ended: %s, %d of %d pods seen bound\n",
+			curl_easy_strerror((CURLcode)w.end), (int)json_object_size(w.bound),
+			w.target);
 	free(w.rv);
 	free(w.line.s);
 	json_decref(w.bound);
@@ -297,6 +301,14 @@ int main(void)
 		       "backlog: gangs of 4 with 2,000 that never fit", "not bound", gangs,
 		       loop_relists, s->log);
 	bh_stop(s);
+	/* the store (gigabytes at full size) goes, but for a failed backlog's log */
+	if (bps > 0) {
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "bench_scale: cannot remove %s\n", tmpdir);
+	}
 	curl_global_cleanup();
 	return 0;
 }
