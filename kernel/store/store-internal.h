@@ -49,6 +49,7 @@ struct pk_store {
 	pthread_mutex_t rlock;				/* the pool's busy flags */
 	pthread_cond_t rfree;				/* a reader was handed back */
 	atomic_uint_least64_t read_queries, read_steps; /* work of reads */
+	atomic_uint_least64_t read_parsed;		/* bodies they parsed */
 	/*
 	 * The ring and rv: written under both lock and ring_lock (lock first; the
 	 * hold trims the ring under ring_lock alone),

@@ -396,6 +396,7 @@ void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 	pthread_mutex_unlock(&st->lock);
 	s.read_queries = atomic_load(&st->read_queries);
 	s.read_steps = atomic_load(&st->read_steps);
+	s.read_parsed = atomic_load(&st->read_parsed);
 	*ret = s;
 }
 

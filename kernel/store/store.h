@@ -192,6 +192,7 @@ struct pk_store_stats {
 	 * not depend on the machine's speed (tests, metrics). */
 	uint64_t read_queries;
 	uint64_t read_steps;
+	uint64_t read_parsed; /* rows whose JSON body a read parsed */
 };
 void pk_store_get_stats(struct pk_store *store, struct pk_store_stats *ret);
 

@@ -741,6 +741,23 @@ START_TEST(test_list_paging_selectors)
 	ck_assert_uint_eq(pages, 3);
 	pk_selector_free(sel);
 
+	/* A row that names no label the selector needs is not parsed. */
+	static const char *const needs[] = {"tier", "app,tier", "app"};
+	for (size_t i = 0; i < 3; i++) {
+		struct pk_store_stats before, after;
+		json_t *items = NULL;
+
+		ck_assert_int_eq(pk_selector_parse(needs[i], false, &sel, err, sizeof(err)), 0);
+		o = (struct pk_store_list_opts){.labels = sel};
+		pk_store_get_stats(st, &before);
+		ck_assert_int_eq(pk_store_list(st, &pk_type_pod, NULL, &o, &items, NULL, NULL), 0);
+		pk_store_get_stats(st, &after);
+		ck_assert_uint_eq(json_array_size(items), i == 2 ? 25 : 0);
+		ck_assert_uint_eq(after.read_parsed - before.read_parsed, i == 2 ? 25 : 0);
+		json_decref(items);
+		pk_selector_free(sel);
+	}
+
 	ck_assert_int_eq(pk_selector_parse("metadata.name=p03", true, &sel, err, sizeof(err)), 0);
 	json_t *items = NULL;
 	struct pk_store_list_opts f = {.fields = sel};
