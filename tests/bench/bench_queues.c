@@ -492,12 +492,13 @@ static int overhead_row(void)
 	       "median round %.1f ms: %.0f%%\n",
 	       pass_cpu, round_cpu, 100 * pass_cpu / round_cpu);
 	printf("its controller over the run: %llu passes, %llu listings, %llu workloads decoded, "
-	       "%llu tried, %llu placement checks, %llu not tried (parked, nothing changed), "
-	       "%llu not visited (their queue unchanged)\n",
+	       "%llu tried, %llu placement checks (%llu on the scheduler of the pass before), "
+	       "%llu not tried (parked, nothing changed), %llu not visited (their queue "
+	       "unchanged)\n",
 	       (unsigned long long)qs.passes, (unsigned long long)qs.lists,
 	       (unsigned long long)qs.decodes, (unsigned long long)qs.tries,
-	       (unsigned long long)qs.placements, (unsigned long long)qs.parked,
-	       (unsigned long long)qs.skipped);
+	       (unsigned long long)qs.placements, (unsigned long long)qs.carried,
+	       (unsigned long long)qs.parked, (unsigned long long)qs.skipped);
 	free(csv);
 	json_decref(rep);
 	pk_sim_trace_free(t);
