@@ -22,6 +22,7 @@
  * are not carried: -ESTALE, and a new scheduler is built.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,48 +158,36 @@ static int feed(struct pk_sched *s, const json_t *gone, const json_t *came, stru
 	return r;
 }
 
-/* The workload profile of objects[0..n)'s pods, in their order, as a new scheduler notes them. */
-static int profile_again(struct pk_sched *s, const json_t *objects, size_t n)
+/*
+ * The workload profile of objects[0..n)'s pods and the topology keys of its
+ * groups, noted again in the objects' order, as a new scheduler notes them.
+ */
+static int again(struct pk_sched *s, const json_t *objects, size_t n)
 {
-	sc_profile_fini(&s->profile);
-	memset(&s->profile, 0, sizeof(s->profile));
-	for (size_t i = 0; i < n; i++) {
-		const json_t *o = json_array_get(objects, i);
-		char *key;
-
-		if (pk_kind_of(o) != PK_KIND_POD)
-			continue;
-		if (!(key = sc_key(pk_namespace(o), pk_name(o))))
-			return -ENOMEM;
-		if (pk_map_get(&s->forest.pods, key))
-			sc_profile_note(&s->profile, &s->snap, pk_map_get(&s->forest.pods, key));
-		free(key);
-	}
-	return 0;
-}
-
-/* The topology keys of objects[0..n)'s groups, in their order, as a new scheduler notes them. */
-static int topo_keys_again(struct pk_sched *s, const json_t *objects, size_t n)
-{
+	char key[600];
 	int r = 0;
 
+	sc_profile_fini(&s->profile);
+	memset(&s->profile, 0, sizeof(s->profile));
 	for (size_t i = 0; i < s->topo_keys.n; i++)
 		free(s->topo_keys.v[i]);
 	s->topo_keys.n = 0;
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		const json_t *o = json_array_get(objects, i);
-		bool composite = pk_kind_of(o) == PK_KIND_COMPOSITE_POD_GROUP;
+		enum pk_kind k = pk_kind_of(o);
 		const struct sc_group *g;
-		char *key;
+		struct sc_pod *p;
 
-		if (kind_of(o) != C_GROUP)
+		if (k != PK_KIND_POD && k != PK_KIND_POD_GROUP && k != PK_KIND_COMPOSITE_POD_GROUP)
 			continue;
-		if (!(key = sc_key(pk_namespace(o), pk_name(o))))
-			return -ENOMEM;
-		g = sc_forest_find(&s->forest, key, composite);
+		snprintf(key, sizeof(key), "%s/%s", pk_namespace(o) ?: "", pk_name(o) ?: "");
+		if (k == PK_KIND_POD && (p = pk_map_get(&s->forest.pods, key)))
+			sc_profile_note(&s->profile, &s->snap, p);
+		g = k == PK_KIND_POD
+			? NULL
+			: sc_forest_find(&s->forest, key, k == PK_KIND_COMPOSITE_POD_GROUP);
 		if (g && g->present)
 			r = sc_note_topo_key(s, g->spec.topo_key);
-		free(key);
 	}
 	return r;
 }
@@ -218,9 +207,7 @@ int sc_carry(struct pk_sched *s, const json_t *held, const json_t *objects, size
 	if (r == 0 && s->pod_res)
 		r = -ESTALE;
 	if (r == 0)
-		r = profile_again(s, objects, n);
-	if (r == 0)
-		r = topo_keys_again(s, objects, n);
+		r = again(s, objects, n);
 	json_decref(gone);
 	json_decref(came);
 	return r;

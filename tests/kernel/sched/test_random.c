@@ -445,6 +445,7 @@ START_TEST(test_random_carried)
 			struct pk_errors errs = {0};
 			size_t from;
 			char *want, *got;
+			int r;
 
 			o = json_copy(base); /* a new listing: held stays as it was */
 			json_decref(base);
@@ -454,10 +455,9 @@ START_TEST(test_random_carried)
 			from = json_array_size(in);
 			take_candidate(in, cands, &c);
 			ck_assert_int_eq(pk_sched_run_shared(in, &opts, &fout, &fpre, &errs), 0);
-			carried += s != NULL;
-			ck_assert_int_eq(
-			    pk_sched_run_carried(&s, held, in, from, &opts, &kout, &kpre, &errs),
-			    0);
+			r = pk_sched_run_carried(&s, held, in, from, &opts, &kout, &kpre, &errs);
+			ck_assert_int_ge(r, 0);
+			carried += r == 1; /* on the carried scheduler, not a new one */
 			want = decided(fout, fpre);
 			got = decided(kout, kpre);
 			ck_assert_msg(strcmp(want, got) == 0, "iteration %d try %d: %s, not %s", it,
@@ -486,7 +486,7 @@ START_TEST(test_random_carried)
 		json_decref(objs);
 	}
 	fprintf(stderr, "%d of %d runs on a carried scheduler\n", carried, tries);
-	ck_assert_int_gt(carried, tries / 4); /* many runs were on a carried scheduler */
+	ck_assert_int_gt(carried, tries / 8); /* many ran on the carried one (others fell back) */
 }
 END_TEST
 
