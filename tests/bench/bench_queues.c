@@ -307,9 +307,19 @@ static int week_rows(const struct board_case *c)
 		json_t *rep = NULL;
 		double t0 = now_ms();
 
+		struct pk_queues_stats qs = {0};
+
 		if (pk_sim_run(&o, nodes, t, &rep, NULL, err, sizeof(err)) < 0)
 			die(err, -22);
+		if (qc)
+			pk_queues_get_stats(qc, &qs);
 		run_done();
+		if (qs.placements) /* aside the table, which stays as it is */
+			fprintf(stderr,
+				"%s: %llu placement checks, %llu on the scheduler of the pass "
+				"before\n",
+				c->name, (unsigned long long)qs.placements,
+				(unsigned long long)qs.carried);
 		const json_t *q = json_object_get(rep, "queues");
 
 		stuck[m] = (int64_t)json_number_value(json_object_get(q, "admitted_unplaceable"));
