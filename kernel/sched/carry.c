@@ -73,22 +73,28 @@ static bool has(const json_t **v, size_t n, const json_t *o)
 	return bsearch(&o, v, n, sizeof(*v), cmp_ptr) != NULL;
 }
 
-/* o's key among the pods and groups: kind, namespace and name. */
+/* o's key among the pods and groups: kind, namespace and name (NULL: too long to be one). */
 static const char *key_of(char *buf, size_t n, const json_t *o)
 {
 	return pk_obj_key(buf, n, pk_type_of(pk_kind_of(o)), pk_namespace(o), pk_name(o));
 }
 
-/* The keys of list's objects (a set: the values are the objects, borrowed); -ENOMEM. */
+/* The keys of list's objects (a set: the values are the objects, borrowed); -ENOMEM, -ESTALE. */
 static int keys_of(const json_t *list, struct pk_map *ret)
 {
 	char key[600];
 	size_t i;
 	json_t *x;
+	int r = 0;
 
-	json_array_foreach(list, i, x) if (pk_map_put(ret, key_of(key, sizeof(key), x), x) <
-					   0) return -ENOMEM;
-	return 0;
+	json_array_foreach(list, i, x)
+	{
+		const char *k = r == 0 ? key_of(key, sizeof(key), x) : NULL;
+
+		if (r == 0)
+			r = !k ? -ESTALE : pk_map_put(ret, k, x) < 0 ? -ENOMEM : 0;
+	}
+	return r;
 }
 
 /*
@@ -138,11 +144,16 @@ static int feed(struct pk_sched *s, const json_t *gone, const json_t *came, stru
 	for (int pass = 0; pass < 2; pass++)
 		json_array_foreach(gone, i, x)
 		{
-			if (r < 0 || (kind_of(x) == C_POD) != (pass == 0) ||
-			    pk_map_get(&again, key_of(key, sizeof(key), x)))
+			const char *k;
+
+			if (r < 0 || (kind_of(x) == C_POD) != (pass == 0))
 				continue;
-			r = pk_sched_remove(s, pk_type_of(pk_kind_of(x)), pk_namespace(x),
-					    pk_name(x));
+			if (!(k = key_of(key, sizeof(key), x)))
+				r = -ESTALE; /* a name too long to be one: a new scheduler says so
+					      */
+			else if (!pk_map_get(&again, k))
+				r = pk_sched_remove(s, pk_type_of(pk_kind_of(x)), pk_namespace(x),
+						    pk_name(x));
 			if (r == -ENOENT)
 				r = 0; /* never added (another scheduler's pod, or a finished one)
 					*/
