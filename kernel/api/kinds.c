@@ -524,17 +524,36 @@ const struct pk_type *pk_type_of(enum pk_kind kind)
 	return NULL;
 }
 
+/* s after the at bytes of buf (of len), as far as it fits, terminated; the length it wants. */
+static size_t key_put(char *buf, size_t len, size_t at, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (at < len) {
+		size_t k = n < len - at ? n : len - at - 1;
+
+		memcpy(buf + at, s, k);
+		buf[at + k] = '\0';
+	}
+	return at + n;
+}
+
 const char *pk_obj_key(char *buf, size_t len, const struct pk_type *t, const char *ns,
 		       const char *name)
 {
-	int n;
+	size_t n;
 
 	if (t && !t->namespaced)
 		ns = "";
 	else if (!ns || !*ns)
 		ns = "default";
-	n = snprintf(buf, len, "%s/%s/%s", t ? t->kind : "", ns, name ? name : "");
-	return n >= 0 && (size_t)n < len ? buf : NULL;
+	/* snprintf's "%s/%s/%s" without its parsing: every writer's index keys by it */
+	n = key_put(buf, len, 0, t ? t->kind : "");
+	n = key_put(buf, len, n, "/");
+	n = key_put(buf, len, n, ns);
+	n = key_put(buf, len, n, "/");
+	n = key_put(buf, len, n, name ? name : "");
+	return n < len ? buf : NULL;
 }
 
 const char *pk_kind_to_string(enum pk_kind kind)

@@ -301,15 +301,16 @@ static int offline_make(void *arg, const json_t *pod, const char *pcn, const cha
 }
 
 /* pod's claims and the status recording them, into the open batch. */
-static int offline_pod(struct offline_claims *o, const json_t *pod)
+static int offline_pod(struct offline_claims *o, const json_t *pod, enum pk_kind kind)
 {
-	struct pk_write_ref ref = {
-	    .kind = pk_type_of(pk_kind_of(pod)), .ns = pk_namespace(pod), .name = pk_name(pod)};
+	struct pk_write_ref ref = {0};
 	json_t *status = NULL;
 	int r;
 
 	if (!ctl_needs_claims(pod))
 		return 0;
+	ref = (struct pk_write_ref){
+	    .kind = pk_type_of(kind), .ns = pk_namespace(pod), .name = pk_name(pod)};
 	r = complete_status(pod, o->objects, offline_make, o, &status);
 	if (r == 0)
 		r = o->error;
@@ -330,9 +331,10 @@ int pk_claims_pass(void *arg, json_t *objects, struct pk_writer *w)
 	(void)arg;
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		const json_t *pod = json_array_get(objects, i);
+		enum pk_kind kind = pk_kind_of(pod);
 
-		if (pk_kind_of(pod) == PK_KIND_POD || pk_kind_of(pod) == PK_KIND_POD_GROUP)
-			r = offline_pod(&o, pod);
+		if (kind == PK_KIND_POD || kind == PK_KIND_POD_GROUP)
+			r = offline_pod(&o, pod, kind);
 	}
 	if (r == 0 && pk_writer_batch_size(w))
 		r = pk_writer_batch_commit(w, &res, &nres);

@@ -176,6 +176,7 @@ int64_t q_tree_nominal(const struct q_tree *t, const char *cq, const char *flavo
 #define Q_ANNOTATION_POSITION "queue.podkernel.dev/position"
 #define Q_ANNOTATION_PENDING "queue.podkernel.dev/pending-reason"
 struct q_place;
+struct pk_sched;
 int q_place_new(struct pk_store *store, struct q_place **ret);
 /* The same picture from what q_place_new reads, in its order (both taken over). */
 int q_place_from(json_t *base, json_t *topologies, struct q_place **ret);
@@ -185,6 +186,16 @@ void q_place_set_decoded(struct q_place *p, struct pk_sched_decoded *d);
 /* A pod the picture holds: bound, not finished. */
 bool q_place_holds_node(const json_t *pod);
 void q_place_free(struct q_place *p);
+/*
+ * The scheduler of the last kept try and what it holds (the picture, or
+ * what it was carried in with when no try ran), taken out of p for the next
+ * pass (*ret_kept NULL: none); the next pass's picture takes them in, and
+ * its first try runs on it fed what changed (pk_sched_run_carried).
+ */
+void q_place_carry_out(struct q_place *p, struct pk_sched **ret_kept, json_t **ret_held);
+void q_place_carry_in(struct q_place *p, struct pk_sched *kept, json_t *held);
+/* How many of p's tries ran on the scheduler carried in. */
+size_t q_place_carried(const struct q_place *p);
 int q_place_try(struct q_place *p, const json_t *workload, const json_t *gone, char *why, size_t n);
 /*
  * As q_place_try, for *workload admitted in flavors (ResourceFlavor objects)

@@ -131,6 +131,8 @@ struct pk_queues_stats {
 	uint64_t placements; /* placement checks run (a run of the scheduling core each) */
 	uint64_t parked;     /* pending workloads not tried: parked, nothing changed */
 	uint64_t skipped;    /* workloads not visited: their ClusterQueue's inputs unchanged */
+	uint64_t carried;    /* placement checks on the scheduler of the pass before, fed what
+				changed (not one built from the whole cluster) */
 };
 void pk_queues_get_stats(const struct pk_queues *q, struct pk_queues_stats *ret);
 

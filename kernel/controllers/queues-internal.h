@@ -157,6 +157,8 @@ int q_cache_sync(struct pk_ctl *ctl);
 int q_cache_view(struct pk_ctl *ctl, struct q_state *s);
 /* The cluster as placement sees it (q_place_new's picture) from the cache (listed at first). */
 int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **ret);
+/* The pass is over: its placement scheduler carried to the next pass's picture. */
+void q_cache_carry(struct q_state *s);
 /*
  * The workload of obj (a Job or JobSet, "ns/name" key) as the last pass
  * read this very version of it under the same queues and classes: 1 with w

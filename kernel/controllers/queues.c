@@ -147,6 +147,7 @@ static void state_clear(struct q_state *s)
 	json_decref(s->pods);
 	json_decref(s->groups);
 	q_tree_free(s->tree);
+	q_cache_carry(s);
 	q_place_free(s->place);
 	json_decref(s->jobs);
 	json_decref(s->jobsets);

@@ -82,6 +82,8 @@ struct q_cache {
 	json_int_t config_gen;	/* queues, flavors, Cohorts, Namespaces, classes, groups */
 	json_int_t cluster_gen; /* anything placement reads */
 	struct pk_sched_decoded *decoded; /* the cluster's Nodes and pods, decoded for placement */
+	struct pk_sched *sched; /* the last pass's placement scheduler, carried (q_cache_carry) */
+	json_t *held;		/* what it holds; NULL with it */
 	json_t *members;	/* quota key (Q_NO_QUOTA: none) -> {"0ns/name" (a Job), "1ns/name"
 				   (a JobSet): true}; NULL: rebuilt at the next pass */
 	json_t *changed;	/* quota keys whose workloads or admissions changed since */
@@ -226,6 +228,10 @@ static void cache_reset(struct q_cache *c)
 	}
 	c->gens = json_object();
 	c->listed = false;
+	pk_sched_free(c->sched);
+	json_decref(c->held);
+	c->sched = NULL;
+	c->held = NULL;
 	json_decref(c->members);
 	json_decref(c->results);
 	c->members = c->results = NULL;
@@ -245,6 +251,8 @@ void q_cache_free(struct q_cache *c)
 	json_decref(c->members);
 	json_decref(c->changed);
 	json_decref(c->results);
+	pk_sched_free(c->sched);
+	json_decref(c->held);
 	pk_sched_decoded_free(c->decoded);
 	free(c);
 }
@@ -888,7 +896,27 @@ int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **re
 	r = q_place_from(base, topologies, ret);
 	if (r == 0)
 		q_place_set_decoded(*ret, s->cache->decoded);
+	if (r == 0 && s->cache->sched) { /* the last pass's scheduler, fed what changed since */
+		q_place_carry_in(*ret, s->cache->sched, s->cache->held);
+	} else {
+		pk_sched_free(s->cache->sched);
+		json_decref(s->cache->held);
+	}
+	s->cache->sched = NULL;
+	s->cache->held = NULL;
 	return r;
+}
+
+void q_cache_carry(struct q_state *s)
+{
+	struct q_cache *c = s->cache;
+
+	if (!c || !s->place)
+		return;
+	pk_sched_free(c->sched);
+	json_decref(c->held);
+	c->stats.carried += q_place_carried(s->place);
+	q_place_carry_out(s->place, &c->sched, &c->held);
 }
 
 static void known_free(void *v)

@@ -36,6 +36,8 @@ struct q_place {
 	json_t *topologies; /* Kueue Topology objects by name */
 	struct pk_sched_decoded *decoded; /* its Nodes and pods decoded (borrowed), or NULL */
 	struct pk_sched *kept; /* the scheduler of the last kept try, holding base; or NULL */
+	json_t *held;	/* kept carried from the last pass: what it holds (not base); or NULL */
+	size_t carried; /* tries run on the carried scheduler */
 };
 
 bool q_place_holds_node(const json_t *pod)
@@ -114,8 +116,32 @@ void q_place_free(struct q_place *p)
 		return;
 	json_decref(p->base);
 	json_decref(p->topologies);
+	json_decref(p->held);
 	pk_sched_free(p->kept);
 	free(p);
+}
+
+void q_place_carry_in(struct q_place *p, struct pk_sched *kept, json_t *held)
+{
+	pk_sched_free(p->kept);
+	json_decref(p->held);
+	p->kept = kept;
+	p->held = held;
+}
+
+size_t q_place_carried(const struct q_place *p)
+{
+	return p->carried;
+}
+
+void q_place_carry_out(struct q_place *p, struct pk_sched **ret_kept, json_t **ret_held)
+{
+	*ret_kept = p->kept;
+	*ret_held = p->kept ? (p->held ? p->held : json_incref(p->base)) : NULL;
+	if (!p->kept)
+		json_decref(p->held);
+	p->kept = NULL;
+	p->held = NULL;
 }
 
 /* Whether pod belongs to one of the workloads in gone ("Kind/ns/name" -> true). */
@@ -177,14 +203,39 @@ static bool kept_holds(const struct q_place *p, const json_t *objects, const jso
 	return true;
 }
 
-/* The run of a try: on the kept scheduler when it holds the picture, else on a new one. */
-static int place_run(struct q_place *p, const json_t *expanded, const json_t *gone, json_t **out,
-		     json_t **pre, struct pk_errors *errs)
+/* Whether expanded starts with in's first n objects. */
+static bool starts_with(const json_t *expanded, const json_t *in, size_t n)
+{
+	if (json_array_size(expanded) < n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (json_array_get(expanded, i) != json_array_get(in, i))
+			return false;
+	return true;
+}
+
+/*
+ * The run of a try: on the kept scheduler when it holds the picture; on
+ * the one carried from the last pass, fed what changed since, when the
+ * picture (its first nbase objects, in[0..nbase)) leads expanded; else on
+ * a new one.
+ */
+static int place_run(struct q_place *p, const json_t *in, size_t nbase, const json_t *expanded,
+		     const json_t *gone, json_t **out, json_t **pre, struct pk_errors *errs)
 {
 	struct pk_sched_opts opts = {.controllers = pk_claims_pass, .decoded = p->decoded};
-	size_t from = kept_holds(p, expanded, gone) ? json_array_size(p->base) : 0;
+	size_t from = !p->held && kept_holds(p, expanded, gone) ? json_array_size(p->base) : 0;
+	json_t *held = p->held;
 	int r;
 
+	p->held = NULL;
+	if (held && p->kept && starts_with(expanded, in, nbase)) {
+		r = pk_sched_run_carried(&p->kept, held, expanded, nbase, &opts, out, pre, errs);
+		json_decref(held);
+		p->carried += r == 1;
+		return r < 0 ? r : 0;
+	}
+	json_decref(held);
 	if (!from) {
 		pk_sched_free(p->kept);
 		p->kept = NULL;
@@ -209,13 +260,14 @@ static int place_try(struct q_place *p, const json_t *workload, const json_t *go
 {
 	struct pk_errors errs = {0};
 	json_t *in = json_array(), *expanded = NULL, *out = NULL, *pre = NULL, *o;
-	size_t i;
+	size_t i, nbase;
 	int r = in ? 0 : -ENOMEM;
 
 	json_array_foreach(r == 0 ? p->base : NULL, i,
 			   o) if (!json_object_size(gone) ||
 				  !(pk_kind_of(o) == PK_KIND_POD && pod_of(o, gone)))
 	    json_array_append(in, o); /* the pods of the workloads preempted for it left out */
+	nbase = json_array_size(in);
 	if (r == 0 && json_is_array(workload)) /* a pod workload: its pods */
 		r = json_array_extend(in, (json_t *)workload) == 0 ? 0 : -ENOMEM;
 	else if (r == 0)
@@ -223,7 +275,7 @@ static int place_try(struct q_place *p, const json_t *workload, const json_t *go
 	if (r == 0)
 		r = wb_expand_objects(in, &expanded, &errs);
 	if (r == 0)
-		r = place_run(p, expanded, gone, &out, &pre, &errs);
+		r = place_run(p, in, nbase, expanded, gone, &out, &pre, &errs);
 	if (r < 0) {
 		snprintf(why, n, "cannot be placed: %s", errs.n ? errs.msg[0] : pk_errno_text(-r));
 	} else if (unplaced(out, why, n)) {

@@ -150,7 +150,7 @@ static void name_errors(struct pk_errors *errs, size_t before, size_t i, const j
  * node).  podkernel answers to PK_SCHED_NAME and to the default scheduler's
  * name, as the only scheduler of an offline run.
  */
-static bool other_schedulers(const json_t *obj)
+bool sc_other_scheduler(const json_t *obj)
 {
 	const char *name = pk_get_string(obj, "spec.schedulerName");
 	const char *node = pk_get_string(obj, "spec.nodeName");
@@ -176,7 +176,9 @@ static int add_all(struct pk_sched *s, json_t *objects, size_t from, bool compac
 		json_t *tree =
 		    text ? json_loadb(json_string_value(o), json_string_length(o), 0, NULL)
 			 : json_incref(o);
-		int r = !tree ? -ENOMEM : other_schedulers(tree) ? 0 : pk_sched_add(s, tree, errs);
+		int r = !tree			   ? -ENOMEM
+			: sc_other_scheduler(tree) ? 0
+						   : pk_sched_add(s, tree, errs);
 
 		if (r == 0 && compact && !text && !scheduling_changes(pk_kind_of(tree))) {
 			json_t *c = pk_compact_object(tree);
@@ -399,4 +401,39 @@ int pk_sched_run_kept(struct pk_sched **kept, const json_t *objects, size_t from
 	json_decref(out);
 	json_decref(pre);
 	return r;
+}
+
+/* errs' messages after those of into (the run that counts). */
+static void errors_move(struct pk_errors *into, struct pk_errors *errs)
+{
+	for (size_t i = 0; into && i < errs->n; i++)
+		pk_errors_add(into, "%s", errs->msg[i]);
+	pk_errors_clear(errs);
+}
+
+int pk_sched_run_carried(struct pk_sched **kept, const json_t *held, const json_t *objects,
+			 size_t from, const struct pk_sched_opts *opts, json_t **ret_objects,
+			 json_t **ret_preempted, struct pk_errors *errs)
+{
+	struct pk_errors mine = {0};
+	int r;
+
+	if (!kept || !json_is_array(objects) || from > json_array_size(objects))
+		return -EINVAL;
+	r = *kept && json_is_array(held) ? sc_carry(*kept, held, objects, from, &mine) : -ESTALE;
+	if (r == 0)
+		r = pk_sched_run_kept(kept, objects, from, opts, ret_objects, ret_preempted, &mine);
+	if (r == 0 && *kept) {
+		errors_move(errs, &mine); /* every pod bound, nothing preempted or made */
+		return 1;
+	}
+	if (r == 0) { /* a run a new scheduler may decide otherwise: it decides */
+		json_decref(*ret_objects);
+		json_decref(*ret_preempted);
+		*ret_objects = *ret_preempted = NULL;
+	}
+	pk_errors_clear(&mine);
+	pk_sched_free(*kept);
+	*kept = NULL;
+	return pk_sched_run_kept(kept, objects, 0, opts, ret_objects, ret_preempted, errs);
 }

@@ -76,7 +76,19 @@ struct pk_sched {
 	} * pl;
 	size_t pl_cap;
 	struct sc_profile profile; /* the pods seen, for fit's stranding score */
+	bool pod_res; /* a pod brought a resource name first (its id follows pod order) */
 };
+
+/*
+ * carry.c: feed s, which holds held (an earlier run's objects), what differs
+ * in objects[0..n), so that it holds them as a new scheduler would for a
+ * run that binds every pod without preemption; -ESTALE: it cannot (build a
+ * new one), and s is to be freed.
+ */
+int sc_carry(struct pk_sched *s, const json_t *held, const json_t *objects, size_t n,
+	     struct pk_errors *errs);
+/* Whether obj is an unbound pod of another scheduler, which no run adds (offline.c). */
+bool sc_other_scheduler(const json_t *obj);
 
 /* The scope of every node index (0 .. nnodes-1); NULL on ENOMEM. */
 const int *sc_all_nodes(struct pk_sched *s); /* ctx.c */

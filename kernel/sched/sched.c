@@ -410,7 +410,7 @@ int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names,
 	struct pk_pod *p = NULL;
 	struct sc_decoded *e = NULL;
 	uint64_t fp;
-	int r = 0;
+	int r = 0, nres;
 
 	if (!s || !obj || (n && !names))
 		return -EINVAL;
@@ -444,7 +444,9 @@ int pk_sched_add_pods(struct pk_sched *s, json_t *obj, const char *const *names,
 			free(key);
 			break;
 		}
+		nres = s->snap.nres;
 		r = sc_forest_add_pod(s, p);
+		s->pod_res |= s->snap.nres != nres;
 		s->forest_changed = true;
 		old = r == 0 && key ? pk_map_get(&s->forest.pods, key) : NULL;
 		if (old)

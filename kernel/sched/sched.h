@@ -371,6 +371,25 @@ int pk_sched_run_kept(struct pk_sched **kept, const json_t *objects, size_t from
 		      const struct pk_sched_opts *opts, json_t **ret_objects,
 		      json_t **ret_preempted, struct pk_errors *errs);
 /*
+ * The same run on a scheduler carried from an earlier cluster (placement
+ * checks, pass after pass): *kept holds held, the objects of the last run
+ * of it (or is NULL); objects[0..from) is the cluster now, with the
+ * objects to place after it.  What differs between held and
+ * objects[0..from) (pods and groups gone, come or changed) is fed to
+ * *kept (kernel/sched/carry.c) and the rest added, as pk_sched_run_kept()
+ * from from.  A run that leaves a pod unbound, preempts or makes objects
+ * (where the order the pods came in could weigh), and a change that is not
+ * carried (Nodes, priority classes, claims, what plugins read), are run on
+ * a new scheduler instead: a run decides as pk_sched_run_shared() of the
+ * same objects, as tests/kernel/sched/test_random.c checks on random
+ * clusters.  *kept after the run as pk_sched_run_kept() leaves it.
+ * objects[0..from) must name each object once, as a listing does.  1: the
+ * carried scheduler ran; 0: a new one; < 0: failure, as pk_sched_run_kept().
+ */
+int pk_sched_run_carried(struct pk_sched **kept, const json_t *held, const json_t *objects,
+			 size_t from, const struct pk_sched_opts *opts, json_t **ret_objects,
+			 json_t **ret_preempted, struct pk_errors *errs);
+/*
  * The same run applied to objects itself (no copy: what podctl schedule uses,
  * as it has no further use for its input): bound pods and conditions are set
  * in place and preempted pods moved from objects to ret_preempted; objects

@@ -307,9 +307,19 @@ static int week_rows(const struct board_case *c)
 		json_t *rep = NULL;
 		double t0 = now_ms();
 
+		struct pk_queues_stats qs = {0};
+
 		if (pk_sim_run(&o, nodes, t, &rep, NULL, err, sizeof(err)) < 0)
 			die(err, -22);
+		if (qc)
+			pk_queues_get_stats(qc, &qs);
 		run_done();
+		if (qs.placements) /* aside the table, which stays as it is */
+			fprintf(stderr,
+				"%s: %llu placement checks, %llu on the scheduler of the pass "
+				"before\n",
+				c->name, (unsigned long long)qs.placements,
+				(unsigned long long)qs.carried);
 		const json_t *q = json_object_get(rep, "queues");
 
 		stuck[m] = (int64_t)json_number_value(json_object_get(q, "admitted_unplaceable"));
@@ -492,12 +502,13 @@ static int overhead_row(void)
 	       "median round %.1f ms: %.0f%%\n",
 	       pass_cpu, round_cpu, 100 * pass_cpu / round_cpu);
 	printf("its controller over the run: %llu passes, %llu listings, %llu workloads decoded, "
-	       "%llu tried, %llu placement checks, %llu not tried (parked, nothing changed), "
-	       "%llu not visited (their queue unchanged)\n",
+	       "%llu tried, %llu placement checks (%llu on the scheduler of the pass before), "
+	       "%llu not tried (parked, nothing changed), %llu not visited (their queue "
+	       "unchanged)\n",
 	       (unsigned long long)qs.passes, (unsigned long long)qs.lists,
 	       (unsigned long long)qs.decodes, (unsigned long long)qs.tries,
-	       (unsigned long long)qs.placements, (unsigned long long)qs.parked,
-	       (unsigned long long)qs.skipped);
+	       (unsigned long long)qs.placements, (unsigned long long)qs.carried,
+	       (unsigned long long)qs.parked, (unsigned long long)qs.skipped);
 	free(csv);
 	json_decref(rep);
 	pk_sim_trace_free(t);

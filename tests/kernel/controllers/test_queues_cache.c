@@ -8,7 +8,8 @@
  * tries them all; a lost change stream lists everything again, with the
  * same answers; a workload that waits for room gets no placement check
  * again until the cluster changes, and is admitted once a node makes room;
- * the workloads behind an admission are not written again.
+ * the workloads behind an admission are not written again; the placement
+ * check after a job ended runs on the scheduler of the pass before.
  * Four nodes of 4 TPUs, ClusterQueues of 8 TPUs each.
  */
 #include <check.h>
@@ -183,7 +184,8 @@ static struct pk_queues_stats pass(struct pk_queues_stats *ret_delta)
 					      .tries = b.tries - a.tries,
 					      .placements = b.placements - a.placements,
 					      .parked = b.parked - a.parked,
-					      .skipped = b.skipped - a.skipped};
+					      .skipped = b.skipped - a.skipped,
+					      .carried = b.carried - a.carried};
 	return b;
 }
 
@@ -239,6 +241,8 @@ START_TEST(queue_freed_quota_tries_that_queue_again)
 	ck_assert_uint_eq(d.skipped, 2 + PENDING); /* cq1's workloads are not visited at all */
 	ck_assert(is_admitted("j0-02"));
 	ck_assert(!is_admitted("j0-03"));
+	ck_assert_uint_eq(d.placements, 1);
+	ck_assert_uint_eq(d.carried, 1); /* on the scheduler of the pass before, fed the change */
 	ck_assert_int_eq(admitted_count(), QUEUES * 2);
 	/* a fresh controller, listing everything, finds nothing more to admit */
 	ck_assert_int_eq(pk_queues_pass(st), 0);

@@ -352,6 +352,144 @@ START_TEST(test_random_kept)
 }
 END_TEST
 
+/* A bound pod of base, as the store would hold it after a pass: the same, gone, moved or new. */
+static void churn_pod(json_t *base, size_t i, size_t first, int pass, int *nodes)
+{
+	json_t *o = json_array_get(base, i), *copy;
+	char name[32];
+
+	switch (rnd(8)) {
+	case 0: /* its job ended */
+		json_array_remove(base, i);
+		break;
+	case 1: /* bound elsewhere than its check placed it */
+		copy = json_deep_copy(o);
+		snprintf(name, sizeof name, "n%d", rnd(*nodes));
+		json_object_set_new(json_object_get(copy, "spec"), "nodeName", json_string(name));
+		json_array_set_new(base, i, copy);
+		break;
+	case 2: /* the same pod, a new version of it */
+		json_array_set_new(base, i, json_deep_copy(o));
+		break;
+	case 3: /* a new pod, bound, somewhere among the listing's pods (they follow the rest) */
+		if (i < first)
+			break;
+		copy = json_deep_copy(o);
+		snprintf(name, sizeof name, "q%d-%zu", pass, i);
+		json_object_set_new(json_object_get(copy, "metadata"), "name", json_string(name));
+		json_array_insert_new(base, first + (size_t)rnd((int)(i - first) + 1), copy);
+		break;
+	}
+}
+
+/*
+ * base as the store would list it at the next pass: pods churned, groups
+ * and (now and then) Nodes in new versions.
+ */
+static void churn(json_t *base, int pass)
+{
+	size_t i, first = 0;
+	int nodes = 0;
+	json_t *o;
+
+	json_array_foreach(base, i, o)
+	{
+		nodes += pk_kind_of(o) == PK_KIND_NODE;
+		if (pk_kind_of(o) != PK_KIND_POD)
+			first = i + 1; /* the pods after the last of the rest */
+	}
+	for (i = json_array_size(base); i-- > 0;) {
+		o = json_array_get(base, i);
+		if (pk_kind_of(o) == PK_KIND_POD && pk_get_string(o, "spec.nodeName"))
+			churn_pod(base, i, first, pass, &nodes);
+		else if (pk_kind_of(o) == PK_KIND_NODE && rnd(200) == 0) /* not carried */
+			json_array_set_new(base, i, json_deep_copy(o));
+		else if ((pk_kind_of(o) == PK_KIND_POD_GROUP ||
+			  pk_kind_of(o) == PK_KIND_COMPOSITE_POD_GROUP) &&
+			 rnd(10) == 0) /* a new version of a group, or (seldom) gone */
+			rnd(4) ? json_array_set_new(base, i, json_deep_copy(o))
+			       : json_array_remove(base, i);
+	}
+}
+
+/*
+ * Placement checks on a scheduler carried from pass to pass
+ * (pk_sched_run_carried) decide as new schedulers do: between two checks
+ * the cluster changes as a store's would (pods gone, moved, new in the
+ * middle of the listing's order, a Node now and then), and each check on
+ * the scheduler of the last, fed what changed, is compared with
+ * pk_sched_run_shared() of the same objects.
+ */
+START_TEST(test_random_carried)
+{
+	int tries = 0, carried = 0;
+
+	for (int it = 0; it < 160; it++) {
+		json_t *objs = random_cluster(it), *base = json_array(), *cands = json_array(), *o;
+		json_t *held = NULL;
+		struct pk_sched *s = NULL;
+		size_t i;
+
+		seed = (unsigned)it * 131u + 5;
+		add_features(objs, it % 2);
+		if (it % 40 == 0)
+			add_nodes(objs, 1100);
+		json_array_foreach(objs, i, o) json_array_append(
+		    pk_kind_of(o) == PK_KIND_POD && !pk_get_string(o, "spec.nodeName") ? cands
+										       : base,
+		    o);
+		for (size_t c = 0; c < json_array_size(cands); tries++) {
+			json_t *in = json_array(), *fout = NULL, *fpre = NULL, *kout = NULL,
+			       *kpre = NULL;
+			struct pk_sched_opts opts = {.check = true};
+			struct pk_errors errs = {0};
+			size_t from;
+			char *want, *got;
+			int r;
+
+			o = json_copy(base); /* a new listing: held stays as it was */
+			json_decref(base);
+			base = o;
+			churn(base, tries);
+			json_array_extend(in, base);
+			from = json_array_size(in);
+			take_candidate(in, cands, &c);
+			ck_assert_int_eq(pk_sched_run_shared(in, &opts, &fout, &fpre, &errs), 0);
+			r = pk_sched_run_carried(&s, held, in, from, &opts, &kout, &kpre, &errs);
+			ck_assert_int_ge(r, 0);
+			carried += r == 1; /* on the carried scheduler, not a new one */
+			want = decided(fout, fpre);
+			got = decided(kout, kpre);
+			ck_assert_msg(strcmp(want, got) == 0, "iteration %d try %d: %s, not %s", it,
+				      tries, got, want);
+			ck_assert_msg(same_objects(fout, kout),
+				      "iteration %d try %d: objects differ", it, tries);
+			json_decref(held);
+			held = s ? json_incref(kout) : NULL; /* what the scheduler holds now */
+			if (all_bound(fout, fpre)) {
+				json_decref(base);
+				base = json_incref(kout);
+			}
+			free(want);
+			free(got);
+			pk_errors_clear(&errs);
+			json_decref(in);
+			json_decref(fout);
+			json_decref(fpre);
+			json_decref(kout);
+			json_decref(kpre);
+		}
+		pk_sched_free(s);
+		json_decref(held);
+		json_decref(base);
+		json_decref(cands);
+		json_decref(objs);
+	}
+	fprintf(stderr, "%d of %d runs on a carried scheduler\n", carried, tries);
+	ck_assert_int_gt(carried, tries / 8); /* many ran on the carried one (others fell back) */
+}
+END_TEST
+
 static json_t *node(int i)
 {
 	char name[16], rack[16];
@@ -468,6 +606,7 @@ int main(void)
 	tcase_add_test(tc, test_random_offline);
 	tcase_add_test(tc, test_random_decoded);
 	tcase_add_test(tc, test_random_kept);
+	tcase_add_test(tc, test_random_carried);
 	tcase_add_test(tc, test_random_incremental);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * carry.c — a scheduler carried from one cluster to the next (placement
+ * checks, pass after pass): it holds the objects of an earlier run, and
+ * what differs between those and the new ones is fed to it (pods and
+ * groups removed, added or changed), so that it does not add the whole
+ * cluster again.
+ *
+ * A scheduler fed over time holds its pods in the order they came, not in
+ * the order of the new objects, and a few things in it are a function of
+ * that order.  Those that weigh on a placement that binds every pod without
+ * preemption are made what a new scheduler of the new objects would have:
+ * the workload profile (its decay follows the pods in the objects' order)
+ * and the topology keys the fit strategy partitions by (in the groups'
+ * order) are built again from the objects.  The rest (the queue's arrival
+ * order, preemption candidates' order, the lowest bound priority) weighs
+ * only on a run that leaves a pod waiting or preempts, and such a run is
+ * done again on a new scheduler (pk_sched_run_carried).  Anything else
+ * that changed (Nodes, priority classes, claims, the other kinds plugins
+ * read), objects given as compact text, or pods that brought resource
+ * names no Node has (resource ids are numbered in order of first sight)
+ * are not carried: -ESTALE, and a new scheduler is built.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/sched/sched-core.h"
+#include "kernel/sched/sched-forest.h"
+#include "kernel/sched/sched-place.h"
+#include "kernel/sched/sched-strand.h"
+
+enum carry_kind { C_IGNORED, C_POD, C_GROUP, C_OTHER };
+
+/* How a change of o is carried: a pod, a group, ignored (a kind no one reads), or not at all. */
+static enum carry_kind kind_of(const json_t *o)
+{
+	enum pk_kind k = json_is_object(o) ? pk_kind_of(o) : PK_KIND_UNKNOWN;
+	const struct pk_type *t = json_is_object(o) ? pk_type_of(k) : NULL;
+
+	if (!json_is_object(o))
+		return C_OTHER; /* compact text: read back only by add_all */
+	if (k == PK_KIND_POD)
+		return C_POD;
+	if (k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP)
+		return C_GROUP;
+	return t && pk_sched_reads(t) ? C_OTHER : C_IGNORED;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The first n items of a, sorted by address; NULL: no memory. */
+static const json_t **by_address(const json_t *a, size_t n)
+{
+	const json_t **v = calloc(n ? n : 1, sizeof(*v));
+
+	for (size_t i = 0; v && i < n; i++)
+		v[i] = json_array_get(a, i);
+	if (v)
+		qsort(v, n, sizeof(*v), cmp_ptr);
+	return v;
+}
+
+static bool has(const json_t **v, size_t n, const json_t *o)
+{
+	return bsearch(&o, v, n, sizeof(*v), cmp_ptr) != NULL;
+}
+
+/* o's key among the pods and groups: kind, namespace and name (NULL: too long to be one). */
+static const char *key_of(char *buf, size_t n, const json_t *o)
+{
+	return pk_obj_key(buf, n, pk_type_of(pk_kind_of(o)), pk_namespace(o), pk_name(o));
+}
+
+/* The keys of list's objects (a set: the values are the objects, borrowed); -ENOMEM, -ESTALE. */
+static int keys_of(const json_t *list, struct pk_map *ret)
+{
+	char key[600];
+	size_t i;
+	json_t *x;
+	int r = 0;
+
+	json_array_foreach(list, i, x)
+	{
+		const char *k = r == 0 ? key_of(key, sizeof(key), x) : NULL;
+
+		if (r == 0)
+			r = !k ? -ESTALE : pk_map_put(ret, k, x) < 0 ? -ENOMEM : 0;
+	}
+	return r;
+}
+
+/*
+ * The objects of held not in objects[0..n) into gone, and those of
+ * objects[0..n) not in held into came (in their order); -ESTALE when one
+ * of them is of a kind not carried.
+ */
+static int diff(const json_t *held, const json_t *objects, size_t n, json_t *gone, json_t *came)
+{
+	size_t nh = json_array_size(held);
+	const json_t **h = by_address(held, nh), **o = by_address(objects, n);
+	int r = h && o ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < nh; i++) {
+		json_t *x = json_array_get(held, i);
+
+		if (has(o, n, x) || kind_of(x) == C_IGNORED)
+			continue;
+		r = kind_of(x) == C_OTHER ? -ESTALE : json_array_append(gone, x) < 0 ? -ENOMEM : 0;
+	}
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		json_t *x = json_array_get(objects, i);
+
+		if (has(h, nh, x) || kind_of(x) == C_IGNORED)
+			continue;
+		r = kind_of(x) == C_OTHER ? -ESTALE : json_array_append(came, x) < 0 ? -ENOMEM : 0;
+	}
+	free(h);
+	free(o);
+	return r;
+}
+
+/*
+ * Feed gone and came to s: the pods gone, then the groups gone (those
+ * that came again under the same name are changed in place instead), then
+ * the groups and pods that came, in their order, as a new scheduler adds
+ * groups before pods.
+ */
+static int feed(struct pk_sched *s, const json_t *gone, const json_t *came, struct pk_errors *errs)
+{
+	struct pk_map again = {0}; /* the keys that came */
+	char key[600];
+	size_t i;
+	json_t *x;
+	int r = keys_of(came, &again);
+
+	for (int pass = 0; pass < 2; pass++)
+		json_array_foreach(gone, i, x)
+		{
+			const char *k;
+
+			if (r < 0 || (kind_of(x) == C_POD) != (pass == 0))
+				continue;
+			if (!(k = key_of(key, sizeof(key), x)))
+				r = -ESTALE; /* a name too long to be one: a new scheduler says so
+					      */
+			else if (!pk_map_get(&again, k))
+				r = pk_sched_remove(s, pk_type_of(pk_kind_of(x)), pk_namespace(x),
+						    pk_name(x));
+			if (r == -ENOENT)
+				r = 0; /* never added (another scheduler's pod, or a finished one)
+					*/
+		}
+	for (int pass = 0; pass < 2; pass++)
+		json_array_foreach(came, i, x)
+		{
+			if (r < 0 || (kind_of(x) == C_POD) != (pass == 1) || sc_other_scheduler(x))
+				continue;
+			r = pk_sched_add(s, x, errs);
+		}
+	pk_map_free(&again);
+	return r;
+}
+
+/*
+ * The workload profile of objects[0..n)'s pods and the topology keys of its
+ * groups, noted again in the objects' order, as a new scheduler notes them.
+ */
+static int again(struct pk_sched *s, const json_t *objects, size_t n)
+{
+	char key[600];
+	int r = 0;
+
+	sc_profile_fini(&s->profile);
+	memset(&s->profile, 0, sizeof(s->profile));
+	for (size_t i = 0; i < s->topo_keys.n; i++)
+		free(s->topo_keys.v[i]);
+	s->topo_keys.n = 0;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const json_t *o = json_array_get(objects, i);
+		enum pk_kind k = pk_kind_of(o);
+		const struct sc_group *g;
+		struct sc_pod *p;
+
+		if (k != PK_KIND_POD && k != PK_KIND_POD_GROUP && k != PK_KIND_COMPOSITE_POD_GROUP)
+			continue;
+		snprintf(key, sizeof(key), "%s/%s", pk_namespace(o) ?: "", pk_name(o) ?: "");
+		if (k == PK_KIND_POD && (p = pk_map_get(&s->forest.pods, key)))
+			sc_profile_note(&s->profile, &s->snap, p);
+		g = k == PK_KIND_POD
+			? NULL
+			: sc_forest_find(&s->forest, key, k == PK_KIND_COMPOSITE_POD_GROUP);
+		if (g && g->present)
+			r = sc_note_topo_key(s, g->spec.topo_key);
+	}
+	return r;
+}
+
+int sc_carry(struct pk_sched *s, const json_t *held, const json_t *objects, size_t n,
+	     struct pk_errors *errs)
+{
+	json_t *gone = json_array(), *came = json_array();
+	int r = gone && came ? 0 : -ENOMEM;
+
+	if (r == 0 && (s->pod_res || s->snap.nlog))
+		r = -ESTALE; /* pods numbered resources: their ids follow their order */
+	if (r == 0)
+		r = diff(held, objects, n, gone, came);
+	if (r == 0)
+		r = feed(s, gone, came, errs);
+	if (r == 0 && s->pod_res)
+		r = -ESTALE;
+	if (r == 0)
+		r = again(s, objects, n);
+	json_decref(gone);
+	json_decref(came);
+	return r;
+}
