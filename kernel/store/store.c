@@ -355,6 +355,7 @@ void pk_store_close(struct pk_store *st)
 	pthread_cond_destroy(&st->batch_cond);
 	free(st->batch_ev);
 	free(st->stakes);
+	pk_store_cache_free(st);
 	if (st->lock_fd >= 0)
 		close(st->lock_fd);
 	pthread_mutex_destroy(&st->lock);
@@ -379,6 +380,7 @@ void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 	pthread_mutex_lock(&st->lock);
 	pk_store_wait_batch_closed(st);
 	s.writes = st->writes;
+	s.cache_hits = st->cache.hits;
 	pthread_mutex_lock(&st->ring_lock);
 	s.ring_floor = st->ring_floor;
 	s.ring_events = st->ring_pub;
@@ -698,6 +700,7 @@ static void batch_commit(struct pk_store *st)
 		pthread_mutex_lock(&st->ring_lock);
 		st->rv = st->rv_pending;
 		st->writes++;
+		pk_store_cache_publish(st, st->batch_ev, st->batch_nev);
 		for (size_t i = 0; i < st->batch_nev; i++)
 			ring_push(st, &st->batch_ev[i]);
 		pthread_cond_broadcast(&st->changed);
@@ -765,7 +768,7 @@ static int txn_add_event(struct txn *tx, enum pk_event_type type, uint64_t rv, j
 			 char *text)
 {
 	if (!text)
-		text = json_dumps(obj, JSON_COMPACT);
+		text = pk_json_compact(obj, NULL);
 	json_t *str = text ? json_string_nocheck(text) : NULL;
 	free(text);
 	if (!str)
@@ -851,8 +854,9 @@ int pk_store_txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_e
 	uint64_t rv = st->rv_pending + 1;
 	json_t *prev_rv =
 	    json_incref(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	pk_store_cache_forget(st, t, obj);
 	stamp_rv(obj, rv);
-	char *body = json_dumps(obj, JSON_COMPACT);
+	char *body = pk_json_compact(obj, NULL);
 	if (!body || strlen(body) > PK_STORE_OBJECT_MAX) {
 		restore_rv(obj, prev_rv);
 		free(body);
@@ -883,6 +887,7 @@ int pk_store_txn_remove(struct pk_store *st, struct txn *tx, json_t *obj)
 	    tx->dry_run
 		? json_incref(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"))
 		: NULL;
+	pk_store_cache_forget(st, t, obj);
 	stamp_rv(obj, rv);
 	sqlite3_stmt *q = st->st_del;
 	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);

@@ -186,6 +186,9 @@ struct pk_store_stats {
 	 * not depend on the machine's speed (tests, metrics). */
 	uint64_t read_queries;
 	uint64_t read_steps;
+	/* Writes that started from the tree the store last wrote instead of
+	 * reading and parsing the object's row again (cache.c). */
+	uint64_t cache_hits;
 };
 void pk_store_get_stats(struct pk_store *store, struct pk_store_stats *ret);
 
