@@ -13,8 +13,9 @@
  * such a repeat at most once per PK_EVENT_REPEAT_S, the repeats in between
  * counted into the next write's count.  The Events of a round are handed to
  * the recorder's own thread, which writes them through the write path, on a
- * writer of its own over the store (a batch is one transaction; an Event
- * written twice in one hand-over goes in the next batch):
+ * writer of its own over the store (a batch is one transaction, holding
+ * every Event handed over within CTL_EVENT_COALESCE_MS of the first; an
+ * Event written twice in one hand-over goes in the next batch):
  * the loop never waits for an Event's commit, and a binding never waits
  * for, or fails with, its Event.  Events expire as kube-apiserver's
  * --event-ttl makes them (one hour): every CTL_EVENT_SWEEP_MS (or TTL, if
@@ -337,6 +338,32 @@ static void write_ops(struct pk_ctl *ctl, json_t *ops)
 
 static void sweep(struct pk_ctl *ctl, int64_t before_s);
 
+/*
+ * The Events handed over within CTL_EVENT_COALESCE_MS of the first are
+ * written in one transaction: a gang bound over many rounds makes one batch
+ * of Events (one commit, one fsync), not one per round beside each round's
+ * bindings.  Waits under rec->lock until the queue holds
+ * CTL_EVENT_COALESCE_MAX ops, the recorder stops, or the time is up.
+ */
+#define CTL_EVENT_COALESCE_MS 20
+#define CTL_EVENT_COALESCE_MAX 4096
+
+static void coalesce(struct ctl_recorder *rec)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += CTL_EVENT_COALESCE_MS * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (!rec->stopping && !rec->sweep_before &&
+	       json_array_size(rec->queue) < CTL_EVENT_COALESCE_MAX &&
+	       pthread_cond_timedwait(&rec->cond, &rec->lock, &until) == 0)
+		;
+}
+
 static void *writer_main(void *arg)
 {
 	struct ctl_recorder *rec = arg;
@@ -359,6 +386,8 @@ static void *writer_main(void *arg)
 			pthread_cond_wait(&rec->cond, &rec->lock);
 			continue;
 		}
+		coalesce(rec);
+		ops = rec->queue;
 		rec->queue = json_array();
 		pthread_mutex_unlock(&rec->lock);
 		write_ops(rec->ctl, ops);

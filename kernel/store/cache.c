@@ -89,10 +89,42 @@ void pk_store_cache_forget(struct pk_store *st, const struct pk_type *t, const j
 	char buf[600];
 	const char *key = key_of(buf, sizeof(buf), t, obj);
 
+	if (t && t->pk == PK_KIND_PRIORITY_CLASS) {
+		st->cache.pc_gen++;
+		st->cache.pc_dirty = true;
+	}
 	if (key)
 		pk_map_del(&st->cache.index, key);
 	else
 		pk_store_cache_free(st); /* a key that does not fit: forget everything */
+}
+
+void pk_store_cache_batch_end(struct pk_store *st)
+{
+	if (st->cache.pc_dirty)
+		st->cache.pc_gen++;
+	st->cache.pc_dirty = false;
+}
+
+/*
+ * The default PriorityClass, as pk_store_db_default_priority_class() finds
+ * it, looked up again only once a PriorityClass was written: every Pod
+ * created without a priority asks.  Not kept while the open transaction
+ * writes a PriorityClass (it may yet roll back).
+ */
+json_t *pk_store_cache_default_pc(struct pk_store *st)
+{
+	struct pk_store_cache *c = &st->cache;
+	json_t *pc;
+
+	if (c->pc_known && c->pc_seen == c->pc_gen)
+		return json_incref(c->pc);
+	pc = pk_store_db_default_priority_class(st);
+	json_decref(c->pc);
+	c->pc = c->pc_dirty ? NULL : json_incref(pc);
+	c->pc_known = !c->pc_dirty;
+	c->pc_seen = c->pc_gen;
+	return pc;
 }
 
 void pk_store_cache_publish(struct pk_store *st, const struct ring_slot *ev, size_t n)
@@ -132,6 +164,9 @@ void pk_store_cache_free(struct pk_store *st)
 	while (c->len)
 		drop_oldest(c);
 	pk_map_free(&c->index);
+	json_decref(c->pc);
+	c->pc = NULL;
+	c->pc_known = false;
 	free(c->order);
 	c->order = NULL;
 	c->head = 0;

@@ -219,7 +219,9 @@ static int default_priority(struct pk_store *st, json_t *obj, struct pk_errors *
 	const char *pcname = json_string_value(json_object_get(spec, "priorityClassName"));
 	json_t *pc = NULL;
 	if (pcname) {
-		pc = pk_store_db_get(st, "PriorityClass", "", pcname);
+		pc = pk_store_cache_get(st, &pk_type_priority_class, "", pcname);
+		if (!pc)
+			pc = pk_store_db_get(st, "PriorityClass", "", pcname);
 		if (!pc) {
 			pk_errors_add(errs,
 				      "spec.priorityClassName: Not found: \"%s\": no PriorityClass "
@@ -228,7 +230,7 @@ static int default_priority(struct pk_store *st, json_t *obj, struct pk_errors *
 			return -EINVAL;
 		}
 	} else if (!json_object_get(spec, "priority")) {
-		pc = pk_store_db_default_priority_class(st);
+		pc = pk_store_cache_default_pc(st);
 		if (pc)
 			json_object_set(spec, "priorityClassName",
 					json_object_get(meta_of(pc), "name"));
@@ -992,9 +994,14 @@ static int edit_create(struct pk_store *st, struct pk_store_edit *e, struct txn 
 {
 	struct pk_errors errs = {0};
 	json_t *obj = json_deep_copy(e->create);
-	int rc = !obj			? -ENOMEM
-		 : !json_is_object(obj) ? -EINVAL
-					: create_locked(st, obj, false, &errs, tx);
+	int rc;
+
+	/* the event keeps obj itself: it goes back read only (e->object) */
+	tx->share = true;
+	rc = !obj		    ? -ENOMEM
+	     : !json_is_object(obj) ? -EINVAL
+				    : create_locked(st, obj, false, &errs, tx);
+	tx->share = false;
 
 	edit_message(e, &errs);
 	if (rc == 0)
@@ -1027,6 +1034,36 @@ static int edit_delete(struct pk_store *st, const struct pk_type *t, struct pk_s
 	return rc;
 }
 
+/*
+ * What an edit changes: a copy of old (shared: read only).  shallow: a copy
+ * of its metadata and status, a new spec holding the same fields, and the
+ * rest shared (see pk_store_edit.apply_shallow).
+ */
+static json_t *copy_for_edit(const json_t *old, bool shallow)
+{
+	static const char *const copied[] = {"metadata", "status"};
+	json_t *next, *spec;
+
+	if (!shallow)
+		return json_deep_copy(old);
+	next = json_copy((json_t *)old);
+	for (size_t i = 0; next && i < ELEMENTSOF(copied); i++) {
+		json_t *v = json_object_get(old, copied[i]);
+
+		if (v && json_object_set_new(next, copied[i], json_deep_copy(v)) < 0) {
+			json_decref(next);
+			return NULL;
+		}
+	}
+	spec = json_object_get(old, "spec");
+	if (next && json_is_object(spec) &&
+	    json_object_set_new(next, "spec", json_copy(spec)) < 0) {
+		json_decref(next);
+		return NULL;
+	}
+	return next;
+}
+
 static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn *tx)
 {
 	const struct pk_type *t = pk_type_stored(e->kind);
@@ -1052,7 +1089,7 @@ static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn 
 		e->object = old;
 		return -PK_STORE_ECONFLICT;
 	}
-	next = json_deep_copy(old);
+	next = copy_for_edit(old, e->apply_shallow && t->pk == PK_KIND_POD);
 	rc = next ? e->apply(next, e->arg) : -ENOMEM;
 	if (rc == 0 && !json_is_object(next))
 		rc = -EINVAL;

@@ -47,6 +47,10 @@ struct pk_store_cache {
 	struct cache_order *order; /* the puts, oldest first, from head */
 	size_t head, len;
 	uint64_t seq, hits;
+	/* the default PriorityClass (pk_store_cache_default_pc) */
+	json_t *pc;
+	bool pc_known, pc_dirty;  /* pc looked up; a PriorityClass written in the open batch */
+	uint64_t pc_gen, pc_seen; /* PriorityClass writes; pc_gen when pc was looked up */
 };
 
 struct pk_store {
@@ -171,6 +175,10 @@ void pk_store_cache_publish(struct pk_store *st, const struct ring_slot *ev, siz
 json_t *pk_store_cache_get(struct pk_store *st, const struct pk_type *t, const char *ns,
 			   const char *name);
 void pk_store_cache_free(struct pk_store *st);
+/* The open batch committed or rolled back. */
+void pk_store_cache_batch_end(struct pk_store *st);
+/* pk_store_db_default_priority_class(), looked up again only after a PriorityClass write. */
+json_t *pk_store_cache_default_pc(struct pk_store *st);
 const char *pk_store_ns_key(const struct pk_type *t, const char *ns);
 json_t *pk_store_db_get(struct pk_store *st, const char *kind, const char *ns, const char *name);
 int pk_store_txn_begin(struct pk_store *st, struct txn *tx);

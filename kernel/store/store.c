@@ -708,6 +708,7 @@ static void batch_commit(struct pk_store *st)
 	}
 	st->batch_nev = 0;
 	st->batch_open = false;
+	pk_store_cache_batch_end(st);
 	for (size_t i = 0; i < st->nstakes; i++) {
 		st->stakes[i]->rc = rc;
 		st->stakes[i]->done = true;

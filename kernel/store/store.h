@@ -396,7 +396,14 @@ struct pk_store_edit {
 	const char *precondition_uid;
 	int (*apply)(json_t *obj, void *arg); /* MODIFY */
 	void *arg;
-	bool delete_after;		 /* MODIFY */
+	bool delete_after; /* MODIFY */
+	/*
+	 * MODIFY of a Pod: apply changes metadata, status and spec's own
+	 * fields only (sets, deletes or replaces them, never changes what they
+	 * hold): it gets a copy of those, the rest of the tree shared with the
+	 * stored object, not copied (pk_write_item_apply() is such an apply).
+	 */
+	bool apply_shallow;
 	const json_t *create;		 /* CREATE: the object (copied) */
 	enum pk_propagation propagation; /* DELETE */
 	int rc;				 /* out */
