@@ -163,6 +163,9 @@ int pk_store_writer_leave_many(struct pk_store *st, struct txn *txs, size_t n);
 /* With the lock held: wait until no batch is open (for reads of st->db). */
 void pk_store_wait_batch_closed(struct pk_store *st);
 
+/* sqlfunc.c: the SQL functions of a store connection (instr() by memmem()); 0 or -EIO. */
+int pk_store_sql_functions(sqlite3 *db);
+
 /* All below are called with store->lock held. */
 /*
  * cache.c: an object's entry dropped as its write enters the open

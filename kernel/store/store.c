@@ -140,6 +140,7 @@ static int open_reader(struct store_reader *r, const char *path, char *err, size
 {
 	if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
 		SQLITE_OK ||
+	    pk_store_sql_functions(r->db) < 0 ||
 	    sqlite3_exec(r->db, "PRAGMA query_only=1;" PK_STORE_CACHE_PRAGMA, NULL, NULL, NULL) !=
 		SQLITE_OK ||
 	    reader_prepare(r,
@@ -286,7 +287,8 @@ int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 		goto fail;
 	if (sqlite3_open_v2(path, &st->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
+			    NULL) != SQLITE_OK ||
+	    pk_store_sql_functions(st->db) < 0) {
 		snprintf(err, errlen, "%s: %s", path,
 			 st->db ? sqlite3_errmsg(st->db) : "cannot open");
 		rc = -EIO;
