@@ -65,50 +65,62 @@ static void put_c(struct buf *b, char c)
 	b->p[b->len++] = c;
 }
 
-static void put_string(struct buf *b, const char *s, size_t n)
+/* The escape of a byte that needs one ('"', '\\', a control character). */
+static void put_escape(struct buf *b, unsigned char c)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	size_t run = 0;
+	char esc[6] = {'\\', (char)c, '0', '0', hex[c >> 4], hex[c & 15]};
+	size_t elen = 2;
+
+	switch (c) {
+	case '"':
+	case '\\':
+		break;
+	case '\b':
+		esc[1] = 'b';
+		break;
+	case '\f':
+		esc[1] = 'f';
+		break;
+	case '\n':
+		esc[1] = 'n';
+		break;
+	case '\r':
+		esc[1] = 'r';
+		break;
+	case '\t':
+		esc[1] = 't';
+		break;
+	default:
+		esc[1] = 'u';
+		elen = 6;
+	}
+	put(b, esc, elen);
+}
+
+/* The bytes jansson escapes: control characters, '"' and '\\'. */
+static const bool needs_escape[256] = {
+    [0 ... 0x1f] = true,
+    ['"'] = true,
+    ['\\'] = true,
+};
+
+static void put_string(struct buf *b, const char *s, size_t n)
+{
+	size_t i = 0;
 
 	put_c(b, '"');
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char esc[6] = {'\\', 0, '0', '0', 0, 0};
-		size_t elen = 2;
+	while (i < n) {
+		size_t j = i;
 
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		put(b, s + run, i - run);
-		run = i + 1;
-		switch (c) {
-		case '"':
-		case '\\':
-			esc[1] = (char)c;
+		while (j < n && !needs_escape[(unsigned char)s[j]])
+			j++;
+		put(b, s + i, j - i);
+		if (j == n)
 			break;
-		case '\b':
-			esc[1] = 'b';
-			break;
-		case '\f':
-			esc[1] = 'f';
-			break;
-		case '\n':
-			esc[1] = 'n';
-			break;
-		case '\r':
-			esc[1] = 'r';
-			break;
-		case '\t':
-			esc[1] = 't';
-			break;
-		default:
-			esc[1] = 'u';
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			elen = 6;
-		}
-		put(b, esc, elen);
+		put_escape(b, (unsigned char)s[j]);
+		i = j + 1;
 	}
-	put(b, s + run, n - run);
 	put_c(b, '"');
 }
 

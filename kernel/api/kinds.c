@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kernel/api/api-internal.h"
+#include "kernel/lib/macro.h"
 
 #define CORE(v) .group = "", .version = v, .api_version = v
 #define GROUP(g, v) .group = g, .version = v, .api_version = g "/" v
@@ -527,14 +528,24 @@ const struct pk_type *pk_type_of(enum pk_kind kind)
 const char *pk_obj_key(char *buf, size_t len, const struct pk_type *t, const char *ns,
 		       const char *name)
 {
-	int n;
+	const char *part[] = {t ? t->kind : "", "/", ns, "/", name ? name : ""};
+	size_t at = 0;
 
 	if (t && !t->namespaced)
-		ns = "";
+		part[2] = "";
 	else if (!ns || !*ns)
-		ns = "default";
-	n = snprintf(buf, len, "%s/%s/%s", t ? t->kind : "", ns, name ? name : "");
-	return n >= 0 && (size_t)n < len ? buf : NULL;
+		part[2] = "default";
+	/* "%s/%s/%s" without printf: every write asks for a key or two */
+	for (size_t i = 0; i < ELEMENTSOF(part); i++) {
+		size_t n = strlen(part[i]);
+
+		if (n >= len - at)
+			return NULL;
+		memcpy(buf + at, part[i], n);
+		at += n;
+	}
+	buf[at] = '\0';
+	return buf;
 }
 
 const char *pk_kind_to_string(enum pk_kind kind)
