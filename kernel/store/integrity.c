@@ -78,6 +78,8 @@ int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char 
 		pk_store_damage_note(st, kind, ns, name, why);
 		return -EIO;
 	}
+	if (!ret)
+		return 0; /* checked, not parsed */
 	obj = json_loadb(body, len, 0, NULL);
 	if (!obj) {
 		pk_store_damage_note(st, kind, ns, name, "the body is not JSON");

@@ -126,7 +126,8 @@ void pk_store_damage_note(struct pk_store *st, const char *kind, const char *ns,
 			  const char *why);
 /*
  * A row's object from columns col (body), col + 1 (rv), col + 2 (sum) of q:
- * 0 and a new reference, or -EIO when the row is damaged (noted).
+ * 0 and a new reference, or -EIO when the row is damaged (noted).  ret
+ * NULL: the row checked (checksum, version), not parsed.
  */
 int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
 		      const char *ns, const char *name, json_t **ret);

@@ -988,15 +988,14 @@ int pk_store_get(struct pk_store *st, const struct pk_type *t, const char *ns, c
 		return -EINVAL;
 	json_t *obj = NULL;
 	struct store_reader *r = reader_take(st);
-	int rc = row_get(st, r->st_get, t->kind, pk_store_ns_key(t, ns), name, &obj);
+	int rc = row_get(st, r->st_get, t->kind, pk_store_ns_key(t, ns), name, ret ? &obj : NULL);
 	atomic_fetch_add(&st->read_queries, 1);
 	atomic_fetch_add(&st->read_steps,
 			 (uint64_t)sqlite3_stmt_status(r->st_get, SQLITE_STMTSTATUS_VM_STEP, 1));
 	reader_give(st, r);
-	if (rc < 0)
-		return rc;
-	*ret = obj;
-	return 0;
+	if (rc == 0 && ret)
+		*ret = obj;
+	return rc;
 }
 
 /* Read the dependents of uid on reader r. */

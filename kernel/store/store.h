@@ -211,6 +211,8 @@ bool pk_store_writable(struct pk_store *store);
  * A kind is its row of the kinds table, t (&pk_type_pod, a route's
  * row); another version's row or events.k8s.io's Event names the objects of
  * the stored row.  ns is ignored (may be NULL) for cluster-scoped kinds.
+ * ret NULL: whether the object is there (0 or -ENOENT), its row checked
+ * (checksum, version) but not parsed.
  */
 int pk_store_get(struct pk_store *store, const struct pk_type *t, const char *ns, const char *name,
 		 json_t **ret);

@@ -105,6 +105,9 @@ START_TEST(test_crud_and_defaults)
 	ck_assert(json_equal(got, p));
 	json_decref(got);
 	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "other", "p1", &got), -ENOENT);
+	/* whether it is there, without the object */
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "p1", NULL), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "other", "p1", NULL), -ENOENT);
 
 	/* Update with the current rv works, bumps generation on spec change. */
 	json_t *upd = json_deep_copy(p);
