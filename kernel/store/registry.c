@@ -708,7 +708,10 @@ static bool equal_but(const json_t *a, const json_t *b, const char *skip)
 		if (!json_equal(v, json_object_get(b, key)))
 			return false;
 	}
-	json_object_foreach((json_t *)b, key, v) nb += strcmp(key, skip) != 0;
+	json_object_foreach((json_t *)b, key, v)
+	{
+		nb += strcmp(key, skip) != 0;
+	}
 	return na == nb;
 }
 
@@ -737,8 +740,10 @@ static bool spec_changed(const json_t *a, const json_t *b, bool binding)
 							: !json_equal(v, w))
 			return true;
 	}
-	json_object_foreach((json_t *)b, key, v) nb +=
-	    strcmp(key, "metadata") != 0 && strcmp(key, "status") != 0;
+	json_object_foreach((json_t *)b, key, v)
+	{
+		nb += strcmp(key, "metadata") != 0 && strcmp(key, "status") != 0;
+	}
 	return na != nb;
 }
 

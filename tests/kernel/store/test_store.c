@@ -998,6 +998,11 @@ START_TEST(test_edit_batch)
 	ck_assert_str_eq(
 	    json_string_value(json_object_get(json_object_get(e[0].object, "spec"), "nodeName")),
 	    "n1");
+	/* a binding is no change of the desired state: the generation stays */
+	ck_assert_int_eq(
+	    json_integer_value(
+		json_object_get(json_object_get(e[0].object, "metadata"), "generation")),
+	    json_integer_value(json_object_get(json_object_get(a, "metadata"), "generation")));
 	ck_assert_int_eq(e[1].rc, -PK_STORE_ECONFLICT);
 	ck_assert_str_eq(rv_of(e[1].object), rv_of(b2)); /* handed back as it is now */
 	ck_assert_int_eq(e[2].rc, 0);
