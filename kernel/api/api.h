@@ -285,6 +285,13 @@ json_t *pk_list_new(json_t *items);
  */
 json_t *pk_compact_object(const json_t *obj);
 /*
+ * v as compact JSON, byte for byte what json_dumps(v, JSON_COMPACT |
+ * JSON_ENCODE_ANY) writes but far cheaper (jsondump.c): the store's rows and
+ * watch events.  A malloc'ed string, its length in *ret_len (may be NULL);
+ * NULL on ENOMEM or nesting deeper than 2,048.
+ */
+char *pk_json_compact(const json_t *v, size_t *ret_len);
+/*
  * Write pk_list_new(items) as pk_write would, item by item: an item that is
  * a pk_compact_object() string is parsed back only while it is written.
  */

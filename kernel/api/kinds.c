@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kernel/api/api-internal.h"
+#include "kernel/lib/macro.h"
 
 #define CORE(v) .group = "", .version = v, .api_version = v
 #define GROUP(g, v) .group = g, .version = v, .api_version = g "/" v
@@ -524,36 +525,27 @@ const struct pk_type *pk_type_of(enum pk_kind kind)
 	return NULL;
 }
 
-/* s after the at bytes of buf (of len), as far as it fits, terminated; the length it wants. */
-static size_t key_put(char *buf, size_t len, size_t at, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (at < len) {
-		size_t k = n < len - at ? n : len - at - 1;
-
-		memcpy(buf + at, s, k);
-		buf[at + k] = '\0';
-	}
-	return at + n;
-}
-
 const char *pk_obj_key(char *buf, size_t len, const struct pk_type *t, const char *ns,
 		       const char *name)
 {
-	size_t n;
+	const char *part[] = {t ? t->kind : "", "/", ns, "/", name ? name : ""};
+	size_t at = 0;
 
 	if (t && !t->namespaced)
-		ns = "";
+		part[2] = "";
 	else if (!ns || !*ns)
-		ns = "default";
-	/* snprintf's "%s/%s/%s" without its parsing: every writer's index keys by it */
-	n = key_put(buf, len, 0, t ? t->kind : "");
-	n = key_put(buf, len, n, "/");
-	n = key_put(buf, len, n, ns);
-	n = key_put(buf, len, n, "/");
-	n = key_put(buf, len, n, name ? name : "");
-	return n < len ? buf : NULL;
+		part[2] = "default";
+	/* "%s/%s/%s" without printf: every write asks for a key or two */
+	for (size_t i = 0; i < ELEMENTSOF(part); i++) {
+		size_t n = strlen(part[i]);
+
+		if (n >= len - at)
+			return NULL;
+		memcpy(buf + at, part[i], n);
+		at += n;
+	}
+	buf[at] = '\0';
+	return buf;
 }
 
 const char *pk_kind_to_string(enum pk_kind kind)

@@ -226,7 +226,7 @@ char *pk_write_string(const json_t *value, enum pk_format fmt)
 
 json_t *pk_compact_object(const json_t *obj)
 {
-	char *text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+	char *text = pk_json_compact(obj, NULL);
 	json_t *s = text ? json_string_nocheck(text) : NULL;
 
 	free(text);

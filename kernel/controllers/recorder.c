@@ -13,8 +13,9 @@
  * such a repeat at most once per PK_EVENT_REPEAT_S, the repeats in between
  * counted into the next write's count.  The Events of a round are handed to
  * the recorder's own thread, which writes them through the write path, on a
- * writer of its own over the store (a batch is one transaction; an Event
- * written twice in one hand-over goes in the next batch):
+ * writer of its own over the store (a batch is one transaction, holding
+ * the Events that came within CTL_EVENT_COALESCE_MS of its last write; an
+ * Event written twice in one hand-over goes in the next batch):
  * the loop never waits for an Event's commit, and a binding never waits
  * for, or fails with, its Event.  Events expire as kube-apiserver's
  * --event-ttl makes them (one hour): every CTL_EVENT_SWEEP_MS (or TTL, if
@@ -55,6 +56,8 @@ struct ctl_recorder {
 	json_t *queue;
 	int64_t sweep_before; /* a sweep asked for: Events last written at or before (s); 0 none */
 	bool started, stopping;
+	struct timespec last_write; /* when the thread last wrote Events (CLOCK_MONOTONIC) */
+	bool wrote;		    /* it has written some */
 	/* where the Events are written: a writer of the recorder's own on the store (its
 	 * thread's, or the caller's when the thread cannot start), under wlock */
 	pthread_mutex_t wlock;
@@ -64,12 +67,17 @@ struct ctl_recorder {
 int ctl_recorder_new(struct ctl_recorder **ret)
 {
 	struct ctl_recorder *rec = calloc(1, sizeof(*rec));
+	pthread_condattr_t ca;
 
 	if (!rec)
 		return -ENOMEM;
 	pthread_mutex_init(&rec->lock, NULL);
 	pthread_mutex_init(&rec->wlock, NULL);
-	pthread_cond_init(&rec->cond, NULL);
+	/* coalesce() waits by the monotonic clock: a wall clock set back waits no longer */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&rec->cond, &ca);
+	pthread_condattr_destroy(&ca);
 	rec->written = (struct pk_map)PK_MAP_INIT(free);
 	if (!(rec->pending = json_array()) || !(rec->queue = json_array())) {
 		ctl_recorder_free(rec);
@@ -337,6 +345,36 @@ static void write_ops(struct pk_ctl *ctl, json_t *ops)
 
 static void sweep(struct pk_ctl *ctl, int64_t before_s);
 
+/*
+ * Events that come fast share a transaction: Events handed over less than
+ * CTL_EVENT_COALESCE_MS after the recorder's last write wait until that
+ * much time has passed since it, gathering what the next rounds hand over,
+ * so a gang bound over many rounds makes a few batches of Events (one
+ * commit, one fsync each), not one per round beside each round's bindings.
+ * An Event after a quiet spell is written at once.  Waits under rec->lock
+ * until then, until the queue holds CTL_EVENT_COALESCE_MAX ops, or until the
+ * recorder stops or a sweep is asked for.
+ */
+#define CTL_EVENT_COALESCE_MS 20
+#define CTL_EVENT_COALESCE_MAX 4096
+
+static void coalesce(struct ctl_recorder *rec)
+{
+	struct timespec until = rec->last_write;
+
+	if (!rec->wrote)
+		return;
+	until.tv_nsec += CTL_EVENT_COALESCE_MS * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (!rec->stopping && !rec->sweep_before &&
+	       json_array_size(rec->queue) < CTL_EVENT_COALESCE_MAX &&
+	       pthread_cond_timedwait(&rec->cond, &rec->lock, &until) == 0)
+		;
+}
+
 static void *writer_main(void *arg)
 {
 	struct ctl_recorder *rec = arg;
@@ -359,9 +397,13 @@ static void *writer_main(void *arg)
 			pthread_cond_wait(&rec->cond, &rec->lock);
 			continue;
 		}
+		coalesce(rec);
+		ops = rec->queue;
 		rec->queue = json_array();
 		pthread_mutex_unlock(&rec->lock);
 		write_ops(rec->ctl, ops);
+		clock_gettime(CLOCK_MONOTONIC, &rec->last_write);
+		rec->wrote = true;
 		json_decref(ops);
 		pthread_mutex_lock(&rec->lock);
 		if (!rec->queue) /* out of memory: the next flush tries again */

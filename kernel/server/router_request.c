@@ -23,7 +23,8 @@
 
 void pk_srv_respond_json(struct pk_response *resp, int status, json_t *body)
 {
-	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	char *text =
+	    json_is_object(body) || json_is_array(body) ? pk_json_compact(body, NULL) : NULL;
 	json_decref(body);
 	resp->status = text ? status : 500;
 	resp->content_type = "application/json";

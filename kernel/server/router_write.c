@@ -235,16 +235,14 @@ int rt_field_validation(const struct call *c, const json_t *body, bool patch,
 int rt_namespace_lifecycle(const struct call *c, const json_t *obj, struct pk_response *resp)
 {
 	const char *ns = c->r->ns ? c->r->ns : pk_get_string(obj, "metadata.namespace");
-	json_t *nsobj = NULL;
 
 	if (!c->r->type->namespaced)
 		return 0;
 	if (!ns || !*ns)
 		ns = "default";
-	if (pk_store_get(c->srv->store, &pk_type_namespace, NULL, ns, &nsobj) == 0) {
-		json_decref(nsobj);
+	/* there, its row checked: not parsed for every create */
+	if (pk_store_get(c->srv->store, &pk_type_namespace, NULL, ns, NULL) == 0)
 		return 0;
-	}
 	pk_srv_respond_status(resp, 404, "NotFound", "namespaces", ns, NULL,
 			      "namespaces \"%s\" not found", ns);
 	return -ENOENT;

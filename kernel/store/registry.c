@@ -219,7 +219,9 @@ static int default_priority(struct pk_store *st, json_t *obj, struct pk_errors *
 	const char *pcname = json_string_value(json_object_get(spec, "priorityClassName"));
 	json_t *pc = NULL;
 	if (pcname) {
-		pc = pk_store_db_get(st, "PriorityClass", "", pcname);
+		pc = pk_store_cache_get(st, &pk_type_priority_class, "", pcname);
+		if (!pc)
+			pc = pk_store_db_get(st, "PriorityClass", "", pcname);
 		if (!pc) {
 			pk_errors_add(errs,
 				      "spec.priorityClassName: Not found: \"%s\": no PriorityClass "
@@ -228,7 +230,7 @@ static int default_priority(struct pk_store *st, json_t *obj, struct pk_errors *
 			return -EINVAL;
 		}
 	} else if (!json_object_get(spec, "priority")) {
-		pc = pk_store_db_default_priority_class(st);
+		pc = pk_store_cache_default_pc(st);
 		if (pc)
 			json_object_set(spec, "priorityClassName",
 					json_object_get(meta_of(pc), "name"));
@@ -344,6 +346,14 @@ static int generate_name(json_t *obj)
 	return 0;
 }
 
+/* The Namespace ns (read only), or NULL. */
+static json_t *namespace_of(struct pk_store *st, const char *ns)
+{
+	json_t *obj = ns ? pk_store_cache_get(st, &pk_type_namespace, "", ns) : NULL;
+
+	return obj ? obj : pk_store_db_get(st, "Namespace", "", ns);
+}
+
 static int create_locked(struct pk_store *st, json_t *obj, bool by_user, struct pk_errors *errs,
 			 struct txn *tx)
 {
@@ -362,9 +372,8 @@ static int create_locked(struct pk_store *st, json_t *obj, bool by_user, struct 
 		json_decref(old);
 		return -EEXIST;
 	}
-	json_t *nsobj = t->namespaced ? pk_store_db_get(st, "Namespace", "",
-							pk_store_meta_str(obj, "namespace"))
-				      : NULL;
+	json_t *nsobj =
+	    t->namespaced ? namespace_of(st, pk_store_meta_str(obj, "namespace")) : NULL;
 	bool terminating = nsobj && deleting(nsobj);
 	json_decref(nsobj);
 	if (terminating) {
@@ -682,30 +691,60 @@ int pk_store_delete_opts(struct pk_store *st, const struct pk_type *t, const cha
 }
 
 /* ---- update and patch -------------------------------------------------------- */
+/* a and b equal but for the key skip (both objects), or equal. */
+static bool equal_but(const json_t *a, const json_t *b, const char *skip)
+{
+	const char *key;
+	json_t *v;
+	size_t na = 0, nb = 0;
+
+	if (!json_is_object(a) || !json_is_object(b))
+		return json_equal(a, b);
+	json_object_foreach((json_t *)a, key, v)
+	{
+		if (strcmp(key, skip) == 0)
+			continue;
+		na++;
+		if (!json_equal(v, json_object_get(b, key)))
+			return false;
+	}
+	json_object_foreach((json_t *)b, key, v)
+	{
+		nb += strcmp(key, skip) != 0;
+	}
+	return na == nb;
+}
+
 /*
  * Everything but metadata and status differs?  With binding, a Pod's
  * spec.nodeName is left out: pods/binding does not change the generation.
  */
 static bool spec_changed(const json_t *a, const json_t *b, bool binding)
 {
-	json_t *x = json_copy((json_t *)a), *y = json_copy((json_t *)b);
-	json_object_del(x, "metadata");
-	json_object_del(x, "status");
-	json_object_del(y, "metadata");
-	json_object_del(y, "status");
-	if (binding) {
-		json_t *xs = json_deep_copy(json_object_get(x, "spec"));
-		json_t *ys = json_deep_copy(json_object_get(y, "spec"));
+	const char *key;
+	json_t *v;
+	size_t na = 0, nb = 0;
 
-		json_object_del(xs, "nodeName");
-		json_object_del(ys, "nodeName");
-		json_object_set_new(x, "spec", xs ? xs : json_null());
-		json_object_set_new(y, "spec", ys ? ys : json_null());
+	/* compared key by key where they are: no copy of either object */
+	json_object_foreach((json_t *)a, key, v)
+	{
+		json_t *w;
+
+		if (strcmp(key, "metadata") == 0 || strcmp(key, "status") == 0)
+			continue;
+		na++;
+		w = json_object_get(b, key);
+		if (!w)
+			return true;
+		if (binding && strcmp(key, "spec") == 0 ? !equal_but(v, w, "nodeName")
+							: !json_equal(v, w))
+			return true;
 	}
-	bool changed = !json_equal(x, y);
-	json_decref(x);
-	json_decref(y);
-	return changed;
+	json_object_foreach((json_t *)b, key, v)
+	{
+		nb += strcmp(key, "metadata") != 0 && strcmp(key, "status") != 0;
+	}
+	return na != nb;
 }
 
 /*
@@ -960,9 +999,14 @@ static int edit_create(struct pk_store *st, struct pk_store_edit *e, struct txn 
 {
 	struct pk_errors errs = {0};
 	json_t *obj = json_deep_copy(e->create);
-	int rc = !obj			? -ENOMEM
-		 : !json_is_object(obj) ? -EINVAL
-					: create_locked(st, obj, false, &errs, tx);
+	int rc;
+
+	/* the event keeps obj itself: it goes back read only (e->object) */
+	tx->share = true;
+	rc = !obj		    ? -ENOMEM
+	     : !json_is_object(obj) ? -EINVAL
+				    : create_locked(st, obj, false, &errs, tx);
+	tx->share = false;
 
 	edit_message(e, &errs);
 	if (rc == 0)
@@ -995,6 +1039,36 @@ static int edit_delete(struct pk_store *st, const struct pk_type *t, struct pk_s
 	return rc;
 }
 
+/*
+ * What an edit changes: a copy of old (shared: read only).  shallow: a copy
+ * of its metadata and status, a new spec holding the same fields, and the
+ * rest shared (see pk_store_edit.apply_shallow).
+ */
+static json_t *copy_for_edit(const json_t *old, bool shallow)
+{
+	static const char *const copied[] = {"metadata", "status"};
+	json_t *next, *spec;
+
+	if (!shallow)
+		return json_deep_copy(old);
+	next = json_copy((json_t *)old);
+	for (size_t i = 0; next && i < ELEMENTSOF(copied); i++) {
+		json_t *v = json_object_get(old, copied[i]);
+
+		if (v && json_object_set_new(next, copied[i], json_deep_copy(v)) < 0) {
+			json_decref(next);
+			return NULL;
+		}
+	}
+	spec = json_object_get(old, "spec");
+	if (next && json_is_object(spec) &&
+	    json_object_set_new(next, "spec", json_copy(spec)) < 0) {
+		json_decref(next);
+		return NULL;
+	}
+	return next;
+}
+
 static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn *tx)
 {
 	const struct pk_type *t = pk_type_stored(e->kind);
@@ -1008,7 +1082,10 @@ static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn 
 		return -EINVAL;
 	if (e->op == PK_STORE_EDIT_DELETE)
 		return edit_delete(st, t, e, tx);
-	old = pk_store_db_get(st, t->kind, pk_store_ns_key(t, e->ns), e->name);
+	/* the tree the store last wrote, read only, else the row parsed */
+	old = pk_store_cache_get(st, t, e->ns, e->name);
+	if (!old)
+		old = pk_store_db_get(st, t->kind, pk_store_ns_key(t, e->ns), e->name);
 	if (!old)
 		return -ENOENT;
 	if ((e->precondition_rv && pk_store_obj_rv(old) != e->precondition_rv) ||
@@ -1017,7 +1094,7 @@ static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn 
 		e->object = old;
 		return -PK_STORE_ECONFLICT;
 	}
-	next = json_deep_copy(old);
+	next = copy_for_edit(old, e->apply_shallow && t->pk == PK_KIND_POD);
 	rc = next ? e->apply(next, e->arg) : -ENOMEM;
 	if (rc == 0 && !json_is_object(next))
 		rc = -EINVAL;

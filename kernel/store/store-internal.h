@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <sqlite3.h>
 
+#include "kernel/lib/map.h"
 #include "kernel/store/store.h"
 
 struct ring_slot {
@@ -30,6 +31,26 @@ struct store_reader {
 	/* a list page's snapshot: BEGIN, the counter, COMMIT (parsed once, not per page) */
 	sqlite3_stmt *st_begin, *st_counter, *st_commit;
 	bool busy; /* under pk_store.rlock */
+};
+
+/*
+ * The decoded objects last written (cache.c): key -> the tree its row
+ * holds, the oldest put dropped past PK_STORE_CACHE_OBJECTS.
+ */
+#define PK_STORE_CACHE_OBJECTS PK_STORE_RING_SIZE
+struct cache_order {
+	char *key;
+	uint64_t seq;
+};
+struct pk_store_cache {
+	struct pk_map index;	   /* key -> struct cache_entry (cache.c) */
+	struct cache_order *order; /* the puts, oldest first, from head */
+	size_t head, len;
+	uint64_t seq, hits;
+	/* the default PriorityClass (pk_store_cache_default_pc) */
+	json_t *pc;
+	bool pc_known, pc_dirty;  /* pc looked up; a PriorityClass written in the open batch */
+	uint64_t pc_gen, pc_seen; /* PriorityClass writes; pc_gen when pc was looked up */
 };
 
 struct pk_store {
@@ -97,6 +118,7 @@ struct pk_store {
 	char damage_last[256];
 	void (*damage_log)(void *arg, const char *msg);
 	void *damage_log_arg;
+	struct pk_store_cache cache; /* under lock */
 };
 
 /* integrity.c */
@@ -105,7 +127,8 @@ void pk_store_damage_note(struct pk_store *st, const char *kind, const char *ns,
 			  const char *why);
 /*
  * A row's object from columns col (body), col + 1 (rv), col + 2 (sum) of q:
- * 0 and a new reference, or -EIO when the row is damaged (noted).
+ * 0 and a new reference, or -EIO when the row is damaged (noted).  ret
+ * NULL: the row checked (checksum, version), not parsed.
  */
 int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
 		      const char *ns, const char *name, json_t **ret);
@@ -145,7 +168,25 @@ int pk_store_writer_leave_many(struct pk_store *st, struct txn *txs, size_t n);
 /* With the lock held: wait until no batch is open (for reads of st->db). */
 void pk_store_wait_batch_closed(struct pk_store *st);
 
+/* sqlfunc.c: the SQL functions of a store connection (instr() by memmem()); 0 or -EIO. */
+int pk_store_sql_functions(sqlite3 *db);
+
 /* All below are called with store->lock held. */
+/*
+ * cache.c: an object's entry dropped as its write enters the open
+ * transaction (put, remove); a committed batch's objects put (or, deleted,
+ * dropped); the tree of (t, ns, name) as its row holds it (a new reference,
+ * read only), or NULL when not kept; everything dropped.
+ */
+void pk_store_cache_forget(struct pk_store *st, const struct pk_type *t, const json_t *obj);
+void pk_store_cache_publish(struct pk_store *st, const struct ring_slot *ev, size_t n);
+json_t *pk_store_cache_get(struct pk_store *st, const struct pk_type *t, const char *ns,
+			   const char *name);
+void pk_store_cache_free(struct pk_store *st);
+/* The open batch committed or rolled back. */
+void pk_store_cache_batch_end(struct pk_store *st);
+/* pk_store_db_default_priority_class(), looked up again only after a PriorityClass write. */
+json_t *pk_store_cache_default_pc(struct pk_store *st);
 const char *pk_store_ns_key(const struct pk_type *t, const char *ns);
 json_t *pk_store_db_get(struct pk_store *st, const char *kind, const char *ns, const char *name);
 int pk_store_txn_begin(struct pk_store *st, struct txn *tx);

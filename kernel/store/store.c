@@ -140,6 +140,7 @@ static int open_reader(struct store_reader *r, const char *path, char *err, size
 {
 	if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
 		SQLITE_OK ||
+	    pk_store_sql_functions(r->db) < 0 ||
 	    sqlite3_exec(r->db, "PRAGMA query_only=1;" PK_STORE_CACHE_PRAGMA, NULL, NULL, NULL) !=
 		SQLITE_OK ||
 	    reader_prepare(r,
@@ -286,7 +287,8 @@ int pk_store_open_opts(const char *dir, const struct pk_store_open_opts *opts,
 		goto fail;
 	if (sqlite3_open_v2(path, &st->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
+			    NULL) != SQLITE_OK ||
+	    pk_store_sql_functions(st->db) < 0) {
 		snprintf(err, errlen, "%s: %s", path,
 			 st->db ? sqlite3_errmsg(st->db) : "cannot open");
 		rc = -EIO;
@@ -355,6 +357,7 @@ void pk_store_close(struct pk_store *st)
 	pthread_cond_destroy(&st->batch_cond);
 	free(st->batch_ev);
 	free(st->stakes);
+	pk_store_cache_free(st);
 	if (st->lock_fd >= 0)
 		close(st->lock_fd);
 	pthread_mutex_destroy(&st->lock);
@@ -379,6 +382,7 @@ void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 	pthread_mutex_lock(&st->lock);
 	pk_store_wait_batch_closed(st);
 	s.writes = st->writes;
+	s.cache_hits = st->cache.hits;
 	pthread_mutex_lock(&st->ring_lock);
 	s.ring_floor = st->ring_floor;
 	s.ring_events = st->ring_pub;
@@ -699,6 +703,7 @@ static void batch_commit(struct pk_store *st)
 		pthread_mutex_lock(&st->ring_lock);
 		st->rv = st->rv_pending;
 		st->writes++;
+		pk_store_cache_publish(st, st->batch_ev, st->batch_nev);
 		for (size_t i = 0; i < st->batch_nev; i++)
 			ring_push(st, &st->batch_ev[i]);
 		pthread_cond_broadcast(&st->changed);
@@ -706,6 +711,7 @@ static void batch_commit(struct pk_store *st)
 	}
 	st->batch_nev = 0;
 	st->batch_open = false;
+	pk_store_cache_batch_end(st);
 	for (size_t i = 0; i < st->nstakes; i++) {
 		st->stakes[i]->rc = rc;
 		st->stakes[i]->done = true;
@@ -766,7 +772,7 @@ static int txn_add_event(struct txn *tx, enum pk_event_type type, uint64_t rv, j
 			 char *text)
 {
 	if (!text)
-		text = json_dumps(obj, JSON_COMPACT);
+		text = pk_json_compact(obj, NULL);
 	json_t *str = text ? json_string_nocheck(text) : NULL;
 	free(text);
 	if (!str)
@@ -852,8 +858,9 @@ int pk_store_txn_put(struct pk_store *st, struct txn *tx, json_t *obj, enum pk_e
 	uint64_t rv = st->rv_pending + 1;
 	json_t *prev_rv =
 	    json_incref(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	pk_store_cache_forget(st, t, obj);
 	stamp_rv(obj, rv);
-	char *body = json_dumps(obj, JSON_COMPACT);
+	char *body = pk_json_compact(obj, NULL);
 	if (!body || strlen(body) > PK_STORE_OBJECT_MAX) {
 		restore_rv(obj, prev_rv);
 		free(body);
@@ -884,6 +891,7 @@ int pk_store_txn_remove(struct pk_store *st, struct txn *tx, json_t *obj)
 	    tx->dry_run
 		? json_incref(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"))
 		: NULL;
+	pk_store_cache_forget(st, t, obj);
 	stamp_rv(obj, rv);
 	sqlite3_stmt *q = st->st_del;
 	sqlite3_bind_text(q, 1, t->kind, -1, SQLITE_STATIC);
@@ -981,15 +989,14 @@ int pk_store_get(struct pk_store *st, const struct pk_type *t, const char *ns, c
 		return -EINVAL;
 	json_t *obj = NULL;
 	struct store_reader *r = reader_take(st);
-	int rc = row_get(st, r->st_get, t->kind, pk_store_ns_key(t, ns), name, &obj);
+	int rc = row_get(st, r->st_get, t->kind, pk_store_ns_key(t, ns), name, ret ? &obj : NULL);
 	atomic_fetch_add(&st->read_queries, 1);
 	atomic_fetch_add(&st->read_steps,
 			 (uint64_t)sqlite3_stmt_status(r->st_get, SQLITE_STMTSTATUS_VM_STEP, 1));
 	reader_give(st, r);
-	if (rc < 0)
-		return rc;
-	*ret = obj;
-	return 0;
+	if (rc == 0 && ret)
+		*ret = obj;
+	return rc;
 }
 
 /* Read the dependents of uid on reader r. */

@@ -193,6 +193,9 @@ struct pk_store_stats {
 	uint64_t read_queries;
 	uint64_t read_steps;
 	uint64_t read_parsed; /* rows whose JSON body a read parsed */
+	/* Writes that started from the tree the store last wrote instead of
+	 * reading and parsing the object's row again (cache.c). */
+	uint64_t cache_hits;
 };
 void pk_store_get_stats(struct pk_store *store, struct pk_store_stats *ret);
 
@@ -215,6 +218,8 @@ bool pk_store_writable(struct pk_store *store);
  * A kind is its row of the kinds table, t (&pk_type_pod, a route's
  * row); another version's row or events.k8s.io's Event names the objects of
  * the stored row.  ns is ignored (may be NULL) for cluster-scoped kinds.
+ * ret NULL: whether the object is there (0 or -ENOENT), its row checked
+ * (checksum, version) but not parsed.
  */
 int pk_store_get(struct pk_store *store, const struct pk_type *t, const char *ns, const char *name,
 		 json_t **ret);
@@ -400,7 +405,14 @@ struct pk_store_edit {
 	const char *precondition_uid;
 	int (*apply)(json_t *obj, void *arg); /* MODIFY */
 	void *arg;
-	bool delete_after;		 /* MODIFY */
+	bool delete_after; /* MODIFY */
+	/*
+	 * MODIFY of a Pod: apply changes metadata, status and spec's own
+	 * fields only (sets, deletes or replaces them, never changes what they
+	 * hold): it gets a copy of those, the rest of the tree shared with the
+	 * stored object, not copied (pk_write_item_apply() is such an apply).
+	 */
+	bool apply_shallow;
 	const json_t *create;		 /* CREATE: the object (copied) */
 	enum pk_propagation propagation; /* DELETE */
 	int rc;				 /* out */

@@ -84,6 +84,7 @@ static struct pk_store_edit edit_of(const struct pk_write_item *it, struct item_
 	    .apply = apply_item,
 	    .arg = arg,
 	    .delete_after = it->evict,
+	    .apply_shallow = true, /* pk_write_item_apply() */
 	};
 
 	if (it->create) {

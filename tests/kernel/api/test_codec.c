@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -521,6 +522,56 @@ START_TEST(test_errors_list)
 }
 END_TEST
 
+/* pk_json_compact() writes what json_dumps(JSON_COMPACT | JSON_ENCODE_ANY) writes. */
+static void compact_same(json_t *v)
+{
+	char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	size_t len = 0;
+	char *got = pk_json_compact(v, &len);
+
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(got, want);
+	ck_assert_uint_eq(len, strlen(want));
+	free(want);
+	free(got);
+	json_decref(v);
+}
+
+START_TEST(test_json_compact)
+{
+	char ctl[40];
+	json_t *deep = json_array(), *at = deep;
+
+	compact_same(json_pack("{s:s,s:{s:[i,i,{}],s:[]},s:b,s:b,s:n,s:f,s:f,s:f,s:I}", "kind",
+			       "Pod", "spec", "a", 1, -7, "b", "t", 1, "f", 0, "n", "r", 0.5, "big",
+			       1e300, "whole", 3.0, "i64", (json_int_t)INT64_MIN));
+	compact_same(json_pack("{s:s,s:s,s:s}", "esc\"\\/", "tab\there\nnew\rret\bb\ff", "utf8",
+			       "\xc3\xa9t\xc3\xa9 \xe2\x80\xa8 \xf0\x9f\x98\x80", "empty", ""));
+	for (int i = 1; i < 0x20; i++)
+		ctl[i - 1] = (char)i;
+	ctl[0x1f] = 0x7f;
+	ctl[0x20] = '\0';
+	compact_same(json_pack("[s,s%]", ctl, "nul", (size_t)3));
+	compact_same(json_string("plain"));
+	compact_same(json_stringn("a\0b", 3));
+	compact_same(json_integer(0));
+	compact_same(json_object());
+	/* keys in the object's order, not sorted */
+	compact_same(json_pack("{s:i,s:i,s:i}", "z", 1, "a", 2, "m", 3));
+	/* deeper than any object, refused as jansson refuses a cycle */
+	for (int i = 0; i < 3000; i++) {
+		json_t *next = json_array();
+
+		json_array_append_new(at, next);
+		at = next;
+	}
+	errno = 0;
+	ck_assert_ptr_null(pk_json_compact(deep, NULL));
+	json_decref(deep);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("codec");
@@ -545,6 +596,7 @@ int main(void)
 	tcase_add_test(tc, test_errors_list);
 	tcase_add_test(tc, test_read_file_limits);
 	tcase_add_test(tc, test_write_list);
+	tcase_add_test(tc, test_json_compact);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

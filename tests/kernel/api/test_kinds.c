@@ -153,6 +153,10 @@ START_TEST(test_obj_key)
 	ck_assert_str_eq(pk_obj_key(buf, sizeof(buf), pk_type_by_kind("Namespace"), NULL, "a"),
 			 "Namespace//a");
 	ck_assert_ptr_null(pk_obj_key(buf, 10, pod, "team", "a-long-name"));
+	/* "Pod/team/p" and its NUL fit in 11 bytes, not in 10 */
+	ck_assert_str_eq(pk_obj_key(buf, 11, pod, "team", "p"), "Pod/team/p");
+	ck_assert_ptr_null(pk_obj_key(buf, 10, pod, "team", "p"));
+	ck_assert_str_eq(pk_obj_key(buf, sizeof(buf), NULL, NULL, NULL), "/default/");
 }
 END_TEST
 

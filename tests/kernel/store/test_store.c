@@ -105,6 +105,9 @@ START_TEST(test_crud_and_defaults)
 	ck_assert(json_equal(got, p));
 	json_decref(got);
 	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "other", "p1", &got), -ENOENT);
+	/* whether it is there, without the object */
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "p1", NULL), 0);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "other", "p1", NULL), -ENOENT);
 
 	/* Update with the current rv works, bumps generation on spec change. */
 	json_t *upd = json_deep_copy(p);
@@ -1047,10 +1050,17 @@ START_TEST(test_edit_batch)
 	ck_assert_int_eq(pk_store_edit_batch(st, e, 5), 0);
 	pk_store_get_stats(st, &after);
 	ck_assert_uint_eq(after.writes, before.writes + 1); /* one commit for the batch */
+	/* every object there was written a moment ago: no row read back */
+	ck_assert_uint_eq(after.cache_hits, before.cache_hits + 4);
 	ck_assert_int_eq(e[0].rc, 0);
 	ck_assert_str_eq(
 	    json_string_value(json_object_get(json_object_get(e[0].object, "spec"), "nodeName")),
 	    "n1");
+	/* a binding is no change of the desired state: the generation stays */
+	ck_assert_int_eq(
+	    json_integer_value(
+		json_object_get(json_object_get(e[0].object, "metadata"), "generation")),
+	    json_integer_value(json_object_get(json_object_get(a, "metadata"), "generation")));
 	ck_assert_int_eq(e[1].rc, -PK_STORE_ECONFLICT);
 	ck_assert_str_eq(rv_of(e[1].object), rv_of(b2)); /* handed back as it is now */
 	ck_assert_int_eq(e[2].rc, 0);
@@ -1087,6 +1097,69 @@ START_TEST(test_edit_batch)
 	json_decref(b2);
 	json_decref(c);
 	json_decref(d);
+}
+END_TEST
+
+static int edit_label(json_t *obj, void *arg)
+{
+	json_t *m = json_object_get(obj, "metadata"), *l = json_object_get(m, "labels");
+
+	if (!json_is_object(l))
+		json_object_set_new(m, "labels", l = json_object());
+	return json_object_set_new(l, arg, json_string("yes"));
+}
+
+static const char *label_of(const json_t *obj, const char *key)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), key));
+}
+
+/*
+ * A write starts from the tree the store last committed, never from one a
+ * transaction wrote and undid, nor from an older one than a write earlier
+ * in the same transaction.
+ */
+START_TEST(test_edit_starts_from_committed_tree)
+{
+	json_t *p = create(pod("p", "x")), *dry = NULL, *got = NULL;
+	struct pk_store_write_opts o = {.dry_run = true};
+	struct pk_store_stats before, after;
+	struct pk_store_edit e[] = {
+	    {.kind = &pk_type_pod, .ns = "default", .name = "p", .apply = edit_label, .arg = "one"},
+	    {.kind = &pk_type_pod, .ns = "default", .name = "p", .apply = edit_label, .arg = "two"},
+	};
+
+	/* a dry run writes the row and rolls it back */
+	edit_label(p, "dry");
+	ck_assert_int_eq(pk_store_update_opts(st, p, PK_SUB_MAIN, &o, NULL, &dry), 0);
+	ck_assert_str_eq(label_of(dry, "dry"), "yes");
+	pk_store_get_stats(st, &before);
+	ck_assert_int_eq(pk_store_edit_batch(st, e, 2), 0);
+	pk_store_get_stats(st, &after);
+	ck_assert_int_eq(e[0].rc, 0);
+	ck_assert_int_eq(e[1].rc, 0);
+	/* the second edit read the row the first wrote, in the open transaction */
+	ck_assert_str_eq(label_of(e[1].object, "one"), "yes");
+	ck_assert_str_eq(label_of(e[1].object, "two"), "yes");
+	ck_assert_ptr_null(label_of(e[1].object, "dry"));
+	ck_assert_uint_le(after.cache_hits, before.cache_hits + 1);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_pod, "default", "p", &got), 0);
+	ck_assert_str_eq(rv_of(got), rv_of(e[1].object));
+	ck_assert_ptr_null(label_of(got, "dry"));
+	json_decref(got);
+	/* the next one starts from what that batch committed */
+	json_decref(e[0].object);
+	e[0].arg = "three";
+	ck_assert_int_eq(pk_store_edit_batch(st, e, 1), 0);
+	ck_assert_str_eq(label_of(e[0].object, "two"), "yes");
+	ck_assert_str_eq(label_of(e[0].object, "three"), "yes");
+	pk_store_get_stats(st, &before);
+	ck_assert_uint_eq(before.cache_hits, after.cache_hits + 1);
+	json_decref(e[0].object);
+	json_decref(e[1].object);
+	json_decref(dry);
+	json_decref(p);
 }
 END_TEST
 
@@ -1192,6 +1265,7 @@ int main(void)
 	tcase_add_test(tc, test_concurrency);
 	tcase_add_test(tc, test_namespace_deletion);
 	tcase_add_test(tc, test_edit_batch);
+	tcase_add_test(tc, test_edit_starts_from_committed_tree);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
