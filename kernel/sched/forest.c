@@ -77,10 +77,7 @@ static void pod_free(struct sc_pod *p)
 {
 	if (!p)
 		return;
-	free(p->key);
-	free(p->ns);
-	free(p->name);
-	free(p->group_key);
+	free(p->key); /* with ns, name and group_key (pod_names) */
 	free(p->node_name);
 	free(p->prio_class);
 	free(p->cycle.why);
@@ -450,11 +447,47 @@ static void slice_place_of(const struct pk_pod *v, struct sc_pod *p)
 	p->cycle.slice_at = at;
 }
 
+/*
+ * A pod's names in one allocation (a backlog holds millions of pods): its
+ * key "ns/name", its namespace ("default" when it names none), its name and
+ * its group's key "ns/podGroupName" (NULL: none); p->key owns them all.
+ */
+static char *put(char *at, const char *a, size_t la, const char *b, size_t lb)
+{
+	memcpy(at, a, la);
+	if (b) {
+		at[la++] = '/';
+		memcpy(at + la, b, lb);
+		la += lb;
+	}
+	at[la] = '\0';
+	return at + la + 1;
+}
+
+static int pod_names(struct sc_pod *p, const struct pk_pod *v)
+{
+	const char *ns = v->meta.namespace ? v->meta.namespace : "";
+	const char *name = v->meta.name ? v->meta.name : "", *grp = v->pod_group;
+	const char *ns_or = v->meta.namespace ? ns : "default";
+	size_t ln = strlen(ns), lname = strlen(name), lor = strlen(ns_or);
+	size_t lg = grp ? strlen(grp) : 0;
+	char *b = malloc((ln + lname + 2) + (lor + 1) + (lname + 1) + (grp ? ln + lg + 2 : 0));
+	char *at;
+
+	if (!b)
+		return -ENOMEM;
+	at = put(p->key = b, ns, ln, name, lname);
+	at = put(p->ns = at, ns_or, lor, NULL, 0);
+	at = put(p->name = at, name, lname, NULL, 0);
+	if (grp)
+		put(p->group_key = at, ns, ln, grp, lg);
+	return 0;
+}
+
 static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v)
 {
-	p->key = sc_key(v->meta.namespace, v->meta.name);
-	p->ns = strdup(v->meta.namespace ? v->meta.namespace : "default");
-	p->name = strdup(v->meta.name ? v->meta.name : "");
+	if (pod_names(p, v) < 0)
+		return -ENOMEM;
 	p->creation = v->meta.creation;
 	p->deleting = v->meta.deleting;
 	p->node = -1;
@@ -462,12 +495,9 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 	p->share_dev = -1;
 	slice_place_of(v, p);
 	p->node_name = sc_strdup(v->node_name && *v->node_name ? v->node_name : NULL);
-	p->group_key = v->pod_group ? sc_key(v->meta.namespace, v->pod_group) : NULL;
 	p->has_prio = v->has_priority;
 	p->prio = v->priority;
 	p->prio_class = sc_strdup(v->priority_class);
-	if (!p->key || !p->ns || !p->name)
-		return -ENOMEM;
 	p->req[SC_RES_PODS] = 1000;
 	for (size_t i = 0; i < v->nrequests; i++) {
 		int r = sc_res_id(&s->snap, v->requests[i].name);
@@ -477,10 +507,12 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 		if (r != SC_RES_PODS && v->requests[i].milli > 0)
 			p->req[r] = sc_add(p->req[r], v->requests[i].milli);
 	}
-	p->sel = calloc(v->nnode_selector + 1, sizeof(*p->sel));
-	p->terms = calloc(v->naffinity + 1, sizeof(*p->terms));
-	p->tols = calloc(v->ntolerations + 1, sizeof(*p->tols));
-	if (!p->sel || !p->terms || !p->tols)
+	/* none of each for most pods: nothing allocated */
+	p->sel = v->nnode_selector ? calloc(v->nnode_selector, sizeof(*p->sel)) : NULL;
+	p->terms = v->naffinity ? calloc(v->naffinity, sizeof(*p->terms)) : NULL;
+	p->tols = v->ntolerations ? calloc(v->ntolerations, sizeof(*p->tols)) : NULL;
+	if ((v->nnode_selector && !p->sel) || (v->naffinity && !p->terms) ||
+	    (v->ntolerations && !p->tols))
 		return -ENOMEM;
 	for (size_t i = 0; i < v->nnode_selector; i++, p->nsel++) {
 		p->sel[i].key = sc_strdup(v->node_selector[i].key);

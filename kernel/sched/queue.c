@@ -337,7 +337,7 @@ static bool has_pending(const struct sc_group *g, int depth)
 static bool heap_before(int h, const struct sc_group *a, const struct sc_group *b)
 {
 	/* Backoffs ending at once end together (all are placed by rank then): any order. */
-	if (h == SC_QUEUE_BACKOFF)
+	if (h == SC_QUEUE_BACKOFF || h == SC_QUEUE_SLEEP)
 		return a->q->backoff_until != b->q->backoff_until
 			   ? a->q->backoff_until < b->q->backoff_until
 			   : a->seq < b->seq;
@@ -352,6 +352,7 @@ static struct sc_heap *heap_of(struct sc_queue *q, int h)
 	return h == SC_QUEUE_ACTIVE  ? &q->active
 	       : h == SC_QUEUE_WAIT  ? &q->waiting
 	       : h == SC_QUEUE_DEFER ? &q->deferred
+	       : h == SC_QUEUE_SLEEP ? &q->sleeping
 				     : &q->backoff;
 }
 
@@ -420,152 +421,158 @@ static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
 
 /* ---- the park: a treap per resource in rank order, each subtree's least need ---------- */
 
-static int64_t pmin(const struct sc_group *t)
+/*
+ * The treaps link the roots' queue records (struct sc_group_queue), each
+ * holding what the order reads (its rank, kept when it entered: prio_cache,
+ * tcreation, tseq), so a search touches one record per node.
+ */
+typedef struct sc_group_queue pnode;
+
+static int64_t pmin(const pnode *t)
 {
-	return t ? t->q->pmin : INT64_MAX;
+	return t ? t->pmin : INT64_MAX;
 }
 
-static void pfix(struct sc_group *t, int r)
+static void pfix(pnode *t, int r)
 {
-	int64_t m = t->q->need[r], a = pmin(t->q->pl), b = pmin(t->q->pr);
+	int64_t m = t->need[r], a = pmin(t->pl), b = pmin(t->pr);
 
-	t->q->pmin = m < a ? (m < b ? m : b) : (a < b ? a : b);
+	t->pmin = m < a ? (m < b ? m : b) : (a < b ? a : b);
 }
 
-/* The treap's priority of g: a hash of its sequence number (any order will do). */
-static uint64_t pprio(const struct sc_group *g)
+/* The treap's priority of a node: a hash of its sequence number (any order will do). */
+static uint64_t pprio(const pnode *t)
 {
-	uint64_t z = g->seq + 0x9e3779b97f4a7c15ULL;
+	uint64_t z = t->tseq + 0x9e3779b97f4a7c15ULL;
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
 }
 
-static struct sc_group *pmerge(struct sc_group *a, struct sc_group *b, int r)
+/* Does a go before b in rank order (rank_cmp on the kept rank)? */
+static bool pbefore(const pnode *a, const pnode *b)
+{
+	if (a->prio_cache != b->prio_cache)
+		return a->prio_cache > b->prio_cache;
+	if (a->tcreation != b->tcreation)
+		return a->tcreation < b->tcreation;
+	if (a->tcreation != INT64_MIN) {
+		int c = strcmp(a->g->key, b->g->key);
+
+		if (c)
+			return c < 0;
+	}
+	return a->tseq < b->tseq;
+}
+
+static pnode *pmerge(pnode *a, pnode *b, int r)
 {
 	if (!a || !b)
 		return a ? a : b;
 	if (pprio(a) > pprio(b)) {
-		a->q->pr = pmerge(a->q->pr, b, r);
+		a->pr = pmerge(a->pr, b, r);
 		pfix(a, r);
 		return a;
 	}
-	b->q->pl = pmerge(a, b->q->pl, r);
+	b->pl = pmerge(a, b->pl, r);
 	pfix(b, r);
 	return b;
 }
 
-/* t's roots before g (*ret_l) and after it (*ret_r) in rank order. */
-static void psplit(struct sc_group *t, const struct sc_group *g, int r, struct sc_group **ret_l,
-		   struct sc_group **ret_r)
+/* t's nodes before g (*ret_l) and after it (*ret_r) in rank order. */
+static void psplit(pnode *t, const pnode *g, int r, pnode **ret_l, pnode **ret_r)
 {
 	if (!t) {
 		*ret_l = *ret_r = NULL;
-	} else if (heap_before(SC_QUEUE_ACTIVE, t, g)) {
-		psplit(t->q->pr, g, r, &t->q->pr, ret_r);
+	} else if (pbefore(t, g)) {
+		psplit(t->pr, g, r, &t->pr, ret_r);
 		pfix(t, r);
 		*ret_l = t;
 	} else {
-		psplit(t->q->pl, g, r, ret_l, &t->q->pl);
+		psplit(t->pl, g, r, ret_l, &t->pl);
 		pfix(t, r);
 		*ret_r = t;
 	}
 }
 
-static struct sc_group *pinsert(struct sc_group *t, struct sc_group *g, int r)
+static pnode *pinsert(pnode *t, pnode *g, int r)
 {
 	if (!t || pprio(g) > pprio(t)) {
-		psplit(t, g, r, &g->q->pl, &g->q->pr);
+		psplit(t, g, r, &g->pl, &g->pr);
 		pfix(g, r);
 		return g;
 	}
-	if (heap_before(SC_QUEUE_ACTIVE, g, t))
-		t->q->pl = pinsert(t->q->pl, g, r);
+	if (pbefore(g, t))
+		t->pl = pinsert(t->pl, g, r);
 	else
-		t->q->pr = pinsert(t->q->pr, g, r);
+		t->pr = pinsert(t->pr, g, r);
 	pfix(t, r);
 	return t;
 }
 
-static struct sc_group *pdelete(struct sc_group *t, struct sc_group *g, int r, bool *found)
+static pnode *pdelete(pnode *t, const pnode *g, int r, bool *found)
 {
 	if (!t)
 		return NULL;
 	if (t == g) {
 		*found = true;
-		return pmerge(t->q->pl, t->q->pr, r);
+		return pmerge(t->pl, t->pr, r);
 	}
-	if (heap_before(SC_QUEUE_ACTIVE, g, t))
-		t->q->pl = pdelete(t->q->pl, g, r, found);
+	if (pbefore(g, t))
+		t->pl = pdelete(t->pl, g, r, found);
 	else
-		t->q->pr = pdelete(t->q->pr, g, r, found);
+		t->pr = pdelete(t->pr, g, r, found);
 	pfix(t, r);
 	return t;
 }
 
 /* The first root of t in rank order whose need of resource r is at most free_, or NULL. */
-static struct sc_group *pfirst(struct sc_group *t, int r, __int128 free_)
+static struct sc_group *pfirst(pnode *t, int r, __int128 free_)
 {
 	while (t && (__int128)pmin(t) <= free_) {
-		if ((__int128)pmin(t->q->pl) <= free_)
-			t = t->q->pl;
-		else if ((__int128)t->q->need[r] <= free_)
-			return t;
+		if ((__int128)pmin(t->pl) <= free_)
+			t = t->pl;
+		else if ((__int128)t->need[r] <= free_)
+			return t->g;
 		else
-			t = t->q->pr;
+			t = t->pr;
 	}
 	return NULL;
 }
 
 /* t's roots in rank order into v (room for all of them); their count. */
-static size_t plist(struct sc_group *t, struct sc_group **v, size_t n)
+static size_t plist(pnode *t, struct sc_group **v, size_t n)
 {
-	for (; t; t = t->q->pr) {
-		n = plist(t->q->pl, v, n);
-		v[n++] = t;
+	for (; t; t = t->pr) {
+		n = plist(t->pl, v, n);
+		v[n++] = t->g;
 	}
 	return n;
 }
 
-/*
- * g leaves park r.  Should its rank have moved while parked (a creation time
- * rewritten before the touch that unparks it is seen), the search misses it:
- * the treap is made again without it.
- */
-static void pleave(struct sc_queue *q, int r, struct sc_group *g)
+/* g enters the treap *t of resource r, its rank kept as it is now. */
+static void penter(pnode **t, int r, struct sc_group *g)
 {
-	bool found = false;
-	struct sc_group **v;
-	size_t n;
-
-	q->park[r] = pdelete(q->park[r], g, r, &found);
-	if (found || !(v = malloc((q->nparked + 1) * sizeof(*v))))
-		return;
-	n = plist(q->park[r], v, 0);
-	q->park[r] = NULL;
-	for (size_t i = 0; i < n; i++)
-		if (v[i] != g)
-			q->park[r] = pinsert(q->park[r], v[i], r);
-	free(v);
+	g->q->g = g;
+	g->q->tcreation = g->spec.creation;
+	g->q->tseq = g->seq;
+	*t = pinsert(*t, g->q, r);
 }
 
-static void heap_remove(struct sc_queue *q, struct sc_group *g)
+/* g leaves the treap *t of resource r (a park or a sleep). */
+static void pleave(pnode **t, int r, struct sc_group *g)
 {
-	int h = g->q->qheap;
-	struct sc_heap *hp;
-	size_t i = g->q->qpos;
+	bool found = false;
 
-	if (h == SC_QUEUE_NONE)
-		return;
-	g->q->qheap = SC_QUEUE_NONE;
-	if (h >= SC_QUEUE_PARK) {
-		pleave(q, h - SC_QUEUE_PARK, g);
-		if (--q->nparked == 0)
-			q->parked_prio = INT32_MIN;
-		return;
-	}
-	hp = heap_of(q, h);
+	*t = pdelete(*t, g->q, r, &found);
+}
+
+/* The root at i leaves heap h. */
+static void heap_take(struct sc_queue *q, int h, size_t i)
+{
+	struct sc_heap *hp = heap_of(q, h);
+
 	if (i != --hp->n) {
 		heap_set(hp, i, hp->v[hp->n]);
 		if (!unordered(h)) {
@@ -573,6 +580,26 @@ static void heap_remove(struct sc_queue *q, struct sc_group *g)
 			sift_up(hp, h, i);
 		}
 	}
+}
+
+static void heap_remove(struct sc_queue *q, struct sc_group *g)
+{
+	int h = g->q->qheap;
+
+	if (h == SC_QUEUE_NONE)
+		return;
+	g->q->qheap = SC_QUEUE_NONE;
+	if (h >= SC_QUEUE_SLEEP) {
+		pleave(&q->sleep[h - SC_QUEUE_SLEEP], h - SC_QUEUE_SLEEP, g);
+		heap_take(q, SC_QUEUE_SLEEP, g->q->qpos);
+	} else if (h >= SC_QUEUE_PARK) {
+		pleave(&q->park[h - SC_QUEUE_PARK], h - SC_QUEUE_PARK, g);
+	} else {
+		heap_take(q, h, g->q->qpos);
+		return;
+	}
+	if (--q->nparked == 0)
+		q->parked_prio = INT32_MIN;
 }
 
 void sc_queue_forget(struct sc_queue *q, struct sc_group *g)
@@ -599,6 +626,7 @@ void sc_queue_fini(struct sc_queue *q)
 	free(q->backoff.v);
 	free(q->waiting.v);
 	free(q->deferred.v);
+	free(q->sleeping.v);
 	free(q->marks);
 	sc_vec_free(&q->touched);
 	memset(q, 0, sizeof(*q));
@@ -773,10 +801,82 @@ static void unpark(struct pk_sched *s, struct sc_group *g, int64_t now)
 
 static void park(struct sc_queue *q, int r, struct sc_group *g)
 {
-	q->park[r] = pinsert(q->park[r], g, r);
+	penter(&q->park[r], r, g);
 	g->q->qheap = (unsigned char)(SC_QUEUE_PARK + r);
 	if (!q->nparked++ || g->q->prio_cache > q->parked_prio)
 		q->parked_prio = g->q->prio_cache;
+}
+
+/*
+ * A parked root whose backoff runs on sleeps: no candidate of a pick (its
+ * turn would defer it) until its backoff ends (wake_sleepers).
+ */
+static void sleep_root(struct sc_queue *q, int r, struct sc_group *g)
+{
+	if (heap_push(q, SC_QUEUE_SLEEP, g) < 0) {
+		park(q, r, g); /* no memory: parked, it is deferred at its turn */
+		return;
+	}
+	penter(&q->sleep[r], r, g);
+	g->q->qheap = (unsigned char)(SC_QUEUE_SLEEP + r);
+	if (!q->nparked++ || g->q->prio_cache > q->parked_prio)
+		q->parked_prio = g->q->prio_cache;
+}
+
+/*
+ * Sleepers whose backoff ended (before a pick looks at the parks).  One the
+ * cluster has room for now is a candidate: the attempts it missed are
+ * replayed (as at its turn, each a failure: a sleeper the cluster had room
+ * for at a round's end left), and it sleeps on while its replayed backoff
+ * runs on.  The others are parked again as they are (replayed at their
+ * turn, should it come).
+ */
+static void wake_sleepers(struct pk_sched *s, int64_t now)
+{
+	struct sc_queue *q = &s->forest.queue;
+
+	while (q->sleeping.n && q->sleeping.v[0]->q->backoff_until <= now) {
+		struct sc_group *g = q->sleeping.v[0];
+		int r = g->q->qheap - SC_QUEUE_SLEEP, lacks = lacking(s, g);
+
+		if (lacks < 0) {
+			replay(s, g, now);
+			if (g->q->backoff_until > now) {
+				sift_down(&q->sleeping, SC_QUEUE_SLEEP, 0);
+				continue;
+			}
+		}
+		heap_remove(q, g);
+		park(q, lacks >= 0 ? lacks : r, g);
+	}
+}
+
+/*
+ * The round ended: a sleeper the cluster has room for backs off as a deferred
+ * one does (its turn came in the round's last pick: every parked root the
+ * cluster has room for is a candidate then); one that lacks another resource
+ * moves to that one's sleep.
+ */
+static void settle_sleepers(struct pk_sched *s, int64_t now)
+{
+	struct sc_queue *q = &s->forest.queue;
+
+	for (int r = 0; r < s->snap.nres && q->sleeping.n; r++) {
+		struct sc_group *g;
+
+		while ((g = pfirst(q->sleep[r], r, sc_snapshot_free_sum(&s->snap, r)))) {
+			int other = lacking(s, g);
+
+			if (other >= 0) {
+				pleave(&q->sleep[r], r, g);
+				penter(&q->sleep[other], other, g);
+				g->q->qheap = (unsigned char)(SC_QUEUE_SLEEP + other);
+				continue;
+			}
+			unpark(s, g, now);
+			sc_queue_place(s, g, now);
+		}
+	}
 }
 
 /*
@@ -784,7 +884,7 @@ static void park(struct sc_queue *q, int r, struct sc_group *g)
  * too little free for it and it cannot preempt (no bound pod has a lower
  * priority), else waiting for any change.
  */
-static void wait_or_park(struct pk_sched *s, struct sc_group *g)
+static void wait_or_park(struct pk_sched *s, struct sc_group *g, int64_t now)
 {
 	struct sc_queue *q = &s->forest.queue;
 	int r = -1;
@@ -803,7 +903,10 @@ static void wait_or_park(struct pk_sched *s, struct sc_group *g)
 		q->nmarks = 0;
 	}
 	g->q->mark_next = q->marks_base + q->nmarks;
-	park(q, r, g);
+	if (g->q->backoff_until > now)
+		sleep_root(q, r, g);
+	else
+		park(q, r, g);
 }
 
 /* Not eligible only until the cluster changes (it failed at the current generation). */
@@ -849,7 +952,7 @@ void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 	}
 	heap_remove(q, g);
 	if (want == SC_QUEUE_WAIT)
-		wait_or_park(s, g);
+		wait_or_park(s, g, now);
 	else if (want != SC_QUEUE_NONE)
 		heap_push(q, want, g);
 }
@@ -902,8 +1005,10 @@ static void unpark_all(struct pk_sched *s, int64_t now)
 		return; /* none parked (or no memory: they stay parked) */
 	for (int r = 0; r < SC_MAX_RES; r++) {
 		n = plist(q->park[r], v, n);
-		q->park[r] = NULL;
+		n = plist(q->sleep[r], v, n);
+		q->park[r] = q->sleep[r] = NULL;
 	}
+	q->sleeping.n = 0;
 	q->nparked = 0;
 	q->parked_prio = INT32_MIN;
 	for (size_t i = 0; i < n; i++) { /* every replay before any is parked again */
@@ -942,7 +1047,8 @@ static struct sc_group *parked_first(struct pk_sched *s)
 /*
  * The round ended: a deferred root the cluster still has room for backs off
  * (its retry, when its backoff ends, may place it), the others park again
- * as they are (that retry would fail: the replay counts it when they wake).
+ * as they are (that retry would fail: the replay counts it when they wake),
+ * asleep while their backoff runs on.
  */
 static void settle_deferred(struct pk_sched *s, int64_t now)
 {
@@ -955,7 +1061,10 @@ static void settle_deferred(struct pk_sched *s, int64_t now)
 		int r = g->q->dirty ? -1 : lacking(s, g);
 
 		g->q->qheap = SC_QUEUE_NONE;
-		if (r >= 0 && !sc_victim_floor_below(s, g->q->prio_cache))
+		if (r >= 0 && !sc_victim_floor_below(s, g->q->prio_cache) &&
+		    g->q->backoff_until > now)
+			sleep_root(q, r, g);
+		else if (r >= 0 && !sc_victim_floor_below(s, g->q->prio_cache))
 			park(q, r, g);
 		else
 			sc_queue_place(s, g, now);
@@ -1012,6 +1121,7 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 		}
 		heap_push(q, SC_QUEUE_ACTIVE, g);
 	}
+	wake_sleepers(s, now);
 }
 
 struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wait)
@@ -1056,6 +1166,7 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 		return g; /* the best eligible root in rank order */
 	}
 	settle_deferred(s, now);
+	settle_sleepers(s, now);
 	if (ret_wait && q->backoff.n)
 		*ret_wait = q->backoff.v[0]->q->backoff_until;
 	return NULL;

@@ -138,28 +138,33 @@ struct sc_group_spec {
  * roots carry none.
  */
 struct sc_group_queue {
-	bool is_root; /* in the forest's roots */
+	/* Parked or asleep (qheap SC_QUEUE_PARK + r, SC_QUEUE_SLEEP + r): the
+	 * treap's links (before, after in rank order), the least need of its
+	 * subtree (of the treap's resource), its group and its rank when it
+	 * entered (with prio_cache); first, as a search reads them. */
+	struct sc_group_queue *pl, *pr;
+	int64_t pmin;
+	struct sc_group *g;
+	int32_t prio_cache;
+	int64_t tcreation;
+	uint64_t tseq;
+	int64_t need[SC_MAX_RES]; /* the least it takes of each resource to place */
+	bool is_root;		  /* in the forest's roots */
 	bool done, dirty, parked_invalid;
 	unsigned char qheap; /* SC_QUEUE_NONE, _ACTIVE or _BACKOFF */
 	bool qtouched;	     /* listed in the queue's touched roots */
 	size_t qpos;	     /* index in its heap */
 	bool prio_valid;     /* prio_cache holds sc_root_priority() at prio_epoch */
 	uint64_t prio_epoch;
-	int32_t prio_cache;
 	int attempts;
 	int64_t backoff_until;
 	bool gated; /* held back by PreEnqueue since gated_since */
 	int64_t gated_since;
 	uint64_t tried_gen;
-	int64_t tried_at; /* the time of its last attempt */
-	/* Parked (qheap SC_QUEUE_PARK + r): the least it takes of each resource
-	 * to place, and the first of the queue's marks it has not replayed. */
-	int64_t need[SC_MAX_RES];
-	struct sc_group *pl, *pr; /* the park's treap: before, after in rank order */
-	int64_t pmin;		  /* the least need of its subtree (of the park's resource) */
-	bool need_ok;		  /* need holds for its pods as they are (it is not dirty) */
-	uint64_t checked_epoch;	  /* full_epoch when it last passed PreEnqueue and validation */
-	uint64_t mark_next;
+	int64_t tried_at;	/* the time of its last attempt */
+	bool need_ok;		/* need holds for its pods as they are (it is not dirty) */
+	uint64_t checked_epoch; /* full_epoch when it last passed PreEnqueue and validation */
+	uint64_t mark_next;	/* parked: the first of the queue's marks it has not replayed */
 };
 
 /*
@@ -237,6 +242,8 @@ enum {
 	SC_QUEUE_DEFER,
 	SC_QUEUE_PARK
 };
+/* A parked root whose backoff runs on (queue.c): qheap SC_QUEUE_SLEEP + r. */
+#define SC_QUEUE_SLEEP (SC_QUEUE_PARK + SC_MAX_RES)
 struct sc_heap {
 	struct sc_group **v;
 	size_t n, cap;
@@ -252,7 +259,10 @@ struct sc_heap {
  * its turn comes and the capacity is still there.  A parked root's retries
  * that would have failed are replayed when it wakes (attempts, backoff),
  * from the marks: the time and generation of every change the queue saw
- * while roots were parked.
+ * while roots were parked.  A parked root whose turn came while its backoff
+ * ran on sleeps (sleep[r], and the sleeping heap by the end of its backoff):
+ * it is no candidate until its backoff ends, when it is parked again, and
+ * when a round ends with room for it, it backs off as a deferred root does.
  */
 struct sc_queue_mark {
 	int64_t t;
@@ -264,12 +274,14 @@ struct sc_queue {
 	 * round ends: then those the cluster still has room for back off, the
 	 * others park again (unordered). */
 	struct sc_heap deferred;
-	struct sc_group *park[SC_MAX_RES];
+	struct sc_group_queue *park[SC_MAX_RES];
+	struct sc_group_queue *sleep[SC_MAX_RES]; /* parked in backoff: treaps as park's */
+	struct sc_heap sleeping;		  /* the same roots by the end of their backoff */
 	struct sc_vec touched;
 	uint64_t gen_seen, epoch_seen, cap_seen;
 	uint64_t full_epoch; /* bumps when anything but freed capacity changed */
 	bool started;
-	size_t nparked;
+	size_t nparked;	     /* parked and sleeping */
 	int32_t parked_prio; /* the highest priority parked since none was */
 	struct sc_queue_mark *marks;
 	size_t nmarks, capmarks;
