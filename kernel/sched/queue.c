@@ -333,18 +333,48 @@ static bool has_pending(const struct sc_group *g, int depth)
 
 /* ---- the heaps ------------------------------------------------------------------- */
 
-/* Does a go before b in heap h? */
-static bool heap_before(int h, const struct sc_group *a, const struct sc_group *b)
+/* Does root a go before root b in rank order? */
+static bool rank_before(const struct sc_group *a, const struct sc_group *b)
 {
-	/* Backoffs ending at once end together (all are placed by rank then): any order. */
-	if (h == SC_QUEUE_BACKOFF || h == SC_QUEUE_SLEEP)
-		return a->q->backoff_until != b->q->backoff_until
-			   ? a->q->backoff_until < b->q->backoff_until
-			   : a->seq < b->seq;
 	struct ranked x = {.g = (struct sc_group *)a, .prio = a->q->prio_cache};
 	struct ranked y = {.g = (struct sc_group *)b, .prio = b->q->prio_cache};
 
 	return rank_cmp(&x, &y) < 0;
+}
+
+/*
+ * g's entry in heap h: what the heap orders by, kept in the entry so that a
+ * sift reads the heap's array only.  Active: by rank (rank_cmp); backoff and
+ * sleeping: by the end of the backoff, then arrival (backoffs ending at once
+ * end together, all placed by rank then: any order).
+ */
+static struct sc_heap_ent heap_ent(int h, struct sc_group *g)
+{
+	struct sc_heap_ent e = {.seq = g->seq, .g = g};
+
+	if (h == SC_QUEUE_ACTIVE) {
+		e.k = -(int64_t)g->q->prio_cache;
+		e.creation = g->spec.creation;
+	} else if (h == SC_QUEUE_BACKOFF || h == SC_QUEUE_SLEEP) {
+		e.k = g->q->backoff_until;
+	}
+	return e;
+}
+
+/* Does a go before b in heap h? */
+static bool heap_before(int h, const struct sc_heap_ent *a, const struct sc_heap_ent *b)
+{
+	if (a->k != b->k)
+		return a->k < b->k;
+	if (h == SC_QUEUE_ACTIVE && a->creation != b->creation)
+		return a->creation < b->creation;
+	if (h == SC_QUEUE_ACTIVE && a->creation != INT64_MIN) {
+		int c = strcmp(a->g->key, b->g->key);
+
+		if (c)
+			return c < 0;
+	}
+	return a->seq < b->seq;
 }
 
 static struct sc_heap *heap_of(struct sc_queue *q, int h)
@@ -361,40 +391,50 @@ static bool unordered(int h)
 	return h == SC_QUEUE_WAIT || h == SC_QUEUE_DEFER;
 }
 
-static void heap_set(struct sc_heap *hp, size_t i, struct sc_group *g)
+static void heap_set(struct sc_heap *hp, size_t i, struct sc_heap_ent e)
 {
-	hp->v[i] = g;
-	g->q->qpos = i;
+	hp->v[i] = e;
+	e.g->q->qpos = i;
 }
 
 static void sift_up(struct sc_heap *hp, int h, size_t i)
 {
-	struct sc_group *g = hp->v[i];
+	struct sc_heap_ent e = hp->v[i];
 
-	while (i > 0 && heap_before(h, g, hp->v[(i - 1) / 2])) {
+	while (i > 0 && heap_before(h, &e, &hp->v[(i - 1) / 2])) {
 		heap_set(hp, i, hp->v[(i - 1) / 2]);
 		i = (i - 1) / 2;
 	}
-	heap_set(hp, i, g);
+	heap_set(hp, i, e);
 }
 
 static void sift_down(struct sc_heap *hp, int h, size_t i)
 {
-	struct sc_group *g = hp->v[i];
+	struct sc_heap_ent e = hp->v[i];
 
 	for (;;) {
 		size_t c = 2 * i + 1;
 
 		if (c >= hp->n)
 			break;
-		if (c + 1 < hp->n && heap_before(h, hp->v[c + 1], hp->v[c]))
+		if (c + 1 < hp->n && heap_before(h, &hp->v[c + 1], &hp->v[c]))
 			c++;
-		if (!heap_before(h, hp->v[c], g))
+		if (!heap_before(h, &hp->v[c], &e))
 			break;
 		heap_set(hp, i, hp->v[c]);
 		i = c;
 	}
-	heap_set(hp, i, g);
+	heap_set(hp, i, e);
+}
+
+/* g's order in heap h may have moved (a creation time, a backoff): its entry anew. */
+static void heap_rekey(struct sc_queue *q, int h, struct sc_group *g)
+{
+	struct sc_heap *hp = heap_of(q, h);
+
+	hp->v[g->q->qpos] = heap_ent(h, g);
+	sift_down(hp, h, g->q->qpos);
+	sift_up(hp, h, g->q->qpos);
 }
 
 static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
@@ -403,14 +443,14 @@ static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
 
 	if (hp->n == hp->cap) {
 		size_t cap = hp->cap ? hp->cap * 2 : 64;
-		struct sc_group **v = realloc(hp->v, cap * sizeof(*v));
+		struct sc_heap_ent *v = realloc(hp->v, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
 		hp->v = v;
 		hp->cap = cap;
 	}
-	hp->v[hp->n++] = g;
+	hp->v[hp->n++] = heap_ent(h, g);
 	g->q->qheap = (unsigned char)h;
 	if (unordered(h))
 		g->q->qpos = hp->n - 1;
@@ -835,14 +875,14 @@ static void wake_sleepers(struct pk_sched *s, int64_t now)
 {
 	struct sc_queue *q = &s->forest.queue;
 
-	while (q->sleeping.n && q->sleeping.v[0]->q->backoff_until <= now) {
-		struct sc_group *g = q->sleeping.v[0];
+	while (q->sleeping.n && q->sleeping.v[0].k <= now) {
+		struct sc_group *g = q->sleeping.v[0].g;
 		int r = g->q->qheap - SC_QUEUE_SLEEP, lacks = lacking(s, g);
 
 		if (lacks < 0) {
 			replay(s, g, now);
 			if (g->q->backoff_until > now) {
-				sift_down(&q->sleeping, SC_QUEUE_SLEEP, 0);
+				heap_rekey(q, SC_QUEUE_SLEEP, g);
 				continue;
 			}
 		}
@@ -945,8 +985,7 @@ void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 	if (want == g->q->qheap) {
 		if (want == SC_QUEUE_ACTIVE || want == SC_QUEUE_BACKOFF) {
 			/* creation or backoff may have moved */
-			sift_down(heap_of(q, want), want, g->q->qpos);
-			sift_up(heap_of(q, want), want, g->q->qpos);
+			heap_rekey(q, want, g);
 		}
 		return;
 	}
@@ -983,9 +1022,9 @@ static void requeue_all(struct pk_sched *s, int h, int64_t now)
 
 	*hp = (struct sc_heap){0};
 	for (size_t i = 0; i < v.n; i++)
-		v.v[i]->q->qheap = SC_QUEUE_NONE;
+		v.v[i].g->q->qheap = SC_QUEUE_NONE;
 	for (size_t i = 0; i < v.n; i++)
-		sc_queue_place(s, v.v[i], now);
+		sc_queue_place(s, v.v[i].g, now);
 	if (!hp->v) { /* keep the storage */
 		hp->v = v.v;
 		hp->cap = v.cap;
@@ -1038,7 +1077,7 @@ static struct sc_group *parked_first(struct pk_sched *s)
 			heap_remove(q, g);
 			park(q, other, g);
 		}
-		if (g && (!best || heap_before(SC_QUEUE_ACTIVE, g, best)))
+		if (g && (!best || rank_before(g, best)))
 			best = g;
 	}
 	return best;
@@ -1057,7 +1096,7 @@ static void settle_deferred(struct pk_sched *s, int64_t now)
 
 	q->deferred = (struct sc_heap){0};
 	for (size_t i = 0; i < v.n; i++) {
-		struct sc_group *g = v.v[i];
+		struct sc_group *g = v.v[i].g;
 		int r = g->q->dirty ? -1 : lacking(s, g);
 
 		g->q->qheap = SC_QUEUE_NONE;
@@ -1110,8 +1149,8 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 	}
 	q->touched.n = 0;
 	/* Backoffs that ended: a retry known to fail fails here (as at its turn). */
-	while (q->backoff.n && q->backoff.v[0]->q->backoff_until <= now) {
-		struct sc_group *g = q->backoff.v[0];
+	while (q->backoff.n && q->backoff.v[0].k <= now) {
+		struct sc_group *g = q->backoff.v[0].g;
 
 		heap_remove(q, g);
 		if (fails_unchanged(s, g)) {
@@ -1136,9 +1175,9 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 	struct sc_group *p = parked_first(s);
 
 	for (;;) {
-		struct sc_group *g = q->active.n ? q->active.v[0] : NULL;
+		struct sc_group *g = q->active.n ? q->active.v[0].g : NULL;
 
-		if (p && (!g || heap_before(SC_QUEUE_ACTIVE, p, g))) { /* its turn, room for it */
+		if (p && (!g || rank_before(p, g))) { /* its turn, room for it */
 			unpark(s, p, now);
 			if (eligible(s, p) && p->q->backoff_until > now)
 				heap_push(q, SC_QUEUE_DEFER, p); /* decided when the round ends */
@@ -1168,7 +1207,7 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 	settle_deferred(s, now);
 	settle_sleepers(s, now);
 	if (ret_wait && q->backoff.n)
-		*ret_wait = q->backoff.v[0]->q->backoff_until;
+		*ret_wait = q->backoff.v[0].k;
 	return NULL;
 }
 

@@ -244,8 +244,15 @@ enum {
 };
 /* A parked root whose backoff runs on (queue.c): qheap SC_QUEUE_SLEEP + r. */
 #define SC_QUEUE_SLEEP (SC_QUEUE_PARK + SC_MAX_RES)
+/* A root in a heap with what the heap orders it by (queue.c heap_ent). */
+struct sc_heap_ent {
+	int64_t k;	  /* active: its priority negated; backoff, sleeping: its backoff's end */
+	int64_t creation; /* active: its creationTimestamp */
+	uint64_t seq;
+	struct sc_group *g;
+};
 struct sc_heap {
-	struct sc_group **v;
+	struct sc_heap_ent *v;
 	size_t n, cap;
 };
 /*
