@@ -80,7 +80,9 @@ static void pod_free(struct sc_pod *p)
 	free(p->key); /* with ns, name and group_key (pod_names) */
 	free(p->node_name);
 	free(p->prio_class);
-	free(p->cycle.why);
+	if (p->cycle.fail)
+		free(p->cycle.fail->why);
+	free(p->cycle.fail);
 	sc_cons_free(p->cons);
 	for (size_t i = 0; i < p->nsel; i++) {
 		free(p->sel[i].key);

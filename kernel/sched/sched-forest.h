@@ -61,14 +61,20 @@ struct sc_cond_memo {
  * position.  Everything here is the scheduler's own; none of it comes
  * from the pod's object.
  */
-struct sc_pod_cycle {
-	int assumed;	  /* simulation: node index or -1 */
-	bool sim_removed; /* simulation: taken from its node (preemption's what-if) */
-	char *why;	  /* last placement failure, built on demand (sc_pod_why) */
-	bool misfit_set;  /* misfit counts below describe the last failure */
+/*
+ * A pod's last placement failure (sc_pod_set_misfits): made when it first
+ * fails, so the many pods that never did (a backlog's) carry none.
+ */
+struct sc_pod_fail {
+	char *why; /* built on demand (sc_pod_why) */
+	size_t scope_n;
 	int misfit[_SC_MISFIT_MAX];
 	int short_of[SC_MAX_RES];
-	size_t scope_n;
+};
+struct sc_pod_cycle {
+	int assumed;		  /* simulation: node index or -1 */
+	bool sim_removed;	  /* simulation: taken from its node (preemption's what-if) */
+	struct sc_pod_fail *fail; /* the last placement failure, NULL: none */
 	/* TPU slice (slice.c): rank and chip position in the box of the last
 	 * placement of its slice group; -1 when never placed in one. */
 	int slice_worker;
