@@ -344,9 +344,9 @@ static bool rank_before(const struct sc_group *a, const struct sc_group *b)
 
 /*
  * g's entry in heap h: what the heap orders by, kept in the entry so that a
- * sift reads the heap's array only.  Active: by rank (rank_cmp); backoff and
- * sleeping: by the end of the backoff, then arrival (backoffs ending at once
- * end together, all placed by rank then: any order).
+ * sift reads the heap's array only.  Active: by rank (rank_cmp); backoff: by
+ * the end of the backoff, then arrival (backoffs ending at once end
+ * together, all placed by rank then: any order).
  */
 static struct sc_heap_ent heap_ent(int h, struct sc_group *g)
 {
@@ -355,7 +355,7 @@ static struct sc_heap_ent heap_ent(int h, struct sc_group *g)
 	if (h == SC_QUEUE_ACTIVE) {
 		e.k = -(int64_t)g->q->prio_cache;
 		e.creation = g->spec.creation;
-	} else if (h == SC_QUEUE_BACKOFF || h == SC_QUEUE_SLEEP) {
+	} else if (h == SC_QUEUE_BACKOFF) {
 		e.k = g->q->backoff_until;
 	}
 	return e;
@@ -382,7 +382,6 @@ static struct sc_heap *heap_of(struct sc_queue *q, int h)
 	return h == SC_QUEUE_ACTIVE  ? &q->active
 	       : h == SC_QUEUE_WAIT  ? &q->waiting
 	       : h == SC_QUEUE_DEFER ? &q->deferred
-	       : h == SC_QUEUE_SLEEP ? &q->sleeping
 				     : &q->backoff;
 }
 
@@ -600,7 +599,7 @@ static void penter(pnode **t, int r, struct sc_group *g)
 	*t = pinsert(*t, g->q, r);
 }
 
-/* g leaves the treap *t of resource r (a park or a sleep). */
+/* g leaves the treap *t of resource r. */
 static void pleave(pnode **t, int r, struct sc_group *g)
 {
 	bool found = false;
@@ -629,15 +628,11 @@ static void heap_remove(struct sc_queue *q, struct sc_group *g)
 	if (h == SC_QUEUE_NONE)
 		return;
 	g->q->qheap = SC_QUEUE_NONE;
-	if (h >= SC_QUEUE_SLEEP) {
-		pleave(&q->sleep[h - SC_QUEUE_SLEEP], h - SC_QUEUE_SLEEP, g);
-		heap_take(q, SC_QUEUE_SLEEP, g->q->qpos);
-	} else if (h >= SC_QUEUE_PARK) {
-		pleave(&q->park[h - SC_QUEUE_PARK], h - SC_QUEUE_PARK, g);
-	} else {
+	if (h < SC_QUEUE_PARK) {
 		heap_take(q, h, g->q->qpos);
 		return;
 	}
+	pleave(&q->park[h - SC_QUEUE_PARK], h - SC_QUEUE_PARK, g);
 	if (--q->nparked == 0)
 		q->parked_prio = INT32_MIN;
 }
@@ -666,7 +661,6 @@ void sc_queue_fini(struct sc_queue *q)
 	free(q->backoff.v);
 	free(q->waiting.v);
 	free(q->deferred.v);
-	free(q->sleeping.v);
 	free(q->marks);
 	sc_vec_free(&q->touched);
 	memset(q, 0, sizeof(*q));
@@ -848,83 +842,11 @@ static void park(struct sc_queue *q, int r, struct sc_group *g)
 }
 
 /*
- * A parked root whose backoff runs on sleeps: no candidate of a pick (its
- * turn would defer it) until its backoff ends (wake_sleepers).
- */
-static void sleep_root(struct sc_queue *q, int r, struct sc_group *g)
-{
-	if (heap_push(q, SC_QUEUE_SLEEP, g) < 0) {
-		park(q, r, g); /* no memory: parked, it is deferred at its turn */
-		return;
-	}
-	penter(&q->sleep[r], r, g);
-	g->q->qheap = (unsigned char)(SC_QUEUE_SLEEP + r);
-	if (!q->nparked++ || g->q->prio_cache > q->parked_prio)
-		q->parked_prio = g->q->prio_cache;
-}
-
-/*
- * Sleepers whose backoff ended (before a pick looks at the parks).  One the
- * cluster has room for now is a candidate: the attempts it missed are
- * replayed (as at its turn, each a failure: a sleeper the cluster had room
- * for at a round's end left), and it sleeps on while its replayed backoff
- * runs on.  The others are parked again as they are (replayed at their
- * turn, should it come).
- */
-static void wake_sleepers(struct pk_sched *s, int64_t now)
-{
-	struct sc_queue *q = &s->forest.queue;
-
-	while (q->sleeping.n && q->sleeping.v[0].k <= now) {
-		struct sc_group *g = q->sleeping.v[0].g;
-		int r = g->q->qheap - SC_QUEUE_SLEEP, lacks = lacking(s, g);
-
-		if (lacks < 0) {
-			replay(s, g, now);
-			if (g->q->backoff_until > now) {
-				heap_rekey(q, SC_QUEUE_SLEEP, g);
-				continue;
-			}
-		}
-		heap_remove(q, g);
-		park(q, lacks >= 0 ? lacks : r, g);
-	}
-}
-
-/*
- * The round ended: a sleeper the cluster has room for backs off as a deferred
- * one does (its turn came in the round's last pick: every parked root the
- * cluster has room for is a candidate then); one that lacks another resource
- * moves to that one's sleep.
- */
-static void settle_sleepers(struct pk_sched *s, int64_t now)
-{
-	struct sc_queue *q = &s->forest.queue;
-
-	for (int r = 0; r < s->snap.nres && q->sleeping.n; r++) {
-		struct sc_group *g;
-
-		while ((g = pfirst(q->sleep[r], r, sc_snapshot_free_sum(&s->snap, r)))) {
-			int other = lacking(s, g);
-
-			if (other >= 0) {
-				pleave(&q->sleep[r], r, g);
-				penter(&q->sleep[other], other, g);
-				g->q->qheap = (unsigned char)(SC_QUEUE_SLEEP + other);
-				continue;
-			}
-			unpark(s, g, now);
-			sc_queue_place(s, g, now);
-		}
-	}
-}
-
-/*
  * A root not eligible until the cluster changes: parked when the cluster has
  * too little free for it and it cannot preempt (no bound pod has a lower
  * priority), else waiting for any change.
  */
-static void wait_or_park(struct pk_sched *s, struct sc_group *g, int64_t now)
+static void wait_or_park(struct pk_sched *s, struct sc_group *g)
 {
 	struct sc_queue *q = &s->forest.queue;
 	int r = -1;
@@ -943,10 +865,7 @@ static void wait_or_park(struct pk_sched *s, struct sc_group *g, int64_t now)
 		q->nmarks = 0;
 	}
 	g->q->mark_next = q->marks_base + q->nmarks;
-	if (g->q->backoff_until > now)
-		sleep_root(q, r, g);
-	else
-		park(q, r, g);
+	park(q, r, g);
 }
 
 /* Not eligible only until the cluster changes (it failed at the current generation). */
@@ -991,7 +910,7 @@ void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 	}
 	heap_remove(q, g);
 	if (want == SC_QUEUE_WAIT)
-		wait_or_park(s, g, now);
+		wait_or_park(s, g);
 	else if (want != SC_QUEUE_NONE)
 		heap_push(q, want, g);
 }
@@ -1044,10 +963,8 @@ static void unpark_all(struct pk_sched *s, int64_t now)
 		return; /* none parked (or no memory: they stay parked) */
 	for (int r = 0; r < SC_MAX_RES; r++) {
 		n = plist(q->park[r], v, n);
-		n = plist(q->sleep[r], v, n);
-		q->park[r] = q->sleep[r] = NULL;
+		q->park[r] = NULL;
 	}
-	q->sleeping.n = 0;
 	q->nparked = 0;
 	q->parked_prio = INT32_MIN;
 	for (size_t i = 0; i < n; i++) { /* every replay before any is parked again */
@@ -1086,8 +1003,7 @@ static struct sc_group *parked_first(struct pk_sched *s)
 /*
  * The round ended: a deferred root the cluster still has room for backs off
  * (its retry, when its backoff ends, may place it), the others park again
- * as they are (that retry would fail: the replay counts it when they wake),
- * asleep while their backoff runs on.
+ * as they are (that retry would fail: the replay counts it when they wake).
  */
 static void settle_deferred(struct pk_sched *s, int64_t now)
 {
@@ -1100,10 +1016,7 @@ static void settle_deferred(struct pk_sched *s, int64_t now)
 		int r = g->q->dirty ? -1 : lacking(s, g);
 
 		g->q->qheap = SC_QUEUE_NONE;
-		if (r >= 0 && !sc_victim_floor_below(s, g->q->prio_cache) &&
-		    g->q->backoff_until > now)
-			sleep_root(q, r, g);
-		else if (r >= 0 && !sc_victim_floor_below(s, g->q->prio_cache))
+		if (r >= 0 && !sc_victim_floor_below(s, g->q->prio_cache))
 			park(q, r, g);
 		else
 			sc_queue_place(s, g, now);
@@ -1160,7 +1073,6 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 		}
 		heap_push(q, SC_QUEUE_ACTIVE, g);
 	}
-	wake_sleepers(s, now);
 }
 
 struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wait)
@@ -1205,7 +1117,6 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 		return g; /* the best eligible root in rank order */
 	}
 	settle_deferred(s, now);
-	settle_sleepers(s, now);
 	if (ret_wait && q->backoff.n)
 		*ret_wait = q->backoff.v[0].k;
 	return NULL;

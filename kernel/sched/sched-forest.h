@@ -144,9 +144,8 @@ struct sc_group_spec {
  * roots carry none.
  */
 struct sc_group_queue {
-	/* Parked or asleep (qheap SC_QUEUE_PARK + r, SC_QUEUE_SLEEP + r): the
-	 * treap's links (before, after in rank order), the least need of its
-	 * subtree (of the treap's resource), its group and its rank when it
+	/* Parked (qheap SC_QUEUE_PARK + r): the treap's links (before, after in rank order), the
+	 * least need of its subtree (of the treap's resource), its group and its rank when it
 	 * entered (with prio_cache); first, as a search reads them. */
 	struct sc_group_queue *pl, *pr;
 	int64_t pmin;
@@ -248,11 +247,9 @@ enum {
 	SC_QUEUE_DEFER,
 	SC_QUEUE_PARK
 };
-/* A parked root whose backoff runs on (queue.c): qheap SC_QUEUE_SLEEP + r. */
-#define SC_QUEUE_SLEEP (SC_QUEUE_PARK + SC_MAX_RES)
 /* A root in a heap with what the heap orders it by (queue.c heap_ent). */
 struct sc_heap_ent {
-	int64_t k;	  /* active: its priority negated; backoff, sleeping: its backoff's end */
+	int64_t k;	  /* active: its priority negated; backoff: its backoff's end */
 	int64_t creation; /* active: its creationTimestamp */
 	uint64_t seq;
 	struct sc_group *g;
@@ -272,10 +269,7 @@ struct sc_heap {
  * its turn comes and the capacity is still there.  A parked root's retries
  * that would have failed are replayed when it wakes (attempts, backoff),
  * from the marks: the time and generation of every change the queue saw
- * while roots were parked.  A parked root whose turn came while its backoff
- * ran on sleeps (sleep[r], and the sleeping heap by the end of its backoff):
- * it is no candidate until its backoff ends, when it is parked again, and
- * when a round ends with room for it, it backs off as a deferred root does.
+ * while roots were parked.
  */
 struct sc_queue_mark {
 	int64_t t;
@@ -288,13 +282,11 @@ struct sc_queue {
 	 * others park again (unordered). */
 	struct sc_heap deferred;
 	struct sc_group_queue *park[SC_MAX_RES];
-	struct sc_group_queue *sleep[SC_MAX_RES]; /* parked in backoff: treaps as park's */
-	struct sc_heap sleeping;		  /* the same roots by the end of their backoff */
 	struct sc_vec touched;
 	uint64_t gen_seen, epoch_seen, cap_seen;
 	uint64_t full_epoch; /* bumps when anything but freed capacity changed */
 	bool started;
-	size_t nparked;	     /* parked and sleeping */
+	size_t nparked;
 	int32_t parked_prio; /* the highest priority parked since none was */
 	struct sc_queue_mark *marks;
 	size_t nmarks, capmarks;
