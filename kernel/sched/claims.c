@@ -756,7 +756,7 @@ static const char *claims_why(const struct sc_pod *pod)
 {
 	const struct claims_pod *cp = pod->cons ? pod->cons->state[SC_PLUGIN_CLAIMS] : NULL;
 
-	if (!pod->cycle.misfits || !pod->cycle.misfits->misfit[SC_MISFIT_CLAIM])
+	if (!pod->cycle.fail || !pod->cycle.fail->misfit[SC_MISFIT_CLAIM])
 		return NULL;
 	return cp && cp->why[0] ? cp->why : NULL;
 }

@@ -292,6 +292,16 @@ static void report_pick(struct sc_ctx *ctx, struct sc_group *g)
  * Conditions after a cycle: evaluated groups report their own status, or the
  * nearest failed ancestor's; pending pods name the nearest failed group.
  */
+/* The pod's last failure as placement told it (a refusal when it has none), or dflt. */
+static const char *pod_why_or(struct sc_ctx *ctx, struct sc_pod *p, const char *dflt)
+{
+	const char *why = sc_pod_why(ctx->snap, p);
+
+	if (!why)
+		return dflt;
+	return p->cycle.fail && p->cycle.fail->why ? p->cycle.fail->why : why;
+}
+
 static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group *failed,
 		   bool committed, int depth)
 {
@@ -343,8 +353,7 @@ static void report(struct sc_ctx *ctx, struct sc_group *g, const struct sc_group
 				 failed_why(ctx, failed));
 		else
 			snprintf(msg, sizeof(msg), "%s %s placed without this pod: %s",
-				 sc_group_kind(g), g->key,
-				 sc_pod_why(ctx->snap, p) ? p->cycle.why : "no node fits");
+				 sc_group_kind(g), g->key, pod_why_or(ctx, p, "no node fits"));
 		sc_emit_pod(ctx, p, "False", "Unschedulable", msg);
 	}
 	for (size_t i = 0; i < g->children.n; i++)

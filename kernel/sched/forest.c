@@ -77,12 +77,12 @@ static void pod_free(struct sc_pod *p)
 {
 	if (!p)
 		return;
-	free(p->key); /* and ns, name: the same allocation (copy_pod) */
-	free(p->group_key);
+	free(p->key); /* with ns, name and group_key (pod_names) */
 	free(p->node_name);
 	free(p->prio_class);
-	free(p->cycle.why);
-	free(p->cycle.misfits);
+	if (p->cycle.fail)
+		free(p->cycle.fail->why);
+	free(p->cycle.fail);
 	sc_cons_free(p->cons);
 	for (size_t i = 0; i < p->nsel; i++) {
 		free(p->sel[i].key);
@@ -449,21 +449,47 @@ static void slice_place_of(const struct pk_pod *v, struct sc_pod *p)
 	p->cycle.slice_at = at;
 }
 
+/*
+ * A pod's names in one allocation (a backlog holds millions of pods): its
+ * key "ns/name", its namespace ("default" when it names none), its name and
+ * its group's key "ns/podGroupName" (NULL: none); p->key owns them all.
+ */
+static char *put(char *at, const char *a, size_t la, const char *b, size_t lb)
+{
+	memcpy(at, a, la);
+	if (b) {
+		at[la++] = '/';
+		memcpy(at + la, b, lb);
+		la += lb;
+	}
+	at[la] = '\0';
+	return at + la + 1;
+}
+
+static int pod_names(struct sc_pod *p, const struct pk_pod *v)
+{
+	const char *ns = v->meta.namespace ? v->meta.namespace : "";
+	const char *name = v->meta.name ? v->meta.name : "", *grp = v->pod_group;
+	const char *ns_or = v->meta.namespace ? ns : "default";
+	size_t ln = strlen(ns), lname = strlen(name), lor = strlen(ns_or);
+	size_t lg = grp ? strlen(grp) : 0;
+	char *b = malloc((ln + lname + 2) + (lor + 1) + (lname + 1) + (grp ? ln + lg + 2 : 0));
+	char *at;
+
+	if (!b)
+		return -ENOMEM;
+	at = put(p->key = b, ns, ln, name, lname);
+	at = put(p->ns = at, ns_or, lor, NULL, 0);
+	at = put(p->name = at, name, lname, NULL, 0);
+	if (grp)
+		put(p->group_key = at, ns, ln, grp, lg);
+	return 0;
+}
+
 static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v)
 {
-	const char *ns = v->meta.namespace ? v->meta.namespace : "default";
-	const char *name = v->meta.name ? v->meta.name : "";
-	size_t nlen = strlen(ns) + 1, len = strlen(name) + 1;
-	char *k = sc_key(v->meta.namespace, v->meta.name), *names;
-
-	/* key, namespace and name in one allocation: "KEY\0NS\0NAME\0" */
-	if (k && (names = realloc(k, strlen(k) + 1 + nlen + len))) {
-		p->key = names;
-		p->ns = memcpy(names + strlen(names) + 1, ns, nlen);
-		p->name = memcpy(p->ns + nlen, name, len);
-	} else {
-		free(k);
-	}
+	if (pod_names(p, v) < 0)
+		return -ENOMEM;
 	p->creation = v->meta.creation;
 	p->deleting = v->meta.deleting;
 	p->node = -1;
@@ -471,12 +497,9 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 	p->share_dev = -1;
 	slice_place_of(v, p);
 	p->node_name = sc_strdup(v->node_name && *v->node_name ? v->node_name : NULL);
-	p->group_key = v->pod_group ? sc_key(v->meta.namespace, v->pod_group) : NULL;
 	p->has_prio = v->has_priority;
 	p->prio = v->priority;
 	p->prio_class = sc_strdup(v->priority_class);
-	if (!p->key || !p->ns || !p->name)
-		return -ENOMEM;
 	p->req[SC_RES_PODS] = 1000;
 	for (size_t i = 0; i < v->nrequests; i++) {
 		int r = sc_res_id(&s->snap, v->requests[i].name);
@@ -486,7 +509,7 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 		if (r != SC_RES_PODS && v->requests[i].milli > 0)
 			p->req[r] = sc_add(p->req[r], v->requests[i].milli);
 	}
-	/* none allocated for none: most pods have no selector, affinity or toleration */
+	/* none of each for most pods: nothing allocated */
 	p->sel = v->nnode_selector ? calloc(v->nnode_selector, sizeof(*p->sel)) : NULL;
 	p->terms = v->naffinity ? calloc(v->naffinity, sizeof(*p->terms)) : NULL;
 	p->tols = v->ntolerations ? calloc(v->ntolerations, sizeof(*p->tols)) : NULL;

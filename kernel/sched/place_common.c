@@ -49,31 +49,31 @@ void sc_record(struct sc_ctx *ctx, struct sc_group *g, enum sc_status st, int M,
 
 const char *sc_pod_why(const struct sc_snapshot *snap, struct sc_pod *pod)
 {
-	const struct sc_misfits *mf = pod->cycle.misfits;
+	struct sc_pod_fail *f = pod->cycle.fail;
 	struct sc_buf b = {0};
 
 	if (sc_cons_refusal(pod))
 		return sc_cons_refusal(pod);
-	if (pod->cycle.why || !mf)
-		return pod->cycle.why;
-	sc_buf_printf(&b, "0/%zu nodes fit", mf->scope_n);
+	if (!f || f->why)
+		return f ? f->why : NULL;
+	sc_buf_printf(&b, "0/%zu nodes fit", f->scope_n);
 	for (int m = 1; m < _SC_MISFIT_MAX; m++) {
-		if (!mf->misfit[m])
+		if (!f->misfit[m])
 			continue;
 		if (m == SC_MISFIT_RESOURCES) {
 			for (int r = 0; r < snap->nres; r++)
-				if (mf->short_of[r])
-					sc_buf_printf(&b, ", %d insufficient %s", mf->short_of[r],
+				if (f->short_of[r])
+					sc_buf_printf(&b, ", %d insufficient %s", f->short_of[r],
 						      snap->res_name[r]);
 		} else {
-			sc_buf_printf(&b, ", %d %s", mf->misfit[m], sc_misfit_to_string(m));
+			sc_buf_printf(&b, ", %d %s", f->misfit[m], sc_misfit_to_string(m));
 		}
 	}
-	if (!mf->scope_n)
+	if (!f->scope_n)
 		sc_buf_printf(&b, " (empty domain)");
 	sc_cons_why(pod, &b);
-	pod->cycle.why = b.s;
-	return pod->cycle.why;
+	f->why = b.s;
+	return f->why;
 }
 
 const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g)
@@ -104,13 +104,15 @@ const char *sc_group_why(const struct sc_snapshot *snap, struct sc_group *g)
 
 void sc_pod_set_misfits(struct sc_pod *pod, size_t scope_n, const int *counts, const int *short_of)
 {
-	free(pod->cycle.why);
-	pod->cycle.why = NULL;
-	if (!pod->cycle.misfits && !(pod->cycle.misfits = malloc(sizeof(*pod->cycle.misfits))))
-		return; /* no memory: the failure is told without its counts */
-	pod->cycle.misfits->scope_n = scope_n;
-	memcpy(pod->cycle.misfits->misfit, counts, sizeof(pod->cycle.misfits->misfit));
-	memcpy(pod->cycle.misfits->short_of, short_of, sizeof(pod->cycle.misfits->short_of));
+	struct sc_pod_fail *f = pod->cycle.fail;
+
+	if (!f && !(f = pod->cycle.fail = calloc(1, sizeof(*f))))
+		return; /* no record: the failure is told without its counts */
+	free(f->why);
+	f->why = NULL;
+	f->scope_n = scope_n;
+	memcpy(f->misfit, counts, sizeof(f->misfit));
+	memcpy(f->short_of, short_of, sizeof(f->short_of));
 }
 
 /* ---- pods and subtrees ---------------------------------------------------- */

@@ -333,18 +333,48 @@ static bool has_pending(const struct sc_group *g, int depth)
 
 /* ---- the heaps ------------------------------------------------------------------- */
 
-/* Does a go before b in heap h? */
-static bool heap_before(int h, const struct sc_group *a, const struct sc_group *b)
+/* Does root a go before root b in rank order? */
+static bool rank_before(const struct sc_group *a, const struct sc_group *b)
 {
-	/* Backoffs ending at once end together (all are placed by rank then): any order. */
-	if (h == SC_QUEUE_BACKOFF)
-		return a->q->backoff_until != b->q->backoff_until
-			   ? a->q->backoff_until < b->q->backoff_until
-			   : a->seq < b->seq;
 	struct ranked x = {.g = (struct sc_group *)a, .prio = a->q->prio_cache};
 	struct ranked y = {.g = (struct sc_group *)b, .prio = b->q->prio_cache};
 
 	return rank_cmp(&x, &y) < 0;
+}
+
+/*
+ * g's entry in heap h: what the heap orders by, kept in the entry so that a
+ * sift reads the heap's array only.  Active: by rank (rank_cmp); backoff: by
+ * the end of the backoff, then arrival (backoffs ending at once end
+ * together, all placed by rank then: any order).
+ */
+static struct sc_heap_ent heap_ent(int h, struct sc_group *g)
+{
+	struct sc_heap_ent e = {.seq = g->seq, .g = g};
+
+	if (h == SC_QUEUE_ACTIVE) {
+		e.k = -(int64_t)g->q->prio_cache;
+		e.creation = g->spec.creation;
+	} else if (h == SC_QUEUE_BACKOFF) {
+		e.k = g->q->backoff_until;
+	}
+	return e;
+}
+
+/* Does a go before b in heap h? */
+static bool heap_before(int h, const struct sc_heap_ent *a, const struct sc_heap_ent *b)
+{
+	if (a->k != b->k)
+		return a->k < b->k;
+	if (h == SC_QUEUE_ACTIVE && a->creation != b->creation)
+		return a->creation < b->creation;
+	if (h == SC_QUEUE_ACTIVE && a->creation != INT64_MIN) {
+		int c = strcmp(a->g->key, b->g->key);
+
+		if (c)
+			return c < 0;
+	}
+	return a->seq < b->seq;
 }
 
 static struct sc_heap *heap_of(struct sc_queue *q, int h)
@@ -360,40 +390,50 @@ static bool unordered(int h)
 	return h == SC_QUEUE_WAIT || h == SC_QUEUE_DEFER;
 }
 
-static void heap_set(struct sc_heap *hp, size_t i, struct sc_group *g)
+static void heap_set(struct sc_heap *hp, size_t i, struct sc_heap_ent e)
 {
-	hp->v[i] = g;
-	g->q->qpos = i;
+	hp->v[i] = e;
+	e.g->q->qpos = i;
 }
 
 static void sift_up(struct sc_heap *hp, int h, size_t i)
 {
-	struct sc_group *g = hp->v[i];
+	struct sc_heap_ent e = hp->v[i];
 
-	while (i > 0 && heap_before(h, g, hp->v[(i - 1) / 2])) {
+	while (i > 0 && heap_before(h, &e, &hp->v[(i - 1) / 2])) {
 		heap_set(hp, i, hp->v[(i - 1) / 2]);
 		i = (i - 1) / 2;
 	}
-	heap_set(hp, i, g);
+	heap_set(hp, i, e);
 }
 
 static void sift_down(struct sc_heap *hp, int h, size_t i)
 {
-	struct sc_group *g = hp->v[i];
+	struct sc_heap_ent e = hp->v[i];
 
 	for (;;) {
 		size_t c = 2 * i + 1;
 
 		if (c >= hp->n)
 			break;
-		if (c + 1 < hp->n && heap_before(h, hp->v[c + 1], hp->v[c]))
+		if (c + 1 < hp->n && heap_before(h, &hp->v[c + 1], &hp->v[c]))
 			c++;
-		if (!heap_before(h, hp->v[c], g))
+		if (!heap_before(h, &hp->v[c], &e))
 			break;
 		heap_set(hp, i, hp->v[c]);
 		i = c;
 	}
-	heap_set(hp, i, g);
+	heap_set(hp, i, e);
+}
+
+/* g's order in heap h may have moved (a creation time, a backoff): its entry anew. */
+static void heap_rekey(struct sc_queue *q, int h, struct sc_group *g)
+{
+	struct sc_heap *hp = heap_of(q, h);
+
+	hp->v[g->q->qpos] = heap_ent(h, g);
+	sift_down(hp, h, g->q->qpos);
+	sift_up(hp, h, g->q->qpos);
 }
 
 static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
@@ -402,14 +442,14 @@ static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
 
 	if (hp->n == hp->cap) {
 		size_t cap = hp->cap ? hp->cap * 2 : 64;
-		struct sc_group **v = realloc(hp->v, cap * sizeof(*v));
+		struct sc_heap_ent *v = realloc(hp->v, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
 		hp->v = v;
 		hp->cap = cap;
 	}
-	hp->v[hp->n++] = g;
+	hp->v[hp->n++] = heap_ent(h, g);
 	g->q->qheap = (unsigned char)h;
 	if (unordered(h))
 		g->q->qpos = hp->n - 1;
@@ -420,152 +460,158 @@ static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
 
 /* ---- the park: a treap per resource in rank order, each subtree's least need ---------- */
 
-static int64_t pmin(const struct sc_group *t)
+/*
+ * The treaps link the roots' queue records (struct sc_group_queue), each
+ * holding what the order reads (its rank, kept when it entered: prio_cache,
+ * tcreation, tseq), so a search touches one record per node.
+ */
+typedef struct sc_group_queue pnode;
+
+static int64_t pmin(const pnode *t)
 {
-	return t ? t->q->pmin : INT64_MAX;
+	return t ? t->pmin : INT64_MAX;
 }
 
-static void pfix(struct sc_group *t, int r)
+static void pfix(pnode *t, int r)
 {
-	int64_t m = t->q->need[r], a = pmin(t->q->pl), b = pmin(t->q->pr);
+	int64_t m = t->need[r], a = pmin(t->pl), b = pmin(t->pr);
 
-	t->q->pmin = m < a ? (m < b ? m : b) : (a < b ? a : b);
+	t->pmin = m < a ? (m < b ? m : b) : (a < b ? a : b);
 }
 
-/* The treap's priority of g: a hash of its sequence number (any order will do). */
-static uint64_t pprio(const struct sc_group *g)
+/* The treap's priority of a node: a hash of its sequence number (any order will do). */
+static uint64_t pprio(const pnode *t)
 {
-	uint64_t z = g->seq + 0x9e3779b97f4a7c15ULL;
+	uint64_t z = t->tseq + 0x9e3779b97f4a7c15ULL;
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
 }
 
-static struct sc_group *pmerge(struct sc_group *a, struct sc_group *b, int r)
+/* Does a go before b in rank order (rank_cmp on the kept rank)? */
+static bool pbefore(const pnode *a, const pnode *b)
+{
+	if (a->prio_cache != b->prio_cache)
+		return a->prio_cache > b->prio_cache;
+	if (a->tcreation != b->tcreation)
+		return a->tcreation < b->tcreation;
+	if (a->tcreation != INT64_MIN) {
+		int c = strcmp(a->g->key, b->g->key);
+
+		if (c)
+			return c < 0;
+	}
+	return a->tseq < b->tseq;
+}
+
+static pnode *pmerge(pnode *a, pnode *b, int r)
 {
 	if (!a || !b)
 		return a ? a : b;
 	if (pprio(a) > pprio(b)) {
-		a->q->pr = pmerge(a->q->pr, b, r);
+		a->pr = pmerge(a->pr, b, r);
 		pfix(a, r);
 		return a;
 	}
-	b->q->pl = pmerge(a, b->q->pl, r);
+	b->pl = pmerge(a, b->pl, r);
 	pfix(b, r);
 	return b;
 }
 
-/* t's roots before g (*ret_l) and after it (*ret_r) in rank order. */
-static void psplit(struct sc_group *t, const struct sc_group *g, int r, struct sc_group **ret_l,
-		   struct sc_group **ret_r)
+/* t's nodes before g (*ret_l) and after it (*ret_r) in rank order. */
+static void psplit(pnode *t, const pnode *g, int r, pnode **ret_l, pnode **ret_r)
 {
 	if (!t) {
 		*ret_l = *ret_r = NULL;
-	} else if (heap_before(SC_QUEUE_ACTIVE, t, g)) {
-		psplit(t->q->pr, g, r, &t->q->pr, ret_r);
+	} else if (pbefore(t, g)) {
+		psplit(t->pr, g, r, &t->pr, ret_r);
 		pfix(t, r);
 		*ret_l = t;
 	} else {
-		psplit(t->q->pl, g, r, ret_l, &t->q->pl);
+		psplit(t->pl, g, r, ret_l, &t->pl);
 		pfix(t, r);
 		*ret_r = t;
 	}
 }
 
-static struct sc_group *pinsert(struct sc_group *t, struct sc_group *g, int r)
+static pnode *pinsert(pnode *t, pnode *g, int r)
 {
 	if (!t || pprio(g) > pprio(t)) {
-		psplit(t, g, r, &g->q->pl, &g->q->pr);
+		psplit(t, g, r, &g->pl, &g->pr);
 		pfix(g, r);
 		return g;
 	}
-	if (heap_before(SC_QUEUE_ACTIVE, g, t))
-		t->q->pl = pinsert(t->q->pl, g, r);
+	if (pbefore(g, t))
+		t->pl = pinsert(t->pl, g, r);
 	else
-		t->q->pr = pinsert(t->q->pr, g, r);
+		t->pr = pinsert(t->pr, g, r);
 	pfix(t, r);
 	return t;
 }
 
-static struct sc_group *pdelete(struct sc_group *t, struct sc_group *g, int r, bool *found)
+static pnode *pdelete(pnode *t, const pnode *g, int r, bool *found)
 {
 	if (!t)
 		return NULL;
 	if (t == g) {
 		*found = true;
-		return pmerge(t->q->pl, t->q->pr, r);
+		return pmerge(t->pl, t->pr, r);
 	}
-	if (heap_before(SC_QUEUE_ACTIVE, g, t))
-		t->q->pl = pdelete(t->q->pl, g, r, found);
+	if (pbefore(g, t))
+		t->pl = pdelete(t->pl, g, r, found);
 	else
-		t->q->pr = pdelete(t->q->pr, g, r, found);
+		t->pr = pdelete(t->pr, g, r, found);
 	pfix(t, r);
 	return t;
 }
 
 /* The first root of t in rank order whose need of resource r is at most free_, or NULL. */
-static struct sc_group *pfirst(struct sc_group *t, int r, __int128 free_)
+static struct sc_group *pfirst(pnode *t, int r, __int128 free_)
 {
 	while (t && (__int128)pmin(t) <= free_) {
-		if ((__int128)pmin(t->q->pl) <= free_)
-			t = t->q->pl;
-		else if ((__int128)t->q->need[r] <= free_)
-			return t;
+		if ((__int128)pmin(t->pl) <= free_)
+			t = t->pl;
+		else if ((__int128)t->need[r] <= free_)
+			return t->g;
 		else
-			t = t->q->pr;
+			t = t->pr;
 	}
 	return NULL;
 }
 
 /* t's roots in rank order into v (room for all of them); their count. */
-static size_t plist(struct sc_group *t, struct sc_group **v, size_t n)
+static size_t plist(pnode *t, struct sc_group **v, size_t n)
 {
-	for (; t; t = t->q->pr) {
-		n = plist(t->q->pl, v, n);
-		v[n++] = t;
+	for (; t; t = t->pr) {
+		n = plist(t->pl, v, n);
+		v[n++] = t->g;
 	}
 	return n;
 }
 
-/*
- * g leaves park r.  Should its rank have moved while parked (a creation time
- * rewritten before the touch that unparks it is seen), the search misses it:
- * the treap is made again without it.
- */
-static void pleave(struct sc_queue *q, int r, struct sc_group *g)
+/* g enters the treap *t of resource r, its rank kept as it is now. */
+static void penter(pnode **t, int r, struct sc_group *g)
 {
-	bool found = false;
-	struct sc_group **v;
-	size_t n;
-
-	q->park[r] = pdelete(q->park[r], g, r, &found);
-	if (found || !(v = malloc((q->nparked + 1) * sizeof(*v))))
-		return;
-	n = plist(q->park[r], v, 0);
-	q->park[r] = NULL;
-	for (size_t i = 0; i < n; i++)
-		if (v[i] != g)
-			q->park[r] = pinsert(q->park[r], v[i], r);
-	free(v);
+	g->q->g = g;
+	g->q->tcreation = g->spec.creation;
+	g->q->tseq = g->seq;
+	*t = pinsert(*t, g->q, r);
 }
 
-static void heap_remove(struct sc_queue *q, struct sc_group *g)
+/* g leaves the treap *t of resource r. */
+static void pleave(pnode **t, int r, struct sc_group *g)
 {
-	int h = g->q->qheap;
-	struct sc_heap *hp;
-	size_t i = g->q->qpos;
+	bool found = false;
 
-	if (h == SC_QUEUE_NONE)
-		return;
-	g->q->qheap = SC_QUEUE_NONE;
-	if (h >= SC_QUEUE_PARK) {
-		pleave(q, h - SC_QUEUE_PARK, g);
-		if (--q->nparked == 0)
-			q->parked_prio = INT32_MIN;
-		return;
-	}
-	hp = heap_of(q, h);
+	*t = pdelete(*t, g->q, r, &found);
+}
+
+/* The root at i leaves heap h. */
+static void heap_take(struct sc_queue *q, int h, size_t i)
+{
+	struct sc_heap *hp = heap_of(q, h);
+
 	if (i != --hp->n) {
 		heap_set(hp, i, hp->v[hp->n]);
 		if (!unordered(h)) {
@@ -573,6 +619,22 @@ static void heap_remove(struct sc_queue *q, struct sc_group *g)
 			sift_up(hp, h, i);
 		}
 	}
+}
+
+static void heap_remove(struct sc_queue *q, struct sc_group *g)
+{
+	int h = g->q->qheap;
+
+	if (h == SC_QUEUE_NONE)
+		return;
+	g->q->qheap = SC_QUEUE_NONE;
+	if (h < SC_QUEUE_PARK) {
+		heap_take(q, h, g->q->qpos);
+		return;
+	}
+	pleave(&q->park[h - SC_QUEUE_PARK], h - SC_QUEUE_PARK, g);
+	if (--q->nparked == 0)
+		q->parked_prio = INT32_MIN;
 }
 
 void sc_queue_forget(struct sc_queue *q, struct sc_group *g)
@@ -773,7 +835,7 @@ static void unpark(struct pk_sched *s, struct sc_group *g, int64_t now)
 
 static void park(struct sc_queue *q, int r, struct sc_group *g)
 {
-	q->park[r] = pinsert(q->park[r], g, r);
+	penter(&q->park[r], r, g);
 	g->q->qheap = (unsigned char)(SC_QUEUE_PARK + r);
 	if (!q->nparked++ || g->q->prio_cache > q->parked_prio)
 		q->parked_prio = g->q->prio_cache;
@@ -842,8 +904,7 @@ void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 	if (want == g->q->qheap) {
 		if (want == SC_QUEUE_ACTIVE || want == SC_QUEUE_BACKOFF) {
 			/* creation or backoff may have moved */
-			sift_down(heap_of(q, want), want, g->q->qpos);
-			sift_up(heap_of(q, want), want, g->q->qpos);
+			heap_rekey(q, want, g);
 		}
 		return;
 	}
@@ -880,9 +941,9 @@ static void requeue_all(struct pk_sched *s, int h, int64_t now)
 
 	*hp = (struct sc_heap){0};
 	for (size_t i = 0; i < v.n; i++)
-		v.v[i]->q->qheap = SC_QUEUE_NONE;
+		v.v[i].g->q->qheap = SC_QUEUE_NONE;
 	for (size_t i = 0; i < v.n; i++)
-		sc_queue_place(s, v.v[i], now);
+		sc_queue_place(s, v.v[i].g, now);
 	if (!hp->v) { /* keep the storage */
 		hp->v = v.v;
 		hp->cap = v.cap;
@@ -933,7 +994,7 @@ static struct sc_group *parked_first(struct pk_sched *s)
 			heap_remove(q, g);
 			park(q, other, g);
 		}
-		if (g && (!best || heap_before(SC_QUEUE_ACTIVE, g, best)))
+		if (g && (!best || rank_before(g, best)))
 			best = g;
 	}
 	return best;
@@ -951,7 +1012,7 @@ static void settle_deferred(struct pk_sched *s, int64_t now)
 
 	q->deferred = (struct sc_heap){0};
 	for (size_t i = 0; i < v.n; i++) {
-		struct sc_group *g = v.v[i];
+		struct sc_group *g = v.v[i].g;
 		int r = g->q->dirty ? -1 : lacking(s, g);
 
 		g->q->qheap = SC_QUEUE_NONE;
@@ -1001,8 +1062,8 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 	}
 	q->touched.n = 0;
 	/* Backoffs that ended: a retry known to fail fails here (as at its turn). */
-	while (q->backoff.n && q->backoff.v[0]->q->backoff_until <= now) {
-		struct sc_group *g = q->backoff.v[0];
+	while (q->backoff.n && q->backoff.v[0].k <= now) {
+		struct sc_group *g = q->backoff.v[0].g;
 
 		heap_remove(q, g);
 		if (fails_unchanged(s, g)) {
@@ -1026,9 +1087,9 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 	struct sc_group *p = parked_first(s);
 
 	for (;;) {
-		struct sc_group *g = q->active.n ? q->active.v[0] : NULL;
+		struct sc_group *g = q->active.n ? q->active.v[0].g : NULL;
 
-		if (p && (!g || heap_before(SC_QUEUE_ACTIVE, p, g))) { /* its turn, room for it */
+		if (p && (!g || rank_before(p, g))) { /* its turn, room for it */
 			unpark(s, p, now);
 			if (eligible(s, p) && p->q->backoff_until > now)
 				heap_push(q, SC_QUEUE_DEFER, p); /* decided when the round ends */
@@ -1057,7 +1118,7 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 	}
 	settle_deferred(s, now);
 	if (ret_wait && q->backoff.n)
-		*ret_wait = q->backoff.v[0]->q->backoff_until;
+		*ret_wait = q->backoff.v[0].k;
 	return NULL;
 }
 

@@ -61,19 +61,20 @@ struct sc_cond_memo {
  * position.  Everything here is the scheduler's own; none of it comes
  * from the pod's object.
  */
-struct sc_misfits {
+/*
+ * A pod's last placement failure (sc_pod_set_misfits): made when it first
+ * fails, so the many pods that never did (a backlog's) carry none.
+ */
+struct sc_pod_fail {
+	char *why; /* built on demand (sc_pod_why) */
 	size_t scope_n;
 	int misfit[_SC_MISFIT_MAX];
 	int short_of[SC_MAX_RES];
 };
-
 struct sc_pod_cycle {
-	int assumed;	  /* simulation: node index or -1 */
-	bool sim_removed; /* simulation: taken from its node (preemption's what-if) */
-	char *why;	  /* last placement failure, built on demand (sc_pod_why) */
-	/* the counts of the last failure (sc_pod_set_misfits), NULL before one:
-	 * most pods never fail, and a bound pod's record is never read */
-	struct sc_misfits *misfits;
+	int assumed;		  /* simulation: node index or -1 */
+	bool sim_removed;	  /* simulation: taken from its node (preemption's what-if) */
+	struct sc_pod_fail *fail; /* the last placement failure, NULL: none */
 	/* TPU slice (slice.c): rank and chip position in the box of the last
 	 * placement of its slice group; -1 when never placed in one. */
 	int slice_worker;
@@ -143,28 +144,32 @@ struct sc_group_spec {
  * roots carry none.
  */
 struct sc_group_queue {
-	bool is_root; /* in the forest's roots */
+	/* Parked (qheap SC_QUEUE_PARK + r): the treap's links (before, after in rank order), the
+	 * least need of its subtree (of the treap's resource), its group and its rank when it
+	 * entered (with prio_cache); first, as a search reads them. */
+	struct sc_group_queue *pl, *pr;
+	int64_t pmin;
+	struct sc_group *g;
+	int32_t prio_cache;
+	int64_t tcreation;
+	uint64_t tseq;
+	int64_t need[SC_MAX_RES]; /* the least it takes of each resource to place */
+	bool is_root;		  /* in the forest's roots */
 	bool done, dirty, parked_invalid;
 	unsigned char qheap; /* SC_QUEUE_NONE, _ACTIVE or _BACKOFF */
 	bool qtouched;	     /* listed in the queue's touched roots */
 	size_t qpos;	     /* index in its heap */
 	bool prio_valid;     /* prio_cache holds sc_root_priority() at prio_epoch */
 	uint64_t prio_epoch;
-	int32_t prio_cache;
 	int attempts;
 	int64_t backoff_until;
 	bool gated; /* held back by PreEnqueue since gated_since */
 	int64_t gated_since;
 	uint64_t tried_gen;
-	int64_t tried_at; /* the time of its last attempt */
-	/* Parked (qheap SC_QUEUE_PARK + r): the least it takes of each resource
-	 * to place, and the first of the queue's marks it has not replayed. */
-	int64_t need[SC_MAX_RES];
-	struct sc_group *pl, *pr; /* the park's treap: before, after in rank order */
-	int64_t pmin;		  /* the least need of its subtree (of the park's resource) */
-	bool need_ok;		  /* need holds for its pods as they are (it is not dirty) */
-	uint64_t checked_epoch;	  /* full_epoch when it last passed PreEnqueue and validation */
-	uint64_t mark_next;
+	int64_t tried_at;	/* the time of its last attempt */
+	bool need_ok;		/* need holds for its pods as they are (it is not dirty) */
+	uint64_t checked_epoch; /* full_epoch when it last passed PreEnqueue and validation */
+	uint64_t mark_next;	/* parked: the first of the queue's marks it has not replayed */
 };
 
 /*
@@ -242,8 +247,15 @@ enum {
 	SC_QUEUE_DEFER,
 	SC_QUEUE_PARK
 };
+/* A root in a heap with what the heap orders it by (queue.c heap_ent). */
+struct sc_heap_ent {
+	int64_t k;	  /* active: its priority negated; backoff: its backoff's end */
+	int64_t creation; /* active: its creationTimestamp */
+	uint64_t seq;
+	struct sc_group *g;
+};
 struct sc_heap {
-	struct sc_group **v;
+	struct sc_heap_ent *v;
 	size_t n, cap;
 };
 /*
@@ -269,7 +281,7 @@ struct sc_queue {
 	 * round ends: then those the cluster still has room for back off, the
 	 * others park again (unordered). */
 	struct sc_heap deferred;
-	struct sc_group *park[SC_MAX_RES];
+	struct sc_group_queue *park[SC_MAX_RES];
 	struct sc_vec touched;
 	uint64_t gen_seen, epoch_seen, cap_seen;
 	uint64_t full_epoch; /* bumps when anything but freed capacity changed */

@@ -495,6 +495,7 @@ int pk_sched_remove(struct pk_sched *s, const struct pk_type *type, const char *
 		    const char *name)
 {
 	enum pk_kind kind = type ? type->pk : PK_KIND_UNKNOWN;
+	struct sc_pod *gone;
 	char *key;
 	int r;
 
@@ -522,8 +523,9 @@ int pk_sched_remove(struct pk_sched *s, const struct pk_type *type, const char *
 		key = sc_key(ns && *ns ? ns : "default", name);
 		if (!key)
 			return -ENOMEM;
-		if (kind == PK_KIND_POD && pk_map_get(&s->forest.pods, key))
-			sc_cons_pod_gone(s, pk_map_get(&s->forest.pods, key));
+		gone = kind == PK_KIND_POD ? pk_map_get(&s->forest.pods, key) : NULL;
+		if (gone)
+			sc_cons_pod_gone(s, gone);
 		r = kind == PK_KIND_POD ? sc_forest_remove_pod(s, key)
 					: sc_forest_remove_group(
 					      &s->forest, key, kind == PK_KIND_COMPOSITE_POD_GROUP);
