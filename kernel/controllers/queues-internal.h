@@ -215,6 +215,17 @@ bool q_cache_noted(const struct q_workload *w);
 void q_cache_note(const struct q_workload *w);
 /* cq's quota changed in this pass: nothing parked under it is skipped in the rest of it. */
 void q_cache_dirty(struct q_state *s, const char *cq);
+/* Whether cq's quota changed in this pass but by the pass's own admissions (q_cache_admitted). */
+bool q_cache_dirty_by_others(const struct q_state *s, const char *cq);
+/*
+ * w (a Job or JobSet) admitted in cq by the pass itself, written as
+ * written, nothing preempted for it: its quota's generation bumped now, and
+ * the write's echo on the change stream (by its resourceVersion) is no
+ * change, so the workloads of that quota tried after it (judged with it
+ * admitted) stay parked after the pass; those parked before are not.
+ */
+void q_cache_admitted(struct q_state *s, const char *cq, const struct q_workload *w,
+		      const json_t *written);
 /* Count a workload tried (its quota computed), or (place) a placement check run. */
 void q_cache_tried(struct q_state *s, bool place);
 

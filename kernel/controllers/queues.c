@@ -516,11 +516,12 @@ static void admission_value(const char *cq, const json_t *flavors, char *buf, si
 }
 
 /* One write: the workload as admitted (q_admitted_copy; a pod workload's pods, one batch). */
-static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *obj)
+static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *obj,
+		 json_t **ret_written)
 {
 	struct pk_write_ref ref = ctl_ref_of(pk_type_of(w->kind), w->obj);
-	int r =
-	    w->kind == PK_KIND_POD ? q_pods_admit(ctl, w, obj) : ctl_replace(ctl, &ref, obj, NULL);
+	int r = w->kind == PK_KIND_POD ? q_pods_admit(ctl, w, obj)
+				       : ctl_replace(ctl, &ref, obj, ret_written);
 	const json_t *one = json_is_array(obj) ? json_array_get(obj, 0) : obj;
 
 	if (r == 0)
@@ -745,10 +746,10 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 	const json_t *cqobj = cq ? json_object_get(s->cqs, cq) : NULL;
 	const char *strategy = pk_get_string(cqobj, "spec.queueingStrategy");
 	struct q_victim *victims = NULL;
-	json_t *flavors = NULL, *obj = NULL;
+	json_t *flavors = NULL, *obj = NULL, *written = NULL;
 	size_t nv = 0;
 	int r = 0;
-	bool tried = false, no_room = false;
+	bool tried = false, no_room = false, others;
 
 	if (cq && (w->inadmissible || w->incomplete))
 		snprintf(why, sizeof(why), "%s", w->inadmissible ? w->inadmissible : w->incomplete);
@@ -773,10 +774,15 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 			q_cache_unpark(s, w);
 	} else {
 		q_cache_unpark(s, w);
+		others = q_cache_dirty_by_others(s, cq);
 		q_cache_dirty(s, cq); /* its quota changes: nothing parked under it is skipped */
-		if (q_preempt_commit(ctl, s, w, victims, nv) == 0 && admit(ctl, w, cq, obj) == 0)
+		if (q_preempt_commit(ctl, s, w, victims, nv) == 0 &&
+		    admit(ctl, w, cq, obj, &written) == 0)
 			r = admitted(ctl, s, w, cq, flavors);
+		if (r && !others && nv == 0)
+			q_cache_admitted(s, cq, w, written);
 	}
+	json_decref(written);
 	free(victims);
 	json_decref(obj);
 	json_decref(flavors);

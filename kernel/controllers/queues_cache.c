@@ -21,6 +21,15 @@
  * of the pass.  StrictFIFO ClusterQueues, fair sharing and pod workloads
  * are never parked: their answer depends on more than that.
  *
+ * The pass's own admission of a Job or JobSet (nothing preempted for it)
+ * bumps its quota's generation when the write succeeds, and the write's
+ * echo on the change stream, known by the resourceVersion the write got
+ * back (as an informer knows its own writes), is no change: the workloads
+ * of that quota tried after the admission, judged with it, stay parked
+ * after the pass, and the next pass does not visit the quota again for it.
+ * Those parked before it, under the generation before, are not parked any
+ * more: their quota is visited again.
+ *
  * A pass visits only the quota keys (a ClusterQueue, or all those in
  * cohorts) whose inputs changed since the last pass (q_cache_plan): a Job
  * or JobSet of it added, changed beyond its status or removed, one left
@@ -88,6 +97,8 @@ struct q_cache {
 				   (a JobSet): true}; NULL: rebuilt at the next pass */
 	json_t *changed;	/* quota keys whose workloads or admissions changed since */
 	json_t *results;	/* quota key -> what its last visit found (q_cache_record) */
+	json_t *own; /* "0ns/name" (a Job), "1ns/name" (a JobSet) -> the resourceVersion the
+			pass's own admission of it got back: its echo on the stream is no change */
 	json_int_t pass_config; /* config_gen at the last pass recorded (-1: none) */
 	struct pk_queues_stats stats;
 };
@@ -251,6 +262,7 @@ void q_cache_free(struct q_cache *c)
 	json_decref(c->members);
 	json_decref(c->changed);
 	json_decref(c->results);
+	json_decref(c->own);
 	pk_sched_free(c->sched);
 	json_decref(c->held);
 	pk_sched_decoded_free(c->decoded);
@@ -466,9 +478,9 @@ static int members_build(struct q_cache *c)
 
 /* A Job or JobSet changed (old, now: NULL when none): its members, its quota key changed. */
 static void member_change(struct q_cache *c, int m, const char *key, const json_t *old,
-			  const json_t *now)
+			  const json_t *now, bool own)
 {
-	bool moved = !same_but_status(old, now) || done(m, old) != done(m, now);
+	bool moved = !own && (!same_but_status(old, now) || done(m, old) != done(m, now));
 
 	if (!c->members)
 		return;
@@ -514,6 +526,29 @@ static bool quiet_kind(const struct pk_type *kind)
 	return !kind || kind == &pk_type_event || kind == &pk_type_lease;
 }
 
+/*
+ * Whether obj (a Job: m M_JOBS, or a JobSet) is the version the pass's own
+ * admission wrote (q_cache_admitted), as informers know their own writes:
+ * by the resourceVersion the write got back.  That pass counted it
+ * already, and bumped its quota's generation then.
+ */
+static bool own_echo(struct q_cache *c, int m, const char *key, const json_t *obj)
+{
+	char mk[800];
+	const char *rv, *mine;
+	bool own;
+
+	if (!c->own || json_object_size(c->own) == 0)
+		return false;
+	snprintf(mk, sizeof(mk), "%c%s", m == M_JOBS ? '0' : '1', key);
+	if (!(mine = json_string_value(json_object_get(c->own, mk))))
+		return false;
+	rv = pk_get_string(obj, "metadata.resourceVersion");
+	own = rv && strcmp(rv, mine) == 0;
+	json_object_del(c->own, mk); /* any later version is another writer's */
+	return own;
+}
+
 static int apply_event(const struct pk_store_event *ev, void *arg)
 {
 	struct q_cache *c = arg;
@@ -521,7 +556,7 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 	int m = map_of(ev->kind);
 	char key[800];
 	json_t *old;
-	bool keep;
+	bool keep, own;
 
 	if (c->cluster && ev->kind && placement_reads(ev->kind) &&
 	    cluster_note(c, ev->kind, ev->object, ev->type == PK_EVENT_DELETED) < 0)
@@ -536,10 +571,11 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 	key_of(m, kind, ev->object, key, sizeof(key));
 	old = json_object_get(c->maps[m], key);
 	keep = ev->type != PK_EVENT_DELETED && wanted(m, ev->object);
-	if (old || keep)
+	own = keep && (m == M_JOBS || m == M_JOBSETS) && own_echo(c, m, key, ev->object);
+	if ((old || keep) && !own)
 		note_change(c, m, old, keep ? ev->object : NULL);
 	if ((old || keep) && (m == M_JOBS || m == M_JOBSETS))
-		member_change(c, m, key, old, keep ? ev->object : NULL);
+		member_change(c, m, key, old, keep ? ev->object : NULL, own);
 	if (!keep && (m == M_JOBS || m == M_JOBSETS))
 		pk_map_del(&c->known[m == M_JOBS ? 0 : 1], key);
 	if (!keep) {
@@ -774,6 +810,21 @@ static bool settled(const struct q_workload *w, bool *ret_place)
 	return p && p->on && !w->preempted;
 }
 
+/*
+ * Whether w is parked under a quota generation older than its quota's now:
+ * parked before the pass's own admission under it, it is tried again.
+ */
+static bool stale(const struct q_state *s, const struct q_workload *w)
+{
+	const struct q_park *p = w->known ? &w->known->park : NULL;
+	const char *qk;
+
+	if (w->admitted || !p || !p->on)
+		return false;
+	qk = q_cache_quota_key(s->cqs, p->cq);
+	return !qk || p->quota != json_integer_value(json_object_get(s->cache->gens, qk));
+}
+
 void q_cache_record(struct q_state *s)
 {
 	struct q_cache *c = s->cache;
@@ -797,7 +848,7 @@ void q_cache_record(struct q_state *s)
 
 		if (w->kind == PK_KIND_POD || !(r = json_object_get(res, member_key(c, w->obj))))
 			continue;
-		done = settled(w, &place);
+		done = settled(w, &place) && !stale(s, w);
 		if (!done)
 			json_object_set_new(r, "unsettled", json_true());
 		if (place)
@@ -807,7 +858,7 @@ void q_cache_record(struct q_state *s)
 	{
 		json_object_set_new(r, "settled",
 				    json_boolean(!json_object_get(r, "unsettled") &&
-						 !json_object_get(s->dirty, k)));
+						 !json_is_true(json_object_get(s->dirty, k))));
 		json_object_set_new(r, "cluster", json_integer(c->cluster_gen));
 	}
 	record_split(s, res, s->counts, "counts");
@@ -1040,8 +1091,8 @@ void q_cache_park(struct q_state *s, const struct q_workload *w, const char *cq,
 	if (!c || !p)
 		return;
 	park_clear(p);
-	if (!qk || !why || !parkable(s, w, cq) || json_object_get(s->dirty, qk))
-		return;
+	if (!qk || !why || !parkable(s, w, cq) || json_is_true(json_object_get(s->dirty, qk)))
+		return; /* (after the pass's own admission under qk, under its generation) */
 	*p = (struct q_park){.on = true,
 			     .place = place,
 			     .cq = strdup(cq),
@@ -1100,6 +1151,36 @@ void q_cache_dirty(struct q_state *s, const char *cq)
 
 	if (qk && s->dirty)
 		json_object_set_new(s->dirty, qk, json_true());
+}
+
+bool q_cache_dirty_by_others(const struct q_state *s, const char *cq)
+{
+	const char *qk = q_cache_quota_key(s->cqs, cq);
+
+	return !qk || !s->dirty || json_is_true(json_object_get(s->dirty, qk));
+}
+
+void q_cache_admitted(struct q_state *s, const char *cq, const struct q_workload *w,
+		      const json_t *written)
+{
+	struct q_cache *c = s->cache;
+	const char *qk = q_cache_quota_key(s->cqs, cq);
+	const char *rv = pk_get_string(written, "metadata.resourceVersion");
+	char mk[800];
+
+	if (!c || !qk || !rv || !s->dirty || (w->kind != PK_KIND_JOB && w->kind != PK_KIND_JOBSET))
+		return; /* (dirty as any change: its echo bumps the generation) */
+	if (!c->own && !(c->own = json_object()))
+		return;
+	snprintf(mk, sizeof(mk), "%c%s/%s", w->kind == PK_KIND_JOB ? '0' : '1', w->ns, w->name);
+	if (json_object_set_new(c->own, mk, json_string(rv)) < 0 ||
+	    json_object_set_new(
+		c->gens, qk, json_integer(json_integer_value(json_object_get(c->gens, qk)) + 1)) <
+		0 ||
+	    json_object_set_new(s->dirty, qk, json_false()) < 0) {
+		json_object_del(c->own, mk); /* its echo is a change, as any */
+		json_object_set_new(s->dirty, qk, json_true());
+	}
 }
 
 void q_cache_tried(struct q_state *s, bool place)
