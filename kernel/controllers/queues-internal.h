@@ -146,6 +146,7 @@ int q_pods_evict(struct pk_ctl *ctl, struct q_workload *w);
  */
 bool q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *order,
 		const char *why); /* true: obj carries them already */
+/* Commit the open batch (the queues' status too, queues_status.c), logging what failed. */
 void q_note_commit(struct pk_ctl *ctl);
 /* w's pending annotations (or none: NULL) on each of its pods, as q_note_one. */
 void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *order, const char *why);
@@ -229,7 +230,7 @@ void q_cache_admitted(struct q_state *s, const char *cq, const struct q_workload
 /* Count a workload tried (its quota computed), or (place) a placement check run. */
 void q_cache_tried(struct q_state *s, bool place);
 
-/* queues_status.c */
+/* queues_status.c: a queue's status, when it changed, into the writer's open batch. */
 void q_cq_status(struct pk_ctl *ctl, const struct q_state *s, const char *name, const json_t *cq,
 		 const char *now);
 void q_lq_status(struct pk_ctl *ctl, const struct q_state *s, const char *key, const json_t *lq,

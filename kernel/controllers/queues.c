@@ -963,7 +963,8 @@ static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
  * of that order (queue.podkernel.dev/queue-order: its ClusterQueue,
  * priority, creation time and name; readers rank them, wb_queue_positions)
  * and why it waits (queue.podkernel.dev/pending-reason), on each pod of a
- * pod workload, written when they change, all in one batch.  The order
+ * pod workload, written when they change, all in one batch (with the
+ * queues' status: queues_status, committed by ctl_queues_run).  The order
  * does not change when a workload ahead is admitted (a position would), so
  * the ones behind it are written only when their reason changes.
  */
@@ -989,7 +990,6 @@ static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 		else if (q_note_one(ctl, w->kind, w->obj, *order ? order : NULL, w->why))
 			q_cache_note(w);
 	}
-	q_note_commit(ctl); /* one batch: one transaction */
 }
 
 /*
@@ -1029,6 +1029,7 @@ void ctl_queues_run(struct pk_ctl *ctl)
 		note_pending(ctl, &s);
 		q_gauges(ctl, &s);
 		queues_status(ctl, &s);
+		q_note_commit(ctl); /* the annotations and statuses: one batch, one transaction */
 		ctl_record_flush(ctl);
 	}
 	state_clear(&s);
