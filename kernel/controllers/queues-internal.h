@@ -227,6 +227,13 @@ bool q_cache_dirty_by_others(const struct q_state *s, const char *cq);
  */
 void q_cache_admitted(struct q_state *s, const char *cq, const struct q_workload *w,
 		      const json_t *written);
+/*
+ * The pass's own write of a Job's or JobSet's pending annotations, as
+ * written: its echo on the change stream is no change (the pass decides
+ * nothing by them).
+ */
+void q_cache_noted_write(struct pk_ctl *ctl, const struct pk_type *kind, const char *ns,
+			 const char *name, const json_t *written);
 /* Count a workload tried (its quota computed), or (place) a placement check run. */
 void q_cache_tried(struct q_state *s, bool place);
 

@@ -97,8 +97,9 @@ struct q_cache {
 				   (a JobSet): true}; NULL: rebuilt at the next pass */
 	json_t *changed;	/* quota keys whose workloads or admissions changed since */
 	json_t *results;	/* quota key -> what its last visit found (q_cache_record) */
-	json_t *own; /* "0ns/name" (a Job), "1ns/name" (a JobSet) -> the resourceVersion the
-			pass's own admission of it got back: its echo on the stream is no change */
+	json_t *own; /* "0ns/name" (a Job), "1ns/name" (a JobSet) -> {"rv": the resourceVersion
+			the pass's own write of it got back, "noted": its pending annotations
+			only}: its echo on the stream is no change */
 	json_int_t pass_config; /* config_gen at the last pass recorded (-1: none) */
 	struct pk_queues_stats stats;
 };
@@ -113,6 +114,8 @@ struct q_park {
 /* A Job's or JobSet's workload as the last pass read it, for the same version of it. */
 struct q_known {
 	json_t *obj;	/* that version (a reference: w's strings are borrowed from it) */
+	json_t *prev;	/* the one w's strings are borrowed from, when obj is the echo of the
+			   pass's own pending annotations on it (own_noted); else NULL */
 	json_int_t gen; /* config_gen then (priority and inadmissible depend on it) */
 	bool workload;	/* false: not one (not queued, finished, being deleted) */
 	struct q_workload w;
@@ -532,21 +535,47 @@ static bool quiet_kind(const struct pk_type *kind)
  * by the resourceVersion the write got back.  That pass counted it
  * already, and bumped its quota's generation then.
  */
-static bool own_echo(struct q_cache *c, int m, const char *key, const json_t *obj)
+static int own_echo(struct q_cache *c, int m, const char *key, const json_t *obj)
 {
 	char mk[800];
 	const char *rv, *mine;
-	bool own;
+	const json_t *e;
+	int own;
 
 	if (!c->own || json_object_size(c->own) == 0)
-		return false;
+		return 0;
 	snprintf(mk, sizeof(mk), "%c%s", m == M_JOBS ? '0' : '1', key);
-	if (!(mine = json_string_value(json_object_get(c->own, mk))))
-		return false;
+	if (!(e = json_object_get(c->own, mk)))
+		return 0;
+	mine = json_string_value(json_object_get(e, "rv"));
 	rv = pk_get_string(obj, "metadata.resourceVersion");
-	own = rv && strcmp(rv, mine) == 0;
+	own = !rv || !mine || strcmp(rv, mine) != 0	  ? 0
+	      : json_is_true(json_object_get(e, "noted")) ? 2
+							  : 1;
 	json_object_del(c->own, mk); /* any later version is another writer's */
 	return own;
+}
+
+/*
+ * The echo of the pass's own pending annotations on a Job or JobSet (now),
+ * whose version before (old) is the one its workload was decoded from: the
+ * workload is the same (its requests, order, admission; its status is the
+ * version before's too), known as now's (old kept: its strings are
+ * borrowed).  Whether now carries the reason it was noted with is looked at
+ * again.
+ */
+static void own_noted(struct q_cache *c, int m, const char *key, json_t *old, json_t *now)
+{
+	struct q_known *k = pk_map_get(&c->known[m == M_JOBS ? 0 : 1], key);
+
+	if (!k || !old || !now || k->obj != old)
+		return;
+	json_decref(k->prev);
+	k->prev = k->obj;
+	k->obj = json_incref(now);
+	k->w.obj = now;
+	free(k->noted);
+	k->noted = NULL;
 }
 
 static int apply_event(const struct pk_store_event *ev, void *arg)
@@ -556,7 +585,8 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 	int m = map_of(ev->kind);
 	char key[800];
 	json_t *old;
-	bool keep, own;
+	bool keep;
+	int own;
 
 	if (c->cluster && ev->kind && placement_reads(ev->kind) &&
 	    cluster_note(c, ev->kind, ev->object, ev->type == PK_EVENT_DELETED) < 0)
@@ -571,18 +601,23 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 	key_of(m, kind, ev->object, key, sizeof(key));
 	old = json_object_get(c->maps[m], key);
 	keep = ev->type != PK_EVENT_DELETED && wanted(m, ev->object);
-	own = keep && (m == M_JOBS || m == M_JOBSETS) && own_echo(c, m, key, ev->object);
+	own = keep && (m == M_JOBS || m == M_JOBSETS) ? own_echo(c, m, key, ev->object) : 0;
 	if ((old || keep) && !own)
 		note_change(c, m, old, keep ? ev->object : NULL);
 	if ((old || keep) && (m == M_JOBS || m == M_JOBSETS))
-		member_change(c, m, key, old, keep ? ev->object : NULL, own);
+		member_change(c, m, key, old, keep ? ev->object : NULL, own != 0);
 	if (!keep && (m == M_JOBS || m == M_JOBSETS))
 		pk_map_del(&c->known[m == M_JOBS ? 0 : 1], key);
+	json_incref(old); /* (for own_noted) */
 	if (!keep) {
 		json_object_del(c->maps[m], key);
 	} else if (json_object_set_new(c->maps[m], key, kept(m, ev->object)) < 0) {
+		json_decref(old);
 		return -ENOMEM;
 	}
+	if (own == 2)
+		own_noted(c, m, key, old, json_object_get(c->maps[m], key));
+	json_decref(old);
 	return 0;
 }
 
@@ -975,6 +1010,7 @@ static void known_free(void *v)
 	struct q_known *k = v;
 
 	json_decref(k->obj);
+	json_decref(k->prev);
 	json_decref(k->w.requests);
 	json_decref(k->w.flavors);
 	free(k->w.cq);
@@ -1160,25 +1196,40 @@ bool q_cache_dirty_by_others(const struct q_state *s, const char *cq)
 	return !qk || !s->dirty || json_is_true(json_object_get(s->dirty, qk));
 }
 
+/* The pass's own write of a Job or JobSet, as written (its echo is no change); false: not kept. */
+static bool own_write(struct q_cache *c, enum pk_kind kind, const char *ns, const char *name,
+		      const json_t *written, bool noted)
+{
+	const char *rv = pk_get_string(written, "metadata.resourceVersion");
+	char mk[800];
+
+	if (!c || !rv || !ns || !name || (kind != PK_KIND_JOB && kind != PK_KIND_JOBSET) ||
+	    (!c->own && !(c->own = json_object())))
+		return false;
+	snprintf(mk, sizeof(mk), "%c%s/%s", kind == PK_KIND_JOB ? '0' : '1', ns, name);
+	return json_object_set_new(c->own, mk, json_pack("{s:s,s:b}", "rv", rv, "noted", noted)) ==
+	       0;
+}
+
+void q_cache_noted_write(struct pk_ctl *ctl, const struct pk_type *kind, const char *ns,
+			 const char *name, const json_t *written)
+{
+	if (kind)
+		own_write(ctl->qcache, kind->pk, ns, name, written, true);
+}
+
 void q_cache_admitted(struct q_state *s, const char *cq, const struct q_workload *w,
 		      const json_t *written)
 {
 	struct q_cache *c = s->cache;
 	const char *qk = q_cache_quota_key(s->cqs, cq);
-	const char *rv = pk_get_string(written, "metadata.resourceVersion");
-	char mk[800];
+	json_int_t gen = json_integer_value(json_object_get(c ? c->gens : NULL, qk));
 
-	if (!c || !qk || !rv || !s->dirty || (w->kind != PK_KIND_JOB && w->kind != PK_KIND_JOBSET))
+	if (!c || !qk || !s->dirty || !own_write(c, w->kind, w->ns, w->name, written, false))
 		return; /* (dirty as any change: its echo bumps the generation) */
-	if (!c->own && !(c->own = json_object()))
-		return;
-	snprintf(mk, sizeof(mk), "%c%s/%s", w->kind == PK_KIND_JOB ? '0' : '1', w->ns, w->name);
-	if (json_object_set_new(c->own, mk, json_string(rv)) < 0 ||
-	    json_object_set_new(
-		c->gens, qk, json_integer(json_integer_value(json_object_get(c->gens, qk)) + 1)) <
-		0 ||
+	if (json_object_set_new(c->gens, qk, json_integer(gen + 1)) < 0 ||
 	    json_object_set_new(s->dirty, qk, json_false()) < 0) {
-		json_object_del(c->own, mk); /* its echo is a change, as any */
+		json_object_clear(c->own); /* their echoes are changes, as any */
 		json_object_set_new(s->dirty, qk, json_true());
 	}
 }

@@ -448,7 +448,10 @@ void q_note_commit(struct pk_ctl *ctl)
 		return;
 	ctl_commit(ctl, &res, &n);
 	for (size_t i = 0; res && i < n; i++)
-		if (res[i].error < 0 && res[i].error != -PK_WRITE_ECONFLICT)
+		if (res[i].error == 0 && !is_queue(res[i].kind))
+			q_cache_noted_write(ctl, res[i].kind, res[i].ns, res[i].name,
+					    res[i].object);
+		else if (res[i].error < 0 && res[i].error != -PK_WRITE_ECONFLICT)
 			ctl_log(ctl, 1, "%s %s%s%s: %s: %s", res[i].kind->kind,
 				res[i].ns ? res[i].ns : "", res[i].ns ? "/" : "", res[i].name,
 				is_queue(res[i].kind) ? "status" : "pending",
