@@ -570,8 +570,10 @@ static void own_noted(struct q_cache *c, int m, const char *key, json_t *old, js
 
 	if (!k || !old || !now || k->obj != old)
 		return;
-	json_decref(k->prev);
-	k->prev = k->obj;
+	if (k->prev)
+		json_decref(k->obj); /* (an echo before: w's strings are prev's) */
+	else
+		k->prev = k->obj;
 	k->obj = json_incref(now);
 	k->w.obj = now;
 	free(k->noted);
