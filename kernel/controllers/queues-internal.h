@@ -146,6 +146,7 @@ int q_pods_evict(struct pk_ctl *ctl, struct q_workload *w);
  */
 bool q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *order,
 		const char *why); /* true: obj carries them already */
+/* Commit the open batch (the queues' status too, queues_status.c), logging what failed. */
 void q_note_commit(struct pk_ctl *ctl);
 /* w's pending annotations (or none: NULL) on each of its pods, as q_note_one. */
 void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *order, const char *why);
@@ -215,10 +216,28 @@ bool q_cache_noted(const struct q_workload *w);
 void q_cache_note(const struct q_workload *w);
 /* cq's quota changed in this pass: nothing parked under it is skipped in the rest of it. */
 void q_cache_dirty(struct q_state *s, const char *cq);
+/* Whether cq's quota changed in this pass but by the pass's own admissions (q_cache_admitted). */
+bool q_cache_dirty_by_others(const struct q_state *s, const char *cq);
+/*
+ * w (a Job or JobSet) admitted in cq by the pass itself, written as
+ * written, nothing preempted for it: its quota's generation bumped now, and
+ * the write's echo on the change stream (by its resourceVersion) is no
+ * change, so the workloads of that quota tried after it (judged with it
+ * admitted) stay parked after the pass; those parked before are not.
+ */
+void q_cache_admitted(struct q_state *s, const char *cq, const struct q_workload *w,
+		      const json_t *written);
+/*
+ * The pass's own write of a Job's or JobSet's pending annotations, as
+ * written: its echo on the change stream is no change (the pass decides
+ * nothing by them).
+ */
+void q_cache_noted_write(struct pk_ctl *ctl, const struct pk_type *kind, const char *ns,
+			 const char *name, const json_t *written);
 /* Count a workload tried (its quota computed), or (place) a placement check run. */
 void q_cache_tried(struct q_state *s, bool place);
 
-/* queues_status.c */
+/* queues_status.c: a queue's status, when it changed, into the writer's open batch. */
 void q_cq_status(struct pk_ctl *ctl, const struct q_state *s, const char *name, const json_t *cq,
 		 const char *now);
 void q_lq_status(struct pk_ctl *ctl, const struct q_state *s, const char *key, const json_t *lq,

@@ -516,11 +516,12 @@ static void admission_value(const char *cq, const json_t *flavors, char *buf, si
 }
 
 /* One write: the workload as admitted (q_admitted_copy; a pod workload's pods, one batch). */
-static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *obj)
+static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *obj,
+		 json_t **ret_written)
 {
 	struct pk_write_ref ref = ctl_ref_of(pk_type_of(w->kind), w->obj);
-	int r =
-	    w->kind == PK_KIND_POD ? q_pods_admit(ctl, w, obj) : ctl_replace(ctl, &ref, obj, NULL);
+	int r = w->kind == PK_KIND_POD ? q_pods_admit(ctl, w, obj)
+				       : ctl_replace(ctl, &ref, obj, ret_written);
 	const json_t *one = json_is_array(obj) ? json_array_get(obj, 0) : obj;
 
 	if (r == 0)
@@ -745,10 +746,10 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 	const json_t *cqobj = cq ? json_object_get(s->cqs, cq) : NULL;
 	const char *strategy = pk_get_string(cqobj, "spec.queueingStrategy");
 	struct q_victim *victims = NULL;
-	json_t *flavors = NULL, *obj = NULL;
+	json_t *flavors = NULL, *obj = NULL, *written = NULL;
 	size_t nv = 0;
 	int r = 0;
-	bool tried = false, no_room = false;
+	bool tried = false, no_room = false, others;
 
 	if (cq && (w->inadmissible || w->incomplete))
 		snprintf(why, sizeof(why), "%s", w->inadmissible ? w->inadmissible : w->incomplete);
@@ -773,10 +774,15 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 			q_cache_unpark(s, w);
 	} else {
 		q_cache_unpark(s, w);
+		others = q_cache_dirty_by_others(s, cq);
 		q_cache_dirty(s, cq); /* its quota changes: nothing parked under it is skipped */
-		if (q_preempt_commit(ctl, s, w, victims, nv) == 0 && admit(ctl, w, cq, obj) == 0)
+		if (q_preempt_commit(ctl, s, w, victims, nv) == 0 &&
+		    admit(ctl, w, cq, obj, &written) == 0)
 			r = admitted(ctl, s, w, cq, flavors);
+		if (r && !others && nv == 0)
+			q_cache_admitted(s, cq, w, written);
 	}
+	json_decref(written);
 	free(victims);
 	json_decref(obj);
 	json_decref(flavors);
@@ -957,7 +963,8 @@ static void admit_pending(struct pk_ctl *ctl, struct q_state *s)
  * of that order (queue.podkernel.dev/queue-order: its ClusterQueue,
  * priority, creation time and name; readers rank them, wb_queue_positions)
  * and why it waits (queue.podkernel.dev/pending-reason), on each pod of a
- * pod workload, written when they change, all in one batch.  The order
+ * pod workload, written when they change, all in one batch (with the
+ * queues' status: queues_status, committed by ctl_queues_run).  The order
  * does not change when a workload ahead is admitted (a position would), so
  * the ones behind it are written only when their reason changes.
  */
@@ -983,7 +990,6 @@ static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 		else if (q_note_one(ctl, w->kind, w->obj, *order ? order : NULL, w->why))
 			q_cache_note(w);
 	}
-	q_note_commit(ctl); /* one batch: one transaction */
 }
 
 /*
@@ -1023,6 +1029,7 @@ void ctl_queues_run(struct pk_ctl *ctl)
 		note_pending(ctl, &s);
 		q_gauges(ctl, &s);
 		queues_status(ctl, &s);
+		q_note_commit(ctl); /* the annotations and statuses: one batch, one transaction */
 		ctl_record_flush(ctl);
 	}
 	state_clear(&s);

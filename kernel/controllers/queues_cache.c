@@ -21,6 +21,15 @@
  * of the pass.  StrictFIFO ClusterQueues, fair sharing and pod workloads
  * are never parked: their answer depends on more than that.
  *
+ * The pass's own admission of a Job or JobSet (nothing preempted for it)
+ * bumps its quota's generation when the write succeeds, and the write's
+ * echo on the change stream, known by the resourceVersion the write got
+ * back (as an informer knows its own writes), is no change: the workloads
+ * of that quota tried after the admission, judged with it, stay parked
+ * after the pass, and the next pass does not visit the quota again for it.
+ * Those parked before it, under the generation before, are not parked any
+ * more: their quota is visited again.
+ *
  * A pass visits only the quota keys (a ClusterQueue, or all those in
  * cohorts) whose inputs changed since the last pass (q_cache_plan): a Job
  * or JobSet of it added, changed beyond its status or removed, one left
@@ -88,6 +97,9 @@ struct q_cache {
 				   (a JobSet): true}; NULL: rebuilt at the next pass */
 	json_t *changed;	/* quota keys whose workloads or admissions changed since */
 	json_t *results;	/* quota key -> what its last visit found (q_cache_record) */
+	json_t *own; /* "0ns/name" (a Job), "1ns/name" (a JobSet) -> {"rv": the resourceVersion
+			the pass's own write of it got back, "noted": its pending annotations
+			only}: its echo on the stream is no change */
 	json_int_t pass_config; /* config_gen at the last pass recorded (-1: none) */
 	struct pk_queues_stats stats;
 };
@@ -102,6 +114,8 @@ struct q_park {
 /* A Job's or JobSet's workload as the last pass read it, for the same version of it. */
 struct q_known {
 	json_t *obj;	/* that version (a reference: w's strings are borrowed from it) */
+	json_t *prev;	/* the one w's strings are borrowed from, when obj is the echo of the
+			   pass's own pending annotations on it (own_noted); else NULL */
 	json_int_t gen; /* config_gen then (priority and inadmissible depend on it) */
 	bool workload;	/* false: not one (not queued, finished, being deleted) */
 	struct q_workload w;
@@ -251,6 +265,7 @@ void q_cache_free(struct q_cache *c)
 	json_decref(c->members);
 	json_decref(c->changed);
 	json_decref(c->results);
+	json_decref(c->own);
 	pk_sched_free(c->sched);
 	json_decref(c->held);
 	pk_sched_decoded_free(c->decoded);
@@ -466,9 +481,9 @@ static int members_build(struct q_cache *c)
 
 /* A Job or JobSet changed (old, now: NULL when none): its members, its quota key changed. */
 static void member_change(struct q_cache *c, int m, const char *key, const json_t *old,
-			  const json_t *now)
+			  const json_t *now, bool own)
 {
-	bool moved = !same_but_status(old, now) || done(m, old) != done(m, now);
+	bool moved = !own && (!same_but_status(old, now) || done(m, old) != done(m, now));
 
 	if (!c->members)
 		return;
@@ -514,6 +529,57 @@ static bool quiet_kind(const struct pk_type *kind)
 	return !kind || kind == &pk_type_event || kind == &pk_type_lease;
 }
 
+/*
+ * Whether obj (a Job: m M_JOBS, or a JobSet) is the version the pass's own
+ * admission wrote (q_cache_admitted), as informers know their own writes:
+ * by the resourceVersion the write got back.  That pass counted it
+ * already, and bumped its quota's generation then.
+ */
+static int own_echo(struct q_cache *c, int m, const char *key, const json_t *obj)
+{
+	char mk[800];
+	const char *rv, *mine;
+	const json_t *e;
+	int own;
+
+	if (!c->own || json_object_size(c->own) == 0)
+		return 0;
+	snprintf(mk, sizeof(mk), "%c%s", m == M_JOBS ? '0' : '1', key);
+	if (!(e = json_object_get(c->own, mk)))
+		return 0;
+	mine = json_string_value(json_object_get(e, "rv"));
+	rv = pk_get_string(obj, "metadata.resourceVersion");
+	own = !rv || !mine || strcmp(rv, mine) != 0	  ? 0
+	      : json_is_true(json_object_get(e, "noted")) ? 2
+							  : 1;
+	json_object_del(c->own, mk); /* any later version is another writer's */
+	return own;
+}
+
+/*
+ * The echo of the pass's own pending annotations on a Job or JobSet (now),
+ * whose version before (old) is the one its workload was decoded from: the
+ * workload is the same (its requests, order, admission; its status is the
+ * version before's too), known as now's (old kept: its strings are
+ * borrowed).  Whether now carries the reason it was noted with is looked at
+ * again.
+ */
+static void own_noted(struct q_cache *c, int m, const char *key, json_t *old, json_t *now)
+{
+	struct q_known *k = pk_map_get(&c->known[m == M_JOBS ? 0 : 1], key);
+
+	if (!k || !old || !now || k->obj != old)
+		return;
+	if (k->prev)
+		json_decref(k->obj); /* (an echo before: w's strings are prev's) */
+	else
+		k->prev = k->obj;
+	k->obj = json_incref(now);
+	k->w.obj = now;
+	free(k->noted);
+	k->noted = NULL;
+}
+
 static int apply_event(const struct pk_store_event *ev, void *arg)
 {
 	struct q_cache *c = arg;
@@ -522,6 +588,7 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 	char key[800];
 	json_t *old;
 	bool keep;
+	int own;
 
 	if (c->cluster && ev->kind && placement_reads(ev->kind) &&
 	    cluster_note(c, ev->kind, ev->object, ev->type == PK_EVENT_DELETED) < 0)
@@ -536,17 +603,23 @@ static int apply_event(const struct pk_store_event *ev, void *arg)
 	key_of(m, kind, ev->object, key, sizeof(key));
 	old = json_object_get(c->maps[m], key);
 	keep = ev->type != PK_EVENT_DELETED && wanted(m, ev->object);
-	if (old || keep)
+	own = keep && (m == M_JOBS || m == M_JOBSETS) ? own_echo(c, m, key, ev->object) : 0;
+	if ((old || keep) && !own)
 		note_change(c, m, old, keep ? ev->object : NULL);
 	if ((old || keep) && (m == M_JOBS || m == M_JOBSETS))
-		member_change(c, m, key, old, keep ? ev->object : NULL);
+		member_change(c, m, key, old, keep ? ev->object : NULL, own != 0);
 	if (!keep && (m == M_JOBS || m == M_JOBSETS))
 		pk_map_del(&c->known[m == M_JOBS ? 0 : 1], key);
+	json_incref(old); /* (for own_noted) */
 	if (!keep) {
 		json_object_del(c->maps[m], key);
 	} else if (json_object_set_new(c->maps[m], key, kept(m, ev->object)) < 0) {
+		json_decref(old);
 		return -ENOMEM;
 	}
+	if (own == 2)
+		own_noted(c, m, key, old, json_object_get(c->maps[m], key));
+	json_decref(old);
 	return 0;
 }
 
@@ -774,6 +847,21 @@ static bool settled(const struct q_workload *w, bool *ret_place)
 	return p && p->on && !w->preempted;
 }
 
+/*
+ * Whether w is parked under a quota generation older than its quota's now:
+ * parked before the pass's own admission under it, it is tried again.
+ */
+static bool stale(const struct q_state *s, const struct q_workload *w)
+{
+	const struct q_park *p = w->known ? &w->known->park : NULL;
+	const char *qk;
+
+	if (w->admitted || !p || !p->on)
+		return false;
+	qk = q_cache_quota_key(s->cqs, p->cq);
+	return !qk || p->quota != json_integer_value(json_object_get(s->cache->gens, qk));
+}
+
 void q_cache_record(struct q_state *s)
 {
 	struct q_cache *c = s->cache;
@@ -797,7 +885,7 @@ void q_cache_record(struct q_state *s)
 
 		if (w->kind == PK_KIND_POD || !(r = json_object_get(res, member_key(c, w->obj))))
 			continue;
-		done = settled(w, &place);
+		done = settled(w, &place) && !stale(s, w);
 		if (!done)
 			json_object_set_new(r, "unsettled", json_true());
 		if (place)
@@ -807,7 +895,7 @@ void q_cache_record(struct q_state *s)
 	{
 		json_object_set_new(r, "settled",
 				    json_boolean(!json_object_get(r, "unsettled") &&
-						 !json_object_get(s->dirty, k)));
+						 !json_is_true(json_object_get(s->dirty, k))));
 		json_object_set_new(r, "cluster", json_integer(c->cluster_gen));
 	}
 	record_split(s, res, s->counts, "counts");
@@ -924,6 +1012,7 @@ static void known_free(void *v)
 	struct q_known *k = v;
 
 	json_decref(k->obj);
+	json_decref(k->prev);
 	json_decref(k->w.requests);
 	json_decref(k->w.flavors);
 	free(k->w.cq);
@@ -1040,8 +1129,8 @@ void q_cache_park(struct q_state *s, const struct q_workload *w, const char *cq,
 	if (!c || !p)
 		return;
 	park_clear(p);
-	if (!qk || !why || !parkable(s, w, cq) || json_object_get(s->dirty, qk))
-		return;
+	if (!qk || !why || !parkable(s, w, cq) || json_is_true(json_object_get(s->dirty, qk)))
+		return; /* (after the pass's own admission under qk, under its generation) */
 	*p = (struct q_park){.on = true,
 			     .place = place,
 			     .cq = strdup(cq),
@@ -1100,6 +1189,51 @@ void q_cache_dirty(struct q_state *s, const char *cq)
 
 	if (qk && s->dirty)
 		json_object_set_new(s->dirty, qk, json_true());
+}
+
+bool q_cache_dirty_by_others(const struct q_state *s, const char *cq)
+{
+	const char *qk = q_cache_quota_key(s->cqs, cq);
+
+	return !qk || !s->dirty || json_is_true(json_object_get(s->dirty, qk));
+}
+
+/* The pass's own write of a Job or JobSet, as written (its echo is no change); false: not kept. */
+static bool own_write(struct q_cache *c, enum pk_kind kind, const char *ns, const char *name,
+		      const json_t *written, bool noted)
+{
+	const char *rv = pk_get_string(written, "metadata.resourceVersion");
+	char mk[800];
+
+	if (!c || !rv || !ns || !name || (kind != PK_KIND_JOB && kind != PK_KIND_JOBSET) ||
+	    (!c->own && !(c->own = json_object())))
+		return false;
+	snprintf(mk, sizeof(mk), "%c%s/%s", kind == PK_KIND_JOB ? '0' : '1', ns, name);
+	return json_object_set_new(c->own, mk, json_pack("{s:s,s:b}", "rv", rv, "noted", noted)) ==
+	       0;
+}
+
+void q_cache_noted_write(struct pk_ctl *ctl, const struct pk_type *kind, const char *ns,
+			 const char *name, const json_t *written)
+{
+	if (kind)
+		own_write(ctl->qcache, kind->pk, ns, name, written, true);
+}
+
+void q_cache_admitted(struct q_state *s, const char *cq, const struct q_workload *w,
+		      const json_t *written)
+{
+	struct q_cache *c = s->cache;
+	const char *qk = q_cache_quota_key(s->cqs, cq);
+	json_int_t gen = json_integer_value(json_object_get(c ? c->gens : NULL, qk));
+
+	if (!c || !qk || !s->dirty || !own_write(c, w->kind, w->ns, w->name, written, false))
+		return; /* (dirty as any change: its echo bumps the generation) */
+	if (json_object_set_new(c->gens, qk, json_integer(gen + 1)) < 0 ||
+	    json_object_set_new(s->dirty, qk, json_false()) < 0) {
+		json_object_clear(c->own); /* their echoes are changes, as any */
+		json_object_set_new(s->dirty, qk, json_true());
+	}
 }
 
 void q_cache_tried(struct q_state *s, bool place)

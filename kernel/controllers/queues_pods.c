@@ -434,6 +434,11 @@ bool q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const 
 	return false;
 }
 
+static bool is_queue(const struct pk_type *kind)
+{
+	return kind == pk_type_of(PK_KIND_CLUSTER_QUEUE) || kind == pk_type_of(PK_KIND_LOCAL_QUEUE);
+}
+
 void q_note_commit(struct pk_ctl *ctl)
 {
 	const struct pk_write_result *res = NULL;
@@ -443,9 +448,14 @@ void q_note_commit(struct pk_ctl *ctl)
 		return;
 	ctl_commit(ctl, &res, &n);
 	for (size_t i = 0; res && i < n; i++)
-		if (res[i].error < 0 && res[i].error != -PK_WRITE_ECONFLICT)
-			ctl_log(ctl, 1, "%s %s/%s: pending: %s", res[i].kind->kind, res[i].ns,
-				res[i].name, pk_write_strerror(res[i].error));
+		if (res[i].error == 0 && !is_queue(res[i].kind))
+			q_cache_noted_write(ctl, res[i].kind, res[i].ns, res[i].name,
+					    res[i].object);
+		else if (res[i].error < 0 && res[i].error != -PK_WRITE_ECONFLICT)
+			ctl_log(ctl, 1, "%s %s%s%s: %s: %s", res[i].kind->kind,
+				res[i].ns ? res[i].ns : "", res[i].ns ? "/" : "", res[i].name,
+				is_queue(res[i].kind) ? "status" : "pending",
+				pk_write_strerror(res[i].error));
 }
 
 void q_pods_note(struct pk_ctl *ctl, struct q_workload *w, const char *order, const char *why)

@@ -69,7 +69,10 @@ static json_t *active_condition(const json_t *obj, bool active, const char *reas
 			 reason, "message", message, "lastTransitionTime", now);
 }
 
-/* Write obj's status when it differs from what it holds. */
+/*
+ * obj's status, when it differs from what it holds, into the writer's open
+ * batch (the pass's pending annotations' and statuses' one transaction).
+ */
 static void write_status(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, json_t *st)
 {
 	struct pk_write_ref ref = ctl_ref_of(pk_type_of(kind), obj);
@@ -79,8 +82,8 @@ static void write_status(struct pk_ctl *ctl, enum pk_kind kind, const json_t *ob
 		json_decref(st);
 		return;
 	}
-	r = ctl_status(ctl, &ref, st, NULL);
-	if (r < 0 && r != -PK_WRITE_ECONFLICT)
+	r = pk_writer_status(ctl->writer, &ref, st);
+	if (r < 0)
 		ctl_log(ctl, 1, "%s %s: status: %s", pk_kind_to_string(kind), pk_name(obj),
 			pk_write_strerror(r));
 	json_decref(st);

@@ -207,14 +207,19 @@ START_TEST(queue_pass_after_unrelated_change_tries_nothing_again)
 	ck_assert_uint_eq(d.decodes, QUEUES * (2 + PENDING));
 	ck_assert_uint_eq(d.tries, QUEUES * (2 + PENDING));
 	ck_assert_int_eq(admitted_count(), QUEUES * 2);
-	pass(&d); /* its own admissions come back: those ClusterQueues' pending are tried */
+	pass(&d); /* its own admissions and notes come back: known as its own, no change */
+	ck_assert_uint_eq(d.tries, 0);
+	ck_assert_uint_eq(d.parked, 0);
+	ck_assert_uint_eq(d.skipped, QUEUES * (2 + PENDING));
 	create_json("{\"apiVersion\": \"coordination.k8s.io/v1\", \"kind\": \"Lease\", "
 		    "\"metadata\": {\"name\": \"unrelated\", \"namespace\": \"default\"}}");
 	label_node();	    /* the cluster changed, not the quota they wait for */
-	job("late", "lq1"); /* a new pending workload: only it is decoded and tried */
+	job("late", "lq1"); /* a new pending workload: only it is tried */
 	pass(&d);
 	ck_assert_uint_eq(d.lists, 0);
-	ck_assert_uint_eq(d.decodes, 1);
+	/* decoded: it, and cq1's two admitted by the first pass, as admitted (their
+	 * ClusterQueue not visited since) */
+	ck_assert_uint_eq(d.decodes, 1 + 2);
 	ck_assert_uint_eq(d.tries, 1);
 	ck_assert_uint_eq(d.parked, PENDING); /* lq1's ClusterQueue's: visited for the new one */
 	ck_assert_uint_eq(d.skipped, (QUEUES - 1) * (2 + PENDING)); /* the others: not visited */
@@ -235,7 +240,7 @@ START_TEST(queue_freed_quota_tries_that_queue_again)
 	ck_assert_int_eq(
 	    pk_store_delete_opts(st, &pk_type_job, "default", "j0-00", NULL, NULL, NULL), 0);
 	pass(&d);
-	ck_assert_uint_eq(d.decodes, 0);
+	ck_assert_uint_eq(d.decodes, 1);     /* j0-01 as admitted: cq0 not visited since */
 	ck_assert_uint_eq(d.tries, PENDING); /* cq0's, not cq1's */
 	ck_assert_uint_eq(d.parked, 0);
 	ck_assert_uint_eq(d.skipped, 2 + PENDING); /* cq1's workloads are not visited at all */
@@ -243,6 +248,13 @@ START_TEST(queue_freed_quota_tries_that_queue_again)
 	ck_assert(!is_admitted("j0-03"));
 	ck_assert_uint_eq(d.placements, 1);
 	ck_assert_uint_eq(d.carried, 1); /* on the scheduler of the pass before, fed the change */
+	ck_assert_int_eq(admitted_count(), QUEUES * 2);
+	/* its own admission of j0-02 comes back: cq0's pending, tried after it, stay parked */
+	pass(&d);
+	ck_assert_uint_eq(d.decodes, 0);
+	ck_assert_uint_eq(d.tries, 0);
+	ck_assert_uint_eq(d.parked, 0);
+	ck_assert_uint_eq(d.skipped, (1 + PENDING) + (2 + PENDING)); /* nothing visited */
 	ck_assert_int_eq(admitted_count(), QUEUES * 2);
 	/* a fresh controller, listing everything, finds nothing more to admit */
 	ck_assert_int_eq(pk_queues_pass(st), 0);
