@@ -218,19 +218,20 @@ struct ui_pod *ui_pod_new(struct pk_map *pool, const json_t *pod)
 	json_array_foreach(pk_get(pod, "spec.containers"), i, c)
 	    res_add_quantities(&req, pk_get(c, "resources.requests"));
 
-	const char *name = pk_name(pod);
-	size_t nlen = strlen(name) + 1;
-	/* the name is the pod's own (kept inline): sharing it would save nothing */
-	struct ui_pod *e = calloc(1, sizeof(*e) + req.n * sizeof(*req.r) + nlen);
+	/* never NULL for a pod: a tree whose kind says otherwise is taken as one in "default" */
+	const char *name = pk_name(pod), *ns = pk_namespace(pod) ? pk_namespace(pod) : "default";
+	size_t nslen = strlen(ns), klen = nslen + strlen(name) + 2;
+	/* "ns/name" is the pod's own (kept inline, the map's key): sharing it would save nothing */
+	struct ui_pod *e = calloc(1, sizeof(*e) + req.n * sizeof(*req.r) + klen);
 	if (!e)
 		return NULL;
 	e->req = (struct ui_res *)(e + 1);
 	memcpy(e->req, req.r, req.n * sizeof(*req.r));
 	e->nreq = req.n;
-	e->name = memcpy((char *)(e->req + req.n), name, nlen);
+	snprintf((char *)(e->req + req.n), klen, "%s/%s", ns, name);
+	e->name = (char *)(e->req + req.n) + nslen + 1;
 	ok &= res_intern(pool, e->req, e->nreq);
-	/* never NULL for a pod: a tree whose kind says otherwise is taken as one in "default" */
-	ok &= (e->ns = pk_intern(pool, pk_namespace(pod) ? pk_namespace(pod) : "default")) != NULL;
+	ok &= (e->ns = pk_intern(pool, ns)) != NULL;
 	ok &= !node || (e->node = pk_intern(pool, node)) != NULL;
 	ok &= !group || (e->group = pk_intern(pool, group)) != NULL;
 	ok &= !coords || (e->coords = pk_intern(pool, coords)) != NULL;

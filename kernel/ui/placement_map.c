@@ -65,6 +65,8 @@ int pk_ui_map_new(struct pk_ui_map **ret)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&m->lock, NULL);
+	/* each table's keys are its entries' own strings (entry_key()) */
+	m->nodes.borrow_keys = m->pods.borrow_keys = m->groups.borrow_keys = true;
 	/*
 	 * Generations start from the clock (microseconds, below 2^53 so the page's
 	 * numbers stay exact): a page polling with ?since= across a restart of
@@ -131,10 +133,12 @@ uint64_t pk_ui_map_generation(struct pk_ui_map *m)
 /* The key of obj in its kind's table: "name" for a Node, "ns/name" else. */
 static void key_of(enum pk_kind kind, const json_t *obj, char *key, size_t keylen)
 {
+	const char *ns = pk_namespace(obj);
+
 	if (kind == PK_KIND_NODE)
 		snprintf(key, keylen, "%s", pk_name(obj));
-	else
-		snprintf(key, keylen, "%s/%s", pk_namespace(obj), pk_name(obj));
+	else /* as the entries spell it (ui_pod_new()) */
+		snprintf(key, keylen, "%s/%s", ns ? ns : "default", pk_name(obj));
 }
 
 static void bump(struct pk_ui_map *m)
@@ -169,6 +173,16 @@ static void entry_put(struct pk_ui_map *m, enum pk_kind kind, void *e)
 		ui_group_put(&m->pool, e);
 }
 
+/* The string an entry is kept under in its table (the table borrows it). */
+static const char *entry_key(enum pk_kind kind, const void *e)
+{
+	if (kind == PK_KIND_NODE)
+		return ((const struct ui_node *)e)->name;
+	if (kind == PK_KIND_POD)
+		return ui_pod_key(e);
+	return ((const struct ui_group *)e)->key;
+}
+
 static bool entry_equal(enum pk_kind kind, const void *a, const void *b)
 {
 	if (kind == PK_KIND_NODE)
@@ -191,7 +205,7 @@ static int entry_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *ob
 		return -ENOMEM;
 	if (old && entry_equal(kind, old, e)) {
 		old = e; /* nothing the map shows changed: the new one goes */
-	} else if (pk_map_put(table, key, e) < 0) {
+	} else if (pk_map_put(table, entry_key(kind, e), e) < 0) {
 		entry_put(m, kind, e);
 		return -ENOMEM;
 	} else {

@@ -45,7 +45,14 @@ struct ui_pod {
 	const char *node;		     /* while it holds it; else NULL */
 	const char *group, *coords, *worker; /* or NULL */
 	struct ui_res *req;		     /* what its containers request, in name order */
+	/* then the requests and "ns/name" (the key of the map's table), inline */
 };
+
+/* A pod entry's "ns/name", kept after its requests (ui_pod_new()). */
+static inline const char *ui_pod_key(const struct ui_pod *e)
+{
+	return (const char *)(e->req + e->nreq);
+}
 
 /* A PodGroup or CompositePodGroup: its parent, slice shape and InitiallyScheduled condition. */
 struct ui_group {
