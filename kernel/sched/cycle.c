@@ -363,8 +363,9 @@ static int commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
 		int r;
 
 		sc_victim_floor_note(s, p);
-		free(p->node_name); /* the snapshot already holds the binding */
-		p->node_name = strdup(node);
+		/* the snapshot already holds the binding */
+		pk_unintern(&s->forest.strings, p->node_name);
+		p->node_name = (char *)pk_intern(&s->forest.strings, node);
 		if (!p->node_name)
 			return -ENOMEM;
 		if (len > sizeof(msg) - 10)

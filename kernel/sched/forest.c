@@ -37,6 +37,7 @@ void sc_forest_init(struct sc_forest *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->recent_homes = (struct pk_map)PK_MAP_INIT(recent_home_free);
+	f->pods.borrow_keys = true; /* a pod's key is its own p->key */
 }
 
 static void group_clear_spec(struct sc_group *g)
@@ -73,13 +74,13 @@ static void group_free(struct sc_group *g)
 	free(g);
 }
 
-static void pod_free(struct sc_pod *p)
+static void pod_free(struct sc_forest *f, struct sc_pod *p)
 {
 	if (!p)
 		return;
 	free(p->key); /* and ns, name: the same allocation (copy_pod) */
-	free(p->group_key);
-	free(p->node_name);
+	pk_unintern(&f->strings, p->group_key);
+	pk_unintern(&f->strings, p->node_name);
 	free(p->prio_class);
 	free(p->cycle.why);
 	free(p->cycle.misfits);
@@ -174,7 +175,7 @@ void sc_forest_fini(struct sc_forest *f)
 
 		if (p->group && p->group->implicit)
 			group_free(p->group);
-		pod_free(p);
+		pod_free(f, p);
 	}
 	for (size_t i = 0; i < f->all_groups.n; i++)
 		group_free(f->all_groups.v[i]);
@@ -184,6 +185,7 @@ void sc_forest_fini(struct sc_forest *f)
 	pk_map_free(&f->groups[0]);
 	pk_map_free(&f->groups[1]);
 	pk_map_free(&f->pods);
+	pk_map_free(&f->strings);
 }
 
 const char *sc_group_kind(const struct sc_group *g)
@@ -470,8 +472,18 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 	p->cycle.assumed = -1;
 	p->share_dev = -1;
 	slice_place_of(v, p);
-	p->node_name = sc_strdup(v->node_name && *v->node_name ? v->node_name : NULL);
-	p->group_key = v->pod_group ? sc_key(v->meta.namespace, v->pod_group) : NULL;
+	/* the node's name and the group's key are shared by the pods that name them */
+	if (v->node_name && *v->node_name &&
+	    !(p->node_name = (char *)pk_intern(&s->forest.strings, v->node_name)))
+		return -ENOMEM;
+	if (v->pod_group) {
+		char *gk = sc_key(v->meta.namespace, v->pod_group);
+
+		p->group_key = gk ? (char *)pk_intern(&s->forest.strings, gk) : NULL;
+		free(gk);
+		if (!p->group_key)
+			return -ENOMEM;
+	}
 	p->has_prio = v->has_priority;
 	p->prio = v->priority;
 	p->prio_class = sc_strdup(v->priority_class);
@@ -602,7 +614,7 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 	return 0;
 fail:
 	sc_cons_release(s, p);
-	pod_free(p);
+	pod_free(f, p);
 	return r;
 }
 
@@ -635,7 +647,7 @@ int sc_forest_remove_pod(struct pk_sched *s, const char *key)
 			maybe_free(f, g);
 		}
 	}
-	pod_free(p);
+	pod_free(f, p);
 	return 0;
 }
 

@@ -82,26 +82,23 @@ struct sc_pod_cycle {
 
 /* A pod as the scheduler keeps it: what its object says, its place, its cycle record. */
 struct sc_pod {
-	char *key, *ns, *name;
+	char *key, *ns, *name;	/* key: the forest's pods map borrows it */
 	int64_t creation;	/* INT64_MIN: none */
 	uint64_t seq;		/* arrival order */
-	char *group_key;	/* "ns/podGroupName" or NULL */
+	char *group_key;	/* "ns/podGroupName" or NULL (interned: forest strings) */
 	struct sc_group *group; /* leaf group (maybe a placeholder) or implicit */
-	size_t apos;		/* index in the forest's all_pods */
-	bool deleting;
-	int node;	 /* bound node index, -1 pending or unknown node */
-	char *node_name; /* spec.nodeName or NULL */
-	int share_dev;	 /* the device its share is charged to (sc_devs), or -1 */
-	bool preempted;
+	int node;		/* bound node index, -1 pending or unknown node */
+	int share_dev;		/* the device its share is charged to (sc_devs), or -1 */
+	char *node_name;	/* spec.nodeName or NULL (interned: forest strings) */
+	/* the small fields together: no padding between them (one per cluster pod) */
+	bool deleting, preempted, has_prio;
+	int32_t prio;
+	uint32_t nsel, nterms, ntols;
+	uint32_t apos; /* index in the forest's all_pods */
 	int64_t req[SC_MAX_RES];
 	struct sc_label *sel;
-	size_t nsel;
 	struct sc_sel_term *terms;
-	size_t nterms;
 	struct sc_toleration *tols;
-	size_t ntols;
-	bool has_prio;
-	int32_t prio;
 	char *prio_class;
 	uint64_t fp;	      /* fingerprint of what scheduling reads (pk_sched_fingerprint) */
 	struct sc_cons *cons; /* placement constraints (plugin.h), NULL: none */
@@ -287,6 +284,7 @@ struct sc_forest {
 	 * name may be both) */
 	struct pk_map groups[2];
 	struct pk_map pods;	/* key -> struct sc_pod* */
+	struct pk_map strings;	/* the pods' node names and group keys (pk_intern) */
 	struct sc_vec all_pods; /* in no particular order: a removal moves the last pod */
 	struct sc_vec all_groups;
 	struct sc_vec roots; /* present parentless groups and implicit groups */
