@@ -38,6 +38,7 @@ void sc_forest_init(struct sc_forest *f)
 	memset(f, 0, sizeof(*f));
 	f->recent_homes = (struct pk_map)PK_MAP_INIT(recent_home_free);
 	f->pods.borrow_keys = true; /* a pod's key is its own p->key */
+	f->reqs = (struct pk_map)PK_MAP_INIT(free);
 }
 
 static void group_clear_spec(struct sc_group *g)
@@ -74,6 +75,61 @@ static void group_free(struct sc_group *g)
 	free(g);
 }
 
+/*
+ * A pod's requests, shared: most pods of a cluster ask the same as many
+ * others (a gang's, a Job's), and a vector is 128 bytes.  One per distinct
+ * vector, counted, keyed by its non-zero entries as text.
+ */
+struct req_vec {
+	unsigned refs;
+	int64_t v[SC_MAX_RES];
+};
+
+static void req_vec_key(const int64_t *v, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int r = 0; r < SC_MAX_RES && n < len; r++)
+		if (v[r])
+			n += (size_t)snprintf(buf + n, len - n, "%d=%lld;", r, (long long)v[r]);
+}
+
+/* The shared copy of v (one more user), NULL on ENOMEM. */
+static const int64_t *req_share(struct sc_forest *f, const int64_t *v)
+{
+	char key[SC_MAX_RES * 24];
+	struct req_vec *e;
+
+	req_vec_key(v, key, sizeof(key));
+	e = pk_map_get(&f->reqs, key);
+	if (!e) {
+		if (!(e = calloc(1, sizeof(*e))))
+			return NULL;
+		memcpy(e->v, v, sizeof(e->v));
+		if (pk_map_put(&f->reqs, key, e) < 0) {
+			free(e);
+			return NULL;
+		}
+	}
+	e->refs++;
+	return e->v;
+}
+
+/* One user less of a shared vector (req_share()); the last one frees it.  NULL: none. */
+static void req_unshare(struct sc_forest *f, const int64_t *v)
+{
+	char key[SC_MAX_RES * 24];
+	struct req_vec *e;
+
+	if (!v)
+		return;
+	req_vec_key(v, key, sizeof(key));
+	e = pk_map_get(&f->reqs, key);
+	if (e && --e->refs == 0)
+		pk_map_del(&f->reqs, key); /* the map owns its vectors */
+}
+
 static void pod_free(struct sc_forest *f, struct sc_pod *p)
 {
 	if (!p)
@@ -81,6 +137,7 @@ static void pod_free(struct sc_forest *f, struct sc_pod *p)
 	free(p->key); /* and ns, name: the same allocation (copy_pod) */
 	pk_unintern(&f->strings, p->group_key);
 	pk_unintern(&f->strings, p->node_name);
+	req_unshare(f, p->req);
 	free(p->prio_class);
 	free(p->cycle.why);
 	free(p->cycle.misfits);
@@ -186,6 +243,7 @@ void sc_forest_fini(struct sc_forest *f)
 	pk_map_free(&f->groups[1]);
 	pk_map_free(&f->pods);
 	pk_map_free(&f->strings);
+	pk_map_free(&f->reqs);
 }
 
 const char *sc_group_kind(const struct sc_group *g)
@@ -489,15 +547,18 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 	p->prio_class = sc_strdup(v->priority_class);
 	if (!p->key || !p->ns || !p->name)
 		return -ENOMEM;
-	p->req[SC_RES_PODS] = 1000;
+	int64_t req[SC_MAX_RES] = {[SC_RES_PODS] = 1000};
+
 	for (size_t i = 0; i < v->nrequests; i++) {
 		int r = sc_res_id(&s->snap, v->requests[i].name);
 
 		if (r < 0)
 			return r;
 		if (r != SC_RES_PODS && v->requests[i].milli > 0)
-			p->req[r] = sc_add(p->req[r], v->requests[i].milli);
+			req[r] = sc_add(req[r], v->requests[i].milli);
 	}
+	if (!(p->req = req_share(&s->forest, req)))
+		return -ENOMEM;
 	/* none allocated for none: most pods have no selector, affinity or toleration */
 	p->sel = v->nnode_selector ? calloc(v->nnode_selector, sizeof(*p->sel)) : NULL;
 	p->terms = v->naffinity ? calloc(v->naffinity, sizeof(*p->terms)) : NULL;

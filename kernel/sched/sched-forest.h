@@ -95,7 +95,9 @@ struct sc_pod {
 	int32_t prio;
 	uint32_t nsel, nterms, ntols;
 	uint32_t apos; /* index in the forest's all_pods */
-	int64_t req[SC_MAX_RES];
+	/* what it requests, by resource id: shared by the pods asking the same
+	 * (the forest's reqs), never written once the pod is added */
+	const int64_t *req;
 	struct sc_label *sel;
 	struct sc_sel_term *terms;
 	struct sc_toleration *tols;
@@ -285,6 +287,7 @@ struct sc_forest {
 	struct pk_map groups[2];
 	struct pk_map pods;	/* key -> struct sc_pod* */
 	struct pk_map strings;	/* the pods' node names and group keys (pk_intern) */
+	struct pk_map reqs;	/* the pods' request vectors, one per distinct one (forest.c) */
 	struct sc_vec all_pods; /* in no particular order: a removal moves the last pod */
 	struct sc_vec all_groups;
 	struct sc_vec roots; /* present parentless groups and implicit groups */
