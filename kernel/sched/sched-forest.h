@@ -50,8 +50,10 @@ struct sc_toleration {
  * said yet), so checking a condition allocates nothing.
  */
 struct sc_cond_memo {
-	uint64_t fp;
-	bool gated; /* the last thing said was a PreEnqueue wait (said once, cycle.c) */
+	/* fp: 63 bits of the fingerprint (memo_update()), so that the memo
+	 * takes 8 bytes of every pod; gated: the last thing said was a
+	 * PreEnqueue wait (said once, cycle.c) */
+	uint64_t fp : 63, gated : 1;
 };
 
 /*

@@ -397,7 +397,7 @@ static int pod_cmp(const void *a, const void *b)
 	const struct ui_pod *x = *(struct ui_pod *const *)a, *y = *(struct ui_pod *const *)b;
 	int c = strcmp(x->ns, y->ns);
 
-	return c ? c : strcmp(x->name, y->name);
+	return c ? c : strcmp(ui_pod_name(x), ui_pod_name(y));
 }
 
 /*
@@ -558,7 +558,7 @@ static json_t *node_pods(struct pk_ui_map *m, const char *name)
 		json_array_append_new(
 		    out,
 		    json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "namespace", p->ns, "name",
-			      p->name, "group", ui_str_or_null(p->group), "groupKind",
+			      ui_pod_name(p), "group", ui_str_or_null(p->group), "groupKind",
 			      ui_str_or_null(g ? g->kind : NULL), "root",
 			      ui_str_or_null(root ? root->name : NULL), "rootKind",
 			      ui_str_or_null(root ? root->kind : NULL), "sliceCoords",
@@ -579,12 +579,12 @@ static json_t *node_requested(struct pk_ui_map *m, const char *name)
 		if (!p->node || strcmp(p->node, name) != 0)
 			continue;
 		for (size_t j = 0; j < p->nreq; j++) {
-			const char *k = p->req[j].name;
+			const char *k = ui_pod_req(p)[j].name;
 
 			json_object_set_new(
 			    out, k,
 			    json_integer(json_integer_value(json_object_get(out, k)) +
-					 p->req[j].milli));
+					 ui_pod_req(p)[j].milli));
 		}
 	}
 	return out;
@@ -609,8 +609,8 @@ int pk_ui_map_pods(struct pk_ui_map *m, const char *text, size_t max, json_t **r
 			break;
 		json_array_append_new(items,
 				      json_pack("{s:s,s:s,s:o,s:o}", "namespace", p->ns, "name",
-						p->name, "node", ui_str_or_null(p->node), "group",
-						ui_str_or_null(p->group)));
+						ui_pod_name(p), "node", ui_str_or_null(p->node),
+						"group", ui_str_or_null(p->group)));
 	}
 	pthread_mutex_unlock(&m->lock);
 	*ret = json_pack("{s:s,s:s,s:o,s:b}", "kind", "PlacementPodList", "apiVersion",
@@ -754,7 +754,7 @@ static json_t *namespace_accelerators(const struct ui_view *v)
 
 	for (size_t i = 0; out && i < v->npods; i++) {
 		const struct ui_pod *p = v->pods[i];
-		long long n = ui_res_accelerators(p->req, p->nreq);
+		long long n = ui_res_accelerators(ui_pod_req(p), p->nreq);
 
 		if (!p->node)
 			continue; /* not bound, or finished */
