@@ -130,13 +130,23 @@ static void req_unshare(struct sc_forest *f, const int64_t *v)
 		pk_map_del(&f->reqs, key); /* the map owns its vectors */
 }
 
+void sc_pod_node_name_drop(struct sc_forest *f, struct sc_pod *p)
+{
+	if (p->node_name_own)
+		free(p->node_name);
+	else
+		pk_unintern(&f->strings, p->node_name);
+	p->node_name = NULL;
+	p->node_name_own = false;
+}
+
 static void pod_free(struct sc_forest *f, struct sc_pod *p)
 {
 	if (!p)
 		return;
 	free(p->key); /* and ns, name: the same allocation (copy_pod) */
 	pk_unintern(&f->strings, p->group_key);
-	pk_unintern(&f->strings, p->node_name);
+	sc_pod_node_name_drop(f, p);
 	req_unshare(f, p->req);
 	free(p->prio_class);
 	free(p->cycle.why);

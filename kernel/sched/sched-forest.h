@@ -91,9 +91,11 @@ struct sc_pod {
 	struct sc_group *group; /* leaf group (maybe a placeholder) or implicit */
 	int node;		/* bound node index, -1 pending or unknown node */
 	int share_dev;		/* the device its share is charged to (sc_devs), or -1 */
-	char *node_name;	/* spec.nodeName or NULL (interned: forest strings) */
+	char *node_name; /* spec.nodeName or NULL (interned in the forest's strings when read from
+			    the object) */
 	/* the small fields together: no padding between them (one per cluster pod) */
 	bool deleting, preempted, has_prio;
+	bool node_name_own; /* node_name is the pod's own copy (a binding's), not interned */
 	int32_t prio;
 	uint32_t nsel, nterms, ntols;
 	uint32_t apos; /* index in the forest's all_pods */
@@ -316,6 +318,8 @@ struct sc_recent_home {
 
 /* forest.c */
 void sc_forest_init(struct sc_forest *f);
+/* Drop a pod's node name (interned or its own copy); it is NULL after. */
+void sc_pod_node_name_drop(struct sc_forest *f, struct sc_pod *p);
 void sc_forest_fini(struct sc_forest *f);
 struct sc_group *sc_forest_group(struct sc_forest *f, const char *key, bool composite, bool create);
 /*
