@@ -33,7 +33,7 @@
  * after another in one arena of text (compacted when deletions left most of
  * it unused), and the table is an open-addressing one of record numbers (4
  * bytes a slot, 0 empty, AP_TOMB deleted, else the number + 1), linear
- * probing on FNV-1a, grown at half full.  A lookup compares the whole key,
+ * probing on FNV-1a, grown at 2/3 full.  A lookup compares the whole key,
  * so two objects never share a record.
  */
 struct ap_seen {
@@ -219,7 +219,7 @@ static int cache_put(struct ap_cache *c, const char *key, uint32_t h, uint64_t r
 	uint32_t *s;
 
 	if (!r) {
-		if ((c->used + 1) * 2 > c->cap && table_grow(c) < 0)
+		if ((c->used + 1) * 3 > c->cap * 2 && table_grow(c) < 0)
 			return -ENOMEM;
 		if ((n = record_new(c)) < 0)
 			return -ENOMEM;

@@ -75,7 +75,7 @@ int pk_map_put(struct pk_map *map, const char *key, void *value)
 			slot->key = (char *)key;
 		return 0;
 	}
-	if ((map->used + 1) * 2 > map->cap && grow(map) < 0)
+	if ((map->used + 1) * 3 > map->cap * 2 && grow(map) < 0)
 		return -ENOMEM;
 	char *copy = map->borrow_keys ? (char *)key : strdup(key);
 

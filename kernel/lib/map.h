@@ -2,7 +2,7 @@
 /*
  * map.h — the string map of podkernel: an open-addressing table from string
  * keys (copied) to pointers (borrowed), FNV-1a (hash.h), linear probing,
- * tombstones, grown at 50% load and rehashed in place of its tombstones
+ * tombstones, grown at 2/3 load and rehashed in place of its tombstones
  * when deletions left it mostly empty (a map with churn stays the size its
  * live keys need).  A zeroed struct pk_map is an empty map whose values are
  * borrowed; PK_MAP_INIT(destructor) is an empty map that owns its values,
