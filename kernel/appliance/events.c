@@ -20,30 +20,38 @@
 
 #include "kernel/appliance/appliance.h"
 #include "kernel/builder/builder.h"
-#include "kernel/lib/map.h"
+#include "kernel/lib/hash.h"
 #include "kernel/sched/sched.h"
 
 #define AP_KEY_MAX 600 /* pk_obj_key(): a kind, a namespace (63) and a name (253) */
 
 /*
- * Per object, "kind/ns/name" (the kind as its enum's number) -> the last
- * resourceVersion seen and the fingerprint, in the common string map.  The
- * records live in chunks of AP_SEEN_CHUNK (every object of the cluster has
- * one: 16 bytes each, no allocation of its own); a deleted object's record
- * goes on a free list.
+ * Per object, "Kind/ns/name" (pk_obj_key()) -> the last resourceVersion
+ * seen and the fingerprint.  Every object of the cluster has a record, so
+ * the cache keeps no allocation per object: the records live in chunks of
+ * AP_SEEN_CHUNK (a deleted object's goes on a free list), their keys one
+ * after another in one arena of text (compacted when deletions left most of
+ * it unused), and the table is an open-addressing one of record numbers (4
+ * bytes a slot, 0 empty, AP_TOMB deleted, else the number + 1), linear
+ * probing on FNV-1a, grown at 2/3 full.  A lookup compares the whole key,
+ * so two objects never share a record.
  */
-union ap_seen {
-	struct {
-		uint64_t rv, fp;
-	};
-	union ap_seen *next_free;
+struct ap_seen {
+	uint64_t rv, fp;
+	uint32_t key;  /* the key's offset in the arena */
+	uint32_t hash; /* the key's hash, low bits (rehashing reads no text) */
 };
 #define AP_SEEN_CHUNK 1024
+#define AP_TOMB UINT32_MAX
+#define AP_FREE UINT32_MAX /* a free record's key: next_free in rv */
 struct ap_cache {
-	struct pk_map map;	     /* key -> union ap_seen */
-	union ap_seen **chunks;	     /* each AP_SEEN_CHUNK records */
-	size_t nchunks, used;	     /* used: records handed out of the last chunk */
-	union ap_seen *free_records; /* deleted objects' records */
+	uint32_t *slots;	  /* cap of them */
+	size_t cap, used, live;	  /* used: live and deleted slots */
+	struct ap_seen **chunks;  /* each AP_SEEN_CHUNK records */
+	size_t nchunks, nrecords; /* nrecords: handed out, free ones included */
+	uint64_t free_records;	  /* a free record's number + 1, 0: none */
+	char *text;		  /* the keys, each with its NUL */
+	size_t text_len, text_cap, text_dead;
 };
 
 int ap_cache_new(struct ap_cache **ret)
@@ -63,82 +71,209 @@ void ap_cache_free(struct ap_cache *c)
 	for (size_t i = 0; i < c->nchunks; i++)
 		free(c->chunks[i]);
 	free(c->chunks);
-	pk_map_free(&c->map);
+	free(c->slots);
+	free(c->text);
 	free(c);
 }
 
-/* A record for a new object: from the free list, else the last chunk; NULL on ENOMEM. */
-static union ap_seen *record_new(struct ap_cache *c)
+static struct ap_seen *record_at(const struct ap_cache *c, uint32_t n)
 {
-	union ap_seen *s = c->free_records, **v;
-
-	if (s) {
-		c->free_records = s->next_free;
-		return s;
-	}
-	if (!c->nchunks || c->used == AP_SEEN_CHUNK) {
-		v = realloc(c->chunks, (c->nchunks + 1) * sizeof(*v));
-		if (!v)
-			return NULL;
-		c->chunks = v;
-		if (!(v[c->nchunks] = malloc(AP_SEEN_CHUNK * sizeof(**v))))
-			return NULL;
-		c->nchunks++;
-		c->used = 0;
-	}
-	return &c->chunks[c->nchunks - 1][c->used++];
-}
-
-static void record_free(struct ap_cache *c, union ap_seen *s)
-{
-	s->next_free = c->free_records;
-	c->free_records = s;
+	return &c->chunks[n / AP_SEEN_CHUNK][n % AP_SEEN_CHUNK];
 }
 
 size_t ap_cache_size(const struct ap_cache *c)
 {
-	return c ? c->map.live : 0;
+	return c ? c->live : 0;
 }
 
-static int cache_put(struct ap_cache *c, const char *key, uint64_t rv, uint64_t fp)
+/* The slot holding key (with its hash h), or the empty one ending its probe; NULL: no table. */
+static uint32_t *slot_find(const struct ap_cache *c, const char *key, uint32_t h)
 {
-	union ap_seen *s = pk_map_get(&c->map, key);
+	if (!c->cap)
+		return NULL;
+	for (size_t i = h & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+		uint32_t s = c->slots[i];
+		const struct ap_seen *r;
 
-	if (!s) {
-		s = record_new(c);
 		if (!s)
-			return -ENOMEM;
-		if (pk_map_put(&c->map, key, s) < 0) {
-			record_free(c, s);
-			return -ENOMEM;
-		}
+			return &c->slots[i];
+		if (s == AP_TOMB)
+			continue;
+		r = record_at(c, s - 1);
+		if (r->hash == h && strcmp(c->text + r->key, key) == 0)
+			return &c->slots[i];
 	}
-	s->rv = rv;
-	s->fp = fp;
+}
+
+static struct ap_seen *cache_get(const struct ap_cache *c, const char *key, uint32_t h)
+{
+	uint32_t *s = slot_find(c, key, h);
+
+	return s && *s ? record_at(c, *s - 1) : NULL;
+}
+
+/* Rehash into a table twice as large, or as large when most of it is deleted slots. */
+static int table_grow(struct ap_cache *c)
+{
+	size_t cap = !c->cap ? 64 : c->live * 4 < c->cap ? c->cap : c->cap * 2;
+	uint32_t *slots = calloc(cap, sizeof(*slots)), *old = c->slots;
+
+	if (!slots || cap > (size_t)UINT32_MAX) {
+		free(slots);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->cap; i++) {
+		size_t j;
+
+		if (!old[i] || old[i] == AP_TOMB)
+			continue;
+		for (j = record_at(c, old[i] - 1)->hash & (cap - 1); slots[j];
+		     j = (j + 1) & (cap - 1))
+			;
+		slots[j] = old[i];
+	}
+	free(old);
+	c->slots = slots;
+	c->cap = cap;
+	c->used = c->live;
 	return 0;
 }
 
-static void cache_del(struct ap_cache *c, const char *key)
+/* Copy the live keys into a fresh arena: deletions left most of it unused. */
+static int text_compact(struct ap_cache *c)
 {
-	union ap_seen *s = pk_map_get(&c->map, key);
+	size_t cap = (c->text_len - c->text_dead) * 3 / 2 + 64, len = 0;
+	char *text = malloc(cap);
 
-	if (s) {
-		pk_map_del(&c->map, key);
-		record_free(c, s);
+	if (!text)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->cap; i++) {
+		struct ap_seen *r;
+		size_t n;
+
+		if (!c->slots[i] || c->slots[i] == AP_TOMB)
+			continue;
+		r = record_at(c, c->slots[i] - 1);
+		n = strlen(c->text + r->key) + 1;
+		memcpy(text + len, c->text + r->key, n);
+		r->key = (uint32_t)len;
+		len += n;
 	}
+	free(c->text);
+	c->text = text;
+	c->text_len = len;
+	c->text_cap = cap;
+	c->text_dead = 0;
+	return 0;
 }
 
-/* The key of an object, pk_obj_key() (a namespaced kind's empty namespace is "default"). */
-static void cache_key(char *buf, size_t len, const struct pk_type *t, const char *ns,
-		      const char *name)
+/* The key copied into the arena; its offset, or -ENOMEM. */
+static int64_t text_add(struct ap_cache *c, const char *key)
+{
+	size_t n = strlen(key) + 1;
+
+	if (c->text_dead > 4096 && c->text_dead * 2 > c->text_len && text_compact(c) < 0)
+		return -ENOMEM;
+	if (c->text_len + n > c->text_cap) {
+		size_t cap = (c->text_len + n) * 3 / 2 + 4096;
+		char *t = cap <= UINT32_MAX ? realloc(c->text, cap) : NULL;
+
+		if (!t)
+			return -ENOMEM;
+		c->text = t;
+		c->text_cap = cap;
+	}
+	memcpy(c->text + c->text_len, key, n);
+	c->text_len += n;
+	return (int64_t)(c->text_len - n);
+}
+
+/* A record for a new object (its number): from the free list, else the last chunk; -ENOMEM. */
+static int64_t record_new(struct ap_cache *c)
+{
+	uint64_t n = c->free_records;
+	struct ap_seen **v;
+
+	if (n) {
+		c->free_records = record_at(c, (uint32_t)(n - 1))->rv;
+		return (int64_t)(n - 1);
+	}
+	if (c->nrecords == c->nchunks * AP_SEEN_CHUNK) {
+		if (c->nrecords >= UINT32_MAX - AP_SEEN_CHUNK)
+			return -ENOMEM;
+		v = realloc(c->chunks, (c->nchunks + 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		c->chunks = v;
+		if (!(v[c->nchunks] = malloc(AP_SEEN_CHUNK * sizeof(**v))))
+			return -ENOMEM;
+		c->nchunks++;
+	}
+	return (int64_t)c->nrecords++;
+}
+
+static int cache_put(struct ap_cache *c, const char *key, uint32_t h, uint64_t rv, uint64_t fp)
+{
+	struct ap_seen *r = cache_get(c, key, h);
+	int64_t n, off;
+	uint32_t *s;
+
+	if (!r) {
+		if ((c->used + 1) * 3 > c->cap * 2 && table_grow(c) < 0)
+			return -ENOMEM;
+		if ((n = record_new(c)) < 0)
+			return -ENOMEM;
+		r = record_at(c, (uint32_t)n);
+		if ((off = text_add(c, key)) < 0) {
+			r->key = AP_FREE;
+			r->rv = c->free_records;
+			c->free_records = (uint64_t)n + 1;
+			return -ENOMEM;
+		}
+		r->key = (uint32_t)off;
+		r->hash = h;
+		/* the first empty or deleted slot of its probe (it is not in the table) */
+		for (size_t i = h & (c->cap - 1);; i = (i + 1) & (c->cap - 1))
+			if (!*(s = &c->slots[i]) || *s == AP_TOMB)
+				break;
+		c->used += !*s;
+		*s = (uint32_t)n + 1;
+		c->live++;
+	}
+	r->rv = rv;
+	r->fp = fp;
+	return 0;
+}
+
+static void cache_del(struct ap_cache *c, const char *key, uint32_t h)
+{
+	uint32_t *s = slot_find(c, key, h);
+	struct ap_seen *r;
+
+	if (!s || !*s)
+		return;
+	r = record_at(c, *s - 1);
+	c->text_dead += strlen(c->text + r->key) + 1;
+	r->key = AP_FREE;
+	r->rv = c->free_records;
+	c->free_records = *s; /* its number + 1 */
+	*s = AP_TOMB;
+	c->live--;
+}
+
+/* The key of an object, pk_obj_key() (a namespaced kind's empty namespace is "default"), and its
+ * hash. */
+static uint32_t cache_key(char *buf, size_t len, const struct pk_type *t, const char *ns,
+			  const char *name)
 {
 	if (!pk_obj_key(buf, len, t, ns, name) && len)
 		*buf = '\0'; /* not reached: names are bounded well below AP_KEY_MAX */
+	return (uint32_t)pk_fnv1a(PK_FNV1A_INIT, buf);
 }
 
-static void object_key(char *buf, size_t len, const struct pk_type *t, const json_t *obj)
+static uint32_t object_key(char *buf, size_t len, const struct pk_type *t, const json_t *obj)
 {
-	cache_key(buf, len, t, pk_get_string(obj, "metadata.namespace"), pk_name(obj));
+	return cache_key(buf, len, t, pk_get_string(obj, "metadata.namespace"), pk_name(obj));
 }
 
 static uint64_t object_rv(const json_t *obj)
@@ -151,34 +286,37 @@ static uint64_t object_rv(const json_t *obj)
 int ap_cache_note(struct ap_cache *c, const struct pk_type *kind, const json_t *obj)
 {
 	char key[AP_KEY_MAX];
+	uint32_t h;
 
 	if (!c || !obj)
 		return -EINVAL;
-	object_key(key, sizeof(key), kind, obj);
-	return cache_put(c, key, object_rv(obj), pk_sched_fingerprint(kind, obj, true));
+	h = object_key(key, sizeof(key), kind, obj);
+	return cache_put(c, key, h, object_rv(obj), pk_sched_fingerprint(kind, obj, true));
 }
 
 void ap_cache_forget(struct ap_cache *c, const struct pk_type *kind, const char *ns,
 		     const char *name)
 {
 	char key[AP_KEY_MAX];
+	uint32_t h;
 
 	if (!c)
 		return;
-	cache_key(key, sizeof(key), kind, ns, name);
-	cache_del(c, key);
+	h = cache_key(key, sizeof(key), kind, ns, name);
+	cache_del(c, key, h);
 }
 
 uint64_t ap_cache_rv(const struct ap_cache *c, const struct pk_type *kind, const char *ns,
 		     const char *name)
 {
 	char key[AP_KEY_MAX];
-	const union ap_seen *s;
+	const struct ap_seen *s;
+	uint32_t h;
 
 	if (!c || !name)
 		return 0;
-	cache_key(key, sizeof(key), kind, ns, name);
-	s = pk_map_get(&c->map, key);
+	h = cache_key(key, sizeof(key), kind, ns, name);
+	s = cache_get(c, key, h);
 	return s ? s->rv : 0;
 }
 
@@ -203,16 +341,17 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, const struct pk_typ
 {
 	enum pk_kind k = t ? t->pk : PK_KIND_UNKNOWN;
 	struct ap_decision d = {.verdict = AP_SKIP};
-	const union ap_seen *seen;
+	const struct ap_seen *seen;
 	char key[AP_KEY_MAX];
 	uint64_t fp;
+	uint32_t h;
 
 	if (!c || !obj || !ret)
 		return -EINVAL;
-	object_key(key, sizeof(key), t, obj);
-	seen = pk_map_get(&c->map, key);
+	h = object_key(key, sizeof(key), t, obj);
+	seen = cache_get(c, key, h);
 	if (type == PK_EVENT_DELETED) {
-		cache_del(c, key);
+		cache_del(c, key, h);
 		d.verdict = sched_kind(k) ? AP_REMOVE : AP_SKIP;
 		d.fresh = d.changed = true;
 		*ret = d;
@@ -225,7 +364,7 @@ int ap_classify(struct ap_cache *c, enum pk_event_type type, const struct pk_typ
 	fp = pk_sched_fingerprint(t, obj, true);
 	d.fresh = true;
 	d.changed = !seen || seen->fp != fp;
-	if (cache_put(c, key, rv, fp) < 0)
+	if (cache_put(c, key, h, rv, fp) < 0)
 		return -ENOMEM;
 	if (d.changed && sched_kind(k))
 		d.verdict = AP_FEED;

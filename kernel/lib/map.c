@@ -71,11 +71,13 @@ int pk_map_put(struct pk_map *map, const char *key, void *value)
 		if (map->free_value && slot->value && slot->value != value)
 			map->free_value(slot->value);
 		slot->value = value;
+		if (map->borrow_keys)
+			slot->key = (char *)key;
 		return 0;
 	}
-	if ((map->used + 1) * 2 > map->cap && grow(map) < 0)
+	if ((map->used + 1) * 3 > map->cap * 2 && grow(map) < 0)
 		return -ENOMEM;
-	char *copy = strdup(key);
+	char *copy = map->borrow_keys ? (char *)key : strdup(key);
 
 	if (!copy)
 		return -ENOMEM;
@@ -100,7 +102,8 @@ void *pk_map_take(struct pk_map *map, const char *key)
 	if (!slot)
 		return NULL;
 	value = slot->value;
-	free(slot->key);
+	if (!map->borrow_keys)
+		free(slot->key);
 	slot->key = PK_MAP_TOMB;
 	slot->value = NULL;
 	map->live--;
@@ -150,10 +153,11 @@ void pk_map_free(struct pk_map *map)
 			continue;
 		if (free_value && slot->value)
 			free_value(slot->value);
-		free(slot->key);
+		if (!map->borrow_keys)
+			free(slot->key);
 	}
 	free(map->slots);
-	*map = (struct pk_map)PK_MAP_INIT(free_value);
+	*map = (struct pk_map){.free_value = free_value, .borrow_keys = map->borrow_keys};
 }
 
 bool pk_map_next(const struct pk_map *map, size_t *i, const char **key, void **value)

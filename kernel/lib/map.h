@@ -2,7 +2,7 @@
 /*
  * map.h — the string map of podkernel: an open-addressing table from string
  * keys (copied) to pointers (borrowed), FNV-1a (hash.h), linear probing,
- * tombstones, grown at 50% load and rehashed in place of its tombstones
+ * tombstones, grown at 2/3 load and rehashed in place of its tombstones
  * when deletions left it mostly empty (a map with churn stays the size its
  * live keys need).  A zeroed struct pk_map is an empty map whose values are
  * borrowed; PK_MAP_INIT(destructor) is an empty map that owns its values,
@@ -11,6 +11,9 @@
  * handed to it.  Allocation failures surface as -ENOMEM from the functions
  * that add.  Users: the scheduler's indexes and string pool, the
  * controllers' work queues and memos, the appliance's node heartbeats.
+ * A map with borrow_keys set keeps the key pointers it is given (each the
+ * value's own string, living as long as the value is in the map), one
+ * allocation less per entry: the placement map's entries.
  */
 #ifndef PODKERNEL_KERNEL_LIB_MAP_H
 #define PODKERNEL_KERNEL_LIB_MAP_H
@@ -25,6 +28,9 @@ struct pk_map {
 	} * slots;
 	size_t cap, used, live;		 /* used: live and tombstones */
 	void (*free_value)(void *value); /* NULL: values are borrowed */
+	/* the keys are the values' own (a string inside each value): never copied
+	 * nor freed, and a put replacing a value takes the key it is given */
+	bool borrow_keys;
 };
 #define PK_MAP_INIT(destructor)                                                                    \
 	{                                                                                          \
@@ -45,7 +51,7 @@ void pk_map_del(struct pk_map *map, const char *key);
 void *pk_map_take(struct pk_map *map, const char *key);
 /*
  * Free the keys, the values (to the destructor) and the table; the map is
- * empty again and keeps its destructor.
+ * empty again and keeps its destructor and borrow_keys.
  */
 void pk_map_free(struct pk_map *map);
 /*

@@ -372,10 +372,13 @@ static int commit(struct sc_ctx *ctx, const struct sc_placement *pl, size_t n)
 		int r;
 
 		sc_victim_floor_note(s, p);
-		free(p->node_name); /* the snapshot already holds the binding */
+		/* the snapshot already holds the binding; a copy of the pod's own
+		 * (cheaper than interning, on the binding path; a restart shares it) */
+		sc_pod_node_name_drop(&s->forest, p);
 		p->node_name = strdup(node);
 		if (!p->node_name)
 			return -ENOMEM;
+		p->node_name_own = true;
 		if (len > sizeof(msg) - 10)
 			len = sizeof(msg) - 10;
 		memcpy(msg, "bound to ", 9);

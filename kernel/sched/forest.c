@@ -37,6 +37,8 @@ void sc_forest_init(struct sc_forest *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->recent_homes = (struct pk_map)PK_MAP_INIT(recent_home_free);
+	f->pods.borrow_keys = true; /* a pod's key is its own p->key */
+	f->reqs = (struct pk_map)PK_MAP_INIT(free);
 }
 
 static void group_clear_spec(struct sc_group *g)
@@ -73,12 +75,79 @@ static void group_free(struct sc_group *g)
 	free(g);
 }
 
-static void pod_free(struct sc_pod *p)
+/*
+ * A pod's requests, shared: most pods of a cluster ask the same as many
+ * others (a gang's, a Job's), and a vector is 128 bytes.  One per distinct
+ * vector, counted, keyed by its non-zero entries as text.
+ */
+struct req_vec {
+	unsigned refs;
+	int64_t v[SC_MAX_RES];
+};
+
+static void req_vec_key(const int64_t *v, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int r = 0; r < SC_MAX_RES && n < len; r++)
+		if (v[r])
+			n += (size_t)snprintf(buf + n, len - n, "%d=%lld;", r, (long long)v[r]);
+}
+
+/* The shared copy of v (one more user), NULL on ENOMEM. */
+static const int64_t *req_share(struct sc_forest *f, const int64_t *v)
+{
+	char key[SC_MAX_RES * 24];
+	struct req_vec *e;
+
+	req_vec_key(v, key, sizeof(key));
+	e = pk_map_get(&f->reqs, key);
+	if (!e) {
+		if (!(e = calloc(1, sizeof(*e))))
+			return NULL;
+		memcpy(e->v, v, sizeof(e->v));
+		if (pk_map_put(&f->reqs, key, e) < 0) {
+			free(e);
+			return NULL;
+		}
+	}
+	e->refs++;
+	return e->v;
+}
+
+/* One user less of a shared vector (req_share()); the last one frees it.  NULL: none. */
+static void req_unshare(struct sc_forest *f, const int64_t *v)
+{
+	char key[SC_MAX_RES * 24];
+	struct req_vec *e;
+
+	if (!v)
+		return;
+	req_vec_key(v, key, sizeof(key));
+	e = pk_map_get(&f->reqs, key);
+	if (e && --e->refs == 0)
+		pk_map_del(&f->reqs, key); /* the map owns its vectors */
+}
+
+void sc_pod_node_name_drop(struct sc_forest *f, struct sc_pod *p)
+{
+	if (p->node_name_own)
+		free(p->node_name);
+	else
+		pk_unintern(&f->strings, p->node_name);
+	p->node_name = NULL;
+	p->node_name_own = false;
+}
+
+static void pod_free(struct sc_forest *f, struct sc_pod *p)
 {
 	if (!p)
 		return;
-	free(p->key); /* with ns, name and group_key (pod_names) */
-	free(p->node_name);
+	free(p->key); /* with ns and name (pod_names) */
+	pk_unintern(&f->strings, p->group_key);
+	sc_pod_node_name_drop(f, p);
+	req_unshare(f, p->req);
 	free(p->prio_class);
 	if (p->cycle.fail)
 		free(p->cycle.fail->why);
@@ -174,7 +243,7 @@ void sc_forest_fini(struct sc_forest *f)
 
 		if (p->group && p->group->implicit)
 			group_free(p->group);
-		pod_free(p);
+		pod_free(f, p);
 	}
 	for (size_t i = 0; i < f->all_groups.n; i++)
 		group_free(f->all_groups.v[i]);
@@ -184,6 +253,8 @@ void sc_forest_fini(struct sc_forest *f)
 	pk_map_free(&f->groups[0]);
 	pk_map_free(&f->groups[1]);
 	pk_map_free(&f->pods);
+	pk_map_free(&f->strings);
+	pk_map_free(&f->reqs);
 }
 
 const char *sc_group_kind(const struct sc_group *g)
@@ -451,8 +522,8 @@ static void slice_place_of(const struct pk_pod *v, struct sc_pod *p)
 
 /*
  * A pod's names in one allocation (a backlog holds millions of pods): its
- * key "ns/name", its namespace ("default" when it names none), its name and
- * its group's key "ns/podGroupName" (NULL: none); p->key owns them all.
+ * key "ns/name", its namespace ("default" when it names none) and its name;
+ * p->key owns them all (the group's key is interned: copy_pod).
  */
 static char *put(char *at, const char *a, size_t la, const char *b, size_t lb)
 {
@@ -469,20 +540,17 @@ static char *put(char *at, const char *a, size_t la, const char *b, size_t lb)
 static int pod_names(struct sc_pod *p, const struct pk_pod *v)
 {
 	const char *ns = v->meta.namespace ? v->meta.namespace : "";
-	const char *name = v->meta.name ? v->meta.name : "", *grp = v->pod_group;
+	const char *name = v->meta.name ? v->meta.name : "";
 	const char *ns_or = v->meta.namespace ? ns : "default";
 	size_t ln = strlen(ns), lname = strlen(name), lor = strlen(ns_or);
-	size_t lg = grp ? strlen(grp) : 0;
-	char *b = malloc((ln + lname + 2) + (lor + 1) + (lname + 1) + (grp ? ln + lg + 2 : 0));
+	char *b = malloc((ln + lname + 2) + (lor + 1) + (lname + 1));
 	char *at;
 
 	if (!b)
 		return -ENOMEM;
 	at = put(p->key = b, ns, ln, name, lname);
 	at = put(p->ns = at, ns_or, lor, NULL, 0);
-	at = put(p->name = at, name, lname, NULL, 0);
-	if (grp)
-		put(p->group_key = at, ns, ln, grp, lg);
+	put(p->name = at, name, lname, NULL, 0);
 	return 0;
 }
 
@@ -496,20 +564,34 @@ static int copy_pod(struct pk_sched *s, struct sc_pod *p, const struct pk_pod *v
 	p->cycle.assumed = -1;
 	p->share_dev = -1;
 	slice_place_of(v, p);
-	p->node_name = sc_strdup(v->node_name && *v->node_name ? v->node_name : NULL);
+	/* the node's name and the group's key are shared by the pods that name them */
+	if (v->node_name && *v->node_name &&
+	    !(p->node_name = (char *)pk_intern(&s->forest.strings, v->node_name)))
+		return -ENOMEM;
+	if (v->pod_group) {
+		char *gk = sc_key(v->meta.namespace, v->pod_group);
+
+		p->group_key = gk ? (char *)pk_intern(&s->forest.strings, gk) : NULL;
+		free(gk);
+		if (!p->group_key)
+			return -ENOMEM;
+	}
 	p->has_prio = v->has_priority;
 	p->prio = v->priority;
 	p->prio_class = sc_strdup(v->priority_class);
-	p->req[SC_RES_PODS] = 1000;
+	int64_t req[SC_MAX_RES] = {[SC_RES_PODS] = 1000};
+
 	for (size_t i = 0; i < v->nrequests; i++) {
 		int r = sc_res_id(&s->snap, v->requests[i].name);
 
 		if (r < 0)
 			return r;
 		if (r != SC_RES_PODS && v->requests[i].milli > 0)
-			p->req[r] = sc_add(p->req[r], v->requests[i].milli);
+			req[r] = sc_add(req[r], v->requests[i].milli);
 	}
-	/* none of each for most pods: nothing allocated */
+	if (!(p->req = req_share(&s->forest, req)))
+		return -ENOMEM;
+	/* none allocated for none: most pods have no selector, affinity or toleration */
 	p->sel = v->nnode_selector ? calloc(v->nnode_selector, sizeof(*p->sel)) : NULL;
 	p->terms = v->naffinity ? calloc(v->naffinity, sizeof(*p->terms)) : NULL;
 	p->tols = v->ntolerations ? calloc(v->ntolerations, sizeof(*p->tols)) : NULL;
@@ -625,7 +707,7 @@ int sc_forest_add_pod(struct pk_sched *s, const struct pk_pod *view)
 	return 0;
 fail:
 	sc_cons_release(s, p);
-	pod_free(p);
+	pod_free(f, p);
 	return r;
 }
 
@@ -658,7 +740,7 @@ int sc_forest_remove_pod(struct pk_sched *s, const char *key)
 			maybe_free(f, g);
 		}
 	}
-	pod_free(p);
+	pod_free(f, p);
 	return 0;
 }
 

@@ -102,11 +102,12 @@ static int collect(struct ex *x, struct sc_group *g, int parent, bool adm, int d
 				return -E2BIG;
 			x->pods[x->np] = p;
 			x->pg[x->np] = me;
-			x->same[x->np] =
-			    x->np > 0 && x->pg[x->np - 1] == me &&
-			    memcmp(x->pods[x->np - 1]->req, p->req, sizeof(p->req)) == 0 &&
-			    !p->nsel && !p->nterms && !p->ntols && !x->pods[x->np - 1]->nsel &&
-			    !x->pods[x->np - 1]->nterms && !x->pods[x->np - 1]->ntols;
+			x->same[x->np] = x->np > 0 && x->pg[x->np - 1] == me &&
+					 memcmp(x->pods[x->np - 1]->req, p->req,
+						SC_MAX_RES * sizeof(*p->req)) == 0 &&
+					 !p->nsel && !p->nterms && !p->ntols &&
+					 !x->pods[x->np - 1]->nsel && !x->pods[x->np - 1]->nterms &&
+					 !x->pods[x->np - 1]->ntols;
 			x->np++;
 		}
 	}

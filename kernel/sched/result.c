@@ -222,7 +222,8 @@ static uint64_t fnv(uint64_t h, const char *s)
 static bool memo_update(struct sc_cond_memo *memo, const char *status, const char *reason,
 			const char *message)
 {
-	uint64_t h = fnv(fnv(fnv(PK_FNV1A_INIT, status), reason), message ? message : "");
+	uint64_t h = fnv(fnv(fnv(PK_FNV1A_INIT, status), reason), message ? message : "") &
+		     (UINT64_MAX >> 1); /* the memo keeps 63 bits */
 
 	if (!h)
 		h = 1;

@@ -50,8 +50,10 @@ struct sc_toleration {
  * said yet), so checking a condition allocates nothing.
  */
 struct sc_cond_memo {
-	uint64_t fp;
-	bool gated; /* the last thing said was a PreEnqueue wait (said once, cycle.c) */
+	/* fp: 63 bits of the fingerprint (memo_update()), so that the memo
+	 * takes 8 bytes of every pod; gated: the last thing said was a
+	 * PreEnqueue wait (said once, cycle.c) */
+	uint64_t fp : 63, gated : 1;
 };
 
 /*
@@ -83,26 +85,27 @@ struct sc_pod_cycle {
 
 /* A pod as the scheduler keeps it: what its object says, its place, its cycle record. */
 struct sc_pod {
-	char *key, *ns, *name;
+	char *key, *ns, *name;	/* key: the forest's pods map borrows it */
 	int64_t creation;	/* INT64_MIN: none */
 	uint64_t seq;		/* arrival order */
-	char *group_key;	/* "ns/podGroupName" or NULL */
+	char *group_key;	/* "ns/podGroupName" or NULL (interned: forest strings) */
 	struct sc_group *group; /* leaf group (maybe a placeholder) or implicit */
-	size_t apos;		/* index in the forest's all_pods */
-	bool deleting;
-	int node;	 /* bound node index, -1 pending or unknown node */
-	char *node_name; /* spec.nodeName or NULL */
-	int share_dev;	 /* the device its share is charged to (sc_devs), or -1 */
-	bool preempted;
-	int64_t req[SC_MAX_RES];
-	struct sc_label *sel;
-	size_t nsel;
-	struct sc_sel_term *terms;
-	size_t nterms;
-	struct sc_toleration *tols;
-	size_t ntols;
-	bool has_prio;
+	int node;		/* bound node index, -1 pending or unknown node */
+	int share_dev;		/* the device its share is charged to (sc_devs), or -1 */
+	char *node_name; /* spec.nodeName or NULL (interned in the forest's strings when read from
+			    the object) */
+	/* the small fields together: no padding between them (one per cluster pod) */
+	bool deleting, preempted, has_prio;
+	bool node_name_own; /* node_name is the pod's own copy (a binding's), not interned */
 	int32_t prio;
+	uint32_t nsel, nterms, ntols;
+	uint32_t apos; /* index in the forest's all_pods */
+	/* what it requests, by resource id: shared by the pods asking the same
+	 * (the forest's reqs), never written once the pod is added */
+	const int64_t *req;
+	struct sc_label *sel;
+	struct sc_sel_term *terms;
+	struct sc_toleration *tols;
 	char *prio_class;
 	uint64_t fp;	      /* fingerprint of what scheduling reads (pk_sched_fingerprint) */
 	struct sc_cons *cons; /* placement constraints (plugin.h), NULL: none */
@@ -299,6 +302,8 @@ struct sc_forest {
 	 * name may be both) */
 	struct pk_map groups[2];
 	struct pk_map pods;	/* key -> struct sc_pod* */
+	struct pk_map strings;	/* the pods' node names and group keys (pk_intern) */
+	struct pk_map reqs;	/* the pods' request vectors, one per distinct one (forest.c) */
 	struct sc_vec all_pods; /* in no particular order: a removal moves the last pod */
 	struct sc_vec all_groups;
 	struct sc_vec roots; /* present parentless groups and implicit groups */
@@ -325,6 +330,8 @@ struct sc_recent_home {
 
 /* forest.c */
 void sc_forest_init(struct sc_forest *f);
+/* Drop a pod's node name (interned or its own copy); it is NULL after. */
+void sc_pod_node_name_drop(struct sc_forest *f, struct sc_pod *p);
 void sc_forest_fini(struct sc_forest *f);
 struct sc_group *sc_forest_group(struct sc_forest *f, const char *key, bool composite, bool create);
 /*

@@ -218,19 +218,18 @@ struct ui_pod *ui_pod_new(struct pk_map *pool, const json_t *pod)
 	json_array_foreach(pk_get(pod, "spec.containers"), i, c)
 	    res_add_quantities(&req, pk_get(c, "resources.requests"));
 
-	const char *name = pk_name(pod);
-	size_t nlen = strlen(name) + 1;
-	/* the name is the pod's own (kept inline): sharing it would save nothing */
-	struct ui_pod *e = calloc(1, sizeof(*e) + req.n * sizeof(*req.r) + nlen);
+	/* never NULL for a pod: a tree whose kind says otherwise is taken as one in "default" */
+	const char *name = pk_name(pod), *ns = pk_namespace(pod) ? pk_namespace(pod) : "default";
+	size_t klen = strlen(ns) + strlen(name) + 2;
+	/* "ns/name" is the pod's own (kept inline, the map's key): sharing it would save nothing */
+	struct ui_pod *e = calloc(1, sizeof(*e) + req.n * sizeof(*req.r) + klen);
 	if (!e)
 		return NULL;
-	e->req = (struct ui_res *)(e + 1);
-	memcpy(e->req, req.r, req.n * sizeof(*req.r));
+	memcpy(ui_pod_req(e), req.r, req.n * sizeof(*req.r));
 	e->nreq = req.n;
-	e->name = memcpy((char *)(e->req + req.n), name, nlen);
-	ok &= res_intern(pool, e->req, e->nreq);
-	/* never NULL for a pod: a tree whose kind says otherwise is taken as one in "default" */
-	ok &= (e->ns = pk_intern(pool, pk_namespace(pod) ? pk_namespace(pod) : "default")) != NULL;
+	snprintf((char *)ui_pod_key(e), klen, "%s/%s", ns, name);
+	ok &= res_intern(pool, ui_pod_req(e), e->nreq);
+	ok &= (e->ns = pk_intern(pool, ns)) != NULL;
 	ok &= !node || (e->node = pk_intern(pool, node)) != NULL;
 	ok &= !group || (e->group = pk_intern(pool, group)) != NULL;
 	ok &= !coords || (e->coords = pk_intern(pool, coords)) != NULL;
@@ -304,10 +303,10 @@ bool ui_node_equal(const struct ui_node *a, const struct ui_node *b)
 
 bool ui_pod_equal(const struct ui_pod *a, const struct ui_pod *b)
 {
-	return strcmp(a->name, b->name) == 0 && a->ns == b->ns && a->node == b->node &&
+	return strcmp(ui_pod_key(a), ui_pod_key(b)) == 0 && a->ns == b->ns && a->node == b->node &&
 	       a->group == b->group && a->coords == b->coords && a->worker == b->worker &&
 	       a->done == b->done && a->nreq == b->nreq &&
-	       memcmp(a->req, b->req, a->nreq * sizeof(*a->req)) == 0;
+	       memcmp(ui_pod_req(a), ui_pod_req(b), a->nreq * sizeof(struct ui_res)) == 0;
 }
 
 bool ui_group_equal(const struct ui_group *a, const struct ui_group *b)
@@ -356,7 +355,7 @@ void ui_pod_put(struct pk_map *pool, struct ui_pod *e)
 	if (!e || --e->refs > 0)
 		return;
 	for (size_t i = 0; i < e->nreq; i++)
-		pk_unintern(pool, e->req[i].name);
+		pk_unintern(pool, ui_pod_req(e)[i].name);
 	pk_unintern(pool, e->ns);
 	pk_unintern(pool, e->node);
 	pk_unintern(pool, e->group);

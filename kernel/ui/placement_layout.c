@@ -280,7 +280,7 @@ long long ui_accelerators(const json_t *res)
  */
 static void add_user(struct lhost *h, long g, const struct ui_pod *p)
 {
-	long long w = ui_res_accelerators(p->req, p->nreq) * 1024 + 1;
+	long long w = ui_res_accelerators(ui_pod_req(p), p->nreq) * 1024 + 1;
 	int i;
 
 	for (i = 0; i < h->nusers && h->users[i].group != g; i++)
@@ -314,10 +314,10 @@ static void add_requests(struct lhost *h, const struct ui_pod *p)
 	if (!h->req)
 		h->req = json_object();
 	for (size_t i = 0; i < p->nreq; i++)
-		json_object_set_new(
-		    h->req, p->req[i].name,
-		    json_integer(json_integer_value(json_object_get(h->req, p->req[i].name)) +
-				 p->req[i].milli));
+		json_object_set_new(h->req, ui_pod_req(p)[i].name,
+				    json_integer(json_integer_value(json_object_get(
+						     h->req, ui_pod_req(p)[i].name)) +
+						 ui_pod_req(p)[i].milli));
 }
 
 /*

@@ -65,6 +65,8 @@ int pk_ui_map_new(struct pk_ui_map **ret)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&m->lock, NULL);
+	/* each table's keys are its entries' own strings (entry_key()) */
+	m->nodes.borrow_keys = m->pods.borrow_keys = m->groups.borrow_keys = true;
 	/*
 	 * Generations start from the clock (microseconds, below 2^53 so the page's
 	 * numbers stay exact): a page polling with ?since= across a restart of
@@ -131,10 +133,12 @@ uint64_t pk_ui_map_generation(struct pk_ui_map *m)
 /* The key of obj in its kind's table: "name" for a Node, "ns/name" else. */
 static void key_of(enum pk_kind kind, const json_t *obj, char *key, size_t keylen)
 {
+	const char *ns = pk_namespace(obj);
+
 	if (kind == PK_KIND_NODE)
 		snprintf(key, keylen, "%s", pk_name(obj));
-	else
-		snprintf(key, keylen, "%s/%s", pk_namespace(obj), pk_name(obj));
+	else /* as the entries spell it (ui_pod_new()) */
+		snprintf(key, keylen, "%s/%s", ns ? ns : "default", pk_name(obj));
 }
 
 static void bump(struct pk_ui_map *m)
@@ -169,6 +173,16 @@ static void entry_put(struct pk_ui_map *m, enum pk_kind kind, void *e)
 		ui_group_put(&m->pool, e);
 }
 
+/* The string an entry is kept under in its table (the table borrows it). */
+static const char *entry_key(enum pk_kind kind, const void *e)
+{
+	if (kind == PK_KIND_NODE)
+		return ((const struct ui_node *)e)->name;
+	if (kind == PK_KIND_POD)
+		return ui_pod_key(e);
+	return ((const struct ui_group *)e)->key;
+}
+
 static bool entry_equal(enum pk_kind kind, const void *a, const void *b)
 {
 	if (kind == PK_KIND_NODE)
@@ -191,7 +205,7 @@ static int entry_update(struct pk_ui_map *m, enum pk_kind kind, const json_t *ob
 		return -ENOMEM;
 	if (old && entry_equal(kind, old, e)) {
 		old = e; /* nothing the map shows changed: the new one goes */
-	} else if (pk_map_put(table, key, e) < 0) {
+	} else if (pk_map_put(table, entry_key(kind, e), e) < 0) {
 		entry_put(m, kind, e);
 		return -ENOMEM;
 	} else {
@@ -383,7 +397,7 @@ static int pod_cmp(const void *a, const void *b)
 	const struct ui_pod *x = *(struct ui_pod *const *)a, *y = *(struct ui_pod *const *)b;
 	int c = strcmp(x->ns, y->ns);
 
-	return c ? c : strcmp(x->name, y->name);
+	return c ? c : strcmp(ui_pod_name(x), ui_pod_name(y));
 }
 
 /*
@@ -544,7 +558,7 @@ static json_t *node_pods(struct pk_ui_map *m, const char *name)
 		json_array_append_new(
 		    out,
 		    json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "namespace", p->ns, "name",
-			      p->name, "group", ui_str_or_null(p->group), "groupKind",
+			      ui_pod_name(p), "group", ui_str_or_null(p->group), "groupKind",
 			      ui_str_or_null(g ? g->kind : NULL), "root",
 			      ui_str_or_null(root ? root->name : NULL), "rootKind",
 			      ui_str_or_null(root ? root->kind : NULL), "sliceCoords",
@@ -565,12 +579,12 @@ static json_t *node_requested(struct pk_ui_map *m, const char *name)
 		if (!p->node || strcmp(p->node, name) != 0)
 			continue;
 		for (size_t j = 0; j < p->nreq; j++) {
-			const char *k = p->req[j].name;
+			const char *k = ui_pod_req(p)[j].name;
 
 			json_object_set_new(
 			    out, k,
 			    json_integer(json_integer_value(json_object_get(out, k)) +
-					 p->req[j].milli));
+					 ui_pod_req(p)[j].milli));
 		}
 	}
 	return out;
@@ -595,8 +609,8 @@ int pk_ui_map_pods(struct pk_ui_map *m, const char *text, size_t max, json_t **r
 			break;
 		json_array_append_new(items,
 				      json_pack("{s:s,s:s,s:o,s:o}", "namespace", p->ns, "name",
-						p->name, "node", ui_str_or_null(p->node), "group",
-						ui_str_or_null(p->group)));
+						ui_pod_name(p), "node", ui_str_or_null(p->node),
+						"group", ui_str_or_null(p->group)));
 	}
 	pthread_mutex_unlock(&m->lock);
 	*ret = json_pack("{s:s,s:s,s:o,s:b}", "kind", "PlacementPodList", "apiVersion",
@@ -740,7 +754,7 @@ static json_t *namespace_accelerators(const struct ui_view *v)
 
 	for (size_t i = 0; out && i < v->npods; i++) {
 		const struct ui_pod *p = v->pods[i];
-		long long n = ui_res_accelerators(p->req, p->nreq);
+		long long n = ui_res_accelerators(ui_pod_req(p), p->nreq);
 
 		if (!p->node)
 			continue; /* not bound, or finished */

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kernel/lib/map.h"
 #include "kernel/ui/ui.h"
@@ -41,11 +42,30 @@ struct ui_pod {
 	unsigned refs;
 	bool done; /* Succeeded or Failed: holds nothing */
 	uint16_t nreq;
-	const char *name, *ns;
+	const char *ns;
 	const char *node;		     /* while it holds it; else NULL */
 	const char *group, *coords, *worker; /* or NULL */
-	struct ui_res *req;		     /* what its containers request, in name order */
+	/* then, inline: what its containers request (nreq, in name order), and
+	 * "ns/name", the key of the map's table (ui_pod_new()) */
 };
+
+/* A pod entry's requests, kept after it. */
+static inline struct ui_res *ui_pod_req(const struct ui_pod *e)
+{
+	return (struct ui_res *)(e + 1);
+}
+
+/* A pod entry's "ns/name", kept after its requests. */
+static inline const char *ui_pod_key(const struct ui_pod *e)
+{
+	return (const char *)(ui_pod_req(e) + e->nreq);
+}
+
+/* A pod entry's name: its key past the namespace (which holds no '/'). */
+static inline const char *ui_pod_name(const struct ui_pod *e)
+{
+	return ui_pod_key(e) + strlen(e->ns) + 1;
+}
 
 /* A PodGroup or CompositePodGroup: its parent, slice shape and InitiallyScheduled condition. */
 struct ui_group {

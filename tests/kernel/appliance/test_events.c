@@ -200,6 +200,37 @@ START_TEST(cache_table_survives_churn)
 }
 END_TEST
 
+/* Deleted objects' records and key text are reused (the text compacted), and nothing is lost. */
+START_TEST(cache_reuses_deleted_records_and_text)
+{
+	struct ap_cache *c = NULL;
+	char name[32], rv[16];
+
+	ck_assert_int_eq(ap_cache_new(&c), 0);
+	for (int round = 0; round < 6; round++) {
+		for (int i = 0; i < 4000; i++) { /* round r holds names r*1000 .. r*1000+3999 */
+			snprintf(name, sizeof(name), "pod-with-a-long-name-%d", round * 1000 + i);
+			snprintf(rv, sizeof(rv), "%d", round * 10000 + i + 1);
+			json_t *p = pod(name, rv, NULL);
+
+			ck_assert_int_eq(ap_cache_note(c, &pk_type_pod, p), 0);
+			json_decref(p);
+		}
+		for (int i = 0; i < 1000; i++) { /* the oldest thousand go */
+			snprintf(name, sizeof(name), "pod-with-a-long-name-%d", round * 1000 + i);
+			ap_cache_forget(c, &pk_type_pod, "default", name);
+		}
+		ck_assert_uint_eq(ap_cache_size(c), 3000);
+	}
+	for (int i = 0; i < 10000; i++) { /* 6000 .. 8999 live, last noted by round 5 */
+		snprintf(name, sizeof(name), "pod-with-a-long-name-%d", i);
+		ck_assert_uint_eq(ap_cache_rv(c, &pk_type_pod, "default", name),
+				  i < 6000 || i > 8999 ? 0 : (uint64_t)(50000 + i - 5000 + 1));
+	}
+	ap_cache_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("appliance-events");
@@ -217,6 +248,7 @@ int main(void)
 	tcase_add_test(tc, deletions_remove);
 	tcase_add_test(tc, job_spec_change_is_a_change_status_is_not);
 	tcase_add_test(tc, cache_table_survives_churn);
+	tcase_add_test(tc, cache_reuses_deleted_records_and_text);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

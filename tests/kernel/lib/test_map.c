@@ -2,8 +2,8 @@
 /*
  * test_map.c — the string map: put, get, replace and delete against a
  * reference over 20,000 keys with churn (growth, tombstones and the rehash
- * that drops them), iteration that sees every live key once, and the string
- * pool's users.
+ * that drops them), iteration that sees every live key once, the string
+ * pool's users, and a map whose keys are its values' own.
  */
 #include <check.h>
 #include <stdint.h>
@@ -46,7 +46,7 @@ START_TEST(map_agrees_with_a_reference_under_churn)
 			ref[i] = v;
 		}
 		ck_assert_uint_eq(m.live, live);
-		ck_assert(m.used * 2 <= m.cap); /* load, tombstones included, at most 50% */
+		ck_assert(m.used * 3 <= m.cap * 2); /* load, tombstones included, at most 2/3 */
 	}
 	for (int i = 0; i < KEYS; i++) {
 		key_of(i, k, sizeof(k));
@@ -170,6 +170,58 @@ START_TEST(owning_map_frees_what_it_drops_and_nothing_else)
 }
 END_TEST
 
+/* A value holding its own key, for a map that borrows keys. */
+struct keyed {
+	int n;
+	char key[16];
+};
+
+static struct keyed *keyed_new(const char *key, int n)
+{
+	struct keyed *k = calloc(1, sizeof(*k));
+
+	snprintf(k->key, sizeof(k->key), "%s", key);
+	k->n = n;
+	return k;
+}
+
+START_TEST(borrowed_keys_are_the_values_own)
+{
+	struct pk_map m = {.free_value = free, .borrow_keys = true};
+	struct keyed *a = keyed_new("a", 1), *a2 = keyed_new("a", 2);
+	const char *key;
+	void *v;
+
+	ck_assert_int_eq(pk_map_put(&m, a->key, a), 0);
+	ck_assert_ptr_eq(pk_map_get(&m, "a"), a);
+	/* a replacing value brings its key: the old one (freed) is no longer read */
+	ck_assert_int_eq(pk_map_put(&m, a2->key, a2), 0);
+	ck_assert_ptr_eq(pk_map_get(&m, "a"), a2);
+	size_t i = 0;
+	ck_assert(pk_map_next(&m, &i, &key, &v));
+	ck_assert_ptr_eq(key, a2->key);
+	for (int j = 0; j < 200; j++) { /* growth moves the borrowed pointers only */
+		char k[16];
+
+		snprintf(k, sizeof(k), "k%d", j);
+		struct keyed *e = keyed_new(k, j);
+		ck_assert_int_eq(pk_map_put(&m, e->key, e), 0);
+	}
+	for (int j = 0; j < 200; j += 2) {
+		char k[16];
+
+		snprintf(k, sizeof(k), "k%d", j);
+		pk_map_del(&m, k);
+	}
+	ck_assert_uint_eq(m.live, 101);
+	ck_assert_int_eq(((struct keyed *)pk_map_get(&m, "k7"))->n, 7);
+	ck_assert_ptr_null(pk_map_get(&m, "k8"));
+	pk_map_free(&m); /* the values go, their keys with them; the map keeps borrowing */
+	ck_assert(m.borrow_keys);
+	ck_assert_uint_eq(m.live, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("lib-map");
@@ -181,6 +233,7 @@ int main(void)
 	tcase_add_test(tc, churn_does_not_grow_the_table);
 	tcase_add_test(tc, pool_keeps_one_copy_per_string_until_its_last_user);
 	tcase_add_test(tc, owning_map_frees_what_it_drops_and_nothing_else);
+	tcase_add_test(tc, borrowed_keys_are_the_values_own);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
