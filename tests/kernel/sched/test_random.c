@@ -212,6 +212,19 @@ static bool same_objects(const json_t *a, const json_t *b)
 	return same;
 }
 
+/* A run on a kept or carried scheduler decided and wrote what a new one did. */
+static void assert_same_run(int it, int try, const json_t *fout, const json_t *fpre,
+			    const json_t *kout, const json_t *kpre)
+{
+	char *want = decided(fout, fpre), *got = decided(kout, kpre);
+
+	ck_assert_msg(strcmp(want, got) == 0, "iteration %d try %d: %s, not %s", it, try, got,
+		      want);
+	ck_assert_msg(same_objects(fout, kout), "iteration %d try %d: objects differ", it, try);
+	free(want);
+	free(got);
+}
+
 /* Accelerators on nodes and pods, and hard spread over racks, on some pods of objs. */
 static void add_features(json_t *objs, bool gpus)
 {
@@ -312,7 +325,6 @@ START_TEST(test_random_kept)
 			struct pk_sched_opts opts = {.check = true};
 			struct pk_errors errs = {0};
 			size_t from = s ? json_array_size(base) : 0;
-			char *want, *got;
 
 			json_array_extend(in, base);
 			take_candidate(in, cands, &c);
@@ -320,12 +332,7 @@ START_TEST(test_random_kept)
 			kept_runs += s != NULL;
 			ck_assert_int_eq(
 			    pk_sched_run_kept(&s, in, from, &opts, &kout, &kpre, &errs), 0);
-			want = decided(fout, fpre);
-			got = decided(kout, kpre);
-			ck_assert_msg(strcmp(want, got) == 0, "iteration %d try %d: %s, not %s", it,
-				      tries, got, want);
-			ck_assert_msg(same_objects(fout, kout),
-				      "iteration %d try %d: objects differ", it, tries);
+			assert_same_run(it, tries, fout, fpre, kout, kpre);
 			if (all_bound(fout, fpre)) {
 				ck_assert_ptr_nonnull(s); /* kept: it holds the new base */
 				json_decref(base);
@@ -333,8 +340,6 @@ START_TEST(test_random_kept)
 			} else {
 				ck_assert_ptr_null(s); /* pods left waiting: not kept */
 			}
-			free(want);
-			free(got);
 			pk_errors_clear(&errs);
 			json_decref(in);
 			json_decref(fout);
@@ -444,7 +449,6 @@ START_TEST(test_random_carried)
 			struct pk_sched_opts opts = {.check = true};
 			struct pk_errors errs = {0};
 			size_t from;
-			char *want, *got;
 			int r;
 
 			o = json_copy(base); /* a new listing: held stays as it was */
@@ -458,20 +462,13 @@ START_TEST(test_random_carried)
 			r = pk_sched_run_carried(&s, held, in, from, &opts, &kout, &kpre, &errs);
 			ck_assert_int_ge(r, 0);
 			carried += r == 1; /* on the carried scheduler, not a new one */
-			want = decided(fout, fpre);
-			got = decided(kout, kpre);
-			ck_assert_msg(strcmp(want, got) == 0, "iteration %d try %d: %s, not %s", it,
-				      tries, got, want);
-			ck_assert_msg(same_objects(fout, kout),
-				      "iteration %d try %d: objects differ", it, tries);
+			assert_same_run(it, tries, fout, fpre, kout, kpre);
 			json_decref(held);
 			held = s ? json_incref(kout) : NULL; /* what the scheduler holds now */
 			if (all_bound(fout, fpre)) {
 				json_decref(base);
 				base = json_incref(kout);
 			}
-			free(want);
-			free(got);
 			pk_errors_clear(&errs);
 			json_decref(in);
 			json_decref(fout);
