@@ -1078,6 +1078,16 @@ void pk_queues_get_stats(const struct pk_queues *q, struct pk_queues_stats *ret)
 	q_cache_stats(&q->ctl, ret);
 }
 
+char *pk_queues_gauges(struct pk_queues *q)
+{
+	char *text;
+
+	pthread_mutex_lock(&q->ctl.m.lock);
+	text = q->ctl.m.queue_gauges ? strdup(q->ctl.m.queue_gauges) : NULL;
+	pthread_mutex_unlock(&q->ctl.m.lock);
+	return text;
+}
+
 void pk_queues_free(struct pk_queues *q)
 {
 	if (!q)

@@ -101,6 +101,7 @@ struct q_cache {
 			the pass's own write of it got back, "noted": its pending annotations
 			only}: its echo on the stream is no change */
 	json_int_t pass_config; /* config_gen at the last pass recorded (-1: none) */
+	json_t *gauges;		/* ClusterQueue -> its Kueue gauges' lines and what they read */
 	struct pk_queues_stats stats;
 };
 
@@ -266,6 +267,7 @@ void q_cache_free(struct q_cache *c)
 	json_decref(c->changed);
 	json_decref(c->results);
 	json_decref(c->own);
+	json_decref(c->gauges);
 	pk_sched_free(c->sched);
 	json_decref(c->held);
 	pk_sched_decoded_free(c->decoded);
@@ -789,6 +791,11 @@ int q_cache_plan(struct q_state *s)
 bool q_cache_visits(const struct q_state *s, const char *qk)
 {
 	return !s->visit || json_object_get(s->visit, qk ? qk : Q_NO_QUOTA);
+}
+
+json_t **q_cache_gauges(const struct q_state *s)
+{
+	return s->cache ? &s->cache->gauges : NULL;
 }
 
 json_t *q_cache_members(const struct q_state *s, const char *qk)
