@@ -377,9 +377,13 @@ bool q_covers(const json_t *group, const char *resource)
 	size_t i;
 	json_t *c;
 
-	json_array_foreach(json_object_get(group, "coveredResources"), i,
-			   c) if (json_string_value(c) &&
-				  strcmp(json_string_value(c), resource) == 0) return true;
+	json_array_foreach(json_object_get(group, "coveredResources"), i, c)
+	{
+		const char *v = json_string_value(c);
+
+		if (v && v[0] == resource[0] && strcmp(v, resource) == 0)
+			return true;
+	}
 	return false;
 }
 
