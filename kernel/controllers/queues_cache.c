@@ -404,10 +404,11 @@ static bool holds(const json_t *obj)
 const char *q_cache_quota_key(const json_t *cqs, const char *cq)
 {
 	const json_t *obj = cq ? json_object_get(cqs, cq) : NULL;
+	const json_t *cohort = json_object_get(json_object_get(obj, "spec"), "cohortName");
 
 	if (!obj)
 		return NULL;
-	return pk_get_string(obj, "spec.cohortName") ? "" : cq; /* cohorts: one key for all */
+	return json_is_string(cohort) ? "" : cq; /* cohorts: one key for all */
 }
 
 /* The quota of obj's ClusterQueue (through its LocalQueue) changed. */
@@ -437,13 +438,15 @@ static bool done(int m, const json_t *obj)
 static const char *member_key(const struct q_cache *c, const json_t *obj)
 {
 	const char *q = wb_queue_name(obj), *qk;
+	const json_t *lq;
 	char key[600];
 
 	if (!q)
 		return Q_NO_QUOTA;
 	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj), q);
-	qk = q_cache_quota_key(c->maps[M_CQS], pk_get_string(json_object_get(c->maps[M_LQS], key),
-							     "spec.clusterQueue"));
+	lq = json_object_get(c->maps[M_LQS], key);
+	qk = q_cache_quota_key(c->maps[M_CQS], json_string_value(json_object_get(
+						   json_object_get(lq, "spec"), "clusterQueue")));
 	return qk ? qk : Q_NO_QUOTA;
 }
 
