@@ -567,17 +567,51 @@ const char *pk_kind_api_version(enum pk_kind kind)
  * trees, tests); one whose apiVersion names another group or version is not
  * the kind podkernel knows, so it is unknown.
  */
+/*
+ * obj's "kind" and "apiVersion" in one walk of its keys: an object has a few
+ * top-level keys, and a walk costs less than two hashed lookups, which every
+ * walk of a cluster's objects pays for each object.  Past KIND_WALK_MAX keys,
+ * the lookups.
+ */
+#define KIND_WALK_MAX 8
+
+static void kind_fields(const json_t *obj, const json_t **ret_kind, const json_t **ret_av)
+{
+	json_t *o = (json_t *)obj; /* the iterator does not change it */
+	size_t left = 2;
+
+	*ret_kind = *ret_av = NULL;
+	if (json_object_size(o) > KIND_WALK_MAX) {
+		*ret_kind = json_object_get(o, "kind");
+		*ret_av = json_object_get(o, "apiVersion");
+		return;
+	}
+	for (void *it = json_object_iter(o); it && left; it = json_object_iter_next(o, it)) {
+		const char *k = json_object_iter_key(it);
+
+		if (k[0] == 'k' && strcmp(k, "kind") == 0) {
+			*ret_kind = json_object_iter_value(it);
+			left--;
+		} else if (k[0] == 'a' && strcmp(k, "apiVersion") == 0) {
+			*ret_av = json_object_iter_value(it);
+			left--;
+		}
+	}
+}
+
 enum pk_kind pk_kind_of(const json_t *obj)
 {
 	const struct pk_type *t;
+	const json_t *kind, *avj;
 	const char *av;
 
 	if (!json_is_object(obj))
 		return PK_KIND_UNKNOWN;
-	t = pk_type_by_kind(json_string_value(json_object_get(obj, "kind")));
+	kind_fields(obj, &kind, &avj);
+	t = pk_type_by_kind(json_string_value(kind));
 	if (!t || t->pk == PK_KIND_UNKNOWN)
 		return PK_KIND_UNKNOWN;
-	av = json_string_value(json_object_get(obj, "apiVersion"));
+	av = json_string_value(avj);
 	if (av && strcmp(av, t->api_version) != 0)
 		return PK_KIND_UNKNOWN;
 	return t->pk;

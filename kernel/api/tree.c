@@ -135,19 +135,24 @@ out:
 	return ret;
 }
 
+/* pk_get_string(obj, "metadata.<key>") without the path read: every object is asked its name. */
+static const char *metadata_string(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
+}
+
 const char *pk_name(const json_t *obj)
 {
-	return pk_get_string(obj, "metadata.name");
+	return metadata_string(obj, "name");
 }
 
 const char *pk_namespace(const json_t *obj)
 {
-	const char *ns = pk_get_string(obj, "metadata.namespace");
-	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	const char *ns = metadata_string(obj, "namespace");
 
 	if (ns && *ns)
 		return ns;
-	const struct pk_type *t = pk_type_by_kind(kind);
+	const struct pk_type *t = pk_type_by_kind(json_string_value(json_object_get(obj, "kind")));
 
 	return !t || t->namespaced ? "default" : NULL;
 }

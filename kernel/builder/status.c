@@ -158,9 +158,10 @@ void wb_job_update_clear(struct wb_job_update *u)
 
 const char *wb_queue_name(const json_t *obj)
 {
+	const json_t *md = json_object_get(obj, "metadata"); /* asked of every workload */
 	const char *q =
-	    json_string_value(json_object_get(pk_get(obj, "metadata.labels"), WB_LABEL_QUEUE_NAME));
-	const json_t *refs = pk_get(obj, "metadata.ownerReferences"), *r;
+	    json_string_value(json_object_get(json_object_get(md, "labels"), WB_LABEL_QUEUE_NAME));
+	const json_t *refs = json_object_get(md, "ownerReferences"), *r;
 	size_t i;
 
 	json_array_foreach(refs, i, r)

@@ -64,12 +64,14 @@ static bool has_status(const json_t *pod, const char *name)
 
 bool ctl_needs_claims(const json_t *pod)
 {
-	json_t *pc;
+	json_t *pcs = json_object_get(json_object_get(pod, "spec"), "resourceClaims"), *pc;
 	size_t i;
 
-	if (pk_get(pod, "metadata.deletionTimestamp"))
+	/* every pod of an offline run is asked: most have no claims, looked at first */
+	if (!json_array_size(pcs) ||
+	    json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp"))
 		return false;
-	json_array_foreach(pk_get(pod, "spec.resourceClaims"), i, pc)
+	json_array_foreach(pcs, i, pc)
 	{
 		const char *name = pk_get_string(pc, "name");
 

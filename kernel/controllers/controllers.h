@@ -135,6 +135,8 @@ struct pk_queues_stats {
 				changed (not one built from the whole cluster) */
 };
 void pk_queues_get_stats(const struct pk_queues *q, struct pk_queues_stats *ret);
+/* Kueue's gauges after its latest pass, as /metrics serves them (a copy; NULL: none). */
+char *pk_queues_gauges(struct pk_queues *q);
 
 /*
  * The resource claim controller (claims.c) as an offline run's controller

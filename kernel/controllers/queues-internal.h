@@ -190,6 +190,8 @@ int q_cache_plan(struct q_state *s);
 bool q_cache_visits(const struct q_state *s, const char *qk);
 /* The Jobs and JobSets of quota key qk: "0ns/name" (a Job), "1ns/name" (a JobSet) -> true. */
 json_t *q_cache_members(const struct q_state *s, const char *qk);
+/* Where the gauges' lines of the last pass are kept (queues_status.c); NULL: nowhere. */
+json_t **q_cache_gauges(const struct q_state *s);
 /*
  * After the admissions: what each visited quota key settled to, for the
  * next pass's plan, and the counts and usage of the keys not visited (as

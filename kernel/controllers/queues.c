@@ -377,9 +377,13 @@ bool q_covers(const json_t *group, const char *resource)
 	size_t i;
 	json_t *c;
 
-	json_array_foreach(json_object_get(group, "coveredResources"), i,
-			   c) if (json_string_value(c) &&
-				  strcmp(json_string_value(c), resource) == 0) return true;
+	json_array_foreach(json_object_get(group, "coveredResources"), i, c)
+	{
+		const char *v = json_string_value(c);
+
+		if (v && v[0] == resource[0] && strcmp(v, resource) == 0)
+			return true;
+	}
 	return false;
 }
 
@@ -1076,6 +1080,16 @@ int pk_queues_run(struct pk_queues *q)
 void pk_queues_get_stats(const struct pk_queues *q, struct pk_queues_stats *ret)
 {
 	q_cache_stats(&q->ctl, ret);
+}
+
+char *pk_queues_gauges(struct pk_queues *q)
+{
+	char *text;
+
+	pthread_mutex_lock(&q->ctl.m.lock);
+	text = q->ctl.m.queue_gauges ? strdup(q->ctl.m.queue_gauges) : NULL;
+	pthread_mutex_unlock(&q->ctl.m.lock);
+	return text;
 }
 
 void pk_queues_free(struct pk_queues *q)

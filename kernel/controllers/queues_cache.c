@@ -101,6 +101,7 @@ struct q_cache {
 			the pass's own write of it got back, "noted": its pending annotations
 			only}: its echo on the stream is no change */
 	json_int_t pass_config; /* config_gen at the last pass recorded (-1: none) */
+	json_t *gauges;		/* ClusterQueue -> its Kueue gauges' lines and what they read */
 	struct pk_queues_stats stats;
 };
 
@@ -266,6 +267,7 @@ void q_cache_free(struct q_cache *c)
 	json_decref(c->changed);
 	json_decref(c->results);
 	json_decref(c->own);
+	json_decref(c->gauges);
 	pk_sched_free(c->sched);
 	json_decref(c->held);
 	pk_sched_decoded_free(c->decoded);
@@ -402,10 +404,11 @@ static bool holds(const json_t *obj)
 const char *q_cache_quota_key(const json_t *cqs, const char *cq)
 {
 	const json_t *obj = cq ? json_object_get(cqs, cq) : NULL;
+	const json_t *cohort = json_object_get(json_object_get(obj, "spec"), "cohortName");
 
 	if (!obj)
 		return NULL;
-	return pk_get_string(obj, "spec.cohortName") ? "" : cq; /* cohorts: one key for all */
+	return json_is_string(cohort) ? "" : cq; /* cohorts: one key for all */
 }
 
 /* The quota of obj's ClusterQueue (through its LocalQueue) changed. */
@@ -435,13 +438,15 @@ static bool done(int m, const json_t *obj)
 static const char *member_key(const struct q_cache *c, const json_t *obj)
 {
 	const char *q = wb_queue_name(obj), *qk;
+	const json_t *lq;
 	char key[600];
 
 	if (!q)
 		return Q_NO_QUOTA;
 	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj), q);
-	qk = q_cache_quota_key(c->maps[M_CQS], pk_get_string(json_object_get(c->maps[M_LQS], key),
-							     "spec.clusterQueue"));
+	lq = json_object_get(c->maps[M_LQS], key);
+	qk = q_cache_quota_key(c->maps[M_CQS], json_string_value(json_object_get(
+						   json_object_get(lq, "spec"), "clusterQueue")));
 	return qk ? qk : Q_NO_QUOTA;
 }
 
@@ -789,6 +794,11 @@ int q_cache_plan(struct q_state *s)
 bool q_cache_visits(const struct q_state *s, const char *qk)
 {
 	return !s->visit || json_object_get(s->visit, qk ? qk : Q_NO_QUOTA);
+}
+
+json_t **q_cache_gauges(const struct q_state *s)
+{
+	return s->cache ? &s->cache->gauges : NULL;
 }
 
 json_t *q_cache_members(const struct q_state *s, const char *qk)

@@ -175,7 +175,8 @@ static const char *unplaced(const json_t *objects, char *why, size_t n)
 	{
 		const json_t *c;
 
-		if (pk_kind_of(o) != PK_KIND_POD || pk_get_string(o, "spec.nodeName"))
+		if (json_string_value(json_object_get(json_object_get(o, "spec"), "nodeName")) ||
+		    pk_kind_of(o) != PK_KIND_POD)
 			continue;
 		c = pk_condition_get(o, "PodScheduled");
 		snprintf(why, n, "pod %s: %s", pk_name(o),

@@ -159,42 +159,18 @@ void q_lq_status(struct pk_ctl *ctl, const struct q_state *s, const char *key, c
 	write_status(ctl, PK_KIND_LOCAL_QUEUE, lq, st);
 }
 
-/* Kueue's gauges of this pass (queues_metrics.c prints them). */
-void q_gauges(struct pk_ctl *ctl, const struct q_state *s)
+/* cq's lines of Kueue's resource gauges (usage and nominal quota per flavor and resource). */
+static void resource_lines(FILE *f, const struct q_state *s, const char *cq, const json_t *o)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	const char *cq;
-	json_t *o, *g, *fl, *r;
+	const char *cohort = pk_get_string(o, "spec.cohortName");
+	json_t *g, *fl, *r;
 	size_t i, k, j;
 
-	if (!f)
-		return;
-	fputs("# HELP kueue_pending_workloads Pending workloads per ClusterQueue.\n"
-	      "# TYPE kueue_pending_workloads gauge\n",
-	      f);
-	json_object_foreach(s->cqs, cq, o)
-	    fprintf(f, "kueue_pending_workloads{cluster_queue=\"%s\",status=\"active\"} %lld\n", cq,
-		    (long long)q_milli_at(s->counts, cq, "pending"));
-	fputs("# HELP kueue_admitted_active_workloads Admitted workloads that are active.\n"
-	      "# TYPE kueue_admitted_active_workloads gauge\n",
-	      f);
-	json_object_foreach(s->cqs, cq, o)
-	    fprintf(f, "kueue_admitted_active_workloads{cluster_queue=\"%s\"} %lld\n", cq,
-		    (long long)q_milli_at(s->counts, cq, "admitted"));
-	fputs("# HELP kueue_cluster_queue_resource_usage Usage per flavor and resource.\n"
-	      "# TYPE kueue_cluster_queue_resource_usage gauge\n"
-	      "# HELP kueue_cluster_queue_nominal_quota Nominal quota per flavor and resource.\n"
-	      "# TYPE kueue_cluster_queue_nominal_quota gauge\n",
-	      f);
-	json_object_foreach(s->cqs, cq, o)
-	    json_array_foreach(pk_get(o, "spec.resourceGroups"), i, g)
-		json_array_foreach(json_object_get(g, "flavors"), k, fl)
-		    json_array_foreach(json_object_get(fl, "resources"), j, r)
+	json_array_foreach(pk_get(o, "spec.resourceGroups"), i, g)
+	    json_array_foreach(json_object_get(g, "flavors"), k, fl)
+		json_array_foreach(json_object_get(fl, "resources"), j, r)
 	{
 		const char *fn = pk_get_string(fl, "name"), *rn = pk_get_string(r, "name");
-		const char *cohort = pk_get_string(o, "spec.cohortName");
 		char labels[600];
 
 		if (!fn || !rn)
@@ -207,8 +183,99 @@ void q_gauges(struct pk_ctl *ctl, const struct q_state *s)
 		fprintf(f, "kueue_cluster_queue_nominal_quota%s %g\n", labels,
 			(double)q_tree_nominal(s->tree, cq, fn, rn) / 1000);
 	}
-	if (fclose(f) == 0)
+}
+
+/* The three pieces of cq's gauges (o: the ClusterQueue): its pending, admitted, resource lines. */
+static json_t *cq_lines_new(const struct q_state *s, const char *cq, const json_t *o,
+			    json_int_t pending, json_int_t admitted)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	long at[2] = {0, 0};
+	json_t *lines = NULL;
+
+	if (!f)
+		return NULL;
+	fprintf(f, "kueue_pending_workloads{cluster_queue=\"%s\",status=\"active\"} %lld\n", cq,
+		(long long)pending);
+	at[0] = ftell(f);
+	fprintf(f, "kueue_admitted_active_workloads{cluster_queue=\"%s\"} %lld\n", cq,
+		(long long)admitted);
+	at[1] = ftell(f);
+	resource_lines(f, s, cq, o);
+	if (fclose(f) == 0 && at[0] >= 0 && at[1] >= at[0] && (size_t)at[1] <= len)
+		lines = json_pack("[s#s#s#]", text, (int)at[0], text + at[0], (int)(at[1] - at[0]),
+				  text + at[1], (int)(len - (size_t)at[1]));
+	free(text);
+	return lines;
+}
+
+/*
+ * cq's pieces of the gauges, into memo (the next pass's).  They read its
+ * counts, its usage and the ClusterQueue (its quota): the last pass's
+ * pieces (last) are taken again when all are as they were, the object the
+ * same one (the memo holds it: its address is no other's), as a pass that
+ * did not visit the ClusterQueue leaves them.  NULL: -ENOMEM.
+ */
+static json_t *cq_lines(const struct q_state *s, json_t *last, json_t *memo, const char *cq,
+			json_t *o)
+{
+	json_int_t pending = q_milli_at(s->counts, cq, "pending");
+	json_int_t admitted = q_milli_at(s->counts, cq, "admitted");
+	json_t *usage = json_object_get(s->usage, cq), *m = json_object_get(last, cq), *lines;
+
+	if (m && json_object_get(m, "queue") == o &&
+	    json_integer_value(json_object_get(m, "pending")) == pending &&
+	    json_integer_value(json_object_get(m, "admitted")) == admitted &&
+	    json_equal(json_object_get(m, "usage"), usage ? usage : json_null()))
+		return json_object_set(memo, cq, m) == 0 ? json_object_get(m, "lines") : NULL;
+	if (!(lines = cq_lines_new(s, cq, o, pending, admitted)))
+		return NULL;
+	m = json_pack("{sOsIsIsosO}", "queue", o, "pending", pending, "admitted", admitted, "usage",
+		      usage ? json_deep_copy(usage) : json_null(), "lines", lines);
+	json_decref(lines);
+	if (!m || json_object_set_new(memo, cq, m) < 0)
+		return NULL;
+	return json_object_get(m, "lines");
+}
+
+/* Kueue's gauges of this pass (queues_metrics.c prints them). */
+void q_gauges(struct pk_ctl *ctl, const struct q_state *s)
+{
+	static const char *const head[3] = {
+	    "# HELP kueue_pending_workloads Pending workloads per ClusterQueue.\n"
+	    "# TYPE kueue_pending_workloads gauge\n",
+	    "# HELP kueue_admitted_active_workloads Admitted workloads that are active.\n"
+	    "# TYPE kueue_admitted_active_workloads gauge\n",
+	    "# HELP kueue_cluster_queue_resource_usage Usage per flavor and resource.\n"
+	    "# TYPE kueue_cluster_queue_resource_usage gauge\n"
+	    "# HELP kueue_cluster_queue_nominal_quota Nominal quota per flavor and resource.\n"
+	    "# TYPE kueue_cluster_queue_nominal_quota gauge\n"};
+	json_t **kept = q_cache_gauges(s), *memo = json_object(), *o, *lines;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = memo ? open_memstream(&text, &len) : NULL;
+	const char *cq;
+	bool ok = f != NULL;
+
+	json_object_foreach(ok ? s->cqs : NULL, cq, o) ok &=
+	    cq_lines(s, kept ? *kept : NULL, memo, cq, o) != NULL;
+	for (int piece = 0; ok && piece < 3; piece++) {
+		fputs(head[piece], f);
+		json_object_foreach(s->cqs, cq, o)
+		{
+			lines = json_object_get(json_object_get(memo, cq), "lines");
+			fputs(json_string_value(json_array_get(lines, piece)) ?: "", f);
+		}
+	}
+	if (f && fclose(f) == 0 && ok)
 		q_metrics_set_gauges(ctl, text);
 	else
 		free(text);
+	if (kept && ok) {
+		json_decref(*kept);
+		*kept = json_incref(memo);
+	}
+	json_decref(memo);
 }

@@ -169,6 +169,20 @@ static int feed(struct pk_sched *s, const json_t *gone, const json_t *came, stru
 	return r;
 }
 
+/* "ns/name" into key (n bytes), as snprintf writes it, without its format read. */
+static void ns_name(char *key, size_t n, const char *ns, const char *name)
+{
+	size_t a = strlen(ns), b = strlen(name);
+
+	if (a + 1 + b >= n) {
+		snprintf(key, n, "%s/%s", ns, name);
+		return;
+	}
+	memcpy(key, ns, a);
+	key[a] = '/';
+	memcpy(key + a + 1, name, b + 1);
+}
+
 /*
  * The workload profile of objects[0..n)'s pods and the topology keys of its
  * groups, noted again in the objects' order, as a new scheduler notes them.
@@ -191,7 +205,7 @@ static int again(struct pk_sched *s, const json_t *objects, size_t n)
 
 		if (k != PK_KIND_POD && k != PK_KIND_POD_GROUP && k != PK_KIND_COMPOSITE_POD_GROUP)
 			continue;
-		snprintf(key, sizeof(key), "%s/%s", pk_namespace(o) ?: "", pk_name(o) ?: "");
+		ns_name(key, sizeof(key), pk_namespace(o) ?: "", pk_name(o) ?: "");
 		if (k == PK_KIND_POD && (p = pk_map_get(&s->forest.pods, key)))
 			sc_profile_note(&s->profile, &s->snap, p);
 		g = k == PK_KIND_POD

@@ -152,11 +152,15 @@ static void name_errors(struct pk_errors *errs, size_t before, size_t i, const j
  */
 bool sc_other_scheduler(const json_t *obj)
 {
-	const char *name = pk_get_string(obj, "spec.schedulerName");
-	const char *node = pk_get_string(obj, "spec.nodeName");
+	const json_t *spec = json_object_get(obj, "spec"); /* every object is asked */
+	const char *name = json_string_value(json_object_get(spec, "schedulerName"));
+	const char *node;
 
-	return pk_kind_of(obj) == PK_KIND_POD && name && *name && !(node && *node) &&
-	       strcmp(name, "default-scheduler") != 0 && strcmp(name, PK_SCHED_NAME) != 0;
+	if (!name || !*name || strcmp(name, "default-scheduler") == 0 ||
+	    strcmp(name, PK_SCHED_NAME) == 0)
+		return false;
+	node = json_string_value(json_object_get(spec, "nodeName"));
+	return !(node && *node) && pk_kind_of(obj) == PK_KIND_POD;
 }
 
 /*
@@ -324,8 +328,9 @@ static bool all_bound(const json_t *objects)
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(objects, i, o) if (pk_kind_of(o) == PK_KIND_POD &&
-					      !pk_get_string(o, "spec.nodeName")) return false;
+	json_array_foreach(objects, i, o) if (!json_string_value(json_object_get(
+						  json_object_get(o, "spec"), "nodeName")) &&
+					      pk_kind_of(o) == PK_KIND_POD) return false;
 	return true;
 }
 

@@ -42,28 +42,39 @@ struct mem_backend {
 	size_t ngone, capgone;
 };
 
-/* The type of an object of the array, or NULL when the writer does not hold it. */
+/*
+ * The type of an object of the array, or NULL when the writer does not hold it.
+ * Every object of the array is asked at each writer's start: one hashed
+ * lookup each, not a path parsed.
+ */
 static const struct pk_type *held_type(const struct mem_backend *b, const json_t *o)
 {
 	const struct pk_type *t;
 
 	if (!json_is_object(o))
 		return NULL;
-	t = pk_type_by_kind(pk_get_string(o, "kind"));
+	t = pk_type_by_kind(json_string_value(json_object_get(o, "kind")));
 	if (!t || (b->opts.holds && !b->opts.holds(t)))
 		return NULL;
 	return t;
 }
 
+static const char *md_string(const json_t *md, const char *key)
+{
+	return json_string_value(json_object_get(md, key));
+}
+
 static const char *obj_key(char *buf, const struct pk_type *t, const json_t *o)
 {
-	return pk_obj_key(buf, MEM_KEY_MAX, t, pk_get_string(o, "metadata.namespace"),
-			  pk_get_string(o, "metadata.name") ?: "");
+	const json_t *md = json_object_get(o, "metadata");
+
+	return pk_obj_key(buf, MEM_KEY_MAX, t, md_string(md, "namespace"),
+			  md_string(md, "name") ?: "");
 }
 
 static uint64_t obj_rv(const json_t *o)
 {
-	const char *rv = pk_get_string(o, "metadata.resourceVersion");
+	const char *rv = md_string(json_object_get(o, "metadata"), "resourceVersion");
 
 	return rv ? strtoull(rv, NULL, 10) : 0;
 }
@@ -78,9 +89,10 @@ static int index_all(struct mem_backend *b)
 	{
 		const struct pk_type *t = held_type(b, o);
 		const char *key = t ? obj_key(buf, t, o) : NULL;
+		uint64_t rv = b->opts.versions && json_is_object(o) ? obj_rv(o) : 0;
 
-		if (b->opts.versions && json_is_object(o) && obj_rv(o) > b->version)
-			b->version = obj_rv(o);
+		if (rv > b->version)
+			b->version = rv;
 		if (key && pk_map_put(&b->index, key, o) < 0)
 			return -ENOMEM;
 	}

@@ -497,6 +497,26 @@ static void random_change(unsigned *seed, int *made)
  * writes nothing: a fresh controller, visiting everything, then finds
  * nothing to write either (the same admissions, reasons and status).
  */
+/* The kept controller's gauges (some ClusterQueues' lines from a pass before) are a fresh one's. */
+static void same_gauges(int step)
+{
+	struct pk_queues *fresh = NULL;
+	char *kept = pk_queues_gauges(q), *now;
+
+	ck_assert_int_eq(pk_queues_new(st, NULL, &fresh), 0);
+	ck_assert_int_eq(pk_queues_run(fresh), 0);
+	now = pk_queues_gauges(fresh);
+	ck_assert_ptr_nonnull(kept);
+	ck_assert_ptr_nonnull(now);
+	ck_assert_msg(strstr(kept, "kueue_cluster_queue_nominal_quota"), "step %d: no gauges",
+		      step);
+	ck_assert_msg(strcmp(kept, now) == 0, "step %d: kept gauges\n%s\nfresh\n%s", step, kept,
+		      now);
+	free(kept);
+	free(now);
+	pk_queues_free(fresh);
+}
+
 START_TEST(queue_kept_decides_as_a_fresh_one)
 {
 	unsigned seed = 0x5eed + (unsigned)_i;
@@ -518,6 +538,7 @@ START_TEST(queue_kept_decides_as_a_fresh_one)
 		ck_assert_int_eq(pk_queues_pass(st), 0);
 		ck_assert_msg(pk_store_rv(st) == rv, "step %d: a fresh pass wrote %llu changes",
 			      step, (unsigned long long)(pk_store_rv(st) - rv));
+		same_gauges(step);
 	}
 	ck_assert_uint_gt(made, 0);
 }
