@@ -379,12 +379,15 @@ static bool heap_before(int h, const struct sc_heap_ent *a, const struct sc_heap
 
 static struct sc_heap *heap_of(struct sc_queue *q, int h)
 {
-	return h == SC_QUEUE_ACTIVE ? &q->active : h == SC_QUEUE_WAIT ? &q->waiting : &q->backoff;
+	return h == SC_QUEUE_ACTIVE  ? &q->active
+	       : h == SC_QUEUE_WAIT  ? &q->waiting
+	       : h == SC_QUEUE_DEFER ? &q->deferred
+				     : &q->backoff;
 }
 
 static bool unordered(int h)
 {
-	return h == SC_QUEUE_WAIT;
+	return h == SC_QUEUE_WAIT || h == SC_QUEUE_DEFER;
 }
 
 static void heap_set(struct sc_heap *hp, size_t i, struct sc_heap_ent e)
@@ -469,20 +472,11 @@ static int64_t pmin(const pnode *t)
 	return t ? t->pmin : INT64_MAX;
 }
 
-static int64_t pbmin(const pnode *t)
-{
-	return t ? t->pbmin : INT64_MAX;
-}
-
-static int64_t min3(int64_t m, int64_t a, int64_t b)
-{
-	return m < a ? (m < b ? m : b) : (a < b ? a : b);
-}
-
 static void pfix(pnode *t, int r)
 {
-	t->pmin = min3(t->need[r], pmin(t->pl), pmin(t->pr));
-	t->pbmin = min3(t->pkey, pbmin(t->pl), pbmin(t->pr));
+	int64_t m = t->need[r], a = pmin(t->pl), b = pmin(t->pr);
+
+	t->pmin = m < a ? (m < b ? m : b) : (a < b ? a : b);
 }
 
 /* The treap's priority of a node: a hash of its sequence number (any order will do). */
@@ -572,6 +566,20 @@ static pnode *pdelete(pnode *t, const pnode *g, int r, bool *found)
 	return t;
 }
 
+/* The first root of t in rank order whose need of resource r is at most free_, or NULL. */
+static struct sc_group *pfirst(pnode *t, int r, __int128 free_)
+{
+	while (t && (__int128)pmin(t) <= free_) {
+		if ((__int128)pmin(t->pl) <= free_)
+			t = t->pl;
+		else if ((__int128)t->need[r] <= free_)
+			return t->g;
+		else
+			t = t->pr;
+	}
+	return NULL;
+}
+
 /* t's roots in rank order into v (room for all of them); their count. */
 static size_t plist(pnode *t, struct sc_group **v, size_t n)
 {
@@ -652,7 +660,7 @@ void sc_queue_fini(struct sc_queue *q)
 	free(q->active.v);
 	free(q->backoff.v);
 	free(q->waiting.v);
-	free(q->settle_key);
+	free(q->deferred.v);
 	free(q->marks);
 	sc_vec_free(&q->touched);
 	memset(q, 0, sizeof(*q));
@@ -825,17 +833,8 @@ static void unpark(struct pk_sched *s, struct sc_group *g, int64_t now)
 	replay(s, g, now);
 }
 
-/* A parked root's due time: its backoff's end, none (INT64_MIN) when not eligible. */
-static int64_t pkey_of(const struct pk_sched *s, const struct sc_group *g)
+static void park(struct sc_queue *q, int r, struct sc_group *g)
 {
-	return eligible(s, g) ? g->q->backoff_until : INT64_MIN;
-}
-
-static void park(struct pk_sched *s, int r, struct sc_group *g)
-{
-	struct sc_queue *q = &s->forest.queue;
-
-	g->q->pkey = pkey_of(s, g);
 	penter(&q->park[r], r, g);
 	g->q->qheap = (unsigned char)(SC_QUEUE_PARK + r);
 	if (!q->nparked++ || g->q->prio_cache > q->parked_prio)
@@ -861,12 +860,12 @@ static void wait_or_park(struct pk_sched *s, struct sc_group *g)
 		heap_push(q, SC_QUEUE_WAIT, g);
 		return;
 	}
-	if (!q->nparked) { /* no mark is needed before now */
+	if (!q->nparked && !q->deferred.n) { /* no mark is needed before now */
 		q->marks_base += q->nmarks;
 		q->nmarks = 0;
 	}
 	g->q->mark_next = q->marks_base + q->nmarks;
-	park(s, r, g);
+	park(q, r, g);
 }
 
 /* Not eligible only until the cluster changes (it failed at the current generation). */
@@ -919,7 +918,7 @@ void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
 /* Note the change the queue sees at now, while roots are parked. */
 static void mark(struct sc_queue *q, int64_t now, uint64_t gen)
 {
-	if (!q->nparked)
+	if (!q->nparked && !q->deferred.n)
 		return;
 	if (q->nmarks == q->capmarks) {
 		size_t cap = q->capmarks ? q->capmarks * 2 : 256;
@@ -978,162 +977,55 @@ static void unpark_all(struct pk_sched *s, int64_t now)
 }
 
 /*
- * The first root of t in rank order whose need of resource r is at most
- * free_ and that is due now (replayed, not eligible or its backoff over), or
- * NULL.  A root it passes that may be due (its key at most now) is replayed
- * in place: its key, never above what a replay gives, rises past now or it
- * is the one; the subtrees' least keys are fixed on the way back.
+ * The best parked root in rank order whose need the cluster holds now, or
+ * NULL; one that lacks another resource moves to that one's park.
  */
-static pnode *pdue(struct pk_sched *s, pnode *t, int r, __int128 free_, int64_t now)
-{
-	pnode *found = NULL;
-
-	if (!t || (__int128)t->pmin > free_ || t->pbmin > now)
-		return NULL;
-	found = pdue(s, t->pl, r, free_, now);
-	if (!found && (__int128)t->need[r] <= free_ && t->pkey <= now) {
-		replay(s, t->g, now);
-		t->pkey = pkey_of(s, t->g);
-		if (t->pkey <= now)
-			found = t;
-	}
-	if (!found)
-		found = pdue(s, t->pr, r, free_, now);
-	pfix(t, r);
-	return found;
-}
-
-/*
- * The best parked root in rank order whose need the cluster holds now and
- * that is due, or NULL; one that lacks another resource moves to that one's
- * park.  Those it passes in backoff stay parked (the settle set).
- */
-static struct sc_group *parked_first(struct pk_sched *s, int64_t now)
+static struct sc_group *parked_first(struct pk_sched *s)
 {
 	struct sc_queue *q = &s->forest.queue;
 	struct sc_group *best = NULL;
 
 	for (int r = 0; r < s->snap.nres && q->nparked; r++) {
-		pnode *t;
-		int other = -1;
+		struct sc_group *g;
+		int other;
 
-		while ((t = pdue(s, q->park[r], r, sc_snapshot_free_sum(&s->snap, r), now)) &&
-		       (other = lacking(s, t->g)) >= 0) {
-			heap_remove(q, t->g);
-			park(s, other, t->g);
+		while ((g = pfirst(q->park[r], r, sc_snapshot_free_sum(&s->snap, r))) &&
+		       (other = lacking(s, g)) >= 0) {
+			heap_remove(q, g);
+			park(q, other, g);
 		}
-		if (t && (!best || rank_before(t->g, best)))
-			best = t->g;
+		if (g && (!best || rank_before(g, best)))
+			best = g;
 	}
 	return best;
 }
 
-/* Is parked t ranked before the root the last pick returned (any, when none)? */
-static bool before_bound(const struct sc_queue *q, const pnode *t)
-{
-	if (!q->settle_bound)
-		return true;
-	if (t->prio_cache != q->settle_prio)
-		return t->prio_cache > q->settle_prio;
-	if (t->tcreation != q->settle_creation)
-		return t->tcreation < q->settle_creation;
-	if (t->tcreation != INT64_MIN) {
-		int c = strcmp(t->g->key, q->settle_key);
-
-		if (c)
-			return c < 0;
-	}
-	return t->tseq < q->settle_seq;
-}
-
-static bool fits_in(const pnode *t, const __int128 *free_, int nres)
-{
-	for (int r = 0; r < nres; r++)
-		if ((__int128)t->need[r] > free_[r])
-			return false;
-	return true;
-}
-
-/* t's roots of the settle set that fit in free_ (of every resource), in rank order, into out. */
-static void settle_list(const struct sc_queue *q, pnode *t, int r, const __int128 *free_, int nres,
-			struct sc_vec *out)
-{
-	for (; t && (__int128)t->pmin <= free_[r]; t = t->pr) {
-		settle_list(q, t->pl, r, free_, nres, out);
-		if (!before_bound(q, t))
-			return;
-		if (fits_in(t, free_, nres))
-			sc_vec_push(out, t->g);
-	}
-}
-
 /*
- * Record the pick's settle set: the parked roots in backoff ranked before
- * ret (all when NULL) that the cluster has room for now.
+ * The round ended: a deferred root the cluster still has room for backs off
+ * (its retry, when its backoff ends, may place it), the others park again
+ * as they are (that retry would fail: the replay counts it when they wake).
  */
-static void settle_note(struct pk_sched *s, const struct sc_group *ret, int64_t now)
+static void settle_deferred(struct pk_sched *s, int64_t now)
 {
 	struct sc_queue *q = &s->forest.queue;
+	struct sc_heap v = q->deferred;
 
-	q->settle = q->nparked > 0;
-	q->settle_bound = ret != NULL;
-	q->settle_now = now;
-	for (int r = 0; r < s->snap.nres && q->settle; r++)
-		q->settle_free[r] = sc_snapshot_free_sum(&s->snap, r);
-	if (!ret || !q->settle)
-		return;
-	q->settle_prio = ret->q->prio_cache;
-	q->settle_creation = ret->spec.creation;
-	q->settle_seq = ret->seq;
-	free(q->settle_key);
-	q->settle_key = strdup(ret->key);
-	if (!q->settle_key)
-		q->settle_bound = false; /* no memory: all, a superset (they back off sooner) */
-}
-
-/*
- * The round ended: a root of the settle set the cluster still has room for
- * (or that changed) backs off (its retry, when its backoff ends, may place
- * it), the others stay parked (that retry would fail: the replay counts it
- * when they wake).  Each is replayed as it was at the pick.
- */
-static void settle(struct pk_sched *s, int64_t now)
-{
-	struct sc_queue *q = &s->forest.queue;
-	int nres = s->snap.nres;
-	bool preempt = q->nparked && sc_victim_floor_below(s, q->parked_prio);
-	__int128 f[SC_MAX_RES];
-	struct sc_vec v = {0};
-
-	if (!q->settle)
-		return;
-	q->settle = false;
-	for (int r = 0; r < nres; r++) {
-		__int128 now_free = sc_snapshot_free_sum(&s->snap, r);
-
-		f[r] = preempt || q->settle_free[r] < now_free ? q->settle_free[r] : now_free;
-	}
-	for (int r = 0; r < nres; r++)
-		settle_list(q, q->park[r], r, f, nres, &v);
-	for (size_t i = 0; i < q->touched.n; i++) { /* changed ones back off in any case */
-		struct sc_group *g = q->touched.v[i];
-
-		if (g->q->dirty && g->q->qheap >= SC_QUEUE_PARK && !fits_in(g->q, f, nres) &&
-		    fits_in(g->q, q->settle_free, nres) && before_bound(q, g->q))
-			sc_vec_push(&v, g);
-	}
+	q->deferred = (struct sc_heap){0};
 	for (size_t i = 0; i < v.n; i++) {
-		struct sc_group *g = v.v[i];
-		int r;
+		struct sc_group *g = v.v[i].g;
+		int r = g->q->dirty ? -1 : lacking(s, g);
 
-		replay(s, g, q->settle_now);
-		r = g->q->dirty ? -1 : lacking(s, g);
+		g->q->qheap = SC_QUEUE_NONE;
 		if (r >= 0 && !sc_victim_floor_below(s, g->q->prio_cache))
-			continue; /* stays parked */
-		heap_remove(q, g);
-		sc_queue_place(s, g, now);
+			park(q, r, g);
+		else
+			sc_queue_place(s, g, now);
 	}
-	sc_vec_free(&v);
+	v.n = 0;
+	if (!q->deferred.v)
+		q->deferred = v; /* keep the storage */
+	else
+		free(v.v);
 }
 
 /* Bring the heaps up to date: priority classes, cluster events, touched roots. */
@@ -1142,7 +1034,8 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 	struct sc_forest *f = &s->forest;
 	struct sc_queue *q = &f->queue;
 
-	settle(s, now); /* a round that ended early */
+	if (q->deferred.n) /* a round that ended early */
+		settle_deferred(s, now);
 	if (q->gen_seen != s->gen)
 		mark(q, now, s->gen);
 	if (!q->started || q->epoch_seen != s->prio_epoch ||
@@ -1191,15 +1084,18 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 	queue_refresh(s, now);
 	/* The free capacity stays as it is here, and what fails parks only where it lacks
 	 * (never a candidate): the best parked candidate changes only as one leaves. */
-	struct sc_group *p = parked_first(s, now);
+	struct sc_group *p = parked_first(s);
 
 	for (;;) {
 		struct sc_group *g = q->active.n ? q->active.v[0].g : NULL;
 
-		if (p && (!g || rank_before(p, g))) { /* its turn, room for it, due */
+		if (p && (!g || rank_before(p, g))) { /* its turn, room for it */
 			unpark(s, p, now);
-			sc_queue_place(s, p, now);
-			p = parked_first(s, now);
+			if (eligible(s, p) && p->q->backoff_until > now)
+				heap_push(q, SC_QUEUE_DEFER, p); /* decided when the round ends */
+			else
+				sc_queue_place(s, p, now);
+			p = parked_first(s);
 			continue;
 		}
 		if (!g)
@@ -1218,11 +1114,9 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 			sc_queue_place(s, g, now);
 			continue;
 		}
-		settle_note(s, g, now);
 		return g; /* the best eligible root in rank order */
 	}
-	settle_note(s, NULL, now);
-	settle(s, now);
+	settle_deferred(s, now);
 	if (ret_wait && q->backoff.n)
 		*ret_wait = q->backoff.v[0].k;
 	return NULL;

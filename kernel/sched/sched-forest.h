@@ -145,12 +145,10 @@ struct sc_group_spec {
  */
 struct sc_group_queue {
 	/* Parked (qheap SC_QUEUE_PARK + r): the treap's links (before, after in rank order), the
-	 * least need of its subtree (of the treap's resource), the least due time of its subtree
-	 * (pkey: the end of its backoff as last replayed, INT64_MIN when not eligible: never
-	 * above what a replay now gives), its group and its rank when it entered (with
-	 * prio_cache); first, as a search reads them. */
+	 * least need of its subtree (of the treap's resource), its group and its rank when it
+	 * entered (with prio_cache); first, as a search reads them. */
 	struct sc_group_queue *pl, *pr;
-	int64_t pmin, pkey, pbmin;
+	int64_t pmin;
 	struct sc_group *g;
 	int32_t prio_cache;
 	int64_t tcreation;
@@ -241,7 +239,14 @@ struct sc_group {
  * not eligible (parked until its subtree or the cluster changes, or done)
  * is in neither heap, so picking costs O(log roots), not a scan.
  */
-enum { SC_QUEUE_NONE, SC_QUEUE_ACTIVE, SC_QUEUE_BACKOFF, SC_QUEUE_WAIT, SC_QUEUE_PARK };
+enum {
+	SC_QUEUE_NONE,
+	SC_QUEUE_ACTIVE,
+	SC_QUEUE_BACKOFF,
+	SC_QUEUE_WAIT,
+	SC_QUEUE_DEFER,
+	SC_QUEUE_PARK
+};
 /* A root in a heap with what the heap orders it by (queue.c heap_ent). */
 struct sc_heap_ent {
 	int64_t k;	  /* active: its priority negated; backoff: its backoff's end */
@@ -272,21 +277,10 @@ struct sc_queue_mark {
 };
 struct sc_queue {
 	struct sc_heap active, backoff, waiting;
-	/*
-	 * The last pick (settle set): the parked roots that had their turn in it
-	 * while their backoff ran on (those the cluster had room for, at
-	 * settle_free, ranked before the root it returned, all when none) stay
-	 * parked; when the round ends (the next pick, or a pick that returns
-	 * none) those the cluster still has room for back off.
-	 */
-	bool settle;
-	bool settle_bound; /* it returned a root: its rank, kept */
-	int32_t settle_prio;
-	int64_t settle_creation;
-	uint64_t settle_seq;
-	char *settle_key;
-	int64_t settle_now;
-	__int128 settle_free[SC_MAX_RES];
+	/* Parked roots whose turn came while their backoff runs on, until the
+	 * round ends: then those the cluster still has room for back off, the
+	 * others park again (unordered). */
+	struct sc_heap deferred;
 	struct sc_group_queue *park[SC_MAX_RES];
 	struct sc_vec touched;
 	uint64_t gen_seen, epoch_seen, cap_seen;
