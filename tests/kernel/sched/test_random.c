@@ -302,23 +302,32 @@ static void take_candidate(json_t *in, json_t *cands, size_t *c)
  * (the next runs on the kept scheduler), one that is not goes, and with it
  * the kept scheduler.  Each run is compared with pk_sched_run_shared().
  */
+/*
+ * Iteration it's random cluster with its features (from seed s), split into
+ * what stands (base) and the unbound pods to try one by one (cands).
+ */
+static void split_cluster(json_t *objs, int it, unsigned s, json_t *base, json_t *cands)
+{
+	size_t i;
+	json_t *o;
+
+	seed = s;
+	add_features(objs, it % 2);
+	if (it % 40 == 0)
+		add_nodes(objs, 1100); /* past fit's sampling scope: its rotating scan */
+	json_array_foreach(objs, i, o) json_array_append(
+	    pk_kind_of(o) == PK_KIND_POD && !pk_get_string(o, "spec.nodeName") ? cands : base, o);
+}
+
 START_TEST(test_random_kept)
 {
 	int tries = 0, kept_runs = 0;
 
 	for (int it = 0; it < 240; it++) {
-		json_t *objs = random_cluster(it), *base = json_array(), *cands = json_array(), *o;
+		json_t *objs = random_cluster(it), *base = json_array(), *cands = json_array();
 		struct pk_sched *s = NULL;
-		size_t i;
 
-		seed = (unsigned)it * 31u + 7;
-		add_features(objs, it % 2);
-		if (it % 40 == 0)
-			add_nodes(objs, 1100); /* past fit's sampling scope: its rotating scan */
-		json_array_foreach(objs, i, o) json_array_append(
-		    pk_kind_of(o) == PK_KIND_POD && !pk_get_string(o, "spec.nodeName") ? cands
-										       : base,
-		    o);
+		split_cluster(objs, it, (unsigned)it * 31u + 7, base, cands);
 		for (size_t c = 0; c < json_array_size(cands); tries++) {
 			json_t *in = json_array(), *fout = NULL, *fpre = NULL, *kout = NULL,
 			       *kpre = NULL;
@@ -433,16 +442,8 @@ START_TEST(test_random_carried)
 		json_t *objs = random_cluster(it), *base = json_array(), *cands = json_array(), *o;
 		json_t *held = NULL;
 		struct pk_sched *s = NULL;
-		size_t i;
 
-		seed = (unsigned)it * 131u + 5;
-		add_features(objs, it % 2);
-		if (it % 40 == 0)
-			add_nodes(objs, 1100);
-		json_array_foreach(objs, i, o) json_array_append(
-		    pk_kind_of(o) == PK_KIND_POD && !pk_get_string(o, "spec.nodeName") ? cands
-										       : base,
-		    o);
+		split_cluster(objs, it, (unsigned)it * 131u + 5, base, cands);
 		for (size_t c = 0; c < json_array_size(cands); tries++) {
 			json_t *in = json_array(), *fout = NULL, *fpre = NULL, *kout = NULL,
 			       *kpre = NULL;
