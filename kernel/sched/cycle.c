@@ -118,7 +118,12 @@ static bool gated_message(struct sc_group *root, bool wait, char *msg, size_t le
 	return gated;
 }
 
-/* Tell the roots whose wait is over and that are still gated. */
+/*
+ * Tell the roots whose wait is over and that are still gated.  The wait is
+ * gated_tell_ms without a change to the root's tree: a gang whose members
+ * are still arriving is being created, not stuck, and is told nothing (as
+ * kube-scheduler writes nothing for a pod PreEnqueue holds back).
+ */
 static void tell_due(struct sc_ctx *ctx, int64_t now)
 {
 	struct pk_sched *s = ctx->s;
@@ -139,9 +144,19 @@ static void tell_due(struct sc_ctx *ctx, int64_t now)
 					 : sc_forest_group(&s->forest, k + 1, k[0] == 'C', false);
 		char msg[768];
 
+		if (g && g->q && g->q->is_root && g->q->gated && g->q->dirty && !g->q->gated_told)
+			g->q->gated_since = now; /* changed since its last pick: still filling */
+		if (g && g->q && g->q->is_root && g->q->gated && !g->q->gated_told &&
+		    now - g->q->gated_since < s->opts.gated_tell_ms) {
+			s->tell_keys.v[keep] = k; /* a member came meanwhile: wait on */
+			s->tell_at[keep++] = g->q->gated_since + s->opts.gated_tell_ms;
+			continue;
+		}
 		if (g && g->q && g->q->is_root && g->q->gated &&
-		    gated_message(g, s->opts.gated_gangs_wait, msg, sizeof(msg)))
+		    gated_message(g, s->opts.gated_gangs_wait, msg, sizeof(msg))) {
 			tell_pending(ctx, g, 0, msg, true);
+			g->q->gated_told = true;
+		}
 		free(k);
 	}
 	s->tell_keys.n = keep;
@@ -489,9 +504,11 @@ static void name_root(struct pk_sched_result *res, const struct sc_group *root)
 
 /*
  * The gang admission held root back (why: what it waits for): its pods are
- * told, once it has waited gated_tell_ms, and it goes back to the queue.
+ * told, once it has waited gated_tell_ms with its tree unchanged (changed:
+ * it changed since its last pick), and it goes back to the queue.
  */
-static void hold_back(struct sc_ctx *ctx, struct sc_group *root, const char *why, int64_t now_ms)
+static void hold_back(struct sc_ctx *ctx, struct sc_group *root, const char *why, bool changed,
+		      int64_t now_ms)
 {
 	struct pk_sched *s = ctx->s;
 	char msg[768];
@@ -507,12 +524,17 @@ static void hold_back(struct sc_ctx *ctx, struct sc_group *root, const char *why
 	}
 	if (!root->q->gated) {
 		root->q->gated = true;
+		root->q->gated_told = false;
 		root->q->gated_since = now_ms;
 		if (s->opts.gated_tell_ms > 0)
 			tell_later(s, root, now_ms + s->opts.gated_tell_ms);
+	} else if (changed && !root->q->gated_told) {
+		root->q->gated_since = now_ms; /* a member came: the wait starts again */
 	}
-	if (now_ms - root->q->gated_since >= s->opts.gated_tell_ms)
+	if (now_ms - root->q->gated_since >= s->opts.gated_tell_ms) {
 		tell_pending(ctx, root, 0, msg, true);
+		root->q->gated_told = true;
+	}
 	root->q->parked_invalid = true;
 	sc_queue_place(s, root, now_ms);
 }
@@ -565,7 +587,7 @@ int pk_sched_cycle(struct pk_sched *s, int64_t now_ms, struct pk_sched_result **
 		name_root(res, root);
 		sc_group_note_gated(root, s->opts.gated_gangs_wait, 0);
 		if (!sc_group_admissible(root, 0, &why)) {
-			hold_back(&ctx, root, why.s, now_ms);
+			hold_back(&ctx, root, why.s, changed, now_ms);
 			gated = true;
 			sc_buf_free(&why);
 			continue;

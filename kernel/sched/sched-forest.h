@@ -166,8 +166,9 @@ struct sc_group_queue {
 	uint64_t prio_epoch;
 	int attempts;
 	int64_t backoff_until;
-	bool gated; /* held back by PreEnqueue since gated_since */
-	int64_t gated_since;
+	bool gated;	     /* held back by PreEnqueue since gated_since */
+	bool gated_told;     /* its pods were told why in this gated spell */
+	int64_t gated_since; /* ... or since its tree last changed, until told */
 	uint64_t tried_gen;
 	int64_t tried_at;	/* the time of its last attempt */
 	bool need_ok;		/* need holds for its pods as they are (it is not dirty) */

@@ -70,9 +70,10 @@ struct pk_sched_opts {
 	int64_t backoff_max_ms;	    /* 0: 10000 */
 	/*
 	 * A gang held back by PreEnqueue tells its pending pods why only once
-	 * it has waited this long (0: at once), so the pods of a gang being
-	 * created are not each written a message the next member makes stale.
-	 * The result's retry time covers the wait.
+	 * it has waited this long with its tree unchanged (0: at once): the
+	 * pods of a gang still being created, a member arriving within each
+	 * such spell, are told nothing, as kube-scheduler writes nothing for a
+	 * pod PreEnqueue holds back.  The result's retry time covers the wait.
 	 */
 	int64_t gated_tell_ms;
 	/*

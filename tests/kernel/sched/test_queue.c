@@ -200,7 +200,10 @@ START_TEST(test_gated_pods_told_once)
 }
 END_TEST
 
-/* gated_tell_ms: a gang being created is told why only once it has waited that long. */
+/*
+ * gated_tell_ms: a gang being created is told why only once it has waited
+ * that long without a new member.
+ */
 START_TEST(test_gated_pods_told_after_a_wait)
 {
 	struct pk_sched_opts o = {.check = true, .gated_tell_ms = 500};
@@ -221,7 +224,13 @@ START_TEST(test_gated_pods_told_after_a_wait)
 	ck_assert_int_eq(pk_sched_cycle(s, 100, &res), 0);
 	ck_assert_uint_eq(res->nactions, 0);
 	pk_sched_result_free(res);
+	/* b came at 100: the gang is still filling, its wait starts again. */
 	ck_assert_int_eq(pk_sched_cycle(s, 500, &res), 0);
+	ck_assert_uint_eq(res->nactions, 0);
+	ck_assert(res->has_retry);
+	ck_assert_int_eq(res->retry_at_ms, 600);
+	pk_sched_result_free(res);
+	ck_assert_int_eq(pk_sched_cycle(s, 600, &res), 0);
 	ck_assert_uint_eq(res->nactions, 2); /* a and b, with the count of now */
 	ck_assert_ptr_nonnull(strstr(res->actions[0].message, "has 2 of minCount 4"));
 	ck_assert(!res->has_retry);
@@ -248,6 +257,52 @@ START_TEST(test_gated_pods_told_after_a_wait)
 	pk_sched_result_free(res);
 	ck_assert_int_eq(pk_sched_cycle(s, 1600, &res), 0);
 	ck_assert_uint_eq(res->nactions, 0);
+	pk_sched_result_free(res);
+	pk_sched_free(s);
+}
+END_TEST
+
+/*
+ * A gang whose members keep arriving within gated_tell_ms of each other is
+ * told nothing: only a spell of that length without a change tells it, a
+ * member seen when the wait is due (not yet picked) included.
+ */
+START_TEST(test_gated_pods_filling_not_told)
+{
+	struct pk_sched_opts o = {.check = true, .gated_tell_ms = 500};
+	struct pk_sched *s = NULL;
+	struct pk_sched_result *res = NULL;
+	const char *names[] = {"p0", "p1", "p2", "p3", "p4", "p5"};
+
+	ck_assert_int_eq(pk_sched_new(&o, &s), 0);
+	add_node(s, "n", "8", "");
+	add_group(s, false, "slow", NULL, 6, NULL);
+	for (int i = 0; i < 4; i++) {
+		add_pod(s, names[i], "1", "slow", NULL, 0);
+		ck_assert_int_eq(pk_sched_cycle(s, 2000 + 400 * i, &res), 0);
+		ck_assert_int_eq(res->outcome, PK_SCHED_GATED);
+		ck_assert_uint_eq(res->nactions, 0);
+		ck_assert(res->has_retry);
+		pk_sched_result_free(res);
+		ck_assert_int_eq(pk_sched_cycle(s, 2000 + 400 * i + 300, &res), 0);
+		ck_assert_uint_eq(res->nactions, 0);
+		pk_sched_result_free(res);
+	}
+	/* p3 came at 3200; p4, before 3700, is not picked before the wait is due. */
+	add_pod(s, names[4], "1", "slow", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 3700, &res), 0);
+	ck_assert_uint_eq(res->nactions, 0);
+	ck_assert(res->has_retry);
+	ck_assert_int_eq(res->retry_at_ms, 4200);
+	pk_sched_result_free(res);
+	ck_assert_int_eq(pk_sched_cycle(s, 4200, &res), 0);
+	ck_assert_uint_eq(res->nactions, 5); /* stuck for 500 ms: each told, once */
+	ck_assert_ptr_nonnull(strstr(res->actions[0].message, "has 5 of minCount 6"));
+	pk_sched_result_free(res);
+	add_pod(s, names[5], "1", "slow", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 4300, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	ck_assert_uint_eq(res->bound, 6);
 	pk_sched_result_free(res);
 	pk_sched_free(s);
 }
@@ -625,6 +680,7 @@ int main(void)
 	tcase_add_test(tc, test_gated_root_says_why);
 	tcase_add_test(tc, test_gated_pods_told_once);
 	tcase_add_test(tc, test_gated_pods_told_after_a_wait);
+	tcase_add_test(tc, test_gated_pods_filling_not_told);
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_binding_wakes_no_capacity_failure);
 	tcase_add_test(tc, test_parked_root_replays_its_retries);
