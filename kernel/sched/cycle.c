@@ -503,6 +503,20 @@ static void name_root(struct pk_sched_result *res, const struct sc_group *root)
 }
 
 /*
+ * Build the topology partitions a placement reads (every topology key a
+ * group names) while a gang waits for its members, so that the placement
+ * after the last member arrives finds them built (on 16,384 hosts about
+ * 40k instructions a host and key) instead of building them then.
+ */
+static void prepare_parts(struct pk_sched *s)
+{
+	if (s->snap.nlog)
+		return;
+	for (size_t i = 0; i < s->topo_keys.n; i++)
+		(void)sc_snapshot_part(&s->snap, s->topo_keys.v[i]);
+}
+
+/*
  * The gang admission held root back (why: what it waits for): its pods are
  * told, once it has waited gated_tell_ms with its tree unchanged (changed:
  * it changed since its last pick), and it goes back to the queue.
@@ -535,6 +549,7 @@ static void hold_back(struct sc_ctx *ctx, struct sc_group *root, const char *why
 		tell_pending(ctx, root, 0, msg, true);
 		root->q->gated_told = true;
 	}
+	prepare_parts(s);
 	root->q->parked_invalid = true;
 	sc_queue_place(s, root, now_ms);
 }
