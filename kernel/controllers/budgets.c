@@ -9,6 +9,8 @@
  * DeletionTimeout: an eviction granted whose pod never went).
  */
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,6 +19,36 @@
 
 #define DISRUPTED_TTL_S 120
 
+/*
+ * Keep the count of namespace ns's budgets (gone: the budget name was
+ * deleted), so that a pod's change in a namespace without budgets costs no
+ * listing of its budgets.
+ */
+static int count_budget(struct pk_ctl *ctl, const char *ns, const char *name, bool gone)
+{
+	intptr_t c = (intptr_t)pk_map_get(&ctl->budget_count, ns);
+	char key[640];
+
+	snprintf(key, sizeof(key), "%s/%s", ns, name ? name : "");
+	if (gone == !pk_map_get(&ctl->budget_keys, key))
+		return 0; /* a change of a budget counted, or a deletion of one never seen */
+	if (gone) {
+		pk_map_del(&ctl->budget_keys, key);
+		if (c <= 1) {
+			pk_map_del(&ctl->budget_count, ns);
+			return 0;
+		}
+		return pk_map_put(&ctl->budget_count, ns, (void *)(c - 1));
+	}
+	if (pk_map_put(&ctl->budget_keys, key, (void *)1) < 0)
+		return -ENOMEM;
+	if (pk_map_put(&ctl->budget_count, ns, (void *)(c + 1)) < 0) {
+		pk_map_del(&ctl->budget_keys, key);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int ctl_budgets_note(struct pk_ctl *ctl, const struct pk_source_event *ev)
 {
 	enum pk_kind k = ev->kind ? ev->kind->pk : PK_KIND_UNKNOWN;
@@ -24,8 +56,14 @@ int ctl_budgets_note(struct pk_ctl *ctl, const struct pk_source_event *ev)
 
 	if ((k != PK_KIND_POD && k != PK_KIND_POD_DISRUPTION_BUDGET) || !ns)
 		return 0;
-	if (k == PK_KIND_POD_DISRUPTION_BUDGET && ev->type == PK_EVENT_DELETED)
-		return 0;
+	if (k == PK_KIND_POD_DISRUPTION_BUDGET) {
+		int r = count_budget(ctl, ns, pk_name(ev->object), ev->type == PK_EVENT_DELETED);
+
+		if (r < 0 || ev->type == PK_EVENT_DELETED)
+			return r;
+	} else if (!pk_map_get(&ctl->budget_count, ns)) {
+		return 0; /* no budget selects this pod: nothing to count */
+	}
 	return pk_map_get(&ctl->budget_ns, ns) ? 0 : pk_map_put(&ctl->budget_ns, ns, (void *)1);
 }
 
@@ -147,7 +185,14 @@ void ctl_budgets_note_all(struct pk_ctl *ctl)
 	if (pk_store_list(ctl->store, &pk_type_pod_disruption_budget, NULL, NULL, &budgets, NULL,
 			  NULL) < 0)
 		return;
-	json_array_foreach(budgets, i, b) if (!pk_map_get(&ctl->budget_ns, pk_namespace(b)))
-	    pk_map_put(&ctl->budget_ns, pk_namespace(b), (void *)1);
+	pk_map_free(&ctl->budget_keys);
+	pk_map_free(&ctl->budget_count);
+	json_array_foreach(budgets, i, b)
+	{
+		if (count_budget(ctl, pk_namespace(b), pk_name(b), false) < 0)
+			ctl_log(ctl, 1, "poddisruptionbudgets: out of memory counting them");
+		if (!pk_map_get(&ctl->budget_ns, pk_namespace(b)))
+			pk_map_put(&ctl->budget_ns, pk_namespace(b), (void *)1);
+	}
 	json_decref(budgets);
 }

@@ -48,6 +48,8 @@ struct pk_ctl {
 	json_t *gone_nodes;		 /* names of deleted Nodes whose pods must go */
 	struct ctl_gc *gc;		 /* the garbage collector's work (gc.c) */
 	struct pk_map budget_ns;	 /* namespaces whose budgets to count again (budgets.c) */
+	struct pk_map budget_keys;	 /* every budget, "namespace/name" (value 1) */
+	struct pk_map budget_count;	 /* namespace -> how many budgets it holds (a count) */
 	int64_t next_beat_check_ms;
 	struct ctl_loss_policy loss; /* node-loss eviction (heartbeat.c) */
 	struct ctl_loss_limiter loss_limiter;

@@ -371,6 +371,8 @@ static void ctl_free(void *arg)
 	pk_writer_free(ctl->writer);
 	json_decref(ctl->gone_nodes);
 	pk_map_free(&ctl->budget_ns);
+	pk_map_free(&ctl->budget_keys);
+	pk_map_free(&ctl->budget_count);
 	pthread_mutex_destroy(&ctl->m.lock);
 	q_metrics_free(&ctl->m);
 	free(ctl);

@@ -119,13 +119,13 @@ static inline bool is_gone(const json_t *o, const void *arg)
 	return !o;
 }
 
-static bool wait_bound(const char *name)
+static inline bool wait_bound(const char *name)
 {
 	return wait_for("Pod", name, is_bound, NULL);
 }
 
 /* want: {annotation key, prefix of its value}. */
-static bool annotation_is(const json_t *o, const void *want)
+static inline bool annotation_is(const json_t *o, const void *want)
 {
 	const char *const *w = want;
 	const char *v = json_string_value(json_object_get(pk_get(o, "metadata.annotations"), w[0]));
