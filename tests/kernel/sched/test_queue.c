@@ -308,6 +308,42 @@ START_TEST(test_gated_pods_filling_not_told)
 }
 END_TEST
 
+/*
+ * A gang waiting for members has the topology partitions its placement reads
+ * built meanwhile (not after its last member); its placement reuses them.
+ */
+START_TEST(test_gated_gang_prepares_partitions)
+{
+	struct pk_sched *s = new_sched();
+	struct pk_sched_result *res = NULL;
+	json_t *g = group_obj(false, "racked", NULL, 2, NULL, NULL);
+	struct sc_part *part;
+
+	add_node(s, "n0", "4", "rack=r0");
+	add_node(s, "n1", "4", "rack=r1");
+	json_object_set_new(json_object_get(g, "spec"), "schedulingConstraints",
+			    json_pack("{s:[{s:s}]}", "topology", "key", "rack"));
+	add_obj(s, g);
+	ck_assert_uint_eq(s->snap.nparts, 0);
+	add_pod(s, "r-a", "1", "racked", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 0, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_GATED);
+	pk_sched_result_free(res);
+	ck_assert_uint_eq(s->snap.nparts, 1);
+	ck_assert_str_eq(s->snap.parts[0]->key, "rack");
+	ck_assert_int_eq(s->snap.parts[0]->ndom, 2);
+	part = s->snap.parts[0];
+	add_pod(s, "r-b", "1", "racked", NULL, 0);
+	ck_assert_int_eq(pk_sched_cycle(s, 10, &res), 0);
+	ck_assert_int_eq(res->outcome, PK_SCHED_SCHEDULED);
+	ck_assert_uint_eq(res->bound, 2);
+	pk_sched_result_free(res);
+	ck_assert_uint_eq(s->snap.nparts, 1);
+	ck_assert_ptr_eq(s->snap.parts[0], part);
+	pk_sched_free(s);
+}
+END_TEST
+
 START_TEST(test_backoff)
 {
 	struct pk_sched_opts o = {.check = true, .backoff_initial_ms = 100, .backoff_max_ms = 400};
@@ -681,6 +717,7 @@ int main(void)
 	tcase_add_test(tc, test_gated_pods_told_once);
 	tcase_add_test(tc, test_gated_pods_told_after_a_wait);
 	tcase_add_test(tc, test_gated_pods_filling_not_told);
+	tcase_add_test(tc, test_gated_gang_prepares_partitions);
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_binding_wakes_no_capacity_failure);
 	tcase_add_test(tc, test_parked_root_replays_its_retries);
