@@ -86,6 +86,13 @@ static json_t *action_annotations(const struct pk_sched_action *a)
 	return ann;
 }
 
+/* An action bind_after_claims() makes a later binding wait for. */
+static bool is_claim_write(const struct pk_sched_action *c)
+{
+	return (c->action == PK_SCHED_CLAIM && json_object_get(c->claim, "allocation")) ||
+	       c->action == PK_SCHED_VOLUME_CLAIM;
+}
+
 /* A binding waits for the claims its cycle allocated, reserved or bound to volumes. */
 static int bind_after_claims(struct pk_writer *w, const struct pk_sched_result *res, size_t upto,
 			     const struct pk_write_ref *pod, const struct pk_sched_write_ops *ops,
@@ -97,8 +104,7 @@ static int bind_after_claims(struct pk_writer *w, const struct pk_sched_result *
 		const struct pk_sched_action *c = &res->actions[i];
 		struct pk_write_ref ref;
 
-		if ((c->action != PK_SCHED_CLAIM || !json_object_get(c->claim, "allocation")) &&
-		    c->action != PK_SCHED_VOLUME_CLAIM)
+		if (!is_claim_write(c))
 			continue;
 		ref = ref_of(ops, arg, c->kind, c->ns, c->name);
 		r = pk_writer_depend(w, pod, &ref);
@@ -106,8 +112,9 @@ static int bind_after_claims(struct pk_writer *w, const struct pk_sched_result *
 	return r;
 }
 
+/* claims_before: whether an action before i is a claim write (else no binding waits). */
 static int write_action(struct pk_writer *w, const struct pk_sched_result *res, size_t i,
-			const struct pk_sched_write_ops *ops, void *arg)
+			bool claims_before, const struct pk_sched_write_ops *ops, void *arg)
 {
 	const struct pk_sched_action *a = &res->actions[i];
 	struct pk_write_ref ref = ref_of(ops, arg, a->kind, a->ns, a->name);
@@ -119,7 +126,7 @@ static int write_action(struct pk_writer *w, const struct pk_sched_result *res, 
 		ann = action_annotations(a);
 		r = pk_writer_bind(w, &ref, a->node, ann);
 		json_decref(ann);
-		if (r == 0)
+		if (r == 0 && claims_before)
 			r = bind_after_claims(w, res, i, &ref, ops, arg);
 		break;
 	case PK_SCHED_CLAIM:
@@ -143,11 +150,15 @@ static int write_action(struct pk_writer *w, const struct pk_sched_result *res, 
 int pk_sched_result_write(struct pk_writer *w, const struct pk_sched_result *res,
 			  const struct pk_sched_write_ops *ops, void *arg)
 {
+	bool claims = false;
+
 	if (!w || !res)
 		return -EINVAL;
+	/* a gang's bindings look back for claims only when there is one: no n^2 walk */
 	for (size_t i = 0; i < res->nactions; i++) {
-		int r = write_action(w, res, i, ops, arg);
+		int r = write_action(w, res, i, claims, ops, arg);
 
+		claims = claims || is_claim_write(&res->actions[i]);
 		if (r < 0 && !(ops && ops->failed))
 			return r;
 		if (r < 0)
