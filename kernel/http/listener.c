@@ -21,9 +21,21 @@
  * before it closes the descriptor, a cut never hits a reused descriptor.
  * libmicrohttpd's own connection limit is set well above the cap so that it
  * never stops accepting.
+ *
+ * With a pool of event-loop threads the listener accepts itself (one thread
+ * blocked in accept(2)) and hands each connection to libmicrohttpd, which
+ * gives it to the worker its descriptor number picks (descriptor modulo the
+ * pool): consecutive connections go to different workers.  Left to accept
+ * on its own, every worker polls the listening socket and the first to wake
+ * takes up to ten waiting connections at once, so clients that connect
+ * together (a controller's pool, a benchmark's clients) share one thread,
+ * and a handler that waits for the store's commit holds up every request of
+ * the others on it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +74,10 @@ struct conn_list {
 
 struct pk_listener {
 	struct MHD_Daemon *d;
+	int lfd;	/* the listening socket the acceptor serves, or -1 (libmicrohttpd's) */
+	int stop_fd[2]; /* a pipe that wakes the acceptor to stop */
+	pthread_t acceptor;
+	bool acceptor_running;
 	struct pk_listen_limits lim;
 	MHD_AccessHandlerCallback handler;
 	void *handler_arg;
@@ -437,6 +453,96 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	llog(l, 2, buf);
 }
 
+/* ---- the acceptor ------------------------------------------------------------ */
+/* A bound, listening socket on addr (IPv6 only for an IPv6 address); -errno. */
+static int listen_socket(const struct sockaddr_storage *addr)
+{
+	bool v6 = addr->ss_family == AF_INET6;
+	int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), on = 1;
+
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) < 0 ||
+	    (v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on)) < 0) ||
+	    bind(fd, (const struct sockaddr *)addr,
+		 v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)) < 0 ||
+	    listen(fd, SOMAXCONN) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/*
+ * Accept until told to stop; each connection goes to libmicrohttpd, which
+ * runs the accept policy (on_accept) and closes it when refused.  Out of
+ * descriptors or memory, wait a little rather than spin on the backlog.
+ */
+static void *acceptor_main(void *arg)
+{
+	struct pk_listener *l = arg;
+
+	for (;;) {
+		struct pollfd p[2] = {{.fd = l->lfd, .events = POLLIN},
+				      {.fd = l->stop_fd[0], .events = POLLIN}};
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		int fd;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (!(p[0].revents & POLLIN))
+			continue;
+		fd = accept4(l->lfd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd >= 0) {
+			MHD_add_connection(l->d, fd, (const struct sockaddr *)&ss, len);
+			continue;
+		}
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			poll(&p[1], 1, 10);
+	}
+	return NULL;
+}
+
+static int acceptor_start(struct pk_listener *l)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (pipe2(l->stop_fd, O_CLOEXEC) < 0)
+		return -errno;
+	if (getsockname(l->lfd, (struct sockaddr *)&ss, &len) < 0)
+		return -errno;
+	l->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						 : ((struct sockaddr_in *)&ss)->sin_port);
+	if (pthread_create(&l->acceptor, NULL, acceptor_main, l) != 0)
+		return -ENOMEM;
+	l->acceptor_running = true;
+	return 0;
+}
+
+static void acceptor_stop(struct pk_listener *l)
+{
+	if (l->acceptor_running) {
+		char c = 0;
+
+		while (write(l->stop_fd[1], &c, 1) < 0 && errno == EINTR)
+			;
+		pthread_join(l->acceptor, NULL);
+		l->acceptor_running = false;
+	}
+	for (int i = 0; i < 2; i++)
+		if (l->stop_fd[i] >= 0)
+			close(l->stop_fd[i]);
+	if (l->lfd >= 0)
+		close(l->lfd);
+	l->stop_fd[0] = l->stop_fd[1] = l->lfd = -1;
+}
+
 /* Enough descriptors for the cap (raised to the hard limit when needed). */
 static void ensure_descriptors(struct pk_listener *l, unsigned want)
 {
@@ -458,14 +564,16 @@ static void ensure_descriptors(struct pk_listener *l, unsigned want)
 static struct MHD_Daemon *start_daemon(struct pk_listener *l, const struct pk_listener_config *cfg)
 {
 	bool v6 = cfg->addr->ss_family == AF_INET6, tls = cfg->tls_cert != NULL;
+	/* a pool is fed by the acceptor (l->lfd); a thread per connection accepts itself */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
 			 (v6 ? MHD_USE_IPv6 : 0) | (tls ? MHD_USE_TLS : 0) |
 			 (cfg->suspend_resume ? MHD_ALLOW_SUSPEND_RESUME : 0) |
-			 (cfg->threads ? MHD_USE_EPOLL : MHD_USE_THREAD_PER_CONNECTION);
+			 (cfg->threads ? MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC
+				       : MHD_USE_THREAD_PER_CONNECTION);
 	/* Never libmicrohttpd's limit: it would stop accepting (the backlog fills). */
 	unsigned mhd_limit = l->lim.max_connections * 2 + 64;
 	struct MHD_OptionItem opts[] = {
-	    {MHD_OPTION_SOCK_ADDR, 0, (void *)cfg->addr},
+	    {cfg->threads ? MHD_OPTION_END : MHD_OPTION_SOCK_ADDR, 0, (void *)cfg->addr},
 	    {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, l},
 	    {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, l},
 	    {MHD_OPTION_CONNECTION_LIMIT, mhd_limit, NULL},
@@ -501,6 +609,7 @@ int pk_listener_start(const struct pk_listener_config *cfg, struct pk_listener *
 
 	if (!l)
 		return -ENOMEM;
+	l->stop_fd[0] = l->stop_fd[1] = l->lfd = -1;
 	l->lim = cfg->limits;
 	pk_listen_limits_fill(&l->lim, 1000, 100);
 	l->handler = cfg->handler;
@@ -516,8 +625,13 @@ int pk_listener_start(const struct pk_listener_config *cfg, struct pk_listener *
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&l->wake, &ca);
 	pthread_condattr_destroy(&ca);
+	if (cfg->threads && (l->lfd = listen_socket(cfg->addr)) < 0) {
+		snprintf(err, errlen, "cannot serve there: %s", strerror(-l->lfd));
+		pk_listener_stop(l);
+		return -EADDRNOTAVAIL;
+	}
 	l->d = start_daemon(l, cfg);
-	if (!l->d) {
+	if (!l->d || (l->lfd >= 0 && acceptor_start(l) < 0)) {
 		snprintf(err, errlen, "cannot serve there");
 		pk_listener_stop(l);
 		return -EADDRNOTAVAIL;
@@ -528,9 +642,12 @@ int pk_listener_start(const struct pk_listener_config *cfg, struct pk_listener *
 		return -ENOMEM;
 	}
 	l->reaper_running = true;
-	const union MHD_DaemonInfo *info = MHD_get_daemon_info(l->d, MHD_DAEMON_INFO_BIND_PORT);
+	if (l->lfd < 0) {
+		const union MHD_DaemonInfo *info =
+		    MHD_get_daemon_info(l->d, MHD_DAEMON_INFO_BIND_PORT);
 
-	l->port = info ? info->port : 0;
+		l->port = info ? info->port : 0;
+	}
 	*ret = l;
 	return 0;
 }
@@ -574,6 +691,7 @@ void pk_listener_stop(struct pk_listener *l)
 {
 	if (!l)
 		return;
+	acceptor_stop(l); /* no connection is handed to a daemon that stops */
 	if (l->reaper_running) {
 		pthread_mutex_lock(&l->lock);
 		l->stopping = true;

@@ -134,6 +134,20 @@ char *pk_srv_metrics_render(struct pk_server *srv)
 		"# TYPE apiserver_registered_watchers gauge\n"
 		"apiserver_registered_watchers %ld\n",
 		st.writes, st.objects, pk_store_rv(srv->store), atomic_load(&srv->watchers));
+	fprintf(f,
+		"# HELP podkernel_store_writer_lock_seconds_total Seconds the store's writer lock "
+		"was held (every write's serial section, its commits included).\n"
+		"# TYPE podkernel_store_writer_lock_seconds_total counter\n"
+		"podkernel_store_writer_lock_seconds_total %.6f\n"
+		"# HELP podkernel_store_commit_seconds_total Seconds of it spent committing (the "
+		"WAL's fsync).\n"
+		"# TYPE podkernel_store_commit_seconds_total counter\n"
+		"podkernel_store_commit_seconds_total %.6f\n"
+		"# HELP podkernel_store_commit_writers_total Writers the commits carried (over "
+		"podkernel_store_writes_total: how many shared a commit).\n"
+		"# TYPE podkernel_store_commit_writers_total counter\n"
+		"podkernel_store_commit_writers_total %" PRIu64 "\n",
+		st.lock_seconds, st.commit_seconds, st.commit_writers);
 	struct pk_store_damage dmg;
 	pk_store_get_damage(srv->store, &dmg);
 	fprintf(f,

@@ -91,6 +91,11 @@ struct pk_store {
 	struct txn **stakes;
 	size_t nstakes, stakes_cap;
 	pthread_cond_t batch_cond;
+	/* Where the writers' time goes (pk_store_stats), under lock: the lock
+	 * held (the one serial section of every write), the part of it spent in
+	 * COMMIT (the WAL's fsync), and the writers the commits carried. */
+	int64_t lock_since_ns;
+	uint64_t lock_ns, commit_ns, commit_writers;
 	/*
 	 * The ring: ring_len events, oldest first, in ring_cap slots
 	 * (PK_STORE_RING_SIZE, more only while a hold keeps events).  The newest

@@ -383,6 +383,9 @@ void pk_store_get_stats(struct pk_store *st, struct pk_store_stats *ret)
 	pk_store_wait_batch_closed(st);
 	s.writes = st->writes;
 	s.cache_hits = st->cache.hits;
+	s.lock_seconds = (double)st->lock_ns / 1e9;
+	s.commit_seconds = (double)st->commit_ns / 1e9;
+	s.commit_writers = st->commit_writers;
 	pthread_mutex_lock(&st->ring_lock);
 	s.ring_floor = st->ring_floor;
 	s.ring_events = st->ring_pub;
@@ -668,22 +671,36 @@ static void ring_push(struct pk_store *st, struct ring_slot *ev)
  */
 #define BATCH_MAX_WRITERS 64
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 void pk_store_writer_enter(struct pk_store *st)
 {
 	atomic_fetch_add(&st->writers_waiting, 1);
 	pthread_mutex_lock(&st->lock);
 	atomic_fetch_sub(&st->writers_waiting, 1);
+	st->lock_since_ns = mono_ns();
 }
 
 static void batch_commit(struct pk_store *st)
 {
 	int rc = 0;
 	if (st->batch_nev > 0) {
+		int64_t t0 = mono_ns();
+
 		sqlite3_bind_int64(st->st_setrv, 1, (sqlite3_int64)st->rv_pending);
 		rc = sqlite3_step(st->st_setrv) == SQLITE_DONE ? 0 : -EIO;
 		sqlite3_reset(st->st_setrv);
 		if (rc == 0)
 			rc = exec(st, "COMMIT");
+		st->commit_ns += (uint64_t)(mono_ns() - t0);
+		if (rc == 0)
+			st->commit_writers += st->nstakes;
 	} else {
 		exec(st, "ROLLBACK");
 	}
@@ -727,6 +744,7 @@ int pk_store_writer_leave_many(struct pk_store *st, struct txn *txs, size_t n)
 	if (st->batch_open &&
 	    (atomic_load(&st->writers_waiting) == 0 || st->nstakes >= BATCH_MAX_WRITERS))
 		batch_commit(st);
+	st->lock_ns += (uint64_t)(mono_ns() - st->lock_since_ns);
 	int rc = 0;
 	for (size_t i = 0; txs && i < n; i++) {
 		if (!txs[i].staked)

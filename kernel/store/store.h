@@ -196,6 +196,11 @@ struct pk_store_stats {
 	/* Writes that started from the tree the store last wrote instead of
 	 * reading and parsing the object's row again (cache.c). */
 	uint64_t cache_hits;
+	/* The writer lock, every write's serial section: seconds held (the
+	 * commits included), seconds of them in COMMIT (the WAL's fsync), and
+	 * the writers the commits carried (per commit: how many shared one). */
+	double lock_seconds, commit_seconds;
+	uint64_t commit_writers;
 };
 void pk_store_get_stats(struct pk_store *store, struct pk_store_stats *ret);
 

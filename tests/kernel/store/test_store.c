@@ -1220,6 +1220,8 @@ START_TEST(test_concurrency)
 {
 	pthread_t th[7];
 	struct stress s[7] = {{0}};
+	struct pk_store_stats before, after;
+	pk_store_get_stats(st, &before);
 	s[6].seen = pk_store_rv(st);
 	for (int i = 0; i < 4; i++) {
 		s[i].id = i;
@@ -1236,6 +1238,15 @@ START_TEST(test_concurrency)
 	ck_assert_int_eq(s[5].ok, 40);
 	ck_assert_int_eq(s[6].ok, 160);
 	ck_assert_uint_eq(s[6].seen, pk_store_rv(st));
+	/* every create was carried by a commit, some of them together; the
+	 * commits are part of the writer lock's time */
+	pk_store_get_stats(st, &after);
+	ck_assert_uint_eq(after.commit_writers - before.commit_writers, 160);
+	ck_assert_uint_ge(after.writes - before.writes, 1);
+	ck_assert_uint_le(after.writes - before.writes, 160);
+	ck_assert(after.commit_seconds > before.commit_seconds);
+	ck_assert(after.lock_seconds - before.lock_seconds >=
+		  after.commit_seconds - before.commit_seconds);
 	check_invariants();
 }
 END_TEST
