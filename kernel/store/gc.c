@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gc.c — the store's part of garbage collection: the owner index and
- * orphaning.
+ * orphaning, and the reads of the owner and Event-expiry indexes.
  *
  * The owner index is the table owner_refs: one row per ownerReference of
  * every stored object (the owner's uid; the dependent's kind, namespace and
@@ -205,4 +205,121 @@ int pk_store_orphan_dependents(struct pk_store *st, struct txn *tx, const struct
 	}
 	json_decref(deps);
 	return rc;
+}
+
+/* Read the dependents of uid on reader r. */
+static int dependents_read(struct store_reader *r, const char *uid, json_t *out)
+{
+	int rc = 0, s = SQLITE_DONE;
+
+	if (!r->st_owned &&
+	    sqlite3_prepare_v3(r->db, PK_STORE_DEPENDENTS_SQL, -1, SQLITE_PREPARE_PERSISTENT,
+			       &r->st_owned, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(r->st_owned, 1, uid, -1, SQLITE_STATIC);
+	while (rc == 0 && (s = sqlite3_step(r->st_owned)) == SQLITE_ROW)
+		rc = pk_store_dependent_row(r->st_owned, out);
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = -EIO;
+	sqlite3_reset(r->st_owned);
+	sqlite3_clear_bindings(r->st_owned);
+	return rc;
+}
+
+int pk_store_dependents(struct pk_store *st, const char *uid, json_t **ret)
+{
+	json_t *out;
+	struct store_reader *r;
+	int rc;
+
+	if (!uid || !*uid)
+		return -EINVAL;
+	if (!(out = json_array()))
+		return -ENOMEM;
+	r = pk_store_reader_take(st);
+	rc = dependents_read(r, uid, out);
+	atomic_fetch_add(&st->read_queries, 1);
+	pk_store_reader_give(st, r);
+	if (rc < 0) {
+		json_decref(out);
+		return rc;
+	}
+	*ret = out;
+	return 0;
+}
+
+int pk_store_gc_candidates(struct pk_store *st, json_t **ret)
+{
+	sqlite3_stmt *q = NULL;
+	struct store_reader *r;
+	json_t *out = json_array();
+	int rc = 0, s = SQLITE_DONE;
+
+	if (!out)
+		return -ENOMEM;
+	r = pk_store_reader_take(st);
+	if (sqlite3_prepare_v2(r->db, PK_STORE_GC_CANDIDATES_SQL, -1, &q, NULL) != SQLITE_OK)
+		rc = -EIO;
+	while (rc == 0 && (s = sqlite3_step(q)) == SQLITE_ROW)
+		rc = pk_store_dependent_row(q, out);
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = -EIO;
+	atomic_fetch_add(&st->read_steps,
+			 q ? (uint64_t)sqlite3_stmt_status(q, SQLITE_STMTSTATUS_VM_STEP, 0) : 0);
+	sqlite3_finalize(q);
+	atomic_fetch_add(&st->read_queries, 1);
+	pk_store_reader_give(st, r);
+	if (rc < 0) {
+		json_decref(out);
+		return rc;
+	}
+	*ret = out;
+	return 0;
+}
+
+static int expired_read(struct store_reader *r, int64_t before_s, size_t max, json_t *out,
+			uint64_t *ret_steps)
+{
+	sqlite3_stmt *q;
+	int rc = 0, s = SQLITE_DONE;
+
+	if (sqlite3_prepare_v2(r->db,
+			       "SELECT ns, name FROM event_expiry INDEXED BY event_expiry_by_at"
+			       " WHERE at <= ?1 ORDER BY at, ns, name LIMIT ?2",
+			       -1, &q, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(q, 1, before_s);
+	sqlite3_bind_int64(q, 2, max > INT64_MAX ? INT64_MAX : (sqlite3_int64)max);
+	while (rc == 0 && (s = sqlite3_step(q)) == SQLITE_ROW) {
+		json_t *k =
+		    json_pack("{s:s,s:s}", "namespace", (const char *)sqlite3_column_text(q, 0),
+			      "name", (const char *)sqlite3_column_text(q, 1));
+		rc = k && json_array_append_new(out, k) == 0 ? 0 : -ENOMEM;
+	}
+	if (rc == 0 && s != SQLITE_DONE)
+		rc = -EIO;
+	*ret_steps = (uint64_t)sqlite3_stmt_status(q, SQLITE_STMTSTATUS_VM_STEP, 0);
+	sqlite3_finalize(q);
+	return rc;
+}
+
+int pk_store_expired_events(struct pk_store *st, int64_t before_s, size_t max, json_t **ret)
+{
+	json_t *out = json_array();
+	uint64_t steps = 0;
+	int rc;
+
+	if (!out)
+		return -ENOMEM;
+	struct store_reader *r = pk_store_reader_take(st);
+	rc = expired_read(r, before_s, max, out, &steps);
+	pk_store_reader_give(st, r);
+	atomic_fetch_add(&st->read_queries, 1);
+	atomic_fetch_add(&st->read_steps, steps);
+	if (rc < 0) {
+		json_decref(out);
+		return rc;
+	}
+	*ret = out;
+	return 0;
 }

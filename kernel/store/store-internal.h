@@ -65,7 +65,7 @@ struct pk_store {
 	pthread_mutex_t lock;
 	/* Reads (get, list) use their own connections: WAL lets them run during a
 	 * write's commit and beside each other, and they only ever see committed
-	 * data.  A reader is taken from the pool for one read (reader_take). */
+	 * data.  A reader is taken from the pool for one read (pk_store_reader_take). */
 	struct store_reader readers[PK_STORE_READERS];
 	pthread_mutex_t rlock;				/* the pool's busy flags */
 	pthread_cond_t rfree;				/* a reader was handed back */
@@ -165,6 +165,10 @@ struct txn {
 /* Every write: pk_store_writer_enter() (takes the lock), txn_*, then pk_store_writer_leave(),
  * which commits the batch when nobody else waits and returns this writer's
  * commit result (0 when it wrote nothing).  tx may be NULL. */
+/* A free read connection, waiting while all are in use; hand it back with
+ * pk_store_reader_give. */
+struct store_reader *pk_store_reader_take(struct pk_store *st);
+void pk_store_reader_give(struct pk_store *st, struct store_reader *r);
 void pk_store_writer_enter(struct pk_store *st);
 int pk_store_writer_leave(struct pk_store *st, struct txn *tx);
 /* The same for n transactions of one writer (all staked in one batch): the
