@@ -279,7 +279,7 @@ static int place_try(struct q_place *p, const json_t *workload, const json_t *go
 		r = place_run(p, in, nbase, expanded, gone, &out, &pre, &errs);
 	if (r < 0) {
 		snprintf(why, n, "cannot be placed: %s", errs.n ? errs.msg[0] : pk_errno_text(-r));
-	} else if (unplaced(out, why, n)) {
+	} else if (!p->kept && unplaced(out, why, n)) { /* a scheduler kept: every pod bound */
 		r = 0;
 	} else {
 		if (commit) {

@@ -80,6 +80,21 @@ static int offline_writer(json_t *objects, int64_t now, bool shared, struct pk_w
 }
 
 /*
+ * A kept scheduler's writer (shared): its index kept with the scheduler, so
+ * that a run indexes only the objects after objects[0..from), which the last
+ * run's writer left indexed.
+ */
+static int kept_writer(struct pk_sched *s, json_t *objects, size_t from, struct pk_writer **ret)
+{
+	struct pk_writer_memory_opts o = {
+	    .holds = holds_type, .now = (int64_t)time(NULL), .shared = true, .indexed = from};
+	int r = s->windex ? 0 : pk_writer_memory_index_new(&s->windex);
+
+	o.index = s->windex;
+	return r < 0 ? r : pk_writer_memory_new(objects, &o, ret);
+}
+
+/*
  * Commit the open batch; the objects evicted go to preempted (may be NULL).
  * A write about an object the array does not hold changes nothing; any
  * other failure is the run's (-ESTALE: the objects and the scheduler's view
@@ -347,7 +362,7 @@ static int run_kept(struct pk_sched *s, const json_t *objects, size_t from, json
 {
 	const struct pk_sched_opts *opts = &s->opts;
 	struct pk_writer *w = NULL;
-	int r = offline_writer(out, (int64_t)time(NULL), true, &w);
+	int r = kept_writer(s, out, from, &w);
 
 	if (r == 0 && opts->controllers)
 		r = opts->controllers(opts->controllers_arg, out, w);
@@ -370,6 +385,10 @@ static int run_kept(struct pk_sched *s, const json_t *objects, size_t from, json
 			r = 1; /* it made objects s does not hold, or left pods waiting */
 	}
 	pk_writer_free(w);
+	if (r != 0) { /* the index is of out, which s does not hold */
+		pk_writer_memory_index_free(s->windex);
+		s->windex = NULL;
+	}
 	return r;
 }
 
@@ -426,6 +445,10 @@ int pk_sched_run_carried(struct pk_sched **kept, const json_t *held, const json_
 	if (!kept || !json_is_array(objects) || from > json_array_size(objects))
 		return -EINVAL;
 	r = *kept && json_is_array(held) ? sc_carry(*kept, held, objects, from, &mine) : -ESTALE;
+	if (r == 0) { /* its writer's index is of held: objects are indexed anew */
+		pk_writer_memory_index_free((*kept)->windex);
+		(*kept)->windex = NULL;
+	}
 	if (r == 0)
 		r = pk_sched_run_kept(kept, objects, from, opts, ret_objects, ret_preempted, &mine);
 	if (r == 0 && *kept) {

@@ -57,7 +57,9 @@ struct pk_sched {
 	bool forest_changed;	 /* objects came or went since the last unrooted report */
 	uint64_t prio_epoch;	 /* bumps when priority classes change */
 	struct sc_vec topo_keys; /* every topology key seen on a group (char *) */
-	int *all_nodes;		 /* 0, 1, 2, ...: the whole cluster as a scope */
+	/* a kept scheduler's (pk_sched_run_kept): its run's writer's index of the objects */
+	struct pk_writer_memory_index *windex;
+	int *all_nodes; /* 0, 1, 2, ...: the whole cluster as a scope */
 	size_t all_cap;
 	/* Lowest priority of a bound pod (a lower bound; forest.c). */
 	bool floor_valid;

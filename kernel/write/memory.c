@@ -31,10 +31,18 @@
 
 #define MEM_KEY_MAX 600 /* a kind, a namespace of 63 and a name of 253, with room */
 
+struct pk_writer_memory_index {
+	struct pk_map map; /* pk_obj_key -> json_t * (borrowed: the array holds it) */
+	uint64_t version;  /* the highest resourceVersion of the objects indexed */
+	size_t n;	   /* the items of the array the last writer left */
+};
+
 struct mem_backend {
-	json_t *objects;     /* the array written (a reference) */
-	struct pk_map index; /* pk_obj_key -> json_t * (borrowed: the array holds it) */
-	struct pk_map own;   /* opts.shared: pk_obj_key -> the copy made before a change */
+	json_t *objects;      /* the array written (a reference) */
+	struct pk_map *index; /* &own_index.map, or opts.index's */
+	struct pk_writer_memory_index own_index;
+	bool indexed;	   /* index_all went well: opts.index holds the array */
+	struct pk_map own; /* opts.shared: pk_obj_key -> the copy made before a change */
 	struct pk_writer_memory_opts opts;
 	uint64_t version; /* the last resourceVersion stamped (opts.versions) */
 	uint64_t names;	  /* names made from a generateName */
@@ -79,24 +87,77 @@ static uint64_t obj_rv(const json_t *o)
 	return rv ? strtoull(rv, NULL, 10) : 0;
 }
 
-static int index_all(struct mem_backend *b)
+static int index_from(struct mem_backend *b, size_t from)
 {
 	char buf[MEM_KEY_MAX];
-	size_t i;
-	json_t *o;
 
-	json_array_foreach(b->objects, i, o)
-	{
+	for (size_t i = from; i < json_array_size(b->objects); i++) {
+		const json_t *o = json_array_get(b->objects, i);
 		const struct pk_type *t = held_type(b, o);
 		const char *key = t ? obj_key(buf, t, o) : NULL;
 		uint64_t rv = b->opts.versions && json_is_object(o) ? obj_rv(o) : 0;
 
 		if (rv > b->version)
 			b->version = rv;
-		if (key && pk_map_put(&b->index, key, o) < 0)
+		if (key && pk_map_put(b->index, key, (json_t *)o) < 0)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * The index: opts.index, holding the array's first opts.indexed objects as
+ * the writer before left them, or emptied; then the objects after those.
+ */
+static int index_all(struct mem_backend *b)
+{
+	struct pk_writer_memory_index *ix = b->opts.index;
+	size_t from = ix ? b->opts.indexed : 0;
+
+	if (!ix) {
+		b->own_index.map = (struct pk_map)PK_MAP_INIT(NULL);
+		b->index = &b->own_index.map;
+		return index_from(b, 0);
+	}
+	b->index = &ix->map;
+	if (from == 0 || from > ix->n || from > json_array_size(b->objects)) {
+		pk_map_free(&ix->map);
+		ix->map = (struct pk_map)PK_MAP_INIT(NULL);
+		ix->version = 0;
+		from = 0;
+	}
+	ix->n = 0; /* holds nothing the next writer may trust until this one is done */
+	b->version = ix->version;
+	return index_from(b, from);
+}
+
+int pk_writer_memory_index_new(struct pk_writer_memory_index **ret)
+{
+	struct pk_writer_memory_index *ix = calloc(1, sizeof(*ix));
+
+	if (!ix)
+		return -ENOMEM;
+	ix->map = (struct pk_map)PK_MAP_INIT(NULL);
+	*ret = ix;
+	return 0;
+}
+
+void pk_writer_memory_index_free(struct pk_writer_memory_index *ix)
+{
+	if (!ix)
+		return;
+	pk_map_free(&ix->map);
+	free(ix);
+}
+
+json_t *pk_writer_memory_index_get(const struct pk_writer_memory_index *ix, const char *key)
+{
+	return ix && key ? pk_map_get(&ix->map, key) : NULL;
+}
+
+size_t pk_writer_memory_index_count(const struct pk_writer_memory_index *ix)
+{
+	return ix ? ix->map.live : 0;
 }
 
 /* ---- what an item may do to its object ------------------------------------------- */
@@ -178,7 +239,7 @@ static int remove_obj(struct mem_backend *b, const char *key, json_t *obj)
 		b->capgone = cap;
 	}
 	b->gone[b->ngone++] = obj;
-	pk_map_del(&b->index, key);
+	pk_map_del(b->index, key);
 	pk_map_del(&b->own, key);
 	return 0;
 }
@@ -276,7 +337,7 @@ static int own_copy(struct mem_backend *b, const char *key, json_t *obj, json_t 
 		pk_map_del(&b->own, key);
 		return -ENOMEM;
 	}
-	pk_map_put(&b->index, key, copy); /* the key is there: a replacement cannot fail */
+	pk_map_put(b->index, key, copy); /* the key is there: a replacement cannot fail */
 	*ret_obj = copy;
 	return 0;
 }
@@ -288,7 +349,7 @@ static int modify(struct mem_backend *b, const struct pk_write_item *it, int64_t
 	char buf[MEM_KEY_MAX];
 	const char *key = t ? pk_obj_key(buf, sizeof(buf), t, it->ns, it->name) : NULL;
 	json_t *obj =
-	    key && (!b->opts.holds || b->opts.holds(it->kind)) ? pk_map_get(&b->index, key) : NULL;
+	    key && (!b->opts.holds || b->opts.holds(it->kind)) ? pk_map_get(b->index, key) : NULL;
 	bool bare;
 	int r;
 
@@ -331,7 +392,7 @@ static int make_name(struct mem_backend *b, const struct pk_type *t, const char 
 		for (int i = 0; i < 5; i++, h /= sizeof(alphabet) - 1)
 			name[n++] = alphabet[h % (sizeof(alphabet) - 1)];
 		name[n] = '\0';
-		if (!pk_map_get(&b->index, pk_obj_key(buf, sizeof(buf), t, ns, name)))
+		if (!pk_map_get(b->index, pk_obj_key(buf, sizeof(buf), t, ns, name)))
 			return 0;
 	}
 	return -EEXIST;
@@ -395,11 +456,11 @@ static int create(struct mem_backend *b, const struct pk_write_item *it, int64_t
 	key = r == 0 ? obj_key(buf, t, obj) : NULL;
 	if (r == 0 && !key)
 		r = -EINVAL;
-	if (r == 0 && pk_map_get(&b->index, key))
+	if (r == 0 && pk_map_get(b->index, key))
 		r = -EEXIST;
 	if (r == 0 && json_array_append(b->objects, obj) < 0)
 		r = -ENOMEM;
-	if (r == 0 && pk_map_put(&b->index, key, obj) < 0) {
+	if (r == 0 && pk_map_put(b->index, key, obj) < 0) {
 		json_array_remove(b->objects, json_array_size(b->objects) - 1);
 		r = -ENOMEM;
 	}
@@ -430,6 +491,7 @@ static int mem_commit(void *backend, const struct pk_write_batch *batch,
 	struct mem_backend *b = backend;
 	int64_t now = b->opts.now ? b->opts.now : (int64_t)time(NULL);
 	signed char *state = calloc(batch->n, 1);
+	int r;
 
 	if (!state)
 		return -ENOMEM;
@@ -440,10 +502,15 @@ static int mem_commit(void *backend, const struct pk_write_batch *batch,
 				continue;
 			results[i].error = write_item(b, batch, i, state, now, &results[i].object);
 			state[i] = results[i].error == 0 ? 1 : -1;
+			if (results[i].error == -ENOMEM)
+				b->indexed = false; /* the index may be half written */
 		}
 	}
 	free(state);
-	return b->ngone ? compact(b) : 0;
+	r = b->ngone ? compact(b) : 0;
+	if (r < 0)
+		b->indexed = false;
+	return r;
 }
 
 static int mem_get(void *backend, const struct pk_type *kind, const char *ns, const char *name,
@@ -454,7 +521,7 @@ static int mem_get(void *backend, const struct pk_type *kind, const char *ns, co
 	char buf[MEM_KEY_MAX];
 	const char *key = t ? pk_obj_key(buf, sizeof(buf), t, ns, name) : NULL;
 	json_t *obj =
-	    key && (!b->opts.holds || b->opts.holds(kind)) ? pk_map_get(&b->index, key) : NULL;
+	    key && (!b->opts.holds || b->opts.holds(kind)) ? pk_map_get(b->index, key) : NULL;
 
 	if (!obj)
 		return -ENOENT;
@@ -468,7 +535,12 @@ static void mem_free(void *backend)
 
 	if (!b)
 		return;
-	pk_map_free(&b->index);
+	if (b->opts.index) { /* kept for the next writer */
+		b->opts.index->n = b->indexed ? json_array_size(b->objects) : 0;
+		b->opts.index->version = b->version;
+	} else {
+		pk_map_free(&b->own_index.map);
+	}
 	pk_map_free(&b->own);
 	free(b->gone);
 	json_decref(b->objects);
@@ -497,6 +569,7 @@ int pk_writer_memory_new(json_t *objects, const struct pk_writer_memory_opts *op
 	if (opts)
 		b->opts = *opts;
 	r = index_all(b);
+	b->indexed = r == 0;
 	if (r == 0)
 		r = pk_writer_new(&memory_ops, b, ret);
 	if (r < 0)

@@ -267,7 +267,31 @@ struct pk_writer_memory_opts {
 	int64_t now;
 	bool versions;
 	bool shared;
+	struct pk_writer_memory_index *index;
+	size_t indexed;
 };
+
+/*
+ * An in-memory writer's index of its array's objects, kept by the caller from
+ * one writer to the next over the same array, so that a writer over an array
+ * that starts with the objects a writer before left indexes only the ones
+ * after them (a scheduler kept from run to run, pk_sched_run_kept):
+ *   index      the index (NULL: the writer's own);
+ *   indexed    how many of the array's first objects it holds, as the last
+ *              writer over it left them (its writes included: copies made,
+ *              objects created or deleted); 0, or more than that writer's
+ *              array held: it is emptied and every object indexed again.
+ * The objects it names are borrowed: the caller keeps the array the last
+ * writer wrote alive, and gives the next writer one that starts with the
+ * same objects.
+ */
+struct pk_writer_memory_index;
+int pk_writer_memory_index_new(struct pk_writer_memory_index **ret);
+void pk_writer_memory_index_free(struct pk_writer_memory_index *ix);
+/* The object the index holds under key (pk_obj_key()), or NULL; its count of objects. */
+json_t *pk_writer_memory_index_get(const struct pk_writer_memory_index *ix, const char *key);
+size_t pk_writer_memory_index_count(const struct pk_writer_memory_index *ix);
+
 /*
  * A writer over objects (a JSON array; a reference is kept), written in
  * place: an item changes its object as the store's backend would (the same

@@ -9,7 +9,8 @@
  * removes the pod after its condition and hands it back; a binding that
  * depends on a claim waits for it; the kinds a writer does not hold are not
  * its own; shared objects are copied at their first change and the
- * shared ones left as they were; and a batch written to memory and to the store changes the
+ * shared ones left as they were; an index kept from writer to writer is
+ * what a fresh one would be; and a batch written to memory and to the store changes the
  * objects the same way (with versions, the generation too).
  */
 #include <check.h>
@@ -505,6 +506,116 @@ START_TEST(test_memory_writes_as_the_store_does)
 }
 END_TEST
 
+/* ---- an index kept from writer to writer --------------------------------------- */
+
+/* Whether ix holds exactly the pods and claims of objs, each under its key, as a fresh index. */
+static bool index_is_fresh(const struct pk_writer_memory_index *ix, const json_t *objs)
+{
+	char key[600];
+	size_t i, held = 0;
+	json_t *o;
+
+	json_array_foreach(objs, i, o)
+	{
+		enum pk_kind k = pk_kind_of(o);
+
+		if (k != PK_KIND_POD && k != PK_KIND_RESOURCE_CLAIM)
+			continue;
+		held++;
+		if (pk_writer_memory_index_get(ix, pk_obj_key(key, sizeof(key), pk_type_of(k),
+							      pk_namespace(o), pk_name(o))) != o)
+			return false;
+	}
+	return pk_writer_memory_index_count(ix) == held;
+}
+
+static bool pods_and_claims(const struct pk_type *kind)
+{
+	return kind->pk == PK_KIND_POD || kind->pk == PK_KIND_RESOURCE_CLAIM;
+}
+
+static uint64_t ix_rng = 88172645463325252ULL;
+
+static unsigned ix_rand(unsigned n)
+{
+	ix_rng ^= ix_rng << 13;
+	ix_rng ^= ix_rng >> 7;
+	ix_rng ^= ix_rng << 17;
+	return (unsigned)(ix_rng % n);
+}
+
+/* One batch of random writes through w over objs: bindings, creates, deletions. */
+static void random_writes(struct pk_writer *w, json_t *objs, int round)
+{
+	char name[32];
+
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	for (int k = 0; k < 4; k++) {
+		json_t *o = json_array_get(objs, ix_rand((unsigned)json_array_size(objs)));
+		struct pk_write_ref r = ref(PK_KIND_POD, pk_name(o), 0, NULL);
+		unsigned what = ix_rand(3);
+
+		if (what == 1) {
+			snprintf(name, sizeof(name), "made-%d-%d", round, k);
+			o = claim(name);
+			ck_assert_int_eq(pk_writer_create(w, &pk_type_resource_claim, o), 0);
+			json_decref(o);
+		} else if (pk_kind_of(o) == PK_KIND_POD && what == 0 &&
+			   !pk_get(o, "spec.nodeName")) {
+			ck_assert_int_eq(pk_writer_bind(w, &r, "n1", NULL), 0);
+		} else if (pk_kind_of(o) == PK_KIND_POD && what == 2) {
+			ck_assert_int_eq(pk_writer_delete(w, &r, PK_WRITE_PROPAGATE_DEFAULT), 0);
+		}
+	}
+	commit(w, pk_writer_batch_size(w));
+}
+
+/*
+ * Writers over a growing array (each over the last one's array with new
+ * objects after it, as a kept scheduler's runs), sharing one index: after
+ * each, the index is what a fresh writer's would be (copies made, objects
+ * created and deleted); one told it holds more than the last array had
+ * indexes everything again.
+ */
+START_TEST(test_kept_index_matches_a_fresh_one)
+{
+	struct pk_writer_memory_index *ix = NULL;
+	json_t *objs = json_array();
+	char name[32];
+
+	ck_assert_int_eq(pk_writer_memory_index_new(&ix), 0);
+	for (int round = 0; round < 40; round++) {
+		json_t *next = json_array();
+		size_t from = json_array_size(objs);
+		struct pk_writer_memory_opts o = {.holds = pods_and_claims,
+						  .now = NOW,
+						  .shared = true,
+						  .index = ix,
+						  .indexed = round == 20 ? from + 1 : from};
+		struct pk_writer *w = NULL;
+
+		json_array_extend(next, objs);
+		for (int k = 0; k < 3; k++) {
+			snprintf(name, sizeof(name), "p-%d-%d", round, k);
+			json_array_append_new(next, pod(name, NULL, NULL, NULL));
+		}
+		snprintf(name, sizeof(name), "n-%d", round);
+		json_array_append_new(next, json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1",
+						      "kind", "Node", "metadata", "name", name));
+		ck_assert_int_eq(pk_writer_memory_new(next, &o, &w), 0);
+		ck_assert(index_is_fresh(ix, next));
+		random_writes(w, next, round);
+		ck_assert(index_is_fresh(ix, next));
+		pk_writer_free(w);
+		json_decref(objs);
+		objs = next;
+	}
+	ck_assert_uint_gt(pk_writer_memory_index_count(ix), 40);
+	pk_writer_memory_index_free(ix);
+	json_decref(objs);
+}
+END_TEST
+
 static Suite *memory_suite(void)
 {
 	Suite *s = suite_create("write-memory");
@@ -519,6 +630,7 @@ static Suite *memory_suite(void)
 	tcase_add_test(tc, test_binding_waits_for_its_claim);
 	tcase_add_test(tc, test_kinds_not_held_are_not_written);
 	tcase_add_test(tc, test_memory_writes_as_the_store_does);
+	tcase_add_test(tc, test_kept_index_matches_a_fresh_one);
 	suite_add_tcase(s, tc);
 	return s;
 }
