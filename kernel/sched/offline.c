@@ -337,15 +337,20 @@ int pk_sched_run_in_place(json_t *objects, const struct pk_sched_opts *opts, jso
 	return run(objects, RUN_IN_PLACE, opts, NULL, ret_preempted, errs);
 }
 
-/* Whether every pod of objects is bound. */
-static bool all_bound(const json_t *objects)
+/* Whether every pod of objects is bound (kinds: the items' kinds, or NULL). */
+static bool all_bound(const json_t *objects, const enum pk_kind *kinds)
 {
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(objects, i, o) if (!json_string_value(json_object_get(
-						  json_object_get(o, "spec"), "nodeName")) &&
-					      pk_kind_of(o) == PK_KIND_POD) return false;
+	json_array_foreach(objects, i, o)
+	{
+		if (kinds && kinds[i] != PK_KIND_POD)
+			continue;
+		if (!json_string_value(json_object_get(json_object_get(o, "spec"), "nodeName")) &&
+		    (kinds || pk_kind_of(o) == PK_KIND_POD))
+			return false;
+	}
 	return true;
 }
 
@@ -381,7 +386,8 @@ static int run_kept(struct pk_sched *s, const json_t *objects, size_t from, json
 
 		sc_cons_complete(s);
 		r = run_cycles(s, w, pre);
-		if (r == 0 && (json_array_size(out) != added || !all_bound(out)))
+		if (r == 0 && (json_array_size(out) != added ||
+			       !all_bound(out, pk_writer_memory_kinds(w, out))))
 			r = 1; /* it made objects s does not hold, or left pods waiting */
 	}
 	pk_writer_free(w);

@@ -32,15 +32,19 @@
 #define MEM_KEY_MAX 600 /* a kind, a namespace of 63 and a name of 253, with room */
 
 struct pk_writer_memory_index {
-	struct pk_map map; /* pk_obj_key -> json_t * (borrowed: the array holds it) */
-	uint64_t version;  /* the highest resourceVersion of the objects indexed */
-	size_t n;	   /* the items of the array the last writer left */
+	struct pk_map map;   /* pk_obj_key -> json_t * (borrowed: the array holds it) */
+	uint64_t version;    /* the highest resourceVersion of the objects indexed */
+	size_t n;	     /* the items of the array the last writer left */
+	enum pk_kind *kinds; /* pk_kind_of() of the array's first nkinds items */
+	size_t nkinds, capkinds;
 };
 
+static const struct pk_writer_ops memory_ops;
+
 struct mem_backend {
-	json_t *objects;      /* the array written (a reference) */
-	struct pk_map *index; /* &own_index.map, or opts.index's */
-	struct pk_writer_memory_index own_index;
+	json_t *objects;			      /* the array written (a reference) */
+	struct pk_map *index;			      /* &ix->map */
+	struct pk_writer_memory_index own_index, *ix; /* ix: opts.index, or &own_index */
 	bool indexed;	   /* index_all went well: opts.index holds the array */
 	struct pk_map own; /* opts.shared: pk_obj_key -> the copy made before a change */
 	struct pk_writer_memory_opts opts;
@@ -116,9 +120,11 @@ static int index_all(struct mem_backend *b)
 
 	if (!ix) {
 		b->own_index.map = (struct pk_map)PK_MAP_INIT(NULL);
+		b->ix = &b->own_index;
 		b->index = &b->own_index.map;
 		return index_from(b, 0);
 	}
+	b->ix = ix;
 	b->index = &ix->map;
 	if (from == 0 || from > ix->n || from > json_array_size(b->objects)) {
 		pk_map_free(&ix->map);
@@ -126,6 +132,8 @@ static int index_all(struct mem_backend *b)
 		ix->version = 0;
 		from = 0;
 	}
+	if (ix->nkinds > from)
+		ix->nkinds = from;
 	ix->n = 0; /* holds nothing the next writer may trust until this one is done */
 	b->version = ix->version;
 	return index_from(b, from);
@@ -147,7 +155,43 @@ void pk_writer_memory_index_free(struct pk_writer_memory_index *ix)
 	if (!ix)
 		return;
 	pk_map_free(&ix->map);
+	free(ix->kinds);
 	free(ix);
+}
+
+/* The kinds of the array's items up to n: those not read yet read; -ENOMEM. */
+static int kinds_upto(struct pk_writer_memory_index *ix, const json_t *objects, size_t n)
+{
+	if (n > ix->capkinds) {
+		size_t cap = n + n / 2 + 16;
+		enum pk_kind *v = realloc(ix->kinds, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ix->kinds = v;
+		ix->capkinds = cap;
+	}
+	for (; ix->nkinds < n; ix->nkinds++)
+		ix->kinds[ix->nkinds] = pk_kind_of(json_array_get(objects, ix->nkinds));
+	return 0;
+}
+
+/* A new item at the array's end: its kind, when those before it are read. */
+static void kinds_appended(struct pk_writer_memory_index *ix, const json_t *objects)
+{
+	size_t n = json_array_size(objects);
+
+	if (ix->nkinds + 1 == n && kinds_upto(ix, objects, n) < 0)
+		ix->nkinds = 0;
+}
+
+const enum pk_kind *pk_writer_memory_kinds(struct pk_writer *w, const json_t *objects)
+{
+	struct mem_backend *b = pk_writer_backend(w, &memory_ops);
+
+	if (!b || b->objects != objects || !b->ix)
+		return NULL;
+	return kinds_upto(b->ix, objects, json_array_size(objects)) < 0 ? NULL : b->ix->kinds;
 }
 
 json_t *pk_writer_memory_index_get(const struct pk_writer_memory_index *ix, const char *key)
@@ -256,16 +300,24 @@ static int compact(struct mem_backend *b)
 {
 	size_t n = json_array_size(b->objects), at = 0;
 
+	struct pk_writer_memory_index *ix = b->ix;
+	size_t nk = 0; /* the kinds read of the items kept so far */
+
 	qsort(b->gone, b->ngone, sizeof(*b->gone), ptr_cmp);
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = json_array_get(b->objects, i);
 
 		if (bsearch(&o, b->gone, b->ngone, sizeof(*b->gone), ptr_cmp))
 			continue;
-		if (at != i && json_array_set(b->objects, at, o) < 0)
+		if (at != i && json_array_set(b->objects, at, o) < 0) {
+			ix->nkinds = 0;
 			return -ENOMEM;
+		}
+		if (i < ix->nkinds && nk == at)
+			ix->kinds[nk++] = ix->kinds[i];
 		at++;
 	}
+	ix->nkinds = nk;
 	while (json_array_size(b->objects) > at)
 		json_array_remove(b->objects, json_array_size(b->objects) - 1);
 	b->ngone = 0;
@@ -464,6 +516,8 @@ static int create(struct mem_backend *b, const struct pk_write_item *it, int64_t
 		json_array_remove(b->objects, json_array_size(b->objects) - 1);
 		r = -ENOMEM;
 	}
+	if (r == 0)
+		kinds_appended(b->ix, b->objects);
 	if (r == 0 && b->opts.shared && pk_map_put(&b->own, key, obj) < 0)
 		r = -ENOMEM; /* in the array all the same: copied again at its first change */
 	if (r == 0)
@@ -540,6 +594,7 @@ static void mem_free(void *backend)
 		b->opts.index->version = b->version;
 	} else {
 		pk_map_free(&b->own_index.map);
+		free(b->own_index.kinds);
 	}
 	pk_map_free(&b->own);
 	free(b->gone);

@@ -55,6 +55,11 @@ int pk_writer_new(const struct pk_writer_ops *ops, void *backend, struct pk_writ
 	return 0;
 }
 
+void *pk_writer_backend(const struct pk_writer *w, const struct pk_writer_ops *ops)
+{
+	return w && w->ops == ops ? w->backend : NULL;
+}
+
 void pk_write_cond_clear(struct pk_write_cond *c)
 {
 	free(c->type);

@@ -174,6 +174,8 @@ struct pk_writer;
 int pk_writer_new(const struct pk_writer_ops *ops, void *backend, struct pk_writer **ret);
 void pk_writer_free(struct pk_writer *w);
 const char *pk_writer_name(const struct pk_writer *w);
+/* w's backend when w writes through ops, else NULL. */
+void *pk_writer_backend(const struct pk_writer *w, const struct pk_writer_ops *ops);
 
 /* Start a new batch (drops the results of the previous one). */
 int pk_writer_batch_begin(struct pk_writer *w);
@@ -288,6 +290,15 @@ struct pk_writer_memory_opts {
 struct pk_writer_memory_index;
 int pk_writer_memory_index_new(struct pk_writer_memory_index **ret);
 void pk_writer_memory_index_free(struct pk_writer_memory_index *ix);
+/*
+ * The kinds (pk_kind_of()) of objects' items, in their order, when w is an
+ * in-memory writer over objects: read once per object, kept with the index
+ * (the next writer reads only those after opts.indexed); NULL for another
+ * writer or array, or out of memory.  Valid until w's next commit: the walks
+ * of a run over its objects (its controllers', what it left unbound) read
+ * them instead of each object's kind.
+ */
+const enum pk_kind *pk_writer_memory_kinds(struct pk_writer *w, const json_t *objects);
 /* The object the index holds under key (pk_obj_key()), or NULL; its count of objects. */
 json_t *pk_writer_memory_index_get(const struct pk_writer_memory_index *ix, const char *key);
 size_t pk_writer_memory_index_count(const struct pk_writer_memory_index *ix);

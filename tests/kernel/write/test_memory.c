@@ -529,6 +529,17 @@ static bool index_is_fresh(const struct pk_writer_memory_index *ix, const json_t
 	return pk_writer_memory_index_count(ix) == held;
 }
 
+/* Whether w's kinds of objs are each item's. */
+static bool kinds_are_fresh(struct pk_writer *w, const json_t *objs)
+{
+	const enum pk_kind *kinds = pk_writer_memory_kinds(w, objs);
+
+	for (size_t i = 0; kinds && i < json_array_size(objs); i++)
+		if (kinds[i] != pk_kind_of(json_array_get(objs, i)))
+			return false;
+	return kinds && !pk_writer_memory_kinds(w, json_array_get(objs, 0));
+}
+
 static bool pods_and_claims(const struct pk_type *kind)
 {
 	return kind->pk == PK_KIND_POD || kind->pk == PK_KIND_RESOURCE_CLAIM;
@@ -573,8 +584,8 @@ static void random_writes(struct pk_writer *w, json_t *objs, int round)
 /*
  * Writers over a growing array (each over the last one's array with new
  * objects after it, as a kept scheduler's runs), sharing one index: after
- * each, the index is what a fresh writer's would be (copies made, objects
- * created and deleted); one told it holds more than the last array had
+ * each, the index and the items' kinds are what a fresh writer's would be
+ * (copies made, objects created and deleted); one told it holds more than the last array had
  * indexes everything again.
  */
 START_TEST(test_kept_index_matches_a_fresh_one)
@@ -604,8 +615,11 @@ START_TEST(test_kept_index_matches_a_fresh_one)
 						      "kind", "Node", "metadata", "name", name));
 		ck_assert_int_eq(pk_writer_memory_new(next, &o, &w), 0);
 		ck_assert(index_is_fresh(ix, next));
+		if (round % 3 == 0) /* kinds read before the writes and kept through them */
+			ck_assert(kinds_are_fresh(w, next));
 		random_writes(w, next, round);
 		ck_assert(index_is_fresh(ix, next));
+		ck_assert(kinds_are_fresh(w, next));
 		pk_writer_free(w);
 		json_decref(objs);
 		objs = next;
