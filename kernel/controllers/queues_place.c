@@ -251,6 +251,17 @@ static int place_run(struct q_place *p, const json_t *in, size_t nbase, const js
 }
 
 /*
+ * Whether the picture never holds what expansion replaces: it is the kinds
+ * the core reads, listed (q_place_new), and what runs made of an expanded
+ * picture and workload.
+ */
+static bool base_expanded(void)
+{
+	return !pk_sched_reads(&pk_type_job) && !pk_sched_reads(&pk_type_jobset) &&
+	       !pk_sched_reads(&pk_type_leader_worker_set);
+}
+
+/*
  * As q_place_try; the picture keeps a placed workload only when commit, and
  * the scheduler that placed it is kept with it, for the next try: it holds
  * the picture as a new one would (pk_sched_run_kept), so the next try adds
@@ -273,8 +284,8 @@ static int place_try(struct q_place *p, const json_t *workload, const json_t *go
 		r = json_array_extend(in, (json_t *)workload) == 0 ? 0 : -ENOMEM;
 	else if (r == 0)
 		r = json_array_append(in, (json_t *)workload) == 0 ? 0 : -ENOMEM;
-	if (r == 0)
-		r = wb_expand_objects(in, &expanded, &errs);
+	if (r == 0) /* the picture is expanded: only the workload is */
+		r = wb_expand_objects_from(in, base_expanded() ? nbase : 0, &expanded, &errs);
 	if (r == 0)
 		r = place_run(p, in, nbase, expanded, gone, &out, &pre, &errs);
 	if (r < 0) {

@@ -102,7 +102,22 @@ static int keys_of(const json_t *list, struct pk_map *ret)
  * objects[0..n) not in held into came (in their order); -ESTALE when one
  * of them is of a kind not carried.
  */
-static int diff(const json_t *held, const json_t *objects, size_t n, json_t *gone, json_t *came)
+/*
+ * Whether o, whose change is not carried (ignored), names a kind an offline
+ * writer holds all the same (its kind without its apiVersion): its writer's
+ * index would not follow.
+ */
+static bool writer_would_hold(const json_t *o)
+{
+	const struct pk_type *t = pk_type_by_kind(json_string_value(json_object_get(o, "kind")));
+
+	return t && (t->pk == PK_KIND_POD || t->pk == PK_KIND_POD_GROUP ||
+		     t->pk == PK_KIND_COMPOSITE_POD_GROUP || t->pk == PK_KIND_RESOURCE_CLAIM ||
+		     t->pk == PK_KIND_PERSISTENT_VOLUME_CLAIM);
+}
+
+static int diff(const json_t *held, const json_t *objects, size_t n, json_t *gone, json_t *came,
+		bool *ret_lost)
 {
 	size_t nh = json_array_size(held);
 	const json_t **h = by_address(held, nh), **o = by_address(objects, n);
@@ -111,15 +126,23 @@ static int diff(const json_t *held, const json_t *objects, size_t n, json_t *gon
 	for (size_t i = 0; r == 0 && i < nh; i++) {
 		json_t *x = json_array_get(held, i);
 
-		if (has(o, n, x) || kind_of(x) == C_IGNORED)
+		if (has(o, n, x))
 			continue;
+		if (kind_of(x) == C_IGNORED) {
+			*ret_lost |= writer_would_hold(x);
+			continue;
+		}
 		r = kind_of(x) == C_OTHER ? -ESTALE : json_array_append(gone, x) < 0 ? -ENOMEM : 0;
 	}
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		json_t *x = json_array_get(objects, i);
 
-		if (has(h, nh, x) || kind_of(x) == C_IGNORED)
+		if (has(h, nh, x))
 			continue;
+		if (kind_of(x) == C_IGNORED) {
+			*ret_lost |= writer_would_hold(x);
+			continue;
+		}
 		r = kind_of(x) == C_OTHER ? -ESTALE : json_array_append(came, x) < 0 ? -ENOMEM : 0;
 	}
 	free(h);
@@ -221,18 +244,21 @@ int sc_carry(struct pk_sched *s, const json_t *held, const json_t *objects, size
 	     struct pk_errors *errs)
 {
 	json_t *gone = json_array(), *came = json_array();
+	bool lost = false; /* a change the writer's index would not follow */
 	int r = gone && came ? 0 : -ENOMEM;
 
 	if (r == 0 && (s->pod_res || s->snap.nlog))
 		r = -ESTALE; /* pods numbered resources: their ids follow their order */
 	if (r == 0)
-		r = diff(held, objects, n, gone, came);
+		r = diff(held, objects, n, gone, came, &lost);
 	if (r == 0)
 		r = feed(s, gone, came, errs);
 	if (r == 0 && s->pod_res)
 		r = -ESTALE;
 	if (r == 0)
 		r = again(s, objects, n);
+	if (r == 0)
+		sc_carry_index(s, lost ? NULL : gone, came, n);
 	json_decref(gone);
 	json_decref(came);
 	return r;

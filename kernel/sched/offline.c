@@ -79,6 +79,19 @@ static int offline_writer(json_t *objects, int64_t now, bool shared, struct pk_w
 	return pk_writer_memory_new(objects, &o, ret);
 }
 
+void sc_carry_index(struct pk_sched *s, const json_t *gone, const json_t *came, size_t n)
+{
+	/* gone NULL, or a change of a kind the writer holds and the carry ignores: lost */
+	bool whole = pk_sched_reads(&pk_type_resource_claim) &&
+		     pk_sched_reads(&pk_type_persistent_volume_claim);
+
+	if (s->windex && whole && gone &&
+	    pk_writer_memory_index_moved(s->windex, holds_type, gone, came, n) == 0)
+		return;
+	pk_writer_memory_index_free(s->windex);
+	s->windex = NULL;
+}
+
 /*
  * A kept scheduler's writer (shared): its index kept with the scheduler, so
  * that a run indexes only the objects after objects[0..from), which the last
@@ -451,10 +464,6 @@ int pk_sched_run_carried(struct pk_sched **kept, const json_t *held, const json_
 	if (!kept || !json_is_array(objects) || from > json_array_size(objects))
 		return -EINVAL;
 	r = *kept && json_is_array(held) ? sc_carry(*kept, held, objects, from, &mine) : -ESTALE;
-	if (r == 0) { /* its writer's index is of held: objects are indexed anew */
-		pk_writer_memory_index_free((*kept)->windex);
-		(*kept)->windex = NULL;
-	}
 	if (r == 0)
 		r = pk_sched_run_kept(kept, objects, from, opts, ret_objects, ret_preempted, &mine);
 	if (r == 0 && *kept) {

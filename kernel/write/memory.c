@@ -59,16 +59,21 @@ struct mem_backend {
  * Every object of the array is asked at each writer's start: one hashed
  * lookup each, not a path parsed.
  */
-static const struct pk_type *held_type(const struct mem_backend *b, const json_t *o)
+static const struct pk_type *held_by(bool (*holds)(const struct pk_type *), const json_t *o)
 {
 	const struct pk_type *t;
 
 	if (!json_is_object(o))
 		return NULL;
 	t = pk_type_by_kind(json_string_value(json_object_get(o, "kind")));
-	if (!t || (b->opts.holds && !b->opts.holds(t)))
+	if (!t || (holds && !holds(t)))
 		return NULL;
 	return t;
+}
+
+static const struct pk_type *held_type(const struct mem_backend *b, const json_t *o)
+{
+	return held_by(b->opts.holds, o);
 }
 
 static const char *md_string(const json_t *md, const char *key)
@@ -192,6 +197,38 @@ const enum pk_kind *pk_writer_memory_kinds(struct pk_writer *w, const json_t *ob
 	if (!b || b->objects != objects || !b->ix)
 		return NULL;
 	return kinds_upto(b->ix, objects, json_array_size(objects)) < 0 ? NULL : b->ix->kinds;
+}
+
+int pk_writer_memory_index_moved(struct pk_writer_memory_index *ix,
+				 bool (*holds)(const struct pk_type *kind), const json_t *gone,
+				 const json_t *came, size_t n)
+{
+	char buf[MEM_KEY_MAX];
+	const struct pk_type *t;
+	const char *key;
+	size_t i;
+	json_t *o;
+	int r = 0;
+
+	if (!ix)
+		return -EINVAL;
+	json_array_foreach(gone, i, o)
+	{
+		t = held_by(holds, o);
+		key = t ? obj_key(buf, t, o) : NULL;
+		if (key && pk_map_get(&ix->map, key) == o) /* not under a key that came */
+			pk_map_del(&ix->map, key);
+	}
+	json_array_foreach(came, i, o)
+	{
+		t = held_by(holds, o);
+		key = t ? obj_key(buf, t, o) : NULL;
+		if (r == 0 && key && pk_map_put(&ix->map, key, o) < 0)
+			r = -ENOMEM;
+	}
+	ix->nkinds = 0; /* the items moved: their kinds are read again */
+	ix->n = r == 0 ? n : 0;
+	return r;
 }
 
 json_t *pk_writer_memory_index_get(const struct pk_writer_memory_index *ix, const char *key)

@@ -582,6 +582,43 @@ static void random_writes(struct pk_writer *w, json_t *objs, int round)
 }
 
 /*
+ * next: objs changed as a carried scheduler's cluster changes between two
+ * writers: pods gone, changed (a copy in their place), new in the middle.
+ */
+static json_t *moved(const json_t *objs, int round, json_t *gone, json_t *came)
+{
+	json_t *next = json_array(), *o;
+	char name[32];
+	size_t i;
+
+	json_array_foreach(objs, i, o)
+	{
+		unsigned what = pk_kind_of(o) == PK_KIND_NODE ? 0 : ix_rand(6);
+
+		if (what == 1) { /* gone */
+			json_array_append(gone, o);
+			continue;
+		}
+		if (what == 2) { /* changed */
+			json_t *c = json_deep_copy(o);
+
+			pk_set(c, "metadata.labels", json_pack("{s:i}", "round", round));
+			json_array_append(gone, o);
+			json_array_append(came, c);
+			json_array_append_new(next, c);
+			continue;
+		}
+		json_array_append(next, o);
+		if (what == 3) { /* new, in the middle */
+			snprintf(name, sizeof(name), "m-%d-%zu", round, i);
+			json_array_append_new(next, pod(name, NULL, NULL, NULL));
+			json_array_append(came, json_array_get(next, json_array_size(next) - 1));
+		}
+	}
+	return next;
+}
+
+/*
  * Writers over a growing array (each over the last one's array with new
  * objects after it, as a kept scheduler's runs), sharing one index: after
  * each, the index and the items' kinds are what a fresh writer's would be
@@ -605,7 +642,21 @@ START_TEST(test_kept_index_matches_a_fresh_one)
 						  .indexed = round == 20 ? from + 1 : from};
 		struct pk_writer *w = NULL;
 
-		json_array_extend(next, objs);
+		if (round % 5 == 4) { /* the array changed between the writers */
+			json_t *gone = json_array(), *came = json_array();
+
+			json_decref(next);
+			next = moved(objs, round, gone, came);
+			ck_assert_int_eq(pk_writer_memory_index_moved(ix, pods_and_claims, gone,
+								      came, json_array_size(next)),
+					 0);
+			ck_assert(index_is_fresh(ix, next));
+			o.indexed = json_array_size(next);
+			json_decref(gone);
+			json_decref(came);
+		} else {
+			json_array_extend(next, objs);
+		}
 		for (int k = 0; k < 3; k++) {
 			snprintf(name, sizeof(name), "p-%d-%d", round, k);
 			json_array_append_new(next, pod(name, NULL, NULL, NULL));
