@@ -377,7 +377,7 @@ bool q_covers(const json_t *group, const char *resource)
 	size_t i;
 	json_t *c;
 
-	json_array_foreach(json_object_get(group, "coveredResources"), i, c)
+	CTL_ARRAY_EACH(json_object_get(group, "coveredResources"), i, c)
 	{
 		const char *v = json_string_value(c);
 
@@ -475,8 +475,8 @@ bool q_cq_active(const struct q_state *s, const json_t *cq, char *missing, size_
 	size_t i, k, len = 0;
 
 	*missing = '\0';
-	json_array_foreach(pk_get(cq, "spec.resourceGroups"), i, g)
-	    json_array_foreach(json_object_get(g, "flavors"), k, f)
+	CTL_ARRAY_EACH(pk_get(cq, "spec.resourceGroups"), i, g)
+	CTL_ARRAY_EACH(json_object_get(g, "flavors"), k, f)
 	{
 		const char *name = json_string_value(json_object_get(f, "name"));
 
@@ -869,13 +869,13 @@ static double share_with(struct q_state *s, const struct q_workload *w, const ch
 	size_t i, k;
 
 	json_array_foreach(groups, i, g)
-	    json_array_foreach(json_object_get(g, "coveredResources"), k, x)
+	    CTL_ARRAY_EACH(json_object_get(g, "coveredResources"), k, x)
 	{
 		int64_t borrowed = 0, lendable = 0;
 		size_t j;
 
 		res = json_string_value(x);
-		json_array_foreach(res ? json_object_get(g, "flavors") : NULL, j, f)
+		CTL_ARRAY_EACH(res ? json_object_get(g, "flavors") : NULL, j, f)
 		{
 			const char *fn = pk_get_string(f, "name");
 			int64_t use =

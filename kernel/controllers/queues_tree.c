@@ -84,14 +84,14 @@ static int64_t limit(const json_t *obj, const char *f, const char *r, const char
 	size_t i, k, j;
 	json_t *g, *fl, *res;
 
-	json_array_foreach(pk_get(obj, "spec.resourceGroups"), i, g)
-	    json_array_foreach(json_object_get(g, "flavors"), k, fl)
+	CTL_ARRAY_EACH(pk_get(obj, "spec.resourceGroups"), i, g)
+	CTL_ARRAY_EACH(json_object_get(g, "flavors"), k, fl)
 	{
 		const char *fn = json_string_value(json_object_get(fl, "name"));
 
 		if (!fn || strcmp(fn, f) != 0)
 			continue;
-		json_array_foreach(json_object_get(fl, "resources"), j, res)
+		CTL_ARRAY_EACH(json_object_get(fl, "resources"), j, res)
 		{
 			const char *rn = json_string_value(json_object_get(res, "name"));
 
@@ -123,12 +123,12 @@ static void add_nominal(struct q_tree *t, const char *node, const json_t *obj)
 	size_t i, k, j;
 	json_t *g, *fl, *res;
 
-	json_array_foreach(pk_get(obj, "spec.resourceGroups"), i, g)
-	    json_array_foreach(json_object_get(g, "flavors"), k, fl)
+	CTL_ARRAY_EACH(pk_get(obj, "spec.resourceGroups"), i, g)
+	CTL_ARRAY_EACH(json_object_get(g, "flavors"), k, fl)
 	{
 		const char *fn = json_string_value(json_object_get(fl, "name"));
 
-		json_array_foreach(fn ? json_object_get(fl, "resources") : NULL, j, res)
+		CTL_ARRAY_EACH(fn ? json_object_get(fl, "resources") : NULL, j, res)
 		{
 			const char *rn = json_string_value(json_object_get(res, "name"));
 			int64_t q = quantity(json_object_get(res, "nominalQuota"));
