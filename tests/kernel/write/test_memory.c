@@ -506,6 +506,73 @@ START_TEST(test_memory_writes_as_the_store_does)
 }
 END_TEST
 
+/*
+ * A Job written through the store (its replacement and its status, as the
+ * queue controller writes an admission): the new object is the write's, and
+ * the tree the store handed out before is left as it was (the edit shares
+ * what it does not change with it).
+ */
+START_TEST(test_store_job_write_leaves_the_tree_before)
+{
+	char dir[] = "/tmp/pk-memory-test-XXXXXX", err[256], cmd[300];
+	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:b,s:{s:{s:s,s:[{s:s,s:s}]}}}}",
+				"apiVersion", "batch/v1", "kind", "Job", "metadata", "name", "j",
+				"namespace", "default", "spec", "suspend", 1, "template", "spec",
+				"restartPolicy", "Never", "containers", "name", "c", "image", "x");
+	json_t *stored = NULL, *before, *want, *now = NULL;
+	json_t *status = json_pack("{s:i}", "active", 0);
+	struct pk_write_ref r = ref(PK_KIND_JOB, "j", 0, NULL);
+	struct pk_writer *sw = NULL;
+	struct pk_store *st = NULL;
+	const struct pk_write_result *res;
+	size_t n = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_create(st, job, NULL, &stored), 0);
+	before = json_deep_copy(stored);
+	want = json_deep_copy(stored);
+	pk_set(want, "spec.suspend", json_false());
+	pk_set(want, "spec.template.spec.containers",
+	       json_pack("[{s:s,s:s}]", "name", "d", "image", "y"));
+	pk_set(want, "metadata.annotations", json_pack("{s:s}", "example.com/why", "admitted"));
+	ck_assert_int_eq(pk_writer_store_new(st, &sw), 0);
+	ck_assert_int_eq(pk_writer_batch_begin(sw), 0);
+	ck_assert_int_eq(pk_writer_replace(sw, &r, want), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(sw, &res, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert(json_equal(stored, before)); /* handed out before: as it was */
+	ck_assert_int_eq(pk_store_get(st, &pk_type_job, "default", "j", &now), 0);
+	json_decref(before);
+	before = json_deep_copy(now);
+	ck_assert_int_eq(pk_writer_batch_begin(sw), 0);
+	ck_assert_int_eq(pk_writer_status(sw, &r, status), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(sw, &res, &n), 0);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert(json_equal(now, before));
+	json_decref(now);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_job, "default", "j", &now), 0);
+	ck_assert(json_is_false(pk_get(now, "spec.suspend")));
+	ck_assert_str_eq(pk_get_string(now, "spec.template.spec.containers[0].image"), "y");
+	ck_assert_str_eq(json_string_value(json_object_get(pk_get(now, "metadata.annotations"),
+							   "example.com/why")),
+			 "admitted");
+	ck_assert_int_eq(json_integer_value(pk_get(now, "status.active")), 0);
+	ck_assert_str_eq(pk_get_string(stored, "spec.template.spec.containers[0].image"), "x");
+	json_decref(now);
+	pk_writer_free(sw);
+	pk_store_close(st);
+	json_decref(stored);
+	json_decref(before);
+	json_decref(want);
+	json_decref(status);
+	json_decref(job);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* ---- an index kept from writer to writer --------------------------------------- */
 
 /* Whether ix holds exactly the pods and claims of objs, each under its key, as a fresh index. */
@@ -695,6 +762,7 @@ static Suite *memory_suite(void)
 	tcase_add_test(tc, test_binding_waits_for_its_claim);
 	tcase_add_test(tc, test_kinds_not_held_are_not_written);
 	tcase_add_test(tc, test_memory_writes_as_the_store_does);
+	tcase_add_test(tc, test_store_job_write_leaves_the_tree_before);
 	tcase_add_test(tc, test_kept_index_matches_a_fresh_one);
 	suite_add_tcase(s, tc);
 	return s;
