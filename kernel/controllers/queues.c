@@ -301,6 +301,17 @@ static int add_visited(struct q_state *s)
 	return 0;
 }
 
+/* The members of the quotas a pass visits: at most the workloads add_visited adds. */
+static size_t visited_count(struct q_state *s)
+{
+	const char *qk;
+	json_t *v;
+	size_t n = 0;
+
+	json_object_foreach(s->visit, qk, v) n += json_object_size(q_cache_members(s, qk));
+	return n;
+}
+
 /* Kueue's queue order: higher priority first, then older, then by namespace and name. */
 static int cmp_workload(const void *a, const void *b)
 {
@@ -333,7 +344,9 @@ static int state_load(struct pk_ctl *ctl, struct q_state *s)
 	if (!s->usage || !s->counts || !s->lqusage || !s->dirty ||
 	    q_tree_new(s->cqs, s->cohorts, &s->tree) < 0)
 		return -ENOMEM;
-	n = json_object_size(s->jobs) + json_object_size(s->jobsets) + json_array_size(s->pods);
+	n = s->visit ? visited_count(s)
+		     : json_object_size(s->jobs) + json_object_size(s->jobsets) +
+			   json_array_size(s->pods);
 	s->w = calloc(n ? n : 1, sizeof(*s->w));
 	if (!s->w)
 		return -ENOMEM;

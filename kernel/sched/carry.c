@@ -49,28 +49,45 @@ static enum carry_kind kind_of(const json_t *o)
 	return t && pk_sched_reads(t) ? C_OTHER : C_IGNORED;
 }
 
-static int cmp_ptr(const void *a, const void *b)
-{
-	uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+/* A set of objects by address: open addressing over a power of two slots. */
+struct ptr_set {
+	const json_t **slot;
+	size_t mask;
+};
 
-	return x < y ? -1 : x > y;
+static size_t ptr_hash(const json_t *o)
+{
+	return (size_t)(((uintptr_t)o >> 4) * 0x9e3779b97f4a7c15ULL);
 }
 
-/* The first n items of a, sorted by address; NULL: no memory. */
-static const json_t **by_address(const json_t *a, size_t n)
+/* The first n items of a as a set; -ENOMEM. */
+static int set_of(struct ptr_set *set, const json_t *a, size_t n)
 {
-	const json_t **v = calloc(n ? n : 1, sizeof(*v));
+	size_t cap = 16;
 
-	for (size_t i = 0; v && i < n; i++)
-		v[i] = json_array_get(a, i);
-	if (v)
-		qsort(v, n, sizeof(*v), cmp_ptr);
-	return v;
+	while (cap < 2 * n)
+		cap *= 2;
+	set->mask = cap - 1;
+	set->slot = calloc(cap, sizeof(*set->slot));
+	if (!set->slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *o = json_array_get(a, i);
+		size_t h = ptr_hash(o) & set->mask;
+
+		while (set->slot[h] && set->slot[h] != o)
+			h = (h + 1) & set->mask;
+		set->slot[h] = o;
+	}
+	return 0;
 }
 
-static bool has(const json_t **v, size_t n, const json_t *o)
+static bool has(const struct ptr_set *set, const json_t *o)
 {
-	return bsearch(&o, v, n, sizeof(*v), cmp_ptr) != NULL;
+	for (size_t h = ptr_hash(o) & set->mask; set->slot[h]; h = (h + 1) & set->mask)
+		if (set->slot[h] == o)
+			return true;
+	return false;
 }
 
 /* o's key among the pods and groups: kind, namespace and name (NULL: too long to be one). */
@@ -120,13 +137,13 @@ static int diff(const json_t *held, const json_t *objects, size_t n, json_t *gon
 		bool *ret_lost)
 {
 	size_t nh = json_array_size(held);
-	const json_t **h = by_address(held, nh), **o = by_address(objects, n);
-	int r = h && o ? 0 : -ENOMEM;
+	struct ptr_set h = {0}, o = {0};
+	int r = set_of(&h, held, nh) < 0 || set_of(&o, objects, n) < 0 ? -ENOMEM : 0;
 
 	for (size_t i = 0; r == 0 && i < nh; i++) {
 		json_t *x = json_array_get(held, i);
 
-		if (has(o, n, x))
+		if (has(&o, x))
 			continue;
 		if (kind_of(x) == C_IGNORED) {
 			*ret_lost |= writer_would_hold(x);
@@ -137,7 +154,7 @@ static int diff(const json_t *held, const json_t *objects, size_t n, json_t *gon
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		json_t *x = json_array_get(objects, i);
 
-		if (has(h, nh, x))
+		if (has(&h, x))
 			continue;
 		if (kind_of(x) == C_IGNORED) {
 			*ret_lost |= writer_would_hold(x);
@@ -145,8 +162,8 @@ static int diff(const json_t *held, const json_t *objects, size_t n, json_t *gon
 		}
 		r = kind_of(x) == C_OTHER ? -ESTALE : json_array_append(came, x) < 0 ? -ENOMEM : 0;
 	}
-	free(h);
-	free(o);
+	free(h.slot);
+	free(o.slot);
 	return r;
 }
 
