@@ -330,11 +330,13 @@ static void each_pod_spec(json_t *obj, enum pk_kind kind, void (*fn)(json_t *, v
 		return;
 	}
 	if (kind == PK_KIND_JOB) {
-		if (json_is_object(pk_get(obj, "spec.template.spec")))
-			fn(pk_get(obj, "spec.template.spec"), arg);
+		json_t *spec = pk_get(obj, "spec.template.spec");
+
+		if (json_is_object(spec))
+			fn(spec, arg);
 		return;
 	}
-	json_array_foreach(pk_get(obj, "spec.replicatedJobs"), i, rj)
+	CTL_ARRAY_EACH(pk_get(obj, "spec.replicatedJobs"), i, rj)
 	{
 		json_t *tmpl = pk_get(rj, "template.spec.template");
 
@@ -441,15 +443,15 @@ static void check_spec(json_t *spec, void *arg)
 	size_t i, k;
 	json_t *taint, *tol;
 
-	json_array_foreach(pk_get(c->flavor, "spec.nodeTaints"), i, taint)
+	CTL_ARRAY_EACH(pk_get(c->flavor, "spec.nodeTaints"), i, taint)
 	{
 		const char *e = pk_get_string(taint, "effect");
 		bool ok = e && strcmp(e, "PreferNoSchedule") == 0;
 
-		json_array_foreach(json_object_get(spec, "tolerations"), k, tol) ok |=
-		    tolerates(tol, taint);
-		json_array_foreach(pk_get(c->flavor, "spec.tolerations"), k, tol) ok |=
-		    tolerates(tol, taint);
+		CTL_ARRAY_EACH(json_object_get(spec, "tolerations"), k, tol)
+		ok |= tolerates(tol, taint);
+		CTL_ARRAY_EACH(pk_get(c->flavor, "spec.tolerations"), k, tol)
+		ok |= tolerates(tol, taint);
 		if (!ok && !c->untolerated)
 			c->untolerated = taint;
 	}
