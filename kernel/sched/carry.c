@@ -227,7 +227,7 @@ static void ns_name(char *key, size_t n, const char *ns, const char *name)
  * The workload profile of objects[0..n)'s pods and the topology keys of its
  * groups, noted again in the objects' order, as a new scheduler notes them.
  */
-static int again(struct pk_sched *s, const json_t *objects, size_t n)
+static int again(struct pk_sched *s, const json_t *objects, size_t n, enum pk_kind *kinds)
 {
 	char key[600];
 	int r = 0;
@@ -239,7 +239,7 @@ static int again(struct pk_sched *s, const json_t *objects, size_t n)
 	s->topo_keys.n = 0;
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		const json_t *o = json_array_get(objects, i);
-		enum pk_kind k = pk_kind_of(o);
+		enum pk_kind k = kinds[i] = pk_kind_of(o);
 		const struct sc_group *g;
 		struct sc_pod *p;
 
@@ -262,7 +262,8 @@ int sc_carry(struct pk_sched *s, const json_t *held, const json_t *objects, size
 {
 	json_t *gone = json_array(), *came = json_array();
 	bool lost = false; /* a change the writer's index would not follow */
-	int r = gone && came ? 0 : -ENOMEM;
+	enum pk_kind *kinds = calloc(n ? n : 1, sizeof(*kinds)); /* objects[0..n)'s */
+	int r = gone && came && kinds ? 0 : -ENOMEM;
 
 	if (r == 0 && (s->pod_res || s->snap.nlog))
 		r = -ESTALE; /* pods numbered resources: their ids follow their order */
@@ -273,9 +274,10 @@ int sc_carry(struct pk_sched *s, const json_t *held, const json_t *objects, size
 	if (r == 0 && s->pod_res)
 		r = -ESTALE;
 	if (r == 0)
-		r = again(s, objects, n);
+		r = again(s, objects, n, kinds);
 	if (r == 0)
-		sc_carry_index(s, lost ? NULL : gone, came, n);
+		sc_carry_index(s, lost ? NULL : gone, came, n, kinds);
+	free(kinds);
 	json_decref(gone);
 	json_decref(came);
 	return r;

@@ -79,14 +79,15 @@ static int offline_writer(json_t *objects, int64_t now, bool shared, struct pk_w
 	return pk_writer_memory_new(objects, &o, ret);
 }
 
-void sc_carry_index(struct pk_sched *s, const json_t *gone, const json_t *came, size_t n)
+void sc_carry_index(struct pk_sched *s, const json_t *gone, const json_t *came, size_t n,
+		    const enum pk_kind *kinds)
 {
 	/* gone NULL, or a change of a kind the writer holds and the carry ignores: lost */
 	bool whole = pk_sched_reads(&pk_type_resource_claim) &&
 		     pk_sched_reads(&pk_type_persistent_volume_claim);
 
 	if (s->windex && whole && gone &&
-	    pk_writer_memory_index_moved(s->windex, holds_type, gone, came, n) == 0)
+	    pk_writer_memory_index_moved(s->windex, holds_type, gone, came, n, kinds) == 0)
 		return;
 	pk_writer_memory_index_free(s->windex);
 	s->windex = NULL;

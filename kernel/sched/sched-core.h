@@ -93,10 +93,12 @@ int sc_carry(struct pk_sched *s, const json_t *held, const json_t *objects, size
 bool sc_other_scheduler(const json_t *obj);
 /*
  * A carried scheduler's writer index (offline.c), of the objects it held, made
- * that of the new objects[0..n): gone out, came in (carry.c's diff); gone
- * NULL: it cannot follow, and is dropped.
+ * that of the new objects[0..n): gone out, came in (carry.c's diff), with
+ * their kinds (pk_kind_of(), read by the carry); gone NULL: it cannot
+ * follow, and is dropped.
  */
-void sc_carry_index(struct pk_sched *s, const json_t *gone, const json_t *came, size_t n);
+void sc_carry_index(struct pk_sched *s, const json_t *gone, const json_t *came, size_t n,
+		    const enum pk_kind *kinds);
 
 /* The scope of every node index (0 .. nnodes-1); NULL on ENOMEM. */
 const int *sc_all_nodes(struct pk_sched *s); /* ctx.c */

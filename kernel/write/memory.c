@@ -201,7 +201,7 @@ const enum pk_kind *pk_writer_memory_kinds(struct pk_writer *w, const json_t *ob
 
 int pk_writer_memory_index_moved(struct pk_writer_memory_index *ix,
 				 bool (*holds)(const struct pk_type *kind), const json_t *gone,
-				 const json_t *came, size_t n)
+				 const json_t *came, size_t n, const enum pk_kind *kinds)
 {
 	char buf[MEM_KEY_MAX];
 	const struct pk_type *t;
@@ -226,7 +226,19 @@ int pk_writer_memory_index_moved(struct pk_writer_memory_index *ix,
 		if (r == 0 && key && pk_map_put(&ix->map, key, o) < 0)
 			r = -ENOMEM;
 	}
-	ix->nkinds = 0; /* the items moved: their kinds are read again */
+	ix->nkinds = 0; /* the items moved: their kinds are the caller's, or read again */
+	if (r == 0 && kinds && n <= ix->capkinds) {
+		memcpy(ix->kinds, kinds, n * sizeof(*kinds));
+		ix->nkinds = n;
+	} else if (r == 0 && kinds) {
+		enum pk_kind *v = realloc(ix->kinds, n * sizeof(*v));
+
+		if (v) {
+			memcpy(v, kinds, n * sizeof(*v));
+			ix->kinds = v;
+			ix->capkinds = ix->nkinds = n;
+		}
+	}
 	ix->n = r == 0 ? n : 0;
 	return r;
 }

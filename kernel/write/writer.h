@@ -303,12 +303,13 @@ const enum pk_kind *pk_writer_memory_kinds(struct pk_writer *w, const json_t *ob
  * The index of an array that changed between two writers (a scheduler carried
  * to the next cluster): the objects of gone are no longer in it, those of came
  * are, any other object of the kinds holds names (the writers' opts.holds) is
- * the same object as before, and it has n items; the next writer may then be
- * given indexed n.  -ENOMEM: the next indexes everything.
+ * the same object as before, and it has n items, of kinds (pk_kind_of() of
+ * each; NULL: read again when asked); the next writer may then be given
+ * indexed n.  -ENOMEM: the next indexes everything.
  */
 int pk_writer_memory_index_moved(struct pk_writer_memory_index *ix,
 				 bool (*holds)(const struct pk_type *kind), const json_t *gone,
-				 const json_t *came, size_t n);
+				 const json_t *came, size_t n, const enum pk_kind *kinds);
 /* The object the index holds under key (pk_obj_key()), or NULL; its count of objects. */
 json_t *pk_writer_memory_index_get(const struct pk_writer_memory_index *ix, const char *key);
 size_t pk_writer_memory_index_count(const struct pk_writer_memory_index *ix);
