@@ -332,6 +332,14 @@ void wb_lws_update_clear(struct wb_lws_update *u);
  * Errors (field paths) go to errs; returns 0 or -EINVAL.
  */
 int wb_expand_objects(json_t *objects, json_t **ret_objects, struct pk_errors *errs);
+/*
+ * The same, with objects[0..from) taken as they are, unread: the caller knows
+ * none of them is a Job, JobSet or LeaderWorkerSet (an array expanded
+ * before, with objects to expand after it, as the queues' placement checks
+ * give the cluster and one workload).  The result is wb_expand_objects()'s.
+ */
+int wb_expand_objects_from(json_t *objects, size_t from, json_t **ret_objects,
+			   struct pk_errors *errs);
 
 /* ---- status (status.c) ----------------------------------------------------------- */
 /* The JobSet's restart attempt a Job belongs to (its status.restarts then). */

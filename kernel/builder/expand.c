@@ -107,18 +107,39 @@ static int expand_one(struct expand *e, json_t *obj, unsigned depth)
 
 int wb_expand_objects(json_t *objects, json_t **ret_objects, struct pk_errors *errs)
 {
+	return wb_expand_objects_from(objects, 0, ret_objects, errs);
+}
+
+/* objects[0..from) into e->out as they are (expand_one would pass each through). */
+static int take_first(struct expand *e, json_t *objects, size_t from)
+{
+	if (from > WB_MAX_EXPANDED)
+		from = WB_MAX_EXPANDED; /* expand_one stops there: from it on, it says so */
+	for (size_t i = 0; i < from; i++)
+		if (json_array_append(e->out, json_array_get(objects, i)) < 0)
+			return -ENOMEM;
+	return (int)from;
+}
+
+int wb_expand_objects_from(json_t *objects, size_t from, json_t **ret_objects,
+			   struct pk_errors *errs)
+{
 	struct expand e = {.input = objects, .errs = errs};
 	json_t *o;
 	size_t i;
 	int r = 0, k;
 
-	if (!json_is_array(objects) || !ret_objects)
+	if (!json_is_array(objects) || !ret_objects || from > json_array_size(objects))
 		return -EINVAL;
 	e.out = json_array();
 	if (!e.out)
 		return -ENOMEM;
-	json_array_foreach(objects, i, o)
-	{
+	k = take_first(&e, objects, from);
+	if (k < 0) {
+		json_decref(e.out);
+		return k;
+	}
+	for (i = (size_t)k; i < json_array_size(objects) && (o = json_array_get(objects, i)); i++) {
 		k = expand_one(&e, o, 0);
 		if (k == -ENOMEM) {
 			r = k;

@@ -328,12 +328,14 @@ int pk_claims_pass(void *arg, json_t *objects, struct pk_writer *w)
 	const struct pk_write_batch *batch = pk_writer_batch(w);
 	const struct pk_write_result *res = NULL;
 	size_t n = json_array_size(objects), nres = 0;
+	/* the kinds an in-memory writer keeps from run to run, when it writes objects */
+	const enum pk_kind *kinds = pk_writer_memory_kinds(w, objects);
 	int r = pk_writer_batch_begin(w);
 
 	(void)arg;
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		const json_t *pod = json_array_get(objects, i);
-		enum pk_kind kind = pk_kind_of(pod);
+		enum pk_kind kind = kinds ? kinds[i] : pk_kind_of(pod);
 
 		if (kind == PK_KIND_POD || kind == PK_KIND_POD_GROUP)
 			r = offline_pod(&o, pod, kind);

@@ -11,6 +11,17 @@
 #include "kernel/lib/map.h"
 #include "kernel/write/writer.h"
 
+/*
+ * json_array_foreach over an array expression read once: jansson's macro
+ * reads its array at every step, which for a path (pk_get) or a key
+ * (json_object_get) in the queue controller's inner loops is a lookup per
+ * item.  break and continue act on the loop as they do on jansson's.
+ */
+#define CTL_ARRAY_EACH(expr, index, value)                                                         \
+	for (int ctl_once_ = 1; ctl_once_;)                                                        \
+		for (const json_t *ctl_each_ = (expr); ctl_once_; ctl_once_ = 0)                   \
+	json_array_foreach(ctl_each_, index, value)
+
 /* What the controllers count (their lines of /metrics, metrics() in standalone.c). */
 struct ctl_metrics {
 	pthread_mutex_t lock;

@@ -301,6 +301,17 @@ static int add_visited(struct q_state *s)
 	return 0;
 }
 
+/* The members of the quotas a pass visits: at most the workloads add_visited adds. */
+static size_t visited_count(struct q_state *s)
+{
+	const char *qk;
+	json_t *v;
+	size_t n = 0;
+
+	json_object_foreach(s->visit, qk, v) n += json_object_size(q_cache_members(s, qk));
+	return n;
+}
+
 /* Kueue's queue order: higher priority first, then older, then by namespace and name. */
 static int cmp_workload(const void *a, const void *b)
 {
@@ -333,7 +344,9 @@ static int state_load(struct pk_ctl *ctl, struct q_state *s)
 	if (!s->usage || !s->counts || !s->lqusage || !s->dirty ||
 	    q_tree_new(s->cqs, s->cohorts, &s->tree) < 0)
 		return -ENOMEM;
-	n = json_object_size(s->jobs) + json_object_size(s->jobsets) + json_array_size(s->pods);
+	n = s->visit ? visited_count(s)
+		     : json_object_size(s->jobs) + json_object_size(s->jobsets) +
+			   json_array_size(s->pods);
 	s->w = calloc(n ? n : 1, sizeof(*s->w));
 	if (!s->w)
 		return -ENOMEM;
@@ -377,7 +390,7 @@ bool q_covers(const json_t *group, const char *resource)
 	size_t i;
 	json_t *c;
 
-	json_array_foreach(json_object_get(group, "coveredResources"), i, c)
+	CTL_ARRAY_EACH(json_object_get(group, "coveredResources"), i, c)
 	{
 		const char *v = json_string_value(c);
 
@@ -475,8 +488,8 @@ bool q_cq_active(const struct q_state *s, const json_t *cq, char *missing, size_
 	size_t i, k, len = 0;
 
 	*missing = '\0';
-	json_array_foreach(pk_get(cq, "spec.resourceGroups"), i, g)
-	    json_array_foreach(json_object_get(g, "flavors"), k, f)
+	CTL_ARRAY_EACH(pk_get(cq, "spec.resourceGroups"), i, g)
+	CTL_ARRAY_EACH(json_object_get(g, "flavors"), k, f)
 	{
 		const char *name = json_string_value(json_object_get(f, "name"));
 
@@ -869,13 +882,13 @@ static double share_with(struct q_state *s, const struct q_workload *w, const ch
 	size_t i, k;
 
 	json_array_foreach(groups, i, g)
-	    json_array_foreach(json_object_get(g, "coveredResources"), k, x)
+	    CTL_ARRAY_EACH(json_object_get(g, "coveredResources"), k, x)
 	{
 		int64_t borrowed = 0, lendable = 0;
 		size_t j;
 
 		res = json_string_value(x);
-		json_array_foreach(res ? json_object_get(g, "flavors") : NULL, j, f)
+		CTL_ARRAY_EACH(res ? json_object_get(g, "flavors") : NULL, j, f)
 		{
 			const char *fn = pk_get_string(f, "name");
 			int64_t use =

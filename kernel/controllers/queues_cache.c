@@ -82,10 +82,12 @@ static void known_free(void *v);
 
 struct q_cache {
 	bool listed;
-	uint64_t rv;		/* the change stream is applied up to here */
-	json_t *maps[M_N];	/* key -> object (M_GROUPS: "Kind/ns/name") */
-	json_t *cluster;	/* kind -> "ns/name" -> object: what placement reads (NULL: not
-				   listed yet, at the first placement check) */
+	uint64_t rv;	   /* the change stream is applied up to here */
+	json_t *maps[M_N]; /* key -> object (M_GROUPS: "Kind/ns/name") */
+	json_t *cluster;   /* kind -> "ns/name" -> object: what placement reads (NULL: not
+			      listed yet, at the first placement check) */
+	json_t *sorted;	   /* kind -> its cluster objects in the store's order (q_cache_place), kept
+			      until one of them changes */
 	struct pk_map known[2]; /* Jobs', JobSets' "ns/name" -> struct q_known */
 	json_t *gens;		/* quota key (q_cache_quota_key) -> generation */
 	json_int_t config_gen;	/* queues, flavors, Cohorts, Namespaces, classes, groups */
@@ -237,6 +239,8 @@ static void cache_reset(struct q_cache *c)
 	json_decref(c->gens);
 	json_decref(c->cluster);
 	c->cluster = NULL;
+	json_decref(c->sorted);
+	c->sorted = NULL;
 	for (int i = 0; i < 2; i++) {
 		pk_map_free(&c->known[i]);
 		c->known[i] = (struct pk_map)PK_MAP_INIT(known_free);
@@ -260,6 +264,7 @@ void q_cache_free(struct q_cache *c)
 	for (int m = 0; m < M_N; m++)
 		json_decref(c->maps[m]);
 	json_decref(c->cluster);
+	json_decref(c->sorted);
 	for (int i = 0; i < 2; i++)
 		pk_map_free(&c->known[i]);
 	json_decref(c->gens);
@@ -286,6 +291,7 @@ static int cluster_note(struct q_cache *c, const struct pk_type *kind, const jso
 	json_t *m = json_object_get(c->cluster, kind->kind);
 	char key[600];
 
+	json_object_del(c->sorted, kind->kind); /* NULL before any placement check: a no-op */
 	if (!m && json_object_set_new(c->cluster, kind->kind, m = json_object()) < 0)
 		return -ENOMEM;
 	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj) ? pk_namespace(obj) : "",
@@ -944,22 +950,37 @@ static int cmp_keyed(const void *a, const void *b)
 }
 
 /* The objects of map (key -> object) in the store's order: namespace, then name. */
-static int append_sorted(json_t *out, const json_t *map)
+static json_t *sorted_of(const json_t *map)
 {
 	size_t n = json_object_size(map), i = 0;
 	struct keyed *v = calloc(n ? n : 1, sizeof(*v));
+	json_t *out = v ? json_array() : NULL, *o;
 	const char *k;
-	json_t *o;
-	int r = 0;
 
-	if (!v)
-		return -ENOMEM;
-	json_object_foreach((json_t *)map, k, o) v[i++] = (struct keyed){k, o};
-	qsort(v, n, sizeof(*v), cmp_keyed);
-	for (i = 0; r == 0 && i < n; i++)
-		r = json_array_append(out, v[i].obj) < 0 ? -ENOMEM : 0;
+	json_object_foreach(out ? (json_t *)map : NULL, k, o) v[i++] = (struct keyed){k, o};
+	if (out)
+		qsort(v, n, sizeof(*v), cmp_keyed);
+	for (i = 0; out && i < n; i++)
+		if (json_array_append(out, v[i].obj) < 0) {
+			json_decref(out);
+			out = NULL;
+		}
 	free(v);
-	return r;
+	return out;
+}
+
+/* The cluster's objects of kind in the store's order, after out: sorted once per change. */
+static int append_sorted(struct q_cache *c, json_t *out, const char *kind)
+{
+	json_t *v = json_object_get(c->sorted, kind);
+
+	if (!v) {
+		if (!(v = sorted_of(json_object_get(c->cluster, kind))))
+			return -ENOMEM;
+		if (json_object_set_new(c->sorted, kind, v) < 0)
+			return -ENOMEM; /* it freed v */
+	}
+	return json_array_extend(out, v) < 0 ? -ENOMEM : 0;
 }
 
 int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **ret)
@@ -969,17 +990,20 @@ int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **re
 	const char *k;
 	int r = base && topologies ? 0 : -ENOMEM;
 
+	if (r == 0 && !s->cache->sorted && !(s->cache->sorted = json_object()))
+		r = -ENOMEM;
 	if (r == 0 && !s->cache->cluster && (r = cluster_list(store, s->cache)) < 0) {
 		json_decref(s->cache->cluster);
 		s->cache->cluster = NULL;
+		json_object_clear(s->cache->sorted);
 	}
 	topo = s->cache->cluster ? json_object_get(s->cache->cluster, "Topology") : NULL;
 
 	for (const struct pk_type *const *kind = pk_sched_kinds(); r == 0 && *kind; kind++)
 		if (*kind != &pk_type_pod)
-			r = append_sorted(base, json_object_get(s->cache->cluster, (*kind)->kind));
+			r = append_sorted(s->cache, base, (*kind)->kind);
 	if (r == 0)
-		r = append_sorted(base, json_object_get(s->cache->cluster, "Pod"));
+		r = append_sorted(s->cache, base, "Pod");
 	json_object_foreach((json_t *)topo, k, o) if (r == 0) r =
 	    json_object_set(topologies, pk_name(o), o) < 0 ? -ENOMEM : 0;
 	if (r < 0) {

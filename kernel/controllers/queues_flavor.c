@@ -214,7 +214,7 @@ static int group_pick(struct q_state *s, struct q_workload *w, const char *cq, s
 	size_t f;
 	json_t *flavor;
 
-	json_array_foreach(json_object_get(group, "flavors"), f, flavor)
+	CTL_ARRAY_EACH(json_object_get(group, "flavors"), f, flavor)
 	{
 		const char *fname = pk_get_string(flavor, "name");
 		enum fit fit;
@@ -324,7 +324,7 @@ bool q_assign_skip(struct q_state *s, const char *cq, const json_t *flavors, str
 
 		if (g >= Q_MAX_GROUPS || !took || strcmp(took, "-") == 0)
 			continue;
-		json_array_foreach(json_object_get(group, "flavors"), f, flavor)
+		CTL_ARRAY_EACH(json_object_get(group, "flavors"), f, flavor)
 		{
 			const char *name = pk_get_string(flavor, "name");
 

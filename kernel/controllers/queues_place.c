@@ -251,6 +251,17 @@ static int place_run(struct q_place *p, const json_t *in, size_t nbase, const js
 }
 
 /*
+ * Whether the picture never holds what expansion replaces: it is the kinds
+ * the core reads, listed (q_place_new), and what runs made of an expanded
+ * picture and workload.
+ */
+static bool base_expanded(void)
+{
+	return !pk_sched_reads(&pk_type_job) && !pk_sched_reads(&pk_type_jobset) &&
+	       !pk_sched_reads(&pk_type_leader_worker_set);
+}
+
+/*
  * As q_place_try; the picture keeps a placed workload only when commit, and
  * the scheduler that placed it is kept with it, for the next try: it holds
  * the picture as a new one would (pk_sched_run_kept), so the next try adds
@@ -273,13 +284,13 @@ static int place_try(struct q_place *p, const json_t *workload, const json_t *go
 		r = json_array_extend(in, (json_t *)workload) == 0 ? 0 : -ENOMEM;
 	else if (r == 0)
 		r = json_array_append(in, (json_t *)workload) == 0 ? 0 : -ENOMEM;
-	if (r == 0)
-		r = wb_expand_objects(in, &expanded, &errs);
+	if (r == 0) /* the picture is expanded: only the workload is */
+		r = wb_expand_objects_from(in, base_expanded() ? nbase : 0, &expanded, &errs);
 	if (r == 0)
 		r = place_run(p, in, nbase, expanded, gone, &out, &pre, &errs);
 	if (r < 0) {
 		snprintf(why, n, "cannot be placed: %s", errs.n ? errs.msg[0] : pk_errno_text(-r));
-	} else if (unplaced(out, why, n)) {
+	} else if (!p->kept && unplaced(out, why, n)) { /* a scheduler kept: every pod bound */
 		r = 0;
 	} else {
 		if (commit) {
@@ -319,11 +330,13 @@ static void each_pod_spec(json_t *obj, enum pk_kind kind, void (*fn)(json_t *, v
 		return;
 	}
 	if (kind == PK_KIND_JOB) {
-		if (json_is_object(pk_get(obj, "spec.template.spec")))
-			fn(pk_get(obj, "spec.template.spec"), arg);
+		json_t *spec = pk_get(obj, "spec.template.spec");
+
+		if (json_is_object(spec))
+			fn(spec, arg);
 		return;
 	}
-	json_array_foreach(pk_get(obj, "spec.replicatedJobs"), i, rj)
+	CTL_ARRAY_EACH(pk_get(obj, "spec.replicatedJobs"), i, rj)
 	{
 		json_t *tmpl = pk_get(rj, "template.spec.template");
 
@@ -430,15 +443,15 @@ static void check_spec(json_t *spec, void *arg)
 	size_t i, k;
 	json_t *taint, *tol;
 
-	json_array_foreach(pk_get(c->flavor, "spec.nodeTaints"), i, taint)
+	CTL_ARRAY_EACH(pk_get(c->flavor, "spec.nodeTaints"), i, taint)
 	{
 		const char *e = pk_get_string(taint, "effect");
 		bool ok = e && strcmp(e, "PreferNoSchedule") == 0;
 
-		json_array_foreach(json_object_get(spec, "tolerations"), k, tol) ok |=
-		    tolerates(tol, taint);
-		json_array_foreach(pk_get(c->flavor, "spec.tolerations"), k, tol) ok |=
-		    tolerates(tol, taint);
+		CTL_ARRAY_EACH(json_object_get(spec, "tolerations"), k, tol)
+		ok |= tolerates(tol, taint);
+		CTL_ARRAY_EACH(pk_get(c->flavor, "spec.tolerations"), k, tol)
+		ok |= tolerates(tol, taint);
 		if (!ok && !c->untolerated)
 			c->untolerated = taint;
 	}

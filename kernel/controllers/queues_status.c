@@ -19,12 +19,12 @@ static json_t *usage_list(const struct q_state *s, const json_t *groups, const j
 	json_t *out = json_array(), *g, *f, *res;
 	size_t i, k, j;
 
-	json_array_foreach(groups, i, g) json_array_foreach(json_object_get(g, "flavors"), k, f)
+	json_array_foreach(groups, i, g) CTL_ARRAY_EACH(json_object_get(g, "flavors"), k, f)
 	{
 		const char *name = json_string_value(json_object_get(f, "name"));
 		json_t *list = json_array();
 
-		json_array_foreach(json_object_get(g, "coveredResources"), j, res)
+		CTL_ARRAY_EACH(json_object_get(g, "coveredResources"), j, res)
 		{
 			char q[64];
 			const char *rn = json_string_value(res);
@@ -166,9 +166,9 @@ static void resource_lines(FILE *f, const struct q_state *s, const char *cq, con
 	json_t *g, *fl, *r;
 	size_t i, k, j;
 
-	json_array_foreach(pk_get(o, "spec.resourceGroups"), i, g)
-	    json_array_foreach(json_object_get(g, "flavors"), k, fl)
-		json_array_foreach(json_object_get(fl, "resources"), j, r)
+	CTL_ARRAY_EACH(pk_get(o, "spec.resourceGroups"), i, g)
+	CTL_ARRAY_EACH(json_object_get(g, "flavors"), k, fl)
+	CTL_ARRAY_EACH(json_object_get(fl, "resources"), j, r)
 	{
 		const char *fn = pk_get_string(fl, "name"), *rn = pk_get_string(r, "name");
 		char labels[600];

@@ -40,7 +40,15 @@ struct q_tree {
 /* Node keys: "q/NAME" for a ClusterQueue, "c/NAME" for a Cohort. */
 static void node_key(char *buf, size_t n, bool cohort, const char *name)
 {
-	snprintf(buf, n, "%s/%s", cohort ? "c" : "q", name);
+	size_t len = strlen(name);
+
+	if (len + 3 > n) {
+		snprintf(buf, n, "%s/%s", cohort ? "c" : "q", name);
+		return;
+	}
+	buf[0] = cohort ? 'c' : 'q';
+	buf[1] = '/';
+	memcpy(buf + 2, name, len + 1);
 }
 
 static const json_t *node_obj(const struct q_tree *t, const char *node)
@@ -84,14 +92,14 @@ static int64_t limit(const json_t *obj, const char *f, const char *r, const char
 	size_t i, k, j;
 	json_t *g, *fl, *res;
 
-	json_array_foreach(pk_get(obj, "spec.resourceGroups"), i, g)
-	    json_array_foreach(json_object_get(g, "flavors"), k, fl)
+	CTL_ARRAY_EACH(pk_get(obj, "spec.resourceGroups"), i, g)
+	CTL_ARRAY_EACH(json_object_get(g, "flavors"), k, fl)
 	{
 		const char *fn = json_string_value(json_object_get(fl, "name"));
 
 		if (!fn || strcmp(fn, f) != 0)
 			continue;
-		json_array_foreach(json_object_get(fl, "resources"), j, res)
+		CTL_ARRAY_EACH(json_object_get(fl, "resources"), j, res)
 		{
 			const char *rn = json_string_value(json_object_get(res, "name"));
 
@@ -123,12 +131,12 @@ static void add_nominal(struct q_tree *t, const char *node, const json_t *obj)
 	size_t i, k, j;
 	json_t *g, *fl, *res;
 
-	json_array_foreach(pk_get(obj, "spec.resourceGroups"), i, g)
-	    json_array_foreach(json_object_get(g, "flavors"), k, fl)
+	CTL_ARRAY_EACH(pk_get(obj, "spec.resourceGroups"), i, g)
+	CTL_ARRAY_EACH(json_object_get(g, "flavors"), k, fl)
 	{
 		const char *fn = json_string_value(json_object_get(fl, "name"));
 
-		json_array_foreach(fn ? json_object_get(fl, "resources") : NULL, j, res)
+		CTL_ARRAY_EACH(fn ? json_object_get(fl, "resources") : NULL, j, res)
 		{
 			const char *rn = json_string_value(json_object_get(res, "name"));
 			int64_t q = quantity(json_object_get(res, "nominalQuota"));
@@ -275,11 +283,12 @@ static int64_t available(const struct q_tree *t, const char *node, const char *f
 			 int depth)
 {
 	int64_t sub = at(t->quota, node, f, r), use = at(t->usage, node, f, r);
-	int64_t g = guaranteed(t, node, f, r), local, up, borrow;
+	int64_t g, local, up, borrow;
 	const char *p = parent_of(t, node);
 
 	if (!p || depth >= Q_TREE_MAX_DEPTH)
 		return sub - use;
+	g = guaranteed(t, node, f, r); /* what it keeps from its cohort */
 	local = g > use ? g - use : 0;
 	up = available(t, p, f, r, depth + 1);
 	borrow = limit(node_obj(t, node), f, r, "borrowingLimit");

@@ -49,28 +49,45 @@ static enum carry_kind kind_of(const json_t *o)
 	return t && pk_sched_reads(t) ? C_OTHER : C_IGNORED;
 }
 
-static int cmp_ptr(const void *a, const void *b)
-{
-	uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+/* A set of objects by address: open addressing over a power of two slots. */
+struct ptr_set {
+	const json_t **slot;
+	size_t mask;
+};
 
-	return x < y ? -1 : x > y;
+static size_t ptr_hash(const json_t *o)
+{
+	return (size_t)(((uintptr_t)o >> 4) * 0x9e3779b97f4a7c15ULL);
 }
 
-/* The first n items of a, sorted by address; NULL: no memory. */
-static const json_t **by_address(const json_t *a, size_t n)
+/* The first n items of a as a set; -ENOMEM. */
+static int set_of(struct ptr_set *set, const json_t *a, size_t n)
 {
-	const json_t **v = calloc(n ? n : 1, sizeof(*v));
+	size_t cap = 16;
 
-	for (size_t i = 0; v && i < n; i++)
-		v[i] = json_array_get(a, i);
-	if (v)
-		qsort(v, n, sizeof(*v), cmp_ptr);
-	return v;
+	while (cap < 2 * n)
+		cap *= 2;
+	set->mask = cap - 1;
+	set->slot = calloc(cap, sizeof(*set->slot));
+	if (!set->slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *o = json_array_get(a, i);
+		size_t h = ptr_hash(o) & set->mask;
+
+		while (set->slot[h] && set->slot[h] != o)
+			h = (h + 1) & set->mask;
+		set->slot[h] = o;
+	}
+	return 0;
 }
 
-static bool has(const json_t **v, size_t n, const json_t *o)
+static bool has(const struct ptr_set *set, const json_t *o)
 {
-	return bsearch(&o, v, n, sizeof(*v), cmp_ptr) != NULL;
+	for (size_t h = ptr_hash(o) & set->mask; set->slot[h]; h = (h + 1) & set->mask)
+		if (set->slot[h] == o)
+			return true;
+	return false;
 }
 
 /* o's key among the pods and groups: kind, namespace and name (NULL: too long to be one). */
@@ -102,28 +119,51 @@ static int keys_of(const json_t *list, struct pk_map *ret)
  * objects[0..n) not in held into came (in their order); -ESTALE when one
  * of them is of a kind not carried.
  */
-static int diff(const json_t *held, const json_t *objects, size_t n, json_t *gone, json_t *came)
+/*
+ * Whether o, whose change is not carried (ignored), names a kind an offline
+ * writer holds all the same (its kind without its apiVersion): its writer's
+ * index would not follow.
+ */
+static bool writer_would_hold(const json_t *o)
+{
+	const struct pk_type *t = pk_type_by_kind(json_string_value(json_object_get(o, "kind")));
+
+	return t && (t->pk == PK_KIND_POD || t->pk == PK_KIND_POD_GROUP ||
+		     t->pk == PK_KIND_COMPOSITE_POD_GROUP || t->pk == PK_KIND_RESOURCE_CLAIM ||
+		     t->pk == PK_KIND_PERSISTENT_VOLUME_CLAIM);
+}
+
+static int diff(const json_t *held, const json_t *objects, size_t n, json_t *gone, json_t *came,
+		bool *ret_lost)
 {
 	size_t nh = json_array_size(held);
-	const json_t **h = by_address(held, nh), **o = by_address(objects, n);
-	int r = h && o ? 0 : -ENOMEM;
+	struct ptr_set h = {0}, o = {0};
+	int r = set_of(&h, held, nh) < 0 || set_of(&o, objects, n) < 0 ? -ENOMEM : 0;
 
 	for (size_t i = 0; r == 0 && i < nh; i++) {
 		json_t *x = json_array_get(held, i);
 
-		if (has(o, n, x) || kind_of(x) == C_IGNORED)
+		if (has(&o, x))
 			continue;
+		if (kind_of(x) == C_IGNORED) {
+			*ret_lost |= writer_would_hold(x);
+			continue;
+		}
 		r = kind_of(x) == C_OTHER ? -ESTALE : json_array_append(gone, x) < 0 ? -ENOMEM : 0;
 	}
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		json_t *x = json_array_get(objects, i);
 
-		if (has(h, nh, x) || kind_of(x) == C_IGNORED)
+		if (has(&h, x))
 			continue;
+		if (kind_of(x) == C_IGNORED) {
+			*ret_lost |= writer_would_hold(x);
+			continue;
+		}
 		r = kind_of(x) == C_OTHER ? -ESTALE : json_array_append(came, x) < 0 ? -ENOMEM : 0;
 	}
-	free(h);
-	free(o);
+	free(h.slot);
+	free(o.slot);
 	return r;
 }
 
@@ -187,7 +227,7 @@ static void ns_name(char *key, size_t n, const char *ns, const char *name)
  * The workload profile of objects[0..n)'s pods and the topology keys of its
  * groups, noted again in the objects' order, as a new scheduler notes them.
  */
-static int again(struct pk_sched *s, const json_t *objects, size_t n)
+static int again(struct pk_sched *s, const json_t *objects, size_t n, enum pk_kind *kinds)
 {
 	char key[600];
 	int r = 0;
@@ -199,7 +239,7 @@ static int again(struct pk_sched *s, const json_t *objects, size_t n)
 	s->topo_keys.n = 0;
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		const json_t *o = json_array_get(objects, i);
-		enum pk_kind k = pk_kind_of(o);
+		enum pk_kind k = kinds[i] = pk_kind_of(o);
 		const struct sc_group *g;
 		struct sc_pod *p;
 
@@ -221,18 +261,23 @@ int sc_carry(struct pk_sched *s, const json_t *held, const json_t *objects, size
 	     struct pk_errors *errs)
 {
 	json_t *gone = json_array(), *came = json_array();
-	int r = gone && came ? 0 : -ENOMEM;
+	bool lost = false; /* a change the writer's index would not follow */
+	enum pk_kind *kinds = calloc(n ? n : 1, sizeof(*kinds)); /* objects[0..n)'s */
+	int r = gone && came && kinds ? 0 : -ENOMEM;
 
 	if (r == 0 && (s->pod_res || s->snap.nlog))
 		r = -ESTALE; /* pods numbered resources: their ids follow their order */
 	if (r == 0)
-		r = diff(held, objects, n, gone, came);
+		r = diff(held, objects, n, gone, came, &lost);
 	if (r == 0)
 		r = feed(s, gone, came, errs);
 	if (r == 0 && s->pod_res)
 		r = -ESTALE;
 	if (r == 0)
-		r = again(s, objects, n);
+		r = again(s, objects, n, kinds);
+	if (r == 0)
+		sc_carry_index(s, lost ? NULL : gone, came, n, kinds);
+	free(kinds);
 	json_decref(gone);
 	json_decref(came);
 	return r;

@@ -79,6 +79,35 @@ static int offline_writer(json_t *objects, int64_t now, bool shared, struct pk_w
 	return pk_writer_memory_new(objects, &o, ret);
 }
 
+void sc_carry_index(struct pk_sched *s, const json_t *gone, const json_t *came, size_t n,
+		    const enum pk_kind *kinds)
+{
+	/* gone NULL, or a change of a kind the writer holds and the carry ignores: lost */
+	bool whole = pk_sched_reads(&pk_type_resource_claim) &&
+		     pk_sched_reads(&pk_type_persistent_volume_claim);
+
+	if (s->windex && whole && gone &&
+	    pk_writer_memory_index_moved(s->windex, holds_type, gone, came, n, kinds) == 0)
+		return;
+	pk_writer_memory_index_free(s->windex);
+	s->windex = NULL;
+}
+
+/*
+ * A kept scheduler's writer (shared): its index kept with the scheduler, so
+ * that a run indexes only the objects after objects[0..from), which the last
+ * run's writer left indexed.
+ */
+static int kept_writer(struct pk_sched *s, json_t *objects, size_t from, struct pk_writer **ret)
+{
+	struct pk_writer_memory_opts o = {
+	    .holds = holds_type, .now = (int64_t)time(NULL), .shared = true, .indexed = from};
+	int r = s->windex ? 0 : pk_writer_memory_index_new(&s->windex);
+
+	o.index = s->windex;
+	return r < 0 ? r : pk_writer_memory_new(objects, &o, ret);
+}
+
 /*
  * Commit the open batch; the objects evicted go to preempted (may be NULL).
  * A write about an object the array does not hold changes nothing; any
@@ -322,15 +351,20 @@ int pk_sched_run_in_place(json_t *objects, const struct pk_sched_opts *opts, jso
 	return run(objects, RUN_IN_PLACE, opts, NULL, ret_preempted, errs);
 }
 
-/* Whether every pod of objects is bound. */
-static bool all_bound(const json_t *objects)
+/* Whether every pod of objects is bound (kinds: the items' kinds, or NULL). */
+static bool all_bound(const json_t *objects, const enum pk_kind *kinds)
 {
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(objects, i, o) if (!json_string_value(json_object_get(
-						  json_object_get(o, "spec"), "nodeName")) &&
-					      pk_kind_of(o) == PK_KIND_POD) return false;
+	json_array_foreach(objects, i, o)
+	{
+		if (kinds && kinds[i] != PK_KIND_POD)
+			continue;
+		if (!json_string_value(json_object_get(json_object_get(o, "spec"), "nodeName")) &&
+		    (kinds || pk_kind_of(o) == PK_KIND_POD))
+			return false;
+	}
 	return true;
 }
 
@@ -347,7 +381,7 @@ static int run_kept(struct pk_sched *s, const json_t *objects, size_t from, json
 {
 	const struct pk_sched_opts *opts = &s->opts;
 	struct pk_writer *w = NULL;
-	int r = offline_writer(out, (int64_t)time(NULL), true, &w);
+	int r = kept_writer(s, out, from, &w);
 
 	if (r == 0 && opts->controllers)
 		r = opts->controllers(opts->controllers_arg, out, w);
@@ -366,10 +400,15 @@ static int run_kept(struct pk_sched *s, const json_t *objects, size_t from, json
 
 		sc_cons_complete(s);
 		r = run_cycles(s, w, pre);
-		if (r == 0 && (json_array_size(out) != added || !all_bound(out)))
+		if (r == 0 && (json_array_size(out) != added ||
+			       !all_bound(out, pk_writer_memory_kinds(w, out))))
 			r = 1; /* it made objects s does not hold, or left pods waiting */
 	}
 	pk_writer_free(w);
+	if (r != 0) { /* the index is of out, which s does not hold */
+		pk_writer_memory_index_free(s->windex);
+		s->windex = NULL;
+	}
 	return r;
 }
 

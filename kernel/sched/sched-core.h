@@ -57,7 +57,9 @@ struct pk_sched {
 	bool forest_changed;	 /* objects came or went since the last unrooted report */
 	uint64_t prio_epoch;	 /* bumps when priority classes change */
 	struct sc_vec topo_keys; /* every topology key seen on a group (char *) */
-	int *all_nodes;		 /* 0, 1, 2, ...: the whole cluster as a scope */
+	/* a kept scheduler's (pk_sched_run_kept): its run's writer's index of the objects */
+	struct pk_writer_memory_index *windex;
+	int *all_nodes; /* 0, 1, 2, ...: the whole cluster as a scope */
 	size_t all_cap;
 	/* Lowest priority of a bound pod (a lower bound; forest.c). */
 	bool floor_valid;
@@ -89,6 +91,14 @@ int sc_carry(struct pk_sched *s, const json_t *held, const json_t *objects, size
 	     struct pk_errors *errs);
 /* Whether obj is an unbound pod of another scheduler, which no run adds (offline.c). */
 bool sc_other_scheduler(const json_t *obj);
+/*
+ * A carried scheduler's writer index (offline.c), of the objects it held, made
+ * that of the new objects[0..n): gone out, came in (carry.c's diff), with
+ * their kinds (pk_kind_of(), read by the carry); gone NULL: it cannot
+ * follow, and is dropped.
+ */
+void sc_carry_index(struct pk_sched *s, const json_t *gone, const json_t *came, size_t n,
+		    const enum pk_kind *kinds);
 
 /* The scope of every node index (0 .. nnodes-1); NULL on ENOMEM. */
 const int *sc_all_nodes(struct pk_sched *s); /* ctx.c */

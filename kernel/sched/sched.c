@@ -25,6 +25,7 @@
 #include "kernel/sched/sched-slice.h"
 #include "kernel/sched/sched-snapshot.h"
 #include "kernel/sched/sched-strand.h"
+#include "kernel/write/writer.h"
 
 int pk_sched_new(const struct pk_sched_opts *opts, struct pk_sched **ret)
 {
@@ -84,6 +85,7 @@ void pk_sched_free(struct pk_sched *s)
 	free(s->pl);
 	free(s->ops_state);
 	sc_profile_fini(&s->profile);
+	pk_writer_memory_index_free(s->windex);
 	free(s);
 }
 

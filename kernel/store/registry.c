@@ -1069,6 +1069,16 @@ static json_t *copy_for_edit(const json_t *old, bool shallow)
 	return next;
 }
 
+/*
+ * The kinds an apply_shallow edit copies shallowly: those whose validation
+ * and admission only read the object (a pod's; a Job's or JobSet's, which
+ * the queue controller writes at each admission and pending reason).
+ */
+static bool shallow_kind(const struct pk_type *t)
+{
+	return t->pk == PK_KIND_POD || t->pk == PK_KIND_JOB || t->pk == PK_KIND_JOBSET;
+}
+
 static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn *tx)
 {
 	const struct pk_type *t = pk_type_stored(e->kind);
@@ -1094,7 +1104,7 @@ static int edit_locked(struct pk_store *st, struct pk_store_edit *e, struct txn 
 		e->object = old;
 		return -PK_STORE_ECONFLICT;
 	}
-	next = copy_for_edit(old, e->apply_shallow && t->pk == PK_KIND_POD);
+	next = copy_for_edit(old, e->apply_shallow && shallow_kind(t));
 	rc = next ? e->apply(next, e->arg) : -ENOMEM;
 	if (rc == 0 && !json_is_object(next))
 		rc = -EINVAL;

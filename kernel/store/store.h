@@ -412,7 +412,7 @@ struct pk_store_edit {
 	void *arg;
 	bool delete_after; /* MODIFY */
 	/*
-	 * MODIFY of a Pod: apply changes metadata, status and spec's own
+	 * MODIFY of a Pod, Job or JobSet: apply changes metadata, status and spec's own
 	 * fields only (sets, deletes or replaces them, never changes what they
 	 * hold): it gets a copy of those, the rest of the tree shared with the
 	 * stored object, not copied (pk_write_item_apply() is such an apply).

@@ -31,10 +31,22 @@
 
 #define MEM_KEY_MAX 600 /* a kind, a namespace of 63 and a name of 253, with room */
 
+struct pk_writer_memory_index {
+	struct pk_map map;   /* pk_obj_key -> json_t * (borrowed: the array holds it) */
+	uint64_t version;    /* the highest resourceVersion of the objects indexed */
+	size_t n;	     /* the items of the array the last writer left */
+	enum pk_kind *kinds; /* pk_kind_of() of the array's first nkinds items */
+	size_t nkinds, capkinds;
+};
+
+static const struct pk_writer_ops memory_ops;
+
 struct mem_backend {
-	json_t *objects;     /* the array written (a reference) */
-	struct pk_map index; /* pk_obj_key -> json_t * (borrowed: the array holds it) */
-	struct pk_map own;   /* opts.shared: pk_obj_key -> the copy made before a change */
+	json_t *objects;			      /* the array written (a reference) */
+	struct pk_map *index;			      /* &ix->map */
+	struct pk_writer_memory_index own_index, *ix; /* ix: opts.index, or &own_index */
+	bool indexed;	   /* index_all went well: opts.index holds the array */
+	struct pk_map own; /* opts.shared: pk_obj_key -> the copy made before a change */
 	struct pk_writer_memory_opts opts;
 	uint64_t version; /* the last resourceVersion stamped (opts.versions) */
 	uint64_t names;	  /* names made from a generateName */
@@ -47,16 +59,21 @@ struct mem_backend {
  * Every object of the array is asked at each writer's start: one hashed
  * lookup each, not a path parsed.
  */
-static const struct pk_type *held_type(const struct mem_backend *b, const json_t *o)
+static const struct pk_type *held_by(bool (*holds)(const struct pk_type *), const json_t *o)
 {
 	const struct pk_type *t;
 
 	if (!json_is_object(o))
 		return NULL;
 	t = pk_type_by_kind(json_string_value(json_object_get(o, "kind")));
-	if (!t || (b->opts.holds && !b->opts.holds(t)))
+	if (!t || (holds && !holds(t)))
 		return NULL;
 	return t;
+}
+
+static const struct pk_type *held_type(const struct mem_backend *b, const json_t *o)
+{
+	return held_by(b->opts.holds, o);
 }
 
 static const char *md_string(const json_t *md, const char *key)
@@ -79,24 +96,161 @@ static uint64_t obj_rv(const json_t *o)
 	return rv ? strtoull(rv, NULL, 10) : 0;
 }
 
-static int index_all(struct mem_backend *b)
+static int index_from(struct mem_backend *b, size_t from)
 {
 	char buf[MEM_KEY_MAX];
-	size_t i;
-	json_t *o;
 
-	json_array_foreach(b->objects, i, o)
-	{
+	for (size_t i = from; i < json_array_size(b->objects); i++) {
+		const json_t *o = json_array_get(b->objects, i);
 		const struct pk_type *t = held_type(b, o);
 		const char *key = t ? obj_key(buf, t, o) : NULL;
 		uint64_t rv = b->opts.versions && json_is_object(o) ? obj_rv(o) : 0;
 
 		if (rv > b->version)
 			b->version = rv;
-		if (key && pk_map_put(&b->index, key, o) < 0)
+		if (key && pk_map_put(b->index, key, (json_t *)o) < 0)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * The index: opts.index, holding the array's first opts.indexed objects as
+ * the writer before left them, or emptied; then the objects after those.
+ */
+static int index_all(struct mem_backend *b)
+{
+	struct pk_writer_memory_index *ix = b->opts.index;
+	size_t from = ix ? b->opts.indexed : 0;
+
+	if (!ix) {
+		b->own_index.map = (struct pk_map)PK_MAP_INIT(NULL);
+		b->ix = &b->own_index;
+		b->index = &b->own_index.map;
+		return index_from(b, 0);
+	}
+	b->ix = ix;
+	b->index = &ix->map;
+	if (from == 0 || from > ix->n || from > json_array_size(b->objects)) {
+		pk_map_free(&ix->map);
+		ix->map = (struct pk_map)PK_MAP_INIT(NULL);
+		ix->version = 0;
+		from = 0;
+	}
+	if (ix->nkinds > from)
+		ix->nkinds = from;
+	ix->n = 0; /* holds nothing the next writer may trust until this one is done */
+	b->version = ix->version;
+	return index_from(b, from);
+}
+
+int pk_writer_memory_index_new(struct pk_writer_memory_index **ret)
+{
+	struct pk_writer_memory_index *ix = calloc(1, sizeof(*ix));
+
+	if (!ix)
+		return -ENOMEM;
+	ix->map = (struct pk_map)PK_MAP_INIT(NULL);
+	*ret = ix;
+	return 0;
+}
+
+void pk_writer_memory_index_free(struct pk_writer_memory_index *ix)
+{
+	if (!ix)
+		return;
+	pk_map_free(&ix->map);
+	free(ix->kinds);
+	free(ix);
+}
+
+/* The kinds of the array's items up to n: those not read yet read; -ENOMEM. */
+static int kinds_upto(struct pk_writer_memory_index *ix, const json_t *objects, size_t n)
+{
+	if (n > ix->capkinds) {
+		size_t cap = n + n / 2 + 16;
+		enum pk_kind *v = realloc(ix->kinds, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ix->kinds = v;
+		ix->capkinds = cap;
+	}
+	for (; ix->nkinds < n; ix->nkinds++)
+		ix->kinds[ix->nkinds] = pk_kind_of(json_array_get(objects, ix->nkinds));
+	return 0;
+}
+
+/* A new item at the array's end: its kind, when those before it are read. */
+static void kinds_appended(struct pk_writer_memory_index *ix, const json_t *objects)
+{
+	size_t n = json_array_size(objects);
+
+	if (ix->nkinds + 1 == n && kinds_upto(ix, objects, n) < 0)
+		ix->nkinds = 0;
+}
+
+const enum pk_kind *pk_writer_memory_kinds(struct pk_writer *w, const json_t *objects)
+{
+	struct mem_backend *b = pk_writer_backend(w, &memory_ops);
+
+	if (!b || b->objects != objects || !b->ix)
+		return NULL;
+	return kinds_upto(b->ix, objects, json_array_size(objects)) < 0 ? NULL : b->ix->kinds;
+}
+
+int pk_writer_memory_index_moved(struct pk_writer_memory_index *ix,
+				 bool (*holds)(const struct pk_type *kind), const json_t *gone,
+				 const json_t *came, size_t n, const enum pk_kind *kinds)
+{
+	char buf[MEM_KEY_MAX];
+	const struct pk_type *t;
+	const char *key;
+	size_t i;
+	json_t *o;
+	int r = 0;
+
+	if (!ix)
+		return -EINVAL;
+	json_array_foreach(gone, i, o)
+	{
+		t = held_by(holds, o);
+		key = t ? obj_key(buf, t, o) : NULL;
+		if (key && pk_map_get(&ix->map, key) == o) /* not under a key that came */
+			pk_map_del(&ix->map, key);
+	}
+	json_array_foreach(came, i, o)
+	{
+		t = held_by(holds, o);
+		key = t ? obj_key(buf, t, o) : NULL;
+		if (r == 0 && key && pk_map_put(&ix->map, key, o) < 0)
+			r = -ENOMEM;
+	}
+	ix->nkinds = 0; /* the items moved: their kinds are the caller's, or read again */
+	if (r == 0 && kinds && n <= ix->capkinds) {
+		memcpy(ix->kinds, kinds, n * sizeof(*kinds));
+		ix->nkinds = n;
+	} else if (r == 0 && kinds) {
+		enum pk_kind *v = realloc(ix->kinds, n * sizeof(*v));
+
+		if (v) {
+			memcpy(v, kinds, n * sizeof(*v));
+			ix->kinds = v;
+			ix->capkinds = ix->nkinds = n;
+		}
+	}
+	ix->n = r == 0 ? n : 0;
+	return r;
+}
+
+json_t *pk_writer_memory_index_get(const struct pk_writer_memory_index *ix, const char *key)
+{
+	return ix && key ? pk_map_get(&ix->map, key) : NULL;
+}
+
+size_t pk_writer_memory_index_count(const struct pk_writer_memory_index *ix)
+{
+	return ix ? ix->map.live : 0;
 }
 
 /* ---- what an item may do to its object ------------------------------------------- */
@@ -178,7 +332,7 @@ static int remove_obj(struct mem_backend *b, const char *key, json_t *obj)
 		b->capgone = cap;
 	}
 	b->gone[b->ngone++] = obj;
-	pk_map_del(&b->index, key);
+	pk_map_del(b->index, key);
 	pk_map_del(&b->own, key);
 	return 0;
 }
@@ -195,16 +349,24 @@ static int compact(struct mem_backend *b)
 {
 	size_t n = json_array_size(b->objects), at = 0;
 
+	struct pk_writer_memory_index *ix = b->ix;
+	size_t nk = 0; /* the kinds read of the items kept so far */
+
 	qsort(b->gone, b->ngone, sizeof(*b->gone), ptr_cmp);
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = json_array_get(b->objects, i);
 
 		if (bsearch(&o, b->gone, b->ngone, sizeof(*b->gone), ptr_cmp))
 			continue;
-		if (at != i && json_array_set(b->objects, at, o) < 0)
+		if (at != i && json_array_set(b->objects, at, o) < 0) {
+			ix->nkinds = 0;
 			return -ENOMEM;
+		}
+		if (i < ix->nkinds && nk == at)
+			ix->kinds[nk++] = ix->kinds[i];
 		at++;
 	}
+	ix->nkinds = nk;
 	while (json_array_size(b->objects) > at)
 		json_array_remove(b->objects, json_array_size(b->objects) - 1);
 	b->ngone = 0;
@@ -276,7 +438,7 @@ static int own_copy(struct mem_backend *b, const char *key, json_t *obj, json_t 
 		pk_map_del(&b->own, key);
 		return -ENOMEM;
 	}
-	pk_map_put(&b->index, key, copy); /* the key is there: a replacement cannot fail */
+	pk_map_put(b->index, key, copy); /* the key is there: a replacement cannot fail */
 	*ret_obj = copy;
 	return 0;
 }
@@ -288,7 +450,7 @@ static int modify(struct mem_backend *b, const struct pk_write_item *it, int64_t
 	char buf[MEM_KEY_MAX];
 	const char *key = t ? pk_obj_key(buf, sizeof(buf), t, it->ns, it->name) : NULL;
 	json_t *obj =
-	    key && (!b->opts.holds || b->opts.holds(it->kind)) ? pk_map_get(&b->index, key) : NULL;
+	    key && (!b->opts.holds || b->opts.holds(it->kind)) ? pk_map_get(b->index, key) : NULL;
 	bool bare;
 	int r;
 
@@ -331,7 +493,7 @@ static int make_name(struct mem_backend *b, const struct pk_type *t, const char 
 		for (int i = 0; i < 5; i++, h /= sizeof(alphabet) - 1)
 			name[n++] = alphabet[h % (sizeof(alphabet) - 1)];
 		name[n] = '\0';
-		if (!pk_map_get(&b->index, pk_obj_key(buf, sizeof(buf), t, ns, name)))
+		if (!pk_map_get(b->index, pk_obj_key(buf, sizeof(buf), t, ns, name)))
 			return 0;
 	}
 	return -EEXIST;
@@ -395,14 +557,16 @@ static int create(struct mem_backend *b, const struct pk_write_item *it, int64_t
 	key = r == 0 ? obj_key(buf, t, obj) : NULL;
 	if (r == 0 && !key)
 		r = -EINVAL;
-	if (r == 0 && pk_map_get(&b->index, key))
+	if (r == 0 && pk_map_get(b->index, key))
 		r = -EEXIST;
 	if (r == 0 && json_array_append(b->objects, obj) < 0)
 		r = -ENOMEM;
-	if (r == 0 && pk_map_put(&b->index, key, obj) < 0) {
+	if (r == 0 && pk_map_put(b->index, key, obj) < 0) {
 		json_array_remove(b->objects, json_array_size(b->objects) - 1);
 		r = -ENOMEM;
 	}
+	if (r == 0)
+		kinds_appended(b->ix, b->objects);
 	if (r == 0 && b->opts.shared && pk_map_put(&b->own, key, obj) < 0)
 		r = -ENOMEM; /* in the array all the same: copied again at its first change */
 	if (r == 0)
@@ -430,6 +594,7 @@ static int mem_commit(void *backend, const struct pk_write_batch *batch,
 	struct mem_backend *b = backend;
 	int64_t now = b->opts.now ? b->opts.now : (int64_t)time(NULL);
 	signed char *state = calloc(batch->n, 1);
+	int r;
 
 	if (!state)
 		return -ENOMEM;
@@ -440,10 +605,15 @@ static int mem_commit(void *backend, const struct pk_write_batch *batch,
 				continue;
 			results[i].error = write_item(b, batch, i, state, now, &results[i].object);
 			state[i] = results[i].error == 0 ? 1 : -1;
+			if (results[i].error == -ENOMEM)
+				b->indexed = false; /* the index may be half written */
 		}
 	}
 	free(state);
-	return b->ngone ? compact(b) : 0;
+	r = b->ngone ? compact(b) : 0;
+	if (r < 0)
+		b->indexed = false;
+	return r;
 }
 
 static int mem_get(void *backend, const struct pk_type *kind, const char *ns, const char *name,
@@ -454,7 +624,7 @@ static int mem_get(void *backend, const struct pk_type *kind, const char *ns, co
 	char buf[MEM_KEY_MAX];
 	const char *key = t ? pk_obj_key(buf, sizeof(buf), t, ns, name) : NULL;
 	json_t *obj =
-	    key && (!b->opts.holds || b->opts.holds(kind)) ? pk_map_get(&b->index, key) : NULL;
+	    key && (!b->opts.holds || b->opts.holds(kind)) ? pk_map_get(b->index, key) : NULL;
 
 	if (!obj)
 		return -ENOENT;
@@ -468,7 +638,13 @@ static void mem_free(void *backend)
 
 	if (!b)
 		return;
-	pk_map_free(&b->index);
+	if (b->opts.index) { /* kept for the next writer */
+		b->opts.index->n = b->indexed ? json_array_size(b->objects) : 0;
+		b->opts.index->version = b->version;
+	} else {
+		pk_map_free(&b->own_index.map);
+		free(b->own_index.kinds);
+	}
 	pk_map_free(&b->own);
 	free(b->gone);
 	json_decref(b->objects);
@@ -497,6 +673,7 @@ int pk_writer_memory_new(json_t *objects, const struct pk_writer_memory_opts *op
 	if (opts)
 		b->opts = *opts;
 	r = index_all(b);
+	b->indexed = r == 0;
 	if (r == 0)
 		r = pk_writer_new(&memory_ops, b, ret);
 	if (r < 0)

@@ -55,6 +55,11 @@ int pk_writer_new(const struct pk_writer_ops *ops, void *backend, struct pk_writ
 	return 0;
 }
 
+void *pk_writer_backend(const struct pk_writer *w, const struct pk_writer_ops *ops)
+{
+	return w && w->ops == ops ? w->backend : NULL;
+}
+
 void pk_write_cond_clear(struct pk_write_cond *c)
 {
 	free(c->type);
@@ -513,6 +518,28 @@ static int merge_annotations(json_t *obj, const json_t *ann)
 }
 
 /*
+ * want as the object's new content: its own metadata and spec (the fields an
+ * item sets after it), the rest shared with want, the writer's own copy,
+ * which nothing changes (no second copy of a whole Job per write).
+ */
+static json_t *content_of(const json_t *want)
+{
+	json_t *next = json_copy((json_t *)want), *meta = json_object_get(want, "metadata"),
+	       *spec = json_object_get(want, "spec");
+
+	if (next && meta && json_object_set_new(next, "metadata", json_deep_copy(meta)) < 0) {
+		json_decref(next);
+		return NULL;
+	}
+	if (next && json_is_object(spec) &&
+	    json_object_set_new(next, "spec", json_copy(spec)) < 0) {
+		json_decref(next);
+		return NULL;
+	}
+	return next;
+}
+
+/*
  * A PUT of the main resource: every field of want but status, and its
  * metadata but the identity the object keeps (name, namespace, uid,
  * resourceVersion, creationTimestamp, deletionTimestamp, generation).
@@ -527,7 +554,7 @@ static int replace_content(json_t *obj, const json_t *want)
 					   "deletionTimestamp",
 					   "generation"};
 	const json_t *old = json_object_get(obj, "metadata");
-	json_t *next = json_deep_copy(want), *meta = json_object_get(next, "metadata");
+	json_t *next = content_of(want), *meta = json_object_get(next, "metadata");
 	int r = 0;
 
 	if (!next)

@@ -174,6 +174,8 @@ struct pk_writer;
 int pk_writer_new(const struct pk_writer_ops *ops, void *backend, struct pk_writer **ret);
 void pk_writer_free(struct pk_writer *w);
 const char *pk_writer_name(const struct pk_writer *w);
+/* w's backend when w writes through ops, else NULL. */
+void *pk_writer_backend(const struct pk_writer *w, const struct pk_writer_ops *ops);
 
 /* Start a new batch (drops the results of the previous one). */
 int pk_writer_batch_begin(struct pk_writer *w);
@@ -267,7 +269,51 @@ struct pk_writer_memory_opts {
 	int64_t now;
 	bool versions;
 	bool shared;
+	struct pk_writer_memory_index *index;
+	size_t indexed;
 };
+
+/*
+ * An in-memory writer's index of its array's objects, kept by the caller from
+ * one writer to the next over the same array, so that a writer over an array
+ * that starts with the objects a writer before left indexes only the ones
+ * after them (a scheduler kept from run to run, pk_sched_run_kept):
+ *   index      the index (NULL: the writer's own);
+ *   indexed    how many of the array's first objects it holds, as the last
+ *              writer over it left them (its writes included: copies made,
+ *              objects created or deleted); 0, or more than that writer's
+ *              array held: it is emptied and every object indexed again.
+ * The objects it names are borrowed: the caller keeps the array the last
+ * writer wrote alive, and gives the next writer one that starts with the
+ * same objects.
+ */
+struct pk_writer_memory_index;
+int pk_writer_memory_index_new(struct pk_writer_memory_index **ret);
+void pk_writer_memory_index_free(struct pk_writer_memory_index *ix);
+/*
+ * The kinds (pk_kind_of()) of objects' items, in their order, when w is an
+ * in-memory writer over objects: read once per object, kept with the index
+ * (the next writer reads only those after opts.indexed); NULL for another
+ * writer or array, or out of memory.  Valid until w's next commit: the walks
+ * of a run over its objects (its controllers', what it left unbound) read
+ * them instead of each object's kind.
+ */
+const enum pk_kind *pk_writer_memory_kinds(struct pk_writer *w, const json_t *objects);
+/*
+ * The index of an array that changed between two writers (a scheduler carried
+ * to the next cluster): the objects of gone are no longer in it, those of came
+ * are, any other object of the kinds holds names (the writers' opts.holds) is
+ * the same object as before, and it has n items, of kinds (pk_kind_of() of
+ * each; NULL: read again when asked); the next writer may then be given
+ * indexed n.  -ENOMEM: the next indexes everything.
+ */
+int pk_writer_memory_index_moved(struct pk_writer_memory_index *ix,
+				 bool (*holds)(const struct pk_type *kind), const json_t *gone,
+				 const json_t *came, size_t n, const enum pk_kind *kinds);
+/* The object the index holds under key (pk_obj_key()), or NULL; its count of objects. */
+json_t *pk_writer_memory_index_get(const struct pk_writer_memory_index *ix, const char *key);
+size_t pk_writer_memory_index_count(const struct pk_writer_memory_index *ix);
+
 /*
  * A writer over objects (a JSON array; a reference is kept), written in
  * place: an item changes its object as the store's backend would (the same

@@ -581,6 +581,16 @@ START_TEST(delegated_trainjob_jobset_job_chain)
 	ck_assert_str_eq(wb_annotation_of(js, "scheduling.k8s.io/parent-compositepodgroup"), "tj");
 	json_array_append_new(objects, js);
 	out = expand(objects);
+	{ /* the TrainJob's objects taken as they are: the JobSet finds its Workload there */
+		json_t *from = NULL;
+
+		ck_assert_int_eq(wb_expand_objects_from(objects, 2, &from, &errs), 0);
+		ck_assert_uint_eq(errs.n, 0);
+		ck_assert(json_equal(from, out));
+		ck_assert_ptr_eq(json_array_get(from, 0), json_array_get(objects, 0));
+		json_decref(from);
+		ck_assert_int_eq(wb_expand_objects_from(objects, 4, &from, &errs), -EINVAL);
+	}
 	/* one Workload: the TrainJob's; the JobSet compiled none */
 	ck_assert_uint_eq(count_kind(out, "Workload"), 1);
 	/* JobSet level: its CompositePodGroup under the TrainJob's, from the annotated template */

@@ -9,7 +9,8 @@
  * removes the pod after its condition and hands it back; a binding that
  * depends on a claim waits for it; the kinds a writer does not hold are not
  * its own; shared objects are copied at their first change and the
- * shared ones left as they were; and a batch written to memory and to the store changes the
+ * shared ones left as they were; an index kept from writer to writer is
+ * what a fresh one would be; and a batch written to memory and to the store changes the
  * objects the same way (with versions, the generation too).
  */
 #include <check.h>
@@ -505,6 +506,260 @@ START_TEST(test_memory_writes_as_the_store_does)
 }
 END_TEST
 
+/*
+ * A Job written through the store (its replacement and its status, as the
+ * queue controller writes an admission): the new object is the write's, and
+ * the tree the store handed out before is left as it was (the edit shares
+ * what it does not change with it).
+ */
+START_TEST(test_store_job_write_leaves_the_tree_before)
+{
+	char dir[] = "/tmp/pk-memory-test-XXXXXX", err[256], cmd[300];
+	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:b,s:{s:{s:s,s:[{s:s,s:s}]}}}}",
+				"apiVersion", "batch/v1", "kind", "Job", "metadata", "name", "j",
+				"namespace", "default", "spec", "suspend", 1, "template", "spec",
+				"restartPolicy", "Never", "containers", "name", "c", "image", "x");
+	json_t *stored = NULL, *before, *want, *now = NULL;
+	json_t *status = json_pack("{s:i}", "active", 0);
+	struct pk_write_ref r = ref(PK_KIND_JOB, "j", 0, NULL);
+	struct pk_writer *sw = NULL;
+	struct pk_store *st = NULL;
+	const struct pk_write_result *res;
+	size_t n = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_create(st, job, NULL, &stored), 0);
+	before = json_deep_copy(stored);
+	want = json_deep_copy(stored);
+	pk_set(want, "spec.suspend", json_false());
+	pk_set(want, "spec.template.spec.containers",
+	       json_pack("[{s:s,s:s}]", "name", "d", "image", "y"));
+	pk_set(want, "metadata.annotations", json_pack("{s:s}", "example.com/why", "admitted"));
+	ck_assert_int_eq(pk_writer_store_new(st, &sw), 0);
+	ck_assert_int_eq(pk_writer_batch_begin(sw), 0);
+	ck_assert_int_eq(pk_writer_replace(sw, &r, want), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(sw, &res, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert(json_equal(stored, before)); /* handed out before: as it was */
+	ck_assert_int_eq(pk_store_get(st, &pk_type_job, "default", "j", &now), 0);
+	json_decref(before);
+	before = json_deep_copy(now);
+	ck_assert_int_eq(pk_writer_batch_begin(sw), 0);
+	ck_assert_int_eq(pk_writer_status(sw, &r, status), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(sw, &res, &n), 0);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert(json_equal(now, before));
+	json_decref(now);
+	ck_assert_int_eq(pk_store_get(st, &pk_type_job, "default", "j", &now), 0);
+	ck_assert(json_is_false(pk_get(now, "spec.suspend")));
+	ck_assert_str_eq(pk_get_string(now, "spec.template.spec.containers[0].image"), "y");
+	ck_assert_str_eq(json_string_value(json_object_get(pk_get(now, "metadata.annotations"),
+							   "example.com/why")),
+			 "admitted");
+	ck_assert_int_eq(json_integer_value(pk_get(now, "status.active")), 0);
+	ck_assert_str_eq(pk_get_string(stored, "spec.template.spec.containers[0].image"), "x");
+	json_decref(now);
+	pk_writer_free(sw);
+	pk_store_close(st);
+	json_decref(stored);
+	json_decref(before);
+	json_decref(want);
+	json_decref(status);
+	json_decref(job);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* ---- an index kept from writer to writer --------------------------------------- */
+
+/* Whether ix holds exactly the pods and claims of objs, each under its key, as a fresh index. */
+static bool index_is_fresh(const struct pk_writer_memory_index *ix, const json_t *objs)
+{
+	char key[600];
+	size_t i, held = 0;
+	json_t *o;
+
+	json_array_foreach(objs, i, o)
+	{
+		enum pk_kind k = pk_kind_of(o);
+
+		if (k != PK_KIND_POD && k != PK_KIND_RESOURCE_CLAIM)
+			continue;
+		held++;
+		if (pk_writer_memory_index_get(ix, pk_obj_key(key, sizeof(key), pk_type_of(k),
+							      pk_namespace(o), pk_name(o))) != o)
+			return false;
+	}
+	return pk_writer_memory_index_count(ix) == held;
+}
+
+/* Whether w's kinds of objs are each item's. */
+static bool kinds_are_fresh(struct pk_writer *w, const json_t *objs)
+{
+	const enum pk_kind *kinds = pk_writer_memory_kinds(w, objs);
+
+	for (size_t i = 0; kinds && i < json_array_size(objs); i++)
+		if (kinds[i] != pk_kind_of(json_array_get(objs, i)))
+			return false;
+	return kinds && !pk_writer_memory_kinds(w, json_array_get(objs, 0));
+}
+
+/* The kinds of objs' items (a static buffer: the test's arrays stay small). */
+static const enum pk_kind *kinds_of(const json_t *objs)
+{
+	static enum pk_kind v[4096];
+
+	ck_assert_uint_le(json_array_size(objs), 4096);
+	for (size_t i = 0; i < json_array_size(objs); i++)
+		v[i] = pk_kind_of(json_array_get(objs, i));
+	return v;
+}
+
+static bool pods_and_claims(const struct pk_type *kind)
+{
+	return kind->pk == PK_KIND_POD || kind->pk == PK_KIND_RESOURCE_CLAIM;
+}
+
+static uint64_t ix_rng = 88172645463325252ULL;
+
+static unsigned ix_rand(unsigned n)
+{
+	ix_rng ^= ix_rng << 13;
+	ix_rng ^= ix_rng >> 7;
+	ix_rng ^= ix_rng << 17;
+	return (unsigned)(ix_rng % n);
+}
+
+/* One batch of random writes through w over objs: bindings, creates, deletions. */
+static void random_writes(struct pk_writer *w, json_t *objs, int round)
+{
+	char name[32];
+
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	for (int k = 0; k < 4; k++) {
+		json_t *o = json_array_get(objs, ix_rand((unsigned)json_array_size(objs)));
+		struct pk_write_ref r = ref(PK_KIND_POD, pk_name(o), 0, NULL);
+		unsigned what = ix_rand(3);
+
+		if (what == 1) {
+			snprintf(name, sizeof(name), "made-%d-%d", round, k);
+			o = claim(name);
+			ck_assert_int_eq(pk_writer_create(w, &pk_type_resource_claim, o), 0);
+			json_decref(o);
+		} else if (pk_kind_of(o) == PK_KIND_POD && what == 0 &&
+			   !pk_get(o, "spec.nodeName")) {
+			ck_assert_int_eq(pk_writer_bind(w, &r, "n1", NULL), 0);
+		} else if (pk_kind_of(o) == PK_KIND_POD && what == 2) {
+			ck_assert_int_eq(pk_writer_delete(w, &r, PK_WRITE_PROPAGATE_DEFAULT), 0);
+		}
+	}
+	commit(w, pk_writer_batch_size(w));
+}
+
+/*
+ * next: objs changed as a carried scheduler's cluster changes between two
+ * writers: pods gone, changed (a copy in their place), new in the middle.
+ */
+static json_t *moved(const json_t *objs, int round, json_t *gone, json_t *came)
+{
+	json_t *next = json_array(), *o;
+	char name[32];
+	size_t i;
+
+	json_array_foreach(objs, i, o)
+	{
+		unsigned what = pk_kind_of(o) == PK_KIND_NODE ? 0 : ix_rand(6);
+
+		if (what == 1) { /* gone */
+			json_array_append(gone, o);
+			continue;
+		}
+		if (what == 2) { /* changed */
+			json_t *c = json_deep_copy(o);
+
+			pk_set(c, "metadata.labels", json_pack("{s:i}", "round", round));
+			json_array_append(gone, o);
+			json_array_append(came, c);
+			json_array_append_new(next, c);
+			continue;
+		}
+		json_array_append(next, o);
+		if (what == 3) { /* new, in the middle */
+			snprintf(name, sizeof(name), "m-%d-%zu", round, i);
+			json_array_append_new(next, pod(name, NULL, NULL, NULL));
+			json_array_append(came, json_array_get(next, json_array_size(next) - 1));
+		}
+	}
+	return next;
+}
+
+/*
+ * Writers over a growing array (each over the last one's array with new
+ * objects after it, as a kept scheduler's runs), sharing one index: after
+ * each, the index and the items' kinds are what a fresh writer's would be
+ * (copies made, objects created and deleted); one told it holds more than the last array had
+ * indexes everything again.
+ */
+START_TEST(test_kept_index_matches_a_fresh_one)
+{
+	struct pk_writer_memory_index *ix = NULL;
+	json_t *objs = json_array();
+	char name[32];
+
+	ck_assert_int_eq(pk_writer_memory_index_new(&ix), 0);
+	for (int round = 0; round < 40; round++) {
+		json_t *next = json_array();
+		size_t from = json_array_size(objs);
+		struct pk_writer_memory_opts o = {.holds = pods_and_claims,
+						  .now = NOW,
+						  .shared = true,
+						  .index = ix,
+						  .indexed = round == 20 ? from + 1 : from};
+		struct pk_writer *w = NULL;
+
+		if (round % 5 == 4) { /* the array changed between the writers */
+			json_t *gone = json_array(), *came = json_array();
+
+			json_decref(next);
+			next = moved(objs, round, gone, came);
+			ck_assert_int_eq(pk_writer_memory_index_moved(
+					     ix, pods_and_claims, gone, came, json_array_size(next),
+					     round % 10 == 4 ? kinds_of(next) : NULL),
+					 0);
+			ck_assert(index_is_fresh(ix, next));
+			o.indexed = json_array_size(next);
+			json_decref(gone);
+			json_decref(came);
+		} else {
+			json_array_extend(next, objs);
+		}
+		for (int k = 0; k < 3; k++) {
+			snprintf(name, sizeof(name), "p-%d-%d", round, k);
+			json_array_append_new(next, pod(name, NULL, NULL, NULL));
+		}
+		snprintf(name, sizeof(name), "n-%d", round);
+		json_array_append_new(next, json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1",
+						      "kind", "Node", "metadata", "name", name));
+		ck_assert_int_eq(pk_writer_memory_new(next, &o, &w), 0);
+		ck_assert(index_is_fresh(ix, next));
+		if (round % 3 == 0) /* kinds read before the writes and kept through them */
+			ck_assert(kinds_are_fresh(w, next));
+		random_writes(w, next, round);
+		ck_assert(index_is_fresh(ix, next));
+		ck_assert(kinds_are_fresh(w, next));
+		pk_writer_free(w);
+		json_decref(objs);
+		objs = next;
+	}
+	ck_assert_uint_gt(pk_writer_memory_index_count(ix), 40);
+	pk_writer_memory_index_free(ix);
+	json_decref(objs);
+}
+END_TEST
+
 static Suite *memory_suite(void)
 {
 	Suite *s = suite_create("write-memory");
@@ -519,6 +774,8 @@ static Suite *memory_suite(void)
 	tcase_add_test(tc, test_binding_waits_for_its_claim);
 	tcase_add_test(tc, test_kinds_not_held_are_not_written);
 	tcase_add_test(tc, test_memory_writes_as_the_store_does);
+	tcase_add_test(tc, test_store_job_write_leaves_the_tree_before);
+	tcase_add_test(tc, test_kept_index_matches_a_fresh_one);
 	suite_add_tcase(s, tc);
 	return s;
 }
