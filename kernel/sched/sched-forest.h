@@ -147,32 +147,37 @@ struct sc_group_spec {
  * roots carry none.
  */
 struct sc_group_queue {
-	/* Parked (qheap SC_QUEUE_PARK + r): the treap's links (before, after in rank order), the
-	 * least need of its subtree (of the treap's resource), its group and its rank when it
-	 * entered (with prio_cache); first, as a search reads them. */
+	/* Parked (qheap SC_QUEUE_PARK + r): the treap's links (before, after in rank order),
+	 * the least need (of the treap's resource) in each link's subtree, its own, and its
+	 * rank when it entered (with prio_cache); in the record's first cache line (the record
+	 * is aligned to one), as a search reads one line a step. */
 	struct sc_group_queue *pl, *pr;
-	int64_t pmin;
-	struct sc_group *g;
-	int32_t prio_cache;
+	int64_t lmin, rmin; /* INT64_MAX: an empty subtree */
+	int64_t pneed;	    /* need[r] of its treap's resource r */
 	int64_t tcreation;
 	uint64_t tseq;
-	int64_t need[SC_MAX_RES]; /* the least it takes of each resource to place */
-	bool is_root;		  /* in the forest's roots */
+	int32_t prio_cache;
+	/* What a pick and a backoff's end read, in the second line. */
+	struct sc_group *g; /* the group whose record this is */
+	size_t qpos;	    /* index in its heap */
+	int64_t backoff_until;
+	uint64_t tried_gen;
+	uint64_t checked_epoch; /* full_epoch when it last passed PreEnqueue and validation */
+	uint64_t mark_next;	/* parked: the first of the queue's marks it has not replayed */
+	int attempts;
+	bool is_root; /* in the forest's roots */
 	bool done, dirty, parked_invalid;
 	unsigned char qheap; /* SC_QUEUE_NONE, _ACTIVE or _BACKOFF */
 	bool qtouched;	     /* listed in the queue's touched roots */
-	size_t qpos;	     /* index in its heap */
 	bool prio_valid;     /* prio_cache holds sc_root_priority() at prio_epoch */
+	bool need_ok;	     /* need holds for its pods as they are (it is not dirty) */
+	bool present;	     /* g->present, kept with it */
+	bool kept;	     /* tcreation and tseq hold g's (set when parked, cleared by a touch) */
+	int64_t need[SC_MAX_RES]; /* the least it takes of each resource to place */
 	uint64_t prio_epoch;
-	int attempts;
-	int64_t backoff_until;
 	bool gated; /* held back by PreEnqueue since gated_since */
 	int64_t gated_since;
-	uint64_t tried_gen;
-	int64_t tried_at;	/* the time of its last attempt */
-	bool need_ok;		/* need holds for its pods as they are (it is not dirty) */
-	uint64_t checked_epoch; /* full_epoch when it last passed PreEnqueue and validation */
-	uint64_t mark_next;	/* parked: the first of the queue's marks it has not replayed */
+	int64_t tried_at; /* the time of its last attempt */
 };
 
 /*
@@ -255,7 +260,7 @@ struct sc_heap_ent {
 	int64_t k;	  /* active: its priority negated; backoff: its backoff's end */
 	int64_t creation; /* active: its creationTimestamp */
 	uint64_t seq;
-	struct sc_group *g;
+	struct sc_group_queue *q; /* the root's queue record (q->g its group) */
 };
 struct sc_heap {
 	struct sc_heap_ent *v;
@@ -386,6 +391,8 @@ int32_t sc_root_priority(const struct pk_sched *s, const struct sc_group *root);
 struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wait);
 /* Root g passed PreEnqueue and validation: until something but capacity changes, it would again. */
 void sc_queue_checked(struct pk_sched *s, struct sc_group *g);
+/* The queue's invariants (its heaps, its parks); -EUCLEAN and why when one is broken. */
+int sc_queue_check(const struct pk_sched *s, char *why, size_t whylen);
 void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now);
 /* g (changed) is placed at the next pick. */
 void sc_queue_touched(struct sc_queue *q, struct sc_group *g);
