@@ -346,11 +346,13 @@ static struct sc_heap_ent heap_ent(int h, struct sc_group_queue *gq)
 
 	if (h == SC_QUEUE_ACTIVE) {
 		e.k = -(int64_t)gq->prio_cache;
-		e.creation = gq->g->spec.creation;
-		e.seq = gq->g->seq;
+		e.creation = gq->kept ? gq->tcreation : gq->g->spec.creation;
+		e.seq = gq->kept ? gq->tseq : gq->g->seq;
 	} else if (h == SC_QUEUE_BACKOFF) {
 		e.k = gq->backoff_until;
 		e.seq = gq->kept ? gq->tseq : gq->g->seq;
+		e.creation = ++gq->bstamp;
+		gq->bkey = e.k;
 	}
 	return e;
 }
@@ -384,10 +386,16 @@ static bool unordered(int h)
 	return h == SC_QUEUE_WAIT || h == SC_QUEUE_DEFER;
 }
 
-static void heap_set(struct sc_heap *hp, size_t i, struct sc_heap_ent e)
+/*
+ * The backoff heap keeps no entry's place in the records (a sift writes no record): a root
+ * leaving it leaves a stale entry behind (stamped with an older bstamp, or of a root no longer
+ * in backoff), dropped when it reaches the top.
+ */
+static void heap_set(struct sc_heap *hp, int h, size_t i, struct sc_heap_ent e)
 {
 	hp->v[i] = e;
-	e.q->qpos = i;
+	if (h != SC_QUEUE_BACKOFF)
+		e.q->qpos = (uint32_t)i;
 }
 
 /* The heaps are 4-ary: half the levels of a binary heap, so half the records written a sift. */
@@ -398,10 +406,10 @@ static void sift_up(struct sc_heap *hp, int h, size_t i)
 	struct sc_heap_ent e = hp->v[i];
 
 	while (i > 0 && heap_before(h, &e, &hp->v[(i - 1) / SC_HEAP_ARITY])) {
-		heap_set(hp, i, hp->v[(i - 1) / SC_HEAP_ARITY]);
+		heap_set(hp, h, i, hp->v[(i - 1) / SC_HEAP_ARITY]);
 		i = (i - 1) / SC_HEAP_ARITY;
 	}
-	heap_set(hp, i, e);
+	heap_set(hp, h, i, e);
 }
 
 static void sift_down(struct sc_heap *hp, int h, size_t i)
@@ -420,17 +428,26 @@ static void sift_down(struct sc_heap *hp, int h, size_t i)
 				c = k;
 		if (!heap_before(h, &hp->v[c], &e))
 			break;
-		heap_set(hp, i, hp->v[c]);
+		heap_set(hp, h, i, hp->v[c]);
 		i = c;
 	}
-	heap_set(hp, i, e);
+	heap_set(hp, h, i, e);
 }
 
 /* g's order in heap h may have moved (a creation time, a backoff): its entry anew. */
+static int heap_push_q(struct sc_queue *q, int h, struct sc_group_queue *gq);
+
 static void heap_rekey(struct sc_queue *q, int h, struct sc_group *g)
 {
 	struct sc_heap *hp = heap_of(q, h);
 
+	if (h == SC_QUEUE_BACKOFF) { /* a new entry, if its end moved */
+		if (g->q->backoff_until != g->q->bkey) {
+			g->q->bgarbage = true;
+			heap_push_q(q, h, g->q);
+		}
+		return;
+	}
 	hp->v[g->q->qpos] = heap_ent(h, g->q);
 	sift_down(hp, h, g->q->qpos);
 	sift_up(hp, h, g->q->qpos);
@@ -452,15 +469,10 @@ static int heap_push_q(struct sc_queue *q, int h, struct sc_group_queue *gq)
 	hp->v[hp->n++] = heap_ent(h, gq);
 	gq->qheap = (unsigned char)h;
 	if (unordered(h))
-		gq->qpos = hp->n - 1;
+		gq->qpos = (uint32_t)(hp->n - 1);
 	else
 		sift_up(hp, h, hp->n - 1);
 	return 0;
-}
-
-static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
-{
-	return heap_push_q(q, h, g->q);
 }
 
 /* ---- the park: a treap per resource in rank order, each subtree's least need ---------- */
@@ -644,12 +656,41 @@ static void heap_take(struct sc_queue *q, int h, size_t i)
 	struct sc_heap *hp = heap_of(q, h);
 
 	if (i != --hp->n) {
-		heap_set(hp, i, hp->v[hp->n]);
+		heap_set(hp, h, i, hp->v[hp->n]);
 		if (!unordered(h)) {
 			sift_down(hp, h, i);
 			sift_up(hp, h, i);
 		}
 	}
+}
+
+/* Is backoff entry e its root's live one? */
+static bool backoff_live(const struct sc_heap_ent *e)
+{
+	return e->q->qheap == SC_QUEUE_BACKOFF && e->q->bstamp == (uint32_t)e->creation;
+}
+
+/* The backoff heap's top is a live entry, or the heap is empty. */
+static void backoff_clean(struct sc_queue *q)
+{
+	while (q->backoff.n && !backoff_live(&q->backoff.v[0]))
+		heap_take(q, SC_QUEUE_BACKOFF, 0);
+}
+
+/* Drop gq's stale backoff entries (before its record goes). */
+static void backoff_purge(struct sc_queue *q, struct sc_group_queue *gq)
+{
+	struct sc_heap *hp = &q->backoff;
+	size_t n = 0;
+
+	for (size_t i = 0; i < hp->n; i++)
+		if (hp->v[i].q != gq || backoff_live(&hp->v[i]))
+			hp->v[n++] = hp->v[i];
+	hp->n = n;
+	for (size_t i = n / SC_HEAP_ARITY + 1; i-- > 0;)
+		if (i < n)
+			sift_down(hp, SC_QUEUE_BACKOFF, i);
+	gq->bgarbage = false;
 }
 
 /* The root of record gq leaves its heap or park. */
@@ -660,6 +701,10 @@ static void heap_remove_q(struct sc_queue *q, struct sc_group_queue *gq)
 	if (h == SC_QUEUE_NONE)
 		return;
 	gq->qheap = SC_QUEUE_NONE;
+	if (h == SC_QUEUE_BACKOFF) { /* its entry, stale now, goes when it reaches the top */
+		gq->bgarbage = true;
+		return;
+	}
 	if (h < SC_QUEUE_PARK) {
 		heap_take(q, h, gq->qpos);
 		return;
@@ -679,6 +724,8 @@ void sc_queue_forget(struct sc_queue *q, struct sc_group *g)
 	if (!g->q)
 		return; /* never a root: in no heap, not listed */
 	heap_remove(q, g);
+	if (g->q->bgarbage)
+		backoff_purge(q, g->q);
 	if (g->q->qtouched) {
 		sc_vec_remove(&q->touched, g);
 		g->q->qtouched = false;
@@ -1120,16 +1167,17 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 	}
 	q->touched.n = 0;
 	/* Backoffs that ended: a retry known to fail fails here (as at its turn). */
-	while (q->backoff.n && q->backoff.v[0].k <= now) {
+	for (backoff_clean(q); q->backoff.n && q->backoff.v[0].k <= now; backoff_clean(q)) {
 		struct sc_group_queue *gq = q->backoff.v[0].q;
 
-		heap_remove_q(q, gq);
+		heap_take(q, SC_QUEUE_BACKOFF, 0);
+		gq->qheap = SC_QUEUE_NONE;
 		if (fails_unchanged(s, gq)) {
 			failed_q(s, gq, now);
 			place_q(s, gq, now);
 			continue;
 		}
-		heap_push(q, SC_QUEUE_ACTIVE, gq->g);
+		heap_push_q(q, SC_QUEUE_ACTIVE, gq);
 	}
 }
 
@@ -1176,6 +1224,7 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 		return g; /* the best eligible root in rank order */
 	}
 	settle_deferred(s, now);
+	backoff_clean(q);
 	if (ret_wait && q->backoff.n)
 		*ret_wait = q->backoff.v[0].k;
 	return NULL;
@@ -1250,8 +1299,13 @@ int sc_queue_check(const struct pk_sched *s, char *why, size_t whylen)
 		for (size_t i = 0; i < hp->n; i++) {
 			const struct sc_heap_ent *e = &hp->v[i];
 
-			if (e->q->qheap != h || e->q->qpos != i)
+			if (h == SC_QUEUE_BACKOFF ? !backoff_live(e) && !e->q->bgarbage
+						  : e->q->qheap != h || e->q->qpos != i)
 				return check_fail(why, whylen, "heap entry misplaced", e->q->g);
+			if (h == SC_QUEUE_ACTIVE && !e->q->dirty &&
+			    (e->creation != e->q->g->spec.creation || e->seq != e->q->g->seq))
+				return check_fail(why, whylen, "active entry's rank stale",
+						  e->q->g);
 			if (!unordered(h) && i &&
 			    heap_before(h, e, &hp->v[(i - 1) / SC_HEAP_ARITY]))
 				return check_fail(why, whylen, "heap out of order", e->q->g);

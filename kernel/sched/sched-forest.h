@@ -159,7 +159,8 @@ struct sc_group_queue {
 	int32_t prio_cache;
 	/* What a pick and a backoff's end read, in the second line. */
 	struct sc_group *g; /* the group whose record this is */
-	size_t qpos;	    /* index in its heap */
+	uint32_t qpos;	    /* index in its heap (but the backoff heap's, which keeps none) */
+	uint32_t bstamp;    /* the stamp of its live entry in the backoff heap */
 	int64_t backoff_until;
 	uint64_t tried_gen;
 	uint64_t checked_epoch; /* full_epoch when it last passed PreEnqueue and validation */
@@ -173,11 +174,13 @@ struct sc_group_queue {
 	bool need_ok;	     /* need holds for its pods as they are (it is not dirty) */
 	bool present;	     /* g->present, kept with it */
 	bool kept;	     /* tcreation and tseq hold g's (set when parked, cleared by a touch) */
+	bool bgarbage;	     /* the backoff heap may hold stale entries of it */
 	int64_t need[SC_MAX_RES]; /* the least it takes of each resource to place */
 	uint64_t prio_epoch;
 	bool gated; /* held back by PreEnqueue since gated_since */
 	int64_t gated_since;
 	int64_t tried_at; /* the time of its last attempt */
+	int64_t bkey;	  /* the backoff's end its live backoff entry holds */
 };
 
 /*
@@ -258,7 +261,7 @@ enum {
 /* A root in a heap with what the heap orders it by (queue.c heap_ent). */
 struct sc_heap_ent {
 	int64_t k;	  /* active: its priority negated; backoff: its backoff's end */
-	int64_t creation; /* active: its creationTimestamp */
+	int64_t creation; /* active: its creationTimestamp; backoff: the entry's stamp */
 	uint64_t seq;
 	struct sc_group_queue *q; /* the root's queue record (q->g its group) */
 };
