@@ -614,18 +614,54 @@ static bool parked_before(const pnode *p, const struct sc_heap_ent *e)
 	return p->tseq < e->seq;
 }
 
-/* The first root of t in rank order whose need is at most free_, or NULL. */
-static pnode *pfirst(pnode *t, __int128 free_)
+/*
+ * The first root of treap *root in rank order whose need is at most free_, or NULL; the links
+ * down to it into path (*ret_n of them, the last its own; more than SC_PATH_MAX: not all).
+ */
+static pnode *pfirst(pnode **root, __int128 free_, pnode ***path, int *ret_n)
 {
+	pnode **link = root, *t = *root;
+	int n = 0;
+
 	while (t && (__int128)pmin(t) <= free_) {
-		if ((__int128)t->lmin <= free_)
-			t = t->pl;
-		else if ((__int128)t->pneed <= free_)
+		if (n < SC_PATH_MAX)
+			path[n] = link;
+		n++;
+		if ((__int128)t->lmin <= free_) {
+			link = &t->pl;
+		} else if ((__int128)t->pneed <= free_) {
+			*ret_n = n;
 			return t;
-		else
-			t = t->pr;
+		} else {
+			link = &t->pr;
+		}
+		t = *link;
 	}
+	*ret_n = 0;
 	return NULL;
+}
+
+/* The root at the end of path (n links from its treap's root) leaves: its parents' least needs
+ * mended on the way up, as far as they change. */
+static void pdelete_path(pnode ***path, int n)
+{
+	pnode *t = *path[n - 1];
+
+	*path[n - 1] = pmerge(t->pl, t->pr);
+	for (int i = n - 2; i >= 0; i--) {
+		pnode *a = *path[i];
+		int64_t m;
+
+		if (path[i + 1] == &a->pl) {
+			if ((m = pmin(a->pl)) == a->lmin)
+				break;
+			a->lmin = m;
+		} else {
+			if ((m = pmin(a->pr)) == a->rmin)
+				break;
+			a->rmin = m;
+		}
+	}
 }
 
 /* t's roots in rank order into v (room for all of them); their count. */
@@ -709,7 +745,11 @@ static void heap_remove_q(struct sc_queue *q, struct sc_group_queue *gq)
 		heap_take(q, h, gq->qpos);
 		return;
 	}
-	q->park[h - SC_QUEUE_PARK] = pdelete(q->park[h - SC_QUEUE_PARK], gq);
+	if (q->path_node == gq && q->path_ver == q->pver && q->npath <= SC_PATH_MAX)
+		pdelete_path(q->path, q->npath); /* found by the pick, nothing moved since */
+	else
+		q->park[h - SC_QUEUE_PARK] = pdelete(q->park[h - SC_QUEUE_PARK], gq);
+	q->pver++;
 	if (--q->nparked == 0)
 		q->parked_prio = INT32_MIN;
 }
@@ -929,6 +969,7 @@ static void unpark(struct pk_sched *s, struct sc_group_queue *gq, int64_t now)
 static void park(struct sc_queue *q, int r, struct sc_group_queue *gq)
 {
 	penter(&q->park[r], r, gq);
+	q->pver++;
 	gq->qheap = (unsigned char)(SC_QUEUE_PARK + r);
 	if (!q->nparked++ || gq->prio_cache > q->parked_prio)
 		q->parked_prio = gq->prio_cache;
@@ -1068,6 +1109,7 @@ static void unpark_all(struct pk_sched *s, int64_t now)
 		n = plist(q->park[r], v, n);
 		q->park[r] = NULL;
 	}
+	q->pver++;
 	q->nparked = 0;
 	q->parked_prio = INT32_MIN;
 	for (size_t i = 0; i < n; i++) { /* every replay before any is parked again */
@@ -1094,13 +1136,22 @@ static pnode *parked_first(struct pk_sched *s)
 
 		if (!q->park[r])
 			continue;
-		while ((t = pfirst(q->park[r], sc_snapshot_free_sum(&s->snap, r))) &&
+		pnode **path[SC_PATH_MAX];
+		int n;
+
+		while ((t = pfirst(&q->park[r], sc_snapshot_free_sum(&s->snap, r), path, &n)) &&
 		       (other = lacking_q(s, t)) >= 0) {
 			heap_remove_q(q, t);
 			park(q, other, t);
 		}
-		if (t && (!best || pbefore(t, best)))
+		if (t && (!best || pbefore(t, best))) {
 			best = t;
+			q->path_node = t;
+			q->path_ver = q->pver;
+			q->npath = n;
+			memcpy(q->path, path,
+			       (size_t)(n < SC_PATH_MAX ? n : SC_PATH_MAX) * sizeof(*path));
+		}
 	}
 	return best;
 }

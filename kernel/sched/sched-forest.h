@@ -282,6 +282,7 @@ struct sc_heap {
  * from the marks: the time and generation of every change the queue saw
  * while roots were parked.
  */
+#define SC_PATH_MAX 64
 struct sc_queue_mark {
 	int64_t t;
 	uint64_t gen;
@@ -293,6 +294,13 @@ struct sc_queue {
 	 * others park again (unordered). */
 	struct sc_heap deferred;
 	struct sc_group_queue *park[SC_MAX_RES];
+	/* The links down to the last best parked root a pick found (path_node), valid while no
+	 * park changed since (pver, bumped by every change, still path_ver), so that it leaves
+	 * its park without a second descent. */
+	struct sc_group_queue **path[SC_PATH_MAX];
+	int npath;
+	struct sc_group_queue *path_node;
+	uint64_t pver, path_ver;
 	struct sc_vec touched;
 	uint64_t gen_seen, epoch_seen, cap_seen;
 	uint64_t full_epoch; /* bumps when anything but freed capacity changed */
