@@ -317,8 +317,15 @@ static void all_pods_del(struct sc_forest *f, struct sc_pod *p)
 /* The forest's roots and the queue's view of them. */
 static int roots_add(struct sc_forest *f, struct sc_group *g)
 {
-	if (!g->q && !(g->q = calloc(1, sizeof(*g->q))))
-		return -ENOMEM;
+	if (!g->q) { /* aligned: a park's search reads its first cache line */
+		size_t size = (sizeof(*g->q) + 63) / 64 * 64;
+
+		if (!(g->q = aligned_alloc(64, size)))
+			return -ENOMEM;
+		memset(g->q, 0, size);
+		g->q->g = g;
+		g->q->present = g->present;
+	}
 	if (g->q->is_root)
 		return 0;
 	if (sc_vec_push(&f->roots, g) < 0)
@@ -377,6 +384,7 @@ void sc_group_touch(struct sc_forest *f, struct sc_group *g)
 			g->q->dirty = true;
 			g->q->done = false;
 			g->q->prio_valid = false;
+			g->q->kept = false;
 		}
 		top = g;
 	}
@@ -429,6 +437,8 @@ int sc_forest_add_group(struct sc_forest *f, const struct pk_group *view, bool s
 		return -ENOMEM;
 	group_clear_spec(g);
 	g->present = true;
+	if (g->q)
+		g->q->present = true;
 	g->spec.creation = view->meta.creation;
 	if (!g->seq)
 		g->seq = ++f->seq;
@@ -484,6 +494,8 @@ int sc_forest_remove_group(struct sc_forest *f, const char *key, bool composite)
 	if (g->parent)
 		sc_group_touch(f, g->parent);
 	g->present = false;
+	if (g->q)
+		g->q->present = false;
 	group_clear_spec(g);
 	roots_del(f, g);
 	/* Children and pods stay registered under the placeholder. */

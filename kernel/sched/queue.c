@@ -21,6 +21,7 @@
  * (pk_sched_opts.gated_gangs_wait) a gang waits while any member is gated.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -333,30 +334,25 @@ static bool has_pending(const struct sc_group *g, int depth)
 
 /* ---- the heaps ------------------------------------------------------------------- */
 
-/* Does root a go before root b in rank order? */
-static bool rank_before(const struct sc_group *a, const struct sc_group *b)
-{
-	struct ranked x = {.g = (struct sc_group *)a, .prio = a->q->prio_cache};
-	struct ranked y = {.g = (struct sc_group *)b, .prio = b->q->prio_cache};
-
-	return rank_cmp(&x, &y) < 0;
-}
-
 /*
  * g's entry in heap h: what the heap orders by, kept in the entry so that a
  * sift reads the heap's array only.  Active: by rank (rank_cmp); backoff: by
  * the end of the backoff, then arrival (backoffs ending at once end
  * together, all placed by rank then: any order).
  */
-static struct sc_heap_ent heap_ent(int h, struct sc_group *g)
+static struct sc_heap_ent heap_ent(int h, struct sc_group_queue *gq)
 {
-	struct sc_heap_ent e = {.seq = g->seq, .g = g};
+	struct sc_heap_ent e = {.q = gq};
 
 	if (h == SC_QUEUE_ACTIVE) {
-		e.k = -(int64_t)g->q->prio_cache;
-		e.creation = g->spec.creation;
+		e.k = -(int64_t)gq->prio_cache;
+		e.creation = gq->kept ? gq->tcreation : gq->g->spec.creation;
+		e.seq = gq->kept ? gq->tseq : gq->g->seq;
 	} else if (h == SC_QUEUE_BACKOFF) {
-		e.k = g->q->backoff_until;
+		e.k = gq->backoff_until;
+		e.seq = gq->kept ? gq->tseq : gq->g->seq;
+		e.creation = ++gq->bstamp;
+		gq->bkey = e.k;
 	}
 	return e;
 }
@@ -369,7 +365,7 @@ static bool heap_before(int h, const struct sc_heap_ent *a, const struct sc_heap
 	if (h == SC_QUEUE_ACTIVE && a->creation != b->creation)
 		return a->creation < b->creation;
 	if (h == SC_QUEUE_ACTIVE && a->creation != INT64_MIN) {
-		int c = strcmp(a->g->key, b->g->key);
+		int c = strcmp(a->q->g->key, b->q->g->key);
 
 		if (c)
 			return c < 0;
@@ -390,21 +386,30 @@ static bool unordered(int h)
 	return h == SC_QUEUE_WAIT || h == SC_QUEUE_DEFER;
 }
 
-static void heap_set(struct sc_heap *hp, size_t i, struct sc_heap_ent e)
+/*
+ * The backoff heap keeps no entry's place in the records (a sift writes no record): a root
+ * leaving it leaves a stale entry behind (stamped with an older bstamp, or of a root no longer
+ * in backoff), dropped when it reaches the top.
+ */
+static void heap_set(struct sc_heap *hp, int h, size_t i, struct sc_heap_ent e)
 {
 	hp->v[i] = e;
-	e.g->q->qpos = i;
+	if (h != SC_QUEUE_BACKOFF)
+		e.q->qpos = (uint32_t)i;
 }
+
+/* The heaps are 4-ary: half the levels of a binary heap, so half the records written a sift. */
+#define SC_HEAP_ARITY 4
 
 static void sift_up(struct sc_heap *hp, int h, size_t i)
 {
 	struct sc_heap_ent e = hp->v[i];
 
-	while (i > 0 && heap_before(h, &e, &hp->v[(i - 1) / 2])) {
-		heap_set(hp, i, hp->v[(i - 1) / 2]);
-		i = (i - 1) / 2;
+	while (i > 0 && heap_before(h, &e, &hp->v[(i - 1) / SC_HEAP_ARITY])) {
+		heap_set(hp, h, i, hp->v[(i - 1) / SC_HEAP_ARITY]);
+		i = (i - 1) / SC_HEAP_ARITY;
 	}
-	heap_set(hp, i, e);
+	heap_set(hp, h, i, e);
 }
 
 static void sift_down(struct sc_heap *hp, int h, size_t i)
@@ -412,31 +417,43 @@ static void sift_down(struct sc_heap *hp, int h, size_t i)
 	struct sc_heap_ent e = hp->v[i];
 
 	for (;;) {
-		size_t c = 2 * i + 1;
+		size_t c = SC_HEAP_ARITY * i + 1, end = c + SC_HEAP_ARITY;
 
 		if (c >= hp->n)
 			break;
-		if (c + 1 < hp->n && heap_before(h, &hp->v[c + 1], &hp->v[c]))
-			c++;
+		if (end > hp->n)
+			end = hp->n;
+		for (size_t k = c + 1; k < end; k++)
+			if (heap_before(h, &hp->v[k], &hp->v[c]))
+				c = k;
 		if (!heap_before(h, &hp->v[c], &e))
 			break;
-		heap_set(hp, i, hp->v[c]);
+		heap_set(hp, h, i, hp->v[c]);
 		i = c;
 	}
-	heap_set(hp, i, e);
+	heap_set(hp, h, i, e);
 }
 
 /* g's order in heap h may have moved (a creation time, a backoff): its entry anew. */
+static int heap_push_q(struct sc_queue *q, int h, struct sc_group_queue *gq);
+
 static void heap_rekey(struct sc_queue *q, int h, struct sc_group *g)
 {
 	struct sc_heap *hp = heap_of(q, h);
 
-	hp->v[g->q->qpos] = heap_ent(h, g);
+	if (h == SC_QUEUE_BACKOFF) { /* a new entry, if its end moved */
+		if (g->q->backoff_until != g->q->bkey) {
+			g->q->bgarbage = true;
+			heap_push_q(q, h, g->q);
+		}
+		return;
+	}
+	hp->v[g->q->qpos] = heap_ent(h, g->q);
 	sift_down(hp, h, g->q->qpos);
 	sift_up(hp, h, g->q->qpos);
 }
 
-static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
+static int heap_push_q(struct sc_queue *q, int h, struct sc_group_queue *gq)
 {
 	struct sc_heap *hp = heap_of(q, h);
 
@@ -449,10 +466,10 @@ static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
 		hp->v = v;
 		hp->cap = cap;
 	}
-	hp->v[hp->n++] = heap_ent(h, g);
-	g->q->qheap = (unsigned char)h;
+	hp->v[hp->n++] = heap_ent(h, gq);
+	gq->qheap = (unsigned char)h;
 	if (unordered(h))
-		g->q->qpos = hp->n - 1;
+		gq->qpos = (uint32_t)(hp->n - 1);
 	else
 		sift_up(hp, h, hp->n - 1);
 	return 0;
@@ -467,16 +484,28 @@ static int heap_push(struct sc_queue *q, int h, struct sc_group *g)
  */
 typedef struct sc_group_queue pnode;
 
+/* The least need in t's subtree. */
 static int64_t pmin(const pnode *t)
 {
-	return t ? t->pmin : INT64_MAX;
+	int64_t m;
+
+	if (!t)
+		return INT64_MAX;
+	m = t->pneed < t->lmin ? t->pneed : t->lmin;
+	return m < t->rmin ? m : t->rmin;
 }
 
-static void pfix(pnode *t, int r)
+/* t's links, each with its subtree's least need (the linked node, just visited, is read). */
+static void setl(pnode *t, pnode *x)
 {
-	int64_t m = t->need[r], a = pmin(t->pl), b = pmin(t->pr);
+	t->pl = x;
+	t->lmin = pmin(x);
+}
 
-	t->pmin = m < a ? (m < b ? m : b) : (a < b ? a : b);
+static void setr(pnode *t, pnode *x)
+{
+	t->pr = x;
+	t->rmin = pmin(x);
 }
 
 /* The treap's priority of a node: a hash of its sequence number (any order will do). */
@@ -505,79 +534,134 @@ static bool pbefore(const pnode *a, const pnode *b)
 	return a->tseq < b->tseq;
 }
 
-static pnode *pmerge(pnode *a, pnode *b, int r)
+static pnode *pmerge(pnode *a, pnode *b)
 {
 	if (!a || !b)
 		return a ? a : b;
 	if (pprio(a) > pprio(b)) {
-		a->pr = pmerge(a->pr, b, r);
-		pfix(a, r);
+		setr(a, pmerge(a->pr, b));
 		return a;
 	}
-	b->pl = pmerge(a, b->pl, r);
-	pfix(b, r);
+	setl(b, pmerge(a, b->pl));
 	return b;
 }
 
 /* t's nodes before g (*ret_l) and after it (*ret_r) in rank order. */
-static void psplit(pnode *t, const pnode *g, int r, pnode **ret_l, pnode **ret_r)
+static void psplit(pnode *t, const pnode *g, pnode **ret_l, pnode **ret_r)
 {
+	pnode *x;
+
 	if (!t) {
 		*ret_l = *ret_r = NULL;
 	} else if (pbefore(t, g)) {
-		psplit(t->pr, g, r, &t->pr, ret_r);
-		pfix(t, r);
+		psplit(t->pr, g, &x, ret_r);
+		setr(t, x);
 		*ret_l = t;
 	} else {
-		psplit(t->pl, g, r, ret_l, &t->pl);
-		pfix(t, r);
+		psplit(t->pl, g, ret_l, &x);
+		setl(t, x);
 		*ret_r = t;
 	}
 }
 
-static pnode *pinsert(pnode *t, pnode *g, int r)
+static pnode *pinsert(pnode *t, pnode *g)
 {
 	if (!t || pprio(g) > pprio(t)) {
-		psplit(t, g, r, &g->pl, &g->pr);
-		pfix(g, r);
+		pnode *l, *r;
+
+		psplit(t, g, &l, &r);
+		setl(g, l);
+		setr(g, r);
 		return g;
 	}
 	if (pbefore(g, t))
-		t->pl = pinsert(t->pl, g, r);
+		setl(t, pinsert(t->pl, g));
 	else
-		t->pr = pinsert(t->pr, g, r);
-	pfix(t, r);
+		setr(t, pinsert(t->pr, g));
 	return t;
 }
 
-static pnode *pdelete(pnode *t, const pnode *g, int r, bool *found)
+static pnode *pdelete(pnode *t, const pnode *g)
 {
 	if (!t)
 		return NULL;
-	if (t == g) {
-		*found = true;
-		return pmerge(t->pl, t->pr, r);
-	}
+	if (t == g)
+		return pmerge(t->pl, t->pr);
 	if (pbefore(g, t))
-		t->pl = pdelete(t->pl, g, r, found);
+		setl(t, pdelete(t->pl, g));
 	else
-		t->pr = pdelete(t->pr, g, r, found);
-	pfix(t, r);
+		setr(t, pdelete(t->pr, g));
 	return t;
 }
 
-/* The first root of t in rank order whose need of resource r is at most free_, or NULL. */
-static struct sc_group *pfirst(pnode *t, int r, __int128 free_)
+/*
+ * Does parked root p go before the root of active entry e in rank order (rank_cmp)?  Both
+ * ranks are current: a root whose rank changes is touched, which takes it out of the park
+ * and re-keys its entry before a pick.
+ */
+static bool parked_before(const pnode *p, const struct sc_heap_ent *e)
 {
-	while (t && (__int128)pmin(t) <= free_) {
-		if ((__int128)pmin(t->pl) <= free_)
-			t = t->pl;
-		else if ((__int128)t->need[r] <= free_)
-			return t->g;
-		else
-			t = t->pr;
+	if (p->prio_cache != (int32_t)-e->k)
+		return p->prio_cache > (int32_t)-e->k;
+	if (p->tcreation != e->creation)
+		return p->tcreation < e->creation;
+	if (p->tcreation != INT64_MIN) {
+		int c = strcmp(p->g->key, e->q->g->key);
+
+		if (c)
+			return c < 0;
 	}
+	return p->tseq < e->seq;
+}
+
+/*
+ * The first root of treap *root in rank order whose need is at most free_, or NULL; the links
+ * down to it into path (*ret_n of them, the last its own; more than SC_PATH_MAX: not all).
+ */
+static pnode *pfirst(pnode **root, __int128 free_, pnode ***path, int *ret_n)
+{
+	pnode **link = root, *t = *root;
+	int n = 0;
+
+	while (t && (__int128)pmin(t) <= free_) {
+		if (n < SC_PATH_MAX)
+			path[n] = link;
+		n++;
+		if ((__int128)t->lmin <= free_) {
+			link = &t->pl;
+		} else if ((__int128)t->pneed <= free_) {
+			*ret_n = n;
+			return t;
+		} else {
+			link = &t->pr;
+		}
+		t = *link;
+	}
+	*ret_n = 0;
 	return NULL;
+}
+
+/* The root at the end of path (n links from its treap's root) leaves: its parents' least needs
+ * mended on the way up, as far as they change. */
+static void pdelete_path(pnode ***path, int n)
+{
+	pnode *t = *path[n - 1];
+
+	*path[n - 1] = pmerge(t->pl, t->pr);
+	for (int i = n - 2; i >= 0; i--) {
+		pnode *a = *path[i];
+		int64_t m;
+
+		if (path[i + 1] == &a->pl) {
+			if ((m = pmin(a->pl)) == a->lmin)
+				break;
+			a->lmin = m;
+		} else {
+			if ((m = pmin(a->pr)) == a->rmin)
+				break;
+			a->rmin = m;
+		}
+	}
 }
 
 /* t's roots in rank order into v (room for all of them); their count. */
@@ -591,20 +675,15 @@ static size_t plist(pnode *t, struct sc_group **v, size_t n)
 }
 
 /* g enters the treap *t of resource r, its rank kept as it is now. */
-static void penter(pnode **t, int r, struct sc_group *g)
+static void penter(pnode **t, int r, struct sc_group_queue *gq)
 {
-	g->q->g = g;
-	g->q->tcreation = g->spec.creation;
-	g->q->tseq = g->seq;
-	*t = pinsert(*t, g->q, r);
-}
-
-/* g leaves the treap *t of resource r. */
-static void pleave(pnode **t, int r, struct sc_group *g)
-{
-	bool found = false;
-
-	*t = pdelete(*t, g->q, r, &found);
+	gq->pneed = gq->need[r];
+	if (!gq->kept) { /* else unchanged since it last entered (a change touches it) */
+		gq->tcreation = gq->g->spec.creation;
+		gq->tseq = gq->g->seq;
+		gq->kept = true;
+	}
+	*t = pinsert(*t, gq);
 }
 
 /* The root at i leaves heap h. */
@@ -613,7 +692,7 @@ static void heap_take(struct sc_queue *q, int h, size_t i)
 	struct sc_heap *hp = heap_of(q, h);
 
 	if (i != --hp->n) {
-		heap_set(hp, i, hp->v[hp->n]);
+		heap_set(hp, h, i, hp->v[hp->n]);
 		if (!unordered(h)) {
 			sift_down(hp, h, i);
 			sift_up(hp, h, i);
@@ -621,20 +700,63 @@ static void heap_take(struct sc_queue *q, int h, size_t i)
 	}
 }
 
-static void heap_remove(struct sc_queue *q, struct sc_group *g)
+/* Is backoff entry e its root's live one? */
+static bool backoff_live(const struct sc_heap_ent *e)
 {
-	int h = g->q->qheap;
+	return e->q->qheap == SC_QUEUE_BACKOFF && e->q->bstamp == (uint32_t)e->creation;
+}
+
+/* The backoff heap's top is a live entry, or the heap is empty. */
+static void backoff_clean(struct sc_queue *q)
+{
+	while (q->backoff.n && !backoff_live(&q->backoff.v[0]))
+		heap_take(q, SC_QUEUE_BACKOFF, 0);
+}
+
+/* Drop gq's stale backoff entries (before its record goes). */
+static void backoff_purge(struct sc_queue *q, struct sc_group_queue *gq)
+{
+	struct sc_heap *hp = &q->backoff;
+	size_t n = 0;
+
+	for (size_t i = 0; i < hp->n; i++)
+		if (hp->v[i].q != gq || backoff_live(&hp->v[i]))
+			hp->v[n++] = hp->v[i];
+	hp->n = n;
+	for (size_t i = n / SC_HEAP_ARITY + 1; i-- > 0;)
+		if (i < n)
+			sift_down(hp, SC_QUEUE_BACKOFF, i);
+	gq->bgarbage = false;
+}
+
+/* The root of record gq leaves its heap or park. */
+static void heap_remove_q(struct sc_queue *q, struct sc_group_queue *gq)
+{
+	int h = gq->qheap;
 
 	if (h == SC_QUEUE_NONE)
 		return;
-	g->q->qheap = SC_QUEUE_NONE;
-	if (h < SC_QUEUE_PARK) {
-		heap_take(q, h, g->q->qpos);
+	gq->qheap = SC_QUEUE_NONE;
+	if (h == SC_QUEUE_BACKOFF) { /* its entry, stale now, goes when it reaches the top */
+		gq->bgarbage = true;
 		return;
 	}
-	pleave(&q->park[h - SC_QUEUE_PARK], h - SC_QUEUE_PARK, g);
+	if (h < SC_QUEUE_PARK) {
+		heap_take(q, h, gq->qpos);
+		return;
+	}
+	if (q->path_node == gq && q->path_ver == q->pver && q->npath <= SC_PATH_MAX)
+		pdelete_path(q->path, q->npath); /* found by the pick, nothing moved since */
+	else
+		q->park[h - SC_QUEUE_PARK] = pdelete(q->park[h - SC_QUEUE_PARK], gq);
+	q->pver++;
 	if (--q->nparked == 0)
 		q->parked_prio = INT32_MIN;
+}
+
+static void heap_remove(struct sc_queue *q, struct sc_group *g)
+{
+	heap_remove_q(q, g->q);
 }
 
 void sc_queue_forget(struct sc_queue *q, struct sc_group *g)
@@ -642,6 +764,8 @@ void sc_queue_forget(struct sc_queue *q, struct sc_group *g)
 	if (!g->q)
 		return; /* never a root: in no heap, not listed */
 	heap_remove(q, g);
+	if (g->q->bgarbage)
+		backoff_purge(q, g->q);
 	if (g->q->qtouched) {
 		sc_vec_remove(&q->touched, g);
 		g->q->qtouched = false;
@@ -673,10 +797,10 @@ void sc_queue_fini(struct sc_queue *q)
  * subtree, or for capacity failures the cluster's generation).  Whether it
  * still has pending pods is checked when it comes out of the heap.
  */
-static bool eligible(const struct pk_sched *s, const struct sc_group *g)
+static bool eligible_q(const struct pk_sched *s, const struct sc_group_queue *gq)
 {
-	return g->q->is_root && g->present && !g->q->done &&
-	       (g->q->dirty || (!g->q->parked_invalid && s->gen > g->q->tried_gen));
+	return gq->is_root && gq->present && !gq->done &&
+	       (gq->dirty || (!gq->parked_invalid && s->gen > gq->tried_gen));
 }
 
 int64_t sc_backoff_ms(const struct pk_sched *s, int attempts)
@@ -745,13 +869,18 @@ static bool root_need(const struct pk_sched *s, const struct sc_group *g, int64_
 	return true;
 }
 
-/* A resource of which the cluster has less free in all than g needs, or -1. */
-static int lacking(struct pk_sched *s, const struct sc_group *g)
+/* A resource of which the cluster has less free in all than the root of record gq needs, or -1. */
+static int lacking_q(struct pk_sched *s, const struct sc_group_queue *gq)
 {
 	for (int r = 0; r < s->snap.nres; r++)
-		if ((__int128)g->q->need[r] > sc_snapshot_free_sum(&s->snap, r))
+		if ((__int128)gq->need[r] > sc_snapshot_free_sum(&s->snap, r))
 			return r;
 	return -1;
+}
+
+static int lacking(struct pk_sched *s, const struct sc_group *g)
+{
+	return lacking_q(s, g->q);
 }
 
 /*
@@ -761,10 +890,9 @@ static int lacking(struct pk_sched *s, const struct sc_group *g)
  * of its backoff's end and the change; its attempts and backoff grow as they
  * would have.
  */
-static void replay(struct pk_sched *s, struct sc_group *g, int64_t now)
+static void replay(struct pk_sched *s, struct sc_group_queue *gq, int64_t now)
 {
 	struct sc_queue *q = &s->forest.queue;
-	struct sc_group_queue *gq = g->q;
 	uint64_t i = gq->mark_next, end = q->marks_base + q->nmarks;
 
 	if (i < q->marks_base) /* never while it needs them (the marks outlive it) */
@@ -804,12 +932,17 @@ bool sc_queue_cannot_place(struct pk_sched *s, struct sc_group *g)
 	return g->q->need_ok && !sc_victim_floor_below(s, g->q->prio_cache) && lacking(s, g) >= 0;
 }
 
+static void failed_q(struct pk_sched *s, struct sc_group_queue *gq, int64_t now)
+{
+	gq->attempts++;
+	gq->backoff_until = now + sc_backoff_ms(s, gq->attempts);
+	gq->tried_gen = s->gen;
+	gq->tried_at = now;
+}
+
 void sc_queue_failed(struct pk_sched *s, struct sc_group *g, int64_t now)
 {
-	g->q->attempts++;
-	g->q->backoff_until = now + sc_backoff_ms(s, g->q->attempts);
-	g->q->tried_gen = s->gen;
-	g->q->tried_at = now;
+	failed_q(s, g->q, now);
 }
 
 /*
@@ -819,26 +952,27 @@ void sc_queue_failed(struct pk_sched *s, struct sc_group *g, int64_t now)
  * lower priority), and the cluster has less free in all of some resource
  * than the least it would take.  Not while tracing: every attempt is told.
  */
-static bool fails_unchanged(struct pk_sched *s, struct sc_group *g)
+static bool fails_unchanged(struct pk_sched *s, const struct sc_group_queue *gq)
 {
-	return !g->q->dirty && g->q->need_ok && g->q->checked_epoch == s->forest.queue.full_epoch &&
+	return !gq->dirty && gq->need_ok && gq->checked_epoch == s->forest.queue.full_epoch &&
 	       !s->opts.explain && !s->opts.trace && !s->opts.stat &&
-	       !sc_victim_floor_below(s, g->q->prio_cache) && lacking(s, g) >= 0;
+	       !sc_victim_floor_below(s, gq->prio_cache) && lacking_q(s, gq) >= 0;
 }
 
 /* Leave the park, the attempts it missed replayed. */
-static void unpark(struct pk_sched *s, struct sc_group *g, int64_t now)
+static void unpark(struct pk_sched *s, struct sc_group_queue *gq, int64_t now)
 {
-	heap_remove(&s->forest.queue, g);
-	replay(s, g, now);
+	heap_remove_q(&s->forest.queue, gq);
+	replay(s, gq, now);
 }
 
-static void park(struct sc_queue *q, int r, struct sc_group *g)
+static void park(struct sc_queue *q, int r, struct sc_group_queue *gq)
 {
-	penter(&q->park[r], r, g);
-	g->q->qheap = (unsigned char)(SC_QUEUE_PARK + r);
-	if (!q->nparked++ || g->q->prio_cache > q->parked_prio)
-		q->parked_prio = g->q->prio_cache;
+	penter(&q->park[r], r, gq);
+	q->pver++;
+	gq->qheap = (unsigned char)(SC_QUEUE_PARK + r);
+	if (!q->nparked++ || gq->prio_cache > q->parked_prio)
+		q->parked_prio = gq->prio_cache;
 }
 
 /*
@@ -846,73 +980,83 @@ static void park(struct sc_queue *q, int r, struct sc_group *g)
  * too little free for it and it cannot preempt (no bound pod has a lower
  * priority), else waiting for any change.
  */
-static void wait_or_park(struct pk_sched *s, struct sc_group *g)
+static void wait_or_park(struct pk_sched *s, struct sc_group_queue *gq)
 {
 	struct sc_queue *q = &s->forest.queue;
 	int r = -1;
 
-	if (!g->q->need_ok)
-		g->q->need_ok = root_need(s, g, g->q->need);
-	if (g->q->tried_gen == s->gen && g->q->need_ok &&
-	    !sc_victim_floor_below(s, g->q->prio_cache))
-		r = lacking(s, g);
+	if (!gq->need_ok)
+		gq->need_ok = root_need(s, gq->g, gq->need);
+	if (gq->tried_gen == s->gen && gq->need_ok && !sc_victim_floor_below(s, gq->prio_cache))
+		r = lacking_q(s, gq);
 	if (r < 0) {
-		heap_push(q, SC_QUEUE_WAIT, g);
+		heap_push_q(q, SC_QUEUE_WAIT, gq);
 		return;
 	}
 	if (!q->nparked && !q->deferred.n) { /* no mark is needed before now */
 		q->marks_base += q->nmarks;
 		q->nmarks = 0;
 	}
-	g->q->mark_next = q->marks_base + q->nmarks;
-	park(q, r, g);
+	gq->mark_next = q->marks_base + q->nmarks;
+	park(q, r, gq);
 }
 
 /* Not eligible only until the cluster changes (it failed at the current generation). */
-static bool waits_for_change(const struct sc_group *g)
+static bool waits_for_change(const struct sc_group_queue *gq)
 {
-	return g->q->is_root && g->present && !g->q->done && !g->q->dirty && !g->q->parked_invalid;
+	return gq->is_root && gq->present && !gq->done && !gq->dirty && !gq->parked_invalid;
 }
 
-void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
+/* sc_queue_place of a root's record (its group read only where the record has not what is
+ * needed). */
+static void place_q(struct pk_sched *s, struct sc_group_queue *gq, int64_t now)
 {
 	struct sc_queue *q = &s->forest.queue;
 	int want;
 
-	if (!g->q || !g->q->is_root) {
-		sc_queue_forget(q, g); /* a placeholder or inner group reached by a touch */
+	if (!gq->is_root) {
+		sc_queue_forget(q, gq->g); /* a placeholder or inner group reached by a touch */
 		return;
 	}
-	if (g->q->qheap >= SC_QUEUE_PARK) {
-		if (!g->q->dirty && g->present && !g->q->done && !g->q->parked_invalid &&
-		    g->q->prio_valid && g->q->prio_epoch == s->prio_epoch)
+	if (gq->qheap >= SC_QUEUE_PARK) {
+		if (!gq->dirty && gq->present && !gq->done && !gq->parked_invalid &&
+		    gq->prio_valid && gq->prio_epoch == s->prio_epoch)
 			return; /* nothing it waits for happened */
-		unpark(s, g, now);
+		unpark(s, gq, now);
 	}
-	if (!g->q->prio_valid || g->q->prio_epoch != s->prio_epoch) {
-		int32_t prio = sc_root_priority(s, g);
+	if (!gq->prio_valid || gq->prio_epoch != s->prio_epoch) {
+		int32_t prio = sc_root_priority(s, gq->g);
 
-		if (g->q->qheap == SC_QUEUE_ACTIVE && prio != g->q->prio_cache)
-			heap_remove(q, g); /* its rank moved */
-		g->q->prio_cache = prio;
-		g->q->prio_epoch = s->prio_epoch;
-		g->q->prio_valid = true;
+		if (gq->qheap == SC_QUEUE_ACTIVE && prio != gq->prio_cache)
+			heap_remove_q(q, gq); /* its rank moved */
+		gq->prio_cache = prio;
+		gq->prio_epoch = s->prio_epoch;
+		gq->prio_valid = true;
 	}
-	want = eligible(s, g) ? g->q->backoff_until > now ? SC_QUEUE_BACKOFF : SC_QUEUE_ACTIVE
-	       : waits_for_change(g) ? SC_QUEUE_WAIT
-				     : SC_QUEUE_NONE;
-	if (want == g->q->qheap) {
+	want = eligible_q(s, gq)      ? gq->backoff_until > now ? SC_QUEUE_BACKOFF : SC_QUEUE_ACTIVE
+	       : waits_for_change(gq) ? SC_QUEUE_WAIT
+				      : SC_QUEUE_NONE;
+	if (want == gq->qheap) {
 		if (want == SC_QUEUE_ACTIVE || want == SC_QUEUE_BACKOFF) {
 			/* creation or backoff may have moved */
-			heap_rekey(q, want, g);
+			heap_rekey(q, want, gq->g);
 		}
 		return;
 	}
-	heap_remove(q, g);
+	heap_remove_q(q, gq);
 	if (want == SC_QUEUE_WAIT)
-		wait_or_park(s, g);
+		wait_or_park(s, gq);
 	else if (want != SC_QUEUE_NONE)
-		heap_push(q, want, g);
+		heap_push_q(q, want, gq);
+}
+
+void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now)
+{
+	if (!g->q) {
+		sc_queue_forget(&s->forest.queue, g); /* an inner group reached by a touch */
+		return;
+	}
+	place_q(s, g->q, now);
 }
 
 /* Note the change the queue sees at now, while roots are parked. */
@@ -941,9 +1085,9 @@ static void requeue_all(struct pk_sched *s, int h, int64_t now)
 
 	*hp = (struct sc_heap){0};
 	for (size_t i = 0; i < v.n; i++)
-		v.v[i].g->q->qheap = SC_QUEUE_NONE;
+		v.v[i].q->qheap = SC_QUEUE_NONE;
 	for (size_t i = 0; i < v.n; i++)
-		sc_queue_place(s, v.v[i].g, now);
+		place_q(s, v.v[i].q, now);
 	if (!hp->v) { /* keep the storage */
 		hp->v = v.v;
 		hp->cap = v.cap;
@@ -965,11 +1109,12 @@ static void unpark_all(struct pk_sched *s, int64_t now)
 		n = plist(q->park[r], v, n);
 		q->park[r] = NULL;
 	}
+	q->pver++;
 	q->nparked = 0;
 	q->parked_prio = INT32_MIN;
 	for (size_t i = 0; i < n; i++) { /* every replay before any is parked again */
 		v[i]->q->qheap = SC_QUEUE_NONE;
-		replay(s, v[i], now);
+		replay(s, v[i]->q, now);
 	}
 	for (size_t i = 0; i < n; i++)
 		sc_queue_place(s, v[i], now);
@@ -980,22 +1125,33 @@ static void unpark_all(struct pk_sched *s, int64_t now)
  * The best parked root in rank order whose need the cluster holds now, or
  * NULL; one that lacks another resource moves to that one's park.
  */
-static struct sc_group *parked_first(struct pk_sched *s)
+static pnode *parked_first(struct pk_sched *s)
 {
 	struct sc_queue *q = &s->forest.queue;
-	struct sc_group *best = NULL;
+	pnode *best = NULL;
 
 	for (int r = 0; r < s->snap.nres && q->nparked; r++) {
-		struct sc_group *g;
+		pnode *t;
 		int other;
 
-		while ((g = pfirst(q->park[r], r, sc_snapshot_free_sum(&s->snap, r))) &&
-		       (other = lacking(s, g)) >= 0) {
-			heap_remove(q, g);
-			park(q, other, g);
+		if (!q->park[r])
+			continue;
+		pnode **path[SC_PATH_MAX];
+		int n;
+
+		while ((t = pfirst(&q->park[r], sc_snapshot_free_sum(&s->snap, r), path, &n)) &&
+		       (other = lacking_q(s, t)) >= 0) {
+			heap_remove_q(q, t);
+			park(q, other, t);
 		}
-		if (g && (!best || rank_before(g, best)))
-			best = g;
+		if (t && (!best || pbefore(t, best))) {
+			best = t;
+			q->path_node = t;
+			q->path_ver = q->pver;
+			q->npath = n;
+			memcpy(q->path, path,
+			       (size_t)(n < SC_PATH_MAX ? n : SC_PATH_MAX) * sizeof(*path));
+		}
 	}
 	return best;
 }
@@ -1012,14 +1168,14 @@ static void settle_deferred(struct pk_sched *s, int64_t now)
 
 	q->deferred = (struct sc_heap){0};
 	for (size_t i = 0; i < v.n; i++) {
-		struct sc_group *g = v.v[i].g;
-		int r = g->q->dirty ? -1 : lacking(s, g);
+		struct sc_group_queue *gq = v.v[i].q;
+		int r = gq->dirty ? -1 : lacking_q(s, gq);
 
-		g->q->qheap = SC_QUEUE_NONE;
-		if (r >= 0 && !sc_victim_floor_below(s, g->q->prio_cache))
-			park(q, r, g);
+		gq->qheap = SC_QUEUE_NONE;
+		if (r >= 0 && !sc_victim_floor_below(s, gq->prio_cache))
+			park(q, r, gq);
 		else
-			sc_queue_place(s, g, now);
+			place_q(s, gq, now);
 	}
 	v.n = 0;
 	if (!q->deferred.v)
@@ -1062,16 +1218,17 @@ static void queue_refresh(struct pk_sched *s, int64_t now)
 	}
 	q->touched.n = 0;
 	/* Backoffs that ended: a retry known to fail fails here (as at its turn). */
-	while (q->backoff.n && q->backoff.v[0].k <= now) {
-		struct sc_group *g = q->backoff.v[0].g;
+	for (backoff_clean(q); q->backoff.n && q->backoff.v[0].k <= now; backoff_clean(q)) {
+		struct sc_group_queue *gq = q->backoff.v[0].q;
 
-		heap_remove(q, g);
-		if (fails_unchanged(s, g)) {
-			sc_queue_failed(s, g, now);
-			sc_queue_place(s, g, now);
+		heap_take(q, SC_QUEUE_BACKOFF, 0);
+		gq->qheap = SC_QUEUE_NONE;
+		if (fails_unchanged(s, gq)) {
+			failed_q(s, gq, now);
+			place_q(s, gq, now);
 			continue;
 		}
-		heap_push(q, SC_QUEUE_ACTIVE, g);
+		heap_push_q(q, SC_QUEUE_ACTIVE, gq);
 	}
 }
 
@@ -1084,39 +1241,41 @@ struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wai
 	queue_refresh(s, now);
 	/* The free capacity stays as it is here, and what fails parks only where it lacks
 	 * (never a candidate): the best parked candidate changes only as one leaves. */
-	struct sc_group *p = parked_first(s);
+	pnode *p = parked_first(s);
 
 	for (;;) {
-		struct sc_group *g = q->active.n ? q->active.v[0].g : NULL;
+		struct sc_group_queue *gq = q->active.n ? q->active.v[0].q : NULL;
+		struct sc_group *g = gq ? gq->g : NULL;
 
-		if (p && (!g || rank_before(p, g))) { /* its turn, room for it */
+		if (p && (!g || parked_before(p, &q->active.v[0]))) { /* its turn, room for it */
 			unpark(s, p, now);
-			if (eligible(s, p) && p->q->backoff_until > now)
-				heap_push(q, SC_QUEUE_DEFER, p); /* decided when the round ends */
+			if (eligible_q(s, p) && p->backoff_until > now)
+				heap_push_q(q, SC_QUEUE_DEFER, p); /* decided when the round ends */
 			else
-				sc_queue_place(s, p, now);
+				place_q(s, p, now);
 			p = parked_first(s);
 			continue;
 		}
 		if (!g)
 			break;
-		heap_remove(q, g);
+		heap_remove_q(q, gq);
 		/* unchanged since it failed with pods to place (need_ok), it still has them */
-		if ((g->q->dirty || !g->q->need_ok) && !has_pending(g, 0)) {
-			g->q->done = true;
-			g->q->dirty = false;
+		if ((gq->dirty || !gq->need_ok) && !has_pending(g, 0)) {
+			gq->done = true;
+			gq->dirty = false;
 			continue;
 		}
-		if (g->q->dirty) {
-			g->q->need_ok = false;
-		} else if (fails_unchanged(s, g)) { /* its attempt, without the search */
-			sc_queue_failed(s, g, now);
-			sc_queue_place(s, g, now);
+		if (gq->dirty) {
+			gq->need_ok = false;
+		} else if (fails_unchanged(s, gq)) { /* its attempt, without the search */
+			failed_q(s, gq, now);
+			place_q(s, gq, now);
 			continue;
 		}
 		return g; /* the best eligible root in rank order */
 	}
 	settle_deferred(s, now);
+	backoff_clean(q);
 	if (ret_wait && q->backoff.n)
 		*ret_wait = q->backoff.v[0].k;
 	return NULL;
@@ -1136,4 +1295,78 @@ void sc_queue_order(struct pk_sched *s, struct sc_vec *ret_roots)
 	for (size_t i = 0; i < n; i++)
 		sc_vec_push(ret_roots, r[i].g);
 	free(r);
+}
+
+/* ---- the invariant check ------------------------------------------------------------- */
+
+static int check_fail(char *why, size_t whylen, const char *what, const struct sc_group *g)
+{
+	if (why)
+		snprintf(why, whylen, "queue: %s (root %s)", what, g ? g->key : "-");
+	return -EUCLEAN;
+}
+
+/* Park r's subtree t: order, each link's least need, what it keeps; its roots counted. */
+static int check_park(const pnode *t, int r, const pnode **prev, size_t *count, char *why,
+		      size_t whylen)
+{
+	int rc;
+
+	if (!t)
+		return 0;
+	if ((rc = check_park(t->pl, r, prev, count, why, whylen)) < 0)
+		return rc;
+	if (*prev && !pbefore(*prev, t))
+		return check_fail(why, whylen, "park out of rank order", t->g);
+	if (t->lmin != pmin(t->pl) || t->rmin != pmin(t->pr) || t->pneed != t->need[r])
+		return check_fail(why, whylen, "park's least needs stale", t->g);
+	if (t->qheap != SC_QUEUE_PARK + r || t->g->q != t)
+		return check_fail(why, whylen, "parked root not marked parked", t->g);
+	if (!t->dirty && (!t->kept || t->tcreation != t->g->spec.creation || t->tseq != t->g->seq ||
+			  !t->present))
+		return check_fail(why, whylen, "parked root's kept rank stale", t->g);
+	*prev = t;
+	(*count)++;
+	return check_park(t->pr, r, prev, count, why, whylen);
+}
+
+int sc_queue_check(const struct pk_sched *s, char *why, size_t whylen)
+{
+	const struct sc_queue *q = &s->forest.queue;
+	size_t parked = 0;
+	int rc;
+
+	for (int r = 0; r < SC_MAX_RES; r++) {
+		const pnode *prev = NULL;
+
+		if ((rc = check_park(q->park[r], r, &prev, &parked, why, whylen)) < 0)
+			return rc;
+	}
+	if (parked != q->nparked)
+		return check_fail(why, whylen, "parked count wrong", NULL);
+	for (int h = SC_QUEUE_ACTIVE; h < SC_QUEUE_PARK; h++) {
+		const struct sc_heap *hp = heap_of((struct sc_queue *)q, h);
+
+		for (size_t i = 0; i < hp->n; i++) {
+			const struct sc_heap_ent *e = &hp->v[i];
+
+			if (h == SC_QUEUE_BACKOFF ? !backoff_live(e) && !e->q->bgarbage
+						  : e->q->qheap != h || e->q->qpos != i)
+				return check_fail(why, whylen, "heap entry misplaced", e->q->g);
+			if (h == SC_QUEUE_ACTIVE && !e->q->dirty &&
+			    (e->creation != e->q->g->spec.creation || e->seq != e->q->g->seq))
+				return check_fail(why, whylen, "active entry's rank stale",
+						  e->q->g);
+			if (!unordered(h) && i &&
+			    heap_before(h, e, &hp->v[(i - 1) / SC_HEAP_ARITY]))
+				return check_fail(why, whylen, "heap out of order", e->q->g);
+		}
+	}
+	for (size_t i = 0; i < s->forest.roots.n; i++) {
+		const struct sc_group *g = s->forest.roots.v[i];
+
+		if (g->q->present != g->present || g->q->g != g)
+			return check_fail(why, whylen, "root's record out of step", g);
+	}
+	return 0;
 }

@@ -147,33 +147,41 @@ struct sc_group_spec {
  * roots carry none.
  */
 struct sc_group_queue {
-	/* Parked (qheap SC_QUEUE_PARK + r): the treap's links (before, after in rank order), the
-	 * least need of its subtree (of the treap's resource), its group and its rank when it
-	 * entered (with prio_cache); first, as a search reads them. */
+	/* Parked (qheap SC_QUEUE_PARK + r): the treap's links (before, after in rank order),
+	 * the least need (of the treap's resource) in each link's subtree, its own, and its
+	 * rank when it entered (with prio_cache); in the record's first cache line (the record
+	 * is aligned to one), as a search reads one line a step. */
 	struct sc_group_queue *pl, *pr;
-	int64_t pmin;
-	struct sc_group *g;
-	int32_t prio_cache;
+	int64_t lmin, rmin; /* INT64_MAX: an empty subtree */
+	int64_t pneed;	    /* need[r] of its treap's resource r */
 	int64_t tcreation;
 	uint64_t tseq;
-	int64_t need[SC_MAX_RES]; /* the least it takes of each resource to place */
-	bool is_root;		  /* in the forest's roots */
+	int32_t prio_cache;
+	/* What a pick and a backoff's end read, in the second line. */
+	struct sc_group *g; /* the group whose record this is */
+	uint32_t qpos;	    /* index in its heap (but the backoff heap's, which keeps none) */
+	uint32_t bstamp;    /* the stamp of its live entry in the backoff heap */
+	int64_t backoff_until;
+	uint64_t tried_gen;
+	uint64_t checked_epoch; /* full_epoch when it last passed PreEnqueue and validation */
+	uint64_t mark_next;	/* parked: the first of the queue's marks it has not replayed */
+	int attempts;
+	bool is_root; /* in the forest's roots */
 	bool done, dirty, parked_invalid;
 	unsigned char qheap; /* SC_QUEUE_NONE, _ACTIVE or _BACKOFF */
 	bool qtouched;	     /* listed in the queue's touched roots */
-	size_t qpos;	     /* index in its heap */
 	bool prio_valid;     /* prio_cache holds sc_root_priority() at prio_epoch */
+	bool need_ok;	     /* need holds for its pods as they are (it is not dirty) */
+	bool present;	     /* g->present, kept with it */
+	bool kept;	     /* tcreation and tseq hold g's (set when parked, cleared by a touch) */
+	bool bgarbage;	     /* the backoff heap may hold stale entries of it */
+	int64_t need[SC_MAX_RES]; /* the least it takes of each resource to place */
 	uint64_t prio_epoch;
-	int attempts;
-	int64_t backoff_until;
 	bool gated;	     /* held back by PreEnqueue since gated_since */
 	bool gated_told;     /* its pods were told why in this gated spell */
 	int64_t gated_since; /* ... or since its tree last changed, until told */
-	uint64_t tried_gen;
-	int64_t tried_at;	/* the time of its last attempt */
-	bool need_ok;		/* need holds for its pods as they are (it is not dirty) */
-	uint64_t checked_epoch; /* full_epoch when it last passed PreEnqueue and validation */
-	uint64_t mark_next;	/* parked: the first of the queue's marks it has not replayed */
+	int64_t tried_at;    /* the time of its last attempt */
+	int64_t bkey;	     /* the backoff's end its live backoff entry holds */
 };
 
 /*
@@ -254,9 +262,9 @@ enum {
 /* A root in a heap with what the heap orders it by (queue.c heap_ent). */
 struct sc_heap_ent {
 	int64_t k;	  /* active: its priority negated; backoff: its backoff's end */
-	int64_t creation; /* active: its creationTimestamp */
+	int64_t creation; /* active: its creationTimestamp; backoff: the entry's stamp */
 	uint64_t seq;
-	struct sc_group *g;
+	struct sc_group_queue *q; /* the root's queue record (q->g its group) */
 };
 struct sc_heap {
 	struct sc_heap_ent *v;
@@ -275,6 +283,7 @@ struct sc_heap {
  * from the marks: the time and generation of every change the queue saw
  * while roots were parked.
  */
+#define SC_PATH_MAX 64
 struct sc_queue_mark {
 	int64_t t;
 	uint64_t gen;
@@ -286,6 +295,13 @@ struct sc_queue {
 	 * others park again (unordered). */
 	struct sc_heap deferred;
 	struct sc_group_queue *park[SC_MAX_RES];
+	/* The links down to the last best parked root a pick found (path_node), valid while no
+	 * park changed since (pver, bumped by every change, still path_ver), so that it leaves
+	 * its park without a second descent. */
+	struct sc_group_queue **path[SC_PATH_MAX];
+	int npath;
+	struct sc_group_queue *path_node;
+	uint64_t pver, path_ver;
 	struct sc_vec touched;
 	uint64_t gen_seen, epoch_seen, cap_seen;
 	uint64_t full_epoch; /* bumps when anything but freed capacity changed */
@@ -387,6 +403,8 @@ int32_t sc_root_priority(const struct pk_sched *s, const struct sc_group *root);
 struct sc_group *sc_queue_pick(struct pk_sched *s, int64_t now, int64_t *ret_wait);
 /* Root g passed PreEnqueue and validation: until something but capacity changes, it would again. */
 void sc_queue_checked(struct pk_sched *s, struct sc_group *g);
+/* The queue's invariants (its heaps, its parks); -EUCLEAN and why when one is broken. */
+int sc_queue_check(const struct pk_sched *s, char *why, size_t whylen);
 void sc_queue_place(struct pk_sched *s, struct sc_group *g, int64_t now);
 /* g (changed) is placed at the next pick. */
 void sc_queue_touched(struct sc_queue *q, struct sc_group *g);

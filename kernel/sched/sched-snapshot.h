@@ -271,7 +271,13 @@ static inline int64_t *sc_tpos(const struct sc_part *p, int i)
 /* Build the node capacity index if needed: 0, or -ENOMEM (then no block is skipped). */
 int sc_snapshot_blocks(struct sc_snapshot *snap);
 /* What the cluster has free of resource r in all (free_sum, made when not valid). */
-__int128 sc_snapshot_free_sum(struct sc_snapshot *snap, int r);
+__int128 sc_snapshot_free_sum_make(struct sc_snapshot *snap, int r);
+static inline __int128 sc_snapshot_free_sum(struct sc_snapshot *snap, int r)
+{
+	if (snap->free_sum_valid && r >= 0 && r < SC_MAX_RES)
+		return snap->free_sum[r];
+	return sc_snapshot_free_sum_make(snap, r);
+}
 void sc_snapshot_drop_blocks(struct sc_snapshot *snap);
 /*
  * The first block from b on (b * SC_NODE_BLOCK is a node index) where some

@@ -548,6 +548,8 @@ int pk_sched_check(const struct pk_sched *s, char *why, size_t whylen)
 	const struct sc_forest *f = &s->forest;
 	int r = sc_snapshot_check(&s->snap, &f->all_pods, true, why, whylen);
 
+	if (r == 0)
+		r = sc_queue_check(s, why, whylen);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < f->all_pods.n; i++) {

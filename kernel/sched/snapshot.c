@@ -563,7 +563,7 @@ static int64_t node_free_pos(const struct sc_node *n, int r)
 	return f > 0 ? f : 0;
 }
 
-__int128 sc_snapshot_free_sum(struct sc_snapshot *snap, int r)
+__int128 sc_snapshot_free_sum_make(struct sc_snapshot *snap, int r)
 {
 	if (!snap->free_sum_valid) {
 		memset(snap->free_sum, 0, sizeof(snap->free_sum));

@@ -523,6 +523,158 @@ START_TEST(test_parked_root_wakes_at_its_turn)
 }
 END_TEST
 
+/* ---- retries counted without the search, against each retry searched ---------------- */
+
+/* With a statistics sink set every retry runs the strategy's search (none is counted). */
+static void stat_sink(void *arg, enum pk_sched_stat stat, double value, const char *root)
+{
+	(void)arg, (void)stat, (void)value, (void)root;
+}
+
+struct replay_run {
+	struct pk_sched *s;
+	char log[1 << 16];
+	size_t len;
+	int bound[48]; /* pods bound of each gang */
+	int64_t retry;
+	size_t cycles;
+};
+
+/* Cycles at now until idle; every outcome, root and binding logged, the next retry kept. */
+static void replay_round(struct replay_run *r, int64_t now)
+{
+	for (int i = 0; i < 200; i++) {
+		struct pk_sched_result *res = NULL;
+		bool idle;
+
+		ck_assert_int_eq(pk_sched_cycle(r->s, now, &res), 0);
+		r->cycles++;
+		if (res->bound) /* a failed attempt is a cycle only where it is searched */
+			r->len += (size_t)snprintf(r->log + r->len, sizeof(r->log) - r->len,
+						   "%lld %s", (long long)now, res->root);
+		for (size_t k = 0; k < res->nactions; k++) {
+			const struct pk_sched_action *a = &res->actions[k];
+			int gang = -1, pod = -1;
+
+			if (a->action != PK_SCHED_BIND)
+				continue;
+			ck_assert_int_eq(sscanf(a->name, "g%d-%d", &gang, &pod), 2);
+			r->bound[gang]++;
+			r->len += (size_t)snprintf(r->log + r->len, sizeof(r->log) - r->len,
+						   " %s>%s", a->name, a->node);
+		}
+		idle = res->nactions == 0 &&
+		       (res->outcome == PK_SCHED_IDLE || res->outcome == PK_SCHED_GATED);
+		r->retry = res->has_retry ? res->retry_at_ms : 0;
+		if (res->bound || idle)
+			r->len += (size_t)snprintf(r->log + r->len, sizeof(r->log) - r->len,
+						   "%s retry %lld\n", idle ? " idle" : "",
+						   (long long)r->retry);
+		ck_assert_uint_lt(r->len, sizeof(r->log) - 256);
+		pk_sched_result_free(res);
+		if (idle)
+			return;
+	}
+	ck_abort_msg("no idle cycle");
+}
+
+/* Gang g of n pods, each of cpu CPUs (a minCount gang), created at second sec. */
+static void replay_gang(struct pk_sched *s, int g, int n, int cpu, int sec)
+{
+	char name[32], req[8], ts[32];
+
+	snprintf(name, sizeof(name), "g%d", g);
+	snprintf(req, sizeof(req), "%d", cpu);
+	snprintf(ts, sizeof(ts), "2024-01-01T00:%02d:%02dZ", sec / 60, sec % 60);
+	add_obj(s, with_ts(group_obj(false, name, NULL, n, NULL, NULL), ts));
+	for (int k = 0; k < n; k++) {
+		char pod[32];
+
+		snprintf(pod, sizeof(pod), "g%d-%d", g, k);
+		add_obj(s, with_ts(pod_obj(pod, req, name, NULL, 0), ts));
+	}
+}
+
+/*
+ * An overloaded cluster (gangs of 1 to 6 pods offered faster than 4 nodes of
+ * 4 CPUs finish them) replayed twice: with the retries known to fail counted
+ * without the strategy's search (parked roots' retries replayed from the
+ * marks, a retry at an unchanged root's turn or at its backoff's end
+ * counted), and with each retry searched.  Every cycle's outcome, root,
+ * binding and next retry are the same, and the queue's invariants (its
+ * parks' order and least needs, the ranks they keep) hold after every cycle.
+ */
+START_TEST(test_counted_retries_match_searched_ones)
+{
+	static struct replay_run runs[2];
+	uint64_t rng = 0x9e3779b97f4a7c15ULL + (uint64_t)_i;
+	int64_t now = 1000;
+	int ngangs = 0, sizes[48];
+
+	for (int k = 0; k < 2; k++) {
+		struct pk_sched_opts o = {.check = true,
+					  .backoff_initial_ms = 100,
+					  .backoff_max_ms = 800,
+					  .quiet_failures = k == 0,
+					  .stat = k ? stat_sink : NULL};
+
+		memset(&runs[k], 0, sizeof(runs[k]));
+		ck_assert_int_eq(pk_sched_new(&o, &runs[k].s), 0);
+		for (int n = 0; n < 4; n++) {
+			char name[8];
+
+			snprintf(name, sizeof(name), "n%d", n);
+			add_node(runs[k].s, name, "4", "");
+		}
+	}
+	for (int step = 0; step < 160; step++) {
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		if (ngangs < 48 && rng % 4 < 2) { /* a gang arrives */
+			sizes[ngangs] = 1 + (int)((rng >> 8) % 6);
+			for (int k = 0; k < 2; k++)
+				replay_gang(runs[k].s, ngangs, sizes[ngangs],
+					    1 + (int)((rng >> 16) % 2), (int)(now / 1000));
+			ngangs++;
+		} else if (rng % 4 == 2) { /* the oldest running gang finishes: its pods leave */
+			for (int g = 0; g < ngangs; g++) {
+				if (runs[0].bound[g] < sizes[g])
+					continue;
+				for (int k = 0; k < 2; k++) {
+					for (int p = 0; p < sizes[g]; p++) {
+						char pod[32];
+
+						snprintf(pod, sizeof(pod), "g%d-%d", g, p);
+						pk_sched_remove(runs[k].s, &pk_type_pod, "default",
+								pod);
+					}
+					runs[k].bound[g] = -1000; /* finished */
+				}
+				break;
+			}
+		}
+		for (int k = 0; k < 2; k++)
+			replay_round(&runs[k], now);
+		ck_assert_int_eq(runs[0].retry, runs[1].retry);
+		/* the next event: a retry due before it, or 50 to 850 ms on */
+		int64_t next = now + 50 + (int64_t)(rng >> 24) % 800;
+
+		while (runs[0].retry > now && runs[0].retry < next) {
+			now = runs[0].retry;
+			for (int k = 0; k < 2; k++)
+				replay_round(&runs[k], now);
+			ck_assert_int_eq(runs[0].retry, runs[1].retry);
+		}
+		now = next;
+	}
+	ck_assert_str_eq(runs[0].log, runs[1].log);
+	/* the same bindings from fewer cycles: retries were counted, not searched */
+	ck_assert_uint_gt(runs[0].len, 1000);
+	ck_assert_uint_lt(runs[0].cycles, runs[1].cycles);
+	for (int k = 0; k < 2; k++)
+		pk_sched_free(runs[k].s);
+}
+END_TEST
+
 /*
  * Roots parked as unschedulable sit in neither heap, so picking does not
  * look at them; a cluster event that may free capacity puts each back once.
@@ -723,6 +875,7 @@ int main(void)
 	tcase_add_test(tc, test_parked_root_replays_its_retries);
 	tcase_add_test(tc, test_parked_root_wakes_at_its_turn);
 	tcase_add_test(tc, test_parked_roots_leave_the_heaps);
+	tcase_add_loop_test(tc, test_counted_retries_match_searched_ones, 0, 8);
 	tcase_add_test(tc, test_namespace_wakes_only_on_new_labels);
 	tcase_add_test(tc, test_remove_objects);
 	tcase_add_test(tc, test_feedback_goes_quiet);
