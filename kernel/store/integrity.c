@@ -91,8 +91,8 @@ int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char 
 	if (!ret)
 		return 0; /* checked, not parsed */
 	atomic_fetch_add(&st->read_parsed, 1);
-	obj = json_loadb((const char *)sqlite3_column_text(q, col),
-			 (size_t)sqlite3_column_bytes(q, col), 0, NULL);
+	obj = pk_row_parse((const char *)sqlite3_column_text(q, col),
+			   (size_t)sqlite3_column_bytes(q, col));
 	if (!obj) {
 		pk_store_damage_note(st, kind, ns, name, "the body is not JSON");
 		return -EIO;

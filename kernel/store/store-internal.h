@@ -130,6 +130,12 @@ void pk_store_damage_note(struct pk_store *st, const char *kind, const char *ns,
  * 0 and a new reference, or -EIO when the row is damaged (noted).  ret
  * NULL: the row checked (checksum, version), not parsed.
  */
+/*
+ * A stored body to its JSON tree (rowparse.c): what json_loadb(body, len, 0,
+ * NULL) returns, in one pass for the plain JSON the store writes and by
+ * json_loadb() itself for anything else; NULL when it is not JSON.
+ */
+json_t *pk_row_parse(const char *body, size_t len);
 int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
 		      const char *ns, const char *name, json_t **ret);
 /* The same checks without the parse: 0, or -EIO when the row is damaged (noted). */
