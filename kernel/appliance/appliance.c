@@ -34,8 +34,10 @@
 
 #define AP_EVENT_BATCH 1024
 /* Objects per list page at start: small pages keep the transient trees of a
- * big cluster's list from scattering the heap the loop's state lives in. */
-#define AP_LIST_PAGE 256
+ * big cluster's list from scattering the heap the loop's state lives in, and
+ * a page's item array (8 bytes an object) below glibc's large chunks (1 KiB),
+ * whose allocation would consolidate the previous page's freed trees first. */
+#define AP_LIST_PAGE 64
 /* A gang PreEnqueue holds back tells its pods why after this long: a gang
  * whose pods are being created is not written a message per member. */
 #define AP_GATED_TELL_MS 500

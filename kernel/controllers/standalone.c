@@ -494,11 +494,14 @@ static int ctl_new(struct pk_store *store, const struct pk_appliance_config *cfg
 static int store_list(void *src, const struct pk_type *kind, const struct pk_source_list_opts *opts,
 		      json_t **ret_items, char **ret_continue)
 {
-	struct pk_store_list_opts o = {0};
+	/* the loop lists at start (seconds after the store's check at open) and after a lost stream
+	 */
+	struct pk_store_list_opts o = {.verified_at_open = true};
 
 	if (opts)
 		o = (struct pk_store_list_opts){.limit = opts->limit,
-						.continue_token = opts->continue_token};
+						.continue_token = opts->continue_token,
+						.verified_at_open = true};
 	return pk_store_list(src, kind, NULL, &o, ret_items, NULL, ret_continue);
 }
 

@@ -2,6 +2,7 @@
 /*
  * map.h — the string map of podkernel: an open-addressing table from string
  * keys (copied) to pointers (borrowed), FNV-1a (hash.h), linear probing,
+ * a tag byte per slot (a probe compares strings only when tags agree),
  * tombstones, grown at 2/3 load and rehashed in place of its tombstones
  * when deletions left it mostly empty (a map with churn stays the size its
  * live keys need).  A zeroed struct pk_map is an empty map whose values are
@@ -26,6 +27,7 @@ struct pk_map {
 		char *key; /* NULL: empty; PK_MAP_TOMB: deleted */
 		void *value;
 	} * slots;
+	unsigned char *tags;		 /* per slot, its key's hash's top byte (in slots' block) */
 	size_t cap, used, live;		 /* used: live and tombstones */
 	void (*free_value)(void *value); /* NULL: values are borrowed */
 	/* the keys are the values' own (a string inside each value): never copied

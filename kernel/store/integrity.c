@@ -80,25 +80,45 @@ int pk_store_row_check(struct pk_store *st, sqlite3_stmt *q, int col, const char
 	return 0;
 }
 
-int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
-		      const char *ns, const char *name, json_t **ret)
+/* The body of a checked row to its tree: 0, or -EIO when it is not JSON (noted). */
+static int row_parse(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
+		     const char *ns, const char *name, json_t **ret)
 {
-	int r = pk_store_row_check(st, q, col, kind, ns, name);
 	json_t *obj;
 
-	if (r < 0)
-		return r;
-	if (!ret)
-		return 0; /* checked, not parsed */
 	atomic_fetch_add(&st->read_parsed, 1);
-	obj = json_loadb((const char *)sqlite3_column_text(q, col),
-			 (size_t)sqlite3_column_bytes(q, col), 0, NULL);
+	obj = pk_row_parse((const char *)sqlite3_column_text(q, col),
+			   (size_t)sqlite3_column_bytes(q, col));
 	if (!obj) {
 		pk_store_damage_note(st, kind, ns, name, "the body is not JSON");
 		return -EIO;
 	}
 	*ret = obj;
 	return 0;
+}
+
+int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
+		      const char *ns, const char *name, json_t **ret)
+{
+	int r = pk_store_row_check(st, q, col, kind, ns, name);
+
+	if (r < 0)
+		return r;
+	if (!ret)
+		return 0; /* checked, not parsed */
+	return row_parse(st, q, col, kind, ns, name, ret);
+}
+
+int pk_store_row_load_opened(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
+			     const char *ns, const char *name, json_t **ret)
+{
+	int64_t rv = sqlite3_column_int64(q, col + 1);
+	bool verified =
+	    rv > 0 && (uint64_t)rv <= st->verified_rv && sqlite3_column_type(q, col) != SQLITE_NULL;
+
+	if (!verified || !ret)
+		return pk_store_row_load(st, q, col, kind, ns, name, ret);
+	return row_parse(st, q, col, kind, ns, name, ret);
 }
 
 /* ---- the check at open ------------------------------------------------------ */
@@ -353,5 +373,6 @@ int pk_store_verify_open(struct pk_store *st, bool allow_damaged, char *err, siz
 	pthread_mutex_lock(&st->dlock);
 	st->quarantined = vs.damaged;
 	pthread_mutex_unlock(&st->dlock);
+	st->verified_rv = st->rv;
 	return 0;
 }

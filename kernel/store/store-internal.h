@@ -80,7 +80,10 @@ struct pk_store {
 	pthread_mutex_t ring_lock;
 	pthread_cond_t changed; /* with ring_lock */
 	uint64_t rv;		/* last committed */
-	uint64_t rv_pending;	/* last assigned inside the open transaction */
+	/* the counter when the check at open passed (0: not checked): every row at
+	 * or below it was verified then, and a write after open takes a higher one */
+	uint64_t verified_rv;
+	uint64_t rv_pending; /* last assigned inside the open transaction */
 	uint64_t writes;
 	bool closing;
 	/* Group commit: the open batch, its events and the writers waiting on it. */
@@ -135,11 +138,25 @@ void pk_store_damage_note(struct pk_store *st, const char *kind, const char *ns,
  * 0 and a new reference, or -EIO when the row is damaged (noted).  ret
  * NULL: the row checked (checksum, version), not parsed.
  */
+/*
+ * A stored body to its JSON tree (rowparse.c): what json_loadb(body, len, 0,
+ * NULL) returns, in one pass for the plain JSON the store writes and by
+ * json_loadb() itself for anything else; NULL when it is not JSON.
+ */
+json_t *pk_row_parse(const char *body, size_t len);
 int pk_store_row_load(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
 		      const char *ns, const char *name, json_t **ret);
 /* The same checks without the parse: 0, or -EIO when the row is damaged (noted). */
 int pk_store_row_check(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
 		       const char *ns, const char *name);
+/*
+ * pk_store_row_load() for the loop's start-up list
+ * (pk_store_list_opts.verified_at_open): a row the check at open verified
+ * (its resourceVersion at most st->verified_rv) is not summed again; any
+ * other row is checked in full.
+ */
+int pk_store_row_load_opened(struct pk_store *st, sqlite3_stmt *q, int col, const char *kind,
+			     const char *ns, const char *name, json_t **ret);
 /* The full check at open (the counter read): 0, -EUCLEAN with err, -EIO. */
 int pk_store_verify_open(struct pk_store *st, bool allow_damaged, char *err, size_t errlen);
 /* CREATE TABLE IF NOT EXISTS damaged_objects (integrity.c). */

@@ -1142,9 +1142,9 @@ static int list_scan(struct pk_store *st, struct list_page *pg, enum list_shape 
 				break;
 			continue;
 		}
-		rc = pk_store_row_load(st, q, 2, pg->t->kind,
-				       (const char *)sqlite3_column_text(q, 0),
-				       (const char *)sqlite3_column_text(q, 1), &obj);
+		rc = (pg->o->verified_at_open ? pk_store_row_load_opened : pk_store_row_load)(
+		    st, q, 2, pg->t->kind, (const char *)sqlite3_column_text(q, 0),
+		    (const char *)sqlite3_column_text(q, 1), &obj);
 		if (rc < 0)
 			break;
 		if (!pk_selector_match_labels(pg->o->labels, obj) ||

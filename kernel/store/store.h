@@ -260,6 +260,9 @@ struct pk_store_list_opts {
 	size_t limit_bytes;		  /* 0: none; else the page ends once its objects'
 					   * JSON reaches this many bytes (at least one) */
 	const char *continue_token;	  /* from a previous page, or NULL */
+	/* a row the check at open verified (unchanged since) is not summed again:
+	 * the scheduling loop's start-up list, seconds after that check */
+	bool verified_at_open;
 };
 /*
  * Matching objects of kind in namespace ns (NULL: every namespace), ordered by
