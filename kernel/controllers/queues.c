@@ -410,7 +410,7 @@ void q_charge_sign(struct q_state *s, const struct q_workload *w, const char *cq
 	const char *res;
 	json_t *v;
 
-	snprintf(lq, sizeof(lq), "%s/%s", w->ns, w->queue);
+	q_join(lq, sizeof(lq), w->ns, w->queue);
 	lqu = q_sub(s->lqusage, lq);
 	json_object_foreach(w->requests, res, v)
 	{
@@ -516,7 +516,7 @@ void q_count_both(struct q_state *s, const struct q_workload *w, const char *cq,
 {
 	char lq[600];
 
-	snprintf(lq, sizeof(lq), "%s/%s", w->ns, w->queue);
+	q_join(lq, sizeof(lq), w->ns, w->queue);
 	if (cq)
 		count(s, cq, what, delta);
 	count(s, lq, what, delta);
@@ -628,7 +628,7 @@ static const char *cq_of(struct q_state *s, const struct q_workload *w, const ch
 	const char *cq;
 	const json_t *obj;
 
-	snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+	q_join(key, sizeof(key), w->ns, w->queue);
 	cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
 	if (!cq) {
 		snprintf(why, n, "LocalQueue %s does not exist in namespace %s", w->queue, w->ns);
@@ -654,7 +654,7 @@ static const json_t *lq_of(const struct q_state *s, const struct q_workload *w)
 {
 	char key[600];
 
-	snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+	q_join(key, sizeof(key), w->ns, w->queue);
 	return json_object_get(s->lqs, key);
 }
 
@@ -847,7 +847,7 @@ static const char *cq_name_of(const struct q_state *s, const struct q_workload *
 {
 	char key[600];
 
-	snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+	q_join(key, sizeof(key), w->ns, w->queue);
 	return pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
 }
 
@@ -996,7 +996,7 @@ static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 
 		if (w->admitted || w->preempted || !w->why || q_cache_noted(w))
 			continue; /* (noted: as a pass found this version, with the same reason) */
-		snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+		q_join(key, sizeof(key), w->ns, w->queue);
 		cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
 		if (cq && json_object_get(s->cqs, cq) &&
 		    wb_queue_order_format(order, sizeof(order), cq, w->priority, w->created,

@@ -294,8 +294,7 @@ static int cluster_note(struct q_cache *c, const struct pk_type *kind, const jso
 	json_object_del(c->sorted, kind->kind); /* NULL before any placement check: a no-op */
 	if (!m && json_object_set_new(c->cluster, kind->kind, m = json_object()) < 0)
 		return -ENOMEM;
-	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj) ? pk_namespace(obj) : "",
-		 pk_name(obj));
+	q_join(key, sizeof(key), pk_namespace(obj) ? pk_namespace(obj) : "", pk_name(obj));
 	if (gone || (kind == &pk_type_pod && !q_place_holds_node(obj)))
 		return json_object_del(m, key), 0;
 	return json_object_set(m, key, (json_t *)obj) < 0 ? -ENOMEM : 0;
@@ -426,7 +425,7 @@ static void bump_quota_of(struct q_cache *c, const json_t *obj, bool pod)
 
 	if (!q)
 		return;
-	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj), q);
+	q_join(key, sizeof(key), pk_namespace(obj), q);
 	qk = q_cache_quota_key(c->maps[M_CQS], pk_get_string(json_object_get(c->maps[M_LQS], key),
 							     "spec.clusterQueue"));
 	if (qk)
@@ -441,19 +440,40 @@ static bool done(int m, const json_t *obj)
 }
 
 /* The quota key of a queued Job's or JobSet's ClusterQueue, through its LocalQueue. */
-static const char *member_key(const struct q_cache *c, const json_t *obj)
+static const char *member_key_of(const struct q_cache *c, const char *ns, const char *q)
 {
-	const char *q = wb_queue_name(obj), *qk;
+	const char *qk;
 	const json_t *lq;
 	char key[600];
 
 	if (!q)
 		return Q_NO_QUOTA;
-	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj), q);
+	q_join(key, sizeof(key), ns, q);
 	lq = json_object_get(c->maps[M_LQS], key);
 	qk = q_cache_quota_key(c->maps[M_CQS], json_string_value(json_object_get(
 						   json_object_get(lq, "spec"), "clusterQueue")));
 	return qk ? qk : Q_NO_QUOTA;
+}
+
+static const char *member_key(const struct q_cache *c, const json_t *obj)
+{
+	return member_key_of(c, pk_namespace(obj), wb_queue_name(obj));
+}
+
+/* The member key of workloads in turn: the last one's again for the same LocalQueue. */
+struct member_memo {
+	const char *ns, *q, *qk;
+};
+
+static const char *member_key_w(const struct q_cache *c, const struct q_workload *w,
+				struct member_memo *m)
+{
+	if (!m->qk || !w->ns || !w->queue || strcmp(m->ns, w->ns) || strcmp(m->q, w->queue)) {
+		m->qk = member_key_of(c, w->ns, w->queue);
+		m->ns = w->ns ? w->ns : "";
+		m->q = w->queue ? w->queue : "";
+	}
+	return m->qk;
 }
 
 /* obj (a Job: m M_JOBS, or a JobSet) in (add) or out of its quota key's members. */
@@ -882,6 +902,7 @@ void q_cache_record(struct q_state *s)
 {
 	struct q_cache *c = s->cache;
 	json_t *res = json_object(), *o, *r;
+	struct member_memo memo = {0};
 	const char *k;
 	bool ok = res != NULL;
 
@@ -899,7 +920,8 @@ void q_cache_record(struct q_state *s)
 		const struct q_workload *w = &s->w[i];
 		bool place = false, done;
 
-		if (w->kind == PK_KIND_POD || !(r = json_object_get(res, member_key(c, w->obj))))
+		if (w->kind == PK_KIND_POD ||
+		    !(r = json_object_get(res, member_key_w(c, w, &memo))))
 			continue;
 		done = settled(w, &place) && !stale(s, w);
 		if (!done)
