@@ -161,6 +161,8 @@ struct q_cache;
 void q_cache_free(struct q_cache *c);
 /* What ctl's queue passes did so far (zeros before the first). */
 void q_cache_stats(const struct pk_ctl *ctl, struct pk_queues_stats *ret);
+/* pk_queues_sorted_agree (queues_cache.c). */
+int q_cache_sorted_agree(const struct pk_ctl *ctl);
 /*
  * queues_tree.c: quota shared in a tree of Cohorts.  cqs and cohorts (name
  * -> object) are borrowed and outlive the tree.  charge counts usage of a

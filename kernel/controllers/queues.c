@@ -1090,6 +1090,11 @@ int pk_queues_run(struct pk_queues *q)
 	return 0;
 }
 
+int pk_queues_sorted_agree(const struct pk_queues *q)
+{
+	return q_cache_sorted_agree(&q->ctl);
+}
+
 void pk_queues_get_stats(const struct pk_queues *q, struct pk_queues_stats *ret)
 {
 	q_cache_stats(&q->ctl, ret);

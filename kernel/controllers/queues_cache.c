@@ -87,7 +87,7 @@ struct q_cache {
 	json_t *cluster;   /* kind -> "ns/name" -> object: what placement reads (NULL: not
 			      listed yet, at the first placement check) */
 	json_t *sorted;	   /* kind -> its cluster objects in the store's order (q_cache_place), kept
-			      until one of them changes */
+			      as they change (sorted_note) */
 	struct pk_map known[2]; /* Jobs', JobSets' "ns/name" -> struct q_known */
 	json_t *gens;		/* quota key (q_cache_quota_key) -> generation */
 	json_int_t config_gen;	/* queues, flavors, Cohorts, Namespaces, classes, groups */
@@ -285,17 +285,60 @@ static bool placement_reads(const struct pk_type *kind)
 	return pk_sched_reads(kind) || kind == &pk_type_topology;
 }
 
+/* a's and b's order in the store: namespace, then name. */
+static int cmp_ns_name(const json_t *a, const char *ns, const char *name)
+{
+	int c = strcmp(pk_namespace(a) ? pk_namespace(a) : "", ns);
+
+	return c ? c : strcmp(pk_name(a) ? pk_name(a) : "", name);
+}
+
+/*
+ * obj put in (or, gone, taken out of) v, its kind's objects in the store's
+ * order (q_cache_place), where it goes; false when v cannot follow (it is
+ * to be sorted again).
+ */
+static bool sorted_note(json_t *v, const json_t *obj, bool gone)
+{
+	const char *ns = pk_namespace(obj) ? pk_namespace(obj) : "", *name = pk_name(obj);
+	size_t lo = 0, hi = json_array_size(v);
+	int c = 1;
+
+	if (!name)
+		return false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		c = cmp_ns_name(json_array_get(v, mid), ns, name);
+		if (c == 0) {
+			lo = mid;
+			break;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (c == 0)
+		return gone ? json_array_remove(v, lo) == 0
+			    : json_array_set(v, lo, (json_t *)obj) == 0;
+	return gone || json_array_insert(v, lo, (json_t *)obj) == 0;
+}
+
 /* obj (of kind) as placement sees it now: kept, or (gone, or a pod not holding a node) not. */
 static int cluster_note(struct q_cache *c, const struct pk_type *kind, const json_t *obj, bool gone)
 {
-	json_t *m = json_object_get(c->cluster, kind->kind);
+	json_t *m = json_object_get(c->cluster, kind->kind),
+	       *v = json_object_get(c->sorted, kind->kind);
 	char key[600];
 
-	json_object_del(c->sorted, kind->kind); /* NULL before any placement check: a no-op */
+	gone |= kind == &pk_type_pod && !q_place_holds_node(obj);
+	if (v && !sorted_note(v, obj, gone))
+		json_object_del(c->sorted, kind->kind); /* sorted again at the next need */
 	if (!m && json_object_set_new(c->cluster, kind->kind, m = json_object()) < 0)
 		return -ENOMEM;
 	q_join(key, sizeof(key), pk_namespace(obj) ? pk_namespace(obj) : "", pk_name(obj));
-	if (gone || (kind == &pk_type_pod && !q_place_holds_node(obj)))
+	if (gone)
 		return json_object_del(m, key), 0;
 	return json_object_set(m, key, (json_t *)obj) < 0 ? -ENOMEM : 0;
 }
@@ -1298,6 +1341,28 @@ void q_cache_tried(struct q_state *s, bool place)
 		s->cache->stats.placements++;
 	else if (s->cache)
 		s->cache->stats.tries++;
+}
+
+int q_cache_sorted_agree(const struct pk_ctl *ctl)
+{
+	const struct q_cache *c = ctl->qcache;
+	const char *k;
+	json_t *v;
+	int n = 0;
+
+	json_object_foreach(c ? c->sorted : NULL, k, v)
+	{
+		json_t *fresh = sorted_of(json_object_get(c->cluster, k));
+		bool same = fresh && json_array_size(fresh) == json_array_size(v);
+
+		for (size_t i = 0; same && i < json_array_size(v); i++)
+			same = json_array_get(fresh, i) == json_array_get(v, i);
+		json_decref(fresh);
+		if (!same)
+			return -1;
+		n++;
+	}
+	return n;
 }
 
 void q_cache_stats(const struct pk_ctl *ctl, struct pk_queues_stats *ret)
