@@ -90,6 +90,9 @@ struct pk_ctl {
 /* Replace the object but its status (ref's preconditions); the stored object in *ret. */
 int ctl_replace(struct pk_ctl *ctl, const struct pk_write_ref *ref, const json_t *obj,
 		json_t **ret);
+/* ctl_replace of obj held, not copied (pk_writer_replace_held): the stored object may share
+ * obj's trees, which the caller changes no more. */
+int ctl_replace_held(struct pk_ctl *ctl, const struct pk_write_ref *ref, json_t *obj, json_t **ret);
 /* Replace the object's status (ref's preconditions); the stored object in *ret. */
 int ctl_status(struct pk_ctl *ctl, const struct pk_write_ref *ref, const json_t *status,
 	       json_t **ret);

@@ -532,13 +532,16 @@ static void admission_value(const char *cq, const json_t *flavors, char *buf, si
 	    (size_t)snprintf(buf + len, n - len, "%s%s", i ? "," : "", json_string_value(f));
 }
 
-/* One write: the workload as admitted (q_admitted_copy; a pod workload's pods, one batch). */
-static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *obj,
+/*
+ * One write: the workload as admitted (q_admitted_copy, the pass's own,
+ * held by the write: read only after it; a pod workload's pods, one batch).
+ */
+static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, json_t *obj,
 		 json_t **ret_written)
 {
 	struct pk_write_ref ref = ctl_ref_of(pk_type_of(w->kind), w->obj);
 	int r = w->kind == PK_KIND_POD ? q_pods_admit(ctl, w, obj)
-				       : ctl_replace(ctl, &ref, obj, ret_written);
+				       : ctl_replace_held(ctl, &ref, obj, ret_written);
 	const json_t *one = json_is_array(obj) ? json_array_get(obj, 0) : obj;
 
 	if (r == 0)
