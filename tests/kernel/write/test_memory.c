@@ -274,6 +274,52 @@ START_TEST(test_eviction_deletes)
 }
 END_TEST
 
+/*
+ * A shared pod with annotations and conditions of its own, bound with
+ * annotations and given a condition: its copy (its own metadata and status,
+ * its spec's fields shared) holds the changes, the shared pod and what it
+ * holds within are left as they were.
+ */
+START_TEST(test_shared_pod_within_left_as_it_was)
+{
+	json_t *d = pod("d", NULL, NULL, NULL), *objs, *before, *mine;
+	json_t *ann = json_pack("{s:s}", "example.com/placed", "yes");
+	struct pk_writer_memory_opts o = {.now = NOW, .shared = true};
+	struct pk_write_ref rd = ref(PK_KIND_POD, "d", 0, NULL);
+	struct pk_writer *w = NULL;
+	const struct pk_write_result *res;
+
+	pk_set(d, "metadata.annotations", json_pack("{s:s}", "example.com/had", "1"));
+	pk_set(d, "status",
+	       json_pack("{s:[{s:s,s:s}]}", "conditions", "type", "Ready", "status", "False"));
+	objs = json_pack("[O]", d);
+	before = json_deep_copy(d);
+	ck_assert_int_eq(pk_writer_memory_new(objs, &o, &w), 0);
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_bind(w, &rd, "n1", ann), 0);
+	res = commit(w, 1);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_set_condition(w, &rd, "Ready", "True", "", ""), 0);
+	res = commit(w, 1);
+	ck_assert_int_eq(res[0].error, 0);
+	mine = json_array_get(objs, 0);
+	ck_assert_ptr_ne(mine, d);
+	ck_assert_str_eq(pk_get_string(mine, "spec.nodeName"), "n1");
+	ck_assert_str_eq(json_string_value(json_object_get(pk_get(mine, "metadata.annotations"),
+							   "example.com/placed")),
+			 "yes");
+	ck_assert_str_eq(
+	    pk_get_string(json_array_get(pk_get(mine, "status.conditions"), 0), "status"), "True");
+	ck_assert(json_equal(d, before)); /* the shared one, within too */
+	pk_writer_free(w);
+	json_decref(objs);
+	json_decref(before);
+	json_decref(ann);
+	json_decref(d);
+}
+END_TEST
+
 START_TEST(test_shared_objects_copied_at_first_change)
 {
 	json_t *a = pod("a", NULL, NULL, NULL), *b = pod("b", NULL, NULL, "n1"),
@@ -834,6 +880,7 @@ static Suite *memory_suite(void)
 	tcase_add_test(tc, test_create_named_taken_and_generated);
 	tcase_add_test(tc, test_eviction_deletes);
 	tcase_add_test(tc, test_shared_objects_copied_at_first_change);
+	tcase_add_test(tc, test_shared_pod_within_left_as_it_was);
 	tcase_add_test(tc, test_binding_waits_for_its_claim);
 	tcase_add_test(tc, test_kinds_not_held_are_not_written);
 	tcase_add_test(tc, test_memory_writes_as_the_store_does);
