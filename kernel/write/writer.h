@@ -211,6 +211,9 @@ int pk_writer_replace(struct pk_writer *w, const struct pk_write_ref *ref, const
 int pk_writer_replace_held(struct pk_writer *w, const struct pk_write_ref *ref, json_t *obj);
 /* Replace the object's status with status (borrowed; a PUT of the status subresource). */
 int pk_writer_status(struct pk_writer *w, const struct pk_write_ref *ref, const json_t *status);
+/* pk_writer_status with status held (a reference taken), not copied: the caller changes it no
+ * more. */
+int pk_writer_status_held(struct pk_writer *w, const struct pk_write_ref *ref, json_t *status);
 /* Delete the object after anything else asked of it (any kind; pk_writer_evict for a pod). */
 int pk_writer_delete(struct pk_writer *w, const struct pk_write_ref *ref,
 		     enum pk_write_propagation how);

@@ -624,7 +624,8 @@ END_TEST
  * controller writes a pending reason): a copy of the stored tree with its
  * own metadata and annotations, the rest the stored tree's.  The write
  * stores the new annotation, and neither the tree handed out before nor the
- * replacement changes, through that write or the status write after it.
+ * replacement changes, through that write or the status write after it
+ * (held too, pk_writer_status_held).
  */
 START_TEST(test_store_job_replace_held_leaves_both_trees)
 {
@@ -657,11 +658,13 @@ START_TEST(test_store_job_replace_held_leaves_both_trees)
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(res[0].error, 0);
 	ck_assert_int_eq(pk_writer_batch_begin(sw), 0);
-	ck_assert_int_eq(pk_writer_status(sw, &r, status), 0);
+	ck_assert_int_eq(pk_writer_status_held(sw, &r, status), 0); /* held too */
 	ck_assert_int_eq(pk_writer_batch_commit(sw, &res, &n), 0);
 	ck_assert_int_eq(res[0].error, 0);
 	ck_assert(json_equal(stored, before));	  /* handed out before: as it was */
 	ck_assert(json_equal(copy, copy_before)); /* the replacement held: as it was */
+	ck_assert_int_eq(json_integer_value(json_object_get(status, "active")), 1);
+	ck_assert_uint_eq(json_object_size(status), 1); /* the status held: as it was */
 	ck_assert_int_eq(pk_store_get(st, &pk_type_job, "default", "j", &now), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(pk_get(now, "metadata.annotations"),
 							   "example.com/why")),
