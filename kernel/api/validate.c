@@ -743,9 +743,12 @@ int pk_validate(const json_t *obj, struct pk_errors *errs)
 	 * they read a copy; a pod's decoder only reads (and pods are most of
 	 * what a scheduling round writes), as does the metadata's alone (the
 	 * kinds validated no further: Jobs, JobSets, the queue controller
-	 * writes them at each admission and pending reason). */
-	copy = t->pk == PK_KIND_POD || t->validate == pk_validate_meta ? json_incref((json_t *)obj)
-								       : json_deep_copy(obj);
+	 * writes them at each admission and pending reason), and Kueue's
+	 * (its queues' status, written at each pass). */
+	copy = t->pk == PK_KIND_POD || t->validate == pk_validate_meta ||
+		       t->validate == pk_validate_kueue
+		   ? json_incref((json_t *)obj)
+		   : json_deep_copy(obj);
 	if (!copy)
 		return -ENOMEM;
 	t->validate(copy, t, e);

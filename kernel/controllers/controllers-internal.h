@@ -90,6 +90,9 @@ struct pk_ctl {
 /* Replace the object but its status (ref's preconditions); the stored object in *ret. */
 int ctl_replace(struct pk_ctl *ctl, const struct pk_write_ref *ref, const json_t *obj,
 		json_t **ret);
+/* ctl_replace of obj held, not copied (pk_writer_replace_held): the stored object may share
+ * obj's trees, which the caller changes no more. */
+int ctl_replace_held(struct pk_ctl *ctl, const struct pk_write_ref *ref, json_t *obj, json_t **ret);
 /* Replace the object's status (ref's preconditions); the stored object in *ret. */
 int ctl_status(struct pk_ctl *ctl, const struct pk_write_ref *ref, const json_t *status,
 	       json_t **ret);
@@ -161,6 +164,8 @@ struct q_cache;
 void q_cache_free(struct q_cache *c);
 /* What ctl's queue passes did so far (zeros before the first). */
 void q_cache_stats(const struct pk_ctl *ctl, struct pk_queues_stats *ret);
+/* pk_queues_sorted_agree (queues_cache.c). */
+int q_cache_sorted_agree(const struct pk_ctl *ctl);
 /*
  * queues_tree.c: quota shared in a tree of Cohorts.  cqs and cohorts (name
  * -> object) are borrowed and outlive the tree.  charge counts usage of a

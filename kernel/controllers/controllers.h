@@ -135,6 +135,12 @@ struct pk_queues_stats {
 				changed (not one built from the whole cluster) */
 };
 void pk_queues_get_stats(const struct pk_queues *q, struct pk_queues_stats *ret);
+/*
+ * Whether the cluster's objects the controller keeps in the store's order,
+ * kind by kind, as they change, are those objects sorted afresh (tests): the
+ * kinds compared, -1 when one differs.
+ */
+int pk_queues_sorted_agree(const struct pk_queues *q);
 /* Kueue's gauges after its latest pass, as /metrics serves them (a copy; NULL: none). */
 char *pk_queues_gauges(struct pk_queues *q);
 

@@ -9,6 +9,9 @@
 #ifndef PODKERNEL_KERNEL_CONTROLLERS_QUEUES_INTERNAL_H
 #define PODKERNEL_KERNEL_CONTROLLERS_QUEUES_INTERNAL_H
 
+#include <stdio.h>
+#include <string.h>
+
 #include "kernel/controllers/controllers-internal.h"
 
 #define Q_LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
@@ -16,6 +19,23 @@
 #define Q_LABEL_KUEUE_POD_GROUP PK_QUEUES_LABEL_KUEUE_POD_GROUP
 
 struct q_known;
+
+/*
+ * "a/b" into buf (n bytes), as snprintf(buf, n, "%s/%s", a, b) writes it,
+ * without reading a format: a LocalQueue's key, read for each workload.
+ */
+static inline void q_join(char *buf, size_t n, const char *a, const char *b)
+{
+	size_t la = a ? strlen(a) : 0, lb = b ? strlen(b) : 0;
+
+	if (!a || !b || la + 1 + lb >= n) {
+		snprintf(buf, n, "%s/%s", a ? a : "(null)", b ? b : "(null)");
+		return;
+	}
+	memcpy(buf, a, la);
+	buf[la] = '/';
+	memcpy(buf + la + 1, b, lb + 1);
+}
 
 /* A queued workload: a Job, a JobSet, a plain Pod or the pods of one root group. */
 struct q_workload {

@@ -410,7 +410,7 @@ void q_charge_sign(struct q_state *s, const struct q_workload *w, const char *cq
 	const char *res;
 	json_t *v;
 
-	snprintf(lq, sizeof(lq), "%s/%s", w->ns, w->queue);
+	q_join(lq, sizeof(lq), w->ns, w->queue);
 	lqu = q_sub(s->lqusage, lq);
 	json_object_foreach(w->requests, res, v)
 	{
@@ -516,7 +516,7 @@ void q_count_both(struct q_state *s, const struct q_workload *w, const char *cq,
 {
 	char lq[600];
 
-	snprintf(lq, sizeof(lq), "%s/%s", w->ns, w->queue);
+	q_join(lq, sizeof(lq), w->ns, w->queue);
 	if (cq)
 		count(s, cq, what, delta);
 	count(s, lq, what, delta);
@@ -532,13 +532,16 @@ static void admission_value(const char *cq, const json_t *flavors, char *buf, si
 	    (size_t)snprintf(buf + len, n - len, "%s%s", i ? "," : "", json_string_value(f));
 }
 
-/* One write: the workload as admitted (q_admitted_copy; a pod workload's pods, one batch). */
-static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, const json_t *obj,
+/*
+ * One write: the workload as admitted (q_admitted_copy, the pass's own,
+ * held by the write: read only after it; a pod workload's pods, one batch).
+ */
+static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, json_t *obj,
 		 json_t **ret_written)
 {
 	struct pk_write_ref ref = ctl_ref_of(pk_type_of(w->kind), w->obj);
 	int r = w->kind == PK_KIND_POD ? q_pods_admit(ctl, w, obj)
-				       : ctl_replace(ctl, &ref, obj, ret_written);
+				       : ctl_replace_held(ctl, &ref, obj, ret_written);
 	const json_t *one = json_is_array(obj) ? json_array_get(obj, 0) : obj;
 
 	if (r == 0)
@@ -628,7 +631,7 @@ static const char *cq_of(struct q_state *s, const struct q_workload *w, const ch
 	const char *cq;
 	const json_t *obj;
 
-	snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+	q_join(key, sizeof(key), w->ns, w->queue);
 	cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
 	if (!cq) {
 		snprintf(why, n, "LocalQueue %s does not exist in namespace %s", w->queue, w->ns);
@@ -654,7 +657,7 @@ static const json_t *lq_of(const struct q_state *s, const struct q_workload *w)
 {
 	char key[600];
 
-	snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+	q_join(key, sizeof(key), w->ns, w->queue);
 	return json_object_get(s->lqs, key);
 }
 
@@ -847,7 +850,7 @@ static const char *cq_name_of(const struct q_state *s, const struct q_workload *
 {
 	char key[600];
 
-	snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+	q_join(key, sizeof(key), w->ns, w->queue);
 	return pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
 }
 
@@ -996,7 +999,7 @@ static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 
 		if (w->admitted || w->preempted || !w->why || q_cache_noted(w))
 			continue; /* (noted: as a pass found this version, with the same reason) */
-		snprintf(key, sizeof(key), "%s/%s", w->ns, w->queue);
+		q_join(key, sizeof(key), w->ns, w->queue);
 		cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
 		if (cq && json_object_get(s->cqs, cq) &&
 		    wb_queue_order_format(order, sizeof(order), cq, w->priority, w->created,
@@ -1088,6 +1091,11 @@ int pk_queues_run(struct pk_queues *q)
 {
 	ctl_queues_run(&q->ctl);
 	return 0;
+}
+
+int pk_queues_sorted_agree(const struct pk_queues *q)
+{
+	return q_cache_sorted_agree(&q->ctl);
 }
 
 void pk_queues_get_stats(const struct pk_queues *q, struct pk_queues_stats *ret)

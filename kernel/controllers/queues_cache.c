@@ -87,7 +87,7 @@ struct q_cache {
 	json_t *cluster;   /* kind -> "ns/name" -> object: what placement reads (NULL: not
 			      listed yet, at the first placement check) */
 	json_t *sorted;	   /* kind -> its cluster objects in the store's order (q_cache_place), kept
-			      until one of them changes */
+			      as they change (sorted_note) */
 	struct pk_map known[2]; /* Jobs', JobSets' "ns/name" -> struct q_known */
 	json_t *gens;		/* quota key (q_cache_quota_key) -> generation */
 	json_int_t config_gen;	/* queues, flavors, Cohorts, Namespaces, classes, groups */
@@ -285,18 +285,60 @@ static bool placement_reads(const struct pk_type *kind)
 	return pk_sched_reads(kind) || kind == &pk_type_topology;
 }
 
+/* a's and b's order in the store: namespace, then name. */
+static int cmp_ns_name(const json_t *a, const char *ns, const char *name)
+{
+	int c = strcmp(pk_namespace(a) ? pk_namespace(a) : "", ns);
+
+	return c ? c : strcmp(pk_name(a) ? pk_name(a) : "", name);
+}
+
+/*
+ * obj put in (or, gone, taken out of) v, its kind's objects in the store's
+ * order (q_cache_place), where it goes; false when v cannot follow (it is
+ * to be sorted again).
+ */
+static bool sorted_note(json_t *v, const json_t *obj, bool gone)
+{
+	const char *ns = pk_namespace(obj) ? pk_namespace(obj) : "", *name = pk_name(obj);
+	size_t lo = 0, hi = json_array_size(v);
+	int c = 1;
+
+	if (!name)
+		return false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		c = cmp_ns_name(json_array_get(v, mid), ns, name);
+		if (c == 0) {
+			lo = mid;
+			break;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (c == 0)
+		return gone ? json_array_remove(v, lo) == 0
+			    : json_array_set(v, lo, (json_t *)obj) == 0;
+	return gone || json_array_insert(v, lo, (json_t *)obj) == 0;
+}
+
 /* obj (of kind) as placement sees it now: kept, or (gone, or a pod not holding a node) not. */
 static int cluster_note(struct q_cache *c, const struct pk_type *kind, const json_t *obj, bool gone)
 {
-	json_t *m = json_object_get(c->cluster, kind->kind);
+	json_t *m = json_object_get(c->cluster, kind->kind),
+	       *v = json_object_get(c->sorted, kind->kind);
 	char key[600];
 
-	json_object_del(c->sorted, kind->kind); /* NULL before any placement check: a no-op */
+	gone |= kind == &pk_type_pod && !q_place_holds_node(obj);
+	if (v && !sorted_note(v, obj, gone))
+		json_object_del(c->sorted, kind->kind); /* sorted again at the next need */
 	if (!m && json_object_set_new(c->cluster, kind->kind, m = json_object()) < 0)
 		return -ENOMEM;
-	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj) ? pk_namespace(obj) : "",
-		 pk_name(obj));
-	if (gone || (kind == &pk_type_pod && !q_place_holds_node(obj)))
+	q_join(key, sizeof(key), pk_namespace(obj) ? pk_namespace(obj) : "", pk_name(obj));
+	if (gone)
 		return json_object_del(m, key), 0;
 	return json_object_set(m, key, (json_t *)obj) < 0 ? -ENOMEM : 0;
 }
@@ -426,7 +468,7 @@ static void bump_quota_of(struct q_cache *c, const json_t *obj, bool pod)
 
 	if (!q)
 		return;
-	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj), q);
+	q_join(key, sizeof(key), pk_namespace(obj), q);
 	qk = q_cache_quota_key(c->maps[M_CQS], pk_get_string(json_object_get(c->maps[M_LQS], key),
 							     "spec.clusterQueue"));
 	if (qk)
@@ -441,19 +483,40 @@ static bool done(int m, const json_t *obj)
 }
 
 /* The quota key of a queued Job's or JobSet's ClusterQueue, through its LocalQueue. */
-static const char *member_key(const struct q_cache *c, const json_t *obj)
+static const char *member_key_of(const struct q_cache *c, const char *ns, const char *q)
 {
-	const char *q = wb_queue_name(obj), *qk;
+	const char *qk;
 	const json_t *lq;
 	char key[600];
 
 	if (!q)
 		return Q_NO_QUOTA;
-	snprintf(key, sizeof(key), "%s/%s", pk_namespace(obj), q);
+	q_join(key, sizeof(key), ns, q);
 	lq = json_object_get(c->maps[M_LQS], key);
 	qk = q_cache_quota_key(c->maps[M_CQS], json_string_value(json_object_get(
 						   json_object_get(lq, "spec"), "clusterQueue")));
 	return qk ? qk : Q_NO_QUOTA;
+}
+
+static const char *member_key(const struct q_cache *c, const json_t *obj)
+{
+	return member_key_of(c, pk_namespace(obj), wb_queue_name(obj));
+}
+
+/* The member key of workloads in turn: the last one's again for the same LocalQueue. */
+struct member_memo {
+	const char *ns, *q, *qk;
+};
+
+static const char *member_key_w(const struct q_cache *c, const struct q_workload *w,
+				struct member_memo *m)
+{
+	if (!m->qk || !w->ns || !w->queue || strcmp(m->ns, w->ns) || strcmp(m->q, w->queue)) {
+		m->qk = member_key_of(c, w->ns, w->queue);
+		m->ns = w->ns ? w->ns : "";
+		m->q = w->queue ? w->queue : "";
+	}
+	return m->qk;
 }
 
 /* obj (a Job: m M_JOBS, or a JobSet) in (add) or out of its quota key's members. */
@@ -882,6 +945,7 @@ void q_cache_record(struct q_state *s)
 {
 	struct q_cache *c = s->cache;
 	json_t *res = json_object(), *o, *r;
+	struct member_memo memo = {0};
 	const char *k;
 	bool ok = res != NULL;
 
@@ -899,7 +963,8 @@ void q_cache_record(struct q_state *s)
 		const struct q_workload *w = &s->w[i];
 		bool place = false, done;
 
-		if (w->kind == PK_KIND_POD || !(r = json_object_get(res, member_key(c, w->obj))))
+		if (w->kind == PK_KIND_POD ||
+		    !(r = json_object_get(res, member_key_w(c, w, &memo))))
 			continue;
 		done = settled(w, &place) && !stale(s, w);
 		if (!done)
@@ -1276,6 +1341,28 @@ void q_cache_tried(struct q_state *s, bool place)
 		s->cache->stats.placements++;
 	else if (s->cache)
 		s->cache->stats.tries++;
+}
+
+int q_cache_sorted_agree(const struct pk_ctl *ctl)
+{
+	const struct q_cache *c = ctl->qcache;
+	const char *k;
+	json_t *v;
+	int n = 0;
+
+	json_object_foreach(c ? c->sorted : NULL, k, v)
+	{
+		json_t *fresh = sorted_of(json_object_get(c->cluster, k));
+		bool same = fresh && json_array_size(fresh) == json_array_size(v);
+
+		for (size_t i = 0; same && i < json_array_size(v); i++)
+			same = json_array_get(fresh, i) == json_array_get(v, i);
+		json_decref(fresh);
+		if (!same)
+			return -1;
+		n++;
+	}
+	return n;
 }
 
 void q_cache_stats(const struct pk_ctl *ctl, struct pk_queues_stats *ret)

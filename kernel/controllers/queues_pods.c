@@ -389,8 +389,8 @@ static bool value_is(const json_t *ann, const char *key, const char *value)
 
 /*
  * A copy of obj to change its annotations in: the object and its metadata
- * and annotations are new, the rest is shared with obj (the writer copies
- * what it writes).
+ * and annotations are new, the rest is shared with obj (read only: the
+ * writer holds the copy as it is, pk_writer_replace_held).
  */
 static json_t *annotations_copy(const json_t *obj)
 {
@@ -424,7 +424,8 @@ bool q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const 
 	changed |= copy && set_annotation(copy, Q_ANNOTATION_POSITION, NULL); /* written before */
 	if (changed) {
 		struct pk_write_ref ref = ctl_ref_of(pk_type_of(kind), obj);
-		int r = pk_writer_replace(ctl->writer, &ref, copy);
+		/* copy: its own metadata and annotations, the rest the listing's read-only tree */
+		int r = pk_writer_replace_held(ctl->writer, &ref, copy);
 
 		if (r < 0)
 			ctl_log(ctl, 1, "%s %s/%s: pending: %s", pk_kind_to_string(kind),

@@ -82,7 +82,7 @@ static void write_status(struct pk_ctl *ctl, enum pk_kind kind, const json_t *ob
 		json_decref(st);
 		return;
 	}
-	r = pk_writer_status(ctl->writer, &ref, st);
+	r = pk_writer_status_held(ctl->writer, &ref, st); /* built here, changed no more */
 	if (r < 0)
 		ctl_log(ctl, 1, "%s %s: status: %s", pk_kind_to_string(kind), pk_name(obj),
 			pk_write_strerror(r));

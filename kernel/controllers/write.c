@@ -57,6 +57,15 @@ int ctl_replace(struct pk_ctl *ctl, const struct pk_write_ref *ref, const json_t
 	return commit_one(ctl, r, ret);
 }
 
+int ctl_replace_held(struct pk_ctl *ctl, const struct pk_write_ref *ref, json_t *obj, json_t **ret)
+{
+	int r = pk_writer_batch_begin(ctl->writer);
+
+	if (r == 0)
+		r = pk_writer_replace_held(ctl->writer, ref, obj);
+	return commit_one(ctl, r, ret);
+}
+
 int ctl_status(struct pk_ctl *ctl, const struct pk_write_ref *ref, const json_t *status,
 	       json_t **ret)
 {

@@ -224,13 +224,99 @@ static void ns_name(char *key, size_t n, const char *ns, const char *name)
 }
 
 /*
+ * The kind and, for a pod or a group, the "ns/name" key of each object a
+ * carry walked, by address: the next carry reads again only the objects
+ * that came since.  The memo holds a reference to each object, so that an
+ * address names one object for as long as the memo holds it.
+ */
+struct memo_ent {
+	json_t *o;
+	enum pk_kind kind;
+	char *key; /* a pod's or group's; NULL otherwise */
+};
+struct sc_carry_memo {
+	struct memo_ent *slot;
+	size_t mask;
+};
+
+void sc_carry_memo_free(struct sc_carry_memo *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i <= m->mask; i++)
+		if (m->slot[i].o) {
+			json_decref(m->slot[i].o);
+			free(m->slot[i].key);
+		}
+	free(m->slot);
+	free(m);
+}
+
+static struct sc_carry_memo *memo_new(size_t n)
+{
+	struct sc_carry_memo *m = calloc(1, sizeof(*m));
+	size_t cap = 16;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	if (m && !(m->slot = calloc(cap, sizeof(*m->slot)))) {
+		free(m);
+		return NULL;
+	}
+	if (m)
+		m->mask = cap - 1;
+	return m;
+}
+
+/* o's slot in m: its entry, or the empty slot it goes in. */
+static struct memo_ent *memo_slot(const struct sc_carry_memo *m, const json_t *o)
+{
+	size_t h = ptr_hash(o) & m->mask;
+
+	while (m->slot[h].o && m->slot[h].o != o)
+		h = (h + 1) & m->mask;
+	return &m->slot[h];
+}
+
+static bool pod_or_group(enum pk_kind k)
+{
+	return k == PK_KIND_POD || k == PK_KIND_POD_GROUP || k == PK_KIND_COMPOSITE_POD_GROUP;
+}
+
+/* o's entry in next: taken from was (its key moved there) or read from o; NULL: -ENOMEM. */
+static const struct memo_ent *memo_read(struct sc_carry_memo *next, struct sc_carry_memo *was,
+					json_t *o)
+{
+	struct memo_ent *e = memo_slot(next, o), *w = was ? memo_slot(was, o) : NULL;
+	char key[600];
+
+	if (e->o)
+		return e;
+	e->o = json_incref(o);
+	if (w && w->o) {
+		e->kind = w->kind;
+		e->key = w->key;
+		w->key = NULL;
+		return e;
+	}
+	e->kind = pk_kind_of(o);
+	if (!pod_or_group(e->kind))
+		return e;
+	ns_name(key, sizeof(key), pk_namespace(o) ?: "", pk_name(o) ?: "");
+	e->key = strdup(key);
+	return e->key ? e : NULL;
+}
+
+/*
  * The workload profile of objects[0..n)'s pods and the topology keys of its
- * groups, noted again in the objects' order, as a new scheduler notes them.
+ * groups, noted again in the objects' order, as a new scheduler notes them
+ * (the objects' kinds and keys read from the memo of the carry before, but
+ * those that came since).
  */
 static int again(struct pk_sched *s, const json_t *objects, size_t n, enum pk_kind *kinds)
 {
-	char key[600];
-	int r = 0;
+	struct sc_carry_memo *m = memo_new(n);
+	int r = m ? 0 : -ENOMEM;
 
 	sc_profile_fini(&s->profile);
 	memset(&s->profile, 0, sizeof(s->profile));
@@ -238,22 +324,28 @@ static int again(struct pk_sched *s, const json_t *objects, size_t n, enum pk_ki
 		free(s->topo_keys.v[i]);
 	s->topo_keys.n = 0;
 	for (size_t i = 0; r == 0 && i < n; i++) {
-		const json_t *o = json_array_get(objects, i);
-		enum pk_kind k = kinds[i] = pk_kind_of(o);
+		const struct memo_ent *e = memo_read(m, s->carry_memo, json_array_get(objects, i));
+		enum pk_kind k = e ? e->kind : PK_KIND_UNKNOWN;
 		const struct sc_group *g;
 		struct sc_pod *p;
 
-		if (k != PK_KIND_POD && k != PK_KIND_POD_GROUP && k != PK_KIND_COMPOSITE_POD_GROUP)
+		if (!e)
+			r = -ENOMEM;
+		kinds[i] = k;
+		if (!e || !pod_or_group(k))
 			continue;
-		ns_name(key, sizeof(key), pk_namespace(o) ?: "", pk_name(o) ?: "");
-		if (k == PK_KIND_POD && (p = pk_map_get(&s->forest.pods, key)))
+		if (k == PK_KIND_POD && (p = pk_map_get(&s->forest.pods, e->key)))
 			sc_profile_note(&s->profile, &s->snap, p);
 		g = k == PK_KIND_POD
 			? NULL
-			: sc_forest_find(&s->forest, key, k == PK_KIND_COMPOSITE_POD_GROUP);
+			: sc_forest_find(&s->forest, e->key, k == PK_KIND_COMPOSITE_POD_GROUP);
 		if (g && g->present)
 			r = sc_note_topo_key(s, g->spec.topo_key);
 	}
+	sc_carry_memo_free(s->carry_memo);
+	s->carry_memo = r == 0 ? m : NULL;
+	if (r < 0)
+		sc_carry_memo_free(m);
 	return r;
 }
 

@@ -59,6 +59,9 @@ struct pk_sched {
 	struct sc_vec topo_keys; /* every topology key seen on a group (char *) */
 	/* a kept scheduler's (pk_sched_run_kept): its run's writer's index of the objects */
 	struct pk_writer_memory_index *windex;
+	/* a carried scheduler's (carry.c): the kind and key of each object its last carry
+	 * walked, by address */
+	struct sc_carry_memo *carry_memo;
 	int *all_nodes; /* 0, 1, 2, ...: the whole cluster as a scope */
 	size_t all_cap;
 	/* Lowest priority of a bound pod (a lower bound; forest.c). */
@@ -99,6 +102,8 @@ bool sc_other_scheduler(const json_t *obj);
  */
 void sc_carry_index(struct pk_sched *s, const json_t *gone, const json_t *came, size_t n,
 		    const enum pk_kind *kinds);
+/* Free a carry's memo (carry.c; NULL: nothing). */
+void sc_carry_memo_free(struct sc_carry_memo *m);
 
 /* The scope of every node index (0 .. nnodes-1); NULL on ENOMEM. */
 const int *sc_all_nodes(struct pk_sched *s); /* ctx.c */

@@ -86,6 +86,7 @@ void pk_sched_free(struct pk_sched *s)
 	free(s->ops_state);
 	sc_profile_fini(&s->profile);
 	pk_writer_memory_index_free(s->windex);
+	sc_carry_memo_free(s->carry_memo);
 	free(s);
 }
 

@@ -413,10 +413,44 @@ static int apply(struct mem_backend *b, const struct pk_write_item *it, json_t *
 }
 
 /*
- * opts.shared: obj (under key) as the array's own, a deep copy in its place
- * at the first change (*ret_obj), the shared one left as it was.
+ * A copy of obj to apply an item to (pk_write_item_apply): a pod's has its
+ * own metadata and status, a new spec holding the same fields and the rest
+ * shared, as the store copies a pod it edits (an item sets only top-level
+ * fields of its spec, and changes its metadata and status within); any
+ * other kind's is deep.
  */
-static int own_copy(struct mem_backend *b, const char *key, json_t *obj, json_t **ret_obj)
+static json_t *copy_for_item(const json_t *obj, const struct pk_type *t)
+{
+	static const char *const copied[] = {"metadata", "status"};
+	json_t *next, *spec;
+
+	if (!t || t->pk != PK_KIND_POD)
+		return json_deep_copy(obj);
+	next = json_copy((json_t *)obj);
+	for (size_t i = 0; next && i < sizeof(copied) / sizeof(copied[0]); i++) {
+		json_t *v = json_object_get(obj, copied[i]);
+
+		if (v && json_object_set_new(next, copied[i], json_deep_copy(v)) < 0) {
+			json_decref(next);
+			return NULL;
+		}
+	}
+	spec = json_object_get(obj, "spec");
+	if (next && json_is_object(spec) &&
+	    json_object_set_new(next, "spec", json_copy(spec)) < 0) {
+		json_decref(next);
+		return NULL;
+	}
+	return next;
+}
+
+/*
+ * opts.shared: obj (under key, of kind t) as the array's own, a copy
+ * (copy_for_item) in its place at the first change (*ret_obj), the shared
+ * one left as it was.
+ */
+static int own_copy(struct mem_backend *b, const struct pk_type *t, const char *key, json_t *obj,
+		    json_t **ret_obj)
 {
 	size_t n = json_array_size(b->objects), i;
 	json_t *copy;
@@ -428,7 +462,7 @@ static int own_copy(struct mem_backend *b, const char *key, json_t *obj, json_t 
 		;
 	if (i == n)
 		return -ENOENT;
-	if (!(copy = json_deep_copy(obj)))
+	if (!(copy = copy_for_item(obj, t)))
 		return -ENOMEM;
 	if (pk_map_put(&b->own, key, copy) < 0) {
 		json_decref(copy);
@@ -467,7 +501,7 @@ static int modify(struct mem_backend *b, const struct pk_write_item *it, int64_t
 		return -EOPNOTSUPP;
 	bare = it->evict && !it->node && !it->volume && !it->annotations && !it->nconds &&
 	       !it->claim && !it->replace && !it->status;
-	if (!bare && ((r = own_copy(b, key, obj, &obj)) < 0 || (r = apply(b, it, obj, now)) < 0))
+	if (!bare && ((r = own_copy(b, t, key, obj, &obj)) < 0 || (r = apply(b, it, obj, now)) < 0))
 		return r;
 	if (it->evict && (r = remove_obj(b, key, obj)) < 0)
 		return r;

@@ -416,6 +416,20 @@ int pk_writer_replace(struct pk_writer *w, const struct pk_write_ref *ref, const
 	return it ? keep_copy(&it->replace, obj) : -errno;
 }
 
+int pk_writer_replace_held(struct pk_writer *w, const struct pk_write_ref *ref, json_t *obj)
+{
+	struct pk_write_item *it;
+
+	if (!ref_ok(w, ref) || !json_is_object(obj))
+		return -EINVAL;
+	it = edit_item(w, ref, ACT_REPLACE);
+	if (!it)
+		return -errno;
+	json_decref(it->replace);
+	it->replace = json_incref(obj);
+	return 0;
+}
+
 int pk_writer_status(struct pk_writer *w, const struct pk_write_ref *ref, const json_t *status)
 {
 	struct pk_write_item *it;
@@ -424,6 +438,20 @@ int pk_writer_status(struct pk_writer *w, const struct pk_write_ref *ref, const 
 		return -EINVAL;
 	it = edit_item(w, ref, ACT_STATUS);
 	return it ? keep_copy(&it->status, status) : -errno;
+}
+
+int pk_writer_status_held(struct pk_writer *w, const struct pk_write_ref *ref, json_t *status)
+{
+	struct pk_write_item *it;
+
+	if (!ref_ok(w, ref) || !json_is_object(status))
+		return -EINVAL;
+	it = edit_item(w, ref, ACT_STATUS);
+	if (!it)
+		return -errno;
+	json_decref(it->status);
+	it->status = json_incref(status);
+	return 0;
 }
 
 int pk_writer_claim(struct pk_writer *w, const struct pk_write_ref *claim, const json_t *status)

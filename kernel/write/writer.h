@@ -203,8 +203,17 @@ int pk_writer_create(struct pk_writer *w, const struct pk_type *kind, const json
  * a status, a claim or a volume: another batch writes those).
  */
 int pk_writer_replace(struct pk_writer *w, const struct pk_write_ref *ref, const json_t *obj);
+/*
+ * pk_writer_replace with obj held (a reference taken), not copied: the
+ * caller changes neither obj nor anything it shares with other trees after
+ * the call (a replacement built over a stored object's read-only tree).
+ */
+int pk_writer_replace_held(struct pk_writer *w, const struct pk_write_ref *ref, json_t *obj);
 /* Replace the object's status with status (borrowed; a PUT of the status subresource). */
 int pk_writer_status(struct pk_writer *w, const struct pk_write_ref *ref, const json_t *status);
+/* pk_writer_status with status held (a reference taken), not copied: the caller changes it no
+ * more. */
+int pk_writer_status_held(struct pk_writer *w, const struct pk_write_ref *ref, json_t *status);
 /* Delete the object after anything else asked of it (any kind; pk_writer_evict for a pod). */
 int pk_writer_delete(struct pk_writer *w, const struct pk_write_ref *ref,
 		     enum pk_write_propagation how);

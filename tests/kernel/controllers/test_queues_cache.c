@@ -544,6 +544,70 @@ START_TEST(queue_kept_decides_as_a_fresh_one)
 }
 END_TEST
 
+/* A pod bound to a Node (or, gone, deleted), named p<i>; the store's order puts it among the rest.
+ */
+static void bound_pod(int i, bool gone)
+{
+	char name[32], buf[512];
+	json_t *o = NULL;
+
+	snprintf(name, sizeof(name), "p%d", i);
+	if (gone) {
+		pk_store_delete_opts(st, &pk_type_pod, "default", name, NULL, NULL, NULL);
+		return;
+	}
+	if (pk_store_get(st, &pk_type_pod, "default", name, &o) == 0) { /* a new version of it */
+		json_t *p = json_loads("{\"metadata\": {\"labels\": {\"v\": \"2\"}}}", 0, NULL);
+
+		json_decref(o);
+		ck_assert_int_eq(pk_store_patch(st, &pk_type_pod, "default", name, PK_PATCH_MERGE,
+						p, PK_SUB_MAIN, NULL, NULL),
+				 0);
+		json_decref(p);
+		return;
+	}
+	snprintf(buf, sizeof(buf),
+		 "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"%s\", "
+		 "\"namespace\": \"default\"}, \"spec\": {\"nodeName\": \"n%d\", \"containers\": "
+		 "[{\"name\": \"c\", \"image\": \"x\", \"resources\": {\"requests\": {\"cpu\": "
+		 "\"100m\"}}}]}}",
+		 name, i % 4);
+	create_json(buf);
+}
+
+/*
+ * The cluster's objects kept in the store's order as they change (pods
+ * bound and deleted among the rest, a Node relabelled, placement checks
+ * between) are, after each pass, those objects sorted afresh.
+ */
+START_TEST(queue_kept_order_is_a_fresh_sort)
+{
+	unsigned seed = 0x50f7;
+	int compared = 0;
+
+	settle();
+	for (int step = 0; step < 60; step++) {
+		struct pk_queues_stats d;
+		int op = rand_r(&seed) % 4, i = rand_r(&seed) % 24, r;
+		char name[32];
+
+		if (op == 3)
+			label_node();
+		else
+			bound_pod(i, op == 2);
+		if (step % 10 == 0) {
+			snprintf(name, sizeof(name), "k%d", step);
+			job(name, "lq0");
+		}
+		pass(&d);
+		r = pk_queues_sorted_agree(q);
+		ck_assert_msg(r >= 0, "step %d: the kept order is not a fresh sort", step);
+		compared += r;
+	}
+	ck_assert_int_gt(compared, 0);
+}
+END_TEST
+
 /* A ClusterQueue of 64 TPUs, lq-big, and a Job of 5 pods of 4 TPUs: its quota fits, the 16 TPUs of
  * the four nodes do not hold it. */
 static void big_job(void)
@@ -607,6 +671,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, queue_waiting_for_room_is_placed_again_only_after_a_cluster_change);
 	tcase_add_test(tc, queue_unchanged_is_not_visited);
 	tcase_add_loop_test(tc, queue_kept_decides_as_a_fresh_one, 0, 4);
+	tcase_add_test(tc, queue_kept_order_is_a_fresh_sort);
 	suite_add_tcase(s, tc);
 	return s;
 }

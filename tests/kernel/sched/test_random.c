@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "kernel/api/api.h"
+#include "kernel/sched/sched-core.h"
 #include "kernel/sched/sched.h"
+#include "kernel/sched/sched-strand.h"
 
 static unsigned seed;
 static int rnd(int n)
@@ -427,6 +429,40 @@ static void churn(json_t *base, int pass)
 }
 
 /*
+ * The workload profile of s, carried (its objects' kinds and keys read from
+ * the memo of the carry before), is exactly a new scheduler's of objs, the
+ * objects it holds, added in their order.
+ */
+static void assert_same_profile(const struct pk_sched *s, const json_t *objs)
+{
+	struct pk_sched_opts opts = {.check = true};
+	struct pk_errors errs = {0};
+	struct pk_sched *f = NULL;
+	const struct sc_profile *a, *b = &s->profile;
+	size_t i;
+	json_t *o;
+
+	ck_assert_int_eq(pk_sched_new(&opts, &f), 0);
+	json_array_foreach(objs, i, o)
+	{
+		if (!sc_other_scheduler(o))
+			ck_assert_int_eq(pk_sched_add(f, o, &errs), 0);
+	}
+	a = &f->profile;
+	ck_assert_int_eq(a->n, b->n);
+	ck_assert(a->seen == b->seen && a->total == b->total);
+	for (int k = 0; k < a->n; k++) {
+		const struct sc_profile_class *x = &a->c[k], *y = &b->c[k];
+
+		ck_assert(x->res == y->res && x->devices == y->devices && x->nmodels == y->nmodels);
+		ck_assert(x->weight == y->weight && x->cpu == y->cpu && x->mem == y->mem);
+		ck_assert(x->cpu2 == y->cpu2 && x->mem2 == y->mem2);
+	}
+	pk_errors_clear(&errs);
+	pk_sched_free(f);
+}
+
+/*
  * Placement checks on a scheduler carried from pass to pass
  * (pk_sched_run_carried) decide as new schedulers do: between two checks
  * the cluster changes as a store's would (pods gone, moved, new in the
@@ -464,6 +500,8 @@ START_TEST(test_random_carried)
 			ck_assert_int_ge(r, 0);
 			carried += r == 1; /* on the carried scheduler, not a new one */
 			assert_same_run(it, tries, fout, fpre, kout, kpre);
+			if (r == 1)
+				assert_same_profile(s, kout);
 			json_decref(held);
 			held = s ? json_incref(kout) : NULL; /* what the scheduler holds now */
 			if (all_bound(fout, fpre)) {

@@ -274,6 +274,52 @@ START_TEST(test_eviction_deletes)
 }
 END_TEST
 
+/*
+ * A shared pod with annotations and conditions of its own, bound with
+ * annotations and given a condition: its copy (its own metadata and status,
+ * its spec's fields shared) holds the changes, the shared pod and what it
+ * holds within are left as they were.
+ */
+START_TEST(test_shared_pod_within_left_as_it_was)
+{
+	json_t *d = pod("d", NULL, NULL, NULL), *objs, *before, *mine;
+	json_t *ann = json_pack("{s:s}", "example.com/placed", "yes");
+	struct pk_writer_memory_opts o = {.now = NOW, .shared = true};
+	struct pk_write_ref rd = ref(PK_KIND_POD, "d", 0, NULL);
+	struct pk_writer *w = NULL;
+	const struct pk_write_result *res;
+
+	pk_set(d, "metadata.annotations", json_pack("{s:s}", "example.com/had", "1"));
+	pk_set(d, "status",
+	       json_pack("{s:[{s:s,s:s}]}", "conditions", "type", "Ready", "status", "False"));
+	objs = json_pack("[O]", d);
+	before = json_deep_copy(d);
+	ck_assert_int_eq(pk_writer_memory_new(objs, &o, &w), 0);
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_bind(w, &rd, "n1", ann), 0);
+	res = commit(w, 1);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert_int_eq(pk_writer_batch_begin(w), 0);
+	ck_assert_int_eq(pk_writer_set_condition(w, &rd, "Ready", "True", "", ""), 0);
+	res = commit(w, 1);
+	ck_assert_int_eq(res[0].error, 0);
+	mine = json_array_get(objs, 0);
+	ck_assert_ptr_ne(mine, d);
+	ck_assert_str_eq(pk_get_string(mine, "spec.nodeName"), "n1");
+	ck_assert_str_eq(json_string_value(json_object_get(pk_get(mine, "metadata.annotations"),
+							   "example.com/placed")),
+			 "yes");
+	ck_assert_str_eq(
+	    pk_get_string(json_array_get(pk_get(mine, "status.conditions"), 0), "status"), "True");
+	ck_assert(json_equal(d, before)); /* the shared one, within too */
+	pk_writer_free(w);
+	json_decref(objs);
+	json_decref(before);
+	json_decref(ann);
+	json_decref(d);
+}
+END_TEST
+
 START_TEST(test_shared_objects_copied_at_first_change)
 {
 	json_t *a = pod("a", NULL, NULL, NULL), *b = pod("b", NULL, NULL, "n1"),
@@ -573,6 +619,72 @@ START_TEST(test_store_job_write_leaves_the_tree_before)
 }
 END_TEST
 
+/*
+ * A replacement held, not copied (pk_writer_replace_held, as the queue
+ * controller writes a pending reason): a copy of the stored tree with its
+ * own metadata and annotations, the rest the stored tree's.  The write
+ * stores the new annotation, and neither the tree handed out before nor the
+ * replacement changes, through that write or the status write after it
+ * (held too, pk_writer_status_held).
+ */
+START_TEST(test_store_job_replace_held_leaves_both_trees)
+{
+	char dir[] = "/tmp/pk-memory-test-XXXXXX", err[256], cmd[300];
+	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:b,s:{s:{s:s,s:[{s:s,s:s}]}}}}",
+				"apiVersion", "batch/v1", "kind", "Job", "metadata", "name", "j",
+				"namespace", "default", "spec", "suspend", 1, "template", "spec",
+				"restartPolicy", "Never", "containers", "name", "c", "image", "x");
+	json_t *stored = NULL, *before, *copy, *copy_before, *meta, *now = NULL;
+	json_t *status = json_pack("{s:i}", "active", 1);
+	struct pk_write_ref r = ref(PK_KIND_JOB, "j", 0, NULL);
+	struct pk_writer *sw = NULL;
+	struct pk_store *st = NULL;
+	const struct pk_write_result *res;
+	size_t n = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_create(st, job, NULL, &stored), 0);
+	before = json_deep_copy(stored);
+	copy = json_copy(stored);
+	meta = json_copy(json_object_get(stored, "metadata"));
+	json_object_set_new(meta, "annotations", json_pack("{s:s}", "example.com/why", "waits"));
+	json_object_set_new(copy, "metadata", meta);
+	copy_before = json_deep_copy(copy);
+	ck_assert_int_eq(pk_writer_store_new(st, &sw), 0);
+	ck_assert_int_eq(pk_writer_batch_begin(sw), 0);
+	ck_assert_int_eq(pk_writer_replace_held(sw, &r, copy), 0);
+	ck_assert_int_eq(pk_writer_batch_commit(sw, &res, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert_int_eq(pk_writer_batch_begin(sw), 0);
+	ck_assert_int_eq(pk_writer_status_held(sw, &r, status), 0); /* held too */
+	ck_assert_int_eq(pk_writer_batch_commit(sw, &res, &n), 0);
+	ck_assert_int_eq(res[0].error, 0);
+	ck_assert(json_equal(stored, before));	  /* handed out before: as it was */
+	ck_assert(json_equal(copy, copy_before)); /* the replacement held: as it was */
+	ck_assert_int_eq(json_integer_value(json_object_get(status, "active")), 1);
+	ck_assert_uint_eq(json_object_size(status), 1); /* the status held: as it was */
+	ck_assert_int_eq(pk_store_get(st, &pk_type_job, "default", "j", &now), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(pk_get(now, "metadata.annotations"),
+							   "example.com/why")),
+			 "waits");
+	ck_assert_int_eq(json_integer_value(pk_get(now, "status.active")), 1);
+	ck_assert_str_eq(pk_get_string(now, "spec.template.spec.containers[0].image"), "x");
+	json_decref(now);
+	pk_writer_free(sw);
+	pk_store_close(st);
+	json_decref(stored);
+	json_decref(before);
+	json_decref(copy);
+	json_decref(copy_before);
+	json_decref(status);
+	json_decref(job);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* ---- an index kept from writer to writer --------------------------------------- */
 
 /* Whether ix holds exactly the pods and claims of objs, each under its key, as a fresh index. */
@@ -771,10 +883,12 @@ static Suite *memory_suite(void)
 	tcase_add_test(tc, test_create_named_taken_and_generated);
 	tcase_add_test(tc, test_eviction_deletes);
 	tcase_add_test(tc, test_shared_objects_copied_at_first_change);
+	tcase_add_test(tc, test_shared_pod_within_left_as_it_was);
 	tcase_add_test(tc, test_binding_waits_for_its_claim);
 	tcase_add_test(tc, test_kinds_not_held_are_not_written);
 	tcase_add_test(tc, test_memory_writes_as_the_store_does);
 	tcase_add_test(tc, test_store_job_write_leaves_the_tree_before);
+	tcase_add_test(tc, test_store_job_replace_held_leaves_both_trees);
 	tcase_add_test(tc, test_kept_index_matches_a_fresh_one);
 	suite_add_tcase(s, tc);
 	return s;
