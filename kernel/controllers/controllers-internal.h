@@ -176,6 +176,10 @@ int q_cache_sorted_agree(const struct pk_ctl *ctl);
 struct q_tree;
 int q_tree_new(json_t *cqs, json_t *cohorts, struct q_tree **ret);
 void q_tree_free(struct q_tree *t);
+/* t kept for a pass over the same specs: its usage emptied, its maps cqs and cohorts. */
+int q_tree_reuse(struct q_tree *t, json_t *cqs, json_t *cohorts);
+/* Same quotas, usage, parents and cycles (the tests' check of a kept tree). */
+bool q_tree_equal(const struct q_tree *a, const struct q_tree *b);
 void q_tree_charge(struct q_tree *t, const char *cq, const char *flavor, const char *resource,
 		   int64_t milli);
 int64_t q_tree_available(const struct q_tree *t, const char *cq, const char *flavor,

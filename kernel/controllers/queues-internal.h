@@ -181,6 +181,12 @@ int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **re
 /* The pass is over: its placement scheduler carried to the next pass's picture. */
 void q_cache_carry(struct q_state *s);
 /*
+ * s->tree for the pass: the last pass's quota tree when no ClusterQueue,
+ * Cohort or other configuration changed since (its usage emptied), else a
+ * new one; 0 or -ENOMEM.  q_cache_carry keeps it for the next pass.
+ */
+int q_cache_tree(struct q_state *s);
+/*
  * The workload of obj (a Job or JobSet, "ns/name" key) as the last pass
  * read this very version of it under the same queues and classes: 1 with w
  * filled, 2 when it was no workload (not queued, finished, being deleted),

@@ -146,8 +146,8 @@ static void state_clear(struct q_state *s)
 	json_decref(s->wpcs);
 	json_decref(s->pods);
 	json_decref(s->groups);
+	q_cache_carry(s); /* the quota tree kept, with the placement scheduler */
 	q_tree_free(s->tree);
-	q_cache_carry(s);
 	q_place_free(s->place);
 	json_decref(s->jobs);
 	json_decref(s->jobsets);
@@ -341,8 +341,7 @@ static int state_load(struct pk_ctl *ctl, struct q_state *s)
 	s->counts = json_object();
 	s->lqusage = json_object();
 	s->dirty = json_object();
-	if (!s->usage || !s->counts || !s->lqusage || !s->dirty ||
-	    q_tree_new(s->cqs, s->cohorts, &s->tree) < 0)
+	if (!s->usage || !s->counts || !s->lqusage || !s->dirty || q_cache_tree(s) < 0)
 		return -ENOMEM;
 	n = s->visit ? visited_count(s)
 		     : json_object_size(s->jobs) + json_object_size(s->jobsets) +

@@ -104,6 +104,8 @@ struct q_cache {
 			only}: its echo on the stream is no change */
 	json_int_t pass_config; /* config_gen at the last pass recorded (-1: none) */
 	json_t *gauges;		/* ClusterQueue -> its Kueue gauges' lines and what they read */
+	struct q_tree *tree;	/* the last pass's quota tree (q_cache_tree), its usage aside */
+	json_int_t tree_config; /* config_gen it was built at */
 	struct pk_queues_stats stats;
 };
 
@@ -276,6 +278,7 @@ void q_cache_free(struct q_cache *c)
 	pk_sched_free(c->sched);
 	json_decref(c->held);
 	pk_sched_decoded_free(c->decoded);
+	q_tree_free(c->tree);
 	free(c);
 }
 
@@ -1094,10 +1097,32 @@ int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **re
 	return r;
 }
 
+int q_cache_tree(struct q_state *s)
+{
+	struct q_cache *c = s->cache;
+
+	if (c && c->tree && c->tree_config == c->config_gen) {
+		s->tree = c->tree;
+		c->tree = NULL;
+		return q_tree_reuse(s->tree, s->cqs, s->cohorts);
+	}
+	if (c) {
+		q_tree_free(c->tree);
+		c->tree = NULL;
+		c->tree_config = c->config_gen;
+	}
+	return q_tree_new(s->cqs, s->cohorts, &s->tree);
+}
+
 void q_cache_carry(struct q_state *s)
 {
 	struct q_cache *c = s->cache;
 
+	if (c && s->tree && !c->tree &&
+	    q_tree_reuse(s->tree, NULL, NULL) == 0) { /* built at tree_config (q_cache_tree) */
+		c->tree = s->tree;
+		s->tree = NULL;
+	}
 	if (!c || !s->place)
 		return;
 	pk_sched_free(c->sched);

@@ -247,6 +247,24 @@ int q_tree_new(json_t *cqs, json_t *cohorts, struct q_tree **ret)
 	return 0;
 }
 
+/*
+ * t again for a new pass over cqs and cohorts, whose specs are those t was
+ * built of (the queue cache's configuration generation unchanged): the
+ * quotas, parents and cycles are kept, the usage starts from nothing.
+ */
+int q_tree_reuse(struct q_tree *t, json_t *cqs, json_t *cohorts)
+{
+	t->cqs = cqs;
+	t->cohorts = cohorts;
+	return json_object_clear(t->usage) == 0 ? 0 : -ENOMEM;
+}
+
+bool q_tree_equal(const struct q_tree *a, const struct q_tree *b)
+{
+	return json_equal(a->quota, b->quota) && json_equal(a->usage, b->usage) &&
+	       json_equal(a->parent, b->parent) && json_equal(a->cycle, b->cycle);
+}
+
 void q_tree_free(struct q_tree *t)
 {
 	if (!t)

@@ -461,14 +461,39 @@ static const char *some_job(unsigned *seed, int made, char *buf, size_t n)
 	return NULL;
 }
 
-/* One random change: a Job made, deleted, resized, its status written, a Node relabelled. */
+/* A ClusterQueue's nominal quota set to tpus (the kept quota tree then built again). */
+static void set_quota(int cq, int tpus)
+{
+	char buf[400], name[16];
+	json_t *p;
+
+	snprintf(buf, sizeof(buf),
+		 "{\"spec\": {\"resourceGroups\": [{\"coveredResources\": [\"google.com/tpu\"], "
+		 "\"flavors\": [{\"name\": \"default-flavor\", \"resources\": [{\"name\": "
+		 "\"google.com/tpu\", \"nominalQuota\": %d}]}]}]}}",
+		 tpus);
+	snprintf(name, sizeof(name), "cq%d", cq);
+	p = json_loads(buf, 0, NULL);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(pk_store_patch(st, &pk_type_cluster_queue, NULL, name, PK_PATCH_MERGE, p,
+					PK_SUB_MAIN, NULL, NULL),
+			 0);
+	json_decref(p);
+}
+
+/*
+ * One random change: a Job made, deleted, resized, its status written, a
+ * Node relabelled, a ClusterQueue's quota changed.
+ */
 static void random_change(unsigned *seed, int *made)
 {
 	char name[32], buf[160];
 	const char *j = some_job(seed, *made, name, sizeof(name));
-	int op = rand_r(seed) % 5;
+	int op = rand_r(seed) % 6;
 	json_t *p;
 
+	if (op == 5)
+		return set_quota(rand_r(seed) % QUEUES, 4 * (1 + rand_r(seed) % 3));
 	if (op == 0 || !j) {
 		snprintf(name, sizeof(name), "r%d", (*made)++);
 		job(name, rand_r(seed) % 2 ? "lq1" : "lq0");

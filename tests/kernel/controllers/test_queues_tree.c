@@ -146,6 +146,53 @@ START_TEST(cohort_cycle_admits_nothing)
 }
 END_TEST
 
+/* Random charges of ClusterQueues a to d, in a cohort tree with limits. */
+static void random_charges(struct q_tree *t, unsigned *seed, int n)
+{
+	static const char *const names[] = {"a", "b", "c", "d"};
+
+	for (int i = 0; i < n; i++)
+		q_tree_charge(t, names[rand_r(seed) % 4], "default", "cpu",
+			      CPU(rand_r(seed) % 7) - CPU(2));
+}
+
+/*
+ * A tree kept for the next pass (q_tree_reuse: the queue cache keeps it
+ * while no ClusterQueue or Cohort changed) answers as a new one over the
+ * same specs after any charges, whatever the pass before charged.
+ */
+START_TEST(kept_tree_is_a_new_one)
+{
+	static const char *const names[] = {"a", "b", "c", "d"};
+	unsigned seed = 0x7ee + (unsigned)_i;
+
+	add(cohorts, "root", NULL, NULL, 10, -1, -1);
+	add(cohorts, "ab", "parentName", "root", 2, 4, 1);
+	add(cqs, "a", "cohortName", "ab", 9, 1, -1);
+	add(cqs, "b", "cohortName", "ab", 12, -1, 3);
+	add(cqs, "c", "cohortName", "root", 5, 2, 2);
+	add(cqs, "d", NULL, NULL, 6, -1, -1);
+	build();
+	for (int pass = 0; pass < 20; pass++) {
+		struct q_tree *fresh = NULL;
+		unsigned same = seed;
+		int n = 1 + rand_r(&seed) % 12;
+
+		ck_assert_int_eq(q_tree_reuse(tree, cqs, cohorts), 0);
+		ck_assert_int_eq(q_tree_new(cqs, cohorts, &fresh), 0);
+		ck_assert(q_tree_equal(tree, fresh));
+		same = seed;
+		random_charges(tree, &seed, n);
+		random_charges(fresh, &same, n);
+		ck_assert(q_tree_equal(tree, fresh));
+		for (int i = 0; i < 4; i++)
+			ck_assert_int_eq(avail(names[i]),
+					 q_tree_available(fresh, names[i], "default", "cpu"));
+		q_tree_free(fresh);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("controllers-queues-tree");
@@ -159,6 +206,7 @@ int main(void)
 	tcase_add_test(tc, lending_down_to_the_limit);
 	tcase_add_test(tc, cohort_quota_and_hierarchy);
 	tcase_add_test(tc, cohort_cycle_admits_nothing);
+	tcase_add_loop_test(tc, kept_tree_is_a_new_one, 0, 4);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
