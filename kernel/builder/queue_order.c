@@ -25,13 +25,49 @@
 
 #include "kernel/builder/builder.h"
 
+/* s after buf's len characters, within n (a NUL after them); the length it would have. */
+static size_t put(char *buf, size_t n, size_t len, const char *s)
+{
+	size_t k = s ? strlen(s) : 0;
+
+	if (len < n)
+		memcpy(buf + len, s ? s : "", k < n - len ? k : n - len);
+	return len + k;
+}
+
+/*
+ * Joined piece by piece: it is written for every pending workload a pass
+ * visits, and a format is most of what it costs (the same text as
+ * "%s %" PRId64 " %s %s/%s/%s").
+ */
 int wb_queue_order_format(char *buf, size_t n, const char *cq, int64_t priority,
 			  const char *created, const char *kind, const char *ns, const char *name)
 {
-	int len = snprintf(buf, n, "%s %" PRId64 " %s %s/%s/%s", cq, priority,
-			   created && *created ? created : "-", kind, ns ? ns : "", name);
+	char prio[24], *p = prio + sizeof(prio);
+	uint64_t v = priority < 0 ? -(uint64_t)priority : (uint64_t)priority;
+	size_t len;
 
-	return len < 0 || (size_t)len >= n ? -ENAMETOOLONG : 0;
+	if (n == 0)
+		return -ENAMETOOLONG;
+	*--p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	if (priority < 0)
+		*--p = '-';
+	len = put(buf, n, 0, cq);
+	len = put(buf, n, len, " ");
+	len = put(buf, n, len, p);
+	len = put(buf, n, len, " ");
+	len = put(buf, n, len, created && *created ? created : "-");
+	len = put(buf, n, len, " ");
+	len = put(buf, n, len, kind);
+	len = put(buf, n, len, "/");
+	len = put(buf, n, len, ns ? ns : "");
+	len = put(buf, n, len, "/");
+	len = put(buf, n, len, name);
+	buf[len < n ? len : n - 1] = '\0';
+	return len >= n ? -ENAMETOOLONG : 0;
 }
 
 /* One queue-order value, parsed: pointers into a copy (text). */

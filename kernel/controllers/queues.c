@@ -386,10 +386,15 @@ static void add_milli(json_t *map, const char *a, const char *b, int64_t v)
 
 bool q_covers(const json_t *group, const char *resource)
 {
+	return q_covers_in(json_object_get(group, "coveredResources"), resource);
+}
+
+bool q_covers_in(const json_t *covered, const char *resource)
+{
 	size_t i;
 	json_t *c;
 
-	CTL_ARRAY_EACH(json_object_get(group, "coveredResources"), i, c)
+	json_array_foreach(covered, i, c)
 	{
 		const char *v = json_string_value(c);
 

@@ -66,6 +66,7 @@ static enum fit flavor_fit(struct q_state *s, const struct q_workload *w, const 
 {
 	const json_t *fobj = json_object_get(s->flavors, fname), *v;
 	const json_t *cqu = json_object_get(s->usage, cq);
+	const json_t *covered = json_object_get(group, "coveredResources");
 	enum fit fit = FIT;
 	const char *res;
 
@@ -78,7 +79,7 @@ static enum fit flavor_fit(struct q_state *s, const struct q_workload *w, const 
 		int64_t want = json_integer_value(v), more;
 		char q[64];
 
-		if (!q_covers(group, res) || want <= 0)
+		if (want <= 0 || !q_covers_in(covered, res))
 			continue;
 		more = want - q_tree_available(s->tree, cq, fname, res);
 		if (more <= 0) {
@@ -248,14 +249,15 @@ static bool uncovered(const json_t *groups, const struct q_workload *w, const ch
 		      size_t n)
 {
 	const char *res;
-	json_t *v, *group;
+	json_t *v;
 	size_t g;
 
 	json_object_foreach(w->requests, res, v)
 	{
 		bool found = false;
 
-		json_array_foreach(groups, g, group) found |= q_covers(group, res);
+		for (g = 0; !found && g < json_array_size(groups); g++)
+			found = q_covers(json_array_get(groups, g), res);
 		if (!found && json_integer_value(v) > 0 && strcmp(res, "pods") != 0) {
 			snprintf(why, n, "resource %s is not covered by ClusterQueue %s", res, cq);
 			return true;
@@ -283,8 +285,8 @@ json_t *q_assign(struct q_state *s, struct q_workload *w, const char *cq, struct
 		bool asked = false, preempt = false;
 		int f;
 
-		json_object_foreach(w->requests, res, v) asked |=
-		    q_covers(group, res) && json_integer_value(v) > 0;
+		json_object_foreach(w->requests, res, v) if (!asked) asked =
+		    json_integer_value(v) > 0 && q_covers(group, res);
 		if (!asked) {
 			json_array_append_new(out, json_string("-"));
 			continue;

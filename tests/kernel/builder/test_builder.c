@@ -8,6 +8,8 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -702,6 +704,34 @@ START_TEST(hostile_inputs_do_not_crash)
 }
 END_TEST
 
+/* The queue order joined piece by piece is the text the format writes, truncated as it is. */
+START_TEST(queue_order_is_the_formatted_text)
+{
+	static const char *const words[] = {
+	    "",	   "cq",   "a-much-longer-cluster-queue-name", "-", "2026-01-02T03:04:05Z",
+	    "ns1", "job-7"};
+	static const int64_t prios[] = {0, 1, -1, 42, -1000000, INT64_MAX, INT64_MIN};
+	unsigned seed = 7;
+
+	for (int i = 0; i < 5000; i++) {
+		const char *w[5];
+		int64_t prio = prios[rand_r(&seed) % 7];
+		size_t n = (size_t)rand_r(&seed) % 90 + 1;
+		char got[128], want[128];
+		int len, r;
+
+		for (int k = 0; k < 5; k++)
+			w[k] = words[rand_r(&seed) % 7];
+		len = snprintf(want, n, "%s %" PRId64 " %s %s/%s/%s", w[0], prio,
+			       *w[1] ? w[1] : "-", w[2], w[3], w[4]);
+		memset(got, 'x', sizeof(got));
+		r = wb_queue_order_format(got, n, w[0], prio, w[1], w[2], w[3], w[4]);
+		ck_assert_str_eq(got, want);
+		ck_assert_int_eq(r, (size_t)len >= n ? -ENAMETOOLONG : 0);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("builder");
@@ -723,6 +753,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, update_rules);
 	tcase_add_test(tc, materialize_from_existing_workload);
 	tcase_add_test(tc, hostile_inputs_do_not_crash);
+	tcase_add_test(tc, queue_order_is_the_formatted_text);
 	suite_add_tcase(s, tc);
 	return s;
 }
