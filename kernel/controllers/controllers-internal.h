@@ -79,6 +79,20 @@ struct pk_ctl {
 #define ctl_log(ctl, level, ...)                                                                   \
 	pk_logf((ctl)->cfg.log, (ctl)->cfg.log_arg, (ctl)->cfg.verbosity, level, __VA_ARGS__)
 #define ctl_now_ms() ap_now_ms()
+
+/*
+ * obj's member a's member b, as pk_get(obj, "a.b") reads it for keys that
+ * are names (no index): two hashed lookups, no path split and copied.
+ */
+static inline json_t *ctl_at(const json_t *obj, const char *a, const char *b)
+{
+	return json_object_get(json_object_get(obj, a), b);
+}
+
+static inline const char *ctl_at_string(const json_t *obj, const char *a, const char *b)
+{
+	return json_string_value(ctl_at(obj, a, b));
+}
 #define CTL_COUNT(ctl, field)                                                                      \
 	do {                                                                                       \
 		pthread_mutex_lock(&(ctl)->m.lock);                                                \

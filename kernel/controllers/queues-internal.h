@@ -87,6 +87,8 @@ int64_t q_milli_at(const json_t *map, const char *a, const char *b);
 bool q_covers(const json_t *group, const char *resource);
 /* q_covers of a group's coveredResources array, read once by the caller. */
 bool q_covers_in(const json_t *covered, const char *resource);
+/* q_covers of a group's coveredResources array, read once by the caller. */
+bool q_covers_in(const json_t *covered, const char *resource);
 /* Count w's requests in cq's usage (sign -1: give them back), its LocalQueue's and the tree's. */
 void q_charge_sign(struct q_state *s, const struct q_workload *w, const char *cq,
 		   const json_t *flavors, int sign);

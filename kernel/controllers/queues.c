@@ -100,14 +100,14 @@ static json_t *workload_requests(const json_t *obj, enum pk_kind kind)
 	if (!req)
 		return NULL;
 	if (kind == PK_KIND_JOB) {
-		if (q_add_pod_requests(req, pk_get(obj, "spec.template"),
+		if (q_add_pod_requests(req, ctl_at(obj, "spec", "template"),
 				       job_pods(pk_get(obj, "spec"))) < 0)
 			goto fail;
 		return req;
 	}
-	json_array_foreach(pk_get(obj, "spec.replicatedJobs"), i, rj)
+	json_array_foreach(ctl_at(obj, "spec", "replicatedJobs"), i, rj)
 	{
-		const json_t *jspec = pk_get(rj, "template.spec");
+		const json_t *jspec = ctl_at(rj, "template", "spec");
 		bool shorthand = !pk_get(jspec, "template");
 		int64_t replicas = q_int_or(rj, "replicas", 1);
 
@@ -167,11 +167,11 @@ static bool finished(const json_t *obj, enum pk_kind kind)
 /* The admission annotation "CQ/F1,F2": its ClusterQueue and flavors. */
 static void parse_admission(struct q_workload *w)
 {
-	const char *a = json_string_value(
-	    json_object_get(pk_get(w->obj, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION));
+	const char *a = json_string_value(json_object_get(ctl_at(w->obj, "metadata", "annotations"),
+							  WB_ANNOTATION_QUEUE_ADMISSION));
 	const char *slash = a ? strchr(a, '/') : NULL;
 
-	w->admitted = slash && !json_is_true(pk_get(w->obj, "spec.suspend"));
+	w->admitted = slash && !json_is_true(ctl_at(w->obj, "spec", "suspend"));
 	if (!w->admitted)
 		return;
 	w->cq = strndup(a, (size_t)(slash - a));
@@ -195,7 +195,7 @@ static void parse_admission(struct q_workload *w)
 int64_t q_priority(struct q_state *s, struct q_workload *w, const json_t *spec)
 {
 	const char *wpc = json_string_value(
-	    json_object_get(pk_get(w->obj, "metadata.labels"), Q_LABEL_PRIORITY_CLASS));
+	    json_object_get(ctl_at(w->obj, "metadata", "labels"), Q_LABEL_PRIORITY_CLASS));
 	const char *name = pk_get_string(spec, "priorityClassName"), *k;
 	json_t *pc;
 
@@ -228,7 +228,7 @@ static int read_workload(struct q_state *s, const char *key, json_t *o, enum pk_
 {
 	bool decoded = false, priority = false;
 
-	if (!wb_queue_name(o) || finished(o, kind) || pk_get(o, "metadata.deletionTimestamp")) {
+	if (!wb_queue_name(o) || finished(o, kind) || ctl_at(o, "metadata", "deletionTimestamp")) {
 		q_cache_keep(s, kind, key, o, NULL, false);
 		return 1;
 	}
@@ -238,7 +238,7 @@ static int read_workload(struct q_state *s, const char *key, json_t *o, enum pk_
 				 .ns = pk_namespace(o),
 				 .name = pk_name(o),
 				 .queue = wb_queue_name(o),
-				 .created = pk_get_string(o, "metadata.creationTimestamp")};
+				 .created = ctl_at_string(o, "metadata", "creationTimestamp")};
 	if (!q_cache_decoded(s, kind, key, w, &priority)) {
 		decoded = true;
 		w->requests = workload_requests(o, kind);
@@ -408,7 +408,7 @@ bool q_covers_in(const json_t *covered, const char *resource)
 void q_charge_sign(struct q_state *s, const struct q_workload *w, const char *cq,
 		   const json_t *flavors, int sign)
 {
-	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups");
+	const json_t *groups = ctl_at(json_object_get(s->cqs, cq), "spec", "resourceGroups");
 	json_t *cqu = q_sub(s->usage, cq), *lqu;
 	char lq[600];
 	const char *res;
@@ -465,9 +465,9 @@ static bool req_matches(const json_t *labels, const json_t *e)
 /* Whether cq's namespaceSelector selects ns (its labels and kubernetes.io/metadata.name). */
 static bool selects(const struct q_state *s, const json_t *cq, const char *ns)
 {
-	const json_t *sel = pk_get(cq, "spec.namespaceSelector"), *e;
+	const json_t *sel = ctl_at(cq, "spec", "namespaceSelector"), *e;
 	json_t *labels =
-	    json_deep_copy(pk_get(json_object_get(s->namespaces, ns), "metadata.labels"));
+	    json_deep_copy(ctl_at(json_object_get(s->namespaces, ns), "metadata", "labels"));
 	const char *k;
 	bool ok = true;
 	size_t i;
@@ -492,7 +492,7 @@ bool q_cq_active(const struct q_state *s, const json_t *cq, char *missing, size_
 	size_t i, k, len = 0;
 
 	*missing = '\0';
-	CTL_ARRAY_EACH(pk_get(cq, "spec.resourceGroups"), i, g)
+	CTL_ARRAY_EACH(ctl_at(cq, "spec", "resourceGroups"), i, g)
 	CTL_ARRAY_EACH(json_object_get(g, "flavors"), k, f)
 	{
 		const char *name = json_string_value(json_object_get(f, "name"));
@@ -551,7 +551,7 @@ static int admit(struct pk_ctl *ctl, struct q_workload *w, const char *cq, json_
 	if (r == 0)
 		ctl_log(ctl, 2, "%s %s/%s: admitted by ClusterQueue %s (%s)", w->kind_name, w->ns,
 			w->name, cq,
-			json_string_value(json_object_get(pk_get(one, "metadata.annotations"),
+			json_string_value(json_object_get(ctl_at(one, "metadata", "annotations"),
 							  WB_ANNOTATION_QUEUE_ADMISSION)));
 	else
 		ctl_log(ctl, 1, "%s %s/%s: admitting: %s", w->kind_name, w->ns, w->name,
@@ -636,7 +636,7 @@ static const char *cq_of(struct q_state *s, const struct q_workload *w, const ch
 	const json_t *obj;
 
 	q_join(key, sizeof(key), w->ns, w->queue);
-	cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
+	cq = ctl_at_string(json_object_get(s->lqs, key), "spec", "clusterQueue");
 	if (!cq) {
 		snprintf(why, n, "LocalQueue %s does not exist in namespace %s", w->queue, w->ns);
 		return NULL;
@@ -667,7 +667,7 @@ static const json_t *lq_of(const struct q_state *s, const struct q_workload *w)
 
 bool q_stopped(const json_t *queue, bool drain)
 {
-	const char *p = pk_get_string(queue, "spec.stopPolicy");
+	const char *p = ctl_at_string(queue, "spec", "stopPolicy");
 
 	return p && (strcmp(p, "HoldAndDrain") == 0 || (!drain && strcmp(p, "Hold") == 0));
 }
@@ -768,7 +768,7 @@ static int try_admit(struct pk_ctl *ctl, struct q_state *s, struct q_workload *w
 	char why[1024];
 	const char *cq = cq_of(s, w, ret_cq, why, sizeof(why));
 	const json_t *cqobj = cq ? json_object_get(s->cqs, cq) : NULL;
-	const char *strategy = pk_get_string(cqobj, "spec.queueingStrategy");
+	const char *strategy = ctl_at_string(cqobj, "spec", "queueingStrategy");
 	struct q_victim *victims = NULL;
 	json_t *flavors = NULL, *obj = NULL, *written = NULL;
 	size_t nv = 0;
@@ -855,13 +855,13 @@ static const char *cq_name_of(const struct q_state *s, const struct q_workload *
 	char key[600];
 
 	q_join(key, sizeof(key), w->ns, w->queue);
-	return pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
+	return ctl_at_string(json_object_get(s->lqs, key), "spec", "clusterQueue");
 }
 
 /* spec.fairSharing.weight in milli (default 1); -1 when the ClusterQueue sets no fairSharing. */
 static int64_t weight_of(const json_t *cq)
 {
-	const json_t *fs = pk_get(cq, "spec.fairSharing"), *w = json_object_get(fs, "weight");
+	const json_t *fs = ctl_at(cq, "spec", "fairSharing"), *w = json_object_get(fs, "weight");
 	int64_t milli = 1000;
 
 	if (!json_is_object(fs))
@@ -881,7 +881,8 @@ static int64_t weight_of(const json_t *cq)
  */
 static double share_with(struct q_state *s, const struct q_workload *w, const char *cq)
 {
-	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *g, *f;
+	const json_t *groups = ctl_at(json_object_get(s->cqs, cq), "spec", "resourceGroups"), *g,
+		     *f;
 	int64_t weight = weight_of(json_object_get(s->cqs, cq));
 	const char *res;
 	json_t *x, *cqu = q_sub(s->usage, cq);
@@ -1004,7 +1005,7 @@ static void note_pending(struct pk_ctl *ctl, struct q_state *s)
 		if (w->admitted || w->preempted || !w->why || q_cache_noted(w))
 			continue; /* (noted: as a pass found this version, with the same reason) */
 		q_join(key, sizeof(key), w->ns, w->queue);
-		cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
+		cq = ctl_at_string(json_object_get(s->lqs, key), "spec", "clusterQueue");
 		if (cq && json_object_get(s->cqs, cq) &&
 		    wb_queue_order_format(order, sizeof(order), cq, w->priority, w->created,
 					  w->kind_name, w->ns, w->name) < 0)
@@ -1034,7 +1035,7 @@ static void queues_status(struct pk_ctl *ctl, struct q_state *s)
 	}
 	json_object_foreach(s->lqs, key, obj)
 	{
-		const char *cq = pk_get_string(obj, "spec.clusterQueue");
+		const char *cq = ctl_at_string(obj, "spec", "clusterQueue");
 
 		if (q_cache_visits(s, q_cache_quota_key(s->cqs, cq)))
 			q_lq_status(ctl, s, key, obj, now);

@@ -175,8 +175,8 @@ static json_t *kept(int m, const json_t *obj)
 					    "metadata.resourceVersion",
 					    "metadata.deletionTimestamp"};
 	const char *label = json_string_value(
-	    json_object_get(pk_get(obj, "metadata.labels"), Q_LABEL_KUEUE_POD_GROUP));
-	json_t *parent = pk_get(obj, "spec.parentCompositePodGroupName"), *g;
+	    json_object_get(ctl_at(obj, "metadata", "labels"), Q_LABEL_KUEUE_POD_GROUP));
+	json_t *parent = ctl_at(obj, "spec", "parentCompositePodGroupName"), *g;
 	bool ok = true;
 
 	if (m != M_GROUPS)
@@ -448,7 +448,7 @@ static bool same_but_status(const json_t *a, const json_t *b)
 /* Whether obj (a Job or JobSet) holds quota, as far as a change to it can tell. */
 static bool holds(const json_t *obj)
 {
-	return obj && json_object_get(pk_get(obj, "metadata.annotations"),
+	return obj && json_object_get(ctl_at(obj, "metadata", "annotations"),
 				      WB_ANNOTATION_QUEUE_ADMISSION) != NULL;
 }
 
@@ -472,8 +472,8 @@ static void bump_quota_of(struct q_cache *c, const json_t *obj, bool pod)
 	if (!q)
 		return;
 	q_join(key, sizeof(key), pk_namespace(obj), q);
-	qk = q_cache_quota_key(c->maps[M_CQS], pk_get_string(json_object_get(c->maps[M_LQS], key),
-							     "spec.clusterQueue"));
+	qk = q_cache_quota_key(c->maps[M_CQS], ctl_at_string(json_object_get(c->maps[M_LQS], key),
+							     "spec", "clusterQueue"));
 	if (qk)
 		json_object_set_new(
 		    c->gens, qk,
@@ -625,7 +625,7 @@ static int own_echo(struct q_cache *c, int m, const char *key, const json_t *obj
 	if (!(e = json_object_get(c->own, mk)))
 		return 0;
 	mine = json_string_value(json_object_get(e, "rv"));
-	rv = pk_get_string(obj, "metadata.resourceVersion");
+	rv = ctl_at_string(obj, "metadata", "resourceVersion");
 	own = !rv || !mine || strcmp(rv, mine) != 0	  ? 0
 	      : json_is_true(json_object_get(e, "noted")) ? 2
 							  : 1;
@@ -733,8 +733,8 @@ static bool same_workload(const json_t *a, const json_t *b)
 	if (a == b)
 		return true;
 	if (!a || !b ||
-	    json_object_get(pk_get(b, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION) ||
-	    json_object_get(pk_get(a, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION))
+	    json_object_get(ctl_at(b, "metadata", "annotations"), WB_ANNOTATION_QUEUE_ADMISSION) ||
+	    json_object_get(ctl_at(a, "metadata", "annotations"), WB_ANNOTATION_QUEUE_ADMISSION))
 		return false;
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		const json_t *x = pk_get(a, paths[i]), *y = pk_get(b, paths[i]);
@@ -821,7 +821,7 @@ static bool pass_full(const struct q_cache *c)
 		return true;
 	json_object_foreach(c->maps[M_CQS], k, o)
 	{
-		if (json_is_object(pk_get(o, "spec.fairSharing")))
+		if (json_is_object(ctl_at(o, "spec", "fairSharing")))
 			return true;
 	}
 	return false;
@@ -886,7 +886,7 @@ static const char *count_key(const struct q_state *s, const char *key)
 	const char *qk;
 
 	if (strchr(key, '/'))
-		cq = pk_get_string(json_object_get(s->lqs, key), "spec.clusterQueue");
+		cq = ctl_at_string(json_object_get(s->lqs, key), "spec", "clusterQueue");
 	qk = q_cache_quota_key(s->cqs, cq);
 	return qk ? qk : Q_NO_QUOTA;
 }
@@ -1230,7 +1230,8 @@ void q_cache_keep(struct q_state *s, enum pk_kind kind, const char *key, json_t 
 /* Whether w could be parked at all (see the top of the file). */
 static bool parkable(const struct q_state *s, const struct q_workload *w, const char *cq)
 {
-	const char *strategy = pk_get_string(json_object_get(s->cqs, cq), "spec.queueingStrategy");
+	const char *strategy =
+	    ctl_at_string(json_object_get(s->cqs, cq), "spec", "queueingStrategy");
 
 	return s->cache && w->known && !s->fair && w->kind != PK_KIND_POD &&
 	       !(strategy && strcmp(strategy, "StrictFIFO") == 0);
@@ -1326,7 +1327,7 @@ bool q_cache_dirty_by_others(const struct q_state *s, const char *cq)
 static bool own_write(struct q_cache *c, enum pk_kind kind, const char *ns, const char *name,
 		      const json_t *written, bool noted)
 {
-	const char *rv = pk_get_string(written, "metadata.resourceVersion");
+	const char *rv = ctl_at_string(written, "metadata", "resourceVersion");
 	char mk[800];
 
 	if (!c || !rv || !ns || !name || (kind != PK_KIND_JOB && kind != PK_KIND_JOBSET) ||

@@ -45,7 +45,7 @@ struct fungibility {
 
 static struct fungibility fungibility_of(const json_t *cq)
 {
-	const json_t *ff = pk_get(cq, "spec.flavorFungibility");
+	const json_t *ff = ctl_at(cq, "spec", "flavorFungibility");
 	const char *b = pk_get_string(ff, "whenCanBorrow"),
 		   *p = pk_get_string(ff, "whenCanPreempt");
 
@@ -105,7 +105,7 @@ static enum fit flavor_fit(struct q_state *s, const struct q_workload *w, const 
 bool q_within_nominal(struct q_state *s, const struct q_workload *w, const char *cq,
 		      const json_t *flavors)
 {
-	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *g;
+	const json_t *groups = ctl_at(json_object_get(s->cqs, cq), "spec", "resourceGroups"), *g;
 	const char *res;
 	json_t *x;
 	size_t i;
@@ -269,7 +269,8 @@ static bool uncovered(const json_t *groups, const struct q_workload *w, const ch
 json_t *q_assign(struct q_state *s, struct q_workload *w, const char *cq, struct q_pick *pick,
 		 char *why, size_t n)
 {
-	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *group;
+	const json_t *groups = ctl_at(json_object_get(s->cqs, cq), "spec", "resourceGroups"),
+		     *group;
 	struct q_pick none = {0};
 	json_t *out, *v;
 	const char *res;
@@ -314,7 +315,8 @@ json_t *q_assign(struct q_state *s, struct q_workload *w, const char *cq, struct
 
 bool q_assign_skip(struct q_state *s, const char *cq, const json_t *flavors, struct q_pick *pick)
 {
-	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *group;
+	const json_t *groups = ctl_at(json_object_get(s->cqs, cq), "spec", "resourceGroups"),
+		     *group;
 	bool more = false;
 	size_t g, f;
 	json_t *flavor;

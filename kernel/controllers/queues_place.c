@@ -42,9 +42,9 @@ struct q_place {
 
 bool q_place_holds_node(const json_t *pod)
 {
-	const char *phase = pk_get_string(pod, "status.phase");
+	const char *phase = ctl_at_string(pod, "status", "phase");
 
-	return pk_get_string(pod, "spec.nodeName") &&
+	return ctl_at_string(pod, "spec", "nodeName") &&
 	       !(phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0));
 }
 
@@ -147,7 +147,7 @@ void q_place_carry_out(struct q_place *p, struct pk_sched **ret_kept, json_t **r
 /* Whether pod belongs to one of the workloads in gone ("Kind/ns/name" -> true). */
 static bool pod_of(const json_t *pod, const json_t *gone)
 {
-	const json_t *labels = pk_get(pod, "metadata.labels");
+	const json_t *labels = ctl_at(pod, "metadata", "labels");
 	const char *job = pk_get_string(labels, "job-name");
 	const char *js =
 	    json_string_value(json_object_get(labels, "jobset.sigs.k8s.io/jobset-name"));
@@ -336,7 +336,7 @@ static void each_pod_spec(json_t *obj, enum pk_kind kind, void (*fn)(json_t *, v
 			fn(spec, arg);
 		return;
 	}
-	CTL_ARRAY_EACH(pk_get(obj, "spec.replicatedJobs"), i, rj)
+	CTL_ARRAY_EACH(ctl_at(obj, "spec", "replicatedJobs"), i, rj)
 	{
 		json_t *tmpl = pk_get(rj, "template.spec.template");
 
@@ -356,14 +356,14 @@ static void add_flavor(json_t *spec, void *arg)
 	const char *k;
 	size_t i;
 
-	json_object_foreach((json_t *)pk_get(flavor, "spec.nodeLabels"), k, v)
+	json_object_foreach((json_t *)ctl_at(flavor, "spec", "nodeLabels"), k, v)
 	{
 		if (!json_is_object(sel))
 			json_object_set_new(spec, "nodeSelector", sel = json_object());
 		json_object_set(sel, k, v);
 	}
 	tols = json_object_get(spec, "tolerations");
-	json_array_foreach(pk_get(flavor, "spec.tolerations"), i, v)
+	json_array_foreach(ctl_at(flavor, "spec", "tolerations"), i, v)
 	{
 		if (!json_is_array(tols))
 			json_object_set_new(spec, "tolerations", tols = json_array());
@@ -443,14 +443,14 @@ static void check_spec(json_t *spec, void *arg)
 	size_t i, k;
 	json_t *taint, *tol;
 
-	CTL_ARRAY_EACH(pk_get(c->flavor, "spec.nodeTaints"), i, taint)
+	CTL_ARRAY_EACH(ctl_at(c->flavor, "spec", "nodeTaints"), i, taint)
 	{
 		const char *e = pk_get_string(taint, "effect");
 		bool ok = e && strcmp(e, "PreferNoSchedule") == 0;
 
 		CTL_ARRAY_EACH(json_object_get(spec, "tolerations"), k, tol)
 		ok |= tolerates(tol, taint);
-		CTL_ARRAY_EACH(pk_get(c->flavor, "spec.tolerations"), k, tol)
+		CTL_ARRAY_EACH(ctl_at(c->flavor, "spec", "tolerations"), k, tol)
 		ok |= tolerates(tol, taint);
 		if (!ok && !c->untolerated)
 			c->untolerated = taint;
@@ -493,9 +493,9 @@ static json_t *podset(json_t *obj, enum pk_kind kind, size_t i, const char **ret
 
 	if (kind == PK_KIND_JOB) {
 		*ret_name = pk_name(obj);
-		return i == 0 ? (json_t *)pk_get(obj, "spec.template") : NULL;
+		return i == 0 ? (json_t *)ctl_at(obj, "spec", "template") : NULL;
 	}
-	rj = json_array_get(pk_get(obj, "spec.replicatedJobs"), i);
+	rj = json_array_get(ctl_at(obj, "spec", "replicatedJobs"), i);
 	tmpl = (json_t *)pk_get(rj, "template.spec.template");
 	if (!tmpl)
 		tmpl =
@@ -512,7 +512,7 @@ static json_t *podset(json_t *obj, enum pk_kind kind, size_t i, const char **ret
 static int tas_mode(const json_t *tmpl, const char *ps, const json_t *levels, int *ret_level,
 		    char *why, size_t n)
 {
-	const json_t *ann = pk_get(tmpl, "metadata.annotations");
+	const json_t *ann = ctl_at(tmpl, "metadata", "annotations");
 	const char *req = json_string_value(json_object_get(ann, TAS_REQUIRED));
 	const char *pref = json_string_value(json_object_get(ann, TAS_PREFERRED));
 	const char *key = req ? req : pref;
@@ -552,7 +552,7 @@ static bool has_labels(const json_t *labels, const json_t *flavor)
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)pk_get(flavor, "spec.nodeLabels"), k, v)
+	json_object_foreach((json_t *)ctl_at(flavor, "spec", "nodeLabels"), k, v)
 	{
 		if (!json_equal(json_object_get(labels, k), v))
 			return false;
@@ -585,7 +585,7 @@ static json_t *domains(const struct q_place *p, const json_t *flavor, const json
 
 	json_array_foreach(seen && out ? p->base : NULL, i, o)
 	{
-		const json_t *labels = pk_get(o, "metadata.labels");
+		const json_t *labels = ctl_at(o, "metadata", "labels");
 		json_t *sel;
 		char *key;
 
@@ -730,13 +730,13 @@ static const json_t *tas_flavor(const struct q_place *p, const json_t *flavors,
 
 	json_array_foreach(flavors, i, f)
 	{
-		const char *name = pk_get_string(f, "spec.topologyName");
+		const char *name = ctl_at_string(f, "spec", "topologyName");
 		const json_t *topo;
 
 		if (!name)
 			continue;
 		topo = json_object_get(p->topologies, name);
-		*ret_levels = pk_get(topo, "spec.levels");
+		*ret_levels = ctl_at(topo, "spec", "levels");
 		if (!json_array_size(*ret_levels))
 			snprintf(why, n, "Topology %s of flavor %s not found", name, pk_name(f));
 		return f;
@@ -750,7 +750,7 @@ static int tas_plan(struct tas *t, char *why, size_t n)
 	bool any = false;
 
 	t->nsets =
-	    t->kind == PK_KIND_JOB ? 1 : json_array_size(pk_get(t->obj, "spec.replicatedJobs"));
+	    t->kind == PK_KIND_JOB ? 1 : json_array_size(ctl_at(t->obj, "spec", "replicatedJobs"));
 	t->mode = calloc(t->nsets + 1, sizeof(*t->mode));
 	t->level = calloc(t->nsets + 1, sizeof(*t->level));
 	t->pins = json_array();

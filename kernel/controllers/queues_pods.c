@@ -36,7 +36,7 @@
 
 static bool pod_finished(const json_t *pod)
 {
-	const char *phase = pk_get_string(pod, "status.phase");
+	const char *phase = ctl_at_string(pod, "status", "phase");
 
 	return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 }
@@ -46,7 +46,7 @@ static bool gated(const json_t *pod)
 	size_t i;
 	json_t *g;
 
-	json_array_foreach(pk_get(pod, "spec.schedulingGates"), i, g)
+	json_array_foreach(ctl_at(pod, "spec", "schedulingGates"), i, g)
 	{
 		const char *name = pk_get_string(g, "name");
 
@@ -59,7 +59,7 @@ static bool gated(const json_t *pod)
 static const char *admission_of(const json_t *pod)
 {
 	return json_string_value(
-	    json_object_get(pk_get(pod, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION));
+	    json_object_get(ctl_at(pod, "metadata", "annotations"), WB_ANNOTATION_QUEUE_ADMISSION));
 }
 
 /*
@@ -80,8 +80,8 @@ static const char *root_of(const struct q_state *s, const json_t *pod, const cha
 		const char *parent;
 
 		pk_obj_key(key, sizeof(key), pk_type_by_kind(kind), ns, name);
-		parent = pk_get_string(json_object_get(s->groups, key),
-				       "spec.parentCompositePodGroupName");
+		parent = ctl_at_string(json_object_get(s->groups, key), "spec",
+				       "parentCompositePodGroupName");
 		if (!parent)
 			break;
 		kind = "CompositePodGroup";
@@ -127,7 +127,7 @@ static struct q_workload *workload_of(struct q_state *s, json_t *index, const ch
 				 .ns = pk_namespace(pod),
 				 .name = root,
 				 .queue = pk_pod_queue_name(pod),
-				 .created = pk_get_string(pod, "metadata.creationTimestamp"),
+				 .created = ctl_at_string(pod, "metadata", "creationTimestamp"),
 				 .pods = json_array(),
 				 .requests = json_object()};
 	s->nw++;
@@ -151,7 +151,7 @@ static int add_pod(struct q_state *s, json_t *index, json_t *pod)
 	if (!w || json_array_append(w->pods, pod) < 0 ||
 	    q_add_pod_requests(w->requests, pod, 1) < 0)
 		return -ENOMEM;
-	created = pk_get_string(pod, "metadata.creationTimestamp");
+	created = ctl_at_string(pod, "metadata", "creationTimestamp");
 	if (created && (!w->created || strcmp(created, w->created) < 0))
 		w->created = created;
 	if (admitted)
@@ -188,8 +188,8 @@ void q_pods_groups_gone(struct pk_ctl *ctl, const struct q_state *s)
 		struct pk_write_ref ref = ctl_ref_of(&pk_type_pod_group, g);
 
 		if (pk_kind_of(g) != PK_KIND_POD_GROUP || json_object_get(named, key) ||
-		    !json_object_get(pk_get(g, "metadata.labels"), Q_LABEL_KUEUE_POD_GROUP) ||
-		    pk_get(g, "metadata.deletionTimestamp"))
+		    !json_object_get(ctl_at(g, "metadata", "labels"), Q_LABEL_KUEUE_POD_GROUP) ||
+		    ctl_at(g, "metadata", "deletionTimestamp"))
 			continue;
 		if (ctl_delete(ctl, &ref, PK_WRITE_PROPAGATE_DEFAULT) == 0)
 			ctl_log(ctl, 2, "PodGroup %s/%s: its Kueue pod group has no pod left",
@@ -215,12 +215,12 @@ static int kueue_group_check(struct q_state *s, json_t *index, struct q_workload
 
 	if (!name || w->admitted)
 		return 0;
-	count = json_string_value(json_object_get(pk_get(first, "metadata.annotations"),
+	count = json_string_value(json_object_get(ctl_at(first, "metadata", "annotations"),
 						  PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL));
 	json_array_foreach(w->pods, i, pod)
 	{
 		const char *c = json_string_value(json_object_get(
-		    pk_get(pod, "metadata.annotations"), PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL));
+		    ctl_at(pod, "metadata", "annotations"), PK_KUEUE_ANNOTATION_POD_GROUP_TOTAL));
 
 		if (!w->inadmissible && (!c || !count || strcmp(c, count) != 0) &&
 		    asprintf(&w->inadmissible,
@@ -265,7 +265,7 @@ int q_pods_load(struct q_state *s)
 	json_array_foreach(r == 0 ? s->pods : NULL, i, pod)
 	{
 		if (!pk_pod_queue_name(pod) || pod_finished(pod) ||
-		    pk_get(pod, "metadata.deletionTimestamp"))
+		    ctl_at(pod, "metadata", "deletionTimestamp"))
 			continue;
 		if (!admission_of(pod) && !gated(pod))
 			continue; /* bound before it was queued: not the queue's */
@@ -398,8 +398,8 @@ static json_t *annotations_copy(const json_t *obj)
 
 	if (copy)
 		meta = json_copy(json_object_get(obj, "metadata"));
-	if (meta && json_is_object(pk_get(obj, "metadata.annotations")))
-		ann = json_copy(pk_get(obj, "metadata.annotations"));
+	if (meta && json_is_object(ctl_at(obj, "metadata", "annotations")))
+		ann = json_copy(ctl_at(obj, "metadata", "annotations"));
 	if (!copy || !meta || json_object_set_new(copy, "metadata", meta) < 0 ||
 	    (ann && json_object_set_new(meta, "annotations", ann) < 0)) {
 		json_decref(copy);
@@ -411,7 +411,7 @@ static json_t *annotations_copy(const json_t *obj)
 bool q_note_one(struct pk_ctl *ctl, enum pk_kind kind, const json_t *obj, const char *order,
 		const char *why)
 {
-	const json_t *ann = pk_get(obj, "metadata.annotations");
+	const json_t *ann = ctl_at(obj, "metadata", "annotations");
 	json_t *copy;
 	bool changed;
 

@@ -39,7 +39,7 @@ static const char *policy(const json_t *cq, const char *field)
 /* Whether v's ClusterQueue uses more than its nominal quota of what v uses. */
 static bool borrowing(struct q_state *s, const struct q_workload *v)
 {
-	const json_t *groups = pk_get(json_object_get(s->cqs, v->cq), "spec.resourceGroups"), *g;
+	const json_t *groups = ctl_at(json_object_get(s->cqs, v->cq), "spec", "resourceGroups"), *g;
 	const char *res;
 	json_t *x;
 	size_t i;
@@ -65,7 +65,7 @@ static bool borrowing(struct q_state *s, const struct q_workload *v)
 static bool under_nominal(struct q_state *s, const struct q_workload *w, const char *cq,
 			  const struct q_pick *pick)
 {
-	const json_t *groups = pk_get(json_object_get(s->cqs, cq), "spec.resourceGroups"), *g;
+	const json_t *groups = ctl_at(json_object_get(s->cqs, cq), "spec", "resourceGroups"), *g;
 	const char *res;
 	json_t *x;
 	size_t i;
@@ -292,7 +292,8 @@ static int evict_job(struct pk_ctl *ctl, struct q_workload *v)
 	int r = -ENOMEM;
 
 	if (obj && json_is_object(json_object_get(obj, "spec"))) {
-		json_object_del(pk_get(obj, "metadata.annotations"), WB_ANNOTATION_QUEUE_ADMISSION);
+		json_object_del(ctl_at(obj, "metadata", "annotations"),
+				WB_ANNOTATION_QUEUE_ADMISSION);
 		json_object_set_new(json_object_get(obj, "spec"), "suspend", json_true());
 		r = ctl_replace(ctl, &ref, obj, NULL);
 	}

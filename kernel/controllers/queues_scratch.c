@@ -47,7 +47,7 @@ static void clock_times(struct clock *c, const json_t *objs)
 	c->at = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		const char *t =
-		    pk_get_string(json_array_get(objs, i), "metadata.creationTimestamp");
+		    ctl_at_string(json_array_get(objs, i), "metadata", "creationTimestamp");
 		int64_t sec = 0;
 
 		c->times[i] = last = t && pk_time_parse(t, &sec) == 0 && sec > last ? sec : last;

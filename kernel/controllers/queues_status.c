@@ -101,7 +101,7 @@ static json_t *counts_status(const struct q_state *s, const char *key)
 void q_cq_status(struct pk_ctl *ctl, const struct q_state *s, const char *name, const json_t *cq,
 		 const char *now)
 {
-	const json_t *groups = pk_get(cq, "spec.resourceGroups");
+	const json_t *groups = ctl_at(cq, "spec", "resourceGroups");
 	json_t *usage = json_object_get(s->usage, name), *st = counts_status(s, name);
 	char missing[256], msg[400], cycle[300];
 	bool active = q_cq_active(s, cq, missing, sizeof(missing));
@@ -133,17 +133,17 @@ void q_cq_status(struct pk_ctl *ctl, const struct q_state *s, const char *name, 
 void q_lq_status(struct pk_ctl *ctl, const struct q_state *s, const char *key, const json_t *lq,
 		 const char *now)
 {
-	const char *cqname = pk_get_string(lq, "spec.clusterQueue");
+	const char *cqname = ctl_at_string(lq, "spec", "clusterQueue");
 	const json_t *cq = cqname ? json_object_get(s->cqs, cqname) : NULL;
 	json_t *st = counts_status(s, key);
 	bool stopped = cq && q_stopped(lq, false);
 
 	if (st) {
 		json_object_set_new(st, "flavorsReservation",
-				    usage_list(s, pk_get(cq, "spec.resourceGroups"),
+				    usage_list(s, ctl_at(cq, "spec", "resourceGroups"),
 					       json_object_get(s->lqusage, key), NULL));
 		json_object_set_new(st, "flavorsUsage",
-				    usage_list(s, pk_get(cq, "spec.resourceGroups"),
+				    usage_list(s, ctl_at(cq, "spec", "resourceGroups"),
 					       json_object_get(s->lqusage, key), NULL));
 		json_object_set_new(
 		    st, "conditions",
@@ -162,11 +162,11 @@ void q_lq_status(struct pk_ctl *ctl, const struct q_state *s, const char *key, c
 /* cq's lines of Kueue's resource gauges (usage and nominal quota per flavor and resource). */
 static void resource_lines(FILE *f, const struct q_state *s, const char *cq, const json_t *o)
 {
-	const char *cohort = pk_get_string(o, "spec.cohortName");
+	const char *cohort = ctl_at_string(o, "spec", "cohortName");
 	json_t *g, *fl, *r;
 	size_t i, k, j;
 
-	CTL_ARRAY_EACH(pk_get(o, "spec.resourceGroups"), i, g)
+	CTL_ARRAY_EACH(ctl_at(o, "spec", "resourceGroups"), i, g)
 	CTL_ARRAY_EACH(json_object_get(g, "flavors"), k, fl)
 	CTL_ARRAY_EACH(json_object_get(fl, "resources"), j, r)
 	{

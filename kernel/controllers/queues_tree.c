@@ -92,7 +92,7 @@ static int64_t limit(const json_t *obj, const char *f, const char *r, const char
 	size_t i, k, j;
 	json_t *g, *fl, *res;
 
-	CTL_ARRAY_EACH(pk_get(obj, "spec.resourceGroups"), i, g)
+	CTL_ARRAY_EACH(ctl_at(obj, "spec", "resourceGroups"), i, g)
 	CTL_ARRAY_EACH(json_object_get(g, "flavors"), k, fl)
 	{
 		const char *fn = json_string_value(json_object_get(fl, "name"));
@@ -131,7 +131,7 @@ static void add_nominal(struct q_tree *t, const char *node, const json_t *obj)
 	size_t i, k, j;
 	json_t *g, *fl, *res;
 
-	CTL_ARRAY_EACH(pk_get(obj, "spec.resourceGroups"), i, g)
+	CTL_ARRAY_EACH(ctl_at(obj, "spec", "resourceGroups"), i, g)
 	CTL_ARRAY_EACH(json_object_get(g, "flavors"), k, fl)
 	{
 		const char *fn = json_string_value(json_object_get(fl, "name"));
@@ -159,7 +159,7 @@ static void link_parent(struct q_tree *t, const char *node, const char *parent_n
 	snprintf(cur, sizeof(cur), "%s", p);
 	for (int d = 0; d < Q_TREE_MAX_DEPTH; d++) {
 		const char *up =
-		    pk_get_string(json_object_get(t->cohorts, cur + 2), "spec.parentName");
+		    ctl_at_string(json_object_get(t->cohorts, cur + 2), "spec", "parentName");
 
 		if (!up || !*up)
 			return;
@@ -234,13 +234,13 @@ int q_tree_new(json_t *cqs, json_t *cohorts, struct q_tree **ret)
 	{
 		node_key(key, sizeof(key), false, name);
 		add_nominal(t, key, o);
-		link_parent(t, key, pk_get_string(o, "spec.cohortName"));
+		link_parent(t, key, ctl_at_string(o, "spec", "cohortName"));
 	}
 	json_object_foreach(cohorts, name, o)
 	{
 		node_key(key, sizeof(key), true, name);
 		add_nominal(t, key, o);
-		link_parent(t, key, pk_get_string(o, "spec.parentName"));
+		link_parent(t, key, ctl_at_string(o, "spec", "parentName"));
 	}
 	sum_up(t);
 	*ret = t;
@@ -334,7 +334,7 @@ bool q_tree_in_cycle(const struct q_tree *t, const char *cq, char *why, size_t n
 	if (!json_object_get(t->cycle, key))
 		return false;
 	snprintf(why, n, "the parents of Cohort %s form a cycle",
-		 pk_get_string(json_object_get(t->cqs, cq), "spec.cohortName"));
+		 ctl_at_string(json_object_get(t->cqs, cq), "spec", "cohortName"));
 	return true;
 }
 
