@@ -508,10 +508,13 @@ bool q_cq_active(const struct q_state *s, const json_t *cq, char *missing, size_
 
 static void count(struct q_state *s, const char *key, const char *what, int delta)
 {
-	json_t *c = q_sub(s->counts, key);
+	json_t *c = q_sub(s->counts, key), *v = json_object_get(c, what);
 
-	json_object_set_new(c, what,
-			    json_integer(json_integer_value(json_object_get(c, what)) + delta));
+	/* the pass's own count, held by no one else: changed where it is */
+	if (json_is_integer(v) && v->refcount == 1)
+		json_integer_set(v, json_integer_value(v) + delta);
+	else
+		json_object_set_new(c, what, json_integer(json_integer_value(v) + delta));
 }
 
 /* Count w as what ("pending", "admitted") in its LocalQueue and ClusterQueue (NULL: none). */

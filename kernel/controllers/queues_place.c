@@ -330,7 +330,7 @@ static void each_pod_spec(json_t *obj, enum pk_kind kind, void (*fn)(json_t *, v
 		return;
 	}
 	if (kind == PK_KIND_JOB) {
-		json_t *spec = pk_get(obj, "spec.template.spec");
+		json_t *spec = json_object_get(ctl_at(obj, "spec", "template"), "spec");
 
 		if (json_is_object(spec))
 			fn(spec, arg);

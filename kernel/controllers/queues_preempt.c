@@ -31,7 +31,7 @@
 
 static const char *policy(const json_t *cq, const char *field)
 {
-	const char *p = pk_get_string(json_object_get(pk_get(cq, "spec"), "preemption"), field);
+	const char *p = json_string_value(json_object_get(ctl_at(cq, "spec", "preemption"), field));
 
 	return p ? p : "Never";
 }
@@ -218,7 +218,8 @@ static size_t keep_only(struct q_victim *c, size_t n, bool others, int64_t below
 static json_t *targets(struct q_state *s, struct q_workload *w, const char *cq,
 		       const struct q_pick *pick, struct q_victim *c, size_t nc, size_t *ret_n)
 {
-	const json_t *b = pk_get(json_object_get(s->cqs, cq), "spec.preemption.borrowWithinCohort");
+	const json_t *b = json_object_get(ctl_at(json_object_get(s->cqs, cq), "spec", "preemption"),
+					  "borrowWithinCohort");
 	const json_t *max = json_object_get(b, "maxPriorityThreshold");
 	const char *bp = pk_get_string(b, "policy");
 	struct q_try t = {.pick = pick, .borrow = true};
