@@ -56,6 +56,37 @@ static struct fungibility fungibility_of(const json_t *cq)
 enum fit { FIT_UNTOLERATED, FIT_NONE, FIT_BORROWING, FIT };
 
 /*
+ * why: "insufficient unused quota for RES in flavor F of ClusterQueue CQ, Q
+ * more needed", truncated to n as snprintf would; joined without a format,
+ * as it is written for every workload that does not fit.
+ */
+static void short_of(char *why, size_t n, const char *res, const char *f, const char *cq,
+		     const char *q)
+{
+	const char *parts[] = {"insufficient unused quota for ",
+			       res,
+			       " in flavor ",
+			       f,
+			       " of ClusterQueue ",
+			       cq,
+			       ", ",
+			       q,
+			       " more needed"};
+	size_t len = 0;
+
+	if (n == 0)
+		return;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(*parts) && len < n - 1; i++) {
+		size_t k = strlen(parts[i] ? parts[i] : "(null)");
+
+		k = k < n - 1 - len ? k : n - 1 - len;
+		memcpy(why + len, parts[i] ? parts[i] : "(null)", k);
+		len += k;
+	}
+	why[len] = '\0';
+}
+
+/*
  * How w fits flavor fname of group in cq; why: the last resource short, or
  * the taint; *ret_height how far up the cohort tree it borrows (the most of
  * its resources).
@@ -93,11 +124,7 @@ static enum fit flavor_fit(struct q_state *s, const struct q_workload *w, const 
 		}
 		fit = FIT_NONE;
 		topo_quantity_format(more, pk_board_quantity_format(res), q, sizeof(q));
-		snprintf(
-		    why, n,
-		    "insufficient unused quota for %s in flavor %s of ClusterQueue %s, %s more "
-		    "needed",
-		    res, fname, cq, q);
+		short_of(why, n, res, fname, cq, q);
 	}
 	return fit;
 }
