@@ -20,6 +20,8 @@
  * preemption asks before looking for victims.
  */
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,14 +87,35 @@ struct req_vec {
 	int64_t v[SC_MAX_RES];
 };
 
+/* The decimal digits of v, written backwards to end; the first of them. */
+static char *req_digits(uint64_t v, char *end)
+{
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
+/* The key of v: "R=V;" for each non-zero entry (what "%d=%lld;" writes), cut to len - 1. */
 static void req_vec_key(const int64_t *v, char *buf, size_t len)
 {
 	size_t n = 0;
 
-	buf[0] = '\0';
-	for (int r = 0; r < SC_MAX_RES && n < len; r++)
-		if (v[r])
-			n += (size_t)snprintf(buf + n, len - n, "%d=%lld;", r, (long long)v[r]);
+	for (int r = 0; r < SC_MAX_RES; r++) {
+		char tmp[48], *end = tmp + sizeof(tmp), *b;
+
+		if (!v[r])
+			continue;
+		*--end = ';';
+		b = req_digits(v[r] < 0 ? -(uint64_t)v[r] : (uint64_t)v[r], end);
+		if (v[r] < 0)
+			*--b = '-';
+		*--b = '=';
+		b = req_digits((uint64_t)r, b);
+		for (; b < tmp + sizeof(tmp) && n + 1 < len; b++)
+			buf[n++] = *b;
+	}
+	buf[n < len ? n : len - 1] = '\0';
 }
 
 /* The shared copy of v (one more user), NULL on ENOMEM. */
@@ -124,10 +147,11 @@ static void req_unshare(struct sc_forest *f, const int64_t *v)
 
 	if (!v)
 		return;
+	e = (struct req_vec *)((char *)(uintptr_t)v - offsetof(struct req_vec, v));
+	if (--e->refs)
+		return;
 	req_vec_key(v, key, sizeof(key));
-	e = pk_map_get(&f->reqs, key);
-	if (e && --e->refs == 0)
-		pk_map_del(&f->reqs, key); /* the map owns its vectors */
+	pk_map_del(&f->reqs, key); /* the map owns its vectors */
 }
 
 void sc_pod_node_name_drop(struct sc_forest *f, struct sc_pod *p)

@@ -52,10 +52,17 @@ char *sc_strdup(const char *s)
 
 char *sc_key(const char *ns, const char *name)
 {
-	char *k = NULL;
+	size_t a = ns ? strlen(ns) : 0, b = name ? strlen(name) : 0;
+	char *k = malloc(a + b + 2); /* "ns/name", as "%s/%s" writes it */
 
-	if (asprintf(&k, "%s/%s", ns ? ns : "", name ? name : "") < 0)
+	if (!k)
 		return NULL;
+	if (a)
+		memcpy(k, ns, a);
+	k[a] = '/';
+	if (b)
+		memcpy(k + a + 1, name, b);
+	k[a + 1 + b] = '\0';
 	return k;
 }
 

@@ -111,9 +111,27 @@ static void job_ns(uint32_t j, char ns[24])
  */
 static void csv_pod_name(int32_t pods, int32_t k, char *buf, size_t len)
 {
-	int width = snprintf(NULL, 0, "%d", pods > 1 ? pods - 1 : 0);
+	char tmp[16], *end = tmp + sizeof(tmp), *d = end;
+	uint32_t v = k < 0 ? 0 : (uint32_t)k, w = pods > 1 ? (uint32_t)(pods - 1) : 0;
+	size_t width = 0, n = 0;
 
-	snprintf(buf, len, "p%0*d", width, k);
+	if (k < 0 || !len) { /* never: an index (what "p%0*d" writes otherwise) */
+		if (len)
+			snprintf(buf, len, "p%0*d", snprintf(NULL, 0, "%d", (int)w), k);
+		return;
+	}
+	do
+		width++;
+	while (w /= 10);
+	do
+		*--d = (char)('0' + v % 10);
+	while (v /= 10);
+	while ((size_t)(end - d) < width)
+		*--d = '0';
+	buf[n++] = 'p';
+	for (; d < end && n + 1 < len; d++)
+		buf[n++] = *d;
+	buf[n < len ? n : len - 1] = '\0';
 }
 
 void sim_pod_name(const struct sim_run *s, uint32_t j, int32_t k, char *buf, size_t len)

@@ -564,6 +564,49 @@ START_TEST(test_huge_quantities)
 }
 END_TEST
 
+/* Pods asking the same share one request vector, others (even of the same digits) have their
+ * own, and a vector outlives each of its users but the last. */
+START_TEST(test_request_vectors_shared)
+{
+	struct pk_sched *s = new_sched();
+	const int64_t *one, *ten;
+	int differ = 0;
+
+	add_pod(s, "a", "1", NULL, NULL, 0);
+	add_pod(s, "b", "1", NULL, NULL, 0);
+	add_pod(s, "c", "10", NULL, NULL, 0);
+	add_pod(s, "d", "100m", NULL, NULL, 0);
+	add_gpu_pod(s, "e", "1");
+	one = find_pod(s, "a")->req;
+	ten = find_pod(s, "c")->req;
+	ck_assert_ptr_eq(find_pod(s, "b")->req, one);
+	ck_assert_ptr_ne(ten, one);
+	ck_assert_ptr_ne(find_pod(s, "d")->req, one);
+	ck_assert_ptr_ne(find_pod(s, "d")->req, ten);
+	ck_assert_ptr_ne(find_pod(s, "e")->req, one);
+	ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod, "default", "a"), 0);
+	ck_assert_int_eq(pk_sched_remove(s, &pk_type_pod, "default", "c"), 0);
+	ck_assert_ptr_eq(find_pod(s, "b")->req, one); /* still b's (read below: not freed) */
+	add_pod(s, "f", "10", NULL, NULL, 0);
+	add_pod(s, "g", "1", NULL, NULL, 0);
+	ck_assert_ptr_eq(find_pod(s, "g")->req, one);
+	ck_assert_ptr_ne(find_pod(s, "f")->req, one);
+	for (int r = 0; r < SC_MAX_RES; r++) { /* the CPU differs; the pods' count does not */
+		const int64_t *f = find_pod(s, "f")->req, *d = find_pod(s, "d")->req;
+
+		if (f[r] == one[r]) {
+			ck_assert_int_eq(d[r], one[r]);
+			continue;
+		}
+		differ++;
+		ck_assert_int_eq(f[r], one[r] * 10);
+		ck_assert_int_eq(d[r] * 10, one[r]);
+	}
+	ck_assert_int_eq(differ, 1);
+	pk_sched_free(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sched-snapshot");
@@ -584,6 +627,7 @@ int main(void)
 	tcase_add_test(tc, test_too_many_resources);
 	tcase_add_test(tc, test_huge_quantities);
 	tcase_add_test(tc, test_shares_per_device);
+	tcase_add_test(tc, test_request_vectors_shared);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -128,6 +128,29 @@ START_TEST(csv_errors_name_line_and_column)
 }
 END_TEST
 
+/* A CSV job's pods are p<k>, k zero-padded to the width of its largest index. */
+START_TEST(csv_pod_names_padded_to_the_largest_index)
+{
+	struct pk_sim_opts o = {.max_retries = -1};
+	struct pk_sim_trace *t =
+	    csv("arrival,duration,pods,accelerators,cpu\n0,100,1,0,1\n0,100,11,0,1\n");
+	char *buf = NULL;
+	size_t len = 0;
+
+	o.bindings = open_memstream(&buf, &len);
+	json_decref(run_opts(&o, t));
+	fclose(o.bindings);
+	ck_assert_msg(strstr(buf, "t0/p0 ") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "t1/p00 ") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "t1/p07 ") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "t1/p10 ") != NULL, "%s", buf);
+	ck_assert_ptr_null(strstr(buf, "t1/p0 "));
+	ck_assert_ptr_null(strstr(buf, "t1/p011"));
+	free(buf);
+	pk_sim_trace_free(t);
+}
+END_TEST
+
 START_TEST(finished_pods_free_hosts_for_the_waiting_gang)
 {
 	/* each gang takes the whole cluster: the second waits for the first to end */
@@ -618,6 +641,7 @@ int main(void)
 
 	tcase_add_test(tc, csv_columns_by_name_unknown_ignored);
 	tcase_add_test(tc, csv_errors_name_line_and_column);
+	tcase_add_test(tc, csv_pod_names_padded_to_the_largest_index);
 	tcase_add_test(tc, finished_pods_free_hosts_for_the_waiting_gang);
 	tcase_add_test(tc, node_loss_fails_pods_and_replaces_the_gang);
 	tcase_add_test(tc, node_loss_repairs_in_the_same_cube);
