@@ -322,23 +322,66 @@ static int offline_pod(struct offline_claims *o, const json_t *pod, enum pk_kind
 	return r;
 }
 
+/*
+ * Whether pod, the object at i of a pass, is one seen (its pointer, still
+ * held) needing no claim: an object is changed by a copy in its place, so
+ * the same pointer is the same pod, and what it needs is its own.
+ */
+static bool seen_clean(const struct pk_claims_seen *seen, size_t i, const json_t *pod)
+{
+	return seen && i < seen->n && seen->pods[i] == pod;
+}
+
+/* pods (n, NULL where a pod needs claims or an object is not one) as seen. */
+static void seen_keep(struct pk_claims_seen *seen, json_t **pods, size_t n)
+{
+	pk_claims_seen_clear(seen);
+	seen->pods = pods;
+	seen->n = n;
+}
+
+void pk_claims_seen_clear(struct pk_claims_seen *seen)
+{
+	if (!seen)
+		return;
+	for (size_t i = 0; i < seen->n; i++)
+		json_decref(seen->pods[i]);
+	free(seen->pods);
+	seen->pods = NULL;
+	seen->n = 0;
+}
+
 int pk_claims_pass(void *arg, json_t *objects, struct pk_writer *w)
 {
 	struct offline_claims o = {objects, w, 0};
+	struct pk_claims_seen *seen = arg;
 	const struct pk_write_batch *batch = pk_writer_batch(w);
 	const struct pk_write_result *res = NULL;
 	size_t n = json_array_size(objects), nres = 0;
 	/* the kinds an in-memory writer keeps from run to run, when it writes objects */
 	const enum pk_kind *kinds = pk_writer_memory_kinds(w, objects);
-	int r = pk_writer_batch_begin(w);
+	json_t **clean = seen && n ? calloc(n, sizeof(*clean)) : NULL;
+	int r = seen && n && !clean ? -ENOMEM : pk_writer_batch_begin(w);
 
-	(void)arg;
 	for (size_t i = 0; r == 0 && i < n; i++) {
-		const json_t *pod = json_array_get(objects, i);
+		json_t *pod = json_array_get(objects, i);
 		enum pk_kind kind = kinds ? kinds[i] : pk_kind_of(pod);
 
-		if (kind == PK_KIND_POD || kind == PK_KIND_POD_GROUP)
-			r = offline_pod(&o, pod, kind);
+		if (kind != PK_KIND_POD && kind != PK_KIND_POD_GROUP)
+			continue;
+		if (seen_clean(seen, i, pod) || !ctl_needs_claims(pod)) {
+			if (clean)
+				clean[i] = json_incref(pod);
+			continue;
+		}
+		r = offline_pod(&o, pod, kind);
+	}
+	if (seen && r == 0)
+		seen_keep(seen, clean, n);
+	else if (clean) {
+		for (size_t i = 0; i < n; i++)
+			json_decref(clean[i]);
+		free(clean);
 	}
 	if (r == 0 && pk_writer_batch_size(w))
 		r = pk_writer_batch_commit(w, &res, &nres);

@@ -219,6 +219,8 @@ int q_place_from(json_t *base, json_t *topologies, struct q_place **ret);
 /* The checks' runs decode the picture's Nodes and pods once, into d (kept by the caller). */
 struct pk_sched_decoded;
 void q_place_set_decoded(struct q_place *p, struct pk_sched_decoded *d);
+/* What the claims passes of its runs saw (pk_claims_pass()), kept by the caller. */
+void q_place_set_claims(struct q_place *p, struct pk_claims_seen *seen);
 /* A pod the picture holds: bound, not finished. */
 bool q_place_holds_node(const json_t *pod);
 void q_place_free(struct q_place *p);

@@ -159,6 +159,21 @@ char *pk_queues_gauges(struct pk_queues *q);
 struct pk_writer;
 int pk_claims_pass(void *arg, json_t *objects, struct pk_writer *w);
 
+/*
+ * What pk_claims_pass() saw, for a caller running it on object arrays that
+ * share most objects from run to run (arg: a zeroed struct, emptied with
+ * pk_claims_seen_clear()): at each index, the pod or PodGroup found needing
+ * no claim, held.  A pass skips an object that is the one held at its index
+ * and asks any other, for a caller that changes none of those objects in
+ * place (the offline runs' writers replace an object they share by a copy at
+ * its first change); the result is the pass without it.
+ */
+struct pk_claims_seen {
+	json_t **pods; /* n, NULL where none */
+	size_t n;
+};
+void pk_claims_seen_clear(struct pk_claims_seen *seen);
+
 int pk_standalone_start(struct pk_store *store, const struct pk_appliance_config *cfg,
 			const struct pk_standalone_config *scfg, struct pk_appliance **ret,
 			char *err, size_t errlen);

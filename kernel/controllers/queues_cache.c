@@ -93,6 +93,7 @@ struct q_cache {
 	json_int_t config_gen;	/* queues, flavors, Cohorts, Namespaces, classes, groups */
 	json_int_t cluster_gen; /* anything placement reads */
 	struct pk_sched_decoded *decoded; /* the cluster's Nodes and pods, decoded for placement */
+	struct pk_claims_seen claims;	  /* what the placement runs' claims passes saw */
 	struct pk_sched *sched; /* the last pass's placement scheduler, carried (q_cache_carry) */
 	json_t *held;		/* what it holds; NULL with it */
 	json_t *members;	/* quota key (Q_NO_QUOTA: none) -> {"0ns/name" (a Job), "1ns/name"
@@ -278,6 +279,7 @@ void q_cache_free(struct q_cache *c)
 	pk_sched_free(c->sched);
 	json_decref(c->held);
 	pk_sched_decoded_free(c->decoded);
+	pk_claims_seen_clear(&c->claims);
 	q_tree_free(c->tree);
 	free(c);
 }
@@ -1084,8 +1086,10 @@ int q_cache_place(struct pk_store *store, struct q_state *s, struct q_place **re
 		s->cache->decoded = NULL;
 	pk_sched_decoded_sweep(s->cache->decoded);
 	r = q_place_from(base, topologies, ret);
-	if (r == 0)
+	if (r == 0) {
 		q_place_set_decoded(*ret, s->cache->decoded);
+		q_place_set_claims(*ret, &s->cache->claims);
+	}
 	if (r == 0 && s->cache->sched) { /* the last pass's scheduler, fed what changed since */
 		q_place_carry_in(*ret, s->cache->sched, s->cache->held);
 	} else {

@@ -38,6 +38,7 @@ struct q_place {
 	struct pk_sched *kept; /* the scheduler of the last kept try, holding base; or NULL */
 	json_t *held;	/* kept carried from the last pass: what it holds (not base); or NULL */
 	size_t carried; /* tries run on the carried scheduler */
+	struct pk_claims_seen *claims; /* what its runs' claims passes saw (borrowed), or NULL */
 };
 
 bool q_place_holds_node(const json_t *pod)
@@ -108,6 +109,11 @@ int q_place_from(json_t *base, json_t *topologies, struct q_place **ret)
 void q_place_set_decoded(struct q_place *p, struct pk_sched_decoded *d)
 {
 	p->decoded = d;
+}
+
+void q_place_set_claims(struct q_place *p, struct pk_claims_seen *seen)
+{
+	p->claims = seen;
 }
 
 void q_place_free(struct q_place *p)
@@ -224,7 +230,8 @@ static bool starts_with(const json_t *expanded, const json_t *in, size_t n)
 static int place_run(struct q_place *p, const json_t *in, size_t nbase, const json_t *expanded,
 		     const json_t *gone, json_t **out, json_t **pre, struct pk_errors *errs)
 {
-	struct pk_sched_opts opts = {.controllers = pk_claims_pass, .decoded = p->decoded};
+	struct pk_sched_opts opts = {
+	    .controllers = pk_claims_pass, .controllers_arg = p->claims, .decoded = p->decoded};
 	size_t from = !p->held && kept_holds(p, expanded, gone) ? json_array_size(p->base) : 0;
 	json_t *held = p->held;
 	int r;

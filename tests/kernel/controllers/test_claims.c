@@ -5,10 +5,13 @@
  * naming a template gets its claim, named reproducibly, and the pod's status
  * records it; a PodGroup's claim the same way; a second pass makes nothing;
  * a claim the pod already owns is taken instead of made; a template not in
- * the objects makes nothing.  Standalone's side (the store) runs in
+ * the objects makes nothing; a pass that skips the pods it saw needing no
+ * claim (pk_claims_seen) writes what a pass without it writes, over random
+ * changes of the objects from pass to pass.  Standalone's side (the store) runs in
  * tests/kernel/server/test_dra_schedule.sh.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +141,110 @@ START_TEST(missing_template_makes_nothing)
 }
 END_TEST
 
+/* A new pod of a random kind: no claims, a claim of a template, of none. */
+static json_t *random_pod(unsigned *seed)
+{
+	static int made;
+	char name[16], uid[16];
+	int v = rand_r(seed) % 4;
+	json_t *p;
+
+	snprintf(name, sizeof(name), "p%d", made);
+	snprintf(uid, sizeof(uid), "u%d", made++);
+	p = pod(name, uid, v == 1 ? "absent" : "gpu");
+	if (v >= 2) /* no claims */
+		json_object_del(json_object_get(p, "spec"), "resourceClaims");
+	return p;
+}
+
+static bool has_template(const json_t *objects, size_t *ret_at)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(objects, i, o) if (pk_kind_of(o) == PK_KIND_RESOURCE_CLAIM_TEMPLATE)
+	{
+		*ret_at = i;
+		return true;
+	}
+	return false;
+}
+
+/* A random change, never in place: an object replaced, removed, moved, added. */
+static void random_change(json_t *objects, unsigned *seed)
+{
+	size_t n = json_array_size(objects), at = 0;
+	size_t i = n ? (size_t)rand_r(seed) % n : 0, j = n ? (size_t)rand_r(seed) % n : 0;
+	json_t *a;
+
+	switch (rand_r(seed) % 5) {
+	case 0:
+		if (n && pk_kind_of(json_array_get(objects, i)) == PK_KIND_POD)
+			json_array_set_new(objects, i, random_pod(seed));
+		break;
+	case 1:
+		if (n > 4)
+			json_array_remove(objects, i);
+		break;
+	case 2:
+		a = json_incref(json_array_get(objects, i));
+		json_array_set(objects, i, json_array_get(objects, j));
+		json_array_set_new(objects, j, a);
+		break;
+	case 3:
+		if (has_template(objects, &at))
+			json_array_remove(objects, at);
+		else
+			json_array_append_new(objects, load(TEMPLATE));
+		break;
+	default:
+		json_array_insert_new(objects, j, random_pod(seed));
+	}
+}
+
+/* The pass on objects as the placement check runs it: a shared writer, seen kept. */
+static int pass_seen(json_t *objects, struct pk_claims_seen *seen)
+{
+	struct pk_writer_memory_opts o = {.shared = true};
+	struct pk_writer *w = NULL;
+	int r = pk_writer_memory_new(objects, &o, &w);
+
+	ck_assert_int_eq(r, 0);
+	r = pk_claims_pass(seen, objects, w);
+	pk_writer_free(w);
+	return r;
+}
+
+START_TEST(seen_pass_equals_fresh_pass)
+{
+	struct pk_claims_seen seen = {0};
+	unsigned seed = 42;
+	json_t *cur = json_array();
+	size_t skipped = 0;
+
+	for (int k = 0; k < 12; k++)
+		json_array_append_new(cur, random_pod(&seed));
+	for (int round = 0; round < 400; round++) {
+		json_t *fresh = json_deep_copy(cur), *next = json_array();
+
+		json_array_extend(next, cur); /* sharing every object */
+		ck_assert_int_eq(pass(fresh), 0);
+		for (size_t i = 0; i < json_array_size(next) && i < seen.n; i++)
+			skipped += seen.pods[i] && seen.pods[i] == json_array_get(next, i);
+		ck_assert_int_eq(pass_seen(next, &seen), 0);
+		ck_assert_msg(json_equal(next, fresh), "round %d", round);
+		json_decref(fresh);
+		json_decref(cur);
+		cur = next;
+		for (int c = rand_r(&seed) % 4; c >= 0; c--)
+			random_change(cur, &seed);
+	}
+	ck_assert_uint_gt(skipped, 1000); /* the pass skipped pods it saw */
+	pk_claims_seen_clear(&seen);
+	json_decref(cur);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("controllers-claims");
@@ -149,6 +256,7 @@ int main(void)
 	tcase_add_test(tc, group_claim);
 	tcase_add_test(tc, owned_claim_taken);
 	tcase_add_test(tc, missing_template_makes_nothing);
+	tcase_add_test(tc, seen_pass_equals_fresh_pass);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
