@@ -406,6 +406,16 @@ static int keep_copy(json_t **slot, const json_t *v)
 	return 0;
 }
 
+/* Hold v itself in *slot (replacing what was there): the caller's tree. */
+static int keep_held(json_t **slot, json_t *v)
+{
+	json_t *old = *slot;
+
+	*slot = json_incref(v);
+	json_decref(old);
+	return 0;
+}
+
 int pk_writer_replace(struct pk_writer *w, const struct pk_write_ref *ref, const json_t *obj)
 {
 	struct pk_write_item *it;
@@ -423,11 +433,7 @@ int pk_writer_replace_held(struct pk_writer *w, const struct pk_write_ref *ref, 
 	if (!ref_ok(w, ref) || !json_is_object(obj))
 		return -EINVAL;
 	it = edit_item(w, ref, ACT_REPLACE);
-	if (!it)
-		return -errno;
-	json_decref(it->replace);
-	it->replace = json_incref(obj);
-	return 0;
+	return it ? keep_held(&it->replace, obj) : -errno;
 }
 
 int pk_writer_status(struct pk_writer *w, const struct pk_write_ref *ref, const json_t *status)
@@ -447,11 +453,7 @@ int pk_writer_status_held(struct pk_writer *w, const struct pk_write_ref *ref, j
 	if (!ref_ok(w, ref) || !json_is_object(status))
 		return -EINVAL;
 	it = edit_item(w, ref, ACT_STATUS);
-	if (!it)
-		return -errno;
-	json_decref(it->status);
-	it->status = json_incref(status);
-	return 0;
+	return it ? keep_held(&it->status, status) : -errno;
 }
 
 int pk_writer_claim(struct pk_writer *w, const struct pk_write_ref *claim, const json_t *status)
