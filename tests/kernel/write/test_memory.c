@@ -553,6 +553,37 @@ START_TEST(test_memory_writes_as_the_store_does)
 END_TEST
 
 /*
+ * A store in a fresh directory dir (a mkdtemp template) holding one
+ * suspended Job default/j of one container, image x; the stored tree the
+ * create handed out goes to ret_stored.
+ */
+static struct pk_store *job_store_open(char *dir, json_t **ret_stored)
+{
+	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:b,s:{s:{s:s,s:[{s:s,s:s}]}}}}",
+				"apiVersion", "batch/v1", "kind", "Job", "metadata", "name", "j",
+				"namespace", "default", "spec", "suspend", 1, "template", "spec",
+				"restartPolicy", "Never", "containers", "name", "c", "image", "x");
+	struct pk_store *st = NULL;
+	char err[256];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
+	ck_assert_int_eq(pk_store_create(st, job, NULL, ret_stored), 0);
+	json_decref(job);
+	return st;
+}
+
+/* Close st and remove its directory dir. */
+static void job_store_close(struct pk_store *st, const char *dir)
+{
+	char cmd[300];
+
+	pk_store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/*
  * A Job written through the store (its replacement and its status, as the
  * queue controller writes an admission): the new object is the write's, and
  * the tree the store handed out before is left as it was (the edit shares
@@ -560,22 +591,15 @@ END_TEST
  */
 START_TEST(test_store_job_write_leaves_the_tree_before)
 {
-	char dir[] = "/tmp/pk-memory-test-XXXXXX", err[256], cmd[300];
-	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:b,s:{s:{s:s,s:[{s:s,s:s}]}}}}",
-				"apiVersion", "batch/v1", "kind", "Job", "metadata", "name", "j",
-				"namespace", "default", "spec", "suspend", 1, "template", "spec",
-				"restartPolicy", "Never", "containers", "name", "c", "image", "x");
+	char dir[] = "/tmp/pk-memory-test-XXXXXX";
 	json_t *stored = NULL, *before, *want, *now = NULL;
 	json_t *status = json_pack("{s:i}", "active", 0);
 	struct pk_write_ref r = ref(PK_KIND_JOB, "j", 0, NULL);
 	struct pk_writer *sw = NULL;
-	struct pk_store *st = NULL;
+	struct pk_store *st = job_store_open(dir, &stored);
 	const struct pk_write_result *res;
 	size_t n = 0;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
-	ck_assert_int_eq(pk_store_create(st, job, NULL, &stored), 0);
 	before = json_deep_copy(stored);
 	want = json_deep_copy(stored);
 	pk_set(want, "spec.suspend", json_false());
@@ -608,14 +632,11 @@ START_TEST(test_store_job_write_leaves_the_tree_before)
 	ck_assert_str_eq(pk_get_string(stored, "spec.template.spec.containers[0].image"), "x");
 	json_decref(now);
 	pk_writer_free(sw);
-	pk_store_close(st);
+	job_store_close(st, dir);
 	json_decref(stored);
 	json_decref(before);
 	json_decref(want);
 	json_decref(status);
-	json_decref(job);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -629,22 +650,15 @@ END_TEST
  */
 START_TEST(test_store_job_replace_held_leaves_both_trees)
 {
-	char dir[] = "/tmp/pk-memory-test-XXXXXX", err[256], cmd[300];
-	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:b,s:{s:{s:s,s:[{s:s,s:s}]}}}}",
-				"apiVersion", "batch/v1", "kind", "Job", "metadata", "name", "j",
-				"namespace", "default", "spec", "suspend", 1, "template", "spec",
-				"restartPolicy", "Never", "containers", "name", "c", "image", "x");
+	char dir[] = "/tmp/pk-memory-test-XXXXXX";
 	json_t *stored = NULL, *before, *copy, *copy_before, *meta, *now = NULL;
 	json_t *status = json_pack("{s:i}", "active", 1);
 	struct pk_write_ref r = ref(PK_KIND_JOB, "j", 0, NULL);
 	struct pk_writer *sw = NULL;
-	struct pk_store *st = NULL;
+	struct pk_store *st = job_store_open(dir, &stored);
 	const struct pk_write_result *res;
 	size_t n = 0;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	ck_assert_int_eq(pk_store_open_opts(dir, NULL, &st, err, sizeof(err)), 0);
-	ck_assert_int_eq(pk_store_create(st, job, NULL, &stored), 0);
 	before = json_deep_copy(stored);
 	copy = json_copy(stored);
 	meta = json_copy(json_object_get(stored, "metadata"));
@@ -673,15 +687,12 @@ START_TEST(test_store_job_replace_held_leaves_both_trees)
 	ck_assert_str_eq(pk_get_string(now, "spec.template.spec.containers[0].image"), "x");
 	json_decref(now);
 	pk_writer_free(sw);
-	pk_store_close(st);
+	job_store_close(st, dir);
 	json_decref(stored);
 	json_decref(before);
 	json_decref(copy);
 	json_decref(copy_before);
 	json_decref(status);
-	json_decref(job);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
