@@ -53,7 +53,10 @@ def request(path, method="GET", headers=None, body=b"", src="127.0.0.1", timeout
     h.update(headers or {})
     head = "%s %s HTTP/1.1\r\n" % (method, path)
     head += "".join("%s: %s\r\n" % kv for kv in h.items()) + "\r\n"
-    s.sendall(head.encode() + body)
+    try:
+        s.sendall(head.encode() + body)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # answered and closed before the body was read: read the answer
     data = b""
     try:
         while True:
@@ -61,6 +64,8 @@ def request(path, method="GET", headers=None, body=b"", src="127.0.0.1", timeout
             if not chunk:
                 break
             data += chunk
+    except ConnectionResetError:
+        pass  # what came before the reset is the answer
     finally:
         s.close()
     global LAST_HEADERS
